@@ -1,0 +1,298 @@
+// executor.cc: Prepare, Bind and the run loop.
+#include "core/executor/executor.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "core/executor/runtime_infer_shape.h"
+#include "core/platform/flags.h"
+#include "core/plugin/status.h"
+#include "core/registry/registry.h"
+
+namespace tide::core {
+namespace {
+
+// Adds feed ops (prepended) and fetch ops (appended) to `block`, Fluid-style, unless it has
+// them already; returns the feed and fetch targets in column order.
+void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
+                     const std::vector<std::string>& fetches, std::vector<std::string>* feed_out,
+                     std::vector<std::string>* fetch_out) {
+  std::vector<std::pair<int, std::string>> have_feed, have_fetch;
+  for (OpDesc* op : block->AllOps()) {
+    if (op->type() == "feed" && op->HasAttr("col"))
+      have_feed.emplace_back(std::get<int32_t>(op->GetAttr("col")), op->Output("Out").at(0));
+    if (op->type() == "fetch" && op->HasAttr("col"))
+      have_fetch.emplace_back(std::get<int32_t>(op->GetAttr("col")), op->Input("X").at(0));
+  }
+  auto targets = [](std::vector<std::pair<int, std::string>> v) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::string> out;
+    for (auto& p : v) out.push_back(p.second);
+    return out;
+  };
+  if (!have_feed.empty()) {
+    *feed_out = targets(have_feed);
+    auto a = *feed_out, b = feeds;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    TIDE_ENFORCE(b.empty() || a == b, "the program already feeds [", StrCat(a.size()),
+                 " variable(s)] through its feed ops; feed exactly those");
+  } else if (!feeds.empty()) {
+    VarDesc* fv = block->Var(kFeedVarName);
+    fv->set_type(TIDE_VAR_FEED_MINIBATCH);
+    fv->set_persistable(true);
+    for (size_t i = feeds.size(); i-- > 0;) {
+      OpDesc* op = block->PrependOp();
+      *op = OpDesc("feed", {{"X", {kFeedVarName}}}, {{"Out", {feeds[i]}}},
+                   {{"col", static_cast<int32_t>(i)}});
+      op->set_block(block);
+    }
+    *feed_out = feeds;
+  }
+  if (!have_fetch.empty()) {
+    *fetch_out = targets(have_fetch);
+  } else if (!fetches.empty()) {
+    VarDesc* fv = block->Var(kFetchVarName);
+    fv->set_type(TIDE_VAR_FETCH_LIST);
+    fv->set_persistable(true);
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      TIDE_ENFORCE(block->FindVarRecursive(fetches[i]) != nullptr, "cannot fetch '", fetches[i],
+                   "': no variable of that name in block ", block->idx(), " or its parents");
+      OpDesc* op = block->AppendOp();
+      *op = OpDesc("fetch", {{"X", {fetches[i]}}}, {{"Out", {kFetchVarName}}},
+                   {{"col", static_cast<int32_t>(i)}});
+      op->set_block(block);
+    }
+    *fetch_out = fetches;
+  }
+}
+
+std::string ShapeString(const std::vector<int64_t>& s) { return DDim(s).ToString(); }
+
+}  // namespace
+
+Executor::Executor(const Place& place) : place_(place) {
+  InitOnce();
+  dctx_ = DeviceContextPool::Global().Get(place);  // checks the place exists
+}
+
+std::unique_ptr<PreparedBlock> Executor::PrepareBlock(std::shared_ptr<const ProgramDesc> program,
+                                                      int block_idx, bool create_local_scope) {
+  auto p = std::make_unique<PreparedBlock>();
+  p->program_ = std::move(program);
+  p->block_idx_ = block_idx;
+  p->create_local_scope_ = create_local_scope;
+  const BlockDesc& block = p->program_->Block(static_cast<size_t>(block_idx));
+  for (size_t i = 0; i < block.OpSize(); ++i)
+    p->ops_.push_back(std::make_unique<OpInstance>(*block.Op(i), block_idx, i));
+  return p;
+}
+
+std::unique_ptr<PreparedBlock> Executor::Prepare(const ProgramDesc& program, int block_idx,
+                                                 const std::vector<std::string>& feed_names,
+                                                 const std::vector<std::string>& fetch_names) {
+  auto copy = std::make_shared<ProgramDesc>(program);
+  BlockDesc* block = copy->MutableBlock(static_cast<size_t>(block_idx));
+  std::vector<std::string> feeds, fetches;
+  for (const auto& name : feed_names)
+    TIDE_ENFORCE(block->FindVarRecursive(name) != nullptr, "cannot feed '", name,
+                 "': no variable of that name in block ", block_idx, " or its parents");
+  AddFeedFetchOps(block, feed_names, fetch_names, &feeds, &fetches);
+  auto p = PrepareBlock(copy, block_idx, /*create_local_scope=*/true);
+  p->feed_names_ = feeds;
+  p->fetch_names_ = fetches;
+  for (const auto& name : feeds) p->feed_descs_.push_back(block->FindVarRecursive(name));
+  return p;
+}
+
+void Executor::CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) const {
+  const std::string& name = p.feed_names_[i];
+  const VarDesc* desc = p.feed_descs_[i];
+  TIDE_ENFORCE(t.initialized(), "feed '", name, "' holds no data");
+  if (desc->dtype() != TIDE_UNDEFINED && t.dtype() != desc->dtype())
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "feed '", name, "': data type ", DataTypeName(t.dtype()),
+              " does not match the variable's ", DataTypeName(desc->dtype()));
+  const auto& want = desc->shape();
+  if (!want.empty()) {
+    bool ok = static_cast<int>(want.size()) == t.dims().size();
+    for (size_t d = 0; ok && d < want.size(); ++d)
+      ok = want[d] < 0 || want[d] == t.dims()[static_cast<int>(d)];
+    if (!ok)
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "feed '", name, "': shape ", t.dims().ToString(),
+                " does not match the variable's ", ShapeString(want), " (-1 matches any size)");
+  }
+  std::string lod_error = CheckLoD(t.lod(), t.dims().size() ? t.dims()[0] : 0);
+  TIDE_ENFORCE(lod_error.empty(), "feed '", name, "': invalid LoD ", LoDToString(t.lod()), ": ",
+               lod_error);
+}
+
+Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
+  if (p.bound_scope_ == scope && p.run_scope_) return p.run_scope_;
+  Scope* target = scope;
+  if (p.create_local_scope_) {
+    p.local_scope_ = Scope::NewDetached(scope);
+    target = p.local_scope_.get();
+  }
+  for (const VarDesc* v : p.program_->Block(static_cast<size_t>(p.block_idx_)).AllVars()) {
+    Variable* var = v->persistable() ? scope->Var(v->name()) : target->Var(v->name());
+    if (!var->IsInitialized()) var->InitByType(v->type());
+  }
+  for (auto& op : p.ops_) op->Bind(*target);
+  p.bound_scope_ = scope;
+  p.run_scope_ = target;
+  return target;
+}
+
+std::vector<LoDTensor> Executor::Run(PreparedBlock& p, Scope* scope,
+                                     const std::vector<LoDTensor>& feeds) {
+  TIDE_ENFORCE(scope != nullptr, "Executor::Run needs a scope");
+  TIDE_ENFORCE(feeds.size() == p.feed_names_.size(), "the prepared program feeds ",
+               p.feed_names_.size(), " variable(s), given ", feeds.size());
+  for (size_t i = 0; i < feeds.size(); ++i) CheckFeed(p, i, feeds[i]);
+  Scope* local = Bind(p, scope);
+  if (!p.feed_names_.empty()) {
+    auto* list = scope->Var(kFeedVarName)->GetMutable<FeedList>();
+    list->assign(feeds.begin(), feeds.end());
+  }
+  RunOps(p, local);
+  std::vector<LoDTensor> out;
+  if (!p.fetch_names_.empty()) {
+    auto* list = scope->Var(kFetchVarName)->GetMutable<FetchList>();
+    TIDE_ENFORCE(list->size() == p.fetch_names_.size(), "the fetch ops produced ", list->size(),
+                 " result(s) for ", p.fetch_names_.size(), " fetch target(s)");
+    out.assign(std::make_move_iterator(list->begin()), std::make_move_iterator(list->end()));
+    list->clear();  // the next run fills fresh tensors: results never alias
+  }
+  return out;
+}
+
+std::vector<LoDTensor> Executor::Run(const ProgramDesc& program, Scope* scope,
+                                     const std::map<std::string, LoDTensor>& feeds,
+                                     const std::vector<std::string>& fetch_names, int block_idx) {
+  std::vector<std::string> names;
+  std::vector<LoDTensor> tensors;
+  for (const auto& kv : feeds) {
+    names.push_back(kv.first);
+    tensors.push_back(kv.second);
+  }
+  auto p = Prepare(program, block_idx, names, fetch_names);
+  if (p->feed_names_ != names) {  // the program's own feed ops set the order
+    std::vector<LoDTensor> ordered;
+    for (const auto& n : p->feed_names_) ordered.push_back(feeds.at(n));
+    tensors = std::move(ordered);
+  }
+  return Run(*p, scope, tensors);
+}
+
+void Executor::RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope) {
+  auto& sub = parent.sub_blocks_[block_idx];
+  if (!sub) sub = PrepareBlock(parent.program_, block_idx, /*create_local_scope=*/false);
+  RunOps(*sub, Bind(*sub, scope));
+}
+
+void Executor::RunOps(PreparedBlock& p, Scope* local) {
+  for (auto& op : p.ops_) RunOp(p, *op, local);
+}
+
+void Executor::CheckInputsReady(const OpInstance& op) {
+  for (const auto& b : op.inputs()) {
+    for (size_t i = 0; i < b.vars.size(); ++i) {
+      const Variable* v = b.vars[i];
+      if (!v) continue;
+      bool empty = !v->IsInitialized() ||
+                   (v->IsType<LoDTensor>() && !v->Get<LoDTensor>().initialized() &&
+                    v->Get<LoDTensor>().dims().size() == 0);
+      if (empty)
+        TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), " input '", b.param, "': variable '",
+                  b.names[i], "' holds no data (it is not fed, not set by the startup program, "
+                  "and no earlier op writes it)");
+    }
+  }
+}
+
+void Executor::SelectKernel(OpInstance& op) {
+  DataType dt = op.dtype_from_attr;
+  if (dt == TIDE_UNDEFINED && op.dtype_input >= 0) {
+    const Variable* v = op.inputs()[op.dtype_input].vars.empty() ? nullptr : op.inputs()[op.dtype_input].vars[0];
+    if (v && v->IsType<LoDTensor>()) dt = v->Get<LoDTensor>().dtype();
+    if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
+  }
+  if (op.kernel && op.kernel_key.dtype == dt) return;
+  if (dt == TIDE_UNDEFINED)
+    TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), ": cannot tell which data type's kernel to run: "
+              "its data-type input holds no data");
+  OpKernelType want{place_.kind, dt, TIDE_LAYOUT_ANY, 0};
+  const KernelEntry* k = Registry::Global().FindKernel(op.type(), want);
+  if (!k) {
+    // Any layout or library of the same place and dtype.
+    for (const KernelEntry* e : Registry::Global().Kernels(op.type()))
+      if (e->key.place_kind == want.place_kind && e->key.dtype == dt) {
+        k = e;
+        break;
+      }
+  }
+  if (!k) {
+    std::string have;
+    for (const KernelEntry* e : Registry::Global().Kernels(op.type()))
+      have += (have.empty() ? "" : ", ") + e->key.ToString();
+    TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), "; registered: ",
+              have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
+  }
+  op.kernel = k;
+  op.kernel_key = k->key;
+  op.watched.clear();
+  if (FLAGS_log_kernels)
+    std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from "
+              << k->plugin << "\n";
+}
+
+namespace {
+// True when no watched tensor changed dims or LoD since the last run (then shape inference can
+// be skipped). Builds the watch list on first use.
+bool ShapesUnchanged(OpInstance& op) {
+  if (!op.watch_shapes) return false;
+  if (op.watched.empty()) {
+    for (const auto* list : {&op.inputs(), &op.outputs()})
+      for (const auto& b : *list)
+        for (const Variable* v : b.vars) {
+          if (!v) continue;
+          if (!v->IsType<LoDTensor>()) {
+            op.watch_shapes = false;
+            op.watched.clear();
+            return false;
+          }
+          op.watched.push_back(&v->Get<LoDTensor>());
+        }
+    op.versions.assign(op.watched.size(), UINT64_MAX);
+    return false;
+  }
+  for (size_t i = 0; i < op.watched.size(); ++i)
+    if (op.watched[i]->version() != op.versions[i]) return false;
+  return true;
+}
+
+void SnapshotShapes(OpInstance& op) {
+  for (size_t i = 0; i < op.watched.size(); ++i) op.versions[i] = op.watched[i]->version();
+}
+}  // namespace
+
+void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
+  const OpInfo& info = op.info();
+  if (info.run) {
+    TideOpRunContext ctx{&op, local, dctx_, this, &p};
+    CallPlugin([&] { return info.run(&ctx, info.run_data); }, op.label(), info.plugin_file);
+    return;
+  }
+  CheckInputsReady(op);
+  SelectKernel(op);
+  if (!ShapesUnchanged(op)) InferShapeAtRunTime(op);
+  TideKernelContext ctx{&op, dctx_, {}};
+  const KernelEntry& k = *op.kernel;
+  CallPlugin([&] { return k.compute(&ctx, k.user_data); },
+             op.label() + " kernel " + k.key.ToString(), k.plugin_file);
+  SnapshotShapes(op);
+}
+
+}  // namespace tide::core

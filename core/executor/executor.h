@@ -1,0 +1,82 @@
+// executor.h: seed 000's Executor. Prepare turns a block into op instances once (attributes
+// checked, kernels chosen and cached); Run binds them to a scope (persistable variables in the
+// given scope, temporaries in a local child scope), infers shapes where inputs changed, and runs
+// the kernels in order. Feeding and fetching go through feed/fetch ops as in Fluid.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/executor/op_instance.h"
+#include "core/framework/scope.h"
+#include "core/ir/program_desc.h"
+#include "core/platform/device_context.h"
+
+namespace tide::core {
+
+constexpr const char* kFeedVarName = "feed";
+constexpr const char* kFetchVarName = "fetch";
+
+class PreparedBlock {
+ public:
+  const ProgramDesc& program() const { return *program_; }
+  int block_idx() const { return block_idx_; }
+  const std::vector<std::string>& feed_names() const { return feed_names_; }
+  const std::vector<std::string>& fetch_names() const { return fetch_names_; }
+  size_t num_ops() const { return ops_.size(); }
+  const OpInstance& op(size_t i) const { return *ops_.at(i); }
+
+ private:
+  friend class Executor;
+  std::shared_ptr<const ProgramDesc> program_;
+  int block_idx_ = 0;
+  bool create_local_scope_ = true;
+  std::vector<std::unique_ptr<OpInstance>> ops_;
+  std::vector<std::string> feed_names_, fetch_names_;
+  std::vector<const VarDesc*> feed_descs_;
+  // Bindings are kept while runs use the same scope.
+  const Scope* bound_scope_ = nullptr;
+  std::unique_ptr<Scope> local_scope_;
+  Scope* run_scope_ = nullptr;
+  std::map<int, std::unique_ptr<PreparedBlock>> sub_blocks_;
+};
+
+class Executor {
+ public:
+  // Throws when `place` does not exist (no device plugin for its kind, or no such ordinal).
+  explicit Executor(const Place& place);
+  const Place& place() const { return place_; }
+
+  // Prepares `block_idx` of a copy of `program`; with feed/fetch names, feed and fetch ops are
+  // added (unless the program already has them, as a saved inference model does).
+  std::unique_ptr<PreparedBlock> Prepare(const ProgramDesc& program, int block_idx = 0,
+                                         const std::vector<std::string>& feed_names = {},
+                                         const std::vector<std::string>& fetch_names = {});
+  // Runs with `feeds` in the order of the prepared feed names; returns the fetched tensors (on
+  // the host) in the order of the fetch names.
+  std::vector<LoDTensor> Run(PreparedBlock& prepared, Scope* scope,
+                             const std::vector<LoDTensor>& feeds = {});
+  // Prepare + Run in one call.
+  std::vector<LoDTensor> Run(const ProgramDesc& program, Scope* scope,
+                             const std::map<std::string, LoDTensor>& feeds,
+                             const std::vector<std::string>& fetch_names, int block_idx = 0);
+  // Runs sub-block `block_idx` of `parent`'s program in `scope` (for control-flow ops).
+  void RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope);
+
+ private:
+  std::unique_ptr<PreparedBlock> PrepareBlock(std::shared_ptr<const ProgramDesc> program,
+                                              int block_idx, bool create_local_scope);
+  Scope* Bind(PreparedBlock& p, Scope* scope);
+  void RunOps(PreparedBlock& p, Scope* local);
+  void RunOp(PreparedBlock& p, OpInstance& op, Scope* local);
+  void CheckInputsReady(const OpInstance& op);
+  void SelectKernel(OpInstance& op);
+  void CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) const;
+
+  Place place_;
+  DeviceContext* dctx_;
+};
+
+}  // namespace tide::core

@@ -1,0 +1,77 @@
+// op_instance.cc: building an op instance from its OpDesc and binding it to a scope.
+#include "core/executor/op_instance.h"
+
+#include "core/registry/op_checks.h"
+#include "core/registry/registry.h"
+
+namespace tide::core {
+namespace {
+std::vector<ArgBinding> MakeBindings(const VariableNameMap& m) {
+  std::vector<ArgBinding> out;
+  for (const auto& kv : m) {
+    ArgBinding b;
+    b.param = kv.first;
+    b.names = kv.second;
+    out.push_back(std::move(b));
+  }
+  for (auto& b : out)  // after the vector stops moving
+    for (const auto& n : b.names) b.name_ptrs.push_back(n.c_str());
+  return out;
+}
+}  // namespace
+
+OpInstance::OpInstance(const OpDesc& desc, int block_idx, size_t index)
+    : info_(&Registry::Global().GetOp(desc.type())),
+      type_(desc.type()),
+      label_(StrCat("op '", desc.type(), "' (block ", block_idx, ", #", index, ")")),
+      attrs_(desc.attrs()) {
+  try {
+    CheckArguments(*info_, desc);
+    CheckAndFillAttrs(*info_, &attrs_);
+  } catch (const Error& e) {
+    TIDE_FAIL(e.code(), label_, ": ", e.what());
+  }
+  views_ = std::make_unique<AttrViews>(attrs_);
+  inputs_ = MakeBindings(desc.inputs());
+  outputs_ = MakeBindings(desc.outputs());
+
+  const std::string& src = info_->kernel_dtype_source;
+  if (src.rfind("attr:", 0) == 0) {
+    const TideAttrValue* v = views_->Find(src.c_str() + 5);
+    TIDE_ENFORCE(v && v->type == TIDE_ATTR_INT, label_, ": its kernel dtype comes from attribute '",
+                 src.substr(5), "', which is not an int attribute");
+    dtype_from_attr = static_cast<DataType>(v->i);
+  } else {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (src.empty() ? !inputs_[i].names.empty() : inputs_[i].param == src) {
+        dtype_input = static_cast<int>(i);
+        break;
+      }
+  }
+}
+
+void OpInstance::Bind(const Scope& scope) {
+  auto bind = [&](std::vector<ArgBinding>& list, const char* side) {
+    for (auto& b : list) {
+      b.vars.clear();
+      for (const auto& name : b.names) {
+        if (name == "@EMPTY@") {  // an output nobody wants (e.g. a gradient in no_grad_set)
+          b.vars.push_back(nullptr);
+          continue;
+        }
+        Variable* v = scope.FindVar(name);
+        if (!v)
+          TIDE_FAIL(TIDE_NOT_FOUND, label_, " ", side, " '", b.param, "': variable '", name,
+                    "' is not declared in the program nor present in the scope");
+        b.vars.push_back(v);
+      }
+    }
+  };
+  bind(inputs_, "input");
+  bind(outputs_, "output");
+  watched.clear();
+  versions.clear();
+  watch_shapes = true;
+}
+
+}  // namespace tide::core

@@ -1,0 +1,90 @@
+// op_instance.h: an op prepared for running: its OpInfo, checked attributes (and their C
+// views), parameter bindings resolved to Variable pointers, its chosen kernel, and the tensor
+// versions it last inferred shapes for.
+#pragma once
+
+#include <tide/plugin_api.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/framework/scope.h"
+#include "core/ir/attribute.h"
+#include "core/ir/op_desc.h"
+#include "core/plugin/c_handles.h"
+#include "core/registry/op_info.h"
+
+namespace tide::core {
+
+class Executor;
+class PreparedBlock;
+
+struct ArgBinding {
+  std::string param;
+  std::vector<std::string> names;
+  std::vector<const char*> name_ptrs;  // names as C strings, for plugins
+  std::vector<Variable*> vars;         // resolved by Bind
+};
+
+class OpInstance {
+ public:
+  OpInstance(const OpDesc& desc, int block_idx, size_t index);
+  OpInstance(const OpInstance&) = delete;  // views_ point into attrs_
+  OpInstance& operator=(const OpInstance&) = delete;
+
+  const OpInfo& info() const { return *info_; }
+  const std::string& type() const { return type_; }
+  const AttributeMap& attrs() const { return attrs_; }
+  const AttrViews& attr_views() const { return *views_; }
+  const std::vector<ArgBinding>& inputs() const { return inputs_; }
+  const std::vector<ArgBinding>& outputs() const { return outputs_; }
+  // Linear scans with strcmp: ops have a few parameters, and this avoids hashing on the hot path.
+  const ArgBinding* FindInput(const char* param) const { return Find(inputs_, param); }
+  const ArgBinding* FindOutput(const char* param) const { return Find(outputs_, param); }
+  // "op 'mul' (block 0, #3)"
+  const std::string& label() const { return label_; }
+
+  // Resolves every bound variable name in `scope` (and its parents).
+  void Bind(const Scope& scope);
+
+  // Kernel choice and shape-inference cache, owned by the executor's run loop.
+  const KernelEntry* kernel = nullptr;
+  OpKernelType kernel_key;
+  int dtype_input = -1;            // index into inputs() that picks the dtype, or -1
+  DataType dtype_from_attr = TIDE_UNDEFINED;
+  bool watch_shapes = true;        // false when an input/output is not a LoDTensor
+  std::vector<const LoDTensor*> watched;
+  std::vector<uint64_t> versions;
+
+ private:
+  static const ArgBinding* Find(const std::vector<ArgBinding>& list, const char* param) {
+    for (const auto& b : list)
+      if (std::strcmp(b.param.c_str(), param) == 0) return &b;
+    return nullptr;
+  }
+  const OpInfo* info_;
+  std::string type_, label_;
+  AttributeMap attrs_;
+  std::unique_ptr<AttrViews> views_;  // points into attrs_
+  std::vector<ArgBinding> inputs_, outputs_;
+};
+
+}  // namespace tide::core
+
+// What a kernel sees through the host API.
+struct TideKernelContext {
+  tide::core::OpInstance* op;
+  tide::core::DeviceContext* dctx;
+  std::vector<tide::core::AllocationPtr> temps;  // KernelContext_TempAlloc, freed on return
+};
+
+// What an operator without kernels sees.
+struct TideOpRunContext {
+  tide::core::OpInstance* op;
+  tide::core::Scope* scope;
+  tide::core::DeviceContext* dctx;
+  tide::core::Executor* executor;
+  tide::core::PreparedBlock* block;  // the block the op runs in (for its sub-blocks)
+};

@@ -1,0 +1,51 @@
+// tensor_util.cc: host <-> device and device <-> device tensor copies.
+#include "core/framework/tensor_util.h"
+
+#include <vector>
+
+namespace tide::core {
+namespace {
+DeviceContext* ContextFor(const Place& p, DeviceContext* given) {
+  return given && given->place() == p ? given : DeviceContextPool::Global().Get(p);
+}
+}  // namespace
+
+void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, DeviceContext* ctx) {
+  TIDE_ENFORCE(src.initialized(), "cannot copy a tensor that holds no data");
+  if (dst == &src) {  // copying onto itself: go through a temporary
+    LoDTensor tmp;
+    TensorCopySync(src, place, &tmp, ctx);
+    *dst = tmp;
+    return;
+  }
+  const Place from = src.place();
+  size_t bytes = static_cast<size_t>(src.numel()) * SizeOf(src.dtype());
+  dst->Resize(src.dims());
+  void* out = dst->mutable_data(place, src.dtype());
+  dst->set_layout(src.layout());
+  dst->set_lod(src.lod());
+  const void* in = src.data();
+  if (bytes == 0) return;
+
+  DeviceContext* src_ctx = ContextFor(from, ctx);
+  DeviceContext* dst_ctx = ContextFor(place, ctx);
+  bool src_host = src_ctx->host_accessible(), dst_host = dst_ctx->host_accessible();
+  if (from.kind == place.kind && from.device == place.device) {
+    dst_ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, out, in, bytes);
+    dst_ctx->Synchronize();
+  } else if (src_host) {
+    dst_ctx->Copy(dst_host ? TIDE_COPY_DEVICE_TO_DEVICE : TIDE_COPY_HOST_TO_DEVICE, out, in, bytes);
+    dst_ctx->Synchronize();
+  } else if (dst_host) {
+    src_ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, out, in, bytes);
+    src_ctx->Synchronize();
+  } else {  // device to another device: stage through host memory
+    std::vector<char> staging(bytes);
+    src_ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, staging.data(), in, bytes);
+    src_ctx->Synchronize();
+    dst_ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, out, staging.data(), bytes);
+    dst_ctx->Synchronize();
+  }
+}
+
+}  // namespace tide::core

@@ -1,0 +1,275 @@
+// attribute.cc: conversions between Attribute, its protobuf form and the C view.
+#include "core/ir/attribute.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "core/platform/enforce.h"
+
+namespace tide::core {
+
+const char* AttrTypeName(TideAttrType t) {
+  switch (t) {
+    case TIDE_ATTR_INT: return "int";
+    case TIDE_ATTR_FLOAT: return "float";
+    case TIDE_ATTR_STRING: return "string";
+    case TIDE_ATTR_INTS: return "ints";
+    case TIDE_ATTR_FLOATS: return "floats";
+    case TIDE_ATTR_STRINGS: return "strings";
+    case TIDE_ATTR_BOOLEAN: return "bool";
+    case TIDE_ATTR_BOOLEANS: return "bools";
+    case TIDE_ATTR_BLOCK: return "block";
+    case TIDE_ATTR_LONG: return "long";
+    case TIDE_ATTR_BLOCKS: return "blocks";
+    case TIDE_ATTR_LONGS: return "longs";
+  }
+  return "?";
+}
+
+namespace {
+template <typename T>
+void Join(std::ostream& os, const std::vector<T>& v) {
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+}
+}  // namespace
+
+std::string AttrToString(const Attribute& a) {
+  std::ostringstream os;
+  switch (AttrTypeOf(a)) {
+    case TIDE_ATTR_INT: os << std::get<int32_t>(a); break;
+    case TIDE_ATTR_FLOAT: os << std::get<float>(a); break;
+    case TIDE_ATTR_STRING: os << '"' << std::get<std::string>(a) << '"'; break;
+    case TIDE_ATTR_INTS: Join(os, std::get<std::vector<int32_t>>(a)); break;
+    case TIDE_ATTR_FLOATS: Join(os, std::get<std::vector<float>>(a)); break;
+    case TIDE_ATTR_STRINGS: Join(os, std::get<std::vector<std::string>>(a)); break;
+    case TIDE_ATTR_BOOLEAN: os << (std::get<bool>(a) ? "true" : "false"); break;
+    case TIDE_ATTR_BOOLEANS: {
+      const auto& v = std::get<std::vector<bool>>(a);
+      Join(os, std::vector<int>(v.begin(), v.end()));
+      break;
+    }
+    case TIDE_ATTR_BLOCK: os << "block " << std::get<BlockIndex>(a).idx; break;
+    case TIDE_ATTR_LONG: os << std::get<int64_t>(a); break;
+    case TIDE_ATTR_BLOCKS: {
+      std::vector<int32_t> idx;
+      for (const auto& b : std::get<std::vector<BlockIndex>>(a)) idx.push_back(b.idx);
+      os << "blocks ";
+      Join(os, idx);
+      break;
+    }
+    case TIDE_ATTR_LONGS: Join(os, std::get<std::vector<int64_t>>(a)); break;
+  }
+  return os.str();
+}
+
+void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Attr* p) {
+  p->Clear();
+  p->set_name(name);
+  p->set_type(static_cast<proto::AttrType>(a.index()));
+  switch (AttrTypeOf(a)) {
+    case TIDE_ATTR_INT: p->set_i(std::get<int32_t>(a)); break;
+    case TIDE_ATTR_FLOAT: p->set_f(std::get<float>(a)); break;
+    case TIDE_ATTR_STRING: p->set_s(std::get<std::string>(a)); break;
+    case TIDE_ATTR_INTS:
+      for (auto v : std::get<std::vector<int32_t>>(a)) p->add_ints(v);
+      break;
+    case TIDE_ATTR_FLOATS:
+      for (auto v : std::get<std::vector<float>>(a)) p->add_floats(v);
+      break;
+    case TIDE_ATTR_STRINGS:
+      for (const auto& v : std::get<std::vector<std::string>>(a)) p->add_strings(v);
+      break;
+    case TIDE_ATTR_BOOLEAN: p->set_b(std::get<bool>(a)); break;
+    case TIDE_ATTR_BOOLEANS:
+      for (bool v : std::get<std::vector<bool>>(a)) p->add_bools(v);
+      break;
+    case TIDE_ATTR_BLOCK: p->set_block_idx(std::get<BlockIndex>(a).idx); break;
+    case TIDE_ATTR_LONG: p->set_l(std::get<int64_t>(a)); break;
+    case TIDE_ATTR_BLOCKS:
+      for (const auto& b : std::get<std::vector<BlockIndex>>(a)) p->add_blocks_idx(b.idx);
+      break;
+    case TIDE_ATTR_LONGS:
+      for (auto v : std::get<std::vector<int64_t>>(a)) p->add_longs(v);
+      break;
+  }
+}
+
+Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
+  auto need = [&](bool has, const char* field) {
+    TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", AttrTypeName(TideAttrType(p.type())),
+                 " has no '", field, "' value");
+  };
+  switch (p.type()) {
+    case proto::INT: need(p.has_i(), "i"); return p.i();
+    case proto::FLOAT: need(p.has_f(), "f"); return p.f();
+    case proto::STRING: need(p.has_s(), "s"); return p.s();
+    case proto::INTS: return std::vector<int32_t>(p.ints().begin(), p.ints().end());
+    case proto::FLOATS: return std::vector<float>(p.floats().begin(), p.floats().end());
+    case proto::STRINGS: return std::vector<std::string>(p.strings().begin(), p.strings().end());
+    case proto::BOOLEAN: need(p.has_b(), "b"); return p.b();
+    case proto::BOOLEANS: return std::vector<bool>(p.bools().begin(), p.bools().end());
+    case proto::BLOCK: need(p.has_block_idx(), "block_idx"); return BlockIndex{p.block_idx()};
+    case proto::LONG: need(p.has_l(), "l"); return static_cast<int64_t>(p.l());
+    case proto::BLOCKS: {
+      std::vector<BlockIndex> v;
+      for (int32_t i : p.blocks_idx()) v.push_back(BlockIndex{i});
+      return v;
+    }
+    case proto::LONGS: return std::vector<int64_t>(p.longs().begin(), p.longs().end());
+  }
+  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "attribute '", p.name(), "' has unknown type ", int(p.type()));
+}
+
+Attribute AttrFromC(const TideAttrValue& v) {
+  switch (v.type) {
+    case TIDE_ATTR_INT: return v.i;
+    case TIDE_ATTR_FLOAT: return v.f;
+    case TIDE_ATTR_STRING: return std::string(v.s ? v.s : "");
+    case TIDE_ATTR_INTS: return std::vector<int32_t>(v.ints, v.ints + v.count);
+    case TIDE_ATTR_FLOATS: return std::vector<float>(v.floats, v.floats + v.count);
+    case TIDE_ATTR_STRINGS: {
+      std::vector<std::string> out;
+      for (size_t i = 0; i < v.count; ++i) out.emplace_back(v.strings[i] ? v.strings[i] : "");
+      return out;
+    }
+    case TIDE_ATTR_BOOLEAN: return v.i != 0;
+    case TIDE_ATTR_BOOLEANS: {
+      std::vector<bool> out;
+      for (size_t i = 0; i < v.count; ++i) out.push_back(v.ints[i] != 0);
+      return out;
+    }
+    case TIDE_ATTR_BLOCK: return BlockIndex{v.i};
+    case TIDE_ATTR_LONG: return v.l;
+    case TIDE_ATTR_BLOCKS: {
+      std::vector<BlockIndex> out;
+      for (size_t i = 0; i < v.count; ++i) out.push_back(BlockIndex{v.ints[i]});
+      return out;
+    }
+    case TIDE_ATTR_LONGS: return std::vector<int64_t>(v.longs, v.longs + v.count);
+  }
+  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "attribute value of unknown type ", int(v.type));
+}
+
+namespace {
+bool IsEmptyList(const Attribute& a) {
+  return std::visit(
+      [](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::vector<int32_t>> ||
+                      std::is_same_v<T, std::vector<float>> ||
+                      std::is_same_v<T, std::vector<std::string>> ||
+                      std::is_same_v<T, std::vector<bool>> ||
+                      std::is_same_v<T, std::vector<BlockIndex>> ||
+                      std::is_same_v<T, std::vector<int64_t>>)
+          return x.empty();
+        return false;
+      },
+      a);
+}
+}  // namespace
+
+bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
+  TideAttrType have = AttrTypeOf(a);
+  if (have == want) {
+    *out = a;
+    return true;
+  }
+  if (have == TIDE_ATTR_INT && want == TIDE_ATTR_LONG) {
+    *out = static_cast<int64_t>(std::get<int32_t>(a));
+    return true;
+  }
+  if (have == TIDE_ATTR_LONG && want == TIDE_ATTR_INT) {
+    int64_t v = std::get<int64_t>(a);
+    if (v < INT32_MIN || v > INT32_MAX) return false;
+    *out = static_cast<int32_t>(v);
+    return true;
+  }
+  if (have == TIDE_ATTR_INTS && want == TIDE_ATTR_LONGS) {
+    const auto& v = std::get<std::vector<int32_t>>(a);
+    *out = std::vector<int64_t>(v.begin(), v.end());
+    return true;
+  }
+  if (have == TIDE_ATTR_INT && want == TIDE_ATTR_FLOAT) {
+    *out = static_cast<float>(std::get<int32_t>(a));
+    return true;
+  }
+  if (IsEmptyList(a)) {  // an empty list carries no element type (e.g. from Python's [])
+    switch (want) {
+      case TIDE_ATTR_INTS: *out = std::vector<int32_t>(); return true;
+      case TIDE_ATTR_FLOATS: *out = std::vector<float>(); return true;
+      case TIDE_ATTR_STRINGS: *out = std::vector<std::string>(); return true;
+      case TIDE_ATTR_BOOLEANS: *out = std::vector<bool>(); return true;
+      case TIDE_ATTR_BLOCKS: *out = std::vector<BlockIndex>(); return true;
+      case TIDE_ATTR_LONGS: *out = std::vector<int64_t>(); return true;
+      default: return false;
+    }
+  }
+  return false;
+}
+
+AttrViews::AttrViews(const AttributeMap& attrs) {
+  entries_.reserve(attrs.size());
+  for (const auto& kv : attrs) {
+    entries_.emplace_back();
+    Entry& e = entries_.back();
+    e.name = &kv.first;
+    TideAttrValue& v = e.value;
+    std::memset(&v, 0, sizeof(v));
+    v.struct_size = TIDE_STRUCT_SIZE(TideAttrValue, count);
+    v.type = AttrTypeOf(kv.second);
+    const Attribute& a = kv.second;
+    switch (v.type) {
+      case TIDE_ATTR_INT: v.i = std::get<int32_t>(a); break;
+      case TIDE_ATTR_FLOAT: v.f = std::get<float>(a); break;
+      case TIDE_ATTR_STRING: v.s = std::get<std::string>(a).c_str(); break;
+      case TIDE_ATTR_INTS: {
+        const auto& x = std::get<std::vector<int32_t>>(a);
+        v.ints = x.data();
+        v.count = x.size();
+        break;
+      }
+      case TIDE_ATTR_FLOATS: {
+        const auto& x = std::get<std::vector<float>>(a);
+        v.floats = x.data();
+        v.count = x.size();
+        break;
+      }
+      case TIDE_ATTR_STRINGS:
+        for (const auto& s : std::get<std::vector<std::string>>(a)) e.strings.push_back(s.c_str());
+        v.count = e.strings.size();
+        break;
+      case TIDE_ATTR_BOOLEAN: v.i = std::get<bool>(a) ? 1 : 0; break;
+      case TIDE_ATTR_BOOLEANS:
+        for (bool b : std::get<std::vector<bool>>(a)) e.ints.push_back(b ? 1 : 0);
+        v.count = e.ints.size();
+        break;
+      case TIDE_ATTR_BLOCK: v.i = std::get<BlockIndex>(a).idx; break;
+      case TIDE_ATTR_LONG: v.l = std::get<int64_t>(a); break;
+      case TIDE_ATTR_BLOCKS:
+        for (const auto& b : std::get<std::vector<BlockIndex>>(a)) e.ints.push_back(b.idx);
+        v.count = e.ints.size();
+        break;
+      case TIDE_ATTR_LONGS: {
+        const auto& x = std::get<std::vector<int64_t>>(a);
+        v.longs = x.data();
+        v.count = x.size();
+        break;
+      }
+    }
+  }
+  // Point at the entries' own vectors only now: entries_ no longer reallocates.
+  for (auto& e : entries_) {
+    if (!e.ints.empty()) e.value.ints = e.ints.data();
+    if (!e.strings.empty()) e.value.strings = e.strings.data();
+  }
+}
+
+const TideAttrValue* AttrViews::Find(const char* name) const {
+  for (const auto& e : entries_)
+    if (*e.name == name) return &e.value;
+  return nullptr;
+}
+
+}  // namespace tide::core

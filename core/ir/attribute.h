@@ -1,0 +1,65 @@
+// attribute.h: an op attribute value (one of the AttrType forms), its protobuf form, and a C
+// view of it for plugins (TideAttrValue).
+#pragma once
+
+#include <tide/plugin_api.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "framework.pb.h"
+
+namespace tide::core {
+
+// A sub-block of the program, by index (BLOCK / BLOCKS attributes).
+struct BlockIndex {
+  int32_t idx = -1;
+  bool operator==(const BlockIndex& o) const { return idx == o.idx; }
+};
+
+// The alternative index equals the AttrType value (INT = 0 ... LONGS = 11).
+using Attribute =
+    std::variant<int32_t, float, std::string, std::vector<int32_t>, std::vector<float>,
+                 std::vector<std::string>, bool, std::vector<bool>, BlockIndex, int64_t,
+                 std::vector<BlockIndex>, std::vector<int64_t>>;
+using AttributeMap = std::map<std::string, Attribute>;
+
+inline TideAttrType AttrTypeOf(const Attribute& a) { return static_cast<TideAttrType>(a.index()); }
+const char* AttrTypeName(TideAttrType t);
+std::string AttrToString(const Attribute& a);
+
+void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Attr* out);
+// Throws when the proto's fields do not match its type.
+Attribute AttrFromProto(const proto::OpDesc::Attr& p);
+// Copies a plugin's C value (e.g. a default or a grad op's attribute).
+Attribute AttrFromC(const TideAttrValue& v);
+
+// A converted `a` into `want` where the conversion loses nothing (int <-> long, an empty list
+// of any element type); false when it cannot.
+bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out);
+
+// The attributes of one op as C values, for plugins. Built once per op instance; the views
+// point into `attrs`, which must outlive this object and not change.
+class AttrViews {
+ public:
+  AttrViews() = default;
+  explicit AttrViews(const AttributeMap& attrs);
+  AttrViews(const AttrViews&) = delete;
+  AttrViews& operator=(const AttrViews&) = delete;
+  // nullptr when absent. A linear scan: ops have a handful of attributes, and it avoids hashing.
+  const TideAttrValue* Find(const char* name) const;
+
+ private:
+  struct Entry {
+    const std::string* name;
+    TideAttrValue value;
+    std::vector<int32_t> ints;  // backing for bools / block lists
+    std::vector<const char*> strings;
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace tide::core

@@ -1,0 +1,75 @@
+// compile_infer_shape.cc: the compile-time shape inference context.
+#include "core/ir/compile_infer_shape.h"
+
+#include "core/plugin/status.h"
+#include "core/registry/op_info.h"
+
+namespace tide::core {
+
+const char* CompileTimeInferShapeContext::InputName(const char* param, size_t i) const {
+  const auto& v = op_.Input(param);
+  return i < v.size() ? v[i].c_str() : nullptr;
+}
+
+const char* CompileTimeInferShapeContext::OutputName(const char* param, size_t i) const {
+  const auto& v = op_.Output(param);
+  return i < v.size() ? v[i].c_str() : nullptr;
+}
+
+VarDesc* CompileTimeInferShapeContext::In(const char* param, size_t i) const {
+  const auto& names = op_.Input(param);
+  if (i >= names.size()) TIDE_FAIL(TIDE_NOT_FOUND, "input ", param, "[", i, "] is not set");
+  VarDesc* v = block_->FindVarRecursive(names[i]);
+  if (!v)
+    TIDE_FAIL(TIDE_NOT_FOUND, "input ", param, ": variable '", names[i], "' is not declared in block ",
+              block_->idx(), " or its parents");
+  return v;
+}
+
+VarDesc* CompileTimeInferShapeContext::Out(const char* param, size_t i) const {
+  const auto& names = op_.Output(param);
+  if (i >= names.size()) TIDE_FAIL(TIDE_NOT_FOUND, "output ", param, "[", i, "] is not set");
+  if (names[i] == "@EMPTY@") return nullptr;
+  VarDesc* v = block_->FindVarRecursive(names[i]);
+  if (!v)
+    TIDE_FAIL(TIDE_NOT_FOUND, "output ", param, ": variable '", names[i], "' is not declared in block ",
+              block_->idx(), " or its parents");
+  return v;
+}
+
+DDim CompileTimeInferShapeContext::InputDims(const char* param, size_t i) const {
+  return DDim(In(param, i)->shape());
+}
+
+void CompileTimeInferShapeContext::SetOutputDims(const char* param, size_t i, const DDim& dims) {
+  if (VarDesc* v = Out(param, i)) v->set_shape(dims.ToVector());
+}
+
+TideDataType CompileTimeInferShapeContext::InputDataType(const char* param, size_t i) const {
+  return In(param, i)->dtype();
+}
+
+void CompileTimeInferShapeContext::SetOutputDataType(const char* param, size_t i, TideDataType t) {
+  if (VarDesc* v = Out(param, i)) v->set_dtype(t);
+}
+
+TideVarType CompileTimeInferShapeContext::InputVarType(const char* param, size_t i) const {
+  return In(param, i)->type();
+}
+
+void CompileTimeInferShapeContext::SetOutputVarType(const char* param, size_t i, TideVarType t) {
+  if (VarDesc* v = Out(param, i)) v->set_type(t);
+}
+
+void CompileTimeInferShapeContext::ShareLoD(const char* in, size_t i, const char* out, size_t j) {
+  if (VarDesc* o = Out(out, j)) o->set_lod_level(In(in, i)->lod_level());
+}
+
+void InferShapeAtCompileTime(const OpInfo& info, const OpDesc& op, BlockDesc* block) {
+  if (!info.infer_shape) return;
+  CompileTimeInferShapeContext ctx(op, block);
+  CallPlugin([&] { return info.infer_shape(&ctx, info.infer_shape_data); },
+             "op '" + op.type() + "' shape inference", info.plugin_file);
+}
+
+}  // namespace tide::core

@@ -1,0 +1,101 @@
+// program_desc.cc: ProgramDesc construction, validation and (de)serialisation.
+#include "core/ir/program_desc.h"
+
+#include "core/platform/enforce.h"
+
+namespace tide::core {
+
+ProgramDesc::ProgramDesc() { blocks_.push_back(std::make_unique<BlockDesc>(this, 0, -1)); }
+
+ProgramDesc::ProgramDesc(const proto::ProgramDesc& p) { Load(p); }
+
+ProgramDesc::ProgramDesc(const ProgramDesc& other) { Load(other.ToProto()); }
+
+ProgramDesc& ProgramDesc::operator=(const ProgramDesc& other) {
+  if (this != &other) {
+    blocks_.clear();
+    Load(other.ToProto());
+  }
+  return *this;
+}
+
+void ProgramDesc::Load(const proto::ProgramDesc& p) {
+  TIDE_ENFORCE(p.blocks_size() > 0, "a program must have at least the global block");
+  version_ = p.has_version() ? p.version().version() : kCurrentVersion;
+  TIDE_ENFORCE(version_ <= kCurrentVersion, "program version ", version_,
+               " is newer than this Tide reads (", kCurrentVersion, ")");
+  const int n = p.blocks_size();
+  for (int i = 0; i < n; ++i) {
+    const auto& b = p.blocks(i);
+    TIDE_ENFORCE(b.idx() == i, "block ", i, " says its index is ", b.idx());
+    TIDE_ENFORCE(i == 0 ? b.parent_idx() == -1 : (b.parent_idx() >= 0 && b.parent_idx() < n &&
+                                                  b.parent_idx() != i),
+                 "block ", i, " has invalid parent index ", b.parent_idx());
+    blocks_.push_back(std::make_unique<BlockDesc>(this, i, b.parent_idx()));
+  }
+  for (int i = 0; i < n; ++i) blocks_[i]->LoadProto(p.blocks(i));
+  // Sub-block attributes must name real blocks.
+  for (const auto& b : blocks_) {
+    for (OpDesc* op : b->AllOps()) {
+      for (const auto& kv : op->attrs()) {
+        std::vector<int32_t> refs;
+        if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCK) refs.push_back(std::get<BlockIndex>(kv.second).idx);
+        if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCKS)
+          for (const auto& x : std::get<std::vector<BlockIndex>>(kv.second)) refs.push_back(x.idx);
+        for (int32_t r : refs)
+          TIDE_ENFORCE(r > 0 && r < n, "op '", op->type(), "' in block ", b->idx(), ": attribute '",
+                       kv.first, "' names block ", r, ", but the program has ", n, " block(s)");
+      }
+    }
+  }
+}
+
+ProgramDesc ProgramDesc::Parse(const std::string& bytes) {
+  proto::ProgramDesc p;
+  if (!p.ParseFromString(bytes))
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "cannot parse a ProgramDesc from ", bytes.size(),
+              " bytes: not a serialised tide.proto.ProgramDesc (or missing required fields)");
+  try {
+    return ProgramDesc(p);
+  } catch (const Error& e) {
+    TIDE_FAIL(e.code(), "invalid ProgramDesc: ", e.what());
+  }
+}
+
+const BlockDesc& ProgramDesc::Block(size_t idx) const { return *MutableBlock(idx); }
+
+BlockDesc* ProgramDesc::MutableBlock(size_t idx) const {
+  TIDE_ENFORCE(idx < blocks_.size(), "block ", idx, " does not exist: the program has ",
+               blocks_.size(), " block(s)");
+  return blocks_[idx].get();
+}
+
+BlockDesc* ProgramDesc::AppendBlock(const BlockDesc& parent) {
+  blocks_.push_back(std::make_unique<BlockDesc>(this, static_cast<int32_t>(blocks_.size()), parent.idx()));
+  return blocks_.back().get();
+}
+
+proto::ProgramDesc ProgramDesc::ToProto() const {
+  proto::ProgramDesc p;
+  p.mutable_version()->set_version(version_);
+  for (const auto& b : blocks_) b->ToProto(p.add_blocks());
+  return p;
+}
+
+std::string ProgramDesc::Serialize() const {
+  std::string out;
+  ToProto().SerializeToString(&out);
+  return out;
+}
+
+std::string ProgramDesc::ToString() const {
+  std::string s;
+  for (const auto& b : blocks_) {
+    s += "block " + std::to_string(b->idx()) + " (parent " + std::to_string(b->parent_idx()) + "):\n";
+    for (const VarDesc* v : b->AllVars()) s += "  var " + v->ToString() + "\n";
+    for (const OpDesc* o : b->AllOps()) s += "  op " + o->ToString() + "\n";
+  }
+  return s;
+}
+
+}  // namespace tide::core

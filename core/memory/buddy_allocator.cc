@@ -1,0 +1,195 @@
+// buddy_allocator.cc: block split/coalesce over out-of-band per-slot state and free lists.
+#include "core/memory/buddy_allocator.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+
+#include "core/platform/enforce.h"
+
+namespace tide::core::memory {
+namespace {
+int CeilLog2(uint64_t x) { return x <= 1 ? 0 : 64 - __builtin_clzll(x - 1); }
+bool IsPow2(uint64_t x) { return x && !(x & (x - 1)); }
+}  // namespace
+
+std::string AllocatorStats::ToString() const {
+  return StrCat("used ", used, " B (peak ", peak_used, "), reserved ", reserved, " B in ", arenas,
+                " arena(s) of a ", budget, " B budget, ", live_blocks, " live block(s)");
+}
+
+// One chunk from the system allocator, split into 2^max_order min-blocks.
+struct BuddyAllocator::Arena {
+  char* base;
+  size_t size;
+  int max_order;
+  std::vector<uint8_t> state;  // per slot; meaningful at the first slot of each block
+  std::vector<uint32_t> next, prev;  // free-list links per slot
+  std::vector<uint32_t> head;        // free-list head per order
+  uint64_t nonempty = 0;             // bit k: head[k] has a block
+};
+
+BuddyAllocator::BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options options,
+                               std::string name)
+    : system_(std::move(system)), opt_(options), name_(std::move(name)) {
+  TIDE_ENFORCE(IsPow2(opt_.min_block), "min_block must be a power of two");
+  opt_.min_block = std::max(opt_.min_block, system_->alignment());
+  min_shift_ = CeilLog2(opt_.min_block);
+  opt_.initial_chunk = size_t(1) << CeilLog2(std::max(opt_.initial_chunk, opt_.min_block));
+  opt_.max_chunk = std::max(opt_.initial_chunk, size_t(1) << CeilLog2(opt_.max_chunk));
+  stats_.budget = opt_.budget;
+}
+
+BuddyAllocator::~BuddyAllocator() {
+  if (stats_.live_blocks)
+    LOG(WARNING) << name_ << ": destroyed with " << stats_.live_blocks << " live block(s)";
+  for (auto& a : arenas_) system_->Free(a->base, a->size);
+  for (auto& kv : huge_) system_->Free(kv.first, kv.second);
+}
+
+void BuddyAllocator::Push(Arena* a, uint32_t slot, int order) {
+  a->state[slot] = kFree | static_cast<uint8_t>(order);
+  a->prev[slot] = kNil;
+  a->next[slot] = a->head[order];
+  if (a->head[order] != kNil) a->prev[a->head[order]] = slot;
+  a->head[order] = slot;
+  a->nonempty |= uint64_t(1) << order;
+}
+
+void BuddyAllocator::Unlink(Arena* a, uint32_t slot, int order) {
+  uint32_t p = a->prev[slot], n = a->next[slot];
+  if (p != kNil) a->next[p] = n; else a->head[order] = n;
+  if (n != kNil) a->prev[n] = p;
+  if (a->head[order] == kNil) a->nonempty &= ~(uint64_t(1) << order);
+}
+
+void BuddyAllocator::OutOfMemory(size_t size, const char* why) const {
+  TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "out of memory on ", name_, ": asked for ", size,
+            " bytes (", why, "); ", stats_.ToString());
+}
+
+BuddyAllocator::Arena* BuddyAllocator::AddArena(int order) {
+  size_t size = std::max(opt_.initial_chunk, opt_.min_block << order);
+  if (stats_.reserved + size > opt_.budget) {
+    // A smaller arena that still fits the request, if the budget allows one.
+    size = opt_.min_block << order;
+    if (stats_.reserved + size > opt_.budget) return nullptr;
+  }
+  void* base = system_->Alloc(size);
+  auto a = std::make_unique<Arena>();
+  a->base = static_cast<char*>(base);
+  a->size = size;
+  a->max_order = CeilLog2(size >> min_shift_);
+  size_t slots = size >> min_shift_;
+  a->state.assign(slots, 0);
+  a->next.assign(slots, kNil);
+  a->prev.assign(slots, kNil);
+  a->head.assign(a->max_order + 1, kNil);
+  Push(a.get(), 0, a->max_order);
+  stats_.reserved += size;
+  Arena* raw = a.get();
+  auto pos = std::upper_bound(arenas_.begin(), arenas_.end(), raw,
+                              [](const Arena* x, const std::unique_ptr<Arena>& y) { return x->base < y->base; });
+  arenas_.insert(pos, std::move(a));
+  stats_.arenas = arenas_.size();
+  return raw;
+}
+
+void* BuddyAllocator::AllocBlock(int order) {
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto& ap : arenas_) {
+      Arena* a = ap.get();
+      if (order > a->max_order) continue;
+      uint64_t avail = a->nonempty >> order;
+      if (!avail) continue;
+      int k = order + __builtin_ctzll(avail);
+      uint32_t slot = a->head[k];
+      Unlink(a, slot, k);
+      while (k > order) {  // split, keeping the lower half
+        --k;
+        Push(a, slot + (uint32_t(1) << k), k);
+      }
+      a->state[slot] = kAllocated | static_cast<uint8_t>(order);
+      return a->base + (size_t(slot) << min_shift_);
+    }
+    if (pass == 0 && !AddArena(order)) return nullptr;
+  }
+  return nullptr;
+}
+
+void* BuddyAllocator::Alloc(size_t size) {
+  size_t want = std::max<size_t>(size, 1);
+  std::lock_guard<std::mutex> lock(mu_);
+  void* p = nullptr;
+  size_t granted = 0;
+  if (want > opt_.max_chunk) {
+    granted = (want + opt_.min_block - 1) & ~(opt_.min_block - 1);
+    if (stats_.reserved + granted > opt_.budget) OutOfMemory(size, "over the budget");
+    p = system_->Alloc(granted);
+    huge_[p] = granted;
+    stats_.reserved += granted;
+  } else {
+    int order = CeilLog2((want + opt_.min_block - 1) >> min_shift_);
+    p = AllocBlock(order);
+    if (!p) OutOfMemory(size, "no free block and the budget allows no new arena");
+    granted = opt_.min_block << order;
+  }
+  stats_.used += granted;
+  stats_.peak_used = std::max(stats_.peak_used, stats_.used);
+  ++stats_.live_blocks;
+  ++stats_.total_allocs;
+  return p;
+}
+
+BuddyAllocator::Arena* BuddyAllocator::FindArena(const void* ptr) const {
+  auto it = std::upper_bound(arenas_.begin(), arenas_.end(), ptr,
+                             [](const void* p, const std::unique_ptr<Arena>& a) { return p < a->base; });
+  if (it == arenas_.begin()) return nullptr;
+  Arena* a = (it - 1)->get();
+  return static_cast<const char*>(ptr) < a->base + a->size ? a : nullptr;
+}
+
+void BuddyAllocator::Free(void* ptr) {
+  if (!ptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  Arena* a = FindArena(ptr);
+  if (!a) {
+    auto it = huge_.find(ptr);
+    if (it == huge_.end()) {
+      LOG(ERROR) << name_ << ": Free of " << ptr << ", which this allocator did not allocate";
+      return;
+    }
+    system_->Free(ptr, it->second);
+    stats_.reserved -= it->second;
+    stats_.used -= it->second;
+    --stats_.live_blocks;
+    huge_.erase(it);
+    return;
+  }
+  size_t offset = static_cast<size_t>(static_cast<char*>(ptr) - a->base);
+  uint32_t slot = static_cast<uint32_t>(offset >> min_shift_);
+  if ((offset & (opt_.min_block - 1)) || !(a->state[slot] & kAllocated)) {
+    LOG(ERROR) << name_ << ": Free of " << ptr << ", which is not a live block (double free?)";
+    return;
+  }
+  int order = a->state[slot] & kOrderMask;
+  a->state[slot] = 0;
+  stats_.used -= opt_.min_block << order;
+  --stats_.live_blocks;
+  while (order < a->max_order) {  // coalesce with free buddies
+    uint32_t buddy = slot ^ (uint32_t(1) << order);
+    if (a->state[buddy] != (kFree | order)) break;
+    Unlink(a, buddy, order);
+    a->state[buddy] = 0;
+    slot = std::min(slot, buddy);
+    ++order;
+  }
+  Push(a, slot, order);
+}
+
+AllocatorStats BuddyAllocator::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace tide::core::memory

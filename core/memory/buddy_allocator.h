@@ -1,0 +1,58 @@
+// buddy_allocator.h: seed 000's BuddyAllocator. Power-of-two blocks carved from power-of-two
+// arena chunks taken from a SystemAllocator; freed blocks coalesce with their buddies. All
+// bookkeeping lives outside the managed memory (it may be device memory the host cannot touch),
+// in per-arena arrays indexed by min-block slot, so alloc and free are O(log arena) with no heap
+// traffic.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/memory/allocator.h"
+
+namespace tide::core::memory {
+
+class BuddyAllocator : public PlaceAllocator {
+ public:
+  struct Options {
+    size_t min_block = 256;             // smallest block; a power of two
+    size_t initial_chunk = 64ull << 20;  // first arena; later ones at least this big
+    size_t max_chunk = 1ull << 30;       // larger requests go straight to the system allocator
+    size_t budget = SIZE_MAX;            // most bytes to take from the system allocator
+  };
+
+  BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options options, std::string name);
+  ~BuddyAllocator() override;
+
+  void* Alloc(size_t size) override;
+  void Free(void* ptr) override;
+  AllocatorStats Stats() const override;
+
+ private:
+  struct Arena;
+  static constexpr uint8_t kFree = 0x80;       // state bit: block is free
+  static constexpr uint8_t kAllocated = 0x40;  // state bit: block is handed out
+  static constexpr uint8_t kOrderMask = 0x3f;
+  static constexpr uint32_t kNil = UINT32_MAX;
+
+  void* AllocBlock(int order);
+  Arena* AddArena(int order);
+  Arena* FindArena(const void* ptr) const;
+  [[noreturn]] void OutOfMemory(size_t size, const char* why) const;
+  static void Push(Arena* a, uint32_t slot, int order);
+  static void Unlink(Arena* a, uint32_t slot, int order);
+
+  std::unique_ptr<SystemAllocator> system_;
+  Options opt_;
+  std::string name_;
+  int min_shift_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Arena>> arenas_;  // sorted by base address
+  std::unordered_map<void*, size_t> huge_;       // allocations bigger than max_chunk
+  AllocatorStats stats_;
+};
+
+}  // namespace tide::core::memory

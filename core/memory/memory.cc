@@ -1,0 +1,138 @@
+// memory.cc: one allocator per place, made on first use from the place's device plugin.
+#include "core/memory/memory.h"
+
+#include <glog/logging.h>
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/memory/buddy_allocator.h"
+#include "core/platform/device_context.h"
+#include "core/platform/flags.h"
+#include "core/plugin/status.h"
+
+namespace tide::core::memory {
+namespace {
+
+// A device's raw memory through its plugin's alloc/free.
+class DeviceSystemAllocator : public SystemAllocator {
+ public:
+  DeviceSystemAllocator(const DeviceInfo& dev, const Place& place) : dev_(dev), place_(place) {}
+  void* Alloc(size_t size) override {
+    void* p = nullptr;
+    CallPlugin([&] { return dev_.def.alloc(dev_.def.self, place_.device, size, &p); },
+               StrCat("allocating ", size, " bytes on ", place_.ToString()), dev_.plugin_file);
+    if (!p)
+      TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "device plugin ", dev_.plugin_file, " returned no memory for ",
+                size, " bytes on ", place_.ToString());
+    return p;
+  }
+  void Free(void* ptr, size_t size) override { dev_.def.free(dev_.def.self, place_.device, ptr, size); }
+  size_t alignment() const override { return dev_.def.alignment ? dev_.def.alignment : 64; }
+
+ private:
+  const DeviceInfo& dev_;
+  Place place_;
+};
+
+// --use_system_allocator: every allocation goes to the device, so sanitizers see each one.
+class PassThroughAllocator : public PlaceAllocator {
+ public:
+  explicit PassThroughAllocator(std::unique_ptr<SystemAllocator> sys) : sys_(std::move(sys)) {}
+  void* Alloc(size_t size) override {
+    size_t n = std::max<size_t>(size, 1);
+    void* p = sys_->Alloc(n);
+    std::lock_guard<std::mutex> lock(mu_);
+    sizes_[p] = n;
+    stats_.used += n;
+    stats_.reserved += n;
+    stats_.peak_used = std::max(stats_.peak_used, stats_.used);
+    ++stats_.live_blocks;
+    ++stats_.total_allocs;
+    return p;
+  }
+  void Free(void* ptr) override {
+    if (!ptr) return;
+    size_t n = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = sizes_.find(ptr);
+      if (it == sizes_.end()) {
+        LOG(ERROR) << "Free of " << ptr << ", which this allocator did not allocate";
+        return;
+      }
+      n = it->second;
+      sizes_.erase(it);
+      stats_.used -= n;
+      stats_.reserved -= n;
+      --stats_.live_blocks;
+    }
+    sys_->Free(ptr, n);
+  }
+  AllocatorStats Stats() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+ private:
+  std::unique_ptr<SystemAllocator> sys_;
+  mutable std::mutex mu_;
+  std::unordered_map<void*, size_t> sizes_;
+  AllocatorStats stats_;
+};
+
+std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
+  const DeviceInfo& dev = CheckedDevice(place);
+  auto sys = std::make_unique<DeviceSystemAllocator>(dev, place);
+  if (FLAGS_use_system_allocator) return std::make_unique<PassThroughAllocator>(std::move(sys));
+
+  const std::string& kind = place.kind_name();
+  double fraction = DoubleFlagOr("fraction_of_" + kind + "_memory_to_use", 1.0);
+  TIDE_ENFORCE(fraction > 0 && fraction <= 1, "fraction_of_", kind, "_memory_to_use is ",
+               fraction, "; it must be in (0, 1]");
+  size_t total = 0, available = 0;
+  if (dev.def.memory_info)
+    CallPlugin([&] { return dev.def.memory_info(dev.def.self, place.device, &total, &available); },
+               "reading the memory size of " + place.ToString(), dev.plugin_file);
+  BuddyAllocator::Options opt;
+  if (total) opt.budget = static_cast<size_t>(fraction * double(total));
+  opt.initial_chunk = Uint64FlagOr("initial_" + kind + "_memory_in_mb", 64) << 20;
+  opt.initial_chunk = std::min(opt.initial_chunk, opt.budget);
+  opt.max_chunk = std::max<size_t>(opt.initial_chunk, std::min<size_t>(opt.budget, size_t(1) << 30));
+  return std::make_unique<BuddyAllocator>(std::move(sys), opt, place.ToString());
+}
+
+class AllocatorTable {
+ public:
+  PlaceAllocator& Get(const Place& place) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = table_[place];
+    if (!slot) slot = MakeAllocator(place);
+    return *slot;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<Place, std::unique_ptr<PlaceAllocator>> table_;
+};
+
+AllocatorTable& Table() {
+  static auto* t = new AllocatorTable;  // never destroyed: tensors may be freed during exit
+  return *t;
+}
+
+}  // namespace
+
+void* Alloc(const Place& place, size_t size) { return Table().Get(place).Alloc(size); }
+void Free(const Place& place, void* ptr) { Table().Get(place).Free(ptr); }
+size_t Used(const Place& place) { return Table().Get(place).Stats().used; }
+AllocatorStats Stats(const Place& place) { return Table().Get(place).Stats(); }
+
+AllocationPtr AllocShared(const Place& place, size_t size) {
+  PlaceAllocator* a = &Table().Get(place);
+  void* p = a->Alloc(size);
+  return std::make_shared<Allocation>(p, size, place, [a](void* ptr) { a->Free(ptr); });
+}
+
+}  // namespace tide::core::memory

@@ -1,0 +1,64 @@
+// device_context.h: the core's handle on one place's device (seed 000's DeviceContext): the
+// device plugin's context (stream, handles, thread pool) and its copy and sync functions. One per
+// place, made on first use by the pool.
+#pragma once
+
+#include <tide/plugin_api.h>
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/platform/place.h"
+#include "core/registry/op_info.h"
+
+namespace tide::core {
+
+class DeviceContext {
+ public:
+  DeviceContext(const DeviceInfo& device, const Place& place);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  const Place& place() const { return place_; }
+  const DeviceInfo& device() const { return *device_; }
+  void* plugin_context() const { return ctx_; }
+  bool host_accessible() const { return device_->def.host_accessible != 0; }
+
+  void Synchronize();
+  // The device plugin's extension struct `name`, or nullptr.
+  const void* Extension(const char* name) const;
+  // Queued on this context's stream; Synchronize before reading on the host.
+  void Copy(TideCopyKind kind, void* dst, const void* src, size_t size);
+
+ private:
+  const DeviceInfo* device_;
+  Place place_;
+  void* ctx_ = nullptr;
+};
+
+// The device of a place, checked: its kind has a device plugin and the ordinal exists. Errors
+// say which plugin is missing or how many devices there are.
+const DeviceInfo& CheckedDevice(const Place& place);
+// Devices of a kind; 0 when no plugin provides it.
+int32_t DeviceCount(const std::string& kind);
+
+class DeviceContextPool {
+ public:
+  static DeviceContextPool& Global();
+  // The context of `place`, made on first use; throws when the place does not exist.
+  DeviceContext* Get(const Place& place);
+  // Destroys every context (tide::core::Shutdown); later Gets make new ones.
+  void Clear();
+
+ private:
+  static constexpr int kFastKinds = 32, kFastDevices = 16;
+  std::mutex mu_;
+  std::map<Place, std::unique_ptr<DeviceContext>> contexts_;
+  std::array<std::atomic<DeviceContext*>, kFastKinds * kFastDevices> fast_{};
+};
+
+}  // namespace tide::core

@@ -1,0 +1,98 @@
+// flags.cc: definitions of the core's flags and their set-up from the environment.
+#include "core/platform/flags.h"
+
+#include <glog/logging.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+
+#include "core/platform/enforce.h"
+
+DEFINE_string(plugin_path, "",
+              "':'-separated plugin directories or files; empty: $TIDE_PLUGIN_PATH, then the "
+              "install's lib/tide/plugins");
+DEFINE_double(fraction_of_cpu_memory_to_use, 1.0,
+              "the share of host memory the CPU allocator may take (0, 1]");
+DEFINE_double(fraction_of_gpu_memory_to_use, 0.92,
+              "the share of each GPU's memory the GPU allocator may take (0, 1]");
+DEFINE_uint64(initial_cpu_memory_in_mb, 64, "size of the CPU allocator's first arena chunk");
+DEFINE_uint64(initial_gpu_memory_in_mb, 256, "size of each GPU allocator's first arena chunk");
+DEFINE_bool(use_system_allocator, false,
+            "bypass the buddy allocator (every tensor is a separate system allocation): for "
+            "sanitizer and leak-checker runs");
+DEFINE_bool(use_pinned_memory, true, "device plugins may use pinned host memory for copies");
+DEFINE_int32(cpu_threads, 0, "intra-op threads of the CPU device; 0: the number of cores");
+DEFINE_bool(use_mkldnn, false, "prefer oneDNN (MKLDNN) kernels where the library has them");
+DEFINE_bool(log_kernels, false, "log each op's chosen kernel and inserted transforms at Prepare");
+DEFINE_bool(strict_kernel_placement, false,
+            "an op with no kernel on the run's place is an error instead of a fallback");
+
+namespace tide::core {
+namespace {
+
+std::string Upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// TIDE_<NAME> (e.g. TIDE_USE_MKLDNN) and FLAGS_<name> set the flag of that name.
+void ApplyEnvironment() {
+  std::vector<gflags::CommandLineFlagInfo> all;
+  gflags::GetAllFlags(&all);
+  for (const auto& f : all) {
+    for (const std::string& var : {"FLAGS_" + f.name, "TIDE_" + Upper(f.name)}) {
+      const char* v = std::getenv(var.c_str());
+      if (!v) continue;
+      if (gflags::SetCommandLineOption(f.name.c_str(), v).empty())
+        LOG(WARNING) << "ignoring " << var << "='" << v << "': not a valid " << f.type;
+    }
+  }
+}
+
+std::once_flag g_once;
+
+void InitImpl() {
+  if (!google::IsGoogleLoggingInitialized()) {
+    FLAGS_logtostderr = true;
+    if (!std::getenv("GLOG_minloglevel") && !std::getenv("FLAGS_minloglevel"))
+      FLAGS_minloglevel = google::GLOG_WARNING;
+    google::InitGoogleLogging("tide");
+  }
+  ApplyEnvironment();
+}
+
+}  // namespace
+
+void InitOnce() { std::call_once(g_once, InitImpl); }
+
+void InitFromArgs(int* argc, char*** argv) {
+  gflags::ParseCommandLineFlags(argc, argv, /*remove_flags=*/true);
+  InitOnce();
+}
+
+bool GetFlag(const std::string& name, std::string* value) {
+  return gflags::GetCommandLineOption(name.c_str(), value);
+}
+
+void SetFlag(const std::string& name, const std::string& value) {
+  std::string current;
+  if (!gflags::GetCommandLineOption(name.c_str(), &current))
+    TIDE_FAIL(TIDE_NOT_FOUND, "no flag named '", name, "'");
+  if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty())
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", value, "'");
+}
+
+double DoubleFlagOr(const std::string& name, double fallback) {
+  std::string v;
+  if (!GetFlag(name, &v)) return fallback;
+  return std::strtod(v.c_str(), nullptr);
+}
+
+uint64_t Uint64FlagOr(const std::string& name, uint64_t fallback) {
+  std::string v;
+  if (!GetFlag(name, &v)) return fallback;
+  return std::strtoull(v.c_str(), nullptr, 10);
+}
+
+}  // namespace tide::core

@@ -1,0 +1,40 @@
+// flags.h: the core's gflags, and the one-time set-up of flags and logging.
+#pragma once
+
+#include <gflags/gflags.h>
+
+#include <string>
+
+DECLARE_string(plugin_path);
+DECLARE_double(fraction_of_cpu_memory_to_use);
+DECLARE_double(fraction_of_gpu_memory_to_use);
+DECLARE_uint64(initial_cpu_memory_in_mb);
+DECLARE_uint64(initial_gpu_memory_in_mb);
+DECLARE_bool(use_system_allocator);
+DECLARE_bool(use_pinned_memory);
+DECLARE_int32(cpu_threads);
+DECLARE_bool(use_mkldnn);
+DECLARE_bool(log_kernels);
+DECLARE_bool(strict_kernel_placement);
+
+namespace tide::core {
+
+// Sets up glog (to stderr, warnings and up unless GLOG_/FLAGS_minloglevel says otherwise) and
+// applies FLAGS_<name> and TIDE_<NAME> environment variables to the core's flags. Idempotent,
+// thread-safe; every entry point of the core calls it.
+void InitOnce();
+
+// Parses command-line flags (removing the ones it knows), then InitOnce().
+void InitFromArgs(int* argc, char*** argv);
+
+// The current value of a flag as text; false when no such flag exists.
+bool GetFlag(const std::string& name, std::string* value);
+// Sets a flag from text; an error names the flag and the reason.
+void SetFlag(const std::string& name, const std::string& value);
+
+// A double flag by name (for per-kind flags such as fraction_of_<kind>_memory_to_use), or
+// `fallback` when the flag does not exist.
+double DoubleFlagOr(const std::string& name, double fallback);
+uint64_t Uint64FlagOr(const std::string& name, uint64_t fallback);
+
+}  // namespace tide::core

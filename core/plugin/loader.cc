@@ -1,0 +1,371 @@
+// loader.cc: plugin discovery, loading, ABI negotiation, dependency order and registration.
+#include "core/plugin/loader.h"
+
+#include <dlfcn.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "core/platform/enforce.h"
+#include "core/platform/flags.h"
+#include "core/plugin/host_api.h"
+#include "core/plugin/registrar.h"
+#include "core/plugin/status.h"
+#include "core/registry/registry.h"
+
+namespace fs = std::filesystem;
+
+namespace tide::core {
+namespace {
+
+// Every library ever opened stays open: plugins' callbacks live in them.
+std::vector<std::unique_ptr<boost::dll::shared_library>>& OpenLibraries() {
+  static auto* libs = new std::vector<std::unique_ptr<boost::dll::shared_library>>;
+  return *libs;
+}
+
+std::vector<std::string> SplitPath(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool IsPluginFile(const fs::path& p) {
+  std::string n = p.filename().string();
+  return n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0;
+}
+
+// Candidate files in path order; directories are scanned (sorted) for *.so.
+std::vector<std::string> Candidates(const std::vector<std::string>& entries,
+                                    std::vector<PluginRecord>* missing) {
+  std::vector<std::string> files;
+  for (const auto& e : entries) {
+    std::error_code ec;
+    if (fs::is_directory(e, ec)) {
+      std::vector<std::string> dir;
+      for (const auto& f : fs::directory_iterator(e, ec))
+        if (IsPluginFile(f.path()) && !fs::is_directory(f.path(), ec)) dir.push_back(f.path().string());
+      std::sort(dir.begin(), dir.end());
+      files.insert(files.end(), dir.begin(), dir.end());
+    } else if (fs::exists(e, ec)) {
+      files.push_back(e);
+    } else {
+      PluginRecord r;
+      r.path = e;
+      r.error = "no such file or directory";
+      missing->push_back(r);
+    }
+  }
+  return files;
+}
+
+// A loaded-but-not-registered plugin.
+struct Candidate {
+  PluginRecord record;
+  boost::dll::shared_library* lib = nullptr;
+  TidePluginRegisterFn register_fn = nullptr;
+};
+
+std::string DlopenReason(const std::string& path) {
+  dlerror();
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h) {
+    dlclose(h);
+    return "the dynamic loader refused it";
+  }
+  const char* e = dlerror();
+  std::string msg = e ? e : "unknown dynamic-loader error";
+  if (msg.find("invalid ELF header") != std::string::npos || msg.find("file too short") != std::string::npos)
+    return "not a shared object (" + msg + ")";
+  return msg;
+}
+
+// Opens the file and reads its info; fills record.error on failure.
+void Open(const std::string& path, Candidate* c) {
+  PluginRecord& r = c->record;
+  r.path = path;
+  auto lib = std::make_unique<boost::dll::shared_library>();
+  boost::dll::fs::error_code ec;
+  lib->load(path, ec, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now);
+  if (ec || !lib->is_loaded()) {
+    r.error = DlopenReason(path);
+    return;
+  }
+  for (const char* sym : {TIDE_PLUGIN_INFO_SYMBOL, TIDE_PLUGIN_REGISTER_SYMBOL}) {
+    if (!lib->has(sym)) {
+      r.error = StrCat("missing entry symbol '", sym, "' (not a Tide plugin, or not built with TIDE_PLUGIN(...))");
+      OpenLibraries().push_back(std::move(lib));
+      return;
+    }
+  }
+  auto info_fn = lib->get<const TidePluginInfo*(const TideAbiRange*)>(TIDE_PLUGIN_INFO_SYMBOL);
+  c->register_fn = lib->get<TideStatus*(const TideHostApi*, TideRegistrar*)>(TIDE_PLUGIN_REGISTER_SYMBOL);
+  c->lib = lib.get();
+  OpenLibraries().push_back(std::move(lib));
+
+  TideAbiRange host{TIDE_STRUCT_SIZE(TideAbiRange, max_minor), TIDE_ABI_MAJOR, 0, TIDE_ABI_MINOR};
+  const TidePluginInfo* info = nullptr;
+  try {
+    info = info_fn(&host);
+  } catch (const std::exception& e) {
+    r.error = StrCat("tide_plugin_info threw a C++ exception: ", e.what());
+    return;
+  } catch (...) {
+    r.error = "tide_plugin_info threw an unknown C++ exception";
+    return;
+  }
+  if (!info || info->struct_size < TIDE_STRUCT_SIZE(TidePluginInfo, requires)) {
+    r.error = "tide_plugin_info returned no info, or one too small to read";
+    return;
+  }
+  r.name = info->name ? info->name : "";
+  r.version = info->version ? info->version : "";
+  if (TIDE_HAS_FIELD(info, TidePluginInfo, description) && info->description)
+    r.description = info->description;
+  r.abi_major = info->abi_major;
+  r.abi_minor = info->abi_minor;
+  if (info->requires)
+    for (const char* const* q = info->requires; *q; ++q) r.requires.emplace_back(*q);
+  if (r.name.empty()) {
+    r.error = "the plugin has no name";
+  } else if (r.abi_major != TIDE_ABI_MAJOR) {
+    r.error = StrCat("plugin '", r.name, "' speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
+                     ", this Tide speaks ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
+                     " (a different major version: rebuild the plugin against this SDK)");
+  } else if (r.abi_minor > TIDE_ABI_MINOR) {
+    r.error = StrCat("plugin '", r.name, "' speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
+                     ", newer than this Tide's ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
+                     " (upgrade Tide, or rebuild the plugin against this SDK)");
+  }
+}
+
+// Registers a candidate whose requirements are loaded; fills record.error on failure.
+void Register(Candidate* c) {
+  PluginRecord& r = c->record;
+  TideRegistrar reg;
+  reg.plugin = r.name;
+  reg.plugin_file = r.path;
+  TideStatus* status = nullptr;
+  try {
+    status = c->register_fn(GetHostApi(), &reg);
+  } catch (const std::exception& e) {
+    r.error = StrCat("a C++ exception escaped tide_plugin_register: ", e.what());
+    return;
+  } catch (...) {
+    r.error = "an unknown C++ exception escaped tide_plugin_register";
+    return;
+  }
+  if (status) {
+    r.error = StrCat("registration failed: ", status->message);
+    delete status;
+    return;
+  }
+  try {
+    CommitSummary s = Registry::Global().Commit(std::move(reg.staged));
+    r.ops = std::move(s.ops);
+    r.kernels = std::move(s.kernels);
+    r.devices = std::move(s.devices);
+    r.loaded = true;
+  } catch (const Error& e) {
+    r.error = e.what();
+  }
+}
+
+std::string JsonEscape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return "\"" + out + "\"";
+}
+
+std::string JsonList(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + JsonEscape(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string DefaultPluginDir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&DefaultPluginDir), &info) && info.dli_fname)
+    return (fs::path(info.dli_fname).parent_path() / "tide" / "plugins").string();
+  return "";
+}
+
+PluginManager& PluginManager::Global() {
+  static auto* m = new PluginManager;  // never destroyed: plugins are never unloaded
+  return *m;
+}
+
+std::vector<std::string> PluginManager::SearchPath() const {
+  if (!FLAGS_plugin_path.empty()) return SplitPath(FLAGS_plugin_path);
+  if (const char* env = std::getenv("TIDE_PLUGIN_PATH")) return SplitPath(env);
+  std::string dir = DefaultPluginDir();
+  return dir.empty() ? std::vector<std::string>{} : std::vector<std::string>{dir};
+}
+
+void PluginManager::EnsureDiscovered() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (discovered_) return;
+    discovered_ = true;
+  }
+  LoadAll(SearchPath());
+}
+
+void PluginManager::LoadAll(const std::vector<std::string>& entries) {
+  InitOnce();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<PluginRecord> failed;
+  std::vector<std::string> files = Candidates(entries, &failed);
+  std::set<std::string> known_paths;
+  for (const auto& r : records_) known_paths.insert(fs::weakly_canonical(r.path).string());
+
+  std::vector<Candidate> batch;
+  for (const auto& f : files) {
+    if (!known_paths.insert(fs::weakly_canonical(f).string()).second) continue;  // seen already
+    Candidate c;
+    auto t0 = std::chrono::steady_clock::now();
+    Open(f, &c);
+    c.record.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    batch.push_back(std::move(c));
+  }
+  // Names already taken, by earlier loads or earlier files of this batch.
+  std::map<std::string, std::string> names;
+  for (const auto& r : records_)
+    if (r.loaded) names[r.name] = r.path;
+  for (auto& c : batch) {
+    if (!c.record.error.empty()) continue;
+    auto it = names.find(c.record.name);
+    if (it != names.end())
+      c.record.error = StrCat("a plugin named '", c.record.name, "' is already loaded from ", it->second);
+    else
+      names[c.record.name] = c.record.path;
+  }
+  // Register in dependency order: repeatedly take those whose requirements are all loaded.
+  std::set<std::string> loaded;
+  for (const auto& r : records_)
+    if (r.loaded) loaded.insert(r.name);
+  std::vector<Candidate*> pending;
+  for (auto& c : batch)
+    if (c.record.error.empty()) pending.push_back(&c);
+  bool progress = true;
+  while (!pending.empty() && progress) {
+    progress = false;
+    for (auto it = pending.begin(); it != pending.end();) {
+      Candidate* c = *it;
+      bool ready = std::all_of(c->record.requires.begin(), c->record.requires.end(),
+                               [&](const std::string& q) { return loaded.count(q) > 0; });
+      if (!ready) {
+        ++it;
+        continue;
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      Register(c);
+      c->record.load_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (c->record.loaded) loaded.insert(c->record.name);
+      it = pending.erase(it);
+      progress = true;
+    }
+  }
+  for (Candidate* c : pending) {  // requirements never met
+    std::vector<std::string> absent;
+    for (const auto& q : c->record.requires)
+      if (!loaded.count(q)) absent.push_back(q);
+    std::string list;
+    for (const auto& a : absent) list += (list.empty() ? "'" : ", '") + a + "'";
+    c->record.error = StrCat("requires plugin(s) ", list, ", which did not load (missing, failed, or a dependency cycle)");
+  }
+  for (auto& r : failed) records_.push_back(std::move(r));
+  for (auto& c : batch) {
+    if (!c.record.loaded)
+      LOG(WARNING) << "plugin " << c.record.path << " did not load: " << c.record.error;
+    records_.push_back(std::move(c.record));
+  }
+}
+
+PluginRecord PluginManager::Load(const std::string& path) {
+  std::string canonical = fs::weakly_canonical(path).string();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& r : records_)
+      if (fs::weakly_canonical(r.path).string() == canonical && r.loaded) return r;  // already in
+  }
+  size_t before;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A file that failed before may be retried (it may have been rebuilt).
+    records_.erase(std::remove_if(records_.begin(), records_.end(),
+                                  [&](const PluginRecord& r) {
+                                    return !r.loaded && fs::weakly_canonical(r.path).string() == canonical;
+                                  }),
+                   records_.end());
+    before = records_.size();
+  }
+  LoadAll({path});
+  std::lock_guard<std::mutex> lock(mu_);
+  TIDE_ENFORCE(records_.size() > before, "internal: no record for ", path);
+  const PluginRecord& r = records_.back();
+  if (!r.loaded) TIDE_FAIL(TIDE_FAILED_PRECONDITION, "cannot load plugin ", path, ": ", r.error);
+  return r;
+}
+
+std::vector<PluginRecord> PluginManager::Records() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+std::string PluginManager::RecordsJson() const {
+  std::vector<PluginRecord> records = Records();
+  std::string s = "{\n  \"abi\": \"" + std::to_string(TIDE_ABI_MAJOR) + "." + std::to_string(TIDE_ABI_MINOR) +
+                  "\",\n  \"search_path\": " + JsonList(SearchPath()) + ",\n  \"plugins\": [";
+  for (size_t i = 0; i < records.size(); ++i) {
+    const PluginRecord& r = records[i];
+    s += i ? ",\n" : "\n";
+    s += "    {\"name\": " + JsonEscape(r.name) + ", \"version\": " + JsonEscape(r.version) +
+         ", \"file\": " + JsonEscape(r.path) + ", \"abi\": " +
+         JsonEscape(r.abi_major ? std::to_string(r.abi_major) + "." + std::to_string(r.abi_minor) : "") +
+         ", \"status\": " + JsonEscape(r.loaded ? "loaded" : "failed") +
+         ", \"error\": " + JsonEscape(r.error) + ", \"description\": " + JsonEscape(r.description) +
+         ", \"requires\": " + JsonList(r.requires) + ", \"load_ms\": " + std::to_string(r.load_ms) +
+         ",\n     \"ops\": " + JsonList(r.ops) + ",\n     \"kernels\": " + JsonList(r.kernels) +
+         ",\n     \"devices\": " + JsonList(r.devices) + "}";
+  }
+  return s + (records.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+void Initialize() {
+  InitOnce();
+  PluginManager::Global().EnsureDiscovered();
+}
+
+}  // namespace tide::core

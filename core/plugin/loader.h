@@ -1,0 +1,55 @@
+// loader.h: finds plugins on the plugin path, loads them with Boost.DLL (RTLD_LOCAL), checks
+// their ABI, orders them by their requirements and registers them. Every candidate file gets a
+// load record; a plugin that fails is reported with its file and reason and the others still load.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tide::core {
+
+struct PluginRecord {
+  std::string path;
+  std::string name, version, description;  // empty when the file never said
+  uint32_t abi_major = 0, abi_minor = 0;    // what the plugin speaks
+  std::vector<std::string> requires;
+  bool loaded = false;
+  std::string error;  // why it failed to load
+  std::vector<std::string> ops, kernels, devices;
+  double load_ms = 0;
+};
+
+class PluginManager {
+ public:
+  static PluginManager& Global();
+
+  // The directories and files searched: --plugin_path if set, else $TIDE_PLUGIN_PATH if set
+  // (an empty value means none), else the install's lib/tide/plugins.
+  std::vector<std::string> SearchPath() const;
+  // Scans the search path once per process; thread-safe; later calls do nothing.
+  void EnsureDiscovered();
+  // Loads every plugin file in `entries` (directories are scanned for *.so), in dependency order.
+  void LoadAll(const std::vector<std::string>& entries);
+  // Loads one more plugin file now; throws Error with the loader's reason when it fails (the
+  // failure is also recorded).
+  PluginRecord Load(const std::string& path);
+
+  std::vector<PluginRecord> Records() const;
+  // The records as the JSON `tide-plugins --json` prints.
+  std::string RecordsJson() const;
+
+ private:
+  mutable std::mutex mu_;
+  bool discovered_ = false;
+  std::vector<PluginRecord> records_;
+};
+
+// The install's (or build tree's) default plugin directory: <dir of libtide_core.so>/tide/plugins.
+std::string DefaultPluginDir();
+
+// Loads plugins once (flags and logging too): what every user-facing entry point calls.
+void Initialize();
+
+}  // namespace tide::core

@@ -1,0 +1,152 @@
+// registrar.cc: converting a plugin's C registration records into staged core records, with
+// every field checked (struct_size first) and every problem reported with the op or kernel name.
+#include "core/plugin/registrar.h"
+
+#include <cctype>
+#include <cstring>
+#include <set>
+
+#include "core/framework/data_type.h"
+#include "core/platform/place.h"
+#include "core/plugin/status.h"
+
+namespace tide::core {
+namespace {
+
+std::string Str(const char* s) { return s ? s : ""; }
+
+// Op names: letters, digits, '_' and '.', starting with a letter or '_'.
+bool ValidName(const std::string& n) {
+  if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
+  for (char c : n)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
+  return true;
+}
+
+void AddArgs(const std::string& op, const TideArgDef* args, size_t n, const char* side,
+             google::protobuf::RepeatedPtrField<proto::OpProto::Var>* out) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < n; ++i) {
+    const TideArgDef& a = args[i];
+    TIDE_ENFORCE(a.struct_size >= TIDE_STRUCT_SIZE(TideArgDef, flags), "op '", op, "' ", side, " #", i,
+                 ": struct_size ", a.struct_size, " is too small");
+    std::string name = Str(a.name);
+    TIDE_ENFORCE(!name.empty(), "op '", op, "' ", side, " #", i, " has no name");
+    TIDE_ENFORCE(seen.insert(name).second, "op '", op, "' declares ", side, " '", name, "' twice");
+    auto* v = out->Add();
+    v->set_name(name);
+    v->set_comment(Str(a.comment));
+    v->set_duplicable(a.flags & TIDE_ARG_DUPLICABLE);
+    v->set_dispensable(a.flags & TIDE_ARG_DISPENSABLE);
+    v->set_intermediate(a.flags & TIDE_ARG_INTERMEDIATE);
+  }
+}
+
+}  // namespace
+
+TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(r && def, "Registrar_AddOp: null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, run_data),
+                 "Registrar_AddOp: TideOpDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+    auto info = std::make_unique<OpInfo>();
+    info->type = Str(def->type);
+    TIDE_ENFORCE(ValidName(info->type), "invalid op type '", info->type,
+                 "': use letters, digits, '_' and '.' (\"vendor.name\" outside Tide)");
+    const std::string& op = info->type;
+    info->proto.set_type(op);
+    info->proto.set_comment(Str(def->comment));
+    AddArgs(op, def->inputs, def->num_inputs, "input", info->proto.mutable_inputs());
+    AddArgs(op, def->outputs, def->num_outputs, "output", info->proto.mutable_outputs());
+    std::set<std::string> seen;
+    for (size_t i = 0; i < def->num_attrs; ++i) {
+      const TideAttrDef& a = def->attrs[i];
+      TIDE_ENFORCE(a.struct_size >= TIDE_STRUCT_SIZE(TideAttrDef, check_data), "op '", op,
+                   "' attribute #", i, ": struct_size ", a.struct_size, " is too small");
+      AttrSpec spec;
+      spec.name = Str(a.name);
+      TIDE_ENFORCE(!spec.name.empty(), "op '", op, "' attribute #", i, " has no name");
+      TIDE_ENFORCE(seen.insert(spec.name).second, "op '", op, "' declares attribute '", spec.name, "' twice");
+      TIDE_ENFORCE(a.type >= TIDE_ATTR_INT && a.type <= TIDE_ATTR_LONGS, "op '", op, "' attribute '",
+                   spec.name, "' has unknown type ", int(a.type));
+      spec.type = a.type;
+      spec.check = a.check;
+      spec.check_data = a.check_data;
+      auto* pa = info->proto.add_attrs();
+      pa->set_name(spec.name);
+      pa->set_type(static_cast<proto::AttrType>(a.type));
+      pa->set_comment(Str(a.comment));
+      if (a.default_value) {
+        Attribute given = AttrFromC(*a.default_value);
+        TIDE_ENFORCE(ConvertAttr(given, spec.type, &spec.default_value), "op '", op, "' attribute '",
+                     spec.name, "' is declared ", AttrTypeName(spec.type), " but its default is ",
+                     AttrTypeName(AttrTypeOf(given)));
+        spec.has_default = true;
+        AttrToProto(spec.name, spec.default_value, pa->mutable_default_value());
+      }
+      info->attrs.push_back(std::move(spec));
+    }
+    info->infer_shape = def->infer_shape;
+    info->infer_shape_data = def->infer_shape_data;
+    info->grad_maker = def->grad_maker;
+    info->grad_maker_data = def->grad_maker_data;
+    info->default_grad_op = Str(def->default_grad_op);
+    info->kernel_dtype_source = Str(def->kernel_dtype_source);
+    info->run = def->run;
+    info->run_data = def->run_data;
+    info->plugin = r->plugin;
+    info->plugin_file = r->plugin_file;
+    r->staged.ops.push_back(std::move(info));
+  });
+}
+
+TideStatus* RegistrarAddKernel(TideRegistrar* r, const TideKernelDef* def) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(r && def, "Registrar_AddKernel: null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideKernelDef, priority),
+                 "Registrar_AddKernel: TideKernelDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+    auto k = std::make_unique<KernelEntry>();
+    k->op_type = Str(def->op_type);
+    TIDE_ENFORCE(ValidName(k->op_type), "kernel for invalid op type '", k->op_type, "'");
+    std::string kind = Str(def->place_kind);
+    TIDE_ENFORCE(!kind.empty(), "kernel of op '", k->op_type, "' has no place kind");
+    TIDE_ENFORCE(IsValidDataType(def->dtype), "kernel of op '", k->op_type, "' has unknown data type ",
+                 int(def->dtype));
+    TIDE_ENFORCE(def->layout >= TIDE_LAYOUT_ANY && def->layout <= TIDE_LAYOUT_ONEDNN, "kernel of op '",
+                 k->op_type, "' has unknown layout ", int(def->layout));
+    TIDE_ENFORCE(def->compute != nullptr, "kernel of op '", k->op_type, "' has no compute function");
+    TIDE_ENFORCE(def->priority >= 0, "kernel of op '", k->op_type, "' has a negative priority");
+    std::string lib = def->library && *def->library ? def->library : kPlainLibrary;
+    k->key = OpKernelType{PlaceKindId(kind), def->dtype, def->layout, LibraryId(lib)};
+    k->compute = def->compute;
+    k->user_data = def->user_data;
+    k->priority = def->priority;
+    k->plugin = r->plugin;
+    k->plugin_file = r->plugin_file;
+    r->staged.kernels.push_back(std::move(k));
+  });
+}
+
+TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(r && def, "Registrar_AddDevice: null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideDeviceDef, context_extension),
+                 "Registrar_AddDevice: TideDeviceDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+    auto d = std::make_unique<DeviceInfo>();
+    d->kind_name = Str(def->kind);
+    TIDE_ENFORCE(ValidName(d->kind_name), "invalid device kind '", d->kind_name, "'");
+    std::memcpy(&d->def, def, std::min(def->struct_size, sizeof(TideDeviceDef)));
+    const char* missing = !def->device_count ? "device_count" : !def->alloc ? "alloc"
+                          : !def->free ? "free" : !def->context_create ? "context_create"
+                          : !def->context_destroy ? "context_destroy" : !def->synchronize ? "synchronize"
+                          : !def->copy ? "copy" : nullptr;
+    TIDE_ENFORCE(!missing, "device '", d->kind_name, "' has no ", missing, " function");
+    d->def.kind = nullptr;  // the plugin's string; kind_name is ours
+    d->kind = PlaceKindId(d->kind_name);
+    d->plugin = r->plugin;
+    d->plugin_file = r->plugin_file;
+    r->staged.devices.push_back(std::move(d));
+  });
+}
+
+}  // namespace tide::core

@@ -1,0 +1,92 @@
+// op_checks.cc: argument and attribute checks of an OpDesc against its OpProto.
+#include "core/registry/op_checks.h"
+
+#include <set>
+
+#include "core/platform/enforce.h"
+#include "core/plugin/status.h"
+
+namespace tide::core {
+namespace {
+
+// Attributes any op may carry: set by the framework (roles, placement), not declared by ops.
+const std::set<std::string>& FrameworkAttrs() {
+  static const std::set<std::string> names = {"op_role",    "op_role_var", "op_namescope",
+                                              "op_callstack", "op_device", "use_mkldnn",
+                                              "library"};
+  return names;
+}
+
+std::string ParamList(const google::protobuf::RepeatedPtrField<proto::OpProto::Var>& vars) {
+  std::string s;
+  for (const auto& v : vars) s += (s.empty() ? "" : ", ") + v.name();
+  return s.empty() ? "none" : s;
+}
+
+void CheckSide(const OpInfo& info, const VariableNameMap& given,
+               const google::protobuf::RepeatedPtrField<proto::OpProto::Var>& declared,
+               const char* side) {
+  for (const auto& kv : given) {
+    const proto::OpProto::Var* decl = nullptr;
+    for (const auto& d : declared)
+      if (d.name() == kv.first) decl = &d;
+    if (!decl)
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' has no ", side, " parameter '",
+                kv.first, "' (its ", side, "s are: ", ParamList(declared), ")");
+    if (!decl->duplicable() && kv.second.size() > 1)
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' ", side, " '", kv.first,
+                "' takes one variable, got ", kv.second.size());
+    for (const auto& name : kv.second)
+      TIDE_ENFORCE(!name.empty(), "op '", info.type, "' ", side, " '", kv.first,
+                   "' has an empty variable name");
+  }
+  for (const auto& d : declared) {
+    if (d.dispensable()) continue;
+    auto it = given.find(d.name());
+    if (it == given.end() || it->second.empty())
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' needs ", side, " '", d.name(),
+                "', which is not set");
+  }
+}
+
+}  // namespace
+
+void CheckArguments(const OpInfo& info, const OpDesc& op) {
+  CheckSide(info, op.inputs(), info.proto.inputs(), "input");
+  CheckSide(info, op.outputs(), info.proto.outputs(), "output");
+}
+
+void CheckAndFillAttrs(const OpInfo& info, AttributeMap* attrs) {
+  for (const auto& kv : *attrs) {
+    if (!info.FindAttr(kv.first) && !FrameworkAttrs().count(kv.first)) {
+      std::string names;
+      for (const auto& a : info.attrs) names += (names.empty() ? "" : ", ") + a.name;
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' has no attribute '", kv.first,
+                "' (its attributes are: ", names.empty() ? "none" : names, ")");
+    }
+  }
+  for (const auto& spec : info.attrs) {
+    auto it = attrs->find(spec.name);
+    if (it == attrs->end()) {
+      if (!spec.has_default)
+        TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' needs attribute '", spec.name,
+                  "' (", AttrTypeName(spec.type), "), which is not set");
+      it = attrs->emplace(spec.name, spec.default_value).first;
+    } else {
+      Attribute converted;
+      if (!ConvertAttr(it->second, spec.type, &converted))
+        TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' attribute '", spec.name,
+                  "' must be ", AttrTypeName(spec.type), ", got ",
+                  AttrTypeName(AttrTypeOf(it->second)), " ", AttrToString(it->second));
+      it->second = std::move(converted);
+    }
+    if (spec.check) {
+      AttributeMap one{{spec.name, it->second}};
+      AttrViews view(one);
+      ThrowIfStatus(spec.check(view.Find(spec.name.c_str()), spec.check_data),
+                    StrCat("op '", info.type, "' attribute '", spec.name, "'"), info.plugin_file);
+    }
+  }
+}
+
+}  // namespace tide::core

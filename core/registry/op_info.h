@@ -1,0 +1,67 @@
+// op_info.h: what the core knows of a registered operator (from a plugin's TideOpDef), of a
+// kernel and of a device. The plugin callbacks live as long as the process (plugins are never
+// unloaded).
+#pragma once
+
+#include <tide/plugin_api.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/ir/attribute.h"
+#include "core/registry/kernel_key.h"
+#include "framework.pb.h"
+
+namespace tide::core {
+
+struct AttrSpec {
+  std::string name;
+  TideAttrType type;
+  bool has_default = false;
+  Attribute default_value;
+  TideAttrCheckFn check = nullptr;
+  void* check_data = nullptr;
+};
+
+struct OpInfo {
+  std::string type;
+  proto::OpProto proto;
+  std::vector<AttrSpec> attrs;
+  TideInferShapeFn infer_shape = nullptr;
+  void* infer_shape_data = nullptr;
+  TideGradMakerFn grad_maker = nullptr;
+  void* grad_maker_data = nullptr;
+  std::string default_grad_op;
+  std::string kernel_dtype_source;  // "" | input parameter | "attr:<name>"
+  TideOpRunFn run = nullptr;        // set for operators without kernels
+  void* run_data = nullptr;
+  std::string plugin, plugin_file;  // who registered it
+
+  bool HasGrad() const { return grad_maker != nullptr || !default_grad_op.empty(); }
+  const AttrSpec* FindAttr(const std::string& name) const {
+    for (const auto& a : attrs)
+      if (a.name == name) return &a;
+    return nullptr;
+  }
+  const proto::OpProto::Var* FindInput(const std::string& param) const;
+  const proto::OpProto::Var* FindOutput(const std::string& param) const;
+};
+
+struct KernelEntry {
+  std::string op_type;
+  OpKernelType key;
+  TideKernelFn compute = nullptr;
+  void* user_data = nullptr;
+  int32_t priority = 0;
+  std::string plugin, plugin_file;
+};
+
+struct DeviceInfo {
+  std::string kind_name;
+  int32_t kind = -1;
+  TideDeviceDef def{};  // fields past the plugin's struct_size are zero
+  std::string plugin, plugin_file;
+};
+
+}  // namespace tide::core

@@ -1,0 +1,196 @@
+// registry.cc: lookups and the all-or-nothing commit of a plugin's registrations.
+#include "core/registry/registry.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+#include "core/platform/enforce.h"
+#include "core/platform/place.h"
+
+namespace tide::core {
+
+const proto::OpProto::Var* OpInfo::FindInput(const std::string& param) const {
+  for (const auto& v : proto.inputs())
+    if (v.name() == param) return &v;
+  return nullptr;
+}
+
+const proto::OpProto::Var* OpInfo::FindOutput(const std::string& param) const {
+  for (const auto& v : proto.outputs())
+    if (v.name() == param) return &v;
+  return nullptr;
+}
+
+Registry& Registry::Global() {
+  static auto* r = new Registry;  // never destroyed: plugins' callbacks outlive static teardown
+  return *r;
+}
+
+const OpInfo* Registry::FindOp(const std::string& type) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = ops_.find(type);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+const OpInfo& Registry::GetOp(const std::string& type) const {
+  const OpInfo* info = FindOp(type);
+  if (!info)
+    TIDE_FAIL(TIDE_NOT_FOUND, "op '", type, "' is not registered: no loaded plugin provides it (",
+              NumOps(), " op(s) from loaded plugins; see `tide-plugins` for what loaded and what failed)");
+  return *info;
+}
+
+const KernelEntry* Registry::FindKernel(const std::string& op_type, const OpKernelType& key) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = kernels_.find(op_type);
+  if (it == kernels_.end()) return nullptr;
+  auto k = it->second.find(key);
+  return k == it->second.end() ? nullptr : k->second.get();
+}
+
+std::vector<const KernelEntry*> Registry::Kernels(const std::string& op_type) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<const KernelEntry*> out;
+  auto it = kernels_.find(op_type);
+  if (it != kernels_.end())
+    for (const auto& kv : it->second) out.push_back(kv.second.get());
+  std::sort(out.begin(), out.end(), [](const KernelEntry* a, const KernelEntry* b) {
+    return a->key.ToString() < b->key.ToString();
+  });
+  return out;
+}
+
+const DeviceInfo* Registry::FindDevice(int32_t kind) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = devices_.find(kind);
+  return it == devices_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> Registry::OpTypes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& kv : ops_) out.push_back(kv.first);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<const KernelEntry*> Registry::AllKernels() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<const KernelEntry*> out;
+  for (const auto& op : kernels_)
+    for (const auto& kv : op.second) out.push_back(kv.second.get());
+  return out;
+}
+
+std::vector<const DeviceInfo*> Registry::AllDevices() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<const DeviceInfo*> out;
+  for (const auto& kv : devices_) out.push_back(kv.second.get());
+  return out;
+}
+
+size_t Registry::NumOps() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return ops_.size();
+}
+
+size_t Registry::NumKernels() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& kv : kernels_) n += kv.second.size();
+  return n;
+}
+
+size_t Registry::NumDevices() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return devices_.size();
+}
+
+namespace {
+std::string SchemaBytes(const proto::OpProto& p) {
+  std::string s;
+  p.SerializeToString(&s);
+  return s;
+}
+}  // namespace
+
+CommitSummary Registry::Commit(PluginStaging staged) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  // Validate everything first: a conflict must leave the tables untouched.
+  std::set<std::string> new_ops;
+  std::vector<bool> op_is_new;
+  for (const auto& op : staged.ops) {
+    if (!new_ops.insert(op->type).second)
+      TIDE_FAIL(TIDE_ALREADY_EXISTS, "op '", op->type, "' is registered twice by this plugin");
+    auto it = ops_.find(op->type);
+    if (it == ops_.end()) {
+      op_is_new.push_back(true);
+      continue;
+    }
+    if (SchemaBytes(it->second->proto) != SchemaBytes(op->proto))
+      TIDE_FAIL(TIDE_ALREADY_EXISTS, "op '", op->type, "' is already registered by ",
+                it->second->plugin_file, " with a different schema");
+    op_is_new.push_back(false);  // the same schema again: a no-op
+  }
+  std::vector<std::pair<std::string, OpKernelType>> seen;
+  std::vector<bool> kernel_overrides;
+  for (const auto& k : staged.kernels) {
+    for (const auto& s : seen)
+      if (s.first == k->op_type && s.second == k->key)
+        TIDE_FAIL(TIDE_ALREADY_EXISTS, "kernel ", k->op_type, " ", k->key.ToString(),
+                  " is registered twice by this plugin");
+    seen.emplace_back(k->op_type, k->key);
+    bool override = false;
+    auto op_it = kernels_.find(k->op_type);
+    if (op_it != kernels_.end()) {
+      auto it = op_it->second.find(k->key);
+      if (it != op_it->second.end()) {
+        if (k->priority <= it->second->priority)
+          TIDE_FAIL(TIDE_ALREADY_EXISTS, "kernel ", k->op_type, " ", k->key.ToString(),
+                    " is already registered by ", it->second->plugin_file,
+                    " (priority ", it->second->priority, "); register with a higher priority to override it");
+        override = true;
+      }
+    }
+    kernel_overrides.push_back(override);
+  }
+  for (const auto& d : staged.devices) {
+    auto it = devices_.find(d->kind);
+    if (it != devices_.end())
+      TIDE_FAIL(TIDE_ALREADY_EXISTS, "device kind '", d->kind_name, "' is already provided by ",
+                it->second->plugin_file);
+  }
+  std::set<int32_t> kinds;
+  for (const auto& d : staged.devices)
+    if (!kinds.insert(d->kind).second)
+      TIDE_FAIL(TIDE_ALREADY_EXISTS, "device kind '", d->kind_name, "' is registered twice by this plugin");
+
+  // Commit.
+  CommitSummary summary;
+  for (size_t i = 0; i < staged.ops.size(); ++i) {
+    summary.ops.push_back(staged.ops[i]->type);
+    if (op_is_new[i]) ops_[staged.ops[i]->type] = std::move(staged.ops[i]);
+  }
+  for (size_t i = 0; i < staged.kernels.size(); ++i) {
+    auto& k = staged.kernels[i];
+    summary.kernels.push_back(k->op_type + " " + k->key.ToString());
+    auto& slot = kernels_[k->op_type][k->key];
+    if (kernel_overrides[i]) {
+      LOG(WARNING) << "kernel " << k->op_type << " " << k->key.ToString() << " from "
+                   << k->plugin_file << " (priority " << k->priority << ") overrides the one from "
+                   << slot->plugin_file << " (priority " << slot->priority << ")";
+      overridden_.push_back(std::move(slot));
+    }
+    slot = std::move(k);
+  }
+  for (auto& d : staged.devices) {
+    summary.devices.push_back(d->kind_name);
+    devices_[d->kind] = std::move(d);
+  }
+  return summary;
+}
+
+}  // namespace tide::core

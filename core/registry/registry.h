@@ -1,0 +1,60 @@
+// registry.h: the process-wide tables of ops, kernels and devices that plugins fill. Starts
+// empty: the core itself registers nothing. A plugin's records are committed all at once or not
+// at all, so a plugin that fails leaves no trace but its load record.
+#pragma once
+
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/registry/op_info.h"
+
+namespace tide::core {
+
+// What one plugin registers, staged until its registration succeeds.
+struct PluginStaging {
+  std::vector<std::unique_ptr<OpInfo>> ops;
+  std::vector<std::unique_ptr<KernelEntry>> kernels;
+  std::vector<std::unique_ptr<DeviceInfo>> devices;
+};
+
+// What a commit added, for the plugin's load record.
+struct CommitSummary {
+  std::vector<std::string> ops, kernels, devices;
+};
+
+class Registry {
+ public:
+  static Registry& Global();
+
+  // nullptr when no plugin provides `type`.
+  const OpInfo* FindOp(const std::string& type) const;
+  // Throws NOT_FOUND naming the op and saying no loaded plugin provides it.
+  const OpInfo& GetOp(const std::string& type) const;
+  const KernelEntry* FindKernel(const std::string& op_type, const OpKernelType& key) const;
+  std::vector<const KernelEntry*> Kernels(const std::string& op_type) const;
+  const DeviceInfo* FindDevice(int32_t place_kind) const;
+
+  std::vector<std::string> OpTypes() const;  // sorted
+  std::vector<const KernelEntry*> AllKernels() const;
+  std::vector<const DeviceInfo*> AllDevices() const;
+  size_t NumOps() const;
+  size_t NumKernels() const;
+  size_t NumDevices() const;
+
+  // Validates and adds one plugin's records; throws (adding nothing) on a conflict.
+  CommitSummary Commit(PluginStaging staged);
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<OpInfo>> ops_;
+  std::unordered_map<std::string, std::unordered_map<OpKernelType, std::unique_ptr<KernelEntry>,
+                                                     OpKernelTypeHash>> kernels_;
+  std::unordered_map<int32_t, std::unique_ptr<DeviceInfo>> devices_;
+  // Overridden kernels stay alive: prepared programs may still point at them.
+  std::vector<std::unique_ptr<KernelEntry>> overridden_;
+};
+
+}  // namespace tide::core

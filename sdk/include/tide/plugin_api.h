@@ -1,0 +1,496 @@
+/* tide/plugin_api.h: the whole binary interface between the Tide core and its plugins.
+ *
+ * Rules (see CHANGELOG.md beside this SDK for what each minor version added):
+ *  - C types only. No C++ type, exception, STL container or allocator ownership crosses it.
+ *  - Every struct begins with `size_t struct_size`, set by whoever fills the struct to
+ *    TIDE_STRUCT_SIZE(type, last_field) of the version it was built with. Fields are only ever
+ *    appended; a reader checks `struct_size >=` the end of a field before touching it.
+ *  - Functions that can fail return a TideStatus* (NULL = success). The caller owns a returned
+ *    status and frees it with TideHostApi.Status_Free.
+ *  - Every pointer's owner and lifetime is written beside it. "Borrowed" means the callee may
+ *    read it only for the duration of the call.
+ *
+ * A plugin exports two symbols (see the end of this file): tide_plugin_info and
+ * tide_plugin_register. Most authors never touch this header: tide/plugin.hpp wraps it. */
+#ifndef TIDE_PLUGIN_API_H_
+#define TIDE_PLUGIN_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIDE_ABI_MAJOR 1
+#define TIDE_ABI_MINOR 0
+
+/* The size of a struct up to and including `last_field`: what struct_size is set to. */
+#define TIDE_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
+/* True when a struct that reports `struct_size` has `field` (a reader's check). */
+#define TIDE_HAS_FIELD(ptr, type, field) ((ptr)->struct_size >= TIDE_STRUCT_SIZE(type, field))
+
+#if defined(_WIN32)
+#define TIDE_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define TIDE_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Enumerations. Values match proto/framework.proto so they can be stored in programs.         */
+
+typedef enum TideCode {
+  TIDE_OK = 0,
+  TIDE_INVALID_ARGUMENT = 1,
+  TIDE_NOT_FOUND = 2,
+  TIDE_OUT_OF_RANGE = 3,
+  TIDE_UNIMPLEMENTED = 4,
+  TIDE_RESOURCE_EXHAUSTED = 5, /* out of memory */
+  TIDE_FAILED_PRECONDITION = 6,
+  TIDE_ALREADY_EXISTS = 7,
+  TIDE_UNAVAILABLE = 8, /* a device, peer or resource is not there */
+  TIDE_INTERNAL = 9,
+} TideCode;
+
+typedef enum TideDataType {
+  TIDE_UNDEFINED = -1,
+  TIDE_BOOL = 0,
+  TIDE_INT16 = 1,
+  TIDE_INT32 = 2,
+  TIDE_INT64 = 3,
+  TIDE_FP16 = 4,
+  TIDE_FP32 = 5,
+  TIDE_FP64 = 6,
+  TIDE_UINT8 = 20,
+  TIDE_INT8 = 21,
+  TIDE_BF16 = 22,
+} TideDataType;
+
+typedef enum TideLayout {
+  TIDE_LAYOUT_ANY = 0, /* a kernel that accepts any layout; the layout of plain dense data */
+  TIDE_LAYOUT_NCHW = 1,
+  TIDE_LAYOUT_NHWC = 2,
+  TIDE_LAYOUT_ONEDNN = 3, /* a oneDNN blocked layout; the exact format lives with the data */
+} TideLayout;
+
+typedef enum TideVarType {
+  TIDE_VAR_UNINITIALIZED = -1,
+  TIDE_VAR_LOD_TENSOR = 7,
+  TIDE_VAR_SELECTED_ROWS = 8,
+  TIDE_VAR_FEED_MINIBATCH = 9,
+  TIDE_VAR_FETCH_LIST = 10,
+  TIDE_VAR_STEP_SCOPES = 11,
+  TIDE_VAR_LOD_RANK_TABLE = 12,
+  TIDE_VAR_LOD_TENSOR_ARRAY = 13,
+  TIDE_VAR_RAW = 17,
+} TideVarType;
+
+typedef enum TideAttrType {
+  TIDE_ATTR_INT = 0,
+  TIDE_ATTR_FLOAT = 1,
+  TIDE_ATTR_STRING = 2,
+  TIDE_ATTR_INTS = 3,
+  TIDE_ATTR_FLOATS = 4,
+  TIDE_ATTR_STRINGS = 5,
+  TIDE_ATTR_BOOLEAN = 6,
+  TIDE_ATTR_BOOLEANS = 7,
+  TIDE_ATTR_BLOCK = 8,
+  TIDE_ATTR_LONG = 9,
+  TIDE_ATTR_BLOCKS = 10,
+  TIDE_ATTR_LONGS = 11,
+} TideAttrType;
+
+/* Flags of an op's input or output argument (OpProto.Var). */
+enum {
+  TIDE_ARG_DUPLICABLE = 1,   /* takes a list of variables */
+  TIDE_ARG_DISPENSABLE = 2,  /* may be absent */
+  TIDE_ARG_INTERMEDIATE = 4, /* an output only the op itself (or its grad) reads */
+};
+
+typedef enum TideLogSeverity {
+  TIDE_LOG_INFO = 0,
+  TIDE_LOG_WARNING = 1,
+  TIDE_LOG_ERROR = 2,
+} TideLogSeverity;
+
+typedef enum TideCopyKind {
+  TIDE_COPY_HOST_TO_DEVICE = 0,
+  TIDE_COPY_DEVICE_TO_HOST = 1,
+  TIDE_COPY_DEVICE_TO_DEVICE = 2, /* within one device */
+} TideCopyKind;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Opaque handles. All are owned by the core unless a comment says otherwise.                  */
+
+typedef struct TideStatus TideStatus;
+typedef struct TideTensor TideTensor;             /* a LoDTensor */
+typedef struct TideSelectedRows TideSelectedRows; /* rows + height + value tensor */
+typedef struct TideTensorArray TideTensorArray;   /* a LoDTensorArray */
+typedef struct TideVariable TideVariable;         /* a named slot in a scope */
+typedef struct TideScope TideScope;
+typedef struct TideDeviceContext TideDeviceContext; /* the core's context for one place */
+typedef struct TideKernelContext TideKernelContext;
+typedef struct TideInferShapeContext TideInferShapeContext;
+typedef struct TideGradOpMaker TideGradOpMaker;
+typedef struct TideGradOp TideGradOp;
+typedef struct TideOpRunContext TideOpRunContext;
+typedef struct TideRegistrar TideRegistrar;
+
+/* A place: a device kind (an id the host interns from a name such as "cpu" or "gpu", see
+ * TideHostApi.PlaceKind_Id) and a device ordinal. A plain value, copied freely. */
+typedef struct TidePlace {
+  int32_t kind;
+  int32_t device;
+} TidePlace;
+
+/* An attribute value. Arrays and strings are borrowed from whoever holds the value: for values
+ * the host returns, they live as long as the op they came from. */
+typedef struct TideAttrValue {
+  size_t struct_size;
+  TideAttrType type;
+  int32_t i;         /* INT, BOOLEAN (0/1), BLOCK (block index) */
+  int64_t l;         /* LONG */
+  float f;           /* FLOAT */
+  const char* s;     /* STRING: NUL-terminated */
+  const int32_t* ints;    /* INTS, BOOLEANS (0/1), BLOCKS (block indices) */
+  const int64_t* longs;   /* LONGS */
+  const float* floats;    /* FLOATS */
+  const char* const* strings; /* STRINGS */
+  size_t count;               /* element count of the list forms */
+} TideAttrValue;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Callbacks a plugin registers. `user_data` is the pointer given at registration, owned by the
+ * plugin and never touched by the core. Each returns NULL on success or a status made with
+ * TideHostApi.Status_Create. None may throw.                                                   */
+
+typedef TideStatus* (*TideKernelFn)(TideKernelContext* ctx, void* user_data);
+typedef TideStatus* (*TideInferShapeFn)(TideInferShapeContext* ctx, void* user_data);
+typedef TideStatus* (*TideGradMakerFn)(TideGradOpMaker* maker, void* user_data);
+typedef TideStatus* (*TideOpRunFn)(TideOpRunContext* ctx, void* user_data);
+/* Checks one attribute value after defaults are filled; `value` is borrowed. */
+typedef TideStatus* (*TideAttrCheckFn)(const TideAttrValue* value, void* user_data);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Registration records. All strings and arrays are borrowed for the duration of the
+ * Registrar_* call; the core copies what it keeps.                                             */
+
+typedef struct TideArgDef {
+  size_t struct_size;
+  const char* name;    /* e.g. "X" */
+  const char* comment; /* may be NULL */
+  uint32_t flags;      /* TIDE_ARG_* */
+} TideArgDef;
+
+typedef struct TideAttrDef {
+  size_t struct_size;
+  const char* name;
+  TideAttrType type;
+  const char* comment;            /* may be NULL */
+  const TideAttrValue* default_value; /* NULL: the attribute is required */
+  TideAttrCheckFn check;          /* may be NULL */
+  void* check_data;
+} TideAttrDef;
+
+typedef struct TideOpDef {
+  size_t struct_size;
+  const char* type;    /* "name" for in-tree packs, "vendor.name" for others */
+  const char* comment; /* may be NULL */
+  const TideArgDef* inputs;
+  size_t num_inputs;
+  const TideArgDef* outputs;
+  size_t num_outputs;
+  const TideAttrDef* attrs;
+  size_t num_attrs;
+  /* Shape (and at compile time, dtype and var-type) inference; NULL: none. */
+  TideInferShapeFn infer_shape;
+  void* infer_shape_data;
+  /* Gradient: a maker callback, or the name of the grad op for Fluid's default rule (inputs:
+   * forward inputs, outputs and output grads; outputs: input grads; attrs copied). Both NULL:
+   * the op has no gradient. */
+  TideGradMakerFn grad_maker;
+  void* grad_maker_data;
+  const char* default_grad_op;
+  /* Which input's dtype selects the kernel (NULL: the first input holding data), or, prefixed
+   * with "attr:", an INT attribute holding a TideDataType (e.g. "attr:dtype"). */
+  const char* kernel_dtype_source;
+  /* An operator without kernels (control flow, I/O) runs through this instead; NULL for an
+   * operator whose kernels are registered with Registrar_AddKernel. */
+  TideOpRunFn run;
+  void* run_data;
+} TideOpDef;
+
+typedef struct TideKernelDef {
+  size_t struct_size;
+  const char* op_type;
+  const char* place_kind; /* "cpu", "gpu", ... */
+  TideDataType dtype;
+  TideLayout layout;
+  const char* library; /* "plain", "mkldnn", "cudnn", ... */
+  TideKernelFn compute;
+  void* user_data;
+  /* 0: registering a key that already exists is an error. > 0: replaces a kernel of lower
+   * priority under the same key (the override is logged). */
+  int32_t priority;
+} TideKernelDef;
+
+/* A device plugin's functions for one place kind. `self` is `TideDeviceDef.self`, owned by
+ * the device plugin. `ctx` is what context_create returned. */
+typedef struct TideDeviceDef {
+  size_t struct_size;
+  const char* kind; /* the place kind it provides, e.g. "cpu" */
+  void* self;
+  int32_t host_accessible; /* 1: the host CPU can read and write this memory directly */
+  size_t alignment;        /* of every block alloc returns */
+  int32_t (*device_count)(void* self);
+  /* Raw device memory for the core's allocator. Must not throw; NULL ptr + status on failure. */
+  TideStatus* (*alloc)(void* self, int32_t device, size_t size, void** ptr);
+  void (*free)(void* self, int32_t device, void* ptr, size_t size);
+  /* Total and free bytes of a device, for fraction_of_<kind>_memory_to_use. */
+  TideStatus* (*memory_info)(void* self, int32_t device, size_t* total, size_t* available);
+  /* One context per place, created on first use and destroyed at exit. */
+  TideStatus* (*context_create)(void* self, int32_t device, void** ctx);
+  void (*context_destroy)(void* self, void* ctx);
+  /* Waits until all work queued on ctx is done. */
+  TideStatus* (*synchronize)(void* self, void* ctx);
+  /* Copies `size` bytes, queued on ctx's stream; synchronize before reading on the host. */
+  TideStatus* (*copy)(void* self, void* ctx, TideCopyKind kind, void* dst, const void* src,
+                      size_t size);
+  /* Device-specific handles for op packs, e.g. name "tide.cpu" -> const TideCpuContext*.
+   * Returns NULL for a name it does not know. The pointer lives as long as ctx. */
+  const void* (*context_extension)(void* self, void* ctx, const char* name);
+} TideDeviceDef;
+
+/* The plugin's description of itself. Static storage, owned by the plugin. */
+typedef struct TidePluginInfo {
+  size_t struct_size;
+  const char* name;    /* unique, e.g. "ops_math", "device_cpu", "acme.npu" */
+  const char* version; /* the plugin's own version, e.g. "0.1.0" */
+  uint32_t abi_major;  /* the ABI version the plugin speaks (see tide_plugin_info) */
+  uint32_t abi_minor;
+  const char* const* requires; /* NULL-terminated names of plugins to load first, or NULL */
+  const char* description;     /* one line, may be NULL */
+} TidePluginInfo;
+
+/* The ABI versions the host supports: major is fixed, minors from min_minor to max_minor. */
+typedef struct TideAbiRange {
+  size_t struct_size;
+  uint32_t major;
+  uint32_t min_minor;
+  uint32_t max_minor;
+} TideAbiRange;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The host API: the core's functions, handed to tide_plugin_register. The table lives as long
+ * as the process. Check struct_size before calling a function newer than the host you run on
+ * (TIDE_HAS_FIELD); every function below is in ABI 1.0 unless its comment says otherwise.     */
+
+typedef struct TideHostApi {
+  size_t struct_size;
+  uint32_t abi_major; /* the host's */
+  uint32_t abi_minor;
+
+  /* --- Status and logging --- */
+  /* `message` is copied. */
+  TideStatus* (*Status_Create)(TideCode code, const char* message);
+  void (*Status_Free)(TideStatus* status); /* accepts NULL */
+  TideCode (*Status_Code)(const TideStatus* status);
+  /* Owned by `status`. */
+  const char* (*Status_Message)(const TideStatus* status);
+  /* `plugin` names the caller; goes to the core's log (glog). */
+  void (*Log)(TideLogSeverity severity, const char* plugin, const char* message);
+  /* Copies flag `name`'s current value as NUL-terminated text (truncated to `capacity`) into
+   * `value`; returns the value's full length, or -1 when the core has no such flag. */
+  int64_t (*Flag_Get)(const char* name, char* value, size_t capacity);
+
+  /* --- Places --- */
+  /* Interns a place-kind name; the id is stable for the process. */
+  int32_t (*PlaceKind_Id)(const char* name);
+  /* Owned by the host, lives as long as the process. NULL for an unknown id. */
+  const char* (*PlaceKind_Name)(int32_t kind);
+
+  /* --- Tensors. A TideTensor* is borrowed from its variable or context. --- */
+  TideDataType (*Tensor_DataType)(const TideTensor* t); /* TIDE_UNDEFINED before data */
+  int32_t (*Tensor_Rank)(const TideTensor* t);
+  /* Valid until the tensor is next resized. */
+  const int64_t* (*Tensor_Dims)(const TideTensor* t);
+  int64_t (*Tensor_Numel)(const TideTensor* t);
+  TideLayout (*Tensor_Layout)(const TideTensor* t);
+  void (*Tensor_SetLayout)(TideTensor* t, TideLayout layout);
+  TidePlace (*Tensor_Place)(const TideTensor* t);
+  /* NULL when the tensor holds no data. */
+  const void* (*Tensor_Data)(const TideTensor* t);
+  TideStatus* (*Tensor_Resize)(TideTensor* t, const int64_t* dims, int32_t rank);
+  /* Allocates (or reuses) memory for the tensor's current dims on `place`, through the core's
+   * allocator. `*data` is owned by the tensor. */
+  TideStatus* (*Tensor_MutableData)(TideTensor* t, TideDataType dtype, TidePlace place,
+                                    void** data);
+  /* dst shares src's memory, dims, dtype and layout (not its LoD). */
+  TideStatus* (*Tensor_ShareDataWith)(TideTensor* dst, const TideTensor* src);
+  /* Deep copy of data, dims, dtype, layout and LoD to `place` (device copies through the
+   * device plugins), queued on ctx (NULL: the destination place's context), then synchronised. */
+  TideStatus* (*Tensor_CopyTo)(const TideTensor* src, TidePlace place, TideDeviceContext* ctx,
+                               TideTensor* dst);
+  size_t (*Tensor_LoDLevels)(const TideTensor* t);
+  /* Offsets of one LoD level; valid until the LoD changes. */
+  const uint64_t* (*Tensor_LoD)(const TideTensor* t, size_t level, size_t* length);
+  /* Replaces the LoD with `levels` levels: level k has lengths[k] offsets at offsets[k]. */
+  TideStatus* (*Tensor_SetLoD)(TideTensor* t, const uint64_t* const* offsets,
+                               const size_t* lengths, size_t levels);
+  /* A tensor the caller owns, destroyed with Tensor_Destroy (accepts NULL). */
+  TideTensor* (*Tensor_Create)(void);
+  void (*Tensor_Destroy)(TideTensor* t);
+
+  /* --- Variables and the types they hold --- */
+  TideVarType (*Variable_Type)(const TideVariable* var);
+  /* Gets the LoDTensor the variable holds, making it one if it holds nothing. A variable of
+   * another type is an error. The result is borrowed from the variable. */
+  TideStatus* (*Variable_GetTensor)(TideVariable* var, TideTensor** out);
+  TideStatus* (*Variable_GetSelectedRows)(TideVariable* var, TideSelectedRows** out);
+  TideStatus* (*Variable_GetTensorArray)(TideVariable* var, TideTensorArray** out);
+  int64_t (*SelectedRows_Height)(const TideSelectedRows* sr);
+  void (*SelectedRows_SetHeight)(TideSelectedRows* sr, int64_t height);
+  /* Valid until the rows change. */
+  const int64_t* (*SelectedRows_Rows)(const TideSelectedRows* sr, size_t* count);
+  void (*SelectedRows_SetRows)(TideSelectedRows* sr, const int64_t* rows, size_t count);
+  TideTensor* (*SelectedRows_Value)(TideSelectedRows* sr);
+  size_t (*TensorArray_Size)(const TideTensorArray* a);
+  void (*TensorArray_Resize)(TideTensorArray* a, size_t size);
+  TideTensor* (*TensorArray_At)(TideTensorArray* a, size_t i); /* NULL when out of range */
+
+  /* --- Scopes --- */
+  /* Looks up `name` here and in the parents; NULL when absent. */
+  TideVariable* (*Scope_FindVar)(const TideScope* scope, const char* name);
+  /* Finds or creates `name` in this scope. */
+  TideVariable* (*Scope_Var)(TideScope* scope, const char* name);
+  /* A child scope, owned by `scope`, destroyed by Scope_DropKids or with its parent. */
+  TideScope* (*Scope_NewScope)(TideScope* scope);
+  void (*Scope_DropKids)(TideScope* scope);
+
+  /* --- Device contexts --- */
+  TidePlace (*DeviceContext_Place)(const TideDeviceContext* ctx);
+  /* The device plugin's extension struct called `name` (see e.g. tide/cpu_context.h), or NULL. */
+  const void* (*DeviceContext_Extension)(TideDeviceContext* ctx, const char* name);
+  TideStatus* (*DeviceContext_Synchronize)(TideDeviceContext* ctx);
+
+  /* --- Kernel context: what a kernel sees. Parameter names are the OpProto's. --- */
+  const char* (*KernelContext_OpType)(const TideKernelContext* ctx);
+  TidePlace (*KernelContext_Place)(const TideKernelContext* ctx);
+  TideDeviceContext* (*KernelContext_DeviceContext)(TideKernelContext* ctx);
+  /* The op's attribute `name` with defaults filled; NULL when the op has none by that name. */
+  const TideAttrValue* (*KernelContext_Attr)(const TideKernelContext* ctx, const char* name);
+  size_t (*KernelContext_InputCount)(const TideKernelContext* ctx, const char* param);
+  size_t (*KernelContext_OutputCount)(const TideKernelContext* ctx, const char* param);
+  /* The variable bound to input `param`[i]; NULL when absent (a dispensable input). */
+  TideVariable* (*KernelContext_InputVar)(TideKernelContext* ctx, const char* param, size_t i);
+  TideVariable* (*KernelContext_OutputVar)(TideKernelContext* ctx, const char* param, size_t i);
+  /* The variable name bound to param[i], for messages; NULL when absent. */
+  const char* (*KernelContext_InputName)(const TideKernelContext* ctx, const char* param,
+                                         size_t i);
+  const char* (*KernelContext_OutputName)(const TideKernelContext* ctx, const char* param,
+                                          size_t i);
+  /* Shortcuts for the common case: the LoDTensor bound to param[i]. Input returns NULL when
+   * the input is absent or holds another type; Output makes the variable a LoDTensor (NULL when
+   * absent or of another type). Borrowed from the variable. */
+  const TideTensor* (*KernelContext_Input)(TideKernelContext* ctx, const char* param, size_t i);
+  TideTensor* (*KernelContext_Output)(TideKernelContext* ctx, const char* param, size_t i);
+  /* Scratch memory on the kernel's place, freed when the kernel returns. */
+  TideStatus* (*KernelContext_TempAlloc)(TideKernelContext* ctx, size_t size, void** data);
+
+  /* --- Shape inference. At compile time it reads and writes VarDescs (dims with -1 for the
+   * batch dim); at run time, tensors. --- */
+  const char* (*InferShape_OpType)(const TideInferShapeContext* ctx);
+  int32_t (*InferShape_IsRuntime)(const TideInferShapeContext* ctx);
+  const TideAttrValue* (*InferShape_Attr)(const TideInferShapeContext* ctx, const char* name);
+  size_t (*InferShape_InputCount)(const TideInferShapeContext* ctx, const char* param);
+  size_t (*InferShape_OutputCount)(const TideInferShapeContext* ctx, const char* param);
+  const char* (*InferShape_InputName)(const TideInferShapeContext* ctx, const char* param,
+                                      size_t i);
+  const char* (*InferShape_OutputName)(const TideInferShapeContext* ctx, const char* param,
+                                       size_t i);
+  /* Writes up to `capacity` dims and the rank; an error when the input is absent. */
+  TideStatus* (*InferShape_InputDims)(const TideInferShapeContext* ctx, const char* param,
+                                      size_t i, int64_t* dims, int32_t capacity, int32_t* rank);
+  TideStatus* (*InferShape_SetOutputDims)(TideInferShapeContext* ctx, const char* param,
+                                          size_t i, const int64_t* dims, int32_t rank);
+  TideDataType (*InferShape_InputDataType)(const TideInferShapeContext* ctx, const char* param,
+                                           size_t i);
+  /* Compile time only (a no-op at run time, where kernels set dtypes). */
+  void (*InferShape_SetOutputDataType)(TideInferShapeContext* ctx, const char* param, size_t i,
+                                       TideDataType dtype);
+  TideVarType (*InferShape_InputVarType)(const TideInferShapeContext* ctx, const char* param,
+                                         size_t i);
+  /* Compile time only. */
+  void (*InferShape_SetOutputVarType)(TideInferShapeContext* ctx, const char* param, size_t i,
+                                      TideVarType type);
+  /* Output param[j] gets input param[i]'s LoD (run time) or lod_level (compile time). */
+  TideStatus* (*InferShape_ShareLoD)(TideInferShapeContext* ctx, const char* in_param,
+                                     size_t i, const char* out_param, size_t j);
+
+  /* --- Gradient op makers. Names returned are borrowed from the maker. --- */
+  const char* (*GradMaker_OpType)(const TideGradOpMaker* m);
+  /* The forward op's parameter names (inputs or outputs). */
+  const char* const* (*GradMaker_InputParams)(const TideGradOpMaker* m, size_t* count);
+  const char* const* (*GradMaker_OutputParams)(const TideGradOpMaker* m, size_t* count);
+  /* The forward variables bound to a parameter. */
+  const char* const* (*GradMaker_Input)(const TideGradOpMaker* m, const char* param,
+                                        size_t* count);
+  const char* const* (*GradMaker_Output)(const TideGradOpMaker* m, const char* param,
+                                         size_t* count);
+  /* Gradient variable names of a forward input (to write) or output (to read); the name is
+   * "@EMPTY@" where no gradient is wanted (no_grad_set, stop_gradient). */
+  const char* const* (*GradMaker_InputGrad)(const TideGradOpMaker* m, const char* param,
+                                            size_t* count);
+  const char* const* (*GradMaker_OutputGrad)(const TideGradOpMaker* m, const char* param,
+                                             size_t* count);
+  const TideAttrValue* (*GradMaker_Attr)(const TideGradOpMaker* m, const char* name);
+  /* A new grad op, owned by the maker. */
+  TideGradOp* (*GradMaker_NewOp)(TideGradOpMaker* m, const char* type);
+  void (*GradOp_SetInput)(TideGradOp* op, const char* param, const char* const* args,
+                          size_t count);
+  void (*GradOp_SetOutput)(TideGradOp* op, const char* param, const char* const* args,
+                           size_t count);
+  void (*GradOp_SetAttr)(TideGradOp* op, const char* name, const TideAttrValue* value);
+  /* Copies every attribute of the forward op. */
+  void (*GradOp_CopyAttrs)(TideGradOp* op);
+
+  /* --- Operators without kernels (control flow, I/O). --- */
+  const char* (*OpRun_OpType)(const TideOpRunContext* ctx);
+  TideScope* (*OpRun_Scope)(TideOpRunContext* ctx);
+  TidePlace (*OpRun_Place)(const TideOpRunContext* ctx);
+  TideDeviceContext* (*OpRun_DeviceContext)(TideOpRunContext* ctx);
+  const TideAttrValue* (*OpRun_Attr)(const TideOpRunContext* ctx, const char* name);
+  /* Variable names bound to a parameter; borrowed from the op. */
+  const char* const* (*OpRun_Inputs)(const TideOpRunContext* ctx, const char* param,
+                                     size_t* count);
+  const char* const* (*OpRun_Outputs)(const TideOpRunContext* ctx, const char* param,
+                                      size_t* count);
+  /* Runs block `block_idx` of the op's program in `scope` on the op's place. */
+  TideStatus* (*OpRun_RunBlock)(TideOpRunContext* ctx, int32_t block_idx, TideScope* scope);
+
+  /* --- Registration (only during tide_plugin_register). Records are copied. --- */
+  TideStatus* (*Registrar_AddOp)(TideRegistrar* r, const TideOpDef* def);
+  TideStatus* (*Registrar_AddKernel)(TideRegistrar* r, const TideKernelDef* def);
+  TideStatus* (*Registrar_AddDevice)(TideRegistrar* r, const TideDeviceDef* def);
+} TideHostApi;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The two symbols every plugin exports.                                                       */
+
+/* Returns the plugin's info, answering with the ABI version it will speak: a major the host
+ * supports and a minor no higher than host->max_minor. `host` is borrowed. */
+typedef const TidePluginInfo* (*TidePluginInfoFn)(const TideAbiRange* host);
+/* Registers the plugin's ops, kernels and devices. `host` lives as long as the process;
+ * `registrar` only for this call. On failure nothing the plugin registered is kept. */
+typedef TideStatus* (*TidePluginRegisterFn)(const TideHostApi* host, TideRegistrar* registrar);
+
+#define TIDE_PLUGIN_INFO_SYMBOL "tide_plugin_info"
+#define TIDE_PLUGIN_REGISTER_SYMBOL "tide_plugin_register"
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TIDE_PLUGIN_API_H_ */
