@@ -1,0 +1,119 @@
+// fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, uniform_random,
+// gaussian_random, and assign (a copy).
+#include <random>
+
+#include "common.h"
+
+namespace ops_math {
+namespace {
+
+void ShapeAndDtypeFromAttrs(tide::InferShapeContext& ctx) {
+  ctx.SetOutputDims("Out", ctx.Attr<std::vector<int64_t>>("shape"));
+  ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
+}
+
+template <typename T>
+void FillConstant(KernelContext& ctx) {
+  Tensor out = ctx.Output("Out");
+  out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
+  auto o = Out<T>(out, ctx);
+  Eval(ctx, o, o.constant(static_cast<T>(ctx.Attr<float>("value"))));
+}
+
+template <typename T>
+void FillZerosLike(KernelContext& ctx) {
+  Tensor out = ctx.Output("Out");
+  out.Resize(ctx.Input("X").dims());
+  auto o = Out<T>(out, ctx);
+  Eval(ctx, o, o.constant(T(0)));
+}
+
+// A seed of 0 draws a fresh one; any other seed repeats the same numbers on every run.
+std::mt19937_64 Engine(const KernelContext& ctx) {
+  int seed = ctx.Attr<int32_t>("seed");
+  return std::mt19937_64(seed ? static_cast<uint64_t>(seed) : std::random_device{}());
+}
+
+template <typename T>
+void UniformRandom(KernelContext& ctx) {
+  T lo = ctx.Attr<float>("min"), hi = ctx.Attr<float>("max");
+  TIDE_CHECK(lo < hi, "op 'uniform_random': min (", lo, ") must be below max (", hi, ")");
+  Tensor out = ctx.Output("Out");
+  out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
+  T* o = out.mutable_data<T>(ctx.place());
+  auto engine = Engine(ctx);
+  std::uniform_real_distribution<T> dist(lo, hi);
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = dist(engine);
+}
+
+template <typename T>
+void GaussianRandom(KernelContext& ctx) {
+  T mean = ctx.Attr<float>("mean"), stddev = ctx.Attr<float>("std");
+  TIDE_CHECK(stddev >= 0, "op 'gaussian_random': std must be >= 0, got ", stddev);
+  Tensor out = ctx.Output("Out");
+  out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
+  T* o = out.mutable_data<T>(ctx.place());
+  auto engine = Engine(ctx);
+  std::normal_distribution<T> dist(mean, stddev);
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = dist(engine);
+}
+
+template <typename T>
+void Assign(KernelContext& ctx) {
+  Tensor out = ctx.Output("Out");
+  out.CopyFrom(ctx.Input("X"), ctx.place(), ctx.device_context());
+}
+
+tide::OpSchema RandomSchema(const char* type, const char* comment) {
+  return tide::OpSchema(type)
+      .Comment(comment)
+      .Output("Out", "the random tensor")
+      .Attr("shape", std::vector<int64_t>{}, "dims of Out")
+      .Attr("seed", int32_t(0), "0: a fresh seed each run; otherwise the same numbers each run")
+      .Attr("dtype", int32_t(TIDE_FP32), "element type (TideDataType)")
+      .KernelDataTypeFrom("attr:dtype")
+      .InferShape(ShapeAndDtypeFromAttrs);
+}
+
+}  // namespace
+}  // namespace ops_math
+
+using namespace ops_math;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(tide::OpSchema("fill_constant")
+                     .Comment("Out = a tensor of `shape` and `dtype` filled with `value`.")
+                     .Output("Out", "the filled tensor")
+                     .Attr("shape", std::vector<int64_t>{}, "dims of Out")
+                     .Attr("value", 0.0f, "the fill value")
+                     .Attr("dtype", int32_t(TIDE_FP32), "element type (TideDataType)")
+                     .Attr("force_cpu", false, "accepted for Fluid compatibility")
+                     .KernelDataTypeFrom("attr:dtype")
+                     .InferShape(ShapeAndDtypeFromAttrs));
+TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
+                     .Comment("Out = zeros with X's dims and dtype.")
+                     .Input("X", "the tensor whose dims and dtype Out takes")
+                     .Output("Out", "zeros")
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("fill_zeros_like", "cpu", FillZerosLike, OPS_MATH_NUMERIC_TYPES);
+
+TIDE_REGISTER_OP(RandomSchema("uniform_random", "Out ~ U[min, max).")
+                     .Attr("min", -1.0f, "lower bound")
+                     .Attr("max", 1.0f, "upper bound (exclusive)"));
+TIDE_REGISTER_KERNEL("uniform_random", "cpu", UniformRandom, OPS_MATH_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(RandomSchema("gaussian_random", "Out ~ N(mean, std^2).")
+                     .Attr("mean", 0.0f, "mean")
+                     .Attr("std", 1.0f, "standard deviation"));
+TIDE_REGISTER_KERNEL("gaussian_random", "cpu", GaussianRandom, OPS_MATH_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("assign")
+                     .Comment("Out = a copy of X.")
+                     .Input("X", "the source")
+                     .Output("Out", "the copy")
+                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("assign").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
+                     }));
+TIDE_REGISTER_KERNEL("assign", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t);

@@ -1,0 +1,84 @@
+// softmax_op.cc: softmax along one axis (numerically stable) and its grad.
+#include <cmath>
+
+#include "common.h"
+
+namespace ops_math {
+namespace {
+
+using tide::GradVarName;
+
+// [pre, n, post] view of dims around `axis`.
+struct AxisSplit {
+  int64_t pre, n, post;
+};
+AxisSplit SplitAt(const char* op, const Dims& d, int axis) {
+  int rank = static_cast<int>(d.size());
+  int a = axis < 0 ? axis + rank : axis;
+  TIDE_CHECK(a >= 0 && a < rank, "op '", op, "': axis ", axis, " is out of range for dims ",
+             tide::ToString(d));
+  return {Product(d, 0, a), d[a], Product(d, a + 1, rank)};
+}
+
+template <typename T>
+void SoftmaxKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  AxisSplit s = SplitAt("softmax", x.dims(), ctx.Attr<int32_t>("axis"));
+  const T* xd = x.data<T>();
+  T* od = out.mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k) {
+      const T* xi = xd + i * s.n * s.post + k;
+      T* oi = od + i * s.n * s.post + k;
+      T mx = xi[0];
+      for (int64_t j = 1; j < s.n; ++j) mx = std::max(mx, xi[j * s.post]);
+      T sum = 0;
+      for (int64_t j = 0; j < s.n; ++j) sum += (oi[j * s.post] = std::exp(xi[j * s.post] - mx));
+      for (int64_t j = 0; j < s.n; ++j) oi[j * s.post] /= sum;
+    }
+}
+
+// dX = (dOut - sum(dOut * Out)) * Out along the axis.
+template <typename T>
+void SoftmaxGradKernel(KernelContext& ctx) {
+  Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  AxisSplit s = SplitAt("softmax_grad", out.dims(), ctx.Attr<int32_t>("axis"));
+  const T* od = out.data<T>();
+  const T* gd = dout.data<T>();
+  T* dd = dx.mutable_data<T>(out.dims(), ctx.place());
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k) {
+      const int64_t base = i * s.n * s.post + k;
+      T dot = 0;
+      for (int64_t j = 0; j < s.n; ++j) dot += gd[base + j * s.post] * od[base + j * s.post];
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t e = base + j * s.post;
+        dd[e] = (gd[e] - dot) * od[e];
+      }
+    }
+}
+
+}  // namespace
+}  // namespace ops_math
+
+using namespace ops_math;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(tide::OpSchema("softmax")
+                     .Comment("Out = exp(X) / sum(exp(X)) along `axis`.")
+                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Attr("axis", int32_t(-1), "the axis normalised over")
+                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("softmax_grad")
+                           .Input("Out", g.Output("Out"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("softmax_grad")
+                     .Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("axis", int32_t(-1))
+                     .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
+TIDE_REGISTER_KERNEL("softmax", "cpu", SoftmaxKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);

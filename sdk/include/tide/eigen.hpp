@@ -1,0 +1,79 @@
+// tide/eigen.hpp: Eigen on Tide's CPU thread pool. Op packs that compute with Eigen get an
+// Eigen::ThreadPoolDevice that schedules onto the CPU device plugin's pool (TideCpuContext), so
+// every op pack shares one pool sized by --cpu_threads.
+#ifndef TIDE_EIGEN_HPP_
+#define TIDE_EIGEN_HPP_
+
+#define EIGEN_USE_THREADS
+#include <tide/cpu_context.h>
+#include <tide/plugin.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unsupported/Eigen/CXX11/Tensor>
+
+namespace tide {
+
+// Eigen's pool interface over the C scheduling functions of a TideCpuContext.
+class EigenPoolAdapter : public Eigen::ThreadPoolInterface {
+ public:
+  explicit EigenPoolAdapter(const TideCpuContext& c) : c_(c) {}
+  void Schedule(std::function<void()> fn) override {
+    auto* task = new std::function<void()>(std::move(fn));
+    c_.schedule(c_.pool, &Run, task);
+  }
+  int NumThreads() const override { return c_.num_threads; }
+  int CurrentThreadId() const override { return c_.current_thread_id(c_.pool); }
+
+ private:
+  static void Run(void* arg) {
+    std::unique_ptr<std::function<void()>> task(static_cast<std::function<void()>*>(arg));
+    (*task)();
+  }
+  TideCpuContext c_;
+};
+
+// The Eigen device for a kernel's CPU place, made once per CPU context and cached.
+inline const Eigen::ThreadPoolDevice& EigenDevice(const KernelContext& ctx) {
+  const auto& cpu = ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION);
+  thread_local const TideCpuContext* last_key = nullptr;
+  thread_local const Eigen::ThreadPoolDevice* last_device = nullptr;
+  if (last_key == &cpu) return *last_device;
+  struct Entry {
+    std::unique_ptr<EigenPoolAdapter> pool;
+    std::unique_ptr<Eigen::ThreadPoolDevice> device;
+  };
+  static std::mutex mu;
+  static auto* devices = new std::unordered_map<const TideCpuContext*, Entry>;  // lives forever
+  std::lock_guard<std::mutex> lock(mu);
+  Entry& e = (*devices)[&cpu];
+  if (!e.device) {
+    e.pool = std::make_unique<EigenPoolAdapter>(cpu);
+    e.device = std::make_unique<Eigen::ThreadPoolDevice>(e.pool.get(), cpu.num_threads);
+  }
+  last_key = &cpu;
+  last_device = e.device.get();
+  return *e.device;
+}
+
+// Views of a tensor's data as Eigen maps.
+template <typename T>
+using EigenVector = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Aligned>;
+template <typename T>
+using ConstEigenVector =
+    Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Aligned>;
+
+template <typename T>
+ConstEigenVector<T> Flat(const Tensor& t) {
+  return ConstEigenVector<T>(t.data<T>(), t.numel());
+}
+template <typename T>
+EigenVector<T> FlatMutable(Tensor& t, const Place& place) {
+  return EigenVector<T>(t.mutable_data<T>(place), t.numel());
+}
+
+}  // namespace tide
+
+#endif  // TIDE_EIGEN_HPP_
