@@ -1,0 +1,48 @@
+// grad_op_maker.cc: running a plugin's grad maker, or the default rule.
+#include "core/ir/grad_op_maker.h"
+
+#include <algorithm>
+
+#include "core/plugin/c_handles.h"
+#include "core/plugin/status.h"
+#include "core/registry/registry.h"
+
+namespace tide::core {
+
+OpDesc DefaultGradOp(const OpDesc& fwd, const std::string& grad_type,
+                     const std::vector<std::string>& no_grad) {
+  OpDesc g;
+  g.set_type(grad_type);
+  for (const auto& kv : fwd.inputs()) g.SetInput(kv.first, kv.second);
+  for (const auto& kv : fwd.outputs()) {
+    g.SetInput(kv.first, kv.second);
+    std::vector<std::string> grads;
+    for (const auto& v : kv.second) grads.push_back(GradVarName(v));
+    g.SetInput(GradVarName(kv.first), grads);
+  }
+  for (const auto& kv : fwd.inputs()) {
+    std::vector<std::string> grads;
+    for (const auto& v : kv.second)
+      grads.push_back(std::binary_search(no_grad.begin(), no_grad.end(), v) ? kEmptyVarName
+                                                                             : GradVarName(v));
+    g.SetOutput(GradVarName(kv.first), grads);
+  }
+  *g.mutable_attrs() = fwd.attrs();
+  return g;
+}
+
+std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string>& no_grad) {
+  const OpInfo& info = Registry::Global().GetOp(fwd.type());
+  if (info.grad_maker) {
+    TideGradOpMaker maker(fwd, no_grad);
+    CallPlugin([&] { return info.grad_maker(&maker, info.grad_maker_data); },
+               "op '" + fwd.type() + "' grad maker", info.plugin_file);
+    std::vector<OpDesc> out;
+    for (auto& op : maker.ops) out.push_back(std::move(op->desc));
+    return out;
+  }
+  if (!info.default_grad_op.empty()) return {DefaultGradOp(fwd, info.default_grad_op, no_grad)};
+  return {};
+}
+
+}  // namespace tide::core
