@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# run_out_of_tree.sh BUILD_DIR RUNNER: installs Tide from BUILD_DIR to a temporary prefix, builds
+# the acme_ops plugin out of tree with find_package(Tide) against that prefix, then runs RUNNER
+# (which loads the plugin from ACME_PLUGIN and runs its op).
+set -euo pipefail
+build="$1"; runner="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+test -f "$work/prefix/include/tide/plugin_api.h"
+cmake -S "$here/acme_ops" -B "$work/acme" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/acme" >/dev/null
+plugin="$work/acme/libacme_ops.so"
+test -f "$plugin"
+# It must include nothing but the SDK: no core headers are even installed.
+! test -d "$work/prefix/include/core"
+ACME_PLUGIN="$plugin" "$runner"
