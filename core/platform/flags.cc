@@ -36,11 +36,13 @@ std::string Upper(std::string s) {
   return s;
 }
 
-// TIDE_<NAME> (e.g. TIDE_USE_MKLDNN) and FLAGS_<name> set the flag of that name.
+// TIDE_<NAME> (e.g. TIDE_USE_MKLDNN) and FLAGS_<name> set the flag of that name, unless the
+// command line already did.
 void ApplyEnvironment() {
   std::vector<gflags::CommandLineFlagInfo> all;
   gflags::GetAllFlags(&all);
   for (const auto& f : all) {
+    if (!f.is_default) continue;  // set on the command line (or by SetFlag): that wins
     for (const std::string& var : {"FLAGS_" + f.name, "TIDE_" + Upper(f.name)}) {
       const char* v = std::getenv(var.c_str());
       if (!v) continue;

@@ -20,8 +20,8 @@ DECLARE_bool(strict_kernel_placement);
 namespace tide::core {
 
 // Sets up glog (to stderr, warnings and up unless GLOG_/FLAGS_minloglevel says otherwise) and
-// applies FLAGS_<name> and TIDE_<NAME> environment variables to the core's flags. Idempotent,
-// thread-safe; every entry point of the core calls it.
+// applies FLAGS_<name> and TIDE_<NAME> environment variables to the core's flags not already set
+// on the command line. Idempotent, thread-safe; every entry point of the core calls it.
 void InitOnce();
 
 // Parses command-line flags (removing the ones it knows), then InitOnce().

@@ -234,17 +234,20 @@ std::vector<std::string> PluginManager::SearchPath() const {
 }
 
 void PluginManager::EnsureDiscovered() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (discovered_) return;
-    discovered_ = true;
-  }
-  LoadAll(SearchPath());
+  InitOnce();
+  std::lock_guard<std::mutex> lock(mu_);  // held throughout: every caller waits for discovery
+  if (discovered_) return;
+  discovered_ = true;
+  LoadAllLocked(SearchPath());
 }
 
 void PluginManager::LoadAll(const std::vector<std::string>& entries) {
   InitOnce();
   std::lock_guard<std::mutex> lock(mu_);
+  LoadAllLocked(entries);
+}
+
+void PluginManager::LoadAllLocked(const std::vector<std::string>& entries) {
   std::vector<PluginRecord> failed;
   std::vector<std::string> files = Candidates(entries, &failed);
   std::set<std::string> known_paths;
@@ -305,7 +308,10 @@ void PluginManager::LoadAll(const std::vector<std::string>& entries) {
     for (const auto& a : absent) list += (list.empty() ? "'" : ", '") + a + "'";
     c->record.error = StrCat("requires plugin(s) ", list, ", which did not load (missing, failed, or a dependency cycle)");
   }
-  for (auto& r : failed) records_.push_back(std::move(r));
+  for (auto& r : failed) {
+    LOG(WARNING) << "plugin " << r.path << " did not load: " << r.error;
+    records_.push_back(std::move(r));
+  }
   for (auto& c : batch) {
     if (!c.record.loaded)
       LOG(WARNING) << "plugin " << c.record.path << " did not load: " << c.record.error;

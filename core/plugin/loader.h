@@ -41,6 +41,8 @@ class PluginManager {
   std::string RecordsJson() const;
 
  private:
+  void LoadAllLocked(const std::vector<std::string>& entries);  // mu_ held
+
   mutable std::mutex mu_;
   bool discovered_ = false;
   std::vector<PluginRecord> records_;

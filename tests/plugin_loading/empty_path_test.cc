@@ -1,0 +1,25 @@
+// empty_path_test.cc: with an empty plugin path the core on its own registers no op, kernel or device.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/plugin/loader.h"
+#include "core/registry/registry.h"
+
+namespace {
+
+TEST(EmptyPluginPath, CoreAloneRegistersNothing) {
+  setenv("TIDE_PLUGIN_PATH", "", 1);  // ctest sets it too; this keeps a direct run honest
+  unsetenv("FLAGS_plugin_path");
+  tide::core::Initialize();
+  auto& pm = tide::core::PluginManager::Global();
+  EXPECT_TRUE(pm.SearchPath().empty());
+  EXPECT_TRUE(pm.Records().empty());
+  const auto& reg = tide::core::Registry::Global();
+  EXPECT_EQ(reg.NumOps(), 0u);
+  EXPECT_EQ(reg.NumKernels(), 0u);
+  EXPECT_EQ(reg.NumDevices(), 0u);
+  EXPECT_TRUE(reg.OpTypes().empty());
+}
+
+}  // namespace

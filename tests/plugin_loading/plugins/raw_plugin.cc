@@ -1,0 +1,29 @@
+// raw_plugin.cc: a test plugin written straight against the C ABI (no plugin.hpp), named RAW_NAME
+// with op RAW_OP. RAW_MODE: 1 claims ABI major TIDE_ABI_MAJOR + 1; 2 tide_plugin_register throws
+// after staging its op; 3 tide_plugin_info throws.
+#include <tide/plugin_api.h>
+
+#include <stdexcept>
+
+extern "C" TIDE_PLUGIN_EXPORT const TidePluginInfo* tide_plugin_info(const TideAbiRange*) {
+  if (RAW_MODE == 3) throw std::runtime_error("raw_info_throw: thrown out of tide_plugin_info");
+  static TidePluginInfo info{};
+  info.struct_size = TIDE_STRUCT_SIZE(TidePluginInfo, description);
+  info.name = RAW_NAME;
+  info.version = "9.9.9";
+  info.abi_major = RAW_MODE == 1 ? TIDE_ABI_MAJOR + 1 : TIDE_ABI_MAJOR;
+  info.abi_minor = 0;
+  info.requires = nullptr;
+  info.description = "a raw C-ABI test plugin";
+  return &info;
+}
+
+extern "C" TIDE_PLUGIN_EXPORT TideStatus* tide_plugin_register(const TideHostApi* host,
+                                                               TideRegistrar* r) {
+  TideOpDef def{};
+  def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, run_data);
+  def.type = RAW_OP;
+  if (TideStatus* s = host->Registrar_AddOp(r, &def)) return s;
+  if (RAW_MODE == 2) throw std::runtime_error("raw_throw: thrown out of tide_plugin_register");
+  return nullptr;
+}
