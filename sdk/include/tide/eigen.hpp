@@ -58,12 +58,13 @@ inline const Eigen::ThreadPoolDevice& EigenDevice(const KernelContext& ctx) {
   return *e.device;
 }
 
-// Views of a tensor's data as Eigen maps.
+// Views of a tensor's data as Eigen maps. Unaligned: tensors may wrap external memory (numpy,
+// DLPack) at any element-aligned address.
 template <typename T>
-using EigenVector = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Aligned>;
+using EigenVector = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Unaligned>;
 template <typename T>
 using ConstEigenVector =
-    Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Aligned>;
+    Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Unaligned>;
 
 template <typename T>
 ConstEigenVector<T> Flat(const Tensor& t) {

@@ -1,0 +1,45 @@
+// bind_executor.cc: the Executor and prepared programs. Runs release the GIL.
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "core/executor/executor.h"
+
+namespace tide::python {
+
+using namespace tide::core;  // NOLINT
+
+void BindExecutor(py::module_& m) {
+  py::class_<PreparedBlock>(m, "PreparedBlock")
+      .def("feed_names", &PreparedBlock::feed_names)
+      .def("fetch_names", &PreparedBlock::fetch_names)
+      .def("num_ops", &PreparedBlock::num_ops)
+      .def("program", &PreparedBlock::program, py::return_value_policy::reference_internal)
+      .def("kernel_choices", [](const PreparedBlock& p) {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (size_t i = 0; i < p.num_ops(); ++i) {
+          const OpInstance& op = p.op(i);
+          out.emplace_back(op.type(), op.kernel ? op.kernel->key.ToString() + " from " + op.kernel->plugin
+                                                : std::string(op.info().run ? "(runs without a kernel)" : "(not chosen yet)"));
+        }
+        return out;
+      });
+
+  py::class_<Executor>(m, "Executor")
+      .def(py::init<const Place&>(), py::arg("place"))
+      .def_property_readonly("place", &Executor::place)
+      .def("prepare", &Executor::Prepare, py::arg("program"), py::arg("block_id") = 0,
+           py::arg("feed_names") = std::vector<std::string>{}, py::arg("fetch_names") = std::vector<std::string>{},
+           "Builds the op instances of a block once (with feed/fetch ops for the names given).")
+      .def("run",
+           [](Executor& e, PreparedBlock& p, Scope& scope, const std::vector<const LoDTensor*>& feeds) {
+             std::vector<LoDTensor> in;
+             in.reserve(feeds.size());
+             for (const LoDTensor* t : feeds) in.push_back(*t);  // shares the data
+             py::gil_scoped_release nogil;
+             return e.Run(p, &scope, in);
+           },
+           py::arg("prepared"), py::arg("scope"), py::arg("feeds") = std::vector<const LoDTensor*>{},
+           "Runs a prepared block; returns the fetched tensors (on the host).");
+}
+
+}  // namespace tide::python

@@ -1,0 +1,146 @@
+// bind_ir.cc: ProgramDesc / BlockDesc / VarDesc / OpDesc, op protos, compile-time checks and
+// shape inference, and append_backward.
+#include <pybind11/stl.h>
+
+#include "attr_convert.h"
+#include "bindings.h"
+#include "core/ir/backward.h"
+#include "core/ir/compile_infer_shape.h"
+#include "core/ir/grad_op_maker.h"
+#include "core/ir/program_desc.h"
+#include "core/registry/op_checks.h"
+#include "core/registry/registry.h"
+
+namespace tide::python {
+
+using namespace tide::core;  // NOLINT
+
+namespace {
+
+py::dict ProtoToDict(const OpInfo& info) {
+  auto vars = [](const auto& list) {
+    py::list out;
+    for (const auto& v : list)
+      out.append(py::dict(py::arg("name") = v.name(), py::arg("comment") = v.comment(),
+                          py::arg("duplicable") = v.duplicable(), py::arg("dispensable") = v.dispensable(),
+                          py::arg("intermediate") = v.intermediate()));
+    return out;
+  };
+  py::list attrs;
+  for (const auto& spec : info.attrs) {
+    py::dict d(py::arg("name") = spec.name, py::arg("type") = AttrTypeName(spec.type),
+               py::arg("required") = !spec.has_default);
+    if (spec.has_default) d["default"] = AttrToPy(spec.default_value);
+    for (const auto& a : info.proto.attrs())
+      if (a.name() == spec.name) d["comment"] = a.comment();
+    attrs.append(d);
+  }
+  return py::dict(py::arg("type") = info.type, py::arg("comment") = info.proto.comment(),
+                  py::arg("inputs") = vars(info.proto.inputs()), py::arg("outputs") = vars(info.proto.outputs()),
+                  py::arg("attrs") = attrs, py::arg("has_kernels_or_run") = true,
+                  py::arg("has_grad") = info.HasGrad(), py::arg("plugin") = info.plugin,
+                  py::arg("plugin_file") = info.plugin_file);
+}
+
+py::bytes Serialize(const ProgramDesc& p) { return py::bytes(p.Serialize()); }
+
+}  // namespace
+
+void BindIR(py::module_& m) {
+  py::class_<VarDesc>(m, "VarDesc")
+      .def_property_readonly("name", &VarDesc::name)
+      .def_property("type", [](const VarDesc& v) { return int(v.type()); },
+                    [](VarDesc& v, int t) { v.set_type(static_cast<TideVarType>(t)); })
+      .def_property("dtype", [](const VarDesc& v) { return int(v.dtype()); },
+                    [](VarDesc& v, int t) { v.set_dtype(static_cast<DataType>(t)); })
+      .def_property("shape", &VarDesc::shape, &VarDesc::set_shape)
+      .def_property("lod_level", &VarDesc::lod_level, &VarDesc::set_lod_level)
+      .def_property("persistable", &VarDesc::persistable, &VarDesc::set_persistable)
+      .def_property("stop_gradient", &VarDesc::stop_gradient, &VarDesc::set_stop_gradient)
+      .def("to_string", &VarDesc::ToString)
+      .def("__repr__", &VarDesc::ToString);
+
+  py::class_<OpDesc>(m, "OpDesc")
+      .def_property("type", &OpDesc::type, &OpDesc::set_type)
+      .def("inputs", &OpDesc::inputs)
+      .def("outputs", &OpDesc::outputs)
+      .def("input", &OpDesc::Input)
+      .def("output", &OpDesc::Output)
+      .def("set_input", &OpDesc::SetInput)
+      .def("set_output", &OpDesc::SetOutput)
+      .def("input_arg_names", &OpDesc::InputArgumentNames)
+      .def("output_arg_names", &OpDesc::OutputArgumentNames)
+      .def("rename_input", &OpDesc::RenameInput)
+      .def("rename_output", &OpDesc::RenameOutput)
+      .def("has_attr", &OpDesc::HasAttr)
+      .def("attr", [](const OpDesc& op, const std::string& n) { return AttrToPy(op.GetAttr(n)); })
+      .def("attr_type", [](const OpDesc& op, const std::string& n) { return AttrTypeName(AttrTypeOf(op.GetAttr(n))); })
+      .def("set_attr", [](OpDesc& op, const std::string& n, py::handle v) { op.SetAttr(n, PyToAttr(v)); })
+      .def("remove_attr", &OpDesc::RemoveAttr)
+      .def("attr_names", [](const OpDesc& op) {
+        std::vector<std::string> names;
+        for (const auto& kv : op.attrs()) names.push_back(kv.first);
+        return names;
+      })
+      // Checks inputs/outputs/attributes against the op's proto and fills attribute defaults.
+      .def("check", [](OpDesc& op) { CheckOpDesc(Registry::Global().GetOp(op.type()), &op); })
+      .def("infer_shape", [](const OpDesc& op, BlockDesc& block) {
+        InferShapeAtCompileTime(Registry::Global().GetOp(op.type()), op, &block);
+      })
+      .def("to_string", &OpDesc::ToString)
+      .def("__repr__", &OpDesc::ToString);
+
+  py::class_<BlockDesc>(m, "BlockDesc")
+      .def_property_readonly("idx", &BlockDesc::idx)
+      .def_property_readonly("parent_idx", &BlockDesc::parent_idx)
+      .def_property("forward_block_idx", &BlockDesc::forward_block_idx, &BlockDesc::set_forward_block_idx)
+      .def("var", &BlockDesc::Var, py::return_value_policy::reference_internal)
+      .def("find_var", &BlockDesc::FindVar, py::return_value_policy::reference_internal)
+      .def("find_var_recursive", &BlockDesc::FindVarRecursive, py::return_value_policy::reference_internal)
+      .def("has_var", &BlockDesc::HasVar)
+      .def("remove_var", &BlockDesc::RemoveVar)
+      .def("rename_var", &BlockDesc::RenameVar)
+      .def("all_vars", &BlockDesc::AllVars, py::return_value_policy::reference_internal)
+      .def("append_op", &BlockDesc::AppendOp, py::return_value_policy::reference_internal)
+      .def("prepend_op", &BlockDesc::PrependOp, py::return_value_policy::reference_internal)
+      .def("insert_op", &BlockDesc::InsertOp, py::return_value_policy::reference_internal)
+      .def("remove_ops", &BlockDesc::RemoveOps)
+      .def("op", &BlockDesc::Op, py::return_value_policy::reference_internal)
+      .def("op_size", &BlockDesc::OpSize)
+      .def("all_ops", &BlockDesc::AllOps, py::return_value_policy::reference_internal);
+
+  py::class_<ProgramDesc>(m, "ProgramDesc")
+      .def(py::init<>())
+      .def(py::init<const ProgramDesc&>())
+      .def_static("parse", [](const py::bytes& b) { return ProgramDesc::Parse(b); })
+      .def("serialize", &Serialize)
+      .def("num_blocks", &ProgramDesc::Size)
+      .def("block", &ProgramDesc::MutableBlock, py::return_value_policy::reference_internal)
+      .def("append_block", &ProgramDesc::AppendBlock, py::return_value_policy::reference_internal)
+      .def("to_string", &ProgramDesc::ToString)
+      .def_property_readonly("version", &ProgramDesc::version);
+
+  m.def("registered_ops", [] { return Registry::Global().OpTypes(); });
+  m.def("has_op", [](const std::string& t) { return Registry::Global().FindOp(t) != nullptr; });
+  m.def("op_proto", [](const std::string& t) { return ProtoToDict(Registry::Global().GetOp(t)); },
+        "The op's inputs, outputs and attributes (with defaults), as a dict.");
+  m.def("op_kernels", [](const std::string& t) {
+    std::vector<std::string> keys;
+    for (const KernelEntry* k : Registry::Global().Kernels(t)) keys.push_back(k->key.ToString());
+    return keys;
+  });
+  m.def("grad_ops", [](const OpDesc& fwd, std::vector<std::string> no_grad) {
+    std::sort(no_grad.begin(), no_grad.end());
+    return MakeGradOps(fwd, no_grad);
+  });
+  m.def("append_backward",
+        [](ProgramDesc& program, const std::string& loss, const std::vector<std::string>& params,
+           const std::vector<std::string>& no_grad) {
+          return AppendBackward(&program, loss, params, std::set<std::string>(no_grad.begin(), no_grad.end()));
+        },
+        py::arg("program"), py::arg("loss"), py::arg("parameters"), py::arg("no_grad_set"),
+        "Appends the backward pass of `loss` to block 0; returns [(param, grad)].");
+  m.def("grad_var_name", &GradVarName);
+}
+
+}  // namespace tide::python

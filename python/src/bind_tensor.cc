@@ -1,0 +1,129 @@
+// bind_tensor.cc: Place, LoDTensor (numpy in and out), SelectedRows, Variable and Scope.
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "core/framework/scope.h"
+#include "core/memory/memory.h"
+#include "core/platform/device_context.h"
+#include "numpy_convert.h"
+
+namespace tide::python {
+
+using namespace tide::core;  // NOLINT
+
+namespace {
+
+std::vector<std::vector<uint64_t>> LengthsToOffsets(const std::vector<std::vector<uint64_t>>& lens) {
+  LoD lod;
+  for (const auto& level : lens) {
+    std::vector<uint64_t> offsets = {0};
+    for (uint64_t n : level) offsets.push_back(offsets.back() + n);
+    lod.push_back(offsets);
+  }
+  return lod;
+}
+
+void SetLoDChecked(LoDTensor& t, const LoD& lod) {
+  std::string err = CheckLoD(lod, t.dims().size() ? t.dims()[0] : 0);
+  TIDE_ENFORCE(err.empty(), "invalid LoD ", LoDToString(lod), " for a tensor of dims ", t.dims().ToString(), ": ", err);
+  t.set_lod(lod);
+}
+
+std::string TensorRepr(const LoDTensor& t) {
+  if (!t.initialized()) return "LoDTensor(uninitialized, dims=" + t.dims().ToString() + ")";
+  return StrCat("LoDTensor(", DataTypeName(t.dtype()), ", dims=", t.dims().ToString(), ", place=",
+                t.place().ToString(), t.lod().empty() ? "" : ", lod=" + LoDToString(t.lod()), ")");
+}
+
+}  // namespace
+
+void BindTensor(py::module_& m) {
+  py::class_<Place>(m, "Place")
+      .def(py::init([](const std::string& kind, int32_t device) { return Place(kind, device); }),
+           py::arg("kind"), py::arg("device") = 0)
+      .def_property_readonly("kind", [](const Place& p) { return p.kind_name(); })
+      .def_property_readonly("device", [](const Place& p) { return p.device; })
+      .def("__eq__", [](const Place& a, const Place& b) { return a == b; })
+      .def("__hash__", [](const Place& p) { return PlaceHash()(p); })
+      .def("__repr__", [](const Place& p) { return "Place(" + p.ToString() + ")"; })
+      .def("__str__", &Place::ToString);
+  m.def("parse_place", &ParsePlace);
+  m.def("device_count", &DeviceCount, py::arg("kind"), "Devices of a place kind (0 when no plugin provides it).");
+  m.def("check_place", [](const Place& p) { CheckedDevice(p); }, "Raises unless the place exists.");
+  m.def("memory_used", &memory::Used);
+  m.def("memory_stats", [](const Place& p) {
+    memory::AllocatorStats s = memory::Stats(p);
+    return py::dict(py::arg("used") = s.used, py::arg("peak_used") = s.peak_used, py::arg("reserved") = s.reserved,
+                    py::arg("budget") = s.budget, py::arg("live_blocks") = s.live_blocks,
+                    py::arg("total_allocs") = s.total_allocs, py::arg("arenas") = s.arenas);
+  });
+
+  py::class_<LoDTensor>(m, "LoDTensor")
+      .def(py::init<>())
+      .def(py::init([](const py::array& a, const Place& place, bool share) {
+             auto t = std::make_unique<LoDTensor>();
+             SetFromNumpy(t.get(), a, place, share);
+             return t;
+           }),
+           py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true)
+      .def("set", [](LoDTensor& t, const py::array& a, const Place& place, bool share) { SetFromNumpy(&t, a, place, share); },
+           py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true,
+           "Holds `array` on `place`; on the host a contiguous array is shared, not copied.")
+      .def("numpy", &ToNumpy, "A numpy view of the data (a host copy for device tensors).")
+      .def("__array__", [](const LoDTensor& t, py::object dtype, py::object copy) {
+             py::array a = ToNumpy(t);
+             if (!dtype.is_none()) a = a.attr("astype")(dtype);
+             if (!copy.is_none() && copy.cast<bool>()) a = a.attr("copy")();
+             return a;
+           },
+           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("shape", [](const LoDTensor& t) { return t.dims().ToVector(); })
+      .def("dtype", [](const LoDTensor& t) { return std::string(DataTypeName(t.dtype())); })
+      .def("place", &LoDTensor::place)
+      .def("_is_initialized", &LoDTensor::initialized)
+      .def("lod", &LoDTensor::lod)
+      .def("set_lod", &SetLoDChecked, py::arg("lod"))
+      .def("recursive_sequence_lengths", [](const LoDTensor& t) {
+        LoD lens;
+        for (const auto& level : t.lod()) {
+          std::vector<uint64_t> l;
+          for (size_t i = 1; i < level.size(); ++i) l.push_back(level[i] - level[i - 1]);
+          lens.push_back(l);
+        }
+        return lens;
+      })
+      .def("set_recursive_sequence_lengths", [](LoDTensor& t, const LoD& lens) { SetLoDChecked(t, LengthsToOffsets(lens)); })
+      .def("__repr__", &TensorRepr);
+
+  py::class_<SelectedRows>(m, "SelectedRows")
+      .def(py::init<>())
+      .def("rows", &SelectedRows::rows)
+      .def("set_rows", [](SelectedRows& s, const std::vector<int64_t>& r) { *s.mutable_rows() = r; })
+      .def("height", &SelectedRows::height)
+      .def("set_height", &SelectedRows::set_height)
+      .def("get_tensor", &SelectedRows::mutable_value, py::return_value_policy::reference_internal);
+
+  py::class_<Variable>(m, "Variable")
+      .def_property_readonly("type", [](const Variable& v) { return int(v.type()); })
+      .def("is_initialized", &Variable::IsInitialized)
+      .def("get_tensor", &Variable::GetMutable<LoDTensor>, py::return_value_policy::reference_internal)
+      .def("get_selected_rows", &Variable::GetMutable<SelectedRows>, py::return_value_policy::reference_internal)
+      .def("get_tensor_list", [](Variable& v) {
+        std::vector<LoDTensor>* list = v.GetTensorList();
+        TIDE_ENFORCE(list != nullptr, "variable holds ", VarTypeName(v.type()), ", not a tensor list");
+        return *list;
+      });
+
+  py::class_<Scope>(m, "Scope")
+      .def(py::init<>())
+      .def("var", &Scope::Var, py::return_value_policy::reference_internal, "Finds or creates a local variable.")
+      .def("find_var", &Scope::FindVar, py::return_value_policy::reference_internal,
+           "Looks here and in the parents; None when absent.")
+      .def("find_local_var", &Scope::FindLocalVar, py::return_value_policy::reference_internal)
+      .def("new_scope", &Scope::NewScope, py::return_value_policy::reference_internal)
+      .def("drop_kids", &Scope::DropKids)
+      .def("erase_vars", &Scope::EraseVars)
+      .def("local_var_names", &Scope::LocalVarNames);
+}
+
+}  // namespace tide::python

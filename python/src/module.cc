@@ -1,0 +1,16 @@
+// module.cc: the tide._C extension: the core's IR, tensors, scopes, executor and plugins.
+// Importing it loads the plugins on the plugin path.
+#include "bindings.h"
+
+#include "core/plugin/loader.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Tide core bindings (descs, tensors, scopes, executor, plugins)";
+  namespace tp = tide::python;
+  tp::BindErrors(m);
+  tp::BindIR(m);
+  tp::BindTensor(m);
+  tp::BindDLPack(m);
+  tp::BindExecutor(m);
+  tp::BindPlugins(m);
+}

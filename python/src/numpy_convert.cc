@@ -1,0 +1,109 @@
+// numpy_convert.cc: numpy <-> LoDTensor.
+#include "numpy_convert.h"
+
+#include <cstring>
+
+#include "core/framework/tensor_util.h"
+#include "core/platform/device_context.h"
+#include "core/platform/enforce.h"
+
+namespace tide::python {
+
+using namespace tide::core;  // NOLINT
+
+// kind/itemsize are read as Python attributes: pybind11 2.10 reads numpy 1.x's descriptor
+// struct directly, and numpy 2 moved those fields.
+DataType DataTypeFromNumpy(const py::dtype& dt) {
+  char kind = dt.attr("kind").cast<std::string>().at(0);
+  size_t size = dt.attr("itemsize").cast<size_t>();
+  if (kind == 'f' && size == 4) return TIDE_FP32;
+  if (kind == 'f' && size == 8) return TIDE_FP64;
+  if (kind == 'f' && size == 2) return TIDE_FP16;
+  if (kind == 'i' && size == 4) return TIDE_INT32;
+  if (kind == 'i' && size == 8) return TIDE_INT64;
+  if (kind == 'i' && size == 2) return TIDE_INT16;
+  if (kind == 'i' && size == 1) return TIDE_INT8;
+  if (kind == 'u' && size == 1) return TIDE_UINT8;
+  if (kind == 'b') return TIDE_BOOL;
+  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "numpy dtype ", py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
+            " has no Tide data type (use float32/64, int8/16/32/64, uint8, bool or float16)");
+}
+
+py::dtype NumpyDtype(DataType t) {
+  switch (t) {
+    case TIDE_FP32: return py::dtype("float32");
+    case TIDE_FP64: return py::dtype("float64");
+    case TIDE_FP16: return py::dtype("float16");
+    case TIDE_INT32: return py::dtype("int32");
+    case TIDE_INT64: return py::dtype("int64");
+    case TIDE_INT16: return py::dtype("int16");
+    case TIDE_INT8: return py::dtype("int8");
+    case TIDE_UINT8: return py::dtype("uint8");
+    case TIDE_BOOL: return py::dtype("bool");
+    default:
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, "a ", DataTypeName(t), " tensor has no numpy dtype");
+  }
+}
+
+namespace {
+// Releases a Python reference from any thread, holding the GIL (and not after interpreter exit).
+void ReleasePyObject(py::object* o) {
+  if (!Py_IsInitialized()) return;  // the interpreter is gone: leak rather than crash
+  py::gil_scoped_acquire gil;
+  delete o;
+}
+
+bool HostAccessible(const Place& p) {
+  return DeviceContextPool::Global().Get(p)->host_accessible();
+}
+}  // namespace
+
+void SetFromNumpy(LoDTensor* t, const py::array& array, const Place& place, bool share) {
+  DataType dt = DataTypeFromNumpy(array.dtype());
+  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  bool contiguous = array.flags() & py::array::c_style;
+  bool writeable = array.writeable();
+  size_t itemsize = SizeOf(dt);
+  auto addr = reinterpret_cast<uintptr_t>(array.data());
+  bool aligned = addr % itemsize == 0;
+  size_t bytes = static_cast<size_t>(array.size()) * itemsize;
+  Place host = HostPlace();
+  if (share && contiguous && writeable && aligned && place == host) {
+    auto* keep = new py::object(array);
+    t->ResetHolder(std::make_shared<Allocation>(const_cast<void*>(array.data()), bytes, host,
+                                                [keep](void*) { ReleasePyObject(keep); }),
+                   dt, DDim(dims));
+    return;
+  }
+  py::array c = py::array::ensure(array, py::array::c_style | py::array::forcecast);
+  if (HostAccessible(place)) {
+    t->Resize(DDim(dims));
+    std::memcpy(t->mutable_data(place, dt), c.data(), bytes);
+  } else {  // stage on the host, then copy to the device
+    LoDTensor staged;
+    SetFromNumpy(&staged, c, host, /*share=*/false);
+    TensorCopySync(staged, place, t);
+  }
+}
+
+py::array ToNumpy(const LoDTensor& t) {
+  TIDE_ENFORCE(t.initialized(), "the tensor holds no data");
+  if (!HostAccessible(t.place())) {
+    LoDTensor host;
+    TensorCopySync(t, HostPlace(), &host);
+    return ToNumpy(host);
+  }
+  std::vector<py::ssize_t> shape, strides;
+  for (int i = 0; i < t.dims().size(); ++i) shape.push_back(t.dims()[i]);
+  py::ssize_t stride = static_cast<py::ssize_t>(SizeOf(t.dtype()));
+  strides.resize(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  auto* keep = new AllocationPtr(t.holder());
+  py::capsule owner(keep, [](void* p) { delete static_cast<AllocationPtr*>(p); });
+  return py::array(NumpyDtype(t.dtype()), shape, strides, t.data(), owner);
+}
+
+}  // namespace tide::python
