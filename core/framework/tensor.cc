@@ -49,6 +49,8 @@ void Tensor::ResetHolder(AllocationPtr holder, DataType dtype, const DDim& dims,
 }
 
 std::string CheckLoD(const LoD& lod, int64_t rows) {
+  // Every level's own form first, so that a malformed level is named as such rather than
+  // reported through the level above it (whose end is its sequence count).
   for (size_t l = 0; l < lod.size(); ++l) {
     const auto& level = lod[l];
     if (level.size() < 2) return StrCat("LoD level ", l, " needs at least 2 offsets");
@@ -56,6 +58,9 @@ std::string CheckLoD(const LoD& lod, int64_t rows) {
     for (size_t i = 1; i < level.size(); ++i)
       if (level[i] < level[i - 1])
         return StrCat("LoD level ", l, " decreases at position ", i);
+  }
+  for (size_t l = 0; l < lod.size(); ++l) {
+    const auto& level = lod[l];
     uint64_t expect = l + 1 < lod.size() ? lod[l + 1].size() - 1 : static_cast<uint64_t>(rows);
     if (level.back() != expect)
       return StrCat("LoD level ", l, " ends at ", level.back(), " but ",

@@ -28,8 +28,8 @@ void ProgramDesc::Load(const proto::ProgramDesc& p) {
   for (int i = 0; i < n; ++i) {
     const auto& b = p.blocks(i);
     TIDE_ENFORCE(b.idx() == i, "block ", i, " says its index is ", b.idx());
-    TIDE_ENFORCE(i == 0 ? b.parent_idx() == -1 : (b.parent_idx() >= 0 && b.parent_idx() < n &&
-                                                  b.parent_idx() != i),
+    // A parent precedes its kids (as AppendBlock makes them), so parent chains cannot loop.
+    TIDE_ENFORCE(i == 0 ? b.parent_idx() == -1 : (b.parent_idx() >= 0 && b.parent_idx() < i),
                  "block ", i, " has invalid parent index ", b.parent_idx());
     blocks_.push_back(std::make_unique<BlockDesc>(this, i, b.parent_idx()));
   }

@@ -123,8 +123,10 @@ void* BuddyAllocator::Alloc(size_t size) {
   void* p = nullptr;
   size_t granted = 0;
   if (want > opt_.max_chunk) {
+    // Rounding up must not wrap around, nor the budget sum overflow (reserved <= budget).
+    if (want > SIZE_MAX - opt_.min_block) OutOfMemory(size, "larger than any allocation");
     granted = (want + opt_.min_block - 1) & ~(opt_.min_block - 1);
-    if (stats_.reserved + granted > opt_.budget) OutOfMemory(size, "over the budget");
+    if (granted > opt_.budget - stats_.reserved) OutOfMemory(size, "over the budget");
     p = system_->Alloc(granted);
     huge_[p] = granted;
     stats_.reserved += granted;

@@ -1,5 +1,4 @@
-// Tests core/memory/buddy_allocator.h over a fake, counting SystemAllocator: splitting,
-// coalescing, alignment, rounding, budgets, huge allocations, bad frees, stats and a random stress.
+// Tests core/memory/buddy_allocator.h over a fake, counting SystemAllocator.
 #include "core/memory/buddy_allocator.h"
 
 #include <gmock/gmock.h>
@@ -196,8 +195,8 @@ TEST(BuddyAllocatorTest, UsedCountsPowerOfTwoBlocks) {
   struct Case {
     size_t ask, granted;
   };
-  const std::vector<Case> cases = {{0, 256},     {1, 256},      {256, 256},        {257, 512},
-                                   {512, 512},   {513, 1024},   {1000, 1024},      {768, 1024},
+  const std::vector<Case> cases = {{0, 256},     {1, 256},       {256, 256},     {257, 512},
+                                   {512, 512},   {513, 1024},    {1000, 1024},   {768, 1024},
                                    {4097, 8192}, {65536, 65536}, {65537, 131072}};
   size_t used = 0;
   std::vector<void*> ptrs;
@@ -266,6 +265,30 @@ TEST(BuddyAllocatorTest, OverBudgetIsResourceExhausted) {
   EXPECT_EQ(s.live_blocks, 0u);
   EXPECT_EQ(s.total_allocs, 0u);
   EXPECT_EQ(s.budget, 512 * kKiB);
+}
+
+TEST(BuddyAllocatorTest, AbsurdSizesDoNotWrapAround) {
+  BuddyAllocator::Options o = SmallOptions();
+  for (size_t budget : {SIZE_MAX, 2 * kMiB}) {
+    o.budget = budget;
+    Fixture f(o);
+    void* small = f.alloc->Alloc(256);  // something reserved already
+    ASSERT_EQ(f.log->allocs, 1u);
+    for (size_t ask : {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX - 255, SIZE_MAX - 1024}) {
+      try {
+        f.alloc->Alloc(ask);
+        ADD_FAILURE() << "allocated " << ask << " bytes";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), TIDE_RESOURCE_EXHAUSTED) << ask;
+        EXPECT_THAT(e.what(), HasSubstr("out of memory")) << ask;
+      }
+    }
+    // None of them reached the system allocator.
+    EXPECT_EQ(f.log->allocs, 1u);
+    EXPECT_EQ(f.alloc->Stats().live_blocks, 1u);
+    EXPECT_EQ(f.alloc->Stats().reserved, 1 * kMiB);
+    f.alloc->Free(small);
+  }
 }
 
 TEST(BuddyAllocatorTest, TightBudgetTakesASmallerArena) {
@@ -418,7 +441,7 @@ size_t Granted(size_t ask) {
 TEST(BuddyAllocatorTest, RandomStress) {
   Fixture f;
   std::mt19937 rng(20240611);
-  std::uniform_int_distribution<int> log_size(0, 16);  // 1 B .. 64 KiB, log-uniform
+  std::uniform_int_distribution<int> log_size(0, 16);    // 1 B .. 64 KiB, log-uniform
   std::map<uintptr_t, std::pair<size_t, uint8_t>> live;  // address -> (granted, fill byte)
   size_t used = 0;
   size_t allocs = 0;

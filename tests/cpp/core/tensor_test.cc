@@ -1,5 +1,4 @@
-// Tests core/framework/tensor.h and selected_rows.h on host buffers adopted with ResetHolder
-// (no device, no allocator): dims/version, views, slicing, dtype checks and LoD validation.
+// Tests core/framework/tensor.h and selected_rows.h on host buffers adopted with ResetHolder.
 #include "core/framework/tensor.h"
 
 #include <gmock/gmock.h>

@@ -1,5 +1,4 @@
-// Tests core/framework/variable.h and scope.h: typed slots, variable lookup through the scope
-// tree, kid management, detached scopes and concurrent lookup/creation.
+// Tests core/framework/variable.h and scope.h, including concurrent lookup and creation.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -138,9 +137,9 @@ TEST(VariableTest, GetTensorListForListTypes) {
 }
 
 TEST(VariableTest, InitByType) {
-  const std::vector<TideVarType> made = {TIDE_VAR_LOD_TENSOR,   TIDE_VAR_SELECTED_ROWS,
+  const std::vector<TideVarType> made = {TIDE_VAR_LOD_TENSOR,       TIDE_VAR_SELECTED_ROWS,
                                          TIDE_VAR_LOD_TENSOR_ARRAY, TIDE_VAR_FEED_MINIBATCH,
-                                         TIDE_VAR_FETCH_LIST,   TIDE_VAR_STEP_SCOPES};
+                                         TIDE_VAR_FETCH_LIST,       TIDE_VAR_STEP_SCOPES};
   for (TideVarType t : made) {
     Variable v;
     v.InitByType(t);
