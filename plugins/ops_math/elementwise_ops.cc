@@ -18,6 +18,18 @@ struct MulF {
 struct DivF {
   template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x / y; }
 };
+struct MaxF {
+  template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
+    if constexpr (std::is_arithmetic_v<A>) return x > y ? x : y;
+    else return x.cwiseMax(y);
+  }
+};
+struct MinF {
+  template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
+    if constexpr (std::is_arithmetic_v<A>) return x < y ? x : y;
+    else return x.cwiseMin(y);
+  }
+};
 
 Broadcast BroadcastOf(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
   return GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
@@ -52,6 +64,8 @@ template <typename T> void AddKernel(KernelContext& c) { ElementwiseKernel<T, Ad
 template <typename T> void SubKernel(KernelContext& c) { ElementwiseKernel<T, SubF>(c); }
 template <typename T> void MulKernel(KernelContext& c) { ElementwiseKernel<T, MulF>(c); }
 template <typename T> void DivKernel(KernelContext& c) { ElementwiseKernel<T, DivF>(c); }
+template <typename T> void MaxKernel(KernelContext& c) { ElementwiseKernel<T, MaxF>(c); }
+template <typename T> void MinKernel(KernelContext& c) { ElementwiseKernel<T, MinF>(c); }
 
 // Per-element partial derivatives: dx = dout * DX(x, y, out), dy = dout * DY(x, y, out).
 struct AddG {
@@ -69,6 +83,15 @@ struct MulG {
 struct DivG {
   template <typename T> static T DX(T, T y, T) { return T(1) / y; }
   template <typename T> static T DY(T, T y, T out) { return -out / y; }
+};
+// The gradient goes to the larger (max) or smaller (min) operand; ties go to Y, as in Fluid.
+struct MaxG {
+  template <typename T> static T DX(T x, T y, T) { return x > y ? T(1) : T(0); }
+  template <typename T> static T DY(T x, T y, T) { return x > y ? T(0) : T(1); }
+};
+struct MinG {
+  template <typename T> static T DX(T x, T y, T) { return x < y ? T(1) : T(0); }
+  template <typename T> static T DY(T x, T y, T) { return x < y ? T(0) : T(1); }
 };
 
 template <typename T, typename G>
@@ -109,6 +132,8 @@ template <typename T> void AddGradKernel(KernelContext& c) { ElementwiseGradKern
 template <typename T> void SubGradKernel(KernelContext& c) { ElementwiseGradKernel<T, SubG>(c); }
 template <typename T> void MulGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MulG>(c); }
 template <typename T> void DivGradKernel(KernelContext& c) { ElementwiseGradKernel<T, DivG>(c); }
+template <typename T> void MaxGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MaxG>(c); }
+template <typename T> void MinGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MinG>(c); }
 
 void ElementwiseShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
@@ -170,6 +195,14 @@ TIDE_REGISTER_OP(ElementwiseSchema("elementwise_add", "X + Y", false));
 TIDE_REGISTER_OP(ElementwiseSchema("elementwise_sub", "X - Y", false));
 TIDE_REGISTER_OP(ElementwiseSchema("elementwise_mul", "X * Y", false));
 TIDE_REGISTER_OP(ElementwiseSchema("elementwise_div", "X / Y", true));
+TIDE_REGISTER_OP(ElementwiseSchema("elementwise_max", "max(X, Y)", false));
+TIDE_REGISTER_OP(ElementwiseSchema("elementwise_min", "min(X, Y)", false));
+TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_max_grad"));
+TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_min_grad"));
+TIDE_REGISTER_KERNEL("elementwise_max", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_min", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_max_grad", "cpu", MaxGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_min_grad", "cpu", MinGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_add_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_sub_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_mul_grad"));

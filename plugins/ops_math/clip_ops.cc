@@ -1,0 +1,154 @@
+// clip_ops.cc: ops for gradient clipping and weight decay: clip, clip_by_norm, squared_l2_norm,
+// sqrt and sign, with grads where they are differentiable.
+#include <cmath>
+
+#include "common.h"
+
+namespace ops_math {
+namespace {
+
+using tide::GradVarName;
+
+template <typename T>
+void ClipKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
+  TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
+  out.Resize(x.dims());
+  Eval(ctx, Out<T>(out, ctx), In<T>(x).cwiseMax(lo).cwiseMin(hi));
+}
+
+// dX = dOut where min < X < max, else 0.
+template <typename T>
+void ClipGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
+  dx.Resize(x.dims());
+  auto xv = In<T>(x);
+  Eval(ctx, Out<T>(dx, ctx), In<T>(dout) * ((xv > lo) && (xv < hi)).template cast<T>());
+}
+
+template <typename T>
+T SumSquares(const Tensor& x) {
+  const T* d = x.data<T>();
+  T s = 0;
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) s += d[i] * d[i];
+  return s;
+}
+
+// Out = X * max_norm / max(||X||, max_norm).
+template <typename T>
+void ClipByNormKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  T max_norm = static_cast<T>(ctx.Attr<float>("max_norm"));
+  TIDE_CHECK(max_norm > 0, "op 'clip_by_norm': max_norm must be > 0, got ", max_norm);
+  T norm = std::sqrt(SumSquares<T>(x));
+  T factor = norm > max_norm ? max_norm / norm : T(1);
+  out.Resize(x.dims());
+  Eval(ctx, Out<T>(out, ctx), In<T>(x) * factor);
+}
+
+template <typename T>
+void SquaredL2NormKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  out.mutable_data<T>({1}, ctx.place())[0] = SumSquares<T>(x);
+}
+
+template <typename T>
+void SquaredL2NormGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  T g = dout.data<T>()[0] * T(2);
+  dx.Resize(x.dims());
+  Eval(ctx, Out<T>(dx, ctx), In<T>(x) * g);
+}
+
+template <typename T>
+void SqrtKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  out.Resize(x.dims());
+  Eval(ctx, Out<T>(out, ctx), In<T>(x).sqrt());
+}
+
+// dX = dOut / (2 * Out).
+template <typename T>
+void SqrtGradKernel(KernelContext& ctx) {
+  Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  dx.Resize(out.dims());
+  Eval(ctx, Out<T>(dx, ctx), In<T>(dout) / (In<T>(out) * T(2)));
+}
+
+template <typename T>
+void SignKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  out.Resize(x.dims());
+  Eval(ctx, Out<T>(out, ctx), In<T>(x).sign());
+}
+
+void SameAsX(tide::InferShapeContext& c) {
+  c.SetOutputDims("Out", c.InputDims("X"));
+  c.SetOutputDataType("Out", c.InputDataType("X"));
+}
+
+}  // namespace
+}  // namespace ops_math
+
+using namespace ops_math;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(tide::OpSchema("clip")
+                     .Comment("Out = min(max(X, min), max).")
+                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Attr("min", 0.0f, "lower bound").Attr("max", 0.0f, "upper bound")
+                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .DefaultGrad());
+TIDE_REGISTER_OP(tide::OpSchema("clip_grad")
+                     .Input("X").Input("Out").AsDispensable().Input(GradVarName("Out"))
+                     .Output(GradVarName("X")).Attr("min", 0.0f).Attr("max", 0.0f)
+                     .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
+TIDE_REGISTER_KERNEL("clip", "cpu", ClipKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("clip_grad", "cpu", ClipGradKernel, OPS_MATH_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("clip_by_norm")
+                     .Comment("Out = X * max_norm / max(L2 norm of X, max_norm).")
+                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Attr("max_norm", 1.0f, "the largest L2 norm Out may have")
+                     .InferShape(SameAsX));
+TIDE_REGISTER_KERNEL("clip_by_norm", "cpu", ClipByNormKernel, OPS_MATH_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("squared_l2_norm")
+                     .Comment("Out = sum(X^2), a [1] tensor.")
+                     .Input("X", "input").Output("Out", "[1]")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", {1});
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .DefaultGrad());
+TIDE_REGISTER_OP(tide::OpSchema("squared_l2_norm_grad")
+                     .Input("X").Input("Out").AsDispensable().Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
+TIDE_REGISTER_KERNEL("squared_l2_norm", "cpu", SquaredL2NormKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("squared_l2_norm_grad", "cpu", SquaredL2NormGradKernel, OPS_MATH_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("sqrt")
+                     .Comment("Out = sqrt(X), elementwise.")
+                     .Input("X", "input").Output("Out", "same dims as X")
+                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("sqrt_grad").Input("Out", g.Output("Out"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X"));
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("sqrt_grad")
+                     .Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
+TIDE_REGISTER_KERNEL("sqrt", "cpu", SqrtKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sqrt_grad", "cpu", SqrtGradKernel, OPS_MATH_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("sign")
+                     .Comment("Out = -1, 0 or 1 by the sign of X (no gradient).")
+                     .Input("X", "input").Output("Out", "same dims as X")
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sign", "cpu", SignKernel, OPS_MATH_FLOAT_TYPES);

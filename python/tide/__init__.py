@@ -1,0 +1,50 @@
+"""Tide: a plugin-based deep-learning runtime with a PaddlePaddle-Fluid-style Python API.
+
+    import tide
+    x = tide.layers.data(name="x", shape=[13])
+    y = tide.layers.fc(input=x, size=1)
+    ...
+    exe = tide.Executor(tide.CPUPlace())
+    exe.run(tide.default_startup_program())
+
+Importing tide loads the plugins on the plugin path (--plugin_path / $TIDE_PLUGIN_PATH / the
+install's lib/tide/plugins); tide.load_plugin adds more at any time.
+"""
+from . import _C
+
+_C.initialize()
+
+from . import core, unique_name  # noqa: E402
+from .core import (CPUPlace, CUDAPlace, LoDTensor, Place, PluginError, Scope,  # noqa: E402,F401
+                   TideError, InvalidArgumentError, NotFoundError, PreconditionError,
+                   UnavailableError, ResourceExhaustedError, convert_dtype)
+from .framework import (Operator, Parameter, Program, Variable, default_main_program,  # noqa: E402,F401
+                        default_startup_program, program_guard)
+from .executor import Executor, global_scope, scope_guard  # noqa: E402,F401
+from . import layers, initializer, optimizer, regularizer, clip, io, reader  # noqa: E402,F401
+from .backward import append_backward  # noqa: E402,F401
+from .param_attr import ParamAttr  # noqa: E402,F401
+from .data_feeder import DataFeeder  # noqa: E402,F401
+from .reader import batch  # noqa: E402,F401
+from .plugins import load_plugin, plugins, plugin_search_path, is_compiled_with_cuda  # noqa: E402,F401
+from . import cuda  # noqa: E402,F401
+
+from_dlpack = _C.from_dlpack
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule of a LoDTensor (consumers usually call tensor.__dlpack__ themselves)."""
+    return tensor.__dlpack__()
+
+
+def set_flags(flags):
+    """Sets core flags, e.g. tide.set_flags({"cpu_threads": "2"})."""
+    for name, value in flags.items():
+        _C.set_flag(name, str(value).lower() if isinstance(value, bool) else str(value))
+
+
+def get_flag(name):
+    return _C.get_flag(name)
+
+
+__version__ = "0.1.0"

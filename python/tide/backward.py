@@ -1,0 +1,32 @@
+"""append_backward: the core adds the gradient ops (core/ir/backward); Python then wraps the
+new variables and ops."""
+from . import _C
+from .framework import Parameter, Variable
+
+
+def _names(items):
+    return [v.name if isinstance(v, Variable) else str(v) for v in (items or [])]
+
+
+def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None):
+    """Appends the backward pass of `loss` to its program and returns [(param, grad)] for the
+    parameters in `parameter_list` (default: every trainable parameter the loss depends on).
+    Variables in `no_grad_set` (names or Variables) and those with stop_gradient get no grad."""
+    if not isinstance(loss, Variable):
+        raise TypeError("append_backward: loss must be a Variable, got %r" % (loss,))
+    program = loss.block.program
+    block = program.global_block()
+    if parameter_list is None:
+        params = [p.name for p in block.all_parameters() if p.trainable]
+    else:
+        params = _names(parameter_list)
+        for name in params:
+            if name not in block.vars:
+                raise ValueError("append_backward: parameter '%s' is not in the program" % name)
+    pairs = _C.append_backward(program.desc, loss.name, params, sorted(set(_names(no_grad_set))))
+    block._sync_with_cpp()
+    return [(block.var(p), block.var(g)) for p, g in pairs]
+
+
+def _trainable(params_grads):
+    return [(p, g) for p, g in params_grads if not isinstance(p, Parameter) or p.trainable]

@@ -1,0 +1,114 @@
+"""Gradient clipping by value, by norm and by global norm (applied before regularisation)."""
+from . import unique_name
+
+
+class BaseGradientClipAttr:
+    def _process(self, params_grads):
+        """[(param, grad)] -> [(param, clipped grad)], appending the clipping ops."""
+        raise NotImplementedError
+
+
+class GradientClipByValue(BaseGradientClipAttr):
+    """g = clip(g, min, max); min defaults to -max."""
+
+    def __init__(self, max, min=None):
+        self.max = float(max)
+        self.min = -self.max if min is None else float(min)
+        if not self.min <= self.max:
+            raise ValueError("GradientClipByValue: min %r > max %r" % (self.min, self.max))
+
+    def _process(self, params_grads):
+        out = []
+        for p, g in params_grads:
+            c = g.block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape)
+            g.block.append_op("clip", inputs={"X": g}, outputs={"Out": c}, attrs={"min": self.min, "max": self.max})
+            out.append((p, c))
+        return out
+
+
+class GradientClipByNorm(BaseGradientClipAttr):
+    """g = g * clip_norm / max(||g||, clip_norm), per gradient."""
+
+    def __init__(self, clip_norm):
+        self.clip_norm = float(clip_norm)
+
+    def _process(self, params_grads):
+        out = []
+        for p, g in params_grads:
+            c = g.block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape)
+            g.block.append_op("clip_by_norm", inputs={"X": g}, outputs={"Out": c},
+                              attrs={"max_norm": self.clip_norm})
+            out.append((p, c))
+        return out
+
+
+class GradientClipByGlobalNorm(BaseGradientClipAttr):
+    """All gradients scaled by clip_norm / max(global_norm, clip_norm), where global_norm is the
+    L2 norm of all of them together."""
+
+    def __init__(self, clip_norm, group_name="default_group"):
+        self.clip_norm = float(clip_norm)
+        self.group_name = group_name
+
+    def _process(self, params_grads):
+        if not params_grads:
+            return params_grads
+        block = params_grads[0][1].block
+        dtype = params_grads[0][1].dtype
+        sq = []
+        for _, g in params_grads:
+            s = block.create_var(name=unique_name.generate("global_norm_sq"), dtype=dtype, shape=[1])
+            block.append_op("squared_l2_norm", inputs={"X": g}, outputs={"Out": s})
+            sq.append(s)
+        total = block.create_var(name=unique_name.generate("global_norm_sum"), dtype=dtype, shape=[1])
+        block.append_op("sum", inputs={"X": sq}, outputs={"Out": total})
+        norm = block.create_var(name=unique_name.generate("global_norm"), dtype=dtype, shape=[1])
+        block.append_op("sqrt", inputs={"X": total}, outputs={"Out": norm})
+        limit = block.create_var(name=unique_name.generate("clip_norm"), dtype=dtype, shape=[1])
+        block.append_op("fill_constant", outputs={"Out": limit},
+                        attrs={"shape": [1], "dtype": _dtype_code(dtype), "value": self.clip_norm})
+        denom = block.create_var(name=unique_name.generate("global_norm_max"), dtype=dtype, shape=[1])
+        block.append_op("elementwise_max", inputs={"X": norm, "Y": limit}, outputs={"Out": denom})
+        factor = block.create_var(name=unique_name.generate("global_norm_scale"), dtype=dtype, shape=[1])
+        block.append_op("elementwise_div", inputs={"X": limit, "Y": denom}, outputs={"Out": factor})
+        out = []
+        for p, g in params_grads:
+            c = block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape)
+            block.append_op("elementwise_mul", inputs={"X": g, "Y": factor}, outputs={"Out": c})
+            out.append((p, c))
+        return out
+
+
+def _dtype_code(dtype):
+    from .core import dtype_code
+    return dtype_code(dtype)
+
+
+def append_gradient_clip_ops(params_grads, clip=None):
+    """Each parameter's own gradient_clip_attr wins over `clip`; parameters are grouped by clip."""
+    groups = {}
+    order = []
+    for p, g in params_grads:
+        c = getattr(p, "gradient_clip_attr", None) or clip
+        key = id(c)
+        if key not in groups:
+            groups[key] = (c, [])
+            order.append(key)
+        groups[key][1].append((p, g))
+    clipped = {}
+    for key in order:
+        c, pairs = groups[key]
+        result = pairs if c is None else c._process(pairs)
+        for (p, _), (_, g) in zip(pairs, result):
+            clipped[p.name] = g
+    return [(p, clipped[p.name]) for p, _ in params_grads]
+
+
+def set_gradient_clip(clip, param_list=None, program=None):
+    """Sets `clip` on the given parameters (default: every parameter of the program)."""
+    from .framework import default_main_program
+    program = program or default_main_program()
+    params = param_list or program.global_block().all_parameters()
+    for p in params:
+        p = program.global_block().var(p) if isinstance(p, str) else p
+        p.gradient_clip_attr = clip

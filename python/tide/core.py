@@ -1,0 +1,82 @@
+"""The compiled core (tide._C) and the small conversions every module needs: dtypes, places."""
+import numpy as np
+
+from . import _C
+
+# Errors raised by the core. Each also derives from the matching built-in exception.
+TideError = _C.TideError
+InvalidArgumentError = _C.InvalidArgumentError
+NotFoundError = _C.NotFoundError
+OutOfRangeError = _C.OutOfRangeError
+UnimplementedError = _C.UnimplementedError
+ResourceExhaustedError = _C.ResourceExhaustedError
+PreconditionError = _C.PreconditionError
+AlreadyExistsError = _C.AlreadyExistsError
+UnavailableError = _C.UnavailableError
+InternalError = _C.InternalError
+
+
+class PluginError(TideError):
+    """A plugin file could not be loaded; the message carries the loader's reason."""
+
+
+# Data types: the C ABI's TideDataType codes, and their names.
+_DTYPE_CODES = {
+    "bool": 0, "int16": 1, "int32": 2, "int64": 3, "float16": 4, "float32": 5, "float64": 6,
+    "uint8": 20, "int8": 21, "bfloat16": 22,
+}
+_DTYPE_NAMES = {v: k for k, v in _DTYPE_CODES.items()}
+
+# Variable types: the C ABI's TideVarType codes.
+VAR_TYPES = {
+    "LOD_TENSOR": 7, "SELECTED_ROWS": 8, "FEED_MINIBATCH": 9, "FETCH_LIST": 10,
+    "STEP_SCOPES": 11, "LOD_RANK_TABLE": 12, "LOD_TENSOR_ARRAY": 13, "RAW": 17,
+}
+VAR_TYPE_NAMES = {v: k for k, v in VAR_TYPES.items()}
+
+
+def convert_dtype(dtype):
+    """'float32', np.float32, np.dtype('float32') or a TideDataType code -> 'float32'."""
+    if isinstance(dtype, str) and dtype in _DTYPE_CODES:
+        return dtype
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        if dtype not in _DTYPE_NAMES:
+            raise ValueError("unknown data type code %d" % dtype)
+        return _DTYPE_NAMES[dtype]
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        raise ValueError("unknown data type %r" % (dtype,)) from None
+    if name not in _DTYPE_CODES:
+        raise ValueError("data type %r is not supported by Tide" % (dtype,))
+    return name
+
+
+def dtype_code(dtype):
+    return _DTYPE_CODES[convert_dtype(dtype)]
+
+
+def dtype_name(code):
+    return _DTYPE_NAMES.get(code, "undefined")
+
+
+def is_float_dtype(dtype):
+    return convert_dtype(dtype) in ("float16", "bfloat16", "float32", "float64")
+
+
+# Places: where programs run. A place kind is whatever a device plugin registered.
+Place = _C.Place
+
+
+def CPUPlace():
+    """The host CPU (provided by the CPU device plugin)."""
+    return _C.Place("cpu", 0)
+
+
+def CUDAPlace(device_id=0):
+    """GPU `device_id` (provided by the CUDA device plugin)."""
+    return _C.Place("gpu", int(device_id))
+
+
+LoDTensor = _C.LoDTensor
+Scope = _C.Scope

@@ -1,0 +1,49 @@
+"""DataFeeder: turns a minibatch of samples (tuples, one entry per fed variable) into the feed
+dict, converting dtypes and shapes and building LoD for sequence inputs."""
+import numpy as np
+
+from .core import LoDTensor, convert_dtype
+from .framework import Variable, default_main_program
+
+
+class DataFeeder:
+    def __init__(self, feed_list, place=None, program=None):
+        program = program or default_main_program()
+        self.feed_vars = []
+        for v in feed_list:
+            if isinstance(v, str):
+                v = program.global_block().var(v)
+            if not isinstance(v, Variable):
+                raise TypeError("DataFeeder: feed_list holds %r, not a Variable or a name" % (v,))
+            self.feed_vars.append(v)
+        self.place = place
+
+    def feed(self, iterable):
+        """[(slot0, slot1, ...), ...] -> {name: LoDTensor or ndarray}."""
+        columns = [[] for _ in self.feed_vars]
+        for i, sample in enumerate(iterable):
+            if len(sample) != len(self.feed_vars):
+                raise ValueError("DataFeeder: sample %d has %d fields, the feed list %d"
+                                 % (i, len(sample), len(self.feed_vars)))
+            for col, value in zip(columns, sample):
+                col.append(value)
+        out = {}
+        for var, col in zip(self.feed_vars, columns):
+            dtype = np.dtype(convert_dtype(var.dtype))
+            shape = [d for d in var.shape]
+            if var.lod_level == 0:
+                arr = np.asarray(col, dtype=dtype)
+                want = [len(col)] + [d if d >= 0 else -1 for d in shape[1:]]
+                try:
+                    arr = arr.reshape(want)
+                except ValueError:
+                    raise ValueError("DataFeeder: cannot shape the data of '%s' (%s) as %s"
+                                     % (var.name, arr.shape, shape)) from None
+                out[var.name] = arr
+            else:  # one level of sequences: concatenate and record the offsets
+                seqs = [np.asarray(s, dtype=dtype) for s in col]
+                data = np.concatenate([s.reshape([len(s)] + [d for d in shape[1:] if d >= 0] or [1]) for s in seqs])
+                t = LoDTensor(np.ascontiguousarray(data))
+                t.set_recursive_sequence_lengths([[len(s) for s in seqs]])
+                out[var.name] = t
+        return out

@@ -1,0 +1,104 @@
+"""Run time (seed 000): the Executor runs a program's global block in a scope, with numpy (or
+LoDTensor) feeds and fetches. Prepared programs are cached per (program version, feeds,
+fetches), so repeated runs skip preparation."""
+import contextlib
+
+import numpy as np
+
+from . import _C
+from .core import CPUPlace, LoDTensor, Place, Scope, convert_dtype
+from .framework import Program, Variable, default_main_program
+
+_global_scope = Scope()
+
+
+def global_scope():
+    """The scope Executor.run uses when none is given."""
+    return _global_scope
+
+
+@contextlib.contextmanager
+def scope_guard(scope):
+    """Executor.run uses `scope` by default inside."""
+    global _global_scope
+    prev, _global_scope = _global_scope, scope
+    try:
+        yield
+    finally:
+        _global_scope = prev
+
+
+def _as_tensor(name, value, var):
+    if isinstance(value, LoDTensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return LoDTensor(value)
+    if var is None:
+        raise ValueError("cannot feed %r: no variable of that name in the program" % name)
+    # Python data: take the variable's dtype.
+    return LoDTensor(np.asarray(value, dtype=convert_dtype(var.dtype)))
+
+
+class Executor:
+    """Runs programs on `place` (tide.CPUPlace(), tide.CUDAPlace(i), tide.Place(kind, i))."""
+
+    def __init__(self, place=None):
+        self.place = place if place is not None else CPUPlace()
+        if not isinstance(self.place, Place):
+            raise TypeError("Executor needs a tide.Place, got %r" % (self.place,))
+        self._core = _C.Executor(self.place)
+        self._cache = {}
+
+    def close(self):
+        self._cache.clear()
+
+    def _prepare(self, program, feed_names, fetch_names, use_cache):
+        key = (id(program), program._version, tuple(feed_names), tuple(fetch_names))
+        prepared = self._cache.get(key) if use_cache else None
+        if prepared is None:
+            prepared = self._core.prepare(program.desc, 0, list(feed_names), list(fetch_names))
+            if use_cache:
+                # Drop stale versions of this program.
+                for k in [k for k in self._cache if k[0] == id(program)]:
+                    del self._cache[k]
+                self._cache[key] = (prepared, program)
+        else:
+            prepared = prepared[0]
+        return prepared
+
+    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed",
+            fetch_var_name="fetch", scope=None, return_numpy=True, use_program_cache=True):
+        """Runs `program` (default: the default main program) in `scope` (default: the global
+        scope); feeds a {name: ndarray | LoDTensor | list} dict; returns the fetched values, as
+        numpy arrays unless return_numpy is False."""
+        program = program if program is not None else default_main_program()
+        if not isinstance(program, Program):
+            raise TypeError("Executor.run: program must be a tide.Program, got %r" % (program,))
+        feed = feed or {}
+        if not isinstance(feed, dict):
+            raise TypeError("Executor.run: feed must be a dict {name: value}, got %r" % (type(feed),))
+        fetch_list = fetch_list or []
+        if isinstance(fetch_list, (Variable, str)):
+            fetch_list = [fetch_list]
+        fetch_names = []
+        for f in fetch_list:
+            if isinstance(f, Variable):
+                fetch_names.append(f.name)
+            elif isinstance(f, str):
+                fetch_names.append(f)
+            else:
+                raise TypeError("Executor.run: fetch_list holds %r, not a Variable or a name" % (f,))
+        block = program.global_block()
+        feed_names = list(feed.keys())
+        tensors = [_as_tensor(n, feed[n], block.vars.get(n)) for n in feed_names]
+        prepared = self._prepare(program, feed_names, fetch_names, use_program_cache)
+        # A program with its own feed ops (a loaded inference model) sets the feed order.
+        order = prepared.feed_names()
+        if order != feed_names:
+            by_name = dict(zip(feed_names, tensors))
+            missing = [n for n in order if n not in by_name]
+            if missing:
+                raise ValueError("Executor.run: the program needs feeds %s" % missing)
+            tensors = [by_name[n] for n in order]
+        results = self._core.run(prepared, scope if scope is not None else _global_scope, tensors)
+        return [r.numpy() for r in results] if return_numpy else results

@@ -1,0 +1,503 @@
+"""Compile time (seeds 000/002): Program, Block, Variable, Parameter and Operator, the Python
+side of the core's ProgramDesc/BlockDesc/VarDesc/OpDesc, plus the default programs."""
+import contextlib
+
+import numpy as np
+
+from . import _C, unique_name
+from .core import VAR_TYPES, VAR_TYPE_NAMES, convert_dtype, dtype_code, dtype_name
+
+# Op roles (the op_role attribute), as the core's backward writes them.
+OP_ROLE_FORWARD = 0
+OP_ROLE_BACKWARD = 1
+OP_ROLE_OPTIMIZE = 2
+OP_ROLE_LOSS = 256
+
+_current_role = [OP_ROLE_FORWARD]
+
+
+@contextlib.contextmanager
+def op_role_guard(role):
+    """Ops appended inside get op_role `role` (optimizers mark their ops OPTIMIZE)."""
+    _current_role.append(role)
+    try:
+        yield
+    finally:
+        _current_role.pop()
+
+
+def grad_var_name(name):
+    return name + "@GRAD"
+
+
+class Variable:
+    """A variable of a block: a name with a type, data type, shape and LoD level. Values live
+    in a Scope at run time; this is only the description."""
+
+    def __init__(self, block, name=None, type="LOD_TENSOR", shape=None, dtype=None,
+                 lod_level=None, persistable=None, stop_gradient=False, **kwargs):
+        self.block = block
+        if name is None:
+            name = unique_name.generate("_generated_var")
+        self.desc = block.desc.find_var(name)
+        if self.desc is None:
+            self.desc = block.desc.var(name)
+            self.desc.type = VAR_TYPES[type] if isinstance(type, str) else type
+            self.desc.dtype = dtype_code(dtype if dtype is not None else "float32")
+            if shape is not None:
+                self.desc.shape = [int(d) for d in shape]
+            self.desc.lod_level = lod_level or 0
+            self.desc.persistable = bool(persistable)
+        else:  # an existing description: only fill what is given
+            if shape is not None:
+                self.desc.shape = [int(d) for d in shape]
+            if dtype is not None:
+                self.desc.dtype = dtype_code(dtype)
+            if lod_level is not None:
+                self.desc.lod_level = lod_level
+            if persistable is not None:
+                self.desc.persistable = bool(persistable)
+        self.stop_gradient = stop_gradient
+        self.op = None  # the op that writes it last, when known
+        block.vars[name] = self
+        block.program._bump()
+
+    name = property(lambda self: self.desc.name)
+    shape = property(lambda self: tuple(self.desc.shape))
+    dtype = property(lambda self: dtype_name(self.desc.dtype))
+    lod_level = property(lambda self: self.desc.lod_level)
+    type = property(lambda self: VAR_TYPE_NAMES.get(self.desc.type, self.desc.type))
+
+    @property
+    def persistable(self):
+        return self.desc.persistable
+
+    @persistable.setter
+    def persistable(self, value):
+        self.desc.persistable = bool(value)
+
+    @property
+    def stop_gradient(self):
+        return self.desc.stop_gradient
+
+    @stop_gradient.setter
+    def stop_gradient(self, value):
+        self.desc.stop_gradient = bool(value)
+
+    def to_string(self, throw_on_error=True, with_details=False):
+        s = self.desc.to_string()
+        if with_details and isinstance(self, Parameter):
+            s += " trainable=%s" % self.trainable
+        return s
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return "Variable(%s)" % self.desc.to_string()
+
+    # Arithmetic builds ops, as Fluid's monkey-patched Variable does.
+    def _binary(self, other, op_type, reverse=False):
+        from .layers import nn
+        if not isinstance(other, Variable):
+            other = nn.fill_constant([1], self.dtype, float(other))
+        x, y = (other, self) if reverse else (self, other)
+        return nn._elementwise(op_type, x, y)
+
+    def __add__(self, o): return self._binary(o, "elementwise_add")
+    def __radd__(self, o): return self._binary(o, "elementwise_add", True)
+    def __sub__(self, o): return self._binary(o, "elementwise_sub")
+    def __rsub__(self, o): return self._binary(o, "elementwise_sub", True)
+    def __mul__(self, o): return self._binary(o, "elementwise_mul")
+    def __rmul__(self, o): return self._binary(o, "elementwise_mul", True)
+    def __truediv__(self, o): return self._binary(o, "elementwise_div")
+    def __rtruediv__(self, o): return self._binary(o, "elementwise_div", True)
+
+
+class Parameter(Variable):
+    """A persistable, trainable variable (weights), initialised by the startup program."""
+
+    def __init__(self, block, shape, dtype, trainable=True, optimize_attr=None,
+                 regularizer=None, gradient_clip_attr=None, do_model_average=None, **kwargs):
+        if shape is None or any(int(d) <= 0 for d in shape):
+            raise ValueError("parameter %r needs a fully known positive shape, got %r"
+                             % (kwargs.get("name"), shape))
+        kwargs.setdefault("persistable", True)
+        super().__init__(block, shape=shape, dtype=dtype, **kwargs)
+        self.persistable = True
+        self.trainable = trainable
+        self.stop_gradient = not trainable
+        self.optimize_attr = optimize_attr or {"learning_rate": 1.0}
+        self.regularizer = regularizer
+        self.gradient_clip_attr = gradient_clip_attr
+        self.do_model_average = do_model_average
+
+
+def _names(value):
+    """The variable names of an op argument: a Variable, a name, or a list of these."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            out.extend(_names(v))
+        return out
+    if isinstance(value, Variable):
+        return [value.name]
+    if isinstance(value, str):
+        return [value]
+    raise TypeError("an op argument must be a Variable, a name or a list of them, got %r" % (value,))
+
+
+class Operator:
+    """An op of a block. Building one checks it against its registered proto (filling default
+    attributes) and infers the shapes and types of its outputs."""
+
+    def __init__(self, block, desc, type=None, inputs=None, outputs=None, attrs=None, check=True):
+        self.block = block
+        self.desc = desc
+        if type is None:  # wrapping an op that already exists in the desc
+            return
+        if not _C.has_op(type):
+            raise _C.NotFoundError(
+                "op '%s' is not registered: no loaded plugin provides it (load one with "
+                "tide.load_plugin; tide.plugins() lists what loaded and what failed)" % type)
+        desc.type = type
+        for param, value in (inputs or {}).items():
+            desc.set_input(param, _names(value))
+        for param, value in (outputs or {}).items():
+            desc.set_output(param, _names(value))
+        attrs = dict(attrs or {})
+        attrs.setdefault("op_role", _current_role[-1])
+        for name, value in attrs.items():
+            if value is None:
+                continue
+            if isinstance(value, Block):
+                value = value.desc
+            desc.set_attr(name, value)
+        if check:
+            desc.check()
+            desc.infer_shape(block.desc)
+        for name in desc.output_arg_names():
+            var = block._find_var_recursive(name)
+            if var is not None:
+                var.op = self
+
+    type = property(lambda self: self.desc.type)
+
+    def input(self, param):
+        return self.desc.input(param)
+
+    def output(self, param):
+        return self.desc.output(param)
+
+    @property
+    def input_arg_names(self):
+        return self.desc.input_arg_names()
+
+    @property
+    def output_arg_names(self):
+        return self.desc.output_arg_names()
+
+    def attr(self, name):
+        return self.desc.attr(name)
+
+    def has_attr(self, name):
+        return self.desc.has_attr(name)
+
+    def _set_attr(self, name, value):
+        self.desc.set_attr(name, value)
+        self.block.program._bump()
+
+    @property
+    def attr_names(self):
+        return self.desc.attr_names()
+
+    def to_string(self, throw_on_error=True):
+        return self.desc.to_string()
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return "Operator(%s)" % self.desc.to_string()
+
+
+class Block:
+    """A block of a program: variables (by name) and ops in order."""
+
+    def __init__(self, program, idx):
+        self.program = program
+        self.desc = program.desc.block(idx)
+        self.vars = {}
+        self.ops = []
+
+    idx = property(lambda self: self.desc.idx)
+    parent_idx = property(lambda self: self.desc.parent_idx)
+
+    @property
+    def forward_block_idx(self):
+        return self.desc.forward_block_idx
+
+    def var(self, name):
+        v = self.vars.get(name)
+        if v is None:
+            raise ValueError("variable '%s' is not in block %d" % (name, self.idx))
+        return v
+
+    def has_var(self, name):
+        return name in self.vars
+
+    def _find_var_recursive(self, name):
+        block = self
+        while block is not None:
+            if name in block.vars:
+                return block.vars[name]
+            block = self.program.block(block.parent_idx) if block.parent_idx >= 0 else None
+        return None
+
+    def _var_recursive(self, name):
+        v = self._find_var_recursive(name)
+        if v is None:
+            raise ValueError("variable '%s' is not in block %d or its parents" % (name, self.idx))
+        return v
+
+    def all_parameters(self):
+        return [v for v in self.vars.values() if isinstance(v, Parameter)]
+
+    def create_var(self, **kwargs):
+        return Variable(self, **kwargs)
+
+    def create_parameter(self, **kwargs):
+        global_block = self.program.global_block()
+        param = Parameter(global_block, **kwargs)
+        initializer = kwargs.get("initializer")
+        if initializer is not None:
+            initializer(param, self)
+        return param
+
+    def append_op(self, type, inputs=None, outputs=None, attrs=None):
+        op = Operator(self, self.desc.append_op(), type, inputs, outputs, attrs)
+        self.ops.append(op)
+        self.program._bump()
+        return op
+
+    def _prepend_op(self, type, inputs=None, outputs=None, attrs=None):
+        op = Operator(self, self.desc.prepend_op(), type, inputs, outputs, attrs)
+        self.ops.insert(0, op)
+        self.program._bump()
+        return op
+
+    def _insert_op(self, index, type, inputs=None, outputs=None, attrs=None):
+        op = Operator(self, self.desc.insert_op(index), type, inputs, outputs, attrs)
+        self.ops.insert(index, op)
+        self.program._bump()
+        return op
+
+    def _remove_op(self, index):
+        self.desc.remove_ops(index, index + 1)
+        del self.ops[index]
+        self.program._bump()
+
+    def _remove_var(self, name):
+        self.desc.remove_var(name)
+        self.vars.pop(name, None)
+        self.program._bump()
+
+    def _sync_with_cpp(self):
+        """Makes Python objects for the variables and ops the core added (backward, parsing)."""
+        for vd in self.desc.all_vars():
+            if vd.name not in self.vars:
+                v = Variable.__new__(Variable)
+                v.block, v.desc, v.op = self, vd, None
+                self.vars[vd.name] = v
+        descs = self.desc.all_ops()
+        known = {id(op.desc): op for op in self.ops}
+        self.ops = [known.get(id(d)) or Operator(self, d) for d in descs]
+        self.program._bump()
+
+    def to_string(self, throw_on_error=True, with_details=False):
+        lines = ["block %d (parent %d):" % (self.idx, self.parent_idx)]
+        for v in self.vars.values():
+            lines.append("  var " + v.to_string(throw_on_error, with_details))
+        for op in self.ops:
+            lines.append("  op " + op.to_string(throw_on_error))
+        return "\n".join(lines)
+
+
+class Program:
+    """A whole program: blocks of variables and ops (seed 002). Build it with layers inside
+    program_guard, run it with an Executor."""
+
+    def __init__(self):
+        self.desc = _C.ProgramDesc()
+        self.blocks = [Block(self, 0)]
+        self.current_block_idx = 0
+        self.random_seed = 0
+        self._version = 0
+        self._seed_counter = 0
+
+    def _bump(self):
+        self._version += 1
+
+    def global_block(self):
+        return self.blocks[0]
+
+    def block(self, idx):
+        return self.blocks[idx]
+
+    def current_block(self):
+        return self.blocks[self.current_block_idx]
+
+    @property
+    def num_blocks(self):
+        return len(self.blocks)
+
+    def _create_block(self, parent_idx=None):
+        parent = self.current_block() if parent_idx is None else self.block(parent_idx)
+        self.desc.append_block(parent.desc)
+        self.current_block_idx = len(self.blocks)
+        self.blocks.append(Block(self, self.current_block_idx))
+        self._bump()
+        return self.current_block()
+
+    def _rollback(self):
+        self.current_block_idx = self.current_block().parent_idx
+
+    def list_vars(self):
+        for block in self.blocks:
+            yield from block.vars.values()
+
+    def all_parameters(self):
+        return self.global_block().all_parameters()
+
+    def _next_seed(self):
+        """A seed for a random initializer: fixed by random_seed when that is set."""
+        if not self.random_seed:
+            return 0
+        self._seed_counter += 1
+        return self.random_seed * 1000 + self._seed_counter
+
+    def to_string(self, throw_on_error=True, with_details=False):
+        return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks) + "\n"
+
+    __str__ = to_string
+
+    def clone(self, for_test=False):
+        """A deep copy. With for_test, backward and optimizer ops are dropped and ops with an
+        is_test attribute get is_test=True (dropout, batch_norm behave for inference)."""
+        p = Program._from_desc(_C.ProgramDesc(self.desc))
+        p.random_seed = self.random_seed
+        # Keep Parameter-ness and Python-only attributes.
+        for block, src in zip(p.blocks, self.blocks):
+            for name, v in src.vars.items():
+                if isinstance(v, Parameter) and name in block.vars:
+                    c = block.vars[name]
+                    c.__class__ = Parameter
+                    for attr in ("trainable", "optimize_attr", "regularizer", "gradient_clip_attr",
+                                 "do_model_average"):
+                        setattr(c, attr, getattr(v, attr))
+        if for_test:
+            p._inference_optimize()
+        return p
+
+    def _inference_optimize(self):
+        for block in self.blocks:
+            for i in reversed(range(len(block.ops))):
+                op = block.ops[i]
+                role = op.attr("op_role") if op.has_attr("op_role") else 0
+                if role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE):
+                    block._remove_op(i)
+            for op in block.ops:
+                if op.has_attr("is_test"):
+                    op._set_attr("is_test", True)
+        self._bump()
+
+    def _prune(self, targets):
+        """A copy keeping only the forward ops needed to compute `targets` (names or vars)."""
+        p = self.clone(for_test=True)
+        block = p.global_block()
+        needed = set(_names(targets))
+        keep = [False] * len(block.ops)
+        for i in reversed(range(len(block.ops))):
+            op = block.ops[i]
+            if op.type in ("feed", "fetch"):
+                continue
+            if needed & set(op.output_arg_names):
+                keep[i] = True
+                needed |= set(op.input_arg_names)
+        for i in reversed(range(len(block.ops))):
+            if not keep[i]:
+                block._remove_op(i)
+        used = set()
+        for op in block.ops:
+            used |= set(op.input_arg_names) | set(op.output_arg_names)
+        used |= set(_names(targets))
+        for name in list(block.vars):
+            if name not in used:
+                block._remove_var(name)
+        return p
+
+    @staticmethod
+    def _from_desc(desc):
+        p = Program.__new__(Program)
+        p.desc = desc
+        p.blocks = [Block(p, i) for i in range(desc.num_blocks())]
+        p.current_block_idx = 0
+        p.random_seed = 0
+        p._version = 0
+        p._seed_counter = 0
+        for b in p.blocks:
+            b._sync_with_cpp()
+        return p
+
+    @staticmethod
+    def parse_from_string(binary):
+        """A Program from serialised ProgramDesc bytes (raises on invalid bytes)."""
+        return Program._from_desc(_C.ProgramDesc.parse(binary))
+
+    def serialize_to_string(self):
+        return self.desc.serialize()
+
+
+_main_program = Program()
+_startup_program = Program()
+
+
+def default_main_program():
+    """The program layers append their ops to (outside program_guard)."""
+    return _main_program
+
+
+def default_startup_program():
+    """The program that initialises parameters (run once before training)."""
+    return _startup_program
+
+
+def switch_main_program(program):
+    global _main_program
+    prev, _main_program = _main_program, program
+    return prev
+
+
+def switch_startup_program(program):
+    global _startup_program
+    prev, _startup_program = _startup_program, program
+    return prev
+
+
+@contextlib.contextmanager
+def program_guard(main_program, startup_program=None):
+    """Layers inside build into `main_program` (and initialise into `startup_program`)."""
+    if not isinstance(main_program, Program):
+        raise TypeError("program_guard needs a Program, got %r" % (main_program,))
+    prev_main = switch_main_program(main_program)
+    prev_startup = switch_startup_program(startup_program) if startup_program is not None else None
+    try:
+        yield
+    finally:
+        switch_main_program(prev_main)
+        if startup_program is not None:
+            switch_startup_program(prev_startup)
+
+
+def to_numpy_dtype(dtype):
+    return np.dtype(convert_dtype(dtype)) if convert_dtype(dtype) != "bfloat16" else None

@@ -1,0 +1,114 @@
+"""Initializers: ops added to the startup program that fill a parameter (Fluid's initializer)."""
+import math
+
+from .core import dtype_code
+
+
+def _fans(shape):
+    """fan_in and fan_out of a [in, out] weight or a [out_c, in_c, kh, kw] filter."""
+    shape = list(shape)
+    if len(shape) < 2:
+        n = shape[0] if shape else 1
+        return n, n
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = 1
+    for d in shape[2:]:
+        receptive *= d
+    return shape[1] * receptive, shape[0] * receptive
+
+
+class Initializer:
+    def __call__(self, var, block):
+        raise NotImplementedError
+
+    @staticmethod
+    def _startup_var(var, block):
+        """The parameter's twin in the startup program (made on first use)."""
+        from .framework import default_startup_program
+        startup = default_startup_program().global_block()
+        if var.name in startup.vars:
+            return startup, startup.vars[var.name]
+        v = startup.create_var(name=var.name, shape=var.shape, dtype=var.dtype,
+                               type=var.type, persistable=True)
+        return startup, v
+
+    @staticmethod
+    def _seed(seed):
+        from .framework import default_startup_program
+        return seed or default_startup_program()._next_seed()
+
+
+class Constant(Initializer):
+    def __init__(self, value=0.0):
+        self.value = float(value)
+
+    def __call__(self, var, block):
+        startup, v = self._startup_var(var, block)
+        return startup.append_op("fill_constant", outputs={"Out": v},
+                                 attrs={"shape": list(var.shape), "dtype": dtype_code(var.dtype),
+                                        "value": self.value})
+
+
+class Uniform(Initializer):
+    def __init__(self, low=-1.0, high=1.0, seed=0):
+        if not low < high:
+            raise ValueError("Uniform initializer needs low < high, got %r, %r" % (low, high))
+        self.low, self.high, self.seed = float(low), float(high), int(seed)
+
+    def __call__(self, var, block):
+        startup, v = self._startup_var(var, block)
+        return startup.append_op("uniform_random", outputs={"Out": v},
+                                 attrs={"shape": list(var.shape), "dtype": dtype_code(var.dtype),
+                                        "min": self.low, "max": self.high,
+                                        "seed": self._seed(self.seed)})
+
+
+class Normal(Initializer):
+    def __init__(self, loc=0.0, scale=1.0, seed=0):
+        self.loc, self.scale, self.seed = float(loc), float(scale), int(seed)
+
+    def __call__(self, var, block):
+        startup, v = self._startup_var(var, block)
+        return startup.append_op("gaussian_random", outputs={"Out": v},
+                                 attrs={"shape": list(var.shape), "dtype": dtype_code(var.dtype),
+                                        "mean": self.loc, "std": self.scale,
+                                        "seed": self._seed(self.seed)})
+
+
+class Xavier(Initializer):
+    """Glorot: U(+-sqrt(6 / (fan_in + fan_out))) or N(0, sqrt(2 / (fan_in + fan_out)))."""
+
+    def __init__(self, uniform=True, fan_in=None, fan_out=None, seed=0):
+        self.uniform, self.fan_in, self.fan_out, self.seed = uniform, fan_in, fan_out, seed
+
+    def __call__(self, var, block):
+        fi, fo = _fans(var.shape)
+        fi = self.fan_in or fi
+        fo = self.fan_out or fo
+        if self.uniform:
+            limit = math.sqrt(6.0 / (fi + fo))
+            return Uniform(-limit, limit, self.seed)(var, block)
+        return Normal(0.0, math.sqrt(2.0 / (fi + fo)), self.seed)(var, block)
+
+
+class MSRA(Initializer):
+    """He: U(+-sqrt(6 / fan_in)) or N(0, sqrt(2 / fan_in))."""
+
+    def __init__(self, uniform=True, fan_in=None, seed=0):
+        self.uniform, self.fan_in, self.seed = uniform, fan_in, seed
+
+    def __call__(self, var, block):
+        fi = self.fan_in or _fans(var.shape)[0]
+        if self.uniform:
+            limit = math.sqrt(6.0 / fi)
+            return Uniform(-limit, limit, self.seed)(var, block)
+        return Normal(0.0, math.sqrt(2.0 / fi), self.seed)(var, block)
+
+
+# Fluid's aliases.
+ConstantInitializer = Constant
+UniformInitializer = Uniform
+NormalInitializer = Normal
+XavierInitializer = Xavier
+MSRAInitializer = MSRA

@@ -1,0 +1,205 @@
+"""Saving and loading: persistable variables (one file each, or one combined file) and
+inference models (the pruned program with feed/fetch ops, plus its parameters).
+
+Tensor file format (little-endian), one record per variable:
+  b"TIDETNSR", u32 version (1), u32 len + name (utf-8), u32 len + dtype name,
+  u32 ndim, i64 dims[ndim], u32 lod levels, per level: u64 count + u64 offsets[count],
+  u64 nbytes, the data in C order.
+"""
+import os
+import struct
+
+import numpy as np
+
+from .core import LoDTensor, convert_dtype
+from .executor import global_scope
+from .framework import Parameter, Program, Variable, default_main_program
+
+MAGIC = b"TIDETNSR"
+VERSION = 1
+MODEL_FILENAME = "__model__"
+_SKIP_TYPES = ("FEED_MINIBATCH", "FETCH_LIST", "RAW")
+
+
+def _write_record(f, name, tensor):
+    arr = tensor.numpy()
+    enc = lambda s: s.encode("utf-8")  # noqa: E731
+    f.write(MAGIC + struct.pack("<I", VERSION))
+    for s in (enc(name), enc(tensor.dtype())):
+        f.write(struct.pack("<I", len(s)) + s)
+    f.write(struct.pack("<I", arr.ndim) + struct.pack("<%dq" % arr.ndim, *arr.shape))
+    lod = tensor.lod()
+    f.write(struct.pack("<I", len(lod)))
+    for level in lod:
+        f.write(struct.pack("<Q", len(level)) + struct.pack("<%dQ" % len(level), *level))
+    data = np.ascontiguousarray(arr).tobytes()
+    f.write(struct.pack("<Q", len(data)) + data)
+
+
+def _read_exact(f, n, what):
+    b = f.read(n)
+    if len(b) != n:
+        raise ValueError("%s: file ends early while reading %s" % (getattr(f, "name", "?"), what))
+    return b
+
+
+def _read_record(f):
+    """(name, ndarray, lod) or None at the end of the file."""
+    head = f.read(len(MAGIC))
+    if not head:
+        return None
+    if head != MAGIC:
+        raise ValueError("%s: not a Tide tensor file (bad magic)" % getattr(f, "name", "?"))
+    (version,) = struct.unpack("<I", _read_exact(f, 4, "the version"))
+    if version != VERSION:
+        raise ValueError("%s: tensor format version %d, this Tide reads %d" % (f.name, version, VERSION))
+    strs = []
+    for what in ("the name", "the dtype"):
+        (n,) = struct.unpack("<I", _read_exact(f, 4, what))
+        strs.append(_read_exact(f, n, what).decode("utf-8"))
+    name, dtype = strs
+    (ndim,) = struct.unpack("<I", _read_exact(f, 4, "the rank"))
+    dims = struct.unpack("<%dq" % ndim, _read_exact(f, 8 * ndim, "the dims"))
+    (levels,) = struct.unpack("<I", _read_exact(f, 4, "the LoD"))
+    lod = []
+    for _ in range(levels):
+        (n,) = struct.unpack("<Q", _read_exact(f, 8, "the LoD"))
+        lod.append(list(struct.unpack("<%dQ" % n, _read_exact(f, 8 * n, "the LoD"))))
+    (nbytes,) = struct.unpack("<Q", _read_exact(f, 8, "the data size"))
+    arr = np.frombuffer(_read_exact(f, nbytes, "the data"), dtype=np.dtype(convert_dtype(dtype)))
+    return name, arr.reshape(dims), lod
+
+
+def _persistables(program):
+    return [v for v in program.list_vars() if v.persistable and v.type not in _SKIP_TYPES]
+
+
+def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
+    """Writes the variables' current values from the scope: one file per variable in dirname,
+    or all of them in dirname/filename."""
+    program = main_program or default_main_program()
+    scope = scope or global_scope()
+    if vars is None:
+        vars = [v for v in program.list_vars() if predicate is None or predicate(v)]
+    os.makedirs(dirname, exist_ok=True)
+    names = [v.name if isinstance(v, Variable) else v for v in vars]
+
+    def tensor_of(name):
+        var = scope.find_var(name)
+        if var is None or not var.is_initialized():
+            raise ValueError("cannot save '%s': it has no value in the scope (run the startup "
+                             "program first?)" % name)
+        t = var.get_tensor()
+        if not t._is_initialized():
+            raise ValueError("cannot save '%s': it holds no data" % name)
+        return t
+    if filename is not None:
+        with open(os.path.join(dirname, filename), "wb") as f:
+            for n in names:
+                _write_record(f, n, tensor_of(n))
+    else:
+        for n in names:
+            with open(os.path.join(dirname, n), "wb") as f:
+                _write_record(f, n, tensor_of(n))
+
+
+def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
+    """Reads variables saved by save_vars into the scope (on the executor's place)."""
+    program = main_program or default_main_program()
+    scope = scope or global_scope()
+    if vars is None:
+        vars = [v for v in program.list_vars() if predicate is None or predicate(v)]
+    names = [v.name if isinstance(v, Variable) else v for v in vars]
+    place = executor.place
+    if filename is not None:
+        path = os.path.join(dirname, filename)
+        records = {}
+        with open(path, "rb") as f:
+            while True:
+                r = _read_record(f)
+                if r is None:
+                    break
+                records[r[0]] = r
+        missing = [n for n in names if n not in records]
+        if missing:
+            raise ValueError("%s has no saved value for %s" % (path, missing))
+        items = [records[n] for n in names]
+    else:
+        items = []
+        for n in names:
+            path = os.path.join(dirname, n)
+            if not os.path.exists(path):
+                raise ValueError("no saved value for '%s': %s does not exist" % (n, path))
+            with open(path, "rb") as f:
+                items.append(_read_record(f))
+    for name, arr, lod in items:
+        t = scope.var(name).get_tensor()
+        t.set(np.array(arr), place, False)
+        if lod:
+            t.set_lod(lod)
+
+
+def save_params(executor, dirname, main_program=None, filename=None, scope=None):
+    save_vars(executor, dirname, main_program, predicate=lambda v: isinstance(v, Parameter),
+              filename=filename, scope=scope)
+
+
+def load_params(executor, dirname, main_program=None, filename=None, scope=None):
+    load_vars(executor, dirname, main_program, predicate=lambda v: isinstance(v, Parameter),
+              filename=filename, scope=scope)
+
+
+def save_persistables(executor, dirname, main_program=None, filename=None, scope=None):
+    """Saves every persistable variable (parameters, optimizer state, learning rates)."""
+    program = main_program or default_main_program()
+    save_vars(executor, dirname, program, vars=_persistables(program), filename=filename, scope=scope)
+
+
+def load_persistables(executor, dirname, main_program=None, filename=None, scope=None):
+    program = main_program or default_main_program()
+    load_vars(executor, dirname, program, vars=_persistables(program), filename=filename, scope=scope)
+
+
+def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
+                         model_filename=None, params_filename=None, scope=None):
+    """Saves the program pruned to what computes target_vars from the feeds (inference mode,
+    with feed and fetch ops), and the parameters it uses."""
+    program = main_program or default_main_program()
+    if isinstance(target_vars, Variable):
+        target_vars = [target_vars]
+    for n in feeded_var_names:
+        if not isinstance(n, str):
+            raise TypeError("feeded_var_names must be names, got %r" % (n,))
+    pruned = program._prune(target_vars)
+    block = pruned.global_block()
+    feed = block.create_var(name="feed", type="FEED_MINIBATCH", persistable=True)
+    for i, name in reversed(list(enumerate(feeded_var_names))):
+        if name not in block.vars:
+            raise ValueError("save_inference_model: '%s' is not used to compute the targets" % name)
+        block._prepend_op("feed", inputs={"X": feed}, outputs={"Out": name}, attrs={"col": i})
+    fetch = block.create_var(name="fetch", type="FETCH_LIST", persistable=True)
+    for i, v in enumerate(target_vars):
+        block.append_op("fetch", inputs={"X": v.name}, outputs={"Out": fetch}, attrs={"col": i})
+    os.makedirs(dirname, exist_ok=True)
+    with open(os.path.join(dirname, model_filename or MODEL_FILENAME), "wb") as f:
+        f.write(pruned.serialize_to_string())
+    save_persistables(executor, dirname, pruned, params_filename, scope)
+    return [v.name for v in target_vars]
+
+
+def load_inference_model(dirname, executor, model_filename=None, params_filename=None, scope=None):
+    """Returns [program, feed names, fetch target Variables]; the parameters are loaded into
+    the scope."""
+    path = os.path.join(dirname, model_filename or MODEL_FILENAME)
+    if not os.path.exists(path):
+        raise ValueError("no inference model at %s" % path)
+    with open(path, "rb") as f:
+        program = Program.parse_from_string(f.read())
+    load_persistables(executor, dirname, program, params_filename, scope)
+    block = program.global_block()
+    feeds = sorted((op.attr("col"), op.output("Out")[0]) for op in block.ops if op.type == "feed")
+    fetches = sorted((op.attr("col"), op.input("X")[0]) for op in block.ops if op.type == "fetch")
+    return [program, [n for _, n in feeds], [block.var(n) for _, n in fetches]]
+
+
+del LoDTensor

@@ -1,0 +1,16 @@
+"""tide.layers: Fluid-style layers. Any op a loaded plugin registered is also a layer here,
+generated from its proto: tide.layers.<op_type>(inputs..., attrs...)."""
+from .nn import *  # noqa: F401,F403
+from .nn import __all__ as _nn_all
+from . import generated as _generated
+from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
+
+__all__ = list(_nn_all)
+
+
+def __getattr__(name):
+    op_type = _generated.op_type_for(name)
+    if op_type is None:
+        raise AttributeError("tide.layers has no layer '%s' and no loaded plugin registers an op "
+                             "of that name" % name)
+    return _generated.make_layer(op_type)

@@ -1,0 +1,58 @@
+"""Layers made from an op's registered proto, so an op a plugin adds at run time is usable as
+tide.layers.<op>(...) at once (a vendor op "acme.axpb" is tide.layers.acme_axpb)."""
+from .. import _C
+from ..framework import Variable, _names
+from ..layer_helper import LayerHelper
+
+
+def op_type_for(name):
+    """The registered op a layer name refers to, or None."""
+    if _C.has_op(name):
+        return name
+    if "_" in name:  # vendor ops: "acme_axpb" -> "acme.axpb"
+        dotted = name.replace("_", ".", 1)
+        if _C.has_op(dotted):
+            return dotted
+    return None
+
+
+def make_layer(op_type):
+    proto = _C.op_proto(op_type)
+    inputs = proto["inputs"]
+    outputs = [o for o in proto["outputs"] if not o["intermediate"]]
+    attr_names = {a["name"] for a in proto["attrs"]}
+
+    def layer(*args, **kwargs):
+        name = kwargs.pop("name", None)
+        helper = LayerHelper(op_type.replace(".", "_"), name=name)
+        given = {}
+        for spec, value in zip(inputs, args):
+            given[spec["name"]] = value
+        for key, value in list(kwargs.items()):
+            for spec in inputs:
+                if key in (spec["name"], spec["name"].lower()):
+                    given[spec["name"]] = kwargs.pop(key)
+                    break
+        unknown = set(kwargs) - attr_names
+        if unknown:
+            raise TypeError("%s(): unknown argument(s) %s; inputs are %s, attributes are %s" % (
+                op_type, sorted(unknown), [i["name"] for i in inputs], sorted(attr_names)))
+        for spec in inputs:
+            if spec["name"] not in given and not spec["dispensable"]:
+                raise TypeError("%s(): missing input '%s'" % (op_type, spec["name"]))
+        first = next((v for v in given.values() if isinstance(v, Variable)), None)
+        if first is None:
+            first = next((v[0] for v in given.values() if isinstance(v, (list, tuple)) and v), None)
+        dtype = first.dtype if isinstance(first, Variable) else "float32"
+        outs = {}
+        for spec in proto["outputs"]:
+            outs[spec["name"]] = helper.create_variable_for_type_inference(dtype)
+        helper.append_op(op_type, inputs={k: _names(v) for k, v in given.items()}, outputs=outs, attrs=kwargs)
+        result = [outs[o["name"]] for o in outputs]
+        return result[0] if len(result) == 1 else tuple(result)
+
+    layer.__name__ = op_type.replace(".", "_")
+    layer.__doc__ = "%s\n\nInputs: %s\nAttributes: %s" % (
+        proto["comment"], ", ".join(i["name"] for i in inputs),
+        ", ".join("%s=%r" % (a["name"], a.get("default")) for a in proto["attrs"]))
+    return layer

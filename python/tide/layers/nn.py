@@ -1,0 +1,379 @@
+"""Layers: functions that append ops (and their parameters) to the default programs, with
+Fluid's names and arguments."""
+from ..core import convert_dtype, dtype_code
+from ..framework import Variable
+from ..initializer import Constant, Normal
+from ..layer_helper import LayerHelper
+
+__all__ = [
+    "data", "fc", "mean", "square_error_cost", "cross_entropy", "softmax",
+    "softmax_with_cross_entropy", "relu", "sigmoid", "tanh", "square", "elementwise_add",
+    "elementwise_sub", "elementwise_mul", "elementwise_div", "matmul", "mul", "scale", "sums",
+    "fill_constant", "fill_zeros_like", "assign", "cast", "concat", "reshape", "conv2d",
+    "pool2d", "batch_norm", "dropout", "embedding", "accuracy", "transpose", "split", "flatten",
+    "topk", "lrn", "uniform_random", "gaussian_random", "create_parameter",
+    "create_global_var",
+]
+
+
+def _check_var(layer, name, v):
+    if not isinstance(v, Variable):
+        raise TypeError("%s: '%s' must be a Variable, got %r" % (layer, name, v))
+
+
+def _single(helper, op_type, inputs, attrs=None, dtype=None, out_param="Out"):
+    """One op with one output; returns the output."""
+    first = next(iter(inputs.values()))
+    first = first[0] if isinstance(first, (list, tuple)) else first
+    out = helper.create_variable_for_type_inference(dtype or first.dtype)
+    helper.append_op(op_type, inputs=inputs, outputs={out_param: out}, attrs=attrs or {})
+    return out
+
+
+def data(name, shape, dtype="float32", lod_level=0, append_batch_size=True, stop_gradient=True,
+         type="LOD_TENSOR"):
+    """A variable fed at run time. With append_batch_size, -1 (the batch) is put in front."""
+    shape = [int(d) for d in shape]
+    if append_batch_size and (not shape or shape[0] != -1):
+        shape = [-1] + shape
+    helper = LayerHelper("data", name=name)
+    return helper.main_program.global_block().create_var(
+        name=name, shape=shape, dtype=convert_dtype(dtype), lod_level=lod_level,
+        stop_gradient=stop_gradient, type=type)
+
+
+def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):
+    """Fully connected: act(sum_i flatten(input_i) * W_i + b)."""
+    helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    inputs = helper.multiple_input()
+    dtype = helper.input_dtype()
+    attrs = param_attr if isinstance(param_attr, (list, tuple)) else [param_attr] * len(inputs)
+    partials = []
+    for x, attr in zip(inputs, attrs):
+        in_dim = 1
+        for d in x.shape[num_flatten_dims:]:
+            if d < 0:
+                raise ValueError("fc: the input's dims after num_flatten_dims must be known, got %r" % (x.shape,))
+            in_dim *= d
+        w = helper.create_parameter(attr, [in_dim, size], dtype)
+        tmp = helper.create_variable_for_type_inference(dtype)
+        helper.append_op("mul", inputs={"X": x, "Y": w}, outputs={"Out": tmp},
+                         attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+        partials.append(tmp)
+    pre_bias = partials[0]
+    if len(partials) > 1:
+        pre_bias = helper.create_variable_for_type_inference(dtype)
+        helper.append_op("sum", inputs={"X": partials}, outputs={"Out": pre_bias})
+    pre_act = helper.append_bias_op(pre_bias, dim_start=num_flatten_dims)
+    return helper.append_activation(pre_act)
+
+
+def mean(x, name=None):
+    helper = LayerHelper("mean", name=name)
+    _check_var("mean", "x", x)
+    return _single(helper, "mean", {"X": x})
+
+
+def square_error_cost(input, label):
+    """(input - label)^2, elementwise."""
+    helper = LayerHelper("square_error_cost")
+    diff = _single(helper, "elementwise_sub", {"X": input, "Y": label})
+    return _single(helper, "square", {"X": diff})
+
+
+def cross_entropy(input, label, soft_label=False, ignore_index=-100):
+    helper = LayerHelper("cross_entropy")
+    return _single(helper, "cross_entropy", {"X": input, "Label": label},
+                   {"soft_label": soft_label, "ignore_index": ignore_index}, out_param="Y")
+
+
+def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100,
+                               return_softmax=False):
+    helper = LayerHelper("softmax_with_cross_entropy")
+    softmax_out = helper.create_variable_for_type_inference(logits.dtype)
+    loss = helper.create_variable_for_type_inference(logits.dtype)
+    helper.append_op("softmax_with_cross_entropy", inputs={"Logits": logits, "Label": label},
+                     outputs={"Softmax": softmax_out, "Loss": loss},
+                     attrs={"soft_label": soft_label, "ignore_index": ignore_index})
+    return (loss, softmax_out) if return_softmax else loss
+
+
+def softmax(input, axis=-1, name=None, use_cudnn=False):
+    return _single(LayerHelper("softmax", name=name), "softmax", {"X": input}, {"axis": axis})
+
+
+def _activation(op_type):
+    def layer(x, name=None):
+        _check_var(op_type, "x", x)
+        return _single(LayerHelper(op_type, name=name), op_type, {"X": x})
+    layer.__name__ = op_type
+    layer.__doc__ = "Elementwise %s." % op_type
+    return layer
+
+
+relu = _activation("relu")
+sigmoid = _activation("sigmoid")
+tanh = _activation("tanh")
+square = _activation("square")
+
+
+def _elementwise(op_type, x, y, axis=-1, act=None, name=None):
+    _check_var(op_type, "x", x)
+    _check_var(op_type, "y", y)
+    helper = LayerHelper(op_type, act=act, name=name)
+    out = _single(helper, op_type, {"X": x, "Y": y}, {"axis": axis})
+    return helper.append_activation(out)
+
+
+def elementwise_add(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_add", x, y, axis, act, name)
+
+
+def elementwise_sub(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_sub", x, y, axis, act, name)
+
+
+def elementwise_mul(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_mul", x, y, axis, act, name)
+
+
+def elementwise_div(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_div", x, y, axis, act, name)
+
+
+def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
+    return _single(LayerHelper("matmul", name=name), "matmul", {"X": x, "Y": y},
+                   {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)})
+
+
+def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
+    return _single(LayerHelper("mul", name=name), "mul", {"X": x, "Y": y},
+                   {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims})
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    helper = LayerHelper("scale", act=act, name=name)
+    out = _single(helper, "scale", {"X": x}, {"scale": float(scale), "bias": float(bias),
+                                              "bias_after_scale": bias_after_scale})
+    return helper.append_activation(out)
+
+
+def sums(input, out=None):
+    helper = LayerHelper("sum")
+    inputs = helper.multiple_input() if isinstance(input, list) else [input]
+    if out is None:
+        out = helper.create_variable_for_type_inference(inputs[0].dtype)
+    helper.append_op("sum", inputs={"X": inputs}, outputs={"Out": out})
+    return out
+
+
+def fill_constant(shape, dtype, value, force_cpu=False, out=None):
+    helper = LayerHelper("fill_constant")
+    dtype = convert_dtype(dtype)
+    if out is None:
+        out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op("fill_constant", outputs={"Out": out},
+                     attrs={"shape": [int(d) for d in shape], "dtype": dtype_code(dtype),
+                            "value": float(value), "force_cpu": force_cpu})
+    out.stop_gradient = True
+    return out
+
+
+def fill_zeros_like(x):
+    return _single(LayerHelper("fill_zeros_like"), "fill_zeros_like", {"X": x})
+
+
+def assign(input, output=None):
+    helper = LayerHelper("assign")
+    if output is None:
+        output = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("assign", inputs={"X": input}, outputs={"Out": output})
+    return output
+
+
+def cast(x, dtype):
+    helper = LayerHelper("cast")
+    dtype = convert_dtype(dtype)
+    out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op("cast", inputs={"X": x}, outputs={"Out": out},
+                     attrs={"in_dtype": dtype_code(x.dtype), "out_dtype": dtype_code(dtype)})
+    return out
+
+
+def concat(input, axis=0, name=None):
+    helper = LayerHelper("concat", input=input, name=name)
+    inputs = helper.multiple_input()
+    return _single(helper, "concat", {"X": inputs}, {"axis": axis})
+
+
+def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
+    """Out has `shape`; a 0 copies the input's dim, one -1 is inferred."""
+    helper = LayerHelper("reshape", act=act, name=name)
+    inputs = {"X": x}
+    if actual_shape is not None:
+        inputs["Shape"] = actual_shape
+    out = _single(helper, "reshape", inputs, {"shape": [int(d) for d in shape]})
+    return helper.append_activation(out)
+
+
+def transpose(x, perm, name=None):
+    return _single(LayerHelper("transpose", name=name), "transpose", {"X": x}, {"axis": list(perm)})
+
+
+def flatten(x, axis=1, name=None):
+    return _single(LayerHelper("flatten", name=name), "flatten", {"X": x}, {"axis": axis})
+
+
+def split(input, num_or_sections, dim=-1, name=None):
+    helper = LayerHelper("split", name=name)
+    if isinstance(num_or_sections, int):
+        n, attrs = num_or_sections, {"num": num_or_sections, "axis": dim}
+    else:
+        n, attrs = len(num_or_sections), {"sections": list(num_or_sections), "axis": dim}
+    outs = [helper.create_variable_for_type_inference(input.dtype) for _ in range(n)]
+    helper.append_op("split", inputs={"X": input}, outputs={"Out": outs}, attrs=attrs)
+    return outs
+
+
+def topk(input, k, name=None):
+    helper = LayerHelper("top_k", name=name)
+    values = helper.create_variable_for_type_inference(input.dtype)
+    indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    helper.append_op("top_k", inputs={"X": input}, outputs={"Out": values, "Indices": indices},
+                     attrs={"k": k})
+    return values, indices
+
+
+def accuracy(input, label, k=1, correct=None, total=None):
+    """Top-k accuracy of `input` (scores [N, C]) against int64 labels [N, 1]."""
+    helper = LayerHelper("accuracy")
+    values, indices = topk(input, k)
+    acc = helper.create_variable_for_type_inference("float32", stop_gradient=True)
+    correct = correct or helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    total = total or helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    helper.append_op("accuracy", inputs={"Out": values, "Indices": indices, "Label": label},
+                     outputs={"Accuracy": acc, "Correct": correct, "Total": total})
+    return acc
+
+
+def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
+           param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None):
+    helper = LayerHelper("conv2d", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
+    groups = groups or 1
+    channels = input.shape[1]
+    if channels < 0 or channels % groups:
+        raise ValueError("conv2d: input channels %d must be known and divisible by groups %d" % (channels, groups))
+    kh, kw = pair(filter_size)
+    shape = [num_filters, channels // groups, kh, kw]
+    std = (2.0 / (kh * kw * channels)) ** 0.5
+    w = helper.create_parameter(param_attr, shape, input.dtype, default_initializer=Normal(0.0, std))
+    pre_bias = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("conv2d", inputs={"Input": input, "Filter": w}, outputs={"Output": pre_bias},
+                     attrs={"strides": pair(stride), "paddings": pair(padding), "dilations": pair(dilation),
+                            "groups": groups, "use_cudnn": use_cudnn})
+    return helper.append_activation(helper.append_bias_op(pre_bias, dim_start=1, dim_end=2))
+
+
+def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
+           global_pooling=False, use_cudnn=True, ceil_mode=False, exclusive=True, name=None):
+    if pool_type not in ("max", "avg"):
+        raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
+    pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
+    return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
+                   {"pooling_type": pool_type, "ksize": pair(pool_size), "strides": pair(pool_stride),
+                    "paddings": pair(pool_padding), "global_pooling": global_pooling,
+                    "ceil_mode": ceil_mode, "exclusive": exclusive})
+
+
+def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5, param_attr=None,
+               bias_attr=None, data_layout="NCHW", name=None, moving_mean_name=None,
+               moving_variance_name=None):
+    helper = LayerHelper("batch_norm", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    dtype = input.dtype
+    c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    scale_p = helper.create_parameter(param_attr, [c], dtype, default_initializer=Constant(1.0))
+    bias_p = helper.create_parameter(bias_attr, [c], dtype, is_bias=True)
+    block = helper.main_program.global_block()
+    mean = block.create_parameter(name=moving_mean_name or helper.name + ".mean", shape=[c], dtype=dtype,
+                                  trainable=False, initializer=Constant(0.0))
+    var = block.create_parameter(name=moving_variance_name or helper.name + ".var", shape=[c], dtype=dtype,
+                                 trainable=False, initializer=Constant(1.0))
+    saved_mean = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    saved_var = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    y = helper.create_variable_for_type_inference(dtype)
+    helper.append_op("batch_norm",
+                     inputs={"X": input, "Scale": scale_p, "Bias": bias_p, "Mean": mean, "Variance": var},
+                     outputs={"Y": y, "MeanOut": mean, "VarianceOut": var, "SavedMean": saved_mean,
+                              "SavedVariance": saved_var},
+                     attrs={"momentum": momentum, "epsilon": epsilon, "is_test": is_test,
+                            "data_layout": data_layout})
+    return helper.append_activation(y)
+
+
+def dropout(x, dropout_prob, is_test=False, seed=None, name=None,
+            dropout_implementation="downgrade_in_infer"):
+    helper = LayerHelper("dropout", name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    mask = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op("dropout", inputs={"X": x}, outputs={"Out": out, "Mask": mask},
+                     attrs={"dropout_prob": float(dropout_prob), "is_test": is_test,
+                            "fix_seed": seed is not None, "seed": seed or 0,
+                            "dropout_implementation": dropout_implementation})
+    return out
+
+
+def embedding(input, size, is_sparse=False, padding_idx=None, param_attr=None, dtype="float32"):
+    """Rows of a [vocab, dim] table looked up by int64 ids."""
+    helper = LayerHelper("embedding", param_attr=param_attr)
+    w = helper.create_parameter(param_attr, list(size), dtype)
+    pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
+    return _single(helper, "lookup_table", {"Ids": input, "W": w},
+                   {"is_sparse": is_sparse, "padding_idx": pad}, dtype=dtype)
+
+
+def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None):
+    helper = LayerHelper("lrn", name=name)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    mid = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    helper.append_op("lrn", inputs={"X": input}, outputs={"Out": out, "MidOut": mid},
+                     attrs={"n": n, "k": float(k), "alpha": float(alpha), "beta": float(beta)})
+    return out
+
+
+def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0):
+    helper = LayerHelper("uniform_random")
+    out = helper.create_variable_for_type_inference(convert_dtype(dtype))
+    helper.append_op("uniform_random", outputs={"Out": out},
+                     attrs={"shape": list(shape), "dtype": dtype_code(dtype), "min": float(min),
+                            "max": float(max), "seed": seed})
+    return out
+
+
+def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32"):
+    helper = LayerHelper("gaussian_random")
+    out = helper.create_variable_for_type_inference(convert_dtype(dtype))
+    helper.append_op("gaussian_random", outputs={"Out": out},
+                     attrs={"shape": list(shape), "dtype": dtype_code(dtype), "mean": float(mean),
+                            "std": float(std), "seed": seed})
+    return out
+
+
+def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    from ..param_attr import ParamAttr
+    helper = LayerHelper("create_parameter")
+    attr = ParamAttr.to_attr(attr)
+    if name:
+        attr.name = name
+    return helper.create_parameter(attr, shape, convert_dtype(dtype), is_bias, default_initializer)
+
+
+def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
+    """A global variable filled with `value` by the startup program."""
+    helper = LayerHelper("global_var", name=name)
+    from .. import unique_name
+    var = helper.create_global_variable(name=name or unique_name.generate("global_var"),
+                                        shape=list(shape), dtype=convert_dtype(dtype),
+                                        persistable=persistable, stop_gradient=True)
+    Constant(value)(var, helper.main_program.global_block())
+    return var

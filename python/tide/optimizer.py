@@ -1,0 +1,214 @@
+"""Optimizers: minimize(loss) appends backward, gradient clipping, regularisation and the
+update ops (from the ops_optimizers plugin), in that order (seed 000)."""
+from . import unique_name
+from .backward import append_backward
+from .clip import append_gradient_clip_ops
+from .core import dtype_code
+from .framework import (OP_ROLE_OPTIMIZE, Variable, default_startup_program, op_role_guard,
+                        program_guard)
+from .initializer import Constant
+from .regularizer import append_regularization_ops
+
+__all__ = ["SGD", "Momentum", "Adam", "Adagrad", "RMSProp", "SGDOptimizer", "MomentumOptimizer",
+           "AdamOptimizer", "AdagradOptimizer", "RMSPropOptimizer", "Optimizer"]
+
+
+class Optimizer:
+    def __init__(self, learning_rate, regularization=None, grad_clip=None, name=None):
+        if not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
+            raise TypeError("learning_rate must be a float or a Variable, got %r" % (learning_rate,))
+        if not isinstance(learning_rate, Variable) and learning_rate <= 0:
+            raise ValueError("learning_rate must be > 0, got %r" % (learning_rate,))
+        self._learning_rate = learning_rate
+        self.regularization = regularization
+        self.grad_clip = grad_clip
+        self._name = name or unique_name.generate(type(self).__name__.lower())
+        self._lr_var = None
+        self._accumulators = {}  # (name, param name) -> Variable
+
+    # --- learning rate and accumulators: persistable variables set by the startup program ---
+    def _global_learning_rate(self, program):
+        if isinstance(self._learning_rate, Variable):
+            return self._learning_rate
+        if self._lr_var is None or self._lr_var.block.program is not program:
+            block = program.global_block()
+            self._lr_var = block.create_var(name=unique_name.generate("learning_rate"), shape=[1],
+                                            dtype="float32", persistable=True, stop_gradient=True)
+            Constant(float(self._learning_rate))(self._lr_var, block)
+        return self._lr_var
+
+    def _param_learning_rate(self, param, block):
+        lr = self._global_learning_rate(block.program)
+        factor = param.optimize_attr.get("learning_rate", 1.0) if hasattr(param, "optimize_attr") else 1.0
+        if factor == 1.0:
+            return lr
+        scaled = block.create_var(name=unique_name.generate(param.name + ".lr"), shape=[1], dtype=lr.dtype)
+        block.append_op("scale", inputs={"X": lr}, outputs={"Out": scaled}, attrs={"scale": float(factor)})
+        return scaled
+
+    def _add_accumulator(self, name, param, fill_value=0.0, shape=None, dtype=None):
+        block = param.block.program.global_block()
+        var = block.create_var(name=unique_name.generate("%s_%s" % (param.name, name)),
+                               shape=list(shape if shape is not None else param.shape),
+                               dtype=dtype or param.dtype, persistable=True, stop_gradient=True)
+        Constant(fill_value)(var, block)
+        self._accumulators[(name, param.name)] = var
+        return var
+
+    def _get_accumulator(self, name, param):
+        return self._accumulators[(name, param.name)]
+
+    # --- what each optimizer defines ---
+    def _create_accumulators(self, block, params):
+        pass
+
+    def _append_optimize_op(self, block, param, grad, lr):
+        raise NotImplementedError
+
+    def _finish_update(self, block, params_grads):
+        pass
+
+    # --- the pipeline ---
+    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        return append_backward(loss, parameter_list, no_grad_set)
+
+    def apply_gradients(self, params_grads):
+        """Clip, regularise, then append the update ops; returns the update ops."""
+        params_grads = [(p, g) for p, g in params_grads if g is not None]
+        params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
+        params_grads = append_gradient_clip_ops(params_grads, self.grad_clip)
+        params_grads = append_regularization_ops(params_grads, self.regularization)
+        if not params_grads:
+            return []
+        block = params_grads[0][0].block.program.global_block()
+        with op_role_guard(OP_ROLE_OPTIMIZE):
+            self._create_accumulators(block, [p for p, _ in params_grads])
+            ops = []
+            for p, g in params_grads:
+                lr = self._param_learning_rate(p, block)
+                ops.append(self._append_optimize_op(block, p, g, lr))
+            self._finish_update(block, params_grads)
+        return ops
+
+    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        """Appends backward and optimisation to loss's program; returns (update ops, params_grads)."""
+        program = loss.block.program
+        startup = startup_program or default_startup_program()
+        with program_guard(program, startup):
+            params_grads = self.backward(loss, startup, parameter_list, no_grad_set)
+            ops = self.apply_gradients(params_grads)
+        return ops, params_grads
+
+
+class SGD(Optimizer):
+    """param -= lr * grad."""
+
+    def _append_optimize_op(self, block, param, grad, lr):
+        return block.append_op("sgd", inputs={"Param": param, "Grad": grad, "LearningRate": lr},
+                               outputs={"ParamOut": param})
+
+
+class Momentum(Optimizer):
+    """v = mu * v + grad; param -= lr * v (or Nesterov)."""
+
+    def __init__(self, learning_rate, momentum, use_nesterov=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self._momentum = float(momentum)
+        self._use_nesterov = bool(use_nesterov)
+
+    def _create_accumulators(self, block, params):
+        for p in params:
+            self._add_accumulator("velocity", p)
+
+    def _append_optimize_op(self, block, param, grad, lr):
+        v = self._get_accumulator("velocity", param)
+        return block.append_op("momentum",
+                               inputs={"Param": param, "Grad": grad, "Velocity": v, "LearningRate": lr},
+                               outputs={"ParamOut": param, "VelocityOut": v},
+                               attrs={"mu": self._momentum, "use_nesterov": self._use_nesterov})
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba); beta powers are kept as accumulators and scaled after each step."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _create_accumulators(self, block, params):
+        for p in params:
+            self._add_accumulator("moment1", p)
+            self._add_accumulator("moment2", p)
+            self._add_accumulator("beta1_pow_acc", p, fill_value=self._beta1, shape=[1])
+            self._add_accumulator("beta2_pow_acc", p, fill_value=self._beta2, shape=[1])
+
+    def _append_optimize_op(self, block, param, grad, lr):
+        acc = lambda n: self._get_accumulator(n, param)  # noqa: E731
+        return block.append_op(
+            "adam",
+            inputs={"Param": param, "Grad": grad, "LearningRate": lr, "Moment1": acc("moment1"),
+                    "Moment2": acc("moment2"), "Beta1Pow": acc("beta1_pow_acc"),
+                    "Beta2Pow": acc("beta2_pow_acc")},
+            outputs={"ParamOut": param, "Moment1Out": acc("moment1"), "Moment2Out": acc("moment2")},
+            attrs={"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon})
+
+    def _finish_update(self, block, params_grads):
+        for p, _ in params_grads:
+            for name, beta in (("beta1_pow_acc", self._beta1), ("beta2_pow_acc", self._beta2)):
+                acc = self._get_accumulator(name, p)
+                block.append_op("scale", inputs={"X": acc}, outputs={"Out": acc}, attrs={"scale": beta})
+
+
+class Adagrad(Optimizer):
+    """m += grad^2; param -= lr * grad / (sqrt(m) + epsilon)."""
+
+    def __init__(self, learning_rate, epsilon=1e-6, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self._epsilon = float(epsilon)
+
+    def _create_accumulators(self, block, params):
+        for p in params:
+            self._add_accumulator("moment", p)
+
+    def _append_optimize_op(self, block, param, grad, lr):
+        m = self._get_accumulator("moment", param)
+        return block.append_op("adagrad",
+                               inputs={"Param": param, "Grad": grad, "Moment": m, "LearningRate": lr},
+                               outputs={"ParamOut": param, "MomentOut": m}, attrs={"epsilon": self._epsilon})
+
+
+class RMSProp(Optimizer):
+    """RMSProp with optional momentum and centering (Fluid's rmsprop op)."""
+
+    def __init__(self, learning_rate, rho=0.95, epsilon=1e-6, momentum=0.0, centered=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self._rho, self._epsilon = float(rho), float(epsilon)
+        self._momentum, self._centered = float(momentum), bool(centered)
+
+    def _create_accumulators(self, block, params):
+        for p in params:
+            self._add_accumulator("momentum", p)
+            self._add_accumulator("mean_square", p)
+            if self._centered:
+                self._add_accumulator("mean_grad", p)
+
+    def _append_optimize_op(self, block, param, grad, lr):
+        acc = lambda n: self._get_accumulator(n, param)  # noqa: E731
+        inputs = {"Param": param, "Grad": grad, "Moment": acc("momentum"),
+                  "MeanSquare": acc("mean_square"), "LearningRate": lr}
+        outputs = {"ParamOut": param, "MomentOut": acc("momentum"), "MeanSquareOut": acc("mean_square")}
+        if self._centered:
+            inputs["MeanGrad"] = acc("mean_grad")
+            outputs["MeanGradOut"] = acc("mean_grad")
+        return block.append_op("rmsprop", inputs=inputs, outputs=outputs,
+                               attrs={"epsilon": self._epsilon, "decay": self._rho,
+                                      "momentum": self._momentum, "centered": self._centered})
+
+
+SGDOptimizer = SGD
+MomentumOptimizer = Momentum
+AdamOptimizer = Adam
+AdagradOptimizer = Adagrad
+RMSPropOptimizer = RMSProp
+
+del dtype_code
