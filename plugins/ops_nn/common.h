@@ -1,0 +1,117 @@
+// common.h: helpers shared by the ops_nn kernels: dims arithmetic that tolerates unknown (-1)
+// compile-time dims, grad shape rules, Eigen evaluation and a parallel loop on the CPU pool.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tide/eigen.hpp>
+#include <tide/plugin.hpp>
+#include <vector>
+
+namespace ops_nn {
+
+using tide::Dims;
+using tide::GradVarName;
+using tide::KernelContext;
+using tide::Tensor;
+
+// Below this many elements (or units of work), a thread hand-off costs more than the work.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+// out = expr, on the CPU pool when the tensor is large enough to benefit.
+template <typename Out, typename Expr>
+void Eval(const KernelContext& ctx, Out out, const Expr& expr) {
+  if (out.size() >= kParallelThreshold)
+    out.device(tide::EigenDevice(ctx)) = expr;
+  else
+    out = expr;
+}
+
+// fn(begin, end) over [0, n), split across the CPU pool when n * cost_per_item is large.
+template <typename F>
+void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& fn) {
+  if (n <= 0) return;
+  if (n == 1 || n * cost_per_item < kParallelThreshold) {
+    fn(int64_t(0), n);
+    return;
+  }
+  const auto& dev = tide::EigenDevice(ctx);
+  Eigen::TensorOpCost cost(static_cast<double>(cost_per_item) * 8,
+                           static_cast<double>(cost_per_item) * 4,
+                           static_cast<double>(cost_per_item));
+  dev.parallelFor(static_cast<Eigen::Index>(n), cost,
+                  [&fn](Eigen::Index b, Eigen::Index e) { fn(int64_t(b), int64_t(e)); });
+}
+
+// Product of d[begin, end); -1 when any of those dims is unknown (negative).
+inline int64_t Product(const Dims& d, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) {
+    if (d[i] < 0) return -1;
+    p *= d[i];
+  }
+  return p;
+}
+inline int64_t Product(const Dims& d) { return Product(d, 0, d.size()); }
+
+// True when every dim is known.
+inline bool Known(const Dims& d) {
+  return std::all_of(d.begin(), d.end(), [](int64_t v) { return v >= 0; });
+}
+
+// a == b, or either is unknown at compile time.
+inline bool DimsCompatible(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+
+// A normalised axis in [0, rank) (negative counts from the end); throws naming the op.
+inline int NormAxis(const char* op, int axis, size_t rank, const char* what = "axis") {
+  int r = static_cast<int>(rank);
+  int a = axis < 0 ? axis + r : axis;
+  TIDE_CHECK(a >= 0 && a < r, "op '", op, "': ", what, " ", axis, " is out of range for rank ",
+             rank);
+  return a;
+}
+
+// For each forward input `p` whose gradient the grad op outputs: p@GRAD gets p's dims and dtype.
+inline void GradLikeInputs(tide::InferShapeContext& ctx,
+                           std::initializer_list<const char*> params) {
+  for (const char* p : params) {
+    std::string g = GradVarName(p);
+    if (!ctx.HasOutput(g.c_str())) continue;
+    for (size_t i = 0; i < ctx.OutputCount(g.c_str()); ++i) {
+      ctx.SetOutputDims(g.c_str(), ctx.InputDims(p, i), i);
+      ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p, i), i);
+    }
+  }
+}
+inline tide::InferShapeFn GradLike(std::initializer_list<const char*> params) {
+  std::vector<std::string> names(params.begin(), params.end());
+  return [names](tide::InferShapeContext& ctx) {
+    for (const auto& n : names) GradLikeInputs(ctx, {n.c_str()});
+  };
+}
+
+// Checks a 2-element ints attribute (strides, paddings, ...).
+inline void CheckPair(const char* op, const char* name, const std::vector<int32_t>& v) {
+  TIDE_CHECK(v.size() == 2, "op '", op, "': attribute '", name, "' needs 2 values (h, w), got ",
+             v.size());
+}
+
+// An ints attribute check: exactly `n` values, each > `lower_bound`.
+inline tide::AttrCheckFn IntsCheck(std::string name, size_t n, int lower_bound) {
+  return [name, n, lower_bound](const TideAttrValue& v) {
+    TIDE_CHECK(v.count == n, "attribute '", name, "' needs ", n, " values, got ", v.count);
+    for (size_t i = 0; i < v.count; ++i) {
+      int64_t x = v.type == TIDE_ATTR_LONGS ? v.longs[i] : v.ints[i];
+      TIDE_CHECK(x > lower_bound, "attribute '", name, "' values must be > ", lower_bound, ", got ",
+                 x, " at index ", i);
+    }
+  };
+}
+
+// Kernels for float and double.
+#define OPS_NN_FLOAT_TYPES float, double
+// Kernels for shape-only ops (data moves, no arithmetic).
+#define OPS_NN_MOVE_TYPES float, double, int32_t, int64_t
+
+}  // namespace ops_nn
