@@ -4,5 +4,5 @@
 source "$(dirname "$0")/common.sh"
 "$TIDE_ROOT/scripts/install_deps.sh"
 "$TIDE_ROOT/scripts/build.sh"
-log "running the main job"
-"$TIDE_BUILD/bin/fit_a_line_forward"
+log "running the main job: training fit_a_line on the CPU plugins"
+PYTHONPATH="$TIDE_BUILD/python" "$TIDE_VENV/bin/python" "$TIDE_ROOT/examples/fit_a_line.py" "$@"

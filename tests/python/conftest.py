@@ -1,0 +1,28 @@
+"""Shared fixtures: every test builds into fresh default programs, names and a fresh scope."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import tide  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_programs():
+    main, startup = tide.Program(), tide.Program()
+    main.random_seed = startup.random_seed = 1
+    with tide.unique_name.guard(), tide.program_guard(main, startup), tide.scope_guard(tide.Scope()):
+        yield main, startup
+
+
+@pytest.fixture
+def exe():
+    return tide.Executor(tide.CPUPlace())
+
+
+@pytest.fixture
+def rng():
+    return np.random.RandomState(1234)

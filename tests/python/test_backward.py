@@ -1,0 +1,92 @@
+"""append_backward: gradients match numpy on graphs with shared variables (summed), with
+stop_gradient and no_grad_set (no gradient, no grad ops), and with pruned branches."""
+import numpy as np
+import pytest
+
+import tide
+from tide import layers
+
+
+def _param(name, value):
+    p = layers.create_parameter(shape=value.shape, dtype="float32", name=name,
+                                default_initializer=tide.initializer.Constant(0.0))
+    return p
+
+
+def _set(name, value):
+    tide.global_scope().var(name).get_tensor().set(np.asarray(value, dtype="float32"), tide.CPUPlace(), False)
+
+
+def _get(name):
+    return np.array(tide.global_scope().find_var(name).get_tensor())
+
+
+def test_shared_variable_gradients_are_summed(exe, rng):
+    x0 = rng.uniform(-1, 1, (3, 4)).astype("float32")
+    x = _param("x", x0)
+    y = layers.elementwise_add(layers.elementwise_mul(x, x), layers.scale(x, scale=3.0))  # x^2 + 3x
+    loss = layers.mean(y)
+    pairs = tide.append_backward(loss)
+    assert [(p.name, g.name) for p, g in pairs] == [("x", "x@GRAD")]
+    types = [op.type for op in tide.default_main_program().global_block().ops]
+    assert "sum" in types, types  # x@GRAD accumulated from two grad ops
+    exe.run(tide.default_startup_program())
+    _set("x", x0)
+    g, = exe.run(fetch_list=["x@GRAD"])
+    np.testing.assert_allclose(g, (2 * x0 + 3) / x0.size, rtol=1e-5)
+
+
+def test_stop_gradient_cuts_the_graph(exe, rng):
+    x = layers.data(name="x", shape=[4])
+    h = layers.fc(input=x, size=5, param_attr="w1", bias_attr=False)
+    h.stop_gradient = True
+    out = layers.fc(input=h, size=1, param_attr="w2", bias_attr=False)
+    loss = layers.mean(out)
+    pairs = tide.append_backward(loss)
+    assert [p.name for p, _ in pairs] == ["w2"]
+    block = tide.default_main_program().global_block()
+    assert "w1@GRAD" not in block.vars
+    grad_inputs = [n for op in block.ops if op.type == "mul_grad" for n in op.output_arg_names]
+    assert "h@GRAD" not in grad_inputs
+
+
+def test_no_grad_set_and_pruned_branches(exe, rng):
+    x = layers.data(name="x", shape=[4])
+    a = layers.fc(input=x, size=3, param_attr="wa", bias_attr=False)
+    b = layers.fc(input=a, size=1, param_attr="wb", bias_attr=False)
+    layers.fc(input=x, size=2, param_attr="w_unused", bias_attr=False)  # does not reach the loss
+    loss = layers.mean(b)
+    pairs = tide.append_backward(loss, no_grad_set={"wa"})
+    assert [p.name for p, _ in pairs] == ["wb"]
+    block = tide.default_main_program().global_block()
+    assert "wa@GRAD" not in block.vars and "w_unused@GRAD" not in block.vars
+    exe.run(tide.default_startup_program())
+    xs = rng.rand(6, 4).astype("float32")
+    wa, wb = _get("wa"), _get("wb")
+    gb, = exe.run(feed={"x": xs}, fetch_list=["wb@GRAD"])
+    np.testing.assert_allclose(gb, (xs @ wa).mean(0, keepdims=True).T, rtol=1e-5)
+    del wb
+
+
+def test_fc_gradients_match_numpy(exe, rng):
+    x = layers.data(name="x", shape=[3])
+    y = layers.data(name="y", shape=[1])
+    pred = layers.fc(input=x, size=1, param_attr="w", bias_attr="b")
+    loss = layers.mean(layers.square_error_cost(pred, y))
+    tide.append_backward(loss)
+    exe.run(tide.default_startup_program())
+    xs, ys = rng.rand(8, 3).astype("float32"), rng.rand(8, 1).astype("float32")
+    w, b = _get("w"), _get("b")
+    gw, gb = exe.run(feed={"x": xs, "y": ys}, fetch_list=["w@GRAD", "b@GRAD"])
+    r = xs @ w + b - ys
+    np.testing.assert_allclose(gw, 2 * xs.T @ r / 8, rtol=1e-4)
+    np.testing.assert_allclose(gb, [2 * r.mean()], rtol=1e-4)
+
+
+def test_backward_errors():
+    x = layers.data(name="x", shape=[4])
+    with pytest.raises(TypeError, match="must be a Variable"):
+        tide.append_backward("x")
+    h = layers.fc(input=x, size=3)
+    with pytest.raises(tide.InvalidArgumentError, match="must hold one element"):
+        tide.append_backward(h)

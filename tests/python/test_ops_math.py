@@ -1,0 +1,104 @@
+"""Op tests of the ops_math pack through the Python harness: outputs vs numpy, grads vs finite
+differences, float32 and float64."""
+import numpy as np
+import pytest
+
+from op_test import OpTest
+
+DTYPES = ["float32", "float64"]
+# float32 finite differences are coarse: looser tolerance, bigger step.
+GRAD_TOL = {"float32": (0.02, 0.01), "float64": (1e-5, 1e-5)}
+
+
+def grad_args(dtype):
+    err, delta = GRAD_TOL[dtype]
+    return {"max_relative_error": err, "numeric_grad_delta": delta}
+
+
+def rand(rng, shape, dtype, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op,fn", [
+    ("elementwise_add", np.add), ("elementwise_sub", np.subtract),
+    ("elementwise_mul", np.multiply), ("elementwise_div", np.divide),
+    ("elementwise_max", np.maximum), ("elementwise_min", np.minimum)])
+def test_elementwise_broadcast(op, fn, dtype, rng):
+    class T(OpTest):
+        op_type = op
+
+        def setup(self, dtype):
+            x = rand(rng, (2, 3, 4), dtype, 0.5, 2.0)
+            y = rand(rng, (3,), dtype, 0.5, 2.0)
+            self.inputs = {"X": x, "Y": y}
+            self.attrs = {"axis": 1}
+            self.outputs = {"Out": fn(x, y.reshape(1, 3, 1))}
+    t = T()
+    t.setup(dtype)
+    t.check_output()
+    t.check_grad(["X", "Y"], "Out", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mul_flattens_and_grads(dtype, rng):
+    class T(OpTest):
+        op_type = "mul"
+
+        def setup(self, dtype):
+            x = rand(rng, (2, 3, 4), dtype)
+            y = rand(rng, (12, 5), dtype)
+            self.inputs = {"X": x, "Y": y}
+            self.attrs = {"x_num_col_dims": 1}
+            self.outputs = {"Out": x.reshape(2, 12) @ y}
+    t = T()
+    t.setup(dtype)
+    t.check_output(rtol=1e-5, atol=1e-5)
+    t.check_grad(["X", "Y"], "Out", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op,fn", [
+    ("relu", lambda x: np.maximum(x, 0)), ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
+    ("tanh", np.tanh), ("square", np.square)])
+def test_activations(op, fn, dtype, rng):
+    class T(OpTest):
+        op_type = op
+
+        def setup(self, dtype):
+            x = rand(rng, (3, 5), dtype)
+            x[np.abs(x) < 0.05] = 0.3  # keep away from relu's kink
+            self.inputs = {"X": x}
+            self.outputs = {"Out": fn(x).astype(dtype)}
+    t = T()
+    t.setup(dtype)
+    t.check_output(rtol=1e-5, atol=1e-6)
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_and_mean(dtype, rng):
+    class Softmax(OpTest):
+        op_type = "softmax"
+
+        def setup(self, dtype):
+            x = rand(rng, (4, 6), dtype, -3, 3)
+            e = np.exp(x - x.max(axis=1, keepdims=True))
+            self.inputs = {"X": x}
+            self.outputs = {"Out": (e / e.sum(axis=1, keepdims=True)).astype(dtype)}
+    t = Softmax()
+    t.setup(dtype)
+    t.check_output(rtol=1e-5, atol=1e-6)
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+    class Mean(OpTest):
+        op_type = "mean"
+
+        def setup(self, dtype):
+            x = rand(rng, (4, 6), dtype)
+            self.inputs = {"X": x}
+            self.outputs = {"Out": np.array([x.mean()], dtype=dtype)}
+    t = Mean()
+    t.setup(dtype)
+    t.check_output(rtol=1e-5, atol=1e-6)
+    t.check_grad(["X"], "Out", **grad_args(dtype))

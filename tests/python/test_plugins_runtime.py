@@ -1,0 +1,68 @@
+"""Plugins from Python: what loaded, loading one at run time and training through its op, and
+clear errors for missing or broken plugin files."""
+import os
+
+import numpy as np
+import pytest
+
+import tide
+
+PLUGIN_DIR = os.environ.get("TIDE_TEST_PLUGIN_DIR", "")
+ACME = os.path.join(PLUGIN_DIR, "libtide_test_acme_ops.so")
+
+
+def test_installed_plugins_loaded_on_import():
+    records = {p["name"]: p for p in tide.plugins()}
+    for name in ("device_cpu", "ops_math", "ops_optimizers"):
+        assert records[name]["status"] == "loaded", records[name]
+    assert "cpu" in records["device_cpu"]["devices"]
+    assert "mul" in records["ops_math"]["ops"]
+    assert any(k.startswith("mul {cpu, float32") for k in records["ops_math"]["kernels"])
+    assert records["ops_math"]["abi"] == "1.0"
+
+
+def test_op_of_unloaded_plugin_is_a_clear_error():
+    assert not tide._C.has_op("acme.never_registered")
+    with pytest.raises(tide.NotFoundError, match="acme.never_registered.*no loaded plugin provides it"):
+        tide.default_main_program().global_block().append_op("acme.never_registered")
+    with pytest.raises(AttributeError, match="no loaded plugin registers an op"):
+        tide.layers.acme_never_registered
+
+
+def test_missing_plugin_file():
+    with pytest.raises(tide.PluginError, match="no such file"):
+        tide.load_plugin("/nonexistent/libnothing.so")
+
+
+def test_broken_plugin_file(tmp_path):
+    bad = tmp_path / "libbroken.so"
+    bad.write_bytes(b"this is not an ELF file at all")
+    with pytest.raises(tide.PluginError, match="not a shared object") as e:
+        tide.load_plugin(str(bad))
+    assert str(bad) in str(e.value)
+    failed = [p for p in tide.plugins() if p["file"] == str(bad)]
+    assert failed and failed[0]["status"] == "failed"
+
+
+@pytest.mark.skipif(not os.path.exists(ACME), reason="test plugin not built (run through ctest)")
+def test_load_plugin_and_train_through_its_op(exe):
+    record = tide.load_plugin(ACME)
+    assert record["name"] == "acme_ops" and record["status"] == "loaded"
+    assert "acme.axpb" in record["ops"]
+    # Usable at once as a generated layer, its grad maker and kernels included.
+    x = tide.layers.data(name="x", shape=[3])
+    y = tide.layers.data(name="y", shape=[1])
+    h = tide.layers.fc(input=x, size=1)
+    out = tide.layers.acme_axpb(h, a=2.0, b=0.5)
+    loss = tide.layers.mean(tide.layers.square_error_cost(out, y))
+    tide.optimizer.SGD(learning_rate=0.05).minimize(loss)
+    exe.run(tide.default_startup_program())
+    rng = np.random.RandomState(0)
+    xs = rng.rand(64, 3).astype("float32")
+    ys = (2.0 * (xs @ np.array([[1.0], [-2.0], [0.5]], dtype="float32") + 0.3) + 0.5).astype("float32")
+    losses = [float(exe.run(feed={"x": xs, "y": ys}, fetch_list=[loss])[0][0]) for _ in range(300)]
+    assert losses[-1] < 1e-3 < losses[0], (losses[0], losses[-1])
+    w = np.array(tide.global_scope().find_var("fc_0.w_0").get_tensor())
+    np.testing.assert_allclose(w.reshape(-1), [1.0, -2.0, 0.5], atol=0.05)
+    # Loading it again is a no-op that returns the same record.
+    assert tide.load_plugin(ACME)["name"] == "acme_ops"
