@@ -275,19 +275,18 @@ class Block:
         return param
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None):
-        op = Operator(self, self.desc.append_op(), type, inputs, outputs, attrs)
-        self.ops.append(op)
-        self.program._bump()
-        return op
+        return self._insert_op(len(self.ops), type, inputs, outputs, attrs)
 
     def _prepend_op(self, type, inputs=None, outputs=None, attrs=None):
-        op = Operator(self, self.desc.prepend_op(), type, inputs, outputs, attrs)
-        self.ops.insert(0, op)
-        self.program._bump()
-        return op
+        return self._insert_op(0, type, inputs, outputs, attrs)
 
     def _insert_op(self, index, type, inputs=None, outputs=None, attrs=None):
-        op = Operator(self, self.desc.insert_op(index), type, inputs, outputs, attrs)
+        desc = self.desc.insert_op(index)
+        try:
+            op = Operator(self, desc, type, inputs, outputs, attrs)
+        except BaseException:
+            self.desc.remove_ops(index, index + 1)  # a rejected op leaves no trace
+            raise
         self.ops.insert(index, op)
         self.program._bump()
         return op

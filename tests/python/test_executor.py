@@ -1,0 +1,124 @@
+"""Executor and tensors from Python: feeds and fetches, errors on bad input, scopes, numpy and
+DLPack exchange without copies."""
+import numpy as np
+import pytest
+
+import tide
+from tide import layers
+
+
+def _linear():
+    x = layers.data(name="x", shape=[13])
+    y = layers.fc(input=x, size=1, param_attr="w", bias_attr="b")
+    return x, y
+
+
+def test_feed_fetch_and_program_cache(exe, rng):
+    x, y = _linear()
+    exe.run(tide.default_startup_program())
+    xs = rng.rand(4, 13).astype("float32")
+    out1, = exe.run(feed={"x": xs}, fetch_list=[y])
+    w = np.array(tide.global_scope().find_var("w").get_tensor())
+    b = np.array(tide.global_scope().find_var("b").get_tensor())
+    np.testing.assert_allclose(out1, xs @ w + b, rtol=1e-5)
+    out2, = exe.run(feed={"x": xs[:2]}, fetch_list=[y.name])  # another batch size, same program
+    np.testing.assert_allclose(out2, out1[:2], rtol=1e-6)
+    raw = exe.run(feed={"x": xs}, fetch_list=[y], return_numpy=False)[0]
+    assert isinstance(raw, tide.LoDTensor) and raw.shape() == [4, 1]
+
+
+def test_fetched_arrays_do_not_alias_later_runs(exe, rng):
+    x, y = _linear()
+    exe.run(tide.default_startup_program())
+    a, = exe.run(feed={"x": np.ones((2, 13), "float32")}, fetch_list=[y])
+    keep = a.copy()
+    exe.run(feed={"x": np.zeros((2, 13), "float32")}, fetch_list=[y])
+    np.testing.assert_array_equal(a, keep)
+
+
+def test_wrong_feed_dtype_and_shape(exe):
+    _linear()
+    exe.run(tide.default_startup_program())
+    with pytest.raises(tide.InvalidArgumentError, match=r"feed 'x'.*float64.*float32"):
+        exe.run(feed={"x": np.zeros((2, 13), "float64")})
+    with pytest.raises(tide.InvalidArgumentError, match=r"feed 'x'.*\[2, 12\].*\[-1, 13\]"):
+        exe.run(feed={"x": np.zeros((2, 12), "float32")})
+    with pytest.raises(tide.InvalidArgumentError, match="cannot feed 'nope'"):
+        exe.run(feed={"nope": np.zeros((2, 13), "float32")})
+
+
+def test_unknown_fetch_and_unfed_input(exe):
+    x, y = _linear()
+    exe.run(tide.default_startup_program())
+    with pytest.raises(tide.InvalidArgumentError, match="cannot fetch 'no_such_var'"):
+        exe.run(feed={"x": np.zeros((1, 13), "float32")}, fetch_list=["no_such_var"])
+    with pytest.raises(tide.PreconditionError, match=r"op 'mul'.*'x' holds no data"):
+        exe.run(fetch_list=[y])
+
+
+def test_parameters_not_initialised(exe):
+    x, y = _linear()
+    with pytest.raises(tide.PreconditionError, match="holds no data"):
+        exe.run(feed={"x": np.zeros((1, 13), "float32")}, fetch_list=[y])
+
+
+def test_unknown_place():
+    with pytest.raises(tide.UnavailableError, match="no loaded device plugin provides kind 'nosuch'"):
+        tide.Executor(tide.Place("nosuch", 0))
+    with pytest.raises(tide.UnavailableError, match="cpu:3 does not exist"):
+        tide.Executor(tide.Place("cpu", 3))
+
+
+def test_scope_guard_and_nested_scopes(exe, rng):
+    _linear()
+    s1, s2 = tide.Scope(), tide.Scope()
+    with tide.scope_guard(s1):
+        exe.run(tide.default_startup_program())
+    assert s1.find_var("w") is not None and s2.find_var("w") is None
+    kid = s1.new_scope()
+    assert kid.find_var("w") is not None and kid.find_local_var("w") is None
+    kid.var("w").get_tensor().set(np.zeros((13, 1), "float32"))
+    assert np.array(kid.find_var("w").get_tensor()).sum() == 0  # shadows the parent's
+    assert np.array(s1.find_var("w").get_tensor()).sum() != 0
+
+
+def test_numpy_zero_copy_both_ways():
+    a = np.arange(12, dtype="float32").reshape(3, 4)
+    t = tide.LoDTensor(a)
+    v = np.array(t, copy=False)
+    a[0, 0] = 42.0
+    assert v[0, 0] == 42.0  # shares a's memory
+    t2 = tide.LoDTensor(a[:, 1])  # not contiguous: copied
+    a[0, 1] = -1.0
+    assert np.array(t2)[0] == 1.0
+    with pytest.raises(tide.InvalidArgumentError, match="complex128"):
+        tide.LoDTensor(np.zeros(3, dtype=complex))
+
+
+def test_lod_validation():
+    t = tide.LoDTensor(np.zeros((5, 2), "float32"))
+    t.set_recursive_sequence_lengths([[2, 3]])
+    assert t.lod() == [[0, 2, 5]]
+    with pytest.raises(tide.InvalidArgumentError, match="invalid LoD"):
+        t.set_lod([[0, 2, 4]])
+
+
+def test_dlpack_with_numpy():
+    a = np.arange(6, dtype="int64").reshape(2, 3)
+    t = tide.from_dlpack(a)
+    assert t.shape() == [2, 3] and t.dtype() == "int64"
+    a[1, 2] = 99
+    b = np.from_dlpack(t)
+    assert b[1, 2] == 99  # one buffer through both exchanges
+    del a
+    assert b.sum() == 0 + 1 + 2 + 3 + 4 + 99  # t keeps the producer's memory alive
+
+
+def test_dlpack_with_torch_if_present():
+    torch = pytest.importorskip("torch")
+    x = torch.arange(8, dtype=torch.float32).reshape(2, 4)
+    t = tide.from_dlpack(x)
+    x[0, 0] = 7.0
+    assert np.array(t)[0, 0] == 7.0
+    y = torch.from_dlpack(t)
+    assert y.data_ptr() == x.data_ptr()
