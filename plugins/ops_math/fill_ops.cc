@@ -1,5 +1,6 @@
 // fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, uniform_random,
 // gaussian_random, and assign (a copy).
+#include <cmath>
 #include <random>
 
 #include "common.h"
@@ -38,12 +39,22 @@ template <typename T>
 void UniformRandom(KernelContext& ctx) {
   T lo = ctx.Attr<float>("min"), hi = ctx.Attr<float>("max");
   TIDE_CHECK(lo < hi, "op 'uniform_random': min (", lo, ") must be below max (", hi, ")");
+  TIDE_CHECK(std::isfinite(hi - lo), "op 'uniform_random': the range [", lo, ", ", hi,
+             ") is too wide for ", tide::DataTypeName(tide::DataTypeOf<T>()));
   Tensor out = ctx.Output("Out");
   out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
   T* o = out.mutable_data<T>(ctx.place());
   auto engine = Engine(ctx);
   std::uniform_real_distribution<T> dist(lo, hi);
-  for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = dist(engine);
+  // dist computes lo + u * (hi - lo), which rounds up to hi itself when u is close to 1 and the
+  // type's grid near hi is coarse (e.g. float on [10000, 10001): about 1 draw in 2000). Redraw
+  // those, so Out stays in [min, max) as documented.
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    T v;
+    do v = dist(engine);
+    while (!(v < hi));
+    o[i] = v;
+  }
 }
 
 template <typename T>

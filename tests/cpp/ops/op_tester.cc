@@ -186,23 +186,14 @@ void OpTester::CheckGrad(const std::vector<std::string>& wrt, const std::string&
   TestTensor w = Random(out0.dims, out0.dtype, -1, 1, 77);
 
   // Analytic: forward + grad ops, with out@GRAD fed as w.
-  ProgramDesc grad_prog = b.program;
-  BlockDesc* block = grad_prog.MutableBlock(0);
-  std::string dout = GradVarName(out_var);
-  Declare(block, dout, &w, w.dtype);
-  for (const OpDesc& g : MakeGradOps(b.fwd, {})) Append(block, g, b.dtype);
-  std::map<std::string, LoDTensor> feeds;
-  for (const auto& [var, t] : feeds_) feeds[var] = ToLoDTensor(t);
-  feeds[dout] = ToLoDTensor(w);
-  std::vector<std::string> fetch;
-  for (const auto& v : wrt) fetch.push_back(GradVarName(v));
-  Scope scope;
-  std::vector<LoDTensor> analytic = exe.Run(grad_prog, &scope, feeds, fetch);
+  std::map<std::string, TestTensor> analytic = RunGrad(wrt, out_var, w);
 
   for (size_t k = 0; k < wrt.size(); ++k) {
-    TestTensor a = FromLoDTensor(analytic[k]);
+    const TestTensor& a = analytic.at(wrt[k]);
     const TestTensor& x = feeds_.at(wrt[k]);
     ASSERT_EQ(a.dims, x.dims) << "grad of " << wrt[k] << " has other dims than " << wrt[k];
+    EXPECT_EQ(a.dtype, x.dtype) << "grad of " << wrt[k] << " has dtype " << DataTypeName(a.dtype)
+                                << ", " << wrt[k] << " has " << DataTypeName(x.dtype);
     for (size_t i = 0; i < x.data.size(); ++i) {
       auto loss = [&](double shift) {
         auto in = feeds_;
@@ -219,10 +210,56 @@ void OpTester::CheckGrad(const std::vector<std::string>& wrt, const std::string&
   }
 }
 
+std::map<std::string, TestTensor> OpTester::RunGrad(const std::vector<std::string>& wrt,
+                                                    const std::string& out_var,
+                                                    const TestTensor& dout_value) const {
+  Built b = Build(type_, inputs_, feeds_, outputs_, attrs_);
+  ProgramDesc grad_prog = b.program;
+  BlockDesc* block = grad_prog.MutableBlock(0);
+  std::string dout = GradVarName(out_var);
+  Declare(block, dout, &dout_value, dout_value.dtype);
+  for (const OpDesc& g : MakeGradOps(b.fwd, {})) Append(block, g, b.dtype);
+  std::map<std::string, LoDTensor> feeds;
+  for (const auto& [var, t] : feeds_) feeds[var] = ToLoDTensor(t);
+  feeds[dout] = ToLoDTensor(dout_value);
+  std::vector<std::string> fetch;
+  for (const auto& v : wrt) fetch.push_back(GradVarName(v));
+  Executor exe(place_);
+  Scope scope;
+  std::vector<LoDTensor> got = exe.Run(grad_prog, &scope, feeds, fetch);
+  std::map<std::string, TestTensor> out;
+  for (size_t k = 0; k < wrt.size(); ++k) out[wrt[k]] = FromLoDTensor(got[k]);
+  return out;
+}
+
 void ExpectNear(const TestTensor& got, const std::vector<double>& want, double rtol, double atol) {
   ASSERT_EQ(got.data.size(), want.size()) << "element count";
   for (size_t i = 0; i < want.size(); ++i)
     ASSERT_NEAR(got.data[i], want[i], atol + rtol * std::fabs(want[i])) << "at element " << i;
+}
+
+std::string DtypeParamName(const ::testing::TestParamInfo<TideDataType>& info) {
+  switch (info.param) {
+    case TIDE_FP32: return "fp32";
+    case TIDE_FP64: return "fp64";
+    default: return DataTypeName(info.param);
+  }
+}
+
+std::string ExpectError(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    for (const auto& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' is not in the message: " << msg;
+    return msg;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a tide::core::Error, got another exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected a tide::core::Error, nothing was thrown";
+  return "";
 }
 
 }  // namespace tide::test

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ class OpTester {
   // `wrt` (input variable names), with random weights w. Tolerance: |a-n| <= atol + rtol*|n|.
   void CheckGrad(const std::vector<std::string>& wrt, const std::string& out, double rtol,
                  double atol, double delta) const;
+  // Runs the forward and grad ops (from the registered grad maker) with out@GRAD fed as `dout`;
+  // returns the grads of `wrt` (input variable names), keyed by those names.
+  std::map<std::string, TestTensor> RunGrad(const std::vector<std::string>& wrt, const std::string& out,
+                                            const TestTensor& dout) const;
 
  private:
   std::string type_;
@@ -59,7 +64,22 @@ class OpTester {
 void ExpectNear(const TestTensor& got, const std::vector<double>& want, double rtol = 1e-5,
                 double atol = 1e-6);
 
+// Runs `f`, which must throw exactly a tide::core::Error (not another exception, not nothing)
+// whose message contains each of `parts`; returns the message ("" on a failure).
+std::string ExpectError(const std::function<void()>& f, const std::vector<std::string>& parts);
+
 // A tolerance that suits the dtype: float32 results vs float64 references.
 inline double Tol(TideDataType t) { return t == TIDE_FP64 ? 1e-10 : 1e-5; }
+
+// Finite-difference settings for CheckGrad that suit the dtype: float64 tight, float32 looser.
+struct GradTolerance {
+  double rtol, atol, delta;
+};
+inline GradTolerance GradTol(TideDataType t) {
+  return t == TIDE_FP64 ? GradTolerance{1e-6, 1e-7, 1e-6} : GradTolerance{5e-3, 1e-3, 1e-2};
+}
+
+// The parameter name of the dtype-parameterised suites: "fp32", "fp64", "int32", ...
+std::string DtypeParamName(const ::testing::TestParamInfo<TideDataType>& info);
 
 }  // namespace tide::test
