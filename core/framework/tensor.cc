@@ -23,6 +23,7 @@ void Tensor::ShareDataWith(const Tensor& src) {
   Resize(src.dims_);
   dtype_ = src.dtype_;
   layout_ = src.layout_;
+  format_ = src.format_;
   holder_ = src.holder_;
   offset_ = src.offset_;
 }

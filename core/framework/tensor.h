@@ -26,6 +26,9 @@ class Tensor {
   DataType dtype() const { return dtype_; }
   TideLayout layout() const { return layout_; }
   void set_layout(TideLayout l) { layout_ = l; }
+  // A layout's own format code (e.g. the oneDNN format tag of a blocked layout); 0: none.
+  int64_t format() const { return format_; }
+  void set_format(int64_t f) { format_ = f; }
   // The place of the data; invalid when the tensor holds none.
   Place place() const { return holder_ ? holder_->place() : Place(); }
   bool initialized() const { return holder_ != nullptr; }
@@ -78,6 +81,7 @@ class Tensor {
   DDim dims_;
   DataType dtype_ = TIDE_UNDEFINED;
   TideLayout layout_ = TIDE_LAYOUT_ANY;
+  int64_t format_ = 0;
   AllocationPtr holder_;
   size_t offset_ = 0;
   uint64_t version_ = 0;

@@ -23,6 +23,7 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
   dst->Resize(src.dims());
   void* out = dst->mutable_data(place, src.dtype());
   dst->set_layout(src.layout());
+  dst->set_format(src.format());
   dst->set_lod(src.lod());
   const void* in = src.data();
   if (bytes == 0) return;

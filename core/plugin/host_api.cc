@@ -60,6 +60,8 @@ const int64_t* TensorDims(const TideTensor* t) { return Unwrap(t)->dims().data()
 int64_t TensorNumel(const TideTensor* t) { return Unwrap(t)->numel(); }
 TideLayout TensorLayout(const TideTensor* t) { return Unwrap(t)->layout(); }
 void TensorSetLayout(TideTensor* t, TideLayout l) { Unwrap(t)->set_layout(l); }
+int64_t TensorFormat(const TideTensor* t) { return Unwrap(t)->format(); }
+void TensorSetFormat(TideTensor* t, int64_t f) { Unwrap(t)->set_format(f); }
 TidePlace TensorPlace(const TideTensor* t) { return Unwrap(t)->place().c(); }
 const void* TensorData(const TideTensor* t) { return Unwrap(t)->data(); }
 
@@ -342,7 +344,7 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 
 TideHostApi MakeTable() {
   TideHostApi h{};
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddDevice);
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddDataTypeCast);
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
   h.Status_Create = StatusCreate;
@@ -440,6 +442,10 @@ TideHostApi MakeTable() {
   h.Registrar_AddOp = RegistrarAddOp;
   h.Registrar_AddKernel = RegistrarAddKernel;
   h.Registrar_AddDevice = RegistrarAddDevice;
+  h.Tensor_Format = TensorFormat;
+  h.Tensor_SetFormat = TensorSetFormat;
+  h.Registrar_AddLayoutTransform = RegistrarAddLayoutTransform;
+  h.Registrar_AddDataTypeCast = RegistrarAddDataTypeCast;
   return h;
 }
 

@@ -178,6 +178,7 @@ void Register(Candidate* c) {
     r.ops = std::move(s.ops);
     r.kernels = std::move(s.kernels);
     r.devices = std::move(s.devices);
+    r.transforms = std::move(s.transforms);
     r.loaded = true;
   } catch (const Error& e) {
     r.error = e.what();
@@ -364,7 +365,7 @@ std::string PluginManager::RecordsJson() const {
          ", \"error\": " + JsonEscape(r.error) + ", \"description\": " + JsonEscape(r.description) +
          ", \"requires\": " + JsonList(r.requires) + ", \"load_ms\": " + std::to_string(r.load_ms) +
          ",\n     \"ops\": " + JsonList(r.ops) + ",\n     \"kernels\": " + JsonList(r.kernels) +
-         ",\n     \"devices\": " + JsonList(r.devices) + "}";
+         ",\n     \"devices\": " + JsonList(r.devices) + ", \"transforms\": " + JsonList(r.transforms) + "}";
   }
   return s + (records.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }

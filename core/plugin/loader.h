@@ -17,7 +17,7 @@ struct PluginRecord {
   std::vector<std::string> requires;
   bool loaded = false;
   std::string error;  // why it failed to load
-  std::vector<std::string> ops, kernels, devices;
+  std::vector<std::string> ops, kernels, devices, transforms;
   double load_ms = 0;
 };
 

@@ -149,4 +149,47 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
   });
 }
 
+TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransformDef* def) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(r && def, "Registrar_AddLayoutTransform: null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideLayoutTransformDef, user_data),
+                 "Registrar_AddLayoutTransform: struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+    TIDE_ENFORCE(def->place_kind && *def->place_kind, "layout transform without a place kind");
+    TIDE_ENFORCE(def->fn, "layout transform without a function");
+    TIDE_ENFORCE(def->from != def->to, "layout transform from ", LayoutName(def->from), " to itself");
+    for (TideLayout l : {def->from, def->to})
+      TIDE_ENFORCE(l >= TIDE_LAYOUT_ANY && l <= TIDE_LAYOUT_ONEDNN, "layout transform with unknown layout ", int(l));
+    auto t = std::make_unique<TransformEntry>();
+    t->place_kind = PlaceKindId(def->place_kind);
+    t->from = def->from;
+    t->to = def->to;
+    t->fn = def->fn;
+    t->user_data = def->user_data;
+    t->plugin = r->plugin;
+    t->plugin_file = r->plugin_file;
+    r->staged.layout_transforms.push_back(std::move(t));
+  });
+}
+
+TideStatus* RegistrarAddDataTypeCast(TideRegistrar* r, const TideDataTypeCastDef* def) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(r && def, "Registrar_AddDataTypeCast: null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideDataTypeCastDef, user_data),
+                 "Registrar_AddDataTypeCast: struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+    TIDE_ENFORCE(def->place_kind && *def->place_kind, "data-type cast without a place kind");
+    TIDE_ENFORCE(def->fn, "data-type cast without a function");
+    TIDE_ENFORCE(IsValidDataType(def->from) && IsValidDataType(def->to) && def->from != def->to,
+                 "data-type cast between invalid or equal types ", int(def->from), " and ", int(def->to));
+    auto t = std::make_unique<TransformEntry>();
+    t->place_kind = PlaceKindId(def->place_kind);
+    t->from = def->from;
+    t->to = def->to;
+    t->fn = def->fn;
+    t->user_data = def->user_data;
+    t->plugin = r->plugin;
+    t->plugin_file = r->plugin_file;
+    r->staged.casts.push_back(std::move(t));
+  });
+}
+
 }  // namespace tide::core

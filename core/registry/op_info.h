@@ -57,6 +57,15 @@ struct KernelEntry {
   std::string plugin, plugin_file;
 };
 
+// A layout transform or data-type cast a plugin registered for one place kind.
+struct TransformEntry {
+  int32_t place_kind = -1;
+  int32_t from = 0, to = 0;  // TideLayout values, or TideDataType values for casts
+  TideTransformFn fn = nullptr;
+  void* user_data = nullptr;
+  std::string plugin, plugin_file;
+};
+
 struct DeviceInfo {
   std::string kind_name;
   int32_t kind = -1;

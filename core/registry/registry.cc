@@ -69,6 +69,18 @@ const DeviceInfo* Registry::FindDevice(int32_t kind) const {
   return it == devices_.end() ? nullptr : it->second.get();
 }
 
+const TransformEntry* Registry::FindLayoutTransform(int32_t kind, TideLayout from, TideLayout to) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = layout_transforms_.find({kind, from, to});
+  return it == layout_transforms_.end() ? nullptr : it->second.get();
+}
+
+const TransformEntry* Registry::FindCast(int32_t kind, DataType from, DataType to) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = casts_.find({kind, from, to});
+  return it == casts_.end() ? nullptr : it->second.get();
+}
+
 std::vector<std::string> Registry::OpTypes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::string> out;
@@ -107,6 +119,16 @@ size_t Registry::NumKernels() const {
 size_t Registry::NumDevices() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return devices_.size();
+}
+
+std::string LayoutTransformName(const TransformEntry& t) {
+  return PlaceKindName(t.place_kind) + ": " + LayoutName(static_cast<TideLayout>(t.from)) + " -> " +
+         LayoutName(static_cast<TideLayout>(t.to));
+}
+
+std::string CastName(const TransformEntry& t) {
+  return PlaceKindName(t.place_kind) + ": " + DataTypeName(static_cast<DataType>(t.from)) + " -> " +
+         DataTypeName(static_cast<DataType>(t.to));
 }
 
 namespace {
@@ -168,6 +190,20 @@ CommitSummary Registry::Commit(PluginStaging staged) {
     if (!kinds.insert(d->kind).second)
       TIDE_FAIL(TIDE_ALREADY_EXISTS, "device kind '", d->kind_name, "' is registered twice by this plugin");
 
+  auto check_transforms = [](const auto& staged_list, const auto& table, const char* what,
+                             auto name_of) {
+    std::set<std::tuple<int32_t, int32_t, int32_t>> seen;
+    for (const auto& t : staged_list) {
+      auto key = std::make_tuple(t->place_kind, t->from, t->to);
+      auto it = table.find(key);
+      if (it != table.end() || !seen.insert(key).second)
+        TIDE_FAIL(TIDE_ALREADY_EXISTS, what, " ", name_of(*t), " is already registered",
+                  it != table.end() ? " by " + it->second->plugin_file : std::string(" twice by this plugin"));
+    }
+  };
+  check_transforms(staged.layout_transforms, layout_transforms_, "layout transform", LayoutTransformName);
+  check_transforms(staged.casts, casts_, "data-type cast", CastName);
+
   // Commit.
   CommitSummary summary;
   for (size_t i = 0; i < staged.ops.size(); ++i) {
@@ -189,6 +225,14 @@ CommitSummary Registry::Commit(PluginStaging staged) {
   for (auto& d : staged.devices) {
     summary.devices.push_back(d->kind_name);
     devices_[d->kind] = std::move(d);
+  }
+  for (auto& t : staged.layout_transforms) {
+    summary.transforms.push_back(LayoutTransformName(*t));
+    layout_transforms_[{t->place_kind, t->from, t->to}] = std::move(t);
+  }
+  for (auto& t : staged.casts) {
+    summary.transforms.push_back(CastName(*t));
+    casts_[{t->place_kind, t->from, t->to}] = std::move(t);
   }
   return summary;
 }

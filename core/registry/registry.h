@@ -3,7 +3,9 @@
 // at all, so a plugin that fails leaves no trace but its load record.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <tuple>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -18,12 +20,17 @@ struct PluginStaging {
   std::vector<std::unique_ptr<OpInfo>> ops;
   std::vector<std::unique_ptr<KernelEntry>> kernels;
   std::vector<std::unique_ptr<DeviceInfo>> devices;
+  std::vector<std::unique_ptr<TransformEntry>> layout_transforms, casts;
 };
 
 // What a commit added, for the plugin's load record.
 struct CommitSummary {
-  std::vector<std::string> ops, kernels, devices;
+  std::vector<std::string> ops, kernels, devices, transforms;
 };
+
+// "cpu: ONEDNN -> NCHW", "cpu: float32 -> float64".
+std::string LayoutTransformName(const TransformEntry& t);
+std::string CastName(const TransformEntry& t);
 
 class Registry {
  public:
@@ -36,6 +43,9 @@ class Registry {
   const KernelEntry* FindKernel(const std::string& op_type, const OpKernelType& key) const;
   std::vector<const KernelEntry*> Kernels(const std::string& op_type) const;
   const DeviceInfo* FindDevice(int32_t place_kind) const;
+  // nullptr when no plugin registered that transform.
+  const TransformEntry* FindLayoutTransform(int32_t place_kind, TideLayout from, TideLayout to) const;
+  const TransformEntry* FindCast(int32_t place_kind, DataType from, DataType to) const;
 
   std::vector<std::string> OpTypes() const;  // sorted
   std::vector<const KernelEntry*> AllKernels() const;
@@ -53,6 +63,8 @@ class Registry {
   std::unordered_map<std::string, std::unordered_map<OpKernelType, std::unique_ptr<KernelEntry>,
                                                      OpKernelTypeHash>> kernels_;
   std::unordered_map<int32_t, std::unique_ptr<DeviceInfo>> devices_;
+  // Keyed by (place kind, from, to).
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<TransformEntry>> layout_transforms_, casts_;
   // Overridden kernels stay alive: prepared programs may still point at them.
   std::vector<std::unique_ptr<KernelEntry>> overridden_;
 };

@@ -392,6 +392,9 @@ class Tensor {
   int64_t numel() const { return Host().Tensor_Numel(t_); }
   TideLayout layout() const { return Host().Tensor_Layout(t_); }
   void set_layout(TideLayout l) { Host().Tensor_SetLayout(t_, l); }
+  // The layout's own format code (see Tensor_Format); 0 when none was set.
+  int64_t format() const { return Host().Tensor_Format(t_); }
+  void set_format(int64_t f) { Host().Tensor_SetFormat(t_, f); }
   Place place() const { return Place(Host().Tensor_Place(t_)); }
   bool initialized() const { return Host().Tensor_Data(t_) != nullptr; }
 
@@ -1064,6 +1067,30 @@ class Registrar {
     d.priority = priority;
     ThrowIfError(Host().Registrar_AddKernel(r_, &d));
   }
+  // A transform fn(in, out, ctx): for layouts, out gets in's data in layout `to`; for casts,
+  // out gets in's values as dtype `to`. out's dims are set; allocate it with mutable_data.
+  using TransformFn = void (*)(const Tensor& in, Tensor& out, TideDeviceContext* ctx);
+  void LayoutTransform(const std::string& place_kind, TideLayout from, TideLayout to, TransformFn fn) {
+    TideLayoutTransformDef d{};
+    d.struct_size = TIDE_STRUCT_SIZE(TideLayoutTransformDef, user_data);
+    d.place_kind = place_kind.c_str();
+    d.from = from;
+    d.to = to;
+    d.fn = &TransformTrampoline;
+    d.user_data = reinterpret_cast<void*>(fn);
+    ThrowIfError(Host().Registrar_AddLayoutTransform(r_, &d));
+  }
+  void DataTypeCast(const std::string& place_kind, TideDataType from, TideDataType to, TransformFn fn) {
+    TideDataTypeCastDef d{};
+    d.struct_size = TIDE_STRUCT_SIZE(TideDataTypeCastDef, user_data);
+    d.place_kind = place_kind.c_str();
+    d.from = from;
+    d.to = to;
+    d.fn = &TransformTrampoline;
+    d.user_data = reinterpret_cast<void*>(fn);
+    ThrowIfError(Host().Registrar_AddDataTypeCast(r_, &d));
+  }
+
   // Registers a device; the object lives for the life of the process.
   void AddDevice(std::unique_ptr<Device> device) {
     Device* d = device.release();
@@ -1072,6 +1099,13 @@ class Registrar {
   }
 
  private:
+  static TideStatus* TransformTrampoline(const TideTensor* in, TideTensor* out, TideDeviceContext* ctx,
+                                         void* data) {
+    return detail::Guard([&] {
+      Tensor out_view(out);
+      reinterpret_cast<TransformFn>(data)(Tensor(in), out_view, ctx);
+    });
+  }
   static TideStatus* KernelTrampoline(TideKernelContext* c, void* data) {
     return detail::Guard([&] {
       KernelContext ctx(c);

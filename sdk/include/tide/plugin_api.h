@@ -263,6 +263,32 @@ typedef struct TideDeviceDef {
   const void* (*context_extension)(void* self, void* ctx, const char* name);
 } TideDeviceDef;
 
+/* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast
+ * (same layout). The core has set out's dims; the function allocates out with
+ * Tensor_MutableData and must not keep either pointer. */
+typedef TideStatus* (*TideTransformFn)(const TideTensor* in, TideTensor* out, TideDeviceContext* ctx,
+                                       void* user_data);
+
+/* A layout transform on one place kind, e.g. cpu: ONEDNN -> NCHW (a oneDNN reorder). */
+typedef struct TideLayoutTransformDef {
+  size_t struct_size;
+  const char* place_kind;
+  TideLayout from;
+  TideLayout to;
+  TideTransformFn fn;
+  void* user_data;
+} TideLayoutTransformDef;
+
+/* A data-type cast on one place kind, e.g. cpu: FP32 -> FP64. */
+typedef struct TideDataTypeCastDef {
+  size_t struct_size;
+  const char* place_kind;
+  TideDataType from;
+  TideDataType to;
+  TideTransformFn fn;
+  void* user_data;
+} TideDataTypeCastDef;
+
 /* The plugin's description of itself. Static storage, owned by the plugin. */
 typedef struct TidePluginInfo {
   size_t struct_size;
@@ -474,6 +500,14 @@ typedef struct TideHostApi {
   TideStatus* (*Registrar_AddOp)(TideRegistrar* r, const TideOpDef* def);
   TideStatus* (*Registrar_AddKernel)(TideRegistrar* r, const TideKernelDef* def);
   TideStatus* (*Registrar_AddDevice)(TideRegistrar* r, const TideDeviceDef* def);
+
+  /* --- Layout details and transforms --- */
+  /* A layout's own format code (e.g. a dnnl_format_tag_t for TIDE_LAYOUT_ONEDNN); 0 when the
+   * plugin that set the layout set none. Copied with the tensor's data and layout. */
+  int64_t (*Tensor_Format)(const TideTensor* t);
+  void (*Tensor_SetFormat)(TideTensor* t, int64_t format);
+  TideStatus* (*Registrar_AddLayoutTransform)(TideRegistrar* r, const TideLayoutTransformDef* def);
+  TideStatus* (*Registrar_AddDataTypeCast)(TideRegistrar* r, const TideDataTypeCastDef* def);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */
