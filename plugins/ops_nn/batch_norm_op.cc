@@ -1,0 +1,282 @@
+// batch_norm_op.cc: batch_norm (train: batch statistics, running statistics updated in place;
+// test / use_global_stats: the running statistics) over NCHW or NHWC, and its grad.
+#include <cmath>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+// X viewed as [outer, C, inner]: NCHW is [N, C, H*W]; NHWC is [N*H*W, C, 1].
+struct BnView {
+  int64_t outer, c, inner;
+};
+
+BnView GetView(const char* op, const Dims& x, const std::string& layout) {
+  TIDE_CHECK(x.size() >= 2 && x.size() <= 5, "op '", op, "': X must have rank 2 to 5, got ",
+             tide::ToString(x));
+  if (layout == "NHWC") return {Product(x, 0, x.size() - 1), x.back(), 1};
+  return {x[0], x[1], Product(x, 2, x.size())};
+}
+
+int64_t ChannelDim(const Dims& x, const std::string& layout) {
+  return layout == "NHWC" ? x.back() : x[1];
+}
+
+void BnInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  Dims x = ctx.InputDims("X");
+  std::string layout = ctx.Attr<std::string>("data_layout");
+  GetView(op, x, layout);
+  const int64_t c = ChannelDim(x, layout);
+  for (const char* p : {"Scale", "Bias", "Mean", "Variance"}) {
+    Dims d = ctx.InputDims(p);
+    TIDE_CHECK(d.size() == 1 && DimsCompatible(d[0], c), "op '", op, "': ", p, " must be [C] = [",
+               c, "] for X ", tide::ToString(x), " (", layout, "), got ", tide::ToString(d));
+  }
+  TideDataType t = ctx.InputDataType("X");
+  ctx.SetOutputDims("Y", x);
+  ctx.SetOutputDataType("Y", t);
+  ctx.ShareLoD("X", "Y");
+  for (const char* p : {"MeanOut", "VarianceOut", "SavedMean", "SavedVariance"}) {
+    if (!ctx.HasOutput(p)) continue;
+    ctx.SetOutputDims(p, {c});
+    ctx.SetOutputDataType(p, t);
+  }
+}
+
+// Uses the running statistics instead of the batch's.
+template <typename Ctx>
+bool UsesGlobalStats(const Ctx& ctx) {
+  return ctx.template Attr<bool>("is_test") || ctx.template Attr<bool>("use_global_stats");
+}
+
+template <typename T>
+void BnKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), scale = ctx.Input("Scale"), bias = ctx.Input("Bias");
+  Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
+  const std::string layout = ctx.Attr<std::string>("data_layout");
+  const BnView v = GetView(op, x.dims(), layout);
+  for (const Tensor* t : {&scale, &bias, &mean, &var})
+    TIDE_CHECK(t->rank() == 1 && t->dim(0) == v.c, "op '", op,
+               "': Scale, Bias, Mean and Variance "
+               "must be [",
+               v.c, "] for X ", tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));
+  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
+  const T momentum = static_cast<T>(ctx.Attr<float>("momentum"));
+  const bool global = UsesGlobalStats(ctx);
+  const T* xd = x.data<T>();
+  const T* sd = scale.data<T>();
+  const T* bd = bias.data<T>();
+  // Read the running statistics before MeanOut / VarianceOut (usually the same variables)
+  // are written.
+  std::vector<T> run_mean(mean.data<T>(), mean.data<T>() + v.c);
+  std::vector<T> run_var(var.data<T>(), var.data<T>() + v.c);
+  std::vector<T> mu(v.c), inv_std(v.c);
+  const int64_t m = v.outer * v.inner;
+  if (global) {
+    for (int64_t c = 0; c < v.c; ++c) {
+      mu[c] = run_mean[c];
+      inv_std[c] = T(1) / std::sqrt(run_var[c] + eps);
+    }
+  } else {
+    TIDE_CHECK(m > 0, "op '", op, "': X ", tide::ToString(x.dims()),
+               " holds no elements to take batch statistics of");
+    std::vector<T> batch_var(v.c);
+    ParallelFor(ctx, v.c, m, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        T sum = 0;
+        for (int64_t o = 0; o < v.outer; ++o) {
+          const T* p = xd + (o * v.c + c) * v.inner;
+          for (int64_t i = 0; i < v.inner; ++i) sum += p[i];
+        }
+        const T mean_c = sum / static_cast<T>(m);
+        T sq = 0;
+        for (int64_t o = 0; o < v.outer; ++o) {
+          const T* p = xd + (o * v.c + c) * v.inner;
+          for (int64_t i = 0; i < v.inner; ++i) sq += (p[i] - mean_c) * (p[i] - mean_c);
+        }
+        mu[c] = mean_c;
+        batch_var[c] = sq / static_cast<T>(m);
+        inv_std[c] = T(1) / std::sqrt(batch_var[c] + eps);
+      }
+    });
+    if (Tensor mo = ctx.OptionalOutput("MeanOut")) {
+      T* d = mo.mutable_data<T>({v.c}, ctx.place());
+      for (int64_t c = 0; c < v.c; ++c) d[c] = run_mean[c] * momentum + mu[c] * (T(1) - momentum);
+    }
+    if (Tensor vo = ctx.OptionalOutput("VarianceOut")) {
+      T* d = vo.mutable_data<T>({v.c}, ctx.place());
+      for (int64_t c = 0; c < v.c; ++c)
+        d[c] = run_var[c] * momentum + batch_var[c] * (T(1) - momentum);
+    }
+  }
+  if (global) {  // the running statistics pass through unchanged
+    if (Tensor mo = ctx.OptionalOutput("MeanOut"))
+      std::copy(run_mean.begin(), run_mean.end(), mo.mutable_data<T>({v.c}, ctx.place()));
+    if (Tensor vo = ctx.OptionalOutput("VarianceOut"))
+      std::copy(run_var.begin(), run_var.end(), vo.mutable_data<T>({v.c}, ctx.place()));
+  }
+  if (Tensor sm = ctx.OptionalOutput("SavedMean"))
+    std::copy(mu.begin(), mu.end(), sm.mutable_data<T>({v.c}, ctx.place()));
+  if (Tensor sv = ctx.OptionalOutput("SavedVariance"))
+    std::copy(inv_std.begin(), inv_std.end(), sv.mutable_data<T>({v.c}, ctx.place()));
+
+  T* yd = ctx.Output("Y").mutable_data<T>(x.dims(), ctx.place());
+  ParallelFor(ctx, v.outer * v.c, v.inner, [&](int64_t b, int64_t e) {
+    for (int64_t oc = b; oc < e; ++oc) {
+      const int64_t c = oc % v.c;
+      const T a = sd[c] * inv_std[c], shift = bd[c] - mu[c] * a;
+      const T* p = xd + oc * v.inner;
+      T* q = yd + oc * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) q[i] = p[i] * a + shift;
+    }
+  });
+}
+
+// Train: with xhat = (x - mean) * inv_std, dBias = sum(dy), dScale = sum(dy * xhat),
+// dX = scale * inv_std / m * (m * dy - dBias - xhat * dScale).
+// Global statistics (test mode): dX = dy * scale * inv_std of the running variance.
+template <typename T>
+void BnGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), scale = ctx.Input("Scale");
+  Tensor dy = ctx.Input(GradVarName("Y").c_str());
+  const std::string layout = ctx.Attr<std::string>("data_layout");
+  const BnView v = GetView(op, x.dims(), layout);
+  TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),
+             ", expected X's ", tide::ToString(x.dims()));
+  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
+  const bool global = UsesGlobalStats(ctx);
+  std::vector<T> mu(v.c), inv_std(v.c);
+  if (global) {
+    Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
+    for (int64_t c = 0; c < v.c; ++c) {
+      mu[c] = mean.data<T>()[c];
+      inv_std[c] = T(1) / std::sqrt(var.data<T>()[c] + eps);
+    }
+  } else {
+    Tensor sm = ctx.Input("SavedMean"), sv = ctx.Input("SavedVariance");
+    TIDE_CHECK(sm.numel() == v.c && sv.numel() == v.c, "op '", op,
+               "': SavedMean / SavedVariance must hold C = ", v.c, " values, got ", sm.numel(),
+               " / ", sv.numel());
+    std::copy(sm.data<T>(), sm.data<T>() + v.c, mu.begin());
+    std::copy(sv.data<T>(), sv.data<T>() + v.c, inv_std.begin());
+  }
+  const T* xd = x.data<T>();
+  const T* gd = dy.data<T>();
+  const T* sd = scale.data<T>();
+  std::vector<T> dbias(v.c, T(0)), dscale(v.c, T(0));
+  ParallelFor(ctx, v.c, v.outer * v.inner, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c)
+      for (int64_t o = 0; o < v.outer; ++o) {
+        const int64_t base = (o * v.c + c) * v.inner;
+        for (int64_t i = 0; i < v.inner; ++i) {
+          dbias[c] += gd[base + i];
+          dscale[c] += gd[base + i] * (xd[base + i] - mu[c]) * inv_std[c];
+        }
+      }
+  });
+  if (Tensor ds = ctx.OptionalOutput(GradVarName("Scale").c_str()))
+    std::copy(dscale.begin(), dscale.end(), ds.mutable_data<T>({v.c}, ctx.place()));
+  if (Tensor db = ctx.OptionalOutput(GradVarName("Bias").c_str()))
+    std::copy(dbias.begin(), dbias.end(), db.mutable_data<T>({v.c}, ctx.place()));
+  Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str());
+  if (!dx) return;
+  T* dd = dx.mutable_data<T>(x.dims(), ctx.place());
+  const T m = static_cast<T>(v.outer * v.inner);
+  ParallelFor(ctx, v.outer * v.c, v.inner, [&](int64_t b, int64_t e) {
+    for (int64_t oc = b; oc < e; ++oc) {
+      const int64_t c = oc % v.c, base = oc * v.inner;
+      const T a = sd[c] * inv_std[c];
+      for (int64_t i = 0; i < v.inner; ++i) {
+        if (global) {
+          dd[base + i] = gd[base + i] * a;
+        } else {
+          const T xhat = (xd[base + i] - mu[c]) * inv_std[c];
+          dd[base + i] = a / m * (m * gd[base + i] - dbias[c] - xhat * dscale[c]);
+        }
+      }
+    }
+  });
+}
+
+tide::OpSchema BnAttrs(tide::OpSchema s) {
+  return s
+      .Attr("momentum", 0.9f,
+            "running stat = running stat * momentum + batch stat * (1 - momentum)")
+      .Attr("epsilon", 1e-5f, "added to the variance before the square root")
+      .Check([](const TideAttrValue& v) {
+        TIDE_CHECK(v.f >= 0.0f && v.f <= 0.001f, "attribute 'epsilon' must be in [0, 0.001], got ",
+                   v.f);
+      })
+      .Attr("is_test", false, "inference: normalise with the running statistics, update nothing")
+      .Attr("use_global_stats", false, "normalise with the running statistics in training too")
+      .Attr("data_layout", std::string("NCHW"),
+            "where the channel axis is: NCHW (axis 1) or NHWC (last)")
+      .InSet({"NCHW", "NHWC", "AnyLayout"})
+      .Attr("fuse_with_relu", false, "oneDNN fusion hint (ignored by the plain kernel)")
+      .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(
+    BnAttrs(tide::OpSchema("batch_norm")
+                .Comment("Y = (X - mean) / sqrt(var + epsilon) * Scale + Bias per channel. "
+                         "Training uses the batch's mean and (biased) variance and updates the "
+                         "running statistics MeanOut / VarianceOut (in place: the same variables "
+                         "as Mean / Variance); is_test or use_global_stats use Mean / Variance.")
+                .Input("X", "the input, rank 2-5, channels on axis 1 (NCHW) or last (NHWC)")
+                .Input("Scale", "per-channel scale gamma, [C]")
+                .Input("Bias", "per-channel shift beta, [C]")
+                .Input("Mean", "running mean, [C]")
+                .Input("Variance", "running variance, [C]")
+                .Output("Y", "the normalised output, X's dims")
+                .Output("MeanOut", "updated running mean (shares Mean's variable), [C]")
+                .Output("VarianceOut", "updated running variance (shares Variance's variable), [C]")
+                .Output("SavedMean", "the mean used (the batch's in training), [C]")
+                .AsIntermediate()
+                .Output("SavedVariance", "1 / sqrt(var + epsilon) used, [C]")
+                .AsIntermediate()
+                .KernelDataTypeFrom("X")
+                .InferShape(BnInferShape)
+                .Grad([](tide::GradMaker& g) {
+                  g.NewOp("batch_norm_grad")
+                      .Input("X", g.Input("X"))
+                      .Input("Scale", g.Input("Scale"))
+                      .Input("Bias", g.Input("Bias"))
+                      .Input("Mean", g.Input("Mean"))
+                      .Input("Variance", g.Input("Variance"))
+                      .Input("SavedMean", g.Output("SavedMean"))
+                      .Input("SavedVariance", g.Output("SavedVariance"))
+                      .Input(GradVarName("Y"), g.OutputGrad("Y"))
+                      .Output(GradVarName("X"), g.InputGrad("X"))
+                      .Output(GradVarName("Scale"), g.InputGrad("Scale"))
+                      .Output(GradVarName("Bias"), g.InputGrad("Bias"))
+                      .CopyAttrs();
+                })));
+TIDE_REGISTER_OP(BnAttrs(tide::OpSchema("batch_norm_grad")
+                             .Comment("X@GRAD, Scale@GRAD and Bias@GRAD of batch_norm.")
+                             .Input("X", "the forward input")
+                             .Input("Scale", "the forward scale")
+                             .Input("Bias", "the forward bias (for its dims)")
+                             .Input("Mean", "running mean (used with global statistics)")
+                             .Input("Variance", "running variance (used with global statistics)")
+                             .Input("SavedMean", "the batch mean of the forward pass")
+                             .Input("SavedVariance", "the forward 1 / sqrt(var + epsilon)")
+                             .Input(GradVarName("Y"), "gradient of Y")
+                             .Output(GradVarName("X"), "gradient of X")
+                             .AsDispensable()
+                             .Output(GradVarName("Scale"), "gradient of Scale")
+                             .AsDispensable()
+                             .Output(GradVarName("Bias"), "gradient of Bias")
+                             .AsDispensable()
+                             .KernelDataTypeFrom("X")
+                             .InferShape(GradLike({"X", "Scale", "Bias"}))));
+TIDE_REGISTER_KERNEL("batch_norm", "cpu", BnKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("batch_norm_grad", "cpu", BnGradKernel, OPS_NN_FLOAT_TYPES);
