@@ -1,0 +1,71 @@
+// adagrad_op.cc: Adagrad (Duchi et al.), with a dense or a SelectedRows Grad.
+#include <cmath>
+
+#include "common.h"
+
+namespace ops_optimizers {
+namespace {
+
+// One element's update; reads all of element i before writing any of it (outputs may alias).
+template <typename T>
+struct AdagradUpdate {
+  T lr, epsilon;
+  const T *g, *m, *p;
+  T *m_out, *p_out;
+  void operator()(int64_t i) const {
+    const T gi = g[i];
+    const T mi = m[i] + gi * gi;
+    const T pi = p[i] - lr * gi / (std::sqrt(mi) + epsilon);
+    m_out[i] = mi;
+    p_out[i] = pi;
+  }
+};
+
+template <typename T>
+void AdagradKernel(KernelContext &ctx) {
+  Tensor param = ctx.Input("Param");
+  DenseGrad<T> grad = ReadGrad<T>(ctx, param);
+  AdagradUpdate<T> u;
+  u.lr = ScalarInput<T>(ctx, "LearningRate");
+  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
+  u.g = grad.data;
+  u.m = StateInput<T>(ctx, "Moment", param);
+  u.p = param.data<T>();
+  u.m_out = StateOutput<T>(ctx, "MomentOut", param);
+  u.p_out = StateOutput<T>(ctx, "ParamOut", param);
+  const int64_t n = param.numel();
+  if (grad.sparse) {
+    // As Fluid's sparse Adagrad: only the listed rows change (a zero gradient would leave the
+    // others as they are too, but not with epsilon = 0 and a zero moment: 0 / 0).
+    CopyThrough(u.m, u.m_out, n);
+    CopyThrough(u.p, u.p_out, n);
+    ForEachInRows(ctx, grad.rows, grad.row_size, u);
+    return;
+  }
+  ForEach(ctx, n, u);
+}
+
+}  // namespace
+}  // namespace ops_optimizers
+
+using namespace ops_optimizers;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(
+    tide::OpSchema("adagrad")
+        .Comment(
+            "Adagrad: MomentOut = Moment + Grad^2; ParamOut = Param - LearningRate * Grad / "
+            "(sqrt(MomentOut) + epsilon). Outputs are normally their inputs' variables (in "
+            "place). With a SelectedRows Grad only the rows it lists are updated (a repeated row "
+            "with the sum of its gradients).")
+        .Input("Param", "(Tensor) the parameter to update")
+        .Input("Grad", "(Tensor of Param's dims, or SelectedRows) the gradient of the loss")
+        .Input("Moment", "(Tensor of Param's dims) the sum of squared gradients so far")
+        .Input("LearningRate", "(Tensor, one element, float32 or float64) the learning rate")
+        .Output("ParamOut", "(Tensor) the updated parameter; normally the same variable as Param")
+        .Output("MomentOut", "(Tensor) the updated moment; normally the same variable as Moment")
+        .Attr("epsilon", 1.0e-6f, "(float) added to sqrt(MomentOut) for numerical stability")
+        .KernelDataTypeFrom("Param")
+        .InferShape(OptimizerShapes({"adagrad",
+                                     {{"Param", "ParamOut"}, {"Grad", ""}, {"Moment", "MomentOut"}},
+                                     {"LearningRate"}})));
+TIDE_REGISTER_KERNEL("adagrad", "cpu", AdagradKernel, OPS_OPTIMIZERS_FLOAT_TYPES);

@@ -1,0 +1,102 @@
+// adam_op.cc: Adam (Kingma & Ba), with a dense or a SelectedRows Grad, lazy or not.
+#include <cmath>
+
+#include "common.h"
+
+namespace ops_optimizers {
+namespace {
+
+// One element's update; reads all of element i before writing any of it (outputs may alias).
+template <typename T>
+struct AdamUpdate {
+  T beta1, beta2, epsilon, lr_t;
+  const T *g, *m1, *m2, *p;
+  T *m1_out, *m2_out, *p_out;
+  void operator()(int64_t i) const {
+    const T gi = g[i];
+    const T m1i = beta1 * m1[i] + (T(1) - beta1) * gi;
+    const T m2i = beta2 * m2[i] + (T(1) - beta2) * gi * gi;
+    const T pi = p[i] - lr_t * (m1i / (std::sqrt(m2i) + epsilon));
+    m1_out[i] = m1i;
+    m2_out[i] = m2i;
+    p_out[i] = pi;
+  }
+};
+
+template <typename T>
+void AdamKernel(KernelContext &ctx) {
+  Tensor param = ctx.Input("Param");
+  const T lr = ScalarInput<T>(ctx, "LearningRate");
+  const T beta1_pow = ScalarInput<T>(ctx, "Beta1Pow");
+  const T beta2_pow = ScalarInput<T>(ctx, "Beta2Pow");
+  TIDE_CHECK(beta1_pow != T(1), InputLabel(ctx, "Beta1Pow"),
+             " is 1, which makes the bias correction 1 / (1 - Beta1Pow) infinite");
+  DenseGrad<T> grad = ReadGrad<T>(ctx, param);
+  AdamUpdate<T> u;
+  u.beta1 = static_cast<T>(ctx.Attr<float>("beta1"));
+  u.beta2 = static_cast<T>(ctx.Attr<float>("beta2"));
+  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
+  u.lr_t = lr * std::sqrt(T(1) - beta2_pow) / (T(1) - beta1_pow);
+  u.g = grad.data;
+  u.m1 = StateInput<T>(ctx, "Moment1", param);
+  u.m2 = StateInput<T>(ctx, "Moment2", param);
+  u.p = param.data<T>();
+  u.m1_out = StateOutput<T>(ctx, "Moment1Out", param);
+  u.m2_out = StateOutput<T>(ctx, "Moment2Out", param);
+  u.p_out = StateOutput<T>(ctx, "ParamOut", param);
+  const int64_t n = param.numel();
+  if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
+    // Lazy: rows the gradient does not list keep their moments and values.
+    CopyThrough(u.m1, u.m1_out, n);
+    CopyThrough(u.m2, u.m2_out, n);
+    CopyThrough(u.p, u.p_out, n);
+    ForEachInRows(ctx, grad.rows, grad.row_size, u);
+    return;
+  }
+  // Dense, or sparse with the rows it does not list at gradient 0 (their moments still decay).
+  ForEach(ctx, n, u);
+}
+
+}  // namespace
+}  // namespace ops_optimizers
+
+using namespace ops_optimizers;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(
+    tide::OpSchema("adam")
+        .Comment(
+            "Adam: Moment1Out = beta1 * Moment1 + (1 - beta1) * Grad; Moment2Out = beta2 * "
+            "Moment2 + (1 - beta2) * Grad^2; lr_t = LearningRate * sqrt(1 - Beta2Pow) / (1 - "
+            "Beta1Pow); ParamOut = Param - lr_t * Moment1Out / (sqrt(Moment2Out) + epsilon). "
+            "As in Fluid 1.x, this op does not advance Beta1Pow and Beta2Pow: the Python "
+            "optimizer appends a scale op for each (Beta1Pow *= beta1, Beta2Pow *= beta2) after "
+            "the updates. Outputs are normally their inputs' variables (in place). A "
+            "SelectedRows Grad counts as 0 on the rows it does not list (their moments decay and "
+            "they move), unless lazy_mode, where those rows are left as they are.")
+        .Input("Param", "(Tensor) the parameter to update")
+        .Input("Grad", "(Tensor of Param's dims, or SelectedRows) the gradient of the loss")
+        .Input("LearningRate", "(Tensor, one element, float32 or float64) the learning rate")
+        .Input("Moment1", "(Tensor of Param's dims) the first moment estimate")
+        .Input("Moment2", "(Tensor of Param's dims) the second (uncentered) moment estimate")
+        .Input("Beta1Pow", "(Tensor, one element, float32 or float64) beta1^t at step t")
+        .Input("Beta2Pow", "(Tensor, one element, float32 or float64) beta2^t at step t")
+        .Output("ParamOut", "(Tensor) the updated parameter; normally the same variable as Param")
+        .Output("Moment1Out", "(Tensor) the updated first moment; normally Moment1 itself")
+        .Output("Moment2Out", "(Tensor) the updated second moment; normally Moment2 itself")
+        .Attr("beta1", 0.9f, "(float) the exponential decay rate of the first moment")
+        .Attr("beta2", 0.999f, "(float) the exponential decay rate of the second moment")
+        .Attr("epsilon", 1.0e-8f, "(float) added to sqrt(Moment2Out) for numerical stability")
+        .Attr("lazy_mode", false,
+              "(bool) with a SelectedRows Grad, update only the rows it lists (Fluid's lazy "
+              "Adam); no effect on a dense Grad")
+        .Attr("min_row_size_to_use_multithread", int64_t{1000},
+              "(int64) accepted for Fluid's Python optimizer, which sets it; unused: the kernel "
+              "goes parallel by element count")
+        .KernelDataTypeFrom("Param")
+        .InferShape(OptimizerShapes({"adam",
+                                     {{"Param", "ParamOut"},
+                                      {"Grad", ""},
+                                      {"Moment1", "Moment1Out"},
+                                      {"Moment2", "Moment2Out"}},
+                                     {"LearningRate", "Beta1Pow", "Beta2Pow"}})));
+TIDE_REGISTER_KERNEL("adam", "cpu", AdamKernel, OPS_OPTIMIZERS_FLOAT_TYPES);

@@ -1,0 +1,254 @@
+// common.h: what the optimizer kernels share: checked reads of their inputs (the [1] scalars, the
+// Param-shaped state, a dense or SelectedRows Grad), an elementwise loop on the CPU pool, and the
+// shape rule every optimizer op follows.
+//
+// In-place updates: ParamOut is normally the same variable as Param (and MomentOut as Moment...),
+// so an output's buffer may be its input's. Every kernel reads all inputs of element i before it
+// writes any output of element i, and never reads element j != i, which keeps aliasing safe.
+#pragma once
+
+#include <tide/eigen.hpp>
+#include <tide/plugin.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ops_optimizers {
+
+using tide::Dims;
+using tide::KernelContext;
+using tide::Tensor;
+
+// Below this many elements, a thread hand-off costs more than the update.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+// Runs f(i) for i in [0, n), on the CPU pool when n is large enough to benefit.
+template <typename F>
+void ForEach(const KernelContext& ctx, int64_t n, const F& f) {
+  if (n >= kParallelThreshold) {
+    // Per element: a few loads and stores, a sqrt and a division at most.
+    tide::EigenDevice(ctx).parallelFor(n, Eigen::TensorOpCost(32, 24, 40),
+                                       [&f](Eigen::Index first, Eigen::Index last) {
+                                         for (Eigen::Index i = first; i < last; ++i) f(i);
+                                       });
+  } else {
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
+// "op 'adam': Moment1 ('m1')": how kernel errors name an input.
+inline std::string InputLabel(const KernelContext& ctx, const char* param) {
+  return tide::detail::Concat("op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
+                              "')");
+}
+
+// The value of a one-element input (LearningRate, Beta1Pow, ...) as T. It may hold float32 or
+// float64 whatever T is: Fluid's optimizers make the learning rate float32 even for float64
+// parameters.
+template <typename T>
+T ScalarInput(const KernelContext& ctx, const char* param) {
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.numel() == 1, InputLabel(ctx, param), " must hold 1 element, has dims ",
+             tide::ToString(t.dims()));
+  switch (t.dtype()) {
+    case TIDE_FP32:
+      return static_cast<T>(t.data<float>()[0]);
+    case TIDE_FP64:
+      return static_cast<T>(t.data<double>()[0]);
+    default:
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, InputLabel(ctx, param), " holds ",
+                 tide::DataTypeName(t.dtype()), "; it must be float32 or float64");
+  }
+}
+
+// A dense input that must match Param in dtype and dims (a moment, a velocity, a dense Grad).
+template <typename T>
+const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.dtype() == tide::DataTypeOf<T>(), InputLabel(ctx, param), " holds ",
+             tide::DataTypeName(t.dtype()), ", Param ('", ctx.InputName("Param"), "') holds ",
+             tide::DataTypeName(tide::DataTypeOf<T>()));
+  TIDE_CHECK(t.dims() == p.dims(), InputLabel(ctx, param), " has dims ", tide::ToString(t.dims()),
+             ", Param ('", ctx.InputName("Param"), "') has ", tide::ToString(p.dims()),
+             "; they must agree");
+  return t.data<T>();
+}
+
+// Output `param` with Param's dims, allocated. When it is the same variable as its input, this is
+// the input's own buffer (same dims and dtype, so nothing is reallocated).
+template <typename T>
+T* StateOutput(const KernelContext& ctx, const char* param, const Tensor& p) {
+  Tensor t = ctx.Output(param);
+  t.Resize(p.dims());
+  return t.mutable_data<T>(ctx.place());
+}
+
+// A SelectedRows Grad, checked against Param: its height is Param's row count, its value holds
+// one Param row per listed row, and every listed row is inside [0, height). Rows may repeat.
+template <typename T>
+struct SparseGrad {
+  std::vector<int64_t> rows;
+  const T* values = nullptr;  // rows.size() x row_size
+  int64_t row_size = 0;       // elements per Param row
+};
+
+template <typename T>
+SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Tensor& param) {
+  const std::string label = InputLabel(ctx, "Grad") + " (a SelectedRows)";
+  tide::SelectedRows sr = ctx.InputVar("Grad").GetSelectedRows();
+  Dims pd = param.dims();
+  TIDE_CHECK(!pd.empty(), "op '", ctx.op_type(), "': Param ('", ctx.InputName("Param"),
+             "') must have at least one dim to take a SelectedRows Grad");
+  const int64_t height = sr.height();
+  TIDE_CHECK(height == pd[0], label, " has height ", height, ", Param ('", ctx.InputName("Param"),
+             "') has ", pd[0], " rows (dims ", tide::ToString(pd), "); they must agree");
+  SparseGrad<T> g;
+  g.rows = sr.rows();
+  g.row_size = pd[0] > 0 ? param.numel() / pd[0] : 0;
+  for (size_t i = 0; i < g.rows.size(); ++i)
+    TIDE_CHECK(g.rows[i] >= 0 && g.rows[i] < height, label, " lists row ", g.rows[i],
+               " (at position ", i, "); rows must be in [0, height ", height, ")");
+  if (g.rows.empty()) return g;
+  Tensor v = sr.value();
+  TIDE_CHECK(v.initialized(), label, " lists ", g.rows.size(), " rows but holds no values");
+  TIDE_CHECK(v.dtype() == tide::DataTypeOf<T>(), label, " holds ", tide::DataTypeName(v.dtype()),
+             ", Param holds ", tide::DataTypeName(tide::DataTypeOf<T>()));
+  TIDE_CHECK(v.numel() == static_cast<int64_t>(g.rows.size()) * g.row_size, label,
+             " has values of dims ", tide::ToString(v.dims()), " for ", g.rows.size(),
+             " rows; each row must hold ", g.row_size, " elements like a row of Param (dims ",
+             tide::ToString(pd), ")");
+  g.values = v.data<T>();
+  return g;
+}
+
+// The gradient as Param-shaped dense values. A dense Grad is read as it is; a SelectedRows Grad is
+// scattered into zeroed scratch (repeated rows add up, rows it does not list are 0: Fluid's
+// non-lazy rule), and `rows` receives the distinct rows it lists, ascending.
+template <typename T>
+struct DenseGrad {
+  const T* data = nullptr;
+  bool sparse = false;
+  std::vector<int64_t> rows;  // sparse only
+  int64_t row_size = 0;       // sparse only
+};
+
+template <typename T>
+DenseGrad<T> ReadGrad(const KernelContext& ctx, const Tensor& param) {
+  DenseGrad<T> out;
+  tide::Variable var = ctx.InputVar("Grad");
+  if (!var || !var.IsSelectedRows()) {
+    out.data = StateInput<T>(ctx, "Grad", param);
+    return out;
+  }
+  SparseGrad<T> g = ReadSparseGrad<T>(ctx, param);
+  const int64_t n = param.numel();
+  T* dense = ctx.TempBuffer<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
+  std::fill(dense, dense + n, T(0));
+  for (size_t i = 0; i < g.rows.size(); ++i) {
+    T* dst = dense + g.rows[i] * g.row_size;
+    const T* src = g.values + static_cast<int64_t>(i) * g.row_size;
+    for (int64_t j = 0; j < g.row_size; ++j) dst[j] += src[j];
+  }
+  out.data = dense;
+  out.sparse = true;
+  out.row_size = g.row_size;
+  out.rows = std::move(g.rows);
+  std::sort(out.rows.begin(), out.rows.end());
+  out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
+  return out;
+}
+
+// Copies a state input to its output unless they are one buffer (for updates that touch only
+// some rows: the rest of the output must still equal the input).
+template <typename T>
+void CopyThrough(const T* in, T* out, int64_t n) {
+  if (in != out) std::copy(in, in + n, out);
+}
+
+// Runs f(i) only for the elements of the listed rows (sorted, distinct) of a [rows, row_size]
+// tensor.
+template <typename F>
+void ForEachInRows(const KernelContext& ctx, const std::vector<int64_t>& rows, int64_t row_size,
+                   const F& f) {
+  const int64_t n = static_cast<int64_t>(rows.size()) * row_size;
+  ForEach(ctx, n, [&](int64_t k) { f(rows[k / row_size] * row_size + k % row_size); });
+}
+
+// The shape rule of the optimizer ops. `state` lists the Param-shaped inputs, Param first, each
+// with the output it becomes ("" for none, e.g. Grad); an input absent from the op (a dispensable
+// one) is skipped. `scalars` lists the one-element inputs. Checks that the inputs agree with Param
+// (dims and dtype; a SelectedRows Grad is checked by the kernel, against its height), then gives
+// each output its input's dims and dtype. At compile time, -1 dims and unknown shapes match any.
+struct ShapeRule {
+  std::string op;
+  std::vector<std::pair<std::string, std::string>> state;
+  std::vector<std::string> scalars;
+};
+
+namespace detail {
+inline bool Known(const Dims& d) {
+  for (int64_t x : d)
+    if (x < 0) return false;
+  return true;
+}
+inline bool DimsAgree(const Dims& a, const Dims& b, bool runtime) {
+  if (!runtime && (a.empty() || b.empty())) return true;  // shape not declared
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i] && (runtime || (a[i] >= 0 && b[i] >= 0))) return false;
+  return true;
+}
+}  // namespace detail
+
+inline tide::InferShapeFn OptimizerShapes(ShapeRule rule) {
+  return [rule](tide::InferShapeContext& ctx) {
+    const bool runtime = ctx.IsRuntime();
+    const char* op = rule.op.c_str();
+    auto label = [&](const std::string& param) {
+      return tide::detail::Concat(param, " ('", ctx.InputName(param.c_str()), "')");
+    };
+    const Dims pdims = ctx.InputDims("Param");
+    const TideDataType pdt = ctx.InputDataType("Param");
+    for (const auto& [in, out] : rule.state) {
+      if (!ctx.HasInput(in.c_str())) {
+        TIDE_CHECK(out.empty() || !ctx.HasOutput(out.c_str()), "op '", op, "': output ", out, " ('",
+                   ctx.OutputName(out.c_str()), "') is set but input ", in, " is not");
+        continue;
+      }
+      const TideDataType dt = ctx.InputDataType(in.c_str());
+      TIDE_CHECK(dt == TIDE_UNDEFINED || pdt == TIDE_UNDEFINED || dt == pdt, "op '", op,
+                 "': ", label(in), " is ", tide::DataTypeName(dt), ", ", label("Param"), " is ",
+                 tide::DataTypeName(pdt), "; they must agree");
+      if (ctx.InputVarType(in.c_str()) == TIDE_VAR_SELECTED_ROWS) continue;
+      const Dims d = ctx.InputDims(in.c_str());
+      TIDE_CHECK(detail::DimsAgree(d, pdims, runtime), "op '", op, "': ", label(in), " has dims ",
+                 tide::ToString(d), ", ", label("Param"), " has ", tide::ToString(pdims),
+                 "; they must agree");
+    }
+    for (const auto& s : rule.scalars) {
+      const Dims d = ctx.InputDims(s.c_str());
+      int64_t n = 1;
+      for (int64_t x : d) n *= x;
+      if (runtime || (!d.empty() && detail::Known(d)))
+        TIDE_CHECK(n == 1, "op '", op, "': ", label(s), " must hold 1 element, has dims ",
+                   tide::ToString(d));
+      const TideDataType dt = ctx.InputDataType(s.c_str());
+      TIDE_CHECK(dt == TIDE_UNDEFINED || dt == TIDE_FP32 || dt == TIDE_FP64, "op '", op,
+                 "': ", label(s), " is ", tide::DataTypeName(dt),
+                 "; it must be float32 or float64");
+    }
+    for (const auto& [in, out] : rule.state) {
+      if (out.empty() || !ctx.HasInput(in.c_str()) || !ctx.HasOutput(out.c_str())) continue;
+      ctx.SetOutputDims(out.c_str(), ctx.InputDims(in.c_str()));
+      ctx.SetOutputDataType(out.c_str(), ctx.InputDataType(in.c_str()));
+    }
+  };
+}
+
+// Kernels for float and double.
+#define OPS_OPTIMIZERS_FLOAT_TYPES float, double
+
+}  // namespace ops_optimizers
