@@ -4,7 +4,10 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
+#include <mutex>
+#include <set>
 
 #include "core/executor/runtime_infer_shape.h"
 #include "core/platform/flags.h"
@@ -71,6 +74,34 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
 
 std::string ShapeString(const std::vector<int64_t>& s) { return DDim(s).ToString(); }
 
+// The library an op asks for: its "library" attribute, or "mkldnn" when use_mkldnn is set on
+// it or by --use_mkldnn; 0 (plain) otherwise.
+int32_t RequestedLibrary(const OpInstance& op) {
+  const TideAttrValue* lib = op.attr_views().Find("library");
+  if (lib && lib->type == TIDE_ATTR_STRING && lib->s[0]) return LibraryId(lib->s);
+  const TideAttrValue* mkldnn = op.attr_views().Find("use_mkldnn");
+  if ((mkldnn && mkldnn->type == TIDE_ATTR_BOOLEAN && mkldnn->i) || FLAGS_use_mkldnn) return LibraryId("mkldnn");
+  return 0;
+}
+
+// Logs a fallback to another place once per op type and place pair.
+void LogFallbackOnce(const OpInstance& op, const Place& from, const Place& to) {
+  static std::mutex mu;
+  static std::set<std::string> logged;
+  std::lock_guard<std::mutex> lock(mu);
+  if (logged.insert(op.type() + "@" + from.kind_name()).second)
+    LOG(WARNING) << "op '" << op.type() << "' has no kernel on " << from.kind_name() << "; running its "
+                 << to.kind_name() << " kernel, with its inputs and outputs copied (logged once per op type)";
+}
+
+const KernelEntry* FirstWhere(const std::vector<const KernelEntry*>& all,
+                              const std::function<bool(const KernelEntry&)>& pred) {
+  for (const KernelEntry* e : all)
+    if (pred(*e)) return e;
+  return nullptr;
+}
+
+
 }  // namespace
 
 Executor::Executor(const Place& place) : place_(place) {
@@ -85,8 +116,19 @@ std::unique_ptr<PreparedBlock> Executor::PrepareBlock(std::shared_ptr<const Prog
   p->block_idx_ = block_idx;
   p->create_local_scope_ = create_local_scope;
   const BlockDesc& block = p->program_->Block(static_cast<size_t>(block_idx));
-  for (size_t i = 0; i < block.OpSize(); ++i)
+  for (size_t i = 0; i < block.OpSize(); ++i) {
     p->ops_.push_back(std::make_unique<OpInstance>(*block.Op(i), block_idx, i));
+    OpInstance& op = *p->ops_.back();
+    if (op.info().run) continue;
+    op.library = RequestedLibrary(op);
+    // Choose the kernel now when the data type is known from the program; Run re-checks it.
+    DataType dt = op.dtype_from_attr;
+    if (dt == TIDE_UNDEFINED && op.dtype_input >= 0) {
+      const VarDesc* v = block.FindVarRecursive(op.inputs()[op.dtype_input].names[0]);
+      if (v && (v->type() == TIDE_VAR_LOD_TENSOR || v->type() == TIDE_VAR_SELECTED_ROWS)) dt = v->dtype();
+    }
+    if (dt != TIDE_UNDEFINED) ChooseKernel(op, dt);
+  }
   return p;
 }
 
@@ -193,6 +235,7 @@ void Executor::RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope) {
 }
 
 void Executor::RunOps(PreparedBlock& p, Scope* local) {
+  p.counts_ = TransformCounts();
   for (auto& op : p.ops_) RunOp(p, *op, local);
 }
 
@@ -212,10 +255,54 @@ void Executor::CheckInputsReady(const OpInstance& op) {
   }
 }
 
+
+void Executor::ChooseKernel(OpInstance& op, DataType dt) {
+  Registry& reg = Registry::Global();
+  std::vector<const KernelEntry*> all = reg.Kernels(op.type());
+  const int32_t kind = place_.kind;
+  OpKernelType want{kind, dt, TIDE_LAYOUT_ANY, op.library};
+  const KernelEntry* k = nullptr;
+  if (op.library)  // the library's kernel when it has one (oneDNN registers layout ONEDNN)
+    k = FirstWhere(all, [&](const KernelEntry& e) {
+      return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library;
+    });
+  if (!k) k = reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0});
+  if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
+  Place kernel_place = place_;
+  if (!k) {  // another place's kernel, the host's first, with copies in and out
+    const int32_t host = PlaceKindId(kHostPlaceKind);
+    k = reg.FindKernel(op.type(), {host, dt, TIDE_LAYOUT_ANY, 0});
+    if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.dtype == dt; });
+    if (k) {
+      kernel_place = Place(k->key.place_kind, 0);
+      if (FLAGS_strict_kernel_placement)
+        TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " and strict kernel "
+                  "placement forbids running its ", k->key.ToString(), " kernel instead");
+      LogFallbackOnce(op, place_, kernel_place);
+    }
+  }
+  if (!k) {
+    std::string have;
+    for (const KernelEntry* e : all) have += (have.empty() ? "" : ", ") + e->key.ToString();
+    TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " on any loaded place; registered: ",
+              have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
+  }
+  op.kernel = k;
+  op.kernel_key = k->key;
+  op.kernel_place = kernel_place;
+  op.kernel_dctx = DeviceContextPool::Global().Get(kernel_place);
+  op.watched.clear();
+  if (FLAGS_log_kernels)
+    std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from " << k->plugin
+              << (kernel_place != place_ ? " (fallback to " + kernel_place.ToString() + ")" : std::string())
+              << "\n";
+}
+
 void Executor::SelectKernel(OpInstance& op) {
   DataType dt = op.dtype_from_attr;
   if (dt == TIDE_UNDEFINED && op.dtype_input >= 0) {
-    const Variable* v = op.inputs()[op.dtype_input].vars.empty() ? nullptr : op.inputs()[op.dtype_input].vars[0];
+    const auto& vars = op.inputs()[op.dtype_input].vars;
+    const Variable* v = vars.empty() ? nullptr : vars[0];
     if (v && v->IsType<LoDTensor>()) dt = v->Get<LoDTensor>().dtype();
     if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
   }
@@ -223,29 +310,17 @@ void Executor::SelectKernel(OpInstance& op) {
   if (dt == TIDE_UNDEFINED)
     TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), ": cannot tell which data type's kernel to run: "
               "its data-type input holds no data");
-  OpKernelType want{place_.kind, dt, TIDE_LAYOUT_ANY, 0};
-  const KernelEntry* k = Registry::Global().FindKernel(op.type(), want);
-  if (!k) {
-    // Any layout or library of the same place and dtype.
-    for (const KernelEntry* e : Registry::Global().Kernels(op.type()))
-      if (e->key.place_kind == want.place_kind && e->key.dtype == dt) {
-        k = e;
-        break;
-      }
-  }
-  if (!k) {
-    std::string have;
-    for (const KernelEntry* e : Registry::Global().Kernels(op.type()))
-      have += (have.empty() ? "" : ", ") + e->key.ToString();
-    TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), "; registered: ",
-              have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
-  }
-  op.kernel = k;
-  op.kernel_key = k->key;
-  op.watched.clear();
-  if (FLAGS_log_kernels)
-    std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from "
-              << k->plugin << "\n";
+  ChooseKernel(op, dt);
+}
+
+void Executor::TransformInputs(PreparedBlock& p, OpInstance& op) {
+  for (auto& b : op.mutable_inputs())
+    for (size_t i = 0; i < b.vars.size(); ++i) {
+      Variable* v = b.vars[i];
+      if (!v || !v->IsType<LoDTensor>()) continue;
+      b.transforms[i].result = nullptr;
+      b.transforms[i].result = TransformInput(op, b, i, &b.transforms[i], &p.counts_);
+    }
 }
 
 namespace {
@@ -288,7 +363,8 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   CheckInputsReady(op);
   SelectKernel(op);
   if (!ShapesUnchanged(op)) InferShapeAtRunTime(op);
-  TideKernelContext ctx{&op, dctx_, {}};
+  TransformInputs(p, op);
+  TideKernelContext ctx{&op, op.kernel_dctx, {}};
   const KernelEntry& k = *op.kernel;
   CallPlugin([&] { return k.compute(&ctx, k.user_data); },
              op.label() + " kernel " + k.key.ToString(), k.plugin_file);

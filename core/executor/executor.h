@@ -13,6 +13,7 @@
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"
 #include "core/platform/device_context.h"
+#include "core/transform/data_transform.h"
 
 namespace tide::core {
 
@@ -27,6 +28,8 @@ class PreparedBlock {
   const std::vector<std::string>& fetch_names() const { return fetch_names_; }
   size_t num_ops() const { return ops_.size(); }
   const OpInstance& op(size_t i) const { return *ops_.at(i); }
+  // Transforms applied to inputs during the last Run (layout transforms, device copies, casts).
+  const TransformCounts& transform_counts() const { return counts_; }
 
  private:
   friend class Executor;
@@ -41,6 +44,7 @@ class PreparedBlock {
   std::unique_ptr<Scope> local_scope_;
   Scope* run_scope_ = nullptr;
   std::map<int, std::unique_ptr<PreparedBlock>> sub_blocks_;
+  TransformCounts counts_;
 };
 
 class Executor {
@@ -72,7 +76,10 @@ class Executor {
   void RunOps(PreparedBlock& p, Scope* local);
   void RunOp(PreparedBlock& p, OpInstance& op, Scope* local);
   void CheckInputsReady(const OpInstance& op);
+  // The kernel for `op` on this executor's place for data type `dt` (see executor.cc).
+  void ChooseKernel(OpInstance& op, DataType dt);
   void SelectKernel(OpInstance& op);
+  void TransformInputs(PreparedBlock& p, OpInstance& op);
   void CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) const;
 
   Place place_;

@@ -42,11 +42,13 @@ OpInstance::OpInstance(const OpDesc& desc, int block_idx, size_t index)
                  src.substr(5), "', which is not an int attribute");
     dtype_from_attr = static_cast<DataType>(v->i);
   } else {
-    for (size_t i = 0; i < inputs_.size(); ++i)
-      if (src.empty() ? !inputs_[i].names.empty() : inputs_[i].param == src) {
-        dtype_input = static_cast<int>(i);
-        break;
-      }
+    // The named input, or the first input in the proto's declared order that is bound.
+    for (const auto& decl : info_->proto.inputs()) {
+      if (!src.empty() && decl.name() != src) continue;
+      for (size_t i = 0; i < inputs_.size(); ++i)
+        if (inputs_[i].param == decl.name() && !inputs_[i].names.empty()) dtype_input = static_cast<int>(i);
+      if (dtype_input >= 0) break;
+    }
   }
 }
 
@@ -69,6 +71,10 @@ void OpInstance::Bind(const Scope& scope) {
   };
   bind(inputs_, "input");
   bind(outputs_, "output");
+  for (auto& b : inputs_) {
+    b.transforms.clear();
+    b.transforms.resize(b.vars.size());
+  }
   watched.clear();
   versions.clear();
   watch_shapes = true;

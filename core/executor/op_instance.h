@@ -21,11 +21,20 @@ namespace tide::core {
 class Executor;
 class PreparedBlock;
 
+// How one input reaches its kernel: as it is, or converted (layout, place, dtype) into scratch
+// tensors that are kept and reused across runs.
+struct InputTransform {
+  const LoDTensor* result = nullptr;  // what the kernel reads; nullptr: the variable itself
+  std::unique_ptr<LoDTensor> layout_tmp, copy_tmp, cast_tmp;
+  std::string last_plan;  // for --log_kernels: logged when it changes
+};
+
 struct ArgBinding {
   std::string param;
   std::vector<std::string> names;
   std::vector<const char*> name_ptrs;  // names as C strings, for plugins
   std::vector<Variable*> vars;         // resolved by Bind
+  std::vector<InputTransform> transforms;  // inputs only, parallel to vars
 };
 
 class OpInstance {
@@ -39,6 +48,7 @@ class OpInstance {
   const AttributeMap& attrs() const { return attrs_; }
   const AttrViews& attr_views() const { return *views_; }
   const std::vector<ArgBinding>& inputs() const { return inputs_; }
+  std::vector<ArgBinding>& mutable_inputs() { return inputs_; }
   const std::vector<ArgBinding>& outputs() const { return outputs_; }
   // Linear scans with strcmp: ops have a few parameters, and this avoids hashing on the hot path.
   const ArgBinding* FindInput(const char* param) const { return Find(inputs_, param); }
@@ -52,6 +62,9 @@ class OpInstance {
   // Kernel choice and shape-inference cache, owned by the executor's run loop.
   const KernelEntry* kernel = nullptr;
   OpKernelType kernel_key;
+  Place kernel_place;                    // the run's place, or another when falling back
+  DeviceContext* kernel_dctx = nullptr;  // kernel_place's context
+  int32_t library = 0;                   // the library asked for (use_mkldnn, library attrs)
   int dtype_input = -1;            // index into inputs() that picks the dtype, or -1
   DataType dtype_from_attr = TIDE_UNDEFINED;
   bool watch_shapes = true;        // false when an input/output is not a LoDTensor

@@ -194,6 +194,7 @@ const char* KOutputName(const TideKernelContext* c, const char* p, size_t i) {
 const TideTensor* KInput(TideKernelContext* c, const char* p, size_t i) {
   const ArgBinding* b = KIn(c, p);
   if (!b || i >= b->vars.size() || !b->vars[i] || !b->vars[i]->IsType<LoDTensor>()) return nullptr;
+  if (i < b->transforms.size() && b->transforms[i].result) return Wrap(b->transforms[i].result);
   return Wrap(&b->vars[i]->Get<LoDTensor>());
 }
 TideTensor* KOutput(TideKernelContext* c, const char* p, size_t i) {

@@ -1198,8 +1198,8 @@ inline TideStatus* RunRegistrations(const TideHostApi* host, TideRegistrar* r) {
       })
 
 // Any other registration step: TIDE_ON_REGISTER([](tide::Registrar& r) { ... });
-#define TIDE_ON_REGISTER(fn) \
-  static const bool TIDE_UNIQUE(tide_on_reg_) = ::tide::detail::AddStaticRegistration(fn)
+#define TIDE_ON_REGISTER(...) \
+  static const bool TIDE_UNIQUE(tide_on_reg_) = ::tide::detail::AddStaticRegistration(__VA_ARGS__)
 
 // Defines the plugin's two exported entry points. Once per plugin:
 //   TIDE_PLUGIN("ops_math", "0.1.0", "one-line description");
