@@ -1,0 +1,178 @@
+// metric_ops.cc: top_k (the k largest values of the last axis and their int64 indices, ties by
+// lower index) with its grad, and accuracy (top-k hits against int64 labels; no grad).
+#include <algorithm>
+#include <numeric>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// top_k
+void TopKInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  Dims x = ctx.InputDims("X");
+  const int k = ctx.Attr<int32_t>("k");
+  TIDE_CHECK(!x.empty(), "op '", op, "': X must have rank >= 1");
+  TIDE_CHECK(x.back() < 0 || k <= x.back(), "op '", op, "': k = ", k, " exceeds the last dim of X ",
+             tide::ToString(x));
+  Dims out = x;
+  out.back() = k;
+  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  ctx.SetOutputDims("Indices", out);
+  ctx.SetOutputDataType("Indices", TIDE_INT64);
+  ctx.ShareLoD("X", "Out");
+  ctx.ShareLoD("X", "Indices");
+}
+
+template <typename T>
+void TopKKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X");
+  const int64_t k = ctx.Attr<int32_t>("k");
+  const int64_t d = x.dims().back(), rows = d ? x.numel() / d : 0;
+  TIDE_CHECK(k <= d, "op '", op, "': k = ", k, " exceeds the last dim of X ",
+             tide::ToString(x.dims()));
+  Dims od = x.dims();
+  od.back() = k;
+  const T* xd = x.data<T>();
+  T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  int64_t* idx = ctx.Output("Indices").mutable_data<int64_t>(od, ctx.place());
+  ParallelFor(ctx, rows, d * 4, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> order(d);
+    for (int64_t r = b; r < e; ++r) {
+      const T* row = xd + r * d;
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int64_t a, int64_t c) {
+        return row[a] > row[c] || (row[a] == row[c] && a < c);
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        out[r * k + j] = row[order[j]];
+        idx[r * k + j] = order[j];
+      }
+    }
+  });
+}
+
+// X@GRAD[Indices[r, j]] = Out@GRAD[r, j], 0 elsewhere.
+template <typename T>
+void TopKGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), indices = ctx.Input("Indices");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const int64_t d = x.dims().back(), k = indices.dims().back();
+  const int64_t rows = d ? x.numel() / d : 0;
+  TIDE_CHECK(dout.numel() == rows * k && indices.numel() == rows * k, "op '", op, "': Out@GRAD ",
+             tide::ToString(dout.dims()), " and Indices ", tide::ToString(indices.dims()),
+             " must hold ", k, " values per row of X ", tide::ToString(x.dims()));
+  const int64_t* id = indices.data<int64_t>();
+  const T* g = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t c = id[r * k + j];
+      TIDE_CHECK(c >= 0 && c < d, "op '", op, "': Indices[", r * k + j, "] = ", c,
+                 " is out of range [0, ", d, ")");
+      dx[r * d + c] += g[r * k + j];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// accuracy
+void AccuracyInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  Dims out = ctx.InputDims("Out"), ind = ctx.InputDims("Indices"), label = ctx.InputDims("Label");
+  TIDE_CHECK(ind.size() == 2, "op '", op, "': Indices must be 2-D [N, k], got ",
+             tide::ToString(ind));
+  TIDE_CHECK(out.size() == 2 && DimsCompatible(out[0], ind[0]) && DimsCompatible(out[1], ind[1]),
+             "op '", op, "': Out ", tide::ToString(out), " must have Indices' dims ",
+             tide::ToString(ind));
+  TIDE_CHECK(label.size() == 2 && DimsCompatible(label[1], 1) && DimsCompatible(label[0], ind[0]),
+             "op '", op, "': Label must be [N, 1] with N = Indices' ", ind[0], ", got ",
+             tide::ToString(label));
+  for (const char* p : {"Indices", "Label"}) {
+    TideDataType t = ctx.InputDataType(p);
+    TIDE_CHECK(t == TIDE_UNDEFINED || t == TIDE_INT64, "op '", op, "': ", p, " ('",
+               ctx.InputName(p), "') must be int64, got ", tide::DataTypeName(t));
+  }
+  ctx.SetOutputDims("Accuracy", {1});
+  ctx.SetOutputDataType("Accuracy", TIDE_FP32);
+  ctx.SetOutputDims("Correct", {1});
+  ctx.SetOutputDataType("Correct", TIDE_INT32);
+  ctx.SetOutputDims("Total", {1});
+  ctx.SetOutputDataType("Total", TIDE_INT32);
+}
+
+template <typename T>
+void AccuracyKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor indices = ctx.Input("Indices"), label = ctx.Input("Label");
+  TIDE_CHECK(indices.rank() == 2 && label.numel() == indices.dim(0), "op '", op, "': Indices ",
+             tide::ToString(indices.dims()), " and Label ", tide::ToString(label.dims()),
+             " must be [N, k] and [N, 1]");
+  const int64_t n = indices.dim(0), k = indices.dim(1);
+  const int64_t* id = indices.data<int64_t>();
+  const int64_t* l = label.data<int64_t>();
+  int64_t correct = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      if (id[i * k + j] == l[i]) {
+        ++correct;
+        break;
+      }
+  *ctx.Output("Accuracy").mutable_data<float>({1}, ctx.place()) =
+      n ? static_cast<float>(correct) / static_cast<float>(n) : 0.0f;
+  *ctx.Output("Correct").mutable_data<int32_t>({1}, ctx.place()) = static_cast<int32_t>(correct);
+  *ctx.Output("Total").mutable_data<int32_t>({1}, ctx.place()) = static_cast<int32_t>(n);
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(
+    tide::OpSchema("top_k")
+        .Comment("The k largest entries of each row (last axis) of X in descending "
+                 "order, and their positions; equal values keep the lower index first.")
+        .Input("X", "the input, [..., D]")
+        .Output("Out", "the values, [..., k]")
+        .Output("Indices", "int64 positions in the last axis, [..., k]")
+        .Attr("k", int32_t(1), "how many entries per row")
+        .GreaterThan(0)
+        .InferShape(TopKInferShape)
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("top_k_grad")
+              .Input("X", g.Input("X"))
+              .Input("Indices", g.Output("Indices"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .CopyAttrs();
+        }));
+TIDE_REGISTER_OP(tide::OpSchema("top_k_grad")
+                     .Comment("X@GRAD of top_k: Out@GRAD scattered to Indices, 0 elsewhere.")
+                     .Input("X", "the forward input (for its dims)")
+                     .Input("Indices", "the forward indices")
+                     .Input(GradVarName("Out"), "gradient of Out")
+                     .Output(GradVarName("X"), "gradient of X")
+                     .Attr("k", int32_t(1))
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("top_k", "cpu", TopKKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("top_k_grad", "cpu", TopKGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("accuracy")
+                     .Comment("Top-k accuracy: a sample is correct when its label is among its k "
+                              "Indices. Accuracy = Correct / Total.")
+                     .Input("Out", "the top-k values (e.g. from top_k), [N, k]; picks the kernel")
+                     .Input("Indices", "int64 top-k class ids, [N, k]")
+                     .Input("Label", "int64 labels, [N, 1]")
+                     .Output("Accuracy", "float32 [1]")
+                     .Output("Correct", "int32 [1]: samples whose label is in the top k")
+                     .Output("Total", "int32 [1]: N")
+                     .KernelDataTypeFrom("Out")
+                     .InferShape(AccuracyInferShape));
+TIDE_REGISTER_KERNEL("accuracy", "cpu", AccuracyKernel, OPS_NN_FLOAT_TYPES);
