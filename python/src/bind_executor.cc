@@ -14,11 +14,16 @@ void BindExecutor(py::module_& m) {
       .def("fetch_names", &PreparedBlock::fetch_names)
       .def("num_ops", &PreparedBlock::num_ops)
       .def("program", &PreparedBlock::program, py::return_value_policy::reference_internal)
+      .def("transform_counts", [](const PreparedBlock& p) {
+        const TransformCounts& c = p.transform_counts();
+        return py::dict(py::arg("layouts") = c.layouts, py::arg("copies") = c.copies, py::arg("casts") = c.casts);
+      }, "Transforms applied to inputs in the last run: layout transforms, device copies, casts.")
       .def("kernel_choices", [](const PreparedBlock& p) {
         std::vector<std::pair<std::string, std::string>> out;
         for (size_t i = 0; i < p.num_ops(); ++i) {
           const OpInstance& op = p.op(i);
-          out.emplace_back(op.type(), op.kernel ? op.kernel->key.ToString() + " from " + op.kernel->plugin
+          out.emplace_back(op.type(), op.kernel ? op.kernel->key.ToString() + " from " + op.kernel->plugin +
+                                                      " on " + op.kernel_place.ToString()
                                                 : std::string(op.info().run ? "(runs without a kernel)" : "(not chosen yet)"));
         }
         return out;

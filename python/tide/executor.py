@@ -52,6 +52,14 @@ class Executor:
     def close(self):
         self._cache.clear()
 
+    def last_run_info(self):
+        """The kernel each op of the last program ran with, and the transforms applied (layout
+        transforms, device copies, casts) in that run."""
+        p = getattr(self, "_last_prepared", None)
+        if p is None:
+            return None
+        return {"kernels": p.kernel_choices(), "transforms": p.transform_counts()}
+
     def _prepare(self, program, feed_names, fetch_names, use_cache):
         key = (id(program), program._version, tuple(feed_names), tuple(fetch_names))
         prepared = self._cache.get(key) if use_cache else None
@@ -100,5 +108,6 @@ class Executor:
             if missing:
                 raise ValueError("Executor.run: the program needs feeds %s" % missing)
             tensors = [by_name[n] for n in order]
+        self._last_prepared = prepared
         results = self._core.run(prepared, scope if scope is not None else _global_scope, tensors)
         return [r.numpy() for r in results] if return_numpy else results
