@@ -1,0 +1,394 @@
+// cuda_device.cc: the CUDA device plugin's device: place kind "gpu" (one place per visible
+// device), cudaMalloc memory under the core's allocator, one context per place (a stream, cuBLAS
+// and cuDNN handles bound to it, published as "tide.cuda"), copies queued on the stream (host to
+// device through pinned staging), and the plugin's entry points. The kernels are in *_ops.*.
+#include <cuda_runtime.h>
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "cuda_libs.h"
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+constexpr const char* kPluginName = "device_cuda";
+constexpr int kMaxDevices = 64;
+// Host-to-device staging: kSlots pinned buffers of kSlotBytes, used round robin so that copying
+// the next chunk into one overlaps the DMA of the previous one.
+constexpr int kSlots = 4;
+constexpr size_t kSlotBytes = size_t(4) << 20;
+
+std::string Bytes(uint64_t n) {
+  char buf[64];
+  if (n >= (uint64_t(1) << 30))
+    std::snprintf(buf, sizeof(buf), "%llu bytes (%.2f GiB)", static_cast<unsigned long long>(n),
+                  double(n) / double(uint64_t(1) << 30));
+  else if (n >= (uint64_t(1) << 20))
+    std::snprintf(buf, sizeof(buf), "%llu bytes (%.2f MiB)", static_cast<unsigned long long>(n),
+                  double(n) / double(uint64_t(1) << 20));
+  else
+    std::snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+void CudaCheck(cudaError_t e, const std::string& what) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so the next call does not see it
+  TIDE_THROW(e == cudaErrorMemoryAllocation ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, what,
+             ": ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+}
+
+// Makes `device` current for the scope and restores the caller's device after.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&prev_) != cudaSuccess) {
+      cudaGetLastError();
+      prev_ = -1;
+    }
+    if (prev_ != device) {
+      CudaCheck(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+      switched_ = true;
+    }
+  }
+  ~DeviceGuard() {
+    if (switched_ && prev_ >= 0) cudaSetDevice(prev_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int prev_ = -1;
+  bool switched_ = false;
+};
+
+struct StagingSlot {
+  char* buf = nullptr;
+  cudaEvent_t done = nullptr;  // recorded after the DMA that reads buf
+  bool pending = false;
+};
+
+struct CudaContext {
+  ContextState state;  // first: kernels reach it from the extension pointer
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  bool use_pinned = true;  // --use_pinned_memory when the context was made
+  std::mutex mu;           // guards the staging slots
+  char* staging = nullptr;  // kSlots * kSlotBytes pinned bytes, made on the first H2D copy
+  bool staging_failed = false;
+  std::array<StagingSlot, kSlots> slots;
+  int next_slot = 0;
+};
+
+// Frees what a context holds; tolerates a half-made one and a CUDA runtime that is shutting
+// down (errors are ignored: nothing can be done about them at that point).
+// Never throws: the core calls it through a function that cannot report errors.
+void DestroyContextState(CudaContext* c) noexcept {
+  if (!c) return;
+  {
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    if (prev != c->device) cudaSetDevice(c->device);
+    if (c->stream) cudaStreamSynchronize(c->stream);
+    if (c->cudnn) Cudnn().cudnnDestroy(c->cudnn);  // loaded, or the handle would be null
+    if (c->cublas) Cublas().cublasDestroy_v2(c->cublas);
+    for (auto& s : c->slots)
+      if (s.done) cudaEventDestroy(s.done);
+    if (c->staging) cudaFreeHost(c->staging);
+    if (c->state.error_word_host) cudaFreeHost(c->state.error_word_host);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    if (prev >= 0 && prev != c->device) cudaSetDevice(prev);
+    cudaGetLastError();
+  }
+  delete c;
+}
+
+// TIDE_CUDA_ALLOW_TF32=1 lets cuBLAS round float32 inputs to TF32 on tensor cores (faster, about
+// 1e-3 relative error); off by default so float32 results match the CPU's. (conv_ops.cc reads it
+// for cuDNN.)
+bool AllowTf32() {
+  const char* v = std::getenv("TIDE_CUDA_ALLOW_TF32");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+// cuBLAS and cuDNN handles on the context's stream. A library that cannot be loaded or set up
+// leaves its handle null (logged): only the ops that need it fail, saying why.
+void CreateLibraryHandles(CudaContext* c, const std::string& where) {
+  try {
+    const CublasApi& api = Cublas();
+    cublasStatus_t s = api.cublasCreate_v2(&c->cublas);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      c->cublas = nullptr;
+      TIDE_THROW(TIDE_UNAVAILABLE, "cublasCreate: ", CublasStatusText(s));
+    }
+    s = api.cublasSetStream_v2(c->cublas, c->stream);
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = api.cublasSetMathMode(c->cublas,
+                                AllowTf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      TIDE_THROW(TIDE_UNAVAILABLE, "setting up cuBLAS: ", CublasStatusText(s));
+  } catch (const std::exception& e) {
+    if (c->cublas) Cublas().cublasDestroy_v2(c->cublas);
+    c->cublas = nullptr;
+    tide::Log(TIDE_LOG_WARNING, kPluginName,
+              where + ": cuBLAS is unavailable (" + e.what() + "); mul/matmul kernels will fail");
+  }
+  try {
+    const CudnnApi& api = Cudnn();
+    cudnnStatus_t s = api.cudnnCreate(&c->cudnn);
+    if (s != CUDNN_STATUS_SUCCESS) {
+      c->cudnn = nullptr;
+      TIDE_THROW(TIDE_UNAVAILABLE, "cudnnCreate: ", CudnnStatusText(s));
+    }
+    s = api.cudnnSetStream(c->cudnn, c->stream);
+    if (s != CUDNN_STATUS_SUCCESS)
+      TIDE_THROW(TIDE_UNAVAILABLE, "cudnnSetStream: ", CudnnStatusText(s));
+  } catch (const std::exception& e) {
+    if (c->cudnn) Cudnn().cudnnDestroy(c->cudnn);
+    c->cudnn = nullptr;
+    tide::Log(TIDE_LOG_WARNING, kPluginName,
+              where + ": cuDNN is unavailable (" + e.what() + "); conv2d kernels will fail");
+  }
+}
+
+bool IsPinned(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+class CudaDevice : public tide::Device {
+ public:
+  const char* kind() const override { return "gpu"; }
+  bool host_accessible() const override { return false; }
+  size_t alignment() const override { return 256; }  // what cudaMalloc guarantees
+
+  // 0 without a driver or a device: a machine without a GPU has no gpu places, which is no error.
+  int32_t Count() override {
+    static const int32_t count = [] {
+      int n = 0;
+      cudaError_t e = cudaGetDeviceCount(&n);
+      if (e != cudaSuccess) {
+        cudaGetLastError();
+        tide::Log(TIDE_LOG_INFO, kPluginName,
+                  std::string("no CUDA device: ") + cudaGetErrorString(e) + "; no gpu places");
+        return 0;
+      }
+      return std::min(n, kMaxDevices);
+    }();
+    return count;
+  }
+
+  void* Alloc(int32_t device, size_t size) override {
+    CheckDevice(device);
+    DeviceGuard guard(device);
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, size ? size : 1);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      size_t free_b = 0, total_b = 0;
+      if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) cudaGetLastError();
+      TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, "out of GPU memory on gpu:", device, ": cudaMalloc of ",
+                 Bytes(size), " failed; Tide's allocator already holds ",
+                 Bytes(in_use_[device].load()), " of this device in ", blocks_[device].load(),
+                 " block(s), and the device reports ", Bytes(free_b), " free of ", Bytes(total_b),
+                 " (other processes may hold the rest). Lower the batch size, "
+                 "--fraction_of_gpu_memory_to_use or --initial_gpu_memory_in_mb");
+    }
+    CudaCheck(e, "gpu:" + std::to_string(device) + ": cudaMalloc of " + Bytes(size));
+    in_use_[device] += size;
+    ++blocks_[device];
+    return p;
+  }
+
+  void Free(int32_t device, void* ptr, size_t size) override {
+    if (!ptr || device < 0 || device >= kMaxDevices) return;
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    if (prev != device) cudaSetDevice(device);
+    cudaFree(ptr);  // fails only while the runtime shuts down; nothing to do then
+    cudaGetLastError();
+    if (prev >= 0 && prev != device) cudaSetDevice(prev);
+    in_use_[device] -= size;
+    --blocks_[device];
+  }
+
+  void MemoryInfo(int32_t device, size_t* total, size_t* available) override {
+    CheckDevice(device);
+    DeviceGuard guard(device);
+    CudaCheck(cudaMemGetInfo(available, total), "gpu:" + std::to_string(device) + ": cudaMemGetInfo");
+  }
+
+  void* CreateContext(int32_t device) override {
+    CheckDevice(device);
+    const std::string where = "creating the context of gpu:" + std::to_string(device);
+    DeviceGuard guard(device);
+    auto* c = new CudaContext;
+    c->device = device;
+    try {
+      CudaCheck(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking),
+                where + ": cudaStreamCreateWithFlags");
+      CreateLibraryHandles(c, where);
+      void* word = nullptr;
+      CudaCheck(cudaHostAlloc(&word, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable),
+                where + ": cudaHostAlloc of the error word");
+      c->state.error_word_host = static_cast<int*>(word);
+      *c->state.error_word_host = 0;
+      void* dev_word = nullptr;
+      CudaCheck(cudaHostGetDevicePointer(&dev_word, word, 0),
+                where + ": cudaHostGetDevicePointer of the error word");
+      c->state.error_word = static_cast<int*>(dev_word);
+      for (auto& s : c->slots)
+        CudaCheck(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming),
+                  where + ": cudaEventCreateWithFlags");
+
+      int major = 0, minor = 0, sms = 0;
+      CudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                where + ": cudaDeviceGetAttribute");
+      CudaCheck(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+                where + ": cudaDeviceGetAttribute");
+      CudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                where + ": cudaDeviceGetAttribute");
+      c->use_pinned = tide::Flag("use_pinned_memory", "true") != "false";
+
+      TideCudaContext& ext = c->state.ext;
+      ext.struct_size = TIDE_STRUCT_SIZE(TideCudaContext, multiprocessor_count);
+      ext.device = device;
+      ext.stream = c->stream;
+      ext.cublas = c->cublas;
+      ext.cudnn = c->cudnn;
+      ext.compute_capability_major = major;
+      ext.compute_capability_minor = minor;
+      ext.multiprocessor_count = sms;
+    } catch (...) {
+      DestroyContextState(c);
+      throw;
+    }
+    return c;
+  }
+
+  void DestroyContext(void* ctx) override { DestroyContextState(static_cast<CudaContext*>(ctx)); }
+
+  void Synchronize(void* ctx) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    cudaError_t e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess)
+      CudaCheck(e, "gpu:" + std::to_string(c->device) +
+                       ": cudaStreamSynchronize (an earlier kernel or copy failed "
+                       "asynchronously; run with TIDE_CUDA_SYNC=1 to have the op that failed "
+                       "report it)");
+    volatile int* word = c->state.error_word_host;
+    if (int code = *word) {
+      *word = 0;
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "gpu:", c->device, ": ", DeviceErrorMessage(code));
+    }
+  }
+
+  void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    if (size == 0) return;
+    DeviceGuard guard(c->device);
+    switch (kind) {
+      case TIDE_COPY_HOST_TO_DEVICE:
+        CopyToDevice(c, dst, src, size);
+        break;
+      case TIDE_COPY_DEVICE_TO_HOST:
+        // Into pageable memory this returns when the copy is done; into pinned memory it is
+        // asynchronous and the core synchronises before it reads.
+        CheckCopy(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToHost, c->stream), c, size,
+                  "to the host");
+        break;
+      case TIDE_COPY_DEVICE_TO_DEVICE:
+        CheckCopy(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, c->stream), c, size,
+                  "on the device");
+        break;
+      default:
+        TIDE_THROW(TIDE_INVALID_ARGUMENT, "gpu:", c->device, ": unknown copy kind ", int(kind));
+    }
+  }
+
+  const void* Extension(void* ctx, const char* name) override {
+    if (std::strcmp(name, TIDE_CUDA_CONTEXT_EXTENSION) == 0)
+      return &static_cast<CudaContext*>(ctx)->state.ext;
+    return nullptr;
+  }
+
+ private:
+  void CheckDevice(int32_t device) {
+    if (device < 0 || device >= Count())
+      TIDE_THROW(TIDE_UNAVAILABLE, "gpu:", device, " does not exist: ", Count(),
+                 " CUDA device(s) are visible");
+  }
+
+  // Pageable host memory is copied into pinned staging slots first, so the DMA is truly
+  // asynchronous (a pageable cudaMemcpyAsync may wait for the whole stream). Pinned sources,
+  // or --use_pinned_memory=false, go straight to cudaMemcpyAsync.
+  static void CheckCopy(cudaError_t e, const CudaContext* c, size_t size, const char* what) {
+    if (e != cudaSuccess)
+      CudaCheck(e, "gpu:" + std::to_string(c->device) + ": copying " + Bytes(size) + " " + what);
+  }
+
+  void CopyToDevice(CudaContext* c, void* dst, const void* src, size_t size) {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->use_pinned && !c->staging && !c->staging_failed) {
+      void* p = nullptr;
+      cudaError_t e = cudaHostAlloc(&p, kSlots * kSlotBytes, cudaHostAllocPortable);
+      if (e != cudaSuccess) {
+        cudaGetLastError();
+        c->staging_failed = true;
+        tide::Log(TIDE_LOG_WARNING, kPluginName,
+                  "gpu:" + std::to_string(c->device) + ": no pinned staging memory (" +
+                      cudaGetErrorString(e) + "); host-to-device copies use pageable memory");
+      } else {
+        c->staging = static_cast<char*>(p);
+        for (int i = 0; i < kSlots; ++i) c->slots[i].buf = c->staging + i * kSlotBytes;
+      }
+    }
+    if (!c->staging || IsPinned(src)) {
+      CheckCopy(cudaMemcpyAsync(dst, src, size, cudaMemcpyHostToDevice, c->stream), c, size,
+                "to the device");
+      return;
+    }
+    const char* from = static_cast<const char*>(src);
+    char* to = static_cast<char*>(dst);
+    for (size_t off = 0; off < size; off += kSlotBytes) {
+      const size_t n = std::min(kSlotBytes, size - off);
+      StagingSlot& s = c->slots[c->next_slot];
+      c->next_slot = (c->next_slot + 1) % kSlots;
+      if (s.pending) {  // its previous DMA must be done before the buffer is overwritten
+        CheckCopy(cudaEventSynchronize(s.done), c, size, "to the device (waiting for staging)");
+        s.pending = false;
+      }
+      std::memcpy(s.buf, from + off, n);
+      CheckCopy(cudaMemcpyAsync(to + off, s.buf, n, cudaMemcpyHostToDevice, c->stream), c, size,
+                "to the device (staged)");
+      CheckCopy(cudaEventRecord(s.done, c->stream), c, size, "to the device (cudaEventRecord)");
+      s.pending = true;
+    }
+  }
+
+  std::array<std::atomic<uint64_t>, kMaxDevices> in_use_{};
+  std::array<std::atomic<int64_t>, kMaxDevices> blocks_{};
+};
+
+}  // namespace
+}  // namespace tide_cuda
+
+TIDE_ON_REGISTER([](tide::Registrar& r) {
+  r.AddDevice(std::make_unique<tide_cuda::CudaDevice>());
+});
+TIDE_PLUGIN("device_cuda", "0.1.0",
+            "CUDA device (place kind gpu): cudaMalloc memory, a stream with cuBLAS/cuDNN "
+            "handles per place, pinned staging for copies, and CUDA kernels of the in-tree "
+            "op packs");

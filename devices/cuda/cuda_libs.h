@@ -1,0 +1,67 @@
+// cuda_libs.h: cuBLAS and cuDNN, opened with dlopen on first use instead of linked. The plugin
+// then loads in milliseconds (these libraries are hundreds of MB), loads on machines that lack
+// them, and only the ops that need them fail there, saying which library is missing.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cudnn.h>
+
+namespace tide_cuda {
+
+#define TIDE_CUBLAS_FUNCTIONS(X) \
+  X(cublasCreate_v2)             \
+  X(cublasDestroy_v2)            \
+  X(cublasSetStream_v2)          \
+  X(cublasSetMathMode)           \
+  X(cublasGetStatusString)       \
+  X(cublasSgemm_v2)              \
+  X(cublasDgemm_v2)              \
+  X(cublasSgemmStridedBatched)   \
+  X(cublasDgemmStridedBatched)
+
+#define TIDE_CUDNN_FUNCTIONS(X)                   \
+  X(cudnnGetVersion)                              \
+  X(cudnnCreate)                                  \
+  X(cudnnDestroy)                                 \
+  X(cudnnSetStream)                               \
+  X(cudnnGetErrorString)                          \
+  X(cudnnCreateTensorDescriptor)                  \
+  X(cudnnDestroyTensorDescriptor)                 \
+  X(cudnnSetTensor4dDescriptor)                   \
+  X(cudnnCreateFilterDescriptor)                  \
+  X(cudnnDestroyFilterDescriptor)                 \
+  X(cudnnSetFilter4dDescriptor)                   \
+  X(cudnnCreateConvolutionDescriptor)             \
+  X(cudnnDestroyConvolutionDescriptor)            \
+  X(cudnnSetConvolution2dDescriptor)              \
+  X(cudnnSetConvolutionGroupCount)                \
+  X(cudnnSetConvolutionMathType)                  \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)       \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)  \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) \
+  X(cudnnGetConvolutionForwardWorkspaceSize)      \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
+  X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
+  X(cudnnConvolutionForward)                      \
+  X(cudnnConvolutionBackwardData)                 \
+  X(cudnnConvolutionBackwardFilter)
+
+#define TIDE_CUDA_LIB_MEMBER(name) decltype(&::name) name = nullptr;
+struct CublasApi {
+  TIDE_CUBLAS_FUNCTIONS(TIDE_CUDA_LIB_MEMBER)
+};
+struct CudnnApi {
+  TIDE_CUDNN_FUNCTIONS(TIDE_CUDA_LIB_MEMBER)
+};
+#undef TIDE_CUDA_LIB_MEMBER
+
+// The library's functions, opened once (thread-safe). Throws TIDE_UNAVAILABLE naming the files
+// tried and the loader's error when the library or one of its functions is missing.
+const CublasApi& Cublas();
+const CudnnApi& Cudnn();
+
+// "CUBLAS_STATUS_...: text" / cuDNN's error string, for messages.
+const char* CublasStatusText(cublasStatus_t s);
+const char* CudnnStatusText(cudnnStatus_t s);
+
+}  // namespace tide_cuda
