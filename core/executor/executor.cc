@@ -314,12 +314,21 @@ void Executor::SelectKernel(OpInstance& op) {
 }
 
 void Executor::TransformInputs(PreparedBlock& p, OpInstance& op) {
+  const OpKernelType& key = op.kernel_key;
   for (auto& b : op.mutable_inputs())
     for (size_t i = 0; i < b.vars.size(); ++i) {
       Variable* v = b.vars[i];
       if (!v || !v->IsType<LoDTensor>()) continue;
-      b.transforms[i].result = nullptr;
-      b.transforms[i].result = TransformInput(op, b, i, &b.transforms[i], &p.counts_);
+      const LoDTensor& t = v->Get<LoDTensor>();
+      InputTransform& tr = b.transforms[i];
+      // The common case, inline: already in the kernel's place, layout and data type.
+      bool ready = t.layout() == key.layout || (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_ONEDNN);
+      if (ready && t.dtype() == key.dtype && t.place() == op.kernel_place && tr.last_plan.empty()) {
+        tr.result = nullptr;
+        continue;
+      }
+      tr.result = nullptr;
+      tr.result = TransformInput(op, b, i, &tr, &p.counts_);
     }
 }
 
@@ -367,7 +376,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   TideKernelContext ctx{&op, op.kernel_dctx, {}};
   const KernelEntry& k = *op.kernel;
   CallPlugin([&] { return k.compute(&ctx, k.user_data); },
-             op.label() + " kernel " + k.key.ToString(), k.plugin_file);
+             [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
   SnapshotShapes(op);
 }
 

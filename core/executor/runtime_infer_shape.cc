@@ -86,7 +86,7 @@ void InferShapeAtRunTime(const OpInstance& op) {
   if (!info.infer_shape) return;
   RuntimeInferShapeContext ctx(op);
   CallPlugin([&] { return info.infer_shape(&ctx, info.infer_shape_data); },
-             op.label() + " shape inference", info.plugin_file);
+             [&] { return op.label() + " shape inference"; }, info.plugin_file);
 }
 
 }  // namespace tide::core

@@ -22,7 +22,7 @@ class DeviceSystemAllocator : public SystemAllocator {
   void* Alloc(size_t size) override {
     void* p = nullptr;
     CallPlugin([&] { return dev_.def.alloc(dev_.def.self, place_.device, size, &p); },
-               StrCat("allocating ", size, " bytes on ", place_.ToString()), dev_.plugin_file);
+               [&] { return StrCat("allocating ", size, " bytes on ", place_.ToString()); }, dev_.plugin_file);
     if (!p)
       TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "device plugin ", dev_.plugin_file, " returned no memory for ",
                 size, " bytes on ", place_.ToString());

@@ -42,7 +42,7 @@ DeviceContext::~DeviceContext() {
 
 void DeviceContext::Synchronize() {
   CallPlugin([&] { return device_->def.synchronize(device_->def.self, ctx_); },
-             "synchronising " + place_.ToString(), device_->plugin_file);
+             [&] { return "synchronising " + place_.ToString(); }, device_->plugin_file);
 }
 
 const void* DeviceContext::Extension(const char* name) const {
@@ -53,7 +53,7 @@ const void* DeviceContext::Extension(const char* name) const {
 void DeviceContext::Copy(TideCopyKind kind, void* dst, const void* src, size_t size) {
   if (size == 0) return;
   CallPlugin([&] { return device_->def.copy(device_->def.self, ctx_, kind, dst, src, size); },
-             StrCat("copying ", size, " bytes on ", place_.ToString()), device_->plugin_file);
+             [&] { return StrCat("copying ", size, " bytes on ", place_.ToString()); }, device_->plugin_file);
 }
 
 DeviceContextPool& DeviceContextPool::Global() {

@@ -5,6 +5,7 @@
 #include <tide/plugin_api.h>
 
 #include <string>
+#include <type_traits>
 
 #include "core/platform/enforce.h"
 
@@ -42,9 +43,11 @@ TideStatus* StatusGuard(F&& fn) noexcept {
 }
 
 // Calls a plugin callback, turning both a returned error status and an exception that escaped
-// the plugin (one not using plugin.hpp's guard) into an Error with `context`.
-template <typename F>
-void CallPlugin(F&& fn, const std::string& context, const std::string& plugin_file) {
+// the plugin (one not using plugin.hpp's guard) into an Error. `context` (a string, or a callable
+// returning one) names what was being done; a callable is only evaluated on failure, which keeps
+// the hot path free of string building.
+template <typename F, typename C>
+void CallPlugin(F&& fn, C&& context, const std::string& plugin_file) {
   TideStatus* status = nullptr;
   try {
     status = fn();
@@ -53,7 +56,11 @@ void CallPlugin(F&& fn, const std::string& context, const std::string& plugin_fi
   } catch (...) {
     status = NewStatus(TIDE_INTERNAL, "an unknown C++ exception escaped the plugin");
   }
-  ThrowIfStatus(status, context, plugin_file);
+  if (!status) return;
+  if constexpr (std::is_invocable_v<C>)
+    ThrowIfStatus(status, context(), plugin_file);
+  else
+    ThrowIfStatus(status, context, plugin_file);
 }
 
 }  // namespace tide::core

@@ -87,7 +87,7 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   if (FLAGS_log_kernels && plan != t->last_plan && !plan.empty())
     std::cerr << "tide: " << op.label() << " input '" << b.param << "' ('" << b.names[i] << "'): " << plan
               << "\n";
-  t->last_plan = plan;
+  if (plan != t->last_plan) t->last_plan = plan;
   return cur == &b.vars[i]->Get<LoDTensor>() ? nullptr : cur;
 }
 

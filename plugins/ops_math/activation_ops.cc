@@ -36,7 +36,7 @@ struct Square {
 template <typename T, typename F>
 void ActKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  out.Resize(x.dims());
+  out.ResizeLike(x);
   Eval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), T(0)));
 }
 
@@ -46,7 +46,7 @@ void ActGradKernel(KernelContext& ctx) {
   Tensor from = ctx.Input(kFromX ? "X" : "Out");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
-  dx.Resize(from.dims());
+  dx.ResizeLike(from);
   Eval(ctx, Out<T>(dx, ctx), F::Bwd(In<T>(from), In<T>(dout), T(0)));
 }
 
@@ -83,7 +83,7 @@ template <typename T>
 void ScaleKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   T scale = static_cast<T>(ctx.Attr<float>("scale")), bias = static_cast<T>(ctx.Attr<float>("bias"));
-  out.Resize(x.dims());
+  out.ResizeLike(x);
   if (ctx.Attr<bool>("bias_after_scale"))
     Eval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);
   else

@@ -38,6 +38,11 @@ Broadcast BroadcastOf(const KernelContext& ctx, const Tensor& x, const Tensor& y
 template <typename T, typename F>
 void ElementwiseKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  if (x.SameDims(y) && !(std::is_same_v<F, DivF> && std::is_integral_v<T>)) {  // the common case
+    out.ResizeLike(x);
+    Eval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
+    return;
+  }
   Broadcast b = BroadcastOf(ctx, x, y);
   if constexpr (std::is_same_v<F, DivF> && std::is_integral_v<T>) {
     const T* yd = y.data<T>();

@@ -401,6 +401,20 @@ class Tensor {
   void Resize(const Dims& d) {
     ThrowIfError(Host().Tensor_Resize(t_, d.data(), static_cast<int32_t>(d.size())));
   }
+  // Takes other's dims (no allocation: for hot kernels).
+  void ResizeLike(const Tensor& other) {
+    ThrowIfError(Host().Tensor_Resize(t_, Host().Tensor_Dims(other.t_), Host().Tensor_Rank(other.t_)));
+  }
+  // Same rank and dims as other (no allocation).
+  bool SameDims(const Tensor& other) const {
+    int32_t r = rank();
+    if (r != other.rank()) return false;
+    const int64_t* a = Host().Tensor_Dims(t_);
+    const int64_t* b = Host().Tensor_Dims(other.t_);
+    for (int32_t i = 0; i < r; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
   const void* raw_data() const { return Host().Tensor_Data(t_); }
   template <typename T>
   const T* data() const {

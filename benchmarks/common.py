@@ -1,0 +1,106 @@
+"""Shared benchmark plumbing (BENCHMARKS.md): warm up, repeat, median (min-max) of >= 5 reps,
+a table `case | tide | peer | tide/peer`, a machine line, and --json FILE."""
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def setup_paths():
+    """Makes the build tree's tide importable (PYTHONPATH=build/python by default)."""
+    build = os.environ.get("TIDE_BUILD", os.path.join(ROOT, "build"))
+    sys.path.insert(0, os.path.join(build, "python"))
+    os.environ.setdefault("TIDE_PLUGIN_PATH", os.path.join(build, "lib", "tide", "plugins"))
+
+
+def parser(description):
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--reps", type=int, default=7, help="timed repetitions (median reported)")
+    ap.add_argument("--threads", type=int, default=2, help="threads for every framework")
+    ap.add_argument("--json", default=None, help="also write the results here")
+    return ap
+
+
+def set_threads(n):
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TIDE_CPU_THREADS"):
+        os.environ[var] = str(n)
+
+
+def measure(fn, reps=7, warmup=2, inner=1):
+    """Seconds per call of fn (called `inner` times per rep): (median, min, max)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times), min(times), max(times)
+
+
+def machine_line(extra=""):
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "machine: %d cores, %s, %s, python %s%s" % (
+        os.cpu_count(), cpu, platform.platform(), platform.python_version(), (", " + extra) if extra else "")
+
+
+class Table:
+    """Rows of (case, tide, {peer: value}); prints `case | tide | peer | tide/peer` per peer."""
+
+    def __init__(self, title, unit, lower_is_better=True):
+        self.title, self.unit, self.lower = title, unit, lower_is_better
+        self.rows = []
+
+    def add(self, case, tide, peers, note=""):
+        self.rows.append({"case": case, "tide": tide, "peers": peers, "note": note})
+
+    def print(self, machine):
+        print("\n%s (%s; %s is better)" % (self.title, self.unit, "lower" if self.lower else "higher"))
+        head = "%-40s | %12s | %-22s | %12s | %9s" % ("case", "tide", "peer", "peer value", "tide/peer")
+        print(head)
+        print("-" * len(head))
+        for r in self.rows:
+            peers = r["peers"] or {"-": None}
+            for name, value in peers.items():
+                ratio = (r["tide"][0] / value[0]) if value and r["tide"] and value[0] else float("nan")
+                print("%-40s | %12s | %-22s | %12s | %9s" % (
+                    r["case"], _fmt(r["tide"]), name, _fmt(value), "%.2f" % ratio if value else "-"))
+            if r["note"]:
+                print("    note: " + r["note"])
+        print(machine)
+
+    def dump(self, path, machine):
+        if not path:
+            return
+        with open(path, "w") as f:
+            json.dump({"title": self.title, "unit": self.unit, "machine": machine, "rows": self.rows}, f, indent=1)
+
+
+def _fmt(v):
+    if not v:
+        return "n/a"
+    med = v[0]
+    return ("%.3g" % med) if med >= 1e-3 or med == 0 else ("%.3e" % med)
+
+
+def try_import(name):
+    try:
+        return __import__(name)
+    except Exception as e:  # a missing peer is reported, not fatal
+        print("peer %s unavailable: %s" % (name, str(e).splitlines()[0] if str(e) else type(e).__name__))
+        return None
