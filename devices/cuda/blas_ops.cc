@@ -1,0 +1,230 @@
+// blas_ops.cc: mul and matmul (and grads) on the GPU through cuBLAS, on the place's handle and
+// stream. Tide's tensors are row-major and cuBLAS is column-major: a row-major C = op(A) op(B)
+// is the column-major C^T = op(B)^T op(A)^T, so every call swaps the operands.
+#include <climits>
+
+#include "cuda_libs.h"
+#include "gpu.h"
+#include "shapes.h"
+
+namespace tide_cuda {
+namespace {
+
+cublasHandle_t Handle(const Gpu& g) {
+  Cublas();  // throws with the loader's reason when cuBLAS is missing
+  if (!g.ext().cublas)
+    TIDE_THROW(TIDE_UNAVAILABLE, "op '", g.op(), "': cuBLAS could not be set up on ",
+               g.place().ToString(), " (the reason is in the log of its context's creation)");
+  return static_cast<cublasHandle_t>(g.ext().cublas);
+}
+
+void CheckBlas(const Gpu& g, cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    TIDE_THROW(s == CUBLAS_STATUS_ALLOC_FAILED ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, "op '",
+               g.op(), "' on ", g.place().ToString(), ": ", call, ": ", CublasStatusText(s));
+}
+
+int AsInt(const Gpu& g, int64_t v, const char* what) {
+  TIDE_CHECK(v >= 0 && v <= INT_MAX, "op '", g.op(), "': ", what, " = ", v,
+             " exceeds cuBLAS's int range");
+  return static_cast<int>(v);
+}
+
+// C_b[m, n] = alpha * op(A_b) op(B_b) + beta * C_b for b < batch (row-major), where X_b = X +
+// b * stride_x (a stride of 0 shares one matrix). beta is 0 or 1.
+template <typename T>
+void Gemm(const Gpu& g, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t stride_a, const T* b, int64_t stride_b, T beta, T* c, int64_t stride_c,
+          int64_t batch) {
+  if (m == 0 || n == 0 || batch == 0) return;
+  if (k == 0) {  // an empty sum: C = beta * C
+    if (beta == T(0)) g.Zero(c, sizeof(T) * size_t(m * n + (batch - 1) * stride_c));
+    return;
+  }
+  const int im = AsInt(g, m, "rows"), in = AsInt(g, n, "columns"), ik = AsInt(g, k, "inner dim");
+  const int lda = ta ? im : ik, ldb = tb ? ik : in;
+  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasHandle_t h = Handle(g);
+  const CublasApi& api = Cublas();
+  cublasStatus_t s;
+  if (batch == 1) {
+    if constexpr (std::is_same_v<T, float>)
+      s = api.cublasSgemm_v2(h, opb, opa, in, im, ik, &alpha, b, ldb, a, lda, &beta, c, in);
+    else
+      s = api.cublasDgemm_v2(h, opb, opa, in, im, ik, &alpha, b, ldb, a, lda, &beta, c, in);
+    CheckBlas(g, s, std::is_same_v<T, float> ? "cublasSgemm" : "cublasDgemm");
+    return;
+  }
+  const int ib = AsInt(g, batch, "batch");
+  if constexpr (std::is_same_v<T, float>)
+    s = api.cublasSgemmStridedBatched(h, opb, opa, in, im, ik, &alpha, b, ldb, stride_b, a, lda,
+                                      stride_a, &beta, c, in, stride_c, ib);
+  else
+    s = api.cublasDgemmStridedBatched(h, opb, opa, in, im, ik, &alpha, b, ldb, stride_b, a, lda,
+                                      stride_a, &beta, c, in, stride_c, ib);
+  CheckBlas(g, s,
+            std::is_same_v<T, float> ? "cublasSgemmStridedBatched" : "cublasDgemmStridedBatched");
+}
+
+template <typename T>
+void Gemm(const Gpu& g, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          const T* b, T beta, T* c) {
+  Gemm<T>(g, ta, tb, m, n, k, alpha, a, 0, b, 0, beta, c, 0, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// mul
+Dims MulOutDims(const char* op, const Dims& x, const Dims& y, int xc, int yc) {
+  TIDE_CHECK(xc >= 1 && xc <= static_cast<int>(x.size()), "op '", op, "': x_num_col_dims ", xc,
+             " must be in [1, ", x.size(), "] for X ", tide::ToString(x));
+  TIDE_CHECK(yc >= 1 && yc <= static_cast<int>(y.size()), "op '", op, "': y_num_col_dims ", yc,
+             " must be in [1, ", y.size(), "] for Y ", tide::ToString(y));
+  int64_t xk = DimsProduct(x, xc, x.size()), yk = DimsProduct(y, 0, yc);
+  TIDE_CHECK(xk == yk, "op '", op, "': X ", tide::ToString(x), " flattened at ", xc,
+             " has width ", xk, " but Y ", tide::ToString(y), " flattened at ", yc,
+             " has height ", yk);
+  Dims out(x.begin(), x.begin() + xc);
+  out.insert(out.end(), y.begin() + yc, y.end());
+  return out;
+}
+
+template <typename T>
+void MulKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
+  Dims od = MulOutDims("mul", x.dims(), y.dims(), xc, yc);
+  auto [m, k] = Flatten2D(x.dims(), xc);
+  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  Gemm<T>(g, false, false, m, n, k, T(1), xd, yd, T(0), out.mutable_data<T>(od, g.place()));
+}
+
+template <typename T>
+void MulGradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
+  auto [m, k] = Flatten2D(x.dims(), xc);
+  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
+  TIDE_CHECK(dout.numel() == m * n, "op 'mul_grad': Out@GRAD ", tide::ToString(dout.dims()),
+             " does not hold ", m, " x ", n, " values");
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  const T* gd = dout.data<T>();
+  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str()))  // dX = dOut * Y^T
+    Gemm<T>(g, false, true, m, k, n, T(1), gd, yd, T(0), dx.mutable_data<T>(x.dims(), g.place()));
+  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str()))  // dY = X^T * dOut
+    Gemm<T>(g, true, false, k, n, m, T(1), xd, gd, T(0), dy.mutable_data<T>(y.dims(), g.place()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// matmul: operands normalised to [batch, rows, cols]; a rank-2 side is shared by every batch.
+struct MatmulShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool x_batched = false, y_batched = false;
+  Dims out;
+};
+
+MatmulShape GetMatmulShape(const Dims& x_in, const Dims& y_in, bool tx, bool ty) {
+  TIDE_CHECK(!x_in.empty() && !y_in.empty(), "op 'matmul': X and Y need rank >= 1");
+  Dims x = x_in, y = y_in;
+  bool x_vec = x.size() == 1, y_vec = y.size() == 1;
+  if (x_vec) x = tx ? Dims{x[0], 1} : Dims{1, x[0]};
+  if (y_vec) y = ty ? Dims{1, y[0]} : Dims{y[0], 1};
+  MatmulShape s;
+  size_t xr = x.size(), yr = y.size();
+  s.m = tx ? x[xr - 1] : x[xr - 2];
+  int64_t kx = tx ? x[xr - 2] : x[xr - 1];
+  int64_t ky = ty ? y[yr - 1] : y[yr - 2];
+  s.n = ty ? y[yr - 2] : y[yr - 1];
+  TIDE_CHECK(kx == ky, "op 'matmul': X ", tide::ToString(x_in), (tx ? " (transposed)" : ""),
+             " and Y ", tide::ToString(y_in), (ty ? " (transposed)" : ""), " have inner dims ", kx,
+             " and ", ky);
+  s.k = kx;
+  Dims xb(x.begin(), x.end() - 2), yb(y.begin(), y.end() - 2);
+  s.x_batched = !xb.empty();
+  s.y_batched = !yb.empty();
+  TIDE_CHECK(xb.empty() || yb.empty() || xb == yb, "op 'matmul': batch dims of X ",
+             tide::ToString(x_in), " and Y ", tide::ToString(y_in), " differ");
+  const Dims& batch = xb.empty() ? yb : xb;
+  s.batch = DimsProduct(batch, 0, batch.size());
+  s.out = batch;
+  if (!x_vec) s.out.push_back(s.m);
+  if (!y_vec) s.out.push_back(s.n);
+  if (s.out.empty()) s.out.push_back(1);
+  return s;
+}
+
+template <typename T>
+void MatmulKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  bool tx = ctx.Attr<bool>("transpose_X"), ty = ctx.Attr<bool>("transpose_Y");
+  T alpha = static_cast<T>(ctx.Attr<float>("alpha"));
+  MatmulShape s = GetMatmulShape(x.dims(), y.dims(), tx, ty);
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  T* o = out.mutable_data<T>(s.out, g.place());
+  Gemm<T>(g, tx, ty, s.m, s.n, s.k, alpha, xd, s.x_batched ? s.m * s.k : 0, yd,
+          s.y_batched ? s.k * s.n : 0, T(0), o, s.m * s.n, s.batch);
+}
+
+template <typename T>
+void MatmulGradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  bool tx = ctx.Attr<bool>("transpose_X"), ty = ctx.Attr<bool>("transpose_Y");
+  T alpha = static_cast<T>(ctx.Attr<float>("alpha"));
+  MatmulShape s = GetMatmulShape(x.dims(), y.dims(), tx, ty);
+  TIDE_CHECK(dout.numel() == s.batch * s.m * s.n, "op 'matmul_grad': Out@GRAD ",
+             tide::ToString(dout.dims()), " does not match Out ", tide::ToString(s.out));
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  const T* gd = dout.data<T>();
+  const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
+  // dX_b = alpha * dOut_b op(Y_b)^T (or its transpose when tx); a shared (unbatched) X sums the
+  // batches, one GEMM per batch accumulating (beta = 1).
+  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
+    T* d = dx.mutable_data<T>(x.dims(), g.place());
+    auto one = [&](int64_t b0, int64_t count, T beta) {
+      const T* yb = yd + (s.y_batched ? b0 * ys : 0);
+      const T* gb = gd + b0 * gs;
+      T* db = d + (s.x_batched ? b0 * xs : 0);
+      const int64_t sy = s.y_batched ? ys : 0, sd = s.x_batched ? xs : 0;
+      if (!tx) Gemm<T>(g, false, !ty, s.m, s.k, s.n, alpha, gb, gs, yb, sy, beta, db, sd, count);
+      else Gemm<T>(g, ty, true, s.k, s.m, s.n, alpha, yb, sy, gb, gs, beta, db, sd, count);
+    };
+    if (s.x_batched) one(0, s.batch, T(0));
+    else
+      for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? T(1) : T(0));
+    if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(x.numel()));
+  }
+  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
+    T* d = dy.mutable_data<T>(y.dims(), g.place());
+    auto one = [&](int64_t b0, int64_t count, T beta) {
+      const T* xb = xd + (s.x_batched ? b0 * xs : 0);
+      const T* gb = gd + b0 * gs;
+      T* db = d + (s.y_batched ? b0 * ys : 0);
+      const int64_t sx = s.x_batched ? xs : 0, sd = s.y_batched ? ys : 0;
+      if (!ty) Gemm<T>(g, !tx, false, s.k, s.n, s.m, alpha, xb, sx, gb, gs, beta, db, sd, count);
+      else Gemm<T>(g, true, tx, s.n, s.k, s.m, alpha, gb, gs, xb, sx, beta, db, sd, count);
+    };
+    if (s.y_batched) one(0, s.batch, T(0));
+    else
+      for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? T(1) : T(0));
+    if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(y.numel()));
+  }
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+TIDE_REGISTER_KERNEL("mul", "gpu", MulKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("mul_grad", "gpu", MulGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul", "gpu", MatmulKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul_grad", "gpu", MatmulGradKernel, TIDE_CUDA_FLOAT_TYPES);

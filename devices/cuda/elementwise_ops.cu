@@ -1,0 +1,340 @@
+// elementwise_ops.cu: the elementwise ops of ops_math on the GPU: elementwise_add/sub/mul/div/
+// max/min with Fluid's broadcast and their grads (dY summed over the broadcast dims), relu,
+// sigmoid, tanh, square, sqrt, sign, clip, scale, with grads. Forward ops also take __half
+// (computed in float); grads are float and double, like the CPU's.
+#include <type_traits>
+
+#include "reduce.cuh"
+#include "shapes.h"
+
+namespace tide_cuda {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Binary ops: F()(x, y, error_word) on the accumulator type.
+struct AddF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int*) const { return x + y; }
+};
+struct SubF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int*) const { return x - y; }
+};
+struct MulF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int*) const { return x * y; }
+};
+struct DivF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int* err) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (y == A(0)) {  // the CPU kernel refuses this before computing anything
+        RaiseDeviceError(err, kIntegerDivisionByZero);
+        return A(0);
+      }
+    }
+    return x / y;
+  }
+};
+struct MaxF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int*) const { return x > y ? x : y; }
+};
+struct MinF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int*) const { return x < y ? x : y; }
+};
+
+// Element i of X pairs with element j = (i / post) % n of Y (j = i when the shapes agree).
+__device__ __forceinline__ int64_t YIndex(int64_t i, int64_t n, int64_t post, bool same) {
+  if (same) return i;
+  return post == 1 ? i % n : (i / post) % n;
+}
+
+template <typename T, typename F>
+__global__ void BinaryKernel(const T* x, const T* y, T* out, int64_t total, int64_t n,
+                             int64_t post, bool same, int* err) {
+  TIDE_CUDA_LOOP(i, total) {
+    out[i] = static_cast<T>(F()(Load(x, i), Load(y, YIndex(i, n, post, same)), err));
+  }
+}
+
+template <typename T, typename F>
+void BinaryOp(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  Broadcast b = GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  T* od = out.mutable_data<T>(x.dims(), g.place());
+  const int64_t total = x.numel();
+  Launch(g, "BinaryKernel", total, BinaryKernel<T, F>, xd, yd, od, total, b.n, b.post, b.same,
+         g.error_word());
+}
+
+template <typename T> void AddKernel(KernelContext& c) { BinaryOp<T, AddF>(c); }
+template <typename T> void SubKernel(KernelContext& c) { BinaryOp<T, SubF>(c); }
+template <typename T> void MulKernel(KernelContext& c) { BinaryOp<T, MulF>(c); }
+template <typename T> void DivKernel(KernelContext& c) { BinaryOp<T, DivF>(c); }
+template <typename T> void MaxKernel(KernelContext& c) { BinaryOp<T, MaxF>(c); }
+template <typename T> void MinKernel(KernelContext& c) { BinaryOp<T, MinF>(c); }
+
+// Partial derivatives: dX = dOut * DX(x, y, out), dY = dOut * DY(x, y, out).
+struct AddG {
+  template <typename A> __device__ static A DX(A, A, A) { return A(1); }
+  template <typename A> __device__ static A DY(A, A, A) { return A(1); }
+};
+struct SubG {
+  template <typename A> __device__ static A DX(A, A, A) { return A(1); }
+  template <typename A> __device__ static A DY(A, A, A) { return A(-1); }
+};
+struct MulG {
+  template <typename A> __device__ static A DX(A, A y, A) { return y; }
+  template <typename A> __device__ static A DY(A x, A, A) { return x; }
+};
+struct DivG {
+  template <typename A> __device__ static A DX(A, A y, A) { return A(1) / y; }
+  template <typename A> __device__ static A DY(A, A y, A out) { return -out / y; }
+};
+// The gradient goes to the larger (max) or smaller (min) operand; ties go to Y, as in Fluid.
+struct MaxG {
+  template <typename A> __device__ static A DX(A x, A y, A) { return x > y ? A(1) : A(0); }
+  template <typename A> __device__ static A DY(A x, A y, A) { return x > y ? A(0) : A(1); }
+};
+struct MinG {
+  template <typename A> __device__ static A DX(A x, A y, A) { return x < y ? A(1) : A(0); }
+  template <typename A> __device__ static A DY(A x, A y, A) { return x < y ? A(0) : A(1); }
+};
+
+// dX everywhere, and dY where it is elementwise (same shapes).
+template <typename T, typename G>
+__global__ void BinaryGradKernel(const T* x, const T* y, const T* out, const T* dout, T* dx,
+                                 T* dy_same, int64_t total, int64_t n, int64_t post, bool same) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t j = YIndex(e, n, post, same);
+    const T xv = x[e], yv = y[j], o = out ? out[e] : T(0), gv = dout[e];
+    if (dx) dx[e] = gv * G::DX(xv, yv, o);
+    if (dy_same) dy_same[e] = gv * G::DY(xv, yv, o);
+  }
+}
+
+// dY[j] = sum over the broadcast dims of dOut * DY.
+template <typename T, typename G>
+struct BroadcastDyTerm {
+  const T *x, *y, *out, *dout;
+  __device__ T operator()(int64_t e, int64_t j) const {
+    return dout[e] * G::DY(x[e], y[j], out ? out[e] : T(0));
+  }
+};
+
+template <typename T, typename G>
+void BinaryGradOp(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor out_t = ctx.OptionalInput("Out");
+  Broadcast b = GetBroadcast(op, x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
+  TIDE_CHECK(dout.numel() == x.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
+             " does not match X ", tide::ToString(x.dims()));
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  const T* dod = dout.data<T>();
+  const T* od = out_t ? out_t.data<T>() : nullptr;
+  Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str());
+  Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str());
+  T* dxd = dx ? dx.mutable_data<T>(x.dims(), g.place()) : nullptr;
+  T* dyd = dy ? dy.mutable_data<T>(y.dims(), g.place()) : nullptr;
+  const int64_t total = x.numel();
+  if (dxd || (dyd && b.same))
+    Launch(g, "BinaryGradKernel", total, BinaryGradKernel<T, G>, xd, yd, od, dod, dxd,
+           b.same ? dyd : nullptr, total, b.n, b.post, b.same);
+  if (dyd && !b.same)
+    ReduceMid<T>(g, "BinaryGradKernel (dY)", b.pre, b.n, b.post,
+                 BroadcastDyTerm<T, G>{xd, yd, od, dod}, StoreFinish<T, T>{dyd, T(1)});
+}
+
+template <typename T> void AddGradKernel(KernelContext& c) { BinaryGradOp<T, AddG>(c); }
+template <typename T> void SubGradKernel(KernelContext& c) { BinaryGradOp<T, SubG>(c); }
+template <typename T> void MulGradKernel(KernelContext& c) { BinaryGradOp<T, MulG>(c); }
+template <typename T> void DivGradKernel(KernelContext& c) { BinaryGradOp<T, DivG>(c); }
+template <typename T> void MaxGradKernel(KernelContext& c) { BinaryGradOp<T, MaxG>(c); }
+template <typename T> void MinGradKernel(KernelContext& c) { BinaryGradOp<T, MinG>(c); }
+
+// ---------------------------------------------------------------------------------------------
+// Unary ops: f(x) on the accumulator type; grads f(from, dout) with `from` = Out or X.
+struct ReluF {
+  template <typename A> __device__ A operator()(A x) const { return x > A(0) ? x : A(0); }
+};
+struct SigmoidF {
+  template <typename A> __device__ A operator()(A x) const { return A(1) / (A(1) + Exp(-x)); }
+};
+struct TanhF {
+  template <typename A> __device__ A operator()(A x) const { return Tanh(x); }
+};
+struct SquareF {
+  template <typename A> __device__ A operator()(A x) const { return x * x; }
+};
+struct SqrtF {
+  template <typename A> __device__ A operator()(A x) const { return Sqrt(x); }
+};
+struct SignF {
+  template <typename A> __device__ A operator()(A x) const {
+    return x > A(0) ? A(1) : (x < A(0) ? A(-1) : A(0));
+  }
+};
+template <typename A>
+struct ClipF {
+  A lo, hi;
+  __device__ A operator()(A x) const {
+    const A m = x > lo ? x : lo;  // max(x, lo), then min(., hi), as the CPU's cwiseMax/cwiseMin
+    return m < hi ? m : hi;
+  }
+};
+template <typename A>
+struct ScaleF {
+  A scale, bias;
+  bool bias_after_scale;
+  __device__ A operator()(A x) const {
+    return bias_after_scale ? x * scale + bias : (x + bias) * scale;
+  }
+};
+
+struct ReluG {  // from Out
+  template <typename A> __device__ A operator()(A out, A dout) const {
+    return dout * (out > A(0) ? A(1) : A(0));
+  }
+};
+struct SigmoidG {  // from Out
+  template <typename A> __device__ A operator()(A out, A dout) const {
+    return dout * out * (A(1) - out);
+  }
+};
+struct TanhG {  // from Out
+  template <typename A> __device__ A operator()(A out, A dout) const {
+    return dout * (A(1) - out * out);
+  }
+};
+struct SquareG {  // from X
+  template <typename A> __device__ A operator()(A x, A dout) const { return dout * x * A(2); }
+};
+struct SqrtG {  // from Out
+  template <typename A> __device__ A operator()(A out, A dout) const {
+    return dout / (out * A(2));
+  }
+};
+template <typename A>
+struct ClipG {  // from X
+  A lo, hi;
+  __device__ A operator()(A x, A dout) const { return dout * ((x > lo && x < hi) ? A(1) : A(0)); }
+};
+
+template <typename T, typename F>
+__global__ void UnaryKernel(const T* x, T* out, int64_t n, F f) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = static_cast<T>(f(Load(x, i))); }
+}
+
+template <typename T, typename F>
+__global__ void UnaryGradKernel(const T* from, const T* dout, T* dx, int64_t n, F f) {
+  TIDE_CUDA_LOOP(i, n) { dx[i] = static_cast<T>(f(Load(from, i), Load(dout, i))); }
+}
+
+template <typename T, typename F>
+void Unary(KernelContext& ctx, F f) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const T* xd = x.data<T>();
+  T* od = out.mutable_data<T>(x.dims(), g.place());
+  Launch(g, "UnaryKernel", x.numel(), UnaryKernel<T, F>, xd, od, x.numel(), f);
+}
+
+template <typename T, typename F>
+void UnaryGrad(KernelContext& ctx, const char* from_param, F f) {
+  Gpu g(ctx);
+  Tensor from = ctx.Input(from_param), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  TIDE_CHECK(dout.numel() == from.numel(), "op '", ctx.op_type(), "': Out@GRAD ",
+             tide::ToString(dout.dims()), " does not match ", from_param, " ",
+             tide::ToString(from.dims()));
+  const T* fd = from.data<T>();
+  const T* gd = dout.data<T>();
+  T* dd = dx.mutable_data<T>(from.dims(), g.place());
+  Launch(g, "UnaryGradKernel", from.numel(), UnaryGradKernel<T, F>, fd, gd, dd, from.numel(), f);
+}
+
+template <typename T> void ReluKernel(KernelContext& c) { Unary<T>(c, ReluF{}); }
+template <typename T> void SigmoidKernel(KernelContext& c) { Unary<T>(c, SigmoidF{}); }
+template <typename T> void TanhKernel(KernelContext& c) { Unary<T>(c, TanhF{}); }
+template <typename T> void SquareKernel(KernelContext& c) { Unary<T>(c, SquareF{}); }
+template <typename T> void SqrtKernel(KernelContext& c) { Unary<T>(c, SqrtF{}); }
+template <typename T> void SignKernel(KernelContext& c) { Unary<T>(c, SignF{}); }
+template <typename T> void ReluGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", ReluG{}); }
+template <typename T> void SigmoidGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", SigmoidG{}); }
+template <typename T> void TanhGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", TanhG{}); }
+template <typename T> void SquareGradKernel(KernelContext& c) { UnaryGrad<T>(c, "X", SquareG{}); }
+template <typename T> void SqrtGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", SqrtG{}); }
+
+template <typename T>
+void ClipKernel(KernelContext& ctx) {
+  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
+  TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
+  Unary<T>(ctx, ClipF<Acc<T>>{lo, hi});
+}
+
+template <typename T>
+void ClipGradKernel(KernelContext& ctx) {
+  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
+  UnaryGrad<T>(ctx, "X", ClipG<Acc<T>>{lo, hi});
+}
+
+// scale: the factor and offset are converted to T first, as the CPU kernel does (so integer
+// kernels truncate them); __half computes in float.
+template <typename T>
+void ScaleKernel(KernelContext& ctx) {
+  using A = Acc<T>;
+  const float s = ctx.Attr<float>("scale"), b = ctx.Attr<float>("bias");
+  A scale, bias;
+  if constexpr (std::is_same_v<T, __half>) {
+    scale = s;
+    bias = b;
+  } else {
+    scale = static_cast<T>(s);
+    bias = static_cast<T>(b);
+  }
+  Unary<T>(ctx, ScaleF<A>{scale, bias, ctx.Attr<bool>("bias_after_scale")});
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+#define TIDE_CUDA_BINARY_TYPES float, double, int32_t, int64_t, __half
+TIDE_REGISTER_KERNEL("elementwise_add", "gpu", AddKernel, TIDE_CUDA_BINARY_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_sub", "gpu", SubKernel, TIDE_CUDA_BINARY_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_mul", "gpu", MulKernel, TIDE_CUDA_BINARY_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_div", "gpu", DivKernel, TIDE_CUDA_BINARY_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_max", "gpu", MaxKernel, TIDE_CUDA_BINARY_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_min", "gpu", MinKernel, TIDE_CUDA_BINARY_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_add_grad", "gpu", AddGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_sub_grad", "gpu", SubGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_mul_grad", "gpu", MulGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_div_grad", "gpu", DivGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_max_grad", "gpu", MaxGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_min_grad", "gpu", MinGradKernel, TIDE_CUDA_FLOAT_TYPES);
+
+#define TIDE_CUDA_ACT_TYPES float, double, __half
+TIDE_REGISTER_KERNEL("relu", "gpu", ReluKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("sigmoid", "gpu", SigmoidKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("tanh", "gpu", TanhKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("square", "gpu", SquareKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("relu_grad", "gpu", ReluGradKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("sigmoid_grad", "gpu", SigmoidGradKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("tanh_grad", "gpu", TanhGradKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("square_grad", "gpu", SquareGradKernel, TIDE_CUDA_ACT_TYPES);
+TIDE_REGISTER_KERNEL("sqrt", "gpu", SqrtKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sqrt_grad", "gpu", SqrtGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sign", "gpu", SignKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("clip", "gpu", ClipKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("clip_grad", "gpu", ClipGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("scale", "gpu", ScaleKernel, TIDE_CUDA_BINARY_TYPES);

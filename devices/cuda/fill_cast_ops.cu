@@ -1,0 +1,128 @@
+// fill_cast_ops.cu: ops_math's fill_constant, fill_zeros_like, assign and cast on the GPU, and the
+// data-type casts the core's data transform uses on "gpu" places (float <-> double <-> half,
+// int32/int64 <-> float).
+#include <type_traits>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Conversions, through float for __half (round to nearest).
+template <typename To, typename From>
+__device__ __forceinline__ To Convert(From v) {
+  if constexpr (std::is_same_v<To, __half>) {
+    if constexpr (std::is_same_v<From, double>) return __double2half(v);
+    else return __float2half(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<From, __half>) {
+    return static_cast<To>(__half2float(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+template <typename From, typename To>
+__global__ void ConvertKernel(const From* in, To* out, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = Convert<To>(in[i]); }
+}
+
+template <typename From, typename To>
+void ConvertTensor(const Gpu& g, const Tensor& in, Tensor& out) {
+  const From* src = static_cast<const From*>(in.raw_data());
+  To* dst = static_cast<To*>(out.mutable_data(tide::DataTypeOf<To>(), g.place()));
+  Launch(g, "ConvertKernel", in.numel(), ConvertKernel<From, To>, src, dst, in.numel());
+}
+
+// ---------------------------------------------------------------------------------------------
+// fill_constant, fill_zeros_like
+template <typename T>
+__global__ void FillKernel(T* out, int64_t n, T value) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = value; }
+}
+
+template <typename T>
+void FillConstant(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor out = ctx.Output("Out");
+  T* od = out.mutable_data<T>(ctx.Attr<std::vector<int64_t>>("shape"), g.place());
+  const T value = Convert<T>(ctx.Attr<float>("value"));
+  Launch(g, "FillKernel", out.numel(), FillKernel<T>, od, out.numel(), value);
+}
+
+template <typename T>
+void FillZerosLike(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor out = ctx.Output("Out");
+  T* od = out.mutable_data<T>(ctx.Input("X").dims(), g.place());
+  g.Zero(od, sizeof(T) * size_t(out.numel()));  // all-zero bits are 0 in every type here
+}
+
+// ---------------------------------------------------------------------------------------------
+// assign: a copy on the stream (the core's CopyTo would synchronise), with X's LoD.
+template <typename T>
+void Assign(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  TIDE_CHECK(x.place() == g.place(), "op 'assign': X ('", ctx.InputName("X"), "') is on ",
+             x.place().ToString(), ", the kernel runs on ", g.place().ToString());
+  const T* src = x.data<T>();
+  T* dst = out.mutable_data<T>(x.dims(), g.place());
+  g.CopyD2D(dst, src, sizeof(T) * size_t(x.numel()));
+  out.set_lod(x.lod());
+}
+
+// ---------------------------------------------------------------------------------------------
+// cast
+template <typename From>
+void CastKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  auto to = static_cast<TideDataType>(ctx.Attr<int32_t>("out_dtype"));
+  out.Resize(x.dims());
+  switch (to) {
+    case TIDE_FP32: ConvertTensor<From, float>(g, x, out); break;
+    case TIDE_FP64: ConvertTensor<From, double>(g, x, out); break;
+    case TIDE_FP16: ConvertTensor<From, __half>(g, x, out); break;
+    case TIDE_INT32: ConvertTensor<From, int32_t>(g, x, out); break;
+    case TIDE_INT64: ConvertTensor<From, int64_t>(g, x, out); break;
+    case TIDE_BOOL: ConvertTensor<From, bool>(g, x, out); break;
+    case TIDE_UINT8: ConvertTensor<From, uint8_t>(g, x, out); break;
+    default:
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'cast': no GPU cast from ",
+                 tide::DataTypeName(x.dtype()), " to ", tide::DataTypeName(to));
+  }
+}
+
+// The core's data transform: `out` has in's dims; allocate and convert on ctx's stream.
+template <typename From, typename To>
+void CastTransform(const Tensor& in, Tensor& out, TideDeviceContext* ctx) {
+  Gpu g(ctx, "data-type cast");
+  ConvertTensor<From, To>(g, in, out);
+}
+
+template <typename A, typename B>
+void RegisterCastPair(tide::Registrar& r) {
+  r.DataTypeCast("gpu", tide::DataTypeOf<A>(), tide::DataTypeOf<B>(), &CastTransform<A, B>);
+  r.DataTypeCast("gpu", tide::DataTypeOf<B>(), tide::DataTypeOf<A>(), &CastTransform<B, A>);
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+TIDE_REGISTER_KERNEL("fill_constant", "gpu", FillConstant, float, double, int32_t, int64_t, __half);
+TIDE_REGISTER_KERNEL("fill_zeros_like", "gpu", FillZerosLike, float, double, int32_t, int64_t,
+                     __half);
+TIDE_REGISTER_KERNEL("assign", "gpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,
+                     __half);
+TIDE_REGISTER_KERNEL("cast", "gpu", CastKernel, float, double, int32_t, int64_t, bool, uint8_t,
+                     __half);
+TIDE_ON_REGISTER([](tide::Registrar& r) {
+  RegisterCastPair<float, double>(r);
+  RegisterCastPair<float, __half>(r);
+  RegisterCastPair<double, __half>(r);
+  RegisterCastPair<int32_t, float>(r);
+  RegisterCastPair<int64_t, float>(r);
+});

@@ -1,0 +1,402 @@
+// optimizer_ops.cu: the ops_optimizers updates on the GPU: sgd (dense and SelectedRows), momentum,
+// adam (lazy or not), adagrad, rmsprop. Same checks and messages as the CPU kernels; the one-element
+// inputs (LearningRate, Beta1Pow, ...) are read on the device, so an update never waits for the
+// host. Each element reads all of its inputs before it writes any output, so outputs may be their
+// inputs' variables (the usual in-place update).
+#include <algorithm>
+#include <vector>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Inputs, checked as ops_optimizers/common.h checks them.
+template <typename T>
+const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.dtype() == tide::DataTypeOf<T>(), InputLabel(ctx, param), " holds ",
+             tide::DataTypeName(t.dtype()), ", Param ('", ctx.InputName("Param"), "') holds ",
+             tide::DataTypeName(tide::DataTypeOf<T>()));
+  TIDE_CHECK(t.dims() == p.dims(), InputLabel(ctx, param), " has dims ", tide::ToString(t.dims()),
+             ", Param ('", ctx.InputName("Param"), "') has ", tide::ToString(p.dims()),
+             "; they must agree");
+  return t.data<T>();
+}
+
+template <typename T>
+T* StateOutput(const KernelContext& ctx, const Gpu& g, const char* param, const Tensor& p) {
+  Tensor t = ctx.Output(param);
+  return t.mutable_data<T>(p.dims(), g.place());
+}
+
+// A SelectedRows Grad: rows on the host (checked there), values on the device.
+template <typename T>
+struct SparseGrad {
+  std::vector<int64_t> rows;
+  const T* values = nullptr;  // rows.size() x row_size, device
+  int64_t row_size = 0;
+};
+
+template <typename T>
+SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Tensor& param) {
+  const std::string label = InputLabel(ctx, "Grad") + " (a SelectedRows)";
+  tide::SelectedRows sr = ctx.InputVar("Grad").GetSelectedRows();
+  Dims pd = param.dims();
+  TIDE_CHECK(!pd.empty(), "op '", ctx.op_type(), "': Param ('", ctx.InputName("Param"),
+             "') must have at least one dim to take a SelectedRows Grad");
+  const int64_t height = sr.height();
+  TIDE_CHECK(height == pd[0], label, " has height ", height, ", Param ('", ctx.InputName("Param"),
+             "') has ", pd[0], " rows (dims ", tide::ToString(pd), "); they must agree");
+  SparseGrad<T> g;
+  g.rows = sr.rows();
+  g.row_size = pd[0] > 0 ? param.numel() / pd[0] : 0;
+  for (size_t i = 0; i < g.rows.size(); ++i)
+    TIDE_CHECK(g.rows[i] >= 0 && g.rows[i] < height, label, " lists row ", g.rows[i],
+               " (at position ", i, "); rows must be in [0, height ", height, ")");
+  if (g.rows.empty()) return g;
+  Tensor v = sr.value();
+  TIDE_CHECK(v.initialized(), label, " lists ", g.rows.size(), " rows but holds no values");
+  TIDE_CHECK(v.dtype() == tide::DataTypeOf<T>(), label, " holds ", tide::DataTypeName(v.dtype()),
+             ", Param holds ", tide::DataTypeName(tide::DataTypeOf<T>()));
+  TIDE_CHECK(v.numel() == static_cast<int64_t>(g.rows.size()) * g.row_size, label,
+             " has values of dims ", tide::ToString(v.dims()), " for ", g.rows.size(),
+             " rows; each row must hold ", g.row_size, " elements like a row of Param (dims ",
+             tide::ToString(pd), ")");
+  g.values = v.data<T>();
+  return g;
+}
+
+const int64_t* Upload(const Gpu& g, const std::vector<int64_t>& v) {
+  int64_t* d = g.Temp<int64_t>(static_cast<int64_t>(v.size()));
+  g.CopyFromHost(d, v.data(), sizeof(int64_t) * v.size());
+  return d;
+}
+
+// dst[rows[r] * row_size + j] += scale * values[r * row_size + j]; repeated rows add up.
+template <typename T>
+__global__ void ScatterAddRowsKernel(const int64_t* rows, const T* values, int64_t row_size,
+                                     int64_t n, T scale, T* dst) {
+  TIDE_CUDA_LOOP(i, n) {
+    const int64_t r = i / row_size;
+    atomicAdd(dst + rows[r] * row_size + (i - r * row_size), scale * values[i]);
+  }
+}
+
+// The gradient as Param-shaped dense values: a SelectedRows Grad is scattered into zeroed
+// scratch (repeated rows add up, unlisted rows are 0), and `rows` gets its distinct rows sorted.
+template <typename T>
+struct DenseGrad {
+  const T* data = nullptr;
+  bool sparse = false;
+  std::vector<int64_t> rows;
+  int64_t row_size = 0;
+};
+
+template <typename T>
+DenseGrad<T> ReadGrad(const KernelContext& ctx, const Gpu& g, const Tensor& param) {
+  DenseGrad<T> out;
+  tide::Variable var = ctx.InputVar("Grad");
+  if (!var || !var.IsSelectedRows()) {
+    out.data = StateInput<T>(ctx, "Grad", param);
+    return out;
+  }
+  SparseGrad<T> sg = ReadSparseGrad<T>(ctx, param);
+  const int64_t n = param.numel();
+  T* dense = g.Temp<T>(n);
+  g.Zero(dense, sizeof(T) * size_t(n));
+  const int64_t listed = static_cast<int64_t>(sg.rows.size()) * sg.row_size;
+  if (listed > 0)
+    Launch(g, "ScatterAddRowsKernel", listed, ScatterAddRowsKernel<T>, Upload(g, sg.rows),
+           sg.values, sg.row_size, listed, T(1), dense);
+  out.data = dense;
+  out.sparse = true;
+  out.row_size = sg.row_size;
+  out.rows = std::move(sg.rows);
+  std::sort(out.rows.begin(), out.rows.end());
+  out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
+  return out;
+}
+
+// f(i) for every element, or only for the elements of the listed (distinct) rows.
+template <typename F>
+__global__ void ForEachKernel(F f, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) { f(i); }
+}
+template <typename F>
+__global__ void ForEachInRowsKernel(F f, const int64_t* rows, int64_t row_size, int64_t n) {
+  TIDE_CUDA_LOOP(k, n) {
+    const int64_t r = k / row_size;
+    f(rows[r] * row_size + (k - r * row_size));
+  }
+}
+
+template <typename F>
+void ForEach(const Gpu& g, int64_t n, const F& f) {
+  Launch(g, "ForEachKernel", n, ForEachKernel<F>, f, n);
+}
+template <typename F>
+void ForEachInRows(const Gpu& g, const std::vector<int64_t>& rows, int64_t row_size, const F& f) {
+  const int64_t n = static_cast<int64_t>(rows.size()) * row_size;
+  if (n > 0) Launch(g, "ForEachInRowsKernel", n, ForEachInRowsKernel<F>, f, Upload(g, rows), row_size, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sgd
+template <typename T>
+struct SgdUpdate {
+  Scalar lr;
+  const T *p, *g;
+  T* out;
+  __device__ void operator()(int64_t i) const { out[i] = p[i] - ReadScalar<T>(lr) * g[i]; }
+};
+
+// ParamOut[rows[r]] -= lr * values[r], once per listing (a repeated row takes every listing).
+template <typename T>
+__global__ void SgdSparseKernel(Scalar lr_s, const int64_t* rows, const T* values,
+                                int64_t row_size, int64_t n, T* out) {
+  const T lr = ReadScalar<T>(lr_s);
+  TIDE_CUDA_LOOP(i, n) {
+    const int64_t r = i / row_size;
+    atomicAdd(out + rows[r] * row_size + (i - r * row_size), -(lr * values[i]));
+  }
+}
+
+template <typename T>
+void SgdKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor param = ctx.Input("Param");
+  const Scalar lr = ScalarInput(ctx, g, "LearningRate");
+  const int64_t n = param.numel();
+  tide::Variable grad = ctx.InputVar("Grad");
+  if (grad && grad.IsSelectedRows()) {
+    SparseGrad<T> sg = ReadSparseGrad<T>(ctx, param);
+    const T* p = param.data<T>();
+    T* out = StateOutput<T>(ctx, g, "ParamOut", param);
+    g.CopyD2D(out, p, sizeof(T) * size_t(n));
+    const int64_t listed = static_cast<int64_t>(sg.rows.size()) * sg.row_size;
+    if (listed > 0)
+      Launch(g, "SgdSparseKernel", listed, SgdSparseKernel<T>, lr, Upload(g, sg.rows), sg.values,
+             sg.row_size, listed, out);
+    return;
+  }
+  const T* gd = StateInput<T>(ctx, "Grad", param);
+  const T* p = param.data<T>();
+  T* out = StateOutput<T>(ctx, g, "ParamOut", param);
+  ForEach(g, n, SgdUpdate<T>{lr, p, gd, out});
+}
+
+// ---------------------------------------------------------------------------------------------
+// momentum
+template <typename T>
+struct MomentumUpdate {
+  Scalar lr;
+  T mu;
+  bool nesterov;
+  const T *g, *v, *p;
+  T *v_out, *p_out;
+  __device__ void operator()(int64_t i) const {
+    const T gi = g[i];
+    const T vi = mu * v[i] + gi;
+    const T l = ReadScalar<T>(lr);
+    const T pi = nesterov ? p[i] - l * (gi + mu * vi) : p[i] - l * vi;
+    v_out[i] = vi;
+    p_out[i] = pi;
+  }
+};
+
+template <typename T>
+void MomentumKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor param = ctx.Input("Param");
+  MomentumUpdate<T> u;
+  u.lr = ScalarInput(ctx, g, "LearningRate");
+  u.mu = static_cast<T>(ctx.Attr<float>("mu"));
+  u.nesterov = ctx.Attr<bool>("use_nesterov");
+  DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);  // unlisted rows: gradient 0, still decay
+  u.g = grad.data;
+  u.v = StateInput<T>(ctx, "Velocity", param);
+  u.p = param.data<T>();
+  u.v_out = StateOutput<T>(ctx, g, "VelocityOut", param);
+  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
+  ForEach(g, param.numel(), u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// adam
+template <typename T>
+struct AdamUpdate {
+  T beta1, beta2, epsilon;
+  Scalar lr, beta1_pow, beta2_pow;
+  int* err;
+  const T *g, *m1, *m2, *p;
+  T *m1_out, *m2_out, *p_out;
+  __device__ void operator()(int64_t i) const {
+    const T b1p = ReadScalar<T>(beta1_pow), b2p = ReadScalar<T>(beta2_pow);
+    if (i == 0 && b1p == T(1)) RaiseDeviceError(err, kBeta1PowIsOne);
+    const T lr_t = ReadScalar<T>(lr) * Sqrt(T(1) - b2p) / (T(1) - b1p);
+    const T gi = g[i];
+    const T m1i = beta1 * m1[i] + (T(1) - beta1) * gi;
+    const T m2i = beta2 * m2[i] + (T(1) - beta2) * gi * gi;
+    const T pi = p[i] - lr_t * (m1i / (Sqrt(m2i) + epsilon));
+    m1_out[i] = m1i;
+    m2_out[i] = m2i;
+    p_out[i] = pi;
+  }
+};
+
+template <typename T>
+__global__ void CheckBeta1PowKernel(Scalar beta1_pow, int* err) {
+  if (ReadScalar<T>(beta1_pow) == T(1)) RaiseDeviceError(err, kBeta1PowIsOne);
+}
+
+template <typename T>
+void AdamKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor param = ctx.Input("Param");
+  AdamUpdate<T> u;
+  u.lr = ScalarInput(ctx, g, "LearningRate");
+  u.beta1_pow = ScalarInput(ctx, g, "Beta1Pow");
+  u.beta2_pow = ScalarInput(ctx, g, "Beta2Pow");
+  // Beta1Pow = 1 is found on the device (it is never read on the host) and reported by the
+  // next synchronisation; a value on the host is checked here, as the CPU kernel does.
+  if (!u.beta1_pow.ptr)
+    TIDE_CHECK(static_cast<T>(u.beta1_pow.value) != T(1), InputLabel(ctx, "Beta1Pow"),
+               " is 1, which makes the bias correction 1 / (1 - Beta1Pow) infinite");
+  u.err = g.error_word();
+  DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
+  u.beta1 = static_cast<T>(ctx.Attr<float>("beta1"));
+  u.beta2 = static_cast<T>(ctx.Attr<float>("beta2"));
+  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
+  u.g = grad.data;
+  u.m1 = StateInput<T>(ctx, "Moment1", param);
+  u.m2 = StateInput<T>(ctx, "Moment2", param);
+  u.p = param.data<T>();
+  u.m1_out = StateOutput<T>(ctx, g, "Moment1Out", param);
+  u.m2_out = StateOutput<T>(ctx, g, "Moment2Out", param);
+  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
+  const int64_t n = param.numel();
+  if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
+    // Lazy: rows the gradient does not list keep their moments and values.
+    g.CopyD2D(u.m1_out, u.m1, sizeof(T) * size_t(n));
+    g.CopyD2D(u.m2_out, u.m2, sizeof(T) * size_t(n));
+    g.CopyD2D(u.p_out, u.p, sizeof(T) * size_t(n));
+    if (u.beta1_pow.ptr && n > 0 && (grad.rows.empty() || grad.rows[0] != 0)) {
+      // The Beta1Pow check rides on element 0, which this update does not visit.
+      CheckBeta1PowKernel<T><<<1, 1, 0, g.stream()>>>(u.beta1_pow, u.err);
+      g.CheckLaunch("CheckBeta1PowKernel");
+    }
+    ForEachInRows(g, grad.rows, grad.row_size, u);
+    return;
+  }
+  ForEach(g, n, u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// adagrad
+template <typename T>
+struct AdagradUpdate {
+  Scalar lr;
+  T epsilon;
+  const T *g, *m, *p;
+  T *m_out, *p_out;
+  __device__ void operator()(int64_t i) const {
+    const T gi = g[i];
+    const T mi = m[i] + gi * gi;
+    const T pi = p[i] - ReadScalar<T>(lr) * gi / (Sqrt(mi) + epsilon);
+    m_out[i] = mi;
+    p_out[i] = pi;
+  }
+};
+
+template <typename T>
+void AdagradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor param = ctx.Input("Param");
+  DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
+  AdagradUpdate<T> u;
+  u.lr = ScalarInput(ctx, g, "LearningRate");
+  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
+  u.g = grad.data;
+  u.m = StateInput<T>(ctx, "Moment", param);
+  u.p = param.data<T>();
+  u.m_out = StateOutput<T>(ctx, g, "MomentOut", param);
+  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
+  const int64_t n = param.numel();
+  if (grad.sparse) {  // only the listed rows change, as in Fluid's sparse Adagrad
+    g.CopyD2D(u.m_out, u.m, sizeof(T) * size_t(n));
+    g.CopyD2D(u.p_out, u.p, sizeof(T) * size_t(n));
+    ForEachInRows(g, grad.rows, grad.row_size, u);
+    return;
+  }
+  ForEach(g, n, u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// rmsprop
+template <typename T>
+struct RmspropUpdate {
+  bool centered;
+  Scalar lr;
+  T epsilon, decay, momentum;
+  const T *g, *ms, *mg, *mom, *p;  // mg: centered only
+  T *ms_out, *mg_out, *mom_out, *p_out;
+  __device__ void operator()(int64_t i) const {
+    const T gi = g[i];
+    const T msi = decay * ms[i] + (T(1) - decay) * gi * gi;
+    T denom = msi;
+    T mgi = T(0);
+    if (centered) {
+      mgi = decay * mg[i] + (T(1) - decay) * gi;
+      denom = msi - mgi * mgi;
+    }
+    const T momi = momentum * mom[i] + ReadScalar<T>(lr) * gi / Sqrt(denom + epsilon);
+    const T pi = p[i] - momi;
+    ms_out[i] = msi;
+    if (centered) mg_out[i] = mgi;
+    mom_out[i] = momi;
+    p_out[i] = pi;
+  }
+};
+
+template <typename T>
+void RmspropKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor param = ctx.Input("Param");
+  const bool centered = ctx.Attr<bool>("centered");
+  DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
+  RmspropUpdate<T> u;
+  u.centered = centered;
+  u.lr = ScalarInput(ctx, g, "LearningRate");
+  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
+  u.decay = static_cast<T>(ctx.Attr<float>("decay"));
+  u.momentum = static_cast<T>(ctx.Attr<float>("momentum"));
+  u.g = grad.data;
+  u.ms = StateInput<T>(ctx, "MeanSquare", param);
+  u.mom = StateInput<T>(ctx, "Moment", param);
+  u.p = param.data<T>();
+  u.mg = nullptr;
+  u.mg_out = nullptr;
+  if (centered) {
+    TIDE_CHECK(ctx.HasInput("MeanGrad") && ctx.HasOutput("MeanGradOut"), "op '", ctx.op_type(),
+               "': centered = true needs input MeanGrad and output MeanGradOut");
+    u.mg = StateInput<T>(ctx, "MeanGrad", param);
+    u.mg_out = StateOutput<T>(ctx, g, "MeanGradOut", param);
+  }
+  u.ms_out = StateOutput<T>(ctx, g, "MeanSquareOut", param);
+  u.mom_out = StateOutput<T>(ctx, g, "MomentOut", param);
+  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
+  ForEach(g, param.numel(), u);
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+TIDE_REGISTER_KERNEL("sgd", "gpu", SgdKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("momentum", "gpu", MomentumKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("adam", "gpu", AdamKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("adagrad", "gpu", AdagradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("rmsprop", "gpu", RmspropKernel, TIDE_CUDA_FLOAT_TYPES);

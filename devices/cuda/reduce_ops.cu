@@ -1,0 +1,229 @@
+// reduce_ops.cu: the reducing ops of ops_math on the GPU: mean (+grad), sum of a tensor list,
+// squared_l2_norm (+grad), clip_by_norm, softmax along an axis (+grad). Results stay on the device:
+// a scalar a later kernel needs (a norm, Out@GRAD[0]) is read there, never copied to the host.
+#include "reduce.cuh"
+#include "shapes.h"
+
+namespace tide_cuda {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// mean
+template <typename T>
+void MeanKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  TIDE_CHECK(x.numel() > 0, "op 'mean': X ('", ctx.InputName("X"), "') is empty");
+  const T* xd = x.data<T>();
+  T* od = out.mutable_data<T>({1}, g.place());
+  ReduceMid<T>(g, "mean", 1, 1, x.numel(), LoadTerm<T, T>{xd},
+               StoreFinish<T, T>{od, static_cast<T>(x.numel())});
+}
+
+template <typename T>
+__global__ void MeanGradKernel(const T* dout, T* dx, int64_t n) {
+  const T v = dout[0] / static_cast<T>(n);
+  TIDE_CUDA_LOOP(i, n) { dx[i] = v; }
+}
+
+template <typename T>
+void MeanGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  TIDE_CHECK(dout.numel() >= 1, "op 'mean_grad': Out@GRAD is empty");
+  const T* gd = dout.data<T>();
+  T* dd = dx.mutable_data<T>(x.dims(), g.place());
+  Launch(g, "MeanGradKernel", x.numel(), MeanGradKernel<T>, gd, dd, x.numel());
+}
+
+// ---------------------------------------------------------------------------------------------
+// sum: up to kSumFanIn inputs per launch; each element reads all its inputs before it writes,
+// so Out may be one of the inputs (in-place accumulation).
+constexpr int kSumFanIn = 8;
+template <typename T>
+struct SumInputs {
+  const T* p[kSumFanIn];
+  int count;
+};
+
+template <typename T>
+__global__ void SumKernel(SumInputs<T> in, T* out, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) {
+    Acc<T> s = Load(in.p[0], i);
+    for (int k = 1; k < in.count; ++k) s += Load(in.p[k], i);
+    out[i] = static_cast<T>(s);
+  }
+}
+
+template <typename T>
+void SumOp(KernelContext& ctx) {
+  Gpu g(ctx);
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  TIDE_CHECK(!xs.empty(), "op 'sum' needs at least one input");
+  Tensor out = ctx.Output("Out");
+  for (size_t i = 1; i < xs.size(); ++i)
+    TIDE_CHECK(xs[i].dims() == xs[0].dims(), "op 'sum': input ", i, " ('", ctx.InputName("X", i),
+               "') has dims ", tide::ToString(xs[i].dims()), ", input 0 has ",
+               tide::ToString(xs[0].dims()));
+  const int64_t n = xs[0].numel();
+  std::vector<const T*> ptrs;
+  for (const Tensor& t : xs) ptrs.push_back(t.data<T>());
+  const Dims dims = xs[0].dims();
+  T* od = out.mutable_data<T>(dims, g.place());
+  // With more inputs than one launch takes, accumulate in scratch unless Out aliases no input.
+  bool aliased = false;
+  for (const T* p : ptrs) aliased |= p == od;
+  T* acc = (ptrs.size() > size_t(kSumFanIn) && aliased) ? g.Temp<T>(n) : od;
+  for (size_t first = 0; first < ptrs.size();) {
+    SumInputs<T> in{};
+    int k = 0;
+    if (first > 0) in.p[k++] = acc;  // the running total
+    while (k < kSumFanIn && first < ptrs.size()) in.p[k++] = ptrs[first++];
+    in.count = k;
+    Launch(g, "SumKernel", n, SumKernel<T>, in, acc, n);
+  }
+  if (acc != od) g.CopyD2D(od, acc, sizeof(T) * size_t(n));
+}
+
+// ---------------------------------------------------------------------------------------------
+// squared_l2_norm, its grad, clip_by_norm
+template <typename T>
+void SquaredL2Norm(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const T* xd = x.data<T>();
+  T* od = out.mutable_data<T>({1}, g.place());
+  ReduceMid<T>(g, "squared_l2_norm", 1, 1, x.numel(), SquareTerm<T, T>{xd},
+               StoreFinish<T, T>{od, T(1)});
+}
+
+template <typename T>
+__global__ void ScaleByDeviceScalarKernel(const T* x, const T* s, T factor, T* out, int64_t n) {
+  const T v = s[0] * factor;
+  TIDE_CUDA_LOOP(i, n) { out[i] = x[i] * v; }
+}
+
+template <typename T>
+void SquaredL2NormGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  TIDE_CHECK(dout.numel() >= 1, "op 'squared_l2_norm_grad': Out@GRAD is empty");
+  const T* xd = x.data<T>();
+  const T* gd = dout.data<T>();
+  T* dd = dx.mutable_data<T>(x.dims(), g.place());
+  Launch(g, "ScaleByDeviceScalarKernel", x.numel(), ScaleByDeviceScalarKernel<T>, xd, gd, T(2), dd,
+         x.numel());
+}
+
+// Out = X * max_norm / max(||X||, max_norm), with the sum of squares in sq[0].
+template <typename T>
+__global__ void ClipByNormKernel(const T* x, const T* sq, T max_norm, T* out, int64_t n) {
+  const T norm = Sqrt(sq[0]);
+  const T factor = norm > max_norm ? max_norm / norm : T(1);
+  TIDE_CUDA_LOOP(i, n) { out[i] = x[i] * factor; }
+}
+
+template <typename T>
+void ClipByNorm(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const T max_norm = static_cast<T>(ctx.Attr<float>("max_norm"));
+  TIDE_CHECK(max_norm > 0, "op 'clip_by_norm': max_norm must be > 0, got ", max_norm);
+  const T* xd = x.data<T>();
+  T* sq = g.Temp<T>(1);
+  ReduceMid<T>(g, "clip_by_norm", 1, 1, x.numel(), SquareTerm<T, T>{xd},
+               StoreFinish<T, T>{sq, T(1)});
+  T* od = out.mutable_data<T>(x.dims(), g.place());
+  Launch(g, "ClipByNormKernel", x.numel(), ClipByNormKernel<T>, xd, sq, max_norm, od, x.numel());
+}
+
+// ---------------------------------------------------------------------------------------------
+// softmax: one block per row of the [pre, n, post] view (a row: the n elements along the axis,
+// `post` apart).
+template <typename T>
+__global__ void SoftmaxKernel(const T* x, T* out, int64_t rows, int64_t n, int64_t post) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t base = (r / post) * n * post + r % post;
+    const T* xr = x + base;
+    T* orow = out + base;
+    T mx = T(-INFINITY);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = max(mx, xr[j * post]);
+    mx = BlockMax(mx, T(-INFINITY));
+    T sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      const T e = Exp(xr[j * post] - mx);
+      orow[j * post] = e;
+      sum += e;
+    }
+    sum = BlockSum(sum);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) orow[j * post] /= sum;
+  }
+}
+
+// dX = (dOut - sum(dOut * Out)) * Out along the axis.
+template <typename T>
+__global__ void SoftmaxGradKernel(const T* out, const T* dout, T* dx, int64_t rows, int64_t n,
+                                  int64_t post) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t base = (r / post) * n * post + r % post;
+    T dot = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      dot += dout[base + j * post] * out[base + j * post];
+    dot = BlockSum(dot);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      const int64_t e = base + j * post;
+      dx[e] = (dout[e] - dot) * out[e];
+    }
+  }
+}
+
+inline unsigned RowGrid(int64_t rows) {
+  return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(rows, 1), 65535));
+}
+
+template <typename T>
+void Softmax(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  AxisSplit s = SplitAt("softmax", x.dims(), ctx.Attr<int32_t>("axis"));
+  const T* xd = x.data<T>();
+  T* od = out.mutable_data<T>(x.dims(), g.place());
+  const int64_t rows = s.pre * s.post;
+  if (rows == 0 || s.n == 0) return;
+  SoftmaxKernel<T><<<RowGrid(rows), BlockFor(s.n), 0, g.stream()>>>(xd, od, rows, s.n, s.post);
+  g.CheckLaunch("SoftmaxKernel");
+}
+
+template <typename T>
+void SoftmaxGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  AxisSplit s = SplitAt("softmax_grad", out.dims(), ctx.Attr<int32_t>("axis"));
+  TIDE_CHECK(dout.numel() == out.numel(), "op 'softmax_grad': Out@GRAD ",
+             tide::ToString(dout.dims()), " does not match Out ", tide::ToString(out.dims()));
+  const T* od = out.data<T>();
+  const T* gd = dout.data<T>();
+  T* dd = dx.mutable_data<T>(out.dims(), g.place());
+  const int64_t rows = s.pre * s.post;
+  if (rows == 0 || s.n == 0) return;
+  SoftmaxGradKernel<T><<<RowGrid(rows), BlockFor(s.n), 0, g.stream()>>>(od, gd, dd, rows, s.n,
+                                                                        s.post);
+  g.CheckLaunch("SoftmaxGradKernel");
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+TIDE_REGISTER_KERNEL("mean", "gpu", MeanKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("mean_grad", "gpu", MeanGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sum", "gpu", SumOp, float, double, int32_t, int64_t, __half);
+TIDE_REGISTER_KERNEL("squared_l2_norm", "gpu", SquaredL2Norm, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("squared_l2_norm_grad", "gpu", SquaredL2NormGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("clip_by_norm", "gpu", ClipByNorm, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("softmax", "gpu", Softmax, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("softmax_grad", "gpu", SoftmaxGrad, TIDE_CUDA_FLOAT_TYPES);
