@@ -55,7 +55,8 @@ void SwceInferShape(tide::InferShapeContext& ctx) {
 }
 
 // Checks every hard label before the (parallel) loops: a class in [0, K) or ignore_index.
-const int64_t* CheckedLabels(const KernelContext& ctx, const Tensor& label, int64_t k, int64_t ignore) {
+const int64_t* CheckedLabels(const KernelContext& ctx, const Tensor& label, int64_t k,
+                             int64_t ignore) {
   const char* op = ctx.op_type();
   TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", op, "': Label ('", ctx.InputName("Label"),
              "') must be int64 with soft_label = false, got ", tide::DataTypeName(label.dtype()));

@@ -116,9 +116,10 @@ class NnOp {
     feeds_[var] = std::move(t);
     return *this;
   }
-  NnOp& Out(const std::string& param, const std::string& var) {
+  // `fetch` false: bound but not fetched by Run() (e.g. XShape, which holds dims, no data).
+  NnOp& Out(const std::string& param, const std::string& var, bool fetch = true) {
     outs_[param].push_back(var);
-    out_vars_.push_back(var);
+    if (fetch) out_vars_.push_back(var);
     return *this;
   }
   NnOp& Attr(const std::string& name, core::Attribute v) {

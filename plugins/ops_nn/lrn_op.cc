@@ -1,0 +1,156 @@
+// lrn_op.cc: local response normalisation across channels (Fluid 1.x): MidOut = k + alpha *
+// sum of X^2 over the n channels around c, Out = X * MidOut^-beta; and its grad.
+#include <cmath>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+void LrnInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  Dims x = ctx.InputDims("X");
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
+  TideDataType t = ctx.InputDataType("X");
+  ctx.SetOutputDims("Out", x);
+  ctx.SetOutputDataType("Out", t);
+  ctx.ShareLoD("X", "Out");
+  if (ctx.HasOutput("MidOut")) {
+    ctx.SetOutputDims("MidOut", x);
+    ctx.SetOutputDataType("MidOut", t);
+  }
+}
+
+struct LrnParams {
+  int64_t n, c, hw;  // batch, channels, H * W
+  int size;          // the window: channels [c + start, c + start + size)
+  int start;
+  double k, alpha, beta;
+};
+
+LrnParams GetParams(const KernelContext& ctx, const Dims& x) {
+  const char* op = ctx.op_type();
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
+  LrnParams p{};
+  p.n = x[0];
+  p.c = x[1];
+  p.hw = x[2] * x[3];
+  p.size = ctx.Attr<int32_t>("n");
+  p.start = -(p.size - 1) / 2;
+  p.k = ctx.Attr<float>("k");
+  p.alpha = ctx.Attr<float>("alpha");
+  p.beta = ctx.Attr<float>("beta");
+  return p;
+}
+
+template <typename T>
+void LrnKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  LrnParams p = GetParams(ctx, x.dims());
+  const T* xd = x.data<T>();
+  T* out = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  Tensor mid_t = ctx.OptionalOutput("MidOut");
+  T* mid = mid_t ? mid_t.mutable_data<T>(x.dims(), ctx.place())
+                 : ctx.TempBuffer<T>(static_cast<size_t>(x.numel()));
+  const T k = static_cast<T>(p.k), alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
+  ParallelFor(ctx, p.n * p.c, p.hw * p.size, [&](int64_t b, int64_t e) {
+    for (int64_t nc = b; nc < e; ++nc) {
+      const int64_t img = nc / p.c, c = nc % p.c;
+      T* m = mid + nc * p.hw;
+      std::fill(m, m + p.hw, k);
+      for (int64_t cc = std::max<int64_t>(c + p.start, 0);
+           cc < std::min<int64_t>(c + p.start + p.size, p.c); ++cc) {
+        const T* xc = xd + (img * p.c + cc) * p.hw;
+        for (int64_t i = 0; i < p.hw; ++i) m[i] += alpha * xc[i] * xc[i];
+      }
+      const T* xi = xd + nc * p.hw;
+      T* o = out + nc * p.hw;
+      for (int64_t i = 0; i < p.hw; ++i) o[i] = xi[i] * std::pow(m[i], -beta);
+    }
+  });
+}
+
+// dX[c] = dOut[c] * Mid[c]^-beta
+//         - 2 * alpha * beta * X[c] * sum over the channels c' whose window holds c of
+//           dOut[c'] * Out[c'] / Mid[c'].
+template <typename T>
+void LrnGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  LrnParams p = GetParams(ctx, x.dims());
+  for (const Tensor* t : {&out, &mid, &dout})
+    TIDE_CHECK(t->dims() == x.dims(), "op '", op, "': Out, MidOut and Out@GRAD must have X's dims ",
+               tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));
+  const T* xd = x.data<T>();
+  const T* od = out.data<T>();
+  const T* md = mid.data<T>();
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  const T beta = static_cast<T>(p.beta), ratio = static_cast<T>(2 * p.alpha * p.beta);
+  // c is in the window of c' when c' + start <= c < c' + start + size.
+  const int64_t lo = -(p.start + p.size - 1), hi = -p.start;  // c' - c in [lo, hi]
+  ParallelFor(ctx, p.n * p.c, p.hw * p.size, [&](int64_t b, int64_t e) {
+    for (int64_t nc = b; nc < e; ++nc) {
+      const int64_t img = nc / p.c, c = nc % p.c, base = nc * p.hw;
+      for (int64_t i = 0; i < p.hw; ++i)
+        dx[base + i] = gd[base + i] * std::pow(md[base + i], -beta);
+      for (int64_t cc = std::max<int64_t>(c + lo, 0); cc <= std::min<int64_t>(c + hi, p.c - 1);
+           ++cc) {
+        const int64_t cb = (img * p.c + cc) * p.hw;
+        for (int64_t i = 0; i < p.hw; ++i)
+          dx[base + i] -= ratio * xd[base + i] * gd[cb + i] * od[cb + i] / md[cb + i];
+      }
+    }
+  });
+}
+
+tide::OpSchema LrnAttrs(tide::OpSchema s) {
+  return s.Attr("n", int32_t(5), "channels summed over (odd): c - (n-1)/2 .. c + (n-1)/2")
+      .Check([](const TideAttrValue& v) {
+        TIDE_CHECK(v.i > 0 && v.i % 2 == 1, "attribute 'n' must be a positive odd number, got ",
+                   v.i);
+      })
+      .Attr("k", 2.0f, "the bias k")
+      .Attr("alpha", 1e-4f, "the scale alpha of the sum of squares")
+      .Attr("beta", 0.75f, "the exponent beta")
+      .Attr("data_format", std::string("AnyLayout"), "layout of X: NCHW (AnyLayout)")
+      .InSet({"NCHW", "AnyLayout"})
+      .Attr("is_test", false, "inference hint (ignored by the plain kernel)")
+      .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(LrnAttrs(tide::OpSchema("lrn")
+                              .Comment("Local response normalisation across channels: MidOut = k "
+                                       "+ alpha * sum(X[c']^2 for the n channels c' centred on c), "
+                                       "Out = X * MidOut^(-beta).")
+                              .Input("X", "the input, [N, C, H, W]")
+                              .Output("Out", "the normalised input, X's dims")
+                              .Output("MidOut", "k + alpha * the windowed sum of squares, X's dims")
+                              .AsIntermediate()
+                              .InferShape(LrnInferShape)
+                              .Grad([](tide::GradMaker& g) {
+                                g.NewOp("lrn_grad")
+                                    .Input("X", g.Input("X"))
+                                    .Input("Out", g.Output("Out"))
+                                    .Input("MidOut", g.Output("MidOut"))
+                                    .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                                    .Output(GradVarName("X"), g.InputGrad("X"))
+                                    .CopyAttrs();
+                              })));
+TIDE_REGISTER_OP(LrnAttrs(tide::OpSchema("lrn_grad")
+                              .Comment("X@GRAD of lrn.")
+                              .Input("X", "the forward input")
+                              .Input("Out", "the forward output")
+                              .Input("MidOut", "the forward MidOut")
+                              .Input(GradVarName("Out"), "gradient of Out")
+                              .Output(GradVarName("X"), "gradient of X")
+                              .KernelDataTypeFrom("X")
+                              .InferShape(GradLike({"X"}))));
+TIDE_REGISTER_KERNEL("lrn", "cpu", LrnKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("lrn_grad", "cpu", LrnGradKernel, OPS_NN_FLOAT_TYPES);

@@ -1,0 +1,235 @@
+// split_concat_ops.cc: concat (inputs joined along an axis) with concat_grad, and split (an input
+// cut into `num` equal parts or `sections` along an axis) whose grad is a concat.
+#include <cstring>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+// Copies a [pre, n_i, post] block of each part into / out of a [pre, sum n_i, post] whole.
+template <typename T>
+void JoinOrCut(bool join, int64_t pre, int64_t post, int64_t total,
+               const std::vector<int64_t>& sizes, const std::vector<const T*>& parts_in,
+               const std::vector<T*>& parts_out, T* whole_out, const T* whole_in) {
+  int64_t offset = 0;
+  for (size_t p = 0; p < sizes.size(); ++p) {
+    const int64_t width = sizes[p] * post;
+    for (int64_t i = 0; i < pre; ++i) {
+      if (join) {
+        if (parts_in[p])
+          std::memcpy(whole_out + i * total * post + offset, parts_in[p] + i * width,
+                      sizeof(T) * width);
+      } else if (parts_out[p]) {
+        std::memcpy(parts_out[p] + i * width, whole_in + i * total * post + offset,
+                    sizeof(T) * width);
+      }
+    }
+    offset += width;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// concat
+Dims ConcatDims(const char* op, const std::vector<Dims>& ins, int axis_attr, int* axis) {
+  TIDE_CHECK(!ins.empty(), "op '", op, "': X needs at least one input");
+  const Dims& first = ins[0];
+  *axis = NormAxis(op, axis_attr, first.size());
+  Dims out = first;
+  for (size_t i = 1; i < ins.size(); ++i) {
+    const Dims& d = ins[i];
+    TIDE_CHECK(d.size() == first.size(), "op '", op, "': X[", i, "] ", tide::ToString(d),
+               " has another rank than X[0] ", tide::ToString(first));
+    for (size_t j = 0; j < d.size(); ++j) {
+      if (static_cast<int>(j) == *axis) {
+        out[j] = (out[j] < 0 || d[j] < 0) ? -1 : out[j] + d[j];
+      } else {
+        TIDE_CHECK(DimsCompatible(d[j], first[j]), "op '", op, "': X[", i, "] ", tide::ToString(d),
+                   " and X[0] ", tide::ToString(first), " differ in dim ", j, " (concat axis is ",
+                   *axis, ")");
+        if (out[j] < 0) out[j] = d[j];
+      }
+    }
+  }
+  return out;
+}
+
+void ConcatInferShape(tide::InferShapeContext& ctx) {
+  int axis = 0;
+  ctx.SetOutputDims(
+      "Out", ConcatDims(ctx.op_type(), ctx.InputsDims("X"), ctx.Attr<int32_t>("axis"), &axis));
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  ctx.ShareLoD("X", "Out");
+}
+
+template <typename T>
+void ConcatKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  int axis = 0;
+  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
+  T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  std::vector<int64_t> sizes;
+  std::vector<const T*> parts;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TIDE_CHECK(xs[i].dtype() == xs[0].dtype(), "op '", op, "': X[", i, "] ('",
+               ctx.InputName("X", i), "') is ", tide::DataTypeName(xs[i].dtype()), ", X[0] is ",
+               tide::DataTypeName(xs[0].dtype()));
+    sizes.push_back(dims[i][axis]);
+    parts.push_back(xs[i].data<T>());
+  }
+  JoinOrCut<T>(true, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes, parts,
+               {}, out, nullptr);
+}
+
+// X@GRAD[i] = the slice of Out@GRAD that X[i] filled (only where wanted).
+template <typename T>
+void ConcatGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  int axis = 0;
+  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
+  TIDE_CHECK(dout.dims() == od, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
+             ", expected ", tide::ToString(od));
+  const std::string g = GradVarName("X");
+  std::vector<int64_t> sizes;
+  std::vector<T*> parts;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    sizes.push_back(dims[i][axis]);
+    Tensor dx = i < ctx.OutputCount(g.c_str()) ? ctx.OptionalOutput(g.c_str(), i) : Tensor();
+    parts.push_back(dx ? dx.mutable_data<T>(dims[i], ctx.place()) : nullptr);
+  }
+  JoinOrCut<T>(false, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes, {},
+               parts, nullptr, dout.data<T>());
+}
+
+// ---------------------------------------------------------------------------------------------
+// split
+std::vector<Dims> SplitDims(const char* op, const Dims& x, int axis_attr, int num,
+                            std::vector<int32_t> sections, size_t outs, int* axis) {
+  *axis = NormAxis(op, axis_attr, x.size());
+  const int64_t len = x[*axis];
+  std::vector<int64_t> sizes;
+  if (num > 0) {
+    TIDE_CHECK(sections.empty(), "op '", op, "': set num or sections, not both");
+    TIDE_CHECK(len < 0 || len % num == 0, "op '", op, "': X ", tide::ToString(x), " has ", len,
+               " entries on axis ", *axis, ", not divisible by num = ", num);
+    sizes.assign(num, len < 0 ? -1 : len / num);
+  } else {
+    TIDE_CHECK(!sections.empty(), "op '", op, "': set num > 0 or sections");
+    int unknown = -1;
+    int64_t known = 0;
+    for (size_t i = 0; i < sections.size(); ++i) {
+      TIDE_CHECK(sections[i] >= 0 || (sections[i] == -1 && unknown < 0), "op '", op,
+                 "': sections may hold one -1 and otherwise sizes >= 0, got ", sections[i], " at ",
+                 i);
+      if (sections[i] == -1)
+        unknown = static_cast<int>(i);
+      else
+        known += sections[i];
+    }
+    if (unknown >= 0 && len >= 0) {
+      TIDE_CHECK(known <= len, "op '", op, "': sections sum to ", known, ", more than X's ", len,
+                 " entries on axis ", *axis);
+      sections[unknown] = static_cast<int32_t>(len - known);
+    }
+    TIDE_CHECK(unknown >= 0 || len < 0 || known == len, "op '", op, "': sections sum to ", known,
+               " but X ", tide::ToString(x), " has ", len, " entries on axis ", *axis);
+    sizes.assign(sections.begin(), sections.end());
+  }
+  TIDE_CHECK(sizes.size() == outs, "op '", op, "': ", sizes.size(), " parts but ", outs,
+             " Out variables");
+  std::vector<Dims> out(sizes.size(), x);
+  for (size_t i = 0; i < sizes.size(); ++i) out[i][*axis] = sizes[i];
+  return out;
+}
+
+template <typename Ctx>
+std::vector<Dims> SplitDimsOf(const Ctx& ctx, const Dims& x, size_t outs, int* axis) {
+  return SplitDims(ctx.op_type(), x, ctx.template Attr<int32_t>("axis"),
+                   ctx.template Attr<int32_t>("num"),
+                   ctx.template Attr<std::vector<int32_t>>("sections"), outs, axis);
+}
+
+void SplitInferShape(tide::InferShapeContext& ctx) {
+  int axis = 0;
+  auto dims = SplitDimsOf(ctx, ctx.InputDims("X"), ctx.OutputCount("Out"), &axis);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    ctx.SetOutputDims("Out", dims[i], i);
+    ctx.SetOutputDataType("Out", ctx.InputDataType("X"), i);
+  }
+}
+
+template <typename T>
+void SplitKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  int axis = 0;
+  auto dims = SplitDimsOf(ctx, x.dims(), ctx.OutputCount("Out"), &axis);
+  std::vector<int64_t> sizes;
+  std::vector<T*> parts;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    sizes.push_back(dims[i][axis]);
+    Tensor o = ctx.OptionalOutput("Out", i);
+    parts.push_back(o ? o.mutable_data<T>(dims[i], ctx.place()) : nullptr);
+  }
+  const Dims& xd = x.dims();
+  JoinOrCut<T>(false, Product(xd, 0, axis), Product(xd, axis + 1, xd.size()), xd[axis], sizes, {},
+               parts, nullptr, x.data<T>());
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(tide::OpSchema("concat")
+                     .Comment("Out = the inputs joined along `axis`; other dims must agree.")
+                     .Input("X", "the inputs, same rank")
+                     .AsDuplicable()
+                     .Output("Out", "the joined tensor")
+                     .Attr("axis", int32_t(0),
+                           "the axis to join along (negative counts from the end)")
+                     .InferShape(ConcatInferShape)
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("concat_grad")
+                           .Input("X", g.Input("X"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("concat_grad")
+                     .Comment("X@GRAD[i] = the slice of Out@GRAD that X[i] filled.")
+                     .Input("X", "the forward inputs (for their dims)")
+                     .AsDuplicable()
+                     .Input(GradVarName("Out"), "gradient of Out")
+                     .Output(GradVarName("X"), "gradients of X (@EMPTY@ where unwanted)")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Attr("axis", int32_t(0), "the forward axis")
+                     .KernelDataTypeFrom(GradVarName("Out"))
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("concat", "cpu", ConcatKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("concat_grad", "cpu", ConcatGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("split")
+                     .Comment("Cuts X along `axis` into `num` equal parts or parts of `sections` "
+                              "sizes (one -1 takes the rest).")
+                     .Input("X", "the input")
+                     .Output("Out", "the parts, in order")
+                     .AsDuplicable()
+                     .Attr("axis", int32_t(0), "the axis to cut (negative counts from the end)")
+                     .Attr("num", int32_t(0), "number of equal parts (0: use sections)")
+                     .Attr("sections", std::vector<int32_t>{}, "sizes of the parts (when num is 0)")
+                     .InferShape(SplitInferShape)
+                     .Grad([](tide::GradMaker& g) {  // the parts' grads joined back
+                       g.NewOp("concat")
+                           .Input("X", g.OutputGrad("Out"))
+                           .Output("Out", g.InputGrad("X"))
+                           .Attr("axis", g.Attr<int32_t>("axis"));
+                     }));
+TIDE_REGISTER_KERNEL("split", "cpu", SplitKernel, OPS_NN_MOVE_TYPES);

@@ -1,0 +1,159 @@
+// transpose_op.cc: transpose / transpose2 (Out[i...] = X permuted by `axis`) and their grads
+// (the inverse permutation). transpose2 also outputs XShape ([0] + X's dims, no data) so its
+// grad needs no X.
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+std::vector<int> CheckedPerm(const char* op, const std::vector<int32_t>& axis, const Dims& x) {
+  TIDE_CHECK(axis.size() == x.size(), "op '", op, "': axis has ", axis.size(), " entries but X ",
+             tide::ToString(x), " has rank ", x.size());
+  std::vector<int> perm(axis.size());
+  std::vector<bool> seen(axis.size(), false);
+  for (size_t i = 0; i < axis.size(); ++i) {
+    int a = axis[i];
+    TIDE_CHECK(a >= 0 && a < static_cast<int>(x.size()) && !seen[a], "op '", op,
+               "': axis must be a permutation of [0, ", x.size(), "), got entry ", a, " at ", i);
+    seen[a] = true;
+    perm[i] = a;
+  }
+  return perm;
+}
+
+Dims Permuted(const Dims& x, const std::vector<int>& perm) {
+  Dims out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = x[perm[i]];
+  return out;
+}
+
+// out[j] = in[offset(j)], where out dim i walks in dim perm[i].
+template <typename T>
+void TransposeData(const T* in, const Dims& in_dims, const std::vector<int>& perm, T* out) {
+  const int r = static_cast<int>(in_dims.size());
+  int64_t n = Product(in_dims);
+  if (r == 0 || n == 0) {
+    if (n) out[0] = in[0];
+    return;
+  }
+  std::vector<int64_t> in_stride(r, 1);
+  for (int i = r - 2; i >= 0; --i) in_stride[i] = in_stride[i + 1] * in_dims[i + 1];
+  std::vector<int64_t> od(r), os(r);  // out dims and the input stride of each out dim
+  for (int i = 0; i < r; ++i) {
+    od[i] = in_dims[perm[i]];
+    os[i] = in_stride[perm[i]];
+  }
+  std::vector<int64_t> idx(r, 0);
+  int64_t src = 0;
+  const int64_t inner = od[r - 1], inner_stride = os[r - 1];
+  for (int64_t j = 0; j < n; j += inner) {
+    for (int64_t t = 0; t < inner; ++t) out[j + t] = in[src + t * inner_stride];
+    for (int i = r - 2; i >= 0; --i) {  // advance the outer index (odometer)
+      src += os[i];
+      if (++idx[i] < od[i]) break;
+      src -= os[i] * od[i];
+      idx[i] = 0;
+    }
+  }
+}
+
+void TransposeInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  Dims x = ctx.InputDims("X");
+  auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), x);
+  ctx.SetOutputDims("Out", Permuted(x, perm));
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  if (ctx.HasOutput("XShape")) {
+    Dims xs{0};
+    xs.insert(xs.end(), x.begin(), x.end());
+    ctx.SetOutputDims("XShape", xs);
+    ctx.SetOutputDataType("XShape", ctx.InputDataType("X"));
+  }
+}
+
+template <typename T>
+void TransposeKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), x.dims());
+  T* o = out.mutable_data<T>(Permuted(x.dims(), perm), ctx.place());
+  TransposeData(x.data<T>(), x.dims(), perm, o);
+}
+
+// X's dims: from X (transpose_grad) or XShape[1:] (transpose2_grad).
+Dims ForwardXDims(const KernelContext& ctx) {
+  if (ctx.HasInput("XShape")) {
+    Dims xs = ctx.Input("XShape").dims();
+    return Dims(xs.begin() + 1, xs.end());
+  }
+  return ctx.Input("X").dims();
+}
+
+void GradFromXShape(tide::InferShapeContext& ctx) {
+  const std::string g = GradVarName("X");
+  Dims xs = ctx.InputDims("XShape");
+  ctx.SetOutputDims(g.c_str(), Dims(xs.begin() + 1, xs.end()));
+  ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(GradVarName("Out").c_str()));
+}
+
+template <typename T>
+void TransposeGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  Dims xd = ForwardXDims(ctx);
+  auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), xd);
+  TIDE_CHECK(dout.dims() == Permuted(xd, perm), "op '", op, "': Out@GRAD has dims ",
+             tide::ToString(dout.dims()), ", expected ", tide::ToString(Permuted(xd, perm)));
+  std::vector<int> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int>(i);
+  T* d = dx.mutable_data<T>(xd, ctx.place());
+  TransposeData(dout.data<T>(), dout.dims(), inv, d);
+}
+
+tide::OpSchema TransposeSchema(const std::string& type, bool v2) {
+  auto s = tide::OpSchema(type)
+               .Comment("Out = X with its axes permuted: Out.dims[i] = X.dims[axis[i]].")
+               .Input("X", "the input")
+               .Output("Out", "the permuted input");
+  if (v2) s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate();
+  return s.RequiredAttr("axis", TIDE_ATTR_INTS, "the permutation of X's axes")
+      .InferShape(TransposeInferShape)
+      .Grad([type, v2](tide::GradMaker& g) {
+        auto op = g.NewOp(type + "_grad");
+        if (v2)
+          op.Input("XShape", g.Output("XShape"));
+        else
+          op.Input("X", g.Input("X"));
+        op.Input(GradVarName("Out"), g.OutputGrad("Out"))
+            .Output(GradVarName("X"), g.InputGrad("X"))
+            .CopyAttrs();
+      });
+}
+
+tide::OpSchema TransposeGradSchema(const std::string& type, bool v2) {
+  auto s = tide::OpSchema(type).Comment("X@GRAD = Out@GRAD permuted back.");
+  if (v2)
+    s.Input("XShape", "the forward XShape");
+  else
+    s.Input("X", "the forward input (for its dims)");
+  return s.Input(GradVarName("Out"), "gradient of Out")
+      .Output(GradVarName("X"), "gradient of X")
+      .RequiredAttr("axis", TIDE_ATTR_INTS, "the forward permutation")
+      .KernelDataTypeFrom(GradVarName("Out"))
+      .InferShape(v2 ? tide::InferShapeFn(GradFromXShape) : GradLike({"X"}));
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(TransposeSchema("transpose", false));
+TIDE_REGISTER_OP(TransposeGradSchema("transpose_grad", false));
+TIDE_REGISTER_OP(TransposeSchema("transpose2", true));
+TIDE_REGISTER_OP(TransposeGradSchema("transpose2_grad", true));
+TIDE_REGISTER_KERNEL("transpose", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("transpose2", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("transpose_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("transpose2_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);
