@@ -1,0 +1,79 @@
+// concat_kernel.cc: Fluid's concat (inputs X[0..n) joined along `axis`, negative from the end)
+// on the oneDNN concat primitive. Inputs may be plain or blocked, each in its own format; the
+// output takes the format oneDNN picks (blocked inputs joined on channels stay blocked) when Tide
+// can store it, else plain. Empty inputs are skipped.
+#include "mkldnn_context.h"
+
+namespace tide_mkldnn {
+namespace {
+
+constexpr auto f32 = memory::data_type::f32;
+
+struct Concat {
+  dnnl::concat::primitive_desc pd;
+  dnnl::concat prim;
+};
+
+template <typename T>
+void ConcatKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    std::vector<Tensor> xs = ctx.Inputs("X");
+    Tensor out = ctx.Output("Out");
+    TIDE_CHECK(!xs.empty(), "op '", op, "': X is empty");
+    const Dims d0 = xs[0].dims();
+    const int rank = static_cast<int>(d0.size());
+    const int axis_attr = ctx.Attr<int32_t>("axis");
+    const int axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    TIDE_CHECK(axis >= 0 && axis < rank, "op '", op, "': axis ", axis_attr,
+               " is out of range for rank ", rank);
+    Dims od = d0;
+    od[axis] = 0;
+    Exec e(ctx);
+    std::vector<memory> srcs;
+    std::vector<memory::desc> mds;
+    Key key(op);
+    key(axis);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const Dims d = xs[i].dims();
+      TIDE_CHECK(static_cast<int>(d.size()) == rank, "op '", op, "': X[", i, "] has dims ",
+                 tide::ToString(d), ", X[0] has ", tide::ToString(d0));
+      for (int k = 0; k < rank; ++k)
+        TIDE_CHECK(k == axis || d[k] == d0[k], "op '", op, "': X[", i, "] ", tide::ToString(d),
+                   " and X[0] ", tide::ToString(d0), " differ off axis ", axis);
+      od[axis] += d[axis];
+      if (Product(d) == 0) continue;
+      srcs.push_back(e.View(xs[i], op, "X"));
+      mds.push_back(srcs.back().get_desc());
+      key(xs[i]);
+    }
+    if (srcs.empty()) {  // nothing to copy
+      out.Resize(od);
+      out.mutable_data<float>(ctx.place());
+      out.set_layout(TIDE_LAYOUT_ANY);
+      out.set_format(0);
+      return;
+    }
+    const memory::dims dst_dims = ToDnnlDims(od);
+    auto entry = e.cache().GetOrCreate<Concat>(key.str(), [&] {
+      dnnl::concat::primitive_desc pd(axis, mds, e.engine(), DefaultAttr());
+      if (StorableTag(pd.dst_desc(), dst_dims) == Tag::undef)
+        pd = dnnl::concat::primitive_desc(memory::desc(dst_dims, f32, PlainTag(od.size())), axis,
+                                          mds, e.engine(), DefaultAttr());
+      return Concat{pd, dnnl::concat(pd)};
+    });
+    memory dst = TryOutput(e, out, od, entry->pd.dst_desc(), ctx.place());
+    std::unordered_map<int, memory> args{{DNNL_ARG_DST, dst}};
+    for (size_t i = 0; i < srcs.size(); ++i) args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = srcs[i];
+    e.Run(entry->prim, entry->pd, args);
+    e.Wait();
+  });
+}
+
+}  // namespace
+}  // namespace tide_mkldnn
+
+using namespace tide_mkldnn;  // NOLINT: registration macros below
+
+TIDE_MKLDNN_KERNEL("concat", ConcatKernel);

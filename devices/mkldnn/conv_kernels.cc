@@ -1,0 +1,195 @@
+// conv_kernels.cc: conv2d / depthwise_conv2d (Fluid: NCHW Input, [M, C/groups, kh, kw] Filter,
+// strides, symmetric paddings, dilations, groups) and their grads on oneDNN convolutions. The
+// forward output stays in the blocked format oneDNN picks; the grads are written plain.
+#include "mkldnn_context.h"
+
+namespace tide_mkldnn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+constexpr auto f32 = memory::data_type::f32;
+
+struct ConvParams {
+  Dims x, f, out;
+  int64_t groups;
+  std::vector<int32_t> strides, pads, dils;
+  memory::dims src, weights, dst;  // oneDNN dims (weights grouped when groups > 1)
+  memory::dims d_strides, d_dils, pad_l, pad_r;
+};
+
+ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f) {
+  const char* op = ctx.op_type();
+  ConvParams p;
+  p.x = x.dims();
+  p.f = f.dims();
+  TIDE_CHECK(p.x.size() == 4, "op '", op, "': Input must be 4-D [N, C, H, W], got ",
+             tide::ToString(p.x));
+  TIDE_CHECK(p.f.size() == 4, "op '", op, "': Filter must be 4-D [M, C/groups, kh, kw], got ",
+             tide::ToString(p.f));
+  p.strides = ctx.Attr<std::vector<int32_t>>("strides");
+  p.pads = ctx.Attr<std::vector<int32_t>>("paddings");
+  p.dils = ctx.Attr<std::vector<int32_t>>("dilations");
+  p.groups = ctx.Attr<int32_t>("groups");
+  TIDE_CHECK(p.strides.size() == 2 && p.pads.size() == 2 && p.dils.size() == 2, "op '", op,
+             "': strides, paddings and dilations need 2 values each");
+  TIDE_CHECK(p.groups >= 1 && p.x[1] == p.f[1] * p.groups && p.f[0] % p.groups == 0, "op '", op,
+             "': Input ", tide::ToString(p.x), " and Filter ", tide::ToString(p.f),
+             " do not match groups = ", p.groups);
+  Dims o{p.x[0], p.f[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    TIDE_CHECK(p.strides[i] > 0 && p.dils[i] > 0 && p.pads[i] >= 0, "op '", op,
+               "': strides and dilations must be > 0 and paddings >= 0");
+    const int64_t extent = int64_t(p.dils[i]) * (p.f[2 + i] - 1) + 1;
+    o[2 + i] = (p.x[2 + i] + 2 * p.pads[i] - extent) / p.strides[i] + 1;
+    TIDE_CHECK(o[2 + i] > 0, "op '", op, "': the output would be empty for Input ",
+               tide::ToString(p.x), " and Filter ", tide::ToString(p.f));
+  }
+  p.out = o;
+  p.src = ToDnnlDims(p.x);
+  p.dst = ToDnnlDims(p.out);
+  if (p.groups > 1)
+    p.weights = {p.groups, p.f[0] / p.groups, p.f[1], p.f[2], p.f[3]};
+  else
+    p.weights = ToDnnlDims(p.f);
+  p.d_strides = {p.strides[0], p.strides[1]};
+  p.d_dils = {p.dils[0] - 1, p.dils[1] - 1};  // oneDNN counts the gaps
+  p.pad_l = {p.pads[0], p.pads[1]};
+  p.pad_r = p.pad_l;  // oneDNN's floor-division consistency check matches Fluid's output size
+  return p;
+}
+
+Key ConvKey(const char* what, const Tensor& x, const ConvParams& p) {
+  Key k(what);
+  k(x)(p.f)(p.strides)(p.pads)(p.dils)(p.groups);
+  return k;
+}
+
+memory::desc Any(const memory::dims& d) { return memory::desc(d, f32, Tag::any); }
+
+// The filter's plain descriptor in oneDNN's terms: oihw, or goihw over the same bytes.
+memory::desc UserWeightsDesc(const ConvParams& p) {
+  return memory::desc(p.weights, f32, p.groups > 1 ? Tag::goihw : Tag::oihw);
+}
+memory FilterView(Exec& e, const Tensor& f, const ConvParams& p, const char* op) {
+  memory plain = PlainView(e, f, op, "Filter");
+  return e.View(UserWeightsDesc(p), plain.get_data_handle());
+}
+
+dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p,
+                                        const memory::desc& dst) {
+  return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, Any(p.src),
+                                         Any(p.weights), dst, p.d_strides, p.d_dils, p.pad_l,
+                                         p.pad_r);
+}
+
+struct ConvFwd {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+};
+
+template <typename T>
+void ConvKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
+    ConvParams p = GetParams(ctx, x, f);
+    Exec e(ctx);
+    auto entry = e.cache().GetOrCreate<ConvFwd>(ConvKey(op, x, p).str(), [&] {
+      dnnl::convolution_forward::primitive_desc pd(
+          FwdDesc(prop_kind::forward_inference, p, Any(p.dst)), DefaultAttr(), e.engine());
+      if (StorableTag(pd.dst_desc(), p.dst) == Tag::undef)  // e.g. padded channel blocks
+        pd = dnnl::convolution_forward::primitive_desc(
+            FwdDesc(prop_kind::forward_inference, p, memory::desc(p.dst, f32, Tag::nchw)),
+            DefaultAttr(), e.engine());
+      return ConvFwd{pd, dnnl::convolution_forward(pd)};
+    });
+    const auto& pd = entry->pd;
+    memory src = e.Convert(e.View(x, op, "Input"), pd.src_desc());
+    memory w = e.Convert(FilterView(e, f, p, op), pd.weights_desc());
+    memory dst = TryOutput(e, out, p.out, pd.dst_desc(), ctx.place());
+    TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
+    e.Run(entry->prim, pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}});
+    e.Wait();
+  });
+}
+
+struct ConvBwd {
+  dnnl::convolution_forward::primitive_desc fwd;
+  dnnl::convolution_backward_data::primitive_desc data_pd;
+  dnnl::convolution_backward_data data;
+  dnnl::convolution_backward_weights::primitive_desc weights_pd;
+  dnnl::convolution_backward_weights weights;
+};
+
+template <typename T>
+void ConvGradKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("Input"), f = ctx.Input("Filter");
+    Tensor dout = ctx.Input(tide::GradVarName("Output").c_str());
+    Tensor dx = ctx.OptionalOutput(tide::GradVarName("Input").c_str());
+    Tensor df = ctx.OptionalOutput(tide::GradVarName("Filter").c_str());
+    ConvParams p = GetParams(ctx, x, f);
+    TIDE_CHECK(dout.dims() == p.out, "op '", op, "': Output@GRAD has dims ",
+               tide::ToString(dout.dims()), ", expected ", tide::ToString(p.out));
+    if (!dx && !df) return;
+    Exec e(ctx);
+    auto entry = e.cache().GetOrCreate<ConvBwd>(ConvKey(op, x, p)(dout).str(), [&] {
+      dnnl::convolution_forward::primitive_desc fwd(
+          FwdDesc(prop_kind::forward_training, p, Any(p.dst)), DefaultAttr(), e.engine());
+      dnnl::convolution_backward_data::primitive_desc data_pd(
+          dnnl::convolution_backward_data::desc(algorithm::convolution_direct, Any(p.src),
+                                                Any(p.weights), Any(p.dst), p.d_strides,
+                                                p.d_dils, p.pad_l, p.pad_r),
+          DefaultAttr(), e.engine(), fwd);
+      dnnl::convolution_backward_weights::primitive_desc weights_pd(
+          dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, Any(p.src),
+                                                   Any(p.weights), Any(p.dst), p.d_strides,
+                                                   p.d_dils, p.pad_l, p.pad_r),
+          DefaultAttr(), e.engine(), fwd);
+      return ConvBwd{fwd, data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
+                     dnnl::convolution_backward_weights(weights_pd)};
+    });
+    memory dout_m = e.View(dout, op, "Output@GRAD");
+    if (dx) {
+      const auto& pd = entry->data_pd;
+      memory diff_dst = e.Convert(dout_m, pd.diff_dst_desc());
+      memory w = e.Convert(FilterView(e, f, p, op), pd.weights_desc());
+      bool direct = false;
+      memory diff_src = PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(), &direct);
+      e.Run(entry->data, pd,
+            {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, diff_src}});
+      if (!direct) StorePlain(e, diff_src, dx, p.x, ctx.place());
+    }
+    if (df) {
+      const auto& pd = entry->weights_pd;
+      memory src = e.Convert(e.View(x, op, "Input"), pd.src_desc());
+      memory diff_dst = e.Convert(dout_m, pd.diff_dst_desc());
+      df.Resize(p.f);
+      float* fd = df.mutable_data<float>(ctx.place());
+      df.set_layout(TIDE_LAYOUT_ANY);
+      df.set_format(0);
+      memory user_dw(UserWeightsDesc(p), e.engine(), fd);
+      const bool direct = pd.diff_weights_desc() == UserWeightsDesc(p);
+      memory diff_w = direct ? user_dw : e.TempMemory(pd.diff_weights_desc());
+      e.Run(entry->weights, pd,
+            {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_w}});
+      if (!direct) e.Reorder(diff_w, user_dw);
+    }
+    e.Wait();
+  });
+}
+
+}  // namespace
+}  // namespace tide_mkldnn
+
+using namespace tide_mkldnn;  // NOLINT: registration macros below
+
+TIDE_MKLDNN_KERNEL("conv2d", ConvKernel);
+TIDE_MKLDNN_KERNEL("conv2d_grad", ConvGradKernel);
+// Fluid emits depthwise_conv2d when groups == channels: the same oneDNN convolution serves it.
+TIDE_MKLDNN_KERNEL("depthwise_conv2d", ConvKernel);
+TIDE_MKLDNN_KERNEL("depthwise_conv2d_grad", ConvGradKernel);

@@ -1,0 +1,83 @@
+// lrn_kernel.cc: Fluid's lrn (local response normalisation across channels) on oneDNN LRN:
+// Out = X / (k + alpha * sum over the n channels [c - (n - 1) / 2, c - (n - 1) / 2 + n) of
+// X^2)^beta. Fluid's alpha is not divided by n; oneDNN's is, so oneDNN gets alpha * n. Out keeps
+// X's format; MidOut (k + alpha * the sum, what the plain lrn_grad reads) is computed plain.
+#include <cstring>
+
+#include "mkldnn_context.h"
+
+namespace tide_mkldnn {
+namespace {
+
+struct LrnFwd {
+  dnnl::lrn_forward::primitive_desc pd;
+  dnnl::lrn_forward prim;
+};
+
+int64_t Bits(float f) {
+  int32_t i;
+  std::memcpy(&i, &f, sizeof(i));
+  return i;
+}
+
+template <typename T>
+void LrnKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+    const Dims d = x.dims();
+    TIDE_CHECK(d.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ",
+               tide::ToString(d));
+    const int64_t n = ctx.Attr<int32_t>("n");
+    const float k = ctx.Attr<float>("k"), alpha = ctx.Attr<float>("alpha"),
+                beta = ctx.Attr<float>("beta");
+    TIDE_CHECK(n > 0, "op '", op, "': n must be > 0, got ", n);
+    Exec e(ctx);
+    memory src = e.View(x, op, "X");
+    if (StorableTag(src.get_desc(), ToDnnlDims(d)) == Tag::undef) src = PlainView(e, x, op, "X");
+    const memory::desc md = src.get_desc();
+    Key key(op);
+    key(d)(int64_t(StorableTag(md, ToDnnlDims(d))))(n)(Bits(k))(Bits(alpha))(Bits(beta));
+    auto entry = e.cache().GetOrCreate<LrnFwd>(key.str(), [&] {
+      dnnl::lrn_forward::primitive_desc pd(
+          dnnl::lrn_forward::desc(dnnl::prop_kind::forward_inference,
+                                  dnnl::algorithm::lrn_across_channels, md, n,
+                                  alpha * static_cast<float>(n), beta, k),
+          DefaultAttr(), e.engine());
+      return LrnFwd{pd, dnnl::lrn_forward(pd)};
+    });
+    memory dst = TryOutput(e, out, d, md, ctx.place());
+    e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    e.Wait();
+
+    Tensor mid = ctx.OptionalOutput("MidOut");
+    if (!mid) return;
+    memory xm = PlainView(e, x, op, "X");
+    e.Wait();
+    const float* xd = static_cast<const float*>(xm.get_data_handle());
+    mid.Resize(d);
+    float* md_out = mid.mutable_data<float>(ctx.place());
+    mid.set_layout(TIDE_LAYOUT_ANY);
+    mid.set_format(0);
+    const int64_t batch = d[0], c = d[1], hw = d[2] * d[3], start = -(n - 1) / 2;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        float* m = md_out + (b * c + ch) * hw;
+        for (int64_t i = 0; i < hw; ++i) m[i] = k;
+        for (int64_t w = start; w < start + n; ++w) {
+          const int64_t cc = ch + w;
+          if (cc < 0 || cc >= c) continue;
+          const float* xp = xd + (b * c + cc) * hw;
+          for (int64_t i = 0; i < hw; ++i) m[i] += alpha * xp[i] * xp[i];
+        }
+      }
+  });
+}
+
+}  // namespace
+}  // namespace tide_mkldnn
+
+using namespace tide_mkldnn;  // NOLINT: registration macros below
+
+TIDE_MKLDNN_KERNEL("lrn", LrnKernel);

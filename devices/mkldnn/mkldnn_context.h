@@ -1,0 +1,255 @@
+// mkldnn_context.h: the oneDNN side of the device_mkldnn plugin: one engine and a primitive cache
+// per CPU place (the "MKLDNNDeviceContext"), a stream per place and thread, the mapping between
+// Tide tensors (plain, or layout ONEDNN with a dnnl format tag as their format code) and oneDNN
+// memory, and an execution helper whose scratch memory comes from the core's allocator.
+//
+// Threading: Debian's libdnnl 2.6 is built with DNNL_CPU_RUNTIME=OMP (libgomp), so a primitive
+// runs on OpenMP threads (OMP_NUM_THREADS), not on Tide's Eigen pool; see README.md here.
+#pragma once
+
+#include <tide/plugin.hpp>
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <dnnl.hpp>
+
+namespace tide_mkldnn {
+
+using dnnl::memory;
+using tide::Dims;
+using tide::KernelContext;
+using tide::Tensor;
+using Tag = memory::format_tag;
+
+constexpr const char* kPluginName = "device_mkldnn";
+
+// ---------------------------------------------------------------------------------------------
+// A bounded, thread-safe LRU map from a key string to a shared object (primitive descriptors,
+// primitives). Values are shared_ptrs so an entry evicted while another thread runs it stays
+// alive until that thread is done.
+class PrimitiveCache {
+ public:
+  explicit PrimitiveCache(size_t capacity) : capacity_(capacity ? capacity : 1) {}
+
+  // The value under `key`, made by `make()` (outside the lock) when absent.
+  template <typename T, typename Make>
+  std::shared_ptr<T> GetOrCreate(const std::string& key, Make&& make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        ++hits_;
+        return std::static_pointer_cast<T>(it->second->second);
+      }
+    }
+    std::shared_ptr<T> made = std::make_shared<T>(make());
+    std::lock_guard<std::mutex> lock(mu_);
+    ++misses_;
+    auto it = map_.find(key);
+    if (it != map_.end()) {  // another thread made it meanwhile: keep theirs
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return std::static_pointer_cast<T>(it->second->second);
+    }
+    lru_.emplace_front(key, made);
+    map_[key] = lru_.begin();
+    while (map_.size() > capacity_) {
+      map_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+    return made;
+  }
+
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return map_.size();
+  }
+  size_t capacity() const { return capacity_; }
+  uint64_t hits() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return hits_;
+  }
+  uint64_t misses() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return misses_;
+  }
+
+ private:
+  using Entry = std::pair<std::string, std::shared_ptr<void>>;
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<Entry> lru_;
+  std::unordered_map<std::string, std::list<Entry>::iterator> map_;
+  uint64_t hits_ = 0, misses_ = 0;
+};
+
+// What the plugin keeps per CPU place: the engine and the primitive cache.
+struct MkldnnDeviceContext {
+  explicit MkldnnDeviceContext(size_t cache_capacity)
+      : engine(dnnl::engine::kind::cpu, 0), cache(cache_capacity) {}
+  dnnl::engine engine;
+  PrimitiveCache cache;
+};
+
+// The context of the place behind `dctx` (the core's device context for a CPU place), made on
+// first use and kept for the life of the process.
+MkldnnDeviceContext& ContextFor(TideDeviceContext* dctx);
+// This thread's stream on `c`'s engine. oneDNN CPU streams are cheap and not meant to be shared
+// between threads that submit concurrently, so each (place, thread) pair has one.
+dnnl::stream& StreamFor(MkldnnDeviceContext& c);
+
+// ---------------------------------------------------------------------------------------------
+// Tensors <-> oneDNN memory.
+
+memory::dims ToDnnlDims(const Dims& d);
+// The dense row-major tag of a rank: a, ab, abc, abcd, ...
+Tag PlainTag(size_t rank);
+memory::data_type ToDnnlType(TideDataType t);
+
+// True when `t` holds blocked oneDNN data (layout ONEDNN with a format tag).
+bool IsBlocked(const Tensor& t);
+// The memory descriptor of what `t` holds: its format tag when blocked, else dense row-major
+// over its (logical) dims. Checks the dtype is float32 and the layout is one the plugin reads.
+memory::desc DescOf(const Tensor& t, const char* op, const char* what);
+
+// A format tag `md` is exactly (dense, no padding beyond its dims' elements), among those an
+// output may be stored in; Tag::undef when none. The plain tag comes first.
+Tag StorableTag(const memory::desc& md, const memory::dims& dims);
+
+// The tag chosen for plain -> ONEDNN conversions: channel blocks of 16 (AVX-512) or 8 when the
+// channel count divides, else the plain tag.
+Tag DefaultBlockedTag(const memory::dims& dims);
+
+// Stores `t`'s layout for data in tag `tag`: plain (layout ANY, format 0) for the plain tag,
+// else layout ONEDNN with `tag` as its format code.
+void SetLayoutFor(Tensor& t, Tag tag, size_t rank);
+
+// A stable text key for a cache, built from values.
+class Key {
+ public:
+  explicit Key(const char* op) : s_(op) {}
+  Key& operator()(int64_t v) {
+    s_ += ':';
+    s_ += std::to_string(v);
+    return *this;
+  }
+  Key& operator()(const std::string& v) {
+    s_ += ':';
+    s_ += v;
+    return *this;
+  }
+  Key& operator()(const char* v) { return (*this)(std::string(v)); }
+  Key& operator()(const std::vector<int64_t>& v) {
+    s_ += ":[";
+    for (int64_t x : v) {
+      s_ += std::to_string(x);
+      s_ += ',';
+    }
+    s_ += ']';
+    return *this;
+  }
+  Key& operator()(const std::vector<int32_t>& v) {
+    return (*this)(std::vector<int64_t>(v.begin(), v.end()));
+  }
+  // A tensor: its dims and its format (0 when plain).
+  Key& operator()(const Tensor& t) {
+    (*this)(t.dims());
+    return (*this)(IsBlocked(t) ? t.format() : int64_t(0));
+  }
+  const std::string& str() const { return s_; }
+
+ private:
+  std::string s_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Running primitives for one kernel (or one transform) call.
+class Exec {
+ public:
+  // In a kernel: temporaries from KernelContext::TempBuffer.
+  explicit Exec(const KernelContext& ctx);
+  // In a transform: temporaries in tensors the plugin owns for the call.
+  explicit Exec(TideDeviceContext* dctx);
+  ~Exec() = default;
+  Exec(const Exec&) = delete;
+  Exec& operator=(const Exec&) = delete;
+
+  MkldnnDeviceContext& context() { return *c_; }
+  const dnnl::engine& engine() const { return c_->engine; }
+  PrimitiveCache& cache() { return c_->cache; }
+
+  // Scratch memory on the place, alive until the call returns (64-byte aligned).
+  void* Temp(size_t bytes);
+  memory TempMemory(const memory::desc& md) { return memory(md, engine(), Temp(md.get_size())); }
+  // A oneDNN view of `t`'s data (read only by convention).
+  memory View(const Tensor& t, const char* op, const char* what);
+  memory View(const memory::desc& md, const void* data) {
+    return memory(md, engine(), const_cast<void*>(data));
+  }
+  // `m` in descriptor `want`: `m` itself when it already is, else a reordered temporary.
+  memory Convert(const memory& m, const memory::desc& want);
+  // dst <- src, converting the format (a cached reorder primitive).
+  void Reorder(const memory& src, const memory& dst);
+  // Runs `p`, adding a scratchpad of `pd`'s size (primitives are made with a user scratchpad).
+  void Run(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+           std::unordered_map<int, memory> args);
+  // Waits for everything queued on this thread's stream.
+  void Wait() { stream_->wait(); }
+
+ private:
+  const KernelContext* kctx_ = nullptr;
+  tide::Place place_;
+  MkldnnDeviceContext* c_;
+  dnnl::stream* stream_;
+  std::vector<tide::OwnedTensor> owned_;
+};
+
+// Primitive attributes every kernel uses: a user-provided scratchpad (so the core's allocator
+// counts it).
+dnnl::primitive_attr DefaultAttr();
+
+// ---------------------------------------------------------------------------------------------
+// Output helpers.
+
+// Allocates `out` with dims `dims` for data described by `md` when `md` is storable (a known
+// tag, no padding): sets its layout and format and returns a memory over it. Otherwise returns an
+// empty memory and leaves `out` alone.
+memory TryOutput(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
+                 const tide::Place& place);
+// `result` (any descriptor) written into `out` as plain dense data with `dims`.
+void StorePlain(Exec& e, const memory& result, Tensor& out, const Dims& dims,
+                const tide::Place& place);
+// A memory the primitive can write its `md` result to, backed by `out` when `md` is plain dense
+// data (then *direct = true), else a temporary to be stored with StorePlain.
+memory PlainOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
+                         const tide::Place& place, bool* direct);
+
+// The dense row-major copy of any tensor (a reorder into a temporary when it is blocked).
+memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what);
+
+// Runs `fn`, turning oneDNN errors into tide errors that name the op.
+template <typename F>
+auto Guarded(const char* op, F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const dnnl::error& err) {
+    TIDE_THROW(TIDE_INTERNAL, "op '", op, "' (oneDNN kernel): ", err.what(), " (status ",
+               static_cast<int>(err.status), ")");
+  }
+}
+
+int64_t Product(const Dims& d, size_t begin, size_t end);
+inline int64_t Product(const Dims& d) { return Product(d, 0, d.size()); }
+
+}  // namespace tide_mkldnn
+
+// Registers kernel template `fn` for float32 under {cpu, float32, ONEDNN, mkldnn}.
+#define TIDE_MKLDNN_KERNEL(op_type, fn) \
+  TIDE_REGISTER_KERNEL_EX(op_type, "cpu", TIDE_LAYOUT_ONEDNN, "mkldnn", 0, fn, float)

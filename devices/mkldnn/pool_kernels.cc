@@ -1,0 +1,302 @@
+// pool_kernels.cc: pool2d and pool2d_grad on oneDNN pooling, with Fluid 1.x's window rules (see
+// plugins/ops_nn/pool_op.cc): max never picks padding; an exclusive avg divides by the window's
+// cells inside the image, a non-exclusive one by kh * kw; ceil_mode widens the right padding;
+// global pooling is one window; adaptive pooling is a plain pooling when the sizes divide.
+// What oneDNN cannot express (uneven adaptive windows, windows wholly in the padding) runs as a
+// loop over plain data, with the same results as the plain kernel.
+#include <algorithm>
+#include <limits>
+
+#include "mkldnn_context.h"
+
+namespace tide_mkldnn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+constexpr auto f32 = memory::data_type::f32;
+
+struct PoolParams {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
+  int64_t pr_h = 0, pr_w = 0;  // oneDNN's right paddings
+  bool max = true, exclusive = true, adaptive = false;
+  bool onednn = true;  // false: the loop fallback
+  Dims out() const { return {n, c, oh, ow}; }
+};
+
+int64_t OutSize(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
+  return ceil_mode ? (in - k + 2 * pad + stride - 1) / stride + 1 : (in - k + 2 * pad) / stride + 1;
+}
+
+PoolParams GetParams(const KernelContext& ctx, const Dims& x) {
+  const char* op = ctx.op_type();
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
+  auto ksize = ctx.Attr<std::vector<int32_t>>("ksize");
+  auto strides = ctx.Attr<std::vector<int32_t>>("strides");
+  auto pads = ctx.Attr<std::vector<int32_t>>("paddings");
+  TIDE_CHECK(ksize.size() == 2 && strides.size() == 2 && pads.size() == 2, "op '", op,
+             "': ksize, strides and paddings need 2 values each");
+  PoolParams p{};
+  p.n = x[0];
+  p.c = x[1];
+  p.h = x[2];
+  p.w = x[3];
+  p.max = ctx.Attr<std::string>("pooling_type") == "max";
+  p.exclusive = ctx.Attr<bool>("exclusive");
+  p.adaptive = ctx.Attr<bool>("adaptive");
+  const bool ceil_mode = ctx.Attr<bool>("ceil_mode");
+  p.kh = ksize[0];
+  p.kw = ksize[1];
+  p.sh = strides[0];
+  p.sw = strides[1];
+  p.ph = pads[0];
+  p.pw = pads[1];
+  if (ctx.Attr<bool>("global_pooling")) {
+    p.kh = p.h;
+    p.kw = p.w;
+    p.ph = p.pw = 0;
+    p.sh = p.sw = 1;
+    p.adaptive = false;
+    p.oh = p.ow = 1;
+    return p;
+  }
+  TIDE_CHECK(p.kh > 0 && p.kw > 0, "op '", op, "': ksize must be > 0");
+  if (p.adaptive) {
+    p.oh = p.kh;
+    p.ow = p.kw;
+    if (p.h % p.oh == 0 && p.w % p.ow == 0) {  // even windows: a plain pooling
+      p.kh = p.sh = p.h / p.oh;
+      p.kw = p.sw = p.w / p.ow;
+      p.ph = p.pw = 0;
+    } else {
+      p.onednn = false;
+    }
+    return p;
+  }
+  TIDE_CHECK(p.sh > 0 && p.sw > 0 && p.ph >= 0 && p.pw >= 0, "op '", op,
+             "': strides must be > 0 and paddings >= 0");
+  p.oh = OutSize(p.h, p.kh, p.ph, p.sh, ceil_mode);
+  p.ow = OutSize(p.w, p.kw, p.pw, p.sw, ceil_mode);
+  TIDE_CHECK(p.oh > 0 && p.ow > 0, "op '", op, "': the output would be empty for X ",
+             tide::ToString(x));
+  // The right padding that makes oneDNN's window count equal Fluid's: the symmetric one under
+  // floor rounding, wider under ceil_mode.
+  p.pr_h = std::max(p.ph, (p.oh - 1) * p.sh + p.kh - p.h - p.ph);
+  p.pr_w = std::max(p.pw, (p.ow - 1) * p.sw + p.kw - p.w - p.pw);
+  // A window wholly in the padding (Fluid: output 0, no gradient) is beyond oneDNN's rules.
+  if (p.ph >= p.kh || p.pw >= p.kw || (p.oh - 1) * p.sh - p.ph >= p.h ||
+      (p.ow - 1) * p.sw - p.pw >= p.w)
+    p.onednn = false;
+  return p;
+}
+
+algorithm Algo(const PoolParams& p) {
+  if (p.max) return algorithm::pooling_max;
+  return p.exclusive ? algorithm::pooling_avg_exclude_padding
+                     : algorithm::pooling_avg_include_padding;
+}
+
+Key PoolKey(const char* what, const Tensor& x, const PoolParams& p) {
+  Key k(what);
+  k(x)(p.kh)(p.kw)(p.sh)(p.sw)(p.ph)(p.pw)(p.pr_h)(p.pr_w)(p.oh)(p.ow)(int64_t(Algo(p)));
+  return k;
+}
+
+dnnl::pooling_forward::desc FwdDesc(prop_kind pk, const PoolParams& p, const memory::desc& src,
+                                    const memory::desc& dst) {
+  return dnnl::pooling_forward::desc(pk, Algo(p), src, dst, {p.sh, p.sw}, {p.kh, p.kw},
+                                     {p.ph, p.pw}, {p.pr_h, p.pr_w});
+}
+
+// ---- The loop fallback: Fluid's windows over plain data. ----
+struct Window {
+  int64_t y0, y1, x0, x1, size;
+};
+Window GetWindow(const PoolParams& g, int64_t oy, int64_t ox) {
+  Window win{};
+  if (g.adaptive) {
+    win.y0 = oy * g.h / g.oh;
+    win.y1 = ((oy + 1) * g.h + g.oh - 1) / g.oh;
+    win.x0 = ox * g.w / g.ow;
+    win.x1 = ((ox + 1) * g.w + g.ow - 1) / g.ow;
+    win.size = (win.y1 - win.y0) * (win.x1 - win.x0);
+    return win;
+  }
+  win.y0 = oy * g.sh - g.ph;
+  win.x0 = ox * g.sw - g.pw;
+  win.y1 = std::min(win.y0 + g.kh, g.h);
+  win.x1 = std::min(win.x0 + g.kw, g.w);
+  win.y0 = std::max<int64_t>(win.y0, 0);
+  win.x0 = std::max<int64_t>(win.x0, 0);
+  const int64_t clipped =
+      std::max<int64_t>(win.y1 - win.y0, 0) * std::max<int64_t>(win.x1 - win.x0, 0);
+  win.size = clipped == 0 ? 0 : g.exclusive ? clipped : g.kh * g.kw;
+  return win;
+}
+
+void LoopForward(const PoolParams& g, const float* x, float* out) {
+  for (int64_t pl = 0; pl < g.n * g.c; ++pl) {
+    const float* xp = x + pl * g.h * g.w;
+    float* op = out + pl * g.oh * g.ow;
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        Window win = GetWindow(g, oy, ox);
+        float r = 0;
+        if (win.size > 0 && g.max) {
+          r = std::numeric_limits<float>::lowest();
+          for (int64_t y = win.y0; y < win.y1; ++y)
+            for (int64_t xx = win.x0; xx < win.x1; ++xx) r = std::max(r, xp[y * g.w + xx]);
+        } else if (win.size > 0) {
+          for (int64_t y = win.y0; y < win.y1; ++y)
+            for (int64_t xx = win.x0; xx < win.x1; ++xx) r += xp[y * g.w + xx];
+          r /= static_cast<float>(win.size);
+        }
+        op[oy * g.ow + ox] = r;
+      }
+  }
+}
+
+void LoopBackward(const PoolParams& g, const float* x, const float* dout, float* dx) {
+  std::fill(dx, dx + g.n * g.c * g.h * g.w, 0.0f);
+  for (int64_t pl = 0; pl < g.n * g.c; ++pl) {
+    const float* xp = x + pl * g.h * g.w;
+    const float* gp = dout + pl * g.oh * g.ow;
+    float* dp = dx + pl * g.h * g.w;
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        Window win = GetWindow(g, oy, ox);
+        if (win.size == 0) continue;
+        const float go = gp[oy * g.ow + ox];
+        if (g.max) {
+          int64_t arg = win.y0 * g.w + win.x0;
+          for (int64_t y = win.y0; y < win.y1; ++y)
+            for (int64_t xx = win.x0; xx < win.x1; ++xx)
+              if (xp[y * g.w + xx] > xp[arg]) arg = y * g.w + xx;
+          dp[arg] += go;
+        } else {
+          const float share = go / static_cast<float>(win.size);
+          for (int64_t y = win.y0; y < win.y1; ++y)
+            for (int64_t xx = win.x0; xx < win.x1; ++xx) dp[y * g.w + xx] += share;
+        }
+      }
+  }
+}
+
+float* PlainOut(Tensor& t, const Dims& d, const tide::Place& place) {
+  t.Resize(d);
+  float* p = t.mutable_data<float>(place);
+  t.set_layout(TIDE_LAYOUT_ANY);
+  t.set_format(0);
+  return p;
+}
+
+struct PoolFwd {
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward prim;
+};
+
+template <typename T>
+void PoolKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+    PoolParams p = GetParams(ctx, x.dims());
+    Exec e(ctx);
+    if (!p.onednn) {
+      memory xm = PlainView(e, x, op, "X");
+      e.Wait();
+      LoopForward(p, static_cast<const float*>(xm.get_data_handle()),
+                  PlainOut(out, p.out(), ctx.place()));
+      return;
+    }
+    memory::desc src_md = DescOf(x, op, "X");
+    const memory::dims dst_dims = ToDnnlDims(p.out());
+    auto entry = e.cache().GetOrCreate<PoolFwd>(PoolKey(op, x, p).str(), [&] {
+      dnnl::pooling_forward::primitive_desc pd(
+          FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
+          DefaultAttr(), e.engine());
+      if (StorableTag(pd.dst_desc(), dst_dims) == Tag::undef)
+        pd = dnnl::pooling_forward::primitive_desc(
+            FwdDesc(prop_kind::forward_inference, p, src_md,
+                    memory::desc(dst_dims, f32, Tag::nchw)),
+            DefaultAttr(), e.engine());
+      return PoolFwd{pd, dnnl::pooling_forward(pd)};
+    });
+    memory dst = TryOutput(e, out, p.out(), entry->pd.dst_desc(), ctx.place());
+    TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
+    e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, e.View(x, op, "X")}, {DNNL_ARG_DST, dst}});
+    e.Wait();
+  });
+}
+
+struct PoolBwd {
+  dnnl::pooling_forward::primitive_desc fwd_pd;
+  dnnl::pooling_forward fwd;
+  dnnl::pooling_backward::primitive_desc bwd_pd;
+  dnnl::pooling_backward bwd;
+};
+
+// oneDNN's max-pooling backward needs the forward's workspace (the argmax of each window);
+// Fluid's pool2d_grad has no such input, so the forward runs again here to make it.
+template <typename T>
+void PoolGradKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
+    Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
+    PoolParams p = GetParams(ctx, x.dims());
+    TIDE_CHECK(dout.dims() == p.out(), "op '", op, "': Out@GRAD has dims ",
+               tide::ToString(dout.dims()), ", expected ", tide::ToString(p.out()));
+    Exec e(ctx);
+    if (!p.onednn) {
+      memory xm = PlainView(e, x, op, "X");
+      memory gm = PlainView(e, dout, op, "Out@GRAD");
+      e.Wait();
+      LoopBackward(p, static_cast<const float*>(xm.get_data_handle()),
+                   static_cast<const float*>(gm.get_data_handle()),
+                   PlainOut(dx, x.dims(), ctx.place()));
+      return;
+    }
+    memory::desc src_md = DescOf(x, op, "X");
+    const memory::dims dst_dims = ToDnnlDims(p.out());
+    auto entry = e.cache().GetOrCreate<PoolBwd>(PoolKey(op, x, p).str(), [&] {
+      dnnl::pooling_forward::primitive_desc fwd_pd(
+          FwdDesc(prop_kind::forward_training, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
+          DefaultAttr(), e.engine());
+      dnnl::pooling_backward::primitive_desc bwd_pd(
+          dnnl::pooling_backward::desc(Algo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw},
+                                       {p.kh, p.kw}, {p.ph, p.pw}, {p.pr_h, p.pr_w}),
+          DefaultAttr(), e.engine(), fwd_pd);
+      return PoolBwd{fwd_pd, dnnl::pooling_forward(fwd_pd), bwd_pd,
+                     dnnl::pooling_backward(bwd_pd)};
+    });
+    std::unordered_map<int, memory> bwd_args;
+    const memory::desc ws_md = entry->fwd_pd.workspace_desc();
+    if (ws_md.get_size() > 0) {
+      memory ws = e.TempMemory(ws_md);
+      memory dst = e.TempMemory(entry->fwd_pd.dst_desc());
+      e.Run(entry->fwd, entry->fwd_pd,
+            {{DNNL_ARG_SRC, e.View(x, op, "X")}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}});
+      bwd_args[DNNL_ARG_WORKSPACE] = ws;
+    }
+    bwd_args[DNNL_ARG_DIFF_DST] =
+        e.Convert(e.View(dout, op, "Out@GRAD"), entry->bwd_pd.diff_dst_desc());
+    bool direct = false;
+    memory diff_src =
+        PlainOutputOrTemp(e, dx, x.dims(), entry->bwd_pd.diff_src_desc(), ctx.place(), &direct);
+    bwd_args[DNNL_ARG_DIFF_SRC] = diff_src;
+    e.Run(entry->bwd, entry->bwd_pd, bwd_args);
+    if (!direct) StorePlain(e, diff_src, dx, x.dims(), ctx.place());
+    e.Wait();
+  });
+}
+
+}  // namespace
+}  // namespace tide_mkldnn
+
+using namespace tide_mkldnn;  // NOLINT: registration macros below
+
+TIDE_MKLDNN_KERNEL("pool2d", PoolKernel);
+TIDE_MKLDNN_KERNEL("pool2d_grad", PoolGradKernel);
