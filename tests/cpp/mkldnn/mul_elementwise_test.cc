@@ -1,0 +1,91 @@
+// mul_elementwise_test.cc: the oneDNN mul (matmul) kernel and its grad, and elementwise_add,
+// against the plain kernels: fc shapes (a 4-D conv output flattened at x_num_col_dims = 1, fed
+// blocked), x_num_col_dims / y_num_col_dims > 1, and Fluid's broadcast for the add (fc bias,
+// per-channel bias on feature maps, trailing 1s, a scalar, a middle axis).
+#include "mkldnn_test_util.h"
+
+namespace tide::test::mkldnn {
+namespace {
+
+struct MulCase {
+  const char* name;
+  std::vector<int64_t> x, y;
+  int32_t xc, yc;
+  std::vector<int64_t> out;
+};
+
+std::ostream& operator<<(std::ostream& os, const MulCase& c) { return os << c.name; }
+
+const MulCase kMulCases[] = {
+    {"fc", {4, 20}, {20, 10}, 1, 1, {4, 10}},
+    {"fc_after_conv", {2, 16, 3, 3}, {144, 10}, 1, 1, {2, 10}},
+    {"fc_after_conv_c3", {2, 3, 2, 2}, {12, 5}, 1, 1, {2, 5}},
+    {"x_num_col_dims2", {2, 3, 4}, {4, 5}, 2, 1, {2, 3, 5}},
+    {"y_num_col_dims2", {3, 20}, {4, 5, 6}, 1, 2, {3, 6}},
+    {"single_row", {1, 7}, {7, 1}, 1, 1, {1, 1}},
+};
+
+OneOp MulOp(const MulCase& k) {
+  return OneOp("mul")
+      .Input("X", "x", Random(k.x, TIDE_FP32, -1, 1, 51))
+      .Input("Y", "y", Random(k.y, TIDE_FP32, -1, 1, 52))
+      .Output("Out", "out")
+      .Attr("x_num_col_dims", k.xc)
+      .Attr("y_num_col_dims", k.yc);
+}
+
+class MkldnnMul : public ::testing::TestWithParam<MulCase> {};
+
+TEST_P(MkldnnMul, ForwardMatchesPlain) {
+  OneOp op = MulOp(GetParam());
+  op.CheckForward(1e-5, 1e-5);
+  EXPECT_EQ(op.Reference().Run().at("out").dims, GetParam().out);
+}
+
+TEST_P(MkldnnMul, GradMatchesPlain) {
+  const MulCase& k = GetParam();
+  MulOp(k).CheckGrad({"x", "y"}, "out", Random(k.out, TIDE_FP32, -1, 1, 53), 1e-5, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnMul, ::testing::ValuesIn(kMulCases),
+                         [](const ::testing::TestParamInfo<MulCase>& i) { return std::string(i.param.name); });
+
+struct AddCase {
+  const char* name;
+  std::vector<int64_t> x, y;
+  int32_t axis;
+};
+
+std::ostream& operator<<(std::ostream& os, const AddCase& c) { return os << c.name; }
+
+const AddCase kAddCases[] = {
+    {"same_4d", {2, 16, 4, 4}, {2, 16, 4, 4}, -1},  // a residual add
+    {"same_2d", {3, 5}, {3, 5}, -1},
+    {"fc_bias", {4, 10}, {10}, 1},
+    {"fc_bias_axis_minus1", {4, 10}, {10}, -1},
+    {"channel_bias", {2, 16, 3, 3}, {16}, 1},
+    {"channel_bias_trailing_ones", {2, 8, 3, 3}, {8, 1, 1}, 1},
+    {"scalar", {2, 16, 2, 2}, {1}, -1},
+    {"middle_axis", {2, 3, 4, 5}, {3, 4}, 1},
+    {"trailing_dims", {2, 3, 4, 5}, {4, 5}, -1},
+};
+
+class MkldnnAdd : public ::testing::TestWithParam<AddCase> {};
+
+TEST_P(MkldnnAdd, ForwardMatchesPlain) {
+  const AddCase& k = GetParam();
+  OneOp op = OneOp("elementwise_add")
+                 .Input("X", "x", Random(k.x, TIDE_FP32, -1, 1, 54))
+                 .Input("Y", "y", Random(k.y, TIDE_FP32, -1, 1, 55))
+                 .Output("Out", "out")
+                 .Attr("axis", k.axis);
+  op.CheckForward(1e-6, 1e-6);
+  if (k.x.size() == 4 && k.x[1] % 8 == 0)
+    EXPECT_EQ(op.last().layouts.at("out"), TIDE_LAYOUT_ONEDNN) << "Out keeps X's blocked format";
+}
+
+INSTANTIATE_TEST_SUITE_P(Broadcasts, MkldnnAdd, ::testing::ValuesIn(kAddCases),
+                         [](const ::testing::TestParamInfo<AddCase>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace tide::test::mkldnn
