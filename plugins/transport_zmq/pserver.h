@@ -1,0 +1,66 @@
+// pserver.h: the parameter server loop behind listen_and_serv. Sync mode: each round it takes every
+// trainer's gradients (into "<grad>.trainer_<id>" when there are several trainers; the optimize
+// blocks sum and scale them), runs the optimize blocks once all trainers' send barriers are in, then
+// answers the barriers and serves the parameters. Async mode: each gradient's block runs as it comes.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "server.h"
+
+namespace tide_zmq {
+
+struct PServerConfig {
+  ServerOptions server;
+  int32_t fanin = 1;
+  bool sync_mode = true;
+  std::map<std::string, int32_t> grad_to_block;  // gradient (block) name -> optimize block
+  std::vector<int32_t> optimize_blocks;           // the order they run in, sync mode
+  int32_t lr_decay_block = -1;                    // run first, once per round (or per request)
+  std::set<std::string> served;                   // what trainers may get
+  std::vector<std::string> checkpoint_vars;
+  std::string checkpoint_dir;
+  int32_t checkpoint_interval = 0;
+  int64_t deadline_ms = kDefaultDeadlineMs;
+};
+
+class PServer {
+ public:
+  PServer(tide::OpRunContext& ctx, PServerConfig cfg);
+  // Serves until every trainer has sent COMPLETE. Throws when a round stalls past the deadline.
+  void Run();
+
+ private:
+  void Handle(Incoming& in);
+  void OnSend(Incoming& in);
+  void OnBarrier(Incoming& in);
+  void OnGet(Incoming& in);
+  void OnComplete(Incoming& in);
+  // First request after start-up: take the trainers' round (resuming from a checkpoint).
+  void Adopt(int64_t round, const Incoming& in);
+  void MaybeFinishRound();
+  void RunOptimize(const std::vector<int32_t>& blocks);
+  void ServeGet(Incoming& in);
+  void Ack(const Incoming& in);
+  void CheckStall();
+  void Checkpoint();
+  std::string Target(const std::string& name, int32_t trainer) const;
+  std::string Label() const { return "listen_and_serv " + cfg_.server.endpoint; }
+
+  tide::OpRunContext& ctx_;
+  PServerConfig cfg_;
+  RpcServer server_;
+  int64_t rounds_done_ = 0;
+  bool adopted_ = false;
+  std::set<int32_t> barrier_, completed_;
+  std::map<int32_t, std::set<std::string>> received_;
+  std::vector<Incoming> deferred_barriers_, deferred_gets_;
+  Clock::time_point first_barrier_;
+  int64_t applied_sends_ = 0;
+};
+
+}  // namespace tide_zmq

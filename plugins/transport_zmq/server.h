@@ -1,0 +1,68 @@
+// server.h: the pserver's socket: a ROUTER bound to the endpoint's port, optional CurveZMQ with a
+// ZAP handler admitting only listed trainer keys, and defensive receive: every message is size-
+// checked and parsed before use; a bad one is logged, answered with an error and dropped.
+#pragma once
+
+#include <zmq.hpp>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "transport.pb.h"
+#include "zmq_util.h"
+
+namespace tide_zmq {
+
+namespace transport = ::tide::transport;  // the generated wire messages
+
+struct ServerOptions {
+  std::string endpoint;                   // host:port, as the trainers know it
+  std::string bind_address = "127.0.0.1"; // where to listen ("0.0.0.0": every interface)
+  int64_t max_message_bytes = kDefaultMaxMessageBytes;
+  std::string curve_secret_key_file;      // the pserver's certificate; empty: no CurveZMQ
+  std::vector<std::string> curve_trainer_key_files;  // admitted trainers; empty: any curve client
+};
+
+// A well-formed request and who sent it.
+struct Incoming {
+  zmq::message_t identity;
+  transport::Request request;
+  std::vector<zmq::message_t> data;  // one checked frame per request.vars
+  std::string peer;                  // the sender's address, for logs
+};
+
+class RpcServer {
+ public:
+  explicit RpcServer(const ServerOptions& opt);
+  ~RpcServer();
+
+  // Waits up to timeout_ms for a well-formed request; false when none came.
+  bool Next(int64_t timeout_ms, Incoming* in);
+  void Reply(const zmq::message_t& identity, transport::Response resp,
+             std::vector<zmq::message_t> data = {});
+  void ReplyError(const zmq::message_t& identity, uint64_t seq, TideCode code,
+                  const std::string& message);
+
+  const std::string& endpoint() const { return opt_.endpoint; }
+  int64_t rejected() const { return rejected_; }
+
+ private:
+  bool ReceiveOne(Incoming* in);
+  void Reject(const zmq::message_t& identity, const std::string& peer, uint64_t seq,
+              const std::string& why);
+  void HandleZap();
+  void DrainEvents();
+
+  ServerOptions opt_;
+  zmq::context_t ctx_;
+  std::unique_ptr<zmq::socket_t> zap_;
+  zmq::socket_t router_;
+  std::unique_ptr<Monitor> monitor_;
+  std::set<std::string> admitted_;  // raw 32-byte public keys
+  int64_t rejected_ = 0;
+};
+
+}  // namespace tide_zmq
