@@ -1,6 +1,8 @@
 // attr_convert.cc: attribute conversions between Python and the core.
 #include "attr_convert.h"
 
+#include <pybind11/stl.h>
+
 #include <climits>
 
 #include "core/ir/block_desc.h"
