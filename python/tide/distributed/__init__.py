@@ -1,0 +1,36 @@
+"""Multi-process training on one or several hosts: the environment a launched process reads
+(tide.distributed.env()) and the launcher (python -m tide.distributed.launch, see launch.py).
+
+Variables the launcher sets for each process (set them yourself to run without it):
+  TIDE_ROLE               PSERVER or TRAINER
+  TIDE_TRAINER_ID         this trainer's id, 0 .. TIDE_TRAINERS-1 (trainers only)
+  TIDE_TRAINERS           the number of trainers
+  TIDE_PSERVER_ENDPOINTS  every pserver, "host:port,host:port"
+  TIDE_CURRENT_ENDPOINT   this pserver's endpoint (pservers only)
+"""
+import collections
+import os
+
+DistEnv = collections.namedtuple(
+    "DistEnv", ["role", "trainer_id", "trainers", "pserver_endpoints", "current_endpoint"])
+
+
+def env():
+    """The launched process's role, or None when TIDE_ROLE is not set (a local run)."""
+    role = os.environ.get("TIDE_ROLE")
+    if not role:
+        return None
+    role = role.upper()
+    if role not in ("PSERVER", "TRAINER"):
+        raise ValueError("TIDE_ROLE must be PSERVER or TRAINER, got %r" % role)
+    eps = os.environ.get("TIDE_PSERVER_ENDPOINTS", "")
+    if not eps:
+        raise ValueError("TIDE_ROLE=%s needs TIDE_PSERVER_ENDPOINTS" % role)
+    current = os.environ.get("TIDE_CURRENT_ENDPOINT", "")
+    if role == "PSERVER" and not current:
+        raise ValueError("TIDE_ROLE=PSERVER needs TIDE_CURRENT_ENDPOINT")
+    return DistEnv(role, int(os.environ.get("TIDE_TRAINER_ID", "0")),
+                   int(os.environ.get("TIDE_TRAINERS", "1")), eps, current)
+
+
+__all__ = ["DistEnv", "env"]

@@ -1,0 +1,208 @@
+"""Starts a parameter-server training job's processes on this host:
+
+    python -m tide.distributed.launch --pservers 2 --trainers 2 [--start_port N] script.py [args]
+
+Each process runs `script.py args` with TIDE_ROLE, TIDE_TRAINER_ID, TIDE_TRAINERS,
+TIDE_PSERVER_ENDPOINTS and TIDE_CURRENT_ENDPOINT set (see tide.distributed); their output is
+collected with a prefix ("[trainer.0] ..."). When one process fails (non-zero exit) the others are
+stopped and the launcher exits non-zero; when the trainers are done the pservers get --grace
+seconds to stop by themselves. Ports: --start_port N gives pserver i port N+i; else free ports
+are picked (by binding port 0).
+
+Several hosts: give every host the same --pserver_endpoints and --trainers, and say which
+processes run where, e.g. with pservers on hosts A and B and a trainer on each:
+
+    A$ python -m tide.distributed.launch --pserver_endpoints A:6170,B:6170 --trainers 2 \\
+           --start_pservers 0 --trainer_ids 0 --bind 0.0.0.0 train.py
+    B$ python -m tide.distributed.launch --pserver_endpoints A:6170,B:6170 --trainers 2 \\
+           --start_pservers 1 --trainer_ids 1 --bind 0.0.0.0 train.py
+
+(--bind sets TIDE_PSERVER_BIND, the address pservers listen on; by default 127.0.0.1.)
+"""
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+
+def free_ports(n, host="127.0.0.1"):
+    """n distinct ports the OS says are free now (bound to port 0, then released)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _ids(text, n, what):
+    if text is None:
+        return list(range(n))
+    ids = [int(x) for x in text.split(",") if x.strip()]
+    bad = [i for i in ids if not 0 <= i < n]
+    if bad:
+        raise SystemExit("launch: %s %s outside [0, %d)" % (what, bad, n))
+    return ids
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="python -m tide.distributed.launch",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pservers", type=int, default=1, help="pservers on 127.0.0.1 (default 1)")
+    ap.add_argument("--trainers", type=int, default=1, help="trainers in the job (default 1)")
+    ap.add_argument("--start_port", type=int, default=None,
+                    help="pserver i listens on start_port + i (default: free ports)")
+    ap.add_argument("--pserver_endpoints", default=None,
+                    help="every pserver of the job, host:port,... (several hosts)")
+    ap.add_argument("--start_pservers", default=None,
+                    help="indices of the pservers to start here (default: all)")
+    ap.add_argument("--trainer_ids", default=None,
+                    help="ids of the trainers to start here (default: all)")
+    ap.add_argument("--bind", default=None, help="address pservers listen on (TIDE_PSERVER_BIND)")
+    ap.add_argument("--log_dir", default=None, help="also write each process's output here")
+    ap.add_argument("--timeout", type=float, default=0, help="stop everything after this many s")
+    ap.add_argument("--grace", type=float, default=30.0,
+                    help="s the pservers get to stop after the trainers finish (default 30)")
+    ap.add_argument("script")
+    ap.add_argument("script_args", nargs=argparse.REMAINDER)
+    args = ap.parse_args(argv)
+    if args.trainers < 1 or args.pservers < 1:
+        ap.error("--pservers and --trainers must be >= 1")
+    return args
+
+
+class Job:
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.procs = []  # (name, Popen, is_trainer)
+        self.threads = []
+        if args.pserver_endpoints:
+            self.endpoints = [e.strip() for e in args.pserver_endpoints.split(",") if e.strip()]
+        else:
+            ports = ([args.start_port + i for i in range(args.pservers)] if args.start_port
+                     else free_ports(args.pservers))
+            self.endpoints = ["127.0.0.1:%d" % p for p in ports]
+
+    def say(self, text):
+        with self.lock:
+            sys.stdout.write("[launch] %s\n" % text)
+            sys.stdout.flush()
+
+    def _pump(self, name, stream, log):
+        for line in iter(stream.readline, b""):
+            text = line.decode("utf-8", "replace")
+            with self.lock:
+                sys.stdout.write("[%s] %s" % (name, text if text.endswith("\n") else text + "\n"))
+                sys.stdout.flush()
+            if log:
+                log.write(text)
+                log.flush()
+        stream.close()
+        if log:
+            log.close()
+
+    def start(self, name, env_extra, is_trainer):
+        env = dict(os.environ)
+        env.update(env_extra)
+        env.update({"TIDE_TRAINERS": str(self.args.trainers),
+                    "TIDE_PSERVER_ENDPOINTS": ",".join(self.endpoints)})
+        if self.args.bind:
+            env["TIDE_PSERVER_BIND"] = self.args.bind
+        cmd = [sys.executable, "-u", self.args.script] + self.args.script_args
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        log = None
+        if self.args.log_dir:
+            os.makedirs(self.args.log_dir, exist_ok=True)
+            log = open(os.path.join(self.args.log_dir, name + ".log"), "w")
+        t = threading.Thread(target=self._pump, args=(name, p.stdout, log), daemon=True)
+        t.start()
+        self.threads.append(t)
+        self.procs.append((name, p, is_trainer))
+
+    def stop(self, procs, why):
+        live = [(n, p) for n, p, _ in procs if p.poll() is None]
+        if not live:
+            return
+        self.say("stopping %s: %s" % (", ".join(n for n, _ in live), why))
+        for _, p in live:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        end = time.time() + 5
+        for _, p in live:
+            try:
+                p.wait(max(0.1, end - time.time()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+
+    def run(self):
+        a = self.args
+        pservers = _ids(a.start_pservers, len(self.endpoints), "--start_pservers")
+        trainers = _ids(a.trainer_ids, a.trainers, "--trainer_ids")
+        self.say("pservers %s, %d trainer(s); starting pserver(s) %s and trainer(s) %s here"
+                 % (",".join(self.endpoints), a.trainers, pservers, trainers))
+        for i in pservers:
+            self.start("pserver.%d" % i, {"TIDE_ROLE": "PSERVER", "TIDE_CURRENT_ENDPOINT": self.endpoints[i],
+                                          "TIDE_PSERVER_ID": str(i)}, False)
+        for i in trainers:
+            self.start("trainer.%d" % i, {"TIDE_ROLE": "TRAINER", "TIDE_TRAINER_ID": str(i)}, True)
+        start = time.time()
+        trainers_done_at = None
+        while True:
+            for name, p, _ in self.procs:
+                code = p.poll()
+                if code is not None and code != 0:
+                    self.stop(self.procs, "%s exited with code %d" % (name, code))
+                    self._join()
+                    return code if code > 0 else 128 - code
+            running = [(n, p, t) for n, p, t in self.procs if p.poll() is None]
+            if not running:
+                self._join()
+                self.say("all processes finished")
+                return 0
+            if not any(t for _, _, t in running) and any(t for _, _, t in self.procs):
+                trainers_done_at = trainers_done_at or time.time()
+                if time.time() - trainers_done_at > a.grace:
+                    self.stop(running, "the trainers finished %.0f s ago" % a.grace)
+                    self._join()
+                    return 0
+            if a.timeout and time.time() - start > a.timeout:
+                self.stop(self.procs, "--timeout %.0f s reached" % a.timeout)
+                self._join()
+                return 124
+            time.sleep(0.05)
+
+    def _join(self):
+        for t in self.threads:
+            t.join(timeout=5)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    job = Job(args)
+
+    def on_signal(signum, _frame):
+        job.stop(job.procs, "the launcher got signal %d" % signum)
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return job.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
