@@ -65,9 +65,7 @@ def paddle_chain(n_ops, x0):
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
     feed = {"x": x0, "y": x0}
-    run = lambda: exe.run(main, feed=feed, fetch_list=[h])[0]  # noqa: E731
-    paddle.disable_static()
-    return run
+    return lambda: exe.run(main, feed=feed, fetch_list=[h])[0]
 
 
 def torch_chain(n_ops, x0):

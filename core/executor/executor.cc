@@ -206,6 +206,7 @@ std::vector<LoDTensor> Executor::Run(PreparedBlock& p, Scope* scope,
                  " result(s) for ", p.fetch_names_.size(), " fetch target(s)");
     out.assign(std::make_move_iterator(list->begin()), std::make_move_iterator(list->end()));
     list->clear();  // the next run fills fresh tensors: results never alias
+    for (auto& t : out) ToPlainLayout(&t);
   }
   return out;
 }
@@ -226,6 +227,22 @@ std::vector<LoDTensor> Executor::Run(const ProgramDesc& program, Scope* scope,
     tensors = std::move(ordered);
   }
   return Run(*p, scope, tensors);
+}
+
+void Executor::ToPlainLayout(LoDTensor* t) {
+  if (!t->initialized() || !NeedsLayoutTransform(t->layout(), TIDE_LAYOUT_ANY)) return;
+  Place at = t->place();
+  const TransformEntry* e = Registry::Global().FindLayoutTransform(at.kind, t->layout(), TIDE_LAYOUT_ANY);
+  if (!e) e = Registry::Global().FindLayoutTransform(at.kind, t->layout(), TIDE_LAYOUT_NCHW);
+  if (!e)
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, "a fetched tensor is in layout ", LayoutName(t->layout()),
+              " and no plugin registers a ", at.kind_name(), " transform to a plain layout");
+  LoDTensor plain;
+  plain.Resize(t->dims());
+  plain.set_lod(t->lod());
+  CallPlugin([&] { return e->fn(Wrap(static_cast<const LoDTensor*>(t)), Wrap(&plain), Wrap(DeviceContextPool::Global().Get(at)), e->user_data); },
+             [&] { return "converting a fetched tensor: " + LayoutTransformName(*e); }, e->plugin_file);
+  *t = std::move(plain);
 }
 
 void Executor::RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope) {
@@ -357,6 +374,20 @@ bool ShapesUnchanged(OpInstance& op) {
   return true;
 }
 
+// A plain kernel writes plain data: outputs that held another layout (blocked oneDNN data from
+// an earlier op) must not keep that label. (Inputs were converted already.)
+void ResetOutputLayouts(OpInstance& op) {
+  for (const auto& b : op.outputs())
+    for (Variable* v : b.vars)
+      if (v && v->IsType<LoDTensor>()) {
+        auto* t = v->GetMutable<LoDTensor>();
+        if (t->layout() != TIDE_LAYOUT_ANY && t->layout() != op.kernel_key.layout) {
+          t->set_layout(op.kernel_key.layout);
+          t->set_format(0);
+        }
+      }
+}
+
 void SnapshotShapes(OpInstance& op) {
   for (size_t i = 0; i < op.watched.size(); ++i) op.versions[i] = op.watched[i]->version();
 }
@@ -373,6 +404,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   SelectKernel(op);
   if (!ShapesUnchanged(op)) InferShapeAtRunTime(op);
   TransformInputs(p, op);
+  if (op.kernel_key.layout != TIDE_LAYOUT_ONEDNN) ResetOutputLayouts(op);
   TideKernelContext ctx{&op, op.kernel_dctx, {}};
   const KernelEntry& k = *op.kernel;
   CallPlugin([&] { return k.compute(&ctx, k.user_data); },

@@ -80,6 +80,8 @@ class Executor {
   void ChooseKernel(OpInstance& op, DataType dt);
   void SelectKernel(OpInstance& op);
   void TransformInputs(PreparedBlock& p, OpInstance& op);
+  // Fetched results are returned in a plain layout (a oneDNN-blocked tensor is reordered).
+  void ToPlainLayout(LoDTensor* t);
   void CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) const;
 
   Place place_;

@@ -161,6 +161,10 @@ class Net {
   Result Run(const std::vector<std::string>& fetch, bool mkldnn, InputLayout feed = InputLayout::kPlain,
              int runs = 1) const {
     core::ProgramDesc prog = Build(mkldnn);
+    // Fetched variables live in `scope` so their own layout can be checked (fetch results are
+    // always converted to a plain layout).
+    for (const auto& f : fetch)
+      if (core::VarDesc* v = prog.MutableBlock(0)->FindVar(f)) v->set_persistable(true);
     core::Executor exe(core::Place("cpu", 0));
     std::vector<std::string> names;
     for (const auto& kv : feeds_) names.push_back(kv.first);
@@ -180,11 +184,9 @@ class Net {
     }
     Result res;
     for (size_t i = 0; i < fetch.size(); ++i) {
-      res.layouts[fetch[i]] = got[i].layout();
-      const core::LoDTensor& t = got[i].layout() == TIDE_LAYOUT_ONEDNN
-                                     ? Transform(got[i], TIDE_LAYOUT_ONEDNN, TIDE_LAYOUT_NCHW)
-                                     : got[i];
-      res.values[fetch[i]] = FromLoD(t);
+      EXPECT_NE(got[i].layout(), TIDE_LAYOUT_ONEDNN) << fetch[i] << ": fetched data must be plain";
+      res.layouts[fetch[i]] = scope.FindVar(fetch[i])->Get<core::LoDTensor>().layout();
+      res.values[fetch[i]] = FromLoD(got[i]);
     }
     for (size_t i = 0; i < prepared->num_ops(); ++i) {
       const core::OpInstance& op = prepared->op(i);
