@@ -237,6 +237,7 @@ tide::OpSchema ConvSchema(const std::string& type) {
           .Input("Input", "the images, [N, C, H, W]")
           .Input("Filter", "the filters, [M, C / groups, kh, kw]")
           .Output("Output", "the feature maps, [N, M, H_out, W_out]")
+          .KernelDataTypeFrom("Input")
           .InferShape(ConvInferShape)
           .Grad([type](tide::GradMaker& g) {
             g.NewOp(type + "_grad")
@@ -259,6 +260,7 @@ tide::OpSchema ConvGradSchema(const std::string& type) {
                        .AsDispensable()
                        .Output(GradVarName("Filter"), "gradient of Filter")
                        .AsDispensable()
+                       .KernelDataTypeFrom("Input")
                        .InferShape(GradLike({"Input", "Filter"})));
 }
 

@@ -158,7 +158,7 @@ TIDE_REGISTER_OP(tide::OpSchema("top_k_grad")
                      .Input("Indices", "the forward indices")
                      .Input(GradVarName("Out"), "gradient of Out")
                      .Output(GradVarName("X"), "gradient of X")
-                     .Attr("k", int32_t(1))
+                     .Attr("k", int32_t(1), "the forward k")
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("top_k", "cpu", TopKKernel, OPS_NN_MOVE_TYPES);

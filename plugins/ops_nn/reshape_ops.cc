@@ -240,17 +240,17 @@ using namespace ops_nn;  // NOLINT: registration macros below
 TIDE_REGISTER_OP(ReshapeSchema("reshape", false));
 TIDE_REGISTER_OP(ReshapeSchema("reshape2", true));
 TIDE_REGISTER_OP(CopyGradSchema("reshape_grad", false, tide::OpSchema("reshape_grad"))
-                     .RequiredAttr("shape", TIDE_ATTR_INTS)
-                     .Attr("inplace", false));
+                     .RequiredAttr("shape", TIDE_ATTR_INTS, "the forward target shape")
+                     .Attr("inplace", false, "the forward inplace hint"));
 TIDE_REGISTER_OP(CopyGradSchema("reshape2_grad", true, tide::OpSchema("reshape2_grad"))
-                     .RequiredAttr("shape", TIDE_ATTR_INTS)
-                     .Attr("inplace", false));
+                     .RequiredAttr("shape", TIDE_ATTR_INTS, "the forward target shape")
+                     .Attr("inplace", false, "the forward inplace hint"));
 TIDE_REGISTER_OP(FlattenSchema("flatten", false));
 TIDE_REGISTER_OP(FlattenSchema("flatten2", true));
-TIDE_REGISTER_OP(
-    CopyGradSchema("flatten_grad", false, tide::OpSchema("flatten_grad")).Attr("axis", int32_t(1)));
+TIDE_REGISTER_OP(CopyGradSchema("flatten_grad", false, tide::OpSchema("flatten_grad"))
+                     .Attr("axis", int32_t(1), "the forward axis"));
 TIDE_REGISTER_OP(CopyGradSchema("flatten2_grad", true, tide::OpSchema("flatten2_grad"))
-                     .Attr("axis", int32_t(1)));
+                     .Attr("axis", int32_t(1), "the forward axis"));
 TIDE_REGISTER_KERNEL("reshape", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("reshape2", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("flatten", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES);
