@@ -102,12 +102,12 @@ void RpcClient::DrainEvents(Connection& c) {
   }
 }
 
-bool RpcClient::Receive(Connection& c, const ClientOptions& opt, const std::string& op) {
+bool RpcClient::Receive(Connection& c, const ClientOptions& opt) {
   zmq::message_t first;
   if (!c.socket->recv(first, zmq::recv_flags::dontwait)) return false;
   Multipart m;
   ReceiveRest(*c.socket, std::move(first), static_cast<size_t>(opt.max_message_bytes), 1u << 20, &m);
-  const std::string from = "op '" + op + "': pserver " + c.endpoint;
+  const std::string from = "pserver " + c.endpoint;
   if (m.oversized)
     TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, from, " sent a response of ", m.total_bytes,
                " bytes, over max_message_size ", opt.max_message_bytes);
@@ -168,8 +168,8 @@ void RpcClient::Run(std::vector<Call>& calls, const ClientOptions& opt, const st
                    KindName(p.call->request.kind()) + ", round " +
                    std::to_string(p.call->request.round()) +
                    (c->ever_connected ? "" : ", never connected") + ")";
-        TIDE_THROW(TIDE_UNAVAILABLE, "op '", op, "' (trainer ", calls[0].request.trainer_id(),
-                   "): no answer within rpc_deadline ", opt.deadline_ms, " ms from ", who,
+        TIDE_THROW(TIDE_UNAVAILABLE, op, " of trainer ", calls[0].request.trainer_id(),
+                   ": no answer within rpc_deadline ", opt.deadline_ms, " ms from ", who,
                    ". The pserver or another trainer may have gone away.");
       }
       std::vector<zmq::pollitem_t> items;
@@ -182,7 +182,7 @@ void RpcClient::Run(std::vector<Call>& calls, const ClientOptions& opt, const st
         if (items[2 * i + 1].revents) DrainEvents(*used[i]);
         if (items[2 * i].revents)
           while (used[i]->socket->get(zmq::sockopt::events) & ZMQ_POLLIN)
-            if (Receive(*used[i], opt, op)) --left;
+            if (Receive(*used[i], opt)) --left;
       }
     }
   } catch (...) {

@@ -59,7 +59,7 @@ class RpcClient {
   void Send(Connection& c, Call* call);
   void Resend(Connection& c);
   // Handles one message from c's socket; true when it completed a pending call.
-  bool Receive(Connection& c, const ClientOptions& opt, const std::string& op);
+  bool Receive(Connection& c, const ClientOptions& opt);
   void DrainEvents(Connection& c);
 
   std::mutex mu_;

@@ -81,7 +81,8 @@ std::string EventName(int event) {
     case ZMQ_EVENT_DISCONNECTED: return "disconnected";
     case ZMQ_EVENT_ACCEPTED: return "accepted";
     case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL: return "handshake failed";
-    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL: return "handshake failed (protocol error: not a ZeroMQ peer?)";
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+      return "handshake failed (protocol error: not a ZeroMQ peer, or no/another security mechanism)";
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH: return "handshake failed (authentication refused)";
     case ZMQ_EVENT_HANDSHAKE_SUCCEEDED: return "handshake succeeded";
     default: return "event " + std::to_string(event);

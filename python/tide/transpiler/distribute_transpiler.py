@@ -305,8 +305,9 @@ class DistributeTranspiler:
         for b in mine:
             rename = self._rename_map(b)
             inverse = {v: k for k, v in rename.items()}
-            for new, old in inverse.items():
-                self._declare(gb, new, old, self._block_shape(b, old, new))
+            for new, old in inverse.items():  # gradients are never state, whatever the trainer says
+                self._declare(gb, new, old, self._block_shape(b, old, new),
+                              persistable=False if old == b.grad else None)
                 self._origin_of[new] = (old, b)
             sub = prog._create_block(parent_idx=0)
             if per_trainer:
