@@ -20,6 +20,8 @@ const char* DeviceErrorMessage(int code) {
              "1 / (1 - Beta1Pow) infinite";
     case kIntegerDivisionByZero:
       return "a CUDA kernel of op 'elementwise_div' found an integer division by zero (Y has a 0)";
+    case kIndexOutOfRange:
+      return "a CUDA kernel of op 'top_k_grad' found an index outside [0, last dim of X)";
     default:
       return "a CUDA kernel reported an unknown device error";
   }

@@ -36,6 +36,7 @@ enum DeviceError : int {
   kIdOutOfRange = 2,
   kBeta1PowIsOne = 3,
   kIntegerDivisionByZero = 4,
+  kIndexOutOfRange = 5,
 };
 // The message of a DeviceError code (names the op that records it).
 const char* DeviceErrorMessage(int code);

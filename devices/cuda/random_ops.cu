@@ -1,0 +1,188 @@
+// random_ops.cu: uniform_random, gaussian_random and dropout (+grad) on the GPU, drawing from a
+// counter-based generator (Philox4x32-10): element i's numbers depend only on (seed, i), so a
+// seeded op gives the same tensor on every run and every launch shape. The streams differ from
+// the CPU kernels' std::mt19937 / minstd_rand: same distributions, other numbers.
+#include <random>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3").
+__device__ __forceinline__ uint4 Philox(uint64_t counter, uint64_t seed) {
+  uint4 c = make_uint4(static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0u,
+                       0u);
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const uint32_t hi0 = __umulhi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
+    const uint32_t hi1 = __umulhi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
+    c = make_uint4(hi1 ^ c.y ^ k0, lo1, hi0 ^ c.w ^ k1, lo0);
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c;
+}
+
+__device__ __forceinline__ uint32_t Word(const uint4& r, int i) {
+  return i == 0 ? r.x : i == 1 ? r.y : i == 2 ? r.z : r.w;
+}
+
+// Uniform in [0, 1): 24 random bits for float, 53 for double.
+__device__ __forceinline__ float Unit(uint32_t a, float) { return (a >> 8) * (1.0f / 16777216.0f); }
+__device__ __forceinline__ double Unit(uint32_t a, uint32_t b, double) {
+  const uint64_t bits = (uint64_t(a) << 32 | b) >> 11;
+  return bits * (1.0 / 9007199254740992.0);
+}
+
+// Element i's uniform draw in [0, 1).
+template <typename T>
+__device__ __forceinline__ T UniformAt(int64_t i, uint64_t seed) {
+  if constexpr (sizeof(T) == 4) {
+    const uint4 r = Philox(static_cast<uint64_t>(i) >> 2, seed);
+    return Unit(Word(r, static_cast<int>(i & 3)), T());
+  } else {
+    const uint4 r = Philox(static_cast<uint64_t>(i) >> 1, seed);
+    return (i & 1) ? Unit(r.z, r.w, T()) : Unit(r.x, r.y, T());
+  }
+}
+
+template <typename T>
+__global__ void UniformKernel(T* out, int64_t n, uint64_t seed, T lo, T hi) {
+  TIDE_CUDA_LOOP(i, n) {
+    T v = lo + UniformAt<T>(i, seed) * (hi - lo);
+    // lo + u * (hi - lo) can round up to hi where the grid near hi is coarse; keep [lo, hi).
+    if (!(v < hi)) v = nextafter(hi, lo);
+    out[i] = v;
+  }
+}
+
+// Box-Muller: elements 2j and 2j + 1 share a pair of uniforms (cos and sin).
+template <typename T>
+__global__ void GaussianKernel(T* out, int64_t n, uint64_t seed, T mean, T stddev) {
+  TIDE_CUDA_LOOP(i, n) {
+    const uint4 r = Philox(static_cast<uint64_t>(i) >> 1, seed);
+    T u1, u2;
+    if constexpr (sizeof(T) == 4) {
+      u1 = T(1) - Unit(r.x, T());  // (0, 1]: log(u1) is finite
+      u2 = Unit(r.y, T());
+    } else {
+      u1 = T(1) - Unit(r.x, r.y, T());
+      u2 = Unit(r.z, r.w, T());
+    }
+    const T radius = Sqrt(T(-2) * Log(u1));
+    const T angle = T(6.283185307179586476925286766559) * u2;
+    out[i] = mean + stddev * radius * ((i & 1) ? sin(angle) : cos(angle));
+  }
+}
+
+uint64_t FreshSeed() {
+  std::random_device rd;
+  return (uint64_t(rd()) << 32) | rd();
+}
+// A seed of 0 draws a fresh one; any other seed repeats the same numbers on every run.
+uint64_t SeedOf(int32_t seed) {
+  return seed ? static_cast<uint64_t>(static_cast<uint32_t>(seed)) : FreshSeed();
+}
+
+template <typename T>
+void UniformRandom(KernelContext& ctx) {
+  Gpu g(ctx);
+  T lo = ctx.Attr<float>("min"), hi = ctx.Attr<float>("max");
+  TIDE_CHECK(lo < hi, "op 'uniform_random': min (", lo, ") must be below max (", hi, ")");
+  TIDE_CHECK(std::isfinite(hi - lo), "op 'uniform_random': the range [", lo, ", ", hi,
+             ") is too wide for ", tide::DataTypeName(tide::DataTypeOf<T>()));
+  Tensor out = ctx.Output("Out");
+  T* o = out.mutable_data<T>(ctx.Attr<std::vector<int64_t>>("shape"), g.place());
+  Launch(g, "UniformKernel", out.numel(), UniformKernel<T>, o, out.numel(),
+         SeedOf(ctx.Attr<int32_t>("seed")), lo, hi);
+}
+
+template <typename T>
+void GaussianRandom(KernelContext& ctx) {
+  Gpu g(ctx);
+  T mean = ctx.Attr<float>("mean"), stddev = ctx.Attr<float>("std");
+  TIDE_CHECK(stddev >= 0, "op 'gaussian_random': std must be >= 0, got ", stddev);
+  Tensor out = ctx.Output("Out");
+  T* o = out.mutable_data<T>(ctx.Attr<std::vector<int64_t>>("shape"), g.place());
+  Launch(g, "GaussianKernel", out.numel(), GaussianKernel<T>, o, out.numel(),
+         SeedOf(ctx.Attr<int32_t>("seed")), mean, stddev);
+}
+
+// ---------------------------------------------------------------------------------------------
+// dropout: Mask holds dOut/dX per element (0 or `keep` in training, the constant factor at
+// inference), as ops_nn's kernel does.
+template <typename T>
+__global__ void DropoutKernel(const T* x, T* out, T* mask, int64_t n, uint64_t seed, float p,
+                              T keep) {
+  TIDE_CUDA_LOOP(i, n) {
+    const T m = UniformAt<float>(i, seed) < p ? T(0) : keep;
+    out[i] = x[i] * m;
+    if (mask) mask[i] = m;
+  }
+}
+
+template <typename T>
+__global__ void ScaleFillKernel(const T* x, T* out, T* mask, int64_t n, T factor) {
+  TIDE_CUDA_LOOP(i, n) {
+    out[i] = x[i] * factor;
+    if (mask) mask[i] = factor;
+  }
+}
+
+template <typename T>
+void Dropout(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  Tensor mask = ctx.OptionalOutput("Mask");
+  const float p = ctx.Attr<float>("dropout_prob");
+  const bool upscale = ctx.Attr<std::string>("dropout_implementation") == "upscale_in_train";
+  const int64_t n = x.numel();
+  const T* xd = x.data<T>();
+  T* od = out.mutable_data<T>(x.dims(), g.place());
+  T* md = mask ? mask.mutable_data<T>(x.dims(), g.place()) : nullptr;
+  if (ctx.Attr<bool>("is_test")) {
+    const T factor = upscale ? T(1) : static_cast<T>(1.0f - p);
+    Launch(g, "ScaleFillKernel", n, ScaleFillKernel<T>, xd, od, md, n, factor);
+    return;
+  }
+  if (p == 1.0f) {  // everything dropped
+    Launch(g, "ScaleFillKernel", n, ScaleFillKernel<T>, xd, od, md, n, T(0));
+    return;
+  }
+  // fix_seed: `seed` as it is (0 too), so the mask repeats on every run.
+  const uint64_t seed = ctx.Attr<bool>("fix_seed")
+                            ? static_cast<uint64_t>(static_cast<uint32_t>(ctx.Attr<int32_t>("seed")))
+                            : FreshSeed();
+  const T keep = upscale ? T(1) / (T(1) - static_cast<T>(p)) : T(1);
+  Launch(g, "DropoutKernel", n, DropoutKernel<T>, xd, od, md, n, seed, p, keep);
+}
+
+template <typename T>
+__global__ void MulKernel(const T* a, const T* b, T* out, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = a[i] * b[i]; }
+}
+
+template <typename T>
+void DropoutGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor mask = ctx.Input("Mask"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  TIDE_CHECK(mask.dims() == dout.dims(), "op '", op, "': Mask ", tide::ToString(mask.dims()),
+             " and Out@GRAD ", tide::ToString(dout.dims()), " differ");
+  const T* md = mask.data<T>();
+  const T* gd = dout.data<T>();
+  T* dd = dx.mutable_data<T>(dout.dims(), g.place());
+  Launch(g, "MulKernel", dout.numel(), MulKernel<T>, gd, md, dd, dout.numel());
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+TIDE_REGISTER_KERNEL("uniform_random", "gpu", UniformRandom, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("gaussian_random", "gpu", GaussianRandom, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("dropout", "gpu", Dropout, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("dropout_grad", "gpu", DropoutGrad, TIDE_CUDA_FLOAT_TYPES);

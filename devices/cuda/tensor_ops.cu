@@ -1,0 +1,521 @@
+// tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table (+ dense or SelectedRows grad),
+// concat (+grad), split, transpose/transpose2 (+grads), reshape/reshape2 and flatten/flatten2
+// (+grads), with ops_nn's shape rules and messages.
+#include <cstring>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+int NormAxis(const char* op, int axis, size_t rank) {
+  int r = static_cast<int>(rank);
+  int a = axis < 0 ? axis + r : axis;
+  TIDE_CHECK(a >= 0 && a < r, "op '", op, "': axis ", axis, " is out of range for rank ", rank);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// lookup_table
+constexpr int64_t kNoPadding = -1;
+
+Dims LookupOutDims(const char* op, const Dims& w, const Dims& ids) {
+  TIDE_CHECK(w.size() == 2, "op '", op, "': W must be 2-D [V, D], got ", tide::ToString(w));
+  TIDE_CHECK(!ids.empty(), "op '", op, "': Ids must have rank >= 1");
+  Dims out = ids;
+  if (ids.size() >= 2) {
+    TIDE_CHECK(ids.back() == 1, "op '", op, "': Ids ", tide::ToString(ids),
+               " must be [N] or end in 1 (e.g. [N, 1])");
+    out.pop_back();
+  }
+  out.push_back(w[1]);
+  return out;
+}
+
+const int64_t* IdsOf(const KernelContext& ctx, const Tensor& ids) {
+  TIDE_CHECK(ids.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Ids ('", ctx.InputName("Ids"),
+             "') must be int64, got ", tide::DataTypeName(ids.dtype()));
+  return ids.data<int64_t>();
+}
+
+// Out row i = W[ids[i]], zeros for padding_idx; an id out of range is a device error (zeros).
+template <typename T>
+__global__ void LookupKernel(const T* w, const int64_t* ids, int64_t padding, int64_t v,
+                             int64_t d, T* out, int64_t total, int* err) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t i = e / d, j = e - i * d;
+    const int64_t id = ids[i];
+    if (padding != kNoPadding && id == padding) {
+      out[e] = T(0);
+    } else if (id < 0 || id >= v) {
+      if (j == 0) RaiseDeviceError(err, kIdOutOfRange);
+      out[e] = T(0);
+    } else {
+      out[e] = w[id * d + j];
+    }
+  }
+}
+
+template <typename T>
+void Lookup(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor w = ctx.Input("W"), ids = ctx.Input("Ids"), out = ctx.Output("Out");
+  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
+  Dims od = LookupOutDims(op, w.dims(), ids.dims());
+  const int64_t v = w.dim(0), d = w.dim(1), n = ids.numel();
+  const int64_t* id = IdsOf(ctx, ids);
+  const T* wd = w.data<T>();
+  T* o = out.mutable_data<T>(od, g.place());
+  Launch(g, "LookupKernel", n * d, LookupKernel<T>, wd, id, padding, v, d, o, n * d,
+         g.error_word());
+}
+
+// Dense W@GRAD: rows summed per id (atomics: an id may repeat), padding_idx skipped.
+template <typename T>
+__global__ void LookupGradDenseKernel(const int64_t* ids, const T* dout, int64_t padding, int64_t v,
+                                      int64_t d, T* dw, int64_t total, int* err) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t i = e / d, j = e - i * d;
+    const int64_t id = ids[i];
+    if (padding != kNoPadding && id == padding) continue;
+    if (id < 0 || id >= v) {
+      if (j == 0) RaiseDeviceError(err, kIdOutOfRange);
+      continue;
+    }
+    atomicAdd(dw + id * d + j, dout[e]);
+  }
+}
+
+// The SelectedRows value: Out@GRAD's rows, zeros where the id is padding_idx.
+template <typename T>
+__global__ void ZeroPaddingRowsKernel(const int64_t* ids, int64_t padding, int64_t d, T* value,
+                                      int64_t total) {
+  TIDE_CUDA_LOOP(e, total) {
+    if (ids[e / d] == padding) value[e] = T(0);
+  }
+}
+
+template <typename T>
+void LookupGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor w = ctx.Input("W"), ids = ctx.Input("Ids");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
+  const int64_t v = w.dim(0), d = w.dim(1), n = ids.numel();
+  TIDE_CHECK(dout.numel() == n * d, "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
+             " does not hold one row of ", d, " per id (", n, " ids)");
+  const int64_t* id = IdsOf(ctx, ids);
+  const T* gd = dout.data<T>();
+  const std::string gname = GradVarName("W");
+  tide::Variable var = ctx.OutputVar(gname.c_str());
+  if (!var) return;  // W needs no gradient
+  if (ctx.Attr<bool>("is_sparse") && !(var.IsTensor() && var.GetTensor().initialized())) {
+    // SelectedRows rows live on the host: the ids come back (and are checked) there.
+    std::vector<int64_t> rows(static_cast<size_t>(n));
+    g.CopyToHostSync(rows.data(), id, sizeof(int64_t) * size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+      if (padding != kNoPadding && rows[i] == padding) continue;
+      TIDE_CHECK(rows[i] >= 0 && rows[i] < v, "op '", op, "': Ids ('", ctx.InputName("Ids"),
+                 "')[", i, "] = ", rows[i], " is out of range for W ('", ctx.InputName("W"),
+                 "') with ", v, " rows");
+    }
+    tide::SelectedRows sr = var.GetSelectedRows();
+    sr.set_rows(rows);
+    sr.set_height(v);
+    Tensor value = sr.value();
+    T* vd = value.mutable_data<T>({n, d}, g.place());
+    g.CopyD2D(vd, gd, sizeof(T) * size_t(n * d));
+    if (padding != kNoPadding)
+      Launch(g, "ZeroPaddingRowsKernel", n * d, ZeroPaddingRowsKernel<T>, id, padding, d, vd,
+             n * d);
+    return;
+  }
+  Tensor dw = ctx.Output(gname.c_str());
+  T* dd = dw.mutable_data<T>(w.dims(), g.place());
+  g.Zero(dd, sizeof(T) * size_t(v * d));
+  Launch(g, "LookupGradDenseKernel", n * d, LookupGradDenseKernel<T>, id, gd, padding, v, d, dd,
+         n * d, g.error_word());
+}
+
+// ---------------------------------------------------------------------------------------------
+// concat / split: [pre, n_i, post] blocks of the parts in and out of a [pre, sum n_i, post]
+// whole, one strided 2-D copy per part.
+template <typename T>
+void JoinOrCut(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total,
+               const std::vector<int64_t>& sizes, const std::vector<const T*>& parts_in,
+               const std::vector<T*>& parts_out, T* whole_out, const T* whole_in) {
+  int64_t offset = 0;
+  const size_t pitch = sizeof(T) * size_t(total * post);
+  for (size_t p = 0; p < sizes.size(); ++p) {
+    const int64_t width = sizes[p] * post;
+    const size_t bytes = sizeof(T) * size_t(width);
+    if (pre > 0 && width > 0) {
+      if (join && parts_in[p])
+        TIDE_CUDA_CHECK(g, cudaMemcpy2DAsync(whole_out + offset, pitch, parts_in[p], bytes, bytes,
+                                             size_t(pre), cudaMemcpyDeviceToDevice, g.stream()));
+      if (!join && parts_out[p])
+        TIDE_CUDA_CHECK(g, cudaMemcpy2DAsync(parts_out[p], bytes, whole_in + offset, pitch, bytes,
+                                             size_t(pre), cudaMemcpyDeviceToDevice, g.stream()));
+    }
+    offset += width;
+  }
+}
+
+Dims ConcatDims(const char* op, const std::vector<Dims>& ins, int axis_attr, int* axis) {
+  TIDE_CHECK(!ins.empty(), "op '", op, "': X needs at least one input");
+  const Dims& first = ins[0];
+  *axis = NormAxis(op, axis_attr, first.size());
+  Dims out = first;
+  for (size_t i = 1; i < ins.size(); ++i) {
+    const Dims& d = ins[i];
+    TIDE_CHECK(d.size() == first.size(), "op '", op, "': X[", i, "] ", tide::ToString(d),
+               " has another rank than X[0] ", tide::ToString(first));
+    for (size_t j = 0; j < d.size(); ++j) {
+      if (static_cast<int>(j) == *axis)
+        out[j] += d[j];
+      else
+        TIDE_CHECK(d[j] == first[j], "op '", op, "': X[", i, "] ", tide::ToString(d), " and X[0] ",
+                   tide::ToString(first), " differ in dim ", j, " (concat axis is ", *axis, ")");
+    }
+  }
+  return out;
+}
+
+template <typename T>
+void Concat(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  int axis = 0;
+  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
+  std::vector<int64_t> sizes;
+  std::vector<const T*> parts;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TIDE_CHECK(xs[i].dtype() == xs[0].dtype(), "op '", op, "': X[", i, "] ('",
+               ctx.InputName("X", i), "') is ", tide::DataTypeName(xs[i].dtype()), ", X[0] is ",
+               tide::DataTypeName(xs[0].dtype()));
+    sizes.push_back(dims[i][axis]);
+    parts.push_back(xs[i].data<T>());
+  }
+  T* out = ctx.Output("Out").mutable_data<T>(od, g.place());
+  JoinOrCut<T>(g, true, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes,
+               parts, {}, out, nullptr);
+}
+
+template <typename T>
+void ConcatGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  int axis = 0;
+  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
+  TIDE_CHECK(dout.dims() == od, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
+             ", expected ", tide::ToString(od));
+  const std::string gx = GradVarName("X");
+  std::vector<int64_t> sizes;
+  std::vector<T*> parts;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    sizes.push_back(dims[i][axis]);
+    Tensor dx = i < ctx.OutputCount(gx.c_str()) ? ctx.OptionalOutput(gx.c_str(), i) : Tensor();
+    parts.push_back(dx ? dx.mutable_data<T>(dims[i], g.place()) : nullptr);
+  }
+  JoinOrCut<T>(g, false, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes,
+               {}, parts, nullptr, dout.data<T>());
+}
+
+std::vector<Dims> SplitDims(const char* op, const Dims& x, int axis_attr, int num,
+                            std::vector<int32_t> sections, size_t outs, int* axis) {
+  *axis = NormAxis(op, axis_attr, x.size());
+  const int64_t len = x[*axis];
+  std::vector<int64_t> sizes;
+  if (num > 0) {
+    TIDE_CHECK(sections.empty(), "op '", op, "': set num or sections, not both");
+    TIDE_CHECK(len % num == 0, "op '", op, "': X ", tide::ToString(x), " has ", len,
+               " entries on axis ", *axis, ", not divisible by num = ", num);
+    sizes.assign(num, len / num);
+  } else {
+    TIDE_CHECK(!sections.empty(), "op '", op, "': set num > 0 or sections");
+    int unknown = -1;
+    int64_t known = 0;
+    for (size_t i = 0; i < sections.size(); ++i) {
+      TIDE_CHECK(sections[i] >= 0 || (sections[i] == -1 && unknown < 0), "op '", op,
+                 "': sections may hold one -1 and otherwise sizes >= 0, got ", sections[i], " at ",
+                 i);
+      if (sections[i] == -1)
+        unknown = static_cast<int>(i);
+      else
+        known += sections[i];
+    }
+    if (unknown >= 0) {
+      TIDE_CHECK(known <= len, "op '", op, "': sections sum to ", known, ", more than X's ", len,
+                 " entries on axis ", *axis);
+      sections[unknown] = static_cast<int32_t>(len - known);
+    }
+    TIDE_CHECK(unknown >= 0 || known == len, "op '", op, "': sections sum to ", known, " but X ",
+               tide::ToString(x), " has ", len, " entries on axis ", *axis);
+    sizes.assign(sections.begin(), sections.end());
+  }
+  TIDE_CHECK(sizes.size() == outs, "op '", op, "': ", sizes.size(), " parts but ", outs,
+             " Out variables");
+  std::vector<Dims> out(sizes.size(), x);
+  for (size_t i = 0; i < sizes.size(); ++i) out[i][*axis] = sizes[i];
+  return out;
+}
+
+template <typename T>
+void Split(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  int axis = 0;
+  auto dims = SplitDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"),
+                        ctx.Attr<int32_t>("num"), ctx.Attr<std::vector<int32_t>>("sections"),
+                        ctx.OutputCount("Out"), &axis);
+  std::vector<int64_t> sizes;
+  std::vector<T*> parts;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    sizes.push_back(dims[i][axis]);
+    Tensor o = ctx.OptionalOutput("Out", i);
+    parts.push_back(o ? o.mutable_data<T>(dims[i], g.place()) : nullptr);
+  }
+  const Dims& xd = x.dims();
+  JoinOrCut<T>(g, false, Product(xd, 0, axis), Product(xd, axis + 1, xd.size()), xd[axis], sizes,
+               {}, parts, nullptr, x.data<T>());
+}
+
+// ---------------------------------------------------------------------------------------------
+// transpose
+constexpr int kMaxRank = 9;
+
+std::vector<int> CheckedPerm(const char* op, const std::vector<int32_t>& axis, const Dims& x) {
+  TIDE_CHECK(axis.size() == x.size(), "op '", op, "': axis has ", axis.size(), " entries but X ",
+             tide::ToString(x), " has rank ", x.size());
+  std::vector<int> perm(axis.size());
+  std::vector<bool> seen(axis.size(), false);
+  for (size_t i = 0; i < axis.size(); ++i) {
+    int a = axis[i];
+    TIDE_CHECK(a >= 0 && a < static_cast<int>(x.size()) && !seen[a], "op '", op,
+               "': axis must be a permutation of [0, ", x.size(), "), got entry ", a, " at ", i);
+    seen[a] = true;
+    perm[i] = a;
+  }
+  return perm;
+}
+
+Dims Permuted(const Dims& x, const std::vector<int>& perm) {
+  Dims out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = x[perm[i]];
+  return out;
+}
+
+// Out dims and, for each out dim, the input stride it walks.
+struct PermView {
+  int rank;
+  int64_t dims[kMaxRank];
+  int64_t strides[kMaxRank];
+};
+
+template <typename T>
+__global__ void TransposeKernel(const T* in, T* out, PermView v, int64_t n) {
+  TIDE_CUDA_LOOP(j, n) {
+    int64_t rest = j, src = 0;
+    for (int i = v.rank - 1; i >= 0; --i) {
+      const int64_t q = rest / v.dims[i];
+      src += (rest - q * v.dims[i]) * v.strides[i];
+      rest = q;
+    }
+    out[j] = in[src];
+  }
+}
+
+template <typename T>
+void TransposeData(const Gpu& g, const T* in, const Dims& in_dims, const std::vector<int>& perm,
+                   T* out) {
+  const int r = static_cast<int>(in_dims.size());
+  const int64_t n = Product(in_dims);
+  if (n == 0) return;
+  TIDE_CHECK(r <= kMaxRank, "op '", g.op(), "': the GPU kernel takes rank <= ", kMaxRank,
+             ", X has rank ", r);
+  PermView v{};
+  v.rank = r;
+  std::vector<int64_t> in_stride(r, 1);
+  for (int i = r - 2; i >= 0; --i) in_stride[i] = in_stride[i + 1] * in_dims[i + 1];
+  for (int i = 0; i < r; ++i) {
+    v.dims[i] = in_dims[perm[i]];
+    v.strides[i] = in_stride[perm[i]];
+  }
+  Launch(g, "TransposeKernel", n, TransposeKernel<T>, in, out, v, n);
+}
+
+// X's dims: from X (transpose_grad, reshape_grad, flatten_grad) or XShape[1:] (the *2 grads).
+Dims ForwardXDims(const KernelContext& ctx) {
+  if (ctx.HasInput("XShape")) {
+    Dims xs = ctx.Input("XShape").dims();
+    return Dims(xs.begin() + 1, xs.end());
+  }
+  return ctx.Input("X").dims();
+}
+
+template <typename T>
+void Transpose(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  auto perm = CheckedPerm(ctx.op_type(), ctx.Attr<std::vector<int32_t>>("axis"), x.dims());
+  const T* xd = x.data<T>();
+  T* o = out.mutable_data<T>(Permuted(x.dims(), perm), g.place());
+  TransposeData(g, xd, x.dims(), perm, o);
+}
+
+template <typename T>
+void TransposeGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  Dims xd = ForwardXDims(ctx);
+  auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), xd);
+  TIDE_CHECK(dout.dims() == Permuted(xd, perm), "op '", op, "': Out@GRAD has dims ",
+             tide::ToString(dout.dims()), ", expected ", tide::ToString(Permuted(xd, perm)));
+  std::vector<int> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int>(i);
+  const T* gd = dout.data<T>();
+  T* d = dx.mutable_data<T>(xd, g.place());
+  TransposeData(g, gd, dout.dims(), inv, d);
+}
+
+// ---------------------------------------------------------------------------------------------
+// reshape / flatten: Out = X's data with new dims (a copy on the stream, unless Out is X).
+Dims ReshapeDims(const char* op, const std::vector<int64_t>& shape, const Dims& x) {
+  Dims out(shape.size());
+  int unknown = -1;
+  int64_t explicit_product = 1;
+  std::vector<bool> copied(x.size(), false);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      TIDE_CHECK(unknown < 0, "op '", op, "': shape ", tide::ToString(shape),
+                 " has more than one -1");
+      unknown = static_cast<int>(i);
+    } else if (shape[i] == 0) {
+      TIDE_CHECK(i < x.size(), "op '", op, "': shape ", tide::ToString(shape), " copies dim ", i,
+                 " (0) but X ", tide::ToString(x), " has rank ", x.size());
+      out[i] = x[i];
+      copied[i] = true;
+    } else {
+      TIDE_CHECK(shape[i] > 0, "op '", op, "': shape ", tide::ToString(shape), " holds ", shape[i],
+                 " at ", i, " (sizes must be > 0, or 0 to copy, or -1 to infer)");
+      out[i] = shape[i];
+      explicit_product *= shape[i];
+    }
+  }
+  int64_t rest = 1;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!copied[i]) rest *= x[i];
+  if (unknown >= 0) {
+    TIDE_CHECK(explicit_product > 0 && rest % explicit_product == 0, "op '", op,
+               "': cannot reshape X ", tide::ToString(x), " to ", tide::ToString(shape), ": ", rest,
+               " elements do not divide into ", explicit_product);
+    out[unknown] = rest / explicit_product;
+  } else {
+    TIDE_CHECK(rest == explicit_product, "op '", op, "': cannot reshape X ", tide::ToString(x),
+               " (", Product(x), " elements) to ", tide::ToString(shape));
+  }
+  return out;
+}
+
+// The target shape: the Shape tensor's values when given (copied back from the device), else
+// the attribute.
+std::vector<int64_t> TargetShape(const KernelContext& ctx, const Gpu& g) {
+  if (Tensor s = ctx.OptionalInput("Shape")) {
+    const TideDataType dt = s.dtype();
+    TIDE_CHECK(dt == TIDE_INT32 || dt == TIDE_INT64, "op '", ctx.op_type(),
+               "': Shape must be int32 or int64, got ", tide::DataTypeName(dt));
+    const size_t n = static_cast<size_t>(s.numel());
+    std::vector<int64_t> v(n);
+    std::vector<int32_t> v32(dt == TIDE_INT32 ? n : 0);
+    void* host = dt == TIDE_INT32 ? static_cast<void*>(v32.data()) : static_cast<void*>(v.data());
+    const size_t bytes = n * (dt == TIDE_INT32 ? sizeof(int32_t) : sizeof(int64_t));
+    if (s.place() == g.place())
+      g.CopyToHostSync(host, s.raw_data(), bytes);
+    else
+      std::memcpy(host, s.raw_data(), bytes);  // on the host already
+    if (dt == TIDE_INT32) v.assign(v32.begin(), v32.end());
+    return v;
+  }
+  auto a = ctx.Attr<std::vector<int32_t>>("shape");
+  return std::vector<int64_t>(a.begin(), a.end());
+}
+
+template <typename T>
+void CopyWithDims(const Gpu& g, Tensor src, Tensor dst, const Dims& dims) {
+  if (dst.c() == src.c()) {
+    dst.Resize(dims);
+    return;
+  }
+  const T* s = src.data<T>();
+  T* d = dst.mutable_data<T>(dims, g.place());
+  g.CopyD2D(d, s, sizeof(T) * size_t(src.numel()));
+}
+
+template <typename T>
+void Reshape(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  Dims od = ReshapeDims(ctx.op_type(), TargetShape(ctx, g), x.dims());
+  CopyWithDims<T>(g, x, ctx.Output("Out"), od);
+}
+
+Dims FlattenDims(const char* op, const Dims& x, int axis) {
+  TIDE_CHECK(axis >= 0 && axis <= static_cast<int>(x.size()), "op '", op, "': axis ", axis,
+             " must be in [0, ", x.size(), "] for X ", tide::ToString(x));
+  return {Product(x, 0, axis), Product(x, axis, x.size())};
+}
+
+template <typename T>
+void Flatten(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  CopyWithDims<T>(g, x, ctx.Output("Out"),
+                  FlattenDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis")));
+}
+
+// X@GRAD = Out@GRAD with X's dims.
+template <typename T>
+void ReshapeGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  Dims xd = ForwardXDims(ctx);
+  TIDE_CHECK(Product(xd) == dout.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
+             " does not have X's ", Product(xd), " elements (X ", tide::ToString(xd), ")");
+  CopyWithDims<T>(g, dout, ctx.Output(GradVarName("X").c_str()), xd);
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+#define TIDE_CUDA_MOVE_TYPES float, double, int32_t, int64_t
+TIDE_REGISTER_KERNEL("lookup_table", "gpu", Lookup, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("lookup_table_grad", "gpu", LookupGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("concat", "gpu", Concat, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("concat_grad", "gpu", ConcatGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("split", "gpu", Split, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("transpose", "gpu", Transpose, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("transpose2", "gpu", Transpose, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("transpose_grad", "gpu", TransposeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("transpose2_grad", "gpu", TransposeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reshape", "gpu", Reshape, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("reshape2", "gpu", Reshape, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("flatten", "gpu", Flatten, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("flatten2", "gpu", Flatten, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("reshape_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reshape2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("flatten_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("flatten2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
