@@ -24,9 +24,9 @@ struct FatalError : std::runtime_error {
 // Parameters are updated in place: wait until no zero-copy frame still reads them.
 void WaitFramesSent(int64_t deadline_ms, const std::string& who) {
   const auto start = Clock::now();
-  while (InFlightFrames().load() > 0) {
+  while (ServedFrames().load() > 0) {
     if (MsSince(start) > deadline_ms) {
-      LogWarning(who, ": ", InFlightFrames().load(), " parameter frame(s) still unsent after ",
+      LogWarning(who, ": ", ServedFrames().load(), " parameter frame(s) still unsent after ",
                  deadline_ms, " ms (a slow or dead trainer); updating anyway");
       return;
     }
@@ -185,7 +185,8 @@ void PServer::ServeGet(Incoming& in) {
     tide::Variable v = ctx_.scope().FindVar(name);
     TIDE_CHECK(v, "pserver ", cfg_.server.endpoint, " has no variable '", name, "'");
     frames.emplace_back();
-    EncodeVariable(v, name, 0, -1, Label() + " serving '" + name + "'", resp.add_vars(), &frames.back());
+    EncodeVariable(v, name, 0, -1, Label() + " serving '" + name + "'", resp.add_vars(), &frames.back(),
+                   &ServedFrames());
   }
   server_.Reply(in.identity, std::move(resp), std::move(frames));
 }

@@ -11,11 +11,13 @@ using transport::VariableMessage;
 // What a zero-copy frame owns: a tensor sharing the sent tensor's allocation.
 struct FrameHold {
   tide::OwnedTensor tensor;
+  std::atomic<int64_t>* live;
 };
 
 void FreeFrame(void* /*data*/, void* hint) {
-  delete static_cast<FrameHold*>(hint);
-  InFlightFrames().fetch_sub(1);
+  auto* hold = static_cast<FrameHold*>(hint);
+  if (hold->live) hold->live->fetch_sub(1);
+  delete hold;
 }
 
 bool KnownDataType(int32_t d) {
@@ -33,23 +35,25 @@ constexpr size_t kMaxNameLength = 4096;
 
 }  // namespace
 
-std::atomic<int64_t>& InFlightFrames() {
+std::atomic<int64_t>& ServedFrames() {
   static std::atomic<int64_t> count{0};
   return count;
 }
 
-zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes) {
+zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
+                             std::atomic<int64_t>* live) {
   if (bytes == 0) return zmq::message_t();
   auto* hold = new FrameHold;
   hold->tensor.ShareDataWith(t);
+  hold->live = live;
   char* base = static_cast<char*>(const_cast<void*>(hold->tensor.raw_data()));
-  InFlightFrames().fetch_add(1);
+  if (live) live->fetch_add(1);
   return zmq::message_t(base + offset, bytes, &FreeFrame, hold);
 }
 
 void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int64_t row_begin,
                     int64_t row_end, const std::string& what, VariableMessage* msg,
-                    zmq::message_t* frame) {
+                    zmq::message_t* frame, std::atomic<int64_t>* live) {
   msg->Clear();
   msg->set_name(wire_name);
   tide::Tensor t;
@@ -91,11 +95,11 @@ void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int
   for (int64_t d : dims) msg->add_dims(d);
   msg->set_data_bytes(bytes);
   if (IsHostPlace(t.place())) {
-    *frame = ZeroCopyFrame(t, offset, bytes);
+    *frame = ZeroCopyFrame(t, offset, bytes, live);
   } else {  // stage device memory on the host; the frame keeps the staging copy alive
     tide::OwnedTensor host;
     host.CopyFrom(t, tide::Place("cpu", 0));
-    *frame = ZeroCopyFrame(host, offset, bytes);
+    *frame = ZeroCopyFrame(host, offset, bytes, live);
   }
 }
 

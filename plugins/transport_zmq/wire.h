@@ -14,20 +14,23 @@ namespace tide_zmq {
 
 namespace transport = ::tide::transport;  // the generated wire messages
 
-// Zero-copy frames still owned by ZeroMQ (their memory is shared with a tensor). A pserver waits
-// for this to drop to zero before it updates parameters in place.
-std::atomic<int64_t>& InFlightFrames();
+// Parameter frames a pserver has handed to ZeroMQ without copying and ZeroMQ still holds; the
+// pserver waits for this to drop to zero before it updates parameters in place.
+std::atomic<int64_t>& ServedFrames();
 
 // A frame over `bytes` bytes of `t`'s memory from byte `offset`, without copying: the frame holds
-// a share of the tensor's allocation until ZeroMQ has sent it.
-zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes);
+// a share of the tensor's allocation until ZeroMQ is done with it. `live` (may be NULL) counts the
+// frames not yet released.
+zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
+                             std::atomic<int64_t>* live = nullptr);
 
 // Describes `var` (called `wire_name` on the wire) into `msg` and makes its data frame. With
 // row_end >= 0 only rows [row_begin, row_end) of dim 0 travel (a block of a sliced LoDTensor).
-// Device tensors are staged through host memory. `what` names the op and variable for errors.
+// Device tensors are staged through host memory. `what` names the op and variable for errors;
+// `live` is ZeroCopyFrame's.
 void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int64_t row_begin,
                     int64_t row_end, const std::string& what, transport::VariableMessage* msg,
-                    zmq::message_t* frame);
+                    zmq::message_t* frame, std::atomic<int64_t>* live = nullptr);
 
 // "" when `m` (with a data frame of `frame_bytes`) is well formed: known dtype, non-negative dims
 // whose size matches the frame, LoD offsets and rows in range. Otherwise what is wrong.
