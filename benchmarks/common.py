@@ -28,8 +28,12 @@ def parser(description):
 
 
 def set_threads(n):
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TIDE_CPU_THREADS"):
+    """n threads for every framework's own pool. OpenBLAS stays single-threaded: under PyTorch's
+    OpenMP threads its own pool oversubscribes the cores (10x slower here), so this is the peer's
+    best configuration."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TIDE_CPU_THREADS"):
         os.environ[var] = str(n)
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def measure(fn, reps=7, warmup=2, inner=1):
@@ -96,6 +100,31 @@ def _fmt(v):
         return "n/a"
     med = v[0]
     return ("%.3g" % med) if med >= 1e-3 or med == 0 else ("%.3e" % med)
+
+
+def run_isolated(script, case, extra_args=(), timeout=900, env=None):
+    """Runs `script --worker case` in a fresh process (so frameworks' thread pools never share the
+    cores at once) and returns the JSON it prints last, or None when that peer is unavailable."""
+    import subprocess
+    cmd = [sys.executable, script, "--worker", case] + list(extra_args)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        print("%s: %s failed: %s" % (os.path.basename(script), case, " | ".join(tail)))
+        return None
+    return json.loads(lines[-1])
+
+
+def best_of_blas_settings(script, case, extra_args, key, threads, higher_is_better=True):
+    """A peer's result at its best: OpenBLAS single-threaded, or with its own pool of `threads`."""
+    results = [r for r in (run_isolated(script, case, extra_args, env={"OPENBLAS_NUM_THREADS": str(n)})
+                           for n in sorted({1, threads})) if r]
+    if not results:
+        return None
+    pick = max if higher_is_better else min
+    return pick(results, key=lambda r: r[key][0])
 
 
 def try_import(name):
