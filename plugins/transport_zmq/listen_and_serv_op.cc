@@ -18,6 +18,32 @@ std::map<std::string, int32_t> ParseGradToBlock(const std::vector<std::string>& 
   return out;
 }
 
+// "grad_name:LOD_TENSOR|SELECTED_ROWS:dtype code:d0,d1,..." (the name may hold ':').
+std::map<std::string, GradSpec> ParseGradSpecs(const std::vector<std::string>& specs,
+                                               const std::string& who) {
+  std::map<std::string, GradSpec> out;
+  for (const auto& s : specs) {
+    size_t c3 = s.rfind(':'), c2 = c3 == std::string::npos || c3 == 0 ? std::string::npos : s.rfind(':', c3 - 1);
+    size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : s.rfind(':', c2 - 1);
+    TIDE_CHECK(c1 != std::string::npos && c1 > 0, who, ": grad_specs entry '", s,
+               "' is not \"name:type:dtype:dims\"");
+    GradSpec g;
+    std::string type = s.substr(c1 + 1, c2 - c1 - 1);
+    TIDE_CHECK(type == "LOD_TENSOR" || type == "SELECTED_ROWS", who, ": grad_specs entry '", s,
+               "' has an unknown type");
+    g.sparse = type == "SELECTED_ROWS";
+    g.dtype = std::stoi(s.substr(c2 + 1, c3 - c2 - 1));
+    std::string dims = s.substr(c3 + 1);
+    for (size_t a = 0; a < dims.size();) {
+      size_t b = dims.find(',', a);
+      g.dims.push_back(std::stoll(dims.substr(a, b == std::string::npos ? b : b - a)));
+      a = b == std::string::npos ? dims.size() : b + 1;
+    }
+    out[s.substr(0, c1)] = g;
+  }
+  return out;
+}
+
 void ListenAndServRun(tide::OpRunContext& ctx) {
   PServerConfig c;
   c.server.endpoint = ctx.Attr<std::string>("endpoint");
@@ -29,6 +55,7 @@ void ListenAndServRun(tide::OpRunContext& ctx) {
   c.fanin = ctx.Attr<int32_t>("Fanin");
   c.sync_mode = ctx.Attr<bool>("sync_mode");
   c.grad_to_block = ParseGradToBlock(ctx.Attr<std::vector<std::string>>("grad_to_block_id"), who);
+  c.grad_specs = ParseGradSpecs(ctx.Attr<std::vector<std::string>>("grad_specs"), who);
   c.optimize_blocks = ctx.Attr<std::vector<int32_t>>("optimize_blocks");
   c.lr_decay_block = ctx.Attr<int32_t>("lr_decay_block_id");
   for (const auto& s : ctx.Attr<std::vector<std::string>>("served_vars")) c.served.insert(s);
@@ -60,6 +87,9 @@ TIDE_REGISTER_OP(
         .RequiredAttr("optimize_blocks", TIDE_ATTR_BLOCKS, "the optimize sub-blocks, in run order")
         .Attr("grad_to_block_id", std::vector<std::string>{},
               "\"grad_name:block_index\": the block that applies each gradient")
+        .Attr("grad_specs", std::vector<std::string>{},
+              "\"grad_name:LOD_TENSOR|SELECTED_ROWS:dtype:d0,d1,...\": what each gradient must be; a "
+              "gradient that differs is refused (unlisted ones are not checked)")
         .Attr("lr_decay_block_id", int32_t(-1), "a block run before the optimize blocks; -1: none")
         .Attr("sync_mode", true, "sync: average each round's gradients over the trainers")
         .Attr("served_vars", std::vector<std::string>{}, "the variables trainers may recv")

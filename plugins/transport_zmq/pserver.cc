@@ -1,6 +1,7 @@
 // pserver.cc: rounds, barriers, deferred answers, optimize blocks and checkpoints of a pserver.
 #include "pserver.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -44,6 +45,7 @@ PServer::PServer(tide::OpRunContext& ctx, PServerConfig cfg)
     int64_t round = LoadCheckpoint(path, ctx_.scope(), cfg_.checkpoint_vars, ctx_.place());
     if (round >= 0) {
       rounds_done_ = round;
+      adopted_ = false;  // the trainers' next request says which round they are at
       LogWarning(Label(), ": resumed from checkpoint ", path, " (", cfg_.checkpoint_vars.size(),
                  " variable(s), round ", round, ")");
     }
@@ -103,22 +105,39 @@ void PServer::Adopt(int64_t round, const Incoming& in) {
 void PServer::OnSend(Incoming& in) {
   const auto& req = in.request;
   const int32_t t = req.trainer_id();
-  if (cfg_.sync_mode) {
-    Adopt(req.round(), in);
-    if (req.round() < rounds_done_) return Ack(in);  // a resent request of a finished round
-    TIDE_CHECK(req.round() == rounds_done_, "trainer ", t, " sent gradients for round ", req.round(),
-               " while the pserver is at round ", rounds_done_);
-  }
   // Check every variable before writing any.
   std::vector<tide::Variable> vars;
   for (const auto& m : req.vars()) {
     auto it = cfg_.grad_to_block.find(m.name());
     TIDE_CHECK(it != cfg_.grad_to_block.end(), "pserver ", cfg_.server.endpoint,
                " takes no variable '", m.name(), "' (not in its grad_to_block_id)");
+    auto spec = cfg_.grad_specs.find(m.name());
+    if (spec != cfg_.grad_specs.end()) {
+      const GradSpec& g = spec->second;
+      tide::Dims dims(m.dims().begin(), m.dims().end());
+      bool ok = m.dtype() == g.dtype &&
+                (m.type() == transport::VariableMessage::SELECTED_ROWS) == g.sparse;
+      if (ok && g.sparse)
+        ok = m.height() == (g.dims.empty() ? 0 : g.dims[0]) && dims.size() == g.dims.size() &&
+             std::equal(dims.begin() + 1, dims.end(), g.dims.begin() + 1);
+      else if (ok)
+        ok = dims == g.dims;
+      TIDE_CHECK(ok, "gradient '", m.name(), "' from trainer ", t, " is ",
+                 m.type() == transport::VariableMessage::SELECTED_ROWS ? "a SelectedRows " : "",
+                 tide::DataTypeName(static_cast<TideDataType>(m.dtype())), tide::ToString(dims),
+                 ", the program's is ", g.sparse ? "a SelectedRows " : "",
+                 tide::DataTypeName(static_cast<TideDataType>(g.dtype)), tide::ToString(g.dims));
+    }
     std::string target = Target(m.name(), t);
     tide::Variable v = ctx_.scope().FindVar(target);
     TIDE_CHECK(v, "pserver ", cfg_.server.endpoint, " has no variable '", target, "'");
     vars.push_back(v);
+  }
+  if (cfg_.sync_mode) {  // after the checks: even a stale request must be well formed
+    Adopt(req.round(), in);
+    if (req.round() < rounds_done_) return Ack(in);  // a resent request of a finished round
+    TIDE_CHECK(req.round() == rounds_done_, "trainer ", t, " sent gradients for round ", req.round(),
+               " while the pserver is at round ", rounds_done_);
   }
   if (!cfg_.sync_mode) WaitFramesSent(cfg_.deadline_ms, Label());
   for (int i = 0; i < req.vars_size(); ++i) {

@@ -14,11 +14,20 @@
 
 namespace tide_zmq {
 
+// What a trainer's gradient must look like (from the program), so a malformed one is refused
+// instead of failing the optimize block.
+struct GradSpec {
+  bool sparse = false;  // a SelectedRows: dims are the dense variable's (height, row shape)
+  int32_t dtype = TIDE_UNDEFINED;
+  tide::Dims dims;
+};
+
 struct PServerConfig {
   ServerOptions server;
   int32_t fanin = 1;
   bool sync_mode = true;
   std::map<std::string, int32_t> grad_to_block;  // gradient (block) name -> optimize block
+  std::map<std::string, GradSpec> grad_specs;     // optional, per gradient name
   std::vector<int32_t> optimize_blocks;           // the order they run in, sync mode
   int32_t lr_decay_block = -1;                    // run first, once per round (or per request)
   std::set<std::string> served;                   // what trainers may get
@@ -40,7 +49,7 @@ class PServer {
   void OnBarrier(Incoming& in);
   void OnGet(Incoming& in);
   void OnComplete(Incoming& in);
-  // First request after start-up: take the trainers' round (resuming from a checkpoint).
+  // First request after resuming from a checkpoint: take the trainers' round.
   void Adopt(int64_t round, const Incoming& in);
   void MaybeFinishRound();
   void RunOptimize(const std::vector<int32_t>& blocks);
@@ -55,7 +64,9 @@ class PServer {
   PServerConfig cfg_;
   RpcServer server_;
   int64_t rounds_done_ = 0;
-  bool adopted_ = false;
+  // False only after resuming from a checkpoint, until the first trainer request: that request's
+  // round becomes the pserver's (the trainers went on while it was down, or restarted too).
+  bool adopted_ = true;
   std::set<int32_t> barrier_, completed_;
   std::map<int32_t, std::set<std::string>> received_;
   std::vector<Incoming> deferred_barriers_, deferred_gets_;

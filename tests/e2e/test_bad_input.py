@@ -71,6 +71,8 @@ def test_bad_messages_are_rejected_and_training_goes_on(procs, tmp_path):
         [request(1, 13, [var_message("fc_0.w_0@GRAD", [1 << 40, 1 << 40], 1)]), b"\0"],  # lying dims
         [request(1, 14), os.urandom(MAX // 2), os.urandom(MAX // 2 + 4096)],  # oversized in all
         [request(1, 15, trainer_id=7)],                                   # no such trainer
+        [request(1, 17, [var_message("fc_0.b_0@GRAD", [5, 2], 40)]), b"\0" * 40],  # wrong shape
+        [request(1, 18, [var_message("fc_0.w_0@GRAD", [10, 1], 40)]), b"\0" * 40],  # not its grad
         [request(2, 16, names=["fc_0.w_0@GRAD"])],                        # a GET of what is not served
     ]
     for frames in sends:
@@ -106,7 +108,8 @@ def test_bad_messages_are_rejected_and_training_goes_on(procs, tmp_path):
     for why in ("not a Tide transport request", "truncated or padded data frame",
                 "the header lists 1 variable(s), 0 data frame(s) came", "dims overflow",
                 "over max_message_size 1048576", "trainer id 7 is outside [0, Fanin=2)",
-                "serves no variable"):
+                "serves no variable", "is float32[5, 2], the program's is float32[1]",
+                "takes no variable 'fc_0.w_0@GRAD'"):
         assert why in log, "no rejection logged for %r:\n%s" % (why, log[-5000:])
     assert "rejected a connection" in log, log[-5000:]
     local_r = load(tmp_path / "local.json")

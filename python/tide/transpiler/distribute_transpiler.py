@@ -20,6 +20,7 @@ trainers that each feed half of a minibatch (mean loss) train exactly like one p
 import math
 import os
 
+from ..core import dtype_code
 from ..framework import (OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, Program, default_main_program,
                          default_startup_program)
 
@@ -335,12 +336,15 @@ class DistributeTranspiler:
             prog._rollback()
             lr_block = sub.idx
         served = [b.pname for b in mine]
+        specs = ["%s:%s:%d:%s" % (b.gname, self._var(b.grad).type, dtype_code(self._var(b.grad).dtype),
+                                  ",".join(str(d) for d in b.shape)) for b in mine]
         state = sorted(n for n, v in gb.vars.items() if v.persistable)
         gb.append_op("listen_and_serv", inputs={"X": [b.gname for b in mine]},
                      attrs={"endpoint": endpoint, "bind_address": cfg.bind_address or "127.0.0.1",
                             "Fanin": self.trainers, "sync_mode": self.sync_mode,
                             "optimize_blocks": [blk.desc for blk in optimize_blocks],
-                            "grad_to_block_id": grad_to_block, "lr_decay_block_id": lr_block,
+                            "grad_to_block_id": grad_to_block, "grad_specs": specs,
+                            "lr_decay_block_id": lr_block,
                             "served_vars": served, "checkpoint_vars": state,
                             "checkpoint_dir": cfg.checkpoint_dir or "",
                             "checkpoint_interval": int(cfg.checkpoint_interval),
