@@ -14,6 +14,7 @@
 #include "core/plugin/c_handles.h"
 #include "core/plugin/registrar.h"
 #include "core/plugin/status.h"
+#include "core/registry/registry.h"
 
 namespace tide::core {
 namespace {
@@ -319,8 +320,13 @@ void GSetAttr(TideGradOp* op, const char* name, const TideAttrValue* v) {
     LOG(ERROR) << "grad op '" << op->desc.type() << "' attribute '" << name << "': " << e.what();
   }
 }
+// Copies the forward op's attributes that the grad op declares (all of them when the grad op is
+// not registered yet), so grad ops need not redeclare forward attributes they never read.
 void GCopyAttrs(TideGradOp* op) {
-  for (const auto& kv : op->forward->attrs()) op->desc.SetAttr(kv.first, kv.second);
+  const OpInfo* grad = Registry::Global().FindOp(op->desc.type());
+  for (const auto& kv : op->forward->attrs())
+    if (!grad || grad->FindAttr(kv.first) || kv.first.rfind("op_", 0) == 0)
+      op->desc.SetAttr(kv.first, kv.second);
 }
 
 // --- Operators without kernels ---

@@ -27,8 +27,81 @@ void MeanGradKernel(KernelContext& ctx) {
   Eval(ctx, d, d.constant(g));
 }
 
+// All inputs SelectedRows: the result lists every input's rows (repeats allowed, as Fluid's
+// sum does: whoever applies the gradient adds repeated rows up).
+template <typename T>
+void SumSparse(KernelContext& ctx, size_t n) {
+  std::vector<int64_t> rows;
+  int64_t height = -1, width = -1, total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    tide::SelectedRows sr = ctx.InputVar("X", i).GetSelectedRows();
+    if (height < 0) height = sr.height();
+    TIDE_CHECK(sr.height() == height, "op 'sum': sparse input ", i, " ('", ctx.InputName("X", i),
+               "') has height ", sr.height(), ", input 0 has ", height);
+    Tensor v = sr.value();
+    int64_t w = v.rank() > 1 ? v.numel() / v.dim(0) : 1;
+    if (width < 0) width = w;
+    TIDE_CHECK(w == width, "op 'sum': sparse input ", i, " has rows of ", w, " values, input 0 of ", width);
+    std::vector<int64_t> r = sr.rows();
+    rows.insert(rows.end(), r.begin(), r.end());
+    total += static_cast<int64_t>(r.size());
+  }
+  tide::SelectedRows out = ctx.OutputVar("Out").GetSelectedRows();
+  out.set_height(height);
+  Tensor value = out.value();
+  T* o = value.mutable_data<T>({total, width}, ctx.place());
+  for (size_t i = 0; i < n; ++i) {
+    Tensor v = ctx.InputVar("X", i).GetSelectedRows().value();
+    const T* d = v.data<T>();
+    std::copy(d, d + v.numel(), o);
+    o += v.numel();
+  }
+  out.set_rows(rows);
+}
+
+// Dense and sparse inputs: the dense sum, then each sparse row added to its row.
+template <typename T>
+void SumMixed(KernelContext& ctx, size_t n) {
+  Tensor out = ctx.Output("Out");
+  Dims dims;
+  for (size_t i = 0; i < n && dims.empty(); ++i)
+    if (ctx.InputVar("X", i).IsTensor()) dims = ctx.Input("X", i).dims();
+  const int64_t total = Product(dims, 0, dims.size());
+  T* acc = ctx.TempBuffer<T>(static_cast<size_t>(total));
+  std::fill(acc, acc + total, T(0));
+  const int64_t width = dims.empty() ? 0 : total / dims[0];
+  for (size_t i = 0; i < n; ++i) {
+    tide::Variable v = ctx.InputVar("X", i);
+    if (v.IsTensor()) {
+      Tensor t = v.GetTensor();
+      TIDE_CHECK(t.dims() == dims, "op 'sum': input ", i, " ('", ctx.InputName("X", i), "') has dims ",
+                 tide::ToString(t.dims()), ", the dense inputs ", tide::ToString(dims));
+      const T* d = t.data<T>();
+      for (int64_t k = 0; k < total; ++k) acc[k] += d[k];
+      continue;
+    }
+    tide::SelectedRows sr = v.GetSelectedRows();
+    TIDE_CHECK(sr.height() == dims[0], "op 'sum': sparse input ", i, " ('", ctx.InputName("X", i),
+               "') has height ", sr.height(), ", the dense inputs ", dims[0], " rows");
+    std::vector<int64_t> rows = sr.rows();
+    const T* d = sr.value().data<T>();
+    for (size_t r = 0; r < rows.size(); ++r) {
+      TIDE_CHECK(rows[r] >= 0 && rows[r] < dims[0], "op 'sum': sparse input ", i, " lists row ", rows[r],
+                 " outside [0, ", dims[0], ")");
+      for (int64_t k = 0; k < width; ++k) acc[rows[r] * width + k] += d[r * width + k];
+    }
+  }
+  T* o = out.mutable_data<T>(dims, ctx.place());
+  std::copy(acc, acc + total, o);
+}
+
 template <typename T>
 void SumKernel(KernelContext& ctx) {
+  const size_t count = ctx.InputCount("X");
+  size_t sparse = 0;
+  for (size_t i = 0; i < count; ++i) sparse += ctx.InputVar("X", i).IsSelectedRows() ? 1 : 0;
+  if (sparse == count && count > 0) return SumSparse<T>(ctx, count);
+  if (sparse > 0) return SumMixed<T>(ctx, count);
   std::vector<Tensor> xs = ctx.Inputs("X");
   TIDE_CHECK(!xs.empty(), "op 'sum' needs at least one input");
   Tensor out = ctx.Output("Out");
@@ -37,9 +110,9 @@ void SumKernel(KernelContext& ctx) {
                "') has dims ", tide::ToString(xs[i].dims()), ", input 0 has ",
                tide::ToString(xs[0].dims()));
   // Out may be one of the inputs (in-place accumulation): sum into a scratch buffer first.
-  const int64_t n = xs[0].numel();
-  T* acc = ctx.TempBuffer<T>(static_cast<size_t>(n));
-  tide::EigenVector<T> a(acc, n);
+  const int64_t numel = xs[0].numel();
+  T* acc = ctx.TempBuffer<T>(static_cast<size_t>(numel));
+  tide::EigenVector<T> a(acc, numel);
   Eval(ctx, a, In<T>(xs[0]));
   for (size_t i = 1; i < xs.size(); ++i) Eval(ctx, a, a + In<T>(xs[i]));
   out.Resize(xs[0].dims());
@@ -67,13 +140,19 @@ TIDE_REGISTER_KERNEL("mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("sum")
-                     .Comment("Out = the elementwise sum of the X tensors (all of one shape).")
+                     .Comment("Out = the elementwise sum of the X tensors (all of one shape); SelectedRows "
+                              "inputs add their rows in (all sparse: a SelectedRows listing every row).")
                      .Input("X", "tensors to add").AsDuplicable()
                      .Output("Out", "their sum")
                      .InferShape([](tide::InferShapeContext& c) {
+                       // All sparse inputs give a sparse sum; any dense one, a dense sum.
+                       bool all_sparse = true;
+                       for (size_t i = 0; i < c.InputCount("X"); ++i)
+                         all_sparse = all_sparse && c.InputVarType("X", i) == TIDE_VAR_SELECTED_ROWS;
+                       c.SetOutputVarType("Out", all_sparse ? TIDE_VAR_SELECTED_ROWS : TIDE_VAR_LOD_TENSOR);
                        c.SetOutputDims("Out", c.InputDims("X", 0));
                        c.SetOutputDataType("Out", c.InputDataType("X", 0));
-                       c.ShareLoD("X", "Out");
+                       if (!all_sparse && c.InputVarType("X", 0) == TIDE_VAR_LOD_TENSOR) c.ShareLoD("X", "Out");
                      })
                      .Grad([](tide::GradMaker& g) {
                        std::vector<std::string> dxs = g.InputGrad("X");

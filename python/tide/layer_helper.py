@@ -53,8 +53,13 @@ class LayerHelper:
         name = attr.name or unique_name.generate(self.name + "." + suffix)
         init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
         block = self.main_program.global_block()
-        if name in block.vars:
-            raise ValueError("layer %s: a parameter named '%s' already exists" % (self.layer_type, name))
+        if name in block.vars:  # shared by name (Fluid's weight sharing): same shape and dtype only
+            existing = block.vars[name]
+            if list(existing.shape) != [int(d) for d in shape] or existing.dtype != dtype:
+                raise ValueError("layer %s: parameter '%s' exists with shape %s %s; cannot share it as %s %s"
+                                 % (self.layer_type, name, list(existing.shape), existing.dtype,
+                                    [int(d) for d in shape], dtype))
+            return existing
         return block.create_parameter(
             name=name, shape=[int(d) for d in shape], dtype=dtype, trainable=attr.trainable,
             optimize_attr={"learning_rate": attr.learning_rate}, regularizer=attr.regularizer,

@@ -90,3 +90,34 @@ def test_backward_errors():
     h = layers.fc(input=x, size=3)
     with pytest.raises(tide.InvalidArgumentError, match="must hold one element"):
         tide.append_backward(h)
+
+
+@pytest.mark.parametrize("dense_use", [False, True])
+def test_shared_sparse_embedding_gradients_are_summed(exe, dense_use):
+    """Two sparse lookups of one table: backward sums two SelectedRows (a SelectedRows), or with
+    a dense use of the table too, a dense gradient; SGD applies either, as numpy says."""
+    vocab, dim = 6, 3
+    w0 = np.arange(vocab * dim, dtype="float32").reshape(vocab, dim) / 10
+    ids_a = layers.data(name="a", shape=[1], dtype="int64")
+    ids_b = layers.data(name="b", shape=[1], dtype="int64")
+    attr = tide.ParamAttr(name="emb", initializer=tide.initializer.Constant(0.0))
+    ea = layers.embedding(ids_a, size=[vocab, dim], is_sparse=True, param_attr=attr)
+    eb = layers.embedding(ids_b, size=[vocab, dim], is_sparse=True, param_attr="emb")
+    loss = layers.mean(layers.elementwise_add(ea, eb))
+    if dense_use:
+        w = tide.default_main_program().global_block().var("emb")
+        loss = layers.sums([loss, layers.mean(w)])
+    tide.optimizer.SGD(learning_rate=1.0).minimize(loss)
+    block = tide.default_main_program().global_block()
+    assert block.var("emb@GRAD").type == ("LOD_TENSOR" if dense_use else "SELECTED_ROWS")
+    exe.run(tide.default_startup_program())
+    _set("emb", w0)
+    a = np.array([[1], [4], [1]], "int64")
+    b = np.array([[4], [0], [5]], "int64")
+    exe.run(feed={"a": a, "b": b})
+    grad = np.zeros_like(w0)
+    for i in list(a[:, 0]) + list(b[:, 0]):
+        grad[i] += 1.0 / (3 * dim)
+    if dense_use:
+        grad += 1.0 / w0.size
+    np.testing.assert_allclose(_get("emb"), w0 - grad, rtol=1e-5, atol=1e-6)

@@ -159,8 +159,8 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 
 def sums(input, out=None):
-    helper = LayerHelper("sum")
-    inputs = helper.multiple_input() if isinstance(input, list) else [input]
+    helper = LayerHelper("sum", input=input)
+    inputs = helper.multiple_input()
     if out is None:
         out = helper.create_variable_for_type_inference(inputs[0].dtype)
     helper.append_op("sum", inputs={"X": inputs}, outputs={"Out": out})

@@ -479,7 +479,7 @@ typedef struct TideHostApi {
   void (*GradOp_SetOutput)(TideGradOp* op, const char* param, const char* const* args,
                            size_t count);
   void (*GradOp_SetAttr)(TideGradOp* op, const char* name, const TideAttrValue* value);
-  /* Copies every attribute of the forward op. */
+  /* Copies the forward op's attributes that the grad op's schema declares. */
   void (*GradOp_CopyAttrs)(TideGradOp* op);
 
   /* --- Operators without kernels (control flow, I/O). --- */
