@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from common import machine_line, measure, parser, setup_paths
+from common import machine_line, parser, setup_paths
 
 SIZES = {"4K": 4 << 10, "1M": 1 << 20, "64M": 64 << 20}
 
@@ -106,19 +106,31 @@ def raw_client(endpoint, copy):
     return prepare, run, lambda: state["out"], lambda: s.send(b"stop")
 
 
-def bench(client, sizes, reps):
-    prepare, run, result, stop = client
-    out = {}
-    for name, nbytes in sizes:
+def bench(clients, sizes, reps):
+    """MB/s per client and size. The clients take turns within every rep, so a load change on
+    the machine hits them alike."""
+    out = {name: {} for name in clients}
+    for size, nbytes in sizes:
         arr = np.random.RandomState(0).rand(nbytes // 4).astype("float32")
-        prepare(arr)
-        run()
-        if not np.array_equal(result().reshape(-1), arr):
-            raise SystemExit("the %s round trip changed the data" % name)
         inner = max(1, (8 << 20) // nbytes)  # >= 8 MB per timed rep
-        med, lo, hi = measure(run, reps=reps, warmup=2, inner=inner)
-        out[name] = 2 * nbytes / med / 1e6  # MB/s, both directions
-    stop()
+        times = {name: [] for name in clients}
+        for name, (prepare, run, result, _) in clients.items():
+            prepare(arr)
+            run()
+            if not np.array_equal(result().reshape(-1), arr):
+                raise SystemExit("the %s round trip changed the data" % name)
+            for _ in range(2 * inner):  # warm-up
+                run()
+        for _ in range(reps):
+            for name, (_, run, _, _) in clients.items():
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    run()
+                times[name].append((time.perf_counter() - t0) / inner)
+        for name in clients:
+            out[name][size] = 2 * nbytes / statistics.median(times[name]) / 1e6  # both directions
+    for _, _, _, stop in clients.values():
+        stop()
     return out
 
 
@@ -135,15 +147,17 @@ def main():
         return serve_tide(ep) if kind == "tide" else serve_raw(ep, copy=kind == "copy")
     sizes = [(s, SIZES[s]) for s in args.sizes.split(",")]
     modes = ["copy", "zerocopy"] if args.raw_copy == "both" else [args.raw_copy]
-    results = {}
-    for kind in modes + ["tide"]:
-        ep = "127.0.0.1:%d" % free_port()
-        server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", kind, ep])
-        try:
-            client = tide_client(ep) if kind == "tide" else raw_client(ep, copy=kind == "copy")
-            results[kind] = bench(client, sizes, args.reps)
+    servers, clients = [], {}
+    try:
+        for kind in modes + ["tide"]:
+            ep = "127.0.0.1:%d" % free_port()
+            servers.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", kind, ep]))
+            clients[kind] = tide_client(ep) if kind == "tide" else raw_client(ep, copy=kind == "copy")
+        results = bench(clients, sizes, args.reps)
+        for server in servers:
             server.wait(30)
-        finally:
+    finally:
+        for server in servers:
             if server.poll() is None:
                 server.kill()
     results["raw zmq"] = {n: max(results[m][n] for m in modes) for n, _ in sizes}

@@ -31,6 +31,7 @@ bool KnownDataType(int32_t d) {
 }
 
 constexpr int kMaxRank = 32;
+constexpr size_t kCopyBelow = 64 << 10;  // frames smaller than this are copied, as pyzmq does
 constexpr size_t kMaxNameLength = 4096;
 
 }  // namespace
@@ -43,6 +44,8 @@ std::atomic<int64_t>& ServedFrames() {
 zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
                              std::atomic<int64_t>* live) {
   if (bytes == 0) return zmq::message_t();
+  if (bytes < kCopyBelow)  // a copy is cheaper than sharing (and releasing) the tensor
+    return zmq::message_t(static_cast<const char*>(t.raw_data()) + offset, bytes);
   auto* hold = new FrameHold;
   hold->tensor.ShareDataWith(t);
   hold->live = live;

@@ -18,8 +18,9 @@ namespace transport = ::tide::transport;  // the generated wire messages
 // pserver waits for this to drop to zero before it updates parameters in place.
 std::atomic<int64_t>& ServedFrames();
 
-// A frame over `bytes` bytes of `t`'s memory from byte `offset`, without copying: the frame holds
-// a share of the tensor's allocation until ZeroMQ is done with it. `live` (may be NULL) counts the
+// A frame over `bytes` bytes of `t`'s memory from byte `offset`, without copying (from 64 KiB up;
+// smaller ones are copied): the frame holds a share of the tensor's allocation until ZeroMQ is
+// done with it. `live` (may be NULL) counts the
 // frames not yet released.
 zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
                              std::atomic<int64_t>* live = nullptr);

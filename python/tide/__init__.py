@@ -28,7 +28,7 @@ from .data_feeder import DataFeeder  # noqa: E402,F401
 from .reader import batch  # noqa: E402,F401
 from .plugins import load_plugin, plugins, plugin_search_path, is_compiled_with_cuda  # noqa: E402,F401
 from . import cuda  # noqa: E402,F401
-from . import transpiler  # noqa: E402,F401
+from . import distributed, transpiler  # noqa: E402,F401
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402,F401
 
 from_dlpack = _C.from_dlpack

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 import tide
-import tide.distributed  # noqa: F401  (the launcher's environment)
+
 
 BATCH = {"fit_a_line": 20, "digits": 64}
 
