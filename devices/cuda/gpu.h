@@ -105,6 +105,19 @@ class Gpu {
 
 #define TIDE_CUDA_CHECK(gpu, call) (gpu).Check((call), #call)
 
+// A tensor's data on the kernel's device: as it is when it lives there; copied into scratch when
+// it lives on the host (the core moves LoDTensor inputs, not a SelectedRows' value).
+template <typename T>
+const T* DeviceData(const Gpu& g, const Tensor& t) {
+  const T* p = t.data<T>();
+  if (t.place() == g.place()) return p;
+  TIDE_CHECK(t.place().kind_name() == "cpu", "op '", g.op(), "': a tensor on ",
+             t.place().ToString(), " reached a kernel on ", g.place().ToString());
+  T* d = g.Temp<T>(t.numel());
+  g.CopyFromHost(d, p, sizeof(T) * size_t(t.numel()));
+  return d;
+}
+
 // A one-element input (LearningRate, Beta1Pow, ...) read where it lives: on the device (no
 // synchronisation) or, when the core left it on the host, by value.
 struct Scalar {

@@ -31,7 +31,8 @@ T* StateOutput(const KernelContext& ctx, const Gpu& g, const char* param, const 
   return t.mutable_data<T>(p.dims(), g.place());
 }
 
-// A SelectedRows Grad: rows on the host (checked there), values on the device.
+// A SelectedRows Grad: rows on the host (checked there), values on the device (copied there
+// when the SelectedRows holds them on the host).
 template <typename T>
 struct SparseGrad {
   std::vector<int64_t> rows;
@@ -40,7 +41,7 @@ struct SparseGrad {
 };
 
 template <typename T>
-SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Tensor& param) {
+SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Gpu& gpu, const Tensor& param) {
   const std::string label = InputLabel(ctx, "Grad") + " (a SelectedRows)";
   tide::SelectedRows sr = ctx.InputVar("Grad").GetSelectedRows();
   Dims pd = param.dims();
@@ -64,7 +65,7 @@ SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Tensor& param) {
              " has values of dims ", tide::ToString(v.dims()), " for ", g.rows.size(),
              " rows; each row must hold ", g.row_size, " elements like a row of Param (dims ",
              tide::ToString(pd), ")");
-  g.values = v.data<T>();
+  g.values = DeviceData<T>(gpu, v);
   return g;
 }
 
@@ -102,7 +103,7 @@ DenseGrad<T> ReadGrad(const KernelContext& ctx, const Gpu& g, const Tensor& para
     out.data = StateInput<T>(ctx, "Grad", param);
     return out;
   }
-  SparseGrad<T> sg = ReadSparseGrad<T>(ctx, param);
+  SparseGrad<T> sg = ReadSparseGrad<T>(ctx, g, param);
   const int64_t n = param.numel();
   T* dense = g.Temp<T>(n);
   g.Zero(dense, sizeof(T) * size_t(n));
@@ -171,7 +172,7 @@ void SgdKernel(KernelContext& ctx) {
   const int64_t n = param.numel();
   tide::Variable grad = ctx.InputVar("Grad");
   if (grad && grad.IsSelectedRows()) {
-    SparseGrad<T> sg = ReadSparseGrad<T>(ctx, param);
+    SparseGrad<T> sg = ReadSparseGrad<T>(ctx, g, param);
     const T* p = param.data<T>();
     T* out = StateOutput<T>(ctx, g, "ParamOut", param);
     g.CopyD2D(out, p, sizeof(T) * size_t(n));

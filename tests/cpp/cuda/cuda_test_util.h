@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
@@ -23,8 +24,18 @@
 
 namespace tide::test::cuda {
 
+// TIDE_CUDA_TEST_PLACE (e.g. "cpu:0") runs the "GPU" side of every comparison on that place: on a
+// machine without a GPU it checks the test cases themselves (shapes, attributes, tolerances)
+// against the CPU kernels; it does not exercise a single CUDA kernel.
+inline const char* PlaceOverride() {
+  const char* v = std::getenv("TIDE_CUDA_TEST_PLACE");
+  return v && *v ? v : nullptr;
+}
+
 inline core::Place Cpu() { return core::Place("cpu", 0); }
-inline core::Place Gpu() { return core::Place("gpu", 0); }
+inline core::Place Gpu() {
+  return PlaceOverride() ? core::ParsePlace(PlaceOverride()) : core::Place("gpu", 0);
+}
 
 // How many gpu places there are, and why there are none.
 struct GpuStatus {
@@ -38,6 +49,10 @@ inline const GpuStatus& Gpus() {
     // A GPU test must run the GPU kernel: no silent fallback to the CPU's.
     core::SetFlag("strict_kernel_placement", "true");
     GpuStatus s;
+    if (PlaceOverride()) {
+      s.count = 1;
+      return s;
+    }
     const core::PluginRecord* rec = nullptr;
     static std::vector<core::PluginRecord> records = core::PluginManager::Global().Records();
     for (const auto& r : records)
@@ -64,12 +79,27 @@ inline const GpuStatus& Gpus() {
     if (tide_gpu_status.count == 0) GTEST_SKIP() << tide_gpu_status.why_none;    \
   } while (0)
 
+// For tests of the CUDA device itself: skips under TIDE_CUDA_TEST_PLACE too.
+#define TIDE_REQUIRE_REAL_GPU()                                                       \
+  do {                                                                                \
+    TIDE_REQUIRE_GPU();                                                               \
+    if (::tide::test::cuda::PlaceOverride())                                          \
+      GTEST_SKIP() << "TIDE_CUDA_TEST_PLACE replaces the GPU: a test of the CUDA device"; \
+  } while (0)
+
 // Skips the test when no loaded op pack defines `type` (its CPU reference is missing).
 #define TIDE_REQUIRE_OP(type)                                                           \
   do {                                                                                  \
     if (!::tide::core::Registry::Global().FindOp(type))                                 \
       GTEST_SKIP() << "op '" << (type) << "' is not registered by any loaded op pack";  \
   } while (0)
+
+// "[2, 3]", for messages.
+inline std::string DimsStr(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
 
 // Tolerances of a GPU result against the CPU's: the same formulas, other summation orders.
 struct Tolerance {
