@@ -38,6 +38,7 @@ BuddyAllocator::BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options 
   opt_.initial_chunk = size_t(1) << CeilLog2(std::max(opt_.initial_chunk, opt_.min_block));
   opt_.max_chunk = std::max(opt_.initial_chunk, size_t(1) << CeilLog2(opt_.max_chunk));
   stats_.budget = opt_.budget;
+  for (auto& c : cache_) c.reserve(kCacheBlocks);  // no heap traffic on the hot path
 }
 
 BuddyAllocator::~BuddyAllocator() {
@@ -95,31 +96,38 @@ BuddyAllocator::Arena* BuddyAllocator::AddArena(int order) {
   return raw;
 }
 
-void* BuddyAllocator::AllocBlock(int order) {
-  for (int pass = 0; pass < 2; ++pass) {
-    for (auto& ap : arenas_) {
-      Arena* a = ap.get();
-      if (order > a->max_order) continue;
-      uint64_t avail = a->nonempty >> order;
-      if (!avail) continue;
-      int k = order + __builtin_ctzll(avail);
-      uint32_t slot = a->head[k];
-      Unlink(a, slot, k);
-      while (k > order) {  // split, keeping the lower half
-        --k;
-        Push(a, slot + (uint32_t(1) << k), k);
-      }
-      a->state[slot] = kAllocated | static_cast<uint8_t>(order);
-      return a->base + (size_t(slot) << min_shift_);
+void* BuddyAllocator::TakeFree(int order) {
+  for (auto& ap : arenas_) {
+    Arena* a = ap.get();
+    if (order > a->max_order) continue;
+    uint64_t avail = a->nonempty >> order;
+    if (!avail) continue;
+    int k = order + __builtin_ctzll(avail);
+    uint32_t slot = a->head[k];
+    Unlink(a, slot, k);
+    while (k > order) {  // split, keeping the lower half
+      --k;
+      Push(a, slot + (uint32_t(1) << k), k);
     }
-    if (pass == 0 && !AddArena(order)) return nullptr;
+    a->state[slot] = kAllocated | static_cast<uint8_t>(order);
+    return a->base + (size_t(slot) << min_shift_);
   }
   return nullptr;
 }
 
+void* BuddyAllocator::AllocBlock(int order) {
+  if (void* p = TakeFree(order)) return p;
+  if (cache_bytes_) {  // cached blocks may coalesce into what is needed: before a new arena
+    FlushCache();
+    if (void* p = TakeFree(order)) return p;
+  }
+  if (!AddArena(order)) return nullptr;
+  return TakeFree(order);
+}
+
 void* BuddyAllocator::Alloc(size_t size) {
   size_t want = std::max<size_t>(size, 1);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   void* p = nullptr;
   size_t granted = 0;
   if (want > opt_.max_chunk) {
@@ -132,9 +140,17 @@ void* BuddyAllocator::Alloc(size_t size) {
     stats_.reserved += granted;
   } else {
     int order = CeilLog2((want + opt_.min_block - 1) >> min_shift_);
-    p = AllocBlock(order);
-    if (!p) OutOfMemory(size, "no free block and the budget allows no new arena");
     granted = opt_.min_block << order;
+    if (order < kMaxOrders && !cache_[order].empty()) {
+      CachedBlock b = cache_[order].back();
+      cache_[order].pop_back();
+      cache_bytes_ -= granted;
+      b.arena->state[b.slot] = kAllocated | static_cast<uint8_t>(order);
+      p = b.arena->base + (size_t(b.slot) << min_shift_);
+    } else {
+      p = AllocBlock(order);
+      if (!p) OutOfMemory(size, "no free block and the budget allows no new arena");
+    }
   }
   stats_.used += granted;
   stats_.peak_used = std::max(stats_.peak_used, stats_.used);
@@ -144,16 +160,20 @@ void* BuddyAllocator::Alloc(size_t size) {
 }
 
 BuddyAllocator::Arena* BuddyAllocator::FindArena(const void* ptr) const {
+  const char* p = static_cast<const char*>(ptr);
+  if (last_arena_ && p >= last_arena_->base && p < last_arena_->base + last_arena_->size) return last_arena_;
   auto it = std::upper_bound(arenas_.begin(), arenas_.end(), ptr,
                              [](const void* p, const std::unique_ptr<Arena>& a) { return p < a->base; });
   if (it == arenas_.begin()) return nullptr;
   Arena* a = (it - 1)->get();
-  return static_cast<const char*>(ptr) < a->base + a->size ? a : nullptr;
+  if (p >= a->base + a->size) return nullptr;
+  last_arena_ = a;
+  return a;
 }
 
 void BuddyAllocator::Free(void* ptr) {
   if (!ptr) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   Arena* a = FindArena(ptr);
   if (!a) {
     auto it = huge_.find(ptr);
@@ -170,14 +190,25 @@ void BuddyAllocator::Free(void* ptr) {
   }
   size_t offset = static_cast<size_t>(static_cast<char*>(ptr) - a->base);
   uint32_t slot = static_cast<uint32_t>(offset >> min_shift_);
-  if ((offset & (opt_.min_block - 1)) || !(a->state[slot] & kAllocated)) {
+  if ((offset & (opt_.min_block - 1)) || (a->state[slot] & ~kOrderMask) != kAllocated) {
     LOG(ERROR) << name_ << ": Free of " << ptr << ", which is not a live block (double free?)";
     return;
   }
   int order = a->state[slot] & kOrderMask;
-  a->state[slot] = 0;
-  stats_.used -= opt_.min_block << order;
+  size_t bytes = opt_.min_block << order;
+  stats_.used -= bytes;
   --stats_.live_blocks;
+  if (order < kMaxOrders && cache_[order].size() < kCacheBlocks && cache_bytes_ + bytes <= kCacheBytes) {
+    a->state[slot] = kCached | static_cast<uint8_t>(order);
+    cache_[order].push_back({a, slot});
+    cache_bytes_ += bytes;
+    return;
+  }
+  a->state[slot] = 0;
+  Release(a, slot, order);
+}
+
+void BuddyAllocator::Release(Arena* a, uint32_t slot, int order) {
   while (order < a->max_order) {  // coalesce with free buddies
     uint32_t buddy = slot ^ (uint32_t(1) << order);
     if (a->state[buddy] != (kFree | order)) break;
@@ -189,8 +220,19 @@ void BuddyAllocator::Free(void* ptr) {
   Push(a, slot, order);
 }
 
+void BuddyAllocator::FlushCache() {
+  for (int order = 0; order < kMaxOrders; ++order) {
+    for (const CachedBlock& b : cache_[order]) {
+      b.arena->state[b.slot] = 0;
+      Release(b.arena, b.slot, order);
+    }
+    cache_[order].clear();
+  }
+  cache_bytes_ = 0;
+}
+
 AllocatorStats BuddyAllocator::Stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinLock> lock(mu_);
   return stats_;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/memory/allocator.h"
+#include "core/platform/spin_lock.h"
 
 namespace tide::core::memory {
 
@@ -35,24 +36,42 @@ class BuddyAllocator : public PlaceAllocator {
   struct Arena;
   static constexpr uint8_t kFree = 0x80;       // state bit: block is free
   static constexpr uint8_t kAllocated = 0x40;  // state bit: block is handed out
+  static constexpr uint8_t kCached = 0xC0;     // state bits: block sits in the free cache
   static constexpr uint8_t kOrderMask = 0x3f;
   static constexpr uint32_t kNil = UINT32_MAX;
 
   void* AllocBlock(int order);
+  void* TakeFree(int order);  // from the free lists only
+  // Returns every cached block to the free lists, coalescing (before growing or failing).
+  void FlushCache();
   Arena* AddArena(int order);
   Arena* FindArena(const void* ptr) const;
   [[noreturn]] void OutOfMemory(size_t size, const char* why) const;
   static void Push(Arena* a, uint32_t slot, int order);
+  // Frees a block into the free lists, coalescing with free buddies.
+  void Release(Arena* a, uint32_t slot, int order);
   static void Unlink(Arena* a, uint32_t slot, int order);
 
   std::unique_ptr<SystemAllocator> system_;
   Options opt_;
   std::string name_;
   int min_shift_;
-  mutable std::mutex mu_;
+  mutable SpinLock mu_;
   std::vector<std::unique_ptr<Arena>> arenas_;  // sorted by base address
   std::unordered_map<void*, size_t> huge_;       // allocations bigger than max_chunk
   AllocatorStats stats_;
+  // Recently freed blocks per order, handed out again without split/coalesce round trips (the
+  // common pattern: the same tensor sizes allocated and freed run after run). Bounded.
+  static constexpr int kMaxOrders = 48;
+  static constexpr size_t kCacheBlocks = 64;       // per order
+  static constexpr size_t kCacheBytes = 16 << 20;  // in all
+  struct CachedBlock {
+    Arena* arena;
+    uint32_t slot;
+  };
+  std::vector<CachedBlock> cache_[kMaxOrders];
+  mutable Arena* last_arena_ = nullptr;  // FindArena's first guess
+  size_t cache_bytes_ = 0;
 };
 
 }  // namespace tide::core::memory

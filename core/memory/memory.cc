@@ -3,6 +3,8 @@
 
 #include <glog/logging.h>
 
+#include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -103,18 +105,26 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
   return std::make_unique<BuddyAllocator>(std::move(sys), opt, place.ToString());
 }
 
+// Allocators by place; small kind/device ids (all real ones) are found without a lock.
 class AllocatorTable {
  public:
   PlaceAllocator& Get(const Place& place) {
+    const bool fast = place.kind >= 0 && place.kind < kKinds && place.device >= 0 && place.device < kDevices;
+    const size_t i = fast ? size_t(place.kind) * kDevices + size_t(place.device) : 0;
+    if (fast)
+      if (PlaceAllocator* a = fast_[i].load(std::memory_order_acquire)) return *a;
     std::lock_guard<std::mutex> lock(mu_);
     auto& slot = table_[place];
     if (!slot) slot = MakeAllocator(place);
+    if (fast) fast_[i].store(slot.get(), std::memory_order_release);
     return *slot;
   }
 
  private:
+  static constexpr int kKinds = 32, kDevices = 16;
   std::mutex mu_;
   std::map<Place, std::unique_ptr<PlaceAllocator>> table_;
+  std::array<std::atomic<PlaceAllocator*>, kKinds * kDevices> fast_{};
 };
 
 AllocatorTable& Table() {
