@@ -15,7 +15,6 @@ import numpy as np
 
 import tide
 
-
 BATCH = {"fit_a_line": 20, "digits": 64}
 
 

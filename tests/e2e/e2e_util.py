@@ -1,4 +1,4 @@
-"""Helpers for the multi-process tests: processes on 127.0.0.1 with free ports, each with a
+"""Helpers of the multi-process tests (the procs fixture is registered by conftest.py): processes on 127.0.0.1 with free ports, each with a
 timeout and killed at the end of its test, so a failure never hangs the run."""
 import json
 import os
@@ -18,6 +18,9 @@ sys.path.insert(0, HERE)
 def child_env(**extra):
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
+    for var in ("PYTHONPATH", "TIDE_PLUGIN_PATH"):  # children may run elsewhere
+        if env.get(var):
+            env[var] = os.pathsep.join(os.path.abspath(p) for p in env[var].split(os.pathsep) if p)
     for k in ("TIDE_ROLE", "TIDE_TRAINER_ID", "TIDE_CURRENT_ENDPOINT"):
         env.pop(k, None)
     env.update({k: str(v) for k, v in extra.items()})

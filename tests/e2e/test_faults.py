@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from conftest import load, start_job
+from e2e_util import load, start_job
 from tide.distributed.launch import free_ports
 
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 import time
 
-from conftest import child_env
+from e2e_util import child_env
 
 SCRIPT = r'''
 import os, sys, time

@@ -10,7 +10,7 @@ import numpy as np
 import zmq
 import zmq.auth
 
-from conftest import assert_same_training, child_env, load, model_cmd, start_job
+from e2e_util import assert_same_training, child_env, load, model_cmd, start_job
 from tide.distributed.launch import free_ports
 
 SPARSE_JOB = r'''

@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import assert_same_training, launch_cmd, load, model_cmd, child_env
+from e2e_util import assert_same_training, launch_cmd, load, model_cmd, child_env
 
 TIMEOUT = 120
 
