@@ -11,7 +11,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Conversions, through float for __half (round to nearest).
 template <typename To, typename From>
-__device__ __forceinline__ To Convert(From v) {
+__host__ __device__ __forceinline__ To Convert(From v) {
   if constexpr (std::is_same_v<To, __half>) {
     if constexpr (std::is_same_v<From, double>) return __double2half(v);
     else return __float2half(static_cast<float>(v));

@@ -60,6 +60,15 @@ namespace detail {
 constexpr int kColTile = 32;       // columns per block of the column kernel
 constexpr int kColRows = 16;       // threads per column
 constexpr int64_t kPerBlock = 8192;  // elements one block sums before the work is split
+constexpr int64_t kMaxPartials = int64_t(1) << 22;  // bounds the scratch of split sums
+
+// How many blocks share the sum of one j: enough to fill the device on long sums, bounded by
+// `cap` and by the scratch the partial sums take.
+inline int64_t SplitsFor(int64_t work, int64_t n, int64_t cap) {
+  int64_t s = std::min<int64_t>((work + kPerBlock - 1) / kPerBlock, cap);
+  s = std::min<int64_t>(s, kMaxPartials / std::max<int64_t>(n, 1));
+  return std::max<int64_t>(s, 1);
+}
 
 // post == 1: [pre, n] row-major, sum over rows. Block (32, 16): coalesced along a row.
 template <typename A, typename Term, typename Finish>
@@ -129,8 +138,7 @@ void ReduceMid(const Gpu& g, const char* name, int64_t pre, int64_t n, int64_t p
   const int64_t m = pre * post;
   if (post == 1) {
     const int64_t col_blocks = (n + kColTile - 1) / kColTile;
-    const int64_t splits =
-        std::max<int64_t>(1, std::min<int64_t>((pre * kColTile + kPerBlock - 1) / kPerBlock, 512));
+    const int64_t splits = SplitsFor(pre * kColTile, n, 512);
     const int64_t rows_per_split = (pre + splits - 1) / splits;
     TIDE_CHECK(col_blocks < (int64_t(1) << 31), "op '", g.op(), "': ", n, " columns are too many");
     A* partial = splits > 1 ? g.Temp<A>(splits * n) : nullptr;
@@ -145,7 +153,7 @@ void ReduceMid(const Gpu& g, const char* name, int64_t pre, int64_t n, int64_t p
     }
     return;
   }
-  const int64_t splits = std::max<int64_t>(1, std::min<int64_t>((m + kPerBlock - 1) / kPerBlock, 1024));
+  const int64_t splits = SplitsFor(m, n, 1024);
   const int64_t per_split = (m + splits - 1) / splits;
   const int threads = BlockFor(per_split, 256);
   const unsigned grid_x = static_cast<unsigned>(std::min<int64_t>(n, 65535));
