@@ -4,11 +4,13 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <iostream>
 #include <mutex>
 #include <set>
 
+#include "core/executor/profiler.h"
 #include "core/executor/runtime_infer_shape.h"
 #include "core/platform/flags.h"
 #include "core/plugin/status.h"
@@ -253,7 +255,19 @@ void Executor::RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope) {
 
 void Executor::RunOps(PreparedBlock& p, Scope* local) {
   p.counts_ = TransformCounts();
-  for (auto& op : p.ops_) RunOp(p, *op, local);
+  if (!FLAGS_profile_ops) {
+    for (auto& op : p.ops_) RunOp(p, *op, local);
+    return;
+  }
+  for (auto& op : p.ops_) {
+    auto t0 = std::chrono::steady_clock::now();
+    uint64_t transforms = p.counts_.total();
+    RunOp(p, *op, local);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::string name = op->type() + (op->kernel ? " " + op->kernel->key.ToString() : std::string());
+    if (p.counts_.total() != transforms) name += " +transforms";
+    RecordOpTime(name, ms);
+  }
 }
 
 void Executor::CheckInputsReady(const OpInstance& op) {

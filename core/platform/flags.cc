@@ -25,6 +25,7 @@ DEFINE_bool(use_pinned_memory, true, "device plugins may use pinned host memory 
 DEFINE_int32(cpu_threads, 0, "intra-op threads of the CPU device; 0: the number of cores");
 DEFINE_bool(use_mkldnn, false, "prefer oneDNN (MKLDNN) kernels where the library has them");
 DEFINE_bool(log_kernels, false, "log each op's chosen kernel and inserted transforms at Prepare");
+DEFINE_bool(profile_ops, false, "time every op run (tide.profiler / OpProfileReport)");
 DEFINE_bool(strict_kernel_placement, false,
             "an op with no kernel on the run's place is an error instead of a fallback");
 

@@ -16,6 +16,7 @@ DECLARE_int32(cpu_threads);
 DECLARE_bool(use_mkldnn);
 DECLARE_bool(log_kernels);
 DECLARE_bool(strict_kernel_placement);
+DECLARE_bool(profile_ops);
 
 namespace tide::core {
 

@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "core/executor/executor.h"
+#include "core/executor/profiler.h"
 
 namespace tide::python {
 
@@ -28,6 +29,15 @@ void BindExecutor(py::module_& m) {
         }
         return out;
       });
+
+  m.def("op_profile_report", &OpProfileReport, "Per-op times recorded with --profile_ops.");
+  m.def("reset_op_profiles", &ResetOpProfiles);
+  m.def("op_profiles", [] {
+    py::list out;
+    for (const auto& p : OpProfiles())
+      out.append(py::dict(py::arg("name") = p.name, py::arg("calls") = p.calls, py::arg("total_ms") = p.total_ms));
+    return out;
+  });
 
   py::class_<Executor>(m, "Executor")
       .def(py::init<const Place&>(), py::arg("place"))
