@@ -7,6 +7,11 @@ Variables the launcher sets for each process (set them yourself to run without i
   TIDE_TRAINERS           the number of trainers
   TIDE_PSERVER_ENDPOINTS  every pserver, "host:port,host:port"
   TIDE_CURRENT_ENDPOINT   this pserver's endpoint (pservers only)
+  TIDE_PSERVER_BIND       (optional) the address pservers listen on, default 127.0.0.1
+  TIDE_RPC_DEADLINE       (optional) ms an RPC may wait before failing, default 180000
+
+A trainer ends with DistributeTranspiler.send_complete(executor): a pserver returns from
+listen_and_serv once all its trainers have. See examples/fit_a_line_dist.py.
 """
 import collections
 import os

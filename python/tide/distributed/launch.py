@@ -6,7 +6,8 @@ Each process runs `script.py args` with TIDE_ROLE, TIDE_TRAINER_ID, TIDE_TRAINER
 TIDE_PSERVER_ENDPOINTS and TIDE_CURRENT_ENDPOINT set (see tide.distributed); their output is
 collected with a prefix ("[trainer.0] ..."). When one process fails (non-zero exit) the others are
 stopped and the launcher exits non-zero; when the trainers are done the pservers get --grace
-seconds to stop by themselves. Ports: --start_port N gives pserver i port N+i; else free ports
+seconds to stop by themselves (they stop once every trainer has called
+DistributeTranspiler.send_complete). Ports: --start_port N gives pserver i port N+i; else free ports
 are picked (by binding port 0).
 
 Several hosts: give every host the same --pserver_endpoints and --trainers, and say which
@@ -54,8 +55,8 @@ def _ids(text, n, what):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="python -m tide.distributed.launch",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tide.distributed.launch", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pservers", type=int, default=1, help="pservers on 127.0.0.1 (default 1)")
     ap.add_argument("--trainers", type=int, default=1, help="trainers in the job (default 1)")
     ap.add_argument("--start_port", type=int, default=None,
@@ -175,7 +176,9 @@ class Job:
                 self._join()
                 self.say("all processes finished")
                 return 0
-            if not any(t for _, _, t in running) and any(t for _, _, t in self.procs):
+            # The grace period applies when every trainer of the job ran here; else the pservers
+            # still serve trainers on other hosts.
+            if not any(t for _, _, t in running) and len(trainers) == a.trainers:
                 trainers_done_at = trainers_done_at or time.time()
                 if time.time() - trainers_done_at > a.grace:
                     self.stop(running, "the trainers finished %.0f s ago" % a.grace)
