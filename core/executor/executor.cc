@@ -13,6 +13,7 @@
 #include "core/executor/profiler.h"
 #include "core/executor/runtime_infer_shape.h"
 #include "core/platform/flags.h"
+#include "core/plugin/loader.h"
 #include "core/plugin/status.h"
 #include "core/registry/registry.h"
 
@@ -107,7 +108,7 @@ const KernelEntry* FirstWhere(const std::vector<const KernelEntry*>& all,
 }  // namespace
 
 Executor::Executor(const Place& place) : place_(place) {
-  InitOnce();
+  Initialize();  // the core's first use discovers and loads the plugins (once)
   dctx_ = DeviceContextPool::Global().Get(place);  // checks the place exists
 }
 
@@ -180,7 +181,14 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
     target = p.local_scope_.get();
   }
   for (const VarDesc* v : p.program_->Block(static_cast<size_t>(p.block_idx_)).AllVars()) {
-    Variable* var = v->persistable() ? scope->Var(v->name()) : target->Var(v->name());
+    // Persistables (parameters) are shared down the scope chain: reuse one an ancestor holds.
+    Variable* var = nullptr;
+    if (v->persistable()) {
+      var = scope->FindVar(v->name());
+      if (!var) var = scope->Var(v->name());
+    } else {
+      var = target->Var(v->name());
+    }
     if (!var->IsInitialized()) var->InitByType(v->type());
   }
   for (auto& op : p.ops_) op->Bind(*target);

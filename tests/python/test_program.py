@@ -96,3 +96,20 @@ def test_parse_rejects_garbage():
         tide.Program.parse_from_string(b"\x00\x01\x02 definitely not a program")
     p = tide.Program.parse_from_string(tide.default_main_program().serialize_to_string())
     assert p.num_blocks == 1
+
+
+def test_nets_conv_groups(exe, rng):
+    img = layers.data(name="img", shape=[3, 8, 8])
+    a = tide.nets.simple_img_conv_pool(img, num_filters=4, filter_size=3, pool_size=2, pool_stride=2,
+                                       conv_padding=1, act="relu")
+    b = tide.nets.img_conv_group(img, conv_num_filter=[4, 6], pool_size=2, pool_stride=2,
+                                 conv_act="relu", conv_with_batchnorm=[False, True])
+    assert a.shape == (-1, 4, 4, 4) and b.shape == (-1, 6, 4, 4)
+    types = [op.type for op in tide.default_main_program().global_block().ops]
+    assert types.count("conv2d") == 3 and types.count("pool2d") == 2 and types.count("batch_norm") == 1
+    exe.run(tide.default_startup_program())
+    out_a, out_b = exe.run(feed={"img": rng.rand(2, 3, 8, 8).astype("float32")}, fetch_list=[a, b])
+    assert out_a.shape == (2, 4, 4, 4) and (out_a >= 0).all()
+    assert out_b.shape == (2, 6, 4, 4) and np.isfinite(out_b).all()
+    with pytest.raises(ValueError, match="must have 2 entries"):
+        tide.nets.img_conv_group(img, conv_num_filter=[4, 6], pool_size=2, conv_padding=[1, 1, 1])
