@@ -433,11 +433,8 @@ def test_elementwise_max_min_ties_send_the_gradient_to_y():
         np.testing.assert_allclose(gy, (d / 6 * ~to_x).sum(axis=0), rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ops_math GetBroadcast drops Y's trailing 1s before resolving axis=-1, so Y [3, 1] lands on "
-    "X's last axis instead of axis 1: Fluid computes axis = rank(X) - rank(Y) from the untrimmed "
-    "dims first (as numpy aligns it); X [2, 3, 4] with Y [3, 1] is even rejected"))
 def test_elementwise_default_axis_with_trailing_ones_in_y():
+    """axis=-1 aligns Y's full dims before its trailing 1s are dropped (Fluid, numpy)."""
     x = np.zeros((2, 3, 3))
     y = np.array([[1.0], [2.0], [3.0]])  # [3, 1]: Fluid and numpy put it on X's axis 1
     make("elementwise_add", {"X": x, "Y": y}, {"Out": x + y}, {"axis": -1}).check_output()
@@ -469,3 +466,9 @@ def test_lod_is_passed_on(rng):
     make("cast", {"X": (x, lod)}, {"Out": (x.astype("float32"), lod)},
          {"in_dtype": CODE["float64"], "out_dtype": CODE["float32"]}).check_output()
     make("sum", {"X": [("a", (x, lod)), ("b", x)]}, {"Out": (2 * x, lod)}).check_output()
+
+
+def test_elementwise_default_axis_with_trailing_ones_and_longer_x():
+    x = np.ones((2, 3, 4))
+    y = np.array([[1.0], [2.0], [3.0]])  # [3, 1] on X's axis 1
+    make("elementwise_mul", {"X": x, "Y": y}, {"Out": x * y}, {"axis": -1}).check_output()
