@@ -149,16 +149,18 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
   });
 }
 
-TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransformDef* def) {
+namespace {
+// Stages a layout transform or cast (same record shape): `check` validates from/to.
+template <typename Def, typename Check>
+TideStatus* AddTransform(TideRegistrar* r, const Def* def, const char* what,
+                         std::vector<std::unique_ptr<TransformEntry>>* list, Check check) {
   return StatusGuard([&] {
-    TIDE_ENFORCE(r && def, "Registrar_AddLayoutTransform: null argument");
-    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideLayoutTransformDef, user_data),
-                 "Registrar_AddLayoutTransform: struct_size ", def->struct_size, " is smaller than ABI 1.0's");
-    TIDE_ENFORCE(def->place_kind && *def->place_kind, "layout transform without a place kind");
-    TIDE_ENFORCE(def->fn, "layout transform without a function");
-    TIDE_ENFORCE(def->from != def->to, "layout transform from ", LayoutName(def->from), " to itself");
-    for (TideLayout l : {def->from, def->to})
-      TIDE_ENFORCE(l >= TIDE_LAYOUT_ANY && l <= TIDE_LAYOUT_ONEDNN, "layout transform with unknown layout ", int(l));
+    TIDE_ENFORCE(r && def, what, ": null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(Def, user_data), what, ": struct_size ",
+                 def->struct_size, " is smaller than ABI 1.0's");
+    TIDE_ENFORCE(def->place_kind && *def->place_kind, what, " without a place kind");
+    TIDE_ENFORCE(def->fn, what, " without a function");
+    check(*def);
     auto t = std::make_unique<TransformEntry>();
     t->place_kind = PlaceKindId(def->place_kind);
     t->from = def->from;
@@ -167,29 +169,28 @@ TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransf
     t->user_data = def->user_data;
     t->plugin = r->plugin;
     t->plugin_file = r->plugin_file;
-    r->staged.layout_transforms.push_back(std::move(t));
+    list->push_back(std::move(t));
   });
+}
+}  // namespace
+
+TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransformDef* def) {
+  return AddTransform(r, def, "layout transform", r ? &r->staged.layout_transforms : nullptr,
+                      [](const TideLayoutTransformDef& d) {
+                        TIDE_ENFORCE(d.from != d.to, "layout transform from ", LayoutName(d.from), " to itself");
+                        for (TideLayout l : {d.from, d.to})
+                          TIDE_ENFORCE(l >= TIDE_LAYOUT_ANY && l <= TIDE_LAYOUT_ONEDNN,
+                                       "layout transform with unknown layout ", int(l));
+                      });
 }
 
 TideStatus* RegistrarAddDataTypeCast(TideRegistrar* r, const TideDataTypeCastDef* def) {
-  return StatusGuard([&] {
-    TIDE_ENFORCE(r && def, "Registrar_AddDataTypeCast: null argument");
-    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideDataTypeCastDef, user_data),
-                 "Registrar_AddDataTypeCast: struct_size ", def->struct_size, " is smaller than ABI 1.0's");
-    TIDE_ENFORCE(def->place_kind && *def->place_kind, "data-type cast without a place kind");
-    TIDE_ENFORCE(def->fn, "data-type cast without a function");
-    TIDE_ENFORCE(IsValidDataType(def->from) && IsValidDataType(def->to) && def->from != def->to,
-                 "data-type cast between invalid or equal types ", int(def->from), " and ", int(def->to));
-    auto t = std::make_unique<TransformEntry>();
-    t->place_kind = PlaceKindId(def->place_kind);
-    t->from = def->from;
-    t->to = def->to;
-    t->fn = def->fn;
-    t->user_data = def->user_data;
-    t->plugin = r->plugin;
-    t->plugin_file = r->plugin_file;
-    r->staged.casts.push_back(std::move(t));
-  });
+  return AddTransform(r, def, "data-type cast", r ? &r->staged.casts : nullptr,
+                      [](const TideDataTypeCastDef& d) {
+                        TIDE_ENFORCE(IsValidDataType(d.from) && IsValidDataType(d.to) && d.from != d.to,
+                                     "data-type cast between invalid or equal types ", int(d.from), " and ",
+                                     int(d.to));
+                      });
 }
 
 }  // namespace tide::core
