@@ -38,7 +38,7 @@ TEST(CudaPlugin, LoadsAndRegistersTheGpuPlaceKernelsAndCasts) {
   EXPECT_NE(std::find(rec->devices.begin(), rec->devices.end(), "gpu"), rec->devices.end());
   for (const char* op : {"mul", "matmul_grad", "elementwise_add", "softmax", "sgd", "adam",
                          "conv2d", "conv2d_grad", "pool2d_grad", "batch_norm_grad",
-                         "softmax_with_cross_entropy", "lookup_table_grad", "dropout"})
+                         "softmax_with_cross_entropy", "lookup_table_grad", "dropout", "lrn_grad"})
     for (TideDataType t : {TIDE_FP32, TIDE_FP64})
       EXPECT_TRUE(HasKernel(op, t)) << op << " has no gpu " << core::DataTypeName(t) << " kernel";
   EXPECT_TRUE(HasKernel("relu", TIDE_FP16));

@@ -338,6 +338,17 @@ TEST_P(GpuNnTest, TransposeReshapeFlattenAndGradsMatchCpu) {
     }
 }
 
+TEST_P(GpuNnTest, LrnAndGradMatchCpu) {
+  TIDE_REQUIRE_OP("lrn");
+  for (int32_t n : {1, 3, 5}) {
+    OpCase c("lrn");
+    c.In("X", "x", R({2, 7, 3, 4})).Out("Out", "out").Out("MidOut", "mid").Attr("n", n)
+        .Attr("k", 1.5f).Attr("alpha", 0.1f).Attr("beta", 0.75f);
+    ExpectGpuMatchesCpu(c);
+    ExpectGpuGradsMatchCpu(c, {"x"}, {"out"});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, GpuNnTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeParam);
 
 }  // namespace
