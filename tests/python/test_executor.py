@@ -122,3 +122,14 @@ def test_dlpack_with_torch_if_present():
     assert np.array(t)[0, 0] == 7.0
     y = torch.from_dlpack(t)
     assert y.data_ptr() == x.data_ptr()
+
+
+def test_cuda_place_without_that_gpu_is_a_clear_error():
+    n = tide.cuda.device_count()
+    with pytest.raises(tide.UnavailableError, match=r"gpu:5"):
+        tide.Executor(tide.CUDAPlace(5))
+    if n == 0:  # no GPU here: any GPU place is an error, never a crash
+        with pytest.raises(tide.UnavailableError, match=r"gpu:0"):
+            tide.Executor(tide.CUDAPlace(0))
+    assert tide.is_compiled_with_cuda() == any(
+        p["status"] == "loaded" and "gpu" in p["devices"] for p in tide.plugins())
