@@ -63,11 +63,12 @@ void RpcClient::Send(Connection& c, Call* call) {
   frames.emplace_back(req.SerializeAsString());
   for (auto& d : call->data) frames.push_back(std::move(d));
   call->data.clear();
-  Pending p{req.seq(), {}, call};
-  for (auto& f : frames) {
-    p.frames.emplace_back();
-    p.frames.back().copy(f);  // shares large frames (reference counted), copies small ones
-  }
+  Pending p{req.seq(), {}, call->detached ? nullptr : call, req.kind()};
+  if (!call->detached)
+    for (auto& f : frames) {
+      p.frames.emplace_back();
+      p.frames.back().copy(f);  // shares large frames (reference counted), copies small ones
+    }
   SendMultipart(*c.socket, frames);
   c.pending.push_back(std::move(p));
 }
@@ -79,7 +80,8 @@ void RpcClient::Resend(Connection& c) {
     SendMultipart(*c.socket, frames);
   };
   for (auto& r : c.round_sends) resend(r);
-  for (auto& p : c.pending) resend(p.frames);
+  for (auto& p : c.pending)
+    if (p.call) resend(p.frames);
 }
 
 void RpcClient::DrainEvents(Connection& c) {
@@ -122,10 +124,20 @@ bool RpcClient::Receive(Connection& c, const ClientOptions& opt) {
                          [&](const Pending& p) { return p.seq == resp.seq(); });
   if (it == c.pending.end()) return false;  // the answer to a request sent twice
   Call* call = it->call;
-  const Kind kind = call->request.kind();
-  if (resp.status().code() != TIDE_OK)
-    TIDE_THROW(static_cast<TideCode>(resp.status().code()), from, " refused the ",
-               KindName(kind), " request: ", resp.status().message());
+  const Kind kind = it->kind;
+  if (resp.status().code() != TIDE_OK) {
+    TideCode code = static_cast<TideCode>(resp.status().code());
+    if (!call) {
+      c.pending.erase(it);
+      TIDE_THROW(code, from, " refused an earlier (asynchronous) ", KindName(kind),
+                 " request: ", resp.status().message());
+    }
+    TIDE_THROW(code, from, " refused the ", KindName(kind), " request: ", resp.status().message());
+  }
+  if (!call) {  // a detached request went through
+    c.pending.erase(it);
+    return false;
+  }
   if (static_cast<size_t>(resp.vars_size()) + 1 != m.frames.size())
     TIDE_THROW(TIDE_INTERNAL, from, ": response lists ", resp.vars_size(), " variable(s) but has ",
                m.frames.size() - 1, " data frame(s)");
@@ -154,9 +166,12 @@ void RpcClient::Run(std::vector<Call>& calls, const ClientOptions& opt, const st
     if (std::find(used.begin(), used.end(), &c) == used.end()) used.push_back(&c);
     DrainEvents(c);
   }
+  for (Connection* c : used)  // answers to earlier detached requests, without waiting
+    while (c->socket->get(zmq::sockopt::events) & ZMQ_POLLIN) Receive(*c, opt);
   for (auto& call : calls) Send(*conns_[call.endpoint], &call);
   const auto start = Clock::now();
-  size_t left = calls.size();
+  size_t left = 0;
+  for (const auto& call : calls) left += call.detached ? 0 : 1;
   try {
     while (left > 0) {
       int64_t remaining = opt.deadline_ms - MsSince(start);
@@ -164,10 +179,10 @@ void RpcClient::Run(std::vector<Call>& calls, const ClientOptions& opt, const st
         std::string who;
         for (Connection* c : used)
           for (const auto& p : c->pending)
-            who += (who.empty() ? "" : "; ") + std::string("pserver ") + c->endpoint + " (" +
-                   KindName(p.call->request.kind()) + ", round " +
-                   std::to_string(p.call->request.round()) +
-                   (c->ever_connected ? "" : ", never connected") + ")";
+            if (p.call)
+              who += (who.empty() ? "" : "; ") + std::string("pserver ") + c->endpoint + " (" +
+                     KindName(p.kind) + ", round " + std::to_string(p.call->request.round()) +
+                     (c->ever_connected ? "" : ", never connected") + ")";
         TIDE_THROW(TIDE_UNAVAILABLE, op, " of trainer ", calls[0].request.trainer_id(),
                    ": no answer within rpc_deadline ", opt.deadline_ms, " ms from ", who,
                    ". The pserver or another trainer may have gone away.");

@@ -29,21 +29,26 @@ class RpcClient {
     // Sync-mode SEND_VARS: kept (shared, not copied) until the next send barrier succeeds, and
     // sent again if the pserver restarts before that.
     bool replay_until_barrier = false;
+    // Async-mode SEND_VARS: Run does not wait for the answer; it is checked when it comes, during
+    // a later Run on the same connection (a refusal then fails that later op, naming this one).
+    bool detached = false;
     transport::Response response;
     std::vector<zmq::message_t> reply_data;  // one frame per response.vars, checked
   };
 
   static RpcClient& Instance();
 
-  // Sends every call at once, then waits until each has its response or the deadline passes.
-  // Throws (naming `op` and the endpoint) on a timeout, an error response or a malformed one.
+  // Sends every call at once, then waits until each (but detached ones) has its response or the
+  // deadline passes. Throws (naming `op` and the endpoint) on a timeout, an error response or a
+  // malformed one.
   void Run(std::vector<Call>& calls, const ClientOptions& opt, const std::string& op);
 
  private:
   struct Pending {
     uint64_t seq;
-    std::vector<zmq::message_t> frames;  // shares of what was sent, for a resend
-    Call* call;
+    std::vector<zmq::message_t> frames;  // shares of what was sent, for a resend (not detached)
+    Call* call;                          // null when detached
+    transport::Kind kind;
   };
   struct Connection {
     std::string endpoint;
@@ -58,7 +63,7 @@ class RpcClient {
   Connection& Connect(const std::string& endpoint, const ClientOptions& opt);
   void Send(Connection& c, Call* call);
   void Resend(Connection& c);
-  // Handles one message from c's socket; true when it completed a pending call.
+  // Handles one message from c's socket; true when it completed a pending (attached) call.
   bool Receive(Connection& c, const ClientOptions& opt);
   void DrainEvents(Connection& c);
 

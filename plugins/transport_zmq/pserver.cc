@@ -24,15 +24,9 @@ struct FatalError : std::runtime_error {
 
 // Parameters are updated in place: wait until no zero-copy frame still reads them.
 void WaitFramesSent(int64_t deadline_ms, const std::string& who) {
-  const auto start = Clock::now();
-  while (ServedFrames().load() > 0) {
-    if (MsSince(start) > deadline_ms) {
-      LogWarning(who, ": ", ServedFrames().load(), " parameter frame(s) still unsent after ",
-                 deadline_ms, " ms (a slow or dead trainer); updating anyway");
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  if (!ServedFrames()->WaitZero(deadline_ms))
+    LogWarning(who, ": ", ServedFrames()->count(), " parameter frame(s) still unsent after ",
+               deadline_ms, " ms (a slow or dead trainer); updating anyway");
 }
 
 }  // namespace
@@ -205,7 +199,7 @@ void PServer::ServeGet(Incoming& in) {
     TIDE_CHECK(v, "pserver ", cfg_.server.endpoint, " has no variable '", name, "'");
     frames.emplace_back();
     EncodeVariable(v, name, 0, -1, Label() + " serving '" + name + "'", resp.add_vars(), &frames.back(),
-                   &ServedFrames());
+                   ServedFrames());
   }
   server_.Reply(in.identity, std::move(resp), std::move(frames));
 }

@@ -91,15 +91,26 @@ void SendRun(tide::OpRunContext& ctx) {
   std::vector<std::string> eps;
   for (const auto& b : blocks) eps.push_back(b.endpoint);
   std::vector<Call> calls = CallsPerEndpoint(eps, transport::SEND_VARS, trainer, &index);
-  for (auto& c : calls) c.replay_until_barrier = ctx.Attr<bool>("sync_mode");
+  const bool sync = ctx.Attr<bool>("sync_mode");
+  for (auto& c : calls) {
+    c.replay_until_barrier = sync;
+    c.detached = !sync;  // async: the answer is checked later; the data must just be on its way
+  }
+  auto live = std::make_shared<FrameCounter>();
   for (const auto& b : blocks) {
     Call& c = calls[index[b.endpoint]];
     c.data.emplace_back();
     EncodeVariable(vars[b.var], b.wire_name, b.row_begin, b.row_end,
                    "op 'send': variable '" + xs[b.var] + "' (to " + b.endpoint + " as '" + b.wire_name + "')",
-                   c.request.add_vars(), &c.data.back());
+                   c.request.add_vars(), &c.data.back(), sync ? nullptr : live);
   }
   RpcClient::Instance().Run(calls, opt, "send");
+  // Async: return once ZeroMQ has handed the tensors' bytes to the network (the program may then
+  // overwrite them), not when the pserver answers.
+  if (!sync && !live->WaitZero(opt.deadline_ms))
+    TIDE_THROW(TIDE_UNAVAILABLE, "send of trainer ", trainer, ": ", live->count(), " variable(s) still "
+               "unsent after rpc_deadline ", opt.deadline_ms, " ms (is the pserver of '", xs[0],
+               "' reachable? ", epmap.empty() ? "" : epmap[0], ")");
 }
 
 void RecvRun(tide::OpRunContext& ctx) {
@@ -212,8 +223,10 @@ TIDE_REGISTER_OP(RpcAttrs(tide::OpSchema("send"))
                            "names on the pserver, one per entry; empty: X's own")
                      .Attr("sections", std::vector<int32_t>{},
                            "rows of each entry's block (0: the whole variable); a sliced variable is listed once per block")
-                     .Attr("sync_mode", true, "keep the round's data until send_barrier (replayed "
-                                              "if a pserver restarts)")
+                     .Attr("sync_mode", true,
+                           "true: wait for the answers and keep the round's data until send_barrier "
+                           "(replayed if a pserver restarts); false (async): return once the data "
+                           "is on its way, a later RPC checks the answer")
                      .Run(tide_zmq::SendRun));
 
 TIDE_REGISTER_OP(RpcAttrs(tide::OpSchema("recv"))

@@ -11,13 +11,14 @@ using transport::VariableMessage;
 // What a zero-copy frame owns: a tensor sharing the sent tensor's allocation.
 struct FrameHold {
   tide::OwnedTensor tensor;
-  std::atomic<int64_t>* live;
+  std::shared_ptr<FrameCounter> live;
 };
 
 void FreeFrame(void* /*data*/, void* hint) {
   auto* hold = static_cast<FrameHold*>(hint);
-  if (hold->live) hold->live->fetch_sub(1);
-  delete hold;
+  std::shared_ptr<FrameCounter> live = std::move(hold->live);
+  delete hold;  // the tensor share first, then tell whoever waits
+  if (live) live->Release();
 }
 
 bool KnownDataType(int32_t d) {
@@ -36,13 +37,13 @@ constexpr size_t kMaxNameLength = 4096;
 
 }  // namespace
 
-std::atomic<int64_t>& ServedFrames() {
-  static std::atomic<int64_t> count{0};
-  return count;
+const std::shared_ptr<FrameCounter>& ServedFrames() {
+  static auto* counter = new std::shared_ptr<FrameCounter>(std::make_shared<FrameCounter>());
+  return *counter;
 }
 
 zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
-                             std::atomic<int64_t>* live) {
+                             const std::shared_ptr<FrameCounter>& live) {
   if (bytes == 0) return zmq::message_t();
   if (bytes < kCopyBelow)  // a copy is cheaper than sharing (and releasing) the tensor
     return zmq::message_t(static_cast<const char*>(t.raw_data()) + offset, bytes);
@@ -50,13 +51,13 @@ zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
   hold->tensor.ShareDataWith(t);
   hold->live = live;
   char* base = static_cast<char*>(const_cast<void*>(hold->tensor.raw_data()));
-  if (live) live->fetch_add(1);
+  if (live) live->Add();
   return zmq::message_t(base + offset, bytes, &FreeFrame, hold);
 }
 
 void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int64_t row_begin,
                     int64_t row_end, const std::string& what, VariableMessage* msg,
-                    zmq::message_t* frame, std::atomic<int64_t>* live) {
+                    zmq::message_t* frame, const std::shared_ptr<FrameCounter>& live) {
   msg->Clear();
   msg->set_name(wire_name);
   tide::Tensor t;

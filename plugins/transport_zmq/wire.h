@@ -5,6 +5,9 @@
 #include <zmq.hpp>
 
 #include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "common.h"
@@ -14,16 +17,37 @@ namespace tide_zmq {
 
 namespace transport = ::tide::transport;  // the generated wire messages
 
-// Parameter frames a pserver has handed to ZeroMQ without copying and ZeroMQ still holds; the
-// pserver waits for this to drop to zero before it updates parameters in place.
-std::atomic<int64_t>& ServedFrames();
+// Zero-copy frames ZeroMQ still holds (it releases them from its I/O thread once sent).
+class FrameCounter {
+ public:
+  void Add() { n_.fetch_add(1); }
+  void Release() {
+    if (n_.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_all();
+    }
+  }
+  int64_t count() const { return n_.load(); }
+  // True when none is left within timeout_ms.
+  bool WaitZero(int64_t timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return n_.load() == 0; });
+  }
+
+ private:
+  std::atomic<int64_t> n_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+// The parameter frames a pserver has handed out; it waits for none before updating in place.
+const std::shared_ptr<FrameCounter>& ServedFrames();
 
 // A frame over `bytes` bytes of `t`'s memory from byte `offset`, without copying (from 64 KiB up;
 // smaller ones are copied): the frame holds a share of the tensor's allocation until ZeroMQ is
-// done with it. `live` (may be NULL) counts the
-// frames not yet released.
+// done with it. `live` (may be null) counts such frames until then.
 zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
-                             std::atomic<int64_t>* live = nullptr);
+                             const std::shared_ptr<FrameCounter>& live = nullptr);
 
 // Describes `var` (called `wire_name` on the wire) into `msg` and makes its data frame. With
 // row_end >= 0 only rows [row_begin, row_end) of dim 0 travel (a block of a sliced LoDTensor).
@@ -31,7 +55,7 @@ zmq::message_t ZeroCopyFrame(const tide::Tensor& t, size_t offset, size_t bytes,
 // `live` is ZeroCopyFrame's.
 void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int64_t row_begin,
                     int64_t row_end, const std::string& what, transport::VariableMessage* msg,
-                    zmq::message_t* frame, std::atomic<int64_t>* live = nullptr);
+                    zmq::message_t* frame, const std::shared_ptr<FrameCounter>& live = nullptr);
 
 // "" when `m` (with a data frame of `frame_bytes`) is well formed: known dtype, non-negative dims
 // whose size matches the frame, LoD offsets and rows in range. Otherwise what is wrong.
