@@ -331,14 +331,14 @@ class CudaDevice : public tide::Device {
                  " CUDA device(s) are visible");
   }
 
-  // Pageable host memory is copied into pinned staging slots first, so the DMA is truly
-  // asynchronous (a pageable cudaMemcpyAsync may wait for the whole stream). Pinned sources,
-  // or --use_pinned_memory=false, go straight to cudaMemcpyAsync.
   static void CheckCopy(cudaError_t e, const CudaContext* c, size_t size, const char* what) {
     if (e != cudaSuccess)
       CudaCheck(e, "gpu:" + std::to_string(c->device) + ": copying " + Bytes(size) + " " + what);
   }
 
+  // Pageable host memory is copied into pinned staging slots first, so the DMA is truly
+  // asynchronous (a pageable cudaMemcpyAsync may wait for the whole stream). Pinned sources,
+  // or --use_pinned_memory=false, go straight to cudaMemcpyAsync.
   void CopyToDevice(CudaContext* c, void* dst, const void* src, size_t size) {
     std::lock_guard<std::mutex> lock(c->mu);
     if (c->use_pinned && !c->staging && !c->staging_failed) {
