@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
 
 #include "checkpoint.h"
 #include "wire.h"

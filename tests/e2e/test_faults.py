@@ -50,6 +50,17 @@ def test_pserver_restarts_from_its_checkpoint(procs, tmp_path):
     out = restarted.output()
     assert re.search(r"resumed from checkpoint .*pserver_127\.0\.0\.1_\d+\.ckpt .*round \d+", out), out[-3000:]
     assert "reconnected to pserver" in ts[0].output() + ts[1].output()
+    # The checkpoints are tide.io tensor files (plus the round).
+    import tide.io
+    names = set()
+    for f in saved:
+        with open(ckpt / f, "rb") as fh:
+            while True:
+                r = tide.io._read_record(fh)
+                if r is None:
+                    break
+                names.add(r[0])
+    assert {"@TIDE_PSERVER_ROUND@", "fc_0.w_0", "fc_0.b_0", "learning_rate_0"} <= names, names
     results = [load(tmp_path / ("trainer%d.json" % i)) for i in range(2)]
     for r in results:
         assert np.isfinite(r["final_loss"]) and r["final_loss"] < 0.8, r["final_loss"]
