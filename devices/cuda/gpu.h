@@ -192,6 +192,16 @@ __device__ __forceinline__ void RaiseDeviceError(int* word, int code) {
   if (w && *w == 0) *w = code;
 }
 
+// atomicAdd for every type the kernels accumulate (CUDA has no signed 64-bit overload; two's
+// complement makes the unsigned one add signed values right).
+__device__ __forceinline__ float AtomicAdd(float* p, float v) { return atomicAdd(p, v); }
+__device__ __forceinline__ double AtomicAdd(double* p, double v) { return atomicAdd(p, v); }
+__device__ __forceinline__ int32_t AtomicAdd(int32_t* p, int32_t v) { return atomicAdd(p, v); }
+__device__ __forceinline__ int64_t AtomicAdd(int64_t* p, int64_t v) {
+  return static_cast<int64_t>(atomicAdd(reinterpret_cast<unsigned long long*>(p),
+                                        static_cast<unsigned long long>(v)));
+}
+
 constexpr int kBlock = 256;
 
 // Blocks for a grid-stride loop over n elements: enough to fill the device, never more than

@@ -1,6 +1,8 @@
 // reduce_ops.cu: the reducing ops of ops_math on the GPU: mean (+grad), sum of a tensor list,
 // squared_l2_norm (+grad), clip_by_norm, softmax along an axis (+grad). Results stay on the device:
 // a scalar a later kernel needs (a norm, Out@GRAD[0]) is read there, never copied to the host.
+#include <type_traits>
+
 #include "reduce.cuh"
 #include "shapes.h"
 
@@ -56,9 +58,106 @@ __global__ void SumKernel(SumInputs<T> in, T* out, int64_t n) {
   }
 }
 
+// All inputs SelectedRows: the result lists every input's rows (repeats allowed, as Fluid's sum
+// does: whoever applies the gradient adds repeated rows up) with their values in order.
+template <typename T>
+void SumSparse(KernelContext& ctx, const Gpu& g, size_t n) {
+  std::vector<int64_t> rows;
+  int64_t height = -1, width = -1, total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    tide::SelectedRows sr = ctx.InputVar("X", i).GetSelectedRows();
+    if (height < 0) height = sr.height();
+    TIDE_CHECK(sr.height() == height, "op 'sum': sparse input ", i, " ('", ctx.InputName("X", i),
+               "') has height ", sr.height(), ", input 0 has ", height);
+    Tensor v = sr.value();
+    int64_t w = v.rank() > 1 && v.dim(0) ? v.numel() / v.dim(0) : 1;
+    if (width < 0) width = w;
+    TIDE_CHECK(w == width, "op 'sum': sparse input ", i, " has rows of ", w, " values, input 0 of ",
+               width);
+    std::vector<int64_t> r = sr.rows();
+    rows.insert(rows.end(), r.begin(), r.end());
+    total += static_cast<int64_t>(r.size());
+  }
+  tide::SelectedRows out = ctx.OutputVar("Out").GetSelectedRows();
+  out.set_height(height);
+  Tensor value = out.value();
+  T* o = value.mutable_data<T>({total, width}, g.place());
+  for (size_t i = 0; i < n; ++i) {
+    Tensor v = ctx.InputVar("X", i).GetSelectedRows().value();
+    if (v.numel() == 0) continue;
+    g.CopyD2D(o, DeviceData<T>(g, v), sizeof(T) * size_t(v.numel()));
+    o += v.numel();
+  }
+  out.set_rows(rows);
+}
+
+// dst[rows[r] * width + k] += values[r * width + k]; repeated rows add up.
+template <typename T>
+__global__ void AddRowsKernel(const int64_t* rows, const T* values, int64_t width, int64_t n,
+                              T* dst) {
+  TIDE_CUDA_LOOP(i, n) {
+    const int64_t r = i / width;
+    AtomicAdd(dst + rows[r] * width + (i - r * width), values[i]);
+  }
+}
+
+// Dense and sparse inputs: the dense sum, then each sparse row added to its row.
+template <typename T>
+void SumMixed(KernelContext& ctx, const Gpu& g, size_t n) {
+  Tensor out = ctx.Output("Out");
+  Dims dims;
+  for (size_t i = 0; i < n && dims.empty(); ++i)
+    if (ctx.InputVar("X", i).IsTensor()) dims = ctx.Input("X", i).dims();
+  const int64_t total = Product(dims);
+  T* acc = g.Temp<T>(total);
+  g.Zero(acc, sizeof(T) * size_t(total));
+  const int64_t width = dims.empty() || dims[0] == 0 ? 0 : total / dims[0];
+  for (size_t i = 0; i < n; ++i) {
+    tide::Variable v = ctx.InputVar("X", i);
+    if (v.IsTensor()) {
+      Tensor t = v.GetTensor();
+      TIDE_CHECK(t.dims() == dims, "op 'sum': input ", i, " ('", ctx.InputName("X", i),
+                 "') has dims ", tide::ToString(t.dims()), ", the dense inputs ",
+                 tide::ToString(dims));
+      SumInputs<T> in{};
+      in.p[0] = acc;
+      in.p[1] = t.data<T>();
+      in.count = 2;
+      Launch(g, "SumKernel", total, SumKernel<T>, in, acc, total);
+      continue;
+    }
+    tide::SelectedRows sr = v.GetSelectedRows();
+    TIDE_CHECK(sr.height() == dims[0], "op 'sum': sparse input ", i, " ('", ctx.InputName("X", i),
+               "') has height ", sr.height(), ", the dense inputs ", dims[0], " rows");
+    std::vector<int64_t> rows = sr.rows();
+    for (size_t r = 0; r < rows.size(); ++r)
+      TIDE_CHECK(rows[r] >= 0 && rows[r] < dims[0], "op 'sum': sparse input ", i, " lists row ",
+                 rows[r], " outside [0, ", dims[0], ")");
+    const int64_t listed = static_cast<int64_t>(rows.size()) * width;
+    if (listed == 0) continue;
+    int64_t* drows = g.Temp<int64_t>(static_cast<int64_t>(rows.size()));
+    g.CopyFromHost(drows, rows.data(), sizeof(int64_t) * rows.size());
+    Launch(g, "AddRowsKernel", listed, AddRowsKernel<T>, static_cast<const int64_t*>(drows),
+           DeviceData<T>(g, sr.value()), width, listed, acc);
+  }
+  T* o = out.mutable_data<T>(dims, g.place());
+  g.CopyD2D(o, acc, sizeof(T) * size_t(total));
+}
+
 template <typename T>
 void SumOp(KernelContext& ctx) {
   Gpu g(ctx);
+  const size_t count = ctx.InputCount("X");
+  size_t sparse = 0;
+  for (size_t i = 0; i < count; ++i) sparse += ctx.InputVar("X", i).IsSelectedRows() ? 1 : 0;
+  if (sparse > 0) {
+    if constexpr (std::is_same_v<T, __half>) {
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'sum': no float16 kernel for SelectedRows inputs");
+    } else {
+      if (sparse == count) return SumSparse<T>(ctx, g, count);
+      return SumMixed<T>(ctx, g, count);
+    }
+  }
   std::vector<Tensor> xs = ctx.Inputs("X");
   TIDE_CHECK(!xs.empty(), "op 'sum' needs at least one input");
   Tensor out = ctx.Output("Out");

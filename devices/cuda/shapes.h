@@ -31,11 +31,13 @@ inline Broadcast GetBroadcast(const char* op, const tide::Dims& x, const tide::D
     b.n = DimsProduct(x, 0, x.size());
     return b;
   }
-  tide::Dims y = y_in;
-  while (y.size() > 1 && y.back() == 1) y.pop_back();  // trailing 1s carry no data
-  TIDE_CHECK(x.size() >= y.size(), "op '", op, "': Y's rank (", tide::ToString(y_in),
+  TIDE_CHECK(x.size() >= y_in.size(), "op '", op, "': Y's rank (", tide::ToString(y_in),
              ") must not exceed X's (", tide::ToString(x), ")");
-  int a = axis < 0 ? static_cast<int>(x.size() - y.size()) : axis;
+  // The default axis aligns Y's full dims with X's trailing ones; then Y's trailing 1s, which
+  // carry no data, are dropped.
+  int a = axis < 0 ? static_cast<int>(x.size() - y_in.size()) : axis;
+  tide::Dims y = y_in;
+  while (y.size() > 1 && y.back() == 1) y.pop_back();
   TIDE_CHECK(a >= 0 && a + y.size() <= x.size(), "op '", op, "': axis ", axis, " places Y ",
              tide::ToString(y_in), " outside X ", tide::ToString(x));
   for (size_t i = 0; i < y.size(); ++i)

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/framework/selected_rows.h"
+#include "core/framework/tensor_util.h"
 #include "cuda_test_util.h"
 
 namespace tide::test::cuda {
@@ -29,6 +31,7 @@ const BroadcastCase kBroadcasts[] = {
     {{3, 4}, {3, 4}, -1},          {{2, 3, 4, 5}, {3, 4}, 1},  {{4, 5}, {5}, -1},
     {{4, 5}, {1}, -1},             {{6, 7}, {6, 1}, 0},        {{2000, 33}, {33}, -1},
     {{8, 16, 2048}, {16}, 1},      {{3, 40000}, {1}, -1},      {{0, 5}, {5}, -1},
+    {{2, 3, 4}, {3, 1}, -1},  // axis -1 aligns Y's full dims, then its trailing 1 is dropped
 };
 const char* const kBinaryOps[] = {"elementwise_add", "elementwise_sub", "elementwise_mul",
                                   "elementwise_div", "elementwise_max", "elementwise_min"};
@@ -223,6 +226,69 @@ TEST_P(GpuMathTest, EmptyTensorsAreFine) {
   OpCase s("softmax");
   s.In("X", "x", R({0, 4})).Out("Out", "out");
   ExpectGpuMatchesCpu(s);
+}
+
+// sum over SelectedRows inputs: all sparse gives a SelectedRows listing every row; sparse and
+// dense give the dense sum. The sparse inputs live in the scope with their values on the host.
+struct SumResult {
+  std::vector<int64_t> rows;  // sparse result only
+  TestTensor value;
+};
+
+SumResult RunSparseSum(const core::Place& place, TideDataType dt, bool with_dense) {
+  core::ProgramDesc prog;
+  core::BlockDesc* b = prog.MutableBlock(0);
+  std::vector<std::string> xs;
+  std::map<std::string, TestTensor> feeds;
+  const std::vector<std::vector<int64_t>> rows = {{3, 0, 3}, {5, 1}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    core::VarDesc* v = b->Var("s" + std::to_string(i));
+    v->set_type(TIDE_VAR_SELECTED_ROWS);
+    v->set_dtype(dt);
+    v->set_persistable(true);
+    xs.push_back(v->name());
+  }
+  if (with_dense) {
+    feeds["d"] = Random({6, 4}, dt, -1, 1, 40);
+    core::VarDesc* v = b->Var("d");
+    v->set_dtype(dt);
+    v->set_shape({6, 4});
+    xs.insert(xs.begin() + 1, "d");
+  }
+  OpCase::Append(b, core::OpDesc("sum", {{"X", xs}}, {{"Out", {"out"}}}, {}));
+  b->Var("out")->set_persistable(true);
+  core::Scope scope;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto* sr = scope.Var("s" + std::to_string(i))->GetMutable<core::SelectedRows>();
+    sr->set_height(6);
+    *sr->mutable_rows() = rows[i];
+    *sr->mutable_value() =
+        OpCase::ToLoD(Random({int64_t(rows[i].size()), 4}, dt, -1, 1, 50 + unsigned(i)));
+  }
+  std::map<std::string, core::LoDTensor> f;
+  for (const auto& [var, t] : feeds) f[var] = OpCase::ToLoD(t);
+  core::Executor exe(place);
+  exe.Run(prog, &scope, f, {});
+  const core::Variable* out = scope.FindVar("out");
+  SumResult r;
+  core::LoDTensor host;
+  if (out->IsType<core::SelectedRows>()) {
+    r.rows = out->Get<core::SelectedRows>().rows();
+    core::TensorCopySync(out->Get<core::SelectedRows>().value(), Cpu(), &host);
+  } else {
+    core::TensorCopySync(out->Get<core::LoDTensor>(), Cpu(), &host);
+  }
+  r.value = OpCase::FromLoD(host);
+  return r;
+}
+
+TEST_P(GpuMathTest, SumOfSelectedRowsMatchesCpu) {
+  for (bool with_dense : {false, true}) {
+    SCOPED_TRACE(with_dense ? "sparse + dense" : "sparse only");
+    SumResult cpu = RunSparseSum(Cpu(), t(), with_dense), gpu = RunSparseSum(Gpu(), t(), with_dense);
+    EXPECT_EQ(gpu.rows, cpu.rows);
+    ExpectClose(gpu.value, cpu.value, GpuTol(t()), "sum");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GpuMathTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeParam);
