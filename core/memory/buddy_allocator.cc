@@ -10,6 +10,31 @@
 namespace tide::core::memory {
 namespace {
 int CeilLog2(uint64_t x) { return x <= 1 ? 0 : 64 - __builtin_clzll(x - 1); }
+
+// Per-slot state is read and written with relaxed atomics: a block a thread owns has its state
+// byte changed by that thread without the lock (thread cache), beside bytes others change.
+inline uint8_t LoadState(const std::vector<uint8_t>& st, size_t slot) {
+  return __atomic_load_n(&st[slot], __ATOMIC_RELAXED);
+}
+inline void StoreState(std::vector<uint8_t>& st, size_t slot, uint8_t v) {
+  __atomic_store_n(&st[slot], v, __ATOMIC_RELAXED);
+}
+
+// This thread's caches, one per allocator it uses (few); drained when the thread exits.
+struct ThreadCaches {
+  static constexpr int kSlots = 4;
+  BuddyAllocator::ThreadCache* slots[kSlots] = {};
+  ~ThreadCaches() {
+    for (auto* c : slots)
+      if (c) {
+        if (c->owner) c->owner->DrainThreadCache(c);
+        delete c;
+      }
+  }
+};
+// initial-exec: one fs-relative load instead of a __tls_get_addr call (32 bytes fit glibc's
+// static TLS reserve, also when the core is loaded by dlopen, e.g. under Python).
+thread_local ThreadCaches t_caches __attribute__((tls_model("initial-exec")));
 bool IsPow2(uint64_t x) { return x && !(x & (x - 1)); }
 }  // namespace
 
@@ -42,6 +67,10 @@ BuddyAllocator::BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options 
 }
 
 BuddyAllocator::~BuddyAllocator() {
+  for (ThreadCache* tc : thread_caches_) {  // their blocks go with the arenas
+    stats_.live_blocks -= tc->held.load();
+    tc->owner = nullptr;
+  }
   if (stats_.live_blocks)
     LOG(WARNING) << name_ << ": destroyed with " << stats_.live_blocks << " live block(s)";
   for (auto& a : arenas_) system_->Free(a->base, a->size);
@@ -49,7 +78,7 @@ BuddyAllocator::~BuddyAllocator() {
 }
 
 void BuddyAllocator::Push(Arena* a, uint32_t slot, int order) {
-  a->state[slot] = kFree | static_cast<uint8_t>(order);
+  StoreState(a->state, slot, kFree | static_cast<uint8_t>(order));
   a->prev[slot] = kNil;
   a->next[slot] = a->head[order];
   if (a->head[order] != kNil) a->prev[a->head[order]] = slot;
@@ -93,6 +122,11 @@ BuddyAllocator::Arena* BuddyAllocator::AddArena(int order) {
                               [](const Arena* x, const std::unique_ptr<Arena>& y) { return x->base < y->base; });
   arenas_.insert(pos, std::move(a));
   stats_.arenas = arenas_.size();
+  int n = arena_count_.load(std::memory_order_relaxed);
+  if (n < kMaxListedArenas) {  // beyond that, frees of its blocks take the lock
+    arena_list_[n].store(raw, std::memory_order_release);
+    arena_count_.store(n + 1, std::memory_order_release);
+  }
   return raw;
 }
 
@@ -109,7 +143,7 @@ void* BuddyAllocator::TakeFree(int order) {
       --k;
       Push(a, slot + (uint32_t(1) << k), k);
     }
-    a->state[slot] = kAllocated | static_cast<uint8_t>(order);
+    StoreState(a->state, slot, kAllocated | static_cast<uint8_t>(order));
     return a->base + (size_t(slot) << min_shift_);
   }
   return nullptr;
@@ -117,8 +151,14 @@ void* BuddyAllocator::TakeFree(int order) {
 
 void* BuddyAllocator::AllocBlock(int order) {
   if (void* p = TakeFree(order)) return p;
-  if (cache_bytes_) {  // cached blocks may coalesce into what is needed: before a new arena
+  // Cached blocks (the shared cache, this thread's) may coalesce into what is needed: before
+  // taking a new arena.
+  ThreadCache* mine = nullptr;
+  for (ThreadCache* c : t_caches.slots)
+    if (c && c->owner == this) mine = c;
+  if (cache_bytes_ || (mine && mine->held.load(std::memory_order_relaxed))) {
     FlushCache();
+    if (mine) DrainLocked(mine);
     if (void* p = TakeFree(order)) return p;
   }
   if (!AddArena(order)) return nullptr;
@@ -127,6 +167,18 @@ void* BuddyAllocator::AllocBlock(int order) {
 
 void* BuddyAllocator::Alloc(size_t size) {
   size_t want = std::max<size_t>(size, 1);
+  if (want <= (opt_.min_block << (kThreadOrders - 1))) {  // this thread's cache, no lock
+    int order = CeilLog2((want + opt_.min_block - 1) >> min_shift_);
+    ThreadCache* tc = MyCache();
+    if (tc && tc->count[order]) {
+      CachedBlock b = tc->blocks[order][--tc->count[order]];
+      StoreState(b.arena->state, b.slot, kAllocated | static_cast<uint8_t>(order));
+      tc->bytes.store(tc->bytes.load(std::memory_order_relaxed) - (opt_.min_block << order), std::memory_order_relaxed);
+      tc->held.store(tc->held.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      tc->allocs.store(tc->allocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return b.arena->base + (size_t(b.slot) << min_shift_);
+    }
+  }
   std::lock_guard<SpinLock> lock(mu_);
   void* p = nullptr;
   size_t granted = 0;
@@ -145,7 +197,7 @@ void* BuddyAllocator::Alloc(size_t size) {
       CachedBlock b = cache_[order].back();
       cache_[order].pop_back();
       cache_bytes_ -= granted;
-      b.arena->state[b.slot] = kAllocated | static_cast<uint8_t>(order);
+      StoreState(b.arena->state, b.slot, kAllocated | static_cast<uint8_t>(order));
       p = b.arena->base + (size_t(b.slot) << min_shift_);
     } else {
       p = AllocBlock(order);
@@ -153,7 +205,9 @@ void* BuddyAllocator::Alloc(size_t size) {
     }
   }
   stats_.used += granted;
-  stats_.peak_used = std::max(stats_.peak_used, stats_.used);
+  size_t in_thread_caches = 0;  // counted in stats_.used, but free
+  for (const ThreadCache* tc : thread_caches_) in_thread_caches += tc->bytes.load(std::memory_order_relaxed);
+  stats_.peak_used = std::max(stats_.peak_used, stats_.used - in_thread_caches);
   ++stats_.live_blocks;
   ++stats_.total_allocs;
   return p;
@@ -173,6 +227,21 @@ BuddyAllocator::Arena* BuddyAllocator::FindArena(const void* ptr) const {
 
 void BuddyAllocator::Free(void* ptr) {
   if (!ptr) return;
+  if (Arena* a = FindArenaLockFree(ptr)) {  // into this thread's cache, no lock
+    size_t offset = static_cast<size_t>(static_cast<char*>(ptr) - a->base);
+    uint32_t slot = static_cast<uint32_t>(offset >> min_shift_);
+    uint8_t state = LoadState(a->state, slot);
+    int order = state & kOrderMask;
+    ThreadCache* tc = nullptr;
+    if (!(offset & (opt_.min_block - 1)) && (state & ~kOrderMask) == kAllocated && order < kThreadOrders &&
+        (tc = MyCache()) && tc->count[order] < kThreadDepth) {
+      StoreState(a->state, slot, kCached | static_cast<uint8_t>(order));
+      tc->blocks[order][tc->count[order]++] = {a, slot};
+      tc->bytes.store(tc->bytes.load(std::memory_order_relaxed) + (opt_.min_block << order), std::memory_order_relaxed);
+      tc->held.store(tc->held.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return;
+    }
+  }
   std::lock_guard<SpinLock> lock(mu_);
   Arena* a = FindArena(ptr);
   if (!a) {
@@ -190,30 +259,31 @@ void BuddyAllocator::Free(void* ptr) {
   }
   size_t offset = static_cast<size_t>(static_cast<char*>(ptr) - a->base);
   uint32_t slot = static_cast<uint32_t>(offset >> min_shift_);
-  if ((offset & (opt_.min_block - 1)) || (a->state[slot] & ~kOrderMask) != kAllocated) {
+  const uint8_t state = LoadState(a->state, slot);
+  if ((offset & (opt_.min_block - 1)) || (state & ~kOrderMask) != kAllocated) {
     LOG(ERROR) << name_ << ": Free of " << ptr << ", which is not a live block (double free?)";
     return;
   }
-  int order = a->state[slot] & kOrderMask;
+  int order = state & kOrderMask;
   size_t bytes = opt_.min_block << order;
   stats_.used -= bytes;
   --stats_.live_blocks;
   if (order < kMaxOrders && cache_[order].size() < kCacheBlocks && cache_bytes_ + bytes <= kCacheBytes) {
-    a->state[slot] = kCached | static_cast<uint8_t>(order);
+    StoreState(a->state, slot, kCached | static_cast<uint8_t>(order));
     cache_[order].push_back({a, slot});
     cache_bytes_ += bytes;
     return;
   }
-  a->state[slot] = 0;
+  StoreState(a->state, slot, 0);
   Release(a, slot, order);
 }
 
 void BuddyAllocator::Release(Arena* a, uint32_t slot, int order) {
   while (order < a->max_order) {  // coalesce with free buddies
     uint32_t buddy = slot ^ (uint32_t(1) << order);
-    if (a->state[buddy] != (kFree | order)) break;
+    if (LoadState(a->state, buddy) != (kFree | order)) break;
     Unlink(a, buddy, order);
-    a->state[buddy] = 0;
+    StoreState(a->state, buddy, 0);
     slot = std::min(slot, buddy);
     ++order;
   }
@@ -223,7 +293,7 @@ void BuddyAllocator::Release(Arena* a, uint32_t slot, int order) {
 void BuddyAllocator::FlushCache() {
   for (int order = 0; order < kMaxOrders; ++order) {
     for (const CachedBlock& b : cache_[order]) {
-      b.arena->state[b.slot] = 0;
+      StoreState(b.arena->state, b.slot, 0);
       Release(b.arena, b.slot, order);
     }
     cache_[order].clear();
@@ -233,7 +303,61 @@ void BuddyAllocator::FlushCache() {
 
 AllocatorStats BuddyAllocator::Stats() const {
   std::lock_guard<SpinLock> lock(mu_);
-  return stats_;
+  AllocatorStats s = stats_;
+  for (const ThreadCache* tc : thread_caches_) {  // cached blocks are free; their reuses count
+    s.used -= tc->bytes.load(std::memory_order_relaxed);
+    s.live_blocks -= tc->held.load(std::memory_order_relaxed);
+    s.total_allocs += tc->allocs.load(std::memory_order_relaxed);
+  }
+  return s;
+}
+
+BuddyAllocator::ThreadCache* BuddyAllocator::MyCache() {
+  ThreadCaches& mine = t_caches;
+  ThreadCache** spare = nullptr;
+  for (auto& c : mine.slots) {
+    if (c && c->owner == this) return c;
+    if (!spare && (!c || !c->owner)) spare = &c;
+  }
+  if (!spare) return nullptr;  // this thread uses too many allocators: the locked path serves it
+  if (!*spare) *spare = new ThreadCache;
+  ThreadCache* tc = *spare;
+  std::fill(std::begin(tc->count), std::end(tc->count), 0);
+  tc->bytes = tc->held = tc->allocs = 0;
+  std::lock_guard<SpinLock> lock(mu_);
+  tc->owner = this;
+  thread_caches_.push_back(tc);
+  return tc;
+}
+
+void BuddyAllocator::DrainLocked(ThreadCache* tc) {
+  for (int order = 0; order < kThreadOrders; ++order) {
+    for (int i = 0; i < tc->count[order]; ++i) {
+      const CachedBlock& b = tc->blocks[order][i];
+      StoreState(b.arena->state, b.slot, 0);
+      Release(b.arena, b.slot, order);
+    }
+    tc->count[order] = 0;
+  }
+  stats_.used -= tc->bytes.exchange(0);
+  stats_.live_blocks -= tc->held.exchange(0);
+  stats_.total_allocs += tc->allocs.exchange(0);
+}
+
+void BuddyAllocator::DrainThreadCache(ThreadCache* tc) {
+  std::lock_guard<SpinLock> lock(mu_);
+  DrainLocked(tc);
+  thread_caches_.erase(std::remove(thread_caches_.begin(), thread_caches_.end(), tc), thread_caches_.end());
+  tc->owner = nullptr;
+}
+
+BuddyAllocator::Arena* BuddyAllocator::FindArenaLockFree(const void* ptr) const {
+  const char* p = static_cast<const char*>(ptr);
+  for (int i = 0, n = arena_count_.load(std::memory_order_acquire); i < n; ++i) {
+    Arena* a = arena_list_[i].load(std::memory_order_acquire);
+    if (p >= a->base && p < a->base + a->size) return a;
+  }
+  return nullptr;
 }
 
 }  // namespace tide::core::memory

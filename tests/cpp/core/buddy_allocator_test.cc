@@ -544,3 +544,62 @@ TEST(BuddyAllocatorTest, ConcurrentAllocAndFree) {
 
 }  // namespace
 }  // namespace tide::core::memory
+
+namespace tide::core::memory {
+namespace {
+
+// The per-thread cache: blocks a thread frees come back to it without the lock; they count as
+// free in Stats(); a thread's exit returns them (they coalesce again); reuse is counted.
+TEST(BuddyAllocatorThreadCacheTest, FreedBlocksAreReusedAndDrainedWhenTheThreadExits) {
+  Fixture f;
+  void* first = nullptr;
+  std::thread worker([&] {
+    void* a = f.alloc->Alloc(300);  // a 512 B block
+    f.alloc->Free(a);
+    void* b = f.alloc->Alloc(400);  // the same order: the cached block again
+    EXPECT_EQ(a, b);
+    first = b;
+    AllocatorStats s = f.alloc->Stats();
+    EXPECT_EQ(s.used, 512u);
+    EXPECT_EQ(s.live_blocks, 1u);
+    EXPECT_EQ(s.total_allocs, 2u);
+    f.alloc->Free(b);
+    s = f.alloc->Stats();
+    EXPECT_EQ(s.used, 0u) << "a block in the thread cache is free";
+    EXPECT_EQ(s.live_blocks, 0u);
+  });
+  worker.join();  // its cache is drained: everything coalesces into the whole arena again
+  ASSERT_NE(first, nullptr);
+  AllocatorStats s = f.alloc->Stats();
+  EXPECT_EQ(s.used, 0u);
+  void* whole = f.alloc->Alloc(s.reserved);
+  EXPECT_EQ(f.alloc->Stats().arenas, 1u) << "the drained blocks coalesced; no new arena";
+  f.alloc->Free(whole);
+}
+
+TEST(BuddyAllocatorThreadCacheTest, OwnCachedBlocksCoalesceBeforeTheArenaGrows) {
+  Fixture f;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 8; ++i) blocks.push_back(f.alloc->Alloc(256));
+  for (void* p : blocks) f.alloc->Free(p);  // all into this thread's cache
+  void* whole = f.alloc->Alloc(f.alloc->Stats().reserved);
+  EXPECT_EQ(f.alloc->Stats().arenas, 1u);
+  f.alloc->Free(whole);
+}
+
+TEST(BuddyAllocatorThreadCacheTest, BlocksFreedOnAnotherThreadAreAccountedExactly) {
+  Fixture f;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 32; ++i) blocks.push_back(f.alloc->Alloc(1000));
+  std::thread freer([&] {
+    for (void* p : blocks) f.alloc->Free(p);
+  });
+  freer.join();
+  AllocatorStats s = f.alloc->Stats();
+  EXPECT_EQ(s.used, 0u);
+  EXPECT_EQ(s.live_blocks, 0u);
+  EXPECT_EQ(s.total_allocs, 32u);
+}
+
+}  // namespace
+}  // namespace tide::core::memory
