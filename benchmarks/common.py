@@ -15,7 +15,9 @@ ROOT = os.path.dirname(HERE)
 def setup_paths():
     """Makes the build tree's tide importable (PYTHONPATH=build/python by default)."""
     build = os.environ.get("TIDE_BUILD", os.path.join(ROOT, "build"))
-    sys.path.insert(0, os.path.join(build, "python"))
+    pkg = os.path.join(build, "python")
+    sys.path.insert(0, pkg)
+    os.environ["PYTHONPATH"] = pkg + os.pathsep + os.environ.get("PYTHONPATH", "")  # for workers
     os.environ.setdefault("TIDE_PLUGIN_PATH", os.path.join(build, "lib", "tide", "plugins"))
 
 

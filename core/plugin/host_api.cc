@@ -101,6 +101,25 @@ TideStatus* TensorSetLoD(TideTensor* t, const uint64_t* const* offsets, const si
     x->set_lod(lod);
   });
 }
+TideStatus* TensorAdoptData(TideTensor* t, void* data, size_t bytes, TideDataType dtype, TidePlace place,
+                            void (*release)(void*), void* arg) {
+  return StatusGuard([&] {
+    LoDTensor* x = Unwrap(t);
+    TIDE_ENFORCE(SizeOf(dtype) > 0, "Tensor_AdoptData: data type ", DataTypeName(dtype), " has no size");
+    TIDE_ENFORCE(data || bytes == 0, "Tensor_AdoptData: null data");
+    int64_t n = x->numel();
+    TIDE_ENFORCE(n >= 0 && static_cast<size_t>(n) * SizeOf(dtype) <= bytes, "Tensor_AdoptData: ", bytes,
+                 " bytes cannot hold dims ", x->dims().ToString(), " of ", DataTypeName(dtype));
+    TIDE_ENFORCE(reinterpret_cast<uintptr_t>(data) % SizeOf(dtype) == 0,
+                 "Tensor_AdoptData: data is not aligned for ", DataTypeName(dtype));
+    Place p(place);
+    CheckedDevice(p);
+    x->ResetHolder(std::make_shared<Allocation>(data, bytes, p, [release, arg](void*) {
+                     if (release) release(arg);
+                   }),
+                   dtype, x->dims());
+  });
+}
 TideTensor* TensorCreate() { return Wrap(new LoDTensor()); }
 void TensorDestroy(TideTensor* t) { delete Unwrap(t); }
 
@@ -351,7 +370,7 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 
 TideHostApi MakeTable() {
   TideHostApi h{};
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddDataTypeCast);
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Tensor_AdoptData);
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
   h.Status_Create = StatusCreate;
@@ -453,6 +472,7 @@ TideHostApi MakeTable() {
   h.Tensor_SetFormat = TensorSetFormat;
   h.Registrar_AddLayoutTransform = RegistrarAddLayoutTransform;
   h.Registrar_AddDataTypeCast = RegistrarAddDataTypeCast;
+  h.Tensor_AdoptData = TensorAdoptData;
   return h;
 }
 

@@ -134,7 +134,7 @@ void PServer::OnSend(Incoming& in) {
   }
   if (!cfg_.sync_mode) WaitFramesSent(cfg_.deadline_ms, Label());
   for (int i = 0; i < req.vars_size(); ++i) {
-    DecodeVariable(req.vars(i), in.data[i], vars[i], ctx_.place());
+    DecodeVariable(req.vars(i), &in.data[i], vars[i], ctx_.place());
     if (cfg_.sync_mode) {
       received_[t].insert(req.vars(i).name());
     } else {

@@ -144,13 +144,13 @@ void RecvRun(tide::OpRunContext& ctx) {
                  "op 'recv': pserver ", c.endpoint, " did not send '", blocks[k].wire_name, "'");
       return c.response.vars(where[k].second);
     };
-    auto frame = [&](size_t k) -> const zmq::message_t& {
+    auto frame = [&](size_t k) -> zmq::message_t& {
       return calls[where[k].first].reply_data[where[k].second];
     };
     tide::Variable var = ctx.scope().FindVar(outs[i]);
     if (!var) var = ctx.scope().Var(outs[i]);
     if (mine.size() == 1 && blocks[mine[0]].row_end < 0) {
-      DecodeVariable(msg(mine[0]), frame(mine[0]), var, ctx.place());
+      DecodeVariable(msg(mine[0]), &frame(mine[0]), var, ctx.place());
       continue;
     }
     // Row blocks: one tensor of their rows, in order.

@@ -154,7 +154,7 @@ std::string CheckVariableMessage(const VariableMessage& m, size_t frame_bytes) {
   return "";
 }
 
-void DecodeVariable(const VariableMessage& m, const zmq::message_t& frame, tide::Variable var,
+void DecodeVariable(const VariableMessage& m, zmq::message_t* frame, tide::Variable var,
                     const tide::Place& place) {
   tide::Tensor t;
   if (m.type() == VariableMessage::SELECTED_ROWS) {
@@ -166,12 +166,22 @@ void DecodeVariable(const VariableMessage& m, const zmq::message_t& frame, tide:
     t = var.GetTensor();
   }
   const bool host = IsHostPlace(place);
-  tide::OwnedTensor staging;
-  tide::Tensor dst = host ? t : tide::Tensor(staging.c());
-  dst.Resize(tide::Dims(m.dims().begin(), m.dims().end()));
-  void* p = dst.mutable_data(static_cast<TideDataType>(m.dtype()), host ? place : tide::Place("cpu", 0));
-  if (m.data_bytes()) std::memcpy(p, frame.data(), m.data_bytes());
-  if (!host) t.CopyFrom(staging, place);
+  const auto dtype = static_cast<TideDataType>(m.dtype());
+  tide::Dims dims(m.dims().begin(), m.dims().end());
+  const size_t elem = tide::DataTypeSize(dtype);
+  if (host && m.data_bytes() >= kCopyBelow && reinterpret_cast<uintptr_t>(frame->data()) % elem == 0) {
+    // Large data stays in the received frame: the tensor owns the message from here on.
+    auto* keep = new zmq::message_t(std::move(*frame));
+    t.Resize(dims);
+    t.AdoptData(keep->data(), keep->size(), dtype, place, [keep] { delete keep; });
+  } else {
+    tide::OwnedTensor staging;
+    tide::Tensor dst = host ? t : tide::Tensor(staging.c());
+    dst.Resize(dims);
+    void* p = dst.mutable_data(dtype, host ? place : tide::Place("cpu", 0));
+    if (m.data_bytes()) std::memcpy(p, frame->data(), m.data_bytes());
+    if (!host) t.CopyFrom(staging, place);
+  }
   if (m.type() == VariableMessage::LOD_TENSOR) {
     tide::LoD lod;
     for (const auto& level : m.lod()) lod.emplace_back(level.offsets().begin(), level.offsets().end());

@@ -63,7 +63,8 @@ std::string CheckVariableMessage(const transport::VariableMessage& m, size_t fra
 
 // Writes a checked message into `var` (made a LoDTensor or SelectedRows as the message says), on
 // `place`. The one copy: from the received frame into the tensor.
-void DecodeVariable(const transport::VariableMessage& m, const zmq::message_t& frame,
+// Data of at least kCopyBelow bytes is adopted by the tensor (it takes the frame: no copy).
+void DecodeVariable(const transport::VariableMessage& m, zmq::message_t* frame,
                     tide::Variable var, const tide::Place& place);
 
 // Bytes of one dim-0 row of a message's tensor (the product of the other dims * dtype size).

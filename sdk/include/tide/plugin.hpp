@@ -438,6 +438,21 @@ class Tensor {
     return mutable_data<T>(place);
   }
   void ShareDataWith(const Tensor& src) { ThrowIfError(Host().Tensor_ShareDataWith(t_, src.t_)); }
+  // Makes `data` (bytes long, on place) this tensor's memory for its current dims, without a
+  // copy; `release` runs once no tensor uses it (not when this throws).
+  void AdoptData(void* data, size_t bytes, TideDataType dtype, const Place& place,
+                 std::function<void()> release) {
+    auto* keep = new std::function<void()>(std::move(release));
+    TideStatus* st = Host().Tensor_AdoptData(
+        t_, data, bytes, dtype, place.c(),
+        [](void* arg) {
+          std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
+          (*fn)();
+        },
+        keep);
+    if (st) delete keep;
+    ThrowIfError(st);
+  }
   void CopyFrom(const Tensor& src, const Place& place, TideDeviceContext* ctx = nullptr) {
     ThrowIfError(Host().Tensor_CopyTo(src.t_, place.c(), ctx, t_));
   }

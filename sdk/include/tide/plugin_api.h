@@ -508,6 +508,15 @@ typedef struct TideHostApi {
   void (*Tensor_SetFormat)(TideTensor* t, int64_t format);
   TideStatus* (*Registrar_AddLayoutTransform)(TideRegistrar* r, const TideLayoutTransformDef* def);
   TideStatus* (*Registrar_AddDataTypeCast)(TideRegistrar* r, const TideDataTypeCastDef* def);
+
+  /* --- Adopting memory --- */
+  /* Makes `data` (`bytes` long, on `place`, owned by the caller until now) the tensor's memory for
+   * its current dims as `dtype`: no copy (a received message, a buffer of another library). The
+   * core calls release(release_arg) once no tensor uses it any more; on failure it is not called
+   * and the caller keeps ownership. */
+  TideStatus* (*Tensor_AdoptData)(TideTensor* t, void* data, size_t bytes, TideDataType dtype,
+                                  TidePlace place, void (*release)(void* release_arg),
+                                  void* release_arg);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */
