@@ -62,8 +62,8 @@ void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int
 std::string CheckVariableMessage(const transport::VariableMessage& m, size_t frame_bytes);
 
 // Writes a checked message into `var` (made a LoDTensor or SelectedRows as the message says), on
-// `place`. The one copy: from the received frame into the tensor.
-// Data of at least kCopyBelow bytes is adopted by the tensor (it takes the frame: no copy).
+// `place`. Data of at least kCopyBelow bytes is adopted by the tensor, which takes the frame (no
+// copy); smaller data is copied out of it.
 void DecodeVariable(const transport::VariableMessage& m, zmq::message_t* frame,
                     tide::Variable var, const tide::Place& place);
 
