@@ -142,11 +142,11 @@ void Open(const std::string& path, Candidate* c) {
   if (r.name.empty()) {
     r.error = "the plugin has no name";
   } else if (r.abi_major != TIDE_ABI_MAJOR) {
-    r.error = StrCat("plugin '", r.name, "' speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
+    r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
                      ", this Tide speaks ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
                      " (a different major version: rebuild the plugin against this SDK)");
   } else if (r.abi_minor > TIDE_ABI_MINOR) {
-    r.error = StrCat("plugin '", r.name, "' speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
+    r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
                      ", newer than this Tide's ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
                      " (upgrade Tide, or rebuild the plugin against this SDK)");
   }
@@ -185,7 +185,29 @@ void Register(Candidate* c) {
   }
 }
 
-std::string JsonEscape(const std::string& s) {
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is not one.
+size_t Utf8Length(const std::string& s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  return n;
+}
+
+// A JSON string; bytes that are not UTF-8 (e.g. in a path) become U+FFFD so the JSON stays valid.
+std::string JsonEscape(const std::string& raw) {
+  std::string s;
+  for (size_t i = 0; i < raw.size();) {
+    size_t n = Utf8Length(raw, i);
+    if (n == 0) {
+      s += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      s.append(raw, i, n);
+      i += n;
+    }
+  }
   std::string out;
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
@@ -263,22 +285,11 @@ void PluginManager::LoadAllLocked(const std::vector<std::string>& entries) {
     c.record.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     batch.push_back(std::move(c));
   }
-  // Names already taken, by earlier loads or earlier files of this batch.
-  std::map<std::string, std::string> names;
+  // Register in dependency order: repeatedly take those whose requirements are all loaded. A
+  // name is taken by the plugin that registers first (not one that fails).
+  std::map<std::string, std::string> loaded;  // name -> file
   for (const auto& r : records_)
-    if (r.loaded) names[r.name] = r.path;
-  for (auto& c : batch) {
-    if (!c.record.error.empty()) continue;
-    auto it = names.find(c.record.name);
-    if (it != names.end())
-      c.record.error = StrCat("a plugin named '", c.record.name, "' is already loaded from ", it->second);
-    else
-      names[c.record.name] = c.record.path;
-  }
-  // Register in dependency order: repeatedly take those whose requirements are all loaded.
-  std::set<std::string> loaded;
-  for (const auto& r : records_)
-    if (r.loaded) loaded.insert(r.name);
+    if (r.loaded) loaded[r.name] = r.path;
   std::vector<Candidate*> pending;
   for (auto& c : batch)
     if (c.record.error.empty()) pending.push_back(&c);
@@ -293,10 +304,15 @@ void PluginManager::LoadAllLocked(const std::vector<std::string>& entries) {
         ++it;
         continue;
       }
-      auto t0 = std::chrono::steady_clock::now();
-      Register(c);
-      c->record.load_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (c->record.loaded) loaded.insert(c->record.name);
+      auto taken = loaded.find(c->record.name);
+      if (taken != loaded.end()) {
+        c->record.error = StrCat("a plugin named '", c->record.name, "' is already loaded from ", taken->second);
+      } else {
+        auto t0 = std::chrono::steady_clock::now();
+        Register(c);
+        c->record.load_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (c->record.loaded) loaded[c->record.name] = c->record.path;
+      }
       it = pending.erase(it);
       progress = true;
     }

@@ -38,6 +38,7 @@ TEST(LoadingFailures, AbiMajorMismatch) {
   EXPECT_CONTAINS(r->error, ours);
   EXPECT_CONTAINS(r->error, "major");
   EXPECT_CONTAINS(r->error, "abi_major");  // the plugin's name
+  EXPECT_CONTAINS(r->error, r->path);      // and its file (DESIGN: file, plugin, both versions)
   EXPECT_EQ(r->name, "abi_major");
   EXPECT_EQ(r->abi_major, uint32_t(TIDE_ABI_MAJOR + 1));
   // Refused before registration: the op its tide_plugin_register adds never arrives.

@@ -90,5 +90,17 @@ TEST(RegistrationConflicts, DuplicatePluginNameFailsAlreadyLoaded) {
   EXPECT_EQ(Registry::Global().FindOp("test_dupname.second_op"), nullptr);
 }
 
+TEST(RegistrationConflicts, AFailedPluginDoesNotTakeItsName) {
+  auto records = LoadCase("dupname_failed");
+  const PluginRecord* failed = Find(records, CaseFile("dupname_failed", "a_fails"));
+  ASSERT_NE(failed, nullptr);
+  EXPECT_FALSE(failed->loaded);
+  const PluginRecord* second = Find(records, CaseFile("dupname_failed", "b_loads"));
+  ASSERT_NE(second, nullptr);
+  EXPECT_TRUE(second->loaded) << second->error;
+  EXPECT_NE(Registry::Global().FindOp("test_dupname_failed.second_op"), nullptr);
+  EXPECT_EQ(Registry::Global().FindOp("test_dupname_failed.first_op"), nullptr);
+}
+
 }  // namespace
 }  // namespace tide_test
