@@ -174,7 +174,7 @@ void Executor::CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) c
 }
 
 Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
-  if (p.bound_scope_ == scope && p.run_scope_) return p.run_scope_;
+  if (p.bound_scope_ == scope->serial() && p.run_scope_) return p.run_scope_;
   Scope* target = scope;
   if (p.create_local_scope_) {
     p.local_scope_ = Scope::NewDetached(scope);
@@ -192,7 +192,7 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
     if (!var->IsInitialized()) var->InitByType(v->type());
   }
   for (auto& op : p.ops_) op->Bind(*target);
-  p.bound_scope_ = scope;
+  p.bound_scope_ = scope->serial();
   p.run_scope_ = target;
   return target;
 }

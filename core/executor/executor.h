@@ -39,8 +39,8 @@ class PreparedBlock {
   std::vector<std::unique_ptr<OpInstance>> ops_;
   std::vector<std::string> feed_names_, fetch_names_;
   std::vector<const VarDesc*> feed_descs_;
-  // Bindings are kept while runs use the same scope.
-  const Scope* bound_scope_ = nullptr;
+  // Bindings are kept while runs use the same scope (by serial: addresses get reused).
+  uint64_t bound_scope_ = 0;
   std::unique_ptr<Scope> local_scope_;
   Scope* run_scope_ = nullptr;
   std::map<int, std::unique_ptr<PreparedBlock>> sub_blocks_;

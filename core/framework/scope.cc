@@ -2,11 +2,17 @@
 #include "core/framework/scope.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 namespace tide::core {
 
 Scope::~Scope() { DropKids(); }
+
+uint64_t Scope::NextSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 Variable* Scope::Var(const std::string& name) {
   {

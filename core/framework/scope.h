@@ -3,6 +3,7 @@
 // creation.
 #pragma once
 
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <shared_mutex>
@@ -39,6 +40,8 @@ class Scope {
   const Scope* parent() const { return parent_; }
 
   std::vector<std::string> LocalVarNames() const;
+  // Unique for the process (never reused, unlike an address): what bindings to a scope are keyed by.
+  uint64_t serial() const { return serial_; }
   // A standalone scope whose lookups fall through to `parent` but that `parent` does not own
   // (the executor's per-program local scope).
   static std::unique_ptr<Scope> NewDetached(const Scope* parent);
@@ -50,6 +53,8 @@ class Scope {
   std::unordered_map<std::string, std::unique_ptr<Variable>> vars_;
   mutable std::list<std::unique_ptr<Scope>> kids_;
   const Scope* parent_ = nullptr;
+  const uint64_t serial_ = NextSerial();
+  static uint64_t NextSerial();
 };
 
 }  // namespace tide::core

@@ -92,3 +92,19 @@ TEST_F(ExecutorTest, FeedCountMustMatch) {
 
 }  // namespace
 }  // namespace tide::core
+
+namespace tide::core {
+namespace {
+
+// A new scope at a freed scope's address must not inherit its bindings.
+TEST_F(ExecutorTest, ScopesAtAReusedAddressGetFreshBindings) {
+  auto prepared = exe.Prepare(Affine(), 0, {"x"}, {"y"});
+  for (float w : {2.f, 3.f, 4.f}) {
+    auto scope = std::make_unique<Scope>();  // often at the previous one's address
+    *scope->Var("w")->GetMutable<LoDTensor>() = Host({1}, {w});
+    EXPECT_FLOAT_EQ(exe.Run(*prepared, scope.get(), {Host({1}, {1})})[0].data<float>()[0], w + 1);
+  }
+}
+
+}  // namespace
+}  // namespace tide::core
