@@ -5,10 +5,11 @@
 
 #include "cuda_libs.h"
 #include "gpu.h"
-#include "shapes.h"
 
 namespace tide_cuda {
 namespace {
+
+using tide::ops::Flatten2D;
 
 cublasHandle_t Handle(const Gpu& g) {
   Cublas();  // throws with the loader's reason when cuBLAS is missing

@@ -2,13 +2,17 @@
 // max/min with Fluid's broadcast and their grads (dY summed over the broadcast dims), relu,
 // sigmoid, tanh, square, sqrt, sign, clip, scale, with grads. Forward ops also take __half
 // (computed in float); grads are float and double, like the CPU's.
+#include <tide/ops/broadcast.hpp>
+
 #include <type_traits>
 
 #include "reduce.cuh"
-#include "shapes.h"
 
 namespace tide_cuda {
 namespace {
+
+using tide::ops::Broadcast;
+using tide::ops::GetBroadcast;
 
 // ---------------------------------------------------------------------------------------------
 // Binary ops: F()(x, y, error_word) on the accumulator type.

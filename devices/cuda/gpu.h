@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <tide/cuda_context.h>
+#include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
 #include <algorithm>
@@ -26,6 +27,7 @@ using tide::Dims;
 using tide::GradVarName;
 using tide::KernelContext;
 using tide::Tensor;
+using tide::ops::DimsProduct;
 
 // Errors a kernel can only see on the device (a label or id out of range, ...). The kernel
 // records the first one in the context's error word; the next synchronisation of the stream
@@ -130,13 +132,6 @@ Scalar ScalarInput(const KernelContext& ctx, const Gpu& g, const char* param);
 
 // "op 'adam': Moment1 ('m1')": how kernel errors name an input.
 std::string InputLabel(const KernelContext& ctx, const char* param);
-
-inline int64_t Product(const Dims& d, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= d[i];
-  return p;
-}
-inline int64_t Product(const Dims& d) { return Product(d, 0, d.size()); }
 
 // Floating-point kernels; ops whose CPU kernels take integers too add int32_t, int64_t.
 #define TIDE_CUDA_FLOAT_TYPES float, double

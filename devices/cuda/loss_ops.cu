@@ -2,6 +2,8 @@
 // hard or soft labels, ignore_index, any class axis) and cross_entropy (Fluid's log(0) guard),
 // with grads; top_k (ties by lower index) with its grad; accuracy. A label or index out of range
 // is found on the device and reported by the next synchronisation (see gpu.h, DeviceError).
+#include <tide/ops/axis.hpp>
+
 #include <cmath>
 
 #include "reduce.cuh"
@@ -13,12 +15,7 @@ inline unsigned RowGrid(int64_t rows) {
   return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(rows, 1), 65535));
 }
 
-int NormAxis(const char* op, int axis, size_t rank) {
-  int r = static_cast<int>(rank);
-  int a = axis < 0 ? axis + r : axis;
-  TIDE_CHECK(a >= 0 && a < r, "op '", op, "': axis ", axis, " is out of range for rank ", rank);
-  return a;
-}
+using tide::ops::NormAxis;
 
 // ---------------------------------------------------------------------------------------------
 // softmax_with_cross_entropy: Logits viewed as [pre, K, post] around the class axis.
@@ -29,7 +26,8 @@ struct ClassView {
 ClassView GetView(const char* op, const Dims& logits, int axis_attr, int* axis) {
   TIDE_CHECK(logits.size() >= 1, "op '", op, "': Logits must have rank >= 1");
   *axis = NormAxis(op, axis_attr, logits.size());
-  return {Product(logits, 0, *axis), logits[*axis], Product(logits, *axis + 1, logits.size())};
+  return {DimsProduct(logits, 0, *axis), logits[*axis],
+          DimsProduct(logits, *axis + 1, logits.size())};
 }
 
 void CheckSwceLabel(const char* op, const Dims& logits, const Dims& label, int axis, bool soft) {

@@ -1,13 +1,17 @@
 // reduce_ops.cu: the reducing ops of ops_math on the GPU: mean (+grad), sum of a tensor list,
 // squared_l2_norm (+grad), clip_by_norm, softmax along an axis (+grad). Results stay on the device:
 // a scalar a later kernel needs (a norm, Out@GRAD[0]) is read there, never copied to the host.
+#include <tide/ops/axis.hpp>
+
 #include <type_traits>
 
 #include "reduce.cuh"
-#include "shapes.h"
 
 namespace tide_cuda {
 namespace {
+
+using tide::ops::AxisSplit;
+using tide::ops::SplitAt;
 
 // ---------------------------------------------------------------------------------------------
 // mean
@@ -108,7 +112,7 @@ void SumMixed(KernelContext& ctx, const Gpu& g, size_t n) {
   Dims dims;
   for (size_t i = 0; i < n && dims.empty(); ++i)
     if (ctx.InputVar("X", i).IsTensor()) dims = ctx.Input("X", i).dims();
-  const int64_t total = Product(dims);
+  const int64_t total = DimsProduct(dims);
   T* acc = g.Temp<T>(total);
   g.Zero(acc, sizeof(T) * size_t(total));
   const int64_t width = dims.empty() || dims[0] == 0 ? 0 : total / dims[0];

@@ -1,6 +1,8 @@
 // tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table (+ dense or SelectedRows grad),
 // concat (+grad), split, transpose/transpose2 (+grads), reshape/reshape2 and flatten/flatten2
 // (+grads), with ops_nn's shape rules and messages.
+#include <tide/ops/axis.hpp>
+
 #include <cstring>
 
 #include "gpu.h"
@@ -8,12 +10,7 @@
 namespace tide_cuda {
 namespace {
 
-int NormAxis(const char* op, int axis, size_t rank) {
-  int r = static_cast<int>(rank);
-  int a = axis < 0 ? axis + r : axis;
-  TIDE_CHECK(a >= 0 && a < r, "op '", op, "': axis ", axis, " is out of range for rank ", rank);
-  return a;
-}
+using tide::ops::NormAxis;
 
 // ---------------------------------------------------------------------------------------------
 // lookup_table
@@ -202,8 +199,8 @@ void Concat(KernelContext& ctx) {
     parts.push_back(xs[i].data<T>());
   }
   T* out = ctx.Output("Out").mutable_data<T>(od, g.place());
-  JoinOrCut<T>(g, true, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes,
-               parts, {}, out, nullptr);
+  JoinOrCut<T>(g, true, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
+               sizes, parts, {}, out, nullptr);
 }
 
 template <typename T>
@@ -226,8 +223,8 @@ void ConcatGrad(KernelContext& ctx) {
     Tensor dx = i < ctx.OutputCount(gx.c_str()) ? ctx.OptionalOutput(gx.c_str(), i) : Tensor();
     parts.push_back(dx ? dx.mutable_data<T>(dims[i], g.place()) : nullptr);
   }
-  JoinOrCut<T>(g, false, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes,
-               {}, parts, nullptr, dout.data<T>());
+  JoinOrCut<T>(g, false, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
+               sizes, {}, parts, nullptr, dout.data<T>());
 }
 
 std::vector<Dims> SplitDims(const char* op, const Dims& x, int axis_attr, int num,
@@ -285,8 +282,8 @@ void Split(KernelContext& ctx) {
     parts.push_back(o ? o.mutable_data<T>(dims[i], g.place()) : nullptr);
   }
   const Dims& xd = x.dims();
-  JoinOrCut<T>(g, false, Product(xd, 0, axis), Product(xd, axis + 1, xd.size()), xd[axis], sizes,
-               {}, parts, nullptr, x.data<T>());
+  JoinOrCut<T>(g, false, DimsProduct(xd, 0, axis), DimsProduct(xd, axis + 1, xd.size()), xd[axis],
+               sizes, {}, parts, nullptr, x.data<T>());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -338,7 +335,7 @@ template <typename T>
 void TransposeData(const Gpu& g, const T* in, const Dims& in_dims, const std::vector<int>& perm,
                    T* out) {
   const int r = static_cast<int>(in_dims.size());
-  const int64_t n = Product(in_dims);
+  const int64_t n = DimsProduct(in_dims);
   if (n == 0) return;
   TIDE_CHECK(r <= kMaxRank, "op '", g.op(), "': the GPU kernel takes rank <= ", kMaxRank,
              ", X has rank ", r);
@@ -423,7 +420,7 @@ Dims ReshapeDims(const char* op, const std::vector<int64_t>& shape, const Dims& 
     out[unknown] = rest / explicit_product;
   } else {
     TIDE_CHECK(rest == explicit_product, "op '", op, "': cannot reshape X ", tide::ToString(x),
-               " (", Product(x), " elements) to ", tide::ToString(shape));
+               " (", DimsProduct(x), " elements) to ", tide::ToString(shape));
   }
   return out;
 }
@@ -473,7 +470,7 @@ void Reshape(KernelContext& ctx) {
 Dims FlattenDims(const char* op, const Dims& x, int axis) {
   TIDE_CHECK(axis >= 0 && axis <= static_cast<int>(x.size()), "op '", op, "': axis ", axis,
              " must be in [0, ", x.size(), "] for X ", tide::ToString(x));
-  return {Product(x, 0, axis), Product(x, axis, x.size())};
+  return {DimsProduct(x, 0, axis), DimsProduct(x, axis, x.size())};
 }
 
 template <typename T>
@@ -491,8 +488,9 @@ void ReshapeGrad(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   Dims xd = ForwardXDims(ctx);
-  TIDE_CHECK(Product(xd) == dout.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not have X's ", Product(xd), " elements (X ", tide::ToString(xd), ")");
+  TIDE_CHECK(DimsProduct(xd) == dout.numel(), "op '", op, "': Out@GRAD ",
+             tide::ToString(dout.dims()), " does not have X's ", DimsProduct(xd), " elements (X ",
+             tide::ToString(xd), ")");
   CopyWithDims<T>(g, dout, ctx.Output(GradVarName("X").c_str()), xd);
 }
 

@@ -2,6 +2,8 @@
 // on the oneDNN concat primitive. Inputs may be plain or blocked, each in its own format; the
 // output takes the format oneDNN picks (blocked inputs joined on channels stay blocked) when Tide
 // can store it, else plain. Empty inputs are skipped.
+#include <tide/ops/axis.hpp>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -24,10 +26,7 @@ void ConcatKernel(KernelContext& ctx) {
     TIDE_CHECK(!xs.empty(), "op '", op, "': X is empty");
     const Dims d0 = xs[0].dims();
     const int rank = static_cast<int>(d0.size());
-    const int axis_attr = ctx.Attr<int32_t>("axis");
-    const int axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
-    TIDE_CHECK(axis >= 0 && axis < rank, "op '", op, "': axis ", axis_attr,
-               " is out of range for rank ", rank);
+    const int axis = tide::ops::NormAxis(op, ctx.Attr<int32_t>("axis"), d0.size());
     Dims od = d0;
     od[axis] = 0;
     Exec e(ctx);
@@ -43,7 +42,7 @@ void ConcatKernel(KernelContext& ctx) {
         TIDE_CHECK(k == axis || d[k] == d0[k], "op '", op, "': X[", i, "] ", tide::ToString(d),
                    " and X[0] ", tide::ToString(d0), " differ off axis ", axis);
       od[axis] += d[axis];
-      if (Product(d) == 0) continue;
+      if (DimsProduct(d) == 0) continue;
       srcs.push_back(e.View(xs[i], op, "X"));
       mds.push_back(srcs.back().get_desc());
       key(xs[i]);

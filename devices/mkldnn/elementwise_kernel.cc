@@ -19,7 +19,7 @@ Dims BroadcastDims(const char* op, const Dims& x, const Dims& y_in, int axis) {
   const int a = axis < 0 ? static_cast<int>(x.size() - y.size()) : axis;
   TIDE_CHECK(a >= 0 && a + y.size() <= x.size(), "op '", op, "': axis ", axis, " places Y ",
              tide::ToString(y_in), " outside X ", tide::ToString(x));
-  const bool scalar = Product(y) == 1;
+  const bool scalar = DimsProduct(y) == 1;
   for (size_t i = 0; i < y.size(); ++i)
     TIDE_CHECK(x[a + i] == y[i] || (y[i] == 1 && scalar), "op '", op, "': cannot broadcast Y ",
                tide::ToString(y_in), " onto X ", tide::ToString(x), " at axis ", a, " (dim ",

@@ -54,12 +54,6 @@ dnnl::stream& StreamFor(MkldnnDeviceContext& c) {
 
 // ---------------------------------------------------------------------------------------------
 
-int64_t Product(const Dims& d, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= d[i];
-  return p;
-}
-
 memory::dims ToDnnlDims(const Dims& d) { return memory::dims(d.begin(), d.end()); }
 
 Tag PlainTag(size_t rank) {

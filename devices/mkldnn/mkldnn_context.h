@@ -7,6 +7,7 @@
 // runs on OpenMP threads (OMP_NUM_THREADS), not on Tide's Eigen pool; see README.md here.
 #pragma once
 
+#include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
 #include <cstdint>
@@ -26,6 +27,7 @@ using dnnl::memory;
 using tide::Dims;
 using tide::KernelContext;
 using tide::Tensor;
+using tide::ops::DimsProduct;
 using Tag = memory::format_tag;
 
 constexpr const char* kPluginName = "device_mkldnn";
@@ -244,9 +246,6 @@ auto Guarded(const char* op, F&& fn) -> decltype(fn()) {
                static_cast<int>(err.status), ")");
   }
 }
-
-int64_t Product(const Dims& d, size_t begin, size_t end);
-inline int64_t Product(const Dims& d) { return Product(d, 0, d.size()); }
 
 }  // namespace tide_mkldnn
 

@@ -21,10 +21,10 @@ MulShape GetShape(const KernelContext& ctx, const Dims& x, const Dims& y) {
   TIDE_CHECK(yc >= 1 && yc <= static_cast<int>(y.size()), "op '", op, "': y_num_col_dims ", yc,
              " must be in [1, ", y.size(), "] for Y ", tide::ToString(y));
   MulShape s;
-  s.m = Product(x, 0, xc);
-  s.k = Product(x, xc, x.size());
-  const int64_t yk = Product(y, 0, yc);
-  s.n = Product(y, yc, y.size());
+  s.m = DimsProduct(x, 0, xc);
+  s.k = DimsProduct(x, xc, x.size());
+  const int64_t yk = DimsProduct(y, 0, yc);
+  s.n = DimsProduct(y, yc, y.size());
   TIDE_CHECK(s.k == yk, "op '", op, "': X ", tide::ToString(x), " flattened at ", xc,
              " has width ", s.k, " but Y ", tide::ToString(y), " flattened at ", yc,
              " has height ", yk);

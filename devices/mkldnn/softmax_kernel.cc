@@ -1,5 +1,7 @@
 // softmax_kernel.cc: softmax along `axis` (Fluid: default -1) on oneDNN softmax, output in the
 // input's format.
+#include <tide/ops/axis.hpp>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -17,11 +19,7 @@ void SoftmaxKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
     const Dims d = x.dims();
-    const int rank = static_cast<int>(d.size());
-    const int axis_attr = ctx.Attr<int32_t>("axis");
-    const int axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
-    TIDE_CHECK(axis >= 0 && axis < rank, "op '", op, "': axis ", axis_attr,
-               " is out of range for dims ", tide::ToString(d));
+    const int axis = tide::ops::SplitAt(op, d, ctx.Attr<int32_t>("axis")).axis;
     Exec e(ctx);
     memory src = e.View(x, op, "X");
     if (StorableTag(src.get_desc(), ToDnnlDims(d)) == Tag::undef) src = PlainView(e, x, op, "X");

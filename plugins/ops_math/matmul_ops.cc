@@ -12,7 +12,7 @@ Dims MulOutDims(const char* op, const Dims& x, const Dims& y, int xc, int yc) {
              " must be in [1, ", x.size(), "] for X ", tide::ToString(x));
   TIDE_CHECK(yc >= 1 && yc <= static_cast<int>(y.size()), "op '", op, "': y_num_col_dims ", yc,
              " must be in [1, ", y.size(), "] for Y ", tide::ToString(y));
-  int64_t xk = Product(x, xc, x.size()), yk = Product(y, 0, yc);
+  int64_t xk = DimsProduct(x, xc, x.size()), yk = DimsProduct(y, 0, yc);
   bool known = xk >= 0 && yk >= 0 && std::none_of(x.begin() + xc, x.end(), [](int64_t d) { return d < 0; });
   TIDE_CHECK(!known || xk == yk, "op '", op, "': X ", tide::ToString(x), " flattened at ", xc,
              " has width ", xk, " but Y ", tide::ToString(y), " flattened at ", yc, " has height ", yk);
@@ -35,7 +35,7 @@ void MulKernel(KernelContext& ctx) {
   int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
   out.Resize(MulOutDims("mul", x.dims(), y.dims(), xc, yc));
   auto [m, k] = Flatten2D(x.dims(), xc);
-  int64_t n = Product(y.dims(), yc, y.dims().size());
+  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
   Gemm<T>(ctx, false, false, m, n, k, T(1), x.data<T>(), y.data<T>(), T(0),
           out.mutable_data<T>(ctx.place()));
 }
@@ -45,7 +45,7 @@ void MulGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
   int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
   auto [m, k] = Flatten2D(x.dims(), xc);
-  int64_t n = Product(y.dims(), yc, y.dims().size());
+  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
   if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str()))  // dX = dOut * Y^T
     Gemm<T>(ctx, false, true, m, k, n, T(1), dout.data<T>(), y.data<T>(), T(0),
             dx.mutable_data<T>(x.dims(), ctx.place()));
@@ -83,7 +83,7 @@ MatmulShape GetMatmulShape(const Dims& x_in, const Dims& y_in, bool tx, bool ty)
   TIDE_CHECK(xb.empty() || yb.empty() || xb == yb, "op 'matmul': batch dims of X ",
              tide::ToString(x_in), " and Y ", tide::ToString(y_in), " differ");
   const Dims& batch = xb.empty() ? yb : xb;
-  s.batch = Product(batch, 0, batch.size());
+  s.batch = DimsProduct(batch, 0, batch.size());
   s.out = batch;
   if (!x_vec) s.out.push_back(s.m);
   if (!y_vec) s.out.push_back(s.n);

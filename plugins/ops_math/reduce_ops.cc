@@ -66,7 +66,7 @@ void SumMixed(KernelContext& ctx, size_t n) {
   Dims dims;
   for (size_t i = 0; i < n && dims.empty(); ++i)
     if (ctx.InputVar("X", i).IsTensor()) dims = ctx.Input("X", i).dims();
-  const int64_t total = Product(dims, 0, dims.size());
+  const int64_t total = DimsProduct(dims);
   T* acc = ctx.TempBuffer<T>(static_cast<size_t>(total));
   std::fill(acc, acc + total, T(0));
   const int64_t width = dims.empty() ? 0 : total / dims[0];

@@ -1,24 +1,16 @@
 // softmax_op.cc: softmax along one axis (numerically stable) and its grad.
 #include <cmath>
 
+#include <tide/ops/axis.hpp>
+
 #include "common.h"
 
 namespace ops_math {
 namespace {
 
 using tide::GradVarName;
-
-// [pre, n, post] view of dims around `axis`.
-struct AxisSplit {
-  int64_t pre, n, post;
-};
-AxisSplit SplitAt(const char* op, const Dims& d, int axis) {
-  int rank = static_cast<int>(d.size());
-  int a = axis < 0 ? axis + rank : axis;
-  TIDE_CHECK(a >= 0 && a < rank, "op '", op, "': axis ", axis, " is out of range for dims ",
-             tide::ToString(d));
-  return {Product(d, 0, a), d[a], Product(d, a + 1, rank)};
-}
+using tide::ops::AxisSplit;
+using tide::ops::SplitAt;
 
 template <typename T>
 void SoftmaxKernel(KernelContext& ctx) {

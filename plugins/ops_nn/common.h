@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 #include <tide/eigen.hpp>
+#include <tide/ops/axis.hpp>
+#include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
 
@@ -15,6 +17,9 @@ using tide::Dims;
 using tide::GradVarName;
 using tide::KernelContext;
 using tide::Tensor;
+using tide::ops::CheckPair;
+using tide::ops::DimsCompatible;
+using tide::ops::NormAxis;
 
 // Below this many elements (or units of work), a thread hand-off costs more than the work.
 constexpr int64_t kParallelThreshold = 1 << 15;
@@ -60,18 +65,6 @@ inline bool Known(const Dims& d) {
   return std::all_of(d.begin(), d.end(), [](int64_t v) { return v >= 0; });
 }
 
-// a == b, or either is unknown at compile time.
-inline bool DimsCompatible(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-
-// A normalised axis in [0, rank) (negative counts from the end); throws naming the op.
-inline int NormAxis(const char* op, int axis, size_t rank, const char* what = "axis") {
-  int r = static_cast<int>(rank);
-  int a = axis < 0 ? axis + r : axis;
-  TIDE_CHECK(a >= 0 && a < r, "op '", op, "': ", what, " ", axis, " is out of range for rank ",
-             rank);
-  return a;
-}
-
 // For each forward input `p` whose gradient the grad op outputs: p@GRAD gets p's dims and dtype.
 inline void GradLikeInputs(tide::InferShapeContext& ctx,
                            std::initializer_list<const char*> params) {
@@ -89,12 +82,6 @@ inline tide::InferShapeFn GradLike(std::initializer_list<const char*> params) {
   return [names](tide::InferShapeContext& ctx) {
     for (const auto& n : names) GradLikeInputs(ctx, {n.c_str()});
   };
-}
-
-// Checks a 2-element ints attribute (strides, paddings, ...).
-inline void CheckPair(const char* op, const char* name, const std::vector<int32_t>& v) {
-  TIDE_CHECK(v.size() == 2, "op '", op, "': attribute '", name, "' needs 2 values (h, w), got ",
-             v.size());
 }
 
 // An ints attribute check: exactly `n` values, each > `lower_bound`.

@@ -1,0 +1,41 @@
+// tide/ops/dims.hpp: dims arithmetic that Tide's standard ops share (products, Fluid's
+// flatten-to-2D, dims unknown at compile time, an (h, w) attribute); header-only semantics.
+#ifndef TIDE_OPS_DIMS_HPP_
+#define TIDE_OPS_DIMS_HPP_
+
+#include <tide/plugin.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tide {
+namespace ops {
+
+// Product of d[begin, end) (1 when empty), for known dims.
+inline int64_t DimsProduct(const Dims& d, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= d[i];
+  return p;
+}
+inline int64_t DimsProduct(const Dims& d) { return DimsProduct(d, 0, d.size()); }
+
+// Rows/cols of Fluid's flatten_to_2d: the dims before `num_col_dims`, and the rest.
+inline std::pair<int64_t, int64_t> Flatten2D(const Dims& d, int num_col_dims) {
+  return {DimsProduct(d, 0, num_col_dims), DimsProduct(d, num_col_dims, d.size())};
+}
+
+// a == b, or either is unknown (< 0) at compile time.
+inline bool DimsCompatible(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+
+// Checks a 2-value ints attribute (ksize, strides, paddings, dilations: h, w).
+inline void CheckPair(const char* op, const char* name, const std::vector<int32_t>& v) {
+  TIDE_CHECK(v.size() == 2, "op '", op, "': attribute '", name, "' needs 2 values (h, w), got ",
+             v.size());
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_DIMS_HPP_
