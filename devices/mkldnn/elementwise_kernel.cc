@@ -1,34 +1,15 @@
 // elementwise_kernel.cc: elementwise_add on the oneDNN binary primitive, with Fluid's broadcast
-// (Y, trailing 1s dropped, matches X's dims from `axis`; -1 aligns the ends; a one-element Y is
-// a scalar): Y becomes a same-rank operand with 1s on the broadcast dims, which oneDNN
-// broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
+// (tide/ops/broadcast.hpp): Y becomes a same-rank operand with 1s on the broadcast dims, which
+// oneDNN broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
 // feature maps, stays blocked).
+#include <tide/ops/broadcast.hpp>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
 namespace {
 
 constexpr auto f32 = memory::data_type::f32;
-
-// Y's dims as a same-rank operand of X under Fluid's rule.
-Dims BroadcastDims(const char* op, const Dims& x, const Dims& y_in, int axis) {
-  Dims y = y_in;
-  while (y.size() > 1 && y.back() == 1) y.pop_back();  // trailing 1s carry no data
-  TIDE_CHECK(x.size() >= y.size(), "op '", op, "': Y's rank (", tide::ToString(y_in),
-             ") must not exceed X's (", tide::ToString(x), ")");
-  const int a = axis < 0 ? static_cast<int>(x.size() - y.size()) : axis;
-  TIDE_CHECK(a >= 0 && a + y.size() <= x.size(), "op '", op, "': axis ", axis, " places Y ",
-             tide::ToString(y_in), " outside X ", tide::ToString(x));
-  const bool scalar = DimsProduct(y) == 1;
-  for (size_t i = 0; i < y.size(); ++i)
-    TIDE_CHECK(x[a + i] == y[i] || (y[i] == 1 && scalar), "op '", op, "': cannot broadcast Y ",
-               tide::ToString(y_in), " onto X ", tide::ToString(x), " at axis ", a, " (dim ",
-               a + i, ": ", x[a + i], " vs ", y[i], ")");
-  Dims out(x.size(), 1);
-  if (!scalar)
-    for (size_t i = 0; i < y.size(); ++i) out[a + i] = y[i];
-  return out;
-}
 
 struct Binary {
   dnnl::binary::primitive_desc pd;
@@ -49,7 +30,7 @@ void AddKernel(KernelContext& ctx) {
     if (xd == yd) {
       src1 = e.View(y, op, "Y");
     } else {
-      const Dims bd = BroadcastDims(op, xd, yd, ctx.Attr<int32_t>("axis"));
+      const Dims bd = tide::ops::BroadcastYDims(op, xd, yd, ctx.Attr<int32_t>("axis"));
       memory plain = PlainView(e, y, op, "Y");
       src1 = e.View(memory::desc(ToDnnlDims(bd), f32, PlainTag(bd.size())),
                     plain.get_data_handle());

@@ -68,6 +68,9 @@ const AddCase kAddCases[] = {
     {"scalar", {2, 16, 2, 2}, {1}, -1},
     {"middle_axis", {2, 3, 4, 5}, {3, 4}, 1},
     {"trailing_dims", {2, 3, 4, 5}, {4, 5}, -1},
+    // axis = -1 aligns Y's full dims before its trailing 1s drop: Y [3, 1] lies on X's dim 1.
+    {"trailing_one_axis_minus1", {2, 3, 3}, {3, 1}, -1},
+    {"trailing_one_axis_minus1_4d", {2, 8, 3, 3}, {8, 3, 1}, -1},
 };
 
 class MkldnnAdd : public ::testing::TestWithParam<AddCase> {};
