@@ -1,6 +1,8 @@
 // blas_ops.cc: mul and matmul (and grads) on the GPU through cuBLAS, on the place's handle and
 // stream. Tide's tensors are row-major and cuBLAS is column-major: a row-major C = op(A) op(B)
 // is the column-major C^T = op(B)^T op(A)^T, so every call swaps the operands.
+#include <tide/ops/matmul.hpp>
+
 #include <climits>
 
 #include "cuda_libs.h"
@@ -10,6 +12,9 @@ namespace tide_cuda {
 namespace {
 
 using tide::ops::Flatten2D;
+using tide::ops::GetMatmulShape;
+using tide::ops::MatmulShape;
+using tide::ops::MulOutDims;
 
 cublasHandle_t Handle(const Gpu& g) {
   Cublas();  // throws with the loader's reason when cuBLAS is missing
@@ -76,20 +81,6 @@ void Gemm(const Gpu& g, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alp
 
 // ---------------------------------------------------------------------------------------------
 // mul
-Dims MulOutDims(const char* op, const Dims& x, const Dims& y, int xc, int yc) {
-  TIDE_CHECK(xc >= 1 && xc <= static_cast<int>(x.size()), "op '", op, "': x_num_col_dims ", xc,
-             " must be in [1, ", x.size(), "] for X ", tide::ToString(x));
-  TIDE_CHECK(yc >= 1 && yc <= static_cast<int>(y.size()), "op '", op, "': y_num_col_dims ", yc,
-             " must be in [1, ", y.size(), "] for Y ", tide::ToString(y));
-  int64_t xk = DimsProduct(x, xc, x.size()), yk = DimsProduct(y, 0, yc);
-  TIDE_CHECK(xk == yk, "op '", op, "': X ", tide::ToString(x), " flattened at ", xc,
-             " has width ", xk, " but Y ", tide::ToString(y), " flattened at ", yc,
-             " has height ", yk);
-  Dims out(x.begin(), x.begin() + xc);
-  out.insert(out.end(), y.begin() + yc, y.end());
-  return out;
-}
-
 template <typename T>
 void MulKernel(KernelContext& ctx) {
   Gpu g(ctx);
@@ -122,43 +113,8 @@ void MulGradKernel(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// matmul: operands normalised to [batch, rows, cols]; a rank-2 side is shared by every batch.
-struct MatmulShape {
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool x_batched = false, y_batched = false;
-  Dims out;
-};
-
-MatmulShape GetMatmulShape(const Dims& x_in, const Dims& y_in, bool tx, bool ty) {
-  TIDE_CHECK(!x_in.empty() && !y_in.empty(), "op 'matmul': X and Y need rank >= 1");
-  Dims x = x_in, y = y_in;
-  bool x_vec = x.size() == 1, y_vec = y.size() == 1;
-  if (x_vec) x = tx ? Dims{x[0], 1} : Dims{1, x[0]};
-  if (y_vec) y = ty ? Dims{1, y[0]} : Dims{y[0], 1};
-  MatmulShape s;
-  size_t xr = x.size(), yr = y.size();
-  s.m = tx ? x[xr - 1] : x[xr - 2];
-  int64_t kx = tx ? x[xr - 2] : x[xr - 1];
-  int64_t ky = ty ? y[yr - 1] : y[yr - 2];
-  s.n = ty ? y[yr - 2] : y[yr - 1];
-  TIDE_CHECK(kx == ky, "op 'matmul': X ", tide::ToString(x_in), (tx ? " (transposed)" : ""),
-             " and Y ", tide::ToString(y_in), (ty ? " (transposed)" : ""), " have inner dims ", kx,
-             " and ", ky);
-  s.k = kx;
-  Dims xb(x.begin(), x.end() - 2), yb(y.begin(), y.end() - 2);
-  s.x_batched = !xb.empty();
-  s.y_batched = !yb.empty();
-  TIDE_CHECK(xb.empty() || yb.empty() || xb == yb, "op 'matmul': batch dims of X ",
-             tide::ToString(x_in), " and Y ", tide::ToString(y_in), " differ");
-  const Dims& batch = xb.empty() ? yb : xb;
-  s.batch = DimsProduct(batch, 0, batch.size());
-  s.out = batch;
-  if (!x_vec) s.out.push_back(s.m);
-  if (!y_vec) s.out.push_back(s.n);
-  if (s.out.empty()) s.out.push_back(1);
-  return s;
-}
-
+// matmul: operands as [batch, rows, cols] (tide/ops/matmul.hpp); a rank-2 side is shared by
+// every batch.
 template <typename T>
 void MatmulKernel(KernelContext& ctx) {
   Gpu g(ctx);

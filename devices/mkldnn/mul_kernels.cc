@@ -1,6 +1,8 @@
 // mul_kernels.cc: mul (Fluid's fc core: X flattened at x_num_col_dims times Y flattened at
 // y_num_col_dims) and mul_grad on the oneDNN matmul primitive. A blocked X (a conv or pool
 // output) is reordered to NCHW first, so the flattening is Fluid's. Outputs are plain.
+#include <tide/ops/matmul.hpp>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -14,22 +16,12 @@ struct MulShape {
 };
 
 MulShape GetShape(const KernelContext& ctx, const Dims& x, const Dims& y) {
-  const char* op = ctx.op_type();
   const int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
-  TIDE_CHECK(xc >= 1 && xc <= static_cast<int>(x.size()), "op '", op, "': x_num_col_dims ", xc,
-             " must be in [1, ", x.size(), "] for X ", tide::ToString(x));
-  TIDE_CHECK(yc >= 1 && yc <= static_cast<int>(y.size()), "op '", op, "': y_num_col_dims ", yc,
-             " must be in [1, ", y.size(), "] for Y ", tide::ToString(y));
   MulShape s;
+  s.out = tide::ops::MulOutDims(ctx.op_type(), x, y, xc, yc);
   s.m = DimsProduct(x, 0, xc);
   s.k = DimsProduct(x, xc, x.size());
-  const int64_t yk = DimsProduct(y, 0, yc);
   s.n = DimsProduct(y, yc, y.size());
-  TIDE_CHECK(s.k == yk, "op '", op, "': X ", tide::ToString(x), " flattened at ", xc,
-             " has width ", s.k, " but Y ", tide::ToString(y), " flattened at ", yc,
-             " has height ", yk);
-  s.out.assign(x.begin(), x.begin() + xc);
-  s.out.insert(s.out.end(), y.begin() + yc, y.end());
   return s;
 }
 

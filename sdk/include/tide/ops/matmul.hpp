@@ -1,0 +1,73 @@
+// tide/ops/matmul.hpp: the shape rules of mul (Fluid's flatten-to-2D product) and matmul
+// (batched, transposes, 1-D operands), with their errors, for every implementation of them.
+#ifndef TIDE_OPS_MATMUL_HPP_
+#define TIDE_OPS_MATMUL_HPP_
+
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace tide {
+namespace ops {
+
+// mul: Out = X flattened at x_num_col_dims (xc) times Y flattened at y_num_col_dims (yc), shaped
+// X.dims[:xc] + Y.dims[yc:]. At compile time an unknown (-1) width or height passes.
+inline Dims MulOutDims(const char* op, const Dims& x, const Dims& y, int xc, int yc) {
+  TIDE_CHECK(xc >= 1 && xc <= static_cast<int>(x.size()), "op '", op, "': x_num_col_dims ", xc,
+             " must be in [1, ", x.size(), "] for X ", ToString(x));
+  TIDE_CHECK(yc >= 1 && yc <= static_cast<int>(y.size()), "op '", op, "': y_num_col_dims ", yc,
+             " must be in [1, ", y.size(), "] for Y ", ToString(y));
+  const int64_t xk = DimsProduct(x, xc, x.size()), yk = DimsProduct(y, 0, yc);
+  const bool known =
+      xk >= 0 && yk >= 0 && std::none_of(x.begin() + xc, x.end(), [](int64_t d) { return d < 0; });
+  TIDE_CHECK(!known || xk == yk, "op '", op, "': X ", ToString(x), " flattened at ", xc,
+             " has width ", xk, " but Y ", ToString(y), " flattened at ", yc, " has height ", yk);
+  Dims out(x.begin(), x.begin() + xc);
+  out.insert(out.end(), y.begin() + yc, y.end());
+  return out;
+}
+
+// matmul: the operands as [batch, rows, cols]; a rank-2 side is shared by every batch, a 1-D X
+// is a row and a 1-D Y a column (their dim is dropped from Out).
+struct MatmulShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool x_batched = false, y_batched = false;
+  Dims out;
+};
+
+inline MatmulShape GetMatmulShape(const Dims& x_in, const Dims& y_in, bool tx, bool ty) {
+  TIDE_CHECK(!x_in.empty() && !y_in.empty(), "op 'matmul': X and Y need rank >= 1");
+  Dims x = x_in, y = y_in;
+  const bool x_vec = x.size() == 1, y_vec = y.size() == 1;
+  if (x_vec) x = tx ? Dims{x[0], 1} : Dims{1, x[0]};
+  if (y_vec) y = ty ? Dims{1, y[0]} : Dims{y[0], 1};
+  MatmulShape s;
+  const size_t xr = x.size(), yr = y.size();
+  s.m = tx ? x[xr - 1] : x[xr - 2];
+  const int64_t kx = tx ? x[xr - 2] : x[xr - 1];
+  const int64_t ky = ty ? y[yr - 1] : y[yr - 2];
+  s.n = ty ? y[yr - 2] : y[yr - 1];
+  TIDE_CHECK(kx == ky || kx < 0 || ky < 0, "op 'matmul': X ", ToString(x_in),
+             (tx ? " (transposed)" : ""), " and Y ", ToString(y_in), (ty ? " (transposed)" : ""),
+             " have inner dims ", kx, " and ", ky);
+  s.k = kx;
+  const Dims xb(x.begin(), x.end() - 2), yb(y.begin(), y.end() - 2);
+  s.x_batched = !xb.empty();
+  s.y_batched = !yb.empty();
+  TIDE_CHECK(xb.empty() || yb.empty() || xb == yb, "op 'matmul': batch dims of X ", ToString(x_in),
+             " and Y ", ToString(y_in), " differ");
+  const Dims& batch = xb.empty() ? yb : xb;
+  s.batch = DimsProduct(batch);
+  s.out = batch;
+  if (!x_vec) s.out.push_back(s.m);
+  if (!y_vec) s.out.push_back(s.n);
+  if (s.out.empty()) s.out.push_back(1);
+  return s;
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_MATMUL_HPP_
