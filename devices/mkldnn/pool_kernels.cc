@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <tide/ops/pool.hpp>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -16,54 +18,17 @@ using dnnl::algorithm;
 using dnnl::prop_kind;
 constexpr auto f32 = memory::data_type::f32;
 
-struct PoolParams {
-  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
+// The geometry of tide/ops/pool.hpp, and how oneDNN runs it.
+struct PoolParams : tide::ops::PoolGeom {
   int64_t pr_h = 0, pr_w = 0;  // oneDNN's right paddings
-  bool max = true, exclusive = true, adaptive = false;
-  bool onednn = true;  // false: the loop fallback
-  Dims out() const { return {n, c, oh, ow}; }
+  bool onednn = true;          // false: the loop fallback
 };
 
-int64_t OutSize(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
-  return ceil_mode ? (in - k + 2 * pad + stride - 1) / stride + 1 : (in - k + 2 * pad) / stride + 1;
-}
-
 PoolParams GetParams(const KernelContext& ctx, const Dims& x) {
-  const char* op = ctx.op_type();
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
-  auto ksize = ctx.Attr<std::vector<int32_t>>("ksize");
-  auto strides = ctx.Attr<std::vector<int32_t>>("strides");
-  auto pads = ctx.Attr<std::vector<int32_t>>("paddings");
-  TIDE_CHECK(ksize.size() == 2 && strides.size() == 2 && pads.size() == 2, "op '", op,
-             "': ksize, strides and paddings need 2 values each");
-  PoolParams p{};
-  p.n = x[0];
-  p.c = x[1];
-  p.h = x[2];
-  p.w = x[3];
-  p.max = ctx.Attr<std::string>("pooling_type") == "max";
-  p.exclusive = ctx.Attr<bool>("exclusive");
-  p.adaptive = ctx.Attr<bool>("adaptive");
-  const bool ceil_mode = ctx.Attr<bool>("ceil_mode");
-  p.kh = ksize[0];
-  p.kw = ksize[1];
-  p.sh = strides[0];
-  p.sw = strides[1];
-  p.ph = pads[0];
-  p.pw = pads[1];
-  if (ctx.Attr<bool>("global_pooling")) {
-    p.kh = p.h;
-    p.kw = p.w;
-    p.ph = p.pw = 0;
-    p.sh = p.sw = 1;
-    p.adaptive = false;
-    p.oh = p.ow = 1;
-    return p;
-  }
-  TIDE_CHECK(p.kh > 0 && p.kw > 0, "op '", op, "': ksize must be > 0");
+  PoolParams p;
+  static_cast<tide::ops::PoolGeom&>(p) = tide::ops::GetPoolGeom(ctx, ctx.op_type(), x);
+  if (ctx.Attr<bool>("global_pooling")) return p;
   if (p.adaptive) {
-    p.oh = p.kh;
-    p.ow = p.kw;
     if (p.h % p.oh == 0 && p.w % p.ow == 0) {  // even windows: a plain pooling
       p.kh = p.sh = p.h / p.oh;
       p.kw = p.sw = p.w / p.ow;
@@ -73,12 +38,6 @@ PoolParams GetParams(const KernelContext& ctx, const Dims& x) {
     }
     return p;
   }
-  TIDE_CHECK(p.sh > 0 && p.sw > 0 && p.ph >= 0 && p.pw >= 0, "op '", op,
-             "': strides must be > 0 and paddings >= 0");
-  p.oh = OutSize(p.h, p.kh, p.ph, p.sh, ceil_mode);
-  p.ow = OutSize(p.w, p.kw, p.pw, p.sw, ceil_mode);
-  TIDE_CHECK(p.oh > 0 && p.ow > 0, "op '", op, "': the output would be empty for X ",
-             tide::ToString(x));
   // The right padding that makes oneDNN's window count equal Fluid's: the symmetric one under
   // floor rounding, wider under ceil_mode.
   p.pr_h = std::max(p.ph, (p.oh - 1) * p.sh + p.kh - p.h - p.ph);
@@ -109,38 +68,13 @@ dnnl::pooling_forward::desc FwdDesc(prop_kind pk, const PoolParams& p, const mem
 }
 
 // ---- The loop fallback: Fluid's windows over plain data. ----
-struct Window {
-  int64_t y0, y1, x0, x1, size;
-};
-Window GetWindow(const PoolParams& g, int64_t oy, int64_t ox) {
-  Window win{};
-  if (g.adaptive) {
-    win.y0 = oy * g.h / g.oh;
-    win.y1 = ((oy + 1) * g.h + g.oh - 1) / g.oh;
-    win.x0 = ox * g.w / g.ow;
-    win.x1 = ((ox + 1) * g.w + g.ow - 1) / g.ow;
-    win.size = (win.y1 - win.y0) * (win.x1 - win.x0);
-    return win;
-  }
-  win.y0 = oy * g.sh - g.ph;
-  win.x0 = ox * g.sw - g.pw;
-  win.y1 = std::min(win.y0 + g.kh, g.h);
-  win.x1 = std::min(win.x0 + g.kw, g.w);
-  win.y0 = std::max<int64_t>(win.y0, 0);
-  win.x0 = std::max<int64_t>(win.x0, 0);
-  const int64_t clipped =
-      std::max<int64_t>(win.y1 - win.y0, 0) * std::max<int64_t>(win.x1 - win.x0, 0);
-  win.size = clipped == 0 ? 0 : g.exclusive ? clipped : g.kh * g.kw;
-  return win;
-}
-
 void LoopForward(const PoolParams& g, const float* x, float* out) {
   for (int64_t pl = 0; pl < g.n * g.c; ++pl) {
     const float* xp = x + pl * g.h * g.w;
     float* op = out + pl * g.oh * g.ow;
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-        Window win = GetWindow(g, oy, ox);
+        const tide::ops::PoolWindow win = tide::ops::GetPoolWindow(g, oy, ox);
         float r = 0;
         if (win.size > 0 && g.max) {
           r = std::numeric_limits<float>::lowest();
@@ -164,7 +98,7 @@ void LoopBackward(const PoolParams& g, const float* x, const float* dout, float*
     float* dp = dx + pl * g.h * g.w;
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-        Window win = GetWindow(g, oy, ox);
+        const tide::ops::PoolWindow win = tide::ops::GetPoolWindow(g, oy, ox);
         if (win.size == 0) continue;
         const float go = gp[oy * g.ow + ox];
         if (g.max) {
@@ -207,11 +141,11 @@ void PoolKernel(KernelContext& ctx) {
       memory xm = PlainView(e, x, op, "X");
       e.Wait();
       LoopForward(p, static_cast<const float*>(xm.get_data_handle()),
-                  PlainOut(out, p.out(), ctx.place()));
+                  PlainOut(out, p.out_dims(), ctx.place()));
       return;
     }
     memory::desc src_md = DescOf(x, op, "X");
-    const memory::dims dst_dims = ToDnnlDims(p.out());
+    const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     auto entry = e.cache().GetOrCreate<PoolFwd>(PoolKey(op, x, p).str(), [&] {
       dnnl::pooling_forward::primitive_desc pd(
           FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
@@ -223,7 +157,7 @@ void PoolKernel(KernelContext& ctx) {
             DefaultAttr(), e.engine());
       return PoolFwd{pd, dnnl::pooling_forward(pd)};
     });
-    memory dst = TryOutput(e, out, p.out(), entry->pd.dst_desc(), ctx.place());
+    memory dst = TryOutput(e, out, p.out_dims(), entry->pd.dst_desc(), ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
     e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, e.View(x, op, "X")}, {DNNL_ARG_DST, dst}});
     e.Wait();
@@ -247,8 +181,8 @@ void PoolGradKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
     Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
     PoolParams p = GetParams(ctx, x.dims());
-    TIDE_CHECK(dout.dims() == p.out(), "op '", op, "': Out@GRAD has dims ",
-               tide::ToString(dout.dims()), ", expected ", tide::ToString(p.out()));
+    TIDE_CHECK(dout.dims() == p.out_dims(), "op '", op, "': Out@GRAD has dims ",
+               tide::ToString(dout.dims()), ", expected ", tide::ToString(p.out_dims()));
     Exec e(ctx);
     if (!p.onednn) {
       memory xm = PlainView(e, x, op, "X");
@@ -260,7 +194,7 @@ void PoolGradKernel(KernelContext& ctx) {
       return;
     }
     memory::desc src_md = DescOf(x, op, "X");
-    const memory::dims dst_dims = ToDnnlDims(p.out());
+    const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     auto entry = e.cache().GetOrCreate<PoolBwd>(PoolKey(op, x, p).str(), [&] {
       dnnl::pooling_forward::primitive_desc fwd_pd(
           FwdDesc(prop_kind::forward_training, p, src_md, memory::desc(dst_dims, f32, Tag::any)),

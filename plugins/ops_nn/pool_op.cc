@@ -1,120 +1,35 @@
 // pool_op.cc: pool2d (max / avg over NCHW windows; global, ceil_mode, exclusive, adaptive) and
-// its grad, with Fluid 1.x window rules: a window is clipped to the image (padding never wins a
-// max); an exclusive avg divides by the clipped window's size, a non-exclusive one by kh * kw.
+// its grad, with Fluid 1.x window rules (tide/ops/pool.hpp): a window is clipped to the image
+// (padding never wins a max); an exclusive avg divides by the clipped window's size, a
+// non-exclusive one by kh * kw.
 #include <cmath>
 #include <limits>
+
+#include <tide/ops/pool.hpp>
 
 #include "common.h"
 
 namespace ops_nn {
 namespace {
 
-struct PoolGeom {
-  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
-  bool max, exclusive, adaptive;
-};
-
-int64_t PoolOutSize(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
-  if (in < 0) return -1;
-  return ceil_mode ? (in - k + 2 * pad + stride - 1) / stride + 1 : (in - k + 2 * pad) / stride + 1;
-}
-
-template <typename Ctx>
-PoolGeom GetGeom(const Ctx& ctx, const char* op, const Dims& x) {
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
-  auto ksize = ctx.template Attr<std::vector<int32_t>>("ksize");
-  auto strides = ctx.template Attr<std::vector<int32_t>>("strides");
-  auto pads = ctx.template Attr<std::vector<int32_t>>("paddings");
-  CheckPair(op, "ksize", ksize);
-  CheckPair(op, "strides", strides);
-  CheckPair(op, "paddings", pads);
-  PoolGeom g{};
-  g.n = x[0];
-  g.c = x[1];
-  g.h = x[2];
-  g.w = x[3];
-  g.max = ctx.template Attr<std::string>("pooling_type") == "max";
-  g.exclusive = ctx.template Attr<bool>("exclusive");
-  g.adaptive = ctx.template Attr<bool>("adaptive");
-  const bool global = ctx.template Attr<bool>("global_pooling");
-  const bool ceil_mode = ctx.template Attr<bool>("ceil_mode");
-  g.kh = ksize[0];
-  g.kw = ksize[1];
-  g.sh = strides[0];
-  g.sw = strides[1];
-  g.ph = pads[0];
-  g.pw = pads[1];
-  if (global) {  // one window over the whole image
-    g.kh = g.h;
-    g.kw = g.w;
-    g.ph = g.pw = 0;
-    g.sh = g.sw = 1;
-    g.adaptive = false;
-    g.oh = g.ow = 1;
-    return g;
-  }
-  TIDE_CHECK(g.kh > 0 && g.kw > 0, "op '", op, "': ksize must be > 0, got [", g.kh, ", ", g.kw,
-             "]");
-  if (g.adaptive) {  // ksize is the output size; windows split the image evenly
-    g.oh = g.kh;
-    g.ow = g.kw;
-    return g;
-  }
-  TIDE_CHECK(g.sh > 0 && g.sw > 0, "op '", op, "': strides must be > 0, got [", g.sh, ", ", g.sw,
-             "]");
-  TIDE_CHECK(g.ph >= 0 && g.pw >= 0, "op '", op, "': paddings must be >= 0, got [", g.ph, ", ",
-             g.pw, "]");
-  g.oh = PoolOutSize(g.h, g.kh, g.ph, g.sh, ceil_mode);
-  g.ow = PoolOutSize(g.w, g.kw, g.pw, g.sw, ceil_mode);
-  TIDE_CHECK((g.h < 0 || g.oh > 0) && (g.w < 0 || g.ow > 0), "op '", op,
-             "': the output would be empty: X ", tide::ToString(x), ", ksize [", g.kh, ", ", g.kw,
-             "], strides [", g.sh, ", ", g.sw, "], paddings [", g.ph, ", ", g.pw, "] give ", g.oh,
-             " x ", g.ow);
-  return g;
-}
+using tide::ops::GetPoolGeom;
+using tide::ops::GetPoolWindow;
+using tide::ops::PoolGeom;
+using tide::ops::PoolWindow;
 
 void PoolInferShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X");
-  PoolGeom g = GetGeom(ctx, ctx.op_type(), x);
-  ctx.SetOutputDims("Out", {g.n, g.c, g.oh, g.ow});
+  ctx.SetOutputDims("Out", GetPoolGeom(ctx, ctx.op_type(), x).out_dims());
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-}
-
-// The input window [y0, y1) x [x0, x1) of output (oy, ox), clipped to the image, and the
-// divisor of an avg pool.
-struct Window {
-  int64_t y0, y1, x0, x1, size;
-};
-Window GetWindow(const PoolGeom& g, int64_t oy, int64_t ox) {
-  Window win{};
-  if (g.adaptive) {
-    win.y0 = oy * g.h / g.oh;
-    win.y1 = ((oy + 1) * g.h + g.oh - 1) / g.oh;
-    win.x0 = ox * g.w / g.ow;
-    win.x1 = ((ox + 1) * g.w + g.ow - 1) / g.ow;
-    win.size = (win.y1 - win.y0) * (win.x1 - win.x0);
-    return win;
-  }
-  win.y0 = oy * g.sh - g.ph;
-  win.x0 = ox * g.sw - g.pw;
-  win.y1 = std::min(win.y0 + g.kh, g.h);
-  win.x1 = std::min(win.x0 + g.kw, g.w);
-  win.y0 = std::max<int64_t>(win.y0, 0);
-  win.x0 = std::max<int64_t>(win.x0, 0);
-  const int64_t clipped =
-      std::max<int64_t>(win.y1 - win.y0, 0) * std::max<int64_t>(win.x1 - win.x0, 0);
-  win.size = g.exclusive ? clipped : g.kh * g.kw;
-  if (clipped == 0) win.size = 0;  // a window wholly in the padding: output 0, no gradient
-  return win;
 }
 
 template <typename T>
 void PoolKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  PoolGeom g = GetGeom(ctx, op, x.dims());
+  PoolGeom g = GetPoolGeom(ctx, op, x.dims());
   const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>({g.n, g.c, g.oh, g.ow}, ctx.place());
+  T* od = out.mutable_data<T>(g.out_dims(), ctx.place());
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
   ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
@@ -122,7 +37,7 @@ void PoolKernel(KernelContext& ctx) {
       T* op_ = od + p * oplane;
       for (int64_t oy = 0; oy < g.oh; ++oy)
         for (int64_t ox = 0; ox < g.ow; ++ox) {
-          Window win = GetWindow(g, oy, ox);
+          const PoolWindow win = GetPoolWindow(g, oy, ox);
           T r;
           if (win.size == 0) {
             r = T(0);
@@ -149,8 +64,8 @@ void PoolGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
-  PoolGeom g = GetGeom(ctx, op, x.dims());
-  Dims want{g.n, g.c, g.oh, g.ow};
+  PoolGeom g = GetPoolGeom(ctx, op, x.dims());
+  const Dims want = g.out_dims();
   TIDE_CHECK(dout.dims() == want, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
              ", expected ", tide::ToString(want));
   const T* xd = x.data<T>();
@@ -165,7 +80,7 @@ void PoolGradKernel(KernelContext& ctx) {
       std::fill(dp, dp + plane, T(0));
       for (int64_t oy = 0; oy < g.oh; ++oy)
         for (int64_t ox = 0; ox < g.ow; ++ox) {
-          Window win = GetWindow(g, oy, ox);
+          const PoolWindow win = GetPoolWindow(g, oy, ox);
           if (win.size == 0) continue;
           const T go = gp[oy * g.ow + ox];
           if (g.max) {
