@@ -1,7 +1,10 @@
 // conv_ops.cc: conv2d and depthwise_conv2d (NCHW, strides, paddings, dilations, groups) and their
-// grads on the GPU through cuDNN, with ops_nn's shape rules and messages. Algorithms come from
-// cuDNN's heuristics (deterministic ones first, within workspace_size_MB), cached per shape.
-// float32 runs on FMA math (no TF32) unless TIDE_CUDA_ALLOW_TF32=1, so results match the CPU's.
+// grads on the GPU through cuDNN, with the shape rules and messages of tide/ops/conv.hpp.
+// Algorithms come from cuDNN's heuristics (deterministic ones first, within workspace_size_MB),
+// cached per shape. float32 runs on FMA math (no TF32) unless TIDE_CUDA_ALLOW_TF32=1, so results
+// match the CPU's.
+#include <tide/ops/conv.hpp>
+
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -14,71 +17,8 @@
 namespace tide_cuda {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Geometry, as ops_nn/conv_op.cc reads and checks it.
-struct ConvGeom {
-  int64_t n, c, h, w;  // Input
-  int64_t m, kh, kw;   // Filter [m, c / groups, kh, kw]
-  int64_t oh, ow;      // Output spatial dims
-  int64_t sh, sw, ph, pw, dh, dw, groups;
-};
-
-int64_t ConvOutSize(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil) {
-  const int64_t extent = dil * (k - 1) + 1;
-  return (in + 2 * pad - extent) / stride + 1;
-}
-
-void CheckPair(const char* op, const char* name, const std::vector<int32_t>& v) {
-  TIDE_CHECK(v.size() == 2, "op '", op, "': attribute '", name, "' needs 2 values (h, w), got ",
-             v.size());
-}
-
-ConvGeom GetGeom(const KernelContext& ctx, const char* op, const Dims& x, const Dims& f) {
-  TIDE_CHECK(x.size() == 4, "op '", op, "': Input must be 4-D [N, C, H, W], got ",
-             tide::ToString(x));
-  TIDE_CHECK(f.size() == 4, "op '", op, "': Filter must be 4-D [M, C/groups, kh, kw], got ",
-             tide::ToString(f));
-  auto strides = ctx.Attr<std::vector<int32_t>>("strides");
-  auto pads = ctx.Attr<std::vector<int32_t>>("paddings");
-  auto dils = ctx.Attr<std::vector<int32_t>>("dilations");
-  CheckPair(op, "strides", strides);
-  CheckPair(op, "paddings", pads);
-  CheckPair(op, "dilations", dils);
-  ConvGeom g{};
-  g.groups = ctx.Attr<int32_t>("groups");
-  TIDE_CHECK(g.groups >= 1, "op '", op, "': groups must be >= 1, got ", g.groups);
-  g.n = x[0];
-  g.c = x[1];
-  g.h = x[2];
-  g.w = x[3];
-  g.m = f[0];
-  g.kh = f[2];
-  g.kw = f[3];
-  g.sh = strides[0];
-  g.sw = strides[1];
-  g.ph = pads[0];
-  g.pw = pads[1];
-  g.dh = dils[0];
-  g.dw = dils[1];
-  TIDE_CHECK(g.sh > 0 && g.sw > 0, "op '", op, "': strides must be > 0, got [", g.sh, ", ", g.sw,
-             "]");
-  TIDE_CHECK(g.dh > 0 && g.dw > 0, "op '", op, "': dilations must be > 0, got [", g.dh, ", ", g.dw,
-             "]");
-  TIDE_CHECK(g.ph >= 0 && g.pw >= 0, "op '", op, "': paddings must be >= 0, got [", g.ph, ", ",
-             g.pw, "]");
-  TIDE_CHECK(g.c == f[1] * g.groups, "op '", op, "': Input ", tide::ToString(x), " has ", g.c,
-             " channels but Filter ", tide::ToString(f), " expects C/groups = ", f[1],
-             " with groups = ", g.groups, " (", f[1] * g.groups, " channels)");
-  TIDE_CHECK(g.m % g.groups == 0, "op '", op, "': Filter ", tide::ToString(f), " has ", g.m,
-             " output channels, not divisible by groups = ", g.groups);
-  g.oh = ConvOutSize(g.h, g.kh, g.ph, g.sh, g.dh);
-  g.ow = ConvOutSize(g.w, g.kw, g.pw, g.sw, g.dw);
-  TIDE_CHECK(g.oh > 0 && g.ow > 0, "op '", op, "': the output would be empty: Input ",
-             tide::ToString(x), ", Filter ", tide::ToString(f), ", strides [", g.sh, ", ", g.sw,
-             "], paddings [", g.ph, ", ", g.pw, "], dilations [", g.dh, ", ", g.dw,
-             "] give output size ", g.oh, " x ", g.ow);
-  return g;
-}
+using tide::ops::ConvGeom;
+using tide::ops::GetConvGeom;
 
 // ---------------------------------------------------------------------------------------------
 // cuDNN plumbing.
@@ -247,10 +187,10 @@ void ConvKernel(KernelContext& ctx) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
-  ConvGeom geo = GetGeom(ctx, op, x.dims(), f.dims());
+  ConvGeom geo = GetConvGeom(ctx, op, x.dims(), f.dims());
   const T* xd = x.data<T>();
   const T* fd = f.data<T>();
-  T* od = out.mutable_data<T>({geo.n, geo.m, geo.oh, geo.ow}, g.place());
+  T* od = out.mutable_data<T>(geo.out_dims(), g.place());
   if (out.numel() == 0) return;
   if (x.numel() == 0 || f.numel() == 0) {  // an empty sum (no channels or an empty filter)
     g.Zero(od, sizeof(T) * size_t(out.numel()));
@@ -286,8 +226,8 @@ void ConvGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Output").c_str());
   Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
   Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
-  ConvGeom geo = GetGeom(ctx, op, x.dims(), f.dims());
-  const Dims out_dims{geo.n, geo.m, geo.oh, geo.ow};
+  ConvGeom geo = GetConvGeom(ctx, op, x.dims(), f.dims());
+  const Dims out_dims = geo.out_dims();
   TIDE_CHECK(dout.dims() == out_dims, "op '", op, "': Output@GRAD has dims ",
              tide::ToString(dout.dims()), ", expected ", tide::ToString(out_dims));
   const T* xd = x.data<T>();

@@ -1,6 +1,8 @@
 // conv_kernels.cc: conv2d / depthwise_conv2d (Fluid: NCHW Input, [M, C/groups, kh, kw] Filter,
 // strides, symmetric paddings, dilations, groups) and their grads on oneDNN convolutions. The
 // forward output stays in the blocked format oneDNN picks; the grads are written plain.
+#include <tide/ops/conv.hpp>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -10,58 +12,37 @@ using dnnl::algorithm;
 using dnnl::prop_kind;
 constexpr auto f32 = memory::data_type::f32;
 
+// The geometry of tide/ops/conv.hpp in oneDNN's terms.
 struct ConvParams {
   Dims x, f, out;
   int64_t groups;
-  std::vector<int32_t> strides, pads, dils;
   memory::dims src, weights, dst;  // oneDNN dims (weights grouped when groups > 1)
   memory::dims d_strides, d_dils, pad_l, pad_r;
 };
 
 ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f) {
-  const char* op = ctx.op_type();
   ConvParams p;
   p.x = x.dims();
   p.f = f.dims();
-  TIDE_CHECK(p.x.size() == 4, "op '", op, "': Input must be 4-D [N, C, H, W], got ",
-             tide::ToString(p.x));
-  TIDE_CHECK(p.f.size() == 4, "op '", op, "': Filter must be 4-D [M, C/groups, kh, kw], got ",
-             tide::ToString(p.f));
-  p.strides = ctx.Attr<std::vector<int32_t>>("strides");
-  p.pads = ctx.Attr<std::vector<int32_t>>("paddings");
-  p.dils = ctx.Attr<std::vector<int32_t>>("dilations");
-  p.groups = ctx.Attr<int32_t>("groups");
-  TIDE_CHECK(p.strides.size() == 2 && p.pads.size() == 2 && p.dils.size() == 2, "op '", op,
-             "': strides, paddings and dilations need 2 values each");
-  TIDE_CHECK(p.groups >= 1 && p.x[1] == p.f[1] * p.groups && p.f[0] % p.groups == 0, "op '", op,
-             "': Input ", tide::ToString(p.x), " and Filter ", tide::ToString(p.f),
-             " do not match groups = ", p.groups);
-  Dims o{p.x[0], p.f[0], 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    TIDE_CHECK(p.strides[i] > 0 && p.dils[i] > 0 && p.pads[i] >= 0, "op '", op,
-               "': strides and dilations must be > 0 and paddings >= 0");
-    const int64_t extent = int64_t(p.dils[i]) * (p.f[2 + i] - 1) + 1;
-    o[2 + i] = (p.x[2 + i] + 2 * p.pads[i] - extent) / p.strides[i] + 1;
-    TIDE_CHECK(o[2 + i] > 0, "op '", op, "': the output would be empty for Input ",
-               tide::ToString(p.x), " and Filter ", tide::ToString(p.f));
-  }
-  p.out = o;
+  const tide::ops::ConvGeom g = tide::ops::GetConvGeom(ctx, ctx.op_type(), p.x, p.f);
+  p.out = g.out_dims();
+  p.groups = g.groups;
   p.src = ToDnnlDims(p.x);
   p.dst = ToDnnlDims(p.out);
   if (p.groups > 1)
     p.weights = {p.groups, p.f[0] / p.groups, p.f[1], p.f[2], p.f[3]};
   else
     p.weights = ToDnnlDims(p.f);
-  p.d_strides = {p.strides[0], p.strides[1]};
-  p.d_dils = {p.dils[0] - 1, p.dils[1] - 1};  // oneDNN counts the gaps
-  p.pad_l = {p.pads[0], p.pads[1]};
+  p.d_strides = {g.sh, g.sw};
+  p.d_dils = {g.dh - 1, g.dw - 1};  // oneDNN counts the gaps
+  p.pad_l = {g.ph, g.pw};
   p.pad_r = p.pad_l;  // oneDNN's floor-division consistency check matches Fluid's output size
   return p;
 }
 
 Key ConvKey(const char* what, const Tensor& x, const ConvParams& p) {
   Key k(what);
-  k(x)(p.f)(p.strides)(p.pads)(p.dils)(p.groups);
+  k(x)(p.f)(p.d_strides)(p.pad_l)(p.d_dils)(p.groups);
   return k;
 }
 

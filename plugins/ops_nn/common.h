@@ -17,7 +17,6 @@ using tide::Dims;
 using tide::GradVarName;
 using tide::KernelContext;
 using tide::Tensor;
-using tide::ops::CheckPair;
 using tide::ops::DimsCompatible;
 using tide::ops::NormAxis;
 

@@ -1,84 +1,23 @@
-// conv_op.cc: conv2d and depthwise_conv2d (NCHW, strides, paddings, dilations, groups) by
-// im2col + GEMM, and their grads (col2im for Input@GRAD, GEMM per image for Filter@GRAD).
+// conv_op.cc: conv2d and depthwise_conv2d (NCHW, strides, paddings, dilations, groups; geometry
+// from tide/ops/conv.hpp) by im2col + GEMM, and their grads (col2im for Input@GRAD, GEMM per
+// image for Filter@GRAD).
+#include <tide/ops/conv.hpp>
+
 #include "gemm.h"
 
 namespace ops_nn {
 namespace {
 
-struct ConvGeom {
-  int64_t n, c, h, w;  // Input
-  int64_t m, kh, kw;   // Filter [m, c / groups, kh, kw]
-  int64_t oh, ow;      // Output spatial dims
-  int64_t sh, sw, ph, pw, dh, dw, groups;
-};
-
-// One spatial output size; -1 when the input size is unknown.
-int64_t ConvOutSize(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil) {
-  if (in < 0 || k < 0) return -1;
-  const int64_t extent = dil * (k - 1) + 1;
-  return (in + 2 * pad - extent) / stride + 1;
-}
-
-// Reads and checks the attributes and the Input/Filter dims (unknown dims allowed at compile
-// time); the output dims are in `out`.
-template <typename Ctx>
-ConvGeom GetGeom(const Ctx& ctx, const char* op, const Dims& x, const Dims& f, Dims* out) {
-  TIDE_CHECK(x.size() == 4, "op '", op, "': Input must be 4-D [N, C, H, W], got ",
-             tide::ToString(x));
-  TIDE_CHECK(f.size() == 4, "op '", op, "': Filter must be 4-D [M, C/groups, kh, kw], got ",
-             tide::ToString(f));
-  auto strides = ctx.template Attr<std::vector<int32_t>>("strides");
-  auto pads = ctx.template Attr<std::vector<int32_t>>("paddings");
-  auto dils = ctx.template Attr<std::vector<int32_t>>("dilations");
-  CheckPair(op, "strides", strides);
-  CheckPair(op, "paddings", pads);
-  CheckPair(op, "dilations", dils);
-  ConvGeom g{};
-  g.groups = ctx.template Attr<int32_t>("groups");
-  TIDE_CHECK(g.groups >= 1, "op '", op, "': groups must be >= 1, got ", g.groups);
-  g.n = x[0];
-  g.c = x[1];
-  g.h = x[2];
-  g.w = x[3];
-  g.m = f[0];
-  g.kh = f[2];
-  g.kw = f[3];
-  g.sh = strides[0];
-  g.sw = strides[1];
-  g.ph = pads[0];
-  g.pw = pads[1];
-  g.dh = dils[0];
-  g.dw = dils[1];
-  TIDE_CHECK(g.sh > 0 && g.sw > 0, "op '", op, "': strides must be > 0, got [", g.sh, ", ", g.sw,
-             "]");
-  TIDE_CHECK(g.dh > 0 && g.dw > 0, "op '", op, "': dilations must be > 0, got [", g.dh, ", ", g.dw,
-             "]");
-  TIDE_CHECK(g.ph >= 0 && g.pw >= 0, "op '", op, "': paddings must be >= 0, got [", g.ph, ", ",
-             g.pw, "]");
-  TIDE_CHECK(g.c < 0 || f[1] < 0 || g.c == f[1] * g.groups, "op '", op, "': Input ",
-             tide::ToString(x), " has ", g.c, " channels but Filter ", tide::ToString(f),
-             " expects C/groups = ", f[1], " with groups = ", g.groups, " (", f[1] * g.groups,
-             " channels)");
-  TIDE_CHECK(g.m < 0 || g.m % g.groups == 0, "op '", op, "': Filter ", tide::ToString(f), " has ",
-             g.m, " output channels, not divisible by groups = ", g.groups);
-  g.oh = ConvOutSize(g.h, g.kh, g.ph, g.sh, g.dh);
-  g.ow = ConvOutSize(g.w, g.kw, g.pw, g.sw, g.dw);
-  TIDE_CHECK((g.h < 0 || g.oh > 0) && (g.w < 0 || g.ow > 0), "op '", op,
-             "': the output would be empty: Input ", tide::ToString(x), ", Filter ",
-             tide::ToString(f), ", strides [", g.sh, ", ", g.sw, "], paddings [", g.ph, ", ", g.pw,
-             "], dilations [", g.dh, ", ", g.dw, "] give output size ", g.oh, " x ", g.ow);
-  *out = {g.n, g.m, g.oh, g.ow};
-  return g;
-}
+using tide::ops::ConvGeom;
+using tide::ops::GetConvGeom;
 
 void ConvInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
   TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft, "op '", op, "': Input is ",
              tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
-  Dims out;
-  GetGeom(ctx, op, ctx.InputDims("Input"), ctx.InputDims("Filter"), &out);
-  ctx.SetOutputDims("Output", out);
+  ctx.SetOutputDims(
+      "Output", GetConvGeom(ctx, op, ctx.InputDims("Input"), ctx.InputDims("Filter")).out_dims());
   ctx.SetOutputDataType("Output", xt);
 }
 
@@ -136,9 +75,8 @@ template <typename T>
 void ConvKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
-  Dims out_dims;
-  ConvGeom g = GetGeom(ctx, op, x.dims(), f.dims(), &out_dims);
-  T* od = out.mutable_data<T>(out_dims, ctx.place());
+  ConvGeom g = GetConvGeom(ctx, op, x.dims(), f.dims());
+  T* od = out.mutable_data<T>(g.out_dims(), ctx.place());
   const T* xd = x.data<T>();
   const T* fd = f.data<T>();
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
@@ -164,8 +102,8 @@ void ConvGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Output").c_str());
   Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
   Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
-  Dims out_dims;
-  ConvGeom g = GetGeom(ctx, op, x.dims(), f.dims(), &out_dims);
+  ConvGeom g = GetConvGeom(ctx, op, x.dims(), f.dims());
+  const Dims out_dims = g.out_dims();
   TIDE_CHECK(dout.dims() == out_dims, "op '", op, "': Output@GRAD has dims ",
              tide::ToString(dout.dims()), ", expected ", tide::ToString(out_dims));
   const T* xd = x.data<T>();
