@@ -1,7 +1,7 @@
 // tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table (+ dense or SelectedRows grad),
 // concat (+grad), split, transpose/transpose2 (+grads), reshape/reshape2 and flatten/flatten2
 // (+grads), with ops_nn's shape rules and messages.
-#include <tide/ops/axis.hpp>
+#include <tide/ops/split_concat.hpp>
 
 #include <cstring>
 
@@ -10,7 +10,8 @@
 namespace tide_cuda {
 namespace {
 
-using tide::ops::NormAxis;
+using tide::ops::ConcatDims;
+using tide::ops::SplitDimsOf;
 
 // ---------------------------------------------------------------------------------------------
 // lookup_table
@@ -160,26 +161,6 @@ void JoinOrCut(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total
   }
 }
 
-Dims ConcatDims(const char* op, const std::vector<Dims>& ins, int axis_attr, int* axis) {
-  TIDE_CHECK(!ins.empty(), "op '", op, "': X needs at least one input");
-  const Dims& first = ins[0];
-  *axis = NormAxis(op, axis_attr, first.size());
-  Dims out = first;
-  for (size_t i = 1; i < ins.size(); ++i) {
-    const Dims& d = ins[i];
-    TIDE_CHECK(d.size() == first.size(), "op '", op, "': X[", i, "] ", tide::ToString(d),
-               " has another rank than X[0] ", tide::ToString(first));
-    for (size_t j = 0; j < d.size(); ++j) {
-      if (static_cast<int>(j) == *axis)
-        out[j] += d[j];
-      else
-        TIDE_CHECK(d[j] == first[j], "op '", op, "': X[", i, "] ", tide::ToString(d), " and X[0] ",
-                   tide::ToString(first), " differ in dim ", j, " (concat axis is ", *axis, ")");
-    }
-  }
-  return out;
-}
-
 template <typename T>
 void Concat(KernelContext& ctx) {
   Gpu g(ctx);
@@ -227,53 +208,12 @@ void ConcatGrad(KernelContext& ctx) {
                sizes, {}, parts, nullptr, dout.data<T>());
 }
 
-std::vector<Dims> SplitDims(const char* op, const Dims& x, int axis_attr, int num,
-                            std::vector<int32_t> sections, size_t outs, int* axis) {
-  *axis = NormAxis(op, axis_attr, x.size());
-  const int64_t len = x[*axis];
-  std::vector<int64_t> sizes;
-  if (num > 0) {
-    TIDE_CHECK(sections.empty(), "op '", op, "': set num or sections, not both");
-    TIDE_CHECK(len % num == 0, "op '", op, "': X ", tide::ToString(x), " has ", len,
-               " entries on axis ", *axis, ", not divisible by num = ", num);
-    sizes.assign(num, len / num);
-  } else {
-    TIDE_CHECK(!sections.empty(), "op '", op, "': set num > 0 or sections");
-    int unknown = -1;
-    int64_t known = 0;
-    for (size_t i = 0; i < sections.size(); ++i) {
-      TIDE_CHECK(sections[i] >= 0 || (sections[i] == -1 && unknown < 0), "op '", op,
-                 "': sections may hold one -1 and otherwise sizes >= 0, got ", sections[i], " at ",
-                 i);
-      if (sections[i] == -1)
-        unknown = static_cast<int>(i);
-      else
-        known += sections[i];
-    }
-    if (unknown >= 0) {
-      TIDE_CHECK(known <= len, "op '", op, "': sections sum to ", known, ", more than X's ", len,
-                 " entries on axis ", *axis);
-      sections[unknown] = static_cast<int32_t>(len - known);
-    }
-    TIDE_CHECK(unknown >= 0 || known == len, "op '", op, "': sections sum to ", known, " but X ",
-               tide::ToString(x), " has ", len, " entries on axis ", *axis);
-    sizes.assign(sections.begin(), sections.end());
-  }
-  TIDE_CHECK(sizes.size() == outs, "op '", op, "': ", sizes.size(), " parts but ", outs,
-             " Out variables");
-  std::vector<Dims> out(sizes.size(), x);
-  for (size_t i = 0; i < sizes.size(); ++i) out[i][*axis] = sizes[i];
-  return out;
-}
-
 template <typename T>
 void Split(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
   int axis = 0;
-  auto dims = SplitDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"),
-                        ctx.Attr<int32_t>("num"), ctx.Attr<std::vector<int32_t>>("sections"),
-                        ctx.OutputCount("Out"), &axis);
+  auto dims = SplitDimsOf(ctx, x.dims(), ctx.OutputCount("Out"), &axis);
   std::vector<int64_t> sizes;
   std::vector<T*> parts;
   for (size_t i = 0; i < dims.size(); ++i) {

@@ -1,8 +1,8 @@
-// concat_kernel.cc: Fluid's concat (inputs X[0..n) joined along `axis`, negative from the end)
-// on the oneDNN concat primitive. Inputs may be plain or blocked, each in its own format; the
-// output takes the format oneDNN picks (blocked inputs joined on channels stay blocked) when Tide
-// can store it, else plain. Empty inputs are skipped.
-#include <tide/ops/axis.hpp>
+// concat_kernel.cc: Fluid's concat (inputs X[0..n) joined along `axis`, negative from the end;
+// shapes from tide/ops/split_concat.hpp) on the oneDNN concat primitive. Inputs may be plain or
+// blocked, each in its own format; the output takes the format oneDNN picks (blocked inputs
+// joined on channels stay blocked) when Tide can store it, else plain. Empty inputs are skipped.
+#include <tide/ops/split_concat.hpp>
 
 #include "mkldnn_context.h"
 
@@ -23,26 +23,17 @@ void ConcatKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     std::vector<Tensor> xs = ctx.Inputs("X");
     Tensor out = ctx.Output("Out");
-    TIDE_CHECK(!xs.empty(), "op '", op, "': X is empty");
-    const Dims d0 = xs[0].dims();
-    const int rank = static_cast<int>(d0.size());
-    const int axis = tide::ops::NormAxis(op, ctx.Attr<int32_t>("axis"), d0.size());
-    Dims od = d0;
-    od[axis] = 0;
+    std::vector<Dims> dims;
+    for (const auto& x : xs) dims.push_back(x.dims());
+    int axis = 0;
+    const Dims od = tide::ops::ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
     Exec e(ctx);
     std::vector<memory> srcs;
     std::vector<memory::desc> mds;
     Key key(op);
     key(axis);
     for (size_t i = 0; i < xs.size(); ++i) {
-      const Dims d = xs[i].dims();
-      TIDE_CHECK(static_cast<int>(d.size()) == rank, "op '", op, "': X[", i, "] has dims ",
-                 tide::ToString(d), ", X[0] has ", tide::ToString(d0));
-      for (int k = 0; k < rank; ++k)
-        TIDE_CHECK(k == axis || d[k] == d0[k], "op '", op, "': X[", i, "] ", tide::ToString(d),
-                   " and X[0] ", tide::ToString(d0), " differ off axis ", axis);
-      od[axis] += d[axis];
-      if (DimsProduct(d) == 0) continue;
+      if (DimsProduct(dims[i]) == 0) continue;
       srcs.push_back(e.View(xs[i], op, "X"));
       mds.push_back(srcs.back().get_desc());
       key(xs[i]);
