@@ -1,31 +1,14 @@
 // lrn_op.cu: local response normalisation across channels (Fluid 1.x) and its grad on the GPU,
 // one thread per element, summing the window's channels in the CPU kernel's order.
+#include <tide/ops/lrn.hpp>
+
 #include "gpu.h"
 
 namespace tide_cuda {
 namespace {
 
-struct LrnParams {
-  int64_t n, c, hw;  // batch, channels, H * W
-  int size;          // the window: channels [c + start, c + start + size)
-  int start;
-  double k, alpha, beta;
-};
-
-LrnParams GetParams(const KernelContext& ctx, const Dims& x) {
-  const char* op = ctx.op_type();
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
-  LrnParams p{};
-  p.n = x[0];
-  p.c = x[1];
-  p.hw = x[2] * x[3];
-  p.size = ctx.Attr<int32_t>("n");
-  p.start = -(p.size - 1) / 2;
-  p.k = ctx.Attr<float>("k");
-  p.alpha = ctx.Attr<float>("alpha");
-  p.beta = ctx.Attr<float>("beta");
-  return p;
-}
+using tide::ops::GetLrnParams;
+using tide::ops::LrnParams;
 
 __device__ __forceinline__ float Pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double Pow(double a, double b) { return pow(a, b); }
@@ -68,7 +51,7 @@ template <typename T>
 void Lrn(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
-  LrnParams p = GetParams(ctx, x.dims());
+  LrnParams p = GetLrnParams(ctx, x.dims());
   const T* xd = x.data<T>();
   T* out = ctx.Output("Out").mutable_data<T>(x.dims(), g.place());
   Tensor mid_t = ctx.OptionalOutput("MidOut");
@@ -83,7 +66,7 @@ void LrnGrad(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  LrnParams p = GetParams(ctx, x.dims());
+  LrnParams p = GetLrnParams(ctx, x.dims());
   for (const Tensor* t : {&out, &mid, &dout})
     TIDE_CHECK(t->dims() == x.dims(), "op '", op, "': Out, MidOut and Out@GRAD must have X's dims ",
                tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));

@@ -4,6 +4,8 @@
 // X's format; MidOut (k + alpha * the sum, what the plain lrn_grad reads) is computed plain.
 #include <cstring>
 
+#include <tide/ops/lrn.hpp>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -27,11 +29,10 @@ void LrnKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
     const Dims d = x.dims();
-    TIDE_CHECK(d.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ",
-               tide::ToString(d));
-    const int64_t n = ctx.Attr<int32_t>("n");
-    const float k = ctx.Attr<float>("k"), alpha = ctx.Attr<float>("alpha"),
-                beta = ctx.Attr<float>("beta");
+    const tide::ops::LrnParams p = tide::ops::GetLrnParams(ctx, d);
+    const int64_t n = p.size;
+    const float k = static_cast<float>(p.k), alpha = static_cast<float>(p.alpha),
+                beta = static_cast<float>(p.beta);
     TIDE_CHECK(n > 0, "op '", op, "': n must be > 0, got ", n);
     Exec e(ctx);
     memory src = e.View(x, op, "X");
@@ -60,7 +61,7 @@ void LrnKernel(KernelContext& ctx) {
     float* md_out = mid.mutable_data<float>(ctx.place());
     mid.set_layout(TIDE_LAYOUT_ANY);
     mid.set_format(0);
-    const int64_t batch = d[0], c = d[1], hw = d[2] * d[3], start = -(n - 1) / 2;
+    const int64_t batch = p.n, c = p.c, hw = p.hw, start = p.start;
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t ch = 0; ch < c; ++ch) {
         float* m = md_out + (b * c + ch) * hw;

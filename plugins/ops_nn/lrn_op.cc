@@ -2,15 +2,19 @@
 // sum of X^2 over the n channels around c, Out = X * MidOut^-beta; and its grad.
 #include <cmath>
 
+#include <tide/ops/lrn.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
 namespace {
 
+using tide::ops::GetLrnParams;
+using tide::ops::LrnParams;
+
 void LrnInferShape(tide::InferShapeContext& ctx) {
-  const char* op = ctx.op_type();
   Dims x = ctx.InputDims("X");
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
+  tide::ops::CheckLrnX(ctx.op_type(), x);
   TideDataType t = ctx.InputDataType("X");
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", t);
@@ -21,32 +25,10 @@ void LrnInferShape(tide::InferShapeContext& ctx) {
   }
 }
 
-struct LrnParams {
-  int64_t n, c, hw;  // batch, channels, H * W
-  int size;          // the window: channels [c + start, c + start + size)
-  int start;
-  double k, alpha, beta;
-};
-
-LrnParams GetParams(const KernelContext& ctx, const Dims& x) {
-  const char* op = ctx.op_type();
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be 4-D [N, C, H, W], got ", tide::ToString(x));
-  LrnParams p{};
-  p.n = x[0];
-  p.c = x[1];
-  p.hw = x[2] * x[3];
-  p.size = ctx.Attr<int32_t>("n");
-  p.start = -(p.size - 1) / 2;
-  p.k = ctx.Attr<float>("k");
-  p.alpha = ctx.Attr<float>("alpha");
-  p.beta = ctx.Attr<float>("beta");
-  return p;
-}
-
 template <typename T>
 void LrnKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  LrnParams p = GetParams(ctx, x.dims());
+  LrnParams p = GetLrnParams(ctx, x.dims());
   const T* xd = x.data<T>();
   T* out = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
   Tensor mid_t = ctx.OptionalOutput("MidOut");
@@ -78,7 +60,7 @@ void LrnGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  LrnParams p = GetParams(ctx, x.dims());
+  LrnParams p = GetLrnParams(ctx, x.dims());
   for (const Tensor* t : {&out, &mid, &dout})
     TIDE_CHECK(t->dims() == x.dims(), "op '", op, "': Out, MidOut and Out@GRAD must have X's dims ",
                tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));
