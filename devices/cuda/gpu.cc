@@ -2,6 +2,8 @@
 // checks that name the op, device-error messages, scalar inputs.
 #include "gpu.h"
 
+#include <tide/ops/optimizer.hpp>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -99,27 +101,18 @@ void Gpu::CopyFromHost(void* dst, const void* src, size_t bytes) const {
           "cudaMemcpyAsync (host to device)");
 }
 
-std::string InputLabel(const KernelContext& ctx, const char* param) {
-  return tide::detail::Concat("op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
-                              "')");
-}
-
 Scalar ScalarInput(const KernelContext& ctx, const Gpu& g, const char* param) {
   Tensor t = ctx.Input(param);
-  TIDE_CHECK(t.numel() == 1, InputLabel(ctx, param), " must hold 1 element, has dims ",
-             tide::ToString(t.dims()));
-  const TideDataType dt = t.dtype();
-  TIDE_CHECK(dt == TIDE_FP32 || dt == TIDE_FP64, InputLabel(ctx, param), " holds ",
-             tide::DataTypeName(dt), "; it must be float32 or float64");
+  tide::ops::CheckScalarInput(ctx, param, t);
   Scalar s;
-  s.is_double = dt == TIDE_FP64;
+  s.is_double = t.dtype() == TIDE_FP64;
   if (t.place() == g.place()) {
     s.ptr = t.raw_data();
   } else if (t.place().kind_name() == "cpu") {  // host memory: read it here
     s.value = s.is_double ? t.data<double>()[0] : double(t.data<float>()[0]);
   } else {
-    TIDE_THROW(TIDE_INVALID_ARGUMENT, InputLabel(ctx, param), " is on ", t.place().ToString(),
-               ", the kernel runs on ", g.place().ToString());
+    TIDE_THROW(TIDE_INVALID_ARGUMENT, tide::ops::InputLabel(ctx, param), " is on ",
+               t.place().ToString(), ", the kernel runs on ", g.place().ToString());
   }
   return s;
 }

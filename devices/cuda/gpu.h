@@ -127,11 +127,8 @@ struct Scalar {
   int is_double = 0;
   double value = 0;
 };
-// Checks it as ops_optimizers does (one element, float32 or float64) and wraps it.
+// Checks it as tide/ops/optimizer.hpp says (one element, float32 or float64) and wraps it.
 Scalar ScalarInput(const KernelContext& ctx, const Gpu& g, const char* param);
-
-// "op 'adam': Moment1 ('m1')": how kernel errors name an input.
-std::string InputLabel(const KernelContext& ctx, const char* param);
 
 // Floating-point kernels; ops whose CPU kernels take integers too add int32_t, int64_t.
 #define TIDE_CUDA_FLOAT_TYPES float, double

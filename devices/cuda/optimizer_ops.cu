@@ -3,6 +3,8 @@
 // inputs (LearningRate, Beta1Pow, ...) are read on the device, so an update never waits for the
 // host. Each element reads all of its inputs before it writes any output, so outputs may be their
 // inputs' variables (the usual in-place update).
+#include <tide/ops/optimizer.hpp>
+
 #include <algorithm>
 #include <vector>
 
@@ -12,16 +14,11 @@ namespace tide_cuda {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Inputs, checked as ops_optimizers/common.h checks them.
+// Inputs, checked as tide/ops/optimizer.hpp says.
 template <typename T>
 const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
   Tensor t = ctx.Input(param);
-  TIDE_CHECK(t.dtype() == tide::DataTypeOf<T>(), InputLabel(ctx, param), " holds ",
-             tide::DataTypeName(t.dtype()), ", Param ('", ctx.InputName("Param"), "') holds ",
-             tide::DataTypeName(tide::DataTypeOf<T>()));
-  TIDE_CHECK(t.dims() == p.dims(), InputLabel(ctx, param), " has dims ", tide::ToString(t.dims()),
-             ", Param ('", ctx.InputName("Param"), "') has ", tide::ToString(p.dims()),
-             "; they must agree");
+  tide::ops::CheckStateInput<T>(ctx, param, t, p);
   return t.data<T>();
 }
 
@@ -42,30 +39,11 @@ struct SparseGrad {
 
 template <typename T>
 SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Gpu& gpu, const Tensor& param) {
-  const std::string label = InputLabel(ctx, "Grad") + " (a SelectedRows)";
-  tide::SelectedRows sr = ctx.InputVar("Grad").GetSelectedRows();
-  Dims pd = param.dims();
-  TIDE_CHECK(!pd.empty(), "op '", ctx.op_type(), "': Param ('", ctx.InputName("Param"),
-             "') must have at least one dim to take a SelectedRows Grad");
-  const int64_t height = sr.height();
-  TIDE_CHECK(height == pd[0], label, " has height ", height, ", Param ('", ctx.InputName("Param"),
-             "') has ", pd[0], " rows (dims ", tide::ToString(pd), "); they must agree");
+  tide::ops::SparseGradRows sr = tide::ops::ReadSparseGradRows<T>(ctx, param);
   SparseGrad<T> g;
-  g.rows = sr.rows();
-  g.row_size = pd[0] > 0 ? param.numel() / pd[0] : 0;
-  for (size_t i = 0; i < g.rows.size(); ++i)
-    TIDE_CHECK(g.rows[i] >= 0 && g.rows[i] < height, label, " lists row ", g.rows[i],
-               " (at position ", i, "); rows must be in [0, height ", height, ")");
-  if (g.rows.empty()) return g;
-  Tensor v = sr.value();
-  TIDE_CHECK(v.initialized(), label, " lists ", g.rows.size(), " rows but holds no values");
-  TIDE_CHECK(v.dtype() == tide::DataTypeOf<T>(), label, " holds ", tide::DataTypeName(v.dtype()),
-             ", Param holds ", tide::DataTypeName(tide::DataTypeOf<T>()));
-  TIDE_CHECK(v.numel() == static_cast<int64_t>(g.rows.size()) * g.row_size, label,
-             " has values of dims ", tide::ToString(v.dims()), " for ", g.rows.size(),
-             " rows; each row must hold ", g.row_size, " elements like a row of Param (dims ",
-             tide::ToString(pd), ")");
-  g.values = DeviceData<T>(gpu, v);
+  g.rows = std::move(sr.rows);
+  g.row_size = sr.row_size;
+  if (!g.rows.empty()) g.values = DeviceData<T>(gpu, sr.value);
   return g;
 }
 
@@ -262,9 +240,7 @@ void AdamKernel(KernelContext& ctx) {
   u.beta2_pow = ScalarInput(ctx, g, "Beta2Pow");
   // Beta1Pow = 1 is found on the device (it is never read on the host) and reported by the
   // next synchronisation; a value on the host is checked here, as the CPU kernel does.
-  if (!u.beta1_pow.ptr)
-    TIDE_CHECK(static_cast<T>(u.beta1_pow.value) != T(1), InputLabel(ctx, "Beta1Pow"),
-               " is 1, which makes the bias correction 1 / (1 - Beta1Pow) infinite");
+  if (!u.beta1_pow.ptr) tide::ops::CheckBeta1Pow(ctx, static_cast<T>(u.beta1_pow.value));
   u.err = g.error_word();
   DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
   u.beta1 = static_cast<T>(ctx.Attr<float>("beta1"));
@@ -380,8 +356,7 @@ void RmspropKernel(KernelContext& ctx) {
   u.mg = nullptr;
   u.mg_out = nullptr;
   if (centered) {
-    TIDE_CHECK(ctx.HasInput("MeanGrad") && ctx.HasOutput("MeanGradOut"), "op '", ctx.op_type(),
-               "': centered = true needs input MeanGrad and output MeanGradOut");
+    tide::ops::CheckRmspropCentered(ctx);
     u.mg = StateInput<T>(ctx, "MeanGrad", param);
     u.mg_out = StateOutput<T>(ctx, g, "MeanGradOut", param);
   }

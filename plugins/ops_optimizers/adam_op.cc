@@ -29,8 +29,7 @@ void AdamKernel(KernelContext &ctx) {
   const T lr = ScalarInput<T>(ctx, "LearningRate");
   const T beta1_pow = ScalarInput<T>(ctx, "Beta1Pow");
   const T beta2_pow = ScalarInput<T>(ctx, "Beta2Pow");
-  TIDE_CHECK(beta1_pow != T(1), InputLabel(ctx, "Beta1Pow"),
-             " is 1, which makes the bias correction 1 / (1 - Beta1Pow) infinite");
+  tide::ops::CheckBeta1Pow(ctx, beta1_pow);
   DenseGrad<T> grad = ReadGrad<T>(ctx, param);
   AdamUpdate<T> u;
   u.beta1 = static_cast<T>(ctx.Attr<float>("beta1"));

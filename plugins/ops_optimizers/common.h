@@ -1,6 +1,6 @@
-// common.h: what the optimizer kernels share: checked reads of their inputs (the [1] scalars, the
-// Param-shaped state, a dense or SelectedRows Grad), an elementwise loop on the CPU pool, and the
-// shape rule every optimizer op follows.
+// common.h: what the optimizer kernels share: reads of their inputs (the [1] scalars, the
+// Param-shaped state, a dense or SelectedRows Grad) checked as tide/ops/optimizer.hpp says, an
+// elementwise loop on the CPU pool, and the shape rule every optimizer op follows.
 //
 // In-place updates: ParamOut is normally the same variable as Param (and MomentOut as Moment...),
 // so an output's buffer may be its input's. Every kernel reads all inputs of element i before it
@@ -8,6 +8,7 @@
 #pragma once
 
 #include <tide/eigen.hpp>
+#include <tide/ops/optimizer.hpp>
 #include <tide/plugin.hpp>
 
 #include <algorithm>
@@ -39,41 +40,22 @@ void ForEach(const KernelContext& ctx, int64_t n, const F& f) {
   }
 }
 
-// "op 'adam': Moment1 ('m1')": how kernel errors name an input.
-inline std::string InputLabel(const KernelContext& ctx, const char* param) {
-  return tide::detail::Concat("op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
-                              "')");
-}
-
 // The value of a one-element input (LearningRate, Beta1Pow, ...) as T. It may hold float32 or
 // float64 whatever T is: Fluid's optimizers make the learning rate float32 even for float64
 // parameters.
 template <typename T>
 T ScalarInput(const KernelContext& ctx, const char* param) {
   Tensor t = ctx.Input(param);
-  TIDE_CHECK(t.numel() == 1, InputLabel(ctx, param), " must hold 1 element, has dims ",
-             tide::ToString(t.dims()));
-  switch (t.dtype()) {
-    case TIDE_FP32:
-      return static_cast<T>(t.data<float>()[0]);
-    case TIDE_FP64:
-      return static_cast<T>(t.data<double>()[0]);
-    default:
-      TIDE_THROW(TIDE_INVALID_ARGUMENT, InputLabel(ctx, param), " holds ",
-                 tide::DataTypeName(t.dtype()), "; it must be float32 or float64");
-  }
+  tide::ops::CheckScalarInput(ctx, param, t);
+  return t.dtype() == TIDE_FP64 ? static_cast<T>(t.data<double>()[0])
+                                : static_cast<T>(t.data<float>()[0]);
 }
 
 // A dense input that must match Param in dtype and dims (a moment, a velocity, a dense Grad).
 template <typename T>
 const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
   Tensor t = ctx.Input(param);
-  TIDE_CHECK(t.dtype() == tide::DataTypeOf<T>(), InputLabel(ctx, param), " holds ",
-             tide::DataTypeName(t.dtype()), ", Param ('", ctx.InputName("Param"), "') holds ",
-             tide::DataTypeName(tide::DataTypeOf<T>()));
-  TIDE_CHECK(t.dims() == p.dims(), InputLabel(ctx, param), " has dims ", tide::ToString(t.dims()),
-             ", Param ('", ctx.InputName("Param"), "') has ", tide::ToString(p.dims()),
-             "; they must agree");
+  tide::ops::CheckStateInput<T>(ctx, param, t, p);
   return t.data<T>();
 }
 
@@ -86,8 +68,7 @@ T* StateOutput(const KernelContext& ctx, const char* param, const Tensor& p) {
   return t.mutable_data<T>(ctx.place());
 }
 
-// A SelectedRows Grad, checked against Param: its height is Param's row count, its value holds
-// one Param row per listed row, and every listed row is inside [0, height). Rows may repeat.
+// A SelectedRows Grad, checked against Param (tide/ops/optimizer.hpp), its values on the host.
 template <typename T>
 struct SparseGrad {
   std::vector<int64_t> rows;
@@ -97,30 +78,11 @@ struct SparseGrad {
 
 template <typename T>
 SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Tensor& param) {
-  const std::string label = InputLabel(ctx, "Grad") + " (a SelectedRows)";
-  tide::SelectedRows sr = ctx.InputVar("Grad").GetSelectedRows();
-  Dims pd = param.dims();
-  TIDE_CHECK(!pd.empty(), "op '", ctx.op_type(), "': Param ('", ctx.InputName("Param"),
-             "') must have at least one dim to take a SelectedRows Grad");
-  const int64_t height = sr.height();
-  TIDE_CHECK(height == pd[0], label, " has height ", height, ", Param ('", ctx.InputName("Param"),
-             "') has ", pd[0], " rows (dims ", tide::ToString(pd), "); they must agree");
+  tide::ops::SparseGradRows sr = tide::ops::ReadSparseGradRows<T>(ctx, param);
   SparseGrad<T> g;
-  g.rows = sr.rows();
-  g.row_size = pd[0] > 0 ? param.numel() / pd[0] : 0;
-  for (size_t i = 0; i < g.rows.size(); ++i)
-    TIDE_CHECK(g.rows[i] >= 0 && g.rows[i] < height, label, " lists row ", g.rows[i],
-               " (at position ", i, "); rows must be in [0, height ", height, ")");
-  if (g.rows.empty()) return g;
-  Tensor v = sr.value();
-  TIDE_CHECK(v.initialized(), label, " lists ", g.rows.size(), " rows but holds no values");
-  TIDE_CHECK(v.dtype() == tide::DataTypeOf<T>(), label, " holds ", tide::DataTypeName(v.dtype()),
-             ", Param holds ", tide::DataTypeName(tide::DataTypeOf<T>()));
-  TIDE_CHECK(v.numel() == static_cast<int64_t>(g.rows.size()) * g.row_size, label,
-             " has values of dims ", tide::ToString(v.dims()), " for ", g.rows.size(),
-             " rows; each row must hold ", g.row_size, " elements like a row of Param (dims ",
-             tide::ToString(pd), ")");
-  g.values = v.data<T>();
+  g.rows = std::move(sr.rows);
+  g.row_size = sr.row_size;
+  if (!g.rows.empty()) g.values = sr.value.data<T>();
   return g;
 }
 

@@ -51,8 +51,7 @@ void RmspropKernel(KernelContext& ctx) {
   u.mg = nullptr;
   u.mg_out = nullptr;
   if (centered) {
-    TIDE_CHECK(ctx.HasInput("MeanGrad") && ctx.HasOutput("MeanGradOut"), "op '", ctx.op_type(),
-               "': centered = true needs input MeanGrad and output MeanGradOut");
+    tide::ops::CheckRmspropCentered(ctx);
     u.mg = StateInput<T>(ctx, "MeanGrad", param);
     u.mg_out = StateOutput<T>(ctx, "MeanGradOut", param);
   }
