@@ -20,6 +20,7 @@
 #include "core/plugin/loader.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
+#include "one_op_program.h"
 #include "op_tester.h"
 
 namespace tide::test::cuda {
@@ -124,145 +125,8 @@ inline void ExpectClose(const TestTensor& gpu, const TestTensor& cpu, Tolerance 
   }
 }
 
-// A one-op program: inputs are fed, outputs fetched by variable name; runs on any place.
-class OpCase {
- public:
-  explicit OpCase(std::string type) : type_(std::move(type)) { core::Initialize(); }
-
-  OpCase& In(const std::string& param, const std::string& var, TestTensor t) {
-    ins_[param].push_back(var);
-    feeds_[var] = std::move(t);
-    return *this;
-  }
-  // `fetch` false: bound, not fetched (e.g. an output that holds no data in some mode).
-  OpCase& Out(const std::string& param, const std::string& var, bool fetch = true) {
-    outs_[param].push_back(var);
-    if (fetch) fetch_.push_back(var);
-    return *this;
-  }
-  OpCase& Attr(const std::string& name, core::Attribute v) {
-    attrs_[name] = std::move(v);
-    return *this;
-  }
-  const std::string& type() const { return type_; }
-  const std::map<std::string, TestTensor>& feeds() const { return feeds_; }
-  const std::vector<std::string>& fetched() const { return fetch_; }
-
-  core::ProgramDesc Build(core::OpDesc* fwd = nullptr) const {
-    core::ProgramDesc prog;
-    core::BlockDesc* b = prog.MutableBlock(0);
-    for (const auto& [var, t] : feeds_) {
-      core::VarDesc* v = b->Var(var);
-      v->set_dtype(t.dtype);
-      v->set_shape(t.dims);
-    }
-    core::OpDesc* op = Append(b, core::OpDesc(type_, ins_, outs_, attrs_));
-    if (fwd) *fwd = *op;
-    return prog;
-  }
-
-  std::map<std::string, TestTensor> Run(const core::Place& place) const {
-    return RunProgram(Build(), place, feeds_, fetch_);
-  }
-
-  // The forward op and its registered grad ops, with out@GRAD fed from `douts` (one per output
-  // variable); returns the grads of the input variables `wrt`.
-  std::map<std::string, TestTensor> RunGrad(const core::Place& place,
-                                            const std::vector<std::string>& wrt,
-                                            const std::map<std::string, TestTensor>& douts) const {
-    core::OpDesc fwd;
-    core::ProgramDesc prog = Build(&fwd);
-    core::BlockDesc* block = prog.MutableBlock(0);
-    auto feeds = feeds_;
-    for (const auto& [out, d] : douts) {
-      const std::string g = core::GradVarName(out);
-      core::VarDesc* v = block->Var(g);
-      v->set_dtype(d.dtype);
-      v->set_shape(d.dims);
-      feeds[g] = d;
-    }
-    for (const core::OpDesc& g : core::MakeGradOps(fwd, {})) Append(block, g);
-    std::vector<std::string> fetch;
-    for (const auto& v : wrt) fetch.push_back(core::GradVarName(v));
-    auto got = RunProgram(prog, place, feeds, fetch);
-    std::map<std::string, TestTensor> out;
-    for (const auto& v : wrt) out[v] = got[core::GradVarName(v)];
-    return out;
-  }
-
-  static core::OpDesc* Append(core::BlockDesc* block, const core::OpDesc& op) {
-    for (const auto& names : {op.InputArgumentNames(), op.OutputArgumentNames()})
-      for (const auto& n : names)
-        if (n != core::kEmptyVarName && !block->FindVar(n)) block->Var(n);
-    core::OpDesc* added = block->AppendOp();
-    *added = op;
-    added->set_block(block);
-    const core::OpInfo& info = core::Registry::Global().GetOp(op.type());
-    core::CheckOpDesc(info, added);
-    core::InferShapeAtCompileTime(info, *added, block);
-    return added;
-  }
-
-  static std::map<std::string, TestTensor> RunProgram(const core::ProgramDesc& prog,
-                                                      const core::Place& place,
-                                                      const std::map<std::string, TestTensor>& feeds,
-                                                      const std::vector<std::string>& fetch) {
-    std::map<std::string, core::LoDTensor> f;
-    for (const auto& [var, t] : feeds) f[var] = ToLoD(t);
-    core::Executor exe(place);
-    core::Scope scope;
-    std::vector<core::LoDTensor> got = exe.Run(prog, &scope, f, fetch);
-    std::map<std::string, TestTensor> out;
-    for (size_t i = 0; i < fetch.size(); ++i) out[fetch[i]] = FromLoD(got[i]);
-    return out;
-  }
-
-  static core::LoDTensor ToLoD(const TestTensor& t) {
-    core::LoDTensor out;
-    out.Resize(core::DDim(t.dims));
-    const core::Place host = Cpu();
-    auto fill = [&](auto* d) {
-      for (size_t i = 0; i < t.data.size(); ++i)
-        d[i] = static_cast<std::remove_pointer_t<decltype(d)>>(t.data[i]);
-    };
-    switch (t.dtype) {
-      case TIDE_FP32: fill(out.mutable_data<float>(host)); break;
-      case TIDE_FP64: fill(out.mutable_data<double>(host)); break;
-      case TIDE_INT32: fill(out.mutable_data<int32_t>(host)); break;
-      case TIDE_INT64: fill(out.mutable_data<int64_t>(host)); break;
-      case TIDE_BOOL: fill(out.mutable_data<bool>(host)); break;
-      case TIDE_UINT8: fill(out.mutable_data<uint8_t>(host)); break;
-      default: ADD_FAILURE() << "unsupported test dtype " << core::DataTypeName(t.dtype);
-    }
-    out.set_lod(t.lod);
-    return out;
-  }
-
-  static TestTensor FromLoD(const core::LoDTensor& t) {
-    TestTensor out;
-    out.dims = t.dims().ToVector();
-    out.dtype = t.dtype();
-    out.lod = t.lod();
-    auto read = [&](const auto* d) { out.data.assign(d, d + t.numel()); };
-    switch (t.dtype()) {
-      case TIDE_FP32: read(t.data<float>()); break;
-      case TIDE_FP64: read(t.data<double>()); break;
-      case TIDE_INT32: read(t.data<int32_t>()); break;
-      case TIDE_INT64: read(t.data<int64_t>()); break;
-      case TIDE_BOOL: read(t.data<bool>()); break;
-      case TIDE_UINT8: read(t.data<uint8_t>()); break;
-      default: ADD_FAILURE() << "unsupported result dtype " << core::DataTypeName(t.dtype());
-    }
-    return out;
-  }
-
- private:
-  std::string type_;
-  core::VariableNameMap ins_, outs_;
-  core::AttributeMap attrs_;
-  std::map<std::string, TestTensor> feeds_;
-  std::vector<std::string> fetch_;
-};
+// A one-op program on any place (one_op_program.h): In/Out/Attr, Run(place), RunGrad(place).
+using OpCase = OneOpProgram;
 
 // Runs `c` on cpu:0 and gpu:0 and checks every fetched output agrees.
 inline void ExpectGpuMatchesCpu(const OpCase& c, Tolerance tol) {

@@ -23,8 +23,8 @@ std::map<std::string, TestTensor> RunOps(const core::Place& place, const std::ve
     v->set_dtype(t.dtype);
     v->set_shape(t.dims);
   }
-  for (const auto& op : ops) OpCase::Append(b, op);
-  return OpCase::RunProgram(prog, place, feeds, fetch);
+  for (const auto& op : ops) AppendChecked(b, op);
+  return RunProgram(prog, place, feeds, fetch);
 }
 
 // op(inputs) in float16 on the GPU vs float32 on the CPU. `inputs`: param -> var; outputs: one.

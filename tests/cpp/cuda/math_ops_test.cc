@@ -255,18 +255,17 @@ SumResult RunSparseSum(const core::Place& place, TideDataType dt, bool with_dens
     v->set_shape({6, 4});
     xs.insert(xs.begin() + 1, "d");
   }
-  OpCase::Append(b, core::OpDesc("sum", {{"X", xs}}, {{"Out", {"out"}}}, {}));
+  AppendChecked(b, core::OpDesc("sum", {{"X", xs}}, {{"Out", {"out"}}}, {}));
   b->Var("out")->set_persistable(true);
   core::Scope scope;
   for (size_t i = 0; i < rows.size(); ++i) {
     auto* sr = scope.Var("s" + std::to_string(i))->GetMutable<core::SelectedRows>();
     sr->set_height(6);
     *sr->mutable_rows() = rows[i];
-    *sr->mutable_value() =
-        OpCase::ToLoD(Random({int64_t(rows[i].size()), 4}, dt, -1, 1, 50 + unsigned(i)));
+    *sr->mutable_value() = ToLoD(Random({int64_t(rows[i].size()), 4}, dt, -1, 1, 50 + unsigned(i)));
   }
   std::map<std::string, core::LoDTensor> f;
-  for (const auto& [var, t] : feeds) f[var] = OpCase::ToLoD(t);
+  for (const auto& [var, t] : feeds) f[var] = ToLoD(t);
   core::Executor exe(place);
   exe.Run(prog, &scope, f, {});
   const core::Variable* out = scope.FindVar("out");
@@ -278,7 +277,7 @@ SumResult RunSparseSum(const core::Place& place, TideDataType dt, bool with_dens
   } else {
     core::TensorCopySync(out->Get<core::LoDTensor>(), Cpu(), &host);
   }
-  r.value = OpCase::FromLoD(host);
+  r.value = FromLoD(host);
   return r;
 }
 

@@ -257,19 +257,19 @@ TEST_P(GpuNnTest, LookupTableSparseGradMatchesCpu) {
   core::VarDesc* dv = block->Var(core::GradVarName("out"));
   dv->set_dtype(t());
   dv->set_shape(dout.dims);
-  for (const core::OpDesc& g : core::MakeGradOps(fwd, {})) OpCase::Append(block, g);
+  for (const core::OpDesc& g : core::MakeGradOps(fwd, {})) AppendChecked(block, g);
   block->Var(core::GradVarName("w"))->set_persistable(true);  // kept in the outer scope
   auto run = [&](const core::Place& place) {
     std::map<std::string, core::LoDTensor> feeds;
-    for (const auto& [var, tt] : c.feeds()) feeds[var] = OpCase::ToLoD(tt);
-    feeds[core::GradVarName("out")] = OpCase::ToLoD(dout);
+    for (const auto& [var, tt] : c.feeds()) feeds[var] = ToLoD(tt);
+    feeds[core::GradVarName("out")] = ToLoD(dout);
     core::Scope scope;
     core::Executor exe(place);
     exe.Run(prog, &scope, feeds, {});
     const auto& sr = scope.FindVar(core::GradVarName("w"))->Get<core::SelectedRows>();
     core::LoDTensor value;
     core::TensorCopySync(sr.value(), Cpu(), &value);
-    return std::make_tuple(sr.rows(), sr.height(), OpCase::FromLoD(value));
+    return std::make_tuple(sr.rows(), sr.height(), FromLoD(value));
   };
   auto [cpu_rows, cpu_height, cpu_value] = run(Cpu());
   auto [gpu_rows, gpu_height, gpu_value] = run(Gpu());

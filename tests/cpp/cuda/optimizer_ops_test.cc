@@ -113,14 +113,14 @@ std::map<std::string, TestTensor> RunSparse(const core::Place& place, const OptC
   auto* sr = scope.Var("grad")->GetMutable<core::SelectedRows>();
   sr->set_height(6);
   *sr->mutable_rows() = {4, 1, 4, 0};  // row 4 twice
-  *sr->mutable_value() = OpCase::ToLoD(Random({4, 3}, dt, -1, 1, 99));
+  *sr->mutable_value() = ToLoD(Random({4, 3}, dt, -1, 1, 99));
   std::map<std::string, core::LoDTensor> feeds;
   for (const auto& [var, t] : c.feeds())
-    if (var != "Grad") feeds[var] = OpCase::ToLoD(t);
+    if (var != "Grad") feeds[var] = ToLoD(t);
   core::Executor exe(place);
   std::vector<core::LoDTensor> got = exe.Run(program, &scope, feeds, fetch);
   std::map<std::string, TestTensor> result;
-  for (size_t i = 0; i < fetch.size(); ++i) result[fetch[i]] = OpCase::FromLoD(got[i]);
+  for (size_t i = 0; i < fetch.size(); ++i) result[fetch[i]] = FromLoD(got[i]);
   return result;
 }
 

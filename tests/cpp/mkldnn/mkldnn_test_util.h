@@ -22,6 +22,7 @@
 #include "core/plugin/status.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
+#include "one_op_program.h"
 #include "op_tester.h"
 
 namespace tide::test::mkldnn {
@@ -30,35 +31,6 @@ namespace tide::test::mkldnn {
 enum class InputLayout { kPlain, kBlocked };
 
 inline const char* FeedName(InputLayout f) { return f == InputLayout::kPlain ? "plain" : "blocked"; }
-
-inline core::LoDTensor ToLoD(const TestTensor& t) {
-  core::LoDTensor out;
-  out.Resize(core::DDim(t.dims));
-  core::Place host("cpu", 0);
-  if (t.dtype == TIDE_FP64) {
-    double* d = out.mutable_data<double>(host);
-    for (size_t i = 0; i < t.data.size(); ++i) d[i] = t.data[i];
-  } else {
-    float* d = out.mutable_data<float>(host);
-    for (size_t i = 0; i < t.data.size(); ++i) d[i] = static_cast<float>(t.data[i]);
-  }
-  out.set_lod(t.lod);
-  return out;
-}
-
-inline TestTensor FromLoD(const core::LoDTensor& t) {
-  TestTensor out;
-  out.dims = t.dims().ToVector();
-  out.dtype = t.dtype();
-  if (t.dtype() == TIDE_FP64) {
-    const double* d = t.data<double>();
-    out.data.assign(d, d + t.numel());
-  } else {
-    const float* d = t.data<float>();
-    out.data.assign(d, d + t.numel());
-  }
-  return out;
-}
 
 // Applies the registered cpu layout transform `from` -> `to` to `in`.
 inline core::LoDTensor Transform(const core::LoDTensor& in, TideLayout from, TideLayout to) {
@@ -75,7 +47,8 @@ inline core::LoDTensor Transform(const core::LoDTensor& in, TideLayout from, Tid
   return out;
 }
 
-// Appends `op` to `block` (declaring its undeclared variables), checks it and infers shapes.
+// Appends `op` to `block` (declaring its undeclared variables float32: the oneDNN kernels'
+// type), checks it and infers shapes.
 inline core::OpDesc* AppendChecked(core::BlockDesc* block, const core::OpDesc& op) {
   for (const auto& names : {op.InputArgumentNames(), op.OutputArgumentNames()})
     for (const auto& n : names)

@@ -148,7 +148,7 @@ TEST_P(NnBatchNormTest, SeparateRunningStatOutputs) {
                 .Out("VarianceOut", "var_out")
                 .Out("SavedMean", "saved_mean")
                 .Out("SavedVariance", "saved_variance");
-  auto out = NnOp::RunProgram(ok.Build(), f, {"y", "mean_out", "var_out", "mean"});
+  auto out = RunProgram(ok.Build(), f, {"y", "mean_out", "var_out", "mean"});
   double tol = GetParam() == TIDE_FP64 ? 1e-9 : 1e-4;
   ExpectNear(out["mean_out"], r.mean_out, tol, tol);
   ExpectNear(out["var_out"], r.var_out, tol, tol);

@@ -129,7 +129,7 @@ TEST_P(NnConv2dTest, FilterGradAloneMatchesDirectLoop) {
     ones.dtype = GetParam();
     ones.data.assign(static_cast<size_t>(ones.numel()), 1.0);
     feeds["output@GRAD"] = ones;
-    auto got = NnOp::RunProgram(prog, feeds, {"filter@GRAD"});
+    auto got = RunProgram(prog, feeds, {"filter@GRAD"});
     // With dOut = 1: dF[m][c][i][j] = sum over n, y, x of the input tap under (i, j), c taken in
     // m's group.
     const TestTensor& in = op.feeds().at("input");

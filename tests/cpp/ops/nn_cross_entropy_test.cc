@@ -211,7 +211,7 @@ TEST_P(NnCrossEntropyTest, LogOfZeroIsFinite) {
   for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
   auto feeds = op.feeds();
   feeds["y@GRAD"] = Values({2, 1}, {1.0, 1.0}, GetParam());
-  auto got = NnOp::RunProgram(prog, feeds, {"x@GRAD"});
+  auto got = RunProgram(prog, feeds, {"x@GRAD"});
   for (double v : got["x@GRAD"].data) EXPECT_TRUE(std::isfinite(v));
   ExpectNear(got["x@GRAD"], {0.0, -1.0, -1.0, -2.5, -0.625, 0.0}, 1e-6, 1e-6);
 }

@@ -114,7 +114,7 @@ TEST_P(NnDropoutTest, GradIsDOutTimesMask) {
   for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
   auto feeds = op.feeds();
   feeds["out@GRAD"] = Random({50}, GetParam(), -1, 1, 10);
-  auto got = NnOp::RunProgram(prog, feeds, {"x@GRAD", "mask"});
+  auto got = RunProgram(prog, feeds, {"x@GRAD", "mask"});
   ExpectNear(got["x@GRAD"], Times(feeds["out@GRAD"].data, got["mask"].data), 1e-6, 0);
   double zeros = 0;
   for (double m : got["mask"].data) zeros += m == 0;

@@ -24,7 +24,7 @@ struct Net {
                   core::OpDesc(type, std::move(in), std::move(out), std::move(attrs)));
   }
   double Loss(const std::map<std::string, TestTensor>& f) const {
-    return NnOp::RunProgram(prog, f, {"loss"})["loss"].data.at(0);
+    return RunProgram(prog, f, {"loss"})["loss"].data.at(0);
   }
   // Appends the backward pass; checks d loss / d p for each parameter against central differences.
   void CheckParamGrads(const std::vector<std::string>& params, double rtol, double atol,
@@ -35,7 +35,7 @@ struct Net {
     ASSERT_EQ(pairs.size(), params.size());
     std::vector<std::string> fetch{"loss"};
     for (const auto& [p, g] : pairs) fetch.push_back(g);
-    auto got = NnOp::RunProgram(full, feeds, fetch);
+    auto got = RunProgram(full, feeds, fetch);
     Net probe{fwd, feeds};
     EXPECT_NEAR(got["loss"].data[0], probe.Loss(feeds), 1e-12)
         << "the backward pass changed the loss";
@@ -128,7 +128,7 @@ TEST(NnNetwork, EmbeddingSplitConcatTransposeLrnCrossEntropyBackward) {
   // The padding row and unused rows get no gradient; neither do the columns of part b.
   core::ProgramDesc full = n.prog;
   core::AppendBackward(&full, "loss", {"emb_w"}, {});
-  auto got = NnOp::RunProgram(full, n.feeds, {"emb_w@GRAD", "total"});
+  auto got = RunProgram(full, n.feeds, {"emb_w@GRAD", "total"});
   for (int row : {0, 1, 3, 5, 6, 8})
     for (int j = 0; j < 6; ++j) EXPECT_EQ(got["emb_w@GRAD"].data[row * 6 + j], 0.0) << row;
   for (int row : {2, 4, 7, 9})

@@ -150,7 +150,7 @@ TEST_P(NnPool2dTest, MaxGradGoesToTheFirstMaximum) {
   for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
   auto feeds = op.feeds();
   feeds["out@GRAD"] = Values({1, 1, 1, 1}, {3.0}, GetParam());
-  auto got = NnOp::RunProgram(prog, feeds, {"x@GRAD", "out"});
+  auto got = RunProgram(prog, feeds, {"x@GRAD", "out"});
   ExpectNear(got["out"], {2.0});
   ExpectNear(got["x@GRAD"], {0.0, 3.0, 0.0, 0.0});
 }

@@ -205,7 +205,7 @@ TEST_P(NnSplitConcatTest, ConcatGradSkipsUnwantedInputs) {
   AppendChecked(blk, grads[0]);
   auto feeds = op.feeds();
   feeds["out@GRAD"] = Values({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, GetParam());
-  auto got = NnOp::RunProgram(prog, feeds, {"b@GRAD"});
+  auto got = RunProgram(prog, feeds, {"b@GRAD"});
   ExpectNear(got["b@GRAD"], {2, 3, 4, 7, 8, 9}, 0, 0);
 }
 

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
@@ -19,6 +18,7 @@
 #include "core/plugin/loader.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
+#include "one_op_program.h"
 #include "op_tester.h"
 
 namespace tide::test::nn {
@@ -39,183 +39,9 @@ inline std::string DtypeName(const ::testing::TestParamInfo<TideDataType>& info)
                                    : core::DataTypeName(info.param);
 }
 
-inline core::LoDTensor ToLoD(const TestTensor& t) {
-  core::LoDTensor out;
-  out.Resize(core::DDim(t.dims));
-  core::Place host("cpu", 0);
-  auto fill = [&](auto* d) {
-    for (size_t i = 0; i < t.data.size(); ++i)
-      d[i] = static_cast<std::remove_pointer_t<decltype(d)>>(t.data[i]);
-  };
-  switch (t.dtype) {
-    case TIDE_FP32:
-      fill(out.mutable_data<float>(host));
-      break;
-    case TIDE_FP64:
-      fill(out.mutable_data<double>(host));
-      break;
-    case TIDE_INT32:
-      fill(out.mutable_data<int32_t>(host));
-      break;
-    case TIDE_INT64:
-      fill(out.mutable_data<int64_t>(host));
-      break;
-    default:
-      ADD_FAILURE() << "unsupported test dtype " << core::DataTypeName(t.dtype);
-  }
-  out.set_lod(t.lod);
-  return out;
-}
-
-inline TestTensor FromLoD(const core::LoDTensor& t) {
-  TestTensor out;
-  out.dims = t.dims().ToVector();
-  out.dtype = t.dtype();
-  out.lod = t.lod();
-  auto read = [&](const auto* d) { out.data.assign(d, d + t.numel()); };
-  switch (t.dtype()) {
-    case TIDE_FP32:
-      read(t.data<float>());
-      break;
-    case TIDE_FP64:
-      read(t.data<double>());
-      break;
-    case TIDE_INT32:
-      read(t.data<int32_t>());
-      break;
-    case TIDE_INT64:
-      read(t.data<int64_t>());
-      break;
-    default:
-      ADD_FAILURE() << "unsupported result dtype " << core::DataTypeName(t.dtype());
-  }
-  return out;
-}
-
-// Appends `op` to `block` (declaring its undeclared variables), checks it and infers shapes.
-inline core::OpDesc* AppendChecked(core::BlockDesc* block, const core::OpDesc& op) {
-  for (const auto& names : {op.InputArgumentNames(), op.OutputArgumentNames()})
-    for (const auto& n : names)
-      if (n != core::kEmptyVarName && !block->FindVar(n)) block->Var(n);
-  core::OpDesc* added = block->AppendOp();
-  *added = op;
-  added->set_block(block);
-  const core::OpInfo& info = core::Registry::Global().GetOp(op.type());
-  core::CheckOpDesc(info, added);
-  core::InferShapeAtCompileTime(info, *added, block);
-  return added;
-}
-
-// A one-op program. Inputs are fed; outputs are fetched by variable name.
-class NnOp {
- public:
-  explicit NnOp(std::string type) : type_(std::move(type)) { core::Initialize(); }
-
-  NnOp& In(const std::string& param, const std::string& var, TestTensor t) {
-    ins_[param].push_back(var);
-    feeds_[var] = std::move(t);
-    return *this;
-  }
-  // `fetch` false: bound but not fetched by Run() (e.g. XShape, which holds dims, no data).
-  NnOp& Out(const std::string& param, const std::string& var, bool fetch = true) {
-    outs_[param].push_back(var);
-    if (fetch) out_vars_.push_back(var);
-    return *this;
-  }
-  NnOp& Attr(const std::string& name, core::Attribute v) {
-    attrs_[name] = std::move(v);
-    return *this;
-  }
-  const std::map<std::string, TestTensor>& feeds() const { return feeds_; }
-
-  // The program (block 0 holds the op) and the op as checked (defaults filled).
-  core::ProgramDesc Build(core::OpDesc* fwd = nullptr) const {
-    core::ProgramDesc prog;
-    core::BlockDesc* b = prog.MutableBlock(0);
-    for (const auto& [var, t] : feeds_) {
-      core::VarDesc* v = b->Var(var);
-      v->set_dtype(t.dtype);
-      v->set_shape(t.dims);
-    }
-    core::OpDesc* op = AppendChecked(b, core::OpDesc(type_, ins_, outs_, attrs_));
-    if (fwd) *fwd = *op;
-    return prog;
-  }
-
-  std::map<std::string, TestTensor> Run(const std::map<std::string, TestTensor>& feeds) const {
-    core::ProgramDesc prog = Build();
-    return RunProgram(prog, feeds, out_vars_);
-  }
-  std::map<std::string, TestTensor> Run() const { return Run(feeds_); }
-
-  static std::map<std::string, TestTensor> RunProgram(
-      const core::ProgramDesc& prog, const std::map<std::string, TestTensor>& feeds,
-      const std::vector<std::string>& fetch) {
-    std::map<std::string, core::LoDTensor> f;
-    for (const auto& [var, t] : feeds) f[var] = ToLoD(t);
-    core::Executor exe(core::Place("cpu", 0));
-    core::Scope scope;
-    std::vector<core::LoDTensor> got = exe.Run(prog, &scope, f, fetch);
-    std::map<std::string, TestTensor> out;
-    for (size_t i = 0; i < fetch.size(); ++i) out[fetch[i]] = FromLoD(got[i]);
-    return out;
-  }
-
-  // Checks the registered grad ops' d(L)/d(wrt) against central differences, where
-  // L = sum over `outs` of sum(w_k * out_k) with fixed random weights w_k.
-  void CheckGrad(const std::vector<std::string>& wrt, const std::vector<std::string>& outs,
-                 double rtol, double atol, double delta) const {
-    core::OpDesc fwd;
-    core::ProgramDesc prog = Build(&fwd);
-    auto out0 = RunProgram(prog, feeds_, outs);
-    std::map<std::string, TestTensor> weights;
-    unsigned seed = 101;
-    for (const auto& o : outs) weights[o] = Random(out0[o].dims, out0[o].dtype, -1, 1, seed++);
-    auto loss = [&](const std::map<std::string, TestTensor>& in) {
-      auto got = RunProgram(prog, in, outs);
-      double l = 0;
-      for (const auto& o : outs)
-        for (size_t j = 0; j < got[o].data.size(); ++j) l += weights[o].data[j] * got[o].data[j];
-      return l;
-    };
-    core::ProgramDesc grad_prog = prog;
-    core::BlockDesc* block = grad_prog.MutableBlock(0);
-    auto feeds = feeds_;
-    for (const auto& o : outs) {
-      std::string g = core::GradVarName(o);
-      core::VarDesc* v = block->Var(g);
-      v->set_dtype(weights[o].dtype);
-      v->set_shape(weights[o].dims);
-      feeds[g] = weights[o];
-    }
-    for (const core::OpDesc& g : core::MakeGradOps(fwd, {})) AppendChecked(block, g);
-    std::vector<std::string> fetch;
-    for (const auto& v : wrt) fetch.push_back(core::GradVarName(v));
-    auto analytic = RunProgram(grad_prog, feeds, fetch);
-    for (const auto& v : wrt) {
-      const TestTensor& a = analytic[core::GradVarName(v)];
-      const TestTensor& x = feeds_.at(v);
-      ASSERT_EQ(a.dims, x.dims) << type_ << ": grad of " << v << " has other dims than " << v;
-      for (size_t i = 0; i < x.data.size(); ++i) {
-        auto shifted = [&](double s) {
-          auto in = feeds_;
-          in[v].data[i] += s;
-          return loss(in);
-        };
-        double numeric = (shifted(delta) - shifted(-delta)) / (2 * delta);
-        ASSERT_NEAR(a.data[i], numeric, atol + rtol * std::fabs(numeric))
-            << type_ << ": d/d " << v << "[" << i << "] analytic vs finite difference";
-      }
-    }
-  }
-
- private:
-  std::string type_;
-  core::VariableNameMap ins_, outs_;
-  core::AttributeMap attrs_;
-  std::map<std::string, TestTensor> feeds_;
-  std::vector<std::string> out_vars_;
-};
+// A one-op program on cpu:0 (one_op_program.h): In/Out/Attr, Run, CheckGrad by finite
+// differences.
+using NnOp = OneOpProgram;
 
 // Compile-time shape inference only: declares inputs with `dims` (may hold -1) and `dtype`,
 // appends the op, returns each output variable's inferred shape.

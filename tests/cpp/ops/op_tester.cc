@@ -10,6 +10,7 @@
 #include "core/plugin/loader.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
+#include "one_op_program.h"
 
 namespace tide::test {
 using namespace tide::core;  // NOLINT
@@ -44,52 +45,6 @@ TestTensor Values(std::vector<int64_t> dims, std::vector<double> data, TideDataT
 }
 
 namespace {
-
-template <typename T>
-void Fill(LoDTensor* t, const std::vector<double>& v, const Place& p) {
-  T* d = t->mutable_data<T>(p);
-  for (size_t i = 0; i < v.size(); ++i) d[i] = static_cast<T>(v[i]);
-}
-
-LoDTensor ToLoDTensor(const TestTensor& t) {
-  LoDTensor out;
-  out.Resize(DDim(t.dims));
-  Place host("cpu", 0);
-  switch (t.dtype) {
-    case TIDE_FP32: Fill<float>(&out, t.data, host); break;
-    case TIDE_FP64: Fill<double>(&out, t.data, host); break;
-    case TIDE_INT32: Fill<int32_t>(&out, t.data, host); break;
-    case TIDE_INT64: Fill<int64_t>(&out, t.data, host); break;
-    case TIDE_BOOL: Fill<bool>(&out, t.data, host); break;
-    case TIDE_UINT8: Fill<uint8_t>(&out, t.data, host); break;
-    default: ADD_FAILURE() << "unsupported test dtype " << DataTypeName(t.dtype);
-  }
-  out.set_lod(t.lod);
-  return out;
-}
-
-template <typename T>
-std::vector<double> Read(const LoDTensor& t) {
-  const T* d = t.data<T>();
-  return std::vector<double>(d, d + t.numel());
-}
-
-TestTensor FromLoDTensor(const LoDTensor& t) {
-  TestTensor out;
-  out.dims = t.dims().ToVector();
-  out.dtype = t.dtype();
-  out.lod = t.lod();
-  switch (t.dtype()) {
-    case TIDE_FP32: out.data = Read<float>(t); break;
-    case TIDE_FP64: out.data = Read<double>(t); break;
-    case TIDE_INT32: out.data = Read<int32_t>(t); break;
-    case TIDE_INT64: out.data = Read<int64_t>(t); break;
-    case TIDE_BOOL: out.data = Read<bool>(t); break;
-    case TIDE_UINT8: out.data = Read<uint8_t>(t); break;
-    default: ADD_FAILURE() << "unsupported result dtype " << DataTypeName(t.dtype());
-  }
-  return out;
-}
 
 void Declare(BlockDesc* b, const std::string& name, const TestTensor* t, TideDataType dtype) {
   VarDesc* v = b->Var(name);
@@ -160,14 +115,14 @@ static Built Build(const std::string& type, const std::vector<std::pair<std::str
 std::map<std::string, TestTensor> OpTester::Run() const {
   Built b = Build(type_, inputs_, feeds_, outputs_, attrs_);
   std::map<std::string, LoDTensor> feeds;
-  for (const auto& [var, t] : feeds_) feeds[var] = ToLoDTensor(t);
+  for (const auto& [var, t] : feeds_) feeds[var] = ToLoD(t);
   std::vector<std::string> fetch;
   for (const auto& [param, var] : outputs_) fetch.push_back(var);
   Executor exe(place_);
   Scope scope;
   std::vector<LoDTensor> got = exe.Run(b.program, &scope, feeds, fetch);
   std::map<std::string, TestTensor> out;
-  for (size_t i = 0; i < fetch.size(); ++i) out[fetch[i]] = FromLoDTensor(got[i]);
+  for (size_t i = 0; i < fetch.size(); ++i) out[fetch[i]] = FromLoD(got[i]);
   return out;
 }
 
@@ -178,9 +133,9 @@ void OpTester::CheckGrad(const std::vector<std::string>& wrt, const std::string&
   // Forward once for Out's dims, then the weights of L = sum(w * out).
   auto forward = [&](const std::map<std::string, TestTensor>& in) {
     std::map<std::string, LoDTensor> feeds;
-    for (const auto& [var, t] : in) feeds[var] = ToLoDTensor(t);
+    for (const auto& [var, t] : in) feeds[var] = ToLoD(t);
     Scope scope;
-    return FromLoDTensor(exe.Run(b.program, &scope, feeds, {out_var}).at(0));
+    return FromLoD(exe.Run(b.program, &scope, feeds, {out_var}).at(0));
   };
   TestTensor out0 = forward(feeds_);
   TestTensor w = Random(out0.dims, out0.dtype, -1, 1, 77);
@@ -220,15 +175,15 @@ std::map<std::string, TestTensor> OpTester::RunGrad(const std::vector<std::strin
   Declare(block, dout, &dout_value, dout_value.dtype);
   for (const OpDesc& g : MakeGradOps(b.fwd, {})) Append(block, g, b.dtype);
   std::map<std::string, LoDTensor> feeds;
-  for (const auto& [var, t] : feeds_) feeds[var] = ToLoDTensor(t);
-  feeds[dout] = ToLoDTensor(dout_value);
+  for (const auto& [var, t] : feeds_) feeds[var] = ToLoD(t);
+  feeds[dout] = ToLoD(dout_value);
   std::vector<std::string> fetch;
   for (const auto& v : wrt) fetch.push_back(GradVarName(v));
   Executor exe(place_);
   Scope scope;
   std::vector<LoDTensor> got = exe.Run(grad_prog, &scope, feeds, fetch);
   std::map<std::string, TestTensor> out;
-  for (size_t k = 0; k < wrt.size(); ++k) out[wrt[k]] = FromLoDTensor(got[k]);
+  for (size_t k = 0; k < wrt.size(); ++k) out[wrt[k]] = FromLoD(got[k]);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "core/framework/selected_rows.h"
 #include "core/ir/program_desc.h"
 #include "core/plugin/loader.h"
+#include "one_op_program.h"
 #include "op_tester.h"
 
 namespace tide::test::optim {
@@ -21,36 +22,6 @@ namespace tide::test::optim {
 // `v` as the dtype stores it (float32 rounds), so references see what the kernel sees.
 inline double Round(double v, TideDataType dtype) {
   return dtype == TIDE_FP32 ? static_cast<double>(static_cast<float>(v)) : v;
-}
-
-inline core::LoDTensor ToDense(const TestTensor& t) {
-  core::LoDTensor out;
-  out.Resize(core::DDim(t.dims));
-  core::Place host("cpu", 0);
-  if (t.dtype == TIDE_FP64) {
-    double* d = out.mutable_data<double>(host);
-    for (size_t i = 0; i < t.data.size(); ++i) d[i] = t.data[i];
-  } else {
-    EXPECT_EQ(t.dtype, TIDE_FP32) << "the optimizer tests use float32 and float64 only";
-    float* d = out.mutable_data<float>(host);
-    for (size_t i = 0; i < t.data.size(); ++i) d[i] = static_cast<float>(t.data[i]);
-  }
-  return out;
-}
-
-inline TestTensor FromDense(const core::LoDTensor& t) {
-  TestTensor out;
-  out.dims = t.dims().ToVector();
-  out.dtype = t.dtype();
-  if (t.dtype() == TIDE_FP64) {
-    const double* d = t.data<double>();
-    out.data.assign(d, d + t.numel());
-  } else {
-    EXPECT_EQ(t.dtype(), TIDE_FP32) << "unexpected result dtype";
-    const float* d = t.data<float>();
-    out.data.assign(d, d + t.numel());
-  }
-  return out;
 }
 
 // A SelectedRows gradient: `value` holds one row of Param per entry of `rows`.
@@ -98,14 +69,14 @@ inline std::map<std::string, TestTensor> RunWithSparseGrad(
   auto* sr = scope.Var("grad")->GetMutable<core::SelectedRows>();
   sr->set_height(grad.height);
   *sr->mutable_rows() = grad.rows;
-  *sr->mutable_value() = ToDense(grad.value);
+  *sr->mutable_value() = ToLoD(grad.value);
 
   std::map<std::string, core::LoDTensor> feeds;
-  for (const auto& [param, t] : inputs) feeds[param] = ToDense(t);
+  for (const auto& [param, t] : inputs) feeds[param] = ToLoD(t);
   core::Executor exe(core::Place("cpu", 0));
   std::vector<core::LoDTensor> got = exe.Run(program, &scope, feeds, fetch);
   std::map<std::string, TestTensor> result;
-  for (size_t i = 0; i < fetch.size(); ++i) result[fetch[i]] = FromDense(got[i]);
+  for (size_t i = 0; i < fetch.size(); ++i) result[fetch[i]] = FromLoD(got[i]);
   return result;
 }
 
