@@ -8,6 +8,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/tide/plugin_api.h"
+# The standard op semantics headers (tide/ops/) are installed, and each compiles on its own.
+test -f "$work/prefix/include/tide/ops/broadcast.hpp"
+for h in "$work/prefix/include/tide/ops/"*.hpp; do
+  echo "#include <tide/ops/$(basename "$h")>" |
+    "${CXX:-c++}" -std=c++17 -fsyntax-only -I"$work/prefix/include" -x c++ -
+done
 cmake -S "$here/acme_ops" -B "$work/acme" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/acme" >/dev/null
