@@ -227,9 +227,7 @@ void ConvGradKernel(KernelContext& ctx) {
   Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
   Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
   ConvGeom geo = GetConvGeom(ctx, op, x.dims(), f.dims());
-  const Dims out_dims = geo.out_dims();
-  TIDE_CHECK(dout.dims() == out_dims, "op '", op, "': Output@GRAD has dims ",
-             tide::ToString(dout.dims()), ", expected ", tide::ToString(out_dims));
+  tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), geo.out_dims());
   const T* xd = x.data<T>();
   const T* fd = f.data<T>();
   const T* gd = dout.data<T>();

@@ -126,9 +126,7 @@ void PoolGrad(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
   PoolGeom g = GetPoolGeom(ctx, op, x.dims());
-  const Dims want = g.out_dims();
-  TIDE_CHECK(dout.dims() == want, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
-             ", expected ", tide::ToString(want));
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), g.out_dims());
   const T* xd = x.data<T>();
   const T* gd = dout.data<T>();
   T* dd = dx.mutable_data<T>(x.dims(), gpu.place());

@@ -10,7 +10,7 @@
 namespace tide_cuda {
 namespace {
 
-using tide::ops::ConcatDims;
+using tide::ops::ConcatDimsOf;
 using tide::ops::SplitDimsOf;
 
 // ---------------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ void Concat(KernelContext& ctx) {
   std::vector<Dims> dims;
   for (const auto& x : xs) dims.push_back(x.dims());
   int axis = 0;
-  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
+  Dims od = ConcatDimsOf(ctx, dims, &axis);
   std::vector<int64_t> sizes;
   std::vector<const T*> parts;
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -193,9 +193,8 @@ void ConcatGrad(KernelContext& ctx) {
   std::vector<Dims> dims;
   for (const auto& x : xs) dims.push_back(x.dims());
   int axis = 0;
-  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
-  TIDE_CHECK(dout.dims() == od, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
-             ", expected ", tide::ToString(od));
+  Dims od = ConcatDimsOf(ctx, dims, &axis);
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
   const std::string gx = GradVarName("X");
   std::vector<int64_t> sizes;
   std::vector<T*> parts;

@@ -26,7 +26,7 @@ void ConcatKernel(KernelContext& ctx) {
     std::vector<Dims> dims;
     for (const auto& x : xs) dims.push_back(x.dims());
     int axis = 0;
-    const Dims od = tide::ops::ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
+    const Dims od = tide::ops::ConcatDimsOf(ctx, dims, &axis);
     Exec e(ctx);
     std::vector<memory> srcs;
     std::vector<memory::desc> mds;

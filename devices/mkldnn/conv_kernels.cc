@@ -114,8 +114,7 @@ void ConvGradKernel(KernelContext& ctx) {
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("Input").c_str());
     Tensor df = ctx.OptionalOutput(tide::GradVarName("Filter").c_str());
     ConvParams p = GetParams(ctx, x, f);
-    TIDE_CHECK(dout.dims() == p.out, "op '", op, "': Output@GRAD has dims ",
-               tide::ToString(dout.dims()), ", expected ", tide::ToString(p.out));
+    tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), p.out);
     if (!dx && !df) return;
     Exec e(ctx);
     auto entry = e.cache().GetOrCreate<ConvBwd>(ConvKey(op, x, p)(dout).str(), [&] {

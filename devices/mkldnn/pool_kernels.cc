@@ -181,8 +181,7 @@ void PoolGradKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
     Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
     PoolParams p = GetParams(ctx, x.dims());
-    TIDE_CHECK(dout.dims() == p.out_dims(), "op '", op, "': Out@GRAD has dims ",
-               tide::ToString(dout.dims()), ", expected ", tide::ToString(p.out_dims()));
+    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), p.out_dims());
     Exec e(ctx);
     if (!p.onednn) {
       memory xm = PlainView(e, x, op, "X");

@@ -61,9 +61,7 @@ void LrnGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   LrnParams p = GetLrnParams(ctx, x.dims());
-  for (const Tensor* t : {&out, &mid, &dout})
-    TIDE_CHECK(t->dims() == x.dims(), "op '", op, "': Out, MidOut and Out@GRAD must have X's dims ",
-               tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));
+  tide::ops::CheckLrnGradDims(op, x.dims(), out.dims(), mid.dims(), dout.dims());
   const T* xd = x.data<T>();
   const T* od = out.data<T>();
   const T* md = mid.data<T>();

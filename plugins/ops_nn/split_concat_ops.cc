@@ -10,7 +10,7 @@
 namespace ops_nn {
 namespace {
 
-using tide::ops::ConcatDims;
+using tide::ops::ConcatDimsOf;
 using tide::ops::SplitDimsOf;
 
 // Copies a [pre, n_i, post] block of each part into / out of a [pre, sum n_i, post] whole.
@@ -39,8 +39,7 @@ void JoinOrCut(bool join, int64_t pre, int64_t post, int64_t total,
 // concat
 void ConcatInferShape(tide::InferShapeContext& ctx) {
   int axis = 0;
-  ctx.SetOutputDims(
-      "Out", ConcatDims(ctx.op_type(), ctx.InputsDims("X"), ctx.Attr<int32_t>("axis"), &axis));
+  ctx.SetOutputDims("Out", ConcatDimsOf(ctx, ctx.InputsDims("X"), &axis));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   ctx.ShareLoD("X", "Out");
 }
@@ -52,7 +51,7 @@ void ConcatKernel(KernelContext& ctx) {
   std::vector<Dims> dims;
   for (const auto& x : xs) dims.push_back(x.dims());
   int axis = 0;
-  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
+  Dims od = ConcatDimsOf(ctx, dims, &axis);
   T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
   std::vector<int64_t> sizes;
   std::vector<const T*> parts;
@@ -76,9 +75,8 @@ void ConcatGradKernel(KernelContext& ctx) {
   std::vector<Dims> dims;
   for (const auto& x : xs) dims.push_back(x.dims());
   int axis = 0;
-  Dims od = ConcatDims(op, dims, ctx.Attr<int32_t>("axis"), &axis);
-  TIDE_CHECK(dout.dims() == od, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
-             ", expected ", tide::ToString(od));
+  Dims od = ConcatDimsOf(ctx, dims, &axis);
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
   const std::string g = GradVarName("X");
   std::vector<int64_t> sizes;
   std::vector<T*> parts;

@@ -1,5 +1,5 @@
 // tide/ops/dims.hpp: dims arithmetic that Tide's standard ops share (products, Fluid's
-// flatten-to-2D, dims unknown at compile time, an (h, w) attribute); header-only semantics.
+// flatten-to-2D, dims unknown at compile time, an (h, w) attribute, a gradient's dims).
 #ifndef TIDE_OPS_DIMS_HPP_
 #define TIDE_OPS_DIMS_HPP_
 
@@ -33,6 +33,12 @@ inline bool DimsCompatible(int64_t a, int64_t b) { return a < 0 || b < 0 || a ==
 inline void CheckPair(const char* op, const char* name, const std::vector<int32_t>& v) {
   TIDE_CHECK(v.size() == 2, "op '", op, "': attribute '", name, "' needs 2 values (h, w), got ",
              v.size());
+}
+
+// A grad op's input gradient `name` (e.g. "Out@GRAD") has the dims of what it is the gradient of.
+inline void CheckGradDims(const char* op, const char* name, const Dims& got, const Dims& want) {
+  TIDE_CHECK(got == want, "op '", op, "': ", name, " has dims ", ToString(got), ", expected ",
+             ToString(want));
 }
 
 }  // namespace ops

@@ -1,11 +1,12 @@
 // tide/ops/lrn.hpp: lrn's parameters (Fluid 1.x local response normalisation across channels)
-// and X's check, for every lrn implementation.
+// and the checks of lrn and lrn_grad's inputs, for every lrn implementation.
 #ifndef TIDE_OPS_LRN_HPP_
 #define TIDE_OPS_LRN_HPP_
 
 #include <tide/plugin.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace tide {
 namespace ops {
@@ -38,6 +39,14 @@ LrnParams GetLrnParams(const Ctx& ctx, const Dims& x) {
   p.alpha = ctx.template Attr<float>("alpha");
   p.beta = ctx.template Attr<float>("beta");
   return p;
+}
+
+// lrn_grad: Out, MidOut and Out@GRAD have X's dims.
+inline void CheckLrnGradDims(const char* op, const Dims& x, const Dims& out, const Dims& mid,
+                             const Dims& dout) {
+  for (const Dims* d : {&out, &mid, &dout})
+    TIDE_CHECK(*d == x, "op '", op, "': Out, MidOut and Out@GRAD must have X's dims ", ToString(x),
+               ", got ", ToString(*d));
 }
 
 }  // namespace ops

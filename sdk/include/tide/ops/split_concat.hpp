@@ -39,6 +39,12 @@ inline Dims ConcatDims(const char* op, const std::vector<Dims>& ins, int axis_at
   return out;
 }
 
+// ConcatDims with concat's `axis` attribute read from `ctx` (any context with Attr<T>()).
+template <typename Ctx>
+Dims ConcatDimsOf(const Ctx& ctx, const std::vector<Dims>& ins, int* axis) {
+  return ConcatDims(ctx.op_type(), ins, ctx.template Attr<int32_t>("axis"), axis);
+}
+
 // split's Out dims (one per part, `outs` Out variables); the normalised axis in `axis`. One
 // section may be -1: it takes what the others leave.
 inline std::vector<Dims> SplitDims(const char* op, const Dims& x, int axis_attr, int num,
