@@ -15,12 +15,10 @@
 #include <vector>
 
 #include "core/executor/executor.h"
-#include "core/ir/compile_infer_shape.h"
 #include "core/ir/grad_op_maker.h"
 #include "core/plugin/c_handles.h"
 #include "core/plugin/loader.h"
 #include "core/plugin/status.h"
-#include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
 #include "one_op_program.h"
 #include "op_tester.h"
@@ -45,21 +43,6 @@ inline core::LoDTensor Transform(const core::LoDTensor& in, TideLayout from, Tid
   core::ThrowIfStatus(e->fn(core::Wrap(&in), core::Wrap(&out), core::Wrap(dctx), e->user_data),
                       "layout transform", e->plugin_file);
   return out;
-}
-
-// Appends `op` to `block` (declaring its undeclared variables float32: the oneDNN kernels'
-// type), checks it and infers shapes.
-inline core::OpDesc* AppendChecked(core::BlockDesc* block, const core::OpDesc& op) {
-  for (const auto& names : {op.InputArgumentNames(), op.OutputArgumentNames()})
-    for (const auto& n : names)
-      if (n != core::kEmptyVarName && !block->FindVar(n)) block->Var(n)->set_dtype(TIDE_FP32);
-  core::OpDesc* added = block->AppendOp();
-  *added = op;
-  added->set_block(block);
-  const core::OpInfo& info = core::Registry::Global().GetOp(op.type());
-  core::CheckOpDesc(info, added);
-  core::InferShapeAtCompileTime(info, *added, block);
-  return added;
 }
 
 struct Result {
