@@ -1,0 +1,133 @@
+// standard_ops_test.cc: the SDK's standard op semantics (tide/ops/) used directly, as a vendor's
+// kernel would, with a context of its own that has Attr<T>(): shapes and error messages.
+#include <gtest/gtest.h>
+#include <tide/ops/broadcast.hpp>
+#include <tide/ops/conv.hpp>
+#include <tide/ops/matmul.hpp>
+#include <tide/ops/pool.hpp>
+#include <tide/ops/split_concat.hpp>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tide::test {
+namespace {
+
+using tide::Dims;
+
+// Any type with op_type() and Attr<T>(name) will do; this one holds ints, bools and int lists.
+struct FakeContext {
+  std::string op = "pool2d";
+  std::map<std::string, int32_t> ints;
+  std::map<std::string, bool> bools;
+  std::map<std::string, std::vector<int32_t>> lists;
+  std::string pooling_type = "avg";
+
+  const char* op_type() const { return op.c_str(); }
+  template <typename T>
+  T Attr(const char* name) const {
+    if constexpr (std::is_same_v<T, int32_t>)
+      return ints.at(name);
+    else if constexpr (std::is_same_v<T, bool>)
+      return bools.at(name);
+    else if constexpr (std::is_same_v<T, std::vector<int32_t>>)
+      return lists.at(name);
+    else
+      return pooling_type;  // the only string attribute read here
+  }
+};
+
+FakeContext PoolContext(std::vector<int32_t> ksize, std::vector<int32_t> strides,
+                        std::vector<int32_t> pads, bool ceil_mode = false, bool global = false,
+                        bool adaptive = false) {
+  FakeContext c;
+  c.lists = {{"ksize", ksize}, {"strides", strides}, {"paddings", pads}};
+  c.bools = {{"exclusive", true},
+             {"adaptive", adaptive},
+             {"global_pooling", global},
+             {"ceil_mode", ceil_mode}};
+  return c;
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tide::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(StandardOps, PoolGeometry) {
+  const Dims x{2, 3, 5, 5};
+  EXPECT_EQ(tide::ops::GetPoolGeom(PoolContext({2, 2}, {2, 2}, {0, 0}), "pool2d", x).out_dims(),
+            (Dims{2, 3, 2, 2}));
+  EXPECT_EQ(
+      tide::ops::GetPoolGeom(PoolContext({2, 2}, {2, 2}, {0, 0}, true), "pool2d", x).out_dims(),
+      (Dims{2, 3, 3, 3}));
+  EXPECT_EQ(tide::ops::GetPoolGeom(PoolContext({3, 3}, {1, 1}, {0, 0}, false, true), "pool2d", x)
+                .out_dims(),
+            (Dims{2, 3, 1, 1}));
+  const auto g =
+      tide::ops::GetPoolGeom(PoolContext({2, 3}, {1, 1}, {0, 0}, false, false, true), "pool2d", x);
+  EXPECT_EQ(g.out_dims(), (Dims{2, 3, 2, 3}));
+  const tide::ops::PoolWindow w = tide::ops::GetPoolWindow(g, 1, 1);  // rows [2, 5), cols [1, 4)
+  EXPECT_EQ(std::vector<int64_t>({w.y0, w.y1, w.x0, w.x1, w.size}),
+            std::vector<int64_t>({2, 5, 1, 4, 9}));
+  EXPECT_EQ(tide::ops::PoolOutSize(-1, 2, 0, 2, false), -1);  // unknown at compile time
+  EXPECT_EQ(ErrorOf([&] {
+              tide::ops::GetPoolGeom(PoolContext({2}, {1, 1}, {0, 0}), "pool2d", x);
+            }),
+            "op 'pool2d': attribute 'ksize' needs 2 values (h, w), got 1");
+}
+
+TEST(StandardOps, ConvGeometryAndGroups) {
+  FakeContext c;
+  c.op = "conv2d";
+  c.lists = {{"strides", {1, 1}}, {"paddings", {1, 1}}, {"dilations", {1, 1}}};
+  c.ints = {{"groups", 2}};
+  EXPECT_EQ(tide::ops::GetConvGeom(c, "conv2d", {1, 4, 6, 6}, {6, 2, 3, 3}).out_dims(),
+            (Dims{1, 6, 6, 6}));
+  EXPECT_NE(ErrorOf([&] {
+              tide::ops::GetConvGeom(c, "conv2d", {1, 4, 6, 6}, {6, 4, 3, 3});
+            }).find("has 4 channels but Filter [6, 4, 3, 3] expects C/groups = 4"),
+            std::string::npos);
+}
+
+TEST(StandardOps, Broadcast) {
+  // axis = -1 aligns Y's full dims before its trailing 1s drop: Y [3, 1] lies on X's dim 1.
+  const tide::ops::Broadcast b = tide::ops::GetBroadcast("elementwise_add", {2, 3, 4}, {3, 1}, -1);
+  EXPECT_EQ(std::vector<int64_t>({b.pre, b.n, b.post, b.axis}), std::vector<int64_t>({2, 3, 4, 1}));
+  EXPECT_EQ(tide::ops::BroadcastYDims("elementwise_add", {2, 3, 4}, {3, 1}, -1), (Dims{1, 3, 1}));
+  EXPECT_EQ(tide::ops::BroadcastYDims("elementwise_add", {2, 3, 4}, {1}, -1), (Dims{1, 1, 1}));
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::GetBroadcast("elementwise_add", {2, 3}, {4}, -1);
+            }),
+            "op 'elementwise_add': cannot broadcast Y [4] onto X [2, 3] at axis 1 (dim 1: 3 vs 4)");
+}
+
+TEST(StandardOps, MatmulAndMul) {
+  const tide::ops::MatmulShape s = tide::ops::GetMatmulShape({5, 2, 3}, {3}, false, false);
+  EXPECT_EQ(s.out, (Dims{5, 2}));
+  EXPECT_EQ(std::vector<int64_t>({s.batch, s.m, s.n, s.k}), std::vector<int64_t>({5, 2, 1, 3}));
+  EXPECT_EQ(tide::ops::MulOutDims("mul", {2, 3, 4}, {12, 5}, 1, 1), (Dims{2, 5}));
+  EXPECT_EQ(tide::ops::MulOutDims("mul", {-1, 12}, {12, 5}, 1, 1), (Dims{-1, 5}));
+}
+
+TEST(StandardOps, SplitAndConcat) {
+  int axis = 0;
+  EXPECT_EQ(tide::ops::SplitDims("split", {4, 10}, -1, 0, {3, -1, 2}, 3, &axis),
+            (std::vector<Dims>{{4, 3}, {4, 5}, {4, 2}}));
+  EXPECT_EQ(axis, 1);
+  EXPECT_EQ(tide::ops::ConcatDims("concat", {{2, 3}, {2, -1}, {2, 4}}, 1, &axis), (Dims{2, -1}));
+  EXPECT_EQ(ErrorOf([&] {
+              tide::ops::SplitDims("split", {4, 10}, 1, 3, {}, 3, &axis);
+            }),
+            "op 'split': X [4, 10] has 10 entries on axis 1, not divisible by num = 3");
+}
+
+}  // namespace
+}  // namespace tide::test
