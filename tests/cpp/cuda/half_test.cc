@@ -18,11 +18,7 @@ std::map<std::string, TestTensor> RunOps(const core::Place& place, const std::ve
                                          const std::vector<std::string>& fetch) {
   core::ProgramDesc prog;
   core::BlockDesc* b = prog.MutableBlock(0);
-  for (const auto& [var, t] : feeds) {
-    core::VarDesc* v = b->Var(var);
-    v->set_dtype(t.dtype);
-    v->set_shape(t.dims);
-  }
+  DeclareFeeds(b, feeds);
   for (const auto& op : ops) AppendChecked(b, op);
   return RunProgram(prog, place, feeds, fetch);
 }

@@ -95,11 +95,7 @@ class Net {
   core::ProgramDesc Build(bool mkldnn) const {
     core::ProgramDesc prog;
     core::BlockDesc* b = prog.MutableBlock(0);
-    for (const auto& [var, t] : feeds_) {
-      core::VarDesc* v = b->Var(var);
-      v->set_dtype(t.dtype);
-      v->set_shape(t.dims);
-    }
+    DeclareFeeds(b, feeds_);
     std::vector<core::OpDesc> fwd;
     for (core::OpDesc op : steps_) {
       if (mkldnn) op.SetAttr("use_mkldnn", true);

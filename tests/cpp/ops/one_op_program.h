@@ -88,6 +88,15 @@ inline TestTensor FromLoD(const core::LoDTensor& t) {
   return out;
 }
 
+// Declares each fed variable in `block` with its test tensor's dtype and dims.
+inline void DeclareFeeds(core::BlockDesc* block, const std::map<std::string, TestTensor>& feeds) {
+  for (const auto& [var, t] : feeds) {
+    core::VarDesc* v = block->Var(var);
+    v->set_dtype(t.dtype);
+    v->set_shape(t.dims);
+  }
+}
+
 // Appends `op` to `block` (declaring its undeclared variables), checks it and infers shapes.
 inline core::OpDesc* AppendChecked(core::BlockDesc* block, const core::OpDesc& op) {
   for (const auto& names : {op.InputArgumentNames(), op.OutputArgumentNames()})
@@ -151,11 +160,7 @@ class OneOpProgram {
   core::ProgramDesc Build(core::OpDesc* fwd = nullptr) const {
     core::ProgramDesc prog;
     core::BlockDesc* b = prog.MutableBlock(0);
-    for (const auto& [var, t] : feeds_) {
-      core::VarDesc* v = b->Var(var);
-      v->set_dtype(t.dtype);
-      v->set_shape(t.dims);
-    }
+    DeclareFeeds(b, feeds_);
     core::OpDesc* op = AppendChecked(b, core::OpDesc(type_, ins_, outs_, attrs_));
     if (fwd) *fwd = *op;
     return prog;
