@@ -37,7 +37,7 @@ template <typename T, typename F>
 void ActKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   out.ResizeLike(x);
-  Eval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), T(0)));
+  EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), T(0)));
 }
 
 // `from` is "Out" for relu/sigmoid/tanh, "X" for square.
@@ -47,7 +47,7 @@ void ActGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
   dx.ResizeLike(from);
-  Eval(ctx, Out<T>(dx, ctx), F::Bwd(In<T>(from), In<T>(dout), T(0)));
+  EigenEval(ctx, Out<T>(dx, ctx), F::Bwd(In<T>(from), In<T>(dout), T(0)));
 }
 
 template <typename T> void ReluKernel(KernelContext& c) { ActKernel<T, Relu>(c); }
@@ -85,9 +85,9 @@ void ScaleKernel(KernelContext& ctx) {
   T scale = static_cast<T>(ctx.Attr<float>("scale")), bias = static_cast<T>(ctx.Attr<float>("bias"));
   out.ResizeLike(x);
   if (ctx.Attr<bool>("bias_after_scale"))
-    Eval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);
+    EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);
   else
-    Eval(ctx, Out<T>(out, ctx), (In<T>(x) + bias) * scale);
+    EigenEval(ctx, Out<T>(out, ctx), (In<T>(x) + bias) * scale);
 }
 
 }  // namespace

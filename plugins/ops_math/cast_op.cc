@@ -7,7 +7,7 @@ namespace {
 template <typename From, typename To>
 void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
   out.Resize(x.dims());
-  Eval(ctx, Out<To>(out, ctx), In<From>(x).template cast<To>());
+  EigenEval(ctx, Out<To>(out, ctx), In<From>(x).template cast<To>());
 }
 
 template <typename T>

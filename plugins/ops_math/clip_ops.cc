@@ -15,7 +15,7 @@ void ClipKernel(KernelContext& ctx) {
   T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
   TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
   out.Resize(x.dims());
-  Eval(ctx, Out<T>(out, ctx), In<T>(x).cwiseMax(lo).cwiseMin(hi));
+  EigenEval(ctx, Out<T>(out, ctx), In<T>(x).cwiseMax(lo).cwiseMin(hi));
 }
 
 // dX = dOut where min < X < max, else 0.
@@ -26,7 +26,7 @@ void ClipGradKernel(KernelContext& ctx) {
   T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
   dx.Resize(x.dims());
   auto xv = In<T>(x);
-  Eval(ctx, Out<T>(dx, ctx), In<T>(dout) * ((xv > lo) && (xv < hi)).template cast<T>());
+  EigenEval(ctx, Out<T>(dx, ctx), In<T>(dout) * ((xv > lo) && (xv < hi)).template cast<T>());
 }
 
 template <typename T>
@@ -46,7 +46,7 @@ void ClipByNormKernel(KernelContext& ctx) {
   T norm = std::sqrt(SumSquares<T>(x));
   T factor = norm > max_norm ? max_norm / norm : T(1);
   out.Resize(x.dims());
-  Eval(ctx, Out<T>(out, ctx), In<T>(x) * factor);
+  EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * factor);
 }
 
 template <typename T>
@@ -61,14 +61,14 @@ void SquaredL2NormGradKernel(KernelContext& ctx) {
   Tensor dx = ctx.Output(GradVarName("X").c_str());
   T g = dout.data<T>()[0] * T(2);
   dx.Resize(x.dims());
-  Eval(ctx, Out<T>(dx, ctx), In<T>(x) * g);
+  EigenEval(ctx, Out<T>(dx, ctx), In<T>(x) * g);
 }
 
 template <typename T>
 void SqrtKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   out.Resize(x.dims());
-  Eval(ctx, Out<T>(out, ctx), In<T>(x).sqrt());
+  EigenEval(ctx, Out<T>(out, ctx), In<T>(x).sqrt());
 }
 
 // dX = dOut / (2 * Out).
@@ -77,14 +77,14 @@ void SqrtGradKernel(KernelContext& ctx) {
   Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
   dx.Resize(out.dims());
-  Eval(ctx, Out<T>(dx, ctx), In<T>(dout) / (In<T>(out) * T(2)));
+  EigenEval(ctx, Out<T>(dx, ctx), In<T>(dout) / (In<T>(out) * T(2)));
 }
 
 template <typename T>
 void SignKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   out.Resize(x.dims());
-  Eval(ctx, Out<T>(out, ctx), In<T>(x).sign());
+  EigenEval(ctx, Out<T>(out, ctx), In<T>(x).sign());
 }
 
 void SameAsX(tide::InferShapeContext& c) {

@@ -1,5 +1,5 @@
-// common.h: helpers shared by ops_math kernels: Eigen evaluation (inline for small tensors,
-// on the CPU pool for large ones); the shape rules are the SDK's standard op semantics.
+// common.h: helpers shared by ops_math kernels: Eigen views of inputs and outputs (evaluation,
+// inline or on the CPU pool, is tide::EigenEval); the shape rules are the SDK's standard op semantics.
 #pragma once
 
 #include <tide/eigen.hpp>
@@ -14,23 +14,14 @@ namespace ops_math {
 
 using tide::Dims;
 using tide::KernelContext;
+using tide::kParallelThreshold;
 using tide::Tensor;
+// out = expr, on the CPU pool when large enough (tide::EigenEval).
+using tide::EigenEval;
 using tide::ops::Broadcast;
 using tide::ops::DimsProduct;
 using tide::ops::Flatten2D;
 using tide::ops::GetBroadcast;
-
-// Below this many elements, a thread hand-off costs more than the work.
-constexpr int64_t kParallelThreshold = 1 << 15;
-
-// out = expr, on the CPU pool when the tensor is large enough to benefit.
-template <typename Out, typename Expr>
-void Eval(const KernelContext& ctx, Out out, const Expr& expr) {
-  if (out.size() >= kParallelThreshold)
-    out.device(tide::EigenDevice(ctx)) = expr;
-  else
-    out = expr;
-}
 
 template <typename T>
 tide::ConstEigenVector<T> In(const Tensor& t) {

@@ -40,7 +40,7 @@ void ElementwiseKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
   if (x.SameDims(y) && !(std::is_same_v<F, DivF> && std::is_integral_v<T>)) {  // the common case
     out.ResizeLike(x);
-    Eval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
+    EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
     return;
   }
   Broadcast b = BroadcastOf(ctx, x, y);
@@ -51,7 +51,7 @@ void ElementwiseKernel(KernelContext& ctx) {
   }
   out.Resize(x.dims());
   if (b.same) {
-    Eval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
+    EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
     return;
   }
   const T* xd = x.data<T>();

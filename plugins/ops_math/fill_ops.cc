@@ -18,7 +18,7 @@ void FillConstant(KernelContext& ctx) {
   Tensor out = ctx.Output("Out");
   out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
   auto o = Out<T>(out, ctx);
-  Eval(ctx, o, o.constant(static_cast<T>(ctx.Attr<float>("value"))));
+  EigenEval(ctx, o, o.constant(static_cast<T>(ctx.Attr<float>("value"))));
 }
 
 template <typename T>
@@ -26,7 +26,7 @@ void FillZerosLike(KernelContext& ctx) {
   Tensor out = ctx.Output("Out");
   out.Resize(ctx.Input("X").dims());
   auto o = Out<T>(out, ctx);
-  Eval(ctx, o, o.constant(T(0)));
+  EigenEval(ctx, o, o.constant(T(0)));
 }
 
 // A seed of 0 draws a fresh one; any other seed repeats the same numbers on every run.

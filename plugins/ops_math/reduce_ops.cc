@@ -24,7 +24,7 @@ void MeanGradKernel(KernelContext& ctx) {
   dx.Resize(x.dims());
   T g = dout.data<T>()[0] / static_cast<T>(x.numel());
   auto d = Out<T>(dx, ctx);
-  Eval(ctx, d, d.constant(g));
+  EigenEval(ctx, d, d.constant(g));
 }
 
 // All inputs SelectedRows: the result lists every input's rows (repeats allowed, as Fluid's
@@ -113,10 +113,10 @@ void SumKernel(KernelContext& ctx) {
   const int64_t numel = xs[0].numel();
   T* acc = ctx.TempBuffer<T>(static_cast<size_t>(numel));
   tide::EigenVector<T> a(acc, numel);
-  Eval(ctx, a, In<T>(xs[0]));
-  for (size_t i = 1; i < xs.size(); ++i) Eval(ctx, a, a + In<T>(xs[i]));
+  EigenEval(ctx, a, In<T>(xs[0]));
+  for (size_t i = 1; i < xs.size(); ++i) EigenEval(ctx, a, a + In<T>(xs[i]));
   out.Resize(xs[0].dims());
-  Eval(ctx, Out<T>(out, ctx), a);
+  EigenEval(ctx, Out<T>(out, ctx), a);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // common.h: helpers shared by the ops_nn kernels: dims arithmetic that tolerates unknown (-1)
-// compile-time dims, grad shape rules, Eigen evaluation and a parallel loop on the CPU pool.
+// compile-time dims and grad shape rules (Eigen evaluation and the parallel loop are the SDK's).
 #pragma once
 
 #include <algorithm>
@@ -16,37 +16,13 @@ namespace ops_nn {
 using tide::Dims;
 using tide::GradVarName;
 using tide::KernelContext;
+using tide::kParallelThreshold;
+using tide::ParallelFor;
 using tide::Tensor;
+// out = expr, on the CPU pool when large enough (tide::EigenEval).
+using tide::EigenEval;
 using tide::ops::DimsCompatible;
 using tide::ops::NormAxis;
-
-// Below this many elements (or units of work), a thread hand-off costs more than the work.
-constexpr int64_t kParallelThreshold = 1 << 15;
-
-// out = expr, on the CPU pool when the tensor is large enough to benefit.
-template <typename Out, typename Expr>
-void Eval(const KernelContext& ctx, Out out, const Expr& expr) {
-  if (out.size() >= kParallelThreshold)
-    out.device(tide::EigenDevice(ctx)) = expr;
-  else
-    out = expr;
-}
-
-// fn(begin, end) over [0, n), split across the CPU pool when n * cost_per_item is large.
-template <typename F>
-void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& fn) {
-  if (n <= 0) return;
-  if (n == 1 || n * cost_per_item < kParallelThreshold) {
-    fn(int64_t(0), n);
-    return;
-  }
-  const auto& dev = tide::EigenDevice(ctx);
-  Eigen::TensorOpCost cost(static_cast<double>(cost_per_item) * 8,
-                           static_cast<double>(cost_per_item) * 4,
-                           static_cast<double>(cost_per_item));
-  dev.parallelFor(static_cast<Eigen::Index>(n), cost,
-                  [&fn](Eigen::Index b, Eigen::Index e) { fn(int64_t(b), int64_t(e)); });
-}
 
 // Product of d[begin, end); -1 when any of those dims is unknown (negative).
 inline int64_t Product(const Dims& d, size_t begin, size_t end) {

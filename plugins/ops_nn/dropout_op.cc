@@ -63,7 +63,7 @@ void DropoutGradKernel(KernelContext& ctx) {
   TIDE_CHECK(mask.dims() == dout.dims(), "op '", op, "': Mask ", tide::ToString(mask.dims()),
              " and Out@GRAD ", tide::ToString(dout.dims()), " differ");
   dx.Resize(dout.dims());
-  Eval(ctx, tide::FlatMutable<T>(dx, ctx.place()), tide::Flat<T>(dout) * tide::Flat<T>(mask));
+  EigenEval(ctx, tide::FlatMutable<T>(dx, ctx.place()), tide::Flat<T>(dout) * tide::Flat<T>(mask));
 }
 
 tide::OpSchema DropoutAttrs(tide::OpSchema s) {

@@ -23,13 +23,10 @@ using tide::Dims;
 using tide::KernelContext;
 using tide::Tensor;
 
-// Below this many elements, a thread hand-off costs more than the update.
-constexpr int64_t kParallelThreshold = 1 << 15;
-
 // Runs f(i) for i in [0, n), on the CPU pool when n is large enough to benefit.
 template <typename F>
 void ForEach(const KernelContext& ctx, int64_t n, const F& f) {
-  if (n >= kParallelThreshold) {
+  if (n >= tide::kParallelThreshold) {
     // Per element: a few loads and stores, a sqrt and a division at most.
     tide::EigenDevice(ctx).parallelFor(n, Eigen::TensorOpCost(32, 24, 40),
                                        [&f](Eigen::Index first, Eigen::Index last) {

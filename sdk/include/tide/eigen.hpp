@@ -8,6 +8,7 @@
 #include <tide/cpu_context.h>
 #include <tide/plugin.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,33 @@ inline const Eigen::ThreadPoolDevice& EigenDevice(const KernelContext& ctx) {
   last_key = &cpu;
   last_device = e.device.get();
   return *e.device;
+}
+
+// Below this many elements (or units of work), a thread hand-off costs more than the work.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+// out = expr, on the CPU pool when the tensor is large enough to benefit.
+template <typename Out, typename Expr>
+void EigenEval(const KernelContext& ctx, Out out, const Expr& expr) {
+  if (out.size() >= kParallelThreshold)
+    out.device(EigenDevice(ctx)) = expr;
+  else
+    out = expr;
+}
+
+// fn(begin, end) over [0, n), split across the CPU pool when n * cost_per_item is large.
+template <typename F>
+void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& fn) {
+  if (n <= 0) return;
+  if (n == 1 || n * cost_per_item < kParallelThreshold) {
+    fn(int64_t(0), n);
+    return;
+  }
+  Eigen::TensorOpCost cost(static_cast<double>(cost_per_item) * 8,
+                           static_cast<double>(cost_per_item) * 4,
+                           static_cast<double>(cost_per_item));
+  EigenDevice(ctx).parallelFor(static_cast<Eigen::Index>(n), cost,
+                               [&fn](Eigen::Index b, Eigen::Index e) { fn(int64_t(b), int64_t(e)); });
 }
 
 // Views of a tensor's data as Eigen maps. Unaligned: tensors may wrap external memory (numpy,
