@@ -1,7 +1,9 @@
 // tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table (+ dense or SelectedRows grad),
 // concat (+grad), split, transpose/transpose2 (+grads), reshape/reshape2 and flatten/flatten2
 // (+grads), with ops_nn's shape rules and messages.
+#include <tide/ops/reshape.hpp>
 #include <tide/ops/split_concat.hpp>
+#include <tide/ops/transpose.hpp>
 
 #include <cstring>
 
@@ -10,7 +12,13 @@
 namespace tide_cuda {
 namespace {
 
+using tide::ops::CheckedPerm;
 using tide::ops::ConcatDimsOf;
+using tide::ops::FlattenDims;
+using tide::ops::ForwardXDims;
+using tide::ops::InversePerm;
+using tide::ops::Permuted;
+using tide::ops::ReshapeDims;
 using tide::ops::SplitDimsOf;
 
 // ---------------------------------------------------------------------------------------------
@@ -229,27 +237,6 @@ void Split(KernelContext& ctx) {
 // transpose
 constexpr int kMaxRank = 9;
 
-std::vector<int> CheckedPerm(const char* op, const std::vector<int32_t>& axis, const Dims& x) {
-  TIDE_CHECK(axis.size() == x.size(), "op '", op, "': axis has ", axis.size(), " entries but X ",
-             tide::ToString(x), " has rank ", x.size());
-  std::vector<int> perm(axis.size());
-  std::vector<bool> seen(axis.size(), false);
-  for (size_t i = 0; i < axis.size(); ++i) {
-    int a = axis[i];
-    TIDE_CHECK(a >= 0 && a < static_cast<int>(x.size()) && !seen[a], "op '", op,
-               "': axis must be a permutation of [0, ", x.size(), "), got entry ", a, " at ", i);
-    seen[a] = true;
-    perm[i] = a;
-  }
-  return perm;
-}
-
-Dims Permuted(const Dims& x, const std::vector<int>& perm) {
-  Dims out(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) out[i] = x[perm[i]];
-  return out;
-}
-
 // Out dims and, for each out dim, the input stride it walks.
 struct PermView {
   int rank;
@@ -289,15 +276,6 @@ void TransposeData(const Gpu& g, const T* in, const Dims& in_dims, const std::ve
   Launch(g, "TransposeKernel", n, TransposeKernel<T>, in, out, v, n);
 }
 
-// X's dims: from X (transpose_grad, reshape_grad, flatten_grad) or XShape[1:] (the *2 grads).
-Dims ForwardXDims(const KernelContext& ctx) {
-  if (ctx.HasInput("XShape")) {
-    Dims xs = ctx.Input("XShape").dims();
-    return Dims(xs.begin() + 1, xs.end());
-  }
-  return ctx.Input("X").dims();
-}
-
 template <typename T>
 void Transpose(KernelContext& ctx) {
   Gpu g(ctx);
@@ -318,8 +296,7 @@ void TransposeGrad(KernelContext& ctx) {
   auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), xd);
   TIDE_CHECK(dout.dims() == Permuted(xd, perm), "op '", op, "': Out@GRAD has dims ",
              tide::ToString(dout.dims()), ", expected ", tide::ToString(Permuted(xd, perm)));
-  std::vector<int> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int>(i);
+  const std::vector<int> inv = InversePerm(perm);
   const T* gd = dout.data<T>();
   T* d = dx.mutable_data<T>(xd, g.place());
   TransposeData(g, gd, dout.dims(), inv, d);
@@ -327,43 +304,6 @@ void TransposeGrad(KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------------------------
 // reshape / flatten: Out = X's data with new dims (a copy on the stream, unless Out is X).
-Dims ReshapeDims(const char* op, const std::vector<int64_t>& shape, const Dims& x) {
-  Dims out(shape.size());
-  int unknown = -1;
-  int64_t explicit_product = 1;
-  std::vector<bool> copied(x.size(), false);
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
-      TIDE_CHECK(unknown < 0, "op '", op, "': shape ", tide::ToString(shape),
-                 " has more than one -1");
-      unknown = static_cast<int>(i);
-    } else if (shape[i] == 0) {
-      TIDE_CHECK(i < x.size(), "op '", op, "': shape ", tide::ToString(shape), " copies dim ", i,
-                 " (0) but X ", tide::ToString(x), " has rank ", x.size());
-      out[i] = x[i];
-      copied[i] = true;
-    } else {
-      TIDE_CHECK(shape[i] > 0, "op '", op, "': shape ", tide::ToString(shape), " holds ", shape[i],
-                 " at ", i, " (sizes must be > 0, or 0 to copy, or -1 to infer)");
-      out[i] = shape[i];
-      explicit_product *= shape[i];
-    }
-  }
-  int64_t rest = 1;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (!copied[i]) rest *= x[i];
-  if (unknown >= 0) {
-    TIDE_CHECK(explicit_product > 0 && rest % explicit_product == 0, "op '", op,
-               "': cannot reshape X ", tide::ToString(x), " to ", tide::ToString(shape), ": ", rest,
-               " elements do not divide into ", explicit_product);
-    out[unknown] = rest / explicit_product;
-  } else {
-    TIDE_CHECK(rest == explicit_product, "op '", op, "': cannot reshape X ", tide::ToString(x),
-               " (", DimsProduct(x), " elements) to ", tide::ToString(shape));
-  }
-  return out;
-}
-
 // The target shape: the Shape tensor's values when given (copied back from the device), else
 // the attribute.
 std::vector<int64_t> TargetShape(const KernelContext& ctx, const Gpu& g) {
@@ -404,12 +344,6 @@ void Reshape(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
   Dims od = ReshapeDims(ctx.op_type(), TargetShape(ctx, g), x.dims());
   CopyWithDims<T>(g, x, ctx.Output("Out"), od);
-}
-
-Dims FlattenDims(const char* op, const Dims& x, int axis) {
-  TIDE_CHECK(axis >= 0 && axis <= static_cast<int>(x.size()), "op '", op, "': axis ", axis,
-             " must be in [0, ", x.size(), "] for X ", tide::ToString(x));
-  return {DimsProduct(x, 0, axis), DimsProduct(x, axis, x.size())};
 }
 
 template <typename T>

@@ -1,5 +1,6 @@
 // common.h: helpers shared by ops_math kernels: Eigen views of inputs and outputs (evaluation,
-// inline or on the CPU pool, is tide::EigenEval); the shape rules are the SDK's standard op semantics.
+// inline or on the CPU pool, is tide::EigenEval); the shape rules are the SDK's standard op
+// semantics.
 #pragma once
 
 #include <tide/eigen.hpp>

@@ -15,8 +15,8 @@ struct BnView {
 BnView GetView(const char* op, const Dims& x, const std::string& layout) {
   TIDE_CHECK(x.size() >= 2 && x.size() <= 5, "op '", op, "': X must have rank 2 to 5, got ",
              tide::ToString(x));
-  if (layout == "NHWC") return {Product(x, 0, x.size() - 1), x.back(), 1};
-  return {x[0], x[1], Product(x, 2, x.size())};
+  if (layout == "NHWC") return {DimsProductOrUnknown(x, 0, x.size() - 1), x.back(), 1};
+  return {x[0], x[1], DimsProductOrUnknown(x, 2, x.size())};
 }
 
 int64_t ChannelDim(const Dims& x, const std::string& layout) {

@@ -22,18 +22,9 @@ using tide::Tensor;
 // out = expr, on the CPU pool when large enough (tide::EigenEval).
 using tide::EigenEval;
 using tide::ops::DimsCompatible;
+using tide::ops::DimsProduct;
+using tide::ops::DimsProductOrUnknown;
 using tide::ops::NormAxis;
-
-// Product of d[begin, end); -1 when any of those dims is unknown (negative).
-inline int64_t Product(const Dims& d, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) {
-    if (d[i] < 0) return -1;
-    p *= d[i];
-  }
-  return p;
-}
-inline int64_t Product(const Dims& d) { return Product(d, 0, d.size()); }
 
 // True when every dim is known.
 inline bool Known(const Dims& d) {

@@ -3,60 +3,16 @@
 // with grads. The *2 variants output XShape ([0] + X's dims, no data) so their grads need no X.
 #include <cstring>
 
+#include <tide/ops/reshape.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
 namespace {
 
-// Fluid's rule. With X's dims partly unknown (compile time), the -1 is inferred when X's unknown
-// dims are all copied by 0s (they cancel), else left -1.
-Dims ReshapeDims(const char* op, const std::vector<int64_t>& shape, const Dims& x) {
-  Dims out(shape.size());
-  int unknown = -1;
-  int64_t explicit_product = 1;
-  std::vector<bool> copied(x.size(), false);
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
-      TIDE_CHECK(unknown < 0, "op '", op, "': shape ", tide::ToString(shape),
-                 " has more than one -1");
-      unknown = static_cast<int>(i);
-    } else if (shape[i] == 0) {
-      TIDE_CHECK(i < x.size(), "op '", op, "': shape ", tide::ToString(shape), " copies dim ", i,
-                 " (0) but X ", tide::ToString(x), " has rank ", x.size());
-      out[i] = x[i];
-      copied[i] = true;
-    } else {
-      TIDE_CHECK(shape[i] > 0, "op '", op, "': shape ", tide::ToString(shape), " holds ", shape[i],
-                 " at ", i, " (sizes must be > 0, or 0 to copy, or -1 to infer)");
-      out[i] = shape[i];
-      explicit_product *= shape[i];
-    }
-  }
-  // X's elements not accounted for by copied dims.
-  int64_t rest = 1;
-  bool rest_known = true;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (!copied[i]) {
-      if (x[i] < 0)
-        rest_known = false;
-      else
-        rest *= x[i];
-    }
-  if (unknown >= 0) {
-    if (rest_known) {
-      TIDE_CHECK(explicit_product > 0 && rest % explicit_product == 0, "op '", op,
-                 "': cannot reshape X ", tide::ToString(x), " to ", tide::ToString(shape), ": ",
-                 rest, " elements do not divide into ", explicit_product);
-      out[unknown] = rest / explicit_product;
-    } else {
-      out[unknown] = -1;
-    }
-  } else if (rest_known) {
-    TIDE_CHECK(rest == explicit_product, "op '", op, "': cannot reshape X ", tide::ToString(x),
-               " (", Product(x), " elements) to ", tide::ToString(shape));
-  }
-  return out;
-}
+using tide::ops::FlattenDims;
+using tide::ops::ForwardXDims;
+using tide::ops::ReshapeDims;
 
 // The target shape: the Shape tensor's values when given (run time), else the attribute.
 std::vector<int64_t> TargetShape(const KernelContext& ctx) {
@@ -77,9 +33,7 @@ std::vector<int64_t> TargetShape(const KernelContext& ctx) {
 
 void SetXShape(tide::InferShapeContext& ctx, const Dims& x) {
   if (!ctx.HasOutput("XShape")) return;
-  Dims xs{0};
-  xs.insert(xs.end(), x.begin(), x.end());
-  ctx.SetOutputDims("XShape", xs);
+  ctx.SetOutputDims("XShape", tide::ops::XShapeDims(x));
   ctx.SetOutputDataType("XShape", ctx.InputDataType("X"));
 }
 
@@ -121,15 +75,6 @@ void ReshapeKernel(KernelContext& ctx) {
   CopyWithDims<T>(ctx, x, ctx.Output("Out"), od);
 }
 
-// X's dims: from X (reshape_grad, flatten_grad) or XShape[1:] (the *2 grads).
-Dims ForwardXDims(const KernelContext& ctx) {
-  if (ctx.HasInput("XShape")) {
-    Dims xs = ctx.Input("XShape").dims();
-    return Dims(xs.begin() + 1, xs.end());
-  }
-  return ctx.Input("X").dims();
-}
-
 void GradInferShape(tide::InferShapeContext& ctx) {
   const std::string g = GradVarName("X");
   Dims x;
@@ -149,19 +94,13 @@ void ReshapeGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   Dims xd = ForwardXDims(ctx);
-  TIDE_CHECK(Product(xd) == dout.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not have X's ", Product(xd), " elements (X ", tide::ToString(xd), ")");
+  TIDE_CHECK(DimsProduct(xd) == dout.numel(), "op '", op, "': Out@GRAD ",
+             tide::ToString(dout.dims()), " does not have X's ", DimsProduct(xd), " elements (X ",
+             tide::ToString(xd), ")");
   CopyWithDims<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()), xd);
 }
 
 // ---------------------------------------------------------------------------------------------
-// flatten: [prod(X.dims[:axis]), prod(X.dims[axis:])]; -1 where unknown.
-Dims FlattenDims(const char* op, const Dims& x, int axis) {
-  TIDE_CHECK(axis >= 0 && axis <= static_cast<int>(x.size()), "op '", op, "': axis ", axis,
-             " must be in [0, ", x.size(), "] for X ", tide::ToString(x));
-  return {Product(x, 0, axis), Product(x, axis, x.size())};
-}
-
 void FlattenInferShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X");
   ctx.SetOutputDims("Out", FlattenDims(ctx.op_type(), x, ctx.Attr<int32_t>("axis")));

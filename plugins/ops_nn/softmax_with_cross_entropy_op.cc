@@ -16,7 +16,8 @@ struct ClassView {
 ClassView GetView(const char* op, const Dims& logits, int axis_attr, int* axis) {
   TIDE_CHECK(logits.size() >= 1, "op '", op, "': Logits must have rank >= 1");
   *axis = NormAxis(op, axis_attr, logits.size());
-  return {Product(logits, 0, *axis), logits[*axis], Product(logits, *axis + 1, logits.size())};
+  return {DimsProductOrUnknown(logits, 0, *axis), logits[*axis],
+          DimsProductOrUnknown(logits, *axis + 1, logits.size())};
 }
 
 // Checks Label against Logits at compile or run time (unknown dims pass).

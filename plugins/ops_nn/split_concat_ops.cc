@@ -62,8 +62,8 @@ void ConcatKernel(KernelContext& ctx) {
     sizes.push_back(dims[i][axis]);
     parts.push_back(xs[i].data<T>());
   }
-  JoinOrCut<T>(true, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes, parts,
-               {}, out, nullptr);
+  JoinOrCut<T>(true, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
+               sizes, parts, {}, out, nullptr);
 }
 
 // X@GRAD[i] = the slice of Out@GRAD that X[i] filled (only where wanted).
@@ -85,8 +85,8 @@ void ConcatGradKernel(KernelContext& ctx) {
     Tensor dx = i < ctx.OutputCount(g.c_str()) ? ctx.OptionalOutput(g.c_str(), i) : Tensor();
     parts.push_back(dx ? dx.mutable_data<T>(dims[i], ctx.place()) : nullptr);
   }
-  JoinOrCut<T>(false, Product(od, 0, axis), Product(od, axis + 1, od.size()), od[axis], sizes, {},
-               parts, nullptr, dout.data<T>());
+  JoinOrCut<T>(false, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
+               sizes, {}, parts, nullptr, dout.data<T>());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -113,8 +113,8 @@ void SplitKernel(KernelContext& ctx) {
     parts.push_back(o ? o.mutable_data<T>(dims[i], ctx.place()) : nullptr);
   }
   const Dims& xd = x.dims();
-  JoinOrCut<T>(false, Product(xd, 0, axis), Product(xd, axis + 1, xd.size()), xd[axis], sizes, {},
-               parts, nullptr, x.data<T>());
+  JoinOrCut<T>(false, DimsProduct(xd, 0, axis), DimsProduct(xd, axis + 1, xd.size()), xd[axis],
+               sizes, {}, parts, nullptr, x.data<T>());
 }
 
 }  // namespace

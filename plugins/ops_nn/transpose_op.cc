@@ -1,37 +1,23 @@
 // transpose_op.cc: transpose / transpose2 (Out[i...] = X permuted by `axis`) and their grads
 // (the inverse permutation). transpose2 also outputs XShape ([0] + X's dims, no data) so its
 // grad needs no X.
+#include <tide/ops/transpose.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
 namespace {
 
-std::vector<int> CheckedPerm(const char* op, const std::vector<int32_t>& axis, const Dims& x) {
-  TIDE_CHECK(axis.size() == x.size(), "op '", op, "': axis has ", axis.size(), " entries but X ",
-             tide::ToString(x), " has rank ", x.size());
-  std::vector<int> perm(axis.size());
-  std::vector<bool> seen(axis.size(), false);
-  for (size_t i = 0; i < axis.size(); ++i) {
-    int a = axis[i];
-    TIDE_CHECK(a >= 0 && a < static_cast<int>(x.size()) && !seen[a], "op '", op,
-               "': axis must be a permutation of [0, ", x.size(), "), got entry ", a, " at ", i);
-    seen[a] = true;
-    perm[i] = a;
-  }
-  return perm;
-}
-
-Dims Permuted(const Dims& x, const std::vector<int>& perm) {
-  Dims out(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) out[i] = x[perm[i]];
-  return out;
-}
+using tide::ops::CheckedPerm;
+using tide::ops::ForwardXDims;
+using tide::ops::InversePerm;
+using tide::ops::Permuted;
 
 // out[j] = in[offset(j)], where out dim i walks in dim perm[i].
 template <typename T>
 void TransposeData(const T* in, const Dims& in_dims, const std::vector<int>& perm, T* out) {
   const int r = static_cast<int>(in_dims.size());
-  int64_t n = Product(in_dims);
+  int64_t n = DimsProduct(in_dims);
   if (r == 0 || n == 0) {
     if (n) out[0] = in[0];
     return;
@@ -64,9 +50,7 @@ void TransposeInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", Permuted(x, perm));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   if (ctx.HasOutput("XShape")) {
-    Dims xs{0};
-    xs.insert(xs.end(), x.begin(), x.end());
-    ctx.SetOutputDims("XShape", xs);
+    ctx.SetOutputDims("XShape", tide::ops::XShapeDims(x));
     ctx.SetOutputDataType("XShape", ctx.InputDataType("X"));
   }
 }
@@ -78,15 +62,6 @@ void TransposeKernel(KernelContext& ctx) {
   auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), x.dims());
   T* o = out.mutable_data<T>(Permuted(x.dims(), perm), ctx.place());
   TransposeData(x.data<T>(), x.dims(), perm, o);
-}
-
-// X's dims: from X (transpose_grad) or XShape[1:] (transpose2_grad).
-Dims ForwardXDims(const KernelContext& ctx) {
-  if (ctx.HasInput("XShape")) {
-    Dims xs = ctx.Input("XShape").dims();
-    return Dims(xs.begin() + 1, xs.end());
-  }
-  return ctx.Input("X").dims();
 }
 
 void GradFromXShape(tide::InferShapeContext& ctx) {
@@ -105,10 +80,8 @@ void TransposeGradKernel(KernelContext& ctx) {
   auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), xd);
   TIDE_CHECK(dout.dims() == Permuted(xd, perm), "op '", op, "': Out@GRAD has dims ",
              tide::ToString(dout.dims()), ", expected ", tide::ToString(Permuted(xd, perm)));
-  std::vector<int> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int>(i);
   T* d = dx.mutable_data<T>(xd, ctx.place());
-  TransposeData(dout.data<T>(), dout.dims(), inv, d);
+  TransposeData(dout.data<T>(), dout.dims(), InversePerm(perm), d);
 }
 
 tide::OpSchema TransposeSchema(const std::string& type, bool v2) {

@@ -82,17 +82,20 @@ void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&&
   Eigen::TensorOpCost cost(static_cast<double>(cost_per_item) * 8,
                            static_cast<double>(cost_per_item) * 4,
                            static_cast<double>(cost_per_item));
-  EigenDevice(ctx).parallelFor(static_cast<Eigen::Index>(n), cost,
-                               [&fn](Eigen::Index b, Eigen::Index e) { fn(int64_t(b), int64_t(e)); });
+  EigenDevice(ctx).parallelFor(
+      static_cast<Eigen::Index>(n), cost,
+      [&fn](Eigen::Index b, Eigen::Index e) { fn(int64_t(b), int64_t(e)); });
 }
 
 // Views of a tensor's data as Eigen maps. Unaligned: tensors may wrap external memory (numpy,
 // DLPack) at any element-aligned address.
 template <typename T>
-using EigenVector = Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Unaligned>;
+using EigenVector =
+    Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Unaligned>;
 template <typename T>
 using ConstEigenVector =
-    Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::DenseIndex>, Eigen::Unaligned>;
+    Eigen::TensorMap<Eigen::Tensor<const T, 1, Eigen::RowMajor, Eigen::DenseIndex>,
+                     Eigen::Unaligned>;
 
 template <typename T>
 ConstEigenVector<T> Flat(const Tensor& t) {

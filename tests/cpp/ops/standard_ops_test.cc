@@ -5,7 +5,9 @@
 #include <tide/ops/conv.hpp>
 #include <tide/ops/matmul.hpp>
 #include <tide/ops/pool.hpp>
+#include <tide/ops/reshape.hpp>
 #include <tide/ops/split_concat.hpp>
+#include <tide/ops/transpose.hpp>
 
 #include <functional>
 #include <map>
@@ -127,6 +129,45 @@ TEST(StandardOps, SplitAndConcat) {
               tide::ops::SplitDims("split", {4, 10}, 1, 3, {}, 3, &axis);
             }),
             "op 'split': X [4, 10] has 10 entries on axis 1, not divisible by num = 3");
+}
+
+TEST(StandardOps, ReshapeAndFlatten) {
+  using tide::ops::ReshapeDims;
+  EXPECT_EQ(ReshapeDims("reshape", {0, -1}, {2, 3, 4}), (Dims{2, 12}));
+  EXPECT_EQ(ReshapeDims("reshape", {4, 6}, {2, 3, 4}), (Dims{4, 6}));
+  // Compile time: an unknown batch copied by 0 cancels, so the -1 is still inferred...
+  EXPECT_EQ(ReshapeDims("reshape", {0, -1}, {-1, 3, 4}), (Dims{-1, 12}));
+  // ...but an unknown dim that is not copied leaves it unknown.
+  EXPECT_EQ(ReshapeDims("reshape", {3, -1}, {-1, 3, 4}), (Dims{3, -1}));
+  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape", {-1, -1}, {2, 3}); }),
+            "op 'reshape': shape [-1, -1] has more than one -1");
+  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape", {5, -1}, {2, 3}); }),
+            "op 'reshape': cannot reshape X [2, 3] to [5, -1]: 6 elements do not divide into 5");
+  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape2", {4, 2}, {2, 3}); }),
+            "op 'reshape2': cannot reshape X [2, 3] (6 elements) to [4, 2]");
+  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape", {0, 0, 0}, {2, 3}); }),
+            "op 'reshape': shape [0, 0, 0] copies dim 2 (0) but X [2, 3] has rank 2");
+
+  EXPECT_EQ(tide::ops::FlattenDims("flatten", {2, 3, 4}, 1), (Dims{2, 12}));
+  EXPECT_EQ(tide::ops::FlattenDims("flatten", {2, 3, 4}, 0), (Dims{1, 24}));
+  EXPECT_EQ(tide::ops::FlattenDims("flatten", {-1, 3, 4}, 1), (Dims{-1, 12}));
+  EXPECT_EQ(ErrorOf([] { tide::ops::FlattenDims("flatten2", {2, 3}, 3); }),
+            "op 'flatten2': axis 3 must be in [0, 2] for X [2, 3]");
+  EXPECT_EQ(tide::ops::XShapeDims({2, 3}), (Dims{0, 2, 3}));
+  EXPECT_EQ(tide::ops::DimsProductOrUnknown({2, -1, 4}, 0, 1), 2);
+  EXPECT_EQ(tide::ops::DimsProductOrUnknown({2, -1, 4}), -1);
+}
+
+TEST(StandardOps, TransposePermutation) {
+  auto perm = tide::ops::CheckedPerm("transpose", {2, 0, 1}, {4, 5, 6});
+  EXPECT_EQ(perm, (std::vector<int>{2, 0, 1}));
+  EXPECT_EQ(tide::ops::Permuted({4, 5, 6}, perm), (Dims{6, 4, 5}));
+  // The inverse permutation takes the permuted dims back.
+  EXPECT_EQ(tide::ops::Permuted({6, 4, 5}, tide::ops::InversePerm(perm)), (Dims{4, 5, 6}));
+  EXPECT_EQ(ErrorOf([] { tide::ops::CheckedPerm("transpose", {0, 0}, {4, 5}); }),
+            "op 'transpose': axis must be a permutation of [0, 2), got entry 0 at 1");
+  EXPECT_EQ(ErrorOf([] { tide::ops::CheckedPerm("transpose2", {1, 0}, {4, 5, 6}); }),
+            "op 'transpose2': axis has 2 entries but X [4, 5, 6] has rank 3");
 }
 
 }  // namespace

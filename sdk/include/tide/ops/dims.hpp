@@ -1,5 +1,5 @@
 // tide/ops/dims.hpp: dims arithmetic that Tide's standard ops share (products, Fluid's
-// flatten-to-2D, dims unknown at compile time, an (h, w) attribute, a gradient's dims).
+// flatten-to-2D, dims unknown at compile time, an (h, w) attribute, a gradient's dims, XShape).
 #ifndef TIDE_OPS_DIMS_HPP_
 #define TIDE_OPS_DIMS_HPP_
 
@@ -21,6 +21,17 @@ inline int64_t DimsProduct(const Dims& d, size_t begin, size_t end) {
 }
 inline int64_t DimsProduct(const Dims& d) { return DimsProduct(d, 0, d.size()); }
 
+// Product of d[begin, end); -1 when any of those dims is unknown (< 0, at compile time).
+inline int64_t DimsProductOrUnknown(const Dims& d, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) {
+    if (d[i] < 0) return -1;
+    p *= d[i];
+  }
+  return p;
+}
+inline int64_t DimsProductOrUnknown(const Dims& d) { return DimsProductOrUnknown(d, 0, d.size()); }
+
 // Rows/cols of Fluid's flatten_to_2d: the dims before `num_col_dims`, and the rest.
 inline std::pair<int64_t, int64_t> Flatten2D(const Dims& d, int num_col_dims) {
   return {DimsProduct(d, 0, num_col_dims), DimsProduct(d, num_col_dims, d.size())};
@@ -39,6 +50,23 @@ inline void CheckPair(const char* op, const char* name, const std::vector<int32_
 inline void CheckGradDims(const char* op, const char* name, const Dims& got, const Dims& want) {
   TIDE_CHECK(got == want, "op '", op, "': ", name, " has dims ", ToString(got), ", expected ",
              ToString(want));
+}
+
+// The XShape convention of the *2 ops (reshape2, flatten2, transpose2): XShape holds no data and
+// has dims [0] + X's dims, so the grad op learns X's dims without keeping X alive.
+inline Dims XShapeDims(const Dims& x) {
+  Dims xs{0};
+  xs.insert(xs.end(), x.begin(), x.end());
+  return xs;
+}
+
+// In a grad kernel: the forward X's dims, from XShape[1:] (the *2 grads) or from X (the v1 grads).
+inline Dims ForwardXDims(const KernelContext& ctx) {
+  if (ctx.HasInput("XShape")) {
+    Dims xs = ctx.Input("XShape").dims();
+    return Dims(xs.begin() + 1, xs.end());
+  }
+  return ctx.Input("X").dims();
 }
 
 }  // namespace ops
