@@ -2,9 +2,10 @@
 // hard or soft labels, ignore_index, any class axis) and cross_entropy (Fluid's log(0) guard),
 // with grads; top_k (ties by lower index) with its grad; accuracy. A label or index out of range
 // is found on the device and reported by the next synchronisation (see gpu.h, DeviceError).
-#include <tide/ops/axis.hpp>
-
 #include <cmath>
+
+#include <tide/ops/loss.hpp>
+#include <tide/ops/metric.hpp>
 
 #include "reduce.cuh"
 
@@ -15,33 +16,10 @@ inline unsigned RowGrid(int64_t rows) {
   return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(rows, 1), 65535));
 }
 
-using tide::ops::NormAxis;
+using tide::ops::ClassView;
 
 // ---------------------------------------------------------------------------------------------
 // softmax_with_cross_entropy: Logits viewed as [pre, K, post] around the class axis.
-struct ClassView {
-  int64_t pre, k, post;
-};
-
-ClassView GetView(const char* op, const Dims& logits, int axis_attr, int* axis) {
-  TIDE_CHECK(logits.size() >= 1, "op '", op, "': Logits must have rank >= 1");
-  *axis = NormAxis(op, axis_attr, logits.size());
-  return {DimsProduct(logits, 0, *axis), logits[*axis],
-          DimsProduct(logits, *axis + 1, logits.size())};
-}
-
-void CheckSwceLabel(const char* op, const Dims& logits, const Dims& label, int axis, bool soft) {
-  bool ok = label.size() == logits.size();
-  for (size_t i = 0; ok && i < label.size(); ++i) {
-    int64_t want = (static_cast<int>(i) == axis && !soft) ? 1 : logits[i];
-    ok = label[i] == want;
-  }
-  TIDE_CHECK(ok, "op '", op, "': Label ", tide::ToString(label), " does not fit Logits ",
-             tide::ToString(logits),
-             soft ? ": soft labels have Logits' dims"
-                  : ": hard labels have Logits' dims with 1 on the class axis");
-}
-
 const int64_t* HardLabels(const KernelContext& ctx, const Tensor& label) {
   TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Label ('",
              ctx.InputName("Label"), "') must be int64 with soft_label = false, got ",
@@ -93,9 +71,9 @@ void Swce(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
   int axis = 0;
-  ClassView v = GetView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  ClassView v = tide::ops::GetClassView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckSwceLabel(op, logits.dims(), label.dims(), axis, soft);
+  tide::ops::CheckSoftmaxLabel(op, logits.dims(), label.dims(), axis, soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
   Dims loss_dims = logits.dims();
   loss_dims[axis] = 1;
@@ -151,9 +129,9 @@ void SwceGrad(KernelContext& ctx) {
   Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
   Tensor dx = ctx.Output(GradVarName("Logits").c_str());
   int axis = 0;
-  ClassView v = GetView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  ClassView v = tide::ops::GetClassView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckSwceLabel(op, softmax.dims(), label.dims(), axis, soft);
+  tide::ops::CheckSoftmaxLabel(op, softmax.dims(), label.dims(), axis, soft);
   TIDE_CHECK(dloss.numel() == v.pre * v.post, "op '", op, "': Loss@GRAD ",
              tide::ToString(dloss.dims()), " does not hold one value per row of Softmax ",
              tide::ToString(softmax.dims()));
@@ -183,17 +161,6 @@ __device__ __forceinline__ T TolerableLog(T x) {
 template <typename T>
 __device__ __forceinline__ T SafeDenominator(T x) {
   return max(x, T(1e-20));
-}
-
-void CheckXeLabel(const char* op, const Dims& x, const Dims& label, bool soft) {
-  TIDE_CHECK(x.size() >= 2, "op '", op, "': X must have rank >= 2 ([N, D]), got ",
-             tide::ToString(x));
-  bool ok = label.size() == x.size();
-  for (size_t i = 0; ok && i < x.size(); ++i)
-    ok = label[i] == ((i + 1 == x.size() && !soft) ? 1 : x[i]);
-  TIDE_CHECK(
-      ok, "op '", op, "': Label ", tide::ToString(label), " does not fit X ", tide::ToString(x),
-      soft ? ": soft labels have X's dims" : ": hard labels have X's dims with a last dim of 1");
 }
 
 template <typename T>
@@ -229,7 +196,7 @@ void Xe(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), label = ctx.Input("Label");
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckXeLabel(op, x.dims(), label.dims(), soft);
+  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
   const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
   Dims yd = x.dims();
@@ -275,7 +242,7 @@ void XeGrad(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), label = ctx.Input("Label");
   Tensor dy = ctx.Input(GradVarName("Y").c_str());
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckXeLabel(op, x.dims(), label.dims(), soft);
+  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
   const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
   TIDE_CHECK(dy.numel() == n, "op '", op, "': Y@GRAD ", tide::ToString(dy.dims()),
@@ -330,7 +297,8 @@ __global__ void TopKKernel(const T* x, T* out, int64_t* idx, int64_t rows, int64
         if (threadIdx.x < s) {
           const T ov = sv[threadIdx.x + s];
           const int64_t oi = si[threadIdx.x + s];
-          if (oi >= 0 && (si[threadIdx.x] < 0 || Before(ov, oi, sv[threadIdx.x], si[threadIdx.x]))) {
+          if (oi >= 0 &&
+              (si[threadIdx.x] < 0 || Before(ov, oi, sv[threadIdx.x], si[threadIdx.x]))) {
             sv[threadIdx.x] = ov;
             si[threadIdx.x] = oi;
           }
@@ -388,11 +356,7 @@ void TopKGrad(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), indices = ctx.Input("Indices");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const int64_t d = x.dims().back(), k = indices.dims().back();
-  const int64_t rows = d ? x.numel() / d : 0;
-  TIDE_CHECK(dout.numel() == rows * k && indices.numel() == rows * k, "op '", op, "': Out@GRAD ",
-             tide::ToString(dout.dims()), " and Indices ", tide::ToString(indices.dims()),
-             " must hold ", k, " values per row of X ", tide::ToString(x.dims()));
+  const auto [rows, d, k] = tide::ops::GetTopKGradView(op, x.dims(), indices.dims(), dout.dims());
   const int64_t* id = indices.data<int64_t>();
   const T* gd = dout.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
@@ -425,10 +389,7 @@ void Accuracy(KernelContext& ctx) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
   Tensor indices = ctx.Input("Indices"), label = ctx.Input("Label");
-  TIDE_CHECK(indices.rank() == 2 && label.numel() == indices.dim(0), "op '", op, "': Indices ",
-             tide::ToString(indices.dims()), " and Label ", tide::ToString(label.dims()),
-             " must be [N, k] and [N, 1]");
-  const int64_t n = indices.dim(0), k = indices.dim(1);
+  const auto [n, k] = tide::ops::CheckAccuracyInputs(op, indices.dims(), label.dims());
   const int64_t* id = indices.data<int64_t>();
   const int64_t* l = label.data<int64_t>();
   float* acc = ctx.Output("Accuracy").mutable_data<float>({1}, g.place());

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include <tide/ops/loss.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
@@ -25,22 +27,11 @@ T SafeDenominator(T x) {
   return std::max(x, static_cast<T>(1e-20));
 }
 
-void CheckLabel(const char* op, const Dims& x, const Dims& label, bool soft) {
-  TIDE_CHECK(x.size() >= 2, "op '", op, "': X must have rank >= 2 ([N, D]), got ",
-             tide::ToString(x));
-  bool ok = label.size() == x.size();
-  for (size_t i = 0; ok && i < x.size(); ++i)
-    ok = DimsCompatible(label[i], (i + 1 == x.size() && !soft) ? 1 : x[i]);
-  TIDE_CHECK(
-      ok, "op '", op, "': Label ", tide::ToString(label), " does not fit X ", tide::ToString(x),
-      soft ? ": soft labels have X's dims" : ": hard labels have X's dims with a last dim of 1");
-}
-
 void XeInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   Dims x = ctx.InputDims("X");
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckLabel(op, x, ctx.InputDims("Label"), soft);
+  tide::ops::CheckCrossEntropyLabel(op, x, ctx.InputDims("Label"), soft);
   TideDataType lt = ctx.InputDataType("Label"), xt = ctx.InputDataType("X");
   TIDE_CHECK(lt == TIDE_UNDEFINED || (soft ? lt == xt : lt == TIDE_INT64), "op '", op,
              "': Label ('", ctx.InputName("Label"), "') must be ",
@@ -58,7 +49,7 @@ void XeKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), label = ctx.Input("Label");
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckLabel(op, x.dims(), label.dims(), soft);
+  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
   const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
   Dims yd = x.dims();
@@ -90,7 +81,7 @@ void XeGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), label = ctx.Input("Label");
   Tensor dy = ctx.Input(GradVarName("Y").c_str());
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckLabel(op, x.dims(), label.dims(), soft);
+  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
   const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
   TIDE_CHECK(dy.numel() == n, "op '", op, "': Y@GRAD ", tide::ToString(dy.dims()),

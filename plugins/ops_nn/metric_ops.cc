@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <tide/ops/metric.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
@@ -62,11 +64,7 @@ void TopKGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), indices = ctx.Input("Indices");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const int64_t d = x.dims().back(), k = indices.dims().back();
-  const int64_t rows = d ? x.numel() / d : 0;
-  TIDE_CHECK(dout.numel() == rows * k && indices.numel() == rows * k, "op '", op, "': Out@GRAD ",
-             tide::ToString(dout.dims()), " and Indices ", tide::ToString(indices.dims()),
-             " must hold ", k, " values per row of X ", tide::ToString(x.dims()));
+  const auto [rows, d, k] = tide::ops::GetTopKGradView(op, x.dims(), indices.dims(), dout.dims());
   const int64_t* id = indices.data<int64_t>();
   const T* g = dout.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
@@ -110,10 +108,7 @@ template <typename T>
 void AccuracyKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor indices = ctx.Input("Indices"), label = ctx.Input("Label");
-  TIDE_CHECK(indices.rank() == 2 && label.numel() == indices.dim(0), "op '", op, "': Indices ",
-             tide::ToString(indices.dims()), " and Label ", tide::ToString(label.dims()),
-             " must be [N, k] and [N, 1]");
-  const int64_t n = indices.dim(0), k = indices.dim(1);
+  const auto [n, k] = tide::ops::CheckAccuracyInputs(op, indices.dims(), label.dims());
   const int64_t* id = indices.data<int64_t>();
   const int64_t* l = label.data<int64_t>();
   int64_t correct = 0;

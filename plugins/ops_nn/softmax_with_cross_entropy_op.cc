@@ -3,43 +3,22 @@
 // axis, and its grad Logits@GRAD = (Softmax * sum(Label) - Label) * Loss@GRAD.
 #include <cmath>
 
+#include <tide/ops/loss.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
 namespace {
 
-// Logits viewed as [pre, K, post] around the class axis.
-struct ClassView {
-  int64_t pre, k, post;
-};
-
-ClassView GetView(const char* op, const Dims& logits, int axis_attr, int* axis) {
-  TIDE_CHECK(logits.size() >= 1, "op '", op, "': Logits must have rank >= 1");
-  *axis = NormAxis(op, axis_attr, logits.size());
-  return {DimsProductOrUnknown(logits, 0, *axis), logits[*axis],
-          DimsProductOrUnknown(logits, *axis + 1, logits.size())};
-}
-
-// Checks Label against Logits at compile or run time (unknown dims pass).
-void CheckLabel(const char* op, const Dims& logits, const Dims& label, int axis, bool soft) {
-  bool ok = label.size() == logits.size();
-  for (size_t i = 0; ok && i < label.size(); ++i) {
-    int64_t want = (static_cast<int>(i) == axis && !soft) ? 1 : logits[i];
-    ok = DimsCompatible(label[i], want);
-  }
-  TIDE_CHECK(ok, "op '", op, "': Label ", tide::ToString(label), " does not fit Logits ",
-             tide::ToString(logits),
-             soft ? ": soft labels have Logits' dims"
-                  : ": hard labels have Logits' dims with 1 on the class axis");
-}
+using tide::ops::ClassView;
 
 void SwceInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   Dims logits = ctx.InputDims("Logits"), label = ctx.InputDims("Label");
   int axis = 0;
-  GetView(op, logits, ctx.Attr<int32_t>("axis"), &axis);
+  tide::ops::GetClassView(op, logits, ctx.Attr<int32_t>("axis"), &axis);
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckLabel(op, logits, label, axis, soft);
+  tide::ops::CheckSoftmaxLabel(op, logits, label, axis, soft);
   TideDataType lt = ctx.InputDataType("Label"), xt = ctx.InputDataType("Logits");
   TIDE_CHECK(lt == TIDE_UNDEFINED || (soft ? lt == xt : lt == TIDE_INT64), "op '", op,
              "': Label ('", ctx.InputName("Label"), "') must be ",
@@ -74,9 +53,9 @@ void SwceKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
   int axis = 0;
-  ClassView v = GetView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  ClassView v = tide::ops::GetClassView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckLabel(op, logits.dims(), label.dims(), axis, soft);
+  tide::ops::CheckSoftmaxLabel(op, logits.dims(), label.dims(), axis, soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
   Dims loss_dims = logits.dims();
   loss_dims[axis] = 1;
@@ -115,9 +94,9 @@ void SwceGradKernel(KernelContext& ctx) {
   Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
   Tensor dx = ctx.Output(GradVarName("Logits").c_str());
   int axis = 0;
-  ClassView v = GetView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  ClassView v = tide::ops::GetClassView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
   const bool soft = ctx.Attr<bool>("soft_label");
-  CheckLabel(op, softmax.dims(), label.dims(), axis, soft);
+  tide::ops::CheckSoftmaxLabel(op, softmax.dims(), label.dims(), axis, soft);
   TIDE_CHECK(dloss.numel() == v.pre * v.post, "op '", op, "': Loss@GRAD ",
              tide::ToString(dloss.dims()), " does not hold one value per row of Softmax ",
              tide::ToString(softmax.dims()));

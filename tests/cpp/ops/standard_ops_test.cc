@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/conv.hpp>
+#include <tide/ops/loss.hpp>
 #include <tide/ops/matmul.hpp>
+#include <tide/ops/metric.hpp>
 #include <tide/ops/pool.hpp>
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/split_concat.hpp>
@@ -139,19 +141,29 @@ TEST(StandardOps, ReshapeAndFlatten) {
   EXPECT_EQ(ReshapeDims("reshape", {0, -1}, {-1, 3, 4}), (Dims{-1, 12}));
   // ...but an unknown dim that is not copied leaves it unknown.
   EXPECT_EQ(ReshapeDims("reshape", {3, -1}, {-1, 3, 4}), (Dims{3, -1}));
-  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape", {-1, -1}, {2, 3}); }),
+  EXPECT_EQ(ErrorOf([] {
+              ReshapeDims("reshape", {-1, -1}, {2, 3});
+            }),
             "op 'reshape': shape [-1, -1] has more than one -1");
-  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape", {5, -1}, {2, 3}); }),
+  EXPECT_EQ(ErrorOf([] {
+              ReshapeDims("reshape", {5, -1}, {2, 3});
+            }),
             "op 'reshape': cannot reshape X [2, 3] to [5, -1]: 6 elements do not divide into 5");
-  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape2", {4, 2}, {2, 3}); }),
+  EXPECT_EQ(ErrorOf([] {
+              ReshapeDims("reshape2", {4, 2}, {2, 3});
+            }),
             "op 'reshape2': cannot reshape X [2, 3] (6 elements) to [4, 2]");
-  EXPECT_EQ(ErrorOf([] { ReshapeDims("reshape", {0, 0, 0}, {2, 3}); }),
+  EXPECT_EQ(ErrorOf([] {
+              ReshapeDims("reshape", {0, 0, 0}, {2, 3});
+            }),
             "op 'reshape': shape [0, 0, 0] copies dim 2 (0) but X [2, 3] has rank 2");
 
   EXPECT_EQ(tide::ops::FlattenDims("flatten", {2, 3, 4}, 1), (Dims{2, 12}));
   EXPECT_EQ(tide::ops::FlattenDims("flatten", {2, 3, 4}, 0), (Dims{1, 24}));
   EXPECT_EQ(tide::ops::FlattenDims("flatten", {-1, 3, 4}, 1), (Dims{-1, 12}));
-  EXPECT_EQ(ErrorOf([] { tide::ops::FlattenDims("flatten2", {2, 3}, 3); }),
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::FlattenDims("flatten2", {2, 3}, 3);
+            }),
             "op 'flatten2': axis 3 must be in [0, 2] for X [2, 3]");
   EXPECT_EQ(tide::ops::XShapeDims({2, 3}), (Dims{0, 2, 3}));
   EXPECT_EQ(tide::ops::DimsProductOrUnknown({2, -1, 4}, 0, 1), 2);
@@ -164,10 +176,61 @@ TEST(StandardOps, TransposePermutation) {
   EXPECT_EQ(tide::ops::Permuted({4, 5, 6}, perm), (Dims{6, 4, 5}));
   // The inverse permutation takes the permuted dims back.
   EXPECT_EQ(tide::ops::Permuted({6, 4, 5}, tide::ops::InversePerm(perm)), (Dims{4, 5, 6}));
-  EXPECT_EQ(ErrorOf([] { tide::ops::CheckedPerm("transpose", {0, 0}, {4, 5}); }),
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::CheckedPerm("transpose", {0, 0}, {4, 5});
+            }),
             "op 'transpose': axis must be a permutation of [0, 2), got entry 0 at 1");
-  EXPECT_EQ(ErrorOf([] { tide::ops::CheckedPerm("transpose2", {1, 0}, {4, 5, 6}); }),
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::CheckedPerm("transpose2", {1, 0}, {4, 5, 6});
+            }),
             "op 'transpose2': axis has 2 entries but X [4, 5, 6] has rank 3");
+}
+
+TEST(StandardOps, LossLabels) {
+  int axis = 0;
+  auto v = tide::ops::GetClassView("softmax_with_cross_entropy", {2, 5, 3}, -2, &axis);
+  EXPECT_EQ(axis, 1);
+  EXPECT_EQ(v.pre, 2);
+  EXPECT_EQ(v.k, 5);
+  EXPECT_EQ(v.post, 3);
+  EXPECT_EQ(tide::ops::GetClassView("swce", {-1, 10}, -1, &axis).pre, -1);
+  // Hard labels: 1 on the class axis; an unknown batch passes at compile time.
+  tide::ops::CheckSoftmaxLabel("swce", {-1, 10}, {-1, 1}, 1, false);
+  tide::ops::CheckSoftmaxLabel("swce", {4, 10}, {4, 10}, 1, true);
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::CheckSoftmaxLabel("swce", {4, 10}, {4, 10}, 1, false);
+            }),
+            "op 'swce': Label [4, 10] does not fit Logits [4, 10]: hard labels have Logits' dims "
+            "with 1 on the class axis");
+  tide::ops::CheckCrossEntropyLabel("cross_entropy", {4, 10}, {4, 1}, false);
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::CheckCrossEntropyLabel("cross_entropy", {4, 10}, {4, 1}, true);
+            }),
+            "op 'cross_entropy': Label [4, 1] does not fit X [4, 10]: soft labels have X's dims");
+  EXPECT_EQ(ErrorOf([] { tide::ops::CheckCrossEntropyLabel("cross_entropy", {10}, {1}, false); }),
+            "op 'cross_entropy': X must have rank >= 2 ([N, D]), got [10]");
+}
+
+TEST(StandardOps, MetricChecks) {
+  auto v = tide::ops::GetTopKGradView("top_k_grad", {2, 3, 7}, {2, 3, 2}, {2, 3, 2});
+  EXPECT_EQ(v.rows, 6);
+  EXPECT_EQ(v.d, 7);
+  EXPECT_EQ(v.k, 2);
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::GetTopKGradView("top_k_grad", {6, 7}, {6, 2}, {6, 3});
+            }),
+            "op 'top_k_grad': Out@GRAD [6, 3] and Indices [6, 2] must hold 2 values per row of X "
+            "[6, 7]");
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::GetTopKGradView("top_k_grad", {}, {6, 2}, {6, 2});
+            }),
+            "op 'top_k_grad': X [] and Indices [6, 2] must have rank >= 1");
+  EXPECT_EQ(tide::ops::CheckAccuracyInputs("accuracy", {8, 3}, {8, 1}),
+            (std::pair<int64_t, int64_t>{8, 3}));
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::CheckAccuracyInputs("accuracy", {8, 3}, {7, 1});
+            }),
+            "op 'accuracy': Indices [8, 3] and Label [7, 1] must be [N, k] and [N, 1]");
 }
 
 }  // namespace
