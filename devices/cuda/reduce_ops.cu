@@ -2,6 +2,7 @@
 // squared_l2_norm (+grad), clip_by_norm, softmax along an axis (+grad). Results stay on the device:
 // a scalar a later kernel needs (a norm, Out@GRAD[0]) is read there, never copied to the host.
 #include <tide/ops/axis.hpp>
+#include <tide/ops/sum.hpp>
 
 #include <type_traits>
 
@@ -62,37 +63,18 @@ __global__ void SumKernel(SumInputs<T> in, T* out, int64_t n) {
   }
 }
 
-// All inputs SelectedRows: the result lists every input's rows (repeats allowed, as Fluid's sum
-// does: whoever applies the gradient adds repeated rows up) with their values in order.
+// All inputs SelectedRows: every input's rows with their values, in order (tide/ops/sum.hpp).
 template <typename T>
 void SumSparse(KernelContext& ctx, const Gpu& g, size_t n) {
-  std::vector<int64_t> rows;
-  int64_t height = -1, width = -1, total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    tide::SelectedRows sr = ctx.InputVar("X", i).GetSelectedRows();
-    if (height < 0) height = sr.height();
-    TIDE_CHECK(sr.height() == height, "op 'sum': sparse input ", i, " ('", ctx.InputName("X", i),
-               "') has height ", sr.height(), ", input 0 has ", height);
-    Tensor v = sr.value();
-    int64_t w = v.rank() > 1 && v.dim(0) ? v.numel() / v.dim(0) : 1;
-    if (width < 0) width = w;
-    TIDE_CHECK(w == width, "op 'sum': sparse input ", i, " has rows of ", w, " values, input 0 of ",
-               width);
-    std::vector<int64_t> r = sr.rows();
-    rows.insert(rows.end(), r.begin(), r.end());
-    total += static_cast<int64_t>(r.size());
-  }
+  const tide::ops::SparseSum sum = tide::ops::GetSparseSum(ctx, n);
   tide::SelectedRows out = ctx.OutputVar("Out").GetSelectedRows();
-  out.set_height(height);
-  Tensor value = out.value();
-  T* o = value.mutable_data<T>({total, width}, g.place());
-  for (size_t i = 0; i < n; ++i) {
-    Tensor v = ctx.InputVar("X", i).GetSelectedRows().value();
-    if (v.numel() == 0) continue;
+  out.set_height(sum.height);
+  T* o = out.value().mutable_data<T>({sum.row_count(), sum.width}, g.place());
+  for (const Tensor& v : sum.values) {
     g.CopyD2D(o, DeviceData<T>(g, v), sizeof(T) * size_t(v.numel()));
     o += v.numel();
   }
-  out.set_rows(rows);
+  out.set_rows(sum.rows);
 }
 
 // dst[rows[r] * width + k] += values[r * width + k]; repeated rows add up.

@@ -1,4 +1,6 @@
 // reduce_ops.cc: mean (of all elements), sum (of a list of tensors) and their grads.
+#include <tide/ops/sum.hpp>
+
 #include "common.h"
 
 namespace ops_math {
@@ -27,36 +29,18 @@ void MeanGradKernel(KernelContext& ctx) {
   EigenEval(ctx, d, d.constant(g));
 }
 
-// All inputs SelectedRows: the result lists every input's rows (repeats allowed, as Fluid's
-// sum does: whoever applies the gradient adds repeated rows up).
+// All inputs SelectedRows: every input's rows with their values, in order (tide/ops/sum.hpp).
 template <typename T>
 void SumSparse(KernelContext& ctx, size_t n) {
-  std::vector<int64_t> rows;
-  int64_t height = -1, width = -1, total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    tide::SelectedRows sr = ctx.InputVar("X", i).GetSelectedRows();
-    if (height < 0) height = sr.height();
-    TIDE_CHECK(sr.height() == height, "op 'sum': sparse input ", i, " ('", ctx.InputName("X", i),
-               "') has height ", sr.height(), ", input 0 has ", height);
-    Tensor v = sr.value();
-    int64_t w = v.rank() > 1 ? v.numel() / v.dim(0) : 1;
-    if (width < 0) width = w;
-    TIDE_CHECK(w == width, "op 'sum': sparse input ", i, " has rows of ", w, " values, input 0 of ", width);
-    std::vector<int64_t> r = sr.rows();
-    rows.insert(rows.end(), r.begin(), r.end());
-    total += static_cast<int64_t>(r.size());
-  }
+  const tide::ops::SparseSum sum = tide::ops::GetSparseSum(ctx, n);
   tide::SelectedRows out = ctx.OutputVar("Out").GetSelectedRows();
-  out.set_height(height);
-  Tensor value = out.value();
-  T* o = value.mutable_data<T>({total, width}, ctx.place());
-  for (size_t i = 0; i < n; ++i) {
-    Tensor v = ctx.InputVar("X", i).GetSelectedRows().value();
+  out.set_height(sum.height);
+  T* o = out.value().mutable_data<T>({sum.row_count(), sum.width}, ctx.place());
+  for (const Tensor& v : sum.values) {
     const T* d = v.data<T>();
-    std::copy(d, d + v.numel(), o);
-    o += v.numel();
+    o = std::copy(d, d + v.numel(), o);
   }
-  out.set_rows(rows);
+  out.set_rows(sum.rows);
 }
 
 // Dense and sparse inputs: the dense sum, then each sparse row added to its row.

@@ -84,6 +84,45 @@ def test_sum_single_input(rng):
     t.check_grad(["only"], "Out", **grad_args("float64"))
 
 
+def sum_sparse(parts, dtype="float32", height=10, width=4):
+    """Runs sum over SelectedRows inputs given as (rows, values); returns (rows, values, height)."""
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        b = main.global_block()
+        xs = [b.create_var(name="x%d" % i, type="SELECTED_ROWS", shape=[height, width],
+                           dtype=dtype, persistable=True) for i in range(len(parts))]
+        out = b.create_var(name="out", type="SELECTED_ROWS", shape=[height, width], dtype=dtype,
+                           persistable=True)
+        b.append_op("sum", inputs={"X": xs}, outputs={"Out": out})
+    scope = tide.Scope()
+    for i, (rows, values) in enumerate(parts):
+        sr = scope.var("x%d" % i).get_selected_rows()
+        sr.set_rows(list(rows))
+        sr.set_height(height)
+        sr.get_tensor().set(np.ascontiguousarray(values, dtype=dtype), tide.CPUPlace(), False)
+    tide.Executor(tide.CPUPlace()).run(main, scope=scope)
+    sr = scope.find_var("out").get_selected_rows()
+    return sr.rows(), np.array(sr.get_tensor()), sr.height()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sum_selected_rows_lists_every_row(dtype, rng):
+    a, b = rand(rng, (2, 4), dtype), rand(rng, (3, 4), dtype)
+    empty = np.zeros((0, 4), dtype)  # an input with no rows (its table was not touched)
+    rows, values, height = sum_sparse([([1, 7], a), ([], empty), ([7, 0, 9], b)], dtype)
+    assert rows == [1, 7, 7, 0, 9] and height == 10
+    np.testing.assert_array_equal(values, np.concatenate([a, b]))
+
+
+def test_sum_selected_rows_checks_rows_against_values(rng):
+    with pytest.raises(tide.TideError, match=r"sparse input 0 \('x0'\) lists 2 rows but its value "
+                       r"\[3, 4\] holds 3"):
+        sum_sparse([([1, 2], rand(rng, (3, 4), "float32")), ([3], rand(rng, (1, 4), "float32"))])
+    with pytest.raises(tide.TideError, match=r"sparse input 1 \('x1'\) has rows of 2 values, an "
+                       r"earlier input of 4"):
+        sum_sparse([([1], rand(rng, (1, 4), "float32")), ([3], rand(rng, (1, 2), "float32"))])
+
+
 # ---------------------------------------------------------------------------------------------
 # matmul
 def matmul_ref(x, y, tx, ty, alpha):

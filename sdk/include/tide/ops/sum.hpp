@@ -1,0 +1,63 @@
+// tide/ops/sum.hpp: sum over SelectedRows inputs (a sparse gradient that reaches a table from
+// several places): the inputs share a height and a row width, and the result lists every input's
+// rows in order with their values (repeats allowed, as Fluid's sum does: whoever applies the
+// gradient adds repeated rows up).
+#ifndef TIDE_OPS_SUM_HPP_
+#define TIDE_OPS_SUM_HPP_
+
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tide {
+namespace ops {
+
+struct SparseSum {
+  int64_t height = -1;
+  int64_t width = 1;            // values per row (1 when no input says)
+  std::vector<int64_t> rows;    // every input's rows, in input order
+  std::vector<Tensor> values;   // the values of the inputs that have rows, in input order
+  int64_t row_count() const { return static_cast<int64_t>(rows.size()); }
+};
+
+// Reads and checks the `n` SelectedRows inputs X of a sum: each value holds one row per listed row
+// (a value with no dims set may go with no rows), all with the same width and height.
+inline SparseSum GetSparseSum(const KernelContext& ctx, size_t n) {
+  const char* op = ctx.op_type();
+  SparseSum s;
+  int64_t width = -1;
+  for (size_t i = 0; i < n; ++i) {
+    SelectedRows sr = ctx.InputVar("X", i).GetSelectedRows();
+    if (i == 0) s.height = sr.height();
+    TIDE_CHECK(sr.height() == s.height, "op '", op, "': sparse input ", i, " ('",
+               ctx.InputName("X", i), "') has height ", sr.height(), ", input 0 has ", s.height);
+    const std::vector<int64_t> r = sr.rows();
+    Tensor v = sr.value();
+    const Dims vd = v.dims();
+    if (vd.empty()) {
+      TIDE_CHECK(r.empty(), "op '", op, "': sparse input ", i, " ('", ctx.InputName("X", i),
+                 "') lists ", r.size(), " rows but has no value");
+      continue;
+    }
+    TIDE_CHECK(vd[0] == static_cast<int64_t>(r.size()), "op '", op, "': sparse input ", i, " ('",
+               ctx.InputName("X", i), "') lists ", r.size(), " rows but its value ", ToString(vd),
+               " holds ", vd[0]);
+    const int64_t w = DimsProduct(vd, 1, vd.size());
+    if (width < 0) width = w;
+    TIDE_CHECK(w == width, "op '", op, "': sparse input ", i, " ('", ctx.InputName("X", i),
+               "') has rows of ", w, " values, an earlier input of ", width);
+    if (r.empty()) continue;
+    s.rows.insert(s.rows.end(), r.begin(), r.end());
+    s.values.push_back(v);
+  }
+  if (width >= 0) s.width = width;
+  return s;
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_SUM_HPP_
