@@ -4,22 +4,14 @@
 // ops_nn's formulas (biased batch variance, two passes) exactly.
 #include <cmath>
 
+#include <tide/ops/batch_norm.hpp>
+
 #include "reduce.cuh"
 
 namespace tide_cuda {
 namespace {
 
-// X viewed as [outer, C, inner]: NCHW is [N, C, H*W]; NHWC is [N*H*W, C, 1].
-struct BnView {
-  int64_t outer, c, inner;
-};
-
-BnView GetView(const char* op, const Dims& x, const std::string& layout) {
-  TIDE_CHECK(x.size() >= 2 && x.size() <= 5, "op '", op, "': X must have rank 2 to 5, got ",
-             tide::ToString(x));
-  if (layout == "NHWC") return {DimsProduct(x, 0, x.size() - 1), x.back(), 1};
-  return {x[0], x[1], DimsProduct(x, 2, x.size())};
-}
+using tide::ops::BnView;
 
 bool UsesGlobalStats(const KernelContext& ctx) {
   return ctx.Attr<bool>("is_test") || ctx.Attr<bool>("use_global_stats");
@@ -89,7 +81,7 @@ void BnKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), scale = ctx.Input("Scale"), bias = ctx.Input("Bias");
   Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
   const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = GetView(op, x.dims(), layout);
+  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
   for (const Tensor* t : {&scale, &bias, &mean, &var})
     TIDE_CHECK(t->rank() == 1 && t->dim(0) == v.c, "op '", op,
                "': Scale, Bias, Mean and Variance must be [", v.c, "] for X ",
@@ -165,7 +157,7 @@ void BnGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), scale = ctx.Input("Scale");
   Tensor dy = ctx.Input(GradVarName("Y").c_str());
   const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = GetView(op, x.dims(), layout);
+  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
   TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),
              ", expected X's ", tide::ToString(x.dims()));
   TIDE_CHECK(scale.numel() == v.c, "op '", op, "': Scale must be [", v.c, "], got ",

@@ -2,33 +2,20 @@
 // test / use_global_stats: the running statistics) over NCHW or NHWC, and its grad.
 #include <cmath>
 
+#include <tide/ops/batch_norm.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
 namespace {
 
-// X viewed as [outer, C, inner]: NCHW is [N, C, H*W]; NHWC is [N*H*W, C, 1].
-struct BnView {
-  int64_t outer, c, inner;
-};
-
-BnView GetView(const char* op, const Dims& x, const std::string& layout) {
-  TIDE_CHECK(x.size() >= 2 && x.size() <= 5, "op '", op, "': X must have rank 2 to 5, got ",
-             tide::ToString(x));
-  if (layout == "NHWC") return {DimsProductOrUnknown(x, 0, x.size() - 1), x.back(), 1};
-  return {x[0], x[1], DimsProductOrUnknown(x, 2, x.size())};
-}
-
-int64_t ChannelDim(const Dims& x, const std::string& layout) {
-  return layout == "NHWC" ? x.back() : x[1];
-}
+using tide::ops::BnView;
 
 void BnInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   Dims x = ctx.InputDims("X");
   std::string layout = ctx.Attr<std::string>("data_layout");
-  GetView(op, x, layout);
-  const int64_t c = ChannelDim(x, layout);
+  const int64_t c = tide::ops::GetBnView(op, x, layout).c;
   for (const char* p : {"Scale", "Bias", "Mean", "Variance"}) {
     Dims d = ctx.InputDims(p);
     TIDE_CHECK(d.size() == 1 && DimsCompatible(d[0], c), "op '", op, "': ", p, " must be [C] = [",
@@ -57,7 +44,7 @@ void BnKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), scale = ctx.Input("Scale"), bias = ctx.Input("Bias");
   Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
   const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = GetView(op, x.dims(), layout);
+  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
   for (const Tensor* t : {&scale, &bias, &mean, &var})
     TIDE_CHECK(t->rank() == 1 && t->dim(0) == v.c, "op '", op,
                "': Scale, Bias, Mean and Variance "
@@ -144,7 +131,7 @@ void BnGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), scale = ctx.Input("Scale");
   Tensor dy = ctx.Input(GradVarName("Y").c_str());
   const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = GetView(op, x.dims(), layout);
+  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
   TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),
              ", expected X's ", tide::ToString(x.dims()));
   const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));

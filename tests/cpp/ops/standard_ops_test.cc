@@ -1,6 +1,7 @@
 // standard_ops_test.cc: the SDK's standard op semantics (tide/ops/) used directly, as a vendor's
 // kernel would, with a context of its own that has Attr<T>(): shapes and error messages.
 #include <gtest/gtest.h>
+#include <tide/ops/batch_norm.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/conv.hpp>
 #include <tide/ops/loss.hpp>
@@ -231,6 +232,22 @@ TEST(StandardOps, MetricChecks) {
               tide::ops::CheckAccuracyInputs("accuracy", {8, 3}, {7, 1});
             }),
             "op 'accuracy': Indices [8, 3] and Label [7, 1] must be [N, k] and [N, 1]");
+}
+
+TEST(StandardOps, BatchNormView) {
+  auto nchw = tide::ops::GetBnView("batch_norm", {8, 3, 5, 7}, "NCHW");
+  EXPECT_EQ(nchw.outer, 8);
+  EXPECT_EQ(nchw.c, 3);
+  EXPECT_EQ(nchw.inner, 35);
+  auto nhwc = tide::ops::GetBnView("batch_norm", {8, 5, 7, 3}, "NHWC");
+  EXPECT_EQ(nhwc.outer, 280);
+  EXPECT_EQ(nhwc.c, 3);
+  EXPECT_EQ(nhwc.inner, 1);
+  EXPECT_EQ(tide::ops::GetBnView("batch_norm", {-1, 3, 5, 7}, "NHWC").outer, -1);
+  EXPECT_EQ(ErrorOf([] {
+              tide::ops::GetBnView("batch_norm", {8}, "NCHW");
+            }),
+            "op 'batch_norm': X must have rank 2 to 5, got [8]");
 }
 
 }  // namespace
