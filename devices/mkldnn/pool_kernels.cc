@@ -5,7 +5,6 @@
 // What oneDNN cannot express (uneven adaptive windows, windows wholly in the padding) runs as a
 // loop over plain data, with the same results as the plain kernel.
 #include <algorithm>
-#include <limits>
 
 #include <tide/ops/pool.hpp>
 
@@ -69,51 +68,13 @@ dnnl::pooling_forward::desc FwdDesc(prop_kind pk, const PoolParams& p, const mem
 
 // ---- The loop fallback: Fluid's windows over plain data. ----
 void LoopForward(const PoolParams& g, const float* x, float* out) {
-  for (int64_t pl = 0; pl < g.n * g.c; ++pl) {
-    const float* xp = x + pl * g.h * g.w;
-    float* op = out + pl * g.oh * g.ow;
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const tide::ops::PoolWindow win = tide::ops::GetPoolWindow(g, oy, ox);
-        float r = 0;
-        if (win.size > 0 && g.max) {
-          r = std::numeric_limits<float>::lowest();
-          for (int64_t y = win.y0; y < win.y1; ++y)
-            for (int64_t xx = win.x0; xx < win.x1; ++xx) r = std::max(r, xp[y * g.w + xx]);
-        } else if (win.size > 0) {
-          for (int64_t y = win.y0; y < win.y1; ++y)
-            for (int64_t xx = win.x0; xx < win.x1; ++xx) r += xp[y * g.w + xx];
-          r /= static_cast<float>(win.size);
-        }
-        op[oy * g.ow + ox] = r;
-      }
-  }
+  for (int64_t pl = 0; pl < g.n * g.c; ++pl)
+    tide::ops::PoolPlane(g, x + pl * g.h * g.w, out + pl * g.oh * g.ow);
 }
 
 void LoopBackward(const PoolParams& g, const float* x, const float* dout, float* dx) {
-  std::fill(dx, dx + g.n * g.c * g.h * g.w, 0.0f);
-  for (int64_t pl = 0; pl < g.n * g.c; ++pl) {
-    const float* xp = x + pl * g.h * g.w;
-    const float* gp = dout + pl * g.oh * g.ow;
-    float* dp = dx + pl * g.h * g.w;
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const tide::ops::PoolWindow win = tide::ops::GetPoolWindow(g, oy, ox);
-        if (win.size == 0) continue;
-        const float go = gp[oy * g.ow + ox];
-        if (g.max) {
-          int64_t arg = win.y0 * g.w + win.x0;
-          for (int64_t y = win.y0; y < win.y1; ++y)
-            for (int64_t xx = win.x0; xx < win.x1; ++xx)
-              if (xp[y * g.w + xx] > xp[arg]) arg = y * g.w + xx;
-          dp[arg] += go;
-        } else {
-          const float share = go / static_cast<float>(win.size);
-          for (int64_t y = win.y0; y < win.y1; ++y)
-            for (int64_t xx = win.x0; xx < win.x1; ++xx) dp[y * g.w + xx] += share;
-        }
-      }
-  }
+  for (int64_t pl = 0; pl < g.n * g.c; ++pl)
+    tide::ops::PoolGradPlane(g, x + pl * g.h * g.w, dout + pl * g.oh * g.ow, dx + pl * g.h * g.w);
 }
 
 float* PlainOut(Tensor& t, const Dims& d, const tide::Place& place) {

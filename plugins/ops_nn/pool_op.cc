@@ -2,9 +2,6 @@
 // its grad, with Fluid 1.x window rules (tide/ops/pool.hpp): a window is clipped to the image
 // (padding never wins a max); an exclusive avg divides by the clipped window's size, a
 // non-exclusive one by kh * kw.
-#include <cmath>
-#include <limits>
-
 #include <tide/ops/pool.hpp>
 
 #include "common.h"
@@ -13,9 +10,7 @@ namespace ops_nn {
 namespace {
 
 using tide::ops::GetPoolGeom;
-using tide::ops::GetPoolWindow;
 using tide::ops::PoolGeom;
-using tide::ops::PoolWindow;
 
 void PoolInferShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X");
@@ -32,33 +27,12 @@ void PoolKernel(KernelContext& ctx) {
   T* od = out.mutable_data<T>(g.out_dims(), ctx.place());
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
   ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      const T* xp = xd + p * plane;
-      T* op_ = od + p * oplane;
-      for (int64_t oy = 0; oy < g.oh; ++oy)
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const PoolWindow win = GetPoolWindow(g, oy, ox);
-          T r;
-          if (win.size == 0) {
-            r = T(0);
-          } else if (g.max) {
-            r = std::numeric_limits<T>::lowest();
-            for (int64_t y = win.y0; y < win.y1; ++y)
-              for (int64_t xx = win.x0; xx < win.x1; ++xx) r = std::max(r, xp[y * g.w + xx]);
-          } else {
-            r = T(0);
-            for (int64_t y = win.y0; y < win.y1; ++y)
-              for (int64_t xx = win.x0; xx < win.x1; ++xx) r += xp[y * g.w + xx];
-            r /= static_cast<T>(win.size);
-          }
-          op_[oy * g.ow + ox] = r;
-        }
-    }
+    for (int64_t p = b; p < e; ++p) tide::ops::PoolPlane(g, xd + p * plane, od + p * oplane);
   });
 }
 
-// max: the gradient goes to the first maximum of the window (scan order), as Fluid's;
-// avg: spread evenly over the window's divisor.
+// The reference gradient per plane (tide::ops::PoolGradPlane): max to the first maximum of the
+// window (scan order), as Fluid's; avg spread evenly over the window's divisor.
 template <typename T>
 void PoolGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
@@ -71,29 +45,8 @@ void PoolGradKernel(KernelContext& ctx) {
   T* dd = dx.mutable_data<T>(x.dims(), ctx.place());
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
   ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      const T* xp = xd + p * plane;
-      const T* gp = gd + p * oplane;
-      T* dp = dd + p * plane;
-      std::fill(dp, dp + plane, T(0));
-      for (int64_t oy = 0; oy < g.oh; ++oy)
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const PoolWindow win = GetPoolWindow(g, oy, ox);
-          if (win.size == 0) continue;
-          const T go = gp[oy * g.ow + ox];
-          if (g.max) {
-            int64_t arg = win.y0 * g.w + win.x0;
-            for (int64_t y = win.y0; y < win.y1; ++y)
-              for (int64_t xx = win.x0; xx < win.x1; ++xx)
-                if (xp[y * g.w + xx] > xp[arg]) arg = y * g.w + xx;
-            dp[arg] += go;
-          } else {
-            const T share = go / static_cast<T>(win.size);
-            for (int64_t y = win.y0; y < win.y1; ++y)
-              for (int64_t xx = win.x0; xx < win.x1; ++xx) dp[y * g.w + xx] += share;
-          }
-        }
-    }
+    for (int64_t p = b; p < e; ++p)
+      tide::ops::PoolGradPlane(g, xd + p * plane, gd + p * oplane, dd + p * plane);
   });
 }
 

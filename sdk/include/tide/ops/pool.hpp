@@ -6,7 +6,9 @@
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -120,6 +122,52 @@ TIDE_OPS_HOST_DEVICE inline PoolWindow GetPoolWindow(const PoolGeom& g, int64_t 
   const int64_t clipped = rows * cols;
   win.size = clipped == 0 ? 0 : g.exclusive ? clipped : g.kh * g.kw;
   return win;
+}
+
+// The reference computation on the host, one [H, W] plane of one (n, c): Fluid's windows over
+// plain data. Out (oh x ow) = each window's max, or its sum / the window's divisor; 0 for a window
+// wholly in the padding.
+template <typename T>
+void PoolPlane(const PoolGeom& g, const T* x, T* out) {
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const PoolWindow win = GetPoolWindow(g, oy, ox);
+      T r = T(0);
+      if (win.size > 0 && g.max) {
+        r = std::numeric_limits<T>::lowest();
+        for (int64_t y = win.y0; y < win.y1; ++y)
+          for (int64_t xx = win.x0; xx < win.x1; ++xx) r = std::max(r, x[y * g.w + xx]);
+      } else if (win.size > 0) {
+        for (int64_t y = win.y0; y < win.y1; ++y)
+          for (int64_t xx = win.x0; xx < win.x1; ++xx) r += x[y * g.w + xx];
+        r /= static_cast<T>(win.size);
+      }
+      out[oy * g.ow + ox] = r;
+    }
+}
+
+// The gradient of PoolPlane: dx (H x W, overwritten) from dout (oh x ow). max: to the first maximum
+// of the window in scan order, as Fluid's; avg: spread evenly over the window's divisor.
+template <typename T>
+void PoolGradPlane(const PoolGeom& g, const T* x, const T* dout, T* dx) {
+  std::fill(dx, dx + g.h * g.w, T(0));
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const PoolWindow win = GetPoolWindow(g, oy, ox);
+      if (win.size == 0) continue;
+      const T go = dout[oy * g.ow + ox];
+      if (g.max) {
+        int64_t arg = win.y0 * g.w + win.x0;
+        for (int64_t y = win.y0; y < win.y1; ++y)
+          for (int64_t xx = win.x0; xx < win.x1; ++xx)
+            if (x[y * g.w + xx] > x[arg]) arg = y * g.w + xx;
+        dx[arg] += go;
+      } else {
+        const T share = go / static_cast<T>(win.size);
+        for (int64_t y = win.y0; y < win.y1; ++y)
+          for (int64_t xx = win.x0; xx < win.x1; ++xx) dx[y * g.w + xx] += share;
+      }
+    }
 }
 
 }  // namespace ops
