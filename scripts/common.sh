@@ -4,6 +4,6 @@ TIDE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TIDE_BUILD="${TIDE_BUILD:-$TIDE_ROOT/build}"
 TIDE_VENV="${TIDE_VENV:-$TIDE_ROOT/.venv}"
 # ccache lives outside the clone so clean clones (CI) reuse it.
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/tide-ccache}"
+export CCACHE_DIR="${CCACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/tide-ccache}"
 JOBS="${TIDE_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 log() { printf '\033[1m[tide]\033[0m %s\n' "$*"; }

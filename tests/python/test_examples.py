@@ -1,8 +1,8 @@
 """The examples as tests, seeded: fit_a_line within 2% of the least-squares optimum, the digits
-MLP at >= 95% test accuracy, the digits conv net at >= 97% with and without oneDNN."""
+MLP at >= 95% test accuracy, the digits conv net at >= 97% with and without oneDNN. How fast they
+train is the benchmarks' business (benchmarks/), not a test's: a slow machine is no failure."""
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -16,26 +16,20 @@ import recognize_digits_mlp  # noqa: E402
 
 
 def test_fit_a_line_reaches_least_squares(tmp_path):
-    t0 = time.time()
     loss, optimum, pred, test_y = fit_a_line.train(model_dir=str(tmp_path), verbose=False)
     assert loss <= optimum * 1.02, (loss, optimum)
     assert pred.shape == test_y.shape and np.isfinite(pred).all()
     assert np.mean((pred - test_y) ** 2) < 0.7  # the reloaded model predicts (target variance 1)
-    assert time.time() - t0 < 60
 
 
 def test_digits_mlp_accuracy():
-    t0 = time.time()
     acc = recognize_digits_mlp.train(verbose=False)
     assert acc >= 0.95, acc
-    assert time.time() - t0 < 60
 
 
 @pytest.mark.parametrize("use_mkldnn", [False, True])
 def test_digits_conv_accuracy(use_mkldnn):
     if use_mkldnn and not any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()):
         pytest.skip("the oneDNN plugin is not built")
-    t0 = time.time()
     acc = recognize_digits_conv.train(passes=12, use_mkldnn=use_mkldnn, verbose=False)
     assert acc >= 0.97, acc
-    assert time.time() - t0 < 60

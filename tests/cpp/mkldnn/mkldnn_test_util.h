@@ -3,13 +3,19 @@
 // with use_mkldnn = true through the real executor, feeding inputs either plain or already in a
 // blocked oneDNN layout (converted by the plugin's NCHW -> ONEDNN transform), reads back the
 // fetched tensors (a blocked one through the plugin's ONEDNN -> NCHW transform), and reports
-// which kernel every op ran and how many layout transforms the core made. Header-only.
+// which kernel every op ran, how many layout transforms the core made and which oneDNN primitives
+// ran (from oneDNN's verbose output), so tests can assert the absence of needless reorders
+// whatever formats oneDNN picks for the machine's ISA. Header-only.
 #pragma once
 
+#include <dnnl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,7 +56,47 @@ struct Result {
   std::map<std::string, TideLayout> layouts;  // their layouts as fetched
   std::vector<std::pair<std::string, core::OpKernelType>> kernels;  // (op type, kernel run)
   core::TransformCounts counts;  // layout transforms etc. the core made in the run
+  // The oneDNN primitives the last run executed, in order ("convolution", "reorder", ...):
+  // kernels' own reorders and the core's layout transforms (oneDNN reorders too) alike.
+  std::vector<std::string> dnnl_execs;
+
+  // How many of dnnl_execs are `kind`, among those in [from, to).
+  int DnnlCount(const std::string& kind, size_t from = 0, size_t to = SIZE_MAX) const {
+    int n = 0;
+    for (size_t i = from; i < std::min(to, dnnl_execs.size()); ++i) n += dnnl_execs[i] == kind;
+    return n;
+  }
+  // The index of the first dnnl_execs entry that is `kind`, or dnnl_execs.size().
+  size_t DnnlFind(const std::string& kind) const {
+    return std::find(dnnl_execs.begin(), dnnl_execs.end(), kind) - dnnl_execs.begin();
+  }
 };
+
+// Runs `fn` with oneDNN's verbose mode on and returns the primitive kind of every "exec" line it
+// printed (oneDNN prints them to stdout).
+template <typename Fn>
+std::vector<std::string> RecordDnnlExecs(Fn&& fn) {
+  ::testing::internal::CaptureStdout();
+  dnnl_set_verbose(1);
+  try {
+    fn();
+  } catch (...) {
+    dnnl_set_verbose(0);
+    ::testing::internal::GetCapturedStdout();
+    throw;
+  }
+  dnnl_set_verbose(0);
+  std::istringstream out(::testing::internal::GetCapturedStdout());
+  std::vector<std::string> kinds;
+  for (std::string line; std::getline(out, line);) {
+    // onednn_verbose,exec,cpu,<primitive kind>,<implementation>,...
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; f.size() < 4 && std::getline(fields, x, ',');) f.push_back(x);
+    if (f.size() == 4 && f[1] == "exec") kinds.push_back(f[3]);
+  }
+  return kinds;
+}
 
 // True when every op of type `type` in `r` ran the {cpu, float32, ONEDNN, mkldnn} kernel (and
 // at least one such op ran).
@@ -83,6 +129,12 @@ class Net {
   Net& Op(std::string type, core::VariableNameMap ins, core::VariableNameMap outs,
           core::AttributeMap attrs = {}) {
     steps_.push_back(core::OpDesc(std::move(type), std::move(ins), std::move(outs), std::move(attrs)));
+    return *this;
+  }
+  // The last run records the oneDNN primitives it executes (Result::dnnl_execs). It captures
+  // stdout, so only one thread at a time may run a Net that records.
+  Net& RecordingDnnl() {
+    record_dnnl_ = true;
     return *this;
   }
   // After the forward ops, their grad ops in reverse order, with out@GRAD fed as `dout`.
@@ -123,6 +175,7 @@ class Net {
     auto prepared = exe.Prepare(prog, 0, names, fetch);
     core::Scope scope;
     std::vector<core::LoDTensor> got;
+    std::vector<std::string> execs;
     for (int r = 0; r < runs; ++r) {  // fresh inputs each run: ops may update them in place
       std::vector<core::LoDTensor> tensors;
       for (const auto& n : prepared->feed_names()) {
@@ -132,9 +185,14 @@ class Net {
           t = Transform(t, TIDE_LAYOUT_NCHW, TIDE_LAYOUT_ONEDNN);
         tensors.push_back(std::move(t));
       }
-      got = exe.Run(*prepared, &scope, tensors);
+      if (r + 1 < runs || !record_dnnl_) {
+        got = exe.Run(*prepared, &scope, tensors);
+      } else {
+        execs = mkldnn::RecordDnnlExecs([&] { got = exe.Run(*prepared, &scope, tensors); });
+      }
     }
     Result res;
+    res.dnnl_execs = std::move(execs);
     for (size_t i = 0; i < fetch.size(); ++i) {
       EXPECT_NE(got[i].layout(), TIDE_LAYOUT_ONEDNN) << fetch[i] << ": fetched data must be plain";
       res.layouts[fetch[i]] = scope.FindVar(fetch[i])->Get<core::LoDTensor>().layout();
@@ -154,6 +212,7 @@ class Net {
   std::map<std::string, bool> blockable_;
   std::vector<core::OpDesc> steps_;
   std::string backward_out_;
+  bool record_dnnl_ = false;
 };
 
 // |got - want| <= atol + rtol * |want| everywhere, naming the first mismatch.
@@ -234,7 +293,7 @@ class OneOp {
     std::map<std::string, TestTensor> want = Reference().Run();
     for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
       SCOPED_TRACE(std::string("inputs fed ") + FeedName(feed));
-      Result got = MakeNet().Run(OutVars(), /*mkldnn=*/true, feed);
+      Result got = MakeNet().RecordingDnnl().Run(OutVars(), /*mkldnn=*/true, feed);
       EXPECT_TRUE(RanMkldnn(got, type_));
       for (const auto& var : OutVars()) {
         if (std::find(skip.begin(), skip.end(), var) != skip.end()) continue;

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# fresh_machine_check.sh: the README's two commands, as a new user runs them, on a clean Debian 12
+# root. Makes the root with debootstrap (from the Debian mirror this machine's apt uses), puts a
+# clean clone of the current commit in it, and runs ./scripts/quickstart.sh, then
+# ./scripts/test.sh, there (chroot in a private mount namespace, a bare environment), printing
+# each one's wall time and result, and how long the quick start took to reach training.
+#
+#   scripts/fresh_machine_check.sh [--keep] [--no-cache] [--only quickstart|test]
+#
+#   --keep      leave the root (and its build) in $TIDE_FRESH_DIR afterwards
+#   --no-cache  debootstrap anew instead of unpacking the pristine root cached by an earlier run
+#   --only X    run only one of the two commands
+#
+# Needs root (debootstrap, chroot, mounts); installs debootstrap when it is missing. What it
+# checks is the committed tree: commit first. Logs: $TIDE_FRESH_DIR/{quickstart,test}.log.
+set -euo pipefail
+TIDE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WORK="${TIDE_FRESH_DIR:-/var/tmp/tide-fresh}"
+CACHE="${TIDE_FRESH_CACHE:-$HOME/.cache/tide-fresh-root}"
+SUITE=bookworm
+KEEP=0 USE_CACHE=1 ONLY=""
+while (($#)); do
+  case "$1" in
+    --keep) KEEP=1 ;;
+    --no-cache) USE_CACHE=0 ;;
+    --only) ONLY="$2"; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "fresh_machine_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+log() { printf '\033[1m[fresh]\033[0m %s\n' "$*"; }
+[ "$(id -u)" -eq 0 ] || { echo "fresh_machine_check.sh: needs root (debootstrap, chroot)" >&2; exit 2; }
+
+ROOT="$WORK/root"
+cleanup() { ((KEEP)) || rm -rf --one-file-system "$ROOT"; }
+trap cleanup EXIT
+
+# The mirror this machine's apt already uses (so the check reaches what a user here reaches).
+mirror() {
+  local m=""
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    m=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+  fi
+  if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
+    m=$(awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; exit}}' \
+      /etc/apt/sources.list)
+  fi
+  echo "$m"
+}
+
+# 1. A clean Debian 12 root: debootstrap's default variant (Debian's required and important
+# packages, as a fresh install has), cached as a tarball of exactly that.
+rm -rf --one-file-system "$ROOT"
+mkdir -p "$ROOT" "$CACHE"
+TARBALL="$CACHE/$SUITE.tar.gz"
+if ((USE_CACHE)) && [ -s "$TARBALL" ]; then
+  log "unpacking the pristine $SUITE root cached in $TARBALL"
+  tar -xzf "$TARBALL" -C "$ROOT"
+else
+  command -v debootstrap >/dev/null || {
+    log "installing debootstrap"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  }
+  log "debootstrap $SUITE into $ROOT ($(mirror))"
+  start=$SECONDS
+  debootstrap "$SUITE" "$ROOT" $(mirror) >"$WORK/debootstrap.log" 2>&1 ||
+    { tail -20 "$WORK/debootstrap.log"; exit 1; }
+  log "debootstrap took $((SECONDS - start)) s"
+  tar -czf "$TARBALL.tmp" -C "$ROOT" . && mv "$TARBALL.tmp" "$TARBALL"
+fi
+cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
+
+# 2. A clean clone of the current commit, where a user would clone it.
+COMMIT=$(git -C "$TIDE_ROOT" rev-parse HEAD)
+if [ -n "$(git -C "$TIDE_ROOT" status --porcelain --untracked-files=no)" ]; then
+  log "note: the work tree has uncommitted changes; the check uses commit ${COMMIT:0:12} only"
+fi
+git clone -q --no-hardlinks "$TIDE_ROOT" "$ROOT/root/tide"
+git -C "$ROOT/root/tide" checkout -q "$COMMIT"
+
+# 3. One command in the root: private mounts of /proc, /sys and /dev that vanish with it, and
+# only the environment a new login has. Prints its wall time; the quick start's time to its first
+# training line too.
+# since <start ns> <end ns>: "M min S s".
+since() { local s=$((($2 - $1) / 1000000000)); printf '%d min %02d s' $((s / 60)) $((s % 60)); }
+
+run_in_root() {
+  local name="$1" cmd="$2" logf="$WORK/$name.log" start rc
+  log "running '$cmd' in the fresh root (log: $logf)"
+  start=$(date +%s%N)
+  set +e
+  unshare --mount --propagation private -- bash -c '
+    set -e
+    root="$1"; shift
+    mount -t proc proc "$root/proc"
+    mount --rbind /sys "$root/sys"
+    mount --rbind /dev "$root/dev"
+    exec chroot "$root" /usr/bin/env -i HOME=/root USER=root SHELL=/bin/bash TERM=dumb \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      /bin/bash -c "cd /root/tide && $0"' "$cmd" "$ROOT" 2>&1 |
+    while IFS= read -r line; do
+      printf '%s\n' "$line" >>"$logf"
+      if [ "$name" = quickstart ] && [ ! -e "$WORK/.trained" ] && [[ "$line" == pass* ]]; then
+        date +%s%N >"$WORK/.trained"
+      fi
+    done
+  rc=${PIPESTATUS[0]}
+  set -e
+  RESULTS+=("$(printf '%-24s %-10s %s' "$cmd" "$([ "$rc" -eq 0 ] && echo passed || echo "FAILED($rc)")" \
+    "$(since "$start" "$(date +%s%N)")")")
+  if [ "$name" = quickstart ] && [ -s "$WORK/.trained" ]; then
+    RESULTS+=("$(printf '%-24s %-10s %s' "  first training line" reached \
+      "$(since "$start" "$(cat "$WORK/.trained")")")")
+  fi
+  [ "$rc" -eq 0 ] || { log "'$cmd' failed; its last lines:"; tail -30 "$logf"; }
+  return "$rc"
+}
+
+RESULTS=()
+rm -f "$WORK/.trained" "$WORK/quickstart.log" "$WORK/test.log"
+status=0
+if [ -z "$ONLY" ] || [ "$ONLY" = quickstart ]; then
+  run_in_root quickstart ./scripts/quickstart.sh || status=1
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = test ]; then
+  run_in_root test ./scripts/test.sh || status=1
+fi
+
+echo
+log "fresh Debian 12 root ($SUITE, $(nproc) cores), commit ${COMMIT:0:12}:"
+printf '  %s\n' "${RESULTS[@]}"
+if [ -f "$WORK/test.log" ]; then
+  grep -E "tests passed|tests failed" "$WORK/test.log" | sed 's/^/  ctest: /' || true
+fi
+exit "$status"
