@@ -86,7 +86,8 @@ git -C "$ROOT/root/tide" checkout -q "$COMMIT"
 since() { local s=$((($2 - $1) / 1000000000)); printf '%d min %02d s' $((s / 60)) $((s % 60)); }
 
 run_in_root() {
-  local name="$1" cmd="$2" logf="$WORK/$name.log" start rc
+  local name="$1" cmd="$2" logf start rc
+  logf="$WORK/$name.log"
   log "running '$cmd' in the fresh root (log: $logf)"
   start=$(date +%s%N)
   set +e
