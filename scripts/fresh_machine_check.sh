@@ -71,6 +71,22 @@ else
 fi
 cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
 
+# The network a fresh machine here has: its proxy and package-index settings and, where the
+# environment names one, its TLS trust bundle (copied to a path no package in the root writes).
+NET_ENV=()
+for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY PIP_INDEX_URL \
+         PIP_EXTRA_INDEX_URL PIP_DEFAULT_TIMEOUT; do
+  [ -n "${!v:-}" ] && NET_ENV+=("$v=${!v}")
+done
+for v in PIP_CERT SSL_CERT_FILE REQUESTS_CA_BUNDLE; do
+  if [ -f "${!v:-}" ]; then
+    cp -L "${!v}" "$ROOT/etc/ssl/host-ca-bundle.crt"
+    NET_ENV+=(PIP_CERT=/etc/ssl/host-ca-bundle.crt SSL_CERT_FILE=/etc/ssl/host-ca-bundle.crt
+              REQUESTS_CA_BUNDLE=/etc/ssl/host-ca-bundle.crt)
+    break
+  fi
+done
+
 # 2. A clean clone of the current commit, where a user would clone it.
 COMMIT=$(git -C "$TIDE_ROOT" rev-parse HEAD)
 if [ -n "$(git -C "$TIDE_ROOT" status --porcelain --untracked-files=no)" ]; then
@@ -98,8 +114,8 @@ run_in_root() {
     mount --rbind /sys "$root/sys"
     mount --rbind /dev "$root/dev"
     exec chroot "$root" /usr/bin/env -i HOME=/root USER=root SHELL=/bin/bash TERM=dumb \
-      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      /bin/bash -c "cd /root/tide && $0"' "$cmd" "$ROOT" 2>&1 |
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@" \
+      /bin/bash -c "cd /root/tide && $0"' "$cmd" "$ROOT" "${NET_ENV[@]}" 2>&1 |
     while IFS= read -r line; do
       printf '%s\n' "$line" >>"$logf"
       if [ "$name" = quickstart ] && [ ! -e "$WORK/.trained" ] && [[ "$line" == pass* ]]; then
