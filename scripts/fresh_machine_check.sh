@@ -80,6 +80,7 @@ for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY PIP_IND
 done
 for v in PIP_CERT SSL_CERT_FILE REQUESTS_CA_BUNDLE; do
   if [ -f "${!v:-}" ]; then
+    mkdir -p "$ROOT/etc/ssl"
     cp -L "${!v}" "$ROOT/etc/ssl/host-ca-bundle.crt"
     NET_ENV+=(PIP_CERT=/etc/ssl/host-ca-bundle.crt SSL_CERT_FILE=/etc/ssl/host-ca-bundle.crt
               REQUESTS_CA_BUNDLE=/etc/ssl/host-ca-bundle.crt)
