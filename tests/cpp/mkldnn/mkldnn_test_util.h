@@ -62,9 +62,9 @@ struct Result {
 
   // How many of dnnl_execs are `kind`, among those in [from, to).
   int DnnlCount(const std::string& kind, size_t from = 0, size_t to = SIZE_MAX) const {
-    int n = 0;
-    for (size_t i = from; i < std::min(to, dnnl_execs.size()); ++i) n += dnnl_execs[i] == kind;
-    return n;
+    const size_t end = std::min(to, dnnl_execs.size());
+    if (from >= end) return 0;
+    return static_cast<int>(std::count(dnnl_execs.begin() + from, dnnl_execs.begin() + end, kind));
   }
   // The index of the first dnnl_execs entry that is `kind`, or dnnl_execs.size().
   size_t DnnlFind(const std::string& kind) const {
