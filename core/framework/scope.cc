@@ -60,7 +60,13 @@ Scope& Scope::NewScope() const {
 
 void Scope::DeleteScope(Scope* kid) const {
   std::unique_lock<std::shared_mutex> lock(mu_);
-  kids_.remove_if([kid](const std::unique_ptr<Scope>& s) { return s.get() == kid; });
+  // From the back: the kid deleted is usually the newest (a loop's step scopes, last first).
+  for (auto it = kids_.end(); it != kids_.begin();) {
+    if ((--it)->get() == kid) {
+      kids_.erase(it);
+      return;
+    }
+  }
 }
 
 void Scope::DropKids() {

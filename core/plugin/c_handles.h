@@ -27,6 +27,9 @@ inline TideVariable* Wrap(Variable* v) { return reinterpret_cast<TideVariable*>(
 inline Scope* Unwrap(TideScope* s) { return reinterpret_cast<Scope*>(s); }
 inline const Scope* Unwrap(const TideScope* s) { return reinterpret_cast<const Scope*>(s); }
 inline TideScope* Wrap(Scope* s) { return reinterpret_cast<TideScope*>(s); }
+inline StepScopes* Unwrap(TideStepScopes* s) { return reinterpret_cast<StepScopes*>(s); }
+inline const StepScopes* Unwrap(const TideStepScopes* s) { return reinterpret_cast<const StepScopes*>(s); }
+inline TideStepScopes* Wrap(StepScopes* s) { return reinterpret_cast<TideStepScopes*>(s); }
 inline SelectedRows* Unwrap(TideSelectedRows* s) { return reinterpret_cast<SelectedRows*>(s); }
 inline const SelectedRows* Unwrap(const TideSelectedRows* s) { return reinterpret_cast<const SelectedRows*>(s); }
 inline TideSelectedRows* Wrap(SelectedRows* s) { return reinterpret_cast<TideSelectedRows*>(s); }

@@ -160,6 +160,27 @@ TideTensor* TensorArrayAt(TideTensorArray* a, size_t i) {
   return i < v->size() ? Wrap(&(*v)[i]) : nullptr;
 }
 
+TideStatus* VariableGetStepScopes(TideVariable* v, TideStepScopes** out) {
+  *out = nullptr;
+  return StatusGuard([&] { *out = Wrap(Unwrap(v)->GetMutable<StepScopes>()); });
+}
+size_t StepScopesSize(const TideStepScopes* s) { return Unwrap(s)->size(); }
+TideScope* StepScopesAt(TideStepScopes* s, size_t i) {
+  auto* v = Unwrap(s);
+  return i < v->size() ? Wrap((*v)[i]) : nullptr;
+}
+TideScope* StepScopesPush(TideStepScopes* s, TideScope* parent) {
+  Scope* kid = &Unwrap(parent)->NewScope();
+  Unwrap(s)->push_back(kid);
+  return Wrap(kid);
+}
+void StepScopesClear(TideStepScopes* s) {
+  // Last first: a later step's scope may read an earlier one's variables while it lives.
+  auto* v = Unwrap(s);
+  for (auto it = v->rbegin(); it != v->rend(); ++it) (*it)->parent()->DeleteScope(*it);
+  v->clear();
+}
+
 // --- Scopes ---
 TideVariable* ScopeFindVar(const TideScope* s, const char* name) {
   return Wrap(Unwrap(s)->FindVar(name ? name : ""));
@@ -370,7 +391,7 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 
 TideHostApi MakeTable() {
   TideHostApi h{};
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Tensor_AdoptData);
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, StepScopes_Clear);
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
   h.Status_Create = StatusCreate;
@@ -473,6 +494,11 @@ TideHostApi MakeTable() {
   h.Registrar_AddLayoutTransform = RegistrarAddLayoutTransform;
   h.Registrar_AddDataTypeCast = RegistrarAddDataTypeCast;
   h.Tensor_AdoptData = TensorAdoptData;
+  h.Variable_GetStepScopes = VariableGetStepScopes;
+  h.StepScopes_Size = StepScopesSize;
+  h.StepScopes_At = StepScopesAt;
+  h.StepScopes_Push = StepScopesPush;
+  h.StepScopes_Clear = StepScopesClear;
   return h;
 }
 

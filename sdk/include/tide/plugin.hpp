@@ -288,7 +288,10 @@ struct AttrReader;
 template <>
 struct AttrReader<int32_t> {
   static int32_t Read(const char* op, const char* n, const TideAttrValue* v) {
-    if (v && (v->type == TIDE_ATTR_INT || v->type == TIDE_ATTR_BOOLEAN)) return v->i;
+    // A block attribute is a block index, read like the BLOCKS list is read as ints.
+    if (v && (v->type == TIDE_ATTR_INT || v->type == TIDE_ATTR_BOOLEAN ||
+              v->type == TIDE_ATTR_BLOCK))
+      return v->i;
     if (v && v->type == TIDE_ATTR_LONG) return static_cast<int32_t>(v->l);
     BadAttr(op, n, v, "int");
   }
@@ -529,6 +532,23 @@ class TensorArray {
   TideTensorArray* a_;
 };
 
+class Scope;
+
+// The scopes a control-flow op ran its block in, kept in a variable for its gradient op.
+class StepScopes {
+ public:
+  explicit StepScopes(TideStepScopes* s) : s_(s) {}
+  size_t size() const { return Host().StepScopes_Size(s_); }
+  inline Scope at(size_t i) const;
+  // A new child scope of `parent`, appended.
+  inline Scope Push(const Scope& parent);
+  // Deletes every listed scope from its parent.
+  void Clear() { Host().StepScopes_Clear(s_); }
+
+ private:
+  TideStepScopes* s_;
+};
+
 class Variable {
  public:
   explicit Variable(TideVariable* v) : v_(v) {}
@@ -552,6 +572,12 @@ class Variable {
     ThrowIfError(Host().Variable_GetTensorArray(v_, &a));
     return TensorArray(a);
   }
+  bool IsTensorArray() const { return type() == TIDE_VAR_LOD_TENSOR_ARRAY; }
+  StepScopes GetStepScopes() const {
+    TideStepScopes* ss = nullptr;
+    ThrowIfError(Host().Variable_GetStepScopes(v_, &ss));
+    return StepScopes(ss);
+  }
 
  private:
   TideVariable* v_;
@@ -571,6 +597,13 @@ class Scope {
  private:
   TideScope* s_;
 };
+
+Scope StepScopes::at(size_t i) const {
+  TideScope* sc = Host().StepScopes_At(s_, i);
+  if (!sc) TIDE_THROW(TIDE_OUT_OF_RANGE, "step scope ", i, " >= size ", size());
+  return Scope(sc);
+}
+Scope StepScopes::Push(const Scope& parent) { return Scope(Host().StepScopes_Push(s_, parent.c())); }
 
 // ---------------------------------------------------------------------------------------------
 // Kernel context.

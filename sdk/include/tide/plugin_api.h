@@ -130,6 +130,7 @@ typedef struct TideSelectedRows TideSelectedRows; /* rows + height + value tenso
 typedef struct TideTensorArray TideTensorArray;   /* a LoDTensorArray */
 typedef struct TideVariable TideVariable;         /* a named slot in a scope */
 typedef struct TideScope TideScope;
+typedef struct TideStepScopes TideStepScopes;     /* a list of scopes (a loop's iterations) */
 typedef struct TideDeviceContext TideDeviceContext; /* the core's context for one place */
 typedef struct TideKernelContext TideKernelContext;
 typedef struct TideInferShapeContext TideInferShapeContext;
@@ -517,6 +518,19 @@ typedef struct TideHostApi {
   TideStatus* (*Tensor_AdoptData)(TideTensor* t, void* data, size_t bytes, TideDataType dtype,
                                   TidePlace place, void (*release)(void* release_arg),
                                   void* release_arg);
+
+  /* --- Step scopes: the scopes a control-flow op ran its block in (a while loop's iterations,
+   * a conditional block's run), kept in a variable for its gradient op. --- */
+  /* Gets the step-scope list the variable holds, making it one if it holds nothing. Borrowed
+   * from the variable. */
+  TideStatus* (*Variable_GetStepScopes)(TideVariable* var, TideStepScopes** out);
+  size_t (*StepScopes_Size)(const TideStepScopes* s);
+  /* NULL when out of range. */
+  TideScope* (*StepScopes_At)(TideStepScopes* s, size_t i);
+  /* A new child scope of `parent` (owned by `parent`), appended to the list. */
+  TideScope* (*StepScopes_Push)(TideStepScopes* s, TideScope* parent);
+  /* Deletes the listed scopes (and their kids) from their parents and empties the list. */
+  void (*StepScopes_Clear)(TideStepScopes* s);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1,0 +1,105 @@
+// array_ops.cc: tensor arrays (LoDTensorArray variables): write_to_array, read_from_array and
+// array_length, kernel-less as in Fluid (an array is no tensor). The index I is a one-element
+// int64 (or int32) tensor on any place; elements are copied on the op's place with their LoD.
+#include "control_util.h"
+
+namespace ops_control {
+namespace {
+
+int64_t ReadIndex(tide::OpRunContext& ctx) {
+  const std::string name = OnlyInput(ctx, "I");
+  tide::Tensor t = InputTensor(ctx, name);
+  TIDE_CHECK(t.numel() == 1 && (t.dtype() == TIDE_INT64 || t.dtype() == TIDE_INT32), "op '",
+             ctx.op_type(), "': the index '", name, "' must be a one-element int64 tensor, got ",
+             tide::DataTypeName(t.dtype()), " ", tide::ToString(t.dims()));
+  tide::OwnedTensor tmp;
+  tide::Tensor h = OnHost(t, tmp);
+  const int64_t i = h.dtype() == TIDE_INT64 ? *h.data<int64_t>() : *h.data<int32_t>();
+  TIDE_CHECK(i >= 0, "op '", ctx.op_type(), "': the index '", name, "' is negative (", i, ")");
+  return i;
+}
+
+void WriteToArrayRun(tide::OpRunContext& ctx) {
+  const std::string x_name = OnlyInput(ctx, "X");
+  tide::Tensor x = InputTensor(ctx, x_name);
+  const int64_t i = ReadIndex(ctx);
+  tide::TensorArray arr = Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensorArray();
+  if (arr.size() <= static_cast<size_t>(i)) arr.resize(i + 1);
+  arr.at(i).CopyFrom(x, ctx.place(), ctx.device_context());
+}
+
+void ReadFromArrayRun(tide::OpRunContext& ctx) {
+  const std::string arr_name = OnlyInput(ctx, "X");
+  tide::Variable av = Lookup(ctx, arr_name);
+  TIDE_CHECK(av.IsTensorArray(), "op 'read_from_array': variable '", arr_name,
+             "' does not hold a tensor array");
+  tide::TensorArray arr = av.GetTensorArray();
+  const int64_t i = ReadIndex(ctx);
+  TIDE_CHECK(static_cast<size_t>(i) < arr.size(), "op 'read_from_array': index ", i,
+             " is past the end of array '", arr_name, "' (", arr.size(), " element(s))");
+  tide::Tensor src = arr.at(i);
+  TIDE_CHECK(src.initialized(), "op 'read_from_array': element ", i, " of array '", arr_name,
+             "' was never written");
+  Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor().CopyFrom(src, ctx.place(), ctx.device_context());
+}
+
+void ArrayLengthRun(tide::OpRunContext& ctx) {
+  const std::string arr_name = OnlyInput(ctx, "X");
+  tide::Variable av = Lookup(ctx, arr_name);
+  TIDE_CHECK(av.IsTensorArray(), "op 'array_length': variable '", arr_name,
+             "' does not hold a tensor array");
+  tide::OwnedTensor n;
+  *n.mutable_data<int64_t>({1}, tide::Place("cpu", 0)) = static_cast<int64_t>(av.GetTensorArray().size());
+  Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor().CopyFrom(n, ctx.place(), ctx.device_context());
+}
+
+}  // namespace
+}  // namespace ops_control
+
+TIDE_REGISTER_OP(tide::OpSchema("write_to_array")
+                     .Comment("Out[I] = a copy of X; the array grows to hold index I.")
+                     .Input("X", "the tensor to write")
+                     .Input("I", "a one-element int64 index (>= 0)")
+                     .Output("Out", "the tensor array")
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       if (ctx.IsRuntime()) return;
+                       ctx.SetOutputVarType("Out", TIDE_VAR_LOD_TENSOR_ARRAY);
+                       ctx.SetOutputDims("Out", ctx.InputDims("X"));
+                       ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+                     })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("read_from_array")
+                           .Input("X", g.OutputGrad("Out"))
+                           .Input("I", g.Input("I"))
+                           .Output("Out", g.InputGrad("X"));
+                     })
+                     .Run(ops_control::WriteToArrayRun));
+
+TIDE_REGISTER_OP(tide::OpSchema("read_from_array")
+                     .Comment("Out = a copy of X[I].")
+                     .Input("X", "the tensor array")
+                     .Input("I", "a one-element int64 index (>= 0)")
+                     .Output("Out", "the element")
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       if (ctx.IsRuntime()) return;
+                       ctx.SetOutputDims("Out", ctx.InputDims("X"));
+                       ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+                     })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("write_to_array")
+                           .Input("X", g.OutputGrad("Out"))
+                           .Input("I", g.Input("I"))
+                           .Output("Out", g.InputGrad("X"));
+                     })
+                     .Run(ops_control::ReadFromArrayRun));
+
+TIDE_REGISTER_OP(tide::OpSchema("array_length")
+                     .Comment("Out = the number of elements of the tensor array X (int64 [1]).")
+                     .Input("X", "the tensor array")
+                     .Output("Out", "int64 [1]")
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       if (ctx.IsRuntime()) return;
+                       ctx.SetOutputDims("Out", {1});
+                       ctx.SetOutputDataType("Out", TIDE_INT64);
+                     })
+                     .Run(ops_control::ArrayLengthRun));

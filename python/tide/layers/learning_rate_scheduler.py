@@ -1,0 +1,56 @@
+"""Learning-rate schedules computed in the program (Fluid's learning_rate_scheduler): a step
+counter the program increments each run, and a learning-rate variable the optimizer reads."""
+from .. import unique_name
+from ..framework import default_main_program, default_startup_program
+from .control_flow import Switch
+from .nn import assign, cast, fill_constant
+
+__all__ = ["autoincreased_step_counter", "piecewise_decay"]
+
+
+def autoincreased_step_counter(counter_name=None, begin=1, step=1):
+    """An int64 [1] persistable counter: `begin` on the program's first run, then + `step` on
+    every run (the increment is the main program's first op)."""
+    name = counter_name or "@STEP_COUNTER@"
+    block = default_main_program().global_block()
+    if block.has_var(name):
+        return block.var(name)
+    counter = block.create_var(name=name, dtype="int64", shape=[1], persistable=True)
+    startup = default_startup_program().global_block()
+    startup.create_var(name=name, dtype="int64", shape=[1], persistable=True)
+    startup.append_op("fill_constant", outputs={"Out": name},
+                      attrs={"shape": [1], "dtype": counter.desc.dtype, "value": float(begin - step)})
+    block._prepend_op("increment", inputs={"X": [counter]}, outputs={"Out": [counter]},
+                      attrs={"step": float(step)})
+    counter.stop_gradient = True
+    return counter
+
+
+def piecewise_decay(boundaries, values):
+    """values[0] for steps < boundaries[0], values[1] up to boundaries[1], ..., values[-1] after,
+    the step counting the main program's runs from 0 (built on Switch, as Fluid does)."""
+    if len(values) - len(boundaries) != 1:
+        raise ValueError("piecewise_decay: len(values) must be len(boundaries) + 1, got %d and %d"
+                         % (len(values), len(boundaries)))
+    if list(boundaries) != sorted(boundaries):
+        raise ValueError("piecewise_decay: boundaries must increase, got %s" % (list(boundaries),))
+    step = cast(autoincreased_step_counter("@LR_DECAY_COUNTER@", begin=0, step=1), "float32")
+    block = default_main_program().global_block()
+    lr = block.create_var(name=unique_name.generate("learning_rate"), dtype="float32", shape=[1],
+                          persistable=True)
+    startup = default_startup_program().global_block()
+    startup.create_var(name=lr.name, dtype="float32", shape=[1], persistable=True)
+    startup.append_op("fill_constant", outputs={"Out": lr.name},
+                      attrs={"shape": [1], "dtype": lr.desc.dtype, "value": float(values[0])})
+    from .logic import less_than
+    with Switch() as switch:
+        for boundary, value in zip(boundaries, values):
+            boundary_var = fill_constant([1], "float32", float(boundary))
+            value_var = fill_constant([1], "float32", float(value))
+            with switch.case(less_than(step, boundary_var)):
+                assign(value_var, lr)
+        last = fill_constant([1], "float32", float(values[-1]))
+        with switch.default():
+            assign(last, lr)
+    lr.stop_gradient = True
+    return lr
