@@ -27,19 +27,24 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 
 // Variables that get no gradient: given, stop_gradient, non-float, and everything computed only
 // from such variables (forward propagation, as Fluid's _find_no_grad_vars).
-std::set<std::string> NoGradVars(const BlockDesc& block, size_t loss_op,
+std::set<std::string> NoGradVars(const BlockDesc& block, size_t n_ops,
                                  const std::set<std::string>& given) {
-  std::set<std::string> no_grad = given;
+  std::set<std::string> fixed = given;  // never get a gradient
   for (const VarDesc* v : block.AllVars())
     if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !IsFloat(v->dtype())))
-      no_grad.insert(v->name());
-  for (size_t i = 0; i <= loss_op; ++i) {
+      fixed.insert(v->name());
+  std::set<std::string> no_grad = fixed;
+  for (size_t i = 0; i < n_ops; ++i) {
     const OpDesc* op = block.Op(i);
     std::vector<std::string> ins = op->InputArgumentNames();
     bool all_no_grad = std::all_of(ins.begin(), ins.end(), [&](const std::string& n) { return no_grad.count(n) > 0; });
-    if (all_no_grad)
-      for (const auto& o : op->OutputArgumentNames())
-        if (o != kEmptyVarName) no_grad.insert(o);
+    for (const auto& o : op->OutputArgumentNames()) {
+      if (o == kEmptyVarName) continue;
+      if (all_no_grad)
+        no_grad.insert(o);
+      else if (!fixed.count(o))  // written again from variables with gradients (a loop's state)
+        no_grad.erase(o);
+    }
   }
   return no_grad;
 }
@@ -80,23 +85,42 @@ std::vector<OpDesc> AddUpRepeatedGrads(std::vector<OpDesc> ops) {
   };
   for (OpDesc& op : ops) {
     for (const auto& in : op.InputArgumentNames()) flush(in);
-    for (const auto& [param, args] : op.outputs()) {
-      std::vector<std::string> renamed = args;
-      for (auto& name : renamed) {
+    const size_t self = out.size();  // this op's index once added
+    const std::vector<std::string> reads = op.InputArgumentNames();
+    VariableNameMap outs = op.outputs();
+    for (auto& [param, names] : outs) {
+      for (auto& name : names) {
         if (name == kEmptyVarName) continue;
         auto& written = parts[name];
+        if (Contains(reads, name)) {
+          // Read and written by one op (a control-flow grad op carrying a loop variable's
+          // gradient back to its value before the loop): a new value replaces the summed one.
+          written = {name};
+          first_writer[name] = self;
+          continue;
+        }
         if (written.empty()) {
           written.push_back(name);
-          first_writer[name] = out.size();
+          first_writer[name] = self;
           continue;
         }
         if (written.size() == 1 && written[0] == name) {  // rename the first writer's output
           std::string first = name + "@RENAME@" + std::to_string(rename_id++);
-          OpDesc& w = out[first_writer[name]];
-          for (const auto& [p, a] : w.outputs()) {
-            std::vector<std::string> fixed = a;
-            std::replace(fixed.begin(), fixed.end(), name, first);
-            w.SetOutput(p, fixed);
+          if (first_writer[name] == self) {  // this op itself, earlier (e.g. x * x's two grads)
+            bool done = false;
+            for (auto& [p2, a2] : outs)
+              for (auto& n2 : a2)
+                if (!done && &n2 != &name && n2 == name) {
+                  n2 = first;
+                  done = true;
+                }
+          } else {
+            OpDesc& w = out[first_writer[name]];
+            for (const auto& [p, a] : w.outputs()) {
+              std::vector<std::string> fixed = a;
+              std::replace(fixed.begin(), fixed.end(), name, first);
+              w.SetOutput(p, fixed);
+            }
           }
           written[0] = first;
         }
@@ -104,8 +128,8 @@ std::vector<OpDesc> AddUpRepeatedGrads(std::vector<OpDesc> ops) {
         written.push_back(part);
         name = part;
       }
-      op.SetOutput(param, renamed);
     }
+    for (const auto& [param, names] : outs) op.SetOutput(param, names);
     out.push_back(std::move(op));
   }
   std::vector<std::string> pending;
@@ -113,6 +137,108 @@ std::vector<OpDesc> AddUpRepeatedGrads(std::vector<OpDesc> ops) {
     if (names.size() > 1) pending.push_back(grad);
   for (const auto& g : pending) flush(g);
   return out;
+}
+
+bool IsGradName(const std::string& n) { return n.find("@GRAD") != std::string::npos; }
+
+// A gradient input no grad op produced: zero-filled (fill_zeros_like of its forward variable)
+// when that variable is a float tensor, else the input is dropped ("@EMPTY@": integer, bool and
+// array variables carry no gradient).
+void FillMissingGrad(const BlockDesc& block, OpDesc* g, const std::string& grad,
+                     std::vector<OpDesc>* out) {
+  const std::string fwd = ForwardName(grad);
+  const VarDesc* v = block.FindVarRecursive(fwd);
+  if (v && v->type() == TIDE_VAR_LOD_TENSOR && IsFloat(v->dtype())) {
+    out->emplace_back("fill_zeros_like", VariableNameMap{{"X", {fwd}}}, VariableNameMap{{"Out", {grad}}},
+                      AttributeMap{{"op_role", int32_t(kOpRoleBackward)}});
+    return;
+  }
+  for (const auto& [param, args] : g->inputs()) {
+    std::vector<std::string> fixed = args;
+    std::replace(fixed.begin(), fixed.end(), grad, std::string(kEmptyVarName));
+    g->SetInput(param, fixed);
+  }
+  for (const auto& [param, args] : g->outputs()) {  // an op passing it on in place (control flow)
+    std::vector<std::string> fixed = args;
+    std::replace(fixed.begin(), fixed.end(), grad, std::string(kEmptyVarName));
+    g->SetOutput(param, fixed);
+  }
+}
+
+// Checks and infers an op appended to `block`, naming it in errors.
+void AppendChecked(BlockDesc* block, const OpDesc& g) {
+  OpDesc* added = block->AppendOp();
+  *added = g;
+  added->set_block(block);
+  const OpInfo& info = Registry::Global().GetOp(g.type());
+  try {
+    CheckOpDesc(info, added);
+    InferShapeAtCompileTime(info, *added, block);
+  } catch (const Error& e) {
+    TIDE_FAIL(e.code(), "append_backward: grad op '", g.type(), "' (block ", block->idx(), "): ", e.what());
+  }
+}
+
+std::vector<OpDesc> GradOpsOf(ProgramDesc* program, const OpDesc& fwd,
+                              const std::vector<std::string>& no_grad);
+
+// The gradient block of a control-flow op's body (block `fwd_idx`): the grad ops of all its ops
+// in reverse, repeated grads summed, every gradient variable declared in it, so that each run of
+// it (in a loop iteration's scope) writes its own gradients for the control-flow grad op to
+// gather. Its parent is the body: compile-time lookups see the body's temporaries. Gradients of
+// the body's outer variables come from outside (the control-flow grad op sets them).
+int32_t BuildGradBlock(ProgramDesc* program, int32_t fwd_idx, const std::set<std::string>& outer_no_grad) {
+  const BlockDesc* body = program->MutableBlock(fwd_idx);
+  std::set<std::string> no_grad = NoGradVars(*body, body->OpSize(), outer_no_grad);
+  std::vector<std::string> no_grad_sorted(no_grad.begin(), no_grad.end());
+  std::vector<OpDesc> ops;
+  std::set<std::string> produced;
+  for (size_t i = body->OpSize(); i-- > 0;) {
+    for (OpDesc& g : GradOpsOf(program, *body->Op(i), no_grad_sorted)) {
+      std::vector<std::string> g_outs = g.OutputArgumentNames();
+      if (std::all_of(g_outs.begin(), g_outs.end(), [](const std::string& n) { return n == kEmptyVarName; }))
+        continue;
+      for (const auto& in : g.InputArgumentNames()) {
+        if (!IsGradName(in) || produced.count(in)) continue;
+        if (body->FindVar(ForwardName(in))) FillMissingGrad(*body, &g, in, &ops);  // a temporary's
+        produced.insert(in);  // else an outer variable's: given
+      }
+      for (const auto& o : g_outs)
+        if (o != kEmptyVarName) produced.insert(o);
+      g.SetAttr("op_role", int32_t(kOpRoleBackward));
+      ops.push_back(std::move(g));
+    }
+  }
+  ops = AddUpRepeatedGrads(std::move(ops));
+  BlockDesc* gb = program->AppendBlock(*program->MutableBlock(fwd_idx));
+  gb->set_forward_block_idx(fwd_idx);
+  for (const OpDesc& g : ops) {
+    std::vector<std::string> names = g.InputArgumentNames();
+    for (const auto& n : g.OutputArgumentNames()) names.push_back(n);
+    for (const auto& n : names) {
+      if (!IsGradName(n) || gb->FindVar(n)) continue;
+      VarDesc* v = gb->Var(n);
+      if (const VarDesc* fwd = gb->FindVarRecursive(ForwardName(n))) {
+        v->set_type(fwd->type() == TIDE_VAR_SELECTED_ROWS ? TIDE_VAR_LOD_TENSOR : fwd->type());
+        v->set_dtype(fwd->dtype());
+        v->set_shape(fwd->shape());
+        v->set_lod_level(fwd->lod_level());
+      }
+    }
+    AppendChecked(gb, g);
+  }
+  return gb->idx();
+}
+
+// Grad ops for `fwd`; the gradient blocks of its block attributes are built first.
+std::vector<OpDesc> GradOpsOf(ProgramDesc* program, const OpDesc& fwd,
+                              const std::vector<std::string>& no_grad) {
+  std::map<std::string, int32_t> grad_blocks;
+  for (const auto& [name, value] : fwd.attrs())
+    if (AttrTypeOf(value) == TIDE_ATTR_BLOCK)
+      grad_blocks[name] = BuildGradBlock(program, std::get<BlockIndex>(value).idx,
+                                         std::set<std::string>(no_grad.begin(), no_grad.end()));
+  return MakeGradOps(fwd, no_grad, grad_blocks);
 }
 
 }  // namespace
@@ -137,7 +263,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
   TIDE_ENFORCE(loss_numel == 1, "append_backward: the loss '", loss, "' must hold one element, its shape is ",
                DDim(loss_var->shape()).ToString(), " (reduce it, e.g. with mean)");
 
-  std::set<std::string> no_grad = NoGradVars(*block, loss_op, no_grad_set);
+  std::set<std::string> no_grad = NoGradVars(*block, loss_op + 1, no_grad_set);
   std::vector<std::string> no_grad_sorted(no_grad.begin(), no_grad.end());
 
   // Ops on a path to the loss, walking back from it.
@@ -169,16 +295,13 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
       return produced.count(GradVarName(o)) > 0;
     });
     if (!any) continue;  // no gradient reaches this op
-    for (OpDesc& g : MakeGradOps(fwd, no_grad_sorted)) {
+    for (OpDesc& g : GradOpsOf(program, fwd, no_grad_sorted)) {
       std::vector<std::string> g_outs = g.OutputArgumentNames();
       if (std::all_of(g_outs.begin(), g_outs.end(), [](const std::string& n) { return n == kEmptyVarName; }))
         continue;
       for (const auto& in : g.InputArgumentNames()) {
         if (in.size() > 5 && in.compare(in.size() - 5, 5, "@GRAD") == 0 && !produced.count(in)) {
-          std::string fwd_var = ForwardName(in);
-          grad_ops.emplace_back("fill_zeros_like", VariableNameMap{{"X", {fwd_var}}},
-                                VariableNameMap{{"Out", {in}}},
-                                AttributeMap{{"op_role", int32_t(kOpRoleBackward)}});
+          FillMissingGrad(*block, &g, in, &grad_ops);
           produced.insert(in);
         }
       }
@@ -205,16 +328,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
     for (const auto& [p, grad] : pairs)
       if (Contains(g.OutputArgumentNames(), grad)) g.SetAttr("op_role_var", std::vector<std::string>{p, grad});
     DeclareGradVars(block, g);
-    OpDesc* added = block->AppendOp();
-    *added = g;
-    added->set_block(block);
-    const OpInfo& info = Registry::Global().GetOp(g.type());
-    try {
-      CheckOpDesc(info, added);
-      InferShapeAtCompileTime(info, *added, block);
-    } catch (const Error& e) {
-      TIDE_FAIL(e.code(), "append_backward: grad op '", g.type(), "': ", e.what());
-    }
+    AppendChecked(block, g);
   }
   return pairs;
 }

@@ -31,10 +31,12 @@ OpDesc DefaultGradOp(const OpDesc& fwd, const std::string& grad_type,
   return g;
 }
 
-std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string>& no_grad) {
+std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string>& no_grad,
+                                const std::map<std::string, int32_t>& grad_blocks) {
   const OpInfo& info = Registry::Global().GetOp(fwd.type());
   if (info.grad_maker) {
     TideGradOpMaker maker(fwd, no_grad);
+    maker.grad_blocks = grad_blocks;
     CallPlugin([&] { return info.grad_maker(&maker, info.grad_maker_data); },
                "op '" + fwd.type() + "' grad maker", info.plugin_file);
     std::vector<OpDesc> out;

@@ -2,6 +2,7 @@
 // callback) or Fluid's default rule.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,9 @@ namespace tide::core {
 
 // Grad ops for `fwd`. Gradients of variables in `no_grad` (sorted) are named "@EMPTY@". Empty
 // when the op has no gradient.
-std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string>& no_grad);
+// `grad_blocks`: for a control-flow op, its block attributes' gradient blocks (GradBlock).
+std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string>& no_grad,
+                                const std::map<std::string, int32_t>& grad_blocks = {});
 
 // Fluid's default rule: one op `grad_type` taking the forward inputs, outputs and output grads
 // and producing the input grads, with the forward attributes.

@@ -6,6 +6,7 @@
 #include <tide/plugin_api.h>
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,7 @@ struct TideGradOpMaker {
   tide::core::AttrViews attrs;
   std::vector<std::unique_ptr<TideGradOp>> ops;
   tide::core::NameLists lists;
+  std::map<std::string, int32_t> grad_blocks;  // block attribute -> its gradient block
   explicit TideGradOpMaker(const tide::core::OpDesc& fwd, const std::vector<std::string>& ng)
       : forward(&fwd), no_grad(&ng), attrs(fwd.attrs()) {}
 };

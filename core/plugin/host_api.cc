@@ -185,6 +185,9 @@ void StepScopesClear(TideStepScopes* s) {
 TideVariable* ScopeFindVar(const TideScope* s, const char* name) {
   return Wrap(Unwrap(s)->FindVar(name ? name : ""));
 }
+TideVariable* ScopeFindLocalVar(const TideScope* s, const char* name) {
+  return Wrap(Unwrap(s)->FindLocalVar(name ? name : ""));
+}
 TideVariable* ScopeVar(TideScope* s, const char* name) { return Wrap(Unwrap(s)->Var(name ? name : "")); }
 TideScope* ScopeNewScope(TideScope* s) { return Wrap(&Unwrap(s)->NewScope()); }
 void ScopeDropKids(TideScope* s) { Unwrap(s)->DropKids(); }
@@ -341,6 +344,10 @@ const char* const* GOutputGrad(const TideGradOpMaker* m, const char* p, size_t* 
   return const_cast<TideGradOpMaker*>(m)->lists.Keep(GradNames(m->forward->Output(p), nullptr), n);
 }
 const TideAttrValue* GAttr(const TideGradOpMaker* m, const char* name) { return m->attrs.Find(name); }
+int32_t GGradBlock(const TideGradOpMaker* m, const char* attr) {
+  auto it = m->grad_blocks.find(attr ? attr : "");
+  return it == m->grad_blocks.end() ? -1 : it->second;
+}
 TideGradOp* GNewOp(TideGradOpMaker* m, const char* type) {
   m->ops.push_back(std::make_unique<TideGradOp>());
   m->ops.back()->desc.set_type(type ? type : "");
@@ -391,7 +398,7 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 
 TideHostApi MakeTable() {
   TideHostApi h{};
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, StepScopes_Clear);
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Scope_FindLocalVar);
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
   h.Status_Create = StatusCreate;
@@ -499,6 +506,8 @@ TideHostApi MakeTable() {
   h.StepScopes_At = StepScopesAt;
   h.StepScopes_Push = StepScopesPush;
   h.StepScopes_Clear = StepScopesClear;
+  h.GradMaker_GradBlock = GGradBlock;
+  h.Scope_FindLocalVar = ScopeFindLocalVar;
   return h;
 }
 

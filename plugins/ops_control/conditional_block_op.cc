@@ -42,4 +42,16 @@ TIDE_REGISTER_OP(tide::OpSchema("conditional_block")
                      .InferShape([](tide::InferShapeContext& ctx) {
                        if (!ctx.IsRuntime()) ctx.SetOutputVarType("Scope", TIDE_VAR_STEP_SCOPES);
                      })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("conditional_block_grad")
+                           .Input("Cond", g.Input("Cond"))
+                           .Input("Input", g.Input("Input"))
+                           .Input("Out", g.Output("Out"))
+                           .Input("Out@GRAD", g.OutputGrad("Out"))
+                           .Input("Scope", g.Output("Scope"))
+                           .Output("Input@GRAD", g.InputGrad("Input"))
+                           .Output("Out@GRAD", g.OutputGrad("Out"))
+                           .Attr("sub_block", tide::AttrValue::Block(g.GradBlock("sub_block")))
+                           .Attr("is_scalar_condition", g.Attr<bool>("is_scalar_condition"));
+                     })
                      .Run(ops_control::ConditionalBlockRun));

@@ -1,7 +1,7 @@
 """append_backward: the core adds the gradient ops (core/ir/backward); Python then wraps the
 new variables and ops."""
 from . import _C
-from .framework import Parameter, Variable
+from .framework import Block, Parameter, Variable
 
 
 def _names(items):
@@ -25,6 +25,9 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
                 raise ValueError("append_backward: parameter '%s' is not in the program" % name)
     pairs = _C.append_backward(program.desc, loss.name, params, sorted(set(_names(no_grad_set))))
     block._sync_with_cpp()
+    for idx in range(len(program.blocks), program.desc.num_blocks()):  # control flow's grad blocks
+        program.blocks.append(Block(program, idx))
+        program.blocks[idx]._sync_with_cpp()
     return [(block.var(p), block.var(g)) for p, g in pairs]
 
 

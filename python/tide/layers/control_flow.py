@@ -98,6 +98,11 @@ class While:
         body = program.current_block()
         parent = program.block(body.parent_idx)
         read, written = _outer_reads_and_writes(body, exclude=[self.cond_var.name])
+        # A loop-carried float variable (read and written by the body) carries gradients from
+        # one iteration to the one before, even when it started as a constant.
+        for var in _outer_vars(parent, [n for n in read if n in written]):
+            if var.dtype in ("float16", "float32", "float64"):
+                var.stop_gradient = False
         step_scopes = parent.create_var(name=unique_name.generate(self.helper.name + ".step_scopes"),
                                         type="STEP_SCOPES")
         parent.append_op("while",
@@ -150,13 +155,11 @@ class ConditionalBlock:
         program = self.helper.main_program
         inside = program.current_block()
         parent = program.block(inside.parent_idx)
-        conds = {v.name for v in self.inputs}
         read, written = _outer_reads_and_writes(inside)
         scope = parent.create_var(name=unique_name.generate(self.helper.name + ".scope"),
                                   type="STEP_SCOPES")
         parent.append_op("conditional_block",
-                         inputs={"Cond": self.inputs,
-                                 "Input": _outer_vars(parent, [n for n in read if n not in conds])},
+                         inputs={"Cond": self.inputs, "Input": _outer_vars(parent, read)},
                          outputs={"Out": _outer_vars(parent, sorted(written)), "Scope": [scope]},
                          attrs={"sub_block": inside,
                                 "is_scalar_condition": self.is_scalar_condition})

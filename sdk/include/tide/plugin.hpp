@@ -591,6 +591,10 @@ class Scope {
     return Variable(Host().Scope_FindVar(s_, name.c_str()));
   }
   Variable Var(const std::string& name) { return Variable(Host().Scope_Var(s_, name.c_str())); }
+  // `name` in this scope only, not its parents.
+  Variable FindLocalVar(const std::string& name) const {
+    return Variable(Host().Scope_FindLocalVar(s_, name.c_str()));
+  }
   Scope NewScope() { return Scope(Host().Scope_NewScope(s_)); }
   void DropKids() { Host().Scope_DropKids(s_); }
 
@@ -832,6 +836,13 @@ class GradMaker {
     return detail::AttrReader<T>::Read(op_type(), name, Host().GradMaker_Attr(m_, name));
   }
   GradOp NewOp(const std::string& type) { return GradOp(Host().GradMaker_NewOp(m_, type.c_str())); }
+  // The gradient block the core built for block attribute `attr` of the forward op (a
+  // control-flow op's body), for the grad op to run; an error when there is none.
+  int32_t GradBlock(const char* attr = "sub_block") const {
+    int32_t idx = Host().GradMaker_GradBlock(m_, attr);
+    if (idx < 0) TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", op_type(), "': no gradient block for attribute '", attr, "'");
+    return idx;
+  }
 
  private:
   std::vector<std::string> List(const char* const* names) const {

@@ -531,6 +531,13 @@ typedef struct TideHostApi {
   TideScope* (*StepScopes_Push)(TideStepScopes* s, TideScope* parent);
   /* Deletes the listed scopes (and their kids) from their parents and empties the list. */
   void (*StepScopes_Clear)(TideStepScopes* s);
+
+  /* The gradient block the core built for the forward op's block attribute `attr` (the grad
+   * ops of that block's ops, in reverse, its gradient variables declared in it): what a
+   * control-flow op's grad op runs. -1 when the attribute is not a block of the op. */
+  int32_t (*GradMaker_GradBlock)(const TideGradOpMaker* m, const char* attr);
+  /* Looks up `name` in this scope only (not its parents); NULL when absent. */
+  TideVariable* (*Scope_FindLocalVar)(const TideScope* scope, const char* name);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1,0 +1,96 @@
+// while_grad_op.cc: the gradient of while. The core built the body's gradient block; this op
+// runs it once per iteration, last first, each in that iteration's step scope, where the body's
+// temporaries still hold their forward values and the loop-carried variables (read and written
+// by the body) are shown as they were when the iteration started. The gradient of a
+// loop-carried variable is carried from one iteration to the one before; the gradients of the
+// other inputs are summed over the iterations. The step scopes are freed afterwards.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "grad_util.h"
+
+namespace ops_control {
+namespace {
+
+constexpr const char* kEmpty = "@EMPTY@";
+
+void WhileGradRun(tide::OpRunContext& ctx) {
+  const int32_t grad_block = ctx.Attr<int32_t>("sub_block");
+  const std::string steps_name = OnlyInput(ctx, "StepScopes");
+  tide::StepScopes steps = Lookup(ctx, steps_name).GetStepScopes();
+  TIDE_CHECK(!ctx.Attr<bool>("is_test"), "op 'while_grad': the while loop ran with is_test=True, "
+             "which keeps no iterations for a backward pass");
+  const auto xs = ctx.Inputs("X"), outs = ctx.Inputs("Out");
+  const auto out_grads = ctx.Inputs("Out@GRAD"), x_grads = ctx.Outputs("X@GRAD");
+  const std::set<std::string> written(outs.begin(), outs.end());
+
+  // The gradient reaching each written variable from after the iterations still to go back over.
+  std::map<std::string, tide::OwnedTensor> carried;
+  for (size_t j = 0; j < outs.size() && j < out_grads.size(); ++j) {
+    if (out_grads[j] == kEmpty) continue;
+    tide::Variable og = Lookup(ctx, out_grads[j]);
+    if (og.IsTensor() && og.GetTensor().initialized())
+      carried[outs[j]].CopyFrom(og.GetTensor(), ctx.place(), ctx.device_context());
+  }
+  std::map<std::string, tide::OwnedTensor> summed;  // read-only inputs' gradients
+  for (size_t k = steps.size(); k-- > 0;) {
+    tide::Scope step = steps.at(k);
+    for (const auto& x : xs) {  // loop-carried variables as the iteration found them
+      if (!written.count(x)) continue;
+      tide::Variable pre = step.FindLocalVar(x + "@STEP_INPUT");
+      if (!pre) continue;
+      tide::Tensor shown = step.Var(x).GetTensor();
+      shown.ShareDataWith(pre.GetTensor());
+      shown.set_lod(pre.GetTensor().lod());
+    }
+    for (auto& [name, g] : carried) step.Var(name + "@GRAD").GetTensor().CopyFrom(g, ctx.place(), ctx.device_context());
+    ctx.RunBlock(grad_block, step);
+    for (const auto& name : written)  // overwritten by this iteration: nothing earlier reaches it
+      if (!std::count(xs.begin(), xs.end(), name)) carried.erase(name);
+    for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
+      tide::Tensor g = LocalGrad(step, xs[j]);
+      if (written.count(xs[j])) {
+        if (g)
+          carried[xs[j]].CopyFrom(g, ctx.place(), ctx.device_context());
+        else
+          carried.erase(xs[j]);
+      } else if (g && x_grads[j] != kEmpty) {
+        Accumulate(ctx, summed[xs[j]], g, xs[j]);
+      }
+    }
+  }
+  for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
+    if (x_grads[j] == kEmpty) continue;
+    tide::Tensor out = Lookup(ctx, x_grads[j]).GetTensor();
+    auto& from = written.count(xs[j]) ? carried : summed;
+    auto it = from.find(xs[j]);
+    if (it != from.end())
+      out.CopyFrom(it->second, ctx.place(), ctx.device_context());
+    else
+      ZerosLike(ctx, InputTensor(ctx, xs[j]), out);
+  }
+  // Variables only written by the body: their values before the loop reach the loss no more.
+  const bool ran = steps.size() > 0;
+  for (size_t j = 0; ran && j < outs.size() && j < out_grads.size(); ++j)
+    if (out_grads[j] != kEmpty && !std::count(xs.begin(), xs.end(), outs[j]))
+      ZerosLike(ctx, Lookup(ctx, outs[j]).GetTensor(), Lookup(ctx, out_grads[j]).GetTensor());
+  steps.Clear();  // the backward pass is done with the iterations
+}
+
+}  // namespace
+}  // namespace ops_control
+
+TIDE_REGISTER_OP(tide::OpSchema("while_grad")
+                     .Comment("The gradient of while: its gradient block run over the iterations, "
+                              "last first.")
+                     .Input("X", "the forward op's X").AsDuplicable().AsDispensable()
+                     .Input("Out", "the forward op's Out").AsDuplicable().AsDispensable()
+                     .Input("Out@GRAD", "gradients of Out").AsDuplicable().AsDispensable()
+                     .Input("StepScopes", "the iterations' scopes")
+                     .Output("X@GRAD", "gradients of X").AsDuplicable().AsDispensable()
+                     .Output("Out@GRAD", "gradients of Out's values before the loop (in place)")
+                     .AsDuplicable().AsDispensable()
+                     .RequiredAttr("sub_block", TIDE_ATTR_BLOCK, "the body's gradient block")
+                     .Attr("is_test", false, "the forward loop's is_test")
+                     .Run(ops_control::WhileGradRun));
