@@ -112,6 +112,19 @@ class Variable:
     def __truediv__(self, o): return self._binary(o, "elementwise_div")
     def __rtruediv__(self, o): return self._binary(o, "elementwise_div", True)
 
+    # Ordering builds compare ops (Fluid's a < b is less_than). == and != keep their identity
+    # meaning: Variables are used in sets, dicts and `in` tests.
+    def _compare(self, other, op_type):
+        from .layers import logic, nn
+        if not isinstance(other, Variable):
+            other = nn.fill_constant([1], self.dtype, float(other))
+        return getattr(logic, op_type)(self, other)
+
+    def __lt__(self, o): return self._compare(o, "less_than")
+    def __le__(self, o): return self._compare(o, "less_equal")
+    def __gt__(self, o): return self._compare(o, "greater_than")
+    def __ge__(self, o): return self._compare(o, "greater_equal")
+
 
 class Parameter(Variable):
     """A persistable, trainable variable (weights), initialised by the startup program."""

@@ -2,10 +2,12 @@
 generated from its proto: tide.layers.<op_type>(inputs..., attrs...)."""
 from .nn import *  # noqa: F401,F403
 from .nn import __all__ as _nn_all
+from .logic import *  # noqa: F401,F403
+from .logic import __all__ as _logic_all
 from . import generated as _generated
 from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
 
-__all__ = list(_nn_all)
+__all__ = list(_nn_all) + list(_logic_all)
 
 
 def __getattr__(name):
