@@ -121,3 +121,13 @@ def test_shared_sparse_embedding_gradients_are_summed(exe, dense_use):
     if dense_use:
         grad += 1.0 / w0.size
     np.testing.assert_allclose(_get("emb"), w0 - grad, rtol=1e-5, atol=1e-6)
+
+
+def test_an_op_using_one_variable_twice_sums_both_gradients(exe, rng):
+    # x * x: the grad op writes x@GRAD twice (as X's and as Y's); both parts are summed.
+    x = tide.layers.data(name="x", shape=[3], dtype="float64", stop_gradient=False)
+    loss = tide.layers.mean(tide.layers.elementwise_mul(x, x))
+    tide.append_backward(loss, parameter_list=["x"])
+    xs = rng.uniform(-1, 1, (2, 3))
+    g, = exe.run(feed={"x": xs}, fetch_list=["x@GRAD"])
+    np.testing.assert_allclose(g, 2 * xs / 6, rtol=1e-12)

@@ -10,8 +10,10 @@ import pytest
 import tide
 
 sys.path.insert(0, os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")), "examples"))
+import control_flow_snippets  # noqa: E402
 import fit_a_line  # noqa: E402
 import recognize_digits_conv  # noqa: E402
+import recognize_digits_loop  # noqa: E402
 import recognize_digits_mlp  # noqa: E402
 
 
@@ -33,3 +35,16 @@ def test_digits_conv_accuracy(use_mkldnn):
         pytest.skip("the oneDNN plugin is not built")
     acc = recognize_digits_conv.train(passes=12, use_mkldnn=use_mkldnn, verbose=False)
     assert acc >= 0.97, acc
+
+
+def test_control_flow_snippets():
+    assert [control_flow_snippets.switch_snippet(a) for a in (5.0, 20.0, -3.0)] == [1, 2, 1]
+    d0 = np.arange(10, dtype="float32").reshape(1, 10)
+    got = control_flow_snippets.while_snippet(d0)
+    for g, w in zip(got, [d0, d0, 2 * d0, 4 * d0]):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_digits_with_a_loop_and_piecewise_decay():
+    acc = recognize_digits_loop.train(verbose=False)
+    assert acc >= 0.93, acc

@@ -47,6 +47,33 @@ def _outer_vars(parent, names):
     return out
 
 
+def _keep_values_before(parent, names):
+    """The control-flow op about to be appended to `parent` overwrites `names`. Ops before it that
+    wrote or read one of them are switched to a copy ("<name>.before_N", then assigned to the
+    name), so that their gradients see the values they saw, not the loop's or branch's result
+    (the state becomes single-assignment, as backward needs). Variables without gradients
+    (integer, bool), persistable ones, those no op of `parent` writes and those an earlier
+    control-flow body uses keep their name."""
+    for name in names:
+        if not parent.has_var(name):
+            continue
+        var = parent.var(name)
+        if var.dtype not in ("float16", "float32", "float64") or var.persistable or \
+                not any(name in op.output_arg_names for op in parent.ops):
+            continue
+        if any(op.has_attr("sub_block") and name in op.input_arg_names + op.output_arg_names
+               for op in parent.ops):
+            continue
+        before = parent.create_var(name=unique_name.generate(name + ".before"), dtype=var.dtype,
+                                   shape=var.shape, lod_level=var.lod_level,
+                                   stop_gradient=var.stop_gradient)
+        for op in parent.ops:
+            op.desc.rename_input(name, before.name)
+            op.desc.rename_output(name, before.name)
+        parent.program._bump()
+        parent.append_op("assign", inputs={"X": before}, outputs={"Out": var})
+
+
 def _check_condition(layer, cond):
     if not isinstance(cond, Variable):
         raise TypeError("%s: the condition must be a Variable, got %r" % (layer, cond))
@@ -103,6 +130,7 @@ class While:
         for var in _outer_vars(parent, [n for n in read if n in written]):
             if var.dtype in ("float16", "float32", "float64"):
                 var.stop_gradient = False
+        _keep_values_before(parent, sorted(written))
         step_scopes = parent.create_var(name=unique_name.generate(self.helper.name + ".step_scopes"),
                                         type="STEP_SCOPES")
         parent.append_op("while",
@@ -156,6 +184,7 @@ class ConditionalBlock:
         inside = program.current_block()
         parent = program.block(inside.parent_idx)
         read, written = _outer_reads_and_writes(inside)
+        _keep_values_before(parent, sorted(written))
         scope = parent.create_var(name=unique_name.generate(self.helper.name + ".scope"),
                                   type="STEP_SCOPES")
         parent.append_op("conditional_block",
