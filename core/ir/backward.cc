@@ -65,13 +65,18 @@ void DeclareGradVars(BlockDesc* block, const OpDesc& op) {
   for (const auto& n : op.OutputArgumentNames()) declare(n);
 }
 
-OpDesc SumOp(const std::vector<std::string>& parts, const std::string& out) {
-  return OpDesc("sum", {{"X", parts}}, {{"Out", {out}}}, {{"op_role", int32_t(kOpRoleBackward)}});
+// The op summing a gradient's parts: "sum", or "tensor_array_sum" for a tensor array's
+// gradient (an array read more than once), element by element.
+OpDesc SumOp(const BlockDesc& block, const std::vector<std::string>& parts, const std::string& out) {
+  const VarDesc* fwd = block.FindVarRecursive(ForwardName(out));
+  const bool array = fwd && fwd->type() == TIDE_VAR_LOD_TENSOR_ARRAY;
+  return OpDesc(array ? "tensor_array_sum" : "sum", {{"X", parts}}, {{"Out", {out}}},
+                {{"op_role", int32_t(kOpRoleBackward)}});
 }
 
 // Fluid's _addup_repetitive_outputs_: a gradient written by several grad ops is written under
 // renamed parts and summed before its first reader (or at the end).
-std::vector<OpDesc> AddUpRepeatedGrads(std::vector<OpDesc> ops) {
+std::vector<OpDesc> AddUpRepeatedGrads(const BlockDesc& block, std::vector<OpDesc> ops) {
   std::vector<OpDesc> out;
   std::map<std::string, std::vector<std::string>> parts;  // grad -> names written so far
   std::map<std::string, size_t> first_writer;             // grad -> index in `out`
@@ -79,7 +84,7 @@ std::vector<OpDesc> AddUpRepeatedGrads(std::vector<OpDesc> ops) {
   auto flush = [&](const std::string& grad) {
     auto it = parts.find(grad);
     if (it == parts.end() || it->second.size() < 2) return;
-    out.push_back(SumOp(it->second, grad));
+    out.push_back(SumOp(block, it->second, grad));
     it->second = {grad};
     first_writer[grad] = out.size() - 1;
   };
@@ -209,7 +214,7 @@ int32_t BuildGradBlock(ProgramDesc* program, int32_t fwd_idx, const std::set<std
       ops.push_back(std::move(g));
     }
   }
-  ops = AddUpRepeatedGrads(std::move(ops));
+  ops = AddUpRepeatedGrads(*body, std::move(ops));
   BlockDesc* gb = program->AppendBlock(*program->MutableBlock(fwd_idx));
   gb->set_forward_block_idx(fwd_idx);
   for (const OpDesc& g : ops) {
@@ -311,7 +316,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
       grad_ops.push_back(std::move(g));
     }
   }
-  grad_ops = AddUpRepeatedGrads(std::move(grad_ops));
+  grad_ops = AddUpRepeatedGrads(*block, std::move(grad_ops));
 
   // Pairs to return.
   std::vector<std::string> params = parameters;

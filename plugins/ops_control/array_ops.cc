@@ -1,7 +1,7 @@
 // array_ops.cc: tensor arrays (LoDTensorArray variables): write_to_array, read_from_array and
 // array_length, kernel-less as in Fluid (an array is no tensor). The index I is a one-element
 // int64 (or int32) tensor on any place; elements are copied on the op's place with their LoD.
-#include "control_util.h"
+#include "grad_util.h"
 
 namespace ops_control {
 namespace {
@@ -51,6 +51,25 @@ void ArrayLengthRun(tide::OpRunContext& ctx) {
   tide::OwnedTensor n;
   *n.mutable_data<int64_t>({1}, tide::Place("cpu", 0)) = static_cast<int64_t>(av.GetTensorArray().size());
   Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor().CopyFrom(n, ctx.place(), ctx.device_context());
+}
+
+// Out[i] = the sum of X_k[i] over the inputs that hold element i: the gradient of an array
+// read more than once (append_backward sums its parts with it).
+void TensorArraySumRun(tide::OpRunContext& ctx) {
+  std::vector<tide::OwnedTensor> sums;
+  for (const auto& name : ctx.Inputs("X")) {
+    tide::Variable v = Lookup(ctx, name);
+    TIDE_CHECK(v.IsTensorArray(), "op 'tensor_array_sum': variable '", name,
+               "' does not hold a tensor array");
+    tide::TensorArray arr = v.GetTensorArray();
+    if (sums.size() < arr.size()) sums.resize(arr.size());
+    for (size_t i = 0; i < arr.size(); ++i)
+      if (arr.at(i).initialized()) Accumulate(ctx, sums[i], arr.at(i), name);
+  }
+  tide::TensorArray out = Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensorArray();
+  out.resize(sums.size());
+  for (size_t i = 0; i < sums.size(); ++i)
+    if (sums[i].initialized()) out.at(i).CopyFrom(sums[i], ctx.place(), ctx.device_context());
 }
 
 }  // namespace
@@ -103,3 +122,15 @@ TIDE_REGISTER_OP(tide::OpSchema("array_length")
                        ctx.SetOutputDataType("Out", TIDE_INT64);
                      })
                      .Run(ops_control::ArrayLengthRun));
+
+TIDE_REGISTER_OP(tide::OpSchema("tensor_array_sum")
+                     .Comment("Out[i] = the sum of X_k[i] over the arrays holding element i.")
+                     .Input("X", "tensor arrays").AsDuplicable()
+                     .Output("Out", "their element-wise sum")
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       if (ctx.IsRuntime()) return;
+                       ctx.SetOutputVarType("Out", TIDE_VAR_LOD_TENSOR_ARRAY);
+                       ctx.SetOutputDims("Out", ctx.InputDims("X"));
+                       ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+                     })
+                     .Run(ops_control::TensorArraySumRun));

@@ -367,3 +367,18 @@ def test_while_grad_reaches_the_ops_before_the_loop(exe, rng):
     for _ in range(iters):
         hv = np.tanh(1.5 * hv) + hv
     np.testing.assert_allclose(got_h, hv, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_array_write_and_read_grads(exe, rng, dtype):
+    # arr = [2x, 3x]; loss = mean(arr[0]^2 + arr[1]): the array's gradient has parts from two
+    # reads, summed element by element (tensor_array_sum).
+    x = layers.data(name="x", shape=[3], dtype=dtype, stop_gradient=False)
+    zero, one = layers.fill_constant([1], "int64", 0), layers.fill_constant([1], "int64", 1)
+    arr = layers.array_write(layers.scale(x, 2.0), zero)
+    layers.array_write(layers.scale(x, 3.0), one, array=arr)
+    a, b = layers.array_read(arr, zero), layers.array_read(arr, one)
+    loss = layers.mean(layers.elementwise_add(layers.elementwise_mul(a, a), b))
+    xs = rng.uniform(-1, 1, (2, 3)).astype(dtype)
+    _, got = _grad_of(exe, loss, "x", {"x": xs})
+    np.testing.assert_allclose(got, (8 * xs.astype("float64") + 3) / 6, rtol=1e-5)
