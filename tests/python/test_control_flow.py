@@ -1,5 +1,7 @@
 """Control flow in programs (the ops_control plugin and tide.layers' While, Switch, IfElse,
 ConditionalBlock, tensor arrays, piecewise_decay), forward, against numpy; bad input."""
+import os
+
 import numpy as np
 import pytest
 
@@ -382,3 +384,27 @@ def test_array_write_and_read_grads(exe, rng, dtype):
     xs = rng.uniform(-1, 1, (2, 3)).astype(dtype)
     _, got = _grad_of(exe, loss, "x", {"x": xs})
     np.testing.assert_allclose(got, (8 * xs.astype("float64") + 3) / 6, rtol=1e-5)
+
+
+def _sim_place():
+    """The test-only 'sim' device (not host-accessible: every transfer is a counted copy)."""
+    build = os.environ.get("TIDE_BUILD_DIR")
+    path = os.path.join(build or "", "tests", "plugins", "sim_device", "libtide_device_sim.so")
+    if not build or not os.path.exists(path):
+        pytest.skip("the sim device plugin is not built")
+    if not any(p["name"] == "device_sim" and p["status"] == "loaded" for p in tide.plugins()):
+        tide.load_plugin(path)
+    return tide.Place("sim", 0)
+
+
+@pytest.mark.parametrize("flag,want", [(True, 6.0), (False, 1.5)])
+def test_control_flow_on_a_device_reads_its_condition_back(flag, want):
+    # Fed to the sim device, the condition lives there; the ops read it back as one element.
+    exe = tide.Executor(_sim_place())
+    c = layers.data(name="c", shape=[1], dtype="bool", append_batch_size=False)
+    x = layers.data(name="x", shape=[2], dtype="float32", append_batch_size=False)
+    out = layers.scale(x, 1.0)
+    with layers.ConditionalBlock([c], is_scalar_condition=True).block():
+        layers.assign(layers.scale(x, 4.0), out)
+    got, = exe.run(feed={"c": np.array([flag]), "x": np.full(2, 1.5, "float32")}, fetch_list=[out])
+    np.testing.assert_allclose(got, [want, want])
