@@ -52,13 +52,14 @@ def _keep_values_before(parent, names):
     wrote or read one of them are switched to a copy ("<name>.before_N", then assigned to the
     name), so that their gradients see the values they saw, not the loop's or branch's result
     (the state becomes single-assignment, as backward needs). Variables without gradients
-    (integer, bool), persistable ones, those no op of `parent` writes and those an earlier
+    (integer, bool), tensor arrays (written element by element), persistable ones, those no op of `parent` writes and those an earlier
     control-flow body uses keep their name."""
     for name in names:
         if not parent.has_var(name):
             continue
         var = parent.var(name)
-        if var.dtype not in ("float16", "float32", "float64") or var.persistable or \
+        if var.type != "LOD_TENSOR" or var.dtype not in ("float16", "float32", "float64") or \
+                var.persistable or \
                 not any(name in op.output_arg_names for op in parent.ops):
             continue
         if any(op.has_attr("sub_block") and name in op.input_arg_names + op.output_arg_names
