@@ -49,20 +49,23 @@ std::set<std::string> NoGradVars(const BlockDesc& block, size_t n_ops,
   return no_grad;
 }
 
-// Declares the gradient variables an op uses, shaped like their forward variables.
+// Declares gradient variable `name` in `block`, shaped like its forward variable.
+void DeclareGradVar(BlockDesc* block, const std::string& name) {
+  VarDesc* v = block->Var(name);
+  if (const VarDesc* fwd = block->FindVarRecursive(ForwardName(name))) {
+    v->set_type(fwd->type() == TIDE_VAR_SELECTED_ROWS ? TIDE_VAR_LOD_TENSOR : fwd->type());
+    v->set_dtype(fwd->dtype());
+    v->set_shape(fwd->shape());
+    v->set_lod_level(fwd->lod_level());
+  }
+}
+
+// Declares the gradient variables an op uses that no enclosing block declares.
 void DeclareGradVars(BlockDesc* block, const OpDesc& op) {
-  auto declare = [&](const std::string& name) {
-    if (name == kEmptyVarName || block->FindVarRecursive(name)) return;
-    VarDesc* v = block->Var(name);
-    if (const VarDesc* fwd = block->FindVarRecursive(ForwardName(name))) {
-      v->set_type(fwd->type() == TIDE_VAR_SELECTED_ROWS ? TIDE_VAR_LOD_TENSOR : fwd->type());
-      v->set_dtype(fwd->dtype());
-      v->set_shape(fwd->shape());
-      v->set_lod_level(fwd->lod_level());
-    }
-  };
-  for (const auto& n : op.InputArgumentNames()) declare(n);
-  for (const auto& n : op.OutputArgumentNames()) declare(n);
+  std::vector<std::string> names = op.InputArgumentNames();
+  for (const auto& n : op.OutputArgumentNames()) names.push_back(n);
+  for (const auto& n : names)
+    if (n != kEmptyVarName && !block->FindVarRecursive(n)) DeclareGradVar(block, n);
 }
 
 // The op summing a gradient's parts: "sum", or "tensor_array_sum" for a tensor array's
@@ -220,16 +223,8 @@ int32_t BuildGradBlock(ProgramDesc* program, int32_t fwd_idx, const std::set<std
   for (const OpDesc& g : ops) {
     std::vector<std::string> names = g.InputArgumentNames();
     for (const auto& n : g.OutputArgumentNames()) names.push_back(n);
-    for (const auto& n : names) {
-      if (!IsGradName(n) || gb->FindVar(n)) continue;
-      VarDesc* v = gb->Var(n);
-      if (const VarDesc* fwd = gb->FindVarRecursive(ForwardName(n))) {
-        v->set_type(fwd->type() == TIDE_VAR_SELECTED_ROWS ? TIDE_VAR_LOD_TENSOR : fwd->type());
-        v->set_dtype(fwd->dtype());
-        v->set_shape(fwd->shape());
-        v->set_lod_level(fwd->lod_level());
-      }
-    }
+    for (const auto& n : names)  // every gradient its own, even an outer variable's
+      if (IsGradName(n) && !gb->FindVar(n)) DeclareGradVar(gb, n);
     AppendChecked(gb, g);
   }
   return gb->idx();
