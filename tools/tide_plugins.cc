@@ -15,6 +15,7 @@
 
 DEFINE_bool(json, false, "print the load records as JSON");
 DEFINE_bool(verbose, false, "list every kernel key (default: the number of kernels per op)");
+DEFINE_bool(strict, false, "exit non-zero when a kernel's op is defined by no loaded plugin");
 
 namespace {
 
@@ -72,7 +73,7 @@ void PrintRecord(const PluginRecord& r) {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "lists Tide's plugins: what loaded, what failed and why, what each registered\n"
-      "  tide-plugins [--plugin_path=DIR_OR_FILE:...] [--json] [--verbose]");
+      "  tide-plugins [--plugin_path=DIR_OR_FILE:...] [--json] [--verbose] [--strict]");
   tide::core::InitFromArgs(&argc, &argv);
   if (argc > 1) {
     std::cerr << "tide-plugins: unexpected argument '" << argv[1] << "' (see --help)\n";
@@ -84,6 +85,15 @@ int main(int argc, char** argv) {
   size_t loaded = std::count_if(records.begin(), records.end(),
                                 [](const PluginRecord& r) { return r.loaded; });
   int rc = loaded == records.size() ? 0 : 1;
+  // Kernels for an op no loaded plugin defines never run: a misspelt op type, or a missing pack.
+  const auto& registry = tide::core::Registry::Global();
+  std::vector<std::string> orphans;
+  for (const auto* k : registry.AllKernels())
+    if (!registry.FindOp(k->op_type))
+      orphans.push_back("kernel " + k->op_type + " " + k->key.ToString() + " (" + k->plugin_file +
+                        "): no loaded plugin defines op '" + k->op_type + "'");
+  for (const auto& o : orphans) std::cerr << "tide-plugins: warning: " << o << "\n";
+  if (FLAGS_strict && !orphans.empty()) rc = 1;
   if (FLAGS_json) {
     std::cout << manager.RecordsJson();
     return rc;

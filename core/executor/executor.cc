@@ -410,6 +410,22 @@ void ResetOutputLayouts(OpInstance& op) {
       }
 }
 
+// A kernel writes every output it declares (dispensable and intermediate ones aside): one left
+// without data is named here, with the kernel and its plugin, not by the next op reading it.
+void CheckOutputsWritten(const OpInstance& op, const KernelEntry& k) {
+  for (const auto& b : op.outputs()) {
+    const auto& specs = op.info().proto.outputs();
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const auto& v) { return v.name() == b.param; });
+    if (spec != specs.end() && (spec->dispensable() || spec->intermediate())) continue;
+    for (size_t i = 0; i < b.vars.size(); ++i) {
+      const Variable* v = b.vars[i];
+      if (v && (!v->IsInitialized() || (v->IsType<LoDTensor>() && !v->Get<LoDTensor>().initialized())))
+        TIDE_FAIL(TIDE_INTERNAL, op.label(), " kernel ", k.key.ToString(), " did not write its output '",
+                  b.param, "' (variable '", b.names[i], "'): a bug in plugin ", k.plugin_file);
+    }
+  }
+}
+
 void SnapshotShapes(OpInstance& op) {
   for (size_t i = 0; i < op.watched.size(); ++i) op.versions[i] = op.watched[i]->version();
 }
@@ -431,6 +447,10 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   const KernelEntry& k = *op.kernel;
   CallPlugin([&] { return k.compute(&ctx, k.user_data); },
              [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+  if (!op.outputs_checked) {
+    CheckOutputsWritten(op, k);
+    op.outputs_checked = true;
+  }
   SnapshotShapes(op);
 }
 

@@ -78,6 +78,7 @@ void OpInstance::Bind(const Scope& scope) {
   watched.clear();
   versions.clear();
   watch_shapes = true;
+  outputs_checked = false;
 }
 
 }  // namespace tide::core

@@ -68,6 +68,7 @@ class OpInstance {
   int dtype_input = -1;            // index into inputs() that picks the dtype, or -1
   DataType dtype_from_attr = TIDE_UNDEFINED;
   bool watch_shapes = true;        // false when an input/output is not a LoDTensor
+  bool outputs_checked = false;    // the kernel's first run after Bind wrote its outputs
   std::vector<const LoDTensor*> watched;
   std::vector<uint64_t> versions;
 

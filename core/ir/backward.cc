@@ -190,6 +190,27 @@ void AppendChecked(BlockDesc* block, const OpDesc& g) {
 std::vector<OpDesc> GradOpsOf(ProgramDesc* program, const OpDesc& fwd,
                               const std::vector<std::string>& no_grad);
 
+// An op without a gradient that a gradient must pass (an input needing one, a float output
+// that is not no-grad) is an error naming it and the way out, unless its plugin declared that
+// it has none (OpSchema::NoGradient): silently, the parameters upstream would never train.
+void CheckNoGradientWanted(const OpDesc& fwd, const std::vector<std::string>& no_grad) {
+  const OpInfo& info = Registry::Global().GetOp(fwd.type());
+  if (info.HasGrad() || info.no_gradient) return;
+  auto needs = [&](const std::string& n) {
+    return n != kEmptyVarName && !std::binary_search(no_grad.begin(), no_grad.end(), n);
+  };
+  std::vector<std::string> outs = fwd.OutputArgumentNames();
+  if (std::none_of(outs.begin(), outs.end(), needs)) return;
+  for (const auto& [param, args] : fwd.inputs())
+    for (const auto& v : args)
+      if (needs(v))
+        TIDE_FAIL(TIDE_UNIMPLEMENTED, "append_backward: op '", fwd.type(), "' (plugin ",
+                  info.plugin_file, ") has no gradient, but its input '", param, "' (variable '", v,
+                  "') needs one on the way to the parameters: give the op a gradient "
+                  "(OpSchema::Grad or DefaultGrad; OpSchema::NoGradient if it has none by design), "
+                  "or stop gradients there (stop_gradient=True on '", v, "', or no_grad_set)");
+}
+
 // The gradient block of a control-flow op's body (block `fwd_idx`): the grad ops of all its ops
 // in reverse, repeated grads summed, every gradient variable declared in it, so that each run of
 // it (in a loop iteration's scope) writes its own gradients for the control-flow grad op to
@@ -238,7 +259,9 @@ std::vector<OpDesc> GradOpsOf(ProgramDesc* program, const OpDesc& fwd,
     if (AttrTypeOf(value) == TIDE_ATTR_BLOCK)
       grad_blocks[name] = BuildGradBlock(program, std::get<BlockIndex>(value).idx,
                                          std::set<std::string>(no_grad.begin(), no_grad.end()));
-  return MakeGradOps(fwd, no_grad, grad_blocks);
+  std::vector<OpDesc> grads = MakeGradOps(fwd, no_grad, grad_blocks);
+  if (grads.empty()) CheckNoGradientWanted(fwd, no_grad);
+  return grads;
 }
 
 }  // namespace

@@ -94,6 +94,10 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
     info->kernel_dtype_source = Str(def->kernel_dtype_source);
     info->run = def->run;
     info->run_data = def->run_data;
+    if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, no_gradient)) info->no_gradient = def->no_gradient != 0;
+    TIDE_ENFORCE(info->run || info->infer_shape, "op '", op, "' has kernels but no shape inference: "
+                 "give its schema InferShape(...) (its outputs would have no dims, and the error "
+                 "would appear in the next op)");
     info->plugin = r->plugin;
     info->plugin_file = r->plugin_file;
     r->staged.ops.push_back(std::move(info));

@@ -34,6 +34,7 @@ struct OpInfo {
   void* grad_maker_data = nullptr;
   std::string default_grad_op;
   std::string kernel_dtype_source;  // "" | input parameter | "attr:<name>"
+  bool no_gradient = false;         // declared: no gradient by design
   TideOpRunFn run = nullptr;        // set for operators without kernels
   void* run_data = nullptr;
   std::string plugin, plugin_file;  // who registered it

@@ -113,6 +113,7 @@ TIDE_REGISTER_OP(tide::OpSchema("read_from_array")
                      .Run(ops_control::ReadFromArrayRun));
 
 TIDE_REGISTER_OP(tide::OpSchema("array_length")
+                     .NoGradient()
                      .Comment("Out = the number of elements of the tensor array X (int64 [1]).")
                      .Input("X", "the tensor array")
                      .Output("Out", "int64 [1]")

@@ -69,6 +69,7 @@ void CompareShape(tide::InferShapeContext& ctx) {
 
 tide::OpSchema CompareSchema(const std::string& type, const char* formula) {
   return tide::OpSchema(type)
+      .NoGradient()
       .Comment(std::string("Out = ") + formula +
                " elementwise (bool), Y broadcast over X: Y's dims match X's from `axis` "
                "(-1: the trailing dims).")
@@ -149,6 +150,7 @@ void LogicalNotShape(tide::InferShapeContext& ctx) {
 
 tide::OpSchema LogicalBinarySchema(const std::string& type, const char* formula) {
   return tide::OpSchema(type)
+      .NoGradient()
       .Comment(std::string("Out = ") + formula + " elementwise; X and Y are bool of the same dims.")
       .Input("X", "bool")
       .Input("Y", "bool, X's dims")
@@ -179,6 +181,7 @@ TIDE_REGISTER_OP(LogicalBinarySchema("logical_and", "X && Y"));
 TIDE_REGISTER_OP(LogicalBinarySchema("logical_or", "X || Y"));
 TIDE_REGISTER_OP(LogicalBinarySchema("logical_xor", "X != Y"));
 TIDE_REGISTER_OP(tide::OpSchema("logical_not")
+                     .NoGradient()
                      .Comment("Out = !X elementwise; X is bool.")
                      .Input("X", "bool")
                      .Output("Out", "bool, X's dims")

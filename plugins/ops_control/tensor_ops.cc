@@ -212,6 +212,7 @@ void CheckPhase(const TideAttrValue& v) {
 using namespace ops_control;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("increment")
+                     .NoGradient()
                      .Comment("Out = X + step; X holds one element. Out may be X (in place).")
                      .Input("X", "a one-element tensor")
                      .Output("Out", "X + step, X's dims")
@@ -220,6 +221,7 @@ TIDE_REGISTER_OP(tide::OpSchema("increment")
 TIDE_REGISTER_KERNEL("increment", "cpu", Increment, float, double, int32_t, int64_t);
 
 TIDE_REGISTER_OP(tide::OpSchema("is_empty")
+                     .NoGradient()
                      .Comment("Out = [X has no elements], a one-element bool tensor.")
                      .Input("X", "any tensor")
                      .Output("Out", "bool, dims [1]")
@@ -230,6 +232,7 @@ TIDE_REGISTER_OP(tide::OpSchema("is_empty")
 TIDE_REGISTER_KERNEL("is_empty", "cpu", IsEmpty, float, double, int32_t, int64_t, bool);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_constant_batch_size_like")
+                     .NoGradient()
                      .Comment("Out = `value` in `shape`, whose dim output_dim_idx is Input's dim "
                               "input_dim_idx (for a LoD Input and input_dim_idx 0: its number of "
                               "sequences).")

@@ -148,6 +148,7 @@ TIDE_REGISTER_KERNEL("sqrt", "cpu", SqrtKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sqrt_grad", "cpu", SqrtGradKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("sign")
+                     .NoGradient()
                      .Comment("Out = -1, 0 or 1 by the sign of X (no gradient).")
                      .Input("X", "input").Output("Out", "same dims as X")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));

@@ -103,6 +103,7 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_constant")
 TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
+                     .NoGradient()
                      .Comment("Out = zeros with X's dims and dtype.")
                      .Input("X", "the tensor whose dims and dtype Out takes")
                      .Output("Out", "zeros")

@@ -160,6 +160,7 @@ TIDE_REGISTER_KERNEL("top_k", "cpu", TopKKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("top_k_grad", "cpu", TopKGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("accuracy")
+                     .NoGradient()
                      .Comment("Top-k accuracy: a sample is correct when its label is among its k "
                               "Indices. Accuracy = Correct / Total.")
                      .Input("Out", "the top-k values (e.g. from top_k), [N, k]; picks the kernel")

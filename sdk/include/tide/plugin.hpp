@@ -955,6 +955,10 @@ class OpSchema {
   }
   // Which input (or "attr:<name>") picks the kernel's data type.
   OpSchema& KernelDataTypeFrom(std::string source) { dtype_source_ = std::move(source); return *this; }
+  // Declares that the op has no gradient by design (its outputs do not depend differentiably
+  // on its inputs). Without this, Grad or DefaultGrad, append_backward stops at the op with an
+  // error when a parameter's gradient would have to pass through it.
+  OpSchema& NoGradient() { no_gradient_ = true; return *this; }
   // Makes this an operator without kernels, run by `fn`.
   OpSchema& Run(OpRunFn fn) { run_ = std::move(fn); return *this; }
 
@@ -1010,6 +1014,7 @@ class OpSchema {
   InferShapeFn infer_;
   GradMakerFn grad_;
   OpRunFn run_;
+  bool no_gradient_ = false;
 };
 
 inline void OpSchema::Register(TideRegistrar* r) const {
@@ -1033,7 +1038,7 @@ inline void OpSchema::Register(TideRegistrar* r) const {
     attrs.push_back(d);
   }
   TideOpDef def{};
-  def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, run_data);
+  def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, no_gradient);
   def.type = type_.c_str();
   def.comment = comment_.c_str();
   def.inputs = ins.data();
@@ -1056,6 +1061,7 @@ inline void OpSchema::Register(TideRegistrar* r) const {
     def.run = &OpSchema::RunTrampoline;
     def.run_data = const_cast<OpRunFn*>(&run_);
   }
+  def.no_gradient = no_gradient_ ? 1 : 0;
   ThrowIfError(Host().Registrar_AddOp(r, &def));
 }
 

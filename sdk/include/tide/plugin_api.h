@@ -221,6 +221,10 @@ typedef struct TideOpDef {
    * operator whose kernels are registered with Registrar_AddKernel. */
   TideOpRunFn run;
   void* run_data;
+  /* 1: the op has no gradient by design (its outputs do not depend differentiably on its
+   * inputs: comparisons, shape-only inputs, random numbers). An op with neither a gradient nor
+   * this flag, met by append_backward on the way to a parameter, is an error naming it. */
+  int32_t no_gradient;
 } TideOpDef;
 
 typedef struct TideKernelDef {

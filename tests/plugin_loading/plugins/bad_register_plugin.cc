@@ -18,7 +18,7 @@ void NoopKernel(tide::KernelContext&) {}
 }
 }  // namespace
 
-TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Input("X").Output("Out"));
+TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Input("X").Output("Out").InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL(TP_OP, "cpu", NoopKernel, float);
 #if TP_FAIL == 1
 TIDE_REGISTER_OP(tide::OpSchema("bad op name!").Input("X").Output("Out"));

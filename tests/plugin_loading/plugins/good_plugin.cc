@@ -29,9 +29,11 @@ void NoopKernel(tide::KernelContext&) {}
 }  // namespace
 
 #if TP_OP_DEF && TP_SCHEMA == 0
-TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Comment("a test op").Input("X").Output("Out"));
+TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Comment("a test op").Input("X").Output("Out")
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
 #elif TP_OP_DEF
-TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Comment("a test op").Input("X").Input("Y").Output("Out"));
+TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Comment("a test op").Input("X").Input("Y").Output("Out")
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
 #endif
 #if TP_FP64
 TIDE_REGISTER_KERNEL(TP_OP, "cpu", NoopKernel, double);

@@ -18,11 +18,15 @@ extern "C" TIDE_PLUGIN_EXPORT const TidePluginInfo* tide_plugin_info(const TideA
   return &info;
 }
 
+// A kernel op needs shape inference to register; this one infers nothing.
+static TideStatus* InferNothing(TideInferShapeContext*, void*) { return nullptr; }
+
 extern "C" TIDE_PLUGIN_EXPORT TideStatus* tide_plugin_register(const TideHostApi* host,
                                                                TideRegistrar* r) {
   TideOpDef def{};
   def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, run_data);
   def.type = RAW_OP;
+  def.infer_shape = InferNothing;
   if (TideStatus* s = host->Registrar_AddOp(r, &def)) return s;
   if (RAW_MODE == 2) throw std::runtime_error("raw_throw: thrown out of tide_plugin_register");
   return nullptr;

@@ -1,0 +1,72 @@
+"""A vendor's mistakes are loud: an op without a gradient that a parameter's gradient must pass,
+a kernel that never writes its output, an op with kernels but no shape inference, and a kernel
+for an op no plugin defines (tests/sdk/sloppy_ops)."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import tide
+from tide import layers
+
+PLUGIN_DIR = os.environ.get("TIDE_TEST_PLUGIN_DIR", "")
+SLOPPY = os.path.join(PLUGIN_DIR, "libtide_test_sloppy_ops.so")
+NOINFER = os.path.join(PLUGIN_DIR, "libtide_test_noinfer_ops.so")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sloppy_loaded():
+    if not os.path.exists(SLOPPY):
+        pytest.skip("the sloppy_ops test plugin is not built")
+    if not tide._C.has_op("sloppy.twice"):
+        tide.load_plugin(SLOPPY)
+
+
+def _net_through_twice():
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    h = layers.fc(input=x, size=3, param_attr="w", bias_attr=False)
+    block = tide.default_main_program().current_block()
+    out = block.create_var(name="twice_out", dtype="float32")
+    block.append_op("sloppy.twice", inputs={"X": h}, outputs={"Out": out})
+    return h, layers.mean(out)
+
+
+def test_an_op_without_a_gradient_on_the_way_to_a_parameter_is_an_error():
+    _, loss = _net_through_twice()
+    with pytest.raises(tide.TideError, match=r"op 'sloppy.twice' \(plugin .*sloppy_ops.so\) has no gradient.*"
+                                         r"input 'X'.*stop_gradient"):
+        tide.optimizer.SGD(0.1).minimize(loss)
+
+
+def test_stop_gradient_is_the_way_out(exe):
+    h, loss = _net_through_twice()
+    h.stop_gradient = True
+    assert tide.append_backward(loss) == []  # nothing to train, and said so by the user
+
+
+def test_a_kernel_that_never_writes_its_output_is_named(exe):
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    block = tide.default_main_program().current_block()
+    out = block.create_var(name="forgotten", dtype="float32")
+    block.append_op("sloppy.forgetful", inputs={"X": x}, outputs={"Out": out})
+    with pytest.raises(tide.TideError, match=r"op 'sloppy.forgetful'.*did not write its output 'Out' "
+                                         r"\(variable 'forgotten'\).*sloppy_ops.so"):
+        exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[out])
+
+
+def test_an_op_with_kernels_but_no_shape_inference_is_refused_at_load():
+    with pytest.raises(tide.TideError, match=r"noinfer.copy.*no shape inference"):
+        tide.load_plugin(NOINFER)
+    assert not tide._C.has_op("noinfer.copy")
+
+
+@pytest.mark.parametrize("strict,code", [(False, 0), (True, 1)])
+def test_tide_plugins_warns_of_kernels_for_undefined_ops(strict, code):
+    tool = os.environ.get("TIDE_PLUGINS_TOOL")
+    if not tool or not os.path.exists(tool):
+        pytest.skip("tide-plugins is not built")
+    r = subprocess.run([tool, "--plugin_path=" + SLOPPY] + (["--strict"] if strict else []),
+                       capture_output=True, text=True)
+    assert "kernel sloppy.twise" in r.stderr and "no loaded plugin defines op 'sloppy.twise'" in r.stderr
+    assert r.returncode == code, r.stderr

@@ -1,0 +1,37 @@
+// sloppy_ops.cc: a vendor's op pack with the mistakes Tide must make loud (tests only): an op
+// with no gradient (and no NoGradient()), a kernel that never writes its output, and a kernel
+// for an op no plugin defines.
+#include <tide/plugin.hpp>
+
+namespace {
+
+template <typename T>
+void Twice(tide::KernelContext& ctx) {
+  tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const T* in = x.data<T>();
+  T* o = out.mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < x.numel(); ++i) o[i] = 2 * in[i];
+}
+
+template <typename T>
+void Forgetful(tide::KernelContext&) {}  // never writes Out
+
+}  // namespace
+
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.twice")
+                     .Comment("Out = 2 X, with no gradient declared")
+                     .Input("X", "input").Output("Out", "2 X")
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sloppy.twice", "cpu", Twice, float, double);
+
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.forgetful")
+                     .Comment("a kernel that forgets to write Out")
+                     .Input("X", "input").Output("Out", "never written")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sloppy.forgetful", "cpu", Forgetful, float);
+
+// A kernel whose op type is misspelt: no plugin defines "sloppy.twise".
+TIDE_REGISTER_KERNEL("sloppy.twise", "cpu", Twice, float);
+
+TIDE_PLUGIN("sloppy_ops", "0.0.1", "an op pack with mistakes, for tests");
