@@ -145,6 +145,10 @@ void Open(const std::string& path, Candidate* c) {
     r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
                      ", this Tide speaks ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
                      " (a different major version: rebuild the plugin against this SDK)");
+  } else if (TIDE_HAS_FIELD(info, TidePluginInfo, min_abi_minor) && info->min_abi_minor > TIDE_ABI_MINOR) {
+    r.error = StrCat("plugin '", r.name, "' (", path, ") needs plugin ABI ", r.abi_major, ".",
+                     info->min_abi_minor, " or newer; this Tide speaks ", TIDE_ABI_MAJOR, ".",
+                     TIDE_ABI_MINOR, " (upgrade Tide, or rebuild the plugin against this SDK)");
   } else if (r.abi_minor > TIDE_ABI_MINOR) {
     r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
                      ", newer than this Tide's ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,

@@ -46,6 +46,25 @@ TEST(LoadingFailures, AbiMajorMismatch) {
   ExpectGoodLoaded(records, "abi");
 }
 
+TEST(LoadingFailures, PluginNeedingANewerMinorIsRefusedNamingBothVersions) {
+  auto records = LoadCase("abi");
+  const PluginRecord* r = Find(records, CaseFile("abi", "abi_needs_newer"));
+  ExpectFailed(r, "needs plugin ABI " + std::to_string(TIDE_ABI_MAJOR) + "." +
+                      std::to_string(TIDE_ABI_MINOR + 1) + " or newer");
+  EXPECT_CONTAINS(r->error, "this Tide speaks " + std::to_string(TIDE_ABI_MAJOR) + "." +
+                                std::to_string(TIDE_ABI_MINOR));
+  EXPECT_CONTAINS(r->error, r->path);
+  EXPECT_EQ(Registry::Global().FindOp("test_abi.needs_newer_op"), nullptr);
+  // A newer plugin that accepts this minor loads, and so does an older one (no min_abi_minor).
+  for (const char* ok : {"abi_newer_checked", "abi_older"}) {
+    const PluginRecord* p = Find(records, CaseFile("abi", ok));
+    ASSERT_NE(p, nullptr) << ok;
+    EXPECT_TRUE(p->loaded) << ok << ": " << p->error;
+  }
+  EXPECT_NE(Registry::Global().FindOp("test_abi.newer_checked_op"), nullptr);
+  EXPECT_NE(Registry::Global().FindOp("test_abi.older_op"), nullptr);
+}
+
 TEST(LoadingFailures, ExceptionInRegistrationCallbackBecomesStatus) {
   auto records = LoadCase("throw");
   const PluginRecord* r = Find(records, CaseFile("throw", "throw_callback"));

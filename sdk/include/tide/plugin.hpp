@@ -73,6 +73,24 @@ inline std::string ToString(const Dims& d) { return detail::DimsToString(d); }
     if (!(cond)) TIDE_THROW(TIDE_INVALID_ARGUMENT, __VA_ARGS__);                     \
   } while (0)
 
+// TIDE_HOST_FN(Scope_FindLocalVar)(scope, name): a host function newer than the oldest host the
+// plugin accepts (TIDE_PLUGIN_MIN_ABI_MINOR), called only when the host that loaded the plugin
+// has it; an UNIMPLEMENTED error naming it and both versions otherwise (never a call through a
+// pointer the host does not have).
+#define TIDE_HOST_FN(field)                                                                  \
+  ::tide::detail::CheckedHostFn(                                                            \
+      TIDE_HAS_FIELD(&::tide::Host(), TideHostApi, field) ? ::tide::Host().field : nullptr, #field)
+namespace detail {
+template <typename F>
+F CheckedHostFn(F fn, const char* name) {
+  if (!fn)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "host function ", name, " is missing: this Tide speaks plugin ABI ",
+               Host().abi_major, ".", Host().abi_minor, ", older than the plugin's SDK (", TIDE_ABI_MAJOR,
+               ".", TIDE_ABI_MINOR, ")");
+  return fn;
+}
+}  // namespace detail
+
 // Turns a returned TideStatus into an exception; takes ownership of the status.
 inline void ThrowIfError(TideStatus* status) {
   if (!status) return;
@@ -1213,6 +1231,13 @@ template <typename... Ts, typename F>
 void ForEachType(F&& f) {
   (f(TypeTag<Ts>{}), ...);
 }
+// The oldest host minor ABI a plugin runs on: by default the one it is built against (a host
+// without the newer functions refuses it at load, naming both versions). Define it lower before
+// including plugin.hpp only when every newer host function is reached through TIDE_HOST_FN.
+#ifndef TIDE_PLUGIN_MIN_ABI_MINOR
+#define TIDE_PLUGIN_MIN_ABI_MINOR TIDE_ABI_MINOR
+#endif
+
 struct Requires {
   Requires(std::initializer_list<const char*> names) : list(names) { list.push_back(nullptr); }
   std::vector<const char*> list;
@@ -1221,13 +1246,14 @@ struct Requires {
 inline const TidePluginInfo* MakeInfo(const char* name, const char* version, const char* desc,
                                       const Requires& req, const TideAbiRange* host) {
   static TidePluginInfo info{};
-  info.struct_size = TIDE_STRUCT_SIZE(TidePluginInfo, description);
+  info.struct_size = TIDE_STRUCT_SIZE(TidePluginInfo, min_abi_minor);
+  info.min_abi_minor = TIDE_PLUGIN_MIN_ABI_MINOR;
   info.name = name;
   info.version = version;
   info.abi_major = TIDE_ABI_MAJOR;
   // Speak the newest minor both sides know; plugin.hpp checks struct_size before newer calls.
   info.abi_minor = TIDE_ABI_MINOR;
-  if (host && host->major == TIDE_ABI_MAJOR && host->max_minor < TIDE_ABI_MINOR)
+  if (host && host->major == TIDE_ABI_MAJOR && int64_t{host->max_minor} < int64_t{TIDE_ABI_MINOR})
     info.abi_minor = host->max_minor;
   info.requires = req.list.size() > 1 ? req.list.data() : nullptr;
   info.description = desc;

@@ -303,6 +303,12 @@ typedef struct TidePluginInfo {
   uint32_t abi_minor;
   const char* const* requires; /* NULL-terminated names of plugins to load first, or NULL */
   const char* description;     /* one line, may be NULL */
+  /* The oldest host minor the plugin runs on (same major): a host older than that refuses the
+   * plugin with both versions named, instead of letting its first call of a missing host
+   * function crash. Absent (an older plugin): 0. A plugin that checks every newer host function
+   * before calling it (TIDE_HAS_FIELD, or TIDE_HOST_FN in plugin.hpp) may set it lower than
+   * the minor it was built against. */
+  uint32_t min_abi_minor;
 } TidePluginInfo;
 
 /* The ABI versions the host supports: major is fixed, minors from min_minor to max_minor. */

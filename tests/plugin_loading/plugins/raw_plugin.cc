@@ -1,6 +1,8 @@
 // raw_plugin.cc: a test plugin written straight against the C ABI (no plugin.hpp), named RAW_NAME
 // with op RAW_OP. RAW_MODE: 1 claims ABI major TIDE_ABI_MAJOR + 1; 2 tide_plugin_register throws
-// after staging its op; 3 tide_plugin_info throws.
+// after staging its op; 3 tide_plugin_info throws; 4 is built against a newer minor and needs
+// it (min_abi_minor = TIDE_ABI_MINOR + 1); 5 is built against a newer minor but runs on this
+// one (it checks newer host functions); 6 is an older plugin whose info has no min_abi_minor.
 #include <tide/plugin_api.h>
 
 #include <stdexcept>
@@ -8,11 +10,13 @@
 extern "C" TIDE_PLUGIN_EXPORT const TidePluginInfo* tide_plugin_info(const TideAbiRange*) {
   if (RAW_MODE == 3) throw std::runtime_error("raw_info_throw: thrown out of tide_plugin_info");
   static TidePluginInfo info{};
-  info.struct_size = TIDE_STRUCT_SIZE(TidePluginInfo, description);
+  info.struct_size = RAW_MODE == 6 ? TIDE_STRUCT_SIZE(TidePluginInfo, description)
+                                   : TIDE_STRUCT_SIZE(TidePluginInfo, min_abi_minor);
   info.name = RAW_NAME;
   info.version = "9.9.9";
   info.abi_major = RAW_MODE == 1 ? TIDE_ABI_MAJOR + 1 : TIDE_ABI_MAJOR;
-  info.abi_minor = 0;
+  info.abi_minor = 0;  // the host's minor or lower: what both sides speak
+  info.min_abi_minor = RAW_MODE == 4 ? TIDE_ABI_MINOR + 1 : 0;
   info.requires = nullptr;
   info.description = "a raw C-ABI test plugin";
   return &info;
