@@ -123,6 +123,10 @@ Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
 }
 
 Attribute AttrFromC(const TideAttrValue& v) {
+  // The header's rule for every struct crossing the boundary: read no field past struct_size.
+  TIDE_ENFORCE(v.struct_size >= TIDE_STRUCT_SIZE(TideAttrValue, count), "an attribute value's struct_size ",
+               v.struct_size, " is smaller than ABI 1.0's TideAttrValue (", TIDE_STRUCT_SIZE(TideAttrValue, count),
+               ")");
   switch (v.type) {
     case TIDE_ATTR_INT: return v.i;
     case TIDE_ATTR_FLOAT: return v.f;

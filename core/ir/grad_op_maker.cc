@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/platform/enforce.h"
 #include "core/plugin/c_handles.h"
 #include "core/plugin/status.h"
 #include "core/registry/registry.h"
@@ -40,7 +41,11 @@ std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string
     CallPlugin([&] { return info.grad_maker(&maker, info.grad_maker_data); },
                "op '" + fwd.type() + "' grad maker", info.plugin_file);
     std::vector<OpDesc> out;
-    for (auto& op : maker.ops) out.push_back(std::move(op->desc));
+    for (auto& op : maker.ops) {
+      TIDE_ENFORCE(op->error.empty(), "op '", fwd.type(), "' grad maker (plugin ", info.plugin_file,
+                   "): grad op '", op->desc.type(), "' ", op->error);
+      out.push_back(std::move(op->desc));
+    }
     return out;
   }
   if (!info.default_grad_op.empty()) return {DefaultGradOp(fwd, info.default_grad_op, no_grad)};

@@ -87,6 +87,7 @@ struct TideInferShapeContext {
 struct TideGradOp {
   tide::core::OpDesc desc;
   const tide::core::OpDesc* forward = nullptr;  // for GradOp_CopyAttrs
+  std::string error;  // a bad attribute the maker set (GradOp_SetAttr returns nothing)
 };
 
 // Hands a forward op to a plugin's grad maker and collects the grad ops it makes.

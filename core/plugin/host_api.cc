@@ -364,7 +364,7 @@ void GSetAttr(TideGradOp* op, const char* name, const TideAttrValue* v) {
   try {
     op->desc.SetAttr(name, AttrFromC(*v));
   } catch (const std::exception& e) {
-    LOG(ERROR) << "grad op '" << op->desc.type() << "' attribute '" << name << "': " << e.what();
+    op->error = std::string("attribute '") + (name ? name : "") + "': " + e.what();
   }
 }
 // Copies the forward op's attributes that the grad op declares (all of them when the grad op is

@@ -25,6 +25,14 @@ TEST(RegistrationConflicts, FailedCheckInCallbackFailsAndKeepsNothing) {
   ExpectGoodLoaded(records, "regerr");
 }
 
+TEST(RegistrationErrors, AttributeValueStructSizeIsChecked) {
+  auto records = LoadCase("regerr");
+  const PluginRecord* r = Find(records, CaseFile("regerr", "regerr_attrsize"));
+  ExpectFailed(r, "struct_size");
+  EXPECT_CONTAINS(r->error, "TideAttrValue");
+  EXPECT_EQ(Registry::Global().FindOp("test_regerr.attrsize_op"), nullptr);
+}
+
 TEST(RegistrationConflicts, DifferentSchemaUnderOneNameFailsNamingFirstFile) {
   auto records = LoadCase("dupop");
   const PluginRecord* first = Find(records, CaseFile("dupop", "a_first"));

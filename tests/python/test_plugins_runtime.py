@@ -66,3 +66,13 @@ def test_load_plugin_and_train_through_its_op(exe):
     np.testing.assert_allclose(w.reshape(-1), [1.0, -2.0, 0.5], atol=0.05)
     # Loading it again is a no-op that returns the same record.
     assert tide.load_plugin(ACME)["name"] == "acme_ops"
+
+
+def test_vendor_layer_names_with_underscores(monkeypatch):
+    # "my_lab.fast_gelu" is reached as tide.layers.my_lab_fast_gelu: every '_' is tried as the dot.
+    from tide.layers import generated
+    ops = {"my_lab.fast_gelu", "acme.axpb"}
+    monkeypatch.setattr(generated._C, "has_op", lambda name: name in ops)
+    assert generated.op_type_for("my_lab_fast_gelu") == "my_lab.fast_gelu"
+    assert generated.op_type_for("acme_axpb") == "acme.axpb"
+    assert generated.op_type_for("my_lab_slow_gelu") is None

@@ -9,10 +9,11 @@ def op_type_for(name):
     """The registered op a layer name refers to, or None."""
     if _C.has_op(name):
         return name
-    if "_" in name:  # vendor ops: "acme_axpb" -> "acme.axpb"
-        dotted = name.replace("_", ".", 1)
-        if _C.has_op(dotted):
-            return dotted
+    # Vendor ops: "acme_axpb" -> "acme.axpb"; the vendor or the op name may hold '_' too
+    # ("my_lab_fast_gelu" -> "my_lab.fast_gelu"), so every '_' is tried as the dot.
+    for i, c in enumerate(name):
+        if c == "_" and _C.has_op(name[:i] + "." + name[i + 1:]):
+            return name[:i] + "." + name[i + 1:]
     return None
 
 

@@ -2,7 +2,8 @@
 // with op RAW_OP. RAW_MODE: 1 claims ABI major TIDE_ABI_MAJOR + 1; 2 tide_plugin_register throws
 // after staging its op; 3 tide_plugin_info throws; 4 is built against a newer minor and needs
 // it (min_abi_minor = TIDE_ABI_MINOR + 1); 5 is built against a newer minor but runs on this
-// one (it checks newer host functions); 6 is an older plugin whose info has no min_abi_minor.
+// one (it checks newer host functions); 6 is an older plugin whose info has no min_abi_minor;
+// 7 gives an attribute a default TideAttrValue whose struct_size is too small.
 #include <tide/plugin_api.h>
 
 #include <stdexcept>
@@ -31,6 +32,18 @@ extern "C" TIDE_PLUGIN_EXPORT TideStatus* tide_plugin_register(const TideHostApi
   def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, run_data);
   def.type = RAW_OP;
   def.infer_shape = InferNothing;
+  TideAttrValue small{};
+  small.struct_size = sizeof(size_t);  // claims only its struct_size field
+  small.type = TIDE_ATTR_INT;
+  TideAttrDef attr{};
+  attr.struct_size = TIDE_STRUCT_SIZE(TideAttrDef, check_data);
+  attr.name = "k";
+  attr.type = TIDE_ATTR_INT;
+  attr.default_value = &small;
+  if (RAW_MODE == 7) {
+    def.attrs = &attr;
+    def.num_attrs = 1;
+  }
   if (TideStatus* s = host->Registrar_AddOp(r, &def)) return s;
   if (RAW_MODE == 2) throw std::runtime_error("raw_throw: thrown out of tide_plugin_register");
   return nullptr;
