@@ -18,7 +18,11 @@ function(tide_add_plugin name)
   endif()
   # No undefined symbols: a plugin must not rely on the core's (or anyone's) C++ symbols.
   target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  # In-tree: the install tree's plugin directory; out of tree (find_package(Tide)): the plugin
+  # directory of the Tide found (TIDE_PLUGIN_DIR, absolute), where it looks by default.
   if(DEFINED TIDE_PLUGIN_INSTALL_DIR)
     install(TARGETS ${name} LIBRARY DESTINATION ${TIDE_PLUGIN_INSTALL_DIR})
+  elseif(DEFINED TIDE_PLUGIN_DIR)
+    install(TARGETS ${name} LIBRARY DESTINATION ${TIDE_PLUGIN_DIR})
   endif()
 endfunction()

@@ -19,6 +19,9 @@ cmake -S "$here/acme_ops" -B "$work/acme" -G Ninja -DCMAKE_PREFIX_PATH="$work/pr
 cmake --build "$work/acme" >/dev/null
 plugin="$work/acme/libacme_ops.so"
 test -f "$plugin"
+# Its install lands in the plugin directory of the Tide it was built against.
+cmake --install "$work/acme" >/dev/null
+test -f "$work/prefix/lib/tide/plugins/libacme_ops.so" || test -f "$work/prefix/lib64/tide/plugins/libacme_ops.so"
 # It must include nothing but the SDK: no core headers are even installed.
 ! test -d "$work/prefix/include/core"
 ACME_PLUGIN="$plugin" "$runner"
