@@ -2,6 +2,7 @@
 #include "core/ir/attribute.h"
 
 #include <cstring>
+#include <iomanip>
 #include <sstream>
 
 #include "core/platform/enforce.h"
@@ -22,6 +23,8 @@ const char* AttrTypeName(TideAttrType t) {
     case TIDE_ATTR_LONG: return "long";
     case TIDE_ATTR_BLOCKS: return "blocks";
     case TIDE_ATTR_LONGS: return "longs";
+    case TIDE_ATTR_FLOAT64: return "float64";
+    case TIDE_ATTR_FLOAT64S: return "float64s";
   }
   return "?";
 }
@@ -60,6 +63,8 @@ std::string AttrToString(const Attribute& a) {
       break;
     }
     case TIDE_ATTR_LONGS: Join(os, std::get<std::vector<int64_t>>(a)); break;
+    case TIDE_ATTR_FLOAT64: os << std::setprecision(17) << std::get<double>(a); break;
+    case TIDE_ATTR_FLOAT64S: os << std::setprecision(17); Join(os, std::get<std::vector<double>>(a)); break;
   }
   return os.str();
 }
@@ -93,6 +98,10 @@ void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Att
     case TIDE_ATTR_LONGS:
       for (auto v : std::get<std::vector<int64_t>>(a)) p->add_longs(v);
       break;
+    case TIDE_ATTR_FLOAT64: p->set_float64(std::get<double>(a)); break;
+    case TIDE_ATTR_FLOAT64S:
+      for (auto v : std::get<std::vector<double>>(a)) p->add_float64s(v);
+      break;
   }
 }
 
@@ -118,6 +127,8 @@ Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
       return v;
     }
     case proto::LONGS: return std::vector<int64_t>(p.longs().begin(), p.longs().end());
+    case proto::FLOAT64: need(p.has_float64(), "float64"); return p.float64();
+    case proto::FLOAT64S: return std::vector<double>(p.float64s().begin(), p.float64s().end());
   }
   TIDE_FAIL(TIDE_INVALID_ARGUMENT, "attribute '", p.name(), "' has unknown type ", int(p.type()));
 }
@@ -152,6 +163,13 @@ Attribute AttrFromC(const TideAttrValue& v) {
       return out;
     }
     case TIDE_ATTR_LONGS: return std::vector<int64_t>(v.longs, v.longs + v.count);
+    case TIDE_ATTR_FLOAT64:
+    case TIDE_ATTR_FLOAT64S:
+      TIDE_ENFORCE(v.struct_size >= TIDE_STRUCT_SIZE(TideAttrValue, doubles), "a ",
+                   AttrTypeName(v.type), " attribute value's struct_size ", v.struct_size,
+                   " has no room for its value (TideAttrValue.d / .doubles)");
+      if (v.type == TIDE_ATTR_FLOAT64) return v.d;
+      return std::vector<double>(v.doubles, v.doubles + v.count);
   }
   TIDE_FAIL(TIDE_INVALID_ARGUMENT, "attribute value of unknown type ", int(v.type));
 }
@@ -166,7 +184,8 @@ bool IsEmptyList(const Attribute& a) {
                       std::is_same_v<T, std::vector<std::string>> ||
                       std::is_same_v<T, std::vector<bool>> ||
                       std::is_same_v<T, std::vector<BlockIndex>> ||
-                      std::is_same_v<T, std::vector<int64_t>>)
+                      std::is_same_v<T, std::vector<int64_t>> ||
+                      std::is_same_v<T, std::vector<double>>)
           return x.empty();
         return false;
       },
@@ -199,6 +218,36 @@ bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
     *out = static_cast<float>(std::get<int32_t>(a));
     return true;
   }
+  // Numbers from Python arrive as float64: float attributes take them rounded, float64 ones
+  // exactly; a float given for a float64 attribute is widened.
+  if (have == TIDE_ATTR_FLOAT64 && want == TIDE_ATTR_FLOAT) {
+    *out = static_cast<float>(std::get<double>(a));
+    return true;
+  }
+  if ((have == TIDE_ATTR_FLOAT || have == TIDE_ATTR_INT) && want == TIDE_ATTR_FLOAT64) {
+    *out = have == TIDE_ATTR_FLOAT ? double{std::get<float>(a)} : double(std::get<int32_t>(a));
+    return true;
+  }
+  if (have == TIDE_ATTR_FLOAT64S && want == TIDE_ATTR_FLOATS) {
+    const auto& v = std::get<std::vector<double>>(a);
+    *out = std::vector<float>(v.begin(), v.end());
+    return true;
+  }
+  if ((have == TIDE_ATTR_FLOATS || have == TIDE_ATTR_INTS) && want == TIDE_ATTR_FLOAT64S) {
+    if (have == TIDE_ATTR_FLOATS) {
+      const auto& v = std::get<std::vector<float>>(a);
+      *out = std::vector<double>(v.begin(), v.end());
+    } else {
+      const auto& v = std::get<std::vector<int32_t>>(a);
+      *out = std::vector<double>(v.begin(), v.end());
+    }
+    return true;
+  }
+  if (have == TIDE_ATTR_INTS && want == TIDE_ATTR_FLOATS) {
+    const auto& v = std::get<std::vector<int32_t>>(a);
+    *out = std::vector<float>(v.begin(), v.end());
+    return true;
+  }
   if (IsEmptyList(a)) {  // an empty list carries no element type (e.g. from Python's [])
     switch (want) {
       case TIDE_ATTR_INTS: *out = std::vector<int32_t>(); return true;
@@ -207,6 +256,7 @@ bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
       case TIDE_ATTR_BOOLEANS: *out = std::vector<bool>(); return true;
       case TIDE_ATTR_BLOCKS: *out = std::vector<BlockIndex>(); return true;
       case TIDE_ATTR_LONGS: *out = std::vector<int64_t>(); return true;
+      case TIDE_ATTR_FLOAT64S: *out = std::vector<double>(); return true;
       default: return false;
     }
   }
@@ -221,12 +271,25 @@ AttrViews::AttrViews(const AttributeMap& attrs) {
     e.name = &kv.first;
     TideAttrValue& v = e.value;
     std::memset(&v, 0, sizeof(v));
-    v.struct_size = TIDE_STRUCT_SIZE(TideAttrValue, count);
+    v.struct_size = TIDE_STRUCT_SIZE(TideAttrValue, doubles);
     v.type = AttrTypeOf(kv.second);
     const Attribute& a = kv.second;
     switch (v.type) {
       case TIDE_ATTR_INT: v.i = std::get<int32_t>(a); break;
-      case TIDE_ATTR_FLOAT: v.f = std::get<float>(a); break;
+      case TIDE_ATTR_FLOAT:
+        v.f = std::get<float>(a);
+        v.d = v.f;
+        break;
+      case TIDE_ATTR_FLOAT64:
+        v.d = std::get<double>(a);
+        v.f = static_cast<float>(v.d);  // for a plugin reading it as float
+        break;
+      case TIDE_ATTR_FLOAT64S: {
+        const auto& x = std::get<std::vector<double>>(a);
+        v.doubles = x.data();
+        v.count = x.size();
+        break;
+      }
       case TIDE_ATTR_STRING: v.s = std::get<std::string>(a).c_str(); break;
       case TIDE_ATTR_INTS: {
         const auto& x = std::get<std::vector<int32_t>>(a);

@@ -24,7 +24,7 @@ struct BlockIndex {
 using Attribute =
     std::variant<int32_t, float, std::string, std::vector<int32_t>, std::vector<float>,
                  std::vector<std::string>, bool, std::vector<bool>, BlockIndex, int64_t,
-                 std::vector<BlockIndex>, std::vector<int64_t>>;
+                 std::vector<BlockIndex>, std::vector<int64_t>, double, std::vector<double>>;
 using AttributeMap = std::map<std::string, Attribute>;
 
 inline TideAttrType AttrTypeOf(const Attribute& a) { return static_cast<TideAttrType>(a.index()); }

@@ -50,9 +50,9 @@ core::Attribute PyToAttr(py::handle v) {
       if (!fits) return longs;
       return std::vector<int32_t>(longs.begin(), longs.end());
     }
-    if (all([](py::handle h) { return IsInt(h) || IsFloat(h); })) {
-      std::vector<float> out;
-      for (auto h : items) out.push_back(py::cast<float>(py::float_(py::reinterpret_borrow<py::object>(h))));
+    if (all([](py::handle h) { return IsInt(h) || IsFloat(h); })) {  // exact: float64
+      std::vector<double> out;
+      for (auto h : items) out.push_back(py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(h))));
       return out;
     }
     if (all(IsStr)) {
@@ -68,7 +68,8 @@ core::Attribute PyToAttr(py::handle v) {
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, "an attribute list must hold only bools, numbers, strings or blocks: ",
               py::str(v).cast<std::string>());
   }
-  if (IsFloat(v)) return py::cast<float>(py::float_(py::reinterpret_borrow<py::object>(v)));
+  // Python floats are doubles: kept exact, rounded only for an attribute declared float.
+  if (IsFloat(v)) return py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(v)));
   TIDE_FAIL(TIDE_INVALID_ARGUMENT, "cannot use a ", py::str(v.get_type().attr("__name__")).cast<std::string>(),
             " as an op attribute: ", py::repr(v).cast<std::string>());
 }

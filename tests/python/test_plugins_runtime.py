@@ -76,3 +76,21 @@ def test_vendor_layer_names_with_underscores(monkeypatch):
     assert generated.op_type_for("my_lab_fast_gelu") == "my_lab.fast_gelu"
     assert generated.op_type_for("acme_axpb") == "acme.axpb"
     assert generated.op_type_for("my_lab_slow_gelu") is None
+
+
+def test_float64_attributes_are_exact(exe):
+    # acme.scale64 declares k as float64: 0.1 reaches its kernel exactly, survives serialization,
+    # while acme.axpb's float attribute a gets float32's 0.1.
+    if not tide._C.has_op("acme.scale64"):
+        tide.load_plugin(ACME)
+    x = tide.layers.data(name="x", shape=[3], dtype="float64")
+    y = tide.layers.acme_scale64(x, k=0.1)
+    op = tide.default_main_program().global_block().ops[-1]
+    assert op.attr("k") == 0.1
+    xs = np.array([[1.0, 3.0, 7.0]])
+    got, = exe.run(feed={"x": xs}, fetch_list=[y])
+    np.testing.assert_array_equal(got, 0.1 * xs)
+    again = tide.Program.parse_from_string(tide.default_main_program().serialize_to_string())
+    assert [o.attr("k") for o in again.global_block().ops if o.type == "acme.scale64"] == [0.1]
+    z = tide.layers.acme_axpb(x, a=0.1)
+    assert tide.default_main_program().global_block().ops[-1].attr("a") == float(np.float32(0.1))

@@ -213,13 +213,15 @@ class AttrValue {
   AttrValue() { Reset(TIDE_ATTR_INT); }
   AttrValue(int32_t v) { Reset(TIDE_ATTR_INT); c_.i = v; }                 // NOLINT
   AttrValue(int64_t v) { Reset(TIDE_ATTR_LONG); c_.l = v; }                // NOLINT
-  AttrValue(float v) { Reset(TIDE_ATTR_FLOAT); c_.f = v; }                 // NOLINT
+  AttrValue(float v) { Reset(TIDE_ATTR_FLOAT); c_.f = v; c_.d = v; }      // NOLINT
+  AttrValue(double v) { Reset(TIDE_ATTR_FLOAT64); c_.d = v; c_.f = static_cast<float>(v); }  // NOLINT
   AttrValue(bool v) { Reset(TIDE_ATTR_BOOLEAN); c_.i = v ? 1 : 0; }        // NOLINT
   AttrValue(const char* v) : AttrValue(std::string(v)) {}                  // NOLINT
   AttrValue(std::string v) { Reset(TIDE_ATTR_STRING); str_ = std::move(v); Fix(); }  // NOLINT
   AttrValue(std::vector<int32_t> v) { Reset(TIDE_ATTR_INTS); ints_ = std::move(v); Fix(); }  // NOLINT
   AttrValue(std::vector<int64_t> v) { Reset(TIDE_ATTR_LONGS); longs_ = std::move(v); Fix(); }  // NOLINT
   AttrValue(std::vector<float> v) { Reset(TIDE_ATTR_FLOATS); floats_ = std::move(v); Fix(); }  // NOLINT
+  AttrValue(std::vector<double> v) { Reset(TIDE_ATTR_FLOAT64S); doubles_ = std::move(v); Fix(); }  // NOLINT
   AttrValue(std::vector<bool> v) {  // NOLINT
     Reset(TIDE_ATTR_BOOLEANS);
     for (bool b : v) ints_.push_back(b ? 1 : 0);
@@ -239,6 +241,7 @@ class AttrValue {
     ints_ = o.ints_;
     longs_ = o.longs_;
     floats_ = o.floats_;
+    doubles_ = o.doubles_;
     strs_ = o.strs_;
     Fix();
     return *this;
@@ -249,7 +252,7 @@ class AttrValue {
  private:
   void Reset(TideAttrType t) {
     c_ = TideAttrValue{};
-    c_.struct_size = TIDE_STRUCT_SIZE(TideAttrValue, count);
+    c_.struct_size = TIDE_STRUCT_SIZE(TideAttrValue, doubles);
     c_.type = t;
   }
   // Points the C view at the owned storage (after construction or copy).
@@ -262,6 +265,7 @@ class AttrValue {
         c_.ints = ints_.data(); c_.count = ints_.size(); break;
       case TIDE_ATTR_LONGS: c_.longs = longs_.data(); c_.count = longs_.size(); break;
       case TIDE_ATTR_FLOATS: c_.floats = floats_.data(); c_.count = floats_.size(); break;
+      case TIDE_ATTR_FLOAT64S: c_.doubles = doubles_.data(); c_.count = doubles_.size(); break;
       case TIDE_ATTR_STRINGS: c_.strings = ptrs_.data(); c_.count = ptrs_.size(); break;
       default: break;
     }
@@ -271,6 +275,7 @@ class AttrValue {
   std::vector<int32_t> ints_;
   std::vector<int64_t> longs_;
   std::vector<float> floats_;
+  std::vector<double> doubles_;
   std::vector<std::string> strs_;
   std::vector<const char*> ptrs_;
 };
@@ -289,6 +294,8 @@ inline const char* AttrTypeName(TideAttrType t) {
     case TIDE_ATTR_LONG: return "long";
     case TIDE_ATTR_BLOCKS: return "blocks";
     case TIDE_ATTR_LONGS: return "longs";
+    case TIDE_ATTR_FLOAT64: return "float64";
+    case TIDE_ATTR_FLOAT64S: return "float64s";
   }
   return "?";
 }
@@ -323,15 +330,18 @@ struct AttrReader<int64_t> {
   }
 };
 template <>
-struct AttrReader<float> {
+struct AttrReader<float> {  // a float64 attribute read as float is rounded
   static float Read(const char* op, const char* n, const TideAttrValue* v) {
     if (v && v->type == TIDE_ATTR_FLOAT) return v->f;
+    if (v && v->type == TIDE_ATTR_FLOAT64 && TIDE_HAS_FIELD(v, TideAttrValue, d))
+      return static_cast<float>(v->d);
     BadAttr(op, n, v, "float");
   }
 };
 template <>
-struct AttrReader<double> {
+struct AttrReader<double> {  // exact for float64 attributes; a float one widened
   static double Read(const char* op, const char* n, const TideAttrValue* v) {
+    if (v && v->type == TIDE_ATTR_FLOAT64 && TIDE_HAS_FIELD(v, TideAttrValue, d)) return v->d;
     return AttrReader<float>::Read(op, n, v);
   }
 };
@@ -371,7 +381,18 @@ template <>
 struct AttrReader<std::vector<float>> {
   static std::vector<float> Read(const char* op, const char* n, const TideAttrValue* v) {
     if (v && v->type == TIDE_ATTR_FLOATS) return std::vector<float>(v->floats, v->floats + v->count);
+    if (v && v->type == TIDE_ATTR_FLOAT64S && TIDE_HAS_FIELD(v, TideAttrValue, doubles))
+      return std::vector<float>(v->doubles, v->doubles + v->count);
     BadAttr(op, n, v, "floats");
+  }
+};
+template <>
+struct AttrReader<std::vector<double>> {
+  static std::vector<double> Read(const char* op, const char* n, const TideAttrValue* v) {
+    if (v && v->type == TIDE_ATTR_FLOAT64S && TIDE_HAS_FIELD(v, TideAttrValue, doubles))
+      return std::vector<double>(v->doubles, v->doubles + v->count);
+    if (v && v->type == TIDE_ATTR_FLOATS) return std::vector<double>(v->floats, v->floats + v->count);
+    BadAttr(op, n, v, "float64s");
   }
 };
 template <>

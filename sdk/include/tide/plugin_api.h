@@ -100,6 +100,8 @@ typedef enum TideAttrType {
   TIDE_ATTR_LONG = 9,
   TIDE_ATTR_BLOCKS = 10,
   TIDE_ATTR_LONGS = 11,
+  TIDE_ATTR_FLOAT64 = 12,  /* double precision (e.g. a float64 kernel's epsilon or beta) */
+  TIDE_ATTR_FLOAT64S = 13,
 } TideAttrType;
 
 /* Flags of an op's input or output argument (OpProto.Var). */
@@ -160,6 +162,8 @@ typedef struct TideAttrValue {
   const float* floats;    /* FLOATS */
   const char* const* strings; /* STRINGS */
   size_t count;               /* element count of the list forms */
+  double d;                   /* FLOAT64 (and FLOAT's value widened, from hosts that have it) */
+  const double* doubles;      /* FLOAT64S */
 } TideAttrValue;
 
 /* ------------------------------------------------------------------------------------------ */

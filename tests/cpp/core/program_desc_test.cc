@@ -675,3 +675,26 @@ TEST(AttributeTest, AttrViewsOfEmptyListsAndFalse) {
 
 }  // namespace
 }  // namespace tide::core
+
+namespace tide::core {
+namespace {
+
+TEST(Float64Attributes, RoundTripAndConvert) {
+  OpDesc op("scale", {}, {}, {{"k", 0.1}, {"ks", std::vector<double>{0.1, 1e-300}}});
+  proto::OpDesc p;
+  op.ToProto(&p);
+  OpDesc back = OpDesc::FromProto(p);
+  EXPECT_EQ(std::get<double>(back.GetAttr("k")), 0.1);
+  EXPECT_EQ(std::get<std::vector<double>>(back.GetAttr("ks")), (std::vector<double>{0.1, 1e-300}));
+  Attribute out;
+  ASSERT_TRUE(ConvertAttr(Attribute(0.1), TIDE_ATTR_FLOAT, &out));  // Python's floats, to a float attr
+  EXPECT_EQ(std::get<float>(out), 0.1f);
+  ASSERT_TRUE(ConvertAttr(Attribute(0.5f), TIDE_ATTR_FLOAT64, &out));
+  EXPECT_EQ(std::get<double>(out), 0.5);
+  ASSERT_TRUE(ConvertAttr(Attribute(std::vector<double>{0.25}), TIDE_ATTR_FLOATS, &out));
+  EXPECT_EQ(std::get<std::vector<float>>(out), std::vector<float>{0.25f});
+  EXPECT_FALSE(ConvertAttr(Attribute(0.1), TIDE_ATTR_INT, &out));
+}
+
+}  // namespace
+}  // namespace tide::core

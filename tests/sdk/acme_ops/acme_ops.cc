@@ -1,5 +1,5 @@
 // acme_ops.cc: a vendor's op pack, as a third party writes one: only <tide/plugin.hpp>.
-// acme.axpb: Out = a * X + b, with its gradient.
+// acme.axpb: Out = a * X + b, with its gradient; acme.scale64: Out = k * X with a float64 `k`.
 #include <tide/plugin.hpp>
 
 namespace {
@@ -22,8 +22,24 @@ void AxpbGrad(tide::KernelContext& ctx) {
   for (int64_t i = 0; i < dout.numel(); ++i) d[i] = a * g[i];
 }
 
+template <typename T>
+void Scale64(tide::KernelContext& ctx) {
+  tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const double k = ctx.Attr<double>("k");  // exact: a float64 attribute
+  const T* in = x.data<T>();
+  T* o = out.mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < x.numel(); ++i) o[i] = static_cast<T>(k * in[i]);
+}
+
 }  // namespace
 
+TIDE_REGISTER_OP(tide::OpSchema("acme.scale64")
+                     .Comment("Out = k * X, k in double precision")
+                     .Input("X", "input").Output("Out", "k * X")
+                     .Attr("k", 1.0, "the factor (float64)")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("acme.scale64", "cpu", Scale64, double);
 TIDE_REGISTER_OP(tide::OpSchema("acme.axpb")
                      .Comment("Out = a * X + b")
                      .Input("X", "input").Output("Out", "a * X + b")
