@@ -243,9 +243,9 @@ void AdamKernel(KernelContext& ctx) {
   if (!u.beta1_pow.ptr) tide::ops::CheckBeta1Pow(ctx, static_cast<T>(u.beta1_pow.value));
   u.err = g.error_word();
   DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
-  u.beta1 = static_cast<T>(ctx.Attr<float>("beta1"));
-  u.beta2 = static_cast<T>(ctx.Attr<float>("beta2"));
-  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
+  u.beta1 = static_cast<T>(ctx.Attr<double>("beta1"));
+  u.beta2 = static_cast<T>(ctx.Attr<double>("beta2"));
+  u.epsilon = static_cast<T>(ctx.Attr<double>("epsilon"));
   u.g = grad.data;
   u.m1 = StateInput<T>(ctx, "Moment1", param);
   u.m2 = StateInput<T>(ctx, "Moment2", param);

@@ -32,9 +32,9 @@ void AdamKernel(KernelContext &ctx) {
   tide::ops::CheckBeta1Pow(ctx, beta1_pow);
   DenseGrad<T> grad = ReadGrad<T>(ctx, param);
   AdamUpdate<T> u;
-  u.beta1 = static_cast<T>(ctx.Attr<float>("beta1"));
-  u.beta2 = static_cast<T>(ctx.Attr<float>("beta2"));
-  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
+  u.beta1 = static_cast<T>(ctx.Attr<double>("beta1"));  // float64 attributes: exact for double
+  u.beta2 = static_cast<T>(ctx.Attr<double>("beta2"));
+  u.epsilon = static_cast<T>(ctx.Attr<double>("epsilon"));
   u.lr_t = lr * std::sqrt(T(1) - beta2_pow) / (T(1) - beta1_pow);
   u.g = grad.data;
   u.m1 = StateInput<T>(ctx, "Moment1", param);
@@ -82,9 +82,9 @@ TIDE_REGISTER_OP(
         .Output("ParamOut", "(Tensor) the updated parameter; normally the same variable as Param")
         .Output("Moment1Out", "(Tensor) the updated first moment; normally Moment1 itself")
         .Output("Moment2Out", "(Tensor) the updated second moment; normally Moment2 itself")
-        .Attr("beta1", 0.9f, "(float) the exponential decay rate of the first moment")
-        .Attr("beta2", 0.999f, "(float) the exponential decay rate of the second moment")
-        .Attr("epsilon", 1.0e-8f, "(float) added to sqrt(Moment2Out) for numerical stability")
+        .Attr("beta1", 0.9, "(float64) the exponential decay rate of the first moment")
+        .Attr("beta2", 0.999, "(float64) the exponential decay rate of the second moment")
+        .Attr("epsilon", 1.0e-8, "(float64) added to sqrt(Moment2Out) for numerical stability")
         .Attr("lazy_mode", false,
               "(bool) with a SelectedRows Grad, update only the rows it lists (Fluid's lazy "
               "Adam); no effect on a dense Grad")

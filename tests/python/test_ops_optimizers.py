@@ -34,7 +34,7 @@ def cast(d, dtype):
     return {k: np.asarray(v).astype(dtype) for k, v in d.items()}
 
 
-F = np.float32  # float attributes reach the kernels as float32 values
+F = np.float32  # float attributes reach the kernels as float32 values (float64 ones exactly)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,8 +53,8 @@ def momentum_ref(i, a):
     return {"ParamOut": p, "VelocityOut": v}
 
 
-def adam_ref(i, a):
-    b1, b2, eps = (float(F(a.get(k, d))) for k, d in
+def adam_ref(i, a):  # adam's attributes are float64: exact
+    b1, b2, eps = (float(a.get(k, d)) for k, d in
                    (("beta1", 0.9), ("beta2", 0.999), ("epsilon", 1e-8)))
     g = i["Grad"]
     m1 = b1 * i["Moment1"] + (1 - b1) * g

@@ -70,10 +70,10 @@ Spec Momentum(float mu_f, bool nesterov) {
 }
 
 // Without set_attrs the attributes are left unset: b1, b2 and eps must be the op's defaults.
-Spec Adam(std::string name, float b1_f, float b2_f, float eps_f, bool set_attrs) {
-  const double b1 = b1_f, b2 = b2_f, eps = eps_f;
+// adam's attributes are float64: the kernels get them exactly.
+Spec Adam(std::string name, double b1, double b2, double eps, bool set_attrs) {
   core::AttributeMap attrs;
-  if (set_attrs) attrs = {{"beta1", b1_f}, {"beta2", b2_f}, {"epsilon", eps_f}};
+  if (set_attrs) attrs = {{"beta1", b1}, {"beta2", b2}, {"epsilon", eps}};
   return {std::move(name),
           "adam",
           {{"Param", "ParamOut"}, {"Moment1", "Moment1Out"}, {"Moment2", "Moment2Out"}},
@@ -158,8 +158,8 @@ std::vector<Spec> AllSpecs() {
   return {Sgd(),
           Momentum(0.9f, false),
           Momentum(0.8f, true),
-          Adam("adam_defaults", 0.9f, 0.999f, 1e-8f, false),
-          Adam("adam", 0.8f, 0.95f, 1e-4f, true),
+          Adam("adam_defaults", 0.9, 0.999, 1e-8, false),
+          Adam("adam", 0.8, 0.95, 1e-4, true),
           Adagrad("adagrad_defaults", 1e-6f, false),
           Adagrad("adagrad", 0.1f, true),
           Rmsprop("rmsprop_defaults", 1e-10f, 0.9f, 0.0f, false, false),
@@ -264,7 +264,7 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, OptimizerStepsTest, ::testing::ValuesIn(All
 // Fluid's optimizers make the learning rate (and Adam's beta powers may be) float32 even for
 // float64 parameters; the kernels read either.
 TEST(OptimizerMixedDtypes, Float64ParamsTakeFloat32Scalars) {
-  for (const Spec& spec : {Sgd(), Adam("adam", 0.8f, 0.95f, 1e-4f, true)}) {
+  for (const Spec& spec : {Sgd(), Adam("adam", 0.8, 0.95, 1e-4, true)}) {
     SCOPED_TRACE(spec.name);
     std::map<std::string, TestTensor> state = InitialState(spec, TIDE_FP64);
     TestTensor grad = Random(kDims, TIDE_FP64, -1, 1, 5);
@@ -405,7 +405,7 @@ TEST_P(SparseGradTest, SgdRejectsAHeightOtherThanParamRows) {
 TEST_P(SparseGradTest, SparseGradEqualsDenseUpdateOfItsDenseForm) {
   const TideDataType dtype = GetParam();
   for (const Spec& spec : {Momentum(0.9f, false), Momentum(0.8f, true),
-                           Adam("adam", 0.8f, 0.95f, 1e-4f, true), Adagrad("adagrad", 0.1f, true),
+                           Adam("adam", 0.8, 0.95, 1e-4, true), Adagrad("adagrad", 0.1f, true),
                            Rmsprop("rmsprop_centered", 1e-6f, 0.85f, 0.3f, true, true)}) {
     SCOPED_TRACE(spec.name);
     std::map<std::string, TestTensor> inputs;
@@ -469,7 +469,7 @@ TEST_P(SparseGradTest, SparseAdagradLeavesUnlistedRowsAlone) {
 
 TEST_P(SparseGradTest, LazyAdamUpdatesOnlyListedRows) {
   const TideDataType dtype = GetParam();
-  Spec spec = Adam("adam", 0.8f, 0.95f, 1e-4f, true);
+  Spec spec = Adam("adam", 0.8, 0.95, 1e-4, true);
   spec.attrs["lazy_mode"] = true;
   std::map<std::string, TestTensor> inputs;
   unsigned seed = 41;
