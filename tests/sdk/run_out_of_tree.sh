@@ -14,6 +14,10 @@ for h in "$work/prefix/include/tide/ops/"*.hpp; do
   echo "#include <tide/ops/$(basename "$h")>" |
     "${CXX:-c++}" -std=c++17 -fsyntax-only -I"$work/prefix/include" -x c++ -
 done
+# The usage example at the top of plugin.hpp compiles as written.
+sed -n '1,/^#ifndef TIDE_PLUGIN_HPP_/ s|^//   ||p' "$work/prefix/include/tide/plugin.hpp" > "$work/example.cc"
+grep -q "TIDE_PLUGIN(" "$work/example.cc"
+"${CXX:-c++}" -std=c++17 -fsyntax-only -I"$work/prefix/include" "$work/example.cc"
 cmake -S "$here/acme_ops" -B "$work/acme" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/acme" >/dev/null

@@ -1,6 +1,7 @@
 /* tide/cpu_context.h: what the CPU device plugin publishes to op packs (extension "tide.cpu").
  * Get it with TideHostApi.DeviceContext_Extension(ctx, TIDE_CPU_CONTEXT_EXTENSION); in C++,
- * tide::KernelContext::CpuContext(). tide/eigen.hpp turns it into an Eigen device. */
+ * ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION) in a kernel.
+ * tide/eigen.hpp turns it into an Eigen device. */
 #ifndef TIDE_CPU_CONTEXT_H_
 #define TIDE_CPU_CONTEXT_H_
 

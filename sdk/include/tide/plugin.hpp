@@ -2,12 +2,24 @@
 // write ordinary C++ here: views over core objects, typed attributes, exceptions that turn into
 // statuses at the boundary, and registration macros. Nothing here is compiled into the core.
 //
+// A whole op pack (the SDK test compiles this example; docs/writing_plugins.md has more):
+//
 //   #include <tide/plugin.hpp>
-//   template <typename T> void ScaleKernel(tide::KernelContext& ctx) { ... }
-//   TIDE_REGISTER_OP(tide::OpSchema("scale").Input("X").Output("Out").Attr("scale", 1.0f)
-//                        .InferShape(tide::SameShapeAsInput("X", "Out")).DefaultGrad());
-//   TIDE_REGISTER_KERNEL("scale", "cpu", ScaleKernel, float, double);
-//   TIDE_PLUGIN("my_ops", "0.1.0");                  // once per plugin, in one file
+//   template <typename T>
+//   void Triple(tide::KernelContext& ctx) {
+//     tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+//     const T* in = x.data<T>();
+//     T* o = out.mutable_data<T>(x.dims(), ctx.place());
+//     for (int64_t i = 0; i < x.numel(); ++i) o[i] = 3 * in[i];
+//   }
+//   TIDE_REGISTER_OP(tide::OpSchema("my.triple").Input("X").Output("Out")
+//                        .InferShape(tide::SameShapeAsInput("X", "Out"))
+//                        .Grad([](tide::GradMaker& g) {
+//                          g.NewOp("my.triple").Input("X", g.OutputGrad("Out"))
+//                              .Output("Out", g.InputGrad("X"));
+//                        }));
+//   TIDE_REGISTER_KERNEL("my.triple", "cpu", Triple, float, double);
+//   TIDE_PLUGIN("my_ops", "0.1.0", "triples");  // once per plugin, in one file
 #ifndef TIDE_PLUGIN_HPP_
 #define TIDE_PLUGIN_HPP_
 
