@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "control_util.h"
+
 namespace ops_control {
 namespace {
 
@@ -98,11 +100,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string OnlyName(const std::vector<std::string>& names, const char* param) {
-  TIDE_CHECK(names.size() == 1, "op 'print': ", param, " needs one variable, got ", names.size());
-  return names[0];
-}
-
 // Fluid's rules: print_phase picks the forward op, its grad op or both; first_n > 0 prints the
 // first n runs only. A kernel-less op has no per-op state, so runs are counted per In/Out pair.
 bool ShouldPrint(const tide::OpRunContext& ctx, const std::string& key) {
@@ -133,11 +130,7 @@ void AppendData(std::ostringstream& os, const Tensor& t, int32_t summarize) {
   os << "data: [";
   if (count > 0) {
     tide::OwnedTensor tmp;  // values on another place are read from a host copy
-    Tensor host = t;
-    if (t.place().kind_name() != "cpu") {
-      tmp.CopyFrom(t, tide::Place("cpu", 0));
-      host = tmp;
-    }
+    Tensor host = OnHost(t, tmp);
     switch (t.dtype()) {
       case TIDE_FP32: AppendValues<float>(os, host, count); break;
       case TIDE_FP64: AppendValues<double>(os, host, count); break;
@@ -181,8 +174,8 @@ std::string Describe(const tide::OpRunContext& ctx, const std::string& name, con
 }
 
 void PrintRun(tide::OpRunContext& ctx) {
-  const std::string in_name = OnlyName(ctx.Inputs("In"), "In");
-  const std::string out_name = OnlyName(ctx.Outputs("Out"), "Out");
+  const std::string in_name = OnlyInput(ctx, "In");
+  const std::string out_name = OnlyOutput(ctx, "Out");
   tide::Scope scope = ctx.scope();
   tide::Variable in_var = scope.FindVar(in_name);
   TIDE_CHECK(in_var && in_var.IsTensor(), "op 'print': In ('", in_name,

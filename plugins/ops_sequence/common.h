@@ -108,6 +108,22 @@ inline void SetGradLoD(const KernelContext& ctx, Tensor& grad, const Tensor& fwd
   grad.set_lod(fwd.lod());
 }
 
+// X@GRAD = Out@GRAD with X's dims and LoD: the gradient of an op that only relabels X's
+// elements (sequence_reshape, lod_reset).
+template <typename T>
+void RelabelGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor dx = ctx.Output(GradVarName("X").c_str());
+  TIDE_CHECK(dout.numel() == x.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
+             " does not have X's ", x.numel(), " elements");
+  const T* g = dout.data<T>();
+  T* d = dx.mutable_data<T>(x.dims(), ctx.place());
+  if (d != g) std::copy(g, g + x.numel(), d);
+  SetGradLoD(ctx, dx, x);
+}
+
 // Kernels for float and double.
 #define OPS_SEQUENCE_FLOAT_TYPES float, double
 // Kernels for data moves (no arithmetic).

@@ -65,20 +65,6 @@ void LoDResetKernel(KernelContext& ctx) {
   out.set_lod(lod);
 }
 
-template <typename T>
-void LoDResetGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  TIDE_CHECK(dout.numel() == x.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not have X's ", x.numel(), " elements");
-  const T* g = dout.data<T>();
-  T* d = dx.mutable_data<T>(x.dims(), ctx.place());
-  if (d != g) std::copy(g, g + x.numel(), d);
-  SetGradLoD(ctx, dx, x);
-}
-
 }  // namespace
 }  // namespace ops_sequence
 
@@ -116,4 +102,4 @@ TIDE_REGISTER_OP(tide::OpSchema("lod_reset_grad")
                      .Output(GradVarName("X"))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("lod_reset", "cpu", LoDResetKernel, OPS_SEQUENCE_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("lod_reset_grad", "cpu", LoDResetGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("lod_reset_grad", "cpu", RelabelGradKernel, OPS_SEQUENCE_FLOAT_TYPES);

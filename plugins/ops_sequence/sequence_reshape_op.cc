@@ -37,20 +37,6 @@ void SequenceReshapeKernel(KernelContext& ctx) {
   out.set_lod({level});
 }
 
-template <typename T>
-void SequenceReshapeGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  TIDE_CHECK(dout.numel() == x.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not have X's ", x.numel(), " elements");
-  const T* g = dout.data<T>();
-  T* d = dx.mutable_data<T>(x.dims(), ctx.place());
-  std::copy(g, g + x.numel(), d);
-  SetGradLoD(ctx, dx, x);
-}
-
 }  // namespace
 }  // namespace ops_sequence
 
@@ -83,4 +69,4 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence_reshape_grad")
                      .Attr("new_dim", int32_t(1))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("sequence_reshape", "cpu", SequenceReshapeKernel, OPS_SEQUENCE_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("sequence_reshape_grad", "cpu", SequenceReshapeGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_reshape_grad", "cpu", RelabelGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
