@@ -224,3 +224,13 @@ class OpTest:
             assert err <= max_relative_error, (
                 "%s: gradient of %s differs from finite differences by %.3g (max %.3g)\n"
                 "analytic:\n%s\nnumeric:\n%s" % (self.op_type, name, err, max_relative_error, a, numeric))
+
+
+def make(op_type, inputs, outputs, attrs=None):
+    """An OpTest for one configuration."""
+    class T(OpTest):
+        pass
+    t = T()
+    t.op_type = op_type
+    t.inputs, t.outputs, t.attrs = inputs, outputs, dict(attrs or {})
+    return t

@@ -115,10 +115,9 @@ def test_piecewise_decay_drives_sgd(exe):
     np.testing.assert_allclose(ws, [-1.0, -2.0, -2.25, -2.5], rtol=1e-6)
 
 
-@pytest.mark.parametrize("mask_kind", ["mixed", "all_true", "all_false"])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_ifelse_matches_numpy_where(exe, rng, mask_kind, dtype):
-    x = layers.data(name="x", shape=[3], dtype=dtype)
+def _ifelse_2x_plus_1_or_square(x):
+    """IfElse over the rows of x by a fed bool [N, 1] 'mask': 2 x + 1 where it holds, x * x
+    elsewhere."""
     mask = layers.data(name="mask", shape=[1], dtype="bool")
     ie = layers.IfElse(mask)
     with ie.true_block():
@@ -127,6 +126,13 @@ def test_ifelse_matches_numpy_where(exe, rng, mask_kind, dtype):
         xf = ie.input(x)
         ie.output(layers.elementwise_mul(xf, xf))
     out, = ie()
+    return out
+
+
+@pytest.mark.parametrize("mask_kind", ["mixed", "all_true", "all_false"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ifelse_matches_numpy_where(exe, rng, mask_kind, dtype):
+    out = _ifelse_2x_plus_1_or_square(layers.data(name="x", shape=[3], dtype=dtype))
     xs = rng.uniform(-2, 2, (6, 3)).astype(dtype)
     ms = {"mixed": np.array([[1], [0], [0], [1], [1], [0]], bool),
           "all_true": np.ones((6, 1), bool), "all_false": np.zeros((6, 1), bool)}[mask_kind]
@@ -318,15 +324,8 @@ def test_conditional_block_grad_through_both_branches(exe, rng, flag):
 
 
 def test_ifelse_grad_matches_numpy(exe, rng):
-    x = layers.data(name="x", shape=[3], dtype="float64", stop_gradient=False)
-    mask = layers.data(name="mask", shape=[1], dtype="bool")
-    ie = layers.IfElse(mask)
-    with ie.true_block():
-        ie.output(layers.scale(ie.input(x), 2.0, bias=1.0))
-    with ie.false_block():
-        xf = ie.input(x)
-        ie.output(layers.elementwise_mul(xf, xf))
-    out, = ie()
+    out = _ifelse_2x_plus_1_or_square(
+        layers.data(name="x", shape=[3], dtype="float64", stop_gradient=False))
     loss = layers.mean(layers.elementwise_mul(out, out))
     xs = rng.uniform(-2, 2, (5, 3))
     ms = np.array([[1], [0], [1], [0], [0]], bool)

@@ -9,7 +9,7 @@ import pytest
 
 import tide
 from tide import layers
-from op_test import OpTest
+from op_test import make
 
 NUM_DTYPES = ["float32", "float64", "int32", "int64"]
 # TideDataType codes (fill_constant_batch_size_like's dtype attribute).
@@ -20,16 +20,6 @@ COMPARE = {
 }
 LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or,
            "logical_xor": np.logical_xor}
-
-
-def make(op_type, inputs, outputs, attrs=None):
-    """An OpTest for one configuration."""
-    class T(OpTest):
-        pass
-    t = T()
-    t.op_type = op_type
-    t.inputs, t.outputs, t.attrs = inputs, outputs, dict(attrs or {})
-    return t
 
 
 def small_ints(rng, shape, dtype):

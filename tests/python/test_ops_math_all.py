@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tide
-from op_test import OpTest
+from op_test import make
 
 DTYPES = ["float32", "float64"]
 INT_DTYPES = ["int32", "int64"]
@@ -23,16 +23,6 @@ def grad_args(dtype):
 
 def rand(rng, shape, dtype, lo=-1.0, hi=1.0):
     return rng.uniform(lo, hi, shape).astype(dtype)
-
-
-def make(op_type, inputs, outputs, attrs=None):
-    """An OpTest for one configuration."""
-    class T(OpTest):
-        pass
-    t = T()
-    t.op_type = op_type
-    t.inputs, t.outputs, t.attrs = inputs, outputs, dict(attrs or {})
-    return t
 
 
 # ---------------------------------------------------------------------------------------------

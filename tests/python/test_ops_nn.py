@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tide
-from op_test import OpTest
+from op_test import make
 
 DTYPES = ["float32", "float64"]
 # float32 finite differences are coarse: looser tolerance, bigger step.
@@ -26,16 +26,6 @@ def distinct(rng, shape, dtype, step=0.05):
     """Values at least `step` apart (no near-ties for max / top-k under finite differences)."""
     n = int(np.prod(shape))
     return ((rng.permutation(n) - n / 2) * step).reshape(shape).astype(dtype)
-
-
-def make(op_type, inputs, outputs, attrs=None):
-    """An OpTest for one configuration."""
-    class T(OpTest):
-        pass
-    t = T()
-    t.op_type = op_type
-    t.inputs, t.outputs, t.attrs = inputs, outputs, dict(attrs or {})
-    return t
 
 
 def run_program(main, feed, fetch, scope=None):

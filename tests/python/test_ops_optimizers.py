@@ -6,20 +6,10 @@ import numpy as np
 import pytest
 
 import tide
-from op_test import OpTest
+from op_test import make
 
 DTYPES = ["float32", "float64"]
 TOL = {"float32": dict(rtol=2e-6, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-14)}
-
-
-def make(op_type, inputs, outputs, attrs=None):
-    """An OpTest for one configuration."""
-    class T(OpTest):
-        pass
-    t = T()
-    t.op_type = op_type
-    t.inputs, t.outputs, t.attrs = inputs, outputs, dict(attrs or {})
-    return t
 
 
 def rand(rng, shape, dtype, lo=-1.0, hi=1.0):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tide
-from op_test import OpTest
+from op_test import make
 
 DTYPES = ["float32", "float64"]
 # float32 finite differences are coarse: looser tolerance, bigger step.
@@ -17,16 +17,6 @@ GRAD_TOL = {"float32": (0.02, 0.01), "float64": (1e-5, 1e-5)}
 def grad_args(dtype):
     err, delta = GRAD_TOL[dtype]
     return {"max_relative_error": err, "numeric_grad_delta": delta}
-
-
-def make(op_type, inputs, outputs, attrs=None):
-    """An OpTest for one configuration."""
-    class T(OpTest):
-        pass
-    t = T()
-    t.op_type = op_type
-    t.inputs, t.outputs, t.attrs = inputs, outputs, dict(attrs or {})
-    return t
 
 
 def rand(rng, shape, dtype):
