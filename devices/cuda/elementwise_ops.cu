@@ -12,6 +12,7 @@ namespace tide_cuda {
 namespace {
 
 using tide::ops::Broadcast;
+using tide::ops::BroadcastIndex;
 using tide::ops::GetBroadcast;
 
 // ---------------------------------------------------------------------------------------------
@@ -49,30 +50,37 @@ struct MinF {
   __device__ A operator()(A x, A y, int*) const { return x < y ? x : y; }
 };
 
-// Element i of X pairs with element j = (i / post) % n of Y (j = i when the shapes agree).
-__device__ __forceinline__ int64_t YIndex(int64_t i, int64_t n, int64_t post, bool same) {
-  if (same) return i;
-  return post == 1 ? i % n : (i / post) % n;
-}
+// Element i of X pairs with element j = (i / post) % n of Y (j = i when the shapes agree), or
+// through the shared header's index when Y has repeated dims inside its range (general).
+struct YPairing {
+  int64_t n, post;
+  bool same, general;
+  BroadcastIndex index;
+  explicit YPairing(const Broadcast& b)
+      : n(b.n), post(b.post), same(b.same), general(b.general), index(b.index) {}
+  __device__ __forceinline__ int64_t operator()(int64_t i) const {
+    if (same) return i;
+    if (general) return index(i);
+    return post == 1 ? i % n : (i / post) % n;
+  }
+};
 
 template <typename T, typename F>
-__global__ void BinaryKernel(const T* x, const T* y, T* out, int64_t total, int64_t n,
-                             int64_t post, bool same, int* err) {
-  TIDE_CUDA_LOOP(i, total) {
-    out[i] = static_cast<T>(F()(Load(x, i), Load(y, YIndex(i, n, post, same)), err));
-  }
+__global__ void BinaryKernel(const T* x, const T* y, T* out, int64_t total, YPairing pair,
+                             int* err) {
+  TIDE_CUDA_LOOP(i, total) { out[i] = static_cast<T>(F()(Load(x, i), Load(y, pair(i)), err)); }
 }
 
 template <typename T, typename F>
 void BinaryOp(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  Broadcast b = GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
+  Broadcast b = GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
   T* od = out.mutable_data<T>(x.dims(), g.place());
   const int64_t total = x.numel();
-  Launch(g, "BinaryKernel", total, BinaryKernel<T, F>, xd, yd, od, total, b.n, b.post, b.same,
+  Launch(g, "BinaryKernel", total, BinaryKernel<T, F>, xd, yd, od, total, YPairing(b),
          g.error_word());
 }
 
@@ -113,12 +121,22 @@ struct MinG {
 // dX everywhere, and dY where it is elementwise (same shapes).
 template <typename T, typename G>
 __global__ void BinaryGradKernel(const T* x, const T* y, const T* out, const T* dout, T* dx,
-                                 T* dy_same, int64_t total, int64_t n, int64_t post, bool same) {
+                                 T* dy_same, int64_t total, YPairing pair) {
   TIDE_CUDA_LOOP(e, total) {
-    const int64_t j = YIndex(e, n, post, same);
+    const int64_t j = pair(e);
     const T xv = x[e], yv = y[j], o = out ? out[e] : T(0), gv = dout[e];
     if (dx) dx[e] = gv * G::DX(xv, yv, o);
     if (dy_same) dy_same[e] = gv * G::DY(xv, yv, o);
+  }
+}
+
+// dY[j] += dOut * DY for a general broadcast (Y's repeated dims are not one contiguous run).
+template <typename T, typename G>
+__global__ void GeneralDyKernel(const T* x, const T* y, const T* out, const T* dout, T* dy,
+                                int64_t total, YPairing pair) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t j = pair(e);
+    AtomicAdd(dy + j, dout[e] * G::DY(x[e], y[j], out ? out[e] : T(0)));
   }
 }
 
@@ -138,7 +156,7 @@ void BinaryGradOp(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   Tensor out_t = ctx.OptionalInput("Out");
-  Broadcast b = GetBroadcast(op, x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
+  Broadcast b = GetBroadcast(op, x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
   TIDE_CHECK(dout.numel() == x.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
              " does not match X ", tide::ToString(x.dims()));
   const T* xd = x.data<T>();
@@ -152,8 +170,12 @@ void BinaryGradOp(KernelContext& ctx) {
   const int64_t total = x.numel();
   if (dxd || (dyd && b.same))
     Launch(g, "BinaryGradKernel", total, BinaryGradKernel<T, G>, xd, yd, od, dod, dxd,
-           b.same ? dyd : nullptr, total, b.n, b.post, b.same);
-  if (dyd && !b.same)
+           b.same ? dyd : nullptr, total, YPairing(b));
+  if (dyd && b.general) {
+    g.Zero(dyd, sizeof(T) * y.numel());
+    Launch(g, "GeneralDyKernel", total, GeneralDyKernel<T, G>, xd, yd, od, dod, dyd, total,
+           YPairing(b));
+  } else if (dyd && !b.same)
     ReduceMid<T>(g, "BinaryGradKernel (dY)", b.pre, b.n, b.post,
                  BroadcastDyTerm<T, G>{xd, yd, od, dod}, StoreFinish<T, T>{dyd, T(1)});
 }

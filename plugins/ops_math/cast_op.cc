@@ -1,13 +1,35 @@
-// cast_op.cc: cast (Out = X converted to out_dtype); its grad casts back.
+// cast_op.cc: cast (Out = X converted to out_dtype); its grad casts back. A float cast to an
+// integer type is defined for every value (C++ leaves NaN and out-of-range values undefined):
+// it truncates toward zero, saturates at the type's limits (+-inf included), and NaN becomes 0.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "common.h"
 
 namespace ops_math {
 namespace {
 
+// Float to integer, saturating (NaN -> 0).
+template <typename From, typename To>
+struct SaturatingCast {
+  To operator()(From v) const {
+    if (std::isnan(v)) return To(0);
+    constexpr To lo = std::numeric_limits<To>::lowest(), hi = std::numeric_limits<To>::max();
+    if (v <= static_cast<From>(lo)) return lo;
+    if (v >= static_cast<From>(hi)) return hi;  // the limit rounds up to a power of 2 in float
+    return static_cast<To>(v);
+  }
+};
+
 template <typename From, typename To>
 void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
   out.Resize(x.dims());
-  EigenEval(ctx, Out<To>(out, ctx), In<From>(x).template cast<To>());
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> &&
+                !std::is_same_v<To, bool>)
+    EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(SaturatingCast<From, To>()));
+  else
+    EigenEval(ctx, Out<To>(out, ctx), In<From>(x).template cast<To>());
 }
 
 template <typename T>
@@ -33,7 +55,8 @@ void CastKernel(KernelContext& ctx) {
 using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("cast")
-                     .Comment("Out = X converted to out_dtype.")
+                     .Comment("Out = X converted to out_dtype; float to integer truncates, saturates at the "
+                              "limits and maps NaN to 0.")
                      .Input("X", "input").Output("Out", "X's values as out_dtype")
                      .Attr("in_dtype", int32_t(TIDE_FP32), "X's element type (TideDataType)")
                      .Attr("out_dtype", int32_t(TIDE_FP32), "Out's element type (TideDataType)")

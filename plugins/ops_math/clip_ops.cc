@@ -1,5 +1,5 @@
 // clip_ops.cc: ops for gradient clipping and weight decay: clip, clip_by_norm, squared_l2_norm,
-// sqrt and sign, with grads where they are differentiable.
+// sqrt and sign, with grads (sign's is zero).
 #include <cmath>
 
 #include "common.h"
@@ -147,9 +147,14 @@ TIDE_REGISTER_OP(tide::OpSchema("sqrt_grad")
 TIDE_REGISTER_KERNEL("sqrt", "cpu", SqrtKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sqrt_grad", "cpu", SqrtGradKernel, OPS_MATH_FLOAT_TYPES);
 
+// sign's gradient is zero (Fluid's SignGradMaker: scale by 0), so a path through it is no error.
 TIDE_REGISTER_OP(tide::OpSchema("sign")
-                     .NoGradient()
-                     .Comment("Out = -1, 0 or 1 by the sign of X (no gradient).")
+                     .Comment("Out = -1, 0 or 1 by the sign of X; its gradient is 0.")
                      .Input("X", "input").Output("Out", "same dims as X")
-                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("scale").Input("X", g.OutputGrad("Out"))
+                           .Output("Out", g.InputGrad("X"))
+                           .Attr("scale", 0.0f).Attr("bias", 0.0f);
+                     }));
 TIDE_REGISTER_KERNEL("sign", "cpu", SignKernel, OPS_MATH_FLOAT_TYPES);

@@ -1,68 +1,139 @@
-// elementwise_ops.cc: elementwise_add/sub/mul/div with Fluid's broadcast rule (Y repeated over
-// X at `axis`), and their grads (the broadcast dims of dY are summed).
+// elementwise_ops.cc: elementwise_add/sub/mul/div/max/min/pow/mod/floordiv with Fluid's
+// broadcast rule (Y repeated over X at `axis`, tide/ops/broadcast.hpp), and the grads of the
+// differentiable ones (dY summed over the dims Y is repeated over).
+//
+// Integer division is defined for every input but a zero divisor, which is an error naming the
+// op and Y: INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0 (numpy's results), never SIGFPE.
+// floordiv and mod round toward -inf (Python's // and %, like Fluid's elementwise_mod).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "common.h"
 
 namespace ops_math {
 namespace {
 
-// Each functor works on scalars and Eigen expressions alike.
+// x / y for integers with y != 0; INT_MIN / -1 wraps (two's complement) instead of trapping.
+template <typename T>
+T IntDiv(T x, T y) {
+  if (y == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(x));
+  return x / y;
+}
+// x mod y with the sign of y (Python's %), for y != 0.
+template <typename T>
+T FloorMod(T x, T y) {
+  if constexpr (std::is_integral_v<T>) {
+    if (y == T(-1)) return T(0);  // INT_MIN % -1 traps on x86
+    T r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? static_cast<T>(r + y) : r;
+  } else {
+    T r = std::fmod(x, y);
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+  }
+}
+
+// Each functor works on scalars; kExpr ones also on Eigen expressions (the same-dims fast path).
 struct AddF {
+  static constexpr bool kExpr = true;
   template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x + y; }
 };
 struct SubF {
+  static constexpr bool kExpr = true;
   template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x - y; }
 };
 struct MulF {
+  static constexpr bool kExpr = true;
   template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x * y; }
 };
 struct DivF {
-  template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x / y; }
+  static constexpr bool kExpr = true;  // for floats; integers take the checked scalar path
+  static constexpr bool kIntNeedsNonZeroY = true;
+  template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
+    if constexpr (std::is_integral_v<A>) return IntDiv(x, y);
+    else return x / y;
+  }
 };
 struct MaxF {
+  static constexpr bool kExpr = true;
   template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
     if constexpr (std::is_arithmetic_v<A>) return x > y ? x : y;
     else return x.cwiseMax(y);
   }
 };
 struct MinF {
+  static constexpr bool kExpr = true;
   template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
     if constexpr (std::is_arithmetic_v<A>) return x < y ? x : y;
     else return x.cwiseMin(y);
   }
 };
+struct PowF {
+  static constexpr bool kExpr = false;
+  template <typename T> static T Fwd(T x, T y) {
+    if constexpr (std::is_integral_v<T>)  // exact for results an int holds
+      return static_cast<T>(std::llround(std::pow(static_cast<double>(x), static_cast<double>(y))));
+    else return std::pow(x, y);
+  }
+};
+struct ModF {
+  static constexpr bool kExpr = false;
+  static constexpr bool kIntNeedsNonZeroY = true;
+  template <typename T> static T Fwd(T x, T y) { return FloorMod(x, y); }
+};
+struct FloorDivF {
+  static constexpr bool kExpr = false;
+  static constexpr bool kIntNeedsNonZeroY = true;
+  template <typename T> static T Fwd(T x, T y) {
+    if constexpr (std::is_integral_v<T>) {
+      const T q = IntDiv(x, y);
+      return (y != T(-1) && x % y != 0 && ((x < 0) != (y < 0))) ? static_cast<T>(q - 1) : q;
+    } else {
+      return std::floor(x / y);
+    }
+  }
+};
+
+template <typename F, typename = void>
+struct NeedsNonZeroY : std::false_type {};
+template <typename F>
+struct NeedsNonZeroY<F, std::void_t<decltype(F::kIntNeedsNonZeroY)>> : std::true_type {};
 
 Broadcast BroadcastOf(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
-  return GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
+  return GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
 }
 
 template <typename T, typename F>
 void ElementwiseKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  if (x.SameDims(y) && !(std::is_same_v<F, DivF> && std::is_integral_v<T>)) {  // the common case
-    out.ResizeLike(x);
-    EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
-    return;
+  constexpr bool kChecked = std::is_integral_v<T> && NeedsNonZeroY<F>::value;
+  if constexpr (F::kExpr && !kChecked) {
+    if (x.SameDims(y)) {  // the common case
+      out.ResizeLike(x);
+      EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
+      return;
+    }
   }
-  Broadcast b = BroadcastOf(ctx, x, y);
-  if constexpr (std::is_same_v<F, DivF> && std::is_integral_v<T>) {
-    const T* yd = y.data<T>();
-    TIDE_CHECK(std::find(yd, yd + y.numel(), T(0)) == yd + y.numel(),
-               "op 'elementwise_div': integer division by zero (Y '", ctx.InputName("Y"), "' has a 0)");
-  }
-  out.Resize(x.dims());
-  if (b.same) {
-    EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
-    return;
+  const Broadcast b = BroadcastOf(ctx, x, y);
+  const T* yd = y.data<T>();
+  if constexpr (kChecked) {
+    TIDE_CHECK(std::find(yd, yd + y.numel(), T(0)) == yd + y.numel(), "op '", ctx.op_type(),
+               "': integer division by zero (Y '", ctx.InputName("Y"), "' holds a 0)");
   }
   const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  T* od = out.mutable_data<T>(ctx.place());
-  for (int64_t i = 0; i < b.pre; ++i)
-    for (int64_t j = 0; j < b.n; ++j) {
-      const T yv = yd[j];
-      const int64_t base = (i * b.n + j) * b.post;
-      for (int64_t k = 0; k < b.post; ++k) od[base + k] = F::Fwd(xd[base + k], yv);
-    }
+  T* od = out.mutable_data<T>(x.dims(), ctx.place());
+  if (b.same) {
+    for (int64_t e = 0; e < b.n; ++e) od[e] = F::Fwd(xd[e], yd[e]);
+  } else if (b.general) {
+    for (int64_t e = 0, total = x.numel(); e < total; ++e) od[e] = F::Fwd(xd[e], yd[b.index(e)]);
+  } else {
+    for (int64_t i = 0; i < b.pre; ++i)
+      for (int64_t j = 0; j < b.n; ++j) {
+        const T yv = yd[j];
+        const int64_t base = (i * b.n + j) * b.post;
+        for (int64_t k = 0; k < b.post; ++k) od[base + k] = F::Fwd(xd[base + k], yv);
+      }
+  }
 }
 
 template <typename T> void AddKernel(KernelContext& c) { ElementwiseKernel<T, AddF>(c); }
@@ -71,6 +142,9 @@ template <typename T> void MulKernel(KernelContext& c) { ElementwiseKernel<T, Mu
 template <typename T> void DivKernel(KernelContext& c) { ElementwiseKernel<T, DivF>(c); }
 template <typename T> void MaxKernel(KernelContext& c) { ElementwiseKernel<T, MaxF>(c); }
 template <typename T> void MinKernel(KernelContext& c) { ElementwiseKernel<T, MinF>(c); }
+template <typename T> void PowKernel(KernelContext& c) { ElementwiseKernel<T, PowF>(c); }
+template <typename T> void ModKernel(KernelContext& c) { ElementwiseKernel<T, ModF>(c); }
+template <typename T> void FloorDivKernel(KernelContext& c) { ElementwiseKernel<T, FloorDivF>(c); }
 
 // Per-element partial derivatives: dx = dout * DX(x, y, out), dy = dout * DY(x, y, out).
 struct AddG {
@@ -98,6 +172,11 @@ struct MinG {
   template <typename T> static T DX(T x, T y, T) { return x < y ? T(1) : T(0); }
   template <typename T> static T DY(T x, T y, T) { return x < y ? T(0) : T(1); }
 };
+// d(x^y)/dx = y x^(y-1), d(x^y)/dy = x^y log(x) (Fluid's PowGradDX/DY).
+struct PowG {
+  template <typename T> static T DX(T x, T y, T) { return y * std::pow(x, y - T(1)); }
+  template <typename T> static T DY(T x, T y, T) { return std::pow(x, y) * std::log(x); }
+};
 
 template <typename T, typename G>
 void ElementwiseGradKernel(KernelContext& ctx) {
@@ -105,6 +184,7 @@ void ElementwiseGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(tide::GradVarName("Out").c_str());
   Tensor out_t = ctx.OptionalInput("Out");
   Broadcast b = BroadcastOf(ctx, x, y);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
   const T* dod = dout.data<T>();
@@ -113,6 +193,16 @@ void ElementwiseGradKernel(KernelContext& ctx) {
   Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
   T* dxd = dx ? dx.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
   T* dyd = dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
+  if (b.general) {  // Y paired through the index; dY summed where Y is repeated
+    if (dyd) std::fill(dyd, dyd + y.numel(), T(0));
+    for (int64_t e = 0, total = x.numel(); e < total; ++e) {
+      const int64_t j = b.index(e);
+      const T o = od ? od[e] : T(0);
+      if (dxd) dxd[e] = dod[e] * G::DX(xd[e], yd[j], o);
+      if (dyd) dyd[j] += dod[e] * G::DY(xd[e], yd[j], o);
+    }
+    return;
+  }
   if (dyd) std::fill(dyd, dyd + b.n, T(0));
   for (int64_t i = 0; i < b.pre; ++i)
     for (int64_t j = 0; j < b.n; ++j) {
@@ -139,13 +229,14 @@ template <typename T> void MulGradKernel(KernelContext& c) { ElementwiseGradKern
 template <typename T> void DivGradKernel(KernelContext& c) { ElementwiseGradKernel<T, DivG>(c); }
 template <typename T> void MaxGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MaxG>(c); }
 template <typename T> void MinGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MinG>(c); }
+template <typename T> void PowGradKernel(KernelContext& c) { ElementwiseGradKernel<T, PowG>(c); }
 
 void ElementwiseShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
   // Unknown (-1) dims are checked at run time.
   bool known = std::none_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) &&
                std::none_of(y.begin(), y.end(), [](int64_t d) { return d < 0; });
-  if (known) GetBroadcast(ctx.op_type(), x, y, ctx.Attr<int32_t>("axis"));
+  if (known) GetBroadcast(ctx.op_type(), x, y, ctx.Attr<int32_t>("axis"), true);
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   ctx.ShareLoD("X", "Out");
@@ -161,24 +252,28 @@ void ElementwiseGradShape(tide::InferShapeContext& ctx) {
   }
 }
 
-tide::OpSchema ElementwiseSchema(const std::string& type, const char* formula, bool grad_uses_out) {
+tide::OpSchema ElementwiseBaseSchema(const std::string& type, const char* formula) {
   return tide::OpSchema(type)
       .Comment(std::string("Out = ") + formula +
-               ", Y broadcast over X: Y's dims match X's from `axis` (-1: the trailing dims).")
+               ", Y broadcast over X: Y's dims match X's from `axis` (-1: the trailing dims), a "
+               "Y dim of 1 being repeated.")
       .Input("X", "the first operand")
       .Input("Y", "the second operand, broadcast over X")
       .Output("Out", "same dims as X")
       .Attr("axis", int32_t(-1), "where Y's dims start in X's; -1 aligns the trailing dims")
-      .InferShape(ElementwiseShape)
-      .Grad([type, grad_uses_out](tide::GradMaker& g) {
-        auto op = g.NewOp(type + "_grad");
-        op.Input("X", g.Input("X")).Input("Y", g.Input("Y"));
-        if (grad_uses_out) op.Input("Out", g.Output("Out"));
-        op.Input(tide::GradVarName("Out"), g.OutputGrad("Out"))
-            .Output(tide::GradVarName("X"), g.InputGrad("X"))
-            .Output(tide::GradVarName("Y"), g.InputGrad("Y"))
-            .CopyAttrs();
-      });
+      .InferShape(ElementwiseShape);
+}
+
+tide::OpSchema ElementwiseSchema(const std::string& type, const char* formula, bool grad_uses_out) {
+  return ElementwiseBaseSchema(type, formula).Grad([type, grad_uses_out](tide::GradMaker& g) {
+    auto op = g.NewOp(type + "_grad");
+    op.Input("X", g.Input("X")).Input("Y", g.Input("Y"));
+    if (grad_uses_out) op.Input("Out", g.Output("Out"));
+    op.Input(tide::GradVarName("Out"), g.OutputGrad("Out"))
+        .Output(tide::GradVarName("X"), g.InputGrad("X"))
+        .Output(tide::GradVarName("Y"), g.InputGrad("Y"))
+        .CopyAttrs();
+  });
 }
 
 tide::OpSchema ElementwiseGradSchema(const std::string& type) {
@@ -220,3 +315,15 @@ TIDE_REGISTER_KERNEL("elementwise_add_grad", "cpu", AddGradKernel, OPS_MATH_FLOA
 TIDE_REGISTER_KERNEL("elementwise_sub_grad", "cpu", SubGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_mul_grad", "cpu", MulGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_div_grad", "cpu", DivGradKernel, OPS_MATH_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(ElementwiseSchema("elementwise_pow", "X ^ Y", false));
+TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_pow_grad"));
+TIDE_REGISTER_KERNEL("elementwise_pow", "cpu", PowKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_pow_grad", "cpu", PowGradKernel, OPS_MATH_FLOAT_TYPES);
+// Piecewise constant in X and Y: no gradient, as in Fluid.
+TIDE_REGISTER_OP(ElementwiseBaseSchema("elementwise_mod", "X mod Y (the sign of Y, Python's %)")
+                     .NoGradient());
+TIDE_REGISTER_OP(ElementwiseBaseSchema("elementwise_floordiv", "floor(X / Y) (Python's //)")
+                     .NoGradient());
+TIDE_REGISTER_KERNEL("elementwise_mod", "cpu", ModKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_floordiv", "cpu", FloorDivKernel, OPS_MATH_NUMERIC_TYPES);

@@ -116,14 +116,17 @@ def test_sum_selected_rows_checks_rows_against_values(rng):
 # ---------------------------------------------------------------------------------------------
 # matmul
 def matmul_ref(x, y, tx, ty, alpha):
-    """numpy's matmul with matmul's conventions: a 1-D X is a row, a 1-D Y a column, and those
-    unit dims are dropped from the result; a scalar result is [1]."""
-    xm = x[None, :] if x.ndim == 1 else (np.swapaxes(x, -1, -2) if tx else x)
-    ym = y[:, None] if y.ndim == 1 else (np.swapaxes(y, -1, -2) if ty else y)
+    """numpy's matmul with Fluid's conventions: a 1-D X is a row, a 1-D Y a column, transposed
+    when asked; the unit dim of an untransposed vector is dropped from the result; a scalar
+    result is [1]."""
+    xm = x[None, :] if x.ndim == 1 else x  # Fluid: a 1-D X is a row, a 1-D Y a column,
+    ym = y[:, None] if y.ndim == 1 else y  # before the transposes apply
+    xm = np.swapaxes(xm, -1, -2) if tx else xm
+    ym = np.swapaxes(ym, -1, -2) if ty else ym
     out = alpha * np.matmul(xm, ym)
-    if x.ndim == 1:
+    if x.ndim == 1 and not tx:
         out = out[..., 0, :]
-    if y.ndim == 1:
+    if y.ndim == 1 and not ty:
         out = out[..., 0]
     return out.reshape(1) if out.ndim == 0 else out
 
@@ -142,7 +145,9 @@ MATMUL_CASES = [  # x shape, y shape, transpose_X, transpose_Y, alpha
     ((4,), (4, 5), False, False, 1.0),          # 1-D X: a row
     ((3, 4), (4,), False, False, 1.0),          # 1-D Y: a column
     ((4,), (4,), False, False, 3.0),            # dot product: [1]
-    ((4,), (5, 4), True, True, 1.0),            # transposing a 1-D operand changes nothing
+    ((4,), (1, 5), True, False, 1.0),           # a transposed 1-D X is a column: outer product
+    ((3, 1), (4,), False, True, 1.0),           # a transposed 1-D Y is a row
+    ((4,), (4,), True, True, 1.0),              # column x row: [4, 4]
     ((2, 3, 4), (4,), False, False, 1.0),       # batched matrix-vector
     ((4,), (2, 4, 5), False, False, 1.0),       # vector-batched matrix
 ]
@@ -501,3 +506,119 @@ def test_elementwise_default_axis_with_trailing_ones_and_longer_x():
     x = np.ones((2, 3, 4))
     y = np.array([[1.0], [2.0], [3.0]])  # [3, 1] on X's axis 1
     make("elementwise_mul", {"X": x, "Y": y}, {"Out": x * y}, {"axis": -1}).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# Fluid semantics (issue 14): Y with size-1 dims inside its aligned range, integer division edge
+# cases, cast of NaN / out-of-range floats, sign's zero gradient, matmul's 1-D transposes and
+# unknown batch.
+INNER_ONES = {  # X dims, Y dims, axis, Y as numpy broadcasts it onto X
+    "middle_one": ((2, 3, 4), (2, 1, 4), -1, (2, 1, 4)),
+    "leading_one": ((2, 3, 4), (1, 3, 4), -1, (1, 3, 4)),
+    "two_ones": ((2, 3, 4, 5), (2, 1, 1, 5), -1, (2, 1, 1, 5)),
+    "alternating": ((2, 3, 4, 5), (1, 3, 1, 5), -1, (1, 3, 1, 5)),
+    "with_axis": ((2, 3, 4, 5), (3, 1), 1, (1, 3, 1, 1)),
+    "axis_inner_one": ((2, 3, 4, 5), (3, 1, 5), 1, (1, 3, 1, 5)),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("form", list(INNER_ONES))
+@pytest.mark.parametrize("op", list(EW) + ["elementwise_pow"])
+def test_elementwise_broadcast_size1_dims_inside(op, form, dtype, rng):
+    xs, ys, axis, ybs = INNER_ONES[form]
+    positive = op in ("elementwise_div", "elementwise_pow")
+    x = rand(rng, xs, "float64", 0.5 if positive else -1, 2.0)
+    y = rand(rng, ys, "float64", 0.5 if positive else -1, 2.0)
+    if op in ("elementwise_max", "elementwise_min"):
+        x[np.abs(x - np.broadcast_to(y.reshape(ybs), xs)) < 0.05] += 0.1
+    x, y = x.astype(dtype), y.astype(dtype)
+    fn = EW.get(op, np.power)
+    t = make(op, {"X": x, "Y": y}, {"Out": fn(x, y.reshape(ybs)).astype(dtype)}, {"axis": axis})
+    t.check_output(rtol=1e-5, atol=1e-6)
+    t.check_grad(["X", "Y"], "Out", **grad_args(dtype))
+
+
+def test_elementwise_size1_dim_needs_the_rest_to_fit():
+    x = np.zeros((2, 3, 4), "float32")
+    with pytest.raises(tide.TideError, match="cannot broadcast Y \\[2, 1, 3\\]"):
+        make("elementwise_add", {"X": x, "Y": np.zeros((2, 1, 3), "float32")}, {"Out": x}).check_output()
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("form", ["same", "broadcast"])
+def test_integer_division_edge_cases(dtype, form):
+    """INT_MIN / -1 wraps to INT_MIN, INT_MIN % -1 is 0 (numpy's results), floordiv and mod round
+    toward -inf (Python's // and %); never SIGFPE."""
+    lo = np.iinfo(dtype).min
+    x = np.array([[lo, lo, 7, -7], [-7, 7, lo, 5]], dtype)
+    y = np.array([[-1, 3, -2, 2], [-1, 3, -2, 2]], dtype) if form == "same" \
+        else np.array([-1, 3, -2, 2], dtype)
+    yb = np.broadcast_to(y, x.shape)
+    def trunc_div(a, b):  # exact, in Python ints; INT_MIN / -1 wraps
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return lo if q > np.iinfo(dtype).max else q
+    want_div = np.array([[trunc_div(int(a), int(b)) for a, b in zip(ra, rb)]
+                         for ra, rb in zip(x, yb)], dtype)
+    with np.errstate(all="ignore"):
+        want_fdiv = np.floor_divide(x, yb)
+        want_mod = np.mod(x, yb)
+    for op, want in (("elementwise_div", want_div), ("elementwise_floordiv", want_fdiv),
+                     ("elementwise_mod", want_mod)):
+        make(op, {"X": x, "Y": y}, {"Out": want}).check_output(rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", ["elementwise_div", "elementwise_floordiv", "elementwise_mod"])
+@pytest.mark.parametrize("form", ["same", "broadcast"])
+def test_integer_division_by_zero_names_op_and_y(op, form):
+    x = np.array([[4, 5], [6, 7]], "int64")
+    y = np.array([[1, 0], [1, 1]], "int64") if form == "same" else np.array([0, 1], "int64")
+    with pytest.raises(tide.TideError, match="%s.*division by zero.*y_in" % op):
+        make(op, {"X": x, "Y": y}, {"Out": x}).check_output()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_float_floordiv_mod_and_pow(dtype, rng):
+    x = rand(rng, (3, 4), dtype, -5, 5)
+    y = rand(rng, (4,), dtype, 0.5, 2) * np.array([1, -1, 1, -1], dtype)
+    make("elementwise_floordiv", {"X": x, "Y": y}, {"Out": np.floor_divide(x, y)}).check_output()
+    make("elementwise_mod", {"X": x, "Y": y}, {"Out": np.mod(x, y)}).check_output(atol=1e-5)
+    xp = rand(rng, (3, 4), dtype, 0.5, 2)
+    t = make("elementwise_pow", {"X": xp, "Y": y}, {"Out": np.power(xp, y)})
+    t.check_output()
+    t.check_grad(["X", "Y"], "Out", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("src", DTYPES)
+@pytest.mark.parametrize("dst", ["int32", "int64"])
+def test_cast_nan_and_out_of_range_saturate(src, dst):
+    info = np.iinfo(dst)
+    x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 2.9, -2.9, 0.0], src)
+    want = np.array([0, info.max, info.min, info.max, info.min, 2, -2, 0], dst)
+    make("cast", {"X": x}, {"Out": want}, {"in_dtype": CODE[src], "out_dtype": CODE[dst]}).check_output()
+
+
+def test_sign_gradient_is_zero():
+    x = np.array([[-1.5, 0.0, 2.0]])
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        xv = tide.layers.data(name="x", shape=[1, 3], dtype="float64", append_batch_size=False)
+        xv.stop_gradient = False
+        loss = tide.layers.mean(tide.layers.elementwise_mul(tide.layers.sign(xv), xv))
+        tide.append_backward(loss)
+    g, = tide.Executor(tide.CPUPlace()).run(main, feed={"x": x}, fetch_list=["x@GRAD"],
+                                            scope=tide.Scope())
+    np.testing.assert_allclose(g, np.sign(x) / 3)  # only the direct path: sign's is 0
+
+
+def test_matmul_unknown_batch_at_build_time(exe):
+    x = tide.layers.data(name="x", shape=[-1, 3, 4], dtype="float32", append_batch_size=False)
+    y = tide.layers.data(name="y", shape=[2, 4, 5], dtype="float32", append_batch_size=False)
+    out = tide.layers.matmul(x, y)
+    assert list(out.shape) == [2, 3, 5]
+    xs = np.random.RandomState(0).rand(2, 3, 4).astype("float32")
+    ys = np.random.RandomState(1).rand(2, 4, 5).astype("float32")
+    got, = exe.run(feed={"x": xs, "y": ys}, fetch_list=[out])
+    np.testing.assert_allclose(got, xs @ ys, rtol=1e-5)
+    with pytest.raises(tide.TideError, match="batch dims"):  # checked at run time
+        exe.run(feed={"x": np.zeros((3, 3, 4), "float32"), "y": ys}, fetch_list=[out])

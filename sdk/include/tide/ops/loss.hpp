@@ -41,15 +41,16 @@ inline void CheckSoftmaxLabel(const char* op, const Dims& logits, const Dims& la
                   : ": hard labels have Logits' dims with 1 on the class axis");
 }
 
-// cross_entropy: X is [..., D] (rank >= 2); soft labels have X's dims, hard ones a last dim of 1.
+// cross_entropy: X is [..., D] (rank >= 2); soft labels have X's dims, hard ones X's dims with
+// a last dim of 1, or X's dims without the last (rank(X) - 1, as Fluid accepts).
 inline void CheckCrossEntropyLabel(const char* op, const Dims& x, const Dims& label, bool soft) {
   TIDE_CHECK(x.size() >= 2, "op '", op, "': X must have rank >= 2 ([N, D]), got ", ToString(x));
-  bool ok = label.size() == x.size();
-  for (size_t i = 0; ok && i < x.size(); ++i)
+  bool ok = label.size() == x.size() || (!soft && label.size() + 1 == x.size());
+  for (size_t i = 0; ok && i < label.size(); ++i)
     ok = DimsCompatible(label[i], (i + 1 == x.size() && !soft) ? 1 : x[i]);
-  TIDE_CHECK(
-      ok, "op '", op, "': Label ", ToString(label), " does not fit X ", ToString(x),
-      soft ? ": soft labels have X's dims" : ": hard labels have X's dims with a last dim of 1");
+  TIDE_CHECK(ok, "op '", op, "': Label ", ToString(label), " does not fit X ", ToString(x),
+             soft ? ": soft labels have X's dims"
+                  : ": hard labels have X's dims with a last dim of 1 (or without the last dim)");
 }
 
 }  // namespace ops

@@ -29,8 +29,11 @@ inline Dims MulOutDims(const char* op, const Dims& x, const Dims& y, int xc, int
   return out;
 }
 
-// matmul: the operands as [batch, rows, cols]; a rank-2 side is shared by every batch, a 1-D X
-// is a row and a 1-D Y a column (their dim is dropped from Out).
+// matmul: the operands as [batch, rows, cols]; a rank-2 side is shared by every batch. As in
+// Fluid, a 1-D X is the row [1, K] and a 1-D Y the column [K, 1] before transpose_X/transpose_Y
+// apply (a transposed 1-D X is the column [K, 1]); Out drops the vector's unit dim (the row of an
+// untransposed X, the column of an untransposed Y). Unknown (-1) batch dims pass at compile time
+// and are checked at run time.
 struct MatmulShape {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool x_batched = false, y_batched = false;
@@ -41,28 +44,33 @@ inline MatmulShape GetMatmulShape(const Dims& x_in, const Dims& y_in, bool tx, b
   TIDE_CHECK(!x_in.empty() && !y_in.empty(), "op 'matmul': X and Y need rank >= 1");
   Dims x = x_in, y = y_in;
   const bool x_vec = x.size() == 1, y_vec = y.size() == 1;
-  if (x_vec) x = tx ? Dims{x[0], 1} : Dims{1, x[0]};
-  if (y_vec) y = ty ? Dims{1, y[0]} : Dims{y[0], 1};
+  if (x_vec) x = Dims{1, x[0]};
+  if (y_vec) y = Dims{y[0], 1};
   MatmulShape s;
   const size_t xr = x.size(), yr = y.size();
   s.m = tx ? x[xr - 1] : x[xr - 2];
   const int64_t kx = tx ? x[xr - 2] : x[xr - 1];
   const int64_t ky = ty ? y[yr - 1] : y[yr - 2];
   s.n = ty ? y[yr - 2] : y[yr - 1];
-  TIDE_CHECK(kx == ky || kx < 0 || ky < 0, "op 'matmul': X ", ToString(x_in),
+  TIDE_CHECK(DimsCompatible(kx, ky), "op 'matmul': X ", ToString(x_in),
              (tx ? " (transposed)" : ""), " and Y ", ToString(y_in), (ty ? " (transposed)" : ""),
              " have inner dims ", kx, " and ", ky);
-  s.k = kx;
+  s.k = kx < 0 ? ky : kx;
   const Dims xb(x.begin(), x.end() - 2), yb(y.begin(), y.end() - 2);
   s.x_batched = !xb.empty();
   s.y_batched = !yb.empty();
-  TIDE_CHECK(xb.empty() || yb.empty() || xb == yb, "op 'matmul': batch dims of X ", ToString(x_in),
-             " and Y ", ToString(y_in), " differ");
-  const Dims& batch = xb.empty() ? yb : xb;
-  s.batch = DimsProduct(batch);
+  bool batch_ok = xb.empty() || yb.empty() || xb.size() == yb.size();
+  for (size_t i = 0; batch_ok && !xb.empty() && i < yb.size(); ++i)
+    batch_ok = DimsCompatible(xb[i], yb[i]);
+  TIDE_CHECK(batch_ok, "op 'matmul': batch dims of X ", ToString(x_in), " and Y ", ToString(y_in),
+             " differ");
+  Dims batch = xb.empty() ? yb : xb;
+  for (size_t i = 0; !yb.empty() && i < batch.size(); ++i)
+    if (batch[i] < 0) batch[i] = yb[i];  // the known one of the two
+  s.batch = DimsProductOrUnknown(batch);
   s.out = batch;
-  if (!x_vec) s.out.push_back(s.m);
-  if (!y_vec) s.out.push_back(s.n);
+  if (!x_vec || tx) s.out.push_back(s.m);
+  if (!y_vec || ty) s.out.push_back(s.n);
   if (s.out.empty()) s.out.push_back(1);
   return s;
 }
