@@ -230,7 +230,7 @@ def split(input, num_or_sections, dim=-1, name=None):
         n, attrs = num_or_sections, {"num": num_or_sections, "axis": dim}
     else:
         n, attrs = len(num_or_sections), {"sections": list(num_or_sections), "axis": dim}
-    outs = [helper.create_variable_for_type_inference(input.dtype) for _ in range(n)]
+    outs = [helper.create_variable_for_type_inference(input.dtype) for _ in [0] * n]  # (range is a layer here)
     helper.append_op("split", inputs={"X": input}, outputs={"Out": outs}, attrs=attrs)
     return outs
 
@@ -377,3 +377,394 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
                                         persistable=persistable, stop_gradient=True)
     Constant(value)(var, helper.main_program.global_block())
     return var
+
+
+# ---------------------------------------------------------------------------------------------
+# Fluid's layers for the activations with attributes, reductions, tensor ops and norms (issue
+# 14). The ops without attributes (exp, log, abs, ceil, ...) are generated layers.
+def _act_with_attrs(op_type, *attr_defaults):
+    """A layer op_type(x, <attrs in order>, name=None) with Fluid's defaults."""
+    names = [n for n, _ in attr_defaults]
+
+    def layer(x, *args, **kwargs):
+        _check_var(op_type, "x", x)
+        name = kwargs.pop("name", None)
+        if len(args) > len(names):
+            raise TypeError("%s() takes x and at most %d attributes %s" % (op_type, len(names), names))
+        attrs = dict(attr_defaults)
+        attrs.update(zip(names, args))
+        unknown = set(kwargs) - set(names)
+        if unknown:
+            raise TypeError("%s(): unknown argument(s) %s; attributes are %s" % (op_type, sorted(unknown), names))
+        attrs.update(kwargs)
+        for k, default in attr_defaults:
+            if attrs[k] is None:
+                attrs[k] = default
+            if isinstance(default, bool):
+                attrs[k] = bool(attrs[k])
+            elif not isinstance(attrs[k], (int, float)):
+                raise TypeError("%s(): '%s' must be a number, got %r" % (op_type, k, attrs[k]))
+            else:
+                attrs[k] = float(attrs[k])
+        return _single(LayerHelper(op_type, name=name), op_type, {"X": x}, attrs)
+    layer.__name__ = op_type
+    layer.__doc__ = "Fluid's %s(x, %s, name=None)." % (op_type, ", ".join("%s=%r" % a for a in attr_defaults))
+    return layer
+
+
+elu = _act_with_attrs("elu", ("alpha", 1.0))
+leaky_relu = _act_with_attrs("leaky_relu", ("alpha", 0.02))
+relu6 = _act_with_attrs("relu6", ("threshold", 6.0))
+pow = _act_with_attrs("pow", ("factor", 1.0))  # noqa: A001 (Fluid's name)
+stanh = _act_with_attrs("stanh", ("scale_a", 0.67), ("scale_b", 1.7159))
+hard_sigmoid = _act_with_attrs("hard_sigmoid", ("slope", 0.2), ("offset", 0.5))
+swish = _act_with_attrs("swish", ("beta", 1.0))
+brelu = _act_with_attrs("brelu", ("t_min", 0.0), ("t_max", 24.0))
+soft_relu = _act_with_attrs("soft_relu", ("threshold", 40.0))
+hard_swish = _act_with_attrs("hard_swish", ("threshold", 6.0), ("scale", 6.0), ("offset", 3.0))
+hard_shrink = _act_with_attrs("hard_shrink", ("threshold", 0.5))
+thresholded_relu = _act_with_attrs("thresholded_relu", ("threshold", 1.0))
+gelu = _act_with_attrs("gelu", ("approximate", False))
+
+
+def softshrink(x, alpha=None):
+    """Fluid's softshrink: its `alpha` is the op's `lambda` (0.5 when None)."""
+    _check_var("softshrink", "x", x)
+    return _single(LayerHelper("softshrink"), "softshrink", {"X": x},
+                   {"lambda": 0.5 if alpha is None else float(alpha)})
+
+
+def prelu(x, mode, param_attr=None, name=None):
+    """Out = x > 0 ? x : alpha * x, alpha learnt: one ('all'), per channel or per element."""
+    _check_var("prelu", "x", x)
+    if mode not in ("all", "channel", "element"):
+        raise ValueError("prelu: mode must be 'all', 'channel' or 'element', got %r" % (mode,))
+    helper = LayerHelper("prelu", param_attr=param_attr, name=name)
+    if mode == "all":
+        shape = [1]
+    elif mode == "channel":
+        shape = [x.shape[1]]
+    else:
+        shape = [int(d) for d in x.shape[1:]]
+    alpha = helper.create_parameter(param_attr, shape, x.dtype, default_initializer=Constant(0.25))
+    return _single(helper, "prelu", {"X": x, "Alpha": alpha}, {"mode": mode})
+
+
+def elementwise_pow(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_pow", x, y, axis, act, name)
+
+
+def elementwise_mod(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_mod", x, y, axis, act, name)
+
+
+def elementwise_floordiv(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_floordiv", x, y, axis, act, name)
+
+
+def _int_list(layer, arg, value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return list(value)
+    raise TypeError("%s: '%s' must be an int or a list of ints, got %r" % (layer, arg, value))
+
+
+def _reduce(op_type, input, dim, keep_dim, name):
+    _check_var(op_type, "input", input)
+    attrs = {"keep_dim": bool(keep_dim), "reduce_all": dim is None or dim == []}
+    attrs["dim"] = [0] if attrs["reduce_all"] else _int_list(op_type, "dim", dim)
+    return _single(LayerHelper(op_type, name=name), op_type, {"X": input}, attrs)
+
+
+def reduce_sum(input, dim=None, keep_dim=False, name=None):
+    """The sum over dim (an int or a list; every dim when None)."""
+    return _reduce("reduce_sum", input, dim, keep_dim, name)
+
+
+def reduce_mean(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_mean", input, dim, keep_dim, name)
+
+
+def reduce_max(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_max", input, dim, keep_dim, name)
+
+
+def reduce_min(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_min", input, dim, keep_dim, name)
+
+
+def reduce_prod(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_prod", input, dim, keep_dim, name)
+
+
+def reduce_all(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_all", input, dim, keep_dim, name)
+
+
+def reduce_any(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_any", input, dim, keep_dim, name)
+
+
+def gather(input, index, overwrite=True):
+    _check_var("gather", "input", input)
+    _check_var("gather", "index", index)
+    return _single(LayerHelper("gather"), "gather", {"X": input, "Index": index}, {"overwrite": overwrite})
+
+
+def gather_nd(input, index, name=None):
+    _check_var("gather_nd", "input", input)
+    _check_var("gather_nd", "index", index)
+    return _single(LayerHelper("gather_nd", name=name), "gather_nd", {"X": input, "Index": index})
+
+
+def scatter(input, index, updates, name=None, overwrite=True):
+    for arg, v in (("input", input), ("index", index), ("updates", updates)):
+        _check_var("scatter", arg, v)
+    return _single(LayerHelper("scatter", name=name), "scatter",
+                   {"X": input, "Ids": index, "Updates": updates}, {"overwrite": overwrite})
+
+
+def slice(input, axes, starts, ends):  # noqa: A001 (Fluid's name)
+    _check_var("slice", "input", input)
+    return _single(LayerHelper("slice"), "slice", {"Input": input},
+                   {"axes": _int_list("slice", "axes", axes), "starts": _int_list("slice", "starts", starts),
+                    "ends": _int_list("slice", "ends", ends)})
+
+
+def strided_slice(input, axes, starts, ends, strides):
+    _check_var("strided_slice", "input", input)
+    return _single(LayerHelper("strided_slice"), "strided_slice", {"Input": input},
+                   {k: _int_list("strided_slice", k, v) for k, v in
+                    (("axes", axes), ("starts", starts), ("ends", ends), ("strides", strides))})
+
+
+def _with_xshape(op_type, x, attrs, name):
+    helper = LayerHelper(op_type, name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    xshape = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op(op_type, inputs={"X": x}, outputs={"Out": out, "XShape": xshape}, attrs=attrs)
+    return out
+
+
+def squeeze(input, axes, name=None):
+    _check_var("squeeze", "input", input)
+    return _with_xshape("squeeze2", input, {"axes": _int_list("squeeze", "axes", axes)}, name)
+
+
+def unsqueeze(input, axes, name=None):
+    _check_var("unsqueeze", "input", input)
+    return _with_xshape("unsqueeze2", input, {"axes": _int_list("unsqueeze", "axes", axes)}, name)
+
+
+def expand(x, expand_times, name=None):
+    _check_var("expand", "x", x)
+    return _single(LayerHelper("expand", name=name), "expand", {"X": x},
+                   {"expand_times": _int_list("expand", "expand_times", expand_times)})
+
+
+def expand_as(x, target_tensor, name=None):
+    _check_var("expand_as", "x", x)
+    _check_var("expand_as", "target_tensor", target_tensor)
+    return _single(LayerHelper("expand_as", name=name), "expand_as", {"X": x, "target_tensor": target_tensor})
+
+
+def stack(x, axis=0, name=None):
+    xs = [x] if isinstance(x, Variable) else x
+    if not isinstance(xs, (list, tuple)) or not xs:
+        raise TypeError("stack: 'x' must be a Variable or a non-empty list of them, got %r" % (x,))
+    for v in xs:
+        _check_var("stack", "x", v)
+    helper = LayerHelper("stack", name=name)
+    out = helper.create_variable_for_type_inference(xs[0].dtype)
+    helper.append_op("stack", inputs={"X": list(xs)}, outputs={"Y": out}, attrs={"axis": axis})
+    return out
+
+
+def unstack(x, axis=0, num=None):
+    _check_var("unstack", "x", x)
+    if num is None:
+        num = x.shape[axis]
+        if num < 0:
+            raise ValueError("unstack: num is needed when x's dim %d is unknown" % axis)
+    helper = LayerHelper("unstack")
+    outs = [helper.create_variable_for_type_inference(x.dtype) for _ in [0] * num]
+    helper.append_op("unstack", inputs={"X": x}, outputs={"Y": outs}, attrs={"axis": axis, "num": num})
+    return outs
+
+
+def _arg(op_type, x, axis):
+    _check_var(op_type, "x", x)
+    if not isinstance(axis, int):
+        raise TypeError("%s: 'axis' must be an int, got %r" % (op_type, axis))
+    helper = LayerHelper(op_type)
+    out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    helper.append_op(op_type, inputs={"X": x}, outputs={"Out": out}, attrs={"axis": axis})
+    return out
+
+
+def argmax(x, axis=0):
+    return _arg("arg_max", x, axis)
+
+
+def argmin(x, axis=0):
+    return _arg("arg_min", x, axis)
+
+
+def argsort(input, axis=-1, descending=False, name=None):
+    """(sorted input, int64 indices) along axis."""
+    _check_var("argsort", "input", input)
+    helper = LayerHelper("argsort", name=name)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    helper.append_op("argsort", inputs={"X": input}, outputs={"Out": out, "Indices": ids},
+                     attrs={"axis": axis, "descending": descending})
+    return out, ids
+
+
+def one_hot(input, depth, allow_out_of_range=False):
+    _check_var("one_hot", "input", input)
+    if not isinstance(depth, int):
+        raise TypeError("one_hot: 'depth' must be an int, got %r" % (depth,))
+    helper = LayerHelper("one_hot")
+    out = helper.create_variable_for_type_inference("float32", stop_gradient=True)
+    helper.append_op("one_hot", inputs={"X": input}, outputs={"Out": out},
+                     attrs={"depth": depth, "allow_out_of_range": allow_out_of_range,
+                            "dtype": dtype_code("float32")})
+    return out
+
+
+def range(start, end, step, dtype):  # noqa: A001 (Fluid's name)
+    """[start, end) by step; each a number or a one-element Variable."""
+    dtype = convert_dtype(dtype)
+
+    def as_var(v):
+        return v if isinstance(v, Variable) else fill_constant([1], dtype, v)
+    helper = LayerHelper("range")
+    out = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    helper.append_op("range", inputs={"Start": as_var(start), "End": as_var(end), "Step": as_var(step)},
+                     outputs={"Out": out})
+    return out
+
+
+def shape(input):
+    _check_var("shape", "input", input)
+    helper = LayerHelper("shape")
+    out = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    helper.append_op("shape", inputs={"Input": input}, outputs={"Out": out})
+    return out
+
+
+def where(condition):
+    """The int64 coordinates [count, rank] of condition's true elements (op where_index)."""
+    _check_var("where", "condition", condition)
+    helper = LayerHelper("where_index")
+    out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    helper.append_op("where_index", inputs={"Condition": condition}, outputs={"Out": out})
+    return out
+
+
+def cumsum(x, axis=None, exclusive=None, reverse=None):
+    _check_var("cumsum", "x", x)
+    return _single(LayerHelper("cumsum"), "cumsum", {"X": x},
+                   {"axis": -1 if axis is None else axis, "flatten": False,
+                    "exclusive": bool(exclusive), "reverse": bool(reverse)})
+
+
+def pad(x, paddings, pad_value=0.0, name=None):
+    _check_var("pad", "x", x)
+    return _single(LayerHelper("pad", name=name), "pad", {"X": x},
+                   {"paddings": _int_list("pad", "paddings", paddings), "pad_value": float(pad_value)})
+
+
+def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
+    _check_var("label_smooth", "label", label)
+    if not 0 <= epsilon <= 1:
+        raise ValueError("label_smooth: epsilon must be in [0, 1], got %r" % (epsilon,))
+    inputs = {"X": label}
+    if prior_dist is not None:
+        inputs["PriorDist"] = prior_dist
+    return _single(LayerHelper("label_smooth", name=name), "label_smooth", inputs, {"epsilon": float(epsilon)})
+
+
+def l2_normalize(x, axis, epsilon=1e-12, name=None):
+    _check_var("l2_normalize", "x", x)
+    helper = LayerHelper("l2_normalize", name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    norm = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op("norm", inputs={"X": x}, outputs={"Out": out, "Norm": norm},
+                     attrs={"axis": 1 if axis is None else axis, "epsilon": float(epsilon)})
+    return out
+
+
+def cos_sim(X, Y):
+    _check_var("cos_sim", "X", X)
+    _check_var("cos_sim", "Y", Y)
+    helper = LayerHelper("cos_sim")
+    out = helper.create_variable_for_type_inference(X.dtype)
+    xn = helper.create_variable_for_type_inference(X.dtype)
+    yn = helper.create_variable_for_type_inference(X.dtype)
+    helper.append_op("cos_sim", inputs={"X": X, "Y": Y}, outputs={"Out": out, "XNorm": xn, "YNorm": yn})
+    return out
+
+
+def maxout(x, groups, name=None):
+    _check_var("maxout", "x", x)
+    return _single(LayerHelper("maxout", name=name), "maxout", {"X": x}, {"groups": int(groups)})
+
+
+def _norm_layer(op_type, input, affine_shape, scale, shift, param_attr, bias_attr, act, name, attrs,
+                stats):
+    helper = LayerHelper(op_type, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    inputs = {"X": input}
+    if scale:
+        inputs["Scale"] = helper.create_parameter(param_attr, affine_shape, input.dtype,
+                                                  default_initializer=Constant(1.0))
+    if shift:
+        inputs["Bias"] = helper.create_parameter(bias_attr, affine_shape, input.dtype, is_bias=True)
+    y = helper.create_variable_for_type_inference(input.dtype)
+    outs = {"Y": y}
+    for s in stats:
+        outs[s] = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    helper.append_op(op_type, inputs=inputs, outputs=outs, attrs=attrs)
+    return helper.append_activation(y)
+
+
+def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, param_attr=None,
+               bias_attr=None, act=None, name=None):
+    _check_var("layer_norm", "input", input)
+    affine = 1
+    for d in input.shape[begin_norm_axis:]:
+        affine *= int(d)
+    return _norm_layer("layer_norm", input, [affine], scale, shift, param_attr, bias_attr, act, name,
+                       {"begin_norm_axis": begin_norm_axis, "epsilon": float(epsilon)},
+                       ["Mean", "Variance"])
+
+
+def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None,
+               data_layout="NCHW", name=None):
+    _check_var("group_norm", "input", input)
+    if data_layout != "NCHW":
+        raise ValueError("group_norm: only data_layout 'NCHW' is supported, got %r" % (data_layout,))
+    return _norm_layer("group_norm", input, [input.shape[1]], param_attr is not False,
+                       bias_attr is not False, param_attr, bias_attr, act, name,
+                       {"groups": int(groups), "epsilon": float(epsilon)}, ["Mean", "Variance"])
+
+
+def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
+    _check_var("instance_norm", "input", input)
+    return _norm_layer("instance_norm", input, [input.shape[1]], param_attr is not False,
+                       bias_attr is not False, param_attr, bias_attr, None, name,
+                       {"epsilon": float(epsilon)}, ["SavedMean", "SavedVariance"])
+
+
+__all__ += [
+    "elu", "leaky_relu", "relu6", "pow", "stanh", "hard_sigmoid", "swish", "brelu", "soft_relu",
+    "hard_swish", "hard_shrink", "thresholded_relu", "gelu", "softshrink", "prelu",
+    "elementwise_pow", "elementwise_mod", "elementwise_floordiv", "reduce_sum", "reduce_mean",
+    "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any", "gather", "gather_nd",
+    "scatter", "slice", "strided_slice", "squeeze", "unsqueeze", "expand", "expand_as", "stack",
+    "unstack", "argmax", "argmin", "argsort", "one_hot", "range", "shape", "where", "cumsum", "pad",
+    "label_smooth", "l2_normalize", "cos_sim", "maxout", "layer_norm", "group_norm",
+    "instance_norm",
+]

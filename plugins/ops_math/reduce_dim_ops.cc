@@ -1,0 +1,222 @@
+// reduce_dim_ops.cc: Fluid's reduce_sum/mean/max/min/prod over `dim` (keep_dim, reduce_all;
+// tide/ops/reduce.hpp), with grads, and the logical reduce_all/reduce_any over bools. Out seen
+// with keep_dim's dims is a Y broadcast over X, so each element of X finds its Out element
+// through the broadcast index of tide/ops/broadcast.hpp.
+#include <limits>
+
+#include <tide/ops/reduce.hpp>
+
+#include "common.h"
+
+namespace ops_math {
+namespace {
+
+using tide::GradVarName;
+using tide::ops::BroadcastIndex;
+using tide::ops::GetReduceShape;
+using tide::ops::ReduceShape;
+
+template <typename Ctx>
+ReduceShape ShapeOf(const Ctx& ctx, const Dims& x) {
+  return GetReduceShape(ctx.op_type(), x, ctx.template Attr<std::vector<int32_t>>("dim"),
+                        ctx.template Attr<bool>("keep_dim"), ctx.template Attr<bool>("reduce_all"));
+}
+
+// Element e of X adds to Out element index(e).
+BroadcastIndex OutIndex(const char* op, const Dims& x, const ReduceShape& s) {
+  return tide::ops::MakeBroadcastIndex(op, x, s.keep, 0);
+}
+
+// Each reducer: an initial value, a combine, and a finish (given the count reduced).
+struct SumR {
+  template <typename T> static T Init() { return T(0); }
+  template <typename T> static T Combine(T a, T b) { return a + b; }
+  template <typename T> static T Finish(T a, int64_t) { return a; }
+};
+struct MeanR : SumR {
+  template <typename T> static T Finish(T a, int64_t n) { return a / static_cast<T>(n); }
+};
+struct MaxR {
+  template <typename T> static T Init() { return std::numeric_limits<T>::lowest(); }
+  template <typename T> static T Combine(T a, T b) { return b > a ? b : a; }
+  template <typename T> static T Finish(T a, int64_t) { return a; }
+};
+struct MinR {
+  template <typename T> static T Init() { return std::numeric_limits<T>::max(); }
+  template <typename T> static T Combine(T a, T b) { return b < a ? b : a; }
+  template <typename T> static T Finish(T a, int64_t) { return a; }
+};
+struct ProdR {
+  template <typename T> static T Init() { return T(1); }
+  template <typename T> static T Combine(T a, T b) { return a * b; }
+  template <typename T> static T Finish(T a, int64_t) { return a; }
+};
+struct AllR {
+  template <typename T> static T Init() { return true; }
+  template <typename T> static T Combine(T a, T b) { return a && b; }
+  template <typename T> static T Finish(T a, int64_t) { return a; }
+};
+struct AnyR {
+  template <typename T> static T Init() { return false; }
+  template <typename T> static T Combine(T a, T b) { return a || b; }
+  template <typename T> static T Finish(T a, int64_t) { return a; }
+};
+
+template <typename T, typename R>
+void ReduceKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const ReduceShape s = ShapeOf(ctx, x.dims());
+  const int64_t n_out = DimsProduct(s.keep), total = x.numel();
+  TIDE_CHECK(total > 0 || n_out == 0, "op '", op, "': X ('", ctx.InputName("X"), "') ",
+             tide::ToString(x.dims()), " is empty along a reduced dim");
+  T* o = out.mutable_data<T>(s.out, ctx.place());
+  std::fill(o, o + n_out, R::template Init<T>());
+  const T* xd = x.data<T>();
+  const BroadcastIndex index = OutIndex(op, x.dims(), s);
+  for (int64_t e = 0; e < total; ++e) {
+    T& acc = o[index(e)];
+    acc = R::Combine(acc, xd[e]);
+  }
+  const int64_t count = n_out ? total / n_out : 0;
+  for (int64_t i = 0; i < n_out; ++i) o[i] = R::Finish(o[i], count);
+}
+
+// Grads: dX[e] = G(x, out, dout, count) for e's Out element.
+struct SumG {
+  template <typename T> static T D(T, T, T g, int64_t) { return g; }
+};
+struct MeanG {
+  template <typename T> static T D(T, T, T g, int64_t n) { return g / static_cast<T>(n); }
+};
+// Every element equal to the max (min) gets the gradient, as in Fluid.
+struct ExtremeG {
+  template <typename T> static T D(T x, T out, T g, int64_t) { return x == out ? g : T(0); }
+};
+
+template <typename T, typename G>
+void ReduceGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), out = ctx.Input("Out");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const ReduceShape s = ShapeOf(ctx, x.dims());
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), s.out);
+  const int64_t total = x.numel(), n_out = DimsProduct(s.keep);
+  const int64_t count = n_out ? total / n_out : 0;
+  const T* xd = x.data<T>();
+  const T* od = out.data<T>();
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  const BroadcastIndex index = OutIndex(op, x.dims(), s);
+  for (int64_t e = 0; e < total; ++e) {
+    const int64_t j = index(e);
+    dx[e] = G::D(xd[e], od[j], gd[j], count);
+  }
+}
+
+// dX[e] = dOut * (the product of the other elements of its group), exact with zeros in X
+// (Fluid divides Out by X, which is NaN where X is 0).
+template <typename T>
+void ReduceProdGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const ReduceShape s = ShapeOf(ctx, x.dims());
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), s.out);
+  const int64_t total = x.numel(), n_out = DimsProduct(s.keep);
+  const T* xd = x.data<T>();
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  const BroadcastIndex index = OutIndex(op, x.dims(), s);
+  // Per group: the product of its non-zero elements and how many zeros it holds.
+  std::vector<T> nonzero(static_cast<size_t>(n_out), T(1));
+  std::vector<int64_t> zeros(static_cast<size_t>(n_out), 0);
+  for (int64_t e = 0; e < total; ++e) {
+    const int64_t j = index(e);
+    if (xd[e] == T(0)) ++zeros[j];
+    else nonzero[j] *= xd[e];
+  }
+  for (int64_t e = 0; e < total; ++e) {
+    const int64_t j = index(e);
+    T others;
+    if (xd[e] != T(0)) others = zeros[j] ? T(0) : nonzero[j] / xd[e];
+    else others = zeros[j] == 1 ? nonzero[j] : T(0);
+    dx[e] = gd[j] * others;
+  }
+}
+
+template <typename T> void SumKernel(KernelContext& c) { ReduceKernel<T, SumR>(c); }
+template <typename T> void MeanKernel(KernelContext& c) { ReduceKernel<T, MeanR>(c); }
+template <typename T> void MaxKernel(KernelContext& c) { ReduceKernel<T, MaxR>(c); }
+template <typename T> void MinKernel(KernelContext& c) { ReduceKernel<T, MinR>(c); }
+template <typename T> void ProdKernel(KernelContext& c) { ReduceKernel<T, ProdR>(c); }
+template <typename T> void AllKernel(KernelContext& c) { ReduceKernel<T, AllR>(c); }
+template <typename T> void AnyKernel(KernelContext& c) { ReduceKernel<T, AnyR>(c); }
+template <typename T> void SumGradKernel(KernelContext& c) { ReduceGradKernel<T, SumG>(c); }
+template <typename T> void MeanGradKernel(KernelContext& c) { ReduceGradKernel<T, MeanG>(c); }
+template <typename T> void ExtremeGradKernel(KernelContext& c) { ReduceGradKernel<T, ExtremeG>(c); }
+
+void ReduceInferShape(tide::InferShapeContext& ctx) {
+  const ReduceShape s = ShapeOf(ctx, ctx.InputDims("X"));
+  ctx.SetOutputDims("Out", s.out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+}
+
+tide::OpSchema ReduceAttrs(tide::OpSchema s) {
+  return s.Attr("dim", std::vector<int32_t>{0}, "the dims to reduce (negative: from the end)")
+      .Attr("keep_dim", false, "keep the reduced dims as 1s")
+      .Attr("reduce_all", false, "reduce every dim");
+}
+
+tide::OpSchema ReduceSchema(const std::string& type, const std::string& what, bool grad) {
+  auto s = ReduceAttrs(tide::OpSchema(type)
+                           .Comment("Out = the " + what + " of X over `dim` (every dim with "
+                                    "reduce_all); keep_dim keeps them as 1s.")
+                           .Input("X", "input").Output("Out", "the reduction")
+                           .InferShape(ReduceInferShape));
+  if (!grad) return s.NoGradient();
+  return s.Grad([type](tide::GradMaker& g) {
+    g.NewOp(type + "_grad")
+        .Input("X", g.Input("X"))
+        .Input("Out", g.Output("Out"))
+        .Input(GradVarName("Out"), g.OutputGrad("Out"))
+        .Output(GradVarName("X"), g.InputGrad("X"))
+        .CopyAttrs();
+  });
+}
+
+tide::OpSchema ReduceGradSchema(const std::string& type) {
+  return ReduceAttrs(tide::OpSchema(type)
+                         .Input("X").Input("Out").Input(GradVarName("Out"))
+                         .Output(GradVarName("X"))
+                         .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
+}
+
+}  // namespace
+}  // namespace ops_math
+
+using namespace ops_math;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(ReduceSchema("reduce_sum", "sum", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_mean", "mean", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_max", "maximum", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_min", "minimum", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_prod", "product", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_all", "logical and (bool)", false));
+TIDE_REGISTER_OP(ReduceSchema("reduce_any", "logical or (bool)", false));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_sum_grad"));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_mean_grad"));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_max_grad"));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_min_grad"));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_prod_grad"));
+TIDE_REGISTER_KERNEL("reduce_sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_max", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_min", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_prod", "cpu", ProdKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_all", "cpu", AllKernel, bool);
+TIDE_REGISTER_KERNEL("reduce_any", "cpu", AnyKernel, bool);
+TIDE_REGISTER_KERNEL("reduce_sum_grad", "cpu", SumGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_max_grad", "cpu", ExtremeGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_min_grad", "cpu", ExtremeGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_prod_grad", "cpu", ReduceProdGradKernel, OPS_MATH_FLOAT_TYPES);
