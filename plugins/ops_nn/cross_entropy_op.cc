@@ -1,5 +1,6 @@
-// cross_entropy_op.cc: cross_entropy of probabilities X ([..., D]) against hard (int64, [..., 1],
-// ignore_index) or soft ([..., D]) labels, and its grad. log(0) is handled as Fluid's
+// cross_entropy_op.cc: cross_entropy of probabilities X ([..., D]) against hard (int64, [..., 1]
+// or [...], ignore_index) or soft ([..., D]) labels, and its grad; cross_entropy2 (hard labels,
+// its grad reading MatchX). log(0) is handled as Fluid's
 // TolerableValue does: -inf becomes -1e20, so Y stays finite and 0 * log(0) is 0, never NaN; the
 // grad divides by max(X, 1e-20) for the same reason.
 #include <cmath>
@@ -106,6 +107,49 @@ void XeGradKernel(KernelContext& ctx) {
   }
 }
 
+// cross_entropy2 (hard labels only): Y = -log(X[Label]); MatchX keeps X[Label] and XShape X's
+// dims, so the grad needs neither X nor a division by all of it.
+template <typename T>
+void Xe2Kernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
+  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), false);
+  TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", op, "': Label ('", ctx.InputName("Label"),
+             "') must be int64, got ", tide::DataTypeName(label.dtype()));
+  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
+  const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
+  Dims yd = x.dims();
+  yd.back() = 1;
+  const T* xd = x.data<T>();
+  const int64_t* l = label.data<int64_t>();
+  T* y = ctx.Output("Y").mutable_data<T>(yd, ctx.place());
+  T* match = ctx.Output("MatchX").mutable_data<T>(yd, ctx.place());
+  if (Tensor xs = ctx.OptionalOutput("XShape")) xs.mutable_data<T>(tide::ops::XShapeDims(x.dims()), ctx.place());
+  for (int64_t i = 0; i < n; ++i) {
+    TIDE_CHECK(l[i] == ignore || (l[i] >= 0 && l[i] < d), "op '", op, "': Label ('",
+               ctx.InputName("Label"), "')[", i, "] = ", l[i], " is not a class in [0, ", d,
+               ") nor ignore_index (", ignore, ")");
+    match[i] = l[i] == ignore ? T(1) : xd[i * d + l[i]];
+    y[i] = l[i] == ignore ? T(0) : -TolerableLog(match[i]);
+  }
+}
+
+template <typename T>
+void Xe2GradKernel(KernelContext& ctx) {
+  Tensor label = ctx.Input("Label"), match = ctx.Input("MatchX");
+  const Dims xs = ctx.Input("XShape").dims();
+  const Dims xd(xs.begin() + 1, xs.end());
+  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
+  const int64_t d = xd.back(), n = DimsProduct(xd) / std::max<int64_t>(d, 1);
+  const int64_t* l = label.data<int64_t>();
+  const T* m = match.data<T>();
+  const T* g = ctx.Input(GradVarName("Y").c_str()).data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
+  std::fill(dx, dx + n * d, T(0));
+  for (int64_t i = 0; i < n; ++i)
+    if (l[i] != ignore) dx[i * d + l[i]] = -g[i] / SafeDenominator(m[i]);
+}
+
 tide::OpSchema XeAttrs(tide::OpSchema s) {
   return s.Attr("soft_label", false, "Label is a distribution (float, X's dims)")
       .Attr("ignore_index", int32_t(-100),
@@ -145,3 +189,49 @@ TIDE_REGISTER_OP(XeAttrs(tide::OpSchema("cross_entropy_grad")
                              .InferShape(GradLike({"X"}))));
 TIDE_REGISTER_KERNEL("cross_entropy", "cpu", XeKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("cross_entropy_grad", "cpu", XeGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("cross_entropy2")
+                     .Comment("Y = -log(X[Label]) per row for hard int64 labels ([..., 1] or "
+                              "X's dims without the last); log(0) is taken as -1e20.")
+                     .Input("X", "probabilities, [..., D]").Input("Label", "int64 class ids")
+                     .Output("Y", "X's dims with a last dim of 1")
+                     .Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate()
+                     .Output("MatchX", "X[Label] per row, for the grad").AsIntermediate()
+                     .Attr("ignore_index", int32_t(-100), "a label with this value gets Y = 0 and no gradient")
+                     .KernelDataTypeFrom("X")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       const Dims x = c.InputDims("X");
+                       tide::ops::CheckCrossEntropyLabel(c.op_type(), x, c.InputDims("Label"), false);
+                       Dims y = x;
+                       y.back() = 1;
+                       for (const char* p : {"Y", "MatchX"}) {
+                         c.SetOutputDims(p, y);
+                         c.SetOutputDataType(p, c.InputDataType("X"));
+                       }
+                       if (c.HasOutput("XShape")) {
+                         c.SetOutputDims("XShape", tide::ops::XShapeDims(x));
+                         c.SetOutputDataType("XShape", c.InputDataType("X"));
+                       }
+                       c.ShareLoD("X", "Y");
+                     })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("cross_entropy2_grad")
+                           .Input("Label", g.Input("Label"))
+                           .Input("MatchX", g.Output("MatchX"))
+                           .Input("XShape", g.Output("XShape"))
+                           .Input(GradVarName("Y"), g.OutputGrad("Y"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("cross_entropy2_grad")
+                     .Input("Label").Input("MatchX").Input("XShape").Input(GradVarName("Y"))
+                     .Output(GradVarName("X"))
+                     .Attr("ignore_index", int32_t(-100))
+                     .KernelDataTypeFrom("MatchX")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       const Dims xs = c.InputDims("XShape");
+                       c.SetOutputDims(GradVarName("X").c_str(), Dims(xs.begin() + 1, xs.end()));
+                       c.SetOutputDataType(GradVarName("X").c_str(), c.InputDataType("MatchX"));
+                     }));
+TIDE_REGISTER_KERNEL("cross_entropy2", "cpu", Xe2Kernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("cross_entropy2_grad", "cpu", Xe2GradKernel, OPS_NN_FLOAT_TYPES);

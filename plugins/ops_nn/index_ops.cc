@@ -1,0 +1,535 @@
+// index_ops.cc: Fluid's index ops: gather / scatter (rows by an int Index, with grads),
+// gather_nd, one_hot, arg_max / arg_min, argsort (with grad), where_index, range, shape and
+// cumsum (with grad). Indices out of range are errors naming the op, the input and the value.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <tide/ops/tensor_shape.hpp>
+
+#include "common.h"
+#include "nd_index.h"
+
+namespace ops_nn {
+namespace {
+
+// An int32 or int64 index tensor's values.
+std::vector<int64_t> IndexValues(const KernelContext& ctx, const char* param) {
+  Tensor t = ctx.Input(param);
+  if (t.dtype() == TIDE_INT32) return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
+  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
+             "') must be int32 or int64, got ", tide::DataTypeName(t.dtype()));
+  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
+
+void CheckIndex(const KernelContext& ctx, const char* param, int64_t v, int64_t bound) {
+  TIDE_CHECK(v >= 0 && v < bound, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
+             "') holds ", v, ", outside [0, ", bound, ")");
+}
+
+// ---------------------------------------------------------------------------------------------
+// gather: Out[i] = X[Index[i]] (rows).
+template <typename T>
+void GatherKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const std::vector<int64_t> idx = IndexValues(ctx, "Index");
+  Dims od = x.dims();
+  od[0] = static_cast<int64_t>(idx.size());
+  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  for (size_t i = 0; i < idx.size(); ++i) {
+    CheckIndex(ctx, "Index", idx[i], x.dims()[0]);
+    std::memcpy(o + i * row, xd + idx[i] * row, sizeof(T) * row);
+  }
+}
+
+// X@GRAD[Index[i]] += Out@GRAD[i].
+template <typename T>
+void GatherGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const std::vector<int64_t> idx = IndexValues(ctx, "Index");
+  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
+  const T* g = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  for (size_t i = 0; i < idx.size(); ++i) {
+    CheckIndex(ctx, "Index", idx[i], x.dims()[0]);
+    for (int64_t k = 0; k < row; ++k) dx[idx[i] * row + k] += g[i * row + k];
+  }
+}
+
+// scatter: Out = X with rows Ids replaced by (overwrite) or added to (else) Updates' rows. With
+// overwrite and repeated ids, the last update wins.
+template <typename T>
+void ScatterKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), upd = ctx.Input("Updates");
+  const std::vector<int64_t> ids = IndexValues(ctx, "Ids");
+  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
+  TIDE_CHECK(upd.numel() == static_cast<int64_t>(ids.size()) * row, "op 'scatter': Updates ",
+             tide::ToString(upd.dims()), " must hold ", ids.size(), " rows of X ", tide::ToString(x.dims()));
+  const bool overwrite = ctx.Attr<bool>("overwrite");
+  const T* xd = x.data<T>();
+  const T* ud = upd.data<T>();
+  Tensor out = ctx.Output("Out");
+  T* o = out.mutable_data<T>(x.dims(), ctx.place());
+  if (o != xd) std::memcpy(o, xd, sizeof(T) * x.numel());
+  if (!overwrite)  // Fluid: the listed rows are zeroed, then every update added
+    for (int64_t id : ids) {
+      CheckIndex(ctx, "Ids", id, x.dims()[0]);
+      std::fill(o + id * row, o + (id + 1) * row, T(0));
+    }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    CheckIndex(ctx, "Ids", ids[i], x.dims()[0]);
+    for (int64_t k = 0; k < row; ++k) {
+      T& dst = o[ids[i] * row + k];
+      dst = overwrite ? ud[i * row + k] : dst + ud[i * row + k];
+    }
+  }
+}
+
+// X@GRAD = Out@GRAD with the scattered rows zeroed; Updates@GRAD = Out@GRAD's rows at Ids.
+template <typename T>
+void ScatterGradKernel(KernelContext& ctx) {
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const std::vector<int64_t> ids = IndexValues(ctx, "Ids");
+  const Dims xd = dout.dims();
+  const int64_t row = DimsProduct(xd, 1, xd.size());
+  const T* g = dout.data<T>();
+  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
+    T* d = dx.mutable_data<T>(xd, ctx.place());
+    std::memcpy(d, g, sizeof(T) * dout.numel());
+    for (int64_t id : ids) {
+      CheckIndex(ctx, "Ids", id, xd[0]);
+      std::fill(d + id * row, d + (id + 1) * row, T(0));
+    }
+  }
+  if (Tensor du = ctx.OptionalOutput(GradVarName("Updates").c_str())) {
+    Dims ud = xd;
+    ud[0] = static_cast<int64_t>(ids.size());
+    T* d = du.mutable_data<T>(ud, ctx.place());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      CheckIndex(ctx, "Ids", ids[i], xd[0]);
+      std::memcpy(d + i * row, g + ids[i] * row, sizeof(T) * row);
+    }
+  }
+}
+
+// gather_nd: Index [..., k] picks X[i0, ..., ik-1, :]; Out = Index's dims[:-1] + X's dims[k:].
+Dims GatherNdDims(const char* op, const Dims& x, const Dims& index) {
+  TIDE_CHECK(!index.empty(), "op '", op, "': Index must have rank >= 1");
+  const int64_t k = index.back();
+  TIDE_CHECK(k < 0 || k <= static_cast<int64_t>(x.size()), "op '", op, "': Index's last dim (", k,
+             ") exceeds X's rank (X ", tide::ToString(x), ")");
+  Dims out(index.begin(), index.end() - 1);
+  if (k >= 0) out.insert(out.end(), x.begin() + k, x.end());
+  return out;
+}
+
+template <typename T, bool kGrad>
+void GatherNd(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
+  const std::vector<int64_t> idx = IndexValues(ctx, "Index");
+  const Dims xd = x.dims();
+  const int64_t k = index.dims().back();
+  const int64_t inner = DimsProduct(xd, k, xd.size());
+  const int64_t n = k ? static_cast<int64_t>(idx.size()) / k : DimsProduct(index.dims());
+  const std::vector<int64_t> xs = Strides(xd);
+  auto offset = [&](int64_t i) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      CheckIndex(ctx, "Index", idx[i * k + j], xd[j]);
+      off += idx[i * k + j] * xs[j];
+    }
+    return off;
+  };
+  if constexpr (!kGrad) {
+    const T* src = x.data<T>();
+    T* o = ctx.Output("Out").mutable_data<T>(GatherNdDims(ctx.op_type(), xd, index.dims()), ctx.place());
+    for (int64_t i = 0; i < n; ++i) std::memcpy(o + i * inner, src + offset(i), sizeof(T) * inner);
+  } else {
+    const T* g = ctx.Input(GradVarName("Out").c_str()).data<T>();
+    T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
+    std::fill(dx, dx + x.numel(), T(0));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t off = offset(i);
+      for (int64_t j = 0; j < inner; ++j) dx[off + j] += g[i * inner + j];
+    }
+  }
+}
+template <typename T> void GatherNdKernel(KernelContext& c) { GatherNd<T, false>(c); }
+template <typename T> void GatherNdGradKernel(KernelContext& c) { GatherNd<T, true>(c); }
+
+// ---------------------------------------------------------------------------------------------
+// one_hot: X int [..., 1] -> Out [..., depth] of dtype; allow_out_of_range gives a zero row.
+template <typename T>
+void OneHotKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const std::vector<int64_t> ids = IndexValues(ctx, "X");
+  const int64_t depth = ctx.Attr<int32_t>("depth");
+  const bool allow = ctx.Attr<bool>("allow_out_of_range");
+  Dims od = x.dims();
+  od.back() = depth;
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  std::fill(o, o + DimsProduct(od), T(0));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (allow && (ids[i] < 0 || ids[i] >= depth)) continue;
+    CheckIndex(ctx, "X", ids[i], depth);
+    o[i * depth + ids[i]] = T(1);
+  }
+}
+
+void OneHotInferShape(tide::InferShapeContext& ctx) {
+  Dims x = ctx.InputDims("X");
+  TIDE_CHECK(!x.empty() && DimsCompatible(x.back(), 1), "op 'one_hot': X must be [..., 1], got ",
+             tide::ToString(x));
+  x.back() = ctx.Attr<int32_t>("depth");
+  ctx.SetOutputDims("Out", x);
+  ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
+  ctx.ShareLoD("X", "Out");
+}
+
+// ---------------------------------------------------------------------------------------------
+// arg_max / arg_min along axis (the first of equal extremes), int64 (or dtype int32) output.
+template <typename T, bool kMax, typename I>
+void ArgExtreme(KernelContext& ctx, const tide::ops::AxisSplit& s, const T* x, I* o) {
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < s.n; ++j) {
+        const T v = x[(i * s.n + j) * s.post + k], b = x[(i * s.n + best) * s.post + k];
+        if (kMax ? v > b : v < b) best = j;
+      }
+      o[i * s.post + k] = static_cast<I>(best);
+    }
+}
+
+Dims ArgOutDims(const char* op, const Dims& x, int64_t axis, bool keepdims) {
+  const int a = NormAxis(op, static_cast<int>(axis), x.size());
+  Dims od = x;
+  if (keepdims) od[a] = 1;
+  else od.erase(od.begin() + a);
+  if (od.empty()) od.push_back(1);
+  return od;
+}
+
+template <typename T, bool kMax>
+void ArgKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const int64_t axis = ctx.Attr<int64_t>("axis");
+  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), static_cast<int>(axis));
+  TIDE_CHECK(s.n > 0, "op '", ctx.op_type(), "': X ", tide::ToString(x.dims()), " is empty along axis ", axis);
+  const Dims od = ArgOutDims(ctx.op_type(), x.dims(), axis, ctx.Attr<bool>("keepdims"));
+  Tensor out = ctx.Output("Out");
+  if (ctx.Attr<int32_t>("dtype") == TIDE_INT32)
+    ArgExtreme<T, kMax>(ctx, s, x.data<T>(), out.mutable_data<int32_t>(od, ctx.place()));
+  else
+    ArgExtreme<T, kMax>(ctx, s, x.data<T>(), out.mutable_data<int64_t>(od, ctx.place()));
+}
+template <typename T> void ArgMaxKernel(KernelContext& c) { ArgKernel<T, true>(c); }
+template <typename T> void ArgMinKernel(KernelContext& c) { ArgKernel<T, false>(c); }
+
+void ArgInferShape(tide::InferShapeContext& ctx) {
+  ctx.SetOutputDims("Out", ArgOutDims(ctx.op_type(), ctx.InputDims("X"), ctx.Attr<int64_t>("axis"),
+                                      ctx.Attr<bool>("keepdims")));
+  const int32_t dt = ctx.Attr<int32_t>("dtype");
+  TIDE_CHECK(dt == TIDE_INT32 || dt == TIDE_INT64, "op '", ctx.op_type(),
+             "': dtype must be int32 or int64, got ", tide::DataTypeName(static_cast<TideDataType>(dt)));
+  ctx.SetOutputDataType("Out", static_cast<TideDataType>(dt));
+}
+
+// ---------------------------------------------------------------------------------------------
+// argsort: Out = X sorted along axis (stable; descending reverses the order), Indices where from.
+template <typename T>
+void ArgsortKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
+  const bool desc = ctx.Attr<bool>("descending");
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  int64_t* ix = ctx.Output("Indices").mutable_data<int64_t>(x.dims(), ctx.place());
+  std::vector<int64_t> perm(static_cast<size_t>(s.n));
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k) {
+      auto at = [&](int64_t j) { return (i * s.n + j) * s.post + k; };
+      std::iota(perm.begin(), perm.end(), 0);
+      std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+        return desc ? xd[at(a)] > xd[at(b)] : xd[at(a)] < xd[at(b)];
+      });
+      for (int64_t j = 0; j < s.n; ++j) {
+        o[at(j)] = xd[at(perm[j])];
+        ix[at(j)] = perm[j];
+      }
+    }
+}
+
+// X@GRAD[Indices[j]] = Out@GRAD[j] along axis.
+template <typename T>
+void ArgsortGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), ind = ctx.Input("Indices"), dout = ctx.Input(GradVarName("Out").c_str());
+  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
+  const int64_t* ix = ind.data<int64_t>();
+  const T* g = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k)
+      for (int64_t j = 0; j < s.n; ++j)
+        dx[(i * s.n + ix[(i * s.n + j) * s.post + k]) * s.post + k] = g[(i * s.n + j) * s.post + k];
+}
+
+// ---------------------------------------------------------------------------------------------
+// where_index: the coordinates of Condition's true elements, int64 [count, rank].
+void WhereIndexKernel(KernelContext& ctx) {
+  Tensor c = ctx.Input("Condition");
+  const bool* cd = c.data<bool>();
+  std::vector<int64_t> coords;
+  int64_t count = 0;
+  ForEachIndex(c.dims(), [&](const std::vector<int64_t>& idx, int64_t i) {
+    if (!cd[i]) return;
+    coords.insert(coords.end(), idx.begin(), idx.end());
+    ++count;
+  });
+  int64_t* o = ctx.Output("Out").mutable_data<int64_t>({count, static_cast<int64_t>(c.rank())}, ctx.place());
+  std::copy(coords.begin(), coords.end(), o);
+}
+template <typename T> void WhereIndexKernelT(KernelContext& c) { WhereIndexKernel(c); }
+
+// range: [Start, End) by Step (one element each), 1-D.
+template <typename T>
+void RangeKernel(KernelContext& ctx) {
+  const T start = ctx.Input("Start").data<T>()[0], end = ctx.Input("End").data<T>()[0];
+  const T step = ctx.Input("Step").data<T>()[0];
+  TIDE_CHECK(step != T(0), "op 'range': Step ('", ctx.InputName("Step"), "') is 0");
+  int64_t n = 0;
+  if constexpr (std::is_integral_v<T>)
+    n = (step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
+                  : (start > end ? (start - end - step - 1) / (-step) : 0));
+  else
+    n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((end - start) / step)));
+  T* o = ctx.Output("Out").mutable_data<T>({n}, ctx.place());
+  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * step);
+}
+
+// shape: Input's dims as int32.
+template <typename T>
+void ShapeKernel(KernelContext& ctx) {
+  const Dims d = ctx.Input("Input").dims();
+  int32_t* o = ctx.Output("Out").mutable_data<int32_t>({static_cast<int64_t>(d.size())}, ctx.place());
+  for (size_t i = 0; i < d.size(); ++i) o[i] = static_cast<int32_t>(d[i]);
+}
+
+// cumsum along axis; exclusive leaves each element out of its own sum; reverse sums from the end.
+template <typename T>
+void Cumsum(const tide::ops::AxisSplit& s, const T* x, T* o, bool exclusive, bool reverse) {
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k) {
+      T acc = 0;
+      for (int64_t jj = 0; jj < s.n; ++jj) {
+        const int64_t j = reverse ? s.n - 1 - jj : jj;
+        const int64_t e = (i * s.n + j) * s.post + k;
+        const T v = x[e];
+        if (exclusive) { o[e] = acc; acc += v; }
+        else { acc += v; o[e] = acc; }
+      }
+    }
+}
+
+template <typename T>
+void CumsumKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const bool flatten = ctx.Attr<bool>("flatten");
+  const Dims xd = flatten ? Dims{x.numel()} : x.dims();
+  const auto s = tide::ops::SplitAt(ctx.op_type(), xd, flatten ? 0 : ctx.Attr<int32_t>("axis"));
+  T* o = ctx.Output("Out").mutable_data<T>(xd, ctx.place());
+  Cumsum(s, x.data<T>(), o, ctx.Attr<bool>("exclusive"), ctx.Attr<bool>("reverse"));
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(tide::OpSchema("gather")
+                     .Comment("Out = X[Index] (rows of X).")
+                     .Input("X", "the source").Input("Index", "int32/int64 row ids, 1-D")
+                     .Output("Out", "[len(Index)] + X's dims after the first")
+                     .Attr("overwrite", true, "Fluid's grad option (the grad always adds repeats)")
+                     .KernelDataTypeFrom("X")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", tide::ops::GatherDims(c.op_type(), c.InputDims("X"), c.InputDims("Index")));
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("gather_grad").Input("X", g.Input("X")).Input("Index", g.Input("Index"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X")).CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("gather_grad")
+                     .Input("X").Input("Index").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("overwrite", true).KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("gather", "cpu", GatherKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("gather_grad", "cpu", GatherGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("scatter")
+                     .Comment("Out = X with rows Ids set to (overwrite) or summed from Updates' rows.")
+                     .Input("X", "the target").Input("Ids", "int32/int64 row ids, 1-D")
+                     .Input("Updates", "[len(Ids)] + X's dims after the first")
+                     .Output("Out", "X's dims")
+                     .Attr("overwrite", true, "replace rows (else the updates of a row are summed)")
+                     .KernelDataTypeFrom("X")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", c.InputDims("X"));
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("scatter_grad").Input("Ids", g.Input("Ids"))
+                           .Input("Updates", g.Input("Updates"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .Output(GradVarName("Updates"), g.InputGrad("Updates")).CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("scatter_grad")
+                     .Input("Ids").Input("Updates").Input(GradVarName("Out"))
+                     .Output(GradVarName("X")).AsDispensable()
+                     .Output(GradVarName("Updates")).AsDispensable()
+                     .Attr("overwrite", true).KernelDataTypeFrom(GradVarName("Out"))
+                     .InferShape([](tide::InferShapeContext& c) {
+                       const std::string gx = GradVarName("X"), gu = GradVarName("Updates");
+                       const std::string go = GradVarName("Out");
+                       if (c.HasOutput(gx.c_str())) {
+                         c.SetOutputDims(gx.c_str(), c.InputDims(go.c_str()));
+                         c.SetOutputDataType(gx.c_str(), c.InputDataType(go.c_str()));
+                       }
+                       if (c.HasOutput(gu.c_str())) {
+                         c.SetOutputDims(gu.c_str(), c.InputDims("Updates"));
+                         c.SetOutputDataType(gu.c_str(), c.InputDataType("Updates"));
+                       }
+                     }));
+TIDE_REGISTER_KERNEL("scatter", "cpu", ScatterKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("scatter_grad", "cpu", ScatterGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("gather_nd")
+                     .Comment("Out[i...] = X[Index[i..., :]] (Index's last dim indexes X's first dims).")
+                     .Input("X", "the source").Input("Index", "int32/int64 [..., k]")
+                     .Output("Out", "Index's dims[:-1] + X's dims[k:]")
+                     .KernelDataTypeFrom("X")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", GatherNdDims(c.op_type(), c.InputDims("X"), c.InputDims("Index")));
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("gather_nd_grad").Input("X", g.Input("X")).Input("Index", g.Input("Index"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X"));
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("gather_nd_grad")
+                     .Input("X").Input("Index").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("gather_nd", "cpu", GatherNdKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("gather_nd_grad", "cpu", GatherNdGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("one_hot")
+                     .NoGradient()
+                     .Comment("Out[..., X] = 1, else 0: X's int ids [..., 1] as [..., depth].")
+                     .Input("X", "int32/int64 ids, [..., 1]").Output("Out", "[..., depth]")
+                     .RequiredAttr("depth", TIDE_ATTR_INT, "the number of classes")
+                     .Attr("dtype", int32_t(TIDE_FP32), "Out's type (TideDataType)")
+                     .Attr("allow_out_of_range", false, "an id outside [0, depth) gives a zero row")
+                     .KernelDataTypeFrom("attr:dtype")
+                     .InferShape(OneHotInferShape));
+TIDE_REGISTER_KERNEL("one_hot", "cpu", OneHotKernel, float, double, int32_t, int64_t);
+
+TIDE_REGISTER_OP(tide::OpSchema("arg_max")
+                     .NoGradient()
+                     .Comment("Out = the index of the largest element along axis (the first of ties).")
+                     .Input("X", "the input").Output("Out", "the indices")
+                     .Attr("axis", int64_t(-1), "the axis").Attr("keepdims", false, "keep axis as 1")
+                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType)")
+                     .KernelDataTypeFrom("X")
+                     .InferShape(ArgInferShape));
+TIDE_REGISTER_OP(tide::OpSchema("arg_min")
+                     .NoGradient()
+                     .Comment("Out = the index of the smallest element along axis (the first of ties).")
+                     .Input("X", "the input").Output("Out", "the indices")
+                     .Attr("axis", int64_t(-1), "the axis").Attr("keepdims", false, "keep axis as 1")
+                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType)")
+                     .KernelDataTypeFrom("X")
+                     .InferShape(ArgInferShape));
+TIDE_REGISTER_KERNEL("arg_max", "cpu", ArgMaxKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("arg_min", "cpu", ArgMinKernel, OPS_NN_MOVE_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("argsort")
+                     .Comment("Out = X sorted along axis (stable), Indices = where each came from.")
+                     .Input("X", "the input").Output("Out", "sorted X").Output("Indices", "int64 positions")
+                     .Attr("axis", int32_t(-1), "the axis").Attr("descending", false, "largest first")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       NormAxis(c.op_type(), c.Attr<int32_t>("axis"), c.InputDims("X").size());
+                       c.SetOutputDims("Out", c.InputDims("X"));
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                       c.SetOutputDims("Indices", c.InputDims("X"));
+                       c.SetOutputDataType("Indices", TIDE_INT64);
+                     })
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("argsort_grad").Input("X", g.Input("X")).Input("Indices", g.Output("Indices"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X")).CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("argsort_grad")
+                     .Input("X").Input("Indices").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("axis", int32_t(-1)).Attr("descending", false)
+                     .KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("argsort", "cpu", ArgsortKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("argsort_grad", "cpu", ArgsortGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("where_index")
+                     .NoGradient()
+                     .Comment("Out = the coordinates of Condition's true elements, int64 [count, rank].")
+                     .Input("Condition", "bool").Output("Out", "int64 [count, rank(Condition)]")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", {-1, static_cast<int64_t>(c.InputDims("Condition").size())});
+                       c.SetOutputDataType("Out", TIDE_INT64);
+                     }));
+TIDE_REGISTER_KERNEL("where_index", "cpu", WhereIndexKernelT, bool);
+
+TIDE_REGISTER_OP(tide::OpSchema("range")
+                     .NoGradient()
+                     .Comment("Out = [Start, Start + Step, ...) below End (above, for a negative Step).")
+                     .Input("Start", "one element").Input("End", "one element").Input("Step", "one element")
+                     .Output("Out", "1-D")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", {-1});
+                       c.SetOutputDataType("Out", c.InputDataType("Start"));
+                     }));
+TIDE_REGISTER_KERNEL("range", "cpu", RangeKernel, OPS_NN_MOVE_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("shape")
+                     .NoGradient()
+                     .Comment("Out = Input's dims, int32.")
+                     .Input("Input", "any tensor").Output("Out", "int32 [rank]")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", {static_cast<int64_t>(c.InputDims("Input").size())});
+                       c.SetOutputDataType("Out", TIDE_INT32);
+                     }));
+TIDE_REGISTER_KERNEL("shape", "cpu", ShapeKernel, float, double, int32_t, int64_t, bool);
+
+TIDE_REGISTER_OP(tide::OpSchema("cumsum")
+                     .Comment("Out = the running sum of X along axis (exclusive: without the element "
+                              "itself; reverse: from the end; flatten: over all of X, 1-D).")
+                     .Input("X", "the input").Output("Out", "the running sums")
+                     .Attr("axis", int32_t(-1), "the axis").Attr("exclusive", false, "leave each element out")
+                     .Attr("reverse", false, "sum from the end").Attr("flatten", false, "over the flattened X")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       Dims x = c.InputDims("X");
+                       if (c.Attr<bool>("flatten")) x = {DimsProductOrUnknown(x)};
+                       else NormAxis(c.op_type(), c.Attr<int32_t>("axis"), x.size());
+                       c.SetOutputDims("Out", x);
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad([](tide::GradMaker& g) {  // the adjoint: the same sum run the other way
+                       g.NewOp("cumsum").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"))
+                           .Attr("axis", g.Attr<int32_t>("axis"))
+                           .Attr("exclusive", g.Attr<bool>("exclusive"))
+                           .Attr("reverse", !g.Attr<bool>("reverse"))
+                           .Attr("flatten", g.Attr<bool>("flatten"));
+                     }));
+TIDE_REGISTER_KERNEL("cumsum", "cpu", CumsumKernel, OPS_NN_MOVE_TYPES);

@@ -1,0 +1,213 @@
+// norm_ops.cc: layer_norm, group_norm and instance_norm (Fluid 1.x), with grads: X seen as
+// groups normalised on their own (tide/ops/norm.hpp), then Y = Scale * (X - mean) / sqrt(var +
+// epsilon) + Bias with Scale/Bias per feature (layer_norm) or per channel. The grads recompute
+// the statistics from X rather than trusting the saved ones.
+#include <cmath>
+
+#include <tide/ops/norm.hpp>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+using tide::ops::NormGroups;
+
+template <typename Ctx>
+NormGroups GroupsOf(const Ctx& ctx, const Dims& x) {
+  const std::string type = ctx.op_type();
+  if (type.rfind("layer_norm", 0) == 0)
+    return tide::ops::LayerNormGroups(ctx.op_type(), x, ctx.template Attr<int32_t>("begin_norm_axis"));
+  if (type.rfind("group_norm", 0) == 0)
+    return tide::ops::ChannelNormGroups(ctx.op_type(), x, ctx.template Attr<int32_t>("groups"));
+  return tide::ops::ChannelNormGroups(ctx.op_type(), x, 0);
+}
+
+// Fluid's output names: the mean and the variance (layer/group norm) or the inverse std
+// (instance_norm's SavedVariance).
+bool IsInstance(const char* op) { return std::string(op).rfind("instance_norm", 0) == 0; }
+const char* MeanName(const char* op) { return IsInstance(op) ? "SavedMean" : "Mean"; }
+const char* VarName(const char* op) { return IsInstance(op) ? "SavedVariance" : "Variance"; }
+
+// Mean/Variance dims: [N, groups] for group_norm, one per group otherwise.
+template <typename Ctx>
+Dims StatDims(const Ctx& ctx, const Dims& x, const NormGroups& g) {
+  if (std::string(ctx.op_type()) == "group_norm")
+    return {x[0], static_cast<int64_t>(ctx.template Attr<int32_t>("groups"))};
+  return {g.groups};
+}
+
+void CheckAffine(const KernelContext& ctx, const NormGroups& g, const char* p) {
+  if (!ctx.HasInput(p)) return;
+  TIDE_CHECK(ctx.Input(p).numel() == g.affine, "op '", ctx.op_type(), "': ", p, " ('",
+             ctx.InputName(p), "') has ", ctx.Input(p).numel(), " elements, expected ", g.affine);
+}
+
+template <typename T>
+void Stats(const T* x, int64_t n, double eps, T* mean, T* rstd, T* var) {
+  double m = 0, v = 0;
+  for (int64_t i = 0; i < n; ++i) m += x[i];
+  m /= n;
+  for (int64_t i = 0; i < n; ++i) v += (x[i] - m) * (x[i] - m);
+  v /= n;
+  *mean = static_cast<T>(m);
+  *var = static_cast<T>(v);
+  *rstd = static_cast<T>(1.0 / std::sqrt(v + eps));
+}
+
+template <typename T>
+void NormKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X");
+  const NormGroups g = GroupsOf(ctx, x.dims());
+  CheckAffine(ctx, g, "Scale");
+  CheckAffine(ctx, g, "Bias");
+  const double eps = ctx.Attr<float>("epsilon");
+  const T* xd = x.data<T>();
+  const T* scale = ctx.HasInput("Scale") ? ctx.Input("Scale").data<T>() : nullptr;
+  const T* bias = ctx.HasInput("Bias") ? ctx.Input("Bias").data<T>() : nullptr;
+  T* y = ctx.Output("Y").mutable_data<T>(x.dims(), ctx.place());
+  Tensor mt = ctx.OptionalOutput(MeanName(op)), vt = ctx.OptionalOutput(VarName(op));
+  const Dims stat = StatDims(ctx, x.dims(), g);
+  T* md = mt ? mt.mutable_data<T>(stat, ctx.place()) : nullptr;
+  T* vd = vt ? vt.mutable_data<T>(stat, ctx.place()) : nullptr;
+  tide::ParallelFor(ctx, g.groups, g.size * 4, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      T mean, rstd, var;
+      Stats(xd + k * g.size, g.size, eps, &mean, &rstd, &var);
+      if (md) md[k] = mean;
+      if (vd) vd[k] = IsInstance(op) ? rstd : var;
+      for (int64_t i = k * g.size; i < (k + 1) * g.size; ++i) {
+        const int64_t a = g.AffineIndex(i);
+        y[i] = (xd[i] - mean) * rstd * (scale ? scale[a] : T(1)) + (bias ? bias[a] : T(0));
+      }
+    }
+  });
+}
+
+template <typename T>
+void NormGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dy = ctx.Input(GradVarName("Y").c_str());
+  const NormGroups g = GroupsOf(ctx, x.dims());
+  tide::ops::CheckGradDims(ctx.op_type(), "Y@GRAD", dy.dims(), x.dims());
+  const double eps = ctx.Attr<float>("epsilon");
+  const T* xd = x.data<T>();
+  const T* gd = dy.data<T>();
+  const T* scale = ctx.HasInput("Scale") ? ctx.Input("Scale").data<T>() : nullptr;
+  Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str());
+  Tensor dst = ctx.OptionalOutput(GradVarName("Scale").c_str());
+  Tensor dbt = ctx.OptionalOutput(GradVarName("Bias").c_str());
+  T* dx = dxt ? dxt.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
+  T* ds = dst ? dst.mutable_data<T>(ctx.Input("Scale").dims(), ctx.place()) : nullptr;
+  T* db = dbt ? dbt.mutable_data<T>(ctx.Input("Bias").dims(), ctx.place()) : nullptr;
+  if (ds) std::fill(ds, ds + g.affine, T(0));
+  if (db) std::fill(db, db + g.affine, T(0));
+  for (int64_t k = 0; k < g.groups; ++k) {
+    T mean, rstd, var;
+    Stats(xd + k * g.size, g.size, eps, &mean, &rstd, &var);
+    double m1 = 0, m2 = 0;  // means of dy_hat and dy_hat * xhat
+    for (int64_t i = k * g.size; i < (k + 1) * g.size; ++i) {
+      const int64_t a = g.AffineIndex(i);
+      const T xhat = (xd[i] - mean) * rstd;
+      const T dyh = gd[i] * (scale ? scale[a] : T(1));
+      m1 += dyh;
+      m2 += dyh * xhat;
+      if (ds) ds[a] += gd[i] * xhat;
+      if (db) db[a] += gd[i];
+    }
+    m1 /= g.size;
+    m2 /= g.size;
+    if (!dx) continue;
+    for (int64_t i = k * g.size; i < (k + 1) * g.size; ++i) {
+      const T xhat = (xd[i] - mean) * rstd;
+      const T dyh = gd[i] * (scale ? scale[g.AffineIndex(i)] : T(1));
+      dx[i] = rstd * (dyh - static_cast<T>(m1) - xhat * static_cast<T>(m2));
+    }
+  }
+}
+
+void NormInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  const Dims x = ctx.InputDims("X");
+  const NormGroups g = GroupsOf(ctx, x);
+  for (const char* p : {"Scale", "Bias"}) {
+    if (!ctx.HasInput(p)) continue;
+    const int64_t n = DimsProductOrUnknown(ctx.InputDims(p));
+    TIDE_CHECK(n < 0 || g.affine < 0 || n == g.affine, "op '", op, "': ", p, " has ", n,
+               " elements, expected ", g.affine);
+  }
+  ctx.SetOutputDims("Y", x);
+  ctx.SetOutputDataType("Y", ctx.InputDataType("X"));
+  ctx.ShareLoD("X", "Y");
+  const Dims stat = StatDims(ctx, x, g);
+  for (const char* p : {MeanName(op), VarName(op)}) {
+    if (!ctx.HasOutput(p)) continue;
+    ctx.SetOutputDims(p, stat);
+    ctx.SetOutputDataType(p, ctx.InputDataType("X"));
+  }
+}
+
+tide::OpSchema NormSchema(const std::string& type, const char* comment) {
+  const char* mean = MeanName(type.c_str());
+  const char* var = VarName(type.c_str());
+  return tide::OpSchema(type)
+      .Comment(comment)
+      .Input("X", "the input").Input("Scale", "the scale (optional)").AsDispensable()
+      .Input("Bias", "the bias (optional)").AsDispensable()
+      .Output("Y", "the normalised X").Output(mean, "the groups' means").AsIntermediate()
+      .Output(var, IsInstance(type.c_str()) ? "the groups' 1 / sqrt(var + epsilon)"
+                                            : "the groups' variances").AsIntermediate()
+      .Attr("epsilon", 1e-5f, "added to the variance")
+      .KernelDataTypeFrom("X")
+      .InferShape(NormInferShape)
+      .Grad([type](tide::GradMaker& g) {
+        auto op = g.NewOp(type + "_grad");
+        op.Input("X", g.Input("X"));
+        if (!g.Input("Scale").empty()) op.Input("Scale", g.Input("Scale"));
+        if (!g.Input("Bias").empty()) op.Input("Bias", g.Input("Bias"));
+        op.Input(GradVarName("Y"), g.OutputGrad("Y"))
+            .Output(GradVarName("X"), g.InputGrad("X"));
+        if (!g.Input("Scale").empty()) op.Output(GradVarName("Scale"), g.InputGrad("Scale"));
+        if (!g.Input("Bias").empty()) op.Output(GradVarName("Bias"), g.InputGrad("Bias"));
+        op.CopyAttrs();
+      });
+}
+
+tide::OpSchema NormGradSchema(const std::string& type) {
+  return tide::OpSchema(type)
+      .Input("X").Input("Scale").AsDispensable().Input("Bias").AsDispensable()
+      .Input(GradVarName("Y"))
+      .Output(GradVarName("X")).AsDispensable()
+      .Output(GradVarName("Scale")).AsDispensable()
+      .Output(GradVarName("Bias")).AsDispensable()
+      .Attr("epsilon", 1e-5f)
+      .KernelDataTypeFrom("X")
+      .InferShape(GradLike({"X", "Scale", "Bias"}));
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(NormSchema("layer_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + Bias, "
+                                          "the statistics over the dims from begin_norm_axis.")
+                     .Attr("begin_norm_axis", int32_t(1), "the first normalised dim"));
+TIDE_REGISTER_OP(NormGradSchema("layer_norm_grad").Attr("begin_norm_axis", int32_t(1)));
+TIDE_REGISTER_OP(NormSchema("group_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + Bias "
+                                          "per channel, the statistics over each sample's "
+                                          "channel groups (X [N, C, ...]).")
+                     .Attr("groups", int32_t(1), "channel groups (dividing C)")
+                     .Attr("data_layout", std::string("NCHW"), "only NCHW"));
+TIDE_REGISTER_OP(NormGradSchema("group_norm_grad").Attr("groups", int32_t(1))
+                     .Attr("data_layout", std::string("NCHW")));
+TIDE_REGISTER_OP(NormSchema("instance_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + "
+                                             "Bias per channel, the statistics over each "
+                                             "sample's channel (X [N, C, ...])."));
+TIDE_REGISTER_OP(NormGradSchema("instance_norm_grad"));
+TIDE_REGISTER_KERNEL("layer_norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("layer_norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("group_norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("group_norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("instance_norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("instance_norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);

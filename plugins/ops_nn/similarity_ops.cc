@@ -1,0 +1,288 @@
+// similarity_ops.cc: cos_sim (rows of X against rows of Y, or one Y row for all), norm (X / its
+// L2 norm along axis), label_smooth and maxout (Fluid 1.x), with grads.
+#include <cmath>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// cos_sim: X [N, ...], Y [N, ...] or [1, ...]; Out [N, 1] = <x, y> / (|x| |y|); XNorm [N, 1],
+// YNorm [N or 1, 1].
+struct CosGeom {
+  int64_t n, d;
+  bool y_shared;
+};
+CosGeom GetCosGeom(const char* op, const Dims& x, const Dims& y) {
+  TIDE_CHECK(x.size() >= 2 && x.size() == y.size(), "op '", op, "': X ", tide::ToString(x),
+             " and Y ", tide::ToString(y), " must have one rank >= 2");
+  const int64_t dx = DimsProductOrUnknown(x, 1, x.size()), dy = DimsProductOrUnknown(y, 1, y.size());
+  TIDE_CHECK(DimsCompatible(dx, dy), "op '", op, "': X ", tide::ToString(x), " and Y ",
+             tide::ToString(y), " differ in a row's size");
+  TIDE_CHECK(DimsCompatible(x[0], y[0]) || y[0] == 1, "op '", op, "': Y ", tide::ToString(y),
+             " must have X's rows or 1 row (X ", tide::ToString(x), ")");
+  return {x[0], dx, y[0] == 1 && x[0] != 1};
+}
+
+template <typename T>
+void CosSimKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  const CosGeom g = GetCosGeom(ctx.op_type(), x.dims(), y.dims());
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>({g.n, 1}, ctx.place());
+  T* xn = ctx.Output("XNorm").mutable_data<T>({g.n, 1}, ctx.place());
+  T* yn = ctx.Output("YNorm").mutable_data<T>({g.y_shared ? 1 : g.n, 1}, ctx.place());
+  for (int64_t i = 0; i < (g.y_shared ? 1 : g.n); ++i) {
+    T s = 0;
+    for (int64_t k = 0; k < g.d; ++k) s += yd[i * g.d + k] * yd[i * g.d + k];
+    yn[i] = std::sqrt(s);
+  }
+  for (int64_t i = 0; i < g.n; ++i) {
+    const T* xr = xd + i * g.d;
+    const T* yr = yd + (g.y_shared ? 0 : i * g.d);
+    T s = 0, dot = 0;
+    for (int64_t k = 0; k < g.d; ++k) {
+      s += xr[k] * xr[k];
+      dot += xr[k] * yr[k];
+    }
+    xn[i] = std::sqrt(s);
+    o[i] = dot / (xn[i] * yn[g.y_shared ? 0 : i]);
+  }
+}
+
+// dX = dOut * (y / (|x||y|) - out * x / |x|^2); dY likewise (summed over rows when shared).
+template <typename T>
+void CosSimGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  const CosGeom g = GetCosGeom(ctx.op_type(), x.dims(), y.dims());
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  const T* o = ctx.Input("Out").data<T>();
+  const T* xn = ctx.Input("XNorm").data<T>();
+  const T* yn = ctx.Input("YNorm").data<T>();
+  const T* gd = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str());
+  Tensor dyt = ctx.OptionalOutput(GradVarName("Y").c_str());
+  T* dx = dxt ? dxt.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
+  T* dy = dyt ? dyt.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
+  if (dy) std::fill(dy, dy + y.numel(), T(0));
+  for (int64_t i = 0; i < g.n; ++i) {
+    const int64_t yi = g.y_shared ? 0 : i;
+    const T* xr = xd + i * g.d;
+    const T* yr = yd + yi * g.d;
+    const T xy = xn[i] * yn[yi];
+    for (int64_t k = 0; k < g.d; ++k) {
+      if (dx) dx[i * g.d + k] = gd[i] * (yr[k] / xy - o[i] * xr[k] / (xn[i] * xn[i]));
+      if (dy) dy[yi * g.d + k] += gd[i] * (xr[k] / xy - o[i] * yr[k] / (yn[yi] * yn[yi]));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// norm: Out = X / sqrt(sum(X^2 along axis) + epsilon); Norm holds that divisor (axis kept as 1).
+template <typename T>
+void NormKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
+  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
+  Dims nd = x.dims();
+  nd[s.axis] = 1;
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  T* nm = ctx.Output("Norm").mutable_data<T>(nd, ctx.place());
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k) {
+      T sq = 0;
+      for (int64_t j = 0; j < s.n; ++j) sq += xd[(i * s.n + j) * s.post + k] * xd[(i * s.n + j) * s.post + k];
+      const T n = std::sqrt(sq + eps);
+      nm[i * s.post + k] = n;
+      for (int64_t j = 0; j < s.n; ++j) o[(i * s.n + j) * s.post + k] = xd[(i * s.n + j) * s.post + k] / n;
+    }
+}
+
+// dX = (dOut - out * sum(dOut * out)) / norm along axis.
+template <typename T>
+void NormGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
+  const T* xd = x.data<T>();
+  const T* nm = ctx.Input("Norm").data<T>();
+  const T* gd = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t k = 0; k < s.post; ++k) {
+      const T n = nm[i * s.post + k];
+      T dot = 0;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t e = (i * s.n + j) * s.post + k;
+        dot += gd[e] * xd[e] / n;
+      }
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t e = (i * s.n + j) * s.post + k;
+        dx[e] = (gd[e] - xd[e] / n * dot) / n;
+      }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// label_smooth: Out = (1 - epsilon) X + epsilon * PriorDist (or epsilon / K, K = X's last dim).
+template <typename T>
+void LabelSmoothKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
+  const int64_t k = x.dims().back();
+  const T* prior = nullptr;
+  if (ctx.HasInput("PriorDist")) {
+    Tensor p = ctx.Input("PriorDist");
+    TIDE_CHECK(p.numel() == k, "op 'label_smooth': PriorDist ('", ctx.InputName("PriorDist"),
+               "') has ", p.numel(), " elements, X's last dim is ", k);
+    prior = p.data<T>();
+  }
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    o[i] = (T(1) - eps) * xd[i] + eps * (prior ? prior[i % k] : T(1) / static_cast<T>(k));
+}
+
+// ---------------------------------------------------------------------------------------------
+// maxout: X [N, C, H, W] -> Out [N, C / groups, H, W], the max of each `groups` channels.
+template <typename T>
+void MaxoutKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const Dims d = x.dims();
+  const int64_t groups = ctx.Attr<int32_t>("groups");
+  TIDE_CHECK(d.size() == 4 && groups > 0 && d[1] % groups == 0, "op 'maxout': X must be [N, C, H, W]"
+             " with C divisible by groups (", groups, "), got ", tide::ToString(d));
+  const int64_t oc = d[1] / groups, hw = d[2] * d[3];
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>({d[0], oc, d[2], d[3]}, ctx.place());
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t c = 0; c < oc; ++c)
+      for (int64_t p = 0; p < hw; ++p) {
+        T m = xd[((n * d[1]) + c * groups) * hw + p];
+        for (int64_t g = 1; g < groups; ++g) m = std::max(m, xd[((n * d[1]) + c * groups + g) * hw + p]);
+        o[(n * oc + c) * hw + p] = m;
+      }
+}
+
+// The gradient goes to the first channel of each group holding the max (Fluid's rule).
+template <typename T>
+void MaxoutGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const Dims d = x.dims();
+  const int64_t groups = ctx.Attr<int32_t>("groups"), oc = d[1] / groups, hw = d[2] * d[3];
+  const T* xd = x.data<T>();
+  const T* od = ctx.Input("Out").data<T>();
+  const T* gd = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(d, ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t c = 0; c < oc; ++c)
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t oi = (n * oc + c) * hw + p;
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t xi = ((n * d[1]) + c * groups + g) * hw + p;
+          if (xd[xi] == od[oi]) {
+            dx[xi] = gd[oi];
+            break;
+          }
+        }
+      }
+}
+
+tide::GradMakerFn DefaultLikeGrad(const std::string& grad, std::vector<std::string> ins,
+                                  std::vector<std::string> outs, std::vector<std::string> grads) {
+  return [=](tide::GradMaker& g) {
+    auto op = g.NewOp(grad);
+    for (const auto& i : ins) op.Input(i, g.Input(i.c_str()));
+    for (const auto& o : outs) op.Input(o, g.Output(o.c_str()));
+    op.Input(GradVarName("Out"), g.OutputGrad("Out"));
+    for (const auto& x : grads) op.Output(GradVarName(x), g.InputGrad(x.c_str()));
+    op.CopyAttrs();
+  };
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(tide::OpSchema("cos_sim")
+                     .Comment("Out = <X, Y> / (|X| |Y|) per row (Y: X's rows, or one row for all).")
+                     .Input("X", "[N, ...]").Input("Y", "[N, ...] or [1, ...]")
+                     .Output("Out", "[N, 1]").Output("XNorm", "|X| per row").AsIntermediate()
+                     .Output("YNorm", "|Y| per row").AsIntermediate()
+                     .InferShape([](tide::InferShapeContext& c) {
+                       const CosGeom g = GetCosGeom(c.op_type(), c.InputDims("X"), c.InputDims("Y"));
+                       c.SetOutputDims("Out", {g.n, 1});
+                       c.SetOutputDims("XNorm", {g.n, 1});
+                       c.SetOutputDims("YNorm", {c.InputDims("Y")[0], 1});
+                       for (const char* p : {"Out", "XNorm", "YNorm"}) c.SetOutputDataType(p, c.InputDataType("X"));
+                       c.ShareLoD("X", "Out");
+                     })
+                     .Grad(DefaultLikeGrad("cos_sim_grad", {"X", "Y"}, {"Out", "XNorm", "YNorm"}, {"X", "Y"})));
+TIDE_REGISTER_OP(tide::OpSchema("cos_sim_grad")
+                     .Input("X").Input("Y").Input("Out").Input("XNorm").Input("YNorm")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X")).AsDispensable().Output(GradVarName("Y")).AsDispensable()
+                     .InferShape(GradLike({"X", "Y"})));
+TIDE_REGISTER_KERNEL("cos_sim", "cpu", CosSimKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("cos_sim_grad", "cpu", CosSimGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("norm")
+                     .Comment("Out = X / sqrt(sum(X^2 along axis) + epsilon).")
+                     .Input("X", "the input").Output("Out", "X normalised")
+                     .Output("Norm", "the divisor, X's dims with 1 on axis").AsIntermediate()
+                     .Attr("axis", int32_t(1), "the axis").Attr("epsilon", 1e-10f, "added under the root")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       Dims x = c.InputDims("X");
+                       const int a = NormAxis(c.op_type(), c.Attr<int32_t>("axis"), x.size());
+                       c.SetOutputDims("Out", x);
+                       x[a] = 1;
+                       c.SetOutputDims("Norm", x);
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                       c.SetOutputDataType("Norm", c.InputDataType("X"));
+                     })
+                     .Grad(DefaultLikeGrad("norm_grad", {"X"}, {"Norm"}, {"X"})));
+TIDE_REGISTER_OP(tide::OpSchema("norm_grad")
+                     .Input("X").Input("Norm").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("axis", int32_t(1)).Attr("epsilon", 1e-10f)
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("label_smooth")
+                     .Comment("Out = (1 - epsilon) X + epsilon * PriorDist (uniform 1 / K without it).")
+                     .Input("X", "one-hot labels [..., K]").Input("PriorDist", "[K] (optional)").AsDispensable()
+                     .Output("Out", "smoothed labels")
+                     .Attr("epsilon", 0.0f, "the smoothing weight")
+                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("scale").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"))
+                           .Attr("scale", 1.0f - g.Attr<float>("epsilon")).Attr("bias", 0.0f);
+                     }));
+TIDE_REGISTER_KERNEL("label_smooth", "cpu", LabelSmoothKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("maxout")
+                     .Comment("Out[:, c] = the max of X's channels [c * groups, (c + 1) * groups).")
+                     .Input("X", "[N, C, H, W]").Output("Out", "[N, C / groups, H, W]")
+                     .RequiredAttr("groups", TIDE_ATTR_INT, "channels per output channel")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       Dims x = c.InputDims("X");
+                       const int32_t groups = c.Attr<int32_t>("groups");
+                       TIDE_CHECK(x.size() == 4 && groups > 0 && (x[1] < 0 || x[1] % groups == 0),
+                                  "op 'maxout': X must be [N, C, H, W] with C divisible by groups (",
+                                  groups, "), got ", tide::ToString(x));
+                       if (x[1] > 0) x[1] /= groups;
+                       c.SetOutputDims("Out", x);
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad(DefaultLikeGrad("maxout_grad", {"X"}, {"Out"}, {"X"})));
+TIDE_REGISTER_OP(tide::OpSchema("maxout_grad")
+                     .Input("X").Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .RequiredAttr("groups", TIDE_ATTR_INT)
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("maxout", "cpu", MaxoutKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("maxout_grad", "cpu", MaxoutGradKernel, OPS_NN_FLOAT_TYPES);

@@ -1,0 +1,258 @@
+// slice_expand_ops.cc: ops that move a box of elements (Fluid 1.x): slice and strided_slice
+// (Input -> Out; the grad scatters back into zeros), pad (constant pad_value; grad slices),
+// expand / expand_as (repeats; the grad sums the repeats). Shape rules: tide/ops/tensor_shape.hpp.
+#include <cstring>
+
+#include <tide/ops/tensor_shape.hpp>
+
+#include "common.h"
+#include "nd_index.h"
+
+namespace ops_nn {
+namespace {
+
+using tide::ops::GetSliceGeom;
+using tide::ops::SliceGeom;
+
+std::vector<int32_t> IntsOr(const KernelContext& ctx, const char* name) {
+  return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
+}
+std::vector<int32_t> IntsOr(const tide::InferShapeContext& ctx, const char* name) {
+  return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
+}
+
+template <typename Ctx>
+SliceGeom SliceOf(const Ctx& ctx, const Dims& x) {
+  return GetSliceGeom(ctx.op_type(), x, ctx.template Attr<std::vector<int32_t>>("axes"),
+                      ctx.template Attr<std::vector<int32_t>>("starts"),
+                      ctx.template Attr<std::vector<int32_t>>("ends"), IntsOr(ctx, "strides"),
+                      IntsOr(ctx, "decrease_axis"));
+}
+
+// Offset in X of a box index.
+int64_t SliceOffset(const SliceGeom& g, const std::vector<int64_t>& xs,
+                    const std::vector<int64_t>& idx) {
+  int64_t off = 0;
+  for (size_t d = 0; d < idx.size(); ++d) off += (g.start[d] + idx[d] * g.step[d]) * xs[d];
+  return off;
+}
+
+template <typename T>
+void SliceKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("Input");
+  const SliceGeom g = SliceOf(ctx, x.dims());
+  const std::vector<int64_t> xs = Strides(x.dims());
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(g.out, ctx.place());
+  ForEachIndex(g.count, [&](const std::vector<int64_t>& idx, int64_t i) {
+    o[i] = xd[SliceOffset(g, xs, idx)];
+  });
+}
+
+template <typename T>
+void SliceGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("Input"), dout = ctx.Input(GradVarName("Out").c_str());
+  const SliceGeom g = SliceOf(ctx, x.dims());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), g.out);
+  const std::vector<int64_t> xs = Strides(x.dims());
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("Input").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  ForEachIndex(g.count, [&](const std::vector<int64_t>& idx, int64_t i) {
+    dx[SliceOffset(g, xs, idx)] = gd[i];
+  });
+}
+
+void SliceInferShape(tide::InferShapeContext& ctx) {
+  ctx.SetOutputDims("Out", SliceOf(ctx, ctx.InputDims("Input")).out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("Input"));
+}
+
+tide::OpSchema SliceSchema(const std::string& type, bool strided) {
+  auto s = tide::OpSchema(type)
+               .Comment(strided ? "Out = Input[starts:ends:strides] on `axes` (Python's rules)."
+                                : "Out = Input[starts:ends] on `axes`; negative indices count "
+                                  "from the end, and both are clamped to the dim.")
+               .Input("Input", "the input").Output("Out", "the slice")
+               .RequiredAttr("axes", TIDE_ATTR_INTS, "the sliced axes")
+               .RequiredAttr("starts", TIDE_ATTR_INTS, "first index per axis")
+               .RequiredAttr("ends", TIDE_ATTR_INTS, "end (exclusive) per axis");
+  if (strided) s.RequiredAttr("strides", TIDE_ATTR_INTS, "step per axis (negative: backwards)");
+  return s.Attr("infer_flags", std::vector<int32_t>{}, "Fluid's compile-time hints (unused)")
+      .Attr("decrease_axis", std::vector<int32_t>{}, "axes (taking one element) to drop")
+      .InferShape(SliceInferShape)
+      .Grad([type](tide::GradMaker& g) {
+        g.NewOp(type + "_grad")
+            .Input("Input", g.Input("Input"))
+            .Input(GradVarName("Out"), g.OutputGrad("Out"))
+            .Output(GradVarName("Input"), g.InputGrad("Input"))
+            .CopyAttrs();
+      });
+}
+
+tide::OpSchema SliceGradSchema(const std::string& type, bool strided) {
+  auto s = tide::OpSchema(type)
+               .Input("Input").Input(GradVarName("Out")).Output(GradVarName("Input"))
+               .RequiredAttr("axes", TIDE_ATTR_INTS).RequiredAttr("starts", TIDE_ATTR_INTS)
+               .RequiredAttr("ends", TIDE_ATTR_INTS);
+  if (strided) s.RequiredAttr("strides", TIDE_ATTR_INTS);
+  return s.Attr("infer_flags", std::vector<int32_t>{})
+      .Attr("decrease_axis", std::vector<int32_t>{})
+      .InferShape(GradLike({"Input"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// pad: Out = X with paddings[2i] values before and paddings[2i+1] after dim i, set to pad_value.
+template <typename T>
+void PadKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const auto pads = ctx.Attr<std::vector<int32_t>>("paddings");
+  const Dims od = tide::ops::PadDims(ctx.op_type(), x.dims(), pads);
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  std::fill(o, o + DimsProduct(od), static_cast<T>(ctx.Attr<float>("pad_value")));
+  const std::vector<int64_t> os = Strides(od);
+  const T* xd = x.data<T>();
+  ForEachIndex(x.dims(), [&](const std::vector<int64_t>& idx, int64_t i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + pads[2 * d]) * os[d];
+    o[off] = xd[i];
+  });
+}
+
+template <typename T>
+void PadGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const auto pads = ctx.Attr<std::vector<int32_t>>("paddings");
+  const Dims od = tide::ops::PadDims(ctx.op_type(), x.dims(), pads);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  const std::vector<int64_t> os = Strides(od);
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  ForEachIndex(x.dims(), [&](const std::vector<int64_t>& idx, int64_t i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + pads[2 * d]) * os[d];
+    dx[i] = gd[off];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// expand / expand_as: Out[i] = X[i mod X's dims]; the grad sums every repeat.
+template <typename F>
+void ForEachRepeat(const Dims& x, const Dims& out, F&& fn) {
+  const std::vector<int64_t> xs = Strides(x);
+  ForEachIndex(out, [&](const std::vector<int64_t>& idx, int64_t i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] % x[d]) * xs[d];
+    fn(i, off);
+  });
+}
+
+std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Dims& x) {
+  if (ctx.HasInput("target_tensor"))
+    return tide::ops::ExpandAsTimes(ctx.op_type(), x, ctx.Input("target_tensor").dims());
+  return ctx.Attr<std::vector<int32_t>>("expand_times");
+}
+
+template <typename T>
+void ExpandKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, x.dims()));
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  ForEachRepeat(x.dims(), od, [&](int64_t i, int64_t off) { o[i] = xd[off]; });
+}
+
+template <typename T>
+void ExpandGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, x.dims()));
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  ForEachRepeat(x.dims(), od, [&](int64_t i, int64_t off) { dx[off] += gd[i]; });
+}
+
+void ExpandInferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  if (ctx.HasInput("target_tensor")) {
+    const Dims t = ctx.InputDims("target_tensor");
+    tide::ops::ExpandAsTimes(ctx.op_type(), x, t);
+    ctx.SetOutputDims("Out", t);
+  } else {
+    ctx.SetOutputDims("Out", tide::ops::ExpandDims(ctx.op_type(), x,
+                                                   ctx.Attr<std::vector<int32_t>>("expand_times")));
+  }
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+}
+
+tide::GradMakerFn XGradMaker(const std::string& grad_type, std::vector<std::string> extra) {
+  return [grad_type, extra](tide::GradMaker& g) {
+    auto op = g.NewOp(grad_type);
+    op.Input("X", g.Input("X"));
+    for (const auto& e : extra) op.Input(e, g.Input(e.c_str()));
+    op.Input(GradVarName("Out"), g.OutputGrad("Out"))
+        .Output(GradVarName("X"), g.InputGrad("X"))
+        .CopyAttrs();
+  };
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(SliceSchema("slice", false));
+TIDE_REGISTER_OP(SliceGradSchema("slice_grad", false));
+TIDE_REGISTER_OP(SliceSchema("strided_slice", true));
+TIDE_REGISTER_OP(SliceGradSchema("strided_slice_grad", true));
+TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("strided_slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("pad")
+                     .Comment("Out = X padded with pad_value: paddings[2i] before and "
+                              "paddings[2i+1] after dim i.")
+                     .Input("X", "the input").Output("Out", "the padded input")
+                     .RequiredAttr("paddings", TIDE_ATTR_INTS, "(before, after) per dim")
+                     .Attr("pad_value", 0.0f, "the padding value")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       c.SetOutputDims("Out", tide::ops::PadDims(c.op_type(), c.InputDims("X"),
+                                                                 c.Attr<std::vector<int32_t>>("paddings")));
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad(XGradMaker("pad_grad", {})));
+TIDE_REGISTER_OP(tide::OpSchema("pad_grad")
+                     .Input("X").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .RequiredAttr("paddings", TIDE_ATTR_INTS).Attr("pad_value", 0.0f)
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("pad", "cpu", PadKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("pad_grad", "cpu", PadGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("expand")
+                     .Comment("Out = X repeated expand_times[i] times along dim i.")
+                     .Input("X", "the input").Output("Out", "the repeated input")
+                     .RequiredAttr("expand_times", TIDE_ATTR_INTS, "repeats per dim")
+                     .InferShape(ExpandInferShape)
+                     .Grad(XGradMaker("expand_grad", {})));
+TIDE_REGISTER_OP(tide::OpSchema("expand_grad")
+                     .Input("X").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .RequiredAttr("expand_times", TIDE_ATTR_INTS)
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_OP(tide::OpSchema("expand_as")
+                     .Comment("Out = X repeated to target_tensor's dims (each a multiple of X's).")
+                     .Input("X", "the input").Input("target_tensor", "gives Out's dims")
+                     .Output("Out", "the repeated input")
+                     .KernelDataTypeFrom("X")
+                     .InferShape(ExpandInferShape)
+                     .Grad(XGradMaker("expand_as_grad", {"target_tensor"})));
+TIDE_REGISTER_OP(tide::OpSchema("expand_as_grad")
+                     .Input("X").Input("target_tensor").Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("expand", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("expand_grad", "cpu", ExpandGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("expand_as", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("expand_as_grad", "cpu", ExpandGradKernel, OPS_NN_FLOAT_TYPES);

@@ -1,0 +1,207 @@
+// stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
+// the grad, like reshape2) and stack / unstack (a new dim at `axis`, each other's grad).
+#include <cstring>
+
+#include <tide/ops/tensor_shape.hpp>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+template <typename Ctx>
+Dims SqueezeOut(const Ctx& ctx, const Dims& x) {
+  const auto axes = ctx.template Attr<std::vector<int32_t>>("axes");
+  const std::string type = ctx.op_type();
+  if (type == "squeeze2") return tide::ops::SqueezeDims(ctx.op_type(), x, axes);
+  return tide::ops::UnsqueezeDims(ctx.op_type(), x, axes);
+}
+
+template <typename T>
+void CopyAs(KernelContext& ctx, const Tensor& src, Tensor dst, const Dims& dims) {
+  T* d = dst.mutable_data<T>(dims, ctx.place());
+  if (d != src.data<T>()) std::memcpy(d, src.data<T>(), sizeof(T) * src.numel());
+}
+
+template <typename T>
+void SqueezeKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  CopyAs<T>(ctx, x, ctx.Output("Out"), SqueezeOut(ctx, x.dims()));
+}
+
+// X@GRAD = Out@GRAD with X's dims (from XShape).
+template <typename T>
+void SqueezeGradKernel(KernelContext& ctx) {
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const Dims x = tide::ops::ForwardXDims(ctx);
+  TIDE_CHECK(DimsProduct(x) == dout.numel(), "op '", ctx.op_type(), "': Out@GRAD ",
+             tide::ToString(dout.dims()), " does not hold X's ", DimsProduct(x), " elements");
+  CopyAs<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()), x);
+}
+
+void SqueezeInferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  ctx.SetOutputDims("Out", SqueezeOut(ctx, x));
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  if (ctx.HasOutput("XShape")) {
+    ctx.SetOutputDims("XShape", tide::ops::XShapeDims(x));
+    ctx.SetOutputDataType("XShape", ctx.InputDataType("X"));
+  }
+}
+
+tide::OpSchema SqueezeSchema(const std::string& type, const char* comment) {
+  return tide::OpSchema(type)
+      .Comment(comment)
+      .Input("X", "the input").Output("Out", "X's data with the new dims")
+      .Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate()
+      .Attr("axes", std::vector<int32_t>{}, "the dims")
+      .InferShape(SqueezeInferShape)
+      .Grad([type](tide::GradMaker& g) {
+        g.NewOp(type + "_grad")
+            .Input("XShape", g.Output("XShape"))
+            .Input(GradVarName("Out"), g.OutputGrad("Out"))
+            .Output(GradVarName("X"), g.InputGrad("X"))
+            .CopyAttrs();
+      });
+}
+
+tide::OpSchema SqueezeGradSchema(const std::string& type) {
+  return tide::OpSchema(type)
+      .Input("XShape").Input(GradVarName("Out")).Output(GradVarName("X"))
+      .Attr("axes", std::vector<int32_t>{})
+      .KernelDataTypeFrom(GradVarName("Out"))
+      .InferShape([](tide::InferShapeContext& c) {
+        const Dims xs = c.InputDims("XShape");
+        c.SetOutputDims(GradVarName("X").c_str(), Dims(xs.begin() + 1, xs.end()));
+        c.SetOutputDataType(GradVarName("X").c_str(), c.InputDataType(GradVarName("Out").c_str()));
+      });
+}
+
+// ---------------------------------------------------------------------------------------------
+// stack: inputs [pre, post] each; Out [pre, n, post].
+template <typename T>
+void StackKernel(KernelContext& ctx) {
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  std::vector<Dims> dims;
+  for (const auto& t : xs) dims.push_back(t.dims());
+  const int axis = ctx.Attr<int32_t>("axis");
+  const Dims od = tide::ops::StackDims(ctx.op_type(), dims, axis);
+  const int a = NormAxis(ctx.op_type(), axis, dims[0].size() + 1);
+  const int64_t pre = DimsProduct(dims[0], 0, a), post = DimsProduct(dims[0], a, dims[0].size());
+  const int64_t n = static_cast<int64_t>(xs.size());
+  T* o = ctx.Output("Y").mutable_data<T>(od, ctx.place());
+  for (int64_t j = 0; j < n; ++j) {
+    const T* x = xs[j].data<T>();
+    for (int64_t i = 0; i < pre; ++i) std::memcpy(o + (i * n + j) * post, x + i * post, sizeof(T) * post);
+  }
+}
+
+// unstack: X [pre, n, post] -> n outputs [pre, post] (also stack's grad).
+template <typename T>
+void Unstack(KernelContext& ctx, const Tensor& x, int axis, std::vector<Tensor> outs) {
+  const Dims xd = x.dims();
+  const int a = NormAxis(ctx.op_type(), axis, xd.size());
+  const int64_t n = xd[a];
+  TIDE_CHECK(static_cast<int64_t>(outs.size()) == n, "op '", ctx.op_type(), "': ", outs.size(),
+             " outputs for a dim of ", n, " (axis ", axis, " of ", tide::ToString(xd), ")");
+  const int64_t pre = DimsProduct(xd, 0, a), post = DimsProduct(xd, a + 1, xd.size());
+  Dims od = xd;
+  od.erase(od.begin() + a);
+  const T* xp = x.data<T>();
+  for (int64_t j = 0; j < n; ++j) {
+    if (!outs[j]) continue;  // a gradient nobody wants
+    T* o = outs[j].mutable_data<T>(od, ctx.place());
+    for (int64_t i = 0; i < pre; ++i) std::memcpy(o + i * post, xp + (i * n + j) * post, sizeof(T) * post);
+  }
+}
+
+template <typename T>
+void UnstackKernel(KernelContext& ctx) {
+  Unstack<T>(ctx, ctx.Input("X"), ctx.Attr<int32_t>("axis"), ctx.Outputs("Y"));
+}
+
+template <typename T>
+void StackGradKernel(KernelContext& ctx) {
+  const std::string g = GradVarName("X");
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < ctx.OutputCount(g.c_str()); ++i) outs.push_back(ctx.OptionalOutput(g.c_str(), i));
+  Unstack<T>(ctx, ctx.Input(GradVarName("Y").c_str()), ctx.Attr<int32_t>("axis"), outs);
+}
+
+void StackInferShape(tide::InferShapeContext& ctx) {
+  ctx.SetOutputDims("Y", tide::ops::StackDims(ctx.op_type(), ctx.InputsDims("X"), ctx.Attr<int32_t>("axis")));
+  ctx.SetOutputDataType("Y", ctx.InputDataType("X"));
+}
+
+void UnstackInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  const Dims x = ctx.InputDims("X");
+  const int a = NormAxis(op, ctx.Attr<int32_t>("axis"), x.size());
+  const int32_t num = ctx.Attr<int32_t>("num");
+  TIDE_CHECK(x[a] < 0 || x[a] == num, "op '", op, "': num (", num, ") must equal X's dim ", a,
+             " (", x[a], ")");
+  TIDE_CHECK(static_cast<int32_t>(ctx.OutputCount("Y")) == num, "op '", op, "': ",
+             ctx.OutputCount("Y"), " outputs Y for num = ", num);
+  Dims od = x;
+  od.erase(od.begin() + a);
+  for (int32_t i = 0; i < num; ++i) {
+    ctx.SetOutputDims("Y", od, i);
+    ctx.SetOutputDataType("Y", ctx.InputDataType("X"), i);
+  }
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(SqueezeSchema("squeeze2", "Out = X without the listed size-1 dims (every "
+                                           "size-1 dim when axes is empty; others are kept)."));
+TIDE_REGISTER_OP(SqueezeGradSchema("squeeze2_grad"));
+TIDE_REGISTER_OP(SqueezeSchema("unsqueeze2", "Out = X with a dim of 1 inserted at each of axes "
+                                             "in turn."));
+TIDE_REGISTER_OP(SqueezeGradSchema("unsqueeze2_grad"));
+TIDE_REGISTER_KERNEL("squeeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("unsqueeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("stack")
+                     .Comment("Y = the X tensors (all of one shape) stacked along a new dim at axis.")
+                     .Input("X", "tensors of one shape").AsDuplicable()
+                     .Output("Y", "the stack")
+                     .Attr("axis", int32_t(0), "where the new dim goes (negative: from the end)")
+                     .InferShape(StackInferShape)
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("stack_grad")
+                           .Input(GradVarName("Y"), g.OutputGrad("Y"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("stack_grad")
+                     .Input(GradVarName("Y")).Output(GradVarName("X")).AsDuplicable()
+                     .Attr("axis", int32_t(0))
+                     .InferShape([](tide::InferShapeContext& c) {
+                       Dims y = c.InputDims(GradVarName("Y").c_str());
+                       const std::string g = GradVarName("X");
+                       const int a = NormAxis(c.op_type(), c.Attr<int32_t>("axis"), y.size());
+                       y.erase(y.begin() + a);
+                       for (size_t i = 0; i < c.OutputCount(g.c_str()); ++i) {
+                         c.SetOutputDims(g.c_str(), y, i);
+                         c.SetOutputDataType(g.c_str(), c.InputDataType(GradVarName("Y").c_str()), i);
+                       }
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("unstack")
+                     .Comment("Y = X split along axis into num tensors without that dim.")
+                     .Input("X", "the input").Output("Y", "the pieces").AsDuplicable()
+                     .Attr("axis", int32_t(0), "the split dim").Attr("num", int32_t(0), "X's dim at axis")
+                     .InferShape(UnstackInferShape)
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("stack")
+                           .Input("X", g.OutputGrad("Y"))
+                           .Output("Y", g.InputGrad("X"))
+                           .Attr("axis", g.Attr<int32_t>("axis"));
+                     }));
+TIDE_REGISTER_KERNEL("stack", "cpu", StackKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("stack_grad", "cpu", StackGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("unstack", "cpu", UnstackKernel, OPS_NN_MOVE_TYPES);
