@@ -4,6 +4,8 @@
 // by the body) are shown as they were when the iteration started. The gradient of a
 // loop-carried variable is carried from one iteration to the one before; the gradients of the
 // other inputs are summed over the iterations. The step scopes are freed afterwards.
+// Tensor arrays (DynamicRNN's): the gradient of an array the body only writes is shown to every
+// iteration; that of an array the body only reads is summed element by element.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -14,6 +16,68 @@ namespace ops_control {
 namespace {
 
 constexpr const char* kEmpty = "@EMPTY@";
+
+// The tensor arrays among a while op's variables and their gradients.
+class ArrayGrads {
+ public:
+  ArrayGrads(tide::OpRunContext& ctx, const std::vector<std::string>& xs, const std::vector<std::string>& outs,
+             const std::vector<std::string>& out_grads, const std::vector<std::string>& x_grads)
+      : ctx_(ctx) {
+    for (size_t j = 0; j < outs.size() && j < out_grads.size(); ++j) {
+      if (out_grads[j] == kEmpty || !Lookup(ctx, outs[j]).IsTensorArray()) continue;
+      tide::Variable og = Lookup(ctx, out_grads[j]);
+      if (og.IsTensorArray()) shown_.insert_or_assign(outs[j], og.GetTensorArray());
+    }
+    for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
+      if (x_grads[j] == kEmpty || !Lookup(ctx, xs[j]).IsTensorArray()) continue;
+      TIDE_CHECK(!std::count(outs.begin(), outs.end(), xs[j]), "op 'while_grad': the loop both reads and "
+                 "writes tensor array '", xs[j], "', whose gradient is wanted; gradients through such an "
+                 "array are not supported (carry a tensor from one iteration to the next instead)");
+      summed_[xs[j]];
+    }
+  }
+  // Gives the iteration the gradients of the arrays it writes (its ops read their elements).
+  void ShowTo(tide::Scope step) {
+    for (auto& [name, og] : shown_) {
+      tide::TensorArray local = step.Var(name + "@GRAD").GetTensorArray();
+      local.resize(og.size());
+      for (size_t i = 0; i < og.size(); ++i)
+        if (og.at(i).initialized()) local.at(i).ShareDataWith(og.at(i)), local.at(i).set_lod(og.at(i).lod());
+    }
+  }
+  // Adds the gradients the iteration left for the arrays it reads.
+  void Gather(tide::Scope step) {
+    for (auto& [name, sum] : summed_) {
+      tide::Variable v = step.FindLocalVar(name + "@GRAD");
+      if (!v || !v.IsTensorArray()) continue;
+      tide::TensorArray local = v.GetTensorArray();
+      if (sum.size() < local.size()) sum.resize(local.size());
+      for (size_t i = 0; i < local.size(); ++i)
+        if (local.at(i).initialized()) Accumulate(ctx_, sum[i], local.at(i), name);
+    }
+  }
+  // Writes the summed gradient of read-only array `x` to `grad`; false when x is no such array.
+  // Elements no iteration reached get zeros shaped like x's.
+  bool Write(const std::string& x, const std::string& grad) {
+    auto it = summed_.find(x);
+    if (it == summed_.end()) return false;
+    tide::TensorArray fwd = Lookup(ctx_, x).GetTensorArray();
+    tide::TensorArray out = Lookup(ctx_, grad).GetTensorArray();
+    out.resize(std::max(fwd.size(), it->second.size()));
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (i < it->second.size() && it->second[i].initialized())
+        out.at(i).CopyFrom(it->second[i], ctx_.place(), ctx_.device_context());
+      else if (i < fwd.size() && fwd.at(i).initialized())
+        ZerosLike(ctx_, fwd.at(i), out.at(i));
+    }
+    return true;
+  }
+
+ private:
+  tide::OpRunContext& ctx_;
+  std::map<std::string, tide::TensorArray> shown_;
+  std::map<std::string, std::vector<tide::OwnedTensor>> summed_;
+};
 
 void WhileGradRun(tide::OpRunContext& ctx) {
   const int32_t grad_block = ctx.Attr<int32_t>("sub_block");
@@ -34,8 +98,10 @@ void WhileGradRun(tide::OpRunContext& ctx) {
       carried[outs[j]].CopyFrom(og.GetTensor(), ctx.place(), ctx.device_context());
   }
   std::map<std::string, tide::OwnedTensor> summed;  // read-only inputs' gradients
+  ArrayGrads arrays(ctx, xs, outs, out_grads, x_grads);
   for (size_t k = steps.size(); k-- > 0;) {
     tide::Scope step = steps.at(k);
+    arrays.ShowTo(step);
     for (const auto& x : xs) {  // loop-carried variables as the iteration found them
       if (!written.count(x)) continue;
       tide::Variable pre = step.FindLocalVar(x + "@STEP_INPUT");
@@ -46,6 +112,7 @@ void WhileGradRun(tide::OpRunContext& ctx) {
     }
     for (auto& [name, g] : carried) step.Var(name + "@GRAD").GetTensor().CopyFrom(g, ctx.place(), ctx.device_context());
     ctx.RunBlock(grad_block, step);
+    arrays.Gather(step);
     for (const auto& name : written)  // overwritten by this iteration: nothing earlier reaches it
       if (!std::count(xs.begin(), xs.end(), name)) carried.erase(name);
     for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
@@ -61,7 +128,7 @@ void WhileGradRun(tide::OpRunContext& ctx) {
     }
   }
   for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
-    if (x_grads[j] == kEmpty) continue;
+    if (x_grads[j] == kEmpty || arrays.Write(xs[j], x_grads[j])) continue;
     tide::Tensor out = Lookup(ctx, x_grads[j]).GetTensor();
     auto& from = written.count(xs[j]) ? carried : summed;
     auto it = from.find(xs[j]);
@@ -73,7 +140,7 @@ void WhileGradRun(tide::OpRunContext& ctx) {
   // Variables only written by the body: their values before the loop reach the loss no more.
   const bool ran = steps.size() > 0;
   for (size_t j = 0; ran && j < outs.size() && j < out_grads.size(); ++j)
-    if (out_grads[j] != kEmpty && !std::count(xs.begin(), xs.end(), outs[j]))
+    if (out_grads[j] != kEmpty && !std::count(xs.begin(), xs.end(), outs[j]) && Lookup(ctx, outs[j]).IsTensor())
       ZerosLike(ctx, Lookup(ctx, outs[j]).GetTensor(), Lookup(ctx, out_grads[j]).GetTensor());
   steps.Clear();  // the backward pass is done with the iterations
 }
