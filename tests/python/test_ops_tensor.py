@@ -339,3 +339,100 @@ def test_layers_type_errors_name_the_argument():
         tide.layers.leaky_relu(x, alpha="big")
     with pytest.raises(TypeError, match="one_hot.*'depth'"):
         tide.layers.one_hot(x, depth=2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# bilinear_interp, nearest_interp (numpy references written from Fluid 1.x's interpolate_op.h
+# rules), pad2d, crop
+def interp_ref(x, oh, ow, method, align_corners, align_mode):
+    n, c, ih, iw = x.shape
+
+    def taps(i_n, o_n):
+        ratio = ((i_n - 1) / (o_n - 1) if align_corners else i_n / o_n) if o_n > 1 else 0.0
+        out = []
+        for k in range(o_n):
+            if method == "nearest":
+                i = int(ratio * k + 0.5) if align_corners else int(ratio * k)
+                out.append((min(i, i_n - 1), min(i, i_n - 1), 1.0, 0.0))
+                continue
+            src = ratio * (k + 0.5) - 0.5 if (align_mode == 0 and not align_corners) else ratio * k
+            src = max(src, 0.0)
+            lo = min(int(src), i_n - 1)
+            hi = lo + 1 if lo + 1 < i_n else lo
+            out.append((lo, hi, 1 - (src - lo), src - lo))
+        return out
+    th, tw = taps(ih, oh), taps(iw, ow)
+    out = np.zeros((n, c, oh, ow))
+    for i, (hl, hh, hwl, hwh) in enumerate(th):
+        for j, (wl, wh, wwl, wwh) in enumerate(tw):
+            out[:, :, i, j] = (hwl * (wwl * x[:, :, hl, wl] + wwh * x[:, :, hl, wh]) +
+                               hwh * (wwl * x[:, :, hh, wl] + wwh * x[:, :, hh, wh]))
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("method", ["bilinear", "nearest"])
+@pytest.mark.parametrize("align_corners,align_mode", [(True, 1), (False, 1), (False, 0)])
+@pytest.mark.parametrize("out_hw", [(5, 7), (2, 3)])
+def test_interp(method, align_corners, align_mode, out_hw, dtype, rng):
+    x = rand(rng, (2, 2, 3, 4), dtype)
+    want = interp_ref(x.astype(np.float64), out_hw[0], out_hw[1], method, align_corners, align_mode)
+    t = make(method + "_interp", {"X": x}, {"Out": want.astype(dtype)},
+             {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": align_corners,
+              "align_mode": align_mode, "interp_method": method})
+    t.check_output(rtol=1e-5, atol=1e-6)
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+def test_interp_scale_and_out_size():
+    x = np.arange(12, dtype="float64").reshape(1, 1, 3, 4)
+    make("nearest_interp", {"X": x}, {"Out": interp_ref(x, 6, 8, "nearest", True, 1)},
+         {"scale": 2.0}).check_output()
+    make("bilinear_interp", {"X": x, "OutSize": np.array([4, 5], "int32")},
+         {"Out": interp_ref(x, 4, 5, "bilinear", True, 1)}, {"out_h": 9, "out_w": 9}).check_output()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_pad2d(mode, data_format, dtype, rng):
+    x = rand(rng, (2, 3, 4, 5), dtype)
+    pads = [1, 2, 2, 0]  # top, bottom, left, right
+    hw = ((pads[0], pads[1]), (pads[2], pads[3]))
+    width = ((0, 0), (0, 0)) + hw if data_format == "NCHW" else ((0, 0),) + hw + ((0, 0),)
+    kw = {"constant_values": 0.5} if mode == "constant" else {}
+    want = np.pad(x, width, mode={"constant": "constant", "reflect": "reflect", "edge": "edge"}[mode], **kw)
+    t = make("pad2d", {"X": x}, {"Out": want},
+             {"paddings": pads, "mode": mode, "pad_value": 0.5, "data_format": data_format})
+    t.check_output()
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_crop(dtype, rng):
+    x = rand(rng, (3, 4, 5), dtype)
+    t = make("crop", {"X": x}, {"Out": x[1:3, 0:2, 2:5]}, {"offsets": [1, 0, 2], "shape": [2, 2, 3]})
+    t.check_output()
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+    y = np.zeros((1, 4, 2), dtype)
+    make("crop", {"X": x, "Y": y, "Offsets": np.array([2, 0, 1], "int32")},
+         {"Out": x[2:3, :, 1:3]}).check_output()
+    with pytest.raises(tide.TideError, match="crop.*leaves X's dim 2"):
+        make("crop", {"X": x}, {"Out": x}, {"offsets": [0, 0, 4], "shape": [1, 1, 2]}).check_output()
+
+
+def test_resize_pad2d_crop_layers(exe):
+    x = tide.layers.data(name="x", shape=[2, 3, 4], dtype="float32")
+    r = tide.layers.resize_bilinear(x, out_shape=[5, 6])
+    n = tide.layers.resize_nearest(x, scale=2.0)
+    p = tide.layers.pad2d(x, paddings=[1, 0, 0, 2], mode="edge")
+    c = tide.layers.crop(x, shape=[1, 1, 2, 2], offsets=[0, 1, 1, 2])
+    assert list(r.shape) == [-1, 2, 5, 6] and list(n.shape) == [-1, 2, 6, 8]
+    xs = np.random.RandomState(5).rand(1, 2, 3, 4).astype("float32")
+    a, b, pp, cc = exe.run(feed={"x": xs}, fetch_list=[r, n, p, c])
+    np.testing.assert_allclose(a, interp_ref(xs.astype(np.float64), 5, 6, "bilinear", True, 1), rtol=1e-5)
+    np.testing.assert_allclose(b, interp_ref(xs.astype(np.float64), 6, 8, "nearest", True, 1), rtol=1e-6)
+    np.testing.assert_allclose(pp, np.pad(xs, ((0, 0), (0, 0), (1, 0), (0, 2)), mode="edge"))
+    np.testing.assert_allclose(cc, xs[:, 1:2, 1:3, 2:4])
+    with pytest.raises(ValueError, match="out_shape and scale"):
+        tide.layers.resize_bilinear(x)

@@ -758,6 +758,77 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
                        {"epsilon": float(epsilon)}, ["SavedMean", "SavedVariance"])
 
 
+def pad2d(input, paddings=[0, 0, 0, 0], mode="constant", pad_value=0.0, data_format="NCHW",  # noqa: B006
+          name=None):
+    """Pads H and W by paddings [top, bottom, left, right] (a list, or an int32 Variable)."""
+    _check_var("pad2d", "input", input)
+    inputs = {"X": input}
+    attrs = {"mode": mode, "pad_value": float(pad_value), "data_format": data_format}
+    if isinstance(paddings, Variable):
+        inputs["Paddings"] = paddings
+    else:
+        attrs["paddings"] = _int_list("pad2d", "paddings", paddings)
+    return _single(LayerHelper("pad2d", name=name), "pad2d", inputs, attrs)
+
+
+def crop(x, shape=None, offsets=None, name=None):
+    """x[offsets : offsets + shape]; shape a list or a Variable whose dims are used; offsets a
+    list or an int32 Variable."""
+    _check_var("crop", "x", x)
+    inputs, attrs = {"X": x}, {}
+    if isinstance(shape, Variable):
+        inputs["Y"] = shape
+    elif shape is not None:
+        attrs["shape"] = _int_list("crop", "shape", shape)
+    else:
+        raise TypeError("crop: 'shape' is required (a list of ints or a Variable)")
+    if isinstance(offsets, Variable):
+        inputs["Offsets"] = offsets
+    elif offsets is not None:
+        attrs["offsets"] = _int_list("crop", "offsets", offsets)
+    return _single(LayerHelper("crop", name=name), "crop", inputs, attrs)
+
+
+def _resize(op_type, input, out_shape, scale, name, actual_shape, align_corners, align_mode):
+    _check_var(op_type, "input", input)
+    inputs = {"X": input}
+    attrs = {"align_corners": align_corners, "align_mode": align_mode, "scale": 0.0,
+             "interp_method": op_type.split("_")[0]}
+    if actual_shape is not None:
+        out_shape = actual_shape
+    if isinstance(out_shape, Variable):
+        inputs["OutSize"] = out_shape
+    elif out_shape is not None:
+        hw = _int_list(op_type, "out_shape", list(out_shape))
+        if len(hw) != 2:
+            raise ValueError("%s: out_shape needs (out_h, out_w), got %r" % (op_type, out_shape))
+        attrs["out_h"], attrs["out_w"] = hw
+    elif scale is not None:
+        attrs["scale"] = float(scale)
+    else:
+        raise ValueError("%s: one of out_shape and scale is needed" % op_type)
+    return _single(LayerHelper(op_type, name=name), op_type, inputs, attrs)
+
+
+def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=None,
+                    align_corners=True, align_mode=1):
+    return _resize("bilinear_interp", input, out_shape, scale, name, actual_shape, align_corners,
+                   align_mode)
+
+
+def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=None,
+                   align_corners=True):
+    return _resize("nearest_interp", input, out_shape, scale, name, actual_shape, align_corners, 1)
+
+
+def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEAR",
+                 actual_shape=None, align_corners=True, align_mode=1):
+    if resample not in ("BILINEAR", "NEAREST"):
+        raise ValueError("image_resize: resample must be 'BILINEAR' or 'NEAREST', got %r" % (resample,))
+    op = "bilinear_interp" if resample == "BILINEAR" else "nearest_interp"
+    return _resize(op, input, out_shape, scale, name, actual_shape, align_corners, align_mode)
+
+
 __all__ += [
     "elu", "leaky_relu", "relu6", "pow", "stanh", "hard_sigmoid", "swish", "brelu", "soft_relu",
     "hard_swish", "hard_shrink", "thresholded_relu", "gelu", "softshrink", "prelu",
@@ -766,5 +837,5 @@ __all__ += [
     "scatter", "slice", "strided_slice", "squeeze", "unsqueeze", "expand", "expand_as", "stack",
     "unstack", "argmax", "argmin", "argsort", "one_hot", "range", "shape", "where", "cumsum", "pad",
     "label_smooth", "l2_normalize", "cos_sim", "maxout", "layer_norm", "group_norm",
-    "instance_norm",
+    "instance_norm", "pad2d", "crop", "resize_bilinear", "resize_nearest", "image_resize",
 ]

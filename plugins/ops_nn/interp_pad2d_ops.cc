@@ -1,0 +1,413 @@
+// interp_pad2d_ops.cc: bilinear_interp / nearest_interp (Fluid 1.x's align_corners and
+// align_mode rules, out size from OutSize, out_h/out_w or scale), pad2d (constant, reflect, edge;
+// NCHW or NHWC) and crop (a box of X at offsets), with grads. NCHW for the interps.
+#include <cmath>
+#include <cstring>
+
+#include "common.h"
+#include "nd_index.h"
+
+namespace ops_nn {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Interpolation: per output row (or column) the two source indices and their weights.
+struct Taps {
+  std::vector<int64_t> lo, hi;
+  std::vector<double> wlo, whi;
+};
+
+Taps BilinearTaps(int64_t in, int64_t out, bool align_corners, int align_mode) {
+  Taps t;
+  const double ratio =
+      out > 1 ? (align_corners ? double(in - 1) / (out - 1) : double(in) / out) : 0.0;
+  const bool half_pixel = align_mode == 0 && !align_corners;
+  for (int64_t k = 0; k < out; ++k) {
+    double src = half_pixel ? ratio * (k + 0.5) - 0.5 : ratio * k;
+    if (src < 0) src = 0;
+    const int64_t lo = std::min<int64_t>(static_cast<int64_t>(src), in - 1);
+    const int64_t hi = lo + 1 < in ? lo + 1 : lo;
+    const double frac = src - lo;
+    t.lo.push_back(lo);
+    t.hi.push_back(hi);
+    t.wlo.push_back(1.0 - frac);
+    t.whi.push_back(frac);
+  }
+  return t;
+}
+
+Taps NearestTaps(int64_t in, int64_t out, bool align_corners) {
+  Taps t;
+  const double ratio =
+      out > 1 ? (align_corners ? double(in - 1) / (out - 1) : double(in) / out) : 0.0;
+  for (int64_t k = 0; k < out; ++k) {
+    const int64_t i = std::min<int64_t>(
+        align_corners ? static_cast<int64_t>(std::lround(ratio * k)) : static_cast<int64_t>(ratio * k),
+        in - 1);
+    t.lo.push_back(i);
+    t.hi.push_back(i);
+    t.wlo.push_back(1.0);
+    t.whi.push_back(0.0);
+  }
+  return t;
+}
+
+// Out's (h, w): OutSize's values when given, else scale * in when scale > 0, else out_h/out_w.
+template <typename Ctx>
+std::pair<int64_t, int64_t> InterpOutSize(const Ctx& ctx, const Dims& x, const int32_t* out_size) {
+  const char* op = ctx.op_type();
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be [N, C, H, W], got ", tide::ToString(x));
+  int64_t h = ctx.template Attr<int32_t>("out_h"), w = ctx.template Attr<int32_t>("out_w");
+  const float scale = ctx.template Attr<float>("scale");
+  if (out_size) {
+    h = out_size[0];
+    w = out_size[1];
+  } else if (scale > 0) {
+    h = x[2] < 0 ? -1 : static_cast<int64_t>(x[2] * scale);
+    w = x[3] < 0 ? -1 : static_cast<int64_t>(x[3] * scale);
+  }
+  TIDE_CHECK((h > 0 || h == -1) && (w > 0 || w == -1), "op '", op,
+             "': the output size must be positive (out_h/out_w, scale or OutSize), got ", h, " x ", w);
+  return {h, w};
+}
+
+const int32_t* OutSizeData(const KernelContext& ctx) {
+  if (!ctx.HasInput("OutSize")) return nullptr;
+  Tensor s = ctx.Input("OutSize");
+  TIDE_CHECK(s.numel() == 2 && s.dtype() == TIDE_INT32, "op '", ctx.op_type(),
+             "': OutSize must be int32 [2] (h, w)");
+  return s.data<int32_t>();
+}
+
+template <typename T, bool kGrad>
+void Interp(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const Dims xd = x.dims();
+  const auto [oh, ow] = InterpOutSize(ctx, xd, OutSizeData(ctx));
+  const bool ac = ctx.Attr<bool>("align_corners");
+  const bool bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
+  const int mode = ctx.Attr<int32_t>("align_mode");
+  const Taps th = bilinear ? BilinearTaps(xd[2], oh, ac, mode) : NearestTaps(xd[2], oh, ac);
+  const Taps tw = bilinear ? BilinearTaps(xd[3], ow, ac, mode) : NearestTaps(xd[3], ow, ac);
+  const int64_t planes = xd[0] * xd[1], ih = xd[2], iw = xd[3];
+  if constexpr (!kGrad) {
+    const T* in = x.data<T>();
+    T* o = ctx.Output("Out").mutable_data<T>({xd[0], xd[1], oh, ow}, ctx.place());
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          const T* s = in + p * ih * iw;
+          o[(p * oh + i) * ow + j] = static_cast<T>(
+              th.wlo[i] * (tw.wlo[j] * s[th.lo[i] * iw + tw.lo[j]] + tw.whi[j] * s[th.lo[i] * iw + tw.hi[j]]) +
+              th.whi[i] * (tw.wlo[j] * s[th.hi[i] * iw + tw.lo[j]] + tw.whi[j] * s[th.hi[i] * iw + tw.hi[j]]));
+        }
+  } else {
+    Tensor dout = ctx.Input(GradVarName("Out").c_str());
+    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), {xd[0], xd[1], oh, ow});
+    const T* g = dout.data<T>();
+    T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
+    std::fill(dx, dx + x.numel(), T(0));
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          T* d = dx + p * ih * iw;
+          const double gv = g[(p * oh + i) * ow + j];
+          d[th.lo[i] * iw + tw.lo[j]] += static_cast<T>(gv * th.wlo[i] * tw.wlo[j]);
+          d[th.lo[i] * iw + tw.hi[j]] += static_cast<T>(gv * th.wlo[i] * tw.whi[j]);
+          d[th.hi[i] * iw + tw.lo[j]] += static_cast<T>(gv * th.whi[i] * tw.wlo[j]);
+          d[th.hi[i] * iw + tw.hi[j]] += static_cast<T>(gv * th.whi[i] * tw.whi[j]);
+        }
+  }
+}
+template <typename T> void InterpKernel(KernelContext& c) { Interp<T, false>(c); }
+template <typename T> void InterpGradKernel(KernelContext& c) { Interp<T, true>(c); }
+
+void InterpInferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  auto hw = InterpOutSize(ctx, x, nullptr);
+  if (ctx.HasInput("OutSize")) hw = {-1, -1};  // known at run time
+  ctx.SetOutputDims("Out", {x[0], x[1], hw.first, hw.second});
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+}
+
+tide::OpSchema InterpSchema(const std::string& type, const char* method) {
+  return tide::OpSchema(type)
+      .Comment(std::string("Out = X resized to (out_h, out_w) by ") + method +
+               " interpolation (NCHW); OutSize overrides out_h/out_w at run time, scale > 0 "
+               "multiplies X's size; align_corners maps the corner pixels onto each other.")
+      .Input("X", "[N, C, H, W]").Input("OutSize", "int32 [2] (optional)").AsDispensable()
+      .Output("Out", "[N, C, out_h, out_w]")
+      .Attr("out_h", int32_t(-1), "output height").Attr("out_w", int32_t(-1), "output width")
+      .Attr("scale", 0.0f, "output size = scale * input size when > 0")
+      .Attr("interp_method", std::string(method), "the method (fixed by the op)")
+      .Attr("align_corners", true, "align the corner pixels")
+      .Attr("align_mode", int32_t(1), "0: half-pixel centres (without align_corners), 1: src = ratio * dst")
+      .Attr("data_layout", std::string("NCHW"), "only NCHW")
+      .KernelDataTypeFrom("X")
+      .InferShape(InterpInferShape)
+      .Grad([type](tide::GradMaker& g) {
+        auto op = g.NewOp(type + "_grad");
+        op.Input("X", g.Input("X"));
+        if (!g.Input("OutSize").empty()) op.Input("OutSize", g.Input("OutSize"));
+        op.Input(GradVarName("Out"), g.OutputGrad("Out"))
+            .Output(GradVarName("X"), g.InputGrad("X"))
+            .CopyAttrs();
+      });
+}
+
+tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
+  return tide::OpSchema(type)
+      .Input("X").Input("OutSize").AsDispensable().Input(GradVarName("Out"))
+      .Output(GradVarName("X"))
+      .Attr("out_h", int32_t(-1)).Attr("out_w", int32_t(-1)).Attr("scale", 0.0f)
+      .Attr("interp_method", std::string(method)).Attr("align_corners", true)
+      .Attr("align_mode", int32_t(1)).Attr("data_layout", std::string("NCHW"))
+      .KernelDataTypeFrom("X")
+      .InferShape(GradLike({"X"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// pad2d: paddings [top, bottom, left, right] on H and W; mode constant (pad_value), reflect
+// (mirror without the edge) or edge (repeat the edge).
+struct Pad2dGeom {
+  int64_t n, c, h, w, oh, ow;
+  bool nhwc;
+  int top, left;
+  std::string mode;
+};
+
+template <typename Ctx>
+Pad2dGeom GetPad2d(const Ctx& ctx, const Dims& x, const std::vector<int32_t>& p) {
+  const char* op = ctx.op_type();
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must have rank 4, got ", tide::ToString(x));
+  TIDE_CHECK(p.size() == 4, "op '", op, "': paddings needs 4 values (top, bottom, left, right)");
+  Pad2dGeom g;
+  g.nhwc = ctx.template Attr<std::string>("data_format") == "NHWC";
+  g.n = x[0];
+  g.c = g.nhwc ? x[3] : x[1];
+  g.h = g.nhwc ? x[1] : x[2];
+  g.w = g.nhwc ? x[2] : x[3];
+  g.top = p[0];
+  g.left = p[2];
+  g.mode = ctx.template Attr<std::string>("mode");
+  for (int v : p) TIDE_CHECK(v >= 0, "op '", op, "': paddings must be >= 0");
+  if (g.mode == "reflect")
+    TIDE_CHECK(g.h < 0 || (p[0] < g.h && p[1] < g.h && p[2] < g.w && p[3] < g.w), "op '", op,
+               "': reflect paddings must be smaller than the padded dims (X ", tide::ToString(x), ")");
+  g.oh = g.h < 0 ? -1 : g.h + p[0] + p[1];
+  g.ow = g.w < 0 ? -1 : g.w + p[2] + p[3];
+  return g;
+}
+
+Dims Pad2dOut(const Pad2dGeom& g) {
+  return g.nhwc ? Dims{g.n, g.oh, g.ow, g.c} : Dims{g.n, g.c, g.oh, g.ow};
+}
+
+// The source index of padded index i over a dim of n (-1: a constant pad).
+int64_t Pad2dSource(const std::string& mode, int64_t i, int64_t n) {
+  if (i >= 0 && i < n) return i;
+  if (mode == "reflect") return i < 0 ? -i : 2 * (n - 1) - i;
+  if (mode == "edge") return i < 0 ? 0 : n - 1;
+  return -1;
+}
+
+std::vector<int32_t> Pad2dPaddings(const KernelContext& ctx) {
+  if (ctx.HasInput("Paddings")) {
+    Tensor t = ctx.Input("Paddings");
+    TIDE_CHECK(t.numel() == 4 && t.dtype() == TIDE_INT32, "op '", ctx.op_type(), "': Paddings must be int32 [4]");
+    return std::vector<int32_t>(t.data<int32_t>(), t.data<int32_t>() + 4);
+  }
+  return ctx.Attr<std::vector<int32_t>>("paddings");
+}
+
+template <typename T, bool kGrad>
+void Pad2d(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const Pad2dGeom g = GetPad2d(ctx, x.dims(), Pad2dPaddings(ctx));
+  const T pad = static_cast<T>(ctx.Attr<float>("pad_value"));
+  auto x_at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return g.nhwc ? ((n * g.h + h) * g.w + w) * g.c + c : ((n * g.c + c) * g.h + h) * g.w + w;
+  };
+  auto o_at = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return g.nhwc ? ((n * g.oh + h) * g.ow + w) * g.c + c : ((n * g.c + c) * g.oh + h) * g.ow + w;
+  };
+  const T* src = kGrad ? nullptr : x.data<T>();
+  T* o = nullptr;
+  const T* gd = nullptr;
+  T* dx = nullptr;
+  if constexpr (!kGrad) {
+    o = ctx.Output("Out").mutable_data<T>(Pad2dOut(g), ctx.place());
+  } else {
+    Tensor dout = ctx.Input(GradVarName("Out").c_str());
+    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), Pad2dOut(g));
+    gd = dout.data<T>();
+    dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+    std::fill(dx, dx + x.numel(), T(0));
+  }
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t h = 0; h < g.oh; ++h) {
+        const int64_t sh = Pad2dSource(g.mode, h - g.top, g.h);
+        for (int64_t w = 0; w < g.ow; ++w) {
+          const int64_t sw = Pad2dSource(g.mode, w - g.left, g.w);
+          const bool inside = sh >= 0 && sw >= 0;
+          if constexpr (!kGrad) o[o_at(n, c, h, w)] = inside ? src[x_at(n, c, sh, sw)] : pad;
+          else if (inside) dx[x_at(n, c, sh, sw)] += gd[o_at(n, c, h, w)];
+        }
+      }
+}
+template <typename T> void Pad2dKernel(KernelContext& c) { Pad2d<T, false>(c); }
+template <typename T> void Pad2dGradKernel(KernelContext& c) { Pad2d<T, true>(c); }
+
+// ---------------------------------------------------------------------------------------------
+// crop: Out = X[offsets : offsets + shape] (shape from Y's dims when Y is given; offsets from
+// the Offsets tensor when given).
+struct CropGeom {
+  Dims shape;
+  std::vector<int64_t> offsets;
+};
+
+CropGeom GetCrop(const KernelContext& ctx, const Dims& x) {
+  const char* op = ctx.op_type();
+  CropGeom g;
+  if (ctx.HasInput("Y")) {
+    g.shape = ctx.Input("Y").dims();
+  } else {
+    const auto s = ctx.Attr<std::vector<int32_t>>("shape");
+    g.shape.assign(s.begin(), s.end());
+  }
+  if (ctx.HasInput("Offsets")) {
+    Tensor t = ctx.Input("Offsets");
+    TIDE_CHECK(t.dtype() == TIDE_INT32, "op '", op, "': Offsets must be int32");
+    g.offsets.assign(t.data<int32_t>(), t.data<int32_t>() + t.numel());
+  } else {
+    const auto o = ctx.Attr<std::vector<int32_t>>("offsets");
+    g.offsets.assign(o.begin(), o.end());
+  }
+  if (g.offsets.empty()) g.offsets.assign(x.size(), 0);
+  TIDE_CHECK(g.shape.size() == x.size() && g.offsets.size() == x.size(), "op '", op,
+             "': shape ", tide::ToString(g.shape), " and offsets need one value per dim of X ",
+             tide::ToString(x));
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (g.shape[i] < 0) g.shape[i] = x[i] - g.offsets[i];  // -1: the rest of the dim
+    TIDE_CHECK(g.offsets[i] >= 0 && g.offsets[i] + g.shape[i] <= x[i], "op '", op, "': the box at ",
+               "offset ", g.offsets[i], " of size ", g.shape[i], " leaves X's dim ", i, " (", x[i], ")");
+  }
+  return g;
+}
+
+template <typename T, bool kGrad>
+void Crop(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const CropGeom g = GetCrop(ctx, x.dims());
+  const std::vector<int64_t> xs = Strides(x.dims());
+  auto offset = [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + g.offsets[d]) * xs[d];
+    return off;
+  };
+  if constexpr (!kGrad) {
+    const T* src = x.data<T>();
+    T* o = ctx.Output("Out").mutable_data<T>(g.shape, ctx.place());
+    ForEachIndex(g.shape, [&](const std::vector<int64_t>& idx, int64_t i) { o[i] = src[offset(idx)]; });
+  } else {
+    Tensor dout = ctx.Input(GradVarName("Out").c_str());
+    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), g.shape);
+    const T* gd = dout.data<T>();
+    T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+    std::fill(dx, dx + x.numel(), T(0));
+    ForEachIndex(g.shape, [&](const std::vector<int64_t>& idx, int64_t i) { dx[offset(idx)] = gd[i]; });
+  }
+}
+template <typename T> void CropKernel(KernelContext& c) { Crop<T, false>(c); }
+template <typename T> void CropGradKernel(KernelContext& c) { Crop<T, true>(c); }
+
+tide::GradMakerFn ForwardInputsGrad(const std::string& grad, std::vector<std::string> extra) {
+  return [grad, extra](tide::GradMaker& g) {
+    auto op = g.NewOp(grad);
+    op.Input("X", g.Input("X"));
+    for (const auto& e : extra)
+      if (!g.Input(e.c_str()).empty()) op.Input(e, g.Input(e.c_str()));
+    op.Input(GradVarName("Out"), g.OutputGrad("Out"))
+        .Output(GradVarName("X"), g.InputGrad("X"))
+        .CopyAttrs();
+  };
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(InterpSchema("bilinear_interp", "bilinear"));
+TIDE_REGISTER_OP(InterpGradSchema("bilinear_interp_grad", "bilinear"));
+TIDE_REGISTER_OP(InterpSchema("nearest_interp", "nearest"));
+TIDE_REGISTER_OP(InterpGradSchema("nearest_interp_grad", "nearest"));
+TIDE_REGISTER_KERNEL("bilinear_interp", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("bilinear_interp_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("pad2d")
+                     .Comment("Out = X padded on H and W by paddings [top, bottom, left, right]: "
+                              "constant (pad_value), reflect or edge.")
+                     .Input("X", "[N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
+                     .Input("Paddings", "int32 [4] (optional; overrides the attribute)").AsDispensable()
+                     .Output("Out", "the padded input")
+                     .Attr("paddings", std::vector<int32_t>{0, 0, 0, 0}, "top, bottom, left, right")
+                     .Attr("mode", std::string("constant"), "constant, reflect or edge")
+                     .InSet({"constant", "reflect", "edge"})
+                     .Attr("pad_value", 0.0f, "the constant mode's value")
+                     .Attr("data_format", std::string("NCHW"), "NCHW or NHWC").InSet({"NCHW", "NHWC"})
+                     .KernelDataTypeFrom("X")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       const Dims x = c.InputDims("X");
+                       Pad2dGeom g = GetPad2d(c, x, c.Attr<std::vector<int32_t>>("paddings"));
+                       if (c.HasInput("Paddings")) g.oh = g.ow = -1;
+                       c.SetOutputDims("Out", Pad2dOut(g));
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad(ForwardInputsGrad("pad2d_grad", {"Paddings"})));
+TIDE_REGISTER_OP(tide::OpSchema("pad2d_grad")
+                     .Input("X").Input("Paddings").AsDispensable().Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .Attr("paddings", std::vector<int32_t>{0, 0, 0, 0}).Attr("mode", std::string("constant"))
+                     .Attr("pad_value", 0.0f).Attr("data_format", std::string("NCHW"))
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("pad2d", "cpu", Pad2dKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pad2d_grad", "cpu", Pad2dGradKernel, OPS_NN_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("crop")
+                     .Comment("Out = X[offsets : offsets + shape] (shape from Y's dims when given, "
+                              "offsets from the Offsets tensor when given; a shape of -1 takes the "
+                              "rest of the dim).")
+                     .Input("X", "the input").Input("Y", "gives Out's dims (optional)").AsDispensable()
+                     .Input("Offsets", "int32 offsets (optional)").AsDispensable()
+                     .Output("Out", "the box")
+                     .Attr("offsets", std::vector<int32_t>{}, "the box's first index per dim")
+                     .Attr("shape", std::vector<int32_t>{}, "the box's dims")
+                     .KernelDataTypeFrom("X")
+                     .InferShape([](tide::InferShapeContext& c) {
+                       Dims out;
+                       if (c.HasInput("Y")) {
+                         out = c.InputDims("Y");
+                       } else {
+                         const auto s = c.Attr<std::vector<int32_t>>("shape");
+                         out.assign(s.begin(), s.end());
+                       }
+                       TIDE_CHECK(out.size() == c.InputDims("X").size(), "op 'crop': shape ",
+                                  tide::ToString(out), " needs one value per dim of X ",
+                                  tide::ToString(c.InputDims("X")));
+                       c.SetOutputDims("Out", out);
+                       c.SetOutputDataType("Out", c.InputDataType("X"));
+                     })
+                     .Grad(ForwardInputsGrad("crop_grad", {"Y", "Offsets"})));
+TIDE_REGISTER_OP(tide::OpSchema("crop_grad")
+                     .Input("X").Input("Y").AsDispensable().Input("Offsets").AsDispensable()
+                     .Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("offsets", std::vector<int32_t>{}).Attr("shape", std::vector<int32_t>{})
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("crop", "cpu", CropKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("crop_grad", "cpu", CropGradKernel, OPS_NN_FLOAT_TYPES);
