@@ -24,11 +24,36 @@ int64_t DDim::at(int i) const {
 
 int64_t DDim::product() const {
   int64_t p = 1;
+  bool overflow = false;
   for (int i = 0; i < rank_; ++i) {
     if (d_[i] < 0) return -1;
-    p *= d_[i];
+    overflow |= __builtin_mul_overflow(p, d_[i], &p);
+  }
+  // A zero dim makes the count 0 even when other dims overflow together.
+  if (overflow) {
+    for (int i = 0; i < rank_; ++i)
+      if (d_[i] == 0) return 0;
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "dims ", ToString(), " hold more than 2^63 elements");
   }
   return p;
+}
+
+std::string CheckDims(const DDim& dims, size_t elem_size) {
+  for (int i = 0; i < dims.size(); ++i)
+    if (dims[i] < -1) return StrCat("dims ", dims.ToString(), " have a negative dim ", dims[i]);
+  int64_t n = 1;
+  bool overflow = false, zero = false;
+  for (int i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) return "";  // unknown: checked once it is set
+    zero |= dims[i] == 0;
+    overflow |= __builtin_mul_overflow(n, dims[i], &n);
+  }
+  if (zero) return "";
+  if (overflow) return StrCat("dims ", dims.ToString(), " hold more than 2^63 elements");
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(elem_size), &bytes))
+    return StrCat("dims ", dims.ToString(), " of ", elem_size, "-byte elements need more than 2^63 bytes");
+  return "";
 }
 
 bool DDim::HasUnknown() const {

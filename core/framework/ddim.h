@@ -25,7 +25,8 @@ class DDim {
   // Index from the end with a negative i; throws when out of range.
   int64_t at(int i) const;
 
-  // Number of elements; -1 when a dim is unknown. A rank-0 DDim holds one element.
+  // Number of elements; -1 when a dim is unknown. A rank-0 DDim holds one element. Throws
+  // (naming the dims) when the count does not fit in int64.
   int64_t product() const;
   bool HasUnknown() const;
   std::vector<int64_t> ToVector() const { return std::vector<int64_t>(d_.begin(), d_.begin() + rank_); }
@@ -39,6 +40,10 @@ class DDim {
   std::array<int64_t, kMaxRank> d_{};
   int rank_ = 0;
 };
+
+// Empty when `dims` can describe a tensor in memory (every dim >= -1, the element count and its
+// size in bytes at `elem_size` bytes each fit in int64); else why not.
+std::string CheckDims(const DDim& dims, size_t elem_size = 1);
 
 // Fluid's flatten_to_2d: dims [0, num_col_dims) become rows, the rest columns.
 DDim FlattenTo2D(const DDim& dims, int num_col_dims);

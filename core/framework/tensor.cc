@@ -7,6 +7,8 @@ namespace tide::core {
 
 void* Tensor::mutable_data(const Place& place, DataType dtype) {
   TIDE_ENFORCE(SizeOf(dtype) > 0, "cannot allocate a tensor of data type ", DataTypeName(dtype));
+  std::string bad = CheckDims(dims_, SizeOf(dtype));
+  TIDE_ENFORCE(bad.empty(), "cannot allocate a ", DataTypeName(dtype), " tensor: ", bad);
   int64_t n = dims_.product();
   TIDE_ENFORCE(n >= 0, "cannot allocate a tensor with unknown dims ", dims_.ToString(),
                " (set every -1 before running)");
@@ -17,6 +19,11 @@ void* Tensor::mutable_data(const Place& place, DataType dtype) {
   }
   dtype_ = dtype;
   return static_cast<char*>(holder_->ptr()) + offset_;
+}
+
+void Tensor::CheckResize(const DDim& dims) {
+  std::string bad = CheckDims(dims);
+  TIDE_ENFORCE(bad.empty(), "cannot resize a tensor: ", bad);
 }
 
 void Tensor::ShareDataWith(const Tensor& src) {

@@ -15,9 +15,11 @@ namespace tide::core {
 class Tensor {
  public:
   const DDim& dims() const { return dims_; }
-  // Changes dims; memory is (re)allocated on the next mutable_data.
+  // Changes dims; memory is (re)allocated on the next mutable_data. Refuses dims no tensor can
+  // have (a dim below -1, an element count past int64), so numel() never overflows.
   void Resize(const DDim& dims) {
     if (dims != dims_) {
+      CheckResize(dims);
       dims_ = dims;
       ++version_;
     }
@@ -76,6 +78,9 @@ class Tensor {
 
  protected:
   void BumpVersion() { ++version_; }
+
+ private:
+  static void CheckResize(const DDim& dims);
 
  private:
   DDim dims_;

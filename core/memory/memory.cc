@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -22,6 +23,10 @@ class DeviceSystemAllocator : public SystemAllocator {
  public:
   DeviceSystemAllocator(const DeviceInfo& dev, const Place& place) : dev_(dev), place_(place) {}
   void* Alloc(size_t size) override {
+    // No real allocation is this large; a plugin rounding it up to its alignment would wrap.
+    if (size > static_cast<size_t>(PTRDIFF_MAX))
+      TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "cannot allocate ", size, " bytes on ", place_.ToString(),
+                ": larger than any allocation");
     void* p = nullptr;
     CallPlugin([&] { return dev_.def.alloc(dev_.def.self, place_.device, size, &p); },
                [&] { return StrCat("allocating ", size, " bytes on ", place_.ToString()); }, dev_.plugin_file);
@@ -90,6 +95,9 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
   if (FLAGS_use_system_allocator) return std::make_unique<PassThroughAllocator>(std::move(sys));
 
   const std::string& kind = place.kind_name();
+  for (const char* f : {"fraction_of_", "initial_"})
+    MarkFlagConsumed(f + kind + (f[0] == 'f' ? "_memory_to_use" : "_memory_in_mb"),
+                     "the " + kind + " allocator, made at the first allocation on " + place.ToString());
   double fraction = DoubleFlagOr("fraction_of_" + kind + "_memory_to_use", 1.0);
   TIDE_ENFORCE(fraction > 0 && fraction <= 1, "fraction_of_", kind, "_memory_to_use is ",
                fraction, "; it must be in (0, 1]");
@@ -99,7 +107,10 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
                "reading the memory size of " + place.ToString(), dev.plugin_file);
   BuddyAllocator::Options opt;
   if (total) opt.budget = static_cast<size_t>(fraction * double(total));
-  opt.initial_chunk = Uint64FlagOr("initial_" + kind + "_memory_in_mb", 64) << 20;
+  const uint64_t initial_mb = Uint64FlagOr("initial_" + kind + "_memory_in_mb", 64);
+  TIDE_ENFORCE(initial_mb <= (SIZE_MAX >> 20), "initial_", kind, "_memory_in_mb is ", initial_mb,
+               ", more than the address space");
+  opt.initial_chunk = static_cast<size_t>(initial_mb) << 20;
   opt.initial_chunk = std::min(opt.initial_chunk, opt.budget);
   opt.max_chunk = std::max<size_t>(opt.initial_chunk, std::min<size_t>(opt.budget, size_t(1) << 30));
   return std::make_unique<BuddyAllocator>(std::move(sys), opt, place.ToString());

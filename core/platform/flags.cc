@@ -4,6 +4,9 @@
 #include <glog/logging.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <map>
 #include <cstdlib>
 #include <mutex>
 
@@ -32,6 +35,17 @@ DEFINE_bool(strict_kernel_placement, false,
 namespace tide::core {
 namespace {
 
+std::mutex g_consumed_mu;
+std::map<std::string, std::string>& Consumed() {  // flag -> what read it
+  static auto* m = new std::map<std::string, std::string>;
+  return *m;
+}
+
+bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool EndsWith(const std::string& s, const std::string& p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
 std::string Upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
@@ -47,6 +61,11 @@ void ApplyEnvironment() {
     for (const std::string& var : {"FLAGS_" + f.name, "TIDE_" + Upper(f.name)}) {
       const char* v = std::getenv(var.c_str());
       if (!v) continue;
+      std::string bad = CheckFlagValue(f.name, v);
+      if (!bad.empty()) {
+        LOG(WARNING) << "ignoring " << var << "='" << v << "': " << bad;
+        continue;
+      }
       if (gflags::SetCommandLineOption(f.name.c_str(), v).empty())
         LOG(WARNING) << "ignoring " << var << "='" << v << "': not a valid " << f.type;
     }
@@ -78,10 +97,48 @@ bool GetFlag(const std::string& name, std::string* value) {
   return gflags::GetCommandLineOption(name.c_str(), value);
 }
 
+std::string CheckFlagValue(const std::string& name, const std::string& value) {
+  const char* s = value.c_str();
+  char* end = nullptr;
+  errno = 0;
+  if (name == "cpu_threads") {
+    long long v = std::strtoll(s, &end, 10);
+    if (end == s || *end || errno) return "not an integer";
+    if (v < 0 || v > 65536) return StrCat(v, " is outside [0, 65536] (0: the number of cores)");
+  } else if (StartsWith(name, "fraction_of_") && EndsWith(name, "_memory_to_use")) {
+    double v = std::strtod(s, &end);
+    if (end == s || *end || errno) return "not a number";
+    if (!(v > 0 && v <= 1)) return StrCat(value, " is outside (0, 1]");
+  } else if (StartsWith(name, "initial_") && EndsWith(name, "_memory_in_mb")) {
+    if (value.find('-') != std::string::npos) return "negative";
+    unsigned long long v = std::strtoull(s, &end, 10);
+    if (end == s || *end || errno) return "not a non-negative integer";
+    // In bytes it must fit a size_t (and not wrap to a tiny arena).
+    if (v > (static_cast<unsigned long long>(SIZE_MAX) >> 20))
+      return StrCat(v, " MB does not fit in the address space");
+  }
+  return "";
+}
+
+void MarkFlagConsumed(const std::string& name, const std::string& by) {
+  std::lock_guard<std::mutex> lock(g_consumed_mu);
+  Consumed().emplace(name, by);
+}
+
 void SetFlag(const std::string& name, const std::string& value) {
   std::string current;
   if (!gflags::GetCommandLineOption(name.c_str(), &current))
     TIDE_FAIL(TIDE_NOT_FOUND, "no flag named '", name, "'");
+  std::string bad = CheckFlagValue(name, value);
+  if (!bad.empty()) TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", value, "': ", bad);
+  {
+    std::lock_guard<std::mutex> lock(g_consumed_mu);
+    auto it = Consumed().find(name);
+    if (it != Consumed().end() && value != current)
+      TIDE_FAIL(TIDE_FAILED_PRECONDITION, "flag '", name, "' was already read by ", it->second,
+                " and can no longer change (set it before that, e.g. as TIDE_", Upper(name),
+                " in the environment)");
+  }
   if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty())
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", value, "'");
 }

@@ -30,8 +30,14 @@ void InitFromArgs(int* argc, char*** argv);
 
 // The current value of a flag as text; false when no such flag exists.
 bool GetFlag(const std::string& name, std::string* value);
-// Sets a flag from text; an error names the flag and the reason.
+// Sets a flag from text; an error names the flag and the reason (a value out of the flag's
+// range, or a flag read once at start-up after it was read).
 void SetFlag(const std::string& name, const std::string& value);
+// Empty when `value` is valid for flag `name`; else why not.
+std::string CheckFlagValue(const std::string& name, const std::string& value);
+// Records that `name` has been read for good (e.g. an allocator's size when the allocator is
+// made): later changes to it are refused, not silently ignored. `by` says what read it.
+void MarkFlagConsumed(const std::string& name, const std::string& by);
 
 // A double flag by name (for per-kind flags such as fraction_of_<kind>_memory_to_use), or
 // `fallback` when the flag does not exist.

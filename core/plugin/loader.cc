@@ -2,12 +2,16 @@
 #include "core/plugin/loader.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <glog/logging.h>
 
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -79,6 +83,48 @@ struct Candidate {
   TidePluginRegisterFn register_fn = nullptr;
 };
 
+// The dynamic loader maps a shared object's segments as its program headers describe them: a
+// truncated file maps pages past its end, and the first touch of one is a SIGBUS. So the headers
+// are checked against the file's size first. Empty when the file looks whole (or is not a native
+// ELF file, which dlopen refuses by itself before mapping anything); else what is wrong.
+std::string CheckElfFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return StrCat("cannot open: ", std::strerror(errno));
+  f.seekg(0, std::ios::end);
+  const uint64_t size = static_cast<uint64_t>(f.tellg());
+  f.seekg(0);
+  Elf64_Ehdr eh;
+  if (size < sizeof(eh)) return StrCat("not a shared object (", size, " bytes, shorter than an ELF header)");
+  f.read(reinterpret_cast<char*>(&eh), sizeof(eh));
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return "";  // dlopen says "invalid ELF header"
+  const unsigned char native_data = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+  if (sizeof(void*) != 8 || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != native_data)
+    return "";  // another class or byte order: dlopen refuses it from the header alone
+  auto truncated = [&](const char* what, uint64_t end) {
+    return StrCat("truncated or corrupt shared object: its ", what, " end at byte ", end,
+                  " but the file has ", size, " bytes");
+  };
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0)
+    return "corrupt shared object: bad program header table";
+  const uint64_t ph_end = eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
+  if (eh.e_phoff > size || ph_end > size) return truncated("program headers", ph_end);
+  if (eh.e_shnum && eh.e_shoff) {
+    const uint64_t sh_end = eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize;
+    if (eh.e_shoff > size || sh_end > size || sh_end < eh.e_shoff) return truncated("section headers", sh_end);
+  }
+  std::vector<Elf64_Phdr> ph(eh.e_phnum);
+  f.seekg(static_cast<std::streamoff>(eh.e_phoff));
+  f.read(reinterpret_cast<char*>(ph.data()), static_cast<std::streamsize>(ph.size() * sizeof(Elf64_Phdr)));
+  if (!f) return truncated("program headers", ph_end);
+  for (const Elf64_Phdr& p : ph) {
+    if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC) continue;
+    const uint64_t end = p.p_offset + p.p_filesz;
+    if (end < p.p_offset || end > size)
+      return truncated(p.p_type == PT_LOAD ? "loadable segments" : "dynamic section", end);
+  }
+  return "";
+}
+
 std::string DlopenReason(const std::string& path) {
   dlerror();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -97,6 +143,8 @@ std::string DlopenReason(const std::string& path) {
 void Open(const std::string& path, Candidate* c) {
   PluginRecord& r = c->record;
   r.path = path;
+  r.error = CheckElfFile(path);
+  if (!r.error.empty()) return;
   auto lib = std::make_unique<boost::dll::shared_library>();
   boost::dll::fs::error_code ec;
   lib->load(path, ec, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now);
@@ -360,7 +408,12 @@ PluginRecord PluginManager::Load(const std::string& path) {
   }
   LoadAll({path});
   std::lock_guard<std::mutex> lock(mu_);
-  TIDE_ENFORCE(records_.size() > before, "internal: no record for ", path);
+  if (records_.size() == before) {
+    std::error_code ec;
+    TIDE_FAIL(TIDE_NOT_FOUND, "cannot load plugin ", path, ": ",
+              fs::is_directory(path, ec) ? "the directory holds no plugin file (*.so) not loaded already"
+                                         : "it was already seen and is not loaded");
+  }
   const PluginRecord& r = records_.back();
   if (!r.loaded) TIDE_FAIL(TIDE_FAILED_PRECONDITION, "cannot load plugin ", path, ": ", r.error);
   return r;

@@ -4,6 +4,10 @@
 
 namespace {
 
+// The most fetch targets one run may have: a larger `col` is a corrupt program, refused before
+// the fetch list grows to it.
+constexpr int32_t kMaxFetchColumns = 1 << 16;
+
 tide::Variable Lookup(tide::OpRunContext& ctx, const std::string& name) {
   tide::Variable v = ctx.scope().FindVar(name);
   TIDE_CHECK(v, "op '", ctx.op_type(), "': variable '", name, "' is not in the scope");
@@ -29,7 +33,8 @@ void FeedRun(tide::OpRunContext& ctx) {
 // fetch[col] = a host copy of X.
 void FetchRun(tide::OpRunContext& ctx) {
   int col = ctx.Attr<int32_t>("col");
-  TIDE_CHECK(col >= 0, "op 'fetch': negative column ", col);
+  TIDE_CHECK(col >= 0 && col < kMaxFetchColumns, "op 'fetch': column ", col, " is outside [0, ",
+             kMaxFetchColumns, ")");
   const std::string name = ctx.Inputs("X").at(0);
   tide::Variable var = Lookup(ctx, name);
   TIDE_CHECK(var.IsTensor(), "op 'fetch': variable '", name, "' does not hold a LoDTensor");

@@ -2,6 +2,7 @@
 // zero-copy to and from numpy, PyTorch and any other DLPack producer or consumer.
 #include <dlpack/dlpack.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "bindings.h"
@@ -159,10 +160,31 @@ void CallDeleter(M* m) {
   m->deleter(m);
 }
 
+// A producer's DLTensor is checked field by field before any is used: a bad one is refused with
+// what is wrong, never read past its arrays or dereferenced.
+void CheckDLTensor(const DLTensor& d, DataType dt) {
+  TIDE_ENFORCE(d.ndim >= 0 && d.ndim <= DDim::kMaxRank, "from_dlpack: ndim ", d.ndim, " is outside [0, ",
+               DDim::kMaxRank, "]");
+  TIDE_ENFORCE(d.device.device_id >= 0, "from_dlpack: negative device id ", d.device.device_id);
+  TIDE_ENFORCE(d.ndim == 0 || d.shape, "from_dlpack: a rank-", d.ndim, " tensor without a shape array");
+  std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
+  for (int i = 0; i < d.ndim; ++i)
+    TIDE_ENFORCE(shape[i] >= 0, "from_dlpack: negative dim ", shape[i], " in shape ", DDim(shape).ToString());
+  std::string bad = CheckDims(DDim(shape), SizeOf(dt));
+  TIDE_ENFORCE(bad.empty(), "from_dlpack: ", bad);
+  const int64_t n = DDim(shape).product();
+  TIDE_ENFORCE(n == 0 || d.data, "from_dlpack: null data for ", n, " element(s) of shape ", DDim(shape).ToString());
+  TIDE_ENFORCE(d.byte_offset <= uint64_t(PTRDIFF_MAX) &&
+                   reinterpret_cast<uintptr_t>(d.data) <= UINTPTR_MAX - d.byte_offset,
+               "from_dlpack: byte_offset ", d.byte_offset, " overflows the address space");
+}
+
 template <typename M>
 std::unique_ptr<LoDTensor> Adopt(M* m, bool read_only) {
+  TIDE_ENFORCE(m, "from_dlpack: the capsule holds a null tensor");
   const DLTensor& d = m->dl_tensor;
   DataType dt = FromDL(d.dtype);
+  CheckDLTensor(d, dt);
   std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
   if (d.strides) {  // only compact row-major data can be shared
     int64_t expect = 1;
@@ -173,8 +195,7 @@ std::unique_ptr<LoDTensor> Adopt(M* m, bool read_only) {
     }
   }
   Place place = FromDLDevice(d.device);
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  const int64_t n = DDim(shape).product();
   size_t bytes = static_cast<size_t>(n) * SizeOf(dt);
   auto t = std::make_unique<LoDTensor>();
   void* data = static_cast<char*>(d.data) + d.byte_offset;
@@ -203,6 +224,7 @@ std::unique_ptr<LoDTensor> Import(py::object obj) {
   PyObject* c = capsule.ptr();
   if (PyCapsule_IsValid(c, kCapsuleVersioned)) {
     auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kCapsuleVersioned));
+    TIDE_ENFORCE(m, "from_dlpack: the capsule holds a null tensor");
     TIDE_ENFORCE(m->version.major == 1, "from_dlpack: DLPack major version ", m->version.major, " is not supported");
     auto t = Adopt(m, m->flags & kDLFlagReadOnly);
     PyCapsule_SetName(c, "used_dltensor_versioned");

@@ -1,5 +1,6 @@
 // errors.cc: the core's errors as Python exceptions. Each TideCode maps to a class that also
 // derives from the matching built-in (InvalidArgumentError is a ValueError, ...).
+#include <cstring>
 #include <map>
 
 #include "bindings.h"
@@ -22,6 +23,19 @@ PyObject* MakeClass(py::module_& m, const char* name, PyObject* base, PyObject* 
   return cls;
 }
 
+// PyErr_SetString decodes the message as strict UTF-8: a name or path with other bytes in it
+// would replace the error with a bare UnicodeDecodeError. Such bytes are shown escaped instead.
+void SetError(PyObject* cls, const char* message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message, static_cast<Py_ssize_t>(std::strlen(message)), "backslashreplace");
+  if (!text) {
+    PyErr_Clear();
+    PyErr_SetString(cls, "(an error whose message could not be decoded)");
+    return;
+  }
+  PyErr_SetObject(cls, text);
+  Py_DECREF(text);
+}
+
 }  // namespace
 
 void BindErrors(py::module_& m) {
@@ -42,7 +56,7 @@ void BindErrors(py::module_& m) {
       if (p) std::rethrow_exception(p);
     } catch (const tide::core::Error& e) {
       auto it = Classes().find(e.code());
-      PyErr_SetString(it == Classes().end() ? PyExc_RuntimeError : it->second, e.what());
+      SetError(it == Classes().end() ? PyExc_RuntimeError : it->second, e.what());
     }
   });
 }

@@ -56,12 +56,53 @@ void ReleasePyObject(py::object* o) {
 bool HostAccessible(const Place& p) {
   return DeviceContextPool::Global().Get(p)->host_accessible();
 }
+
+// The host reads or writes a host-accessible device's memory directly: the device's queued work
+// on it (an asynchronous kernel still writing, or reading the old values) must finish first.
+void WaitForDevice(const Place& p) { DeviceContextPool::Global().Get(p)->Synchronize(); }
 }  // namespace
+
+// What numpy's array-making calls raise (MemoryError above all) as a Tide error naming the array.
+[[noreturn]] void ConversionFailed(const py::array& array, const char* doing) {
+  std::string why = "unknown error";
+  if (PyErr_Occurred()) {
+    py::error_already_set e;
+    why = e.what();
+  }
+  TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "cannot ", doing, " a numpy array of shape ",
+            DDim(std::vector<int64_t>(array.shape(), array.shape() + array.ndim())).ToString(), " (",
+            py::str(static_cast<const py::object&>(array.dtype())).cast<std::string>(), "): ", why);
+}
+
+// `array` in the machine's byte order and C order; numpy raises (e.g. MemoryError) into a Tide
+// error. A big-endian array is byte-swapped here, not read as little-endian.
+py::array NativeContiguous(const py::array& array, DataType dt) {
+  const char order = array.dtype().attr("byteorder").cast<std::string>().at(0);
+  const bool swapped = order == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? '>' : '<');
+  PyObject* out = nullptr;
+  if (swapped) {
+    out = PyObject_CallMethod(array.ptr(), "astype", "O", NumpyDtype(dt).ptr());
+  } else {
+    // pybind11's array::ensure swallows numpy's error and returns a null array.
+    using api = py::detail::npy_api;
+    out = api::get().PyArray_FromAny_(array.ptr(), nullptr, 0, 0,
+                                      api::NPY_ARRAY_ENSUREARRAY_ | api::NPY_ARRAY_C_CONTIGUOUS_, nullptr);
+  }
+  if (!out) ConversionFailed(array, swapped ? "byte-swap" : "make a contiguous copy of");
+  return py::reinterpret_steal<py::array>(out);
+}
 
 void SetFromNumpy(LoDTensor* t, const py::array& array, const Place& place, bool share) {
   DataType dt = DataTypeFromNumpy(array.dtype());
+  TIDE_ENFORCE(array.ndim() <= DDim::kMaxRank, "a numpy array of rank ", array.ndim(),
+               " (shape ", py::str(array.attr("shape")).cast<std::string>(), "): Tide tensors have at most ",
+               DDim::kMaxRank, " dims");
   std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
-  bool contiguous = array.flags() & py::array::c_style;
+  std::string bad = CheckDims(DDim(dims), SizeOf(dt));
+  TIDE_ENFORCE(bad.empty(), "a numpy array that no tensor can hold: ", bad);
+  const char order = array.dtype().attr("byteorder").cast<std::string>().at(0);
+  const bool native = order != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? '>' : '<');
+  bool contiguous = native && (array.flags() & py::array::c_style);
   bool writeable = array.writeable();
   size_t itemsize = SizeOf(dt);
   auto addr = reinterpret_cast<uintptr_t>(array.data());
@@ -75,8 +116,9 @@ void SetFromNumpy(LoDTensor* t, const py::array& array, const Place& place, bool
                    dt, DDim(dims));
     return;
   }
-  py::array c = py::array::ensure(array, py::array::c_style | py::array::forcecast);
+  py::array c = NativeContiguous(array, dt);
   if (HostAccessible(place)) {
+    if (place != host) WaitForDevice(place);
     t->Resize(DDim(dims));
     std::memcpy(t->mutable_data(place, dt), c.data(), bytes);
   } else {  // stage on the host, then copy to the device
@@ -93,6 +135,7 @@ py::array ToNumpy(const LoDTensor& t) {
     TensorCopySync(t, HostPlace(), &host);
     return ToNumpy(host);
   }
+  if (t.place() != HostPlace()) WaitForDevice(t.place());
   std::vector<py::ssize_t> shape, strides;
   for (int i = 0; i < t.dims().size(); ++i) shape.push_back(t.dims()[i]);
   py::ssize_t stride = static_cast<py::ssize_t>(SizeOf(t.dtype()));

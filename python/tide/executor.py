@@ -39,6 +39,16 @@ def _as_tensor(name, value, var):
     return LoDTensor(np.asarray(value, dtype=convert_dtype(var.dtype)))
 
 
+def _as_feed(name, value, var):
+    """_as_tensor, with a conversion error (rank, size, dtype, memory) naming the feed."""
+    try:
+        return _as_tensor(name, value, var)
+    except (ValueError, TypeError, MemoryError) as e:
+        if "feed '%s'" % name in str(e) or "cannot feed %r" % name in str(e):
+            raise
+        raise type(e)("feed '%s': %s" % (name, e)) from e
+
+
 class Executor:
     """Runs programs on `place` (tide.CPUPlace(), tide.CUDAPlace(i), tide.Place(kind, i))."""
 
@@ -98,7 +108,7 @@ class Executor:
                 raise TypeError("Executor.run: fetch_list holds %r, not a Variable or a name" % (f,))
         block = program.global_block()
         feed_names = list(feed.keys())
-        tensors = [_as_tensor(n, feed[n], block.vars.get(n)) for n in feed_names]
+        tensors = [_as_feed(n, feed[n], block.vars.get(n)) for n in feed_names]
         prepared = self._prepare(program, feed_names, fetch_names, use_program_cache)
         # A program with its own feed ops (a loaded inference model) sets the feed order.
         order = prepared.feed_names()

@@ -37,6 +37,15 @@ def _write_record(f, name, tensor):
 
 
 def _read_exact(f, n, what):
+    # A corrupt length must not make us allocate it: compare with what the file has left.
+    try:
+        pos = f.tell()
+        left = os.fstat(f.fileno()).st_size - pos
+    except (AttributeError, OSError, ValueError):
+        left = None
+    if left is not None and n > left:
+        raise ValueError("%s: file ends early while reading %s (%d bytes needed, %d left)"
+                         % (getattr(f, "name", "?"), what, n, left))
     b = f.read(n)
     if len(b) != n:
         raise ValueError("%s: file ends early while reading %s" % (getattr(f, "name", "?"), what))
@@ -44,7 +53,18 @@ def _read_exact(f, n, what):
 
 
 def _read_record(f):
-    """(name, ndarray, lod) or None at the end of the file."""
+    """(name, ndarray, lod) or None at the end of the file; a ValueError naming the file when the
+    record is malformed."""
+    try:
+        return _parse_record(f)
+    except (struct.error, UnicodeDecodeError, TypeError, ValueError, MemoryError, OverflowError) as e:
+        path = getattr(f, "name", "?")
+        if str(e).startswith(str(path)):
+            raise
+        raise ValueError("%s: corrupt Tide tensor file: %s" % (path, e)) from e
+
+
+def _parse_record(f):
     head = f.read(len(MAGIC))
     if not head:
         return None
@@ -52,7 +72,8 @@ def _read_record(f):
         raise ValueError("%s: not a Tide tensor file (bad magic)" % getattr(f, "name", "?"))
     (version,) = struct.unpack("<I", _read_exact(f, 4, "the version"))
     if version != VERSION:
-        raise ValueError("%s: tensor format version %d, this Tide reads %d" % (f.name, version, VERSION))
+        raise ValueError("%s: tensor format version %d, this Tide reads %d"
+                         % (getattr(f, "name", "?"), version, VERSION))
     strs = []
     for what in ("the name", "the dtype"):
         (n,) = struct.unpack("<I", _read_exact(f, 4, what))
@@ -65,8 +86,15 @@ def _read_record(f):
     for _ in range(levels):
         (n,) = struct.unpack("<Q", _read_exact(f, 8, "the LoD"))
         lod.append(list(struct.unpack("<%dQ" % n, _read_exact(f, 8 * n, "the LoD"))))
+    if any(d < 0 for d in dims):
+        raise ValueError("%s: record '%s' has negative dims %s" % (f.name, name, list(dims)))
+    np_dtype = np.dtype(convert_dtype(dtype))
     (nbytes,) = struct.unpack("<Q", _read_exact(f, 8, "the data size"))
-    arr = np.frombuffer(_read_exact(f, nbytes, "the data"), dtype=np.dtype(convert_dtype(dtype)))
+    expect = int(np.prod(dims, dtype=object)) * np_dtype.itemsize
+    if nbytes != expect:
+        raise ValueError("%s: record '%s' holds %d data bytes, its dims %s of %s need %d"
+                         % (f.name, name, nbytes, list(dims), dtype, expect))
+    arr = np.frombuffer(_read_exact(f, nbytes, "the data"), dtype=np_dtype)
     return name, arr.reshape(dims), lod
 
 
@@ -131,12 +159,22 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             if not os.path.exists(path):
                 raise ValueError("no saved value for '%s': %s does not exist" % (n, path))
             with open(path, "rb") as f:
-                items.append(_read_record(f))
-    for name, arr, lod in items:
+                r = _read_record(f)
+            if r is None:
+                raise ValueError("%s: empty file, no saved value for '%s'" % (path, n))
+            if r[0] != n:
+                raise ValueError("%s: holds the value of '%s', not of '%s'" % (path, r[0], n))
+            items.append(r + (path,))
+    if filename is not None:
+        items = [r + (path,) for r in items]
+    for name, arr, lod, src in items:
         t = scope.var(name).get_tensor()
-        t.set(np.array(arr), place, False)
-        if lod:
-            t.set_lod(lod)
+        try:
+            t.set(np.array(arr), place, False)
+            if lod:
+                t.set_lod(lod)
+        except Exception as e:
+            raise type(e)("%s: cannot load '%s': %s" % (src, name, e)) from e
 
 
 def save_params(executor, dirname, main_program=None, filename=None, scope=None):

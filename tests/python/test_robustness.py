@@ -1,0 +1,276 @@
+"""Bad input never crashes Tide: shapes that overflow, numpy arrays numpy cannot copy or that are
+big-endian, bad DLPack capsules, truncated plugin files, corrupt feed/fetch columns, non-UTF-8
+names, tensor files holding the wrong variable, and out-of-range flags each give a clear error
+(naming the op, feed, file or flag) instead of a crash or a silently wrong result."""
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tide
+from tide import _C, layers
+
+
+def _run(exe, fetch, feed=None):
+    return exe.run(feed=feed or {}, fetch_list=[fetch])
+
+
+# --- 1. shapes whose element count or byte size overflows ---------------------------------------
+
+@pytest.mark.parametrize("shape", [[2 ** 40, 2 ** 40], [2 ** 31, 2 ** 31, 4], [-5, 3]])
+def test_fill_constant_with_an_impossible_shape_is_refused(exe, shape):
+    out = layers.fill_constant(shape=shape, dtype="float32", value=1.0)
+    with pytest.raises(tide.InvalidArgumentError) as e:
+        _run(exe, out)
+    msg = str(e.value)
+    assert "fill_constant" in msg and str(shape[0]) in msg, msg
+
+
+def test_uniform_random_with_an_overflowing_shape_is_refused(exe):
+    out = layers.uniform_random(shape=[2 ** 33, 2 ** 33], dtype="float32")
+    with pytest.raises(tide.InvalidArgumentError, match=r"uniform_random.*\[8589934592, 8589934592\]"):
+        _run(exe, out)
+
+
+def test_a_shape_whose_bytes_overflow_is_refused_at_allocation(exe):
+    # 2^62 elements fit in int64; their 2^64 bytes do not.
+    out = layers.fill_constant(shape=[2 ** 31, 2 ** 31], dtype="float32", value=1.0)
+    with pytest.raises(tide.InvalidArgumentError, match=r"\[2147483648, 2147483648\].*bytes"):
+        _run(exe, out)
+
+
+def test_a_huge_but_representable_shape_is_out_of_memory_not_a_crash(exe):
+    out = layers.fill_constant(shape=[2 ** 20, 2 ** 20, 2 ** 10], dtype="float32", value=1.0)
+    with pytest.raises(MemoryError, match="fill_constant"):
+        _run(exe, out)
+
+
+# --- 2. numpy conversion -------------------------------------------------------------------------
+
+def test_big_endian_arrays_are_byte_swapped(exe):
+    for dtype in (">f4", ">f8", ">i4", ">i8"):
+        a = np.arange(6, dtype=dtype).reshape(2, 3)
+        np.testing.assert_array_equal(np.array(tide.LoDTensor(a)), a.astype(a.dtype.newbyteorder("=")))
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    y = layers.scale(x, scale=2.0)
+    got, = exe.run(feed={"x": np.arange(6, dtype=">f4").reshape(2, 3)}, fetch_list=[y])
+    np.testing.assert_array_equal(got, 2 * np.arange(6, dtype="float32").reshape(2, 3))
+
+
+def test_a_view_numpy_cannot_copy_is_a_memory_error_naming_the_feed(exe):
+    huge = np.broadcast_to(np.zeros(1, "float32"), (2 ** 40, 3))  # zero strides: 12 TiB as a copy
+    with pytest.raises(MemoryError, match=r"\[1099511627776, 3\]"):
+        tide.LoDTensor(huge)
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    y = layers.scale(x, scale=2.0)
+    with pytest.raises(MemoryError, match="feed 'x'"):
+        exe.run(feed={"x": huge}, fetch_list=[y])
+
+
+def test_a_feed_of_rank_above_9_names_the_feed(exe):
+    x = layers.data(name="x", shape=[1], dtype="float32")
+    y = layers.scale(x, scale=2.0)
+    with pytest.raises(tide.InvalidArgumentError, match="feed 'x'.*rank 10.*at most 9"):
+        exe.run(feed={"x": np.zeros([1] * 10, "float32")}, fetch_list=[y])
+
+
+# --- 2b. DLPack capsules, built by hand -------------------------------------------------------------
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_keep = []  # what the hand-made capsules point into (no deleter frees it)
+
+
+def _capsule(shape, data=None, dtype=(2, 32, 1), device=(1, 0), ndim=None, strides=None):
+    """An unused "dltensor" capsule: float32 CPU by default, data from a small numpy array."""
+    buf = np.arange(6, dtype="float32")
+    shape_arr = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    stride_arr = (ctypes.c_int64 * len(strides))(*strides) if strides else None
+    m = _DLManagedTensor()
+    m.dl_tensor.data = buf.ctypes.data if data is None else data
+    m.dl_tensor.device = _DLDevice(*device)
+    m.dl_tensor.ndim = len(shape) if ndim is None else ndim
+    m.dl_tensor.dtype = _DLDataType(*dtype)
+    m.dl_tensor.shape = shape_arr
+    m.dl_tensor.strides = stride_arr
+    _keep.extend([buf, shape_arr, stride_arr, m])
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return new(ctypes.addressof(m), b"dltensor", None)
+
+
+def test_a_well_formed_hand_made_capsule_is_adopted():
+    t = _C.from_dlpack(_capsule([2, 3]))
+    np.testing.assert_array_equal(np.array(t), np.arange(6, dtype="float32").reshape(2, 3))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(shape=[2 ** 40, 2 ** 40]), r"\[1099511627776, 1099511627776\] hold more than 2\^63"),
+    (dict(shape=[2 ** 31, 2 ** 31]), r"need more than 2\^63 bytes"),
+    (dict(shape=[2, -3]), "negative dim -3"),
+    (dict(shape=[1] * 10), "ndim 10 is outside"),
+    (dict(shape=[2], ndim=-1), "ndim -1 is outside"),
+    (dict(shape=[2, 3], data=0), r"null data for 6 element\(s\)"),
+    (dict(shape=[2], dtype=(99, 32, 1)), "DLPack data type"),
+    (dict(shape=[2], dtype=(2, 32, 4)), "vector lanes"),
+    (dict(shape=[2], device=(99, 0)), "device type 99"),
+    (dict(shape=[2], device=(1, -2)), "negative device id"),
+    (dict(shape=[2, 3], strides=[1, 2]), "C-contiguous"),
+])
+def test_a_bad_capsule_is_refused(kwargs, match):
+    with pytest.raises(tide.TideError, match=match):
+        _C.from_dlpack(_capsule(**kwargs))
+
+
+def test_an_empty_capsule_may_have_null_data():
+    t = _C.from_dlpack(_capsule([0, 3], data=0))
+    assert np.array(t).shape == (0, 3)
+
+
+# --- 3. plugin files -----------------------------------------------------------------------------
+
+def _plugin_dir():
+    return os.environ["TIDE_PLUGIN_PATH"].split(":")[0]
+
+
+@pytest.fixture
+def truncated_plugin(tmp_path):
+    src = os.path.join(_plugin_dir(), "libtide_ops_math.so")
+    data = open(src, "rb").read()
+    d = tmp_path / "plugins"
+    d.mkdir()
+    path = d / "libtide_truncated.so"
+    path.write_bytes(data[:len(data) // 3])  # cut inside its loadable segments: dlopen would SIGBUS
+    return path
+
+
+def test_a_truncated_plugin_on_the_path_is_a_failed_record_not_a_crash(truncated_plugin):
+    env = dict(os.environ, TIDE_PLUGIN_PATH=os.environ["TIDE_PLUGIN_PATH"] + ":" + str(truncated_plugin.parent))
+    code = ("import tide; r = [p for p in tide.plugins() if p['file'].endswith('libtide_truncated.so')][0]; "
+            "print(r['status'], '|', r['error'])")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.startswith("failed | truncated or corrupt shared object"), p.stdout
+    assert str(truncated_plugin) in p.stderr  # the warning names the file
+
+
+def test_load_plugin_of_a_truncated_file_names_it(truncated_plugin):
+    with pytest.raises(tide.TideError, match=str(truncated_plugin) + ".*truncated"):
+        tide.load_plugin(str(truncated_plugin))
+
+
+def test_load_plugin_of_an_empty_directory_says_so(tmp_path):
+    with pytest.raises(tide.PluginError, match=str(tmp_path) + ".*holds no plugin file"):
+        tide.load_plugin(str(tmp_path))
+
+
+# --- 4. errors that name what is wrong -------------------------------------------------------------
+
+def _program_with_io_ops():
+    main = tide.default_main_program()
+    x = layers.data(name="x", shape=[3])
+    y = layers.scale(x, scale=2.0)
+    b = main.global_block()
+    feed = b.create_var(name="feed", type="FEED_MINIBATCH", persistable=True)
+    feed_op = b._prepend_op("feed", inputs={"X": feed}, outputs={"Out": "x"}, attrs={"col": 0})
+    fetch = b.create_var(name="fetch", type="FETCH_LIST", persistable=True)
+    fetch_op = b.append_op("fetch", inputs={"X": y.name}, outputs={"Out": fetch}, attrs={"col": 0})
+    return feed_op, fetch_op
+
+
+@pytest.mark.parametrize("which", ["feed", "fetch"])
+def test_a_huge_feed_or_fetch_column_names_the_op(exe, which):
+    ops = dict(zip(("feed", "fetch"), _program_with_io_ops()))
+    ops[which]._set_attr("col", 2 ** 31 - 1)
+    with pytest.raises(tide.TideError, match="op '%s'.*column 2147483647" % which):
+        exe.run(feed={"x": np.ones((2, 3), "float32")})
+
+
+def test_a_non_utf8_name_keeps_the_real_error():
+    x = layers.data(name="zzqq", shape=[3])
+    layers.scale(x, scale=2.0)
+    raw = tide.default_main_program().serialize_to_string().replace(b"zzqq", b"zz\xffq")
+    core = _C.Executor(tide.CPUPlace())
+    with pytest.raises(tide.PreconditionError, match=r"variable 'zz\\xffq' holds no data"):
+        core.run(core.prepare(_C.ProgramDesc.parse(raw), 0, [], []), _C.Scope(), [])
+
+
+def _saved_params(exe, tmp_path):
+    x = layers.data(name="x", shape=[4])
+    layers.fc(input=x, size=3)
+    exe.run(tide.default_startup_program())
+    tide.io.save_params(exe, str(tmp_path))
+    return sorted(p.name for p in tide.default_main_program().all_parameters())
+
+
+def test_load_params_refuses_a_file_holding_another_variable(exe, tmp_path):
+    w, b = [n for n in _saved_params(exe, tmp_path)]
+    shutil.copy(tmp_path / b, tmp_path / w)  # w's file now holds b's record
+    with pytest.raises(ValueError, match="%s: holds the value of '%s', not of '%s'" % (tmp_path / w, b, w)):
+        tide.io.load_params(exe, str(tmp_path))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "huge_length", "bad_utf8", "wrong_nbytes"])
+def test_a_corrupt_tensor_file_error_names_the_file(exe, tmp_path, damage):
+    name = _saved_params(exe, tmp_path)[0]
+    path = tmp_path / name
+    data = bytearray(path.read_bytes())
+    head = 8 + 4  # magic, version
+    if damage == "truncate":
+        data = data[:-5]
+    elif damage == "huge_length":
+        data[head:head + 4] = (2 ** 31).to_bytes(4, "little")  # the name's length
+    elif damage == "bad_utf8":
+        data[head + 4] = 0xFF
+    else:  # a size field that disagrees with the dims (the data is still all there)
+        size = np.array(tide.global_scope().find_var(name).get_tensor()).nbytes
+        at = len(data) - size - 8  # the u64 data size sits right before the data
+        data[at:at + 8] = (size + 4).to_bytes(8, "little")
+        data += b"\0" * 4
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=str(path)):
+        tide.io.load_params(exe, str(tmp_path))
+
+
+# --- 4b. flags ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, value, match", [
+    ("cpu_threads", -5, "outside"),
+    ("initial_cpu_memory_in_mb", 2 ** 44, "does not fit"),
+    ("initial_cpu_memory_in_mb", -1, "negative"),
+    ("fraction_of_cpu_memory_to_use", 0, r"outside \(0, 1\]"),
+    ("fraction_of_cpu_memory_to_use", 1.5, r"outside \(0, 1\]"),
+])
+def test_bad_flag_values_are_refused_naming_the_flag(name, value, match):
+    before = _C.get_flag(name)
+    with pytest.raises(tide.InvalidArgumentError, match="flag '%s'.*%s" % (name, match)):
+        tide.set_flags({name: value})
+    assert _C.get_flag(name) == before
+
+
+def test_a_memory_flag_set_after_the_first_allocation_is_refused(exe):
+    exe.run(feed={}, fetch_list=[layers.fill_constant(shape=[2], dtype="float32", value=1.0)])
+    current = _C.get_flag("fraction_of_cpu_memory_to_use")
+    with pytest.raises(tide.PreconditionError, match="fraction_of_cpu_memory_to_use' was already read"):
+        tide.set_flags({"fraction_of_cpu_memory_to_use": 0.5})
+    tide.set_flags({"fraction_of_cpu_memory_to_use": current})  # the same value is fine
