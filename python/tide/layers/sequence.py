@@ -181,3 +181,149 @@ def lod_reset(x, y=None, target_lod=None):
     else:
         raise ValueError("lod_reset: y and target_lod are both None; one must give the new LoD")
     return out
+
+
+# -- recurrent layers and sequence_conv (ops lstm, gru, lstm_unit, gru_unit, sequence_conv) -----
+__all__ += ["dynamic_lstm", "dynamic_gru", "lstm_unit", "gru_unit", "sequence_conv"]
+
+_RNN_ACTIVATIONS = ("sigmoid", "tanh", "relu", "identity")
+
+
+def _check_activation(layer, arg, act):
+    if act not in _RNN_ACTIVATIONS:
+        raise ValueError("%s: %s must be one of %s, got %r" % (layer, arg, _RNN_ACTIVATIONS, act))
+
+
+def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=None,
+                 use_peepholes=True, is_reverse=False, gate_activation="sigmoid",
+                 cell_activation="tanh", candidate_activation="tanh", dtype="float32", name=None):
+    """An LSTM over each sequence of input [T, size] (x already projected: size = 4 * D, gate
+    columns [c~, i, f, o] as in Fluid). Returns (hidden, cell), each [T, D] with input's LoD."""
+    _check_var("dynamic_lstm", "input", input)
+    if size % 4:
+        raise ValueError("dynamic_lstm: size must be 4 * hidden size, got %d" % size)
+    for arg, act in (("gate_activation", gate_activation), ("cell_activation", cell_activation),
+                     ("candidate_activation", candidate_activation)):
+        _check_activation("dynamic_lstm", arg, act)
+    helper = LayerHelper("lstm", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    d = size // 4
+    weight = helper.create_parameter(param_attr, [d, 4 * d], dtype)
+    bias = helper.create_parameter(bias_attr, [1, (7 if use_peepholes else 4) * d], dtype,
+                                   is_bias=True)
+    inputs = {"Input": input, "Weight": weight, "Bias": bias}
+    for key, init in (("H0", h_0), ("C0", c_0)):
+        if init is not None:
+            _check_var("dynamic_lstm", key.lower()[0] + "_0", init)
+            inputs[key] = init
+    hidden, cell = _out(helper, dtype), _out(helper, dtype)
+    batch_gate, batch_cell_pre_act = _out(helper, dtype), _out(helper, dtype)
+    helper.append_op("lstm", inputs=inputs,
+                     outputs={"Hidden": hidden, "Cell": cell, "BatchGate": batch_gate,
+                              "BatchCellPreAct": batch_cell_pre_act},
+                     attrs={"use_peepholes": bool(use_peepholes), "is_reverse": bool(is_reverse),
+                            "gate_activation": gate_activation,
+                            "cell_activation": cell_activation,
+                            "candidate_activation": candidate_activation})
+    _set_lod_level(hidden, max(1, input.lod_level))
+    _set_lod_level(cell, max(1, input.lod_level))
+    return hidden, cell
+
+
+def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
+                gate_activation="sigmoid", candidate_activation="tanh", h_0=None,
+                origin_mode=False):
+    """A GRU over each sequence of input [T, 3 * size] (x already projected, gate columns
+    [u, r, c~] as in Fluid); size is the hidden size D. Returns hidden [T, D]."""
+    _check_var("dynamic_gru", "input", input)
+    _check_activation("dynamic_gru", "gate_activation", gate_activation)
+    _check_activation("dynamic_gru", "candidate_activation", candidate_activation)
+    helper = LayerHelper("gru", param_attr=param_attr, bias_attr=bias_attr)
+    dtype = input.dtype
+    weight = helper.create_parameter(param_attr, [size, 3 * size], dtype)
+    inputs = {"Input": input, "Weight": weight}
+    bias = helper.create_parameter(bias_attr, [1, 3 * size], dtype, is_bias=True)
+    if bias is not None:
+        inputs["Bias"] = bias
+    if h_0 is not None:
+        _check_var("dynamic_gru", "h_0", h_0)
+        inputs["H0"] = h_0
+    hidden = _out(helper, dtype)
+    helper.append_op("gru", inputs=inputs,
+                     outputs={"Hidden": hidden, "BatchGate": _out(helper, dtype),
+                              "BatchResetHiddenPrev": _out(helper, dtype),
+                              "BatchHidden": _out(helper, dtype)},
+                     attrs={"is_reverse": bool(is_reverse), "gate_activation": gate_activation,
+                            "activation": candidate_activation,
+                            "origin_mode": bool(origin_mode)})
+    _set_lod_level(hidden, max(1, input.lod_level))
+    return hidden
+
+
+def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None, bias_attr=None,
+              name=None):
+    """One LSTM step: fc([x_t, hidden_t_prev]) -> gates [i, f, o, g]; returns (h, c)."""
+    from .nn import concat, fc
+    for arg, v in (("x_t", x_t), ("hidden_t_prev", hidden_t_prev), ("cell_t_prev", cell_t_prev)):
+        _check_var("lstm_unit", arg, v)
+        if len(v.shape) != 2:
+            raise ValueError("lstm_unit: %s must be 2-D, got shape %s" % (arg, list(v.shape)))
+    size = cell_t_prev.shape[1]
+    helper = LayerHelper("lstm_unit", name=name)
+    fc_out = fc(input=concat(input=[x_t, hidden_t_prev], axis=1), size=4 * size,
+                param_attr=param_attr, bias_attr=bias_attr)
+    c, h = _out(helper, x_t.dtype), _out(helper, x_t.dtype)
+    helper.append_op("lstm_unit", inputs={"X": fc_out, "C_prev": cell_t_prev},
+                     outputs={"C": c, "H": h}, attrs={"forget_bias": float(forget_bias)})
+    return h, c
+
+
+_GRU_UNIT_ACTIVATIONS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
+
+
+def gru_unit(input, hidden, size, param_attr=None, bias_attr=None, activation="tanh",
+             gate_activation="sigmoid", origin_mode=False):
+    """One GRU step on input [N, size] (x projected, size = 3 * D) and hidden [N, D]. Returns
+    (updated_hidden, reset_hidden_pre, gate)."""
+    _check_var("gru_unit", "input", input)
+    _check_var("gru_unit", "hidden", hidden)
+    for arg, act in (("activation", activation), ("gate_activation", gate_activation)):
+        if act not in _GRU_UNIT_ACTIVATIONS:
+            raise ValueError("gru_unit: %s must be one of %s, got %r"
+                             % (arg, sorted(_GRU_UNIT_ACTIVATIONS), act))
+    helper = LayerHelper("gru_unit", param_attr=param_attr, bias_attr=bias_attr)
+    dtype = input.dtype
+    d = size // 3
+    weight = helper.create_parameter(param_attr, [d, 3 * d], dtype)
+    inputs = {"Input": input, "HiddenPrev": hidden, "Weight": weight}
+    bias = helper.create_parameter(bias_attr, [1, 3 * d], dtype, is_bias=True)
+    if bias is not None:
+        inputs["Bias"] = bias
+    gate, reset_hidden_pre, updated_hidden = _out(helper, dtype), _out(helper, dtype), _out(helper, dtype)
+    helper.append_op("gru_unit", inputs=inputs,
+                     outputs={"Gate": gate, "ResetHiddenPrev": reset_hidden_pre,
+                              "Hidden": updated_hidden},
+                     attrs={"activation": _GRU_UNIT_ACTIVATIONS[activation],
+                            "gate_activation": _GRU_UNIT_ACTIVATIONS[gate_activation],
+                            "origin_mode": bool(origin_mode)})
+    return updated_hidden, reset_hidden_pre, gate
+
+
+def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=True,
+                  padding_start=None, bias_attr=None, param_attr=None, act=None, name=None):
+    """A convolution along each sequence: row t sees rows t + padding_start .. t + padding_start
+    + filter_size - 1 of its sequence (zeros outside it); padding_start defaults to
+    -(filter_size // 2), centring the window. `padding` is accepted for Fluid compatibility."""
+    _check_var("sequence_conv", "input", input)
+    helper = LayerHelper("sequence_conv", bias_attr=bias_attr, act=act, name=name)
+    dtype = input.dtype
+    filter_param = helper.create_parameter(param_attr, [filter_size * input.shape[1], num_filters],
+                                           dtype)
+    if padding_start is None:
+        padding_start = -int(filter_size // 2)
+    pre_bias = _out(helper, dtype)
+    helper.append_op("sequence_conv", inputs={"X": input, "Filter": filter_param},
+                     outputs={"Out": pre_bias},
+                     attrs={"contextStride": int(filter_stride), "contextStart": int(padding_start),
+                            "contextLength": int(filter_size)})
+    _set_lod_level(pre_bias, max(1, input.lod_level))
+    return helper.append_activation(helper.append_bias_op(pre_bias))
