@@ -15,6 +15,7 @@ import fit_a_line  # noqa: E402
 import recognize_digits_conv  # noqa: E402
 import recognize_digits_loop  # noqa: E402
 import recognize_digits_mlp  # noqa: E402
+import understand_sentiment  # noqa: E402
 
 
 def test_fit_a_line_reaches_least_squares(tmp_path):
@@ -48,3 +49,12 @@ def test_control_flow_snippets():
 def test_digits_with_a_loop_and_piecewise_decay():
     acc = recognize_digits_loop.train(verbose=False)
     assert acc >= 0.93, acc
+
+
+def test_understand_sentiment_lstm_learns_order():
+    """The LSTM classifier (dynamic_lstm over LoD batches) tells whether token A comes before B;
+    the same net without the LSTM (a bag of words) cannot, so the accuracy is the recurrence's."""
+    acc = understand_sentiment.train(passes=3, verbose=False)
+    assert acc >= 0.9, acc
+    baseline = understand_sentiment.train(passes=3, net="bow", verbose=False)
+    assert baseline < 0.7, baseline
