@@ -75,6 +75,8 @@ void PServer::Run() {
 void PServer::Handle(Incoming& in) {
   const int32_t t = in.request.trainer_id();
   TIDE_CHECK(t >= 0 && t < cfg_.fanin, "trainer id ", t, " is outside [0, Fanin=", cfg_.fanin, ")");
+  std::string impostor = server_.CheckSender(in, t);
+  if (!impostor.empty()) TIDE_THROW(TIDE_FAILED_PRECONDITION, "refused: ", impostor);
   switch (in.request.kind()) {
     case transport::SEND_VARS: return OnSend(in);
     case transport::SEND_BARRIER: return OnBarrier(in);
@@ -161,10 +163,28 @@ void PServer::OnBarrier(Incoming& in) {
   if (r < rounds_done_) return Ack(in);
   TIDE_CHECK(r == rounds_done_, "trainer ", t, " sent a send_barrier for round ", r,
              " while the pserver is at round ", rounds_done_);
+  // A round is finished by its gradients: a barrier before any of them is refused (it cannot
+  // make the pserver run the optimize blocks on gradients that never came).
+  std::vector<std::string> missing;
+  for (const auto& kv : cfg_.grad_to_block)
+    if (!received_[t].count(kv.first) && !Initialized(Target(kv.first, t))) missing.push_back(kv.first);
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& n : missing) list += (list.empty() ? "'" : ", '") + n + "'";
+    TIDE_THROW(TIDE_FAILED_PRECONDITION, "trainer ", t, " sent a send_barrier for round ", r,
+               " before its gradient(s) ", list, " (which have no value yet)");
+  }
   if (barrier_.empty()) first_barrier_ = Clock::now();
   barrier_.insert(t);
   deferred_barriers_.push_back(std::move(in));
   MaybeFinishRound();
+}
+
+bool PServer::Initialized(const std::string& name) {
+  tide::Variable v = ctx_.scope().FindVar(name);
+  if (!v) return false;
+  if (v.IsTensor()) return v.GetTensor().initialized();
+  return true;  // a SelectedRows: an empty one is a valid gradient
 }
 
 void PServer::OnGet(Incoming& in) {
@@ -256,7 +276,23 @@ void PServer::Checkpoint() {
   LogInfo(Label(), ": checkpoint of round ", rounds_done_, " in ", path);
 }
 
+void PServer::ExpireGets() {
+  for (auto it = deferred_gets_.begin(); it != deferred_gets_.end();) {
+    if (MsSince(it->arrived) <= cfg_.deadline_ms) {
+      ++it;
+      continue;
+    }
+    std::string msg = tide::detail::Concat(Label(), ": a get for round ", it->request.round(),
+                                           " from trainer ", it->request.trainer_id(), " waited rpc_deadline ",
+                                           cfg_.deadline_ms, " ms; the pserver is at round ", rounds_done_);
+    LogWarning(msg);
+    server_.ReplyError(it->identity, it->request.seq(), TIDE_UNAVAILABLE, msg);
+    it = deferred_gets_.erase(it);
+  }
+}
+
 void PServer::CheckStall() {
+  ExpireGets();
   if (!cfg_.sync_mode || barrier_.empty() || MsSince(first_barrier_) <= cfg_.deadline_ms) return;
   std::set<int32_t> missing;
   for (int32_t t = 0; t < cfg_.fanin; ++t)

@@ -56,6 +56,9 @@ class PServer {
   void ServeGet(Incoming& in);
   void Ack(const Incoming& in);
   void CheckStall();
+  // Answers the gets parked longer than the deadline with an error (their round never came).
+  void ExpireGets();
+  bool Initialized(const std::string& name);
   void Checkpoint();
   std::string Target(const std::string& name, int32_t trainer) const;
   std::string Label() const { return "listen_and_serv " + cfg_.server.endpoint; }

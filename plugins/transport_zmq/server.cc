@@ -1,6 +1,8 @@
 // server.cc: the pserver's ROUTER socket, ZAP authentication and checked receive.
 #include "server.h"
 
+#include <cstring>
+
 #include "wire.h"
 
 namespace tide_zmq {
@@ -31,6 +33,7 @@ RpcServer::RpcServer(const ServerOptions& opt)
       uint8_t raw[32];
       zmq_z85_decode(raw, ReadCurveKey(f, "public-key").c_str());
       admitted_.insert(std::string(reinterpret_cast<char*>(raw), 32));
+      trainer_keys_.emplace_back(reinterpret_cast<char*>(raw), 32);
     }
     zap_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::rep);
     zap_->set(zmq::sockopt::linger, 0);
@@ -84,7 +87,10 @@ void RpcServer::HandleZap() {
   reply.emplace_back(f[1].to_string());
   reply.emplace_back(std::string(ok ? "200" : "400"));
   reply.emplace_back(std::string(ok ? "OK" : "not an admitted trainer"));
-  reply.emplace_back(std::string());
+  // The User-Id every message of this connection carries: its public key, in Z85.
+  char user[41] = {0};
+  if (ok) zmq_z85_encode(user, reinterpret_cast<const uint8_t*>(key.data()), 32);
+  reply.emplace_back(std::string(user));
   reply.emplace_back(std::string());
   SendMultipart(*zap_, reply);
 }
@@ -166,9 +172,26 @@ bool RpcServer::ReceiveOne(Incoming* in) {
     }
   in->identity = std::move(identity);
   in->peer = peer;
+  in->arrived = Clock::now();
+  in->curve_key.clear();
+  if (zap_) {
+    const char* user = zmq_msg_gets(m.frames[1].handle(), "User-Id");
+    uint8_t raw[32];
+    if (user && std::strlen(user) == 40 && zmq_z85_decode(raw, user))
+      in->curve_key.assign(reinterpret_cast<char*>(raw), 32);
+  }
   in->data.assign(std::make_move_iterator(m.frames.begin() + 2),
                   std::make_move_iterator(m.frames.end()));
   return true;
+}
+
+std::string RpcServer::CheckSender(const Incoming& in, int32_t trainer) const {
+  if (!zap_ || trainer_keys_.empty()) return "";
+  if (trainer >= 0 && static_cast<size_t>(trainer) < trainer_keys_.size() &&
+      in.curve_key == trainer_keys_[trainer])
+    return "";
+  return tide::detail::Concat("the sender (", in.peer, ") does not hold trainer ", trainer,
+                              "'s CurveZMQ key");
 }
 
 bool RpcServer::Next(int64_t timeout_ms, Incoming* in) {

@@ -32,6 +32,8 @@ struct Incoming {
   transport::Request request;
   std::vector<zmq::message_t> data;  // one checked frame per request.vars
   std::string peer;                  // the sender's address, for logs
+  std::string curve_key;             // CurveZMQ: the sender's raw public key; empty without
+  Clock::time_point arrived;
 };
 
 class RpcServer {
@@ -47,6 +49,10 @@ class RpcServer {
                   const std::string& message);
 
   const std::string& endpoint() const { return opt_.endpoint; }
+  // Empty when the sender of `in` may speak for `trainer`: always without CurveZMQ or without a
+  // list of trainer keys (no identities to check); else its key must be that trainer's
+  // (curve_trainer_key_files[trainer]). Else why not.
+  std::string CheckSender(const Incoming& in, int32_t trainer) const;
   int64_t rejected() const { return rejected_; }
 
  private:
@@ -62,6 +68,7 @@ class RpcServer {
   zmq::socket_t router_;
   std::unique_ptr<Monitor> monitor_;
   std::set<std::string> admitted_;  // raw 32-byte public keys
+  std::vector<std::string> trainer_keys_;  // raw public key of trainer i, when listed
   int64_t rejected_ = 0;
 };
 

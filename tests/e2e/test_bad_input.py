@@ -41,9 +41,11 @@ def var_message(name, dims, data_bytes, dtype=5):
     return m + _field(8, 0, _varint(data_bytes))
 
 
-def request(kind, seq, vars=(), trainer_id=0, names=()):
+def request(kind, seq, vars=(), trainer_id=0, names=(), round=0):
     m = _field(1, 5, struct.pack("<I", 0x45444954)) + _field(2, 0, _varint(1))
     m += _field(3, 0, _varint(kind)) + _field(4, 0, _varint(seq)) + _field(5, 0, _varint(trainer_id))
+    if round:
+        m += _field(6, 0, _varint(round))
     for v in vars:
         m += _bytes_field(7, v)
     for n in names:

@@ -1,0 +1,82 @@
+"""A pserver under well-formed but wrong control traffic: barriers before any gradient are refused
+(the round cannot finish on gradients that never came, and the pserver does not exit); a get for a
+far-future round is answered with an error after rpc_deadline instead of being parked forever; with
+CurveZMQ, a client may only speak for the trainer whose key it holds."""
+import time
+
+import zmq
+import zmq.auth
+
+from e2e_util import model_cmd, start_job
+from test_bad_input import request
+from tide.distributed.launch import free_ports
+
+SEND_BARRIER, GET_VARS, COMPLETE = 3, 2, 5
+DEADLINE_MS = 3000
+
+
+def _pserver(procs, tmp_path, *extra, **env):
+    """One pserver of a 2-trainer fit_a_line job, no trainers: the test speaks for them."""
+    ep = "127.0.0.1:%d" % free_ports(1)[0]
+    args = ["--model", "fit_a_line", "--out", tmp_path / "{role}{id}.json"] + list(extra)
+    ps, _ = start_job(lambda name, cmd, **e: procs(name, cmd, **e) if name.startswith("pserver") else None,
+                      [ep], 2, args, TIDE_RPC_DEADLINE=DEADLINE_MS, **env)
+    ps[0].wait_for("serving", 60)
+    return ep, ps[0]
+
+
+def _socket(ep, keys=None, cert=None):
+    s = zmq.Context.instance().socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    if cert:
+        pub, sec = zmq.auth.load_certificate(str(keys / cert))
+        s.curve_publickey, s.curve_secretkey = pub, sec
+        s.curve_serverkey, _ = zmq.auth.load_certificate(str(keys / "server.key"))
+    s.connect("tcp://" + ep)
+    return s
+
+
+def _answer(s, timeout_s):
+    assert s.poll(int(timeout_s * 1000)), "no answer within %s s" % timeout_s
+    return b"".join(s.recv_multipart())
+
+
+def test_barriers_before_any_gradient_are_refused_and_the_pserver_stays(procs, tmp_path):
+    ep, ps = _pserver(procs, tmp_path)
+    s = _socket(ep)
+    for t in (0, 1):
+        s.send(request(SEND_BARRIER, 10 + t, trainer_id=t))
+        assert b"before its gradient(s)" in _answer(s, 10)
+    time.sleep(0.5)
+    assert ps.p.poll() is None, "the pserver exited:\n" + ps.output()[-3000:]
+    # A get for a round that will never come is answered with an error after rpc_deadline.
+    start = time.time()
+    s.send(request(GET_VARS, 20, names=["fc_0.w_0"], round=1 << 40))
+    answer = _answer(s, DEADLINE_MS / 1000 + 10)
+    assert b"waited rpc_deadline 3000 ms" in answer, answer
+    assert DEADLINE_MS / 1000 - 0.5 <= time.time() - start
+    for t in (0, 1):  # the trainers finish: the pserver ends cleanly
+        s.send(request(COMPLETE, 30 + t, trainer_id=t))
+        _answer(s, 10)
+    assert ps.wait(30) == 0, ps.output()[-3000:]
+    assert "pserver %s done" % ep in ps.output()
+
+
+def test_with_curve_a_client_speaks_only_for_its_own_trainer(procs, tmp_path):
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    for name in ("server", "trainer0", "trainer1"):
+        zmq.auth.create_certificates(str(keys), name)
+    ep, ps = _pserver(procs, tmp_path, "--curve_dir", keys)
+    s0 = _socket(ep, keys, "trainer0.key_secret")
+    for kind in (COMPLETE, SEND_BARRIER):
+        s0.send(request(kind, 40 + kind, trainer_id=1))  # trainer 0's key, trainer 1's id
+        assert b"does not hold trainer 1's CurveZMQ key" in _answer(s0, 10)
+    assert ps.p.poll() is None
+    s0.send(request(COMPLETE, 50, trainer_id=0))
+    assert b"does not hold" not in _answer(s0, 10)
+    s1 = _socket(ep, keys, "trainer1.key_secret")
+    s1.send(request(COMPLETE, 51, trainer_id=1))
+    _answer(s1, 10)
+    assert ps.wait(30) == 0, ps.output()[-3000:]
+    assert "refused a request from trainer 1" in ps.output()
