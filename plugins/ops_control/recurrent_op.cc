@@ -48,11 +48,12 @@ int64_t SeqLen(tide::OpRunContext& ctx, const std::vector<std::string>& inputs) 
   int64_t t = -1;
   for (const auto& name : inputs) {
     tide::Tensor x = InputTensor(ctx, name);
-    TIDE_CHECK(x.rank() >= 1, "op '", ctx.op_type(), "': input '", name, "' must be time-major [T, ...], got ",
-               tide::ToString(x.dims()));
+    TIDE_CHECK(x.rank() >= 1, "op '", ctx.op_type(), "': input '", name,
+               "' must be time-major [T, ...], got ", tide::ToString(x.dims()));
     if (t < 0) t = x.dim(0);
     TIDE_CHECK(x.dim(0) == t, "op '", ctx.op_type(), "': input '", name, "' has ", x.dim(0),
-               " steps, the first input has ", t, "; a static RNN's inputs all have the same length");
+               " steps, the first input has ", t,
+               "; a static RNN's inputs all have the same length");
   }
   return t;
 }
@@ -76,7 +77,8 @@ void RecurrentRun(tide::OpRunContext& ctx) {
 
   std::vector<tide::OwnedTensor> staged(n.inputs.size());
   std::vector<tide::Tensor> host_inputs;
-  for (size_t i = 0; i < n.inputs.size(); ++i) host_inputs.push_back(OnHost(InputTensor(ctx, n.inputs[i]), staged[i]));
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    host_inputs.push_back(OnHost(InputTensor(ctx, n.inputs[i]), staged[i]));
   std::vector<std::unique_ptr<HostRows>> outs(n.outputs.size());
 
   for (int64_t k = 0; k < T; ++k) {
@@ -103,19 +105,21 @@ void RecurrentRun(tide::OpRunContext& ctx) {
     ctx.RunBlock(block, step);
     for (size_t m = 0; m < n.outputs.size(); ++m) {
       tide::Variable v = step.FindLocalVar(n.step_outputs[m]);
-      TIDE_CHECK(v && v.GetTensor().initialized(), "op '", op, "': step ", k, " did not write output '",
-                 n.step_outputs[m], "'");
+      TIDE_CHECK(v && v.GetTensor().initialized(), "op '", op, "': step ", k,
+                 " did not write output '", n.step_outputs[m], "'");
       tide::Tensor o = v.GetTensor();
       tide::Dims dims = o.dims();
       dims.insert(dims.begin(), T);
       if (!outs[m]) outs[m] = std::make_unique<HostRows>(dims, o.dtype());
-      TIDE_CHECK(o.dims() == StepDims(outs[m]->host().dims()) || o.numel() * T == outs[m]->host().numel(),
-                 "op '", op, "': output '", n.step_outputs[m], "' changes shape between steps (",
-                 tide::ToString(o.dims()), ")");
+      TIDE_CHECK(
+          o.dims() == StepDims(outs[m]->host().dims()) || o.numel() * T == outs[m]->host().numel(),
+          "op '", op, "': output '", n.step_outputs[m], "' changes shape between steps (",
+          tide::ToString(o.dims()), ")");
       outs[m]->Put(t, o);
     }
   }
-  for (size_t m = 0; m < n.outputs.size(); ++m) outs[m]->CopyTo(ctx, Lookup(ctx, n.outputs[m]).GetTensor());
+  for (size_t m = 0; m < n.outputs.size(); ++m)
+    outs[m]->CopyTo(ctx, Lookup(ctx, n.outputs[m]).GetTensor());
 }
 
 void RecurrentGradRun(tide::OpRunContext& ctx) {
@@ -136,14 +140,16 @@ void RecurrentGradRun(tide::OpRunContext& ctx) {
   std::vector<tide::OwnedTensor> og_staged(out_grads.size());
   std::vector<tide::Tensor> og_host(out_grads.size());
   for (size_t m = 0; m < out_grads.size() && m < n.outputs.size(); ++m)
-    if (out_grads[m] != tide::kEmptyVarName) og_host[m] = OnHost(InputTensor(ctx, out_grads[m]), og_staged[m]);
+    if (out_grads[m] != tide::kEmptyVarName)
+      og_host[m] = OnHost(InputTensor(ctx, out_grads[m]), og_staged[m]);
   std::vector<std::unique_ptr<HostRows>> ig(n.inputs.size());
   for (size_t i = 0; i < n.inputs.size() && i < in_grads.size(); ++i)
     if (in_grads[i] != tide::kEmptyVarName) {
       tide::Tensor x = InputTensor(ctx, n.inputs[i]);
       ig[i] = std::make_unique<HostRows>(x.dims(), x.dtype());
     }
-  std::vector<tide::OwnedTensor> carried(n.states.size());  // d loss / d state of the step being run
+  std::vector<tide::OwnedTensor> carried(
+      n.states.size());  // d loss / d state of the step being run
   std::map<std::string, tide::OwnedTensor> summed;
 
   for (int64_t k = T; k-- > 0;) {
@@ -191,24 +197,31 @@ void RecurrentGradRun(tide::OpRunContext& ctx) {
   for (size_t j = 0; j < n.inits.size() && j < init_grads.size(); ++j) {
     if (init_grads[j] == tide::kEmptyVarName) continue;
     tide::Tensor out = Lookup(ctx, init_grads[j]).GetTensor();
-    if (carried[j].initialized()) out.CopyFrom(carried[j], ctx.place(), ctx.device_context());
-    else ZerosLike(ctx, InputTensor(ctx, n.inits[j]), out);
+    if (carried[j].initialized())
+      out.CopyFrom(carried[j], ctx.place(), ctx.device_context());
+    else
+      ZerosLike(ctx, InputTensor(ctx, n.inits[j]), out);
   }
   for (size_t p = 0; p < n.params.size() && p < param_grads.size(); ++p) {
     if (param_grads[p] == tide::kEmptyVarName) continue;
     tide::Tensor out = Lookup(ctx, param_grads[p]).GetTensor();
     auto it = summed.find(n.params[p]);
-    if (it != summed.end()) out.CopyFrom(it->second, ctx.place(), ctx.device_context());
-    else ZerosLike(ctx, InputTensor(ctx, n.params[p]), out);
+    if (it != summed.end())
+      out.CopyFrom(it->second, ctx.place(), ctx.device_context());
+    else
+      ZerosLike(ctx, InputTensor(ctx, n.params[p]), out);
   }
   steps.Clear();  // the backward pass is done with the steps
 }
 
 void DeclareRnnAttrs(tide::OpSchema& s) {
   s.RequiredAttr("sub_block", TIDE_ATTR_BLOCK, "the step block")
-      .Attr("ex_states", std::vector<std::string>{}, "the step block's variables holding the previous states")
-      .Attr("states", std::vector<std::string>{}, "the variables each step writes its new states to")
-      .Attr("step_outputs", std::vector<std::string>{}, "the variables each step writes its outputs to")
+      .Attr("ex_states", std::vector<std::string>{},
+            "the step block's variables holding the previous states")
+      .Attr("states", std::vector<std::string>{},
+            "the variables each step writes its new states to")
+      .Attr("step_outputs", std::vector<std::string>{},
+            "the variables each step writes its outputs to")
       .Attr("reverse", false, "run the steps last first")
       .Attr("has_states", false, "Fluid's flag: the RNN has memories")
       .Attr("is_train", true, "Fluid's flag (step scopes are always kept)");
@@ -217,43 +230,67 @@ void DeclareRnnAttrs(tide::OpSchema& s) {
 tide::OpSchema RecurrentSchema() {
   tide::OpSchema s("recurrent");
   s.Comment("Runs sub_block once per step of the time-major inputs (Fluid's StaticRNN).")
-      .Input("inputs", "time-major sequences [T, ...]").AsDuplicable()
-      .Input("initial_states", "the states before the first step").AsDuplicable().AsDispensable()
-      .Input("parameters", "outer variables the step block reads").AsDuplicable().AsDispensable()
-      .Output("outputs", "the step outputs stacked, [T, ...]").AsDuplicable().AsDispensable()
+      .Input("inputs", "time-major sequences [T, ...]")
+      .AsDuplicable()
+      .Input("initial_states", "the states before the first step")
+      .AsDuplicable()
+      .AsDispensable()
+      .Input("parameters", "outer variables the step block reads")
+      .AsDuplicable()
+      .AsDispensable()
+      .Output("outputs", "the step outputs stacked, [T, ...]")
+      .AsDuplicable()
+      .AsDispensable()
       .Output("step_scopes", "the steps' scopes, for recurrent_grad");
   DeclareRnnAttrs(s);
   s.InferShape([](tide::InferShapeContext& ctx) {
      if (!ctx.IsRuntime()) ctx.SetOutputVarType("step_scopes", TIDE_VAR_STEP_SCOPES);
-   }).Grad([](tide::GradMaker& g) {
-     g.NewOp("recurrent_grad")
-         .Input("inputs", g.Input("inputs"))
-         .Input("initial_states", g.Input("initial_states"))
-         .Input("parameters", g.Input("parameters"))
-         .Input("outputs", g.Output("outputs"))
-         .Input("outputs@GRAD", g.OutputGrad("outputs"))
-         .Input("step_scopes", g.Output("step_scopes"))
-         .Output("inputs@GRAD", g.InputGrad("inputs"))
-         .Output("initial_states@GRAD", g.InputGrad("initial_states"))
-         .Output("parameters@GRAD", g.InputGrad("parameters"))
-         .CopyAttrs()
-         .Attr("sub_block", tide::AttrValue::Block(g.GradBlock("sub_block")));
-   }).Run(RecurrentRun);
+   })
+      .Grad([](tide::GradMaker& g) {
+        g.NewOp("recurrent_grad")
+            .Input("inputs", g.Input("inputs"))
+            .Input("initial_states", g.Input("initial_states"))
+            .Input("parameters", g.Input("parameters"))
+            .Input("outputs", g.Output("outputs"))
+            .Input("outputs@GRAD", g.OutputGrad("outputs"))
+            .Input("step_scopes", g.Output("step_scopes"))
+            .Output("inputs@GRAD", g.InputGrad("inputs"))
+            .Output("initial_states@GRAD", g.InputGrad("initial_states"))
+            .Output("parameters@GRAD", g.InputGrad("parameters"))
+            .CopyAttrs()
+            .Attr("sub_block", tide::AttrValue::Block(g.GradBlock("sub_block")));
+      })
+      .Run(RecurrentRun);
   return s;
 }
 
 tide::OpSchema RecurrentGradSchema() {
   tide::OpSchema s("recurrent_grad");
   s.Comment("The gradient of recurrent: its gradient block run over the steps, last first.")
-      .Input("inputs").AsDuplicable()
-      .Input("initial_states").AsDuplicable().AsDispensable()
-      .Input("parameters").AsDuplicable().AsDispensable()
-      .Input("outputs").AsDuplicable().AsDispensable()
-      .Input("outputs@GRAD").AsDuplicable().AsDispensable()
+      .Input("inputs")
+      .AsDuplicable()
+      .Input("initial_states")
+      .AsDuplicable()
+      .AsDispensable()
+      .Input("parameters")
+      .AsDuplicable()
+      .AsDispensable()
+      .Input("outputs")
+      .AsDuplicable()
+      .AsDispensable()
+      .Input("outputs@GRAD")
+      .AsDuplicable()
+      .AsDispensable()
       .Input("step_scopes")
-      .Output("inputs@GRAD").AsDuplicable().AsDispensable()
-      .Output("initial_states@GRAD").AsDuplicable().AsDispensable()
-      .Output("parameters@GRAD").AsDuplicable().AsDispensable();
+      .Output("inputs@GRAD")
+      .AsDuplicable()
+      .AsDispensable()
+      .Output("initial_states@GRAD")
+      .AsDuplicable()
+      .AsDispensable()
+      .Output("parameters@GRAD")
+      .AsDuplicable()
+      .AsDispensable();
   DeclareRnnAttrs(s);
   s.InferShape([](tide::InferShapeContext& ctx) {
      if (ctx.IsRuntime()) return;

@@ -24,8 +24,10 @@ inline size_t RowBytes(const tide::Tensor& t) {
 
 // Dims `d` with the first replaced by `rows`.
 inline tide::Dims WithRows(tide::Dims d, int64_t rows) {
-  if (d.empty()) d.push_back(rows);
-  else d[0] = rows;
+  if (d.empty())
+    d.push_back(rows);
+  else
+    d[0] = rows;
   return d;
 }
 
@@ -48,11 +50,15 @@ class HostRows {
   // Rows [at, at + n) = rows [from, from + n) of host tensor src.
   void PutRange(int64_t at, const tide::Tensor& host_src, int64_t from, int64_t n) {
     const size_t row = RowBytes(host_src);
-    if (n > 0) std::memcpy(data_ + at * row_, static_cast<const char*>(host_src.raw_data()) + from * row, n * row);
+    if (n > 0)
+      std::memcpy(data_ + at * row_, static_cast<const char*>(host_src.raw_data()) + from * row,
+                  n * row);
   }
   void set_lod(const tide::LoD& lod) { buf_.set_lod(lod); }
   // Moves the assembled tensor to `out` on the op's place.
-  void CopyTo(tide::OpRunContext& ctx, tide::Tensor out) { out.CopyFrom(buf_, ctx.place(), ctx.device_context()); }
+  void CopyTo(tide::OpRunContext& ctx, tide::Tensor out) {
+    out.CopyFrom(buf_, ctx.place(), ctx.device_context());
+  }
   const tide::Tensor& host() const { return buf_; }
 
  private:
@@ -63,8 +69,8 @@ class HostRows {
 };
 
 // out = rows [begin, begin + n) of host tensor `src`, shaped `dims`, on the op's place.
-inline void SliceRows(tide::OpRunContext& ctx, const tide::Tensor& host_src, int64_t begin, int64_t n,
-                      const tide::Dims& dims, tide::Tensor out) {
+inline void SliceRows(tide::OpRunContext& ctx, const tide::Tensor& host_src, int64_t begin,
+                      int64_t n, const tide::Dims& dims, tide::Tensor out) {
   HostRows rows(dims, host_src.dtype());
   rows.PutRange(0, host_src, begin, n);
   rows.CopyTo(ctx, out);
@@ -72,8 +78,9 @@ inline void SliceRows(tide::OpRunContext& ctx, const tide::Tensor& host_src, int
 
 // Fluid's GetSubLoDAndAbsoluteOffset: for sequences [start, end) of level `start_level`, the
 // lengths of their parts at each level below (start_level included) and the row range they span.
-inline std::pair<tide::LoD, std::pair<size_t, size_t>> SubLoDAndOffset(const tide::LoD& lod, size_t start,
-                                                                       size_t end, size_t start_level) {
+inline std::pair<tide::LoD, std::pair<size_t, size_t>> SubLoDAndOffset(const tide::LoD& lod,
+                                                                       size_t start, size_t end,
+                                                                       size_t start_level) {
   tide::LoD lengths;
   for (size_t level = start_level; level < lod.size(); ++level) {
     const Level& l = lod[level];
@@ -102,12 +109,13 @@ inline std::string LoDMismatch(const tide::LoD& lod, int64_t rows) {
     const Level& v = lod[l];
     if (v.size() < 1 || v[0] != 0) return "level " + std::to_string(l) + " does not start at 0";
     for (size_t i = 1; i < v.size(); ++i)
-      if (v[i] < v[i - 1]) return "level " + std::to_string(l) + " decreases at position " + std::to_string(i);
+      if (v[i] < v[i - 1])
+        return "level " + std::to_string(l) + " decreases at position " + std::to_string(i);
     const uint64_t end = l + 1 == lod.size() ? static_cast<uint64_t>(rows) : lod[l + 1].size() - 1;
     if (v.back() != end)
       return "level " + std::to_string(l) + " ends at " + std::to_string(v.back()) + " but " +
-             (l + 1 == lod.size() ? "the tensor has " : "the next level has ") + std::to_string(end) +
-             (l + 1 == lod.size() ? " rows" : " sequences");
+             (l + 1 == lod.size() ? "the tensor has " : "the next level has ") +
+             std::to_string(end) + (l + 1 == lod.size() ? " rows" : " sequences");
   }
   return "";
 }
@@ -123,12 +131,13 @@ inline std::string LoDText(const tide::LoD& lod) {
 }
 
 // Checks that `t` (variable `name`, the op's input `param`) has a LoD that fits its rows.
-inline void CheckLoDFits(tide::OpRunContext& ctx, const char* param, const std::string& name, const tide::Tensor& t) {
+inline void CheckLoDFits(tide::OpRunContext& ctx, const char* param, const std::string& name,
+                         const tide::Tensor& t) {
   const tide::LoD lod = t.lod();
   const int64_t rows = t.rank() ? t.dim(0) : 0;
   const std::string err = LoDMismatch(lod, rows);
-  TIDE_CHECK(err.empty(), "op '", ctx.op_type(), "': ", param, " ('", name, "') has LoD ", LoDText(lod),
-             " that does not fit its ", rows, " rows: ", err);
+  TIDE_CHECK(err.empty(), "op '", ctx.op_type(), "': ", param, " ('", name, "') has LoD ",
+             LoDText(lod), " that does not fit its ", rows, " rows: ", err);
 }
 
 }  // namespace ops_control

@@ -20,8 +20,9 @@ constexpr const char* kEmpty = "@EMPTY@";
 // The tensor arrays among a while op's variables and their gradients.
 class ArrayGrads {
  public:
-  ArrayGrads(tide::OpRunContext& ctx, const std::vector<std::string>& xs, const std::vector<std::string>& outs,
-             const std::vector<std::string>& out_grads, const std::vector<std::string>& x_grads)
+  ArrayGrads(tide::OpRunContext& ctx, const std::vector<std::string>& xs,
+             const std::vector<std::string>& outs, const std::vector<std::string>& out_grads,
+             const std::vector<std::string>& x_grads)
       : ctx_(ctx) {
     for (size_t j = 0; j < outs.size() && j < out_grads.size(); ++j) {
       if (out_grads[j] == kEmpty || !Lookup(ctx, outs[j]).IsTensorArray()) continue;
@@ -30,9 +31,10 @@ class ArrayGrads {
     }
     for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
       if (x_grads[j] == kEmpty || !Lookup(ctx, xs[j]).IsTensorArray()) continue;
-      TIDE_CHECK(!std::count(outs.begin(), outs.end(), xs[j]), "op 'while_grad': the loop both reads and "
-                 "writes tensor array '", xs[j], "', whose gradient is wanted; gradients through such an "
-                 "array are not supported (carry a tensor from one iteration to the next instead)");
+      TIDE_CHECK(!std::count(outs.begin(), outs.end(), xs[j]),
+                 "op 'while_grad': the loop both reads and writes tensor array '", xs[j],
+                 "', whose gradient is wanted; gradients through such an array are not supported "
+                 "(carry a tensor from one iteration to the next instead)");
       summed_[xs[j]];
     }
   }
@@ -41,8 +43,11 @@ class ArrayGrads {
     for (auto& [name, og] : shown_) {
       tide::TensorArray local = step.Var(name + "@GRAD").GetTensorArray();
       local.resize(og.size());
-      for (size_t i = 0; i < og.size(); ++i)
-        if (og.at(i).initialized()) local.at(i).ShareDataWith(og.at(i)), local.at(i).set_lod(og.at(i).lod());
+      for (size_t i = 0; i < og.size(); ++i) {
+        if (!og.at(i).initialized()) continue;
+        local.at(i).ShareDataWith(og.at(i));  // read only: the block's ops copy elements out
+        local.at(i).set_lod(og.at(i).lod());
+      }
     }
   }
   // Adds the gradients the iteration left for the arrays it reads.
@@ -140,7 +145,8 @@ void WhileGradRun(tide::OpRunContext& ctx) {
   // Variables only written by the body: their values before the loop reach the loss no more.
   const bool ran = steps.size() > 0;
   for (size_t j = 0; ran && j < outs.size() && j < out_grads.size(); ++j)
-    if (out_grads[j] != kEmpty && !std::count(xs.begin(), xs.end(), outs[j]) && Lookup(ctx, outs[j]).IsTensor())
+    if (out_grads[j] != kEmpty && !std::count(xs.begin(), xs.end(), outs[j]) &&
+        Lookup(ctx, outs[j]).IsTensor())
       ZerosLike(ctx, Lookup(ctx, outs[j]).GetTensor(), Lookup(ctx, out_grads[j]).GetTensor());
   steps.Clear();  // the backward pass is done with the iterations
 }

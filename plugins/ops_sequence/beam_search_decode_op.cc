@@ -30,20 +30,23 @@ tide::TensorArray InputArray(tide::OpRunContext& ctx, const char* param) {
 // Step t of Ids, checked: int64 with a 2-level LoD that fits its rows.
 LoD StepLoD(tide::OpRunContext& ctx, const Tensor& ids, const Tensor& scores, size_t t) {
   const LoD lod = ids.lod();
-  TIDE_CHECK(ids.initialized() && scores.initialized(), "op 'beam_search_decode': step ", t, " was never written");
+  TIDE_CHECK(ids.initialized() && scores.initialized(), "op 'beam_search_decode': step ", t,
+             " was never written");
   TIDE_CHECK(lod.size() == 2, "op 'beam_search_decode': step ", t, " of Ids has a ", lod.size(),
              "-level LoD ", LoDString(lod), "; beam_search gives 2 levels");
   const std::string err = LoDError(lod, ids.dim(0));
   TIDE_CHECK(err.empty(), "op 'beam_search_decode': step ", t, " of Ids has LoD ", LoDString(lod),
              " that does not fit its ", ids.dim(0), " rows: ", err);
-  TIDE_CHECK(ids.dtype() == TIDE_INT64 && scores.numel() == ids.numel(), "op 'beam_search_decode': step ", t,
-             " has ", tide::DataTypeName(ids.dtype()), " ids ", tide::ToString(ids.dims()), " and scores ",
-             tide::ToString(scores.dims()), "; ids are int64, one score each");
+  TIDE_CHECK(ids.dtype() == TIDE_INT64 && scores.numel() == ids.numel(),
+             "op 'beam_search_decode': step ", t, " has ", tide::DataTypeName(ids.dtype()), " ids ",
+             tide::ToString(ids.dims()), " and scores ", tide::ToString(scores.dims()),
+             "; ids are int64, one score each");
   return lod;
 }
 
 template <typename T>
-void Decode(tide::OpRunContext& ctx, tide::TensorArray step_ids, tide::TensorArray step_scores, int64_t end_id) {
+void Decode(tide::OpRunContext& ctx, tide::TensorArray step_ids, tide::TensorArray step_scores,
+            int64_t end_id) {
   const size_t steps = step_ids.size();
   const LoD first = StepLoD(ctx, step_ids.at(0), step_scores.at(0), 0);
   const size_t sources = first[0].size() - 1;
@@ -52,10 +55,11 @@ void Decode(tide::OpRunContext& ctx, tide::TensorArray step_ids, tide::TensorArr
   for (size_t t = steps; t-- > 0;) {
     Tensor ids = step_ids.at(t), scores = step_scores.at(t);
     const LoD lod = StepLoD(ctx, ids, scores, t);
-    TIDE_CHECK(lod[0].size() - 1 == sources, "op 'beam_search_decode': step ", t, " has ", lod[0].size() - 1,
-               " source(s), step 0 has ", sources);
-    TIDE_CHECK(scores.dtype() == tide::DataTypeOf<T>(), "op 'beam_search_decode': step ", t, " scores are ",
-               tide::DataTypeName(scores.dtype()), ", step ", steps - 1, "'s ", tide::DataTypeName(tide::DataTypeOf<T>()));
+    TIDE_CHECK(lod[0].size() - 1 == sources, "op 'beam_search_decode': step ", t, " has ",
+               lod[0].size() - 1, " source(s), step 0 has ", sources);
+    TIDE_CHECK(scores.dtype() == tide::DataTypeOf<T>(), "op 'beam_search_decode': step ", t,
+               " scores are ", tide::DataTypeName(scores.dtype()), ", step ", steps - 1, "'s ",
+               tide::DataTypeName(tide::DataTypeOf<T>()));
     const int64_t* id = ids.data<int64_t>();
     const T* sc = scores.data<T>();
     for (size_t s = 0; s < sources; ++s) {
@@ -80,7 +84,8 @@ void Decode(tide::OpRunContext& ctx, tide::TensorArray step_ids, tide::TensorArr
         }
         size_t p = p_begin;  // the prefix whose candidates hold row c
         while (p < p_end && lod[1][p + 1] <= c) ++p;
-        TIDE_CHECK(p < p_end, "op 'beam_search_decode': row ", c, " of step ", t, " is outside source ", s);
+        TIDE_CHECK(p < p_end, "op 'beam_search_decode': row ", c, " of step ", t,
+                   " is outside source ", s);
         pre[k] = p;
       }
     }
@@ -89,8 +94,9 @@ void Decode(tide::OpRunContext& ctx, tide::TensorArray step_ids, tide::TensorArr
   std::vector<int64_t> out_ids;
   std::vector<T> out_scores;
   for (auto& sent : sentences) {
-    std::stable_sort(sent.begin(), sent.end(),
-                     [](const Sentence<T>& a, const Sentence<T>& b) { return a.scores.front() > b.scores.front(); });
+    std::stable_sort(sent.begin(), sent.end(), [](const Sentence<T>& a, const Sentence<T>& b) {
+      return a.scores.front() > b.scores.front();
+    });
     for (const auto& one : sent) {
       out_ids.insert(out_ids.end(), one.ids.rbegin(), one.ids.rend());
       out_scores.insert(out_scores.end(), one.scores.rbegin(), one.scores.rend());
@@ -107,7 +113,8 @@ void Decode(tide::OpRunContext& ctx, tide::TensorArray step_ids, tide::TensorArr
   const LoD lod{source_level, sentence_level};
   hi.set_lod(lod);
   hs.set_lod(lod);
-  for (auto [param, t] : {std::pair<const char*, Tensor*>{"SentenceIds", &hi}, {"SentenceScores", &hs}}) {
+  for (auto [param, t] :
+       {std::pair<const char*, Tensor*>{"SentenceIds", &hi}, {"SentenceScores", &hs}}) {
     auto names = ctx.Outputs(param);
     TIDE_CHECK(names.size() == 1, "op 'beam_search_decode': output ", param, " needs one variable");
     ctx.scope().FindVar(names[0]).GetTensor().CopyFrom(*t, ctx.place(), ctx.device_context());
@@ -116,39 +123,48 @@ void Decode(tide::OpRunContext& ctx, tide::TensorArray step_ids, tide::TensorArr
 
 void BeamSearchDecodeRun(tide::OpRunContext& ctx) {
   tide::TensorArray ids = InputArray(ctx, "Ids"), scores = InputArray(ctx, "Scores");
-  TIDE_CHECK(ids.size() > 0, "op 'beam_search_decode': the Ids array ('", ctx.Inputs("Ids")[0], "') is empty");
-  TIDE_CHECK(ids.size() == scores.size(), "op 'beam_search_decode': Ids has ", ids.size(), " step(s), Scores ",
-             scores.size());
+  TIDE_CHECK(ids.size() > 0, "op 'beam_search_decode': the Ids array ('", ctx.Inputs("Ids")[0],
+             "') is empty");
+  TIDE_CHECK(ids.size() == scores.size(), "op 'beam_search_decode': Ids has ", ids.size(),
+             " step(s), Scores ", scores.size());
   const int64_t end_id = ctx.Attr<int32_t>("end_id");
   TIDE_CHECK(ctx.Attr<int32_t>("beam_size") > 0, "op 'beam_search_decode': beam_size must be > 0");
-  TIDE_CHECK(scores.at(ids.size() - 1).initialized(), "op 'beam_search_decode': the last step of Scores was never written");
+  TIDE_CHECK(scores.at(ids.size() - 1).initialized(),
+             "op 'beam_search_decode': the last step of Scores was never written");
   switch (scores.at(ids.size() - 1).dtype()) {
-    case TIDE_FP32: Decode<float>(ctx, ids, scores, end_id); break;
-    case TIDE_FP64: Decode<double>(ctx, ids, scores, end_id); break;
+    case TIDE_FP32:
+      Decode<float>(ctx, ids, scores, end_id);
+      break;
+    case TIDE_FP64:
+      Decode<double>(ctx, ids, scores, end_id);
+      break;
     default:
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'beam_search_decode': scores of type ",
-                 tide::DataTypeName(scores.at(ids.size() - 1).dtype()), " (float32 or float64 only)");
+                 tide::DataTypeName(scores.at(ids.size() - 1).dtype()),
+                 " (float32 or float64 only)");
   }
 }
 
 }  // namespace
 }  // namespace ops_sequence
 
-TIDE_REGISTER_OP(tide::OpSchema("beam_search_decode")
-                     .NoGradient()
-                     .Comment("The sentences of the beam_search steps in arrays Ids and Scores, best "
-                              "first per source (Fluid 1.x).")
-                     .Input("Ids", "tensor array of the steps' selected_ids")
-                     .Input("Scores", "tensor array of the steps' selected_scores")
-                     .Output("SentenceIds", "int64 [L, 1], LoD source -> sentence -> ids")
-                     .Output("SentenceScores", "[L, 1], same LoD")
-                     .Attr("beam_size", int32_t{1}, "the beam size").GreaterThan(0)
-                     .Attr("end_id", int32_t{0}, "the id that ends a sentence")
-                     .InferShape([](tide::InferShapeContext& ctx) {
-                       if (ctx.IsRuntime()) return;
-                       ctx.SetOutputDims("SentenceIds", {-1, 1});
-                       ctx.SetOutputDataType("SentenceIds", TIDE_INT64);
-                       ctx.SetOutputDims("SentenceScores", {-1, 1});
-                       ctx.SetOutputDataType("SentenceScores", ctx.InputDataType("Scores"));
-                     })
-                     .Run(ops_sequence::BeamSearchDecodeRun));
+TIDE_REGISTER_OP(
+    tide::OpSchema("beam_search_decode")
+        .NoGradient()
+        .Comment("The sentences of the beam_search steps in arrays Ids and Scores, best "
+                 "first per source (Fluid 1.x).")
+        .Input("Ids", "tensor array of the steps' selected_ids")
+        .Input("Scores", "tensor array of the steps' selected_scores")
+        .Output("SentenceIds", "int64 [L, 1], LoD source -> sentence -> ids")
+        .Output("SentenceScores", "[L, 1], same LoD")
+        .Attr("beam_size", int32_t{1}, "the beam size")
+        .GreaterThan(0)
+        .Attr("end_id", int32_t{0}, "the id that ends a sentence")
+        .InferShape([](tide::InferShapeContext& ctx) {
+          if (ctx.IsRuntime()) return;
+          ctx.SetOutputDims("SentenceIds", {-1, 1});
+          ctx.SetOutputDataType("SentenceIds", TIDE_INT64);
+          ctx.SetOutputDims("SentenceScores", {-1, 1});
+          ctx.SetOutputDataType("SentenceScores", ctx.InputDataType("Scores"));
+        })
+        .Run(ops_sequence::BeamSearchDecodeRun));

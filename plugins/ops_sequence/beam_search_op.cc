@@ -19,7 +19,9 @@ struct Item {
   size_t offset;  // the prefix row
   int64_t id;
   T score;
-  bool operator<(const Item& o) const { return score < o.score || (score == o.score && offset < o.offset); }
+  bool operator<(const Item& o) const {
+    return score < o.score || (score == o.score && offset < o.offset);
+  }
 };
 
 // Keeps `top` sorted best first with at most beam_size items (Fluid's Insert).
@@ -55,7 +57,8 @@ LoD StepLoD(const KernelContext& ctx, const Tensor& scores, const Tensor& pre_id
              tide::ToString(src.dims()), ") has a ", lod.size(), "-level LoD ", LoDString(lod),
              "; beam search needs 2 levels (source sentences -> prefixes -> candidate rows)");
   CheckLoD(ctx, param, ctx.InputName(param), lod, scores.dim(0));
-  TIDE_CHECK(level == 0, "op '", op, "': level must be 0 (the source level of the 2-level LoD), got ", level);
+  TIDE_CHECK(level == 0, "op '", op,
+             "': level must be 0 (the source level of the 2-level LoD), got ", level);
   Level abs;
   for (uint64_t o : lod[0]) abs.push_back(lod[1][o]);
   return {abs, lod[1]};
@@ -64,25 +67,29 @@ LoD StepLoD(const KernelContext& ctx, const Tensor& scores, const Tensor& pre_id
 template <typename T>
 void BeamSearchKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
-  Tensor pre_ids = ctx.Input("pre_ids"), pre_scores = ctx.Input("pre_scores"), scores = ctx.Input("scores");
+  Tensor pre_ids = ctx.Input("pre_ids"), pre_scores = ctx.Input("pre_scores"),
+         scores = ctx.Input("scores");
   Tensor ids = ctx.OptionalInput("ids");
   const int64_t beam_size = ctx.Attr<int32_t>("beam_size");
   const int64_t end_id = ctx.Attr<int32_t>("end_id");
   const bool accumulated = ctx.Attr<bool>("is_accumulated");
   TIDE_CHECK(beam_size > 0, "op '", op, "': beam_size must be > 0, got ", beam_size);
-  TIDE_CHECK(scores.rank() >= 1, "op '", op, "': scores ('", ctx.InputName("scores"), "') must have rank >= 1");
+  TIDE_CHECK(scores.rank() >= 1, "op '", op, "': scores ('", ctx.InputName("scores"),
+             "') must have rank >= 1");
   const int64_t rows = scores.dim(0);
   const int64_t width = RowWidth(scores.dims());
   TIDE_CHECK(pre_ids.numel() == rows && pre_scores.numel() == rows, "op '", op, "': pre_ids ('",
              ctx.InputName("pre_ids"), "', ", pre_ids.numel(), " elements) and pre_scores ('",
-             ctx.InputName("pre_scores"), "', ", pre_scores.numel(), ") must have one element per row of scores ('",
-             ctx.InputName("scores"), "', ", rows, " rows)");
+             ctx.InputName("pre_scores"), "', ", pre_scores.numel(),
+             ") must have one element per row of scores ('", ctx.InputName("scores"), "', ", rows,
+             " rows)");
   TIDE_CHECK(pre_ids.dtype() == TIDE_INT64, "op '", op, "': pre_ids ('", ctx.InputName("pre_ids"),
              "') must be int64, got ", tide::DataTypeName(pre_ids.dtype()));
   if (ids) {
     TIDE_CHECK(ids.numel() == scores.numel() && ids.dtype() == TIDE_INT64, "op '", op, "': ids ('",
-               ctx.InputName("ids"), "', ", tide::DataTypeName(ids.dtype()), " ", tide::ToString(ids.dims()),
-               ") must be int64 with scores' dims ", tide::ToString(scores.dims()));
+               ctx.InputName("ids"), "', ", tide::DataTypeName(ids.dtype()), " ",
+               tide::ToString(ids.dims()), ") must be int64 with scores' dims ",
+               tide::ToString(scores.dims()));
   }
   const LoD lod = StepLoD(ctx, scores, pre_ids, ctx.Attr<int32_t>("level"));
   const Level& sources = lod[0];  // absolute: prefix rows of each source
@@ -145,15 +152,19 @@ TIDE_REGISTER_OP(tide::OpSchema("beam_search")
                      .Comment("One step of beam search over 2-level LoD candidates (Fluid 1.x).")
                      .Input("pre_ids", "int64 [N, 1]: each prefix's last id")
                      .Input("pre_scores", "[N, 1]: each prefix's score")
-                     .Input("ids", "int64 [N, K]: candidate ids (absent: the column index)").AsDispensable()
+                     .Input("ids", "int64 [N, K]: candidate ids (absent: the column index)")
+                     .AsDispensable()
                      .Input("scores", "[N, K]: candidate scores, 2-level LoD")
                      .Output("selected_ids", "int64 [M, 1]")
                      .Output("selected_scores", "[M, 1]")
-                     .Output("parent_idx", "int32 [M]: the prefix row each item extends").AsDispensable()
+                     .Output("parent_idx", "int32 [M]: the prefix row each item extends")
+                     .AsDispensable()
                      .Attr("level", int32_t{0}, "the source level of the LoD (0)")
-                     .Attr("beam_size", int32_t{1}, "the number of items kept per source").GreaterThan(0)
+                     .Attr("beam_size", int32_t{1}, "the number of items kept per source")
+                     .GreaterThan(0)
                      .Attr("end_id", int32_t{0}, "the id that ends a sentence")
-                     .Attr("is_accumulated", true, "scores are accumulated (else: pre_score + log(score))")
+                     .Attr("is_accumulated", true,
+                           "scores are accumulated (else: pre_score + log(score))")
                      .KernelDataTypeFrom("scores")
                      .InferShape([](tide::InferShapeContext& ctx) {
                        if (ctx.IsRuntime()) return;
