@@ -55,7 +55,13 @@ struct Record {
 
 class Reader {
  public:
-  Reader(const std::string& path) : path_(path), f_(path, std::ios::binary) {}
+  Reader(const std::string& path) : path_(path), f_(path, std::ios::binary) {
+    if (f_.good()) {
+      f_.seekg(0, std::ios::end);
+      size_ = static_cast<uint64_t>(f_.tellg());
+      f_.seekg(0);
+    }
+  }
   bool good() const { return f_.good(); }
   // False at a clean end of file.
   bool Next(std::string* name, Record* r) {
@@ -77,12 +83,14 @@ class Reader {
     r->lod.assign(levels, {});
     for (auto& level : r->lod) {
       uint64_t n = Get<uint64_t>();
-      Check(n < (uint64_t(1) << 32), "bad LoD");
+      Check(n < (uint64_t(1) << 32) && n * 8 <= Left(), "bad LoD");
       level.resize(n);
       for (auto& o : level) o = Get<uint64_t>();
     }
     uint64_t nbytes = Get<uint64_t>();
-    Check(nbytes < (uint64_t(1) << 40), "bad data size");
+    // A corrupt size must not be allocated: the data has to be in the file.
+    Check(nbytes <= Left(), "file ends inside '" + *name + "' (" + std::to_string(nbytes) + " data bytes, " +
+                                std::to_string(Left()) + " left)");
     r->data.resize(nbytes);
     f_.read(&r->data[0], static_cast<std::streamsize>(nbytes));
     Check(static_cast<uint64_t>(f_.gcount()) == nbytes, "file ends inside '" + *name + "'");
@@ -92,6 +100,10 @@ class Reader {
  private:
   void Check(bool ok, const std::string& why) {
     if (!ok) TIDE_THROW(TIDE_INVALID_ARGUMENT, "checkpoint ", path_, ": ", why);
+  }
+  uint64_t Left() {
+    const std::streamoff pos = f_.tellg();
+    return pos < 0 || static_cast<uint64_t>(pos) > size_ ? 0 : size_ - static_cast<uint64_t>(pos);
   }
   template <typename T>
   T Get() {
@@ -110,6 +122,7 @@ class Reader {
   }
   std::string path_;
   std::ifstream f_;
+  uint64_t size_ = 0;
 };
 
 }  // namespace

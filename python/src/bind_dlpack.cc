@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "core/framework/tensor.h"
 #include "core/platform/enforce.h"
+#include "dlpack_check.h"
 #include "numpy_convert.h"
 
 namespace tide::python {
@@ -30,7 +31,6 @@ struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 };
 constexpr uint64_t kDLFlagReadOnly = 1;
-constexpr uint8_t kDLBoolCode = 6;  // kDLBool, added in DLPack 0.8
 constexpr const char* kCapsule = "dltensor";
 constexpr const char* kCapsuleVersioned = "dltensor_versioned";
 
@@ -54,33 +54,6 @@ DLDataType ToDL(DataType t) {
     case TIDE_BOOL: return {kDLBoolCode, 8, 1};
     default: TIDE_FAIL(TIDE_UNIMPLEMENTED, "no DLPack type for ", DataTypeName(t));
   }
-}
-
-DataType FromDL(DLDataType d) {
-  TIDE_ENFORCE(d.lanes == 1, "DLPack tensors with vector lanes (", int(d.lanes), ") are not supported");
-  switch (d.code) {
-    case kDLFloat:
-      if (d.bits == 32) return TIDE_FP32;
-      if (d.bits == 64) return TIDE_FP64;
-      if (d.bits == 16) return TIDE_FP16;
-      break;
-    case kDLBfloat:
-      if (d.bits == 16) return TIDE_BF16;
-      break;
-    case kDLInt:
-      if (d.bits == 8) return TIDE_INT8;
-      if (d.bits == 16) return TIDE_INT16;
-      if (d.bits == 32) return TIDE_INT32;
-      if (d.bits == 64) return TIDE_INT64;
-      break;
-    case kDLUInt:
-      if (d.bits == 8) return TIDE_UINT8;
-      break;
-    case kDLBoolCode:
-      if (d.bits == 8) return TIDE_BOOL;
-      break;
-  }
-  TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack data type (code ", int(d.code), ", ", int(d.bits), " bits) has no Tide type");
 }
 
 DLDevice ToDLDevice(const Place& p) {
@@ -158,25 +131,6 @@ void CallDeleter(M* m) {
   if (!m->deleter || !Py_IsInitialized()) return;
   py::gil_scoped_acquire gil;
   m->deleter(m);
-}
-
-// A producer's DLTensor is checked field by field before any is used: a bad one is refused with
-// what is wrong, never read past its arrays or dereferenced.
-void CheckDLTensor(const DLTensor& d, DataType dt) {
-  TIDE_ENFORCE(d.ndim >= 0 && d.ndim <= DDim::kMaxRank, "from_dlpack: ndim ", d.ndim, " is outside [0, ",
-               DDim::kMaxRank, "]");
-  TIDE_ENFORCE(d.device.device_id >= 0, "from_dlpack: negative device id ", d.device.device_id);
-  TIDE_ENFORCE(d.ndim == 0 || d.shape, "from_dlpack: a rank-", d.ndim, " tensor without a shape array");
-  std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
-  for (int i = 0; i < d.ndim; ++i)
-    TIDE_ENFORCE(shape[i] >= 0, "from_dlpack: negative dim ", shape[i], " in shape ", DDim(shape).ToString());
-  std::string bad = CheckDims(DDim(shape), SizeOf(dt));
-  TIDE_ENFORCE(bad.empty(), "from_dlpack: ", bad);
-  const int64_t n = DDim(shape).product();
-  TIDE_ENFORCE(n == 0 || d.data, "from_dlpack: null data for ", n, " element(s) of shape ", DDim(shape).ToString());
-  TIDE_ENFORCE(d.byte_offset <= uint64_t(PTRDIFF_MAX) &&
-                   reinterpret_cast<uintptr_t>(d.data) <= UINTPTR_MAX - d.byte_offset,
-               "from_dlpack: byte_offset ", d.byte_offset, " overflows the address space");
 }
 
 template <typename M>
