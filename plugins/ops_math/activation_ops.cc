@@ -253,9 +253,9 @@ template <typename T, typename F>
 void ActKernel(KernelContext& ctx) {
   const F f = MakeFunctor<F>(ctx);
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(x.dims(), ctx.place());
-  tide::ParallelFor(ctx, x.numel(), 8, [&](int64_t b, int64_t e) {
+  const T* __restrict__ xd = x.data<T>();
+  T* __restrict__ od = out.mutable_data<T>(x.dims(), ctx.place());
+  tide::ParallelFor(ctx, x.numel(), 8, [f, xd, od](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) od[i] = f.template Fwd<T>(xd[i]);
   });
 }
@@ -267,10 +267,10 @@ void ActGradKernel(KernelContext& ctx) {
   Tensor from = ctx.Input(from_param);
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), from.dims());
-  const T* v = from.data<T>();
-  const T* g = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(from.dims(), ctx.place());
-  tide::ParallelFor(ctx, from.numel(), 8, [&](int64_t b, int64_t e) {
+  const T* __restrict__ v = from.data<T>();
+  const T* __restrict__ g = dout.data<T>();
+  T* __restrict__ dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(from.dims(), ctx.place());
+  tide::ParallelFor(ctx, from.numel(), 8, [f, v, g, dx](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) dx[i] = f.template Bwd<T>(v[i], g[i]);
   });
 }

@@ -125,7 +125,11 @@ void ElementwiseKernel(KernelContext& ctx) {
   if (b.same) {
     for (int64_t e = 0; e < b.n; ++e) od[e] = F::Fwd(xd[e], yd[e]);
   } else if (b.general) {
-    for (int64_t e = 0, total = x.numel(); e < total; ++e) od[e] = F::Fwd(xd[e], yd[b.index(e)]);
+    const int64_t inner = b.index.InnerSize(), stride = b.index.InnerStride();
+    for (int64_t row = 0, total = x.numel(); row < total; row += inner) {
+      const T* yr = yd + b.index(row);
+      for (int64_t k = 0; k < inner; ++k) od[row + k] = F::Fwd(xd[row + k], yr[k * stride]);
+    }
   } else {
     for (int64_t i = 0; i < b.pre; ++i)
       for (int64_t j = 0; j < b.n; ++j) {
@@ -195,11 +199,15 @@ void ElementwiseGradKernel(KernelContext& ctx) {
   T* dyd = dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
   if (b.general) {  // Y paired through the index; dY summed where Y is repeated
     if (dyd) std::fill(dyd, dyd + y.numel(), T(0));
-    for (int64_t e = 0, total = x.numel(); e < total; ++e) {
-      const int64_t j = b.index(e);
-      const T o = od ? od[e] : T(0);
-      if (dxd) dxd[e] = dod[e] * G::DX(xd[e], yd[j], o);
-      if (dyd) dyd[j] += dod[e] * G::DY(xd[e], yd[j], o);
+    const int64_t inner = b.index.InnerSize(), stride = b.index.InnerStride();
+    for (int64_t row = 0, total = x.numel(); row < total; row += inner) {
+      const int64_t base = b.index(row);
+      for (int64_t k = 0; k < inner; ++k) {
+        const int64_t e = row + k, j = base + k * stride;
+        const T o = od ? od[e] : T(0);
+        if (dxd) dxd[e] = dod[e] * G::DX(xd[e], yd[j], o);
+        if (dyd) dyd[j] += dod[e] * G::DY(xd[e], yd[j], o);
+      }
     }
     return;
   }

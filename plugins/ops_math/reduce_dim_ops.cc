@@ -74,9 +74,16 @@ void ReduceKernel(KernelContext& ctx) {
   std::fill(o, o + n_out, R::template Init<T>());
   const T* xd = x.data<T>();
   const BroadcastIndex index = OutIndex(op, x.dims(), s);
-  for (int64_t e = 0; e < total; ++e) {
-    T& acc = o[index(e)];
-    acc = R::Combine(acc, xd[e]);
+  const int64_t inner = index.InnerSize(), stride = index.InnerStride();
+  for (int64_t row = 0; row < total; row += inner) {
+    T* orow = o + index(row);
+    if (stride == 0) {  // the innermost run is reduced: one accumulator
+      T acc = *orow;
+      for (int64_t k = 0; k < inner; ++k) acc = R::Combine(acc, xd[row + k]);
+      *orow = acc;
+    } else {
+      for (int64_t k = 0; k < inner; ++k) orow[k * stride] = R::Combine(orow[k * stride], xd[row + k]);
+    }
   }
   const int64_t count = n_out ? total / n_out : 0;
   for (int64_t i = 0; i < n_out; ++i) o[i] = R::Finish(o[i], count);
@@ -108,9 +115,13 @@ void ReduceGradKernel(KernelContext& ctx) {
   const T* gd = dout.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
   const BroadcastIndex index = OutIndex(op, x.dims(), s);
-  for (int64_t e = 0; e < total; ++e) {
-    const int64_t j = index(e);
-    dx[e] = G::D(xd[e], od[j], gd[j], count);
+  const int64_t inner = index.InnerSize(), stride = index.InnerStride();
+  for (int64_t row = 0; row < total; row += inner) {
+    const int64_t base = index(row);
+    for (int64_t k = 0; k < inner; ++k) {
+      const int64_t j = base + k * stride;
+      dx[row + k] = G::D(xd[row + k], od[j], gd[j], count);
+    }
   }
 }
 

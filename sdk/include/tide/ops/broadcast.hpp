@@ -34,6 +34,10 @@ struct BroadcastIndex {
     }
     return j;
   }
+  // The innermost run: a CPU loop pairs a row of `InnerSize()` elements of X with Y elements
+  // `InnerStride()` apart from operator()(row start), one index computation per row.
+  TIDE_OPS_HOST_DEVICE int64_t InnerSize() const { return rank ? dims[rank - 1] : 1; }
+  TIDE_OPS_HOST_DEVICE int64_t InnerStride() const { return rank ? y_strides[rank - 1] : 0; }
 };
 
 // Y's dims (trailing 1s dropped) match X's dims [axis, axis + rank(Y)), a Y dim of 1 being
