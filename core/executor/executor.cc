@@ -447,6 +447,16 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   const KernelEntry& k = *op.kernel;
   CallPlugin([&] { return k.compute(&ctx, k.user_data); },
              [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+  // Debugging and profiling wait for the device, so that an asynchronous fault and the device
+  // time are charged to the op that launched them, not to whichever synchronises next.
+  if (FLAGS_sync_ops || FLAGS_profile_ops) {
+    try {
+      op.kernel_dctx->Synchronize();
+    } catch (const Error& e) {
+      TIDE_FAIL(e.code(), op.label(), " kernel ", k.key.ToString(), " (", k.plugin_file,
+                ") failed on the device: ", e.what());
+    }
+  }
   if (!op.outputs_checked) {
     CheckOutputsWritten(op, k);
     op.outputs_checked = true;

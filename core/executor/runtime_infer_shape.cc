@@ -81,6 +81,15 @@ void RuntimeInferShapeContext::ShareLoD(const char* in, size_t i, const char* ou
   dst->GetMutable<LoDTensor>()->set_lod(src->Get<LoDTensor>().lod());
 }
 
+int32_t RuntimeInferShapeContext::InputLoDLevel(const char* param, size_t i) const {
+  Variable* v = In(param, i);
+  if (!v || !v->IsType<LoDTensor>()) return -1;
+  return static_cast<int32_t>(v->Get<LoDTensor>().lod().size());
+}
+
+// Kernels set the LoD at run time.
+void RuntimeInferShapeContext::SetOutputLoDLevel(const char*, size_t, int32_t) {}
+
 void InferShapeAtRunTime(const OpInstance& op) {
   const OpInfo& info = op.info();
   if (!info.infer_shape) return;

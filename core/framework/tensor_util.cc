@@ -31,6 +31,9 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
   DeviceContext* src_ctx = ContextFor(from, ctx);
   DeviceContext* dst_ctx = ContextFor(place, ctx);
   bool src_host = src_ctx->host_accessible(), dst_host = dst_ctx->host_accessible();
+  // The copy is queued on one context's stream; work the other context still has queued on the
+  // source (an asynchronous kernel writing it) must be done before it is read.
+  if (src_ctx != dst_ctx) src_ctx->Synchronize();
   if (from.kind == place.kind && from.device == place.device) {
     dst_ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, out, in, bytes);
     dst_ctx->Synchronize();
@@ -38,6 +41,7 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
     dst_ctx->Copy(dst_host ? TIDE_COPY_DEVICE_TO_DEVICE : TIDE_COPY_HOST_TO_DEVICE, out, in, bytes);
     dst_ctx->Synchronize();
   } else if (dst_host) {
+    dst_ctx->Synchronize();  // its queued work may still read what `out` held before
     src_ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, out, in, bytes);
     src_ctx->Synchronize();
   } else {  // device to another device: stage through host memory

@@ -21,6 +21,7 @@ void Variable::InitByType(TideVarType type) {
     case TIDE_VAR_FEED_MINIBATCH: GetMutable<FeedList>(); break;
     case TIDE_VAR_FETCH_LIST: GetMutable<FetchList>(); break;
     case TIDE_VAR_STEP_SCOPES: GetMutable<StepScopes>(); break;
+    case TIDE_VAR_LOD_RANK_TABLE: GetMutable<LoDRankTable>(); break;
     default: break;  // types owned by plugins are made by their ops
   }
 }

@@ -1,5 +1,5 @@
 // variable.h: a type-erased slot that holds one LoDTensor, SelectedRows, tensor array, feed or
-// fetch list, step scopes or a plugin's raw object; the Variable of seed 003.
+// fetch list, step scopes or LoD rank table; the Variable of seed 003.
 #pragma once
 
 #include <tide/plugin_api.h>
@@ -28,6 +28,12 @@ struct FetchList : std::vector<LoDTensor> {
   using std::vector<LoDTensor>::vector;
 };
 struct StepScopes : std::vector<Scope*> {};
+// A LoDRankTable (seed 000, DynamicRNN): the sequences of a LoD level sorted by length, longest
+// first, kept as an int64 CPU tensor [n, 2] of (sequence index, length) rows whose LoD is the
+// table's coarse LoD, so the C ABI views it as any tensor.
+struct LoDRankTable {
+  LoDTensor table;
+};
 
 template <typename T>
 struct VarTypeTrait;
@@ -37,6 +43,7 @@ template <> struct VarTypeTrait<LoDTensorArray> { static constexpr TideVarType k
 template <> struct VarTypeTrait<FeedList> { static constexpr TideVarType kType = TIDE_VAR_FEED_MINIBATCH; };
 template <> struct VarTypeTrait<FetchList> { static constexpr TideVarType kType = TIDE_VAR_FETCH_LIST; };
 template <> struct VarTypeTrait<StepScopes> { static constexpr TideVarType kType = TIDE_VAR_STEP_SCOPES; };
+template <> struct VarTypeTrait<LoDRankTable> { static constexpr TideVarType kType = TIDE_VAR_LOD_RANK_TABLE; };
 
 class Variable {
  public:

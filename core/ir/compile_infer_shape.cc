@@ -65,6 +65,18 @@ void CompileTimeInferShapeContext::ShareLoD(const char* in, size_t i, const char
   if (VarDesc* o = Out(out, j)) o->set_lod_level(In(in, i)->lod_level());
 }
 
+int32_t CompileTimeInferShapeContext::InputLoDLevel(const char* param, size_t i) const {
+  const VarDesc* v = In(param, i);
+  if (!v || v->type() != TIDE_VAR_LOD_TENSOR) return -1;
+  return v->lod_level();
+}
+
+void CompileTimeInferShapeContext::SetOutputLoDLevel(const char* param, size_t i, int32_t level) {
+  TIDE_ENFORCE(level >= 0, "op '", op_type(), "': lod_level ", level, " for output ", param,
+               " is negative");
+  if (VarDesc* v = Out(param, i)) v->set_lod_level(level);
+}
+
 void InferShapeAtCompileTime(const OpInfo& info, const OpDesc& op, BlockDesc* block) {
   if (!info.infer_shape) return;
   CompileTimeInferShapeContext ctx(op, block);

@@ -29,6 +29,8 @@ class CompileTimeInferShapeContext : public TideInferShapeContext {
   TideVarType InputVarType(const char* param, size_t i) const override;
   void SetOutputVarType(const char* param, size_t i, TideVarType t) override;
   void ShareLoD(const char* in, size_t i, const char* out, size_t j) override;
+  int32_t InputLoDLevel(const char* param, size_t i) const override;
+  void SetOutputLoDLevel(const char* param, size_t i, int32_t level) override;
 
  private:
   VarDesc* In(const char* param, size_t i) const;

@@ -81,6 +81,8 @@ struct TideInferShapeContext {
   virtual TideVarType InputVarType(const char* param, size_t i) const = 0;
   virtual void SetOutputVarType(const char* param, size_t i, TideVarType t) = 0;
   virtual void ShareLoD(const char* in, size_t i, const char* out, size_t j) = 0;
+  virtual int32_t InputLoDLevel(const char* param, size_t i) const = 0;
+  virtual void SetOutputLoDLevel(const char* param, size_t i, int32_t level) = 0;
 };
 
 // A grad op under construction.

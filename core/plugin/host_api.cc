@@ -133,6 +133,10 @@ TideStatus* VariableGetSelectedRows(TideVariable* v, TideSelectedRows** out) {
   *out = nullptr;
   return StatusGuard([&] { *out = Wrap(Unwrap(v)->GetMutable<SelectedRows>()); });
 }
+TideStatus* VariableGetRankTable(TideVariable* v, TideTensor** out) {
+  *out = nullptr;
+  return StatusGuard([&] { *out = Wrap(&Unwrap(v)->GetMutable<LoDRankTable>()->table); });
+}
 TideStatus* VariableGetTensorArray(TideVariable* v, TideTensorArray** out) {
   *out = nullptr;
   return StatusGuard([&] {
@@ -301,6 +305,20 @@ TideVarType IInputVarType(const TideInferShapeContext* c, const char* p, size_t 
 void ISetOutputVarType(TideInferShapeContext* c, const char* p, size_t i, TideVarType t) {
   try {
     c->SetOutputVarType(p, i, t);
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "op '" << c->op_type() << "': " << e.what();
+  }
+}
+int32_t IInputLoDLevel(const TideInferShapeContext* c, const char* p, size_t i) {
+  try {
+    return c->InputLoDLevel(p, i);
+  } catch (...) {
+    return -1;
+  }
+}
+void ISetOutputLoDLevel(TideInferShapeContext* c, const char* p, size_t i, int32_t level) {
+  try {
+    c->SetOutputLoDLevel(p, i, level);
   } catch (const std::exception& e) {
     LOG(WARNING) << "op '" << c->op_type() << "': " << e.what();
   }
@@ -508,6 +526,9 @@ TideHostApi MakeTable() {
   h.StepScopes_Clear = StepScopesClear;
   h.GradMaker_GradBlock = GGradBlock;
   h.Scope_FindLocalVar = ScopeFindLocalVar;
+  h.Variable_GetRankTable = VariableGetRankTable;
+  h.InferShape_InputLoDLevel = IInputLoDLevel;
+  h.InferShape_SetOutputLoDLevel = ISetOutputLoDLevel;
   return h;
 }
 

@@ -624,6 +624,14 @@ class Variable {
     return TensorArray(a);
   }
   bool IsTensorArray() const { return type() == TIDE_VAR_LOD_TENSOR_ARRAY; }
+  // A LoDRankTable as an int64 CPU tensor [n, 2] of (sequence index, length) rows, longest
+  // first; its LoD is the table's coarse LoD.
+  Tensor GetRankTable() const {
+    TideTensor* t = nullptr;
+    ThrowIfError(Host().Variable_GetRankTable(v_, &t));
+    return Tensor(t);
+  }
+  bool IsRankTable() const { return type() == TIDE_VAR_LOD_RANK_TABLE; }
   StepScopes GetStepScopes() const {
     TideStepScopes* ss = nullptr;
     ThrowIfError(Host().Variable_GetStepScopes(v_, &ss));
@@ -807,6 +815,15 @@ class InferShapeContext {
   }
   void ShareLoD(const char* in, const char* out, size_t i = 0, size_t j = 0) {
     ThrowIfError(Host().InferShape_ShareLoD(c_, in, i, out, j));
+  }
+  // Compile time: the input's lod_level; run time: its tensor's number of LoD levels; -1 when
+  // absent or not a tensor.
+  int32_t InputLoDLevel(const char* param, size_t i = 0) const {
+    return Host().InferShape_InputLoDLevel(c_, param, i);
+  }
+  // Compile time only (kernels set the LoD at run time).
+  void SetOutputLoDLevel(const char* param, int32_t level, size_t i = 0) {
+    Host().InferShape_SetOutputLoDLevel(c_, param, i, level);
   }
   template <typename T>
   T Attr(const char* name) const {
@@ -1133,10 +1150,12 @@ class Device {
   virtual void Synchronize(void* ctx) = 0;
   virtual void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) = 0;
   virtual const void* Extension(void* /*ctx*/, const char* /*name*/) { return nullptr; }
+  // Once at process exit, after every context was destroyed (see TideDeviceDef.finalize).
+  virtual void Finalize() {}
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, context_extension);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, finalize);
     d.kind = kind();
     d.self = this;
     d.host_accessible = host_accessible() ? 1 : 0;
@@ -1165,6 +1184,12 @@ class Device {
     };
     d.context_extension = [](void* s, void* ctx, const char* name) -> const void* {
       return static_cast<Device*>(s)->Extension(ctx, name);
+    };
+    d.finalize = [](void* s) {
+      try {
+        static_cast<Device*>(s)->Finalize();
+      } catch (...) {  // nothing to report to at exit
+      }
     };
     return d;
   }

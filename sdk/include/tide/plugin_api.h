@@ -270,6 +270,11 @@ typedef struct TideDeviceDef {
   /* Device-specific handles for op packs, e.g. name "tide.cpu" -> const TideCpuContext*.
    * Returns NULL for a name it does not know. The pointer lives as long as ctx. */
   const void* (*context_extension)(void* self, void* ctx, const char* name);
+  /* Called once when the process ends (or tide.shutdown()), after every context of this kind
+   * was synchronised and destroyed: release what the plugin holds. The core calls nothing of
+   * the device after it except `free`, for memory still held by tensors freed during exit.
+   * NULL: nothing to do. */
+  void (*finalize)(void* self);
 } TideDeviceDef;
 
 /* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast
@@ -552,6 +557,19 @@ typedef struct TideHostApi {
   int32_t (*GradMaker_GradBlock)(const TideGradOpMaker* m, const char* attr);
   /* Looks up `name` in this scope only (not its parents); NULL when absent. */
   TideVariable* (*Scope_FindLocalVar)(const TideScope* scope, const char* name);
+
+  /* --- LoD rank tables and LoD levels (DynamicRNN). --- */
+  /* Gets the LoDRankTable the variable holds, making it one if it holds nothing: an int64 CPU
+   * tensor [n, 2] of (sequence index, length) rows, longest first, whose LoD is the table's
+   * coarse LoD. Borrowed from the variable. */
+  TideStatus* (*Variable_GetRankTable)(TideVariable* var, TideTensor** out);
+  /* Compile time: the input variable's lod_level; run time: the number of LoD levels its tensor
+   * has. -1 when the input is absent or not a tensor. */
+  int32_t (*InferShape_InputLoDLevel)(const TideInferShapeContext* ctx, const char* param,
+                                      size_t i);
+  /* Compile time only (at run time kernels set the LoD). */
+  void (*InferShape_SetOutputLoDLevel)(TideInferShapeContext* ctx, const char* param, size_t i,
+                                       int32_t level);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */

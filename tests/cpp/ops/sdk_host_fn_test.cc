@@ -37,3 +37,62 @@ TEST(SdkHostFn, AnOlderHostWithoutTheFunctionIsAnErrorNamingIt) {
 }
 
 }  // namespace
+
+// --- LoD rank tables and LoD levels in shape inference (DynamicRNN's needs) ---
+#include "core/framework/variable.h"
+#include "core/ir/compile_infer_shape.h"
+#include "core/ir/program_desc.h"
+
+namespace {
+
+TEST(SdkRankTable, AVariableHoldsARankTableViewedAsAnInt64Tensor) {
+  HostSwap swap(tide::core::GetHostApi());
+  tide::core::Variable var;
+  tide::Variable v(reinterpret_cast<TideVariable*>(&var));
+  tide::Tensor table = v.GetRankTable();
+  EXPECT_TRUE(v.IsRankTable());
+  EXPECT_EQ(var.type(), TIDE_VAR_LOD_RANK_TABLE);
+  // What a plugin writes is what the core holds (and what a second lookup sees).
+  table.Resize({3, 2});
+  const uint64_t coarse[] = {0, 2, 3};
+  const uint64_t* levels[] = {coarse};
+  const size_t lengths[] = {3};
+  tide::ThrowIfError(tide::Host().Tensor_SetLoD(table.c(), levels, lengths, 1));
+  const auto& held = var.Get<tide::core::LoDRankTable>().table;
+  EXPECT_EQ(held.dims().ToVector(), (std::vector<int64_t>{3, 2}));
+  ASSERT_EQ(held.lod().size(), 1u);
+  EXPECT_EQ(held.lod()[0], (std::vector<uint64_t>{0, 2, 3}));
+  EXPECT_EQ(v.GetRankTable().dims(), (tide::Dims{3, 2}));
+}
+
+TEST(SdkRankTable, ATensorVariableIsNotARankTable) {
+  HostSwap swap(tide::core::GetHostApi());
+  tide::core::Variable var;
+  var.GetMutable<tide::core::LoDTensor>();
+  tide::Variable v(reinterpret_cast<TideVariable*>(&var));
+  try {
+    v.GetRankTable();
+    FAIL() << "no error";
+  } catch (const tide::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("LOD_RANK_TABLE"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SdkInferShape, LoDLevelsAreReadAndSetAtCompileTime) {
+  HostSwap swap(tide::core::GetHostApi());
+  tide::core::ProgramDesc program;
+  tide::core::BlockDesc* block = program.MutableBlock(0);
+  block->Var("x")->set_lod_level(2);
+  block->Var("y");
+  block->Var("table")->set_type(TIDE_VAR_LOD_RANK_TABLE);
+  tide::core::OpDesc op("any", {{"X", {"x"}}, {"T", {"table"}}}, {{"Out", {"y"}}}, {});
+  tide::core::CompileTimeInferShapeContext c(op, block);
+  tide::InferShapeContext ctx(&c);
+  EXPECT_EQ(ctx.InputLoDLevel("X"), 2);
+  EXPECT_EQ(ctx.InputLoDLevel("T"), -1);        // not a tensor
+  EXPECT_EQ(ctx.InputLoDLevel("Missing"), -1);  // absent
+  ctx.SetOutputLoDLevel("Out", 1);
+  EXPECT_EQ(block->FindVar("y")->lod_level(), 1);
+}
+
+}  // namespace
