@@ -33,6 +33,8 @@ class PlaceAllocator {
   virtual void* Alloc(size_t size) = 0;  // throws Error(RESOURCE_EXHAUSTED) when out of memory
   virtual void Free(void* ptr) = 0;
   virtual AllocatorStats Stats() const = 0;
+  // Gives memory held for reuse but not in use back to the device.
+  virtual void EmptyCache() {}
 };
 
 }  // namespace tide::core::memory

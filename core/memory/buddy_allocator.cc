@@ -62,6 +62,7 @@ BuddyAllocator::BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options 
   min_shift_ = CeilLog2(opt_.min_block);
   opt_.initial_chunk = size_t(1) << CeilLog2(std::max(opt_.initial_chunk, opt_.min_block));
   opt_.max_chunk = std::max(opt_.initial_chunk, size_t(1) << CeilLog2(opt_.max_chunk));
+  if (!opt_.large_threshold || opt_.large_threshold > opt_.max_chunk) opt_.large_threshold = opt_.max_chunk;
   stats_.budget = opt_.budget;
   for (auto& c : cache_) c.reserve(kCacheBlocks);  // no heap traffic on the hot path
 }
@@ -75,6 +76,7 @@ BuddyAllocator::~BuddyAllocator() {
     LOG(WARNING) << name_ << ": destroyed with " << stats_.live_blocks << " live block(s)";
   for (auto& a : arenas_) system_->Free(a->base, a->size);
   for (auto& kv : huge_) system_->Free(kv.first, kv.second);
+  for (auto& kv : large_free_) system_->Free(kv.second, kv.first);
 }
 
 void BuddyAllocator::Push(Arena* a, uint32_t slot, int order) {
@@ -182,14 +184,9 @@ void* BuddyAllocator::Alloc(size_t size) {
   std::lock_guard<SpinLock> lock(mu_);
   void* p = nullptr;
   size_t granted = 0;
-  if (want > opt_.max_chunk) {
-    // Rounding up must not wrap around, nor the budget sum overflow (reserved <= budget).
-    if (want > SIZE_MAX - opt_.min_block) OutOfMemory(size, "larger than any allocation");
-    granted = (want + opt_.min_block - 1) & ~(opt_.min_block - 1);
-    if (granted > opt_.budget - stats_.reserved) OutOfMemory(size, "over the budget");
-    p = system_->Alloc(granted);
-    huge_[p] = granted;
-    stats_.reserved += granted;
+  if (want > opt_.large_threshold) {
+    p = AllocLarge(size, want);
+    granted = huge_[p];
   } else {
     int order = CeilLog2((want + opt_.min_block - 1) >> min_shift_);
     granted = opt_.min_block << order;
@@ -211,6 +208,68 @@ void* BuddyAllocator::Alloc(size_t size) {
   ++stats_.live_blocks;
   ++stats_.total_allocs;
   return p;
+}
+
+void* BuddyAllocator::AllocLarge(size_t size, size_t want) {
+  // Rounding up must not wrap around, nor the budget sum overflow (reserved <= budget).
+  if (want > SIZE_MAX / 2) OutOfMemory(size, "larger than any allocation");
+  size_t granule = std::max(opt_.min_block, (size_t(1) << (CeilLog2(want + 1) - 1)) >> 4);
+  size_t granted = (want + granule - 1) / granule * granule;
+  // A freed block of about this size (at most 1/8 bigger) is reused.
+  auto it = large_free_.lower_bound(granted);
+  if (it != large_free_.end() && it->first - granted <= granted / 8) {
+    void* p = it->second;
+    huge_[p] = it->first;
+    large_free_bytes_ -= it->first;
+    large_free_.erase(it);
+    return p;
+  }
+  if (granted > opt_.budget - stats_.reserved) ReleaseCachedLarge();
+  if (granted > opt_.budget - stats_.reserved) OutOfMemory(size, "over the budget");
+  void* p = nullptr;
+  try {
+    p = system_->Alloc(granted);
+  } catch (const Error&) {
+    if (large_free_.empty()) throw;
+    ReleaseCachedLarge();  // the device's own memory may be what ran out
+    p = system_->Alloc(granted);
+  }
+  huge_[p] = granted;
+  stats_.reserved += granted;
+  return p;
+}
+
+void BuddyAllocator::ReleaseCachedLarge() {
+  for (auto& kv : large_free_) {
+    system_->Free(kv.second, kv.first);
+    stats_.reserved -= kv.first;
+  }
+  large_free_.clear();
+  large_free_bytes_ = 0;
+}
+
+void BuddyAllocator::EmptyCache() {
+  for (ThreadCache* c : t_caches.slots)  // this thread's cached blocks first
+    if (c && c->owner == this) DrainThreadCache(c);
+  std::lock_guard<SpinLock> lock(mu_);
+  FlushCache();
+  ReleaseCachedLarge();
+  // A wholly free arena is one free block of its top order. Its memory goes back; the Arena
+  // stays allocated (retired, empty) since lock-free lookups may still read it.
+  for (auto it = arenas_.begin(); it != arenas_.end();) {
+    Arena* a = it->get();
+    if (LoadState(a->state, 0) != (kFree | static_cast<uint8_t>(a->max_order))) {
+      ++it;
+      continue;
+    }
+    system_->Free(a->base, a->size);
+    stats_.reserved -= a->size;
+    a->size = 0;
+    retired_.push_back(std::move(*it));
+    it = arenas_.erase(it);
+  }
+  stats_.arenas = arenas_.size();
+  last_arena_ = nullptr;
 }
 
 BuddyAllocator::Arena* BuddyAllocator::FindArena(const void* ptr) const {
@@ -250,10 +309,15 @@ void BuddyAllocator::Free(void* ptr) {
       LOG(ERROR) << name_ << ": Free of " << ptr << ", which this allocator did not allocate";
       return;
     }
-    system_->Free(ptr, it->second);
-    stats_.reserved -= it->second;
     stats_.used -= it->second;
     --stats_.live_blocks;
+    if (large_free_bytes_ + it->second <= kLargeCacheBytes) {  // kept for a like-sized request
+      large_free_.emplace(it->second, ptr);
+      large_free_bytes_ += it->second;
+    } else {
+      system_->Free(ptr, it->second);
+      stats_.reserved -= it->second;
+    }
     huge_.erase(it);
     return;
   }

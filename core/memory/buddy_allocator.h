@@ -3,12 +3,16 @@
 // bookkeeping lives outside the managed memory (it may be device memory the host cannot touch),
 // in per-arena arrays indexed by min-block slot, so alloc and free are O(log arena) with no heap
 // traffic. A small per-thread front cache serves the common case (a size freed and allocated
-// again) with no lock at all.
+// again) with no lock at all. Requests over `large_threshold` skip the power-of-two blocks (an
+// 80 MiB tensor would take 128): they get their own system allocation rounded to 1/16 of their
+// size's power of two, and freed ones are kept for a request of about their size (as PyTorch's
+// and Fluid's allocators treat big sizes) until EmptyCache or the budget needs them back.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -26,6 +30,7 @@ class BuddyAllocator : public PlaceAllocator {
     size_t initial_chunk = 64ull << 20;  // first arena; later ones at least this big
     size_t max_chunk = 1ull << 30;       // larger requests go straight to the system allocator
     size_t budget = SIZE_MAX;            // most bytes to take from the system allocator
+    size_t large_threshold = 0;          // larger requests get their own allocation; 0: max_chunk
   };
 
   BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options options, std::string name);
@@ -34,6 +39,8 @@ class BuddyAllocator : public PlaceAllocator {
   void* Alloc(size_t size) override;
   void Free(void* ptr) override;
   AllocatorStats Stats() const override;
+  // Returns cached large blocks and wholly free arenas to the system allocator.
+  void EmptyCache() override;
 
  private:
   struct Arena;
@@ -61,7 +68,13 @@ class BuddyAllocator : public PlaceAllocator {
   int min_shift_;
   mutable SpinLock mu_;
   std::vector<std::unique_ptr<Arena>> arenas_;  // sorted by base address
-  std::unordered_map<void*, size_t> huge_;       // allocations bigger than max_chunk
+  void* AllocLarge(size_t size, size_t want);  // under mu_
+  void ReleaseCachedLarge();                   // under mu_
+  std::unordered_map<void*, size_t> huge_;       // live allocations over large_threshold
+  std::multimap<size_t, void*> large_free_;      // freed ones, by size, for reuse
+  size_t large_free_bytes_ = 0;
+  static constexpr size_t kLargeCacheBytes = size_t(1) << 30;
+  std::vector<std::unique_ptr<Arena>> retired_;  // arenas given back (lock-free lookups may see them)
   AllocatorStats stats_;
   // Recently freed blocks per order, handed out again without split/coalesce round trips (the
   // common pattern: the same tensor sizes allocated and freed run after run). Bounded.

@@ -113,6 +113,7 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
   opt.initial_chunk = static_cast<size_t>(initial_mb) << 20;
   opt.initial_chunk = std::min(opt.initial_chunk, opt.budget);
   opt.max_chunk = std::max<size_t>(opt.initial_chunk, std::min<size_t>(opt.budget, size_t(1) << 30));
+  opt.large_threshold = size_t(1) << 20;  // bigger tensors get their own, unrounded, allocation
   return std::make_unique<BuddyAllocator>(std::move(sys), opt, place.ToString());
 }
 
@@ -149,6 +150,7 @@ void* Alloc(const Place& place, size_t size) { return Table().Get(place).Alloc(s
 void Free(const Place& place, void* ptr) { Table().Get(place).Free(ptr); }
 size_t Used(const Place& place) { return Table().Get(place).Stats().used; }
 AllocatorStats Stats(const Place& place) { return Table().Get(place).Stats(); }
+void EmptyCache(const Place& place) { Table().Get(place).EmptyCache(); }
 
 AllocationPtr AllocShared(const Place& place, size_t size) {
   PlaceAllocator* a = &Table().Get(place);

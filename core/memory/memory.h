@@ -15,6 +15,8 @@ void* Alloc(const Place& place, size_t size);
 void Free(const Place& place, void* ptr);
 size_t Used(const Place& place);
 AllocatorStats Stats(const Place& place);
+// Gives the memory the place's allocator holds for reuse, but not in use, back to the device.
+void EmptyCache(const Place& place);
 
 // An allocation returned to its place's allocator when the last reference goes.
 AllocationPtr AllocShared(const Place& place, size_t size);

@@ -1,6 +1,10 @@
 // device_context.cc: device contexts over the device plugins' function tables.
 #include "core/platform/device_context.h"
 
+#include <glog/logging.h>
+
+#include <cstdlib>
+
 #include "core/platform/enforce.h"
 #include "core/plugin/status.h"
 #include "core/registry/registry.h"
@@ -61,6 +65,10 @@ DeviceContextPool& DeviceContextPool::Global() {
   return *pool;
 }
 
+namespace {
+std::atomic<bool> g_shut_down{false};
+}  // namespace
+
 DeviceContext* DeviceContextPool::Get(const Place& place) {
   bool fast = place.kind >= 0 && place.kind < kFastKinds && place.device >= 0 &&
               place.device < kFastDevices;
@@ -70,8 +78,16 @@ DeviceContext* DeviceContextPool::Get(const Place& place) {
   }
   const DeviceInfo& dev = CheckedDevice(place);
   std::lock_guard<std::mutex> lock(mu_);
+  TIDE_ENFORCE(!g_shut_down.load(), "the device of ", place.ToString(),
+               " was already shut down (the process is ending)");
   auto& owned = contexts_[place];
-  if (!owned) owned = std::make_unique<DeviceContext>(dev, place);
+  if (!owned) {
+    owned = std::make_unique<DeviceContext>(dev, place);
+    // After the first context, so that it runs before the teardown of any runtime the plugin
+    // started while making it (atexit handlers run last-registered first).
+    static bool at_exit = (std::atexit(ShutdownDevices), true);
+    (void)at_exit;
+  }
   if (fast) fast_[slot].store(owned.get(), std::memory_order_release);
   return owned.get();
 }
@@ -79,7 +95,21 @@ DeviceContext* DeviceContextPool::Get(const Place& place) {
 void DeviceContextPool::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& f : fast_) f.store(nullptr);
+  for (auto& kv : contexts_) {
+    try {
+      kv.second->Synchronize();
+    } catch (const std::exception& e) {
+      LOG(WARNING) << "destroying the context of " << kv.first.ToString() << ": " << e.what();
+    }
+  }
   contexts_.clear();
+}
+
+void ShutdownDevices() {
+  if (g_shut_down.exchange(true)) return;
+  DeviceContextPool::Global().Clear();
+  for (const DeviceInfo* d : Registry::Global().AllDevices())
+    if (d->def.finalize) d->def.finalize(d->def.self);
 }
 
 }  // namespace tide::core

@@ -51,7 +51,7 @@ class DeviceContextPool {
   static DeviceContextPool& Global();
   // The context of `place`, made on first use; throws when the place does not exist.
   DeviceContext* Get(const Place& place);
-  // Destroys every context (tide::core::Shutdown); later Gets make new ones.
+  // Synchronises and destroys every context; later Gets make new ones.
   void Clear();
 
  private:
@@ -60,5 +60,10 @@ class DeviceContextPool {
   std::map<Place, std::unique_ptr<DeviceContext>> contexts_;
   std::array<std::atomic<DeviceContext*>, kFastKinds * kFastDevices> fast_{};
 };
+
+// Ends the devices' lives: synchronises and destroys every context, then calls each device
+// plugin's finalize once. Runs at process exit (registered when the first context is made);
+// later calls do nothing. After it, no context can be made again.
+void ShutdownDevices();
 
 }  // namespace tide::core

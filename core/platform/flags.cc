@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "core/platform/enforce.h"
@@ -28,6 +29,9 @@ DEFINE_bool(use_pinned_memory, true, "device plugins may use pinned host memory 
 DEFINE_int32(cpu_threads, 0, "intra-op threads of the CPU device; 0: the number of cores");
 DEFINE_bool(use_mkldnn, false, "prefer oneDNN (MKLDNN) kernels where the library has them");
 DEFINE_bool(log_kernels, false, "log each op's chosen kernel and inserted transforms at Prepare");
+DEFINE_bool(sync_ops, false,
+            "debug: synchronise the device after every kernel, so an asynchronous fault names its "
+            "op (TIDE_SYNC_OPS=1)");
 DEFINE_bool(profile_ops, false, "time every op run (tide.profiler / OpProfileReport)");
 DEFINE_bool(strict_kernel_placement, false,
             "an op with no kernel on the run's place is an error instead of a fallback");
@@ -153,6 +157,25 @@ uint64_t Uint64FlagOr(const std::string& name, uint64_t fallback) {
   std::string v;
   if (!GetFlag(name, &v)) return fallback;
   return std::strtoull(v.c_str(), nullptr, 10);
+}
+
+// gflags keeps the name, help and storage of a flag for the process: they are never freed.
+template <typename T>
+void RegisterFlagOnce(const std::string& name, const std::string& help, T default_value) {
+  std::string current;
+  if (gflags::GetCommandLineOption(name.c_str(), &current)) return;  // cpu, gpu: defined above
+  new gflags::FlagRegisterer(strdup(name.c_str()), strdup(help.c_str()), "tide (device kind)",
+                             new T(default_value), new T(default_value));
+}
+
+void DefineDeviceKindFlags(const std::string& kind) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  RegisterFlagOnce("fraction_of_" + kind + "_memory_to_use",
+                   "fraction of each " + kind + " device's memory the allocator may take", 1.0);
+  RegisterFlagOnce("initial_" + kind + "_memory_in_mb",
+                   "size of each " + kind + " allocator's first arena chunk", uint64_t(64));
+  ApplyEnvironment();  // FLAGS_... / TIDE_... set before the plugin was loaded
 }
 
 }  // namespace tide::core

@@ -17,6 +17,7 @@ DECLARE_bool(use_mkldnn);
 DECLARE_bool(log_kernels);
 DECLARE_bool(strict_kernel_placement);
 DECLARE_bool(profile_ops);
+DECLARE_bool(sync_ops);
 
 namespace tide::core {
 
@@ -39,6 +40,9 @@ std::string CheckFlagValue(const std::string& name, const std::string& value);
 // made): later changes to it are refused, not silently ignored. `by` says what read it.
 void MarkFlagConsumed(const std::string& name, const std::string& by);
 
+// Defines fraction_of_<kind>_memory_to_use and initial_<kind>_memory_in_mb for a device kind
+// (a vendor's, loaded at run time), set from the environment like the built-in ones.
+void DefineDeviceKindFlags(const std::string& kind);
 // A double flag by name (for per-kind flags such as fraction_of_<kind>_memory_to_use), or
 // `fallback` when the flag does not exist.
 double DoubleFlagOr(const std::string& name, double fallback);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/framework/data_type.h"
+#include "core/platform/flags.h"
 #include "core/platform/place.h"
 #include "core/plugin/status.h"
 
@@ -147,6 +148,7 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
     TIDE_ENFORCE(!missing, "device '", d->kind_name, "' has no ", missing, " function");
     d->def.kind = nullptr;  // the plugin's string; kind_name is ours
     d->kind = PlaceKindId(d->kind_name);
+    DefineDeviceKindFlags(d->kind_name);  // its memory flags, before its first allocation
     d->plugin = r->plugin;
     d->plugin_file = r->plugin_file;
     r->staged.devices.push_back(std::move(d));

@@ -5,6 +5,7 @@
 #include "core/framework/scope.h"
 #include "core/memory/memory.h"
 #include "core/platform/device_context.h"
+#include "core/registry/registry.h"
 #include "numpy_convert.h"
 
 namespace tide::python {
@@ -51,6 +52,12 @@ void BindTensor(py::module_& m) {
   m.def("device_count", &DeviceCount, py::arg("kind"), "Devices of a place kind (0 when no plugin provides it).");
   m.def("check_place", [](const Place& p) { CheckedDevice(p); }, "Raises unless the place exists.");
   m.def("memory_used", &memory::Used);
+  m.def("memory_empty_cache", &memory::EmptyCache, py::arg("place"));
+  m.def("device_kinds", [] {
+    std::vector<std::string> kinds;
+    for (const DeviceInfo* d : Registry::Global().AllDevices()) kinds.push_back(d->kind_name);
+    return kinds;
+  }, "The place kinds of the loaded device plugins, in load order.");
   m.def("memory_stats", [](const Place& p) {
     memory::AllocatorStats s = memory::Stats(p);
     return py::dict(py::arg("used") = s.used, py::arg("peak_used") = s.peak_used, py::arg("reserved") = s.reserved,

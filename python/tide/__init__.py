@@ -27,7 +27,7 @@ from .param_attr import ParamAttr  # noqa: E402,F401
 from .data_feeder import DataFeeder  # noqa: E402,F401
 from .reader import batch  # noqa: E402,F401
 from .plugins import load_plugin, plugins, plugin_search_path, is_compiled_with_cuda  # noqa: E402,F401
-from . import cuda  # noqa: E402,F401
+from . import cuda, memory  # noqa: E402,F401
 from . import distributed, transpiler  # noqa: E402,F401
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402,F401
 
@@ -37,6 +37,19 @@ from_dlpack = _C.from_dlpack
 def to_dlpack(tensor):
     """A DLPack capsule of a LoDTensor (consumers usually call tensor.__dlpack__ themselves)."""
     return tensor.__dlpack__()
+
+
+def device_count(kind):
+    """How many devices of place kind `kind` ("cpu", "gpu", a vendor's kind) the loaded device
+    plugins provide; 0 when none provides it."""
+    return _C.device_count(kind)
+
+
+def places(kind=None):
+    """Every place of the loaded device plugins (or of one kind), e.g. [Place(cpu:0),
+    Place(gpu:0), Place(gpu:1)]."""
+    kinds = [kind] if kind is not None else _C.device_kinds()
+    return [Place(k, i) for k in kinds for i in range(_C.device_count(k))]
 
 
 def set_flags(flags):

@@ -319,33 +319,66 @@ TEST(BuddyAllocatorTest, TightBudgetTakesASmallerArena) {
   EXPECT_EQ(f.alloc->Stats().used, 0u);
 }
 
-TEST(BuddyAllocatorTest, HugeAllocationsGoStraightToTheSystem) {
+TEST(BuddyAllocatorTest, LargeAllocationsGoStraightToTheSystem) {
   Fixture f;
   size_t ask = 5 * kMiB + 1;  // over max_chunk (4 MiB)
   void* p = f.alloc->Alloc(ask);
   ASSERT_EQ(f.log->allocs, 1u);
-  EXPECT_EQ(f.log->alloc_sizes[0], 5 * kMiB + 256);  // rounded to min_block, not to a power of 2
+  // Rounded to 1/16 of the power of two below it (256 KiB), not up to a power of two (8 MiB).
+  const size_t granted = 5 * kMiB + 256 * kKiB;
+  EXPECT_EQ(f.log->alloc_sizes[0], granted);
   EXPECT_EQ(f.log->live.count(p), 1u);
   AllocatorStats s = f.alloc->Stats();
   EXPECT_EQ(s.arenas, 0u);
-  EXPECT_EQ(s.reserved, 5 * kMiB + 256);
-  EXPECT_EQ(s.used, 5 * kMiB + 256);
+  EXPECT_EQ(s.reserved, granted);
+  EXPECT_EQ(s.used, granted);
   EXPECT_EQ(s.live_blocks, 1u);
   std::memset(p, 0xab, ask);  // the whole request is usable
 
   void* small = f.alloc->Alloc(256);  // arenas are unaffected
   EXPECT_EQ(f.alloc->Stats().arenas, 1u);
 
-  f.alloc->Free(p);
-  EXPECT_EQ(f.log->frees, 1u);
-  EXPECT_EQ(f.log->bad_frees, 0);
-  EXPECT_EQ(f.log->live.count(p), 0u);
+  f.alloc->Free(p);  // kept for a like-sized request, not returned yet
+  EXPECT_EQ(f.log->frees, 0u);
   s = f.alloc->Stats();
-  EXPECT_EQ(s.reserved, 1 * kMiB);
+  EXPECT_EQ(s.reserved, 1 * kMiB + granted);
   EXPECT_EQ(s.used, 256u);
   EXPECT_EQ(s.live_blocks, 1u);
-  EXPECT_EQ(s.peak_used, 5 * kMiB + 256 + 256);
+  EXPECT_EQ(s.peak_used, granted + 256);
+
+  void* again = f.alloc->Alloc(5 * kMiB);  // about that size: the same block, no system call
+  EXPECT_EQ(again, p);
+  EXPECT_EQ(f.log->allocs, 2u);  // the block and the first arena
+  f.alloc->Free(again);
   f.alloc->Free(small);
+  f.alloc->EmptyCache();  // the large block and the now wholly free arena go back
+  EXPECT_EQ(f.log->bad_frees, 0);
+  EXPECT_TRUE(f.log->live.empty());
+  EXPECT_EQ(f.alloc->Stats().reserved, 0u);
+  EXPECT_EQ(f.alloc->Stats().arenas, 0u);
+  void* after = f.alloc->Alloc(1024);  // and the allocator still works
+  f.alloc->Free(after);
+}
+
+TEST(BuddyAllocatorTest, AFreedLargeBlockIsNotReusedForAMuchSmallerRequest) {
+  Fixture f;
+  void* big = f.alloc->Alloc(16 * kMiB);
+  f.alloc->Free(big);
+  void* smaller = f.alloc->Alloc(12 * kMiB);  // 16 MiB would waste a quarter: a new block
+  EXPECT_NE(smaller, big);
+  EXPECT_EQ(f.alloc->Stats().reserved, 28 * kMiB);
+  f.alloc->Free(smaller);
+}
+
+TEST(BuddyAllocatorTest, CachedLargeBlocksMakeRoomWhenTheBudgetIsReached) {
+  BuddyAllocator::Options o = SmallOptions();
+  o.budget = 24 * kMiB;
+  Fixture f(o);
+  void* a = f.alloc->Alloc(16 * kMiB);
+  f.alloc->Free(a);
+  void* b = f.alloc->Alloc(20 * kMiB);  // 16 + 20 > 24: the cached 16 MiB goes back first
+  EXPECT_EQ(f.alloc->Stats().reserved, 20 * kMiB);
+  f.alloc->Free(b);
 }
 
 TEST(BuddyAllocatorTest, BadFreesAreLoggedNotFatal) {

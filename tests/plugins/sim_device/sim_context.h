@@ -1,5 +1,7 @@
-// sim_context.h: what the test-only "sim" device publishes (extension "tide.sim"): counters of
-// its copies, so tests can check every transfer the core inserts.
+// sim_context.h: what the test-only "sim" device publishes (extension "tide.sim", and the C
+// function tide_sim_counters() for tests that load the plugin with ctypes): counters of its
+// copies, allocations and lifecycle, so tests can check every transfer the core inserts and that
+// nothing is leaked, corrupted or left running.
 #pragma once
 
 #include <stddef.h>
@@ -11,4 +13,20 @@ typedef struct TideSimCounters {
   size_t struct_size;
   uint64_t host_to_device, device_to_host, device_to_device;
   uint64_t allocs, frees;
+  /* Bytes moved each way (the copies above, by size). */
+  uint64_t host_to_device_bytes, device_to_host_bytes;
+  uint64_t contexts_created, contexts_destroyed, finalized;
+  /* Frees of unknown pointers, double frees and writes past a block's end seen by the checked
+   * allocator. */
+  uint64_t allocator_errors;
+  uint64_t live_blocks;
 } TideSimCounters;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The counters now (copied; safe to call from any thread). */
+TideSimCounters tide_sim_counters(void);
+#ifdef __cplusplus
+}
+#endif

@@ -3,60 +3,209 @@
 // kernels for a few ops (elementwise_add, relu, scale), float32<->float64 casts (but no float16
 // ones, and no layout transforms: the paths tests expect to fail), and ops that make and need
 // particular layouts (sim.to_nhwc, sim.nchw_only).
+//
+// It behaves like a real accelerator, so the core's synchronisation is tested: kernels and copies
+// run asynchronously on a per-device stream (a worker thread; TIDE_SIM_MAX_DELAY_US adds a random
+// delay before each task), the allocator is checked (guard bytes after each block, unknown and
+// double frees counted), and frees are ordered on the stream. TIDE_SIM_HOST_ACCESSIBLE=1 declares
+// the memory host-accessible (the core then reads it directly, after synchronising).
+// TIDE_SIM_LIFECYCLE_LOG=<file>: at finalize, the counters are written there.
 #include <tide/plugin.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "sim_context.h"
+#include "sim_stream.h"
 
 namespace {
 
-TideSimCounters g_counters{sizeof(TideSimCounters), 0, 0, 0, 0, 0};
 std::atomic<uint64_t> g_h2d{0}, g_d2h{0}, g_d2d{0}, g_allocs{0}, g_frees{0};
+std::atomic<uint64_t> g_h2d_bytes{0}, g_d2h_bytes{0}, g_ctx_created{0}, g_ctx_destroyed{0};
+std::atomic<uint64_t> g_finalized{0}, g_alloc_errors{0};
+
+constexpr size_t kGuard = 64;  // guard bytes after each block
+constexpr unsigned char kGuardByte = 0xA5;
+
+unsigned EnvUnsigned(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : 0;
+}
+
+// The per-device state a context points at.
+struct SimContext {
+  int32_t device;
+  SimStream stream;
+  SimContext(int32_t d, unsigned max_delay) : device(d), stream(max_delay, 1234u + unsigned(d)) {}
+};
+// Each device's context while it lives (frees are queued on its stream).
+std::atomic<SimContext*> g_contexts[2];
+
+// Host memory handed out as device memory, with guard bytes checked on free.
+class CheckedAllocator {
+ public:
+  void* Alloc(size_t size) {
+    size_t padded = (size + kGuard + 63) / 64 * 64;
+    auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, padded));
+    if (!p) TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, "sim: out of memory for ", size, " bytes");
+    std::memset(p + size, kGuardByte, kGuard);
+    std::lock_guard<std::mutex> lock(mu_);
+    sizes_[p] = size;
+    return p;
+  }
+  void Free(void* ptr, size_t size) {
+    auto* p = static_cast<unsigned char*>(ptr);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = sizes_.find(p);
+      if (it == sizes_.end()) {
+        ++g_alloc_errors;
+        std::fprintf(stderr, "sim: free of %p, which is not a live block\n", ptr);
+        return;
+      }
+      if (it->second != size) {
+        ++g_alloc_errors;
+        std::fprintf(stderr, "sim: free of %p with size %zu, allocated with %zu\n", ptr, size,
+                     it->second);
+      }
+      for (size_t i = 0; i < kGuard; ++i)
+        if (p[it->second + i] != kGuardByte) {
+          ++g_alloc_errors;
+          std::fprintf(stderr, "sim: a write past the end of the %zu-byte block at %p\n",
+                       it->second, ptr);
+          break;
+        }
+      sizes_.erase(it);
+    }
+    std::free(p);
+  }
+  uint64_t live() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sizes_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<unsigned char*, size_t> sizes_;
+};
+CheckedAllocator g_memory;
+
+TideSimCounters Snapshot() {
+  TideSimCounters c{};
+  c.struct_size = sizeof(c);
+  c.host_to_device = g_h2d, c.device_to_host = g_d2h, c.device_to_device = g_d2d;
+  c.allocs = g_allocs, c.frees = g_frees;
+  c.host_to_device_bytes = g_h2d_bytes, c.device_to_host_bytes = g_d2h_bytes;
+  c.contexts_created = g_ctx_created, c.contexts_destroyed = g_ctx_destroyed;
+  c.finalized = g_finalized, c.allocator_errors = g_alloc_errors;
+  c.live_blocks = g_memory.live();
+  return c;
+}
 
 class SimDevice : public tide::Device {
  public:
+  SimDevice()
+      : host_accessible_(EnvUnsigned("TIDE_SIM_HOST_ACCESSIBLE") != 0),
+        max_delay_us_(EnvUnsigned("TIDE_SIM_MAX_DELAY_US")) {}
   const char* kind() const override { return "sim"; }
-  bool host_accessible() const override { return false; }
+  bool host_accessible() const override { return host_accessible_; }
   int32_t Count() override { return 2; }
   void* Alloc(int32_t, size_t size) override {
     ++g_allocs;
-    void* p = std::aligned_alloc(64, (size + 63) / 64 * 64);
-    if (!p) TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, "sim: out of memory for ", size, " bytes");
-    return p;
+    return g_memory.Alloc(size);
   }
-  void Free(int32_t, void* p, size_t) override {
+  void Free(int32_t device, void* p, size_t size) override {
     ++g_frees;
-    std::free(p);
+    // Work queued before the free may still use the block: free it in stream order.
+    if (SimContext* c = g_contexts[device].load())
+      c->stream.Enqueue([p, size] { g_memory.Free(p, size); });
+    else
+      g_memory.Free(p, size);
   }
   void MemoryInfo(int32_t, size_t* total, size_t* available) override {
     *total = *available = size_t(1) << 30;  // 1 GiB per sim device
   }
-  void* CreateContext(int32_t device) override { return new int32_t(device); }
-  void DestroyContext(void* ctx) override { delete static_cast<int32_t*>(ctx); }
-  void Synchronize(void*) override {}
-  void Copy(void*, TideCopyKind kind, void* dst, const void* src, size_t size) override {
-    (kind == TIDE_COPY_HOST_TO_DEVICE ? g_h2d : kind == TIDE_COPY_DEVICE_TO_HOST ? g_d2h : g_d2d)++;
-    std::memcpy(dst, src, size);
+  void* CreateContext(int32_t device) override {
+    ++g_ctx_created;
+    auto* c = new SimContext(device, max_delay_us_);
+    g_contexts[device].store(c);
+    return c;
   }
-  const void* Extension(void*, const char* name) override {
-    if (std::strcmp(name, TIDE_SIM_CONTEXT_EXTENSION) != 0) return nullptr;
-    g_counters.host_to_device = g_h2d;
-    g_counters.device_to_host = g_d2h;
-    g_counters.device_to_device = g_d2d;
-    g_counters.allocs = g_allocs;
-    g_counters.frees = g_frees;
-    return &g_counters;
+  void DestroyContext(void* ctx) override {
+    auto* c = static_cast<SimContext*>(ctx);
+    c->stream.Synchronize();
+    g_contexts[c->device].store(nullptr);
+    delete c;
+    ++g_ctx_destroyed;
   }
+  void Synchronize(void* ctx) override {
+    std::string error = static_cast<SimContext*>(ctx)->stream.Synchronize();
+    if (!error.empty()) TIDE_THROW(TIDE_INTERNAL, "sim: a queued kernel failed: ", error);
+  }
+  void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) override {
+    auto* c = static_cast<SimContext*>(ctx);
+    if (kind == TIDE_COPY_HOST_TO_DEVICE) {
+      ++g_h2d;
+      g_h2d_bytes += size;
+      // The host buffer may change as soon as this returns (pageable memory): take it now.
+      auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                        static_cast<const char*>(src) + size);
+      c->stream.Enqueue([dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
+      return;
+    }
+    if (kind == TIDE_COPY_DEVICE_TO_HOST) {
+      ++g_d2h;
+      g_d2h_bytes += size;
+    } else {
+      ++g_d2d;
+    }
+    c->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
+  }
+  const void* Extension(void* ctx, const char* name) override {
+    if (std::strcmp(name, TIDE_SIM_CONTEXT_EXTENSION) == 0) {
+      static thread_local TideSimCounters counters;
+      counters = Snapshot();
+      return &counters;
+    }
+    if (std::strcmp(name, "tide.sim.stream") == 0) return &static_cast<SimContext*>(ctx)->stream;
+    return nullptr;
+  }
+  void Finalize() override {
+    ++g_finalized;
+    if (const char* path = std::getenv("TIDE_SIM_LIFECYCLE_LOG")) {
+      TideSimCounters c = Snapshot();
+      if (FILE* f = std::fopen(path, "w")) {
+        std::fprintf(f, "contexts_created=%llu contexts_destroyed=%llu finalized=%llu "
+                        "allocator_errors=%llu\n",
+                     (unsigned long long)c.contexts_created, (unsigned long long)c.contexts_destroyed,
+                     (unsigned long long)c.finalized, (unsigned long long)c.allocator_errors);
+        std::fclose(f);
+      }
+    }
+  }
+
+ private:
+  bool host_accessible_;
+  unsigned max_delay_us_;
 };
+
+SimStream& StreamOf(const tide::KernelContext& ctx) {
+  const void* s = tide::Host().DeviceContext_Extension(ctx.device_context(), "tide.sim.stream");
+  TIDE_CHECK(s != nullptr, "sim kernel of '", ctx.op_type(), "' runs on no sim context");
+  return *const_cast<SimStream*>(static_cast<const SimStream*>(s));
+}
 
 void CheckOnSim(const tide::KernelContext& ctx, const tide::Tensor& t, const char* what) {
   TIDE_CHECK(t.place() == ctx.place(), "sim kernel of '", ctx.op_type(), "': ", what, " is on ",
              t.place().ToString(), ", not ", ctx.place().ToString(), " (the core should have copied it)");
 }
 
+// The kernels read their inputs' pointers now and compute on the stream, later.
 template <typename T>
 void Add(tide::KernelContext& ctx) {
   tide::Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
@@ -66,7 +215,11 @@ void Add(tide::KernelContext& ctx) {
   const T* a = x.data<T>();
   const T* b = y.data<T>();
   T* o = out.mutable_data<T>(x.dims(), ctx.place());
-  for (int64_t i = 0; i < x.numel(); ++i) o[i] = a[i] + b[y.numel() == 1 ? 0 : i];
+  int64_t n = x.numel();
+  bool scalar = y.numel() == 1;
+  StreamOf(ctx).Enqueue([=] {
+    for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[scalar ? 0 : i];
+  });
 }
 
 template <typename T>
@@ -75,7 +228,10 @@ void Relu(tide::KernelContext& ctx) {
   CheckOnSim(ctx, x, "X");
   const T* a = x.data<T>();
   T* o = out.mutable_data<T>(x.dims(), ctx.place());
-  for (int64_t i = 0; i < x.numel(); ++i) o[i] = a[i] > 0 ? a[i] : T(0);
+  int64_t n = x.numel();
+  StreamOf(ctx).Enqueue([=] {
+    for (int64_t i = 0; i < n; ++i) o[i] = a[i] > 0 ? a[i] : T(0);
+  });
 }
 
 template <typename T>
@@ -85,7 +241,18 @@ void Scale(tide::KernelContext& ctx) {
   T s = static_cast<T>(ctx.Attr<float>("scale")), b = static_cast<T>(ctx.Attr<float>("bias"));
   const T* a = x.data<T>();
   T* o = out.mutable_data<T>(x.dims(), ctx.place());
-  for (int64_t i = 0; i < x.numel(); ++i) o[i] = a[i] * s + b;
+  int64_t n = x.numel();
+  StreamOf(ctx).Enqueue([=] {
+    for (int64_t i = 0; i < n; ++i) o[i] = a[i] * s + b;
+  });
+}
+
+// sim.fail: queues a kernel that fails on the stream (an asynchronous device fault).
+template <typename T>
+void Fail(tide::KernelContext& ctx) {
+  tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  out.mutable_data<T>(x.dims(), ctx.place());
+  StreamOf(ctx).Enqueue([] { throw std::runtime_error("illegal address (sim.fail)"); });
 }
 
 // Out = X with its layout marked NHWC (the data is reinterpreted, as a test fixture).
@@ -105,13 +272,22 @@ void NchwOnly(tide::KernelContext& ctx) {
 }
 
 template <typename From, typename To>
-void Cast(const tide::Tensor& in, tide::Tensor& out, TideDeviceContext*) {
+void Cast(const tide::Tensor& in, tide::Tensor& out, TideDeviceContext* dc) {
   const From* a = in.data<From>();
   To* o = out.mutable_data<To>(in.place());
-  for (int64_t i = 0; i < in.numel(); ++i) o[i] = static_cast<To>(a[i]);
+  int64_t n = in.numel();
+  const void* s = tide::Host().DeviceContext_Extension(dc, "tide.sim.stream");
+  TIDE_CHECK(s != nullptr, "sim cast: no sim context");
+  const_cast<SimStream*>(static_cast<const SimStream*>(s))->Enqueue([=] {
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<To>(a[i]);
+  });
 }
 
 }  // namespace
+
+extern "C" __attribute__((visibility("default"))) TideSimCounters tide_sim_counters(void) {
+  return Snapshot();
+}
 
 TIDE_ON_REGISTER([](tide::Registrar& r) {
   r.AddDevice(std::make_unique<SimDevice>());
@@ -125,6 +301,9 @@ TIDE_REGISTER_OP(tide::OpSchema("sim.to_nhwc").Input("X").Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_OP(tide::OpSchema("sim.nchw_only").Input("X").Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_OP(tide::OpSchema("sim.fail").Input("X").Output("Out").NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sim.fail", "sim", Fail, float);
 TIDE_REGISTER_OP(tide::OpSchema("sim.no_kernels").Input("X").Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sim.to_nhwc", "sim", ToNhwc, float);

@@ -1,0 +1,84 @@
+// sim_stream.h: the sim device's stream: a worker thread that runs queued work in order, after an
+// optional random delay per task (TIDE_SIM_MAX_DELAY_US), like a real accelerator's queue. A
+// failing task's error is kept and reported by the next Synchronize, as a device reports an
+// asynchronous fault.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+
+class SimStream {
+ public:
+  explicit SimStream(unsigned max_delay_us, unsigned seed)
+      : max_delay_us_(max_delay_us), rng_(seed), worker_([this] { Loop(); }) {}
+  ~SimStream() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+
+  void Enqueue(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(task));
+      ++pending_;
+    }
+    cv_.notify_all();
+  }
+
+  // Waits for every queued task; returns (and clears) the first error one of them raised.
+  std::string Synchronize() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return pending_ == 0; });
+    std::string error;
+    error.swap(error_);
+    return error;
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::function<void()> task;
+      unsigned delay = 0;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, nothing left
+        task = std::move(queue_.front());
+        queue_.pop_front();
+        if (max_delay_us_) delay = std::uniform_int_distribution<unsigned>(0, max_delay_us_)(rng_);
+      }
+      if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
+      std::string error;
+      try {
+        task();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error.empty() && error_.empty()) error_ = error;
+        --pending_;
+      }
+      idle_.notify_all();
+    }
+  }
+
+  unsigned max_delay_us_;
+  std::mt19937 rng_;
+  std::mutex mu_;
+  std::condition_variable cv_, idle_;
+  std::deque<std::function<void()>> queue_;
+  size_t pending_ = 0;
+  bool stop_ = false;
+  std::string error_;
+  std::thread worker_;  // last: starts after the members it uses
+};

@@ -1,0 +1,167 @@
+"""The core's synchronisation with an asynchronous device: the test-only 'sim' device runs its
+kernels and copies on a worker thread (with random delays from TIDE_SIM_MAX_DELAY_US), checks its
+allocator, and counts its contexts and finalize. Each case runs in a subprocess, since the device
+reads its configuration when it is loaded."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+BUILD = os.environ.get("TIDE_BUILD_DIR", "")
+SIM = os.path.join(BUILD, "tests", "plugins", "sim_device", "libtide_device_sim.so")
+pytestmark = pytest.mark.skipif(not os.path.exists(SIM), reason="the sim device plugin is not built")
+
+# A net mixing sim kernels (scale, relu, elementwise_add) and CPU fallbacks (mul, softmax, mean),
+# so data goes to and from the device between ops, run many times with fresh inputs; prints
+# whether every run matched the CPU's bit for bit, and the device's counters.
+NET = textwrap.dedent("""
+    import ctypes, json, sys
+    import numpy as np
+    import tide
+    from tide import layers
+    sim = tide.load_plugin(sys.argv[1])
+    runs = int(sys.argv[2])
+
+    class Counters(ctypes.Structure):
+        _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
+            "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes",
+            "contexts_created", "contexts_destroyed", "finalized", "allocator_errors",
+            "live_blocks")]
+    lib = ctypes.CDLL(sys.argv[1])
+    lib.tide_sim_counters.restype = Counters
+
+    x = layers.data(name="x", shape=[8, 16], dtype="float32", append_batch_size=False)
+    w = layers.data(name="w", shape=[16, 16], dtype="float32", append_batch_size=False)
+    h = layers.relu(layers.scale(x, 2.0, bias=-0.5))
+    h = layers.elementwise_add(layers.mul(h, w), h)
+    h = layers.elementwise_add(layers.scale(layers.softmax(h), 3.0), h)
+    out = layers.mean(h)
+    program = tide.default_main_program()
+    cpu, dev = tide.Executor(tide.Place("cpu", 0)), tide.Executor(tide.Place("sim", 0))
+    rng = np.random.default_rng(0)
+    same = True
+    for _ in range(runs):
+        feed = {"x": rng.standard_normal((8, 16), dtype="float32"),
+                "w": rng.standard_normal((16, 16), dtype="float32")}
+        want = cpu.run(program, feed=feed, fetch_list=[h, out])
+        got = dev.run(program, feed=feed, fetch_list=[h, out])
+        same = same and all(np.array_equal(a, b) for a, b in zip(want, got))
+    c = lib.tide_sim_counters()
+    print(json.dumps({"same": bool(same), "allocator_errors": c.allocator_errors,
+                      "h2d": c.h2d, "d2h": c.d2h}))
+""")
+
+
+def _run(code, *args, env=None, check=True):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([sys.executable, "-c", code, *args], env=e, capture_output=True,
+                       text=True, timeout=300)
+    if check:
+        assert p.returncode == 0, p.stdout + p.stderr
+    return p
+
+
+@pytest.mark.parametrize("host_accessible", ["0", "1"])
+def test_runs_on_an_async_device_match_the_cpu_bit_for_bit(host_accessible):
+    # Random delays on the device's stream: any copy that does not wait for the kernel writing
+    # its source (or any numpy view handed out early) reads stale or unwritten data.
+    p = _run(NET, SIM, "300", env={"TIDE_SIM_MAX_DELAY_US": "200",
+                                    "TIDE_SIM_HOST_ACCESSIBLE": host_accessible})
+    result = json.loads(p.stdout.strip().splitlines()[-1])
+    assert result["same"], result
+    assert result["allocator_errors"] == 0, p.stderr
+    if host_accessible == "0":
+        assert result["h2d"] > 0 and result["d2h"] > 0  # the fallbacks really moved data
+
+
+def test_contexts_are_destroyed_and_the_device_finalized_once_at_exit(tmp_path):
+    log = tmp_path / "lifecycle.txt"
+    _run(NET, SIM, "3", env={"TIDE_SIM_LIFECYCLE_LOG": str(log)})
+    fields = dict(kv.split("=") for kv in log.read_text().split())
+    assert fields["finalized"] == "1"
+    assert int(fields["contexts_created"]) >= 1
+    assert fields["contexts_destroyed"] == fields["contexts_created"]
+    assert fields["allocator_errors"] == "0"
+
+
+FAULT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import tide
+    from tide import layers
+    tide.load_plugin(sys.argv[1])
+    x = layers.data(name="x", shape=[4], dtype="float32", append_batch_size=False)
+    block = tide.default_main_program().global_block()
+    bad = block.create_var(name="bad", shape=[4], dtype="float32")
+    block.append_op(type="sim.fail", inputs={"X": [x]}, outputs={"Out": [bad]})
+    out = layers.scale(layers.relu(bad), 2.0)
+    exe = tide.Executor(tide.Place("sim", 0))
+    exe.run(feed={"x": np.ones(4, "float32")}, fetch_list=[out])
+""")
+
+
+def test_an_async_fault_names_its_op_with_sync_ops():
+    p = _run(FAULT, SIM, env={"TIDE_SYNC_OPS": "1"}, check=False)
+    assert p.returncode != 0
+    assert "sim.fail" in p.stderr and "illegal address" in p.stderr, p.stderr
+
+
+def test_an_async_fault_still_surfaces_without_sync_ops():
+    # Without the flag the fault is reported at the next synchronisation (the fetch), not lost.
+    p = _run(FAULT, SIM, check=False)
+    assert p.returncode != 0
+    assert "illegal address" in p.stderr, p.stderr
+
+
+MEMORY = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tide
+    tide.load_plugin(sys.argv[1])
+    place = tide.Place("sim", 1)
+    before = tide.memory.stats(place)
+    t = tide.LoDTensor(np.zeros(80 << 18, dtype="float32"), place)  # 80 MiB
+    during = tide.memory.stats(place)
+    del t
+    freed = tide.memory.stats(place)
+    tide.memory.empty_cache(place)
+    emptied = tide.memory.stats(place)
+    print(json.dumps({"before": before, "during": during, "freed": freed, "emptied": emptied,
+                      "places": [str(p) for p in tide.places("sim")],
+                      "count": tide.device_count("sim"), "none": tide.device_count("nope")}))
+""")
+
+
+def test_a_large_tensor_reserves_about_its_size_and_empty_cache_returns_it():
+    p = _run(MEMORY, SIM)
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    size = 80 << 20
+    grown = r["during"]["reserved"] - r["before"]["reserved"]
+    assert size <= grown <= 1.1 * size, r  # not rounded up to 128 MiB
+    assert r["freed"]["used"] == r["before"]["used"]
+    assert r["freed"]["reserved"] == r["during"]["reserved"]  # kept for reuse...
+    assert r["emptied"]["reserved"] <= r["before"]["reserved"]  # ...until empty_cache
+    assert r["places"] == ["sim:0", "sim:1"] and r["count"] == 2 and r["none"] == 0
+
+
+FLAGS = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tide
+    tide.load_plugin(sys.argv[1])
+    print(json.dumps({"fraction": tide.get_flag("fraction_of_sim_memory_to_use"),
+                      "initial": tide.get_flag("initial_sim_memory_in_mb"),
+                      "budget": tide.memory.stats(tide.Place("sim", 0))["budget"]}))
+""")
+
+
+def test_a_vendor_kind_gets_its_own_memory_flags_from_the_environment():
+    p = _run(FLAGS, SIM, env={"FLAGS_fraction_of_sim_memory_to_use": "0.25",
+                              "TIDE_INITIAL_SIM_MEMORY_IN_MB": "8"})
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert float(r["fraction"]) == 0.25 and r["initial"] == "8"
+    assert r["budget"] == (1 << 30) // 4  # a quarter of the sim device's 1 GiB
