@@ -112,6 +112,12 @@ void GruGradKernel(KernelContext& ctx) {
   if (dh_init) std::fill(dh_init, dh_init + seqs * d, T(0));
   const int64_t widest = steps ? b.rows(0) : 0;
   T* drhp = ctx.TempBuffer<T>(std::max<int64_t>(widest, 1) * d);  // (r h)'s gradient of a step
+  // W_ur^T [2D, D] and W_c^T [D, D] once: the steps' products with them are then plain ones
+  // (oneDNN packs a transposed operand more slowly, and repacks the weights on every call).
+  T* wt_ur = ctx.TempBuffer<T>(3 * d * d);
+  T* wt_c = wt_ur + 2 * d * d;
+  MatrixMap<T>(wt_ur, 2 * d, d) = ConstMatrixMap<T>(w, d, 2 * d).transpose();
+  MatrixMap<T>(wt_c, d, d) = ConstMatrixMap<T>(w + 2 * d * d, d, d).transpose();
   for (int64_t t = steps - 1; t >= 0; --t) {
     const int64_t r0 = b.starts[t], n = b.rows(t);
     const T* ph = t ? bh + b.starts[t - 1] * d : h_init;
@@ -126,11 +132,11 @@ void GruGradKernel(KernelContext& ctx) {
         std::fill(dur + (r0 + i) * 2 * d + d, dur + (r0 + i + 1) * 2 * d, T(0));
       continue;
     }
-    tide::Gemm<T>(ctx, false, true, n, d, d, T(1), dc + r0 * d, w + 2 * d * d, T(0), drhp);
+    tide::Gemm<T>(ctx, false, false, n, d, d, T(1), dc + r0 * d, wt_c, T(0), drhp);
     for (int64_t i = 0; i < n; ++i)
       GruResetBackward(acts, d, gate + (r0 + i) * g, ph + i * d, drhp + i * d,
                        dur + (r0 + i) * 2 * d, dph + i * d);
-    tide::Gemm<T>(ctx, false, true, n, d, 2 * d, T(1), dur + r0 * 2 * d, w, T(1), dph);
+    tide::Gemm<T>(ctx, false, false, n, d, 2 * d, T(1), dur + r0 * 2 * d, wt_ur, T(1), dph);
   }
   if (Tensor din = ctx.OptionalOutput(GradVarName("Input").c_str())) {
     T* out = din.mutable_data<T>({rows, g}, ctx.place());

@@ -186,6 +186,10 @@ void LstmGradKernel(KernelContext& ctx) {
   T* dc_init = c_init ? ctx.TempBuffer<T>(seqs * d) : nullptr;
   if (dh_init) std::fill(dh_init, dh_init + seqs * d, T(0));
   if (dc_init) std::fill(dc_init, dc_init + seqs * d, T(0));
+  // W^T [4D, D] once, so each step's dh_prev += dgate W^T is a plain product (oneDNN packs a
+  // transposed operand more slowly, and it repacks the weights on every call).
+  T* wt = ctx.TempBuffer<T>(g * d);
+  MatrixMap<T>(wt, g, d) = ConstMatrixMap<T>(w, d, g).transpose();
   for (int64_t t = steps - 1; t >= 0; --t) {
     const int64_t r0 = b.starts[t], n = b.rows(t);
     const T* pc = t ? bc + b.starts[t - 1] * d : c_init;
@@ -196,7 +200,7 @@ void LstmGradKernel(KernelContext& ctx) {
                    bdh + r * d, bdc + r * d, dgate + r * g, dpc ? dpc + i * d : nullptr);
     }
     T* dph = t ? bdh + b.starts[t - 1] * d : dh_init;
-    if (dph) tide::Gemm<T>(ctx, false, true, n, d, g, T(1), dgate + r0 * g, w, T(1), dph);
+    if (dph) tide::Gemm<T>(ctx, false, false, n, d, g, T(1), dgate + r0 * g, wt, T(1), dph);
   }
   if (Tensor din = ctx.OptionalOutput(GradVarName("Input").c_str())) {
     ToSeq(b, dgate, din.mutable_data<T>({rows, g}, ctx.place()), g);
@@ -209,11 +213,7 @@ void LstmGradKernel(KernelContext& ctx) {
     const int64_t first = h_init ? 0 : 1;
     const int64_t k = first < steps ? rows - b.starts[first] : 0;
     T* prev_h = ctx.TempBuffer<T>(std::max<int64_t>(k, 1) * d);
-    if (k) {
-      T* bh = ctx.TempBuffer<T>(rows * d);
-      ToBatch(b, ctx.Input("Hidden").data<T>(), bh, d);
-      GatherPrevStates(b, bh, h_init, prev_h, d, first);
-    }
+    if (k) GatherPrevSeqStates(b, ctx.Input("Hidden").data<T>(), h_init, prev_h, d, first);
     tide::Gemm<T>(ctx, true, false, d, g, k, T(1), prev_h, dgate + (rows - k) * g, T(0), dwd);
   }
   if (Tensor dbias = ctx.OptionalOutput(GradVarName("Bias").c_str())) {
@@ -221,23 +221,16 @@ void LstmGradKernel(KernelContext& ctx) {
     T* db = dbias.mutable_data<T>({1, width}, ctx.place());
     std::fill(db, db + width, T(0));
     AddColumnSums(dgate, rows, g, db);
-    if (peep) {
-      using Strided = Eigen::Map<const RowMatrix<T>, 0, Eigen::OuterStride<>>;
-      auto gate_grads = [&](int64_t col, int64_t from) {
-        return Strided(dgate + from * g + col * d, rows - from, d, Eigen::OuterStride<>(g));
-      };
+    if (peep) {  // W_ic, W_fc: dgate_i, dgate_f times c_prev; W_oc: dgate_o times c
       const int64_t first = c_init ? 0 : 1;
       if (first < steps) {
-        const int64_t k = rows - b.starts[first];
+        const int64_t from = b.starts[first], k = rows - from;
         T* prev_c = ctx.TempBuffer<T>(k * d);
         GatherPrevStates(b, bc, c_init, prev_c, d, first);
-        ConstMatrixMap<T> pcm(prev_c, k, d);
-        RowVectorMap<T>(db + g, d) = gate_grads(1, b.starts[first]).cwiseProduct(pcm).colwise().sum();
-        RowVectorMap<T>(db + g + d, d) =
-            gate_grads(2, b.starts[first]).cwiseProduct(pcm).colwise().sum();
+        AddColumnDotSums(dgate + from * g + d, g, prev_c, d, k, d, db + g);
+        AddColumnDotSums(dgate + from * g + 2 * d, g, prev_c, d, k, d, db + g + d);
       }
-      RowVectorMap<T>(db + g + 2 * d, d) =
-          gate_grads(3, 0).cwiseProduct(ConstMatrixMap<T>(bc, rows, d)).colwise().sum();
+      AddColumnDotSums(dgate + 3 * d, g, bc, d, rows, d, db + g + 2 * d);
     }
   }
   if (Tensor dh0 = ctx.OptionalOutput(GradVarName("H0").c_str()))

@@ -78,11 +78,21 @@ void AddBiasRows(T* x, const T* bias, int64_t rows, int64_t width) {
   MatrixMap<T>(x, rows, width).rowwise() += ConstRowVectorMap<T>(bias, width);
 }
 
-// sum[0, width) += the column sums of x [rows, width].
+// sum[0, width) += the column sums of x [rows, width], row by row (contiguous; Eigen's colwise
+// sum of a row-major matrix walks each column down the rows, a cache miss per element).
 template <typename T>
 void AddColumnSums(const T* x, int64_t rows, int64_t width, T* sum) {
-  if (rows <= 0) return;
-  RowVectorMap<T>(sum, width) += ConstMatrixMap<T>(x, rows, width).colwise().sum();
+  RowVectorMap<T> s(sum, width);
+  for (int64_t r = 0; r < rows; ++r) s += ConstRowVectorMap<T>(x + r * width, width);
+}
+
+// sum[0, width) += the column sums of a ⊙ b, rows of `width` at strides lda and ldb.
+template <typename T>
+void AddColumnDotSums(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t rows, int64_t width,
+                      T* sum) {
+  RowVectorMap<T> s(sum, width);
+  for (int64_t r = 0; r < rows; ++r)
+    s += ConstRowVectorMap<T>(a + r * lda, width).cwiseProduct(ConstRowVectorMap<T>(b + r * ldb, width));
 }
 
 }  // namespace ops_sequence

@@ -87,4 +87,21 @@ void GatherPrevStates(const BatchLayout& b, const T* states, const T* init, T* p
   }
 }
 
+// GatherPrevStates from `seq_states` in sequence order (the op's output) rather than batch order.
+template <typename T>
+void GatherPrevSeqStates(const BatchLayout& b, const T* seq_states, const T* init, T* prev,
+                         int64_t width, int64_t first_step) {
+  const int64_t base = b.starts[first_step];
+  for (int64_t t = first_step; t < b.steps(); ++t) {
+    T* dst = prev + (b.starts[t] - base) * width;
+    if (t == 0) {
+      std::memcpy(dst, init, sizeof(T) * width * b.rows(t));
+      continue;
+    }
+    for (int64_t i = 0; i < b.rows(t); ++i)
+      std::memcpy(dst + i * width, seq_states + b.seq_rows[b.starts[t - 1] + i] * width,
+                  sizeof(T) * width);
+  }
+}
+
 }  // namespace ops_sequence
