@@ -129,6 +129,15 @@ ChoiceKey KeyOf(int direction, TideDataType dt, const ConvGeom& geo, int device,
           AllowTf32() ? 1 : 0, static_cast<int64_t>(limit >> 20), 0};
 }
 
+// cuDNN pads both sides alike: asymmetric paddings (Fluid's 4-value paddings, or SAME with an
+// odd total) run on the CPU kernel instead.
+void CheckSymmetric(const char* op, const ConvGeom& geo) {
+  if (!geo.symmetric())
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "': the cuDNN kernel needs equal paddings on both "
+               "sides, got [", geo.ph, ", ", geo.ph_end, ", ", geo.pw, ", ", geo.pw_end,
+               "] (top, bottom, left, right); run this op on the CPU place");
+}
+
 std::mutex& CacheMutex() {
   static std::mutex mu;
   return mu;
@@ -188,6 +197,7 @@ void ConvKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
   ConvGeom geo = GetConvGeom(ctx, op, x.dims(), f.dims());
+  CheckSymmetric(op, geo);
   const T* xd = x.data<T>();
   const T* fd = f.data<T>();
   T* od = out.mutable_data<T>(geo.out_dims(), g.place());
@@ -227,6 +237,7 @@ void ConvGradKernel(KernelContext& ctx) {
   Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
   Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
   ConvGeom geo = GetConvGeom(ctx, op, x.dims(), f.dims());
+  CheckSymmetric(op, geo);
   tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), geo.out_dims());
   const T* xd = x.data<T>();
   const T* fd = f.data<T>();

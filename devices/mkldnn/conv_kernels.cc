@@ -36,13 +36,13 @@ ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f)
   p.d_strides = {g.sh, g.sw};
   p.d_dils = {g.dh - 1, g.dw - 1};  // oneDNN counts the gaps
   p.pad_l = {g.ph, g.pw};
-  p.pad_r = p.pad_l;  // oneDNN's floor-division consistency check matches Fluid's output size
+  p.pad_r = {g.ph_end, g.pw_end};  // oneDNN's floor-division check matches Fluid's output size
   return p;
 }
 
 Key ConvKey(const char* what, const Tensor& x, const ConvParams& p) {
   Key k(what);
-  k(x)(p.f)(p.d_strides)(p.pad_l)(p.d_dils)(p.groups);
+  k(x)(p.f)(p.d_strides)(p.pad_l)(p.pad_r)(p.d_dils)(p.groups);
   return k;
 }
 

@@ -37,10 +37,10 @@ PoolParams GetParams(const KernelContext& ctx, const Dims& x) {
     }
     return p;
   }
-  // The right padding that makes oneDNN's window count equal Fluid's: the symmetric one under
-  // floor rounding, wider under ceil_mode.
-  p.pr_h = std::max(p.ph, (p.oh - 1) * p.sh + p.kh - p.h - p.ph);
-  p.pr_w = std::max(p.pw, (p.ow - 1) * p.sw + p.kw - p.w - p.pw);
+  // The right padding that makes oneDNN's window count equal Fluid's: the given (bottom, right)
+  // one under floor rounding, wider under ceil_mode.
+  p.pr_h = std::max(p.ph_end, (p.oh - 1) * p.sh + p.kh - p.h - p.ph);
+  p.pr_w = std::max(p.pw_end, (p.ow - 1) * p.sw + p.kw - p.w - p.pw);
   // A window wholly in the padding (Fluid: output 0, no gradient) is beyond oneDNN's rules.
   if (p.ph >= p.kh || p.pw >= p.kw || (p.oh - 1) * p.sh - p.ph >= p.h ||
       (p.ow - 1) * p.sw - p.pw >= p.w)

@@ -62,6 +62,19 @@ inline tide::AttrCheckFn IntsCheck(std::string name, size_t n, int lower_bound) 
   };
 }
 
+// The paddings attribute of conv2d / pool2d: 2 values (h, w) or 4 (top, bottom, left, right),
+// each >= 0.
+inline tide::AttrCheckFn PaddingsCheck() {
+  return [](const TideAttrValue& v) {
+    TIDE_CHECK(v.count == 2 || v.count == 4, "attribute 'paddings' needs 2 values (h, w) or 4 "
+               "(top, bottom, left, right), got ", v.count);
+    for (size_t i = 0; i < v.count; ++i) {
+      int64_t x = v.type == TIDE_ATTR_LONGS ? v.longs[i] : v.ints[i];
+      TIDE_CHECK(x >= 0, "attribute 'paddings' values must be >= 0, got ", x, " at index ", i);
+    }
+  };
+}
+
 // Kernels for float and double.
 #define OPS_NN_FLOAT_TYPES float, double
 // Kernels for shape-only ops (data moves, no arithmetic).

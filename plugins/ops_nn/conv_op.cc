@@ -67,8 +67,8 @@ void Col2Im(const ConvGeom& g, const T* col, T* dx) {
 
 // A 1x1 filter with unit stride and dilation and no padding reads the image as its own columns.
 bool IsPointwise(const ConvGeom& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.dh == 1 &&
-         g.dw == 1;
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+         g.ph_end == 0 && g.pw_end == 0 && g.dh == 1 && g.dw == 1;
 }
 
 template <typename T>
@@ -147,8 +147,12 @@ void ConvGradKernel(KernelContext& ctx) {
 tide::OpSchema ConvAttrs(tide::OpSchema s) {
   return s.Attr("strides", std::vector<int32_t>{1, 1}, "stride (h, w) of the filter")
       .Check(IntsCheck("strides", 2, 0))
-      .Attr("paddings", std::vector<int32_t>{0, 0}, "zero padding (h, w) on each side")
-      .Check(IntsCheck("paddings", 2, -1))
+      .Attr("paddings", std::vector<int32_t>{0, 0},
+            "zero padding (h, w) on each side, or (top, bottom, left, right)")
+      .Check(PaddingsCheck())
+      .Attr("padding_algorithm", std::string("EXPLICIT"),
+            "EXPLICIT (paddings), VALID (none) or SAME (output ceil(in / stride); no dilation)")
+      .InSet({"EXPLICIT", "SAME", "VALID"})
       .Attr("dilations", std::vector<int32_t>{1, 1}, "dilation (h, w) of the filter")
       .Check(IntsCheck("dilations", 2, 0))
       .Attr("groups", int32_t(1),
@@ -169,7 +173,7 @@ tide::OpSchema ConvSchema(const std::string& type) {
           .Comment("Output[n, m] = sum over the channels c of m's group of "
                    "correlate(Input[n, c], Filter[m, c - group offset]) with strides, zero "
                    "paddings and dilations. Output size per axis: "
-                   "(in + 2 * pad - (dilation * (k - 1) + 1)) / stride + 1.")
+                   "(in + pad_begin + pad_end - (dilation * (k - 1) + 1)) / stride + 1.")
           .Input("Input", "the images, [N, C, H, W]")
           .Input("Filter", "the filters, [M, C / groups, kh, kw]")
           .Output("Output", "the feature maps, [N, M, H_out, W_out]")

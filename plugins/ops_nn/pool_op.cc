@@ -59,15 +59,19 @@ tide::OpSchema PoolAttrs(tide::OpSchema s) {
       .Attr("global_pooling", false, "pool each whole image to 1 x 1 (ksize and paddings ignored)")
       .Attr("strides", std::vector<int32_t>{1, 1}, "window stride (h, w)")
       .Attr("paddings", std::vector<int32_t>{0, 0},
-            "padding (h, w) on each side; padded cells "
+            "padding (h, w) on each side, or (top, bottom, left, right); padded cells "
             "never win a max and an exclusive avg skips them")
+      .Check(PaddingsCheck())
+      .Attr("padding_algorithm", std::string("EXPLICIT"),
+            "EXPLICIT (paddings), VALID (none) or SAME (output ceil(in / stride))")
+      .InSet({"EXPLICIT", "SAME", "VALID"})
       .Attr("exclusive", true,
             "avg: divide by the window's cells inside the image (true) or by "
             "kh * kw (false)")
       .Attr("adaptive", false,
             "ksize is the output size; window i spans "
             "[floor(i * H / oh), ceil((i + 1) * H / oh))")
-      .Attr("ceil_mode", false, "output size rounds up: (H - k + 2p + s - 1) / s + 1")
+      .Attr("ceil_mode", false, "output size rounds up: (H - k + p_begin + p_end + s - 1) / s + 1")
       .Attr("use_cudnn", false, "use cuDNN where available (ignored by the CPU kernel)")
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)")
       .Attr("data_format", std::string("AnyLayout"), "layout of X/Out: NCHW (AnyLayout)")

@@ -115,11 +115,12 @@ def pool2d_ref(x, ksize, strides, pads, ptype, global_pooling=False, ceil_mode=F
                 win = x[:, :, y0:y1, x0:x1]
                 out[:, :, i, j] = win.max(axis=(2, 3)) if ptype == "max" else win.mean(axis=(2, 3))
         return out
-    (kh, kw), (sh, sw), (ph, pw) = ksize, strides, pads
+    (kh, kw), (sh, sw) = ksize, strides
+    ph, phe, pw, pwe = pads if len(pads) == 4 else (pads[0], pads[0], pads[1], pads[1])
 
-    def size(i, k, p, s):
-        return (i - k + 2 * p + (s - 1 if ceil_mode else 0)) // s + 1
-    oh, ow = size(h, kh, ph, sh), size(w, kw, pw, sw)
+    def size(i, k, p, pe, s):
+        return (i - k + p + pe + (s - 1 if ceil_mode else 0)) // s + 1
+    oh, ow = size(h, kh, ph, phe, sh), size(w, kw, pw, pwe, sw)
     # Pad with -inf (max) / 0 (sum) far enough for every window, and count the real cells.
     bottom, right = max(0, (oh - 1) * sh + kh - h - ph), max(0, (ow - 1) * sw + kw - w - pw)
     fill = -np.inf if ptype == "max" else 0.0
@@ -841,3 +842,72 @@ def test_lod_is_passed_on(rng):
          {"Out": (np.concatenate([x, logits], axis=1), lod)}, {"axis": 1}).check_output()
     make("reshape2", {"X": (x, lod)}, {"Out": (x.reshape(5, 2, 2), lod), "XShape": None},
          {"shape": [0, 2, 2]}).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# conv2d / pool2d: 4-value paddings (top, bottom, left, right) and padding_algorithm (Fluid 1.7+)
+def same_pads(size, k, s):
+    out = -(-size // s)
+    total = max((out - 1) * s + k - size, 0)
+    return total // 2, total - total // 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("pads,algo,strides,dils", [
+    ([1, 0, 2, 1], "EXPLICIT", [1, 1], [1, 1]),
+    ([0, 2, 1, 0], "EXPLICIT", [2, 1], [1, 2]),
+    ([9, 9], "VALID", [2, 2], [1, 1]),      # VALID ignores paddings
+    ([0, 0], "SAME", [2, 2], [2, 2]),       # SAME: out = ceil(in / stride), no dilation
+    ([0, 0], "SAME", [1, 1], [1, 1]),
+])
+def test_conv2d_asymmetric_and_padding_algorithm(pads, algo, strides, dils, dtype, rng):
+    x, w = rand(rng, (1, 2, 6, 7), dtype), rand(rng, (3, 2, 3, 2), dtype)
+    if algo == "VALID":
+        p4 = [0, 0, 0, 0]
+    elif algo == "SAME":
+        p4 = list(same_pads(6, 3, strides[0]) + same_pads(7, 2, strides[1]))
+        dils = [1, 1]
+    else:
+        p4 = pads
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p4[0], p4[1]), (p4[2], p4[3])))
+    want = conv2d_ref(xp, w.astype(np.float64), strides, [0, 0], dils, 1)
+    if algo == "SAME":
+        assert want.shape[2:] == (-(-6 // strides[0]), -(-7 // strides[1]))
+    t = make("conv2d", {"Input": x, "Filter": w}, {"Output": want.astype(dtype)},
+             {"strides": strides, "paddings": pads, "dilations": [2, 2] if algo == "SAME" else dils,
+              "groups": 1, "padding_algorithm": algo})
+    t.check_output(rtol=1e-5, atol=1e-5)
+    t.check_grad(["Input", "Filter"], "Output", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ptype,exclusive", [("max", True), ("avg", True), ("avg", False)])
+@pytest.mark.parametrize("pads,algo,ceil_mode", [
+    ([1, 0, 0, 2], "EXPLICIT", False),
+    ([2, 1, 1, 0], "EXPLICIT", True),
+    ([0, 0], "SAME", False),
+    ([3, 3], "VALID", False),
+])
+def test_pool2d_asymmetric_and_padding_algorithm(ptype, exclusive, pads, algo, ceil_mode, dtype, rng):
+    x = (distinct(rng, (1, 2, 5, 6), "float64") - 10.0).astype(dtype)
+    ksize, strides = [3, 2], [2, 2]
+    if algo == "SAME":
+        p4 = list(same_pads(5, 3, 2) + same_pads(6, 2, 2))
+    elif algo == "VALID":
+        p4 = [0, 0, 0, 0]
+    else:
+        p4 = pads
+    want = pool2d_ref(x.astype(np.float64), ksize, strides, p4, ptype, ceil_mode=ceil_mode,
+                      exclusive=exclusive)
+    t = make("pool2d", {"X": x}, {"Out": want.astype(dtype)},
+             dict(pooling_type=ptype, ksize=ksize, strides=strides, paddings=pads,
+                  padding_algorithm=algo, ceil_mode=ceil_mode, exclusive=exclusive))
+    t.check_output(rtol=1e-5, atol=1e-5)
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+def test_paddings_of_three_values_are_an_error():
+    x = np.zeros((1, 1, 4, 4), "float32")
+    with pytest.raises(tide.TideError, match="paddings.*2 values \\(h, w\\) or 4"):
+        make("pool2d", {"X": x}, {"Out": x}, dict(pooling_type="max", ksize=[2, 2],
+                                                  paddings=[1, 1, 1])).check_output()

@@ -12,10 +12,13 @@
 namespace tide {
 namespace ops {
 
-#if defined(__CUDACC__)
+// Functions a CUDA kernel calls too.
+#ifndef TIDE_OPS_HOST_DEVICE
+#ifdef __CUDACC__
 #define TIDE_OPS_HOST_DEVICE __host__ __device__
 #else
 #define TIDE_OPS_HOST_DEVICE
+#endif
 #endif
 
 // The element of Y that element i of X pairs with, for a Y with size-1 dims inside its aligned

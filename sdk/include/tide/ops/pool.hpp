@@ -3,6 +3,7 @@
 #ifndef TIDE_OPS_POOL_HPP_
 #define TIDE_OPS_POOL_HPP_
 
+#include <tide/ops/conv.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
@@ -27,15 +28,21 @@ namespace ops {
 // X [n, c, h, w] pooled by kh x kw windows to [n, c, oh, ow]. Plain data, so a CUDA kernel can
 // take it by value.
 struct PoolGeom {
-  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;  // ph, pw: the top and left paddings
   bool max, exclusive, adaptive;
+  int64_t ph_end, pw_end;  // the bottom and right paddings
   Dims out_dims() const { return {n, c, oh, ow}; }
 };
 
 // One spatial output size; -1 when the input size is unknown (compile time).
-inline int64_t PoolOutSize(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
+inline int64_t PoolOutSize(int64_t in, int64_t k, int64_t pad_begin, int64_t pad_end,
+                           int64_t stride, bool ceil_mode) {
   if (in < 0) return -1;
-  return ceil_mode ? (in - k + 2 * pad + stride - 1) / stride + 1 : (in - k + 2 * pad) / stride + 1;
+  const int64_t span = in - k + pad_begin + pad_end;
+  return ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
+}
+inline int64_t PoolOutSize(int64_t in, int64_t k, int64_t pad, int64_t stride, bool ceil_mode) {
+  return PoolOutSize(in, k, pad, pad, stride, ceil_mode);
 }
 
 // Reads and checks pool2d's attributes from `ctx` (any context with Attr<T>(): kernel or shape
@@ -48,7 +55,7 @@ PoolGeom GetPoolGeom(const Ctx& ctx, const char* op, const Dims& x) {
   auto pads = ctx.template Attr<std::vector<int32_t>>("paddings");
   CheckPair(op, "ksize", ksize);
   CheckPair(op, "strides", strides);
-  CheckPair(op, "paddings", pads);
+  const std::vector<int64_t> p4 = FourPaddings(op, pads);
   PoolGeom g{};
   g.n = x[0];
   g.c = x[1];
@@ -63,12 +70,14 @@ PoolGeom GetPoolGeom(const Ctx& ctx, const char* op, const Dims& x) {
   g.kw = ksize[1];
   g.sh = strides[0];
   g.sw = strides[1];
-  g.ph = pads[0];
-  g.pw = pads[1];
+  g.ph = p4[0];
+  g.ph_end = p4[1];
+  g.pw = p4[2];
+  g.pw_end = p4[3];
   if (global) {  // one window over the whole image
     g.kh = g.h;
     g.kw = g.w;
-    g.ph = g.pw = 0;
+    g.ph = g.pw = g.ph_end = g.pw_end = 0;
     g.sh = g.sw = 1;
     g.adaptive = false;
     g.oh = g.ow = 1;
@@ -83,13 +92,18 @@ PoolGeom GetPoolGeom(const Ctx& ctx, const char* op, const Dims& x) {
   }
   TIDE_CHECK(g.sh > 0 && g.sw > 0, "op '", op, "': strides must be > 0, got [", g.sh, ", ", g.sw,
              "]");
-  TIDE_CHECK(g.ph >= 0 && g.pw >= 0, "op '", op, "': paddings must be >= 0, got [", g.ph, ", ",
-             g.pw, "]");
-  g.oh = PoolOutSize(g.h, g.kh, g.ph, g.sh, ceil_mode);
-  g.ow = PoolOutSize(g.w, g.kw, g.pw, g.sw, ceil_mode);
+  TIDE_CHECK(g.ph >= 0 && g.pw >= 0 && g.ph_end >= 0 && g.pw_end >= 0, "op '", op,
+             "': paddings must be >= 0, got [", g.ph, ", ", g.ph_end, ", ", g.pw, ", ", g.pw_end,
+             "] (top, bottom, left, right)");
+  const std::string algo = PaddingAlgorithm(ctx, op);
+  ApplyPaddingAlgorithm(algo, g.h, g.kh, g.sh, &g.ph, &g.ph_end);
+  ApplyPaddingAlgorithm(algo, g.w, g.kw, g.sw, &g.pw, &g.pw_end);
+  g.oh = PoolOutSize(g.h, g.kh, g.ph, g.ph_end, g.sh, ceil_mode);
+  g.ow = PoolOutSize(g.w, g.kw, g.pw, g.pw_end, g.sw, ceil_mode);
   TIDE_CHECK((g.h < 0 || g.oh > 0) && (g.w < 0 || g.ow > 0), "op '", op,
              "': the output would be empty: X ", ToString(x), ", ksize [", g.kh, ", ", g.kw,
-             "], strides [", g.sh, ", ", g.sw, "], paddings [", g.ph, ", ", g.pw, "] give ", g.oh,
+             "], strides [", g.sh, ", ", g.sw, "], paddings [", g.ph, ", ", g.ph_end, ", ", g.pw,
+             ", ", g.pw_end, "] give ", g.oh,
              " x ", g.ow);
   return g;
 }
