@@ -911,3 +911,23 @@ def test_paddings_of_three_values_are_an_error():
     with pytest.raises(tide.TideError, match="paddings.*2 values \\(h, w\\) or 4"):
         make("pool2d", {"X": x}, {"Out": x}, dict(pooling_type="max", ksize=[2, 2],
                                                   paddings=[1, 1, 1])).check_output()
+
+
+def test_conv2d_pool2d_layers_take_fluids_padding_forms(exe):
+    x = tide.layers.data(name="x", shape=[2, 7, 6], dtype="float32")
+    same = tide.layers.conv2d(x, num_filters=3, filter_size=3, stride=2, padding="SAME")
+    valid = tide.layers.conv2d(x, num_filters=3, filter_size=3, padding="VALID")
+    four = tide.layers.conv2d(x, num_filters=3, filter_size=3, padding=[1, 0, 2, 1])
+    pool = tide.layers.pool2d(x, pool_size=2, pool_stride=2, pool_padding="SAME")
+    assert list(same.shape) == [-1, 3, 4, 3]
+    assert list(valid.shape) == [-1, 3, 5, 4]
+    assert list(four.shape) == [-1, 3, 6, 7]
+    assert list(pool.shape) == [-1, 2, 4, 3]
+    exe.run(tide.default_startup_program())
+    outs = exe.run(feed={"x": np.random.RandomState(0).rand(2, 2, 7, 6).astype("float32")},
+                   fetch_list=[same, valid, four, pool])
+    assert [o.shape for o in outs] == [(2, 3, 4, 3), (2, 3, 5, 4), (2, 3, 6, 7), (2, 2, 4, 3)]
+    with pytest.raises(ValueError, match="conv2d: padding"):
+        tide.layers.conv2d(x, num_filters=3, filter_size=3, padding="FULL")
+    with pytest.raises(TypeError, match="pool2d: padding"):
+        tide.layers.pool2d(x, pool_size=2, pool_padding=[1, 1, 1])

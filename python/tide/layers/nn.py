@@ -256,9 +256,28 @@ def accuracy(input, label, k=1, correct=None, total=None):
     return acc
 
 
+def _paddings(layer, padding):
+    """Fluid 1.7's padding argument: "SAME" / "VALID", an int, [h, w] or [top, bottom, left,
+    right]; returns (paddings attribute, padding_algorithm)."""
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo not in ("SAME", "VALID"):
+            raise ValueError("%s: padding must be 'SAME', 'VALID' or numbers, got %r" % (layer, padding))
+        return [0, 0], algo
+    if isinstance(padding, int):
+        return [padding, padding], "EXPLICIT"
+    pads = list(padding)
+    if len(pads) not in (2, 4) or not all(isinstance(p, int) for p in pads):
+        raise TypeError("%s: padding must be an int, 2 ints (h, w) or 4 (top, bottom, left, "
+                        "right), got %r" % (layer, padding))
+    return pads, "EXPLICIT"
+
+
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
            param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None):
+    _check_var("conv2d", "input", input)
     helper = LayerHelper("conv2d", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    paddings, algo = _paddings("conv2d", padding)
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
     groups = groups or 1
     channels = input.shape[1]
@@ -270,8 +289,8 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     w = helper.create_parameter(param_attr, shape, input.dtype, default_initializer=Normal(0.0, std))
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op("conv2d", inputs={"Input": input, "Filter": w}, outputs={"Output": pre_bias},
-                     attrs={"strides": pair(stride), "paddings": pair(padding), "dilations": pair(dilation),
-                            "groups": groups, "use_cudnn": use_cudnn})
+                     attrs={"strides": pair(stride), "paddings": paddings, "dilations": pair(dilation),
+                            "groups": groups, "use_cudnn": use_cudnn, "padding_algorithm": algo})
     return helper.append_activation(helper.append_bias_op(pre_bias, dim_start=1, dim_end=2))
 
 
@@ -279,10 +298,12 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
            global_pooling=False, use_cudnn=True, ceil_mode=False, exclusive=True, name=None):
     if pool_type not in ("max", "avg"):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
+    _check_var("pool2d", "input", input)
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
+    paddings, algo = _paddings("pool2d", pool_padding)
     return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
                    {"pooling_type": pool_type, "ksize": pair(pool_size), "strides": pair(pool_stride),
-                    "paddings": pair(pool_padding), "global_pooling": global_pooling,
+                    "paddings": paddings, "padding_algorithm": algo, "global_pooling": global_pooling,
                     "ceil_mode": ceil_mode, "exclusive": exclusive})
 
 
