@@ -166,5 +166,7 @@ TIDE_REGISTER_OP(
           ctx.SetOutputDataType("SentenceIds", TIDE_INT64);
           ctx.SetOutputDims("SentenceScores", {-1, 1});
           ctx.SetOutputDataType("SentenceScores", ctx.InputDataType("Scores"));
+          ctx.SetOutputLoDLevel("SentenceIds", 2);
+          ctx.SetOutputLoDLevel("SentenceScores", 2);
         })
         .Run(ops_sequence::BeamSearchDecodeRun));

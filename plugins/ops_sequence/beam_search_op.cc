@@ -172,6 +172,8 @@ TIDE_REGISTER_OP(tide::OpSchema("beam_search")
                        ctx.SetOutputDataType("selected_ids", TIDE_INT64);
                        ctx.SetOutputDims("selected_scores", {-1, 1});
                        ctx.SetOutputDataType("selected_scores", ctx.InputDataType("scores"));
+                       ctx.SetOutputLoDLevel("selected_ids", 2);
+                       ctx.SetOutputLoDLevel("selected_scores", 2);
                        if (ctx.HasOutput("parent_idx")) {
                          ctx.SetOutputDims("parent_idx", {-1});
                          ctx.SetOutputDataType("parent_idx", TIDE_INT32);
