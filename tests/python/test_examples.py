@@ -51,6 +51,15 @@ def test_digits_with_a_loop_and_piecewise_decay():
     assert acc >= 0.93, acc
 
 
+def test_machine_translation_reverses_sequences():
+    # DynamicRNN encoder-decoder (GRU cells from fc layers) trained 3000 batches (~30 s on one
+    # core), then beam search in a While loop: >= 80% of held-out sequences (lengths 2-8,
+    # 10 words) come back exactly reversed (93.5% when written).
+    import machine_translation
+    exact = machine_translation.train(steps=3000, verbose=False)
+    assert exact >= 0.80, exact
+
+
 def test_understand_sentiment_lstm_learns_order():
     """The LSTM classifier (dynamic_lstm over LoD batches) tells whether token A comes before B;
     the same net without the LSTM (a bag of words) cannot, so the accuracy is the recurrence's."""
