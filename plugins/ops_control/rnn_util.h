@@ -45,11 +45,17 @@ class HostRows {
     tide::OwnedTensor tmp;
     tide::Tensor h = OnHost(src, tmp);
     const size_t bytes = static_cast<size_t>(h.numel()) * tide::DataTypeSize(h.dtype());
+    CheckFits(at * row_, bytes, h.dtype());
     if (bytes) std::memcpy(data_ + at * row_, h.raw_data(), bytes);
   }
   // Rows [at, at + n) = rows [from, from + n) of host tensor src.
   void PutRange(int64_t at, const tide::Tensor& host_src, int64_t from, int64_t n) {
     const size_t row = RowBytes(host_src);
+    CheckFits(at * row_, n > 0 ? n * row : 0, host_src.dtype());
+    TIDE_CHECK(from >= 0 && n >= 0 &&
+                   (from + n) * row <= host_src.numel() * tide::DataTypeSize(host_src.dtype()),
+               "rows [", from, ", ", from + n, ") are outside a tensor of dims ",
+               tide::ToString(host_src.dims()));
     if (n > 0)
       std::memcpy(data_ + at * row_, static_cast<const char*>(host_src.raw_data()) + from * row,
                   n * row);
@@ -62,6 +68,15 @@ class HostRows {
   const tide::Tensor& host() const { return buf_; }
 
  private:
+  // A copy must stay inside the tensor being assembled, in its data type (a wrongly shaped
+  // input is an error, never a write past the buffer).
+  void CheckFits(size_t offset, size_t bytes, TideDataType dtype) const {
+    const size_t total = static_cast<size_t>(buf_.numel()) * tide::DataTypeSize(dtype_);
+    TIDE_CHECK(dtype == dtype_ && offset + bytes <= total, "a ", tide::DataTypeName(dtype),
+               " block of ", bytes, " bytes at byte ", offset, " does not fit a ",
+               tide::DataTypeName(dtype_), " tensor of dims ", tide::ToString(buf_.dims()));
+  }
+
   tide::OwnedTensor buf_;
   TideDataType dtype_;
   char* data_ = nullptr;
