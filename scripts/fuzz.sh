@@ -20,12 +20,15 @@ if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux
 fi
 
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# Plugins link with --no-undefined; their sanitizer and coverage symbols come from the fuzzer
+# executable that loads them, so the fuzz build lifts it (-z undefs, last on the link line).
 log "configuring $FUZZ_BUILD (clang, $SAN)"
 mkdir -p "$CCACHE_DIR"
 CC=clang CXX=clang++ cmake -S "$TIDE_ROOT" -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
+  -DCMAKE_CXX_STANDARD_LIBRARIES="-Wl,-z,undefs" \
   -DTIDE_WITH_PYTHON=OFF -DTIDE_WITH_MKLDNN=OFF -DTIDE_WITH_CUDA=OFF -DTIDE_WITH_ZMQ=ON \
   -DTIDE_BUILD_EXAMPLES=OFF -DTIDE_BUILD_FUZZERS=ON >/dev/null
 log "building ${TARGETS[*]} and plugins ${PLUGINS[*]} with $JOBS jobs"

@@ -4,7 +4,8 @@
 # Every tensor is its own system allocation (TIDE_USE_SYSTEM_ALLOCATOR=1: the buddy allocator
 # would hide overflows inside its arenas). Python itself is not instrumented: libasan and
 # libstdc++ are preloaded into it, and leak checking is off there (the interpreter's own
-# allocations would drown real reports). TIDE_SANITIZE_E2E=1 runs the multi-process suites too.
+# allocations would drown real reports). TIDE_SANITIZE_E2E=1 runs the multi-process suites too;
+# TIDE_SANITIZE_TARGETS builds only those targets (then pass ctest -R to run what they cover).
 source "$(dirname "$0")/common.sh"
 ASAN_BUILD="${TIDE_ASAN_BUILD:-$TIDE_ROOT/build-asan}"
 "$TIDE_ROOT/scripts/install_deps.sh"
@@ -21,8 +22,10 @@ cmake -S "$TIDE_ROOT" -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInf
   -DCMAKE_EXE_LINKER_FLAGS="$SAN" -DCMAKE_SHARED_LINKER_FLAGS="$SAN" -DCMAKE_MODULE_LINKER_FLAGS="$SAN" \
   -DTIDE_WITH_PYTHON=ON -DTIDE_WITH_MKLDNN=ON -DTIDE_WITH_ZMQ=ON -DTIDE_WITH_CUDA=OFF \
   -DTIDE_BUILD_EXAMPLES=OFF "${PY_ARGS[@]}" >/dev/null
-log "building with $JOBS jobs"
-cmake --build "$ASAN_BUILD" -j "$JOBS"
+TARGET_ARGS=()
+[ -n "${TIDE_SANITIZE_TARGETS:-}" ] && TARGET_ARGS=(--target $TIDE_SANITIZE_TARGETS)
+log "building ${TIDE_SANITIZE_TARGETS:-everything} with $JOBS jobs"
+cmake --build "$ASAN_BUILD" -j "$JOBS" "${TARGET_ARGS[@]}"
 
 export TIDE_USE_SYSTEM_ALLOCATOR=1 OMP_NUM_THREADS=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
