@@ -71,8 +71,8 @@ struct MinF {
 struct PowF {
   static constexpr bool kExpr = false;
   template <typename T> static T Fwd(T x, T y) {
-    if constexpr (std::is_integral_v<T>)  // exact for results an int holds
-      return static_cast<T>(std::llround(std::pow(static_cast<double>(x), static_cast<double>(y))));
+    if constexpr (std::is_integral_v<T>)  // to the nearest (Paddle's llrint): 2^-1 is 0
+      return static_cast<T>(std::llrint(std::pow(static_cast<double>(x), static_cast<double>(y))));
     else return std::pow(x, y);
   }
 };

@@ -183,7 +183,9 @@ void OneHotInferShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X");
   TIDE_CHECK(!x.empty() && DimsCompatible(x.back(), 1), "op 'one_hot': X must be [..., 1], got ",
              tide::ToString(x));
-  x.back() = ctx.Attr<int32_t>("depth");
+  const int32_t depth = ctx.Attr<int32_t>("depth");
+  TIDE_CHECK(depth > 0, "op 'one_hot': depth must be > 0, got ", depth);
+  x.back() = depth;
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
   ctx.ShareLoD("X", "Out");

@@ -18,8 +18,11 @@ NormGroups GroupsOf(const Ctx& ctx, const Dims& x) {
   const std::string type = ctx.op_type();
   if (type.rfind("layer_norm", 0) == 0)
     return tide::ops::LayerNormGroups(ctx.op_type(), x, ctx.template Attr<int32_t>("begin_norm_axis"));
-  if (type.rfind("group_norm", 0) == 0)
-    return tide::ops::ChannelNormGroups(ctx.op_type(), x, ctx.template Attr<int32_t>("groups"));
+  if (type.rfind("group_norm", 0) == 0) {
+    const int32_t groups = ctx.template Attr<int32_t>("groups");
+    TIDE_CHECK(groups >= 1, "op '", ctx.op_type(), "': groups must be >= 1, got ", groups);
+    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups);
+  }
   return tide::ops::ChannelNormGroups(ctx.op_type(), x, 0);
 }
 

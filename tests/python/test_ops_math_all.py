@@ -622,3 +622,13 @@ def test_matmul_unknown_batch_at_build_time(exe):
     np.testing.assert_allclose(got, xs @ ys, rtol=1e-5)
     with pytest.raises(tide.TideError, match="batch dims"):  # checked at run time
         exe.run(feed={"x": np.zeros((3, 3, 4), "float32"), "y": ys}, fetch_list=[out])
+
+
+def test_elementwise_general_broadcast_of_empty_tensors():
+    x, y = np.zeros((2, 0, 4), "float32"), np.zeros((1, 0, 4), "float32")
+    make("elementwise_add", {"X": x, "Y": y}, {"Out": x + y}).check_output()
+
+
+def test_integer_pow_rounds_to_nearest():
+    x, y = np.array([2, 3, 5, -2], "int64"), np.array([-1, 2, 3, 3], "int64")
+    make("elementwise_pow", {"X": x, "Y": y}, {"Out": np.array([0, 9, 125, -8], "int64")}).check_output()

@@ -82,6 +82,8 @@ def test_norm_errors():
     x = np.ones((2, 6, 2, 2), "float32")
     with pytest.raises(tide.TideError, match="group_norm.*groups \\(4\\) must divide the channels \\(6\\)"):
         make("group_norm", {"X": x}, {"Y": x, "Mean": None, "Variance": None}, {"groups": 4}).check_output()
+    with pytest.raises(tide.TideError, match="group_norm.*groups must be >= 1, got 0"):
+        make("group_norm", {"X": x}, {"Y": x, "Mean": None, "Variance": None}, {"groups": 0}).check_output()
     with pytest.raises(tide.TideError, match="layer_norm.*Scale.*has 3 elements, expected 24"):
         make("layer_norm", {"X": x, "Scale": np.ones(3, "float32")},
              {"Y": x, "Mean": None, "Variance": None}, {}).check_output()

@@ -103,3 +103,12 @@ def test_layer_reduces_unknown_batch(exe):
     a, b = exe.run(feed={"x": xs}, fetch_list=[s, m])
     np.testing.assert_allclose(a, xs.sum(1, keepdims=True))
     np.testing.assert_allclose(b, xs.mean(-1))
+
+
+def test_reduce_over_empty_tensors():
+    """A reduction that keeps an empty dim gives an empty result (never a crash); reducing an empty
+    dim into kept elements is an error naming the op and X."""
+    x = np.zeros((0, 3), "float32")
+    make("reduce_sum", {"X": x}, {"Out": np.zeros((0,), "float32")}, {"dim": [1]}).check_output()
+    with pytest.raises(tide.TideError, match="reduce_max.*x_in.*empty along a reduced dim"):
+        make("reduce_max", {"X": x}, {"Out": np.zeros((3,), "float32")}, {"dim": [0]}).check_output()

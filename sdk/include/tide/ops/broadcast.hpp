@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tide {
 namespace ops {
@@ -55,27 +56,29 @@ struct Broadcast {
   BroadcastIndex index;  // set when `general`; pre/n/post then describe Y's whole aligned range
 };
 
-// index for Y (dims y, trailing 1s dropped) placed at X's dim a.
+// index for Y (dims y, trailing 1s dropped) placed at X's dim a. Zero-sized dims are fine: an
+// empty X is never indexed.
 inline BroadcastIndex MakeBroadcastIndex(const char* op, const Dims& x, const Dims& y, int a) {
   BroadcastIndex bi;
-  int64_t stride = DimsProduct(y);
+  std::vector<int64_t> ys(y.size(), 1);  // Y's row-major strides
+  for (int i = static_cast<int>(y.size()) - 2; i >= 0; --i) ys[i] = ys[i + 1] * y[i + 1];
   int prev_kind = -1;  // 0: Y repeated over this dim, 1: Y present
   for (size_t d = 0; d < x.size(); ++d) {
     const bool inside = static_cast<int>(d) >= a && d < a + y.size();
     const int64_t yd = inside ? y[d - a] : 1;
     const int kind = (inside && yd != 1) ? 1 : 0;
     if (x[d] == 1) continue;  // a size-1 dim adds nothing to the index
-    if (kind == 1) stride /= yd;
-    if (kind == prev_kind) {  // merge with the previous run
+    const int64_t stride = kind == 1 ? ys[d - a] : 0;
+    if (kind == prev_kind) {  // merge with the previous run: its stride is the inner dim's
       bi.dims[bi.rank - 1] *= x[d];
-      if (kind == 1) bi.y_strides[bi.rank - 1] = stride;
+      bi.y_strides[bi.rank - 1] = stride;
       continue;
     }
     TIDE_CHECK(bi.rank < BroadcastIndex::kMaxRank, "op '", op, "': broadcasting Y ", ToString(y),
                " over X ", ToString(x), " alternates too often (more than ",
                BroadcastIndex::kMaxRank, " runs)");
     bi.dims[bi.rank] = x[d];
-    bi.y_strides[bi.rank] = kind == 1 ? stride : 0;
+    bi.y_strides[bi.rank] = stride;
     ++bi.rank;
     prev_kind = kind;
   }
