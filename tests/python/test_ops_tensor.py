@@ -439,6 +439,6 @@ def test_resize_pad2d_crop_layers(exe):
 
 
 def test_one_hot_needs_a_positive_depth():
-    with pytest.raises(tide.TideError, match="one_hot: depth must be > 0"):
+    with pytest.raises(tide.TideError, match="one_hot': depth must be > 0"):
         make("one_hot", {"X": np.array([[0]], "int64")}, {"Out": np.zeros((1, 1), "float32")},
              {"depth": 0}).check_output()
