@@ -70,7 +70,8 @@ void GruKernel(KernelContext& ctx) {
     for (int64_t i = 0; i < n; ++i)
       GruGatesForward(acts, d, gate + (r0 + i) * g, ph ? hw_ur + i * 2 * d : nullptr,
                       ph ? ph + i * d : nullptr, rhp + (r0 + i) * d);
-    if (ph) tide::Gemm<T>(ctx, false, false, n, d, d, T(1), rhp + r0 * d, w + 2 * d * d, T(0), hw_c);
+    if (ph)
+      tide::Gemm<T>(ctx, false, false, n, d, d, T(1), rhp + r0 * d, w + 2 * d * d, T(0), hw_c);
     for (int64_t i = 0; i < n; ++i)
       GruOutputForward(acts, d, gate + (r0 + i) * g, ph ? hw_c + i * d : nullptr,
                        ph ? ph + i * d : nullptr, bh + (r0 + i) * d);

@@ -23,7 +23,8 @@ LstmActs ActsOf(const Ctx& ctx) {
   const char* op = ctx.op_type();
   return {ActOf(op, "gate_activation", ctx.template Attr<std::string>("gate_activation")),
           ActOf(op, "cell_activation", ctx.template Attr<std::string>("cell_activation")),
-          ActOf(op, "candidate_activation", ctx.template Attr<std::string>("candidate_activation"))};
+          ActOf(op, "candidate_activation",
+                ctx.template Attr<std::string>("candidate_activation"))};
 }
 
 // Checks Input [T, 4D], Weight [D, 4D], Bias [1, 4D or 7D], H0 / C0 [num_seqs, D] (num_seqs
@@ -121,8 +122,10 @@ void LstmKernel(KernelContext& ctx) {
   Tensor batch_gate = ctx.Output("BatchGate"), batch_pre = ctx.Output("BatchCellPreAct");
   T* gate = batch_gate.mutable_data<T>({rows, g}, ctx.place());
   T* pre = batch_pre.mutable_data<T>({rows, d}, ctx.place());
-  T* bh = ctx.TempBuffer<T>(rows * d);
-  T* bc = ctx.TempBuffer<T>(rows * d);
+  // The states go straight into Hidden and Cell in batch order, put in sequence order at the
+  // end in place (no scratch copies: fresh memory costs page faults on every run).
+  T* bh = hidden.mutable_data<T>({rows, d}, ctx.place());
+  T* bc = cell.mutable_data<T>({rows, d}, ctx.place());
   const T* h_init = OrderedInit<T>(ctx, "H0", b, d);
   const T* c_init = OrderedInit<T>(ctx, "C0", b, d);
   ToBatch(b, ctx.Input("Input").data<T>(), gate, g);
@@ -138,8 +141,9 @@ void LstmKernel(KernelContext& ctx) {
                   bh + r * d);
     }
   }
-  ToSeq(b, bh, hidden.mutable_data<T>({rows, d}, ctx.place()), d);
-  ToSeq(b, bc, cell.mutable_data<T>({rows, d}, ctx.place()), d);
+  T* row = ctx.TempBuffer<T>(std::max<int64_t>(d, 1));
+  BatchToSeqInPlace(b, bh, d, row);
+  BatchToSeqInPlace(b, bc, d, row);
   hidden.set_lod(lod);
   cell.set_lod(lod);
 }
@@ -150,6 +154,15 @@ void ExpectSize(const KernelContext& ctx, const char* param, int64_t rows, int64
   TIDE_CHECK(t.numel() == rows * width, "op '", ctx.op_type(), "': ", param, " ('",
              ctx.InputName(param), "') has dims ", tide::ToString(t.dims()), " but must hold ",
              rows, " x ", width, " elements");
+}
+
+// The cell state row i of step t starts from: Cell (sequence order) at step t-1, or C0's
+// reordered row, or null (zero).
+template <typename T>
+const T* PrevCell(const BatchLayout& b, const T* cell, const T* c_init, int64_t t, int64_t i,
+                  int64_t d) {
+  if (t) return cell + b.seq_rows[b.starts[t - 1] + i] * d;
+  return c_init ? c_init + i * d : nullptr;
 }
 
 template <typename T>
@@ -167,8 +180,7 @@ void LstmGradKernel(KernelContext& ctx) {
   const T* peep = ctx.Attr<bool>("use_peepholes") ? ctx.Input("Bias").data<T>() + g : nullptr;
   const T* gate = ctx.Input("BatchGate").data<T>();
   const T* pre = ctx.Input("BatchCellPreAct").data<T>();
-  T* bc = ctx.TempBuffer<T>(rows * d);
-  ToBatch(b, ctx.Input("Cell").data<T>(), bc, d);
+  const T* cell = ctx.Input("Cell").data<T>();  // sequence order: row r of step t is seq_rows[r]
   T* bdh = ctx.TempBuffer<T>(rows * d);
   ToBatch(b, ctx.Input(dhidden_name.c_str()).data<T>(), bdh, d);
   T* bdc = ctx.TempBuffer<T>(rows * d);
@@ -178,7 +190,10 @@ void LstmGradKernel(KernelContext& ctx) {
   } else {
     std::fill(bdc, bdc + rows * d, T(0));
   }
-  T* dgate = ctx.TempBuffer<T>(rows * g);
+  // The gate gradients in batch order, in Input@GRAD's memory when it is wanted (permuted to
+  // sequence order in place at the end).
+  Tensor din = ctx.OptionalOutput(GradVarName("Input").c_str());
+  T* dgate = din ? din.mutable_data<T>({rows, g}, ctx.place()) : ctx.TempBuffer<T>(rows * g);
   const T* h_init = OrderedInit<T>(ctx, "H0", b, d);
   const T* c_init = OrderedInit<T>(ctx, "C0", b, d);
   const int64_t seqs = static_cast<int64_t>(b.order.size());
@@ -192,19 +207,15 @@ void LstmGradKernel(KernelContext& ctx) {
   MatrixMap<T>(wt, g, d) = ConstMatrixMap<T>(w, d, g).transpose();
   for (int64_t t = steps - 1; t >= 0; --t) {
     const int64_t r0 = b.starts[t], n = b.rows(t);
-    const T* pc = t ? bc + b.starts[t - 1] * d : c_init;
     T* dpc = t ? bdc + b.starts[t - 1] * d : dc_init;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t r = r0 + i;
-      CellBackward(acts, d, gate + r * g, pre + r * d, pc ? pc + i * d : nullptr, peep,
-                   bdh + r * d, bdc + r * d, dgate + r * g, dpc ? dpc + i * d : nullptr);
+      const T* pc = PrevCell(b, cell, c_init, t, i, d);
+      CellBackward(acts, d, gate + r * g, pre + r * d, pc, peep, bdh + r * d, bdc + r * d,
+                   dgate + r * g, dpc ? dpc + i * d : nullptr);
     }
     T* dph = t ? bdh + b.starts[t - 1] * d : dh_init;
     if (dph) tide::Gemm<T>(ctx, false, false, n, d, g, T(1), dgate + r0 * g, wt, T(1), dph);
-  }
-  if (Tensor din = ctx.OptionalOutput(GradVarName("Input").c_str())) {
-    ToSeq(b, dgate, din.mutable_data<T>({rows, g}, ctx.place()), g);
-    din.set_lod(lod);
   }
   // Step t's rows start from step t-1's states (or the initial ones): gathered once, the weight
   // and peephole gradients are single products over all rows rather than one per step.
@@ -212,7 +223,7 @@ void LstmGradKernel(KernelContext& ctx) {
     T* dwd = dw.mutable_data<T>({d, g}, ctx.place());
     const int64_t first = h_init ? 0 : 1;
     const int64_t k = first < steps ? rows - b.starts[first] : 0;
-    T* prev_h = ctx.TempBuffer<T>(std::max<int64_t>(k, 1) * d);
+    T* prev_h = bdc;  // free now: c's gradients are spent
     if (k) GatherPrevSeqStates(b, ctx.Input("Hidden").data<T>(), h_init, prev_h, d, first);
     tide::Gemm<T>(ctx, true, false, d, g, k, T(1), prev_h, dgate + (rows - k) * g, T(0), dwd);
   }
@@ -222,16 +233,22 @@ void LstmGradKernel(KernelContext& ctx) {
     std::fill(db, db + width, T(0));
     AddColumnSums(dgate, rows, g, db);
     if (peep) {  // W_ic, W_fc: dgate_i, dgate_f times c_prev; W_oc: dgate_o times c
-      const int64_t first = c_init ? 0 : 1;
-      if (first < steps) {
-        const int64_t from = b.starts[first], k = rows - from;
-        T* prev_c = ctx.TempBuffer<T>(k * d);
-        GatherPrevStates(b, bc, c_init, prev_c, d, first);
-        AddColumnDotSums(dgate + from * g + d, g, prev_c, d, k, d, db + g);
-        AddColumnDotSums(dgate + from * g + 2 * d, g, prev_c, d, k, d, db + g + d);
-      }
-      AddColumnDotSums(dgate + 3 * d, g, bc, d, rows, d, db + g + 2 * d);
+      RowVectorMap<T> dic(db + g, d), dfc(db + g + d, d), doc(db + g + 2 * d, d);
+      for (int64_t t = 0; t < steps; ++t)
+        for (int64_t i = 0; i < b.rows(t); ++i) {
+          const T* dg = dgate + (b.starts[t] + i) * g;
+          doc += ConstRowVectorMap<T>(dg + 3 * d, d)
+                     .cwiseProduct(ConstRowVectorMap<T>(cell + b.seq_rows[b.starts[t] + i] * d, d));
+          const T* pc = PrevCell(b, cell, c_init, t, i, d);
+          if (!pc) continue;
+          dic += ConstRowVectorMap<T>(dg + d, d).cwiseProduct(ConstRowVectorMap<T>(pc, d));
+          dfc += ConstRowVectorMap<T>(dg + 2 * d, d).cwiseProduct(ConstRowVectorMap<T>(pc, d));
+        }
     }
+  }
+  if (din) {
+    BatchToSeqInPlace(b, dgate, g, ctx.TempBuffer<T>(g));
+    din.set_lod(lod);
   }
   if (Tensor dh0 = ctx.OptionalOutput(GradVarName("H0").c_str()))
     RestoreInitStateOrder(b, dh_init, dh0.mutable_data<T>({seqs, d}, ctx.place()), d);

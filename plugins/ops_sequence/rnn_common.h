@@ -24,7 +24,8 @@ using ConstRowVectorMap = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
 // Dims with unknown entries written "?".
 inline std::string DimsString(const Dims& d) {
   std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + (d[i] < 0 ? "?" : std::to_string(d[i]));
+  for (size_t i = 0; i < d.size(); ++i)
+    s += (i ? ", " : "") + (d[i] < 0 ? "?" : std::to_string(d[i]));
   return s + "]";
 }
 
@@ -84,15 +85,6 @@ template <typename T>
 void AddColumnSums(const T* x, int64_t rows, int64_t width, T* sum) {
   RowVectorMap<T> s(sum, width);
   for (int64_t r = 0; r < rows; ++r) s += ConstRowVectorMap<T>(x + r * width, width);
-}
-
-// sum[0, width) += the column sums of a ⊙ b, rows of `width` at strides lda and ldb.
-template <typename T>
-void AddColumnDotSums(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t rows, int64_t width,
-                      T* sum) {
-  RowVectorMap<T> s(sum, width);
-  for (int64_t r = 0; r < rows; ++r)
-    s += ConstRowVectorMap<T>(a + r * lda, width).cwiseProduct(ConstRowVectorMap<T>(b + r * ldb, width));
 }
 
 }  // namespace ops_sequence

@@ -60,6 +60,28 @@ void ToSeq(const BatchLayout& b, const T* batch, T* seq, int64_t width) {
     std::memcpy(seq + b.seq_rows[r] * width, batch + r * width, sizeof(T) * width);
 }
 
+// ToSeq in place: data [total, width] in batch order becomes sequence order. Follows the
+// permutation's cycles with one row of scratch (`row`, width elements).
+template <typename T>
+void BatchToSeqInPlace(const BatchLayout& b, T* data, int64_t width, T* row) {
+  std::vector<bool> done(b.total(), false);
+  for (int64_t start = 0; start < b.total(); ++start) {
+    if (done[start]) continue;
+    // `row` holds batch row r's content, which belongs at seq_rows[r].
+    std::memcpy(row, data + start * width, sizeof(T) * width);
+    for (int64_t r = start;;) {
+      done[r] = true;
+      const int64_t dest = b.seq_rows[r];
+      if (dest == start) {
+        std::memcpy(data + start * width, row, sizeof(T) * width);
+        break;
+      }
+      std::swap_ranges(row, row + width, data + dest * width);
+      r = dest;
+    }
+  }
+}
+
 // out[i] = init[order[i]]: an initial state [num_seqs, width] in batch-slot order.
 template <typename T>
 void ReorderInitState(const BatchLayout& b, const T* init, T* out, int64_t width) {
