@@ -1,6 +1,8 @@
 // fill_cast_ops.cu: ops_math's fill_constant, fill_zeros_like, assign and cast on the GPU, and the
 // data-type casts the core's data transform uses on "gpu" places (float <-> double <-> half,
 // int32/int64 <-> float).
+#include <tide/ops/cast.hpp>
+
 #include <type_traits>
 
 #include "gpu.h"
@@ -9,14 +11,17 @@ namespace tide_cuda {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Conversions, through float for __half (round to nearest).
+// Conversions, through float for __half (round to nearest); a float to an integer type
+// saturates and maps NaN to 0 (tide/ops/cast.hpp).
 template <typename To, typename From>
 __host__ __device__ __forceinline__ To Convert(From v) {
   if constexpr (std::is_same_v<To, __half>) {
     if constexpr (std::is_same_v<From, double>) return __double2half(v);
     else return __float2half(static_cast<float>(v));
   } else if constexpr (std::is_same_v<From, __half>) {
-    return static_cast<To>(__half2float(v));
+    return Convert<To>(__half2float(v));
+  } else if constexpr (tide::ops::NeedsSaturatingCast<From, To>::value) {
+    return tide::ops::SaturatingCast<To>(v);  // the CPU's rule: saturate, NaN -> 0
   } else {
     return static_cast<To>(v);
   }

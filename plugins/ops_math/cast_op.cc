@@ -1,33 +1,24 @@
 // cast_op.cc: cast (Out = X converted to out_dtype); its grad casts back. A float cast to an
 // integer type is defined for every value (C++ leaves NaN and out-of-range values undefined):
 // it truncates toward zero, saturates at the type's limits (+-inf included), and NaN becomes 0.
-#include <cmath>
-#include <limits>
-#include <type_traits>
+#include <tide/ops/cast.hpp>
 
 #include "common.h"
 
 namespace ops_math {
 namespace {
 
-// Float to integer, saturating (NaN -> 0).
+// A float to an integer type: tide/ops/cast.hpp's rule, as on every device.
 template <typename From, typename To>
-struct SaturatingCast {
-  To operator()(From v) const {
-    if (std::isnan(v)) return To(0);
-    constexpr To lo = std::numeric_limits<To>::lowest(), hi = std::numeric_limits<To>::max();
-    if (v <= static_cast<From>(lo)) return lo;
-    if (v >= static_cast<From>(hi)) return hi;  // the limit rounds up to a power of 2 in float
-    return static_cast<To>(v);
-  }
+struct Saturating {
+  To operator()(From v) const { return tide::ops::SaturatingCast<To>(v); }
 };
 
 template <typename From, typename To>
 void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
   out.Resize(x.dims());
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> &&
-                !std::is_same_v<To, bool>)
-    EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(SaturatingCast<From, To>()));
+  if constexpr (tide::ops::NeedsSaturatingCast<From, To>::value)
+    EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(Saturating<From, To>()));
   else
     EigenEval(ctx, Out<To>(out, ctx), In<From>(x).template cast<To>());
 }
