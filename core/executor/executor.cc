@@ -12,6 +12,7 @@
 
 #include "core/executor/profiler.h"
 #include "core/executor/runtime_infer_shape.h"
+#include "core/framework/tensor_util.h"
 #include "core/platform/flags.h"
 #include "core/plugin/loader.h"
 #include "core/plugin/status.h"
@@ -123,6 +124,11 @@ std::unique_ptr<PreparedBlock> Executor::PrepareBlock(std::shared_ptr<const Prog
     p->ops_.push_back(std::make_unique<OpInstance>(*block.Op(i), block_idx, i));
     OpInstance& op = *p->ops_.back();
     if (op.info().run) continue;
+    for (size_t b = 0; b < op.outputs().size(); ++b)
+      for (size_t i = 0; i < op.outputs()[b].names.size(); ++i) {
+        const VarDesc* v = block.FindVarRecursive(op.outputs()[b].names[i]);
+        if (v && v->persistable()) op.persistable_outputs.emplace_back(b, i);
+      }
     op.library = RequestedLibrary(op);
     // Choose the kernel now when the data type is known from the program; Run re-checks it.
     DataType dt = op.dtype_from_attr;
@@ -431,6 +437,19 @@ void SnapshotShapes(OpInstance& op) {
 }
 }  // namespace
 
+// A fallback kernel (another place's) wrote its outputs there. Parameters and other persistable
+// variables go back to the run's place at once: the startup program's initialisers and an
+// optimizer without a device kernel would otherwise leave every parameter on the host, to be
+// copied to the device again by every op that reads it.
+void Executor::ReturnPersistableOutputs(OpInstance& op) {
+  for (const auto& [b, i] : op.persistable_outputs) {
+    Variable* v = op.outputs()[b].vars[i];
+    if (!v || !v->IsType<LoDTensor>()) continue;
+    LoDTensor* t = v->GetMutable<LoDTensor>();
+    if (t->initialized() && t->place() != place_) TensorCopySync(*t, place_, t, dctx_);
+  }
+}
+
 void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   const OpInfo& info = op.info();
   if (info.run) {
@@ -461,6 +480,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     CheckOutputsWritten(op, k);
     op.outputs_checked = true;
   }
+  if (op.kernel_place != place_) ReturnPersistableOutputs(op);
   SnapshotShapes(op);
 }
 

@@ -75,6 +75,7 @@ class Executor {
   Scope* Bind(PreparedBlock& p, Scope* scope);
   void RunOps(PreparedBlock& p, Scope* local);
   void RunOp(PreparedBlock& p, OpInstance& op, Scope* local);
+  void ReturnPersistableOutputs(OpInstance& op);
   void CheckInputsReady(const OpInstance& op);
   // The kernel for `op` on this executor's place for data type `dt` (see executor.cc).
   void ChooseKernel(OpInstance& op, DataType dt);

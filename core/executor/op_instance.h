@@ -69,6 +69,9 @@ class OpInstance {
   DataType dtype_from_attr = TIDE_UNDEFINED;
   bool watch_shapes = true;        // false when an input/output is not a LoDTensor
   bool outputs_checked = false;    // the kernel's first run after Bind wrote its outputs
+  // Outputs bound to persistable variables, as (index into outputs(), index into its vars):
+  // after a fallback kernel they go back to the run's place, so parameters live there.
+  std::vector<std::pair<size_t, size_t>> persistable_outputs;
   std::vector<const LoDTensor*> watched;
   std::vector<uint64_t> versions;
 

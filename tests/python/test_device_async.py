@@ -165,3 +165,42 @@ def test_a_vendor_kind_gets_its_own_memory_flags_from_the_environment():
     r = json.loads(p.stdout.strip().splitlines()[-1])
     assert float(r["fraction"]) == 0.25 and r["initial"] == "8"
     assert r["budget"] == (1 << 30) // 4  # a quarter of the sim device's 1 GiB
+
+
+PLACEMENT = textwrap.dedent('''
+    import ctypes, json, sys
+    import numpy as np
+    import tide
+    from tide import layers
+    tide.load_plugin(sys.argv[1])
+    lib = ctypes.CDLL(sys.argv[1])
+    class Counters(ctypes.Structure):
+        _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
+            "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes")]
+    lib.tide_sim_counters.restype = Counters
+
+    x = layers.data(name="x", shape=[4], dtype="float32", append_batch_size=False)
+    b = layers.create_parameter(shape=[4], dtype="float32", name="b",
+                                default_initializer=tide.initializer.Constant(0.5))
+    out = layers.relu(layers.elementwise_add(x, b))
+    exe = tide.Executor(tide.Place("sim", 0))
+    exe.run(tide.default_startup_program())  # fill_constant has no sim kernel: runs on the cpu
+    where = str(tide.global_scope().find_var("b").get_tensor().place())
+    per_run = []
+    for i in range(3):
+        before = lib.tide_sim_counters()
+        got, = exe.run(feed={"x": np.full(4, float(i), "float32")}, fetch_list=[out])
+        after = lib.tide_sim_counters()
+        assert np.allclose(got, i + 0.5)
+        per_run.append([after.h2d - before.h2d, after.d2h - before.d2h])
+    print(json.dumps({"where": where, "per_run": per_run}))
+''')
+
+
+def test_parameters_made_by_a_fallback_kernel_live_on_the_run_place():
+    # The startup program's initialiser ran on the host; the parameter still lives on sim:0,
+    # so each inference run copies its feed in and its fetch out, and nothing else.
+    p = _run(PLACEMENT, SIM)
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r["where"] == "sim:0", r
+    assert r["per_run"] == [[1, 1]] * 3, r
