@@ -1,0 +1,253 @@
+"""The device conformance kit: runs the op tests (OpTest cases, forward and gradient) of every op
+a device has kernels for on that device, against the same numpy references and finite
+differences the CPU kernels pass, and judges only the device's own kernels: a check whose op ran
+another place's kernel (the executor's fallback, with copies) is "not covered", never a pass.
+
+    tide-conformance --plugin libmy_device.so --place mydev:0 [--ops a,b] [--json out.json]
+    python -m tide.testing.conformance --place cpu:0
+
+Prints a coverage table (op, dtype, forward, gradient) and exits non-zero when a check the
+device covers fails (or the kit could not run). Each test module runs in its own process
+(tide.testing.runner), so a kernel that crashes is reported as a failure of its op and the rest
+of the module still runs.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import tide
+
+from . import coverage
+
+CASES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
+MAX_RESTARTS = 50
+
+
+def default_tests_dir():
+    """The build tree's sources when run there (TIDE_SOURCE_DIR), else the installed cases."""
+    src = os.environ.get("TIDE_SOURCE_DIR")
+    if src and os.path.isdir(os.path.join(src, "tests", "python")):
+        return os.path.join(src, "tests", "python")
+    return CASES_DIR
+
+
+def _worker_env():
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(tide.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the cases directory may be read-only
+    return env
+
+
+def _read_events(path):
+    events = []
+    with open(path) as f:
+        for line in f:
+            try:
+                events.append(json.loads(line))
+            except ValueError:  # a line cut short by a crash
+                pass
+    return events
+
+
+def run_module(module, args, log):
+    """Runs one test module's checks in worker processes (a new one after each crash, without
+    the tests already run); returns (check records, errors)."""
+    checks, errors, skip = [], [], set()
+    with tempfile.TemporaryDirectory(prefix="tide-conformance-") as tmp:
+        for attempt in range(MAX_RESTARTS + 1):
+            out, deselect = os.path.join(tmp, "events%d.jsonl" % attempt), os.path.join(tmp, "skip")
+            with open(deselect, "w") as f:
+                f.write("".join(t + "\n" for t in sorted(skip)))
+            cmd = [sys.executable, "-m", "tide.testing.runner", "--place", args.place,
+                   "--module", os.path.basename(module), "--out", out, "--deselect", deselect]
+            cmd += [a for p in args.plugin for a in ("--plugin", os.path.abspath(p))]
+            if args.ops:
+                cmd += ["--ops", ",".join(args.ops)]
+            try:
+                proc = subprocess.run(cmd, cwd=os.path.dirname(module), env=_worker_env(),
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      timeout=args.timeout)
+                output, status = proc.stdout, proc.returncode
+            except subprocess.TimeoutExpired as e:
+                output, status = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) \
+                    else (e.stdout or ""), "timeout after %ss" % args.timeout
+            log.write(output)
+            events = _read_events(out) if os.path.exists(out) else []
+            checks += [e for e in events if e["event"] == "check"]
+            if any(e["event"] == "finished" for e in events):
+                return checks, errors
+            # The worker died (or hung): blame the check in flight, skip its test, go on.
+            started = [e["test"] for e in events if e["event"] == "start"]
+            finished = {e["test"] for e in events if e["event"] == "done"}
+            skip |= finished
+            running = next((t for t in reversed(started) if t not in finished), None)
+            why = "the test process %s" % ("died with status %s" % status if isinstance(status, int)
+                                           else "was stopped: " + status)
+            lines = output.strip().splitlines()
+            fatal = [l for l in lines if l.startswith("Fatal Python error")]  # faulthandler's line
+            tail = "\n".join(fatal[:1] or lines[-6:])
+            if running is None:
+                errors.append({"module": os.path.basename(module), "error": why + "\n" + tail})
+                return checks, errors
+            skip.add(running)
+            begun = [e for e in events if e["event"] == "begin" and e["test"] == running]
+            if begun:
+                b = begun[-1]
+                checks.append({"event": "check", "test": running, "op": b["op"], "kind": b["kind"],
+                               "on_device": b["on_device"], "dtype": b["dtype"],
+                               "coverage": "device" if b["on_device"] else "no device kernel",
+                               "details": [], "outcome": "fail",
+                               "message": "%s while this check ran\n%s" % (why, tail)})
+            else:
+                errors.append({"module": os.path.basename(module), "test": running,
+                               "error": why + " outside any op check\n" + tail})
+        errors.append({"module": os.path.basename(module), "error": "gave up after %d crashes" % MAX_RESTARTS})
+    return checks, errors
+
+
+def _cell(records):
+    """One (op, dtype, kind) cell: {"status": pass | FAIL | not covered, ...}."""
+    judged = [r for r in records if r["coverage"] in ("device", "partial")]
+    fails = [r for r in judged if r["outcome"] == "fail"]
+    passes = [r for r in judged if r["outcome"] == "pass" and r["coverage"] == "device"]
+    if fails:
+        return {"status": "FAIL", "checks": len(judged), "failed": len(fails),
+                "message": fails[0]["message"], "test": fails[0]["test"]}
+    if passes:
+        return {"status": "pass", "checks": len(passes)}
+    return {"status": "not covered", "reason": _why_not_covered(records)}
+
+
+def _why_not_covered(records):
+    if not records:
+        return "no test"
+    reasons = set()
+    for r in records:
+        if r["coverage"] == "no device kernel" or not r["details"]:
+            reasons.add(r["coverage"])
+        else:
+            reasons.update(r["details"])
+    return "; ".join(sorted(reasons))[:300]
+
+
+def summarize(checks, kernels):
+    """Rows {op, dtype, forward, gradient} from the check records, plus the device's kernels no
+    check exercised."""
+    by_cell = {}
+    for r in checks:
+        by_cell.setdefault((r["op"], r["dtype"] or "-"), {}).setdefault(r["kind"], []).append(r)
+    rows = []
+    for (op, dtype), kinds in sorted(by_cell.items()):
+        rows.append({"op": op, "dtype": dtype,
+                     "forward": _cell(kinds.get("forward", [])),
+                     "gradient": _cell(kinds.get("gradient", []))})
+    tested = {(r["op"], r["dtype"]) for r in checks}
+    untested = {op: [d for d in kernels.get(op, []) if (op, d) not in tested]
+                for op in coverage.tested_ops(kernels)}
+    return rows, {op: dtypes for op, dtypes in untested.items() if dtypes}
+
+
+def _short(cell, width=60):
+    if cell["status"] == "pass":
+        return "pass (%d)" % cell["checks"]
+    if cell["status"] == "FAIL":
+        first = cell["message"].splitlines()[0] if cell["message"] else ""
+        text = "FAIL %d/%d: %s" % (cell["failed"], cell["checks"], first)
+        return text if len(text) <= width else text[:width - 3] + "..."
+    return "not covered"
+
+
+def print_report(place, rows, untested, errors, out=sys.stdout):
+    table = [("op", "dtype", "forward", "gradient")] + [
+        (r["op"], r["dtype"], _short(r["forward"]), _short(r["gradient"])) for r in rows]
+    widths = [max(len(t[i]) for t in table) for i in range(4)]
+    out.write("Conformance of %s (device kernels judged; fallbacks not covered)\n" % place)
+    for i, t in enumerate(table):
+        out.write("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip() + "\n")
+        if i == 0:
+            out.write("  ".join("-" * w for w in widths) + "\n")
+    fails = [(r, k) for r in rows for k in ("forward", "gradient") if r[k]["status"] == "FAIL"]
+    for r, k in fails:
+        out.write("\nFAIL %s %s %s (%s):\n  %s\n" % (r["op"], r["dtype"], k, r[k]["test"],
+                                                    r[k]["message"].replace("\n", "\n  ")))
+    if untested:
+        out.write("\nKernels no test exercised: %s\n" % ", ".join(
+            "%s (%s)" % (op, ", ".join(d)) for op, d in sorted(untested.items())))
+    for e in errors:
+        out.write("\nERROR in %s: %s\n" % (e["module"], e["error"]))
+    count = lambda kind, status: sum(r[kind]["status"] == status for r in rows)  # noqa: E731
+    out.write("\n%s: forward %d pass, %d FAIL, %d not covered; gradient %d pass, %d FAIL, %d not "
+              "covered%s\n" % (place, count("forward", "pass"), count("forward", "FAIL"),
+                               count("forward", "not covered"), count("gradient", "pass"),
+                               count("gradient", "FAIL"), count("gradient", "not covered"),
+                               "; %d errors" % len(errors) if errors else ""))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="tide-conformance",
+        description="Runs the op tests of every op a device has kernels for on that device and "
+                    "judges its own kernels (fallbacks to another place are not covered).")
+    ap.add_argument("--place", default="cpu:0", help="KIND:N, the place to test (default cpu:0)")
+    ap.add_argument("--plugin", action="append", default=[], metavar="PATH",
+                    help="a device plugin (or op pack) to load first; repeatable")
+    ap.add_argument("--tests", default=None, metavar="DIR",
+                    help="the directory of test_ops_*.py modules (default: %s, or "
+                         "$TIDE_SOURCE_DIR/tests/python)" % CASES_DIR)
+    ap.add_argument("--ops", default="", help="only these ops (comma-separated), and only the "
+                    "tests that name them")
+    ap.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
+    ap.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="stop a test module's process after S seconds (reported as an error)")
+    ap.add_argument("--verbose", "-v", action="store_true", help="show pytest's output")
+    args = ap.parse_args(argv)
+    args.ops = [o for o in args.ops.split(",") if o]
+
+    try:
+        for path in args.plugin:
+            tide.load_plugin(path)
+        coverage.parse_place(args.place)
+    except (ValueError, tide.TideError) as e:
+        sys.stderr.write("tide-conformance: %s\n" % e)
+        return 2
+    kind = args.place.split(":")[0]
+    devices = {d for r in tide.plugins() if r["status"] == "loaded" for d in r["devices"]}
+    if kind not in devices:
+        sys.stderr.write("tide-conformance: no loaded plugin provides the place kind '%s' (loaded: "
+                         "%s); load its device plugin with --plugin PATH\n" % (kind, ", ".join(sorted(devices))))
+        return 2
+    kernels = coverage.device_kernels(kind)
+    if args.ops:
+        kernels = {op: d for op, d in kernels.items()
+                   if op in args.ops or (op.endswith("_grad") and op[:-5] in args.ops)}
+    tests_dir = os.path.abspath(args.tests or default_tests_dir())
+    modules = sorted(glob.glob(os.path.join(tests_dir, "test_ops_*.py")))
+    if not modules:
+        sys.stderr.write("tide-conformance: no test_ops_*.py modules in %s\n" % tests_dir)
+        return 2
+
+    checks, errors = [], []
+    log = sys.stdout if args.verbose else open(os.devnull, "w")
+    for module in modules:
+        c, e = run_module(module, args, log)
+        checks += c
+        errors += e
+    rows, untested = summarize(checks, kernels)
+    print_report(args.place, rows, untested, errors)
+    failed = any(r[k]["status"] == "FAIL" for r in rows for k in ("forward", "gradient"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"place": args.place, "tests": tests_dir, "ops": args.ops or None,
+                       "kernels": kernels, "rows": rows, "untested_kernels": untested,
+                       "errors": errors, "checks": checks, "passed": not failed and not errors},
+                      f, indent=1)
+    return 1 if failed or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
