@@ -46,7 +46,12 @@ def _as_feed(name, value, var):
     except (ValueError, TypeError, MemoryError) as e:
         if "feed '%s'" % name in str(e) or "cannot feed %r" % name in str(e):
             raise
-        raise type(e)("feed '%s': %s" % (name, e)) from e
+        msg = "feed '%s': %s" % (name, e)
+        try:
+            named = type(e)(msg)
+        except Exception:  # a class with another constructor (numpy's _ArrayMemoryError)
+            named = next(c for c in (MemoryError, TypeError, ValueError) if isinstance(e, c))(msg)
+        raise named from e
 
 
 class Executor:

@@ -173,8 +173,13 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             t.set(np.array(arr), place, False)
             if lod:
                 t.set_lod(lod)
-        except Exception as e:
-            raise type(e)("%s: cannot load '%s': %s" % (src, name, e)) from e
+        except (ValueError, TypeError, MemoryError, RuntimeError) as e:
+            msg = "%s: cannot load '%s': %s" % (src, name, e)
+            try:
+                named = type(e)(msg)
+            except Exception:
+                named = ValueError(msg)
+            raise named from e
 
 
 def save_params(executor, dirname, main_program=None, filename=None, scope=None):
