@@ -210,3 +210,26 @@ def test_decode_of_an_empty_array(exe):
     out, _ = layers.beam_search_decode(ids, scores, beam_size=2, end_id=END)
     with pytest.raises(tide.InvalidArgumentError, match=r"beam_search_decode.*Ids array.*is empty"):
         exe.run(fetch_list=[out])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_one_step_through_op_test(dtype):
+    # The same rules through the shared OpTest harness (outputs and their LoD).
+    from op_test import make
+    rng = np.random.RandomState(3)
+    prefixes = [1, 2]
+    pre_ids = np.array([[5], [END], [6]], "int64")
+    pre_scores = rng.uniform(-2, 0, (3, 1)).astype(dtype)
+    scores = rng.uniform(-4, -0.1, (3, 3)).astype(dtype)
+    ids = rng.randint(2, 9, (3, 3)).astype("int64")
+    want_ids, want_scores, want_parent, per_prefix = _np_step(pre_ids.ravel(), pre_scores.ravel(), ids, scores,
+                                                              prefixes, 2, END, True)
+    lens = [prefixes, [1, 1, 1]]
+    lod = [prefixes, per_prefix]
+    make("beam_search",
+         inputs={"pre_ids": (pre_ids, lens), "pre_scores": (pre_scores, lens), "ids": (ids, lens),
+                 "scores": (scores, lens)},
+         outputs={"selected_ids": (np.array(want_ids, "int64").reshape(-1, 1), lod),
+                  "selected_scores": (np.array(want_scores, dtype).reshape(-1, 1), lod),
+                  "parent_idx": np.array(want_parent, "int32")},
+         attrs={"beam_size": 2, "end_id": END, "level": 0, "is_accumulated": True}).check_output()
