@@ -139,7 +139,7 @@ def test_reorder_grad_puts_rows_back(exe, rng):
     got, = exe.run(feed={"x": _lod(xs, LENS), "w": ws}, fetch_list=["x@GRAD"])
     # d mean(out * w) / dx: w's rows in the rank order, sent back to x's order.
     order = [i for i, _ in _rank(LENS)]
-    w_seqs, offs, at = {}, np.cumsum([0] + LENS), 0
+    w_seqs, at = {}, 0
     for i in order:
         w_seqs[i] = ws[at:at + LENS[i]]
         at += LENS[i]
