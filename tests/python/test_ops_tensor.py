@@ -339,6 +339,9 @@ def test_layers_type_errors_name_the_argument():
         tide.layers.leaky_relu(x, alpha="big")
     with pytest.raises(TypeError, match="one_hot.*'depth'"):
         tide.layers.one_hot(x, depth=2.0)
+    for act in ("exp", "abs", "round", "softsign", "tanh_shrink"):
+        with pytest.raises(TypeError, match="%s.*'x'" % act):
+            getattr(tide.layers, act)([1.0, 2.0])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -433,6 +433,26 @@ def _act_with_attrs(op_type, *attr_defaults):
     return layer
 
 
+# The attribute-less activations (Fluid's generated layers op(x, name=None)), type-checked.
+exp = _activation("exp")
+log = _activation("log")
+abs = _activation("abs")  # noqa: A001 (Fluid's name)
+ceil = _activation("ceil")
+floor = _activation("floor")
+round = _activation("round")  # noqa: A001 (Fluid's name)
+cos = _activation("cos")
+sin = _activation("sin")
+acos = _activation("acos")
+asin = _activation("asin")
+atan = _activation("atan")
+sqrt = _activation("sqrt")
+rsqrt = _activation("rsqrt")
+reciprocal = _activation("reciprocal")
+logsigmoid = _activation("logsigmoid")
+softplus = _activation("softplus")
+softsign = _activation("softsign")
+tanh_shrink = _activation("tanh_shrink")
+
 elu = _act_with_attrs("elu", ("alpha", 1.0))
 leaky_relu = _act_with_attrs("leaky_relu", ("alpha", 0.02))
 relu6 = _act_with_attrs("relu6", ("threshold", 6.0))
@@ -851,6 +871,8 @@ def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEA
 
 
 __all__ += [
+    "exp", "log", "abs", "ceil", "floor", "round", "cos", "sin", "acos", "asin", "atan", "sqrt",
+    "rsqrt", "reciprocal", "logsigmoid", "softplus", "softsign", "tanh_shrink",
     "elu", "leaky_relu", "relu6", "pow", "stanh", "hard_sigmoid", "swish", "brelu", "soft_relu",
     "hard_swish", "hard_shrink", "thresholded_relu", "gelu", "softshrink", "prelu",
     "elementwise_pow", "elementwise_mod", "elementwise_floordiv", "reduce_sum", "reduce_mean",
