@@ -1,13 +1,16 @@
-// rnn_activations.h: the activations of the recurrent ops (Fluid's math/detail activation_functions:
-// sigmoid, tanh, relu, identity), applied in place over a run of elements, and their derivatives
-// written in terms of the activated value (what the ops keep for the backward pass).
+// rnn_activations.h: the activations of the recurrent ops (Fluid's math/detail
+// activation_functions: sigmoid, tanh, relu, identity), applied in place over a run of elements,
+// and their derivatives written in terms of the activated value (what the ops keep for the grad).
 #pragma once
 
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include <tide/plugin.hpp>
+
+#include "rnn_simd.h"
 
 namespace ops_sequence {
 
@@ -35,10 +38,14 @@ using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T>
 using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
-// x[0, n) = act(x[0, n)). Eigen's vectorized tanh; sigmoid through it (sigmoid(x) =
-// (1 + tanh(x / 2)) / 2), which is vectorized where Eigen's logistic may not be.
+// x[0, n) = act(x[0, n)). sigmoid(x) = (1 + tanh(x / 2)) / 2, through a vectorized tanh (float:
+// rnn_simd.cc's, compiled for the CPU at hand; double: Eigen's).
 template <typename T>
 void Activate(Act act, T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {  // vectorized for the CPU at hand
+    if (act == Act::kTanh) return TanhInPlace(x, n);
+    if (act == Act::kSigmoid) return SigmoidInPlace(x, n);
+  }
   ArrayMap<T> v(x, n);
   switch (act) {
     case Act::kIdentity: break;
@@ -51,6 +58,10 @@ void Activate(Act act, T* x, int64_t n) {
 // d[0, n) *= act'(x) where y = act(x) is given.
 template <typename T>
 void ScaleByDerivative(Act act, const T* y, T* d, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (act == Act::kTanh) return ScaleByTanhDerivative(y, d, n);
+    if (act == Act::kSigmoid) return ScaleBySigmoidDerivative(y, d, n);
+  }
   ConstArrayMap<T> yv(y, n);
   ArrayMap<T> dv(d, n);
   switch (act) {
