@@ -231,10 +231,11 @@ struct Gelu {
       return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * dinner);
     }
     const T cdf = T(0.5) * (T(1) + std::erf(x / std::sqrt(T(2))));
-    const T pdf = std::exp(T(-0.5) * x * x) / std::sqrt(T(2) * T(M_PI));
+    const T pdf = std::exp(T(-0.5) * x * x) / std::sqrt(T(2) * kPi<T>());
     return g * (cdf + x * pdf);
   }
-  template <typename T> static T kC() { return std::sqrt(T(2) / T(M_PI)); }
+  template <typename T> static T kPi() { return T(3.14159265358979323846); }  // M_PI is POSIX's
+  template <typename T> static T kC() { return std::sqrt(T(2) / kPi<T>()); }
 };
 
 // A functor made from a kernel's attributes.
