@@ -118,7 +118,8 @@ def test_sum_selected_rows_checks_rows_against_values(rng):
 def matmul_ref(x, y, tx, ty, alpha):
     """numpy's matmul with Fluid's conventions: a 1-D X is a row, a 1-D Y a column, transposed
     when asked; the unit dim of an untransposed vector is dropped from the result; a scalar
-    result is [1]."""
+    result is [1]. Tide differs from Fluid 1.x on purpose: Fluid also drops an output dim of 1
+    that comes from a matrix (X [1, K] x Y [K, N] gives [N] there, [1, N] here)."""
     xm = x[None, :] if x.ndim == 1 else x  # Fluid: a 1-D X is a row, a 1-D Y a column,
     ym = y[:, None] if y.ndim == 1 else y  # before the transposes apply
     xm = np.swapaxes(xm, -1, -2) if tx else xm
@@ -549,7 +550,8 @@ def test_elementwise_size1_dim_needs_the_rest_to_fit():
 @pytest.mark.parametrize("form", ["same", "broadcast"])
 def test_integer_division_edge_cases(dtype, form):
     """INT_MIN / -1 wraps to INT_MIN, INT_MIN % -1 is 0 (numpy's results), floordiv and mod round
-    toward -inf (Python's // and %); never SIGFPE."""
+    toward -inf (Python's // and %); never SIGFPE. Tide differs from Fluid 1.x on purpose: its
+    elementwise_floordiv truncated toward 0 despite its name (later Paddle floors)."""
     lo = np.iinfo(dtype).min
     x = np.array([[lo, lo, 7, -7], [-7, 7, lo, 5]], dtype)
     y = np.array([[-1, 3, -2, 2], [-1, 3, -2, 2]], dtype) if form == "same" \
