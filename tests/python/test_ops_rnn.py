@@ -145,6 +145,21 @@ def test_lstm_grad_activations(acts):
     t.check_grad(["Input", "Weight", "Bias", "H0", "C0"], ["Hidden", "Cell"], **grad_args("float64"))
 
 
+@pytest.mark.parametrize("given", ["H0", "C0"])
+def test_lstm_one_initial_state_and_an_empty_sequence(given):
+    """Only H0 or only C0 (the other starts at zero); an empty sequence gets no rows and its
+    initial state's gradient is zero."""
+    lengths, d = [2, 0, 3], 2
+    t = lstm_case("float64", lengths, d=d, init=True, seed=7)
+    dropped = "C0" if given == "H0" else "H0"
+    del t.inputs[dropped]
+    x, w, b = t.inputs["Input"][0], t.inputs["Weight"][0][1], t.inputs["Bias"]
+    hidden, cellv = lstm_ref(x, lengths, w, b, t.inputs.get("H0"), t.inputs.get("C0"))
+    t.outputs["Hidden"], t.outputs["Cell"] = (hidden, [lengths]), (cellv, [lengths])
+    t.check_output(**tol("float64"))
+    t.check_grad(["Input", "Weight", "Bias", given], ["Hidden", "Cell"], **grad_args("float64"))
+
+
 def test_lstm_grad_without_initial_state_equal_lengths():
     t = lstm_case("float64", LENGTHS["equal"], d=2, seed=5)
     t.check_grad(["Input", "Weight", "Bias"], ["Hidden"], **grad_args("float64"))
@@ -237,6 +252,12 @@ def test_gru_grad(dtype, reverse, origin):
 @pytest.mark.parametrize("acts", [("tanh", "relu"), ("relu", "identity"), ("identity", "sigmoid")])
 def test_gru_grad_activations(acts):
     t = gru_case("float64", [2, 3], d=2, acts=acts, init=True, seed=4)
+    t.check_grad(["Input", "Weight", "Bias", "H0"], ["Hidden"], **grad_args("float64"))
+
+
+def test_gru_with_an_empty_sequence():
+    t = gru_case("float64", [2, 0, 3], d=2, init=True, seed=8)
+    t.check_output(**tol("float64"))
     t.check_grad(["Input", "Weight", "Bias", "H0"], ["Hidden"], **grad_args("float64"))
 
 
