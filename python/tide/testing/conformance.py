@@ -89,8 +89,8 @@ def run_module(module, args, log):
             why = "the test process %s" % ("died with status %s" % status if isinstance(status, int)
                                            else "was stopped: " + status)
             lines = output.strip().splitlines()
-            fatal = [l for l in lines if l.startswith("Fatal Python error")]  # faulthandler's line
-            tail = "\n".join(fatal[:1] or lines[-6:])
+            fatal = [l[l.index("Fatal Python error"):] for l in lines if "Fatal Python error" in l]
+            tail = "\n".join(fatal[:1] or lines[-6:])  # faulthandler's line names the signal
             if running is None:
                 errors.append({"module": os.path.basename(module), "error": why + "\n" + tail})
                 return checks, errors
@@ -140,6 +140,8 @@ def summarize(checks, kernels):
     check exercised."""
     by_cell = {}
     for r in checks:
+        if r["coverage"] == "no kernel":  # failed before any kernel ran (a build-time error)
+            continue
         by_cell.setdefault((r["op"], r["dtype"] or "-"), {}).setdefault(r["kind"], []).append(r)
     rows = []
     for (op, dtype), kinds in sorted(by_cell.items()):
@@ -159,7 +161,7 @@ def _short(cell, width=60):
         first = cell["message"].splitlines()[0] if cell["message"] else ""
         text = "FAIL %d/%d: %s" % (cell["failed"], cell["checks"], first)
         return text if len(text) <= width else text[:width - 3] + "..."
-    return "not covered"
+    return "no test" if cell["reason"] == "no test" else "not covered"
 
 
 def print_report(place, rows, untested, errors, out=sys.stdout):
@@ -180,12 +182,14 @@ def print_report(place, rows, untested, errors, out=sys.stdout):
             "%s (%s)" % (op, ", ".join(d)) for op, d in sorted(untested.items())))
     for e in errors:
         out.write("\nERROR in %s: %s\n" % (e["module"], e["error"]))
-    count = lambda kind, status: sum(r[kind]["status"] == status for r in rows)  # noqa: E731
-    out.write("\n%s: forward %d pass, %d FAIL, %d not covered; gradient %d pass, %d FAIL, %d not "
-              "covered%s\n" % (place, count("forward", "pass"), count("forward", "FAIL"),
-                               count("forward", "not covered"), count("gradient", "pass"),
-                               count("gradient", "FAIL"), count("gradient", "not covered"),
-                               "; %d errors" % len(errors) if errors else ""))
+
+    def count(kind):
+        shown = [_short(r[kind]).split(" ")[0] for r in rows]
+        return "%d pass, %d FAIL, %d not covered, %d no test" % (
+            shown.count("pass"), shown.count("FAIL"), shown.count("not"), shown.count("no"))
+    out.write("\n%s, %d ops: forward %s; gradient %s%s\n" % (
+        place, len({r["op"] for r in rows}), count("forward"), count("gradient"),
+        "; %d errors" % len(errors) if errors else ""))
 
 
 def main(argv=None):

@@ -59,7 +59,7 @@ class Observer:
             return
         on_device = self.judges(test.op_type)
         rec = {"test": self.test, "op": test.op_type, "kind": kind, "on_device": on_device,
-               "dtype": self.dtype_hint, "kernels": [], "raised": None}
+               "dtype": _dtype_of(test) or self.dtype_hint, "kernels": [], "raised": None}
         self.write(event="begin", **{k: rec[k] for k in ("test", "op", "kind", "on_device", "dtype")})
         self.current = rec
         try:
@@ -105,6 +105,16 @@ class Observer:
     def done(self):
         self.write(event="done", test=self.test)
         self.test = None
+
+
+def _dtype_of(test):
+    """The dtype of an OpTest's first floating-point input (else its first input), or None."""
+    try:
+        arrays = [a for param, value in test.inputs.items() for _, a, _ in op_test._as_list(param, value)]
+    except Exception:  # inputs not set up yet, or in a form the check itself will reject
+        return None
+    floats = [a for a in arrays if op_test._is_float(a)]
+    return (floats or arrays)[0].dtype.name if (floats or arrays) else None
 
 
 def _skip_exception():

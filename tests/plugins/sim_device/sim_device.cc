@@ -205,6 +205,13 @@ void CheckOnSim(const tide::KernelContext& ctx, const tide::Tensor& t, const cha
              t.place().ToString(), ", not ", ctx.place().ToString(), " (the core should have copied it)");
 }
 
+// Planted bugs the conformance kit must report (test_conformance.py): TIDE_SIM_PLANT_BUG=scale,
+// the scale kernel ignores `bias`; =relu_crash, the relu kernel kills the process.
+bool PlantedBug(const char* op) {
+  const char* v = std::getenv("TIDE_SIM_PLANT_BUG");
+  return v && std::strcmp(v, op) == 0;
+}
+
 // The kernels read their inputs' pointers now and compute on the stream, later.
 template <typename T>
 void Add(tide::KernelContext& ctx) {
@@ -226,6 +233,7 @@ template <typename T>
 void Relu(tide::KernelContext& ctx) {
   tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   CheckOnSim(ctx, x, "X");
+  if (PlantedBug("relu_crash")) std::abort();
   const T* a = x.data<T>();
   T* o = out.mutable_data<T>(x.dims(), ctx.place());
   int64_t n = x.numel();
@@ -239,6 +247,8 @@ void Scale(tide::KernelContext& ctx) {
   tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   CheckOnSim(ctx, x, "X");
   T s = static_cast<T>(ctx.Attr<float>("scale")), b = static_cast<T>(ctx.Attr<float>("bias"));
+  if (!ctx.Attr<bool>("bias_after_scale")) b *= s;  // scale * (x + bias)
+  if (PlantedBug("scale")) b = T(0);
   const T* a = x.data<T>();
   T* o = out.mutable_data<T>(x.dims(), ctx.place());
   int64_t n = x.numel();

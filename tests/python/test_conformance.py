@@ -1,0 +1,151 @@
+"""The device conformance kit (tide.testing.conformance, `tide-conformance`): on the CPU it
+passes the ops it covers; on the test-only sim device (kernels for elementwise_add, relu and
+scale, forward only) it judges those kernels and reports every other op, and every gradient
+whose grad op falls back to the CPU, as not covered; a planted wrong kernel
+(TIDE_SIM_PLANT_BUG=scale) is a failure naming the op, with a non-zero exit status."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+BUILD = os.environ.get("TIDE_BUILD_DIR", "")
+SIM = os.path.join(BUILD, "tests", "plugins", "sim_device", "libtide_device_sim.so")
+LAUNCHER = os.path.join(BUILD, "bin", "tide-conformance")
+needs_sim = pytest.mark.skipif(not os.path.exists(SIM), reason="the sim device plugin is not built")
+
+
+def run_kit(tmp_path, *args, env=None, cmd=None):
+    """Runs the kit; (process, the JSON report or None)."""
+    out = tmp_path / "report.json"
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run((cmd or [sys.executable, "-m", "tide.testing.conformance"]) +
+                       ["--json", str(out)] + list(args),
+                       env=e, capture_output=True, text=True, timeout=900)
+    report = json.loads(out.read_text()) if out.exists() else None
+    return p, report
+
+
+def cells(report, op):
+    """{dtype: row} of one op's rows."""
+    return {r["dtype"]: r for r in report["rows"] if r["op"] == op}
+
+
+def test_cpu_passes_the_ops_it_covers(tmp_path):
+    ops = ["relu", "scale", "softmax", "elementwise_mul", "mean"]
+    p, report = run_kit(tmp_path, "--place", "cpu:0", "--ops", ",".join(ops))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert report["passed"] and not report["errors"]
+    for op in ops:
+        rows = cells(report, op)
+        for dtype in ("float32", "float64"):
+            assert rows[dtype]["forward"]["status"] == "pass", (op, dtype, rows[dtype])
+            assert rows[dtype]["gradient"]["status"] == "pass", (op, dtype, rows[dtype])
+    # Only the ops asked for are judged; the table names them.
+    assert {r["op"] for r in report["rows"]} <= set(ops)
+    assert "relu" in p.stdout and "pass" in p.stdout
+
+
+def test_cpu_passes_the_whole_suite(tmp_path):
+    # Every op test, on the CPU kernels (the reference): CI's conformance run on the CPU.
+    p, report = run_kit(tmp_path, "--place", "cpu:0")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr
+    rows = report["rows"]
+    assert len({r["op"] for r in rows}) > 100
+    assert all(r["forward"]["status"] == "pass" for r in rows), [r for r in rows if r["forward"]["status"] != "pass"]
+    # A gradient is checked or has no test: on the CPU nothing falls back.
+    assert all(r["gradient"]["status"] == "pass" or r["gradient"]["reason"] == "no test" for r in rows)
+    assert sum(r["gradient"]["status"] == "pass" for r in rows) > 100
+    assert all(c["coverage"] in ("device", "no kernel") for c in report["checks"])
+
+
+@needs_sim
+def test_sim_judges_its_own_kernels_and_nothing_else(tmp_path):
+    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM)
+    rows = report["rows"]
+    assert {op for op in ("elementwise_add", "relu", "scale")} <= {r["op"] for r in rows}
+    for op in ("relu", "scale"):
+        for dtype in ("float32", "float64"):
+            row = cells(report, op)[dtype]
+            assert row["forward"]["status"] == "pass", row
+    # relu's grad op has no sim kernel: its gradient fell back, so it is not covered.
+    relu_grad = cells(report, "relu")["float32"]["gradient"]
+    assert relu_grad["status"] == "not covered" and "relu_grad fell back" in relu_grad["reason"]
+    # scale's grad op is scale, which runs on sim: covered.
+    assert cells(report, "scale")["float32"]["gradient"]["status"] == "pass"
+    # sim has no integer kernels: those cases fell back.
+    assert cells(report, "scale")["int32"]["forward"]["status"] == "not covered"
+    # elementwise_add runs on sim; its kernel only adds same-size or scalar Y, so the broadcast
+    # cases fail with the kernel's own error, and the same-size ones pass.
+    add = cells(report, "elementwise_add")["float32"]["forward"]
+    assert add["status"] == "FAIL" and add["failed"] < add["checks"], add
+    add_checks = [c for c in report["checks"] if c["op"] == "elementwise_add" and
+                  c["coverage"] == "device" and c["outcome"] == "fail"]
+    assert add_checks and all("only same-size or scalar Y" in c["message"] for c in add_checks)
+    # Every other op ran on the CPU: not covered, whatever its tests found.
+    others = [r for r in rows if r["op"] not in ("elementwise_add", "relu", "scale")]
+    assert len(others) > 50
+    for r in others:
+        assert r["forward"]["status"] == "not covered" and r["gradient"]["status"] == "not covered", r
+    assert p.returncode == 1  # elementwise_add's broadcasting
+
+
+@needs_sim
+def test_sim_covered_ops_pass(tmp_path):
+    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "relu,scale")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert report["passed"]
+    assert "Conformance of sim:0" in p.stdout
+
+
+@needs_sim
+def test_a_planted_wrong_kernel_fails_naming_the_op(tmp_path):
+    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "relu,scale",
+                        env={"TIDE_SIM_PLANT_BUG": "scale"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert not report["passed"]
+    for dtype in ("float32", "float64"):
+        fwd = cells(report, "scale")[dtype]["forward"]
+        assert fwd["status"] == "FAIL", fwd
+        assert "scale output Out" in fwd["message"] and "Mismatched elements" in fwd["message"]
+    # The table names the op; relu is unaffected.
+    assert any(line.startswith("scale") and "FAIL" in line for line in p.stdout.splitlines())
+    assert "FAIL scale float32 forward" in p.stdout
+    assert cells(report, "relu")["float32"]["forward"]["status"] == "pass"
+
+
+@needs_sim
+def test_a_crashing_kernel_fails_its_op_and_the_rest_still_runs(tmp_path):
+    # Each test module runs in its own process: the crash is blamed on the check in flight, and
+    # the module goes on without that test.
+    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "relu,scale",
+                        env={"TIDE_SIM_PLANT_BUG": "relu_crash"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    crashes = [c for c in report["checks"] if c["op"] == "relu" and c["outcome"] == "fail"]
+    assert crashes and all("died with status" in c["message"] for c in crashes)
+    assert any(r["forward"]["status"] == "FAIL" for r in cells(report, "relu").values())
+    assert cells(report, "scale")["float32"]["forward"]["status"] == "pass"
+    assert not report["errors"]
+
+
+def test_launcher_runs_the_kit(tmp_path):
+    if not os.path.exists(LAUNCHER):
+        pytest.skip("no build-tree launcher")
+    p, report = run_kit(tmp_path, "--place", "cpu:0", "--ops", "scale", cmd=[LAUNCHER])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert cells(report, "scale")["float32"]["forward"]["status"] == "pass"
+
+
+def test_bad_place_or_plugin_is_a_clear_error(tmp_path):
+    p, report = run_kit(tmp_path, "--place", "nosuch:0")
+    assert p.returncode == 2 and report is None
+    assert "no loaded plugin provides the place kind 'nosuch'" in p.stderr
+    assert "--plugin" in p.stderr
+    p, _ = run_kit(tmp_path, "--place", "cpu:x")
+    assert p.returncode == 2 and "KIND:N" in p.stderr
+    p, _ = run_kit(tmp_path, "--plugin", str(tmp_path / "missing.so"))
+    assert p.returncode == 2 and "missing.so" in p.stderr
+    p, _ = run_kit(tmp_path, "--tests", str(tmp_path))
+    assert p.returncode == 2 and "no test_ops_*.py" in p.stderr
