@@ -13,6 +13,7 @@ of the module still runs.
 """
 import argparse
 import glob
+import importlib.util
 import json
 import os
 import subprocess
@@ -206,12 +207,17 @@ def main(argv=None):
     ap.add_argument("--ops", default="", help="only these ops (comma-separated), and only the "
                     "tests that name them")
     ap.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
-    ap.add_argument("--timeout", type=float, default=None, metavar="S",
-                    help="stop a test module's process after S seconds (reported as an error)")
+    ap.add_argument("--timeout", type=float, default=900, metavar="S",
+                    help="stop a test module's process after S seconds (default 900): the check "
+                         "in flight fails (a hung kernel)")
     ap.add_argument("--verbose", "-v", action="store_true", help="show pytest's output")
     args = ap.parse_args(argv)
     args.ops = [o for o in args.ops.split(",") if o]
 
+    if importlib.util.find_spec("pytest") is None:
+        sys.stderr.write("tide-conformance: the op tests run under pytest, which this Python "
+                         "(%s) lacks: pip install pytest\n" % sys.executable)
+        return 2
     try:
         for path in args.plugin:
             tide.load_plugin(path)
