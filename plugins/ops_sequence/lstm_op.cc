@@ -7,6 +7,8 @@
 //   o = act_gate(x_o + h W_o + c W_oc)          h = o act_cell(c)
 #include <tide/gemm.hpp>
 
+#include <type_traits>
+
 #include "rnn_activations.h"
 #include "rnn_common.h"
 #include "sequence2batch.h"
@@ -98,6 +100,22 @@ void CellBackward(const LstmActs& a, int64_t d, const T* g, const T* pre, const 
   }
 }
 
+// Fluid's default activations: for float, one row runs fused in rnn_simd.cc's vectorized loops.
+template <typename T>
+bool FusedCell(const LstmActs& a) {
+  return std::is_same_v<T, float> && a.gate == Act::kSigmoid && a.cell == Act::kTanh &&
+         a.cand == Act::kTanh;
+}
+
+// A row of zeros standing for a missing c_prev or peephole in the fused loops (null if unfused).
+template <typename T>
+T* ZeroRows(const KernelContext& ctx, bool fused, int64_t n) {
+  if (!fused) return nullptr;
+  T* z = ctx.TempBuffer<T>(n);
+  std::fill(z, z + n, T(0));
+  return z;
+}
+
 // An initial state in batch-slot order (a scratch buffer), or null when not given.
 template <typename T>
 T* OrderedInit(const KernelContext& ctx, const char* param, const BatchLayout& b, int64_t d) {
@@ -130,6 +148,8 @@ void LstmKernel(KernelContext& ctx) {
   const T* c_init = OrderedInit<T>(ctx, "C0", b, d);
   ToBatch(b, ctx.Input("Input").data<T>(), gate, g);
   AddBiasRows(gate, bias, rows, g);
+  const bool fused = FusedCell<T>(acts);
+  const T* zeros = ZeroRows<T>(ctx, fused, d);
   for (int64_t t = 0; t < b.steps(); ++t) {
     const int64_t r0 = b.starts[t], n = b.rows(t);
     const T* ph = t ? bh + b.starts[t - 1] * d : h_init;
@@ -137,6 +157,15 @@ void LstmKernel(KernelContext& ctx) {
     if (ph) tide::Gemm<T>(ctx, false, false, n, g, d, T(1), ph, w, T(1), gate + r0 * g);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t r = r0 + i;
+      if constexpr (std::is_same_v<T, float>) {
+        if (fused) {
+          LstmCellForwardSigmoidTanh(d, gate + r * g, pc ? pc + i * d : zeros,
+                                     peep ? peep : zeros, peep ? peep + d : zeros,
+                                     peep ? peep + 2 * d : zeros, bc + r * d, pre + r * d,
+                                     bh + r * d);
+          continue;
+        }
+      }
       CellForward(acts, d, gate + r * g, pc ? pc + i * d : nullptr, peep, bc + r * d, pre + r * d,
                   bh + r * d);
     }
@@ -205,12 +234,24 @@ void LstmGradKernel(KernelContext& ctx) {
   // transposed operand more slowly, and it repacks the weights on every call).
   T* wt = ctx.TempBuffer<T>(g * d);
   MatrixMap<T>(wt, g, d) = ConstMatrixMap<T>(w, d, g).transpose();
+  const bool fused = FusedCell<T>(acts);
+  const T* zeros = ZeroRows<T>(ctx, fused, d);
+  T* scratch = fused ? ctx.TempBuffer<T>(d) : nullptr;  // c_prev's gradient nobody wants
   for (int64_t t = steps - 1; t >= 0; --t) {
     const int64_t r0 = b.starts[t], n = b.rows(t);
     T* dpc = t ? bdc + b.starts[t - 1] * d : dc_init;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t r = r0 + i;
       const T* pc = PrevCell(b, cell, c_init, t, i, d);
+      if constexpr (std::is_same_v<T, float>) {
+        if (fused) {
+          LstmCellBackwardSigmoidTanh(d, gate + r * g, pre + r * d, pc ? pc : zeros,
+                                      peep ? peep : zeros, peep ? peep + d : zeros,
+                                      peep ? peep + 2 * d : zeros, bdh + r * d, bdc + r * d,
+                                      dgate + r * g, dpc ? dpc + i * d : scratch);
+          continue;
+        }
+      }
       CellBackward(acts, d, gate + r * g, pre + r * d, pc, peep, bdh + r * d, bdc + r * d,
                    dgate + r * g, dpc ? dpc + i * d : nullptr);
     }

@@ -12,4 +12,13 @@ void SigmoidInPlace(float* x, int64_t n);
 void ScaleByTanhDerivative(const float* y, float* d, int64_t n);
 void ScaleBySigmoidDerivative(const float* y, float* d, int64_t n);
 
+// One LSTM row with Fluid's default activations (sigmoid gates, tanh cell and candidate) in one
+// fused pass; lstm_op.cc's CellForward / CellBackward say what each computes. Every pointer is
+// valid: a missing c_prev or peephole is a row of zeros, a gradient not wanted a scratch row.
+void LstmCellForwardSigmoidTanh(int64_t d, float* g, const float* pc, const float* wic,
+                                const float* wfc, const float* woc, float* c, float* pre, float* h);
+void LstmCellBackwardSigmoidTanh(int64_t d, const float* g, const float* pre, const float* pc,
+                                 const float* wic, const float* wfc, const float* woc,
+                                 const float* dh, float* dc, float* dg, float* dpc);
+
 }  // namespace ops_sequence
