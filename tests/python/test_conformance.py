@@ -8,7 +8,13 @@ import os
 import subprocess
 import sys
 
+import contextlib
+
+import numpy as np
 import pytest
+
+import tide
+from tide.testing import coverage, op_test
 
 BUILD = os.environ.get("TIDE_BUILD_DIR", "")
 SIM = os.path.join(BUILD, "tests", "plugins", "sim_device", "libtide_device_sim.so")
@@ -31,6 +37,57 @@ def run_kit(tmp_path, *args, env=None, cmd=None):
 def cells(report, op):
     """{dtype: row} of one op's rows."""
     return {r["dtype"]: r for r in report["rows"] if r["op"] == op}
+
+
+class RecordingObserver:
+    """An OpTest observer that records the kernels each check reports."""
+
+    def __init__(self):
+        self.checks = []
+
+    def judges(self, op_type):
+        return True
+
+    def place_for(self, op_type):
+        return tide.CPUPlace()
+
+    @contextlib.contextmanager
+    def check(self, test, kind):
+        self.checks.append((kind, []))
+        yield
+
+    def ran(self, test, kernels):
+        self.checks[-1][1].extend(kernels)
+
+
+@pytest.mark.parametrize("op,grad_ops", [("softmax", ["softmax_grad"]), ("scale", ["scale"])])
+def test_op_test_reports_the_kernels_of_the_op_under_test_only(op, grad_ops, monkeypatch):
+    # The loss OpTest builds around the op (elementwise_mul, mean and their grads) is not judged.
+    x = np.random.RandomState(0).rand(2, 3)
+    want = np.exp(x) / np.exp(x).sum(1, keepdims=True) if op == "softmax" else x
+    t = op_test.make(op, {"X": x}, {"Out": want})
+    observer = RecordingObserver()
+    monkeypatch.setattr(op_test, "_observer", observer)
+    t.check_output()
+    t.check_grad(["X"], "Out")
+    (fwd_kind, fwd), (grad_kind, grad) = observer.checks
+    assert (fwd_kind, grad_kind) == ("forward", "gradient")
+    assert [o for o, _ in fwd] == [op] and [o for o, _ in grad] == grad_ops
+    assert all(k.startswith("{cpu, float64") and k.endswith("on cpu:0") for _, k in fwd + grad)
+    assert coverage.classify("cpu", grad)[:2] == ("device", "float64")
+
+
+def test_classify_tells_device_kernels_from_fallbacks():
+    on_sim = ("relu", "{sim, float32, ANY, plain} from device_sim on sim:0")
+    on_cpu = ("relu_grad", "{cpu, float32, ANY, plain} from ops_math on cpu:0")
+    assert coverage.classify("sim", [on_sim])[:2] == ("device", "float32")
+    cov, _, details = coverage.classify("sim", [on_cpu])
+    assert cov == "fallback" and details == ["relu_grad fell back to the cpu:0 kernel of ops_math"]
+    assert coverage.classify("sim", [on_sim, on_cpu])[0] == "partial"
+    assert coverage.classify("sim", [("while", "(runs without a kernel)")])[0] == "no kernel"
+    assert coverage.tested_ops({"relu": [], "relu_grad": [], "scale": []}) == ["relu", "scale"]
+    with pytest.raises(ValueError, match="KIND:N"):
+        coverage.parse_place("sim:one")
 
 
 def test_cpu_passes_the_ops_it_covers(tmp_path):
