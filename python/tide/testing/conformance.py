@@ -155,11 +155,15 @@ def summarize(checks, kernels):
     return rows, {op: dtypes for op, dtypes in untested.items() if dtypes}
 
 
-def _short(cell, width=60):
+def _short(cell, width=72):
     if cell["status"] == "pass":
         return "pass (%d)" % cell["checks"]
     if cell["status"] == "FAIL":
-        first = cell["message"].splitlines()[0] if cell["message"] else ""
+        # numpy's mismatch report: the line naming the op's output, and how many elements differ
+        lines = [l.strip() for l in cell["message"].splitlines()] or [""]
+        named = [l for l in lines if " output " in l or "gradient of" in l][:1]
+        counted = [l for l in lines if l.startswith("Mismatched elements")][:1]
+        first = "; ".join(named + counted) or lines[0]
         text = "FAIL %d/%d: %s" % (cell["failed"], cell["checks"], first)
         return text if len(text) <= width else text[:width - 3] + "..."
     return "no test" if cell["reason"] == "no test" else "not covered"
