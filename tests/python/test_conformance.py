@@ -200,6 +200,9 @@ def test_bad_place_or_plugin_is_a_clear_error(tmp_path):
     assert p.returncode == 2 and report is None
     assert "no loaded plugin provides the place kind 'nosuch'" in p.stderr
     assert "--plugin" in p.stderr
+    if os.path.exists(SIM):  # sim has two devices
+        p, report = run_kit(tmp_path, "--place", "sim:7", "--plugin", SIM)
+        assert p.returncode == 2 and report is None and "sim:7" in p.stderr, p.stderr
     p, _ = run_kit(tmp_path, "--place", "cpu:x")
     assert p.returncode == 2 and "KIND:N" in p.stderr
     p, _ = run_kit(tmp_path, "--plugin", str(tmp_path / "missing.so"))

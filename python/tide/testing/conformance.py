@@ -21,6 +21,7 @@ import sys
 import tempfile
 
 import tide
+from tide import _C
 
 from . import coverage
 
@@ -141,8 +142,10 @@ def summarize(checks, kernels):
     check exercised."""
     by_cell = {}
     for r in checks:
-        if r["coverage"] == "no kernel":  # failed before any kernel ran (a build-time error)
-            continue
+        if r["coverage"] == "no kernel":  # no kernel ran: judged only when it failed on the device
+            if not (r["on_device"] and r["outcome"] == "fail"):
+                continue
+            r = dict(r, coverage="device")
         by_cell.setdefault((r["op"], r["dtype"] or "-"), {}).setdefault(r["kind"], []).append(r)
     rows = []
     for (op, dtype), kinds in sorted(by_cell.items()):
@@ -225,7 +228,7 @@ def main(argv=None):
     try:
         for path in args.plugin:
             tide.load_plugin(path)
-        coverage.parse_place(args.place)
+        place = coverage.parse_place(args.place)
     except (ValueError, tide.TideError) as e:
         sys.stderr.write("tide-conformance: %s\n" % e)
         return 2
@@ -234,6 +237,11 @@ def main(argv=None):
     if kind not in devices:
         sys.stderr.write("tide-conformance: no loaded plugin provides the place kind '%s' (loaded: "
                          "%s); load its device plugin with --plugin PATH\n" % (kind, ", ".join(sorted(devices))))
+        return 2
+    try:
+        _C.check_place(place)  # e.g. gpu:0 on a machine without one
+    except tide.TideError as e:
+        sys.stderr.write("tide-conformance: %s\n" % e)
         return 2
     kernels = coverage.device_kernels(kind)
     if args.ops:
