@@ -75,9 +75,9 @@ def run_module(module, args, log):
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                       timeout=args.timeout)
                 output, status = proc.stdout, proc.returncode
-            except subprocess.TimeoutExpired as e:
-                output, status = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) \
-                    else (e.stdout or ""), "timeout after %ss" % args.timeout
+            except subprocess.TimeoutExpired as e:  # its output comes back as bytes
+                output = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""
+                status = "timeout after %ss" % args.timeout
             log.write(output)
             events = _read_events(out) if os.path.exists(out) else []
             checks += [e for e in events if e["event"] == "check"]
