@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/executor/kernel_choice.h"
 #include "core/executor/profiler.h"
 #include "core/executor/runtime_infer_shape.h"
 #include "core/framework/tensor_util.h"
@@ -78,34 +79,6 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
 
 std::string ShapeString(const std::vector<int64_t>& s) { return DDim(s).ToString(); }
 
-// The library an op asks for: its "library" attribute, or "mkldnn" when use_mkldnn is set on
-// it or by --use_mkldnn; 0 (plain) otherwise.
-int32_t RequestedLibrary(const OpInstance& op) {
-  const TideAttrValue* lib = op.attr_views().Find("library");
-  if (lib && lib->type == TIDE_ATTR_STRING && lib->s[0]) return LibraryId(lib->s);
-  const TideAttrValue* mkldnn = op.attr_views().Find("use_mkldnn");
-  if ((mkldnn && mkldnn->type == TIDE_ATTR_BOOLEAN && mkldnn->i) || FLAGS_use_mkldnn) return LibraryId("mkldnn");
-  return 0;
-}
-
-// Logs a fallback to another place once per op type and place pair.
-void LogFallbackOnce(const OpInstance& op, const Place& from, const Place& to) {
-  static std::mutex mu;
-  static std::set<std::string> logged;
-  std::lock_guard<std::mutex> lock(mu);
-  if (logged.insert(op.type() + "@" + from.kind_name()).second)
-    LOG(WARNING) << "op '" << op.type() << "' has no kernel on " << from.kind_name() << "; running its "
-                 << to.kind_name() << " kernel, with its inputs and outputs copied (logged once per op type)";
-}
-
-const KernelEntry* FirstWhere(const std::vector<const KernelEntry*>& all,
-                              const std::function<bool(const KernelEntry&)>& pred) {
-  for (const KernelEntry* e : all)
-    if (pred(*e)) return e;
-  return nullptr;
-}
-
-
 }  // namespace
 
 Executor::Executor(const Place& place) : place_(place) {
@@ -136,7 +109,7 @@ std::unique_ptr<PreparedBlock> Executor::PrepareBlock(std::shared_ptr<const Prog
       const VarDesc* v = block.FindVarRecursive(op.inputs()[op.dtype_input].names[0]);
       if (v && (v->type() == TIDE_VAR_LOD_TENSOR || v->type() == TIDE_VAR_SELECTED_ROWS)) dt = v->dtype();
     }
-    if (dt != TIDE_UNDEFINED) ChooseKernel(op, dt);
+    if (dt != TIDE_UNDEFINED) ChooseKernel(op, dt, place_);
   }
   return p;
 }
@@ -301,62 +274,6 @@ void Executor::CheckInputsReady(const OpInstance& op) {
 }
 
 
-void Executor::ChooseKernel(OpInstance& op, DataType dt) {
-  Registry& reg = Registry::Global();
-  std::vector<const KernelEntry*> all = reg.Kernels(op.type());
-  const int32_t kind = place_.kind;
-  OpKernelType want{kind, dt, TIDE_LAYOUT_ANY, op.library};
-  const KernelEntry* k = nullptr;
-  if (op.library)  // the library's kernel when it has one (oneDNN registers layout ONEDNN)
-    k = FirstWhere(all, [&](const KernelEntry& e) {
-      return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library;
-    });
-  if (!k) k = reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0});
-  if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
-  Place kernel_place = place_;
-  if (!k) {  // another place's kernel, the host's first, with copies in and out
-    const int32_t host = PlaceKindId(kHostPlaceKind);
-    k = reg.FindKernel(op.type(), {host, dt, TIDE_LAYOUT_ANY, 0});
-    if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.dtype == dt; });
-    if (k) {
-      kernel_place = Place(k->key.place_kind, 0);
-      if (FLAGS_strict_kernel_placement)
-        TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " and strict kernel "
-                  "placement forbids running its ", k->key.ToString(), " kernel instead");
-      LogFallbackOnce(op, place_, kernel_place);
-    }
-  }
-  if (!k) {
-    std::string have;
-    for (const KernelEntry* e : all) have += (have.empty() ? "" : ", ") + e->key.ToString();
-    TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " on any loaded place; registered: ",
-              have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
-  }
-  op.kernel = k;
-  op.kernel_key = k->key;
-  op.kernel_place = kernel_place;
-  op.kernel_dctx = DeviceContextPool::Global().Get(kernel_place);
-  op.watched.clear();
-  if (FLAGS_log_kernels)
-    std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from " << k->plugin
-              << (kernel_place != place_ ? " (fallback to " + kernel_place.ToString() + ")" : std::string())
-              << "\n";
-}
-
-void Executor::SelectKernel(OpInstance& op) {
-  DataType dt = op.dtype_from_attr;
-  if (dt == TIDE_UNDEFINED && op.dtype_input >= 0) {
-    const auto& vars = op.inputs()[op.dtype_input].vars;
-    const Variable* v = vars.empty() ? nullptr : vars[0];
-    if (v && v->IsType<LoDTensor>()) dt = v->Get<LoDTensor>().dtype();
-    if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
-  }
-  if (op.kernel && op.kernel_key.dtype == dt) return;
-  if (dt == TIDE_UNDEFINED)
-    TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), ": cannot tell which data type's kernel to run: "
-              "its data-type input holds no data");
-  ChooseKernel(op, dt);
-}
 
 void Executor::TransformInputs(PreparedBlock& p, OpInstance& op) {
   const OpKernelType& key = op.kernel_key;
@@ -367,7 +284,7 @@ void Executor::TransformInputs(PreparedBlock& p, OpInstance& op) {
       const LoDTensor& t = v->Get<LoDTensor>();
       InputTransform& tr = b.transforms[i];
       // The common case, inline: already in the kernel's place, layout and data type.
-      bool ready = t.layout() == key.layout || (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_ONEDNN);
+      bool ready = t.layout() == key.layout || (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_OPAQUE);
       if (ready && t.dtype() == key.dtype && t.place() == op.kernel_place && tr.last_plan.empty()) {
         tr.result = nullptr;
         continue;
@@ -402,8 +319,8 @@ bool ShapesUnchanged(OpInstance& op) {
   return true;
 }
 
-// A plain kernel writes plain data: outputs that held another layout (blocked oneDNN data from
-// an earlier op) must not keep that label. (Inputs were converted already.)
+// A plain kernel writes plain data: outputs that held another layout (a library's opaque data
+// from an earlier op) must not keep that label. (Inputs were converted already.)
 void ResetOutputLayouts(OpInstance& op) {
   for (const auto& b : op.outputs())
     for (Variable* v : b.vars)
@@ -458,10 +375,10 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     return;
   }
   CheckInputsReady(op);
-  SelectKernel(op);
+  SelectKernel(op, place_);
   if (!ShapesUnchanged(op)) InferShapeAtRunTime(op);
   TransformInputs(p, op);
-  if (op.kernel_key.layout != TIDE_LAYOUT_ONEDNN) ResetOutputLayouts(op);
+  if (op.kernel_key.layout != TIDE_LAYOUT_OPAQUE) ResetOutputLayouts(op);
   TideKernelContext ctx{&op, op.kernel_dctx, {}};
   const KernelEntry& k = *op.kernel;
   CallPlugin([&] { return k.compute(&ctx, k.user_data); },

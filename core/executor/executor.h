@@ -78,10 +78,8 @@ class Executor {
   void ReturnPersistableOutputs(OpInstance& op);
   void CheckInputsReady(const OpInstance& op);
   // The kernel for `op` on this executor's place for data type `dt` (see executor.cc).
-  void ChooseKernel(OpInstance& op, DataType dt);
-  void SelectKernel(OpInstance& op);
   void TransformInputs(PreparedBlock& p, OpInstance& op);
-  // Fetched results are returned in a plain layout (a oneDNN-blocked tensor is reordered).
+  // Fetched results are returned in a plain layout (a library's opaque data is converted).
   void ToPlainLayout(LoDTensor* t);
   void CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) const;
 

@@ -64,7 +64,7 @@ class OpInstance {
   OpKernelType kernel_key;
   Place kernel_place;                    // the run's place, or another when falling back
   DeviceContext* kernel_dctx = nullptr;  // kernel_place's context
-  int32_t library = 0;                   // the library asked for (use_mkldnn, library attrs)
+  int32_t library = 0;                   // the library asked for (a library's attribute or flag)
   int dtype_input = -1;            // index into inputs() that picks the dtype, or -1
   DataType dtype_from_attr = TIDE_UNDEFINED;
   bool watch_shapes = true;        // false when an input/output is not a LoDTensor

@@ -9,7 +9,7 @@
 namespace tide::core {
 
 struct OpProfile {
-  std::string name;  // "conv2d {cpu, float32, ONEDNN, mkldnn}"
+  std::string name;  // "conv2d {cpu, float32, OPAQUE, a_library}"
   uint64_t calls = 0;
   double total_ms = 0;
 };

@@ -56,7 +56,7 @@ const char* LayoutName(TideLayout l) {
     case TIDE_LAYOUT_ANY: return "ANY";
     case TIDE_LAYOUT_NCHW: return "NCHW";
     case TIDE_LAYOUT_NHWC: return "NHWC";
-    case TIDE_LAYOUT_ONEDNN: return "ONEDNN";
+    case TIDE_LAYOUT_OPAQUE: return "OPAQUE";
   }
   return "?";
 }

@@ -28,7 +28,7 @@ class Tensor {
   DataType dtype() const { return dtype_; }
   TideLayout layout() const { return layout_; }
   void set_layout(TideLayout l) { layout_ = l; }
-  // A layout's own format code (e.g. the oneDNN format tag of a blocked layout); 0: none.
+  // A layout's own format code (e.g. a library's tag for one of its blocked layouts); 0: none.
   int64_t format() const { return format_; }
   void set_format(int64_t f) { format_ = f; }
   // The place of the data; invalid when the tensor holds none.

@@ -18,16 +18,12 @@ DEFINE_string(plugin_path, "",
               "install's lib/tide/plugins");
 DEFINE_double(fraction_of_cpu_memory_to_use, 1.0,
               "the share of host memory the CPU allocator may take (0, 1]");
-DEFINE_double(fraction_of_gpu_memory_to_use, 0.92,
-              "the share of each GPU's memory the GPU allocator may take (0, 1]");
 DEFINE_uint64(initial_cpu_memory_in_mb, 64, "size of the CPU allocator's first arena chunk");
-DEFINE_uint64(initial_gpu_memory_in_mb, 256, "size of each GPU allocator's first arena chunk");
 DEFINE_bool(use_system_allocator, false,
             "bypass the buddy allocator (every tensor is a separate system allocation): for "
             "sanitizer and leak-checker runs");
 DEFINE_bool(use_pinned_memory, true, "device plugins may use pinned host memory for copies");
 DEFINE_int32(cpu_threads, 0, "intra-op threads of the CPU device; 0: the number of cores");
-DEFINE_bool(use_mkldnn, false, "prefer oneDNN (MKLDNN) kernels where the library has them");
 DEFINE_bool(log_kernels, false, "log each op's chosen kernel and inserted transforms at Prepare");
 DEFINE_bool(sync_ops, false,
             "debug: synchronise the device after every kernel, so an asynchronous fault names its "
@@ -55,7 +51,7 @@ std::string Upper(std::string s) {
   return s;
 }
 
-// TIDE_<NAME> (e.g. TIDE_USE_MKLDNN) and FLAGS_<name> set the flag of that name, unless the
+// TIDE_<NAME> (e.g. TIDE_PROFILE_OPS) and FLAGS_<name> set the flag of that name, unless the
 // command line already did.
 void ApplyEnvironment() {
   std::vector<gflags::CommandLineFlagInfo> all;
@@ -132,7 +128,10 @@ void MarkFlagConsumed(const std::string& name, const std::string& by) {
 void SetFlag(const std::string& name, const std::string& value) {
   std::string current;
   if (!gflags::GetCommandLineOption(name.c_str(), &current))
-    TIDE_FAIL(TIDE_NOT_FOUND, "no flag named '", name, "'");
+    TIDE_FAIL(TIDE_NOT_FOUND, "no flag named '", name, "'",
+              StartsWith(name, "use_") ? " (a kernel library's flag exists once the plugin that "
+                                         "registers the library is loaded)"
+                                       : "");
   std::string bad = CheckFlagValue(name, value);
   if (!bad.empty()) TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", value, "': ", bad);
   {
@@ -163,19 +162,28 @@ uint64_t Uint64FlagOr(const std::string& name, uint64_t fallback) {
 template <typename T>
 void RegisterFlagOnce(const std::string& name, const std::string& help, T default_value) {
   std::string current;
-  if (gflags::GetCommandLineOption(name.c_str(), &current)) return;  // cpu, gpu: defined above
+  if (gflags::GetCommandLineOption(name.c_str(), &current)) return;  // e.g. cpu's, defined above
   new gflags::FlagRegisterer(strdup(name.c_str()), strdup(help.c_str()), "tide (device kind)",
                              new T(default_value), new T(default_value));
 }
 
-void DefineDeviceKindFlags(const std::string& kind) {
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
+std::mutex g_define_mu;
+
+void DefineDeviceKindFlags(const std::string& kind, double fraction, uint64_t initial_mb) {
+  std::lock_guard<std::mutex> lock(g_define_mu);
   RegisterFlagOnce("fraction_of_" + kind + "_memory_to_use",
-                   "fraction of each " + kind + " device's memory the allocator may take", 1.0);
+                   "fraction of each " + kind + " device's memory the allocator may take",
+                   fraction > 0 && fraction <= 1 ? fraction : 1.0);
   RegisterFlagOnce("initial_" + kind + "_memory_in_mb",
-                   "size of each " + kind + " allocator's first arena chunk", uint64_t(64));
+                   "size of each " + kind + " allocator's first arena chunk",
+                   initial_mb ? initial_mb : uint64_t(64));
   ApplyEnvironment();  // FLAGS_... / TIDE_... set before the plugin was loaded
+}
+
+void DefineBoolFlag(const std::string& name, const std::string& help) {
+  std::lock_guard<std::mutex> lock(g_define_mu);
+  RegisterFlagOnce(name, help, false);
+  ApplyEnvironment();
 }
 
 }  // namespace tide::core

@@ -7,13 +7,10 @@
 
 DECLARE_string(plugin_path);
 DECLARE_double(fraction_of_cpu_memory_to_use);
-DECLARE_double(fraction_of_gpu_memory_to_use);
 DECLARE_uint64(initial_cpu_memory_in_mb);
-DECLARE_uint64(initial_gpu_memory_in_mb);
 DECLARE_bool(use_system_allocator);
 DECLARE_bool(use_pinned_memory);
 DECLARE_int32(cpu_threads);
-DECLARE_bool(use_mkldnn);
 DECLARE_bool(log_kernels);
 DECLARE_bool(strict_kernel_placement);
 DECLARE_bool(profile_ops);
@@ -41,8 +38,11 @@ std::string CheckFlagValue(const std::string& name, const std::string& value);
 void MarkFlagConsumed(const std::string& name, const std::string& by);
 
 // Defines fraction_of_<kind>_memory_to_use and initial_<kind>_memory_in_mb for a device kind
-// (a vendor's, loaded at run time), set from the environment like the built-in ones.
-void DefineDeviceKindFlags(const std::string& kind);
+// (registered by its plugin at run time; defaults from the plugin, 0: 1.0 and 64), set from the
+// environment like the built-in ones. Defining an existing flag keeps it.
+void DefineDeviceKindFlags(const std::string& kind, double fraction = 0, uint64_t initial_mb = 0);
+// Defines a bool flag (default false) at run time, e.g. a kernel library's use_<library>.
+void DefineBoolFlag(const std::string& name, const std::string& help);
 // A double flag by name (for per-kind flags such as fraction_of_<kind>_memory_to_use), or
 // `fallback` when the flag does not exist.
 double DoubleFlagOr(const std::string& name, double fallback);

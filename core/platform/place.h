@@ -1,4 +1,4 @@
-// place.h: where data lives. A place kind is an open set of names ("cpu", "gpu", a vendor's
+// place.h: where data lives. A place kind is an open set of names ("cpu", a vendor's
 // kind) interned to small ids; device plugins register them, the core knows none.
 #pragma once
 
@@ -41,7 +41,7 @@ struct Place {
 
 inline Place HostPlace() { return Place(kHostPlaceKind, 0); }
 
-// Parses "cpu", "cpu:0", "gpu:1".
+// Parses "cpu", "cpu:0", "npu:1".
 Place ParsePlace(const std::string& text);
 
 struct PlaceHash {

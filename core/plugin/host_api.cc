@@ -416,7 +416,10 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 
 TideHostApi MakeTable() {
   TideHostApi h{};
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Scope_FindLocalVar);
+  // The last field: every function the table has (TIDE_HOST_FN checks against it).
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddLibrary);
+  static_assert(TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddLibrary) == sizeof(TideHostApi),
+                "struct_size must name the table's last field");
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
   h.Status_Create = StatusCreate;
@@ -529,6 +532,7 @@ TideHostApi MakeTable() {
   h.Variable_GetRankTable = VariableGetRankTable;
   h.InferShape_InputLoDLevel = IInputLoDLevel;
   h.InferShape_SetOutputLoDLevel = ISetOutputLoDLevel;
+  h.Registrar_AddLibrary = RegistrarAddLibrary;
   return h;
 }
 

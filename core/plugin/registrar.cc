@@ -117,7 +117,7 @@ TideStatus* RegistrarAddKernel(TideRegistrar* r, const TideKernelDef* def) {
     TIDE_ENFORCE(!kind.empty(), "kernel of op '", k->op_type, "' has no place kind");
     TIDE_ENFORCE(IsValidDataType(def->dtype), "kernel of op '", k->op_type, "' has unknown data type ",
                  int(def->dtype));
-    TIDE_ENFORCE(def->layout >= TIDE_LAYOUT_ANY && def->layout <= TIDE_LAYOUT_ONEDNN, "kernel of op '",
+    TIDE_ENFORCE(def->layout >= TIDE_LAYOUT_ANY && def->layout <= TIDE_LAYOUT_OPAQUE, "kernel of op '",
                  k->op_type, "' has unknown layout ", int(def->layout));
     TIDE_ENFORCE(def->compute != nullptr, "kernel of op '", k->op_type, "' has no compute function");
     TIDE_ENFORCE(def->priority >= 0, "kernel of op '", k->op_type, "' has a negative priority");
@@ -129,6 +129,25 @@ TideStatus* RegistrarAddKernel(TideRegistrar* r, const TideKernelDef* def) {
     k->plugin = r->plugin;
     k->plugin_file = r->plugin_file;
     r->staged.kernels.push_back(std::move(k));
+  });
+}
+
+TideStatus* RegistrarAddLibrary(TideRegistrar* r, const TideLibraryDef* def) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(r && def && def->name, "Registrar_AddLibrary: null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideLibraryDef, description),
+                 "Registrar_AddLibrary: TideLibraryDef.struct_size ", def->struct_size, " is too small");
+    LibraryInfo lib{Str(def->name), Str(def->op_attr), Str(def->flag), r->plugin};
+    for (const std::string* n : {&lib.name, &lib.op_attr, &lib.flag})
+      TIDE_ENFORCE(n->empty() || ValidName(*n), "library '", lib.name, "': invalid name '", *n, "'");
+    TIDE_ENFORCE(!lib.name.empty() && lib.name != "plain", "a library cannot be named '",
+                 lib.name, "'");
+    if (!lib.flag.empty())
+      DefineBoolFlag(lib.flag, def->description && def->description[0]
+                                   ? def->description
+                                   : "prefer " + lib.name + " kernels where the library has them");
+    Registry::Global().AddLibrary(lib);
+    LibraryId(lib.name);
   });
 }
 
@@ -148,7 +167,9 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
     TIDE_ENFORCE(!missing, "device '", d->kind_name, "' has no ", missing, " function");
     d->def.kind = nullptr;  // the plugin's string; kind_name is ours
     d->kind = PlaceKindId(d->kind_name);
-    DefineDeviceKindFlags(d->kind_name);  // its memory flags, before its first allocation
+    // Its memory flags, before its first allocation.
+    DefineDeviceKindFlags(d->kind_name, d->def.memory_fraction_default,
+                          d->def.initial_memory_mb_default);
     d->plugin = r->plugin;
     d->plugin_file = r->plugin_file;
     r->staged.devices.push_back(std::move(d));
@@ -185,7 +206,7 @@ TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransf
                       [](const TideLayoutTransformDef& d) {
                         TIDE_ENFORCE(d.from != d.to, "layout transform from ", LayoutName(d.from), " to itself");
                         for (TideLayout l : {d.from, d.to})
-                          TIDE_ENFORCE(l >= TIDE_LAYOUT_ANY && l <= TIDE_LAYOUT_ONEDNN,
+                          TIDE_ENFORCE(l >= TIDE_LAYOUT_ANY && l <= TIDE_LAYOUT_OPAQUE,
                                        "layout transform with unknown layout ", int(l));
                       });
 }

@@ -19,6 +19,7 @@ namespace tide::core {
 TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def);
 TideStatus* RegistrarAddKernel(TideRegistrar* r, const TideKernelDef* def);
 TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def);
+TideStatus* RegistrarAddLibrary(TideRegistrar* r, const TideLibraryDef* def);
 TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransformDef* def);
 TideStatus* RegistrarAddDataTypeCast(TideRegistrar* r, const TideDataTypeCastDef* def);
 

@@ -12,7 +12,7 @@ namespace tide::core {
 
 constexpr const char* kPlainLibrary = "plain";
 
-// Library names ("plain", "mkldnn", "cudnn") interned to ids; "plain" is always 0.
+// Library names ("plain" and the libraries plugins register) interned to ids; "plain" is always 0.
 int32_t LibraryId(const std::string& name);
 const std::string& LibraryName(int32_t id);
 

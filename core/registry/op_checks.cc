@@ -5,16 +5,24 @@
 
 #include "core/platform/enforce.h"
 #include "core/plugin/status.h"
+#include "core/registry/registry.h"
 
 namespace tide::core {
 namespace {
 
 // Attributes any op may carry: set by the framework (roles, placement), not declared by ops.
 const std::set<std::string>& FrameworkAttrs() {
-  static const std::set<std::string> names = {"op_role",    "op_role_var", "op_namescope",
-                                              "op_callstack", "op_device", "use_mkldnn",
-                                              "library"};
+  static const std::set<std::string> names = {"op_role",      "op_role_var", "op_namescope",
+                                              "op_callstack", "op_device",   "library"};
   return names;
+}
+
+// A kernel library's request (a registered library's attribute), or a bool "use_<library>"
+// hint for a library that is not loaded (Fluid programs carry them on many ops): any op may
+// carry one; without the library it asks for nothing.
+bool IsLibraryHint(const std::string& name, const Attribute& value) {
+  if (Registry::Global().IsLibraryAttr(name)) return true;
+  return name.rfind("use_", 0) == 0 && std::holds_alternative<bool>(value);
 }
 
 std::string ParamList(const google::protobuf::RepeatedPtrField<proto::OpProto::Var>& vars) {
@@ -58,7 +66,8 @@ void CheckArguments(const OpInfo& info, const OpDesc& op) {
 
 void CheckAndFillAttrs(const OpInfo& info, AttributeMap* attrs) {
   for (const auto& kv : *attrs) {
-    if (!info.FindAttr(kv.first) && !FrameworkAttrs().count(kv.first)) {
+    if (!info.FindAttr(kv.first) && !FrameworkAttrs().count(kv.first) &&
+        !IsLibraryHint(kv.first, kv.second)) {
       std::string names;
       for (const auto& a : info.attrs) names += (names.empty() ? "" : ", ") + a.name;
       TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' has no attribute '", kv.first,

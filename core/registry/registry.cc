@@ -104,6 +104,31 @@ std::vector<const DeviceInfo*> Registry::AllDevices() const {
   return out;
 }
 
+void Registry::AddLibrary(const LibraryInfo& lib) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (const LibraryInfo& l : libraries_) {
+    if (l.name != lib.name) continue;
+    TIDE_ENFORCE(l.op_attr == lib.op_attr && l.flag == lib.flag, "library '", lib.name,
+                 "' registered by ", lib.plugin, " with attribute '", lib.op_attr, "' and flag '",
+                 lib.flag, "', but ", l.plugin, " registered it with '", l.op_attr, "' and '",
+                 l.flag, "'");
+    return;
+  }
+  libraries_.push_back(lib);
+}
+
+std::vector<LibraryInfo> Registry::Libraries() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return libraries_;
+}
+
+bool Registry::IsLibraryAttr(const std::string& name) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  for (const LibraryInfo& l : libraries_)
+    if (!l.op_attr.empty() && l.op_attr == name) return true;
+  return false;
+}
+
 size_t Registry::NumOps() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return ops_.size();

@@ -28,7 +28,15 @@ struct CommitSummary {
   std::vector<std::string> ops, kernels, devices, transforms;
 };
 
-// "cpu: ONEDNN -> NCHW", "cpu: float32 -> float64".
+// A kernel library a plugin registered (TideLibraryDef): how ops ask for its kernels.
+struct LibraryInfo {
+  std::string name;     // the library field of its kernels' keys
+  std::string op_attr;  // a bool attribute any op may carry; empty: none
+  std::string flag;     // a bool flag asking for it on every op; empty: none
+  std::string plugin;
+};
+
+// "cpu: OPAQUE -> NCHW", "cpu: float32 -> float64".
 std::string LayoutTransformName(const TransformEntry& t);
 std::string CastName(const TransformEntry& t);
 
@@ -50,6 +58,12 @@ class Registry {
   std::vector<std::string> OpTypes() const;  // sorted
   std::vector<const KernelEntry*> AllKernels() const;
   std::vector<const DeviceInfo*> AllDevices() const;
+  // Adds a library; the same name again with the same attribute and flag is a no-op, with
+  // others an error.
+  void AddLibrary(const LibraryInfo& lib);
+  std::vector<LibraryInfo> Libraries() const;
+  // True when some library's op attribute is `name` (any op may carry it).
+  bool IsLibraryAttr(const std::string& name) const;
   size_t NumOps() const;
   size_t NumKernels() const;
   size_t NumDevices() const;
@@ -65,6 +79,7 @@ class Registry {
   std::unordered_map<int32_t, std::unique_ptr<DeviceInfo>> devices_;
   // Keyed by (place kind, from, to).
   std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<TransformEntry>> layout_transforms_, casts_;
+  std::vector<LibraryInfo> libraries_;
   // Overridden kernels stay alive: prepared programs may still point at them.
   std::vector<std::unique_ptr<KernelEntry>> overridden_;
 };

@@ -36,8 +36,8 @@ void Apply(const TransformEntry& t, const LoDTensor& in, LoDTensor* out, DeviceC
 
 bool NeedsLayoutTransform(TideLayout actual, TideLayout expected) {
   if (actual == expected) return false;
-  if (actual == TIDE_LAYOUT_ONEDNN) return true;
-  if (expected == TIDE_LAYOUT_ONEDNN) return false;
+  if (actual == TIDE_LAYOUT_OPAQUE) return true;
+  if (expected == TIDE_LAYOUT_OPAQUE) return false;
   return actual != TIDE_LAYOUT_ANY && expected != TIDE_LAYOUT_ANY;
 }
 

@@ -17,7 +17,7 @@ struct TransformCounts {
 };
 
 // Whether data in layout `actual` must be converted for a kernel registered with `expected`:
-// blocked (ONEDNN) data only feeds oneDNN kernels; a oneDNN kernel takes plain data; ANY
+// a library's opaque data only feeds opaque-layout kernels; such a kernel takes plain data; ANY
 // accepts any plain layout; NCHW and NHWC differ.
 bool NeedsLayoutTransform(TideLayout actual, TideLayout expected);
 

@@ -173,6 +173,9 @@ class CudaDevice : public tide::Device {
   const char* kind() const override { return "gpu"; }
   bool host_accessible() const override { return false; }
   size_t alignment() const override { return 256; }  // what cudaMalloc guarantees
+  // The CUDA runtime and libraries need some device memory outside the allocator's budget.
+  double DefaultMemoryFraction() const override { return 0.92; }
+  uint64_t DefaultInitialMemoryMb() const override { return 256; }
 
   // 0 without a driver or a device: a machine without a GPU has no gpu places, which is no error.
   int32_t Count() override {

@@ -73,6 +73,9 @@ void NchwToOnednn(const Tensor& in, Tensor& out, TideDeviceContext* dctx) {
 
 TIDE_ON_REGISTER([](tide::Registrar& r) {
   using namespace tide_mkldnn;  // NOLINT
+  // Ops ask for these kernels with use_mkldnn=True, or all at once with --use_mkldnn.
+  r.AddLibrary("mkldnn", "use_mkldnn", "use_mkldnn",
+               "prefer oneDNN (MKLDNN) kernels where the library has them");
   r.LayoutTransform("cpu", TIDE_LAYOUT_ONEDNN, TIDE_LAYOUT_NCHW, &OnednnToNchw);
   r.LayoutTransform("cpu", TIDE_LAYOUT_ONEDNN, TIDE_LAYOUT_ANY, &OnednnToAny);
   r.LayoutTransform("cpu", TIDE_LAYOUT_NCHW, TIDE_LAYOUT_ONEDNN, &NchwToOnednn);

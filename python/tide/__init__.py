@@ -53,9 +53,14 @@ def places(kind=None):
 
 
 def set_flags(flags):
-    """Sets core flags, e.g. tide.set_flags({"cpu_threads": "2"})."""
+    """Sets core flags, e.g. tide.set_flags({"cpu_threads": "2"}). A kernel library's flag
+    (use_mkldnn) exists once its plugin is loaded; turning one off that does not exist does
+    nothing (there is nothing to turn off), turning it on is an error naming the flag."""
     for name, value in flags.items():
-        _C.set_flag(name, str(value).lower() if isinstance(value, bool) else str(value))
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        if name.startswith("use_") and text in ("false", "0") and _C.get_flag(name) is None:
+            continue
+        _C.set_flag(name, text)
 
 
 def get_flag(name):

@@ -1152,10 +1152,15 @@ class Device {
   virtual const void* Extension(void* /*ctx*/, const char* /*name*/) { return nullptr; }
   // Once at process exit, after every context was destroyed (see TideDeviceDef.finalize).
   virtual void Finalize() {}
+  // Defaults of fraction_of_<kind>_memory_to_use / initial_<kind>_memory_in_mb; 0: 1.0 / 64.
+  virtual double DefaultMemoryFraction() const { return 0; }
+  virtual uint64_t DefaultInitialMemoryMb() const { return 0; }
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, finalize);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, initial_memory_mb_default);
+    d.memory_fraction_default = DefaultMemoryFraction();
+    d.initial_memory_mb_default = DefaultInitialMemoryMb();
     d.kind = kind();
     d.self = this;
     d.host_accessible = host_accessible() ? 1 : 0;
@@ -1244,6 +1249,19 @@ class Registrar {
     d.fn = &TransformTrampoline;
     d.user_data = reinterpret_cast<void*>(fn);
     ThrowIfError(Host().Registrar_AddDataTypeCast(r_, &d));
+  }
+
+  // Registers a kernel library: ops ask for it by the bool attribute `op_attr`, all ops by the
+  // bool flag `flag` (defined by the core); empty: no such way (see TideLibraryDef).
+  void AddLibrary(const std::string& name, const std::string& op_attr, const std::string& flag,
+                  const std::string& description = "") {
+    TideLibraryDef d{};
+    d.struct_size = TIDE_STRUCT_SIZE(TideLibraryDef, description);
+    d.name = name.c_str();
+    d.op_attr = op_attr.empty() ? nullptr : op_attr.c_str();
+    d.flag = flag.empty() ? nullptr : flag.c_str();
+    d.description = description.c_str();
+    ThrowIfError(TIDE_HOST_FN(Registrar_AddLibrary)(r_, &d));
   }
 
   // Registers a device; the object lives for the life of the process.

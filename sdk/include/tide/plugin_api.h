@@ -72,7 +72,10 @@ typedef enum TideLayout {
   TIDE_LAYOUT_ANY = 0, /* a kernel that accepts any layout; the layout of plain dense data */
   TIDE_LAYOUT_NCHW = 1,
   TIDE_LAYOUT_NHWC = 2,
-  TIDE_LAYOUT_ONEDNN = 3, /* a oneDNN blocked layout; the exact format lives with the data */
+  /* A kernel library's own blocked layout (oneDNN's); the exact format lives with the data
+   * (Tensor_Format). The core hands such data only to kernels of the same layout, converts it
+   * with the transforms the library's plugin registers for everything else, and fetches it plain. */
+  TIDE_LAYOUT_OPAQUE = 3,
 } TideLayout;
 
 typedef enum TideVarType {
@@ -275,6 +278,10 @@ typedef struct TideDeviceDef {
    * the device after it except `free`, for memory still held by tensors freed during exit.
    * NULL: nothing to do. */
   void (*finalize)(void* self);
+  /* Defaults of the kind's fraction_of_<kind>_memory_to_use and initial_<kind>_memory_in_mb
+   * flags; 0: 1.0 and 64. */
+  double memory_fraction_default;
+  uint64_t initial_memory_mb_default;
 } TideDeviceDef;
 
 /* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast
@@ -282,6 +289,22 @@ typedef struct TideDeviceDef {
  * Tensor_MutableData and must not keep either pointer. */
 typedef TideStatus* (*TideTransformFn)(const TideTensor* in, TideTensor* out, TideDeviceContext* ctx,
                                        void* user_data);
+
+/* oneDNN's name for the opaque layout (its plugin and tests use it). */
+#define TIDE_LAYOUT_ONEDNN TIDE_LAYOUT_OPAQUE
+
+/* A kernel library a plugin brings (oneDNN, cuDNN, a vendor's): kernels register with
+ * `library` = name. An op asks for the library with the bool attribute `op_attr` (any op may
+ * carry it), and every op at once with the bool flag `flag`, which the core defines when the
+ * library registers (set by FLAGS_<flag> / TIDE_<FLAG> in the environment, --<flag>, or
+ * tide.set_flags). NULL op_attr / flag: that way of asking does not exist. Strings are copied. */
+typedef struct TideLibraryDef {
+  size_t struct_size;
+  const char* name;
+  const char* op_attr;
+  const char* flag;
+  const char* description; /* for the flag's help; may be NULL */
+} TideLibraryDef;
 
 /* A layout transform on one place kind, e.g. cpu: ONEDNN -> NCHW (a oneDNN reorder). */
 typedef struct TideLayoutTransformDef {
@@ -331,7 +354,24 @@ typedef struct TideAbiRange {
 /* ------------------------------------------------------------------------------------------ */
 /* The host API: the core's functions, handed to tide_plugin_register. The table lives as long
  * as the process. Check struct_size before calling a function newer than the host you run on
- * (TIDE_HAS_FIELD); every function below is in ABI 1.0 unless its comment says otherwise.     */
+ * (TIDE_HAS_FIELD); every function below is in ABI 1.0 unless its comment says otherwise.
+ *
+ * Ownership and lifetime, unless a function's comment says otherwise:
+ * - Pointers passed in are borrowed for the call; strings and records are copied if kept.
+ * - Handles returned (TideTensor*, TideVariable*, TideScope*, TideSelectedRows*, ...) are
+ *   borrowed from what holds them: a kernel's inputs and outputs for the kernel call, a scope's
+ *   variables until the scope is dropped, a variable's object until the variable changes type.
+ * - Arrays and strings returned (dims, LoD offsets, rows, names) are valid until the object they
+ *   describe next changes (resize, set LoD, set rows) or, for op and parameter names, as long as
+ *   the context they came from.
+ * - Only three things are owned by the caller: a TideStatus* (Status_Free it, or return it to
+ *   the core, which frees it), a tensor from Tensor_Create (Tensor_Destroy it), and memory from
+ *   a device plugin's alloc (the core's allocator frees it through the plugin).
+ * Threads: registration runs on one thread. Kernels of different ops may run on different
+ * threads at once (separate executors), so the functions a kernel or shape inference calls are
+ * safe on the objects that kernel was handed; two threads must not change the same variable,
+ * tensor or scope at once. Flag_Get, PlaceKind_*, Log and Status_* are safe from any thread.
+ */
 
 typedef struct TideHostApi {
   size_t struct_size;
@@ -401,13 +441,15 @@ typedef struct TideHostApi {
   /* Valid until the rows change. */
   const int64_t* (*SelectedRows_Rows)(const TideSelectedRows* sr, size_t* count);
   void (*SelectedRows_SetRows)(TideSelectedRows* sr, const int64_t* rows, size_t count);
-  TideTensor* (*SelectedRows_Value)(TideSelectedRows* sr);
+  TideTensor* (*SelectedRows_Value)(TideSelectedRows* sr); /* borrowed from sr */
   size_t (*TensorArray_Size)(const TideTensorArray* a);
   void (*TensorArray_Resize)(TideTensorArray* a, size_t size);
-  TideTensor* (*TensorArray_At)(TideTensorArray* a, size_t i); /* NULL when out of range */
+  /* NULL when out of range; valid until the array is resized. */
+  TideTensor* (*TensorArray_At)(TideTensorArray* a, size_t i);
 
   /* --- Scopes --- */
-  /* Looks up `name` here and in the parents; NULL when absent. */
+  /* Looks up `name` here and in the parents; NULL when absent. Variables live as long as
+   * their scope. */
   TideVariable* (*Scope_FindVar)(const TideScope* scope, const char* name);
   /* Finds or creates `name` in this scope. */
   TideVariable* (*Scope_Var)(TideScope* scope, const char* name);
@@ -570,6 +612,9 @@ typedef struct TideHostApi {
   /* Compile time only (at run time kernels set the LoD). */
   void (*InferShape_SetOutputLoDLevel)(TideInferShapeContext* ctx, const char* param, size_t i,
                                        int32_t level);
+  /* Registers a kernel library (see TideLibraryDef). Registering the same name again with the
+   * same attribute and flag is a no-op. */
+  TideStatus* (*Registrar_AddLibrary)(TideRegistrar* r, const TideLibraryDef* def);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */

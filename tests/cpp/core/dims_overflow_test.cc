@@ -79,18 +79,20 @@ TEST(FlagValidationTest, OutOfRangeValuesAreRefusedNamingTheFlag) {
   EXPECT_THAT(ErrorOf([] { SetFlag("cpu_threads", "two"); }), HasSubstr("not an integer"));
   EXPECT_THAT(ErrorOf([] { SetFlag("initial_cpu_memory_in_mb", "17592186044416"); }),
               HasSubstr("does not fit in the address space"));
-  EXPECT_THAT(ErrorOf([] { SetFlag("fraction_of_gpu_memory_to_use", "0"); }), HasSubstr("outside (0, 1]"));
+  EXPECT_THAT(ErrorOf([] { SetFlag("fraction_of_cpu_memory_to_use", "0"); }), HasSubstr("outside (0, 1]"));
   EXPECT_EQ(CheckFlagValue("cpu_threads", "4"), "");
-  EXPECT_EQ(CheckFlagValue("use_mkldnn", "true"), "");  // flags without a range: gflags' parse
+  EXPECT_EQ(CheckFlagValue("log_kernels", "true"), "");  // flags without a range: gflags' parse
 }
 
 TEST(FlagValidationTest, AConsumedFlagCanNoLongerChange) {
-  MarkFlagConsumed("initial_gpu_memory_in_mb", "a test");
+  DefineDeviceKindFlags("testkind");  // as a device plugin's registration does
+  MarkFlagConsumed("initial_testkind_memory_in_mb", "a test");
   std::string current;
-  ASSERT_TRUE(GetFlag("initial_gpu_memory_in_mb", &current));
-  EXPECT_THAT(ErrorOf([] { SetFlag("initial_gpu_memory_in_mb", "12345"); }),
+  ASSERT_TRUE(GetFlag("initial_testkind_memory_in_mb", &current));
+  EXPECT_EQ(current, "64");
+  EXPECT_THAT(ErrorOf([] { SetFlag("initial_testkind_memory_in_mb", "12345"); }),
               HasSubstr("was already read by a test"));
-  SetFlag("initial_gpu_memory_in_mb", current);  // setting the value it has is harmless
+  SetFlag("initial_testkind_memory_in_mb", current);  // setting the value it has is harmless
 }
 
 }  // namespace

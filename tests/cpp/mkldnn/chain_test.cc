@@ -13,6 +13,8 @@ namespace tide::test::mkldnn {
 namespace {
 
 using core::AttributeMap;
+using core::GetFlag;
+using core::SetFlag;
 
 Net ResNetBlock() {
   const int64_t c = 16;
@@ -131,10 +133,11 @@ TEST(MkldnnChain, UseMkldnnFlagSelectsTheKernelsWithoutTheAttribute) {
   net.Op("conv2d", {{"Input", {"x"}}, {"Filter", {"w"}}}, {{"Output", {"c"}}});
   net.Op("relu", {{"X", {"c"}}}, {{"Out", {"r"}}});
   Result want = net.Run({"r"}, false);
-  const bool old = FLAGS_use_mkldnn;
-  FLAGS_use_mkldnn = true;
+  std::string old;
+  ASSERT_TRUE(GetFlag("use_mkldnn", &old)) << "the mkldnn plugin defines --use_mkldnn";
+  SetFlag("use_mkldnn", "true");
   Result got = net.Run({"r"}, /*mkldnn=*/false);  // no use_mkldnn attribute on the ops
-  FLAGS_use_mkldnn = old;
+  SetFlag("use_mkldnn", old);
   EXPECT_TRUE(RanMkldnn(got, "conv2d"));
   EXPECT_TRUE(RanMkldnn(got, "relu"));
   EXPECT_TRUE(Close(got.values.at("r"), want.values.at("r"), 1e-4, 1e-4));

@@ -1,0 +1,109 @@
+// kernel_choice.cc: which kernel an op runs (seed 000's kernel-type inference): the run's place,
+// the data type, the library the op asks for, and a fallback to another place's kernel.
+#include "core/executor/kernel_choice.h"
+
+#include <glog/logging.h>
+
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <set>
+
+#include "core/platform/device_context.h"
+#include "core/platform/flags.h"
+#include "core/registry/registry.h"
+
+namespace tide::core {
+namespace {
+
+// Logs a fallback to another place once per op type and place pair.
+void LogFallbackOnce(const OpInstance& op, const Place& from, const Place& to) {
+  static std::mutex mu;
+  static std::set<std::string> logged;
+  std::lock_guard<std::mutex> lock(mu);
+  if (logged.insert(op.type() + "@" + from.kind_name()).second)
+    LOG(WARNING) << "op '" << op.type() << "' has no kernel on " << from.kind_name() << "; running its "
+                 << to.kind_name() << " kernel, with its inputs and outputs copied (logged once per op type)";
+}
+
+const KernelEntry* FirstWhere(const std::vector<const KernelEntry*>& all,
+                              const std::function<bool(const KernelEntry&)>& pred) {
+  for (const KernelEntry* e : all)
+    if (pred(*e)) return e;
+  return nullptr;
+}
+}  // namespace
+
+// The library an op asks for: its "library" attribute, or a registered library whose bool
+// attribute the op sets or whose flag is on; 0 (plain) otherwise.
+int32_t RequestedLibrary(const OpInstance& op) {
+  const TideAttrValue* lib = op.attr_views().Find("library");
+  if (lib && lib->type == TIDE_ATTR_STRING && lib->s[0]) return LibraryId(lib->s);
+  for (const LibraryInfo& l : Registry::Global().Libraries()) {
+    const TideAttrValue* a = l.op_attr.empty() ? nullptr : op.attr_views().Find(l.op_attr.c_str());
+    std::string flag;
+    if ((a && a->type == TIDE_ATTR_BOOLEAN && a->i) ||
+        (!l.flag.empty() && GetFlag(l.flag, &flag) && flag == "true"))
+      return LibraryId(l.name);
+  }
+  return 0;
+}
+
+void ChooseKernel(OpInstance& op, DataType dt, const Place& place) {
+  Registry& reg = Registry::Global();
+  std::vector<const KernelEntry*> all = reg.Kernels(op.type());
+  const int32_t kind = place.kind;
+  OpKernelType want{kind, dt, TIDE_LAYOUT_ANY, op.library};
+  const KernelEntry* k = nullptr;
+  if (op.library)  // the library's kernel when it has one (with its own, opaque, layout)
+    k = FirstWhere(all, [&](const KernelEntry& e) {
+      return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library;
+    });
+  if (!k) k = reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0});
+  if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
+  Place kernel_place = place;
+  if (!k) {  // another place's kernel, the host's first, with copies in and out
+    const int32_t host = PlaceKindId(kHostPlaceKind);
+    k = reg.FindKernel(op.type(), {host, dt, TIDE_LAYOUT_ANY, 0});
+    if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.dtype == dt; });
+    if (k) {
+      kernel_place = Place(k->key.place_kind, 0);
+      if (FLAGS_strict_kernel_placement)
+        TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " and strict kernel "
+                  "placement forbids running its ", k->key.ToString(), " kernel instead");
+      LogFallbackOnce(op, place, kernel_place);
+    }
+  }
+  if (!k) {
+    std::string have;
+    for (const KernelEntry* e : all) have += (have.empty() ? "" : ", ") + e->key.ToString();
+    TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " on any loaded place; registered: ",
+              have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
+  }
+  op.kernel = k;
+  op.kernel_key = k->key;
+  op.kernel_place = kernel_place;
+  op.kernel_dctx = DeviceContextPool::Global().Get(kernel_place);
+  op.watched.clear();
+  if (FLAGS_log_kernels)
+    std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from " << k->plugin
+              << (kernel_place != place ? " (fallback to " + kernel_place.ToString() + ")" : std::string())
+              << "\n";
+}
+
+void SelectKernel(OpInstance& op, const Place& place) {
+  DataType dt = op.dtype_from_attr;
+  if (dt == TIDE_UNDEFINED && op.dtype_input >= 0) {
+    const auto& vars = op.inputs()[op.dtype_input].vars;
+    const Variable* v = vars.empty() ? nullptr : vars[0];
+    if (v && v->IsType<LoDTensor>()) dt = v->Get<LoDTensor>().dtype();
+    if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
+  }
+  if (op.kernel && op.kernel_key.dtype == dt) return;
+  if (dt == TIDE_UNDEFINED)
+    TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), ": cannot tell which data type's kernel to run: "
+              "its data-type input holds no data");
+  ChooseKernel(op, dt, place);
+}
+
+}  // namespace tide::core
