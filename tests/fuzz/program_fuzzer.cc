@@ -3,12 +3,14 @@
 // a finding. Programs are kept to small shapes (every dim and shape-like attribute small) so a
 // run stays fast; what they do with those shapes is up to the fuzzer.
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <variant>
 #include <vector>
 
 #include "core/executor/executor.h"
+#include "core/framework/data_type.h"
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"
 #include "core/platform/enforce.h"
@@ -34,6 +36,12 @@ bool SmallShape(const std::vector<int64_t>& shape) {
 // Integer attributes (shapes, sizes, repeat counts) bounded too: they size outputs.
 bool SmallAttrs(const OpDesc& op) {
   for (const auto& [name, value] : op.attrs()) {
+    // Known finding (UBSan: an out-of-range data type loaded as the enum in Executor::PrepareBlock,
+    // from OpInstance's kernel dtype attribute, which is not validated): set TIDE_FUZZ_ALL=1 to
+    // keep such programs once op_instance.cc checks IsValidDataType.
+    if (const int32_t* i = std::get_if<int32_t>(&value);
+        i && name.find("dtype") != std::string::npos && !IsValidDataType(*i) && !std::getenv("TIDE_FUZZ_ALL"))
+      return false;
     bool ok = std::visit(
         [](const auto& v) {
           using T = std::decay_t<decltype(v)>;
