@@ -32,7 +32,7 @@ void CompareKernel(KernelContext& ctx) {
              tide::DataTypeName(y.dtype()), " but X ('", ctx.InputName("X"), "') is ",
              tide::DataTypeName(x.dtype()), "; compare tensors of one data type");
   const tide::ops::Broadcast b =
-      tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
+      tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
   out.Resize(x.dims());
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
@@ -40,6 +40,10 @@ void CompareKernel(KernelContext& ctx) {
   const Cmp cmp;
   if (b.same) {
     for (int64_t i = 0; i < b.n; ++i) od[i] = cmp(xd[i], yd[i]);
+    return;
+  }
+  if (b.general) {  // Y with size-1 dims inside its range (X [2,3,4] vs Y [2,1,4])
+    for (int64_t e = 0, n = x.numel(); e < n; ++e) od[e] = cmp(xd[e], yd[b.index(e)]);
     return;
   }
   for (int64_t i = 0; i < b.pre; ++i)
@@ -61,7 +65,8 @@ template <typename T> void NotEqual(KernelContext& c) { CompareKernel<T, std::no
 void CompareShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
   // Unknown (-1) dims are checked at run time.
-  if (Known(x) && Known(y)) tide::ops::GetBroadcast(ctx.op_type(), x, y, ctx.Attr<int32_t>("axis"));
+  if (Known(x) && Known(y))
+    tide::ops::GetBroadcast(ctx.op_type(), x, y, ctx.Attr<int32_t>("axis"), true);
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", TIDE_BOOL);
   ctx.ShareLoD("X", "Out");

@@ -49,6 +49,9 @@ BROADCAST_FORMS = {
     "trailing_one_dropped": ((2, 3), (3, 1), 1, (1, 3)),
     "leading": ((2, 3, 4), (2, 3), 0, (2, 3, 1)),
     "scalar": ((2, 3, 4), (1,), -1, (1, 1, 1)),
+    # A size-1 dim inside Y's aligned range is repeated, as Fluid's elementwise broadcast does.
+    "inner_one": ((2, 3, 4), (2, 1, 4), -1, (2, 1, 4)),
+    "inner_ones": ((2, 3, 4, 5), (3, 1, 5), 1, (1, 3, 1, 5)),
 }
 
 

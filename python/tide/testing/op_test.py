@@ -29,6 +29,10 @@ import tide
 _observer = None
 
 
+# The loss weights' names: no op input may start with this (an input called "Weight" once did,
+# and its gradient was silently left out).
+_LOSS_WEIGHT = "__optest_loss_weight__"
+
 def _as_list(param, value):
     """An input/output value as [(var name, array, lod)]."""
     if isinstance(value, list):  # duplicable: [(name, array) or (name, (array, lod))]
@@ -214,7 +218,7 @@ class OpTest:
             block = main.global_block()
             terms = []
             for n in loss_outs:
-                w = block.create_var(name="weight_" + n, shape=weights[n].shape,
+                w = block.create_var(name=_LOSS_WEIGHT + n, shape=weights[n].shape,
                                      dtype=weights[n].dtype.name, stop_gradient=True)
                 feeds[w.name] = tide.LoDTensor(weights[n])
                 terms.append(tide.layers.mean(tide.layers.elementwise_mul(out_vars[n], w)))
@@ -232,7 +236,7 @@ class OpTest:
         grad_names = [n + "@GRAD" for n, _ in checked]
         backward_from = len(main.global_block().ops)
         tide.append_backward(loss, parameter_list=None,
-                             no_grad_set=set(no_grad_set or []) | {w for w in feeds if w.startswith("weight_")})
+                             no_grad_set=set(no_grad_set or []) | {w for w in feeds if w.startswith(_LOSS_WEIGHT)})
         grad_ops = _grad_ops_of(main.global_block(), self._tested_ops, backward_from)
         analytic = [t.numpy() for t in self._run(main, feeds, grad_names, judged=grad_ops)]
 

@@ -20,6 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <tide/ops/broadcast.hpp>
+
 #include "sim_context.h"
 #include "sim_stream.h"
 
@@ -218,14 +220,24 @@ void Add(tide::KernelContext& ctx) {
   tide::Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
   CheckOnSim(ctx, x, "X");
   CheckOnSim(ctx, y, "Y");
-  TIDE_CHECK(y.numel() == x.numel() || y.numel() == 1, "sim elementwise_add: only same-size or scalar Y");
+  // Fluid's broadcast, from the semantics header every device shares.
+  const tide::ops::Broadcast bc = tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(),
+                                                          ctx.Attr<int32_t>("axis"), true);
   const T* a = x.data<T>();
   const T* b = y.data<T>();
   T* o = out.mutable_data<T>(x.dims(), ctx.place());
-  int64_t n = x.numel();
-  bool scalar = y.numel() == 1;
+  const int64_t n = x.numel();
   StreamOf(ctx).Enqueue([=] {
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[scalar ? 0 : i];
+    if (bc.same) {
+      for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+    } else if (bc.general) {
+      for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[bc.index(i)];
+    } else {
+      for (int64_t i = 0; i < bc.pre; ++i)
+        for (int64_t j = 0; j < bc.n; ++j)
+          for (int64_t k = 0, base = (i * bc.n + j) * bc.post; k < bc.post; ++k)
+            o[base + k] = a[base + k] + b[j];
+    }
   });
 }
 
