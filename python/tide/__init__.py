@@ -25,6 +25,7 @@ from . import layers, nets, initializer, optimizer, regularizer, clip, io, reade
 from .backward import append_backward  # noqa: E402,F401
 from .param_attr import ParamAttr  # noqa: E402,F401
 from .data_feeder import DataFeeder  # noqa: E402,F401
+from .lod_tensor import create_lod_tensor, create_random_int_lodtensor  # noqa: E402,F401
 from .reader import batch  # noqa: E402,F401
 from .plugins import load_plugin, plugins, plugin_search_path, is_compiled_with_cuda  # noqa: E402,F401
 from . import cuda, memory  # noqa: E402,F401

@@ -6,6 +6,21 @@ from .core import LoDTensor, convert_dtype
 from .framework import Variable, default_main_program
 
 
+def _flatten(var, sample_idx, value, level, lens, rows):
+    """Appends one sequence of LoD level `level` (nested lists `lod_level - level` deep) to the
+    lengths and its rows to `rows`."""
+    if not hasattr(value, "__len__"):
+        raise ValueError("DataFeeder: sample %d of '%s' (lod_level %d) is not a sequence at level %d: %r"
+                         % (sample_idx, var.name, var.lod_level, level, value))
+    lens[level].append(len(value))
+    if level + 1 == var.lod_level:
+        if len(value):
+            rows.append(value)
+        return
+    for sub in value:
+        _flatten(var, sample_idx, sub, level + 1, lens, rows)
+
+
 class DataFeeder:
     def __init__(self, feed_list, place=None, program=None):
         program = program or default_main_program()
@@ -40,10 +55,20 @@ class DataFeeder:
                     raise ValueError("DataFeeder: cannot shape the data of '%s' (%s) as %s"
                                      % (var.name, arr.shape, shape)) from None
                 out[var.name] = arr
-            else:  # one level of sequences: concatenate and record the offsets
-                seqs = [np.asarray(s, dtype=dtype) for s in col]
-                data = np.concatenate([s.reshape([len(s)] + [d for d in shape[1:] if d >= 0] or [1]) for s in seqs])
+            else:  # lod_level levels of nested sequences: concatenate, record the lengths
+                lens = [[] for _ in range(var.lod_level)]
+                rows = []
+                for i, sample in enumerate(col):
+                    _flatten(var, i, sample, 0, lens, rows)
+                row_shape = [d for d in shape[1:] if d >= 0] or [1]
+                try:
+                    data = (np.concatenate([np.asarray(r, dtype=dtype).reshape([-1] + row_shape)
+                                            for r in rows]) if rows
+                            else np.zeros([0] + row_shape, dtype))
+                except ValueError:
+                    raise ValueError("DataFeeder: cannot shape the sequences of '%s' as rows of %s"
+                                     % (var.name, row_shape)) from None
                 t = LoDTensor(np.ascontiguousarray(data))
-                t.set_recursive_sequence_lengths([[len(s) for s in seqs]])
+                t.set_recursive_sequence_lengths(lens)
                 out[var.name] = t
         return out
