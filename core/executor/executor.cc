@@ -28,11 +28,19 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
                      const std::vector<std::string>& fetches, std::vector<std::string>* feed_out,
                      std::vector<std::string>* fetch_out) {
   std::vector<std::pair<int, std::string>> have_feed, have_fetch;
+  auto col_of = [](const OpDesc& op) {
+    const int32_t* col = std::get_if<int32_t>(&op.GetAttr("col"));
+    TIDE_ENFORCE(col != nullptr, "op '", op.type(), "': attribute 'col' must be an int");
+    return *col;
+  };
   for (OpDesc* op : block->AllOps()) {
-    if (op->type() == "feed" && op->HasAttr("col"))
-      have_feed.emplace_back(std::get<int32_t>(op->GetAttr("col")), op->Output("Out").at(0));
-    if (op->type() == "fetch" && op->HasAttr("col"))
-      have_fetch.emplace_back(std::get<int32_t>(op->GetAttr("col")), op->Input("X").at(0));
+    const bool feed = op->type() == "feed", fetch = op->type() == "fetch";
+    if (!(feed || fetch) || !op->HasAttr("col")) continue;
+    const char* param = feed ? "Out" : "X";
+    const auto& args = feed ? op->Output(param) : op->Input(param);
+    TIDE_ENFORCE(args.size() == 1, "op '", op->type(), "' (col ", col_of(*op), ") must have one ",
+                 param, " variable, has ", args.size());
+    (feed ? have_feed : have_fetch).emplace_back(col_of(*op), args[0]);
   }
   auto targets = [](std::vector<std::pair<int, std::string>> v) {
     std::sort(v.begin(), v.end());

@@ -40,6 +40,8 @@ OpInstance::OpInstance(const OpDesc& desc, int block_idx, size_t index)
     const TideAttrValue* v = views_->Find(src.c_str() + 5);
     TIDE_ENFORCE(v && v->type == TIDE_ATTR_INT, label_, ": its kernel dtype comes from attribute '",
                  src.substr(5), "', which is not an int attribute");
+    TIDE_ENFORCE(IsValidDataType(static_cast<int>(v->i)), label_, ": attribute '", src.substr(5),
+                 "' is ", v->i, ", which is not a data type");
     dtype_from_attr = static_cast<DataType>(v->i);
   } else {
     // The named input, or the first input in the proto's declared order that is bound.

@@ -206,6 +206,24 @@ def test_a_huge_feed_or_fetch_column_names_the_op(exe, which):
         exe.run(feed={"x": np.ones((2, 3), "float32")})
 
 
+@pytest.mark.parametrize("which", ["feed", "fetch"])
+def test_a_feed_or_fetch_column_of_another_type_names_the_op(exe, which):
+    # A saved program whose col is not an int (used to be "std::get: wrong index for variant").
+    ops = dict(zip(("feed", "fetch"), _program_with_io_ops()))
+    ops[which]._set_attr("col", "zero")
+    with pytest.raises(tide.TideError, match="op '%s'.*'col' must be an int" % which):
+        exe.run(feed={"x": np.ones((2, 3), "float32")})
+
+
+def test_a_kernel_dtype_attribute_that_is_no_data_type_names_the_op(exe):
+    # Found by the program fuzzer: fill_constant's dtype picks its kernel; 126 is no data type.
+    out = layers.fill_constant(shape=[2], dtype="float32", value=1.0)
+    out.op._set_attr("dtype", 126)
+    with pytest.raises(tide.TideError, match="op 'fill_constant'.*attribute 'dtype' is 126, which "
+                                             "is not a data type"):
+        exe.run(fetch_list=[out])
+
+
 def test_a_non_utf8_name_keeps_the_real_error():
     x = layers.data(name="zzqq", shape=[3])
     layers.scale(x, scale=2.0)

@@ -428,11 +428,15 @@ struct AttrReader<std::vector<std::string>> {
 // Tensors: a non-owning view of a core LoDTensor, and an owning one for scratch tensors.
 using LoD = std::vector<std::vector<uint64_t>>;
 
+// A view made from a const TideTensor* (a kernel's input, a transform's source) is read-only:
+// its mutators throw (FAILED_PRECONDITION), so a kernel cannot change its inputs by mistake;
+// the copy of a read-only view is read-only too. Write outputs instead.
 class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(TideTensor* t) : t_(t) {}
-  explicit Tensor(const TideTensor* t) : t_(const_cast<TideTensor*>(t)) {}
+  explicit Tensor(const TideTensor* t) : t_(const_cast<TideTensor*>(t)), read_only_(true) {}
+  bool read_only() const { return read_only_; }
   TideTensor* c() const { return t_; }
   explicit operator bool() const { return t_ != nullptr; }
 
@@ -445,19 +449,20 @@ class Tensor {
   int64_t dim(int i) const { return Host().Tensor_Dims(t_)[i < 0 ? i + rank() : i]; }
   int64_t numel() const { return Host().Tensor_Numel(t_); }
   TideLayout layout() const { return Host().Tensor_Layout(t_); }
-  void set_layout(TideLayout l) { Host().Tensor_SetLayout(t_, l); }
+  void set_layout(TideLayout l) { Host().Tensor_SetLayout(Writable("set_layout"), l); }
   // The layout's own format code (see Tensor_Format); 0 when none was set.
   int64_t format() const { return Host().Tensor_Format(t_); }
-  void set_format(int64_t f) { Host().Tensor_SetFormat(t_, f); }
+  void set_format(int64_t f) { Host().Tensor_SetFormat(Writable("set_format"), f); }
   Place place() const { return Place(Host().Tensor_Place(t_)); }
   bool initialized() const { return Host().Tensor_Data(t_) != nullptr; }
 
   void Resize(const Dims& d) {
-    ThrowIfError(Host().Tensor_Resize(t_, d.data(), static_cast<int32_t>(d.size())));
+    ThrowIfError(Host().Tensor_Resize(Writable("Resize"), d.data(), static_cast<int32_t>(d.size())));
   }
   // Takes other's dims (no allocation: for hot kernels).
   void ResizeLike(const Tensor& other) {
-    ThrowIfError(Host().Tensor_Resize(t_, Host().Tensor_Dims(other.t_), Host().Tensor_Rank(other.t_)));
+    ThrowIfError(Host().Tensor_Resize(Writable("ResizeLike"), Host().Tensor_Dims(other.t_),
+                                      Host().Tensor_Rank(other.t_)));
   }
   // Same rank and dims as other (no allocation).
   bool SameDims(const Tensor& other) const {
@@ -478,7 +483,7 @@ class Tensor {
   }
   void* mutable_data(TideDataType dtype, const Place& place) {
     void* p = nullptr;
-    ThrowIfError(Host().Tensor_MutableData(t_, dtype, place.c(), &p));
+    ThrowIfError(Host().Tensor_MutableData(Writable("mutable_data"), dtype, place.c(), &p));
     return p;
   }
   template <typename T>
@@ -491,14 +496,17 @@ class Tensor {
     Resize(d);
     return mutable_data<T>(place);
   }
-  void ShareDataWith(const Tensor& src) { ThrowIfError(Host().Tensor_ShareDataWith(t_, src.t_)); }
+  void ShareDataWith(const Tensor& src) {
+    ThrowIfError(Host().Tensor_ShareDataWith(Writable("ShareDataWith"), src.t_));
+  }
   // Makes `data` (bytes long, on place) this tensor's memory for its current dims, without a
   // copy; `release` runs once no tensor uses it (not when this throws).
   void AdoptData(void* data, size_t bytes, TideDataType dtype, const Place& place,
                  std::function<void()> release) {
+    TideTensor* self = Writable("AdoptData");
     auto* keep = new std::function<void()>(std::move(release));
     TideStatus* st = Host().Tensor_AdoptData(
-        t_, data, bytes, dtype, place.c(),
+        self, data, bytes, dtype, place.c(),
         [](void* arg) {
           std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
           (*fn)();
@@ -508,7 +516,7 @@ class Tensor {
     ThrowIfError(st);
   }
   void CopyFrom(const Tensor& src, const Place& place, TideDeviceContext* ctx = nullptr) {
-    ThrowIfError(Host().Tensor_CopyTo(src.t_, place.c(), ctx, t_));
+    ThrowIfError(Host().Tensor_CopyTo(src.t_, place.c(), ctx, Writable("CopyFrom")));
   }
 
   LoD lod() const {
@@ -527,11 +535,18 @@ class Tensor {
       ptrs.push_back(level.data());
       lens.push_back(level.size());
     }
-    ThrowIfError(Host().Tensor_SetLoD(t_, ptrs.data(), lens.data(), lod.size()));
+    ThrowIfError(Host().Tensor_SetLoD(Writable("set_lod"), ptrs.data(), lens.data(), lod.size()));
   }
 
  protected:
+  TideTensor* Writable(const char* what) const {
+    if (read_only_)
+      TIDE_THROW(TIDE_FAILED_PRECONDITION, what, " on a read-only tensor (a kernel's input): ",
+                 "write an output instead");
+    return t_;
+  }
   TideTensor* t_ = nullptr;
+  bool read_only_ = false;
 };
 
 // A tensor owned by the plugin (scratch space that outlives one call, staging copies).

@@ -96,3 +96,37 @@ TEST(SdkInferShape, LoDLevelsAreReadAndSetAtCompileTime) {
 }
 
 }  // namespace
+
+// --- A kernel's inputs are read-only views ---
+namespace {
+
+TEST(SdkTensor, AViewOfAConstTensorRefusesEveryWrite) {
+  HostSwap swap(tide::core::GetHostApi());
+  tide::core::LoDTensor held;
+  held.Resize(tide::core::DDim({2, 3}));
+  const TideTensor* c = reinterpret_cast<const TideTensor*>(&held);
+  tide::Tensor in(c);
+  EXPECT_TRUE(in.read_only());
+  EXPECT_EQ(in.dims(), (tide::Dims{2, 3}));  // reads work
+  tide::Tensor copy = in;                    // and a copy stays read-only
+  auto expect_refused = [](const std::function<void()>& f, const char* what) {
+    try {
+      f();
+      ADD_FAILURE() << what << " was allowed";
+    } catch (const tide::Error& e) {
+      EXPECT_EQ(e.code(), TIDE_FAILED_PRECONDITION);
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  expect_refused([&] { copy.Resize({4}); }, "Resize");
+  expect_refused([&] { copy.set_layout(TIDE_LAYOUT_NCHW); }, "set_layout");
+  expect_refused([&] { copy.set_lod({{0, 2}}); }, "set_lod");
+  expect_refused([&] { copy.mutable_data<float>(tide::Place()); }, "mutable_data");
+  EXPECT_EQ(held.dims().ToVector(), (std::vector<int64_t>{2, 3}));  // untouched
+  tide::Tensor out(reinterpret_cast<TideTensor*>(&held));  // a non-const view writes
+  EXPECT_FALSE(out.read_only());
+  out.Resize({6});
+  EXPECT_EQ(held.dims().ToVector(), (std::vector<int64_t>{6}));
+}
+
+}  // namespace
