@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <iostream>
 #include <mutex>
@@ -362,6 +363,44 @@ void SnapshotShapes(OpInstance& op) {
 }
 }  // namespace
 
+namespace {
+template <typename T>
+int64_t FirstNonFinite(const LoDTensor& t) {
+  const T* d = t.data<T>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    if (!std::isfinite(d[i])) return i;
+  return -1;
+}
+}  // namespace
+
+// --check_nan_inf: the first output of a float type that holds a NaN or an Inf stops the run,
+// naming the op, the kernel, the variable and the element (device data is read back).
+void Executor::CheckOutputsFinite(const OpInstance& op, const KernelEntry& k) {
+  for (const auto& b : op.outputs())
+    for (size_t i = 0; i < b.vars.size(); ++i) {
+      const Variable* v = b.vars[i];
+      if (!v || !v->IsType<LoDTensor>()) continue;
+      const LoDTensor& t = v->Get<LoDTensor>();
+      if (!t.initialized() || (t.dtype() != TIDE_FP32 && t.dtype() != TIDE_FP64)) continue;
+      LoDTensor host;
+      const LoDTensor* at = &t;
+      if (!DeviceContextPool::Global().Get(t.place())->host_accessible() ||
+          t.layout() == TIDE_LAYOUT_OPAQUE) {
+        if (t.layout() == TIDE_LAYOUT_OPAQUE) continue;  // a library's own format: not plain values
+        TensorCopySync(t, HostPlace(), &host);
+        at = &host;
+      } else {
+        op.kernel_dctx->Synchronize();
+      }
+      const int64_t bad = t.dtype() == TIDE_FP32 ? FirstNonFinite<float>(*at) : FirstNonFinite<double>(*at);
+      if (bad < 0) continue;
+      const double value = t.dtype() == TIDE_FP32 ? at->data<float>()[bad] : at->data<double>()[bad];
+      TIDE_FAIL(TIDE_FAILED_PRECONDITION, "check_nan_inf: ", op.label(), " kernel ", k.key.ToString(),
+                " wrote ", std::isnan(value) ? "NaN" : "Inf", " into output ", b.param, " ('",
+                b.names[i], "') at element ", bad, " of ", t.dims().ToString());
+    }
+}
+
 // A fallback kernel (another place's) wrote its outputs there. Parameters and other persistable
 // variables go back to the run's place at once: the startup program's initialisers and an
 // optimizer without a device kernel would otherwise leave every parameter on the host, to be
@@ -405,6 +444,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     CheckOutputsWritten(op, k);
     op.outputs_checked = true;
   }
+  if (FLAGS_check_nan_inf) CheckOutputsFinite(op, k);
   if (op.kernel_place != place_) ReturnPersistableOutputs(op);
   SnapshotShapes(op);
 }

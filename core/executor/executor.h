@@ -76,6 +76,7 @@ class Executor {
   void RunOps(PreparedBlock& p, Scope* local);
   void RunOp(PreparedBlock& p, OpInstance& op, Scope* local);
   void ReturnPersistableOutputs(OpInstance& op);
+  void CheckOutputsFinite(const OpInstance& op, const KernelEntry& k);
   void CheckInputsReady(const OpInstance& op);
   // The kernel for `op` on this executor's place for data type `dt` (see executor.cc).
   void TransformInputs(PreparedBlock& p, OpInstance& op);

@@ -28,6 +28,9 @@ DEFINE_bool(log_kernels, false, "log each op's chosen kernel and inserted transf
 DEFINE_bool(sync_ops, false,
             "debug: synchronise the device after every kernel, so an asynchronous fault names its "
             "op (TIDE_SYNC_OPS=1)");
+DEFINE_bool(check_nan_inf, false,
+            "debug: after every kernel, check its float outputs for NaN or Inf and fail naming the "
+            "first op and variable that holds one (Fluid's flag)");
 DEFINE_bool(profile_ops, false, "time every op run (tide.profiler / OpProfileReport)");
 DEFINE_bool(strict_kernel_placement, false,
             "an op with no kernel on the run's place is an error instead of a fallback");

@@ -15,6 +15,7 @@ DECLARE_bool(log_kernels);
 DECLARE_bool(strict_kernel_placement);
 DECLARE_bool(profile_ops);
 DECLARE_bool(sync_ops);
+DECLARE_bool(check_nan_inf);
 
 namespace tide::core {
 

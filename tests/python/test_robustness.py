@@ -292,3 +292,30 @@ def test_a_memory_flag_set_after_the_first_allocation_is_refused(exe):
     with pytest.raises(tide.PreconditionError, match="fraction_of_cpu_memory_to_use' was already read"):
         tide.set_flags({"fraction_of_cpu_memory_to_use": 0.5})
     tide.set_flags({"fraction_of_cpu_memory_to_use": current})  # the same value is fine
+
+
+# --- check_nan_inf (Fluid's flag) -------------------------------------------------------------------
+
+@pytest.fixture
+def nan_inf_checked():
+    tide.set_flags({"check_nan_inf": True})
+    yield
+    tide.set_flags({"check_nan_inf": False})
+
+
+def test_check_nan_inf_names_the_first_op_and_variable(exe, nan_inf_checked):
+    x = layers.data(name="x", shape=[4], dtype="float32", append_batch_size=False)
+    y = layers.log(x)  # log(0) = -inf: the first non-finite value
+    z = layers.sqrt(y)
+    with pytest.raises(tide.PreconditionError,
+                       match=r"check_nan_inf: op 'log' .* wrote Inf into output Out \('%s'\) at "
+                             r"element 2 of \[4\]" % y.name):
+        exe.run(feed={"x": np.array([1, 2, 0, 3], "float32")}, fetch_list=[z])
+    got, = exe.run(feed={"x": np.array([1, 2, 4, 3], "float32")}, fetch_list=[z])  # finite: runs
+    np.testing.assert_allclose(got, np.sqrt(np.log([1, 2, 4, 3])), rtol=1e-6)
+
+
+def test_without_check_nan_inf_the_values_pass_through(exe):
+    x = layers.data(name="x", shape=[2], dtype="float64", append_batch_size=False)
+    got, = exe.run(feed={"x": np.array([0.0, 1.0])}, fetch_list=[layers.log(x)])
+    assert np.isneginf(got[0]) and got[1] == 0
