@@ -162,7 +162,9 @@ void Executor::CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) c
 }
 
 Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
-  if (p.bound_scope_ == scope->serial() && p.run_scope_) return p.run_scope_;
+  const uint64_t epoch = Scope::EraseEpoch();
+  if (p.bound_scope_ == scope->serial() && p.bound_epoch_ == epoch && p.run_scope_)
+    return p.run_scope_;
   Scope* target = scope;
   if (p.create_local_scope_) {
     p.local_scope_ = Scope::NewDetached(scope);
@@ -181,6 +183,7 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
   }
   for (auto& op : p.ops_) op->Bind(*target);
   p.bound_scope_ = scope->serial();
+  p.bound_epoch_ = epoch;
   p.run_scope_ = target;
   return target;
 }
@@ -364,6 +367,20 @@ void SnapshotShapes(OpInstance& op) {
 }  // namespace
 
 namespace {
+// A kernel that failed after shape inference resized its outputs may have left an output with
+// dims larger than its memory: drop that memory, so nothing (the next op, numpy, DLPack) reads
+// past it; the output then holds no data and says so.
+void DropUnbackedOutputs(const OpInstance& op) {
+  for (const auto& b : op.outputs())
+    for (Variable* v : b.vars) {
+      if (!v || !v->IsType<LoDTensor>()) continue;
+      LoDTensor* t = v->GetMutable<LoDTensor>();
+      if (!t->initialized() || t->dims().size() == 0) continue;
+      const size_t need = static_cast<size_t>(t->numel()) * SizeOf(t->dtype());
+      if (t->memory_size() < need) t->Clear();
+    }
+}
+
 template <typename T>
 int64_t FirstNonFinite(const LoDTensor& t) {
   const T* d = t.data<T>();
@@ -428,8 +445,13 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   if (op.kernel_key.layout != TIDE_LAYOUT_OPAQUE) ResetOutputLayouts(op);
   TideKernelContext ctx{&op, op.kernel_dctx, {}};
   const KernelEntry& k = *op.kernel;
-  CallPlugin([&] { return k.compute(&ctx, k.user_data); },
-             [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+  try {
+    CallPlugin([&] { return k.compute(&ctx, k.user_data); },
+               [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+  } catch (...) {
+    DropUnbackedOutputs(op);
+    throw;
+  }
   // Debugging and profiling wait for the device, so that an asynchronous fault and the device
   // time are charged to the op that launched them, not to whichever synchronises next.
   if (FLAGS_sync_ops || FLAGS_profile_ops) {

@@ -41,6 +41,7 @@ class PreparedBlock {
   std::vector<const VarDesc*> feed_descs_;
   // Bindings are kept while runs use the same scope (by serial: addresses get reused).
   uint64_t bound_scope_ = 0;
+  uint64_t bound_epoch_ = 0;  // Scope::EraseEpoch() when bound: an erase since means rebinding
   std::unique_ptr<Scope> local_scope_;
   Scope* run_scope_ = nullptr;
   std::map<int, std::unique_ptr<PreparedBlock>> sub_blocks_;

@@ -47,9 +47,16 @@ const Scope* Scope::FindScope(const Variable* var) const {
   return nullptr;
 }
 
+namespace {
+std::atomic<uint64_t> g_erase_epoch{0};
+}  // namespace
+
+uint64_t Scope::EraseEpoch() { return g_erase_epoch.load(std::memory_order_acquire); }
+
 void Scope::EraseVars(const std::vector<std::string>& names) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   for (const auto& n : names) vars_.erase(n);
+  g_erase_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
 
 Scope& Scope::NewScope() const {

@@ -29,8 +29,11 @@ class Scope {
   Variable* FindLocalVar(const std::string& name) const;
   // The scope (this or an ancestor) that holds `var`; nullptr when none.
   const Scope* FindScope(const Variable* var) const;
-  // Removes local variables by name (absent names are ignored).
+  // Removes local variables by name (absent names are ignored). Bumps the erase epoch.
   void EraseVars(const std::vector<std::string>& names);
+  // Counts EraseVars calls in the process: bindings to variables (the executor's) made before
+  // a change of it may point at erased ones and must be made again.
+  static uint64_t EraseEpoch();
 
   // A child scope owned by this one.
   Scope& NewScope() const;

@@ -319,3 +319,47 @@ def test_without_check_nan_inf_the_values_pass_through(exe):
     x = layers.data(name="x", shape=[2], dtype="float64", append_batch_size=False)
     got, = exe.run(feed={"x": np.array([0.0, 1.0])}, fetch_list=[layers.log(x)])
     assert np.isneginf(got[0]) and got[1] == 0
+
+
+def test_a_prepared_program_runs_again_after_its_variables_were_erased():
+    # The executor's cached bindings used to point at the erased variables (use after free).
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        x = layers.data(name="x", shape=[3], dtype="float32", append_batch_size=False)
+        w = layers.create_parameter(shape=[3], dtype="float32", name="w_erased",
+                                    default_initializer=tide.initializer.Constant(2.0))
+        y = layers.elementwise_mul(x, w)
+    scope = tide.Scope()
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(scope):
+        exe.run(startup)
+        feed = {"x": np.array([1, 2, 3], "float32")}
+        got, = exe.run(main, feed=feed, fetch_list=[y], use_program_cache=True)
+        np.testing.assert_allclose(got, [2, 4, 6])
+        scope.erase_vars(["w_erased"])
+        with pytest.raises(tide.PreconditionError, match="'w_erased' holds no data"):
+            exe.run(main, feed=feed, fetch_list=[y], use_program_cache=True)
+        exe.run(startup)  # made again: the same prepared program sees the new variable
+        got, = exe.run(main, feed=feed, fetch_list=[y], use_program_cache=True)
+        np.testing.assert_allclose(got, [2, 4, 6])
+
+
+def test_a_kernel_that_fails_after_its_output_grew_leaves_no_short_buffer_behind():
+    # Shape inference resized the output to 1000 rows; the kernel then failed before allocating.
+    # The old 2-row buffer must not stay under the new dims (numpy read past it).
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        ids = layers.data(name="ids", shape=[1], dtype="int64")
+        y = layers.embedding(ids, size=[10, 4])
+        y.persistable = True
+    scope = tide.Scope()
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(scope):
+        exe.run(startup)
+        exe.run(main, feed={"ids": np.zeros((2, 1), "int64")}, fetch_list=[y])
+        with pytest.raises(tide.TideError, match="out of range"):
+            exe.run(main, feed={"ids": np.full((1000, 1), 70, "int64")}, fetch_list=[y])
+        t = scope.find_var(y.name).get_tensor()
+        assert t.shape() == [1000, 4] and not t._is_initialized()
+        with pytest.raises(tide.TideError, match="holds no data"):
+            np.array(t)
