@@ -3,6 +3,7 @@
 #ifndef TIDE_OPS_BROADCAST_HPP_
 #define TIDE_OPS_BROADCAST_HPP_
 
+#include <tide/ops/host_device.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
@@ -12,15 +13,6 @@
 
 namespace tide {
 namespace ops {
-
-// Functions a CUDA kernel calls too.
-#ifndef TIDE_OPS_HOST_DEVICE
-#ifdef __CUDACC__
-#define TIDE_OPS_HOST_DEVICE __host__ __device__
-#else
-#define TIDE_OPS_HOST_DEVICE
-#endif
-#endif
 
 // The element of Y that element i of X pairs with, for a Y with size-1 dims inside its aligned
 // range (Y [2, 1, 4] on X [2, 3, 4]). X's dims are collapsed into runs where Y is present or

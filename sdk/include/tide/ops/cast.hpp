@@ -4,16 +4,10 @@
 #ifndef TIDE_OPS_CAST_HPP_
 #define TIDE_OPS_CAST_HPP_
 
+#include <tide/ops/host_device.hpp>
+
 #include <cstdint>
 #include <type_traits>
-
-#ifndef TIDE_OPS_HOST_DEVICE
-#ifdef __CUDACC__
-#define TIDE_OPS_HOST_DEVICE __host__ __device__
-#else
-#define TIDE_OPS_HOST_DEVICE
-#endif
-#endif
 
 namespace tide {
 namespace ops {

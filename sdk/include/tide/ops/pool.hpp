@@ -3,6 +3,7 @@
 #ifndef TIDE_OPS_POOL_HPP_
 #define TIDE_OPS_POOL_HPP_
 
+#include <tide/ops/host_device.hpp>
 #include <tide/ops/conv.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
@@ -12,15 +13,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-// Functions a CUDA kernel calls too.
-#ifndef TIDE_OPS_HOST_DEVICE
-#ifdef __CUDACC__
-#define TIDE_OPS_HOST_DEVICE __host__ __device__
-#else
-#define TIDE_OPS_HOST_DEVICE
-#endif
-#endif
 
 namespace tide {
 namespace ops {
