@@ -263,9 +263,11 @@ void Executor::RunOps(PreparedBlock& p, Scope* local) {
     uint64_t transforms = p.counts_.total();
     RunOp(p, *op, local);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::string name = op->type() + (op->kernel ? " " + op->kernel->key.ToString() : std::string());
+    std::string kernel = op->kernel ? op->kernel->key.ToString() : std::string();
+    std::string name = op->type() + (kernel.empty() ? "" : " " + kernel);
     if (p.counts_.total() != transforms) name += " +transforms";
     RecordOpTime(name, ms);
+    RecordOpEvent(op->type(), kernel, t0, ms);
   }
 }
 

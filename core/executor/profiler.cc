@@ -2,6 +2,7 @@
 #include "core/executor/profiler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -13,7 +14,40 @@ std::map<std::string, OpProfile>& Table() {
   static auto* t = new std::map<std::string, OpProfile>;
   return *t;
 }
+std::vector<OpEvent>& Events() {
+  static auto* e = new std::vector<OpEvent>;
+  return *e;
+}
+std::chrono::steady_clock::time_point g_origin = std::chrono::steady_clock::now();
+uint64_t g_dropped = 0;
+uint64_t ThreadNumber() {
+  static std::atomic<uint64_t> next{1};
+  thread_local uint64_t mine = next++;
+  return mine;
+}
 }  // namespace
+
+void RecordOpEvent(const std::string& type, const std::string& kernel,
+                   std::chrono::steady_clock::time_point start, double ms) {
+  const uint64_t thread = ThreadNumber();
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (Events().size() >= kMaxOpEvents) {
+    ++g_dropped;
+    return;
+  }
+  double start_us = std::chrono::duration<double, std::micro>(start - g_origin).count();
+  Events().push_back({type, kernel, start_us, ms * 1000.0, thread});
+}
+
+std::vector<OpEvent> OpEvents() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return Events();
+}
+
+uint64_t DroppedOpEvents() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_dropped;
+}
 
 void RecordOpTime(const std::string& name, double ms) {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -34,6 +68,9 @@ std::vector<OpProfile> OpProfiles() {
 void ResetOpProfiles() {
   std::lock_guard<std::mutex> lock(g_mu);
   Table().clear();
+  Events().clear();
+  g_dropped = 0;
+  g_origin = std::chrono::steady_clock::now();
 }
 
 std::string OpProfileReport() {

@@ -32,6 +32,13 @@ void BindExecutor(py::module_& m) {
 
   m.def("op_profile_report", &OpProfileReport, "Per-op times recorded with --profile_ops.");
   m.def("reset_op_profiles", &ResetOpProfiles);
+  m.def("op_events", [] {
+    py::list out;
+    for (const auto& e : OpEvents())
+      out.append(py::make_tuple(e.name, e.kernel, e.start_us, e.dur_us, e.thread));
+    return py::make_tuple(out, DroppedOpEvents());
+  }, "The profiled op runs: (type, kernel, start us, duration us, thread), and how many were "
+     "dropped past the limit.");
   m.def("op_profiles", [] {
     py::list out;
     for (const auto& p : OpProfiles())
