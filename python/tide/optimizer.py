@@ -9,8 +9,9 @@ from .framework import (OP_ROLE_OPTIMIZE, Variable, default_startup_program, op_
 from .initializer import Constant
 from .regularizer import append_regularization_ops
 
-__all__ = ["SGD", "Momentum", "Adam", "Adagrad", "RMSProp", "SGDOptimizer", "MomentumOptimizer",
-           "AdamOptimizer", "AdagradOptimizer", "RMSPropOptimizer", "Optimizer"]
+__all__ = ["SGD", "Momentum", "LarsMomentum", "Adam", "Adagrad", "RMSProp", "SGDOptimizer",
+           "MomentumOptimizer", "LarsMomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
+           "RMSPropOptimizer", "Optimizer"]
 
 
 class Optimizer:
@@ -128,6 +129,31 @@ class Momentum(Optimizer):
                                attrs={"mu": self._momentum, "use_nesterov": self._use_nesterov})
 
 
+class LarsMomentum(Optimizer):
+    """Momentum with a layer-wise learning rate (LARS, You et al.): local_lr = lr * lars_coeff *
+    ||param|| / (||grad|| + lars_weight_decay * ||param||); v = mu * v + local_lr * (grad +
+    lars_weight_decay * param); param -= v."""
+
+    def __init__(self, learning_rate, momentum, lars_coeff=0.001, lars_weight_decay=0.0005,
+                 **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self._momentum = float(momentum)
+        self._lars_coeff = float(lars_coeff)
+        self._lars_weight_decay = float(lars_weight_decay)
+
+    def _create_accumulators(self, block, params):
+        for p in params:
+            self._add_accumulator("velocity", p)
+
+    def _append_optimize_op(self, block, param, grad, lr):
+        v = self._get_accumulator("velocity", param)
+        return block.append_op("lars_momentum",
+                               inputs={"Param": param, "Grad": grad, "Velocity": v, "LearningRate": lr},
+                               outputs={"ParamOut": param, "VelocityOut": v},
+                               attrs={"mu": self._momentum, "lars_coeff": self._lars_coeff,
+                                      "lars_weight_decay": self._lars_weight_decay})
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba); beta powers are kept as accumulators and scaled after each step."""
 
@@ -207,6 +233,7 @@ class RMSProp(Optimizer):
 
 SGDOptimizer = SGD
 MomentumOptimizer = Momentum
+LarsMomentumOptimizer = LarsMomentum
 AdamOptimizer = Adam
 AdagradOptimizer = Adagrad
 RMSPropOptimizer = RMSProp

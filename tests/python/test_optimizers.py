@@ -59,6 +59,16 @@ def test_momentum(rng, nesterov):
     check(tide.optimizer.Momentum(0.1, momentum=0.9, use_nesterov=nesterov), step, rng)
 
 
+def test_lars_momentum(rng):
+    # Fluid's lars_momentum: a local learning rate from the norms of the parameter and gradient.
+    def step(w, g, s, t):
+        pn, gn = np.linalg.norm(w), np.linalg.norm(g)
+        local_lr = 0.1 * 0.01 * pn / (gn + 0.0005 * pn)
+        v = s["v"] = 0.9 * s.get("v", 0.0) + local_lr * (g + 0.0005 * w)
+        return w - v
+    check(tide.optimizer.LarsMomentumOptimizer(0.1, momentum=0.9, lars_coeff=0.01), step, rng)
+
+
 def test_adam(rng):
     def step(w, g, s, t):
         b1, b2, eps, lr = 0.9, 0.999, 1e-8, 0.01
