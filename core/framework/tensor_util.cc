@@ -44,6 +44,9 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
     dst_ctx->Synchronize();  // its queued work may still read what `out` held before
     src_ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, out, in, bytes);
     src_ctx->Synchronize();
+  } else if (from.kind == place.kind && dst_ctx->has_peer_copy()) {  // e.g. npu:0 -> npu:1
+    dst_ctx->CopyPeer(out, from.device, in, bytes);
+    dst_ctx->Synchronize();
   } else {  // device to another device: stage through host memory
     std::vector<char> staging(bytes);
     src_ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, staging.data(), in, bytes);

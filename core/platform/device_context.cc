@@ -60,6 +60,17 @@ void DeviceContext::Copy(TideCopyKind kind, void* dst, const void* src, size_t s
              [&] { return StrCat("copying ", size, " bytes on ", place_.ToString()); }, device_->plugin_file);
 }
 
+void DeviceContext::CopyPeer(void* dst, int32_t src_device, const void* src, size_t size) {
+  if (size == 0) return;
+  CallPlugin(
+      [&] { return device_->def.copy_peer(device_->def.self, ctx_, dst, src_device, src, size); },
+      [&] {
+        return StrCat("copying ", size, " bytes from ", place_.kind_name(), ":", src_device, " to ",
+                      place_.ToString());
+      },
+      device_->plugin_file);
+}
+
 DeviceContextPool& DeviceContextPool::Global() {
   static auto* pool = new DeviceContextPool;  // never destroyed: see Clear()
   return *pool;

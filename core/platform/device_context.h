@@ -33,6 +33,10 @@ class DeviceContext {
   const void* Extension(const char* name) const;
   // Queued on this context's stream; Synchronize before reading on the host.
   void Copy(TideCopyKind kind, void* dst, const void* src, size_t size);
+  // True when the device copies from another device of its kind itself (copy_peer).
+  bool has_peer_copy() const { return device_->def.copy_peer != nullptr; }
+  // Queued on this context's stream: `size` bytes from device `src_device` of this kind.
+  void CopyPeer(void* dst, int32_t src_device, const void* src, size_t size);
 
  private:
   const DeviceInfo* device_;

@@ -321,6 +321,17 @@ class CudaDevice : public tide::Device {
     }
   }
 
+  // gpu:i -> gpu:j without a host bounce (through the peer path when the devices allow it,
+  // staged by the driver otherwise).
+  bool HasPeerCopy() const override { return true; }
+  void CopyPeer(void* ctx, void* dst, int32_t src_device, const void* src, size_t size) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    if (size == 0) return;
+    DeviceGuard guard(c->device);
+    CheckCopy(cudaMemcpyPeerAsync(dst, c->device, src, src_device, size, c->stream), c, size,
+              "from another device");
+  }
+
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_CUDA_CONTEXT_EXTENSION) == 0)
       return &static_cast<CudaContext*>(ctx)->state.ext;

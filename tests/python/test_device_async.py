@@ -14,6 +14,16 @@ BUILD = os.environ.get("TIDE_BUILD_DIR", "")
 SIM = os.path.join(BUILD, "tests", "plugins", "sim_device", "libtide_device_sim.so")
 pytestmark = pytest.mark.skipif(not os.path.exists(SIM), reason="the sim device plugin is not built")
 
+# TideSimCounters (sim_context.h) as ctypes sees it: every field, in order (the C function returns
+# the whole struct by value, so a shorter definition would let it write past ctypes' buffer).
+COUNTERS = """\
+class Counters(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
+        "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes", "contexts_created",
+        "contexts_destroyed", "finalized", "allocator_errors", "live_blocks", "peer")]
+lib.tide_sim_counters.restype = Counters
+"""
+
 # A net mixing sim kernels (scale, relu, elementwise_add) and CPU fallbacks (mul, softmax, mean),
 # so data goes to and from the device between ops, run many times with fresh inputs; prints
 # whether every run matched the CPU's bit for bit, and the device's counters.
@@ -25,13 +35,8 @@ NET = textwrap.dedent("""
     sim = tide.load_plugin(sys.argv[1])
     runs = int(sys.argv[2])
 
-    class Counters(ctypes.Structure):
-        _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
-            "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes",
-            "contexts_created", "contexts_destroyed", "finalized", "allocator_errors",
-            "live_blocks")]
     lib = ctypes.CDLL(sys.argv[1])
-    lib.tide_sim_counters.restype = Counters
+    COUNTERS
 
     x = layers.data(name="x", shape=[8, 16], dtype="float32", append_batch_size=False)
     w = layers.data(name="w", shape=[16, 16], dtype="float32", append_batch_size=False)
@@ -52,7 +57,7 @@ NET = textwrap.dedent("""
     c = lib.tide_sim_counters()
     print(json.dumps({"same": bool(same), "allocator_errors": c.allocator_errors,
                       "h2d": c.h2d, "d2h": c.d2h}))
-""")
+""").replace("COUNTERS\n", COUNTERS)
 
 
 def _run(code, *args, env=None, check=True):
@@ -174,10 +179,7 @@ PLACEMENT = textwrap.dedent('''
     from tide import layers
     tide.load_plugin(sys.argv[1])
     lib = ctypes.CDLL(sys.argv[1])
-    class Counters(ctypes.Structure):
-        _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
-            "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes")]
-    lib.tide_sim_counters.restype = Counters
+    COUNTERS
 
     x = layers.data(name="x", shape=[4], dtype="float32", append_batch_size=False)
     b = layers.create_parameter(shape=[4], dtype="float32", name="b",
@@ -194,7 +196,7 @@ PLACEMENT = textwrap.dedent('''
         assert np.allclose(got, i + 0.5)
         per_run.append([after.h2d - before.h2d, after.d2h - before.d2h])
     print(json.dumps({"where": where, "per_run": per_run}))
-''')
+''').replace("COUNTERS\n", COUNTERS)
 
 
 def test_parameters_made_by_a_fallback_kernel_live_on_the_run_place():

@@ -1170,10 +1170,17 @@ class Device {
   // Defaults of fraction_of_<kind>_memory_to_use / initial_<kind>_memory_in_mb; 0: 1.0 / 64.
   virtual double DefaultMemoryFraction() const { return 0; }
   virtual uint64_t DefaultInitialMemoryMb() const { return 0; }
+  // Peer copies between two devices of this kind (see TideDeviceDef.copy_peer): a device that
+  // has them returns true from HasPeerCopy and implements CopyPeer.
+  virtual bool HasPeerCopy() const { return false; }
+  virtual void CopyPeer(void* /*ctx*/, void* /*dst*/, int32_t /*src_device*/,
+                        const void* /*src*/, size_t /*size*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no peer copies");
+  }
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, initial_memory_mb_default);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, copy_peer);
     d.memory_fraction_default = DefaultMemoryFraction();
     d.initial_memory_mb_default = DefaultInitialMemoryMb();
     d.kind = kind();
@@ -1205,6 +1212,12 @@ class Device {
     d.context_extension = [](void* s, void* ctx, const char* name) -> const void* {
       return static_cast<Device*>(s)->Extension(ctx, name);
     };
+    if (HasPeerCopy())
+      d.copy_peer = [](void* s, void* ctx, void* dst, int32_t src_device, const void* src,
+                       size_t size) -> TideStatus* {
+        return detail::Guard(
+            [&] { static_cast<Device*>(s)->CopyPeer(ctx, dst, src_device, src, size); });
+      };
     d.finalize = [](void* s) {
       try {
         static_cast<Device*>(s)->Finalize();

@@ -282,6 +282,12 @@ typedef struct TideDeviceDef {
    * flags; 0: 1.0 and 64. */
   double memory_fraction_default;
   uint64_t initial_memory_mb_default;
+  /* Copies `size` bytes from `src` on device `src_device` of this kind to `dst` on ctx's device,
+   * queued on ctx's stream (a peer copy, e.g. gpu:0 -> gpu:1). The core has synchronised the
+   * source's context first and synchronises ctx after. NULL: the core stages such copies
+   * through host memory (device to host, then host to device). */
+  TideStatus* (*copy_peer)(void* self, void* ctx, void* dst, int32_t src_device, const void* src,
+                           size_t size);
 } TideDeviceDef;
 
 /* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast

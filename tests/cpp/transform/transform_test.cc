@@ -236,7 +236,7 @@ TEST_F(TransformTest, OpWithNoKernelAnywhereNamesWhatExists) {
   }
 }
 
-TEST_F(TransformTest, CopyBetweenTwoDevicesGoesThroughTheHost) {
+TEST_F(TransformTest, CopyBetweenTwoDevicesOfAKindIsAPeerCopy) {
   ProgramDesc p;
   BlockDesc* b = p.MutableBlock(0);
   Var(b, "x");
@@ -253,8 +253,10 @@ TEST_F(TransformTest, CopyBetweenTwoDevicesGoesThroughTheHost) {
   auto got = exe.Run(*prepared, &scope);
   TideSimCounters after = Counters();
   EXPECT_EQ(prepared->transform_counts().copies, 1u);
-  EXPECT_EQ(after.device_to_host - before.device_to_host, 2u);  // staging + fetch
-  EXPECT_EQ(after.host_to_device - before.host_to_device, 1u);
+  EXPECT_EQ(after.peer - before.peer, 1u);                      // sim:1 -> sim:0 directly
+  EXPECT_EQ(after.device_to_host - before.device_to_host, 1u);  // only the fetch
+  EXPECT_EQ(after.host_to_device - before.host_to_device, 0u);
+  EXPECT_FLOAT_EQ(got[0].data<float>()[0], 0.f);
   EXPECT_FLOAT_EQ(got[0].data<float>()[1], 2.f);
 }
 

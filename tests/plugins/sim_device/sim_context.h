@@ -20,6 +20,7 @@ typedef struct TideSimCounters {
    * allocator. */
   uint64_t allocator_errors;
   uint64_t live_blocks;
+  uint64_t peer; /* copies from the other sim device (copy_peer) */
 } TideSimCounters;
 
 #ifdef __cplusplus

@@ -29,7 +29,7 @@ namespace {
 
 std::atomic<uint64_t> g_h2d{0}, g_d2h{0}, g_d2d{0}, g_allocs{0}, g_frees{0};
 std::atomic<uint64_t> g_h2d_bytes{0}, g_d2h_bytes{0}, g_ctx_created{0}, g_ctx_destroyed{0};
-std::atomic<uint64_t> g_finalized{0}, g_alloc_errors{0};
+std::atomic<uint64_t> g_finalized{0}, g_alloc_errors{0}, g_peer{0};
 
 constexpr size_t kGuard = 64;  // guard bytes after each block
 constexpr unsigned char kGuardByte = 0xA5;
@@ -106,6 +106,7 @@ TideSimCounters Snapshot() {
   c.contexts_created = g_ctx_created, c.contexts_destroyed = g_ctx_destroyed;
   c.finalized = g_finalized, c.allocator_errors = g_alloc_errors;
   c.live_blocks = g_memory.live();
+  c.peer = g_peer;
   return c;
 }
 
@@ -167,6 +168,12 @@ class SimDevice : public tide::Device {
       ++g_d2d;
     }
     c->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
+  }
+  bool HasPeerCopy() const override { return true; }
+  void CopyPeer(void* ctx, void* dst, int32_t src_device, const void* src, size_t size) override {
+    TIDE_CHECK(src_device >= 0 && src_device < 2, "sim: no device ", src_device);
+    ++g_peer;
+    static_cast<SimContext*>(ctx)->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
   }
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_SIM_CONTEXT_EXTENSION) == 0) {
