@@ -401,15 +401,13 @@ void Executor::CheckOutputsFinite(const OpInstance& op, const KernelEntry& k) {
       if (!v || !v->IsType<LoDTensor>()) continue;
       const LoDTensor& t = v->Get<LoDTensor>();
       if (!t.initialized() || (t.dtype() != TIDE_FP32 && t.dtype() != TIDE_FP64)) continue;
+      if (t.layout() == TIDE_LAYOUT_OPAQUE) continue;  // a library's own format: not plain values
+      // The kernel's device was synchronised after it ran (RunOp); other memory is copied back.
       LoDTensor host;
       const LoDTensor* at = &t;
-      if (!DeviceContextPool::Global().Get(t.place())->host_accessible() ||
-          t.layout() == TIDE_LAYOUT_OPAQUE) {
-        if (t.layout() == TIDE_LAYOUT_OPAQUE) continue;  // a library's own format: not plain values
+      if (!DeviceContextPool::Global().Get(t.place())->host_accessible()) {
         TensorCopySync(t, HostPlace(), &host);
         at = &host;
-      } else {
-        op.kernel_dctx->Synchronize();
       }
       const int64_t bad = t.dtype() == TIDE_FP32 ? FirstNonFinite<float>(*at) : FirstNonFinite<double>(*at);
       if (bad < 0) continue;
@@ -455,8 +453,9 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     throw;
   }
   // Debugging and profiling wait for the device, so that an asynchronous fault and the device
-  // time are charged to the op that launched them, not to whichever synchronises next.
-  if (FLAGS_sync_ops || FLAGS_profile_ops) {
+  // time are charged to the op that launched them, not to whichever synchronises next (and
+  // check_nan_inf reads finished outputs).
+  if (FLAGS_sync_ops || FLAGS_profile_ops || FLAGS_check_nan_inf) {
     try {
       op.kernel_dctx->Synchronize();
     } catch (const Error& e) {

@@ -1,6 +1,7 @@
 // array_ops.cc: tensor arrays (LoDTensorArray variables): write_to_array, read_from_array and
 // array_length, kernel-less as in Fluid (an array is no tensor). The index I is a one-element
 // int64 (or int32) tensor on any place; elements are copied on the op's place with their LoD.
+#include "control_util.h"
 #include "grad_util.h"
 
 namespace ops_control {
@@ -80,12 +81,7 @@ TIDE_REGISTER_OP(tide::OpSchema("write_to_array")
                      .Input("X", "the tensor to write")
                      .Input("I", "a one-element int64 index (>= 0)")
                      .Output("Out", "the tensor array")
-                     .InferShape([](tide::InferShapeContext& ctx) {
-                       if (ctx.IsRuntime()) return;
-                       ctx.SetOutputVarType("Out", TIDE_VAR_LOD_TENSOR_ARRAY);
-                       ctx.SetOutputDims("Out", ctx.InputDims("X"));
-                       ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-                     })
+                     .InferShape(ops_control::ArrayOfXShape)
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("read_from_array")
                            .Input("X", g.OutputGrad("Out"))
@@ -128,10 +124,5 @@ TIDE_REGISTER_OP(tide::OpSchema("tensor_array_sum")
                      .Comment("Out[i] = the sum of X_k[i] over the arrays holding element i.")
                      .Input("X", "tensor arrays").AsDuplicable()
                      .Output("Out", "their element-wise sum")
-                     .InferShape([](tide::InferShapeContext& ctx) {
-                       if (ctx.IsRuntime()) return;
-                       ctx.SetOutputVarType("Out", TIDE_VAR_LOD_TENSOR_ARRAY);
-                       ctx.SetOutputDims("Out", ctx.InputDims("X"));
-                       ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-                     })
+                     .InferShape(ops_control::ArrayOfXShape)
                      .Run(ops_control::TensorArraySumRun));

@@ -8,6 +8,15 @@
 
 namespace ops_control {
 
+// Shape inference of an op whose output Out is a tensor array of X's dims and data type (the
+// array's elements are X-shaped).
+inline void ArrayOfXShape(tide::InferShapeContext& ctx) {
+  if (ctx.IsRuntime()) return;
+  ctx.SetOutputVarType("Out", TIDE_VAR_LOD_TENSOR_ARRAY);
+  ctx.SetOutputDims("Out", ctx.InputDims("X"));
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+}
+
 // The variable `name` as seen from the op's scope; an error naming the op when absent.
 inline tide::Variable Lookup(tide::OpRunContext& ctx, const std::string& name) {
   tide::Variable v = ctx.scope().FindVar(name);

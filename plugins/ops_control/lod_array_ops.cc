@@ -4,6 +4,7 @@
 // t-th part (one row, or a sub-sequence with its LoD when X has deeper levels). That is what
 // DynamicRNN's step t reads. array_to_lod_tensor puts such an array back into one LoDTensor,
 // sequences in index order, with the table's coarse LoD above them.
+#include "control_util.h"
 #include "rank_table.h"
 
 namespace ops_control {
@@ -135,12 +136,7 @@ TIDE_REGISTER_OP(tide::OpSchema("lod_tensor_to_array")
                      .Input("X", "a LoDTensor of sequences")
                      .Input("RankTable", "the LoD rank table of X")
                      .Output("Out", "a tensor array, one element per time step")
-                     .InferShape([](tide::InferShapeContext& ctx) {
-                       if (ctx.IsRuntime()) return;
-                       ctx.SetOutputVarType("Out", TIDE_VAR_LOD_TENSOR_ARRAY);
-                       ctx.SetOutputDims("Out", ctx.InputDims("X"));
-                       ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-                     })
+                     .InferShape(ops_control::ArrayOfXShape)
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("array_to_lod_tensor")
                            .Input("X", g.OutputGrad("Out"))
