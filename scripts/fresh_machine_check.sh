@@ -5,11 +5,13 @@
 # ./scripts/test.sh, there (chroot in a private mount namespace, a bare environment), printing
 # each one's wall time and result, and how long the quick start took to reach training.
 #
-#   scripts/fresh_machine_check.sh [--keep] [--no-cache] [--only quickstart|test]
+#   scripts/fresh_machine_check.sh [--keep] [--no-cache] [--only quickstart|test] [--debs DIR]
 #
 #   --keep      leave the root (and its build) in $TIDE_FRESH_DIR afterwards
 #   --no-cache  debootstrap anew instead of unpacking the pristine root cached by an earlier run
 #   --only X    run only one of the two commands
+#   --debs DIR  instead: `apt install` the packages cpack made (DIR/*.deb) in the root and use
+#               them (tests/packaging/deb_check.sh: train, tide-plugins, an out-of-tree plugin)
 #
 # Needs root (debootstrap, chroot, mounts); installs debootstrap when it is missing. What it
 # checks is the committed tree: commit first. Logs: $TIDE_FRESH_DIR/{quickstart,test}.log.
@@ -18,13 +20,14 @@ TIDE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${TIDE_FRESH_DIR:-/var/tmp/tide-fresh}"
 CACHE="${TIDE_FRESH_CACHE:-$HOME/.cache/tide-fresh-root}"
 SUITE=bookworm
-KEEP=0 USE_CACHE=1 ONLY=""
+KEEP=0 USE_CACHE=1 ONLY="" DEBS=""
 while (($#)); do
   case "$1" in
     --keep) KEEP=1 ;;
     --no-cache) USE_CACHE=0 ;;
     --only) ONLY="$2"; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --debs) DEBS="$(cd "$2" && pwd)"; ONLY=debs; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fresh_machine_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -143,6 +146,11 @@ if [ -z "$ONLY" ] || [ "$ONLY" = quickstart ]; then
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = test ]; then
   run_in_root test ./scripts/test.sh || status=1
+fi
+if [ "$ONLY" = debs ]; then
+  mkdir -p "$ROOT/root/debs"
+  cp "$DEBS"/*.deb "$ROOT/root/debs/"
+  run_in_root debs "./tests/packaging/deb_check.sh /root/debs" || status=1
 fi
 
 echo

@@ -25,8 +25,8 @@ if [ ! -x "$TIDE_VENV/bin/python" ]; then
   log "creating the Python virtual environment $TIDE_VENV"
   python3 -m venv "$TIDE_VENV"
 fi
-PY_PACKAGES=(numpy pytest scikit-learn pyzmq)
-if ! "$TIDE_VENV/bin/python" -c "import numpy, pytest, sklearn, zmq" 2>/dev/null; then
+PY_PACKAGES=(numpy pytest scikit-learn pyzmq scikit-build-core)  # the last: tests/packaging's wheel
+if ! "$TIDE_VENV/bin/python" -c "import numpy, pytest, sklearn, zmq, scikit_build_core" 2>/dev/null; then
   log "installing Python packages: ${PY_PACKAGES[*]}"
   "$TIDE_VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi

@@ -16,6 +16,7 @@
 DEFINE_bool(json, false, "print the load records as JSON");
 DEFINE_bool(verbose, false, "list every kernel key (default: the number of kernels per op)");
 DEFINE_bool(strict, false, "exit non-zero when a kernel's op is defined by no loaded plugin");
+DEFINE_bool(timing, false, "print each plugin file's load time and its share of the total, slowest first");
 
 namespace {
 
@@ -68,12 +69,27 @@ void PrintRecord(const PluginRecord& r) {
   PrintList("devices", r.devices);
 }
 
+// --timing: one line per file (open + register), slowest first, with its share of the total.
+void PrintTiming(std::vector<PluginRecord> records) {
+  double total = 0;
+  for (const auto& r : records) total += r.load_ms;
+  std::stable_sort(records.begin(), records.end(),
+                   [](const PluginRecord& a, const PluginRecord& b) { return a.load_ms > b.load_ms; });
+  std::printf("plugin load time: %.2f ms in %zu file(s)\n", total, records.size());
+  std::printf("  %9s %6s  %s\n", "ms", "share", "plugin (file)");
+  for (const auto& r : records) {
+    std::string file = r.path.substr(r.path.find_last_of('/') + 1);
+    std::printf("  %9.2f %5.1f%%  %s (%s)%s\n", r.load_ms, total > 0 ? 100.0 * r.load_ms / total : 0.0,
+                r.name.empty() ? "?" : r.name.c_str(), file.c_str(), r.loaded ? "" : " [failed]");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "lists Tide's plugins: what loaded, what failed and why, what each registered\n"
-      "  tide-plugins [--plugin_path=DIR_OR_FILE:...] [--json] [--verbose] [--strict]");
+      "  tide-plugins [--plugin_path=DIR_OR_FILE:...] [--json] [--verbose] [--strict] [--timing]");
   tide::core::InitFromArgs(&argc, &argv);
   if (argc > 1) {
     std::cerr << "tide-plugins: unexpected argument '" << argv[1] << "' (see --help)\n";
@@ -96,6 +112,10 @@ int main(int argc, char** argv) {
   if (FLAGS_strict && !orphans.empty()) rc = 1;
   if (FLAGS_json) {
     std::cout << manager.RecordsJson();
+    return rc;
+  }
+  if (FLAGS_timing) {
+    PrintTiming(records);
     return rc;
   }
   std::cout << "Tide plugin ABI " << TIDE_ABI_MAJOR << "." << TIDE_ABI_MINOR << "\nsearch path:";

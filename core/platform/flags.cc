@@ -14,8 +14,8 @@
 #include "core/platform/enforce.h"
 
 DEFINE_string(plugin_path, "",
-              "':'-separated plugin directories or files; empty: $TIDE_PLUGIN_PATH, then the "
-              "install's lib/tide/plugins");
+              "':'-separated plugin directories or files, the only ones searched; empty: "
+              "$TIDE_PLUGIN_PATH's, then the install's lib/tide/plugins (docs/packaging.md)");
 DEFINE_double(fraction_of_cpu_memory_to_use, 1.0,
               "the share of host memory the CPU allocator may take (0, 1]");
 DEFINE_uint64(initial_cpu_memory_in_mb, 64, "size of the CPU allocator's first arena chunk");
@@ -62,6 +62,7 @@ void ApplyEnvironment() {
   for (const auto& f : all) {
     if (!f.is_default) continue;  // set on the command line (or by SetFlag): that wins
     for (const std::string& var : {"FLAGS_" + f.name, "TIDE_" + Upper(f.name)}) {
+      if (var == "TIDE_PLUGIN_PATH") continue;  // the loader reads it: it adds to the default path
       const char* v = std::getenv(var.c_str());
       if (!v) continue;
       std::string bad = CheckFlagValue(f.name, v);

@@ -289,6 +289,13 @@ std::string JsonList(const std::vector<std::string>& v) {
 
 }  // namespace
 
+bool PluginPathOnly() {
+  const char* v = std::getenv("TIDE_PLUGIN_PATH_ONLY");
+  if (!v || !*v) return false;
+  std::string s(v);
+  return !(s == "0" || s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off");
+}
+
 std::string DefaultPluginDir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&DefaultPluginDir), &info) && info.dli_fname)
@@ -302,10 +309,15 @@ PluginManager& PluginManager::Global() {
 }
 
 std::vector<std::string> PluginManager::SearchPath() const {
-  if (!FLAGS_plugin_path.empty()) return SplitPath(FLAGS_plugin_path);
-  if (const char* env = std::getenv("TIDE_PLUGIN_PATH")) return SplitPath(env);
+  if (!FLAGS_plugin_path.empty()) return SplitPath(FLAGS_plugin_path);  // explicit: only these
+  std::vector<std::string> path;
+  if (const char* env = std::getenv("TIDE_PLUGIN_PATH")) path = SplitPath(env);
+  // $TIDE_PLUGIN_PATH adds to the defaults (a vendor directory must not drop Tide's own plugins);
+  // TIDE_PLUGIN_PATH_ONLY=1 makes it the whole path (empty: none).
+  if (PluginPathOnly()) return path;
   std::string dir = DefaultPluginDir();
-  return dir.empty() ? std::vector<std::string>{} : std::vector<std::string>{dir};
+  if (!dir.empty()) path.push_back(dir);  // a duplicate of an earlier entry is loaded once
+  return path;
 }
 
 void PluginManager::EnsureDiscovered() {

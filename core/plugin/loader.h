@@ -25,8 +25,9 @@ class PluginManager {
  public:
   static PluginManager& Global();
 
-  // The directories and files searched: --plugin_path if set, else $TIDE_PLUGIN_PATH if set
-  // (an empty value means none), else the install's lib/tide/plugins.
+  // The directories and files searched: --plugin_path if set (only those); else the entries of
+  // $TIDE_PLUGIN_PATH followed by the install's lib/tide/plugins, or with TIDE_PLUGIN_PATH_ONLY=1
+  // the entries of $TIDE_PLUGIN_PATH alone (unset or empty: none).
   std::vector<std::string> SearchPath() const;
   // Scans the search path once per process; thread-safe; later calls do nothing.
   void EnsureDiscovered();
@@ -50,6 +51,8 @@ class PluginManager {
 
 // The install's (or build tree's) default plugin directory: <dir of libtide_core.so>/tide/plugins.
 std::string DefaultPluginDir();
+// TIDE_PLUGIN_PATH_ONLY is set to a true value: $TIDE_PLUGIN_PATH is the whole search path.
+bool PluginPathOnly();
 
 // Loads plugins once (flags and logging too): what every user-facing entry point calls.
 void Initialize();

@@ -7,12 +7,17 @@
     exe = tide.Executor(tide.CPUPlace())
     exe.run(tide.default_startup_program())
 
-Importing tide loads the plugins on the plugin path (--plugin_path / $TIDE_PLUGIN_PATH / the
-install's lib/tide/plugins); tide.load_plugin adds more at any time.
+Importing tide loads the plugins on the plugin path ($TIDE_PLUGIN_PATH's entries, then the
+install's lib/tide/plugins; --plugin_path or TIDE_PLUGIN_PATH_ONLY=1 for only the given ones) and
+those of other wheels' "tide.plugins" entry points (docs/packaging.md); tide.load_plugin adds more
+at any time.
 """
 from . import _C
 
 _C.initialize()
+from .plugins import _load_entry_point_plugins  # noqa: E402
+
+_load_entry_point_plugins()
 
 from . import core, unique_name  # noqa: E402
 from .core import (CPUPlace, CUDAPlace, LoDTensor, Place, PluginError, Scope,  # noqa: E402,F401
@@ -28,7 +33,8 @@ from .param_attr import ParamAttr  # noqa: E402,F401
 from .data_feeder import DataFeeder  # noqa: E402,F401
 from .lod_tensor import create_lod_tensor, create_random_int_lodtensor  # noqa: E402,F401
 from .reader import batch  # noqa: E402,F401
-from .plugins import load_plugin, plugins, plugin_search_path, is_compiled_with_cuda  # noqa: E402,F401
+from .plugins import (load_plugin, plugins, plugin_search_path, is_compiled_with_cuda,  # noqa: E402,F401
+                      entry_point_plugin_dirs)
 from . import cuda, memory  # noqa: E402,F401
 from . import distributed, transpiler  # noqa: E402,F401
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402,F401

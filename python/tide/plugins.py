@@ -1,5 +1,7 @@
 """Plugins at run time: what loaded, and loading more."""
-from . import _C
+import warnings
+
+from . import _C, _entry_points
 from .core import PluginError, TideError
 
 
@@ -19,7 +21,39 @@ def plugins():
 
 
 def plugin_search_path():
+    """The directories and files the core searched at start-up (--plugin_path, else
+    $TIDE_PLUGIN_PATH's entries then the default directory; docs/packaging.md)."""
     return _C.plugin_search_path()
+
+
+_entry_point_dirs = []
+
+
+def entry_point_plugin_dirs():
+    """The plugin directories named by installed distributions' "tide.plugins" entry points
+    (those `import tide` loaded from; empty when TIDE_PLUGIN_PATH_ONLY / --plugin_path said that
+    the plugin path is the only one)."""
+    return list(_entry_point_dirs)
+
+
+def _load_entry_point_plugins():
+    """Loads the plugin files of every "tide.plugins" entry point (called by `import tide`, after
+    the search path's plugins, so a vendor plugin may require Tide's own). A broken entry point or
+    plugin is a warning naming it, never an import error: the other plugins still load."""
+    if _entry_points.disabled() or _C.get_flag("plugin_path"):
+        return
+    for label, d, error in _entry_points.plugin_dirs():
+        if error:
+            warnings.warn("tide: plugin entry point %s: %s" % (label, error), RuntimeWarning, stacklevel=3)
+            continue
+        _entry_point_dirs.append(d)
+        if d in _C.plugin_search_path():
+            continue  # loaded already (TIDE_PLUGIN_PATH names it too)
+        try:
+            _C.load_plugin(d)
+        except TideError as e:
+            # Every file's reason is in its load record (tide.plugins(), tide-plugins) as well.
+            warnings.warn("tide: plugin entry point %s: %s" % (label, e), RuntimeWarning, stacklevel=3)
 
 
 def is_compiled_with_cuda():

@@ -1,8 +1,15 @@
-# tide_add_plugin(<name> <sources>...): builds a Tide plugin module that sees only the SDK,
-# exports only its two entry points (hidden visibility), and lands where Tide finds it.
-# Used in-tree and, through find_package(Tide), by third-party plugins.
+# tide_add_plugin(<name> [DESTINATION <dir>] [NO_INSTALL] <sources>...): builds a Tide plugin
+# module that sees only the SDK, exports only its two entry points (hidden visibility), and lands
+# where Tide finds it. Used in-tree and, through find_package(Tide), by third-party plugins.
+#
+# Where `cmake --install` puts it: DESTINATION if given (relative to the install prefix, e.g. a
+# package directory a wheel's "tide.plugins" entry point names); else TIDE_PLUGIN_INSTALL_DIR if
+# the project sets it (in-tree: <libdir>/tide/plugins); else, out of tree, TIDE_PLUGIN_DIR from
+# TideConfig.cmake: the plugin directory of the Tide found (absolute), where it looks by default.
+# NO_INSTALL, or in-tree with TIDE_PLUGIN_INSTALL_DIR unset (tests/): never installed.
 function(tide_add_plugin name)
-  add_library(${name} MODULE ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 1 _tap "NO_INSTALL" "DESTINATION" "")
+  add_library(${name} MODULE ${_tap_UNPARSED_ARGUMENTS})
   if(TARGET Tide::sdk)
     target_link_libraries(${name} PRIVATE Tide::sdk)
   else()
@@ -18,11 +25,20 @@ function(tide_add_plugin name)
   endif()
   # No undefined symbols: a plugin must not rely on the core's (or anyone's) C++ symbols.
   target_link_options(${name} PRIVATE -Wl,--no-undefined)
-  # In-tree: the install tree's plugin directory; out of tree (find_package(Tide)): the plugin
-  # directory of the Tide found (TIDE_PLUGIN_DIR, absolute), where it looks by default.
-  if(DEFINED TIDE_PLUGIN_INSTALL_DIR)
-    install(TARGETS ${name} LIBRARY DESTINATION ${TIDE_PLUGIN_INSTALL_DIR})
-  elseif(DEFINED TIDE_PLUGIN_DIR)
-    install(TARGETS ${name} LIBRARY DESTINATION ${TIDE_PLUGIN_DIR})
+  if(_tap_NO_INSTALL)
+    return()
+  elseif(_tap_DESTINATION)
+    set(dest ${_tap_DESTINATION})
+  elseif(TIDE_PLUGIN_INSTALL_DIR)
+    set(dest ${TIDE_PLUGIN_INSTALL_DIR})
+  elseif(TIDE_PLUGIN_DIR)
+    set(dest ${TIDE_PLUGIN_DIR})
+  elseif(DEFINED TIDE_PLUGIN_OUTPUT_DIR)  # in-tree with TIDE_PLUGIN_INSTALL_DIR unset: tests' plugins
+    return()
+  else()
+    message(WARNING "tide_add_plugin(${name}): no install destination (find_package(Tide) sets "
+                    "TIDE_PLUGIN_DIR; or pass DESTINATION): `cmake --install` will not install it")
+    return()
   endif()
+  install(TARGETS ${name} LIBRARY DESTINATION ${dest} COMPONENT runtime)
 endfunction()

@@ -9,7 +9,8 @@
 namespace {
 
 TEST(EmptyPluginPath, CoreAloneRegistersNothing) {
-  setenv("TIDE_PLUGIN_PATH", "", 1);  // ctest sets it too; this keeps a direct run honest
+  setenv("TIDE_PLUGIN_PATH", "", 1);  // ctest sets both too; this keeps a direct run honest
+  setenv("TIDE_PLUGIN_PATH_ONLY", "1", 1);  // else the default directory is searched
   unsetenv("FLAGS_plugin_path");
   tide::core::Initialize();
   auto& pm = tide::core::PluginManager::Global();
