@@ -36,7 +36,7 @@ cmake --build "$FUZZ_BUILD" -j "$JOBS" --target "${TARGETS[@]}" "${PLUGINS[@]}"
 
 PLUGIN_PATH=""
 for p in "${PLUGINS[@]}"; do PLUGIN_PATH="$PLUGIN_PATH${PLUGIN_PATH:+:}$FUZZ_BUILD/lib/tide/plugins/lib$p.so"; done
-export TIDE_PLUGIN_PATH="$PLUGIN_PATH"
+export TIDE_PLUGIN_PATH="$PLUGIN_PATH" TIDE_PLUGIN_PATH_ONLY=1  # exactly these plugins
 # Huge allocations fail as out of memory (a Tide error) instead of aborting the process.
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}"
