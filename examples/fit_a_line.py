@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.datasets import load_diabetes
 
 import tide
+from example_util import plot_losses, progress, require_matplotlib
 
 
 def load_data(seed=0):
@@ -46,9 +47,11 @@ def place_of(device):
         else tide.CUDAPlace(0) if device == "gpu" else tide.Place(device, 0)
 
 
-def train(passes=300, batch_size=20, learning_rate=0.02, device="cpu", model_dir=None, seed=1, verbose=True):
+def train(passes=300, batch_size=20, learning_rate=0.02, device="cpu", model_dir=None, seed=1, verbose=True,
+          history=None):
     """Trains; returns (final training loss over the whole training set, least-squares optimum,
-    test predictions from the reloaded inference model, test targets)."""
+    test predictions from the reloaded inference model, test targets). `history`, a list, gets
+    each pass's training loss."""
     (train_x, train_y), (test_x, test_y) = load_data()
     main, startup = tide.Program(), tide.Program()
     main.random_seed = startup.random_seed = seed
@@ -63,10 +66,14 @@ def train(passes=300, batch_size=20, learning_rate=0.02, device="cpu", model_dir
         feeder = tide.DataFeeder(feed_list=[x, y], place=place, program=main)
         batches = tide.batch(tide.reader.shuffle(reader(train_x, train_y), buf_size=500, seed=seed),
                              batch_size=batch_size)
+        n_batches = (len(train_x) + batch_size - 1) // batch_size
         for pass_id in range(passes):
-            for data in batches():
+            for data in progress(batches(), n_batches, "pass %d/%d" % (pass_id, passes),
+                                 None if verbose else False):
                 exe.run(main, feed=feeder.feed(data), fetch_list=[avg_cost])
             loss, = exe.run(test_program, feed={"x": train_x, "y": train_y}, fetch_list=[avg_cost])
+            if history is not None:
+                history.append(float(loss[0]))
             if verbose and (pass_id % 30 == 0 or pass_id == passes - 1):
                 print("pass %3d  train loss %.6f" % (pass_id, float(loss[0])))
         model_dir = model_dir or tempfile.mkdtemp(prefix="fit_a_line_")
@@ -97,9 +104,14 @@ def main():
     ap.add_argument("--learning_rate", type=float, default=0.02)
     ap.add_argument("--device", default="cpu", help="cpu, gpu, or kind:index")
     ap.add_argument("--model_dir", default=None)
+    ap.add_argument("--plot", default=None, metavar="PNG", help="write the training loss per pass to this image")
     args = ap.parse_args()
+    require_matplotlib(args.plot)
     print("plugins:", ", ".join("%s %s" % (p["name"], p["version"]) for p in tide.plugins() if p["status"] == "loaded"))
-    train(args.passes, args.batch_size, args.learning_rate, args.device, args.model_dir)
+    history = []
+    train(args.passes, args.batch_size, args.learning_rate, args.device, args.model_dir, history=history)
+    if args.plot:
+        plot_losses(args.plot, history, "training loss (MSE)", "fit_a_line")
 
 
 if __name__ == "__main__":
