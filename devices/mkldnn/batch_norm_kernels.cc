@@ -4,7 +4,9 @@
 // batch mean * (1 - momentum) (likewise VarianceOut); is_test / use_global_stats normalise with
 // the running statistics. SavedMean is the mean used, SavedVariance 1 / sqrt(var + epsilon).
 // Y keeps X's format (blocked stays blocked); the grads are written plain. Channels are on
-// axis 1 (NCHW; an NHWC X of rank > 2 is not supported here).
+// axis 1 (NCHW), or last for a 4-D NHWC X (oneDNN's nhwc tag; Y written plain). As in Paddle,
+// trainable_statistics keeps the batch's statistics under is_test, and a MomentumTensor input
+// overrides the momentum.
 #include <cmath>
 #include <cstring>
 
@@ -18,6 +20,7 @@ using dnnl::prop_kind;
 constexpr auto f32 = memory::data_type::f32;
 
 struct BnParams {
+  bool nhwc = false;  // X is [N, H, W, C]; x below is its NCHW dims
   Dims x;
   int64_t c;
   float eps, momentum;
@@ -29,15 +32,25 @@ BnParams GetParams(const KernelContext& ctx, const Dims& x) {
   TIDE_CHECK(x.size() >= 2 && x.size() <= 5, "op '", op, "': X must have rank 2 to 5, got ",
              tide::ToString(x));
   const std::string layout = ctx.Attr<std::string>("data_layout");
-  if (layout == "NHWC" && x.size() > 2)
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
-               "' (oneDNN kernel): data_layout NHWC is not supported; use the plain kernel");
+  if (layout == "NHWC" && (x.size() == 3 || x.size() == 5))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): data_layout NHWC of rank ",
+               x.size(), " is not supported; run it without use_mkldnn");
   BnParams p;
-  p.x = x;
-  p.c = x[1];
+  p.nhwc = layout == "NHWC" && x.size() == 4;
+  p.x = p.nhwc ? Dims{x[0], x[3], x[1], x[2]} : x;
+  p.c = p.x[1];
   p.eps = ctx.Attr<float>("epsilon");
   p.momentum = ctx.Attr<float>("momentum");
-  p.global = ctx.Attr<bool>("is_test") || ctx.Attr<bool>("use_global_stats");
+  if (ctx.HasInput("MomentumTensor")) {
+    Tensor m = ctx.Input("MomentumTensor");
+    TIDE_CHECK(m.numel() == 1 && m.dtype() == TIDE_FP32, "op '", op,
+               "': MomentumTensor must hold one float32, got ", tide::DataTypeName(m.dtype()),
+               " ", tide::ToString(m.dims()));
+    p.momentum = m.data<float>()[0];
+  }
+  const bool test = ctx.Attr<bool>("is_test") && !(ctx.HasAttr("trainable_statistics") &&
+                                                   ctx.Attr<bool>("trainable_statistics"));
+  p.global = test || ctx.Attr<bool>("use_global_stats");
   return p;
 }
 
@@ -85,8 +98,9 @@ void BnKernel(KernelContext& ctx) {
     BnParams p = GetParams(ctx, x.dims());
     const int64_t c = p.c;
     Exec e(ctx);
-    memory src = e.View(x, op, "X");
-    if (StorableTag(src.get_desc(), ToDnnlDims(p.x)) == Tag::undef) src = PlainView(e, x, op, "X");
+    memory src = p.nhwc ? NhwcView(e, x, op, "X") : e.View(x, op, "X");
+    if (!p.nhwc && StorableTag(src.get_desc(), ToDnnlDims(p.x)) == Tag::undef)
+      src = PlainView(e, x, op, "X");
     const memory::desc md = src.get_desc();
     memory scale = ParamView(e, ctx.Input("Scale"), c, op, "Scale");
     memory shift = ParamView(e, ctx.Input("Bias"), c, op, "Bias");
@@ -99,7 +113,8 @@ void BnKernel(KernelContext& ctx) {
     std::memcpy(run_var.data(), run_var_in.get_data_handle(), c * sizeof(float));
 
     Key key(op);
-    key(p.x)(int64_t(StorableTag(md, ToDnnlDims(p.x))))(Bits(p.eps))(int64_t(p.global));
+    key(p.x)(int64_t(StorableTag(md, ToDnnlDims(p.x))))(Bits(p.eps))(int64_t(p.global))(
+        int64_t(p.nhwc));
     auto entry = e.cache().GetOrCreate<BnFwd>(key.str(), [&] {
       dnnl::batch_normalization_forward::primitive_desc pd(
           dnnl::batch_normalization_forward::desc(
@@ -111,7 +126,7 @@ void BnKernel(KernelContext& ctx) {
     memory mean = p.global ? e.View(Vec(c), run_mean.data()) : e.TempMemory(Vec(c));
     memory var = p.global ? e.View(Vec(c), run_var.data()) : e.TempMemory(Vec(c));
     Tensor y = ctx.Output("Y");
-    memory dst = TryOutput(e, y, p.x, md, ctx.place());
+    memory dst = p.nhwc ? e.TempMemory(md) : TryOutput(e, y, p.x, md, ctx.place());
     e.Run(entry->prim, entry->pd,
           {{DNNL_ARG_SRC, src},
            {DNNL_ARG_DST, dst},
@@ -119,6 +134,7 @@ void BnKernel(KernelContext& ctx) {
            {DNNL_ARG_SHIFT, shift},
            {DNNL_ARG_MEAN, mean},
            {DNNL_ARG_VARIANCE, var}});
+    if (p.nhwc) StoreNhwc(e, dst, y, x.dims(), ctx.place());
     e.Wait();
 
     const float* mu = static_cast<const float*>(mean.get_data_handle());
@@ -159,15 +175,16 @@ void BnGradKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("X"), dy = ctx.Input(tide::GradVarName("Y").c_str());
     BnParams p = GetParams(ctx, x.dims());
     const int64_t c = p.c;
-    TIDE_CHECK(dy.dims() == p.x, "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),
-               ", expected X's ", tide::ToString(p.x));
+    TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ",
+               tide::ToString(dy.dims()), ", expected X's ", tide::ToString(x.dims()));
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
     Tensor dscale = ctx.OptionalOutput(tide::GradVarName("Scale").c_str());
     Tensor dbias = ctx.OptionalOutput(tide::GradVarName("Bias").c_str());
     if (!dx && !dscale && !dbias) return;
     Exec e(ctx);
-    memory src = e.View(x, op, "X");
-    if (StorableTag(src.get_desc(), ToDnnlDims(p.x)) == Tag::undef) src = PlainView(e, x, op, "X");
+    memory src = p.nhwc ? NhwcView(e, x, op, "X") : e.View(x, op, "X");
+    if (!p.nhwc && StorableTag(src.get_desc(), ToDnnlDims(p.x)) == Tag::undef)
+      src = PlainView(e, x, op, "X");
     const memory::desc md = src.get_desc();
     memory scale = ParamView(e, ctx.Input("Scale"), c, op, "Scale");
     memory shift = e.TempMemory(Vec(c));  // unused by the backward pass, but part of its args
@@ -198,9 +215,11 @@ void BnGradKernel(KernelContext& ctx) {
       return BnBwd{fwd, pd, dnnl::batch_normalization_backward(pd)};
     });
     const auto& pd = entry->pd;
-    memory diff_dst = e.Convert(e.View(dy, op, "Y@GRAD"), pd.diff_dst_desc());
+    memory diff_dst = e.Convert(p.nhwc ? NhwcView(e, dy, op, "Y@GRAD") : e.View(dy, op, "Y@GRAD"),
+                                pd.diff_dst_desc());
     bool direct = false;
-    memory diff_src = dx ? PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(), &direct)
+    memory diff_src = dx && p.nhwc ? e.TempMemory(pd.diff_src_desc())
+                      : dx ? PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(), &direct)
                          : e.TempMemory(pd.diff_src_desc());
     memory diff_scale = dscale ? e.View(Vec(c), VecOut(dscale, c, ctx.place()))
                                : e.TempMemory(Vec(c));
@@ -216,7 +235,8 @@ void BnGradKernel(KernelContext& ctx) {
            {DNNL_ARG_DIFF_SRC, diff_src},
            {DNNL_ARG_DIFF_SCALE, diff_scale},
            {DNNL_ARG_DIFF_SHIFT, diff_shift}});
-    if (dx && !direct) StorePlain(e, diff_src, dx, p.x, ctx.place());
+    if (dx && p.nhwc) StoreNhwc(e, diff_src, dx, x.dims(), ctx.place());
+    else if (dx && !direct) StorePlain(e, diff_src, dx, p.x, ctx.place());
     e.Wait();
   });
 }

@@ -26,7 +26,16 @@ void ConcatKernel(KernelContext& ctx) {
     std::vector<Dims> dims;
     for (const auto& x : xs) dims.push_back(x.dims());
     int axis = 0;
-    const Dims od = tide::ops::ConcatDimsOf(ctx, dims, &axis);
+    int axis_attr = ctx.Attr<int32_t>("axis");
+    if (ctx.HasInput("AxisTensor")) {  // Paddle 2.x: the axis as a one-element int tensor
+      Tensor a = ctx.Input("AxisTensor");
+      TIDE_CHECK(a.numel() == 1 && (a.dtype() == TIDE_INT32 || a.dtype() == TIDE_INT64), "op '",
+                 op, "': AxisTensor must hold one int32/int64, got ",
+                 tide::DataTypeName(a.dtype()), " ", tide::ToString(a.dims()));
+      axis_attr = a.dtype() == TIDE_INT32 ? a.data<int32_t>()[0]
+                                          : static_cast<int>(a.data<int64_t>()[0]);
+    }
+    const Dims od = tide::ops::ConcatDims(op, dims, axis_attr, &axis);
     Exec e(ctx);
     std::vector<memory> srcs;
     std::vector<memory::desc> mds;

@@ -1,6 +1,7 @@
 // conv_kernels.cc: conv2d / depthwise_conv2d (Fluid: NCHW Input, [M, C/groups, kh, kw] Filter,
-// strides, symmetric paddings, dilations, groups) and their grads on oneDNN convolutions. The
-// forward output stays in the blocked format oneDNN picks; the grads are written plain.
+// strides, paddings (asymmetric too), padding_algorithm, dilations, groups; Paddle 2.x's NHWC
+// data_format through oneDNN's nhwc tag) and their grads on oneDNN convolutions. The NCHW forward
+// output stays in the blocked format oneDNN picks; NHWC outputs and the grads are written plain.
 #include <tide/ops/conv.hpp>
 
 #include "mkldnn_context.h"
@@ -14,6 +15,7 @@ constexpr auto f32 = memory::data_type::f32;
 
 // The geometry of tide/ops/conv.hpp in oneDNN's terms.
 struct ConvParams {
+  bool nhwc = false;  // Input/Output are [N, H, W, C]; x and out below are their NCHW dims
   Dims x, f, out;
   int64_t groups;
   memory::dims src, weights, dst;  // oneDNN dims (weights grouped when groups > 1)
@@ -22,7 +24,9 @@ struct ConvParams {
 
 ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f) {
   ConvParams p;
-  p.x = x.dims();
+  p.nhwc = DataFormatNhwc(ctx);
+  const Dims xd = x.dims();
+  p.x = p.nhwc && xd.size() == 4 ? Dims{xd[0], xd[3], xd[1], xd[2]} : xd;
   p.f = f.dims();
   const tide::ops::ConvGeom g = tide::ops::GetConvGeom(ctx, ctx.op_type(), p.x, p.f);
   p.out = g.out_dims();
@@ -42,11 +46,19 @@ ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f)
 
 Key ConvKey(const char* what, const Tensor& x, const ConvParams& p) {
   Key k(what);
-  k(x)(p.f)(p.d_strides)(p.pad_l)(p.pad_r)(p.d_dils)(p.groups);
+  k(x)(p.f)(p.d_strides)(p.pad_l)(p.pad_r)(p.d_dils)(p.groups)(int64_t(p.nhwc));
   return k;
 }
 
 memory::desc Any(const memory::dims& d) { return memory::desc(d, f32, Tag::any); }
+
+// [N, C, H, W] -> [N, H, W, C]: the Tide dims of an NHWC tensor.
+Dims Nhwc(const Dims& d) { return {d[0], d[2], d[3], d[1]}; }
+
+// Input (or Output@GRAD) as oneDNN memory of logical NCHW dims.
+memory ActView(Exec& e, const ConvParams& p, const Tensor& t, const char* op, const char* what) {
+  return p.nhwc ? NhwcView(e, t, op, what) : e.View(t, op, what);
+}
 
 // The filter's plain descriptor in oneDNN's terms: oihw, or goihw over the same bytes.
 memory::desc UserWeightsDesc(const ConvParams& p) {
@@ -87,11 +99,13 @@ void ConvKernel(KernelContext& ctx) {
       return ConvFwd{pd, dnnl::convolution_forward(pd)};
     });
     const auto& pd = entry->pd;
-    memory src = e.Convert(e.View(x, op, "Input"), pd.src_desc());
+    memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
     memory w = e.Convert(FilterView(e, f, p, op), pd.weights_desc());
-    memory dst = TryOutput(e, out, p.out, pd.dst_desc(), ctx.place());
+    memory dst = p.nhwc ? e.TempMemory(pd.dst_desc())
+                        : TryOutput(e, out, p.out, pd.dst_desc(), ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
     e.Run(entry->prim, pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}});
+    if (p.nhwc) StoreNhwc(e, dst, out, Nhwc(p.out), ctx.place());
     e.Wait();
   });
 }
@@ -114,7 +128,7 @@ void ConvGradKernel(KernelContext& ctx) {
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("Input").c_str());
     Tensor df = ctx.OptionalOutput(tide::GradVarName("Filter").c_str());
     ConvParams p = GetParams(ctx, x, f);
-    tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), p.out);
+    tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), p.nhwc ? Nhwc(p.out) : p.out);
     if (!dx && !df) return;
     Exec e(ctx);
     auto entry = e.cache().GetOrCreate<ConvBwd>(ConvKey(op, x, p)(dout).str(), [&] {
@@ -133,20 +147,23 @@ void ConvGradKernel(KernelContext& ctx) {
       return ConvBwd{fwd, data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
                      dnnl::convolution_backward_weights(weights_pd)};
     });
-    memory dout_m = e.View(dout, op, "Output@GRAD");
+    memory dout_m = ActView(e, p, dout, op, "Output@GRAD");
     if (dx) {
       const auto& pd = entry->data_pd;
       memory diff_dst = e.Convert(dout_m, pd.diff_dst_desc());
       memory w = e.Convert(FilterView(e, f, p, op), pd.weights_desc());
       bool direct = false;
-      memory diff_src = PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(), &direct);
+      memory diff_src = p.nhwc ? e.TempMemory(pd.diff_src_desc())
+                               : PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(),
+                                                   &direct);
       e.Run(entry->data, pd,
             {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, diff_src}});
-      if (!direct) StorePlain(e, diff_src, dx, p.x, ctx.place());
+      if (p.nhwc) StoreNhwc(e, diff_src, dx, Nhwc(p.x), ctx.place());
+      else if (!direct) StorePlain(e, diff_src, dx, p.x, ctx.place());
     }
     if (df) {
       const auto& pd = entry->weights_pd;
-      memory src = e.Convert(e.View(x, op, "Input"), pd.src_desc());
+      memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
       memory diff_dst = e.Convert(dout_m, pd.diff_dst_desc());
       df.Resize(p.f);
       float* fd = df.mutable_data<float>(ctx.place());

@@ -260,4 +260,29 @@ memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what) {
   return e.Convert(m, memory::desc(ToDnnlDims(d), memory::data_type::f32, PlainTag(d.size())));
 }
 
+bool DataFormatNhwc(const KernelContext& ctx) {
+  return ctx.HasAttr("data_format") && ctx.Attr<std::string>("data_format") == "NHWC";
+}
+
+memory NhwcView(Exec& e, const Tensor& t, const char* op, const char* what) {
+  const Dims d = t.dims();
+  TIDE_CHECK(d.size() == 4, "op '", op, "': ", what, " must be 4-D [N, H, W, C] with data_format "
+             "NHWC, got ", tide::ToString(d));
+  memory plain = PlainView(e, t, op, what);
+  return e.View(memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32, Tag::nhwc),
+                plain.get_data_handle());
+}
+
+void StoreNhwc(Exec& e, const memory& result, Tensor& out, const Dims& nhwc_dims,
+               const tide::Place& place) {
+  const Dims& d = nhwc_dims;
+  out.Resize(d);
+  float* p = out.mutable_data<float>(place);
+  out.set_layout(TIDE_LAYOUT_ANY);
+  out.set_format(0);
+  e.Reorder(result, memory(memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32,
+                                        Tag::nhwc),
+                           e.engine(), p));
+}
+
 }  // namespace tide_mkldnn

@@ -236,6 +236,14 @@ memory PlainOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::d
 // The dense row-major copy of any tensor (a reorder into a temporary when it is blocked).
 memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what);
 
+// Paddle's data_format = "NHWC" (conv2d, pool2d): a Tide tensor of dims [N, H, W, C] is oneDNN's
+// logical [N, C, H, W] in tag nhwc. NhwcView reads one (blocked data is made plain first);
+// StoreNhwc writes `result` (any descriptor of logical dims NCHW) into `out` as plain [N, H, W, C].
+bool DataFormatNhwc(const KernelContext& ctx);
+memory NhwcView(Exec& e, const Tensor& t, const char* op, const char* what);
+void StoreNhwc(Exec& e, const memory& result, Tensor& out, const Dims& nhwc_dims,
+               const tide::Place& place);
+
 // Runs `fn`, turning oneDNN errors into tide errors that name the op.
 template <typename F>
 auto Guarded(const char* op, F&& fn) -> decltype(fn()) {

@@ -3,7 +3,8 @@
 // cells inside the image, a non-exclusive one by kh * kw; ceil_mode widens the right padding;
 // global pooling is one window; adaptive pooling is a plain pooling when the sizes divide.
 // What oneDNN cannot express (uneven adaptive windows, windows wholly in the padding) runs as a
-// loop over plain data, with the same results as the plain kernel.
+// loop over plain data, with the same results as the plain kernel. Paddle 2.x's NHWC data_format
+// runs through oneDNN's nhwc tag (the loop on an NCHW copy); NHWC outputs are written plain.
 #include <algorithm>
 
 #include <tide/ops/pool.hpp>
@@ -21,11 +22,19 @@ constexpr auto f32 = memory::data_type::f32;
 struct PoolParams : tide::ops::PoolGeom {
   int64_t pr_h = 0, pr_w = 0;  // oneDNN's right paddings
   bool onednn = true;          // false: the loop fallback
+  bool nhwc = false;           // X/Out are [N, H, W, C] (the geometry is in NCHW terms)
 };
 
-PoolParams GetParams(const KernelContext& ctx, const Dims& x) {
+// [N, H, W, C] <-> [N, C, H, W].
+Dims ToNchw(const Dims& d) { return d.size() == 4 ? Dims{d[0], d[3], d[1], d[2]} : d; }
+Dims ToNhwc(const Dims& d) { return {d[0], d[2], d[3], d[1]}; }
+
+PoolParams GetParams(const KernelContext& ctx, const Dims& x_dims) {
   PoolParams p;
+  const bool nhwc = DataFormatNhwc(ctx);
+  const Dims x = nhwc ? ToNchw(x_dims) : x_dims;
   static_cast<tide::ops::PoolGeom&>(p) = tide::ops::GetPoolGeom(ctx, ctx.op_type(), x);
+  p.nhwc = nhwc;
   if (ctx.Attr<bool>("global_pooling")) return p;
   if (p.adaptive) {
     if (p.h % p.oh == 0 && p.w % p.ow == 0) {  // even windows: a plain pooling
@@ -56,7 +65,8 @@ algorithm Algo(const PoolParams& p) {
 
 Key PoolKey(const char* what, const Tensor& x, const PoolParams& p) {
   Key k(what);
-  k(x)(p.kh)(p.kw)(p.sh)(p.sw)(p.ph)(p.pw)(p.pr_h)(p.pr_w)(p.oh)(p.ow)(int64_t(Algo(p)));
+  k(x)(p.kh)(p.kw)(p.sh)(p.sw)(p.ph)(p.pw)(p.pr_h)(p.pr_w)(p.oh)(p.ow)(int64_t(Algo(p)))(
+      int64_t(p.nhwc));
   return k;
 }
 
@@ -85,6 +95,35 @@ float* PlainOut(Tensor& t, const Dims& d, const tide::Place& place) {
   return p;
 }
 
+// X (or Out@GRAD) as oneDNN memory of logical NCHW dims, and as plain NCHW data for the loop.
+memory ActView(Exec& e, const PoolParams& p, const Tensor& t, const char* op, const char* what) {
+  return p.nhwc ? NhwcView(e, t, op, what) : e.View(t, op, what);
+}
+const float* PlainNchw(Exec& e, const PoolParams& p, const Tensor& t, const char* op,
+                       const char* what) {
+  memory m = p.nhwc ? NhwcView(e, t, op, what) : PlainView(e, t, op, what);
+  if (p.nhwc) {
+    const memory::desc d = m.get_desc();
+    m = e.Convert(m, memory::desc(d.dims(), f32, Tag::nchw));
+  }
+  e.Wait();
+  return static_cast<const float*>(m.get_data_handle());
+}
+// Where a loop writes an output of NCHW dims `d`: `out` itself, or (NHWC) a temporary that
+// FinishLoop stores into `out`.
+float* LoopOut(Exec& e, const PoolParams& p, Tensor& out, const Dims& d, memory* tmp,
+               const tide::Place& place) {
+  if (!p.nhwc) return PlainOut(out, d, place);
+  *tmp = e.TempMemory(memory::desc(ToDnnlDims(d), f32, Tag::nchw));
+  return static_cast<float*>(tmp->get_data_handle());
+}
+void FinishLoop(Exec& e, const PoolParams& p, Tensor& out, const Dims& d, const memory& tmp,
+                const tide::Place& place) {
+  if (!p.nhwc) return;
+  StoreNhwc(e, tmp, out, ToNhwc(d), place);
+  e.Wait();
+}
+
 struct PoolFwd {
   dnnl::pooling_forward::primitive_desc pd;
   dnnl::pooling_forward prim;
@@ -99,13 +138,14 @@ void PoolKernel(KernelContext& ctx) {
     PoolParams p = GetParams(ctx, x.dims());
     Exec e(ctx);
     if (!p.onednn) {
-      memory xm = PlainView(e, x, op, "X");
-      e.Wait();
-      LoopForward(p, static_cast<const float*>(xm.get_data_handle()),
-                  PlainOut(out, p.out_dims(), ctx.place()));
+      const float* xd = PlainNchw(e, p, x, op, "X");
+      memory tmp;
+      LoopForward(p, xd, LoopOut(e, p, out, p.out_dims(), &tmp, ctx.place()));
+      FinishLoop(e, p, out, p.out_dims(), tmp, ctx.place());
       return;
     }
-    memory::desc src_md = DescOf(x, op, "X");
+    memory src = ActView(e, p, x, op, "X");
+    memory::desc src_md = src.get_desc();
     const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     auto entry = e.cache().GetOrCreate<PoolFwd>(PoolKey(op, x, p).str(), [&] {
       dnnl::pooling_forward::primitive_desc pd(
@@ -118,9 +158,11 @@ void PoolKernel(KernelContext& ctx) {
             DefaultAttr(), e.engine());
       return PoolFwd{pd, dnnl::pooling_forward(pd)};
     });
-    memory dst = TryOutput(e, out, p.out_dims(), entry->pd.dst_desc(), ctx.place());
+    memory dst = p.nhwc ? e.TempMemory(entry->pd.dst_desc())
+                        : TryOutput(e, out, p.out_dims(), entry->pd.dst_desc(), ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
-    e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, e.View(x, op, "X")}, {DNNL_ARG_DST, dst}});
+    e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    if (p.nhwc) StoreNhwc(e, dst, out, ToNhwc(p.out_dims()), ctx.place());
     e.Wait();
   });
 }
@@ -142,18 +184,20 @@ void PoolGradKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
     Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
     PoolParams p = GetParams(ctx, x.dims());
-    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), p.out_dims());
+    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(),
+                             p.nhwc ? ToNhwc(p.out_dims()) : p.out_dims());
+    const Dims x_nchw = p.nhwc ? ToNchw(x.dims()) : x.dims();
     Exec e(ctx);
     if (!p.onednn) {
-      memory xm = PlainView(e, x, op, "X");
-      memory gm = PlainView(e, dout, op, "Out@GRAD");
-      e.Wait();
-      LoopBackward(p, static_cast<const float*>(xm.get_data_handle()),
-                   static_cast<const float*>(gm.get_data_handle()),
-                   PlainOut(dx, x.dims(), ctx.place()));
+      const float* xd = PlainNchw(e, p, x, op, "X");
+      const float* gd = PlainNchw(e, p, dout, op, "Out@GRAD");
+      memory tmp;
+      LoopBackward(p, xd, gd, LoopOut(e, p, dx, x_nchw, &tmp, ctx.place()));
+      FinishLoop(e, p, dx, x_nchw, tmp, ctx.place());
       return;
     }
-    memory::desc src_md = DescOf(x, op, "X");
+    memory src = ActView(e, p, x, op, "X");
+    memory::desc src_md = src.get_desc();
     const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     auto entry = e.cache().GetOrCreate<PoolBwd>(PoolKey(op, x, p).str(), [&] {
       dnnl::pooling_forward::primitive_desc fwd_pd(
@@ -172,17 +216,19 @@ void PoolGradKernel(KernelContext& ctx) {
       memory ws = e.TempMemory(ws_md);
       memory dst = e.TempMemory(entry->fwd_pd.dst_desc());
       e.Run(entry->fwd, entry->fwd_pd,
-            {{DNNL_ARG_SRC, e.View(x, op, "X")}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}});
+            {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}});
       bwd_args[DNNL_ARG_WORKSPACE] = ws;
     }
     bwd_args[DNNL_ARG_DIFF_DST] =
-        e.Convert(e.View(dout, op, "Out@GRAD"), entry->bwd_pd.diff_dst_desc());
+        e.Convert(ActView(e, p, dout, op, "Out@GRAD"), entry->bwd_pd.diff_dst_desc());
     bool direct = false;
-    memory diff_src =
-        PlainOutputOrTemp(e, dx, x.dims(), entry->bwd_pd.diff_src_desc(), ctx.place(), &direct);
+    memory diff_src = p.nhwc ? e.TempMemory(entry->bwd_pd.diff_src_desc())
+                             : PlainOutputOrTemp(e, dx, x.dims(), entry->bwd_pd.diff_src_desc(),
+                                                 ctx.place(), &direct);
     bwd_args[DNNL_ARG_DIFF_SRC] = diff_src;
     e.Run(entry->bwd, entry->bwd_pd, bwd_args);
-    if (!direct) StorePlain(e, diff_src, dx, x.dims(), ctx.place());
+    if (p.nhwc) StoreNhwc(e, diff_src, dx, x.dims(), ctx.place());
+    else if (!direct) StorePlain(e, diff_src, dx, x.dims(), ctx.place());
     e.Wait();
   });
 }

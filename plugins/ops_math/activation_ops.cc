@@ -278,6 +278,8 @@ void ActGradKernel(KernelContext& ctx) {
 
 template <typename F>
 tide::OpSchema WithAttrs(tide::OpSchema s) {
+  // Paddle 2.x programs carry its oneDNN precision hint on activations (it never changes them).
+  s.Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
   if constexpr (std::is_same_v<F, Gelu>) {
     return s.Attr("approximate", false, "use the tanh approximation");
   } else {
@@ -319,10 +321,27 @@ void RegisterActivations(tide::Registrar& r) {
   (RegisterActivation<Fs>(r), ...);
 }
 
+// The factor: Paddle 2.x's ScaleTensor (one element) when given, else the attribute.
+double ScaleFactor(const KernelContext& ctx) {
+  if (!ctx.HasInput("ScaleTensor")) return ctx.Attr<float>("scale");
+  Tensor t = ctx.Input("ScaleTensor");
+  TIDE_CHECK(t.numel() == 1, "op 'scale': ScaleTensor ('", ctx.InputName("ScaleTensor"),
+             "') must hold one element, got ", tide::ToString(t.dims()));
+  switch (t.dtype()) {
+    case TIDE_FP32: return t.data<float>()[0];
+    case TIDE_FP64: return t.data<double>()[0];
+    case TIDE_INT32: return t.data<int32_t>()[0];
+    case TIDE_INT64: return static_cast<double>(t.data<int64_t>()[0]);
+    default:
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op 'scale': ScaleTensor must be float32, float64, int32 "
+                 "or int64, got ", tide::DataTypeName(t.dtype()));
+  }
+}
+
 template <typename T>
 void ScaleKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  T scale = static_cast<T>(ctx.Attr<float>("scale")), bias = static_cast<T>(ctx.Attr<float>("bias"));
+  T scale = static_cast<T>(ScaleFactor(ctx)), bias = static_cast<T>(ctx.Attr<float>("bias"));
   out.ResizeLike(x);
   if (ctx.Attr<bool>("bias_after_scale"))
     EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);
@@ -344,15 +363,23 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
 
 TIDE_REGISTER_OP(tide::OpSchema("scale")
                      .Comment("Out = scale * X + bias (bias_after_scale), else scale * (X + bias).")
-                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Input("X", "input")
+                     .Input("ScaleTensor", "Paddle: the factor as a one-element tensor "
+                            "(optional; overrides `scale`)")
+                     .AsDispensable()
+                     .Output("Out", "same dims as X")
                      .Attr("scale", 1.0f, "the factor")
+                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
+                           "(ignored)")
                      .Attr("bias", 0.0f, "the offset")
                      .Attr("bias_after_scale", true, "add bias after scaling")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
                      .Grad([](tide::GradMaker& g) {
-                       g.NewOp("scale")
-                           .Input("X", g.OutputGrad("Out"))
-                           .Output("Out", g.InputGrad("X"))
+                       auto op = g.NewOp("scale");
+                       op.Input("X", g.OutputGrad("Out"));
+                       if (!g.Input("ScaleTensor").empty())
+                         op.Input("ScaleTensor", g.Input("ScaleTensor"));
+                       op.Output("Out", g.InputGrad("X"))
                            .Attr("scale", g.Attr<float>("scale"))
                            .Attr("bias", 0.0f);
                      }));

@@ -9,10 +9,23 @@ namespace {
 
 using tide::GradVarName;
 
+// A bound: Paddle 2.x's Min / Max input (one element) when given, else the attribute.
+template <typename T>
+T ClipBound(const KernelContext& ctx, const char* param, const char* attr) {
+  if (!ctx.HasInput(param)) return static_cast<T>(ctx.Attr<float>(attr));
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.numel() == 1 && (t.dtype() == TIDE_FP32 || t.dtype() == TIDE_FP64), "op '",
+             ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
+             "') must hold one float32/float64, got ", tide::DataTypeName(t.dtype()), " ",
+             tide::ToString(t.dims()));
+  return t.dtype() == TIDE_FP32 ? static_cast<T>(t.data<float>()[0])
+                                : static_cast<T>(t.data<double>()[0]);
+}
+
 template <typename T>
 void ClipKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
+  T lo = ClipBound<T>(ctx, "Min", "min"), hi = ClipBound<T>(ctx, "Max", "max");
   TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
   out.Resize(x.dims());
   EigenEval(ctx, Out<T>(out, ctx), In<T>(x).cwiseMax(lo).cwiseMin(hi));
@@ -23,7 +36,7 @@ template <typename T>
 void ClipGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
-  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
+  T lo = ClipBound<T>(ctx, "Min", "min"), hi = ClipBound<T>(ctx, "Max", "max");
   dx.Resize(x.dims());
   auto xv = In<T>(x);
   EigenEval(ctx, Out<T>(dx, ctx), In<T>(dout) * ((xv > lo) && (xv < hi)).template cast<T>());
@@ -98,14 +111,33 @@ void SameAsX(tide::InferShapeContext& c) {
 using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("clip")
-                     .Comment("Out = min(max(X, min), max).")
-                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Comment("Out = min(max(X, min), max); Paddle's Min / Max inputs, when "
+                              "given, override the attributes.")
+                     .Input("X", "input")
+                     .Input("Min", "Paddle: the lower bound as a one-element tensor (optional)")
+                     .AsDispensable()
+                     .Input("Max", "Paddle: the upper bound as a one-element tensor (optional)")
+                     .AsDispensable()
+                     .Output("Out", "same dims as X")
                      .Attr("min", 0.0f, "lower bound").Attr("max", 0.0f, "upper bound")
+                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
+                           "(ignored)")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
-                     .DefaultGrad());
+                     .Grad([](tide::GradMaker& g) {  // the bounds get no gradient
+                       auto op = g.NewOp("clip_grad");
+                       op.Input("X", g.Input("X"));
+                       for (const char* b : {"Min", "Max"})
+                         if (!g.Input(b).empty()) op.Input(b, g.Input(b));
+                       op.Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
+                     }));
 TIDE_REGISTER_OP(tide::OpSchema("clip_grad")
-                     .Input("X").Input("Out").AsDispensable().Input(GradVarName("Out"))
+                     .Input("X").Input("Out").AsDispensable()
+                     .Input("Min").AsDispensable().Input("Max").AsDispensable()
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X")).Attr("min", 0.0f).Attr("max", 0.0f)
+                     .Attr("mkldnn_data_type", std::string("float32"))
                      .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("clip", "cpu", ClipKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("clip_grad", "cpu", ClipGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -260,8 +260,19 @@ void ElementwiseGradShape(tide::InferShapeContext& ctx) {
   }
 }
 
+// The backend hints Paddle 2.x programs carry on elementwise ops (its oneDNN kernel's int8
+// scales, precision and layouts); none changes the result here.
+tide::OpSchema PaddleHints(tide::OpSchema s) {
+  return s.Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
+      .Attr("Scale_x", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
+      .Attr("Scale_y", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
+      .Attr("Scale_out", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
+      .Attr("x_data_format", std::string(""), "Paddle oneDNN layout hint (ignored)")
+      .Attr("y_data_format", std::string(""), "Paddle oneDNN layout hint (ignored)");
+}
+
 tide::OpSchema ElementwiseBaseSchema(const std::string& type, const char* formula) {
-  return tide::OpSchema(type)
+  auto s = tide::OpSchema(type)
       .Comment(std::string("Out = ") + formula +
                ", Y broadcast over X: Y's dims match X's from `axis` (-1: the trailing dims), a "
                "Y dim of 1 being repeated.")
@@ -270,6 +281,7 @@ tide::OpSchema ElementwiseBaseSchema(const std::string& type, const char* formul
       .Output("Out", "same dims as X")
       .Attr("axis", int32_t(-1), "where Y's dims start in X's; -1 aligns the trailing dims")
       .InferShape(ElementwiseShape);
+  return PaddleHints(s);
 }
 
 tide::OpSchema ElementwiseSchema(const std::string& type, const char* formula, bool grad_uses_out) {
@@ -285,13 +297,14 @@ tide::OpSchema ElementwiseSchema(const std::string& type, const char* formula, b
 }
 
 tide::OpSchema ElementwiseGradSchema(const std::string& type) {
-  return tide::OpSchema(type)
+  auto s = tide::OpSchema(type)
       .Input("X").Input("Y").Input("Out").AsDispensable()
       .Input(tide::GradVarName("Out"))
       .Output(tide::GradVarName("X")).AsDispensable()
       .Output(tide::GradVarName("Y")).AsDispensable()
       .Attr("axis", int32_t(-1))
       .InferShape(ElementwiseGradShape);
+  return PaddleHints(s);
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
 // fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, uniform_random,
 // gaussian_random, and assign (a copy).
 #include <cmath>
+#include <exception>
+#include <limits>
 #include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "common.h"
 
@@ -13,12 +18,92 @@ void ShapeAndDtypeFromAttrs(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
 }
 
+// fill_constant: Paddle 2.x's ShapeTensor (1-D) or ShapeTensorList (one value each) give the
+// dims at run time; at compile time only the rank is known.
+void FillConstantInferShape(tide::InferShapeContext& ctx) {
+  ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
+  if (ctx.HasInput("ShapeTensor")) {
+    const Dims s = ctx.InputDims("ShapeTensor");
+    TIDE_CHECK(s.size() == 1, "op 'fill_constant': ShapeTensor must be 1-D, got ",
+               tide::ToString(s));
+    if (!ctx.IsRuntime() && s[0] >= 0) ctx.SetOutputDims("Out", Dims(s[0], -1));
+  } else if (ctx.HasInput("ShapeTensorList")) {
+    if (!ctx.IsRuntime()) ctx.SetOutputDims("Out", Dims(ctx.InputCount("ShapeTensorList"), -1));
+  } else {
+    ctx.SetOutputDims("Out", ctx.Attr<std::vector<int64_t>>("shape"));
+  }
+}
+
+// The int32/int64 values of input `param`'s i-th variable.
+std::vector<int64_t> IntValues(const KernelContext& ctx, const char* param, size_t i = 0) {
+  Tensor t = ctx.Input(param, i);
+  if (t.dtype() == TIDE_INT32) return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
+  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
+             ctx.InputName(param, i), "') must be int32 or int64, got ",
+             tide::DataTypeName(t.dtype()));
+  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
+
+std::vector<int64_t> FillShape(const KernelContext& ctx) {
+  if (ctx.HasInput("ShapeTensor")) return IntValues(ctx, "ShapeTensor");
+  if (ctx.HasInput("ShapeTensorList")) {
+    std::vector<int64_t> shape;
+    for (size_t i = 0; i < ctx.InputCount("ShapeTensorList"); ++i) {
+      const std::vector<int64_t> v = IntValues(ctx, "ShapeTensorList", i);
+      TIDE_CHECK(v.size() == 1, "op 'fill_constant': ShapeTensorList[", i, "] ('",
+                 ctx.InputName("ShapeTensorList", i), "') must hold one value, got ", v.size());
+      shape.push_back(v[0]);
+    }
+    return shape;
+  }
+  return ctx.Attr<std::vector<int64_t>>("shape");
+}
+
+// The fill value, as Paddle: ValueTensor's one element, else str_value when set (exact for
+// large int64 values; "inf", "-inf", "nan"), else the float attribute `value`.
+template <typename T>
+T FillValue(const KernelContext& ctx) {
+  if (ctx.HasInput("ValueTensor")) {
+    Tensor v = ctx.Input("ValueTensor");
+    TIDE_CHECK(v.numel() == 1, "op 'fill_constant': ValueTensor ('", ctx.InputName("ValueTensor"),
+               "') must hold one element, got ", tide::ToString(v.dims()));
+    switch (v.dtype()) {
+      case TIDE_FP32: return static_cast<T>(v.data<float>()[0]);
+      case TIDE_FP64: return static_cast<T>(v.data<double>()[0]);
+      case TIDE_INT32: return static_cast<T>(v.data<int32_t>()[0]);
+      case TIDE_INT64: return static_cast<T>(v.data<int64_t>()[0]);
+      default:
+        TIDE_THROW(TIDE_INVALID_ARGUMENT, "op 'fill_constant': ValueTensor must be float32, "
+                   "float64, int32 or int64, got ", tide::DataTypeName(v.dtype()));
+    }
+  }
+  const std::string sv = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
+  if (sv.empty()) return static_cast<T>(ctx.Attr<float>("value"));
+  if (sv == "inf" || sv == "-inf" || sv == "nan") {
+    TIDE_CHECK(std::is_floating_point_v<T>, "op 'fill_constant': str_value '", sv,
+               "' needs a floating-point dtype, got ", tide::DataTypeName(tide::DataTypeOf<T>()));
+    if (sv == "nan") return std::numeric_limits<T>::quiet_NaN();
+    return sv == "inf" ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+  }
+  size_t used = 0;
+  T v{};
+  try {
+    if constexpr (std::is_integral_v<T>) v = static_cast<T>(std::stoll(sv, &used));
+    else v = static_cast<T>(std::stod(sv, &used));
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  TIDE_CHECK(used == sv.size(), "op 'fill_constant': str_value '", sv, "' is not a number of ",
+             tide::DataTypeName(tide::DataTypeOf<T>()));
+  return v;
+}
+
 template <typename T>
 void FillConstant(KernelContext& ctx) {
   Tensor out = ctx.Output("Out");
-  out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
+  out.Resize(FillShape(ctx));
   auto o = Out<T>(out, ctx);
-  EigenEval(ctx, o, o.constant(static_cast<T>(ctx.Attr<float>("value"))));
+  EigenEval(ctx, o, o.constant(FillValue<T>(ctx)));
 }
 
 template <typename T>
@@ -92,14 +177,27 @@ tide::OpSchema RandomSchema(const char* type, const char* comment) {
 using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_constant")
-                     .Comment("Out = a tensor of `shape` and `dtype` filled with `value`.")
+                     .Comment("Out = a tensor of `shape` and `dtype` filled with `value`. Paddle "
+                              "2.x: ShapeTensor or ShapeTensorList override `shape`, ValueTensor "
+                              "or a non-empty str_value override `value`.")
+                     .Input("ValueTensor", "the value as a one-element tensor (optional)")
+                     .AsDispensable()
+                     .Input("ShapeTensor", "Out's dims as a 1-D int tensor (optional)")
+                     .AsDispensable()
+                     .Input("ShapeTensorList", "Out's dims as one-element int tensors (optional)")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Output("Out", "the filled tensor")
                      .Attr("shape", std::vector<int64_t>{}, "dims of Out")
                      .Attr("value", 0.0f, "the fill value")
+                     .Attr("str_value", std::string(""),
+                           "the fill value as text (exact for int64; inf, -inf, nan); used when "
+                           "not empty")
                      .Attr("dtype", int32_t(TIDE_FP32), "element type (TideDataType)")
                      .Attr("force_cpu", false, "accepted for Fluid compatibility")
+                     .Attr("place_type", int32_t(-1), "Paddle's placement hint (ignored)")
                      .KernelDataTypeFrom("attr:dtype")
-                     .InferShape(ShapeAndDtypeFromAttrs));
+                     .InferShape(FillConstantInferShape));
 TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")

@@ -60,6 +60,11 @@ TIDE_REGISTER_OP(tide::OpSchema("softmax")
                      .Comment("Out = exp(X) / sum(exp(X)) along `axis`.")
                      .Input("X", "input").Output("Out", "same dims as X")
                      .Attr("axis", int32_t(-1), "the axis normalised over")
+                     // Paddle 2.x's backend hints on softmax; none changes the result.
+                     .Attr("data_format", std::string("AnyLayout"), "Paddle cuDNN hint (ignored)")
+                     .Attr("is_test", false, "Paddle's inference hint (ignored)")
+                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
+                           "(ignored)")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("softmax_grad")
@@ -71,6 +76,8 @@ TIDE_REGISTER_OP(tide::OpSchema("softmax")
 TIDE_REGISTER_OP(tide::OpSchema("softmax_grad")
                      .Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
                      .Attr("axis", int32_t(-1))
+                     .Attr("data_format", std::string("AnyLayout")).Attr("is_test", false)
+                     .Attr("mkldnn_data_type", std::string("float32"))
                      .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("softmax", "cpu", SoftmaxKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);

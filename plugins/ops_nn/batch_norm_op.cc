@@ -32,10 +32,26 @@ void BnInferShape(tide::InferShapeContext& ctx) {
   }
 }
 
-// Uses the running statistics instead of the batch's.
+// Uses the running statistics instead of the batch's. As in Paddle, trainable_statistics keeps
+// the batch's statistics even when is_test.
 template <typename Ctx>
 bool UsesGlobalStats(const Ctx& ctx) {
-  return ctx.template Attr<bool>("is_test") || ctx.template Attr<bool>("use_global_stats");
+  const bool test = ctx.template Attr<bool>("is_test") &&
+                    !(ctx.HasAttr("trainable_statistics") &&
+                      ctx.template Attr<bool>("trainable_statistics"));
+  return test || ctx.template Attr<bool>("use_global_stats");
+}
+
+// The momentum: Paddle's MomentumTensor input (one element) when given, else the attribute.
+template <typename T>
+T Momentum(const KernelContext& ctx) {
+  if (!ctx.HasInput("MomentumTensor")) return static_cast<T>(ctx.Attr<float>("momentum"));
+  Tensor m = ctx.Input("MomentumTensor");
+  TIDE_CHECK(m.numel() == 1 && (m.dtype() == TIDE_FP32 || m.dtype() == TIDE_FP64), "op '",
+             ctx.op_type(), "': MomentumTensor must hold one float32/float64, got ",
+             tide::DataTypeName(m.dtype()), " ", tide::ToString(m.dims()));
+  return m.dtype() == TIDE_FP32 ? static_cast<T>(m.data<float>()[0])
+                                : static_cast<T>(m.data<double>()[0]);
 }
 
 template <typename T>
@@ -51,7 +67,7 @@ void BnKernel(KernelContext& ctx) {
                "must be [",
                v.c, "] for X ", tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));
   const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const T momentum = static_cast<T>(ctx.Attr<float>("momentum"));
+  const T momentum = Momentum<T>(ctx);
   const bool global = UsesGlobalStats(ctx);
   const T* xd = x.data<T>();
   const T* sd = scale.data<T>();
@@ -203,7 +219,13 @@ tide::OpSchema BnAttrs(tide::OpSchema s) {
       .Attr("data_layout", std::string("NCHW"),
             "where the channel axis is: NCHW (axis 1) or NHWC (last)")
       .InSet({"NCHW", "NHWC", "AnyLayout"})
-      .Attr("fuse_with_relu", false, "oneDNN fusion hint (ignored by the plain kernel)")
+      .Attr("trainable_statistics", false,
+            "Paddle: normalise with the batch's statistics even when is_test")
+      .Attr("fuse_with_relu", false, "Paddle oneDNN fusion; must be false")
+      .Check([](const TideAttrValue& v) {
+        TIDE_CHECK(v.i == 0, "attribute 'fuse_with_relu' (a Paddle oneDNN fusion) is not "
+                   "supported; export the model without Paddle's inference optimisations");
+      })
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
 }
 
@@ -223,6 +245,8 @@ TIDE_REGISTER_OP(
                 .Input("Bias", "per-channel shift beta, [C]")
                 .Input("Mean", "running mean, [C]")
                 .Input("Variance", "running variance, [C]")
+                .Input("MomentumTensor", "Paddle: the momentum as a 1-element tensor (optional)")
+                .AsDispensable()
                 .Output("Y", "the normalised output, X's dims")
                 .Output("MeanOut", "updated running mean (shares Mean's variable), [C]")
                 .Output("VarianceOut", "updated running variance (shares Variance's variable), [C]")
@@ -230,6 +254,9 @@ TIDE_REGISTER_OP(
                 .AsIntermediate()
                 .Output("SavedVariance", "1 / sqrt(var + epsilon) used, [C]")
                 .AsIntermediate()
+                .Output("ReserveSpace", "Paddle's cuDNN workspace (not written here)")
+                .AsIntermediate()
+                .AsDispensable()
                 .KernelDataTypeFrom("X")
                 .InferShape(BnInferShape)
                 .Grad([](tide::GradMaker& g) {

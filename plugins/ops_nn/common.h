@@ -75,6 +75,30 @@ inline tide::AttrCheckFn PaddingsCheck() {
   };
 }
 
+// Paddle 2.x's tensor-valued attributes (ShapeTensor, AxisTensor, StartsTensorList...): the int32
+// or int64 values of input `param` (all of them), of its i-th variable.
+inline std::vector<int64_t> IntValues(const KernelContext& ctx, const char* param, size_t i = 0) {
+  Tensor t = ctx.Input(param, i);
+  if (t.dtype() == TIDE_INT32) return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
+  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
+             ctx.InputName(param, i), "') must be int32 or int64, got ",
+             tide::DataTypeName(t.dtype()));
+  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
+// The one value of input `param`'s i-th variable.
+inline int64_t IntScalar(const KernelContext& ctx, const char* param, size_t i = 0) {
+  const std::vector<int64_t> v = IntValues(ctx, param, i);
+  TIDE_CHECK(v.size() == 1, "op '", ctx.op_type(), "': ", param, "[", i, "] ('",
+             ctx.InputName(param, i), "') must hold one value, got ", v.size());
+  return v[0];
+}
+// One value from each variable of a duplicable input (a Paddle "...TensorList").
+inline std::vector<int64_t> IntScalars(const KernelContext& ctx, const char* param) {
+  std::vector<int64_t> v;
+  for (size_t i = 0; i < ctx.InputCount(param); ++i) v.push_back(IntScalar(ctx, param, i));
+  return v;
+}
+
 // Kernels for float and double.
 #define OPS_NN_FLOAT_TYPES float, double
 // Kernels for shape-only ops (data moves, no arithmetic).

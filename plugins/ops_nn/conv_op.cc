@@ -1,9 +1,11 @@
-// conv_op.cc: conv2d and depthwise_conv2d (NCHW, strides, paddings, dilations, groups; geometry
-// from tide/ops/conv.hpp) by im2col + GEMM, and their grads (col2im for Input@GRAD, GEMM per
-// image for Filter@GRAD).
+// conv_op.cc: conv2d and depthwise_conv2d (NCHW or Paddle 2.x's NHWC data_format, strides,
+// paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp) by im2col +
+// GEMM, and their grads (col2im for Input@GRAD, GEMM per image for Filter@GRAD). The Filter is
+// [M, C / groups, kh, kw] in both layouts, as in Paddle.
 #include <tide/ops/conv.hpp>
 
 #include "gemm.h"
+#include "layout.h"
 
 namespace ops_nn {
 namespace {
@@ -16,8 +18,13 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
   TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
   TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft, "op '", op, "': Input is ",
              tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
-  ctx.SetOutputDims(
-      "Output", GetConvGeom(ctx, op, ctx.InputDims("Input"), ctx.InputDims("Filter")).out_dims());
+  for (const char* extra : {"Bias", "ResidualData"})  // Paddle's oneDNN fusion inputs
+    TIDE_CHECK(!ctx.HasInput(extra), "op '", op, "': input ", extra, " (a Paddle oneDNN fusion) "
+               "is not supported; export the model without Paddle's inference optimisations");
+  const bool nhwc = ChannelLast(ctx);
+  Dims x = ctx.InputDims("Input");
+  Dims out = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x) : x, ctx.InputDims("Filter")).out_dims();
+  ctx.SetOutputDims("Output", nhwc ? NchwToNhwcDims(out) : out);
   ctx.SetOutputDataType("Output", xt);
 }
 
@@ -75,9 +82,10 @@ template <typename T>
 void ConvKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
-  ConvGeom g = GetConvGeom(ctx, op, x.dims(), f.dims());
-  T* od = out.mutable_data<T>(g.out_dims(), ctx.place());
-  const T* xd = x.data<T>();
+  const bool nhwc = ChannelLast(ctx);
+  ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
+  T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
+  const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
   const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
@@ -93,6 +101,7 @@ void ConvKernel(KernelContext& ctx) {
       Gemm<T>(ctx, false, false, mg, ohw, k, T(1), fd + gi * mg * k, cols + gi * k * ohw, T(0),
               od + (n * g.m + gi * mg) * ohw);
   }
+  StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 
 template <typename T>
@@ -102,18 +111,21 @@ void ConvGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Output").c_str());
   Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
   Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
-  ConvGeom g = GetConvGeom(ctx, op, x.dims(), f.dims());
-  tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), g.out_dims());
-  const T* xd = x.data<T>();
+  const bool nhwc = ChannelLast(ctx);
+  const Dims x_nchw = nhwc ? NhwcToNchwDims(x.dims()) : x.dims();
+  ConvGeom g = GetConvGeom(ctx, op, x_nchw, f.dims());
+  tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(),
+                           nhwc ? NchwToNhwcDims(g.out_dims()) : g.out_dims());
+  const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
-  const T* gd = dout.data<T>();
+  const T* gd = AsNchw<T>(ctx, dout, nhwc);
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
   const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
   const bool pointwise = IsPointwise(g);
   T* dxd = nullptr;
   T* dfd = nullptr;
   if (dx) {
-    dxd = dx.mutable_data<T>(x.dims(), ctx.place());
+    dxd = NchwOutput<T>(ctx, dx, x_nchw, nhwc);
     std::fill(dxd, dxd + x.numel(), T(0));
   }
   if (df) {
@@ -142,10 +154,21 @@ void ConvGradKernel(KernelContext& ctx) {
       if (!pointwise) Col2Im(g, col, dxd + n * chw);
     }
   }
+  if (dx) StoreNhwc(ctx, dxd, dx, x_nchw, nhwc);
+}
+
+// A bool attribute that must stay false / a string that must stay empty: Paddle's oneDNN fusion
+// passes set them in an optimised program (a saved model has them at their defaults).
+tide::AttrCheckFn NotFused(std::string name) {
+  return [name](const TideAttrValue& v) {
+    const bool set = v.type == TIDE_ATTR_BOOLEAN ? v.i != 0 : (v.s != nullptr && v.s[0] != 0);
+    TIDE_CHECK(!set, "attribute '", name, "' (a Paddle oneDNN fusion) is not supported; export "
+               "the model without Paddle's inference optimisations");
+  };
 }
 
 tide::OpSchema ConvAttrs(tide::OpSchema s) {
-  return s.Attr("strides", std::vector<int32_t>{1, 1}, "stride (h, w) of the filter")
+  s.Attr("strides", std::vector<int32_t>{1, 1}, "stride (h, w) of the filter")
       .Check(IntsCheck("strides", 2, 0))
       .Attr("paddings", std::vector<int32_t>{0, 0},
             "zero padding (h, w) on each side, or (top, bottom, left, right)")
@@ -161,10 +184,29 @@ tide::OpSchema ConvAttrs(tide::OpSchema s) {
       .GreaterThan(0)
       .Attr("use_cudnn", false, "use cuDNN where available (ignored by the CPU kernel)")
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)")
-      .Attr("data_format", std::string("AnyLayout"), "layout of Input/Output: NCHW (AnyLayout)")
-      .InSet({"NCHW", "AnyLayout"})
+      .Attr("data_format", std::string("AnyLayout"),
+            "layout of Input/Output: NCHW (AnyLayout) or NHWC; Filter is [M, C/groups, kh, kw]")
+      .InSet({"NCHW", "NHWC", "AnyLayout"})
       .Attr("workspace_size_MB", int32_t(4096), "cuDNN workspace limit (ignored here)")
-      .Attr("exhaustive_search", false, "cuDNN algorithm search (ignored here)");
+      .Attr("exhaustive_search", false, "cuDNN algorithm search (ignored here)")
+      // Paddle 2.x's backend hints, carried by its saved programs; none changes the result.
+      .Attr("is_test", false, "Paddle's inference hint (ignored)")
+      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
+      .Attr("force_fp32_output", false, "int8 hint of Paddle's oneDNN kernel (ignored)")
+      .Attr("Scale_in", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
+      .Attr("Scale_out", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
+      .Attr("Scale_in_eltwise", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
+      .Attr("Scale_weights", std::vector<float>{1.0f}, "int8 scales of Paddle's oneDNN kernel "
+            "(ignored)")
+      .Attr("fuse_alpha", 0.0f, "parameter of fuse_activation (unused: no fusion)")
+      .Attr("fuse_beta", 0.0f, "parameter of fuse_activation (unused: no fusion)");
+  // Fusions set by Paddle's inference passes: refused when set.
+  for (const char* f : {"use_addto", "fuse_relu", "fuse_residual_connection",
+                        "fuse_relu_before_depthwise_conv"})
+    s.Attr(f, false, "Paddle oneDNN / cuDNN fusion; must be false").Check(NotFused(f));
+  s.Attr("fuse_activation", std::string(""), "Paddle oneDNN fusion; must be empty")
+      .Check(NotFused("fuse_activation"));
+  return s;
 }
 
 tide::OpSchema ConvSchema(const std::string& type) {
@@ -174,9 +216,13 @@ tide::OpSchema ConvSchema(const std::string& type) {
                    "correlate(Input[n, c], Filter[m, c - group offset]) with strides, zero "
                    "paddings and dilations. Output size per axis: "
                    "(in + pad_begin + pad_end - (dilation * (k - 1) + 1)) / stride + 1.")
-          .Input("Input", "the images, [N, C, H, W]")
+          .Input("Input", "the images, [N, C, H, W] (NHWC: [N, H, W, C])")
           .Input("Filter", "the filters, [M, C / groups, kh, kw]")
-          .Output("Output", "the feature maps, [N, M, H_out, W_out]")
+          .Input("Bias", "Paddle's oneDNN fusion input: must be absent")
+          .AsDispensable()
+          .Input("ResidualData", "Paddle's oneDNN fusion input: must be absent")
+          .AsDispensable()
+          .Output("Output", "the feature maps, [N, M, H_out, W_out] (NHWC: [N, H_out, W_out, M])")
           .KernelDataTypeFrom("Input")
           .InferShape(ConvInferShape)
           .Grad([type](tide::GradMaker& g) {

@@ -44,8 +44,12 @@ void DropoutKernel(KernelContext& ctx) {
   }
   // Fluid's generator: minstd_rand seeded with `seed` (fix_seed) or a random device.
   std::minstd_rand engine;
-  engine.seed(ctx.Attr<bool>("fix_seed") ? static_cast<uint32_t>(ctx.Attr<int32_t>("seed"))
-                                         : std::random_device()());
+  // Paddle 2.x: a Seed input (one int) gives the seed.
+  if (ctx.HasInput("Seed"))
+    engine.seed(static_cast<uint32_t>(IntScalar(ctx, "Seed")));
+  else
+    engine.seed(ctx.Attr<bool>("fix_seed") ? static_cast<uint32_t>(ctx.Attr<int32_t>("seed"))
+                                           : std::random_device()());
   std::uniform_real_distribution<float> dist(0, 1);
   const T keep = upscale ? T(1) / (T(1) - static_cast<T>(p)) : T(1);
   for (int64_t i = 0; i < n; ++i) {
@@ -92,6 +96,9 @@ TIDE_REGISTER_OP(DropoutAttrs(tide::OpSchema("dropout")
                                   .Comment("Randomly zeroes elements of X with probability "
                                            "dropout_prob (Fluid 1.x dropout).")
                                   .Input("X", "the input")
+                                  .Input("Seed", "Paddle: the generator's seed as a one-element "
+                                         "int tensor (optional; training only)")
+                                  .AsDispensable()
                                   .Output("Out", "the dropped-out input, X's dims")
                                   .Output("Mask",
                                           "dOut/dX per element (0 where dropped), X's "

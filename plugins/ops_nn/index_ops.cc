@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include <tide/ops/tensor_shape.hpp>
 
@@ -28,35 +29,64 @@ void CheckIndex(const KernelContext& ctx, const char* param, int64_t v, int64_t 
 }
 
 // ---------------------------------------------------------------------------------------------
-// gather: Out[i] = X[Index[i]] (rows).
+// gather: Out[.., i, ..] = X[.., Index[i], ..] along `axis` (Paddle 2.x; Fluid's is axis 0); an
+// Axis input (one int) overrides the attribute at run time.
+template <typename Ctx>
+int GatherAxis(const Ctx& ctx, size_t rank) {
+  int64_t a = ctx.template Attr<int32_t>("axis");
+  if constexpr (std::is_same_v<Ctx, KernelContext>) {
+    if (ctx.HasInput("Axis")) {
+      Tensor t = ctx.Input("Axis");
+      TIDE_CHECK(t.numel() == 1 && (t.dtype() == TIDE_INT32 || t.dtype() == TIDE_INT64), "op '",
+                 ctx.op_type(), "': Axis ('", ctx.InputName("Axis"),
+                 "') must hold one int32/int64, got ", tide::DataTypeName(t.dtype()), " ",
+                 tide::ToString(t.dims()));
+      a = t.dtype() == TIDE_INT32 ? t.template data<int32_t>()[0] : t.template data<int64_t>()[0];
+    }
+  }
+  return NormAxis(ctx.op_type(), static_cast<int>(a), rank);
+}
+
+Dims GatherOutDims(const char* op, const Dims& x, const Dims& index, int axis) {
+  Dims out = tide::ops::GatherDims(op, x, index);  // checks Index
+  out = x;
+  out[axis] = index[0];
+  return out;
+}
+
 template <typename T>
 void GatherKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
   const std::vector<int64_t> idx = IndexValues(ctx, "Index");
+  const int a = GatherAxis(ctx, x.dims().size());
+  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), a);
   Dims od = x.dims();
-  od[0] = static_cast<int64_t>(idx.size());
-  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
+  od[a] = static_cast<int64_t>(idx.size());
+  const int64_t m = static_cast<int64_t>(idx.size());
   const T* xd = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  for (size_t i = 0; i < idx.size(); ++i) {
-    CheckIndex(ctx, "Index", idx[i], x.dims()[0]);
-    std::memcpy(o + i * row, xd + idx[i] * row, sizeof(T) * row);
-  }
+  for (int64_t i = 0; i < m; ++i) CheckIndex(ctx, "Index", idx[i], s.n);
+  for (int64_t p = 0; p < s.pre; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      std::memcpy(o + (p * m + i) * s.post, xd + (p * s.n + idx[i]) * s.post, sizeof(T) * s.post);
 }
 
-// X@GRAD[Index[i]] += Out@GRAD[i].
+// X@GRAD[.., Index[i], ..] += Out@GRAD[.., i, ..].
 template <typename T>
 void GatherGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
   const std::vector<int64_t> idx = IndexValues(ctx, "Index");
-  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
+  const int a = GatherAxis(ctx, x.dims().size());
+  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), a);
+  const int64_t m = static_cast<int64_t>(idx.size());
   const T* g = dout.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
   std::fill(dx, dx + x.numel(), T(0));
-  for (size_t i = 0; i < idx.size(); ++i) {
-    CheckIndex(ctx, "Index", idx[i], x.dims()[0]);
-    for (int64_t k = 0; k < row; ++k) dx[idx[i] * row + k] += g[i * row + k];
-  }
+  for (int64_t i = 0; i < m; ++i) CheckIndex(ctx, "Index", idx[i], s.n);
+  for (int64_t p = 0; p < s.pre; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t k = 0; k < s.post; ++k)
+        dx[(p * s.n + idx[i]) * s.post + k] += g[(p * m + i) * s.post + k];
 }
 
 // scatter: Out = X with rows Ids replaced by (overwrite) or added to (else) Updates' rows. With
@@ -215,15 +245,36 @@ Dims ArgOutDims(const char* op, const Dims& x, int64_t axis, bool keepdims) {
   return od;
 }
 
+// Paddle's flatten: the index into the flattened X, Out [1] (keepdims: X's rank of 1s).
+template <typename Ctx>
+bool ArgFlatten(const Ctx& ctx) {
+  return ctx.HasAttr("flatten") && ctx.template Attr<bool>("flatten");
+}
+Dims ArgFlatOutDims(const Dims& x, bool keepdims) {
+  return keepdims ? Dims(std::max<size_t>(x.size(), 1), 1) : Dims{1};
+}
+
+// Out's type: dtype int32 or int64 (Paddle's -1: int64).
+template <typename Ctx>
+TideDataType ArgOutType(const Ctx& ctx) {
+  const int32_t dt = ctx.template Attr<int32_t>("dtype");
+  TIDE_CHECK(dt == -1 || dt == TIDE_INT32 || dt == TIDE_INT64, "op '", ctx.op_type(),
+             "': dtype must be int32, int64 or -1 (int64), got ", dt);
+  return dt == TIDE_INT32 ? TIDE_INT32 : TIDE_INT64;
+}
+
 template <typename T, bool kMax>
 void ArgKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const int64_t axis = ctx.Attr<int64_t>("axis");
-  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), static_cast<int>(axis));
+  const bool flat = ArgFlatten(ctx);
+  const int64_t axis = flat ? 0 : ctx.Attr<int64_t>("axis");
+  const Dims xd = flat ? Dims{x.numel()} : x.dims();
+  const auto s = tide::ops::SplitAt(ctx.op_type(), xd, static_cast<int>(axis));
   TIDE_CHECK(s.n > 0, "op '", ctx.op_type(), "': X ", tide::ToString(x.dims()), " is empty along axis ", axis);
-  const Dims od = ArgOutDims(ctx.op_type(), x.dims(), axis, ctx.Attr<bool>("keepdims"));
+  const bool keep = ctx.Attr<bool>("keepdims");
+  const Dims od = flat ? ArgFlatOutDims(x.dims(), keep) : ArgOutDims(ctx.op_type(), xd, axis, keep);
   Tensor out = ctx.Output("Out");
-  if (ctx.Attr<int32_t>("dtype") == TIDE_INT32)
+  if (ArgOutType(ctx) == TIDE_INT32)
     ArgExtreme<T, kMax>(ctx, s, x.data<T>(), out.mutable_data<int32_t>(od, ctx.place()));
   else
     ArgExtreme<T, kMax>(ctx, s, x.data<T>(), out.mutable_data<int64_t>(od, ctx.place()));
@@ -232,12 +283,12 @@ template <typename T> void ArgMaxKernel(KernelContext& c) { ArgKernel<T, true>(c
 template <typename T> void ArgMinKernel(KernelContext& c) { ArgKernel<T, false>(c); }
 
 void ArgInferShape(tide::InferShapeContext& ctx) {
-  ctx.SetOutputDims("Out", ArgOutDims(ctx.op_type(), ctx.InputDims("X"), ctx.Attr<int64_t>("axis"),
-                                      ctx.Attr<bool>("keepdims")));
-  const int32_t dt = ctx.Attr<int32_t>("dtype");
-  TIDE_CHECK(dt == TIDE_INT32 || dt == TIDE_INT64, "op '", ctx.op_type(),
-             "': dtype must be int32 or int64, got ", tide::DataTypeName(static_cast<TideDataType>(dt)));
-  ctx.SetOutputDataType("Out", static_cast<TideDataType>(dt));
+  const Dims x = ctx.InputDims("X");
+  const bool keep = ctx.Attr<bool>("keepdims");
+  ctx.SetOutputDims("Out", ArgFlatten(ctx) ? ArgFlatOutDims(x, keep)
+                                           : ArgOutDims(ctx.op_type(), x,
+                                                        ctx.Attr<int64_t>("axis"), keep));
+  ctx.SetOutputDataType("Out", ArgOutType(ctx));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -355,20 +406,35 @@ TIDE_REGISTER_OP(tide::OpSchema("gather")
                      .Comment("Out = X[Index] (rows of X).")
                      .Input("X", "the source").Input("Index", "int32/int64 row ids, 1-D")
                      .Output("Out", "[len(Index)] + X's dims after the first")
+                     .Input("Axis", "Paddle: the axis as a one-element int tensor (optional; "
+                            "overrides `axis`)")
+                     .AsDispensable()
                      .Attr("overwrite", true, "Fluid's grad option (the grad always adds repeats)")
+                     .Attr("axis", int32_t(0), "the gathered axis (negative: from the end)")
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
-                       c.SetOutputDims("Out", tide::ops::GatherDims(c.op_type(), c.InputDims("X"), c.InputDims("Index")));
+                       const Dims x = c.InputDims("X"), idx = c.InputDims("Index");
+                       if (c.HasInput("Axis")) {  // known at run time only
+                         tide::ops::GatherDims(c.op_type(), x, idx);
+                         c.SetOutputDims("Out", Dims(x.size(), -1));
+                       } else {
+                         c.SetOutputDims("Out", GatherOutDims(c.op_type(), x, idx,
+                                                              GatherAxis(c, x.size())));
+                       }
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })
                      .Grad([](tide::GradMaker& g) {
-                       g.NewOp("gather_grad").Input("X", g.Input("X")).Input("Index", g.Input("Index"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                       auto op = g.NewOp("gather_grad");
+                       op.Input("X", g.Input("X")).Input("Index", g.Input("Index"));
+                       if (!g.Input("Axis").empty()) op.Input("Axis", g.Input("Axis"));
+                       op.Input(GradVarName("Out"), g.OutputGrad("Out"))
                            .Output(GradVarName("X"), g.InputGrad("X")).CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("gather_grad")
-                     .Input("X").Input("Index").Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .Attr("overwrite", true).KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
+                     .Input("X").Input("Index").Input("Axis").AsDispensable()
+                     .Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("overwrite", true).Attr("axis", int32_t(0))
+                     .KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("gather", "cpu", GatherKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("gather_grad", "cpu", GatherGradKernel, OPS_NN_FLOAT_TYPES);
 
@@ -446,7 +512,8 @@ TIDE_REGISTER_OP(tide::OpSchema("arg_max")
                      .Comment("Out = the index of the largest element along axis (the first of ties).")
                      .Input("X", "the input").Output("Out", "the indices")
                      .Attr("axis", int64_t(-1), "the axis").Attr("keepdims", false, "keep axis as 1")
-                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType)")
+                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType; -1: int64)")
+                     .Attr("flatten", false, "Paddle: the index into the flattened X")
                      .KernelDataTypeFrom("X")
                      .InferShape(ArgInferShape));
 TIDE_REGISTER_OP(tide::OpSchema("arg_min")
@@ -454,7 +521,8 @@ TIDE_REGISTER_OP(tide::OpSchema("arg_min")
                      .Comment("Out = the index of the smallest element along axis (the first of ties).")
                      .Input("X", "the input").Output("Out", "the indices")
                      .Attr("axis", int64_t(-1), "the axis").Attr("keepdims", false, "keep axis as 1")
-                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType)")
+                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType; -1: int64)")
+                     .Attr("flatten", false, "Paddle: the index into the flattened X")
                      .KernelDataTypeFrom("X")
                      .InferShape(ArgInferShape));
 TIDE_REGISTER_KERNEL("arg_max", "cpu", ArgMaxKernel, OPS_NN_MOVE_TYPES);

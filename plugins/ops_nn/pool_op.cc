@@ -1,10 +1,11 @@
-// pool_op.cc: pool2d (max / avg over NCHW windows; global, ceil_mode, exclusive, adaptive) and
-// its grad, with Fluid 1.x window rules (tide/ops/pool.hpp): a window is clipped to the image
+// pool_op.cc: pool2d (max / avg over NCHW windows, or NHWC ones on transposed copies; global,
+// ceil_mode, exclusive, adaptive, padding_algorithm) and its grad, with Fluid 1.x window rules (tide/ops/pool.hpp): a window is clipped to the image
 // (padding never wins a max); an exclusive avg divides by the clipped window's size, a
 // non-exclusive one by kh * kw.
 #include <tide/ops/pool.hpp>
 
 #include "common.h"
+#include "layout.h"
 
 namespace ops_nn {
 namespace {
@@ -13,8 +14,10 @@ using tide::ops::GetPoolGeom;
 using tide::ops::PoolGeom;
 
 void PoolInferShape(tide::InferShapeContext& ctx) {
+  const bool nhwc = ChannelLast(ctx);
   Dims x = ctx.InputDims("X");
-  ctx.SetOutputDims("Out", GetPoolGeom(ctx, ctx.op_type(), x).out_dims());
+  Dims out = GetPoolGeom(ctx, ctx.op_type(), nhwc ? NhwcToNchwDims(x) : x).out_dims();
+  ctx.SetOutputDims("Out", nhwc ? NchwToNhwcDims(out) : out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
@@ -22,13 +25,15 @@ template <typename T>
 void PoolKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  PoolGeom g = GetPoolGeom(ctx, op, x.dims());
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(g.out_dims(), ctx.place());
+  const bool nhwc = ChannelLast(ctx);
+  PoolGeom g = GetPoolGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims());
+  const T* xd = AsNchw<T>(ctx, x, nhwc);
+  T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
   ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) tide::ops::PoolPlane(g, xd + p * plane, od + p * oplane);
   });
+  StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 
 // The reference gradient per plane (tide::ops::PoolGradPlane): max to the first maximum of the
@@ -38,16 +43,20 @@ void PoolGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
-  PoolGeom g = GetPoolGeom(ctx, op, x.dims());
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), g.out_dims());
-  const T* xd = x.data<T>();
-  const T* gd = dout.data<T>();
-  T* dd = dx.mutable_data<T>(x.dims(), ctx.place());
+  const bool nhwc = ChannelLast(ctx);
+  const Dims x_nchw = nhwc ? NhwcToNchwDims(x.dims()) : x.dims();
+  PoolGeom g = GetPoolGeom(ctx, op, x_nchw);
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(),
+                           nhwc ? NchwToNhwcDims(g.out_dims()) : g.out_dims());
+  const T* xd = AsNchw<T>(ctx, x, nhwc);
+  const T* gd = AsNchw<T>(ctx, dout, nhwc);
+  T* dd = NchwOutput<T>(ctx, dx, x_nchw, nhwc);
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
   ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p)
       tide::ops::PoolGradPlane(g, xd + p * plane, gd + p * oplane, dd + p * plane);
   });
+  StoreNhwc(ctx, dd, dx, x_nchw, nhwc);
 }
 
 tide::OpSchema PoolAttrs(tide::OpSchema s) {
@@ -74,8 +83,11 @@ tide::OpSchema PoolAttrs(tide::OpSchema s) {
       .Attr("ceil_mode", false, "output size rounds up: (H - k + p_begin + p_end + s - 1) / s + 1")
       .Attr("use_cudnn", false, "use cuDNN where available (ignored by the CPU kernel)")
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)")
-      .Attr("data_format", std::string("AnyLayout"), "layout of X/Out: NCHW (AnyLayout)")
-      .InSet({"NCHW", "AnyLayout"});
+      .Attr("data_format", std::string("AnyLayout"), "layout of X/Out: NCHW (AnyLayout) or NHWC")
+      .InSet({"NCHW", "NHWC", "AnyLayout"})
+      // Paddle 2.x's backend hints, carried by its saved programs; none changes the result.
+      .Attr("is_test", false, "Paddle's inference hint (ignored)")
+      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
 }
 
 }  // namespace

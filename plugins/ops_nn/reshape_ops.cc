@@ -14,8 +14,10 @@ using tide::ops::FlattenDims;
 using tide::ops::ForwardXDims;
 using tide::ops::ReshapeDims;
 
-// The target shape: the Shape tensor's values when given (run time), else the attribute.
+// The target shape: Paddle's ShapeTensor (one value per variable) or the Shape tensor's values
+// when given (run time, in that order of precedence), else the attribute.
 std::vector<int64_t> TargetShape(const KernelContext& ctx) {
+  if (ctx.HasInput("ShapeTensor")) return IntScalars(ctx, "ShapeTensor");
   if (Tensor s = ctx.OptionalInput("Shape")) {
     std::vector<int64_t> v;
     if (s.dtype() == TIDE_INT32)
@@ -42,6 +44,10 @@ void ReshapeInferShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X");
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   SetXShape(ctx, x);
+  if (ctx.HasInput("ShapeTensor")) {  // values known at run time; the rank now
+    if (!ctx.IsRuntime()) ctx.SetOutputDims("Out", Dims(ctx.InputCount("ShapeTensor"), -1));
+    return;
+  }
   if (ctx.HasInput("Shape")) {
     // The values are only known when the kernel runs; at compile time the rank is.
     if (!ctx.IsRuntime()) {
@@ -115,6 +121,42 @@ void FlattenKernel(KernelContext& ctx) {
                   FlattenDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis")));
 }
 
+// Paddle 2.x's flatten_contiguous_range: dims [start_axis, stop_axis] (negative: from the end)
+// become one; a 0-D X becomes [1].
+template <typename Ctx>
+Dims FlattenRangeDims(const Ctx& ctx, const Dims& x) {
+  const char* op = ctx.op_type();
+  if (x.empty()) return {1};
+  const int r = static_cast<int>(x.size());
+  int start = ctx.template Attr<int32_t>("start_axis"), stop = ctx.template Attr<int32_t>("stop_axis");
+  TIDE_CHECK(start >= -r && start < r && stop >= -r && stop < r, "op '", op, "': start_axis ",
+             start, " and stop_axis ", stop, " must be in [", -r, ", ", r, ") for X ",
+             tide::ToString(x));
+  if (start < 0) start += r;
+  if (stop < 0) stop += r;
+  TIDE_CHECK(start <= stop, "op '", op, "': start_axis ", start, " is after stop_axis ", stop,
+             " (X ", tide::ToString(x), ")");
+  Dims out(x.begin(), x.begin() + start);
+  out.push_back(DimsProductOrUnknown(Dims(x.begin() + start, x.begin() + stop + 1)));
+  out.insert(out.end(), x.begin() + stop + 1, x.end());
+  return out;
+}
+
+void FlattenRangeInferShape(tide::InferShapeContext& ctx) {
+  Dims x = ctx.InputDims("X");
+  Dims out = FlattenRangeDims(ctx, x);
+  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  SetXShape(ctx, x);
+  if (!x.empty() && !out.empty() && x[0] == out[0]) ctx.ShareLoD("X", "Out");
+}
+
+template <typename T>
+void FlattenRangeKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  CopyWithDims<T>(ctx, x, ctx.Output("Out"), FlattenRangeDims(ctx, x.dims()));
+}
+
 // Grad op of reshape/flatten (v1: reads X's dims from X) or the *2 ops (from XShape).
 tide::GradMakerFn CopyGradMaker(const std::string& grad_type, bool v2) {
   return [grad_type, v2](tide::GradMaker& g) {
@@ -138,9 +180,20 @@ tide::OpSchema ReshapeSchema(const std::string& type, bool v2) {
                .Input("X", "the input")
                .Input("Shape", "int32 target shape (optional; overrides `shape`)")
                .AsDispensable()
+               .Input("ShapeTensor", "Paddle: the target shape as one-element int tensors "
+                      "(optional; overrides Shape and `shape`)")
+               .AsDuplicable()
+               .AsDispensable()
                .Output("Out", "the reshaped input");
-  if (v2) s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate();
-  return s.RequiredAttr("shape", TIDE_ATTR_INTS, "the target shape (0: copy, -1: infer)")
+  if (v2) {
+    s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable();
+    // Paddle 2.x's reshape2 may take its shape from tensors alone.
+    s.Attr("shape", std::vector<int32_t>{}, "the target shape (0: copy, -1: infer)")
+        .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
+  } else {
+    s.RequiredAttr("shape", TIDE_ATTR_INTS, "the target shape (0: copy, -1: infer)");
+  }
+  return s
       .Attr("inplace", false, "Fluid's hint that Out may share X's memory (Out == X is supported)")
       .KernelDataTypeFrom("X")
       .InferShape(ReshapeInferShape)
@@ -152,11 +205,28 @@ tide::OpSchema FlattenSchema(const std::string& type, bool v2) {
                .Comment("Out = X as a matrix [prod(dims[:axis]), prod(dims[axis:])].")
                .Input("X", "the input")
                .Output("Out", "the 2-D result");
-  if (v2) s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate();
+  if (v2) s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable();
   return s
       .Attr("axis", int32_t(1), "dims before it become rows, the rest columns (0 <= axis <= rank)")
       .InferShape(FlattenInferShape)
       .Grad(CopyGradMaker(type + "_grad", v2));
+}
+
+tide::OpSchema FlattenRangeSchema() {
+  return tide::OpSchema("flatten_contiguous_range")
+      .Comment("Out = X with dims [start_axis, stop_axis] merged into one (Paddle 2.x's "
+               "paddle.flatten).")
+      .Input("X", "the input")
+      .Output("Out", "the flattened input")
+      .Output("XShape", "[0] + X's dims (no data), for the grad")
+      .AsIntermediate()
+      .AsDispensable()
+      .Attr("start_axis", int32_t(1), "first dim merged (negative: from the end)")
+      .Attr("stop_axis", int32_t(1), "last dim merged (negative: from the end)")
+      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
+      .KernelDataTypeFrom("X")
+      .InferShape(FlattenRangeInferShape)
+      .Grad(CopyGradMaker("flatten_contiguous_range_grad", true));
 }
 
 tide::OpSchema CopyGradSchema(const std::string& type, bool v2, tide::OpSchema s) {
@@ -182,14 +252,24 @@ TIDE_REGISTER_OP(CopyGradSchema("reshape_grad", false, tide::OpSchema("reshape_g
                      .RequiredAttr("shape", TIDE_ATTR_INTS, "the forward target shape")
                      .Attr("inplace", false, "the forward inplace hint"));
 TIDE_REGISTER_OP(CopyGradSchema("reshape2_grad", true, tide::OpSchema("reshape2_grad"))
-                     .RequiredAttr("shape", TIDE_ATTR_INTS, "the forward target shape")
-                     .Attr("inplace", false, "the forward inplace hint"));
+                     .Attr("shape", std::vector<int32_t>{}, "the forward target shape")
+                     .Attr("inplace", false, "the forward inplace hint")
+                     .Attr("mkldnn_data_type", std::string("float32"), "ignored"));
 TIDE_REGISTER_OP(FlattenSchema("flatten", false));
 TIDE_REGISTER_OP(FlattenSchema("flatten2", true));
 TIDE_REGISTER_OP(CopyGradSchema("flatten_grad", false, tide::OpSchema("flatten_grad"))
                      .Attr("axis", int32_t(1), "the forward axis"));
 TIDE_REGISTER_OP(CopyGradSchema("flatten2_grad", true, tide::OpSchema("flatten2_grad"))
                      .Attr("axis", int32_t(1), "the forward axis"));
+TIDE_REGISTER_OP(FlattenRangeSchema());
+TIDE_REGISTER_OP(CopyGradSchema("flatten_contiguous_range_grad", true,
+                                tide::OpSchema("flatten_contiguous_range_grad"))
+                     .Attr("start_axis", int32_t(1), "the forward start_axis")
+                     .Attr("stop_axis", int32_t(1), "the forward stop_axis")
+                     .Attr("mkldnn_data_type", std::string("float32"), "ignored"));
+TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", FlattenRangeKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel,
+                     OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reshape", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("reshape2", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("flatten", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES);

@@ -1,6 +1,8 @@
 // slice_expand_ops.cc: ops that move a box of elements (Fluid 1.x): slice and strided_slice
 // (Input -> Out; the grad scatters back into zeros), pad (constant pad_value; grad slices),
 // expand / expand_as (repeats; the grad sums the repeats). Shape rules: tide/ops/tensor_shape.hpp.
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include <tide/ops/tensor_shape.hpp>
@@ -21,11 +23,45 @@ std::vector<int32_t> IntsOr(const tide::InferShapeContext& ctx, const char* name
   return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
 }
 
-template <typename Ctx>
-SliceGeom SliceOf(const Ctx& ctx, const Dims& x) {
-  return GetSliceGeom(ctx.op_type(), x, ctx.template Attr<std::vector<int32_t>>("axes"),
-                      ctx.template Attr<std::vector<int32_t>>("starts"),
-                      ctx.template Attr<std::vector<int32_t>>("ends"), IntsOr(ctx, "strides"),
+// Paddle 2.x's slice bounds from tensors: `list` (one value per variable) or `tensor` (1-D)
+// when given, else the attribute; values beyond int32 are clamped (they mean "to the end").
+std::vector<int32_t> SliceBounds(const KernelContext& ctx, const char* attr, const char* tensor,
+                                 const char* list) {
+  std::vector<int64_t> v;
+  if (ctx.HasInput(list)) v = IntScalars(ctx, list);
+  else if (ctx.HasInput(tensor)) v = IntValues(ctx, tensor);
+  else return ctx.Attr<std::vector<int32_t>>(attr);
+  std::vector<int32_t> out;
+  for (int64_t x : v)
+    out.push_back(static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX)));
+  return out;
+}
+
+bool TensorBounds(const tide::InferShapeContext& ctx) {
+  for (const char* p : {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
+    if (ctx.HasInput(p)) return true;
+  return false;
+}
+
+SliceGeom SliceOf(const KernelContext& ctx, const Dims& x) {
+  return GetSliceGeom(ctx.op_type(), x, ctx.Attr<std::vector<int32_t>>("axes"),
+                      SliceBounds(ctx, "starts", "StartsTensor", "StartsTensorList"),
+                      SliceBounds(ctx, "ends", "EndsTensor", "EndsTensorList"),
+                      IntsOr(ctx, "strides"), IntsOr(ctx, "decrease_axis"));
+}
+SliceGeom SliceOf(const tide::InferShapeContext& ctx, const Dims& x_in) {
+  const auto axes = ctx.Attr<std::vector<int32_t>>("axes");
+  if (!TensorBounds(ctx))
+    return GetSliceGeom(ctx.op_type(), x_in, axes, ctx.Attr<std::vector<int32_t>>("starts"),
+                        ctx.Attr<std::vector<int32_t>>("ends"), IntsOr(ctx, "strides"),
+                        IntsOr(ctx, "decrease_axis"));
+  // Bounds from tensors: the sliced dims are unknown until the kernel runs.
+  Dims x = x_in;
+  for (int32_t a : axes) x[NormAxis(ctx.op_type(), a, x.size())] = -1;
+  const std::vector<int32_t> zeros(axes.size(), 0);
+  const std::vector<int32_t> strides = IntsOr(ctx, "strides");
+  return GetSliceGeom(ctx.op_type(), x, axes, zeros, zeros,
+                      strides.empty() ? strides : std::vector<int32_t>(axes.size(), 1),
                       IntsOr(ctx, "decrease_axis"));
 }
 
@@ -64,7 +100,9 @@ void SliceGradKernel(KernelContext& ctx) {
 }
 
 void SliceInferShape(tide::InferShapeContext& ctx) {
-  ctx.SetOutputDims("Out", SliceOf(ctx, ctx.InputDims("Input")).out);
+  // With tensor bounds the kernel sets Out's dims; compile time gets the rank.
+  if (!TensorBounds(ctx) || !ctx.IsRuntime())
+    ctx.SetOutputDims("Out", SliceOf(ctx, ctx.InputDims("Input")).out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("Input"));
 }
 
@@ -74,17 +112,33 @@ tide::OpSchema SliceSchema(const std::string& type, bool strided) {
                                 : "Out = Input[starts:ends] on `axes`; negative indices count "
                                   "from the end, and both are clamped to the dim.")
                .Input("Input", "the input").Output("Out", "the slice")
-               .RequiredAttr("axes", TIDE_ATTR_INTS, "the sliced axes")
-               .RequiredAttr("starts", TIDE_ATTR_INTS, "first index per axis")
-               .RequiredAttr("ends", TIDE_ATTR_INTS, "end (exclusive) per axis");
-  if (strided) s.RequiredAttr("strides", TIDE_ATTR_INTS, "step per axis (negative: backwards)");
+               .RequiredAttr("axes", TIDE_ATTR_INTS, "the sliced axes");
+  if (strided) {
+    s.RequiredAttr("starts", TIDE_ATTR_INTS, "first index per axis")
+        .RequiredAttr("ends", TIDE_ATTR_INTS, "end (exclusive) per axis")
+        .RequiredAttr("strides", TIDE_ATTR_INTS, "step per axis (negative: backwards)");
+  } else {  // Paddle 2.x: the bounds may come from tensors instead
+    s.Attr("starts", std::vector<int32_t>{}, "first index per axis")
+        .Attr("ends", std::vector<int32_t>{}, "end (exclusive) per axis");
+    for (const char* in : {"StartsTensor", "EndsTensor"})
+      s.Input(in, "Paddle: the bounds as a 1-D int tensor (optional; overrides the attribute)")
+          .AsDispensable();
+    for (const char* in : {"StartsTensorList", "EndsTensorList"})
+      s.Input(in, "Paddle: the bounds as one-element int tensors (optional; override the rest)")
+          .AsDuplicable()
+          .AsDispensable();
+    s.Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
+  }
   return s.Attr("infer_flags", std::vector<int32_t>{}, "Fluid's compile-time hints (unused)")
       .Attr("decrease_axis", std::vector<int32_t>{}, "axes (taking one element) to drop")
       .InferShape(SliceInferShape)
       .Grad([type](tide::GradMaker& g) {
-        g.NewOp(type + "_grad")
-            .Input("Input", g.Input("Input"))
-            .Input(GradVarName("Out"), g.OutputGrad("Out"))
+        auto op = g.NewOp(type + "_grad");
+        op.Input("Input", g.Input("Input"));
+        if (type == "slice")
+          for (const char* in : {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
+            if (!g.Input(in).empty()) op.Input(in, g.Input(in));
+        op.Input(GradVarName("Out"), g.OutputGrad("Out"))
             .Output(GradVarName("Input"), g.InputGrad("Input"))
             .CopyAttrs();
       });
@@ -93,9 +147,17 @@ tide::OpSchema SliceSchema(const std::string& type, bool strided) {
 tide::OpSchema SliceGradSchema(const std::string& type, bool strided) {
   auto s = tide::OpSchema(type)
                .Input("Input").Input(GradVarName("Out")).Output(GradVarName("Input"))
-               .RequiredAttr("axes", TIDE_ATTR_INTS).RequiredAttr("starts", TIDE_ATTR_INTS)
-               .RequiredAttr("ends", TIDE_ATTR_INTS);
-  if (strided) s.RequiredAttr("strides", TIDE_ATTR_INTS);
+               .RequiredAttr("axes", TIDE_ATTR_INTS);
+  if (strided) {
+    s.RequiredAttr("starts", TIDE_ATTR_INTS).RequiredAttr("ends", TIDE_ATTR_INTS)
+        .RequiredAttr("strides", TIDE_ATTR_INTS);
+  } else {
+    s.Attr("starts", std::vector<int32_t>{}).Attr("ends", std::vector<int32_t>{})
+        .Attr("mkldnn_data_type", std::string("float32"));
+    for (const char* in : {"StartsTensor", "EndsTensor"}) s.Input(in).AsDispensable();
+    for (const char* in : {"StartsTensorList", "EndsTensorList"})
+      s.Input(in).AsDuplicable().AsDispensable();
+  }
   return s.Attr("infer_flags", std::vector<int32_t>{})
       .Attr("decrease_axis", std::vector<int32_t>{})
       .InferShape(GradLike({"Input"}));

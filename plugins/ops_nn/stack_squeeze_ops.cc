@@ -1,6 +1,7 @@
 // stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
 // the grad, like reshape2) and stack / unstack (a new dim at `axis`, each other's grad).
 #include <cstring>
+#include <type_traits>
 
 #include <tide/ops/tensor_shape.hpp>
 
@@ -11,8 +12,15 @@ namespace {
 
 template <typename Ctx>
 Dims SqueezeOut(const Ctx& ctx, const Dims& x) {
-  const auto axes = ctx.template Attr<std::vector<int32_t>>("axes");
+  auto axes = ctx.template Attr<std::vector<int32_t>>("axes");
   const std::string type = ctx.op_type();
+  if constexpr (std::is_same_v<Ctx, KernelContext>) {
+    // Paddle 2.x's unsqueeze2: AxesTensor (1-D) or AxesTensorList (one value each) override axes.
+    std::vector<int64_t> v;
+    if (ctx.HasInput("AxesTensor")) v = IntValues(ctx, "AxesTensor");
+    else if (ctx.HasInput("AxesTensorList")) v = IntScalars(ctx, "AxesTensorList");
+    if (!v.empty()) axes.assign(v.begin(), v.end());
+  }
   if (type == "squeeze2") return tide::ops::SqueezeDims(ctx.op_type(), x, axes);
   return tide::ops::UnsqueezeDims(ctx.op_type(), x, axes);
 }
@@ -41,7 +49,17 @@ void SqueezeGradKernel(KernelContext& ctx) {
 
 void SqueezeInferShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X");
-  ctx.SetOutputDims("Out", SqueezeOut(ctx, x));
+  if (ctx.HasInput("AxesTensor") || ctx.HasInput("AxesTensorList")) {
+    // The axes are known when the kernel runs; at compile time Out's rank is.
+    if (!ctx.IsRuntime()) {
+      const int64_t k = ctx.HasInput("AxesTensor") ? DimsProduct(ctx.InputDims("AxesTensor"))
+                                                   : static_cast<int64_t>(
+                                                         ctx.InputCount("AxesTensorList"));
+      if (k >= 0) ctx.SetOutputDims("Out", Dims(x.size() + static_cast<size_t>(k), -1));
+    }
+  } else {
+    ctx.SetOutputDims("Out", SqueezeOut(ctx, x));
+  }
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   if (ctx.HasOutput("XShape")) {
     ctx.SetOutputDims("XShape", tide::ops::XShapeDims(x));
@@ -53,8 +71,9 @@ tide::OpSchema SqueezeSchema(const std::string& type, const char* comment) {
   return tide::OpSchema(type)
       .Comment(comment)
       .Input("X", "the input").Output("Out", "X's data with the new dims")
-      .Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate()
+      .Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable()
       .Attr("axes", std::vector<int32_t>{}, "the dims")
+      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
       .InferShape(SqueezeInferShape)
       .Grad([type](tide::GradMaker& g) {
         g.NewOp(type + "_grad")
@@ -69,6 +88,7 @@ tide::OpSchema SqueezeGradSchema(const std::string& type) {
   return tide::OpSchema(type)
       .Input("XShape").Input(GradVarName("Out")).Output(GradVarName("X"))
       .Attr("axes", std::vector<int32_t>{})
+      .Attr("mkldnn_data_type", std::string("float32"))
       .KernelDataTypeFrom(GradVarName("Out"))
       .InferShape([](tide::InferShapeContext& c) {
         const Dims xs = c.InputDims("XShape");
@@ -159,7 +179,14 @@ TIDE_REGISTER_OP(SqueezeSchema("squeeze2", "Out = X without the listed size-1 di
                                            "size-1 dim when axes is empty; others are kept)."));
 TIDE_REGISTER_OP(SqueezeGradSchema("squeeze2_grad"));
 TIDE_REGISTER_OP(SqueezeSchema("unsqueeze2", "Out = X with a dim of 1 inserted at each of axes "
-                                             "in turn."));
+                                             "in turn (Paddle: AxesTensor or AxesTensorList, "
+                                             "when given, override axes).")
+                     .Input("AxesTensor", "Paddle: the axes as a 1-D int tensor (optional)")
+                     .AsDispensable()
+                     .Input("AxesTensorList", "Paddle: the axes as one-element int tensors "
+                            "(optional)")
+                     .AsDuplicable()
+                     .AsDispensable());
 TIDE_REGISTER_OP(SqueezeGradSchema("unsqueeze2_grad"));
 TIDE_REGISTER_KERNEL("squeeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);

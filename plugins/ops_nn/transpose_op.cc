@@ -89,7 +89,12 @@ tide::OpSchema TransposeSchema(const std::string& type, bool v2) {
                .Comment("Out = X with its axes permuted: Out.dims[i] = X.dims[axis[i]].")
                .Input("X", "the input")
                .Output("Out", "the permuted input");
-  if (v2) s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate();
+  if (v2) {
+    s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable();
+    // Paddle 2.x's backend hints on transpose2 (its oneDNN kernel's); none changes the result.
+    s.Attr("data_format", std::string("AnyLayout"), "Paddle oneDNN hint (ignored)")
+        .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
+  }
   return s.RequiredAttr("axis", TIDE_ATTR_INTS, "the permutation of X's axes")
       .InferShape(TransposeInferShape)
       .Grad([type, v2](tide::GradMaker& g) {
@@ -107,7 +112,9 @@ tide::OpSchema TransposeSchema(const std::string& type, bool v2) {
 tide::OpSchema TransposeGradSchema(const std::string& type, bool v2) {
   auto s = tide::OpSchema(type).Comment("X@GRAD = Out@GRAD permuted back.");
   if (v2)
-    s.Input("XShape", "the forward XShape");
+    s.Input("XShape", "the forward XShape")
+        .Attr("data_format", std::string("AnyLayout"), "ignored")
+        .Attr("mkldnn_data_type", std::string("float32"), "ignored");
   else
     s.Input("X", "the forward input (for its dims)");
   return s.Input(GradVarName("Out"), "gradient of Out")

@@ -1,0 +1,220 @@
+// matmul_v2_op.cc: Paddle 2.x's matmul_v2 (numpy's matmul: trans_x / trans_y, batch dims
+// broadcast numpy-style, a 1-D operand is a vector whose unit dim is dropped from Out; no alpha)
+// and its grad (each input's gradient summed over the batch dims it was broadcast along).
+#include <tide/ops/dims.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gemm.h"
+
+namespace ops_math {
+namespace {
+
+using tide::GradVarName;
+
+// The operands as stacks of matrices: X [batch..., m, k] (before trans_x), Y [batch..., k, n],
+// with each side's offset (in matrices) for every batch index of Out.
+struct MatmulV2Shape {
+  int64_t m = 0, n = 0, k = 0;
+  bool tx = false, ty = false;  // as applied (false for a 1-D operand, as numpy)
+  Dims out;                     // Out's dims
+  int64_t batch = 1;            // product of Out's batch dims
+  std::vector<int64_t> x_off, y_off;  // per Out batch: X's / Y's matrix index (run time only)
+};
+
+MatmulV2Shape GetMatmulV2Shape(const char* op, const Dims& x_in, const Dims& y_in, bool tx, bool ty,
+                               bool offsets) {
+  TIDE_CHECK(!x_in.empty() && !y_in.empty(), "op '", op, "': X ", tide::ToString(x_in), " and Y ",
+             tide::ToString(y_in), " need rank >= 1");
+  MatmulV2Shape s;
+  Dims x = x_in, y = y_in;
+  const bool x_vec = x.size() == 1, y_vec = y.size() == 1;
+  if (x_vec) x.insert(x.begin(), 1);  // [K] -> [1, K]; numpy ignores a vector's transpose
+  if (y_vec) y.push_back(1);          // [K] -> [K, 1]
+  s.tx = tx && !x_vec;
+  s.ty = ty && !y_vec;
+  const size_t xr = x.size(), yr = y.size();
+  s.m = s.tx ? x[xr - 1] : x[xr - 2];
+  const int64_t kx = s.tx ? x[xr - 2] : x[xr - 1];
+  const int64_t ky = s.ty ? y[yr - 1] : y[yr - 2];
+  s.n = s.ty ? y[yr - 2] : y[yr - 1];
+  TIDE_CHECK(tide::ops::DimsCompatible(kx, ky), "op '", op, "': X ", tide::ToString(x_in),
+             (s.tx ? " (trans_x)" : ""), " and Y ", tide::ToString(y_in), (s.ty ? " (trans_y)" : ""),
+             " have inner dims ", kx, " and ", ky);
+  s.k = kx < 0 ? ky : kx;
+  // numpy broadcasting of the batch dims, aligned at the right.
+  const Dims xb(x.begin(), x.end() - 2), yb(y.begin(), y.end() - 2);
+  const size_t br = std::max(xb.size(), yb.size());
+  Dims batch(br, 1);
+  for (size_t i = 0; i < br; ++i) {
+    const int64_t a = i + xb.size() >= br ? xb[i + xb.size() - br] : 1;
+    const int64_t b = i + yb.size() >= br ? yb[i + yb.size() - br] : 1;
+    TIDE_CHECK(a == b || a == 1 || b == 1 || a < 0 || b < 0, "op '", op,
+               "': the batch dims of X ", tide::ToString(x_in), " and Y ", tide::ToString(y_in),
+               " do not broadcast (", a, " vs ", b, ")");
+    batch[i] = a == 1 ? b : (b == 1 ? a : std::max(a, b));
+  }
+  s.batch = tide::ops::DimsProductOrUnknown(batch);
+  s.out = batch;
+  if (!x_vec) s.out.push_back(s.m);
+  if (!y_vec) s.out.push_back(s.n);
+  if (s.out.empty()) s.out.push_back(1);  // vector . vector
+  if (!offsets) return s;
+  // Out batch index -> each side's matrix index (stride 0 along a broadcast dim).
+  auto offsets_of = [&](const Dims& side, std::vector<int64_t>* off) {
+    std::vector<int64_t> stride(br, 0);
+    int64_t st = 1;
+    for (size_t i = br; i-- > 0;) {
+      if (i + side.size() < br) continue;
+      const int64_t d = side[i + side.size() - br];
+      stride[i] = d == 1 ? 0 : st;
+      st *= d;
+    }
+    off->assign(static_cast<size_t>(s.batch), 0);
+    for (int64_t b = 0; b < s.batch; ++b) {
+      int64_t rem = b, o = 0;
+      for (size_t i = br; i-- > 0;) {
+        o += (rem % batch[i]) * stride[i];
+        rem /= batch[i];
+      }
+      (*off)[b] = o;
+    }
+  };
+  offsets_of(xb, &s.x_off);
+  offsets_of(yb, &s.y_off);
+  return s;
+}
+
+void MatmulV2InferShape(tide::InferShapeContext& ctx) {
+  TideDataType xt = ctx.InputDataType("X"), yt = ctx.InputDataType("Y");
+  TIDE_CHECK(xt == TIDE_UNDEFINED || yt == TIDE_UNDEFINED || xt == yt, "op 'matmul_v2': X is ",
+             tide::DataTypeName(xt), " but Y is ", tide::DataTypeName(yt));
+  ctx.SetOutputDims("Out", GetMatmulV2Shape("matmul_v2", ctx.InputDims("X"), ctx.InputDims("Y"),
+                                            ctx.Attr<bool>("trans_x"), ctx.Attr<bool>("trans_y"),
+                                            false)
+                               .out);
+  ctx.SetOutputDataType("Out", xt);
+}
+
+template <typename T>
+void MatmulV2Kernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
+                                     ctx.Attr<bool>("trans_y"), true);
+  T* o = out.mutable_data<T>(s.out, ctx.place());
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  const int64_t xs = s.m * s.k, ys = s.k * s.n, os = s.m * s.n;
+  if (s.k == 0) std::fill(o, o + s.batch * os, T(0));
+  if (s.k == 0 || os == 0) return;
+  for (int64_t b = 0; b < s.batch; ++b)
+    Gemm<T>(ctx, s.tx, s.ty, s.m, s.n, s.k, T(1), xd + s.x_off[b] * xs, yd + s.y_off[b] * ys, T(0),
+            o + b * os);
+}
+
+// dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise);
+// a broadcast operand's matrices collect the sum over the batches that share them.
+template <typename T>
+void MatmulV2GradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
+                                     ctx.Attr<bool>("trans_y"), true);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), s.out);
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  const T* gd = dout.data<T>();
+  const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
+  const bool tx = s.tx, ty = s.ty;
+  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
+    T* d = dx.mutable_data<T>(x.dims(), ctx.place());
+    std::fill(d, d + x.numel(), T(0));
+    for (int64_t b = 0; gs > 0 && b < s.batch; ++b) {
+      const T* yb = yd + s.y_off[b] * ys;
+      const T* g = gd + b * gs;
+      T* db = d + s.x_off[b] * xs;
+      if (!tx) Gemm<T>(ctx, false, !ty, s.m, s.k, s.n, T(1), g, yb, T(1), db);
+      else Gemm<T>(ctx, ty, true, s.k, s.m, s.n, T(1), yb, g, T(1), db);
+    }
+  }
+  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
+    T* d = dy.mutable_data<T>(y.dims(), ctx.place());
+    std::fill(d, d + y.numel(), T(0));
+    for (int64_t b = 0; gs > 0 && b < s.batch; ++b) {
+      const T* xb = xd + s.x_off[b] * xs;
+      const T* g = gd + b * gs;
+      T* db = d + s.y_off[b] * ys;
+      if (!ty) Gemm<T>(ctx, !tx, false, s.k, s.n, s.m, T(1), xb, g, T(1), db);
+      else Gemm<T>(ctx, true, tx, s.n, s.k, s.m, T(1), g, xb, T(1), db);
+    }
+  }
+}
+
+void MatmulV2GradInferShape(tide::InferShapeContext& ctx) {
+  for (const char* p : {"X", "Y"}) {
+    std::string g = GradVarName(p);
+    if (!ctx.HasOutput(g.c_str())) continue;
+    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
+    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
+  }
+}
+
+// An ints attribute that must stay empty: Paddle's oneDNN fusion passes set fused_* on
+// matmul_v2 in an optimised program; a saved model has them empty.
+tide::AttrCheckFn MustBeEmpty(std::string name) {
+  return [name](const TideAttrValue& v) {
+    TIDE_CHECK(v.count == 0, "attribute '", name, "' (a Paddle oneDNN fusion) is not supported; "
+               "export the model without Paddle's inference optimisations");
+  };
+}
+
+// Paddle's attributes, and the backend hints its programs carry on matmul_v2.
+tide::OpSchema MatmulV2Attrs(tide::OpSchema s) {
+  s.Attr("trans_x", false, "use X^T (ignored for a 1-D X)")
+      .Attr("trans_y", false, "use Y^T (ignored for a 1-D Y)")
+      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
+      .Attr("force_fp32_output", false, "int8 hint of Paddle's oneDNN kernel (ignored)");
+  for (const char* f : {"fused_reshape_Out", "fused_transpose_Out", "fused_reshape_X",
+                        "fused_reshape_Y", "fused_transpose_X", "fused_transpose_Y"})
+    s.Attr(f, std::vector<int32_t>{}, "Paddle oneDNN fusion; must be empty").Check(MustBeEmpty(f));
+  return s;
+}
+
+}  // namespace
+}  // namespace ops_math
+
+using namespace ops_math;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(
+    MatmulV2Attrs(
+        tide::OpSchema("matmul_v2")
+            .Comment("Out = op(X) @ op(Y) as numpy.matmul: the last two dims are matrices, the "
+                     "leading (batch) dims broadcast; a 1-D X is a row and a 1-D Y a column "
+                     "whose unit dim Out drops. op() transposes when trans_x / trans_y.")
+            .Input("X", "left operand, rank >= 1")
+            .Input("Y", "right operand, rank >= 1")
+            .Output("Out", "the product")
+            .InferShape(MatmulV2InferShape)
+            .Grad([](tide::GradMaker& g) {
+              g.NewOp("matmul_v2_grad")
+                  .Input("X", g.Input("X"))
+                  .Input("Y", g.Input("Y"))
+                  .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                  .Output(GradVarName("X"), g.InputGrad("X"))
+                  .Output(GradVarName("Y"), g.InputGrad("Y"))
+                  .CopyAttrs();
+            })));
+TIDE_REGISTER_OP(MatmulV2Attrs(tide::OpSchema("matmul_v2_grad")
+                                   .Comment("X@GRAD and Y@GRAD of matmul_v2.")
+                                   .Input("X", "the forward left operand")
+                                   .Input("Y", "the forward right operand")
+                                   .Input(GradVarName("Out"), "gradient of Out")
+                                   .Output(GradVarName("X"), "gradient of X")
+                                   .AsDispensable()
+                                   .Output(GradVarName("Y"), "gradient of Y")
+                                   .AsDispensable()
+                                   .InferShape(MatmulV2GradInferShape)));
+TIDE_REGISTER_KERNEL("matmul_v2", "cpu", MatmulV2Kernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul_v2_grad", "cpu", MatmulV2GradKernel, OPS_MATH_FLOAT_TYPES);
