@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Exports models from PaddlePaddle's `paddle.vision.models` in Paddle's legacy program format,
+with random weights, a fixed random input and Paddle's own output, as Tide's test fixtures.
+
+Run it in a separate virtual environment with PaddlePaddle (CPU) from PyPI; the tests never need it:
+
+    python3 -m venv /tmp/venv-paddle && /tmp/venv-paddle/bin/pip install paddlepaddle
+    FLAGS_enable_pir_api=0 /tmp/venv-paddle/bin/python tools/paddle_export.py tests/fixtures/paddle
+
+Each model goes to OUT/<model>/ as
+  inference.pdmodel + inference.pdiparams  (paddle.static.save_inference_model or paddle.jit.save),
+  or __model__ + one file per parameter    (Fluid 1.x's layout: the program and save_vars' files),
+  input.npy, expected.npy                  (Paddle's executor on the saved model, reloaded),
+  info.json                                (paddle version, how it was saved, shapes).
+`--only NAME` exports one model; `--big` adds resnet50 (224x224, ~100 MB: for the benchmark only,
+never committed).
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+
+os.environ.setdefault("FLAGS_enable_pir_api", "0")  # the legacy ProgramDesc, not PIR's json
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+from paddle import nn  # noqa: E402
+from paddle.vision import models  # noqa: E402
+from paddle.vision.models.resnet import BasicBlock  # noqa: E402
+from paddle.vision.models.vgg import make_layers  # noqa: E402
+
+SEED = 2026
+
+
+class TinyResNet18(models.ResNet):
+    """ResNet-18's topology (Paddle's ResNet and BasicBlock, its forward) at 1/8 of the width, so
+    the fixture stays small; every op the full model uses is there."""
+
+    def __init__(self, num_classes=10, base=8):
+        nn.Layer.__init__(self)
+        self._norm_layer, self.num_classes, self.with_pool = nn.BatchNorm2D, num_classes, True
+        self.groups, self.base_width, self.dilation, self.inplanes = 1, 64, 1, base
+        self.conv1 = nn.Conv2D(3, base, kernel_size=7, stride=2, padding=3, bias_attr=False)
+        self.bn1 = nn.BatchNorm2D(base)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2D(kernel_size=3, stride=2, padding=1)
+        self.layer1 = self._make_layer(BasicBlock, base, 2)
+        self.layer2 = self._make_layer(BasicBlock, base * 2, 2, stride=2)
+        self.layer3 = self._make_layer(BasicBlock, base * 4, 2, stride=2)
+        self.layer4 = self._make_layer(BasicBlock, base * 8, 2, stride=2)
+        self.avgpool = nn.AdaptiveAvgPool2D((1, 1))
+        self.fc = nn.Linear(base * 8, num_classes)
+
+
+def tiny_vgg11():
+    """VGG-11's layer pattern, narrow (8 to 32 channels), with a small classifier (Paddle's VGG: features,
+    AdaptiveAvgPool2D((7, 7)), flatten, classifier)."""
+    cfg = [8, "M", 16, "M", 32, 32, "M", 32, 32, "M", 32, 32, "M"]
+    net = models.VGG(make_layers(cfg, batch_norm=False), num_classes=10)
+    net.classifier = nn.Sequential(nn.Linear(32 * 7 * 7, 16), nn.ReLU(), nn.Dropout(),
+                                   nn.Linear(16, 16), nn.ReLU(), nn.Dropout(), nn.Linear(16, 10))
+    return net
+
+
+# name: (constructor, input shape (NCHW, batch 2), how it is saved)
+MODELS = {
+    "lenet": (lambda: models.LeNet(num_classes=10), [2, 1, 28, 28], "static"),
+    "lenet_separate": (lambda: models.LeNet(num_classes=10), [2, 1, 28, 28], "fluid1"),
+    "resnet18": (TinyResNet18, [2, 3, 32, 32], "jit"),
+    "mobilenet_v1": (lambda: models.MobileNetV1(scale=0.125, num_classes=10), [2, 3, 32, 32], "static"),
+    "mobilenet_v2": (lambda: models.MobileNetV2(scale=0.25, num_classes=10), [2, 3, 32, 32], "jit"),
+    "vgg11": (tiny_vgg11, [2, 3, 48, 48], "static"),
+}
+BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
+
+
+def randomize(layer, rng):
+    """Weights from a fixed seed, with BatchNorm's statistics, scales and biases not at their
+    initial 0/1 either, so a kernel that ignores one of them shows."""
+    scope, place = paddle.static.global_scope(), paddle.CPUPlace()
+
+    def put(var, arr):
+        scope.find_var(var.name).get_tensor().set(arr.astype(np.float32), place)
+
+    for sub in layer.sublayers(include_self=True):
+        if isinstance(sub, (nn.BatchNorm2D, nn.BatchNorm)):
+            c = sub.weight.shape[0]
+            put(sub.weight, rng.uniform(0.5, 1.5, c))
+            put(sub.bias, rng.uniform(-0.2, 0.2, c))
+            put(sub._mean, rng.uniform(-0.2, 0.2, c))
+            put(sub._variance, rng.uniform(0.5, 1.5, c))
+        elif isinstance(sub, (nn.Conv2D, nn.Linear)):
+            w = sub.weight
+            fan_in = int(np.prod(w.shape[1:])) if isinstance(sub, nn.Conv2D) else w.shape[0]
+            put(w, rng.normal(0, np.sqrt(2.0 / fan_in), w.shape))
+            if sub.bias is not None:
+                put(sub.bias, rng.uniform(-0.1, 0.1, sub.bias.shape))
+
+
+def build(ctor, shape, how, out_dir, rng):
+    paddle.seed(SEED)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    main.random_seed = startup.random_seed = SEED
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    if how == "jit":
+        # Dynamic-to-static, as users of paddle.jit.save get it: the net's parameters are created
+        # and randomised in dygraph, then traced.
+        paddle.disable_static()
+        net = ctor()
+        net.eval()
+        with paddle.no_grad():
+            for p in net.parameters():
+                p.set_value(rng.normal(0, 0.1, p.shape).astype(np.float32))
+            for sub in net.sublayers():
+                if isinstance(sub, nn.BatchNorm2D):
+                    c = sub.weight.shape[0]
+                    sub.weight.set_value(rng.uniform(0.5, 1.5, c).astype(np.float32))
+                    sub._mean.set_value(rng.uniform(-0.2, 0.2, c).astype(np.float32))
+                    sub._variance.set_value(rng.uniform(0.5, 1.5, c).astype(np.float32))
+        spec = [paddle.static.InputSpec([None] + shape[1:], "float32", "x")]
+        paddle.jit.save(paddle.jit.to_static(net, input_spec=spec, full_graph=True),
+                        os.path.join(out_dir, "inference"))
+        paddle.enable_static()
+        return os.path.join(out_dir, "inference")
+    with paddle.static.program_guard(main, startup):
+        net = ctor()
+        net.eval()
+        x = paddle.static.data("x", [None] + shape[1:], "float32")
+        y = net(x)
+    exe.run(startup)
+    randomize(net, rng)
+    if how == "static":
+        prefix = os.path.join(out_dir, "inference")
+        paddle.static.save_inference_model(prefix, [x], [y], exe, program=main)
+        return prefix
+    # Fluid 1.x's layout: __model__ (the pruned program with feed/fetch ops) and one file per
+    # persistable variable, written by save_vars (Paddle's `save` op).
+    program = paddle.static.normalize_program(main, [x], [y])
+    with open(os.path.join(out_dir, "__model__"), "wb") as f:
+        f.write(program.desc.serialize_to_string())
+    persistables = [v for v in program.list_vars() if v.persistable
+                    and v.type not in (paddle.base.core.VarDesc.VarType.FEED_MINIBATCH,
+                                       paddle.base.core.VarDesc.VarType.FETCH_LIST)]
+    paddle.static.save_vars(exe, out_dir, main, vars=persistables)
+    return out_dir
+
+
+def reference(path, how, feed):
+    """Paddle's executor on the model as saved (reloaded from the files), and Paddle Inference's
+    predictor as a cross-check."""
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        if how == "fluid1":
+            prog, feeds, fetches = paddle.static.load_inference_model(
+                path, exe, model_filename="__model__", params_filename=None)
+        else:
+            prog, feeds, fetches = paddle.static.load_inference_model(path, exe)
+        out, = exe.run(prog, feed={feeds[0]: feed}, fetch_list=fetches)
+    if how == "fluid1":
+        return out, None
+    cfg = paddle.inference.Config(path + ".pdmodel", path + ".pdiparams")
+    cfg.disable_gpu()
+    predictor = paddle.inference.create_predictor(cfg)
+    h = predictor.get_input_handle(predictor.get_input_names()[0])
+    h.copy_from_cpu(feed)
+    predictor.run()
+    pred = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+    return out, pred
+
+
+def export(name, spec, out_root):
+    ctor, shape, how = spec
+    out_dir = os.path.join(out_root, name)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    rng = np.random.default_rng(SEED + sum(map(ord, name)))
+    path = build(ctor, shape, how, out_dir, rng)
+    feed = rng.standard_normal(shape).astype(np.float32)
+    out, pred = reference(path, how, feed)
+    np.save(os.path.join(out_dir, "input.npy"), feed)
+    np.save(os.path.join(out_dir, "expected.npy"), out)
+    gap = None if pred is None else float(np.max(np.abs(out - pred)) / (np.max(np.abs(out)) + 1e-12))
+    info = {"paddle": paddle.__version__, "saved_by": {
+                "static": "paddle.static.save_inference_model",
+                "jit": "paddle.jit.save (to_static)",
+                "fluid1": "__model__ + paddle.static.save_vars (one file per variable)"}[how],
+            "input_shape": shape, "output_shape": list(out.shape), "seed": SEED,
+            "predictor_rel_gap": gap}
+    with open(os.path.join(out_dir, "info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    size = sum(os.path.getsize(os.path.join(out_dir, n)) for n in os.listdir(out_dir))
+    print("%-15s %-8s %8.1f KiB  out %s  predictor gap %s" % (name, how, size / 1024, out.shape, gap))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out", help="output directory (tests/fixtures/paddle)")
+    ap.add_argument("--only", action="append", help="export only these models")
+    ap.add_argument("--big", action="store_true", help="also resnet50 (not a fixture)")
+    args = ap.parse_args()
+    if os.environ.get("FLAGS_enable_pir_api") not in ("0", "false", "False"):
+        sys.exit("run with FLAGS_enable_pir_api=0 (the legacy program format)")
+    paddle.enable_static()
+    todo = dict(MODELS, **(BIG if args.big else {}))
+    for name in args.only or todo:
+        export(name, todo[name] if name in todo else BIG[name], args.out)
+
+
+if __name__ == "__main__":
+    main()
