@@ -105,6 +105,38 @@ void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Att
   }
 }
 
+namespace {
+
+// PaddlePaddle's SCALAR attributes carry their own type; they become the plain type Tide has.
+Attribute ScalarFromProto(const std::string& name, const proto::Scalar& v) {
+  switch (v.type()) {
+    case proto::Scalar::BOOLEAN: return v.b();
+    case proto::Scalar::LONG: return static_cast<int64_t>(v.i());
+    case proto::Scalar::FLOAT64: return v.r();
+    case proto::Scalar::COMPLEX128: break;
+  }
+  TIDE_FAIL(TIDE_UNIMPLEMENTED, "attribute '", name, "' is a complex scalar, which Tide does not support");
+}
+
+Attribute ScalarsFromProto(const proto::OpDesc::Attr& p) {
+  bool all_long = true;
+  for (const auto& v : p.scalars()) all_long = all_long && v.type() == proto::Scalar::LONG;
+  if (all_long) {
+    std::vector<int64_t> out;
+    for (const auto& v : p.scalars()) out.push_back(v.i());
+    return out;
+  }
+  std::vector<double> out;
+  for (const auto& v : p.scalars()) {
+    TIDE_ENFORCE(v.type() == proto::Scalar::FLOAT64 || v.type() == proto::Scalar::LONG, "attribute '",
+                 p.name(), "' mixes scalar types Tide cannot hold in one list");
+    out.push_back(v.type() == proto::Scalar::LONG ? static_cast<double>(v.i()) : v.r());
+  }
+  return out;
+}
+
+}  // namespace
+
 Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
   auto need = [&](bool has, const char* field) {
     TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", AttrTypeName(TideAttrType(p.type())),
@@ -129,6 +161,14 @@ Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
     case proto::LONGS: return std::vector<int64_t>(p.longs().begin(), p.longs().end());
     case proto::FLOAT64: need(p.has_float64(), "float64"); return p.float64();
     case proto::FLOAT64S: return std::vector<double>(p.float64s().begin(), p.float64s().end());
+    case proto::SCALAR: need(p.has_scalar(), "scalar"); return ScalarFromProto(p.name(), p.scalar());
+    case proto::SCALARS: return ScalarsFromProto(p);
+    case proto::VAR:
+    case proto::VARS:
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, "attribute '", p.name(), "' is bound to a variable (",
+                p.type() == proto::VAR ? p.var_name() : "a list of variables",
+                "), as PaddlePaddle's dynamic-to-static programs write; Tide takes such values as "
+                "op inputs, not attributes");
   }
   TIDE_FAIL(TIDE_INVALID_ARGUMENT, "attribute '", p.name(), "' has unknown type ", int(p.type()));
 }

@@ -68,8 +68,9 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
       spec.name = Str(a.name);
       TIDE_ENFORCE(!spec.name.empty(), "op '", op, "' attribute #", i, " has no name");
       TIDE_ENFORCE(seen.insert(spec.name).second, "op '", op, "' declares attribute '", spec.name, "' twice");
-      TIDE_ENFORCE(a.type >= TIDE_ATTR_INT && a.type <= TIDE_ATTR_FLOAT64S, "op '", op, "' attribute '",
-                   spec.name, "' has unknown type ", int(a.type));
+      const bool known_type = (a.type >= TIDE_ATTR_INT && a.type <= TIDE_ATTR_FLOAT64S) ||
+                              a.type == TIDE_ATTR_FLOAT64;
+      TIDE_ENFORCE(known_type, "op '", op, "' attribute '", spec.name, "' has unknown type ", int(a.type));
       spec.type = a.type;
       spec.check = a.check;
       spec.check_data = a.check_data;

@@ -103,8 +103,10 @@ typedef enum TideAttrType {
   TIDE_ATTR_LONG = 9,
   TIDE_ATTR_BLOCKS = 10,
   TIDE_ATTR_LONGS = 11,
-  TIDE_ATTR_FLOAT64 = 12,  /* double precision (e.g. a float64 kernel's epsilon or beta) */
-  TIDE_ATTR_FLOAT64S = 13,
+  TIDE_ATTR_FLOAT64S = 12,
+  /* 13, 14 (VAR, VARS) and 16, 17 (SCALAR, SCALARS) are PaddlePaddle's; the host converts or
+   * refuses them when it loads a program, so a plugin never sees them. */
+  TIDE_ATTR_FLOAT64 = 15,  /* double precision (e.g. a float64 kernel's epsilon or beta) */
 } TideAttrType;
 
 /* Flags of an op's input or output argument (OpProto.Var). */
