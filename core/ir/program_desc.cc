@@ -22,8 +22,21 @@ ProgramDesc& ProgramDesc::operator=(const ProgramDesc& other) {
 void ProgramDesc::Load(const proto::ProgramDesc& p) {
   TIDE_ENFORCE(p.blocks_size() > 0, "a program must have at least the global block");
   version_ = p.has_version() ? p.version().version() : kCurrentVersion;
-  TIDE_ENFORCE(version_ <= kCurrentVersion, "program version ", version_,
-               " is newer than this Tide reads (", kCurrentVersion, ")");
+  const bool tide = version_ >= 0 && version_ <= kCurrentVersion;
+  const bool paddle = version_ >= kFirstPaddleRelease && version_ <= kLastPaddleRelease;
+  if (!tide && !paddle) {
+    TIDE_ENFORCE(version_ >= 0, "program version ", version_, " is negative: corrupt");
+    const std::string by = version_ > kLastPaddleRelease
+        ? StrCat(" (written by PaddlePaddle ", version_ / 1000000, ".", version_ / 1000 % 1000, ".",
+                 version_ % 1000, "?)") : "";
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "program version ", version_, by, " is newer than this Tide "
+              "reads: Tide programs up to version ", kCurrentVersion,
+              ", PaddlePaddle programs of releases 1.0 to 3.x (", kFirstPaddleRelease, " to ",
+              kLastPaddleRelease, ")");
+  }
+  op_versions_.clear();
+  for (const auto& pair : p.op_version_map().pair())
+    op_versions_[pair.op_name()] = pair.op_version().version();
   const int n = p.blocks_size();
   for (int i = 0; i < n; ++i) {
     const auto& b = p.blocks(i);
@@ -78,6 +91,11 @@ BlockDesc* ProgramDesc::AppendBlock(const BlockDesc& parent) {
 proto::ProgramDesc ProgramDesc::ToProto() const {
   proto::ProgramDesc p;
   p.mutable_version()->set_version(version_);
+  for (const auto& kv : op_versions_) {
+    auto* pair = p.mutable_op_version_map()->add_pair();
+    pair->set_op_name(kv.first);
+    pair->mutable_op_version()->set_version(kv.second);
+  }
   for (const auto& b : blocks_) b->ToProto(p.add_blocks());
   return p;
 }

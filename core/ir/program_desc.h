@@ -2,6 +2,7 @@
 // (a deep copy), serialisable, and validated when parsed from bytes.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@ namespace tide::core {
 class ProgramDesc {
  public:
   static constexpr int64_t kCurrentVersion = 1;
+  // PaddlePaddle 2.x/3.x (and late Fluid 1.x) write their release there, major * 1e6 + minor *
+  // 1e3 + patch; what each op means is in op_version_map. Those of releases 1.0 to 3.x are read.
+  static constexpr int64_t kFirstPaddleRelease = 1000000;
+  static constexpr int64_t kLastPaddleRelease = 3999999;
 
   ProgramDesc();  // one empty global block
   explicit ProgramDesc(const proto::ProgramDesc& p);  // validates
@@ -29,6 +34,9 @@ class ProgramDesc {
   BlockDesc* AppendBlock(const BlockDesc& parent);
 
   int64_t version() const { return version_; }
+  // Paddle's op_version_map: the version of each op's definition the program was written with
+  // (Paddle lists every op it has versions for, used or not). Kept so a round trip is lossless.
+  const std::map<std::string, int32_t>& op_versions() const { return op_versions_; }
   proto::ProgramDesc ToProto() const;
   std::string Serialize() const;
   // A readable listing of every block's variables and ops.
@@ -38,6 +46,7 @@ class ProgramDesc {
   void Load(const proto::ProgramDesc& p);
   std::vector<std::unique_ptr<BlockDesc>> blocks_;
   int64_t version_ = kCurrentVersion;
+  std::map<std::string, int32_t> op_versions_;
 };
 
 }  // namespace tide::core

@@ -13,5 +13,6 @@ void BindTensor(py::module_& m);
 void BindDLPack(py::module_& m);
 void BindExecutor(py::module_& m);
 void BindPlugins(py::module_& m);
+void BindPaddle(py::module_& m);
 
 }  // namespace tide::python

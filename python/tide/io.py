@@ -1,5 +1,6 @@
 """Saving and loading: persistable variables (one file each, or one combined file) and
 inference models (the pruned program with feed/fetch ops, plus its parameters).
+load_inference_model also reads models saved by PaddlePaddle (docs/paddle_models.md).
 
 Tensor file format (little-endian), one record per variable:
   b"TIDETNSR", u32 version (1), u32 len + name (utf-8), u32 len + dtype name,
@@ -11,7 +12,7 @@ import struct
 
 import numpy as np
 
-from .core import LoDTensor, convert_dtype
+from .core import CPUPlace, LoDTensor, _C, convert_dtype
 from .executor import global_scope
 from .framework import Parameter, Program, Variable, default_main_program
 
@@ -230,12 +231,64 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
     return [v.name for v in target_vars]
 
 
-def load_inference_model(dirname, executor, model_filename=None, params_filename=None, scope=None):
+def _sniff(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC))
+    except OSError:
+        return None
+
+
+def _is_paddle_model(dirname, model_filename, params_filename):
+    """Paddle's layouts: a prefix of .pdmodel/.pdiparams, a .pdmodel file, or a directory whose
+    parameter files are Paddle tensors (they start with a zero version, Tide's with MAGIC)."""
+    if dirname.endswith(".pdmodel") or os.path.isfile(dirname + ".pdmodel"):
+        return True
+    if not os.path.isdir(dirname):
+        return False
+    model = os.path.join(dirname, model_filename or MODEL_FILENAME)
+    if not os.path.exists(model):
+        return model_filename is None and any(n.endswith(".pdmodel") for n in os.listdir(dirname))
+    if params_filename is not None:
+        head = _sniff(os.path.join(dirname, params_filename))
+        return head is not None and head != MAGIC
+    if model_filename is None and os.path.isfile(os.path.join(dirname, "__params__")):
+        return True
+    for n in sorted(os.listdir(dirname)):
+        p = os.path.join(dirname, n)
+        if p != model and os.path.isfile(p) and not n.endswith((".npy", ".json", ".md", ".info")):
+            head = _sniff(p)
+            if head:
+                return head != MAGIC
+    return False
+
+
+def _load_paddle_inference_model(path, executor, model_filename, params_filename, scope):
+    place = executor.place if executor is not None else CPUPlace()
+    scope = scope or global_scope()
+    desc, feeds, fetches, _, _ = _C.load_paddle_inference_model(
+        path, scope, place, model_filename or "", params_filename or "")
+    program = Program._from_desc(desc)
+    block = program.global_block()
+    return [program, list(feeds), [block.var(n) for n in fetches]]
+
+
+def load_inference_model(dirname, executor=None, model_filename=None, params_filename=None, scope=None):
     """Returns [program, feed names, fetch target Variables]; the parameters are loaded into
-    the scope."""
+    the scope (on the executor's place; the CPU without one).
+
+    Reads Tide's own models (save_inference_model) and those saved by PaddlePaddle: a path prefix
+    of `prefix.pdmodel` + `prefix.pdiparams`, a `.pdmodel` file, or a directory with Fluid 1.x's
+    `__model__` and `__params__` or one file per parameter (docs/paddle_models.md)."""
+    dirname = os.fspath(dirname)
+    if _is_paddle_model(dirname, model_filename, params_filename):
+        return _load_paddle_inference_model(dirname, executor, model_filename, params_filename, scope)
+    if executor is None:
+        from .executor import Executor
+        executor = Executor(CPUPlace())
     path = os.path.join(dirname, model_filename or MODEL_FILENAME)
     if not os.path.exists(path):
-        raise ValueError("no inference model at %s" % path)
+        raise ValueError("no inference model at %s (nor a Paddle model: %s.pdmodel)" % (path, dirname))
     with open(path, "rb") as f:
         program = Program.parse_from_string(f.read())
     load_persistables(executor, dirname, program, params_filename, scope)
