@@ -363,6 +363,17 @@ void CheckOutputsWritten(const OpInstance& op, const KernelEntry& k) {
   }
 }
 
+// The kernel may have written its outputs through pointers it got before (or not through
+// mutable_data at all): their contents are new, whatever a converted copy of them says.
+void TouchOutputs(const OpInstance& op) {
+  for (const auto& b : op.outputs())
+    for (Variable* v : b.vars)
+      if (v && v->IsType<LoDTensor>()) {
+        const LoDTensor& t = v->Get<LoDTensor>();
+        if (t.holder()) t.holder()->Touch();
+      }
+}
+
 void SnapshotShapes(OpInstance& op) {
   for (size_t i = 0; i < op.watched.size(); ++i) op.versions[i] = op.watched[i]->version();
 }
@@ -463,6 +474,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
                 ") failed on the device: ", e.what());
     }
   }
+  TouchOutputs(op);
   if (!op.outputs_checked) {
     CheckOutputsWritten(op, k);
     op.outputs_checked = true;

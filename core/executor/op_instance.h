@@ -27,6 +27,18 @@ struct InputTransform {
   const LoDTensor* result = nullptr;  // what the kernel reads; nullptr: the variable itself
   std::unique_ptr<LoDTensor> layout_tmp, copy_tmp, cast_tmp;
   std::string last_plan;  // for --log_kernels: logged when it changes
+  // The source the last conversion read: while it is the same tensor with the same contents
+  // (Allocation::content_version), dims and LoD, and the kernel wants the same, `cached` is
+  // still right and nothing is converted again.
+  const LoDTensor* cached = nullptr;
+  const LoDTensor* cached_source = nullptr;
+  uint64_t cached_content = 0, cached_shape = 0;
+  uint64_t cached_result_content = 0;  // the copy's own: an op sharing and writing it spoils it
+  size_t cached_offset = 0;
+  DataType cached_dtype = TIDE_UNDEFINED;
+  TideLayout cached_layout = TIDE_LAYOUT_ANY, cached_key_layout = TIDE_LAYOUT_ANY;
+  DataType cached_key_dtype = TIDE_UNDEFINED;
+  Place cached_place;
 };
 
 struct ArgBinding {

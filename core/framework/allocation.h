@@ -2,7 +2,9 @@
 // to its allocator when the last one lets go.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -14,7 +16,7 @@ class Allocation {
  public:
   using Deleter = std::function<void(void*)>;
   Allocation(void* ptr, size_t size, Place place, Deleter deleter)
-      : ptr_(ptr), size_(size), place_(place), deleter_(std::move(deleter)) {}
+      : ptr_(ptr), size_(size), place_(place), deleter_(std::move(deleter)), version_(NextVersion()) {}
   ~Allocation() {
     if (deleter_) deleter_(ptr_);
   }
@@ -25,11 +27,28 @@ class Allocation {
   size_t size() const { return size_; }
   const Place& place() const { return place_; }
 
+  // Names the bytes' contents: a number no allocation has had before, renewed by every write the
+  // core sees (mutable_data; an op's outputs after its kernel), so a converted copy of the bytes
+  // (data_transform.cc) is reused until they change. 0 once the memory is shared where writes go
+  // unseen (a numpy view, DLPack): such contents are never cached.
+  uint64_t content_version() const {
+    return shared_.load(std::memory_order_relaxed) ? 0 : version_.load(std::memory_order_relaxed);
+  }
+  void Touch() { version_.store(NextVersion(), std::memory_order_relaxed); }
+  void MarkShared() { shared_.store(true, std::memory_order_relaxed); }
+
  private:
+  static uint64_t NextVersion() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
+
   void* ptr_;
   size_t size_;
   Place place_;
   Deleter deleter_;
+  std::atomic<uint64_t> version_;
+  std::atomic<bool> shared_{false};
 };
 
 using AllocationPtr = std::shared_ptr<Allocation>;

@@ -16,6 +16,8 @@ void* Tensor::mutable_data(const Place& place, DataType dtype) {
   if (!holder_ || holder_->place() != place || holder_->size() < offset_ + bytes) {
     holder_ = memory::AllocShared(place, bytes);
     offset_ = 0;
+  } else {
+    holder_->Touch();  // the caller is about to write the bytes
   }
   dtype_ = dtype;
   return static_cast<char*>(holder_->ptr()) + offset_;

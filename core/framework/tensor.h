@@ -44,7 +44,11 @@ class Tensor {
   const void* data() const {
     return holder_ ? static_cast<const char*>(holder_->ptr()) + offset_ : nullptr;
   }
-  void* raw_mutable_data() { return const_cast<void*>(data()); }
+  // The data, to write in place (renews the allocation's content version).
+  void* raw_mutable_data() {
+    if (holder_) holder_->Touch();
+    return const_cast<void*>(data());
+  }
   template <typename T>
   const T* data() const {
     TIDE_ENFORCE(dtype_ == DataTypeOf<T>(), "tensor holds ", DataTypeName(dtype_), ", read as ",

@@ -31,20 +31,25 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
   DeviceContext* src_ctx = ContextFor(from, ctx);
   DeviceContext* dst_ctx = ContextFor(place, ctx);
   bool src_host = src_ctx->host_accessible(), dst_host = dst_ctx->host_accessible();
-  // The copy is queued on one context's stream; work the other context still has queued on the
-  // source (an asynchronous kernel writing it) must be done before it is read.
-  if (src_ctx != dst_ctx) src_ctx->Synchronize();
   if (from.kind == place.kind && from.device == place.device) {
     dst_ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, out, in, bytes);
-    dst_ctx->Synchronize();
-  } else if (src_host) {
-    dst_ctx->Copy(dst_host ? TIDE_COPY_DEVICE_TO_DEVICE : TIDE_COPY_HOST_TO_DEVICE, out, in, bytes);
+    if (dst_host) dst_ctx->Synchronize();
+  } else if (src_host && !dst_host) {
+    // To a device: queued behind the work on dst_ctx, which is all that reads `out` from now on
+    // (the host synchronises before it reads device data). The plugin has taken the source's
+    // bytes when the copy returns (pageable semantics), or CopyFromHost staged them.
+    if (src_ctx != dst_ctx) src_ctx->Synchronize();  // an async kernel may still write `in`
+    dst_ctx->CopyFromHost(out, in, bytes);
+  } else if (src_host) {  // host-accessible to host-accessible: a plain copy
+    if (src_ctx != dst_ctx) src_ctx->Synchronize();
+    dst_ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, out, in, bytes);
     dst_ctx->Synchronize();
   } else if (dst_host) {
     dst_ctx->Synchronize();  // its queued work may still read what `out` held before
     src_ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, out, in, bytes);
     src_ctx->Synchronize();
   } else if (from.kind == place.kind && dst_ctx->has_peer_copy()) {  // e.g. npu:0 -> npu:1
+    dst_ctx->WaitFor(*src_ctx);  // an event when the device has them: the host does not wait
     dst_ctx->CopyPeer(out, from.device, in, bytes);
     dst_ctx->Synchronize();
   } else {  // device to another device: stage through host memory
@@ -52,7 +57,6 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
     src_ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, staging.data(), in, bytes);
     src_ctx->Synchronize();
     dst_ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, out, staging.data(), bytes);
-    dst_ctx->Synchronize();
   }
 }
 

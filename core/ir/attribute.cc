@@ -72,7 +72,7 @@ std::string AttrToString(const Attribute& a) {
 void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Attr* p) {
   p->Clear();
   p->set_name(name);
-  p->set_type(static_cast<proto::AttrType>(a.index()));
+  p->set_type(static_cast<proto::AttrType>(AttrTypeOf(a)));
   switch (AttrTypeOf(a)) {
     case TIDE_ATTR_INT: p->set_i(std::get<int32_t>(a)); break;
     case TIDE_ATTR_FLOAT: p->set_f(std::get<float>(a)); break;

@@ -20,14 +20,17 @@ struct BlockIndex {
   bool operator==(const BlockIndex& o) const { return idx == o.idx; }
 };
 
-// The alternative index equals the AttrType value (INT = 0 ... LONGS = 11).
+// The alternative index equals the AttrType value (INT = 0 ... FLOAT64S = 12), except the last,
+// double, which is FLOAT64 (15: PaddlePaddle's numbering, 13 and 14 being its VAR and VARS).
 using Attribute =
     std::variant<int32_t, float, std::string, std::vector<int32_t>, std::vector<float>,
                  std::vector<std::string>, bool, std::vector<bool>, BlockIndex, int64_t,
-                 std::vector<BlockIndex>, std::vector<int64_t>, double, std::vector<double>>;
+                 std::vector<BlockIndex>, std::vector<int64_t>, std::vector<double>, double>;
 using AttributeMap = std::map<std::string, Attribute>;
 
-inline TideAttrType AttrTypeOf(const Attribute& a) { return static_cast<TideAttrType>(a.index()); }
+inline TideAttrType AttrTypeOf(const Attribute& a) {
+  return a.index() == 13 ? TIDE_ATTR_FLOAT64 : static_cast<TideAttrType>(a.index());
+}
 const char* AttrTypeName(TideAttrType t);
 std::string AttrToString(const Attribute& a);
 

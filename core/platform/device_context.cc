@@ -3,7 +3,9 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/platform/enforce.h"
 #include "core/plugin/status.h"
@@ -40,8 +42,40 @@ DeviceContext::DeviceContext(const DeviceInfo& device, const Place& place)
              "creating the device context of " + place.ToString(), device.plugin_file);
 }
 
+struct DeviceContext::Staging {
+  void* ptr;
+  size_t size;
+  void* event;
+};
+
 DeviceContext::~DeviceContext() {
-  if (ctx_) device_->def.context_destroy(device_->def.self, ctx_);
+  if (!ctx_) return;
+  ReleaseStaging();
+  const TideDeviceDef& d = device_->def;
+  if (marker_) d.event_destroy(d.self, marker_);
+  d.context_destroy(d.self, ctx_);
+}
+
+void* DeviceContext::NewEvent() {
+  void* ev = nullptr;
+  CallPlugin([&] { return device_->def.event_create(device_->def.self, ctx_, &ev); },
+             [&] { return "creating an event on " + place_.ToString(); }, device_->plugin_file);
+  return ev;
+}
+
+// Pinned buffers may still be read by queued copies: wait for each, then give it back.
+void DeviceContext::ReleaseStaging() {
+  const TideDeviceDef& d = device_->def;
+  std::lock_guard<std::mutex> lock(staging_mu_);
+  for (Staging& s : staging_) {
+    if (TideStatus* st = d.event_synchronize(d.self, s.event)) {
+      LOG(WARNING) << "releasing the staging memory of " << place_.ToString() << ": " << st->message;
+      delete st;
+    }
+    d.event_destroy(d.self, s.event);
+    d.host_free(d.self, s.ptr);
+  }
+  staging_.clear();
 }
 
 void DeviceContext::Synchronize() {
@@ -69,6 +103,118 @@ void DeviceContext::CopyPeer(void* dst, int32_t src_device, const void* src, siz
                       place_.ToString());
       },
       device_->plugin_file);
+}
+
+void DeviceContext::Memset(void* dst, int32_t value, size_t size) {
+  if (size == 0) return;
+  const TideDeviceDef& d = device_->def;
+  if (d.memset) {
+    CallPlugin([&] { return d.memset(d.self, ctx_, dst, value, size); },
+               [&] { return StrCat("setting ", size, " bytes on ", place_.ToString()); }, device_->plugin_file);
+    return;
+  }
+  if (host_accessible()) {  // ordered after the queued work that may still use the bytes
+    Synchronize();
+    std::memset(dst, value, size);
+    return;
+  }
+  std::vector<unsigned char> bytes(size, static_cast<unsigned char>(value));
+  Copy(TIDE_COPY_HOST_TO_DEVICE, dst, bytes.data(), size);  // pageable: taken when copy returns
+}
+
+void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
+  if (size == 0) return;
+  const TideDeviceDef& d = device_->def;
+  if (!d.host_alloc || !has_events()) {
+    Copy(TIDE_COPY_HOST_TO_DEVICE, dst, src, size);
+    return;
+  }
+  // A free pinned buffer big enough (its last copy done), else a new one; a few at most, the
+  // oldest waited for when all are busy.
+  constexpr size_t kMaxBuffers = 4, kMinBytes = size_t(64) << 10;
+  std::lock_guard<std::mutex> lock(staging_mu_);
+  Staging* use = nullptr;
+  for (Staging& s : staging_) {
+    int32_t done = 0;
+    CallPlugin([&] { return d.event_query(d.self, s.event, &done); },
+               [&] { return "querying an event on " + place_.ToString(); }, device_->plugin_file);
+    if (done && s.size >= size) {
+      use = &s;
+      break;
+    }
+  }
+  if (!use && staging_.size() >= kMaxBuffers) {  // replace the smallest, once its copy is done
+    auto smallest = std::min_element(staging_.begin(), staging_.end(),
+                                     [](const Staging& a, const Staging& b) { return a.size < b.size; });
+    CallPlugin([&] { return d.event_synchronize(d.self, smallest->event); },
+               [&] { return "waiting for a staged copy on " + place_.ToString(); }, device_->plugin_file);
+    d.event_destroy(d.self, smallest->event);
+    d.host_free(d.self, smallest->ptr);
+    staging_.erase(smallest);
+  }
+  if (!use) {
+    size_t bytes = kMinBytes;
+    while (bytes < size) bytes *= 2;
+    Staging s{nullptr, bytes, nullptr};
+    CallPlugin([&] { return d.host_alloc(d.self, bytes, &s.ptr); },
+               [&] { return StrCat("allocating ", bytes, " bytes of pinned host memory for ", place_.ToString()); },
+               device_->plugin_file);
+    try {
+      s.event = NewEvent();
+    } catch (...) {
+      d.host_free(d.self, s.ptr);
+      throw;
+    }
+    staging_.push_back(s);
+    use = &staging_.back();
+  }
+  std::memcpy(use->ptr, src, size);
+  Copy(TIDE_COPY_HOST_TO_DEVICE, dst, use->ptr, size);
+  CallPlugin([&] { return d.event_record(d.self, ctx_, use->event); },
+             [&] { return "recording an event on " + place_.ToString(); }, device_->plugin_file);
+}
+
+void DeviceContext::WaitFor(DeviceContext& other) {
+  if (&other == this) return;
+  const TideDeviceDef& d = other.device_->def;
+  if (!has_events() || !other.has_events() || other.device_ != device_) {
+    other.Synchronize();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(other.staging_mu_);
+    if (!other.marker_) other.marker_ = other.NewEvent();
+  }
+  CallPlugin([&] { return d.event_record(d.self, other.ctx_, other.marker_); },
+             [&] { return "recording an event on " + other.place_.ToString(); }, device_->plugin_file);
+  CallPlugin([&] { return d.context_wait_event(d.self, ctx_, other.marker_); },
+             [&] { return place_.ToString() + " waiting for an event of " + other.place_.ToString(); },
+             device_->plugin_file);
+}
+
+DeviceProperties GetDeviceProperties(const Place& place) {
+  const DeviceInfo& dev = CheckedDevice(place);
+  const TideDeviceDef& d = dev.def;
+  DeviceProperties out;
+  if (d.properties) {
+    TideDeviceProperties p{};
+    p.struct_size = sizeof(p);
+    CallPlugin([&] { return d.properties(d.self, place.device, &p); },
+               [&] { return "reading the properties of " + place.ToString(); }, dev.plugin_file);
+    auto str = [](const char* s) { return std::string(s ? s : ""); };
+    out.name = str(p.name), out.vendor = str(p.vendor), out.driver_version = str(p.driver_version);
+    out.compute_capability = str(p.compute_capability);
+    out.total_memory = p.total_memory;
+    out.multiprocessor_count = p.multiprocessor_count;
+  }
+  if (out.name.empty()) out.name = place.ToString();
+  if (out.total_memory == 0 && d.memory_info) {
+    size_t total = 0, avail = 0;
+    CallPlugin([&] { return d.memory_info(d.self, place.device, &total, &avail); },
+               [&] { return "reading the memory of " + place.ToString(); }, dev.plugin_file);
+    out.total_memory = total;
+  }
+  return out;
 }
 
 DeviceContextPool& DeviceContextPool::Global() {

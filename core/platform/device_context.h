@@ -10,6 +10,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "core/platform/place.h"
 #include "core/registry/op_info.h"
@@ -37,12 +39,37 @@ class DeviceContext {
   bool has_peer_copy() const { return device_->def.copy_peer != nullptr; }
   // Queued on this context's stream: `size` bytes from device `src_device` of this kind.
   void CopyPeer(void* dst, int32_t src_device, const void* src, size_t size);
+  // Queued: `size` bytes at dst set to `value` (the plugin's memset, or a copy from the host).
+  void Memset(void* dst, int32_t value, size_t size);
+  // Queued host-to-device copy whose source may change as soon as this returns. Staged through
+  // the device's pinned memory when it has host_alloc and events, so the copy overlaps compute.
+  void CopyFromHost(void* dst, const void* src, size_t size);
+  bool has_events() const { return device_->def.event_create != nullptr; }
+  // Work queued on this context from now on waits for the work queued on `other` so far: an
+  // event when the device has them (the host does not wait), else other.Synchronize().
+  void WaitFor(DeviceContext& other);
 
  private:
+  struct Staging;  // a pinned host buffer and the event that says when it is free again
+  void* NewEvent();
+  void ReleaseStaging();
+
   const DeviceInfo* device_;
   Place place_;
   void* ctx_ = nullptr;
+  void* marker_ = nullptr;  // event recorded by WaitFor callers on this context
+  std::mutex staging_mu_;
+  std::vector<Staging> staging_;
 };
+
+// What a device reports of itself (TideDeviceProperties), filled by the core where the plugin
+// has no properties function.
+struct DeviceProperties {
+  std::string name, vendor, driver_version, compute_capability;
+  uint64_t total_memory = 0;
+  int32_t multiprocessor_count = 0;
+};
+DeviceProperties GetDeviceProperties(const Place& place);
 
 // The device of a place, checked: its kind has a device plugin and the ordinal exists. Errors
 // say which plugin is missing or how many devices there are.

@@ -114,10 +114,11 @@ TideStatus* TensorAdoptData(TideTensor* t, void* data, size_t bytes, TideDataTyp
                  "Tensor_AdoptData: data is not aligned for ", DataTypeName(dtype));
     Place p(place);
     CheckedDevice(p);
-    x->ResetHolder(std::make_shared<Allocation>(data, bytes, p, [release, arg](void*) {
-                     if (release) release(arg);
-                   }),
-                   dtype, x->dims());
+    auto holder = std::make_shared<Allocation>(data, bytes, p, [release, arg](void*) {
+      if (release) release(arg);
+    });
+    holder->MarkShared();  // its owner may write the bytes unseen
+    x->ResetHolder(std::move(holder), dtype, x->dims());
   });
 }
 TideTensor* TensorCreate() { return Wrap(new LoDTensor()); }
@@ -203,6 +204,12 @@ const void* DeviceContextExtension(TideDeviceContext* c, const char* name) {
 }
 TideStatus* DeviceContextSynchronize(TideDeviceContext* c) {
   return StatusGuard([&] { Unwrap(c)->Synchronize(); });
+}
+TideStatus* DeviceContextMemset(TideDeviceContext* c, void* dst, int32_t value, size_t size) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(c && (dst || size == 0), "DeviceContext_Memset: null argument");
+    Unwrap(c)->Memset(dst, value, size);
+  });
 }
 
 // --- Kernel context ---
@@ -417,8 +424,8 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 TideHostApi MakeTable() {
   TideHostApi h{};
   // The last field: every function the table has (TIDE_HOST_FN checks against it).
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddLibrary);
-  static_assert(TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddLibrary) == sizeof(TideHostApi),
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, DeviceContext_Memset);
+  static_assert(TIDE_STRUCT_SIZE(TideHostApi, DeviceContext_Memset) == sizeof(TideHostApi),
                 "struct_size must name the table's last field");
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
@@ -533,6 +540,7 @@ TideHostApi MakeTable() {
   h.InferShape_InputLoDLevel = IInputLoDLevel;
   h.InferShape_SetOutputLoDLevel = ISetOutputLoDLevel;
   h.Registrar_AddLibrary = RegistrarAddLibrary;
+  h.DeviceContext_Memset = DeviceContextMemset;
   return h;
 }
 

@@ -166,6 +166,14 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
                           : !def->context_destroy ? "context_destroy" : !def->synchronize ? "synchronize"
                           : !def->copy ? "copy" : nullptr;
     TIDE_ENFORCE(!missing, "device '", d->kind_name, "' has no ", missing, " function");
+    const TideDeviceDef& n = d->def;  // zero past the plugin's struct_size
+    TIDE_ENFORCE(!n.host_alloc == !n.host_free, "device '", d->kind_name,
+                 "' has only one of host_alloc and host_free; give both or neither");
+    const int events = !!n.event_create + !!n.event_destroy + !!n.event_record + !!n.event_query +
+                       !!n.event_synchronize + !!n.context_wait_event;
+    TIDE_ENFORCE(events == 0 || events == 6, "device '", d->kind_name, "' has ", events,
+                 " of the 6 event functions (event_create, event_destroy, event_record, "
+                 "event_query, event_synchronize, context_wait_event); give all or none");
     d->def.kind = nullptr;  // the plugin's string; kind_name is ours
     d->kind = PlaceKindId(d->kind_name);
     // Its memory flags, before its first allocation.

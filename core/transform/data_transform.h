@@ -13,6 +13,7 @@ namespace tide::core {
 
 struct TransformCounts {
   uint64_t layouts = 0, copies = 0, casts = 0;
+  uint64_t reused = 0;  // conversions skipped: the source had not changed since the last one
   uint64_t total() const { return layouts + copies + casts; }
 };
 

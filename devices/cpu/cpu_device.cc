@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
@@ -25,6 +27,18 @@ int ThreadCount() {
   if (flag > 0) return flag;
   unsigned hw = std::thread::hardware_concurrency();
   return hw ? static_cast<int>(hw) : 1;
+}
+
+// /proc/cpuinfo's "model name" (Linux), else "cpu".
+std::string CpuModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "cpu";
 }
 
 class CpuDevice : public tide::Device {
@@ -69,6 +83,21 @@ class CpuDevice : public tide::Device {
   void Copy(void*, TideCopyKind, void* dst, const void* src, size_t size) override {
     std::memcpy(dst, src, size);
   }
+  bool HasMemset() const override { return true; }
+  void Memset(void*, void* dst, int32_t value, size_t size) override { std::memset(dst, value, size); }
+  bool HasProperties() const override { return true; }
+  void Properties(int32_t, TideDeviceProperties* p) override {
+    static const std::string name = CpuModelName();
+    p->name = name.c_str();
+    p->vendor = "";
+    p->compute_capability = "";
+    size_t total = 0, available = 0;
+    MemoryInfo(0, &total, &available);
+    p->total_memory = total;
+    if (TIDE_HAS_FIELD(p, TideDeviceProperties, multiprocessor_count))
+      p->multiprocessor_count = static_cast<int32_t>(std::thread::hardware_concurrency());
+  }
+  // No events and no pinned memory: CPU copies and kernels finish before they return.
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_CPU_CONTEXT_EXTENSION) == 0) return &static_cast<CpuContext*>(ctx)->ext;
     return nullptr;

@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <string>
 
 #include "cuda_libs.h"
 #include "gpu.h"
@@ -158,6 +160,13 @@ void CreateLibraryHandles(CudaContext* c, const std::string& where) {
               where + ": cuDNN is unavailable (" + e.what() + "); conv2d kernels will fail");
   }
 }
+
+// What TideDeviceProperties points at: kept for the plugin's lifetime.
+struct DeviceText {
+  std::string name, driver, capability;
+  uint64_t total_memory = 0;
+  int32_t sms = 0;
+};
 
 bool IsPinned(const void* p) {
   cudaPointerAttributes a{};
@@ -330,6 +339,82 @@ class CudaDevice : public tide::Device {
     DeviceGuard guard(c->device);
     CheckCopy(cudaMemcpyPeerAsync(dst, c->device, src, src_device, size, c->stream), c, size,
               "from another device");
+  }
+
+  bool HasMemset() const override { return true; }
+  void Memset(void* ctx, void* dst, int32_t value, size_t size) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    CheckCopy(cudaMemsetAsync(dst, value, size, c->stream), c, size, "set by cudaMemsetAsync");
+  }
+
+  bool HasProperties() const override { return true; }
+  void Properties(int32_t device, TideDeviceProperties* p) override {
+    CheckDevice(device);
+    static std::mutex mu;
+    static std::array<std::unique_ptr<DeviceText>, kMaxDevices> texts;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!texts[device]) {
+      cudaDeviceProp prop{};
+      CudaCheck(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties(" + std::to_string(device) + ")");
+      int driver = 0;
+      if (cudaDriverGetVersion(&driver) != cudaSuccess) cudaGetLastError();
+      auto t = std::make_unique<DeviceText>();
+      t->name = prop.name;
+      t->driver = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+      t->capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+      t->total_memory = prop.totalGlobalMem;
+      t->sms = prop.multiProcessorCount;
+      texts[device] = std::move(t);
+    }
+    const DeviceText& t = *texts[device];
+    p->name = t.name.c_str();
+    p->vendor = "NVIDIA";
+    p->driver_version = t.driver.c_str();
+    p->compute_capability = t.capability.c_str();
+    p->total_memory = t.total_memory;
+    if (TIDE_HAS_FIELD(p, TideDeviceProperties, multiprocessor_count)) p->multiprocessor_count = t.sms;
+  }
+
+  // Events, for the core's waits between streams (peer copies) without blocking the host. The
+  // plugin stages host-to-device copies into its own pinned slots (CopyToDevice), so it offers
+  // no host_alloc.
+  bool HasEvents() const override { return true; }
+  void* CreateEvent(void* ctx) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    cudaEvent_t e = nullptr;
+    CudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+              "gpu:" + std::to_string(c->device) + ": cudaEventCreateWithFlags");
+    return e;
+  }
+  void DestroyEvent(void* e) override {
+    cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    cudaGetLastError();
+  }
+  void RecordEvent(void* ctx, void* e) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    CudaCheck(cudaEventRecord(static_cast<cudaEvent_t>(e), c->stream),
+              "gpu:" + std::to_string(c->device) + ": cudaEventRecord");
+  }
+  bool QueryEvent(void* e) override {
+    cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(e));
+    if (r == cudaErrorNotReady) {
+      cudaGetLastError();
+      return false;
+    }
+    CudaCheck(r, "cudaEventQuery");
+    return true;
+  }
+  void SynchronizeEvent(void* e) override {
+    CudaCheck(cudaEventSynchronize(static_cast<cudaEvent_t>(e)), "cudaEventSynchronize");
+  }
+  void WaitEvent(void* ctx, void* e) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    CudaCheck(cudaStreamWaitEvent(c->stream, static_cast<cudaEvent_t>(e), 0),
+              "gpu:" + std::to_string(c->device) + ": cudaStreamWaitEvent");
   }
 
   const void* Extension(void* ctx, const char* name) override {

@@ -72,6 +72,7 @@ Place FromDLDevice(DLDevice d) {
 
 // Fills a DLTensor viewing `t`; `ctx` owns the arrays it points to.
 void Describe(const LoDTensor& t, ExportCtx* ctx, DLTensor* out) {
+  t.holder()->MarkShared();  // the consumer may write the bytes unseen
   ctx->holder = t.holder();
   ctx->shape = t.dims().ToVector();
   ctx->strides.resize(ctx->shape.size());
@@ -154,6 +155,7 @@ std::unique_ptr<LoDTensor> Adopt(M* m, bool read_only) {
   auto t = std::make_unique<LoDTensor>();
   void* data = static_cast<char*>(d.data) + d.byte_offset;
   auto holder = std::make_shared<Allocation>(data, bytes, place, [m](void*) { CallDeleter(m); });
+  holder->MarkShared();  // the producer may write the bytes unseen
   if (read_only) {  // a read-only producer: copy, and let the producer go now
     LoDTensor view;
     view.ResetHolder(holder, dt, DDim(shape));

@@ -17,8 +17,10 @@ void BindExecutor(py::module_& m) {
       .def("program", &PreparedBlock::program, py::return_value_policy::reference_internal)
       .def("transform_counts", [](const PreparedBlock& p) {
         const TransformCounts& c = p.transform_counts();
-        return py::dict(py::arg("layouts") = c.layouts, py::arg("copies") = c.copies, py::arg("casts") = c.casts);
-      }, "Transforms applied to inputs in the last run: layout transforms, device copies, casts.")
+        return py::dict(py::arg("layouts") = c.layouts, py::arg("copies") = c.copies, py::arg("casts") = c.casts,
+                        py::arg("reused") = c.reused);
+      }, "Transforms applied to inputs in the last run: layout transforms, device copies, casts, and "
+         "conversions reused because their source had not changed.")
       .def("kernel_choices", [](const PreparedBlock& p) {
         std::vector<std::pair<std::string, std::string>> out;
         for (size_t i = 0; i < p.num_ops(); ++i) {

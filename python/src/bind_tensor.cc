@@ -51,6 +51,17 @@ void BindTensor(py::module_& m) {
   m.def("parse_place", &ParsePlace);
   m.def("device_count", &DeviceCount, py::arg("kind"), "Devices of a place kind (0 when no plugin provides it).");
   m.def("check_place", [](const Place& p) { CheckedDevice(p); }, "Raises unless the place exists.");
+  m.def("device_properties", [](const Place& p) {
+    DeviceProperties d = GetDeviceProperties(p);
+    py::dict out;
+    out["name"] = d.name;
+    out["vendor"] = d.vendor;
+    out["driver_version"] = d.driver_version;
+    out["compute_capability"] = d.compute_capability;
+    out["total_memory"] = d.total_memory;
+    out["multiprocessor_count"] = d.multiprocessor_count;
+    return out;
+  }, py::arg("place"), "What the device plugin reports of a place (TideDeviceProperties).");
   m.def("memory_used", &memory::Used);
   m.def("memory_empty_cache", &memory::EmptyCache, py::arg("place"));
   m.def("device_kinds", [] {

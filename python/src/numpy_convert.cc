@@ -111,9 +111,10 @@ void SetFromNumpy(LoDTensor* t, const py::array& array, const Place& place, bool
   Place host = HostPlace();
   if (share && contiguous && writeable && aligned && place == host) {
     auto* keep = new py::object(array);
-    t->ResetHolder(std::make_shared<Allocation>(const_cast<void*>(array.data()), bytes, host,
-                                                [keep](void*) { ReleasePyObject(keep); }),
-                   dt, DDim(dims));
+    auto holder = std::make_shared<Allocation>(const_cast<void*>(array.data()), bytes, host,
+                                               [keep](void*) { ReleasePyObject(keep); });
+    holder->MarkShared();  // numpy may write it
+    t->ResetHolder(std::move(holder), dt, DDim(dims));
     return;
   }
   py::array c = NativeContiguous(array, dt);
@@ -144,6 +145,7 @@ py::array ToNumpy(const LoDTensor& t) {
     strides[i] = stride;
     stride *= shape[i];
   }
+  t.holder()->MarkShared();  // a writable view: numpy may change the bytes unseen
   auto* keep = new AllocationPtr(t.holder());
   py::capsule owner(keep, [](void* p) { delete static_cast<AllocationPtr*>(p); });
   return py::array(NumpyDtype(t.dtype()), shape, strides, t.data(), owner);

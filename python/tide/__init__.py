@@ -53,6 +53,15 @@ def device_count(kind):
     return _C.device_count(kind)
 
 
+def device_properties(place):
+    """What the device plugin reports of `place` (a Place or "gpu:0"): a dict of name, vendor,
+    driver_version, compute_capability, total_memory (bytes) and multiprocessor_count; strings
+    are "" where the plugin does not say."""
+    if isinstance(place, str):
+        place = _C.parse_place(place)
+    return _C.device_properties(place)
+
+
 def places(kind=None):
     """Every place of the loaded device plugins (or of one kind), e.g. [Place(cpu:0),
     Place(gpu:0), Place(gpu:1)]."""

@@ -700,6 +700,11 @@ class KernelContext {
                        " has no extension '", name, "'");
     return *static_cast<const T*>(p);
   }
+  // Sets `size` bytes at dst (memory of this place) to `value`, queued on the device context, on
+  // any device (its memset, or a copy from the host).
+  void Memset(void* dst, int32_t value, size_t size) const {
+    ThrowIfError(TIDE_HOST_FN(DeviceContext_Memset)(device_context(), dst, value, size));
+  }
 
   size_t InputCount(const char* param) const { return Host().KernelContext_InputCount(c_, param); }
   size_t OutputCount(const char* param) const {
@@ -1177,10 +1182,70 @@ class Device {
                         const void* /*src*/, size_t /*size*/) {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no peer copies");
   }
+  // Optional entries (see TideDeviceDef): a device that has one returns true from its Has*.
+  // Properties: fill the fields props->struct_size covers (TIDE_HAS_FIELD).
+  virtual bool HasProperties() const { return false; }
+  virtual void Properties(int32_t /*device*/, TideDeviceProperties* /*props*/) {}
+  virtual bool HasMemset() const { return false; }
+  virtual void Memset(void* /*ctx*/, void* /*dst*/, int32_t /*value*/, size_t /*size*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no memset");
+  }
+  // Pinned host memory.
+  virtual bool HasHostAlloc() const { return false; }
+  virtual void* HostAlloc(size_t /*size*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no pinned host memory");
+  }
+  virtual void HostFree(void* /*ptr*/) {}
+  // Events: all six.
+  virtual bool HasEvents() const { return false; }
+  virtual void* CreateEvent(void* /*ctx*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no events");
+  }
+  virtual void DestroyEvent(void* /*event*/) {}
+  virtual void RecordEvent(void* /*ctx*/, void* /*event*/) {}
+  virtual bool QueryEvent(void* /*event*/) { return true; }
+  virtual void SynchronizeEvent(void* /*event*/) {}
+  virtual void WaitEvent(void* /*ctx*/, void* /*event*/) {}
+
+  void AddOptionalEntries(TideDeviceDef* d) {
+    if (HasProperties())
+      d->properties = [](void* s, int32_t device, TideDeviceProperties* p) -> TideStatus* {
+        return detail::Guard([&] { static_cast<Device*>(s)->Properties(device, p); });
+      };
+    if (HasMemset())
+      d->memset = [](void* s, void* ctx, void* dst, int32_t v, size_t n) -> TideStatus* {
+        return detail::Guard([&] { static_cast<Device*>(s)->Memset(ctx, dst, v, n); });
+      };
+    if (HasHostAlloc()) {
+      d->host_alloc = [](void* s, size_t size, void** p) -> TideStatus* {
+        *p = nullptr;
+        return detail::Guard([&] { *p = static_cast<Device*>(s)->HostAlloc(size); });
+      };
+      d->host_free = [](void* s, void* p) { static_cast<Device*>(s)->HostFree(p); };
+    }
+    if (!HasEvents()) return;
+    d->event_create = [](void* s, void* ctx, void** e) -> TideStatus* {
+      *e = nullptr;
+      return detail::Guard([&] { *e = static_cast<Device*>(s)->CreateEvent(ctx); });
+    };
+    d->event_destroy = [](void* s, void* e) { static_cast<Device*>(s)->DestroyEvent(e); };
+    d->event_record = [](void* s, void* ctx, void* e) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->RecordEvent(ctx, e); });
+    };
+    d->event_query = [](void* s, void* e, int32_t* done) -> TideStatus* {
+      return detail::Guard([&] { *done = static_cast<Device*>(s)->QueryEvent(e) ? 1 : 0; });
+    };
+    d->event_synchronize = [](void* s, void* e) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->SynchronizeEvent(e); });
+    };
+    d->context_wait_event = [](void* s, void* ctx, void* e) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->WaitEvent(ctx, e); });
+    };
+  }
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, copy_peer);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, context_wait_event);
     d.memory_fraction_default = DefaultMemoryFraction();
     d.initial_memory_mb_default = DefaultInitialMemoryMb();
     d.kind = kind();
@@ -1224,6 +1289,7 @@ class Device {
       } catch (...) {  // nothing to report to at exit
       }
     };
+    AddOptionalEntries(&d);
     return d;
   }
 };

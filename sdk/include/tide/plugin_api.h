@@ -252,6 +252,18 @@ typedef struct TideKernelDef {
 
 /* A device plugin's functions for one place kind. `self` is `TideDeviceDef.self`, owned by
  * the device plugin. `ctx` is what context_create returned. */
+/* What a device is (TideDeviceDef.properties). Strings are the plugin's and live as long as it
+ * is loaded; NULL or "" when unknown. */
+typedef struct TideDeviceProperties {
+  size_t struct_size;
+  const char* name;               /* e.g. "NVIDIA H100 80GB HBM3" */
+  const char* vendor;             /* e.g. "NVIDIA" */
+  const char* driver_version;     /* e.g. "12.4" */
+  const char* compute_capability; /* e.g. "9.0"; the vendor's own notion of a device generation */
+  uint64_t total_memory;          /* bytes */
+  int32_t multiprocessor_count;   /* compute units; 0 when unknown */
+} TideDeviceProperties;
+
 typedef struct TideDeviceDef {
   size_t struct_size;
   const char* kind; /* the place kind it provides, e.g. "cpu" */
@@ -269,7 +281,11 @@ typedef struct TideDeviceDef {
   void (*context_destroy)(void* self, void* ctx);
   /* Waits until all work queued on ctx is done. */
   TideStatus* (*synchronize)(void* self, void* ctx);
-  /* Copies `size` bytes, queued on ctx's stream; synchronize before reading on the host. */
+  /* Copies `size` bytes, queued on ctx's stream; synchronize before reading on the host.
+   * HOST_TO_DEVICE from ordinary (pageable) host memory: the plugin has taken the source's bytes
+   * when copy returns (the core may free or change them), as cudaMemcpyAsync from pageable memory
+   * does. From memory the plugin's host_alloc returned, the core keeps the source alive and
+   * unchanged until an event recorded after the copy is done. */
   TideStatus* (*copy)(void* self, void* ctx, TideCopyKind kind, void* dst, const void* src,
                       size_t size);
   /* Device-specific handles for op packs, e.g. name "tide.cpu" -> const TideCpuContext*.
@@ -285,11 +301,37 @@ typedef struct TideDeviceDef {
   double memory_fraction_default;
   uint64_t initial_memory_mb_default;
   /* Copies `size` bytes from `src` on device `src_device` of this kind to `dst` on ctx's device,
-   * queued on ctx's stream (a peer copy, e.g. gpu:0 -> gpu:1). The core has synchronised the
-   * source's context first and synchronises ctx after. NULL: the core stages such copies
+   * queued on ctx's stream (a peer copy, e.g. gpu:0 -> gpu:1). The core has made ctx wait for
+   * the source's queued work first (an event, or synchronising the source's context when the
+   * device has no events) and synchronises ctx after. NULL: the core stages such copies
    * through host memory (device to host, then host to device). */
   TideStatus* (*copy_peer)(void* self, void* ctx, void* dst, int32_t src_device, const void* src,
                            size_t size);
+
+  /* --- Properties, memset, pinned host memory and events. Each may be NULL. --- */
+  /* Fills `props` (the core sets props->struct_size first; write no field past it). NULL: the
+   * core reports the kind, the ordinal and memory_info's total. */
+  TideStatus* (*properties)(void* self, int32_t device, TideDeviceProperties* props);
+  /* Sets `size` bytes at dst (on ctx's device) to `value`, queued on ctx's stream. NULL: the core
+   * copies from a host buffer of that value. */
+  TideStatus* (*memset)(void* self, void* ctx, void* dst, int32_t value, size_t size);
+  /* Page-locked host memory the device copies from and to without staging (cudaHostAlloc). The
+   * core uses it to stage host-to-device copies of feeds, so they overlap compute. Both or
+   * neither; NULL: the core copies from ordinary host memory. */
+  TideStatus* (*host_alloc)(void* self, size_t size, void** ptr);
+  void (*host_free)(void* self, void* ptr);
+  /* Events: a marker in a context's stream, done when the work queued before it is. All six or
+   * none; NULL: the core synchronises contexts instead (correct, but the host waits).
+   * event_create makes an event for ctx's device; record marks the work queued on ctx so far
+   * (recording again moves the marker); query sets *done to 1 when that work is done, 0 if not
+   * (an event never recorded is done); context_wait_event makes work queued on ctx later wait
+   * for the event, without blocking the host. */
+  TideStatus* (*event_create)(void* self, void* ctx, void** event);
+  void (*event_destroy)(void* self, void* event);
+  TideStatus* (*event_record)(void* self, void* ctx, void* event);
+  TideStatus* (*event_query)(void* self, void* event, int32_t* done);
+  TideStatus* (*event_synchronize)(void* self, void* event);
+  TideStatus* (*context_wait_event)(void* self, void* ctx, void* event);
 } TideDeviceDef;
 
 /* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast
@@ -424,7 +466,9 @@ typedef struct TideHostApi {
   /* dst shares src's memory, dims, dtype and layout (not its LoD). */
   TideStatus* (*Tensor_ShareDataWith)(TideTensor* dst, const TideTensor* src);
   /* Deep copy of data, dims, dtype, layout and LoD to `place` (device copies through the
-   * device plugins), queued on ctx (NULL: the destination place's context), then synchronised. */
+   * device plugins), queued on ctx (NULL: the destination place's context). Host memory is
+   * written when it returns; device memory in its context's stream order (work queued there
+   * later sees it; synchronise the context before reading it from the host). */
   TideStatus* (*Tensor_CopyTo)(const TideTensor* src, TidePlace place, TideDeviceContext* ctx,
                                TideTensor* dst);
   size_t (*Tensor_LoDLevels)(const TideTensor* t);
@@ -623,6 +667,9 @@ typedef struct TideHostApi {
   /* Registers a kernel library (see TideLibraryDef). Registering the same name again with the
    * same attribute and flag is a no-op. */
   TideStatus* (*Registrar_AddLibrary)(TideRegistrar* r, const TideLibraryDef* def);
+  /* Sets `size` bytes at dst (memory of ctx's place) to `value`, queued on ctx: the device's
+   * memset, or a copy from the host where it has none. */
+  TideStatus* (*DeviceContext_Memset)(TideDeviceContext* ctx, void* dst, int32_t value, size_t size);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -21,6 +21,8 @@ typedef struct TideSimCounters {
   uint64_t allocator_errors;
   uint64_t live_blocks;
   uint64_t peer; /* copies from the other sim device (copy_peer) */
+  /* Pinned host memory (host_alloc / host_free) and events. */
+  uint64_t pinned_allocs, pinned_frees, memsets, event_records, event_waits;
 } TideSimCounters;
 
 #ifdef __cplusplus

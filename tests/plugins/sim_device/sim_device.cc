@@ -1,6 +1,7 @@
 // sim_device.cc: a test-only device plugin. Place kind "sim" (two devices) with its own memory
 // pool (host memory the core must treat as device memory: every transfer is a counted copy),
-// kernels for a few ops (elementwise_add, relu, scale), float32<->float64 casts (but no float16
+// kernels for a few ops (elementwise_add, relu, scale; and an MLP's training ops in
+// sim_mlp_kernels.cc), float32<->float64 casts (but no float16
 // ones, and no layout transforms: the paths tests expect to fail), and ops that make and need
 // particular layouts (sim.to_nhwc, sim.nchw_only).
 //
@@ -8,7 +9,9 @@
 // run asynchronously on a per-device stream (a worker thread; TIDE_SIM_MAX_DELAY_US adds a random
 // delay before each task), the allocator is checked (guard bytes after each block, unknown and
 // double frees counted), and frees are ordered on the stream. TIDE_SIM_HOST_ACCESSIBLE=1 declares
-// the memory host-accessible (the core then reads it directly, after synchronising).
+// the memory host-accessible (the core then reads it directly, after synchronising). It has
+// events and "pinned" host memory whose copies read the source when they run, not when queued
+// (TIDE_SIM_NO_PINNED=1: none), so a staging buffer reused too early sends the wrong bytes.
 // TIDE_SIM_LIFECYCLE_LOG=<file>: at finalize, the counters are written there.
 #include <tide/plugin.hpp>
 
@@ -23,6 +26,7 @@
 #include <tide/ops/broadcast.hpp>
 
 #include "sim_context.h"
+#include "sim_kernels.h"
 #include "sim_stream.h"
 
 namespace {
@@ -30,6 +34,8 @@ namespace {
 std::atomic<uint64_t> g_h2d{0}, g_d2h{0}, g_d2d{0}, g_allocs{0}, g_frees{0};
 std::atomic<uint64_t> g_h2d_bytes{0}, g_d2h_bytes{0}, g_ctx_created{0}, g_ctx_destroyed{0};
 std::atomic<uint64_t> g_finalized{0}, g_alloc_errors{0}, g_peer{0};
+std::atomic<uint64_t> g_pinned_allocs{0}, g_pinned_frees{0}, g_memsets{0}, g_event_records{0};
+std::atomic<uint64_t> g_event_waits{0};
 
 constexpr size_t kGuard = 64;  // guard bytes after each block
 constexpr unsigned char kGuardByte = 0xA5;
@@ -107,6 +113,8 @@ TideSimCounters Snapshot() {
   c.finalized = g_finalized, c.allocator_errors = g_alloc_errors;
   c.live_blocks = g_memory.live();
   c.peer = g_peer;
+  c.pinned_allocs = g_pinned_allocs, c.pinned_frees = g_pinned_frees, c.memsets = g_memsets;
+  c.event_records = g_event_records, c.event_waits = g_event_waits;
   return c;
 }
 
@@ -155,6 +163,10 @@ class SimDevice : public tide::Device {
     if (kind == TIDE_COPY_HOST_TO_DEVICE) {
       ++g_h2d;
       g_h2d_bytes += size;
+      if (IsPinned(src)) {  // read when the copy runs, as a DMA engine would
+        c->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
+        return;
+      }
       // The host buffer may change as soon as this returns (pageable memory): take it now.
       auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
                                                         static_cast<const char*>(src) + size);
@@ -169,11 +181,78 @@ class SimDevice : public tide::Device {
     }
     c->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
   }
+  bool IsPinned(const void* p) {
+    std::lock_guard<std::mutex> lock(pinned_mu_);
+    for (const auto& b : pinned_)
+      if (p >= b.first && p < b.first + b.second) return true;
+    return false;
+  }
   bool HasPeerCopy() const override { return true; }
   void CopyPeer(void* ctx, void* dst, int32_t src_device, const void* src, size_t size) override {
     TIDE_CHECK(src_device >= 0 && src_device < 2, "sim: no device ", src_device);
     ++g_peer;
     static_cast<SimContext*>(ctx)->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
+  }
+  bool HasProperties() const override { return true; }
+  void Properties(int32_t, TideDeviceProperties* p) override {
+    p->name = "Tide sim device (test only)";
+    p->vendor = "Tide";
+    p->driver_version = "0.1";
+    p->compute_capability = "sim-1";
+    p->total_memory = size_t(1) << 30;
+    if (TIDE_HAS_FIELD(p, TideDeviceProperties, multiprocessor_count)) p->multiprocessor_count = 1;
+  }
+  bool HasMemset() const override { return true; }
+  void Memset(void* ctx, void* dst, int32_t value, size_t size) override {
+    ++g_memsets;
+    static_cast<SimContext*>(ctx)->stream.Enqueue([=] { std::memset(dst, value, size); });
+  }
+  // "Pinned" memory: host memory the copies read when they run (not when queued), so a core that
+  // reuses a staging buffer before its copy ran sends the wrong bytes.
+  bool HasHostAlloc() const override { return EnvUnsigned("TIDE_SIM_NO_PINNED") == 0; }
+  void* HostAlloc(size_t size) override {
+    ++g_pinned_allocs;
+    void* p = std::malloc(size);
+    if (!p) TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, "sim: out of pinned memory for ", size, " bytes");
+    std::lock_guard<std::mutex> lock(pinned_mu_);
+    pinned_.push_back({static_cast<char*>(p), size});
+    return p;
+  }
+  void HostFree(void* p) override {
+    ++g_pinned_frees;
+    std::lock_guard<std::mutex> lock(pinned_mu_);
+    for (auto it = pinned_.begin(); it != pinned_.end(); ++it)
+      if (it->first == p) {
+        pinned_.erase(it);
+        std::free(p);
+        return;
+      }
+    ++g_alloc_errors;
+  }
+  bool HasEvents() const override { return true; }
+  void* CreateEvent(void*) override { return new SimEvent; }
+  void DestroyEvent(void* e) override { delete static_cast<SimEvent*>(e); }
+  void RecordEvent(void* ctx, void* e) override {
+    ++g_event_records;
+    static_cast<SimContext*>(ctx)->stream.Record(static_cast<SimEvent*>(e));
+  }
+  bool QueryEvent(void* e) override {
+    auto* ev = static_cast<SimEvent*>(e);
+    std::lock_guard<std::mutex> lock(ev->mu);
+    return ev->reached >= ev->recorded;
+  }
+  void SynchronizeEvent(void* e) override {
+    auto* ev = static_cast<SimEvent*>(e);
+    uint64_t target;
+    {
+      std::lock_guard<std::mutex> lock(ev->mu);
+      target = ev->recorded;
+    }
+    ev->WaitFor(target);
+  }
+  void WaitEvent(void* ctx, void* e) override {
+    ++g_event_waits;
+    static_cast<SimContext*>(ctx)->stream.Wait(static_cast<SimEvent*>(e));
   }
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_SIM_CONTEXT_EXTENSION) == 0) {
@@ -190,9 +269,10 @@ class SimDevice : public tide::Device {
       TideSimCounters c = Snapshot();
       if (FILE* f = std::fopen(path, "w")) {
         std::fprintf(f, "contexts_created=%llu contexts_destroyed=%llu finalized=%llu "
-                        "allocator_errors=%llu\n",
+                        "allocator_errors=%llu pinned_allocs=%llu pinned_frees=%llu\n",
                      (unsigned long long)c.contexts_created, (unsigned long long)c.contexts_destroyed,
-                     (unsigned long long)c.finalized, (unsigned long long)c.allocator_errors);
+                     (unsigned long long)c.finalized, (unsigned long long)c.allocator_errors,
+                     (unsigned long long)c.pinned_allocs, (unsigned long long)c.pinned_frees);
         std::fclose(f);
       }
     }
@@ -201,18 +281,9 @@ class SimDevice : public tide::Device {
  private:
   bool host_accessible_;
   unsigned max_delay_us_;
+  std::mutex pinned_mu_;
+  std::vector<std::pair<char*, size_t>> pinned_;
 };
-
-SimStream& StreamOf(const tide::KernelContext& ctx) {
-  const void* s = tide::Host().DeviceContext_Extension(ctx.device_context(), "tide.sim.stream");
-  TIDE_CHECK(s != nullptr, "sim kernel of '", ctx.op_type(), "' runs on no sim context");
-  return *const_cast<SimStream*>(static_cast<const SimStream*>(s));
-}
-
-void CheckOnSim(const tide::KernelContext& ctx, const tide::Tensor& t, const char* what) {
-  TIDE_CHECK(t.place() == ctx.place(), "sim kernel of '", ctx.op_type(), "': ", what, " is on ",
-             t.place().ToString(), ", not ", ctx.place().ToString(), " (the core should have copied it)");
-}
 
 // Planted bugs the conformance kit must report (test_conformance.py): TIDE_SIM_PLANT_BUG=scale,
 // the scale kernel ignores `bias`; =relu_crash, the relu kernel kills the process.

@@ -12,6 +12,17 @@
 #include <string>
 #include <thread>
 
+// A sim event: a count of records and of records the stream has reached; done when they match.
+struct SimEvent {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t recorded = 0, reached = 0;
+  void WaitFor(uint64_t target) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return reached >= target; });
+  }
+};
+
 class SimStream {
  public:
   explicit SimStream(unsigned max_delay_us, unsigned seed)
@@ -32,6 +43,31 @@ class SimStream {
       ++pending_;
     }
     cv_.notify_all();
+  }
+
+  // Marks the work queued so far: the event is done when the stream gets here.
+  void Record(SimEvent* e) {
+    uint64_t target;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      target = ++e->recorded;
+    }
+    Enqueue([e, target] {
+      {
+        std::lock_guard<std::mutex> lock(e->mu);
+        if (e->reached < target) e->reached = target;
+      }
+      e->cv.notify_all();
+    });
+  }
+  // Work queued from now on waits for what the event marks now (not for later records).
+  void Wait(SimEvent* e) {
+    uint64_t target;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      target = e->recorded;
+    }
+    Enqueue([e, target] { e->WaitFor(target); });
   }
 
   // Waits for every queued task; returns (and clears) the first error one of them raised.

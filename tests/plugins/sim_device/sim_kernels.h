@@ -1,0 +1,19 @@
+// sim_kernels.h: what every sim kernel needs: its device's stream (kernels read their inputs'
+// pointers when called and compute later, on the stream) and a check that the core handed it
+// sim data.
+#pragma once
+
+#include <tide/plugin.hpp>
+
+#include "sim_stream.h"
+
+inline SimStream& StreamOf(const tide::KernelContext& ctx) {
+  const void* s = tide::Host().DeviceContext_Extension(ctx.device_context(), "tide.sim.stream");
+  TIDE_CHECK(s != nullptr, "sim kernel of '", ctx.op_type(), "' runs on no sim context");
+  return *const_cast<SimStream*>(static_cast<const SimStream*>(s));
+}
+
+inline void CheckOnSim(const tide::KernelContext& ctx, const tide::Tensor& t, const char* what) {
+  TIDE_CHECK(t.place() == ctx.place(), "sim kernel of '", ctx.op_type(), "': ", what, " is on ",
+             t.place().ToString(), ", not ", ctx.place().ToString(), " (the core should have copied it)");
+}
