@@ -33,6 +33,7 @@ VAR_TYPES = {
     "STEP_SCOPES": 11, "LOD_RANK_TABLE": 12, "LOD_TENSOR_ARRAY": 13, "RAW": 17,
 }
 VAR_TYPE_NAMES = {v: k for k, v in VAR_TYPES.items()}
+VAR_TYPES.update(DENSE_TENSOR=7, DENSE_TENSOR_ARRAY=13)  # Paddle 3.x's names, accepted
 
 
 def convert_dtype(dtype):
