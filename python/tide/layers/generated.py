@@ -30,6 +30,8 @@ def make_layer(op_type):
         for spec, value in zip(inputs, args):
             given[spec["name"]] = value
         for key, value in list(kwargs.items()):
+            if key in attr_names and not isinstance(value, (Variable, list, tuple)):
+                continue  # an attribute (clip's min vs its Min input): inputs are Variables
             for spec in inputs:
                 if key in (spec["name"], spec["name"].lower()):
                     given[spec["name"]] = kwargs.pop(key)

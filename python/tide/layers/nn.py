@@ -10,8 +10,8 @@ __all__ = [
     "softmax_with_cross_entropy", "relu", "sigmoid", "tanh", "square", "elementwise_add",
     "elementwise_sub", "elementwise_mul", "elementwise_div", "matmul", "mul", "scale", "sums",
     "fill_constant", "fill_zeros_like", "assign", "cast", "concat", "reshape", "conv2d",
-    "pool2d", "batch_norm", "dropout", "embedding", "accuracy", "transpose", "split", "flatten",
-    "topk", "lrn", "uniform_random", "gaussian_random", "create_parameter",
+    "pool2d", "adaptive_pool2d", "batch_norm", "dropout", "embedding", "accuracy", "transpose",
+    "split", "flatten", "topk", "lrn", "uniform_random", "gaussian_random", "create_parameter",
     "create_global_var",
 ]
 
@@ -274,13 +274,17 @@ def _paddings(layer, padding):
 
 
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
-           param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None):
+           param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
+           data_format="NCHW"):
     _check_var("conv2d", "input", input)
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError("conv2d: data_format must be 'NCHW' or 'NHWC', got %r" % (data_format,))
     helper = LayerHelper("conv2d", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     paddings, algo = _paddings("conv2d", padding)
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
     groups = groups or 1
-    channels = input.shape[1]
+    channel_axis = 1 if data_format == "NCHW" else 3
+    channels = input.shape[channel_axis]
     if channels < 0 or channels % groups:
         raise ValueError("conv2d: input channels %d must be known and divisible by groups %d" % (channels, groups))
     kh, kw = pair(filter_size)
@@ -290,12 +294,15 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op("conv2d", inputs={"Input": input, "Filter": w}, outputs={"Output": pre_bias},
                      attrs={"strides": pair(stride), "paddings": paddings, "dilations": pair(dilation),
-                            "groups": groups, "use_cudnn": use_cudnn, "padding_algorithm": algo})
-    return helper.append_activation(helper.append_bias_op(pre_bias, dim_start=1, dim_end=2))
+                            "groups": groups, "use_cudnn": use_cudnn, "padding_algorithm": algo,
+                            "data_format": data_format})
+    return helper.append_activation(
+        helper.append_bias_op(pre_bias, dim_start=channel_axis, dim_end=channel_axis + 1))
 
 
 def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
-           global_pooling=False, use_cudnn=True, ceil_mode=False, exclusive=True, name=None):
+           global_pooling=False, use_cudnn=True, ceil_mode=False, exclusive=True, name=None,
+           data_format="NCHW"):
     if pool_type not in ("max", "avg"):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
     _check_var("pool2d", "input", input)
@@ -304,7 +311,19 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
     return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
                    {"pooling_type": pool_type, "ksize": pair(pool_size), "strides": pair(pool_stride),
                     "paddings": paddings, "padding_algorithm": algo, "global_pooling": global_pooling,
-                    "ceil_mode": ceil_mode, "exclusive": exclusive})
+                    "ceil_mode": ceil_mode, "exclusive": exclusive, "data_format": data_format})
+
+
+def adaptive_pool2d(input, pool_size, pool_type="max", name=None, data_format="NCHW"):
+    """Fluid's adaptive_pool2d: pool to a pool_size (h, w) output; window i spans
+    [floor(i * H / h), ceil((i + 1) * H / h))."""
+    if pool_type not in ("max", "avg"):
+        raise ValueError("adaptive_pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
+    _check_var("adaptive_pool2d", "input", input)
+    size = [pool_size, pool_size] if isinstance(pool_size, int) else list(pool_size)
+    return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
+                   {"pooling_type": pool_type, "ksize": size, "adaptive": True,
+                    "data_format": data_format})
 
 
 def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5, param_attr=None,
@@ -547,10 +566,11 @@ def reduce_any(input, dim=None, keep_dim=False, name=None):
     return _reduce("reduce_any", input, dim, keep_dim, name)
 
 
-def gather(input, index, overwrite=True):
+def gather(input, index, overwrite=True, axis=0):
     _check_var("gather", "input", input)
     _check_var("gather", "index", index)
-    return _single(LayerHelper("gather"), "gather", {"X": input, "Index": index}, {"overwrite": overwrite})
+    return _single(LayerHelper("gather"), "gather", {"X": input, "Index": index},
+                   {"overwrite": overwrite, "axis": axis})
 
 
 def gather_nd(input, index, name=None):

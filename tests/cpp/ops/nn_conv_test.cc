@@ -205,9 +205,9 @@ TEST(NnConv2dShape, ErrorsNameTheOpAndDims) {
   ExpectThrows(
       [] {
         CompileInfer("conv2d", {{"Input", "x", {1, 1, 8, 8}}, {"Filter", "f", {1, 1, 3, 3}}},
-                     {{"Output", "y"}}, {{"data_format", std::string("NHWC")}});
+                     {{"Output", "y"}}, {{"data_format", std::string("NCDHW")}});
       },
-      {"conv2d", "data_format", "NHWC"});
+      {"conv2d", "data_format", "NCDHW"});
 }
 
 }  // namespace
