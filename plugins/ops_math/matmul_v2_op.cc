@@ -42,8 +42,8 @@ MatmulV2Shape GetMatmulV2Shape(const char* op, const Dims& x_in, const Dims& y_i
   const int64_t ky = s.ty ? y[yr - 1] : y[yr - 2];
   s.n = s.ty ? y[yr - 2] : y[yr - 1];
   TIDE_CHECK(tide::ops::DimsCompatible(kx, ky), "op '", op, "': X ", tide::ToString(x_in),
-             (s.tx ? " (trans_x)" : ""), " and Y ", tide::ToString(y_in), (s.ty ? " (trans_y)" : ""),
-             " have inner dims ", kx, " and ", ky);
+             (s.tx ? " (trans_x)" : ""), " and Y ", tide::ToString(y_in),
+             (s.ty ? " (trans_y)" : ""), " have inner dims ", kx, " and ", ky);
   s.k = kx < 0 ? ky : kx;
   // numpy broadcasting of the batch dims, aligned at the right.
   const Dims xb(x.begin(), x.end() - 2), yb(y.begin(), y.end() - 2);

@@ -79,7 +79,8 @@ inline tide::AttrCheckFn PaddingsCheck() {
 // or int64 values of input `param` (all of them), of its i-th variable.
 inline std::vector<int64_t> IntValues(const KernelContext& ctx, const char* param, size_t i = 0) {
   Tensor t = ctx.Input(param, i);
-  if (t.dtype() == TIDE_INT32) return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
+  if (t.dtype() == TIDE_INT32)
+    return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
   TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
              ctx.InputName(param, i), "') must be int32 or int64, got ",
              tide::DataTypeName(t.dtype()));

@@ -128,7 +128,8 @@ Dims FlattenRangeDims(const Ctx& ctx, const Dims& x) {
   const char* op = ctx.op_type();
   if (x.empty()) return {1};
   const int r = static_cast<int>(x.size());
-  int start = ctx.template Attr<int32_t>("start_axis"), stop = ctx.template Attr<int32_t>("stop_axis");
+  int start = ctx.template Attr<int32_t>("start_axis");
+  int stop = ctx.template Attr<int32_t>("stop_axis");
   TIDE_CHECK(start >= -r && start < r && stop >= -r && stop < r, "op '", op, "': start_axis ",
              start, " and stop_axis ", stop, " must be in [", -r, ", ", r, ") for X ",
              tide::ToString(x));
@@ -205,7 +206,8 @@ tide::OpSchema FlattenSchema(const std::string& type, bool v2) {
                .Comment("Out = X as a matrix [prod(dims[:axis]), prod(dims[axis:])].")
                .Input("X", "the input")
                .Output("Out", "the 2-D result");
-  if (v2) s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable();
+  if (v2)
+    s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable();
   return s
       .Attr("axis", int32_t(1), "dims before it become rows, the rest columns (0 <= axis <= rank)")
       .InferShape(FlattenInferShape)

@@ -136,7 +136,8 @@ tide::OpSchema SliceSchema(const std::string& type, bool strided) {
         auto op = g.NewOp(type + "_grad");
         op.Input("Input", g.Input("Input"));
         if (type == "slice")
-          for (const char* in : {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
+          for (const char* in :
+               {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
             if (!g.Input(in).empty()) op.Input(in, g.Input(in));
         op.Input(GradVarName("Out"), g.OutputGrad("Out"))
             .Output(GradVarName("Input"), g.InputGrad("Input"))
