@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/platform/enforce.h"
+#include "core/registry/core_ops.h"
 #include "core/platform/place.h"
 
 namespace tide::core {
@@ -25,7 +26,12 @@ const proto::OpProto::Var* OpInfo::FindOutput(const std::string& param) const {
 }
 
 Registry& Registry::Global() {
-  static auto* r = new Registry;  // never destroyed: plugins' callbacks outlive static teardown
+  // Never destroyed: plugins' callbacks outlive static teardown.
+  static auto* r = [] {
+    auto* made = new Registry;
+    RegisterCoreOps(*made);
+    return made;
+  }();
   return *r;
 }
 

@@ -37,7 +37,8 @@ from .plugins import (load_plugin, plugins, plugin_search_path, is_compiled_with
                       entry_point_plugin_dirs)
 from . import cuda, memory  # noqa: E402,F401
 from . import distributed, transpiler  # noqa: E402,F401
-from .transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402,F401
+from .transpiler import (DistributeTranspiler, DistributeTranspilerConfig,  # noqa: E402,F401
+                         memory_optimize, release_memory)
 
 from_dlpack = _C.from_dlpack
 

@@ -398,6 +398,7 @@ class Program:
         is_test attribute get is_test=True (dropout, batch_norm behave for inference)."""
         p = Program._from_desc(_C.ProgramDesc(self.desc))
         p.random_seed = self.random_seed
+        p._memory_optimized = set(getattr(self, "_memory_optimized", ()))
         # Keep Parameter-ness and Python-only attributes.
         for block, src in zip(p.blocks, self.blocks):
             for name, v in src.vars.items():

@@ -94,3 +94,23 @@ def test_float64_attributes_are_exact(exe):
     assert [o.attr("k") for o in again.global_block().ops if o.type == "acme.scale64"] == [0.1]
     z = tide.layers.acme_axpb(x, a=0.1)
     assert tide.default_main_program().global_block().ops[-1].attr("a") == float(np.float32(0.1))
+
+
+def test_feed_and_fetch_are_the_cores_own_ops():
+    # With only the CPU device loaded (no op pack), a program of feeds and fetches runs: the
+    # core defines feed, fetch and delete_var itself.
+    import subprocess
+    import sys
+    cpu = os.path.join(os.environ["TIDE_PLUGIN_PATH"].split(":")[0], "libtide_device_cpu.so")
+    code = (
+        "import numpy as np, tide\n"
+        "from tide import layers\n"
+        "x = layers.data(name='x', shape=[3], dtype='float32')\n"
+        "feed = {'x': np.arange(6, dtype='float32').reshape(2, 3)}\n"
+        "got, = tide.Executor(tide.Place('cpu', 0)).run(feed=feed, fetch_list=[x])\n"
+        "print(float(got.sum()), OPS)\n")
+    env = dict(os.environ, TIDE_PLUGIN_PATH=cpu, TIDE_PLUGIN_PATH_ONLY="1")
+    p = subprocess.run([sys.executable, "-c", code.replace("OPS", "sorted(tide._C.registered_ops())")],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.split(" ", 1) == ["15.0", "['delete_var', 'feed', 'fetch']\n"], p.stdout
