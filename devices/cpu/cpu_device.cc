@@ -83,6 +83,7 @@ class CpuDevice : public tide::Device {
   void Copy(void*, TideCopyKind, void* dst, const void* src, size_t size) override {
     std::memcpy(dst, src, size);
   }
+  int32_t DLPackDeviceType() const override { return 1 /* kDLCPU */; }
   bool HasMemset() const override { return true; }
   void Memset(void*, void* dst, int32_t value, size_t size) override { std::memset(dst, value, size); }
   bool HasProperties() const override { return true; }

@@ -341,6 +341,7 @@ class CudaDevice : public tide::Device {
               "from another device");
   }
 
+  int32_t DLPackDeviceType() const override { return 2 /* kDLCUDA */; }
   bool HasMemset() const override { return true; }
   void Memset(void* ctx, void* dst, int32_t value, size_t size) override {
     auto* c = static_cast<CudaContext*>(ctx);

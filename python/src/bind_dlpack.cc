@@ -7,7 +7,9 @@
 
 #include "bindings.h"
 #include "core/framework/tensor.h"
+#include "core/platform/device_context.h"
 #include "core/platform/enforce.h"
+#include "core/registry/registry.h"
 #include "dlpack_check.h"
 #include "numpy_convert.h"
 
@@ -56,18 +58,24 @@ DLDataType ToDL(DataType t) {
   }
 }
 
+// The device plugins say which DLPack device type their memory is (TideDeviceDef).
 DLDevice ToDLDevice(const Place& p) {
-  if (p.kind_name() == "cpu") return {kDLCPU, 0};
-  if (p.kind_name() == "gpu") return {kDLCUDA, p.device};
-  return {kDLExtDev, p.device};
+  const DeviceInfo& dev = CheckedDevice(p);
+  TIDE_ENFORCE(dev.def.dlpack_device_type != 0, "tensors on ", p.ToString(),
+               " cannot be shared by DLPack: the '", p.kind_name(), "' device plugin (", dev.plugin_file,
+               ") declares no DLPack device type");
+  return {static_cast<DLDeviceType>(dev.def.dlpack_device_type), dev.def.dlpack_device_type == kDLCPU ? 0 : p.device};
 }
 
 Place FromDLDevice(DLDevice d) {
-  switch (d.device_type) {
-    case kDLCPU: case kDLCUDAHost: return HostPlace();
-    case kDLCUDA: return Place("gpu", d.device_id);
-    default: TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack device type ", int(d.device_type), " has no Tide place");
+  if (d.device_type == kDLCUDAHost) return HostPlace();
+  std::string kinds;
+  for (const DeviceInfo* dev : Registry::Global().AllDevices()) {
+    if (dev->def.dlpack_device_type == int32_t(d.device_type)) return Place(dev->kind_name, d.device_id);
+    if (dev->def.dlpack_device_type) kinds += StrCat(kinds.empty() ? "" : ", ", dev->kind_name, " (", dev->def.dlpack_device_type, ")");
   }
+  TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack device type ", int(d.device_type), " has no Tide place: no loaded device plugin "
+            "declares it (declared: ", kinds.empty() ? "none" : kinds, ")");
 }
 
 // Fills a DLTensor viewing `t`; `ctx` owns the arrays it points to.
@@ -102,6 +110,9 @@ void DeleteCapsule(PyObject* capsule) {  // only when nobody consumed it
 
 py::object Export(const LoDTensor& t, py::object max_version) {
   TIDE_ENFORCE(t.initialized(), "cannot export a tensor that holds no data");
+  // The consumer reads the memory on its own stream: the device's queued work on it must be done
+  // (the stream handshake of __dlpack__(stream=...) is not used).
+  if (t.place() != HostPlace()) DeviceContextPool::Global().Get(t.place())->Synchronize();
   bool versioned = false;
   if (!max_version.is_none()) versioned = max_version.cast<py::tuple>()[0].cast<int>() >= 1;
   auto* ctx = new ExportCtx;

@@ -365,3 +365,23 @@ def test_peer_copies_wait_on_an_event_and_devices_describe_themselves():
     assert r["props"]["compute_capability"] == "sim-1"
     assert r["props"]["total_memory"] == 1 << 30
     assert r["cpu"]["name"] and r["cpu"]["total_memory"] > 0 and r["cpu"]["multiprocessor_count"] >= 1
+
+
+DLPACK = textwrap.dedent('''
+    import json, sys
+    import numpy as np
+    import tide
+    tide.load_plugin(sys.argv[1])
+    t = tide.LoDTensor()
+    xs = np.arange(12, dtype="float32").reshape(3, 4)
+    t.set(xs, tide.Place("sim", 1), False)  # an upload still queued on sim:1
+    back = tide.from_dlpack(t)  # through __dlpack__: the sim declares kDLExtDev (12)
+    print(json.dumps({"device": list(t.__dlpack_device__()), "place": str(back.place()),
+                      "same": bool(np.array_equal(np.array(back), xs))}))
+''')
+
+
+def test_a_vendor_place_exchanges_tensors_by_dlpack():
+    p = _run(DLPACK, SIM, env={"TIDE_SIM_MAX_DELAY_US": "200"})
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r == {"device": [12, 1], "place": "sim:1", "same": True}, r

@@ -1196,6 +1196,8 @@ class Device {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no pinned host memory");
   }
   virtual void HostFree(void* /*ptr*/) {}
+  // DLPack's DLDeviceType of this kind's memory (see TideDeviceDef); 0: none.
+  virtual int32_t DLPackDeviceType() const { return 0; }
   // Events: all six.
   virtual bool HasEvents() const { return false; }
   virtual void* CreateEvent(void* /*ctx*/) {
@@ -1245,7 +1247,8 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, context_wait_event);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, dlpack_device_type);
+    d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();
     d.initial_memory_mb_default = DefaultInitialMemoryMb();
     d.kind = kind();

@@ -332,6 +332,10 @@ typedef struct TideDeviceDef {
   TideStatus* (*event_query)(void* self, void* event, int32_t* done);
   TideStatus* (*event_synchronize)(void* self, void* event);
   TideStatus* (*context_wait_event)(void* self, void* ctx, void* event);
+  /* DLPack's DLDeviceType for this kind's memory (kDLCPU = 1, kDLCUDA = 2, kDLExtDev = 12, or
+   * the value DLPack assigned the vendor), so tide.from_dlpack / __dlpack__ exchange its tensors
+   * with other frameworks without a copy; the device ordinal is the place's. 0: no DLPack. */
+  int32_t dlpack_device_type;
 } TideDeviceDef;
 
 /* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast

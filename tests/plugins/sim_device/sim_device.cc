@@ -202,6 +202,7 @@ class SimDevice : public tide::Device {
     p->total_memory = size_t(1) << 30;
     if (TIDE_HAS_FIELD(p, TideDeviceProperties, multiprocessor_count)) p->multiprocessor_count = 1;
   }
+  int32_t DLPackDeviceType() const override { return 12 /* kDLExtDev */; }
   bool HasMemset() const override { return true; }
   void Memset(void* ctx, void* dst, int32_t value, size_t size) override {
     ++g_memsets;
