@@ -12,10 +12,12 @@ from .sequence import *  # noqa: F401,F403
 from .sequence import __all__ as _sequence_all
 from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn_all
+from .crf import *  # noqa: F401,F403
+from .crf import __all__ as _crf_all
 from . import generated as _generated
 from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
 
-__all__ = list(_nn_all) + list(_logic_all) + list(_control_flow_all) + list(_lr_all) + list(_sequence_all) + list(_rnn_all)
+__all__ = list(_nn_all) + list(_logic_all) + list(_control_flow_all) + list(_lr_all) + list(_sequence_all) + list(_rnn_all) + list(_crf_all)
 
 
 def __getattr__(name):
