@@ -316,7 +316,8 @@ std::vector<std::string> PluginManager::SearchPath() const {
   // TIDE_PLUGIN_PATH_ONLY=1 makes it the whole path (empty: none).
   if (PluginPathOnly()) return path;
   std::string dir = DefaultPluginDir();
-  if (!dir.empty()) path.push_back(dir);  // a duplicate of an earlier entry is loaded once
+  // Named already (ctest's TIDE_PLUGIN_PATH is the build's plugin directory): listed once.
+  if (!dir.empty() && std::find(path.begin(), path.end(), dir) == path.end()) path.push_back(dir);
   return path;
 }
 

@@ -38,6 +38,8 @@ TEST_F(SearchPath, EnvironmentAddsToTheDefault) {
   EXPECT_EQ(Get(), (Path{"/vendor/a", "/vendor/b.so", dflt}));
   setenv("TIDE_PLUGIN_PATH", "", 1);  // empty adds nothing
   EXPECT_EQ(Get(), Path{dflt});
+  setenv("TIDE_PLUGIN_PATH", ("/vendor/a:" + dflt).c_str(), 1);  // the default is listed once
+  EXPECT_EQ(Get(), (Path{"/vendor/a", dflt}));
   setenv("TIDE_PLUGIN_PATH_ONLY", "0", 1);  // a false value keeps the default
   setenv("TIDE_PLUGIN_PATH", "/vendor/a", 1);
   EXPECT_EQ(Get(), (Path{"/vendor/a", dflt}));
