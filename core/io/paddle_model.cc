@@ -33,6 +33,45 @@ bool IsNeutralPrecisionHint(const proto::OpDesc::Attr& a) {
          a.type() == proto::STRING && (a.s().empty() || a.s() == "float32");
 }
 
+bool IsUtf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    i += n;
+  }
+  return true;
+}
+
+// Paddle writes UTF-8 names and strings; protobuf's proto2 strings do not check it, and a damaged
+// byte would otherwise surface later as a decode error far from the file.
+void CheckStrings(const proto::ProgramDesc& p, const std::string& file) {
+  auto check = [&file](const std::string& s, int block, const char* what) {
+    if (!IsUtf8(s))
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, file, ": block ", block, ": ", what,
+                " is not valid UTF-8 (corrupt file)");
+  };
+  for (const auto& b : p.blocks()) {
+    for (const auto& v : b.vars()) check(v.name(), b.idx(), "a variable name");
+    for (const auto& op : b.ops()) {
+      check(op.type(), b.idx(), "an op type");
+      for (const auto* side : {&op.inputs(), &op.outputs()})
+        for (const auto& var : *side) {
+          check(var.parameter(), b.idx(), "an op parameter name");
+          for (const auto& a : var.arguments()) check(a, b.idx(), "an op argument");
+        }
+      for (const auto& a : op.attrs()) {
+        check(a.name(), b.idx(), "an attribute name");
+        check(a.s(), b.idx(), "a string attribute");
+        for (const auto& x : a.strings()) check(x, b.idx(), "a string attribute");
+      }
+    }
+  }
+  for (const auto& pair : p.op_version_map().pair()) check(pair.op_name(), 0, "an op_version_map name");
+}
+
 bool IsFile(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
@@ -313,6 +352,7 @@ ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file
   if (!p.IsInitialized())
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, file, ": not a complete Paddle ProgramDesc (truncated or "
               "corrupt): missing required fields ", p.InitializationErrorString());
+  CheckStrings(p, file);
   for (auto& b : *p.mutable_blocks())
     for (auto& op : *b.mutable_ops()) {
       const OpInfo* info = Registry::Global().FindOp(op.type());

@@ -218,3 +218,32 @@ def test_newer_program_version_refused(tmp_path):
 def test_no_model(tmp_path):
     with pytest.raises(tide.TideError, match="no Paddle inference model"):
         tide._C.find_paddle_model_files(str(tmp_path / "nothing"))
+
+
+def test_random_damage_is_refused_or_harmless(tmp_path):
+    """Random byte flips and truncations of the program and the parameters: each load either
+    succeeds (a flipped data byte is a different weight) or raises a TideError naming a file;
+    never another exception or a crash."""
+    src = copy_model(tmp_path)
+    rng = np.random.RandomState(15)
+    outcomes = {"ok": 0, "refused": 0}
+    for i in range(60):
+        d = tmp_path / ("m%d" % i)
+        shutil.copytree(src, d)
+        target = d / ("inference.pdmodel" if i % 2 else "inference.pdiparams")
+        b = bytearray(target.read_bytes())
+        if i % 3 == 0:
+            b = b[: rng.randint(0, len(b))]
+        else:
+            # Mostly near the start, where the headers and the first ops are.
+            for pos in rng.randint(0, min(len(b), 600 if i % 4 else len(b)), size=rng.randint(1, 5)):
+                b[pos] = rng.randint(0, 256)
+        target.write_bytes(bytes(b))
+        try:
+            load(d / "inference")
+            outcomes["ok"] += 1
+        except tide.TideError as e:
+            # A damaged program can surface as a parameter that no longer fits it.
+            assert "inference.pd" in str(e), str(e)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] >= 20, outcomes
