@@ -247,3 +247,39 @@ def test_random_damage_is_refused_or_harmless(tmp_path):
             assert "inference.pd" in str(e), str(e)
             outcomes["refused"] += 1
     assert outcomes["refused"] >= 20, outcomes
+
+
+def test_fluid_combined_params_and_lod(tmp_path):
+    """Fluid 1.x's __model__ + __params__ (save_combine: the per-variable serialisations one after
+    another, in name order), and a parameter carrying a LoD."""
+    src = os.path.join(FIXTURES, "lenet_separate")
+    d = tmp_path / "combined"
+    d.mkdir()
+    shutil.copy(os.path.join(src, "__model__"), d / "__model__")
+    names = sorted(n for n in os.listdir(src) if "." in n and not n.endswith((".npy", ".json")))
+    with open(d / "__params__", "wb") as f:
+        for n in names:
+            f.write(open(os.path.join(src, n), "rb").read())
+    feed, expected = np.load(os.path.join(src, "input.npy")), np.load(os.path.join(src, "expected.npy"))
+    for kwargs in ({}, {"model_filename": "__model__", "params_filename": "__params__"}):
+        with tide.scope_guard(tide.Scope()):
+            exe = tide.Executor(tide.CPUPlace())
+            program, feeds, fetches = tide.io.load_inference_model(str(d), exe, **kwargs)
+            out, = exe.run(program, feed={feeds[0]: feed}, fetch_list=fetches)
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+    # conv2d_2.b_0 (6 floats) rewritten with a one-level LoD [0, 2, 6]: u32 0, u64 1 level,
+    # u64 24 bytes, 3 offsets, then the tensor as before (its own u32 version onwards).
+    sep = copy_model(tmp_path, "lenet_separate")
+    raw = (sep / "conv2d_2.b_0").read_bytes()
+    assert raw[:12] == struct.pack("<IQ", 0, 0)
+    lod_head = struct.pack("<IQQ3Q", 0, 1, 24, 0, 2, 6)
+    (sep / "conv2d_2.b_0").write_bytes(lod_head + raw[12:])
+    scope = tide.Scope()
+    with tide.scope_guard(scope):
+        tide.io.load_inference_model(str(sep), tide.Executor(tide.CPUPlace()))
+        t = scope.find_var("conv2d_2.b_0").get_tensor()
+        assert t.lod() == [[0, 2, 6]]
+        np.testing.assert_array_equal(np.array(t), np.frombuffer(raw[-24:], dtype=np.float32))
+    (sep / "conv2d_2.b_0").write_bytes(struct.pack("<IQQ3Q", 0, 1, 24, 0, 2, 9) + raw[12:])
+    expect_error(sep, "conv2d_2.b_0", "invalid LoD")
