@@ -32,6 +32,8 @@ void BindPaddle(py::module_& m) {
                           py::arg("params_dir") = f.params_dir);
         },
         py::arg("path"), py::arg("model_filename") = "", py::arg("params_filename") = "");
+  m.def("program_op_versions", [](const ProgramDesc& p) { return p.op_versions(); },
+        "A program's op_version_map (Paddle's: the version of each op's definition it was written with).");
   m.def("paddle_op_versions", &KnownPaddleOpVersions,
         "The Paddle op versions whose semantics Tide implements (absent ops: version 0).");
 }

@@ -84,6 +84,9 @@ def test_layouts_and_entry_points(tmp_path):
     # The program keeps Paddle's op_version_map through a round trip.
     again = tide.Program.parse_from_string(program.serialize_to_string())
     assert again.desc.version == 3003001
+    versions = tide._C.program_op_versions(again.desc)
+    assert versions["conv2d"] == 1 and versions["elementwise_add"] == 1 and len(versions) == 76
+    assert versions == tide._C.program_op_versions(program.desc)
 
 
 def test_tide_format_still_loads(tmp_path, exe):
