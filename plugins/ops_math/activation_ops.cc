@@ -338,15 +338,36 @@ double ScaleFactor(const KernelContext& ctx) {
   }
 }
 
+// Out = scale * X + bias (or scale * (X + bias)) elementwise, Out resized like X.
 template <typename T>
-void ScaleKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+void ScaleValues(KernelContext& ctx, const Tensor& x, Tensor& out) {
   T scale = static_cast<T>(ScaleFactor(ctx)), bias = static_cast<T>(ctx.Attr<float>("bias"));
   out.ResizeLike(x);
   if (ctx.Attr<bool>("bias_after_scale"))
     EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);
   else
     EigenEval(ctx, Out<T>(out, ctx), (In<T>(x) + bias) * scale);
+}
+
+template <typename T>
+void ScaleKernel(KernelContext& ctx) {
+  tide::Variable xv = ctx.InputVar("X");
+  if (xv && xv.IsSelectedRows()) {
+    // Fluid: a SelectedRows X gives a SelectedRows Out with X's rows and height, values scaled
+    // (X's value tensor goes through the dense path below).
+    tide::SelectedRows in = xv.GetSelectedRows(), sr = ctx.OutputVar("Out").GetSelectedRows();
+    const std::vector<int64_t> rows = in.rows();
+    const int64_t height = in.height();
+    Tensor x = in.value(), out = sr.value();
+    TIDE_CHECK(x.initialized() || rows.empty(), "op 'scale': X ('", ctx.InputName("X"), "') lists ",
+               rows.size(), " rows but has no value");
+    if (x.initialized()) ScaleValues<T>(ctx, x, out);
+    sr.set_rows(rows);
+    sr.set_height(height);
+    return;
+  }
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  ScaleValues<T>(ctx, x, out);
 }
 
 }  // namespace
@@ -362,7 +383,8 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
 });
 
 TIDE_REGISTER_OP(tide::OpSchema("scale")
-                     .Comment("Out = scale * X + bias (bias_after_scale), else scale * (X + bias).")
+                     .Comment("Out = scale * X + bias (bias_after_scale), else scale * (X + bias). A "
+                              "SelectedRows X gives a SelectedRows Out with X's rows.")
                      .Input("X", "input")
                      .Input("ScaleTensor", "Paddle: the factor as a one-element tensor "
                             "(optional; overrides `scale`)")
@@ -373,7 +395,12 @@ TIDE_REGISTER_OP(tide::OpSchema("scale")
                            "(ignored)")
                      .Attr("bias", 0.0f, "the offset")
                      .Attr("bias_after_scale", true, "add bias after scaling")
-                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .InferShape([](tide::InferShapeContext& c) {
+                       // A SelectedRows X (a sparse gradient) gives a SelectedRows Out.
+                       if (c.InputVarType("X") == TIDE_VAR_SELECTED_ROWS)
+                         c.SetOutputVarType("Out", TIDE_VAR_SELECTED_ROWS);
+                       tide::SameShapeAsInput("X", "Out")(c);
+                     })
                      .Grad([](tide::GradMaker& g) {
                        auto op = g.NewOp("scale");
                        op.Input("X", g.OutputGrad("Out"));

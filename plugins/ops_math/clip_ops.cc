@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common.h"
+#include "selected_rows.h"
 
 namespace ops_math {
 namespace {
@@ -50,12 +51,36 @@ T SumSquares(const Tensor& x) {
   return s;
 }
 
+// A SelectedRows X, as Fluid: its rows merged first (a row listed twice counts once, with the
+// sum of its values), then the merged values clipped by their norm into a SelectedRows Out.
+template <typename T>
+void ClipByNormRows(KernelContext& ctx, T max_norm) {
+  tide::SelectedRows in = ctx.InputVar("X").GetSelectedRows();
+  const std::vector<int64_t> rows = in.rows();
+  Tensor v = in.value();
+  const Dims vd = v.initialized() ? v.dims() : Dims{};
+  TIDE_CHECK(rows.empty() || (!vd.empty() && vd[0] == static_cast<int64_t>(rows.size())),
+             "op 'clip_by_norm': X ('", ctx.InputName("X"), "') lists ", rows.size(),
+             " rows but its value ", tide::ToString(vd), " holds ", vd.empty() ? 0 : vd[0]);
+  const int64_t width = vd.size() > 1 ? DimsProduct(vd, 1, vd.size()) : 1;
+  std::vector<Tensor> values;
+  if (!rows.empty()) values.push_back(v);
+  MergedRows<T> m = MergeAdd<T>(rows, values, width);
+  T sq = 0;
+  for (T e : m.values) sq += e * e;
+  const T norm = std::sqrt(sq), factor = norm > max_norm ? max_norm / norm : T(1);
+  for (T& e : m.values) e *= factor;
+  SetMerged(ctx.OutputVar("Out").GetSelectedRows(), m, in.height(), width, ctx.place());
+}
+
 // Out = X * max_norm / max(||X||, max_norm).
 template <typename T>
 void ClipByNormKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   T max_norm = static_cast<T>(ctx.Attr<float>("max_norm"));
   TIDE_CHECK(max_norm > 0, "op 'clip_by_norm': max_norm must be > 0, got ", max_norm);
+  tide::Variable xv = ctx.InputVar("X");
+  if (xv && xv.IsSelectedRows()) return ClipByNormRows<T>(ctx, max_norm);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   T norm = std::sqrt(SumSquares<T>(x));
   T factor = norm > max_norm ? max_norm / norm : T(1);
   out.Resize(x.dims());
@@ -143,10 +168,15 @@ TIDE_REGISTER_KERNEL("clip", "cpu", ClipKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("clip_grad", "cpu", ClipGradKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("clip_by_norm")
-                     .Comment("Out = X * max_norm / max(L2 norm of X, max_norm).")
+                     .Comment("Out = X * max_norm / max(L2 norm of X, max_norm). A SelectedRows X "
+                              "has its rows merged first and gives a SelectedRows Out.")
                      .Input("X", "input").Output("Out", "same dims as X")
                      .Attr("max_norm", 1.0f, "the largest L2 norm Out may have")
-                     .InferShape(SameAsX));
+                     .InferShape([](tide::InferShapeContext& c) {
+                       if (c.InputVarType("X") == TIDE_VAR_SELECTED_ROWS)
+                         c.SetOutputVarType("Out", TIDE_VAR_SELECTED_ROWS);
+                       SameAsX(c);
+                     }));
 TIDE_REGISTER_KERNEL("clip_by_norm", "cpu", ClipByNormKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("squared_l2_norm")

@@ -2,6 +2,7 @@
 #include <tide/ops/sum.hpp>
 
 #include "common.h"
+#include "selected_rows.h"
 
 namespace ops_math {
 namespace {
@@ -29,18 +30,13 @@ void MeanGradKernel(KernelContext& ctx) {
   EigenEval(ctx, d, d.constant(g));
 }
 
-// All inputs SelectedRows: every input's rows with their values, in order (tide/ops/sum.hpp).
+// All inputs SelectedRows (read and checked by tide/ops/sum.hpp): as Fluid's sum, their rows
+// merged (selected_rows.h): each distinct row once, ascending, with the sum of its values.
 template <typename T>
 void SumSparse(KernelContext& ctx, size_t n) {
   const tide::ops::SparseSum sum = tide::ops::GetSparseSum(ctx, n);
-  tide::SelectedRows out = ctx.OutputVar("Out").GetSelectedRows();
-  out.set_height(sum.height);
-  T* o = out.value().mutable_data<T>({sum.row_count(), sum.width}, ctx.place());
-  for (const Tensor& v : sum.values) {
-    const T* d = v.data<T>();
-    o = std::copy(d, d + v.numel(), o);
-  }
-  out.set_rows(sum.rows);
+  const MergedRows<T> merged = MergeAdd<T>(sum.rows, sum.values, sum.width);
+  SetMerged(ctx.OutputVar("Out").GetSelectedRows(), merged, sum.height, sum.width, ctx.place());
 }
 
 // Dense and sparse inputs: the dense sum, then each sparse row added to its row.
@@ -125,7 +121,7 @@ TIDE_REGISTER_KERNEL("mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("sum")
                      .Comment("Out = the elementwise sum of the X tensors (all of one shape); SelectedRows "
-                              "inputs add their rows in (all sparse: a SelectedRows listing every row).")
+                              "inputs add their rows in (all sparse: a SelectedRows listing each row once, merged).")
                      .Input("X", "tensors to add").AsDuplicable()
                      .Output("Out", "their sum")
                      .InferShape([](tide::InferShapeContext& c) {

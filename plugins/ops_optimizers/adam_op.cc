@@ -40,18 +40,19 @@ void AdamKernel(KernelContext &ctx) {
   u.m1 = StateInput<T>(ctx, "Moment1", param);
   u.m2 = StateInput<T>(ctx, "Moment2", param);
   u.p = param.data<T>();
+  if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
+    // Lazy (Fluid): only the rows the gradient lists are written; an output that is a variable
+    // of its own keeps its other rows (one holding no Param-shaped data yet starts as its input).
+    u.m1_out = RowStateOutput<T>(ctx, "Moment1Out", u.m1, param);
+    u.m2_out = RowStateOutput<T>(ctx, "Moment2Out", u.m2, param);
+    u.p_out = RowStateOutput<T>(ctx, "ParamOut", u.p, param);
+    ForEachInRows(ctx, grad.rows, grad.row_size, u);
+    return;
+  }
   u.m1_out = StateOutput<T>(ctx, "Moment1Out", param);
   u.m2_out = StateOutput<T>(ctx, "Moment2Out", param);
   u.p_out = StateOutput<T>(ctx, "ParamOut", param);
   const int64_t n = param.numel();
-  if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
-    // Lazy: rows the gradient does not list keep their moments and values.
-    CopyThrough(u.m1, u.m1_out, n);
-    CopyThrough(u.m2, u.m2_out, n);
-    CopyThrough(u.p, u.p_out, n);
-    ForEachInRows(ctx, grad.rows, grad.row_size, u);
-    return;
-  }
   // Dense, or sparse with the rows it does not list at gradient 0 (their moments still decay).
   ForEach(ctx, n, u);
 }
@@ -71,7 +72,8 @@ TIDE_REGISTER_OP(
             "optimizer appends a scale op for each (Beta1Pow *= beta1, Beta2Pow *= beta2) after "
             "the updates. Outputs are normally their inputs' variables (in place). A "
             "SelectedRows Grad counts as 0 on the rows it does not list (their moments decay and "
-            "they move), unless lazy_mode, where those rows are left as they are.")
+            "they move), unless lazy_mode, where only the listed rows of the outputs are written "
+            "(an output that is not its input keeps its other rows).")
         .Input("Param", "(Tensor) the parameter to update")
         .Input("Grad", "(Tensor of Param's dims, or SelectedRows) the gradient of the loss")
         .Input("LearningRate", "(Tensor, one element, float32 or float64) the learning rate")

@@ -127,6 +127,18 @@ void CopyThrough(const T* in, T* out, int64_t n) {
   if (in != out) std::copy(in, in + n, out);
 }
 
+// Output `param` for an update that writes only some rows (lazy Adam): allocated with Param's
+// dims. When it already held Param-shaped data of type T (its input itself, or a variable of its
+// own) the other rows stay as they were; otherwise it starts as a copy of its input `in`.
+template <typename T>
+T* RowStateOutput(const KernelContext& ctx, const char* param, const T* in, const Tensor& p) {
+  Tensor t = ctx.Output(param);
+  const bool kept = t.initialized() && t.dtype() == tide::DataTypeOf<T>() && t.SameDims(p);
+  T* out = StateOutput<T>(ctx, param, p);
+  if (!kept) CopyThrough(in, out, p.numel());
+  return out;
+}
+
 // Runs f(i) only for the elements of the listed rows (sorted, distinct) of a [rows, row_size]
 // tensor.
 template <typename F>

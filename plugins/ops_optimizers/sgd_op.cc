@@ -1,11 +1,58 @@
 // sgd_op.cc: plain stochastic gradient descent, with a dense or a SelectedRows (sparse) Grad.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <tide/ops/dims.hpp>
+
 #include "common.h"
 
 namespace ops_optimizers {
 namespace {
 
+// Param a SelectedRows (Fluid: a table sliced onto a parameter server, holding some of its rows):
+// Grad must be a SelectedRows too, and each of its rows updates the Param row of the same id, in
+// place (ParamOut must be Param). An id Param does not hold is an error.
+template <typename T>
+void SgdOnSelectedRows(KernelContext& ctx) {
+  const std::string pname = ctx.InputName("Param");
+  tide::Variable gvar = ctx.InputVar("Grad");
+  TIDE_CHECK(gvar && gvar.IsSelectedRows(), "op 'sgd': Param ('", pname,
+             "') is a SelectedRows, so Grad ('", ctx.InputName("Grad"), "') must be one too");
+  TIDE_CHECK(ctx.OutputName("ParamOut") == pname, "op 'sgd': Param ('", pname,
+             "') is a SelectedRows, updated in place: ParamOut must be the same variable, got '",
+             ctx.OutputName("ParamOut"), "'");
+  const T lr = ScalarInput<T>(ctx, "LearningRate");
+  tide::SelectedRows p = ctx.InputVar("Param").GetSelectedRows(), g = gvar.GetSelectedRows();
+  const std::vector<int64_t> grows = g.rows(), prows = p.rows();
+  if (grows.empty()) return;  // a trainer sent no rows this step
+  Tensor pv = p.value(), gv = g.value();
+  const int64_t pw = pv.rank() ? tide::ops::DimsProduct(pv.dims(), 1, pv.rank()) : 0;
+  const int64_t gw = gv.rank() ? tide::ops::DimsProduct(gv.dims(), 1, gv.rank()) : 0;
+  TIDE_CHECK(pv.rank() && pv.dim(0) == static_cast<int64_t>(prows.size()), "op 'sgd': Param ('",
+             pname, "') lists ", prows.size(), " rows but its value is ", tide::ToString(pv.dims()));
+  TIDE_CHECK(gv.rank() && gv.dim(0) == static_cast<int64_t>(grows.size()) && gw == pw,
+             "op 'sgd': Grad ('", ctx.InputName("Grad"), "') lists ", grows.size(),
+             " rows with value ", tide::ToString(gv.dims()), "; Param's rows have ", pw, " values");
+  std::unordered_map<int64_t, int64_t> at;
+  for (size_t i = 0; i < prows.size(); ++i) at.emplace(prows[i], static_cast<int64_t>(i));
+  const T* gd = gv.data<T>();
+  T* out = pv.mutable_data<T>(ctx.place());
+  for (size_t i = 0; i < grows.size(); ++i) {
+    auto it = at.find(grows[i]);
+    TIDE_CHECK(it != at.end(), "op 'sgd': Grad ('", ctx.InputName("Grad"), "') has row id ",
+               grows[i], ", which Param ('", pname, "', a SelectedRows of ", prows.size(),
+               " rows) does not hold");
+    T* dst = out + it->second * pw;
+    const T* src = gd + static_cast<int64_t>(i) * pw;
+    for (int64_t j = 0; j < pw; ++j) dst[j] -= lr * src[j];
+  }
+}
+
 template <typename T>
 void SgdKernel(KernelContext& ctx) {
+  tide::Variable pvar = ctx.InputVar("Param");
+  if (pvar && pvar.IsSelectedRows()) return SgdOnSelectedRows<T>(ctx);
   Tensor param = ctx.Input("Param");
   const T lr = ScalarInput<T>(ctx, "LearningRate");
   const int64_t n = param.numel();
@@ -40,7 +87,9 @@ TIDE_REGISTER_OP(
         .Comment(
             "Stochastic gradient descent: ParamOut = Param - LearningRate * Grad. Grad may be a "
             "SelectedRows (a sparse gradient, e.g. of an embedding): then only its rows are "
-            "updated, a row listed twice twice. ParamOut is normally Param itself (in place).")
+            "updated, a row listed twice twice. ParamOut is normally Param itself (in place). "
+            "Param may be a SelectedRows (a parameter server's slice of a table) with a "
+            "SelectedRows Grad: each Grad row updates Param's row of the same id, in place.")
         .Input("Param", "(Tensor) the parameter to update")
         .Input("LearningRate", "(Tensor, one element, float32 or float64) the learning rate")
         .Input("Grad",

@@ -157,9 +157,12 @@ class LarsMomentum(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba); beta powers are kept as accumulators and scaled after each step."""
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, lazy_mode=False,
+                 **kwargs):
         super().__init__(learning_rate, **kwargs)
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        # Fluid's lazy Adam: a sparse gradient updates only the rows it lists.
+        self._lazy_mode = bool(lazy_mode)
 
     def _create_accumulators(self, block, params):
         for p in params:
@@ -176,7 +179,8 @@ class Adam(Optimizer):
                     "Moment2": acc("moment2"), "Beta1Pow": acc("beta1_pow_acc"),
                     "Beta2Pow": acc("beta2_pow_acc")},
             outputs={"ParamOut": param, "Moment1Out": acc("moment1"), "Moment2Out": acc("moment2")},
-            attrs={"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon})
+            attrs={"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
+                   "lazy_mode": self._lazy_mode})
 
     def _finish_update(self, block, params_grads):
         for p, _ in params_grads:

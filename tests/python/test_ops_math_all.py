@@ -96,12 +96,13 @@ def sum_sparse(parts, dtype="float32", height=10, width=4):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_sum_selected_rows_lists_every_row(dtype, rng):
+def test_sum_selected_rows_merges_rows(dtype, rng):
     a, b = rand(rng, (2, 4), dtype), rand(rng, (3, 4), dtype)
     empty = np.zeros((0, 4), dtype)  # an input with no rows (its table was not touched)
     rows, values, height = sum_sparse([([1, 7], a), ([], empty), ([7, 0, 9], b)], dtype)
-    assert rows == [1, 7, 7, 0, 9] and height == 10
-    np.testing.assert_array_equal(values, np.concatenate([a, b]))
+    # Fluid's MergeAdd: each row once, ascending, its values added (test_ops_selected_rows.py).
+    assert rows == [0, 1, 7, 9] and height == 10
+    np.testing.assert_array_equal(values, np.stack([b[1], a[0], a[1] + b[0], b[2]]))
 
 
 def test_sum_selected_rows_checks_rows_against_values(rng):
