@@ -164,6 +164,38 @@ def test_linear_chain_crf_padded_grad_is_zero_on_padding():
         assert np.any(g[i, :n] != 0)
 
 
+def log_space_nll(x, w, label):
+    """The same cost by the forward algorithm in log space (float64), for sequences too long to
+    enumerate."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    a = w[0] + x[0]
+    for k in range(1, len(x)):
+        s = a[:, None] + w[2:]
+        m = s.max(0)
+        a = x[k] + m + np.log(np.exp(s - m).sum(0))
+    a = a + w[1]
+    m = a.max()
+    return m + np.log(np.exp(a - m).sum()) - path_score(x, w, list(label))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_linear_chain_crf_long_sequences_with_large_scores(dtype):
+    """Rescaling each step keeps long sequences with large emissions finite and exact."""
+    rng = np.random.RandomState(12)
+    lengths, D = [300, 1, 150], 4
+    x = rng.uniform(-30, 30, (sum(lengths), D)).astype(dtype)
+    w = rng.uniform(-5, 5, (D + 2, D)).astype(dtype)
+    label = rng.randint(0, D, (sum(lengths), 1)).astype("int64")
+    o = offsets(lengths)
+    ll = np.array([[log_space_nll(x[o[i]:o[i + 1]], w, label[o[i]:o[i + 1], 0])]
+                   for i in range(len(lengths))])
+    lod = [lengths]
+    make("linear_chain_crf", {"Emission": (x, lod), "Transition": w, "Label": (label, lod)},
+         {"Alpha": None, "EmissionExps": None, "TransitionExps": None,
+          "LogLikelihood": ll.astype(dtype)}).check_output(
+        rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-3 if dtype == "float32" else 1e-9)
+
+
 # -- crf_decoding --------------------------------------------------------------------------------
 def decode_case(dtype, lengths, seed=5, D=3):
     rng = np.random.RandomState(seed)
