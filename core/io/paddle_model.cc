@@ -286,6 +286,10 @@ PaddleModelFiles FindPaddleModelFiles(const std::string& path, const std::string
     TIDE_ENFORCE(found.empty(), "directory ", path, " holds ", found.size(),
                  " Paddle models: pass the prefix of one (", Join(found), ")");
   }
+  // Paddle 3.x saves PIR programs (prefix.json) unless FLAGS_enable_pir_api=0.
+  TIDE_ENFORCE(!IsFile(s + ".json") || !IsFile(s + ".pdiparams"), s, ".json is a PaddlePaddle 3.x PIR "
+               "program, which Tide does not read: save the model with FLAGS_enable_pir_api=0 (the "
+               "legacy .pdmodel format)");
   TIDE_FAIL(TIDE_NOT_FOUND, "no Paddle inference model at '", path, "': looked for ", s,
             ".pdmodel, ", (p / "__model__").string(), " and ", (p / "*.pdmodel").string());
 }

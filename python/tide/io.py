@@ -242,7 +242,7 @@ def _sniff(path):
 def _is_paddle_model(dirname, model_filename, params_filename):
     """Paddle's layouts: a prefix of .pdmodel/.pdiparams, a .pdmodel file, or a directory whose
     parameter files are Paddle tensors (they start with a zero version, Tide's with MAGIC)."""
-    if dirname.endswith(".pdmodel") or os.path.isfile(dirname + ".pdmodel"):
+    if dirname.endswith(".pdmodel") or any(os.path.isfile(dirname + e) for e in (".pdmodel", ".pdiparams")):
         return True
     if not os.path.isdir(dirname):
         return False

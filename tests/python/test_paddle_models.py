@@ -221,6 +221,11 @@ def test_newer_program_version_refused(tmp_path):
 def test_no_model(tmp_path):
     with pytest.raises(tide.TideError, match="no Paddle inference model"):
         tide._C.find_paddle_model_files(str(tmp_path / "nothing"))
+    (tmp_path / "pir.json").write_text("{}")
+    (tmp_path / "pir.pdiparams").write_bytes(b"")
+    with pytest.raises(tide.TideError, match="PIR program, which Tide does not read: save the model "
+                                             "with FLAGS_enable_pir_api=0"):
+        tide.io.load_inference_model(str(tmp_path / "pir"))
 
 
 def test_random_damage_is_refused_or_harmless(tmp_path):
