@@ -291,6 +291,16 @@ def test_batch_norm_inference(layout, lib):
           lib, atol=1e-4, rtol=1e-4)
 
 
+def test_batch_norm_without_saved_statistics():
+    """An inference program may leave out SavedMean / SavedVariance (and ReserveSpace)."""
+    x = rand(2, 3, 2, 2)
+    f = lambda a: a.astype("float32")  # noqa: E731
+    check("batch_norm", {"X": f(x), "Scale": f(np.ones(3)), "Bias": f(np.zeros(3)),
+                         "Mean": f(np.zeros(3)), "Variance": f(np.ones(3))},
+          {"Y": f(x / np.sqrt(1 + 1e-5)), "MeanOut": None, "VarianceOut": None},
+          {"is_test": True}, atol=1e-5, rtol=1e-5)
+
+
 def test_batch_norm_trainable_statistics():
     """Paddle: trainable_statistics normalises with the batch's statistics even under is_test."""
     x = rand(4, 3, 2, 2)
