@@ -102,8 +102,10 @@ TIDE_REGISTER_OP(DropoutAttrs(tide::OpSchema("dropout")
                                   .Output("Out", "the dropped-out input, X's dims")
                                   .Output("Mask",
                                           "dOut/dX per element (0 where dropped), X's "
-                                          "dims and dtype")
+                                          "dims and dtype; Paddle's inference programs "
+                                          "leave it out")
                                   .AsIntermediate()
+                                  .AsDispensable()
                                   .InferShape(DropoutInferShape)
                                   .Grad([](tide::GradMaker& g) {
                                     g.NewOp("dropout_grad")

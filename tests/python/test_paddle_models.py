@@ -15,10 +15,9 @@ import tide
 FIXTURES = os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
                         "tests", "fixtures", "paddle")
 MODELS = ["lenet", "lenet_separate", "resnet18", "mobilenet_v1", "mobilenet_v2", "vgg11"]
-# Op gaps (ops_nn, not the loader): Paddle's inference programs have dropout ops without a Mask
-# output (pruned: is_test, upscale_in_train), which Tide's dropout declares as required.
-XFAIL = {m: "dropout without its Mask output (Paddle prunes it in inference programs) is refused "
-            "by Tide's dropout op" for m in ("mobilenet_v2", "vgg11")}
+# Op gaps (ops_nn, not the loader), none now: Paddle's inference programs have dropout ops
+# without a Mask output (pruned: is_test, upscale_in_train); Tide's dropout accepts that.
+XFAIL = {}
 
 
 def has_mkldnn():
