@@ -5,9 +5,11 @@
 // Integer division is defined for every input but a zero divisor, which is an error naming the
 // op and Y: INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0 (numpy's results), never SIGFPE.
 // floordiv and mod round toward -inf (Python's // and %, like Fluid's elementwise_mod).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "common.h"
 
@@ -99,6 +101,78 @@ struct NeedsNonZeroY : std::false_type {};
 template <typename F>
 struct NeedsNonZeroY<F, std::void_t<decltype(F::kIntNeedsNonZeroY)>> : std::true_type {};
 
+// Paddle 2.x: with axis = -1, X and Y broadcast numpy-style, both ways (X [3, 1] + Y [1, 4] is
+// [3, 4]). Used only where Fluid's rule (Y over X) does not apply, so Fluid programs are
+// unchanged; the other devices' kernels keep Fluid's rule and refuse such operands.
+bool FluidRuleFits(const Dims& x, const Dims& y_in, int axis) {
+  if (x == y_in) return true;
+  Dims y = y_in;
+  while (y.size() > 1 && y.back() == 1) y.pop_back();
+  if (y.size() > x.size()) return false;
+  const size_t a = axis < 0 ? x.size() - y.size() : static_cast<size_t>(axis);
+  if (a + y.size() > x.size()) return false;
+  for (size_t i = 0; i < y.size(); ++i)
+    if (y[i] != x[a + i] && y[i] != 1) return false;
+  return true;
+}
+
+// Out's dims, and per Out element the X and Y element (strides 0 along broadcast dims).
+struct NumpyBroadcast {
+  Dims out;
+  std::vector<int64_t> xs, ys;  // X's / Y's stride along each of Out's dims
+  int64_t numel = 1;
+  void Index(int64_t e, int64_t* xi, int64_t* yi) const {
+    *xi = *yi = 0;
+    for (size_t d = out.size(); d-- > 0;) {
+      const int64_t c = e % out[d];
+      e /= out[d];
+      *xi += c * xs[d];
+      *yi += c * ys[d];
+    }
+  }
+};
+
+NumpyBroadcast GetNumpyBroadcast(const char* op, const Dims& x, const Dims& y) {
+  NumpyBroadcast b;
+  const size_t r = std::max(x.size(), y.size());
+  b.out.assign(r, 1);
+  b.xs.assign(r, 0);
+  b.ys.assign(r, 0);
+  int64_t sx = 1, sy = 1;
+  for (size_t i = r; i-- > 0;) {
+    const int64_t dx = i + x.size() >= r ? x[i + x.size() - r] : 1;
+    const int64_t dy = i + y.size() >= r ? y[i + y.size() - r] : 1;
+    TIDE_CHECK(dx == dy || dx == 1 || dy == 1, "op '", op, "': X ", tide::ToString(x), " and Y ",
+               tide::ToString(y), " do not broadcast (dim ", i, " of the result: ", dx, " vs ",
+               dy, ")");
+    b.out[i] = dx == 1 ? dy : dx;
+    b.xs[i] = dx == 1 ? 0 : sx;
+    b.ys[i] = dy == 1 ? 0 : sy;
+    sx *= dx;
+    sy *= dy;
+  }
+  b.numel = DimsProduct(b.out);
+  return b;
+}
+
+// Whether X and Y broadcast numpy-style.
+bool NumpyFits(const Dims& x, const Dims& y) {
+  for (size_t i = 1; i <= std::min(x.size(), y.size()); ++i) {
+    const int64_t a = x[x.size() - i], b = y[y.size() - i];
+    if (a != b && a != 1 && b != 1) return false;
+  }
+  return true;
+}
+
+// The numpy path: axis -1, Fluid's rule does not fit but numpy's does (otherwise Fluid's rule
+// gives its error).
+bool NumpyPath(const Dims& x, const Dims& y, int axis) {
+  return axis == -1 && !FluidRuleFits(x, y, axis) && NumpyFits(x, y);
+}
+bool TakesNumpyPath(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
+  return NumpyPath(x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
+}
+
 Broadcast BroadcastOf(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
   return GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
 }
@@ -114,12 +188,22 @@ void ElementwiseKernel(KernelContext& ctx) {
       return;
     }
   }
-  const Broadcast b = BroadcastOf(ctx, x, y);
   const T* yd = y.data<T>();
   if constexpr (kChecked) {
     TIDE_CHECK(std::find(yd, yd + y.numel(), T(0)) == yd + y.numel(), "op '", ctx.op_type(),
                "': integer division by zero (Y '", ctx.InputName("Y"), "' holds a 0)");
   }
+  if (TakesNumpyPath(ctx, x, y)) {
+    const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
+    const T* xd = x.data<T>();
+    T* od = out.mutable_data<T>(nb.out, ctx.place());
+    for (int64_t e = 0, xi, yi; e < nb.numel; ++e) {
+      nb.Index(e, &xi, &yi);
+      od[e] = F::Fwd(xd[xi], yd[yi]);
+    }
+    return;
+  }
+  const Broadcast b = BroadcastOf(ctx, x, y);
   const T* xd = x.data<T>();
   T* od = out.mutable_data<T>(x.dims(), ctx.place());
   if (b.same) {
@@ -187,6 +271,27 @@ void ElementwiseGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
   Tensor dout = ctx.Input(tide::GradVarName("Out").c_str());
   Tensor out_t = ctx.OptionalInput("Out");
+  if (TakesNumpyPath(ctx, x, y)) {  // each input's gradient summed over its broadcast dims
+    const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
+    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), nb.out);
+    const T* xd = x.data<T>();
+    const T* yd = y.data<T>();
+    const T* dod = dout.data<T>();
+    const T* od = out_t ? out_t.data<T>() : nullptr;
+    Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
+    Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
+    T* dxd = dx ? dx.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
+    T* dyd = dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
+    if (dxd) std::fill(dxd, dxd + x.numel(), T(0));
+    if (dyd) std::fill(dyd, dyd + y.numel(), T(0));
+    for (int64_t e = 0, xi, yi; e < nb.numel; ++e) {
+      nb.Index(e, &xi, &yi);
+      const T o = od ? od[e] : T(0);
+      if (dxd) dxd[xi] += dod[e] * G::DX(xd[xi], yd[yi], o);
+      if (dyd) dyd[yi] += dod[e] * G::DY(xd[xi], yd[yi], o);
+    }
+    return;
+  }
   Broadcast b = BroadcastOf(ctx, x, y);
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
   const T* xd = x.data<T>();
@@ -244,7 +349,13 @@ void ElementwiseShape(tide::InferShapeContext& ctx) {
   // Unknown (-1) dims are checked at run time.
   bool known = std::none_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) &&
                std::none_of(y.begin(), y.end(), [](int64_t d) { return d < 0; });
-  if (known) GetBroadcast(ctx.op_type(), x, y, ctx.Attr<int32_t>("axis"), true);
+  const int axis = ctx.Attr<int32_t>("axis");
+  if (known && NumpyPath(x, y, axis)) {  // Paddle 2.x's two-way broadcast
+    ctx.SetOutputDims("Out", GetNumpyBroadcast(ctx.op_type(), x, y).out);
+    ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+    return;
+  }
+  if (known) GetBroadcast(ctx.op_type(), x, y, axis, true);
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   ctx.ShareLoD("X", "Out");

@@ -576,3 +576,25 @@ def test_layers_nhwc_conv_and_adaptive_pool():
     np.testing.assert_allclose(got_y, nhwc(ref), rtol=1e-4, atol=1e-5)
     pref = pool_ref(ref, [2, 2], [1, 1], [0, 0, 0, 0], "avg", True, False, True, False)
     np.testing.assert_allclose(got_p, nhwc(pref), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op,fn", [("elementwise_add", np.add), ("elementwise_mul", np.multiply),
+                                   ("elementwise_div", np.divide), ("elementwise_max", np.maximum)])
+@pytest.mark.parametrize("xs,ys", [((3, 1), (1, 4)), ((4,), (2, 3, 4)), ((2, 1, 4), (3, 1))])
+def test_elementwise_numpy_broadcast(op, fn, xs, ys):
+    """Paddle 2.x's axis=-1 broadcasts both ways, where Fluid's Y-over-X rule does not apply."""
+    x, y = RNG.uniform(0.5, 1.5, xs), RNG.uniform(0.5, 1.5, ys)
+    while np.abs(x - y).min() < 0.02:  # no near ties: max's finite differences would straddle
+        x, y = RNG.uniform(0.5, 1.5, xs), RNG.uniform(0.5, 1.5, ys)
+    t = make(op, {"X": x, "Y": y}, {"Out": fn(x, y)}, {"axis": -1})
+    t.check_output()
+    t.check_grad(["X", "Y"], "Out")
+
+
+def test_elementwise_numpy_broadcast_errors():
+    with pytest.raises(Exception, match="cannot broadcast Y"):  # neither rule fits
+        make("elementwise_add", {"X": rand(4, 3, 2), "Y": rand(4, 1, 3)}, {"Out": rand(4, 3, 3)},
+             {"axis": -1}).check_output()
+    with pytest.raises(Exception, match="cannot broadcast"):  # an explicit axis keeps Fluid's rule
+        make("elementwise_add", {"X": rand(3, 1), "Y": rand(3, 4)}, {"Out": rand(3, 4)},
+             {"axis": 0}).check_output()
