@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -344,6 +345,23 @@ template <typename T> void MaxGradKernel(KernelContext& c) { ElementwiseGradKern
 template <typename T> void MinGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MinG>(c); }
 template <typename T> void PowGradKernel(KernelContext& c) { ElementwiseGradKernel<T, PowG>(c); }
 
+// With unknown (-1) dims at compile time: Out's dims when the operands can only pair
+// numpy-style (Y of higher rank, or a dim of 1 in X against a larger one in Y); a dim unknown
+// on one side takes the other's when that is > 1.
+std::optional<Dims> UnknownNumpyDims(const Dims& x, const Dims& y) {
+  bool numpy = y.size() > x.size();
+  const size_t r = std::max(x.size(), y.size());
+  Dims out(r, 1);
+  for (size_t i = r; i-- > 0;) {
+    const int64_t a = i + x.size() >= r ? x[i + x.size() - r] : 1;
+    const int64_t b = i + y.size() >= r ? y[i + y.size() - r] : 1;
+    numpy = numpy || (a == 1 && b > 1);
+    out[i] = (a > 1) ? a : (b > 1) ? b : (a < 0 || b < 0) ? -1 : 1;
+  }
+  if (!numpy) return std::nullopt;
+  return out;
+}
+
 void ElementwiseShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
   // Unknown (-1) dims are checked at run time.
@@ -352,6 +370,11 @@ void ElementwiseShape(tide::InferShapeContext& ctx) {
   const int axis = ctx.Attr<int32_t>("axis");
   if (known && NumpyPath(x, y, axis)) {  // Paddle 2.x's two-way broadcast
     ctx.SetOutputDims("Out", GetNumpyBroadcast(ctx.op_type(), x, y).out);
+    ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+    return;
+  }
+  if (!known && axis == -1 && UnknownNumpyDims(x, y)) {  // checked when the kernel runs
+    ctx.SetOutputDims("Out", UnknownNumpyDims(x, y).value());
     ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
     return;
   }

@@ -598,3 +598,17 @@ def test_elementwise_numpy_broadcast_errors():
     with pytest.raises(Exception, match="cannot broadcast"):  # an explicit axis keeps Fluid's rule
         make("elementwise_add", {"X": rand(3, 1), "Y": rand(3, 4)}, {"Out": rand(3, 4)},
              {"axis": 0}).check_output()
+
+
+def test_elementwise_numpy_broadcast_unknown_batch():
+    """Build-time shapes with an unknown batch: Out takes the broadcast dims."""
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        x = tide.layers.data("x", shape=[1], dtype="float32")  # [-1, 1]
+        y = tide.layers.data("y", shape=[4], dtype="float32", append_batch_size=False)
+        out = tide.layers.elementwise_add(x, y)
+        assert list(out.shape) == [-1, 4]
+        z = tide.layers.matmul(out, tide.layers.fill_constant([4, 2], "float32", 1.0))
+    xv, yv = rand(3, 1).astype("float32"), rand(4).astype("float32")
+    got, = tide.Executor(tide.CPUPlace()).run(main, feed={"x": xv, "y": yv}, fetch_list=[z])
+    np.testing.assert_allclose(got, (xv + yv) @ np.ones((4, 2)), rtol=1e-5)
