@@ -7,10 +7,12 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/loss.hpp>
 
 #include "sim_kernels.h"
 
@@ -90,19 +92,23 @@ void AddGrad(KernelContext& ctx) {
   CheckOnSim(ctx, dout, "Out@GRAD");
   const tide::ops::Broadcast bc = tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(),
                                                           ctx.Attr<int32_t>("axis"), true);
-  TIDE_CHECK(!bc.general, "sim elementwise_add_grad: Y with a repeated inner dim is not supported");
   const T* g = dout.data<T>();
   Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str());
   Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str());
   T* dxd = dx ? dx.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
   T* dyd = dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
-  const int64_t total = x.numel();
+  const int64_t total = x.numel(), y_numel = y.numel();
   StreamOf(ctx).Enqueue([=] {
     if (dxd)
       for (int64_t i = 0; i < total; ++i) dxd[i] = g[i];
     if (!dyd) return;
     if (bc.same) {
       for (int64_t i = 0; i < total; ++i) dyd[i] = g[i];
+      return;
+    }
+    if (bc.general) {  // Y paired through the index; dY summed where Y is repeated
+      for (int64_t j = 0; j < y_numel; ++j) dyd[j] = 0;
+      for (int64_t e = 0; e < total; ++e) dyd[bc.index(e)] += g[e];
       return;
     }
     for (int64_t j = 0; j < bc.n; ++j) dyd[j] = 0;
@@ -125,57 +131,77 @@ void ReluGrad(KernelContext& ctx) {
   });
 }
 
-// Hard labels on the last axis only: Softmax = softmax(Logits), Loss = -log(Softmax[label]).
+// Fluid's semantics on any class axis (the shared tide/ops/loss.hpp view), hard or soft labels.
 template <typename T>
 void SoftmaxXent(KernelContext& ctx) {
+  const char* op = ctx.op_type();
   Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
   CheckOnSim(ctx, logits, "Logits");
   CheckOnSim(ctx, label, "Label");
-  TIDE_CHECK(!ctx.Attr<bool>("soft_label"), "sim softmax_with_cross_entropy: soft labels are not supported");
-  const Dims d = logits.dims();
-  const int64_t c = d.back(), rows = logits.numel() / c;
+  int axis = 0;
+  const tide::ops::ClassView v = tide::ops::GetClassView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  const bool soft = ctx.Attr<bool>("soft_label");
+  tide::ops::CheckSoftmaxLabel(op, logits.dims(), label.dims(), axis, soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  Dims loss_dims = d;
-  loss_dims.back() = 1;
+  Dims loss_dims = logits.dims();
+  loss_dims[axis] = 1;
   const T* x = logits.data<T>();
-  const int64_t* lab = label.data<int64_t>();
-  T* sm = ctx.Output("Softmax").mutable_data<T>(d, ctx.place());
+  const T* soft_lbl = soft ? label.data<T>() : nullptr;
+  const int64_t* hard_lbl = soft ? nullptr : label.data<int64_t>();
+  T* sm = ctx.Output("Softmax").mutable_data<T>(logits.dims(), ctx.place());
   T* loss = ctx.Output("Loss").mutable_data<T>(loss_dims, ctx.place());
   StreamOf(ctx).Enqueue([=] {
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * c;
-      T* sr = sm + r * c;
-      T mx = xr[0], sum = 0;
-      for (int64_t j = 1; j < c; ++j) mx = std::max(mx, xr[j]);
-      for (int64_t j = 0; j < c; ++j) sum += (sr[j] = std::exp(xr[j] - mx));
-      for (int64_t j = 0; j < c; ++j) sr[j] /= sum;
-      const int64_t l = lab[r];
-      if (l == ignore) {
-        loss[r] = 0;
+    for (int64_t r = 0; r < v.pre * v.post; ++r) {
+      const int64_t base = (r / v.post) * v.k * v.post + r % v.post;
+      T mx = x[base];
+      for (int64_t c = 1; c < v.k; ++c) mx = std::max(mx, x[base + c * v.post]);
+      T sum = 0;
+      for (int64_t c = 0; c < v.k; ++c) sum += std::exp(x[base + c * v.post] - mx);
+      const T lse = std::log(sum) + mx;
+      for (int64_t c = 0; c < v.k; ++c) sm[base + c * v.post] = std::exp(x[base + c * v.post] - lse);
+      if (soft) {
+        T l = 0;
+        for (int64_t c = 0; c < v.k; ++c) l -= soft_lbl[base + c * v.post] * (x[base + c * v.post] - lse);
+        loss[r] = l;
         continue;
       }
-      if (l < 0 || l >= c) throw std::runtime_error("softmax_with_cross_entropy: label " +
-                                                    std::to_string(l) + " out of range");
-      loss[r] = -std::log(std::max(sr[l], T(1e-20)));
+      const int64_t cls = hard_lbl[r];
+      if (cls != ignore && (cls < 0 || cls >= v.k))
+        throw std::runtime_error(std::string(op) + ": label " + std::to_string(cls) + " is outside [0, " +
+                                 std::to_string(v.k) + ")");
+      loss[r] = cls == ignore ? T(0) : lse - x[base + cls * v.post];
     }
   });
 }
 
 template <typename T>
 void SoftmaxXentGrad(KernelContext& ctx) {
+  const char* op = ctx.op_type();
   Tensor softmax = ctx.Input("Softmax"), label = ctx.Input("Label");
   Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
   CheckOnSim(ctx, dloss, "Loss@GRAD");
-  const int64_t c = softmax.dims().back(), rows = softmax.numel() / c;
+  int axis = 0;
+  const tide::ops::ClassView v = tide::ops::GetClassView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  const bool soft = ctx.Attr<bool>("soft_label");
+  tide::ops::CheckSoftmaxLabel(op, softmax.dims(), label.dims(), axis, soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
   const T* sm = softmax.data<T>();
-  const int64_t* lab = label.data<int64_t>();
+  const T* soft_lbl = soft ? label.data<T>() : nullptr;
+  const int64_t* hard_lbl = soft ? nullptr : label.data<int64_t>();
   const T* g = dloss.data<T>();
   T* dx = ctx.Output(GradVarName("Logits").c_str()).mutable_data<T>(softmax.dims(), ctx.place());
   StreamOf(ctx).Enqueue([=] {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < c; ++j)
-        dx[r * c + j] = lab[r] == ignore ? T(0) : (sm[r * c + j] - (j == lab[r] ? T(1) : T(0))) * g[r];
+    for (int64_t r = 0; r < v.pre * v.post; ++r) {
+      const int64_t base = (r / v.post) * v.k * v.post + r % v.post;
+      T total = 0;  // a soft label's mass (Fluid scales the softmax by it)
+      if (soft)
+        for (int64_t c = 0; c < v.k; ++c) total += soft_lbl[base + c * v.post];
+      for (int64_t c = 0; c < v.k; ++c) {
+        const int64_t e = base + c * v.post;
+        if (soft) dx[e] = (sm[e] * total - soft_lbl[e]) * g[r];
+        else dx[e] = hard_lbl[r] == ignore ? T(0) : (sm[e] - (c == hard_lbl[r] ? T(1) : T(0))) * g[r];
+      }
+    }
   });
 }
 
