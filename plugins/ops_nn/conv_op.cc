@@ -199,9 +199,10 @@ tide::OpSchema ConvAttrs(tide::OpSchema s) {
       .Attr("Scale_weights", std::vector<float>{1.0f}, "int8 scales of Paddle's oneDNN kernel "
             "(ignored)")
       .Attr("fuse_alpha", 0.0f, "parameter of fuse_activation (unused: no fusion)")
-      .Attr("fuse_beta", 0.0f, "parameter of fuse_activation (unused: no fusion)");
+      .Attr("fuse_beta", 0.0f, "parameter of fuse_activation (unused: no fusion)")
+      .Attr("fuse_brelu_threshold", 6.0f, "parameter of fuse_brelu (unused: no fusion)");
   // Fusions set by Paddle's inference passes: refused when set.
-  for (const char* f : {"use_addto", "fuse_relu", "fuse_residual_connection",
+  for (const char* f : {"use_addto", "fuse_relu", "fuse_brelu", "fuse_residual_connection",
                         "fuse_relu_before_depthwise_conv"})
     s.Attr(f, false, "Paddle oneDNN / cuDNN fusion; must be false").Check(NotFused(f));
   s.Attr("fuse_activation", std::string(""), "Paddle oneDNN fusion; must be empty")

@@ -576,6 +576,8 @@ TIDE_REGISTER_OP(tide::OpSchema("shape")
                      .NoGradient()
                      .Comment("Out = Input's dims, int32.")
                      .Input("Input", "any tensor").Output("Out", "int32 [rank]")
+                     .Attr("mkldnn_data_type", std::string("float32"), "Paddle oneDNN hint "
+                           "(ignored)")
                      .InferShape([](tide::InferShapeContext& c) {
                        c.SetOutputDims("Out", {static_cast<int64_t>(c.InputDims("Input").size())});
                        c.SetOutputDataType("Out", TIDE_INT32);

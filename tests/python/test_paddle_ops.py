@@ -148,7 +148,8 @@ PADDLE_CONV_HINTS = {  # what Paddle 2.x programs carry on conv2d besides its at
     "fuse_beta": 0.0, "use_addto": False, "fuse_residual_connection": False, "Scale_in": 1.0,
     "Scale_out": 1.0, "Scale_in_eltwise": 1.0, "Scale_weights": [1.0],
     "force_fp32_output": False, "workspace_size_MB": 512, "exhaustive_search": False,
-    "fuse_relu_before_depthwise_conv": False, "op_role": 0, "op_namescope": "/",
+    "fuse_relu_before_depthwise_conv": False, "fuse_brelu": False, "fuse_brelu_threshold": 6.0,
+    "op_role": 0, "op_namescope": "/",
 }
 
 
@@ -157,7 +158,8 @@ def test_conv2d_paddle_hints_accepted():
     check("conv2d", ins, outs, dict(attrs, **PADDLE_CONV_HINTS), atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.parametrize("attr,value", [("fuse_relu", True), ("fuse_activation", "relu"),
+@pytest.mark.parametrize("attr,value", [("fuse_relu", True), ("fuse_brelu", True),
+                                        ("fuse_activation", "relu"),
                                         ("fuse_residual_connection", True), ("use_addto", True)])
 def test_conv2d_fusion_refused(attr, value):
     ins, outs, attrs = conv_test(CONV_CASES[0])
@@ -222,8 +224,9 @@ POOL_CASES = [
 
 def pool_test(case, dtype="float32"):
     xs, ptype, ksize, strides, paddings, algo, exclusive, ceil, adaptive, glob, fmt = case
-    # distinct values: no ties for max
-    x = RNG.permutation(int(np.prod(xs))).reshape(xs) / float(np.prod(xs)) - 0.5
+    # distinct values 0.02 apart: no ties for max, even under finite differences' steps
+    n = int(np.prod(xs))
+    x = (RNG.permutation(n).reshape(xs) - n / 2) * 0.02
     if adaptive or glob:
         pads = [0, 0, 0, 0]
     else:
@@ -465,6 +468,11 @@ def test_fill_constant_paddle():
     with pytest.raises(Exception, match="str_value '1.5x' is not a number"):
         make("fill_constant", {}, {"Out": np.zeros((2,), "float32")},
              {"dtype": 5, "shape": [2], "str_value": "1.5x"}).check_output()
+
+
+def test_shape_paddle_hint():
+    make("shape", {"Input": rand(2, 3, 4)}, {"Out": ints(2, 3, 4)},
+         {"mkldnn_data_type": "float32", "use_mkldnn": False}).check_output()
 
 
 def test_gather_axis():
