@@ -290,3 +290,11 @@ def test_fluid_combined_params_and_lod(tmp_path):
         np.testing.assert_array_equal(np.array(t), np.frombuffer(raw[-24:], dtype=np.float32))
     (sep / "conv2d_2.b_0").write_bytes(struct.pack("<IQQ3Q", 0, 1, 24, 0, 2, 9) + raw[12:])
     expect_error(sep, "conv2d_2.b_0", "invalid LoD")
+
+
+def test_dense_tensor_names(fresh_programs):
+    """Paddle 3.x's DENSE_TENSOR / DENSE_TENSOR_ARRAY name LOD_TENSOR / LOD_TENSOR_ARRAY."""
+    block = fresh_programs[0].global_block()
+    v = block.create_var(name="v", type="DENSE_TENSOR", shape=[2], dtype="float32")
+    a = block.create_var(name="a", type="DENSE_TENSOR_ARRAY", dtype="float32")
+    assert (v.type, a.type) == ("LOD_TENSOR", "LOD_TENSOR_ARRAY")
