@@ -299,7 +299,7 @@ bool PluginPathOnly() {
 std::string DefaultPluginDir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&DefaultPluginDir), &info) && info.dli_fname)
-    return (fs::path(info.dli_fname).parent_path() / "tide" / "plugins").string();
+    return (fs::path(info.dli_fname).parent_path() / "tide" / "plugins").lexically_normal().string();
   return "";
 }
 

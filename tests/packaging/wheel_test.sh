@@ -12,7 +12,9 @@
 set -euo pipefail
 src="$(cd "$1" && pwd)"; wheel_build="$2"; py="$3"
 here="$(cd "$(dirname "$0")" && pwd)"
-work="$(mktemp -d /tmp/tide-wheel-test.XXXXXX)"; trap 'rm -rf "$work"' EXIT
+work="$(mktemp -d /tmp/tide-wheel-test.XXXXXX)"
+trap '[ -n "${TIDE_KEEP_WORK:-}" ] && echo "kept $work" || rm -rf "$work"' EXIT  # TIDE_KEEP_WORK=1: keep
+trap 'echo "wheel_test: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 wheels="${TIDE_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tide-wheels}"
 export CCACHE_BASEDIR="$src" CCACHE_NOHASHDIR=1
 export CCACHE_DIR="${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tide-ccache}"
@@ -74,7 +76,7 @@ print("fit_a_line: %d plugins, loss %.4f (optimum %.4f)" % (len(names), loss, op
 PY
 "$work/venv/bin/tide-plugins" > "$work/plugins.txt"
 grep -q "ops_math" "$work/plugins.txt"
-grep -q "$work/venv/lib/python.*/site-packages/tide/lib/tide/plugins" "$work/plugins.txt"
+grep -q "^  $work/venv/lib/python.*/site-packages/tide/lib/tide/plugins$" "$work/plugins.txt"
 "$work/venv/bin/tide-plugins" --timing | tee "$work/timing.txt"
 grep -q "^import tide:" "$work/timing.txt" && grep -q "share" "$work/timing.txt"
 
