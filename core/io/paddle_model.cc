@@ -24,12 +24,14 @@ const std::set<std::string>& PaddleOnlyFrameworkAttrs() {
   return names;
 }
 
-// Paddle's backend hints that ask for nothing when "" or "float32" (a oneDNN precision: bfloat16 /
-// int8 need Paddle's quantisation passes): dropped where the op does not declare them, so an op
-// that does still checks them. Paddle 3.x writes onednn_data_type on every op of an unclipped
-// program (Fluid 1.x's layout keeps every attribute).
+// Paddle's backend precision hints (an "<library>_data_type" string on every op of a Paddle 3.x
+// program) that ask for nothing when "" or "float32" (bfloat16 / int8 need Paddle's quantisation
+// passes): dropped where the op does not declare them, so an op that does still checks them. The
+// rule names no library: the core knows none.
 bool IsNeutralPrecisionHint(const proto::OpDesc::Attr& a) {
-  return (a.name() == "onednn_data_type" || a.name() == "mkldnn_data_type") &&
+  const std::string suffix = "_data_type";
+  const std::string& n = a.name();
+  return n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
          a.type() == proto::STRING && (a.s().empty() || a.s() == "float32");
 }
 

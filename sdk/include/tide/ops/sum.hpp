@@ -1,13 +1,14 @@
 // tide/ops/sum.hpp: sum over SelectedRows inputs (a sparse gradient that reaches a table from
-// several places): the inputs share a height and a row width, and the result lists every input's
-// rows in order with their values (repeats allowed, as Fluid's sum does: whoever applies the
-// gradient adds repeated rows up).
+// several places): the inputs share a height and a row width, and the result lists each distinct
+// row once, ascending, with the sum of its values (Fluid 1.5+'s merged sum): MergeRowIndex says
+// where each listed row goes.
 #ifndef TIDE_OPS_SUM_HPP_
 #define TIDE_OPS_SUM_HPP_
 
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -55,6 +56,24 @@ inline SparseSum GetSparseSum(const KernelContext& ctx, size_t n) {
   }
   if (width >= 0) s.width = width;
   return s;
+}
+
+// The merged rows of a sparse sum: `rows` each distinct listed row once, ascending, and `at[k]`
+// the index in `rows` of the k-th listed row (so out[at[k]] += the k-th listed value row).
+struct MergedRowIndex {
+  std::vector<int64_t> rows;
+  std::vector<int64_t> at;
+};
+
+inline MergedRowIndex MergeRowIndex(const std::vector<int64_t>& listed) {
+  MergedRowIndex m;
+  m.rows = listed;
+  std::sort(m.rows.begin(), m.rows.end());
+  m.rows.erase(std::unique(m.rows.begin(), m.rows.end()), m.rows.end());
+  m.at.reserve(listed.size());
+  for (int64_t r : listed)
+    m.at.push_back(std::lower_bound(m.rows.begin(), m.rows.end(), r) - m.rows.begin());
+  return m;
 }
 
 }  // namespace ops
