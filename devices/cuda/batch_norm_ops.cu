@@ -76,6 +76,7 @@ __global__ void BnForwardKernel(const T* x, const T* scale, const T* bias, const
 
 template <typename T>
 void BnKernel(KernelContext& ctx) {
+  RefuseInputs(ctx, {"MomentumTensor"});
   Gpu g(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), scale = ctx.Input("Scale"), bias = ctx.Input("Bias");

@@ -193,6 +193,7 @@ struct Scalars {
 // ---------------------------------------------------------------------------------------------
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
+  RequireNchw(ctx);
   Gpu g(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
@@ -230,6 +231,7 @@ void ConvKernel(KernelContext& ctx) {
 
 template <typename T>
 void ConvGradKernel(KernelContext& ctx) {
+  RequireNchw(ctx);
   Gpu g(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter");

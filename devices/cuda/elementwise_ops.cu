@@ -302,6 +302,7 @@ template <typename T> void SqrtGradKernel(KernelContext& c) { UnaryGrad<T>(c, "O
 
 template <typename T>
 void ClipKernel(KernelContext& ctx) {
+  RefuseInputs(ctx, {"Min", "Max"});
   T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
   TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
   Unary<T>(ctx, ClipF<Acc<T>>{lo, hi});
@@ -317,6 +318,7 @@ void ClipGradKernel(KernelContext& ctx) {
 // kernels truncate them); __half computes in float.
 template <typename T>
 void ScaleKernel(KernelContext& ctx) {
+  RefuseInputs(ctx, {"ScaleTensor"});
   using A = Acc<T>;
   const float s = ctx.Attr<float>("scale"), b = ctx.Attr<float>("bias");
   A scale, bias;

@@ -3,6 +3,8 @@
 // int32/int64 <-> float).
 #include <tide/ops/cast.hpp>
 
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "gpu.h"
@@ -48,10 +50,13 @@ __global__ void FillKernel(T* out, int64_t n, T value) {
 
 template <typename T>
 void FillConstant(KernelContext& ctx) {
+  RefuseInputs(ctx, {"ShapeTensor", "ShapeTensorList", "ValueTensor"});
   Gpu g(ctx);
   Tensor out = ctx.Output("Out");
   T* od = out.mutable_data<T>(ctx.Attr<std::vector<int64_t>>("shape"), g.place());
-  const T value = Convert<T>(ctx.Attr<float>("value"));
+  const std::string text = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
+  const T value = text.empty() ? Convert<T>(ctx.Attr<float>("value"))
+                               : Convert<T>(std::strtod(text.c_str(), nullptr));
   Launch(g, "FillKernel", out.numel(), FillKernel<T>, od, out.numel(), value);
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace tide {
@@ -28,6 +29,22 @@ using tide::GradVarName;
 using tide::KernelContext;
 using tide::Tensor;
 using tide::ops::DimsProduct;
+
+// Paddle 2.x inputs and layouts (issue 15) these kernels do not implement yet are refused by
+// name, so a program never gets a result computed without them (docs/paddle_ops.md).
+inline void RefuseInputs(const KernelContext& ctx, std::initializer_list<const char*> params) {
+  for (const char* p : params)
+    if (ctx.HasInput(p))
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': the CUDA kernel does not take input '", p,
+                 "' yet; run the op on the CPU (docs/paddle_ops.md)");
+}
+inline void RequireNchw(const KernelContext& ctx) {
+  if (!ctx.HasAttr("data_format")) return;
+  const std::string f = ctx.Attr<std::string>("data_format");
+  if (f != "NCHW" && f != "AnyLayout" && !f.empty())
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': the CUDA kernel supports data_format NCHW only, got '",
+               f, "'; run the op on the CPU (docs/paddle_ops.md)");
+}
 
 // Errors a kernel can only see on the device (a label or id out of range, ...). The kernel
 // records the first one in the context's error word; the next synchronisation of the stream

@@ -110,6 +110,7 @@ __global__ void MaxPoolGradScatterKernel(const T* x, const T* dout, T* dx, PoolG
 
 template <typename T>
 void Pool(KernelContext& ctx) {
+  RequireNchw(ctx);
   Gpu gpu(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
@@ -121,6 +122,7 @@ void Pool(KernelContext& ctx) {
 
 template <typename T>
 void PoolGrad(KernelContext& ctx) {
+  RequireNchw(ctx);
   Gpu gpu(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());

@@ -171,6 +171,7 @@ void JoinOrCut(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total
 
 template <typename T>
 void Concat(KernelContext& ctx) {
+  RefuseInputs(ctx, {"AxisTensor"});
   Gpu g(ctx);
   const char* op = ctx.op_type();
   std::vector<Tensor> xs = ctx.Inputs("X");
@@ -217,6 +218,7 @@ void ConcatGrad(KernelContext& ctx) {
 
 template <typename T>
 void Split(KernelContext& ctx) {
+  RefuseInputs(ctx, {"AxisTensor", "SectionsTensorList"});
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
   int axis = 0;
@@ -340,6 +342,7 @@ void CopyWithDims(const Gpu& g, Tensor src, Tensor dst, const Dims& dims) {
 
 template <typename T>
 void Reshape(KernelContext& ctx) {
+  RefuseInputs(ctx, {"ShapeTensor"});
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
   Dims od = ReshapeDims(ctx.op_type(), TargetShape(ctx, g), x.dims());
