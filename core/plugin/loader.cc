@@ -15,9 +15,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "core/platform/enforce.h"
+#include "core/platform/device_context.h"
 #include "core/platform/flags.h"
 #include "core/plugin/host_api.h"
 #include "core/plugin/registrar.h"
@@ -82,6 +84,36 @@ struct Candidate {
   boost::dll::shared_library* lib = nullptr;
   TidePluginRegisterFn register_fn = nullptr;
 };
+
+// The loaded plugins' tide_plugin_finalize, in load order; run once at exit, last loaded first.
+// Registered with atexit when the first is added: after the device shutdown that a device
+// context registers later, so devices are finalized before the plugins that provide them.
+std::mutex g_finalize_mu;
+std::vector<TidePluginFinalizeFn>& Finalizers() {
+  static auto* f = new std::vector<TidePluginFinalizeFn>;
+  return *f;
+}
+void RunPluginFinalizers() {
+  std::vector<TidePluginFinalizeFn> run;
+  {
+    std::lock_guard<std::mutex> lock(g_finalize_mu);
+    run.swap(Finalizers());
+  }
+  ShutdownDevices();  // a no-op when the devices were shut down already
+  for (auto it = run.rbegin(); it != run.rend(); ++it) {
+    try {
+      (*it)();
+    } catch (...) {  // nobody to report to at exit
+    }
+  }
+}
+void AddFinalizer(boost::dll::shared_library* lib) {
+  if (!lib || !lib->has(TIDE_PLUGIN_FINALIZE_SYMBOL)) return;
+  std::lock_guard<std::mutex> lock(g_finalize_mu);
+  static bool at_exit = (std::atexit(RunPluginFinalizers), true);
+  (void)at_exit;
+  Finalizers().push_back(lib->get<void()>(TIDE_PLUGIN_FINALIZE_SYMBOL));
+}
 
 // The dynamic loader maps a shared object's segments as its program headers describe them: a
 // truncated file maps pages past its end, and the first touch of one is a SIGBUS. So the headers
@@ -232,6 +264,7 @@ void Register(Candidate* c) {
     r.devices = std::move(s.devices);
     r.transforms = std::move(s.transforms);
     r.loaded = true;
+    AddFinalizer(c->lib);
   } catch (const Error& e) {
     r.error = e.what();
   }

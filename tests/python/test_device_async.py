@@ -90,6 +90,8 @@ def test_contexts_are_destroyed_and_the_device_finalized_once_at_exit(tmp_path):
     _run(NET, SIM, "3", env={"TIDE_SIM_LIFECYCLE_LOG": str(log)})
     fields = dict(kv.split("=") for kv in log.read_text().split())
     assert fields["finalized"] == "1"
+    # Then the plugin's own finalize (TIDE_ON_FINALIZE), once, after its device's.
+    assert fields["plugin_finalized"] == "1" and fields["device_finalized_before"] == "1"
     assert int(fields["contexts_created"]) >= 1
     assert fields["contexts_destroyed"] == fields["contexts_created"]
     assert fields["allocator_errors"] == "0"

@@ -1479,6 +1479,17 @@ inline TideStatus* RunRegistrations(const TideHostApi* host, TideRegistrar* r) {
 #define TIDE_ON_REGISTER(...) \
   static const bool TIDE_UNIQUE(tide_on_reg_) = ::tide::detail::AddStaticRegistration(__VA_ARGS__)
 
+// Defines the plugin's optional finalize (TIDE_PLUGIN_FINALIZE_SYMBOL), at most once per plugin:
+//   TIDE_ON_FINALIZE([] { pool.reset(); });
+// An exception it throws is dropped: there is no one to report to at exit.
+#define TIDE_ON_FINALIZE(...)                                         \
+  extern "C" TIDE_PLUGIN_EXPORT void tide_plugin_finalize(void) {     \
+    try {                                                              \
+      (__VA_ARGS__)();                                                 \
+    } catch (...) {                                                    \
+    }                                                                  \
+  }
+
 // Defines the plugin's two exported entry points. Once per plugin:
 //   TIDE_PLUGIN("ops_math", "0.1.0", "one-line description");
 //   TIDE_PLUGIN_REQUIRES("device_mkldnn", "0.1.0", "description", "device_cpu");

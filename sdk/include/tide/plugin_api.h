@@ -686,8 +686,16 @@ typedef const TidePluginInfo* (*TidePluginInfoFn)(const TideAbiRange* host);
  * `registrar` only for this call. On failure nothing the plugin registered is kept. */
 typedef TideStatus* (*TidePluginRegisterFn)(const TideHostApi* host, TideRegistrar* registrar);
 
+/* Optional third symbol: called once when the process ends, for a plugin that loaded, after every
+ * device's finalize, in the reverse of the load order: release what the plugin holds (thread
+ * pools, library handles, caches). The core calls nothing of the plugin after it; what the plugin
+ * registered stays in the core's tables, unused, until the process is gone (plugins are never
+ * unloaded). Must not throw. */
+typedef void (*TidePluginFinalizeFn)(void);
+
 #define TIDE_PLUGIN_INFO_SYMBOL "tide_plugin_info"
 #define TIDE_PLUGIN_REGISTER_SYMBOL "tide_plugin_register"
+#define TIDE_PLUGIN_FINALIZE_SYMBOL "tide_plugin_finalize"
 
 #ifdef __cplusplus
 } /* extern "C" */

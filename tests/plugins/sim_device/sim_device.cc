@@ -390,6 +390,17 @@ extern "C" __attribute__((visibility("default"))) TideSimCounters tide_sim_count
   return Snapshot();
 }
 
+// The plugin's own finalize (after the device's): noted in the lifecycle log, with whether the
+// device was finalized first, as the core promises.
+TIDE_ON_FINALIZE([] {
+  if (const char* path = std::getenv("TIDE_SIM_LIFECYCLE_LOG"))
+    if (FILE* f = std::fopen(path, "a")) {
+      std::fprintf(f, "plugin_finalized=1 device_finalized_before=%llu\n",
+                   (unsigned long long)g_finalized.load());
+      std::fclose(f);
+    }
+});
+
 TIDE_ON_REGISTER([](tide::Registrar& r) {
   r.AddDevice(std::make_unique<SimDevice>());
   r.DataTypeCast("sim", TIDE_FP32, TIDE_FP64, &Cast<float, double>);
