@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <tide/ops/int_inputs.hpp>
+
 #include "common.h"
 
 namespace ops_math {
@@ -34,29 +36,9 @@ void FillConstantInferShape(tide::InferShapeContext& ctx) {
   }
 }
 
-// The int32/int64 values of input `param`'s i-th variable.
-std::vector<int64_t> IntValues(const KernelContext& ctx, const char* param, size_t i = 0) {
-  Tensor t = ctx.Input(param, i);
-  if (t.dtype() == TIDE_INT32)
-    return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
-  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
-             ctx.InputName(param, i), "') must be int32 or int64, got ",
-             tide::DataTypeName(t.dtype()));
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
-}
-
 std::vector<int64_t> FillShape(const KernelContext& ctx) {
-  if (ctx.HasInput("ShapeTensor")) return IntValues(ctx, "ShapeTensor");
-  if (ctx.HasInput("ShapeTensorList")) {
-    std::vector<int64_t> shape;
-    for (size_t i = 0; i < ctx.InputCount("ShapeTensorList"); ++i) {
-      const std::vector<int64_t> v = IntValues(ctx, "ShapeTensorList", i);
-      TIDE_CHECK(v.size() == 1, "op 'fill_constant': ShapeTensorList[", i, "] ('",
-                 ctx.InputName("ShapeTensorList", i), "') must hold one value, got ", v.size());
-      shape.push_back(v[0]);
-    }
-    return shape;
-  }
+  if (ctx.HasInput("ShapeTensor")) return tide::ops::IntValues(ctx, "ShapeTensor");
+  if (ctx.HasInput("ShapeTensorList")) return tide::ops::IntScalars(ctx, "ShapeTensorList");
   return ctx.Attr<std::vector<int64_t>>("shape");
 }
 

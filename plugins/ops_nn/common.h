@@ -8,6 +8,7 @@
 #include <tide/eigen.hpp>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
 
@@ -24,6 +25,9 @@ using tide::EigenEval;
 using tide::ops::DimsCompatible;
 using tide::ops::DimsProduct;
 using tide::ops::DimsProductOrUnknown;
+using tide::ops::IntScalar;
+using tide::ops::IntScalars;
+using tide::ops::IntValues;
 using tide::ops::NormAxis;
 
 // True when every dim is known.
@@ -73,31 +77,6 @@ inline tide::AttrCheckFn PaddingsCheck() {
       TIDE_CHECK(x >= 0, "attribute 'paddings' values must be >= 0, got ", x, " at index ", i);
     }
   };
-}
-
-// Paddle 2.x's tensor-valued attributes (ShapeTensor, AxisTensor, StartsTensorList...): the int32
-// or int64 values of input `param` (all of them), of its i-th variable.
-inline std::vector<int64_t> IntValues(const KernelContext& ctx, const char* param, size_t i = 0) {
-  Tensor t = ctx.Input(param, i);
-  if (t.dtype() == TIDE_INT32)
-    return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
-  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
-             ctx.InputName(param, i), "') must be int32 or int64, got ",
-             tide::DataTypeName(t.dtype()));
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
-}
-// The one value of input `param`'s i-th variable.
-inline int64_t IntScalar(const KernelContext& ctx, const char* param, size_t i = 0) {
-  const std::vector<int64_t> v = IntValues(ctx, param, i);
-  TIDE_CHECK(v.size() == 1, "op '", ctx.op_type(), "': ", param, "[", i, "] ('",
-             ctx.InputName(param, i), "') must hold one value, got ", v.size());
-  return v[0];
-}
-// One value from each variable of a duplicable input (a Paddle "...TensorList").
-inline std::vector<int64_t> IntScalars(const KernelContext& ctx, const char* param) {
-  std::vector<int64_t> v;
-  for (size_t i = 0; i < ctx.InputCount(param); ++i) v.push_back(IntScalar(ctx, param, i));
-  return v;
 }
 
 // Kernels for float and double.

@@ -14,15 +14,6 @@
 namespace ops_nn {
 namespace {
 
-// An int32 or int64 index tensor's values.
-std::vector<int64_t> IndexValues(const KernelContext& ctx, const char* param) {
-  Tensor t = ctx.Input(param);
-  if (t.dtype() == TIDE_INT32) return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
-  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
-             "') must be int32 or int64, got ", tide::DataTypeName(t.dtype()));
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
-}
-
 void CheckIndex(const KernelContext& ctx, const char* param, int64_t v, int64_t bound) {
   TIDE_CHECK(v >= 0 && v < bound, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
              "') holds ", v, ", outside [0, ", bound, ")");
@@ -57,7 +48,7 @@ Dims GatherOutDims(const char* op, const Dims& x, const Dims& index, int axis) {
 template <typename T>
 void GatherKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const std::vector<int64_t> idx = IndexValues(ctx, "Index");
+  const std::vector<int64_t> idx = IntValues(ctx, "Index");
   const int a = GatherAxis(ctx, x.dims().size());
   const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), a);
   Dims od = x.dims();
@@ -75,7 +66,7 @@ void GatherKernel(KernelContext& ctx) {
 template <typename T>
 void GatherGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  const std::vector<int64_t> idx = IndexValues(ctx, "Index");
+  const std::vector<int64_t> idx = IntValues(ctx, "Index");
   const int a = GatherAxis(ctx, x.dims().size());
   const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), a);
   const int64_t m = static_cast<int64_t>(idx.size());
@@ -94,7 +85,7 @@ void GatherGradKernel(KernelContext& ctx) {
 template <typename T>
 void ScatterKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), upd = ctx.Input("Updates");
-  const std::vector<int64_t> ids = IndexValues(ctx, "Ids");
+  const std::vector<int64_t> ids = IntValues(ctx, "Ids");
   const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
   TIDE_CHECK(upd.numel() == static_cast<int64_t>(ids.size()) * row, "op 'scatter': Updates ",
              tide::ToString(upd.dims()), " must hold ", ids.size(), " rows of X ", tide::ToString(x.dims()));
@@ -122,7 +113,7 @@ void ScatterKernel(KernelContext& ctx) {
 template <typename T>
 void ScatterGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const std::vector<int64_t> ids = IndexValues(ctx, "Ids");
+  const std::vector<int64_t> ids = IntValues(ctx, "Ids");
   const Dims xd = dout.dims();
   const int64_t row = DimsProduct(xd, 1, xd.size());
   const T* g = dout.data<T>();
@@ -159,7 +150,7 @@ Dims GatherNdDims(const char* op, const Dims& x, const Dims& index) {
 template <typename T, bool kGrad>
 void GatherNd(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), index = ctx.Input("Index");
-  const std::vector<int64_t> idx = IndexValues(ctx, "Index");
+  const std::vector<int64_t> idx = IntValues(ctx, "Index");
   const Dims xd = x.dims();
   const int64_t k = index.dims().back();
   const int64_t inner = DimsProduct(xd, k, xd.size());
@@ -195,7 +186,7 @@ template <typename T> void GatherNdGradKernel(KernelContext& c) { GatherNd<T, tr
 template <typename T>
 void OneHotKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const std::vector<int64_t> ids = IndexValues(ctx, "X");
+  const std::vector<int64_t> ids = IntValues(ctx, "X");
   const int64_t depth = ctx.Attr<int32_t>("depth");
   const bool allow = ctx.Attr<bool>("allow_out_of_range");
   Dims od = x.dims();

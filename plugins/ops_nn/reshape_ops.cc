@@ -18,17 +18,7 @@ using tide::ops::ReshapeDims;
 // when given (run time, in that order of precedence), else the attribute.
 std::vector<int64_t> TargetShape(const KernelContext& ctx) {
   if (ctx.HasInput("ShapeTensor")) return IntScalars(ctx, "ShapeTensor");
-  if (Tensor s = ctx.OptionalInput("Shape")) {
-    std::vector<int64_t> v;
-    if (s.dtype() == TIDE_INT32)
-      v.assign(s.data<int32_t>(), s.data<int32_t>() + s.numel());
-    else if (s.dtype() == TIDE_INT64)
-      v.assign(s.data<int64_t>(), s.data<int64_t>() + s.numel());
-    else
-      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", ctx.op_type(),
-                 "': Shape must be int32 or int64, got ", tide::DataTypeName(s.dtype()));
-    return v;
-  }
+  if (ctx.OptionalInput("Shape")) return IntValues(ctx, "Shape");
   auto a = ctx.Attr<std::vector<int32_t>>("shape");
   return std::vector<int64_t>(a.begin(), a.end());
 }
