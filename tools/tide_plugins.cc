@@ -15,7 +15,9 @@
 
 DEFINE_bool(json, false, "print the load records as JSON");
 DEFINE_bool(verbose, false, "list every kernel key (default: the number of kernels per op)");
-DEFINE_bool(strict, false, "exit non-zero when a kernel's op is defined by no loaded plugin");
+DEFINE_bool(strict, false,
+            "exit non-zero on a warning: a kernel for an op no loaded plugin defines, an op outside "
+            "Tide's plugin directory without a vendor prefix");
 DEFINE_bool(timing, false, "print each plugin file's load time and its share of the total, slowest first");
 
 namespace {
@@ -103,13 +105,14 @@ int main(int argc, char** argv) {
   int rc = loaded == records.size() ? 0 : 1;
   // Kernels for an op no loaded plugin defines never run: a misspelt op type, or a missing pack.
   const auto& registry = tide::core::Registry::Global();
-  std::vector<std::string> orphans;
+  std::vector<std::string> warnings;  // orphan kernels, then the plugins' own warnings
   for (const auto* k : registry.AllKernels())
     if (!registry.FindOp(k->op_type))
-      orphans.push_back("kernel " + k->op_type + " " + k->key.ToString() + " (" + k->plugin_file +
+      warnings.push_back("kernel " + k->op_type + " " + k->key.ToString() + " (" + k->plugin_file +
                         "): no loaded plugin defines op '" + k->op_type + "'");
-  for (const auto& o : orphans) std::cerr << "tide-plugins: warning: " << o << "\n";
-  if (FLAGS_strict && !orphans.empty()) rc = 1;
+  for (const auto& r : records) warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  for (const auto& o : warnings) std::cerr << "tide-plugins: warning: " << o << "\n";
+  if (FLAGS_strict && !warnings.empty()) rc = 1;
   if (FLAGS_json) {
     std::cout << manager.RecordsJson();
     return rc;

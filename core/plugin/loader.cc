@@ -237,6 +237,22 @@ void Open(const std::string& path, Candidate* c) {
 }
 
 // Registers a candidate whose requirements are loaded; fills record.error on failure.
+// Undotted op types are Fluid's names, kept for Tide's own packs (which live in the default
+// plugin directory); a plugin elsewhere names its ops "vendor.op", so a later Tide op of the same
+// name can never collide with it. A warning, not an error: the rule guards against mistakes.
+std::vector<std::string> VendorPrefixWarnings(const PluginRecord& r) {
+  std::vector<std::string> warnings;
+  std::error_code ec1, ec2;
+  const fs::path dir = fs::weakly_canonical(fs::path(r.path).parent_path(), ec1);
+  if (!ec1 && dir == fs::weakly_canonical(DefaultPluginDir(), ec2) && !ec2) return warnings;
+  for (const auto& op : r.ops)
+    if (op.find('.') == std::string::npos)
+      warnings.push_back(StrCat("op '", op, "' has no vendor prefix: names without a '.' are Fluid's, kept ",
+                                "for Tide's own op packs; name it '<vendor>.", op, "' (plugin '", r.name,
+                                "', ", r.path, ")"));
+  return warnings;
+}
+
 void Register(Candidate* c) {
   PluginRecord& r = c->record;
   TideRegistrar reg;
@@ -263,6 +279,7 @@ void Register(Candidate* c) {
     r.kernels = std::move(s.kernels);
     r.devices = std::move(s.devices);
     r.transforms = std::move(s.transforms);
+    r.warnings = VendorPrefixWarnings(r);
     r.loaded = true;
     AddFinalizer(c->lib);
   } catch (const Error& e) {
@@ -484,7 +501,8 @@ std::string PluginManager::RecordsJson() const {
          ", \"error\": " + JsonEscape(r.error) + ", \"description\": " + JsonEscape(r.description) +
          ", \"requires\": " + JsonList(r.requires) + ", \"load_ms\": " + std::to_string(r.load_ms) +
          ",\n     \"ops\": " + JsonList(r.ops) + ",\n     \"kernels\": " + JsonList(r.kernels) +
-         ",\n     \"devices\": " + JsonList(r.devices) + ", \"transforms\": " + JsonList(r.transforms) + "}";
+         ",\n     \"devices\": " + JsonList(r.devices) + ", \"transforms\": " + JsonList(r.transforms) +
+         ", \"warnings\": " + JsonList(r.warnings) + "}";
   }
   return s + (records.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }

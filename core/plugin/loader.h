@@ -18,6 +18,9 @@ struct PluginRecord {
   bool loaded = false;
   std::string error;  // why it failed to load
   std::vector<std::string> ops, kernels, devices, transforms;
+  // Loaded, but not as a third party should: an op named without a vendor prefix outside Tide's
+  // own plugin directory (tide-plugins prints these; --strict fails on them).
+  std::vector<std::string> warnings;
   double load_ms = 0;
 };
 

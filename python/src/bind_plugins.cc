@@ -16,7 +16,8 @@ py::dict RecordToDict(const PluginRecord& r) {
                   py::arg("status") = r.loaded ? "loaded" : "failed", py::arg("error") = r.error,
                   py::arg("description") = r.description, py::arg("requires") = r.requires,
                   py::arg("load_ms") = r.load_ms, py::arg("ops") = r.ops, py::arg("kernels") = r.kernels,
-                  py::arg("devices") = r.devices, py::arg("transforms") = r.transforms);
+                  py::arg("devices") = r.devices, py::arg("transforms") = r.transforms,
+                  py::arg("warnings") = r.warnings);
 }
 }  // namespace
 

@@ -7,16 +7,20 @@ from .core import PluginError, TideError
 
 def load_plugin(path):
     """Loads a plugin file now; its ops are usable at once (tide.layers.<op>). Returns its load
-    record; raises PluginError with the loader's reason if it fails."""
+    record; raises PluginError with the loader's reason if it fails. What loaded but breaks a
+    convention (an op without a vendor prefix) is a UserWarning."""
     try:
-        return _C.load_plugin(str(path))
+        record = _C.load_plugin(str(path))
     except TideError as e:
         raise PluginError(str(e)) from None
+    for w in record["warnings"]:
+        warnings.warn("tide: " + w, UserWarning, stacklevel=2)
+    return record
 
 
 def plugins():
-    """Every plugin file seen: name, version, file, abi, status, error, ops, kernels, devices
-    (what `tide-plugins --json` shows)."""
+    """Every plugin file seen: name, version, file, abi, status, error, ops, kernels, devices,
+    warnings (what `tide-plugins --json` shows)."""
     return _C.plugins()
 
 

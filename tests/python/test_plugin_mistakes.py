@@ -1,8 +1,9 @@
 """A vendor's mistakes are loud: an op without a gradient that a parameter's gradient must pass,
-a kernel that never writes its output, an op with kernels but no shape inference, and a kernel
-for an op no plugin defines (tests/sdk/sloppy_ops)."""
+a kernel that never writes its output, an op with kernels but no shape inference, an op without a
+vendor prefix, and a kernel for an op no plugin defines (tests/sdk/sloppy_ops)."""
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -20,7 +21,8 @@ def sloppy_loaded():
     if not os.path.exists(SLOPPY):
         pytest.skip("the sloppy_ops test plugin is not built")
     if not tide._C.has_op("sloppy.twice"):
-        tide.load_plugin(SLOPPY)
+        with pytest.warns(UserWarning, match="unprefixed_twice"):  # checked below
+            tide.load_plugin(SLOPPY)
 
 
 def _net_through_twice():
@@ -69,4 +71,21 @@ def test_tide_plugins_warns_of_kernels_for_undefined_ops(strict, code):
     r = subprocess.run([tool, "--plugin_path=" + SLOPPY] + (["--strict"] if strict else []),
                        capture_output=True, text=True)
     assert "kernel sloppy.twise" in r.stderr and "no loaded plugin defines op 'sloppy.twise'" in r.stderr
+    assert "op 'unprefixed_twice' has no vendor prefix" in r.stderr
     assert r.returncode == code, r.stderr
+
+
+def test_an_op_without_a_vendor_prefix_outside_tides_directory_is_a_warning():
+    sloppy = [r for r in tide.plugins() if r["name"] == "sloppy_ops"]
+    assert len(sloppy) == 1
+    (warning,) = sloppy[0]["warnings"]
+    assert "op 'unprefixed_twice' has no vendor prefix" in warning and "'<vendor>.unprefixed_twice'" in warning
+    assert "sloppy_ops.so" in warning
+    # Tide's own packs, in the default directory, define Fluid's names without a word.
+    own = [r for r in tide.plugins() if r["name"] == "ops_math"]
+    assert own and "relu" in own[0]["ops"] and own[0]["warnings"] == []
+    # tide.load_plugin says it as a UserWarning.
+    code = ("import warnings, tide\nwarnings.simplefilter('error')\n"
+            "try:\n    tide.load_plugin(%r)\nexcept UserWarning as w:\n    print('WARNED', w)\n" % SLOPPY)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "WARNED tide: op 'unprefixed_twice' has no vendor prefix" in r.stdout, r.stdout + r.stderr

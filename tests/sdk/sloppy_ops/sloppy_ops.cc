@@ -1,6 +1,6 @@
 // sloppy_ops.cc: a vendor's op pack with the mistakes Tide must make loud (tests only): an op
-// with no gradient (and no NoGradient()), a kernel that never writes its output, and a kernel
-// for an op no plugin defines.
+// with no gradient (and no NoGradient()), a kernel that never writes its output, an op without a
+// vendor prefix, and a kernel for an op no plugin defines.
 #include <tide/plugin.hpp>
 
 namespace {
@@ -30,6 +30,14 @@ TIDE_REGISTER_OP(tide::OpSchema("sloppy.forgetful")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sloppy.forgetful", "cpu", Forgetful, float);
+
+// An op named without a vendor prefix, outside Tide's plugin directory: a warning.
+TIDE_REGISTER_OP(tide::OpSchema("unprefixed_twice")
+                     .Comment("Out = 2 X, under a name that belongs to Fluid")
+                     .Input("X", "input").Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("unprefixed_twice", "cpu", Twice, float);
 
 // A kernel whose op type is misspelt: no plugin defines "sloppy.twise".
 TIDE_REGISTER_KERNEL("sloppy.twise", "cpu", Twice, float);
