@@ -1,7 +1,10 @@
 // lookup_table_op.cc: lookup_table (embedding rows of W by int64 Ids; padding_idx rows are zero)
 // and its grad: a dense W@GRAD, or with is_sparse a SelectedRows (rows = Ids, height = V, value
 // = the rows of Out@GRAD) whose variable type shape inference sets at compile time.
+// W may be a SelectedRows, as a parameter server's table is (Fluid's distributed lookup table):
+// an id is then looked up among W's rows, and an id W does not hold is an error.
 #include <cstring>
+#include <unordered_map>
 
 #include "common.h"
 
@@ -50,9 +53,41 @@ const int64_t* CheckedIds(const KernelContext& ctx, const Tensor& ids, int64_t r
   return id;
 }
 
+// A SelectedRows W: Out[i] = the value row of W's row Ids[i] (Fluid's SelectedRows::Index).
+template <typename T>
+void LookupInRows(KernelContext& ctx, const tide::SelectedRows& table) {
+  const char* op = ctx.op_type();
+  Tensor value = table.value(), ids = ctx.Input("Ids"), out = ctx.Output("Out");
+  const std::vector<int64_t> rows = table.rows();
+  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
+  TIDE_CHECK(value.initialized() || rows.empty(), "op '", op, "': W ('", ctx.InputName("W"),
+             "') is a SelectedRows listing ", rows.size(), " rows but has no value");
+  const Dims vd = value.initialized() ? value.dims() : Dims{0, 0};
+  TIDE_CHECK(vd.size() == 2 && vd[0] == int64_t(rows.size()), "op '", op, "': W ('", ctx.InputName("W"),
+             "') is a SelectedRows with ", rows.size(), " rows but a value of dims ", tide::ToString(vd));
+  const int64_t d = vd[1], n = ids.numel();
+  const int64_t* id = CheckedIds(ctx, ids, table.height(), padding);
+  std::unordered_map<int64_t, int64_t> index;
+  for (size_t r = 0; r < rows.size(); ++r) index.emplace(rows[r], int64_t(r));  // first wins
+  const T* wd = value.initialized() ? value.data<T>() : nullptr;
+  T* o = out.mutable_data<T>(LookupOutDims(op, {table.height(), d}, ids.dims()), ctx.place());
+  for (int64_t i = 0; i < n; ++i) {
+    if (padding != kNoPadding && id[i] == padding) {
+      std::fill(o + i * d, o + (i + 1) * d, T(0));
+      continue;
+    }
+    auto it = index.find(id[i]);
+    TIDE_CHECK(it != index.end(), "op '", op, "': Ids ('", ctx.InputName("Ids"), "')[", i, "] = ", id[i],
+               " is not among the ", rows.size(), " rows of W ('", ctx.InputName("W"), "'), a SelectedRows");
+    std::memcpy(o + i * d, wd + it->second * d, sizeof(T) * d);
+  }
+}
+
 template <typename T>
 void LookupKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
+  tide::Variable wv = ctx.InputVar("W");
+  if (wv && wv.IsSelectedRows()) return LookupInRows<T>(ctx, wv.GetSelectedRows());
   Tensor w = ctx.Input("W"), ids = ctx.Input("Ids"), out = ctx.Output("Out");
   const int64_t padding = ctx.Attr<int64_t>("padding_idx");
   Dims od = LookupOutDims(op, w.dims(), ids.dims());
@@ -80,10 +115,23 @@ void LookupGradInferShape(tide::InferShapeContext& ctx) {
 template <typename T>
 void LookupGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
-  Tensor w = ctx.Input("W"), ids = ctx.Input("Ids");
+  // W's dims: a SelectedRows W's are [height, D] (its gradient is the dense table's).
+  tide::Variable wv = ctx.InputVar("W");
+  Dims wd;
+  if (wv && wv.IsSelectedRows()) {
+    tide::SelectedRows table = wv.GetSelectedRows();
+    Tensor value = table.value();
+    TIDE_CHECK(value.initialized() && value.dims().size() == 2, "op '", op, "': W ('",
+               ctx.InputName("W"), "') is a SelectedRows without a 2-D value");
+    wd = {table.height(), value.dim(1)};
+  } else {
+    wd = ctx.Input("W").dims();
+  }
+  Tensor ids = ctx.Input("Ids");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const int64_t padding = ctx.Attr<int64_t>("padding_idx");
-  const int64_t v = w.dim(0), d = w.dim(1), n = ids.numel();
+  TIDE_CHECK(wd.size() == 2, "op '", op, "': W must be 2-D [V, D], got ", tide::ToString(wd));
+  const int64_t v = wd[0], d = wd[1], n = ids.numel();
   TIDE_CHECK(dout.numel() == n * d, "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
              " does not hold one row of ", d, " per id (", n, " ids)");
   const int64_t* id = CheckedIds(ctx, ids, v, padding);
@@ -104,7 +152,7 @@ void LookupGradKernel(KernelContext& ctx) {
     return;
   }
   Tensor dw = ctx.Output(gname.c_str());
-  T* dd = dw.mutable_data<T>(w.dims(), ctx.place());
+  T* dd = dw.mutable_data<T>(wd, ctx.place());
   std::fill(dd, dd + v * d, T(0));
   for (int64_t i = 0; i < n; ++i) {
     if (padding != kNoPadding && id[i] == padding) continue;
@@ -131,7 +179,7 @@ using namespace ops_nn;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(LookupAttrs(tide::OpSchema("lookup_table")
                                  .Comment("Out[i] = W[Ids[i]] (zeros where Ids[i] == padding_idx).")
-                                 .Input("W", "the embedding table, [V, D]")
+                                 .Input("W", "the embedding table, [V, D]: a tensor, or a SelectedRows holding some of its rows")
                                  .Input("Ids", "int64 row ids, [N, 1] (or [N], or [..., 1])")
                                  .Output("Out", "the rows, Ids' dims without the last 1, plus D")
                                  .KernelDataTypeFrom("W")

@@ -264,3 +264,57 @@ def test_sgd_on_selected_rows_param_errors():
         run_sgd_on_rows([1, 2], pv, [5], gv)
     with pytest.raises(tide.TideError, match=r"sgd.*ParamOut must be the same variable"):
         run_sgd_on_rows([1, 2], pv, [1], gv, out_name="other")
+
+
+def run_lookup_in_rows(table_rows, values, ids, height=100, padding_idx=-1, grad=False):
+    """lookup_table with W a SelectedRows (a parameter server's table); with grad, also the dense
+    W@GRAD of Out@GRAD = 1. Returns Out (and W@GRAD)."""
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        b = main.global_block()
+        w = b.create_var(name="w", type="SELECTED_ROWS", shape=[height, values.shape[1]],
+                         dtype="float64", persistable=True)
+        i = b.create_var(name="ids", shape=[len(ids), 1], dtype="int64", persistable=True)
+        out = b.create_var(name="out", dtype="float64", persistable=True)
+        b.append_op("lookup_table", inputs={"W": w, "Ids": i}, outputs={"Out": out},
+                    attrs={"padding_idx": padding_idx})
+        if grad:
+            dout = b.create_var(name="dout", dtype="float64", persistable=True)
+            dw = b.create_var(name="dw", dtype="float64", persistable=True)
+            b.append_op("lookup_table_grad", inputs={"W": w, "Ids": i, "Out@GRAD": dout},
+                        outputs={"W@GRAD": dw}, attrs={"padding_idx": padding_idx})
+    scope = tide.Scope()
+    sr = scope.var("w").get_selected_rows()
+    sr.set_rows(list(table_rows))
+    sr.set_height(height)
+    sr.get_tensor().set(values, tide.CPUPlace(), False)
+    scope.var("ids").get_tensor().set(np.array(ids, "int64").reshape(-1, 1), tide.CPUPlace(), False)
+    if grad:
+        scope.var("dout").get_tensor().set(np.ones((len(ids), values.shape[1])), tide.CPUPlace(), False)
+    tide.Executor(tide.CPUPlace()).run(main, scope=scope)
+    got = np.array(scope.find_var("out").get_tensor())
+    return (got, np.array(scope.find_var("dw").get_tensor())) if grad else got
+
+
+def test_lookup_table_in_a_selected_rows_table_finds_rows_by_id():
+    """Fluid's LookupTableKernel on a SelectedRows W: Out[i] is the value row whose id is Ids[i]."""
+    rng = np.random.RandomState(8)
+    values = rand(rng, (3, 4), "float64")
+    got = run_lookup_in_rows([40, 7, 93], values, [93, 7, 93, 40, 5], padding_idx=5)
+    want = np.stack([values[2], values[1], values[2], values[0], np.zeros(4)])
+    np.testing.assert_array_equal(got, want)
+    got, dw = run_lookup_in_rows([40, 7, 93], values, [93, 7, 93], grad=True)
+    want_dw = np.zeros((100, 4))
+    want_dw[93] = 2
+    want_dw[7] = 1
+    assert dw.shape == (100, 4)  # the whole table's gradient: [height, D]
+    np.testing.assert_array_equal(dw, want_dw)
+
+
+def test_lookup_table_in_a_selected_rows_table_names_a_missing_id():
+    values = np.ones((2, 3))
+    with pytest.raises(tide.TideError, match=r"lookup_table.*Ids \('ids'\)\[1\] = 8 is not among the 2 rows of "
+                                         r"W \('w'\), a SelectedRows"):
+        run_lookup_in_rows([1, 2], values, [1, 8])
+    with pytest.raises(tide.TideError, match=r"lookup_table.*Ids.*= 100 is out of range.*100 rows"):
+        run_lookup_in_rows([1, 2], values, [100])
