@@ -38,6 +38,14 @@ Dims LookupOutDims(const char* op, const Dims& w, const Dims& ids) {
   return out;
 }
 
+// A SelectedRows W (a parameter server's table, looked up by id on the CPU) is not done here.
+void RefuseRowsTable(const KernelContext& ctx) {
+  tide::Variable w = ctx.InputVar("W");
+  if (w && w.IsSelectedRows())
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': the CUDA kernel does not take a SelectedRows W ('",
+               ctx.InputName("W"), "') yet; run the op on the CPU");
+}
+
 const int64_t* IdsOf(const KernelContext& ctx, const Tensor& ids) {
   TIDE_CHECK(ids.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Ids ('", ctx.InputName("Ids"),
              "') must be int64, got ", tide::DataTypeName(ids.dtype()));
@@ -66,6 +74,7 @@ template <typename T>
 void Lookup(KernelContext& ctx) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
+  RefuseRowsTable(ctx);
   Tensor w = ctx.Input("W"), ids = ctx.Input("Ids"), out = ctx.Output("Out");
   const int64_t padding = ctx.Attr<int64_t>("padding_idx");
   Dims od = LookupOutDims(op, w.dims(), ids.dims());
@@ -106,6 +115,7 @@ template <typename T>
 void LookupGrad(KernelContext& ctx) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
+  RefuseRowsTable(ctx);
   Tensor w = ctx.Input("W"), ids = ctx.Input("Ids");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const int64_t padding = ctx.Attr<int64_t>("padding_idx");
