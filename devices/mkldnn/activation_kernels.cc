@@ -1,108 +1,136 @@
-// activation_kernels.cc: relu, tanh, sigmoid (oneDNN eltwise, output in the input's format, so a
-// blocked conv output stays blocked) and relu_grad (from Out, as Fluid's; written plain).
-// gelu has no plain kernel in ops_math / ops_nn, so it has no oneDNN kernel either.
-#include "mkldnn_context.h"
+// activation_kernels.cc: Fluid's activations (ops_math/activation_ops.cc) on oneDNN eltwise, with
+// grads: relu, tanh, sigmoid, abs, exp, log, sqrt, square, reciprocal, rsqrt, leaky_relu, elu,
+// relu6, brelu, swish, gelu, logsigmoid, softplus, pow. Each op maps its attributes to a oneDNN
+// 2.6 algorithm whose formula is the op's (checked against oneDNN's eltwise documentation and by
+// tests/cpp/mkldnn/eltwise_test.cc); one generic kernel pair (eltwise_kernels.cc) runs them all.
+// A grad reads what the Tide grad op receives (X or Out, per the activation's kDep).
+//
+// Left to the plain kernels, as no 2.6 algorithm computes Fluid's result:
+// - round: oneDNN rounds halves to even (nearbyint), Fluid away from zero.
+// - hard_swish: oneDNN's hardswish is fixed to threshold = scale = 6, offset = 3; a kernel that
+//   takes only Fluid's defaults would have to fail on other values, so none is registered.
+// - hard_sigmoid, stanh, soft_relu (threshold): need linear / clip around the function, a chain
+//   of post-ops; thresholded_relu, hard_shrink, softshrink, softsign, tanh_shrink, ceil, floor,
+//   acos, asin, atan, cos, sin: no algorithm.
+#include "eltwise.h"
 
 namespace tide_mkldnn {
 namespace {
 
 using dnnl::algorithm;
-using dnnl::prop_kind;
 
-struct EltwiseFwd {
-  dnnl::eltwise_forward::primitive_desc pd;
-  dnnl::eltwise_forward prim;
-};
+// An op's algorithm from its attributes.
+using Map = EltwiseAlgo (*)(const KernelContext&);
 
+template <Map kMap>
+void Forward(KernelContext& ctx) {
+  EltwiseForward(ctx, kMap(ctx));
+}
+template <Map kMap>
+void GradFromX(KernelContext& ctx) {
+  EltwiseBackward(ctx, kMap(ctx), "X");
+}
+template <Map kMap>
+void GradFromOut(KernelContext& ctx) {
+  EltwiseBackward(ctx, kMap(ctx), "Out");
+}
+
+// An algorithm without parameters.
 template <algorithm kAlgo>
-void EltwiseKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Guarded(op, [&] {
-    Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-    Exec e(ctx);
-    const Dims d = x.dims();
-    memory src = e.View(x, op, "X");
-    // A format Tide cannot store the output in (none of ours): compute on plain data.
-    if (StorableTag(src.get_desc(), ToDnnlDims(d)) == Tag::undef) src = PlainView(e, x, op, "X");
-    const memory::desc md = src.get_desc();
-    Key key(op);
-    key(d)(int64_t(StorableTag(md, ToDnnlDims(d))));
-    auto entry = e.cache().GetOrCreate<EltwiseFwd>(key.str(), [&] {
-      dnnl::eltwise_forward::primitive_desc pd(
-          dnnl::eltwise_forward::desc(prop_kind::forward_inference, kAlgo, md, 0.0f, 0.0f),
-          DefaultAttr(), e.engine());
-      return EltwiseFwd{pd, dnnl::eltwise_forward(pd)};
-    });
-    memory dst = TryOutput(e, out, d, md, ctx.place());
-    e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-    e.Wait();
-  });
+EltwiseAlgo Fixed(const KernelContext&) {
+  return {kAlgo};
 }
 
-template <typename T>
-void ReluKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
-  EltwiseKernel<algorithm::eltwise_relu>(ctx);
+float F(const KernelContext& ctx, const char* attr) { return ctx.Attr<float>(attr); }
+
+// relu's alpha is the slope for X <= 0.
+EltwiseAlgo LeakyRelu(const KernelContext& c) { return {algorithm::eltwise_relu, F(c, "alpha")}; }
+EltwiseAlgo Elu(const KernelContext& c) { return {algorithm::eltwise_elu, F(c, "alpha")}; }
+// swish: X / (1 + exp(-alpha X)).
+EltwiseAlgo Swish(const KernelContext& c) { return {algorithm::eltwise_swish, F(c, "beta")}; }
+// pow: alpha * X^beta; with an integer beta a negative X gives std::pow's value, else NaN as
+// std::pow.
+EltwiseAlgo Pow(const KernelContext& c) { return {algorithm::eltwise_pow, 1.0f, F(c, "factor")}; }
+EltwiseAlgo Reciprocal(const KernelContext&) { return {algorithm::eltwise_pow, 1.0f, -1.0f}; }
+EltwiseAlgo Rsqrt(const KernelContext&) { return {algorithm::eltwise_pow, 1.0f, -0.5f}; }
+// Their grads read Out: pow's backward taken at Out, dX = dOut * alpha * beta * Out^(beta - 1),
+// gives -dOut * Out^2 (alpha = -1/3, beta = 3) and -0.5 dOut * Out^3 (alpha = -1/8, beta = 4).
+EltwiseAlgo ReciprocalGrad(const KernelContext&) {
+  return {algorithm::eltwise_pow, -1.0f / 3.0f, 3.0f};
 }
-template <typename T>
-void TanhKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
-  EltwiseKernel<algorithm::eltwise_tanh>(ctx);
-}
-template <typename T>
-void SigmoidKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
-  EltwiseKernel<algorithm::eltwise_logistic>(ctx);
+EltwiseAlgo RsqrtGrad(const KernelContext&) { return {algorithm::eltwise_pow, -0.125f, 4.0f}; }
+EltwiseAlgo Gelu(const KernelContext& c) {
+  return {c.Attr<bool>("approximate") ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf};
 }
 
-struct EltwiseBwd {
-  dnnl::eltwise_backward::primitive_desc pd;
-  dnnl::eltwise_backward prim;
+// min(max(X, lo), hi): clip_v2 (its bounds are exclusive in the gradient, as Fluid's). oneDNN
+// refuses hi < lo, where Fluid's value is hi everywhere and its gradient 0: a linear 0 * X + hi.
+EltwiseAlgo Clip(float lo, float hi, algorithm clip) {
+  if (hi < lo) return {algorithm::eltwise_linear, 0.0f, hi};
+  return {clip, lo, hi};
+}
+EltwiseAlgo ClipGrad(float lo, float hi, algorithm clip) {
+  if (hi < lo) return {algorithm::eltwise_linear, 0.0f, 0.0f};
+  return {clip, lo, hi};
+}
+EltwiseAlgo BRelu(const KernelContext& c) {
+  return Clip(F(c, "t_min"), F(c, "t_max"), algorithm::eltwise_clip_v2);
+}
+EltwiseAlgo BReluGrad(const KernelContext& c) {  // from X
+  return ClipGrad(F(c, "t_min"), F(c, "t_max"), algorithm::eltwise_clip_v2);
+}
+EltwiseAlgo Relu6(const KernelContext& c) {
+  return Clip(0.0f, F(c, "threshold"), algorithm::eltwise_clip_v2);
+}
+EltwiseAlgo Relu6Grad(const KernelContext& c) {  // from Out: 0 < Out < threshold
+  return ClipGrad(0.0f, F(c, "threshold"), algorithm::eltwise_clip_v2_use_dst_for_bwd);
+}
+
+struct Entry {
+  const char* op;
+  tide::KernelFn fwd, grad;
 };
 
-// X@GRAD = Out@GRAD where Out > 0, else 0 (oneDNN's relu backward from dst).
-template <typename T>
-void ReluGradKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
-  const char* op = ctx.op_type();
-  Guarded(op, [&] {
-    Tensor out = ctx.Input("Out"), dout = ctx.Input(tide::GradVarName("Out").c_str());
-    Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
-    const Dims d = out.dims();
-    TIDE_CHECK(dout.dims() == d, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
-               ", Out has ", tide::ToString(d));
-    Exec e(ctx);
-    memory dst = e.View(out, op, "Out");
-    const memory::desc md = dst.get_desc();
-    Key key(op);
-    key(out);
-    auto entry = e.cache().GetOrCreate<EltwiseBwd>(key.str(), [&] {
-      constexpr auto algo = algorithm::eltwise_relu_use_dst_for_bwd;
-      dnnl::eltwise_forward::primitive_desc hint(
-          dnnl::eltwise_forward::desc(prop_kind::forward_training, algo, md, 0.0f, 0.0f),
-          DefaultAttr(), e.engine());
-      dnnl::eltwise_backward::primitive_desc pd(
-          dnnl::eltwise_backward::desc(algo, md, md, 0.0f, 0.0f), DefaultAttr(), e.engine(),
-          hint);
-      return EltwiseBwd{pd, dnnl::eltwise_backward(pd)};
-    });
-    memory diff_dst = e.Convert(e.View(dout, op, "Out@GRAD"), entry->pd.diff_dst_desc());
-    bool direct = false;
-    memory diff_src =
-        PlainOutputOrTemp(e, dx, d, entry->pd.diff_src_desc(), ctx.place(), &direct);
-    e.Run(entry->prim, entry->pd,
-          {{DNNL_ARG_DST, dst}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    if (!direct) StorePlain(e, diff_src, dx, d, ctx.place());
-    e.Wait();
-  });
-}
+// oneDNN 2.6's soft_relu is log(1 + exp(X)) (its alpha is ignored) and logsigmoid
+// -log(1 + exp(-X)): near 0 they are off by up to ~8e-6 absolute (where Fluid's value is below
+// that), as float32 arithmetic on 1 + exp(X) is.
+const Entry kEntries[] = {
+    {"relu", &Forward<Fixed<algorithm::eltwise_relu>>,
+     &GradFromOut<Fixed<algorithm::eltwise_relu_use_dst_for_bwd>>},
+    {"tanh", &Forward<Fixed<algorithm::eltwise_tanh>>,
+     &GradFromOut<Fixed<algorithm::eltwise_tanh_use_dst_for_bwd>>},
+    {"sigmoid", &Forward<Fixed<algorithm::eltwise_logistic>>,
+     &GradFromOut<Fixed<algorithm::eltwise_logistic_use_dst_for_bwd>>},
+    {"exp", &Forward<Fixed<algorithm::eltwise_exp>>,
+     &GradFromOut<Fixed<algorithm::eltwise_exp_use_dst_for_bwd>>},
+    {"sqrt", &Forward<Fixed<algorithm::eltwise_sqrt>>,
+     &GradFromOut<Fixed<algorithm::eltwise_sqrt_use_dst_for_bwd>>},
+    {"abs", &Forward<Fixed<algorithm::eltwise_abs>>, &GradFromX<Fixed<algorithm::eltwise_abs>>},
+    {"log", &Forward<Fixed<algorithm::eltwise_log>>, &GradFromX<Fixed<algorithm::eltwise_log>>},
+    {"square", &Forward<Fixed<algorithm::eltwise_square>>,
+     &GradFromX<Fixed<algorithm::eltwise_square>>},
+    {"softplus", &Forward<Fixed<algorithm::eltwise_soft_relu>>,
+     &GradFromX<Fixed<algorithm::eltwise_soft_relu>>},
+    {"logsigmoid", &Forward<Fixed<algorithm::eltwise_logsigmoid>>,
+     &GradFromX<Fixed<algorithm::eltwise_logsigmoid>>},
+    {"reciprocal", &Forward<Reciprocal>, &GradFromOut<ReciprocalGrad>},
+    {"rsqrt", &Forward<Rsqrt>, &GradFromOut<RsqrtGrad>},
+    {"leaky_relu", &Forward<LeakyRelu>, &GradFromX<LeakyRelu>},
+    {"elu", &Forward<Elu>, &GradFromX<Elu>},
+    {"swish", &Forward<Swish>, &GradFromX<Swish>},
+    {"pow", &Forward<Pow>, &GradFromX<Pow>},
+    {"gelu", &Forward<Gelu>, &GradFromX<Gelu>},
+    {"brelu", &Forward<BRelu>, &GradFromX<BReluGrad>},
+    {"relu6", &Forward<Relu6>, &GradFromOut<Relu6Grad>},
+};
 
 }  // namespace
 }  // namespace tide_mkldnn
 
-using namespace tide_mkldnn;  // NOLINT: registration macros below
-
-TIDE_MKLDNN_KERNEL("relu", ReluKernel);
-TIDE_MKLDNN_KERNEL("tanh", TanhKernel);
-TIDE_MKLDNN_KERNEL("sigmoid", SigmoidKernel);
-TIDE_MKLDNN_KERNEL("relu_grad", ReluGradKernel);
+TIDE_ON_REGISTER([](tide::Registrar& r) {
+  using namespace tide_mkldnn;  // NOLINT
+  for (const Entry& e : kEntries) {
+    r.Kernel(e.op, "cpu", TIDE_FP32, e.fwd, TIDE_LAYOUT_ONEDNN, "mkldnn");
+    r.Kernel(std::string(e.op) + "_grad", "cpu", TIDE_FP32, e.grad, TIDE_LAYOUT_ONEDNN, "mkldnn");
+  }
+});

@@ -17,7 +17,10 @@ TEST(MkldnnPlugin, RegistersKernelsForEveryOp) {
   for (const char* op : {"conv2d", "conv2d_grad", "depthwise_conv2d", "depthwise_conv2d_grad",
                          "pool2d", "pool2d_grad", "mul", "mul_grad", "relu", "relu_grad", "tanh",
                          "sigmoid", "softmax", "batch_norm", "batch_norm_grad", "lrn",
-                         "elementwise_add", "concat"}) {
+                         "elementwise_add", "concat", "tanh_grad", "sigmoid_grad", "abs", "exp",
+                         "log", "sqrt", "square", "reciprocal", "rsqrt", "leaky_relu", "elu",
+                         "relu6", "brelu", "swish", "gelu", "logsigmoid", "softplus", "pow",
+                         "gelu_grad", "pow_grad", "relu6_grad", "brelu_grad"}) {
     const core::KernelEntry* k = core::Registry::Global().FindKernel(op, key);
     ASSERT_NE(k, nullptr) << op;
     EXPECT_EQ(k->plugin, "device_mkldnn") << op;
@@ -26,8 +29,10 @@ TEST(MkldnnPlugin, RegistersKernelsForEveryOp) {
   EXPECT_EQ(core::Registry::Global().FindKernel(
                 "conv2d", {key.place_kind, TIDE_FP64, TIDE_LAYOUT_ONEDNN, key.library}),
             nullptr);
-  // gelu has no plain kernel in the op packs, so the plugin gives it none either.
-  EXPECT_EQ(core::Registry::Global().FindKernel("gelu", key), nullptr);
+  // No oneDNN 2.6 algorithm computes Fluid's round (halves away from 0) or hard_swish (any
+  // threshold, scale, offset), so they have none.
+  for (const char* op : {"round", "hard_swish", "hard_swish_grad"})
+    EXPECT_EQ(core::Registry::Global().FindKernel(op, key), nullptr) << op;
 }
 
 TEST(MkldnnPlugin, RegistersLayoutTransforms) {
