@@ -267,6 +267,26 @@ struct PowG {
   template <typename T> static T DY(T x, T y, T) { return std::pow(x, y) * std::log(x); }
 };
 
+// The grad kernel's buffers: inputs read, and the wanted gradients (null when not wanted) with
+// dY zeroed (it is summed into), dX zeroed too when it is (`sum_dx`).
+template <typename T>
+struct GradBuffers {
+  const T *x, *y, *dout, *out;  // out: null when the grad op does not read Out
+  T *dx, *dy;
+};
+template <typename T>
+GradBuffers<T> GradBuffersOf(KernelContext& ctx, const Tensor& x, const Tensor& y, const Tensor& dout,
+                             const Tensor& out, bool sum_dx) {
+  Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
+  Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
+  GradBuffers<T> g{x.data<T>(), y.data<T>(), dout.data<T>(), out ? out.data<T>() : nullptr,
+                   dx ? dx.mutable_data<T>(x.dims(), ctx.place()) : nullptr,
+                   dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr};
+  if (g.dx && sum_dx) std::fill(g.dx, g.dx + x.numel(), T(0));
+  if (g.dy) std::fill(g.dy, g.dy + y.numel(), T(0));
+  return g;
+}
+
 template <typename T, typename G>
 void ElementwiseGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
@@ -275,65 +295,47 @@ void ElementwiseGradKernel(KernelContext& ctx) {
   if (TakesNumpyPath(ctx, x, y)) {  // each input's gradient summed over its broadcast dims
     const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
     tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), nb.out);
-    const T* xd = x.data<T>();
-    const T* yd = y.data<T>();
-    const T* dod = dout.data<T>();
-    const T* od = out_t ? out_t.data<T>() : nullptr;
-    Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
-    Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
-    T* dxd = dx ? dx.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
-    T* dyd = dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
-    if (dxd) std::fill(dxd, dxd + x.numel(), T(0));
-    if (dyd) std::fill(dyd, dyd + y.numel(), T(0));
+    const GradBuffers<T> g = GradBuffersOf<T>(ctx, x, y, dout, out_t, true);
     for (int64_t e = 0, xi, yi; e < nb.numel; ++e) {
       nb.Index(e, &xi, &yi);
-      const T o = od ? od[e] : T(0);
-      if (dxd) dxd[xi] += dod[e] * G::DX(xd[xi], yd[yi], o);
-      if (dyd) dyd[yi] += dod[e] * G::DY(xd[xi], yd[yi], o);
+      const T o = g.out ? g.out[e] : T(0);
+      if (g.dx) g.dx[xi] += g.dout[e] * G::DX(g.x[xi], g.y[yi], o);
+      if (g.dy) g.dy[yi] += g.dout[e] * G::DY(g.x[xi], g.y[yi], o);
     }
     return;
   }
   Broadcast b = BroadcastOf(ctx, x, y);
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* dod = dout.data<T>();
-  const T* od = out_t ? out_t.data<T>() : nullptr;
-  Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
-  Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
-  T* dxd = dx ? dx.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
-  T* dyd = dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
+  const GradBuffers<T> g = GradBuffersOf<T>(ctx, x, y, dout, out_t, false);
   if (b.general) {  // Y paired through the index; dY summed where Y is repeated
-    if (dyd) std::fill(dyd, dyd + y.numel(), T(0));
     const int64_t inner = b.index.InnerSize(), stride = b.index.InnerStride();
     for (int64_t row = 0, total = x.numel(); row < total; row += inner) {
       const int64_t base = b.index(row);
       for (int64_t k = 0; k < inner; ++k) {
         const int64_t e = row + k, j = base + k * stride;
-        const T o = od ? od[e] : T(0);
-        if (dxd) dxd[e] = dod[e] * G::DX(xd[e], yd[j], o);
-        if (dyd) dyd[j] += dod[e] * G::DY(xd[e], yd[j], o);
+        const T o = g.out ? g.out[e] : T(0);
+        if (g.dx) g.dx[e] = g.dout[e] * G::DX(g.x[e], g.y[j], o);
+        if (g.dy) g.dy[j] += g.dout[e] * G::DY(g.x[e], g.y[j], o);
       }
     }
     return;
   }
-  if (dyd) std::fill(dyd, dyd + b.n, T(0));
   for (int64_t i = 0; i < b.pre; ++i)
     for (int64_t j = 0; j < b.n; ++j) {
-      const T yv = yd[j];
+      const T yv = g.y[j];
       const int64_t base = (i * b.n + j) * b.post;
       T acc = 0;
       for (int64_t k = 0; k < b.post; ++k) {
         const int64_t e = base + k;
-        const T o = od ? od[e] : T(0);
-        const T yy = b.same ? yd[e] : yv;
-        if (dxd) dxd[e] = dod[e] * G::DX(xd[e], yy, o);
-        if (dyd) {
-          if (b.same) dyd[e] = dod[e] * G::DY(xd[e], yy, o);
-          else acc += dod[e] * G::DY(xd[e], yy, o);
+        const T o = g.out ? g.out[e] : T(0);
+        const T yy = b.same ? g.y[e] : yv;
+        if (g.dx) g.dx[e] = g.dout[e] * G::DX(g.x[e], yy, o);
+        if (g.dy) {
+          if (b.same) g.dy[e] = g.dout[e] * G::DY(g.x[e], yy, o);
+          else acc += g.dout[e] * G::DY(g.x[e], yy, o);
         }
       }
-      if (dyd && !b.same) dyd[j] += acc;
+      if (g.dy && !b.same) g.dy[j] += acc;
     }
 }
 
