@@ -21,24 +21,34 @@ namespace tide::core {
 class Executor;
 class PreparedBlock;
 
+// What a conversion of an input was made from and for: while a later run's stamp is the same
+// (the same tensor, contents (Allocation::content_version), dims and LoD, and the same kernel
+// wants it), the converted copy is still right.
+struct ConversionStamp {
+  const LoDTensor* source = nullptr;
+  uint64_t content = 0, shape = 0;
+  size_t offset = 0;
+  DataType dtype = TIDE_UNDEFINED, key_dtype = TIDE_UNDEFINED;
+  TideLayout layout = TIDE_LAYOUT_ANY, key_layout = TIDE_LAYOUT_ANY;
+  Place place;
+  bool operator==(const ConversionStamp& o) const {
+    return source == o.source && content == o.content && shape == o.shape && offset == o.offset &&
+           dtype == o.dtype && key_dtype == o.key_dtype && layout == o.layout &&
+           key_layout == o.key_layout && place == o.place;
+  }
+};
+
 // How one input reaches its kernel: as it is, or converted (layout, place, dtype) into scratch
 // tensors that are kept and reused across runs.
 struct InputTransform {
   const LoDTensor* result = nullptr;  // what the kernel reads; nullptr: the variable itself
   std::unique_ptr<LoDTensor> layout_tmp, copy_tmp, cast_tmp;
   std::string last_plan;  // for --log_kernels: logged when it changes
-  // The source the last conversion read: while it is the same tensor with the same contents
-  // (Allocation::content_version), dims and LoD, and the kernel wants the same, `cached` is
-  // still right and nothing is converted again.
+  // The last conversion, reused while its stamp holds and its own contents are unchanged
+  // (`cached_content`: an op sharing and writing the copy spoils it).
   const LoDTensor* cached = nullptr;
-  const LoDTensor* cached_source = nullptr;
-  uint64_t cached_content = 0, cached_shape = 0;
-  uint64_t cached_result_content = 0;  // the copy's own: an op sharing and writing it spoils it
-  size_t cached_offset = 0;
-  DataType cached_dtype = TIDE_UNDEFINED;
-  TideLayout cached_layout = TIDE_LAYOUT_ANY, cached_key_layout = TIDE_LAYOUT_ANY;
-  DataType cached_key_dtype = TIDE_UNDEFINED;
-  Place cached_place;
+  ConversionStamp cached_stamp;
+  uint64_t cached_content = 0;
 };
 
 struct ArgBinding {

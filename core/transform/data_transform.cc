@@ -48,12 +48,18 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   const OpKernelType& key = op.kernel_key;
   const LoDTensor* const source = cur;
   const uint64_t content = source->holder()->content_version();
-  if (content != 0 && t->cached && t->cached_source == source && t->cached_content == content &&
-      t->cached_shape == source->version() && t->cached_offset == source->offset() &&
-      t->cached_dtype == source->dtype() && t->cached_layout == source->layout() &&
-      t->cached_key_layout == key.layout && t->cached_key_dtype == key.dtype &&
-      t->cached_place == op.kernel_place && t->cached->holder() &&
-      t->cached->holder()->content_version() == t->cached_result_content) {
+  ConversionStamp stamp;
+  stamp.source = source;
+  stamp.content = content;
+  stamp.shape = source->version();
+  stamp.offset = source->offset();
+  stamp.dtype = source->dtype();
+  stamp.key_dtype = key.dtype;
+  stamp.layout = source->layout();
+  stamp.key_layout = key.layout;
+  stamp.place = op.kernel_place;
+  if (content != 0 && t->cached && t->cached_stamp == stamp && t->cached->holder() &&
+      t->cached->holder()->content_version() == t->cached_content) {
     ++counts->reused;
     return t->cached;
   }
@@ -103,16 +109,8 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   if (cur == source) return nullptr;
   if (content != 0 && cur->holder()->content_version() != 0) {  // reuse it while nothing changes
     t->cached = cur;
-    t->cached_source = source;
-    t->cached_content = content;
-    t->cached_shape = source->version();
-    t->cached_offset = source->offset();
-    t->cached_dtype = source->dtype();
-    t->cached_layout = source->layout();
-    t->cached_key_layout = key.layout;
-    t->cached_key_dtype = key.dtype;
-    t->cached_place = op.kernel_place;
-    t->cached_result_content = cur->holder()->content_version();
+    t->cached_stamp = stamp;
+    t->cached_content = cur->holder()->content_version();
   }
   return cur;
 }
