@@ -1,9 +1,9 @@
 // eltwise_kernels.cc: the generic oneDNN eltwise forward and backward kernels (eltwise.h). The
 // primitive cache keys hold the algorithm and alpha / beta, so ops sharing an algorithm with other
 // attribute values get their own primitives.
-#include "eltwise.h"
-
 #include <cstring>
+
+#include "eltwise.h"
 
 namespace tide_mkldnn {
 namespace {
@@ -91,14 +91,13 @@ void EltwiseBackward(KernelContext& ctx, const EltwiseAlgo& a, const char* from)
           dnnl::eltwise_forward::desc(prop_kind::forward_training, a.algo, md, a.alpha, a.beta),
           DefaultAttr(), e.engine());
       dnnl::eltwise_backward::primitive_desc pd(
-          dnnl::eltwise_backward::desc(a.algo, md, md, a.alpha, a.beta), DefaultAttr(),
-          e.engine(), hint);
+          dnnl::eltwise_backward::desc(a.algo, md, md, a.alpha, a.beta), DefaultAttr(), e.engine(),
+          hint);
       return EltwiseBwd{pd, dnnl::eltwise_backward(pd)};
     });
     memory diff_dst = e.Convert(e.View(dout, op, "Out@GRAD"), entry->pd.diff_dst_desc());
     bool direct = false;
-    memory diff_src =
-        PlainOutputOrTemp(e, dx, d, entry->pd.diff_src_desc(), ctx.place(), &direct);
+    memory diff_src = PlainOutputOrTemp(e, dx, d, entry->pd.diff_src_desc(), ctx.place(), &direct);
     e.Run(entry->prim, entry->pd,
           {{UsesDst(a.algo) ? DNNL_ARG_DST : DNNL_ARG_SRC, data},
            {DNNL_ARG_DIFF_DST, diff_dst},
