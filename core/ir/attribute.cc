@@ -138,8 +138,9 @@ Attribute ScalarsFromProto(const proto::OpDesc::Attr& p) {
 }  // namespace
 
 Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
+  // The proto's own type name: SCALAR and the VAR types have no TideAttrType value.
   auto need = [&](bool has, const char* field) {
-    TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", AttrTypeName(TideAttrType(p.type())),
+    TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", proto::AttrType_Name(p.type()),
                  " has no '", field, "' value");
   };
   switch (p.type()) {

@@ -554,6 +554,24 @@ TEST(AttributeTest, ProtoRoundTripOfEveryType) {
   }
 }
 
+// A value missing from an attribute is named with the proto's type name, also for the types
+// Tide has no TideAttrType for (a fuzzer finding: the name lookup read SCALAR as a TideAttrType).
+TEST(AttributeTest, MissingValueOfEveryProtoTypeIsNamed) {
+  for (proto::AttrType t : {proto::INT, proto::FLOAT, proto::STRING, proto::BOOLEAN, proto::BLOCK, proto::LONG,
+                            proto::FLOAT64, proto::SCALAR}) {
+    proto::OpDesc::Attr p;
+    p.set_name("a");
+    p.set_type(t);
+    try {
+      AttrFromProto(p);
+      ADD_FAILURE() << "no error for an empty " << proto::AttrType_Name(t);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("attribute 'a' of type " + proto::AttrType_Name(t) + " has no '"),
+                std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(AttributeTest, ConvertAttr) {
   Attribute out;
   // Same type: copied.
