@@ -129,6 +129,39 @@ def best_of_blas_settings(script, case, extra_args, key, threads, higher_is_bett
     return pick(results, key=lambda r: r[key][0])
 
 
+def interleaved_rounds(rounds, cases, run_case):
+    """Runs run_case(case) for every case, `rounds` times, interleaved (A B C A B C ...), so drift
+    on a shared machine hits every framework alike. Returns {case: [result, ...]} (failures left
+    out: run_case returns None)."""
+    out = {c: [] for c in cases}
+    for _ in range(rounds):
+        for c in cases:
+            r = run_case(c)
+            if r:
+                out[c].append(r)
+    return {c: v for c, v in out.items() if v}
+
+
+def median_of_rounds(results, key):
+    """(median, min, max) over rounds of each round's median value results[i][key][0]."""
+    values = [r[key][0] for r in results]
+    return statistics.median(values), min(values), max(values)
+
+
+def check_losses(losses, ref, rtol=1e-3):
+    """Every framework's loss at every checked step against the reference framework's: the same
+    computation, step after step, not only at the first."""
+    base = losses[ref]
+    for name, seq in losses.items():
+        if len(seq) != len(base):
+            raise SystemExit("%s checked %d steps, %s %d" % (name, len(seq), ref, len(base)))
+        for i, (a, b) in enumerate(zip(seq, base)):
+            if abs(a - b) > rtol * max(1.0, abs(b)):
+                raise SystemExit("%s's loss at step %d is %.6f, %s's %.6f: not the same computation"
+                                 % (name, i, a, ref, b))
+    print("losses agree with %s's at every one of %d steps (rtol %g)" % (ref, len(base), rtol))
+
+
 def try_import(name):
     try:
         return __import__(name)

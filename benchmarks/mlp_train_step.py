@@ -1,17 +1,19 @@
 """One training step (forward, backward, SGD update) of an MLP 784-512-512-10 with batch 64,
 in Tide, PyTorch and PaddlePaddle (static graph), on the CPU with the same initial weights and
-data (the losses are checked to agree). Prints steps/s and tide/peer.
+data (every framework's loss is checked at each of the first CHECK_STEPS steps). Each framework
+runs in a process of its own, rounds interleaved. Prints steps/s and tide/peer.
 
     benchmarks/.venv-peers/bin/python benchmarks/mlp_train_step.py [--json out.json]
 """
 import numpy as np
 
-from common import (Table, best_of_blas_settings, machine_line, measure, parser, run_isolated,
-                    set_threads, setup_paths, try_import)
+from common import (Table, best_of_blas_settings, check_losses, interleaved_rounds, machine_line, measure,
+                    median_of_rounds, parser, run_isolated, set_threads, setup_paths, try_import)
 
 SIZES = [784, 512, 512, 10]
 BATCH = 64
 LR = 0.01
+CHECK_STEPS = 10  # steps whose losses every framework must agree on
 
 
 def init(seed=0):
@@ -112,7 +114,8 @@ CASES = {
 
 
 def worker(case, args):
-    """Measures one framework in this process; prints {"first": loss, "steps_per_s": [...]}."""
+    """Measures one framework in this process; prints {"losses": [the first CHECK_STEPS steps'],
+    "steps_per_s": [...]}."""
     import json
     if case.startswith("tide"):
         import tide
@@ -121,14 +124,15 @@ def worker(case, args):
     step = CASES[case](ws, bs, x, y)
     if step is None:
         raise SystemExit(2)
-    first = step()
+    losses = [step() for _ in range(CHECK_STEPS)]
     t = measure(step, reps=args.reps, warmup=3, inner=10)
-    print(json.dumps({"first": first, "steps_per_s": [1.0 / t[0], 1.0 / t[2], 1.0 / t[1]]}))
+    print(json.dumps({"losses": losses, "steps_per_s": [1.0 / t[0], 1.0 / t[2], 1.0 / t[1]]}))
 
 
 def main():
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--worker", default=None, help=argparse_hide)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (one process per framework each)")
     args = ap.parse_args()
     set_threads(args.threads)
     setup_paths()
@@ -138,24 +142,17 @@ def main():
     cases = ["tide", "pytorch", "paddle static"]
     if any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()):
         cases.insert(1, "tide (oneDNN)")
-    res = {}
     extra = ["--reps", str(args.reps), "--threads", str(args.threads)]
-    for c in cases:
-        r = run_isolated(__file__, c, extra) if c.startswith("tide") else \
-            best_of_blas_settings(__file__, c, extra, "steps_per_s", args.threads)
-        if r:
-            res[c] = r
-    ref = res.get("pytorch", res["tide"])["first"]
-    for name, r in res.items():
-        if abs(r["first"] - ref) > 1e-3 * max(1.0, abs(ref)):
-            raise SystemExit("%s's first loss %.6f differs from %.6f: not the same computation" % (name, r["first"], ref))
-    results = {k: tuple(v["steps_per_s"]) for k, v in res.items()}
+    rounds = interleaved_rounds(args.rounds, cases, lambda c: run_isolated(__file__, c, extra) if c.startswith("tide")
+                                else best_of_blas_settings(__file__, c, extra, "steps_per_s", args.threads))
+    check_losses({c: v[0]["losses"] for c, v in rounds.items()}, "pytorch" if "pytorch" in rounds else "tide")
+    results = {c: median_of_rounds(v, "steps_per_s") for c, v in rounds.items()}
     table = Table("MLP 784-512-512-10, batch 64, one SGD train step", "steps/s", lower_is_better=False)
     peers = {k: v for k, v in results.items() if not k.startswith("tide")}
     for name in [k for k in results if k.startswith("tide")]:
         table.add(name, results[name], peers)
-    machine = machine_line("tide %s, %d threads each (one process per framework), torch %s" % (
-        tide.__version__, args.threads, getattr(try_import("torch"), "__version__", "n/a")))
+    machine = machine_line("tide %s, %d threads each (one process per framework, %d interleaved rounds), torch %s" % (
+        tide.__version__, args.threads, args.rounds, getattr(try_import("torch"), "__version__", "n/a")))
     table.print(machine)
     if "pytorch" in results:
         print("tide / pytorch throughput = %.2f (target >= 1.2)" % (results["tide"][0] / results["pytorch"][0]))
