@@ -2,6 +2,9 @@
 // strides, paddings (asymmetric too), padding_algorithm, dilations, groups; Paddle 2.x's NHWC
 // data_format through oneDNN's nhwc tag) and their grads on oneDNN convolutions. The NCHW forward
 // output stays in the blocked format oneDNN picks; NHWC outputs and the grads are written plain.
+// fused_conv2d (Paddle's fusion op, Output = act(conv + Bias + ResidualData)) runs the same
+// convolution with a bias and post-ops: sum (ResidualData copied into the output first), then
+// eltwise relu.
 #include <tide/ops/conv.hpp>
 
 #include "mkldnn_context.h"
@@ -70,10 +73,39 @@ memory FilterView(Exec& e, const Tensor& f, const ConvParams& p, const char* op)
 }
 
 dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p,
-                                        const memory::desc& dst) {
+                                        const memory::desc& dst, bool bias = false) {
+  if (bias)
+    return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, Any(p.src),
+                                           Any(p.weights), memory::desc({p.f[0]}, f32, Tag::a),
+                                           dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r);
   return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, Any(p.src),
                                          Any(p.weights), dst, p.d_strides, p.d_dils, p.pad_l,
                                          p.pad_r);
+}
+
+// fused_conv2d's fusions (plugins/ops_nn/conv_op.cc has the plain kernel and the checks).
+struct Fusion {
+  bool relu = false;
+  Tensor bias, residual;  // empty when absent
+};
+
+Fusion GetFusion(const KernelContext& ctx) {
+  Fusion fu;
+  if (std::string(ctx.op_type()) != "fused_conv2d") return fu;
+  fu.relu = ctx.Attr<std::string>("fuse_activation") == "relu" || ctx.Attr<bool>("fuse_relu");
+  if (ctx.HasInput("Bias")) fu.bias = ctx.Input("Bias");
+  if (ctx.Attr<bool>("fuse_residual_connection")) fu.residual = ctx.Input("ResidualData");
+  return fu;
+}
+
+// Post-ops in Paddle's order: the residual sum, then the activation.
+dnnl::primitive_attr FusionAttr(const Fusion& fu) {
+  dnnl::primitive_attr a = DefaultAttr();
+  dnnl::post_ops ops;
+  if (fu.residual) ops.append_sum(1.0f);
+  if (fu.relu) ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  a.set_post_ops(ops);
+  return a;
 }
 
 struct ConvFwd {
@@ -88,14 +120,27 @@ void ConvKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
     ConvParams p = GetParams(ctx, x, f);
+    const Fusion fu = GetFusion(ctx);
+    if (fu.bias)
+      TIDE_CHECK(fu.bias.numel() == p.f[0], "op '", op, "': Bias must hold M = ", p.f[0],
+                 " values, got dims ", tide::ToString(fu.bias.dims()));
+    if (fu.residual) {
+      const Dims want = p.nhwc ? Nhwc(p.out) : p.out;
+      TIDE_CHECK(fu.residual.dims() == want, "op '", op, "': ResidualData must have Output's dims ",
+                 tide::ToString(want), ", got ", tide::ToString(fu.residual.dims()));
+    }
     Exec e(ctx);
-    auto entry = e.cache().GetOrCreate<ConvFwd>(ConvKey(op, x, p).str(), [&] {
+    Key key = ConvKey(op, x, p);
+    key(int64_t(bool(fu.bias)))(int64_t(bool(fu.residual)))(int64_t(fu.relu));
+    auto entry = e.cache().GetOrCreate<ConvFwd>(key.str(), [&] {
+      const bool bias = bool(fu.bias);
       dnnl::convolution_forward::primitive_desc pd(
-          FwdDesc(prop_kind::forward_inference, p, Any(p.dst)), DefaultAttr(), e.engine());
+          FwdDesc(prop_kind::forward_inference, p, Any(p.dst), bias), FusionAttr(fu),
+          e.engine());
       if (StorableTag(pd.dst_desc(), p.dst) == Tag::undef)  // e.g. padded channel blocks
         pd = dnnl::convolution_forward::primitive_desc(
-            FwdDesc(prop_kind::forward_inference, p, memory::desc(p.dst, f32, Tag::nchw)),
-            DefaultAttr(), e.engine());
+            FwdDesc(prop_kind::forward_inference, p, memory::desc(p.dst, f32, Tag::nchw), bias),
+            FusionAttr(fu), e.engine());
       return ConvFwd{pd, dnnl::convolution_forward(pd)};
     });
     const auto& pd = entry->pd;
@@ -104,7 +149,17 @@ void ConvKernel(KernelContext& ctx) {
     memory dst = p.nhwc ? e.TempMemory(pd.dst_desc())
                         : TryOutput(e, out, p.out, pd.dst_desc(), ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
-    e.Run(entry->prim, pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}});
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
+    if (fu.bias) {
+      memory b = PlainView(e, fu.bias, op, "Bias");
+      args[DNNL_ARG_BIAS] = e.View(memory::desc({p.f[0]}, f32, Tag::a), b.get_data_handle());
+    }
+    if (fu.residual) {  // the sum post-op adds what dst holds
+      memory r = ActView(e, p, fu.residual, op, "ResidualData");
+      if (r.get_data_handle() != dst.get_data_handle()) e.Reorder(r, dst);
+    }
+    e.Run(entry->prim, pd, std::move(args));
     if (p.nhwc) StoreNhwc(e, dst, out, Nhwc(p.out), ctx.place());
     e.Wait();
   });
@@ -190,3 +245,4 @@ TIDE_MKLDNN_KERNEL("conv2d_grad", ConvGradKernel);
 // Fluid emits depthwise_conv2d when groups == channels: the same oneDNN convolution serves it.
 TIDE_MKLDNN_KERNEL("depthwise_conv2d", ConvKernel);
 TIDE_MKLDNN_KERNEL("depthwise_conv2d_grad", ConvGradKernel);
+TIDE_MKLDNN_KERNEL("fused_conv2d", ConvKernel);

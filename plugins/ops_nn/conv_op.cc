@@ -2,6 +2,10 @@
 // paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp) by im2col +
 // GEMM, and their grads (col2im for Input@GRAD, GEMM per image for Filter@GRAD). The Filter is
 // [M, C / groups, kh, kw] in both layouts, as in Paddle.
+// fused_conv2d is Paddle's inference op of its oneDNN fusion passes (Paddle >= 2.5), made by
+// tide.transpiler.InferenceTranspiler: Output = act(conv(Input, Filter) + Bias + ResidualData),
+// with no gradient. conv2d / depthwise_conv2d keep refusing those fusions (not every device's
+// kernel implements them).
 #include <tide/ops/conv.hpp>
 
 #include "gemm.h"
@@ -18,13 +22,37 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
   TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
   TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft, "op '", op, "': Input is ",
              tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
-  for (const char* extra : {"Bias", "ResidualData"})  // Paddle's oneDNN fusion inputs
-    TIDE_CHECK(!ctx.HasInput(extra), "op '", op, "': input ", extra, " (a Paddle oneDNN fusion) "
-               "is not supported; export the model without Paddle's inference optimisations");
+  const bool fused = std::string(op) == "fused_conv2d";
+  if (!fused)
+    for (const char* extra : {"Bias", "ResidualData"})  // Paddle's oneDNN fusion inputs
+      TIDE_CHECK(!ctx.HasInput(extra), "op '", op, "': input ", extra, " (a Paddle oneDNN "
+                 "fusion) is not supported; export the model without Paddle's inference "
+                 "optimisations, or use fused_conv2d");
   const bool nhwc = ChannelLast(ctx);
   Dims x = ctx.InputDims("Input");
-  Dims out = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x) : x, ctx.InputDims("Filter")).out_dims();
-  ctx.SetOutputDims("Output", nhwc ? NchwToNhwcDims(out) : out);
+  Dims f = ctx.InputDims("Filter");
+  Dims out = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x) : x, f).out_dims();
+  const Dims out_dims = nhwc ? NchwToNhwcDims(out) : out;
+  if (fused) {
+    const bool residual = ctx.Attr<bool>("fuse_residual_connection");
+    TIDE_CHECK(residual == ctx.HasInput("ResidualData"), "op '", op, "': ",
+               residual ? "fuse_residual_connection is set but ResidualData is absent"
+                        : "ResidualData is given but fuse_residual_connection is false");
+    if (ctx.HasInput("Bias")) {
+      Dims b = ctx.InputDims("Bias");
+      TIDE_CHECK(b.size() == 1 && (b[0] < 0 || f.empty() || f[0] < 0 || b[0] == f[0]), "op '",
+                 op, "': Bias must be [M] = [", f.empty() ? -1 : f[0], "], got ",
+                 tide::ToString(b));
+    }
+    if (residual) {
+      const Dims r = ctx.InputDims("ResidualData");
+      bool same = r.size() == out_dims.size();
+      for (size_t i = 0; same && i < r.size(); ++i) same = DimsCompatible(r[i], out_dims[i]);
+      TIDE_CHECK(same, "op '", op, "': ResidualData must have Output's dims ",
+                 tide::ToString(out_dims), ", got ", tide::ToString(r));
+    }
+  }
+  ctx.SetOutputDims("Output", out_dims);
   ctx.SetOutputDataType("Output", xt);
 }
 
@@ -78,12 +106,61 @@ bool IsPointwise(const ConvGeom& g) {
          g.ph_end == 0 && g.pw_end == 0 && g.dh == 1 && g.dw == 1;
 }
 
+// fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
+struct ConvFusion {
+  bool relu = false;
+  Tensor bias, residual;  // empty when absent
+};
+
+ConvFusion GetFusion(const KernelContext& ctx) {
+  ConvFusion fu;
+  if (std::string(ctx.op_type()) != "fused_conv2d") return fu;
+  const std::string act = ctx.Attr<std::string>("fuse_activation");
+  fu.relu = act == "relu" || ctx.Attr<bool>("fuse_relu");
+  if (ctx.HasInput("Bias")) fu.bias = ctx.Input("Bias");
+  if (ctx.Attr<bool>("fuse_residual_connection")) fu.residual = ctx.Input("ResidualData");
+  return fu;
+}
+
+template <typename T>
+void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom& g, bool nhwc,
+                 T* od) {
+  const char* op = ctx.op_type();
+  const int64_t ohw = g.oh * g.ow;
+  const T* b = nullptr;
+  const T* r = nullptr;
+  if (fu.bias) {
+    TIDE_CHECK(fu.bias.numel() == g.m, "op '", op, "': Bias must hold M = ", g.m,
+               " values, got dims ", tide::ToString(fu.bias.dims()));
+    b = fu.bias.data<T>();
+  }
+  if (fu.residual) {
+    const Dims want = nhwc ? NchwToNhwcDims(g.out_dims()) : g.out_dims();
+    TIDE_CHECK(fu.residual.dims() == want, "op '", op, "': ResidualData must have Output's dims ",
+               tide::ToString(want), ", got ", tide::ToString(fu.residual.dims()));
+    r = AsNchw<T>(ctx, fu.residual, nhwc);
+  }
+  if (!b && !r && !fu.relu) return;
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t m = 0; m < g.m; ++m) {
+      T* o = od + (n * g.m + m) * ohw;
+      const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
+      const T bm = b ? b[m] : T(0);
+      for (int64_t i = 0; i < ohw; ++i) {
+        T v = o[i] + bm;
+        if (rr) v += rr[i];
+        o[i] = fu.relu && v < T(0) ? T(0) : v;
+      }
+    }
+}
+
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
   const bool nhwc = ChannelLast(ctx);
   ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
+  const ConvFusion fusion = GetFusion(ctx);
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
@@ -101,6 +178,7 @@ void ConvKernel(KernelContext& ctx) {
       Gemm<T>(ctx, false, false, mg, ohw, k, T(1), fd + gi * mg * k, cols + gi * k * ohw, T(0),
               od + (n * g.m + gi * mg) * ohw);
   }
+  ApplyFusion(ctx, fusion, g, nhwc, od);
   StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 
@@ -167,7 +245,9 @@ tide::AttrCheckFn NotFused(std::string name) {
   };
 }
 
-tide::OpSchema ConvAttrs(tide::OpSchema s) {
+// fused_conv2d's fusions (Paddle's names): a fuse_activation of "" / "identity" (none) or
+// "relu" (or the older fuse_relu), fuse_residual_connection with ResidualData, and Bias.
+tide::OpSchema ConvAttrs(tide::OpSchema s, bool fused = false) {
   s.Attr("strides", std::vector<int32_t>{1, 1}, "stride (h, w) of the filter")
       .Check(IntsCheck("strides", 2, 0))
       .Attr("paddings", std::vector<int32_t>{0, 0},
@@ -201,12 +281,26 @@ tide::OpSchema ConvAttrs(tide::OpSchema s) {
       .Attr("fuse_alpha", 0.0f, "parameter of fuse_activation (unused: no fusion)")
       .Attr("fuse_beta", 0.0f, "parameter of fuse_activation (unused: no fusion)")
       .Attr("fuse_brelu_threshold", 6.0f, "parameter of fuse_brelu (unused: no fusion)");
-  // Fusions set by Paddle's inference passes: refused when set.
+  // Fusions set by Paddle's inference passes: refused when set (fused_conv2d implements some).
   for (const char* f : {"use_addto", "fuse_relu", "fuse_brelu", "fuse_residual_connection",
-                        "fuse_relu_before_depthwise_conv"})
+                        "fuse_relu_before_depthwise_conv"}) {
+    const std::string name(f);
+    if (fused && (name == "fuse_relu" || name == "fuse_residual_connection")) {
+      s.Attr(f, false, name == "fuse_relu" ? "Output = relu(...) (Paddle's older name for "
+                                             "fuse_activation = relu)"
+                                           : "add ResidualData to the output before the "
+                                             "activation");
+      continue;
+    }
     s.Attr(f, false, "Paddle oneDNN / cuDNN fusion; must be false").Check(NotFused(f));
-  s.Attr("fuse_activation", std::string(""), "Paddle oneDNN fusion; must be empty")
-      .Check(NotFused("fuse_activation"));
+  }
+  if (fused)
+    s.Attr("fuse_activation", std::string(""), "activation of the sum: \"\", \"identity\" or "
+           "\"relu\" (other Paddle activations are not implemented)")
+        .InSet({"", "identity", "relu"});
+  else
+    s.Attr("fuse_activation", std::string(""), "Paddle oneDNN fusion; must be empty")
+        .Check(NotFused("fuse_activation"));
   return s;
 }
 
@@ -237,6 +331,26 @@ tide::OpSchema ConvSchema(const std::string& type) {
           }));
 }
 
+// Paddle's fused_conv2d: an inference op (no gradient).
+tide::OpSchema FusedConvSchema() {
+  return ConvAttrs(
+      tide::OpSchema("fused_conv2d")
+          .Comment("Output = act(conv2d(Input, Filter) + Bias + ResidualData): conv2d's "
+                   "geometry, then Bias [M] added per output channel, ResidualData (Output's "
+                   "dims) added when fuse_residual_connection, then fuse_activation. Paddle's "
+                   "oneDNN fusion op; made by tide.transpiler.InferenceTranspiler. No gradient.")
+          .Input("Input", "the images, [N, C, H, W] (NHWC: [N, H, W, C])")
+          .Input("Filter", "the filters, [M, C / groups, kh, kw]")
+          .Input("Bias", "per output channel, [M]")
+          .AsDispensable()
+          .Input("ResidualData", "added to the output (its dims) when fuse_residual_connection")
+          .AsDispensable()
+          .Output("Output", "the feature maps, [N, M, H_out, W_out] (NHWC: [N, H_out, W_out, M])")
+          .KernelDataTypeFrom("Input")
+          .InferShape(ConvInferShape),
+      true);
+}
+
 tide::OpSchema ConvGradSchema(const std::string& type) {
   return ConvAttrs(tide::OpSchema(type)
                        .Comment("Input@GRAD and Filter@GRAD of " + type.substr(0, type.size() - 5))
@@ -265,3 +379,5 @@ TIDE_REGISTER_KERNEL("conv2d", "cpu", ConvKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("conv2d_grad", "cpu", ConvGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("depthwise_conv2d", "cpu", ConvKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("depthwise_conv2d_grad", "cpu", ConvGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_OP(FusedConvSchema());
+TIDE_REGISTER_KERNEL("fused_conv2d", "cpu", ConvKernel, OPS_NN_FLOAT_TYPES);

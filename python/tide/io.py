@@ -273,16 +273,30 @@ def _load_paddle_inference_model(path, executor, model_filename, params_filename
     return [program, list(feeds), [block.var(n) for n in fetches]]
 
 
-def load_inference_model(dirname, executor=None, model_filename=None, params_filename=None, scope=None):
+def _optimize_inference(program, executor, scope):
+    from .transpiler.inference_transpiler import InferenceTranspiler
+    place = executor.place if executor is not None else CPUPlace()
+    InferenceTranspiler().transpile(program, place, scope or global_scope())
+
+
+def load_inference_model(dirname, executor=None, model_filename=None, params_filename=None, scope=None,
+                         optimize=True):
     """Returns [program, feed names, fetch target Variables]; the parameters are loaded into
     the scope (on the executor's place; the CPU without one).
 
     Reads Tide's own models (save_inference_model) and those saved by PaddlePaddle: a path prefix
     of `prefix.pdmodel` + `prefix.pdiparams`, a `.pdmodel` file, or a directory with Fluid 1.x's
-    `__model__` and `__params__` or one file per parameter (docs/paddle_models.md)."""
+    `__model__` and `__params__` or one file per parameter (docs/paddle_models.md).
+
+    With `optimize` (the default), tide.transpiler.InferenceTranspiler rewrites the program:
+    batch_norm folded into the convolutions before it, bias / residual / relu fused into
+    fused_conv2d (the folded parameters are written into the scope)."""
     dirname = os.fspath(dirname)
     if _is_paddle_model(dirname, model_filename, params_filename):
-        return _load_paddle_inference_model(dirname, executor, model_filename, params_filename, scope)
+        result = _load_paddle_inference_model(dirname, executor, model_filename, params_filename, scope)
+        if optimize:
+            _optimize_inference(result[0], executor, scope)
+        return result
     if executor is None:
         from .executor import Executor
         executor = Executor(CPUPlace())
@@ -292,6 +306,8 @@ def load_inference_model(dirname, executor=None, model_filename=None, params_fil
     with open(path, "rb") as f:
         program = Program.parse_from_string(f.read())
     load_persistables(executor, dirname, program, params_filename, scope)
+    if optimize:
+        _optimize_inference(program, executor, scope)
     block = program.global_block()
     feeds = sorted((op.attr("col"), op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attr("col"), op.input("X")[0]) for op in block.ops if op.type == "fetch")

@@ -1,8 +1,10 @@
 """Program transpilers: DistributeTranspiler splits a program into trainer and pserver programs;
-memory_optimize frees each temporary variable after its last use."""
+memory_optimize frees each temporary variable after its last use; InferenceTranspiler folds
+batch_norm into convolutions and fuses bias, residual and relu into fused_conv2d."""
 from .distribute_transpiler import (DistributeTranspiler, DistributeTranspilerConfig,  # noqa: F401
                                     OP_ROLE_RPC)
+from .inference_transpiler import InferenceTranspiler  # noqa: F401
 from .memory_optimization_transpiler import memory_optimize, release_memory  # noqa: F401
 
-__all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "OP_ROLE_RPC", "memory_optimize",
-           "release_memory"]
+__all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "InferenceTranspiler", "OP_ROLE_RPC",
+           "memory_optimize", "release_memory"]

@@ -1,0 +1,278 @@
+"""InferenceTranspiler: Fluid 1.x's inference optimisations of a loaded inference program, as
+Paddle Inference's IR passes do them (conv_bn_fuse_pass, conv_elementwise_add_fuse_pass,
+conv_activation / residual fuse passes):
+
+- conv2d / depthwise_conv2d + batch_norm (is_test or use_global_stats): the normalisation is
+  folded into the Filter and a Bias (computed in float64, stored as the parameters' dtype);
+- conv + elementwise_add of a persistable [M] vector on the channel axis: that vector is the Bias;
+- conv + elementwise_add of another tensor of the output's dims: ResidualData;
+- conv (+ ...) + relu: fuse_activation = relu.
+
+Each fused conv becomes Paddle's `fused_conv2d` op (Output = act(conv + Bias + ResidualData)),
+whose plain CPU and oneDNN kernels implement exactly that; it has no gradient, so only inference
+programs are rewritten. A pattern is fused only when the intermediate results are read by
+nothing else (no other op, no fetch), so every fetched value keeps its name and meaning.
+
+    t = tide.transpiler.InferenceTranspiler()
+    t.transpile(program, place, scope)       # in place; returns the number of ops removed
+    t.transpile(program, place, scope, keep=[conv_out])   # values fetched later stay computed
+
+tide.io.load_inference_model applies it by default (`optimize=False` turns it off).
+"""
+import numpy as np
+
+from .. import unique_name
+from ..core import CPUPlace
+from ..executor import global_scope
+
+__all__ = ["InferenceTranspiler"]
+
+_CONVS = ("conv2d", "depthwise_conv2d")
+_FUSED = "fused_conv2d"
+# Attributes fused_conv2d does not take from a conv2d it replaces (it declares its own).
+_DROP_ATTRS = ()
+
+
+def _nhwc(op):
+    return op.has_attr("data_format") and op.attr("data_format") == "NHWC"
+
+
+class _Graph:
+    """Who reads and writes each variable name in block 0 (sub-blocks count as readers)."""
+
+    def __init__(self, program, keep=()):
+        self.block = program.global_block()
+        self.readers = {n: ["kept"] for n in keep}  # fetched by the caller: read outside
+        for b in range(program.num_blocks):
+            for op in program.block(b).ops:
+                for n in op.input_arg_names:
+                    self.readers.setdefault(n, []).append(op)
+                if b != 0:  # a sub-block that writes a name: treat as a reader too (opaque)
+                    for n in op.output_arg_names:
+                        self.readers.setdefault(n, []).append(op)
+
+    def index(self, op):
+        for i, o in enumerate(self.block.ops):
+            if o is op:
+                return i
+        raise ValueError("op not in block 0")
+
+    def only_reader(self, name):
+        r = self.readers.get(name, [])
+        return r[0] if len(r) == 1 else None
+
+    def writers_between(self, names, lo, hi):
+        """True when an op of block 0 strictly between indices lo and hi writes one of names."""
+        names = set(names)
+        return any(names & set(op.output_arg_names) for op in self.block.ops[lo + 1:hi])
+
+
+class InferenceTranspiler:
+    """Rewrites an inference program in place (see the module's docstring)."""
+
+    def transpile(self, program, place=None, scope=None, keep=()):
+        """Fuses in program's global block; the parameters folded are read and written in
+        `scope` (the global scope by default) on `place` (the CPU by default). Variables named
+        in `keep` (or Variables) are read outside the program (fetched later, without a fetch op
+        in it) and keep their values. Returns the number of ops the program lost."""
+        self.program = program
+        self.keep = [getattr(v, "name", v) for v in keep]
+        self.scope = scope if scope is not None else global_scope()
+        self.place = place if place is not None else CPUPlace()
+        before = len(program.global_block().ops)
+        for rule in (self._fold_batch_norm, self._fuse_bias, self._fuse_residual, self._fuse_relu):
+            while rule():
+                pass
+        return before - len(program.global_block().ops)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _value(self, name):
+        var = self.scope.find_var(name)
+        if var is None or not var.is_initialized():
+            return None
+        t = var.get_tensor()
+        if not t._is_initialized():
+            return None
+        return t.numpy()
+
+    def _persistable(self, name):
+        block = self.program.global_block()
+        return block.has_var(name) and block.var(name).persistable
+
+    def _store(self, name, value, like):
+        """Writes `value` into variable `name` (made persistable in block 0 when new)."""
+        block = self.program.global_block()
+        if not block.has_var(name):
+            block.create_var(name=name, shape=list(value.shape), dtype=like.dtype,
+                             persistable=True)
+        self.scope.var(name).get_tensor().set(np.ascontiguousarray(value), self.place, False)
+
+    def _conv_parts(self, op):
+        """The fused_conv2d view of a conv op: (inputs, attrs), or None when op is not a conv
+        this pass can extend."""
+        if op.type not in _CONVS + (_FUSED,):
+            return None
+        inputs = {"Input": op.input("Input"), "Filter": op.input("Filter")}
+        attrs = {n: op.attr(n) for n in op.attr_names if n not in _DROP_ATTRS}
+        if op.type == _FUSED:
+            for p in ("Bias", "ResidualData"):
+                if op.input(p):
+                    inputs[p] = op.input(p)
+        return inputs, attrs
+
+    def _replace(self, old_ops, at, inputs, output, attrs):
+        """Removes old_ops and inserts a fused_conv2d at the index `at` had."""
+        block = self.program.global_block()
+        g = _Graph(self.program, self.keep)
+        index = g.index(at)
+        removed_before = sum(1 for o in old_ops if g.index(o) < index)
+        for o in sorted(old_ops, key=g.index, reverse=True):
+            block._remove_op(g.index(o))
+        block._insert_op(index - removed_before, _FUSED, inputs=inputs,
+                         outputs={"Output": [output]}, attrs=attrs)
+
+    def _conv_writing(self, g, name):
+        """The conv-like op writing `name` whose output nothing else reads, or None."""
+        for op in g.block.ops:
+            if name in op.output_arg_names and self._conv_parts(op) is not None:
+                return op
+        return None
+
+    # --- rules (each returns True after one rewrite) ---------------------------------------
+
+    def _fold_batch_norm(self):
+        g = _Graph(self.program, self.keep)
+        for conv in list(g.block.ops):
+            parts = self._conv_parts(conv)
+            if parts is None:
+                continue
+            inputs, attrs = parts
+            if "ResidualData" in inputs or attrs.get("fuse_activation") or attrs.get("fuse_relu"):
+                continue
+            out = conv.output("Output")[0]
+            bn = g.only_reader(out)
+            if bn is None or bn.type != "batch_norm" or bn.input("X") != [out]:
+                continue
+            test = bn.attr("is_test") and not (bn.has_attr("trainable_statistics") and
+                                               bn.attr("trainable_statistics"))
+            if not (test or bn.attr("use_global_stats")):
+                continue
+            if (bn.attr("data_layout") == "NHWC") != _nhwc(conv):
+                continue
+            if any(g.readers.get(n) for p in ("MeanOut", "VarianceOut", "SavedMean",
+                                              "SavedVariance", "ReserveSpace")
+                   for n in bn.desc.outputs().get(p, [])
+                   if n not in bn.input("Mean") + bn.input("Variance")):
+                continue
+            names = {p: bn.input(p)[0] for p in ("Scale", "Bias", "Mean", "Variance")}
+            fname = inputs["Filter"][0]
+            if not all(self._persistable(n) for n in list(names.values()) + [fname]):
+                continue
+            vals = {p: self._value(n) for p, n in names.items()}
+            w = self._value(fname)
+            old_b = self._value(inputs["Bias"][0]) if "Bias" in inputs else None
+            if w is None or any(v is None for v in vals.values()) or ("Bias" in inputs and old_b is None):
+                continue
+            m = w.shape[0]
+            if any(v.size != m for v in vals.values()) or (old_b is not None and old_b.size != m):
+                continue
+            inv = vals["Scale"].astype(np.float64).reshape(m) / np.sqrt(
+                vals["Variance"].astype(np.float64).reshape(m) + float(bn.attr("epsilon")))
+            new_w = (w.astype(np.float64) * inv.reshape((m,) + (1,) * (w.ndim - 1))).astype(w.dtype)
+            b0 = old_b.astype(np.float64).reshape(m) if old_b is not None else 0.0
+            new_b = ((b0 - vals["Mean"].astype(np.float64).reshape(m)) * inv +
+                     vals["Bias"].astype(np.float64).reshape(m)).astype(w.dtype)
+            # The filter is rewritten in place when only this conv reads it; else a copy.
+            if len(g.readers.get(fname, [])) != 1:
+                fname = unique_name.generate(fname + "_bn_folded")
+            self._store(fname, new_w, g.block.var(inputs["Filter"][0]))
+            bname = unique_name.generate(names["Bias"] + "_conv_bias")
+            self._store(bname, new_b, g.block.var(names["Bias"]))
+            inputs["Filter"], inputs["Bias"] = [fname], [bname]
+            self._replace([conv, bn], conv, inputs, bn.output("Y")[0], attrs)
+            return True
+        return False
+
+    def _fuse_bias(self):
+        """conv + elementwise_add(Y = a persistable [M] vector on the channel axis): Bias."""
+        g = _Graph(self.program, self.keep)
+        for conv in list(g.block.ops):
+            parts = self._conv_parts(conv)
+            if parts is None:
+                continue
+            inputs, attrs = parts
+            if "Bias" in inputs or "ResidualData" in inputs or attrs.get("fuse_activation") or \
+                    attrs.get("fuse_relu"):
+                continue
+            out = conv.output("Output")[0]
+            add = g.only_reader(out)
+            if add is None or add.type != "elementwise_add" or add.input("X") != [out]:
+                continue
+            y = add.input("Y")[0]
+            yv = g.block.var(y) if g.block.has_var(y) else None
+            m = conv.block.var(inputs["Filter"][0]).shape[0]
+            axis = add.attr("axis")
+            channel_axis = 3 if _nhwc(conv) else 1
+            if yv is None or not yv.persistable or list(yv.shape) != [m] or \
+                    axis not in (channel_axis, channel_axis - 4):
+                continue
+            if _nhwc(conv) and axis not in (3, -1):
+                continue
+            inputs["Bias"] = [y]
+            self._replace([conv, add], conv, inputs, add.output("Out")[0], attrs)
+            return True
+        return False
+
+    def _fuse_residual(self):
+        """conv + elementwise_add(the conv's output, R of the same dims): ResidualData = R,
+        the fused op placed where the add was (R is ready there)."""
+        g = _Graph(self.program, self.keep)
+        for add in list(g.block.ops):
+            if add.type != "elementwise_add":
+                continue
+            x, y = add.input("X")[0], add.input("Y")[0]
+            if not (g.block.has_var(x) and g.block.has_var(y)):
+                continue
+            sx, sy = list(g.block.var(x).shape), list(g.block.var(y).shape)
+            if sx != sy or len(sx) != 4 or x == y:
+                continue
+            best = None
+            for mine, other in ((x, y), (y, x)):
+                conv = self._conv_writing(g, mine)
+                if conv is None or g.only_reader(mine) is not add:
+                    continue
+                inputs, attrs = self._conv_parts(conv)
+                if "ResidualData" in inputs or attrs.get("fuse_activation") or attrs.get("fuse_relu"):
+                    continue
+                i, j = g.index(conv), g.index(add)
+                if g.writers_between(sum(inputs.values(), []) + [other], i, j):
+                    continue
+                if best is None or i > best[0]:
+                    best = (i, conv, inputs, attrs, other)
+            if best is None:
+                continue
+            _, conv, inputs, attrs, other = best
+            inputs["ResidualData"] = [other]
+            attrs["fuse_residual_connection"] = True
+            self._replace([conv, add], add, inputs, add.output("Out")[0], attrs)
+            return True
+        return False
+
+    def _fuse_relu(self):
+        g = _Graph(self.program, self.keep)
+        for conv in list(g.block.ops):
+            parts = self._conv_parts(conv)
+            if parts is None:
+                continue
+            inputs, attrs = parts
+            if attrs.get("fuse_activation") or attrs.get("fuse_relu"):
+                continue
+            out = conv.output("Output")[0]
+            relu = g.only_reader(out)
+            if relu is None or relu.type != "relu" or relu.input("X") != [out]:
+                continue
+            attrs["fuse_activation"] = "relu"
+            self._replace([conv, relu], conv, inputs, relu.output("Out")[0], attrs)
+            return True
+        return False

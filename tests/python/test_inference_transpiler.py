@@ -1,0 +1,287 @@
+"""tide.transpiler.InferenceTranspiler (python/tide/transpiler/inference_transpiler.py) and the
+fused_conv2d op it makes (plugins/ops_nn/conv_op.cc, devices/mkldnn/conv_kernels.cc):
+fused_conv2d's plain and oneDNN kernels against a float64 numpy reference of Paddle's rule
+Output = act(conv + Bias + ResidualData); the transpiler folds batch_norm and fuses bias,
+residual and relu with outputs equal to the unfused program's within 1e-5 relative, on the plain
+kernels and with oneDNN, and leaves alone what it must not fuse."""
+import os
+
+import numpy as np
+import pytest
+
+import tide
+
+
+def has_mkldnn():
+    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
+
+
+LIBS = ["plain", pytest.param("mkldnn", marks=pytest.mark.skipif(
+    not has_mkldnn(), reason="device_mkldnn is not loaded"))]
+
+
+def kernels(exe, op_type):
+    return [k for op, k in exe.last_run_info()["kernels"] if op == op_type]
+
+
+def run_with(lib, exe, program, feed, fetch_list):
+    tide.set_flags({"use_mkldnn": lib == "mkldnn"})
+    try:
+        return exe.run(program, feed=feed, fetch_list=fetch_list)
+    finally:
+        tide.set_flags({"use_mkldnn": False})
+
+
+def conv_ref(x, w, stride, pad, groups):
+    """float64 NCHW convolution (cross-correlation), symmetric zero padding."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, m, oh, ow))
+    mg = m // groups
+    for g in range(groups):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        ws = w[g * mg:(g + 1) * mg]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                out[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, ws[:, :, i, j])
+    return out
+
+
+# (id, N, C, H, W, M, k, stride, pad, groups, bias, residual, relu)
+FUSED_CASES = [
+    ("bias", 2, 8, 7, 7, 16, 3, 1, 1, 1, True, False, False),
+    ("bias_relu", 2, 8, 7, 7, 16, 3, 1, 1, 1, True, False, True),
+    ("bias_residual", 2, 16, 6, 6, 16, 1, 1, 0, 1, True, True, False),
+    ("bias_residual_relu", 2, 16, 6, 6, 32, 1, 1, 0, 1, True, True, True),
+    ("residual_relu_no_bias", 1, 8, 9, 9, 8, 3, 2, 1, 1, False, True, True),
+    ("relu_only_stem", 1, 3, 16, 16, 16, 7, 2, 3, 1, False, False, True),
+    ("grouped_bias_relu", 2, 8, 5, 5, 8, 3, 1, 1, 2, True, False, True),
+    ("none", 1, 4, 5, 5, 6, 3, 1, 1, 1, False, False, False),
+]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("case", FUSED_CASES, ids=[c[0] for c in FUSED_CASES])
+def test_fused_conv2d_matches_numpy(case, lib, fresh_programs, exe, rng):
+    _, n, c, h, w, m, k, stride, pad, groups, bias, residual, relu = case
+    main, _ = fresh_programs
+    block = main.global_block()
+    x = tide.layers.data(name="x", shape=[n, c, h, w], dtype="float32", append_batch_size=False)
+    f = tide.layers.data(name="f", shape=[m, c // groups, k, k], dtype="float32",
+                         append_batch_size=False)
+    oh = (h + 2 * pad - k) // stride + 1
+    ow = (w + 2 * pad - k) // stride + 1
+    feed = {"x": rng.uniform(-1, 1, (n, c, h, w)).astype("float32"),
+            "f": rng.uniform(-1, 1, (m, c // groups, k, k)).astype("float32")}
+    inputs = {"Input": [x.name], "Filter": [f.name]}
+    if bias:
+        tide.layers.data(name="b", shape=[m], dtype="float32", append_batch_size=False)
+        inputs["Bias"] = ["b"]
+        feed["b"] = rng.uniform(-1, 1, (m,)).astype("float32")
+    if residual:
+        tide.layers.data(name="r", shape=[n, m, oh, ow], dtype="float32", append_batch_size=False)
+        inputs["ResidualData"] = ["r"]
+        feed["r"] = rng.uniform(-1, 1, (n, m, oh, ow)).astype("float32")
+    out = block.create_var(name="out", dtype="float32")
+    block.append_op("fused_conv2d", inputs=inputs, outputs={"Output": [out.name]},
+                    attrs={"strides": [stride, stride], "paddings": [pad, pad], "groups": groups,
+                           "fuse_activation": "relu" if relu else "",
+                           "fuse_residual_connection": residual})
+    got, = run_with(lib, exe, main, feed, [out])
+    ks = kernels(exe, "fused_conv2d")
+    assert ks and all(("mkldnn" in s) == (lib == "mkldnn") for s in ks), ks
+    want = conv_ref(feed["x"], feed["f"], stride, pad, groups)
+    if bias:
+        want += feed["b"].astype(np.float64).reshape(1, m, 1, 1)
+    if residual:
+        want += feed["r"]
+    if relu:
+        want = np.maximum(want, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_fused_conv2d_nhwc_and_blocked_residual(lib, fresh_programs, exe, rng):
+    """NHWC data_format (bias per channel, residual [N, H, W, M]); and, NCHW, a residual that is
+    another conv's (blocked, under oneDNN) output."""
+    main, _ = fresh_programs
+    block = main.global_block()
+    x = tide.layers.data(name="x", shape=[2, 5, 5, 8], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="f", shape=[16, 8, 3, 3], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="b", shape=[16], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="r", shape=[2, 5, 5, 16], dtype="float32", append_batch_size=False)
+    xc = tide.layers.data(name="xc", shape=[2, 16, 5, 5], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="f2", shape=[16, 16, 3, 3], dtype="float32", append_batch_size=False)
+    block.create_var(name="out", dtype="float32")
+    block.append_op("fused_conv2d", inputs={"Input": [x.name], "Filter": ["f"], "Bias": ["b"],
+                                            "ResidualData": ["r"]},
+                    outputs={"Output": ["out"]},
+                    attrs={"paddings": [1, 1], "data_format": "NHWC", "fuse_activation": "relu",
+                           "fuse_residual_connection": True})
+    res = tide.layers.conv2d(xc, num_filters=16, filter_size=1, bias_attr=False)
+    block.create_var(name="out2", dtype="float32")
+    block.append_op("fused_conv2d", inputs={"Input": [xc.name], "Filter": ["f2"],
+                                            "ResidualData": [res.name]},
+                    outputs={"Output": ["out2"]},
+                    attrs={"paddings": [1, 1], "fuse_residual_connection": True})
+    feed = {"x": rng.uniform(-1, 1, (2, 5, 5, 8)).astype("float32"),
+            "f": rng.uniform(-1, 1, (16, 8, 3, 3)).astype("float32"),
+            "b": rng.uniform(-1, 1, (16,)).astype("float32"),
+            "r": rng.uniform(-1, 1, (2, 5, 5, 16)).astype("float32"),
+            "xc": rng.uniform(-1, 1, (2, 16, 5, 5)).astype("float32"),
+            "f2": rng.uniform(-1, 1, (16, 16, 3, 3)).astype("float32")}
+    exe.run(tide.default_startup_program())
+    w_res = np.array(tide.global_scope().find_var(
+        [o for o in main.global_block().ops if o.type == "conv2d"][0].input("Filter")[0]
+    ).get_tensor())
+    got, got2 = run_with(lib, exe, main, feed, ["out", "out2"])
+    x_nchw = feed["x"].transpose(0, 3, 1, 2)
+    want = conv_ref(x_nchw, feed["f"], 1, 1, 1) + feed["b"].reshape(1, 16, 1, 1)
+    want = np.maximum(want + feed["r"].transpose(0, 3, 1, 2), 0).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    want2 = conv_ref(feed["xc"], feed["f2"], 1, 1, 1) + conv_ref(feed["xc"], w_res, 1, 0, 1)
+    np.testing.assert_allclose(got2, want2, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_conv2d_refuses_what_it_does_not_implement(fresh_programs):
+    main, _ = fresh_programs
+    block = main.global_block()
+    tide.layers.data(name="x", shape=[1, 4, 5, 5], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="f", shape=[4, 4, 3, 3], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="r", shape=[1, 4, 3, 3], dtype="float32", append_batch_size=False)
+    block.create_var(name="out", dtype="float32")
+    with pytest.raises(tide.TideError, match="fuse_activation"):
+        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
+                        outputs={"Output": ["out"]}, attrs={"fuse_activation": "sigmoid"})
+    with pytest.raises(tide.TideError, match="fuse_residual_connection is false"):
+        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"], "ResidualData": ["r"]},
+                        outputs={"Output": ["out"]})
+    with pytest.raises(tide.TideError, match="ResidualData is absent"):
+        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
+                        outputs={"Output": ["out"]}, attrs={"fuse_residual_connection": True})
+    with pytest.raises(tide.TideError, match="fuse_brelu"):
+        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
+                        outputs={"Output": ["out"]}, attrs={"fuse_brelu": True})
+    # conv2d itself still refuses Paddle's fusions (not every device's kernel implements them).
+    with pytest.raises(tide.TideError, match="fuse_relu"):
+        block.append_op("conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
+                        outputs={"Output": ["out"]}, attrs={"fuse_relu": True})
+
+
+# --- the transpiler ----------------------------------------------------------------------------
+
+def resnet_like(x):
+    """stem conv+bn+relu, a bottleneck with a projection shortcut (conv+bn) and one with an
+    identity shortcut, a conv with a bias + relu, pooling and an fc: every pattern once."""
+    def conv_bn(inp, filters, size, stride=1, act=None):
+        c = tide.layers.conv2d(inp, num_filters=filters, filter_size=size, stride=stride,
+                               padding=(size - 1) // 2, bias_attr=False)
+        return tide.layers.batch_norm(c, act=act, is_test=True)
+
+    h = conv_bn(x, 16, 3, act="relu")
+    for proj in (True, False):
+        a = conv_bn(h, 8, 1, act="relu")
+        a = conv_bn(a, 8, 3, act="relu")
+        a = conv_bn(a, 32, 1)
+        short = conv_bn(h, 32, 1) if proj else h
+        h = tide.layers.relu(tide.layers.elementwise_add(a, short))
+    h = tide.layers.conv2d(h, num_filters=16, filter_size=3, padding=1, act="relu")
+    h = tide.layers.pool2d(h, pool_size=2, pool_type="avg", global_pooling=True)
+    return tide.layers.fc(h, size=10)
+
+
+def randomize_batch_norms(program, scope, rng):
+    """Non-trivial running statistics and affine parameters."""
+    for op in program.global_block().ops:
+        if op.type != "batch_norm":
+            continue
+        for p, lo, hi in (("Scale", 0.5, 1.5), ("Bias", -0.5, 0.5), ("Mean", -0.3, 0.3),
+                          ("Variance", 0.5, 2.0)):
+            t = scope.find_var(op.input(p)[0]).get_tensor()
+            t.set(rng.uniform(lo, hi, t.shape()).astype("float32"), tide.CPUPlace(), False)
+
+
+def op_types(program):
+    return [op.type for op in program.global_block().ops]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_transpiler_fuses_and_matches(lib, fresh_programs, exe, rng):
+    main, startup = fresh_programs
+    x = tide.layers.data(name="x", shape=[3, 12, 12], dtype="float32")
+    y = resnet_like(x)
+    exe.run(startup)
+    scope = tide.global_scope()
+    randomize_batch_norms(main, scope, rng)
+    feed = {"x": rng.uniform(-1, 1, (2, 3, 12, 12)).astype("float32")}
+    test_program = main.clone(for_test=True)
+    want, = run_with(lib, exe, test_program, feed, [y])
+    before = op_types(test_program)
+    removed = tide.transpiler.InferenceTranspiler().transpile(test_program, tide.CPUPlace(), scope)
+    after = op_types(test_program)
+    assert removed == len(before) - len(after) > 0
+    assert "batch_norm" not in after and "relu" not in after and "conv2d" not in after, after
+    # 9 convs: 8 batch_norms + 8 relus + 2 residual adds + 1 conv bias add are gone (the fc's
+    # bias add after its mul stays).
+    assert after.count("fused_conv2d") == 9 and before.count("conv2d") == 9
+    assert removed == 8 + 8 + 2 + 1, (before, after)
+    got, = run_with(lib, exe, test_program, feed, [y])
+    assert all(("mkldnn" in k) == (lib == "mkldnn") for k in kernels(exe, "fused_conv2d"))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_transpiler_keeps_what_is_read_elsewhere(fresh_programs, exe, rng):
+    """A fetched conv output is not folded into its batch_norm; a relu whose input is fetched
+    stays; a batch_norm in training mode is not folded."""
+    main, startup = fresh_programs
+    x = tide.layers.data(name="x", shape=[4, 6, 6], dtype="float32")
+    c1 = tide.layers.conv2d(x, num_filters=8, filter_size=3, padding=1, bias_attr=False)
+    b1 = tide.layers.batch_norm(c1, is_test=True)
+    c2 = tide.layers.conv2d(b1, num_filters=8, filter_size=3, padding=1, bias_attr=False)
+    b2 = tide.layers.batch_norm(c2, is_test=False)
+    c3 = tide.layers.conv2d(b2, num_filters=8, filter_size=1, bias_attr=False)
+    r3 = tide.layers.relu(c3)
+    exe.run(startup)
+    scope = tide.global_scope()
+    randomize_batch_norms(main, scope, rng)
+    feed = {"x": rng.uniform(-1, 1, (2, 4, 6, 6)).astype("float32")}
+    want = exe.run(main, feed=feed, fetch_list=[c1, c3, r3])
+    # The training-mode batch_norm updated its running statistics: start again from them.
+    randomize_batch_norms(main, scope, np.random.RandomState(7))
+    want = exe.run(main, feed=feed, fetch_list=[c1, c3, r3])
+    randomize_batch_norms(main, scope, np.random.RandomState(7))
+    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), scope, keep=[c1, c3])
+    assert op_types(main).count("batch_norm") == 2, op_types(main)
+    assert "relu" in op_types(main)
+    got = exe.run(main, feed=feed, fetch_list=[c1, c3, r3])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+FIXTURES = os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
+                        "tests", "fixtures", "paddle")
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_paddle_models_with_and_without_the_pass(name, lib):
+    """load_inference_model optimises by default: the fused program has no batch_norm and far
+    fewer ops, and its output is the unoptimised one's within 1e-5 relative."""
+    d = os.path.join(FIXTURES, name)
+    feed = np.load(os.path.join(d, "input.npy"))
+    outs, ops = {}, {}
+    for optimize in (False, True):
+        with tide.scope_guard(tide.Scope()):
+            exe = tide.Executor(tide.CPUPlace())
+            program, feeds, fetches = tide.io.load_inference_model(
+                os.path.join(d, "inference"), exe, optimize=optimize)
+            outs[optimize], = run_with(lib, exe, program, {feeds[0]: feed}, fetches)
+            ops[optimize] = op_types(program)
+    assert "batch_norm" in ops[False] and "batch_norm" not in ops[True]
+    assert len(ops[True]) < len(ops[False]) * 0.6, (len(ops[True]), len(ops[False]))
+    ref = outs[False]
+    np.testing.assert_allclose(outs[True], ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
