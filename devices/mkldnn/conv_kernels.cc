@@ -98,7 +98,9 @@ Fusion GetFusion(const KernelContext& ctx) {
   return fu;
 }
 
-// Post-ops in Paddle's order: the residual sum, then the activation.
+// Post-ops in Paddle's order: the residual sum over what dst holds (ResidualData, copied there
+// unless Output is ResidualData's own variable), then the activation. (oneDNN 2.6's brgconv
+// takes no full-tensor binary add: it would fall back to the reference convolution.)
 dnnl::primitive_attr FusionAttr(const Fusion& fu) {
   dnnl::primitive_attr a = DefaultAttr();
   dnnl::post_ops ops;
@@ -130,35 +132,43 @@ void ConvKernel(KernelContext& ctx) {
                  tide::ToString(want), ", got ", tide::ToString(fu.residual.dims()));
     }
     Exec e(ctx);
+    memory residual;
     Key key = ConvKey(op, x, p);
     key(int64_t(bool(fu.bias)))(int64_t(bool(fu.residual)))(int64_t(fu.relu));
+    if (fu.residual) residual = ActView(e, p, fu.residual, op, "ResidualData");
     auto entry = e.cache().GetOrCreate<ConvFwd>(key.str(), [&] {
       const bool bias = bool(fu.bias);
-      dnnl::convolution_forward::primitive_desc pd(
-          FwdDesc(prop_kind::forward_inference, p, Any(p.dst), bias), FusionAttr(fu),
-          e.engine());
+      auto make = [&](const memory::desc& dst) {
+        return dnnl::convolution_forward::primitive_desc(
+            FwdDesc(prop_kind::forward_inference, p, dst, bias), FusionAttr(fu), e.engine());
+      };
+      auto pd = make(Any(p.dst));
       if (StorableTag(pd.dst_desc(), p.dst) == Tag::undef)  // e.g. padded channel blocks
-        pd = dnnl::convolution_forward::primitive_desc(
-            FwdDesc(prop_kind::forward_inference, p, memory::desc(p.dst, f32, Tag::nchw), bias),
-            FusionAttr(fu), e.engine());
+        pd = make(memory::desc(p.dst, f32, Tag::nchw));
       return ConvFwd{pd, dnnl::convolution_forward(pd)};
     });
     const auto& pd = entry->pd;
     memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
     memory w = e.Convert(FilterView(e, f, p, op), pd.weights_desc());
+    // Output may be ResidualData's own variable (the transpiler's in-place residual): then the
+    // sum reads dst as it is, unless its format changes, which needs a copy first.
+    const bool in_place = fu.residual && !p.nhwc && residual.get_data_handle() == out.raw_data();
+    if (in_place && residual.get_desc() != pd.dst_desc())
+      residual = e.Convert(residual, pd.dst_desc());
     memory dst = p.nhwc ? e.TempMemory(pd.dst_desc())
                         : TryOutput(e, out, p.out, pd.dst_desc(), ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
+    TIDE_CHECK(!in_place || residual.get_data_handle() != out.raw_data() ||
+                   dst.get_data_handle() == residual.get_data_handle(),
+               "op '", op, "': Output, ResidualData's variable, moved when it was written");
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
     if (fu.bias) {
       memory b = PlainView(e, fu.bias, op, "Bias");
       args[DNNL_ARG_BIAS] = e.View(memory::desc({p.f[0]}, f32, Tag::a), b.get_data_handle());
     }
-    if (fu.residual) {  // the sum post-op adds what dst holds
-      memory r = ActView(e, p, fu.residual, op, "ResidualData");
-      if (r.get_data_handle() != dst.get_data_handle()) e.Reorder(r, dst);
-    }
+    if (fu.residual && residual.get_data_handle() != dst.get_data_handle())
+      e.Reorder(residual, dst);  // the sum post-op adds what dst holds
     e.Run(entry->prim, pd, std::move(args));
     if (p.nhwc) StoreNhwc(e, dst, out, Nhwc(p.out), ctx.place());
     e.Wait();

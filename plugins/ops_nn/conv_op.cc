@@ -107,9 +107,11 @@ bool IsPointwise(const ConvGeom& g) {
 }
 
 // fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
+// Output may be ResidualData's own variable (InferenceTranspiler's in-place residual).
 struct ConvFusion {
   bool relu = false;
   Tensor bias, residual;  // empty when absent
+  const void* residual_copy = nullptr;  // ResidualData's values when Output overwrites them
 };
 
 ConvFusion GetFusion(const KernelContext& ctx) {
@@ -138,7 +140,8 @@ void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom&
     const Dims want = nhwc ? NchwToNhwcDims(g.out_dims()) : g.out_dims();
     TIDE_CHECK(fu.residual.dims() == want, "op '", op, "': ResidualData must have Output's dims ",
                tide::ToString(want), ", got ", tide::ToString(fu.residual.dims()));
-    r = AsNchw<T>(ctx, fu.residual, nhwc);
+    r = fu.residual_copy ? static_cast<const T*>(fu.residual_copy)
+                         : AsNchw<T>(ctx, fu.residual, nhwc);
   }
   if (!b && !r && !fu.relu) return;
   for (int64_t n = 0; n < g.n; ++n)
@@ -160,7 +163,13 @@ void ConvKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
   const bool nhwc = ChannelLast(ctx);
   ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
-  const ConvFusion fusion = GetFusion(ctx);
+  ConvFusion fusion = GetFusion(ctx);
+  if (fusion.residual && fusion.residual.raw_data() == out.raw_data()) {  // in place: keep it
+    const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
+    T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));
+    std::copy(rd, rd + fusion.residual.numel(), copy);
+    fusion.residual_copy = copy;
+  }
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();

@@ -147,6 +147,40 @@ def test_fused_conv2d_nhwc_and_blocked_residual(lib, fresh_programs, exe, rng):
     np.testing.assert_allclose(got2, want2, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("residual_from", ["plain_op", "conv"])
+def test_fused_conv2d_in_place_residual(lib, residual_from, fresh_programs, exe, rng):
+    """Output is ResidualData's own variable (what the transpiler makes): the residual is read
+    before it is overwritten, whether it arrives plain (a scale op's output) or in the format
+    the convolution writes (a conv's output, blocked under oneDNN)."""
+    main, _ = fresh_programs
+    block = main.global_block()
+    x = tide.layers.data(name="x", shape=[2, 8, 6, 6], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="f", shape=[8, 8, 3, 3], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="b", shape=[8], dtype="float32", append_batch_size=False)
+    src = tide.layers.data(name="src", shape=[2, 8, 6, 6], dtype="float32", append_batch_size=False)
+    tide.layers.data(name="g", shape=[8, 8, 1, 1], dtype="float32", append_batch_size=False)
+    if residual_from == "plain_op":
+        r = tide.layers.scale(src, scale=2.0)
+    else:
+        r = block.create_var(name="r", dtype="float32")
+        block.append_op("conv2d", inputs={"Input": [src.name], "Filter": ["g"]},
+                        outputs={"Output": [r.name]})
+    block.append_op("fused_conv2d", inputs={"Input": [x.name], "Filter": ["f"], "Bias": ["b"],
+                                            "ResidualData": [r.name]},
+                    outputs={"Output": [r.name]},
+                    attrs={"paddings": [1, 1], "fuse_activation": "relu",
+                           "fuse_residual_connection": True})
+    feed = {n: rng.uniform(-1, 1, shape).astype("float32") for n, shape in
+            (("x", (2, 8, 6, 6)), ("f", (8, 8, 3, 3)), ("b", (8,)), ("src", (2, 8, 6, 6)),
+             ("g", (8, 8, 1, 1)))}
+    for _ in range(2):  # the second run reads the residual the first one did not change
+        got, = run_with(lib, exe, main, feed, [r])
+    res = 2.0 * feed["src"] if residual_from == "plain_op" else conv_ref(feed["src"], feed["g"], 1, 0, 1)
+    want = conv_ref(feed["x"], feed["f"], 1, 1, 1) + feed["b"].reshape(1, 8, 1, 1) + res
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-5, atol=1e-5)
+
+
 def test_fused_conv2d_refuses_what_it_does_not_implement(fresh_programs):
     main, _ = fresh_programs
     block = main.global_block()
@@ -229,6 +263,10 @@ def test_transpiler_fuses_and_matches(lib, fresh_programs, exe, rng):
     # bias add after its mul stays).
     assert after.count("fused_conv2d") == 9 and before.count("conv2d") == 9
     assert removed == 8 + 8 + 2 + 1, (before, after)
+    # The identity shortcut's residual is overwritten in place (nothing reads it afterwards).
+    in_place = [op for op in test_program.global_block().ops if op.type == "fused_conv2d" and
+                op.input("ResidualData") and op.input("ResidualData") == op.output("Output")]
+    assert len(in_place) == 2, [op.to_string() for op in test_program.global_block().ops]
     got, = run_with(lib, exe, test_program, feed, [y])
     assert all(("mkldnn" in k) == (lib == "mkldnn") for k in kernels(exe, "fused_conv2d"))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

@@ -6,7 +6,10 @@ conv_activation / residual fuse passes):
   folded into the Filter and a Bias (computed in float64, stored as the parameters' dtype);
 - conv + elementwise_add of a persistable [M] vector on the channel axis: that vector is the Bias;
 - conv + elementwise_add of another tensor of the output's dims: ResidualData;
-- conv (+ ...) + relu: fuse_activation = relu.
+- conv (+ ...) + relu: fuse_activation = relu;
+- a fused conv whose ResidualData nothing reads afterwards writes its Output into ResidualData's
+  variable (in place, as Paddle's oneDNN kernel reuses the residual's buffer): the sum then needs
+  no copy of the residual. Later readers of the old Output name read that variable instead.
 
 Each fused conv becomes Paddle's `fused_conv2d` op (Output = act(conv + Bias + ResidualData)),
 whose plain CPU and oneDNN kernels implement exactly that; it has no gradient, so only inference
@@ -80,7 +83,8 @@ class InferenceTranspiler:
         self.scope = scope if scope is not None else global_scope()
         self.place = place if place is not None else CPUPlace()
         before = len(program.global_block().ops)
-        for rule in (self._fold_batch_norm, self._fuse_bias, self._fuse_residual, self._fuse_relu):
+        for rule in (self._fold_batch_norm, self._fuse_bias, self._fuse_residual, self._fuse_relu,
+                     self._residual_in_place):
             while rule():
                 pass
         return before - len(program.global_block().ops)
@@ -274,5 +278,39 @@ class InferenceTranspiler:
                 continue
             attrs["fuse_activation"] = "relu"
             self._replace([conv, relu], conv, inputs, relu.output("Out")[0], attrs)
+            return True
+        return False
+
+    def _residual_in_place(self):
+        """fused_conv2d(ResidualData = R, Output = O) -> Output = R when R is a temporary that
+        no op after it reads, and O is not read outside the program; O's later readers read R."""
+        g = _Graph(self.program, self.keep)
+        block = g.block
+        for conv in list(block.ops):
+            if conv.type != _FUSED or not conv.input("ResidualData"):
+                continue
+            r, o = conv.input("ResidualData")[0], conv.output("Output")[0]
+            if r == o or r in self.keep or o in self.keep or not block.has_var(r) or \
+                    block.var(r).persistable or not block.has_var(o):
+                continue
+            if list(block.var(r).shape) != list(block.var(o).shape) or \
+                    block.var(r).dtype != block.var(o).dtype:
+                continue
+            i = g.index(conv)
+            readers_r = g.readers.get(r, [])
+            if any(op is not conv and (op.block.idx != 0 or g.index(op) > i) for op in readers_r):
+                continue
+            if any(op.type in ("fetch", "feed") or op.block.idx != 0 for op in g.readers.get(o, [])):
+                continue
+            if any(r in op.output_arg_names for op in block.ops[i + 1:]) or \
+                    any(o in op.output_arg_names for op in block.ops if op is not conv):
+                continue
+            if any(op.type == "feed" and r in op.output_arg_names for op in block.ops):
+                continue
+            for op in block.ops[i + 1:]:
+                if o in op.input_arg_names:
+                    op.desc.rename_input(o, r)
+            conv.desc.set_output("Output", [r])
+            self.program._bump()
             return True
         return False
