@@ -138,10 +138,13 @@ Attribute ScalarsFromProto(const proto::OpDesc::Attr& p) {
 }  // namespace
 
 Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
-  // The proto's own type name: SCALAR and the VAR types have no TideAttrType value.
+  // SCALAR and the VAR types have no TideAttrType value: named by the proto's own name.
+  const bool tide_type = p.type() != proto::SCALAR && p.type() != proto::SCALARS && p.type() != proto::VAR &&
+                         p.type() != proto::VARS;
+  const std::string type_name =
+      tide_type ? AttrTypeName(static_cast<TideAttrType>(p.type())) : proto::AttrType_Name(p.type());
   auto need = [&](bool has, const char* field) {
-    TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", proto::AttrType_Name(p.type()),
-                 " has no '", field, "' value");
+    TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", type_name, " has no '", field, "' value");
   };
   switch (p.type()) {
     case proto::INT: need(p.has_i(), "i"); return p.i();

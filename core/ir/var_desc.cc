@@ -40,7 +40,13 @@ void VarDesc::ToProto(proto::VarDesc* out) const {
 VarDesc VarDesc::FromProto(const proto::VarDesc& p) {
   TIDE_ENFORCE(!p.name().empty(), "a VarDesc has an empty name");
   VarDesc v(p.name());
-  v.type_ = static_cast<TideVarType>(p.type().type());
+  const proto::VarType::Type t = p.type().type();
+  const bool known = (t >= proto::VarType::LOD_TENSOR && t <= proto::VarType::LOD_TENSOR_ARRAY) ||
+                     t == proto::VarType::RAW;
+  TIDE_ENFORCE(known, "variable '", p.name(), "' has variable type ", proto::VarType::Type_Name(t), " (",
+               int(t), "), which Tide does not hold (it holds LOD_TENSOR, SELECTED_ROWS, FEED_MINIBATCH, "
+               "FETCH_LIST, STEP_SCOPES, LOD_RANK_TABLE, LOD_TENSOR_ARRAY and RAW)");
+  v.type_ = static_cast<TideVarType>(t);
   v.persistable_ = p.persistable();
   v.stop_gradient_ = p.stop_gradient();
   const proto::VarType::TensorDesc* td = nullptr;

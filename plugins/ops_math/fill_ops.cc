@@ -4,6 +4,7 @@
 #include <exception>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -42,6 +43,27 @@ std::vector<int64_t> FillShape(const KernelContext& ctx) {
   return ctx.Attr<std::vector<int64_t>>("shape");
 }
 
+// `v` as a T when T holds it (an integer T: no NaN, no fraction dropped past its range), else
+// an error naming where the value came from (C++ leaves such conversions undefined or wrapping).
+template <typename T, typename S>
+T FitValue(S v, const char* from) {
+  if constexpr (std::is_integral_v<T>) {
+    bool fits;
+    if constexpr (std::is_floating_point_v<S>)  // [lo, hi + 1): both limits exact as long double
+      fits = !std::isnan(v) && static_cast<long double>(v) >= static_cast<long double>(std::numeric_limits<T>::min()) &&
+             static_cast<long double>(v) < static_cast<long double>(std::numeric_limits<T>::max()) + 1.0L;
+    else
+      fits = v >= static_cast<S>(std::numeric_limits<T>::min()) && v <= static_cast<S>(std::numeric_limits<T>::max());
+    if (!fits) {
+      std::ostringstream text;
+      text << v;
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op 'fill_constant': ", from, " ", text.str(), " does not fit ",
+                 tide::DataTypeName(tide::DataTypeOf<T>()));
+    }
+  }
+  return static_cast<T>(v);
+}
+
 // The fill value, as Paddle: ValueTensor's one element, else str_value when set (exact for
 // large int64 values; "inf", "-inf", "nan"), else the float attribute `value`.
 template <typename T>
@@ -51,17 +73,17 @@ T FillValue(const KernelContext& ctx) {
     TIDE_CHECK(v.numel() == 1, "op 'fill_constant': ValueTensor ('", ctx.InputName("ValueTensor"),
                "') must hold one element, got ", tide::ToString(v.dims()));
     switch (v.dtype()) {
-      case TIDE_FP32: return static_cast<T>(v.data<float>()[0]);
-      case TIDE_FP64: return static_cast<T>(v.data<double>()[0]);
-      case TIDE_INT32: return static_cast<T>(v.data<int32_t>()[0]);
-      case TIDE_INT64: return static_cast<T>(v.data<int64_t>()[0]);
+      case TIDE_FP32: return FitValue<T>(v.data<float>()[0], "ValueTensor");
+      case TIDE_FP64: return FitValue<T>(v.data<double>()[0], "ValueTensor");
+      case TIDE_INT32: return FitValue<T>(v.data<int32_t>()[0], "ValueTensor");
+      case TIDE_INT64: return FitValue<T>(v.data<int64_t>()[0], "ValueTensor");
       default:
         TIDE_THROW(TIDE_INVALID_ARGUMENT, "op 'fill_constant': ValueTensor must be float32, "
                    "float64, int32 or int64, got ", tide::DataTypeName(v.dtype()));
     }
   }
   const std::string sv = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
-  if (sv.empty()) return static_cast<T>(ctx.Attr<float>("value"));
+  if (sv.empty()) return FitValue<T>(ctx.Attr<float>("value"), "value");
   if (sv == "inf" || sv == "-inf" || sv == "nan") {
     TIDE_CHECK(std::is_floating_point_v<T>, "op 'fill_constant': str_value '", sv,
                "' needs a floating-point dtype, got ", tide::DataTypeName(tide::DataTypeOf<T>()));
@@ -69,16 +91,18 @@ T FillValue(const KernelContext& ctx) {
     return sv == "inf" ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
   }
   size_t used = 0;
-  T v{};
+  long long i = 0;
+  double d = 0;
   try {
-    if constexpr (std::is_integral_v<T>) v = static_cast<T>(std::stoll(sv, &used));
-    else v = static_cast<T>(std::stod(sv, &used));
+    if constexpr (std::is_integral_v<T>) i = std::stoll(sv, &used);
+    else d = std::stod(sv, &used);
   } catch (const std::exception&) {
     used = 0;
   }
   TIDE_CHECK(used == sv.size(), "op 'fill_constant': str_value '", sv, "' is not a number of ",
              tide::DataTypeName(tide::DataTypeOf<T>()));
-  return v;
+  if constexpr (std::is_integral_v<T>) return FitValue<T>(i, "str_value");
+  else return static_cast<T>(d);
 }
 
 template <typename T>

@@ -21,6 +21,33 @@ def _run(exe, fetch, feed=None):
 
 # --- 1. shapes whose element count or byte size overflows ---------------------------------------
 
+# A fill value an integer dtype cannot hold (a fuzzer finding: float -> int32 was undefined).
+@pytest.mark.parametrize("dtype,kwargs,shown", [
+    ("int32", dict(value=5.7e17), "value 5.7"),
+    ("int32", dict(value=float("nan")), "value nan"),
+    ("int64", dict(value=1e19), "value 1e+19"),
+    ("int32", dict(str_value="99999999999"), "str_value 99999999999"),
+])
+def test_fill_constant_value_outside_the_integer_dtype_is_refused(exe, dtype, kwargs, shown):
+    out = tide.default_main_program().current_block().create_var(name="filled", dtype=dtype)
+    layers.fill_constant(shape=[2], dtype=dtype, value=0.0, out=out)
+    op = tide.default_main_program().current_block().ops[-1]
+    for k, v in kwargs.items():
+        op._set_attr(k, v)
+    with pytest.raises(tide.TideError) as e:
+        _run(exe, out)
+    msg = str(e.value)
+    assert "fill_constant" in msg and shown in msg and "does not fit " + dtype in msg, msg
+
+
+def test_fill_constant_integer_values_in_range_are_exact(exe):
+    a = layers.fill_constant(shape=[2], dtype="int32", value=-2147483648.0)
+    b = layers.fill_constant(shape=[1], dtype="int64", value=0.0)
+    tide.default_main_program().current_block().ops[-1]._set_attr("str_value", "9223372036854775807")
+    got_a, got_b = exe.run(fetch_list=[a, b])
+    assert got_a.tolist() == [-2 ** 31] * 2 and got_b.tolist() == [2 ** 63 - 1]
+
+
 @pytest.mark.parametrize("shape", [[2 ** 40, 2 ** 40], [2 ** 31, 2 ** 31, 4], [-5, 3]])
 def test_fill_constant_with_an_impossible_shape_is_refused(exe, shape):
     out = layers.fill_constant(shape=shape, dtype="float32", value=1.0)

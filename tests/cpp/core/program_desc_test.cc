@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -537,6 +538,13 @@ TEST(ParseTest, OtherInvalidContent) {
         ->set_data_type(proto::VarType::LOD_TENSOR);
     ExpectInvalid(p, "variable 'x' has data type 7, which is not an element type");
   }
+  // A variable type Tide has no TideVarType for (a fuzzer finding: it was cast into the enum).
+  for (auto t : {proto::VarType::UINT16, proto::VarType::READER, proto::VarType::VOCAB}) {
+    proto::ProgramDesc p = base;
+    p.mutable_blocks(0)->mutable_vars(0)->mutable_type()->set_type(t);
+    ExpectInvalid(p, "variable 'x' has variable type " + proto::VarType::Type_Name(t) + " (" +
+                         std::to_string(int(t)) + "), which Tide does not hold");
+  }
   {
     proto::ProgramDesc p = base;
     p.mutable_blocks(0)->mutable_ops(0)->set_type("");
@@ -554,20 +562,22 @@ TEST(AttributeTest, ProtoRoundTripOfEveryType) {
   }
 }
 
-// A value missing from an attribute is named with the proto's type name, also for the types
-// Tide has no TideAttrType for (a fuzzer finding: the name lookup read SCALAR as a TideAttrType).
+// A value missing from an attribute is named with its type, also for the types Tide has no
+// TideAttrType for (a fuzzer finding: the name lookup read SCALAR as a TideAttrType).
 TEST(AttributeTest, MissingValueOfEveryProtoTypeIsNamed) {
-  for (proto::AttrType t : {proto::INT, proto::FLOAT, proto::STRING, proto::BOOLEAN, proto::BLOCK, proto::LONG,
-                            proto::FLOAT64, proto::SCALAR}) {
+  const std::map<proto::AttrType, std::string> names = {
+      {proto::INT, "int"},   {proto::FLOAT, "float"}, {proto::STRING, "string"},   {proto::BOOLEAN, "bool"},
+      {proto::BLOCK, "block"}, {proto::LONG, "long"}, {proto::FLOAT64, "float64"}, {proto::SCALAR, "SCALAR"}};
+  for (const auto& [t, name] : names) {
     proto::OpDesc::Attr p;
     p.set_name("a");
     p.set_type(t);
     try {
       AttrFromProto(p);
-      ADD_FAILURE() << "no error for an empty " << proto::AttrType_Name(t);
+      ADD_FAILURE() << "no error for an empty " << name;
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("attribute 'a' of type " + proto::AttrType_Name(t) + " has no '"),
-                std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("attribute 'a' of type " + name + " has no '"), std::string::npos)
+          << e.what();
     }
   }
 }
