@@ -8,6 +8,11 @@ its own, rounds interleaved. Every framework's output is compared with Paddle's.
     benchmarks/.venv-peers/bin/python benchmarks/paddle_resnet50.py [--batches 1 16] [--json out.json]
 
 The model (random weights, ~100 MB) is exported once into --model-dir by tools/paddle_export.py.
+Tide loads it with load_inference_model's default optimisations (InferenceTranspiler: batch_norm
+folded, bias / residual / relu fused into fused_conv2d); --no-optimize measures the program as
+saved. --tide-omp-wait-policy sets OMP_WAIT_POLICY in Tide's processes only: Debian's oneDNN
+runs on libgomp, whose waiting threads spin, which on a busy machine costs a scheduler time
+slice per primitive (Paddle ships Intel's OpenMP runtime, ONNX Runtime its own pool).
 """
 import json
 import os
@@ -40,11 +45,11 @@ def export(model_dir):
     return prefix
 
 
-def make_runner(framework, prefix, feed, threads):
+def make_runner(framework, prefix, feed, threads, optimize=True):
     if framework.startswith("tide"):
         import tide
         exe = tide.Executor(tide.CPUPlace())
-        program, feeds, fetches = tide.io.load_inference_model(prefix, exe)
+        program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=optimize)
         tide.set_flags({"use_mkldnn": framework == "tide-mkldnn"})
         data = {feeds[0]: tide.LoDTensor(feed)}
         return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
@@ -82,7 +87,7 @@ def worker(case, args):
     if framework.startswith("tide"):
         setup_paths()
     feed = np.random.RandomState(int(batch)).standard_normal((int(batch), 3, 224, 224)).astype(np.float32)
-    fn = make_runner(framework, args.prefix, feed, args.threads)
+    fn = make_runner(framework, args.prefix, feed, args.threads, optimize=not args.no_optimize)
     out = fn()
     t = measure(fn, reps=args.reps, warmup=1)
     np.save(os.path.join(args.model_dir, "out_%s_%s.npy" % (framework, batch)), out)
@@ -94,6 +99,10 @@ def main():
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 16])
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (processes) per case")
     ap.add_argument("--model-dir", default="/tmp/tide-bench-paddle")
+    ap.add_argument("--no-optimize", action="store_true",
+                    help="Tide runs the program as saved (load_inference_model(optimize=False))")
+    ap.add_argument("--tide-omp-wait-policy", default=None, choices=["PASSIVE", "ACTIVE"],
+                    help="OMP_WAIT_POLICY for Tide's processes (default: libgomp's own)")
     ap.add_argument("--worker", default=None)
     ap.add_argument("--prefix", default=None)
     args = ap.parse_args()
@@ -101,13 +110,16 @@ def main():
         return worker(args.worker, args)
     prefix = export(args.model_dir)
     extra = ["--prefix", prefix, "--model-dir", args.model_dir, "--reps", str(args.reps),
-             "--threads", str(args.threads)]
+             "--threads", str(args.threads)] + (["--no-optimize"] if args.no_optimize else [])
     table = Table("ResNet-50 inference, a model saved by PaddlePaddle", "ms per batch")
     for batch in args.batches:
         times = {f: [] for f in FRAMEWORKS}
         for _ in range(args.rounds):  # A B C D A B C D: drift on a shared machine hits all
             for f in FRAMEWORKS:
-                r = run_isolated(os.path.abspath(__file__), "%s:%d" % (f, batch), extra, timeout=1800)
+                env = {"OMP_WAIT_POLICY": args.tide_omp_wait_policy} \
+                    if f.startswith("tide") and args.tide_omp_wait_policy else None
+                r = run_isolated(os.path.abspath(__file__), "%s:%d" % (f, batch), extra, timeout=1800,
+                                 env=env)
                 if r:
                     times[f].append(r["time"])
         best = {f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
@@ -126,7 +138,9 @@ def main():
                           "max |out - Paddle's| / max |Paddle's|: " +
                           ", ".join("%s %.1e" % kv for kv in gaps.items()))
     import paddle
-    extra_line = "%d threads, paddle %s" % (args.threads, paddle.__version__)
+    extra_line = "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s" % (
+        args.threads, paddle.__version__, "as saved" if args.no_optimize else "optimised",
+        args.tide_omp_wait_policy or os.environ.get("OMP_WAIT_POLICY", "unset"))
     try:
         import onnxruntime
         extra_line += ", onnxruntime %s" % onnxruntime.__version__

@@ -272,6 +272,36 @@ def test_transpiler_fuses_and_matches(lib, fresh_programs, exe, rng):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("fuse_ops", [True, False])
+def test_transpiler_nhwc_and_without_fused_ops(fuse_ops, fresh_programs, exe, rng):
+    """NHWC conv + batch_norm folds too (the bias on the last axis); fuse_ops=False (what a GPU
+    place gets: fused_conv2d has CPU kernels only) folds batch_norm into the Filter and a bias
+    add, Fluid's way, and fuses nothing else."""
+    main, startup = fresh_programs
+    x = tide.layers.data(name="x", shape=[7, 7, 4], dtype="float32")
+    c = tide.layers.conv2d(x, num_filters=8, filter_size=3, padding=1, bias_attr=False,
+                           data_format="NHWC")
+    b = tide.layers.batch_norm(c, is_test=True, data_layout="NHWC", act="relu")
+    c2 = tide.layers.conv2d(b, num_filters=8, filter_size=1, bias_attr=False)
+    y = tide.layers.batch_norm(c2, is_test=True)
+    exe.run(startup)
+    scope = tide.global_scope()
+    randomize_batch_norms(main, scope, rng)
+    feed = {"x": rng.uniform(-1, 1, (2, 7, 7, 4)).astype("float32")}
+    want, = exe.run(main, feed=feed, fetch_list=[y])
+    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), scope, keep=[y],
+                                                    fuse_ops=fuse_ops)
+    types = op_types(main)
+    assert "batch_norm" not in types
+    if fuse_ops:
+        assert types.count("fused_conv2d") == 2 and "relu" not in types, types
+    else:
+        assert types.count("conv2d") == 2 and types.count("elementwise_add") == 2, types
+        assert "relu" in types and "fused_conv2d" not in types
+    got, = exe.run(main, feed=feed, fetch_list=[y])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
 def test_transpiler_keeps_what_is_read_elsewhere(fresh_programs, exe, rng):
     """A fetched conv output is not folded into its batch_norm; a relu whose input is fetched
     stays; a batch_norm in training mode is not folded."""

@@ -13,7 +13,9 @@ conv_activation / residual fuse passes):
 
 Each fused conv becomes Paddle's `fused_conv2d` op (Output = act(conv + Bias + ResidualData)),
 whose plain CPU and oneDNN kernels implement exactly that; it has no gradient, so only inference
-programs are rewritten. A pattern is fused only when the intermediate results are read by
+programs are rewritten. fused_conv2d has CPU kernels only: for another place (a GPU) the
+transpiler does what Fluid's did there, batch_norm folded into the Filter and an
+elementwise_add of the Bias on the channel axis, and fuses nothing else. A pattern is fused only when the intermediate results are read by
 nothing else (no other op, no fetch), so every fetched value keeps its name and meaning.
 
     t = tide.transpiler.InferenceTranspiler()
@@ -61,8 +63,9 @@ class _Graph:
         raise ValueError("op not in block 0")
 
     def only_reader(self, name):
+        """The one op reading `name`, or None (no reader, several, or read outside)."""
         r = self.readers.get(name, [])
-        return r[0] if len(r) == 1 else None
+        return r[0] if len(r) == 1 and not isinstance(r[0], str) else None
 
     def writers_between(self, names, lo, hi):
         """True when an op of block 0 strictly between indices lo and hi writes one of names."""
@@ -73,18 +76,22 @@ class _Graph:
 class InferenceTranspiler:
     """Rewrites an inference program in place (see the module's docstring)."""
 
-    def transpile(self, program, place=None, scope=None, keep=()):
+    def transpile(self, program, place=None, scope=None, keep=(), fuse_ops=None):
         """Fuses in program's global block; the parameters folded are read and written in
         `scope` (the global scope by default) on `place` (the CPU by default). Variables named
         in `keep` (or Variables) are read outside the program (fetched later, without a fetch op
-        in it) and keep their values. Returns the number of ops the program lost."""
+        in it) and keep their values. `fuse_ops` (default: whether `place` is a CPU) makes
+        fused_conv2d ops; without it batch_norm becomes a bias add. Returns the number of ops
+        the program lost."""
         self.program = program
         self.keep = [getattr(v, "name", v) for v in keep]
         self.scope = scope if scope is not None else global_scope()
         self.place = place if place is not None else CPUPlace()
+        self.fuse = self.place.kind == "cpu" if fuse_ops is None else bool(fuse_ops)
         before = len(program.global_block().ops)
-        for rule in (self._fold_batch_norm, self._fuse_bias, self._fuse_residual, self._fuse_relu,
-                     self._residual_in_place):
+        rules = (self._fold_batch_norm, self._fuse_bias, self._fuse_residual, self._fuse_relu,
+                 self._residual_in_place) if self.fuse else (self._fold_batch_norm,)
+        for rule in rules:
             while rule():
                 pass
         return before - len(program.global_block().ops)
@@ -115,7 +122,7 @@ class InferenceTranspiler:
     def _conv_parts(self, op):
         """The fused_conv2d view of a conv op: (inputs, attrs), or None when op is not a conv
         this pass can extend."""
-        if op.type not in _CONVS + (_FUSED,):
+        if op.type not in (_CONVS + (_FUSED,) if self.fuse else _CONVS):
             return None
         inputs = {"Input": op.input("Input"), "Filter": op.input("Filter")}
         attrs = {n: op.attr(n) for n in op.attr_names if n not in _DROP_ATTRS}
@@ -193,6 +200,14 @@ class InferenceTranspiler:
             self._store(fname, new_w, g.block.var(inputs["Filter"][0]))
             bname = unique_name.generate(names["Bias"] + "_conv_bias")
             self._store(bname, new_b, g.block.var(names["Bias"]))
+            if not self.fuse:  # Fluid's form: conv (new Filter) + elementwise_add(Bias)
+                if fname != inputs["Filter"][0]:
+                    conv.desc.rename_input(inputs["Filter"][0], fname)
+                i, y, axis = g.index(bn), bn.output("Y")[0], 3 if _nhwc(conv) else 1
+                g.block._remove_op(i)
+                g.block._insert_op(i, "elementwise_add", inputs={"X": [out], "Y": [bname]},
+                                   outputs={"Out": [y]}, attrs={"axis": axis})
+                return True
             inputs["Filter"], inputs["Bias"] = [fname], [bname]
             self._replace([conv, bn], conv, inputs, bn.output("Y")[0], attrs)
             return True
