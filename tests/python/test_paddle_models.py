@@ -33,9 +33,9 @@ def model_path(name):
     return d if os.path.exists(os.path.join(d, "__model__")) else os.path.join(d, "inference")
 
 
-def run(path, feed, use_mkldnn=False, exe=None):
+def run(path, feed, use_mkldnn=False, exe=None, optimize=True):
     exe = exe or tide.Executor(tide.CPUPlace())
-    program, feeds, fetches = tide.io.load_inference_model(path, exe)
+    program, feeds, fetches = tide.io.load_inference_model(path, exe, optimize=optimize)
     assert len(feeds) == 1 and len(fetches) == 1
     tide.set_flags({"use_mkldnn": use_mkldnn})
     try:
@@ -45,15 +45,18 @@ def run(path, feed, use_mkldnn=False, exe=None):
     return out, exe
 
 
+@pytest.mark.parametrize("optimize", [True, False], ids=["optimized", "as_saved"])
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=XFAIL[m]))
                                   if m in XFAIL else m for m in MODELS])
-def test_matches_paddle(name, lib):
+def test_matches_paddle(name, lib, optimize):
+    """Each fixture, with load_inference_model's inference optimisations (the default) and as
+    saved."""
     d = os.path.join(FIXTURES, name)
     feed, expected = np.load(os.path.join(d, "input.npy")), np.load(os.path.join(d, "expected.npy"))
     info = json.load(open(os.path.join(d, "info.json")))
     assert list(feed.shape) == info["input_shape"] and list(expected.shape) == info["output_shape"]
-    out, exe = run(model_path(name), feed, use_mkldnn=lib == "mkldnn")
+    out, exe = run(model_path(name), feed, use_mkldnn=lib == "mkldnn", optimize=optimize)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     kernels = [k for _, k in exe.last_run_info()["kernels"]]
     if lib == "mkldnn":  # oneDNN really ran the convolutions
