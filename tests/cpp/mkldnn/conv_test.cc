@@ -1,7 +1,8 @@
 // conv_test.cc: the oneDNN conv2d / depthwise_conv2d kernels and their grads against the plain
 // (im2col + GEMM) kernels, on LeNet- and ResNet-like shapes: 3x3 pad 1 stride 1 and 2, 1x1
 // stride 1 and 2, 5x5, the 7x7 stride-2 stem, groups, depthwise, dilation, asymmetric
-// attributes. Inputs are fed plain and blocked.
+// attributes. Inputs are fed plain and blocked. fused_conv2d (Bias, ResidualData, relu) against
+// its plain kernel, as one convolution primitive with post-ops.
 #include "mkldnn_test_util.h"
 
 namespace tide::test::mkldnn {
@@ -101,6 +102,55 @@ TEST(MkldnnConv, RepeatedRunsReuseTheCachedPrimitive) {
   EXPECT_TRUE(RanMkldnn(got, "conv2d"));
   EXPECT_TRUE(Close(got.values.at("output"), want.at("output"), 1e-4, 1e-4));
 }
+
+// fused_conv2d: Output = act(conv + Bias + ResidualData), Paddle's fusion op.
+struct FusedCase {
+  ConvCase conv;
+  bool bias, residual, relu;
+};
+
+std::ostream& operator<<(std::ostream& os, const FusedCase& c) { return os << c.conv.name; }
+
+const FusedCase kFusedCases[] = {
+    {{"bias", 2, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, false},
+    {{"bias_relu_s2", 2, 16, 9, 9, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1}, true, false, true},
+    {{"bias_residual_relu_1x1", 2, 32, 7, 7, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1}, true, true, true},
+    {{"residual_only", 1, 16, 8, 8, 32, 1, 1, 1, 1, 0, 0, 1, 1, 1}, false, true, false},
+    {{"stem_relu", 1, 3, 16, 16, 16, 7, 7, 2, 2, 3, 3, 1, 1, 1}, false, false, true},
+    {{"depthwise_bias_relu", 2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, true, false, true},
+};
+
+OneOp FusedOp(const FusedCase& c) {
+  const ConvCase& k = c.conv;
+  OneOp op = ConvOp("fused_conv2d", k);
+  if (c.bias) op.Input("Bias", "bias", Random({k.m}, TIDE_FP32, -1, 1, 5), /*blockable=*/false);
+  if (c.residual) op.Input("ResidualData", "residual", Random(OutDims(k), TIDE_FP32, -1, 1, 6));
+  op.Attr("fuse_residual_connection", c.residual);
+  op.Attr("fuse_activation", std::string(c.relu ? "relu" : ""));
+  return op;
+}
+
+class MkldnnFusedConv : public ::testing::TestWithParam<FusedCase> {};
+
+TEST_P(MkldnnFusedConv, ForwardMatchesPlainInOnePrimitive) {
+  OneOp op = FusedOp(GetParam());
+  op.CheckForward(1e-4, 1e-4);
+  // The bias, the residual and the relu are post-ops of the one convolution: no eltwise or
+  // binary primitive runs, and only the inputs (Input, Filter, ResidualData) may be reordered
+  // before it.
+  const Result& got = op.last();
+  const size_t conv = got.DnnlFind("convolution");
+  ASSERT_LT(conv, got.dnnl_execs.size()) << "no oneDNN convolution ran";
+  EXPECT_EQ(got.DnnlCount("convolution"), 1);
+  EXPECT_EQ(got.DnnlCount("eltwise"), 0);
+  EXPECT_EQ(got.DnnlCount("binary"), 0);
+  EXPECT_LE(got.DnnlCount("reorder", 0, conv), 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnFusedConv, ::testing::ValuesIn(kFusedCases),
+                         [](const ::testing::TestParamInfo<FusedCase>& i) {
+                           return std::string(i.param.conv.name);
+                         });
 
 }  // namespace
 }  // namespace tide::test::mkldnn
