@@ -330,6 +330,28 @@ def test_transpiler_keeps_what_is_read_elsewhere(fresh_programs, exe, rng):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("lib", LIBS)
+def test_transpiler_residual_that_is_the_conv_input(lib, fresh_programs, exe, rng):
+    """z = 2 relu(conv(h) + h): the residual is the conv's own Input, so it is not overwritten
+    in place (the convolution still reads it)."""
+    main, startup = fresh_programs
+    x = tide.layers.data(name="x", shape=[8, 6, 6], dtype="float32")
+    h = tide.layers.scale(x, scale=0.5)
+    c = tide.layers.conv2d(h, num_filters=8, filter_size=3, padding=1, bias_attr=False)
+    y = tide.layers.relu(tide.layers.elementwise_add(c, h))
+    z = tide.layers.scale(y, scale=2.0)
+    exe.run(startup)
+    feed = {"x": rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")}
+    want, = run_with(lib, exe, main, feed, [z])
+    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), tide.global_scope(),
+                                                    keep=[z])
+    fused = [op for op in main.global_block().ops if op.type == "fused_conv2d"]
+    assert len(fused) == 1 and fused[0].input("ResidualData") == [h.name]
+    assert fused[0].output("Output") == [y.name]
+    got, = run_with(lib, exe, main, feed, [z])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 FIXTURES = os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
                         "tests", "fixtures", "paddle")
 

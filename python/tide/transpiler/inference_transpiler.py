@@ -305,6 +305,8 @@ class InferenceTranspiler:
             if conv.type != _FUSED or not conv.input("ResidualData"):
                 continue
             r, o = conv.input("ResidualData")[0], conv.output("Output")[0]
+            if r in sum((conv.input(p) for p in ("Input", "Filter", "Bias")), []):
+                continue  # the conv reads it: writing it would change what it reads
             if r == o or r in self.keep or o in self.keep or not block.has_var(r) or \
                     block.var(r).persistable or not block.has_var(o):
                 continue
