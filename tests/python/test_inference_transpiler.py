@@ -352,6 +352,27 @@ def test_transpiler_residual_that_is_the_conv_input(lib, fresh_programs, exe, rn
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("lib", LIBS)
+def test_transpiler_leaves_a_relu_that_overwrites_the_conv_input(lib, fresh_programs, exe, rng):
+    """A program that reuses names (as memory_optimize makes): relu(conv(h)) written back into
+    h. Fused, the convolution would overwrite its own Input as it reads it: left alone."""
+    main, startup = fresh_programs
+    block = main.global_block()
+    x = tide.layers.data(name="x", shape=[8, 6, 6], dtype="float32")
+    h = tide.layers.scale(x, scale=0.5)
+    c = tide.layers.conv2d(h, num_filters=8, filter_size=3, padding=1, bias_attr=False)
+    block.append_op("relu", inputs={"X": [c.name]}, outputs={"Out": [h.name]})
+    z = tide.layers.scale(h, scale=2.0)
+    exe.run(startup)
+    feed = {"x": rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")}
+    want, = run_with(lib, exe, main, feed, [z])
+    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), tide.global_scope(),
+                                                    keep=[z])
+    assert "relu" in op_types(main), op_types(main)
+    got, = run_with(lib, exe, main, feed, [z])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 FIXTURES = os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
                         "tests", "fixtures", "paddle")
 

@@ -132,6 +132,12 @@ class InferenceTranspiler:
                     inputs[p] = op.input(p)
         return inputs, attrs
 
+    @staticmethod
+    def _reads(inputs, name):
+        """True when the conv would read `name` as Input, Filter or Bias (so it cannot be the
+        fused op's Output: a program that reuses names, e.g. after memory_optimize)."""
+        return any(name in inputs.get(p, []) for p in ("Input", "Filter", "Bias"))
+
     def _replace(self, old_ops, at, inputs, output, attrs):
         """Removes old_ops and inserts a fused_conv2d at the index `at` had."""
         block = self.program.global_block()
@@ -175,6 +181,8 @@ class InferenceTranspiler:
                                               "SavedVariance", "ReserveSpace")
                    for n in bn.desc.outputs().get(p, [])
                    if n not in bn.input("Mean") + bn.input("Variance")):
+                continue
+            if self._reads(inputs, bn.output("Y")[0]):
                 continue
             names = {p: bn.input(p)[0] for p in ("Scale", "Bias", "Mean", "Variance")}
             fname = inputs["Filter"][0]
@@ -238,6 +246,8 @@ class InferenceTranspiler:
                 continue
             if _nhwc(conv) and axis not in (3, -1):
                 continue
+            if self._reads(dict(inputs, Bias=[y]), add.output("Out")[0]):
+                continue
             inputs["Bias"] = [y]
             self._replace([conv, add], conv, inputs, add.output("Out")[0], attrs)
             return True
@@ -267,6 +277,8 @@ class InferenceTranspiler:
                 i, j = g.index(conv), g.index(add)
                 if g.writers_between(sum(inputs.values(), []) + [other], i, j):
                     continue
+                if self._reads(inputs, add.output("Out")[0]):
+                    continue
                 if best is None or i > best[0]:
                     best = (i, conv, inputs, attrs, other)
             if best is None:
@@ -290,6 +302,8 @@ class InferenceTranspiler:
             out = conv.output("Output")[0]
             relu = g.only_reader(out)
             if relu is None or relu.type != "relu" or relu.input("X") != [out]:
+                continue
+            if self._reads(inputs, relu.output("Out")[0]):
                 continue
             attrs["fuse_activation"] = "relu"
             self._replace([conv, relu], conv, inputs, relu.output("Out")[0], attrs)
