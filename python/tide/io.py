@@ -273,10 +273,30 @@ def _load_paddle_inference_model(path, executor, model_filename, params_filename
     return [program, list(feeds), [block.var(n) for n in fetches]]
 
 
-def _optimize_inference(program, executor, scope):
+def _optimize_inference(program, executor, scope, created):
+    """InferenceTranspiler on a just-loaded program; then the parameters this load created
+    (`created`: not in the scope before) that the program no longer reads (a folded filter's
+    original, a folded batch_norm's statistics) are dropped from the scope and the program."""
     from .transpiler.inference_transpiler import InferenceTranspiler
     place = executor.place if executor is not None else CPUPlace()
-    InferenceTranspiler().transpile(program, place, scope or global_scope())
+    scope = scope or global_scope()
+    InferenceTranspiler().transpile(program, place, scope)
+    block = program.global_block()
+    read = set()
+    for b in range(program.num_blocks):
+        for op in program.block(b).ops:
+            read.update(op.input_arg_names)
+            read.update(op.output_arg_names)
+    unused = [v.name for v in list(block.vars.values())
+              if v.persistable and v.name in created and v.name not in read]
+    if unused:
+        scope.erase_vars(unused)
+        for n in unused:
+            block._remove_var(n)
+
+
+def _local_names(scope):
+    return set((scope or global_scope()).local_var_names())
 
 
 def load_inference_model(dirname, executor=None, model_filename=None, params_filename=None, scope=None,
@@ -292,10 +312,11 @@ def load_inference_model(dirname, executor=None, model_filename=None, params_fil
     batch_norm folded into the convolutions before it, bias / residual / relu fused into
     fused_conv2d (the folded parameters are written into the scope)."""
     dirname = os.fspath(dirname)
+    before = _local_names(scope) if optimize else None
     if _is_paddle_model(dirname, model_filename, params_filename):
         result = _load_paddle_inference_model(dirname, executor, model_filename, params_filename, scope)
         if optimize:
-            _optimize_inference(result[0], executor, scope)
+            _optimize_inference(result[0], executor, scope, _local_names(scope) - before)
         return result
     if executor is None:
         from .executor import Executor
@@ -307,7 +328,7 @@ def load_inference_model(dirname, executor=None, model_filename=None, params_fil
         program = Program.parse_from_string(f.read())
     load_persistables(executor, dirname, program, params_filename, scope)
     if optimize:
-        _optimize_inference(program, executor, scope)
+        _optimize_inference(program, executor, scope, _local_names(scope) - before)
     block = program.global_block()
     feeds = sorted((op.attr("col"), op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attr("col"), op.input("X")[0]) for op in block.ops if op.type == "fetch")

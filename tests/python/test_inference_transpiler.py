@@ -253,9 +253,12 @@ def test_transpiler_fuses_and_matches(lib, fresh_programs, exe, rng):
     randomize_batch_norms(main, scope, rng)
     feed = {"x": rng.uniform(-1, 1, (2, 3, 12, 12)).astype("float32")}
     test_program = main.clone(for_test=True)
+    other = main.clone(for_test=True)  # shares the parameters: must not see the folding
     want, = run_with(lib, exe, test_program, feed, [y])
     before = op_types(test_program)
     removed = tide.transpiler.InferenceTranspiler().transpile(test_program, tide.CPUPlace(), scope)
+    again, = run_with(lib, exe, other, feed, [y])
+    np.testing.assert_array_equal(again, want)
     after = op_types(test_program)
     assert removed == len(before) - len(after) > 0
     assert "batch_norm" not in after and "relu" not in after and "conv2d" not in after, after
@@ -396,3 +399,27 @@ def test_paddle_models_with_and_without_the_pass(name, lib):
     assert len(ops[True]) < len(ops[False]) * 0.6, (len(ops[True]), len(ops[False]))
     ref = outs[False]
     np.testing.assert_allclose(outs[True], ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_load_twice_into_one_scope_and_params_dropped():
+    """load_inference_model optimises into new parameter variables and drops the originals it
+    loaded and no longer needs; a second load of the same model into the same scope leaves the
+    first program's results unchanged."""
+    d = os.path.join(FIXTURES, "resnet18")
+    feed = np.load(os.path.join(d, "input.npy"))
+    with tide.scope_guard(tide.Scope()):
+        scope = tide.global_scope()
+        exe = tide.Executor(tide.CPUPlace())
+        p1, feeds, fetches = tide.io.load_inference_model(os.path.join(d, "inference"), exe)
+        first, = exe.run(p1, feed={feeds[0]: feed}, fetch_list=fetches)
+        filters = {op.input("Filter")[0] for op in p1.global_block().ops if op.type == "fused_conv2d"}
+        names = set(scope.local_var_names())
+        assert filters <= names and all(f.endswith(tuple("0123456789")) and "_bn_folded" in f
+                                        for f in filters)
+        assert not any(n.startswith("batch_norm") and n.endswith(".w_1") for n in names), \
+            "the folded batch_norms' running means are dropped"
+        p2, feeds2, fetches2 = tide.io.load_inference_model(os.path.join(d, "inference"), exe)
+        second, = exe.run(p2, feed={feeds2[0]: feed}, fetch_list=fetches2)
+        again, = exe.run(p1, feed={feeds[0]: feed}, fetch_list=fetches)
+    np.testing.assert_array_equal(again, first)
+    np.testing.assert_array_equal(second, first)

@@ -111,6 +111,14 @@ class InferenceTranspiler:
         block = self.program.global_block()
         return block.has_var(name) and block.var(name).persistable
 
+    def _fresh_name(self, prefix):
+        """A name no variable of the program or the scope has."""
+        block = self.program.global_block()
+        while True:
+            name = unique_name.generate(prefix)
+            if not block.has_var(name) and self.scope.find_var(name) is None:
+                return name
+
     def _store(self, name, value, like):
         """Writes `value` into variable `name` (made persistable in block 0 when new)."""
         block = self.program.global_block()
@@ -202,11 +210,11 @@ class InferenceTranspiler:
             b0 = old_b.astype(np.float64).reshape(m) if old_b is not None else 0.0
             new_b = ((b0 - vals["Mean"].astype(np.float64).reshape(m)) * inv +
                      vals["Bias"].astype(np.float64).reshape(m)).astype(w.dtype)
-            # The filter is rewritten in place when only this conv reads it; else a copy.
-            if len(g.readers.get(fname, [])) != 1:
-                fname = unique_name.generate(fname + "_bn_folded")
+            # New variables: the originals may be shared with other programs of the scope (a
+            # training program, an earlier load of the same model), which must not change.
+            fname = self._fresh_name(fname + "_bn_folded")
             self._store(fname, new_w, g.block.var(inputs["Filter"][0]))
-            bname = unique_name.generate(names["Bias"] + "_conv_bias")
+            bname = self._fresh_name(names["Bias"] + "_conv_bias")
             self._store(bname, new_b, g.block.var(names["Bias"]))
             if not self.fuse:  # Fluid's form: conv (new Filter) + elementwise_add(Bias)
                 if fname != inputs["Filter"][0]:
