@@ -376,8 +376,8 @@ def test_transpiler_leaves_a_relu_that_overwrites_the_conv_input(lib, fresh_prog
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-FIXTURES = os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
-                        "tests", "fixtures", "paddle")
+SOURCE = os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "paddle")
 
 
 @pytest.mark.parametrize("lib", LIBS)

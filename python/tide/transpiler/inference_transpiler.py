@@ -3,7 +3,8 @@ Paddle Inference's IR passes do them (conv_bn_fuse_pass, conv_elementwise_add_fu
 conv_activation / residual fuse passes):
 
 - conv2d / depthwise_conv2d + batch_norm (is_test or use_global_stats): the normalisation is
-  folded into the Filter and a Bias (computed in float64, stored as the parameters' dtype);
+  folded into the Filter and a Bias (computed in float64, stored as the parameters' dtype in new
+  variables: the originals stay as they are for other programs of the scope);
 - conv + elementwise_add of a persistable [M] vector on the channel axis: that vector is the Bias;
 - conv + elementwise_add of another tensor of the output's dims: ResidualData;
 - conv (+ ...) + relu: fuse_activation = relu;
@@ -14,9 +15,11 @@ conv_activation / residual fuse passes):
 Each fused conv becomes Paddle's `fused_conv2d` op (Output = act(conv + Bias + ResidualData)),
 whose plain CPU and oneDNN kernels implement exactly that; it has no gradient, so only inference
 programs are rewritten. fused_conv2d has CPU kernels only: for another place (a GPU) the
-transpiler does what Fluid's did there, batch_norm folded into the Filter and an
-elementwise_add of the Bias on the channel axis, and fuses nothing else. A pattern is fused only when the intermediate results are read by
-nothing else (no other op, no fetch), so every fetched value keeps its name and meaning.
+transpiler does what Fluid's did there, batch_norm folded into the Filter and an elementwise_add
+of the Bias on the channel axis, and fuses nothing else. A pattern is fused only when the
+intermediate results are read by nothing else (no other op, no fetch op, no name in `keep`),
+so every fetched value keeps its name and meaning, and never so that a fused op would write its
+own Input, Filter or Bias (programs that reuse names).
 
     t = tide.transpiler.InferenceTranspiler()
     t.transpile(program, place, scope)       # in place; returns the number of ops removed
@@ -34,8 +37,6 @@ __all__ = ["InferenceTranspiler"]
 
 _CONVS = ("conv2d", "depthwise_conv2d")
 _FUSED = "fused_conv2d"
-# Attributes fused_conv2d does not take from a conv2d it replaces (it declares its own).
-_DROP_ATTRS = ()
 
 
 def _nhwc(op):
@@ -133,7 +134,7 @@ class InferenceTranspiler:
         if op.type not in (_CONVS + (_FUSED,) if self.fuse else _CONVS):
             return None
         inputs = {"Input": op.input("Input"), "Filter": op.input("Filter")}
-        attrs = {n: op.attr(n) for n in op.attr_names if n not in _DROP_ATTRS}
+        attrs = {n: op.attr(n) for n in op.attr_names}  # fused_conv2d declares all of conv2d's
         if op.type == _FUSED:
             for p in ("Bias", "ResidualData"):
                 if op.input(p):
