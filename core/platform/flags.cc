@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/platform/cpu_threading.h"
 #include "core/platform/enforce.h"
 
 DEFINE_string(plugin_path, "",
@@ -86,6 +87,7 @@ void InitImpl() {
     google::InitGoogleLogging("tide");
   }
   ApplyEnvironment();
+  ExportCpuThreadingEnvironment();  // before any plugin (and its OpenMP runtime) loads
 }
 
 }  // namespace
@@ -188,6 +190,7 @@ void DefineBoolFlag(const std::string& name, const std::string& help) {
   std::lock_guard<std::mutex> lock(g_define_mu);
   RegisterFlagOnce(name, help, false);
   ApplyEnvironment();
+  ExportCpuThreadingEnvironment();  // before any plugin (and its OpenMP runtime) loads
 }
 
 }  // namespace tide::core

@@ -65,7 +65,10 @@ class CpuDevice : public tide::Device {
   void* CreateContext(int32_t) override {
     auto* c = new CpuContext;
     int n = ThreadCount();
-    c->pool = std::make_unique<Eigen::ThreadPool>(n);
+    // Workers spin for new work only when asked: spinning threads starve a busy machine's other
+    // processes (and oneDNN's OpenMP threads), which is far worse than the wake-up it saves.
+    const std::string spin = tide::Flag("cpu_spin_wait", "false");
+    c->pool = std::make_unique<Eigen::ThreadPool>(n, /*allow_spinning=*/spin == "true" || spin == "1");
     c->ext.struct_size = TIDE_STRUCT_SIZE(TideCpuContext, current_thread_id);
     c->ext.num_threads = n;
     c->ext.pool = c->pool.get();

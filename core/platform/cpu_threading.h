@@ -1,0 +1,16 @@
+// cpu_threading.h: the environment of the threading runtimes a plugin's kernels may use.
+#pragma once
+
+#include <gflags/gflags.h>
+
+DECLARE_bool(cpu_spin_wait);
+
+namespace tide::core {
+
+// From --cpu_threads and --cpu_spin_wait: OMP_NUM_THREADS and OMP_WAIT_POLICY (each only where
+// the user has not set it), so an OpenMP runtime that a plugin loads obeys Tide's flags. Called
+// before any plugin loads; an OpenMP runtime already loaded (e.g. by another framework imported
+// first) keeps what it read.
+void ExportCpuThreadingEnvironment();
+
+}  // namespace tide::core
