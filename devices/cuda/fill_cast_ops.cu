@@ -2,6 +2,7 @@
 // data-type casts the core's data transform uses on "gpu" places (float <-> double <-> half,
 // int32/int64 <-> float).
 #include <tide/ops/cast.hpp>
+#include <tide/ops/dtype_attr.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -88,7 +89,7 @@ template <typename From>
 void CastKernel(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  auto to = static_cast<TideDataType>(ctx.Attr<int32_t>("out_dtype"));
+  auto to = tide::ops::DataTypeAttr(ctx, "out_dtype");
   out.Resize(x.dims());
   switch (to) {
     case TIDE_FP32: ConvertTensor<From, float>(g, x, out); break;

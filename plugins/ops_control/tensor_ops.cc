@@ -1,6 +1,7 @@
 // tensor_ops.cc: small tensor ops that programs with control flow need: increment (a loop
 // counter, in place), is_empty, fill_constant_batch_size_like, and print (Fluid's Print: logs a
 // tensor and passes it through).
+#include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
@@ -90,7 +91,7 @@ void BatchSizeLikeShape(tide::InferShapeContext& ctx) {
                                      ctx.Attr<int32_t>("input_dim_idx"),
                                      ctx.Attr<int32_t>("output_dim_idx"));
   ctx.SetOutputDims("Out", out);
-  ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
+  ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // integer type is defined for every value (C++ leaves NaN and out-of-range values undefined):
 // it truncates toward zero, saturates at the type's limits (+-inf included), and NaN becomes 0.
 #include <tide/ops/cast.hpp>
+#include <tide/ops/dtype_attr.hpp>
 
 #include "common.h"
 
@@ -26,7 +27,7 @@ void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
 template <typename T>
 void CastKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  auto to = static_cast<TideDataType>(ctx.Attr<int32_t>("out_dtype"));
+  auto to = tide::ops::DataTypeAttr(ctx, "out_dtype");
   switch (to) {
     case TIDE_FP32: CastTo<T, float>(ctx, x, out); break;
     case TIDE_FP64: CastTo<T, double>(ctx, x, out); break;
@@ -53,7 +54,7 @@ TIDE_REGISTER_OP(tide::OpSchema("cast")
                      .Attr("out_dtype", int32_t(TIDE_FP32), "Out's element type (TideDataType)")
                      .InferShape([](tide::InferShapeContext& c) {
                        c.SetOutputDims("Out", c.InputDims("X"));
-                       c.SetOutputDataType("Out", static_cast<TideDataType>(c.Attr<int32_t>("out_dtype")));
+                       c.SetOutputDataType("Out", tide::ops::DataTypeAttr(c, "out_dtype"));
                        c.ShareLoD("X", "Out");
                      })
                      .Grad([](tide::GradMaker& g) {

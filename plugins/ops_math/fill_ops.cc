@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/int_inputs.hpp>
 
 #include "common.h"
@@ -18,13 +19,13 @@ namespace {
 
 void ShapeAndDtypeFromAttrs(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", ctx.Attr<std::vector<int64_t>>("shape"));
-  ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
+  ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
 }
 
 // fill_constant: Paddle 2.x's ShapeTensor (1-D) or ShapeTensorList (one value each) give the
 // dims at run time; at compile time only the rank is known.
 void FillConstantInferShape(tide::InferShapeContext& ctx) {
-  ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
+  ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
   if (ctx.HasInput("ShapeTensor")) {
     const Dims s = ctx.InputDims("ShapeTensor");
     TIDE_CHECK(s.size() == 1, "op 'fill_constant': ShapeTensor must be 1-D, got ",

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include "common.h"
@@ -208,7 +209,7 @@ void OneHotInferShape(tide::InferShapeContext& ctx) {
   TIDE_CHECK(depth > 0, "op 'one_hot': depth must be > 0, got ", depth);
   x.back() = depth;
   ctx.SetOutputDims("Out", x);
-  ctx.SetOutputDataType("Out", static_cast<TideDataType>(ctx.Attr<int32_t>("dtype")));
+  ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
   ctx.ShareLoD("X", "Out");
 }
 

@@ -1,5 +1,7 @@
 // sequence_mask_op.cc: sequence_mask (Y[..., j] = 1 where j < X[...] (a length), else 0; Y's last
 // dim is maxlen, or max(X) when maxlen is -1; Y's type is out_dtype). No gradient.
+#include <tide/ops/dtype_attr.hpp>
+
 #include "common.h"
 
 namespace ops_sequence {
@@ -29,7 +31,7 @@ void SequenceMaskKernel(KernelContext& ctx) {
   Dims yd = x.dims();
   yd.push_back(maxlen);
   y.Resize(yd);
-  const auto dt = static_cast<TideDataType>(ctx.Attr<int32_t>("out_dtype"));
+  const auto dt = tide::ops::DataTypeAttr(ctx, "out_dtype");
   void* p = y.mutable_data(dt, ctx.place());
   switch (dt) {
     case TIDE_BOOL: FillMask(len, n, maxlen, static_cast<bool*>(p)); break;
@@ -79,7 +81,7 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence_mask")
                        Dims y = c.InputDims("X");
                        y.push_back(maxlen);
                        c.SetOutputDims("Y", y);
-                       c.SetOutputDataType("Y", static_cast<TideDataType>(c.Attr<int32_t>("out_dtype")));
+                       c.SetOutputDataType("Y", tide::ops::DataTypeAttr(c, "out_dtype"));
                        c.ShareLoD("X", "Y");
                      }));
 TIDE_REGISTER_KERNEL("sequence_mask", "cpu", SequenceMaskKernel, int64_t, int32_t);

@@ -390,3 +390,18 @@ def test_a_kernel_that_fails_after_its_output_grew_leaves_no_short_buffer_behind
         assert t.shape() == [1000, 4] and not t._is_initialized()
         with pytest.raises(tide.TideError, match="holds no data"):
             np.array(t)
+
+
+# An int attribute naming a data type that is none (a fuzzer finding: cast's shape inference
+# made an out-of-range TideDataType, undefined behaviour).
+@pytest.mark.parametrize("op,attr", [("cast", "out_dtype"), ("fill_constant", "dtype")])
+def test_a_dtype_attribute_that_is_no_data_type_is_refused(op, attr):
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        b = main.global_block()
+        x = b.create_var(name="x", shape=[2], dtype="float32")
+        out = b.create_var(name="out", dtype="float32")
+        attrs = {"in_dtype": 5, "out_dtype": 50} if op == "cast" else {"shape": [2], "dtype": 50, "value": 1.0}
+        with pytest.raises(tide.TideError, match=r"op '%s': attribute '%s' is 50, which is not a data type"
+                                                % (op, attr)):
+            b.append_op(op, inputs={"X": x} if op == "cast" else {}, outputs={"Out": out}, attrs=attrs)
