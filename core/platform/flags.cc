@@ -6,10 +6,12 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
-#include <map>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/platform/cpu_threading.h"
 #include "core/platform/enforce.h"
@@ -169,8 +171,9 @@ template <typename T>
 void RegisterFlagOnce(const std::string& name, const std::string& help, T default_value) {
   std::string current;
   if (gflags::GetCommandLineOption(name.c_str(), &current)) return;  // e.g. cpu's, defined above
-  new gflags::FlagRegisterer(strdup(name.c_str()), strdup(help.c_str()), "tide (device kind)",
-                             new T(default_value), new T(default_value));
+  static auto* registerers = new std::vector<std::unique_ptr<gflags::FlagRegisterer>>;  // kept, as gflags keeps the rest
+  registerers->push_back(std::make_unique<gflags::FlagRegisterer>(
+      strdup(name.c_str()), strdup(help.c_str()), "tide (device kind)", new T(default_value), new T(default_value)));
 }
 
 std::mutex g_define_mu;
@@ -190,7 +193,6 @@ void DefineBoolFlag(const std::string& name, const std::string& help) {
   std::lock_guard<std::mutex> lock(g_define_mu);
   RegisterFlagOnce(name, help, false);
   ApplyEnvironment();
-  ExportCpuThreadingEnvironment();  // before any plugin (and its OpenMP runtime) loads
 }
 
 }  // namespace tide::core

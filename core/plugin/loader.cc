@@ -258,6 +258,12 @@ void Register(Candidate* c) {
   TideRegistrar reg;
   reg.plugin = r.name;
   reg.plugin_file = r.path;
+  // Whatever the registry does not take (all of it on failure) is kept: it points into the
+  // plugin's memory, and the plugin stays loaded.
+  struct RetainLeftover {
+    TideRegistrar& reg;
+    ~RetainLeftover() { Registry::Global().Retain(std::move(reg.staged)); }
+  } retain{reg};
   TideStatus* status = nullptr;
   try {
     status = c->register_fn(GetHostApi(), &reg);

@@ -50,6 +50,8 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
     TIDE_ENFORCE(r && def, "Registrar_AddOp: null argument");
     TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, run_data),
                  "Registrar_AddOp: TideOpDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+    for (const void* data : {def->infer_shape_data, def->grad_maker_data, def->run_data})
+      if (data) r->staged.callback_data.push_back(data);
     auto info = std::make_unique<OpInfo>();
     info->type = Str(def->type);
     TIDE_ENFORCE(ValidName(info->type), "invalid op type '", info->type,

@@ -162,6 +162,11 @@ std::string CastName(const TransformEntry& t) {
          DataTypeName(static_cast<DataType>(t.to));
 }
 
+void Registry::Retain(PluginStaging&& leftover) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  retained_.push_back(std::move(leftover));
+}
+
 namespace {
 std::string SchemaBytes(const proto::OpProto& p) {
   std::string s;
@@ -170,7 +175,7 @@ std::string SchemaBytes(const proto::OpProto& p) {
 }
 }  // namespace
 
-CommitSummary Registry::Commit(PluginStaging staged) {
+CommitSummary Registry::Commit(PluginStaging&& staged) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   // Validate everything first: a conflict must leave the tables untouched.
   std::set<std::string> new_ops;

@@ -17,6 +17,9 @@ namespace tide::core {
 
 // What one plugin registers, staged until its registration succeeds.
 struct PluginStaging {
+  // The callback data of every op definition the plugin handed over, refused ones included: the
+  // core keeps what it was given, so a plugin's memory behind it stays reachable.
+  std::vector<const void*> callback_data;
   std::vector<std::unique_ptr<OpInfo>> ops;
   std::vector<std::unique_ptr<KernelEntry>> kernels;
   std::vector<std::unique_ptr<DeviceInfo>> devices;
@@ -68,8 +71,13 @@ class Registry {
   size_t NumKernels() const;
   size_t NumDevices() const;
 
-  // Validates and adds one plugin's records; throws (adding nothing) on a conflict.
-  CommitSummary Commit(PluginStaging staged);
+  // Validates and adds one plugin's records, moving them out of `staged`; throws (adding and
+  // moving nothing) on a conflict. An op whose same schema is already registered stays there.
+  CommitSummary Commit(PluginStaging&& staged);
+  // Keeps what a plugin registered but the registry did not take (a failed registration, a
+  // conflict, a repeated schema) for the life of the process: its records point into the
+  // plugin's memory (callback data), which is never freed, as plugins are never unloaded.
+  void Retain(PluginStaging&& leftover);
 
  private:
   mutable std::shared_mutex mu_;
@@ -82,6 +90,7 @@ class Registry {
   std::vector<LibraryInfo> libraries_;
   // Overridden kernels stay alive: prepared programs may still point at them.
   std::vector<std::unique_ptr<KernelEntry>> overridden_;
+  std::vector<PluginStaging> retained_;
 };
 
 }  // namespace tide::core
