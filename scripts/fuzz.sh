@@ -3,7 +3,8 @@
 # build-fuzz/ (TIDE_FUZZ_BUILD), then runs each for `seconds` (default 60) from its committed seed
 # corpus, growing a working corpus in build-fuzz/corpus/<target>/. A finding stops that target and
 # leaves its reproducer in build-fuzz/artifacts/<target>/ (re-run it: build-fuzz/fuzz/<target> FILE).
-# TIDE_FUZZ_TARGETS picks targets; TIDE_FUZZ_PLUGINS the plugins the program fuzzer loads.
+# TIDE_FUZZ_TARGETS picks targets; TIDE_FUZZ_PLUGINS the plugins the program fuzzer loads; TIDE_JOBS
+# targets run at once (default: one per core). CI (.ci/run) runs each for 60 s.
 source "$(dirname "$0")/common.sh"
 SECONDS_EACH="${1:-60}"
 FUZZ_BUILD="${TIDE_FUZZ_BUILD:-$TIDE_ROOT/build-fuzz}"
@@ -41,20 +42,37 @@ export TIDE_PLUGIN_PATH="$PLUGIN_PATH" TIDE_PLUGIN_PATH_ONLY=1  # exactly these 
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}"
 export GLOG_minloglevel=3 OMP_NUM_THREADS=1
-status=0
-for t in "${TARGETS[@]}"; do
-  work="$FUZZ_BUILD/corpus/$t" art="$FUZZ_BUILD/artifacts/$t"
+# One target per core at a time (TIDE_JOBS): each runs single-threaded for its set time.
+fuzz_one() {
+  local t="$1" work="$FUZZ_BUILD/corpus/$1" art="$FUZZ_BUILD/artifacts/$1"
   mkdir -p "$work" "$art"
-  log "fuzzing $t for $SECONDS_EACH s"
   if "$FUZZ_BUILD/fuzz/$t" -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=3072 \
        -print_final_stats=1 -artifact_prefix="$art/" "$work" "$TIDE_ROOT/tests/fuzz/corpus/$t" \
        > "$FUZZ_BUILD/$t.log" 2>&1; then
-    log "$t: $(grep -E '^stat::number_of_executed_units' "$FUZZ_BUILD/$t.log" | awk '{print $2}') runs," \
-        "$(grep -oE 'cov: [0-9]+' "$FUZZ_BUILD/$t.log" | tail -1), no finding"
+    echo "$t: $(grep -E '^stat::number_of_executed_units' "$FUZZ_BUILD/$t.log" | awk '{print $2}') runs," \
+         "$(grep -oE 'cov: [0-9]+' "$FUZZ_BUILD/$t.log" | tail -1), $(ls "$work" | wc -l) corpus files, no finding" \
+         > "$FUZZ_BUILD/$t.result"
   else
-    status=1
-    log "$t: FINDING (log $FUZZ_BUILD/$t.log, reproducer in $art/)"
-    grep -E "ERROR|SUMMARY|runtime error" "$FUZZ_BUILD/$t.log" | head -5 || true
+    { echo "$t: FINDING (log $FUZZ_BUILD/$t.log, reproducer in $art/)"
+      grep -E "ERROR|SUMMARY|runtime error" "$FUZZ_BUILD/$t.log" | head -5; } > "$FUZZ_BUILD/$t.result"
+    return 1
   fi
+}
+
+log "fuzzing ${TARGETS[*]} for $SECONDS_EACH s each, $JOBS at a time"
+status=0
+running=0
+for t in "${TARGETS[@]}"; do
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
 done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
+done
+for t in "${TARGETS[@]}"; do log "$(cat "$FUZZ_BUILD/$t.result")"; done
 exit $status
