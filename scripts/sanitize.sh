@@ -44,7 +44,7 @@ cmake --build "$BUILD" -j "$JOBS" "${TARGET_ARGS[@]}"
 
 export TIDE_USE_SYSTEM_ALLOCATOR=1 OMP_NUM_THREADS=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$TIDE_ROOT/scripts/tsan.supp:${TSAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$TIDE_ROOT/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
 cd "$BUILD"
 status=0

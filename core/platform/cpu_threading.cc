@@ -1,5 +1,5 @@
 // cpu_threading.cc: the threading environment of the CPU runtimes plugins bring. A plugin's
-// kernel library may run on OpenMP (oneDNN and its sgemm do, on Debian), whose runtime reads its
+// kernel library may run on OpenMP (Debian's deep-learning libraries do), whose runtime reads its
 // settings from the environment once, when it is loaded with the plugin; so the core sets them
 // here, before any plugin loads, from Tide's own flags. What the user set is never overridden.
 #include "core/platform/cpu_threading.h"
