@@ -67,14 +67,24 @@ DLDevice ToDLDevice(const Place& p) {
   return {static_cast<DLDeviceType>(dev.def.dlpack_device_type), dev.def.dlpack_device_type == kDLCPU ? 0 : p.device};
 }
 
+// A producer's device type as an int: a value DLPack does not define (a foreign capsule may hold
+// any) must not be read as the enum (undefined behaviour).
+int32_t DeviceTypeOf(const DLDevice& d) {
+  static_assert(sizeof(d.device_type) == sizeof(int32_t), "DLDeviceType is a 32-bit enum");
+  int32_t type;
+  std::memcpy(&type, &d.device_type, sizeof(type));
+  return type;
+}
+
 Place FromDLDevice(DLDevice d) {
-  if (d.device_type == kDLCUDAHost) return HostPlace();
+  const int32_t type = DeviceTypeOf(d);
+  if (type == kDLCUDAHost) return HostPlace();
   std::string kinds;
   for (const DeviceInfo* dev : Registry::Global().AllDevices()) {
-    if (dev->def.dlpack_device_type == int32_t(d.device_type)) return Place(dev->kind_name, d.device_id);
+    if (dev->def.dlpack_device_type == type) return Place(dev->kind_name, d.device_id);
     if (dev->def.dlpack_device_type) kinds += StrCat(kinds.empty() ? "" : ", ", dev->kind_name, " (", dev->def.dlpack_device_type, ")");
   }
-  TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack device type ", int(d.device_type), " has no Tide place: no loaded device plugin "
+  TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack device type ", type, " has no Tide place: no loaded device plugin "
             "declares it (declared: ", kinds.empty() ? "none" : kinds, ")");
 }
 
@@ -221,7 +231,7 @@ void BindDLPack(py::module_& m) {
           py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
   cls.def("__dlpack_device__", [](const LoDTensor& t) {
     DLDevice d = ToDLDevice(t.place());
-    return py::make_tuple(int(d.device_type), d.device_id);
+    return py::make_tuple(DeviceTypeOf(d), d.device_id);
   });
   m.def("from_dlpack", &Import, py::arg("obj"),
         "A LoDTensor sharing the memory of a DLPack producer (numpy, PyTorch, ...).");
