@@ -4,6 +4,8 @@
 // activation's Fluid grad op does (kDep), so other devices' grad kernels see the same inputs.
 // Also scale (a linear op with its own grad rule) and prelu (a learnt Alpha input).
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
 #include "common.h"
 
@@ -338,10 +340,23 @@ double ScaleFactor(const KernelContext& ctx) {
   }
 }
 
+// scale or bias as X's type, as Fluid casts them; for an integer X the value must be finite and
+// within the type's range (a fuzzer finding: a NaN scale on an int64 X was undefined behaviour).
+template <typename T>
+T ScaleParam(double v, const char* what) {
+  if constexpr (std::is_integral_v<T>) {
+    const bool fits = std::isfinite(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+                      v < -static_cast<double>(std::numeric_limits<T>::min());  // [-2^k, 2^k), exact
+    TIDE_CHECK(fits, "op 'scale': ", what, " ", v, " has no ", tide::DataTypeName(tide::DataTypeOf<T>()),
+               " value (X is ", tide::DataTypeName(tide::DataTypeOf<T>()), ")");
+  }
+  return static_cast<T>(v);
+}
+
 // Out = scale * X + bias (or scale * (X + bias)) elementwise, Out resized like X.
 template <typename T>
 void ScaleValues(KernelContext& ctx, const Tensor& x, Tensor& out) {
-  T scale = static_cast<T>(ScaleFactor(ctx)), bias = static_cast<T>(ctx.Attr<float>("bias"));
+  T scale = ScaleParam<T>(ScaleFactor(ctx), "scale"), bias = ScaleParam<T>(ctx.Attr<float>("bias"), "bias");
   out.ResizeLike(x);
   if (ctx.Attr<bool>("bias_after_scale"))
     EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);

@@ -4,6 +4,7 @@ names, tensor files holding the wrong variable, and out-of-range flags each give
 (naming the op, feed, file or flag) instead of a crash or a silently wrong result."""
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -407,3 +408,21 @@ def test_a_dtype_attribute_that_is_no_data_type_is_refused(op, attr):
         with pytest.raises(tide.TideError, match=r"op '%s': attribute '%s' is 50, which is not a data type"
                                                 % (op, attr)):
             b.append_op(op, inputs={"X": x} if op == "cast" else {}, outputs={"Out": out}, attrs=attrs)
+
+
+# scale of an integer X by a value its type cannot hold (a fuzzer finding: NaN cast to int64 was
+# undefined behaviour); a finite one is cast as Fluid casts it (2.5 -> 2).
+@pytest.mark.parametrize("scale,bias,shown", [(float("nan"), 0.0, "scale nan"), (1e30, 0.0, "scale 1e+30"),
+                                              (1.0, float("inf"), "bias inf")])
+def test_scale_of_an_integer_tensor_by_a_value_it_cannot_hold_is_refused(exe, scale, bias, shown):
+    x = layers.data(name="xi", shape=[3], dtype="int64", append_batch_size=False)
+    out = layers.scale(x, scale=scale, bias=bias)
+    with pytest.raises(tide.TideError, match=r"op 'scale': %s has no int64 value" % re.escape(shown)):
+        exe.run(feed={"xi": np.array([1, 2, 3], "int64")}, fetch_list=[out])
+
+
+def test_scale_of_an_integer_tensor_casts_the_factor_as_fluid(exe):
+    x = layers.data(name="xi", shape=[3], dtype="int64", append_batch_size=False)
+    out = layers.scale(x, scale=2.5, bias=1.0)
+    got, = exe.run(feed={"xi": np.array([1, 2, -3], "int64")}, fetch_list=[out])
+    assert got.tolist() == [3, 5, -5]
