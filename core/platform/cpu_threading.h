@@ -7,8 +7,9 @@ DECLARE_bool(cpu_spin_wait);
 
 namespace tide::core {
 
-// From --cpu_threads and --cpu_spin_wait: OMP_NUM_THREADS and OMP_WAIT_POLICY (each only where
-// the user has not set it), so an OpenMP runtime that a plugin loads obeys Tide's flags. Called
+// From --cpu_threads and --cpu_spin_wait: OMP_NUM_THREADS and a brief spin (GOMP_SPINCOUNT), each
+// only where the user has not set it (nor OMP_WAIT_POLICY), so an OpenMP runtime that a plugin
+// loads obeys Tide's flags. Called
 // before any plugin loads; an OpenMP runtime already loaded (e.g. by another framework imported
 // first) keeps what it read.
 void ExportCpuThreadingEnvironment();

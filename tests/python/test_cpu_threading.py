@@ -1,7 +1,7 @@
 """The CPU threading environment Tide sets before its plugins (and an OpenMP runtime they bring,
-as oneDNN does) load: OMP_WAIT_POLICY=PASSIVE unless --cpu_spin_wait, OMP_NUM_THREADS from
---cpu_threads; what the user set is kept. Each case is a fresh process (the runtime reads its
-environment once)."""
+as oneDNN does) load: a brief spin (GOMP_SPINCOUNT=5000) unless --cpu_spin_wait, OMP_NUM_THREADS
+from --cpu_threads; what the user set is kept (a wait policy of theirs decides the spin). Each
+case is a fresh process (the runtime reads its environment once)."""
 import os
 import subprocess
 import sys
@@ -11,12 +11,13 @@ import pytest
 PROBE = ("import ctypes, tide\n"
          "getenv = ctypes.CDLL(None).getenv\n"
          "getenv.restype = ctypes.c_char_p\n"
-         "print([(getenv(v) or b'').decode() for v in (b'OMP_WAIT_POLICY', b'OMP_NUM_THREADS')])\n")
+         "print([(getenv(v) or b'').decode() for v in (b'GOMP_SPINCOUNT', b'OMP_NUM_THREADS')])\n")
 
 
 def probe(**env):
     base = {k: v for k, v in os.environ.items()
-            if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "TIDE_CPU_THREADS", "TIDE_CPU_SPIN_WAIT")}
+            if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "TIDE_CPU_THREADS",
+                         "TIDE_CPU_SPIN_WAIT")}
     r = subprocess.run([sys.executable, "-c", PROBE], env=dict(base, **env), capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
@@ -24,10 +25,11 @@ def probe(**env):
 
 
 @pytest.mark.parametrize("env,want", [
-    ({}, ["PASSIVE", ""]),                                        # default: waiting threads sleep
-    ({"TIDE_CPU_SPIN_WAIT": "true"}, ["", ""]),                    # the runtime's own default
-    ({"TIDE_CPU_THREADS": "3"}, ["PASSIVE", "3"]),
-    ({"OMP_WAIT_POLICY": "ACTIVE", "OMP_NUM_THREADS": "1", "TIDE_CPU_THREADS": "3"}, ["ACTIVE", "1"]),
+    ({}, ["5000", ""]),                                  # default: spin ~50 us, then sleep
+    ({"TIDE_CPU_SPIN_WAIT": "true"}, ["", ""]),           # the runtime's own default
+    ({"TIDE_CPU_THREADS": "3"}, ["5000", "3"]),
+    ({"GOMP_SPINCOUNT": "77", "OMP_NUM_THREADS": "1", "TIDE_CPU_THREADS": "3"}, ["77", "1"]),
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, ["", ""]),            # the user's policy decides
 ])
 def test_threading_environment(env, want):
     assert probe(**env) == want
