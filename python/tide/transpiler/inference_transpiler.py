@@ -43,6 +43,11 @@ def _nhwc(op):
     return op.has_attr("data_format") and op.attr("data_format") == "NHWC"
 
 
+def _activated(attrs):
+    """Whether a conv's attributes already fuse an activation (a conv after it cannot fuse more)."""
+    return bool(attrs.get("fuse_activation") or attrs.get("fuse_relu"))
+
+
 class _Graph:
     """Who reads and writes each variable name in block 0 (sub-blocks count as readers)."""
 
@@ -159,27 +164,33 @@ class InferenceTranspiler:
                          outputs={"Output": [output]}, attrs=attrs)
 
     def _conv_writing(self, g, name):
-        """The conv-like op writing `name` whose output nothing else reads, or None."""
+        """The conv-like op writing `name`, or None."""
         for op in g.block.ops:
             if name in op.output_arg_names and self._conv_parts(op) is not None:
                 return op
         return None
 
-    # --- rules (each returns True after one rewrite) ---------------------------------------
-
-    def _fold_batch_norm(self):
-        g = _Graph(self.program, self.keep)
+    def _convs_then(self, g, op_type, absent):
+        """(conv, inputs, attrs, op) for each conv-like op with no fused activation and none of
+        the inputs `absent`, whose output's one reader is an `op_type` op reading it as X."""
         for conv in list(g.block.ops):
             parts = self._conv_parts(conv)
             if parts is None:
                 continue
             inputs, attrs = parts
-            if "ResidualData" in inputs or attrs.get("fuse_activation") or attrs.get("fuse_relu"):
+            if _activated(attrs) or any(p in inputs for p in absent):
                 continue
             out = conv.output("Output")[0]
-            bn = g.only_reader(out)
-            if bn is None or bn.type != "batch_norm" or bn.input("X") != [out]:
-                continue
+            op = g.only_reader(out)
+            if op is not None and op.type == op_type and op.input("X") == [out]:
+                yield conv, inputs, attrs, op
+
+    # --- rules (each returns True after one rewrite) ---------------------------------------
+
+    def _fold_batch_norm(self):
+        g = _Graph(self.program, self.keep)
+        for conv, inputs, attrs, bn in self._convs_then(g, "batch_norm", absent=("ResidualData",)):
+            out = conv.output("Output")[0]
             test = bn.attr("is_test") and not (bn.has_attr("trainable_statistics") and
                                                bn.attr("trainable_statistics"))
             if not (test or bn.attr("use_global_stats")):
@@ -233,18 +244,7 @@ class InferenceTranspiler:
     def _fuse_bias(self):
         """conv + elementwise_add(Y = a persistable [M] vector on the channel axis): Bias."""
         g = _Graph(self.program, self.keep)
-        for conv in list(g.block.ops):
-            parts = self._conv_parts(conv)
-            if parts is None:
-                continue
-            inputs, attrs = parts
-            if "Bias" in inputs or "ResidualData" in inputs or attrs.get("fuse_activation") or \
-                    attrs.get("fuse_relu"):
-                continue
-            out = conv.output("Output")[0]
-            add = g.only_reader(out)
-            if add is None or add.type != "elementwise_add" or add.input("X") != [out]:
-                continue
+        for conv, inputs, attrs, add in self._convs_then(g, "elementwise_add", absent=("Bias", "ResidualData")):
             y = add.input("Y")[0]
             yv = g.block.var(y) if g.block.has_var(y) else None
             m = conv.block.var(inputs["Filter"][0]).shape[0]
@@ -281,7 +281,7 @@ class InferenceTranspiler:
                 if conv is None or g.only_reader(mine) is not add:
                     continue
                 inputs, attrs = self._conv_parts(conv)
-                if "ResidualData" in inputs or attrs.get("fuse_activation") or attrs.get("fuse_relu"):
+                if "ResidualData" in inputs or _activated(attrs):
                     continue
                 i, j = g.index(conv), g.index(add)
                 if g.writers_between(sum(inputs.values(), []) + [other], i, j):
@@ -301,17 +301,7 @@ class InferenceTranspiler:
 
     def _fuse_relu(self):
         g = _Graph(self.program, self.keep)
-        for conv in list(g.block.ops):
-            parts = self._conv_parts(conv)
-            if parts is None:
-                continue
-            inputs, attrs = parts
-            if attrs.get("fuse_activation") or attrs.get("fuse_relu"):
-                continue
-            out = conv.output("Output")[0]
-            relu = g.only_reader(out)
-            if relu is None or relu.type != "relu" or relu.input("X") != [out]:
-                continue
+        for conv, inputs, attrs, relu in self._convs_then(g, "relu", absent=()):
             if self._reads(inputs, relu.output("Out")[0]):
                 continue
             attrs["fuse_activation"] = "relu"
