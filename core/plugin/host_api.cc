@@ -62,6 +62,10 @@ int64_t TensorNumel(const TideTensor* t) { return Unwrap(t)->numel(); }
 TideLayout TensorLayout(const TideTensor* t) { return Unwrap(t)->layout(); }
 void TensorSetLayout(TideTensor* t, TideLayout l) { Unwrap(t)->set_layout(l); }
 int64_t TensorFormat(const TideTensor* t) { return Unwrap(t)->format(); }
+uint64_t TensorContentVersion(const TideTensor* t) {
+  const LoDTensor* x = Unwrap(t);
+  return x->holder() ? x->holder()->content_version() : 0;
+}
 void TensorSetFormat(TideTensor* t, int64_t f) { Unwrap(t)->set_format(f); }
 TidePlace TensorPlace(const TideTensor* t) { return Unwrap(t)->place().c(); }
 const void* TensorData(const TideTensor* t) { return Unwrap(t)->data(); }
@@ -424,8 +428,8 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 TideHostApi MakeTable() {
   TideHostApi h{};
   // The last field: every function the table has (TIDE_HOST_FN checks against it).
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, DeviceContext_Memset);
-  static_assert(TIDE_STRUCT_SIZE(TideHostApi, DeviceContext_Memset) == sizeof(TideHostApi),
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Tensor_ContentVersion);
+  static_assert(TIDE_STRUCT_SIZE(TideHostApi, Tensor_ContentVersion) == sizeof(TideHostApi),
                 "struct_size must name the table's last field");
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
@@ -541,6 +545,7 @@ TideHostApi MakeTable() {
   h.InferShape_SetOutputLoDLevel = ISetOutputLoDLevel;
   h.Registrar_AddLibrary = RegistrarAddLibrary;
   h.DeviceContext_Memset = DeviceContextMemset;
+  h.Tensor_ContentVersion = TensorContentVersion;
   return h;
 }
 

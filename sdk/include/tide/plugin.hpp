@@ -29,6 +29,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -453,6 +454,8 @@ class Tensor {
   // The layout's own format code (see Tensor_Format); 0 when none was set.
   int64_t format() const { return Host().Tensor_Format(t_); }
   void set_format(int64_t f) { Host().Tensor_SetFormat(Writable("set_format"), f); }
+  // Names the bytes as they are now (see Tensor_ContentVersion): 0 when they must not be cached.
+  uint64_t content_version() const { return TIDE_HOST_FN(Tensor_ContentVersion)(t_); }
   Place place() const { return Place(Host().Tensor_Place(t_)); }
   bool initialized() const { return Host().Tensor_Data(t_) != nullptr; }
 
@@ -1306,8 +1309,17 @@ class Registrar {
 
   // Registers an op; the schema is kept for the life of the process (its callbacks live there).
   void Op(OpSchema schema) {
-    auto* kept = new OpSchema(std::move(schema));  // never freed: plugins are never unloaded
-    kept->Register(r_);
+    // Never freed (plugins are never unloaded), and listed even when the core refuses the op, so
+    // the memory stays reachable.
+    static auto* kept = new std::vector<std::unique_ptr<OpSchema>>();
+    static std::mutex mu;
+    OpSchema* s;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      kept->push_back(std::make_unique<OpSchema>(std::move(schema)));
+      s = kept->back().get();
+    }
+    s->Register(r_);
   }
   void Kernel(const std::string& op_type, const std::string& place_kind, TideDataType dtype,
               KernelFn fn, TideLayout layout = TIDE_LAYOUT_ANY,

@@ -674,6 +674,13 @@ typedef struct TideHostApi {
   /* Sets `size` bytes at dst (memory of ctx's place) to `value`, queued on ctx: the device's
    * memset, or a copy from the host where it has none. */
   TideStatus* (*DeviceContext_Memset)(TideDeviceContext* ctx, void* dst, int32_t value, size_t size);
+  /* A number naming the tensor's bytes as they are now: renewed whenever the core sees them
+   * written (Tensor_MutableData, an op's outputs after its kernel), never the same for two
+   * allocations. 0 when the tensor holds no data or its memory is shared where writes go unseen
+   * (a numpy view, DLPack, Tensor_AdoptData): then nothing derived from the bytes may be cached.
+   * Lets a kernel keep a converted copy (a reordered filter) until the bytes change; key it on
+   * the data pointer too (views of one allocation share the number). */
+  uint64_t (*Tensor_ContentVersion)(const TideTensor* t);
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */
