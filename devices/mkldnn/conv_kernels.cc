@@ -149,7 +149,7 @@ void ConvKernel(KernelContext& ctx) {
     });
     const auto& pd = entry->pd;
     memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
-    memory w = e.Convert(FilterView(e, f, p, op), pd.weights_desc());
+    memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
     // Output may be ResidualData's own variable (the transpiler's in-place residual): then the
     // sum reads dst as it is, unless its format changes, which needs a copy first.
     const bool in_place = fu.residual && !p.nhwc && residual.get_data_handle() == out.raw_data();
@@ -216,7 +216,7 @@ void ConvGradKernel(KernelContext& ctx) {
     if (dx) {
       const auto& pd = entry->data_pd;
       memory diff_dst = e.Convert(dout_m, pd.diff_dst_desc());
-      memory w = e.Convert(FilterView(e, f, p, op), pd.weights_desc());
+      memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
       bool direct = false;
       memory diff_src = p.nhwc ? e.TempMemory(pd.diff_src_desc())
                                : PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(),

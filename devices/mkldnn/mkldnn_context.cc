@@ -192,6 +192,31 @@ memory Exec::Convert(const memory& m, const memory::desc& want) {
   return out;
 }
 
+memory Exec::ConvertKept(const Tensor& t, const memory& m, const memory::desc& want) {
+  if (m.get_desc() == want) return m;
+  const uint64_t version = t.content_version();
+  if (version == 0) return Convert(m, want);
+  const memory::desc sd = m.get_desc();
+  std::string key("converted:");
+  const void* source = t.raw_data();
+  key.append(reinterpret_cast<const char*>(&source), sizeof(source));
+  key.append(reinterpret_cast<const char*>(&sd.data), sizeof(sd.data));
+  key.append(reinterpret_cast<const char*>(&want.data), sizeof(want.data));
+  std::shared_ptr<ConvertedCopy> copy = c_->converted.Find(key, version);
+  if (!copy) {
+    copy = std::make_shared<ConvertedCopy>();
+    copy->content_version = version;
+    copy->storage.Resize({static_cast<int64_t>(want.get_size() + 64)});
+    auto raw = reinterpret_cast<uintptr_t>(copy->storage.mutable_data(TIDE_UINT8, place_));
+    copy->data = reinterpret_cast<void*>((raw + 63) & ~uintptr_t(63));
+    Reorder(m, memory(want, engine(), copy->data));
+    Wait();  // complete before another thread may read it
+    c_->converted.Put(key, copy);
+  }
+  kept_.push_back(copy);  // alive until the call returns, even if evicted meanwhile
+  return memory(want, engine(), copy->data);
+}
+
 void Exec::Reorder(const memory& src, const memory& dst) {
   const memory::desc sd = src.get_desc(), dd = dst.get_desc();
   std::string key("reorder:");

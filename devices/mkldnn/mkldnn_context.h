@@ -21,6 +21,8 @@
 
 #include <dnnl.hpp>
 
+#include "converted_cache.h"
+
 namespace tide_mkldnn {
 
 using dnnl::memory;
@@ -92,12 +94,13 @@ class PrimitiveCache {
   uint64_t hits_ = 0, misses_ = 0;
 };
 
-// What the plugin keeps per CPU place: the engine and the primitive cache.
+// What the plugin keeps per CPU place: the engine, the primitive cache and the converted inputs.
 struct MkldnnDeviceContext {
   explicit MkldnnDeviceContext(size_t cache_capacity)
-      : engine(dnnl::engine::kind::cpu, 0), cache(cache_capacity) {}
+      : engine(dnnl::engine::kind::cpu, 0), cache(cache_capacity), converted(cache_capacity) {}
   dnnl::engine engine;
   PrimitiveCache cache;
+  ConvertedCache converted;
 };
 
 // The context of the place behind `dctx` (the core's device context for a CPU place), made on
@@ -197,6 +200,10 @@ class Exec {
   }
   // `m` in descriptor `want`: `m` itself when it already is, else a reordered temporary.
   memory Convert(const memory& m, const memory::desc& want);
+  // Convert for `m` viewing tensor `t`'s data, an input that rarely changes (a filter): the
+  // reordered copy is kept in the place's ConvertedCache until t's bytes change (never cached
+  // when their writes go unseen: content version 0).
+  memory ConvertKept(const Tensor& t, const memory& m, const memory::desc& want);
   // dst <- src, converting the format (a cached reorder primitive).
   void Reorder(const memory& src, const memory& dst);
   // Runs `p`, adding a scratchpad of `pd`'s size (primitives are made with a user scratchpad).
@@ -211,6 +218,7 @@ class Exec {
   MkldnnDeviceContext* c_;
   dnnl::stream* stream_;
   std::vector<tide::OwnedTensor> owned_;
+  std::vector<std::shared_ptr<ConvertedCopy>> kept_;
 };
 
 // Primitive attributes every kernel uses: a user-provided scratchpad (so the core's allocator
