@@ -1,7 +1,8 @@
-// blas_ops.cc: mul and matmul (and grads) on the GPU through cuBLAS, on the place's handle and
+// blas_ops.cc: mul, matmul and matmul_v2 (and grads) on the GPU through cuBLAS, on the place's handle and
 // stream. Tide's tensors are row-major and cuBLAS is column-major: a row-major C = op(A) op(B)
 // is the column-major C^T = op(B)^T op(A)^T, so every call swaps the operands.
 #include <tide/ops/matmul.hpp>
+#include <tide/ops/matmul_v2.hpp>
 
 #include <climits>
 
@@ -13,7 +14,10 @@ namespace {
 
 using tide::ops::Flatten2D;
 using tide::ops::GetMatmulShape;
+using tide::ops::GetMatmulV2Shape;
 using tide::ops::MatmulShape;
+using tide::ops::MatmulV2Shape;
+using tide::ops::UniformBatchStep;
 using tide::ops::MulOutDims;
 
 cublasHandle_t Handle(const Gpu& g) {
@@ -176,6 +180,84 @@ void MatmulGradKernel(KernelContext& ctx) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// matmul_v2: numpy's broadcasting of the batch dims (tide/ops/matmul_v2.hpp). Where each side's
+// matrix for batch b is b (its own) or 0 (shared), one strided batched GEMM; otherwise (a
+// broadcast inside the batch dims, e.g. [2, 1] x [1, 3]) one GEMM per batch.
+template <typename T>
+void MatmulV2Kernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
+                                     ctx.Attr<bool>("trans_y"), true);
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  T* o = out.mutable_data<T>(s.out, g.place());
+  const int64_t xs = s.m * s.k, ys = s.k * s.n, os = s.m * s.n;
+  int64_t x_step = 0, y_step = 0;
+  if (UniformBatchStep(s.x_off, &x_step) && UniformBatchStep(s.y_off, &y_step)) {
+    Gemm<T>(g, s.tx, s.ty, s.m, s.n, s.k, T(1), xd, x_step * xs, yd, y_step * ys, T(0), o, os,
+            s.batch);
+    return;
+  }
+  for (int64_t b = 0; b < s.batch; ++b)
+    Gemm<T>(g, s.tx, s.ty, s.m, s.n, s.k, T(1), xd + s.x_off[b] * xs, yd + s.y_off[b] * ys, T(0),
+            o + b * os);
+}
+
+// dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise).
+// A side with its own matrix per batch gets one strided batched GEMM; a broadcast side collects
+// the sum over the batches that share a matrix, one accumulating GEMM per batch (beta = 1, in
+// stream order).
+template <typename T>
+void MatmulV2GradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
+                                     ctx.Attr<bool>("trans_y"), true);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), s.out);
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  const T* gd = dout.data<T>();
+  const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
+  const bool tx = s.tx, ty = s.ty;
+  int64_t x_step = 0, y_step = 0;
+  const bool uniform = UniformBatchStep(s.x_off, &x_step) && UniformBatchStep(s.y_off, &y_step);
+  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
+    T* d = dx.mutable_data<T>(x.dims(), g.place());
+    // Out batches [b0, b0 + count) into dX's matrix at d_off (stride sd between batches).
+    auto one = [&](int64_t b0, int64_t count, const T* yb, int64_t sy, T* db, int64_t sd, T beta) {
+      const T* gb = gd + b0 * gs;
+      if (!tx) Gemm<T>(g, false, !ty, s.m, s.k, s.n, T(1), gb, gs, yb, sy, beta, db, sd, count);
+      else Gemm<T>(g, ty, true, s.k, s.m, s.n, T(1), yb, sy, gb, gs, beta, db, sd, count);
+    };
+    if (uniform && (x_step == 1 || s.batch <= 1)) {
+      if (s.batch == 0 || gs == 0) g.Zero(d, sizeof(T) * size_t(x.numel()));
+      else one(0, s.batch, yd, y_step * ys, d, xs, T(0));
+    } else {
+      g.Zero(d, sizeof(T) * size_t(x.numel()));
+      for (int64_t b = 0; gs > 0 && b < s.batch; ++b)
+        one(b, 1, yd + s.y_off[b] * ys, 0, d + s.x_off[b] * xs, 0, T(1));
+    }
+  }
+  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
+    T* d = dy.mutable_data<T>(y.dims(), g.place());
+    auto one = [&](int64_t b0, int64_t count, const T* xb, int64_t sx, T* db, int64_t sd, T beta) {
+      const T* gb = gd + b0 * gs;
+      if (!ty) Gemm<T>(g, !tx, false, s.k, s.n, s.m, T(1), xb, sx, gb, gs, beta, db, sd, count);
+      else Gemm<T>(g, true, tx, s.n, s.k, s.m, T(1), gb, gs, xb, sx, beta, db, sd, count);
+    };
+    if (uniform && (y_step == 1 || s.batch <= 1)) {
+      if (s.batch == 0 || gs == 0) g.Zero(d, sizeof(T) * size_t(y.numel()));
+      else one(0, s.batch, xd, x_step * xs, d, ys, T(0));
+    } else {
+      g.Zero(d, sizeof(T) * size_t(y.numel()));
+      for (int64_t b = 0; gs > 0 && b < s.batch; ++b)
+        one(b, 1, xd + s.x_off[b] * xs, 0, d + s.y_off[b] * ys, 0, T(1));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tide_cuda
 
@@ -185,3 +267,5 @@ TIDE_REGISTER_KERNEL("mul", "gpu", MulKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("mul_grad", "gpu", MulGradKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("matmul", "gpu", MatmulKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("matmul_grad", "gpu", MatmulGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul_v2", "gpu", MatmulV2Kernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul_v2_grad", "gpu", MatmulV2GradKernel, TIDE_CUDA_FLOAT_TYPES);

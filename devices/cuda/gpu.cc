@@ -24,6 +24,18 @@ const char* DeviceErrorMessage(int code) {
       return "a CUDA kernel of op 'elementwise_div' found an integer division by zero (Y has a 0)";
     case kIndexOutOfRange:
       return "a CUDA kernel of op 'top_k_grad' found an index outside [0, last dim of X)";
+    case kGatherIndexOutOfRange:
+      return "a CUDA kernel of op 'gather' or 'gather_grad' found an Index outside [0, X's dim "
+             "along axis)";
+    case kScatterIdsOutOfRange:
+      return "a CUDA kernel of op 'scatter' or 'scatter_grad' found an Ids value outside [0, X's "
+             "first dim)";
+    case kGatherNdIndexOutOfRange:
+      return "a CUDA kernel of op 'gather_nd' or 'gather_nd_grad' found an Index value outside "
+             "[0, the dim of X it indexes)";
+    case kOneHotIdOutOfRange:
+      return "a CUDA kernel of op 'one_hot' found an id in X outside [0, depth) (and "
+             "allow_out_of_range is false)";
     default:
       return "a CUDA kernel reported an unknown device error";
   }

@@ -56,6 +56,10 @@ enum DeviceError : int {
   kBeta1PowIsOne = 3,
   kIntegerDivisionByZero = 4,
   kIndexOutOfRange = 5,
+  kGatherIndexOutOfRange = 6,
+  kScatterIdsOutOfRange = 7,
+  kGatherNdIndexOutOfRange = 8,
+  kOneHotIdOutOfRange = 9,
 };
 // The message of a DeviceError code (names the op that records it).
 const char* DeviceErrorMessage(int code);

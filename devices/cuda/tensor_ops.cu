@@ -1,11 +1,15 @@
 // tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table (+ dense or SelectedRows grad),
-// concat (+grad), split, transpose/transpose2 (+grads), reshape/reshape2 and flatten/flatten2
-// (+grads), with ops_nn's shape rules and messages.
+// concat (+grad), split, stack / unstack (+grad), transpose/transpose2 (+grads), reshape/reshape2,
+// flatten/flatten2, flatten_contiguous_range, squeeze2/unsqueeze2 (+grads), with ops_nn's shape
+// rules and messages.
+#include <tide/ops/index_shape.hpp>
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/split_concat.hpp>
+#include <tide/ops/tensor_shape.hpp>
 #include <tide/ops/transpose.hpp>
 
 #include <cstring>
+#include <string>
 
 #include "gpu.h"
 
@@ -17,6 +21,7 @@ using tide::ops::ConcatDimsOf;
 using tide::ops::FlattenDims;
 using tide::ops::ForwardXDims;
 using tide::ops::InversePerm;
+using tide::ops::NormAxis;
 using tide::ops::Permuted;
 using tide::ops::ReshapeDims;
 using tide::ops::SplitDimsOf;
@@ -245,6 +250,58 @@ void Split(KernelContext& ctx) {
                sizes, {}, parts, nullptr, x.data<T>());
 }
 
+// stack: inputs [pre, post] each, Out [pre, n, post]; unstack (also stack's grad) the reverse.
+// One strided 2-D copy per input.
+template <typename T>
+void StackKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  const int axis = ctx.Attr<int32_t>("axis");
+  const Dims od = tide::ops::StackDims(op, dims, axis);
+  const int a = NormAxis(op, axis, dims[0].size() + 1);
+  const int64_t pre = DimsProduct(dims[0], 0, a), post = DimsProduct(dims[0], a, dims[0].size());
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<const T*> parts;
+  for (const auto& x : xs) parts.push_back(x.data<T>());
+  T* o = ctx.Output("Y").mutable_data<T>(od, g.place());
+  JoinOrCut<T>(g, true, pre, post, n, std::vector<int64_t>(xs.size(), 1), parts, {}, o, nullptr);
+}
+
+template <typename T>
+void Unstack(KernelContext& ctx, const Gpu& g, const Tensor& x, int axis, std::vector<Tensor> outs) {
+  const Dims xd = x.dims();
+  const int a = NormAxis(ctx.op_type(), axis, xd.size());
+  const int64_t n = xd[a];
+  TIDE_CHECK(static_cast<int64_t>(outs.size()) == n, "op '", ctx.op_type(), "': ", outs.size(),
+             " outputs for a dim of ", n, " (axis ", axis, " of ", tide::ToString(xd), ")");
+  const int64_t pre = DimsProduct(xd, 0, a), post = DimsProduct(xd, a + 1, xd.size());
+  Dims od = xd;
+  od.erase(od.begin() + a);
+  std::vector<T*> parts;
+  for (auto& o : outs) parts.push_back(o ? o.mutable_data<T>(od, g.place()) : nullptr);
+  JoinOrCut<T>(g, false, pre, post, n, std::vector<int64_t>(outs.size(), 1), {}, parts, nullptr,
+               x.data<T>());
+}
+
+template <typename T>
+void UnstackKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Unstack<T>(ctx, g, ctx.Input("X"), ctx.Attr<int32_t>("axis"), ctx.Outputs("Y"));
+}
+
+template <typename T>
+void StackGradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  const std::string gx = GradVarName("X");
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < ctx.OutputCount(gx.c_str()); ++i)
+    outs.push_back(ctx.OptionalOutput(gx.c_str(), i));
+  Unstack<T>(ctx, g, ctx.Input(GradVarName("Y").c_str()), ctx.Attr<int32_t>("axis"), outs);
+}
+
 // ---------------------------------------------------------------------------------------------
 // transpose
 constexpr int kMaxRank = 9;
@@ -367,6 +424,30 @@ void Flatten(KernelContext& ctx) {
                   FlattenDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis")));
 }
 
+// Paddle 2.x's flatten_contiguous_range: dims [start_axis, stop_axis] merged.
+template <typename T>
+void FlattenRange(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  CopyWithDims<T>(g, x, ctx.Output("Out"),
+                  tide::ops::FlattenRangeDims(ctx.op_type(), x.dims(),
+                                              ctx.Attr<int32_t>("start_axis"),
+                                              ctx.Attr<int32_t>("stop_axis")));
+}
+
+// squeeze2 / unsqueeze2 (axes from the attribute; Paddle's axes tensors are refused).
+template <typename T>
+void Squeeze(KernelContext& ctx) {
+  RefuseInputs(ctx, {"AxesTensor", "AxesTensorList"});
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X");
+  const auto axes = ctx.Attr<std::vector<int32_t>>("axes");
+  const Dims od = std::string(op) == "squeeze2" ? tide::ops::SqueezeDims(op, x.dims(), axes)
+                                                : tide::ops::UnsqueezeDims(op, x.dims(), axes);
+  CopyWithDims<T>(g, x, ctx.Output("Out"), od);
+}
+
 // X@GRAD = Out@GRAD with X's dims.
 template <typename T>
 void ReshapeGrad(KernelContext& ctx) {
@@ -391,6 +472,9 @@ TIDE_REGISTER_KERNEL("lookup_table_grad", "gpu", LookupGrad, TIDE_CUDA_FLOAT_TYP
 TIDE_REGISTER_KERNEL("concat", "gpu", Concat, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("concat_grad", "gpu", ConcatGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("split", "gpu", Split, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("stack", "gpu", StackKernel, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("stack_grad", "gpu", StackGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("unstack", "gpu", UnstackKernel, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("transpose", "gpu", Transpose, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("transpose2", "gpu", Transpose, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("transpose_grad", "gpu", TransposeGrad, TIDE_CUDA_FLOAT_TYPES);
@@ -403,3 +487,9 @@ TIDE_REGISTER_KERNEL("reshape_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reshape2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("flatten_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("flatten2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("flatten_contiguous_range", "gpu", FlattenRange, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("squeeze2", "gpu", Squeeze, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("unsqueeze2", "gpu", Squeeze, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("squeeze2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("unsqueeze2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include <tide/ops/dtype_attr.hpp>
+#include <tide/ops/index_shape.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include "common.h"
@@ -14,6 +15,10 @@
 
 namespace ops_nn {
 namespace {
+
+using tide::ops::ArgFlatOutDims;
+using tide::ops::ArgOutDims;
+using tide::ops::GatherNdDims;
 
 void CheckIndex(const KernelContext& ctx, const char* param, int64_t v, int64_t bound) {
   TIDE_CHECK(v >= 0 && v < bound, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
@@ -37,13 +42,6 @@ int GatherAxis(const Ctx& ctx, size_t rank) {
     }
   }
   return NormAxis(ctx.op_type(), static_cast<int>(a), rank);
-}
-
-Dims GatherOutDims(const char* op, const Dims& x, const Dims& index, int axis) {
-  Dims out = tide::ops::GatherDims(op, x, index);  // checks Index
-  out = x;
-  out[axis] = index[0];
-  return out;
 }
 
 template <typename T>
@@ -137,17 +135,6 @@ void ScatterGradKernel(KernelContext& ctx) {
   }
 }
 
-// gather_nd: Index [..., k] picks X[i0, ..., ik-1, :]; Out = Index's dims[:-1] + X's dims[k:].
-Dims GatherNdDims(const char* op, const Dims& x, const Dims& index) {
-  TIDE_CHECK(!index.empty(), "op '", op, "': Index must have rank >= 1");
-  const int64_t k = index.back();
-  TIDE_CHECK(k < 0 || k <= static_cast<int64_t>(x.size()), "op '", op, "': Index's last dim (", k,
-             ") exceeds X's rank (X ", tide::ToString(x), ")");
-  Dims out(index.begin(), index.end() - 1);
-  if (k >= 0) out.insert(out.end(), x.begin() + k, x.end());
-  return out;
-}
-
 template <typename T, bool kGrad>
 void GatherNd(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), index = ctx.Input("Index");
@@ -228,31 +215,16 @@ void ArgExtreme(KernelContext& ctx, const tide::ops::AxisSplit& s, const T* x, I
     }
 }
 
-Dims ArgOutDims(const char* op, const Dims& x, int64_t axis, bool keepdims) {
-  const int a = NormAxis(op, static_cast<int>(axis), x.size());
-  Dims od = x;
-  if (keepdims) od[a] = 1;
-  else od.erase(od.begin() + a);
-  if (od.empty()) od.push_back(1);
-  return od;
-}
-
 // Paddle's flatten: the index into the flattened X, Out [1] (keepdims: X's rank of 1s).
 template <typename Ctx>
 bool ArgFlatten(const Ctx& ctx) {
   return ctx.HasAttr("flatten") && ctx.template Attr<bool>("flatten");
 }
-Dims ArgFlatOutDims(const Dims& x, bool keepdims) {
-  return keepdims ? Dims(std::max<size_t>(x.size(), 1), 1) : Dims{1};
-}
 
 // Out's type: dtype int32 or int64 (Paddle's -1: int64).
 template <typename Ctx>
 TideDataType ArgOutType(const Ctx& ctx) {
-  const int32_t dt = ctx.template Attr<int32_t>("dtype");
-  TIDE_CHECK(dt == -1 || dt == TIDE_INT32 || dt == TIDE_INT64, "op '", ctx.op_type(),
-             "': dtype must be int32, int64 or -1 (int64), got ", dt);
-  return dt == TIDE_INT32 ? TIDE_INT32 : TIDE_INT64;
+  return tide::ops::ArgOutType(ctx.op_type(), ctx.template Attr<int32_t>("dtype"));
 }
 
 template <typename T, bool kMax>
@@ -410,8 +382,8 @@ TIDE_REGISTER_OP(tide::OpSchema("gather")
                          tide::ops::GatherDims(c.op_type(), x, idx);
                          c.SetOutputDims("Out", Dims(x.size(), -1));
                        } else {
-                         c.SetOutputDims("Out", GatherOutDims(c.op_type(), x, idx,
-                                                              GatherAxis(c, x.size())));
+                         c.SetOutputDims("Out", tide::ops::GatherAxisDims(
+                                                    c.op_type(), x, idx, GatherAxis(c, x.size())));
                        }
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })

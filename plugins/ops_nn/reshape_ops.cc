@@ -3,6 +3,7 @@
 // with grads. The *2 variants output XShape ([0] + X's dims, no data) so their grads need no X.
 #include <cstring>
 
+#include <tide/ops/index_shape.hpp>
 #include <tide/ops/reshape.hpp>
 
 #include "common.h"
@@ -111,26 +112,11 @@ void FlattenKernel(KernelContext& ctx) {
                   FlattenDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis")));
 }
 
-// Paddle 2.x's flatten_contiguous_range: dims [start_axis, stop_axis] (negative: from the end)
-// become one; a 0-D X becomes [1].
+// Paddle 2.x's flatten_contiguous_range (tide/ops/index_shape.hpp).
 template <typename Ctx>
 Dims FlattenRangeDims(const Ctx& ctx, const Dims& x) {
-  const char* op = ctx.op_type();
-  if (x.empty()) return {1};
-  const int r = static_cast<int>(x.size());
-  int start = ctx.template Attr<int32_t>("start_axis");
-  int stop = ctx.template Attr<int32_t>("stop_axis");
-  TIDE_CHECK(start >= -r && start < r && stop >= -r && stop < r, "op '", op, "': start_axis ",
-             start, " and stop_axis ", stop, " must be in [", -r, ", ", r, ") for X ",
-             tide::ToString(x));
-  if (start < 0) start += r;
-  if (stop < 0) stop += r;
-  TIDE_CHECK(start <= stop, "op '", op, "': start_axis ", start, " is after stop_axis ", stop,
-             " (X ", tide::ToString(x), ")");
-  Dims out(x.begin(), x.begin() + start);
-  out.push_back(DimsProductOrUnknown(Dims(x.begin() + start, x.begin() + stop + 1)));
-  out.insert(out.end(), x.begin() + stop + 1, x.end());
-  return out;
+  return tide::ops::FlattenRangeDims(ctx.op_type(), x, ctx.template Attr<int32_t>("start_axis"),
+                                     ctx.template Attr<int32_t>("stop_axis"));
 }
 
 void FlattenRangeInferShape(tide::InferShapeContext& ctx) {

@@ -1,0 +1,417 @@
+// index_ops.cu: ops_nn's index ops on the GPU: gather / scatter / gather_nd (+ grads), one_hot,
+// arg_max / arg_min and cumsum, with ops_nn's shape rules (tide/ops/index_shape.hpp). The indices
+// stay on the device: one out of range is recorded there (its output element left zero) and
+// reported by the next synchronisation, naming the op (gpu.h's DeviceError).
+#include <tide/ops/axis.hpp>
+#include <tide/ops/index_shape.hpp>
+#include <tide/ops/tensor_shape.hpp>
+
+#include <climits>
+#include <string>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+using tide::ops::NormAxis;
+using tide::ops::SplitAt;
+
+// An int32 or int64 index input: fn(const I* data) with its element type.
+template <typename F>
+void WithIndex(const KernelContext& ctx, const char* param, const Tensor& t, F&& fn) {
+  if (t.dtype() == TIDE_INT32) return fn(t.data<int32_t>());
+  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
+             ctx.InputName(param), "') must be int32 or int64, got ",
+             tide::DataTypeName(t.dtype()));
+  fn(t.data<int64_t>());
+}
+
+// ---------------------------------------------------------------------------------------------
+// gather: Out[p, i, q] = X[p, Index[i], q] for X as [pre, n, post] around axis; the grad adds
+// Out@GRAD back (atomics: an index may repeat).
+template <typename T, typename I>
+__global__ void GatherKernel(const T* x, const I* idx, int64_t m, int64_t n, int64_t post, T* out,
+                             int64_t total, int* err) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t q = e % post, pi = e / post, i = pi % m, p = pi / m;
+    const int64_t id = idx[i];
+    if (id < 0 || id >= n) {
+      if (q == 0) RaiseDeviceError(err, kGatherIndexOutOfRange);
+      out[e] = T(0);
+    } else {
+      out[e] = x[(p * n + id) * post + q];
+    }
+  }
+}
+
+template <typename T, typename I>
+__global__ void GatherGradKernel(const T* dout, const I* idx, int64_t m, int64_t n, int64_t post,
+                                 T* dx, int64_t total, int* err) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t q = e % post, pi = e / post, i = pi % m, p = pi / m;
+    const int64_t id = idx[i];
+    if (id < 0 || id >= n) {
+      if (q == 0) RaiseDeviceError(err, kGatherIndexOutOfRange);
+      continue;
+    }
+    AtomicAdd(dx + (p * n + id) * post + q, dout[e]);
+  }
+}
+
+// The gathered axis: the attribute (Paddle's Axis tensor is refused), normalised.
+int GatherAxisOf(const KernelContext& ctx, size_t rank) {
+  RefuseInputs(ctx, {"Axis"});
+  return NormAxis(ctx.op_type(), ctx.Attr<int32_t>("axis"), rank);
+}
+
+template <typename T>
+void Gather(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
+  const int a = GatherAxisOf(ctx, x.dims().size());
+  const Dims od = tide::ops::GatherAxisDims(ctx.op_type(), x.dims(), index.dims(), a);
+  const auto s = SplitAt(ctx.op_type(), x.dims(), a);
+  const int64_t m = index.dims()[0], total = s.pre * m * s.post;
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+  WithIndex(ctx, "Index", index, [&](auto* idx) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(idx)>>;
+    Launch(g, "GatherKernel", total, GatherKernel<T, I>, xd, idx, m, s.n, s.post, o, total,
+           g.error_word());
+  });
+}
+
+template <typename T>
+void GatherGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const int a = GatherAxisOf(ctx, x.dims().size());
+  const Dims od = tide::ops::GatherAxisDims(ctx.op_type(), x.dims(), index.dims(), a);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  const auto s = SplitAt(ctx.op_type(), x.dims(), a);
+  const int64_t m = index.dims()[0], total = s.pre * m * s.post;
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
+  g.Zero(dx, sizeof(T) * size_t(x.numel()));
+  WithIndex(ctx, "Index", index, [&](auto* idx) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(idx)>>;
+    Launch(g, "GatherGradKernel", total, GatherGradKernel<T, I>, gd, idx, m, s.n, s.post, dx,
+           total, g.error_word());
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// scatter: Out = X with rows Ids replaced by (overwrite; of repeated ids the last update wins)
+// or added to (else: the listed rows zeroed first, as Fluid) Updates' rows.
+template <typename I>
+__global__ void LastWriterKernel(const I* ids, int64_t count, int64_t rows, int* last, int* err) {
+  TIDE_CUDA_LOOP(i, count) {
+    const int64_t id = ids[i];
+    if (id < 0 || id >= rows) RaiseDeviceError(err, kScatterIdsOutOfRange);
+    else atomicMax(last + id, static_cast<int>(i));
+  }
+}
+
+template <typename T, typename I>
+__global__ void ScatterRowsKernel(const I* ids, const T* upd, int64_t rows, int64_t row,
+                                  const int* last, bool add, T* out, int64_t total) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t i = e / row, k = e - i * row;
+    const int64_t id = ids[i];
+    if (id < 0 || id >= rows) continue;  // recorded by the kernel before
+    if (add) AtomicAdd(out + id * row + k, upd[e]);
+    else if (last[id] == i) out[id * row + k] = upd[e];
+  }
+}
+
+// Zeroes rows Ids of out (Out's added rows; X@GRAD's overwritten ones).
+template <typename T, typename I>
+__global__ void ZeroRowsKernel(const I* ids, int64_t rows, int64_t row, T* out, int64_t total,
+                               int* err) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t i = e / row, k = e - i * row;
+    const int64_t id = ids[i];
+    if (id < 0 || id >= rows) {
+      if (k == 0) RaiseDeviceError(err, kScatterIdsOutOfRange);
+      continue;
+    }
+    out[id * row + k] = T(0);
+  }
+}
+
+// Updates@GRAD row i = Out@GRAD row Ids[i].
+template <typename T, typename I>
+__global__ void RowsOfKernel(const I* ids, const T* src, int64_t rows, int64_t row, T* out,
+                             int64_t total, int* err) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t i = e / row, k = e - i * row;
+    const int64_t id = ids[i];
+    if (id < 0 || id >= rows) {
+      if (k == 0) RaiseDeviceError(err, kScatterIdsOutOfRange);
+      out[e] = T(0);
+    } else {
+      out[e] = src[id * row + k];
+    }
+  }
+}
+
+template <typename T>
+void Scatter(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), upd = ctx.Input("Updates"), ids = ctx.Input("Ids");
+  const int64_t count = ids.numel(), rows = x.dims().empty() ? 0 : x.dims()[0];
+  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
+  TIDE_CHECK(upd.numel() == count * row, "op 'scatter': Updates ", tide::ToString(upd.dims()),
+             " must hold ", count, " rows of X ", tide::ToString(x.dims()));
+  TIDE_CHECK(count <= INT_MAX, "op '", op, "': the GPU kernel takes at most ", INT_MAX, " Ids");
+  const bool overwrite = ctx.Attr<bool>("overwrite");
+  const T* xd = x.data<T>();
+  const T* ud = upd.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), g.place());
+  g.CopyD2D(o, xd, sizeof(T) * size_t(x.numel()));
+  WithIndex(ctx, "Ids", ids, [&](auto* id) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(id)>>;
+    int* last = nullptr;
+    if (overwrite) {
+      last = g.Temp<int>(rows);
+      TIDE_CUDA_CHECK(g, cudaMemsetAsync(last, 0xff, sizeof(int) * size_t(std::max<int64_t>(rows, 1)),
+                                         g.stream()));  // -1: no writer
+      Launch(g, "LastWriterKernel", count, LastWriterKernel<I>, id, count, rows, last,
+             g.error_word());
+    } else {
+      Launch(g, "ZeroRowsKernel", count * row, ZeroRowsKernel<T, I>, id, rows, row, o,
+             count * row, g.error_word());
+    }
+    Launch(g, "ScatterRowsKernel", count * row, ScatterRowsKernel<T, I>, id, ud, rows, row,
+           static_cast<const int*>(last), !overwrite, o, count * row);
+  });
+}
+
+template <typename T>
+void ScatterGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor dout = ctx.Input(GradVarName("Out").c_str()), ids = ctx.Input("Ids");
+  const Dims xd = dout.dims();
+  const int64_t count = ids.numel(), rows = xd.empty() ? 0 : xd[0];
+  const int64_t row = DimsProduct(xd, 1, xd.size());
+  const T* gd = dout.data<T>();
+  WithIndex(ctx, "Ids", ids, [&](auto* id) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(id)>>;
+    if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
+      T* d = dx.mutable_data<T>(xd, g.place());
+      g.CopyD2D(d, gd, sizeof(T) * size_t(dout.numel()));
+      Launch(g, "ZeroRowsKernel", count * row, ZeroRowsKernel<T, I>, id, rows, row, d,
+             count * row, g.error_word());
+    }
+    if (Tensor du = ctx.OptionalOutput(GradVarName("Updates").c_str())) {
+      Dims ud = xd;
+      ud[0] = count;
+      T* d = du.mutable_data<T>(ud, g.place());
+      Launch(g, "RowsOfKernel", count * row, RowsOfKernel<T, I>, id, gd, rows, row, d,
+             count * row, g.error_word());
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// gather_nd: Index [..., k] picks X[i0, ..., ik-1, :] (X's first k dims and strides below).
+constexpr int kMaxRank = 9;
+struct NdView {
+  int k;
+  int64_t dims[kMaxRank], strides[kMaxRank];
+};
+
+template <typename T, typename I, bool kGrad>
+__global__ void GatherNdKernel(const T* src, const I* idx, NdView v, int64_t inner, T* dst,
+                               int64_t total, int* err) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t i = e / inner, j = e - i * inner;
+    int64_t off = 0;
+    bool ok = true;
+    for (int d = 0; d < v.k; ++d) {
+      const int64_t id = idx[i * v.k + d];
+      ok = ok && id >= 0 && id < v.dims[d];
+      off += id * v.strides[d];
+    }
+    if (!ok) {
+      if (j == 0) RaiseDeviceError(err, kGatherNdIndexOutOfRange);
+      if (!kGrad) dst[e] = T(0);
+      continue;
+    }
+    if (kGrad) AtomicAdd(dst + off + j, src[e]);  // src: Out@GRAD, dst: X@GRAD
+    else dst[e] = src[off + j];
+  }
+}
+
+template <typename T, bool kGrad>
+void GatherNd(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
+  const Dims xd = x.dims();
+  const Dims od = tide::ops::GatherNdDims(op, xd, index.dims());
+  const int64_t k = index.dims().back();
+  TIDE_CHECK(k <= kMaxRank, "op '", op, "': the GPU kernel takes Index's last dim <= ", kMaxRank,
+             ", got ", k);
+  const int64_t inner = DimsProduct(xd, k, xd.size());
+  const int64_t total = DimsProduct(od);
+  NdView v{};
+  v.k = static_cast<int>(k);
+  int64_t stride = inner;
+  for (int d = v.k - 1; d >= 0; --d) {
+    v.dims[d] = xd[d];
+    v.strides[d] = stride;
+    stride *= xd[d];
+  }
+  WithIndex(ctx, "Index", index, [&](auto* idx) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(idx)>>;
+    if constexpr (!kGrad) {
+      const T* src = x.data<T>();
+      T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+      Launch(g, "GatherNdKernel", total, GatherNdKernel<T, I, false>, src, idx, v, inner, o,
+             total, g.error_word());
+    } else {
+      Tensor dout = ctx.Input(GradVarName("Out").c_str());
+      tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
+      const T* gd = dout.data<T>();
+      T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, g.place());
+      g.Zero(dx, sizeof(T) * size_t(x.numel()));
+      Launch(g, "GatherNdGradKernel", total, GatherNdKernel<T, I, true>, gd, idx, v, inner, dx,
+             total, g.error_word());
+    }
+  });
+}
+template <typename T> void GatherNdFwd(KernelContext& c) { GatherNd<T, false>(c); }
+template <typename T> void GatherNdGrad(KernelContext& c) { GatherNd<T, true>(c); }
+
+// ---------------------------------------------------------------------------------------------
+// one_hot: X's ids [..., 1] -> Out [..., depth] (zeros but a 1 at each id); allow_out_of_range
+// gives a zero row, else an id outside [0, depth) is a device error.
+template <typename T, typename I>
+__global__ void OneHotKernel(const I* ids, int64_t depth, bool allow, T* out, int64_t n,
+                             int* err) {
+  TIDE_CUDA_LOOP(i, n) {
+    const int64_t id = ids[i];
+    if (id >= 0 && id < depth) out[i * depth + id] = T(1);
+    else if (!allow) RaiseDeviceError(err, kOneHotIdOutOfRange);
+  }
+}
+
+template <typename T>
+void OneHot(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const int64_t depth = ctx.Attr<int32_t>("depth");
+  const bool allow = ctx.Attr<bool>("allow_out_of_range");
+  Dims od = x.dims();
+  TIDE_CHECK(!od.empty(), "op 'one_hot': X must be [..., 1], got ", tide::ToString(od));
+  od.back() = depth;
+  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+  g.Zero(o, sizeof(T) * size_t(DimsProduct(od)));
+  WithIndex(ctx, "X", x, [&](auto* ids) {
+    using I = std::remove_const_t<std::remove_pointer_t<decltype(ids)>>;
+    Launch(g, "OneHotKernel", x.numel(), OneHotKernel<T, I>, ids, depth, allow, o, x.numel(),
+           g.error_word());
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// arg_max / arg_min along axis (the first of equal extremes, as the CPU's strict comparison):
+// one thread per output.
+template <typename T, bool kMax, typename O>
+__global__ void ArgKernel(const T* x, int64_t n, int64_t post, O* out, int64_t total) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t i = e / post, q = e - i * post;
+    const T* line = x + i * n * post + q;
+    int64_t best = 0;
+    for (int64_t j = 1; j < n; ++j) {
+      const T v = line[j * post], b = line[best * post];
+      if (kMax ? v > b : v < b) best = j;
+    }
+    out[e] = static_cast<O>(best);
+  }
+}
+
+template <typename T, bool kMax>
+void Arg(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X");
+  const bool flat = ctx.HasAttr("flatten") && ctx.Attr<bool>("flatten");
+  const int64_t axis = flat ? 0 : ctx.Attr<int64_t>("axis");
+  const Dims xd = flat ? Dims{x.numel()} : x.dims();
+  const auto s = SplitAt(op, xd, static_cast<int>(axis));
+  TIDE_CHECK(s.n > 0, "op '", op, "': X ", tide::ToString(x.dims()), " is empty along axis ", axis);
+  const bool keep = ctx.Attr<bool>("keepdims");
+  const Dims od = flat ? tide::ops::ArgFlatOutDims(x.dims(), keep)
+                       : tide::ops::ArgOutDims(op, xd, axis, keep);
+  const TideDataType ot = tide::ops::ArgOutType(op, ctx.Attr<int32_t>("dtype"));
+  const T* xp = x.data<T>();
+  Tensor out = ctx.Output("Out");
+  const int64_t total = s.pre * s.post;
+  if (ot == TIDE_INT32)
+    Launch(g, "ArgKernel", total, ArgKernel<T, kMax, int32_t>, xp, s.n, s.post,
+           out.mutable_data<int32_t>(od, g.place()), total);
+  else
+    Launch(g, "ArgKernel", total, ArgKernel<T, kMax, int64_t>, xp, s.n, s.post,
+           out.mutable_data<int64_t>(od, g.place()), total);
+}
+template <typename T> void ArgMax(KernelContext& c) { Arg<T, true>(c); }
+template <typename T> void ArgMin(KernelContext& c) { Arg<T, false>(c); }
+
+// ---------------------------------------------------------------------------------------------
+// cumsum along axis (exclusive: without the element itself; reverse: from the end): one thread
+// per line, summing in the CPU kernel's order (so float results match it exactly).
+template <typename T>
+__global__ void CumsumKernel(const T* x, int64_t n, int64_t post, bool exclusive, bool reverse,
+                             T* out, int64_t lines) {
+  TIDE_CUDA_LOOP(e, lines) {
+    const int64_t i = e / post, q = e - i * post;
+    const int64_t base = i * n * post + q;
+    T acc = T(0);
+    for (int64_t jj = 0; jj < n; ++jj) {
+      const int64_t at = base + (reverse ? n - 1 - jj : jj) * post;
+      const T v = x[at];
+      if (exclusive) {
+        out[at] = acc;
+        acc += v;
+      } else {
+        acc += v;
+        out[at] = acc;
+      }
+    }
+  }
+}
+
+template <typename T>
+void Cumsum(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const bool flatten = ctx.Attr<bool>("flatten");
+  const Dims xd = flatten ? Dims{x.numel()} : x.dims();
+  const auto s = SplitAt(ctx.op_type(), xd, flatten ? 0 : ctx.Attr<int32_t>("axis"));
+  const T* xp = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(xd, g.place());
+  Launch(g, "CumsumKernel", s.pre * s.post, CumsumKernel<T>, xp, s.n, s.post,
+         ctx.Attr<bool>("exclusive"), ctx.Attr<bool>("reverse"), o, s.pre * s.post);
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+#define TIDE_CUDA_MOVE_TYPES float, double, int32_t, int64_t
+TIDE_REGISTER_KERNEL("gather", "gpu", Gather, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("gather_grad", "gpu", GatherGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("scatter", "gpu", Scatter, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("scatter_grad", "gpu", ScatterGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("gather_nd", "gpu", GatherNdFwd, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("gather_nd_grad", "gpu", GatherNdGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("one_hot", "gpu", OneHot, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("arg_max", "gpu", ArgMax, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("arg_min", "gpu", ArgMin, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("cumsum", "gpu", Cumsum, TIDE_CUDA_MOVE_TYPES);

@@ -1,0 +1,223 @@
+// norm_ops.cu: layer_norm, group_norm and instance_norm (+ grads) on the GPU, with ops_nn's rules
+// (tide/ops/norm.hpp: X as groups normalised on their own) and formulas: the statistics in
+// double, two passes (mean, then the mean squared deviation), as the CPU kernel computes them;
+// the grads recompute them from X. Every sum is a ReduceMid (reduce.cuh), the same from run to run.
+#include <tide/ops/norm.hpp>
+
+#include <string>
+
+#include "reduce.cuh"
+
+namespace tide_cuda {
+namespace {
+
+using tide::ops::NormGroups;
+
+NormGroups GroupsOf(const KernelContext& ctx, const Dims& x) {
+  const std::string type = ctx.op_type();
+  if (type.rfind("layer_norm", 0) == 0)
+    return tide::ops::LayerNormGroups(ctx.op_type(), x, ctx.Attr<int32_t>("begin_norm_axis"));
+  if (type.rfind("group_norm", 0) == 0) {
+    const int32_t groups = ctx.Attr<int32_t>("groups");
+    TIDE_CHECK(groups >= 1, "op '", ctx.op_type(), "': groups must be >= 1, got ", groups);
+    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups);
+  }
+  return tide::ops::ChannelNormGroups(ctx.op_type(), x, 0);
+}
+
+bool IsInstance(const char* op) { return std::string(op).rfind("instance_norm", 0) == 0; }
+
+// The Scale/Bias index of element e (NormGroups::AffineIndex, on the device).
+struct Affine {
+  int64_t size, affine, inner;
+  __device__ __forceinline__ int64_t operator()(int64_t e) const {
+    return inner ? (e / inner) % affine : e % size;
+  }
+};
+
+const void* AffineInput(const KernelContext& ctx, const NormGroups& g, const char* p) {
+  if (!ctx.HasInput(p)) return nullptr;
+  Tensor t = ctx.Input(p);
+  TIDE_CHECK(t.numel() == g.affine, "op '", ctx.op_type(), "': ", p, " ('", ctx.InputName(p),
+             "') has ", t.numel(), " elements, expected ", g.affine);
+  return t.raw_data();
+}
+
+// Group statistics: mean (double, for the second pass) and, as T, the mean, the variance and
+// 1 / sqrt(var + epsilon), each group [k * size, (k + 1) * size) of X.
+template <typename T>
+struct DoubleMeanFinish {
+  double* mean;
+  double size;
+  __device__ void operator()(int64_t k, double s) const { mean[k] = s / size; }
+};
+template <typename T>
+struct SqDevTerm {
+  const T* x;
+  const double* mean;
+  __device__ double operator()(int64_t e, int64_t k) const {
+    const double d = static_cast<double>(x[e]) - mean[k];
+    return d * d;
+  }
+};
+template <typename T>
+struct StatsFinish {
+  const double* mean_d;
+  T *mean, *var, *rstd;
+  double size, eps;
+  __device__ void operator()(int64_t k, double s) const {
+    const double v = s / size;
+    mean[k] = static_cast<T>(mean_d[k]);
+    if (var) var[k] = static_cast<T>(v);
+    rstd[k] = static_cast<T>(1.0 / sqrt(v + eps));
+  }
+};
+
+template <typename T>
+void GroupStats(const Gpu& g, const T* x, const NormGroups& ng, double eps, T* mean, T* var,
+                T* rstd) {
+  double* mean_d = g.Temp<double>(ng.groups);
+  ReduceMid<double>(g, "norm (mean)", 1, ng.groups, ng.size, LoadTerm<T, double>{x},
+                    DoubleMeanFinish<T>{mean_d, double(ng.size)});
+  ReduceMid<double>(g, "norm (variance)", 1, ng.groups, ng.size, SqDevTerm<T>{x, mean_d},
+                    StatsFinish<T>{mean_d, mean, var, rstd, double(ng.size), eps});
+}
+
+template <typename T>
+__global__ void NormForwardKernel(const T* x, const T* mean, const T* rstd, const T* scale,
+                                  const T* bias, Affine af, int64_t size, T* y, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) {
+    const int64_t k = i / size, a = af(i);
+    y[i] = (x[i] - mean[k]) * rstd[k] * (scale ? scale[a] : T(1)) + (bias ? bias[a] : T(0));
+  }
+}
+
+template <typename T>
+void NormKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X");
+  const NormGroups ng = GroupsOf(ctx, x.dims());
+  const T* scale = static_cast<const T*>(AffineInput(ctx, ng, "Scale"));
+  const T* bias = static_cast<const T*>(AffineInput(ctx, ng, "Bias"));
+  const double eps = ctx.Attr<float>("epsilon");
+  const T* xd = x.data<T>();
+  T* y = ctx.Output("Y").mutable_data<T>(x.dims(), g.place());
+  const bool instance = IsInstance(op);
+  Tensor mt = ctx.OptionalOutput(instance ? "SavedMean" : "Mean");
+  Tensor vt = ctx.OptionalOutput(instance ? "SavedVariance" : "Variance");
+  const Dims stat = std::string(op) == "group_norm"
+                        ? Dims{x.dims()[0], static_cast<int64_t>(ctx.Attr<int32_t>("groups"))}
+                        : Dims{ng.groups};
+  T* mean = mt ? mt.mutable_data<T>(stat, g.place()) : g.Temp<T>(ng.groups);
+  T* rstd = instance && vt ? vt.mutable_data<T>(stat, g.place()) : g.Temp<T>(ng.groups);
+  T* var = !instance && vt ? vt.mutable_data<T>(stat, g.place()) : nullptr;
+  GroupStats<T>(g, xd, ng, eps, mean, var, rstd);
+  Launch(g, "NormForwardKernel", x.numel(), NormForwardKernel<T>, xd, mean, rstd, scale, bias,
+         Affine{ng.size, ng.affine, ng.inner}, ng.size, y, x.numel());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grad: with xhat = (x - mean) * rstd and dyh = dy * scale, per group m1 = mean(dyh),
+// m2 = mean(dyh * xhat); dX = rstd * (dyh - m1 - xhat * m2); dScale = sum(dy * xhat),
+// dBias = sum(dy) over the elements of each Scale/Bias index.
+template <typename T>
+struct GradTerms {
+  const T *x, *dy, *scale, *mean, *rstd;
+  Affine af;
+  int64_t size;
+  __device__ T Xhat(int64_t e) const {
+    const int64_t k = e / size;
+    return (x[e] - mean[k]) * rstd[k];
+  }
+  __device__ T Dyh(int64_t e) const { return dy[e] * (scale ? scale[af(e)] : T(1)); }
+};
+template <typename T>
+struct DyhTerm {
+  GradTerms<T> t;
+  __device__ double operator()(int64_t e, int64_t) const { return t.Dyh(e); }
+};
+template <typename T>
+struct DyhXhatTerm {
+  GradTerms<T> t;
+  __device__ double operator()(int64_t e, int64_t) const { return t.Dyh(e) * t.Xhat(e); }
+};
+template <typename T>
+struct DyXhatTerm {
+  GradTerms<T> t;
+  __device__ double operator()(int64_t e, int64_t) const { return t.dy[e] * t.Xhat(e); }
+};
+template <typename T>
+struct DyTerm {
+  const T* dy;
+  __device__ double operator()(int64_t e, int64_t) const { return dy[e]; }
+};
+template <typename T>
+struct CastFinish {  // out[j] = sum / divisor, as T
+  T* out;
+  double divisor;
+  __device__ void operator()(int64_t j, double s) const { out[j] = static_cast<T>(s / divisor); }
+};
+
+template <typename T>
+__global__ void NormGradXKernel(GradTerms<T> t, const T* m1, const T* m2, T* dx, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) {
+    const int64_t k = i / t.size;
+    dx[i] = t.rstd[k] * (t.Dyh(i) - m1[k] - t.Xhat(i) * m2[k]);
+  }
+}
+
+template <typename T>
+void NormGradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), dy = ctx.Input(GradVarName("Y").c_str());
+  const NormGroups ng = GroupsOf(ctx, x.dims());
+  tide::ops::CheckGradDims(op, "Y@GRAD", dy.dims(), x.dims());
+  const double eps = ctx.Attr<float>("epsilon");
+  const T* scale = static_cast<const T*>(AffineInput(ctx, ng, "Scale"));
+  AffineInput(ctx, ng, "Bias");
+  const T* xd = x.data<T>();
+  const T* gd = dy.data<T>();
+  T* mean = g.Temp<T>(ng.groups);
+  T* rstd = g.Temp<T>(ng.groups);
+  GroupStats<T>(g, xd, ng, eps, mean, nullptr, rstd);
+  const Affine af{ng.size, ng.affine, ng.inner};
+  const GradTerms<T> t{xd, gd, scale, mean, rstd, af, ng.size};
+  if (Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str())) {
+    T* m1 = g.Temp<T>(ng.groups);
+    T* m2 = g.Temp<T>(ng.groups);
+    ReduceMid<double>(g, "norm_grad (m1)", 1, ng.groups, ng.size, DyhTerm<T>{t},
+                      CastFinish<T>{m1, double(ng.size)});
+    ReduceMid<double>(g, "norm_grad (m2)", 1, ng.groups, ng.size, DyhXhatTerm<T>{t},
+                      CastFinish<T>{m2, double(ng.size)});
+    T* dx = dxt.mutable_data<T>(x.dims(), g.place());
+    Launch(g, "NormGradXKernel", x.numel(), NormGradXKernel<T>, t, m1, m2, dx, x.numel());
+  }
+  // X as [pre, affine, post] around the Scale/Bias index: [groups, size, 1] for layer_norm,
+  // [N, C, inner] for the channel norms.
+  const int64_t pre = ng.inner ? x.dims()[0] : ng.groups;
+  const int64_t post = ng.inner ? ng.inner : 1;
+  if (Tensor dst = ctx.OptionalOutput(GradVarName("Scale").c_str())) {
+    T* ds = dst.mutable_data<T>(ctx.Input("Scale").dims(), g.place());
+    ReduceMid<double>(g, "norm_grad (dScale)", pre, ng.affine, post, DyXhatTerm<T>{t},
+                      CastFinish<T>{ds, 1.0});
+  }
+  if (Tensor dbt = ctx.OptionalOutput(GradVarName("Bias").c_str())) {
+    T* db = dbt.mutable_data<T>(ctx.Input("Bias").dims(), g.place());
+    ReduceMid<double>(g, "norm_grad (dBias)", pre, ng.affine, post, DyTerm<T>{gd},
+                      CastFinish<T>{db, 1.0});
+  }
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+TIDE_REGISTER_KERNEL("layer_norm", "gpu", NormKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("layer_norm_grad", "gpu", NormGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("group_norm", "gpu", NormKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("group_norm_grad", "gpu", NormGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("instance_norm", "gpu", NormKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("instance_norm_grad", "gpu", NormGradKernel, TIDE_CUDA_FLOAT_TYPES);

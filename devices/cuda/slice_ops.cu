@@ -1,0 +1,217 @@
+// slice_ops.cu: ops_nn's box-moving ops on the GPU: slice and strided_slice (the grad scatters
+// back into zeros), pad (constant pad_value; the grad slices), expand / expand_as (repeats; the
+// grad sums them in the CPU kernel's order), with ops_nn's shape rules (tide/ops/tensor_shape.hpp).
+// Every one is a walk over a box: element e of the box (row-major) <-> the element of a larger
+// tensor at sum_d (start[d] + (idx[d] mod wrap[d]) * step[d]) * stride[d].
+#include <tide/ops/tensor_shape.hpp>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+constexpr int kMaxRank = 9;
+
+struct BoxView {
+  int rank;
+  int64_t dims[kMaxRank];    // the box, walked row-major
+  int64_t start[kMaxRank];   // first index in the large tensor per dim
+  int64_t step[kMaxRank];    // its step per box index (negative: backwards)
+  int64_t wrap[kMaxRank];    // box index taken modulo this (expand), INT64_MAX: none
+  int64_t stride[kMaxRank];  // the large tensor's row-major strides
+};
+
+__device__ __forceinline__ int64_t BoxOffset(const BoxView& v, int64_t e) {
+  int64_t off = 0;
+  for (int d = v.rank - 1; d >= 0; --d) {
+    const int64_t q = e / v.dims[d], i = e - q * v.dims[d];
+    off += (v.start[d] + (i % v.wrap[d]) * v.step[d]) * v.stride[d];
+    e = q;
+  }
+  return off;
+}
+
+// box[e] = large[offset(e)]
+template <typename T>
+__global__ void BoxGatherKernel(const T* large, BoxView v, T* box, int64_t n) {
+  TIDE_CUDA_LOOP(e, n) { box[e] = large[BoxOffset(v, e)]; }
+}
+
+// large[offset(e)] = box[e] (the offsets are distinct: no wrap)
+template <typename T>
+__global__ void BoxScatterKernel(const T* box, BoxView v, T* large, int64_t n) {
+  TIDE_CUDA_LOOP(e, n) { large[BoxOffset(v, e)] = box[e]; }
+}
+
+template <typename T>
+__global__ void FillKernel(T* out, int64_t n, T value) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = value; }
+}
+
+std::vector<int64_t> Strides(const Dims& d) {
+  std::vector<int64_t> s(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
+  return s;
+}
+
+// A box of `box` dims inside a tensor of `large` dims, at `start` with `step` (empty: 0 and 1).
+BoxView MakeBox(const Gpu& g, const Dims& box, const Dims& large, const Dims& start,
+                const Dims& step) {
+  TIDE_CHECK(box.size() <= size_t(kMaxRank), "op '", g.op(), "': the GPU kernel takes rank <= ",
+             kMaxRank, ", got ", box.size());
+  BoxView v{};
+  v.rank = static_cast<int>(box.size());
+  const std::vector<int64_t> st = Strides(large);
+  for (int d = 0; d < v.rank; ++d) {
+    v.dims[d] = box[d];
+    v.start[d] = start.empty() ? 0 : start[d];
+    v.step[d] = step.empty() ? 1 : step[d];
+    v.wrap[d] = INT64_MAX;
+    v.stride[d] = st[d];
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// slice / strided_slice: bounds from the attributes (Paddle's bound tensors are refused).
+tide::ops::SliceGeom SliceOf(const KernelContext& ctx, const Dims& x) {
+  RefuseInputs(ctx, {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"});
+  auto ints = [&](const char* name) {
+    return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
+  };
+  return tide::ops::GetSliceGeom(ctx.op_type(), x, ctx.Attr<std::vector<int32_t>>("axes"),
+                                 ctx.Attr<std::vector<int32_t>>("starts"),
+                                 ctx.Attr<std::vector<int32_t>>("ends"), ints("strides"),
+                                 ints("decrease_axis"));
+}
+
+template <typename T>
+void Slice(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("Input");
+  const auto geom = SliceOf(ctx, x.dims());
+  const BoxView v = MakeBox(g, geom.count, x.dims(), geom.start, geom.step);
+  const int64_t n = DimsProduct(geom.count);
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(geom.out, g.place());
+  Launch(g, "BoxGatherKernel", n, BoxGatherKernel<T>, xd, v, o, n);
+}
+
+template <typename T>
+void SliceGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("Input"), dout = ctx.Input(GradVarName("Out").c_str());
+  const auto geom = SliceOf(ctx, x.dims());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), geom.out);
+  const BoxView v = MakeBox(g, geom.count, x.dims(), geom.start, geom.step);
+  const int64_t n = DimsProduct(geom.count);
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("Input").c_str()).mutable_data<T>(x.dims(), g.place());
+  g.Zero(dx, sizeof(T) * size_t(x.numel()));
+  Launch(g, "BoxScatterKernel", n, BoxScatterKernel<T>, gd, v, dx, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// pad: X is the box of Out at paddings[2i] (the before-values).
+Dims PadsBefore(const std::vector<int32_t>& pads, size_t rank) {
+  Dims before(rank);
+  for (size_t d = 0; d < rank; ++d) before[d] = pads[2 * d];
+  return before;
+}
+
+template <typename T>
+void Pad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const auto pads = ctx.Attr<std::vector<int32_t>>("paddings");
+  const Dims od = tide::ops::PadDims(ctx.op_type(), x.dims(), pads);
+  const BoxView v = MakeBox(g, x.dims(), od, PadsBefore(pads, x.dims().size()), {});
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+  const int64_t on = DimsProduct(od);
+  Launch(g, "FillKernel", on, FillKernel<T>, o, on, static_cast<T>(ctx.Attr<float>("pad_value")));
+  Launch(g, "BoxScatterKernel", x.numel(), BoxScatterKernel<T>, xd, v, o, x.numel());
+}
+
+template <typename T>
+void PadGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const auto pads = ctx.Attr<std::vector<int32_t>>("paddings");
+  const Dims od = tide::ops::PadDims(ctx.op_type(), x.dims(), pads);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  const BoxView v = MakeBox(g, x.dims(), od, PadsBefore(pads, x.dims().size()), {});
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
+  Launch(g, "BoxGatherKernel", x.numel(), BoxGatherKernel<T>, gd, v, dx, x.numel());
+}
+
+// ---------------------------------------------------------------------------------------------
+// expand / expand_as: Out[i] = X[i mod X's dims]; X@GRAD[j] = the sum of Out@GRAD over j's
+// repeats, in row-major order of the repeat (the CPU kernel's order).
+template <typename T>
+__global__ void ExpandGradKernel(const T* dout, BoxView x, BoxView reps, int64_t nreps, T* dx,
+                                 int64_t n) {
+  TIDE_CUDA_LOOP(j, n) {
+    const int64_t base = BoxOffset(x, j);  // j's element in Out's first repeat
+    T acc = T(0);
+    for (int64_t r = 0; r < nreps; ++r) acc += dout[base + BoxOffset(reps, r)];
+    dx[j] = acc;
+  }
+}
+
+std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Dims& x) {
+  if (ctx.HasInput("target_tensor"))
+    return tide::ops::ExpandAsTimes(ctx.op_type(), x, ctx.Input("target_tensor").dims());
+  return ctx.Attr<std::vector<int32_t>>("expand_times");
+}
+
+template <typename T>
+void Expand(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, x.dims()));
+  BoxView v = MakeBox(g, od, x.dims(), {}, {});
+  for (int d = 0; d < v.rank; ++d) v.wrap[d] = x.dims()[d];
+  const int64_t n = DimsProduct(od);
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+  if (x.numel() > 0) Launch(g, "BoxGatherKernel", n, BoxGatherKernel<T>, xd, v, o, n);
+}
+
+template <typename T>
+void ExpandGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const std::vector<int32_t> times = ExpandTimes(ctx, x.dims());
+  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), times);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  const Dims rd(times.begin(), times.end());
+  const BoxView xv = MakeBox(g, x.dims(), od, {}, {});  // X's element in Out's first repeat
+  const BoxView rv = MakeBox(g, rd, od, {}, x.dims());  // repeat r starts at r * X's dims
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
+  Launch(g, "ExpandGradKernel", x.numel(), ExpandGradKernel<T>, gd, xv, rv, DimsProduct(rd), dx,
+         x.numel());
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+#define TIDE_CUDA_MOVE_TYPES float, double, int32_t, int64_t
+TIDE_REGISTER_KERNEL("slice", "gpu", Slice, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("slice_grad", "gpu", SliceGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("strided_slice", "gpu", Slice, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("strided_slice_grad", "gpu", SliceGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pad", "gpu", Pad, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("pad_grad", "gpu", PadGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("expand", "gpu", Expand, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("expand_grad", "gpu", ExpandGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("expand_as", "gpu", Expand, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("expand_as_grad", "gpu", ExpandGrad, TIDE_CUDA_FLOAT_TYPES);
