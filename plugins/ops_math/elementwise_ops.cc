@@ -215,6 +215,12 @@ void ElementwiseKernel(KernelContext& ctx) {
       const T* yr = yd + b.index(row);
       for (int64_t k = 0; k < inner; ++k) od[row + k] = F::Fwd(xd[row + k], yr[k * stride]);
     }
+  } else if (b.post == 1) {  // Y over X's trailing dims (a bias): rows of n, vectorised
+    for (int64_t i = 0; i < b.pre; ++i) {
+      const T* xr = xd + i * b.n;
+      T* orow = od + i * b.n;
+      for (int64_t j = 0; j < b.n; ++j) orow[j] = F::Fwd(xr[j], yd[j]);
+    }
   } else {
     for (int64_t i = 0; i < b.pre; ++i)
       for (int64_t j = 0; j < b.n; ++j) {
@@ -317,6 +323,19 @@ void ElementwiseGradKernel(KernelContext& ctx) {
         if (g.dx) g.dx[e] = g.dout[e] * G::DX(g.x[e], g.y[j], o);
         if (g.dy) g.dy[j] += g.dout[e] * G::DY(g.x[e], g.y[j], o);
       }
+    }
+    return;
+  }
+  if (!b.same && b.post == 1) {  // Y over X's trailing dims (a bias): row loops, vectorised
+    for (int64_t i = 0; i < b.pre; ++i) {  // dY sums the rows in order, as the loop below does
+      const int64_t row = i * b.n;
+      const T* o = g.out ? g.out + row : nullptr;
+      if (g.dx)
+        for (int64_t j = 0; j < b.n; ++j)
+          g.dx[row + j] = g.dout[row + j] * G::DX(g.x[row + j], g.y[j], o ? o[j] : T(0));
+      if (g.dy)
+        for (int64_t j = 0; j < b.n; ++j)
+          g.dy[j] += g.dout[row + j] * G::DY(g.x[row + j], g.y[j], o ? o[j] : T(0));
     }
     return;
   }

@@ -24,16 +24,22 @@ def rand(rng, shape, dtype, lo=-1.0, hi=1.0):
     ("elementwise_add", np.add), ("elementwise_sub", np.subtract),
     ("elementwise_mul", np.multiply), ("elementwise_div", np.divide),
     ("elementwise_max", np.maximum), ("elementwise_min", np.minimum)])
-def test_elementwise_broadcast(op, fn, dtype, rng):
+# Y inside X's dims, and Y over X's trailing dims (a bias: the kernels' row-loop path).
+@pytest.mark.parametrize("y_shape,axis,y_as", [((3,), 1, (1, 3, 1)), ((3, 4), 1, (1, 3, 4)),
+                                               ((4,), -1, (1, 1, 4))])
+def test_elementwise_broadcast(op, fn, dtype, y_shape, axis, y_as, rng):
     class T(OpTest):
         op_type = op
 
         def setup(self, dtype):
             x = rand(rng, (2, 3, 4), dtype, 0.5, 2.0)
-            y = rand(rng, (3,), dtype, 0.5, 2.0)
+            y = rand(rng, y_shape, dtype, 0.5, 2.0)
+            if op in ("elementwise_max", "elementwise_min"):  # no ties: finite differences jump there
+                near = np.abs(x - y.reshape(y_as)) < 0.1
+                x = np.where(near, x + 0.25, x).astype(dtype)
             self.inputs = {"X": x, "Y": y}
-            self.attrs = {"axis": 1}
-            self.outputs = {"Out": fn(x, y.reshape(1, 3, 1))}
+            self.attrs = {"axis": axis}
+            self.outputs = {"Out": fn(x, y.reshape(y_as))}
     t = T()
     t.setup(dtype)
     t.check_output()
