@@ -1,11 +1,11 @@
 // elementwise_ops.cu: the elementwise ops of ops_math on the GPU: elementwise_add/sub/mul/div/
-// max/min with Fluid's broadcast and their grads (dY summed over the broadcast dims), relu,
-// sigmoid, tanh, square, sqrt, sign, clip, scale, with grads. Forward ops also take __half
-// (computed in float); grads are float and double, like the CPU's.
-#include <tide/ops/broadcast.hpp>
-
+// max/min/pow/mod/floordiv with Fluid's broadcast and the grads of the differentiable ones (dY
+// summed over the broadcast dims), sqrt, sign, clip, scale, with grads. add/sub/mul/div/max/min
+// also take __half (computed in float); grads are float and double, like the CPU's. The
+// activations are activation_ops.cu.
 #include <type_traits>
 
+#include "broadcast.cuh"
 #include "reduce.cuh"
 
 namespace tide_cuda {
@@ -50,18 +50,67 @@ struct MinF {
   __device__ A operator()(A x, A y, int*) const { return x < y ? x : y; }
 };
 
-// Element i of X pairs with element j = (i / post) % n of Y (j = i when the shapes agree), or
-// through the shared header's index when Y has repeated dims inside its range (general).
-struct YPairing {
-  int64_t n, post;
-  bool same, general;
-  BroadcastIndex index;
-  explicit YPairing(const Broadcast& b)
-      : n(b.n), post(b.post), same(b.same), general(b.general), index(b.index) {}
-  __device__ __forceinline__ int64_t operator()(int64_t i) const {
-    if (same) return i;
-    if (general) return index(i);
-    return post == 1 ? i % n : (i / post) % n;
+// pow, mod and floordiv with the CPU kernels' exact rules (ops_math's elementwise_ops.cc):
+// integer pow rounds to the nearest (2^-1 is 0), mod takes the sign of Y (Python's %), floordiv
+// rounds toward -inf; an integer Y of 0 is an error, INT_MIN / -1 wraps and INT_MIN % -1 is 0.
+__device__ __forceinline__ float PowOf(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double PowOf(double x, double y) { return pow(x, y); }
+__device__ __forceinline__ float FmodOf(float x, float y) { return fmodf(x, y); }
+__device__ __forceinline__ double FmodOf(double x, double y) { return fmod(x, y); }
+__device__ __forceinline__ float FloorOf(float x) { return floorf(x); }
+__device__ __forceinline__ double FloorOf(double x) { return floor(x); }
+
+// x / y for integers with y != 0; INT_MIN / -1 wraps (two's complement).
+template <typename A>
+__device__ __forceinline__ A IntDiv(A x, A y) {
+  if (y == A(-1)) return static_cast<A>(A(0) - static_cast<std::make_unsigned_t<A>>(x));
+  return x / y;
+}
+// False, recording the error, for an integer y of 0 (the CPU kernel refuses it up front).
+template <typename A>
+__device__ __forceinline__ bool NonZeroDivisor(A y, int* err) {
+  if constexpr (std::is_integral_v<A>) {
+    if (y == A(0)) {
+      RaiseDeviceError(err, kIntegerDivisionByZero);
+      return false;
+    }
+  }
+  return true;
+}
+
+struct PowF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int*) const {
+    if constexpr (std::is_integral_v<A>)
+      return static_cast<A>(llrint(pow(static_cast<double>(x), static_cast<double>(y))));
+    else
+      return PowOf(x, y);
+  }
+};
+struct ModF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int* err) const {
+    if (!NonZeroDivisor(y, err)) return A(0);
+    A r;
+    if constexpr (std::is_integral_v<A>) {
+      if (y == A(-1)) return A(0);
+      r = x % y;
+    } else {
+      r = FmodOf(x, y);
+    }
+    return (r != A(0) && ((r < A(0)) != (y < A(0)))) ? static_cast<A>(r + y) : r;
+  }
+};
+struct FloorDivF {
+  template <typename A>
+  __device__ A operator()(A x, A y, int* err) const {
+    if (!NonZeroDivisor(y, err)) return A(0);
+    if constexpr (std::is_integral_v<A>) {
+      const A q = IntDiv(x, y);
+      return (y != A(-1) && x % y != 0 && ((x < A(0)) != (y < A(0)))) ? static_cast<A>(q - 1) : q;
+    } else {
+      return FloorOf(x / y);
+    }
   }
 };
 
@@ -90,6 +139,9 @@ template <typename T> void MulKernel(KernelContext& c) { BinaryOp<T, MulF>(c); }
 template <typename T> void DivKernel(KernelContext& c) { BinaryOp<T, DivF>(c); }
 template <typename T> void MaxKernel(KernelContext& c) { BinaryOp<T, MaxF>(c); }
 template <typename T> void MinKernel(KernelContext& c) { BinaryOp<T, MinF>(c); }
+template <typename T> void PowKernel(KernelContext& c) { BinaryOp<T, PowF>(c); }
+template <typename T> void ModKernel(KernelContext& c) { BinaryOp<T, ModF>(c); }
+template <typename T> void FloorDivKernel(KernelContext& c) { BinaryOp<T, FloorDivF>(c); }
 
 // Partial derivatives: dX = dOut * DX(x, y, out), dY = dOut * DY(x, y, out).
 struct AddG {
@@ -116,6 +168,11 @@ struct MaxG {
 struct MinG {
   template <typename A> __device__ static A DX(A x, A y, A) { return x < y ? A(1) : A(0); }
   template <typename A> __device__ static A DY(A x, A y, A) { return x < y ? A(0) : A(1); }
+};
+// d(x^y)/dx = y x^(y-1), d(x^y)/dy = x^y log(x) (Fluid's PowGradDX/DY).
+struct PowG {
+  template <typename A> __device__ static A DX(A x, A y, A) { return y * PowOf(x, y - A(1)); }
+  template <typename A> __device__ static A DY(A x, A y, A) { return PowOf(x, y) * Log(x); }
 };
 
 // dX everywhere, and dY where it is elementwise (same shapes).
@@ -186,21 +243,10 @@ template <typename T> void MulGradKernel(KernelContext& c) { BinaryGradOp<T, Mul
 template <typename T> void DivGradKernel(KernelContext& c) { BinaryGradOp<T, DivG>(c); }
 template <typename T> void MaxGradKernel(KernelContext& c) { BinaryGradOp<T, MaxG>(c); }
 template <typename T> void MinGradKernel(KernelContext& c) { BinaryGradOp<T, MinG>(c); }
+template <typename T> void PowGradKernel(KernelContext& c) { BinaryGradOp<T, PowG>(c); }
 
 // ---------------------------------------------------------------------------------------------
 // Unary ops: f(x) on the accumulator type; grads f(from, dout) with `from` = Out or X.
-struct ReluF {
-  template <typename A> __device__ A operator()(A x) const { return x > A(0) ? x : A(0); }
-};
-struct SigmoidF {
-  template <typename A> __device__ A operator()(A x) const { return A(1) / (A(1) + Exp(-x)); }
-};
-struct TanhF {
-  template <typename A> __device__ A operator()(A x) const { return Tanh(x); }
-};
-struct SquareF {
-  template <typename A> __device__ A operator()(A x) const { return x * x; }
-};
 struct SqrtF {
   template <typename A> __device__ A operator()(A x) const { return Sqrt(x); }
 };
@@ -226,24 +272,6 @@ struct ScaleF {
   }
 };
 
-struct ReluG {  // from Out
-  template <typename A> __device__ A operator()(A out, A dout) const {
-    return dout * (out > A(0) ? A(1) : A(0));
-  }
-};
-struct SigmoidG {  // from Out
-  template <typename A> __device__ A operator()(A out, A dout) const {
-    return dout * out * (A(1) - out);
-  }
-};
-struct TanhG {  // from Out
-  template <typename A> __device__ A operator()(A out, A dout) const {
-    return dout * (A(1) - out * out);
-  }
-};
-struct SquareG {  // from X
-  template <typename A> __device__ A operator()(A x, A dout) const { return dout * x * A(2); }
-};
 struct SqrtG {  // from Out
   template <typename A> __device__ A operator()(A out, A dout) const {
     return dout / (out * A(2));
@@ -288,16 +316,8 @@ void UnaryGrad(KernelContext& ctx, const char* from_param, F f) {
   Launch(g, "UnaryGradKernel", from.numel(), UnaryGradKernel<T, F>, fd, gd, dd, from.numel(), f);
 }
 
-template <typename T> void ReluKernel(KernelContext& c) { Unary<T>(c, ReluF{}); }
-template <typename T> void SigmoidKernel(KernelContext& c) { Unary<T>(c, SigmoidF{}); }
-template <typename T> void TanhKernel(KernelContext& c) { Unary<T>(c, TanhF{}); }
-template <typename T> void SquareKernel(KernelContext& c) { Unary<T>(c, SquareF{}); }
 template <typename T> void SqrtKernel(KernelContext& c) { Unary<T>(c, SqrtF{}); }
 template <typename T> void SignKernel(KernelContext& c) { Unary<T>(c, SignF{}); }
-template <typename T> void ReluGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", ReluG{}); }
-template <typename T> void SigmoidGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", SigmoidG{}); }
-template <typename T> void TanhGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", TanhG{}); }
-template <typename T> void SquareGradKernel(KernelContext& c) { UnaryGrad<T>(c, "X", SquareG{}); }
 template <typename T> void SqrtGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", SqrtG{}); }
 
 template <typename T>
@@ -350,16 +370,13 @@ TIDE_REGISTER_KERNEL("elementwise_mul_grad", "gpu", MulGradKernel, TIDE_CUDA_FLO
 TIDE_REGISTER_KERNEL("elementwise_div_grad", "gpu", DivGradKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_max_grad", "gpu", MaxGradKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_min_grad", "gpu", MinGradKernel, TIDE_CUDA_FLOAT_TYPES);
+// The CPU kernels' types: no float16.
+#define TIDE_CUDA_NUMERIC_TYPES float, double, int32_t, int64_t
+TIDE_REGISTER_KERNEL("elementwise_pow", "gpu", PowKernel, TIDE_CUDA_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_mod", "gpu", ModKernel, TIDE_CUDA_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_floordiv", "gpu", FloorDivKernel, TIDE_CUDA_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_pow_grad", "gpu", PowGradKernel, TIDE_CUDA_FLOAT_TYPES);
 
-#define TIDE_CUDA_ACT_TYPES float, double, __half
-TIDE_REGISTER_KERNEL("relu", "gpu", ReluKernel, TIDE_CUDA_ACT_TYPES);
-TIDE_REGISTER_KERNEL("sigmoid", "gpu", SigmoidKernel, TIDE_CUDA_ACT_TYPES);
-TIDE_REGISTER_KERNEL("tanh", "gpu", TanhKernel, TIDE_CUDA_ACT_TYPES);
-TIDE_REGISTER_KERNEL("square", "gpu", SquareKernel, TIDE_CUDA_ACT_TYPES);
-TIDE_REGISTER_KERNEL("relu_grad", "gpu", ReluGradKernel, TIDE_CUDA_ACT_TYPES);
-TIDE_REGISTER_KERNEL("sigmoid_grad", "gpu", SigmoidGradKernel, TIDE_CUDA_ACT_TYPES);
-TIDE_REGISTER_KERNEL("tanh_grad", "gpu", TanhGradKernel, TIDE_CUDA_ACT_TYPES);
-TIDE_REGISTER_KERNEL("square_grad", "gpu", SquareGradKernel, TIDE_CUDA_ACT_TYPES);
 TIDE_REGISTER_KERNEL("sqrt", "gpu", SqrtKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sqrt_grad", "gpu", SqrtGradKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sign", "gpu", SignKernel, TIDE_CUDA_FLOAT_TYPES);

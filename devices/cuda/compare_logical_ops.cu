@@ -1,0 +1,119 @@
+// compare_logical_ops.cu: ops_control's comparisons (less_than, ..., not_equal: X op Y with
+// Fluid's broadcast of Y over X, Out bool) and logical_and/or/xor/not (bool tensors of one
+// shape) on the GPU, with the CPU kernels' types and checks (compare_logical_ops.cc).
+#include "broadcast.cuh"
+
+namespace tide_cuda {
+namespace {
+
+using tide::ops::GetBroadcast;
+
+struct LessF {
+  template <typename T> __device__ bool operator()(T x, T y) const { return x < y; }
+};
+struct LessEqualF {
+  template <typename T> __device__ bool operator()(T x, T y) const { return x <= y; }
+};
+struct GreaterF {
+  template <typename T> __device__ bool operator()(T x, T y) const { return x > y; }
+};
+struct GreaterEqualF {
+  template <typename T> __device__ bool operator()(T x, T y) const { return x >= y; }
+};
+struct EqualF {
+  template <typename T> __device__ bool operator()(T x, T y) const { return x == y; }
+};
+struct NotEqualF {
+  template <typename T> __device__ bool operator()(T x, T y) const { return x != y; }
+};
+struct AndF {
+  __device__ bool operator()(bool x, bool y) const { return x && y; }
+};
+struct OrF {
+  __device__ bool operator()(bool x, bool y) const { return x || y; }
+};
+struct XorF {
+  __device__ bool operator()(bool x, bool y) const { return x != y; }
+};
+
+template <typename T, typename Cmp>
+__global__ void CompareKernel(const T* x, const T* y, bool* out, int64_t n, YPairing pair) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = Cmp()(x[i], y[pair(i)]); }
+}
+
+template <typename T, typename Cmp>
+void Compare(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  // Float inputs are cast to X's type by the core; integer ones are not.
+  TIDE_CHECK(y.dtype() == x.dtype(), "op '", ctx.op_type(), "': Y ('", ctx.InputName("Y"), "') is ",
+             tide::DataTypeName(y.dtype()), " but X ('", ctx.InputName("X"), "') is ",
+             tide::DataTypeName(x.dtype()), "; compare tensors of one data type");
+  const tide::ops::Broadcast b =
+      GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
+  const T* xd = x.data<T>();
+  const T* yd = y.data<T>();
+  bool* od = out.mutable_data<bool>(x.dims(), g.place());
+  Launch(g, "CompareKernel", x.numel(), CompareKernel<T, Cmp>, xd, yd, od, x.numel(), YPairing(b));
+}
+
+template <typename T> void LessThan(KernelContext& c) { Compare<T, LessF>(c); }
+template <typename T> void LessEqual(KernelContext& c) { Compare<T, LessEqualF>(c); }
+template <typename T> void GreaterThan(KernelContext& c) { Compare<T, GreaterF>(c); }
+template <typename T> void GreaterEqual(KernelContext& c) { Compare<T, GreaterEqualF>(c); }
+template <typename T> void Equal(KernelContext& c) { Compare<T, EqualF>(c); }
+template <typename T> void NotEqual(KernelContext& c) { Compare<T, NotEqualF>(c); }
+
+template <typename Op>
+__global__ void LogicalBinaryKernel(const bool* x, const bool* y, bool* out, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = Op()(x[i], y[i]); }
+}
+
+template <typename T, typename Op>
+void LogicalBinary(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
+  TIDE_CHECK(x.SameDims(y), "op '", ctx.op_type(), "': X ('", ctx.InputName("X"), "') ",
+             tide::ToString(x.dims()), " and Y ('", ctx.InputName("Y"), "') ",
+             tide::ToString(y.dims()), " must have the same dims");
+  TIDE_CHECK(y.dtype() == TIDE_BOOL, "op '", ctx.op_type(), "': Y ('", ctx.InputName("Y"),
+             "') must be bool, got ", tide::DataTypeName(y.dtype()));
+  const bool* xd = x.data<bool>();
+  const bool* yd = y.data<bool>();
+  bool* od = out.mutable_data<bool>(x.dims(), g.place());
+  Launch(g, "LogicalBinaryKernel", x.numel(), LogicalBinaryKernel<Op>, xd, yd, od, x.numel());
+}
+
+template <typename T> void LogicalAnd(KernelContext& c) { LogicalBinary<T, AndF>(c); }
+template <typename T> void LogicalOr(KernelContext& c) { LogicalBinary<T, OrF>(c); }
+template <typename T> void LogicalXor(KernelContext& c) { LogicalBinary<T, XorF>(c); }
+
+__global__ void LogicalNotKernel(const bool* x, bool* out, int64_t n) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = !x[i]; }
+}
+
+template <typename T>
+void LogicalNot(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const bool* xd = x.data<bool>();
+  bool* od = out.mutable_data<bool>(x.dims(), g.place());
+  Launch(g, "LogicalNotKernel", x.numel(), LogicalNotKernel, xd, od, x.numel());
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+#define TIDE_CUDA_COMPARE_TYPES float, double, int32_t, int64_t
+TIDE_REGISTER_KERNEL("less_than", "gpu", LessThan, TIDE_CUDA_COMPARE_TYPES);
+TIDE_REGISTER_KERNEL("less_equal", "gpu", LessEqual, TIDE_CUDA_COMPARE_TYPES);
+TIDE_REGISTER_KERNEL("greater_than", "gpu", GreaterThan, TIDE_CUDA_COMPARE_TYPES);
+TIDE_REGISTER_KERNEL("greater_equal", "gpu", GreaterEqual, TIDE_CUDA_COMPARE_TYPES);
+TIDE_REGISTER_KERNEL("equal", "gpu", Equal, TIDE_CUDA_COMPARE_TYPES);
+TIDE_REGISTER_KERNEL("not_equal", "gpu", NotEqual, TIDE_CUDA_COMPARE_TYPES);
+TIDE_REGISTER_KERNEL("logical_and", "gpu", LogicalAnd, bool);
+TIDE_REGISTER_KERNEL("logical_or", "gpu", LogicalOr, bool);
+TIDE_REGISTER_KERNEL("logical_xor", "gpu", LogicalXor, bool);
+TIDE_REGISTER_KERNEL("logical_not", "gpu", LogicalNot, bool);

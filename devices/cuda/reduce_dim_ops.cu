@@ -1,0 +1,313 @@
+// reduce_dim_ops.cu: ops_math's reduce_sum/mean/max/min/prod over `dim` (keep_dim, reduce_all;
+// the shape rule is tide/ops/reduce.hpp's) with grads, and reduce_all/reduce_any over bools, on
+// the GPU. Any set of reduced dims, contiguous or not, without a transpose: X's elements are
+// seen as (Out element o, reduced index r). A block reduces each Out element when the reduced
+// elements are the innermost (adjacent threads read adjacent elements); one thread per Out
+// element otherwise (adjacent threads read adjacent Out elements' inputs).
+#include <tide/ops/broadcast.hpp>
+#include <tide/ops/reduce.hpp>
+
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+using tide::ops::BroadcastIndex;
+using tide::ops::GetReduceShape;
+using tide::ops::ReduceShape;
+
+ReduceShape ShapeOf(const KernelContext& ctx, const Dims& x) {
+  return GetReduceShape(ctx.op_type(), x, ctx.Attr<std::vector<int32_t>>("dim"),
+                        ctx.Attr<bool>("keep_dim"), ctx.Attr<bool>("reduce_all"));
+}
+
+// X's offset of (o, r): KeptOffset(o) + ReducedOffset(r), each over X's kept or reduced dims
+// (size-1 dims dropped, neighbours of one kind merged), row-major.
+struct ReduceLayout {
+  static constexpr int kMaxRank = 16;
+  struct Part {
+    int rank = 0;
+    int64_t dims[kMaxRank] = {};
+    int64_t strides[kMaxRank] = {};
+    __device__ int64_t Offset(int64_t i) const {
+      int64_t off = 0;
+      for (int d = rank - 1; d >= 0; --d) {
+        off += (i % dims[d]) * strides[d];
+        i /= dims[d];
+      }
+      return off;
+    }
+  };
+  Part kept, reduced;
+  bool reduced_innermost = false;  // X's innermost (non-1) dim is reduced: stride 1
+};
+
+ReduceLayout LayoutOf(const char* op, const Dims& x, const ReduceShape& s) {
+  ReduceLayout l;
+  int64_t stride = 1;
+  int prev_kind = -1;  // 0: kept, 1: reduced, of the last dim added (walking from the innermost)
+  std::vector<std::pair<int, std::pair<int64_t, int64_t>>> runs;  // kind, (size, stride), inner first
+  for (int d = static_cast<int>(x.size()) - 1; d >= 0; --d) {
+    const int kind = s.reduced[d] ? 1 : 0;
+    if (x[d] != 1) {
+      if (kind == prev_kind) runs.back().second.first *= x[d];  // merged: inner stride stays
+      else runs.push_back({kind, {x[d], stride}});
+      prev_kind = kind;
+    }
+    stride *= x[d];
+  }
+  l.reduced_innermost = !runs.empty() && runs.front().first == 1;
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // outermost first
+    ReduceLayout::Part& p = it->first ? l.reduced : l.kept;
+    TIDE_CHECK(p.rank < ReduceLayout::kMaxRank, "op '", op, "': X ", tide::ToString(x),
+               " alternates reduced and kept dims too often (more than ",
+               ReduceLayout::kMaxRank, " runs of each)");
+    p.dims[p.rank] = it->second.first;
+    p.strides[p.rank] = it->second.second;
+    ++p.rank;
+  }
+  return l;
+}
+
+// Reducers over the accumulator type A: Map(x) (X's element to A), Combine, Finish(acc, count).
+// The identity (Init) is computed on the host and passed in.
+template <typename A>
+struct Identity {
+  template <typename T> __device__ static A Map(T v) { return static_cast<A>(v); }
+  __device__ static A Finish(A a, int64_t) { return a; }
+};
+template <typename A>
+struct SumR : Identity<A> {
+  __device__ static A Combine(A a, A b) { return a + b; }
+};
+template <typename A>
+struct MeanR : SumR<A> {
+  __device__ static A Finish(A a, int64_t n) { return a / static_cast<A>(n); }
+};
+template <typename A>
+struct MaxR : Identity<A> {
+  __device__ static A Combine(A a, A b) { return b > a ? b : a; }
+};
+template <typename A>
+struct MinR : Identity<A> {
+  __device__ static A Combine(A a, A b) { return b < a ? b : a; }
+};
+template <typename A>
+struct ProdR : Identity<A> {
+  __device__ static A Combine(A a, A b) { return a * b; }
+};
+template <typename A>
+struct AllR : Identity<A> {
+  __device__ static A Combine(A a, A b) { return a && b; }
+};
+template <typename A>
+struct AnyR : Identity<A> {
+  __device__ static A Combine(A a, A b) { return a || b; }
+};
+// For reduce_prod's grad: the product of a group's non-zero elements, and its count of zeros.
+template <typename A>
+struct NonZeroProdR : ProdR<A> {
+  template <typename T> __device__ static A Map(T v) { return v == T(0) ? A(1) : A(v); }
+};
+struct ZeroCountR : SumR<int64_t> {
+  template <typename T> __device__ static int64_t Map(T v) { return v == T(0) ? 1 : 0; }
+};
+
+constexpr int kReduceThreads = 256;
+
+// Block o (grid-stride) reduces Out element o: threads stride over its reduced elements.
+template <typename T, typename A, typename R>
+__global__ void BlockPerOutKernel(const T* x, A* out, int64_t n_out, int64_t count,
+                                  ReduceLayout l, A init) {
+  __shared__ A part[kReduceThreads];
+  for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
+    const T* base = x + l.kept.Offset(o);
+    A acc = init;
+    for (int64_t r = threadIdx.x; r < count; r += blockDim.x)
+      acc = R::Combine(acc, R::template Map<T>(base[l.reduced.Offset(r)]));
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int w = kReduceThreads / 2; w > 0; w >>= 1) {  // a fixed tree: the same order each run
+      if (threadIdx.x < w) part[threadIdx.x] = R::Combine(part[threadIdx.x], part[threadIdx.x + w]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) out[o] = R::Finish(part[0], count);
+    __syncthreads();  // part[0] is read before the next o overwrites it
+  }
+}
+
+// Thread o reduces Out element o alone, in X's order (as the CPU kernel).
+template <typename T, typename A, typename R>
+__global__ void ThreadPerOutKernel(const T* x, A* out, int64_t n_out, int64_t count,
+                                   ReduceLayout l, A init) {
+  TIDE_CUDA_LOOP(o, n_out) {
+    const T* base = x + l.kept.Offset(o);
+    A acc = init;
+    for (int64_t r = 0; r < count; ++r)
+      acc = R::Combine(acc, R::template Map<T>(base[l.reduced.Offset(r)]));
+    out[o] = R::Finish(acc, count);
+  }
+}
+
+// out[o] = the reduction of Out element o's X elements (n_out = numel(Out) > 0).
+template <typename T, typename A, typename R>
+void LaunchReduce(const Gpu& g, const ReduceLayout& l, const T* x, A* out, int64_t n_out,
+                  int64_t count, A init) {
+  if (l.reduced_innermost) {
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(n_out, 65535));
+    BlockPerOutKernel<T, A, R><<<grid, kReduceThreads, 0, g.stream()>>>(x, out, n_out, count, l,
+                                                                         init);
+    g.CheckLaunch("BlockPerOutKernel");
+  } else {
+    Launch(g, "ThreadPerOutKernel", n_out, ThreadPerOutKernel<T, A, R>, x, out, n_out, count, l,
+           init);
+  }
+}
+
+template <typename T, template <typename> class R>
+void Reduce(KernelContext& ctx, T init) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const ReduceShape s = ShapeOf(ctx, x.dims());
+  const int64_t n_out = DimsProduct(s.keep), total = x.numel();
+  TIDE_CHECK(total > 0 || n_out == 0, "op '", op, "': X ('", ctx.InputName("X"), "') ",
+             tide::ToString(x.dims()), " is empty along a reduced dim");
+  T* od = out.mutable_data<T>(s.out, g.place());
+  if (n_out == 0) return;
+  const T* xd = x.data<T>();
+  LaunchReduce<T, T, R<T>>(g, LayoutOf(op, x.dims(), s), xd, od, n_out, total / n_out, init);
+}
+
+template <typename T> void SumKernel(KernelContext& c) { Reduce<T, SumR>(c, T(0)); }
+template <typename T> void MeanKernel(KernelContext& c) { Reduce<T, MeanR>(c, T(0)); }
+template <typename T>
+void MaxKernel(KernelContext& c) { Reduce<T, MaxR>(c, std::numeric_limits<T>::lowest()); }
+template <typename T>
+void MinKernel(KernelContext& c) { Reduce<T, MinR>(c, std::numeric_limits<T>::max()); }
+template <typename T> void ProdKernel(KernelContext& c) { Reduce<T, ProdR>(c, T(1)); }
+template <typename T> void AllKernel(KernelContext& c) { Reduce<T, AllR>(c, true); }
+template <typename T> void AnyKernel(KernelContext& c) { Reduce<T, AnyR>(c, false); }
+
+// ---------------------------------------------------------------------------------------------
+// Grads: dX[e] = G(x, out, dout, count) of e's Out element j (X's element e finds j through the
+// broadcast index of Out, seen with keep_dim's dims, over X).
+struct SumG {
+  template <typename T> __device__ static T D(T, T, T g, int64_t) { return g; }
+};
+struct MeanG {
+  template <typename T> __device__ static T D(T, T, T g, int64_t n) { return g / static_cast<T>(n); }
+};
+// Every element equal to the max (min) gets the gradient, as in Fluid.
+struct ExtremeG {
+  template <typename T> __device__ static T D(T x, T out, T g, int64_t) {
+    return x == out ? g : T(0);
+  }
+};
+
+template <typename T, typename G>
+__global__ void ReduceGradKernel(const T* x, const T* out, const T* dout, T* dx, int64_t total,
+                                 int64_t count, BroadcastIndex index) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t j = index(e);
+    dx[e] = G::D(x[e], out ? out[j] : T(0), dout[j], count);
+  }
+}
+
+// The grad's inputs checked, and e -> j.
+struct GradSetup {
+  ReduceShape s;
+  int64_t total, n_out;
+  BroadcastIndex index;
+};
+GradSetup SetupGrad(const KernelContext& ctx, const Tensor& x, const Tensor& dout) {
+  const char* op = ctx.op_type();
+  GradSetup gs;
+  gs.s = ShapeOf(ctx, x.dims());
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), gs.s.out);
+  gs.total = x.numel();
+  gs.n_out = DimsProduct(gs.s.keep);
+  gs.index = tide::ops::MakeBroadcastIndex(op, x.dims(), gs.s.keep, 0);
+  return gs;
+}
+
+template <typename T, typename G>
+void ReduceGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const GradSetup gs = SetupGrad(ctx, x, dout);
+  const T* od = nullptr;
+  if constexpr (std::is_same_v<G, ExtremeG>) {
+    Tensor out = ctx.Input("Out");
+    tide::ops::CheckGradDims(ctx.op_type(), "Out", out.dims(), gs.s.out);
+    od = out.data<T>();
+  }
+  const T* xd = x.data<T>();
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
+  const int64_t count = gs.n_out ? gs.total / gs.n_out : 0;
+  Launch(g, "ReduceGradKernel", gs.total, ReduceGradKernel<T, G>, xd, od, gd, dx, gs.total, count,
+         gs.index);
+}
+
+// dX[e] = dOut * (the product of the other elements of its group), exact with zeros in X (as
+// the CPU kernel): from each group's product of non-zero elements and its count of zeros.
+template <typename T>
+__global__ void ProdGradDxKernel(const T* x, const T* nonzero, const int64_t* zeros,
+                               const T* dout, T* dx, int64_t total, BroadcastIndex index) {
+  TIDE_CUDA_LOOP(e, total) {
+    const int64_t j = index(e);
+    T others;
+    if (x[e] != T(0)) others = zeros[j] ? T(0) : nonzero[j] / x[e];
+    else others = zeros[j] == 1 ? nonzero[j] : T(0);
+    dx[e] = dout[j] * others;
+  }
+}
+
+template <typename T>
+void ProdGradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const GradSetup gs = SetupGrad(ctx, x, dout);
+  const T* xd = x.data<T>();
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
+  if (gs.total == 0) return;
+  const ReduceLayout l = LayoutOf(ctx.op_type(), x.dims(), gs.s);
+  const int64_t count = gs.total / gs.n_out;
+  T* nonzero = g.Temp<T>(gs.n_out);
+  int64_t* zeros = g.Temp<int64_t>(gs.n_out);
+  LaunchReduce<T, T, NonZeroProdR<T>>(g, l, xd, nonzero, gs.n_out, count, T(1));
+  LaunchReduce<T, int64_t, ZeroCountR>(g, l, xd, zeros, gs.n_out, count, int64_t(0));
+  Launch(g, "ProdGradDxKernel", gs.total, ProdGradDxKernel<T>, xd, nonzero, zeros, gd, dx,
+         gs.total, gs.index);
+}
+
+template <typename T> void SumGradKernel(KernelContext& c) { ReduceGrad<T, SumG>(c); }
+template <typename T> void MeanGradKernel(KernelContext& c) { ReduceGrad<T, MeanG>(c); }
+template <typename T> void ExtremeGradKernel(KernelContext& c) { ReduceGrad<T, ExtremeG>(c); }
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+// The CPU kernels' types.
+#define TIDE_CUDA_REDUCE_TYPES float, double, int32_t, int64_t
+TIDE_REGISTER_KERNEL("reduce_sum", "gpu", SumKernel, TIDE_CUDA_REDUCE_TYPES);
+TIDE_REGISTER_KERNEL("reduce_mean", "gpu", MeanKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_max", "gpu", MaxKernel, TIDE_CUDA_REDUCE_TYPES);
+TIDE_REGISTER_KERNEL("reduce_min", "gpu", MinKernel, TIDE_CUDA_REDUCE_TYPES);
+TIDE_REGISTER_KERNEL("reduce_prod", "gpu", ProdKernel, TIDE_CUDA_REDUCE_TYPES);
+TIDE_REGISTER_KERNEL("reduce_all", "gpu", AllKernel, bool);
+TIDE_REGISTER_KERNEL("reduce_any", "gpu", AnyKernel, bool);
+TIDE_REGISTER_KERNEL("reduce_sum_grad", "gpu", SumGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_mean_grad", "gpu", MeanGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_max_grad", "gpu", ExtremeGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_min_grad", "gpu", ExtremeGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_prod_grad", "gpu", ProdGradKernel, TIDE_CUDA_FLOAT_TYPES);
