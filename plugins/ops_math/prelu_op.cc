@@ -1,47 +1,21 @@
 // prelu_op.cc: Fluid's prelu: Out = X > 0 ? X : Alpha * X with a learnt Alpha shared by all of
 // X (mode "all", 1 value), per channel (dim 1, C values) or per element of a sample (X's dims
 // after the batch), and its grad (dAlpha sums over what shares each alpha).
+#include <tide/ops/prelu.hpp>
+
 #include "common.h"
 
 namespace ops_math {
 namespace {
 
 using tide::GradVarName;
+using AlphaIndex = tide::ops::PreluAlphaIndex;
 
-// The alpha index of element e of X, and how many alphas the mode needs.
-struct AlphaIndex {
-  enum Mode { kAll, kChannel, kElement } mode;
-  int64_t inner = 1, channels = 1, sample = 1;
-  int64_t operator()(int64_t e) const {
-    if (mode == kAll) return 0;
-    if (mode == kChannel) return (e / inner) % channels;
-    return e % sample;
-  }
-  int64_t count() const { return mode == kAll ? 1 : (mode == kChannel ? channels : sample); }
-};
-
+// tide/ops/prelu.hpp's rule for the op's mode.
 template <typename Ctx>
 AlphaIndex GetAlphaIndex(const Ctx& ctx, const Dims& x, int64_t alpha_numel) {
-  const char* op = ctx.op_type();
-  const std::string mode = ctx.template Attr<std::string>("mode");
-  AlphaIndex a{AlphaIndex::kAll};
-  if (mode == "channel") {
-    TIDE_CHECK(x.size() >= 2, "op '", op, "': mode 'channel' needs X of rank >= 2 ([N, C, ...]), got ",
-               tide::ToString(x));
-    a.mode = AlphaIndex::kChannel;
-    a.channels = x[1];
-    a.inner = DimsProduct(x, 2, x.size());
-  } else if (mode == "element") {
-    TIDE_CHECK(x.size() >= 1, "op '", op, "': mode 'element' needs X of rank >= 1");
-    a.mode = AlphaIndex::kElement;
-    a.sample = DimsProduct(x, 1, x.size());
-  } else {
-    TIDE_CHECK(mode == "all", "op '", op, "': mode must be 'all', 'channel' or 'element', got '",
-               mode, "'");
-  }
-  TIDE_CHECK(alpha_numel == a.count(), "op '", op, "': Alpha ('", ctx.InputName("Alpha"), "') has ",
-             alpha_numel, " values; mode '", mode, "' on X ", tide::ToString(x), " needs ", a.count());
-  return a;
+  return tide::ops::GetPreluAlphaIndex(ctx.op_type(), ctx.template Attr<std::string>("mode"), x,
+                                       alpha_numel, ctx.InputName("Alpha"));
 }
 
 template <typename T>

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <tide/ops/interp_pad2d.hpp>
+
 #include "common.h"
 #include "nd_index.h"
 
@@ -11,64 +13,32 @@ namespace ops_nn {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Interpolation: per output row (or column) the two source indices and their weights.
+// Interpolation: per output row (or column) the two source indices and their weights
+// (tide/ops/interp_pad2d.hpp).
 struct Taps {
   std::vector<int64_t> lo, hi;
   std::vector<double> wlo, whi;
 };
 
-Taps BilinearTaps(int64_t in, int64_t out, bool align_corners, int align_mode) {
+Taps InterpTaps(bool bilinear, int64_t in, int64_t out, bool align_corners, int align_mode) {
   Taps t;
-  const double ratio =
-      out > 1 ? (align_corners ? double(in - 1) / (out - 1) : double(in) / out) : 0.0;
-  const bool half_pixel = align_mode == 0 && !align_corners;
   for (int64_t k = 0; k < out; ++k) {
-    double src = half_pixel ? ratio * (k + 0.5) - 0.5 : ratio * k;
-    if (src < 0) src = 0;
-    const int64_t lo = std::min<int64_t>(static_cast<int64_t>(src), in - 1);
-    const int64_t hi = lo + 1 < in ? lo + 1 : lo;
-    const double frac = src - lo;
-    t.lo.push_back(lo);
-    t.hi.push_back(hi);
-    t.wlo.push_back(1.0 - frac);
-    t.whi.push_back(frac);
+    const tide::ops::InterpTap tap =
+        bilinear ? tide::ops::BilinearTap(k, in, out, align_corners, align_mode)
+                 : tide::ops::NearestTap(k, in, out, align_corners);
+    t.lo.push_back(tap.lo);
+    t.hi.push_back(tap.hi);
+    t.wlo.push_back(tap.wlo);
+    t.whi.push_back(tap.whi);
   }
   return t;
 }
 
-Taps NearestTaps(int64_t in, int64_t out, bool align_corners) {
-  Taps t;
-  const double ratio =
-      out > 1 ? (align_corners ? double(in - 1) / (out - 1) : double(in) / out) : 0.0;
-  for (int64_t k = 0; k < out; ++k) {
-    const int64_t i = std::min<int64_t>(
-        align_corners ? static_cast<int64_t>(std::lround(ratio * k)) : static_cast<int64_t>(ratio * k),
-        in - 1);
-    t.lo.push_back(i);
-    t.hi.push_back(i);
-    t.wlo.push_back(1.0);
-    t.whi.push_back(0.0);
-  }
-  return t;
-}
-
-// Out's (h, w): OutSize's values when given, else scale * in when scale > 0, else out_h/out_w.
 template <typename Ctx>
 std::pair<int64_t, int64_t> InterpOutSize(const Ctx& ctx, const Dims& x, const int32_t* out_size) {
-  const char* op = ctx.op_type();
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be [N, C, H, W], got ", tide::ToString(x));
-  int64_t h = ctx.template Attr<int32_t>("out_h"), w = ctx.template Attr<int32_t>("out_w");
-  const float scale = ctx.template Attr<float>("scale");
-  if (out_size) {
-    h = out_size[0];
-    w = out_size[1];
-  } else if (scale > 0) {
-    h = x[2] < 0 ? -1 : static_cast<int64_t>(x[2] * scale);
-    w = x[3] < 0 ? -1 : static_cast<int64_t>(x[3] * scale);
-  }
-  TIDE_CHECK((h > 0 || h == -1) && (w > 0 || w == -1), "op '", op,
-             "': the output size must be positive (out_h/out_w, scale or OutSize), got ", h, " x ", w);
-  return {h, w};
+  return tide::ops::InterpOutSize(ctx.op_type(), x, ctx.template Attr<int32_t>("out_h"),
+                                  ctx.template Attr<int32_t>("out_w"),
+                                  ctx.template Attr<float>("scale"), out_size);
 }
 
 const int32_t* OutSizeData(const KernelContext& ctx) {
@@ -87,8 +57,8 @@ void Interp(KernelContext& ctx) {
   const bool ac = ctx.Attr<bool>("align_corners");
   const bool bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
   const int mode = ctx.Attr<int32_t>("align_mode");
-  const Taps th = bilinear ? BilinearTaps(xd[2], oh, ac, mode) : NearestTaps(xd[2], oh, ac);
-  const Taps tw = bilinear ? BilinearTaps(xd[3], ow, ac, mode) : NearestTaps(xd[3], ow, ac);
+  const Taps th = InterpTaps(bilinear, xd[2], oh, ac, mode);
+  const Taps tw = InterpTaps(bilinear, xd[3], ow, ac, mode);
   const int64_t planes = xd[0] * xd[1], ih = xd[2], iw = xd[3];
   if constexpr (!kGrad) {
     const T* in = x.data<T>();
@@ -168,48 +138,16 @@ tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
 
 // ---------------------------------------------------------------------------------------------
 // pad2d: paddings [top, bottom, left, right] on H and W; mode constant (pad_value), reflect
-// (mirror without the edge) or edge (repeat the edge).
-struct Pad2dGeom {
-  int64_t n, c, h, w, oh, ow;
-  bool nhwc;
-  int top, left;
-  std::string mode;
-};
+// (mirror without the edge) or edge (repeat the edge); tide/ops/interp_pad2d.hpp's rules.
+using tide::ops::Pad2dGeom;
+using tide::ops::Pad2dSource;
 
 template <typename Ctx>
 Pad2dGeom GetPad2d(const Ctx& ctx, const Dims& x, const std::vector<int32_t>& p) {
-  const char* op = ctx.op_type();
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must have rank 4, got ", tide::ToString(x));
-  TIDE_CHECK(p.size() == 4, "op '", op, "': paddings needs 4 values (top, bottom, left, right)");
-  Pad2dGeom g;
-  g.nhwc = ctx.template Attr<std::string>("data_format") == "NHWC";
-  g.n = x[0];
-  g.c = g.nhwc ? x[3] : x[1];
-  g.h = g.nhwc ? x[1] : x[2];
-  g.w = g.nhwc ? x[2] : x[3];
-  g.top = p[0];
-  g.left = p[2];
-  g.mode = ctx.template Attr<std::string>("mode");
-  for (int v : p) TIDE_CHECK(v >= 0, "op '", op, "': paddings must be >= 0");
-  if (g.mode == "reflect")
-    TIDE_CHECK(g.h < 0 || (p[0] < g.h && p[1] < g.h && p[2] < g.w && p[3] < g.w), "op '", op,
-               "': reflect paddings must be smaller than the padded dims (X ", tide::ToString(x), ")");
-  g.oh = g.h < 0 ? -1 : g.h + p[0] + p[1];
-  g.ow = g.w < 0 ? -1 : g.w + p[2] + p[3];
-  return g;
+  return tide::ops::GetPad2dGeom(ctx.op_type(), x, p, ctx.template Attr<std::string>("mode"),
+                                 ctx.template Attr<std::string>("data_format"));
 }
-
-Dims Pad2dOut(const Pad2dGeom& g) {
-  return g.nhwc ? Dims{g.n, g.oh, g.ow, g.c} : Dims{g.n, g.c, g.oh, g.ow};
-}
-
-// The source index of padded index i over a dim of n (-1: a constant pad).
-int64_t Pad2dSource(const std::string& mode, int64_t i, int64_t n) {
-  if (i >= 0 && i < n) return i;
-  if (mode == "reflect") return i < 0 ? -i : 2 * (n - 1) - i;
-  if (mode == "edge") return i < 0 ? 0 : n - 1;
-  return -1;
-}
+Dims Pad2dOut(const Pad2dGeom& g) { return tide::ops::Pad2dOutDims(g); }
 
 std::vector<int32_t> Pad2dPaddings(const KernelContext& ctx) {
   if (ctx.HasInput("Paddings")) {

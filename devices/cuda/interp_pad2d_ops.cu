@@ -1,0 +1,217 @@
+// interp_pad2d_ops.cu: bilinear_interp / nearest_interp (NCHW) and pad2d (NCHW or NHWC; constant,
+// reflect, edge), with grads, on the GPU. The rules (output size, each output index's source
+// taps and weights, pad2d's source index) are tide/ops/interp_pad2d.hpp's, run per element on
+// the device; the grads add into zeroed X@GRAD with atomics (several outputs read one input).
+#include <tide/ops/interp_pad2d.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu.h"
+
+namespace tide_cuda {
+namespace {
+
+using tide::ops::InterpTap;
+using tide::ops::Pad2dGeom;
+using tide::ops::Pad2dMode;
+
+// A small int32 input (OutSize, Paddings) read on the host: copied back when it lives on the
+// device (the kernel waits for it, as reshape's Shape).
+std::vector<int32_t> HostInts(const KernelContext& ctx, const Gpu& g, const char* param,
+                              int64_t count, const char* what) {
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.numel() == count && t.dtype() == TIDE_INT32, "op '", ctx.op_type(), "': ", param,
+             " must be int32 [", count, "] ", what);
+  std::vector<int32_t> v(static_cast<size_t>(count));
+  if (t.place() == g.place())
+    g.CopyToHostSync(v.data(), t.raw_data(), sizeof(int32_t) * v.size());
+  else
+    std::memcpy(v.data(), t.raw_data(), sizeof(int32_t) * v.size());
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+struct InterpView {
+  int64_t planes, ih, iw, oh, ow;
+  bool bilinear, align_corners;
+  int align_mode;
+  __device__ InterpTap Row(int64_t i) const {
+    return bilinear ? tide::ops::BilinearTap(i, ih, oh, align_corners, align_mode)
+                    : tide::ops::NearestTap(i, ih, oh, align_corners);
+  }
+  __device__ InterpTap Col(int64_t j) const {
+    return bilinear ? tide::ops::BilinearTap(j, iw, ow, align_corners, align_mode)
+                    : tide::ops::NearestTap(j, iw, ow, align_corners);
+  }
+};
+
+// Weights in double, as the CPU kernel computes them.
+template <typename T>
+__global__ void InterpKernel(const T* x, InterpView v, T* out, int64_t n) {
+  TIDE_CUDA_LOOP(e, n) {
+    const int64_t j = e % v.ow, i = (e / v.ow) % v.oh, p = e / (v.ow * v.oh);
+    const InterpTap r = v.Row(i), c = v.Col(j);
+    const T* s = x + p * v.ih * v.iw;
+    out[e] = static_cast<T>(r.wlo * (c.wlo * s[r.lo * v.iw + c.lo] + c.whi * s[r.lo * v.iw + c.hi]) +
+                            r.whi * (c.wlo * s[r.hi * v.iw + c.lo] + c.whi * s[r.hi * v.iw + c.hi]));
+  }
+}
+
+template <typename T>
+__global__ void InterpGradKernel(const T* dout, InterpView v, T* dx, int64_t n) {
+  TIDE_CUDA_LOOP(e, n) {
+    const int64_t j = e % v.ow, i = (e / v.ow) % v.oh, p = e / (v.ow * v.oh);
+    const InterpTap r = v.Row(i), c = v.Col(j);
+    T* d = dx + p * v.ih * v.iw;
+    const double gv = dout[e];
+    AtomicAdd(d + r.lo * v.iw + c.lo, static_cast<T>(gv * r.wlo * c.wlo));
+    AtomicAdd(d + r.lo * v.iw + c.hi, static_cast<T>(gv * r.wlo * c.whi));
+    AtomicAdd(d + r.hi * v.iw + c.lo, static_cast<T>(gv * r.whi * c.wlo));
+    AtomicAdd(d + r.hi * v.iw + c.hi, static_cast<T>(gv * r.whi * c.whi));
+  }
+}
+
+InterpView InterpOf(const KernelContext& ctx, const Gpu& g, const Dims& xd) {
+  std::vector<int32_t> size;
+  if (ctx.HasInput("OutSize")) size = HostInts(ctx, g, "OutSize", 2, "(h, w)");
+  const auto [oh, ow] = tide::ops::InterpOutSize(
+      ctx.op_type(), xd, ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"),
+      ctx.Attr<float>("scale"), size.empty() ? nullptr : size.data());
+  InterpView v;
+  v.planes = xd[0] * xd[1];
+  v.ih = xd[2];
+  v.iw = xd[3];
+  v.oh = oh;
+  v.ow = ow;
+  v.bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
+  v.align_corners = ctx.Attr<bool>("align_corners");
+  v.align_mode = ctx.Attr<int32_t>("align_mode");
+  return v;
+}
+
+template <typename T>
+void Interp(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const Dims xd = x.dims();
+  const InterpView v = InterpOf(ctx, g, xd);
+  const T* in = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>({xd[0], xd[1], v.oh, v.ow}, g.place());
+  const int64_t n = v.planes * v.oh * v.ow;
+  Launch(g, "InterpKernel", n, InterpKernel<T>, in, v, o, n);
+}
+
+template <typename T>
+void InterpGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const Dims xd = x.dims();
+  const InterpView v = InterpOf(ctx, g, xd);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), {xd[0], xd[1], v.oh, v.ow});
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, g.place());
+  g.Zero(dx, sizeof(T) * size_t(x.numel()));
+  const int64_t n = v.planes * v.oh * v.ow;
+  Launch(g, "InterpGradKernel", n, InterpGradKernel<T>, gd, v, dx, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// pad2d: each output element reads its source (or pad_value); the grad adds each output's
+// gradient into its source (reflect and edge share sources).
+struct Pad2dView {
+  Pad2dGeom g;
+  // (n, c, h, w) of output element e, and the flat index of X's (n, c, sh, sw).
+  __device__ void OutIndex(int64_t e, int64_t* n, int64_t* c, int64_t* h, int64_t* w) const {
+    if (g.nhwc) {
+      *c = e % g.c;
+      e /= g.c;
+      *w = e % g.ow;
+      e /= g.ow;
+      *h = e % g.oh;
+      *n = e / g.oh;
+    } else {
+      *w = e % g.ow;
+      e /= g.ow;
+      *h = e % g.oh;
+      e /= g.oh;
+      *c = e % g.c;
+      *n = e / g.c;
+    }
+  }
+  __device__ int64_t XAt(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return g.nhwc ? ((n * g.h + h) * g.w + w) * g.c + c : ((n * g.c + c) * g.h + h) * g.w + w;
+  }
+  // X's flat index for output element e; -1 for a constant pad.
+  __device__ int64_t Source(int64_t e) const {
+    int64_t n, c, h, w;
+    OutIndex(e, &n, &c, &h, &w);
+    const int64_t sh = tide::ops::Pad2dSource(g.mode, h - g.top, g.h);
+    const int64_t sw = tide::ops::Pad2dSource(g.mode, w - g.left, g.w);
+    return sh >= 0 && sw >= 0 ? XAt(n, c, sh, sw) : -1;
+  }
+};
+
+template <typename T>
+__global__ void Pad2dKernel(const T* x, Pad2dView v, T pad, T* out, int64_t n) {
+  TIDE_CUDA_LOOP(e, n) {
+    const int64_t s = v.Source(e);
+    out[e] = s >= 0 ? x[s] : pad;
+  }
+}
+
+template <typename T>
+__global__ void Pad2dGradKernel(const T* dout, Pad2dView v, T* dx, int64_t n) {
+  TIDE_CUDA_LOOP(e, n) {
+    const int64_t s = v.Source(e);
+    if (s >= 0) AtomicAdd(dx + s, dout[e]);
+  }
+}
+
+Pad2dView Pad2dOf(const KernelContext& ctx, const Gpu& g, const Dims& x) {
+  const std::vector<int32_t> p = ctx.HasInput("Paddings")
+                                     ? HostInts(ctx, g, "Paddings", 4, "(top, bottom, left, right)")
+                                     : ctx.Attr<std::vector<int32_t>>("paddings");
+  return Pad2dView{tide::ops::GetPad2dGeom(ctx.op_type(), x, p, ctx.Attr<std::string>("mode"),
+                                           ctx.Attr<std::string>("data_format"))};
+}
+
+template <typename T>
+void Pad2d(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const Pad2dView v = Pad2dOf(ctx, g, x.dims());
+  const Dims od = tide::ops::Pad2dOutDims(v.g);
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+  const int64_t n = DimsProduct(od);
+  Launch(g, "Pad2dKernel", n, Pad2dKernel<T>, xd, v, static_cast<T>(ctx.Attr<float>("pad_value")),
+         o, n);
+}
+
+template <typename T>
+void Pad2dGrad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const Pad2dView v = Pad2dOf(ctx, g, x.dims());
+  const Dims od = tide::ops::Pad2dOutDims(v.g);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
+  g.Zero(dx, sizeof(T) * size_t(x.numel()));
+  const int64_t n = DimsProduct(od);
+  Launch(g, "Pad2dGradKernel", n, Pad2dGradKernel<T>, gd, v, dx, n);
+}
+
+}  // namespace
+}  // namespace tide_cuda
+
+using namespace tide_cuda;  // NOLINT: registration macros below
+
+TIDE_REGISTER_KERNEL("bilinear_interp", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("bilinear_interp_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pad2d", "gpu", Pad2d, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pad2d_grad", "gpu", Pad2dGrad, TIDE_CUDA_FLOAT_TYPES);

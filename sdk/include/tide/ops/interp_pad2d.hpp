@@ -1,0 +1,130 @@
+// tide/ops/interp_pad2d.hpp: the rules of Fluid's bilinear_interp / nearest_interp (output size;
+// per output row or column the two source indices and their weights, with align_corners and
+// align_mode) and pad2d (geometry; the source index of a padded index for constant, reflect and
+// edge), with their errors, for every implementation. The per-index functions run on the host and
+// on a device.
+#ifndef TIDE_OPS_INTERP_PAD2D_HPP_
+#define TIDE_OPS_INTERP_PAD2D_HPP_
+
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/plugin.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tide {
+namespace ops {
+
+// ---------------------------------------------------------------------------------------------
+// Interpolation: output index k of `out` reads source indices lo and hi of `in` with weights
+// wlo and whi.
+struct InterpTap {
+  int64_t lo, hi;
+  double wlo, whi;
+};
+
+TIDE_OPS_HOST_DEVICE inline double InterpRatio(int64_t in, int64_t out, bool align_corners) {
+  return out > 1 ? (align_corners ? double(in - 1) / double(out - 1) : double(in) / double(out))
+                 : 0.0;
+}
+
+// Bilinear: align_mode 0 without align_corners samples at half-pixel centres.
+TIDE_OPS_HOST_DEVICE inline InterpTap BilinearTap(int64_t k, int64_t in, int64_t out,
+                                                  bool align_corners, int align_mode) {
+  const double ratio = InterpRatio(in, out, align_corners);
+  const bool half_pixel = align_mode == 0 && !align_corners;
+  double src = half_pixel ? ratio * (double(k) + 0.5) - 0.5 : ratio * double(k);
+  if (src < 0) src = 0;
+  int64_t lo = static_cast<int64_t>(src);
+  if (lo > in - 1) lo = in - 1;
+  const int64_t hi = lo + 1 < in ? lo + 1 : lo;
+  const double frac = src - double(lo);
+  return {lo, hi, 1.0 - frac, frac};
+}
+
+// Nearest: align_corners rounds (half away from zero), else truncates.
+TIDE_OPS_HOST_DEVICE inline InterpTap NearestTap(int64_t k, int64_t in, int64_t out,
+                                                 bool align_corners) {
+  const double ratio = InterpRatio(in, out, align_corners);
+  int64_t i = align_corners ? static_cast<int64_t>(::lround(ratio * double(k)))
+                            : static_cast<int64_t>(ratio * double(k));
+  if (i > in - 1) i = in - 1;
+  return {i, i, 1.0, 0.0};
+}
+
+// Out's (h, w): OutSize's values (h, w) when given, else scale * X's when scale > 0, else
+// out_h / out_w. X is [N, C, H, W]; an unknown (-1) size passes at compile time.
+inline std::pair<int64_t, int64_t> InterpOutSize(const char* op, const Dims& x, int64_t out_h,
+                                                 int64_t out_w, float scale,
+                                                 const int32_t* out_size) {
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be [N, C, H, W], got ", ToString(x));
+  int64_t h = out_h, w = out_w;
+  if (out_size) {
+    h = out_size[0];
+    w = out_size[1];
+  } else if (scale > 0) {
+    h = x[2] < 0 ? -1 : static_cast<int64_t>(x[2] * scale);
+    w = x[3] < 0 ? -1 : static_cast<int64_t>(x[3] * scale);
+  }
+  TIDE_CHECK((h > 0 || h == -1) && (w > 0 || w == -1), "op '", op,
+             "': the output size must be positive (out_h/out_w, scale or OutSize), got ", h,
+             " x ", w);
+  return {h, w};
+}
+
+// ---------------------------------------------------------------------------------------------
+// pad2d: paddings [top, bottom, left, right] on H and W of NCHW or NHWC X.
+enum class Pad2dMode { kConstant, kReflect, kEdge };
+
+struct Pad2dGeom {
+  int64_t n, c, h, w, oh, ow;
+  bool nhwc;
+  int top, left;
+  Pad2dMode mode;
+};
+
+inline Pad2dGeom GetPad2dGeom(const char* op, const Dims& x, const std::vector<int32_t>& p,
+                              const std::string& mode, const std::string& data_format) {
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must have rank 4, got ", ToString(x));
+  TIDE_CHECK(p.size() == 4, "op '", op, "': paddings needs 4 values (top, bottom, left, right)");
+  TIDE_CHECK(mode == "constant" || mode == "reflect" || mode == "edge", "op '", op,
+             "': mode must be constant, reflect or edge, got '", mode, "'");
+  Pad2dGeom g;
+  g.nhwc = data_format == "NHWC";
+  g.n = x[0];
+  g.c = g.nhwc ? x[3] : x[1];
+  g.h = g.nhwc ? x[1] : x[2];
+  g.w = g.nhwc ? x[2] : x[3];
+  g.top = p[0];
+  g.left = p[2];
+  g.mode = mode == "reflect" ? Pad2dMode::kReflect
+                             : (mode == "edge" ? Pad2dMode::kEdge : Pad2dMode::kConstant);
+  for (int v : p) TIDE_CHECK(v >= 0, "op '", op, "': paddings must be >= 0");
+  if (g.mode == Pad2dMode::kReflect)
+    TIDE_CHECK(g.h < 0 || (p[0] < g.h && p[1] < g.h && p[2] < g.w && p[3] < g.w), "op '", op,
+               "': reflect paddings must be smaller than the padded dims (X ", ToString(x), ")");
+  g.oh = g.h < 0 ? -1 : g.h + p[0] + p[1];
+  g.ow = g.w < 0 ? -1 : g.w + p[2] + p[3];
+  return g;
+}
+
+inline Dims Pad2dOutDims(const Pad2dGeom& g) {
+  return g.nhwc ? Dims{g.n, g.oh, g.ow, g.c} : Dims{g.n, g.c, g.oh, g.ow};
+}
+
+// The source index of padded index i over a dim of n (-1: a constant pad).
+TIDE_OPS_HOST_DEVICE inline int64_t Pad2dSource(Pad2dMode mode, int64_t i, int64_t n) {
+  if (i >= 0 && i < n) return i;
+  if (mode == Pad2dMode::kReflect) return i < 0 ? -i : 2 * (n - 1) - i;
+  if (mode == Pad2dMode::kEdge) return i < 0 ? 0 : n - 1;
+  return -1;
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_INTERP_PAD2D_HPP_

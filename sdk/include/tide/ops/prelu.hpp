@@ -1,0 +1,55 @@
+// tide/ops/prelu.hpp: the Alpha rule of Fluid's prelu, with its errors, for every implementation:
+// Alpha shared by all of X (mode "all", 1 value), per channel (dim 1, C values) or per element of
+// a sample (X's dims after the batch); the Alpha index of each element of X (host and device).
+#ifndef TIDE_OPS_PRELU_HPP_
+#define TIDE_OPS_PRELU_HPP_
+
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/plugin.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace tide {
+namespace ops {
+
+struct PreluAlphaIndex {
+  enum Mode { kAll, kChannel, kElement } mode = kAll;
+  int64_t inner = 1, channels = 1, sample = 1;
+  // The Alpha index of element e of X.
+  TIDE_OPS_HOST_DEVICE int64_t operator()(int64_t e) const {
+    if (mode == kAll) return 0;
+    if (mode == kChannel) return (e / inner) % channels;
+    return e % sample;
+  }
+  int64_t count() const { return mode == kAll ? 1 : (mode == kChannel ? channels : sample); }
+};
+
+// The rule for `mode` on X, checked against Alpha's element count (`alpha` names the variable).
+inline PreluAlphaIndex GetPreluAlphaIndex(const char* op, const std::string& mode, const Dims& x,
+                                          int64_t alpha_numel, const std::string& alpha) {
+  PreluAlphaIndex a;
+  if (mode == "channel") {
+    TIDE_CHECK(x.size() >= 2, "op '", op,
+               "': mode 'channel' needs X of rank >= 2 ([N, C, ...]), got ", ToString(x));
+    a.mode = PreluAlphaIndex::kChannel;
+    a.channels = x[1];
+    a.inner = DimsProduct(x, 2, x.size());
+  } else if (mode == "element") {
+    TIDE_CHECK(x.size() >= 1, "op '", op, "': mode 'element' needs X of rank >= 1");
+    a.mode = PreluAlphaIndex::kElement;
+    a.sample = DimsProduct(x, 1, x.size());
+  } else {
+    TIDE_CHECK(mode == "all", "op '", op, "': mode must be 'all', 'channel' or 'element', got '",
+               mode, "'");
+  }
+  TIDE_CHECK(alpha_numel == a.count(), "op '", op, "': Alpha ('", alpha, "') has ", alpha_numel,
+             " values; mode '", mode, "' on X ", ToString(x), " needs ", a.count());
+  return a;
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_PRELU_HPP_
