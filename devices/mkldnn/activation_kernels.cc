@@ -4,6 +4,8 @@
 // 2.6 algorithm whose formula is the op's (checked against oneDNN's eltwise documentation and by
 // tests/cpp/mkldnn/eltwise_test.cc); one generic kernel pair (eltwise_kernels.cc) runs them all.
 // A grad reads what the Tide grad op receives (X or Out, per the activation's kDep).
+// FusedActivationChain gives fused_conv2d's post-ops the same algorithms for Paddle's fused
+// activations (fuse_alpha / fuse_beta), with hard_sigmoid as linear then clip.
 //
 // Left to the plain kernels, as no 2.6 algorithm computes Fluid's result:
 // - round: oneDNN rounds halves to even (nearbyint), Fluid away from zero.
@@ -12,6 +14,8 @@
 // - hard_sigmoid, stanh, soft_relu (threshold): need linear / clip around the function, a chain
 //   of post-ops; thresholded_relu, hard_shrink, softshrink, softsign, tanh_shrink, ceil, floor,
 //   acos, asin, atan, cos, sin: no algorithm.
+#include <utility>
+
 #include "eltwise.h"
 
 namespace tide_mkldnn {
@@ -125,6 +129,44 @@ const Entry kEntries[] = {
 };
 
 }  // namespace
+
+// The same algorithms for Paddle's fused activations, from fuse_alpha / fuse_beta.
+bool FusedActivationChain(const std::string& name, float alpha, float beta,
+                          std::vector<EltwiseAlgo>* chain, std::string* why) {
+  chain->clear();
+  auto one = [&](EltwiseAlgo a) {
+    chain->push_back(a);
+    return true;
+  };
+  if (name.empty() || name == "identity") return true;
+  if (name == "relu" || name == "leaky_relu") return one({algorithm::eltwise_relu, alpha});
+  if (name == "relu6" || name == "clip") {
+    if (name == "relu6" && beta == 0 && alpha > 0) std::swap(alpha, beta);  // Paddle < oneDNN 3
+    return one(Clip(alpha, beta, algorithm::eltwise_clip_v2));
+  }
+  if (name == "swish") return one({algorithm::eltwise_swish, alpha});
+  if (name == "hard_sigmoid") {  // min(max(alpha X + beta, 0), 1)
+    chain->push_back({algorithm::eltwise_linear, alpha, beta});
+    return one(Clip(0.0f, 1.0f, algorithm::eltwise_clip_v2));
+  }
+  if (name == "hard_swish") {
+    if (alpha == 0 && beta == 0) return one({algorithm::eltwise_hardswish});  // Paddle's older
+    if (alpha == 1.0f / 6 && beta == 0.5f) return one({algorithm::eltwise_hardswish});
+    *why = "oneDNN 2.6's hardswish is fixed to X min(max(X / 6 + 1 / 2, 0), 1) (fuse_alpha = "
+           "1/6, fuse_beta = 1/2)";
+    return false;
+  }
+  if (name == "sigmoid") return one({algorithm::eltwise_logistic});
+  if (name == "tanh") return one({algorithm::eltwise_tanh});
+  if (name == "abs") return one({algorithm::eltwise_abs});
+  if (name == "sqrt") return one({algorithm::eltwise_sqrt});
+  if (name == "mish") return one({algorithm::eltwise_mish});
+  if (name == "gelu" || name == "gelu_erf") return one({algorithm::eltwise_gelu_erf});
+  if (name == "gelu_tanh") return one({algorithm::eltwise_gelu_tanh});
+  *why = "not one of Paddle's fused activations";
+  return false;
+}
+
 }  // namespace tide_mkldnn
 
 TIDE_ON_REGISTER([](tide::Registrar& r) {

@@ -4,9 +4,11 @@
 // output stays in the blocked format oneDNN picks; NHWC outputs and the grads are written plain.
 // fused_conv2d (Paddle's fusion op, Output = act(conv + Bias + ResidualData)) runs the same
 // convolution with a bias and post-ops: sum (ResidualData copied into the output first), then
-// eltwise relu.
+// the activation's eltwise chain (eltwise.h's FusedActivationChain: any of Paddle's fused
+// activations oneDNN 2.6 computes as Fluid does; others are refused with an error).
 #include <tide/ops/conv.hpp>
 
+#include "eltwise.h"
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -85,14 +87,22 @@ dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p,
 
 // fused_conv2d's fusions (plugins/ops_nn/conv_op.cc has the plain kernel and the checks).
 struct Fusion {
-  bool relu = false;
+  std::vector<EltwiseAlgo> act;  // the activation's post-ops (none: empty)
   Tensor bias, residual;  // empty when absent
 };
 
 Fusion GetFusion(const KernelContext& ctx) {
   Fusion fu;
-  if (std::string(ctx.op_type()) != "fused_conv2d") return fu;
-  fu.relu = ctx.Attr<std::string>("fuse_activation") == "relu" || ctx.Attr<bool>("fuse_relu");
+  const char* op = ctx.op_type();
+  if (std::string(op) != "fused_conv2d") return fu;
+  std::string act = ctx.Attr<std::string>("fuse_activation");
+  if ((act.empty() || act == "identity") && ctx.Attr<bool>("fuse_relu")) act = "relu";
+  const float alpha = ctx.Attr<float>("fuse_alpha"), beta = ctx.Attr<float>("fuse_beta");
+  std::string why;
+  if (!FusedActivationChain(act, alpha, beta, &fu.act, &why))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): fuse_activation '", act,
+               "' with fuse_alpha = ", alpha, ", fuse_beta = ", beta, ": ", why,
+               "; run it without use_mkldnn (the plain kernel computes it)");
   if (ctx.HasInput("Bias")) fu.bias = ctx.Input("Bias");
   if (ctx.Attr<bool>("fuse_residual_connection")) fu.residual = ctx.Input("ResidualData");
   return fu;
@@ -105,7 +115,7 @@ dnnl::primitive_attr FusionAttr(const Fusion& fu) {
   dnnl::primitive_attr a = DefaultAttr();
   dnnl::post_ops ops;
   if (fu.residual) ops.append_sum(1.0f);
-  if (fu.relu) ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  for (const EltwiseAlgo& e : fu.act) ops.append_eltwise(1.0f, e.algo, e.alpha, e.beta);
   a.set_post_ops(ops);
   return a;
 }
@@ -134,7 +144,8 @@ void ConvKernel(KernelContext& ctx) {
     Exec e(ctx);
     memory residual;
     Key key = ConvKey(op, x, p);
-    key(int64_t(bool(fu.bias)))(int64_t(bool(fu.residual)))(int64_t(fu.relu));
+    key(int64_t(bool(fu.bias)))(int64_t(bool(fu.residual)))(int64_t(fu.act.size()));
+    for (const EltwiseAlgo& a : fu.act) AddAlgo(key, a);
     if (fu.residual) residual = ActView(e, p, fu.residual, op, "ResidualData");
     auto entry = e.cache().GetOrCreate<ConvFwd>(key.str(), [&] {
       const bool bias = bool(fu.bias);

@@ -3,6 +3,9 @@
 // caller; see activation_kernels.cc for the table of ops).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -13,6 +16,16 @@ struct EltwiseAlgo {
   float alpha = 0.0f;
   float beta = 0.0f;
 };
+
+// Adds the algorithm and its alpha / beta (their exact bits) to a primitive cache key.
+Key& AddAlgo(Key& key, const EltwiseAlgo& a);
+
+// Paddle's fused activation (fused_conv2d's fuse_activation, fuse_alpha, fuse_beta; their meaning
+// is in plugins/ops_nn/fused_activation.h) as a chain of eltwise post-ops computing what the
+// plain kernel computes (activation_kernels.cc; empty for "" / "identity"). False, with *why,
+// when no oneDNN 2.6 chain computes it (hard_swish other than Fluid's defaults, an unknown name).
+bool FusedActivationChain(const std::string& name, float alpha, float beta,
+                          std::vector<EltwiseAlgo>* chain, std::string* why);
 
 // Out = algo(X), in X's format when Tide can store it (a blocked conv output stays blocked),
 // else plain.

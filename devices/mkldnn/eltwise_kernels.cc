@@ -28,10 +28,6 @@ int64_t Bits(float v) {
   return b;
 }
 
-Key& AddAlgo(Key& key, const EltwiseAlgo& a) {
-  return key(int64_t(a.algo))(Bits(a.alpha))(Bits(a.beta));
-}
-
 bool UsesDst(algorithm a) {
   switch (a) {
     case algorithm::eltwise_relu_use_dst_for_bwd:
@@ -48,6 +44,10 @@ bool UsesDst(algorithm a) {
 }
 
 }  // namespace
+
+Key& AddAlgo(Key& key, const EltwiseAlgo& a) {
+  return key(int64_t(a.algo))(Bits(a.alpha))(Bits(a.beta));
+}
 
 void EltwiseForward(KernelContext& ctx, const EltwiseAlgo& a) {
   const char* op = ctx.op_type();

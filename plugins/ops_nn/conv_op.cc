@@ -4,10 +4,11 @@
 // [M, C / groups, kh, kw] in both layouts, as in Paddle.
 // fused_conv2d is Paddle's inference op of its oneDNN fusion passes (Paddle >= 2.5), made by
 // tide.transpiler.InferenceTranspiler: Output = act(conv(Input, Filter) + Bias + ResidualData),
-// with no gradient. conv2d / depthwise_conv2d keep refusing those fusions (not every device's
+// act any of Paddle's fused activations (fused_activation.h), with no gradient. conv2d / depthwise_conv2d keep refusing those fusions (not every device's
 // kernel implements them).
 #include <tide/ops/conv.hpp>
 
+#include "fused_activation.h"
 #include "gemm.h"
 #include "layout.h"
 
@@ -109,7 +110,7 @@ bool IsPointwise(const ConvGeom& g) {
 // fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
 // Output may be ResidualData's own variable (InferenceTranspiler's in-place residual).
 struct ConvFusion {
-  bool relu = false;
+  FusedActParams act;  // fuse_activation with fuse_alpha / fuse_beta (fused_activation.h)
   Tensor bias, residual;  // empty when absent
   const void* residual_copy = nullptr;  // ResidualData's values when Output overwrites them
 };
@@ -117,8 +118,7 @@ struct ConvFusion {
 ConvFusion GetFusion(const KernelContext& ctx) {
   ConvFusion fu;
   if (std::string(ctx.op_type()) != "fused_conv2d") return fu;
-  const std::string act = ctx.Attr<std::string>("fuse_activation");
-  fu.relu = act == "relu" || ctx.Attr<bool>("fuse_relu");
+  fu.act = GetFusedAct(ctx);
   if (ctx.HasInput("Bias")) fu.bias = ctx.Input("Bias");
   if (ctx.Attr<bool>("fuse_residual_connection")) fu.residual = ctx.Input("ResidualData");
   return fu;
@@ -143,18 +143,20 @@ void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom&
     r = fu.residual_copy ? static_cast<const T*>(fu.residual_copy)
                          : AsNchw<T>(ctx, fu.residual, nhwc);
   }
-  if (!b && !r && !fu.relu) return;
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t m = 0; m < g.m; ++m) {
-      T* o = od + (n * g.m + m) * ohw;
-      const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
-      const T bm = b ? b[m] : T(0);
-      for (int64_t i = 0; i < ohw; ++i) {
-        T v = o[i] + bm;
-        if (rr) v += rr[i];
-        o[i] = fu.relu && v < T(0) ? T(0) : v;
+  if (!b && !r && fu.act.act == FusedAct::kNone) return;
+  WithFusedAct(fu.act, [&](const auto& f) {
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t m = 0; m < g.m; ++m) {
+        T* o = od + (n * g.m + m) * ohw;
+        const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
+        const T bm = b ? b[m] : T(0);
+        for (int64_t i = 0; i < ohw; ++i) {
+          T v = o[i] + bm;
+          if (rr) v += rr[i];
+          o[i] = f.template Fwd<T>(v);
+        }
       }
-    }
+  });
 }
 
 template <typename T>
@@ -254,8 +256,9 @@ tide::AttrCheckFn NotFused(std::string name) {
   };
 }
 
-// fused_conv2d's fusions (Paddle's names): a fuse_activation of "" / "identity" (none) or
-// "relu" (or the older fuse_relu), fuse_residual_connection with ResidualData, and Bias.
+// fused_conv2d's fusions (Paddle's names): a fuse_activation of Paddle's oneDNN fusions with
+// fuse_alpha / fuse_beta (fused_activation.h; fuse_relu is the older relu flag),
+// fuse_residual_connection with ResidualData, and Bias.
 tide::OpSchema ConvAttrs(tide::OpSchema s, bool fused = false) {
   s.Attr("strides", std::vector<int32_t>{1, 1}, "stride (h, w) of the filter")
       .Check(IntsCheck("strides", 2, 0))
@@ -287,8 +290,12 @@ tide::OpSchema ConvAttrs(tide::OpSchema s, bool fused = false) {
       .Attr("Scale_in_eltwise", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
       .Attr("Scale_weights", std::vector<float>{1.0f}, "int8 scales of Paddle's oneDNN kernel "
             "(ignored)")
-      .Attr("fuse_alpha", 0.0f, "parameter of fuse_activation (unused: no fusion)")
-      .Attr("fuse_beta", 0.0f, "parameter of fuse_activation (unused: no fusion)")
+      .Attr("fuse_alpha", 0.0f, fused ? "fuse_activation's alpha (Paddle's meaning: see "
+                                        "fuse_activation)"
+                                      : "parameter of fuse_activation (unused: no fusion)")
+      .Attr("fuse_beta", 0.0f, fused ? "fuse_activation's beta (Paddle's meaning: see "
+                                       "fuse_activation)"
+                                     : "parameter of fuse_activation (unused: no fusion)")
       .Attr("fuse_brelu_threshold", 6.0f, "parameter of fuse_brelu (unused: no fusion)");
   // Fusions set by Paddle's inference passes: refused when set (fused_conv2d implements some).
   for (const char* f : {"use_addto", "fuse_relu", "fuse_brelu", "fuse_residual_connection",
@@ -304,9 +311,13 @@ tide::OpSchema ConvAttrs(tide::OpSchema s, bool fused = false) {
     s.Attr(f, false, "Paddle oneDNN / cuDNN fusion; must be false").Check(NotFused(f));
   }
   if (fused)
-    s.Attr("fuse_activation", std::string(""), "activation of the sum: \"\", \"identity\" or "
-           "\"relu\" (other Paddle activations are not implemented)")
-        .InSet({"", "identity", "relu"});
+    s.Attr("fuse_activation", std::string(""),
+           "activation of the sum (\"\" or \"identity\": none), Paddle's: relu and leaky_relu "
+           "(X > 0 ? X : fuse_alpha X), relu6 and clip (min(max(X, fuse_alpha), fuse_beta)), "
+           "swish (X sigmoid(fuse_alpha X)), hard_sigmoid (min(max(fuse_alpha X + fuse_beta, 0), "
+           "1)), hard_swish (X times that), sigmoid, tanh, abs, sqrt, mish, gelu / gelu_erf, "
+           "gelu_tanh")
+        .InSet(FusedActNameList());
   else
     s.Attr("fuse_activation", std::string(""), "Paddle oneDNN fusion; must be empty")
         .Check(NotFused("fuse_activation"));

@@ -309,7 +309,7 @@ def load_inference_model(dirname, executor=None, model_filename=None, params_fil
     `__model__` and `__params__` or one file per parameter (docs/paddle_models.md).
 
     With `optimize` (the default), tide.transpiler.InferenceTranspiler rewrites the program:
-    batch_norm folded into the convolutions before it, bias / residual / relu fused into
+    batch_norm folded into the convolutions before it, bias / residual / activation fused into
     fused_conv2d (the folded parameters are written into the scope)."""
     dirname = os.fspath(dirname)
     before = _local_names(scope) if optimize else None

@@ -1,6 +1,6 @@
 """Program transpilers: DistributeTranspiler splits a program into trainer and pserver programs;
 memory_optimize frees each temporary variable after its last use; InferenceTranspiler folds
-batch_norm into convolutions and fuses bias, residual and relu into fused_conv2d."""
+batch_norm into convolutions and fuses bias, residual and activations into fused_conv2d."""
 from .distribute_transpiler import (DistributeTranspiler, DistributeTranspilerConfig,  # noqa: F401
                                     OP_ROLE_RPC)
 from .inference_transpiler import InferenceTranspiler  # noqa: F401

@@ -7,7 +7,10 @@ conv_activation / residual fuse passes):
   variables: the originals stay as they are for other programs of the scope);
 - conv + elementwise_add of a persistable [M] vector on the channel axis: that vector is the Bias;
 - conv + elementwise_add of another tensor of the output's dims: ResidualData;
-- conv (+ ...) + relu: fuse_activation = relu;
+- conv (+ ...) + an activation fused_conv2d computes (relu, leaky_relu, relu6, clip, swish,
+  hard_sigmoid, hard_swish with Fluid's defaults, sigmoid, tanh, abs, sqrt, gelu):
+  fuse_activation / fuse_alpha / fuse_beta as Paddle's conv_activation_mkldnn_fuse_pass writes
+  them (see _fused_activation);
 - a fused conv whose ResidualData nothing reads afterwards writes its Output into ResidualData's
   variable (in place, as Paddle's oneDNN kernel reuses the residual's buffer): the sum then needs
   no copy of the residual. Later readers of the old Output name read that variable instead.
@@ -41,6 +44,47 @@ _FUSED = "fused_conv2d"
 
 def _nhwc(op):
     return op.has_attr("data_format") and op.attr("data_format") == "NHWC"
+
+
+# The activation ops fused_conv2d can take (Paddle's conv_activation_mkldnn_fuse_pass fuses
+# these and mish, which Tide has no op for).
+_ACTIVATIONS = ("relu", "leaky_relu", "relu6", "clip", "swish", "hard_sigmoid", "hard_swish",
+                "sigmoid", "tanh", "abs", "sqrt", "gelu")
+
+
+def _fused_activation(act):
+    """(fuse_activation, fuse_alpha, fuse_beta) for activation op `act`, as Paddle's pass writes
+    them (its GetAttributeMap: relu6's threshold is fuse_beta over a fuse_alpha of 0, swish's
+    beta is fuse_alpha, hard_sigmoid's slope and offset are fuse_alpha and fuse_beta, gelu
+    becomes gelu_tanh or gelu_erf), or None where the fused op would compute something else:
+    hard_swish other than Fluid's defaults (Paddle writes 1/6, 1/2 whatever its attributes,
+    and oneDNN 2.6's hardswish has no other form), a clip with Min / Max inputs or min > max."""
+    def attr(name, default):
+        return float(act.attr(name)) if act.has_attr(name) else default
+
+    t = act.type
+    if t in ("relu", "sigmoid", "tanh", "abs", "sqrt"):
+        return t, 0.0, 0.0
+    if t == "leaky_relu":
+        return t, attr("alpha", 0.02), 0.0
+    if t == "relu6":
+        return t, 0.0, attr("threshold", 6.0)
+    if t == "swish":
+        return t, attr("beta", 1.0), 0.0
+    if t == "hard_sigmoid":
+        return t, attr("slope", 0.2), attr("offset", 0.5)
+    if t == "hard_swish":
+        if (attr("threshold", 6.0), attr("scale", 6.0), attr("offset", 3.0)) != (6.0, 6.0, 3.0):
+            return None
+        return t, 1.0 / 6.0, 0.5
+    if t == "clip":
+        if act.input("Min") or act.input("Max") or attr("min", 0.0) > attr("max", 0.0):
+            return None
+        return t, attr("min", 0.0), attr("max", 0.0)
+    if t == "gelu":
+        approximate = act.has_attr("approximate") and act.attr("approximate")
+        return ("gelu_tanh" if approximate else "gelu_erf"), 0.0, 0.0
+    return None
 
 
 def _activated(attrs):
@@ -95,8 +139,9 @@ class InferenceTranspiler:
         self.place = place if place is not None else CPUPlace()
         self.fuse = self.place.kind == "cpu" if fuse_ops is None else bool(fuse_ops)
         before = len(program.global_block().ops)
-        rules = (self._fold_batch_norm, self._fuse_bias, self._fuse_residual, self._fuse_relu,
-                 self._residual_in_place) if self.fuse else (self._fold_batch_norm,)
+        rules = (self._fold_batch_norm, self._fuse_bias, self._fuse_residual,
+                 self._fuse_activation, self._residual_in_place) if self.fuse else \
+            (self._fold_batch_norm,)
         for rule in rules:
             while rule():
                 pass
@@ -170,9 +215,12 @@ class InferenceTranspiler:
                 return op
         return None
 
-    def _convs_then(self, g, op_type, absent):
+    def _convs_then(self, g, op_types, absent):
         """(conv, inputs, attrs, op) for each conv-like op with no fused activation and none of
-        the inputs `absent`, whose output's one reader is an `op_type` op reading it as X."""
+        the inputs `absent`, whose output's one reader is an op of `op_types` (a type or a
+        collection of them) reading it as X."""
+        if isinstance(op_types, str):
+            op_types = (op_types,)
         for conv in list(g.block.ops):
             parts = self._conv_parts(conv)
             if parts is None:
@@ -182,7 +230,7 @@ class InferenceTranspiler:
                 continue
             out = conv.output("Output")[0]
             op = g.only_reader(out)
-            if op is not None and op.type == op_type and op.input("X") == [out]:
+            if op is not None and op.type in op_types and op.input("X") == [out]:
                 yield conv, inputs, attrs, op
 
     # --- rules (each returns True after one rewrite) ---------------------------------------
@@ -299,13 +347,15 @@ class InferenceTranspiler:
             return True
         return False
 
-    def _fuse_relu(self):
+    def _fuse_activation(self):
+        """conv (+ Bias, ResidualData) + an activation fused_conv2d computes as the op does."""
         g = _Graph(self.program, self.keep)
-        for conv, inputs, attrs, relu in self._convs_then(g, "relu", absent=()):
-            if self._reads(inputs, relu.output("Out")[0]):
+        for conv, inputs, attrs, act in self._convs_then(g, _ACTIVATIONS, absent=()):
+            fused = _fused_activation(act)
+            if fused is None or self._reads(inputs, act.output("Out")[0]):
                 continue
-            attrs["fuse_activation"] = "relu"
-            self._replace([conv, relu], conv, inputs, relu.output("Out")[0], attrs)
+            attrs["fuse_activation"], attrs["fuse_alpha"], attrs["fuse_beta"] = fused
+            self._replace([conv, act], conv, inputs, act.output("Out")[0], attrs)
             return True
         return False
 

@@ -2,7 +2,11 @@
 // (im2col + GEMM) kernels, on LeNet- and ResNet-like shapes: 3x3 pad 1 stride 1 and 2, 1x1
 // stride 1 and 2, 5x5, the 7x7 stride-2 stem, groups, depthwise, dilation, asymmetric
 // attributes. Inputs are fed plain and blocked. fused_conv2d (Bias, ResidualData, relu) against
-// its plain kernel, as one convolution primitive with post-ops.
+// its plain kernel, as one convolution primitive with post-ops; and with each of Paddle's fused
+// activations (fuse_alpha / fuse_beta) against a float64 loop written here, both kernels.
+#include <cmath>
+#include <functional>
+
 #include "mkldnn_test_util.h"
 
 namespace tide::test::mkldnn {
@@ -151,6 +155,141 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnFusedConv, ::testing::ValuesIn(kFusedCase
                          [](const ::testing::TestParamInfo<FusedCase>& i) {
                            return std::string(i.param.conv.name);
                          });
+
+// fused_conv2d's activations: Paddle's fuse_activation with its fuse_alpha / fuse_beta, and the
+// float64 formula they mean (Fluid's activation ops' formulas).
+struct ActCase {
+  const char* id;
+  const char* name;
+  float alpha, beta;
+  std::function<double(double)> f;
+};
+
+std::ostream& operator<<(std::ostream& os, const ActCase& c) { return os << c.id; }
+
+double Sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
+double Clip(double v, double lo, double hi) { return std::min(std::max(v, lo), hi); }
+
+const ActCase kActCases[] = {
+    {"relu", "relu", 0, 0, [](double v) { return v > 0 ? v : 0; }},
+    {"leaky_relu", "leaky_relu", 0.1f, 0, [](double v) { return v > 0 ? v : 0.1f * v; }},
+    {"relu6", "relu6", 0, 6, [](double v) { return Clip(v, 0, 6); }},
+    {"relu6_threshold", "relu6", 0, 0.5f, [](double v) { return Clip(v, 0, 0.5); }},
+    {"relu6_older_paddle", "relu6", 0.5f, 0, [](double v) { return Clip(v, 0, 0.5); }},
+    {"clip", "clip", -0.25f, 0.5f, [](double v) { return Clip(v, -0.25, 0.5); }},
+    {"swish", "swish", 1, 0, [](double v) { return v * Sigmoid(v); }},
+    {"swish_beta", "swish", 2.5f, 0, [](double v) { return v * Sigmoid(2.5 * v); }},
+    {"hard_sigmoid", "hard_sigmoid", 0.25f, 0.375f,
+     [](double v) { return Clip(0.25 * v + 0.375, 0, 1); }},
+    {"hard_swish", "hard_swish", 1.0f / 6, 0.5f, [](double v) { return v * Clip(v + 3, 0, 6) / 6; }},
+    {"hard_swish_older_paddle", "hard_swish", 0, 0,
+     [](double v) { return v * Clip(v + 3, 0, 6) / 6; }},
+    {"sigmoid", "sigmoid", 0, 0, Sigmoid},
+    {"tanh", "tanh", 0, 0, [](double v) { return std::tanh(v); }},
+    {"abs", "abs", 0, 0, [](double v) { return std::fabs(v); }},
+    {"mish", "mish", 0, 0,
+     [](double v) { return v * std::tanh(std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v)))); }},
+    {"gelu", "gelu", 0, 0, [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
+    {"gelu_tanh", "gelu_tanh", 0, 0,
+     [](double v) {
+       return 0.5 * v * (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) *
+                                       (v + 0.044715 * v * v * v)));
+     }},
+    {"sqrt", "sqrt", 0, 0, [](double v) { return std::sqrt(v); }},
+};
+
+// act(conv(x, f) + bias + residual) in float64 (NCHW, symmetric paddings).
+TestTensor FusedReference(const ConvCase& k, const TestTensor& x, const TestTensor& f,
+                          const TestTensor& bias, const TestTensor& residual,
+                          const std::function<double(double)>& act) {
+  const std::vector<int64_t> od = OutDims(k);
+  TestTensor out;
+  out.dims = od;
+  out.data.assign(od[0] * od[1] * od[2] * od[3], 0.0);
+  const int64_t cg = k.c / k.groups, mg = k.m / k.groups;
+  size_t i = 0;
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t m = 0; m < k.m; ++m)
+      for (int64_t oy = 0; oy < od[2]; ++oy)
+        for (int64_t ox = 0; ox < od[3]; ++ox, ++i) {
+          double v = bias.data[m] + residual.data[i];
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t a = 0; a < k.kh; ++a)
+              for (int64_t b = 0; b < k.kw; ++b) {
+                const int64_t iy = oy * k.sh - k.ph + a * k.dh, ix = ox * k.sw - k.pw + b * k.dw;
+                if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                const int64_t ci = (m / mg) * cg + c;
+                v += x.data[((n * k.c + ci) * k.h + iy) * k.w + ix] *
+                     f.data[((m * cg + c) * k.kh + a) * k.kw + b];
+              }
+          out.data[i] = act(v);
+        }
+  return out;
+}
+
+class MkldnnFusedConvActivation : public ::testing::TestWithParam<ActCase> {};
+
+TEST_P(MkldnnFusedConvActivation, BothKernelsMatchFloat64) {
+  const ActCase& a = GetParam();
+  const bool sqrt = std::string(a.name) == "sqrt";
+  const double lo = sqrt ? 0 : -1;  // sqrt: a sum of non-negative terms
+  for (const ConvCase& k : {ConvCase{"bias_residual_3x3", 2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                            ConvCase{"depthwise_s2", 1, 16, 9, 9, 16, 3, 3, 2, 2, 1, 1, 1, 1, 16}}) {
+    SCOPED_TRACE(k.name);
+    const TestTensor x = Random({k.n, k.c, k.h, k.w}, TIDE_FP32, lo, 1, 3);
+    const TestTensor f = Random({k.m, k.c / k.groups, k.kh, k.kw}, TIDE_FP32, lo, 0.5, 4);
+    const TestTensor b = Random({k.m}, TIDE_FP32, lo, 1, 5);
+    const TestTensor r = Random(OutDims(k), TIDE_FP32, lo, 1, 6);
+    OneOp op("fused_conv2d");
+    op.Input("Input", "input", x)
+        .Input("Filter", "filter", f, /*blockable=*/false)
+        .Input("Bias", "bias", b, /*blockable=*/false)
+        .Input("ResidualData", "residual", r)
+        .Output("Output", "output")
+        .Attr("strides", std::vector<int32_t>{k.sh, k.sw})
+        .Attr("paddings", std::vector<int32_t>{k.ph, k.pw})
+        .Attr("dilations", std::vector<int32_t>{k.dh, k.dw})
+        .Attr("groups", k.groups)
+        .Attr("fuse_residual_connection", true)
+        .Attr("fuse_activation", std::string(a.name))
+        .Attr("fuse_alpha", a.alpha)
+        .Attr("fuse_beta", a.beta);
+    const TestTensor want = FusedReference(k, x, f, b, r, a.f);
+    EXPECT_TRUE(Close(op.Reference().Run().at("output"), want, 1e-5, 1e-5)) << "plain kernel";
+    for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
+      SCOPED_TRACE(FeedName(feed));
+      Result got = op.MakeNet().RecordingDnnl().Run({"output"}, /*mkldnn=*/true, feed);
+      EXPECT_TRUE(RanMkldnn(got, "fused_conv2d"));
+      EXPECT_TRUE(Close(got.values.at("output"), want, 1e-5, 2e-5)) << "oneDNN kernel";
+      // The activation is a post-op of the one convolution: no eltwise primitive runs.
+      EXPECT_EQ(got.DnnlCount("convolution"), 1);
+      EXPECT_EQ(got.DnnlCount("eltwise"), 0);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, MkldnnFusedConvActivation, ::testing::ValuesIn(kActCases),
+                         [](const ::testing::TestParamInfo<ActCase>& i) {
+                           return std::string(i.param.id);
+                         });
+
+// hard_swish other than Fluid's defaults has no oneDNN 2.6 form: the oneDNN kernel refuses it
+// by an error naming the op and the values, never a different result.
+TEST(MkldnnFusedConvActivation, RefusesWhatOneDnnCannotCompute) {
+  const ConvCase k{"refused", 1, 8, 5, 5, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  OneOp op = ConvOp("fused_conv2d", k);
+  op.Attr("fuse_activation", std::string("hard_swish")).Attr("fuse_alpha", 0.25f)
+      .Attr("fuse_beta", 0.4f);
+  try {
+    op.MakeNet().Run({"output"}, /*mkldnn=*/true);
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fused_conv2d"), std::string::npos) << what;
+    EXPECT_NE(what.find("hard_swish"), std::string::npos) << what;
+    EXPECT_NE(what.find("fuse_alpha = 0.25"), std::string::npos) << what;
+  }
+}
 
 }  // namespace
 }  // namespace tide::test::mkldnn
