@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <string>
+#include <type_traits>
 
 #include "gpu.h"
 
@@ -307,7 +308,8 @@ void OneHot(KernelContext& ctx) {
   const int64_t depth = ctx.Attr<int32_t>("depth");
   const bool allow = ctx.Attr<bool>("allow_out_of_range");
   Dims od = x.dims();
-  TIDE_CHECK(!od.empty(), "op 'one_hot': X must be [..., 1], got ", tide::ToString(od));
+  TIDE_CHECK(!od.empty() && od.back() == 1, "op 'one_hot': X must be [..., 1], got ",
+             tide::ToString(od));
   od.back() = depth;
   T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
   g.Zero(o, sizeof(T) * size_t(DimsProduct(od)));
