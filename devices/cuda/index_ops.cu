@@ -6,6 +6,7 @@
 #include <tide/ops/index_shape.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <type_traits>
@@ -365,8 +366,10 @@ template <typename T> void ArgMax(KernelContext& c) { Arg<T, true>(c); }
 template <typename T> void ArgMin(KernelContext& c) { Arg<T, false>(c); }
 
 // ---------------------------------------------------------------------------------------------
-// cumsum along axis (exclusive: without the element itself; reverse: from the end): one thread
-// per line, summing in the CPU kernel's order (so float results match it exactly).
+// cumsum along axis (exclusive: without the element itself; reverse: from the end). Lines along a
+// strided axis (post > 1) or short ones: one thread per line, summing in the CPU kernel's order
+// (float results match it exactly). Long contiguous lines (post = 1): a block per line, scanning
+// tiles of the block's size with a running carry (another summation order).
 template <typename T>
 __global__ void CumsumKernel(const T* x, int64_t n, int64_t post, bool exclusive, bool reverse,
                              T* out, int64_t lines) {
@@ -388,6 +391,38 @@ __global__ void CumsumKernel(const T* x, int64_t n, int64_t post, bool exclusive
   }
 }
 
+constexpr int kScanBlock = 256;
+
+template <typename T>
+__global__ void CumsumLineKernel(const T* x, int64_t n, bool exclusive, bool reverse, T* out,
+                                 int64_t lines) {
+  __shared__ T tile[kScanBlock];
+  const int t = threadIdx.x;
+  for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {
+    const T* src = x + line * n;
+    T* dst = out + line * n;
+    T carry = T(0);
+    for (int64_t start = 0; start < n; start += kScanBlock) {
+      const int64_t jj = start + t;
+      const int64_t at = reverse ? n - 1 - jj : jj;
+      const T v = jj < n ? src[at] : T(0);
+      // Inclusive scan of the tile (Hillis-Steele in shared memory).
+      tile[t] = v;
+      __syncthreads();
+      for (int d = 1; d < kScanBlock; d <<= 1) {
+        const T add = t >= d ? tile[t - d] : T(0);
+        __syncthreads();
+        tile[t] += add;
+        __syncthreads();
+      }
+      const T incl = tile[t], excl = t > 0 ? tile[t - 1] : T(0);
+      if (jj < n) dst[at] = carry + (exclusive ? excl : incl);
+      carry += tile[kScanBlock - 1];
+      __syncthreads();  // the tile is rewritten next round
+    }
+  }
+}
+
 template <typename T>
 void Cumsum(KernelContext& ctx) {
   Gpu g(ctx);
@@ -395,10 +430,20 @@ void Cumsum(KernelContext& ctx) {
   const bool flatten = ctx.Attr<bool>("flatten");
   const Dims xd = flatten ? Dims{x.numel()} : x.dims();
   const auto s = SplitAt(ctx.op_type(), xd, flatten ? 0 : ctx.Attr<int32_t>("axis"));
+  const bool exclusive = ctx.Attr<bool>("exclusive"), reverse = ctx.Attr<bool>("reverse");
   const T* xp = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(xd, g.place());
-  Launch(g, "CumsumKernel", s.pre * s.post, CumsumKernel<T>, xp, s.n, s.post,
-         ctx.Attr<bool>("exclusive"), ctx.Attr<bool>("reverse"), o, s.pre * s.post);
+  const int64_t lines = s.pre * s.post;
+  if (s.post == 1 && s.n >= 4 * kScanBlock && lines > 0) {
+    const unsigned blocks =
+        static_cast<unsigned>(std::min<int64_t>(lines, int64_t(std::max(g.sm_count(), 1)) * 32));
+    CumsumLineKernel<T><<<blocks, kScanBlock, 0, g.stream()>>>(xp, s.n, exclusive, reverse, o,
+                                                               lines);
+    g.CheckLaunch("CumsumLineKernel");
+    return;
+  }
+  Launch(g, "CumsumKernel", lines, CumsumKernel<T>, xp, s.n, s.post, exclusive, reverse, o,
+         lines);
 }
 
 }  // namespace

@@ -189,6 +189,19 @@ TEST_P(GpuTensorTest, OneHotArgExtremesAndCumsumMatchCpu) {
   OpCase flat("cumsum");
   flat.In("X", "x", R({3, 4}, 8)).Out("Out", "out").Attr("flatten", true);
   Both(flat, {"x"}, {"out"});
+  for (bool exclusive : {false, true})
+    for (bool reverse : {false, true}) {  // long lines: a block scans each
+      SCOPED_TRACE(std::string("long cumsum") + (exclusive ? " exclusive" : "") +
+                   (reverse ? " reverse" : ""));
+      OpCase c("cumsum");
+      c.In("X", "x", R({3, 2500}, 9)).Out("Out", "out").Attr("axis", int32_t(-1))
+          .Attr("exclusive", exclusive).Attr("reverse", reverse);
+      Both(c, {"x"}, {"out"});
+      OpCase i("cumsum");  // integers: exact whatever the order
+      i.In("X", "x", Random({2, 1500}, TIDE_INT64, -100, 100, 10)).Out("Out", "out")
+          .Attr("axis", int32_t(1)).Attr("exclusive", exclusive).Attr("reverse", reverse);
+      ExpectGpuMatchesCpu(i, {0, 0});
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
