@@ -1,6 +1,7 @@
 // tensor_ops.cc: small tensor ops that programs with control flow need: increment (a loop
 // counter, in place), is_empty, fill_constant_batch_size_like, and print (Fluid's Print: logs a
 // tensor and passes it through).
+#include <tide/ops/batch_size_like.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
@@ -55,32 +56,16 @@ void IsEmpty(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// fill_constant_batch_size_like: `shape` with shape[output_dim_idx] = Input.dims[input_dim_idx].
-Dims BatchSizeLikeDims(const char* op, const std::string& in_name, const Dims& in,
-                       std::vector<int64_t> shape, int32_t in_idx, int32_t out_idx) {
-  TIDE_CHECK(!shape.empty(), "op '", op, "': attribute 'shape' is empty");
-  TIDE_CHECK(in_idx >= 0 && in_idx < static_cast<int32_t>(in.size()), "op '", op,
-             "': input_dim_idx ", in_idx, " is not a dim of Input ('", in_name, "') ",
-             tide::ToString(in));
-  TIDE_CHECK(out_idx >= 0 && out_idx < static_cast<int32_t>(shape.size()), "op '", op,
-             "': output_dim_idx ", out_idx, " is not a dim of shape ", tide::ToString(shape));
-  shape[out_idx] = in[in_idx];
-  return shape;
-}
+// fill_constant_batch_size_like: tide/ops/batch_size_like.hpp's rule.
+using tide::ops::BatchSizeLikeDims;
 
 template <typename T>
 void FillConstantBatchSizeLike(KernelContext& ctx) {
   Tensor in = ctx.Input("Input"), out = ctx.Output("Out");
-  const int32_t in_idx = ctx.Attr<int32_t>("input_dim_idx");
-  const int32_t out_idx = ctx.Attr<int32_t>("output_dim_idx");
-  Dims dims = BatchSizeLikeDims(ctx.op_type(), ctx.InputName("Input"), in.dims(),
-                                ctx.Attr<std::vector<int64_t>>("shape"), in_idx, out_idx);
-  // As in Fluid: a LoD input's batch is its number of sequences, not its number of rows.
-  const tide::LoD lod = in.lod();
-  if (!lod.empty() && in_idx == 0) dims[out_idx] = static_cast<int64_t>(lod.back().size()) - 1;
-  TIDE_CHECK(std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; }),
-             "op 'fill_constant_batch_size_like': Out's dims ", tide::ToString(dims),
-             " have an unknown (-1) dim besides output_dim_idx ", out_idx);
+  const Dims dims = tide::ops::BatchSizeLikeRunDims(
+      ctx.op_type(), ctx.InputName("Input"), in.dims(), in.lod(),
+      ctx.Attr<std::vector<int64_t>>("shape"), ctx.Attr<int32_t>("input_dim_idx"),
+      ctx.Attr<int32_t>("output_dim_idx"));
   T* o = out.mutable_data<T>(dims, ctx.place());
   std::fill(o, o + out.numel(), static_cast<T>(ctx.Attr<float>("value")));
 }

@@ -1,6 +1,7 @@
 // nn_extra_ops_test.cc: the CUDA kernels of prelu, label_smooth, pad2d, bilinear_interp /
-// nearest_interp (outputs and grads) and lars_momentum against the same ops on the CPU, float32
-// and float64, every mode and attribute variant.
+// nearest_interp (outputs and grads), lars_momentum and fill_constant_batch_size_like against the
+// same ops on the CPU, float32 and float64 (and every type the fill takes), every mode and
+// attribute variant.
 #include <string>
 #include <vector>
 
@@ -115,6 +116,26 @@ TEST_P(GpuNnExtraTest, LarsMomentumMatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GpuNnExtraTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
                          DtypeParam);
+
+// Every type of the CPU kernel; a LoD Input's batch is its number of sequences.
+TEST(GpuFillBatchSizeLike, MatchesCpu) {
+  TIDE_REQUIRE_GPU();
+  TIDE_REQUIRE_OP("fill_constant_batch_size_like");
+  for (TideDataType dt : {TIDE_FP32, TIDE_FP64, TIDE_INT32, TIDE_INT64, TIDE_BOOL})
+    for (bool lod : {false, true})
+      for (int32_t in_idx : {0, 1}) {
+        SCOPED_TRACE(std::string(core::DataTypeName(dt)) + (lod ? " LoD" : "") + " input_dim_idx " +
+                     std::to_string(in_idx));
+        TestTensor in = Random({5, 3}, TIDE_FP32, -1, 1, 1);
+        if (lod) in.lod = {{0, 2, 5}};
+        OpCase c("fill_constant_batch_size_like");
+        c.In("Input", "in", in).Out("Out", "out")
+            .Attr("shape", std::vector<int64_t>{-1, 4}).Attr("value", 3.0f)
+            .Attr("dtype", int32_t(dt)).Attr("input_dim_idx", in_idx)
+            .Attr("output_dim_idx", int32_t(0));
+        ExpectGpuMatchesCpu(c, {0, 0});
+      }
+}
 
 }  // namespace
 }  // namespace tide::test::cuda
