@@ -322,20 +322,82 @@ void OneHot(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// arg_max / arg_min along axis (the first of equal extremes, as the CPU's strict comparison):
-// one thread per output.
+// arg_max / arg_min along axis, as the CPU's loop (best = 0; j replaces it when strictly better):
+// the first of equal extremes, and NaNs never win unless the line starts with one (then index 0).
+// Strided or short lines: one thread per output. Long contiguous lines (post = 1): a block per
+// line, each thread the first extreme of its non-NaN elements, merged by (value, lower index).
+template <typename T, bool kMax>
+__device__ __forceinline__ bool Better(T a, T b) {
+  return kMax ? a > b : a < b;
+}
+
 template <typename T, bool kMax, typename O>
 __global__ void ArgKernel(const T* x, int64_t n, int64_t post, O* out, int64_t total) {
   TIDE_CUDA_LOOP(e, total) {
     const int64_t i = e / post, q = e - i * post;
     const T* line = x + i * n * post + q;
     int64_t best = 0;
-    for (int64_t j = 1; j < n; ++j) {
-      const T v = line[j * post], b = line[best * post];
-      if (kMax ? v > b : v < b) best = j;
-    }
+    for (int64_t j = 1; j < n; ++j)
+      if (Better<T, kMax>(line[j * post], line[best * post])) best = j;
     out[e] = static_cast<O>(best);
   }
+}
+
+constexpr int kArgBlock = 256;
+
+template <typename T, bool kMax, typename O>
+__global__ void ArgLineKernel(const T* x, int64_t n, O* out, int64_t lines) {
+  __shared__ T best_v[kArgBlock];
+  __shared__ int64_t best_i[kArgBlock];
+  const int t = threadIdx.x;
+  for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {
+    const T* row = x + line * n;
+    T bv = T(0);
+    int64_t bi = -1;  // none yet
+    for (int64_t j = t; j < n; j += kArgBlock) {
+      const T v = row[j];
+      if (v != v) continue;  // NaN
+      if (bi < 0 || Better<T, kMax>(v, bv)) {
+        bv = v;
+        bi = j;
+      }
+    }
+    best_v[t] = bv;
+    best_i[t] = bi;
+    __syncthreads();
+    for (int half = kArgBlock / 2; half > 0; half >>= 1) {
+      if (t < half) {
+        const T ov = best_v[t + half];
+        const int64_t oi = best_i[t + half];
+        const int64_t mi = best_i[t];
+        const bool take = oi >= 0 && (mi < 0 || Better<T, kMax>(ov, best_v[t]) ||
+                                      (!Better<T, kMax>(best_v[t], ov) && oi < mi));
+        if (take) {
+          best_v[t] = ov;
+          best_i[t] = oi;
+        }
+      }
+      __syncthreads();
+    }
+    if (t == 0) {
+      const T first = row[0];
+      out[line] = static_cast<O>(first != first || best_i[0] < 0 ? 0 : best_i[0]);
+    }
+    __syncthreads();  // the shared arrays are rewritten for the next line
+  }
+}
+
+template <typename T, bool kMax, typename O>
+void LaunchArg(const Gpu& g, const T* x, const tide::ops::AxisSplit& s, O* out) {
+  const int64_t total = s.pre * s.post;
+  if (s.post == 1 && s.n >= 4 * kArgBlock && total > 0) {
+    const unsigned blocks =
+        static_cast<unsigned>(std::min<int64_t>(total, int64_t(std::max(g.sm_count(), 1)) * 32));
+    ArgLineKernel<T, kMax, O><<<blocks, kArgBlock, 0, g.stream()>>>(x, s.n, out, total);
+    g.CheckLaunch("ArgLineKernel");
+    return;
+  }
+  Launch(g, "ArgKernel", total, ArgKernel<T, kMax, O>, x, s.n, s.post, out, total);
 }
 
 template <typename T, bool kMax>
@@ -354,13 +416,10 @@ void Arg(KernelContext& ctx) {
   const TideDataType ot = tide::ops::ArgOutType(op, ctx.Attr<int32_t>("dtype"));
   const T* xp = x.data<T>();
   Tensor out = ctx.Output("Out");
-  const int64_t total = s.pre * s.post;
   if (ot == TIDE_INT32)
-    Launch(g, "ArgKernel", total, ArgKernel<T, kMax, int32_t>, xp, s.n, s.post,
-           out.mutable_data<int32_t>(od, g.place()), total);
+    LaunchArg<T, kMax>(g, xp, s, out.mutable_data<int32_t>(od, g.place()));
   else
-    Launch(g, "ArgKernel", total, ArgKernel<T, kMax, int64_t>, xp, s.n, s.post,
-           out.mutable_data<int64_t>(od, g.place()), total);
+    LaunchArg<T, kMax>(g, xp, s, out.mutable_data<int64_t>(od, g.place()));
 }
 template <typename T> void ArgMax(KernelContext& c) { Arg<T, true>(c); }
 template <typename T> void ArgMin(KernelContext& c) { Arg<T, false>(c); }

@@ -4,6 +4,7 @@
 // vectors, batch broadcasting), gather / scatter / gather_nd, one_hot, arg_max / arg_min, cumsum,
 // slice / strided_slice, pad, expand / expand_as, layer_norm / group_norm / instance_norm; index
 // errors found on the device; the Paddle inputs the CUDA kernels refuse by name.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,24 @@ TEST_P(GpuTensorTest, OneHotArgExtremesAndCumsumMatchCpu) {
               .Attr("dtype", dtype);
           ExpectGpuMatchesCpu(c, {0, 0});
         }
+  // Long lines (a block per line): many ties, NaNs (they never win, unless a line starts with
+  // one), the extreme at the last element.
+  TestTensor longx = Random({4, 2000}, t(), 0, 10, 11);
+  for (double& v : longx.data) v = std::floor(v);
+  longx.data[1 * 2000 + 0] = std::nan("");
+  for (int j = 5; j < 2000; j += 97) longx.data[2 * 2000 + j] = std::nan("");
+  longx.data[3 * 2000 + 1999] = 20;
+  longx.data[3 * 2000 + 1998] = -20;
+  for (const char* op : {"arg_max", "arg_min"}) {
+    SCOPED_TRACE(std::string("long ") + op);
+    OpCase c(op);
+    c.In("X", "x", longx).Out("Out", "out").Attr("axis", int64_t(1));
+    ExpectGpuMatchesCpu(c, {0, 0});
+    OpCase i(op);
+    i.In("X", "x", Random({2, 3000}, TIDE_INT32, -5, 5, 12)).Out("Out", "out")
+        .Attr("axis", int64_t(-1));
+    ExpectGpuMatchesCpu(i, {0, 0});
+  }
   for (bool keep : {false, true}) {
     OpCase f("arg_max");
     f.In("X", "x", x).Out("Out", "out").Attr("flatten", true).Attr("keepdims", keep);
