@@ -16,8 +16,9 @@ using tide::ops::Flatten2D;
 using tide::ops::GetMatmulShape;
 using tide::ops::GetMatmulV2Shape;
 using tide::ops::MatmulShape;
+using tide::ops::GetMatmulV2Runs;
+using tide::ops::MatmulV2Runs;
 using tide::ops::MatmulV2Shape;
-using tide::ops::UniformBatchStep;
 using tide::ops::MulOutDims;
 
 cublasHandle_t Handle(const Gpu& g) {
@@ -181,9 +182,9 @@ void MatmulGradKernel(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// matmul_v2: numpy's broadcasting of the batch dims (tide/ops/matmul_v2.hpp). Where each side's
-// matrix for batch b is b (its own) or 0 (shared), one strided batched GEMM; otherwise (a
-// broadcast inside the batch dims, e.g. [2, 1] x [1, 3]) one GEMM per batch.
+// matmul_v2: numpy's broadcasting of the batch dims (tide/ops/matmul_v2.hpp), one strided batched
+// GEMM per run of batches over which each side's matrix advances by a constant step: one GEMM in
+// all for per-batch or shared operands, more where the broadcast is inside the batch dims.
 template <typename T>
 void MatmulV2Kernel(KernelContext& ctx) {
   Gpu g(ctx);
@@ -194,21 +195,16 @@ void MatmulV2Kernel(KernelContext& ctx) {
   const T* yd = y.data<T>();
   T* o = out.mutable_data<T>(s.out, g.place());
   const int64_t xs = s.m * s.k, ys = s.k * s.n, os = s.m * s.n;
-  int64_t x_step = 0, y_step = 0;
-  if (UniformBatchStep(s.x_off, &x_step) && UniformBatchStep(s.y_off, &y_step)) {
-    Gemm<T>(g, s.tx, s.ty, s.m, s.n, s.k, T(1), xd, x_step * xs, yd, y_step * ys, T(0), o, os,
-            s.batch);
-    return;
-  }
-  for (int64_t b = 0; b < s.batch; ++b)
-    Gemm<T>(g, s.tx, s.ty, s.m, s.n, s.k, T(1), xd + s.x_off[b] * xs, yd + s.y_off[b] * ys, T(0),
-            o + b * os);
+  const MatmulV2Runs r = GetMatmulV2Runs(s, false, false);
+  for (int64_t b = 0; b < s.batch; b += r.len)
+    Gemm<T>(g, s.tx, s.ty, s.m, s.n, s.k, T(1), xd + s.x_off[b] * xs, r.x_step * xs,
+            yd + s.y_off[b] * ys, r.y_step * ys, T(0), o + b * os, os, r.len);
 }
 
-// dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise).
-// A side with its own matrix per batch gets one strided batched GEMM; a broadcast side collects
-// the sum over the batches that share a matrix, one accumulating GEMM per batch (beta = 1, in
-// stream order).
+// dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise),
+// one strided batched GEMM per run whose gradient matrices differ. A side with a matrix per batch
+// is written once (beta = 0); a broadcast side is zeroed and collects the sum over the batches
+// that share each matrix (beta = 1, the runs in stream order).
 template <typename T>
 void MatmulV2GradKernel(KernelContext& ctx) {
   Gpu g(ctx);
@@ -221,39 +217,40 @@ void MatmulV2GradKernel(KernelContext& ctx) {
   const T* gd = dout.data<T>();
   const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
   const bool tx = s.tx, ty = s.ty;
-  int64_t x_step = 0, y_step = 0;
-  const bool uniform = UniformBatchStep(s.x_off, &x_step) && UniformBatchStep(s.y_off, &y_step);
   if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
     T* d = dx.mutable_data<T>(x.dims(), g.place());
-    // Out batches [b0, b0 + count) into dX's matrix at d_off (stride sd between batches).
-    auto one = [&](int64_t b0, int64_t count, const T* yb, int64_t sy, T* db, int64_t sd, T beta) {
-      const T* gb = gd + b0 * gs;
-      if (!tx) Gemm<T>(g, false, !ty, s.m, s.k, s.n, T(1), gb, gs, yb, sy, beta, db, sd, count);
-      else Gemm<T>(g, ty, true, s.k, s.m, s.n, T(1), yb, sy, gb, gs, beta, db, sd, count);
-    };
-    if (uniform && (x_step == 1 || s.batch <= 1)) {
-      if (s.batch == 0 || gs == 0) g.Zero(d, sizeof(T) * size_t(x.numel()));
-      else one(0, s.batch, yd, y_step * ys, d, xs, T(0));
-    } else {
-      g.Zero(d, sizeof(T) * size_t(x.numel()));
-      for (int64_t b = 0; gs > 0 && b < s.batch; ++b)
-        one(b, 1, yd + s.y_off[b] * ys, 0, d + s.x_off[b] * xs, 0, T(1));
+    const bool once = x.numel() == s.batch * xs && gs > 0;  // every matrix of X in one batch
+    if (!once) g.Zero(d, sizeof(T) * size_t(x.numel()));
+    const MatmulV2Runs r = GetMatmulV2Runs(s, true, false);
+    const T beta = once ? T(0) : T(1);
+    for (int64_t b = 0; gs > 0 && b < s.batch; b += r.len) {
+      const T* yb = yd + s.y_off[b] * ys;
+      const T* gb = gd + b * gs;
+      T* db = d + s.x_off[b] * xs;
+      if (!tx)
+        Gemm<T>(g, false, !ty, s.m, s.k, s.n, T(1), gb, gs, yb, r.y_step * ys, beta, db,
+                r.x_step * xs, r.len);
+      else
+        Gemm<T>(g, ty, true, s.k, s.m, s.n, T(1), yb, r.y_step * ys, gb, gs, beta, db,
+                r.x_step * xs, r.len);
     }
   }
   if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
     T* d = dy.mutable_data<T>(y.dims(), g.place());
-    auto one = [&](int64_t b0, int64_t count, const T* xb, int64_t sx, T* db, int64_t sd, T beta) {
-      const T* gb = gd + b0 * gs;
-      if (!ty) Gemm<T>(g, !tx, false, s.k, s.n, s.m, T(1), xb, sx, gb, gs, beta, db, sd, count);
-      else Gemm<T>(g, true, tx, s.n, s.k, s.m, T(1), gb, gs, xb, sx, beta, db, sd, count);
-    };
-    if (uniform && (y_step == 1 || s.batch <= 1)) {
-      if (s.batch == 0 || gs == 0) g.Zero(d, sizeof(T) * size_t(y.numel()));
-      else one(0, s.batch, xd, x_step * xs, d, ys, T(0));
-    } else {
-      g.Zero(d, sizeof(T) * size_t(y.numel()));
-      for (int64_t b = 0; gs > 0 && b < s.batch; ++b)
-        one(b, 1, xd + s.x_off[b] * xs, 0, d + s.y_off[b] * ys, 0, T(1));
+    const bool once = y.numel() == s.batch * ys && gs > 0;
+    if (!once) g.Zero(d, sizeof(T) * size_t(y.numel()));
+    const MatmulV2Runs r = GetMatmulV2Runs(s, false, true);
+    const T beta = once ? T(0) : T(1);
+    for (int64_t b = 0; gs > 0 && b < s.batch; b += r.len) {
+      const T* xb = xd + s.x_off[b] * xs;
+      const T* gb = gd + b * gs;
+      T* db = d + s.y_off[b] * ys;
+      if (!ty)
+        Gemm<T>(g, !tx, false, s.k, s.n, s.m, T(1), xb, r.x_step * xs, gb, gs, beta, db,
+                r.y_step * ys, r.len);
+      else
+        Gemm<T>(g, true, tx, s.n, s.k, s.m, T(1), gb, gs, xb, r.x_step * xs, beta, db,
+                r.y_step * ys, r.len);
     }
   }
 }

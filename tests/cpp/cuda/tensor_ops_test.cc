@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <tide/ops/matmul_v2.hpp>
+
 #include "cuda_test_util.h"
 
 namespace tide::test::cuda {
@@ -117,6 +119,67 @@ TEST_P(GpuTensorTest, MatmulV2AndGradsMatchCpu) {
         .Attr("trans_x", k.tx).Attr("trans_y", k.ty);
     Both(c, {"x", "y"}, {"out"});
     ExpectGpuGradsMatchCpu(c, {"y"}, {"out"}, Loose());  // only Y's grad
+  }
+}
+
+// The run plan the CUDA matmul_v2 kernels follow (tide/ops/matmul_v2.hpp's GetMatmulV2Runs), run
+// on the host: every run is one strided batched GEMM, so within a run each side's matrix advances
+// by its step, and a gradient's matrices differ. Checked without a GPU: the plan's products and
+// X's gradient (zeroed, then summed run by run) equal the per-batch definition.
+TEST(MatmulV2Runs, StridedRunsReproduceEveryBatch) {
+  struct Case {
+    std::vector<int64_t> x, y;
+    int64_t run;  // the forward plan's run length: as long as the broadcast allows
+  };
+  const Case cases[] = {{{2, 3, 4}, {2, 4, 5}, 2},       {{2, 3, 4}, {4, 5}, 2},
+                        {{3, 4}, {2, 4, 5}, 2},          {{2, 1, 3, 4}, {3, 4, 5}, 3},
+                        {{1, 3, 3, 4}, {2, 1, 4, 5}, 3}, {{4, 1, 2, 1, 3, 4}, {3, 2, 5, 4, 5}, 5},
+                        {{4}, {2, 4, 5}, 2},             {{3, 4}, {4, 5}, 1}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE("X " + DimsStr(k.x) + " Y " + DimsStr(k.y));
+    const auto s = tide::ops::GetMatmulV2Shape("matmul_v2", k.x, k.y, false, false, true);
+    const TestTensor x = Random(k.x, TIDE_FP64, -1, 1, 1), y = Random(k.y, TIDE_FP64, -1, 1, 2);
+    const int64_t xs = s.m * s.k, ys = s.k * s.n, os = s.m * s.n;
+    // C_b = A_b B_b for one batch, row-major.
+    auto gemm = [&](const double* a, const double* b, double* c, bool add) {
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) {
+          double acc = add ? c[i * s.n + j] : 0;
+          for (int64_t l = 0; l < s.k; ++l) acc += a[i * s.k + l] * b[l * s.n + j];
+          c[i * s.n + j] = acc;
+        }
+    };
+    std::vector<double> want(size_t(s.batch * os)), got(want.size(), -7);
+    for (int64_t b = 0; b < s.batch; ++b)
+      gemm(&x.data[s.x_off[b] * xs], &y.data[s.y_off[b] * ys], &want[b * os], false);
+    const auto r = tide::ops::GetMatmulV2Runs(s, false, false);
+    ASSERT_EQ(s.batch % r.len, 0);
+    EXPECT_EQ(r.len, k.run);
+    for (int64_t b = 0; b < s.batch; b += r.len)
+      for (int64_t i = 0; i < r.len; ++i)  // batch i of the strided call
+        gemm(&x.data[(s.x_off[b] + i * r.x_step) * xs], &y.data[(s.y_off[b] + i * r.y_step) * ys],
+             &got[(b + i) * os], false);
+    EXPECT_EQ(got, want);
+    // X's gradient with dOut = 1: sum over the batches sharing each X matrix of row sums of Y.
+    const auto rx = tide::ops::GetMatmulV2Runs(s, true, false);
+    std::vector<double> dx_want(x.data.size(), 0), dx_got(x.data.size(), 0);
+    auto dx_add = [&](const double* yb, double* db) {
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t l = 0; l < s.k; ++l)
+          for (int64_t j = 0; j < s.n; ++j) db[i * s.k + l] += yb[l * s.n + j];
+    };
+    for (int64_t b = 0; b < s.batch; ++b) dx_add(&y.data[s.y_off[b] * ys], &dx_want[s.x_off[b] * xs]);
+    for (int64_t b = 0; b < s.batch; b += rx.len) {
+      std::vector<int64_t> written;
+      for (int64_t i = 0; i < rx.len; ++i) {
+        const int64_t xm = s.x_off[b] + i * rx.x_step;
+        EXPECT_EQ(xm, s.x_off[b + i]) << "run at " << b << " batch " << i;
+        for (int64_t w : written) EXPECT_NE(w, xm) << "a run writes X's matrix " << xm << " twice";
+        written.push_back(xm);
+        dx_add(&y.data[(s.y_off[b] + i * rx.y_step) * ys], &dx_got[xm * xs]);
+      }
+    }
+    EXPECT_EQ(dx_got, dx_want);
   }
 }
 

@@ -89,13 +89,35 @@ inline MatmulV2Shape GetMatmulV2Shape(const char* op, const Dims& x_in, const Di
   return s;
 }
 
-// True when a side's matrix for Out batch b is b * step for one step (0: one shared matrix,
-// 1: its own): one strided batched GEMM covers it. `step` gets that step.
-inline bool UniformBatchStep(const std::vector<int64_t>& off, int64_t* step) {
-  *step = off.size() > 1 ? off[1] - off[0] : 0;
-  for (size_t b = 0; b < off.size(); ++b)
-    if (off[b] != static_cast<int64_t>(b) * *step) return false;
-  return *step == 0 || *step == 1;
+// Out's batches as runs of `len` consecutive batches, over each of which each side's matrix index
+// advances by a constant step (x_step, y_step; 0: one shared matrix), so a strided batched GEMM
+// covers a run (numpy's broadcasting inside the batch dims, [2, 1] x [3], makes runs shorter than
+// the batch). `x_distinct` / `y_distinct`: that side's matrices within a run must differ (a
+// gradient written by the run). The longest such run length that divides the batch.
+struct MatmulV2Runs {
+  int64_t len = 1, x_step = 0, y_step = 0;
+};
+
+inline MatmulV2Runs GetMatmulV2Runs(const MatmulV2Shape& s, bool x_distinct, bool y_distinct) {
+  auto fits = [](const std::vector<int64_t>& off, int64_t len, bool distinct, int64_t* step) {
+    *step = len > 1 ? off[1] - off[0] : 0;
+    if (len > 1 && distinct && *step == 0) return false;
+    for (size_t b = 0; b < off.size(); ++b) {
+      const int64_t in_run = static_cast<int64_t>(b) % len;
+      if (off[b] != off[b - in_run] + in_run * *step) return false;
+    }
+    return true;
+  };
+  MatmulV2Runs r;
+  for (int64_t len = s.batch; len > 1; --len) {
+    if (s.batch % len != 0) continue;
+    if (fits(s.x_off, len, x_distinct, &r.x_step) && fits(s.y_off, len, y_distinct, &r.y_step)) {
+      r.len = len;
+      return r;
+    }
+  }
+  r.x_step = r.y_step = 0;
+  return r;
 }
 
 }  // namespace ops
