@@ -1,9 +1,9 @@
 // reduce_dim_ops.cu: ops_math's reduce_sum/mean/max/min/prod over `dim` (keep_dim, reduce_all;
 // the shape rule is tide/ops/reduce.hpp's) with grads, and reduce_all/reduce_any over bools, on
-// the GPU. Any set of reduced dims, contiguous or not, without a transpose: X's elements are
-// seen as (Out element o, reduced index r). A block reduces each Out element when the reduced
-// elements are the innermost (adjacent threads read adjacent elements); one thread per Out
-// element otherwise (adjacent threads read adjacent Out elements' inputs).
+// the GPU. Sum and mean where Out's elements are one run of X's dims take reduce.cuh's
+// [pre, n, post] ReduceMid. Any other case, any set of reduced dims without a transpose: X's
+// elements are seen as (Out element o, reduced index r), and a block or a thread reduces each Out
+// element (LaunchReduce).
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/reduce.hpp>
 
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpu.h"
+#include "reduce.cuh"
 
 namespace tide_cuda {
 namespace {
@@ -154,11 +154,13 @@ __global__ void ThreadPerOutKernel(const T* x, A* out, int64_t n_out, int64_t co
   }
 }
 
-// out[o] = the reduction of Out element o's X elements (n_out = numel(Out) > 0).
+// out[o] = the reduction of Out element o's X elements (n_out = numel(Out) > 0). A block per Out
+// element for long reductions whose elements are adjacent, or too few Out elements to keep the
+// device busy; a thread per Out element for short reductions and many Out elements.
 template <typename T, typename A, typename R>
 void LaunchReduce(const Gpu& g, const ReduceLayout& l, const T* x, A* out, int64_t n_out,
                   int64_t count, A init) {
-  if (l.reduced_innermost) {
+  if (count >= 64 && (l.reduced_innermost || n_out < 1024)) {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(n_out, 65535));
     BlockPerOutKernel<T, A, R><<<grid, kReduceThreads, 0, g.stream()>>>(x, out, n_out, count, l,
                                                                          init);
@@ -167,6 +169,29 @@ void LaunchReduce(const Gpu& g, const ReduceLayout& l, const T* x, A* out, int64
     Launch(g, "ThreadPerOutKernel", n_out, ThreadPerOutKernel<T, A, R>, x, out, n_out, count, l,
            init);
   }
+}
+
+// X as [pre, n, post] with Out's elements the n (the kept dims one run between reduced ones):
+// sum and mean then take reduce.cuh's ReduceMid, which splits long reductions across blocks.
+bool MidView(const Dims& x, const ReduceShape& s, int64_t* pre, int64_t* n, int64_t* post) {
+  *pre = *n = *post = 1;
+  int stage = 0;  // 0: before the kept run, 1: in it, 2: after it
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (x[d] == 1) continue;
+    if (!s.reduced[d]) {
+      if (stage == 2) return false;
+      stage = 1;
+      *n *= x[d];
+    } else {
+      if (stage == 1) stage = 2;
+      (stage == 0 ? *pre : *post) *= x[d];
+    }
+  }
+  if (*n == 1) {  // a full reduction: one long run
+    *post *= *pre;
+    *pre = 1;
+  }
+  return true;
 }
 
 template <typename T, template <typename> class R>
@@ -181,7 +206,17 @@ void Reduce(KernelContext& ctx, T init) {
   T* od = out.mutable_data<T>(s.out, g.place());
   if (n_out == 0) return;
   const T* xd = x.data<T>();
-  LaunchReduce<T, T, R<T>>(g, LayoutOf(op, x.dims(), s), xd, od, n_out, total / n_out, init);
+  const int64_t count = total / n_out;
+  constexpr bool kMean = std::is_same_v<R<T>, MeanR<T>>;
+  if constexpr (kMean || std::is_same_v<R<T>, SumR<T>>) {
+    int64_t pre, n, post;
+    if (MidView(x.dims(), s, &pre, &n, &post)) {
+      ReduceMid<T>(g, op, pre, n, post, LoadTerm<T, T>{xd},
+                   StoreFinish<T, T>{od, kMean ? static_cast<T>(count) : T(1)});
+      return;
+    }
+  }
+  LaunchReduce<T, T, R<T>>(g, LayoutOf(op, x.dims(), s), xd, od, n_out, count, init);
 }
 
 template <typename T> void SumKernel(KernelContext& c) { Reduce<T, SumR>(c, T(0)); }
