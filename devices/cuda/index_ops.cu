@@ -1,7 +1,8 @@
 // index_ops.cu: ops_nn's index ops on the GPU: gather / scatter / gather_nd (+ grads), one_hot,
 // arg_max / arg_min and cumsum, with ops_nn's shape rules (tide/ops/index_shape.hpp). The indices
 // stay on the device: one out of range is recorded there (its output element left zero) and
-// reported by the next synchronisation, naming the op (gpu.h's DeviceError).
+// reported by the next synchronisation, naming the op (gpu.h's DeviceError). Gather's Axis input
+// is read back to the host.
 #include <tide/ops/axis.hpp>
 #include <tide/ops/index_shape.hpp>
 #include <tide/ops/tensor_shape.hpp>
@@ -12,6 +13,7 @@
 #include <type_traits>
 
 #include "gpu.h"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
@@ -61,17 +63,26 @@ __global__ void GatherGradKernel(const T* dout, const I* idx, int64_t m, int64_t
   }
 }
 
-// The gathered axis: the attribute (Paddle's Axis tensor is refused), normalised.
-int GatherAxisOf(const KernelContext& ctx, size_t rank) {
-  RefuseInputs(ctx, {"Axis"});
-  return NormAxis(ctx.op_type(), ctx.Attr<int32_t>("axis"), rank);
+// The gathered axis: Paddle's Axis input (one int, read back to the host) or the attribute,
+// normalised.
+int GatherAxisOf(const KernelContext& ctx, const Gpu& g, size_t rank) {
+  int64_t a = ctx.Attr<int32_t>("axis");
+  if (ctx.HasInput("Axis")) {
+    Tensor t = ctx.Input("Axis");
+    TIDE_CHECK(t.numel() == 1 && (t.dtype() == TIDE_INT32 || t.dtype() == TIDE_INT64), "op '",
+               ctx.op_type(), "': Axis ('", ctx.InputName("Axis"),
+               "') must hold one int32/int64, got ", tide::DataTypeName(t.dtype()), " ",
+               tide::ToString(t.dims()));
+    a = HostIntScalar(ctx, g, "Axis");
+  }
+  return NormAxis(ctx.op_type(), static_cast<int>(a), rank);
 }
 
 template <typename T>
 void Gather(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X"), index = ctx.Input("Index");
-  const int a = GatherAxisOf(ctx, x.dims().size());
+  const int a = GatherAxisOf(ctx, g, x.dims().size());
   const Dims od = tide::ops::GatherAxisDims(ctx.op_type(), x.dims(), index.dims(), a);
   const auto s = SplitAt(ctx.op_type(), x.dims(), a);
   const int64_t m = index.dims()[0], total = s.pre * m * s.post;
@@ -89,7 +100,7 @@ void GatherGrad(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X"), index = ctx.Input("Index");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const int a = GatherAxisOf(ctx, x.dims().size());
+  const int a = GatherAxisOf(ctx, g, x.dims().size());
   const Dims od = tide::ops::GatherAxisDims(ctx.op_type(), x.dims(), index.dims(), a);
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   const auto s = SplitAt(ctx.op_type(), x.dims(), a);

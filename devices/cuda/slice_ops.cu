@@ -5,11 +5,13 @@
 // tensor at sum_d (start[d] + (idx[d] mod wrap[d]) * step[d]) * stride[d].
 #include <tide/ops/tensor_shape.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
 
 #include "gpu.h"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
@@ -77,23 +79,36 @@ BoxView MakeBox(const Gpu& g, const Dims& box, const Dims& large, const Dims& st
 }
 
 // ---------------------------------------------------------------------------------------------
-// slice / strided_slice: bounds from the attributes (Paddle's bound tensors are refused).
-tide::ops::SliceGeom SliceOf(const KernelContext& ctx, const Dims& x) {
-  RefuseInputs(ctx, {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"});
+// slice / strided_slice. Paddle 2.x's bounds from tensors: `list` (one value per variable) or
+// `tensor` (1-D) when given, read back to the host, else the attribute; values beyond int32 are
+// clamped (they mean "to the end"), as ops_nn does.
+std::vector<int32_t> SliceBounds(const KernelContext& ctx, const Gpu& g, const char* attr,
+                                 const char* tensor, const char* list) {
+  std::vector<int64_t> v;
+  if (ctx.HasInput(list)) v = HostIntScalars(ctx, g, list);
+  else if (ctx.HasInput(tensor)) v = HostIntValues(ctx, g, tensor);
+  else return ctx.Attr<std::vector<int32_t>>(attr);
+  std::vector<int32_t> out;
+  for (int64_t x : v)
+    out.push_back(static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX)));
+  return out;
+}
+
+tide::ops::SliceGeom SliceOf(const KernelContext& ctx, const Gpu& g, const Dims& x) {
   auto ints = [&](const char* name) {
     return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
   };
   return tide::ops::GetSliceGeom(ctx.op_type(), x, ctx.Attr<std::vector<int32_t>>("axes"),
-                                 ctx.Attr<std::vector<int32_t>>("starts"),
-                                 ctx.Attr<std::vector<int32_t>>("ends"), ints("strides"),
-                                 ints("decrease_axis"));
+                                 SliceBounds(ctx, g, "starts", "StartsTensor", "StartsTensorList"),
+                                 SliceBounds(ctx, g, "ends", "EndsTensor", "EndsTensorList"),
+                                 ints("strides"), ints("decrease_axis"));
 }
 
 template <typename T>
 void Slice(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("Input");
-  const auto geom = SliceOf(ctx, x.dims());
+  const auto geom = SliceOf(ctx, g, x.dims());
   const BoxView v = MakeBox(g, geom.count, x.dims(), geom.start, geom.step);
   const int64_t n = DimsProduct(geom.count);
   const T* xd = x.data<T>();
@@ -105,7 +120,7 @@ template <typename T>
 void SliceGrad(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("Input"), dout = ctx.Input(GradVarName("Out").c_str());
-  const auto geom = SliceOf(ctx, x.dims());
+  const auto geom = SliceOf(ctx, g, x.dims());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), geom.out);
   const BoxView v = MakeBox(g, geom.count, x.dims(), geom.start, geom.step);
   const int64_t n = DimsProduct(geom.count);

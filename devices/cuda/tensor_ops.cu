@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gpu.h"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
@@ -435,14 +436,18 @@ void FlattenRange(KernelContext& ctx) {
                                               ctx.Attr<int32_t>("stop_axis")));
 }
 
-// squeeze2 / unsqueeze2 (axes from the attribute; Paddle's axes tensors are refused).
+// squeeze2 / unsqueeze2. Paddle 2.x's unsqueeze2: AxesTensor (1-D) or AxesTensorList (one value
+// each), read back to the host, override axes.
 template <typename T>
 void Squeeze(KernelContext& ctx) {
-  RefuseInputs(ctx, {"AxesTensor", "AxesTensorList"});
   Gpu g(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X");
-  const auto axes = ctx.Attr<std::vector<int32_t>>("axes");
+  auto axes = ctx.Attr<std::vector<int32_t>>("axes");
+  std::vector<int64_t> v;
+  if (ctx.HasInput("AxesTensor")) v = HostIntValues(ctx, g, "AxesTensor");
+  else if (ctx.HasInput("AxesTensorList")) v = HostIntScalars(ctx, g, "AxesTensorList");
+  if (!v.empty()) axes.assign(v.begin(), v.end());
   const Dims od = std::string(op) == "squeeze2" ? tide::ops::SqueezeDims(op, x.dims(), axes)
                                                 : tide::ops::UnsqueezeDims(op, x.dims(), axes);
   CopyWithDims<T>(g, x, ctx.Output("Out"), od);
