@@ -9,7 +9,6 @@
 
 #include <limits>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "reduce.cuh"
@@ -26,7 +25,7 @@ ReduceShape ShapeOf(const KernelContext& ctx, const Dims& x) {
                         ctx.Attr<bool>("keep_dim"), ctx.Attr<bool>("reduce_all"));
 }
 
-// X's offset of (o, r): KeptOffset(o) + ReducedOffset(r), each over X's kept or reduced dims
+// X's offset of (o, r): kept.Offset(o) + reduced.Offset(r), each over X's kept or reduced dims
 // (size-1 dims dropped, neighbours of one kind merged), row-major.
 struct ReduceLayout {
   static constexpr int kMaxRank = 16;
@@ -48,27 +47,30 @@ struct ReduceLayout {
 };
 
 ReduceLayout LayoutOf(const char* op, const Dims& x, const ReduceShape& s) {
-  ReduceLayout l;
+  struct Run {
+    bool reduced;
+    int64_t size, stride;
+  };
+  std::vector<Run> runs;  // innermost first
   int64_t stride = 1;
-  int prev_kind = -1;  // 0: kept, 1: reduced, of the last dim added (walking from the innermost)
-  std::vector<std::pair<int, std::pair<int64_t, int64_t>>> runs;  // kind, (size, stride), inner first
   for (int d = static_cast<int>(x.size()) - 1; d >= 0; --d) {
-    const int kind = s.reduced[d] ? 1 : 0;
     if (x[d] != 1) {
-      if (kind == prev_kind) runs.back().second.first *= x[d];  // merged: inner stride stays
-      else runs.push_back({kind, {x[d], stride}});
-      prev_kind = kind;
+      if (!runs.empty() && runs.back().reduced == s.reduced[d])
+        runs.back().size *= x[d];  // merged: contiguous, the inner stride stays
+      else
+        runs.push_back({s.reduced[d], x[d], stride});
     }
     stride *= x[d];
   }
-  l.reduced_innermost = !runs.empty() && runs.front().first == 1;
+  ReduceLayout l;
+  l.reduced_innermost = !runs.empty() && runs.front().reduced;
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // outermost first
-    ReduceLayout::Part& p = it->first ? l.reduced : l.kept;
+    ReduceLayout::Part& p = it->reduced ? l.reduced : l.kept;
     TIDE_CHECK(p.rank < ReduceLayout::kMaxRank, "op '", op, "': X ", tide::ToString(x),
                " alternates reduced and kept dims too often (more than ",
                ReduceLayout::kMaxRank, " runs of each)");
-    p.dims[p.rank] = it->second.first;
-    p.strides[p.rank] = it->second.second;
+    p.dims[p.rank] = it->size;
+    p.strides[p.rank] = it->stride;
     ++p.rank;
   }
   return l;
