@@ -8,7 +8,6 @@
 #include <tide/ops/tensor_shape.hpp>
 #include <tide/ops/transpose.hpp>
 
-#include <cstring>
 #include <string>
 
 #include "gpu.h"
@@ -18,14 +17,12 @@ namespace tide_cuda {
 namespace {
 
 using tide::ops::CheckedPerm;
-using tide::ops::ConcatDimsOf;
 using tide::ops::FlattenDims;
 using tide::ops::ForwardXDims;
 using tide::ops::InversePerm;
 using tide::ops::NormAxis;
 using tide::ops::Permuted;
 using tide::ops::ReshapeDims;
-using tide::ops::SplitDimsOf;
 
 // ---------------------------------------------------------------------------------------------
 // lookup_table
@@ -162,7 +159,14 @@ void LookupGrad(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// concat / split: [pre, n_i, post] blocks of the parts in and out of a [pre, sum n_i, post]
+// concat / split. The axis: Paddle's AxisTensor (read back to the host) when given, else the
+// attribute; split's SectionsTensorList likewise overrides `sections`.
+int AxisOf(const KernelContext& ctx, const Gpu& g) {
+  return static_cast<int>(ctx.HasInput("AxisTensor") ? HostIntScalar(ctx, g, "AxisTensor")
+                                                     : ctx.Attr<int32_t>("axis"));
+}
+
+// [pre, n_i, post] blocks of the parts in and out of a [pre, sum n_i, post]
 // whole, one strided 2-D copy per part.
 template <typename T>
 void JoinOrCut(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total,
@@ -187,14 +191,13 @@ void JoinOrCut(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total
 
 template <typename T>
 void Concat(KernelContext& ctx) {
-  RefuseInputs(ctx, {"AxisTensor"});
   Gpu g(ctx);
   const char* op = ctx.op_type();
   std::vector<Tensor> xs = ctx.Inputs("X");
   std::vector<Dims> dims;
   for (const auto& x : xs) dims.push_back(x.dims());
   int axis = 0;
-  Dims od = ConcatDimsOf(ctx, dims, &axis);
+  Dims od = tide::ops::ConcatDims(op, dims, AxisOf(ctx, g), &axis);
   std::vector<int64_t> sizes;
   std::vector<const T*> parts;
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -218,7 +221,7 @@ void ConcatGrad(KernelContext& ctx) {
   std::vector<Dims> dims;
   for (const auto& x : xs) dims.push_back(x.dims());
   int axis = 0;
-  Dims od = ConcatDimsOf(ctx, dims, &axis);
+  Dims od = tide::ops::ConcatDims(op, dims, AxisOf(ctx, g), &axis);
   tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
   const std::string gx = GradVarName("X");
   std::vector<int64_t> sizes;
@@ -234,11 +237,17 @@ void ConcatGrad(KernelContext& ctx) {
 
 template <typename T>
 void Split(KernelContext& ctx) {
-  RefuseInputs(ctx, {"AxisTensor", "SectionsTensorList"});
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
   int axis = 0;
-  auto dims = SplitDimsOf(ctx, x.dims(), ctx.OutputCount("Out"), &axis);
+  std::vector<int32_t> sections = ctx.Attr<std::vector<int32_t>>("sections");
+  if (ctx.HasInput("SectionsTensorList")) {
+    const std::vector<int64_t> v = HostIntScalars(ctx, g, "SectionsTensorList");
+    sections.assign(v.begin(), v.end());
+  }
+  auto dims = tide::ops::SplitDims(ctx.op_type(), x.dims(), AxisOf(ctx, g),
+                                   ctx.Attr<int32_t>("num"), sections, ctx.OutputCount("Out"),
+                                   &axis);
   std::vector<int64_t> sizes;
   std::vector<T*> parts;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -374,25 +383,11 @@ void TransposeGrad(KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------------------------
 // reshape / flatten: Out = X's data with new dims (a copy on the stream, unless Out is X).
-// The target shape: the Shape tensor's values when given (copied back from the device), else
-// the attribute.
+// The target shape: Paddle's ShapeTensor (one value per variable) or the Shape tensor's values
+// (read back to the host, in that order of precedence), else the attribute.
 std::vector<int64_t> TargetShape(const KernelContext& ctx, const Gpu& g) {
-  if (Tensor s = ctx.OptionalInput("Shape")) {
-    const TideDataType dt = s.dtype();
-    TIDE_CHECK(dt == TIDE_INT32 || dt == TIDE_INT64, "op '", ctx.op_type(),
-               "': Shape must be int32 or int64, got ", tide::DataTypeName(dt));
-    const size_t n = static_cast<size_t>(s.numel());
-    std::vector<int64_t> v(n);
-    std::vector<int32_t> v32(dt == TIDE_INT32 ? n : 0);
-    void* host = dt == TIDE_INT32 ? static_cast<void*>(v32.data()) : static_cast<void*>(v.data());
-    const size_t bytes = n * (dt == TIDE_INT32 ? sizeof(int32_t) : sizeof(int64_t));
-    if (s.place() == g.place())
-      g.CopyToHostSync(host, s.raw_data(), bytes);
-    else
-      std::memcpy(host, s.raw_data(), bytes);  // on the host already
-    if (dt == TIDE_INT32) v.assign(v32.begin(), v32.end());
-    return v;
-  }
+  if (ctx.HasInput("ShapeTensor")) return HostIntScalars(ctx, g, "ShapeTensor");
+  if (ctx.OptionalInput("Shape")) return HostIntValues(ctx, g, "Shape");
   auto a = ctx.Attr<std::vector<int32_t>>("shape");
   return std::vector<int64_t>(a.begin(), a.end());
 }
@@ -410,7 +405,6 @@ void CopyWithDims(const Gpu& g, Tensor src, Tensor dst, const Dims& dims) {
 
 template <typename T>
 void Reshape(KernelContext& ctx) {
-  RefuseInputs(ctx, {"ShapeTensor"});
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
   Dims od = ReshapeDims(ctx.op_type(), TargetShape(ctx, g), x.dims());

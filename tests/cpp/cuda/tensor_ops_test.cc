@@ -416,6 +416,23 @@ TEST_P(GpuTensorTest, PaddleTensorAttributesMatchCpu) {
   ga.In("X", "x", R({3, 4, 2}, 5)).In("Index", "idx", Values({3}, {3, 0, 3}, TIDE_INT64))
       .In("Axis", "axis", Values({1}, {1}, TIDE_INT32)).Out("Out", "out");
   Both(ga, {"x"}, {"out"});
+  OpCase ca("concat");
+  ca.In("X", "a", R({2, 3, 4}, 6)).In("X", "b", R({2, 5, 4}, 7))
+      .In("AxisTensor", "axis", Values({1}, {-2}, TIDE_INT64)).Out("Out", "out")
+      .Attr("axis", int32_t(0));
+  Both(ca, {"a", "b"}, {"out"});
+  OpCase sp("split");
+  sp.In("X", "x", R({2, 7, 3}, 8)).In("AxisTensor", "axis", Values({1}, {1}, TIDE_INT32))
+      .In("SectionsTensorList", "s0", Values({1}, {2}, TIDE_INT32))
+      .In("SectionsTensorList", "s1", Values({1}, {-1}, TIDE_INT32))
+      .Out("Out", "p0").Out("Out", "p1").Attr("axis", int32_t(0))
+      .Attr("sections", Ints{1, 1});
+  Both(sp, {"x"}, {"p0", "p1"});
+  OpCase rs("reshape2");
+  rs.In("X", "x", R({2, 3, 4}, 9)).In("ShapeTensor", "d0", Values({1}, {4}, TIDE_INT32))
+      .In("ShapeTensor", "d1", Values({1}, {-1}, TIDE_INT64)).Out("Out", "out")
+      .Out("XShape", "xs", false).Attr("shape", Ints{24});
+  Both(rs, {"x"}, {"out"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GpuTensorTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
