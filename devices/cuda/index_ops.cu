@@ -190,8 +190,8 @@ void Scatter(KernelContext& ctx) {
     int* last = nullptr;
     if (overwrite) {
       last = g.Temp<int>(rows);
-      TIDE_CUDA_CHECK(g, cudaMemsetAsync(last, 0xff, sizeof(int) * size_t(std::max<int64_t>(rows, 1)),
-                                         g.stream()));  // -1: no writer
+      const size_t bytes = sizeof(int) * size_t(std::max<int64_t>(rows, 1));
+      TIDE_CUDA_CHECK(g, cudaMemsetAsync(last, 0xff, bytes, g.stream()));  // -1: no writer
       Launch(g, "LastWriterKernel", count, LastWriterKernel<I>, id, count, rows, last,
              g.error_word());
     } else {

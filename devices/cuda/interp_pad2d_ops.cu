@@ -54,8 +54,10 @@ __global__ void InterpKernel(const T* x, InterpView v, T* out, int64_t n) {
     const int64_t j = e % v.ow, i = (e / v.ow) % v.oh, p = e / (v.ow * v.oh);
     const InterpTap r = v.Row(i), c = v.Col(j);
     const T* s = x + p * v.ih * v.iw;
-    out[e] = static_cast<T>(r.wlo * (c.wlo * s[r.lo * v.iw + c.lo] + c.whi * s[r.lo * v.iw + c.hi]) +
-                            r.whi * (c.wlo * s[r.hi * v.iw + c.lo] + c.whi * s[r.hi * v.iw + c.hi]));
+    const T* lo = s + r.lo * v.iw;
+    const T* hi = s + r.hi * v.iw;
+    out[e] = static_cast<T>(r.wlo * (c.wlo * lo[c.lo] + c.whi * lo[c.hi]) +
+                            r.whi * (c.wlo * hi[c.lo] + c.whi * hi[c.hi]));
   }
 }
 

@@ -4,7 +4,8 @@
 //   (lr itself when either norm is 0), VelocityOut = mu * Velocity + local_lr * (Grad +
 //   lars_weight_decay * Param), ParamOut = Param - VelocityOut.
 // The learning rate and the norms stay on the device: the update never waits for the host. Each
-// element reads its inputs before it writes, so the outputs may be Param's and Velocity's variables.
+// element reads its inputs before it writes, so the outputs may be Param's and Velocity's
+// variables.
 #include <tide/ops/optimizer.hpp>
 
 #include "reduce.cuh"

@@ -281,7 +281,8 @@ void StackKernel(KernelContext& ctx) {
 }
 
 template <typename T>
-void Unstack(KernelContext& ctx, const Gpu& g, const Tensor& x, int axis, std::vector<Tensor> outs) {
+void Unstack(KernelContext& ctx, const Gpu& g, const Tensor& x, int axis,
+             std::vector<Tensor> outs) {
   const Dims xd = x.dims();
   const int a = NormAxis(ctx.op_type(), axis, xd.size());
   const int64_t n = xd[a];

@@ -168,7 +168,8 @@ TEST(MatmulV2Runs, StridedRunsReproduceEveryBatch) {
         for (int64_t l = 0; l < s.k; ++l)
           for (int64_t j = 0; j < s.n; ++j) db[i * s.k + l] += yb[l * s.n + j];
     };
-    for (int64_t b = 0; b < s.batch; ++b) dx_add(&y.data[s.y_off[b] * ys], &dx_want[s.x_off[b] * xs]);
+    for (int64_t b = 0; b < s.batch; ++b)
+      dx_add(&y.data[s.y_off[b] * ys], &dx_want[s.x_off[b] * xs]);
     for (int64_t b = 0; b < s.batch; b += rx.len) {
       std::vector<int64_t> written;
       for (int64_t i = 0; i < rx.len; ++i) {
