@@ -450,19 +450,27 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     return;
   }
   CheckInputsReady(op);
-  SelectKernel(op, place_);
-  if (!ShapesUnchanged(op)) InferShapeAtRunTime(op);
-  TransformInputs(p, op);
-  if (op.kernel_key.layout != TIDE_LAYOUT_OPAQUE) ResetOutputLayouts(op);
-  TideKernelContext ctx{&op, op.kernel_dctx, {}};
-  const KernelEntry& k = *op.kernel;
-  try {
-    CallPlugin([&] { return k.compute(&ctx, k.user_data); },
-               [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
-  } catch (...) {
-    DropUnbackedOutputs(op);
-    throw;
+  for (;;) {  // once, unless the kernel declines this run (UNIMPLEMENTED): then the next one
+    SelectKernel(op, place_);
+    if (!ShapesUnchanged(op)) InferShapeAtRunTime(op);
+    TransformInputs(p, op);
+    if (op.kernel_key.layout != TIDE_LAYOUT_OPAQUE) ResetOutputLayouts(op);
+    TideKernelContext ctx{&op, op.kernel_dctx, {}};
+    const KernelEntry& k = *op.kernel;
+    try {
+      CallPlugin([&] { return k.compute(&ctx, k.user_data); },
+                 [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+      break;
+    } catch (const Error& e) {
+      DropUnbackedOutputs(op);
+      if (e.code() != TIDE_UNIMPLEMENTED) throw;
+      DeclineKernel(op, e, place_);  // throws when no other kernel can run the op
+    } catch (...) {
+      DropUnbackedOutputs(op);
+      throw;
+    }
   }
+  const KernelEntry& k = *op.kernel;
   // Debugging and profiling wait for the device, so that an asynchronous fault and the device
   // time are charged to the op that launched them, not to whichever synchronises next (and
   // check_nan_inf reads finished outputs).

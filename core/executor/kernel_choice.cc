@@ -4,6 +4,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <mutex>
@@ -32,6 +33,18 @@ const KernelEntry* FirstWhere(const std::vector<const KernelEntry*>& all,
     if (pred(*e)) return e;
   return nullptr;
 }
+
+// Logs a kernel's refusal once per op type and kernel.
+void LogDeclineOnce(const OpInstance& op, const KernelEntry& k, const std::string& why,
+                    const KernelEntry& next) {
+  static std::mutex mu;
+  static std::set<std::string> logged;
+  std::lock_guard<std::mutex> lock(mu);
+  if (logged.insert(op.type() + "@" + k.key.ToString()).second)
+    LOG(WARNING) << "op '" << op.type() << "': kernel " << k.key.ToString() << " from " << k.plugin
+                 << " declined (" << why << "); running " << next.key.ToString() << " from "
+                 << next.plugin << " instead (logged once per op type and kernel)";
+}
 }  // namespace
 
 // The library an op asks for: its "library" attribute, or a registered library whose bool
@@ -54,24 +67,31 @@ void ChooseKernel(OpInstance& op, DataType dt, const Place& place) {
   std::vector<const KernelEntry*> all = reg.Kernels(op.type());
   const int32_t kind = place.kind;
   OpKernelType want{kind, dt, TIDE_LAYOUT_ANY, op.library};
+  auto usable = [&](const KernelEntry* e) {
+    return e && std::find(op.declined.begin(), op.declined.end(), e) == op.declined.end() ? e
+                                                                                          : nullptr;
+  };
+  auto first_usable = [&](const std::function<bool(const KernelEntry&)>& pred) {
+    return FirstWhere(all, [&](const KernelEntry& e) { return pred(e) && usable(&e); });
+  };
   const KernelEntry* k = nullptr;
   if (op.library)  // the library's kernel when it has one (with its own, opaque, layout)
-    k = FirstWhere(all, [&](const KernelEntry& e) {
+    k = first_usable([&](const KernelEntry& e) {
       return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library;
     });
-  if (!k) k = reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0});
-  if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
+  if (!k) k = usable(reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0}));
+  if (!k) k = first_usable([&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
   Place kernel_place = place;
   if (!k) {  // another place's kernel, the host's first, with copies in and out
     const int32_t host = PlaceKindId(kHostPlaceKind);
-    k = reg.FindKernel(op.type(), {host, dt, TIDE_LAYOUT_ANY, 0});
-    if (!k) k = FirstWhere(all, [&](const KernelEntry& e) { return e.key.dtype == dt; });
+    k = usable(reg.FindKernel(op.type(), {host, dt, TIDE_LAYOUT_ANY, 0}));
+    if (!k) k = first_usable([&](const KernelEntry& e) { return e.key.dtype == dt; });
     if (k) {
       kernel_place = Place(k->key.place_kind, 0);
       if (FLAGS_strict_kernel_placement)
         TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " and strict kernel "
                   "placement forbids running its ", k->key.ToString(), " kernel instead");
-      LogFallbackOnce(op, place, kernel_place);
+      if (op.declined.empty()) LogFallbackOnce(op, place, kernel_place);  // else DeclineKernel logs
     }
   }
   if (!k) {
@@ -89,6 +109,18 @@ void ChooseKernel(OpInstance& op, DataType dt, const Place& place) {
     std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from " << k->plugin
               << (kernel_place != place ? " (fallback to " + kernel_place.ToString() + ")" : std::string())
               << "\n";
+}
+
+void DeclineKernel(OpInstance& op, const Error& why, const Place& place) {
+  const KernelEntry* declined = op.kernel;
+  op.declined.push_back(declined);
+  op.kernel = nullptr;
+  try {
+    SelectKernel(op, place);
+  } catch (const Error& none) {
+    TIDE_FAIL(why.code(), why.what(), "; no other kernel can run it: ", none.what());
+  }
+  LogDeclineOnce(op, *declined, why.what(), *op.kernel);
 }
 
 void SelectKernel(OpInstance& op, const Place& place) {

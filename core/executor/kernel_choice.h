@@ -16,5 +16,9 @@ int32_t RequestedLibrary(const OpInstance& op);
 void ChooseKernel(OpInstance& op, DataType dt, const Place& place);
 // Chooses again when the data type of op's data-type input changed since the last choice.
 void SelectKernel(OpInstance& op, const Place& place);
+// op's kernel refused this run with UNIMPLEMENTED (`why`), before writing anything: it is never
+// chosen for op again, and the next candidate (the plain kernel for a library's, another place's
+// for a device's) is chosen. Throws `why`, with what ruled the others out, when none is left.
+void DeclineKernel(OpInstance& op, const Error& why, const Place& place);
 
 }  // namespace tide::core

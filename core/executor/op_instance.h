@@ -87,6 +87,7 @@ class OpInstance {
   Place kernel_place;                    // the run's place, or another when falling back
   DeviceContext* kernel_dctx = nullptr;  // kernel_place's context
   int32_t library = 0;                   // the library asked for (a library's attribute or flag)
+  std::vector<const KernelEntry*> declined;  // kernels that refused to run this op (UNIMPLEMENTED)
   int dtype_input = -1;            // index into inputs() that picks the dtype, or -1
   DataType dtype_from_attr = TIDE_UNDEFINED;
   bool watch_shapes = true;        // false when an input/output is not a LoDTensor

@@ -135,7 +135,7 @@ void CheckSymmetric(const char* op, const ConvGeom& geo) {
   if (!geo.symmetric())
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "': the cuDNN kernel needs equal paddings on both "
                "sides, got [", geo.ph, ", ", geo.ph_end, ", ", geo.pw, ", ", geo.pw_end,
-               "] (top, bottom, left, right); run this op on the CPU place");
+               "] (top, bottom, left, right)");
 }
 
 std::mutex& CacheMutex() {
