@@ -21,7 +21,8 @@ const char* DeviceErrorMessage(int code) {
       return "a CUDA kernel of op 'adam' found Beta1Pow = 1, which makes the bias correction "
              "1 / (1 - Beta1Pow) infinite";
     case kIntegerDivisionByZero:
-      return "a CUDA kernel of op 'elementwise_div' found an integer division by zero (Y has a 0)";
+      return "a CUDA kernel of op 'elementwise_div', 'elementwise_mod' or 'elementwise_floordiv' "
+             "found an integer division by zero (Y has a 0)";
     case kIndexOutOfRange:
       return "a CUDA kernel of op 'top_k_grad' found an index outside [0, last dim of X)";
     case kGatherIndexOutOfRange:
