@@ -2,10 +2,8 @@
 // or [...], ignore_index) or soft ([..., D]) labels, and its grad; cross_entropy2 (hard labels,
 // its grad reading MatchX). log(0) is handled as Fluid's
 // TolerableValue does: -inf becomes -1e20, so Y stays finite and 0 * log(0) is 0, never NaN; the
-// grad divides by max(X, 1e-20) for the same reason.
-#include <cmath>
-#include <limits>
-
+// grad divides by max(X, 1e-20) for the same reason (tide/ops/cross_entropy.hpp).
+#include <tide/ops/cross_entropy.hpp>
 #include <tide/ops/loss.hpp>
 
 #include "common.h"
@@ -13,20 +11,8 @@
 namespace ops_nn {
 namespace {
 
-constexpr double kApproInf = 1e20;
-
-template <typename T>
-T TolerableLog(T x) {
-  T l = std::log(x);
-  if (l == -std::numeric_limits<T>::infinity()) return static_cast<T>(-kApproInf);
-  if (l == std::numeric_limits<T>::infinity()) return static_cast<T>(kApproInf);
-  return l;
-}
-
-template <typename T>
-T SafeDenominator(T x) {
-  return std::max(x, static_cast<T>(1e-20));
-}
+using tide::ops::SafeDenominator;
+using tide::ops::TolerableLog;
 
 void XeInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
@@ -52,7 +38,7 @@ void XeKernel(KernelContext& ctx) {
   const bool soft = ctx.Attr<bool>("soft_label");
   tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
+  const auto [n, d] = tide::ops::GetXeRows(x.dims());
   Dims yd = x.dims();
   yd.back() = 1;
   const T* xd = x.data<T>();
@@ -84,7 +70,7 @@ void XeGradKernel(KernelContext& ctx) {
   const bool soft = ctx.Attr<bool>("soft_label");
   tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
+  const auto [n, d] = tide::ops::GetXeRows(x.dims());
   TIDE_CHECK(dy.numel() == n, "op '", op, "': Y@GRAD ", tide::ToString(dy.dims()),
              " does not hold one value per row of X ", tide::ToString(x.dims()));
   const T* xd = x.data<T>();
@@ -117,7 +103,7 @@ void Xe2Kernel(KernelContext& ctx) {
   TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", op, "': Label ('", ctx.InputName("Label"),
              "') must be int64, got ", tide::DataTypeName(label.dtype()));
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
+  const auto [n, d] = tide::ops::GetXeRows(x.dims());
   Dims yd = x.dims();
   yd.back() = 1;
   const T* xd = x.data<T>();
@@ -136,18 +122,24 @@ void Xe2Kernel(KernelContext& ctx) {
 
 template <typename T>
 void Xe2GradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
   Tensor label = ctx.Input("Label"), match = ctx.Input("MatchX");
-  const Dims xs = ctx.Input("XShape").dims();
-  const Dims xd(xs.begin() + 1, xs.end());
+  Tensor dy = ctx.Input(GradVarName("Y").c_str());
+  const Dims xd = tide::ops::CrossEntropy2GradXDims(op, ctx.Input("XShape").dims(), label.dims(),
+                                                    match.dims(), dy.dims());
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const int64_t d = xd.back(), n = DimsProduct(xd) / std::max<int64_t>(d, 1);
+  const auto [n, d] = tide::ops::GetXeRows(xd);
   const int64_t* l = label.data<int64_t>();
   const T* m = match.data<T>();
-  const T* g = ctx.Input(GradVarName("Y").c_str()).data<T>();
+  const T* g = dy.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
   std::fill(dx, dx + n * d, T(0));
-  for (int64_t i = 0; i < n; ++i)
-    if (l[i] != ignore) dx[i * d + l[i]] = -g[i] / SafeDenominator(m[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    if (l[i] == ignore) continue;
+    TIDE_CHECK(l[i] >= 0 && l[i] < d, "op '", op, "': Label ('", ctx.InputName("Label"), "')[", i,
+               "] = ", l[i], " is not a class in [0, ", d, ")");
+    dx[i * d + l[i]] = -g[i] / SafeDenominator(m[i]);
+  }
 }
 
 tide::OpSchema XeAttrs(tide::OpSchema s) {

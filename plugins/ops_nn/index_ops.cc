@@ -6,8 +6,10 @@
 #include <numeric>
 #include <type_traits>
 
+#include <tide/ops/argsort.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/index_shape.hpp>
+#include <tide/ops/range.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include "common.h"
@@ -256,7 +258,8 @@ void ArgInferShape(tide::InferShapeContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// argsort: Out = X sorted along axis (stable; descending reverses the order), Indices where from.
+// argsort: Out = X sorted along axis in tide/ops/argsort.hpp's order (stable, NaN last, also
+// when descending), Indices where from.
 template <typename T>
 void ArgsortKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
@@ -271,7 +274,7 @@ void ArgsortKernel(KernelContext& ctx) {
       auto at = [&](int64_t j) { return (i * s.n + j) * s.post + k; };
       std::iota(perm.begin(), perm.end(), 0);
       std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-        return desc ? xd[at(a)] > xd[at(b)] : xd[at(a)] < xd[at(b)];
+        return tide::ops::ArgsortBefore(xd[at(a)], xd[at(b)], desc);
       });
       for (int64_t j = 0; j < s.n; ++j) {
         o[at(j)] = xd[at(perm[j])];
@@ -280,18 +283,24 @@ void ArgsortKernel(KernelContext& ctx) {
     }
 }
 
-// X@GRAD[Indices[j]] = Out@GRAD[j] along axis.
+// X@GRAD[Indices[j]] = Out@GRAD[j] along axis (Indices from argsort: a permutation of each line).
 template <typename T>
 void ArgsortGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), ind = ctx.Input("Indices"), dout = ctx.Input(GradVarName("Out").c_str());
   const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
+  tide::ops::CheckGradDims(ctx.op_type(), "Indices", ind.dims(), x.dims());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
   const int64_t* ix = ind.data<int64_t>();
   const T* g = dout.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k)
-      for (int64_t j = 0; j < s.n; ++j)
-        dx[(i * s.n + ix[(i * s.n + j) * s.post + k]) * s.post + k] = g[(i * s.n + j) * s.post + k];
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t e = (i * s.n + j) * s.post + k;
+        CheckIndex(ctx, "Indices", ix[e], s.n);
+        dx[(i * s.n + ix[e]) * s.post + k] = g[e];
+      }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -311,20 +320,14 @@ void WhereIndexKernel(KernelContext& ctx) {
 }
 template <typename T> void WhereIndexKernelT(KernelContext& c) { WhereIndexKernel(c); }
 
-// range: [Start, End) by Step (one element each), 1-D.
+// range: [Start, End) by Step (one element each), 1-D (tide/ops/range.hpp).
 template <typename T>
 void RangeKernel(KernelContext& ctx) {
   const T start = ctx.Input("Start").data<T>()[0], end = ctx.Input("End").data<T>()[0];
   const T step = ctx.Input("Step").data<T>()[0];
-  TIDE_CHECK(step != T(0), "op 'range': Step ('", ctx.InputName("Step"), "') is 0");
-  int64_t n = 0;
-  if constexpr (std::is_integral_v<T>)
-    n = (step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
-                  : (start > end ? (start - end - step - 1) / (-step) : 0));
-  else
-    n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((end - start) / step)));
+  const int64_t n = tide::ops::RangeSize(ctx.op_type(), start, end, step, ctx.InputName("Step"));
   T* o = ctx.Output("Out").mutable_data<T>({n}, ctx.place());
-  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * step);
+  for (int64_t i = 0; i < n; ++i) o[i] = tide::ops::RangeValue(start, step, i);
 }
 
 // shape: Input's dims as int32.

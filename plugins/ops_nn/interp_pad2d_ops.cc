@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <tide/ops/crop.hpp>
 #include <tide/ops/interp_pad2d.hpp>
 
 #include "common.h"
@@ -198,46 +199,17 @@ template <typename T> void Pad2dKernel(KernelContext& c) { Pad2d<T, false>(c); }
 template <typename T> void Pad2dGradKernel(KernelContext& c) { Pad2d<T, true>(c); }
 
 // ---------------------------------------------------------------------------------------------
-// crop: Out = X[offsets : offsets + shape] (shape from Y's dims when Y is given; offsets from
-// the Offsets tensor when given).
-struct CropGeom {
-  Dims shape;
-  std::vector<int64_t> offsets;
-};
-
-CropGeom GetCrop(const KernelContext& ctx, const Dims& x) {
-  const char* op = ctx.op_type();
-  CropGeom g;
-  if (ctx.HasInput("Y")) {
-    g.shape = ctx.Input("Y").dims();
-  } else {
-    const auto s = ctx.Attr<std::vector<int32_t>>("shape");
-    g.shape.assign(s.begin(), s.end());
-  }
-  if (ctx.HasInput("Offsets")) {
-    Tensor t = ctx.Input("Offsets");
-    TIDE_CHECK(t.dtype() == TIDE_INT32, "op '", op, "': Offsets must be int32");
-    g.offsets.assign(t.data<int32_t>(), t.data<int32_t>() + t.numel());
-  } else {
-    const auto o = ctx.Attr<std::vector<int32_t>>("offsets");
-    g.offsets.assign(o.begin(), o.end());
-  }
-  if (g.offsets.empty()) g.offsets.assign(x.size(), 0);
-  TIDE_CHECK(g.shape.size() == x.size() && g.offsets.size() == x.size(), "op '", op,
-             "': shape ", tide::ToString(g.shape), " and offsets need one value per dim of X ",
-             tide::ToString(x));
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (g.shape[i] < 0) g.shape[i] = x[i] - g.offsets[i];  // -1: the rest of the dim
-    TIDE_CHECK(g.offsets[i] >= 0 && g.offsets[i] + g.shape[i] <= x[i], "op '", op, "': the box at ",
-               "offset ", g.offsets[i], " of size ", g.shape[i], " leaves X's dim ", i, " (", x[i], ")");
-  }
-  return g;
+// crop: Out = X[offsets : offsets + shape] (the box: tide/ops/crop.hpp).
+tide::ops::CropGeom GetCrop(const KernelContext& ctx, const Dims& x) {
+  return tide::ops::GetCropGeom(ctx, x, [](const Tensor& t) {
+    return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
+  });
 }
 
 template <typename T, bool kGrad>
 void Crop(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const CropGeom g = GetCrop(ctx, x.dims());
+  const tide::ops::CropGeom g = GetCrop(ctx, x.dims());
   const std::vector<int64_t> xs = Strides(x.dims());
   auto offset = [&](const std::vector<int64_t>& idx) {
     int64_t off = 0;

@@ -2,6 +2,8 @@
 // L2 norm along axis), label_smooth and maxout (Fluid 1.x), with grads.
 #include <cmath>
 
+#include <tide/ops/similarity.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
@@ -9,26 +11,15 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // cos_sim: X [N, ...], Y [N, ...] or [1, ...]; Out [N, 1] = <x, y> / (|x| |y|); XNorm [N, 1],
-// YNorm [N or 1, 1].
-struct CosGeom {
-  int64_t n, d;
-  bool y_shared;
-};
-CosGeom GetCosGeom(const char* op, const Dims& x, const Dims& y) {
-  TIDE_CHECK(x.size() >= 2 && x.size() == y.size(), "op '", op, "': X ", tide::ToString(x),
-             " and Y ", tide::ToString(y), " must have one rank >= 2");
-  const int64_t dx = DimsProductOrUnknown(x, 1, x.size()), dy = DimsProductOrUnknown(y, 1, y.size());
-  TIDE_CHECK(DimsCompatible(dx, dy), "op '", op, "': X ", tide::ToString(x), " and Y ",
-             tide::ToString(y), " differ in a row's size");
-  TIDE_CHECK(DimsCompatible(x[0], y[0]) || y[0] == 1, "op '", op, "': Y ", tide::ToString(y),
-             " must have X's rows or 1 row (X ", tide::ToString(x), ")");
-  return {x[0], dx, y[0] == 1 && x[0] != 1};
-}
+// YNorm [N or 1, 1] (tide/ops/similarity.hpp).
+using tide::ops::CosSimGeom;
+using tide::ops::CosSimGrad;
+using tide::ops::GetCosSimGeom;
 
 template <typename T>
 void CosSimKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  const CosGeom g = GetCosGeom(ctx.op_type(), x.dims(), y.dims());
+  const CosSimGeom g = GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>({g.n, 1}, ctx.place());
@@ -56,7 +47,7 @@ void CosSimKernel(KernelContext& ctx) {
 template <typename T>
 void CosSimGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  const CosGeom g = GetCosGeom(ctx.op_type(), x.dims(), y.dims());
+  const CosSimGeom g = GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
   const T* o = ctx.Input("Out").data<T>();
@@ -74,8 +65,8 @@ void CosSimGradKernel(KernelContext& ctx) {
     const T* yr = yd + yi * g.d;
     const T xy = xn[i] * yn[yi];
     for (int64_t k = 0; k < g.d; ++k) {
-      if (dx) dx[i * g.d + k] = gd[i] * (yr[k] / xy - o[i] * xr[k] / (xn[i] * xn[i]));
-      if (dy) dy[yi * g.d + k] += gd[i] * (xr[k] / xy - o[i] * yr[k] / (yn[yi] * yn[yi]));
+      if (dx) dx[i * g.d + k] = CosSimGrad(gd[i], xr[k], yr[k], o[i], xy, xn[i]);
+      if (dy) dy[yi * g.d + k] += CosSimGrad(gd[i], yr[k], xr[k], o[i], xy, yn[yi]);
     }
   }
 }
@@ -87,8 +78,7 @@ void NormKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
   const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
   const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  Dims nd = x.dims();
-  nd[s.axis] = 1;
+  const Dims nd = tide::ops::L2NormDims(ctx.op_type(), x.dims(), s.axis);
   const T* xd = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
   T* nm = ctx.Output("Norm").mutable_data<T>(nd, ctx.place());
@@ -102,14 +92,17 @@ void NormKernel(KernelContext& ctx) {
     }
 }
 
-// dX = (dOut - out * sum(dOut * out)) / norm along axis.
+// dX = (dOut - out * sum(dOut * out)) / norm along axis (tide/ops/similarity.hpp).
 template <typename T>
 void NormGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
+  Tensor x = ctx.Input("X"), norm = ctx.Input("Norm"), dout = ctx.Input(GradVarName("Out").c_str());
   const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
+  tide::ops::CheckGradDims(ctx.op_type(), "Norm", norm.dims(),
+                           tide::ops::L2NormDims(ctx.op_type(), x.dims(), s.axis));
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
   const T* xd = x.data<T>();
-  const T* nm = ctx.Input("Norm").data<T>();
-  const T* gd = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  const T* nm = norm.data<T>();
+  const T* gd = dout.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
@@ -117,11 +110,11 @@ void NormGradKernel(KernelContext& ctx) {
       T dot = 0;
       for (int64_t j = 0; j < s.n; ++j) {
         const int64_t e = (i * s.n + j) * s.post + k;
-        dot += gd[e] * xd[e] / n;
+        dot += tide::ops::L2NormalizeDotTerm(gd[e], xd[e], n);
       }
       for (int64_t j = 0; j < s.n; ++j) {
         const int64_t e = (i * s.n + j) * s.post + k;
-        dx[e] = (gd[e] - xd[e] / n * dot) / n;
+        dx[e] = tide::ops::L2NormalizeGrad(gd[e], xd[e], n, dot);
       }
     }
 }
@@ -215,7 +208,8 @@ TIDE_REGISTER_OP(tide::OpSchema("cos_sim")
                      .Output("Out", "[N, 1]").Output("XNorm", "|X| per row").AsIntermediate()
                      .Output("YNorm", "|Y| per row").AsIntermediate()
                      .InferShape([](tide::InferShapeContext& c) {
-                       const CosGeom g = GetCosGeom(c.op_type(), c.InputDims("X"), c.InputDims("Y"));
+                       const CosSimGeom g =
+                           GetCosSimGeom(c.op_type(), c.InputDims("X"), c.InputDims("Y"));
                        c.SetOutputDims("Out", {g.n, 1});
                        c.SetOutputDims("XNorm", {g.n, 1});
                        c.SetOutputDims("YNorm", {c.InputDims("Y")[0], 1});
@@ -237,11 +231,10 @@ TIDE_REGISTER_OP(tide::OpSchema("norm")
                      .Output("Norm", "the divisor, X's dims with 1 on axis").AsIntermediate()
                      .Attr("axis", int32_t(1), "the axis").Attr("epsilon", 1e-10f, "added under the root")
                      .InferShape([](tide::InferShapeContext& c) {
-                       Dims x = c.InputDims("X");
-                       const int a = NormAxis(c.op_type(), c.Attr<int32_t>("axis"), x.size());
+                       const Dims x = c.InputDims("X");
                        c.SetOutputDims("Out", x);
-                       x[a] = 1;
-                       c.SetOutputDims("Norm", x);
+                       c.SetOutputDims("Norm", tide::ops::L2NormDims(c.op_type(), x,
+                                                                     c.Attr<int32_t>("axis")));
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                        c.SetOutputDataType("Norm", c.InputDataType("X"));
                      })

@@ -1,0 +1,62 @@
+// tide/ops/similarity.hpp: cos_sim's shapes (with their errors) and gradient, norm's (the
+// l2_normalize op's) Norm dims and gradient, for every implementation of them; the formulas also
+// in CUDA device code, so every device rounds them alike.
+#ifndef TIDE_OPS_SIMILARITY_HPP_
+#define TIDE_OPS_SIMILARITY_HPP_
+
+#include <tide/ops/axis.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/plugin.hpp>
+
+#include <cstdint>
+
+namespace tide {
+namespace ops {
+
+// cos_sim: X [N, ...] against Y [N, ...] or [1, ...] (y_shared: one Y row for every X row), rows
+// of d elements; Out, XNorm [N, 1], YNorm [N or 1, 1].
+struct CosSimGeom {
+  int64_t n, d;
+  bool y_shared;
+};
+inline CosSimGeom GetCosSimGeom(const char* op, const Dims& x, const Dims& y) {
+  TIDE_CHECK(x.size() >= 2 && x.size() == y.size(), "op '", op, "': X ", ToString(x), " and Y ",
+             ToString(y), " must have one rank >= 2");
+  const int64_t dx = DimsProductOrUnknown(x, 1, x.size());
+  const int64_t dy = DimsProductOrUnknown(y, 1, y.size());
+  TIDE_CHECK(DimsCompatible(dx, dy), "op '", op, "': X ", ToString(x), " and Y ", ToString(y),
+             " differ in a row's size");
+  TIDE_CHECK(DimsCompatible(x[0], y[0]) || y[0] == 1, "op '", op, "': Y ", ToString(y),
+             " must have X's rows or 1 row (X ", ToString(x), ")");
+  return {x[0], dx, y[0] == 1 && x[0] != 1};
+}
+
+// d out / d a for out = <a, b> / (|a| |b|), times dout: dout * (b / (|a| |b|) - out * a / |a|^2).
+// `norms` is |a| |b|, `a_norm` |a| (for X@GRAD a is X's element; for Y@GRAD, Y's).
+template <typename T>
+TIDE_OPS_HOST_DEVICE T CosSimGrad(T dout, T a, T b, T out, T norms, T a_norm) {
+  return dout * (b / norms - out * a / (a_norm * a_norm));
+}
+
+// norm: Norm has X's dims with 1 on the (normalised) axis.
+inline Dims L2NormDims(const char* op, Dims x, int axis) {
+  x[NormAxis(op, axis, x.size())] = 1;
+  return x;
+}
+
+// norm's grad along a line of the axis, Out = X / norm: X@GRAD = (dOut - X / norm * dot) / norm,
+// dot = the line's sum of L2NormalizeDotTerm.
+template <typename T>
+TIDE_OPS_HOST_DEVICE T L2NormalizeDotTerm(T dout, T x, T norm) {
+  return dout * x / norm;
+}
+template <typename T>
+TIDE_OPS_HOST_DEVICE T L2NormalizeGrad(T dout, T x, T norm, T dot) {
+  return (dout - x / norm * dot) / norm;
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_SIMILARITY_HPP_
