@@ -1,8 +1,10 @@
 // attribute.cc: conversions between Attribute, its protobuf form and the C view.
 #include "core/ir/attribute.h"
 
+#include <cstdint>
 #include <cstring>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 #include "core/platform/enforce.h"
@@ -235,61 +237,65 @@ bool IsEmptyList(const Attribute& a) {
       },
       a);
 }
+
+// The value of an INT or LONG scalar.
+std::optional<int64_t> IntegerOf(const Attribute& a) {
+  if (const auto* i = std::get_if<int32_t>(&a)) return *i;
+  if (const auto* l = std::get_if<int64_t>(&a)) return *l;
+  return std::nullopt;
+}
+
+// The values of an INTS or LONGS list.
+std::optional<std::vector<int64_t>> IntegersOf(const Attribute& a) {
+  if (const auto* i = std::get_if<std::vector<int32_t>>(&a))
+    return std::vector<int64_t>(i->begin(), i->end());
+  if (const auto* l = std::get_if<std::vector<int64_t>>(&a)) return *l;
+  return std::nullopt;
+}
+
+bool FitsInt32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+// Fluid's attribute checker: an integer is a float rounded to nearest, a float64 (exact up to
+// 2^53), a long, an int where it fits, and a bool as C++ casts it (any non-zero is true).
+bool IntegerTo(int64_t v, TideAttrType want, Attribute* out) {
+  switch (want) {
+    case TIDE_ATTR_INT:
+      if (!FitsInt32(v)) return false;  // would lose bits
+      *out = static_cast<int32_t>(v);
+      return true;
+    case TIDE_ATTR_LONG: *out = v; return true;
+    case TIDE_ATTR_FLOAT: *out = static_cast<float>(v); return true;
+    case TIDE_ATTR_FLOAT64: *out = static_cast<double>(v); return true;
+    case TIDE_ATTR_BOOLEAN: *out = v != 0; return true;
+    default: return false;
+  }
+}
+
+template <typename T>
+std::vector<T> CastEach(const std::vector<int64_t>& v) {
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (int64_t x : v) out.push_back(static_cast<T>(x));
+  return out;
+}
+
+// A list of integers converts element by element as IntegerTo does. Lists of longs stay
+// longs: Python makes one only when an element is beyond int32.
+bool IntegersTo(const std::vector<int64_t>& v, TideAttrType want, Attribute* out) {
+  switch (want) {
+    case TIDE_ATTR_LONGS: *out = v; return true;
+    case TIDE_ATTR_FLOATS: *out = CastEach<float>(v); return true;
+    case TIDE_ATTR_FLOAT64S: *out = CastEach<double>(v); return true;
+    case TIDE_ATTR_BOOLEANS: *out = CastEach<bool>(v); return true;
+    default: return false;
+  }
+}
 }  // namespace
 
 bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
   TideAttrType have = AttrTypeOf(a);
   if (have == want) {
     *out = a;
-    return true;
-  }
-  if (have == TIDE_ATTR_INT && want == TIDE_ATTR_LONG) {
-    *out = static_cast<int64_t>(std::get<int32_t>(a));
-    return true;
-  }
-  if (have == TIDE_ATTR_LONG && want == TIDE_ATTR_INT) {
-    int64_t v = std::get<int64_t>(a);
-    if (v < INT32_MIN || v > INT32_MAX) return false;
-    *out = static_cast<int32_t>(v);
-    return true;
-  }
-  if (have == TIDE_ATTR_INTS && want == TIDE_ATTR_LONGS) {
-    const auto& v = std::get<std::vector<int32_t>>(a);
-    *out = std::vector<int64_t>(v.begin(), v.end());
-    return true;
-  }
-  if (have == TIDE_ATTR_INT && want == TIDE_ATTR_FLOAT) {
-    *out = static_cast<float>(std::get<int32_t>(a));
-    return true;
-  }
-  // Numbers from Python arrive as float64: float attributes take them rounded, float64 ones
-  // exactly; a float given for a float64 attribute is widened.
-  if (have == TIDE_ATTR_FLOAT64 && want == TIDE_ATTR_FLOAT) {
-    *out = static_cast<float>(std::get<double>(a));
-    return true;
-  }
-  if ((have == TIDE_ATTR_FLOAT || have == TIDE_ATTR_INT) && want == TIDE_ATTR_FLOAT64) {
-    *out = have == TIDE_ATTR_FLOAT ? double{std::get<float>(a)} : double(std::get<int32_t>(a));
-    return true;
-  }
-  if (have == TIDE_ATTR_FLOAT64S && want == TIDE_ATTR_FLOATS) {
-    const auto& v = std::get<std::vector<double>>(a);
-    *out = std::vector<float>(v.begin(), v.end());
-    return true;
-  }
-  if ((have == TIDE_ATTR_FLOATS || have == TIDE_ATTR_INTS) && want == TIDE_ATTR_FLOAT64S) {
-    if (have == TIDE_ATTR_FLOATS) {
-      const auto& v = std::get<std::vector<float>>(a);
-      *out = std::vector<double>(v.begin(), v.end());
-    } else {
-      const auto& v = std::get<std::vector<int32_t>>(a);
-      *out = std::vector<double>(v.begin(), v.end());
-    }
-    return true;
-  }
-  if (have == TIDE_ATTR_INTS && want == TIDE_ATTR_FLOATS) {
-    const auto& v = std::get<std::vector<int32_t>>(a);
-    *out = std::vector<float>(v.begin(), v.end());
     return true;
   }
   if (IsEmptyList(a)) {  // an empty list carries no element type (e.g. from Python's [])
@@ -303,6 +309,29 @@ bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
       case TIDE_ATTR_FLOAT64S: *out = std::vector<double>(); return true;
       default: return false;
     }
+  }
+  if (auto n = IntegerOf(a)) return IntegerTo(*n, want, out);
+  if (auto ns = IntegersOf(a)) return IntegersTo(*ns, want, out);
+  // Numbers from Python arrive as float64: float attributes take them rounded, float64 ones
+  // exactly; a float given for a float64 attribute is widened. A float never becomes an
+  // integer or a bool (Fluid truncates it silently).
+  if (have == TIDE_ATTR_FLOAT64 && want == TIDE_ATTR_FLOAT) {
+    *out = static_cast<float>(std::get<double>(a));
+    return true;
+  }
+  if (have == TIDE_ATTR_FLOAT && want == TIDE_ATTR_FLOAT64) {
+    *out = double{std::get<float>(a)};
+    return true;
+  }
+  if (have == TIDE_ATTR_FLOAT64S && want == TIDE_ATTR_FLOATS) {
+    const auto& v = std::get<std::vector<double>>(a);
+    *out = std::vector<float>(v.begin(), v.end());
+    return true;
+  }
+  if (have == TIDE_ATTR_FLOATS && want == TIDE_ATTR_FLOAT64S) {
+    const auto& v = std::get<std::vector<float>>(a);
+    *out = std::vector<double>(v.begin(), v.end());
+    return true;
   }
   return false;
 }

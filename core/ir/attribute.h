@@ -40,8 +40,8 @@ Attribute AttrFromProto(const proto::OpDesc::Attr& p);
 // Copies a plugin's C value (e.g. a default or a grad op's attribute).
 Attribute AttrFromC(const TideAttrValue& v);
 
-// A converted `a` into `want` where the conversion loses nothing (int <-> long, an empty list
-// of any element type); false when it cannot.
+// A converted `a` into `want` as Fluid's attribute checker converts it (integers widen, become
+// floats or bools; float64 -> float; [] -> any list); false where not (float -> int, e.g.).
 bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out);
 
 // The attributes of one op as C values, for plugins. Built once per op instance; the views

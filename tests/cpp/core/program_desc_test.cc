@@ -621,8 +621,53 @@ TEST(AttributeTest, ConvertAttr) {
   EXPECT_EQ(out, Attribute(int32_t{42}));  // untouched on failure
   EXPECT_FALSE(ConvertAttr(int32_t{1}, TIDE_ATTR_STRING, &out));
   EXPECT_FALSE(ConvertAttr(true, TIDE_ATTR_INT, &out));
-  EXPECT_FALSE(ConvertAttr(int32_t{1}, TIDE_ATTR_BOOLEAN, &out));
   EXPECT_FALSE(ConvertAttr(BlockIndex{1}, TIDE_ATTR_INT, &out));
+}
+
+// Fluid's attribute checker turns integers into floats and bools; Python makes a long of any
+// int beyond int32, so longs must convert as ints do.
+TEST(AttributeTest, ConvertAttrIntegersAsFluid) {
+  Attribute out;
+  const int64_t big = int64_t{1} << 40;
+  ASSERT_TRUE(ConvertAttr(big, TIDE_ATTR_FLOAT, &out));
+  EXPECT_EQ(out, Attribute(1099511627776.0f));
+  ASSERT_TRUE(ConvertAttr(big + 1, TIDE_ATTR_FLOAT64, &out));
+  EXPECT_EQ(out, Attribute(1099511627777.0));
+  ASSERT_TRUE(ConvertAttr(int32_t{-3}, TIDE_ATTR_FLOAT64, &out));
+  EXPECT_EQ(out, Attribute(-3.0));
+  // A bool from an integer is C++'s cast, as in Fluid: any non-zero is true.
+  for (Attribute given : {Attribute(int32_t{1}), Attribute(int32_t{-2}), Attribute(big)}) {
+    ASSERT_TRUE(ConvertAttr(given, TIDE_ATTR_BOOLEAN, &out)) << AttrToString(given);
+    EXPECT_EQ(out, Attribute(true)) << AttrToString(given);
+  }
+  ASSERT_TRUE(ConvertAttr(int32_t{0}, TIDE_ATTR_BOOLEAN, &out));
+  EXPECT_EQ(out, Attribute(false));
+  ASSERT_TRUE(ConvertAttr(int64_t{0}, TIDE_ATTR_BOOLEAN, &out));
+  EXPECT_EQ(out, Attribute(false));
+  // Lists, element by element.
+  const std::vector<int64_t> longs{big, -1, 0};
+  ASSERT_TRUE(ConvertAttr(longs, TIDE_ATTR_FLOATS, &out));
+  EXPECT_EQ(out, Attribute(std::vector<float>{1099511627776.0f, -1.f, 0.f}));
+  ASSERT_TRUE(ConvertAttr(longs, TIDE_ATTR_FLOAT64S, &out));
+  EXPECT_EQ(out, Attribute(std::vector<double>{1099511627776.0, -1.0, 0.0}));
+  ASSERT_TRUE(ConvertAttr(longs, TIDE_ATTR_BOOLEANS, &out));
+  EXPECT_EQ(out, Attribute(std::vector<bool>{true, true, false}));
+  ASSERT_TRUE(ConvertAttr(std::vector<int32_t>{0, 1, 5}, TIDE_ATTR_BOOLEANS, &out));
+  EXPECT_EQ(out, Attribute(std::vector<bool>{false, true, true}));
+  ASSERT_TRUE(ConvertAttr(std::vector<int32_t>{2, -7}, TIDE_ATTR_FLOATS, &out));
+  EXPECT_EQ(out, Attribute(std::vector<float>{2.f, -7.f}));
+  // Still refused: floats never become integers or bools, bools never integers, and a long
+  // that does not fit an int.
+  out = int32_t{42};
+  EXPECT_FALSE(ConvertAttr(0.5f, TIDE_ATTR_BOOLEAN, &out));
+  EXPECT_FALSE(ConvertAttr(Attribute(1.0), TIDE_ATTR_LONG, &out));
+  EXPECT_FALSE(ConvertAttr(std::vector<float>{1.f}, TIDE_ATTR_LONGS, &out));
+  EXPECT_FALSE(ConvertAttr(std::vector<double>{1.0}, TIDE_ATTR_BOOLEANS, &out));
+  EXPECT_FALSE(ConvertAttr(true, TIDE_ATTR_LONG, &out));
+  EXPECT_FALSE(ConvertAttr(std::vector<bool>{true}, TIDE_ATTR_INTS, &out));
+  EXPECT_FALSE(ConvertAttr(big, TIDE_ATTR_INT, &out));
+  EXPECT_FALSE(ConvertAttr(int32_t{1}, TIDE_ATTR_STRING, &out));
+  EXPECT_EQ(out, Attribute(int32_t{42}));  // untouched on failure
 }
 
 TEST(AttributeTest, AttrViewsForEveryType) {
