@@ -4,9 +4,9 @@ ops of the same names in the ops_sequence pack.
 
 Sequences are LoDTensors ([N, D] emissions, [N, 1] int64 labels, one LoD level), or padded
 tensors ([S, T, D] emissions, [S, T] labels) with an int64 `length` / `seq_length` of [S]."""
-from ..framework import Variable
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
+from .checks import check_var
 
 __all__ = ["linear_chain_crf", "crf_decoding", "chunk_eval"]
 
@@ -14,10 +14,8 @@ _SCHEMES = ("IOB", "IOE", "IOBES", "plain")
 
 
 def _check_var(layer, name, v, optional=False):
-    if optional and v is None:
-        return
-    if not isinstance(v, Variable):
-        raise TypeError("%s: '%s' must be a Variable, got %r" % (layer, name, v))
+    if not (optional and v is None):
+        check_var(layer, name, v)
 
 
 def _tags(layer, input, length):

@@ -2,8 +2,8 @@
 logical ops (bool outputs that take no gradient), increment, is_empty,
 fill_constant_batch_size_like and Print."""
 from ..core import convert_dtype, dtype_code
-from ..framework import Variable
 from ..layer_helper import LayerHelper
+from .checks import check_var
 
 __all__ = [
     "less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal",
@@ -12,17 +12,12 @@ __all__ = [
 ]
 
 
-def _check_var(layer, name, v):
-    if not isinstance(v, Variable):
-        raise TypeError("%s: '%s' must be a Variable, got %r" % (layer, name, v))
-
-
 def _bool_out(helper, layer, out):
     """`out` (checked to be a bool Variable), or a new bool temporary; no gradient flows."""
     if out is None:
         out = helper.create_variable_for_type_inference("bool")
     else:
-        _check_var(layer, "out", out)
+        check_var(layer, "out", out)
         if out.dtype != "bool":
             raise TypeError("%s: the output '%s' must be bool, it is %s"
                             % (layer, out.name, out.dtype))
@@ -31,8 +26,8 @@ def _bool_out(helper, layer, out):
 
 
 def _compare(op_type, x, y, cond, attrs):
-    _check_var(op_type, "x", x)
-    _check_var(op_type, "y", y)
+    check_var(op_type, "x", x)
+    check_var(op_type, "y", y)
     helper = LayerHelper(op_type)
     cond = _bool_out(helper, op_type, cond)
     helper.append_op(op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [cond]}, attrs=attrs)
@@ -71,10 +66,10 @@ def not_equal(x, y, cond=None):
 
 
 def _logical(op_type, x, y, out, name):
-    _check_var(op_type, "x", x)
+    check_var(op_type, "x", x)
     inputs = {"X": [x]}
     if y is not None:
-        _check_var(op_type, "y", y)
+        check_var(op_type, "y", y)
         if x.dtype != y.dtype:
             raise TypeError("%s: x and y must have one data type, got %s and %s"
                             % (op_type, x.dtype, y.dtype))
@@ -109,7 +104,7 @@ def logical_not(x, out=None, name=None):
 
 def increment(x, value=1.0, in_place=True):
     """x + value for a one-element x; in place (the result is x itself) unless in_place=False."""
-    _check_var("increment", "x", x)
+    check_var("increment", "x", x)
     helper = LayerHelper("increment")
     out = x if in_place else helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("increment", inputs={"X": [x]}, outputs={"Out": [out]},
@@ -119,7 +114,7 @@ def increment(x, value=1.0, in_place=True):
 
 def is_empty(x, cond=None):
     """cond = [x has no elements], a one-element bool variable."""
-    _check_var("is_empty", "x", x)
+    check_var("is_empty", "x", x)
     helper = LayerHelper("is_empty")
     cond = _bool_out(helper, "is_empty", cond)
     helper.append_op("is_empty", inputs={"X": [x]}, outputs={"Out": [cond]})
@@ -129,7 +124,7 @@ def is_empty(x, cond=None):
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0):
     """A tensor of `shape` filled with `value`, whose dim output_dim_idx is input's dim
     input_dim_idx (the batch size, known only at run time)."""
-    _check_var("fill_constant_batch_size_like", "input", input)
+    check_var("fill_constant_batch_size_like", "input", input)
     helper = LayerHelper("fill_constant_batch_size_like")
     dtype = convert_dtype(dtype)
     out = helper.create_variable_for_type_inference(dtype)
@@ -148,7 +143,7 @@ def Print(input, first_n=-1, message=None, summarize=-1, print_tensor_name=True,
     """Logs input (name, dtype, shape, LoD, the first `summarize` values) through the core's log
     each time it runs, and returns it passed through; its gradient is printed too unless
     print_phase is 'forward'."""
-    _check_var("Print", "input", input)
+    check_var("Print", "input", input)
     if str(print_phase).lower() not in ("forward", "backward", "both"):
         raise ValueError("Print: print_phase must be 'forward', 'backward' or 'both', got %r"
                          % (print_phase,))

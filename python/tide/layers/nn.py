@@ -1,9 +1,13 @@
 """Layers: functions that append ops (and their parameters) to the default programs, with
 Fluid's names and arguments."""
+import numpy as np
+
 from ..core import convert_dtype, dtype_code
 from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
+from .checks import FLOATS, INTS, check_dtype, check_type, check_var, check_variable_and_dtype, is_int
+from .tensor_args import contains_var, int_tensor, int_tensor_list, int_items, list_arg
 
 __all__ = [
     "data", "fc", "mean", "square_error_cost", "cross_entropy", "softmax",
@@ -14,11 +18,6 @@ __all__ = [
     "split", "flatten", "topk", "lrn", "uniform_random", "gaussian_random", "create_parameter",
     "create_global_var",
 ]
-
-
-def _check_var(layer, name, v):
-    if not isinstance(v, Variable):
-        raise TypeError("%s: '%s' must be a Variable, got %r" % (layer, name, v))
 
 
 def _single(helper, op_type, inputs, attrs=None, dtype=None, out_param="Out"):
@@ -70,7 +69,7 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 def mean(x, name=None):
     helper = LayerHelper("mean", name=name)
-    _check_var("mean", "x", x)
+    check_var("mean", "x", x)
     return _single(helper, "mean", {"X": x})
 
 
@@ -82,9 +81,21 @@ def square_error_cost(input, label):
 
 
 def cross_entropy(input, label, soft_label=False, ignore_index=-100):
+    """-log(input[label]) per row; with soft_label, -sum(label * log(input)). Hard labels emit
+    cross_entropy2 (Fluid 1.6+), whose gradient reads only the matched probabilities."""
+    check_variable_and_dtype(input, "input", FLOATS, "cross_entropy")
+    check_var("cross_entropy", "label", label)
     helper = LayerHelper("cross_entropy")
-    return _single(helper, "cross_entropy", {"X": input, "Label": label},
-                   {"soft_label": soft_label, "ignore_index": ignore_index}, out_param="Y")
+    if soft_label:
+        return _single(helper, "cross_entropy", {"X": input, "Label": label},
+                       {"soft_label": True, "ignore_index": ignore_index}, out_param="Y")
+    out = helper.create_variable_for_type_inference(input.dtype)
+    xshape = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    match_x = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    helper.append_op("cross_entropy2", inputs={"X": input, "Label": label},
+                     outputs={"Y": out, "XShape": xshape, "MatchX": match_x},
+                     attrs={"ignore_index": ignore_index})
+    return out
 
 
 def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100,
@@ -99,12 +110,13 @@ def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-10
 
 
 def softmax(input, axis=-1, name=None, use_cudnn=False):
+    check_variable_and_dtype(input, "input", FLOATS, "softmax")
     return _single(LayerHelper("softmax", name=name), "softmax", {"X": input}, {"axis": axis})
 
 
 def _activation(op_type):
     def layer(x, name=None):
-        _check_var(op_type, "x", x)
+        check_var(op_type, "x", x)
         return _single(LayerHelper(op_type, name=name), op_type, {"X": x})
     layer.__name__ = op_type
     layer.__doc__ = "Elementwise %s." % op_type
@@ -118,8 +130,8 @@ square = _activation("square")
 
 
 def _elementwise(op_type, x, y, axis=-1, act=None, name=None):
-    _check_var(op_type, "x", x)
-    _check_var(op_type, "y", y)
+    check_var(op_type, "x", x)
+    check_var(op_type, "y", y)
     helper = LayerHelper(op_type, act=act, name=name)
     out = _single(helper, op_type, {"X": x, "Y": y}, {"axis": axis})
     return helper.append_activation(out)
@@ -142,16 +154,21 @@ def elementwise_div(x, y, axis=-1, act=None, name=None):
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
+    check_variable_and_dtype(x, "x", FLOATS, "matmul")
+    check_variable_and_dtype(y, "y", FLOATS, "matmul")
     return _single(LayerHelper("matmul", name=name), "matmul", {"X": x, "Y": y},
                    {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)})
 
 
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
+    check_variable_and_dtype(x, "x", FLOATS, "mul")
+    check_variable_and_dtype(y, "y", FLOATS, "mul")
     return _single(LayerHelper("mul", name=name), "mul", {"X": x, "Y": y},
                    {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims})
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    check_variable_and_dtype(x, "x", FLOATS + ("int8", "int16", "uint8") + INTS, "scale")
     helper = LayerHelper("scale", act=act, name=name)
     out = _single(helper, "scale", {"X": x}, {"scale": float(scale), "bias": float(bias),
                                               "bias_after_scale": bias_after_scale})
@@ -167,14 +184,29 @@ def sums(input, out=None):
     return out
 
 
+def _shape_arg(layer, shape, inputs, attrs):
+    """Fluid's shape argument of the creation layers: ints, an int Variable (ShapeTensor) or a
+    list mixing ints and one-element int Variables (ShapeTensorList)."""
+    list_arg(layer, "shape", shape, inputs, attrs, "shape", "ShapeTensor", "ShapeTensorList")
+    if not isinstance(shape, Variable) and not shape:
+        raise ValueError("%s: 'shape' must not be empty" % layer)
+
+
 def fill_constant(shape, dtype, value, force_cpu=False, out=None):
-    helper = LayerHelper("fill_constant")
+    """A tensor of `shape` (ints, an int Variable, or ints mixed with one-element int
+    Variables) filled with `value`."""
+    check_dtype(dtype, "dtype", ("bool", "float16", "float32", "float64") + INTS, "fill_constant")
     dtype = convert_dtype(dtype)
+    helper = LayerHelper("fill_constant")
+    inputs, attrs = {}, {"dtype": dtype_code(dtype), "value": float(value), "force_cpu": force_cpu}
+    if dtype in INTS and is_int(value) and float(np.float32(value)) != value:  # float32 drops bits
+        attrs["str_value"] = str(int(value))
+    _shape_arg("fill_constant", shape, inputs, attrs)
     if out is None:
         out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("fill_constant", outputs={"Out": out},
-                     attrs={"shape": [int(d) for d in shape], "dtype": dtype_code(dtype),
-                            "value": float(value), "force_cpu": force_cpu})
+    else:
+        check_variable_and_dtype(out, "out", (dtype,), "fill_constant")
+    helper.append_op("fill_constant", inputs=inputs, outputs={"Out": out}, attrs=attrs)
     out.stop_gradient = True
     return out
 
@@ -192,6 +224,8 @@ def assign(input, output=None):
 
 
 def cast(x, dtype):
+    check_variable_and_dtype(x, "x", ("bool", "uint8") + FLOATS + INTS, "cast")
+    check_dtype(dtype, "dtype", ("bool", "int8", "uint8") + FLOATS + INTS, "cast")
     helper = LayerHelper("cast")
     dtype = convert_dtype(dtype)
     out = helper.create_variable_for_type_inference(dtype)
@@ -200,23 +234,89 @@ def cast(x, dtype):
     return out
 
 
+_MOVE_TYPES = ("bool",) + FLOATS + INTS  # the dtypes Fluid's data-moving layers take
+
+
+def _axis_arg(layer, arg, axis, inputs, attrs, attr="axis"):
+    """An int axis, or a one-element int Variable read when the op runs (AxisTensor)."""
+    check_type(axis, arg, (int, Variable), layer)
+    if isinstance(axis, Variable):
+        inputs["AxisTensor"] = int_tensor(layer, arg, axis)
+    else:
+        attrs[attr] = int(axis)
+
+
 def concat(input, axis=0, name=None):
-    helper = LayerHelper("concat", input=input, name=name)
-    inputs = helper.multiple_input()
-    return _single(helper, "concat", {"X": inputs}, {"axis": axis})
+    """The inputs joined along axis (an int, or an int Variable read at run time)."""
+    check_type(input, "input", (list, tuple, Variable), "concat")
+    inputs = [input] if isinstance(input, Variable) else list(input)
+    if not inputs:
+        raise ValueError("concat: 'input' must hold at least one Variable")
+    for i, x in enumerate(inputs):
+        check_variable_and_dtype(x, "input[%d]" % i, _MOVE_TYPES, "concat")
+        if x.dtype != inputs[0].dtype:
+            raise TypeError("concat: all of 'input' must have one data type, but input[0] is %s "
+                            "and input[%d] is %s" % (inputs[0].dtype, i, x.dtype))
+    op_inputs, attrs = {"X": inputs}, {}
+    _axis_arg("concat", "axis", axis, op_inputs, attrs)
+    return _single(LayerHelper("concat", name=name), "concat", op_inputs, attrs,
+                   dtype=inputs[0].dtype)
+
+
+def _check_reshape_ints(x, shape):
+    """Fluid's rules for the ints of reshape's shape: one -1, a 0 within x's rank, no other
+    negative."""
+    unknown = [i for i, d in enumerate(shape) if is_int(d) and d == -1]
+    if len(unknown) > 1:
+        raise ValueError("reshape: only one dim of 'shape' may be -1, but shape[%d] and "
+                         "shape[%d] are" % tuple(unknown[:2]))
+    for i, d in enumerate(shape):
+        if is_int(d) and d == 0 and i >= len(x.shape):
+            raise ValueError("reshape: shape[%d] = 0 copies x's dim %d, but x has %d dims"
+                             % (i, i, len(x.shape)))
+        if is_int(d) and d < -1:
+            raise ValueError("reshape: shape[%d] = %d; a dim must be > 0, 0 (copy) or -1 (infer)"
+                             % (i, d))
 
 
 def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
-    """Out has `shape`; a 0 copies the input's dim, one -1 is inferred."""
-    helper = LayerHelper("reshape", act=act, name=name)
-    inputs = {"X": x}
-    if actual_shape is not None:
-        inputs["Shape"] = actual_shape
-    out = _single(helper, "reshape", inputs, {"shape": [int(d) for d in shape]})
+    """Out has `shape`; a 0 copies the input's dim, one -1 is inferred. shape may be an int
+    Variable, or mix ints with one-element int Variables (read when the op runs); actual_shape
+    (an int Variable) overrides a shape of ints. Emits reshape2 (Fluid 1.6+: its gradient reads
+    XShape, not x)."""
+    check_variable_and_dtype(x, "x", _MOVE_TYPES, "reshape")
+    check_type(shape, "shape", (list, tuple, Variable), "reshape")
+    check_type(actual_shape, "actual_shape", (Variable, type(None)), "reshape")
+    helper = LayerHelper("reshape2", act=act, name=name)
+    inputs, attrs = {"X": x}, {}
+    if isinstance(shape, Variable):
+        inputs["Shape"] = int_tensor("reshape", "shape", shape)
+    else:
+        shape = int_items("reshape", "shape", shape)
+        if not shape:
+            raise ValueError("reshape: 'shape' must not be empty")
+        _check_reshape_ints(x, shape)
+        attrs["shape"] = [-1 if isinstance(d, Variable) else int(d) for d in shape]
+        if contains_var(shape):
+            inputs["ShapeTensor"] = int_tensor_list("reshape", "shape", shape)
+        elif actual_shape is not None:
+            inputs["Shape"] = int_tensor("reshape", "actual_shape", actual_shape)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    xshape = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op("reshape2", inputs=inputs, outputs={"Out": out, "XShape": xshape}, attrs=attrs)
     return helper.append_activation(out)
 
 
 def transpose(x, perm, name=None):
+    check_variable_and_dtype(x, "x", FLOATS + INTS, "transpose")
+    check_type(perm, "perm", (list, tuple), "transpose")
+    if len(perm) != len(x.shape):
+        raise ValueError("transpose: 'perm' is a permutation of x's %d dims, but has %d entries "
+                         "(x's shape %s, perm %s)" % (len(x.shape), len(perm), list(x.shape), list(perm)))
+    n = len(perm)
+    if any(not is_int(p) or not -n <= p < n for p in perm) or len({int(p) % n for p in perm}) != n:
+        raise ValueError("transpose: 'perm' %s is not a permutation of x's dims 0..%d"
+                         % (list(perm), len(perm) - 1))
     return _single(LayerHelper("transpose", name=name), "transpose", {"X": x}, {"axis": list(perm)})
 
 
@@ -224,23 +324,65 @@ def flatten(x, axis=1, name=None):
     return _single(LayerHelper("flatten", name=name), "flatten", {"X": x}, {"axis": axis})
 
 
+def _check_sections(input, num_or_sections, dim):
+    """Fluid's checks of split's parts against input's (known) dim."""
+    size = input.shape[dim] if is_int(dim) and -len(input.shape) <= dim < len(input.shape) else -1
+    if is_int(num_or_sections):
+        if num_or_sections < 2:
+            raise ValueError("split: 'num_or_sections' as an int must be > 1, got %d" % num_or_sections)
+        if size >= 0 and size % num_or_sections:
+            raise ValueError("split: input's dim %d (%d) is not divisible by num_or_sections %d"
+                             % (dim, size, num_or_sections))
+        return
+    if sum(1 for s in num_or_sections if is_int(s) and s == -1) > 1:
+        raise ValueError("split: only one of 'num_or_sections' may be -1, got %r" % (num_or_sections,))
+    if size >= 0 and len(num_or_sections) > size:
+        raise ValueError("split: %d sections for input's dim %d of size %d"
+                         % (len(num_or_sections), dim, size))
+
+
 def split(input, num_or_sections, dim=-1, name=None):
+    """input cut along dim (an int, or an int Variable read at run time) into num_or_sections
+    equal parts (an int) or parts of the listed sizes (ints and one-element int Variables; one
+    -1 takes the rest)."""
+    check_variable_and_dtype(input, "input", _MOVE_TYPES, "split")
+    check_type(num_or_sections, "num_or_sections", (int, list, tuple), "split")
     helper = LayerHelper("split", name=name)
-    if isinstance(num_or_sections, int):
-        n, attrs = num_or_sections, {"num": num_or_sections, "axis": dim}
+    inputs, attrs = {"X": input}, {}
+    if is_int(dim) and dim < 0:
+        dim += len(input.shape)
+    _axis_arg("split", "dim", dim, inputs, attrs)
+    if is_int(num_or_sections):
+        n, attrs["num"] = int(num_or_sections), int(num_or_sections)
     else:
-        n, attrs = len(num_or_sections), {"sections": list(num_or_sections), "axis": dim}
+        num_or_sections = int_items("split", "num_or_sections", num_or_sections)
+        n = len(num_or_sections)
+        attrs["num"] = 0
+        attrs["sections"] = [-1 if isinstance(s, Variable) else int(s) for s in num_or_sections]
+        if contains_var(num_or_sections):
+            inputs["SectionsTensorList"] = int_tensor_list("split", "num_or_sections", num_or_sections)
+    _check_sections(input, num_or_sections, dim)
     outs = [helper.create_variable_for_type_inference(input.dtype) for _ in [0] * n]  # (range is a layer here)
-    helper.append_op("split", inputs={"X": input}, outputs={"Out": outs}, attrs=attrs)
+    helper.append_op("split", inputs=inputs, outputs={"Out": outs}, attrs=attrs)
     return outs
 
 
 def topk(input, k, name=None):
+    """The k largest entries of each row of input and their int64 indices; k an int or a
+    one-element int Variable read when the op runs (top_k's K)."""
+    check_variable_and_dtype(input, "input", FLOATS + INTS, "topk")
+    check_type(k, "k", (int, Variable), "topk")
     helper = LayerHelper("top_k", name=name)
+    inputs, attrs = {"X": input}, {}
+    if isinstance(k, Variable):
+        inputs["K"] = int_tensor("topk", "k", k)
+    else:
+        if k < 1:
+            raise ValueError("topk: 'k' must be >= 1, got %d" % k)
+        attrs["k"] = int(k)
     values = helper.create_variable_for_type_inference(input.dtype)
     indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
-    helper.append_op("top_k", inputs={"X": input}, outputs={"Out": values, "Indices": indices},
-                     attrs={"k": k})
+    helper.append_op("top_k", inputs=inputs, outputs={"Out": values, "Indices": indices}, attrs=attrs)
     return values, indices
 
 
@@ -256,43 +398,61 @@ def accuracy(input, label, k=1, correct=None, total=None):
     return acc
 
 
-def _paddings(layer, padding):
-    """Fluid 1.7's padding argument: "SAME" / "VALID", an int, [h, w] or [top, bottom, left,
-    right]; returns (paddings attribute, padding_algorithm)."""
+def _paddings(layer, padding, data_format="NCHW"):
+    """Fluid 1.7's padding argument: "SAME" / "VALID", an int, [h, w], [top, bottom, left,
+    right], or one [before, after] pair per input dim with [0, 0] for the batch and channel dims
+    ([[0,0], [0,0], [t,b], [l,r]] in NCHW, [[0,0], [t,b], [l,r], [0,0]] in NHWC); returns (paddings
+    attribute, padding_algorithm)."""
     if isinstance(padding, str):
         algo = padding.upper()
         if algo not in ("SAME", "VALID"):
             raise ValueError("%s: padding must be 'SAME', 'VALID' or numbers, got %r" % (layer, padding))
         return [0, 0], algo
-    if isinstance(padding, int):
-        return [padding, padding], "EXPLICIT"
+    if is_int(padding):
+        return [int(padding)] * 2, "EXPLICIT"
+    check_type(padding, "padding", (str, int, list, tuple), layer)
     pads = list(padding)
-    if len(pads) not in (2, 4) or not all(isinstance(p, int) for p in pads):
-        raise TypeError("%s: padding must be an int, 2 ints (h, w) or 4 (top, bottom, left, "
-                        "right), got %r" % (layer, padding))
-    return pads, "EXPLICIT"
+    if len(pads) == 4 and all(isinstance(p, (list, tuple)) for p in pads):
+        batch_and_channel = (0, 1) if data_format == "NCHW" else (0, 3)
+        if any(list(pads[i]) != [0, 0] for i in batch_and_channel):
+            raise ValueError("%s: padding %r pads the batch or channel dim (data_format %s); only "
+                             "H and W may be padded" % (layer, padding, data_format))
+        spatial = (2, 3) if data_format == "NCHW" else (1, 2)
+        pads = [p for i in spatial for p in pads[i]]
+    if len(pads) not in (2, 4) or not all(is_int(p) for p in pads):
+        raise TypeError("%s: padding must be an int, 2 ints (h, w), 4 (top, bottom, left, right) "
+                        "or 4 [before, after] pairs, got %r" % (layer, padding))
+    return [int(p) for p in pads], "EXPLICIT"
 
 
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
            param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
            data_format="NCHW"):
-    _check_var("conv2d", "input", input)
-    if data_format not in ("NCHW", "NHWC"):
-        raise ValueError("conv2d: data_format must be 'NCHW' or 'NHWC', got %r" % (data_format,))
-    helper = LayerHelper("conv2d", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
-    paddings, algo = _paddings("conv2d", padding)
+    check_variable_and_dtype(input, "input", FLOATS, "conv2d")
+    _check_data_format("conv2d", data_format)
+    if len(input.shape) != 4:
+        raise ValueError("conv2d: input must be 4-D, got shape %s" % (list(input.shape),))
+    paddings, algo = _paddings("conv2d", padding, data_format)
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
-    groups = groups or 1
     channel_axis = 1 if data_format == "NCHW" else 3
     channels = input.shape[channel_axis]
-    if channels < 0 or channels % groups:
-        raise ValueError("conv2d: input channels %d must be known and divisible by groups %d" % (channels, groups))
+    if groups is not None and groups <= 0:
+        raise ValueError("conv2d: groups must be > 0, got %d" % groups)
+    if channels < 0 or channels % (groups or 1):
+        raise ValueError("conv2d: input channels %d must be known and divisible by groups %d"
+                         % (channels, groups or 1))
+    # Fluid's rule: a conv of one group per channel without cuDNN is a depthwise_conv2d.
+    op_type = "conv2d"
+    if groups == channels and num_filters % channels == 0 and not use_cudnn:
+        op_type = "depthwise_conv2d"
+    groups = groups or 1
+    helper = LayerHelper(op_type, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     kh, kw = pair(filter_size)
     shape = [num_filters, channels // groups, kh, kw]
     std = (2.0 / (kh * kw * channels)) ** 0.5
     w = helper.create_parameter(param_attr, shape, input.dtype, default_initializer=Normal(0.0, std))
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("conv2d", inputs={"Input": input, "Filter": w}, outputs={"Output": pre_bias},
+    helper.append_op(op_type, inputs={"Input": input, "Filter": w}, outputs={"Output": pre_bias},
                      attrs={"strides": pair(stride), "paddings": paddings, "dilations": pair(dilation),
                             "groups": groups, "use_cudnn": use_cudnn, "padding_algorithm": algo,
                             "data_format": data_format})
@@ -305,9 +465,14 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
            data_format="NCHW"):
     if pool_type not in ("max", "avg"):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
-    _check_var("pool2d", "input", input)
+    check_variable_and_dtype(input, "input", FLOATS, "pool2d")
+    _check_data_format("pool2d", data_format)
+    if not global_pooling and pool_size == -1:
+        raise ValueError("pool2d: pool_size is needed unless global_pooling is True")
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
-    paddings, algo = _paddings("pool2d", pool_padding)
+    paddings, algo = _paddings("pool2d", pool_padding, data_format)
+    if algo == "VALID" and ceil_mode:
+        raise ValueError("pool2d: ceil_mode must be False when pool_padding is 'VALID'")
     return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
                    {"pooling_type": pool_type, "ksize": pair(pool_size), "strides": pair(pool_stride),
                     "paddings": paddings, "padding_algorithm": algo, "global_pooling": global_pooling,
@@ -319,7 +484,8 @@ def adaptive_pool2d(input, pool_size, pool_type="max", name=None, data_format="N
     [floor(i * H / h), ceil((i + 1) * H / h))."""
     if pool_type not in ("max", "avg"):
         raise ValueError("adaptive_pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
-    _check_var("adaptive_pool2d", "input", input)
+    check_variable_and_dtype(input, "input", FLOATS, "adaptive_pool2d")
+    _check_data_format("adaptive_pool2d", data_format)
     size = [pool_size, pool_size] if isinstance(pool_size, int) else list(pool_size)
     return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
                    {"pooling_type": pool_type, "ksize": size, "adaptive": True,
@@ -329,6 +495,9 @@ def adaptive_pool2d(input, pool_size, pool_type="max", name=None, data_format="N
 def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5, param_attr=None,
                bias_attr=None, data_layout="NCHW", name=None, moving_mean_name=None,
                moving_variance_name=None):
+    check_variable_and_dtype(input, "input", FLOATS, "batch_norm")
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError("batch_norm: data_layout must be 'NCHW' or 'NHWC', got %r" % (data_layout,))
     helper = LayerHelper("batch_norm", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     dtype = input.dtype
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
@@ -353,6 +522,7 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5, param
 
 def dropout(x, dropout_prob, is_test=False, seed=None, name=None,
             dropout_implementation="downgrade_in_infer"):
+    check_variable_and_dtype(x, "x", FLOATS, "dropout")
     helper = LayerHelper("dropout", name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     mask = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
@@ -365,6 +535,8 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None,
 
 def embedding(input, size, is_sparse=False, padding_idx=None, param_attr=None, dtype="float32"):
     """Rows of a [vocab, dim] table looked up by int64 ids."""
+    check_variable_and_dtype(input, "input", ("int64",), "embedding")
+    check_dtype(dtype, "dtype", FLOATS, "embedding")
     helper = LayerHelper("embedding", param_attr=param_attr)
     w = helper.create_parameter(param_attr, list(size), dtype)
     pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
@@ -372,21 +544,36 @@ def embedding(input, size, is_sparse=False, padding_idx=None, param_attr=None, d
                    {"is_sparse": is_sparse, "padding_idx": pad}, dtype=dtype)
 
 
-def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None):
+def _check_data_format(layer, data_format, arg="data_format"):
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError("%s: %s must be 'NCHW' or 'NHWC', got %r" % (layer, arg, data_format))
+
+
+def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None, data_format="NCHW"):
+    """Local response normalisation across the channels of a 4-D input (data_format "NCHW" or
+    "NHWC")."""
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "lrn")
+    if len(input.shape) != 4:
+        raise ValueError("lrn: input must be 4-D, got shape %s" % (list(input.shape),))
+    _check_data_format("lrn", data_format)
     helper = LayerHelper("lrn", name=name)
     out = helper.create_variable_for_type_inference(input.dtype)
     mid = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
     helper.append_op("lrn", inputs={"X": input}, outputs={"Out": out, "MidOut": mid},
-                     attrs={"n": n, "k": float(k), "alpha": float(alpha), "beta": float(beta)})
+                     attrs={"n": n, "k": float(k), "alpha": float(alpha), "beta": float(beta),
+                            "data_format": data_format})
     return out
 
 
 def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0):
+    """Samples of U[min, max) in `shape` (ints, an int Variable, or ints mixed with one-element
+    int Variables)."""
+    check_dtype(dtype, "dtype", ("float32", "float64"), "uniform_random")
     helper = LayerHelper("uniform_random")
+    inputs, attrs = {}, {"dtype": dtype_code(dtype), "min": float(min), "max": float(max), "seed": seed}
+    _shape_arg("uniform_random", shape, inputs, attrs)
     out = helper.create_variable_for_type_inference(convert_dtype(dtype))
-    helper.append_op("uniform_random", outputs={"Out": out},
-                     attrs={"shape": list(shape), "dtype": dtype_code(dtype), "min": float(min),
-                            "max": float(max), "seed": seed})
+    helper.append_op("uniform_random", inputs=inputs, outputs={"Out": out}, attrs=attrs)
     return out
 
 
@@ -427,7 +614,7 @@ def _act_with_attrs(op_type, *attr_defaults):
     names = [n for n, _ in attr_defaults]
 
     def layer(x, *args, **kwargs):
-        _check_var(op_type, "x", x)
+        check_var(op_type, "x", x)
         name = kwargs.pop("name", None)
         if len(args) > len(names):
             raise TypeError("%s() takes x and at most %d attributes %s" % (op_type, len(names), names))
@@ -489,14 +676,14 @@ gelu = _act_with_attrs("gelu", ("approximate", False))
 
 def softshrink(x, alpha=None):
     """Fluid's softshrink: its `alpha` is the op's `lambda` (0.5 when None)."""
-    _check_var("softshrink", "x", x)
+    check_var("softshrink", "x", x)
     return _single(LayerHelper("softshrink"), "softshrink", {"X": x},
                    {"lambda": 0.5 if alpha is None else float(alpha)})
 
 
 def prelu(x, mode, param_attr=None, name=None):
     """Out = x > 0 ? x : alpha * x, alpha learnt: one ('all'), per channel or per element."""
-    _check_var("prelu", "x", x)
+    check_var("prelu", "x", x)
     if mode not in ("all", "channel", "element"):
         raise ValueError("prelu: mode must be 'all', 'channel' or 'element', got %r" % (mode,))
     helper = LayerHelper("prelu", param_attr=param_attr, name=name)
@@ -531,7 +718,7 @@ def _int_list(layer, arg, value):
 
 
 def _reduce(op_type, input, dim, keep_dim, name):
-    _check_var(op_type, "input", input)
+    check_var(op_type, "input", input)
     attrs = {"keep_dim": bool(keep_dim), "reduce_all": dim is None or dim == []}
     attrs["dim"] = [0] if attrs["reduce_all"] else _int_list(op_type, "dim", dim)
     return _single(LayerHelper(op_type, name=name), op_type, {"X": input}, attrs)
@@ -567,66 +754,86 @@ def reduce_any(input, dim=None, keep_dim=False, name=None):
 
 
 def gather(input, index, overwrite=True, axis=0):
-    _check_var("gather", "input", input)
-    _check_var("gather", "index", index)
+    check_var("gather", "input", input)
+    check_var("gather", "index", index)
     return _single(LayerHelper("gather"), "gather", {"X": input, "Index": index},
                    {"overwrite": overwrite, "axis": axis})
 
 
 def gather_nd(input, index, name=None):
-    _check_var("gather_nd", "input", input)
-    _check_var("gather_nd", "index", index)
+    check_var("gather_nd", "input", input)
+    check_var("gather_nd", "index", index)
     return _single(LayerHelper("gather_nd", name=name), "gather_nd", {"X": input, "Index": index})
 
 
 def scatter(input, index, updates, name=None, overwrite=True):
     for arg, v in (("input", input), ("index", index), ("updates", updates)):
-        _check_var("scatter", arg, v)
+        check_var("scatter", arg, v)
     return _single(LayerHelper("scatter", name=name), "scatter",
                    {"X": input, "Ids": index, "Updates": updates}, {"overwrite": overwrite})
 
 
 def slice(input, axes, starts, ends):  # noqa: A001 (Fluid's name)
-    _check_var("slice", "input", input)
-    return _single(LayerHelper("slice"), "slice", {"Input": input},
-                   {"axes": _int_list("slice", "axes", axes), "starts": _int_list("slice", "starts", starts),
-                    "ends": _int_list("slice", "ends", ends)})
+    """input[starts:ends] on axes; starts and ends may be int Variables, or mix ints with
+    one-element int Variables (Fluid 1.6+), read when the op runs."""
+    check_var("slice", "input", input)
+    inputs, attrs = {"Input": input}, {"axes": _int_list("slice", "axes", axes)}
+    for arg, value, tensor in (("starts", starts, "StartsTensor"), ("ends", ends, "EndsTensor")):
+        if is_int(value):
+            value = [value]
+        list_arg("slice", arg, value, inputs, attrs, arg, tensor, tensor + "List")
+    return _single(LayerHelper("slice"), "slice", inputs, attrs)
 
 
 def strided_slice(input, axes, starts, ends, strides):
-    _check_var("strided_slice", "input", input)
+    check_var("strided_slice", "input", input)
     return _single(LayerHelper("strided_slice"), "strided_slice", {"Input": input},
                    {k: _int_list("strided_slice", k, v) for k, v in
                     (("axes", axes), ("starts", starts), ("ends", ends), ("strides", strides))})
 
 
-def _with_xshape(op_type, x, attrs, name):
+def _with_xshape(op_type, inputs, attrs, name):
+    x = inputs["X"]
     helper = LayerHelper(op_type, name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     xshape = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
-    helper.append_op(op_type, inputs={"X": x}, outputs={"Out": out, "XShape": xshape}, attrs=attrs)
+    helper.append_op(op_type, inputs=inputs, outputs={"Out": out, "XShape": xshape}, attrs=attrs)
     return out
 
 
 def squeeze(input, axes, name=None):
-    _check_var("squeeze", "input", input)
-    return _with_xshape("squeeze2", input, {"axes": _int_list("squeeze", "axes", axes)}, name)
+    check_var("squeeze", "input", input)
+    return _with_xshape("squeeze2", {"X": input}, {"axes": _int_list("squeeze", "axes", axes)}, name)
 
 
 def unsqueeze(input, axes, name=None):
-    _check_var("unsqueeze", "input", input)
-    return _with_xshape("unsqueeze2", input, {"axes": _int_list("unsqueeze", "axes", axes)}, name)
+    """input with a dim of 1 inserted at each of axes (ints, an int Variable, or ints mixed with
+    one-element int Variables, read when the op runs)."""
+    check_var("unsqueeze", "input", input)
+    inputs, attrs = {"X": input}, {}
+    list_arg("unsqueeze", "axes", [axes] if is_int(axes) else axes, inputs, attrs, "axes",
+             "AxesTensor", "AxesTensorList")
+    return _with_xshape("unsqueeze2", inputs, attrs, name)
 
 
 def expand(x, expand_times, name=None):
-    _check_var("expand", "x", x)
-    return _single(LayerHelper("expand", name=name), "expand", {"X": x},
-                   {"expand_times": _int_list("expand", "expand_times", expand_times)})
+    """x repeated expand_times[i] times along dim i; expand_times may be an int Variable, or mix
+    ints with one-element int Variables (Fluid 1.6+: the op's ExpandTimes /
+    expand_times_tensor inputs)."""
+    check_var("expand", "x", x)
+    inputs, attrs = {"X": x}, {}
+    if is_int(expand_times):
+        expand_times = [expand_times]
+    list_arg("expand", "expand_times", expand_times, inputs, attrs, "expand_times", "ExpandTimes",
+             "expand_times_tensor")
+    if not isinstance(expand_times, Variable) and any(is_int(t) and t <= 0 for t in expand_times):
+        raise ValueError("expand: each int of 'expand_times' must be > 0, got %r" % (list(expand_times),))
+    return _single(LayerHelper("expand", name=name), "expand", inputs, attrs)
 
 
 def expand_as(x, target_tensor, name=None):
-    _check_var("expand_as", "x", x)
-    _check_var("expand_as", "target_tensor", target_tensor)
+    check_var("expand_as", "x", x)
+    check_var("expand_as", "target_tensor", target_tensor)
     return _single(LayerHelper("expand_as", name=name), "expand_as", {"X": x, "target_tensor": target_tensor})
 
 
@@ -635,7 +842,7 @@ def stack(x, axis=0, name=None):
     if not isinstance(xs, (list, tuple)) or not xs:
         raise TypeError("stack: 'x' must be a Variable or a non-empty list of them, got %r" % (x,))
     for v in xs:
-        _check_var("stack", "x", v)
+        check_var("stack", "x", v)
     helper = LayerHelper("stack", name=name)
     out = helper.create_variable_for_type_inference(xs[0].dtype)
     helper.append_op("stack", inputs={"X": list(xs)}, outputs={"Y": out}, attrs={"axis": axis})
@@ -643,7 +850,7 @@ def stack(x, axis=0, name=None):
 
 
 def unstack(x, axis=0, num=None):
-    _check_var("unstack", "x", x)
+    check_var("unstack", "x", x)
     if num is None:
         num = x.shape[axis]
         if num < 0:
@@ -655,7 +862,7 @@ def unstack(x, axis=0, num=None):
 
 
 def _arg(op_type, x, axis):
-    _check_var(op_type, "x", x)
+    check_var(op_type, "x", x)
     if not isinstance(axis, int):
         raise TypeError("%s: 'axis' must be an int, got %r" % (op_type, axis))
     helper = LayerHelper(op_type)
@@ -674,7 +881,7 @@ def argmin(x, axis=0):
 
 def argsort(input, axis=-1, descending=False, name=None):
     """(sorted input, int64 indices) along axis."""
-    _check_var("argsort", "input", input)
+    check_var("argsort", "input", input)
     helper = LayerHelper("argsort", name=name)
     out = helper.create_variable_for_type_inference(input.dtype)
     ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
@@ -684,7 +891,7 @@ def argsort(input, axis=-1, descending=False, name=None):
 
 
 def one_hot(input, depth, allow_out_of_range=False):
-    _check_var("one_hot", "input", input)
+    check_var("one_hot", "input", input)
     if not isinstance(depth, int):
         raise TypeError("one_hot: 'depth' must be an int, got %r" % (depth,))
     helper = LayerHelper("one_hot")
@@ -709,7 +916,7 @@ def range(start, end, step, dtype):  # noqa: A001 (Fluid's name)
 
 
 def shape(input):
-    _check_var("shape", "input", input)
+    check_var("shape", "input", input)
     helper = LayerHelper("shape")
     out = helper.create_variable_for_type_inference("int32", stop_gradient=True)
     helper.append_op("shape", inputs={"Input": input}, outputs={"Out": out})
@@ -718,7 +925,7 @@ def shape(input):
 
 def where(condition):
     """The int64 coordinates [count, rank] of condition's true elements (op where_index)."""
-    _check_var("where", "condition", condition)
+    check_var("where", "condition", condition)
     helper = LayerHelper("where_index")
     out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     helper.append_op("where_index", inputs={"Condition": condition}, outputs={"Out": out})
@@ -726,20 +933,20 @@ def where(condition):
 
 
 def cumsum(x, axis=None, exclusive=None, reverse=None):
-    _check_var("cumsum", "x", x)
+    check_var("cumsum", "x", x)
     return _single(LayerHelper("cumsum"), "cumsum", {"X": x},
                    {"axis": -1 if axis is None else axis, "flatten": False,
                     "exclusive": bool(exclusive), "reverse": bool(reverse)})
 
 
 def pad(x, paddings, pad_value=0.0, name=None):
-    _check_var("pad", "x", x)
+    check_var("pad", "x", x)
     return _single(LayerHelper("pad", name=name), "pad", {"X": x},
                    {"paddings": _int_list("pad", "paddings", paddings), "pad_value": float(pad_value)})
 
 
 def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
-    _check_var("label_smooth", "label", label)
+    check_var("label_smooth", "label", label)
     if not 0 <= epsilon <= 1:
         raise ValueError("label_smooth: epsilon must be in [0, 1], got %r" % (epsilon,))
     inputs = {"X": label}
@@ -749,7 +956,7 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None
 
 
 def l2_normalize(x, axis, epsilon=1e-12, name=None):
-    _check_var("l2_normalize", "x", x)
+    check_var("l2_normalize", "x", x)
     helper = LayerHelper("l2_normalize", name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     norm = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
@@ -759,8 +966,8 @@ def l2_normalize(x, axis, epsilon=1e-12, name=None):
 
 
 def cos_sim(X, Y):
-    _check_var("cos_sim", "X", X)
-    _check_var("cos_sim", "Y", Y)
+    check_var("cos_sim", "X", X)
+    check_var("cos_sim", "Y", Y)
     helper = LayerHelper("cos_sim")
     out = helper.create_variable_for_type_inference(X.dtype)
     xn = helper.create_variable_for_type_inference(X.dtype)
@@ -770,7 +977,7 @@ def cos_sim(X, Y):
 
 
 def maxout(x, groups, name=None):
-    _check_var("maxout", "x", x)
+    check_var("maxout", "x", x)
     return _single(LayerHelper("maxout", name=name), "maxout", {"X": x}, {"groups": int(groups)})
 
 
@@ -793,7 +1000,7 @@ def _norm_layer(op_type, input, affine_shape, scale, shift, param_attr, bias_att
 
 def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, param_attr=None,
                bias_attr=None, act=None, name=None):
-    _check_var("layer_norm", "input", input)
+    check_var("layer_norm", "input", input)
     affine = 1
     for d in input.shape[begin_norm_axis:]:
         affine *= int(d)
@@ -804,7 +1011,7 @@ def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, 
 
 def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None,
                data_layout="NCHW", name=None):
-    _check_var("group_norm", "input", input)
+    check_var("group_norm", "input", input)
     if data_layout != "NCHW":
         raise ValueError("group_norm: only data_layout 'NCHW' is supported, got %r" % (data_layout,))
     return _norm_layer("group_norm", input, [input.shape[1]], param_attr is not False,
@@ -813,7 +1020,7 @@ def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, ac
 
 
 def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
-    _check_var("instance_norm", "input", input)
+    check_var("instance_norm", "input", input)
     return _norm_layer("instance_norm", input, [input.shape[1]], param_attr is not False,
                        bias_attr is not False, param_attr, bias_attr, None, name,
                        {"epsilon": float(epsilon)}, ["SavedMean", "SavedVariance"])
@@ -822,7 +1029,7 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
 def pad2d(input, paddings=[0, 0, 0, 0], mode="constant", pad_value=0.0, data_format="NCHW",  # noqa: B006
           name=None):
     """Pads H and W by paddings [top, bottom, left, right] (a list, or an int32 Variable)."""
-    _check_var("pad2d", "input", input)
+    check_var("pad2d", "input", input)
     inputs = {"X": input}
     attrs = {"mode": mode, "pad_value": float(pad_value), "data_format": data_format}
     if isinstance(paddings, Variable):
@@ -835,7 +1042,7 @@ def pad2d(input, paddings=[0, 0, 0, 0], mode="constant", pad_value=0.0, data_for
 def crop(x, shape=None, offsets=None, name=None):
     """x[offsets : offsets + shape]; shape a list or a Variable whose dims are used; offsets a
     list or an int32 Variable."""
-    _check_var("crop", "x", x)
+    check_var("crop", "x", x)
     inputs, attrs = {"X": x}, {}
     if isinstance(shape, Variable):
         inputs["Y"] = shape
@@ -850,44 +1057,58 @@ def crop(x, shape=None, offsets=None, name=None):
     return _single(LayerHelper("crop", name=name), "crop", inputs, attrs)
 
 
-def _resize(op_type, input, out_shape, scale, name, actual_shape, align_corners, align_mode):
-    _check_var(op_type, "input", input)
+def _resize(layer, op_type, input, out_shape, scale, name, actual_shape, align_corners,
+            align_mode, data_format):
+    """The resize layers' common part: `layer` (the name errors give) appends op_type."""
+    check_variable_and_dtype(input, "input", FLOATS, layer)
+    if len(input.shape) != 4:
+        raise ValueError("%s: input must be 4-D, got shape %s" % (layer, list(input.shape)))
+    _check_data_format(layer, data_format)
+    check_type(align_corners, "align_corners", bool, layer)
+    if align_mode not in (0, 1):
+        raise ValueError("%s: align_mode must be 0 or 1, got %r" % (layer, align_mode))
+    check_type(scale, "scale", (int, float, type(None)), layer)
+    if scale is not None and scale <= 0:
+        raise ValueError("%s: scale must be > 0, got %r" % (layer, scale))
     inputs = {"X": input}
     attrs = {"align_corners": align_corners, "align_mode": align_mode, "scale": 0.0,
-             "interp_method": op_type.split("_")[0]}
+             "interp_method": op_type.split("_")[0], "data_layout": data_format}
     if actual_shape is not None:
         out_shape = actual_shape
     if isinstance(out_shape, Variable):
-        inputs["OutSize"] = out_shape
+        inputs["OutSize"] = int_tensor(layer, "out_shape", out_shape)
     elif out_shape is not None:
-        hw = _int_list(op_type, "out_shape", list(out_shape))
+        hw = _int_list(layer, "out_shape", list(out_shape))
         if len(hw) != 2:
-            raise ValueError("%s: out_shape needs (out_h, out_w), got %r" % (op_type, out_shape))
+            raise ValueError("%s: out_shape needs (out_h, out_w), got %r" % (layer, out_shape))
         attrs["out_h"], attrs["out_w"] = hw
     elif scale is not None:
         attrs["scale"] = float(scale)
     else:
-        raise ValueError("%s: one of out_shape and scale is needed" % op_type)
+        raise ValueError("%s: one of out_shape and scale is needed" % layer)
     return _single(LayerHelper(op_type, name=name), op_type, inputs, attrs)
 
 
 def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=None,
-                    align_corners=True, align_mode=1):
-    return _resize("bilinear_interp", input, out_shape, scale, name, actual_shape, align_corners,
-                   align_mode)
+                    align_corners=True, align_mode=1, data_format="NCHW"):
+    return _resize("resize_bilinear", "bilinear_interp", input, out_shape, scale, name,
+                   actual_shape, align_corners, align_mode, data_format)
 
 
 def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=None,
-                   align_corners=True):
-    return _resize("nearest_interp", input, out_shape, scale, name, actual_shape, align_corners, 1)
+                   align_corners=True, data_format="NCHW"):
+    return _resize("resize_nearest", "nearest_interp", input, out_shape, scale, name,
+                   actual_shape, align_corners, 1, data_format)
 
 
 def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEAR",
-                 actual_shape=None, align_corners=True, align_mode=1):
-    if resample not in ("BILINEAR", "NEAREST"):
+                 actual_shape=None, align_corners=True, align_mode=1, data_format="NCHW"):
+    check_type(resample, "resample", str, "image_resize")
+    if resample.upper() not in ("BILINEAR", "NEAREST"):
         raise ValueError("image_resize: resample must be 'BILINEAR' or 'NEAREST', got %r" % (resample,))
-    op = "bilinear_interp" if resample == "BILINEAR" else "nearest_interp"
-    return _resize(op, input, out_shape, scale, name, actual_shape, align_corners, align_mode)
+    op = "bilinear_interp" if resample.upper() == "BILINEAR" else "nearest_interp"
+    return _resize("image_resize", op, input, out_shape, scale, name, actual_shape, align_corners,
+                   align_mode, data_format)
 
 
 __all__ += [

@@ -8,6 +8,7 @@ from .. import unique_name
 from ..core import convert_dtype, dtype_code
 from ..framework import Variable
 from ..layer_helper import LayerHelper
+from .checks import check_var
 from .control_flow import BlockGuard, While, array_read, array_write
 from .nn import assign, fill_constant
 
@@ -18,11 +19,6 @@ __all__ = [
 ]
 
 
-def _check_var(layer, name, v):
-    if not isinstance(v, Variable):
-        raise TypeError("%s: '%s' must be a Variable, got %r" % (layer, name, v))
-
-
 def _new(block, prefix, **kwargs):
     return block.create_var(name=unique_name.generate(prefix), **kwargs)
 
@@ -30,7 +26,7 @@ def _new(block, prefix, **kwargs):
 # -- the ops --------------------------------------------------------------------------------------
 def lod_rank_table(x, level=0):
     """The sequences of x's LoD level `level`, sorted by length (longest first)."""
-    _check_var("lod_rank_table", "x", x)
+    check_var("lod_rank_table", "x", x)
     helper = LayerHelper("lod_rank_table")
     table = _new(helper.main_program.current_block(), "lod_rank_table", type="LOD_RANK_TABLE",
                  stop_gradient=True)
@@ -50,7 +46,7 @@ def max_sequence_len(rank_table):
 def lod_tensor_to_array(x, table):
     """A tensor array with one element per time step: element t holds the t-th part of each
     sequence longer than t, in the table's order."""
-    _check_var("lod_tensor_to_array", "x", x)
+    check_var("lod_tensor_to_array", "x", x)
     helper = LayerHelper("lod_tensor_to_array")
     array = _new(helper.main_program.current_block(), "lod_tensor_to_array", type="LOD_TENSOR_ARRAY",
                  dtype=x.dtype)
@@ -69,7 +65,7 @@ def array_to_lod_tensor(x, table):
 
 def shrink_memory(x, i, table):
     """x's first rows (sequences): those of the sequences longer than step i."""
-    _check_var("shrink_memory", "x", x)
+    check_var("shrink_memory", "x", x)
     helper = LayerHelper("shrink_memory")
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("shrink_rnn_memory", inputs={"X": x, "I": i, "RankTable": table},
@@ -79,7 +75,7 @@ def shrink_memory(x, i, table):
 
 def reorder_lod_tensor_by_rank(x, rank_table):
     """x's sequences (its rows when it has no LoD) in the rank table's order."""
-    _check_var("reorder_lod_tensor_by_rank", "x", x)
+    check_var("reorder_lod_tensor_by_rank", "x", x)
     helper = LayerHelper("reorder_lod_tensor_by_rank")
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("reorder_lod_tensor_by_rank", inputs={"X": x, "RankTable": rank_table},
@@ -159,7 +155,7 @@ class DynamicRNN:
     def step_input(self, x, level=0):
         """This step's part of each running sequence of x (its rows at LoD level `level`)."""
         self._assert_in_rnn_block("step_input")
-        _check_var("DynamicRNN.step_input", "x", x)
+        check_var("DynamicRNN.step_input", "x", x)
         parent = self._parent_block()
         if self.lod_rank_table is None:
             self.input_lod_level = max(1, x.lod_level)
@@ -182,7 +178,7 @@ class DynamicRNN:
         """x (one row or sequence per input sequence, in input order) cut to the running
         sequences at each step, in the step's order."""
         self._assert_in_rnn_block("static_input")
-        _check_var("DynamicRNN.static_input", "x", x)
+        check_var("DynamicRNN.static_input", "x", x)
         if self.lod_rank_table is None:
             raise RuntimeError("DynamicRNN.static_input() must be called after step_input()")
         parent = self._parent_block()
@@ -200,7 +196,7 @@ class DynamicRNN:
         self._assert_in_rnn_block("memory")
         parent = self._parent_block()
         if init is not None:
-            _check_var("DynamicRNN.memory", "init", init)
+            check_var("DynamicRNN.memory", "init", init)
             source = init
             if need_reorder:
                 if self.lod_rank_table is None:
@@ -239,8 +235,8 @@ class DynamicRNN:
     def update_memory(self, ex_mem, new_mem):
         """The next step's value of memory `ex_mem` (what memory() returned) is `new_mem`."""
         self._assert_in_rnn_block("update_memory")
-        _check_var("DynamicRNN.update_memory", "ex_mem", ex_mem)
-        _check_var("DynamicRNN.update_memory", "new_mem", new_mem)
+        check_var("DynamicRNN.update_memory", "ex_mem", ex_mem)
+        check_var("DynamicRNN.update_memory", "new_mem", new_mem)
         mem = self.mem_dict.get(ex_mem.name)
         if mem is None:
             raise ValueError("DynamicRNN.update_memory: '%s' is not a memory (call memory() first)" % ex_mem.name)
@@ -251,7 +247,7 @@ class DynamicRNN:
         self._assert_in_rnn_block("output")
         parent = self._parent_block()
         for each in outputs:
-            _check_var("DynamicRNN.output", "output", each)
+            check_var("DynamicRNN.output", "output", each)
             array = _new(parent, self.helper.name + ".output_array", type="LOD_TENSOR_ARRAY", dtype=each.dtype)
             array_write(each, self.step_idx, array=array)
             self.output_array.append(array)
@@ -320,7 +316,7 @@ class StaticRNN:
                                     "input_dim_idx": int(ref_batch_dim_idx),
                                     "output_dim_idx": int(init_batch_dim_idx)})
             return self.memory(init=boot)
-        _check_var("StaticRNN.memory", "init", init)
+        check_var("StaticRNN.memory", "init", init)
         pre_mem = _new(self.helper.main_program.current_block(), self.helper.name + ".mem",
                        dtype=init.dtype, shape=init.shape)
         self.memories[pre_mem.name] = [init, pre_mem, None]
@@ -329,7 +325,7 @@ class StaticRNN:
     def step_input(self, x):
         """Row t of time-major x at step t."""
         self._assert_in_rnn_block("step_input")
-        _check_var("StaticRNN.step_input", "x", x)
+        check_var("StaticRNN.step_input", "x", x)
         if self.seq_len is None:
             self.seq_len = x.shape[0]
         elif x.shape[0] != -1 and self.seq_len != -1 and self.seq_len != x.shape[0]:
@@ -343,7 +339,7 @@ class StaticRNN:
     def step_output(self, o):
         """Marks a step value as an output: rnn() returns it stacked, [T, ...]."""
         self._assert_in_rnn_block("step_output")
-        _check_var("StaticRNN.step_output", "o", o)
+        check_var("StaticRNN.step_output", "o", o)
         parent = self._parent_block()
         step_var = _new(parent, self.helper.name + ".step_output", dtype=o.dtype, shape=o.shape)
         assign(o, step_var)
@@ -358,7 +354,7 @@ class StaticRNN:
     def update_memory(self, mem, var):
         """The next step's value of memory `mem` is `var`."""
         self._assert_in_rnn_block("update_memory")
-        _check_var("StaticRNN.update_memory", "var", var)
+        check_var("StaticRNN.update_memory", "var", var)
         if not isinstance(mem, Variable) or mem.name not in self.memories:
             raise ValueError("StaticRNN.update_memory: %r is not a memory of this RNN" % (mem,))
         self.memories[mem.name][2] = var
@@ -426,7 +422,7 @@ def beam_search(pre_ids, pre_scores, ids, scores, beam_size, end_id, level=0, is
     ids None: a candidate's id is its column. With is_accumulated=False a candidate's score is
     pre_score + log(score). Returns (selected_ids, selected_scores[, parent_idx])."""
     for arg, v in (("pre_ids", pre_ids), ("pre_scores", pre_scores), ("scores", scores)):
-        _check_var("beam_search", arg, v)
+        check_var("beam_search", arg, v)
     helper = LayerHelper("beam_search", name=name)
     selected_ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     selected_scores = helper.create_variable_for_type_inference(scores.dtype, stop_gradient=True)

@@ -4,6 +4,7 @@ cannot say through the SDK), the layer sets the output's lod_level."""
 from ..core import convert_dtype, dtype_code
 from ..framework import Variable
 from ..layer_helper import LayerHelper
+from .checks import check_var
 from .nn import fill_constant
 
 __all__ = [
@@ -14,11 +15,6 @@ __all__ = [
 ]
 
 _POOL_TYPES = ("SUM", "AVERAGE", "SQRT", "MAX", "LAST", "FIRST")
-
-
-def _check_var(layer, name, v):
-    if not isinstance(v, Variable):
-        raise TypeError("%s: '%s' must be a Variable, got %r" % (layer, name, v))
 
 
 def _out(helper, dtype, stop_gradient=False):
@@ -32,7 +28,7 @@ def _set_lod_level(var, level):
 def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
     """One row per sequence of input's last LoD level: SUM, AVERAGE, SQRT (sum / sqrt(len)),
     MAX, LAST or FIRST (case-insensitive); empty sequences give pad_value."""
-    _check_var("sequence_pool", "input", input)
+    check_var("sequence_pool", "input", input)
     pool_type = str(pool_type).upper()
     if pool_type not in _POOL_TYPES:
         raise ValueError("sequence_pool: pool_type must be one of %s, got %r" % (_POOL_TYPES, pool_type))
@@ -56,7 +52,7 @@ def sequence_last_step(input):
 
 
 def sequence_softmax(input, use_cudnn=False, name=None):
-    _check_var("sequence_softmax", "input", input)
+    check_var("sequence_softmax", "input", input)
     helper = LayerHelper("sequence_softmax", name=name)
     out = _out(helper, input.dtype)
     helper.append_op("sequence_softmax", inputs={"X": input}, outputs={"Out": out},
@@ -65,8 +61,8 @@ def sequence_softmax(input, use_cudnn=False, name=None):
 
 
 def sequence_expand(x, y, ref_level=-1, name=None):
-    _check_var("sequence_expand", "x", x)
-    _check_var("sequence_expand", "y", y)
+    check_var("sequence_expand", "x", x)
+    check_var("sequence_expand", "y", y)
     helper = LayerHelper("sequence_expand", name=name)
     out = _out(helper, x.dtype)
     helper.append_op("sequence_expand", inputs={"X": x, "Y": y}, outputs={"Out": out},
@@ -75,8 +71,8 @@ def sequence_expand(x, y, ref_level=-1, name=None):
 
 
 def sequence_expand_as(x, y, name=None):
-    _check_var("sequence_expand_as", "x", x)
-    _check_var("sequence_expand_as", "y", y)
+    check_var("sequence_expand_as", "x", x)
+    check_var("sequence_expand_as", "y", y)
     helper = LayerHelper("sequence_expand_as", name=name)
     out = _out(helper, x.dtype)
     helper.append_op("sequence_expand_as", inputs={"X": x, "Y": y}, outputs={"Out": out})
@@ -88,7 +84,7 @@ def sequence_concat(input, name=None):
     if not isinstance(input, (list, tuple)) or not input:
         raise TypeError("sequence_concat: input must be a non-empty list of Variables")
     for i, v in enumerate(input):
-        _check_var("sequence_concat", "input[%d]" % i, v)
+        check_var("sequence_concat", "input[%d]" % i, v)
     helper = LayerHelper("sequence_concat", name=name)
     out = _out(helper, input[0].dtype)
     helper.append_op("sequence_concat", inputs={"X": list(input)}, outputs={"Out": out})
@@ -97,7 +93,7 @@ def sequence_concat(input, name=None):
 
 
 def sequence_reshape(input, new_dim):
-    _check_var("sequence_reshape", "input", input)
+    check_var("sequence_reshape", "input", input)
     helper = LayerHelper("sequence_reshape")
     out = _out(helper, input.dtype)
     helper.append_op("sequence_reshape", inputs={"X": input}, outputs={"Out": out},
@@ -108,7 +104,7 @@ def sequence_reshape(input, new_dim):
 
 def sequence_slice(input, offset, length, name=None):
     for n, v in (("input", input), ("offset", offset), ("length", length)):
-        _check_var("sequence_slice", n, v)
+        check_var("sequence_slice", n, v)
     helper = LayerHelper("sequence_slice", name=name)
     out = _out(helper, input.dtype)
     offset.stop_gradient = True
@@ -122,7 +118,7 @@ def sequence_slice(input, offset, length, name=None):
 def sequence_pad(x, pad_value, maxlen=None, name=None):
     """(out [num_seqs, maxlen or the longest, ...], length int64 [num_seqs]); pad_value is a
     Variable of 1 element or one step of x (a number is made into one)."""
-    _check_var("sequence_pad", "x", x)
+    check_var("sequence_pad", "x", x)
     if not isinstance(pad_value, Variable):
         pad_value = fill_constant([1], x.dtype, float(pad_value))
     helper = LayerHelper("sequence_pad", name=name)
@@ -137,8 +133,8 @@ def sequence_pad(x, pad_value, maxlen=None, name=None):
 
 
 def sequence_unpad(x, length, name=None):
-    _check_var("sequence_unpad", "x", x)
-    _check_var("sequence_unpad", "length", length)
+    check_var("sequence_unpad", "x", x)
+    check_var("sequence_unpad", "length", length)
     helper = LayerHelper("sequence_unpad", name=name)
     out = _out(helper, x.dtype)
     length.stop_gradient = True
@@ -148,7 +144,7 @@ def sequence_unpad(x, length, name=None):
 
 
 def sequence_mask(x, maxlen=None, dtype="int64", name=None):
-    _check_var("sequence_mask", "x", x)
+    check_var("sequence_mask", "x", x)
     helper = LayerHelper("sequence_mask", name=name)
     y = _out(helper, convert_dtype(dtype), stop_gradient=True)
     helper.append_op("sequence_mask", inputs={"X": x}, outputs={"Y": y},
@@ -158,7 +154,7 @@ def sequence_mask(x, maxlen=None, dtype="int64", name=None):
 
 
 def sequence_reverse(x, name=None):
-    _check_var("sequence_reverse", "x", x)
+    check_var("sequence_reverse", "x", x)
     helper = LayerHelper("sequence_reverse", name=name)
     y = _out(helper, x.dtype)
     helper.append_op("sequence_reverse", inputs={"X": x}, outputs={"Y": y})
@@ -167,11 +163,11 @@ def sequence_reverse(x, name=None):
 
 def lod_reset(x, y=None, target_lod=None):
     """x's data with y's LoD (or y's data as offsets when y has no LoD), or target_lod."""
-    _check_var("lod_reset", "x", x)
+    check_var("lod_reset", "x", x)
     helper = LayerHelper("lod_reset")
     out = _out(helper, x.dtype)
     if y is not None:
-        _check_var("lod_reset", "y", y)
+        check_var("lod_reset", "y", y)
         helper.append_op("lod_reset", inputs={"X": x, "Y": y}, outputs={"Out": out})
         _set_lod_level(out, y.lod_level if y.lod_level > 0 else 1)
     elif target_lod is not None:
@@ -199,7 +195,7 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
                  cell_activation="tanh", candidate_activation="tanh", dtype="float32", name=None):
     """An LSTM over each sequence of input [T, size] (x already projected: size = 4 * D, gate
     columns [c~, i, f, o] as in Fluid). Returns (hidden, cell), each [T, D] with input's LoD."""
-    _check_var("dynamic_lstm", "input", input)
+    check_var("dynamic_lstm", "input", input)
     if size % 4:
         raise ValueError("dynamic_lstm: size must be 4 * hidden size, got %d" % size)
     for arg, act in (("gate_activation", gate_activation), ("cell_activation", cell_activation),
@@ -213,7 +209,7 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
     inputs = {"Input": input, "Weight": weight, "Bias": bias}
     for key, init in (("H0", h_0), ("C0", c_0)):
         if init is not None:
-            _check_var("dynamic_lstm", key.lower()[0] + "_0", init)
+            check_var("dynamic_lstm", key.lower()[0] + "_0", init)
             inputs[key] = init
     hidden, cell = _out(helper, dtype), _out(helper, dtype)
     batch_gate, batch_cell_pre_act = _out(helper, dtype), _out(helper, dtype)
@@ -234,7 +230,7 @@ def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
                 origin_mode=False):
     """A GRU over each sequence of input [T, 3 * size] (x already projected, gate columns
     [u, r, c~] as in Fluid); size is the hidden size D. Returns hidden [T, D]."""
-    _check_var("dynamic_gru", "input", input)
+    check_var("dynamic_gru", "input", input)
     _check_activation("dynamic_gru", "gate_activation", gate_activation)
     _check_activation("dynamic_gru", "candidate_activation", candidate_activation)
     helper = LayerHelper("gru", param_attr=param_attr, bias_attr=bias_attr)
@@ -245,7 +241,7 @@ def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
     if bias is not None:
         inputs["Bias"] = bias
     if h_0 is not None:
-        _check_var("dynamic_gru", "h_0", h_0)
+        check_var("dynamic_gru", "h_0", h_0)
         inputs["H0"] = h_0
     hidden = _out(helper, dtype)
     helper.append_op("gru", inputs=inputs,
@@ -264,7 +260,7 @@ def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
     """One LSTM step: fc([x_t, hidden_t_prev]) -> gates [i, f, o, g]; returns (h, c)."""
     from .nn import concat, fc
     for arg, v in (("x_t", x_t), ("hidden_t_prev", hidden_t_prev), ("cell_t_prev", cell_t_prev)):
-        _check_var("lstm_unit", arg, v)
+        check_var("lstm_unit", arg, v)
         if len(v.shape) != 2:
             raise ValueError("lstm_unit: %s must be 2-D, got shape %s" % (arg, list(v.shape)))
     size = cell_t_prev.shape[1]
@@ -284,8 +280,8 @@ def gru_unit(input, hidden, size, param_attr=None, bias_attr=None, activation="t
              gate_activation="sigmoid", origin_mode=False):
     """One GRU step on input [N, size] (x projected, size = 3 * D) and hidden [N, D]. Returns
     (updated_hidden, reset_hidden_pre, gate)."""
-    _check_var("gru_unit", "input", input)
-    _check_var("gru_unit", "hidden", hidden)
+    check_var("gru_unit", "input", input)
+    check_var("gru_unit", "hidden", hidden)
     for arg, act in (("activation", activation), ("gate_activation", gate_activation)):
         if act not in _GRU_UNIT_ACTIVATIONS:
             raise ValueError("gru_unit: %s must be one of %s, got %r"
@@ -313,7 +309,7 @@ def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=Tr
     """A convolution along each sequence: row t sees rows t + padding_start .. t + padding_start
     + filter_size - 1 of its sequence (zeros outside it); padding_start defaults to
     -(filter_size // 2), centring the window. `padding` is accepted for Fluid compatibility."""
-    _check_var("sequence_conv", "input", input)
+    check_var("sequence_conv", "input", input)
     helper = LayerHelper("sequence_conv", bias_attr=bias_attr, act=act, name=name)
     dtype = input.dtype
     filter_param = helper.create_parameter(param_attr, [filter_size * input.shape[1], num_filters],
