@@ -1,4 +1,5 @@
-"""Composite layers (Fluid's fluid.nets): conv + pool groups as used by LeNet and VGG."""
+"""Composite layers (Fluid's fluid.nets): conv + pool groups as used by LeNet and VGG, and the
+sequence conv + pool of the text models."""
 from . import layers
 
 
@@ -39,3 +40,11 @@ def img_conv_group(input, conv_num_filter, pool_size, conv_padding=1, conv_filte
             if abs(drop[i]) > 1e-5:
                 h = layers.dropout(h, dropout_prob=drop[i])
     return layers.pool2d(h, pool_size, pool_type, pool_stride, use_cudnn=use_cudnn)
+
+
+def sequence_conv_pool(input, num_filters, filter_size, param_attr=None, act="sigmoid",
+                       pool_type="max", bias_attr=None):
+    """sequence_conv (with act) then sequence_pool: one row per sequence."""
+    conv = layers.sequence_conv(input, num_filters, filter_size, param_attr=param_attr,
+                                bias_attr=bias_attr, act=act)
+    return layers.sequence_pool(conv, pool_type)

@@ -14,8 +14,9 @@ class ParamAttr:
 
     @staticmethod
     def to_attr(arg):
-        """None -> defaults; a str -> a name; False stays False (no such parameter)."""
-        if arg is None:
+        """None or True -> defaults (Fluid's bias_attr=True); a str -> a name; False stays False
+        (no such parameter)."""
+        if arg is None or arg is True:
             return ParamAttr()
         if isinstance(arg, ParamAttr):
             return arg

@@ -3,9 +3,9 @@ counter the program increments each run, and a learning-rate variable the optimi
 from .. import unique_name
 from ..framework import default_main_program, default_startup_program
 from .control_flow import Switch
-from .nn import assign, cast, fill_constant
+from .nn import assign, cast, elementwise_min, elementwise_pow, fill_constant, floor, scale
 
-__all__ = ["autoincreased_step_counter", "piecewise_decay"]
+__all__ = ["autoincreased_step_counter", "piecewise_decay", "exponential_decay", "noam_decay"]
 
 
 def autoincreased_step_counter(counter_name=None, begin=1, step=1):
@@ -34,7 +34,7 @@ def piecewise_decay(boundaries, values):
                          % (len(values), len(boundaries)))
     if list(boundaries) != sorted(boundaries):
         raise ValueError("piecewise_decay: boundaries must increase, got %s" % (list(boundaries),))
-    step = cast(autoincreased_step_counter("@LR_DECAY_COUNTER@", begin=0, step=1), "float32")
+    step = _decay_step_counter()
     block = default_main_program().global_block()
     lr = block.create_var(name=unique_name.generate("learning_rate"), dtype="float32", shape=[1],
                           persistable=True)
@@ -54,3 +54,28 @@ def piecewise_decay(boundaries, values):
             assign(last, lr)
     lr.stop_gradient = True
     return lr
+
+
+def _decay_step_counter(begin=0):
+    """The schedules' float32 step: the main program's runs counted from `begin` (Fluid's)."""
+    return cast(autoincreased_step_counter("@LR_DECAY_COUNTER@", begin=begin, step=1), "float32")
+
+
+def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
+    """learning_rate * decay_rate ** (step / decay_steps), the exponent floored with staircase."""
+    if decay_steps <= 0:
+        raise ValueError("exponential_decay: decay_steps must be > 0, got %r" % (decay_steps,))
+    exponent = scale(_decay_step_counter(), 1.0 / decay_steps)
+    if staircase:
+        exponent = floor(exponent)
+    rate = fill_constant([1], "float32", float(decay_rate))
+    return scale(elementwise_pow(rate, exponent), float(learning_rate))
+
+
+def noam_decay(d_model, warmup_steps, learning_rate=1.0):
+    """The Transformer's schedule: learning_rate * d_model ** -0.5 * min(step ** -0.5,
+    warmup_steps ** -1.5 * step), the step counted from 1."""
+    step = _decay_step_counter(begin=1)
+    decay = elementwise_pow(step, fill_constant([1], "float32", -0.5))
+    warmup = scale(step, float(warmup_steps) ** -1.5)
+    return scale(elementwise_min(decay, warmup), float(learning_rate) * float(d_model) ** -0.5)

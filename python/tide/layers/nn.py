@@ -211,6 +211,14 @@ def fill_constant(shape, dtype, value, force_cpu=False, out=None):
     return out
 
 
+def zeros(shape, dtype, force_cpu=False):
+    return fill_constant(shape, dtype, 0.0, force_cpu)
+
+
+def ones(shape, dtype, force_cpu=False):
+    return fill_constant(shape, dtype, 1.0, force_cpu)
+
+
 def fill_zeros_like(x):
     return _single(LayerHelper("fill_zeros_like"), "fill_zeros_like", {"X": x})
 
@@ -709,6 +717,14 @@ def elementwise_floordiv(x, y, axis=-1, act=None, name=None):
     return _elementwise("elementwise_floordiv", x, y, axis, act, name)
 
 
+def elementwise_max(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_max", x, y, axis, act, name)
+
+
+def elementwise_min(x, y, axis=-1, act=None, name=None):
+    return _elementwise("elementwise_min", x, y, axis, act, name)
+
+
 def _int_list(layer, arg, value):
     if isinstance(value, int) and not isinstance(value, bool):
         return [value]
@@ -1116,7 +1132,8 @@ __all__ += [
     "rsqrt", "reciprocal", "logsigmoid", "softplus", "softsign", "tanh_shrink",
     "elu", "leaky_relu", "relu6", "pow", "stanh", "hard_sigmoid", "swish", "brelu", "soft_relu",
     "hard_swish", "hard_shrink", "thresholded_relu", "gelu", "softshrink", "prelu",
-    "elementwise_pow", "elementwise_mod", "elementwise_floordiv", "reduce_sum", "reduce_mean",
+    "elementwise_pow", "elementwise_mod", "elementwise_floordiv", "elementwise_max",
+    "elementwise_min", "zeros", "ones", "reduce_sum", "reduce_mean",
     "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any", "gather", "gather_nd",
     "scatter", "slice", "strided_slice", "squeeze", "unsqueeze", "expand", "expand_as", "stack",
     "unstack", "argmax", "argmin", "argsort", "one_hot", "range", "shape", "where", "cumsum", "pad",
