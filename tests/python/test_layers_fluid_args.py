@@ -5,11 +5,11 @@ differences (float32 and float64); the data_format keywords of lrn and the resiz
 padding forms and data_format checks of conv2d and pool2d, and conv2d's depthwise_conv2d;
 Fluid's TypeErrors naming the layer and the argument; cross_entropy2 for hard labels.
 
-Where Tide differs from Fluid 1.8 (docs/ops.md, "Layers"): the errors name the layer first
+Where Tide differs from Fluid 1.8 (docs/layers.md, "Where Tide differs"): the errors name the layer first
 ("concat: the type of 'input' must be list, tuple or a Variable, but received str ('a')");
 Fluid's asserts on reshape's and split's ints are ValueErrors; an int64 shape tensor is read as
-it is (Fluid casts it to int32 first); reshape ignores `inplace` (Out is always a new variable);
-topk's values keep their gradient (Fluid 1.8 stops it)."""
+it is (Fluid casts it to int32 first); reshape ignores `inplace` (Out is always a new
+variable)."""
 import numpy as np
 import pytest
 
