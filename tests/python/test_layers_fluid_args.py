@@ -307,13 +307,18 @@ def conv_weights(exe, out, feed):
 PADS = [1, 2, 0, 1]  # top, bottom, left, right
 
 
-@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
-def test_conv2d_nested_padding(exe, rng, data_format):
+def nested_padding_case(rng, data_format):
+    """An NCHW input, its variable in data_format, and PADS as Fluid's per-dim pairs."""
     x_np = rand(rng, (1, 2, 5, 6), "float64")
     feed_x = x_np if data_format == "NCHW" else nhwc(x_np)
     nested = [[0, 0], [0, 0], PADS[:2], PADS[2:]] if data_format == "NCHW" else \
         [[0, 0], PADS[:2], PADS[2:], [0, 0]]
-    x = data("x", feed_x.shape, "float64")
+    return x_np, feed_x, nested, data("x", feed_x.shape, "float64")
+
+
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_conv2d_nested_padding(exe, rng, data_format):
+    x_np, feed_x, nested, x = nested_padding_case(rng, data_format)
     out = layers.conv2d(x, 3, 3, padding=nested, bias_attr=False, data_format=data_format)
     assert op_of(out).attr("paddings") == PADS
     got, w = conv_weights(exe, out, {"x": feed_x})
@@ -324,11 +329,7 @@ def test_conv2d_nested_padding(exe, rng, data_format):
 
 @pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
 def test_pool2d_nested_padding(exe, rng, data_format):
-    x_np = rand(rng, (1, 2, 5, 6), "float64")
-    feed_x = x_np if data_format == "NCHW" else nhwc(x_np)
-    nested = [[0, 0], [0, 0], PADS[:2], PADS[2:]] if data_format == "NCHW" else \
-        [[0, 0], PADS[:2], PADS[2:], [0, 0]]
-    x = data("x", feed_x.shape, "float64")
+    x_np, feed_x, nested, x = nested_padding_case(rng, data_format)
     outs = [layers.pool2d(x, 3, "max", 2, nested, data_format=data_format),
             layers.pool2d(x, 3, "avg", 2, PADS, data_format=data_format)]
     got = run(exe, outs, {"x": feed_x})

@@ -245,13 +245,13 @@ def cast(x, dtype):
 _MOVE_TYPES = ("bool",) + FLOATS + INTS  # the dtypes Fluid's data-moving layers take
 
 
-def _axis_arg(layer, arg, axis, inputs, attrs, attr="axis"):
+def _axis_arg(layer, arg, axis, inputs, attrs):
     """An int axis, or a one-element int Variable read when the op runs (AxisTensor)."""
     check_type(axis, arg, (int, Variable), layer)
     if isinstance(axis, Variable):
         inputs["AxisTensor"] = int_tensor(layer, arg, axis)
     else:
-        attrs[attr] = int(axis)
+        attrs["axis"] = int(axis)
 
 
 def concat(input, axis=0, name=None):
@@ -504,8 +504,7 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5, param
                bias_attr=None, data_layout="NCHW", name=None, moving_mean_name=None,
                moving_variance_name=None):
     check_variable_and_dtype(input, "input", FLOATS, "batch_norm")
-    if data_layout not in ("NCHW", "NHWC"):
-        raise ValueError("batch_norm: data_layout must be 'NCHW' or 'NHWC', got %r" % (data_layout,))
+    _check_data_format("batch_norm", data_layout, "data_layout")
     helper = LayerHelper("batch_norm", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     dtype = input.dtype
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
@@ -795,9 +794,7 @@ def slice(input, axes, starts, ends):  # noqa: A001 (Fluid's name)
     check_var("slice", "input", input)
     inputs, attrs = {"Input": input}, {"axes": _int_list("slice", "axes", axes)}
     for arg, value, tensor in (("starts", starts, "StartsTensor"), ("ends", ends, "EndsTensor")):
-        if is_int(value):
-            value = [value]
-        list_arg("slice", arg, value, inputs, attrs, arg, tensor, tensor + "List")
+        list_arg("slice", arg, value, inputs, attrs, arg, tensor, tensor + "List", one_int=True)
     return _single(LayerHelper("slice"), "slice", inputs, attrs)
 
 
@@ -827,8 +824,8 @@ def unsqueeze(input, axes, name=None):
     one-element int Variables, read when the op runs)."""
     check_var("unsqueeze", "input", input)
     inputs, attrs = {"X": input}, {}
-    list_arg("unsqueeze", "axes", [axes] if is_int(axes) else axes, inputs, attrs, "axes",
-             "AxesTensor", "AxesTensorList")
+    list_arg("unsqueeze", "axes", axes, inputs, attrs, "axes", "AxesTensor", "AxesTensorList",
+             one_int=True)
     return _with_xshape("unsqueeze2", inputs, attrs, name)
 
 
@@ -838,12 +835,11 @@ def expand(x, expand_times, name=None):
     expand_times_tensor inputs)."""
     check_var("expand", "x", x)
     inputs, attrs = {"X": x}, {}
-    if is_int(expand_times):
-        expand_times = [expand_times]
     list_arg("expand", "expand_times", expand_times, inputs, attrs, "expand_times", "ExpandTimes",
-             "expand_times_tensor")
-    if not isinstance(expand_times, Variable) and any(is_int(t) and t <= 0 for t in expand_times):
-        raise ValueError("expand: each int of 'expand_times' must be > 0, got %r" % (list(expand_times),))
+             "expand_times_tensor", one_int=True)
+    given = expand_times if isinstance(expand_times, (list, tuple)) else [expand_times]
+    if any(is_int(t) and t <= 0 for t in given):
+        raise ValueError("expand: each int of 'expand_times' must be > 0, got %r" % (expand_times,))
     return _single(LayerHelper("expand", name=name), "expand", inputs, attrs)
 
 

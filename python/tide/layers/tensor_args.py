@@ -3,7 +3,7 @@ Variable, or as a list mixing ints and one-element int Variables, become the op'
 (Paddle's ShapeTensor / ShapeTensorList, StartsTensor / StartsTensorList, ...), which the op
 reads when it runs. The attribute keeps the ints, with -1 where a Variable stands."""
 from ..framework import Variable
-from .checks import INTS, check_dtype, check_type
+from .checks import INTS, check_dtype, check_type, is_int
 
 __all__ = ["contains_var", "int_tensor", "int_tensor_list", "int_items", "list_arg"]
 
@@ -35,10 +35,12 @@ def int_items(layer, arg, values):
     return list(values)
 
 
-def list_arg(layer, arg, value, inputs, attrs, attr, tensor, tensor_list):
+def list_arg(layer, arg, value, inputs, attrs, attr, tensor, tensor_list, one_int=False):
     """Puts an int-list argument where the op reads it: a Variable -> inputs[tensor] (1-D); a list
     with Variables -> inputs[tensor_list] (every item a tensor) and attrs[attr] with -1 for each
-    Variable; a list of ints -> attrs[attr]."""
+    Variable; a list of ints (or, with one_int, an int) -> attrs[attr]."""
+    if one_int and is_int(value):
+        value = [value]
     check_type(value, arg, (list, tuple, Variable), layer)
     if isinstance(value, Variable):
         inputs[tensor] = int_tensor(layer, arg, value)
