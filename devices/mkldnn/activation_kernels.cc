@@ -1,16 +1,17 @@
 // activation_kernels.cc: Fluid's activations (ops_math/activation_ops.cc) on oneDNN eltwise, with
 // grads: relu, tanh, sigmoid, abs, exp, log, sqrt, square, reciprocal, rsqrt, leaky_relu, elu,
-// relu6, brelu, swish, gelu, logsigmoid, softplus, pow. Each op maps its attributes to a oneDNN
-// 2.6 algorithm whose formula is the op's (checked against oneDNN's eltwise documentation and by
-// tests/cpp/mkldnn/eltwise_test.cc); one generic kernel pair (eltwise_kernels.cc) runs them all.
-// A grad reads what the Tide grad op receives (X or Out, per the activation's kDep).
+// relu6, brelu, swish, gelu, logsigmoid, softplus, pow, hard_swish. Each op maps its attributes to
+// a oneDNN 2.6 algorithm whose formula is the op's (checked against oneDNN's eltwise documentation
+// and by tests/cpp/mkldnn/eltwise_test.cc); one generic kernel pair (eltwise_kernels.cc) runs them
+// all. A grad reads what the Tide grad op receives (X or Out, per the activation's kDep).
 // FusedActivationChain gives fused_conv2d's post-ops the same algorithms for Paddle's fused
 // activations (fuse_alpha / fuse_beta), with hard_sigmoid as linear then clip.
 //
+// hard_swish runs oneDNN's hardswish, which is fixed to Fluid's defaults (threshold = scale = 6,
+// offset = 3): other values are declined, so the plain kernel runs them; so are small X.
+//
 // Left to the plain kernels, as no 2.6 algorithm computes Fluid's result:
 // - round: oneDNN rounds halves to even (nearbyint), Fluid away from zero.
-// - hard_swish: oneDNN's hardswish is fixed to threshold = scale = 6, offset = 3; a kernel that
-//   takes only Fluid's defaults would have to fail on other values, so none is registered.
 // - hard_sigmoid, stanh, soft_relu (threshold): need linear / clip around the function, a chain
 //   of post-ops; thresholded_relu, hard_shrink, softshrink, softsign, tanh_shrink, ceil, floor,
 //   acos, asin, atan, cos, sin: no algorithm.
@@ -90,6 +91,24 @@ EltwiseAlgo Relu6Grad(const KernelContext& c) {  // from Out: 0 < Out < threshol
   return ClipGrad(0.0f, F(c, "threshold"), algorithm::eltwise_clip_v2_use_dst_for_bwd);
 }
 
+// X * min(max(X + 3, 0), 6) / 6, and its grad from X. Other attribute values, and X smaller than
+// what oneDNN runs faster than the plain kernel (README.md, "Speed"), are declined.
+constexpr int64_t kHardSwishMinElements = 262144, kHardSwishGradMinElements = 16384;
+
+template <int64_t kMinElements>
+EltwiseAlgo HardSwish(const KernelContext& c) {
+  const char* op = c.op_type();
+  const float t = F(c, "threshold"), s = F(c, "scale"), o = F(c, "offset");
+  if (t != 6.0f || s != 6.0f || o != 3.0f)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): threshold ", t, ", scale ", s,
+               ", offset ", o, " are not oneDNN 2.6 hardswish's fixed 6, 6, 3");
+  const int64_t n = c.Input("X").numel();
+  if (n < kMinElements)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X has ", n,
+               " elements, fewer than ", kMinElements, " (the plain kernel runs it faster)");
+  return {algorithm::eltwise_hardswish};
+}
+
 struct Entry {
   const char* op;
   tide::KernelFn fwd, grad;
@@ -126,6 +145,8 @@ const Entry kEntries[] = {
     {"gelu", &Forward<Gelu>, &GradFromX<Gelu>},
     {"brelu", &Forward<BRelu>, &GradFromX<BReluGrad>},
     {"relu6", &Forward<Relu6>, &GradFromOut<Relu6Grad>},
+    {"hard_swish", &Forward<HardSwish<kHardSwishMinElements>>,
+     &GradFromX<HardSwish<kHardSwishGradMinElements>>},
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // eltwise_test.cc: the oneDNN activation kernels (activation_kernels.cc) and their grads against
 // float64 reference loops written here from Fluid's formulas (not against the plain kernels), with
 // default and other attribute values, fed plain and blocked; a conv output through them stays
-// blocked; the ops left to their plain kernels (round, hard_swish) run those under use_mkldnn.
+// blocked; round (no oneDNN kernel) and hard_swish with other than Fluid's default attributes
+// (declined) run their plain kernels under use_mkldnn; hard_swish's speed rule.
 #include <functional>
 
 #include "mkldnn_test_util.h"
@@ -213,10 +214,10 @@ TEST(MkldnnEltwise, ConvOutputStaysBlocked) {
   }
 }
 
-// round (oneDNN rounds halves to even, Fluid away from zero) and hard_swish (oneDNN's is fixed to
-// Fluid's defaults) have no oneDNN kernel: under use_mkldnn their plain kernels run, with Fluid's
-// values.
-TEST(MkldnnEltwise, RoundAndHardSwishRunTheirPlainKernels) {
+// round (oneDNN rounds halves to even, Fluid away from zero) has no oneDNN kernel, and the
+// oneDNN hard_swish declines attributes other than Fluid's defaults (oneDNN's is fixed to them):
+// under use_mkldnn their plain kernels run, with Fluid's values.
+TEST(MkldnnEltwise, RoundAndHardSwishWithOtherAttributesRunTheirPlainKernels) {
   const core::OpKernelType plain{core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ANY, 0};
   const TestTensor x = Values({6}, {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5});
   Net round;
@@ -226,15 +227,46 @@ TEST(MkldnnEltwise, RoundAndHardSwishRunTheirPlainKernels) {
   EXPECT_EQ(got.kernels[0].second, plain);
   EXPECT_EQ(got.values.at("out").data, (std::vector<double>{-3, -2, -1, 1, 2, 3}));
 
+  // Big enough for the oneDNN kernel (below), so the attributes alone decide.
+  const TestTensor big = Random({4, 16, 64, 64}, TIDE_FP32, -6, 6, 56);
   Net hs;
-  hs.Feed("x", x).Op("hard_swish", {{"X", {"x"}}}, {{"Out", {"out"}}},
-                     {{"threshold", 4.0f}, {"scale", 5.0f}, {"offset", 2.0f}});
+  hs.Feed("x", big).Op("hard_swish", {{"X", {"x"}}}, {{"Out", {"out"}}},
+                       {{"threshold", 4.0f}, {"scale", 5.0f}, {"offset", 2.0f}});
   got = hs.Run({"out"}, /*mkldnn=*/true);
-  ASSERT_EQ(got.kernels.size(), 1u);
-  EXPECT_EQ(got.kernels[0].second, plain);
+  EXPECT_TRUE(RanPlain(got, "hard_swish"));
   EXPECT_TRUE(Close(got.values.at("out"),
-                    Apply(x, [](double v) { return v * std::clamp(v + 2, 0.0, 4.0) / 5; }), 1e-6,
-                    1e-7));
+                    Apply(big, [](double v) { return v * std::clamp(v + 2, 0.0, 4.0) / 5; }),
+                    1e-6, 1e-6));
+}
+
+// hard_swish with Fluid's defaults runs oneDNN's hardswish where it is faster than the plain
+// kernel (README.md, "Speed": X of 262144 elements or more, 16384 for the grad), else the plain
+// kernels; the values are Fluid's either way.
+TEST(MkldnnEltwise, HardSwishWithDefaultsMatchesFloat64Reference) {
+  auto f = [](double v) { return v * std::clamp(v + 3, 0.0, 6.0) / 6; };
+  auto df = [](double v) { return v <= -3 ? 0.0 : (v >= 3 ? 1.0 : (2 * v + 3) / 6); };
+  const Case c{"hard_swish", "hard_swish", {}, -6, 6, f, df, {-3, 3}};
+  struct Size {
+    std::vector<int64_t> dims;
+    bool onednn_fwd, onednn_grad;
+  };
+  for (const Size& s : {Size{{4, 16, 64, 64}, true, true}, Size{{4, 16, 16, 16}, false, true},
+                        Size{{2, 16, 8, 8}, false, false}}) {
+    SCOPED_TRACE(::testing::PrintToString(s.dims));
+    const TestTensor x = InputFor(c, s.dims, 57);
+    const TestTensor dout = Random(s.dims, TIDE_FP32, -1, 1, 58);
+    for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
+      SCOPED_TRACE(std::string("fed ") + FeedName(feed));
+      Net net = OneActivation(c, x);
+      net.Backward("out", dout);
+      Result got = net.Run({"out", "x@GRAD"}, /*mkldnn=*/true, feed);
+      EXPECT_TRUE(s.onednn_fwd ? RanMkldnn(got, "hard_swish") : RanPlain(got, "hard_swish"));
+      EXPECT_TRUE(s.onednn_grad ? RanMkldnn(got, "hard_swish_grad")
+                                : RanPlain(got, "hard_swish_grad"));
+      EXPECT_TRUE(Close(got.values.at("out"), Apply(x, f), 1e-5, 1e-6));
+      EXPECT_TRUE(Close(got.values.at("x@GRAD"), Apply(x, df, &dout), 1e-5, 1e-6));
+    }
+  }
 }
 
 }  // namespace

@@ -98,11 +98,9 @@ std::vector<std::string> RecordDnnlExecs(Fn&& fn) {
   return kinds;
 }
 
-// True when every op of type `type` in `r` ran the {cpu, float32, ONEDNN, mkldnn} kernel (and
-// at least one such op ran).
-inline ::testing::AssertionResult RanMkldnn(const Result& r, const std::string& type) {
-  const core::OpKernelType want{core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ONEDNN,
-                                core::LibraryId("mkldnn")};
+// True when every op of type `type` in `r` ran kernel `want` (and at least one such op ran).
+inline ::testing::AssertionResult RanKernel(const Result& r, const std::string& type,
+                                            const core::OpKernelType& want) {
   int seen = 0;
   for (const auto& [t, key] : r.kernels) {
     if (t != type) continue;
@@ -113,6 +111,17 @@ inline ::testing::AssertionResult RanMkldnn(const Result& r, const std::string& 
   }
   if (!seen) return ::testing::AssertionFailure() << "no op '" << type << "' ran";
   return ::testing::AssertionSuccess();
+}
+
+// The {cpu, float32, ONEDNN, mkldnn} kernel.
+inline ::testing::AssertionResult RanMkldnn(const Result& r, const std::string& type) {
+  return RanKernel(r, type, {core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ONEDNN,
+                             core::LibraryId("mkldnn")});
+}
+
+// The plain {cpu, float32, ANY} kernel: what runs after a oneDNN kernel declines.
+inline ::testing::AssertionResult RanPlain(const Result& r, const std::string& type) {
+  return RanKernel(r, type, {core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ANY, 0});
 }
 
 // A program of ops in one block: fed variables, ops in order, optionally their grad ops.

@@ -1,7 +1,8 @@
 // mul_elementwise_test.cc: the oneDNN mul (matmul) kernel and its grad, and elementwise_add,
 // against the plain kernels: fc shapes (a 4-D conv output flattened at x_num_col_dims = 1, fed
 // blocked), x_num_col_dims / y_num_col_dims > 1, and Fluid's broadcast for the add (fc bias,
-// per-channel bias on feature maps, trailing 1s, a scalar, a middle axis).
+// per-channel bias on feature maps, trailing 1s, a scalar, a middle axis, size-1 dims inside Y's
+// range against a float64 sum).
 #include "mkldnn_test_util.h"
 
 namespace tide::test::mkldnn {
@@ -89,6 +90,37 @@ TEST_P(MkldnnAdd, ForwardMatchesPlain) {
 
 INSTANTIATE_TEST_SUITE_P(Broadcasts, MkldnnAdd, ::testing::ValuesIn(kAddCases),
                          [](const ::testing::TestParamInfo<AddCase>& i) { return std::string(i.param.name); });
+
+// Y with a size-1 dim inside its aligned range, repeated over X's dim there, against a float64
+// sum: X [2, 3, 4] + Y [2, 1, 4] and X [2, 3, 4, 5] + Y [1, 3, 1, 5], fed plain and blocked.
+TEST(MkldnnAdd, SizeOneDimsInsideYMatchFloat64Reference) {
+  const std::pair<std::vector<int64_t>, std::vector<int64_t>> cases[] = {
+      {{2, 3, 4}, {2, 1, 4}}, {{2, 3, 4, 5}, {1, 3, 1, 5}}};
+  for (const auto& [xd, yd] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(yd));
+    const TestTensor x = Random(xd, TIDE_FP32, -1, 1, 56), y = Random(yd, TIDE_FP32, -1, 1, 57);
+    TestTensor want = x;
+    for (int64_t e = 0; e < x.numel(); ++e) {
+      int64_t rest = e, j = 0, stride = 1;  // Y's element: X's index with Y's 1s pinned to 0
+      for (size_t d = xd.size(); d-- > 0;) {
+        const int64_t i = rest % xd[d];
+        rest /= xd[d];
+        j += (yd[d] == 1 ? 0 : i) * stride;
+        stride *= yd[d];
+      }
+      want.data[e] = x.data[e] + y.data[j];
+    }
+    for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
+      SCOPED_TRACE(FeedName(feed));
+      Net net;
+      net.Feed("x", x).Feed("y", y).Op("elementwise_add", {{"X", {"x"}}, {"Y", {"y"}}},
+                                       {{"Out", {"out"}}}, {{"axis", -1}});
+      Result got = net.Run({"out"}, /*mkldnn=*/true, feed);
+      EXPECT_TRUE(RanMkldnn(got, "elementwise_add"));
+      EXPECT_TRUE(Close(got.values.at("out"), want, 1e-6, 1e-7));
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tide::test::mkldnn

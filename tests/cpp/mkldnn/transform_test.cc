@@ -20,7 +20,11 @@ TEST(MkldnnPlugin, RegistersKernelsForEveryOp) {
                          "elementwise_add", "concat", "tanh_grad", "sigmoid_grad", "abs", "exp",
                          "log", "sqrt", "square", "reciprocal", "rsqrt", "leaky_relu", "elu",
                          "relu6", "brelu", "swish", "gelu", "logsigmoid", "softplus", "pow",
-                         "gelu_grad", "pow_grad", "relu6_grad", "brelu_grad"}) {
+                         "gelu_grad", "pow_grad", "relu6_grad", "brelu_grad", "hard_swish",
+                         "hard_swish_grad", "layer_norm", "layer_norm_grad", "prelu",
+                         "prelu_grad", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+                         "reduce_prod", "bilinear_interp", "nearest_interp",
+                         "nearest_interp_grad"}) {
     const core::KernelEntry* k = core::Registry::Global().FindKernel(op, key);
     ASSERT_NE(k, nullptr) << op;
     EXPECT_EQ(k->plugin, "device_mkldnn") << op;
@@ -29,9 +33,9 @@ TEST(MkldnnPlugin, RegistersKernelsForEveryOp) {
   EXPECT_EQ(core::Registry::Global().FindKernel(
                 "conv2d", {key.place_kind, TIDE_FP64, TIDE_LAYOUT_ONEDNN, key.library}),
             nullptr);
-  // No oneDNN 2.6 algorithm computes Fluid's round (halves away from 0) or hard_swish (any
-  // threshold, scale, offset), so they have none.
-  for (const char* op : {"round", "hard_swish", "hard_swish_grad"})
+  // No oneDNN 2.6 algorithm computes Fluid's round (halves away from 0); oneDNN has no backward
+  // reduction; its linear resampling backward is never faster than the plain kernel.
+  for (const char* op : {"round", "reduce_sum_grad", "bilinear_interp_grad"})
     EXPECT_EQ(core::Registry::Global().FindKernel(op, key), nullptr) << op;
 }
 

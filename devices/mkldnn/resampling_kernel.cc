@@ -1,0 +1,160 @@
+// resampling_kernel.cc: Fluid's bilinear_interp / nearest_interp (plugins/ops_nn/
+// interp_pad2d_ops.cc) and nearest_interp_grad on oneDNN resampling, for the sizes and attributes
+// where oneDNN's coordinate rule is Fluid's (tide/ops/interp_pad2d.hpp), declining the rest:
+// - bilinear: oneDNN's linear samples at half-pixel centres, src = (dst + 0.5) * in / out - 0.5,
+//   clamped to the edges: Fluid's align_corners = false with align_mode = 0, except an output
+//   of 1 (Fluid's ratio is then 0: it reads index 0, oneDNN the middle of the input).
+// - nearest: oneDNN rounds (dst + 0.5) * in / out - 0.5, Fluid truncates dst * in / out (or
+//   rounds dst * (in - 1) / (out - 1) with align_corners): the same index when out is in (any
+//   align_corners) or a multiple of it without align_corners; other sizes are declined.
+// NCHW only (data_layout NHWC is declined); outputs of fewer than 8192 elements run faster on the
+// plain kernel and are declined too (README.md, "Speed"). Out keeps X's format. Only nearest has
+// a grad kernel: oneDNN 2.6's linear backward was never faster than the plain kernel.
+#include <tide/ops/interp_pad2d.hpp>
+
+#include "mkldnn_context.h"
+
+namespace tide_mkldnn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+// Smaller outputs run faster on the plain kernel (README.md, "Speed").
+constexpr int64_t kMinOutElements = 8192;
+
+struct Resample {
+  algorithm algo;
+  Dims out;  // [N, C, out_h, out_w]
+};
+
+// Whether oneDNN's index rule is Fluid's along a dim of `in` resized to `out`.
+bool SameRule(bool bilinear, int64_t in, int64_t out, bool align_corners) {
+  if (bilinear) return out > 1 || in == 1;
+  return out == in || (!align_corners && out % in == 0);
+}
+
+// The resampling for the op's attributes and OutSize, or an UNIMPLEMENTED error (before anything
+// is written) where oneDNN's rule is not Fluid's.
+Resample GetResample(const KernelContext& ctx, const Dims& x) {
+  const char* op = ctx.op_type();
+  const std::string layout = ctx.Attr<std::string>("data_layout");
+  if (layout != "NCHW")
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): data_layout ", layout,
+               " is not supported (NCHW only)");
+  const int32_t* out_size = nullptr;
+  if (ctx.HasInput("OutSize")) {
+    Tensor s = ctx.Input("OutSize");
+    TIDE_CHECK(s.numel() == 2 && s.dtype() == TIDE_INT32, "op '", op,
+               "': OutSize must be int32 [2] (h, w)");
+    out_size = s.data<int32_t>();
+  }
+  const auto hw =
+      tide::ops::InterpOutSize(op, x, ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"),
+                               ctx.Attr<float>("scale"), out_size);
+  const bool bilinear = std::string(op).rfind("bilinear", 0) == 0;
+  const bool align_corners = ctx.Attr<bool>("align_corners");
+  const int32_t align_mode = ctx.Attr<int32_t>("align_mode");
+  if (bilinear && (align_corners || align_mode != 0))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): align_corners = ", align_corners,
+               ", align_mode = ", align_mode,
+               " is not oneDNN's half-pixel rule (align_corners = false, align_mode = 0)");
+  if (!SameRule(bilinear, x[2], hw.first, align_corners) ||
+      !SameRule(bilinear, x[3], hw.second, align_corners))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): resizing ", x[2], " x ", x[3],
+               " to ", hw.first, " x ", hw.second, " with align_corners = ", align_corners,
+               " picks other source pixels than oneDNN's rule");
+  const Dims out = {x[0], x[1], hw.first, hw.second};
+  if (DimsProduct(out) < kMinOutElements)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): Out ", tide::ToString(out),
+               " has fewer than ", kMinOutElements, " elements (the plain kernel runs it faster)");
+  return {bilinear ? algorithm::resampling_linear : algorithm::resampling_nearest, out};
+}
+
+struct ResampleFwd {
+  dnnl::resampling_forward::primitive_desc pd;
+  dnnl::resampling_forward prim;
+};
+
+dnnl::resampling_forward::primitive_desc FwdPd(Exec& e, const Resample& r, prop_kind kind,
+                                               const memory::desc& src, const memory::desc& dst) {
+  return dnnl::resampling_forward::primitive_desc(
+      dnnl::resampling_forward::desc(kind, r.algo, src, dst), DefaultAttr(), e.engine());
+}
+
+template <typename T>
+void InterpKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+    const Dims d = x.dims();
+    const Resample r = GetResample(ctx, d);
+    Exec e(ctx);
+    memory src = e.View(x, op, "X");
+    Tag tag = StorableTag(src.get_desc(), ToDnnlDims(d));
+    if (tag == Tag::undef) {
+      src = PlainView(e, x, op, "X");
+      tag = PlainTag(d.size());
+    }
+    const memory::desc md = src.get_desc();
+    const memory::desc out_md(ToDnnlDims(r.out), memory::data_type::f32, tag);
+    Key key(op);
+    key(d)(int64_t(tag))(r.out);
+    auto entry = e.cache().GetOrCreate<ResampleFwd>(key.str(), [&] {
+      auto pd = FwdPd(e, r, prop_kind::forward_inference, md, out_md);
+      return ResampleFwd{pd, dnnl::resampling_forward(pd)};
+    });
+    bool direct = true;
+    memory dst = TryOutput(e, out, r.out, out_md, ctx.place());
+    if (!dst) dst = PlainOutputOrTemp(e, out, r.out, out_md, ctx.place(), &direct);
+    e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    if (!direct) StorePlain(e, dst, out, r.out, ctx.place());
+    e.Wait();
+  });
+}
+
+struct ResampleBwd {
+  dnnl::resampling_backward::primitive_desc pd;
+  dnnl::resampling_backward prim;
+};
+
+template <typename T>
+void InterpGradKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
+    const Dims d = x.dims();
+    const Resample r = GetResample(ctx, d);
+    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), r.out);
+    Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
+    Exec e(ctx);
+    // Channels last: oneDNN 2.6's backward on plain NCHW is a reference loop, slower than the
+    // plain kernel; on nhwc it has a jit, which with the two reorders is faster (for nearest).
+    const memory::desc md(ToDnnlDims(d), memory::data_type::f32, Tag::acdb);
+    const memory::desc out_md(ToDnnlDims(r.out), memory::data_type::f32, Tag::acdb);
+    Key key(op);
+    key(d)(r.out);
+    auto entry = e.cache().GetOrCreate<ResampleBwd>(key.str(), [&] {
+      auto hint = FwdPd(e, r, prop_kind::forward_training, md, out_md);
+      dnnl::resampling_backward::primitive_desc pd(
+          dnnl::resampling_backward::desc(r.algo, md, out_md), DefaultAttr(), e.engine(), hint);
+      return ResampleBwd{pd, dnnl::resampling_backward(pd)};
+    });
+    memory diff_dst = e.Convert(e.View(dout, op, "Out@GRAD"), out_md);
+    memory diff_src = e.TempMemory(md);
+    e.Run(entry->prim, entry->pd, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}});
+    StorePlain(e, diff_src, dx, d, ctx.place());
+    e.Wait();
+  });
+}
+
+}  // namespace
+}  // namespace tide_mkldnn
+
+using namespace tide_mkldnn;  // NOLINT: registration macros below
+
+TIDE_MKLDNN_KERNEL("bilinear_interp", InterpKernel);
+TIDE_MKLDNN_KERNEL("nearest_interp", InterpKernel);
+TIDE_MKLDNN_KERNEL("nearest_interp_grad", InterpGradKernel);
