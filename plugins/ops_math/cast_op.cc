@@ -1,24 +1,47 @@
 // cast_op.cc: cast (Out = X converted to out_dtype); its grad casts back. A float cast to an
 // integer type is defined for every value (C++ leaves NaN and out-of-range values undefined):
 // it truncates toward zero, saturates at the type's limits (+-inf included), and NaN becomes 0.
+// float16 (Eigen::half) converts through float: to it rounding to nearest even (float64 rounds
+// to float first), from it exactly; a float16 to an integer follows the float rule.
 #include <tide/ops/cast.hpp>
 #include <tide/ops/dtype_attr.hpp>
 
+#include <type_traits>
+
 #include "common.h"
+
+namespace tide {
+// Eigen::half tensors are TIDE_FP16 (plugin.hpp knows only the host's built-in types).
+template <>
+struct DataTypeTrait<Eigen::half> {
+  static constexpr TideDataType value = TIDE_FP16;
+};
+}  // namespace tide
 
 namespace ops_math {
 namespace {
 
-// A float to an integer type: tide/ops/cast.hpp's rule, as on every device.
+// A float to an integer type: tide/ops/cast.hpp's rule, as on every device; a float16 is
+// widened to float first.
 template <typename From, typename To>
 struct Saturating {
-  To operator()(From v) const { return tide::ops::SaturatingCast<To>(v); }
+  To operator()(From v) const {
+    if constexpr (std::is_same_v<From, Eigen::half>)
+      return tide::ops::SaturatingCast<To>(static_cast<float>(v));
+    else
+      return tide::ops::SaturatingCast<To>(v);
+  }
 };
+
+template <typename From, typename To>
+constexpr bool kSaturates =
+    tide::ops::NeedsSaturatingCast<From, To>::value ||
+    (std::is_same_v<From, Eigen::half> && std::is_integral_v<To> && !std::is_same_v<To, bool>);
 
 template <typename From, typename To>
 void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
   out.Resize(x.dims());
-  if constexpr (tide::ops::NeedsSaturatingCast<From, To>::value)
+  if constexpr (kSaturates<From, To>)
     EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(Saturating<From, To>()));
   else
     EigenEval(ctx, Out<To>(out, ctx), In<From>(x).template cast<To>());
@@ -31,6 +54,7 @@ void CastKernel(KernelContext& ctx) {
   switch (to) {
     case TIDE_FP32: CastTo<T, float>(ctx, x, out); break;
     case TIDE_FP64: CastTo<T, double>(ctx, x, out); break;
+    case TIDE_FP16: CastTo<T, Eigen::half>(ctx, x, out); break;
     case TIDE_INT32: CastTo<T, int32_t>(ctx, x, out); break;
     case TIDE_INT64: CastTo<T, int64_t>(ctx, x, out); break;
     case TIDE_BOOL: CastTo<T, bool>(ctx, x, out); break;
@@ -64,4 +88,5 @@ TIDE_REGISTER_OP(tide::OpSchema("cast")
                            .Attr("in_dtype", g.Attr<int32_t>("out_dtype"))
                            .Attr("out_dtype", g.Attr<int32_t>("in_dtype"));
                      }));
-TIDE_REGISTER_KERNEL("cast", "cpu", CastKernel, float, double, int32_t, int64_t, bool, uint8_t);
+TIDE_REGISTER_KERNEL("cast", "cpu", CastKernel, float, double, int32_t, int64_t, bool, uint8_t,
+                     Eigen::half);
