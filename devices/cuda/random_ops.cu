@@ -1,10 +1,13 @@
 // random_ops.cu: uniform_random, gaussian_random and dropout (+grad) on the GPU, drawing from a
 // counter-based generator (Philox4x32-10): element i's numbers depend only on (seed, i), so a
 // seeded op gives the same tensor on every run and every launch shape. The streams differ from
-// the CPU kernels' std::mt19937 / minstd_rand: same distributions, other numbers.
+// the CPU kernels' std::mt19937 / minstd_rand: same distributions, other numbers. Out's dims
+// come from ShapeTensor / ShapeTensorList (read back to the host) or `shape`, as on the CPU.
+#include <tide/ops/shape_inputs.hpp>
+
 #include <random>
 
-#include "gpu.h"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
@@ -85,6 +88,12 @@ uint64_t SeedOf(int32_t seed) {
   return seed ? static_cast<uint64_t>(static_cast<uint32_t>(seed)) : FreshSeed();
 }
 
+Dims OutShape(const KernelContext& ctx, const Gpu& g) {
+  return tide::ops::ShapeFromInputs(
+      ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
+      [&](const char* p) { return HostIntScalars(ctx, g, p); });
+}
+
 template <typename T>
 void UniformRandom(KernelContext& ctx) {
   Gpu g(ctx);
@@ -93,7 +102,7 @@ void UniformRandom(KernelContext& ctx) {
   TIDE_CHECK(std::isfinite(hi - lo), "op 'uniform_random': the range [", lo, ", ", hi,
              ") is too wide for ", tide::DataTypeName(tide::DataTypeOf<T>()));
   Tensor out = ctx.Output("Out");
-  T* o = out.mutable_data<T>(ctx.Attr<std::vector<int64_t>>("shape"), g.place());
+  T* o = out.mutable_data<T>(OutShape(ctx, g), g.place());
   Launch(g, "UniformKernel", out.numel(), UniformKernel<T>, o, out.numel(),
          SeedOf(ctx.Attr<int32_t>("seed")), lo, hi);
 }
@@ -104,7 +113,7 @@ void GaussianRandom(KernelContext& ctx) {
   T mean = ctx.Attr<float>("mean"), stddev = ctx.Attr<float>("std");
   TIDE_CHECK(stddev >= 0, "op 'gaussian_random': std must be >= 0, got ", stddev);
   Tensor out = ctx.Output("Out");
-  T* o = out.mutable_data<T>(ctx.Attr<std::vector<int64_t>>("shape"), g.place());
+  T* o = out.mutable_data<T>(OutShape(ctx, g), g.place());
   Launch(g, "GaussianKernel", out.numel(), GaussianKernel<T>, o, out.numel(),
          SeedOf(ctx.Attr<int32_t>("seed")), mean, stddev);
 }

@@ -11,25 +11,22 @@
 
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/int_inputs.hpp>
+#include <tide/ops/shape_inputs.hpp>
 
 #include "common.h"
 
 namespace ops_math {
 namespace {
 
-void ShapeAndDtypeFromAttrs(tide::InferShapeContext& ctx) {
-  ctx.SetOutputDims("Out", ctx.Attr<std::vector<int64_t>>("shape"));
-  ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
-}
-
-// fill_constant: Paddle 2.x's ShapeTensor (1-D) or ShapeTensorList (one value each) give the
-// dims at run time; at compile time only the rank is known.
-void FillConstantInferShape(tide::InferShapeContext& ctx) {
+// fill_constant, uniform_random, gaussian_random: ShapeTensor (1-D) over ShapeTensorList (one
+// value each) over the `shape` attribute give Out's dims (Fluid's precedence); with a tensor, only
+// the rank is known at compile time.
+void ShapeInputsInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
   ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
   if (ctx.HasInput("ShapeTensor")) {
     const Dims s = ctx.InputDims("ShapeTensor");
-    TIDE_CHECK(s.size() == 1, "op 'fill_constant': ShapeTensor must be 1-D, got ",
-               tide::ToString(s));
+    TIDE_CHECK(s.size() == 1, "op '", op, "': ShapeTensor must be 1-D, got ", tide::ToString(s));
     if (!ctx.IsRuntime() && s[0] >= 0) ctx.SetOutputDims("Out", Dims(s[0], -1));
   } else if (ctx.HasInput("ShapeTensorList")) {
     if (!ctx.IsRuntime()) ctx.SetOutputDims("Out", Dims(ctx.InputCount("ShapeTensorList"), -1));
@@ -38,10 +35,11 @@ void FillConstantInferShape(tide::InferShapeContext& ctx) {
   }
 }
 
-std::vector<int64_t> FillShape(const KernelContext& ctx) {
-  if (ctx.HasInput("ShapeTensor")) return tide::ops::IntValues(ctx, "ShapeTensor");
-  if (ctx.HasInput("ShapeTensorList")) return tide::ops::IntScalars(ctx, "ShapeTensorList");
-  return ctx.Attr<std::vector<int64_t>>("shape");
+// Out's dims at run time, by the same precedence.
+Dims OutShape(const KernelContext& ctx) {
+  return tide::ops::ShapeFromInputs(
+      ctx, [&](const char* p) { return tide::ops::IntValues(ctx, p); },
+      [&](const char* p) { return tide::ops::IntScalars(ctx, p); });
 }
 
 // `v` as a T when T holds it (an integer T: no NaN, no fraction dropped past its range), else
@@ -109,7 +107,7 @@ T FillValue(const KernelContext& ctx) {
 template <typename T>
 void FillConstant(KernelContext& ctx) {
   Tensor out = ctx.Output("Out");
-  out.Resize(FillShape(ctx));
+  out.Resize(OutShape(ctx));
   auto o = Out<T>(out, ctx);
   EigenEval(ctx, o, o.constant(FillValue<T>(ctx)));
 }
@@ -135,7 +133,7 @@ void UniformRandom(KernelContext& ctx) {
   TIDE_CHECK(std::isfinite(hi - lo), "op 'uniform_random': the range [", lo, ", ", hi,
              ") is too wide for ", tide::DataTypeName(tide::DataTypeOf<T>()));
   Tensor out = ctx.Output("Out");
-  out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
+  out.Resize(OutShape(ctx));
   T* o = out.mutable_data<T>(ctx.place());
   auto engine = Engine(ctx);
   std::uniform_real_distribution<T> dist(lo, hi);
@@ -155,7 +153,7 @@ void GaussianRandom(KernelContext& ctx) {
   T mean = ctx.Attr<float>("mean"), stddev = ctx.Attr<float>("std");
   TIDE_CHECK(stddev >= 0, "op 'gaussian_random': std must be >= 0, got ", stddev);
   Tensor out = ctx.Output("Out");
-  out.Resize(ctx.Attr<std::vector<int64_t>>("shape"));
+  out.Resize(OutShape(ctx));
   T* o = out.mutable_data<T>(ctx.place());
   auto engine = Engine(ctx);
   std::normal_distribution<T> dist(mean, stddev);
@@ -171,12 +169,17 @@ void Assign(KernelContext& ctx) {
 tide::OpSchema RandomSchema(const char* type, const char* comment) {
   return tide::OpSchema(type)
       .Comment(comment)
+      .Input("ShapeTensor", "Out's dims as a 1-D int tensor (optional; over the others)")
+      .AsDispensable()
+      .Input("ShapeTensorList", "Out's dims as one-element int tensors (optional; over shape)")
+      .AsDuplicable()
+      .AsDispensable()
       .Output("Out", "the random tensor")
       .Attr("shape", std::vector<int64_t>{}, "dims of Out")
       .Attr("seed", int32_t(0), "0: a fresh seed each run; otherwise the same numbers each run")
       .Attr("dtype", int32_t(TIDE_FP32), "element type (TideDataType)")
       .KernelDataTypeFrom("attr:dtype")
-      .InferShape(ShapeAndDtypeFromAttrs);
+      .InferShape(ShapeInputsInferShape);
 }
 
 }  // namespace
@@ -205,7 +208,7 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_constant")
                      .Attr("force_cpu", false, "accepted for Fluid compatibility")
                      .Attr("place_type", int32_t(-1), "Paddle's placement hint (ignored)")
                      .KernelDataTypeFrom("attr:dtype")
-                     .InferShape(FillConstantInferShape));
+                     .InferShape(ShapeInputsInferShape));
 TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
