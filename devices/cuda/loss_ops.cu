@@ -7,6 +7,7 @@
 #include <tide/ops/loss.hpp>
 #include <tide/ops/metric.hpp>
 
+#include "host_ints.h"
 #include "reduce.cuh"
 
 namespace tide_cuda {
@@ -321,13 +322,10 @@ void TopK(KernelContext& ctx) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X");
-  const int64_t k = ctx.Attr<int32_t>("k");
-  TIDE_CHECK(x.rank() >= 1, "op '", op, "': X must have rank >= 1");
+  // Fluid's K input (read back to the host) over the attribute.
+  const int64_t k = ctx.HasInput("K") ? HostIntScalar(ctx, g, "K") : ctx.Attr<int32_t>("k");
+  const Dims od = tide::ops::TopKOutDims(op, x.dims(), &k);
   const int64_t d = x.dims().back(), rows = d ? x.numel() / d : 0;
-  TIDE_CHECK(k <= d, "op '", op, "': k = ", k, " exceeds the last dim of X ",
-             tide::ToString(x.dims()));
-  Dims od = x.dims();
-  od.back() = k;
   const T* xd = x.data<T>();
   T* out = ctx.Output("Out").mutable_data<T>(od, g.place());
   int64_t* idx = ctx.Output("Indices").mutable_data<int64_t>(od, g.place());

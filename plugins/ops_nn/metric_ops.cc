@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include <tide/ops/int_inputs.hpp>
 #include <tide/ops/metric.hpp>
 
 #include "common.h"
@@ -11,19 +12,19 @@ namespace ops_nn {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// top_k
+// top_k: Fluid's K input (an int tensor of one value) overrides the attribute k at run time; at
+// compile time Out's last dim is then unknown.
 void TopKInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
-  Dims x = ctx.InputDims("X");
-  const int k = ctx.Attr<int32_t>("k");
-  TIDE_CHECK(!x.empty(), "op '", op, "': X must have rank >= 1");
-  TIDE_CHECK(x.back() < 0 || k <= x.back(), "op '", op, "': k = ", k, " exceeds the last dim of X ",
-             tide::ToString(x));
-  Dims out = x;
-  out.back() = k;
-  ctx.SetOutputDims("Out", out);
+  const Dims x = ctx.InputDims("X");
+  const bool k_tensor = ctx.HasInput("K");
+  const int64_t k = ctx.Attr<int32_t>("k");
+  if (!k_tensor || !ctx.IsRuntime()) {  // at run time the kernel reads K
+    const Dims out = tide::ops::TopKOutDims(op, x, k_tensor ? nullptr : &k);
+    ctx.SetOutputDims("Out", out);
+    ctx.SetOutputDims("Indices", out);
+  }
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-  ctx.SetOutputDims("Indices", out);
   ctx.SetOutputDataType("Indices", TIDE_INT64);
   ctx.ShareLoD("X", "Out");
   ctx.ShareLoD("X", "Indices");
@@ -33,12 +34,9 @@ template <typename T>
 void TopKKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X");
-  const int64_t k = ctx.Attr<int32_t>("k");
+  const int64_t k = ctx.HasInput("K") ? tide::ops::IntScalar(ctx, "K") : ctx.Attr<int32_t>("k");
+  const Dims od = tide::ops::TopKOutDims(op, x.dims(), &k);
   const int64_t d = x.dims().back(), rows = d ? x.numel() / d : 0;
-  TIDE_CHECK(k <= d, "op '", op, "': k = ", k, " exceeds the last dim of X ",
-             tide::ToString(x.dims()));
-  Dims od = x.dims();
-  od.back() = k;
   const T* xd = x.data<T>();
   T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
   int64_t* idx = ctx.Output("Indices").mutable_data<int64_t>(od, ctx.place());
@@ -134,6 +132,8 @@ TIDE_REGISTER_OP(
         .Comment("The k largest entries of each row (last axis) of X in descending "
                  "order, and their positions; equal values keep the lower index first.")
         .Input("X", "the input, [..., D]")
+        .Input("K", "k as an int32/int64 tensor of one value (optional; over the attribute)")
+        .AsDispensable()
         .Output("Out", "the values, [..., k]")
         .Output("Indices", "int64 positions in the last axis, [..., k]")
         .Attr("k", int32_t(1), "how many entries per row")

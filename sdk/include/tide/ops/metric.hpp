@@ -1,4 +1,5 @@
-// tide/ops/metric.hpp: the run-time checks of top_k_grad and accuracy, shared by every device.
+// tide/ops/metric.hpp: top_k's output dims and the run-time checks of top_k_grad and accuracy,
+// shared by every device.
 #ifndef TIDE_OPS_METRIC_HPP_
 #define TIDE_OPS_METRIC_HPP_
 
@@ -10,6 +11,18 @@
 
 namespace tide {
 namespace ops {
+
+// top_k: Out and Indices are X's dims with the last one k, which must be in [1, D]; k null:
+// unknown until run time (the K input), the last dim -1.
+inline Dims TopKOutDims(const char* op, const Dims& x, const int64_t* k) {
+  TIDE_CHECK(!x.empty(), "op '", op, "': X must have rank >= 1");
+  if (k)
+    TIDE_CHECK(*k >= 1 && (x.back() < 0 || *k <= x.back()), "op '", op, "': k = ", *k,
+               " must be in [1, the last dim of X ", ToString(x), "]");
+  Dims out = x;
+  out.back() = k ? *k : -1;
+  return out;
+}
 
 // top_k_grad: X seen as `rows` rows of `d`; Indices and Out@GRAD hold k values per row.
 struct TopKGradView {
