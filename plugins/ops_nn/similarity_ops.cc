@@ -2,6 +2,7 @@
 // L2 norm along axis), label_smooth and maxout (Fluid 1.x), with grads.
 #include <cmath>
 
+#include <tide/ops/maxout.hpp>
 #include <tide/ops/similarity.hpp>
 
 #include "common.h"
@@ -140,44 +141,50 @@ void LabelSmoothKernel(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// maxout: X [N, C, H, W] -> Out [N, C / groups, H, W], the max of each `groups` channels.
+// maxout: X [N, C, H, W] (axis 1) or [N, H, W, C] (axis 3 / -1) -> C / groups channels, each
+// the max of `groups` consecutive ones (tide/ops/maxout.hpp).
+template <typename Ctx>
+tide::ops::MaxoutGeom GetMaxout(const Ctx& ctx, const Dims& x) {
+  return tide::ops::GetMaxoutGeom(ctx.op_type(), x, ctx.template Attr<int32_t>("groups"),
+                                  ctx.template Attr<int32_t>("axis"));
+}
+
 template <typename T>
 void MaxoutKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const Dims d = x.dims();
-  const int64_t groups = ctx.Attr<int32_t>("groups");
-  TIDE_CHECK(d.size() == 4 && groups > 0 && d[1] % groups == 0, "op 'maxout': X must be [N, C, H, W]"
-             " with C divisible by groups (", groups, "), got ", tide::ToString(d));
-  const int64_t oc = d[1] / groups, hw = d[2] * d[3];
+  const tide::ops::MaxoutGeom g = GetMaxout(ctx, x.dims());
   const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>({d[0], oc, d[2], d[3]}, ctx.place());
-  for (int64_t n = 0; n < d[0]; ++n)
-    for (int64_t c = 0; c < oc; ++c)
-      for (int64_t p = 0; p < hw; ++p) {
-        T m = xd[((n * d[1]) + c * groups) * hw + p];
-        for (int64_t g = 1; g < groups; ++g) m = std::max(m, xd[((n * d[1]) + c * groups + g) * hw + p]);
-        o[(n * oc + c) * hw + p] = m;
+  T* o = ctx.Output("Out").mutable_data<T>(tide::ops::MaxoutOutDims(g, x.dims()), ctx.place());
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t c = 0; c < g.out_channels(); ++c)
+      for (int64_t p = 0; p < g.hw; ++p) {
+        T m = xd[g.XAt(n, c, 0, p)];
+        for (int64_t k = 1; k < g.groups; ++k) m = std::max(m, xd[g.XAt(n, c, k, p)]);
+        o[g.OutAt(n, c, p)] = m;
       }
 }
 
 // The gradient goes to the first channel of each group holding the max (Fluid's rule).
 template <typename T>
 void MaxoutGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const Dims d = x.dims();
-  const int64_t groups = ctx.Attr<int32_t>("groups"), oc = d[1] / groups, hw = d[2] * d[3];
+  Tensor x = ctx.Input("X"), out = ctx.Input("Out");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const tide::ops::MaxoutGeom g = GetMaxout(ctx, x.dims());
+  const Dims od = tide::ops::MaxoutOutDims(g, x.dims());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out", out.dims(), od);
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   const T* xd = x.data<T>();
-  const T* od = ctx.Input("Out").data<T>();
-  const T* gd = ctx.Input(GradVarName("Out").c_str()).data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(d, ctx.place());
+  const T* o = out.data<T>();
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
   std::fill(dx, dx + x.numel(), T(0));
-  for (int64_t n = 0; n < d[0]; ++n)
-    for (int64_t c = 0; c < oc; ++c)
-      for (int64_t p = 0; p < hw; ++p) {
-        const int64_t oi = (n * oc + c) * hw + p;
-        for (int64_t g = 0; g < groups; ++g) {
-          const int64_t xi = ((n * d[1]) + c * groups + g) * hw + p;
-          if (xd[xi] == od[oi]) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t c = 0; c < g.out_channels(); ++c)
+      for (int64_t p = 0; p < g.hw; ++p) {
+        const int64_t oi = g.OutAt(n, c, p);
+        for (int64_t k = 0; k < g.groups; ++k) {
+          const int64_t xi = g.XAt(n, c, k, p);
+          if (xd[xi] == o[oi]) {
             dx[xi] = gd[oi];
             break;
           }
@@ -259,23 +266,22 @@ TIDE_REGISTER_OP(tide::OpSchema("label_smooth")
 TIDE_REGISTER_KERNEL("label_smooth", "cpu", LabelSmoothKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("maxout")
-                     .Comment("Out[:, c] = the max of X's channels [c * groups, (c + 1) * groups).")
-                     .Input("X", "[N, C, H, W]").Output("Out", "[N, C / groups, H, W]")
+                     .Comment("Out channel c = the max of X's channels [c * groups, (c + 1) * "
+                              "groups) along axis (1: NCHW; 3 or -1: NHWC).")
+                     .Input("X", "[N, C, H, W] (axis 1) or [N, H, W, C] (axis 3)")
+                     .Output("Out", "X's dims with C / groups channels")
                      .RequiredAttr("groups", TIDE_ATTR_INT, "channels per output channel")
+                     .Attr("axis", int32_t(1), "the channel axis: 1, 3 or -1 (= 3)")
                      .InferShape([](tide::InferShapeContext& c) {
-                       Dims x = c.InputDims("X");
-                       const int32_t groups = c.Attr<int32_t>("groups");
-                       TIDE_CHECK(x.size() == 4 && groups > 0 && (x[1] < 0 || x[1] % groups == 0),
-                                  "op 'maxout': X must be [N, C, H, W] with C divisible by groups (",
-                                  groups, "), got ", tide::ToString(x));
-                       if (x[1] > 0) x[1] /= groups;
-                       c.SetOutputDims("Out", x);
+                       const Dims x = c.InputDims("X");
+                       c.SetOutputDims("Out", tide::ops::MaxoutOutDims(GetMaxout(c, x), x));
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })
                      .Grad(DefaultLikeGrad("maxout_grad", {"X"}, {"Out"}, {"X"})));
 TIDE_REGISTER_OP(tide::OpSchema("maxout_grad")
                      .Input("X").Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
                      .RequiredAttr("groups", TIDE_ATTR_INT)
+                     .Attr("axis", int32_t(1))
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("maxout", "cpu", MaxoutKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("maxout_grad", "cpu", MaxoutGradKernel, OPS_NN_FLOAT_TYPES);
