@@ -1,7 +1,9 @@
 // lrn_kernel.cc: Fluid's lrn (local response normalisation across channels) on oneDNN LRN:
 // Out = X / (k + alpha * sum over the n channels [c - (n - 1) / 2, c - (n - 1) / 2 + n) of
-// X^2)^beta. Fluid's alpha is not divided by n; oneDNN's is, so oneDNN gets alpha * n. Out keeps
-// X's format; MidOut (k + alpha * the sum, what the plain lrn_grad reads) is computed plain.
+// X^2)^beta. Fluid's alpha is not divided by n; oneDNN's is, so oneDNN gets alpha * n. NCHW: Out
+// keeps X's format; NHWC (data_format): X is oneDNN's nhwc tag, Out written plain [N, H, W, C].
+// MidOut (k + alpha * the sum, what the plain lrn_grad reads) is computed plain
+// (tide/ops/lrn.hpp).
 #include <cstring>
 
 #include <tide/ops/lrn.hpp>
@@ -35,11 +37,15 @@ void LrnKernel(KernelContext& ctx) {
                 beta = static_cast<float>(p.beta);
     TIDE_CHECK(n > 0, "op '", op, "': n must be > 0, got ", n);
     Exec e(ctx);
-    memory src = e.View(x, op, "X");
-    if (StorableTag(src.get_desc(), ToDnnlDims(d)) == Tag::undef) src = PlainView(e, x, op, "X");
+    // NHWC: oneDNN's logical NCHW in tag nhwc (X is plain); NCHW: X plain or blocked.
+    const Dims logical = p.nhwc ? Dims{d[0], d[3], d[1], d[2]} : d;
+    memory src = p.nhwc ? NhwcView(e, x, op, "X") : e.View(x, op, "X");
+    if (!p.nhwc && StorableTag(src.get_desc(), ToDnnlDims(d)) == Tag::undef)
+      src = PlainView(e, x, op, "X");
     const memory::desc md = src.get_desc();
     Key key(op);
-    key(d)(int64_t(StorableTag(md, ToDnnlDims(d))))(n)(Bits(k))(Bits(alpha))(Bits(beta));
+    key(logical)(int64_t(StorableTag(md, ToDnnlDims(logical))))(int64_t(p.nhwc))(n)(Bits(k))(
+        Bits(alpha))(Bits(beta));
     auto entry = e.cache().GetOrCreate<LrnFwd>(key.str(), [&] {
       dnnl::lrn_forward::primitive_desc pd(
           dnnl::lrn_forward::desc(dnnl::prop_kind::forward_inference,
@@ -48,8 +54,9 @@ void LrnKernel(KernelContext& ctx) {
           DefaultAttr(), e.engine());
       return LrnFwd{pd, dnnl::lrn_forward(pd)};
     });
-    memory dst = TryOutput(e, out, d, md, ctx.place());
+    memory dst = p.nhwc ? e.TempMemory(md) : TryOutput(e, out, d, md, ctx.place());
     e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    if (p.nhwc) StoreNhwc(e, dst, out, d, ctx.place());
     e.Wait();
 
     Tensor mid = ctx.OptionalOutput("MidOut");
@@ -61,18 +68,8 @@ void LrnKernel(KernelContext& ctx) {
     float* md_out = mid.mutable_data<float>(ctx.place());
     mid.set_layout(TIDE_LAYOUT_ANY);
     mid.set_format(0);
-    const int64_t batch = p.n, c = p.c, hw = p.hw, start = p.start;
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t ch = 0; ch < c; ++ch) {
-        float* m = md_out + (b * c + ch) * hw;
-        for (int64_t i = 0; i < hw; ++i) m[i] = k;
-        for (int64_t w = start; w < start + n; ++w) {
-          const int64_t cc = ch + w;
-          if (cc < 0 || cc >= c) continue;
-          const float* xp = xd + (b * c + cc) * hw;
-          for (int64_t i = 0; i < hw; ++i) m[i] += alpha * xp[i] * xp[i];
-        }
-      }
+    for (int64_t i = 0, count = x.numel(); i < count; ++i)
+      md_out[i] = tide::ops::LrnMidAt(p, xd, i);
   });
 }
 

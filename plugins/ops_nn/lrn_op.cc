@@ -1,7 +1,6 @@
 // lrn_op.cc: local response normalisation across channels (Fluid 1.x): MidOut = k + alpha *
-// sum of X^2 over the n channels around c, Out = X * MidOut^-beta; and its grad.
-#include <cmath>
-
+// sum of X^2 over the n channels around c, Out = X * MidOut^-beta; and its grad. X is NCHW or
+// NHWC (data_format); the per-element rules are tide/ops/lrn.hpp's.
 #include <tide/ops/lrn.hpp>
 
 #include "common.h"
@@ -14,7 +13,7 @@ using tide::ops::LrnParams;
 
 void LrnInferShape(tide::InferShapeContext& ctx) {
   Dims x = ctx.InputDims("X");
-  tide::ops::CheckLrnX(ctx.op_type(), x);
+  GetLrnParams(ctx, x);  // checks X and data_format
   TideDataType t = ctx.InputDataType("X");
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", t);
@@ -28,60 +27,31 @@ void LrnInferShape(tide::InferShapeContext& ctx) {
 template <typename T>
 void LrnKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  LrnParams p = GetLrnParams(ctx, x.dims());
+  const LrnParams p = GetLrnParams(ctx, x.dims());
   const T* xd = x.data<T>();
   T* out = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
   Tensor mid_t = ctx.OptionalOutput("MidOut");
   T* mid = mid_t ? mid_t.mutable_data<T>(x.dims(), ctx.place())
                  : ctx.TempBuffer<T>(static_cast<size_t>(x.numel()));
-  const T k = static_cast<T>(p.k), alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
-  ParallelFor(ctx, p.n * p.c, p.hw * p.size, [&](int64_t b, int64_t e) {
-    for (int64_t nc = b; nc < e; ++nc) {
-      const int64_t img = nc / p.c, c = nc % p.c;
-      T* m = mid + nc * p.hw;
-      std::fill(m, m + p.hw, k);
-      for (int64_t cc = std::max<int64_t>(c + p.start, 0);
-           cc < std::min<int64_t>(c + p.start + p.size, p.c); ++cc) {
-        const T* xc = xd + (img * p.c + cc) * p.hw;
-        for (int64_t i = 0; i < p.hw; ++i) m[i] += alpha * xc[i] * xc[i];
-      }
-      const T* xi = xd + nc * p.hw;
-      T* o = out + nc * p.hw;
-      for (int64_t i = 0; i < p.hw; ++i) o[i] = xi[i] * std::pow(m[i], -beta);
-    }
+  ParallelFor(ctx, x.numel(), p.size, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) tide::ops::LrnAt(p, xd, i, out, mid);
   });
 }
 
-// dX[c] = dOut[c] * Mid[c]^-beta
-//         - 2 * alpha * beta * X[c] * sum over the channels c' whose window holds c of
-//           dOut[c'] * Out[c'] / Mid[c'].
 template <typename T>
 void LrnGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  LrnParams p = GetLrnParams(ctx, x.dims());
+  const LrnParams p = GetLrnParams(ctx, x.dims());
   tide::ops::CheckLrnGradDims(op, x.dims(), out.dims(), mid.dims(), dout.dims());
   const T* xd = x.data<T>();
   const T* od = out.data<T>();
   const T* md = mid.data<T>();
   const T* gd = dout.data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  const T beta = static_cast<T>(p.beta), ratio = static_cast<T>(2 * p.alpha * p.beta);
-  // c is in the window of c' when c' + start <= c < c' + start + size.
-  const int64_t lo = -(p.start + p.size - 1), hi = -p.start;  // c' - c in [lo, hi]
-  ParallelFor(ctx, p.n * p.c, p.hw * p.size, [&](int64_t b, int64_t e) {
-    for (int64_t nc = b; nc < e; ++nc) {
-      const int64_t img = nc / p.c, c = nc % p.c, base = nc * p.hw;
-      for (int64_t i = 0; i < p.hw; ++i)
-        dx[base + i] = gd[base + i] * std::pow(md[base + i], -beta);
-      for (int64_t cc = std::max<int64_t>(c + lo, 0); cc <= std::min<int64_t>(c + hi, p.c - 1);
-           ++cc) {
-        const int64_t cb = (img * p.c + cc) * p.hw;
-        for (int64_t i = 0; i < p.hw; ++i)
-          dx[base + i] -= ratio * xd[base + i] * gd[cb + i] * od[cb + i] / md[cb + i];
-      }
-    }
+  ParallelFor(ctx, x.numel(), p.size, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dx[i] = tide::ops::LrnGradAt(p, xd, od, md, gd, i);
   });
 }
 
@@ -94,8 +64,8 @@ tide::OpSchema LrnAttrs(tide::OpSchema s) {
       .Attr("k", 2.0f, "the bias k")
       .Attr("alpha", 1e-4f, "the scale alpha of the sum of squares")
       .Attr("beta", 0.75f, "the exponent beta")
-      .Attr("data_format", std::string("AnyLayout"), "layout of X: NCHW (AnyLayout)")
-      .InSet({"NCHW", "AnyLayout"})
+      .Attr("data_format", std::string("AnyLayout"), "layout of X: NCHW (AnyLayout) or NHWC")
+      .InSet({"NCHW", "NHWC", "AnyLayout"})
       .Attr("is_test", false, "inference hint (ignored by the plain kernel)")
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
 }
@@ -109,7 +79,7 @@ TIDE_REGISTER_OP(LrnAttrs(tide::OpSchema("lrn")
                               .Comment("Local response normalisation across channels: MidOut = k "
                                        "+ alpha * sum(X[c']^2 for the n channels c' centred on c), "
                                        "Out = X * MidOut^(-beta).")
-                              .Input("X", "the input, [N, C, H, W]")
+                              .Input("X", "the input, [N, C, H, W] (or [N, H, W, C] with NHWC)")
                               .Output("Out", "the normalised input, X's dims")
                               .Output("MidOut", "k + alpha * the windowed sum of squares, X's dims")
                               .AsIntermediate()
