@@ -1,5 +1,5 @@
-// interp_pad2d_ops.cu: bilinear_interp / nearest_interp (NCHW) and pad2d (NCHW or NHWC; constant,
-// reflect, edge), with grads, on the GPU. The rules (output size, each output index's source
+// interp_pad2d_ops.cu: bilinear_interp / nearest_interp and pad2d (constant, reflect, edge), NCHW
+// or NHWC, with grads, on the GPU. The rules (output size, each output index's source
 // taps and weights, pad2d's source index) are tide/ops/interp_pad2d.hpp's, run per element on
 // the device; the grads add into zeroed X@GRAD with atomics (several outputs read one input).
 #include <tide/ops/interp_pad2d.hpp>
@@ -34,16 +34,16 @@ std::vector<int32_t> HostInts(const KernelContext& ctx, const Gpu& g, const char
 
 // ---------------------------------------------------------------------------------------------
 struct InterpView {
-  int64_t planes, ih, iw, oh, ow;
+  tide::ops::InterpGeom g;  // X's and Out's layout (NCHW or NHWC) and sizes
   bool bilinear, align_corners;
   int align_mode;
   __device__ InterpTap Row(int64_t i) const {
-    return bilinear ? tide::ops::BilinearTap(i, ih, oh, align_corners, align_mode)
-                    : tide::ops::NearestTap(i, ih, oh, align_corners);
+    return bilinear ? tide::ops::BilinearTap(i, g.ih, g.oh, align_corners, align_mode)
+                    : tide::ops::NearestTap(i, g.ih, g.oh, align_corners);
   }
   __device__ InterpTap Col(int64_t j) const {
-    return bilinear ? tide::ops::BilinearTap(j, iw, ow, align_corners, align_mode)
-                    : tide::ops::NearestTap(j, iw, ow, align_corners);
+    return bilinear ? tide::ops::BilinearTap(j, g.iw, g.ow, align_corners, align_mode)
+                    : tide::ops::NearestTap(j, g.iw, g.ow, align_corners);
   }
 };
 
@@ -51,43 +51,41 @@ struct InterpView {
 template <typename T>
 __global__ void InterpKernel(const T* x, InterpView v, T* out, int64_t n) {
   TIDE_CUDA_LOOP(e, n) {
-    const int64_t j = e % v.ow, i = (e / v.ow) % v.oh, p = e / (v.ow * v.oh);
+    int64_t b, ch, i, j;
+    v.g.OutCoords(e, &b, &ch, &i, &j);
     const InterpTap r = v.Row(i), c = v.Col(j);
-    const T* s = x + p * v.ih * v.iw;
-    const T* lo = s + r.lo * v.iw;
-    const T* hi = s + r.hi * v.iw;
-    out[e] = static_cast<T>(r.wlo * (c.wlo * lo[c.lo] + c.whi * lo[c.hi]) +
-                            r.whi * (c.wlo * hi[c.lo] + c.whi * hi[c.hi]));
+    const tide::ops::InterpGeom& g = v.g;
+    out[e] = static_cast<T>(
+        r.wlo * (c.wlo * x[g.XAt(b, ch, r.lo, c.lo)] + c.whi * x[g.XAt(b, ch, r.lo, c.hi)]) +
+        r.whi * (c.wlo * x[g.XAt(b, ch, r.hi, c.lo)] + c.whi * x[g.XAt(b, ch, r.hi, c.hi)]));
   }
 }
 
 template <typename T>
 __global__ void InterpGradKernel(const T* dout, InterpView v, T* dx, int64_t n) {
   TIDE_CUDA_LOOP(e, n) {
-    const int64_t j = e % v.ow, i = (e / v.ow) % v.oh, p = e / (v.ow * v.oh);
+    int64_t b, ch, i, j;
+    v.g.OutCoords(e, &b, &ch, &i, &j);
     const InterpTap r = v.Row(i), c = v.Col(j);
-    T* d = dx + p * v.ih * v.iw;
+    const tide::ops::InterpGeom& g = v.g;
     const double gv = dout[e];
-    AtomicAdd(d + r.lo * v.iw + c.lo, static_cast<T>(gv * r.wlo * c.wlo));
-    AtomicAdd(d + r.lo * v.iw + c.hi, static_cast<T>(gv * r.wlo * c.whi));
-    AtomicAdd(d + r.hi * v.iw + c.lo, static_cast<T>(gv * r.whi * c.wlo));
-    AtomicAdd(d + r.hi * v.iw + c.hi, static_cast<T>(gv * r.whi * c.whi));
+    AtomicAdd(dx + g.XAt(b, ch, r.lo, c.lo), static_cast<T>(gv * r.wlo * c.wlo));
+    AtomicAdd(dx + g.XAt(b, ch, r.lo, c.hi), static_cast<T>(gv * r.wlo * c.whi));
+    AtomicAdd(dx + g.XAt(b, ch, r.hi, c.lo), static_cast<T>(gv * r.whi * c.wlo));
+    AtomicAdd(dx + g.XAt(b, ch, r.hi, c.hi), static_cast<T>(gv * r.whi * c.whi));
   }
 }
 
 InterpView InterpOf(const KernelContext& ctx, const Gpu& g, const Dims& xd) {
+  const char* op = ctx.op_type();
   std::vector<int32_t> size;
   if (ctx.HasInput("OutSize")) size = HostInts(ctx, g, "OutSize", 2, "(h, w)");
-  const auto [oh, ow] = tide::ops::InterpOutSize(
-      ctx.op_type(), xd, ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"),
-      ctx.Attr<float>("scale"), size.empty() ? nullptr : size.data());
   InterpView v;
-  v.planes = xd[0] * xd[1];
-  v.ih = xd[2];
-  v.iw = xd[3];
-  v.oh = oh;
-  v.ow = ow;
-  v.bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
+  v.g = tide::ops::GetInterpGeom(
+      op, xd, tide::ops::ChannelsLast(op, "data_layout", ctx.Attr<std::string>("data_layout")),
+      ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"), ctx.Attr<float>("scale"),
+      size.empty() ? nullptr : size.data());
+  v.bilinear = std::string(op).rfind("bilinear", 0) == 0;
   v.align_corners = ctx.Attr<bool>("align_corners");
   v.align_mode = ctx.Attr<int32_t>("align_mode");
   return v;
@@ -97,11 +95,11 @@ template <typename T>
 void Interp(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
-  const Dims xd = x.dims();
-  const InterpView v = InterpOf(ctx, g, xd);
+  const InterpView v = InterpOf(ctx, g, x.dims());
   const T* in = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>({xd[0], xd[1], v.oh, v.ow}, g.place());
-  const int64_t n = v.planes * v.oh * v.ow;
+  const Dims od = v.g.OutDims();
+  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+  const int64_t n = DimsProduct(od);
   Launch(g, "InterpKernel", n, InterpKernel<T>, in, v, o, n);
 }
 
@@ -109,13 +107,13 @@ template <typename T>
 void InterpGrad(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  const Dims xd = x.dims();
-  const InterpView v = InterpOf(ctx, g, xd);
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), {xd[0], xd[1], v.oh, v.ow});
+  const InterpView v = InterpOf(ctx, g, x.dims());
+  const Dims od = v.g.OutDims();
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, g.place());
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
   g.Zero(dx, sizeof(T) * size_t(x.numel()));
-  const int64_t n = v.planes * v.oh * v.ow;
+  const int64_t n = DimsProduct(od);
   Launch(g, "InterpGradKernel", n, InterpGradKernel<T>, gd, v, dx, n);
 }
 

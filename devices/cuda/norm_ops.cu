@@ -1,7 +1,9 @@
-// norm_ops.cu: layer_norm, group_norm and instance_norm (+ grads) on the GPU, with ops_nn's rules
-// (tide/ops/norm.hpp: X as groups normalised on their own) and formulas: the statistics in
-// double, two passes (mean, then the mean squared deviation), as the CPU kernel computes them;
-// the grads recompute them from X. Every sum is a ReduceMid (reduce.cuh), the same from run to run.
+// norm_ops.cu: layer_norm, group_norm (NCHW or NHWC) and instance_norm (+ grads) on the GPU, with
+// ops_nn's rules (tide/ops/norm.hpp: X as groups normalised on their own) and formulas: the
+// statistics in double, two passes (mean, then the mean squared deviation), as the CPU kernel
+// computes them; the grads recompute them from X. Every sum is a ReduceMid (reduce.cuh), the same
+// from run to run; a group's sums run over [groups, size] in NormGroups::Offset's order.
+#include <tide/ops/data_layout.hpp>
 #include <tide/ops/norm.hpp>
 
 #include <string>
@@ -20,20 +22,14 @@ NormGroups GroupsOf(const KernelContext& ctx, const Dims& x) {
   if (type.rfind("group_norm", 0) == 0) {
     const int32_t groups = ctx.Attr<int32_t>("groups");
     TIDE_CHECK(groups >= 1, "op '", ctx.op_type(), "': groups must be >= 1, got ", groups);
-    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups);
+    const bool nhwc =
+        tide::ops::ChannelsLast(ctx.op_type(), "data_layout", ctx.Attr<std::string>("data_layout"));
+    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups, nhwc);
   }
   return tide::ops::ChannelNormGroups(ctx.op_type(), x, 0);
 }
 
 bool IsInstance(const char* op) { return std::string(op).rfind("instance_norm", 0) == 0; }
-
-// The Scale/Bias index of element e (NormGroups::AffineIndex, on the device).
-struct Affine {
-  int64_t size, affine, inner;
-  __device__ __forceinline__ int64_t operator()(int64_t e) const {
-    return inner ? (e / inner) % affine : e % size;
-  }
-};
 
 const void* AffineInput(const KernelContext& ctx, const NormGroups& g, const char* p) {
   if (!ctx.HasInput(p)) return nullptr;
@@ -44,7 +40,15 @@ const void* AffineInput(const KernelContext& ctx, const NormGroups& g, const cha
 }
 
 // Group statistics: mean (double, for the second pass) and, as T, the mean, the variance and
-// 1 / sqrt(var + epsilon), each group [k * size, (k + 1) * size) of X.
+// 1 / sqrt(var + epsilon). The terms see group k's j-th element as e = k * size + j.
+template <typename T>
+struct GroupLoadTerm {
+  const T* x;
+  NormGroups ng;
+  __device__ double operator()(int64_t e, int64_t k) const {
+    return static_cast<double>(x[ng.Offset(k, e - k * ng.size)]);
+  }
+};
 template <typename T>
 struct DoubleMeanFinish {
   double* mean;
@@ -55,8 +59,9 @@ template <typename T>
 struct SqDevTerm {
   const T* x;
   const double* mean;
+  NormGroups ng;
   __device__ double operator()(int64_t e, int64_t k) const {
-    const double d = static_cast<double>(x[e]) - mean[k];
+    const double d = static_cast<double>(x[ng.Offset(k, e - k * ng.size)]) - mean[k];
     return d * d;
   }
 };
@@ -77,17 +82,17 @@ template <typename T>
 void GroupStats(const Gpu& g, const T* x, const NormGroups& ng, double eps, T* mean, T* var,
                 T* rstd) {
   double* mean_d = g.Temp<double>(ng.groups);
-  ReduceMid<double>(g, "norm (mean)", 1, ng.groups, ng.size, LoadTerm<T, double>{x},
+  ReduceMid<double>(g, "norm (mean)", 1, ng.groups, ng.size, GroupLoadTerm<T>{x, ng},
                     DoubleMeanFinish<T>{mean_d, double(ng.size)});
-  ReduceMid<double>(g, "norm (variance)", 1, ng.groups, ng.size, SqDevTerm<T>{x, mean_d},
+  ReduceMid<double>(g, "norm (variance)", 1, ng.groups, ng.size, SqDevTerm<T>{x, mean_d, ng},
                     StatsFinish<T>{mean_d, mean, var, rstd, double(ng.size), eps});
 }
 
 template <typename T>
 __global__ void NormForwardKernel(const T* x, const T* mean, const T* rstd, const T* scale,
-                                  const T* bias, Affine af, int64_t size, T* y, int64_t n) {
+                                  const T* bias, NormGroups ng, T* y, int64_t n) {
   TIDE_CUDA_LOOP(i, n) {
-    const int64_t k = i / size, a = af(i);
+    const int64_t k = ng.GroupOf(i), a = ng.AffineIndex(i);
     y[i] = (x[i] - mean[k]) * rstd[k] * (scale ? scale[a] : T(1)) + (bias ? bias[a] : T(0));
   }
 }
@@ -113,34 +118,38 @@ void NormKernel(KernelContext& ctx) {
   T* rstd = instance && vt ? vt.mutable_data<T>(stat, g.place()) : g.Temp<T>(ng.groups);
   T* var = !instance && vt ? vt.mutable_data<T>(stat, g.place()) : nullptr;
   GroupStats<T>(g, xd, ng, eps, mean, var, rstd);
-  Launch(g, "NormForwardKernel", x.numel(), NormForwardKernel<T>, xd, mean, rstd, scale, bias,
-         Affine{ng.size, ng.affine, ng.inner}, ng.size, y, x.numel());
+  Launch(g, "NormForwardKernel", x.numel(), NormForwardKernel<T>, xd, mean, rstd, scale, bias, ng,
+         y, x.numel());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Grad: with xhat = (x - mean) * rstd and dyh = dy * scale, per group m1 = mean(dyh),
 // m2 = mean(dyh * xhat); dX = rstd * (dyh - m1 - xhat * m2); dScale = sum(dy * xhat),
-// dBias = sum(dy) over the elements of each Scale/Bias index.
+// dBias = sum(dy) over the elements of each Scale/Bias index. e is an offset in X.
 template <typename T>
 struct GradTerms {
   const T *x, *dy, *scale, *mean, *rstd;
-  Affine af;
-  int64_t size;
+  NormGroups ng;
   __device__ T Xhat(int64_t e) const {
-    const int64_t k = e / size;
+    const int64_t k = ng.GroupOf(e);
     return (x[e] - mean[k]) * rstd[k];
   }
-  __device__ T Dyh(int64_t e) const { return dy[e] * (scale ? scale[af(e)] : T(1)); }
+  __device__ T Dyh(int64_t e) const { return dy[e] * (scale ? scale[ng.AffineIndex(e)] : T(1)); }
+  // X's offset of group k's element at e = k * size + j (a group-wise ReduceMid's index).
+  __device__ int64_t InGroup(int64_t e, int64_t k) const { return ng.Offset(k, e - k * ng.size); }
 };
 template <typename T>
 struct DyhTerm {
   GradTerms<T> t;
-  __device__ double operator()(int64_t e, int64_t) const { return t.Dyh(e); }
+  __device__ double operator()(int64_t e, int64_t k) const { return t.Dyh(t.InGroup(e, k)); }
 };
 template <typename T>
 struct DyhXhatTerm {
   GradTerms<T> t;
-  __device__ double operator()(int64_t e, int64_t) const { return t.Dyh(e) * t.Xhat(e); }
+  __device__ double operator()(int64_t e, int64_t k) const {
+    const int64_t i = t.InGroup(e, k);
+    return t.Dyh(i) * t.Xhat(i);
+  }
 };
 template <typename T>
 struct DyXhatTerm {
@@ -162,7 +171,7 @@ struct CastFinish {  // out[j] = sum / divisor, as T
 template <typename T>
 __global__ void NormGradXKernel(GradTerms<T> t, const T* m1, const T* m2, T* dx, int64_t n) {
   TIDE_CUDA_LOOP(i, n) {
-    const int64_t k = i / t.size;
+    const int64_t k = t.ng.GroupOf(i);
     dx[i] = t.rstd[k] * (t.Dyh(i) - m1[k] - t.Xhat(i) * m2[k]);
   }
 }
@@ -182,8 +191,7 @@ void NormGradKernel(KernelContext& ctx) {
   T* mean = g.Temp<T>(ng.groups);
   T* rstd = g.Temp<T>(ng.groups);
   GroupStats<T>(g, xd, ng, eps, mean, nullptr, rstd);
-  const Affine af{ng.size, ng.affine, ng.inner};
-  const GradTerms<T> t{xd, gd, scale, mean, rstd, af, ng.size};
+  const GradTerms<T> t{xd, gd, scale, mean, rstd, ng};
   if (Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str())) {
     T* m1 = g.Temp<T>(ng.groups);
     T* m2 = g.Temp<T>(ng.groups);
@@ -195,9 +203,11 @@ void NormGradKernel(KernelContext& ctx) {
     Launch(g, "NormGradXKernel", x.numel(), NormGradXKernel<T>, t, m1, m2, dx, x.numel());
   }
   // X as [pre, affine, post] around the Scale/Bias index: [groups, size, 1] for layer_norm,
-  // [N, C, inner] for the channel norms.
-  const int64_t pre = ng.inner ? x.dims()[0] : ng.groups;
-  const int64_t post = ng.inner ? ng.inner : 1;
+  // [N, C, inner] for the channel norms, [N * inner, C, 1] for group_norm's NHWC.
+  const int64_t pre = !ng.inner          ? ng.groups
+                      : ng.channels_last ? x.dims()[0] * ng.inner
+                                         : x.dims()[0];
+  const int64_t post = ng.inner && !ng.channels_last ? ng.inner : 1;
   if (Tensor dst = ctx.OptionalOutput(GradVarName("Scale").c_str())) {
     T* ds = dst.mutable_data<T>(ctx.Input("Scale").dims(), g.place());
     ReduceMid<double>(g, "norm_grad (dScale)", pre, ng.affine, post, DyXhatTerm<T>{t},

@@ -1,6 +1,6 @@
 // interp_pad2d_ops.cc: bilinear_interp / nearest_interp (Fluid 1.x's align_corners and
-// align_mode rules, out size from OutSize, out_h/out_w or scale), pad2d (constant, reflect, edge;
-// NCHW or NHWC) and crop (a box of X at offsets), with grads. NCHW for the interps.
+// align_mode rules, out size from OutSize, out_h/out_w or scale), pad2d (constant, reflect, edge)
+// and crop (a box of X at offsets), with grads. The interps and pad2d take NCHW or NHWC.
 #include <cmath>
 #include <cstring>
 
@@ -35,9 +35,13 @@ Taps InterpTaps(bool bilinear, int64_t in, int64_t out, bool align_corners, int 
   return t;
 }
 
+// X's layout (data_layout) and Out's size.
 template <typename Ctx>
-std::pair<int64_t, int64_t> InterpOutSize(const Ctx& ctx, const Dims& x, const int32_t* out_size) {
-  return tide::ops::InterpOutSize(ctx.op_type(), x, ctx.template Attr<int32_t>("out_h"),
+tide::ops::InterpGeom InterpGeomOf(const Ctx& ctx, const Dims& x, const int32_t* out_size) {
+  const char* op = ctx.op_type();
+  const bool nhwc =
+      tide::ops::ChannelsLast(op, "data_layout", ctx.template Attr<std::string>("data_layout"));
+  return tide::ops::GetInterpGeom(op, x, nhwc, ctx.template Attr<int32_t>("out_h"),
                                   ctx.template Attr<int32_t>("out_w"),
                                   ctx.template Attr<float>("scale"), out_size);
 }
@@ -53,67 +57,69 @@ const int32_t* OutSizeData(const KernelContext& ctx) {
 template <typename T, bool kGrad>
 void Interp(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const Dims xd = x.dims();
-  const auto [oh, ow] = InterpOutSize(ctx, xd, OutSizeData(ctx));
+  const tide::ops::InterpGeom g = InterpGeomOf(ctx, x.dims(), OutSizeData(ctx));
   const bool ac = ctx.Attr<bool>("align_corners");
   const bool bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
   const int mode = ctx.Attr<int32_t>("align_mode");
-  const Taps th = InterpTaps(bilinear, xd[2], oh, ac, mode);
-  const Taps tw = InterpTaps(bilinear, xd[3], ow, ac, mode);
-  const int64_t planes = xd[0] * xd[1], ih = xd[2], iw = xd[3];
+  const Taps th = InterpTaps(bilinear, g.ih, g.oh, ac, mode);
+  const Taps tw = InterpTaps(bilinear, g.iw, g.ow, ac, mode);
+  const T* in = nullptr;
+  T* o = nullptr;
+  const T* gd = nullptr;
+  T* dx = nullptr;
   if constexpr (!kGrad) {
-    const T* in = x.data<T>();
-    T* o = ctx.Output("Out").mutable_data<T>({xd[0], xd[1], oh, ow}, ctx.place());
-    for (int64_t p = 0; p < planes; ++p)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          const T* s = in + p * ih * iw;
-          o[(p * oh + i) * ow + j] = static_cast<T>(
-              th.wlo[i] * (tw.wlo[j] * s[th.lo[i] * iw + tw.lo[j]] + tw.whi[j] * s[th.lo[i] * iw + tw.hi[j]]) +
-              th.whi[i] * (tw.wlo[j] * s[th.hi[i] * iw + tw.lo[j]] + tw.whi[j] * s[th.hi[i] * iw + tw.hi[j]]));
-        }
+    in = x.data<T>();
+    o = ctx.Output("Out").mutable_data<T>(g.OutDims(), ctx.place());
   } else {
     Tensor dout = ctx.Input(GradVarName("Out").c_str());
-    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), {xd[0], xd[1], oh, ow});
-    const T* g = dout.data<T>();
-    T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
+    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), g.OutDims());
+    gd = dout.data<T>();
+    dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
     std::fill(dx, dx + x.numel(), T(0));
-    for (int64_t p = 0; p < planes; ++p)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          T* d = dx + p * ih * iw;
-          const double gv = g[(p * oh + i) * ow + j];
-          d[th.lo[i] * iw + tw.lo[j]] += static_cast<T>(gv * th.wlo[i] * tw.wlo[j]);
-          d[th.lo[i] * iw + tw.hi[j]] += static_cast<T>(gv * th.wlo[i] * tw.whi[j]);
-          d[th.hi[i] * iw + tw.lo[j]] += static_cast<T>(gv * th.whi[i] * tw.wlo[j]);
-          d[th.hi[i] * iw + tw.hi[j]] += static_cast<T>(gv * th.whi[i] * tw.whi[j]);
-        }
   }
+  for (int64_t b = 0; b < g.n; ++b)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t i = 0; i < g.oh; ++i)
+        for (int64_t j = 0; j < g.ow; ++j) {
+          const int64_t ll = g.XAt(b, c, th.lo[i], tw.lo[j]), lh = g.XAt(b, c, th.lo[i], tw.hi[j]);
+          const int64_t hl = g.XAt(b, c, th.hi[i], tw.lo[j]), hh = g.XAt(b, c, th.hi[i], tw.hi[j]);
+          const int64_t oi = g.OutAt(b, c, i, j);
+          if constexpr (!kGrad) {
+            o[oi] = static_cast<T>(th.wlo[i] * (tw.wlo[j] * in[ll] + tw.whi[j] * in[lh]) +
+                                   th.whi[i] * (tw.wlo[j] * in[hl] + tw.whi[j] * in[hh]));
+          } else {
+            const double gv = gd[oi];
+            dx[ll] += static_cast<T>(gv * th.wlo[i] * tw.wlo[j]);
+            dx[lh] += static_cast<T>(gv * th.wlo[i] * tw.whi[j]);
+            dx[hl] += static_cast<T>(gv * th.whi[i] * tw.wlo[j]);
+            dx[hh] += static_cast<T>(gv * th.whi[i] * tw.whi[j]);
+          }
+        }
 }
 template <typename T> void InterpKernel(KernelContext& c) { Interp<T, false>(c); }
 template <typename T> void InterpGradKernel(KernelContext& c) { Interp<T, true>(c); }
 
 void InterpInferShape(tide::InferShapeContext& ctx) {
-  const Dims x = ctx.InputDims("X");
-  auto hw = InterpOutSize(ctx, x, nullptr);
-  if (ctx.HasInput("OutSize")) hw = {-1, -1};  // known at run time
-  ctx.SetOutputDims("Out", {x[0], x[1], hw.first, hw.second});
+  tide::ops::InterpGeom g = InterpGeomOf(ctx, ctx.InputDims("X"), nullptr);
+  if (ctx.HasInput("OutSize")) g.oh = g.ow = -1;  // known at run time
+  ctx.SetOutputDims("Out", g.OutDims());
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
 tide::OpSchema InterpSchema(const std::string& type, const char* method) {
   return tide::OpSchema(type)
       .Comment(std::string("Out = X resized to (out_h, out_w) by ") + method +
-               " interpolation (NCHW); OutSize overrides out_h/out_w at run time, scale > 0 "
-               "multiplies X's size; align_corners maps the corner pixels onto each other.")
-      .Input("X", "[N, C, H, W]").Input("OutSize", "int32 [2] (optional)").AsDispensable()
-      .Output("Out", "[N, C, out_h, out_w]")
+               " interpolation (NCHW or NHWC); OutSize overrides out_h/out_w at run time, scale "
+               "> 0 multiplies X's size; align_corners maps the corner pixels onto each other.")
+      .Input("X", "[N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
+      .Input("OutSize", "int32 [2] (optional)").AsDispensable()
+      .Output("Out", "[N, C, out_h, out_w] or [N, out_h, out_w, C]")
       .Attr("out_h", int32_t(-1), "output height").Attr("out_w", int32_t(-1), "output width")
       .Attr("scale", 0.0f, "output size = scale * input size when > 0")
       .Attr("interp_method", std::string(method), "the method (fixed by the op)")
       .Attr("align_corners", true, "align the corner pixels")
       .Attr("align_mode", int32_t(1), "0: half-pixel centres (without align_corners), 1: src = ratio * dst")
-      .Attr("data_layout", std::string("NCHW"), "only NCHW")
+      .Attr("data_layout", std::string("NCHW"), "NCHW or NHWC").InSet({"NCHW", "NHWC"})
       .KernelDataTypeFrom("X")
       .InferShape(InterpInferShape)
       .Grad([type](tide::GradMaker& g) {
@@ -132,7 +138,8 @@ tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
       .Output(GradVarName("X"))
       .Attr("out_h", int32_t(-1)).Attr("out_w", int32_t(-1)).Attr("scale", 0.0f)
       .Attr("interp_method", std::string(method)).Attr("align_corners", true)
-      .Attr("align_mode", int32_t(1)).Attr("data_layout", std::string("NCHW"))
+      .Attr("align_mode", int32_t(1))
+      .Attr("data_layout", std::string("NCHW")).InSet({"NCHW", "NHWC"})
       .KernelDataTypeFrom("X")
       .InferShape(GradLike({"X"}));
 }

@@ -4,6 +4,7 @@
 // the statistics from X rather than trusting the saved ones.
 #include <cmath>
 
+#include <tide/ops/data_layout.hpp>
 #include <tide/ops/norm.hpp>
 
 #include "common.h"
@@ -21,7 +22,9 @@ NormGroups GroupsOf(const Ctx& ctx, const Dims& x) {
   if (type.rfind("group_norm", 0) == 0) {
     const int32_t groups = ctx.template Attr<int32_t>("groups");
     TIDE_CHECK(groups >= 1, "op '", ctx.op_type(), "': groups must be >= 1, got ", groups);
-    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups);
+    const bool nhwc = tide::ops::ChannelsLast(ctx.op_type(), "data_layout",
+                                              ctx.template Attr<std::string>("data_layout"));
+    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups, nhwc);
   }
   return tide::ops::ChannelNormGroups(ctx.op_type(), x, 0);
 }
@@ -46,12 +49,17 @@ void CheckAffine(const KernelContext& ctx, const NormGroups& g, const char* p) {
              ctx.InputName(p), "') has ", ctx.Input(p).numel(), " elements, expected ", g.affine);
 }
 
+// Group k's statistics, its elements summed in NormGroups::Offset's order.
 template <typename T>
-void Stats(const T* x, int64_t n, double eps, T* mean, T* rstd, T* var) {
+void Stats(const T* x, const NormGroups& g, int64_t k, double eps, T* mean, T* rstd, T* var) {
+  const int64_t n = g.size;
   double m = 0, v = 0;
-  for (int64_t i = 0; i < n; ++i) m += x[i];
+  for (int64_t j = 0; j < n; ++j) m += x[g.Offset(k, j)];
   m /= n;
-  for (int64_t i = 0; i < n; ++i) v += (x[i] - m) * (x[i] - m);
+  for (int64_t j = 0; j < n; ++j) {
+    const double d = x[g.Offset(k, j)] - m;
+    v += d * d;
+  }
   v /= n;
   *mean = static_cast<T>(m);
   *var = static_cast<T>(v);
@@ -77,11 +85,11 @@ void NormKernel(KernelContext& ctx) {
   tide::ParallelFor(ctx, g.groups, g.size * 4, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
       T mean, rstd, var;
-      Stats(xd + k * g.size, g.size, eps, &mean, &rstd, &var);
+      Stats(xd, g, k, eps, &mean, &rstd, &var);
       if (md) md[k] = mean;
       if (vd) vd[k] = IsInstance(op) ? rstd : var;
-      for (int64_t i = k * g.size; i < (k + 1) * g.size; ++i) {
-        const int64_t a = g.AffineIndex(i);
+      for (int64_t j = 0; j < g.size; ++j) {
+        const int64_t i = g.Offset(k, j), a = g.AffineIndex(i);
         y[i] = (xd[i] - mean) * rstd * (scale ? scale[a] : T(1)) + (bias ? bias[a] : T(0));
       }
     }
@@ -107,10 +115,10 @@ void NormGradKernel(KernelContext& ctx) {
   if (db) std::fill(db, db + g.affine, T(0));
   for (int64_t k = 0; k < g.groups; ++k) {
     T mean, rstd, var;
-    Stats(xd + k * g.size, g.size, eps, &mean, &rstd, &var);
+    Stats(xd, g, k, eps, &mean, &rstd, &var);
     double m1 = 0, m2 = 0;  // means of dy_hat and dy_hat * xhat
-    for (int64_t i = k * g.size; i < (k + 1) * g.size; ++i) {
-      const int64_t a = g.AffineIndex(i);
+    for (int64_t j = 0; j < g.size; ++j) {
+      const int64_t i = g.Offset(k, j), a = g.AffineIndex(i);
       const T xhat = (xd[i] - mean) * rstd;
       const T dyh = gd[i] * (scale ? scale[a] : T(1));
       m1 += dyh;
@@ -121,7 +129,8 @@ void NormGradKernel(KernelContext& ctx) {
     m1 /= g.size;
     m2 /= g.size;
     if (!dx) continue;
-    for (int64_t i = k * g.size; i < (k + 1) * g.size; ++i) {
+    for (int64_t j = 0; j < g.size; ++j) {
+      const int64_t i = g.Offset(k, j);
       const T xhat = (xd[i] - mean) * rstd;
       const T dyh = gd[i] * (scale ? scale[g.AffineIndex(i)] : T(1));
       dx[i] = rstd * (dyh - static_cast<T>(m1) - xhat * static_cast<T>(m2));
@@ -199,11 +208,13 @@ TIDE_REGISTER_OP(NormSchema("layer_norm", "Y = Scale * (X - mean) / sqrt(var + e
 TIDE_REGISTER_OP(NormGradSchema("layer_norm_grad").Attr("begin_norm_axis", int32_t(1)));
 TIDE_REGISTER_OP(NormSchema("group_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + Bias "
                                           "per channel, the statistics over each sample's "
-                                          "channel groups (X [N, C, ...]).")
+                                          "channel groups (X [N, C, ...], or [N, ..., C] "
+                                          "with NHWC).")
                      .Attr("groups", int32_t(1), "channel groups (dividing C)")
-                     .Attr("data_layout", std::string("NCHW"), "only NCHW"));
+                     .Attr("data_layout", std::string("NCHW"), "NCHW or NHWC (channels last)")
+                     .InSet({"NCHW", "NHWC"}));
 TIDE_REGISTER_OP(NormGradSchema("group_norm_grad").Attr("groups", int32_t(1))
-                     .Attr("data_layout", std::string("NCHW")));
+                     .Attr("data_layout", std::string("NCHW")).InSet({"NCHW", "NHWC"}));
 TIDE_REGISTER_OP(NormSchema("instance_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + "
                                              "Bias per channel, the statistics over each "
                                              "sample's channel (X [N, C, ...])."));

@@ -2,10 +2,11 @@
 // per output row or column the two source indices and their weights, with align_corners and
 // align_mode) and pad2d (geometry; the source index of a padded index for constant, reflect and
 // edge), with their errors, for every implementation. The per-index functions run on the host and
-// on a device.
+// on a device. The interps take X in NCHW or NHWC (data_layout), as pad2d does (data_format).
 #ifndef TIDE_OPS_INTERP_PAD2D_HPP_
 #define TIDE_OPS_INTERP_PAD2D_HPP_
 
+#include <tide/ops/data_layout.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
@@ -57,23 +58,65 @@ TIDE_OPS_HOST_DEVICE inline InterpTap NearestTap(int64_t k, int64_t in, int64_t 
 }
 
 // Out's (h, w): OutSize's values (h, w) when given, else scale * X's when scale > 0, else
-// out_h / out_w. X is [N, C, H, W]; an unknown (-1) size passes at compile time.
+// out_h / out_w. X is [N, C, H, W], or [N, H, W, C] when nhwc; an unknown (-1) size passes at
+// compile time.
 inline std::pair<int64_t, int64_t> InterpOutSize(const char* op, const Dims& x, int64_t out_h,
                                                  int64_t out_w, float scale,
-                                                 const int32_t* out_size) {
-  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be [N, C, H, W], got ", ToString(x));
+                                                 const int32_t* out_size, bool nhwc = false) {
+  TIDE_CHECK(x.size() == 4, "op '", op, "': X must be ", nhwc ? "[N, H, W, C]" : "[N, C, H, W]",
+             ", got ", ToString(x));
+  const int64_t xh = nhwc ? x[1] : x[2], xw = nhwc ? x[2] : x[3];
   int64_t h = out_h, w = out_w;
   if (out_size) {
     h = out_size[0];
     w = out_size[1];
   } else if (scale > 0) {
-    h = x[2] < 0 ? -1 : static_cast<int64_t>(x[2] * scale);
-    w = x[3] < 0 ? -1 : static_cast<int64_t>(x[3] * scale);
+    h = xh < 0 ? -1 : static_cast<int64_t>(xh * scale);
+    w = xw < 0 ? -1 : static_cast<int64_t>(xw * scale);
   }
   TIDE_CHECK((h > 0 || h == -1) && (w > 0 || w == -1), "op '", op,
              "': the output size must be positive (out_h/out_w, scale or OutSize), got ", h,
              " x ", w);
   return {h, w};
+}
+
+// X and Out of an interpolation in NCHW or NHWC (data_layout): the flat offsets of their
+// elements.
+struct InterpGeom {
+  int64_t n, c, ih, iw, oh, ow;
+  bool nhwc;
+  TIDE_OPS_HOST_DEVICE int64_t XAt(int64_t b, int64_t ch, int64_t h, int64_t w) const {
+    return nhwc ? ((b * ih + h) * iw + w) * c + ch : ((b * c + ch) * ih + h) * iw + w;
+  }
+  TIDE_OPS_HOST_DEVICE int64_t OutAt(int64_t b, int64_t ch, int64_t h, int64_t w) const {
+    return nhwc ? ((b * oh + h) * ow + w) * c + ch : ((b * c + ch) * oh + h) * ow + w;
+  }
+  // (b, ch, h, w) of Out's element e.
+  TIDE_OPS_HOST_DEVICE void OutCoords(int64_t e, int64_t* b, int64_t* ch, int64_t* h,
+                                      int64_t* w) const {
+    if (nhwc) {
+      *ch = e % c;
+      e /= c;
+    }
+    *w = e % ow;
+    e /= ow;
+    *h = e % oh;
+    e /= oh;
+    if (!nhwc) {
+      *ch = e % c;
+      e /= c;
+    }
+    *b = e;
+  }
+  Dims OutDims() const { return nhwc ? Dims{n, oh, ow, c} : Dims{n, c, oh, ow}; }
+};
+
+// X's geometry and Out's size (InterpOutSize's rules).
+inline InterpGeom GetInterpGeom(const char* op, const Dims& x, bool nhwc, int64_t out_h,
+                                int64_t out_w, float scale, const int32_t* out_size) {
+  const auto hw = InterpOutSize(op, x, out_h, out_w, scale, out_size, nhwc);
+  return nhwc ? InterpGeom{x[0], x[3], x[1], x[2], hw.first, hw.second, true}
+              : InterpGeom{x[0], x[1], x[2], x[3], hw.first, hw.second, false};
 }
 
 // ---------------------------------------------------------------------------------------------
