@@ -48,6 +48,40 @@ def nhwc(a):
     return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
 
 
+def mkldnn_grads_vs_float64(op_type, ins, outs, attrs, ref, out_name, delta=1e-6):
+    """oneDNN's float32 gradients of loss = sum(w * out) (w fixed, random) for each input of `ins`
+    against central differences of sum(w * ref(**inputs)) in float64 (ref: the numpy reference
+    of the op's output). Asserts the oneDNN grad kernel ran."""
+    t = make(op_type, ins, outs, dict(attrs, use_mkldnn=True))
+    main, startup, feeds, out_vars = t._build(stop_gradient_inputs=False)
+    shape = outs[out_name].shape
+    w = np.random.RandomState(3).uniform(0.5, 1.5, shape)
+    with tide.program_guard(main, startup):
+        wv = main.global_block().create_var(name="w", shape=shape, dtype="float32",
+                                            stop_gradient=True)
+        loss = tide.layers.mean(tide.layers.elementwise_mul(out_vars[out_name.lower() + "_out"], wv))
+    feeds["w"] = tide.LoDTensor(w.astype("float32"))
+    tide.append_backward(loss)
+    exe = tide.Executor(tide.CPUPlace())
+    got = exe.run(main, feed=feeds, fetch_list=[p.lower() + "_in@GRAD" for p in ins])
+    ks = [k for o, k in exe.last_run_info()["kernels"] if o == op_type + "_grad"]
+    assert ks and all("mkldnn" in k for k in ks), ks
+    w64 = w.astype("float32").astype(np.float64)
+    base = {p: a.astype(np.float64) for p, a in ins.items()}
+    for param, analytic in zip(ins, got):
+        flat, numeric = base[param].reshape(-1), np.zeros(base[param].size)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + delta
+            hi = np.sum(w64 * ref(**base))
+            flat[i] = old - delta
+            lo = np.sum(w64 * ref(**base))
+            flat[i] = old
+            numeric[i] = (hi - lo) / (2 * delta)
+        np.testing.assert_allclose(np.asarray(analytic).reshape(-1) * w.size, numeric, rtol=1e-4,
+                                   atol=1e-4, err_msg=param)
+
+
 # ---- conv2d / depthwise_conv2d ----------------------------------------------------------------
 def paddle_pads(algo, in_hw, k, strides, paddings, dilations):
     """Paddle's UpdatePaddingAndDilation: (top, bottom, left, right) and the dilations used."""
@@ -140,6 +174,29 @@ def test_conv2d_grad_mkldnn_nhwc():
                    if o == "conv2d_grad") == use
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+# oneDNN's conv grads with 4-value paddings, VALID and SAME in NCHW, and a depthwise conv with
+# 4-value paddings (op, NCHW dims, filter, strides, paddings, algorithm, dilations, groups, format)
+MKLDNN_CONV_GRAD_CASES = [
+    CONV_CASES[0],
+    ("conv2d", (1, 3, 8, 7), (4, 3, 3, 2), [2, 1], [0, 0], "VALID", [1, 1], 1, "NCHW"),
+    ("conv2d", (1, 3, 7, 7), (4, 3, 3, 3), [2, 2], [0, 0], "SAME", [2, 2], 1, "NCHW"),
+    ("depthwise_conv2d", (1, 4, 7, 6), (4, 1, 3, 3), [1, 2], [1, 0, 2, 1], "EXPLICIT", [1, 1], 4,
+     "NCHW"),
+]
+
+
+@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.parametrize("case", MKLDNN_CONV_GRAD_CASES)
+def test_conv2d_grad_mkldnn_paddings(case):
+    op, xs, fs, strides, paddings, algo, dils, groups, _ = case
+    ins, outs, attrs = conv_test(case)
+    pads, used_dils = paddle_pads(algo, xs[2:], fs[2:], strides, paddings, dils)
+
+    def ref(Input, Filter):
+        return conv_ref(Input, Filter, strides, pads, used_dils, groups)
+    mkldnn_grads_vs_float64(op, ins, outs, attrs, ref, "Output")
 
 
 PADDLE_CONV_HINTS = {  # what Paddle 2.x programs carry on conv2d besides its attributes
@@ -272,6 +329,29 @@ def test_pool2d_grad_mkldnn_nhwc(case):
         exe = tide.Executor(tide.CPUPlace())
         grads.append(exe.run(main, feed=feeds, fetch_list=["x_in@GRAD"])[0])
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6)
+
+
+# oneDNN's pool grads with 4-value paddings, VALID and SAME in NCHW (the same fields as POOL_CASES)
+MKLDNN_POOL_GRAD_CASES = [
+    ((1, 2, 7, 8), "max", [3, 2], [2, 2], [1, 0, 1, 1], "EXPLICIT", True, False, False, False,
+     "NCHW"),
+    ((1, 2, 7, 8), "avg", [3, 2], [2, 2], [1, 0, 1, 1], "EXPLICIT", False, False, False, False,
+     "NCHW"),
+    ((1, 3, 9, 7), "avg", [2, 2], [2, 2], [0, 0], "VALID", True, True, False, False, "NCHW"),
+    ((2, 3, 7, 9), "max", [3, 3], [2, 2], [0, 0], "SAME", True, False, False, False, "NCHW"),
+]
+
+
+@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.parametrize("case", MKLDNN_POOL_GRAD_CASES)
+def test_pool2d_grad_mkldnn_paddings(case):
+    xs, ptype, ksize, strides, paddings, algo, exclusive, ceil, adaptive, glob, _ = case
+    ins, outs, attrs = pool_test(case)
+    pads, _ = paddle_pads(algo, xs[2:], ksize, strides, paddings, [1, 1])
+
+    def ref(X):  # X's values are 0.02 apart: finite differences never change a max
+        return pool_ref(X, ksize, strides, pads, ptype, exclusive, ceil, adaptive, glob)
+    mkldnn_grads_vs_float64("pool2d", ins, outs, attrs, ref, "Out")
 
 
 # ---- batch_norm (inference, NHWC, Paddle's extra inputs and outputs) ----------------------------

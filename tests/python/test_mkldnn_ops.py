@@ -1,0 +1,298 @@
+"""device_mkldnn's layer_norm, prelu, reduce_*, bilinear_interp / nearest_interp and hard_swish
+kernels from Python: each op with use_mkldnn set on it and its grad op runs the oneDNN kernel
+where it has one (the executor's kernel choices say so), matches a float64 numpy reference of
+Fluid's formula, and its gradients (oneDNN's, or the plain grad kernels reading the oneDNN
+forward's outputs) match central finite differences of that reference. What a kernel declines
+(attributes oneDNN computes differently, shapes the plain kernel runs faster: see
+devices/mkldnn/README.md) runs the plain kernel with the same values."""
+import numpy as np
+import pytest
+
+import tide
+
+
+def has_mkldnn():
+    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
+
+
+pytestmark = pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+
+OUTS = {"layer_norm": ["Y", "Mean", "Variance"]}
+
+
+def run(op, inputs, attrs, out_shape, wrt=(), seed=5):
+    """Runs `op` on float32 `inputs` ({param: array}) with use_mkldnn on it and its grad op, and
+    loss = sum(w * first output) with random w of `out_shape`. Returns ({output param: array},
+    {input param: d loss / d input}, w, {op type: [kernel]})."""
+    main = tide.default_main_program()
+    block = main.global_block()
+    feed, ins = {}, {}
+    for param, value in inputs.items():
+        v = tide.layers.data(name=param.lower(), shape=list(value.shape), dtype=value.dtype.name,
+                             append_batch_size=False, stop_gradient=param not in wrt)
+        ins[param] = [v]
+        feed[v.name] = value
+    outs = {p: [block.create_var(name=p.lower(), dtype="float32")] for p in OUTS.get(op, ["Out"])}
+    block.append_op(type=op, inputs=ins, outputs=outs, attrs=attrs)
+    out = outs[OUTS.get(op, ["Out"])[0]][0]
+    w = np.random.RandomState(seed).uniform(0.5, 1.5, out_shape).astype("float32")
+    wv = tide.layers.data(name="w", shape=list(w.shape), dtype="float32", append_batch_size=False)
+    feed["w"] = w
+    if wrt:  # mean, not reduce_sum: only the op under test may be a reduce_* (d loss / d out = w / n)
+        tide.append_backward(tide.layers.mean(tide.layers.elementwise_mul(out, wv)))
+    for o in block.ops:
+        if o.type in (op, op + "_grad"):
+            o._set_attr("use_mkldnn", True)
+    fetch = [outs[p][0] for p in OUTS.get(op, ["Out"])] + [p.lower() + "@GRAD" for p in wrt]
+    exe = tide.Executor(tide.CPUPlace())
+    got = exe.run(main, feed=feed, fetch_list=fetch)
+    kernels = {}
+    for t, k in exe.last_run_info()["kernels"]:
+        kernels.setdefault(t, []).append(k)
+    n = len(OUTS.get(op, ["Out"]))
+    grads = {p: g * w.size for p, g in zip(wrt, got[n:])}  # of sum(w * out)
+    return dict(zip(OUTS.get(op, ["Out"]), got[:n])), grads, w, kernels
+
+
+def onednn(kernels, op):
+    return bool(kernels.get(op)) and all("mkldnn" in k for k in kernels[op])
+
+
+def plain(kernels, op):
+    return bool(kernels.get(op)) and all("plain" in k for k in kernels[op])
+
+
+def numeric_grad(f, inputs, param, w, rng, samples=200, delta=1e-6):
+    """d sum(w * f(inputs)) / d inputs[param] by central differences in float64, at `samples`
+    random elements (all when fewer): (flat indices, values)."""
+    base = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
+    flat = base[param].reshape(-1)
+    idx = np.arange(flat.size) if flat.size <= samples else rng.choice(flat.size, samples, False)
+    grads = []
+    for i in idx:
+        old = flat[i]
+        flat[i] = old + delta
+        hi = np.sum(w * f(**base))
+        flat[i] = old - delta
+        lo = np.sum(w * f(**base))
+        flat[i] = old
+        grads.append((hi - lo) / (2 * delta))
+    return idx, np.array(grads)
+
+
+def check_grads(f, inputs, grads, w, rng, rtol=1e-3, atol=1e-4):
+    for param, g in grads.items():
+        idx, want = numeric_grad(f, inputs, param, w.astype(np.float64), rng)
+        np.testing.assert_allclose(g.reshape(-1)[idx], want, rtol=rtol, atol=atol, err_msg=param)
+
+
+# ---- layer_norm ---------------------------------------------------------------------------------
+def layer_norm_ref(axis, eps=1e-5, with_scale=True, with_bias=True):
+    def f(X, Scale=None, Bias=None, stats=False):
+        rows = X.reshape(int(np.prod(X.shape[:axis])), -1)
+        mean, var = rows.mean(1), rows.var(1)
+        y = (rows - mean[:, None]) / np.sqrt(var[:, None] + eps)
+        if with_scale:
+            y = y * Scale.reshape(-1)
+        if with_bias:
+            y = y + Bias.reshape(-1)
+        y = y.reshape(X.shape)
+        return (y, mean, var) if stats else y
+    return f
+
+
+@pytest.mark.parametrize("shape,axis,with_scale,with_bias", [
+    ((8, 32, 32), 1, True, True),
+    ((8, 32, 32), 2, True, False),
+    ((4, 8, 16, 16), 3, False, True),
+    ((64, 128), 1, False, False),
+])
+def test_layer_norm(shape, axis, with_scale, with_bias, rng):
+    right = int(np.prod(shape[axis:]))
+    inputs = {"X": rng.uniform(-2, 3, shape).astype("float32")}
+    if with_scale:
+        inputs["Scale"] = rng.uniform(0.5, 1.5, right).astype("float32")
+    if with_bias:
+        inputs["Bias"] = rng.uniform(-1, 1, right).astype("float32")
+    wrt = tuple(inputs)
+    outs, grads, w, kernels = run("layer_norm", inputs, {"begin_norm_axis": axis, "epsilon": 1e-5},
+                                  shape, wrt)
+    assert onednn(kernels, "layer_norm") and onednn(kernels, "layer_norm_grad"), kernels
+    f = layer_norm_ref(axis, with_scale=with_scale, with_bias=with_bias)
+    y, mean, var = f(**{k: v.astype(np.float64) for k, v in inputs.items()}, stats=True)
+    np.testing.assert_allclose(outs["Y"], y, rtol=1e-5, atol=2e-5)
+    np.testing.assert_allclose(outs["Mean"], mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs["Variance"], var, rtol=1e-5, atol=1e-6)
+    check_grads(f, inputs, grads, w, rng)
+
+
+def test_layer_norm_small_runs_plain(rng):
+    inputs = {"X": rng.uniform(-2, 3, (16, 64)).astype("float32"),
+              "Scale": rng.uniform(0.5, 1.5, 64).astype("float32"),
+              "Bias": rng.uniform(-1, 1, 64).astype("float32")}
+    outs, _, _, kernels = run("layer_norm", inputs, {"begin_norm_axis": 1}, (16, 64), ("X",))
+    assert plain(kernels, "layer_norm") and plain(kernels, "layer_norm_grad"), kernels
+    np.testing.assert_allclose(outs["Y"], layer_norm_ref(1)(
+        **{k: v.astype(np.float64) for k, v in inputs.items()}), rtol=1e-5, atol=2e-5)
+
+
+# ---- prelu --------------------------------------------------------------------------------------
+def prelu_ref(mode):
+    def f(X, Alpha):
+        if mode == "all":
+            a = Alpha.reshape(-1)[0]
+        elif mode == "channel":
+            a = Alpha.reshape((1, -1) + (1,) * (X.ndim - 2))
+        else:
+            a = Alpha.reshape((1,) + X.shape[1:])
+        return np.where(X > 0, X, a * X)
+    return f
+
+
+@pytest.mark.parametrize("mode,shape,alpha_shape", [
+    ("channel", (2, 16, 16, 16), (16,)),
+    ("channel", (64, 200), (200,)),
+    ("all", (2, 16, 16, 16), (1,)),
+    ("element", (4, 8, 16, 16), (8, 16, 16)),
+])
+def test_prelu(mode, shape, alpha_shape, rng):
+    inputs = {"X": rng.uniform(-2, 2, shape).astype("float32"),
+              "Alpha": rng.uniform(-0.5, 1, alpha_shape).astype("float32")}
+    # keep finite differences away from the kink at 0
+    inputs["X"][np.abs(inputs["X"]) < 0.01] = 0.5
+    outs, grads, w, kernels = run("prelu", inputs, {"mode": mode}, shape, ("X", "Alpha"))
+    assert onednn(kernels, "prelu") and onednn(kernels, "prelu_grad"), kernels
+    f = prelu_ref(mode)
+    np.testing.assert_allclose(outs["Out"], f(**{k: v.astype(np.float64) for k, v in inputs.items()}),
+                               rtol=1e-6, atol=1e-7)
+    check_grads(f, inputs, grads, w, rng)
+
+
+def test_prelu_small_runs_plain(rng):
+    inputs = {"X": rng.uniform(-2, 2, (2, 16, 8, 8)).astype("float32"),
+              "Alpha": rng.uniform(0, 1, 16).astype("float32")}
+    outs, _, _, kernels = run("prelu", inputs, {"mode": "channel"}, (2, 16, 8, 8), ("X",))
+    assert plain(kernels, "prelu") and plain(kernels, "prelu_grad"), kernels
+    np.testing.assert_allclose(outs["Out"], prelu_ref("channel")(
+        **{k: v.astype(np.float64) for k, v in inputs.items()}), rtol=1e-6)
+
+
+# ---- reduce_* -----------------------------------------------------------------------------------
+REDUCERS = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max,
+            "reduce_min": np.min, "reduce_prod": np.prod}
+
+
+@pytest.mark.parametrize("op", sorted(REDUCERS))
+@pytest.mark.parametrize("shape,dim,keep_dim,reduce_all", [
+    ((16, 1024), [1], False, False),
+    ((4, 8, 32, 32), [2, 3], True, False),
+    ((128, 128), [0], False, True),
+])
+def test_reduce(op, shape, dim, keep_dim, reduce_all, rng):
+    n = int(np.prod(shape))
+    if op == "reduce_prod":  # values near 1 keep the product finite
+        x = rng.uniform(0.98, 1.02, shape)
+    else:  # distinct values 2 / n apart: no ties for max / min, even under finite differences
+        x = (rng.permutation(n).reshape(shape) - n / 2) * (2.0 / n)
+    inputs = {"X": x.astype("float32")}
+    axes = None if reduce_all else tuple(dim)
+
+    def f(X):
+        out = REDUCERS[op](X, axis=axes, keepdims=keep_dim)
+        return np.reshape(out, (1,)) if reduce_all and not keep_dim else out
+    # the grads stay on the plain kernels, reading oneDNN's Out
+    outs, grads, w, kernels = run(op, inputs, {"dim": dim, "keep_dim": keep_dim,
+                                               "reduce_all": reduce_all},
+                                  f(inputs["X"].astype(np.float64)).shape, ("X",))
+    assert onednn(kernels, op) and plain(kernels, op + "_grad"), kernels
+    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)),
+                               rtol=1e-4 if op == "reduce_prod" else 1e-5, atol=1e-5)
+    check_grads(f, inputs, grads, w, rng)
+
+
+@pytest.mark.parametrize("shape,dim", [((64, 1024), [0]), ((1024, 16), [1]), ((8, 1024), [1])])
+def test_reduce_declined_shapes_run_plain(shape, dim, rng):
+    """Leading-dim reductions (oneDNN's reference loop), short reduced runs and small X."""
+    x = rng.uniform(-1, 1, shape).astype("float32")
+    want = x.astype(np.float64).sum(axis=tuple(dim))
+    outs, _, _, kernels = run("reduce_sum", {"X": x}, {"dim": dim}, want.shape)
+    assert plain(kernels, "reduce_sum"), kernels
+    np.testing.assert_allclose(outs["Out"], want, rtol=1e-5, atol=1e-5)
+
+
+# ---- bilinear_interp / nearest_interp -----------------------------------------------------------
+def interp_ref(op, out_hw, align_corners, align_mode):
+    """Fluid's coordinate rules (tide/ops/interp_pad2d.hpp) in float64."""
+    def taps(n_in, n_out):
+        ratio = 0.0 if n_out <= 1 else ((n_in - 1) / (n_out - 1) if align_corners else n_in / n_out)
+        k = np.arange(n_out)
+        if op == "nearest_interp":
+            src = ratio * k
+            i = np.floor(src + 0.5) if align_corners else np.floor(src)
+            i = np.minimum(i.astype(int), n_in - 1)
+            return i, i, np.zeros(n_out)
+        src = ratio * (k + 0.5) - 0.5 if align_mode == 0 and not align_corners else ratio * k
+        src = np.maximum(src, 0)
+        lo = np.minimum(src.astype(int), n_in - 1)
+        return lo, np.minimum(lo + 1, n_in - 1), src - lo
+
+    def f(X):
+        (hl, hh, hw), (wl, wh, ww) = taps(X.shape[2], out_hw[0]), taps(X.shape[3], out_hw[1])
+        rows = X[:, :, hl, :] * (1 - hw)[:, None] + X[:, :, hh, :] * hw[:, None]
+        return rows[:, :, :, wl] * (1 - ww) + rows[:, :, :, wh] * ww
+    return f
+
+
+@pytest.mark.parametrize("op,shape,out_hw,grad_kernel", [
+    ("bilinear_interp", (2, 16, 16, 16), (24, 40), "plain"),
+    ("bilinear_interp", (1, 16, 64, 48), (32, 20), "plain"),
+    ("nearest_interp", (2, 16, 16, 16), (32, 48), "mkldnn"),
+])
+def test_interp(op, shape, out_hw, grad_kernel, rng):
+    inputs = {"X": rng.uniform(-1, 1, shape).astype("float32")}
+    attrs = {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": False, "align_mode": 0}
+    outs, grads, w, kernels = run(op, inputs, attrs, shape[:2] + out_hw, ("X",))
+    assert onednn(kernels, op), kernels
+    # oneDNN 2.6's linear backward is never faster than the plain kernel: none is registered
+    assert (onednn if grad_kernel == "mkldnn" else plain)(kernels, op + "_grad"), kernels
+    f = interp_ref(op, out_hw, False, 0)
+    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5,
+                               atol=1e-5)
+    check_grads(f, inputs, grads, w, rng)
+
+
+@pytest.mark.parametrize("op,out_hw,align_corners,align_mode", [
+    ("bilinear_interp", (40, 40), True, 1),   # Fluid's default attributes
+    ("bilinear_interp", (40, 40), False, 1),
+    ("nearest_interp", (40, 40), False, 1),   # not a multiple of 16
+    ("nearest_interp", (32, 32), True, 1),
+])
+def test_interp_other_rules_run_plain(op, out_hw, align_corners, align_mode, rng):
+    x = rng.uniform(-1, 1, (1, 16, 16, 16)).astype("float32")
+    attrs = {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": align_corners,
+             "align_mode": align_mode}
+    outs, _, _, kernels = run(op, {"X": x}, attrs, (1, 16) + out_hw)
+    assert plain(kernels, op), kernels
+    np.testing.assert_allclose(outs["Out"], interp_ref(op, out_hw, align_corners, align_mode)(
+        x.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+# ---- hard_swish ---------------------------------------------------------------------------------
+def hard_swish_ref(X):
+    return X * np.clip(X + 3, 0, 6) / 6
+
+
+@pytest.mark.parametrize("shape,fwd,grad", [
+    ((4, 16, 64, 64), "mkldnn", "mkldnn"),
+    ((4, 16, 16, 16), "plain", "mkldnn"),   # below the forward's speed bound only
+    ((2, 16, 8, 8), "plain", "plain"),
+])
+def test_hard_swish(shape, fwd, grad, rng):
+    x = rng.uniform(-6, 6, shape).astype("float32")
+    x[np.abs(np.abs(x) - 3) < 0.01] = 1.0  # finite differences away from the kinks at +-3
+    outs, grads, w, kernels = run("hard_swish", {"X": x}, {}, shape, ("X",))
+    for op, want in (("hard_swish", fwd), ("hard_swish_grad", grad)):
+        assert (onednn if want == "mkldnn" else plain)(kernels, op), (op, kernels)
+    np.testing.assert_allclose(outs["Out"], hard_swish_ref(x.astype(np.float64)), rtol=1e-5,
+                               atol=1e-6)
+    check_grads(hard_swish_ref, {"X": x}, grads, w, rng)
