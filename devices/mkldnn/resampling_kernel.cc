@@ -7,12 +7,14 @@
 // - nearest: oneDNN rounds (dst + 0.5) * in / out - 0.5, Fluid truncates dst * in / out (or
 //   rounds dst * (in - 1) / (out - 1) with align_corners): the same index when out is in (any
 //   align_corners) or a multiple of it without align_corners; other sizes are declined.
-// NCHW only (data_layout NHWC is declined); outputs of fewer than 8192 elements run faster on the
-// plain kernel and are declined too (README.md, "Speed"). Out keeps X's format. Only nearest has
-// a grad kernel: oneDNN 2.6's linear backward was never faster than the plain kernel.
+// data_layout NCHW (Out keeps X's format) or NHWC (oneDNN's nhwc tag on the plain data). Outputs
+// of fewer than 8192 elements run faster on the plain kernel and are declined too (README.md,
+// "Speed"). Only nearest has a grad kernel: oneDNN 2.6's linear backward was never faster than
+// the plain kernel.
+#include <tide/ops/data_layout.hpp>
 #include <tide/ops/interp_pad2d.hpp>
 
-#include "mkldnn_context.h"
+#include "plain_as.h"
 
 namespace tide_mkldnn {
 namespace {
@@ -25,7 +27,9 @@ constexpr int64_t kMinOutElements = 8192;
 
 struct Resample {
   algorithm algo;
-  Dims out;  // [N, C, out_h, out_w]
+  tide::ops::InterpGeom g;  // X's and Out's sizes, NCHW or NHWC (data_layout)
+  memory::dims src, dst;    // oneDNN's logical [N, C, H, W] of X and Out
+  Tag NhwcOr(Tag t) const { return g.nhwc ? Tag::acdb : t; }
 };
 
 // Whether oneDNN's index rule is Fluid's along a dim of `in` resized to `out`.
@@ -38,10 +42,6 @@ bool SameRule(bool bilinear, int64_t in, int64_t out, bool align_corners) {
 // is written) where oneDNN's rule is not Fluid's.
 Resample GetResample(const KernelContext& ctx, const Dims& x) {
   const char* op = ctx.op_type();
-  const std::string layout = ctx.Attr<std::string>("data_layout");
-  if (layout != "NCHW")
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): data_layout ", layout,
-               " is not supported (NCHW only)");
   const int32_t* out_size = nullptr;
   if (ctx.HasInput("OutSize")) {
     Tensor s = ctx.Input("OutSize");
@@ -49,8 +49,10 @@ Resample GetResample(const KernelContext& ctx, const Dims& x) {
                "': OutSize must be int32 [2] (h, w)");
     out_size = s.data<int32_t>();
   }
-  const auto hw =
-      tide::ops::InterpOutSize(op, x, ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"),
+  const bool nhwc =
+      tide::ops::ChannelsLast(op, "data_layout", ctx.Attr<std::string>("data_layout"));
+  const tide::ops::InterpGeom g =
+      tide::ops::GetInterpGeom(op, x, nhwc, ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"),
                                ctx.Attr<float>("scale"), out_size);
   const bool bilinear = std::string(op).rfind("bilinear", 0) == 0;
   const bool align_corners = ctx.Attr<bool>("align_corners");
@@ -59,16 +61,19 @@ Resample GetResample(const KernelContext& ctx, const Dims& x) {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): align_corners = ", align_corners,
                ", align_mode = ", align_mode,
                " is not oneDNN's half-pixel rule (align_corners = false, align_mode = 0)");
-  if (!SameRule(bilinear, x[2], hw.first, align_corners) ||
-      !SameRule(bilinear, x[3], hw.second, align_corners))
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): resizing ", x[2], " x ", x[3],
-               " to ", hw.first, " x ", hw.second, " with align_corners = ", align_corners,
+  if (!SameRule(bilinear, g.ih, g.oh, align_corners) ||
+      !SameRule(bilinear, g.iw, g.ow, align_corners))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): resizing ", g.ih, " x ", g.iw,
+               " to ", g.oh, " x ", g.ow, " with align_corners = ", align_corners,
                " picks other source pixels than oneDNN's rule");
-  const Dims out = {x[0], x[1], hw.first, hw.second};
-  if (DimsProduct(out) < kMinOutElements)
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): Out ", tide::ToString(out),
-               " has fewer than ", kMinOutElements, " elements (the plain kernel runs it faster)");
-  return {bilinear ? algorithm::resampling_linear : algorithm::resampling_nearest, out};
+  if (g.n * g.c * g.oh * g.ow < kMinOutElements)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): Out ",
+               tide::ToString(g.OutDims()), " has fewer than ", kMinOutElements,
+               " elements (the plain kernel runs it faster)");
+  return {bilinear ? algorithm::resampling_linear : algorithm::resampling_nearest,
+          g,
+          {g.n, g.c, g.ih, g.iw},
+          {g.n, g.c, g.oh, g.ow}};
 }
 
 struct ResampleFwd {
@@ -88,28 +93,26 @@ void InterpKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-    const Dims d = x.dims();
-    const Resample r = GetResample(ctx, d);
+    const Resample r = GetResample(ctx, x.dims());
     Exec e(ctx);
-    memory src = e.View(x, op, "X");
-    Tag tag = StorableTag(src.get_desc(), ToDnnlDims(d));
-    if (tag == Tag::undef) {
+    // NHWC: oneDNN's nhwc tag on the plain data; NCHW: X's own format when Out can keep it.
+    memory src = r.g.nhwc ? NhwcView(e, x, op, "X") : e.View(x, op, "X");
+    Tag tag = StorableTag(src.get_desc(), r.src);
+    if (!r.g.nhwc && tag == Tag::undef) {
       src = PlainView(e, x, op, "X");
-      tag = PlainTag(d.size());
+      tag = PlainTag(4);
     }
     const memory::desc md = src.get_desc();
-    const memory::desc out_md(ToDnnlDims(r.out), memory::data_type::f32, tag);
+    const memory::desc out_md(r.dst, memory::data_type::f32, r.NhwcOr(tag));
     Key key(op);
-    key(d)(int64_t(tag))(r.out);
+    key(r.src)(int64_t(r.NhwcOr(tag)))(r.dst);
     auto entry = e.cache().GetOrCreate<ResampleFwd>(key.str(), [&] {
       auto pd = FwdPd(e, r, prop_kind::forward_inference, md, out_md);
       return ResampleFwd{pd, dnnl::resampling_forward(pd)};
     });
-    bool direct = true;
-    memory dst = TryOutput(e, out, r.out, out_md, ctx.place());
-    if (!dst) dst = PlainOutputOrTemp(e, out, r.out, out_md, ctx.place(), &direct);
+    memory dst = r.g.nhwc ? PlainOutputAs(e, out, r.g.OutDims(), out_md, ctx.place())
+                          : TryOutput(e, out, r.g.OutDims(), out_md, ctx.place());
     e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-    if (!direct) StorePlain(e, dst, out, r.out, ctx.place());
     e.Wait();
   });
 }
@@ -119,33 +122,34 @@ struct ResampleBwd {
   dnnl::resampling_backward prim;
 };
 
+// Always on nhwc data: oneDNN 2.6's backward on NCHW is a reference loop slower than the plain
+// kernel, on nhwc a jit (for NCHW tensors faster than the plain kernel even with the two
+// reorders; README.md, "Speed").
 template <typename T>
 void InterpGradKernel(KernelContext& ctx) {
   static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
-    const Dims d = x.dims();
-    const Resample r = GetResample(ctx, d);
-    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), r.out);
+    const Resample r = GetResample(ctx, x.dims());
+    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), r.g.OutDims());
     Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
     Exec e(ctx);
-    // Channels last: oneDNN 2.6's backward on plain NCHW is a reference loop, slower than the
-    // plain kernel; on nhwc it has a jit, which with the two reorders is faster (for nearest).
-    const memory::desc md(ToDnnlDims(d), memory::data_type::f32, Tag::acdb);
-    const memory::desc out_md(ToDnnlDims(r.out), memory::data_type::f32, Tag::acdb);
+    const memory::desc md(r.src, memory::data_type::f32, Tag::acdb);
+    const memory::desc out_md(r.dst, memory::data_type::f32, Tag::acdb);
     Key key(op);
-    key(d)(r.out);
+    key(r.src)(r.dst);
     auto entry = e.cache().GetOrCreate<ResampleBwd>(key.str(), [&] {
       auto hint = FwdPd(e, r, prop_kind::forward_training, md, out_md);
       dnnl::resampling_backward::primitive_desc pd(
           dnnl::resampling_backward::desc(r.algo, md, out_md), DefaultAttr(), e.engine(), hint);
       return ResampleBwd{pd, dnnl::resampling_backward(pd)};
     });
-    memory diff_dst = e.Convert(e.View(dout, op, "Out@GRAD"), out_md);
-    memory diff_src = e.TempMemory(md);
+    memory diff_dst = r.g.nhwc ? NhwcView(e, dout, op, "Out@GRAD")
+                               : e.Convert(e.View(dout, op, "Out@GRAD"), out_md);
+    memory diff_src = r.g.nhwc ? PlainOutputAs(e, dx, x.dims(), md, ctx.place()) : e.TempMemory(md);
     e.Run(entry->prim, entry->pd, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    StorePlain(e, diff_src, dx, d, ctx.place());
+    if (!r.g.nhwc) StorePlain(e, diff_src, dx, x.dims(), ctx.place());
     e.Wait();
   });
 }

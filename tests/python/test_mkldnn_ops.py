@@ -261,6 +261,26 @@ def test_interp(op, shape, out_hw, grad_kernel, rng):
     check_grads(f, inputs, grads, w, rng)
 
 
+@pytest.mark.parametrize("op,grad_kernel", [("bilinear_interp", "plain"),
+                                             ("nearest_interp", "mkldnn")])
+def test_interp_nhwc(op, grad_kernel, rng):
+    """data_layout NHWC: X [N, H, W, C], Out [N, out_h, out_w, C]."""
+    out_hw = (32, 48)
+    inputs = {"X": rng.uniform(-1, 1, (2, 16, 16, 12)).astype("float32")}
+    attrs = {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": False, "align_mode": 0,
+             "data_layout": "NHWC"}
+    outs, grads, w, kernels = run(op, inputs, attrs, (2,) + out_hw + (12,), ("X",))
+    assert onednn(kernels, op), kernels
+    assert (onednn if grad_kernel == "mkldnn" else plain)(kernels, op + "_grad"), kernels
+    nchw = interp_ref(op, out_hw, False, 0)
+
+    def f(X):
+        return nchw(X.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5,
+                               atol=1e-5)
+    check_grads(f, inputs, grads, w, rng)
+
+
 @pytest.mark.parametrize("op,out_hw,align_corners,align_mode", [
     ("bilinear_interp", (40, 40), True, 1),   # Fluid's default attributes
     ("bilinear_interp", (40, 40), False, 1),

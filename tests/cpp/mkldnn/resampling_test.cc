@@ -2,7 +2,7 @@
 // (resampling_kernel.cc) against float64 loops of Fluid's coordinate rules, for the attributes
 // and sizes where oneDNN's rule is Fluid's (bilinear: align_corners = false, align_mode = 0;
 // nearest: integer upscales, or the same size), fed plain and blocked, out size from out_h /
-// out_w, scale or OutSize; every other attribute value or size runs the plain kernel.
+// out_w, scale or OutSize; NHWC; every other attribute value or size runs the plain kernel.
 #include "mkldnn_test_util.h"
 
 namespace tide::test::mkldnn {
@@ -167,18 +167,52 @@ TEST(MkldnnInterp, OtherRulesRunThePlainKernel) {
   }
 }
 
-TEST(MkldnnInterp, NhwcRunsThePlainKernel) {
-  const InterpCase c{"nhwc", "bilinear_interp", {1, 16, 16, 16}, 32, 32, 0, false, 0};
-  Net net;
-  net.Feed("x", Random(c.x, TIDE_FP32, -1, 1, 65))
-      .Op(c.op, {{"X", {"x"}}}, {{"Out", {"out"}}},
-          {{"out_h", c.out_h},
-           {"out_w", c.out_w},
-           {"align_corners", false},
-           {"align_mode", 0},
-           {"data_layout", std::string("NHWC")}});
-  Result got = net.Run({"out"}, /*mkldnn=*/true);
-  EXPECT_TRUE(RanPlain(got, c.op));
+// [N, C, H, W] data as [N, H, W, C] and back.
+TestTensor Transpose(const TestTensor& t, bool to_nhwc) {
+  const auto& d = t.dims;  // the source's dims
+  TestTensor r = t;
+  r.dims = to_nhwc ? std::vector<int64_t>{d[0], d[2], d[3], d[1]}
+                   : std::vector<int64_t>{d[0], d[3], d[1], d[2]};
+  const int64_t c = to_nhwc ? d[1] : d[3], h = to_nhwc ? d[2] : d[1], w = to_nhwc ? d[3] : d[2];
+  for (int64_t b = 0; b < d[0]; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < h; ++i)
+        for (int64_t j = 0; j < w; ++j) {
+          const int64_t nchw = ((b * c + ch) * h + i) * w + j,
+                        nhwc = ((b * h + i) * w + j) * c + ch;
+          (to_nhwc ? r.data[nhwc] : r.data[nchw]) = to_nhwc ? t.data[nchw] : t.data[nhwc];
+        }
+  return r;
+}
+
+// data_layout NHWC: X [N, H, W, C] on oneDNN's nhwc tag, forward and nearest's grad.
+TEST(MkldnnInterp, NhwcMatchesFloat64Reference) {
+  const InterpCase cases[] = {
+      {"bilinear", "bilinear_interp", {2, 16, 16, 16}, 24, 40, 0, false, 0},
+      {"nearest", "nearest_interp", {2, 12, 16, 16}, 32, 48, 0, false, 1},
+  };
+  for (const InterpCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const TestTensor x = Random(c.x, TIDE_FP32, -1, 1, 66);
+    const auto [oh, ow] = OutHw(c);
+    const TestTensor dout = Random({c.x[0], c.x[1], oh, ow}, TIDE_FP32, -1, 1, 67);
+    Net net;
+    net.Feed("x", Transpose(x, true))
+        .Op(c.op, {{"X", {"x"}}}, {{"Out", {"out"}}},
+            {{"out_h", c.out_h},
+             {"out_w", c.out_w},
+             {"align_corners", c.align_corners},
+             {"align_mode", c.align_mode},
+             {"data_layout", std::string("NHWC")}});
+    net.Backward("out", Transpose(dout, true));
+    Result got = net.Run({"out", "x@GRAD"}, /*mkldnn=*/true);
+    EXPECT_TRUE(RanMkldnn(got, c.op));
+    EXPECT_TRUE(c.op == "nearest_interp" ? RanMkldnn(got, c.op + "_grad")
+                                         : RanPlain(got, c.op + "_grad"));
+    EXPECT_TRUE(Close(got.values.at("out"), Transpose(Reference(c, x), true), 1e-5, 1e-5));
+    EXPECT_TRUE(
+        Close(got.values.at("x@GRAD"), Transpose(Reference(c, x, &dout), true), 1e-5, 1e-5));
+  }
 }
 
 }  // namespace
