@@ -8,7 +8,8 @@
 // activations (fuse_alpha / fuse_beta), with hard_sigmoid as linear then clip.
 //
 // hard_swish runs oneDNN's hardswish, which is fixed to Fluid's defaults (threshold = scale = 6,
-// offset = 3): other values are declined, so the plain kernel runs them; so are small X.
+// offset = 3): other values are declined, so the plain kernel runs them; so are plain X (forward)
+// and small X (grad).
 //
 // Left to the plain kernels, as no 2.6 algorithm computes Fluid's result:
 // - round: oneDNN rounds halves to even (nearbyint), Fluid away from zero.
@@ -91,22 +92,34 @@ EltwiseAlgo Relu6Grad(const KernelContext& c) {  // from Out: 0 < Out < threshol
   return ClipGrad(0.0f, F(c, "threshold"), algorithm::eltwise_clip_v2_use_dst_for_bwd);
 }
 
-// X * min(max(X + 3, 0), 6) / 6, and its grad from X. Other attribute values, and X smaller than
-// what oneDNN runs faster than the plain kernel (README.md, "Speed"), are declined.
-constexpr int64_t kHardSwishMinElements = 262144, kHardSwishGradMinElements = 16384;
+// X * min(max(X + 3, 0), 6) / 6, and its grad from X; other attribute values are declined. Speed
+// (README.md, "Speed"): on plain X the plain forward is as fast at every size, so the forward
+// runs only on blocked X (a oneDNN conv's output, which the plain kernel would have to reorder);
+// the grad is faster from 16384 elements.
+constexpr int64_t kHardSwishGradMinElements = 16384;
 
-template <int64_t kMinElements>
 EltwiseAlgo HardSwish(const KernelContext& c) {
-  const char* op = c.op_type();
   const float t = F(c, "threshold"), s = F(c, "scale"), o = F(c, "offset");
   if (t != 6.0f || s != 6.0f || o != 3.0f)
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): threshold ", t, ", scale ", s,
-               ", offset ", o, " are not oneDNN 2.6 hardswish's fixed 6, 6, 3");
-  const int64_t n = c.Input("X").numel();
-  if (n < kMinElements)
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X has ", n,
-               " elements, fewer than ", kMinElements, " (the plain kernel runs it faster)");
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", c.op_type(), "' (oneDNN kernel): threshold ", t,
+               ", scale ", s, ", offset ", o, " are not oneDNN 2.6 hardswish's fixed 6, 6, 3");
   return {algorithm::eltwise_hardswish};
+}
+EltwiseAlgo HardSwishOnBlocked(const KernelContext& c) {
+  const EltwiseAlgo a = HardSwish(c);
+  if (!IsBlocked(c.Input("X")))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", c.op_type(),
+               "' (oneDNN kernel): X is plain data, which the plain kernel runs as fast");
+  return a;
+}
+EltwiseAlgo HardSwishGrad(const KernelContext& c) {
+  const EltwiseAlgo a = HardSwish(c);
+  const int64_t n = c.Input("X").numel();
+  if (n < kHardSwishGradMinElements)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", c.op_type(), "' (oneDNN kernel): X has ", n,
+               " elements, fewer than ", kHardSwishGradMinElements,
+               " (the plain kernel runs it faster)");
+  return a;
 }
 
 struct Entry {
@@ -145,8 +158,7 @@ const Entry kEntries[] = {
     {"gelu", &Forward<Gelu>, &GradFromX<Gelu>},
     {"brelu", &Forward<BRelu>, &GradFromX<BReluGrad>},
     {"relu6", &Forward<Relu6>, &GradFromOut<Relu6Grad>},
-    {"hard_swish", &Forward<HardSwish<kHardSwishMinElements>>,
-     &GradFromX<HardSwish<kHardSwishGradMinElements>>},
+    {"hard_swish", &Forward<HardSwishOnBlocked>, &GradFromX<HardSwishGrad>},
 };
 
 }  // namespace

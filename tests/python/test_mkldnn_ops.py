@@ -38,7 +38,7 @@ def run(op, inputs, attrs, out_shape, wrt=(), seed=5):
     w = np.random.RandomState(seed).uniform(0.5, 1.5, out_shape).astype("float32")
     wv = tide.layers.data(name="w", shape=list(w.shape), dtype="float32", append_batch_size=False)
     feed["w"] = w
-    if wrt:  # mean, not reduce_sum: only the op under test may be a reduce_* (d loss / d out = w / n)
+    if wrt:  # mean, not reduce_sum: the op under test may be one (d loss / d out = w / n)
         tide.append_backward(tide.layers.mean(tide.layers.elementwise_mul(out, wv)))
     for o in block.ops:
         if o.type in (op, op + "_grad"):
@@ -163,8 +163,8 @@ def test_prelu(mode, shape, alpha_shape, rng):
     outs, grads, w, kernels = run("prelu", inputs, {"mode": mode}, shape, ("X", "Alpha"))
     assert onednn(kernels, "prelu") and onednn(kernels, "prelu_grad"), kernels
     f = prelu_ref(mode)
-    np.testing.assert_allclose(outs["Out"], f(**{k: v.astype(np.float64) for k, v in inputs.items()}),
-                               rtol=1e-6, atol=1e-7)
+    x64 = {k: v.astype(np.float64) for k, v in inputs.items()}
+    np.testing.assert_allclose(outs["Out"], f(**x64), rtol=1e-6, atol=1e-7)
     check_grads(f, inputs, grads, w, rng)
 
 
@@ -302,17 +302,40 @@ def hard_swish_ref(X):
     return X * np.clip(X + 3, 0, 6) / 6
 
 
-@pytest.mark.parametrize("shape,fwd,grad", [
-    ((4, 16, 64, 64), "mkldnn", "mkldnn"),
-    ((4, 16, 16, 16), "plain", "mkldnn"),   # below the forward's speed bound only
-    ((2, 16, 8, 8), "plain", "plain"),
+@pytest.mark.parametrize("shape,grad", [
+    ((4, 16, 64, 64), "mkldnn"),
+    ((4, 16, 16, 16), "mkldnn"),
+    ((2, 16, 8, 8), "plain"),   # below the grad's speed bound
 ])
-def test_hard_swish(shape, fwd, grad, rng):
+def test_hard_swish(shape, grad, rng):
+    """On plain X the forward is the plain kernel's (as fast at every size); the grad is oneDNN's
+    from 16384 elements."""
     x = rng.uniform(-6, 6, shape).astype("float32")
     x[np.abs(np.abs(x) - 3) < 0.01] = 1.0  # finite differences away from the kinks at +-3
     outs, grads, w, kernels = run("hard_swish", {"X": x}, {}, shape, ("X",))
-    for op, want in (("hard_swish", fwd), ("hard_swish_grad", grad)):
-        assert (onednn if want == "mkldnn" else plain)(kernels, op), (op, kernels)
+    assert plain(kernels, "hard_swish"), kernels
+    assert (onednn if grad == "mkldnn" else plain)(kernels, "hard_swish_grad"), kernels
     np.testing.assert_allclose(outs["Out"], hard_swish_ref(x.astype(np.float64)), rtol=1e-5,
                                atol=1e-6)
     check_grads(hard_swish_ref, {"X": x}, grads, w, rng)
+
+
+def test_hard_swish_after_conv_runs_onednn_blocked(fresh_programs, exe, rng):
+    """A oneDNN conv2d's blocked output goes through oneDNN's hardswish with no layout transform."""
+    main, startup = fresh_programs
+    x = tide.layers.data(name="x", shape=[8, 12, 12], dtype="float32")
+    c = tide.layers.conv2d(x, num_filters=16, filter_size=3, padding=1, bias_attr=False)
+    y = tide.layers.hard_swish(c)
+    exe.run(startup)
+    tide.set_flags({"use_mkldnn": True})
+    try:
+        conv, out = exe.run(main, feed={"x": rng.uniform(-3, 3, (2, 8, 12, 12)).astype("float32")},
+                            fetch_list=[c, y])
+        info = exe.last_run_info()
+    finally:
+        tide.set_flags({"use_mkldnn": False})
+    ks = [k for op, k in info["kernels"] if op == "hard_swish"]
+    assert ks and all("mkldnn" in k for k in ks), ks
+    assert info["transforms"]["layouts"] == 0, info
+    np.testing.assert_allclose(out, hard_swish_ref(conv.astype(np.float64)), rtol=1e-5,
+                               atol=1e-6)

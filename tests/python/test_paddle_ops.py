@@ -59,7 +59,8 @@ def mkldnn_grads_vs_float64(op_type, ins, outs, attrs, ref, out_name, delta=1e-6
     with tide.program_guard(main, startup):
         wv = main.global_block().create_var(name="w", shape=shape, dtype="float32",
                                             stop_gradient=True)
-        loss = tide.layers.mean(tide.layers.elementwise_mul(out_vars[out_name.lower() + "_out"], wv))
+        out = out_vars[out_name.lower() + "_out"]
+        loss = tide.layers.mean(tide.layers.elementwise_mul(out, wv))
     feeds["w"] = tide.LoDTensor(w.astype("float32"))
     tide.append_backward(loss)
     exe = tide.Executor(tide.CPUPlace())
