@@ -37,6 +37,12 @@ const char* DeviceErrorMessage(int code) {
     case kOneHotIdOutOfRange:
       return "a CUDA kernel of op 'one_hot' found an id in X outside [0, depth) (and "
              "allow_out_of_range is false)";
+    case kArgsortIndexOutOfRange:
+      return "a CUDA kernel of op 'argsort_grad' found an Indices value outside [0, X's dim along "
+             "axis)";
+    case kCrossEntropy2LabelOutOfRange:
+      return "a CUDA kernel of op 'cross_entropy2' or 'cross_entropy2_grad' found a Label outside "
+             "[0, number of classes) that is not ignore_index";
     default:
       return "a CUDA kernel reported an unknown device error";
   }

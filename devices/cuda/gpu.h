@@ -60,6 +60,8 @@ enum DeviceError : int {
   kScatterIdsOutOfRange = 7,
   kGatherNdIndexOutOfRange = 8,
   kOneHotIdOutOfRange = 9,
+  kArgsortIndexOutOfRange = 10,
+  kCrossEntropy2LabelOutOfRange = 11,
 };
 // The message of a DeviceError code (names the op that records it).
 const char* DeviceErrorMessage(int code);

@@ -1,8 +1,7 @@
 // slice_ops.cu: ops_nn's box-moving ops on the GPU: slice and strided_slice (the grad scatters
 // back into zeros), pad (constant pad_value; the grad slices), expand / expand_as (repeats; the
 // grad sums them in the CPU kernel's order), with ops_nn's shape rules (tide/ops/tensor_shape.hpp).
-// Every one is a walk over a box: element e of the box (row-major) <-> the element of a larger
-// tensor at sum_d (start[d] + (idx[d] mod wrap[d]) * step[d]) * stride[d].
+// Every one is a walk over a box of a larger tensor (box.cuh).
 #include <tide/ops/tensor_shape.hpp>
 
 #include <algorithm>
@@ -10,72 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "gpu.h"
+#include "box.cuh"
 #include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
 
-constexpr int kMaxRank = 9;
-
-struct BoxView {
-  int rank;
-  int64_t dims[kMaxRank];    // the box, walked row-major
-  int64_t start[kMaxRank];   // first index in the large tensor per dim
-  int64_t step[kMaxRank];    // its step per box index (negative: backwards)
-  int64_t wrap[kMaxRank];    // box index taken modulo this (expand), INT64_MAX: none
-  int64_t stride[kMaxRank];  // the large tensor's row-major strides
-};
-
-__device__ __forceinline__ int64_t BoxOffset(const BoxView& v, int64_t e) {
-  int64_t off = 0;
-  for (int d = v.rank - 1; d >= 0; --d) {
-    const int64_t q = e / v.dims[d], i = e - q * v.dims[d];
-    off += (v.start[d] + (i % v.wrap[d]) * v.step[d]) * v.stride[d];
-    e = q;
-  }
-  return off;
-}
-
-// box[e] = large[offset(e)]
-template <typename T>
-__global__ void BoxGatherKernel(const T* large, BoxView v, T* box, int64_t n) {
-  TIDE_CUDA_LOOP(e, n) { box[e] = large[BoxOffset(v, e)]; }
-}
-
-// large[offset(e)] = box[e] (the offsets are distinct: no wrap)
-template <typename T>
-__global__ void BoxScatterKernel(const T* box, BoxView v, T* large, int64_t n) {
-  TIDE_CUDA_LOOP(e, n) { large[BoxOffset(v, e)] = box[e]; }
-}
-
 template <typename T>
 __global__ void FillKernel(T* out, int64_t n, T value) {
   TIDE_CUDA_LOOP(i, n) { out[i] = value; }
-}
-
-std::vector<int64_t> Strides(const Dims& d) {
-  std::vector<int64_t> s(d.size(), 1);
-  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
-  return s;
-}
-
-// A box of `box` dims inside a tensor of `large` dims, at `start` with `step` (empty: 0 and 1).
-BoxView MakeBox(const Gpu& g, const Dims& box, const Dims& large, const Dims& start,
-                const Dims& step) {
-  TIDE_CHECK(box.size() <= size_t(kMaxRank), "op '", g.op(), "': the GPU kernel takes rank <= ",
-             kMaxRank, ", got ", box.size());
-  BoxView v{};
-  v.rank = static_cast<int>(box.size());
-  const std::vector<int64_t> st = Strides(large);
-  for (int d = 0; d < v.rank; ++d) {
-    v.dims[d] = box[d];
-    v.start[d] = start.empty() ? 0 : start[d];
-    v.step[d] = step.empty() ? 1 : step[d];
-    v.wrap[d] = INT64_MAX;
-    v.stride[d] = st[d];
-  }
-  return v;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -323,6 +323,7 @@ template <typename T> void WhereIndexKernelT(KernelContext& c) { WhereIndexKerne
 // range: [Start, End) by Step (one element each), 1-D (tide/ops/range.hpp).
 template <typename T>
 void RangeKernel(KernelContext& ctx) {
+  tide::ops::CheckRangeInputs(ctx);
   const T start = ctx.Input("Start").data<T>()[0], end = ctx.Input("End").data<T>()[0];
   const T step = ctx.Input("Step").data<T>()[0];
   const int64_t n = tide::ops::RangeSize(ctx.op_type(), start, end, step, ctx.InputName("Step"));

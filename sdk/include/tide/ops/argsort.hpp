@@ -1,14 +1,16 @@
 // tide/ops/argsort.hpp: argsort's order, for every implementation of it, so Out and Indices are
 // the same everywhere: ascending (descending: largest first) by value, NaN after every number
 // (descending: before), -0 equal to 0, and equal values in X's order (a stable sort, also when
-// descending). Host and device.
+// descending). Host and device; ArgsortKey for a device's sort.
 #ifndef TIDE_OPS_ARGSORT_HPP_
 #define TIDE_OPS_ARGSORT_HPP_
 
 #include <tide/ops/host_device.hpp>
 
 #include <math.h>
+#include <string.h>
 
+#include <cstdint>
 #include <type_traits>
 
 namespace tide {
@@ -28,16 +30,36 @@ TIDE_OPS_HOST_DEVICE bool ArgsortBefore(T a, T b, bool descending) {
   return descending ? ArgsortLess(b, a) : ArgsortLess(a, b);
 }
 
-// The key a radix sort orders value `v` by, so that a stable radix sort (CUB's orders floats by
-// their bits, -0 before 0, a NaN by its sign) gives ArgsortBefore's order: every NaN as one
-// positive NaN (after +inf), -0 as 0.
+// The key argsort sorts value `v` by on a device: an integer whose `<` (and bit order, for a radix
+// sort) is ArgsortLess's order, so a stable sort of the keys gives argsort's Indices. Integers
+// are their own keys; a float's key is its bits with every NaN as one positive NaN and -0 as 0,
+// flipped so that unsigned order is numeric order (NaN after +inf).
 template <typename T>
-TIDE_OPS_HOST_DEVICE T ArgsortKey(T v) {
+struct ArgsortKeyOf {
+  using type = T;
+};
+template <>
+struct ArgsortKeyOf<float> {
+  using type = uint32_t;
+};
+template <>
+struct ArgsortKeyOf<double> {
+  using type = uint64_t;
+};
+
+template <typename T>
+TIDE_OPS_HOST_DEVICE typename ArgsortKeyOf<T>::type ArgsortKey(T v) {
   if constexpr (std::is_floating_point_v<T>) {
-    if (v != v) return static_cast<T>(NAN);
-    if (v == T(0)) return T(0);
+    using U = typename ArgsortKeyOf<T>::type;
+    if (v != v) v = static_cast<T>(NAN);
+    if (v == T(0)) v = T(0);
+    U bits;
+    memcpy(&bits, &v, sizeof(bits));
+    const U sign = U(1) << (sizeof(U) * 8 - 1);
+    return (bits & sign) ? U(~bits) : U(bits | sign);
+  } else {
+    return v;
   }
-  return v;
 }
 
 }  // namespace ops

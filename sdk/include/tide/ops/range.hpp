@@ -1,8 +1,9 @@
-// tide/ops/range.hpp: range's length and elements ([Start, End) by Step), with its errors, for
-// every implementation of it; RangeValue also in CUDA device code.
+// tide/ops/range.hpp: range's inputs, length and elements ([Start, End) by Step), with its errors,
+// for every implementation of it; RangeValue also in CUDA device code.
 #ifndef TIDE_OPS_RANGE_HPP_
 #define TIDE_OPS_RANGE_HPP_
 
+#include <tide/ops/dims.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
 
@@ -13,6 +14,15 @@
 
 namespace tide {
 namespace ops {
+
+// Start, End and Step hold one element each.
+inline void CheckRangeInputs(const KernelContext& ctx) {
+  for (const char* p : {"Start", "End", "Step"}) {
+    const Dims d = ctx.Input(p).dims();
+    TIDE_CHECK(DimsProduct(d) == 1, "op '", ctx.op_type(), "': ", p, " ('", ctx.InputName(p),
+               "') must hold one element, got ", ToString(d));
+  }
+}
 
 // The number of elements of [start, end) by step (`step_var` names Step's variable); integers
 // count exactly, floats as ceil((end - start) / step) in T.
