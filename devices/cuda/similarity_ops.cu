@@ -94,13 +94,17 @@ template <typename T>
 void CosSimGrad(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  Tensor out = ctx.Input("Out"), xnt = ctx.Input("XNorm"), ynt = ctx.Input("YNorm");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const auto c = tide::ops::GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
+  tide::ops::CheckCosSimGradInputs(ctx.op_type(), c, out.dims(), xnt.dims(), ynt.dims(),
+                                   dout.dims());
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
-  const T* o = ctx.Input("Out").data<T>();
-  const T* xn = ctx.Input("XNorm").data<T>();
-  const T* yn = ctx.Input("YNorm").data<T>();
-  const T* gd = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  const T* o = out.data<T>();
+  const T* xn = xnt.data<T>();
+  const T* yn = ynt.data<T>();
+  const T* gd = dout.data<T>();
   if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
     T* p = dx.mutable_data<T>(x.dims(), g.place());
     Launch(g, "CosSimRowGradKernel", x.numel(), CosSimRowGradKernel<T>, xd, yd, o, xn, yn,

@@ -48,13 +48,17 @@ void CosSimKernel(KernelContext& ctx) {
 template <typename T>
 void CosSimGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  Tensor out = ctx.Input("Out"), xnt = ctx.Input("XNorm"), ynt = ctx.Input("YNorm");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const CosSimGeom g = GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
+  tide::ops::CheckCosSimGradInputs(ctx.op_type(), g, out.dims(), xnt.dims(), ynt.dims(),
+                                   dout.dims());
   const T* xd = x.data<T>();
   const T* yd = y.data<T>();
-  const T* o = ctx.Input("Out").data<T>();
-  const T* xn = ctx.Input("XNorm").data<T>();
-  const T* yn = ctx.Input("YNorm").data<T>();
-  const T* gd = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  const T* o = out.data<T>();
+  const T* xn = xnt.data<T>();
+  const T* yn = ynt.data<T>();
+  const T* gd = dout.data<T>();
   Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str());
   Tensor dyt = ctx.OptionalOutput(GradVarName("Y").c_str());
   T* dx = dxt ? dxt.mutable_data<T>(x.dims(), ctx.place()) : nullptr;

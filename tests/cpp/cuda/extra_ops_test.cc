@@ -373,6 +373,14 @@ TEST(GpuExtraErrors, BadInputNamesTheOp) {
   host.back().first.In("X", "x", Random({2, 3}, TIDE_FP32, -1, 1, 1))
       .In("Norm", "norm", Random({2, 3}, TIDE_FP32, 1, 2, 2))
       .In(dout, "dout", Random({2, 3}, TIDE_FP32, -1, 1, 3)).Out(dx, "dx");
+  host.emplace_back(OpCase("cos_sim_grad"), "must hold one value per row of X (3)");
+  host.back().first.In("X", "x", Random({3, 4}, TIDE_FP32, -1, 1, 1))
+      .In("Y", "y", Random({3, 4}, TIDE_FP32, -1, 1, 2))
+      .In("Out", "out", Random({2, 1}, TIDE_FP32, -1, 1, 3))
+      .In("XNorm", "xn", Random({3, 1}, TIDE_FP32, 1, 2, 4))
+      .In("YNorm", "yn", Random({3, 1}, TIDE_FP32, 1, 2, 5))
+      .In(dout, "dout", Random({3, 1}, TIDE_FP32, -1, 1, 6)).Out(dx, "dx")
+      .Out(core::GradVarName("Y"), "dy");
   for (auto& [c, what] : host) ExpectErrors(c, what, what);
 
   OpCase ok("argsort");

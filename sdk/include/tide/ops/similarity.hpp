@@ -1,4 +1,4 @@
-// tide/ops/similarity.hpp: cos_sim's shapes (with their errors) and gradient, norm's (the
+// tide/ops/similarity.hpp: cos_sim's shapes and grad inputs (with their errors) and gradient, norm's (the
 // l2_normalize op's) Norm dims and gradient, for every implementation of them; the formulas also
 // in CUDA device code, so every device rounds them alike.
 #ifndef TIDE_OPS_SIMILARITY_HPP_
@@ -30,6 +30,18 @@ inline CosSimGeom GetCosSimGeom(const char* op, const Dims& x, const Dims& y) {
   TIDE_CHECK(DimsCompatible(x[0], y[0]) || y[0] == 1, "op '", op, "': Y ", ToString(y),
              " must have X's rows or 1 row (X ", ToString(x), ")");
   return {x[0], dx, y[0] == 1 && x[0] != 1};
+}
+
+// cos_sim_grad's inputs from the forward fit X and Y: Out, XNorm and Out@GRAD hold one value per
+// row of X, YNorm one per row of Y that is used.
+inline void CheckCosSimGradInputs(const char* op, const CosSimGeom& g, const Dims& out,
+                                  const Dims& x_norm, const Dims& y_norm, const Dims& dout) {
+  const int64_t y_rows = g.y_shared ? 1 : g.n;
+  TIDE_CHECK(DimsProduct(out) == g.n && DimsProduct(x_norm) == g.n && DimsProduct(dout) == g.n &&
+                 DimsProduct(y_norm) == y_rows,
+             "op '", op, "': Out ", ToString(out), ", XNorm ", ToString(x_norm), " and Out@GRAD ",
+             ToString(dout), " must hold one value per row of X (", g.n, "), YNorm ",
+             ToString(y_norm), " one per row of Y (", y_rows, ")");
 }
 
 // d out / d a for out = <a, b> / (|a| |b|), times dout: dout * (b / (|a| |b|) - out * a / |a|^2).
