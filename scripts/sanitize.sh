@@ -3,8 +3,9 @@
 # suites, under them.
 #   TIDE_SANITIZER=address (default): AddressSanitizer + UndefinedBehaviorSanitizer (gcc) in
 #     build-asan/ (TIDE_ASAN_BUILD), leak checking on for the C++ tests.
-#   TIDE_SANITIZER=thread: ThreadSanitizer in build-tsan/ (TIDE_TSAN_BUILD), oneDNN off (its
-#     OpenMP runtime is not instrumented, so TSan would report its own barriers).
+#   TIDE_SANITIZER=thread: ThreadSanitizer in build-tsan/ (TIDE_TSAN_BUILD), oneDNN off and the
+#     CPU device's pool on Eigen instead of OpenMP (libgomp is not instrumented, so TSan would
+#     report its own barriers).
 # Every tensor is its own system allocation (TIDE_USE_SYSTEM_ALLOCATOR=1: the buddy allocator
 # would hide overflows inside its arenas and its reuse from TSan). Python itself is not
 # instrumented: the sanitizer runtime and libstdc++ are preloaded into it, and leak checking is
@@ -19,11 +20,11 @@ case "${TIDE_SANITIZER:-address}" in
   address)
     BUILD="${TIDE_ASAN_BUILD:-$TIDE_ROOT/build-asan}"
     SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-    RUNTIME=libasan.so MKLDNN=ON ;;
+    RUNTIME=libasan.so MKLDNN=ON OPENMP=ON ;;
   thread)
     BUILD="${TIDE_TSAN_BUILD:-$TIDE_ROOT/build-tsan}"
     SAN="-fsanitize=thread -fno-omit-frame-pointer"
-    RUNTIME=libtsan.so MKLDNN=OFF ;;
+    RUNTIME=libtsan.so MKLDNN=OFF OPENMP=OFF ;;
   *) echo "TIDE_SANITIZER must be address or thread, not '$TIDE_SANITIZER'" >&2; exit 2 ;;
 esac
 log "configuring $BUILD ($SAN)"
@@ -36,7 +37,7 @@ cmake -S "$TIDE_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
   -DCMAKE_EXE_LINKER_FLAGS="$SAN" -DCMAKE_SHARED_LINKER_FLAGS="$SAN" -DCMAKE_MODULE_LINKER_FLAGS="$SAN" \
   -DTIDE_WITH_PYTHON=ON -DTIDE_WITH_MKLDNN=$MKLDNN -DTIDE_WITH_ZMQ=ON -DTIDE_WITH_CUDA=OFF \
-  -DTIDE_BUILD_EXAMPLES=OFF "${PY_ARGS[@]}" >/dev/null
+  -DTIDE_CPU_OPENMP=$OPENMP -DTIDE_BUILD_EXAMPLES=OFF "${PY_ARGS[@]}" >/dev/null
 TARGET_ARGS=()
 [ -n "${TIDE_SANITIZE_TARGETS:-}" ] && TARGET_ARGS=(--target $TIDE_SANITIZE_TARGETS)
 log "building ${TIDE_SANITIZE_TARGETS:-everything} with $JOBS jobs"

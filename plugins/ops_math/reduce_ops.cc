@@ -1,6 +1,11 @@
 // reduce_ops.cc: mean (of all elements), sum (of a list of tensors) and their grads.
 #include <tide/ops/sum.hpp>
 
+#include <algorithm>
+#include <mutex>
+#include <utility>
+#include <vector>
+
 #include "common.h"
 #include "selected_rows.h"
 
@@ -14,10 +19,19 @@ void MeanKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   TIDE_CHECK(x.numel() > 0, "op 'mean': X ('", ctx.InputName("X"), "') is empty");
   out.Resize({1});
-  tide::EigenVector<T> o(out.mutable_data<T>(ctx.place()), 1);
-  Eigen::TensorMap<Eigen::Tensor<T, 0, Eigen::RowMajor, Eigen::DenseIndex>> o0(o.data());
-  if (x.numel() >= kParallelThreshold) o0.device(tide::EigenDevice(ctx)) = In<T>(x).mean();
-  else o0 = In<T>(x).mean();
+  // Partial sums over the CPU pool's ranges, added in range order.
+  const T* xd = x.data<T>();
+  std::mutex mu;
+  std::vector<std::pair<int64_t, T>> parts;
+  tide::ParallelFor(ctx, x.numel(), 1, [&](int64_t b, int64_t e) {
+    T s = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(xd + b, e - b).sum();
+    std::lock_guard<std::mutex> lock(mu);
+    parts.emplace_back(b, s);
+  });
+  std::sort(parts.begin(), parts.end());
+  T sum = 0;
+  for (const auto& p : parts) sum += p.second;
+  out.mutable_data<T>(ctx.place())[0] = sum / static_cast<T>(x.numel());
 }
 
 template <typename T>

@@ -26,15 +26,10 @@ using tide::Tensor;
 // Runs f(i) for i in [0, n), on the CPU pool when n is large enough to benefit.
 template <typename F>
 void ForEach(const KernelContext& ctx, int64_t n, const F& f) {
-  if (n >= tide::kParallelThreshold) {
-    // Per element: a few loads and stores, a sqrt and a division at most.
-    tide::EigenDevice(ctx).parallelFor(n, Eigen::TensorOpCost(32, 24, 40),
-                                       [&f](Eigen::Index first, Eigen::Index last) {
-                                         for (Eigen::Index i = first; i < last; ++i) f(i);
-                                       });
-  } else {
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
+  // Per element: a few loads and stores, a sqrt and a division at most.
+  tide::ParallelFor(ctx, n, 4, [&f](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) f(i);
+  });
 }
 
 // The value of a one-element input (LearningRate, Beta1Pow, ...) as T. It may hold float32 or

@@ -1,6 +1,7 @@
-// tide/eigen.hpp: Eigen on Tide's CPU thread pool. Op packs that compute with Eigen get an
-// Eigen::ThreadPoolDevice that schedules onto the CPU device plugin's pool (TideCpuContext), so
-// every op pack shares one pool sized by --cpu_threads.
+// tide/eigen.hpp: CPU kernels on Tide's CPU thread pool. ParallelFor and EigenEval split work
+// over the CPU device plugin's parallel_for (TideCpuContext), the pool oneDNN and the GEMM run
+// on too, sized by --cpu_threads; EigenDevice is an Eigen::ThreadPoolDevice for what needs
+// Eigen's own threading (its schedule function).
 #ifndef TIDE_EIGEN_HPP_
 #define TIDE_EIGEN_HPP_
 
@@ -8,8 +9,11 @@
 #include <tide/cpu_context.h>
 #include <tide/plugin.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -62,21 +66,44 @@ inline const Eigen::ThreadPoolDevice& EigenDevice(const KernelContext& ctx) {
 // Below this many elements (or units of work), a thread hand-off costs more than the work.
 constexpr int64_t kParallelThreshold = 1 << 15;
 
-// out = expr, on the CPU pool when the tensor is large enough to benefit.
-template <typename Out, typename Expr>
-void EigenEval(const KernelContext& ctx, Out out, const Expr& expr) {
-  if (out.size() >= kParallelThreshold)
-    out.device(EigenDevice(ctx)) = expr;
-  else
-    out = expr;
-}
+namespace detail {
+// fn(begin, end) behind parallel_for's C callback: an exception stops at the boundary and is
+// rethrown on the calling thread.
+template <typename F>
+struct RangeTask {
+  F* fn;
+  std::mutex mu;
+  std::exception_ptr error;
+  static void Run(void* arg, int64_t begin, int64_t end) {
+    auto* task = static_cast<RangeTask*>(arg);
+    try {
+      (*task->fn)(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(task->mu);
+      if (!task->error) task->error = std::current_exception();
+    }
+  }
+};
+}  // namespace detail
 
-// fn(begin, end) over [0, n), split across the CPU pool when n * cost_per_item is large.
+// fn(begin, end) over [0, n), split across the CPU pool when n * cost_per_item is large: at most
+// one thread per kParallelThreshold units of work, each taking one contiguous range.
 template <typename F>
 void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&& fn) {
   if (n <= 0) return;
-  if (n == 1 || n * cost_per_item < kParallelThreshold) {
+  const int64_t work = n * std::max<int64_t>(cost_per_item, 1);
+  if (n == 1 || work < kParallelThreshold) {
     fn(int64_t(0), n);
+    return;
+  }
+  const auto& cpu = ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION);
+  if (TIDE_HAS_FIELD(&cpu, TideCpuContext, parallel_for) && cpu.parallel_for) {
+    const int64_t threads = std::max<int64_t>(2, work / kParallelThreshold);
+    detail::RangeTask<std::remove_reference_t<F>> task{&fn, {}, {}};
+    cpu.parallel_for(cpu.pool, n,
+                     static_cast<int32_t>(std::min<int64_t>(threads, std::numeric_limits<int32_t>::max())),
+                     &decltype(task)::Run, &task);
+    if (task.error) std::rethrow_exception(task.error);
     return;
   }
   Eigen::TensorOpCost cost(static_cast<double>(cost_per_item) * 8,
@@ -85,6 +112,24 @@ void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&&
   EigenDevice(ctx).parallelFor(
       static_cast<Eigen::Index>(n), cost,
       [&fn](Eigen::Index b, Eigen::Index e) { fn(int64_t(b), int64_t(e)); });
+}
+
+// out = expr for a 1-D out, split across the CPU pool (ParallelFor over slices) when out is large
+// enough to benefit.
+template <typename Out, typename Expr>
+void EigenEval(const KernelContext& ctx, Out out, const Expr& expr) {
+  static_assert(Out::NumDimensions == 1, "EigenEval evaluates 1-D outputs");
+  constexpr int64_t kCost = 2;  // units of work per element, for ParallelFor
+  const int64_t n = static_cast<int64_t>(out.size());
+  if (n * kCost < kParallelThreshold) {
+    out = expr;
+    return;
+  }
+  ParallelFor(ctx, n, kCost, [&](int64_t b, int64_t e) {
+    const Eigen::array<Eigen::Index, 1> offset{static_cast<Eigen::Index>(b)};
+    const Eigen::array<Eigen::Index, 1> extent{static_cast<Eigen::Index>(e - b)};
+    out.slice(offset, extent) = expr.slice(offset, extent);
+  });
 }
 
 // Views of a tensor's data as Eigen maps. Unaligned: tensors may wrap external memory (numpy,

@@ -1,8 +1,8 @@
 // tide/gemm.hpp: C = alpha * op(A) * op(B) + beta * C on row-major matrices for op packs' CPU
 // kernels. float32 goes to oneDNN's sgemm when the pack defines TIDE_GEMM_WITH_DNNL and links
 // oneDNN (a BLAS with run-time ISA dispatch, as Fluid's CPU kernels call MKL/OpenBLAS); otherwise,
-// and for float64, Eigen: a plain matrix product for small problems, a tensor contraction on the
-// CPU pool (tide/eigen.hpp) for large ones.
+// and for float64, Eigen's matrix product, split by rows of C over the CPU pool (tide/eigen.hpp)
+// when large.
 #ifndef TIDE_GEMM_HPP_
 #define TIDE_GEMM_HPP_
 
@@ -18,7 +18,6 @@
 
 namespace tide {
 
-
 template <typename T>
 void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                T alpha, const T* a, const T* b, T beta, T* c) {
@@ -30,27 +29,24 @@ void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, 
     if (beta == T(0)) cm.setZero(); else cm *= beta;
     return;
   }
-  if (m * n * k < (int64_t(1) << 18)) {  // small: one thread, no hand-off
-    ConstMap am(a, trans_a ? k : m, trans_a ? m : k), bm(b, trans_b ? n : k, trans_b ? k : n);
+  ConstMap am(a, trans_a ? k : m, trans_a ? m : k), bm(b, trans_b ? n : k, trans_b ? k : n);
+  // Rows [r0, r1) of C from the same rows of op(A); on the CPU pool by row blocks when large.
+  auto rows = [&](int64_t r0, int64_t r1) {
+    auto c_rows = cm.middleRows(r0, r1 - r0);
     auto prod = [&](const auto& x, const auto& y) {
-      if (beta == T(0)) cm.noalias() = alpha * x * y;
-      else cm = beta * cm + alpha * x * y;
+      if (beta == T(0)) c_rows.noalias() = alpha * x.middleRows(r0, r1 - r0) * y;
+      else c_rows = beta * c_rows + alpha * x.middleRows(r0, r1 - r0) * y;
     };
     if (!trans_a && !trans_b) prod(am, bm);
     else if (trans_a && !trans_b) prod(am.transpose(), bm);
     else if (!trans_a && trans_b) prod(am, bm.transpose());
     else prod(am.transpose(), bm.transpose());
+  };
+  if (m * n * k < (int64_t(1) << 18)) {  // small: one thread, no hand-off
+    rows(0, m);
     return;
   }
-  using CT = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor, Eigen::DenseIndex>>;
-  using MT = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Eigen::DenseIndex>>;
-  CT at(a, trans_a ? k : m, trans_a ? m : k), bt(b, trans_b ? n : k, trans_b ? k : n);
-  MT ct(c, m, n);
-  Eigen::array<Eigen::IndexPair<int>, 1> dims = {Eigen::IndexPair<int>(trans_a ? 0 : 1, trans_b ? 1 : 0)};
-  const auto& dev = EigenDevice(ctx);
-  if (alpha == T(1) && beta == T(0)) ct.device(dev) = at.contract(bt, dims);
-  else if (beta == T(0)) ct.device(dev) = at.contract(bt, dims) * alpha;
-  else ct.device(dev) = at.contract(bt, dims) * alpha + ct * beta;
+  ParallelFor(ctx, m, 2 * n * k, rows);
 }
 
 template <typename T>
