@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tide
+from float64_grad import numeric_grad
 
 
 def has_mkldnn():
@@ -62,27 +63,13 @@ def plain(kernels, op):
     return bool(kernels.get(op)) and all("plain" in k for k in kernels[op])
 
 
-def numeric_grad(f, inputs, param, w, rng, samples=200, delta=1e-6):
-    """d sum(w * f(inputs)) / d inputs[param] by central differences in float64, at `samples`
-    random elements (all when fewer): (flat indices, values)."""
-    base = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
-    flat = base[param].reshape(-1)
-    idx = np.arange(flat.size) if flat.size <= samples else rng.choice(flat.size, samples, False)
-    grads = []
-    for i in idx:
-        old = flat[i]
-        flat[i] = old + delta
-        hi = np.sum(w * f(**base))
-        flat[i] = old - delta
-        lo = np.sum(w * f(**base))
-        flat[i] = old
-        grads.append((hi - lo) / (2 * delta))
-    return idx, np.array(grads)
-
-
-def check_grads(f, inputs, grads, w, rng, rtol=1e-3, atol=1e-4):
+def check_grads(f, inputs, grads, w, rng, samples=200, rtol=1e-3, atol=1e-4):
+    """Each of `grads` against central differences of sum(w * f) in float64, at `samples` random
+    elements (all when fewer)."""
     for param, g in grads.items():
-        idx, want = numeric_grad(f, inputs, param, w.astype(np.float64), rng)
+        n = inputs[param].size
+        idx = np.arange(n) if n <= samples else rng.choice(n, samples, False)
+        want = numeric_grad(f, inputs, param, w, idx)
         np.testing.assert_allclose(g.reshape(-1)[idx], want, rtol=rtol, atol=atol, err_msg=param)
 
 

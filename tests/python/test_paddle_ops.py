@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tide
+from float64_grad import numeric_grad
 from op_test import make
 
 RNG = np.random.RandomState(15)
@@ -48,7 +49,7 @@ def nhwc(a):
     return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
 
 
-def mkldnn_grads_vs_float64(op_type, ins, outs, attrs, ref, out_name, delta=1e-6):
+def mkldnn_grads_vs_float64(op_type, ins, outs, attrs, ref, out_name):
     """oneDNN's float32 gradients of loss = sum(w * out) (w fixed, random) for each input of `ins`
     against central differences of sum(w * ref(**inputs)) in float64 (ref: the numpy reference
     of the op's output). Asserts the oneDNN grad kernel ran."""
@@ -67,18 +68,8 @@ def mkldnn_grads_vs_float64(op_type, ins, outs, attrs, ref, out_name, delta=1e-6
     got = exe.run(main, feed=feeds, fetch_list=[p.lower() + "_in@GRAD" for p in ins])
     ks = [k for o, k in exe.last_run_info()["kernels"] if o == op_type + "_grad"]
     assert ks and all("mkldnn" in k for k in ks), ks
-    w64 = w.astype("float32").astype(np.float64)
-    base = {p: a.astype(np.float64) for p, a in ins.items()}
     for param, analytic in zip(ins, got):
-        flat, numeric = base[param].reshape(-1), np.zeros(base[param].size)
-        for i in range(flat.size):
-            old = flat[i]
-            flat[i] = old + delta
-            hi = np.sum(w64 * ref(**base))
-            flat[i] = old - delta
-            lo = np.sum(w64 * ref(**base))
-            flat[i] = old
-            numeric[i] = (hi - lo) / (2 * delta)
+        numeric = numeric_grad(ref, ins, param, w.astype("float32"))
         np.testing.assert_allclose(np.asarray(analytic).reshape(-1) * w.size, numeric, rtol=1e-4,
                                    atol=1e-4, err_msg=param)
 
