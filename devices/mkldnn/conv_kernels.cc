@@ -1,7 +1,7 @@
 // conv_kernels.cc: conv2d / depthwise_conv2d (Fluid: NCHW Input, [M, C/groups, kh, kw] Filter,
 // strides, paddings (asymmetric too), padding_algorithm, dilations, groups; Paddle 2.x's NHWC
-// data_format through oneDNN's nhwc tag) and their grads on oneDNN convolutions. The NCHW forward
-// output stays in the blocked format oneDNN picks; NHWC outputs and the grads are written plain.
+// data_format through oneDNN's nhwc tag) and their grads on oneDNN convolutions. NCHW outputs and
+// Input@GRAD stay in the format oneDNN picks; NHWC outputs and Filter@GRAD are written plain.
 // fused_conv2d (Paddle's fusion op, Output = act(conv + Bias + ResidualData)) runs the same
 // convolution with a bias and post-ops: sum (ResidualData copied into the output first), then
 // the activation's eltwise chain (eltwise.h's FusedActivationChain: any of Paddle's fused
@@ -75,14 +75,14 @@ memory FilterView(Exec& e, const Tensor& f, const ConvParams& p, const char* op)
 }
 
 dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p,
-                                        const memory::desc& dst, bool bias = false) {
+                                        const memory::desc& src, const memory::desc& dst,
+                                        bool bias = false) {
   if (bias)
-    return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, Any(p.src),
-                                           Any(p.weights), memory::desc({p.f[0]}, f32, Tag::a),
-                                           dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r);
-  return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, Any(p.src),
-                                         Any(p.weights), dst, p.d_strides, p.d_dils, p.pad_l,
-                                         p.pad_r);
+    return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, src, Any(p.weights),
+                                           memory::desc({p.f[0]}, f32, Tag::a), dst, p.d_strides,
+                                           p.d_dils, p.pad_l, p.pad_r);
+  return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, src, Any(p.weights),
+                                         dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r);
 }
 
 // fused_conv2d's fusions (plugins/ops_nn/conv_op.cc has the plain kernel and the checks).
@@ -151,7 +151,8 @@ void ConvKernel(KernelContext& ctx) {
       const bool bias = bool(fu.bias);
       auto make = [&](const memory::desc& dst) {
         return dnnl::convolution_forward::primitive_desc(
-            FwdDesc(prop_kind::forward_inference, p, dst, bias), FusionAttr(fu), e.engine());
+            FwdDesc(prop_kind::forward_inference, p, Any(p.src), dst, bias), FusionAttr(fu),
+            e.engine());
       };
       auto pd = make(Any(p.dst));
       if (StorableTag(pd.dst_desc(), p.dst) == Tag::undef)  // e.g. padded channel blocks
@@ -187,12 +188,46 @@ void ConvKernel(KernelContext& ctx) {
 }
 
 struct ConvBwd {
-  dnnl::convolution_forward::primitive_desc fwd;
   dnnl::convolution_backward_data::primitive_desc data_pd;
   dnnl::convolution_backward_data data;
   dnnl::convolution_backward_weights::primitive_desc weights_pd;
   dnnl::convolution_backward_weights weights;
 };
+
+// The backward passes in the activation format the forward kernel's convolution keeps (oneDNN
+// picks per ISA: nhwc for AVX-512's brgconv, nChw8c/16c blocks for the jit kernels), so they
+// read the forward's data and write what the next oneDNN grad kernel reads without reorders;
+// where oneDNN has no backward for that format, the formats it prefers ("any").
+ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
+  auto make = [&](const memory::desc& src, const memory::desc& dst) {
+    dnnl::convolution_forward::primitive_desc fwd(
+        FwdDesc(prop_kind::forward_training, p, src, dst), DefaultAttr(), eng);
+    dnnl::convolution_backward_data::primitive_desc data_pd(
+        dnnl::convolution_backward_data::desc(algorithm::convolution_direct, src, Any(p.weights),
+                                              dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r),
+        DefaultAttr(), eng, fwd);
+    dnnl::convolution_backward_weights::primitive_desc weights_pd(
+        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src,
+                                                 Any(p.weights), dst, p.d_strides, p.d_dils,
+                                                 p.pad_l, p.pad_r),
+        DefaultAttr(), eng, fwd);
+    return ConvBwd{data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
+                   dnnl::convolution_backward_weights(weights_pd)};
+  };
+  if (!p.nhwc) {
+    dnnl::convolution_forward::primitive_desc inference(
+        FwdDesc(prop_kind::forward_inference, p, Any(p.src), Any(p.dst)), DefaultAttr(), eng);
+    const Tag src_tag = StorableTag(inference.src_desc(), p.src);
+    const Tag dst_tag = StorableTag(inference.dst_desc(), p.dst);
+    if (src_tag != Tag::undef && src_tag == dst_tag) {
+      try {
+        return make(memory::desc(p.src, f32, src_tag), memory::desc(p.dst, f32, dst_tag));
+      } catch (const dnnl::error&) {  // no backward implementation for that format
+      }
+    }
+  }
+  return make(Any(p.src), Any(p.dst));
+}
 
 template <typename T>
 void ConvGradKernel(KernelContext& ctx) {
@@ -207,31 +242,24 @@ void ConvGradKernel(KernelContext& ctx) {
     tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), p.nhwc ? Nhwc(p.out) : p.out);
     if (!dx && !df) return;
     Exec e(ctx);
-    auto entry = e.cache().GetOrCreate<ConvBwd>(ConvKey(op, x, p)(dout).str(), [&] {
-      dnnl::convolution_forward::primitive_desc fwd(
-          FwdDesc(prop_kind::forward_training, p, Any(p.dst)), DefaultAttr(), e.engine());
-      dnnl::convolution_backward_data::primitive_desc data_pd(
-          dnnl::convolution_backward_data::desc(algorithm::convolution_direct, Any(p.src),
-                                                Any(p.weights), Any(p.dst), p.d_strides,
-                                                p.d_dils, p.pad_l, p.pad_r),
-          DefaultAttr(), e.engine(), fwd);
-      dnnl::convolution_backward_weights::primitive_desc weights_pd(
-          dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, Any(p.src),
-                                                   Any(p.weights), Any(p.dst), p.d_strides,
-                                                   p.d_dils, p.pad_l, p.pad_r),
-          DefaultAttr(), e.engine(), fwd);
-      return ConvBwd{fwd, data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
-                     dnnl::convolution_backward_weights(weights_pd)};
-    });
+    auto entry = e.cache().GetOrCreate<ConvBwd>(ConvKey(op, x, p)(dout).str(),
+                                                [&] { return MakeConvBwd(p, e.engine()); });
     memory dout_m = ActView(e, p, dout, op, "Output@GRAD");
+    // Output@GRAD in each pass's format, reordered once when both passes want the same one.
+    memory diff_dst_data, diff_dst_weights;
+    if (dx) diff_dst_data = e.Convert(dout_m, entry->data_pd.diff_dst_desc());
+    if (df)
+      diff_dst_weights = dx && entry->weights_pd.diff_dst_desc() == diff_dst_data.get_desc()
+                             ? diff_dst_data
+                             : e.Convert(dout_m, entry->weights_pd.diff_dst_desc());
     if (dx) {
       const auto& pd = entry->data_pd;
-      memory diff_dst = e.Convert(dout_m, pd.diff_dst_desc());
+      memory diff_dst = diff_dst_data;
       memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
       bool direct = false;
       memory diff_src = p.nhwc ? e.TempMemory(pd.diff_src_desc())
-                               : PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(),
-                                                   &direct);
+                               : StorableOutputOrTemp(e, dx, p.x, pd.diff_src_desc(),
+                                                      ctx.place(), &direct);
       e.Run(entry->data, pd,
             {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, diff_src}});
       if (p.nhwc) StoreNhwc(e, diff_src, dx, Nhwc(p.x), ctx.place());
@@ -240,7 +268,7 @@ void ConvGradKernel(KernelContext& ctx) {
     if (df) {
       const auto& pd = entry->weights_pd;
       memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
-      memory diff_dst = e.Convert(dout_m, pd.diff_dst_desc());
+      memory diff_dst = diff_dst_weights;
       df.Resize(p.f);
       float* fd = df.mutable_data<float>(ctx.place());
       df.set_layout(TIDE_LAYOUT_ANY);

@@ -1,8 +1,10 @@
 // elementwise_kernel.cc: elementwise_add on the oneDNN binary primitive, with Fluid's broadcast
 // (tide/ops/broadcast.hpp): Y becomes a same-rank operand with 1s on the broadcast dims, which
 // oneDNN broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
-// feature maps, stays blocked).
+// feature maps, stays blocked). Its grad keeps Out@GRAD's format too.
 #include <tide/ops/broadcast.hpp>
+
+#include <algorithm>
 
 #include "mkldnn_context.h"
 
@@ -52,9 +54,78 @@ void AddKernel(KernelContext& ctx) {
   });
 }
 
+// dY[j] = the sum of Out@GRAD over every dim but Y's: rows [pre, n, post] of plain data.
+void SumPlain(const float* g, const tide::ops::Broadcast& b, float* dy) {
+  std::fill(dy, dy + b.n, 0.0f);
+  for (int64_t i = 0; i < b.pre; ++i)
+    for (int64_t j = 0; j < b.n; ++j) {
+      const float* row = g + (i * b.n + j) * b.post;
+      float acc = 0;
+      for (int64_t k = 0; k < b.post; ++k) acc += row[k];
+      dy[j] += acc;
+    }
+}
+
+// dY[c] = the column sums of [rows, C] channels-last data (nhwc): vectorised row adds.
+void SumChannelsLast(const float* g, int64_t rows, int64_t c, float* dy) {
+  std::fill(dy, dy + c, 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < c; ++j) dy[j] += g[r * c + j];
+}
+
+// elementwise_add_grad where oneDNN training leaves blocked data: X@GRAD is Out@GRAD itself (the
+// gradient passes through unchanged; sharing its bytes, as Fluid's in-place add grad does, keeps
+// its format for the next oneDNN grad kernel), Y@GRAD its sums over the dims Y is repeated on (a
+// conv's per-channel bias: sums over N, H and W, read in place from channels-last data). Any
+// other broadcast declines to the plain kernel.
+template <typename T>
+void AddGradKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+    Tensor dout = ctx.Input(tide::GradVarName("Out").c_str());
+    Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
+    Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
+    const Dims xd = x.dims(), yd = y.dims();
+    tide::ops::Broadcast b;
+    try {  // Fluid's rule only: numpy's broadcasting stays with the plain kernel
+      b = tide::ops::GetBroadcast(op, xd, yd, ctx.Attr<int32_t>("axis"));
+    } catch (const std::exception&) {
+      b.general = true;
+    }
+    if (b.general || (!b.same && yd.size() != 1))
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(xd),
+                 " and Y ", tide::ToString(yd), " are not equal dims or Y one dim of X");
+    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), xd);
+    if (dx) dx.ShareDataWith(dout);
+    if (!dy) return;
+    if (b.same) {
+      dy.ShareDataWith(dout);
+      return;
+    }
+    Exec e(ctx);
+    float* dyd = dy.mutable_data<float>(yd, ctx.place());
+    dy.set_layout(TIDE_LAYOUT_ANY);
+    dy.set_format(0);
+    const memory::dims dims = ToDnnlDims(xd);
+    if (IsBlocked(dout) && xd.size() == 4 && b.axis == 1 && b.n == xd[1]) {  // a channel bias
+      memory g = e.Convert(e.View(dout, op, "Out@GRAD"), memory::desc(dims, f32, Tag::nhwc));
+      e.Wait();
+      SumChannelsLast(static_cast<const float*>(g.get_data_handle()), xd[0] * xd[2] * xd[3],
+                      xd[1], dyd);
+      return;
+    }
+    memory g = PlainView(e, dout, op, "Out@GRAD");
+    e.Wait();
+    SumPlain(static_cast<const float*>(g.get_data_handle()), b, dyd);
+  });
+}
+
 }  // namespace
 }  // namespace tide_mkldnn
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
 TIDE_MKLDNN_KERNEL("elementwise_add", AddKernel);
+TIDE_MKLDNN_KERNEL("elementwise_add_grad", AddGradKernel);

@@ -97,7 +97,8 @@ void EltwiseBackward(KernelContext& ctx, const EltwiseAlgo& a, const char* from)
     });
     memory diff_dst = e.Convert(e.View(dout, op, "Out@GRAD"), entry->pd.diff_dst_desc());
     bool direct = false;
-    memory diff_src = PlainOutputOrTemp(e, dx, d, entry->pd.diff_src_desc(), ctx.place(), &direct);
+    memory diff_src =
+        StorableOutputOrTemp(e, dx, d, entry->pd.diff_src_desc(), ctx.place(), &direct);
     e.Run(entry->prim, entry->pd,
           {{UsesDst(a.algo) ? DNNL_ARG_DST : DNNL_ARG_SRC, data},
            {DNNL_ARG_DIFF_DST, diff_dst},

@@ -278,6 +278,13 @@ memory PlainOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::d
   return e.TempMemory(md);
 }
 
+memory StorableOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
+                            const tide::Place& place, bool* direct) {
+  memory m = TryOutput(e, out, dims, md, place);
+  *direct = bool(m);
+  return m ? m : e.TempMemory(md);
+}
+
 memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what) {
   memory m = e.View(t, op, what);
   if (!IsBlocked(t)) return m;

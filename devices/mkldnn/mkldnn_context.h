@@ -241,6 +241,13 @@ void StorePlain(Exec& e, const memory& result, Tensor& out, const Dims& dims,
 memory PlainOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
                          const tide::Place& place, bool* direct);
 
+// A memory the primitive can write its `md` result to, backed by `out` whenever `md` is a format
+// Tide stores (plain or blocked: the next oneDNN kernel then reads it without a reorder; a plain
+// kernel gets it converted by the core), else a temporary to be stored with StorePlain
+// (*direct = false).
+memory StorableOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
+                            const tide::Place& place, bool* direct);
+
 // The dense row-major copy of any tensor (a reorder into a temporary when it is blocked).
 memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what);
 

@@ -4,7 +4,8 @@
 // global pooling is one window; adaptive pooling is a plain pooling when the sizes divide.
 // What oneDNN cannot express (uneven adaptive windows, windows wholly in the padding) runs as a
 // loop over plain data, with the same results as the plain kernel. Paddle 2.x's NHWC data_format
-// runs through oneDNN's nhwc tag (the loop on an NCHW copy); NHWC outputs are written plain.
+// runs through oneDNN's nhwc tag (the loop on an NCHW copy); NHWC outputs are written plain, NCHW
+// ones (Out, X@GRAD) in the format oneDNN picks.
 #include <algorithm>
 
 #include <tide/ops/pool.hpp>
@@ -223,8 +224,8 @@ void PoolGradKernel(KernelContext& ctx) {
         e.Convert(ActView(e, p, dout, op, "Out@GRAD"), entry->bwd_pd.diff_dst_desc());
     bool direct = false;
     memory diff_src = p.nhwc ? e.TempMemory(entry->bwd_pd.diff_src_desc())
-                             : PlainOutputOrTemp(e, dx, x.dims(), entry->bwd_pd.diff_src_desc(),
-                                                 ctx.place(), &direct);
+                             : StorableOutputOrTemp(e, dx, x.dims(), entry->bwd_pd.diff_src_desc(),
+                                                    ctx.place(), &direct);
     bwd_args[DNNL_ARG_DIFF_SRC] = diff_src;
     e.Run(entry->bwd, entry->bwd_pd, bwd_args);
     if (p.nhwc) StoreNhwc(e, diff_src, dx, x.dims(), ctx.place());

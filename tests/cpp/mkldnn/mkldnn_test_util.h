@@ -312,7 +312,9 @@ class OneOp {
     }
   }
 
-  // Gradients of `wrt` (input variables) with out@GRAD = `dout`, through the grad op(s).
+  // Gradients of `wrt` (input variables) with out@GRAD = `dout`, through the grad op(s). A grad
+  // kernel may leave an activation's gradient blocked, for the next oneDNN grad kernel; the fetch
+  // converts it.
   void CheckGrad(const std::vector<std::string>& wrt, const std::string& out,
                  const TestTensor& dout, double rtol, double atol) const {
     std::map<std::string, TestTensor> want = Reference().RunGrad(wrt, out, dout);
@@ -327,7 +329,6 @@ class OneOp {
       EXPECT_TRUE(RanMkldnn(got, type_ + "_grad"));
       for (const auto& w : wrt) {
         const std::string g = core::GradVarName(w);
-        EXPECT_EQ(got.layouts.at(g), TIDE_LAYOUT_ANY) << "grad kernels write plain data: " << g;
         EXPECT_TRUE(Close(got.values.at(g), want.at(w), rtol, atol)) << type_ << " grad of " << w;
       }
     }

@@ -2,7 +2,7 @@
 // against the plain kernels: fc shapes (a 4-D conv output flattened at x_num_col_dims = 1, fed
 // blocked), x_num_col_dims / y_num_col_dims > 1, and Fluid's broadcast for the add (fc bias,
 // per-channel bias on feature maps, trailing 1s, a scalar, a middle axis, size-1 dims inside Y's
-// range against a float64 sum).
+// range against a float64 sum), and the add's grad.
 #include "mkldnn_test_util.h"
 
 namespace tide::test::mkldnn {
@@ -86,6 +86,33 @@ TEST_P(MkldnnAdd, ForwardMatchesPlain) {
   op.CheckForward(1e-6, 1e-6);
   if (k.x.size() == 4 && k.x[1] % 8 == 0)
     EXPECT_EQ(op.last().layouts.at("out"), TIDE_LAYOUT_ONEDNN) << "Out keeps X's blocked format";
+}
+
+// The grad's oneDNN kernel takes equal dims and a one-dim Y (X@GRAD shares Out@GRAD's bytes in
+// its format; Y@GRAD sums it, from channels-last data for a channel bias); other broadcasts run
+// the plain kernel. Both against the plain kernels, fed plain and blocked.
+TEST_P(MkldnnAdd, GradMatchesPlain) {
+  const AddCase& k = GetParam();
+  OneOp op = OneOp("elementwise_add")
+                 .Input("X", "x", Random(k.x, TIDE_FP32, -1, 1, 54))
+                 .Input("Y", "y", Random(k.y, TIDE_FP32, -1, 1, 55))
+                 .Output("Out", "out")
+                 .Attr("axis", k.axis);
+  const TestTensor dout = Random(k.x, TIDE_FP32, -1, 1, 58);
+  if (k.x == k.y || k.y.size() == 1) {
+    op.CheckGrad({"x", "y"}, "out", dout, 1e-5, 1e-5);
+    return;
+  }
+  std::map<std::string, TestTensor> want = op.Reference().RunGrad({"x", "y"}, "out", dout);
+  for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
+    SCOPED_TRACE(FeedName(feed));
+    Net net = op.MakeNet();
+    net.Backward("out", dout);
+    Result got = net.Run({"x@GRAD", "y@GRAD"}, /*mkldnn=*/true, feed);
+    EXPECT_TRUE(RanPlain(got, "elementwise_add_grad")) << "declined: Y is not one dim of X";
+    EXPECT_TRUE(Close(got.values.at("x@GRAD"), want.at("x"), 1e-5, 1e-5));
+    EXPECT_TRUE(Close(got.values.at("y@GRAD"), want.at("y"), 1e-5, 1e-5));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Broadcasts, MkldnnAdd, ::testing::ValuesIn(kAddCases),
