@@ -4,6 +4,7 @@
 // is found on the device and reported by the next synchronisation (see gpu.h, DeviceError).
 #include <cmath>
 
+#include <tide/ops/cross_entropy.hpp>
 #include <tide/ops/loss.hpp>
 #include <tide/ops/metric.hpp>
 
@@ -150,19 +151,10 @@ void SwceGrad(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// cross_entropy: X [..., D] of probabilities, one row per D.
-constexpr double kApproInf = 1e20;
-
-template <typename T>
-__device__ __forceinline__ T TolerableLog(T x) {
-  const T l = Log(x);
-  if (isinf(l)) return l < T(0) ? T(-kApproInf) : T(kApproInf);
-  return l;
-}
-template <typename T>
-__device__ __forceinline__ T SafeDenominator(T x) {
-  return max(x, T(1e-20));
-}
+// cross_entropy: X [..., D] of probabilities, one row per D; the CPU's guards against log(0) and
+// division by 0 (tide/ops/cross_entropy.hpp: a NaN stays NaN).
+using tide::ops::SafeDenominator;
+using tide::ops::TolerableLog;
 
 template <typename T>
 __global__ void XeHardKernel(const T* x, const int64_t* lbl, int64_t ignore, T* y, int64_t n,
@@ -199,7 +191,7 @@ void Xe(KernelContext& ctx) {
   const bool soft = ctx.Attr<bool>("soft_label");
   tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
+  const auto [n, d] = tide::ops::GetXeRows(x.dims());
   Dims yd = x.dims();
   yd.back() = 1;
   const T* xd = x.data<T>();
@@ -245,7 +237,7 @@ void XeGrad(KernelContext& ctx) {
   const bool soft = ctx.Attr<bool>("soft_label");
   tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const int64_t d = x.dims().back(), n = x.numel() / std::max<int64_t>(d, 1);
+  const auto [n, d] = tide::ops::GetXeRows(x.dims());
   TIDE_CHECK(dy.numel() == n, "op '", op, "': Y@GRAD ", tide::ToString(dy.dims()),
              " does not hold one value per row of X ", tide::ToString(x.dims()));
   const T* xd = x.data<T>();
