@@ -3,12 +3,14 @@
 // int32/int64 <-> float).
 #include <tide/ops/cast.hpp>
 #include <tide/ops/dtype_attr.hpp>
+#include <tide/ops/shape_inputs.hpp>
 
 #include <cstdlib>
 #include <string>
 #include <type_traits>
 
 #include "gpu.h"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
@@ -49,12 +51,17 @@ __global__ void FillKernel(T* out, int64_t n, T value) {
   TIDE_CUDA_LOOP(i, n) { out[i] = value; }
 }
 
+// Out's dims: ShapeTensor over ShapeTensorList over shape (tide/ops/shape_inputs.hpp), the
+// tensors read back to the host. A bool is true where the value is not 0 (the CPU's rule).
 template <typename T>
 void FillConstant(KernelContext& ctx) {
-  RefuseInputs(ctx, {"ShapeTensor", "ShapeTensorList", "ValueTensor"});
+  RefuseInputs(ctx, {"ValueTensor"});
   Gpu g(ctx);
+  const Dims shape = tide::ops::ShapeFromInputs(
+      ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
+      [&](const char* p) { return HostIntScalars(ctx, g, p); });
   Tensor out = ctx.Output("Out");
-  T* od = out.mutable_data<T>(ctx.Attr<std::vector<int64_t>>("shape"), g.place());
+  T* od = out.mutable_data<T>(shape, g.place());
   const std::string text = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
   const T value = text.empty() ? Convert<T>(ctx.Attr<float>("value"))
                                : Convert<T>(std::strtod(text.c_str(), nullptr));
@@ -123,7 +130,8 @@ void RegisterCastPair(tide::Registrar& r) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("fill_constant", "gpu", FillConstant, float, double, int32_t, int64_t, __half);
+TIDE_REGISTER_KERNEL("fill_constant", "gpu", FillConstant, float, double, int32_t, int64_t, bool,
+                     __half);
 TIDE_REGISTER_KERNEL("fill_zeros_like", "gpu", FillZerosLike, float, double, int32_t, int64_t,
                      __half);
 TIDE_REGISTER_KERNEL("assign", "gpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,

@@ -44,9 +44,12 @@ Dims OutShape(const KernelContext& ctx) {
 
 // `v` as a T when T holds it (an integer T: no NaN, no fraction dropped past its range), else
 // an error naming where the value came from (C++ leaves such conversions undefined or wrapping).
+// A bool is true when v is not 0, as Fluid's static_cast (NaN included).
 template <typename T, typename S>
 T FitValue(S v, const char* from) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != S(0);
+  } else if constexpr (std::is_integral_v<T>) {
     bool fits;
     if constexpr (std::is_floating_point_v<S>)  // [lo, hi + 1): both limits exact as long double
       fits = !std::isnan(v) && static_cast<long double>(v) >= static_cast<long double>(std::numeric_limits<T>::min()) &&
@@ -89,19 +92,21 @@ T FillValue(const KernelContext& ctx) {
     if (sv == "nan") return std::numeric_limits<T>::quiet_NaN();
     return sv == "inf" ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
   }
+  // Integers exactly; a bool as Fluid reads it, through a double ("1.0" is true).
+  constexpr bool kExact = std::is_integral_v<T> && !std::is_same_v<T, bool>;
   size_t used = 0;
   long long i = 0;
   double d = 0;
   try {
-    if constexpr (std::is_integral_v<T>) i = std::stoll(sv, &used);
+    if constexpr (kExact) i = std::stoll(sv, &used);
     else d = std::stod(sv, &used);
   } catch (const std::exception&) {
     used = 0;
   }
   TIDE_CHECK(used == sv.size(), "op 'fill_constant': str_value '", sv, "' is not a number of ",
              tide::DataTypeName(tide::DataTypeOf<T>()));
-  if constexpr (std::is_integral_v<T>) return FitValue<T>(i, "str_value");
-  else return static_cast<T>(d);
+  if constexpr (kExact) return FitValue<T>(i, "str_value");
+  return FitValue<T>(d, "str_value");
 }
 
 template <typename T>
@@ -209,7 +214,7 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_constant")
                      .Attr("place_type", int32_t(-1), "Paddle's placement hint (ignored)")
                      .KernelDataTypeFrom("attr:dtype")
                      .InferShape(ShapeInputsInferShape));
-TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES, bool);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
                      .NoGradient()
