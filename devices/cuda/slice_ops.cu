@@ -2,6 +2,7 @@
 // back into zeros), pad (constant pad_value; the grad slices), expand / expand_as (repeats; the
 // grad sums them in the CPU kernel's order), with ops_nn's shape rules (tide/ops/tensor_shape.hpp).
 // Every one is a walk over a box of a larger tensor (box.cuh).
+#include <tide/ops/expand.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include <algorithm>
@@ -121,17 +122,21 @@ __global__ void ExpandGradKernel(const T* dout, BoxView x, BoxView reps, int64_t
   }
 }
 
-std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Dims& x) {
+// The repeats: expand_as's from target_tensor; expand's from ExpandTimes / expand_times_tensor
+// (read back to the host) or the attribute (tide/ops/expand.hpp).
+std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Gpu& g, const Dims& x) {
   if (ctx.HasInput("target_tensor"))
     return tide::ops::ExpandAsTimes(ctx.op_type(), x, ctx.Input("target_tensor").dims());
-  return ctx.Attr<std::vector<int32_t>>("expand_times");
+  return tide::ops::ExpandTimesFromInputs(
+      ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
+      [&](const char* p) { return HostIntScalars(ctx, g, p); });
 }
 
 template <typename T>
 void Expand(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
-  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, x.dims()));
+  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, g, x.dims()));
   BoxView v = MakeBox(g, od, x.dims(), {}, {});
   for (int d = 0; d < v.rank; ++d) v.wrap[d] = x.dims()[d];
   const int64_t n = DimsProduct(od);
@@ -144,7 +149,7 @@ template <typename T>
 void ExpandGrad(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  const std::vector<int32_t> times = ExpandTimes(ctx, x.dims());
+  const std::vector<int32_t> times = ExpandTimes(ctx, g, x.dims());
   const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), times);
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   const Dims rd(times.begin(), times.end());

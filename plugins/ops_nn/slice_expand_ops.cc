@@ -1,10 +1,12 @@
 // slice_expand_ops.cc: ops that move a box of elements (Fluid 1.x): slice and strided_slice
 // (Input -> Out; the grad scatters back into zeros), pad (constant pad_value; grad slices),
-// expand / expand_as (repeats; the grad sums the repeats). Shape rules: tide/ops/tensor_shape.hpp.
+// expand / expand_as (repeats; the grad sums the repeats). Shape rules: tide/ops/tensor_shape.hpp,
+// expand's repeats from tensors: tide/ops/expand.hpp.
 #include <algorithm>
 #include <climits>
 #include <cstring>
 
+#include <tide/ops/expand.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include "common.h"
@@ -213,7 +215,13 @@ void ForEachRepeat(const Dims& x, const Dims& out, F&& fn) {
 std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Dims& x) {
   if (ctx.HasInput("target_tensor"))
     return tide::ops::ExpandAsTimes(ctx.op_type(), x, ctx.Input("target_tensor").dims());
-  return ctx.Attr<std::vector<int32_t>>("expand_times");
+  return tide::ops::ExpandTimesFromInputs(
+      ctx, [&](const char* p) { return IntValues(ctx, p); },
+      [&](const char* p) { return IntScalars(ctx, p); });
+}
+
+bool TensorTimes(const tide::InferShapeContext& ctx) {
+  return ctx.HasInput("ExpandTimes") || ctx.HasInput("expand_times_tensor");
 }
 
 template <typename T>
@@ -242,9 +250,8 @@ void ExpandInferShape(tide::InferShapeContext& ctx) {
     const Dims t = ctx.InputDims("target_tensor");
     tide::ops::ExpandAsTimes(ctx.op_type(), x, t);
     ctx.SetOutputDims("Out", t);
-  } else {
-    ctx.SetOutputDims("Out", tide::ops::ExpandDims(ctx.op_type(), x,
-                                                   ctx.Attr<std::vector<int32_t>>("expand_times")));
+  } else if (!TensorTimes(ctx) || !ctx.IsRuntime()) {  // else the kernel sets Out's dims
+    ctx.SetOutputDims("Out", tide::ops::ExpandDimsAtBuild(ctx, x));
   }
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
@@ -253,7 +260,8 @@ tide::GradMakerFn XGradMaker(const std::string& grad_type, std::vector<std::stri
   return [grad_type, extra](tide::GradMaker& g) {
     auto op = g.NewOp(grad_type);
     op.Input("X", g.Input("X"));
-    for (const auto& e : extra) op.Input(e, g.Input(e.c_str()));
+    for (const auto& e : extra)
+      if (!g.Input(e.c_str()).empty()) op.Input(e, g.Input(e.c_str()));  // dispensable ones too
     op.Input(GradVarName("Out"), g.OutputGrad("Out"))
         .Output(GradVarName("X"), g.InputGrad("X"))
         .CopyAttrs();
@@ -294,14 +302,26 @@ TIDE_REGISTER_KERNEL("pad", "cpu", PadKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("pad_grad", "cpu", PadGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("expand")
-                     .Comment("Out = X repeated expand_times[i] times along dim i.")
-                     .Input("X", "the input").Output("Out", "the repeated input")
-                     .RequiredAttr("expand_times", TIDE_ATTR_INTS, "repeats per dim")
+                     .Comment("Out = X repeated expand_times[i] times along dim i. Fluid 1.6+: "
+                              "ExpandTimes, else expand_times_tensor, overrides the attribute.")
+                     .Input("X", "the input")
+                     .Input("ExpandTimes", "the repeats as a 1-D int tensor (optional; over the "
+                            "others)")
+                     .AsDispensable()
+                     .Input("expand_times_tensor", "the repeats as one-element int tensors, one "
+                            "per dim (optional; over expand_times)")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Output("Out", "the repeated input")
+                     .Attr("expand_times", std::vector<int32_t>{},
+                           "repeats per dim (-1 where expand_times_tensor gives it)")
                      .InferShape(ExpandInferShape)
-                     .Grad(XGradMaker("expand_grad", {})));
+                     .Grad(XGradMaker("expand_grad", {"ExpandTimes", "expand_times_tensor"})));
 TIDE_REGISTER_OP(tide::OpSchema("expand_grad")
-                     .Input("X").Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .RequiredAttr("expand_times", TIDE_ATTR_INTS)
+                     .Input("X").Input("ExpandTimes").AsDispensable()
+                     .Input("expand_times_tensor").AsDuplicable().AsDispensable()
+                     .Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("expand_times", std::vector<int32_t>{})
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_OP(tide::OpSchema("expand_as")
                      .Comment("Out = X repeated to target_tensor's dims (each a multiple of X's).")
