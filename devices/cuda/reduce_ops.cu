@@ -6,6 +6,7 @@
 
 #include <type_traits>
 
+#include "merge_rows.cuh"
 #include "reduce.cuh"
 
 namespace tide_cuda {
@@ -63,45 +64,6 @@ __global__ void SumKernel(SumInputs<T> in, T* out, int64_t n) {
   }
 }
 
-// dst[rows[r] * width + k] += values[r * width + k]; repeated rows add up.
-template <typename T>
-__global__ void AddRowsKernel(const int64_t* rows, const T* values, int64_t width, int64_t n,
-                              T* dst) {
-  TIDE_CUDA_LOOP(i, n) {
-    const int64_t r = i / width;
-    AtomicAdd(dst + rows[r] * width + (i - r * width), values[i]);
-  }
-}
-
-// All inputs SelectedRows: each distinct row once, ascending, with the sum of its values, as the
-// CPU kernel (tide/ops/sum.hpp's MergeRowIndex): every listed value row is added into its slot.
-template <typename T>
-void SumSparse(KernelContext& ctx, const Gpu& g, size_t n) {
-  const tide::ops::SparseSum sum = tide::ops::GetSparseSum(ctx, n);
-  const tide::ops::MergedRowIndex merged = tide::ops::MergeRowIndex(sum.rows);
-  tide::SelectedRows out = ctx.OutputVar("Out").GetSelectedRows();
-  const int64_t count = static_cast<int64_t>(merged.rows.size());
-  // Built apart from the inputs (Out may be one of them), then copied into Out.
-  T* acc = g.Temp<T>(count * sum.width);
-  g.Zero(acc, sizeof(T) * size_t(count * sum.width));
-  const int64_t* at = nullptr;
-  if (!merged.at.empty()) {
-    int64_t* d = g.Temp<int64_t>(static_cast<int64_t>(merged.at.size()));
-    g.CopyFromHost(d, merged.at.data(), sizeof(int64_t) * merged.at.size());
-    at = d;
-  }
-  for (const Tensor& v : sum.values) {
-    const int64_t listed = v.numel();
-    if (listed > 0)
-      Launch(g, "AddRowsKernel", listed, AddRowsKernel<T>, at, DeviceData<T>(g, v), sum.width, listed, acc);
-    at += sum.width ? listed / sum.width : 0;
-  }
-  out.set_height(sum.height);
-  T* o = out.value().mutable_data<T>({count, sum.width}, g.place());
-  g.CopyD2D(o, acc, sizeof(T) * size_t(count * sum.width));
-  out.set_rows(merged.rows);
-}
-
 // Dense and sparse inputs: the dense sum, then each sparse row added to its row.
 template <typename T>
 void SumMixed(KernelContext& ctx, const Gpu& g, size_t n) {
@@ -155,7 +117,8 @@ void SumOp(KernelContext& ctx) {
     if constexpr (std::is_same_v<T, __half>) {
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'sum': no float16 kernel for SelectedRows inputs");
     } else {
-      if (sparse == count) return SumSparse<T>(ctx, g, count);
+      // All sparse: each distinct row once, ascending, as the CPU kernel (merge_rows.cuh).
+      if (sparse == count) return MergeInputsIntoOut<T>(ctx, g, count);
       return SumMixed<T>(ctx, g, count);
     }
   }

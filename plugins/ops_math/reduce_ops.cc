@@ -44,15 +44,6 @@ void MeanGradKernel(KernelContext& ctx) {
   EigenEval(ctx, d, d.constant(g));
 }
 
-// All inputs SelectedRows (read and checked by tide/ops/sum.hpp): as Fluid's sum, their rows
-// merged (selected_rows.h): each distinct row once, ascending, with the sum of its values.
-template <typename T>
-void SumSparse(KernelContext& ctx, size_t n) {
-  const tide::ops::SparseSum sum = tide::ops::GetSparseSum(ctx, n);
-  const MergedRows<T> merged = MergeAdd<T>(sum.rows, sum.values, sum.width);
-  SetMerged(ctx.OutputVar("Out").GetSelectedRows(), merged, sum.height, sum.width, ctx.place());
-}
-
 // Dense and sparse inputs: the dense sum, then each sparse row added to its row.
 template <typename T>
 void SumMixed(KernelContext& ctx, size_t n) {
@@ -94,7 +85,8 @@ void SumKernel(KernelContext& ctx) {
   const size_t count = ctx.InputCount("X");
   size_t sparse = 0;
   for (size_t i = 0; i < count; ++i) sparse += ctx.InputVar("X", i).IsSelectedRows() ? 1 : 0;
-  if (sparse == count && count > 0) return SumSparse<T>(ctx, count);
+  // All sparse: as Fluid's sum, their rows merged (selected_rows.h); each distinct row once.
+  if (sparse == count && count > 0) return MergeInputsIntoOut<T>(ctx, count);
   if (sparse > 0) return SumMixed<T>(ctx, count);
   std::vector<Tensor> xs = ctx.Inputs("X");
   TIDE_CHECK(!xs.empty(), "op 'sum' needs at least one input");

@@ -1,8 +1,10 @@
 // selected_rows.h: Fluid's MergeAdd for the ops_math kernels that take SelectedRows (sum,
-// clip_by_norm): a sparse gradient may list a row several times (an id looked up twice); merged,
-// it lists each distinct row once, ascending, holding the sum of that row's listed values.
+// merge_selected_rows, clip_by_norm): a sparse gradient may list a row several times (an id looked
+// up twice); merged, it lists each distinct row once, ascending, holding the sum of that row's
+// listed values.
 #pragma once
 
+#include <tide/ops/sum.hpp>
 #include <tide/plugin.hpp>
 
 #include <algorithm>
@@ -48,6 +50,15 @@ void SetMerged(tide::SelectedRows out, const MergedRows<T>& m, int64_t height, i
   T* o = out.value().mutable_data<T>({static_cast<int64_t>(m.rows.size()), width}, place);
   std::copy(m.values.begin(), m.values.end(), o);
   out.set_rows(m.rows);
+}
+
+// The SelectedRows inputs X[0], ..., X[n - 1] (read and checked by tide/ops/sum.hpp) merged into
+// SelectedRows Out: the kernel of sum over sparse inputs and of merge_selected_rows.
+template <typename T>
+void MergeInputsIntoOut(tide::KernelContext& ctx, size_t n) {
+  const tide::ops::SparseSum in = tide::ops::GetSparseSum(ctx, n);
+  SetMerged(ctx.OutputVar("Out").GetSelectedRows(), MergeAdd<T>(in.rows, in.values, in.width),
+            in.height, in.width, ctx.place());
 }
 
 }  // namespace ops_math

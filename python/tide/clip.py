@@ -44,7 +44,11 @@ class GradientClipByNorm(BaseGradientClipAttr):
 
 class GradientClipByGlobalNorm(BaseGradientClipAttr):
     """All gradients scaled by clip_norm / max(global_norm, clip_norm), where global_norm is the
-    L2 norm of all of them together."""
+    L2 norm of all of them together. A sparse (SelectedRows) gradient counts as Fluid 1.8's
+    clip.py counts it: its rows merged first (merge_selected_rows: a row listed twice is one row
+    holding the sum), its values taken as a tensor (get_tensor_from_selected_rows); it is scaled
+    as listed, rows unmerged (Fluid multiplies it by elementwise_mul, Tide by scale with
+    ScaleTensor: the same values)."""
 
     def __init__(self, clip_norm, group_name="default_group"):
         self.clip_norm = float(clip_norm)
@@ -58,7 +62,8 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         sq = []
         for _, g in params_grads:
             s = block.create_var(name=unique_name.generate("global_norm_sq"), dtype=dtype, shape=[1])
-            block.append_op("squared_l2_norm", inputs={"X": g}, outputs={"Out": s})
+            block.append_op("squared_l2_norm", inputs={"X": _dense_values(block, g)},
+                            outputs={"Out": s})
             sq.append(s)
         total = block.create_var(name=unique_name.generate("global_norm_sum"), dtype=dtype, shape=[1])
         block.append_op("sum", inputs={"X": sq}, outputs={"Out": total})
@@ -73,10 +78,26 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         block.append_op("elementwise_div", inputs={"X": limit, "Y": denom}, outputs={"Out": factor})
         out = []
         for p, g in params_grads:
-            c = block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape)
-            block.append_op("elementwise_mul", inputs={"X": g, "Y": factor}, outputs={"Out": c})
+            c = block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype,
+                                 shape=g.shape, type=g.type)
+            if g.type == "SELECTED_ROWS":  # Out keeps g's rows and height
+                block.append_op("scale", inputs={"X": g, "ScaleTensor": factor}, outputs={"Out": c})
+            else:
+                block.append_op("elementwise_mul", inputs={"X": g, "Y": factor}, outputs={"Out": c})
             out.append((p, c))
         return out
+
+
+def _dense_values(block, g):
+    """g itself, or for a SelectedRows g its merged rows' values as a tensor (Fluid's clip.py)."""
+    if g.type != "SELECTED_ROWS":
+        return g
+    merged = block.create_var(name=unique_name.generate(g.name + "@MERGED"), dtype=g.dtype,
+                              shape=g.shape, type="SELECTED_ROWS")
+    block.append_op("merge_selected_rows", inputs={"X": g}, outputs={"Out": merged})
+    values = block.create_var(name=unique_name.generate(g.name + "@MERGED_VALUES"), dtype=g.dtype)
+    block.append_op("get_tensor_from_selected_rows", inputs={"X": merged}, outputs={"Out": values})
+    return values
 
 
 def _dtype_code(dtype):
