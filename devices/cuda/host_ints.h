@@ -1,7 +1,8 @@
 // host_ints.h: Paddle 2.x's tensor-valued attributes (slice's StartsTensor, unsqueeze2's
-// AxesTensor, gather's Axis, ...) for the CUDA kernels: the int32 / int64 values of a small input,
-// read back to the host when the core moved it to the device (the kernel waits for them, as
-// reshape's Shape does), with tide/ops/int_inputs.hpp's checks and messages.
+// AxesTensor, gather's Axis, the interps' Scale, ...) for the CUDA kernels: the int32 / int64
+// values (or the one float) of a small input, read back to the host when the core moved it to the
+// device (the kernel waits for them, as reshape's Shape does), with tide/ops/int_inputs.hpp's
+// checks and messages.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,17 @@
 
 namespace tide_cuda {
 
+// The bytes of tensor t (`width` per element) on the host.
+inline std::vector<unsigned char> HostBytes(const Gpu& g, const Tensor& t, size_t width) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(t.numel()) * width);
+  if (bytes.empty()) return bytes;
+  if (t.place() == g.place())
+    g.CopyToHostSync(bytes.data(), t.raw_data(), bytes.size());
+  else
+    std::memcpy(bytes.data(), t.raw_data(), bytes.size());  // on the host already
+  return bytes;
+}
+
 // The values of input param[i].
 inline std::vector<int64_t> HostIntValues(const KernelContext& ctx, const Gpu& g,
                                           const char* param, size_t i = 0) {
@@ -21,13 +33,7 @@ inline std::vector<int64_t> HostIntValues(const KernelContext& ctx, const Gpu& g
              ctx.InputName(param, i), "') must be int32 or int64, got ", tide::DataTypeName(dt));
   const size_t n = static_cast<size_t>(t.numel());
   const size_t width = dt == TIDE_INT32 ? sizeof(int32_t) : sizeof(int64_t);
-  std::vector<unsigned char> bytes(n * width);
-  if (n > 0) {
-    if (t.place() == g.place())
-      g.CopyToHostSync(bytes.data(), t.raw_data(), bytes.size());
-    else
-      std::memcpy(bytes.data(), t.raw_data(), bytes.size());  // on the host already
-  }
+  const std::vector<unsigned char> bytes = HostBytes(g, t, width);
   std::vector<int64_t> v(n);
   for (size_t k = 0; k < n; ++k) {
     if (dt == TIDE_INT32) {
@@ -56,6 +62,26 @@ inline std::vector<int64_t> HostIntScalars(const KernelContext& ctx, const Gpu& 
   std::vector<int64_t> v;
   for (size_t i = 0; i < ctx.InputCount(param); ++i) v.push_back(HostIntScalar(ctx, g, param, i));
   return v;
+}
+
+// The one value of float32 or float64 input `param` (e.g. the interps' Scale), with
+// tide/ops/int_inputs.hpp's FloatScalar checks and messages.
+inline double HostFloatScalar(const KernelContext& ctx, const Gpu& g, const char* param) {
+  Tensor t = ctx.Input(param);
+  const TideDataType dt = t.dtype();
+  TIDE_CHECK(dt == TIDE_FP32 || dt == TIDE_FP64, "op '", ctx.op_type(), "': ", param, " ('",
+             ctx.InputName(param), "') must be float32 or float64, got ", tide::DataTypeName(dt));
+  TIDE_CHECK(t.numel() == 1, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
+             "') must hold one value, got ", t.numel());
+  const std::vector<unsigned char> bytes = HostBytes(g, t, dt == TIDE_FP32 ? 4 : 8);
+  if (dt == TIDE_FP32) {
+    float f;
+    std::memcpy(&f, bytes.data(), sizeof f);
+    return f;
+  }
+  double d;
+  std::memcpy(&d, bytes.data(), sizeof d);
+  return d;
 }
 
 }  // namespace tide_cuda

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu.h"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
@@ -17,7 +18,7 @@ using tide::ops::InterpTap;
 using tide::ops::Pad2dGeom;
 using tide::ops::Pad2dMode;
 
-// A small int32 input (OutSize, Paddings) read on the host: copied back when it lives on the
+// A small int32 input (Paddings) read on the host: copied back when it lives on the
 // device (the kernel waits for it, as reshape's Shape).
 std::vector<int32_t> HostInts(const KernelContext& ctx, const Gpu& g, const char* param,
                               int64_t count, const char* what) {
@@ -77,15 +78,13 @@ __global__ void InterpGradKernel(const T* dout, InterpView v, T* dx, int64_t n) 
 }
 
 InterpView InterpOf(const KernelContext& ctx, const Gpu& g, const Dims& xd) {
-  const char* op = ctx.op_type();
-  std::vector<int32_t> size;
-  if (ctx.HasInput("OutSize")) size = HostInts(ctx, g, "OutSize", 2, "(h, w)");
+  // Out's size from SizeTensor / OutSize / Scale (read back to the host) or the attributes.
   InterpView v;
-  v.g = tide::ops::GetInterpGeom(
-      op, xd, tide::ops::ChannelsLast(op, "data_layout", ctx.Attr<std::string>("data_layout")),
-      ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"), ctx.Attr<float>("scale"),
-      size.empty() ? nullptr : size.data());
-  v.bilinear = std::string(op).rfind("bilinear", 0) == 0;
+  v.g = tide::ops::InterpGeomFromInputs(
+      ctx, xd, [&](const char* p) { return HostIntValues(ctx, g, p); },
+      [&](const char* p) { return HostIntScalars(ctx, g, p); },
+      [&](const char* p) { return HostFloatScalar(ctx, g, p); });
+  v.bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
   v.align_corners = ctx.Attr<bool>("align_corners");
   v.align_mode = ctx.Attr<int32_t>("align_mode");
   return v;

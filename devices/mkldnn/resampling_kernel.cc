@@ -11,7 +11,7 @@
 // of fewer than 8192 elements run faster on the plain kernel and are declined too (README.md,
 // "Speed"). Only nearest has a grad kernel: oneDNN 2.6's linear backward was never faster than
 // the plain kernel.
-#include <tide/ops/data_layout.hpp>
+#include <tide/ops/int_inputs.hpp>
 #include <tide/ops/interp_pad2d.hpp>
 
 #include "plain_as.h"
@@ -38,22 +38,15 @@ bool SameRule(bool bilinear, int64_t in, int64_t out, bool align_corners) {
   return out == in || (!align_corners && out % in == 0);
 }
 
-// The resampling for the op's attributes and OutSize, or an UNIMPLEMENTED error (before anything
-// is written) where oneDNN's rule is not Fluid's.
+// The resampling for the op's attributes and size inputs, or an UNIMPLEMENTED error (before
+// anything is written) where oneDNN's rule is not Fluid's.
 Resample GetResample(const KernelContext& ctx, const Dims& x) {
   const char* op = ctx.op_type();
-  const int32_t* out_size = nullptr;
-  if (ctx.HasInput("OutSize")) {
-    Tensor s = ctx.Input("OutSize");
-    TIDE_CHECK(s.numel() == 2 && s.dtype() == TIDE_INT32, "op '", op,
-               "': OutSize must be int32 [2] (h, w)");
-    out_size = s.data<int32_t>();
-  }
-  const bool nhwc =
-      tide::ops::ChannelsLast(op, "data_layout", ctx.Attr<std::string>("data_layout"));
-  const tide::ops::InterpGeom g =
-      tide::ops::GetInterpGeom(op, x, nhwc, ctx.Attr<int32_t>("out_h"), ctx.Attr<int32_t>("out_w"),
-                               ctx.Attr<float>("scale"), out_size);
+  // Out's size by the plain kernel's rule (SizeTensor, OutSize, Scale, the attributes).
+  const tide::ops::InterpGeom g = tide::ops::InterpGeomFromInputs(
+      ctx, x, [&](const char* p) { return tide::ops::IntValues(ctx, p); },
+      [&](const char* p) { return tide::ops::IntScalars(ctx, p); },
+      [&](const char* p) { return tide::ops::FloatScalar(ctx, p); });
   const bool bilinear = std::string(op).rfind("bilinear", 0) == 0;
   const bool align_corners = ctx.Attr<bool>("align_corners");
   const int32_t align_mode = ctx.Attr<int32_t>("align_mode");

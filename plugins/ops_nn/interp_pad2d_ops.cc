@@ -1,6 +1,7 @@
 // interp_pad2d_ops.cc: bilinear_interp / nearest_interp (Fluid 1.x's align_corners and
-// align_mode rules, out size from OutSize, out_h/out_w or scale), pad2d (constant, reflect, edge)
-// and crop (a box of X at offsets), with grads. The interps and pad2d take NCHW or NHWC.
+// align_mode rules, out size from SizeTensor, OutSize, Scale, scale or out_h/out_w), pad2d
+// (constant, reflect, edge) and crop (a box of X at offsets), with grads. The interps and pad2d
+// take NCHW or NHWC.
 #include <cmath>
 #include <cstring>
 
@@ -35,29 +36,18 @@ Taps InterpTaps(bool bilinear, int64_t in, int64_t out, bool align_corners, int 
   return t;
 }
 
-// X's layout (data_layout) and Out's size.
-template <typename Ctx>
-tide::ops::InterpGeom InterpGeomOf(const Ctx& ctx, const Dims& x, const int32_t* out_size) {
-  const char* op = ctx.op_type();
-  const bool nhwc =
-      tide::ops::ChannelsLast(op, "data_layout", ctx.template Attr<std::string>("data_layout"));
-  return tide::ops::GetInterpGeom(op, x, nhwc, ctx.template Attr<int32_t>("out_h"),
-                                  ctx.template Attr<int32_t>("out_w"),
-                                  ctx.template Attr<float>("scale"), out_size);
-}
-
-const int32_t* OutSizeData(const KernelContext& ctx) {
-  if (!ctx.HasInput("OutSize")) return nullptr;
-  Tensor s = ctx.Input("OutSize");
-  TIDE_CHECK(s.numel() == 2 && s.dtype() == TIDE_INT32, "op '", ctx.op_type(),
-             "': OutSize must be int32 [2] (h, w)");
-  return s.data<int32_t>();
+// X's layout (data_layout) and Out's size from the size inputs or the attributes.
+tide::ops::InterpGeom InterpGeomOf(const KernelContext& ctx, const Dims& x) {
+  return tide::ops::InterpGeomFromInputs(
+      ctx, x, [&](const char* p) { return IntValues(ctx, p); },
+      [&](const char* p) { return IntScalars(ctx, p); },
+      [&](const char* p) { return tide::ops::FloatScalar(ctx, p); });
 }
 
 template <typename T, bool kGrad>
 void Interp(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const tide::ops::InterpGeom g = InterpGeomOf(ctx, x.dims(), OutSizeData(ctx));
+  const tide::ops::InterpGeom g = InterpGeomOf(ctx, x.dims());
   const bool ac = ctx.Attr<bool>("align_corners");
   const bool bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
   const int mode = ctx.Attr<int32_t>("align_mode");
@@ -99,20 +89,29 @@ void Interp(KernelContext& ctx) {
 template <typename T> void InterpKernel(KernelContext& c) { Interp<T, false>(c); }
 template <typename T> void InterpGradKernel(KernelContext& c) { Interp<T, true>(c); }
 
+// The size inputs, which the grad op reads too.
+constexpr const char* kSizeInputs[] = {"OutSize", "SizeTensor", "Scale"};
+
 void InterpInferShape(tide::InferShapeContext& ctx) {
-  tide::ops::InterpGeom g = InterpGeomOf(ctx, ctx.InputDims("X"), nullptr);
-  if (ctx.HasInput("OutSize")) g.oh = g.ow = -1;  // known at run time
-  ctx.SetOutputDims("Out", g.OutDims());
+  // With a size input the kernel sets Out's dims; before, those sizes are -1.
+  ctx.SetOutputDims("Out", tide::ops::InterpOutDimsAtBuild(ctx, ctx.InputDims("X")));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
 tide::OpSchema InterpSchema(const std::string& type, const char* method) {
   return tide::OpSchema(type)
       .Comment(std::string("Out = X resized to (out_h, out_w) by ") + method +
-               " interpolation (NCHW or NHWC); OutSize overrides out_h/out_w at run time, scale "
-               "> 0 multiplies X's size; align_corners maps the corner pixels onto each other.")
+               " interpolation (NCHW or NHWC); Out's size: SizeTensor, else OutSize, else X's "
+               "times Scale or scale (> 0), else out_h/out_w (Fluid 1.8's order); align_corners "
+               "maps the corner pixels onto each other.")
       .Input("X", "[N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
-      .Input("OutSize", "int32 [2] (optional)").AsDispensable()
+      .Input("OutSize", "int [2]: (h, w) (optional; over Scale and the attributes)")
+      .AsDispensable()
+      .Input("SizeTensor", "2 one-element int tensors: h, w (optional; over the others)")
+      .AsDuplicable()
+      .AsDispensable()
+      .Input("Scale", "one float: Out is X's size times it (optional; over scale, out_h/out_w)")
+      .AsDispensable()
       .Output("Out", "[N, C, out_h, out_w] or [N, out_h, out_w, C]")
       .Attr("out_h", int32_t(-1), "output height").Attr("out_w", int32_t(-1), "output width")
       .Attr("scale", 0.0f, "output size = scale * input size when > 0")
@@ -125,7 +124,8 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
       .Grad([type](tide::GradMaker& g) {
         auto op = g.NewOp(type + "_grad");
         op.Input("X", g.Input("X"));
-        if (!g.Input("OutSize").empty()) op.Input("OutSize", g.Input("OutSize"));
+        for (const char* in : kSizeInputs)
+          if (!g.Input(in).empty()) op.Input(in, g.Input(in));
         op.Input(GradVarName("Out"), g.OutputGrad("Out"))
             .Output(GradVarName("X"), g.InputGrad("X"))
             .CopyAttrs();
@@ -134,7 +134,10 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
 
 tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
   return tide::OpSchema(type)
-      .Input("X").Input("OutSize").AsDispensable().Input(GradVarName("Out"))
+      .Input("X").Input("OutSize").AsDispensable()
+      .Input("SizeTensor").AsDuplicable().AsDispensable()
+      .Input("Scale").AsDispensable()
+      .Input(GradVarName("Out"))
       .Output(GradVarName("X"))
       .Attr("out_h", int32_t(-1)).Attr("out_w", int32_t(-1)).Attr("scale", 0.0f)
       .Attr("interp_method", std::string(method)).Attr("align_corners", true)

@@ -1079,26 +1079,42 @@ def _resize(layer, op_type, input, out_shape, scale, name, actual_shape, align_c
     check_type(align_corners, "align_corners", bool, layer)
     if align_mode not in (0, 1):
         raise ValueError("%s: align_mode must be 0 or 1, got %r" % (layer, align_mode))
-    check_type(scale, "scale", (int, float, type(None)), layer)
-    if scale is not None and scale <= 0:
-        raise ValueError("%s: scale must be > 0, got %r" % (layer, scale))
+    check_type(scale, "scale", (int, float, Variable, type(None)), layer)
+    if is_int(scale) or isinstance(scale, float):
+        if scale <= 0:
+            raise ValueError("%s: scale must be > 0, got %r" % (layer, scale))
     inputs = {"X": input}
     attrs = {"align_corners": align_corners, "align_mode": align_mode, "scale": 0.0,
              "interp_method": op_type.split("_")[0], "data_layout": data_format}
     if actual_shape is not None:
         out_shape = actual_shape
-    if isinstance(out_shape, Variable):
+    if isinstance(out_shape, Variable):  # Fluid 1.6+: the op's OutSize, read when it runs
         inputs["OutSize"] = int_tensor(layer, "out_shape", out_shape)
     elif out_shape is not None:
-        hw = _int_list(layer, "out_shape", list(out_shape))
-        if len(hw) != 2:
-            raise ValueError("%s: out_shape needs (out_h, out_w), got %r" % (layer, out_shape))
-        attrs["out_h"], attrs["out_w"] = hw
+        _resize_out_shape(layer, out_shape, inputs, attrs)
+    elif isinstance(scale, Variable):  # the op's Scale
+        check_variable_and_dtype(scale, "scale", ("float32", "float64"), layer)
+        scale.stop_gradient = True
+        inputs["Scale"] = scale
     elif scale is not None:
         attrs["scale"] = float(scale)
     else:
         raise ValueError("%s: one of out_shape and scale is needed" % layer)
     return _single(LayerHelper(op_type, name=name), op_type, inputs, attrs)
+
+
+def _resize_out_shape(layer, out_shape, inputs, attrs):
+    """out_shape as a list of (out_h, out_w), each an int or a one-element int Variable (Fluid
+    1.6+: then every item becomes the op's SizeTensor, and out_h / out_w hold -1 for each
+    Variable)."""
+    hw = int_items(layer, "out_shape", out_shape)
+    if len(hw) != 2:
+        raise ValueError("%s: out_shape needs (out_h, out_w), got %r" % (layer, out_shape))
+    if any(is_int(v) and v <= 0 for v in hw):
+        raise ValueError("%s: each int of out_shape must be > 0, got %r" % (layer, out_shape))
+    attrs["out_h"], attrs["out_w"] = [-1 if isinstance(v, Variable) else int(v) for v in hw]
+    if contains_var(hw):
+        inputs["SizeTensor"] = int_tensor_list(layer, "out_shape", hw)
 
 
 def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=None,

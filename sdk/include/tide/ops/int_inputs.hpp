@@ -1,7 +1,8 @@
 // tide/ops/int_inputs.hpp: Paddle 2.x's tensor-valued attributes (ShapeTensor, AxisTensor,
-// StartsTensorList, an index tensor...): the int32 or int64 values an op reads from an input, with
-// the errors every implementation gives. Header only; host data (the core hands such inputs to a
-// kernel on the host, or the kernel copies them there first).
+// StartsTensorList, an index tensor...): the int32 or int64 values an op reads from an input (and
+// the one float of a factor such as the interps' Scale), with the errors every implementation
+// gives. Header only; host data (the core hands such inputs to a kernel on the host, or the kernel
+// copies them there first).
 #ifndef TIDE_OPS_INT_INPUTS_HPP_
 #define TIDE_OPS_INT_INPUTS_HPP_
 
@@ -37,6 +38,17 @@ inline std::vector<int64_t> IntScalars(const KernelContext& ctx, const char* par
   std::vector<int64_t> v;
   for (size_t i = 0; i < ctx.InputCount(param); ++i) v.push_back(IntScalar(ctx, param, i));
   return v;
+}
+
+// The one value of float32 or float64 input `param` (a factor given as a tensor).
+inline double FloatScalar(const KernelContext& ctx, const char* param) {
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.dtype() == TIDE_FP32 || t.dtype() == TIDE_FP64, "op '", ctx.op_type(), "': ", param,
+             " ('", ctx.InputName(param), "') must be float32 or float64, got ",
+             DataTypeName(t.dtype()));
+  TIDE_CHECK(t.numel() == 1, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
+             "') must hold one value, got ", t.numel());
+  return t.dtype() == TIDE_FP32 ? t.data<float>()[0] : t.data<double>()[0];
 }
 
 }  // namespace ops

@@ -2,7 +2,8 @@
 // per output row or column the two source indices and their weights, with align_corners and
 // align_mode) and pad2d (geometry; the source index of a padded index for constant, reflect and
 // edge), with their errors, for every implementation. The per-index functions run on the host and
-// on a device. The interps take X in NCHW or NHWC (data_layout), as pad2d does (data_format).
+// on a device. The interps take X in NCHW or NHWC (data_layout), as pad2d does (data_format), and
+// Out's size from Fluid 1.6+'s SizeTensor / OutSize / Scale inputs or the attributes.
 #ifndef TIDE_OPS_INTERP_PAD2D_HPP_
 #define TIDE_OPS_INTERP_PAD2D_HPP_
 
@@ -57,25 +58,82 @@ TIDE_OPS_HOST_DEVICE inline InterpTap NearestTap(int64_t k, int64_t in, int64_t 
   return {i, i, 1.0, 0.0};
 }
 
-// Out's (h, w): OutSize's values (h, w) when given, else scale * X's when scale > 0, else
-// out_h / out_w. X is [N, C, H, W], or [N, H, W, C] when nhwc; an unknown (-1) size passes at
-// compile time.
-inline std::pair<int64_t, int64_t> InterpOutSize(const char* op, const Dims& x, int64_t out_h,
-                                                 int64_t out_w, float scale,
-                                                 const int32_t* out_size, bool nhwc = false) {
+// Where Out's (h, w) comes from: given outright (out_h / out_w, SizeTensor or OutSize), or X's
+// times scale when scale > 0 (floored, as Fluid's float product).
+struct InterpSize {
+  int64_t h = -1, w = -1;
+  float scale = 0;
+  const char* from = "out_h/out_w";  // named in the errors
+};
+
+// At run time, Fluid 1.8's precedence: SizeTensor (one value per variable: h, w) over OutSize
+// (h, w) over Scale (one value) over the scale attribute, each scale only when > 0, over out_h /
+// out_w. Each device reads the tensors its way: `values(param)` every value of a tensor,
+// `scalars(param)` one value per variable of a duplicable input (tide/ops/int_inputs.hpp's
+// IntValues / IntScalars on the host), `real(param)` the one value of a float tensor.
+template <typename Values, typename Scalars, typename Real>
+InterpSize InterpSizeFromInputs(const KernelContext& ctx, Values values, Scalars scalars,
+                                Real real) {
+  const char* op = ctx.op_type();
+  InterpSize s;
+  s.h = ctx.Attr<int32_t>("out_h");
+  s.w = ctx.Attr<int32_t>("out_w");
+  if (ctx.HasInput("SizeTensor")) {
+    const std::vector<int64_t> v = scalars("SizeTensor");
+    TIDE_CHECK(v.size() == 2, "op '", op,
+               "': SizeTensor must be 2 one-element tensors (h, w), got ", v.size());
+    return {v[0], v[1], 0, "SizeTensor"};
+  }
+  if (ctx.HasInput("OutSize")) {
+    const std::vector<int64_t> v = values("OutSize");
+    TIDE_CHECK(v.size() == 2, "op '", op, "': OutSize must hold 2 values (h, w), got ",
+               ToString(v));
+    return {v[0], v[1], 0, "OutSize"};
+  }
+  const bool tensor = ctx.HasInput("Scale");
+  const float scale = tensor ? static_cast<float>(real("Scale")) : ctx.Attr<float>("scale");
+  if (scale > 0) {
+    s.scale = scale;
+    s.from = tensor ? "Scale" : "scale";
+  }
+  return s;
+}
+
+// At build time: SizeTensor leaves out_h / out_w (where Fluid's layers put -1 for each Variable),
+// OutSize or Scale an unknown size, else as at run time.
+inline InterpSize InterpSizeAtBuild(const InferShapeContext& ctx) {
+  InterpSize s;
+  s.h = ctx.Attr<int32_t>("out_h");
+  s.w = ctx.Attr<int32_t>("out_w");
+  if (ctx.HasInput("SizeTensor")) {
+    TIDE_CHECK(ctx.InputCount("SizeTensor") == 2, "op '", ctx.op_type(),
+               "': SizeTensor must be 2 one-element tensors (h, w), got ",
+               ctx.InputCount("SizeTensor"));
+    s.from = "SizeTensor";
+  } else if (ctx.HasInput("OutSize") || ctx.HasInput("Scale")) {
+    s.h = s.w = -1;
+    s.from = ctx.HasInput("OutSize") ? "OutSize" : "Scale";
+  } else if (ctx.Attr<float>("scale") > 0) {
+    s.scale = ctx.Attr<float>("scale");
+    s.from = "scale";
+  }
+  return s;
+}
+
+// Out's (h, w) for X [N, C, H, W], or [N, H, W, C] when nhwc. At run time each must be > 0; at
+// build time an unknown (-1) passes.
+inline std::pair<int64_t, int64_t> InterpOutSize(const char* op, const Dims& x, const InterpSize& s,
+                                                 bool nhwc, bool run_time) {
   TIDE_CHECK(x.size() == 4, "op '", op, "': X must be ", nhwc ? "[N, H, W, C]" : "[N, C, H, W]",
              ", got ", ToString(x));
   const int64_t xh = nhwc ? x[1] : x[2], xw = nhwc ? x[2] : x[3];
-  int64_t h = out_h, w = out_w;
-  if (out_size) {
-    h = out_size[0];
-    w = out_size[1];
-  } else if (scale > 0) {
-    h = xh < 0 ? -1 : static_cast<int64_t>(xh * scale);
-    w = xw < 0 ? -1 : static_cast<int64_t>(xw * scale);
+  int64_t h = s.h, w = s.w;
+  if (s.scale > 0) {
+    h = xh < 0 ? -1 : static_cast<int64_t>(xh * s.scale);
+    w = xw < 0 ? -1 : static_cast<int64_t>(xw * s.scale);
   }
-  TIDE_CHECK((h > 0 || h == -1) && (w > 0 || w == -1), "op '", op,
-             "': the output size must be positive (out_h/out_w, scale or OutSize), got ", h,
+  const bool ok = run_time ? h > 0 && w > 0 : (h > 0 || h == -1) && (w > 0 || w == -1);
+  TIDE_CHECK(ok, "op '", op, "': the output size must be positive (from ", s.from, "), got ", h,
              " x ", w);
   return {h, w};
 }
@@ -112,11 +170,30 @@ struct InterpGeom {
 };
 
 // X's geometry and Out's size (InterpOutSize's rules).
-inline InterpGeom GetInterpGeom(const char* op, const Dims& x, bool nhwc, int64_t out_h,
-                                int64_t out_w, float scale, const int32_t* out_size) {
-  const auto hw = InterpOutSize(op, x, out_h, out_w, scale, out_size, nhwc);
+inline InterpGeom GetInterpGeom(const char* op, const Dims& x, bool nhwc, const InterpSize& size,
+                                bool run_time = true) {
+  const auto hw = InterpOutSize(op, x, size, nhwc, run_time);
   return nhwc ? InterpGeom{x[0], x[3], x[1], x[2], hw.first, hw.second, true}
               : InterpGeom{x[0], x[1], x[2], x[3], hw.first, hw.second, false};
+}
+
+// The interps' X layout (data_layout: NCHW or NHWC).
+template <typename Ctx>
+bool InterpNhwc(const Ctx& ctx) {
+  return ChannelsLast(ctx.op_type(), "data_layout", ctx.template Attr<std::string>("data_layout"));
+}
+
+// An interp's geometry at run time, its size inputs read as InterpSizeFromInputs says.
+template <typename Values, typename Scalars, typename Real>
+InterpGeom InterpGeomFromInputs(const KernelContext& ctx, const Dims& x, Values values,
+                                Scalars scalars, Real real) {
+  return GetInterpGeom(ctx.op_type(), x, InterpNhwc(ctx),
+                       InterpSizeFromInputs(ctx, values, scalars, real));
+}
+
+// Out's dims at build time (unknown sizes -1).
+inline Dims InterpOutDimsAtBuild(const InferShapeContext& ctx, const Dims& x) {
+  return GetInterpGeom(ctx.op_type(), x, InterpNhwc(ctx), InterpSizeAtBuild(ctx), false).OutDims();
 }
 
 // ---------------------------------------------------------------------------------------------
