@@ -1,6 +1,6 @@
 """oneDNN kernels against Tide's plain kernels for the same op and shape (issue 17's rule: a oneDNN
 kernel is never slower; where it was, it declines that shape class): layer_norm, prelu, reduce_*,
-bilinear_interp / nearest_interp and hard_swish, forward alone and forward + grad, small and large
+bilinear_interp / nearest_interp, mul and hard_swish, forward alone and forward + grad, small and large
 shapes, one process per thread count. The two kernels' runs alternate and the medians of single
 runs are reported, as this machine is shared. The ratio column is oneDNN / plain (< 1:
 oneDNN faster); the last column says which kernels the oneDNN run used ("declined": the oneDNN
@@ -63,6 +63,11 @@ CASES = ([_ln(r, c) for r, c in [(16, 64), (32, 64), (32, 128), (128, 32), (256,
                        ([4, 64, 56, 56], 112))] +
          [("nearest NHWC 4x56x56x64 -> 112x112", "nearest_interp", {"X": [4, 56, 56, 64]},
            {"out_h": 112, "out_w": 112, "align_corners": False, "data_layout": "NHWC"}, True)] +
+         [("mul %dx%d * %dx%d" % (m, k, k, n), "mul", {"X": [m, k], "Y": [k, n]}, {}, True)
+          for m, k, n in ((1, 2048, 1000), (8, 2048, 1000), (64, 800, 500), (64, 784, 512),
+                          (256, 1024, 1024))] +
+         [("mul after conv 64x16x8x8 * 1024x500", "mul",
+           {"ConvInput": [64, 8, 8, 8], "ConvFilter": [16, 8, 3, 3], "Y": [1024, 500]}, {}, True)] +
          [("hard_swish %d" % n, "hard_swish", {"X": [n]}, {}, True)
           for n in (1000, 4096, 16384, 65536, 262144)] +
          [("hard_swish 8x64x56x56", "hard_swish", {"X": [8, 64, 56, 56]}, {}, True)] +

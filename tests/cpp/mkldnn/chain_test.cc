@@ -66,11 +66,13 @@ TEST(MkldnnChain, ResNetBlockExchangesBlockedTensorsAndMatchesPlain) {
   for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
     SCOPED_TRACE(FeedName(feed));
     Result got = net.Run(kBlockFetch, /*mkldnn=*/true, feed);
-    for (const char* op : {"conv2d", "batch_norm", "relu", "elementwise_add", "pool2d", "mul",
-                           "softmax"})
+    for (const char* op : {"conv2d", "batch_norm", "relu", "elementwise_add", "pool2d", "softmax"})
       EXPECT_TRUE(RanMkldnn(got, op));
-    EXPECT_EQ(got.counts.layouts, 0u)
-        << "oneDNN ops read each other's blocked outputs without a transform by the core";
+    EXPECT_TRUE(RanPlain(got, "mul")) << "mul is the plain kernel's sgemm (devices/mkldnn/README.md)";
+    EXPECT_LE(got.counts.layouts, 1u)
+        << "oneDNN ops read each other's blocked outputs without a transform by the core; only "
+           "the globally pooled features may be made plain, for mul (ISAs differ: AVX-512 "
+           "stores them plain already)";
     EXPECT_EQ(got.layouts.at("c1"), TIDE_LAYOUT_ONEDNN);
     EXPECT_EQ(got.layouts.at("n1"), TIDE_LAYOUT_ONEDNN);
     EXPECT_EQ(got.layouts.at("r2"), TIDE_LAYOUT_ONEDNN);
@@ -118,8 +120,7 @@ TEST(MkldnnChain, LeNetGradsMatchPlain) {
   for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
     SCOPED_TRACE(FeedName(feed));
     Result got = net.Run(fetch, true, feed);
-    for (const char* op : {"conv2d", "relu", "pool2d", "mul", "mul_grad", "pool2d_grad",
-                           "relu_grad", "conv2d_grad"})
+    for (const char* op : {"conv2d", "relu", "pool2d", "pool2d_grad", "relu_grad", "conv2d_grad"})
       EXPECT_TRUE(RanMkldnn(got, op));
     for (const auto& v : fetch)
       EXPECT_TRUE(Close(got.values.at(v), want.values.at(v), 2e-4, 2e-4)) << v;

@@ -15,7 +15,7 @@ TEST(MkldnnPlugin, RegistersKernelsForEveryOp) {
   const core::OpKernelType key{core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ONEDNN,
                                core::LibraryId("mkldnn")};
   for (const char* op : {"conv2d", "conv2d_grad", "depthwise_conv2d", "depthwise_conv2d_grad",
-                         "pool2d", "pool2d_grad", "mul", "mul_grad", "relu", "relu_grad", "tanh",
+                         "pool2d", "pool2d_grad", "relu", "relu_grad", "tanh",
                          "sigmoid", "softmax", "batch_norm", "batch_norm_grad", "lrn",
                          "elementwise_add", "concat", "tanh_grad", "sigmoid_grad", "abs", "exp",
                          "log", "sqrt", "square", "reciprocal", "rsqrt", "leaky_relu", "elu",
