@@ -202,19 +202,31 @@ memory Exec::ConvertKept(const Tensor& t, const memory& m, const memory::desc& w
   key.append(reinterpret_cast<const char*>(&source), sizeof(source));
   key.append(reinterpret_cast<const char*>(&sd.data), sizeof(sd.data));
   key.append(reinterpret_cast<const char*>(&want.data), sizeof(want.data));
-  std::shared_ptr<ConvertedCopy> copy = c_->converted.Find(key, version);
+  std::shared_ptr<ConvertedCopy> copy = FindKept(c_->converted, key, version);
   if (!copy) {
-    copy = std::make_shared<ConvertedCopy>();
-    copy->content_version = version;
-    copy->storage.Resize({static_cast<int64_t>(want.get_size() + 64)});
-    auto raw = reinterpret_cast<uintptr_t>(copy->storage.mutable_data(TIDE_UINT8, place_));
-    copy->data = reinterpret_cast<void*>((raw + 63) & ~uintptr_t(63));
+    copy = NewKept(want, version);
     Reorder(m, memory(want, engine(), copy->data));
     Wait();  // complete before another thread may read it
     c_->converted.Put(key, copy);
   }
-  kept_.push_back(copy);  // alive until the call returns, even if evicted meanwhile
   return memory(want, engine(), copy->data);
+}
+
+std::shared_ptr<ConvertedCopy> Exec::NewKept(const memory::desc& md, uint64_t content_version) {
+  auto copy = std::make_shared<ConvertedCopy>();
+  copy->content_version = content_version;
+  copy->storage.Resize({static_cast<int64_t>(md.get_size() + 64)});
+  auto raw = reinterpret_cast<uintptr_t>(copy->storage.mutable_data(TIDE_UINT8, place_));
+  copy->data = reinterpret_cast<void*>((raw + 63) & ~uintptr_t(63));
+  kept_.push_back(copy);  // alive until the call returns, even if evicted meanwhile
+  return copy;
+}
+
+std::shared_ptr<ConvertedCopy> Exec::FindKept(ConvertedCache& cache, const std::string& key,
+                                              uint64_t content_version) {
+  std::shared_ptr<ConvertedCopy> copy = cache.Find(key, content_version);
+  if (copy) kept_.push_back(copy);
+  return copy;
 }
 
 void Exec::Reorder(const memory& src, const memory& dst) {

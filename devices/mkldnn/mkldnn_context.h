@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -94,13 +95,36 @@ class PrimitiveCache {
   uint64_t hits_ = 0, misses_ = 0;
 };
 
-// What the plugin keeps per CPU place: the engine, the primitive cache and the converted inputs.
+// A thread-safe set of keys.
+class KeySet {
+ public:
+  void Insert(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    keys_.insert(key);
+  }
+  bool Contains(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return keys_.count(key) > 0;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_set<std::string> keys_;
+};
+
+// What the plugin keeps per CPU place: the engine, the primitive cache, the converted inputs and
+// max pooling's workspaces (pool_kernels.cc).
 struct MkldnnDeviceContext {
   explicit MkldnnDeviceContext(size_t cache_capacity)
-      : engine(dnnl::engine::kind::cpu, 0), cache(cache_capacity), converted(cache_capacity) {}
+      : engine(dnnl::engine::kind::cpu, 0),
+        cache(cache_capacity),
+        converted(cache_capacity),
+        workspaces(cache_capacity) {}
   dnnl::engine engine;
   PrimitiveCache cache;
   ConvertedCache converted;
+  ConvertedCache workspaces;   // a forward's workspace, for its grad: one per pooling geometry
+  KeySet workspaces_wanted;    // the pooling geometries whose grad has run
 };
 
 // The context of the place behind `dctx` (the core's device context for a CPU place), made on
@@ -204,6 +228,13 @@ class Exec {
   // reordered copy is kept in the place's ConvertedCache until t's bytes change (never cached
   // when their writes go unseen: content version 0).
   memory ConvertKept(const Tensor& t, const memory& m, const memory::desc& want);
+  // New storage of `md`'s size for a ConvertedCache, made from bytes of `content_version`; kept
+  // alive until the call returns.
+  std::shared_ptr<ConvertedCopy> NewKept(const memory::desc& md, uint64_t content_version);
+  // The copy under `key` in `cache` if made from `content_version` (kept alive until the call
+  // returns), else null.
+  std::shared_ptr<ConvertedCopy> FindKept(ConvertedCache& cache, const std::string& key,
+                                          uint64_t content_version);
   // dst <- src, converting the format (a cached reorder primitive).
   void Reorder(const memory& src, const memory& dst);
   // Runs `p`, adding a scratchpad of `pd`'s size (primitives are made with a user scratchpad).

@@ -130,6 +130,43 @@ struct PoolFwd {
   dnnl::pooling_forward prim;
 };
 
+// Training's primitives: the forward that writes max pooling's workspace (each window's argmax)
+// and the backward that reads it.
+struct PoolBwd {
+  dnnl::pooling_forward::primitive_desc fwd_pd;
+  dnnl::pooling_forward fwd;
+  dnnl::pooling_backward::primitive_desc bwd_pd;
+  dnnl::pooling_backward bwd;
+};
+
+// The geometry's training primitives, shared by the forward kernel (once a grad has run) and the
+// grad kernel, so the workspace one writes is the one the other reads.
+std::shared_ptr<PoolBwd> TrainingPrimitives(Exec& e, const std::string& key, const PoolParams& p,
+                                            const memory::desc& src_md) {
+  return e.cache().GetOrCreate<PoolBwd>(key, [&] {
+    const memory::dims dst_dims = ToDnnlDims(p.out_dims());
+    dnnl::pooling_forward::primitive_desc fwd_pd(
+        FwdDesc(prop_kind::forward_training, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
+        DefaultAttr(), e.engine());
+    dnnl::pooling_backward::primitive_desc bwd_pd(
+        dnnl::pooling_backward::desc(Algo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw},
+                                     {p.kh, p.kw}, {p.ph, p.pw}, {p.pr_h, p.pr_w}),
+        DefaultAttr(), e.engine(), fwd_pd);
+    return PoolBwd{fwd_pd, dnnl::pooling_forward(fwd_pd), bwd_pd, dnnl::pooling_backward(bwd_pd)};
+  });
+}
+
+// Fluid's pool2d_grad has no workspace input: once a geometry's grad has run, its forward keeps
+// the workspace in the place's workspace cache (one per geometry) under X's content version, and
+// the grad reuses it while X is unchanged; otherwise the grad runs the forward again to make one.
+std::string TrainingKey(const Tensor& x, const PoolParams& p) {
+  return PoolKey("pool2d_training", x, p).str();
+}
+bool KeepsWorkspace(Exec& e, const PoolParams& p, const Tensor& x, const std::string& key) {
+  return p.max && !p.nhwc && x.content_version() != 0 &&
+         e.context().workspaces_wanted.Contains(key);
+}
+
 template <typename T>
 void PoolKernel(KernelContext& ctx) {
   static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
@@ -147,6 +184,22 @@ void PoolKernel(KernelContext& ctx) {
     }
     memory src = ActView(e, p, x, op, "X");
     memory::desc src_md = src.get_desc();
+    const std::string training_key = TrainingKey(x, p);
+    auto train = KeepsWorkspace(e, p, x, training_key)
+                     ? TrainingPrimitives(e, training_key, p, src_md)
+                     : nullptr;
+    memory kept_dst =
+        train ? TryOutput(e, out, p.out_dims(), train->fwd_pd.dst_desc(), ctx.place()) : memory();
+    if (kept_dst) {  // else an output format Tide cannot store: the inference forward below
+      auto ws = e.NewKept(train->fwd_pd.workspace_desc(), x.content_version());
+      e.Run(train->fwd, train->fwd_pd,
+            {{DNNL_ARG_SRC, src},
+             {DNNL_ARG_DST, kept_dst},
+             {DNNL_ARG_WORKSPACE, memory(train->fwd_pd.workspace_desc(), e.engine(), ws->data)}});
+      e.Wait();  // complete before the grad, maybe on another thread, reads it
+      e.context().workspaces.Put(training_key, ws);
+      return;
+    }
     const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     auto entry = e.cache().GetOrCreate<PoolFwd>(PoolKey(op, x, p).str(), [&] {
       dnnl::pooling_forward::primitive_desc pd(
@@ -168,15 +221,8 @@ void PoolKernel(KernelContext& ctx) {
   });
 }
 
-struct PoolBwd {
-  dnnl::pooling_forward::primitive_desc fwd_pd;
-  dnnl::pooling_forward fwd;
-  dnnl::pooling_backward::primitive_desc bwd_pd;
-  dnnl::pooling_backward bwd;
-};
-
-// oneDNN's max-pooling backward needs the forward's workspace (the argmax of each window);
-// Fluid's pool2d_grad has no such input, so the forward runs again here to make it.
+// oneDNN's max-pooling backward needs the forward's workspace (the argmax of each window): the
+// one the forward kept (above), or the forward run again here.
 template <typename T>
 void PoolGradKernel(KernelContext& ctx) {
   static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
@@ -198,26 +244,21 @@ void PoolGradKernel(KernelContext& ctx) {
       return;
     }
     memory src = ActView(e, p, x, op, "X");
-    memory::desc src_md = src.get_desc();
-    const memory::dims dst_dims = ToDnnlDims(p.out_dims());
-    auto entry = e.cache().GetOrCreate<PoolBwd>(PoolKey(op, x, p).str(), [&] {
-      dnnl::pooling_forward::primitive_desc fwd_pd(
-          FwdDesc(prop_kind::forward_training, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
-          DefaultAttr(), e.engine());
-      dnnl::pooling_backward::primitive_desc bwd_pd(
-          dnnl::pooling_backward::desc(Algo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw},
-                                       {p.kh, p.kw}, {p.ph, p.pw}, {p.pr_h, p.pr_w}),
-          DefaultAttr(), e.engine(), fwd_pd);
-      return PoolBwd{fwd_pd, dnnl::pooling_forward(fwd_pd), bwd_pd,
-                     dnnl::pooling_backward(bwd_pd)};
-    });
+    const std::string training_key = TrainingKey(x, p);
+    auto entry = TrainingPrimitives(e, training_key, p, src.get_desc());
     std::unordered_map<int, memory> bwd_args;
     const memory::desc ws_md = entry->fwd_pd.workspace_desc();
     if (ws_md.get_size() > 0) {
-      memory ws = e.TempMemory(ws_md);
-      memory dst = e.TempMemory(entry->fwd_pd.dst_desc());
-      e.Run(entry->fwd, entry->fwd_pd,
-            {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}});
+      if (p.max && !p.nhwc) e.context().workspaces_wanted.Insert(training_key);
+      auto kept = x.content_version() != 0
+                      ? e.FindKept(e.context().workspaces, training_key, x.content_version())
+                      : nullptr;
+      memory ws = kept ? memory(ws_md, e.engine(), kept->data) : e.TempMemory(ws_md);
+      if (!kept) {
+        memory dst = e.TempMemory(entry->fwd_pd.dst_desc());
+        e.Run(entry->fwd, entry->fwd_pd,
+              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_WORKSPACE, ws}});
+      }
       bwd_args[DNNL_ARG_WORKSPACE] = ws;
     }
     bwd_args[DNNL_ARG_DIFF_DST] =

@@ -80,5 +80,29 @@ TEST(MkldnnPool, BlockedInputGivesBlockedOutput) {
   EXPECT_EQ(op.last().layouts.at("out"), TIDE_LAYOUT_ONEDNN);
 }
 
+// Once a max pooling's grad has run, its forward keeps the workspace (each window's argmax) and the
+// grad reads it instead of running the forward again: one forward and one backward pooling per
+// step, with the plain kernels' results.
+TEST(MkldnnPool, MaxPoolGradReusesTheForwardsWorkspace) {
+  Net net;
+  net.Feed("x", Random({2, 16, 8, 8}, TIDE_FP32, -1, 1, 71));
+  net.Op("pool2d", {{"X", {"x"}}}, {{"Out", {"out"}}},
+         {{"pooling_type", std::string("max")},
+          {"ksize", std::vector<int32_t>{2, 2}},
+          {"strides", std::vector<int32_t>{2, 2}}});
+  net.Backward("out", Random({2, 16, 4, 4}, TIDE_FP32, -1, 1, 72));
+  const Result want = net.Run({"out", "x@GRAD"}, /*mkldnn=*/false);
+  for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
+    SCOPED_TRACE(FeedName(feed));
+    Net recording = net;
+    const Result got = recording.RecordingDnnl().Run({"out", "x@GRAD"}, true, feed, /*runs=*/2);
+    EXPECT_TRUE(RanMkldnn(got, "pool2d_grad"));
+    EXPECT_EQ(got.DnnlCount("pooling_v2") + got.DnnlCount("pooling"), 2)
+        << "the second step: one forward keeping its workspace, one backward reading it";
+    for (const char* v : {"out", "x@GRAD"})
+      EXPECT_TRUE(Close(got.values.at(v), want.values.at(v), 1e-6, 1e-6)) << v;
+  }
+}
+
 }  // namespace
 }  // namespace tide::test::mkldnn
