@@ -420,16 +420,10 @@ def _feeds(model, rng):
             "target_language_next_word": _lod(rng, MT["dict_size"], [3, 4, 2])}
 
 
-# GradientClipByGlobalNorm (tide/clip.py) cannot take the sparse (SelectedRows) gradients of the
-# book's is_sparse embeddings yet: Fluid merges them (merge_selected_rows,
-# get_tensor_from_selected_rows, which Tide lacks) before squared_l2_norm.
-SPARSE_CLIP = pytest.mark.xfail(strict=True, raises=tide.InvalidArgumentError,
-                                reason="global-norm clipping of SelectedRows gradients")
-
-
+# machine_translation_train clips by global norm over the sparse (SelectedRows) gradients of its
+# is_sparse embeddings: merged first, as Fluid's clip.py (tide/clip.py).
 @pytest.mark.parametrize("model", [fit_a_line, recognize_digits_conv,
-                                   understand_sentiment_stacked_lstm,
-                                   pytest.param(machine_translation_train, marks=SPARSE_CLIP)],
+                                   understand_sentiment_stacked_lstm, machine_translation_train],
                          ids=lambda m: m.__name__)
 def test_book_model_trains_a_step(model):
     main, startup, loss = build(model)

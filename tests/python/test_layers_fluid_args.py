@@ -204,16 +204,18 @@ def test_unsqueeze_axes_as_variables(exe, rng, dtype):
     check_grad(exe, lambda v: layers.unsqueeze(v, [0, a]), x_np, feed)
 
 
-@pytest.mark.xfail(strict=True, raises=tide.TideError,
-                   reason="the expand op has no ExpandTimes / expand_times_tensor inputs yet "
-                          "(ops_nn/slice_expand_ops.cc)")
-def test_expand_times_as_variables(exe, rng):
-    x_np = rand(rng, (2, 3), "float32")
-    x, times, t = data("x", x_np.shape), data("times", [2], "int32"), data("t", [1], "int64")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_expand_times_as_variables(exe, rng, dtype):
+    x_np = rand(rng, (2, 3), dtype)
+    x, times, t = data("x", x_np.shape, dtype), data("times", [2], "int32"), data("t", [1], "int64")
     outs = [layers.expand(x, times), layers.expand(x, [2, t])]
-    for g in run(exe, outs, {"x": x_np, "times": np.array([2, 3], "int32"),
-                             "t": np.array([3], "int64")}):
+    assert op_of(outs[0]).input("ExpandTimes") and op_of(outs[1]).input("expand_times_tensor")
+    assert outs[0].shape == (-1, -1) and outs[1].shape == (4, -1)  # -1: known when it runs
+    feed = {"x": x_np, "times": np.array([2, 3], "int32"), "t": np.array([3], "int64")}
+    for g in run(exe, outs, feed):
         np.testing.assert_array_equal(g, np.tile(x_np, (2, 3)))
+    check_grad(exe, lambda v: layers.elementwise_add(layers.expand(v, [2, t]),
+                                                     layers.expand(v, times)), x_np, feed)
 
 
 def test_tensor_arguments_must_be_int_variables():
@@ -282,6 +284,48 @@ def test_resize_data_format(exe, rng, layer, method, data_format):
 def test_data_format_must_be_nchw_or_nhwc(call):
     with pytest.raises(ValueError, match="data_format must be 'NCHW' or 'NHWC'"):
         call(data("x", [1, 2, 4, 4]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layer,method", [("resize_bilinear", "bilinear"),
+                                          ("resize_nearest", "nearest"),
+                                          ("image_resize", "bilinear")])
+def test_resize_sizes_as_variables(exe, rng, layer, method, dtype):
+    """out_shape as a list holding Variables (the op's SizeTensor), as a Variable (OutSize), and
+    scale as a Variable (Scale), as Fluid 1.8's layers take them."""
+    x_np = rand(rng, (2, 3, 3, 4), dtype)
+    x = data("x", x_np.shape, dtype)
+    h, size, scale = data("h", [1], "int32"), data("size", [2], "int32"), data("s", [1], "float32")
+    resize = getattr(layers, layer)
+    outs = [resize(x, out_shape=[h, 7]), resize(x, out_shape=size), resize(x, scale=scale)]
+    sizes = [op_of(o).input("SizeTensor") for o in outs]
+    assert len(sizes[0]) == 2 and op_of(outs[0]).attr("out_h") == -1 == outs[0].shape[2]
+    assert op_of(outs[0]).attr("out_w") == 7 == outs[0].shape[3]
+    assert op_of(outs[1]).input("OutSize") and op_of(outs[2]).input("Scale")
+    feed = {"x": x_np, "h": np.array([5], "int32"), "size": np.array([2, 6], "int32"),
+            "s": np.array([1.5], "float32")}
+    got = run(exe, outs, feed)
+    for g, (oh, ow) in zip(got, [(5, 7), (2, 6), (4, 6)]):
+        np.testing.assert_allclose(g, interp_ref(x_np.astype(np.float64), oh, ow, method, True, 1),
+                                   rtol=1e-5, atol=1e-6)
+    # The gradient through all three, their sizes fed equal (4 x 6).
+    feed.update(h=np.array([4], "int32"), size=np.array([4, 6], "int32"))
+    check_grad(exe, lambda v: layers.elementwise_add(
+        layers.elementwise_add(resize(v, out_shape=[h, 6]), resize(v, out_shape=size)),
+        resize(v, scale=scale)), x_np, feed)
+
+
+def test_resize_variable_argument_errors():
+    x = data("x", [1, 2, 4, 4])
+    with pytest.raises(TypeError, match="resize_bilinear: the data type of 'scale' must be one of "
+                                        "float32, float64"):
+        layers.resize_bilinear(x, scale=data("s", [1], "int32"))
+    with pytest.raises(TypeError, match="resize_nearest: the data type of 'out_shape\\[1\\]'"):
+        layers.resize_nearest(x, out_shape=[2, data("w", [1], "float32")])
+    with pytest.raises(ValueError, match="image_resize: each int of out_shape must be > 0"):
+        layers.image_resize(x, out_shape=[0, data("w2", [1], "int32")])
+    with pytest.raises(ValueError, match="resize_bilinear: out_shape needs \\(out_h, out_w\\)"):
+        layers.resize_bilinear(x, out_shape=[data("h", [1], "int32")])
 
 
 def test_resize_argument_errors():

@@ -164,4 +164,24 @@ inline std::string DtypeParam(const ::testing::TestParamInfo<TideDataType>& info
   return info.param == TIDE_FP64 ? "fp64" : "fp32";
 }
 
+// A suite over float32 and float64 (INSTANTIATE_TEST_SUITE_P with DtypeParam): random inputs of
+// the dtype, and an op's outputs and grads on the GPU against the CPU's within a tolerance that
+// allows another summation order.
+class GpuDtypeTest : public ::testing::TestWithParam<TideDataType> {
+ protected:
+  void SetUp() override { TIDE_REQUIRE_GPU(); }
+  TideDataType t() const { return GetParam(); }
+  TestTensor R(std::vector<int64_t> dims, unsigned seed = 1) const {
+    return Random(std::move(dims), t(), -1, 1, seed);
+  }
+  Tolerance Loose() const {
+    return t() == TIDE_FP32 ? Tolerance{1e-4, 1e-5} : Tolerance{1e-9, 1e-10};
+  }
+  void Both(const OpCase& c, const std::vector<std::string>& wrt,
+            const std::vector<std::string>& outs) const {
+    ExpectGpuMatchesCpu(c, Loose());
+    ExpectGpuGradsMatchCpu(c, wrt, outs, Loose());
+  }
+};
+
 }  // namespace tide::test::cuda
