@@ -49,6 +49,25 @@ ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f)
   return p;
 }
 
+// Issue 17's rule (devices/mkldnn/README.md, "Speed"): shapes where the plain kernel measured
+// faster decline to it. A 1x1 stride-1 unpadded conv2d of plain NCHW data is one GEMM per image
+// there, while oneDNN reorders it in and out (fused_conv2d keeps oneDNN for its post-ops); an
+// NCHW backward-data pass into fewer channels than a channel block (an image's 1 or 3) pads them
+// to the block and wastes most of its work.
+void DeclineWhereThePlainKernelWins(const char* op, const ConvParams& p, const Tensor& x,
+                                    bool input_grad) {
+  const bool pointwise = p.f[2] == 1 && p.f[3] == 1 && p.d_strides == memory::dims{1, 1} &&
+                         p.pad_l == memory::dims{0, 0} && p.pad_r == memory::dims{0, 0} &&
+                         p.d_dils == memory::dims{0, 0} && p.groups == 1;
+  if (!p.nhwc && pointwise && !IsBlocked(x) && std::string(op) != "fused_conv2d")
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): a 1x1 convolution of plain "
+               "NCHW Input: the plain kernel's GEMM is faster");
+  constexpr int64_t kChannelBlock = 8;
+  if (input_grad && !p.nhwc && p.groups == 1 && p.x[1] < kChannelBlock)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): Input@GRAD of ", p.x[1],
+               " channel(s), fewer than a channel block: the plain kernel is faster");
+}
+
 Key ConvKey(const char* what, const Tensor& x, const ConvParams& p) {
   Key k(what);
   k(x)(p.f)(p.d_strides)(p.pad_l)(p.pad_r)(p.d_dils)(p.groups)(int64_t(p.nhwc));
@@ -132,6 +151,7 @@ void ConvKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
     ConvParams p = GetParams(ctx, x, f);
+    DeclineWhereThePlainKernelWins(op, p, x, false);
     const Fusion fu = GetFusion(ctx);
     if (fu.bias)
       TIDE_CHECK(fu.bias.numel() == p.f[0], "op '", op, "': Bias must hold M = ", p.f[0],
@@ -194,10 +214,16 @@ struct ConvBwd {
   dnnl::convolution_backward_weights weights;
 };
 
+// oneDNN's reference loops: what the formats it prefers beat by far.
+bool IsReference(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
 // The backward passes in the activation format the forward kernel's convolution keeps (oneDNN
 // picks per ISA: nhwc for AVX-512's brgconv, nChw8c/16c blocks for the jit kernels), so they
 // read the forward's data and write what the next oneDNN grad kernel reads without reorders;
-// where oneDNN has no backward for that format, the formats it prefers ("any").
+// where oneDNN has no backward for that format (or only its reference loop), the formats it
+// prefers ("any").
 ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
   auto make = [&](const memory::desc& src, const memory::desc& dst) {
     dnnl::convolution_forward::primitive_desc fwd(
@@ -217,11 +243,11 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
   if (!p.nhwc) {
     dnnl::convolution_forward::primitive_desc inference(
         FwdDesc(prop_kind::forward_inference, p, Any(p.src), Any(p.dst)), DefaultAttr(), eng);
-    const Tag src_tag = StorableTag(inference.src_desc(), p.src);
-    const Tag dst_tag = StorableTag(inference.dst_desc(), p.dst);
-    if (src_tag != Tag::undef && src_tag == dst_tag) {
+    if (StorableTag(inference.src_desc(), p.src) != Tag::undef &&
+        StorableTag(inference.dst_desc(), p.dst) != Tag::undef) {
       try {
-        return make(memory::desc(p.src, f32, src_tag), memory::desc(p.dst, f32, dst_tag));
+        ConvBwd b = make(inference.src_desc(), inference.dst_desc());
+        if (!IsReference(b.data_pd) && !IsReference(b.weights_pd)) return b;
       } catch (const dnnl::error&) {  // no backward implementation for that format
       }
     }
@@ -240,6 +266,7 @@ void ConvGradKernel(KernelContext& ctx) {
     Tensor df = ctx.OptionalOutput(tide::GradVarName("Filter").c_str());
     ConvParams p = GetParams(ctx, x, f);
     tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), p.nhwc ? Nhwc(p.out) : p.out);
+    DeclineWhereThePlainKernelWins(op, p, x, bool(dx));
     if (!dx && !df) return;
     Exec e(ctx);
     auto entry = e.cache().GetOrCreate<ConvBwd>(ConvKey(op, x, p)(dout).str(),

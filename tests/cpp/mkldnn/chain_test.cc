@@ -106,8 +106,8 @@ TEST(MkldnnChain, OneDnnOutputFeedsAPlainKernelThroughTheTransform) {
 
 TEST(MkldnnChain, LeNetGradsMatchPlain) {
   Net net;
-  net.Feed("x", Random({2, 4, 10, 10}, TIDE_FP32, -1, 1, 101))
-      .Feed("w", Random({16, 4, 3, 3}, TIDE_FP32, -0.5, 0.5, 102), false)
+  net.Feed("x", Random({2, 8, 10, 10}, TIDE_FP32, -1, 1, 101))  // 8 channels: x@GRAD on oneDNN
+      .Feed("w", Random({16, 8, 3, 3}, TIDE_FP32, -0.5, 0.5, 102), false)
       .Feed("fc_w", Random({16 * 4 * 4, 10}, TIDE_FP32, -0.2, 0.2, 103));
   net.Op("conv2d", {{"Input", {"x"}}, {"Filter", {"w"}}}, {{"Output", {"c"}}});
   net.Op("relu", {{"X", {"c"}}}, {{"Out", {"r"}}});

@@ -36,8 +36,18 @@ const ConvCase kCases[] = {
     {"stride3_uneven", 1, 8, 10, 11, 8, 3, 3, 3, 3, 0, 1, 1, 1, 1},
 };
 
+// The speed rules of conv_kernels.cc (DeclineWhereThePlainKernelWins): a 1x1 stride-1 unpadded
+// conv2d of plain data, and NCHW Input@GRAD of fewer than 8 channels (groups 1), run the plain
+// kernel.
+bool PlainPointwise(const char* type, const ConvCase& k) {
+  return std::string(type) != "fused_conv2d" && k.kh == 1 && k.kw == 1 && k.sh == 1 &&
+         k.sw == 1 && k.ph == 0 && k.pw == 0 && k.dh == 1 && k.dw == 1 && k.groups == 1;
+}
+
 OneOp ConvOp(const char* type, const ConvCase& k) {
   return OneOp(type)
+      .DeclinesFedPlain(PlainPointwise(type, k))
+      .GradDeclines(k.groups == 1 && k.c < 8)
       .Input("Input", "input", Random({k.n, k.c, k.h, k.w}, TIDE_FP32, -1, 1, 3))
       .Input("Filter", "filter", Random({k.m, k.c / k.groups, k.kh, k.kw}, TIDE_FP32, -1, 1, 4),
              /*blockable=*/false)
