@@ -1,5 +1,6 @@
 // clip_ops.cc: ops for gradient clipping and weight decay: clip, clip_by_norm, squared_l2_norm,
 // sqrt and sign, with grads (sign's is zero).
+#include <algorithm>
 #include <cmath>
 
 #include "common.h"
@@ -23,11 +24,21 @@ T ClipBound(const KernelContext& ctx, const char* param, const char* attr) {
                                 : static_cast<T>(t.data<double>()[0]);
 }
 
+// Out = min(max(X, min), max). A SelectedRows X, as Fluid's clip_op.h: its rows merged first (a
+// row listed twice is one row holding the sum), then the merged values clipped into a SelectedRows
+// Out.
 template <typename T>
 void ClipKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   T lo = ClipBound<T>(ctx, "Min", "min"), hi = ClipBound<T>(ctx, "Max", "max");
   TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
+  tide::Variable xv = ctx.InputVar("X");
+  if (xv && xv.IsSelectedRows()) {
+    MergedX<T> x = MergeX<T>(ctx);
+    for (T& e : x.merged.values) e = std::min(std::max(e, lo), hi);
+    return SetMerged(ctx.OutputVar("Out").GetSelectedRows(), x.merged, x.height, x.width,
+                     ctx.place());
+  }
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   out.Resize(x.dims());
   EigenEval(ctx, Out<T>(out, ctx), In<T>(x).cwiseMax(lo).cwiseMin(hi));
 }
@@ -55,22 +66,12 @@ T SumSquares(const Tensor& x) {
 // sum of its values), then the merged values clipped by their norm into a SelectedRows Out.
 template <typename T>
 void ClipByNormRows(KernelContext& ctx, T max_norm) {
-  tide::SelectedRows in = ctx.InputVar("X").GetSelectedRows();
-  const std::vector<int64_t> rows = in.rows();
-  Tensor v = in.value();
-  const Dims vd = v.initialized() ? v.dims() : Dims{};
-  TIDE_CHECK(rows.empty() || (!vd.empty() && vd[0] == static_cast<int64_t>(rows.size())),
-             "op 'clip_by_norm': X ('", ctx.InputName("X"), "') lists ", rows.size(),
-             " rows but its value ", tide::ToString(vd), " holds ", vd.empty() ? 0 : vd[0]);
-  const int64_t width = vd.size() > 1 ? DimsProduct(vd, 1, vd.size()) : 1;
-  std::vector<Tensor> values;
-  if (!rows.empty()) values.push_back(v);
-  MergedRows<T> m = MergeAdd<T>(rows, values, width);
+  MergedX<T> x = MergeX<T>(ctx);
   T sq = 0;
-  for (T e : m.values) sq += e * e;
+  for (T e : x.merged.values) sq += e * e;
   const T norm = std::sqrt(sq), factor = norm > max_norm ? max_norm / norm : T(1);
-  for (T& e : m.values) e *= factor;
-  SetMerged(ctx.OutputVar("Out").GetSelectedRows(), m, in.height(), width, ctx.place());
+  for (T& e : x.merged.values) e *= factor;
+  SetMerged(ctx.OutputVar("Out").GetSelectedRows(), x.merged, x.height, x.width, ctx.place());
 }
 
 // Out = X * max_norm / max(||X||, max_norm).
@@ -125,9 +126,12 @@ void SignKernel(KernelContext& ctx) {
   EigenEval(ctx, Out<T>(out, ctx), In<T>(x).sign());
 }
 
-void SameAsX(tide::InferShapeContext& c) {
-  c.SetOutputDims("Out", c.InputDims("X"));
-  c.SetOutputDataType("Out", c.InputDataType("X"));
+// clip, clip_by_norm: Out is like X (dims, dtype, LoD); a SelectedRows X (a sparse gradient)
+// gives a SelectedRows Out.
+void SameKindAsX(tide::InferShapeContext& c) {
+  if (c.InputVarType("X") == TIDE_VAR_SELECTED_ROWS)
+    c.SetOutputVarType("Out", TIDE_VAR_SELECTED_ROWS);
+  tide::SameShapeAsInput("X", "Out")(c);
 }
 
 }  // namespace
@@ -137,7 +141,8 @@ using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("clip")
                      .Comment("Out = min(max(X, min), max); Paddle's Min / Max inputs, when "
-                              "given, override the attributes.")
+                              "given, override the attributes. A SelectedRows X has its rows "
+                              "merged first and gives a SelectedRows Out.")
                      .Input("X", "input")
                      .Input("Min", "Paddle: the lower bound as a one-element tensor (optional)")
                      .AsDispensable()
@@ -147,7 +152,7 @@ TIDE_REGISTER_OP(tide::OpSchema("clip")
                      .Attr("min", 0.0f, "lower bound").Attr("max", 0.0f, "upper bound")
                      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
                            "(ignored)")
-                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .InferShape(SameKindAsX)
                      .Grad([](tide::GradMaker& g) {  // the bounds get no gradient
                        auto op = g.NewOp("clip_grad");
                        op.Input("X", g.Input("X"));
@@ -172,11 +177,7 @@ TIDE_REGISTER_OP(tide::OpSchema("clip_by_norm")
                               "has its rows merged first and gives a SelectedRows Out.")
                      .Input("X", "input").Output("Out", "same dims as X")
                      .Attr("max_norm", 1.0f, "the largest L2 norm Out may have")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       if (c.InputVarType("X") == TIDE_VAR_SELECTED_ROWS)
-                         c.SetOutputVarType("Out", TIDE_VAR_SELECTED_ROWS);
-                       SameAsX(c);
-                     }));
+                     .InferShape(SameKindAsX));
 TIDE_REGISTER_KERNEL("clip_by_norm", "cpu", ClipByNormKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("squared_l2_norm")

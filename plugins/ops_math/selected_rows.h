@@ -1,7 +1,7 @@
 // selected_rows.h: Fluid's MergeAdd for the ops_math kernels that take SelectedRows (sum,
-// merge_selected_rows, clip_by_norm): a sparse gradient may list a row several times (an id looked
-// up twice); merged, it lists each distinct row once, ascending, holding the sum of that row's
-// listed values.
+// merge_selected_rows, clip, clip_by_norm): a sparse gradient may list a row several times (an id
+// looked up twice); merged, it lists each distinct row once, ascending, holding the sum of that
+// row's listed values.
 #pragma once
 
 #include <tide/ops/sum.hpp>
@@ -59,6 +59,20 @@ void MergeInputsIntoOut(tide::KernelContext& ctx, size_t n) {
   const tide::ops::SparseSum in = tide::ops::GetSparseSum(ctx, n);
   SetMerged(ctx.OutputVar("Out").GetSelectedRows(), MergeAdd<T>(in.rows, in.values, in.width),
             in.height, in.width, ctx.place());
+}
+
+// SelectedRows input X (read and checked by tide/ops/sum.hpp, as a sum's one input) merged: what
+// clip and clip_by_norm change before they write Out.
+template <typename T>
+struct MergedX {
+  MergedRows<T> merged;
+  int64_t height, width;
+};
+
+template <typename T>
+MergedX<T> MergeX(const tide::KernelContext& ctx) {
+  const tide::ops::SparseSum in = tide::ops::GetSparseSum(ctx, 1);
+  return {MergeAdd<T>(in.rows, in.values, in.width), in.height, in.width};
 }
 
 }  // namespace ops_math

@@ -9,7 +9,9 @@ class BaseGradientClipAttr:
 
 
 class GradientClipByValue(BaseGradientClipAttr):
-    """g = clip(g, min, max); min defaults to -max."""
+    """g = clip(g, min, max); min defaults to -max. A sparse (SelectedRows) gradient is clipped
+    as Fluid 1.8's clip op clips it: its rows merged first (a row listed twice is one row holding
+    the sum), then the merged values clipped; the clipped gradient is a SelectedRows."""
 
     def __init__(self, max, min=None):
         self.max = float(max)
@@ -20,7 +22,8 @@ class GradientClipByValue(BaseGradientClipAttr):
     def _process(self, params_grads):
         out = []
         for p, g in params_grads:
-            c = g.block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape)
+            c = g.block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype,
+                                   shape=g.shape, type=g.type)
             g.block.append_op("clip", inputs={"X": g}, outputs={"Out": c}, attrs={"min": self.min, "max": self.max})
             out.append((p, c))
         return out
