@@ -1,15 +1,12 @@
 // fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, uniform_random,
 // gaussian_random, and assign (a copy).
 #include <cmath>
-#include <exception>
-#include <limits>
 #include <random>
-#include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include <tide/ops/dtype_attr.hpp>
+#include <tide/ops/fill_value.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/ops/shape_inputs.hpp>
 
@@ -42,79 +39,15 @@ Dims OutShape(const KernelContext& ctx) {
       [&](const char* p) { return tide::ops::IntScalars(ctx, p); });
 }
 
-// `v` as a T when T holds it (an integer T: no NaN, no fraction dropped past its range), else
-// an error naming where the value came from (C++ leaves such conversions undefined or wrapping).
-// A bool is true when v is not 0, as Fluid's static_cast (NaN included).
-template <typename T, typename S>
-T FitValue(S v, const char* from) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != S(0);
-  } else if constexpr (std::is_integral_v<T>) {
-    bool fits;
-    if constexpr (std::is_floating_point_v<S>)  // [lo, hi + 1): both limits exact as long double
-      fits = !std::isnan(v) && static_cast<long double>(v) >= static_cast<long double>(std::numeric_limits<T>::min()) &&
-             static_cast<long double>(v) < static_cast<long double>(std::numeric_limits<T>::max()) + 1.0L;
-    else
-      fits = v >= static_cast<S>(std::numeric_limits<T>::min()) && v <= static_cast<S>(std::numeric_limits<T>::max());
-    if (!fits) {
-      std::ostringstream text;
-      text << v;
-      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op 'fill_constant': ", from, " ", text.str(), " does not fit ",
-                 tide::DataTypeName(tide::DataTypeOf<T>()));
-    }
-  }
-  return static_cast<T>(v);
-}
-
-// The fill value, as Paddle: ValueTensor's one element, else str_value when set (exact for
-// large int64 values; "inf", "-inf", "nan"), else the float attribute `value`.
-template <typename T>
-T FillValue(const KernelContext& ctx) {
-  if (ctx.HasInput("ValueTensor")) {
-    Tensor v = ctx.Input("ValueTensor");
-    TIDE_CHECK(v.numel() == 1, "op 'fill_constant': ValueTensor ('", ctx.InputName("ValueTensor"),
-               "') must hold one element, got ", tide::ToString(v.dims()));
-    switch (v.dtype()) {
-      case TIDE_FP32: return FitValue<T>(v.data<float>()[0], "ValueTensor");
-      case TIDE_FP64: return FitValue<T>(v.data<double>()[0], "ValueTensor");
-      case TIDE_INT32: return FitValue<T>(v.data<int32_t>()[0], "ValueTensor");
-      case TIDE_INT64: return FitValue<T>(v.data<int64_t>()[0], "ValueTensor");
-      default:
-        TIDE_THROW(TIDE_INVALID_ARGUMENT, "op 'fill_constant': ValueTensor must be float32, "
-                   "float64, int32 or int64, got ", tide::DataTypeName(v.dtype()));
-    }
-  }
-  const std::string sv = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
-  if (sv.empty()) return FitValue<T>(ctx.Attr<float>("value"), "value");
-  if (sv == "inf" || sv == "-inf" || sv == "nan") {
-    TIDE_CHECK(std::is_floating_point_v<T>, "op 'fill_constant': str_value '", sv,
-               "' needs a floating-point dtype, got ", tide::DataTypeName(tide::DataTypeOf<T>()));
-    if (sv == "nan") return std::numeric_limits<T>::quiet_NaN();
-    return sv == "inf" ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
-  }
-  // Integers exactly; a bool as Fluid reads it, through a double ("1.0" is true).
-  constexpr bool kExact = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-  size_t used = 0;
-  long long i = 0;
-  double d = 0;
-  try {
-    if constexpr (kExact) i = std::stoll(sv, &used);
-    else d = std::stod(sv, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  TIDE_CHECK(used == sv.size(), "op 'fill_constant': str_value '", sv, "' is not a number of ",
-             tide::DataTypeName(tide::DataTypeOf<T>()));
-  if constexpr (kExact) return FitValue<T>(i, "str_value");
-  return FitValue<T>(d, "str_value");
-}
-
 template <typename T>
 void FillConstant(KernelContext& ctx) {
   Tensor out = ctx.Output("Out");
   out.Resize(OutShape(ctx));
   auto o = Out<T>(out, ctx);
-  EigenEval(ctx, o, o.constant(FillValue<T>(ctx)));
+  // The value: ValueTensor, str_value or value (tide/ops/fill_value.hpp).
+  const T value =
+      tide::ops::FillValue<T>(ctx, [&](const char* p) { return tide::ops::NumberInput(ctx, p); });
+  EigenEval(ctx, o, o.constant(value));
 }
 
 template <typename T>

@@ -1,8 +1,8 @@
 // tide/ops/int_inputs.hpp: Paddle 2.x's tensor-valued attributes (ShapeTensor, AxisTensor,
 // StartsTensorList, an index tensor...): the int32 or int64 values an op reads from an input (and
-// the one float of a factor such as the interps' Scale), with the errors every implementation
-// gives. Header only; host data (the core hands such inputs to a kernel on the host, or the kernel
-// copies them there first).
+// the one float of a factor such as the interps' Scale, the one number of a value such as
+// fill_constant's ValueTensor), with the errors every implementation gives. Header only; host data
+// (the core hands such inputs to a kernel on the host, or the kernel copies them there first).
 #ifndef TIDE_OPS_INT_INPUTS_HPP_
 #define TIDE_OPS_INT_INPUTS_HPP_
 
@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace tide {
@@ -49,6 +50,58 @@ inline double FloatScalar(const KernelContext& ctx, const char* param) {
   TIDE_CHECK(t.numel() == 1, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
              "') must hold one value, got ", t.numel());
   return t.dtype() == TIDE_FP32 ? t.data<float>()[0] : t.data<double>()[0];
+}
+
+// The one element of a float32, float64, int32 or int64 input (fill_constant's ValueTensor,
+// scale's ScaleTensor) as it is stored: an integer stays exact.
+struct Number {
+  bool is_int = false;
+  int64_t i = 0;
+  double f = 0;
+  double AsDouble() const { return is_int ? static_cast<double>(i) : f; }
+};
+
+// `read(tensor, dst, bytes)` puts the first `bytes` bytes of the tensor's data at host memory
+// `dst` (a device kernel copies them back; on the host, a memcpy).
+template <typename Read>
+Number NumberInput(const KernelContext& ctx, const char* param, Read read) {
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.numel() == 1, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
+             "') must hold one element, got ", ToString(t.dims()));
+  Number n;
+  switch (t.dtype()) {
+    case TIDE_FP32: {
+      float v;
+      read(t, &v, sizeof v);
+      n.f = v;
+      return n;
+    }
+    case TIDE_FP64:
+      read(t, &n.f, sizeof n.f);
+      return n;
+    case TIDE_INT32: {
+      int32_t v;
+      read(t, &v, sizeof v);
+      n.is_int = true;
+      n.i = v;
+      return n;
+    }
+    case TIDE_INT64:
+      read(t, &n.i, sizeof n.i);
+      n.is_int = true;
+      return n;
+    default:
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", ctx.op_type(), "': ", param, " ('",
+                 ctx.InputName(param), "') must be float32, float64, int32 or int64, got ",
+                 DataTypeName(t.dtype()));
+  }
+}
+
+// The same, for an input the kernel reads on the host.
+inline Number NumberInput(const KernelContext& ctx, const char* param) {
+  return NumberInput(ctx, param, [](const Tensor& t, void* dst, size_t bytes) {
+    std::memcpy(dst, t.raw_data(), bytes);
+  });
 }
 
 }  // namespace ops
