@@ -12,8 +12,7 @@ namespace {
 template <typename T>
 void LarsMomentumKernel(KernelContext& ctx) {
   Tensor param = ctx.Input("Param");
-  TIDE_CHECK(ctx.InputVar("Grad").IsTensor(), "op 'lars_momentum': Grad ('", ctx.InputName("Grad"),
-             "') must be a dense tensor (SelectedRows gradients are not supported)");
+  tide::ops::CheckDenseGrad(ctx, ctx.InputVar("Grad").IsSelectedRows());
   const T lr = ScalarInput<T>(ctx, "LearningRate");
   const T mu = static_cast<T>(ctx.Attr<float>("mu"));
   const T coeff = static_cast<T>(ctx.Attr<float>("lars_coeff"));
@@ -60,8 +59,12 @@ TIDE_REGISTER_OP(
         .Attr("lars_coeff", 0.001f, "(float) LARS's trust coefficient")
         .Attr("lars_weight_decay", 0.0005f, "(float) the weight decay inside LARS")
         .KernelDataTypeFrom("Param")
-        .InferShape(
-            OptimizerShapes({"lars_momentum",
-                             {{"Param", "ParamOut"}, {"Grad", ""}, {"Velocity", "VelocityOut"}},
-                             {"LearningRate"}})));
+        .InferShape([](tide::InferShapeContext& ctx) {
+          tide::ops::CheckDenseGrad(ctx, ctx.InputVarType("Grad") == TIDE_VAR_SELECTED_ROWS);
+          static const tide::InferShapeFn shapes =
+              OptimizerShapes({"lars_momentum",
+                               {{"Param", "ParamOut"}, {"Grad", ""}, {"Velocity", "VelocityOut"}},
+                               {"LearningRate"}});
+          shapes(ctx);
+        }));
 TIDE_REGISTER_KERNEL("lars_momentum", "cpu", LarsMomentumKernel, OPS_OPTIMIZERS_FLOAT_TYPES);

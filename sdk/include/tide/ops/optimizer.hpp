@@ -1,5 +1,5 @@
 // tide/ops/optimizer.hpp: the input checks of Tide's optimizer ops (sgd, momentum, adam, adagrad,
-// rmsprop) and their messages, for every implementation of their kernels.
+// rmsprop, lars_momentum) and their messages, for every implementation of their kernels.
 #ifndef TIDE_OPS_OPTIMIZER_HPP_
 #define TIDE_OPS_OPTIMIZER_HPP_
 
@@ -74,6 +74,17 @@ SparseGradRows ReadSparseGradRows(const Ctx& ctx, const Tensor& param) {
              ToString(pd), ")");
   g.value = v;
   return g;
+}
+
+// lars_momentum takes a dense Grad only, as Fluid 1.8's kernels do (they enforce a LoDTensor): a
+// SelectedRows Grad (an is_sparse embedding's) is refused when the op is built and when it runs.
+// `is_sparse`: whether Grad is a SelectedRows (its variable type, or what it holds).
+template <typename Ctx>
+void CheckDenseGrad(const Ctx& ctx, bool is_sparse) {
+  TIDE_CHECK(!is_sparse, InputLabel(ctx, "Grad"), " is a SelectedRows (a sparse gradient); ",
+             ctx.op_type(),
+             " takes a dense Grad only, as Fluid's (give the embedding is_sparse=False, or use "
+             "another optimizer)");
 }
 
 // adam: Beta1Pow = 1 makes the bias correction infinite.
