@@ -1,12 +1,13 @@
 // slice_expand_ops.cc: ops that move a box of elements (Fluid 1.x): slice and strided_slice
 // (Input -> Out; the grad scatters back into zeros), pad (constant pad_value; grad slices),
-// expand / expand_as (repeats; the grad sums the repeats). Shape rules: tide/ops/tensor_shape.hpp,
-// expand's repeats from tensors: tide/ops/expand.hpp.
+// expand / expand_as (repeats; the grad sums the repeats). Shape rules: tide/ops/tensor_shape.hpp;
+// bounds and repeats from tensors: tide/ops/slice_inputs.hpp, tide/ops/expand.hpp.
 #include <algorithm>
-#include <climits>
 #include <cstring>
+#include <string>
 
 #include <tide/ops/expand.hpp>
+#include <tide/ops/slice_inputs.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include "common.h"
@@ -15,56 +16,13 @@
 namespace ops_nn {
 namespace {
 
-using tide::ops::GetSliceGeom;
 using tide::ops::SliceGeom;
 
-std::vector<int32_t> IntsOr(const KernelContext& ctx, const char* name) {
-  return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
-}
-std::vector<int32_t> IntsOr(const tide::InferShapeContext& ctx, const char* name) {
-  return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
-}
-
-// Paddle 2.x's slice bounds from tensors: `list` (one value per variable) or `tensor` (1-D)
-// when given, else the attribute; values beyond int32 are clamped (they mean "to the end").
-std::vector<int32_t> SliceBounds(const KernelContext& ctx, const char* attr, const char* tensor,
-                                 const char* list) {
-  std::vector<int64_t> v;
-  if (ctx.HasInput(list)) v = IntScalars(ctx, list);
-  else if (ctx.HasInput(tensor)) v = IntValues(ctx, tensor);
-  else return ctx.Attr<std::vector<int32_t>>(attr);
-  std::vector<int32_t> out;
-  for (int64_t x : v)
-    out.push_back(static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX)));
-  return out;
-}
-
-bool TensorBounds(const tide::InferShapeContext& ctx) {
-  for (const char* p : {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
-    if (ctx.HasInput(p)) return true;
-  return false;
-}
-
+// The box, its bounds read from the tensors on the host (tide/ops/slice_inputs.hpp).
 SliceGeom SliceOf(const KernelContext& ctx, const Dims& x) {
-  return GetSliceGeom(ctx.op_type(), x, ctx.Attr<std::vector<int32_t>>("axes"),
-                      SliceBounds(ctx, "starts", "StartsTensor", "StartsTensorList"),
-                      SliceBounds(ctx, "ends", "EndsTensor", "EndsTensorList"),
-                      IntsOr(ctx, "strides"), IntsOr(ctx, "decrease_axis"));
-}
-SliceGeom SliceOf(const tide::InferShapeContext& ctx, const Dims& x_in) {
-  const auto axes = ctx.Attr<std::vector<int32_t>>("axes");
-  if (!TensorBounds(ctx))
-    return GetSliceGeom(ctx.op_type(), x_in, axes, ctx.Attr<std::vector<int32_t>>("starts"),
-                        ctx.Attr<std::vector<int32_t>>("ends"), IntsOr(ctx, "strides"),
-                        IntsOr(ctx, "decrease_axis"));
-  // Bounds from tensors: the sliced dims are unknown until the kernel runs.
-  Dims x = x_in;
-  for (int32_t a : axes) x[NormAxis(ctx.op_type(), a, x.size())] = -1;
-  const std::vector<int32_t> zeros(axes.size(), 0);
-  const std::vector<int32_t> strides = IntsOr(ctx, "strides");
-  return GetSliceGeom(ctx.op_type(), x, axes, zeros, zeros,
-                      strides.empty() ? strides : std::vector<int32_t>(axes.size(), 1),
-                      IntsOr(ctx, "decrease_axis"));
+  return tide::ops::SliceGeomFromInputs(
+      ctx, x, [&](const char* p) { return IntValues(ctx, p); },
+      [&](const char* p) { return IntScalars(ctx, p); });
 }
 
 // Offset in X of a box index.
@@ -103,44 +61,51 @@ void SliceGradKernel(KernelContext& ctx) {
 
 void SliceInferShape(tide::InferShapeContext& ctx) {
   // With tensor bounds the kernel sets Out's dims; compile time gets the rank.
-  if (!TensorBounds(ctx) || !ctx.IsRuntime())
-    ctx.SetOutputDims("Out", SliceOf(ctx, ctx.InputDims("Input")).out);
+  if (!tide::ops::SliceBoundsFromTensors(ctx) || !ctx.IsRuntime())
+    ctx.SetOutputDims("Out", tide::ops::SliceGeomAtBuild(ctx, ctx.InputDims("Input")).out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("Input"));
 }
 
+// The bounds' tensor inputs: slice's (Paddle 2.x) and strided_slice's (Fluid 1.6+, strides too).
+std::vector<const char*> BoundInputs(bool strided) {
+  std::vector<const char*> in = {"StartsTensor", "EndsTensor", "StartsTensorList",
+                                 "EndsTensorList"};
+  if (strided) in.insert(in.end(), {"StridesTensor", "StridesTensorList"});
+  return in;
+}
+bool IsList(const std::string& input) { return input.find("TensorList") != std::string::npos; }
+
 tide::OpSchema SliceSchema(const std::string& type, bool strided) {
   auto s = tide::OpSchema(type)
-               .Comment(strided ? "Out = Input[starts:ends:strides] on `axes` (Python's rules)."
+               .Comment(strided ? "Out = Input[starts:ends:strides] on `axes` (Python's rules); "
+                                  "each bound kind may come from a tensor (list first)."
                                 : "Out = Input[starts:ends] on `axes`; negative indices count "
                                   "from the end, and both are clamped to the dim.")
                .Input("Input", "the input").Output("Out", "the slice")
-               .RequiredAttr("axes", TIDE_ATTR_INTS, "the sliced axes");
-  if (strided) {
-    s.RequiredAttr("starts", TIDE_ATTR_INTS, "first index per axis")
-        .RequiredAttr("ends", TIDE_ATTR_INTS, "end (exclusive) per axis")
-        .RequiredAttr("strides", TIDE_ATTR_INTS, "step per axis (negative: backwards)");
-  } else {  // Paddle 2.x: the bounds may come from tensors instead
-    s.Attr("starts", std::vector<int32_t>{}, "first index per axis")
-        .Attr("ends", std::vector<int32_t>{}, "end (exclusive) per axis");
-    for (const char* in : {"StartsTensor", "EndsTensor"})
-      s.Input(in, "Paddle: the bounds as a 1-D int tensor (optional; overrides the attribute)")
-          .AsDispensable();
-    for (const char* in : {"StartsTensorList", "EndsTensorList"})
-      s.Input(in, "Paddle: the bounds as one-element int tensors (optional; override the rest)")
+               .RequiredAttr("axes", TIDE_ATTR_INTS, "the sliced axes")
+               .Attr("starts", std::vector<int32_t>{}, "first index per axis")
+               .Attr("ends", std::vector<int32_t>{}, "end (exclusive) per axis");
+  if (strided)
+    s.Attr("strides", std::vector<int32_t>{}, "step per axis (negative: backwards)");
+  else
+    s.Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
+  for (const char* in : BoundInputs(strided)) {
+    if (IsList(in))
+      s.Input(in, "the bounds as one-element int tensors (optional; override the rest)")
           .AsDuplicable()
           .AsDispensable();
-    s.Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
+    else
+      s.Input(in, "the bounds as a 1-D int tensor (optional; overrides the attribute)")
+          .AsDispensable();
   }
   return s.Attr("infer_flags", std::vector<int32_t>{}, "Fluid's compile-time hints (unused)")
       .Attr("decrease_axis", std::vector<int32_t>{}, "axes (taking one element) to drop")
       .InferShape(SliceInferShape)
-      .Grad([type](tide::GradMaker& g) {
+      .Grad([type, strided](tide::GradMaker& g) {  // the grad reads the same bounds
         auto op = g.NewOp(type + "_grad");
         op.Input("Input", g.Input("Input"));
-        if (type == "slice")
-          for (const char* in :
-               {"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
-            if (!g.Input(in).empty()) op.Input(in, g.Input(in));
+        for (const char* in : BoundInputs(strided))
+          if (!g.Input(in).empty()) op.Input(in, g.Input(in));
         op.Input(GradVarName("Out"), g.OutputGrad("Out"))
             .Output(GradVarName("Input"), g.InputGrad("Input"))
             .CopyAttrs();
@@ -150,16 +115,17 @@ tide::OpSchema SliceSchema(const std::string& type, bool strided) {
 tide::OpSchema SliceGradSchema(const std::string& type, bool strided) {
   auto s = tide::OpSchema(type)
                .Input("Input").Input(GradVarName("Out")).Output(GradVarName("Input"))
-               .RequiredAttr("axes", TIDE_ATTR_INTS);
-  if (strided) {
-    s.RequiredAttr("starts", TIDE_ATTR_INTS).RequiredAttr("ends", TIDE_ATTR_INTS)
-        .RequiredAttr("strides", TIDE_ATTR_INTS);
-  } else {
-    s.Attr("starts", std::vector<int32_t>{}).Attr("ends", std::vector<int32_t>{})
-        .Attr("mkldnn_data_type", std::string("float32"));
-    for (const char* in : {"StartsTensor", "EndsTensor"}) s.Input(in).AsDispensable();
-    for (const char* in : {"StartsTensorList", "EndsTensorList"})
+               .RequiredAttr("axes", TIDE_ATTR_INTS)
+               .Attr("starts", std::vector<int32_t>{}).Attr("ends", std::vector<int32_t>{});
+  if (strided)
+    s.Attr("strides", std::vector<int32_t>{});
+  else
+    s.Attr("mkldnn_data_type", std::string("float32"));
+  for (const char* in : BoundInputs(strided)) {
+    if (IsList(in))
       s.Input(in).AsDuplicable().AsDispensable();
+    else
+      s.Input(in).AsDispensable();
   }
   return s.Attr("infer_flags", std::vector<int32_t>{})
       .Attr("decrease_axis", std::vector<int32_t>{})

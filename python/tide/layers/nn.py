@@ -799,10 +799,22 @@ def slice(input, axes, starts, ends):  # noqa: A001 (Fluid's name)
 
 
 def strided_slice(input, axes, starts, ends, strides):
+    """input[starts:ends:strides] on axes; starts, ends and strides may each be an int Variable,
+    or mix ints with one-element int Variables (Fluid 1.6+), read when the op runs. As Fluid's
+    layer, infer_flags is -1 at each axis where a list holds a Variable."""
     check_var("strided_slice", "input", input)
-    return _single(LayerHelper("strided_slice"), "strided_slice", {"Input": input},
-                   {k: _int_list("strided_slice", k, v) for k, v in
-                    (("axes", axes), ("starts", starts), ("ends", ends), ("strides", strides))})
+    axes = _int_list("strided_slice", "axes", axes)
+    inputs, attrs = {"Input": input}, {"axes": axes}
+    infer_flags = [1] * len(axes)
+    for arg, value, tensor in (("starts", starts, "StartsTensor"), ("ends", ends, "EndsTensor"),
+                               ("strides", strides, "StridesTensor")):
+        list_arg("strided_slice", arg, value, inputs, attrs, arg, tensor, tensor + "List")
+        if isinstance(value, (list, tuple)):
+            for i, v in enumerate(value[:len(axes)]):
+                if isinstance(v, Variable):
+                    infer_flags[i] = -1
+    attrs["infer_flags"] = infer_flags
+    return _single(LayerHelper("strided_slice"), "strided_slice", inputs, attrs)
 
 
 def _with_xshape(op_type, inputs, attrs, name):
