@@ -101,7 +101,7 @@ class OpInstance {
  private:
   static const ArgBinding* Find(const std::vector<ArgBinding>& list, const char* param) {
     for (const auto& b : list)
-      if (std::strcmp(b.param.c_str(), param) == 0) return &b;
+      if (SameName(b.param, param)) return &b;
     return nullptr;
   }
   const OpInfo* info_;

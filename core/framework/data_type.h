@@ -11,7 +11,16 @@ namespace tide::core {
 
 using DataType = TideDataType;
 
-size_t SizeOf(DataType t);  // 0 for TIDE_UNDEFINED
+// Bytes per element; 0 for TIDE_UNDEFINED. Inline: every allocation asks.
+inline size_t SizeOf(DataType t) {
+  switch (t) {
+    case TIDE_BOOL: case TIDE_INT8: case TIDE_UINT8: return 1;
+    case TIDE_INT16: case TIDE_FP16: case TIDE_BF16: return 2;
+    case TIDE_INT32: case TIDE_FP32: return 4;
+    case TIDE_INT64: case TIDE_FP64: return 8;
+    default: return 0;
+  }
+}
 const char* DataTypeName(DataType t);  // "float32"
 // Accepts "float32", "fp32", "float", "int64", ...; throws on an unknown name.
 DataType ParseDataType(const std::string& name);

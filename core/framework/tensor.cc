@@ -6,13 +6,15 @@
 namespace tide::core {
 
 void* Tensor::mutable_data(const Place& place, DataType dtype) {
-  TIDE_ENFORCE(SizeOf(dtype) > 0, "cannot allocate a tensor of data type ", DataTypeName(dtype));
-  std::string bad = CheckDims(dims_, SizeOf(dtype));
-  TIDE_ENFORCE(bad.empty(), "cannot allocate a ", DataTypeName(dtype), " tensor: ", bad);
-  int64_t n = dims_.product();
-  TIDE_ENFORCE(n >= 0, "cannot allocate a tensor with unknown dims ", dims_.ToString(),
+  const size_t elem = SizeOf(dtype);
+  TIDE_ENFORCE(elem > 0, "cannot allocate a tensor of data type ", DataTypeName(dtype));
+  TIDE_ENFORCE(numel_ >= 0, "cannot allocate a tensor with unknown dims ", dims_.ToString(),
                " (set every -1 before running)");
-  size_t bytes = static_cast<size_t>(n) * SizeOf(dtype);
+  int64_t signed_bytes = 0;  // Resize kept the element count in int64; its bytes may not be
+  if (__builtin_mul_overflow(numel_, static_cast<int64_t>(elem), &signed_bytes))
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "cannot allocate a ", DataTypeName(dtype), " tensor: ",
+              CheckDims(dims_, elem));
+  const size_t bytes = static_cast<size_t>(signed_bytes);
   if (!holder_ || holder_->place() != place || holder_->size() < offset_ + bytes) {
     holder_ = memory::AllocShared(place, bytes);
     offset_ = 0;

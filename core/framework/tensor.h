@@ -21,10 +21,11 @@ class Tensor {
     if (dims != dims_) {
       CheckResize(dims);
       dims_ = dims;
+      numel_ = dims_.product();
       ++version_;
     }
   }
-  int64_t numel() const { return dims_.product(); }
+  int64_t numel() const { return numel_; }  // -1 when a dim is unknown
   DataType dtype() const { return dtype_; }
   TideLayout layout() const { return layout_; }
   void set_layout(TideLayout l) { layout_ = l; }
@@ -88,6 +89,7 @@ class Tensor {
 
  private:
   DDim dims_;
+  int64_t numel_ = 1;  // dims_.product(), kept: kernels ask for it several times a run
   DataType dtype_ = TIDE_UNDEFINED;
   TideLayout layout_ = TIDE_LAYOUT_ANY;
   int64_t format_ = 0;

@@ -59,12 +59,13 @@ class Variable {
   T* GetMutable() {
     if (!holder_) {
       holder_.reset(new Holder<T>());
+      object_ = holder_->ptr();
       type_ = VarTypeTrait<T>::kType;
     } else {
       TIDE_ENFORCE(IsType<T>(), "variable holds ", VarTypeName(type_), ", used as ",
                    VarTypeName(VarTypeTrait<T>::kType));
     }
-    return static_cast<T*>(holder_->ptr());
+    return static_cast<T*>(object_);
   }
   template <typename T>
   const T& Get() const {
@@ -72,7 +73,7 @@ class Variable {
                  VarTypeName(VarTypeTrait<T>::kType));
     TIDE_ENFORCE(IsType<T>(), "variable holds ", VarTypeName(type_), ", read as ",
                  VarTypeName(VarTypeTrait<T>::kType));
-    return *static_cast<const T*>(holder_->ptr());
+    return *static_cast<const T*>(object_);
   }
   // The tensor list of an array, feed or fetch variable; nullptr for other types.
   std::vector<LoDTensor>* GetTensorList();
@@ -80,6 +81,7 @@ class Variable {
   void InitByType(TideVarType type);
   void Clear() {
     holder_.reset();
+    object_ = nullptr;
     type_ = TIDE_VAR_UNINITIALIZED;
   }
 
@@ -94,6 +96,7 @@ class Variable {
     void* ptr() override { return &value; }
   };
   std::unique_ptr<HolderBase> holder_;
+  void* object_ = nullptr;  // holder_->ptr(), kept: read for every input of every op run
   TideVarType type_ = TIDE_VAR_UNINITIALIZED;
 };
 

@@ -408,7 +408,7 @@ AttrViews::AttrViews(const AttributeMap& attrs) {
 
 const TideAttrValue* AttrViews::Find(const char* name) const {
   for (const auto& e : entries_)
-    if (*e.name == name) return &e.value;
+    if (SameName(*e.name, name)) return &e.value;
   return nullptr;
 }
 
