@@ -11,8 +11,8 @@ runs in its own process (run by this script with --child) and trains 3 steps:
     python benchmarks/memory_optimize.py              # the table
     python benchmarks/memory_optimize.py --models mlp
 
-Run it with the peers' venv's python for the PyTorch column (benchmarks/.venv-peers) and Tide's
-build on PYTHONPATH / TIDE_PLUGIN_PATH, as the other benchmarks do.
+Run it with the peers' venv's python for the PyTorch column (benchmarks/.venv-peers); Tide comes
+from the build tree (TIDE_BUILD overrides), as in the other benchmarks.
 """
 import argparse
 import json
@@ -22,6 +22,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+from common import setup_paths
 
 BATCH = {"mlp": 64, "lenet": 32, "resnet": 16}
 
@@ -142,6 +144,7 @@ def main():
     ap.add_argument("--models", default="mlp,lenet,resnet")
     ap.add_argument("--child", nargs="+")
     a = ap.parse_args()
+    setup_paths()
     if a.child:
         kind, model = a.child[0], a.child[1]
         out = torch_child(model) if kind == "torch" else tide_child(model, kind == "tide-opt")
