@@ -214,11 +214,6 @@ struct ConvBwd {
   dnnl::convolution_backward_weights weights;
 };
 
-// oneDNN's reference loops: what the formats it prefers beat by far.
-bool IsReference(const dnnl::primitive_desc_base& pd) {
-  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
-}
-
 // The backward passes in the activation format the forward kernel's convolution keeps (oneDNN
 // picks per ISA: nhwc for AVX-512's brgconv, nChw8c/16c blocks for the jit kernels), so they
 // read the forward's data and write what the next oneDNN grad kernel reads without reorders;
@@ -247,7 +242,7 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
         StorableTag(inference.dst_desc(), p.dst) != Tag::undef) {
       try {
         ConvBwd b = make(inference.src_desc(), inference.dst_desc());
-        if (!IsReference(b.data_pd) && !IsReference(b.weights_pd)) return b;
+        if (!IsReferenceImpl(b.data_pd) && !IsReferenceImpl(b.weights_pd)) return b;
       } catch (const dnnl::error&) {  // no backward implementation for that format
       }
     }

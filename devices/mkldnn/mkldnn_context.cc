@@ -290,6 +290,17 @@ memory PlainOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::d
   return e.TempMemory(md);
 }
 
+bool IsReferenceImpl(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
+  return impl.rfind("ref", 0) == 0 || impl.rfind("simple", 0) == 0;
+}
+
+void DeclineReferenceImpl(const char* op, const dnnl::primitive_desc_base& pd) {
+  if (IsReferenceImpl(pd))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): oneDNN would run its reference "
+               "implementation '", pd.impl_info_str(), "', slower than the plain kernel");
+}
+
 memory StorableOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
                             const tide::Place& place, bool* direct) {
   memory m = TryOutput(e, out, dims, md, place);

@@ -290,6 +290,13 @@ memory NhwcView(Exec& e, const Tensor& t, const char* op, const char* what);
 void StoreNhwc(Exec& e, const memory& result, Tensor& out, const Dims& nhwc_dims,
                const tide::Place& place);
 
+// oneDNN's reference loops ("ref:...", "simple_...": what it runs when no jit kernel takes the
+// shapes and formats, e.g. pooling of plain NCHW data on AVX2), which Tide's plain kernels beat.
+bool IsReferenceImpl(const dnnl::primitive_desc_base& pd);
+// Declines the run (an UNIMPLEMENTED error, before anything is written: the plain kernel runs)
+// when `pd` is a reference implementation.
+void DeclineReferenceImpl(const char* op, const dnnl::primitive_desc_base& pd);
+
 // Runs `fn`, turning oneDNN errors into tide errors that name the op.
 template <typename F>
 auto Guarded(const char* op, F&& fn) -> decltype(fn()) {

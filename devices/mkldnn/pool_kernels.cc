@@ -188,6 +188,7 @@ void PoolKernel(KernelContext& ctx) {
     auto train = KeepsWorkspace(e, p, x, training_key)
                      ? TrainingPrimitives(e, training_key, p, src_md)
                      : nullptr;
+    if (train) DeclineReferenceImpl(op, train->fwd_pd);
     memory kept_dst =
         train ? TryOutput(e, out, p.out_dims(), train->fwd_pd.dst_desc(), ctx.place()) : memory();
     if (kept_dst) {  // else an output format Tide cannot store: the inference forward below
@@ -212,6 +213,7 @@ void PoolKernel(KernelContext& ctx) {
             DefaultAttr(), e.engine());
       return PoolFwd{pd, dnnl::pooling_forward(pd)};
     });
+    DeclineReferenceImpl(op, entry->pd);
     memory dst = p.nhwc ? e.TempMemory(entry->pd.dst_desc())
                         : TryOutput(e, out, p.out_dims(), entry->pd.dst_desc(), ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
@@ -246,6 +248,8 @@ void PoolGradKernel(KernelContext& ctx) {
     memory src = ActView(e, p, x, op, "X");
     const std::string training_key = TrainingKey(x, p);
     auto entry = TrainingPrimitives(e, training_key, p, src.get_desc());
+    DeclineReferenceImpl(op, entry->fwd_pd);  // it may run again, for the workspace
+    DeclineReferenceImpl(op, entry->bwd_pd);
     std::unordered_map<int, memory> bwd_args;
     const memory::desc ws_md = entry->fwd_pd.workspace_desc();
     if (ws_md.get_size() > 0) {
