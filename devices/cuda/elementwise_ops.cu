@@ -1,11 +1,16 @@
 // elementwise_ops.cu: the elementwise ops of ops_math on the GPU: elementwise_add/sub/mul/div/
 // max/min/pow/mod/floordiv with Fluid's broadcast and the grads of the differentiable ones (dY
-// summed over the broadcast dims), sqrt, sign, clip, scale, with grads. add/sub/mul/div/max/min
-// also take __half (computed in float); grads are float and double, like the CPU's. The
-// activations are activation_ops.cu.
+// summed over the broadcast dims), sqrt, sign, clip, scale, with grads; clip and scale also take a
+// SelectedRows X, scale its ScaleTensor. add/sub/mul/div/max/min also take __half (computed in
+// float); grads are float and double, like the CPU's. The activations are activation_ops.cu.
+#include <cmath>
+#include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "broadcast.cuh"
+#include "host_ints.h"
+#include "merge_rows.cuh"
 #include "reduce.cuh"
 
 namespace tide_cuda {
@@ -320,12 +325,22 @@ template <typename T> void SqrtKernel(KernelContext& c) { Unary<T>(c, SqrtF{}); 
 template <typename T> void SignKernel(KernelContext& c) { Unary<T>(c, SignF{}); }
 template <typename T> void SqrtGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", SqrtG{}); }
 
+// clip: a SelectedRows X, as Fluid's clip_op.h: its rows merged first (sum's merge, a row listed
+// twice is one row holding the sum), then the merged values clipped, into a SelectedRows Out.
 template <typename T>
 void ClipKernel(KernelContext& ctx) {
   RefuseInputs(ctx, {"Min", "Max"});
   T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
   TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
-  Unary<T>(ctx, ClipF<Acc<T>>{lo, hi});
+  tide::Variable xv = ctx.InputVar("X");
+  if (!xv || !xv.IsSelectedRows()) return Unary<T>(ctx, ClipF<Acc<T>>{lo, hi});
+  Gpu g(ctx);
+  MergeInputsIntoOut<T>(ctx, g, 1);
+  Tensor v = ctx.OutputVar("Out").GetSelectedRows().value();
+  if (v.numel() == 0) return;
+  T* vd = v.mutable_data<T>(g.place());  // the merged values, clipped in place
+  Launch(g, "UnaryKernel", v.numel(), UnaryKernel<T, ClipF<Acc<T>>>, vd, vd, v.numel(),
+         ClipF<Acc<T>>{lo, hi});
 }
 
 template <typename T>
@@ -334,22 +349,53 @@ void ClipGradKernel(KernelContext& ctx) {
   UnaryGrad<T>(ctx, "X", ClipG<Acc<T>>{lo, hi});
 }
 
-// scale: the factor and offset are converted to T first, as the CPU kernel does (so integer
-// kernels truncate them); __half computes in float.
+// scale: the factor (ScaleTensor's one element, read back to the host, over `scale`) and the
+// offset are converted to T first, as the CPU kernel does (so integer kernels truncate them);
+// __half computes in float. A SelectedRows X gives a SelectedRows Out with X's rows and height
+// (values scaled, rows not merged), as on the CPU.
+template <typename T>
+bool HoldsValue(double v) {  // an integer T holds v's integer part: [-2^k, 2^k), exact in double
+  if constexpr (std::is_integral_v<T>)
+    return std::isfinite(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+           v < -static_cast<double>(std::numeric_limits<T>::min());
+  return true;
+}
+
 template <typename T>
 void ScaleKernel(KernelContext& ctx) {
-  RefuseInputs(ctx, {"ScaleTensor"});
+  Gpu g(ctx);
   using A = Acc<T>;
-  const float s = ctx.Attr<float>("scale"), b = ctx.Attr<float>("bias");
+  const double s = ctx.HasInput("ScaleTensor") ? HostNumber(ctx, g, "ScaleTensor").AsDouble()
+                                               : ctx.Attr<float>("scale");
+  const double b = ctx.Attr<float>("bias");
+  if (!HoldsValue<T>(s) || !HoldsValue<T>(b))  // the CPU kernel names which, before any work
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'scale': the CUDA kernel leaves a scale or bias that ",
+               tide::DataTypeName(tide::DataTypeOf<T>()), " cannot hold to the CPU kernel");
   A scale, bias;
   if constexpr (std::is_same_v<T, __half>) {
-    scale = s;
-    bias = b;
+    scale = static_cast<float>(s);
+    bias = static_cast<float>(b);
   } else {
     scale = static_cast<T>(s);
     bias = static_cast<T>(b);
   }
-  Unary<T>(ctx, ScaleF<A>{scale, bias, ctx.Attr<bool>("bias_after_scale")});
+  const ScaleF<A> f{scale, bias, ctx.Attr<bool>("bias_after_scale")};
+  tide::Variable xv = ctx.InputVar("X");
+  if (!xv || !xv.IsSelectedRows()) return Unary<T>(ctx, f);
+  tide::SelectedRows in = xv.GetSelectedRows(), sr = ctx.OutputVar("Out").GetSelectedRows();
+  const std::vector<int64_t> rows = in.rows();
+  const int64_t height = in.height();
+  Tensor x = in.value();
+  TIDE_CHECK(x.initialized() || rows.empty(), "op 'scale': X ('", ctx.InputName("X"), "') lists ",
+             rows.size(), " rows but has no value");
+  if (x.initialized()) {
+    const T* xd = DeviceData<T>(g, x);  // a SelectedRows' value may stay on the host
+    Tensor out = sr.value();
+    T* od = out.mutable_data<T>(x.dims(), g.place());
+    Launch(g, "UnaryKernel", x.numel(), UnaryKernel<T, ScaleF<A>>, xd, od, x.numel(), f);
+  }
+  sr.set_rows(rows);
+  sr.set_height(height);
 }
 
 }  // namespace

@@ -3,10 +3,9 @@
 // int32/int64 <-> float).
 #include <tide/ops/cast.hpp>
 #include <tide/ops/dtype_attr.hpp>
+#include <tide/ops/fill_value.hpp>
 #include <tide/ops/shape_inputs.hpp>
 
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "gpu.h"
@@ -51,20 +50,20 @@ __global__ void FillKernel(T* out, int64_t n, T value) {
   TIDE_CUDA_LOOP(i, n) { out[i] = value; }
 }
 
-// Out's dims: ShapeTensor over ShapeTensorList over shape (tide/ops/shape_inputs.hpp), the
-// tensors read back to the host. A bool is true where the value is not 0 (the CPU's rule).
+// Out's dims: ShapeTensor over ShapeTensorList over shape (tide/ops/shape_inputs.hpp); the value:
+// ValueTensor over str_value over value, refused where T cannot hold it
+// (tide/ops/fill_value.hpp); the tensors read back to the host. __half takes the float value.
 template <typename T>
 void FillConstant(KernelContext& ctx) {
-  RefuseInputs(ctx, {"ValueTensor"});
   Gpu g(ctx);
   const Dims shape = tide::ops::ShapeFromInputs(
       ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
       [&](const char* p) { return HostIntScalars(ctx, g, p); });
   Tensor out = ctx.Output("Out");
   T* od = out.mutable_data<T>(shape, g.place());
-  const std::string text = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
-  const T value = text.empty() ? Convert<T>(ctx.Attr<float>("value"))
-                               : Convert<T>(std::strtod(text.c_str(), nullptr));
+  using V = std::conditional_t<std::is_same_v<T, __half>, float, T>;
+  const T value = Convert<T>(
+      tide::ops::FillValue<V>(ctx, [&](const char* p) { return HostNumber(ctx, g, p); }));
   Launch(g, "FillKernel", out.numel(), FillKernel<T>, od, out.numel(), value);
 }
 

@@ -1,9 +1,11 @@
 // host_ints.h: Paddle 2.x's tensor-valued attributes (slice's StartsTensor, unsqueeze2's
-// AxesTensor, gather's Axis, the interps' Scale, ...) for the CUDA kernels: the int32 / int64
-// values (or the one float) of a small input, read back to the host when the core moved it to the
-// device (the kernel waits for them, as reshape's Shape does), with tide/ops/int_inputs.hpp's
-// checks and messages.
+// AxesTensor, gather's Axis, the interps' Scale, scale's ScaleTensor, fill_constant's
+// ValueTensor, ...) for the CUDA kernels: the int32 / int64 values (or the one number) of a small
+// input, read back to the host when the core moved it to the device (the kernel waits for them,
+// as reshape's Shape does), with tide/ops/int_inputs.hpp's checks and messages.
 #pragma once
+
+#include <tide/ops/int_inputs.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -82,6 +84,15 @@ inline double HostFloatScalar(const KernelContext& ctx, const Gpu& g, const char
   double d;
   std::memcpy(&d, bytes.data(), sizeof d);
   return d;
+}
+
+// The one float32 / float64 / int32 / int64 element of input `param` (scale's ScaleTensor,
+// fill_constant's ValueTensor), with tide/ops/int_inputs.hpp's NumberInput checks and messages.
+inline tide::ops::Number HostNumber(const KernelContext& ctx, const Gpu& g, const char* param) {
+  return tide::ops::NumberInput(ctx, param, [&](const Tensor& t, void* dst, size_t bytes) {
+    const std::vector<unsigned char> b = HostBytes(g, t, bytes);
+    std::memcpy(dst, b.data(), bytes);
+  });
 }
 
 }  // namespace tide_cuda

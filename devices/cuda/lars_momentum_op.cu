@@ -43,8 +43,7 @@ template <typename T>
 void LarsMomentum(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor param = ctx.Input("Param");
-  TIDE_CHECK(ctx.InputVar("Grad").IsTensor(), "op 'lars_momentum': Grad ('", ctx.InputName("Grad"),
-             "') must be a dense tensor (SelectedRows gradients are not supported)");
+  tide::ops::CheckDenseGrad(ctx, ctx.InputVar("Grad").IsSelectedRows());
   const Scalar lr = ScalarInput(ctx, g, "LearningRate");
   const T mu = static_cast<T>(ctx.Attr<float>("mu"));
   const T coeff = static_cast<T>(ctx.Attr<float>("lars_coeff"));

@@ -1,6 +1,7 @@
 // reduce_ops.cu: the reducing ops of ops_math on the GPU: mean (+grad), sum of a tensor list,
-// squared_l2_norm (+grad), clip_by_norm, softmax along an axis (+grad). Results stay on the device:
-// a scalar a later kernel needs (a norm, Out@GRAD[0]) is read there, never copied to the host.
+// squared_l2_norm (+grad), clip_by_norm (of a SelectedRows too), softmax along an axis (+grad).
+// Results stay on the device: a scalar a later kernel needs (a norm, Out@GRAD[0]) is read there,
+// never copied to the host.
 #include <tide/ops/axis.hpp>
 #include <tide/ops/sum.hpp>
 
@@ -188,12 +189,21 @@ __global__ void ClipByNormKernel(const T* x, const T* sq, T max_norm, T* out, in
   TIDE_CUDA_LOOP(i, n) { out[i] = x[i] * factor; }
 }
 
+// A SelectedRows X, as on the CPU: its rows merged into Out first, then Out's values clipped.
 template <typename T>
 void ClipByNorm(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   const T max_norm = static_cast<T>(ctx.Attr<float>("max_norm"));
   TIDE_CHECK(max_norm > 0, "op 'clip_by_norm': max_norm must be > 0, got ", max_norm);
+  tide::Variable xv = ctx.InputVar("X");
+  const bool sparse = xv && xv.IsSelectedRows();
+  if (sparse) MergeInputsIntoOut<T>(ctx, g, 1);
+  Tensor x = sparse ? ctx.OutputVar("Out").GetSelectedRows().value() : ctx.Input("X");
+  Tensor out = sparse ? x : ctx.Output("Out");
+  if (x.numel() == 0) {
+    out.mutable_data<T>(x.dims(), g.place());
+    return;
+  }
   const T* xd = x.data<T>();
   T* sq = g.Temp<T>(1);
   ReduceMid<T>(g, "clip_by_norm", 1, 1, x.numel(), SquareTerm<T, T>{xd},

@@ -1,13 +1,12 @@
-// slice_ops.cu: ops_nn's box-moving ops on the GPU: slice and strided_slice (the grad scatters
-// back into zeros), pad (constant pad_value; the grad slices), expand / expand_as (repeats; the
-// grad sums them in the CPU kernel's order), with ops_nn's shape rules (tide/ops/tensor_shape.hpp).
+// slice_ops.cu: ops_nn's box-moving ops on the GPU: slice and strided_slice (bounds from tensors
+// too; the grad scatters back into zeros), pad (constant pad_value; the grad slices), expand /
+// expand_as (repeats; the grad sums them in the CPU kernel's order), with ops_nn's shape rules
+// (tide/ops/tensor_shape.hpp, slice_inputs.hpp, expand.hpp).
 // Every one is a walk over a box of a larger tensor (box.cuh).
 #include <tide/ops/expand.hpp>
+#include <tide/ops/slice_inputs.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
-#include <algorithm>
-#include <climits>
-#include <string>
 #include <vector>
 
 #include "box.cuh"
@@ -22,29 +21,11 @@ __global__ void FillKernel(T* out, int64_t n, T value) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// slice / strided_slice. Paddle 2.x's bounds from tensors: `list` (one value per variable) or
-// `tensor` (1-D) when given, read back to the host, else the attribute; values beyond int32 are
-// clamped (they mean "to the end"), as ops_nn does.
-std::vector<int32_t> SliceBounds(const KernelContext& ctx, const Gpu& g, const char* attr,
-                                 const char* tensor, const char* list) {
-  std::vector<int64_t> v;
-  if (ctx.HasInput(list)) v = HostIntScalars(ctx, g, list);
-  else if (ctx.HasInput(tensor)) v = HostIntValues(ctx, g, tensor);
-  else return ctx.Attr<std::vector<int32_t>>(attr);
-  std::vector<int32_t> out;
-  for (int64_t x : v)
-    out.push_back(static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX)));
-  return out;
-}
-
+// slice / strided_slice: the bounds' tensors (tide/ops/slice_inputs.hpp) read back to the host.
 tide::ops::SliceGeom SliceOf(const KernelContext& ctx, const Gpu& g, const Dims& x) {
-  auto ints = [&](const char* name) {
-    return ctx.HasAttr(name) ? ctx.Attr<std::vector<int32_t>>(name) : std::vector<int32_t>{};
-  };
-  return tide::ops::GetSliceGeom(ctx.op_type(), x, ctx.Attr<std::vector<int32_t>>("axes"),
-                                 SliceBounds(ctx, g, "starts", "StartsTensor", "StartsTensorList"),
-                                 SliceBounds(ctx, g, "ends", "EndsTensor", "EndsTensorList"),
-                                 ints("strides"), ints("decrease_axis"));
+  return tide::ops::SliceGeomFromInputs(
+      ctx, x, [&](const char* p) { return HostIntValues(ctx, g, p); },
+      [&](const char* p) { return HostIntScalars(ctx, g, p); });
 }
 
 template <typename T>
