@@ -1,8 +1,13 @@
-// conv_ops.cc: conv2d and depthwise_conv2d (NCHW, strides, paddings, dilations, groups) and their
-// grads on the GPU through cuDNN, with the shape rules and messages of tide/ops/conv.hpp.
-// Algorithms come from cuDNN's heuristics (deterministic ones first, within workspace_size_MB),
-// cached per shape. float32 runs on FMA math (no TF32) unless TIDE_CUDA_ALLOW_TF32=1, so results
-// match the CPU's.
+// conv_ops.cc: conv2d and depthwise_conv2d (NCHW or NHWC data_format, strides, paddings,
+// dilations, groups) and their grads on the GPU through cuDNN, with the shape rules and messages of
+// tide/ops/conv.hpp. NHWC Input / Output are described to cuDNN as NHWC tensors (the Filter stays
+// [M, C/groups, kh, kw], cuDNN's NCHW filter format): no transposes. Paddings cuDNN cannot express
+// (unequal on the two sides: Fluid's 4-value paddings, SAME with an odd total) are made explicit
+// in a padded copy of Input in scratch memory (image_pad.h), which an unpadded convolution then
+// reads. Algorithms come from cuDNN's heuristics (deterministic ones first, within
+// workspace_size_MB), cached per shape; an NHWC convolution for which cuDNN offers none is
+// declined (the CPU kernel runs it). float32 runs on FMA math (no TF32) unless
+// TIDE_CUDA_ALLOW_TF32=1, so results match the CPU's.
 #include <tide/ops/conv.hpp>
 
 #include <array>
@@ -13,6 +18,7 @@
 
 #include "cuda_libs.h"
 #include "gpu.h"
+#include "image_pad.h"
 
 namespace tide_cuda {
 namespace {
@@ -51,9 +57,9 @@ int AsInt(const KernelContext& ctx, int64_t v) {
 template <typename T>
 class ConvDescriptors {
  public:
-  ConvDescriptors(const Gpu& g, const KernelContext& ctx, const ConvGeom& geo) {
+  ConvDescriptors(const Gpu& g, const KernelContext& ctx, const ConvGeom& geo, bool nhwc) {
     try {
-      Set(g, ctx, geo);
+      Set(g, ctx, geo, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW);
     } catch (...) {
       Destroy();
       throw;
@@ -68,7 +74,10 @@ class ConvDescriptors {
   cudnnConvolutionDescriptor_t conv = nullptr;
 
  private:
-  void Set(const Gpu& g, const KernelContext& ctx, const ConvGeom& geo) {
+  // Input and Output in `layout` (n, c, h, w are the logical dims either way); the Filter is
+  // always [M, C/groups, kh, kw] (cuDNN's NCHW filter format).
+  void Set(const Gpu& g, const KernelContext& ctx, const ConvGeom& geo,
+           cudnnTensorFormat_t layout) {
     const CudnnApi& api = Cudnn();
     const cudnnDataType_t dt = std::is_same_v<T, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     CheckDnn(g, api.cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor");
@@ -76,14 +85,12 @@ class ConvDescriptors {
     CheckDnn(g, api.cudnnCreateFilterDescriptor(&f), "cudnnCreateFilterDescriptor");
     CheckDnn(g, api.cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor");
     CheckDnn(g,
-             api.cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, dt, AsInt(ctx, geo.n),
-                                            AsInt(ctx, geo.c), AsInt(ctx, geo.h),
-                                            AsInt(ctx, geo.w)),
+             api.cudnnSetTensor4dDescriptor(x, layout, dt, AsInt(ctx, geo.n), AsInt(ctx, geo.c),
+                                            AsInt(ctx, geo.h), AsInt(ctx, geo.w)),
              "cudnnSetTensor4dDescriptor (Input)");
     CheckDnn(g,
-             api.cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, dt, AsInt(ctx, geo.n),
-                                            AsInt(ctx, geo.m), AsInt(ctx, geo.oh),
-                                            AsInt(ctx, geo.ow)),
+             api.cudnnSetTensor4dDescriptor(y, layout, dt, AsInt(ctx, geo.n), AsInt(ctx, geo.m),
+                                            AsInt(ctx, geo.oh), AsInt(ctx, geo.ow)),
              "cudnnSetTensor4dDescriptor (Output)");
     CheckDnn(g,
              api.cudnnSetFilter4dDescriptor(f, dt, CUDNN_TENSOR_NCHW, AsInt(ctx, geo.m),
@@ -123,19 +130,42 @@ struct Choice {
 };
 using ChoiceKey = std::array<int64_t, 20>;
 
-ChoiceKey KeyOf(int direction, TideDataType dt, const ConvGeom& geo, int device, size_t limit) {
+ChoiceKey KeyOf(int direction, TideDataType dt, const ConvGeom& geo, bool nhwc, int device,
+                size_t limit) {
   return {direction, dt,      geo.n,  geo.c,  geo.h,  geo.w,      geo.m,  geo.kh, geo.kw,
           geo.sh,    geo.sw,  geo.ph, geo.pw, geo.dh, geo.dw,     geo.groups, device,
-          AllowTf32() ? 1 : 0, static_cast<int64_t>(limit >> 20), 0};
+          AllowTf32() ? 1 : 0, static_cast<int64_t>(limit >> 20), nhwc ? 1 : 0};
 }
 
-// cuDNN pads both sides alike: asymmetric paddings (Fluid's 4-value paddings, or SAME with an
-// odd total) run on the CPU kernel instead.
-void CheckSymmetric(const char* op, const ConvGeom& geo) {
-  if (!geo.symmetric())
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "': the cuDNN kernel needs equal paddings on both "
-               "sides, got [", geo.ph, ", ", geo.ph_end, ", ", geo.pw, ", ", geo.pw_end,
-               "] (top, bottom, left, right)");
+// The convolution cuDNN runs: Fluid's geometry, or, where the paddings differ between the two
+// sides (cuDNN pads both alike), the same geometry over Input padded explicitly, unpadded.
+struct ConvRun {
+  ConvGeom geo;     // what cuDNN is told
+  bool padded;      // Input is copied into a padded buffer first
+  ImageDims input;  // the op's Input
+  ImagePads pads;
+};
+
+ConvRun PlanConv(const ConvGeom& geo, bool nhwc) {
+  ConvRun r{geo,
+            !geo.symmetric(),
+            {geo.n, geo.c, geo.h, geo.w, nhwc},
+            {geo.ph, geo.ph_end, geo.pw, geo.pw_end}};
+  if (r.padded) {
+    r.geo.h = geo.h + geo.ph + geo.ph_end;
+    r.geo.w = geo.w + geo.pw + geo.pw_end;
+    r.geo.ph = r.geo.ph_end = r.geo.pw = r.geo.pw_end = 0;
+  }
+  return r;
+}
+
+// Input as cuDNN reads it: the tensor's data, or its padded copy in scratch memory.
+template <typename T>
+const T* RunInput(const Gpu& g, const ConvRun& run, const Tensor& x) {
+  if (!run.padded) return x.data<T>();
+  T* p = g.Temp<T>(run.geo.n * run.geo.c * run.geo.h * run.geo.w);
+  PadImages(g, x.data<T>(), run.input, run.pads, p);
+  return p;
 }
 
 std::mutex& CacheMutex() {
@@ -151,8 +181,8 @@ std::map<ChoiceKey, Choice>& Cache() {
 // `limit` bytes of workspace, else the first that runs within it. `Perf` is the perf struct,
 // `get` fills a ranking, `size` returns an algorithm's workspace.
 template <typename Perf, typename Get, typename Size>
-Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, const char* what, Get get,
-              Size size) {
+Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, bool nhwc, const char* what,
+              Get get, Size size) {
   {
     std::lock_guard<std::mutex> lock(CacheMutex());
     auto it = Cache().find(key);
@@ -169,6 +199,10 @@ Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, const char* what
       if (pass == 0 && p.determinism != CUDNN_DETERMINISTIC) continue;
       pick = &p;
     }
+  if (!pick && nhwc)  // cuDNN's NHWC support varies by version and type: the CPU kernel runs it
+    TIDE_THROW(
+        TIDE_UNIMPLEMENTED, "op '", g.op(), "': cuDNN (", what,
+        ") offers no algorithm for this NHWC convolution within workspace_size_MB = ", limit >> 20);
   TIDE_CHECK(pick != nullptr, "op '", g.op(), "': cuDNN (", what,
              ") offers no algorithm for this convolution within workspace_size_MB = ",
              limit >> 20);
@@ -193,26 +227,28 @@ struct Scalars {
 // ---------------------------------------------------------------------------------------------
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
-  RequireNchw(ctx);
   Gpu g(ctx);
   const char* op = ctx.op_type();
+  const bool nhwc = ChannelsLastFormat(ctx);
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
-  ConvGeom geo = GetConvGeom(ctx, op, x.dims(), f.dims());
-  CheckSymmetric(op, geo);
-  const T* xd = x.data<T>();
-  const T* fd = f.data<T>();
-  T* od = out.mutable_data<T>(geo.out_dims(), g.place());
-  if (out.numel() == 0) return;
+  const ConvGeom geo = GetConvGeom(ctx, op, AsNchwDims(x.dims(), nhwc), f.dims());
+  const Dims out_dims = InLayout(geo.out_dims(), nhwc);
+  if (tide::ops::DimsProduct(out_dims) == 0) {
+    out.mutable_data<T>(out_dims, g.place());
+    return;
+  }
   if (x.numel() == 0 || f.numel() == 0) {  // an empty sum (no channels or an empty filter)
+    T* od = out.mutable_data<T>(out_dims, g.place());
     g.Zero(od, sizeof(T) * size_t(out.numel()));
     return;
   }
+  const ConvRun run = PlanConv(geo, nhwc);
   cudnnHandle_t h = DnnHandle(g);
   const CudnnApi& api = Cudnn();
-  ConvDescriptors<T> d(g, ctx, geo);
+  ConvDescriptors<T> d(g, ctx, run.geo, nhwc);
   const size_t limit = WorkspaceLimit(ctx);
   Choice c = Choose<cudnnConvolutionFwdAlgoPerf_t>(
-      g, KeyOf(0, tide::DataTypeOf<T>(), geo, g.ext().device, limit), limit,
+      g, KeyOf(0, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
       "cudnnGetConvolutionForwardAlgorithm_v7",
       [&](cudnnConvolutionFwdAlgoPerf_t* p, int n, int* got) {
         return api.cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.f, d.conv, d.y, n, got, p);
@@ -220,6 +256,10 @@ void ConvKernel(KernelContext& ctx) {
       [&](cudnnConvolutionFwdAlgo_t a, size_t* ws) {
         return api.cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.f, d.conv, d.y, a, ws);
       });
+  // Chosen (or declined) before anything is written.
+  const T* xd = RunInput<T>(g, run, x);
+  const T* fd = f.data<T>();
+  T* od = out.mutable_data<T>(out_dims, g.place());
   void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
   Scalars<T> s;
   CheckDnn(g,
@@ -231,35 +271,32 @@ void ConvKernel(KernelContext& ctx) {
 
 template <typename T>
 void ConvGradKernel(KernelContext& ctx) {
-  RequireNchw(ctx);
   Gpu g(ctx);
   const char* op = ctx.op_type();
+  const bool nhwc = ChannelsLastFormat(ctx);
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter");
   Tensor dout = ctx.Input(GradVarName("Output").c_str());
   Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
   Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
-  ConvGeom geo = GetConvGeom(ctx, op, x.dims(), f.dims());
-  CheckSymmetric(op, geo);
-  tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), geo.out_dims());
-  const T* xd = x.data<T>();
-  const T* fd = f.data<T>();
-  const T* gd = dout.data<T>();
-  T* dxd = dx ? dx.mutable_data<T>(x.dims(), g.place()) : nullptr;
-  T* dfd = df ? df.mutable_data<T>(f.dims(), g.place()) : nullptr;
-  if (!dxd && !dfd) return;
+  const ConvGeom geo = GetConvGeom(ctx, op, AsNchwDims(x.dims(), nhwc), f.dims());
+  tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), InLayout(geo.out_dims(), nhwc));
+  if (!dx && !df) return;
   if (dout.numel() == 0 || x.numel() == 0 || f.numel() == 0) {  // empty sums: zero grads
-    if (dxd) g.Zero(dxd, sizeof(T) * size_t(x.numel()));
-    if (dfd) g.Zero(dfd, sizeof(T) * size_t(f.numel()));
+    if (dx) g.Zero(dx.mutable_data<T>(x.dims(), g.place()), sizeof(T) * size_t(x.numel()));
+    if (df) g.Zero(df.mutable_data<T>(f.dims(), g.place()), sizeof(T) * size_t(f.numel()));
     return;
   }
+  const ConvRun run = PlanConv(geo, nhwc);
   cudnnHandle_t h = DnnHandle(g);
   const CudnnApi& api = Cudnn();
-  ConvDescriptors<T> d(g, ctx, geo);
+  ConvDescriptors<T> d(g, ctx, run.geo, nhwc);
   const size_t limit = WorkspaceLimit(ctx);
-  Scalars<T> s;
-  if (dxd) {
-    Choice c = Choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-        g, KeyOf(1, tide::DataTypeOf<T>(), geo, g.ext().device, limit), limit,
+  const TideDataType dt = tide::DataTypeOf<T>();
+  // Both algorithms are chosen (or the op declined) before anything is written.
+  Choice data_algo, filter_algo;
+  if (dx)
+    data_algo = Choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+        g, KeyOf(1, dt, run.geo, nhwc, g.ext().device, limit), limit, nhwc,
         "cudnnGetConvolutionBackwardDataAlgorithm_v7",
         [&](cudnnConvolutionBwdDataAlgoPerf_t* p, int n, int* got) {
           return api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.f, d.y, d.conv, d.x, n, got,
@@ -268,16 +305,9 @@ void ConvGradKernel(KernelContext& ctx) {
         [&](cudnnConvolutionBwdDataAlgo_t a, size_t* ws) {
           return api.cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.f, d.y, d.conv, d.x, a, ws);
         });
-    void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
-    CheckDnn(g,
-             api.cudnnConvolutionBackwardData(h, &s.one, d.f, fd, d.y, gd, d.conv,
-                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
-                                              ws, c.workspace, &s.zero, d.x, dxd),
-             "cudnnConvolutionBackwardData");
-  }
-  if (dfd) {
-    Choice c = Choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-        g, KeyOf(2, tide::DataTypeOf<T>(), geo, g.ext().device, limit), limit,
+  if (df)
+    filter_algo = Choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        g, KeyOf(2, dt, run.geo, nhwc, g.ext().device, limit), limit, nhwc,
         "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
         [&](cudnnConvolutionBwdFilterAlgoPerf_t* p, int n, int* got) {
           return api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.f, n,
@@ -287,6 +317,26 @@ void ConvGradKernel(KernelContext& ctx) {
           return api.cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.f, a,
                                                                     ws);
         });
+  const T* fd = f.data<T>();
+  const T* gd = dout.data<T>();
+  Scalars<T> s;
+  if (dx) {
+    T* dxd = dx.mutable_data<T>(x.dims(), g.place());
+    // Padded explicitly: the grad of the padded Input, then its inner box.
+    T* target = run.padded ? g.Temp<T>(run.geo.n * run.geo.c * run.geo.h * run.geo.w) : dxd;
+    const Choice& c = data_algo;
+    void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
+    CheckDnn(g,
+             api.cudnnConvolutionBackwardData(h, &s.one, d.f, fd, d.y, gd, d.conv,
+                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
+                                              ws, c.workspace, &s.zero, d.x, target),
+             "cudnnConvolutionBackwardData");
+    if (run.padded) CropImages(g, static_cast<const T*>(target), run.input, run.pads, dxd);
+  }
+  if (df) {
+    const T* xd = RunInput<T>(g, run, x);
+    T* dfd = df.mutable_data<T>(f.dims(), g.place());
+    const Choice& c = filter_algo;
     void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
     CheckDnn(g,
              api.cudnnConvolutionBackwardFilter(

@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <tide/cuda_context.h>
+#include <tide/ops/data_layout.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
@@ -38,12 +39,21 @@ inline void RefuseInputs(const KernelContext& ctx, std::initializer_list<const c
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': the CUDA kernel does not take input '", p,
                  "' yet; run the op on the CPU (docs/paddle_ops.md)");
 }
-inline void RequireNchw(const KernelContext& ctx) {
-  if (!ctx.HasAttr("data_format")) return;
-  const std::string f = ctx.Attr<std::string>("data_format");
-  if (f != "NCHW" && f != "AnyLayout" && !f.empty())
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': the CUDA kernel supports data_format NCHW only, got '",
-               f, "'; run the op on the CPU (docs/paddle_ops.md)");
+// conv2d / pool2d's data_format: true for NHWC (channels last), false for NCHW or AnyLayout
+// (tide/ops/data_layout.hpp's rule and error).
+inline bool ChannelsLastFormat(const KernelContext& ctx) {
+  return ctx.HasAttr("data_format") &&
+         tide::ops::ChannelsLast(ctx.op_type(), "data_format",
+                                 ctx.Attr<std::string>("data_format"));
+}
+
+// An NHWC image's dims [N, H, W, C] as [N, C, H, W], for the shape rules, which take NCHW (other
+// ranks are left for them to refuse); InLayout turns their NCHW dims back.
+inline Dims AsNchwDims(const Dims& d, bool nhwc) {
+  return nhwc && d.size() == 4 ? Dims{d[0], d[3], d[1], d[2]} : d;
+}
+inline Dims InLayout(const Dims& nchw, bool nhwc) {
+  return nhwc ? Dims{nchw[0], nchw[2], nchw[3], nchw[1]} : nchw;
 }
 
 // Errors a kernel can only see on the device (a label or id out of range, ...). The kernel

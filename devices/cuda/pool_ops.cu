@@ -1,8 +1,9 @@
-// pool_ops.cu: pool2d (max / avg over NCHW windows; global, ceil_mode, exclusive, adaptive) and
-// its grad on the GPU, with the window rules of tide/ops/pool.hpp exactly (cuDNN's differ:
-// ceil_mode, adaptive windows, a window wholly in the padding). The grads gather per input pixel,
-// visiting the windows in the CPU's order, so they are deterministic and add up as the CPU's do;
-// only big max windows (global or adaptive) scatter with atomics.
+// pool_ops.cu: pool2d (max / avg over NCHW or NHWC windows; global, ceil_mode, exclusive,
+// adaptive, 4-value paddings) and its grad on the GPU, with the window rules of tide/ops/pool.hpp
+// exactly (cuDNN's differ: ceil_mode, adaptive windows, a window wholly in the padding). NHWC is
+// read in place: a plane's pixels are C apart. The grads gather per input pixel, visiting the
+// windows in the CPU's order, so they are deterministic and add up as the CPU's do; only big max
+// windows (global or adaptive) scatter with atomics.
 #include <tide/ops/pool.hpp>
 
 #include <cfloat>
@@ -22,22 +23,47 @@ __device__ __forceinline__ T Lowest() {
   return sizeof(T) == 4 ? T(-FLT_MAX) : T(-DBL_MAX);
 }
 
-// The first maximum of the window in scan order (as the CPU kernel finds it).
+// [n, c, h, w] images as n * c planes of h * w pixels: contiguous (NCHW), or with the channels
+// interleaved (NHWC: neighbouring pixels of a plane are c elements apart).
+struct Planes {
+  int64_t c;
+  bool nhwc;
+  // Element i of images of hw pixels a plane: its plane p and pixel (y * w + x).
+  __device__ void Split(int64_t i, int64_t hw, int64_t* p, int64_t* pixel) const {
+    if (nhwc) {
+      *p = i / (hw * c) * c + i % c;
+      *pixel = i / c % hw;
+    } else {
+      *p = i / hw;
+      *pixel = i % hw;
+    }
+  }
+  // Where plane p starts, and how far apart its pixels lie.
+  __device__ int64_t Base(int64_t p, int64_t hw) const {
+    return nhwc ? p / c * hw * c + p % c : p * hw;
+  }
+  __device__ int64_t Step() const { return nhwc ? c : 1; }
+};
+
+// The first maximum of the window in scan order (as the CPU kernel finds it), as a pixel index;
+// the plane's pixels are `step` apart from xp.
 template <typename T>
-__device__ int64_t ArgMax(const T* xp, const PoolGeom& g, const PoolWindow& win) {
+__device__ int64_t ArgMax(const T* xp, int64_t step, const PoolGeom& g, const PoolWindow& win) {
   int64_t arg = win.y0 * g.w + win.x0;
   for (int64_t y = win.y0; y < win.y1; ++y)
     for (int64_t xx = win.x0; xx < win.x1; ++xx)
-      if (xp[y * g.w + xx] > xp[arg]) arg = y * g.w + xx;
+      if (xp[(y * g.w + xx) * step] > xp[arg * step]) arg = y * g.w + xx;
   return arg;
 }
 
 template <typename T>
-__global__ void PoolKernel(const T* x, T* out, PoolGeom g, int64_t total) {
+__global__ void PoolKernel(const T* x, T* out, PoolGeom g, Planes pl, int64_t total) {
+  const int64_t step = pl.Step();
   TIDE_CUDA_LOOP(i, total) {
-    const int64_t ox = i % g.ow, oy = (i / g.ow) % g.oh, p = i / (g.ow * g.oh);
-    const T* xp = x + p * g.h * g.w;
-    const PoolWindow win = GetPoolWindow(g, oy, ox);
+    int64_t p, opix;
+    pl.Split(i, g.oh * g.ow, &p, &opix);
+    const T* xp = x + pl.Base(p, g.h * g.w);
+    const PoolWindow win = GetPoolWindow(g, opix / g.ow, opix % g.ow);
     T r;
     if (win.size == 0) {
       r = T(0);
@@ -45,13 +71,13 @@ __global__ void PoolKernel(const T* x, T* out, PoolGeom g, int64_t total) {
       r = Lowest<T>();
       for (int64_t y = win.y0; y < win.y1; ++y)
         for (int64_t xx = win.x0; xx < win.x1; ++xx) {
-          const T v = xp[y * g.w + xx];
+          const T v = xp[(y * g.w + xx) * step];
           r = r < v ? v : r;  // std::max(r, v)
         }
     } else {
       r = T(0);
       for (int64_t y = win.y0; y < win.y1; ++y)
-        for (int64_t xx = win.x0; xx < win.x1; ++xx) r += xp[y * g.w + xx];
+        for (int64_t xx = win.x0; xx < win.x1; ++xx) r += xp[(y * g.w + xx) * step];
       r /= static_cast<T>(win.size);
     }
     out[i] = r;
@@ -69,11 +95,15 @@ __device__ __forceinline__ void WindowRange(int64_t y, int64_t k, int64_t pad, i
 // One thread per input pixel: the sum of the gradients of the windows that hold it (avg), or
 // of the windows whose maximum it is (max, small windows).
 template <typename T>
-__global__ void PoolGradGatherKernel(const T* x, const T* dout, T* dx, PoolGeom g, int64_t total) {
+__global__ void PoolGradGatherKernel(const T* x, const T* dout, T* dx, PoolGeom g, Planes pl,
+                                     int64_t total) {
+  const int64_t step = pl.Step();
   TIDE_CUDA_LOOP(i, total) {
-    const int64_t xx = i % g.w, y = (i / g.w) % g.h, p = i / (g.w * g.h);
-    const T* xp = x + p * g.h * g.w;
-    const T* gp = dout + p * g.oh * g.ow;
+    int64_t p, pix;
+    pl.Split(i, g.h * g.w, &p, &pix);
+    const int64_t xx = pix % g.w, y = pix / g.w;
+    const T* xp = x + pl.Base(p, g.h * g.w);
+    const T* gp = dout + pl.Base(p, g.oh * g.ow);
     int64_t oy0 = 0, oy1 = g.oh - 1, ox0 = 0, ox1 = g.ow - 1;
     if (!g.adaptive) {
       WindowRange(y, g.kh, g.ph, g.sh, g.oh, &oy0, &oy1);
@@ -84,9 +114,9 @@ __global__ void PoolGradGatherKernel(const T* x, const T* dout, T* dx, PoolGeom 
       for (int64_t ox = ox0; ox <= ox1; ++ox) {
         const PoolWindow win = GetPoolWindow(g, oy, ox);
         if (win.size == 0 || y < win.y0 || y >= win.y1 || xx < win.x0 || xx >= win.x1) continue;
-        const T go = gp[oy * g.ow + ox];
+        const T go = gp[(oy * g.ow + ox) * step];
         if (g.max) {
-          if (ArgMax(xp, g, win) == y * g.w + xx) acc += go;
+          if (ArgMax(xp, step, g, win) == pix) acc += go;
         } else {
           acc += go / static_cast<T>(win.size);
         }
@@ -97,49 +127,52 @@ __global__ void PoolGradGatherKernel(const T* x, const T* dout, T* dx, PoolGeom 
 
 // Max pooling over big windows: one thread per output adds its gradient to its maximum.
 template <typename T>
-__global__ void MaxPoolGradScatterKernel(const T* x, const T* dout, T* dx, PoolGeom g,
+__global__ void MaxPoolGradScatterKernel(const T* x, const T* dout, T* dx, PoolGeom g, Planes pl,
                                          int64_t total) {
+  const int64_t step = pl.Step();
   TIDE_CUDA_LOOP(i, total) {
-    const int64_t ox = i % g.ow, oy = (i / g.ow) % g.oh, p = i / (g.ow * g.oh);
-    const PoolWindow win = GetPoolWindow(g, oy, ox);
+    int64_t p, opix;
+    pl.Split(i, g.oh * g.ow, &p, &opix);
+    const PoolWindow win = GetPoolWindow(g, opix / g.ow, opix % g.ow);
     if (win.size == 0) continue;
-    const int64_t plane = p * g.h * g.w;
-    atomicAdd(dx + plane + ArgMax(x + plane, g, win), dout[i]);
+    const int64_t base = pl.Base(p, g.h * g.w);
+    atomicAdd(dx + base + ArgMax(x + base, step, g, win) * step, dout[i]);
   }
 }
 
 template <typename T>
 void Pool(KernelContext& ctx) {
-  RequireNchw(ctx);
   Gpu gpu(ctx);
   const char* op = ctx.op_type();
+  const bool nhwc = ChannelsLastFormat(ctx);
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  PoolGeom g = GetPoolGeom(ctx, op, x.dims());
+  PoolGeom g = GetPoolGeom(ctx, op, AsNchwDims(x.dims(), nhwc));
   const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(g.out_dims(), gpu.place());
-  Launch(gpu, "PoolKernel", out.numel(), PoolKernel<T>, xd, od, g, out.numel());
+  T* od = out.mutable_data<T>(InLayout(g.out_dims(), nhwc), gpu.place());
+  Launch(gpu, "PoolKernel", out.numel(), PoolKernel<T>, xd, od, g, Planes{g.c, nhwc}, out.numel());
 }
 
 template <typename T>
 void PoolGrad(KernelContext& ctx) {
-  RequireNchw(ctx);
   Gpu gpu(ctx);
   const char* op = ctx.op_type();
+  const bool nhwc = ChannelsLastFormat(ctx);
   Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor dx = ctx.Output(GradVarName("X").c_str());
-  PoolGeom g = GetPoolGeom(ctx, op, x.dims());
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), g.out_dims());
+  PoolGeom g = GetPoolGeom(ctx, op, AsNchwDims(x.dims(), nhwc));
+  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), InLayout(g.out_dims(), nhwc));
   const T* xd = x.data<T>();
   const T* gd = dout.data<T>();
   T* dd = dx.mutable_data<T>(x.dims(), gpu.place());
+  const Planes pl{g.c, nhwc};
   const bool scatter = g.max && (g.adaptive || g.kh * g.kw > 64);
   if (scatter) {
     gpu.Zero(dd, sizeof(T) * size_t(x.numel()));
     Launch(gpu, "MaxPoolGradScatterKernel", dout.numel(), MaxPoolGradScatterKernel<T>, xd, gd, dd,
-           g, dout.numel());
+           g, pl, dout.numel());
     return;
   }
-  Launch(gpu, "PoolGradGatherKernel", x.numel(), PoolGradGatherKernel<T>, xd, gd, dd, g,
+  Launch(gpu, "PoolGradGatherKernel", x.numel(), PoolGradGatherKernel<T>, xd, gd, dd, g, pl,
          x.numel());
 }
 
