@@ -129,6 +129,12 @@ Tag StorableTag(const memory::desc& md, const memory::dims& dims) {
   return Tag::undef;
 }
 
+bool IsPadded(const memory::desc& md) {
+  int64_t n = 1;
+  for (auto d : md.dims()) n *= d;
+  return md.get_size() > static_cast<size_t>(n) * memory::data_type_size(md.data_type());
+}
+
 Tag DefaultBlockedTag(const memory::dims& dims) {
   if (dims.size() < 3 || dims.size() > 5) return PlainTag(dims.size());
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());

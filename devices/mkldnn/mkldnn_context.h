@@ -156,6 +156,9 @@ Tag StorableTag(const memory::desc& md, const memory::dims& dims);
 // channel count divides, else the plain tag.
 Tag DefaultBlockedTag(const memory::dims& dims);
 
+// True when `md` holds more elements than its dims (blocked formats padding a dim to the block).
+bool IsPadded(const memory::desc& md);
+
 // Stores `t`'s layout for data in tag `tag`: plain (layout ANY, format 0) for the plain tag,
 // else layout ONEDNN with `tag` as its format code.
 void SetLayoutFor(Tensor& t, Tag tag, size_t rank);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 
+#include <dnnl.hpp>
+
 #include "mkldnn_test_util.h"
 
 namespace tide::test::mkldnn {
@@ -90,6 +92,32 @@ TEST_P(MkldnnConv, GradMatchesPlain) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnConv, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<ConvCase>& i) { return std::string(i.param.name); });
+
+// LeNet's second convolution, 20 -> 50 channels: where oneDNN keeps its activations in a format
+// without padding (nhwc on AVX-512) the grad runs on oneDNN; where its channel blocks would pad
+// them (AVX2's 8, SSE4.1's) the grad declines to the plain kernel, which was faster there.
+TEST(MkldnnConv, GradDeclinesPaddedChannelBlocks) {
+  const ConvCase k{"lenet_conv2_full", 4, 20, 12, 12, 50, 5, 5, 1, 1, 0, 0, 1, 1, 1};
+  const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  auto any = [](dnnl::memory::dims d) {
+    return dnnl::memory::desc(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+  };
+  const dnnl::convolution_forward::primitive_desc fwd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, any({4, 20, 12, 12}),
+                                      any({50, 20, 5, 5}), any({4, 50, 8, 8}), {1, 1}, {0, 0},
+                                      {0, 0}),
+      eng);
+  auto padded = [](const dnnl::memory::desc& md) {
+    int64_t n = 1;
+    for (auto d : md.dims()) n *= d;
+    return md.get_size() > static_cast<size_t>(n) * sizeof(float);
+  };
+  const bool declines = padded(fwd.src_desc()) || padded(fwd.dst_desc());
+  ConvOp("conv2d", k)
+      .GradDeclines(declines)
+      .CheckGrad({"input", "filter"}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4, 2e-4);
+}
 
 TEST(MkldnnConv, DepthwiseConv2dOp) {
   const ConvCase k{"depthwise_s2", 2, 16, 8, 8, 16, 3, 3, 2, 2, 1, 1, 1, 1, 16};
