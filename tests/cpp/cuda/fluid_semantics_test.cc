@@ -32,21 +32,8 @@ TestTensor ToNhwc(const TestTensor& t) {
          << "the error \"" << e.what() << "\" does not say \"" << text << "\"";
 }
 
-class GpuFluidSemanticsTest : public ::testing::TestWithParam<TideDataType> {
+class GpuFluidSemanticsTest : public GpuDtypeTest {
  protected:
-  void SetUp() override { TIDE_REQUIRE_GPU(); }
-  TideDataType t() const { return GetParam(); }
-  TestTensor R(std::vector<int64_t> dims, unsigned seed = 1, double lo = -1, double hi = 1) const {
-    return Random(std::move(dims), t(), lo, hi, seed);
-  }
-  Tolerance Loose() const {
-    return t() == TIDE_FP32 ? Tolerance{1e-4, 1e-5} : Tolerance{1e-9, 1e-10};
-  }
-  void Both(const OpCase& c, const std::vector<std::string>& wrt,
-            const std::vector<std::string>& outs) const {
-    ExpectGpuMatchesCpu(c, Loose());
-    ExpectGpuGradsMatchCpu(c, wrt, outs, Loose());
-  }
   // `nhwc` (X fed as ToNhwc of `nchw`'s X) on the GPU gives `nchw`'s CPU outputs transposed.
   void ExpectNhwcIsNchwTransposed(const OpCase& nchw, const OpCase& nhwc,
                                   const std::vector<std::string>& outs) const {

@@ -12,22 +12,7 @@ namespace {
 
 using Ints = std::vector<int32_t>;
 
-class GpuNnExtraTest : public ::testing::TestWithParam<TideDataType> {
- protected:
-  void SetUp() override { TIDE_REQUIRE_GPU(); }
-  TideDataType t() const { return GetParam(); }
-  TestTensor R(std::vector<int64_t> dims, unsigned seed = 1, double lo = -1, double hi = 1) const {
-    return Random(std::move(dims), t(), lo, hi, seed);
-  }
-  Tolerance Loose() const {
-    return t() == TIDE_FP32 ? Tolerance{1e-4, 1e-4} : Tolerance{1e-9, 1e-10};
-  }
-  void Both(const OpCase& c, const std::vector<std::string>& wrt,
-            const std::vector<std::string>& outs) const {
-    ExpectGpuMatchesCpu(c, Loose());
-    ExpectGpuGradsMatchCpu(c, wrt, outs, Loose());
-  }
-};
+class GpuNnExtraTest : public GpuDtypeTest {};
 
 TEST_P(GpuNnExtraTest, PreluAndLabelSmoothMatchCpu) {
   TIDE_REQUIRE_OP("prelu");

@@ -17,23 +17,7 @@ namespace {
 
 using Ints = std::vector<int32_t>;
 
-class GpuTensorTest : public ::testing::TestWithParam<TideDataType> {
- protected:
-  void SetUp() override { TIDE_REQUIRE_GPU(); }
-  TideDataType t() const { return GetParam(); }
-  TestTensor R(std::vector<int64_t> dims, unsigned seed = 1) const {
-    return Random(std::move(dims), t(), -1, 1, seed);
-  }
-  // GEMMs sum in another order than the CPU's.
-  Tolerance Loose() const {
-    return t() == TIDE_FP32 ? Tolerance{1e-4, 1e-4} : Tolerance{1e-9, 1e-10};
-  }
-  void Both(const OpCase& c, const std::vector<std::string>& wrt,
-            const std::vector<std::string>& outs) const {
-    ExpectGpuMatchesCpu(c, Loose());
-    ExpectGpuGradsMatchCpu(c, wrt, outs, Loose());
-  }
-};
+class GpuTensorTest : public GpuDtypeTest {};  // GEMMs sum in another order than the CPU's
 
 // ---------------------------------------------------------------------------------------------
 TEST_P(GpuTensorTest, SqueezeUnsqueezeFlattenRangeAndGradsMatchCpu) {
