@@ -1,6 +1,6 @@
 // conv_op.cc: conv2d and depthwise_conv2d (NCHW or Paddle 2.x's NHWC data_format, strides,
 // paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp) by im2col +
-// GEMM, and their grads (col2im for Input@GRAD, GEMM per image for Filter@GRAD). The Filter is
+// GEMM, and their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter is
 // [M, C / groups, kh, kw] in both layouts, as in Paddle.
 // fused_conv2d is Paddle's inference op of its oneDNN fusion passes (Paddle >= 2.5), made by
 // tide.transpiler.InferenceTranspiler: Output = act(conv(Input, Filter) + Bias + ResidualData),
@@ -8,6 +8,7 @@
 // kernel implements them).
 #include <tide/ops/conv.hpp>
 
+#include "conv_im2col.h"
 #include "fused_activation.h"
 #include "gemm.h"
 #include "layout.h"
@@ -55,50 +56,6 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
   }
   ctx.SetOutputDims("Output", out_dims);
   ctx.SetOutputDataType("Output", xt);
-}
-
-// col[c][i][j][oy][ox] = x[c][oy*sh - ph + i*dh][ox*sw - pw + j*dw] (0 outside the image).
-template <typename T>
-void Im2Col(const ConvGeom& g, const T* x, T* col) {
-  const int64_t ohw = g.oh * g.ow;
-  for (int64_t c = 0; c < g.c; ++c)
-    for (int64_t i = 0; i < g.kh; ++i)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        T* dst = col + ((c * g.kh + i) * g.kw + j) * ohw;
-        const T* src = x + c * g.h * g.w;
-        for (int64_t oy = 0; oy < g.oh; ++oy) {
-          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-          T* row = dst + oy * g.ow;
-          if (iy < 0 || iy >= g.h) {
-            std::fill(row, row + g.ow, T(0));
-            continue;
-          }
-          for (int64_t ox = 0; ox < g.ow; ++ox) {
-            const int64_t ix = ox * g.sw - g.pw + j * g.dw;
-            row[ox] = (ix >= 0 && ix < g.w) ? src[iy * g.w + ix] : T(0);
-          }
-        }
-      }
-}
-
-// The adjoint of Im2Col: dx[c][iy][ix] += col[...] (dx must be zeroed first).
-template <typename T>
-void Col2Im(const ConvGeom& g, const T* col, T* dx) {
-  const int64_t ohw = g.oh * g.ow;
-  for (int64_t c = 0; c < g.c; ++c)
-    for (int64_t i = 0; i < g.kh; ++i)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const T* src = col + ((c * g.kh + i) * g.kw + j) * ohw;
-        T* dst = dx + c * g.h * g.w;
-        for (int64_t oy = 0; oy < g.oh; ++oy) {
-          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-          if (iy < 0 || iy >= g.h) continue;
-          for (int64_t ox = 0; ox < g.ow; ++ox) {
-            const int64_t ix = ox * g.sw - g.pw + j * g.dw;
-            if (ix >= 0 && ix < g.w) dst[iy * g.w + ix] += src[oy * g.ow + ox];
-          }
-        }
-      }
 }
 
 // A 1x1 filter with unit stride and dilation and no padding reads the image as its own columns.
@@ -176,19 +133,33 @@ void ConvKernel(KernelContext& ctx) {
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
-  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
-  const bool pointwise = IsPointwise(g);
-  T* col = pointwise ? nullptr : ctx.TempBuffer<T>(static_cast<size_t>(g.c * g.kh * g.kw * ohw));
-  for (int64_t n = 0; n < g.n; ++n) {
-    const T* cols = xd + n * chw;
-    if (!pointwise) {
-      Im2Col(g, cols, col);
-      cols = col;
+  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w, kc = g.c * g.kh * g.kw;
+  const bool pointwise = IsPointwise(g);  // the image is its own column matrix
+  const ConvBatchPlan plan = PlanConvBatch(ctx, g, !pointwise);
+  const int64_t span = plan.per_gemm * ohw;  // columns of a chunk's column matrix
+  // Per chunk: its column matrix, and [M, span] of outputs when images share a GEMM.
+  const int64_t per_chunk = (pointwise ? 0 : kc * span) + (plan.per_gemm > 1 ? g.m * span : 0);
+  T* scratch = per_chunk ? ctx.TempBuffer<T>(static_cast<size_t>(plan.chunks * per_chunk)) : nullptr;
+  ForEachChunk(ctx, g.n, plan.chunks, [&](int64_t chunk, int64_t n0, int64_t n1) {
+    T* col = scratch ? scratch + chunk * per_chunk : nullptr;
+    T* out_cols = pointwise ? col : col + kc * span;
+    for (int64_t n = n0; n < n1; n += plan.per_gemm) {
+      const int64_t nb = std::min(plan.per_gemm, n1 - n), cols_n = nb * ohw;
+      const T* cols = xd + n * chw;
+      if (!pointwise) {
+        for (int64_t i = 0; i < nb; ++i) Im2Col(g, xd + (n + i) * chw, col + i * ohw, cols_n);
+        cols = col;
+      }
+      T* o = nb == 1 ? od + n * g.m * ohw : out_cols;
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        Gemm<T>(ctx, false, false, mg, cols_n, k, T(1), fd + gi * mg * k, cols + gi * k * cols_n,
+                T(0), o + gi * mg * cols_n);
+      if (nb > 1)  // [M, nb * ohw] -> [nb, M, ohw]
+        for (int64_t i = 0; i < nb; ++i)
+          for (int64_t m = 0; m < g.m; ++m)
+            std::copy_n(o + m * cols_n + i * ohw, ohw, od + ((n + i) * g.m + m) * ohw);
     }
-    for (int64_t gi = 0; gi < g.groups; ++gi)
-      Gemm<T>(ctx, false, false, mg, ohw, k, T(1), fd + gi * mg * k, cols + gi * k * ohw, T(0),
-              od + (n * g.m + gi * mg) * ohw);
-  }
+  });
   ApplyFusion(ctx, fusion, g, nhwc, od);
   StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
@@ -209,39 +180,58 @@ void ConvGradKernel(KernelContext& ctx) {
   const T* fd = f.data<T>();
   const T* gd = AsNchw<T>(ctx, dout, nhwc);
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
-  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
+  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w, kc = g.c * g.kh * g.kw;
   const bool pointwise = IsPointwise(g);
-  T* dxd = nullptr;
-  T* dfd = nullptr;
-  if (dx) {
-    dxd = NchwOutput<T>(ctx, dx, x_nchw, nhwc);
-    std::fill(dxd, dxd + x.numel(), T(0));
-  }
-  if (df) {
-    dfd = df.mutable_data<T>(f.dims(), ctx.place());
-    std::fill(dfd, dfd + f.numel(), T(0));
-  }
+  T* dxd = dx ? NchwOutput<T>(ctx, dx, x_nchw, nhwc) : nullptr;
+  T* dfd = df ? df.mutable_data<T>(f.dims(), ctx.place()) : nullptr;
   if (!dx && !df) return;
-  T* col = pointwise ? nullptr : ctx.TempBuffer<T>(static_cast<size_t>(g.c * g.kh * g.kw * ohw));
-  for (int64_t n = 0; n < g.n; ++n) {
-    const T* gn = gd + n * g.m * ohw;
-    if (df) {  // dF_g += dOut_g [mg, ohw] * col_g^T [ohw, k]
-      const T* cols = xd + n * chw;
-      if (!pointwise) {
-        Im2Col(g, cols, col);
-        cols = col;
+  const ConvBatchPlan plan = PlanConvBatch(ctx, g, !pointwise);
+  const int64_t span = plan.per_gemm * ohw;
+  // Per chunk: its column matrix and, when images share a GEMM, their Output@GRAD as [M, span];
+  // then each chunk but the first sums its own Filter@GRAD, added up at the end.
+  const int64_t per_chunk = (pointwise ? 0 : kc * span) + (plan.per_gemm > 1 ? g.m * span : 0);
+  const int64_t partials = df ? (plan.chunks - 1) * f.numel() : 0;
+  T* scratch = per_chunk + partials
+                   ? ctx.TempBuffer<T>(static_cast<size_t>(plan.chunks * per_chunk + partials))
+                   : nullptr;
+  ForEachChunk(ctx, g.n, plan.chunks, [&](int64_t chunk, int64_t n0, int64_t n1) {
+    T* col = scratch ? scratch + chunk * per_chunk : nullptr;
+    T* dout_cols = pointwise ? col : col + kc * span;
+    T* dfc = !df || chunk == 0 ? dfd : scratch + plan.chunks * per_chunk + (chunk - 1) * f.numel();
+    if (df) std::fill(dfc, dfc + f.numel(), T(0));
+    if (dx && !pointwise) std::fill(dxd + n0 * chw, dxd + n1 * chw, T(0));  // col2im adds
+    for (int64_t n = n0; n < n1; n += plan.per_gemm) {
+      const int64_t nb = std::min(plan.per_gemm, n1 - n), cols_n = nb * ohw;
+      const T* gb = gd + n * g.m * ohw;
+      if (nb > 1) {  // [nb, M, ohw] -> [M, nb * ohw]
+        for (int64_t i = 0; i < nb; ++i)
+          for (int64_t m = 0; m < g.m; ++m)
+            std::copy_n(gb + (i * g.m + m) * ohw, ohw, dout_cols + m * cols_n + i * ohw);
+        gb = dout_cols;
       }
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        Gemm<T>(ctx, false, true, mg, k, ohw, T(1), gn + gi * mg * ohw, cols + gi * k * ohw, T(1),
-                dfd + gi * mg * k);
+      if (df) {  // dF_g += dOut_g [mg, cols_n] * col_g^T [cols_n, k]
+        const T* cols = xd + n * chw;
+        if (!pointwise) {
+          for (int64_t i = 0; i < nb; ++i) Im2Col(g, xd + (n + i) * chw, col + i * ohw, cols_n);
+          cols = col;
+        }
+        for (int64_t gi = 0; gi < g.groups; ++gi)
+          Gemm<T>(ctx, false, true, mg, k, cols_n, T(1), gb + gi * mg * cols_n,
+                  cols + gi * k * cols_n, T(1), dfc + gi * mg * k);
+      }
+      if (dx) {  // dcol_g = F_g^T [k, mg] * dOut_g [mg, cols_n], then col2im
+        T* dcol = pointwise ? dxd + n * chw : col;
+        for (int64_t gi = 0; gi < g.groups; ++gi)
+          Gemm<T>(ctx, true, false, k, cols_n, mg, T(1), fd + gi * mg * k, gb + gi * mg * cols_n,
+                  T(0), dcol + gi * k * cols_n);
+        if (!pointwise)
+          for (int64_t i = 0; i < nb; ++i) Col2Im(g, col + i * ohw, cols_n, dxd + (n + i) * chw);
+      }
     }
-    if (dx) {  // dcol_g = F_g^T [k, mg] * dOut_g [mg, ohw], then col2im
-      T* dcol = pointwise ? dxd + n * chw : col;
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        Gemm<T>(ctx, true, false, k, ohw, mg, T(1), fd + gi * mg * k, gn + gi * mg * ohw, T(0),
-                dcol + gi * k * ohw);
-      if (!pointwise) Col2Im(g, col, dxd + n * chw);
-    }
+  });
+  for (int64_t c = 1; df && c < plan.chunks; ++c) {
+    const T* part = scratch + plan.chunks * per_chunk + (c - 1) * f.numel();
+    for (int64_t i = 0; i < f.numel(); ++i) dfd[i] += part[i];
   }
   if (dx) StoreNhwc(ctx, dxd, dx, x_nchw, nhwc);
 }

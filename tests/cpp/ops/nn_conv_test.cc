@@ -153,6 +153,61 @@ TEST_P(NnConv2dTest, FilterGradAloneMatchesDirectLoop) {
   }
 }
 
+// Batches big enough that the plain kernel cuts them into a chunk per CPU thread, several
+// images per GEMM, the chunks uneven (9 images): forward and both grads against direct loops.
+const ConvCase kBatchCases[] = {
+    {"chunks", 9, 8, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1},
+    {"chunks_all", 9, 16, 15, 14, 32, 3, 3, 2, 1, 1, 2, 1, 2, 2},
+    {"chunks_pointwise", 9, 32, 16, 16, 32, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+};
+
+TEST_P(NnConv2dTest, BatchesCutIntoChunksMatchDirectLoops) {
+  for (const auto& k : kBatchCases) {
+    SCOPED_TRACE(k.name);
+    core::OpDesc fwd;
+    NnOp op = ConvOp("conv2d", k, GetParam());
+    core::ProgramDesc prog = op.Build(&fwd);
+    const TestTensor& in = op.feeds().at("input");
+    const TestTensor& f = op.feeds().at("filter");
+    std::vector<int64_t> dims;
+    const std::vector<double> want_out = RefConv(k, in, f, &dims);
+    auto grads = core::MakeGradOps(fwd, {});
+    ASSERT_EQ(grads.size(), 1u);
+    core::BlockDesc* b = prog.MutableBlock(0);
+    core::VarDesc* dv = b->Var("output@GRAD");
+    dv->set_dtype(GetParam());
+    dv->set_shape(dims);
+    AppendChecked(b, grads[0]);
+    auto feeds = op.feeds();
+    const TestTensor dout = Random(dims, GetParam(), -1, 1, 5);
+    feeds["output@GRAD"] = dout;
+    auto got = RunProgram(prog, feeds, {"output", "input@GRAD", "filter@GRAD"});
+    // dIn[n][c][iy][ix] += dOut[n][m][y][x] * F[m][cc][i][j]; dF[m][cc][i][j] += dOut * In.
+    const int64_t oh = dims[2], ow = dims[3], cg = k.c / k.groups, mg = k.m / k.groups;
+    std::vector<double> want_din(in.data.size(), 0.0), want_df(f.data.size(), 0.0);
+    for (int64_t n = 0; n < k.n; ++n)
+      for (int64_t m = 0; m < k.m; ++m)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            const double d = dout.data[((n * k.m + m) * oh + y) * ow + x];
+            for (int64_t cc = 0; cc < cg; ++cc)
+              for (int64_t i = 0; i < k.kh; ++i)
+                for (int64_t j = 0; j < k.kw; ++j) {
+                  const int64_t iy = y * k.sh - k.ph + i * k.dh, ix = x * k.sw - k.pw + j * k.dw;
+                  if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                  const size_t xi = ((n * k.c + (m / mg) * cg + cc) * k.h + iy) * k.w + ix;
+                  const size_t fi = ((m * cg + cc) * k.kh + i) * k.kw + j;
+                  want_din[xi] += d * f.data[fi];
+                  want_df[fi] += d * in.data[xi];
+                }
+          }
+    const double tol = GetParam() == TIDE_FP32 ? 1e-4 : 1e-10;
+    ExpectNear(got["output"], want_out, tol, tol);
+    ExpectNear(got["input@GRAD"], want_din, tol, tol);
+    ExpectNear(got["filter@GRAD"], want_df, tol, tol);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Nn, NnConv2dTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeName);
 
 TEST(NnConv2dShape, UnknownBatchAndSizesPropagate) {

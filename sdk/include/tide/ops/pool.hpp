@@ -164,9 +164,15 @@ void PoolGradPlane(const PoolGeom& g, const T* x, const T* dout, T* dx) {
       const T go = dout[oy * g.ow + ox];
       if (g.max) {
         int64_t arg = win.y0 * g.w + win.x0;
+        T best = x[arg];  // kept in a register: no load through arg per cell
         for (int64_t y = win.y0; y < win.y1; ++y)
-          for (int64_t xx = win.x0; xx < win.x1; ++xx)
-            if (x[y * g.w + xx] > x[arg]) arg = y * g.w + xx;
+          for (int64_t xx = win.x0; xx < win.x1; ++xx) {
+            const T v = x[y * g.w + xx];
+            if (v > best) {
+              best = v;
+              arg = y * g.w + xx;
+            }
+          }
         dx[arg] += go;
       } else {
         const T share = go / static_cast<T>(win.size);

@@ -1,0 +1,108 @@
+// conv_im2col.h: the plain convolution's im2col / col2im and how it cuts a batch into work.
+// A batch is cut into chunks of images, one per CPU thread when there are enough images (each
+// chunk with its own scratch, its GEMMs single-threaded inside the pool's range); within a chunk,
+// up to `per_gemm` images sit side by side in one column matrix [C*kh*kw, per_gemm * oh*ow], so
+// small images (LeNet's 8x8) still give GEMMs a long dimension instead of one tiny GEMM per image.
+#pragma once
+
+#include <tide/cpu_context.h>
+#include <tide/eigen.hpp>
+#include <tide/ops/conv.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "common.h"
+
+namespace ops_nn {
+
+// col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - ph + i*dh][ox*sw - pw + j*dw] (0 outside the
+// image), rows `ld` elements apart (ld >= oh*ow: other images' columns sit between).
+template <typename T>
+void Im2Col(const tide::ops::ConvGeom& g, const T* x, T* col, int64_t ld) {
+  for (int64_t c = 0; c < g.c; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* dst = col + ((c * g.kh + i) * g.kw + j) * ld;
+        const T* src = x + c * g.h * g.w;
+        const int64_t dx = j * g.dw - g.pw;
+        // ox range whose ix = ox*sw + dx lies inside the image; the rest is padding.
+        const int64_t ox0 = std::min(g.ow, dx >= 0 ? 0 : (-dx + g.sw - 1) / g.sw);
+        const int64_t ox1 = std::max(ox0, std::min(g.ow, g.w - dx <= 0 ? 0 : (g.w - dx + g.sw - 1) / g.sw));
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          T* row = dst + oy * g.ow;
+          if (iy < 0 || iy >= g.h) {
+            std::fill(row, row + g.ow, T(0));
+            continue;
+          }
+          const T* s = src + iy * g.w;  // s[ox * sw + dx] is x[iy][ix]
+          std::fill(row, row + ox0, T(0));
+          if (g.sw == 1) std::copy(s + ox0 + dx, s + ox1 + dx, row + ox0);
+          else
+            for (int64_t ox = ox0; ox < ox1; ++ox) row[ox] = s[ox * g.sw + dx];
+          std::fill(row + ox1, row + g.ow, T(0));
+        }
+      }
+}
+
+// The adjoint of Im2Col: dx[c][iy][ix] += col[...] (dx must be zeroed first).
+template <typename T>
+void Col2Im(const tide::ops::ConvGeom& g, const T* col, int64_t ld, T* dx) {
+  for (int64_t c = 0; c < g.c; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const T* src = col + ((c * g.kh + i) * g.kw + j) * ld;
+        T* dst = dx + c * g.h * g.w;
+        const int64_t dxo = j * g.dw - g.pw;
+        const int64_t ox0 = std::min(g.ow, dxo >= 0 ? 0 : (-dxo + g.sw - 1) / g.sw);
+        const int64_t ox1 = std::max(ox0, std::min(g.ow, g.w - dxo <= 0 ? 0 : (g.w - dxo + g.sw - 1) / g.sw));
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          if (iy < 0 || iy >= g.h) continue;
+          T* d = dst + iy * g.w;
+          const T* s = src + oy * g.ow;
+          for (int64_t ox = ox0; ox < ox1; ++ox) d[ox * g.sw + dxo] += s[ox];
+        }
+      }
+}
+
+// How a batch of g.n images is cut: `chunks` ranges of images run in parallel, each doing up to
+// `per_gemm` images per GEMM.
+struct ConvBatchPlan {
+  int64_t chunks = 1, per_gemm = 1;
+};
+
+// Column matrices of at most this many elements per chunk (1 MiB of float32): long enough GEMMs
+// while the scratch stays small next to the activations.
+constexpr int64_t kColBudget = int64_t(1) << 18;
+
+inline ConvBatchPlan PlanConvBatch(const tide::KernelContext& ctx, const tide::ops::ConvGeom& g,
+                                   bool batch_columns) {
+  ConvBatchPlan p;
+  const int64_t col_per_image = g.c * g.kh * g.kw * g.oh * g.ow;
+  const int64_t flops = 2 * g.n * g.m * col_per_image / g.groups;
+  const auto& cpu = ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION);
+  // A chunk per thread only when each has work worth a hand-off; one chunk lets the GEMMs thread.
+  if (flops >= (int64_t(1) << 22))
+    p.chunks = std::max<int64_t>(1, std::min<int64_t>(cpu.num_threads, g.n));
+  if (batch_columns)
+    p.per_gemm = std::max<int64_t>(1, std::min((g.n + p.chunks - 1) / p.chunks,
+                                               kColBudget / std::max<int64_t>(col_per_image, 1)));
+  return p;
+}
+
+// fn(chunk, n0, n1) for each chunk's images [n0, n1), the chunks in parallel on the CPU pool.
+template <typename F>
+void ForEachChunk(const tide::KernelContext& ctx, int64_t n, int64_t chunks, F&& fn) {
+  auto range = [&](int64_t c) { return std::make_pair(n * c / chunks, n * (c + 1) / chunks); };
+  if (chunks == 1) {
+    fn(int64_t(0), int64_t(0), n);
+    return;
+  }
+  tide::ParallelFor(ctx, chunks, tide::kParallelThreshold, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) fn(c, range(c).first, range(c).second);
+  });
+}
+
+}  // namespace ops_nn
