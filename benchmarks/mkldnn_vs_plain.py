@@ -1,6 +1,6 @@
 """oneDNN kernels against Tide's plain kernels for the same op and shape (issue 17's rule: a oneDNN
 kernel is never slower; where it was, it declines that shape class): layer_norm, prelu, reduce_*,
-bilinear_interp / nearest_interp, mul and hard_swish, forward alone and forward + grad, small and large
+bilinear_interp / nearest_interp, mul, hard_swish, relu and elementwise_add, forward alone and forward + grad, small and large
 shapes, one process per thread count. The two kernels' runs alternate and the medians of single
 runs are reported, as this machine is shared. The ratio column is oneDNN / plain (< 1:
 oneDNN faster); the last column says which kernels the oneDNN run used ("declined": the oneDNN
@@ -74,7 +74,17 @@ CASES = ([_ln(r, c) for r, c in [(16, 64), (32, 64), (32, 128), (128, 32), (256,
          # X blocked: a oneDNN conv2d's output (16 channels) feeds the op
          [("hard_swish after conv %s" % "x".join(map(str, x)), "hard_swish",
            {"ConvInput": x, "ConvFilter": [16, x[1], 3, 3]}, {}, False)
-          for x in ([1, 8, 8, 8], [1, 8, 32, 32], [1, 8, 64, 64], [4, 8, 64, 64])])
+          for x in ([1, 8, 8, 8], [1, 8, 32, 32], [1, 8, 64, 64], [4, 8, 64, 64])] +
+         # relu and elementwise_add: on plain data (an MLP's, a plain kernel's output), then on a
+         # oneDNN conv2d's blocked output
+         [("relu %s" % "x".join(map(str, x)), "relu", {"X": x}, {}, True)
+          for x in ([64, 512], [64, 1024], [64, 20, 24, 24], [8, 64, 56, 56])] +
+         [("relu after conv 8x64x56x56", "relu",
+           {"ConvInput": [8, 64, 56, 56], "ConvFilter": [64, 64, 3, 3]}, {}, False)] +
+         [("add %s + %s" % ("x".join(map(str, x)), "x".join(map(str, y))), "elementwise_add",
+           {"X": x, "Y": y}, {"axis": a}, True)
+          for x, y, a in (([64, 512], [512], -1), ([64, 512], [64, 512], -1),
+                          ([8, 64, 56, 56], [8, 64, 56, 56], -1), ([8, 64, 56, 56], [64], 1))])
 
 OUTS = {"layer_norm": ["Y", "Mean", "Variance"]}
 

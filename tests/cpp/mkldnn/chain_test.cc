@@ -66,9 +66,16 @@ TEST(MkldnnChain, ResNetBlockExchangesBlockedTensorsAndMatchesPlain) {
   for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
     SCOPED_TRACE(FeedName(feed));
     Result got = net.Run(kBlockFetch, /*mkldnn=*/true, feed);
-    for (const char* op : {"conv2d", "batch_norm", "relu", "elementwise_add", "pool2d", "softmax"})
+    for (const char* op : {"conv2d", "batch_norm", "relu", "pool2d", "softmax"})
       EXPECT_TRUE(RanMkldnn(got, op));
     EXPECT_TRUE(RanPlain(got, "mul")) << "mul is the plain kernel's sgemm (devices/mkldnn/README.md)";
+    std::vector<core::OpKernelType> adds;
+    for (const auto& [type, key] : got.kernels)
+      if (type == "elementwise_add") adds.push_back(key);
+    ASSERT_EQ(adds.size(), 2u);
+    EXPECT_EQ(adds[0].library, core::LibraryId("mkldnn")) << "the residual add of blocked data";
+    EXPECT_EQ(adds[1].library, 0) << "the fc bias add of plain data runs the plain kernel (the "
+                                     "oneDNN add's speed rule)";
     EXPECT_LE(got.counts.layouts, 1u)
         << "oneDNN ops read each other's blocked outputs without a transform by the core; only "
            "the globally pooled features may be made plain, for mul (ISAs differ: AVX-512 "
@@ -94,9 +101,10 @@ TEST(MkldnnChain, OneDnnOutputFeedsAPlainKernelThroughTheTransform) {
   Result want = net.Run({"s", "p"}, false);
   Result got = net.Run({"s", "p"}, true);
   EXPECT_TRUE(RanMkldnn(got, "conv2d"));
-  EXPECT_TRUE(RanMkldnn(got, "relu"));
-  // pool2d reads relu's output, plain after scale: oneDNN's pooling or, where it would run its
-  // reference implementation on plain data (AVX2, SSE4.1), the plain kernel.
+  // relu of scale's plain output: the plain kernel, faster there (eltwise_kernels.cc's rule).
+  EXPECT_TRUE(RanPlain(got, "relu"));
+  // pool2d reads relu's plain output: oneDNN's pooling or, where it would run its reference
+  // implementation on plain data (AVX2, SSE4.1), the plain kernel.
   const core::OpKernelType plain{core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ANY, 0};
   EXPECT_EQ(got.kernels.at(1).first, "scale");
   EXPECT_EQ(got.kernels.at(1).second, plain) << "scale has no oneDNN kernel: the plain one runs";

@@ -36,6 +36,11 @@ enum class InputLayout { kPlain, kBlocked };
 
 inline const char* FeedName(InputLayout f) { return f == InputLayout::kPlain ? "plain" : "blocked"; }
 
+// Whether a blockable input of this rank is fed blocked (Net::Run converts ranks 3 to 5).
+inline bool FedBlocked(InputLayout f, size_t rank) {
+  return f == InputLayout::kBlocked && rank >= 3 && rank <= 5;
+}
+
 // Applies the registered cpu layout transform `from` -> `to` to `in`.
 inline core::LoDTensor Transform(const core::LoDTensor& in, TideLayout from, TideLayout to) {
   const core::TransformEntry* e =
@@ -341,8 +346,9 @@ class OneOp {
   // The last oneDNN run of CheckForward (the blocked-fed one).
   const Result& last() const { return last_; }
 
-  // The oneDNN kernel declines (the plain one runs) when the inputs are fed plain, or its grad
-  // kernel always: the speed rules of devices/mkldnn/README.md.
+  // The oneDNN kernel declines (the plain one runs) when the inputs are plain data (fed plain, or
+  // of a rank never fed blocked), or its grad kernel always: the speed rules of
+  // devices/mkldnn/README.md.
   OneOp& DeclinesFedPlain(bool d = true) {
     declines_fed_plain_ = d;
     return *this;
@@ -367,8 +373,13 @@ class OneOp {
   mutable Result last_;
   bool declines_fed_plain_ = false, grad_declines_ = false;
   bool may_decline_plain_ = false, may_decline_blocked_ = false;
+  // Declining plain data: every input is plain in the plain run, and in the blocked one when
+  // none of them is blockable (rank 3 to 5).
   bool Declines(InputLayout feed) const {
-    return declines_fed_plain_ && feed == InputLayout::kPlain;
+    if (!declines_fed_plain_) return false;
+    for (const auto& i : ins_)
+      if (i.blockable && FedBlocked(feed, i.value.dims.size())) return false;
+    return true;
   }
   bool MayDecline(InputLayout feed) const {
     return feed == InputLayout::kPlain ? may_decline_plain_ : may_decline_blocked_;

@@ -95,15 +95,17 @@ TEST_P(MkldnnAdd, ForwardMatchesPlain) {
                  .Input("X", "x", Random(k.x, TIDE_FP32, -1, 1, 54))
                  .Input("Y", "y", Random(k.y, TIDE_FP32, -1, 1, 55))
                  .Output("Out", "out")
-                 .Attr("axis", k.axis);
+                 .Attr("axis", k.axis)
+                 .DeclinesFedPlain();  // plain operands run the plain kernel (its speed rule)
   op.CheckForward(1e-6, 1e-6);
   if (k.x.size() == 4 && k.x[1] % 8 == 0)
     EXPECT_EQ(op.last().layouts.at("out"), TIDE_LAYOUT_ONEDNN) << "Out keeps X's blocked format";
 }
 
-// The grad's oneDNN kernel takes equal dims and a one-dim Y (X@GRAD shares Out@GRAD's bytes in
-// its format; Y@GRAD sums it, from channels-last data for a channel bias); other broadcasts run
-// the plain kernel. Both against the plain kernels, fed plain and blocked.
+// The grad's oneDNN kernel takes equal dims (X@GRAD and Y@GRAD share Out@GRAD's bytes in its
+// format), and a one-dim Y of blocked Out@GRAD (Y@GRAD sums it, from channels-last data for a
+// channel bias); a one-dim Y of plain Out@GRAD (the plain kernel is faster there) and other
+// broadcasts run the plain kernel. Both against the plain kernels, fed plain and blocked.
 TEST_P(MkldnnAdd, GradMatchesPlain) {
   const AddCase& k = GetParam();
   OneOp op = OneOp("elementwise_add")
@@ -112,17 +114,15 @@ TEST_P(MkldnnAdd, GradMatchesPlain) {
                  .Output("Out", "out")
                  .Attr("axis", k.axis);
   const TestTensor dout = Random(k.x, TIDE_FP32, -1, 1, 58);
-  if (k.x == k.y || k.y.size() == 1) {
-    op.CheckGrad({"x", "y"}, "out", dout, 1e-5, 1e-5);
-    return;
-  }
   std::map<std::string, TestTensor> want = op.Reference().RunGrad({"x", "y"}, "out", dout);
   for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
     SCOPED_TRACE(FeedName(feed));
     Net net = op.MakeNet();
     net.Backward("out", dout);
     Result got = net.Run({"x@GRAD", "y@GRAD"}, /*mkldnn=*/true, feed);
-    EXPECT_TRUE(RanPlain(got, "elementwise_add_grad")) << "declined: Y is not one dim of X";
+    const bool onednn = k.x == k.y || (k.y.size() == 1 && FedBlocked(feed, k.x.size()));
+    EXPECT_TRUE(onednn ? RanMkldnn(got, "elementwise_add_grad")
+                       : RanPlain(got, "elementwise_add_grad"));
     EXPECT_TRUE(Close(got.values.at("x@GRAD"), want.at("x"), 1e-5, 1e-5));
     EXPECT_TRUE(Close(got.values.at("y@GRAD"), want.at("y"), 1e-5, 1e-5));
   }
@@ -131,8 +131,27 @@ TEST_P(MkldnnAdd, GradMatchesPlain) {
 INSTANTIATE_TEST_SUITE_P(Broadcasts, MkldnnAdd, ::testing::ValuesIn(kAddCases),
                          [](const ::testing::TestParamInfo<AddCase>& i) { return std::string(i.param.name); });
 
+// The forward's speed rule on plain operands: a broadcast Y over 65536 elements or more keeps
+// oneDNN's kernel (its threads win there); equal dims of any size run the plain one.
+TEST(MkldnnAdd, PlainOperandsRunTheFasterKernel) {
+  const TestTensor x = Random({2, 16, 48, 48}, TIDE_FP32, -1, 1, 59);  // 73728 elements
+  const TestTensor bias = Random({16}, TIDE_FP32, -1, 1, 60);
+  for (bool broadcast : {true, false}) {
+    SCOPED_TRACE(broadcast ? "channel bias" : "equal dims");
+    const TestTensor y = broadcast ? bias : Random(x.dims, TIDE_FP32, -1, 1, 61);
+    Net net;
+    net.Feed("x", x).Feed("y", y).Op("elementwise_add", {{"X", {"x"}}, {"Y", {"y"}}},
+                                     {{"Out", {"out"}}}, {{"axis", 1}});
+    Result want = net.Run({"out"}, /*mkldnn=*/false);
+    Result got = net.Run({"out"}, /*mkldnn=*/true, InputLayout::kPlain);
+    EXPECT_TRUE(broadcast ? RanMkldnn(got, "elementwise_add") : RanPlain(got, "elementwise_add"));
+    EXPECT_TRUE(Close(got.values.at("out"), want.values.at("out"), 1e-6, 1e-6));
+  }
+}
+
 // Y with a size-1 dim inside its aligned range, repeated over X's dim there, against a float64
-// sum: X [2, 3, 4] + Y [2, 1, 4] and X [2, 3, 4, 5] + Y [1, 3, 1, 5], fed plain and blocked.
+// sum: X [2, 3, 4] + Y [2, 1, 4] and X [2, 3, 4, 5] + Y [1, 3, 1, 5], fed plain (the plain
+// kernel runs) and blocked (oneDNN's).
 TEST(MkldnnAdd, SizeOneDimsInsideYMatchFloat64Reference) {
   const std::pair<std::vector<int64_t>, std::vector<int64_t>> cases[] = {
       {{2, 3, 4}, {2, 1, 4}}, {{2, 3, 4, 5}, {1, 3, 1, 5}}};
@@ -156,7 +175,8 @@ TEST(MkldnnAdd, SizeOneDimsInsideYMatchFloat64Reference) {
       net.Feed("x", x).Feed("y", y).Op("elementwise_add", {{"X", {"x"}}, {"Y", {"y"}}},
                                        {{"Out", {"out"}}}, {{"axis", -1}});
       Result got = net.Run({"out"}, /*mkldnn=*/true, feed);
-      EXPECT_TRUE(RanMkldnn(got, "elementwise_add"));
+      EXPECT_TRUE(feed == InputLayout::kBlocked ? RanMkldnn(got, "elementwise_add")
+                                                : RanPlain(got, "elementwise_add"));
       EXPECT_TRUE(Close(got.values.at("out"), want, 1e-6, 1e-7));
     }
   }
