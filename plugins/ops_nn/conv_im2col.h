@@ -68,9 +68,13 @@ void Col2Im(const tide::ops::ConvGeom& g, const T* col, int64_t ld, T* dx) {
 }
 
 // How a batch of g.n images is cut: `chunks` ranges of images run in parallel, each doing up to
-// `per_gemm` images per GEMM.
+// `per_gemm` images per GEMM; each chunk's scratch holds its column matrix (none when the image is
+// its own, a pointwise filter's) and, when images share a GEMM, their outputs (or Output@GRAD) as
+// [M, per_gemm * oh*ow].
 struct ConvBatchPlan {
   int64_t chunks = 1, per_gemm = 1;
+  int64_t col_elems = 0, rows_elems = 0;
+  int64_t chunk_elems() const { return col_elems + rows_elems; }
 };
 
 // Column matrices of at most this many elements per chunk (1 MiB of float32): long enough GEMMs
@@ -78,7 +82,7 @@ struct ConvBatchPlan {
 constexpr int64_t kColBudget = int64_t(1) << 18;
 
 inline ConvBatchPlan PlanConvBatch(const tide::KernelContext& ctx, const tide::ops::ConvGeom& g,
-                                   bool batch_columns) {
+                                   bool pointwise) {
   ConvBatchPlan p;
   const int64_t col_per_image = g.c * g.kh * g.kw * g.oh * g.ow;
   const int64_t flops = 2 * g.n * g.m * col_per_image / g.groups;
@@ -86,10 +90,40 @@ inline ConvBatchPlan PlanConvBatch(const tide::KernelContext& ctx, const tide::o
   // A chunk per thread only when each has work worth a hand-off; one chunk lets the GEMMs thread.
   if (flops >= (int64_t(1) << 22))
     p.chunks = std::max<int64_t>(1, std::min<int64_t>(cpu.num_threads, g.n));
-  if (batch_columns)
-    p.per_gemm = std::max<int64_t>(1, std::min((g.n + p.chunks - 1) / p.chunks,
-                                               kColBudget / std::max<int64_t>(col_per_image, 1)));
+  if (pointwise) return p;
+  p.per_gemm = std::max<int64_t>(1, std::min((g.n + p.chunks - 1) / p.chunks,
+                                             kColBudget / std::max<int64_t>(col_per_image, 1)));
+  p.col_elems = p.per_gemm * col_per_image;
+  if (p.per_gemm > 1) p.rows_elems = g.m * p.per_gemm * g.oh * g.ow;
   return p;
+}
+
+// Im2Col of nb consecutive images x [nb, C, H, W] side by side: col [C*kh*kw, nb * oh*ow].
+template <typename T>
+void Im2ColImages(const tide::ops::ConvGeom& g, const T* x, int64_t nb, T* col) {
+  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
+  for (int64_t i = 0; i < nb; ++i) Im2Col(g, x + i * chw, col + i * ohw, nb * ohw);
+}
+
+// The adjoint of Im2ColImages: dx [nb, C, H, W] += col2im of each image's columns.
+template <typename T>
+void Col2ImImages(const tide::ops::ConvGeom& g, const T* col, int64_t nb, T* dx) {
+  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
+  for (int64_t i = 0; i < nb; ++i) Col2Im(g, col + i * ohw, nb * ohw, dx + i * chw);
+}
+
+// [nb, M, ohw] images <-> [M, nb * ohw] rows: the layout of a GEMM over several images.
+template <typename T>
+void ImagesToRows(const T* images, int64_t nb, int64_t m, int64_t ohw, T* rows) {
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      std::copy_n(images + (i * m + r) * ohw, ohw, rows + (r * nb + i) * ohw);
+}
+template <typename T>
+void RowsToImages(const T* rows, int64_t nb, int64_t m, int64_t ohw, T* images) {
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      std::copy_n(rows + (r * nb + i) * ohw, ohw, images + (i * m + r) * ohw);
 }
 
 // fn(chunk, n0, n1) for each chunk's images [n0, n1), the chunks in parallel on the CPU pool.

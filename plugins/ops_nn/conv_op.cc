@@ -133,31 +133,27 @@ void ConvKernel(KernelContext& ctx) {
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
-  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w, kc = g.c * g.kh * g.kw;
+  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
   const bool pointwise = IsPointwise(g);  // the image is its own column matrix
-  const ConvBatchPlan plan = PlanConvBatch(ctx, g, !pointwise);
-  const int64_t span = plan.per_gemm * ohw;  // columns of a chunk's column matrix
-  // Per chunk: its column matrix, and [M, span] of outputs when images share a GEMM.
-  const int64_t per_chunk = (pointwise ? 0 : kc * span) + (plan.per_gemm > 1 ? g.m * span : 0);
-  T* scratch = per_chunk ? ctx.TempBuffer<T>(static_cast<size_t>(plan.chunks * per_chunk)) : nullptr;
+  const ConvBatchPlan plan = PlanConvBatch(ctx, g, pointwise);
+  T* scratch = plan.chunk_elems()
+                   ? ctx.TempBuffer<T>(static_cast<size_t>(plan.chunks * plan.chunk_elems()))
+                   : nullptr;
   ForEachChunk(ctx, g.n, plan.chunks, [&](int64_t chunk, int64_t n0, int64_t n1) {
-    T* col = scratch ? scratch + chunk * per_chunk : nullptr;
-    T* out_cols = pointwise ? col : col + kc * span;
+    T* col = scratch ? scratch + chunk * plan.chunk_elems() : nullptr;
+    T* out_rows = col ? col + plan.col_elems : nullptr;  // [M, nb * ohw] when nb > 1
     for (int64_t n = n0; n < n1; n += plan.per_gemm) {
       const int64_t nb = std::min(plan.per_gemm, n1 - n), cols_n = nb * ohw;
       const T* cols = xd + n * chw;
       if (!pointwise) {
-        for (int64_t i = 0; i < nb; ++i) Im2Col(g, xd + (n + i) * chw, col + i * ohw, cols_n);
+        Im2ColImages(g, cols, nb, col);
         cols = col;
       }
-      T* o = nb == 1 ? od + n * g.m * ohw : out_cols;
+      T* o = nb == 1 ? od + n * g.m * ohw : out_rows;
       for (int64_t gi = 0; gi < g.groups; ++gi)
         Gemm<T>(ctx, false, false, mg, cols_n, k, T(1), fd + gi * mg * k, cols + gi * k * cols_n,
                 T(0), o + gi * mg * cols_n);
-      if (nb > 1)  // [M, nb * ohw] -> [nb, M, ohw]
-        for (int64_t i = 0; i < nb; ++i)
-          for (int64_t m = 0; m < g.m; ++m)
-            std::copy_n(o + m * cols_n + i * ohw, ohw, od + ((n + i) * g.m + m) * ohw);
+      if (nb > 1) RowsToImages(o, nb, g.m, ohw, od + n * g.m * ohw);
     }
   });
   ApplyFusion(ctx, fusion, g, nhwc, od);
@@ -180,39 +176,36 @@ void ConvGradKernel(KernelContext& ctx) {
   const T* fd = f.data<T>();
   const T* gd = AsNchw<T>(ctx, dout, nhwc);
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
-  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w, kc = g.c * g.kh * g.kw;
+  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
   const bool pointwise = IsPointwise(g);
   T* dxd = dx ? NchwOutput<T>(ctx, dx, x_nchw, nhwc) : nullptr;
   T* dfd = df ? df.mutable_data<T>(f.dims(), ctx.place()) : nullptr;
   if (!dx && !df) return;
-  const ConvBatchPlan plan = PlanConvBatch(ctx, g, !pointwise);
-  const int64_t span = plan.per_gemm * ohw;
-  // Per chunk: its column matrix and, when images share a GEMM, their Output@GRAD as [M, span];
-  // then each chunk but the first sums its own Filter@GRAD, added up at the end.
-  const int64_t per_chunk = (pointwise ? 0 : kc * span) + (plan.per_gemm > 1 ? g.m * span : 0);
+  const ConvBatchPlan plan = PlanConvBatch(ctx, g, pointwise);
+  // After the chunks' scratch, each chunk but the first sums its own Filter@GRAD, added up at
+  // the end.
+  const int64_t chunks_elems = plan.chunks * plan.chunk_elems();
   const int64_t partials = df ? (plan.chunks - 1) * f.numel() : 0;
-  T* scratch = per_chunk + partials
-                   ? ctx.TempBuffer<T>(static_cast<size_t>(plan.chunks * per_chunk + partials))
+  T* scratch = chunks_elems + partials
+                   ? ctx.TempBuffer<T>(static_cast<size_t>(chunks_elems + partials))
                    : nullptr;
   ForEachChunk(ctx, g.n, plan.chunks, [&](int64_t chunk, int64_t n0, int64_t n1) {
-    T* col = scratch ? scratch + chunk * per_chunk : nullptr;
-    T* dout_cols = pointwise ? col : col + kc * span;
-    T* dfc = !df || chunk == 0 ? dfd : scratch + plan.chunks * per_chunk + (chunk - 1) * f.numel();
+    T* col = scratch ? scratch + chunk * plan.chunk_elems() : nullptr;
+    T* dout_rows = col ? col + plan.col_elems : nullptr;  // [M, nb * ohw] when nb > 1
+    T* dfc = !df || chunk == 0 ? dfd : scratch + chunks_elems + (chunk - 1) * f.numel();
     if (df) std::fill(dfc, dfc + f.numel(), T(0));
     if (dx && !pointwise) std::fill(dxd + n0 * chw, dxd + n1 * chw, T(0));  // col2im adds
     for (int64_t n = n0; n < n1; n += plan.per_gemm) {
       const int64_t nb = std::min(plan.per_gemm, n1 - n), cols_n = nb * ohw;
       const T* gb = gd + n * g.m * ohw;
-      if (nb > 1) {  // [nb, M, ohw] -> [M, nb * ohw]
-        for (int64_t i = 0; i < nb; ++i)
-          for (int64_t m = 0; m < g.m; ++m)
-            std::copy_n(gb + (i * g.m + m) * ohw, ohw, dout_cols + m * cols_n + i * ohw);
-        gb = dout_cols;
+      if (nb > 1) {
+        ImagesToRows(gb, nb, g.m, ohw, dout_rows);
+        gb = dout_rows;
       }
       if (df) {  // dF_g += dOut_g [mg, cols_n] * col_g^T [cols_n, k]
         const T* cols = xd + n * chw;
         if (!pointwise) {
-          for (int64_t i = 0; i < nb; ++i) Im2Col(g, xd + (n + i) * chw, col + i * ohw, cols_n);
+          Im2ColImages(g, cols, nb, col);
           cols = col;
         }
         for (int64_t gi = 0; gi < g.groups; ++gi)
@@ -224,13 +217,12 @@ void ConvGradKernel(KernelContext& ctx) {
         for (int64_t gi = 0; gi < g.groups; ++gi)
           Gemm<T>(ctx, true, false, k, cols_n, mg, T(1), fd + gi * mg * k, gb + gi * mg * cols_n,
                   T(0), dcol + gi * k * cols_n);
-        if (!pointwise)
-          for (int64_t i = 0; i < nb; ++i) Col2Im(g, col + i * ohw, cols_n, dxd + (n + i) * chw);
+        if (!pointwise) Col2ImImages(g, col, nb, dxd + n * chw);
       }
     }
   });
   for (int64_t c = 1; df && c < plan.chunks; ++c) {
-    const T* part = scratch + plan.chunks * per_chunk + (c - 1) * f.numel();
+    const T* part = scratch + chunks_elems + (c - 1) * f.numel();
     for (int64_t i = 0; i < f.numel(); ++i) dfd[i] += part[i];
   }
   if (dx) StoreNhwc(ctx, dxd, dx, x_nchw, nhwc);
