@@ -8,9 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/framework/selected_rows.h"
-#include "core/framework/tensor_util.h"
-#include "cuda_test_util.h"
+#include "selected_rows_util.h"
 
 namespace tide::test::cuda {
 namespace {
@@ -52,43 +50,29 @@ TEST_P(GpuFluidSemantics2Test, ExpandTakesTimesTensors) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// merge_selected_rows, then get_tensor_from_selected_rows of its result, on a SelectedRows made
-// in the scope (a feed holds LoDTensors only) with its value on the host.
+// merge_selected_rows, then get_tensor_from_selected_rows of its result.
 struct MergedResult {
-  std::vector<int64_t> rows;
-  int64_t height = 0;
-  TestTensor merged, values;  // the merged SelectedRows' value; the LoDTensor Out
+  SparseResult merged;  // the merged SelectedRows
+  TestTensor values;    // the LoDTensor Out
 };
 
 MergedResult RunMerge(const core::Place& place, const std::vector<int64_t>& rows,
                       const TestTensor& value) {
   core::ProgramDesc prog;
   core::BlockDesc* b = prog.MutableBlock(0);
-  for (const char* name : {"x", "merged"}) {
-    core::VarDesc* v = b->Var(name);
-    v->set_type(TIDE_VAR_SELECTED_ROWS);
-    v->set_dtype(value.dtype);
-    v->set_shape({7, value.dims[1]});
-    v->set_persistable(true);
-  }
+  for (const char* name : {"x", "merged"})
+    DeclareSelectedRows(b, name, value.dtype, {7, value.dims[1]});
   AppendChecked(b, core::OpDesc("merge_selected_rows", {{"X", {"x"}}}, {{"Out", {"merged"}}}, {}));
   AppendChecked(b, core::OpDesc("get_tensor_from_selected_rows", {{"X", {"merged"}}},
                                 {{"Out", {"values"}}}, {}));
   b->Var("values")->set_persistable(true);
   core::Scope scope;
-  auto* sr = scope.Var("x")->GetMutable<core::SelectedRows>();
-  sr->set_height(7);
-  *sr->mutable_rows() = rows;
-  *sr->mutable_value() = ToLoD(value);
+  PutSelectedRows(&scope, "x", 7, rows, value);
   core::Executor exe(place);
   exe.Run(prog, &scope, {}, {});
   MergedResult r;
-  const auto& m = scope.FindVar("merged")->Get<core::SelectedRows>();
-  r.rows = m.rows();
-  r.height = m.height();
+  r.merged = ReadSelectedRows(scope.FindVar("merged")->Get<core::SelectedRows>());
   core::LoDTensor host;
-  core::TensorCopySync(m.value(), Cpu(), &host);
-  r.merged = FromLoD(host);
   core::TensorCopySync(scope.FindVar("values")->Get<core::LoDTensor>(), Cpu(), &host);
   r.values = FromLoD(host);
   return r;
@@ -101,18 +85,14 @@ TEST_P(GpuFluidSemantics2Test, MergeSelectedRowsMatchesCpuAndTheHandMerge) {
   const MergedResult cpu = RunMerge(Cpu(), rows, value), gpu = RunMerge(Gpu(), rows, value);
   // Each distinct row once, ascending, holding the sum of its listed values.
   const std::vector<int64_t> want_rows = {0, 3, 5};
-  std::vector<double> want(9, 0.0);
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const size_t at = rows[k] == 0 ? 0 : (rows[k] == 3 ? 1 : 2);
-    for (int j = 0; j < 3; ++j) want[at * 3 + j] += value.data[k * 3 + j];
-  }
+  const std::vector<double> want = HandMerge(rows, value);
   for (const MergedResult* r : {&cpu, &gpu}) {
-    EXPECT_EQ(r->rows, want_rows);
-    EXPECT_EQ(r->height, 7);
+    EXPECT_EQ(r->merged.rows, want_rows);
+    EXPECT_EQ(r->merged.height, 7);
     EXPECT_EQ(r->values.dims, (std::vector<int64_t>{3, 3}));
     ExpectNear(r->values, want, Loose().rtol, Loose().atol);
   }
-  ExpectClose(gpu.merged, cpu.merged, Loose(), "merge_selected_rows");
+  ExpectClose(gpu.merged.value, cpu.merged.value, Loose(), "merge_selected_rows");
   ExpectClose(gpu.values, cpu.values, Loose(), "get_tensor_from_selected_rows");
 }
 

@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/framework/selected_rows.h"
-#include "core/framework/tensor_util.h"
-#include "cuda_test_util.h"
+#include "selected_rows_util.h"
 
 namespace tide::test::cuda {
 namespace {
@@ -30,26 +28,14 @@ class GpuFluidSemantics3Test : public GpuDtypeTest {
 };
 
 // ---------------------------------------------------------------------------------------------
-// A one-op program over a SelectedRows X (made in the scope, value on the host: a feed holds
-// LoDTensors only) and one-element dense inputs; Out is a SelectedRows.
-struct SparseResult {
-  std::vector<int64_t> rows;
-  int64_t height = 0;
-  TestTensor value;
-};
-
+// A one-op program over a SelectedRows X and one-element dense inputs; Out is a SelectedRows.
 SparseResult RunSparse(const core::Place& place, const std::string& op, core::AttributeMap attrs,
                        const std::vector<int64_t>& rows, const TestTensor& value,
                        const std::map<std::string, TestTensor>& dense = {}) {
   core::ProgramDesc prog;
   core::BlockDesc* b = prog.MutableBlock(0);
-  for (const char* name : {"x", "out"}) {
-    core::VarDesc* v = b->Var(name);
-    v->set_type(TIDE_VAR_SELECTED_ROWS);
-    v->set_dtype(value.dtype);
-    v->set_shape({9, value.dims[1]});
-    v->set_persistable(true);
-  }
+  for (const char* name : {"x", "out"})
+    DeclareSelectedRows(b, name, value.dtype, {9, value.dims[1]});
   core::VariableNameMap ins = {{"X", {"x"}}};
   for (const auto& [param, t] : dense) {
     core::VarDesc* v = b->Var(param);
@@ -60,21 +46,11 @@ SparseResult RunSparse(const core::Place& place, const std::string& op, core::At
   }
   AppendChecked(b, core::OpDesc(op, ins, {{"Out", {"out"}}}, std::move(attrs)));
   core::Scope scope;
-  auto* sr = scope.Var("x")->GetMutable<core::SelectedRows>();
-  sr->set_height(9);
-  *sr->mutable_rows() = rows;
-  *sr->mutable_value() = ToLoD(value);
+  PutSelectedRows(&scope, "x", 9, rows, value);
   for (const auto& [param, t] : dense) *scope.Var(param)->GetMutable<core::LoDTensor>() = ToLoD(t);
   core::Executor exe(place);
   exe.Run(prog, &scope, {}, {});
-  const auto& out = scope.FindVar("out")->Get<core::SelectedRows>();
-  SparseResult r;
-  r.rows = out.rows();
-  r.height = out.height();
-  core::LoDTensor host;
-  core::TensorCopySync(out.value(), Cpu(), &host);
-  r.value = FromLoD(host);
-  return r;
+  return ReadSelectedRows(scope.FindVar("out")->Get<core::SelectedRows>());
 }
 
 // clip of a SelectedRows: each distinct row once, ascending, its summed values clipped.
@@ -85,11 +61,7 @@ TEST_P(GpuFluidSemantics3Test, ClipMergesSelectedRowsThenClips) {
   const core::AttributeMap attrs = {{"min", -0.5f}, {"max", 0.75f}};  // exact in float and double
   const SparseResult cpu = RunSparse(Cpu(), "clip", attrs, rows, value);
   const SparseResult gpu = RunSparse(Gpu(), "clip", attrs, rows, value);
-  std::vector<double> want(9, 0.0);
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const size_t at = rows[k] == 0 ? 0 : (rows[k] == 3 ? 1 : 2);
-    for (int j = 0; j < 3; ++j) want[at * 3 + j] += value.data[k * 3 + j];
-  }
+  std::vector<double> want = HandMerge(rows, value);
   auto count = [&](auto pred) { return std::count_if(want.begin(), want.end(), pred); };
   ASSERT_GT(count([](double w) { return w < -0.5; }), 0);  // both bounds bite, not everywhere
   ASSERT_GT(count([](double w) { return w > 0.75; }), 0);
@@ -114,9 +86,7 @@ TEST_P(GpuFluidSemantics3Test, ClipByNormOfSelectedRowsMatchesCpu) {
     const core::AttributeMap attrs = {{"max_norm", max_norm}};
     const SparseResult cpu = RunSparse(Cpu(), "clip_by_norm", attrs, rows, value);
     const SparseResult gpu = RunSparse(Gpu(), "clip_by_norm", attrs, rows, value);
-    std::vector<double> merged(6, 0.0);
-    for (size_t k = 0; k < rows.size(); ++k)
-      for (int j = 0; j < 3; ++j) merged[(rows[k] == 2 ? 0 : 3) + j] += value.data[k * 3 + j];
+    std::vector<double> merged = HandMerge(rows, value);
     double sq = 0;
     for (double m : merged) sq += m * m;
     const double factor = std::sqrt(sq) > max_norm ? max_norm / std::sqrt(sq) : 1.0;

@@ -4,9 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/framework/selected_rows.h"
-#include "core/framework/tensor_util.h"
-#include "cuda_test_util.h"
+#include "selected_rows_util.h"
 
 namespace tide::test::cuda {
 namespace {
@@ -241,13 +239,8 @@ SumResult RunSparseSum(const core::Place& place, TideDataType dt, bool with_dens
   std::vector<std::string> xs;
   std::map<std::string, TestTensor> feeds;
   const std::vector<std::vector<int64_t>> rows = {{3, 0, 3}, {5, 1}};
-  for (size_t i = 0; i < rows.size(); ++i) {
-    core::VarDesc* v = b->Var("s" + std::to_string(i));
-    v->set_type(TIDE_VAR_SELECTED_ROWS);
-    v->set_dtype(dt);
-    v->set_persistable(true);
-    xs.push_back(v->name());
-  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    xs.push_back(DeclareSelectedRows(b, "s" + std::to_string(i), dt)->name());
   if (with_dense) {
     feeds["d"] = Random({6, 4}, dt, -1, 1, 40);
     core::VarDesc* v = b->Var("d");
@@ -258,26 +251,24 @@ SumResult RunSparseSum(const core::Place& place, TideDataType dt, bool with_dens
   AppendChecked(b, core::OpDesc("sum", {{"X", xs}}, {{"Out", {"out"}}}, {}));
   b->Var("out")->set_persistable(true);
   core::Scope scope;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    auto* sr = scope.Var("s" + std::to_string(i))->GetMutable<core::SelectedRows>();
-    sr->set_height(6);
-    *sr->mutable_rows() = rows[i];
-    *sr->mutable_value() = ToLoD(Random({int64_t(rows[i].size()), 4}, dt, -1, 1, 50 + unsigned(i)));
-  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    PutSelectedRows(&scope, "s" + std::to_string(i), 6, rows[i],
+                    Random({int64_t(rows[i].size()), 4}, dt, -1, 1, 50 + unsigned(i)));
   std::map<std::string, core::LoDTensor> f;
   for (const auto& [var, t] : feeds) f[var] = ToLoD(t);
   core::Executor exe(place);
   exe.Run(prog, &scope, f, {});
   const core::Variable* out = scope.FindVar("out");
   SumResult r;
-  core::LoDTensor host;
   if (out->IsType<core::SelectedRows>()) {
-    r.rows = out->Get<core::SelectedRows>().rows();
-    core::TensorCopySync(out->Get<core::SelectedRows>().value(), Cpu(), &host);
+    SparseResult sparse = ReadSelectedRows(out->Get<core::SelectedRows>());
+    r.rows = std::move(sparse.rows);
+    r.value = std::move(sparse.value);
   } else {
+    core::LoDTensor host;
     core::TensorCopySync(out->Get<core::LoDTensor>(), Cpu(), &host);
+    r.value = FromLoD(host);
   }
-  r.value = FromLoD(host);
   return r;
 }
 

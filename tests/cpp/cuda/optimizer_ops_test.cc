@@ -1,8 +1,7 @@
 // optimizer_ops_test.cc: the ops_optimizers kernels of the CUDA plugin against the CPU's: one
 // update with dense gradients, in place (outputs bound to their inputs' variables) and not, with
 // the learning rate in either float type; with SelectedRows gradients (repeated rows, lazy Adam).
-#include "core/framework/selected_rows.h"
-#include "cuda_test_util.h"
+#include "selected_rows_util.h"
 
 namespace tide::test::cuda {
 namespace {
@@ -93,10 +92,7 @@ std::map<std::string, TestTensor> RunSparse(const core::Place& place, const OptC
     v->set_shape(t.dims);
     in[var] = {var};
   }
-  core::VarDesc* g = block->Var("grad");
-  g->set_type(TIDE_VAR_SELECTED_ROWS);
-  g->set_dtype(dt);
-  g->set_persistable(true);
+  DeclareSelectedRows(block, "grad", dt);
   in["Grad"] = {"grad"};
   std::vector<std::string> fetch;
   for (const auto& [param, var] : k.outs) {
@@ -110,10 +106,7 @@ std::map<std::string, TestTensor> RunSparse(const core::Place& place, const OptC
   added->set_block(block);
 
   core::Scope scope;
-  auto* sr = scope.Var("grad")->GetMutable<core::SelectedRows>();
-  sr->set_height(6);
-  *sr->mutable_rows() = {4, 1, 4, 0};  // row 4 twice
-  *sr->mutable_value() = ToLoD(Random({4, 3}, dt, -1, 1, 99));
+  PutSelectedRows(&scope, "grad", 6, {4, 1, 4, 0}, Random({4, 3}, dt, -1, 1, 99));  // row 4 twice
   std::map<std::string, core::LoDTensor> feeds;
   for (const auto& [var, t] : c.feeds())
     if (var != "Grad") feeds[var] = ToLoD(t);

@@ -89,14 +89,18 @@ const AddCase kAddCases[] = {
 
 class MkldnnAdd : public ::testing::TestWithParam<AddCase> {};
 
+OneOp AddOp(const AddCase& k) {
+  return OneOp("elementwise_add")
+      .Input("X", "x", Random(k.x, TIDE_FP32, -1, 1, 54))
+      .Input("Y", "y", Random(k.y, TIDE_FP32, -1, 1, 55))
+      .Output("Out", "out")
+      .Attr("axis", k.axis);
+}
+
 TEST_P(MkldnnAdd, ForwardMatchesPlain) {
   const AddCase& k = GetParam();
-  OneOp op = OneOp("elementwise_add")
-                 .Input("X", "x", Random(k.x, TIDE_FP32, -1, 1, 54))
-                 .Input("Y", "y", Random(k.y, TIDE_FP32, -1, 1, 55))
-                 .Output("Out", "out")
-                 .Attr("axis", k.axis)
-                 .DeclinesFedPlain();  // plain operands run the plain kernel (its speed rule)
+  // Plain operands run the plain kernel (its speed rule).
+  OneOp op = AddOp(k).DeclinesFedPlain();
   op.CheckForward(1e-6, 1e-6);
   if (k.x.size() == 4 && k.x[1] % 8 == 0)
     EXPECT_EQ(op.last().layouts.at("out"), TIDE_LAYOUT_ONEDNN) << "Out keeps X's blocked format";
@@ -108,11 +112,7 @@ TEST_P(MkldnnAdd, ForwardMatchesPlain) {
 // broadcasts run the plain kernel. Both against the plain kernels, fed plain and blocked.
 TEST_P(MkldnnAdd, GradMatchesPlain) {
   const AddCase& k = GetParam();
-  OneOp op = OneOp("elementwise_add")
-                 .Input("X", "x", Random(k.x, TIDE_FP32, -1, 1, 54))
-                 .Input("Y", "y", Random(k.y, TIDE_FP32, -1, 1, 55))
-                 .Output("Out", "out")
-                 .Attr("axis", k.axis);
+  const OneOp op = AddOp(k);
   const TestTensor dout = Random(k.x, TIDE_FP32, -1, 1, 58);
   std::map<std::string, TestTensor> want = op.Reference().RunGrad({"x", "y"}, "out", dout);
   for (InputLayout feed : {InputLayout::kPlain, InputLayout::kBlocked}) {
