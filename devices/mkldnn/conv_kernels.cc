@@ -8,6 +8,8 @@
 // activations oneDNN 2.6 computes as Fluid does; others are refused with an error).
 #include <tide/ops/conv.hpp>
 
+#include <optional>
+
 #include "eltwise.h"
 #include "mkldnn_context.h"
 
@@ -95,17 +97,19 @@ memory FilterView(Exec& e, const Tensor& f, const ConvParams& p, const char* op)
 
 dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p,
                                         const memory::desc& src, const memory::desc& dst,
-                                        bool bias = false) {
+                                        bool bias = false,
+                                        algorithm alg = algorithm::convolution_direct) {
   if (bias)
-    return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, src, Any(p.weights),
+    return dnnl::convolution_forward::desc(pk, alg, src, Any(p.weights),
                                            memory::desc({p.f[0]}, f32, Tag::a), dst, p.d_strides,
                                            p.d_dils, p.pad_l, p.pad_r);
-  return dnnl::convolution_forward::desc(pk, algorithm::convolution_direct, src, Any(p.weights),
-                                         dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r);
+  return dnnl::convolution_forward::desc(pk, alg, src, Any(p.weights), dst, p.d_strides, p.d_dils,
+                                         p.pad_l, p.pad_r);
 }
 
 // fused_conv2d's fusions (plugins/ops_nn/conv_op.cc has the plain kernel and the checks).
 struct Fusion {
+  bool fused = false;            // the op is fused_conv2d
   std::vector<EltwiseAlgo> act;  // the activation's post-ops (none: empty)
   Tensor bias, residual;  // empty when absent
 };
@@ -114,6 +118,7 @@ Fusion GetFusion(const KernelContext& ctx) {
   Fusion fu;
   const char* op = ctx.op_type();
   if (std::string(op) != "fused_conv2d") return fu;
+  fu.fused = true;
   std::string act = ctx.Attr<std::string>("fuse_activation");
   if ((act.empty() || act == "identity") && ctx.Attr<bool>("fuse_relu")) act = "relu";
   const float alpha = ctx.Attr<float>("fuse_alpha"), beta = ctx.Attr<float>("fuse_beta");
@@ -143,6 +148,43 @@ struct ConvFwd {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward prim;
 };
+
+// Winograd F(2x2, 3x3) pays once the output has this many 2x2 tiles to share among the threads
+// (ResNet-50's 14x14 maps at batch 1 have 49; its 7x7 ones, 16, ran slower than direct).
+constexpr int64_t kMinWinogradTiles = 48;
+
+bool WinogradShape(const ConvParams& p) {
+  const int64_t tiles = p.out[0] * ((p.out[2] + 1) / 2) * ((p.out[3] + 1) / 2);
+  return p.f[2] == 3 && p.f[3] == 3 && p.d_strides == memory::dims{1, 1} &&
+         p.d_dils == memory::dims{0, 0} && p.groups == 1 && tiles >= kMinWinogradTiles;
+}
+
+// fused_conv2d runs inference only (the InferenceTranspiler makes it), so it may take what oneDNN
+// offers for inference alone. Where oneDNN has AVX-512 kernels, its activations stay in
+// 16-channel blocks (nChw16c: oneDNN's direct AVX-512 kernels and its Winograd both read and
+// write them, so one convolution hands them to the next without a reorder), and 3x3 stride-1
+// convolutions with enough output tiles run Winograd. ResNet-50 on 2 AVX-512 cores: batch 16
+// 502 -> 398 ms, convolutions at batch 1 34.8 -> 32.1 ms (devices/mkldnn/README.md, "Speed").
+// Elsewhere (AVX2: oneDNN 2.6 has no float32 Winograd there), or when oneDNN declines these
+// formats, the caller's choice stands: none is returned.
+bool InferenceBlocked(const ConvParams& p) {
+  return !p.nhwc && p.groups == 1 && p.f[0] % 16 == 0 && HasAvx512();
+}
+std::optional<dnnl::convolution_forward::primitive_desc> InferenceBlockedPd(
+    const ConvParams& p, bool bias, const dnnl::primitive_attr& attr, const dnnl::engine& engine) {
+  const memory::desc src = p.x[1] % 16 == 0 ? memory::desc(p.src, f32, Tag::aBcd16b) : Any(p.src);
+  const memory::desc dst(p.dst, f32, Tag::aBcd16b);
+  for (algorithm alg : {algorithm::convolution_winograd, algorithm::convolution_direct}) {
+    if (alg == algorithm::convolution_winograd && !WinogradShape(p)) continue;
+    try {
+      dnnl::convolution_forward::primitive_desc pd(
+          FwdDesc(prop_kind::forward_inference, p, src, dst, bias, alg), attr, engine);
+      if (!IsReferenceImpl(pd)) return pd;
+    } catch (const dnnl::error&) {  // no implementation takes it: try the next
+    }
+  }
+  return std::nullopt;
+}
 
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
@@ -174,6 +216,9 @@ void ConvKernel(KernelContext& ctx) {
             FwdDesc(prop_kind::forward_inference, p, Any(p.src), dst, bias), FusionAttr(fu),
             e.engine());
       };
+      if (fu.fused && InferenceBlocked(p))
+        if (auto pd = InferenceBlockedPd(p, bias, FusionAttr(fu), e.engine()))
+          return ConvFwd{*pd, dnnl::convolution_forward(*pd)};
       auto pd = make(Any(p.dst));
       if (StorableTag(pd.dst_desc(), p.dst) == Tag::undef)  // e.g. padded channel blocks
         pd = make(memory::desc(p.dst, f32, Tag::nchw));

@@ -135,10 +135,14 @@ bool IsPadded(const memory::desc& md) {
   return md.get_size() > static_cast<size_t>(n) * memory::data_type_size(md.data_type());
 }
 
+bool HasAvx512() {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
 Tag DefaultBlockedTag(const memory::dims& dims) {
   if (dims.size() < 3 || dims.size() > 5) return PlainTag(dims.size());
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  const bool avx512 = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  const bool avx512 = HasAvx512();
   const int64_t c = dims[1];
   auto pick = [&](int block) {
     switch (dims.size()) {

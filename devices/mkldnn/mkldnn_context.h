@@ -152,6 +152,10 @@ memory::desc DescOf(const Tensor& t, const char* op, const char* what);
 // output may be stored in; Tag::undef when none. The plain tag comes first.
 Tag StorableTag(const memory::desc& md, const memory::dims& dims);
 
+// True when oneDNN runs its AVX-512 kernels here (the CPU has them and ONEDNN_MAX_CPU_ISA allows
+// them).
+bool HasAvx512();
+
 // The tag chosen for plain -> ONEDNN conversions: channel blocks of 16 (AVX-512) or 8 when the
 // channel count divides, else the plain tag.
 Tag DefaultBlockedTag(const memory::dims& dims);

@@ -160,6 +160,9 @@ const FusedCase kFusedCases[] = {
     {{"residual_only", 1, 16, 8, 8, 32, 1, 1, 1, 1, 0, 0, 1, 1, 1}, false, true, false},
     {{"stem_relu", 1, 3, 16, 16, 16, 7, 7, 2, 2, 3, 3, 1, 1, 1}, false, false, true},
     {{"depthwise_bias_relu", 2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, true, false, true},
+    // 49 output tiles of 2x2: Winograd where oneDNN has it (AVX-512)
+    {{"winograd_bias_relu", 1, 16, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, true},
+    {{"winograd_residual", 2, 32, 10, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, true, false},
 };
 
 OneOp FusedOp(const FusedCase& c) {
@@ -187,6 +190,36 @@ TEST_P(MkldnnFusedConv, ForwardMatchesPlainInOnePrimitive) {
   EXPECT_EQ(got.DnnlCount("eltwise"), 0);
   EXPECT_EQ(got.DnnlCount("binary"), 0);
   EXPECT_LE(got.DnnlCount("reorder", 0, conv), 3);
+}
+
+// fused_conv2d's inference-only choice (conv_kernels.cc, InferenceBlockedPd): with AVX-512, a
+// 3x3 stride-1 convolution with at least 48 output tiles of 2x2 runs Winograd, a smaller one and
+// every other shape oneDNN's direct kernels, all writing 16-channel blocks; without AVX-512 no
+// Winograd. conv2d (which trains) never runs Winograd.
+bool HasAvx512() {
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+std::string ConvImpl(const Result& r) {
+  const size_t i = r.DnnlFind("convolution");
+  return i < r.dnnl_impls.size() ? r.dnnl_impls[i] : "none";
+}
+bool IsWinograd(const std::string& impl) { return impl.find("wino") != std::string::npos; }
+
+TEST(MkldnnFusedConv, WinogradWhereItPays) {
+  const FusedCase big{{"tiles_49", 1, 16, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, true};
+  const FusedCase small{{"tiles_16", 1, 16, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, true};
+  const FusedCase strided{{"stride_2", 2, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1}, true, false,
+                          true};
+  for (const FusedCase* c : {&big, &small, &strided}) {
+    OneOp op = FusedOp(*c);
+    op.CheckForward(1e-4, 1e-4);
+    const std::string impl = ConvImpl(op.last());
+    EXPECT_EQ(IsWinograd(impl), c == &big && HasAvx512()) << c->conv.name << ": " << impl;
+  }
+  OneOp conv = ConvOp("conv2d", big.conv);
+  conv.CheckForward(1e-4, 1e-4);
+  EXPECT_FALSE(IsWinograd(ConvImpl(conv.last()))) << ConvImpl(conv.last());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnFusedConv, ::testing::ValuesIn(kFusedCases),

@@ -64,6 +64,7 @@ struct Result {
   // The oneDNN primitives the last run executed, in order ("convolution", "reorder", ...):
   // kernels' own reorders and the core's layout transforms (oneDNN reorders too) alike.
   std::vector<std::string> dnnl_execs;
+  std::vector<std::string> dnnl_impls;  // each exec's implementation ("jit_fp32_wino_2x3:...")
 
   // How many of dnnl_execs are `kind`, among those in [from, to).
   int DnnlCount(const std::string& kind, size_t from = 0, size_t to = SIZE_MAX) const {
@@ -78,9 +79,9 @@ struct Result {
 };
 
 // Runs `fn` with oneDNN's verbose mode on and returns the primitive kind of every "exec" line it
-// printed (oneDNN prints them to stdout).
+// printed (oneDNN prints them to stdout); `impls`, when given, gets each one's implementation.
 template <typename Fn>
-std::vector<std::string> RecordDnnlExecs(Fn&& fn) {
+std::vector<std::string> RecordDnnlExecs(Fn&& fn, std::vector<std::string>* impls = nullptr) {
   ::testing::internal::CaptureStdout();
   dnnl_set_verbose(1);
   try {
@@ -97,8 +98,10 @@ std::vector<std::string> RecordDnnlExecs(Fn&& fn) {
     // onednn_verbose,exec,cpu,<primitive kind>,<implementation>,...
     std::vector<std::string> f;
     std::istringstream fields(line);
-    for (std::string x; f.size() < 4 && std::getline(fields, x, ',');) f.push_back(x);
-    if (f.size() == 4 && f[1] == "exec") kinds.push_back(f[3]);
+    for (std::string x; f.size() < 5 && std::getline(fields, x, ',');) f.push_back(x);
+    if (f.size() < 4 || f[1] != "exec") continue;
+    kinds.push_back(f[3]);
+    if (impls) impls->push_back(f.size() == 5 ? f[4] : "");
   }
   return kinds;
 }
@@ -189,7 +192,7 @@ class Net {
     auto prepared = exe.Prepare(prog, 0, names, fetch);
     core::Scope scope;
     std::vector<core::LoDTensor> got;
-    std::vector<std::string> execs;
+    std::vector<std::string> execs, impls;
     for (int r = 0; r < runs; ++r) {  // fresh inputs each run: ops may update them in place
       std::vector<core::LoDTensor> tensors;
       for (const auto& n : prepared->feed_names()) {
@@ -202,11 +205,13 @@ class Net {
       if (r + 1 < runs || !record_dnnl_) {
         got = exe.Run(*prepared, &scope, tensors);
       } else {
-        execs = mkldnn::RecordDnnlExecs([&] { got = exe.Run(*prepared, &scope, tensors); });
+        execs = mkldnn::RecordDnnlExecs([&] { got = exe.Run(*prepared, &scope, tensors); },
+                                        &impls);
       }
     }
     Result res;
     res.dnnl_execs = std::move(execs);
+    res.dnnl_impls = std::move(impls);
     for (size_t i = 0; i < fetch.size(); ++i) {
       EXPECT_NE(got[i].layout(), TIDE_LAYOUT_ONEDNN) << fetch[i] << ": fetched data must be plain";
       res.layouts[fetch[i]] = scope.FindVar(fetch[i])->Get<core::LoDTensor>().layout();
