@@ -470,8 +470,8 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     if (!ShapesUnchanged(op)) InferShapeAtRunTime(op);
     TransformInputs(p, op);
     if (op.kernel_key.layout != TIDE_LAYOUT_OPAQUE) ResetOutputLayouts(op);
-    TideKernelContext ctx{&op, op.kernel_dctx, {}};
     const KernelEntry& k = *op.kernel;
+    TideKernelContext ctx{&op, op.kernel_dctx, &k, {}};
     try {
       CallPlugin([&] { return k.compute(&ctx, k.user_data); },
                  [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);

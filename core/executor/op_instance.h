@@ -59,6 +59,35 @@ struct ArgBinding {
   std::vector<InputTransform> transforms;  // inputs only, parallel to vars
 };
 
+// A kernel's state for one op (KernelContext_SetState), kept across runs; freed with the op or
+// when another kernel sets its own.
+class KernelState {
+ public:
+  KernelState() = default;
+  KernelState(const KernelState&) = delete;
+  KernelState& operator=(const KernelState&) = delete;
+  ~KernelState() { Reset(); }
+  // What `kernel` set, or null when another kernel set the slot (or none did).
+  void* Get(const KernelEntry* kernel) const { return owner_ == kernel ? data_ : nullptr; }
+  void Set(const KernelEntry* kernel, void* data, void (*free_state)(void*)) {
+    Reset();
+    owner_ = kernel;
+    data_ = data;
+    free_ = free_state;
+  }
+  void Reset() {
+    if (data_ && free_) free_(data_);
+    owner_ = nullptr;
+    data_ = nullptr;
+    free_ = nullptr;
+  }
+
+ private:
+  const KernelEntry* owner_ = nullptr;
+  void* data_ = nullptr;
+  void (*free_)(void*) = nullptr;
+};
+
 class OpInstance {
  public:
   OpInstance(const OpDesc& desc, int block_idx, size_t index);
@@ -97,6 +126,7 @@ class OpInstance {
   std::vector<std::pair<size_t, size_t>> persistable_outputs;
   std::vector<const LoDTensor*> watched;
   std::vector<uint64_t> versions;
+  KernelState kernel_state;  // the running kernel's own, across runs
 
  private:
   static const ArgBinding* Find(const std::vector<ArgBinding>& list, const char* param) {
@@ -117,6 +147,7 @@ class OpInstance {
 struct TideKernelContext {
   tide::core::OpInstance* op;
   tide::core::DeviceContext* dctx;
+  const tide::core::KernelEntry* kernel;          // the kernel running (owns op->kernel_state)
   std::vector<tide::core::AllocationPtr> temps;  // KernelContext_TempAlloc, freed on return
 };
 

@@ -271,6 +271,11 @@ TideStatus* KTempAlloc(TideKernelContext* c, size_t size, void** data) {
   });
 }
 
+void* KState(const TideKernelContext* c) { return c->op->kernel_state.Get(c->kernel); }
+TideStatus* KSetState(TideKernelContext* c, void* state, void (*free_state)(void*)) {
+  return StatusGuard([&] { c->op->kernel_state.Set(c->kernel, state, free_state); });
+}
+
 // --- Shape inference (dispatch to the compile-time or run-time context) ---
 const char* IOpType(const TideInferShapeContext* c) { return c->op_type().c_str(); }
 int32_t IIsRuntime(const TideInferShapeContext* c) { return c->IsRuntime() ? 1 : 0; }
@@ -428,8 +433,8 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 TideHostApi MakeTable() {
   TideHostApi h{};
   // The last field: every function the table has (TIDE_HOST_FN checks against it).
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Tensor_ContentVersion);
-  static_assert(TIDE_STRUCT_SIZE(TideHostApi, Tensor_ContentVersion) == sizeof(TideHostApi),
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, KernelContext_SetState);
+  static_assert(TIDE_STRUCT_SIZE(TideHostApi, KernelContext_SetState) == sizeof(TideHostApi),
                 "struct_size must name the table's last field");
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
@@ -490,6 +495,8 @@ TideHostApi MakeTable() {
   h.KernelContext_Input = KInput;
   h.KernelContext_Output = KOutput;
   h.KernelContext_TempAlloc = KTempAlloc;
+  h.KernelContext_State = KState;
+  h.KernelContext_SetState = KSetState;
   h.InferShape_OpType = IOpType;
   h.InferShape_IsRuntime = IIsRuntime;
   h.InferShape_Attr = IAttr;

@@ -202,7 +202,9 @@ memory Exec::Convert(const memory& m, const memory::desc& want) {
   return out;
 }
 
-memory Exec::ConvertKept(const Tensor& t, const memory& m, const memory::desc& want) {
+memory Exec::ConvertKept(const Tensor& t, const memory& m, const memory::desc& want,
+                         std::shared_ptr<ConvertedCopy>* copy_out) {
+  if (copy_out) copy_out->reset();
   if (m.get_desc() == want) return m;
   const uint64_t version = t.content_version();
   if (version == 0) return Convert(m, want);
@@ -219,6 +221,7 @@ memory Exec::ConvertKept(const Tensor& t, const memory& m, const memory::desc& w
     Wait();  // complete before another thread may read it
     c_->converted.Put(key, copy);
   }
+  if (copy_out) *copy_out = copy;
   return memory(want, engine(), copy->data);
 }
 

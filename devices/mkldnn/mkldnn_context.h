@@ -234,7 +234,9 @@ class Exec {
   // Convert for `m` viewing tensor `t`'s data, an input that rarely changes (a filter): the
   // reordered copy is kept in the place's ConvertedCache until t's bytes change (never cached
   // when their writes go unseen: content version 0).
-  memory ConvertKept(const Tensor& t, const memory& m, const memory::desc& want);
+  // `copy`, when given, gets the kept copy the result views (null when `m` needed no reorder).
+  memory ConvertKept(const Tensor& t, const memory& m, const memory::desc& want,
+                     std::shared_ptr<ConvertedCopy>* copy = nullptr);
   // New storage of `md`'s size for a ConvertedCache, made from bytes of `content_version`; kept
   // alive until the call returns.
   std::shared_ptr<ConvertedCopy> NewKept(const memory::desc& md, uint64_t content_version);
@@ -249,6 +251,7 @@ class Exec {
            std::unordered_map<int, memory> args);
   // Waits for everything queued on this thread's stream.
   void Wait() { stream_->wait(); }
+  dnnl::stream& stream() { return *stream_; }
 
  private:
   const KernelContext* kctx_ = nullptr;

@@ -65,7 +65,9 @@ class Executor:
         self._cache = {}
 
     def close(self):
+        """Drops every program this executor prepared (and what its kernels kept with its ops)."""
         self._cache.clear()
+        self._last_prepared = None
 
     def last_run_info(self):
         """The kernel each op of the last program ran with, and the transforms applied (layout

@@ -766,6 +766,22 @@ class KernelContext {
     return detail::AttrReader<T>::Read(op_type(), name, Host().KernelContext_Attr(c_, name));
   }
   bool HasAttr(const char* name) const { return Host().KernelContext_Attr(c_, name) != nullptr; }
+  // The op's state for this kernel (KernelContext_State in plugin_api.h): what the kernel
+  // derived on an earlier run of this op, or null. The kernel keeps state of one type T.
+  template <typename T>
+  T* State() const {
+    return static_cast<T*>(TIDE_HOST_FN(KernelContext_State)(c_));
+  }
+  // Hands `state` to the op (replacing and deleting the old one); the core deletes it when the
+  // op goes or another kernel sets its own. Returns it, still usable for this run.
+  template <typename T>
+  T* SetState(std::unique_ptr<T> state) const {
+    T* p = state.get();
+    ThrowIfError(TIDE_HOST_FN(KernelContext_SetState)(
+        c_, p, [](void* s) { delete static_cast<T*>(s); }));
+    state.release();
+    return p;
+  }
   // Scratch memory freed when the kernel returns.
   template <typename T>
   T* TempBuffer(size_t count) const {

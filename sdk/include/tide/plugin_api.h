@@ -681,6 +681,18 @@ typedef struct TideHostApi {
    * Lets a kernel keep a converted copy (a reordered filter) until the bytes change; key it on
    * the data pointer too (views of one allocation share the number). */
   uint64_t (*Tensor_ContentVersion)(const TideTensor* t);
+  /* The op's kernel state: one slot per op (as prepared for running) for the kernel running it,
+   * kept across runs, for what a kernel derives once from the op's attributes and its inputs (a
+   * compiled primitive, a reordered weight) instead of on every run; ONNX Runtime's kernel
+   * instance, PJRT's executable. KernelContext_State returns what this kernel set for this op,
+   * or NULL: before its first SetState, and after another kernel ran the op (a fallback, a
+   * kernel declining). SetState replaces it, freeing the old state first. The core calls
+   * `free_state(state)` (which must not throw) when the op goes (its prepared program is
+   * dropped) or another kernel sets the slot. An op runs on one thread at a time, so the state
+   * needs no lock of its own; the state must not keep the run's tensors, only what it derived. */
+  void* (*KernelContext_State)(const TideKernelContext* ctx);
+  TideStatus* (*KernelContext_SetState)(TideKernelContext* ctx, void* state,
+                                        void (*free_state)(void* state));
 } TideHostApi;
 
 /* ------------------------------------------------------------------------------------------ */

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -384,6 +385,33 @@ void Cast(const tide::Tensor& in, tide::Tensor& out, TideDeviceContext* dc) {
   });
 }
 
+// sim.state_probe (tests/python/test_kernel_state.py): Out = [the runs this op's kernel state
+// has counted, the probe states freed so far in the process]. The sim kernel declines an X of
+// two elements, so the cpu kernel runs that op from then on, with a state of its own.
+std::atomic<int64_t> g_probe_states_freed{0};
+struct ProbeState {
+  int64_t runs = 0;
+  ~ProbeState() { ++g_probe_states_freed; }
+};
+
+template <typename T>
+void StateProbe(tide::KernelContext& ctx) {
+  tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  const bool on_sim = ctx.place().c().kind == tide::Place("sim", 0).c().kind;
+  if (on_sim && x.numel() == 2)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "sim.state_probe: the sim kernel declines an X of 2 elements");
+  ProbeState* state = ctx.State<ProbeState>();
+  if (!state) state = ctx.SetState(std::make_unique<ProbeState>());
+  ++state->runs;
+  tide::OwnedTensor host;
+  host.Resize({2});
+  float* h = host.mutable_data<float>(tide::Place("cpu", 0));
+  h[0] = static_cast<float>(state->runs);
+  h[1] = static_cast<float>(g_probe_states_freed.load());
+  out.CopyFrom(host, ctx.place(), ctx.device_context());
+  if (on_sim) tide::ThrowIfError(tide::Host().DeviceContext_Synchronize(ctx.device_context()));
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) TideSimCounters tide_sim_counters(void) {
@@ -418,6 +446,13 @@ TIDE_REGISTER_OP(tide::OpSchema("sim.fail").Input("X").Output("Out").NoGradient(
 TIDE_REGISTER_KERNEL("sim.fail", "sim", Fail, float);
 TIDE_REGISTER_OP(tide::OpSchema("sim.no_kernels").Input("X").Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_OP(tide::OpSchema("sim.state_probe").Input("X").Output("Out").NoGradient()
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       ctx.SetOutputDims("Out", {2});
+                       ctx.SetOutputDataType("Out", TIDE_FP32);
+                     }));
+TIDE_REGISTER_KERNEL("sim.state_probe", "sim", StateProbe, float);
+TIDE_REGISTER_KERNEL("sim.state_probe", "cpu", StateProbe, float);
 TIDE_REGISTER_KERNEL("sim.to_nhwc", "sim", ToNhwc, float);
 TIDE_REGISTER_KERNEL("sim.to_nhwc", "cpu", ToNhwc, float);
 TIDE_REGISTER_KERNEL_EX("sim.nchw_only", "sim", TIDE_LAYOUT_NCHW, "plain", 0, NchwOnly, float);
