@@ -135,3 +135,30 @@ def test_training_matches_the_plain_kernels_every_step():
     np.testing.assert_allclose(dnn_losses, plain_losses, rtol=1e-4)
     np.testing.assert_allclose(dnn_w2, plain_w2, rtol=1e-4, atol=1e-5)
     assert plain_losses[-1] < plain_losses[0]  # it trained: the filters changed every step
+
+
+def test_a_prepared_conv_follows_new_inputs(fresh_programs, exe, rng):
+    """The oneDNN convolution keeps its primitive and memories as the op's kernel state
+    (conv_kernels.cc, ConvFwdState) and only repoints them while its inputs match what it was
+    made for: new data, a new batch size and back, and a new filter must each be computed afresh.
+    The second conv reads the first's output in the format its primitive wants, so it runs from
+    the kept state."""
+    main, startup = fresh_programs
+    x_var = tide.layers.data(name="x", shape=[16, 6, 6])
+    h = tide.layers.conv2d(x_var, num_filters=16, filter_size=3, padding=1, param_attr="w1",
+                           bias_attr=False)
+    y = tide.layers.conv2d(h, num_filters=16, filter_size=3, padding=1, param_attr="w2",
+                           bias_attr=False)
+    exe.run(startup)
+    # Fetched copies: a numpy view of a filter would leave it uncacheable (content version 0).
+    w1, w2 = exe.run(startup, fetch_list=["w1", "w2"])
+    w2_tensor = tide.global_scope().find_var("w2").get_tensor()
+    for batch in (2, 2, 5, 2):
+        x = rng.randn(batch, 16, 6, 6).astype("float32")
+        out, = exe.run(main, feed={"x": x}, fetch_list=[y])
+        assert ran_mkldnn_conv(exe)
+        np.testing.assert_allclose(out, conv_ref(conv_ref(x, w1), w2), rtol=1e-4, atol=1e-4)
+    w2 = rng.randn(16, 16, 3, 3).astype("float32")
+    w2_tensor.set(w2, tide.CPUPlace(), False)
+    out, = exe.run(main, feed={"x": x}, fetch_list=[y])
+    np.testing.assert_allclose(out, conv_ref(conv_ref(x, w1), w2), rtol=1e-4, atol=1e-4)
