@@ -164,7 +164,8 @@ bool WinogradShape(const ConvParams& p) {
 // 16-channel blocks (nChw16c: oneDNN's direct AVX-512 kernels and its Winograd both read and
 // write them, so one convolution hands them to the next without a reorder), and 3x3 stride-1
 // convolutions with enough output tiles run Winograd. ResNet-50 on 2 AVX-512 cores: batch 16
-// 502 -> 398 ms, convolutions at batch 1 34.8 -> 32.1 ms (devices/mkldnn/README.md, "Speed").
+// 476-520 -> 417-428 ms, convolutions at batch 1 34.8 -> 32.0 ms (devices/mkldnn/README.md,
+// "Inference convolutions").
 // Elsewhere (AVX2: oneDNN 2.6 has no float32 Winograd there), or when oneDNN declines these
 // formats, the caller's choice stands: none is returned.
 bool InferenceBlocked(const ConvParams& p) {
@@ -192,7 +193,7 @@ int64_t FormatOf(const Tensor& t) { return IsBlocked(t) ? t.format() : 0; }
 // ran on. A run with the same Input dims and format and the same Filter bytes (data pointer and
 // content version), whose residual (if any) is already in Output, only points the memories at
 // this run's tensors and runs: no attribute parsing, cache keys, lookups or descriptor queries
-// (ResNet-50 at batch 1 spends ~30 us per convolution between primitives without it).
+// (ResNet-50 at batch 1: the median gap between two convolution primitives 38 -> 22 us).
 struct ConvFwdState {
   Dims x_dims, filter_dims, out_dims;
   int64_t x_format = 0;
@@ -242,8 +243,8 @@ void ConvKernel(KernelContext& ctx) {
   static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
-    ConvFwdState* state = ctx.State<ConvFwdState>();
-    if (state && RunPrepared(ctx, *state)) return;
+    if (ConvFwdState* state = ctx.State<ConvFwdState>(); state && RunPrepared(ctx, *state))
+      return;
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
     ConvParams p = GetParams(ctx, x, f);
     DeclineWhereThePlainKernelWins(op, p, x, false);
@@ -319,11 +320,11 @@ void ConvKernel(KernelContext& ctx) {
       st->dst = dst;
       if (fu.bias) st->bias_mem = args[DNNL_ARG_BIAS];
       st->args = args;
-      if (pd.scratchpad_desc().get_size() > 0) {
-        st->scratch = e.TempMemory(pd.scratchpad_desc());
+      if (pd.scratchpad_desc().get_size() > 0) {  // its buffer is each run's (RunPrepared)
+        st->scratch = memory(pd.scratchpad_desc(), e.engine(), DNNL_MEMORY_NONE);
         st->args[DNNL_ARG_SCRATCHPAD] = st->scratch;
       }
-      state = ctx.SetState(std::move(st));
+      ctx.SetState(std::move(st));
     }
     e.Run(entry->prim, pd, std::move(args));
     if (p.nhwc) StoreNhwc(e, dst, out, Nhwc(p.out), ctx.place());
@@ -411,8 +412,7 @@ void ConvGradKernel(KernelContext& ctx) {
     if (dx) {
       const auto& pd = entry->data_pd;
       memory diff_dst = diff_dst_data;
-      std::shared_ptr<ConvertedCopy> filter_copy;
-    memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc(), &filter_copy);
+      memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
       bool direct = false;
       memory diff_src = p.nhwc ? e.TempMemory(pd.diff_src_desc())
                                : StorableOutputOrTemp(e, dx, p.x, pd.diff_src_desc(),
