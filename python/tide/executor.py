@@ -83,8 +83,9 @@ class Executor:
         if prepared is None:
             prepared = self._core.prepare(program.desc, 0, list(feed_names), list(fetch_names))
             if use_cache:
-                # Drop stale versions of this program.
-                for k in [k for k in self._cache if k[0] == id(program)]:
+                # Drop this program's stale versions (a program edited since); its other
+                # feed/fetch lists stay prepared, so alternating them prepares nothing again.
+                for k in [k for k in self._cache if k[0] == id(program) and k[1] != program._version]:
                     del self._cache[k]
                 self._cache[key] = (prepared, program)
         else:

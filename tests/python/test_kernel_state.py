@@ -51,6 +51,12 @@ PROBES = textwrap.dedent("""
     # The sim kernel declines: the cpu kernel runs the op with a state of its own, and setting
     # it frees the sim kernel's.
     log["declined"] = [run(other_exe, other, other_outs, [1.0, 2.0]) for _ in range(2)]
+    # One program run with two fetch lists in turn: each list is prepared once and kept, so
+    # each op's state goes on counting.
+    third, third_outs = probes(2)
+    third_exe = tide.Executor(tide.Place("sim", 0))
+    log["alternating"] = [run(third_exe, third, outs, [1.0])
+                          for _ in range(2) for outs in (third_outs[:1], third_outs)]
     print(json.dumps(log))
 """)
 
@@ -68,3 +74,5 @@ def test_state_lives_per_op_across_runs_and_is_freed():
     assert log["after_close"] == [[2.0, 2.0]]
     # After the decline the cpu kernel starts from no state, and the sim kernel's is freed.
     assert log["declined"] == [[[1.0, 3.0]], [[2.0, 3.0]]]
+    # Alternating fetch lists re-prepare nothing: the second round counts on from the first.
+    assert [[probe[0] for probe in run] for run in log["alternating"]] == [[1.0], [1.0, 1.0], [2.0], [2.0, 2.0]]
