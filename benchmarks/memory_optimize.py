@@ -1,4 +1,5 @@
-"""Peak memory of a training step with and without tide.memory_optimize, against PyTorch.
+"""Peak memory of a training step: every temporary kept (--free_temporaries=false), Tide's default
+(the executor frees each temporary after its last use) and tide.memory_optimize, against PyTorch.
 
 For each model (an MLP, LeNet, a ResNet-18-sized residual conv net at 32x32), each configuration
 runs in its own process (run by this script with --child) and trains 3 steps:
@@ -32,8 +33,9 @@ def rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def tide_child(model, optimize):
+def tide_child(model, optimize, free_temporaries=True):
     import tide
+    tide.set_flags({"free_temporaries": free_temporaries})
     from tide import layers
 
     def residual(h, ch, stride):
@@ -147,24 +149,29 @@ def main():
     setup_paths()
     if a.child:
         kind, model = a.child[0], a.child[1]
-        out = torch_child(model) if kind == "torch" else tide_child(model, kind == "tide-opt")
+        out = torch_child(model) if kind == "torch" else tide_child(model, kind == "tide-opt",
+                                                                    kind != "tide-keep")
         print(json.dumps(out))
         return
-    print("%-7s %12s %12s %7s %12s %12s %12s %9s" % ("model", "tide used", "+memopt", "ratio", "tide rss",
-                                                     "+memopt rss", "torch rss", "vs torch"))
+    print("%-7s %10s %10s %7s %10s %7s %10s %10s %9s" % (
+        "model", "keep all", "default", "ratio", "+memopt", "ratio", "tide rss", "torch rss",
+        "vs torch"))
     for model in a.models.split(","):
-        plain, _ = run_child("tide", model)
+        keep, _ = run_child("tide-keep", model)
+        default, _ = run_child("tide", model)
         opt, _ = run_child("tide-opt", model)
         peer, why = run_child("torch", model)
         torch_rss = mib(peer["rss"]) if peer else "n/a"
-        vs = "%.2fx" % (opt["rss"] / peer["rss"]) if peer and peer["rss"] else "n/a"
-        print("%-7s %12s %12s %6.2fx %12s %12s %12s %9s" % (
-            model, mib(plain["peak_used"]), mib(opt["peak_used"]), opt["peak_used"] / plain["peak_used"],
-            mib(plain["rss"]), mib(opt["rss"]), torch_rss, vs))
+        vs = "%.2fx" % (default["rss"] / peer["rss"]) if peer and peer["rss"] else "n/a"
+        print("%-7s %10s %10s %6.2fx %10s %6.2fx %10s %10s %9s" % (
+            model, mib(keep["peak_used"]), mib(default["peak_used"]),
+            default["peak_used"] / keep["peak_used"], mib(opt["peak_used"]),
+            opt["peak_used"] / keep["peak_used"], mib(default["rss"]), torch_rss, vs))
         if why:
             print("  (PyTorch: %s)" % why)
-    print("MiB; 'ratio' = Tide's peak bytes in use with memory_optimize / without (target <= 0.7x);"
-          " 'vs torch' = Tide+memopt's peak RSS growth / PyTorch's (target <= 1.0x).")
+    print("MiB of peak bytes in use; 'ratio' = that case's peak / keep all's (target <= 0.7x); "
+          "'tide rss' and 'vs torch' = Tide's default peak RSS growth, and over PyTorch's "
+          "(target <= 1.0x).")
 
 
 if __name__ == "__main__":

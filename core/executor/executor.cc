@@ -13,6 +13,7 @@
 
 #include "core/executor/kernel_choice.h"
 #include "core/executor/profiler.h"
+#include "core/executor/release_plan.h"
 #include "core/executor/runtime_infer_shape.h"
 #include "core/framework/tensor_util.h"
 #include "core/platform/flags.h"
@@ -136,6 +137,7 @@ std::unique_ptr<PreparedBlock> Executor::Prepare(const ProgramDesc& program, int
   auto p = PrepareBlock(copy, block_idx, /*create_local_scope=*/true);
   p->feed_names_ = feeds;
   p->fetch_names_ = fetches;
+  p->release_names_ = PlanReleases(*copy, block_idx, fetches);
   for (const auto& name : feeds) p->feed_descs_.push_back(block->FindVarRecursive(name));
   return p;
 }
@@ -182,6 +184,10 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
     if (!var->IsInitialized()) var->InitByType(v->type());
   }
   for (auto& op : p.ops_) op->Bind(*target);
+  p.releases_.assign(p.release_names_.size(), {});
+  for (size_t i = 0; i < p.release_names_.size(); ++i)
+    for (const std::string& name : p.release_names_[i])
+      if (Variable* v = target->FindVar(name)) p.releases_[i].push_back(v);
   p.bound_scope_ = scope->serial();
   p.bound_epoch_ = epoch;
   p.run_scope_ = target;
@@ -270,13 +276,16 @@ void Executor::RunOps(PreparedBlock& p, Scope* local) {
     for (size_t i = 0, n = p.ops_.size(); i < n; ++i) {
       if (i + 1 < n) PrefetchBindings(*p.ops_[i + 1]);
       RunOp(p, *p.ops_[i], local);
+      ReleaseAfter(p, i);
     }
     return;
   }
-  for (auto& op : p.ops_) {
+  for (size_t i = 0; i < p.ops_.size(); ++i) {
+    OpInstance* op = p.ops_[i].get();
     auto t0 = std::chrono::steady_clock::now();
     uint64_t transforms = p.counts_.total();
     RunOp(p, *op, local);
+    ReleaseAfter(p, i);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::string kernel = op->kernel ? op->kernel->key.ToString() : std::string();
     std::string name = op->type() + (kernel.empty() ? "" : " " + kernel);
@@ -284,6 +293,15 @@ void Executor::RunOps(PreparedBlock& p, Scope* local) {
     RecordOpTime(name, ms);
     RecordOpEvent(op->type(), kernel, t0, ms);
   }
+}
+
+// The memory of temporaries whose last use op `op_index` was goes back to the allocator; their
+// dims stay, so shapes inferred for the next run still hold. On an asynchronous device the
+// allocator hands it out again only to work queued after this op's (as delete_var does).
+void Executor::ReleaseAfter(PreparedBlock& p, size_t op_index) {
+  if (!FLAGS_free_temporaries || op_index >= p.releases_.size()) return;
+  for (Variable* v : p.releases_[op_index])
+    if (v->IsType<LoDTensor>()) v->GetMutable<LoDTensor>()->Clear();
 }
 
 void Executor::CheckInputsReady(const OpInstance& op) {

@@ -46,6 +46,9 @@ class PreparedBlock {
   Scope* run_scope_ = nullptr;
   std::map<int, std::unique_ptr<PreparedBlock>> sub_blocks_;
   TransformCounts counts_;
+  // Per op: the temporaries released after it (release_plan.h), by name and as bound.
+  std::vector<std::vector<std::string>> release_names_;
+  std::vector<std::vector<Variable*>> releases_;
 };
 
 class Executor {
@@ -76,6 +79,7 @@ class Executor {
   Scope* Bind(PreparedBlock& p, Scope* scope);
   void RunOps(PreparedBlock& p, Scope* local);
   void RunOp(PreparedBlock& p, OpInstance& op, Scope* local);
+  void ReleaseAfter(PreparedBlock& p, size_t op_index);
   void ReturnPersistableOutputs(OpInstance& op);
   void CheckOutputsFinite(const OpInstance& op, const KernelEntry& k);
   void CheckInputsReady(const OpInstance& op);

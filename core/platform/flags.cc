@@ -35,6 +35,10 @@ DEFINE_bool(check_nan_inf, false,
             "debug: after every kernel, check its float outputs for NaN or Inf and fail naming the "
             "first op and variable that holds one (Fluid's flag)");
 DEFINE_bool(profile_ops, false, "time every op run (tide.profiler / OpProfileReport)");
+DEFINE_bool(free_temporaries, true,
+            "a run lets go of each temporary's memory after the op that last uses it (fetch targets "
+            "and what control flow reads are kept), so later tensors reuse it; off: every "
+            "temporary keeps its own memory between runs");
 DEFINE_bool(strict_kernel_placement, false,
             "an op with no kernel on the run's place is an error instead of a fallback");
 

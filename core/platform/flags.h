@@ -14,6 +14,7 @@ DECLARE_int32(cpu_threads);
 DECLARE_bool(log_kernels);
 DECLARE_bool(strict_kernel_placement);
 DECLARE_bool(profile_ops);
+DECLARE_bool(free_temporaries);
 DECLARE_bool(sync_ops);
 DECLARE_bool(check_nan_inf);
 

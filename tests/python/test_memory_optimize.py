@@ -1,6 +1,7 @@
-"""tide.memory_optimize: temporaries freed after their last use never change a result (every loss
-and parameter bit for bit), lower the peak, and a freed fetch target is a clear error. Each
-training case runs in a subprocess so that its peak memory is its own."""
+"""Temporaries freed after their last use, by tide.memory_optimize's delete_var ops or by the
+executor itself (--free_temporaries, on by default), never change a result (every loss and
+parameter bit for bit) and lower the peak; a fetch target memory_optimize freed is a clear error.
+Each training case runs in a subprocess so that its peak memory is its own."""
 import json
 import os
 import subprocess
@@ -18,7 +19,9 @@ TRAIN = textwrap.dedent("""
     import numpy as np
     import tide
     from tide import layers
-    model, optimize = sys.argv[1], sys.argv[2] == "1"
+    model, mode = sys.argv[1], sys.argv[2]  # keep_all, memory_optimize or executor
+    tide.set_flags({"free_temporaries": mode == "executor"})
+    optimize = mode == "memory_optimize"
     main, startup = tide.Program(), tide.Program()
     main.random_seed = startup.random_seed = 3
     with tide.program_guard(main, startup):
@@ -58,19 +61,20 @@ TRAIN = textwrap.dedent("""
 """)
 
 
-def _train(model, optimize):
-    p = subprocess.run([sys.executable, "-c", TRAIN, model, "1" if optimize else "0"],
+def _train(model, mode):
+    p = subprocess.run([sys.executable, "-c", TRAIN, model, mode],
                        capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert p.returncode == 0, p.stdout + p.stderr
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("model", ["mlp", "lenet"])
-def test_training_is_bit_identical_and_holds_less(model):
-    plain, optimized = _train(model, False), _train(model, True)
+@pytest.mark.parametrize("mode", ["memory_optimize", "executor"])
+def test_training_is_bit_identical_and_holds_less(model, mode):
+    plain, optimized = _train(model, "keep_all"), _train(model, mode)
     assert optimized["losses"] == plain["losses"]
     assert optimized["params"] == plain["params"]
-    assert optimized["freed"] > 0
+    assert (optimized["freed"] > 0) == (mode == "memory_optimize")
     assert optimized["peak"] < plain["peak"], (optimized["peak"], plain["peak"])
 
 

@@ -1,0 +1,64 @@
+// release_plan.cc: see release_plan.h.
+#include "core/executor/release_plan.h"
+
+#include <map>
+#include <set>
+
+namespace tide::core {
+namespace {
+
+constexpr const char* kEmptyVarName = "@EMPTY@";
+
+void AddNames(const OpDesc& op, std::set<std::string>* names) {
+  for (const auto& list : {op.InputArgumentNames(), op.OutputArgumentNames()})
+    names->insert(list.begin(), list.end());
+}
+
+// Every variable name the ops of `op`'s sub-blocks (and theirs) read or write.
+void SubBlockNames(const ProgramDesc& program, const OpDesc& op, std::set<int>* seen,
+                   std::set<std::string>* names) {
+  std::vector<int32_t> blocks;
+  for (const auto& [name, attr] : op.attrs()) {
+    if (const auto* b = std::get_if<BlockIndex>(&attr)) blocks.push_back(b->idx);
+    if (const auto* bs = std::get_if<std::vector<BlockIndex>>(&attr))
+      for (const BlockIndex& b : *bs) blocks.push_back(b.idx);
+  }
+  for (int32_t idx : blocks) {
+    if (idx < 0 || static_cast<size_t>(idx) >= program.Size() || !seen->insert(idx).second) continue;
+    const BlockDesc& block = program.Block(static_cast<size_t>(idx));
+    for (size_t i = 0; i < block.OpSize(); ++i) {
+      AddNames(*block.Op(i), names);
+      SubBlockNames(program, *block.Op(i), seen, names);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> PlanReleases(const ProgramDesc& program, int block_idx,
+                                                   const std::vector<std::string>& keep) {
+  const BlockDesc& block = program.Block(static_cast<size_t>(block_idx));
+  std::vector<std::vector<std::string>> releases(block.OpSize());
+  std::set<std::string> excluded(keep.begin(), keep.end());
+  excluded.insert(kEmptyVarName);
+  std::set<int> seen{block_idx};
+  std::map<std::string, size_t> last_use;
+  for (size_t i = 0; i < block.OpSize(); ++i) {
+    const OpDesc& op = *block.Op(i);
+    SubBlockNames(program, op, &seen, &excluded);
+    for (const std::string& name : op.InputArgumentNames())
+      if (!last_use.count(name)) excluded.insert(name);  // read before written: carried over
+    std::set<std::string> used;
+    AddNames(op, &used);
+    for (const std::string& name : used) last_use[name] = i;
+  }
+  for (const auto& [name, i] : last_use) {
+    if (excluded.count(name)) continue;
+    const VarDesc* v = block.FindVar(name);  // a parent block's variable lives in its scope
+    if (!v || v->persistable() || v->type() != TIDE_VAR_LOD_TENSOR) continue;
+    releases[i].push_back(name);
+  }
+  return releases;
+}
+
+}  // namespace tide::core
