@@ -88,13 +88,18 @@ void BindTensor(py::module_& m) {
            py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true,
            "Holds `array` on `place`; on the host a contiguous array is shared, not copied.")
       .def("numpy", &ToNumpy, "A numpy view of the data (a host copy for device tensors).")
+      // np.array(t) (copy=True) copies without exporting a view, so the tensor's content
+      // version stays and whatever a kernel keeps converted from it (a reordered filter, a
+      // convolution's kept state) stays valid; np.asarray(t) is a view, as numpy() is.
       .def("__array__", [](const LoDTensor& t, py::object dtype, py::object copy) {
-             py::array a = ToNumpy(t);
-             if (!dtype.is_none()) a = a.attr("astype")(dtype);
-             if (!copy.is_none() && copy.cast<bool>()) a = a.attr("copy")();
+             const bool copied = !copy.is_none() && copy.cast<bool>();
+             py::array a = copied ? NumpyCopy(t) : ToNumpy(t);
+             if (!dtype.is_none()) a = a.attr("astype")(dtype, py::arg("copy") = false);
              return a;
            },
            py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("_content_version", [](const LoDTensor& t) { return t.holder() ? t.holder()->content_version() : 0; },
+           "The core's content version of the data (0: shared where writes go unseen); for tests.")
       .def("shape", [](const LoDTensor& t) { return t.dims().ToVector(); })
       .def("dtype", [](const LoDTensor& t) { return std::string(DataTypeName(t.dtype())); })
       .def("place", &LoDTensor::place)

@@ -1,8 +1,6 @@
 // numpy_convert.cc: numpy <-> LoDTensor.
 #include "numpy_convert.h"
 
-#include <cstring>
-
 #include "core/framework/tensor_util.h"
 #include "core/platform/device_context.h"
 #include "core/platform/enforce.h"
@@ -129,6 +127,20 @@ void SetFromNumpy(LoDTensor* t, const py::array& array, const Place& place, bool
   }
 }
 
+namespace {
+// A dense row-major view's numpy shape and byte strides.
+void ShapeAndStrides(const LoDTensor& t, std::vector<py::ssize_t>* shape,
+                     std::vector<py::ssize_t>* strides) {
+  for (int i = 0; i < t.dims().size(); ++i) shape->push_back(t.dims()[i]);
+  strides->resize(shape->size());
+  py::ssize_t stride = static_cast<py::ssize_t>(SizeOf(t.dtype()));
+  for (size_t i = shape->size(); i-- > 0;) {
+    (*strides)[i] = stride;
+    stride *= (*shape)[i];
+  }
+}
+}  // namespace
+
 py::array ToNumpy(const LoDTensor& t) {
   TIDE_ENFORCE(t.initialized(), "the tensor holds no data");
   if (!HostAccessible(t.place())) {
@@ -138,17 +150,24 @@ py::array ToNumpy(const LoDTensor& t) {
   }
   if (t.place() != HostPlace()) WaitForDevice(t.place());
   std::vector<py::ssize_t> shape, strides;
-  for (int i = 0; i < t.dims().size(); ++i) shape.push_back(t.dims()[i]);
-  py::ssize_t stride = static_cast<py::ssize_t>(SizeOf(t.dtype()));
-  strides.resize(shape.size());
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= shape[i];
-  }
+  ShapeAndStrides(t, &shape, &strides);
   t.holder()->MarkShared();  // a writable view: numpy may change the bytes unseen
   auto* keep = new AllocationPtr(t.holder());
   py::capsule owner(keep, [](void* p) { delete static_cast<AllocationPtr*>(p); });
   return py::array(NumpyDtype(t.dtype()), shape, strides, t.data(), owner);
+}
+
+py::array NumpyCopy(const LoDTensor& t) {
+  TIDE_ENFORCE(t.initialized(), "the tensor holds no data");
+  if (!HostAccessible(t.place())) {  // the host copy is already new memory: view it
+    LoDTensor host;
+    TensorCopySync(t, HostPlace(), &host);
+    return ToNumpy(host);
+  }
+  if (t.place() != HostPlace()) WaitForDevice(t.place());
+  std::vector<py::ssize_t> shape, strides;
+  ShapeAndStrides(t, &shape, &strides);
+  return py::array(NumpyDtype(t.dtype()), shape, strides, t.data());  // no base: pybind11 copies
 }
 
 }  // namespace tide::python

@@ -17,5 +17,7 @@ py::dtype NumpyDtype(core::DataType t);
 void SetFromNumpy(core::LoDTensor* t, const py::array& array, const core::Place& place, bool share = true);
 // A numpy view of a host tensor that keeps its memory alive (a copy for device tensors).
 py::array ToNumpy(const core::LoDTensor& t);
+// A numpy array with a copy of t's data; unlike ToNumpy's view, the tensor's content version stays.
+py::array NumpyCopy(const core::LoDTensor& t);
 
 }  // namespace tide::python

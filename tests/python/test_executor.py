@@ -95,6 +95,24 @@ def test_numpy_zero_copy_both_ways():
         tide.LoDTensor(np.zeros(3, dtype=complex))
 
 
+def test_a_numpy_copy_keeps_the_content_version():
+    """np.array(t) copies and exports no view: the core still knows the bytes (content version),
+    so what kernels keep converted from them (a reordered filter) stays valid. A view (numpy(),
+    np.asarray) may be written unseen: its version is 0 from then on."""
+    t = tide.LoDTensor()
+    t.set(np.arange(6, dtype="float32").reshape(2, 3), tide.CPUPlace(), False)  # a copy of its own
+    version = t._content_version()
+    assert version != 0
+    c = np.array(t)
+    c[0, 0] = 99.0
+    assert np.array(t)[0, 0] == 0.0 and t._content_version() == version
+    np.testing.assert_array_equal(np.array(t, dtype="float64"), np.arange(6).reshape(2, 3))
+    assert t._content_version() == version
+    v = np.asarray(t)
+    v[0, 0] = 7.0
+    assert np.array(t)[0, 0] == 7.0 and t._content_version() == 0
+
+
 def test_lod_validation():
     t = tide.LoDTensor(np.zeros((5, 2), "float32"))
     t.set_recursive_sequence_lengths([[2, 3]])
