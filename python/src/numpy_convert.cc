@@ -141,33 +141,28 @@ void ShapeAndStrides(const LoDTensor& t, std::vector<py::ssize_t>* shape,
 }
 }  // namespace
 
-py::array ToNumpy(const LoDTensor& t) {
+namespace {
+// A view of t's data (the tensor's memory kept alive, its contents from then on unknown to the
+// core) or, with `copy`, a numpy array of its own.
+py::array HostArray(const LoDTensor& t, bool copy) {
   TIDE_ENFORCE(t.initialized(), "the tensor holds no data");
-  if (!HostAccessible(t.place())) {
+  if (!HostAccessible(t.place())) {  // the host copy is new memory already: view it
     LoDTensor host;
     TensorCopySync(t, HostPlace(), &host);
-    return ToNumpy(host);
+    return HostArray(host, false);
   }
   if (t.place() != HostPlace()) WaitForDevice(t.place());
   std::vector<py::ssize_t> shape, strides;
   ShapeAndStrides(t, &shape, &strides);
+  if (copy) return py::array(NumpyDtype(t.dtype()), shape, strides, t.data());  // no base: copied
   t.holder()->MarkShared();  // a writable view: numpy may change the bytes unseen
   auto* keep = new AllocationPtr(t.holder());
   py::capsule owner(keep, [](void* p) { delete static_cast<AllocationPtr*>(p); });
   return py::array(NumpyDtype(t.dtype()), shape, strides, t.data(), owner);
 }
+}  // namespace
 
-py::array NumpyCopy(const LoDTensor& t) {
-  TIDE_ENFORCE(t.initialized(), "the tensor holds no data");
-  if (!HostAccessible(t.place())) {  // the host copy is already new memory: view it
-    LoDTensor host;
-    TensorCopySync(t, HostPlace(), &host);
-    return ToNumpy(host);
-  }
-  if (t.place() != HostPlace()) WaitForDevice(t.place());
-  std::vector<py::ssize_t> shape, strides;
-  ShapeAndStrides(t, &shape, &strides);
-  return py::array(NumpyDtype(t.dtype()), shape, strides, t.data());  // no base: pybind11 copies
-}
+py::array ToNumpy(const LoDTensor& t) { return HostArray(t, false); }
+py::array NumpyCopy(const LoDTensor& t) { return HostArray(t, true); }
 
 }  // namespace tide::python
