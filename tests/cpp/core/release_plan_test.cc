@@ -1,7 +1,6 @@
 // Tests core/executor/release_plan: which temporaries a prepared block releases after which op.
 #include "core/executor/release_plan.h"
 
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,8 +9,7 @@
 namespace tide::core {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
+using Names = std::vector<std::string>;
 
 OpDesc* AddOp(BlockDesc* b, const std::string& type, std::vector<std::string> in,
               std::vector<std::string> out) {
@@ -35,12 +33,12 @@ TEST(ReleasePlan, ReleasesEachTemporaryAfterItsLastUse) {
   AddOp(g, "fetch", {"out"}, {});         // 5
   auto plan = PlanReleases(prog, 0, {"out"});
   ASSERT_EQ(plan.size(), 6u);
-  EXPECT_THAT(plan[0], IsEmpty());
-  EXPECT_THAT(plan[1], ElementsAre("x"));  // never the persistable w
-  EXPECT_THAT(plan[2], IsEmpty());
-  EXPECT_THAT(plan[3], ElementsAre("a", "b"));  // in name order
-  EXPECT_THAT(plan[4], ElementsAre("c"));
-  EXPECT_THAT(plan[5], IsEmpty());  // the fetch target is kept
+  EXPECT_EQ(plan[0], Names{});
+  EXPECT_EQ(plan[1], Names{"x"});  // never the persistable w
+  EXPECT_EQ(plan[2], Names{});
+  EXPECT_EQ(plan[3], (Names{"a", "b"}));  // in name order
+  EXPECT_EQ(plan[4], Names{"c"});
+  EXPECT_EQ(plan[5], Names{});  // the fetch target is kept
 }
 
 TEST(ReleasePlan, KeepsWhatCarriesOverOrControlFlowReads) {
@@ -63,7 +61,7 @@ TEST(ReleasePlan, KeepsWhatCarriesOverOrControlFlowReads) {
   auto plan = PlanReleases(prog, 0, {});
   ASSERT_EQ(plan.size(), 7u);
   for (size_t i = 0; i < plan.size(); ++i)
-    EXPECT_EQ(plan[i], i == 5 ? std::vector<std::string>{"cond"} : std::vector<std::string>{})
+    EXPECT_EQ(plan[i], i == 5 ? Names{"cond"} : Names{})
         << "op " << i;
 }
 
