@@ -4,10 +4,10 @@
 #include <map>
 #include <set>
 
+#include "core/ir/grad_op_maker.h"  // kEmptyVarName
+
 namespace tide::core {
 namespace {
-
-constexpr const char* kEmptyVarName = "@EMPTY@";
 
 void AddNames(const OpDesc& op, std::set<std::string>* names) {
   for (const auto& list : {op.InputArgumentNames(), op.OutputArgumentNames()})
@@ -46,11 +46,11 @@ std::vector<std::vector<std::string>> PlanReleases(const ProgramDesc& program, i
   for (size_t i = 0; i < block.OpSize(); ++i) {
     const OpDesc& op = *block.Op(i);
     SubBlockNames(program, op, &seen, &excluded);
-    for (const std::string& name : op.InputArgumentNames())
+    const std::vector<std::string> inputs = op.InputArgumentNames();
+    for (const std::string& name : inputs)
       if (!last_use.count(name)) excluded.insert(name);  // read before written: carried over
-    std::set<std::string> used;
-    AddNames(op, &used);
-    for (const std::string& name : used) last_use[name] = i;
+    for (const std::string& name : inputs) last_use[name] = i;
+    for (const std::string& name : op.OutputArgumentNames()) last_use[name] = i;
   }
   for (const auto& [name, i] : last_use) {
     if (excluded.count(name)) continue;

@@ -139,9 +139,7 @@ void ShapeAndStrides(const LoDTensor& t, std::vector<py::ssize_t>* shape,
     stride *= (*shape)[i];
   }
 }
-}  // namespace
 
-namespace {
 // A view of t's data (the tensor's memory kept alive, its contents from then on unknown to the
 // core) or, with `copy`, a numpy array of its own.
 py::array HostArray(const LoDTensor& t, bool copy) {
