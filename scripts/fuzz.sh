@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # fuzz.sh [seconds]: builds the libFuzzer targets of tests/fuzz with clang, ASan and UBSan into
 # build-fuzz/ (TIDE_FUZZ_BUILD), then runs each for `seconds` (default 60) from its committed seed
-# corpus, growing a working corpus in build-fuzz/corpus/<target>/. A finding stops that target and
-# leaves its reproducer in build-fuzz/artifacts/<target>/ (re-run it: build-fuzz/fuzz/<target> FILE).
+# corpus, growing a working corpus in build-fuzz/corpus/<target>/ (scripts/fuzz_one.sh). A finding
+# (a failure whose reproducer fails again when rerun) stops that target, leaves its reproducer in
+# build-fuzz/artifacts/<target>/ and fails the script, printing the reproducer and its report; a
+# failure of the sanitizer runtime itself (LeakSanitizer's fatal error, a reproducer that does
+# not reproduce) is a warning and the target is retried once. First, a self-test on a planted
+# target checks that the script still tells the two apart (fuzz.sh --self-test runs only that).
 # TIDE_FUZZ_TARGETS picks targets; TIDE_FUZZ_PLUGINS the plugins the program fuzzer loads; TIDE_JOBS
 # targets run at once (default: one per core). CI (.ci/run) runs each for 60 s.
 source "$(dirname "$0")/common.sh"
+SELF_TEST_ONLY=0
+[ "${1:-}" = --self-test ] && { SELF_TEST_ONLY=1; shift; }
 SECONDS_EACH="${1:-60}"
 FUZZ_BUILD="${TIDE_FUZZ_BUILD:-$TIDE_ROOT/build-fuzz}"
 TARGETS=(${TIDE_FUZZ_TARGETS:-model_fuzzer dlpack_fuzzer transport_fuzzer tensor_file_fuzzer program_fuzzer})
@@ -32,8 +38,10 @@ CC=clang CXX=clang++ cmake -S "$TIDE_ROOT" -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUI
   -DCMAKE_CXX_STANDARD_LIBRARIES="-Wl,-z,undefs" \
   -DTIDE_WITH_PYTHON=OFF -DTIDE_WITH_MKLDNN=OFF -DTIDE_WITH_CUDA=OFF -DTIDE_WITH_ZMQ=ON \
   -DTIDE_BUILD_EXAMPLES=OFF -DTIDE_BUILD_FUZZERS=ON >/dev/null
-log "building ${TARGETS[*]} and plugins ${PLUGINS[*]} with $JOBS jobs"
-cmake --build "$FUZZ_BUILD" -j "$JOBS" --target "${TARGETS[@]}" "${PLUGINS[@]}"
+BUILD_TARGETS=(planted_fuzzer)
+((SELF_TEST_ONLY)) || BUILD_TARGETS+=("${TARGETS[@]}" "${PLUGINS[@]}")
+log "building ${BUILD_TARGETS[*]} with $JOBS jobs"
+cmake --build "$FUZZ_BUILD" -j "$JOBS" --target "${BUILD_TARGETS[@]}"
 
 PLUGIN_PATH=""
 for p in "${PLUGINS[@]}"; do PLUGIN_PATH="$PLUGIN_PATH${PLUGIN_PATH:+:}$FUZZ_BUILD/lib/tide/plugins/lib$p.so"; done
@@ -42,21 +50,40 @@ export TIDE_PLUGIN_PATH="$PLUGIN_PATH" TIDE_PLUGIN_PATH_ONLY=1  # exactly these 
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}"
 export GLOG_minloglevel=3 OMP_NUM_THREADS=1
-# One target per core at a time (TIDE_JOBS): each runs single-threaded for its set time.
-fuzz_one() {
-  local t="$1" work="$FUZZ_BUILD/corpus/$1" art="$FUZZ_BUILD/artifacts/$1"
-  mkdir -p "$work" "$art"
-  if "$FUZZ_BUILD/fuzz/$t" -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=3072 \
-       -print_final_stats=1 -artifact_prefix="$art/" "$work" "$TIDE_ROOT/tests/fuzz/corpus/$t" \
-       > "$FUZZ_BUILD/$t.log" 2>&1; then
-    echo "$t: $(grep -E '^stat::number_of_executed_units' "$FUZZ_BUILD/$t.log" | awk '{print $2}') runs," \
-         "$(grep -oE 'cov: [0-9]+' "$FUZZ_BUILD/$t.log" | tail -1), $(ls "$work" | wc -l) corpus files, no finding" \
-         > "$FUZZ_BUILD/$t.result"
-  else
-    { echo "$t: FINDING (log $FUZZ_BUILD/$t.log, reproducer in $art/)"
-      grep -E "ERROR|SUMMARY|runtime error" "$FUZZ_BUILD/$t.log" | head -5; } > "$FUZZ_BUILD/$t.result"
-    return 1
+
+# The self-test: the planted bug must fail with its reproducer and report, the planted runtime
+# failure must pass with a warning after one retry.
+self_test() {
+  local dir="$FUZZ_BUILD/self-test" bin="$FUZZ_BUILD/fuzz/planted_fuzzer" ok=1
+  rm -rf "$dir"
+  mkdir -p "$dir/seeds-bug" "$dir/seeds-none"
+  printf 'PLANTED bytes' >"$dir/seeds-bug/planted"
+  if TIDE_FUZZ_PLANT_BUG=1 "$TIDE_ROOT/scripts/fuzz_one.sh" planted_bug "$bin" 5 "$dir" "$dir/seeds-bug" ||
+     ! grep -q "^planted_bug: FINDING" "$dir/planted_bug.result" ||
+     ! grep -q "heap-buffer-overflow" "$dir/planted_bug.result" ||
+     ! grep -q "planted_fuzzer.cc" "$dir/planted_bug.result" ||
+     ! [ -s "$(awk '/reproducer:/ {print $2}' "$dir/planted_bug.result")" ]; then
+    log "self-test: the planted bug was not reported as a finding with its reproducer:"
+    cat "$dir/planted_bug.result"; ok=0
   fi
+  if ! TIDE_FUZZ_PLANT_RUNTIME_FAILURE="$dir/runtime-failed-once" \
+       "$TIDE_ROOT/scripts/fuzz_one.sh" planted_runtime "$bin" 3 "$dir" "$dir/seeds-none" ||
+     ! grep -q "no finding (warning: the first run failed outside Tide: runtime: LeakSanitizer's fatal error, empty reproducer" \
+       "$dir/planted_runtime.result" ||
+     [ -n "$(ls "$dir/artifacts/planted_runtime")" ]; then
+    log "self-test: the planted sanitizer runtime failure was not a warning with a clean retry:"
+    cat "$dir/planted_runtime.result"; ok=0
+  fi
+  ((ok)) && log "self-test: a planted bug fails with its reproducer; a runtime failure warns and retries"
+  ((ok))
+}
+self_test || exit 1
+((SELF_TEST_ONLY)) && exit 0
+
+# One target per core at a time (TIDE_JOBS): each runs single-threaded for its set time.
+fuzz_target() {
+  "$TIDE_ROOT/scripts/fuzz_one.sh" "$1" "$FUZZ_BUILD/fuzz/$1" "$SECONDS_EACH" "$FUZZ_BUILD" \
+    "$TIDE_ROOT/tests/fuzz/corpus/$1"
 }
 
 log "fuzzing ${TARGETS[*]} for $SECONDS_EACH s each, $JOBS at a time"
@@ -67,7 +94,7 @@ for t in "${TARGETS[@]}"; do
     wait -n || status=1
     running=$((running - 1))
   fi
-  fuzz_one "$t" &
+  fuzz_target "$t" &
   running=$((running + 1))
 done
 while [ "$running" -gt 0 ]; do
