@@ -3,12 +3,16 @@
 # root. Makes the root with debootstrap (from the Debian mirror this machine's apt uses), puts a
 # clean clone of the current commit in it, and runs ./scripts/quickstart.sh, then
 # ./scripts/test.sh, there (chroot in a private mount namespace, a bare environment), printing
-# each one's wall time and result, and how long the quick start took to reach training.
+# each one's wall time and result, and how long the quick start took to reach training. Where
+# this machine has nvcc, its CUDA toolkit is mounted (read-only, at the same path, nvcc on PATH)
+# in the root, as a user's machine may have one: the test command then builds the CUDA plugin.
 #
-#   scripts/fresh_machine_check.sh [--keep] [--no-cache] [--only quickstart|test] [--debs DIR]
+#   scripts/fresh_machine_check.sh [--keep] [--no-cache] [--no-cuda] [--only quickstart|test]
+#                                  [--debs DIR]
 #
 #   --keep      leave the root (and its build) in $TIDE_FRESH_DIR afterwards
 #   --no-cache  debootstrap anew instead of unpacking the pristine root cached by an earlier run
+#   --no-cuda   no CUDA toolkit in the root, even where this machine has one
 #   --only X    run only one of the two commands
 #   --debs DIR  instead: `apt install` the packages cpack made (DIR/*.deb) in the root and use
 #               them (tests/packaging/deb_check.sh: train, tide-plugins, an out-of-tree plugin)
@@ -20,14 +24,15 @@ TIDE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${TIDE_FRESH_DIR:-/var/tmp/tide-fresh}"
 CACHE="${TIDE_FRESH_CACHE:-$HOME/.cache/tide-fresh-root}"
 SUITE=bookworm
-KEEP=0 USE_CACHE=1 ONLY="" DEBS=""
+KEEP=0 USE_CACHE=1 ONLY="" DEBS="" CUDA=1
 while (($#)); do
   case "$1" in
     --keep) KEEP=1 ;;
     --no-cache) USE_CACHE=0 ;;
+    --no-cuda) CUDA=0 ;;
     --only) ONLY="$2"; shift ;;
     --debs) DEBS="$(cd "$2" && pwd)"; ONLY=debs; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fresh_machine_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -99,7 +104,24 @@ fi
 git clone -q --no-hardlinks "$TIDE_ROOT" "$ROOT/root/tide"
 git -C "$ROOT/root/tide" checkout -q "$COMMIT"
 
-# 3. One command in the root: private mounts of /proc, /sys and /dev that vanish with it, and
+# 3. The CUDA toolkit, where this machine has nvcc: its directory (e.g. /usr/local/cuda-13.0, with
+# cuDNN and NCCL inside where they were installed there) and the /usr/local/cuda link to it.
+CUDA_DIR="" CUDA_LINK=""
+if ((CUDA)) && command -v nvcc >/dev/null; then
+  nvcc_path=$(command -v nvcc)
+  CUDA_DIR=$(dirname "$(dirname "$(readlink -f "$nvcc_path")")")
+  link=$(dirname "$(dirname "$nvcc_path")")
+  [ -L "$link" ] && CUDA_LINK="$link"
+  mkdir -p "$ROOT$CUDA_DIR"
+  if [ -n "$CUDA_LINK" ]; then
+    mkdir -p "$(dirname "$ROOT$CUDA_LINK")"
+    ln -sfn "$CUDA_DIR" "$ROOT$CUDA_LINK"
+  fi
+fi
+ROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+[ -n "$CUDA_DIR" ] && ROOT_PATH="$ROOT_PATH:${CUDA_LINK:-$CUDA_DIR}/bin"
+
+# 4. One command in the root: private mounts of /proc, /sys and /dev that vanish with it, and
 # only the environment a new login has. Prints its wall time; the quick start's time to its first
 # training line too.
 # since <start ns> <end ns>: "M min S s".
@@ -113,13 +135,17 @@ run_in_root() {
   set +e
   unshare --mount --propagation private -- bash -c '
     set -e
-    root="$1"; shift
+    root="$1" cuda="$2" path="$3"; shift 3
     mount -t proc proc "$root/proc"
     mount --rbind /sys "$root/sys"
     mount --rbind /dev "$root/dev"
+    if [ -n "$cuda" ]; then
+      mount --bind "$cuda" "$root$cuda"
+      mount -o remount,bind,ro "$root$cuda"
+    fi
     exec chroot "$root" /usr/bin/env -i HOME=/root USER=root SHELL=/bin/bash TERM=dumb \
-      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@" \
-      /bin/bash -c "cd /root/tide && $0"' "$cmd" "$ROOT" "${NET_ENV[@]}" 2>&1 |
+      PATH="$path" "$@" /bin/bash -c "cd /root/tide && $0"' \
+    "$cmd" "$ROOT" "$CUDA_DIR" "$ROOT_PATH" "${NET_ENV[@]}" 2>&1 |
     while IFS= read -r line; do
       printf '%s\n' "$line" >>"$logf"
       if [ "$name" = quickstart ] && [ ! -e "$WORK/.trained" ] && [[ "$line" == pass* ]]; then
@@ -154,7 +180,7 @@ if [ "$ONLY" = debs ]; then
 fi
 
 echo
-log "fresh Debian 12 root ($SUITE, $(nproc) cores), commit ${COMMIT:0:12}:"
+log "fresh Debian 12 root ($SUITE, $(nproc) cores, $([ -n "$CUDA_DIR" ] && echo "nvcc from $CUDA_DIR" || echo "no nvcc")), commit ${COMMIT:0:12}:"
 printf '  %s\n' "${RESULTS[@]}"
 if [ -f "$WORK/test.log" ]; then
   grep -E "tests passed|tests failed" "$WORK/test.log" | sed 's/^/  ctest: /' || true

@@ -22,6 +22,7 @@ processes run where, e.g. with pservers on hosts A and B and a trainer on each:
 """
 import argparse
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -30,18 +31,41 @@ import threading
 import time
 
 
-def free_ports(n, host="127.0.0.1"):
-    """n distinct ports the OS says are free now (bound to port 0, then released)."""
-    socks = []
+def _ephemeral_range():
+    """The kernel's range for outgoing connections' local ports (Linux), else IANA's."""
     try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+            return lo, hi
+    except (OSError, ValueError):
+        return 49152, 65535
+
+
+def free_ports(n, host="127.0.0.1"):
+    """n distinct ports free now, chosen at random below the ephemeral range.
+
+    A port the OS hands out for port 0 comes from the range outgoing connections use, so another
+    process's connection could take it between this call and the server's bind (seen under
+    `ctest -j`). Below that range only explicit binds take ports, and a random pick makes two
+    callers choosing at once unlikely to collide.
+    """
+    eph_lo, eph_hi = _ephemeral_range()
+    lo, hi = (10000, eph_lo) if eph_lo - 10000 >= 1000 else (eph_hi + 1, 65536)
+    rng = random.SystemRandom()
+    ports = []
+    for _ in range(200 * n):
+        if len(ports) == n:
+            return ports
+        port = rng.randrange(lo, hi)
+        if port in ports:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        ports.append(port)
+    raise RuntimeError("no %d free ports on %s between %d and %d" % (n, host, lo, hi - 1))
 
 
 def _ids(text, n, what):
