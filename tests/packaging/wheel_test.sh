@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # wheel_test.sh SOURCE_DIR WHEEL_BUILD_DIR PYTHON: Tide as a pip user and a vendor get it.
 #  1. pip wheel SOURCE_DIR with scikit-build-core (PYTHON's, no build isolation), building in
-#     WHEEL_BUILD_DIR (beside build/: ccache reuses its objects, CCACHE_BASEDIR=SOURCE_DIR);
+#     WHEEL_BUILD_DIR (beside build/: ccache reuses its objects, CCACHE_BASEDIR=SOURCE_DIR, when
+#     CC and CXX name the compilers build/ used: ccache keys on the compiler's name, and pip's
+#     build picks g++ where CMake alone picks c++; ctest sets them);
 #  2. a fresh venv (no system site-packages) gets the wheel and numpy/scikit-learn (wheels cached
 #     in ~/.cache/tide-wheels, fetched once from PyPI); with no build tree around (cd to a temporary
 #     directory, no PYTHONPATH / TIDE_PLUGIN_PATH) it trains fit_a_line and runs tide-plugins;
@@ -25,13 +27,19 @@ step() { echo "[wheel_test] $* ($((SECONDS - t)) s so far)"; }
 
 "$py" -c "import scikit_build_core" 2>/dev/null ||
   { echo "wheel_test: $py has no scikit-build-core (scripts/install_deps.sh installs it)"; exit 77; }
-step "building the tide wheel in $wheel_build"
-ccache -z >/dev/null 2>&1 || true
+# ccache's hit and miss counters (direct + preprocessed hits, misses), to tell how much was reused.
+ccache_counts() {
+  ccache --print-stats 2>/dev/null | awk '$1 ~ /^(direct_cache_hit|preprocessed_cache_hit)$/ {h += $2}
+    $1 == "cache_miss" {m = $2} END {print h + 0, m + 0}'
+}
+step "building the tide wheel in $wheel_build (CXX=${CXX:-unset})"
+read -r hits0 misses0 < <(ccache_counts)
 (cd "$src" && "$py" -m pip wheel -q --no-build-isolation --no-deps --disable-pip-version-check \
    -w "$work/dist" --config-settings=build-dir="$wheel_build" .)
 whl=$(ls "$work"/dist/tide-*.whl)
-ccache -s 2>/dev/null | grep -Ei "^ *(hits|misses)|cache hit" || true
-step "built $(basename "$whl") ($(du -h "$whl" | cut -f1))"
+read -r hits1 misses1 < <(ccache_counts)
+step "built $(basename "$whl") ($(du -h "$whl" | cut -f1)); ccache: $((hits1 - hits0)) hits," \
+  "$((misses1 - misses0)) compiled (other builds running at the same time count too)"
 # What is in it: the core, the in-tree plugins, the SDK; never a test-only plugin.
 "$py" - "$whl" <<'PY'
 import sys, zipfile

@@ -10,6 +10,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 import tide  # noqa: E402
 
 
+def pytest_configure(config):
+    # ctest runs the sweeps apart (py_test_conformance_sweep, label "sweep"): .ci/run runs them,
+    # the README's test command leaves them out.
+    config.addinivalue_line("markers", "sweep: a whole-suite run, ctest's *_sweep entry")
+
+
 @pytest.fixture(autouse=True)
 def fresh_programs():
     main, startup = tide.Program(), tide.Program()

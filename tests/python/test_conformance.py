@@ -105,6 +105,7 @@ def test_cpu_passes_the_ops_it_covers(tmp_path):
     assert "relu" in p.stdout and "pass" in p.stdout
 
 
+@pytest.mark.sweep
 def test_cpu_passes_the_whole_suite(tmp_path):
     # Every op test, on the CPU kernels (the reference): CI's conformance run on the CPU.
     p, report = run_kit(tmp_path, "--place", "cpu:0")
@@ -118,6 +119,7 @@ def test_cpu_passes_the_whole_suite(tmp_path):
     assert all(c["coverage"] in ("device", "no kernel") for c in report["checks"])
 
 
+@pytest.mark.sweep
 @needs_sim
 def test_sim_judges_its_own_kernels_and_nothing_else(tmp_path):
     p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM)
@@ -150,11 +152,27 @@ def test_sim_judges_its_own_kernels_and_nothing_else(tmp_path):
 
 
 @needs_sim
-def test_sim_covered_ops_pass(tmp_path):
-    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "relu,scale")
+def test_sim_judges_a_sample_of_ops(tmp_path):
+    # The sweep's rules on a sample: sim's own ops pass, an op whose float64 grad has no sim
+    # kernel is not covered there, ops without sim kernels (from several test modules) are not
+    # covered, and the kit passes.
+    own = ["elementwise_add", "relu", "scale"]
+    others = ["conv2d", "sum", "transpose", "reduce_sum", "sequence_pool", "lookup_table"]
+    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", ",".join(own + others))
     assert p.returncode == 0, p.stdout + p.stderr
-    assert report["passed"]
+    assert report["passed"] and not report["errors"]
     assert "Conformance of sim:0" in p.stdout
+    for op in own:
+        for dtype in ("float32", "float64"):
+            assert cells(report, op)[dtype]["forward"]["status"] == "pass", (op, dtype)
+    assert cells(report, "relu")["float32"]["gradient"]["status"] == "pass"
+    assert cells(report, "relu")["float64"]["gradient"]["status"] == "not covered"
+    assert cells(report, "scale")["int32"]["forward"]["status"] == "not covered"
+    rows = [r for r in report["rows"] if r["op"] in others]
+    assert {r["op"] for r in rows} == set(others)
+    for r in rows:
+        assert r["forward"]["status"] == "not covered" and r["gradient"]["status"] == "not covered", r
+    assert {r["op"] for r in report["rows"]} <= set(own + others)
 
 
 @needs_sim
@@ -209,3 +227,5 @@ def test_bad_place_or_plugin_is_a_clear_error(tmp_path):
     assert p.returncode == 2 and "missing.so" in p.stderr
     p, _ = run_kit(tmp_path, "--tests", str(tmp_path))
     assert p.returncode == 2 and "no test_ops_*.py" in p.stderr
+    p, _ = run_kit(tmp_path, "--jobs", "0")
+    assert p.returncode == 2 and "--jobs must be at least 1" in p.stderr

@@ -12,7 +12,9 @@ device covers fails (or the kit could not run). Each test module runs in its own
 of the module still runs.
 """
 import argparse
+import concurrent.futures
 import glob
+import io
 import importlib.util
 import json
 import os
@@ -217,6 +219,9 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=900, metavar="S",
                     help="stop a test module's process after S seconds (default 900): the check "
                          "in flight fails (a hung kernel)")
+    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
+                    help="test modules run at once, each in its own processes (default: one per "
+                         "CPU, %(default)s here)")
     ap.add_argument("--verbose", "-v", action="store_true", help="show pytest's output")
     args = ap.parse_args(argv)
     args.ops = [o for o in args.ops.split(",") if o]
@@ -253,12 +258,20 @@ def main(argv=None):
         sys.stderr.write("tide-conformance: no test_ops_*.py modules in %s\n" % tests_dir)
         return 2
 
+    if args.jobs < 1:
+        sys.stderr.write("tide-conformance: --jobs must be at least 1, not %d\n" % args.jobs)
+        return 2
     checks, errors = [], []
-    log = sys.stdout if args.verbose else open(os.devnull, "w")
-    for module in modules:
-        c, e = run_module(module, args, log)
+    # Modules run side by side (each in its own worker processes); their results and, with
+    # --verbose, their output are taken in the modules' order.
+    logs = [io.StringIO() for _ in modules]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda m, log: run_module(m, args, log), modules, logs))
+    for (c, e), log in zip(results, logs):
         checks += c
         errors += e
+        if args.verbose:
+            sys.stdout.write(log.getvalue())
     rows, untested = summarize(checks, kernels)
     print_report(args.place, rows, untested, errors)
     failed = any(r[k]["status"] == "FAIL" for r in rows for k in ("forward", "gradient"))
