@@ -34,8 +34,10 @@ ccache_counts() {
 }
 step "building the tide wheel in $wheel_build (CXX=${CXX:-unset})"
 read -r hits0 misses0 < <(ccache_counts)
-(cd "$src" && "$py" -m pip wheel -q --no-build-isolation --no-deps --disable-pip-version-check \
-   -w "$work/dist" --config-settings=build-dir="$wheel_build" .)
+# PYTHONCOERCECLOCALE=0: under the C locale (a bare login) Python would export LC_CTYPE=C.UTF-8 to
+# the compilers it starts, and ccache hashes the locale, so no object of build/ would be reused.
+(cd "$src" && PYTHONCOERCECLOCALE=0 "$py" -m pip wheel -q --no-build-isolation --no-deps \
+   --disable-pip-version-check -w "$work/dist" --config-settings=build-dir="$wheel_build" .)
 whl=$(ls "$work"/dist/tide-*.whl)
 read -r hits1 misses1 < <(ccache_counts)
 step "built $(basename "$whl") ($(du -h "$whl" | cut -f1)); ccache: $((hits1 - hits0)) hits," \
