@@ -32,7 +32,9 @@ def grad_var_name(name):
 
 class Variable:
     """A variable of a block: a name with a type, data type, shape and LoD level. Values live
-    in a Scope at run time; this is only the description."""
+    in a Scope at run time; this is only the description. Its arithmetic and ordering operators
+    (a + b, a < b build ops) are attached by tide.layers (layers/math_op_patch.py), which builds
+    on this module."""
 
     def __init__(self, block, name=None, type="LOD_TENSOR", shape=None, dtype=None,
                  lod_level=None, persistable=None, stop_gradient=False, **kwargs):
@@ -94,36 +96,6 @@ class Variable:
 
     def __repr__(self):
         return "Variable(%s)" % self.desc.to_string()
-
-    # Arithmetic builds ops, as Fluid's monkey-patched Variable does.
-    def _binary(self, other, op_type, reverse=False):
-        from .layers import nn
-        if not isinstance(other, Variable):
-            other = nn.fill_constant([1], self.dtype, float(other))
-        x, y = (other, self) if reverse else (self, other)
-        return nn._elementwise(op_type, x, y)
-
-    def __add__(self, o): return self._binary(o, "elementwise_add")
-    def __radd__(self, o): return self._binary(o, "elementwise_add", True)
-    def __sub__(self, o): return self._binary(o, "elementwise_sub")
-    def __rsub__(self, o): return self._binary(o, "elementwise_sub", True)
-    def __mul__(self, o): return self._binary(o, "elementwise_mul")
-    def __rmul__(self, o): return self._binary(o, "elementwise_mul", True)
-    def __truediv__(self, o): return self._binary(o, "elementwise_div")
-    def __rtruediv__(self, o): return self._binary(o, "elementwise_div", True)
-
-    # Ordering builds compare ops (Fluid's a < b is less_than). == and != keep their identity
-    # meaning: Variables are used in sets, dicts and `in` tests.
-    def _compare(self, other, op_type):
-        from .layers import logic, nn
-        if not isinstance(other, Variable):
-            other = nn.fill_constant([1], self.dtype, float(other))
-        return getattr(logic, op_type)(self, other)
-
-    def __lt__(self, o): return self._compare(o, "less_than")
-    def __le__(self, o): return self._compare(o, "less_equal")
-    def __gt__(self, o): return self._compare(o, "greater_than")
-    def __ge__(self, o): return self._compare(o, "greater_equal")
 
 
 class Parameter(Variable):

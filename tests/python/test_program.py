@@ -78,6 +78,27 @@ def test_generated_layer_from_op_proto(exe):
         layers.clip(x, nonsense=1)
 
 
+def test_variable_arithmetic_operators(exe):
+    """a + b, a - b, a * b, a / b build elementwise ops (tide.layers sets them on Variable); a
+    number on either side is a [1] tensor of the Variable's dtype, and keeps its side."""
+    x = layers.data(name="x", shape=[3])
+    y = layers.data(name="y", shape=[3])
+    w = layers.create_parameter(shape=[3], dtype="float32", name="w")
+    exprs = [x + y, x - y, x * y, x / y, x + 1.0, 1.0 - x, 2 * x, 1.0 / x, w * x]
+    types = [v.op.type for v in exprs]
+    assert types == ["elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div",
+                     "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div",
+                     "elementwise_mul"]
+    assert exprs[5].op.input("Y") == ["x"] and exprs[4].op.input("X") == ["x"]
+    xs = np.array([[1.0, 2.0, 4.0]], "float32")
+    ys = np.array([[2.0, 0.5, 8.0]], "float32")
+    exe.run(tide.default_startup_program())  # w, a Parameter: it has the operators too
+    got = exe.run(feed={"x": xs, "y": ys}, fetch_list=exprs[:8])
+    want = [xs + ys, xs - ys, xs * ys, xs / ys, xs + 1, 1 - xs, 2 * xs, 1 / xs]
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(g, v, rtol=1e-6)
+
+
 def test_layer_errors_are_clear():
     x = layers.data(name="x", shape=[3])
     with pytest.raises(TypeError, match="must be a Variable"):
