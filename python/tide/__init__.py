@@ -12,6 +12,8 @@ install's lib/tide/plugins; --plugin_path or TIDE_PLUGIN_PATH_ONLY=1 for only th
 those of other wheels' "tide.plugins" entry points (docs/packaging.md); tide.load_plugin adds more
 at any time.
 """
+__version__ = "0.1.0"  # first: modules may read it while the package is still importing
+
 from . import _C
 
 _C.initialize()
@@ -83,6 +85,3 @@ def set_flags(flags):
 
 def get_flag(name):
     return _C.get_flag(name)
-
-
-__version__ = "0.1.0"

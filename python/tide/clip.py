@@ -1,5 +1,7 @@
 """Gradient clipping by value, by norm and by global norm (applied before regularisation)."""
 from . import unique_name
+from .core import dtype_code
+from .framework import default_main_program
 
 
 class BaseGradientClipAttr:
@@ -74,7 +76,7 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         block.append_op("sqrt", inputs={"X": total}, outputs={"Out": norm})
         limit = block.create_var(name=unique_name.generate("clip_norm"), dtype=dtype, shape=[1])
         block.append_op("fill_constant", outputs={"Out": limit},
-                        attrs={"shape": [1], "dtype": _dtype_code(dtype), "value": self.clip_norm})
+                        attrs={"shape": [1], "dtype": dtype_code(dtype), "value": self.clip_norm})
         denom = block.create_var(name=unique_name.generate("global_norm_max"), dtype=dtype, shape=[1])
         block.append_op("elementwise_max", inputs={"X": norm, "Y": limit}, outputs={"Out": denom})
         factor = block.create_var(name=unique_name.generate("global_norm_scale"), dtype=dtype, shape=[1])
@@ -103,11 +105,6 @@ def _dense_values(block, g):
     return values
 
 
-def _dtype_code(dtype):
-    from .core import dtype_code
-    return dtype_code(dtype)
-
-
 def append_gradient_clip_ops(params_grads, clip=None):
     """Each parameter's own gradient_clip_attr wins over `clip`; parameters are grouped by clip."""
     groups = {}
@@ -130,7 +127,6 @@ def append_gradient_clip_ops(params_grads, clip=None):
 
 def set_gradient_clip(clip, param_list=None, program=None):
     """Sets `clip` on the given parameters (default: every parameter of the program)."""
-    from .framework import default_main_program
     program = program or default_main_program()
     params = param_list or program.global_block().all_parameters()
     for p in params:

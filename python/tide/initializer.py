@@ -2,6 +2,7 @@
 import math
 
 from .core import dtype_code
+from .framework import default_startup_program
 
 
 def _fans(shape):
@@ -25,7 +26,6 @@ class Initializer:
     @staticmethod
     def _startup_var(var, block):
         """The parameter's twin in the startup program (made on first use)."""
-        from .framework import default_startup_program
         startup = default_startup_program().global_block()
         if var.name in startup.vars:
             return startup, startup.vars[var.name]
@@ -35,7 +35,6 @@ class Initializer:
 
     @staticmethod
     def _seed(seed):
-        from .framework import default_startup_program
         return seed or default_startup_program()._next_seed()
 
 

@@ -13,8 +13,9 @@ import struct
 import numpy as np
 
 from .core import CPUPlace, LoDTensor, _C, convert_dtype
-from .executor import global_scope
+from .executor import Executor, global_scope
 from .framework import Parameter, Program, Variable, default_main_program
+from .transpiler.inference_transpiler import InferenceTranspiler
 
 MAGIC = b"TIDETNSR"
 VERSION = 1
@@ -277,7 +278,6 @@ def _optimize_inference(program, executor, scope, created):
     """InferenceTranspiler on a just-loaded program; then the parameters this load created
     (`created`: not in the scope before) that the program no longer reads (a folded filter's
     original, a folded batch_norm's statistics) are dropped from the scope and the program."""
-    from .transpiler.inference_transpiler import InferenceTranspiler
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
     InferenceTranspiler().transpile(program, place, scope)
@@ -319,7 +319,6 @@ def load_inference_model(dirname, executor=None, model_filename=None, params_fil
             _optimize_inference(result[0], executor, scope, _local_names(scope) - before)
         return result
     if executor is None:
-        from .executor import Executor
         executor = Executor(CPUPlace())
     path = os.path.join(dirname, model_filename or MODEL_FILENAME)
     if not os.path.exists(path):

@@ -1,4 +1,5 @@
 """ParamAttr: how a layer's parameter is named, initialised, regularised and trained."""
+from .initializer import Initializer
 
 
 class ParamAttr:
@@ -24,7 +25,6 @@ class ParamAttr:
             return ParamAttr(name=arg)
         if arg is False:
             return False
-        from .initializer import Initializer
         if isinstance(arg, Initializer):
             return ParamAttr(initializer=arg)
         raise TypeError("a parameter attribute must be a ParamAttr, a name, an initializer, None "

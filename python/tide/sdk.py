@@ -11,6 +11,11 @@ beyond what `import tide` loads.
 """
 import os
 
+try:  # the build tree's paths (a module the build writes next to the package; never installed)
+    from . import _build_paths
+except ImportError:
+    _build_paths = None
+
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -27,23 +32,13 @@ def _installed_prefix():
     return None
 
 
-def _build_tree():
-    """The build tree's paths (a module the build writes next to the package; never installed)."""
-    try:
-        from . import _build_paths
-    except ImportError:
-        return None
-    return _build_paths
-
-
 def include_dir():
     """The directory holding tide/plugin_api.h and tide/plugin.hpp (pass it as -I)."""
     p = _installed_prefix()
     if p:
         return os.path.join(p, "include")
-    b = _build_tree()
-    if b:
-        return b.SDK_INCLUDE_DIR
+    if _build_paths is not None:
+        return _build_paths.SDK_INCLUDE_DIR
     raise FileNotFoundError("tide.sdk: no SDK headers next to the tide package at %s" % _PKG)
 
 

@@ -5,6 +5,7 @@ enclosing blocks are read and written by name."""
 from .. import unique_name
 from ..framework import Variable, default_main_program
 from ..layer_helper import LayerHelper
+from .logic import logical_and, logical_not
 from .nn import assign
 
 __all__ = ["While", "Switch", "IfElse", "ConditionalBlock", "create_array", "array_write",
@@ -224,7 +225,6 @@ class Switch:
         self.pre_not_conditions = []  # "no earlier case held", after each case
 
     def case(self, condition):
-        from .logic import logical_and, logical_not
         if not self.inside_scope:
             raise ValueError("Switch.case() must be called inside 'with Switch() as switch:'")
         _check_condition("Switch.case", condition)

@@ -3,6 +3,7 @@ counter the program increments each run, and a learning-rate variable the optimi
 from .. import unique_name
 from ..framework import default_main_program, default_startup_program
 from .control_flow import Switch
+from .logic import less_than
 from .nn import assign, cast, elementwise_min, elementwise_pow, fill_constant, floor, scale
 
 __all__ = ["autoincreased_step_counter", "piecewise_decay", "exponential_decay", "noam_decay"]
@@ -42,7 +43,6 @@ def piecewise_decay(boundaries, values):
     startup.create_var(name=lr.name, dtype="float32", shape=[1], persistable=True)
     startup.append_op("fill_constant", outputs={"Out": lr.name},
                       attrs={"shape": [1], "dtype": lr.desc.dtype, "value": float(values[0])})
-    from .logic import less_than
     with Switch() as switch:
         for boundary, value in zip(boundaries, values):
             boundary_var = fill_constant([1], "float32", float(boundary))

@@ -2,10 +2,12 @@
 Fluid's names and arguments."""
 import numpy as np
 
+from .. import unique_name
 from ..core import convert_dtype, dtype_code
 from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
+from ..param_attr import ParamAttr
 from .checks import FLOATS, INTS, check_dtype, check_type, check_var, check_variable_and_dtype, is_int
 from .tensor_args import contains_var, int_tensor, int_tensor_list, int_items, list_arg
 
@@ -594,7 +596,6 @@ def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32"):
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
-    from ..param_attr import ParamAttr
     helper = LayerHelper("create_parameter")
     attr = ParamAttr.to_attr(attr)
     if name:
@@ -605,7 +606,6 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
     """A global variable filled with `value` by the startup program."""
     helper = LayerHelper("global_var", name=name)
-    from .. import unique_name
     var = helper.create_global_variable(name=name or unique_name.generate("global_var"),
                                         shape=list(shape), dtype=convert_dtype(dtype),
                                         persistable=persistable, stop_gradient=True)

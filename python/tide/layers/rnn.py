@@ -10,6 +10,7 @@ from ..framework import Variable
 from ..layer_helper import LayerHelper
 from .checks import check_var
 from .control_flow import BlockGuard, While, array_read, array_write
+from .logic import increment, less_than
 from .nn import assign, fill_constant
 
 __all__ = [
@@ -143,7 +144,6 @@ class DynamicRNN:
                 raise ValueError("DynamicRNN: the block must call step_input() at least once")
             for new_mem, mem in self.mem_link:
                 assign(new_mem, mem)
-            from .logic import increment, less_than
             increment(self.step_idx, 1.0, in_place=True)
             less_than(self.step_idx, self.max_seq_len, force_cpu=True, cond=self.cond)
         self.status = DynamicRNN.AFTER_RNN

@@ -5,7 +5,7 @@ from ..core import convert_dtype, dtype_code
 from ..framework import Variable
 from ..layer_helper import LayerHelper
 from .checks import check_var
-from .nn import fill_constant
+from .nn import concat, fc, fill_constant
 
 __all__ = [
     "sequence_pool", "sequence_first_step", "sequence_last_step", "sequence_softmax",
@@ -258,7 +258,6 @@ def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
 def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None, bias_attr=None,
               name=None):
     """One LSTM step: fc([x_t, hidden_t_prev]) -> gates [i, f, o, g]; returns (h, c)."""
-    from .nn import concat, fc
     for arg, v in (("x_t", x_t), ("hidden_t_prev", hidden_t_prev), ("cell_t_prev", cell_t_prev)):
         check_var("lstm_unit", arg, v)
         if len(v.shape) != 2:

@@ -22,7 +22,7 @@ def int_tensor(layer, arg, var):
 def int_tensor_list(layer, arg, values):
     """Every item as a one-element int tensor: the Variables as given, each int filled into a new
     int32 [1] (Fluid's _convert_to_tensor_list)."""
-    from .nn import fill_constant  # nn builds on this module
+    from .nn import fill_constant  # breaks the cycle nn -> tensor_args -> nn
     return [int_tensor(layer, "%s[%d]" % (arg, i), v) if isinstance(v, Variable)
             else fill_constant([1], "int32", v, force_cpu=True) for i, v in enumerate(values)]
 

@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 
-from .. import sdk
+from .. import __version__, sdk
 from ..plugins import load_plugin
 
 __all__ = ["load", "default_build_directory", "ExtensionBuildError"]
@@ -71,7 +71,7 @@ def default_build_directory(name, sources, extra_cflags=None, extra_ldflags=None
     """The cache directory load() builds `name` in for these sources and flags."""
     _check_name(name)
     h = hashlib.sha256()
-    parts = [name, _package_version(), sdk.include_dir(), _compiler(), sys.platform]
+    parts = [name, __version__, sdk.include_dir(), _compiler(), sys.platform]
     parts += _flags(extra_cflags, "extra_cflags") + ["--"] + _flags(extra_ldflags, "extra_ldflags")
     parts += ["--"] + [os.path.abspath(p) for p in (extra_include_paths or [])]
     for p in parts:
@@ -91,11 +91,6 @@ def default_build_directory(name, sources, extra_cflags=None, extra_ldflags=None
             raise FileNotFoundError("cpp_extension.load(%r): cannot read source %s: %s" % (name, src, e.strerror)) from None
         h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
     return os.path.join(_cache_root(), "%s-%s" % (name, h.hexdigest()[:16]))
-
-
-def _package_version():
-    from .. import __version__
-    return __version__
 
 
 def _write_ninja(path, name, sources, cflags, ldflags):

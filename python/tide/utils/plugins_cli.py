@@ -6,16 +6,20 @@ import os
 import subprocess
 import sys
 
+import tide  # loads the plugins, entry points included, as a user's import does
+
+try:  # the build tree: <build>/bin/tide-plugins
+    from .. import _build_paths
+except ImportError:
+    _build_paths = None
+
 
 def _program():
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     candidates = [os.path.join(pkg, "bin", "tide-plugins")]
-    try:
-        from .. import _build_paths  # the build tree: <build>/bin/tide-plugins
+    if _build_paths is not None:
         candidates.append(os.path.join(os.path.dirname(os.path.dirname(_build_paths.PLUGIN_DIR)),
                                        "..", "bin", "tide-plugins"))
-    except ImportError:
-        pass
     for c in candidates:
         if os.path.isfile(c):
             return os.path.normpath(c)
@@ -37,7 +41,6 @@ def _import_times():
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    import tide  # noqa: F401  (loads the plugins, entry points included, as a user's import does)
     program = _program()
     env = dict(os.environ)
     extra = tide.entry_point_plugin_dirs()
