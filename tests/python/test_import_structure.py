@@ -5,6 +5,7 @@ package's __init__ and without it (its own imports suffice); the modules tide.la
 operators being set by tide.layers itself (layers/math_op_patch.py); and an import inside a
 function is there only to break a real cycle, which its comment names."""
 import ast
+import concurrent.futures
 import functools
 import os
 import subprocess
@@ -34,24 +35,13 @@ SOURCES = _sources()
 PUBLIC = sorted(m for m in SOURCES if not any(p.startswith("_") for p in m.split(".")))
 # Modules that read the package's own attributes, so need its __init__ to have run.
 NEEDS_PACKAGE_INIT = {"tide.utils.cpp_extension": "hashes tide.__version__ into build dirs"}
+BARE = [m for m in PUBLIC if m != "tide" and m not in NEEDS_PACKAGE_INIT]
 
-
-def _python(*args):
-    r = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
-                       check=False)
-    command = " ".join(args)
-    assert r.returncode == 0, f"python {command} failed:\n{r.stderr[-3000:]}"
-    return r.stdout
-
-
-@pytest.mark.parametrize("module", PUBLIC)
-def test_module_imports_first_in_a_fresh_interpreter(module):
-    """Whichever module comes first, it imports, and Variable has its operators (tide's __init__
-    imports tide.layers, which sets them)."""
-    _python("-c", f"import {module}\nfrom tide.framework import Variable\n"
-                  "assert '__add__' in vars(Variable) and '__lt__' in vars(Variable)")
-
-
+_FRESH_IMPORT = """
+import {}
+from tide.framework import Variable
+assert "__add__" in vars(Variable) and "__lt__" in vars(Variable)
+"""
 _BARE_IMPORT = """
 import importlib, importlib.util, sys, types
 spec = importlib.util.find_spec("tide")
@@ -63,13 +53,43 @@ print("\\n".join(m for m in sys.modules if m.startswith("tide.")))
 """
 
 
+def _side_by_side(modules, args):
+    """{module: its python process's stdout}, the processes run side by side (each mostly waits
+    on its start-up); a failed one's stderr instead, marked."""
+    def run(module):
+        r = subprocess.run([sys.executable, *args(module)], capture_output=True, text=True,
+                           timeout=300, check=False)
+        return r.stdout if r.returncode == 0 else "FAILED\n" + r.stderr[-3000:]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(zip(modules, pool.map(run, modules)))
+
+
+@functools.cache
+def _fresh_imports():
+    return _side_by_side(PUBLIC, lambda m: ["-c", _FRESH_IMPORT.format(m)])
+
+
+@functools.cache
+def _bare_imports():
+    return _side_by_side(BARE, lambda m: ["-c", _BARE_IMPORT, m])
+
+
 def _bare_import(module):
     """The tide modules importing `module` loads when the package's __init__ did not run."""
-    return set(_python("-c", _BARE_IMPORT, module).split())
+    out = _bare_imports()[module]
+    assert not out.startswith("FAILED"), f"importing {module} without tide's __init__: {out}"
+    return set(out.split())
 
 
-@pytest.mark.parametrize("module", [m for m in PUBLIC
-                                    if m != "tide" and m not in NEEDS_PACKAGE_INIT])
+@pytest.mark.parametrize("module", PUBLIC)
+def test_module_imports_first_in_a_fresh_interpreter(module):
+    """Whichever module comes first, it imports, and Variable has its operators (tide's __init__
+    imports tide.layers, which sets them)."""
+    out = _fresh_imports()[module]
+    assert not out.startswith("FAILED"), f"import {module} first: {out}"
+
+
+@pytest.mark.parametrize("module", BARE)
 def test_module_imports_without_the_package_init(module):
     """A module's own imports are enough: it does not lean on tide/__init__.py's import order."""
     assert module in _bare_import(module)
