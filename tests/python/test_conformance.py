@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 import tide
+from ctest_env import needs, path, require
 from tide.testing import coverage, op_test
 
-BUILD = os.environ.get("TIDE_BUILD_DIR", "")
-SIM = os.path.join(BUILD, "tests", "plugins", "sim_device", "libtide_device_sim.so")
-LAUNCHER = os.path.join(BUILD, "bin", "tide-conformance")
-needs_sim = pytest.mark.skipif(not os.path.exists(SIM), reason="the sim device plugin is not built")
+SIM_PARTS = ("tests", "plugins", "sim_device", "libtide_device_sim.so")
+SIM = path("TIDE_BUILD_DIR", *SIM_PARTS)
+needs_sim = needs("TIDE_BUILD_DIR", *SIM_PARTS, what="the sim device plugin")
 
 
 def run_kit(tmp_path, *args, env=None, cmd=None):
@@ -206,9 +206,9 @@ def test_a_crashing_kernel_fails_its_op_and_the_rest_still_runs(tmp_path):
 
 
 def test_launcher_runs_the_kit(tmp_path):
-    if not os.path.exists(LAUNCHER):
-        pytest.skip("no build-tree launcher")
-    p, report = run_kit(tmp_path, "--place", "cpu:0", "--ops", "scale", cmd=[LAUNCHER])
+    launcher = require("TIDE_BUILD_DIR", "bin", "tide-conformance",
+                       what="the build tree's tide-conformance launcher")
+    p, report = run_kit(tmp_path, "--place", "cpu:0", "--ops", "scale", cmd=[launcher])
     assert p.returncode == 0, p.stdout + p.stderr
     assert cells(report, "scale")["float32"]["forward"]["status"] == "pass"
 

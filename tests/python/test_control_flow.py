@@ -1,11 +1,10 @@
 """Control flow in programs (the ops_control plugin and tide.layers' While, Switch, IfElse,
 ConditionalBlock, tensor arrays, piecewise_decay), forward, against numpy; bad input."""
-import os
-
 import numpy as np
 import pytest
 
 import tide
+from ctest_env import require
 from tide import layers
 
 
@@ -387,10 +386,8 @@ def test_array_write_and_read_grads(exe, rng, dtype):
 
 def _sim_place():
     """The test-only 'sim' device (not host-accessible: every transfer is a counted copy)."""
-    build = os.environ.get("TIDE_BUILD_DIR")
-    path = os.path.join(build or "", "tests", "plugins", "sim_device", "libtide_device_sim.so")
-    if not build or not os.path.exists(path):
-        pytest.skip("the sim device plugin is not built")
+    path = require("TIDE_BUILD_DIR", "tests", "plugins", "sim_device", "libtide_device_sim.so",
+                   what="the sim device plugin")
     if not any(p["name"] == "device_sim" and p["status"] == "loaded" for p in tide.plugins()):
         tide.load_plugin(path)
     return tide.Place("sim", 0)

@@ -10,9 +10,11 @@ import textwrap
 
 import pytest
 
-BUILD = os.environ.get("TIDE_BUILD_DIR", "")
-SIM = os.path.join(BUILD, "tests", "plugins", "sim_device", "libtide_device_sim.so")
-pytestmark = pytest.mark.skipif(not os.path.exists(SIM), reason="the sim device plugin is not built")
+from ctest_env import needs, path
+
+SIM_PARTS = ("tests", "plugins", "sim_device", "libtide_device_sim.so")
+SIM = path("TIDE_BUILD_DIR", *SIM_PARTS)
+pytestmark = needs("TIDE_BUILD_DIR", *SIM_PARTS, what="the sim device plugin")
 
 # TideSimCounters (sim_context.h) as ctypes sees it: every field, in order (the C function returns
 # the whole struct by value, so a shorter definition would let it write past ctypes' buffer).

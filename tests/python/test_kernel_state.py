@@ -10,11 +10,11 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
+from ctest_env import needs, path
 
-BUILD = os.environ.get("TIDE_BUILD_DIR", "")
-SIM = os.path.join(BUILD, "tests", "plugins", "sim_device", "libtide_device_sim.so")
-pytestmark = pytest.mark.skipif(not os.path.exists(SIM), reason="the sim device plugin is not built")
+SIM_PARTS = ("tests", "plugins", "sim_device", "libtide_device_sim.so")
+SIM = path("TIDE_BUILD_DIR", *SIM_PARTS)
+pytestmark = needs("TIDE_BUILD_DIR", *SIM_PARTS, what="the sim device plugin")
 
 PROBES = textwrap.dedent("""
     import gc, json, sys

@@ -9,17 +9,16 @@ import numpy as np
 import pytest
 
 import tide
+from ctest_env import path, require
 from tide import layers
 
-PLUGIN_DIR = os.environ.get("TIDE_TEST_PLUGIN_DIR", "")
-SLOPPY = os.path.join(PLUGIN_DIR, "libtide_test_sloppy_ops.so")
-NOINFER = os.path.join(PLUGIN_DIR, "libtide_test_noinfer_ops.so")
+SLOPPY = path("TIDE_TEST_PLUGIN_DIR", "libtide_test_sloppy_ops.so")
+NOINFER = path("TIDE_TEST_PLUGIN_DIR", "libtide_test_noinfer_ops.so")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def sloppy_loaded():
-    if not os.path.exists(SLOPPY):
-        pytest.skip("the sloppy_ops test plugin is not built")
+    require("TIDE_TEST_PLUGIN_DIR", "libtide_test_sloppy_ops.so", what="the sloppy_ops test plugin")
     if not tide._C.has_op("sloppy.twice"):
         with pytest.warns(UserWarning, match="unprefixed_twice"):  # checked below
             tide.load_plugin(SLOPPY)
@@ -65,9 +64,7 @@ def test_an_op_with_kernels_but_no_shape_inference_is_refused_at_load():
 
 @pytest.mark.parametrize("strict,code", [(False, 0), (True, 1)])
 def test_tide_plugins_warns_of_kernels_for_undefined_ops(strict, code):
-    tool = os.environ.get("TIDE_PLUGINS_TOOL")
-    if not tool or not os.path.exists(tool):
-        pytest.skip("tide-plugins is not built")
+    tool = require("TIDE_PLUGINS_TOOL", what="the tide-plugins tool")
     r = subprocess.run([tool, "--plugin_path=" + SLOPPY] + (["--strict"] if strict else []),
                        capture_output=True, text=True)
     assert "kernel sloppy.twise" in r.stderr and "no loaded plugin defines op 'sloppy.twise'" in r.stderr

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import tide
+from ctest_env import needs, path, plugin_file
 
-PLUGIN_DIR = os.environ.get("TIDE_TEST_PLUGIN_DIR", "")
-ACME = os.path.join(PLUGIN_DIR, "libtide_test_acme_ops.so")
+ACME = path("TIDE_TEST_PLUGIN_DIR", "libtide_test_acme_ops.so")
+needs_acme = needs("TIDE_TEST_PLUGIN_DIR", "libtide_test_acme_ops.so", what="the acme_ops test plugin")
 
 
 def test_installed_plugins_loaded_on_import():
@@ -44,7 +45,7 @@ def test_broken_plugin_file(tmp_path):
     assert failed and failed[0]["status"] == "failed"
 
 
-@pytest.mark.skipif(not os.path.exists(ACME), reason="test plugin not built (run through ctest)")
+@needs_acme
 def test_load_plugin_and_train_through_its_op(exe):
     record = tide.load_plugin(ACME)
     assert record["name"] == "acme_ops" and record["status"] == "loaded"
@@ -78,6 +79,7 @@ def test_vendor_layer_names_with_underscores(monkeypatch):
     assert generated.op_type_for("my_lab_slow_gelu") is None
 
 
+@needs_acme
 def test_float64_attributes_are_exact(exe):
     # acme.scale64 declares k as float64: 0.1 reaches its kernel exactly, survives serialization,
     # while acme.axpb's float attribute a gets float32's 0.1.
@@ -101,7 +103,7 @@ def test_feed_and_fetch_are_the_cores_own_ops():
     # core defines feed, fetch and delete_var itself.
     import subprocess
     import sys
-    cpu = os.path.join(os.environ["TIDE_PLUGIN_PATH"].split(":")[0], "libtide_device_cpu.so")
+    cpu = plugin_file("device_cpu")
     code = (
         "import numpy as np, tide\n"
         "from tide import layers\n"

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tide
+from ctest_env import plugin_file
 from tide import _C, layers
 
 
@@ -178,7 +179,7 @@ def test_an_empty_capsule_may_have_null_data():
 # --- 3. plugin files -----------------------------------------------------------------------------
 
 def _plugin_dir():
-    return os.environ["TIDE_PLUGIN_PATH"].split(":")[0]
+    return os.path.dirname(plugin_file("ops_math"))
 
 
 @pytest.fixture
@@ -193,7 +194,8 @@ def truncated_plugin(tmp_path):
 
 
 def test_a_truncated_plugin_on_the_path_is_a_failed_record_not_a_crash(truncated_plugin):
-    env = dict(os.environ, TIDE_PLUGIN_PATH=os.environ["TIDE_PLUGIN_PATH"] + ":" + str(truncated_plugin.parent))
+    env = dict(os.environ, TIDE_PLUGIN_PATH=os.pathsep.join(
+        [p for p in [os.environ.get("TIDE_PLUGIN_PATH"), str(truncated_plugin.parent)] if p]))
     code = ("import tide; r = [p for p in tide.plugins() if p['file'].endswith('libtide_truncated.so')][0]; "
             "print(r['status'], '|', r['error'])")
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
