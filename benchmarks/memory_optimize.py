@@ -71,7 +71,7 @@ def tide_child(model, optimize, free_temporaries=True):
         loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
         tide.optimizer.Momentum(learning_rate=0.01, momentum=0.9).minimize(loss)
     if optimize:
-        tide.memory_optimize(main, skip_opt_set=[loss])
+        tide.memory_optimize(main, skip_opt_set=[loss], skip_grads=False)
     place = tide.Place("cpu", 0)
     exe = tide.Executor(place)
     scope = tide.Scope()

@@ -1,5 +1,6 @@
 // bind_ir.cc: ProgramDesc / BlockDesc / VarDesc / OpDesc, op protos, compile-time checks and
 // shape inference, and append_backward.
+#include <google/protobuf/text_format.h>
 #include <pybind11/stl.h>
 
 #include "attr_convert.h"
@@ -44,6 +45,23 @@ py::dict ProtoToDict(const OpInfo& info) {
 
 py::bytes Serialize(const ProgramDesc& p) { return py::bytes(p.Serialize()); }
 
+// The protobuf text format of a desc's message (Fluid's to_string / _debug_string_); with
+// throw_on_error, a message missing a required field is an error naming the fields.
+std::string ProtoText(const google::protobuf::Message& m, bool throw_on_error) {
+  if (throw_on_error && !m.IsInitialized())
+    throw py::value_error(m.GetTypeName() + " is not initialized: missing " + m.InitializationErrorString());
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(m, &text);
+  return text;
+}
+
+template <typename Proto, typename Desc>
+std::string DescProtoText(const Desc& d, bool throw_on_error) {
+  Proto p;
+  d.ToProto(&p);
+  return ProtoText(p, throw_on_error);
+}
+
 }  // namespace
 
 void BindIR(py::module_& m) {
@@ -58,6 +76,7 @@ void BindIR(py::module_& m) {
       .def_property("persistable", &VarDesc::persistable, &VarDesc::set_persistable)
       .def_property("stop_gradient", &VarDesc::stop_gradient, &VarDesc::set_stop_gradient)
       .def("to_string", &VarDesc::ToString)
+      .def("to_proto_text", &DescProtoText<proto::VarDesc, VarDesc>, py::arg("throw_on_error") = true)
       .def("__repr__", &VarDesc::ToString);
 
   py::class_<OpDesc>(m, "OpDesc")
@@ -88,6 +107,7 @@ void BindIR(py::module_& m) {
         InferShapeAtCompileTime(Registry::Global().GetOp(op.type()), op, &block);
       })
       .def("to_string", &OpDesc::ToString)
+      .def("to_proto_text", &DescProtoText<proto::OpDesc, OpDesc>, py::arg("throw_on_error") = true)
       .def("__repr__", &OpDesc::ToString);
 
   py::class_<BlockDesc>(m, "BlockDesc")
@@ -107,7 +127,8 @@ void BindIR(py::module_& m) {
       .def("remove_ops", &BlockDesc::RemoveOps)
       .def("op", &BlockDesc::Op, py::return_value_policy::reference_internal)
       .def("op_size", &BlockDesc::OpSize)
-      .def("all_ops", &BlockDesc::AllOps, py::return_value_policy::reference_internal);
+      .def("all_ops", &BlockDesc::AllOps, py::return_value_policy::reference_internal)
+      .def("to_proto_text", &DescProtoText<proto::BlockDesc, BlockDesc>, py::arg("throw_on_error") = true);
 
   py::class_<ProgramDesc>(m, "ProgramDesc")
       .def(py::init<>())
@@ -118,6 +139,8 @@ void BindIR(py::module_& m) {
       .def("block", &ProgramDesc::MutableBlock, py::return_value_policy::reference_internal)
       .def("append_block", &ProgramDesc::AppendBlock, py::return_value_policy::reference_internal)
       .def("to_string", &ProgramDesc::ToString)
+      .def("to_proto_text", [](const ProgramDesc& p, bool throw_on_error) { return ProtoText(p.ToProto(), throw_on_error); },
+           py::arg("throw_on_error") = true)
       .def_property_readonly("version", &ProgramDesc::version);
 
   m.def("registered_ops", [] { return Registry::Global().OpTypes(); });

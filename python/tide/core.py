@@ -80,4 +80,5 @@ def CUDAPlace(device_id=0):
 
 
 LoDTensor = _C.LoDTensor
+Tensor = _C.LoDTensor  # Fluid's core.Tensor: a LoDTensor whose LoD stays empty
 Scope = _C.Scope

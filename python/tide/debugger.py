@@ -1,16 +1,24 @@
-"""Drawing a program (Fluid's fluid.debugger.draw_block_graphviz, as one call):
+"""Looking at a program (Fluid's fluid.debugger): as code, or drawn as a graph.
 
+    print(tide.debugger.pprint_program_codes(tide.default_main_program()))
     tide.debugger.draw_program(tide.default_main_program(), "net.dot")   # Graphviz text
     tide.debugger.draw_program(program, "net.svg")   # rendered by Graphviz's `dot`, when installed
 
-Ops are boxes, variables ellipses labelled with their shape and data type (parameters and other
-persistable variables bold), edges go from inputs to ops to outputs, and each block is a cluster;
-a control-flow op points (dashed) at the block it runs.
+pprint_program_codes / pprint_block_codes write each block as Fluid's did: its variables
+("Tensor fc_0.w_0 (tensor(type=float32, shape=[13, 1]))"), then its ops as assignments
+("fc_0.tmp_0 = mul(X=x, Y=fc_0.w_0) [{x_num_col_dims=1,...}]"), leaving out the backward part
+unless show_backward.
+
+In the drawing (draw_program, Fluid's draw_block_graphviz as one call), ops are boxes, variables
+ellipses labelled with their shape and data type (parameters and other persistable variables
+bold), edges go from inputs to ops to outputs, and each block is a cluster; a control-flow op
+points (dashed) at the block it runs.
 """
 import os
 import shutil
 import subprocess
 
+from . import _C
 from .core import _DTYPE_NAMES, VAR_TYPE_NAMES, VAR_TYPES
 
 _RENDERED = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
@@ -112,4 +120,78 @@ def draw_program(program, path):
     return path
 
 
-__all__ = ["draw_program", "to_dot"]
+def _repr_tensor(desc):
+    return "tensor(type=%s, shape=%s)" % (_DTYPE_NAMES.get(desc.dtype, "undefined"), list(desc.shape))
+
+
+def repr_var(desc):
+    """One variable as Fluid's debugger writes it: "<kind> <name> (<level>, tensor(...))"."""
+    kind = VAR_TYPE_NAMES.get(desc.type, "type %d" % desc.type)
+    if kind == "LOD_TENSOR":
+        level = desc.lod_level
+        reprs = _repr_tensor(desc)
+        return "%s %s (%s)" % ("LoDTensor" if level > 0 else "Tensor", desc.name,
+                               "level=%d, %s" % (level, reprs) if level > 0 else reprs)
+    if kind == "SELECTED_ROWS":
+        return "SelectedRows %s (%s)" % (desc.name, _repr_tensor(desc))
+    if kind == "LOD_TENSOR_ARRAY":
+        return "TensorArray %s (level=%d, %s)" % (desc.name, desc.lod_level, _repr_tensor(desc))
+    return "%s %s" % (kind, desc.name)
+
+
+def _repr_attr_value(op, name):
+    value = op.attr(name)
+    kind = op.attr_type(name)
+    if kind in ("block", "blocks"):
+        blocks = value if isinstance(value, (list, tuple)) else [value]
+        idx = [getattr(b, "idx", b) for b in blocks]
+        return str(idx[0] if kind == "block" else idx)
+    if name in ("dtype", "out_dtype", "in_dtype") and isinstance(value, int) and value in _DTYPE_NAMES:
+        return "type.%s" % _DTYPE_NAMES[value]
+    return str(value)
+
+
+def repr_op(op):
+    """One op as Fluid's debugger writes it: "outs = type(Param=arg, ...) [{attr=value,...}]",
+    fill_constant as "out = value [shape=[...]]"."""
+    def args(names):
+        return names[0] if len(names) == 1 else str(list(names))
+    inputs = ["%s=%s" % (param, args(names)) for param, names in sorted(op.inputs().items())]
+    outputs = [args(names) for _, names in sorted(op.outputs().items())]
+    attrs = {name: _repr_attr_value(op, name) for name in sorted(op.attr_names())}
+    if op.type == "fill_constant":
+        return "%s = %s [shape=%s]" % (",".join(outputs), attrs.get("value"), attrs.get("shape"))
+    return "%s = %s(%s) [{%s}]" % (", ".join(outputs), op.type, ", ".join(inputs),
+                                   ",".join("%s=%s" % kv for kv in attrs.items()))
+
+
+def _is_backward_op(op):
+    if op.type.endswith("_grad"):
+        return True
+    names = [p for p in op.inputs()] + [p for p in op.outputs()]
+    names += op.input_arg_names() + op.output_arg_names()
+    return any("@GRAD" in n for n in names)
+
+
+def _block_desc(block):
+    return block.desc if not isinstance(block, _C.BlockDesc) else block
+
+
+def pprint_block_codes(block_desc, show_backward=False):
+    """A block (a Block or its BlockDesc) as code: its variables, then its ops; the gradient
+    variables and backward ops only with show_backward."""
+    desc = _block_desc(block_desc)
+    var_reprs = [repr_var(v) for v in desc.all_vars() if show_backward or "@GRAD" not in v.name]
+    op_reprs = [repr_op(op) for op in desc.all_ops() if show_backward or not _is_backward_op(op)]
+    return "// block-%d  parent-%d\n// variables\n%s\n\n// operators\n%s\n" % (
+        desc.idx, desc.parent_idx, "\n".join(var_reprs), "\n".join(op_reprs))
+
+
+def pprint_program_codes(program_desc, show_backward=False):
+    """Every block of a program (a Program or its ProgramDesc) as code (pprint_block_codes)."""
+    desc = program_desc if isinstance(program_desc, _C.ProgramDesc) else program_desc.desc
+    return "\n".join(pprint_block_codes(desc.block(i), show_backward) for i in range(desc.num_blocks()))
+
+
+__all__ = ["draw_program", "to_dot", "pprint_program_codes", "pprint_block_codes", "repr_var",
+           "repr_op"]

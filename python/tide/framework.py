@@ -1,6 +1,7 @@
 """Compile time (seeds 000/002): Program, Block, Variable, Parameter and Operator, the Python
 side of the core's ProgramDesc/BlockDesc/VarDesc/OpDesc, plus the default programs."""
 import contextlib
+import re
 
 import numpy as np
 
@@ -86,13 +87,27 @@ class Variable:
     def stop_gradient(self, value):
         self.desc.stop_gradient = bool(value)
 
+    # Printed by to_string(with_details=True) after the VarDesc's fields, as Fluid does.
+    _DETAIL_ATTRS = ("error_clip", "stop_gradient")
+
     def to_string(self, throw_on_error=True, with_details=False):
+        """The VarDesc in protobuf text format (Fluid's); with_details adds the Python-side
+        attributes (stop_gradient, and a Parameter's trainable, optimize_attr, ...)."""
+        s = self.desc.to_proto_text(throw_on_error)
+        if with_details:
+            for attr in self._DETAIL_ATTRS:
+                s += "%s: %s\n" % (attr, getattr(self, attr, None))
+        return s
+
+    def summary(self, with_details=False):
+        """Tide's one-line description: name, type, dtype, shape, flags."""
         s = self.desc.to_string()
         if with_details and isinstance(self, Parameter):
             s += " trainable=%s" % self.trainable
         return s
 
-    __str__ = to_string
+    def __str__(self):
+        return self.to_string(True)
 
     def __repr__(self):
         return "Variable(%s)" % self.desc.to_string()
@@ -115,6 +130,14 @@ class Parameter(Variable):
         self.regularizer = regularizer
         self.gradient_clip_attr = gradient_clip_attr
         self.do_model_average = do_model_average
+
+    _DETAIL_ATTRS = Variable._DETAIL_ATTRS + ("trainable", "optimize_attr", "regularizer",
+                                              "gradient_clip_attr", "do_model_average")
+
+
+def _indent(text):
+    """Indents every line of `text` after the first by 4 (Fluid's re_add_indent)."""
+    return re.sub(r"\n(.)", r"\n    \1", text)
 
 
 def _names(value):
@@ -198,9 +221,15 @@ class Operator:
         return self.desc.attr_names()
 
     def to_string(self, throw_on_error=True):
+        """The OpDesc in protobuf text format (Fluid's)."""
+        return self.desc.to_proto_text(throw_on_error)
+
+    def summary(self):
+        """Tide's one-line description: type(inputs) -> (outputs) {attributes}."""
         return self.desc.to_string()
 
-    __str__ = to_string
+    def __str__(self):
+        return self.to_string(True)
 
     def __repr__(self):
         return "Operator(%s)" % self.desc.to_string()
@@ -299,12 +328,28 @@ class Block:
         self.program._bump()
 
     def to_string(self, throw_on_error=True, with_details=False):
+        """The BlockDesc in protobuf text format (Fluid's); with_details, each variable's with
+        its Python-side attributes."""
+        if not with_details:
+            return self.desc.to_proto_text(throw_on_error)
+        text = "blocks {\n  idx: %d\n  parent_idx: %d" % (self.idx, self.parent_idx)
+        for v in self.vars.values():
+            text += "\n  vars {\n    %s  }" % _indent(v.to_string(throw_on_error, True))
+        for op in self.ops:
+            text += "\n  ops {\n    %s  }" % _indent(op.to_string(throw_on_error))
+        return text + "\n}"
+
+    def summary(self, with_details=False):
+        """Tide's listing of the block: a line per variable, then a line per op."""
         lines = ["block %d (parent %d):" % (self.idx, self.parent_idx)]
         for v in self.vars.values():
-            lines.append("  var " + v.to_string(throw_on_error, with_details))
+            lines.append("  var " + v.summary(with_details))
         for op in self.ops:
-            lines.append("  op " + op.to_string(throw_on_error))
+            lines.append("  op " + op.summary())
         return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_string(True)
 
 
 class Program:
@@ -361,9 +406,19 @@ class Program:
         return self.random_seed * 1000 + self._seed_counter
 
     def to_string(self, throw_on_error=True, with_details=False):
-        return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks) + "\n"
+        """The ProgramDesc in protobuf text format, as Fluid prints it (throw_on_error: a desc
+        missing a required field is an error); with_details, block by block with each variable's
+        Python-side attributes (stop_gradient, a Parameter's trainable, ...)."""
+        if with_details:
+            return "".join(b.to_string(throw_on_error, True) for b in self.blocks)
+        return self.desc.to_proto_text(throw_on_error)
 
-    __str__ = to_string
+    def summary(self, with_details=False):
+        """Tide's compact listing: per block, a line per variable and per op."""
+        return "\n".join(b.summary(with_details) for b in self.blocks) + "\n"
+
+    def __str__(self):
+        return self.to_string(True)
 
     def clone(self, for_test=False):
         """A deep copy. With for_test, backward and optimizer ops are dropped and ops with an

@@ -42,7 +42,7 @@ TRAIN = textwrap.dedent("""
         label = layers.data(name="label", shape=[1], dtype="int64")
         loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
         tide.optimizer.Momentum(learning_rate=0.05, momentum=0.9).minimize(loss)
-    freed = tide.memory_optimize(main, skip_opt_set=[loss]) if optimize else []
+    freed = tide.memory_optimize(main, skip_opt_set=[loss], skip_grads=False) if optimize else []
     place = tide.Place("cpu", 0)
     exe = tide.Executor(place)
     scope = tide.Scope()

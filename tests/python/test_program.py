@@ -14,7 +14,7 @@ def test_unique_names_and_to_string():
     main = tide.default_main_program()
     params = sorted(p.name for p in main.all_parameters())
     assert params == ["fc_0.b_0", "fc_0.w_0", "fc_1.b_0", "fc_1.w_0"]
-    text = main.to_string(throw_on_error=True, with_details=True)
+    text = main.summary(with_details=True)
     assert "op mul(X=[x], Y=[fc_0.w_0])" in text and "trainable=True" in text
     assert a.shape == (-1, 2) and b.dtype == "float32"
 

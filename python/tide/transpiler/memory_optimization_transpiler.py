@@ -61,13 +61,14 @@ def _freeable(block, name, skip):
     return not var.persistable and var.type in ("LOD_TENSOR", "LOD_TENSOR_ARRAY")
 
 
-def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, skip_grads=False):
+def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, skip_grads=True):
     """Frees each temporary variable of `input_program`'s global block right after its last use
     (in place: the program gains `delete_var` ops). Returns the names freed.
 
-    skip_opt_set: names (or Variables) never freed, e.g. the variables you fetch. level and
-    skip_grads are accepted for Fluid compatibility (level 0 and 1 behave the same; skip_grads
-    keeps every @GRAD variable). Running it twice frees nothing more."""
+    skip_opt_set: names (or Variables) never freed, e.g. the variables you fetch. skip_grads (True
+    by default, as in Fluid) keeps every @GRAD variable; skip_grads=False frees them too. level
+    is accepted for Fluid compatibility (level 0 and 1 behave the same). Running it twice frees
+    nothing more."""
     if not isinstance(input_program, Program):
         raise TypeError("memory_optimize needs a Program, got %r" % (input_program,))
     if level not in (0, 1):
