@@ -92,6 +92,30 @@ def test_switch_takes_the_first_case_that_holds(exe, step, want):
     np.testing.assert_allclose(got, [want])
 
 
+@pytest.mark.parametrize("a_value,want", [(5.0, 1.0), (-4.0, 1.0), (20.0, 2.0)])
+def test_switch_in_the_seeds_form(exe, a_value, want):
+    # Seed 000's `switch = fluid.switch(); with switch.block(): with switch.case(...)`, with
+    # its conditions (a <= 10, then a > 0, else a default no value reaches): the same Switch as
+    # `with Switch()`.
+    import tide as fluid
+    a = layers.data(name="a", shape=[1], dtype="float32", append_batch_size=False)
+    ten, zero = layers.fill_constant([1], "float32", 10.0), layers.fill_constant([1], "float32", 0.0)
+    out = layers.fill_constant([1], "float32", -1.0)
+    switch = fluid.switch()
+    assert isinstance(switch, layers.Switch)
+    with switch.block():
+        with switch.case(layers.less_equal(a, ten)):
+            layers.assign(layers.fill_constant([1], "float32", 1.0), out)
+        with switch.case(layers.greater_than(a, zero)):
+            layers.assign(layers.fill_constant([1], "float32", 2.0), out)
+        with switch.default():
+            layers.assign(layers.fill_constant([1], "float32", 3.0), out)
+    with pytest.raises(ValueError, match="inside"):  # the block is closed again
+        switch.case(layers.less_equal(a, ten))
+    got, = exe.run(feed={"a": np.array([a_value], "float32")}, fetch_list=[out])
+    np.testing.assert_allclose(got, [want])
+
+
 def test_piecewise_decay_follows_the_step_count(exe):
     lr = layers.piecewise_decay(boundaries=[2, 5], values=[1.0, 0.5, 0.1])
     exe.run(tide.default_startup_program())

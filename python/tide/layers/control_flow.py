@@ -217,6 +217,13 @@ class Switch:
                 layers.assign(value_a, lr)
             with switch.default():
                 layers.assign(value_b, lr)
+
+    The seeds' form is the same switch (tide.switch is this class):
+
+        switch = fluid.switch()
+        with switch.block():
+            with switch.case(cond):
+                ...
     """
 
     def __init__(self, name=None):
@@ -243,6 +250,10 @@ class Switch:
         if not self.pre_not_conditions:
             raise ValueError("Switch.default() needs at least one case() before it")
         return ConditionalBlock([self.pre_not_conditions[-1]], is_scalar_condition=True).block()
+
+    def block(self):
+        """`with switch.block():` holds the cases, as `with switch:` does."""
+        return self
 
     def __enter__(self):
         self.inside_scope = True
