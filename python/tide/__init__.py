@@ -29,7 +29,7 @@ from .framework import (Operator, Parameter, Program, Variable, default_main_pro
                         default_startup_program, program_guard)
 from .executor import Executor, global_scope, scope_guard  # noqa: E402,F401
 from . import layers, nets, initializer, optimizer, regularizer, clip, io, reader, profiler  # noqa: E402,F401
-from . import debugger  # noqa: E402,F401
+from . import debugger, evaluator, metrics  # noqa: E402,F401
 from .layers import Switch as switch  # noqa: E402,F401  (the seeds' fluid.switch())
 from .backward import append_backward  # noqa: E402,F401
 from .param_attr import ParamAttr  # noqa: E402,F401

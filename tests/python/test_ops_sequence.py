@@ -493,6 +493,76 @@ def test_lod_reset_layer_and_errors():
 
 
 # ---------------------------------------------------------------------------------------------
+# edit_distance and sequence_erase (edit_distance's ignored_tokens)
+def levenshtein_ref(a, b):
+    """The edit distance by the full dynamic-programming table."""
+    d = np.zeros((len(a) + 1, len(b) + 1), dtype=np.int64)
+    d[:, 0], d[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+    return int(d[-1, -1])
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_edit_distance(normalized):
+    rng = np.random.RandomState(16)
+    hyp_lens, ref_lens = [3, 0, 5, 4, 1], [2, 3, 5, 1, 4]
+    hyps = rng.randint(0, 4, (sum(hyp_lens), 1)).astype("int64")
+    refs = rng.randint(0, 4, (sum(ref_lens), 1)).astype("int64")
+    dist = np.array([[levenshtein_ref(h[:, 0], r[:, 0]) / (len(r) if normalized else 1.0)]
+                     for h, r in zip(seqs(hyps, hyp_lens), seqs(refs, ref_lens))], "float32")
+    make("edit_distance", {"Hyps": (hyps, [hyp_lens]), "Refs": (refs, [ref_lens])},
+         {"Out": dist, "SequenceNum": np.array([5], "int64")}, {"normalized": normalized}).check_output()
+
+
+def test_edit_distance_padded_with_lengths():
+    rng = np.random.RandomState(17)
+    hyps, refs = rng.randint(0, 3, (3, 6)).astype("int64"), rng.randint(0, 3, (3, 5)).astype("int64")
+    hl, rl = np.array([6, 2, 0], "int64"), np.array([5, 5, 3], "int64")
+    dist = np.array([[levenshtein_ref(hyps[i, :hl[i]], refs[i, :rl[i]])] for i in range(3)], "float32")
+    make("edit_distance", {"Hyps": hyps, "Refs": refs, "HypsLength": hl, "RefsLength": rl},
+         {"Out": dist, "SequenceNum": np.array([3], "int64")}, {"normalized": False}).check_output()
+
+
+def test_edit_distance_errors():
+    one = np.array([[1]], "int64")
+    check_error("edit_distance", {"Hyps": (one, [[1]]), "Refs": (np.zeros((0, 1), "int64"), [[0]])},
+                {"Out": np.zeros((1, 1), "float32"), "SequenceNum": np.array([1], "int64")},
+                {"normalized": True}, "Refs", "empty")
+    check_error("edit_distance", {"Hyps": (one, [[1]]), "Refs": (np.ones((2, 1), "int64"), [[1, 1]])},
+                {"Out": np.zeros((1, 1), "float32"), "SequenceNum": np.array([1], "int64")}, {},
+                "1 sequences", "2")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_sequence_erase(dtype):
+    x = np.array([[2], [0], [5], [1], [0], [0], [2], [7]], dtype)
+    lens = [3, 3, 0, 2]
+    tokens = [0, 2]
+    kept = [s[~np.isin(s[:, 0], tokens)] for s in seqs(x, lens)]
+    make("sequence_erase", {"X": (x, [lens])},
+         {"Out": (np.concatenate(kept), [[len(k) for k in kept]])}, {"tokens": tokens}).check_output()
+
+
+def test_edit_distance_layer_ignores_tokens():
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        h = tide.layers.data("h", [1], dtype="int64", lod_level=1)
+        r = tide.layers.data("r", [1], dtype="int64", lod_level=1)
+        dist, num = tide.layers.edit_distance(h, r, normalized=False, ignored_tokens=[0])
+    hyps, refs = tide.LoDTensor(np.array([[1], [0], [2], [3]], "int64")), tide.LoDTensor(
+        np.array([[0], [1], [2], [0], [4]], "int64"))
+    hyps.set_recursive_sequence_lengths([[3, 1]])
+    refs.set_recursive_sequence_lengths([[3, 2]])
+    got_dist, got_num = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"h": hyps, "r": refs}, fetch_list=[dist, num], scope=tide.Scope())
+    # [1, 2] vs [1, 2]: 0; [3] vs [4]: 1 (the zeros erased from both)
+    np.testing.assert_array_equal(got_dist, [[0.0], [1.0]])
+    assert got_num.tolist() == [2]
+
+
+# ---------------------------------------------------------------------------------------------
 # Layers: lod levels at compile time, and a 2-level pool through the layer.
 def test_layers_lod_levels():
     with tide.program_guard(tide.Program(), tide.Program()):

@@ -11,7 +11,7 @@ __all__ = [
     "sequence_pool", "sequence_first_step", "sequence_last_step", "sequence_softmax",
     "sequence_expand", "sequence_expand_as", "sequence_concat", "sequence_reshape",
     "sequence_slice", "sequence_pad", "sequence_unpad", "sequence_mask", "sequence_reverse",
-    "lod_reset",
+    "lod_reset", "edit_distance",
 ]
 
 _POOL_TYPES = ("SUM", "AVERAGE", "SQRT", "MAX", "LAST", "FIRST")
@@ -322,3 +322,36 @@ def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=Tr
                             "contextLength": int(filter_size)})
     _set_lod_level(pre_bias, max(1, input.lod_level))
     return helper.append_activation(helper.append_bias_op(pre_bias))
+
+
+def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None,
+                  label_length=None):
+    """The Levenshtein distance of each int64 hypothesis sequence in `input` to its reference in
+    `label` (LoD sequences, or padded [batch, max_len] with input_length / label_length), divided
+    by the reference's length when normalized; tokens in ignored_tokens are erased from both
+    first. Returns (distances float32 [batch, 1], the number of sequences int64 [1]), as Fluid."""
+    check_var("edit_distance", "input", input)
+    check_var("edit_distance", "label", label)
+    if (input_length is None) != (label_length is None):
+        raise ValueError("edit_distance: give both input_length and label_length (padded "
+                         "sequences) or neither (LoD sequences)")
+    helper = LayerHelper("edit_distance")
+    if ignored_tokens:
+        tokens = [int(t) for t in ignored_tokens]
+        erased = []
+        for seq in (input, label):
+            out = _out(helper, "int64", stop_gradient=True)
+            helper.append_op("sequence_erase", inputs={"X": [seq]}, outputs={"Out": [out]},
+                             attrs={"tokens": tokens})
+            erased.append(out)
+        input, label = erased
+    inputs = {"Hyps": [input], "Refs": [label]}
+    if input_length is not None:
+        inputs["HypsLength"] = [input_length]
+        inputs["RefsLength"] = [label_length]
+    distances = _out(helper, "float32", stop_gradient=True)
+    sequence_num = _out(helper, "int64", stop_gradient=True)
+    helper.append_op("edit_distance", inputs=inputs,
+                     outputs={"Out": [distances], "SequenceNum": [sequence_num]},
+                     attrs={"normalized": bool(normalized)})
+    return distances, sequence_num
