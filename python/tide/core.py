@@ -20,6 +20,12 @@ class PluginError(TideError):
     """A plugin file could not be loaded; the message carries the loader's reason."""
 
 
+class EOFException(OutOfRangeError):
+    """A non-iterable reader (tide.io.DataLoader, PyReader, layers.py_reader) has no batch left
+    in this pass: Executor.run raises it; call the reader's reset(), then start() the next pass
+    (Fluid's fluid.core.EOFException)."""
+
+
 # Data types: the C ABI's TideDataType codes, and their names.
 _DTYPE_CODES = {
     "bool": 0, "int16": 1, "int32": 2, "int64": 3, "float16": 4, "float32": 5, "float64": 6,

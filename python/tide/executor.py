@@ -101,8 +101,18 @@ class Executor:
         if not isinstance(program, Program):
             raise TypeError("Executor.run: program must be a tide.Program, got %r" % (program,))
         feed = feed or {}
+        if isinstance(feed, (list, tuple)):  # a DataLoader's step: one feed dict per place
+            if len(feed) != 1:
+                raise ValueError("Executor.run: feed is a list of %d feed dicts (one per place); "
+                                 "an Executor runs on one place, give it one" % len(feed))
+            feed = feed[0]
         if not isinstance(feed, dict):
             raise TypeError("Executor.run: feed must be a dict {name: value}, got %r" % (type(feed),))
+        readers = getattr(program, "_py_readers", ())
+        if readers:  # non-iterable DataLoaders: the program reads a batch from each on every run
+            feed = dict(feed)
+            for reader in readers:
+                feed.update(reader._next_feed())
         fetch_list = fetch_list or []
         if isinstance(fetch_list, (Variable, str)):
             fetch_list = [fetch_list]

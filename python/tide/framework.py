@@ -426,6 +426,8 @@ class Program:
         p = Program._from_desc(_C.ProgramDesc(self.desc))
         p.random_seed = self.random_seed
         p._memory_optimized = set(getattr(self, "_memory_optimized", ()))
+        if hasattr(self, "_py_readers"):  # its non-iterable DataLoaders feed the copy too
+            p._py_readers = list(self._py_readers)
         # Keep Parameter-ness and Python-only attributes.
         for block, src in zip(p.blocks, self.blocks):
             for name, v in src.vars.items():

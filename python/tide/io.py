@@ -1,6 +1,8 @@
 """Saving and loading: persistable variables (one file each, or one combined file) and
 inference models (the pruned program with feed/fetch ops, plus its parameters).
 load_inference_model also reads models saved by PaddlePaddle (docs/paddle_models.md).
+DataLoader and PyReader (Fluid 1.5+'s input pipeline) live in data_loader.py; they are here too,
+where Fluid has them.
 
 Tensor file format (little-endian), one record per variable:
   b"TIDETNSR", u32 version (1), u32 len + name (utf-8), u32 len + dtype name,
@@ -13,6 +15,7 @@ import struct
 import numpy as np
 
 from .core import CPUPlace, LoDTensor, _C, convert_dtype
+from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader / PyReader)
 from .executor import Executor, global_scope
 from .framework import Parameter, Program, Variable, default_main_program
 from .transpiler.inference_transpiler import InferenceTranspiler
@@ -206,15 +209,30 @@ def load_persistables(executor, dirname, main_program=None, filename=None, scope
 
 
 def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
-                         model_filename=None, params_filename=None, scope=None):
+                         model_filename=None, params_filename=None, export_for_deployment=True,
+                         program_only=False, scope=None):
     """Saves the program pruned to what computes target_vars from the feeds (inference mode,
-    with feed and fetch ops), and the parameters it uses."""
+    with feed and fetch ops), and the parameters it uses; returns the target names.
+
+    As Fluid 1.x: export_for_deployment=False saves the whole program as it is instead (no
+    pruning, no feed/fetch ops) in `<model_filename>.main_program`, with every persistable
+    variable; program_only=True saves the program and no parameters."""
     program = main_program or default_main_program()
     if isinstance(target_vars, Variable):
         target_vars = [target_vars]
+    if isinstance(feeded_var_names, str):
+        feeded_var_names = [feeded_var_names]
     for n in feeded_var_names:
         if not isinstance(n, str):
             raise TypeError("feeded_var_names must be names, got %r" % (n,))
+    os.makedirs(dirname, exist_ok=True)
+    model_basename = os.path.join(dirname, model_filename or MODEL_FILENAME)
+    if not export_for_deployment:
+        with open(model_basename + ".main_program", "wb") as f:
+            f.write(program.serialize_to_string())
+        if not program_only:
+            save_persistables(executor, dirname, program, params_filename, scope)
+        return [v.name for v in target_vars]
     pruned = program._prune(target_vars)
     block = pruned.global_block()
     feed = block.create_var(name="feed", type="FEED_MINIBATCH", persistable=True)
@@ -225,10 +243,10 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
     fetch = block.create_var(name="fetch", type="FETCH_LIST", persistable=True)
     for i, v in enumerate(target_vars):
         block.append_op("fetch", inputs={"X": v.name}, outputs={"Out": fetch}, attrs={"col": i})
-    os.makedirs(dirname, exist_ok=True)
-    with open(os.path.join(dirname, model_filename or MODEL_FILENAME), "wb") as f:
+    with open(model_basename, "wb") as f:
         f.write(pruned.serialize_to_string())
-    save_persistables(executor, dirname, pruned, params_filename, scope)
+    if not program_only:
+        save_persistables(executor, dirname, pruned, params_filename, scope)
     return [v.name for v in target_vars]
 
 

@@ -59,6 +59,32 @@ def test_inference_model_round_trip(tmp_path, exe, rng):
     assert got.tobytes() == want.tobytes()
 
 
+def test_inference_model_flags(tmp_path, exe, rng):
+    # Fluid 1.x's export_for_deployment and program_only.
+    x, y, loss = _model()
+    exe.run(tide.default_startup_program())
+    main = tide.default_main_program()
+    # program_only: the pruned program, no parameters; loading it needs them from elsewhere.
+    names = tide.io.save_inference_model(str(tmp_path / "only"), ["x"], [y], exe, program_only=True)
+    assert names == [y.name] and sorted(os.listdir(tmp_path / "only")) == ["__model__"]
+    # export_for_deployment=False: the whole program as it is, in __model__.main_program, with
+    # every persistable (the optimizer's state too).
+    names = tide.io.save_inference_model(str(tmp_path / "whole"), ["x"], [y], exe,
+                                         export_for_deployment=False)
+    assert names == [y.name]
+    files = set(os.listdir(tmp_path / "whole"))
+    assert "__model__.main_program" in files and "__model__" not in files
+    assert {v.name for v in main.list_vars() if v.persistable} <= files
+    with open(tmp_path / "whole" / "__model__.main_program", "rb") as f:
+        whole = tide.Program.parse_from_string(f.read())
+    types = [op.type for op in whole.global_block().ops]
+    assert types == [op.type for op in main.global_block().ops] and "adam" in types
+    assert "feed" not in types and "fetch" not in types
+    tide.io.save_inference_model(str(tmp_path / "whole"), ["x"], [y], exe, model_filename="net",
+                                 export_for_deployment=False, program_only=True)
+    assert "net.main_program" in os.listdir(tmp_path / "whole")
+
+
 def test_load_errors(tmp_path, exe):
     _model()
     with pytest.raises(ValueError, match="no saved value"):

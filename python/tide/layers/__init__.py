@@ -14,13 +14,15 @@ from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn_all
 from .crf import *  # noqa: F401,F403
 from .crf import __all__ as _crf_all
+from .io import *  # noqa: F401,F403
+from .io import __all__ as _io_all
 from . import generated as _generated
 from . import math_op_patch as _math_op_patch
 from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
 
 _math_op_patch.monkey_patch_variable()  # a + b, a < b on Variables build these layers' ops
 
-__all__ = list(_nn_all) + list(_logic_all) + list(_control_flow_all) + list(_lr_all) + list(_sequence_all) + list(_rnn_all) + list(_crf_all)
+__all__ = list(_nn_all) + list(_logic_all) + list(_control_flow_all) + list(_lr_all) + list(_sequence_all) + list(_rnn_all) + list(_crf_all) + list(_io_all)
 
 
 def __getattr__(name):
