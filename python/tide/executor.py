@@ -54,6 +54,31 @@ def _as_feed(name, value, var):
         raise named from e
 
 
+# The trainer side of parameter-server training (DistributeTranspiler's trainer programs): ops
+# that talk to pservers, and the one that tells them the trainer is done.
+_RPC_OPS = ("send", "recv", "send_barrier", "fetch_barrier", "send_complete")
+_RPC_ENDPOINT_ATTRS = ("epmap", "endpoints")
+# What a send_complete needs from the trainer's RPC ops besides the endpoints.
+_RPC_CLIENT_ATTRS = ("trainer_id", "rpc_deadline", "max_message_size", "curve_server_key_file",
+                     "curve_key_file")
+
+
+def _pserver_clients(program):
+    """{(attrs of the trainer's RPC client): [pserver endpoints]} of the RPC ops of `program`'s
+    global block, and the endpoints its send_complete ops tell (they are done with)."""
+    clients, completed = {}, set()
+    for op in program.global_block().ops:
+        if op.type not in _RPC_OPS:
+            continue
+        endpoints = [e for a in _RPC_ENDPOINT_ATTRS if op.has_attr(a) for e in op.attr(a)]
+        key = tuple((a, op.attr(a)) for a in _RPC_CLIENT_ATTRS if op.has_attr(a))
+        if op.type == "send_complete":
+            completed.update((key, e) for e in endpoints)
+        known = clients.setdefault(key, [])
+        known.extend(e for e in endpoints if e not in known)
+    return clients, completed
+
+
 class Executor:
     """Runs programs on `place` (tide.CPUPlace(), tide.CUDAPlace(i), tide.Place(kind, i))."""
 
@@ -63,9 +88,22 @@ class Executor:
             raise TypeError("Executor needs a tide.Place, got %r" % (self.place,))
         self._core = _C.Executor(self.place)
         self._cache = {}
+        self._pservers = {}  # RPC client attrs -> endpoints of the pservers its programs talked to
+        self._completed = set()  # (client attrs, endpoint) told this trainer is done
 
     def close(self):
-        """Drops every program this executor prepared (and what its kernels kept with its ops)."""
+        """Tells the parameter servers this executor's trainer programs talked to that the
+        trainer is done (send_complete, as Fluid's Executor.close does: a pserver stops once all
+        its trainers are), unless a send_complete already did; then drops every program this
+        executor prepared (and what its kernels kept with its ops)."""
+        for key, endpoints in list(self._pservers.items()):
+            endpoints = [e for e in endpoints if (key, e) not in self._completed]
+            if endpoints:
+                program = Program()
+                program.global_block().append_op("send_complete",
+                                                 attrs=dict(key, endpoints=endpoints))
+                self.run(program, use_program_cache=False)  # marks them completed
+        self._pservers = {}
         self._cache.clear()
         self._last_prepared = None
 
@@ -82,6 +120,7 @@ class Executor:
         prepared = self._cache.get(key) if use_cache else None
         if prepared is None:
             prepared = self._core.prepare(program.desc, 0, list(feed_names), list(fetch_names))
+            self._note_pservers(program)
             if use_cache:
                 # Drop this program's stale versions (a program edited since); its other
                 # feed/fetch lists stay prepared, so alternating them prepares nothing again.
@@ -91,6 +130,14 @@ class Executor:
         else:
             prepared = prepared[0]
         return prepared
+
+    def _note_pservers(self, program):
+        """Remembers the pservers a (trainer) program talks to, for close()."""
+        clients, completed = _pserver_clients(program)
+        for key, endpoints in clients.items():
+            known = self._pservers.setdefault(key, [])
+            known.extend(e for e in endpoints if e not in known)
+        self._completed |= completed
 
     def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed",
             fetch_var_name="fetch", scope=None, return_numpy=True, use_program_cache=True):

@@ -151,3 +151,38 @@ def test_cuda_place_without_that_gpu_is_a_clear_error():
             tide.Executor(tide.CUDAPlace(0))
     assert tide.is_compiled_with_cuda() == any(
         p["status"] == "loaded" and "gpu" in p["devices"] for p in tide.plugins())
+
+
+def test_close_tells_the_pservers_once():
+    # Fluid's Executor.close(): a trainer's executor sends send_complete to every pserver its
+    # programs talked to (with their trainer_id and RPC settings), once, and not at all where
+    # the trainer sent it itself (DistributeTranspiler.send_complete).
+    x = layers.data(name="x", shape=[4])
+    loss = layers.mean(layers.fc(x, 2))
+    tide.optimizer.SGD(0.1).minimize(loss)
+    eps = ["127.0.0.1:6170", "127.0.0.1:6171"]
+    t = tide.DistributeTranspiler().transpile(1, pservers=",".join(eps), trainers=2)
+    sent = []
+
+    class Recording(tide.Executor):
+        def run(self, program=None, **kwargs):  # what would go over the wire, not sent
+            self._note_pservers(program)
+            sent.append([(op.type, op.attr("endpoints"), op.attr("trainer_id"))
+                         for op in program.global_block().ops if op.type == "send_complete"])
+
+    exe = Recording(tide.CPUPlace())
+    exe._note_pservers(t.get_trainer_program())
+    exe.close()
+    assert sent == [[("send_complete", eps, 1)]]
+    exe.close()  # told already
+    assert len(sent) == 1
+    sent.clear()
+    exe._note_pservers(t.get_trainer_startup_program())  # recv from the pservers
+    t.send_complete(exe)  # the trainer says it is done itself
+    exe.close()
+    assert sent == [[("send_complete", eps, 1)]]
+    # An executor that ran no trainer program tells no one.
+    plain = Recording(tide.CPUPlace())
+    plain._note_pservers(tide.default_main_program())
+    plain.close()
+    assert sent == [[("send_complete", eps, 1)]]
