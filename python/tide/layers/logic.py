@@ -4,6 +4,7 @@ fill_constant_batch_size_like and Print."""
 from ..core import convert_dtype, dtype_code
 from ..layer_helper import LayerHelper
 from .checks import check_var
+from .nn import unsqueeze
 
 __all__ = [
     "less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal",
@@ -25,9 +26,21 @@ def _bool_out(helper, layer, out):
     return out
 
 
+def _rows_like(x, y):
+    """y with trailing 1-dims added when it has x's leading dims and x's other dims are all 1:
+    Fluid up to 1.1 compared X and Y of equal size element by element, so a [N] limit against
+    a [N, 1] label (Fluid's IfElse example) compared row by row; broadcasting Y over X's last
+    dims would refuse it."""
+    xs, ys = tuple(x.shape), tuple(y.shape)
+    if 0 < len(ys) < len(xs) and xs[:len(ys)] == ys and all(d == 1 for d in xs[len(ys):]):
+        return unsqueeze(y, axes=list(range(len(ys), len(xs))))
+    return y
+
+
 def _compare(op_type, x, y, cond, attrs):
     check_var(op_type, "x", x)
     check_var(op_type, "y", y)
+    y = _rows_like(x, y)
     helper = LayerHelper(op_type)
     cond = _bool_out(helper, op_type, cond)
     helper.append_op(op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [cond]}, attrs=attrs)
