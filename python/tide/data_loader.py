@@ -32,6 +32,7 @@ from . import unique_name
 from .core import CPUPlace, EOFException, LoDTensor, Place, PreconditionError
 from .data_feeder import DataFeeder
 from .framework import Variable, default_main_program
+from .reader import batch
 
 __all__ = ["DataLoader", "GeneratorLoader", "PyReader"]
 
@@ -172,17 +173,7 @@ class GeneratorLoader:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError("set_sample_generator: batch_size must be a positive int, got %r"
                              % (batch_size,))
-
-        def sample_lists():
-            batch = []
-            for sample in reader():
-                batch.append(sample)
-                if len(batch) == batch_size:
-                    yield batch
-                    batch = []
-            if batch and not drop_last:
-                yield batch
-        return self.set_sample_list_generator(sample_lists, places)
+        return self.set_sample_list_generator(batch(reader, batch_size, drop_last), places)
 
     def set_sample_list_generator(self, reader, places=None):
         """`reader()` yields lists of samples (paddle.batch's output): each list is a batch."""

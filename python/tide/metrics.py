@@ -92,11 +92,13 @@ class CompositeMetric(MetricBase):
         return [m.eval() for m in self._metrics]
 
 
-def _check_preds_labels(preds, labels):
+def _binary(preds, labels):
+    """(predicted classes: preds rounded, labels), both flat, of a binary classifier's batch."""
     if not _is_numpy_(preds):
         raise ValueError("The 'preds' must be a numpy ndarray.")
     if not _is_numpy_(labels):
         raise ValueError("The 'labels' must be a numpy ndarray.")
+    return np.rint(preds).astype("int32").reshape(-1), np.asarray(labels).reshape(-1)
 
 
 class Precision(MetricBase):
@@ -109,9 +111,7 @@ class Precision(MetricBase):
         self.fp = 0  # false positives
 
     def update(self, preds, labels):
-        _check_preds_labels(preds, labels)
-        preds = np.rint(preds).astype("int32").reshape(-1)
-        labels = np.asarray(labels).reshape(-1)
+        preds, labels = _binary(preds, labels)
         positive = preds == 1
         self.tp += int(np.sum(positive & (labels == 1)))
         self.fp += int(np.sum(positive & (labels != 1)))
@@ -131,9 +131,7 @@ class Recall(MetricBase):
         self.fn = 0  # false negatives
 
     def update(self, preds, labels):
-        _check_preds_labels(preds, labels)
-        preds = np.rint(preds).astype("int32").reshape(-1)
-        labels = np.asarray(labels).reshape(-1)
+        preds, labels = _binary(preds, labels)
         real = labels == 1
         self.tp += int(np.sum(real & (preds == 1)))
         self.fn += int(np.sum(real & (preds != 1)))
