@@ -34,7 +34,8 @@ Seqs SeqsOf(const KernelContext& ctx, const char* param, const char* length_para
     const int64_t* len = lens.data<int64_t>();
     for (int64_t i = 0; i < d[0]; ++i) {
       TIDE_CHECK(len[i] >= 0 && len[i] <= d[1], "op '", op, "': ", length_param, " ('",
-                 ctx.InputName(length_param), "')[", i, "] = ", len[i], " is outside [0, ", d[1], "]");
+                 ctx.InputName(length_param), "')[", i, "] = ", len[i], " is outside [0, ", d[1],
+                 "]");
       s.begin.push_back(i * d[1]);
       s.len.push_back(len[i]);
     }
@@ -84,10 +85,11 @@ void EditDistanceKernel(KernelContext& ctx) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t ref_len = refs.len[i];
     TIDE_CHECK(!normalized || ref_len > 0, "op '", op, "': reference ", i, " of Refs ('",
-               ctx.InputName("Refs"), "') is empty; a normalized distance divides by its length "
+               ctx.InputName("Refs"),
+               "') is empty; a normalized distance divides by its length "
                "(set normalized=False)");
-    const float d = static_cast<float>(
-        Levenshtein(h + hyps.begin[i], hyps.len[i], r + refs.begin[i], ref_len));
+    const float d =
+        static_cast<float>(Levenshtein(h + hyps.begin[i], hyps.len[i], r + refs.begin[i], ref_len));
     out[i] = normalized ? d / static_cast<float>(ref_len) : d;
   }
   *ctx.Output("SequenceNum").mutable_data<int64_t>({1}, ctx.place()) = n;
@@ -105,16 +107,19 @@ TIDE_REGISTER_OP(
                  "divided by the reference's length when normalized.")
         .Input("Hyps", "int64 hypotheses: [N, 1] with a one-level LoD, or [S, T] with HypsLength")
         .Input("Refs", "int64 references: [M, 1] with a one-level LoD, or [S, T] with RefsLength")
-        .Input("HypsLength", "int64 [S]: each padded hypothesis's length").AsDispensable()
-        .Input("RefsLength", "int64 [S]: each padded reference's length").AsDispensable()
+        .Input("HypsLength", "int64 [S]: each padded hypothesis's length")
+        .AsDispensable()
+        .Input("RefsLength", "int64 [S]: each padded reference's length")
+        .AsDispensable()
         .Output("Out", "float32 [S, 1]: the distances")
         .Output("SequenceNum", "int64 [1]: S, the number of sequences")
         .Attr("normalized", false, "divide each distance by its reference's length")
         .KernelDataTypeFrom("Hyps")
         .InferShape([](tide::InferShapeContext& c) {
           const char* op = c.op_type();
-          TIDE_CHECK(c.HasInput("HypsLength") == c.HasInput("RefsLength"), "op '", op,
-                     "': give both HypsLength and RefsLength (padded input) or neither (LoD input)");
+          TIDE_CHECK(
+              c.HasInput("HypsLength") == c.HasInput("RefsLength"), "op '", op,
+              "': give both HypsLength and RefsLength (padded input) or neither (LoD input)");
           if (c.IsRuntime()) return;  // the kernel sizes Out
           const Dims lens = c.HasInput("HypsLength") ? c.InputDims("HypsLength") : Dims{};
           c.SetOutputDims("Out", {lens.empty() ? -1 : lens[0], 1});

@@ -13,8 +13,8 @@ void SequenceEraseKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   const Dims d = x.dims();
-  TIDE_CHECK(d.size() == 1 || (d.size() == 2 && d[1] == 1), "op '", op, "': X ('", ctx.InputName("X"),
-             "') must be [N, 1] with a LoD, got ", tide::ToString(d));
+  TIDE_CHECK(d.size() == 1 || (d.size() == 2 && d[1] == 1), "op '", op, "': X ('",
+             ctx.InputName("X"), "') must be [N, 1] with a LoD, got ", tide::ToString(d));
   const Level level = InputLoD(ctx, "X", 1)[0];
   std::set<T> tokens;
   for (int32_t t : ctx.Attr<std::vector<int32_t>>("tokens")) tokens.insert(static_cast<T>(t));

@@ -49,7 +49,8 @@ py::bytes Serialize(const ProgramDesc& p) { return py::bytes(p.Serialize()); }
 // throw_on_error, a message missing a required field is an error naming the fields.
 std::string ProtoText(const google::protobuf::Message& m, bool throw_on_error) {
   if (throw_on_error && !m.IsInitialized())
-    throw py::value_error(m.GetTypeName() + " is not initialized: missing " + m.InitializationErrorString());
+    throw py::value_error(m.GetTypeName() + " is not initialized: missing " +
+                          m.InitializationErrorString());
   std::string text;
   google::protobuf::TextFormat::PrintToString(m, &text);
   return text;
@@ -76,7 +77,8 @@ void BindIR(py::module_& m) {
       .def_property("persistable", &VarDesc::persistable, &VarDesc::set_persistable)
       .def_property("stop_gradient", &VarDesc::stop_gradient, &VarDesc::set_stop_gradient)
       .def("to_string", &VarDesc::ToString)
-      .def("to_proto_text", &DescProtoText<proto::VarDesc, VarDesc>, py::arg("throw_on_error") = true)
+      .def("to_proto_text", &DescProtoText<proto::VarDesc, VarDesc>,
+           py::arg("throw_on_error") = true)
       .def("__repr__", &VarDesc::ToString);
 
   py::class_<OpDesc>(m, "OpDesc")
@@ -107,7 +109,8 @@ void BindIR(py::module_& m) {
         InferShapeAtCompileTime(Registry::Global().GetOp(op.type()), op, &block);
       })
       .def("to_string", &OpDesc::ToString)
-      .def("to_proto_text", &DescProtoText<proto::OpDesc, OpDesc>, py::arg("throw_on_error") = true)
+      .def("to_proto_text", &DescProtoText<proto::OpDesc, OpDesc>,
+           py::arg("throw_on_error") = true)
       .def("__repr__", &OpDesc::ToString);
 
   py::class_<BlockDesc>(m, "BlockDesc")
@@ -128,7 +131,8 @@ void BindIR(py::module_& m) {
       .def("op", &BlockDesc::Op, py::return_value_policy::reference_internal)
       .def("op_size", &BlockDesc::OpSize)
       .def("all_ops", &BlockDesc::AllOps, py::return_value_policy::reference_internal)
-      .def("to_proto_text", &DescProtoText<proto::BlockDesc, BlockDesc>, py::arg("throw_on_error") = true);
+      .def("to_proto_text", &DescProtoText<proto::BlockDesc, BlockDesc>,
+           py::arg("throw_on_error") = true);
 
   py::class_<ProgramDesc>(m, "ProgramDesc")
       .def(py::init<>())
@@ -139,7 +143,10 @@ void BindIR(py::module_& m) {
       .def("block", &ProgramDesc::MutableBlock, py::return_value_policy::reference_internal)
       .def("append_block", &ProgramDesc::AppendBlock, py::return_value_policy::reference_internal)
       .def("to_string", &ProgramDesc::ToString)
-      .def("to_proto_text", [](const ProgramDesc& p, bool throw_on_error) { return ProtoText(p.ToProto(), throw_on_error); },
+      .def("to_proto_text",
+           [](const ProgramDesc& p, bool throw_on_error) {
+             return ProtoText(p.ToProto(), throw_on_error);
+           },
            py::arg("throw_on_error") = true)
       .def_property_readonly("version", &ProgramDesc::version);
 

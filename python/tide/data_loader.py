@@ -32,7 +32,7 @@ from . import unique_name
 from .core import CPUPlace, EOFException, LoDTensor, Place, PreconditionError
 from .data_feeder import DataFeeder
 from .framework import Variable, default_main_program
-from .reader import batch
+from . import reader as _reader
 
 __all__ = ["DataLoader", "GeneratorLoader", "PyReader"]
 
@@ -54,7 +54,8 @@ def _places_of(places):
         return [places]
     places = list(places)
     if not places or not all(isinstance(p, Place) for p in places):
-        raise TypeError("places must be a tide.Place or a non-empty list of them, got %r" % (places,))
+        raise TypeError("places must be a tide.Place or a non-empty list of them, got %r"
+                        % (places,))
     return places
 
 
@@ -173,7 +174,7 @@ class GeneratorLoader:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError("set_sample_generator: batch_size must be a positive int, got %r"
                              % (batch_size,))
-        return self.set_sample_list_generator(batch(reader, batch_size, drop_last), places)
+        return self.set_sample_list_generator(_reader.batch(reader, batch_size, drop_last), places)
 
     def set_sample_list_generator(self, reader, places=None):
         """`reader()` yields lists of samples (paddle.batch's output): each list is a batch."""

@@ -121,7 +121,8 @@ def draw_program(program, path):
 
 
 def _repr_tensor(desc):
-    return "tensor(type=%s, shape=%s)" % (_DTYPE_NAMES.get(desc.dtype, "undefined"), list(desc.shape))
+    dtype = _DTYPE_NAMES.get(desc.dtype, "undefined")
+    return "tensor(type=%s, shape=%s)" % (dtype, list(desc.shape))
 
 
 def repr_var(desc):
@@ -146,7 +147,8 @@ def _repr_attr_value(op, name):
         blocks = value if isinstance(value, (list, tuple)) else [value]
         idx = [getattr(b, "idx", b) for b in blocks]
         return str(idx[0] if kind == "block" else idx)
-    if name in ("dtype", "out_dtype", "in_dtype") and isinstance(value, int) and value in _DTYPE_NAMES:
+    is_dtype = name in ("dtype", "out_dtype", "in_dtype") and isinstance(value, int)
+    if is_dtype and value in _DTYPE_NAMES:
         return "type.%s" % _DTYPE_NAMES[value]
     return str(value)
 
@@ -190,7 +192,8 @@ def pprint_block_codes(block_desc, show_backward=False):
 def pprint_program_codes(program_desc, show_backward=False):
     """Every block of a program (a Program or its ProgramDesc) as code (pprint_block_codes)."""
     desc = program_desc if isinstance(program_desc, _C.ProgramDesc) else program_desc.desc
-    return "\n".join(pprint_block_codes(desc.block(i), show_backward) for i in range(desc.num_blocks()))
+    return "\n".join(pprint_block_codes(desc.block(i), show_backward)
+                     for i in range(desc.num_blocks()))
 
 
 __all__ = ["draw_program", "to_dot", "pprint_program_codes", "pprint_block_codes", "repr_var",

@@ -96,10 +96,9 @@ class ChunkEvaluator(Evaluator):
 
     def __init__(self, input, label, chunk_scheme, num_chunk_types, excluded_chunk_types=None):
         super().__init__("chunk_eval")
-        self.num_infer_chunks = self._create_state(dtype="int64", shape=[1], suffix="num_infer_chunks")
-        self.num_label_chunks = self._create_state(dtype="int64", shape=[1], suffix="num_label_chunks")
-        self.num_correct_chunks = self._create_state(dtype="int64", shape=[1],
-                                                     suffix="num_correct_chunks")
+        self.num_infer_chunks, self.num_label_chunks, self.num_correct_chunks = (
+            self._create_state(dtype="int64", shape=[1], suffix=suffix)
+            for suffix in ("num_infer_chunks", "num_label_chunks", "num_correct_chunks"))
         precision, recall, f1_score, num_infer, num_label, num_correct = layers.chunk_eval(
             input=input, label=label, chunk_scheme=chunk_scheme, num_chunk_types=num_chunk_types,
             excluded_chunk_types=excluded_chunk_types)
@@ -109,7 +108,8 @@ class ChunkEvaluator(Evaluator):
         self.metrics.extend([precision, recall, f1_score])
 
     def eval(self, executor, eval_program=None):
-        num_infer, num_label, num_correct = (float(v[0]) for v in self._fetch_states(executor, eval_program))
+        num_infer, num_label, num_correct = (
+            float(v[0]) for v in self._fetch_states(executor, eval_program))
         precision = num_correct / num_infer if num_infer else 0.0
         recall = num_correct / num_label if num_label else 0.0
         f1 = 2 * precision * recall / (precision + recall) if num_correct else 0.0
@@ -124,7 +124,8 @@ class EditDistance(Evaluator):
 
     def __init__(self, input, label, ignored_tokens=None, **kwargs):
         super().__init__("edit_distance", **kwargs)
-        self.total_distance = self._create_state(dtype="float32", shape=[1], suffix="total_distance")
+        self.total_distance = self._create_state(dtype="float32", shape=[1],
+                                                 suffix="total_distance")
         self.seq_num = self._create_state(dtype="int64", shape=[1], suffix="seq_num")
         self.instance_error = self._create_state(dtype="int64", shape=[1], suffix="instance_error")
         distances, seq_num = layers.edit_distance(input=input, label=label,
@@ -146,5 +147,3 @@ class EditDistance(Evaluator):
             raise ValueError("EditDistance.eval: no sequence ran since the last reset")
         return (np.array([total_distance / seq_num], dtype="float32"),
                 np.array([instance_error / seq_num], dtype="float32"))
-
-

@@ -15,7 +15,7 @@ import struct
 import numpy as np
 
 from .core import CPUPlace, LoDTensor, _C, convert_dtype
-from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader / PyReader)
+from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader, ...)
 from .executor import Executor, global_scope
 from .framework import Parameter, Program, Variable, default_main_program
 from .transpiler.inference_transpiler import InferenceTranspiler
