@@ -50,13 +50,13 @@ __global__ void GatherSortedKernel(const T* x, AxisSplit s, const int64_t* sorte
 template <typename T>
 void Argsort(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X");
-  const AxisSplit s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  const bool desc = ctx.Attr<bool>("descending");
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), g.place());
-  int64_t* ix = ctx.Output("Indices").mutable_data<int64_t>(x.dims(), g.place());
-  const int64_t total = x.numel(), lines = s.pre * s.post;
+  const auto a = tide::ops::GetArgsortArgs<T>(ctx);
+  const AxisSplit s = a.s;
+  const bool desc = a.descending;
+  const T* xd = a.x;
+  T* o = a.out;
+  int64_t* ix = a.indices;
+  const int64_t total = a.numel, lines = s.pre * s.post;
   if (total == 0) return;
   Key<T>* keys = g.Temp<Key<T>>(total);
   Key<T>* sorted_keys = g.Temp<Key<T>>(total);
@@ -97,16 +97,10 @@ __global__ void ArgsortGradKernel(const int64_t* indices, const T* dout, AxisSpl
 template <typename T>
 void ArgsortGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), ind = ctx.Input("Indices");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const AxisSplit s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  tide::ops::CheckGradDims(ctx.op_type(), "Indices", ind.dims(), x.dims());
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  const int64_t* ix = ind.data<int64_t>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  g.Zero(dx, sizeof(T) * size_t(x.numel()));
-  Launch(g, "ArgsortGradKernel", x.numel(), ArgsortGradKernel<T>, ix, gd, s, dx, x.numel(),
+  const auto a = tide::ops::GetArgsortGradArgs<T>(ctx);
+  const int64_t n = a.s.pre * a.s.n * a.s.post;
+  g.Zero(a.dx, sizeof(T) * size_t(n));
+  Launch(g, "ArgsortGradKernel", n, ArgsortGradKernel<T>, a.indices, a.dout, a.s, a.dx, n,
          g.error_word());
 }
 

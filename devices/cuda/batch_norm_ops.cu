@@ -6,16 +6,14 @@
 
 #include <tide/ops/batch_norm.hpp>
 
+#include "host_ints.h"
+
 #include "reduce.cuh"
 
 namespace tide_cuda {
 namespace {
 
 using tide::ops::BnView;
-
-bool UsesGlobalStats(const KernelContext& ctx) {
-  return ctx.Attr<bool>("is_test") || ctx.Attr<bool>("use_global_stats");
-}
 
 // Batch statistics, two passes as the CPU does: mean, then the mean squared deviation.
 template <typename T>
@@ -76,40 +74,24 @@ __global__ void BnForwardKernel(const T* x, const T* scale, const T* bias, const
 
 template <typename T>
 void BnKernel(KernelContext& ctx) {
-  RefuseInputs(ctx, {"MomentumTensor"});
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), scale = ctx.Input("Scale"), bias = ctx.Input("Bias");
-  Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
-  const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
-  for (const Tensor* t : {&scale, &bias, &mean, &var})
-    TIDE_CHECK(t->rank() == 1 && t->dim(0) == v.c, "op '", op,
-               "': Scale, Bias, Mean and Variance must be [", v.c, "] for X ",
-               tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));
-  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const T momentum = static_cast<T>(ctx.Attr<float>("momentum"));
-  const bool global = UsesGlobalStats(ctx);
-  const T* xd = x.data<T>();
-  const T* sd = scale.data<T>();
-  const T* bd = bias.data<T>();
-  const T* rm = mean.data<T>();
-  const T* rv = var.data<T>();
+  const auto a = tide::ops::GetBnArgs<T>(ctx, ReadBack{g});
+  const BnView v = a.v;
+  const T* rm = a.mean;
+  const T* rv = a.var;
   const int64_t m = v.outer * v.inner;
   T* mu = g.Temp<T>(v.c);
   T* inv_std = g.Temp<T>(v.c);
   T* batch_var = nullptr;
-  if (global) {
+  if (a.global) {
     g.CopyD2D(mu, rm, sizeof(T) * size_t(v.c));
-    Launch(g, "InvStdKernel", v.c, InvStdKernel<T>, rv, eps, inv_std, v.c);
+    Launch(g, "InvStdKernel", v.c, InvStdKernel<T>, rv, a.eps, inv_std, v.c);
   } else {
-    TIDE_CHECK(m > 0, "op '", op, "': X ", tide::ToString(x.dims()),
-               " holds no elements to take batch statistics of");
     batch_var = g.Temp<T>(v.c);
-    ReduceMid<T>(g, "batch_norm (mean)", v.outer, v.c, v.inner, LoadTerm<T, T>{xd},
+    ReduceMid<T>(g, "batch_norm (mean)", v.outer, v.c, v.inner, LoadTerm<T, T>{a.x},
                  MeanFinish<T>{mu, static_cast<T>(m)});
-    ReduceMid<T>(g, "batch_norm (variance)", v.outer, v.c, v.inner, SqDevTerm<T>{xd, mu},
-                 VarFinish<T>{batch_var, inv_std, static_cast<T>(m), eps});
+    ReduceMid<T>(g, "batch_norm (variance)", v.outer, v.c, v.inner, SqDevTerm<T>{a.x, mu},
+                 VarFinish<T>{batch_var, inv_std, static_cast<T>(m), a.eps});
   }
   auto out_ptr = [&](const char* param) -> T* {
     Tensor t = ctx.OptionalOutput(param);
@@ -119,11 +101,12 @@ void BnKernel(KernelContext& ctx) {
   T* var_out = out_ptr("VarianceOut");
   T* saved_mean = out_ptr("SavedMean");
   T* saved_var = out_ptr("SavedVariance");
-  Launch(g, "BnStatsOutKernel", v.c, BnStatsOutKernel<T>, rm, rv, mu, batch_var, inv_std, momentum,
-         global, mean_out, var_out, saved_mean, saved_var, v.c);
-  T* yd = ctx.Output("Y").mutable_data<T>(x.dims(), g.place());
-  Launch(g, "BnForwardKernel", x.numel(), BnForwardKernel<T>, xd, sd, bd, mu, inv_std, yd,
-         x.numel(), v.c, v.inner);
+  Launch(g, "BnStatsOutKernel", v.c, BnStatsOutKernel<T>, rm, rv, mu, batch_var, inv_std,
+         a.momentum, a.global, mean_out, var_out, saved_mean, saved_var, v.c);
+  T* yd = ctx.Output("Y").mutable_data<T>(a.x_dims, g.place());
+  const int64_t n = DimsProduct(a.x_dims);
+  Launch(g, "BnForwardKernel", n, BnForwardKernel<T>, a.x, a.scale, a.bias, mu, inv_std, yd, n, v.c,
+         v.inner);
 }
 
 // Grad: with xhat = (x - mean) * inv_std, dBias = sum(dy), dScale = sum(dy * xhat),
@@ -154,39 +137,19 @@ __global__ void BnGradXKernel(const T* x, const T* dy, const T* scale, const T* 
 template <typename T>
 void BnGradKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), scale = ctx.Input("Scale");
-  Tensor dy = ctx.Input(GradVarName("Y").c_str());
-  const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
-  TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),
-             ", expected X's ", tide::ToString(x.dims()));
-  TIDE_CHECK(scale.numel() == v.c, "op '", op, "': Scale must be [", v.c, "], got ",
-             tide::ToString(scale.dims()));
-  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const bool global = UsesGlobalStats(ctx);
-  const T* mu = nullptr;
-  const T* inv_std = nullptr;
+  const auto a = tide::ops::GetBnGradArgs<T>(ctx);
+  const BnView v = a.v;
+  const bool global = a.global;
+  const T* mu = a.mean;
+  const T* inv_std = a.var;  // SavedVariance: the batch's inverse std
   if (global) {
-    Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
-    TIDE_CHECK(mean.numel() == v.c && var.numel() == v.c, "op '", op,
-               "': Mean / Variance must hold C = ", v.c, " values, got ", mean.numel(), " / ",
-               var.numel());
-    mu = mean.data<T>();
     T* is = g.Temp<T>(v.c);
-    Launch(g, "InvStdKernel", v.c, InvStdKernel<T>, var.data<T>(), eps, is, v.c);
+    Launch(g, "InvStdKernel", v.c, InvStdKernel<T>, a.var, a.eps, is, v.c);
     inv_std = is;
-  } else {
-    Tensor sm = ctx.Input("SavedMean"), sv = ctx.Input("SavedVariance");
-    TIDE_CHECK(sm.numel() == v.c && sv.numel() == v.c, "op '", op,
-               "': SavedMean / SavedVariance must hold C = ", v.c, " values, got ", sm.numel(),
-               " / ", sv.numel());
-    mu = sm.data<T>();
-    inv_std = sv.data<T>();
   }
-  const T* xd = x.data<T>();
-  const T* gd = dy.data<T>();
-  const T* sd = scale.data<T>();
+  const T* xd = a.x;
+  const T* gd = a.dy;
+  const T* sd = a.scale;
   Tensor ds = ctx.OptionalOutput(GradVarName("Scale").c_str());
   Tensor db = ctx.OptionalOutput(GradVarName("Bias").c_str());
   Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str());
@@ -197,9 +160,10 @@ void BnGradKernel(KernelContext& ctx) {
   ReduceMid<T>(g, "batch_norm_grad (dScale)", v.outer, v.c, v.inner,
                DscaleTerm<T>{gd, xd, mu, inv_std}, StoreFinish<T, T>{dscale, T(1)});
   if (!dx) return;
-  T* dd = dx.mutable_data<T>(x.dims(), g.place());
-  Launch(g, "BnGradXKernel", x.numel(), BnGradXKernel<T>, xd, gd, sd, mu, inv_std, dbias, dscale,
-         global, static_cast<T>(v.outer * v.inner), dd, x.numel(), v.c, v.inner);
+  T* dd = dx.mutable_data<T>(a.x_dims, g.place());
+  const int64_t n = DimsProduct(a.x_dims);
+  Launch(g, "BnGradXKernel", n, BnGradXKernel<T>, xd, gd, sd, mu, inv_std, dbias, dscale, global,
+         static_cast<T>(v.outer * v.inner), dd, n, v.c, v.inner);
 }
 
 }  // namespace

@@ -18,14 +18,8 @@ __global__ void FillValueKernel(T* out, int64_t n, T value) {
 template <typename T>
 void FillConstantBatchSizeLike(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor in = ctx.Input("Input"), out = ctx.Output("Out");
-  const Dims dims = tide::ops::BatchSizeLikeRunDims(
-      ctx.op_type(), ctx.InputName("Input"), in.dims(), in.lod(),
-      ctx.Attr<std::vector<int64_t>>("shape"), ctx.Attr<int32_t>("input_dim_idx"),
-      ctx.Attr<int32_t>("output_dim_idx"));
-  T* o = out.mutable_data<T>(dims, g.place());
-  const int64_t n = DimsProduct(dims);
-  Launch(g, "FillValueKernel", n, FillValueKernel<T>, o, n,
+  const auto a = tide::ops::GetBatchSizeLikeArgs<T>(ctx);
+  Launch(g, "FillValueKernel", a.n, FillValueKernel<T>, a.out, a.n,
          static_cast<T>(ctx.Attr<float>("value")));
 }
 

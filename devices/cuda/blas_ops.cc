@@ -12,14 +12,10 @@
 namespace tide_cuda {
 namespace {
 
-using tide::ops::Flatten2D;
-using tide::ops::GetMatmulShape;
-using tide::ops::GetMatmulV2Shape;
-using tide::ops::MatmulShape;
 using tide::ops::GetMatmulV2Runs;
+using tide::ops::MatmulShape;
 using tide::ops::MatmulV2Runs;
 using tide::ops::MatmulV2Shape;
-using tide::ops::MulOutDims;
 
 cublasHandle_t Handle(const Gpu& g) {
   Cublas();  // throws with the loader's reason when cuBLAS is missing
@@ -89,32 +85,16 @@ void Gemm(const Gpu& g, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alp
 template <typename T>
 void MulKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
-  Dims od = MulOutDims("mul", x.dims(), y.dims(), xc, yc);
-  auto [m, k] = Flatten2D(x.dims(), xc);
-  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  Gemm<T>(g, false, false, m, n, k, T(1), xd, yd, T(0), out.mutable_data<T>(od, g.place()));
+  const auto a = tide::ops::GetMulArgs<T>(ctx);
+  Gemm<T>(g, false, false, a.m, a.n, a.k, T(1), a.x, a.y, T(0), a.out);
 }
 
 template <typename T>
 void MulGradKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
-  int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
-  auto [m, k] = Flatten2D(x.dims(), xc);
-  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
-  TIDE_CHECK(dout.numel() == m * n, "op 'mul_grad': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not hold ", m, " x ", n, " values");
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* gd = dout.data<T>();
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str()))  // dX = dOut * Y^T
-    Gemm<T>(g, false, true, m, k, n, T(1), gd, yd, T(0), dx.mutable_data<T>(x.dims(), g.place()));
-  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str()))  // dY = X^T * dOut
-    Gemm<T>(g, true, false, k, n, m, T(1), xd, gd, T(0), dy.mutable_data<T>(y.dims(), g.place()));
+  const auto a = tide::ops::GetMulGradArgs<T>(ctx);
+  if (a.dx) Gemm<T>(g, false, true, a.m, a.k, a.n, T(1), a.dout, a.y, T(0), a.dx);  // dOut Y^T
+  if (a.dy) Gemm<T>(g, true, false, a.k, a.n, a.m, T(1), a.x, a.dout, T(0), a.dy);  // X^T dOut
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -123,61 +103,53 @@ void MulGradKernel(KernelContext& ctx) {
 template <typename T>
 void MatmulKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  bool tx = ctx.Attr<bool>("transpose_X"), ty = ctx.Attr<bool>("transpose_Y");
-  T alpha = static_cast<T>(ctx.Attr<float>("alpha"));
-  MatmulShape s = GetMatmulShape(x.dims(), y.dims(), tx, ty);
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  T* o = out.mutable_data<T>(s.out, g.place());
-  Gemm<T>(g, tx, ty, s.m, s.n, s.k, alpha, xd, s.x_batched ? s.m * s.k : 0, yd,
-          s.y_batched ? s.k * s.n : 0, T(0), o, s.m * s.n, s.batch);
+  const auto a = tide::ops::GetMatmulArgs<T>(ctx);
+  const MatmulShape& s = a.s;
+  Gemm<T>(g, a.tx, a.ty, s.m, s.n, s.k, a.alpha, a.x, s.x_batched ? s.m * s.k : 0, a.y,
+          s.y_batched ? s.k * s.n : 0, T(0), a.out, s.m * s.n, s.batch);
 }
 
 template <typename T>
 void MatmulGradKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
-  bool tx = ctx.Attr<bool>("transpose_X"), ty = ctx.Attr<bool>("transpose_Y");
-  T alpha = static_cast<T>(ctx.Attr<float>("alpha"));
-  MatmulShape s = GetMatmulShape(x.dims(), y.dims(), tx, ty);
-  TIDE_CHECK(dout.numel() == s.batch * s.m * s.n, "op 'matmul_grad': Out@GRAD ",
-             tide::ToString(dout.dims()), " does not match Out ", tide::ToString(s.out));
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* gd = dout.data<T>();
+  const auto a = tide::ops::GetMatmulGradArgs<T>(ctx);
+  const MatmulShape& s = a.s;
+  const bool tx = a.tx, ty = a.ty;
+  const T alpha = a.alpha;
   const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
   // dX_b = alpha * dOut_b op(Y_b)^T (or its transpose when tx); a shared (unbatched) X sums the
   // batches, one GEMM per batch accumulating (beta = 1).
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    T* d = dx.mutable_data<T>(x.dims(), g.place());
+  if (T* d = a.dx) {
     auto one = [&](int64_t b0, int64_t count, T beta) {
-      const T* yb = yd + (s.y_batched ? b0 * ys : 0);
-      const T* gb = gd + b0 * gs;
+      const T* yb = a.y + (s.y_batched ? b0 * ys : 0);
+      const T* gb = a.dout + b0 * gs;
       T* db = d + (s.x_batched ? b0 * xs : 0);
       const int64_t sy = s.y_batched ? ys : 0, sd = s.x_batched ? xs : 0;
-      if (!tx) Gemm<T>(g, false, !ty, s.m, s.k, s.n, alpha, gb, gs, yb, sy, beta, db, sd, count);
-      else Gemm<T>(g, ty, true, s.k, s.m, s.n, alpha, yb, sy, gb, gs, beta, db, sd, count);
+      if (!tx)
+        Gemm<T>(g, false, !ty, s.m, s.k, s.n, alpha, gb, gs, yb, sy, beta, db, sd, count);
+      else
+        Gemm<T>(g, ty, true, s.k, s.m, s.n, alpha, yb, sy, gb, gs, beta, db, sd, count);
     };
     if (s.x_batched) one(0, s.batch, T(0));
     else
       for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? T(1) : T(0));
-    if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(x.numel()));
+    if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(a.x_numel));
   }
-  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
-    T* d = dy.mutable_data<T>(y.dims(), g.place());
+  if (T* d = a.dy) {
     auto one = [&](int64_t b0, int64_t count, T beta) {
-      const T* xb = xd + (s.x_batched ? b0 * xs : 0);
-      const T* gb = gd + b0 * gs;
+      const T* xb = a.x + (s.x_batched ? b0 * xs : 0);
+      const T* gb = a.dout + b0 * gs;
       T* db = d + (s.y_batched ? b0 * ys : 0);
       const int64_t sx = s.x_batched ? xs : 0, sd = s.y_batched ? ys : 0;
-      if (!ty) Gemm<T>(g, !tx, false, s.k, s.n, s.m, alpha, xb, sx, gb, gs, beta, db, sd, count);
-      else Gemm<T>(g, true, tx, s.n, s.k, s.m, alpha, gb, gs, xb, sx, beta, db, sd, count);
+      if (!ty)
+        Gemm<T>(g, !tx, false, s.k, s.n, s.m, alpha, xb, sx, gb, gs, beta, db, sd, count);
+      else
+        Gemm<T>(g, true, tx, s.n, s.k, s.m, alpha, gb, gs, xb, sx, beta, db, sd, count);
     };
     if (s.y_batched) one(0, s.batch, T(0));
     else
       for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? T(1) : T(0));
-    if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(y.numel()));
+    if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(a.y_numel));
   }
 }
 
@@ -188,17 +160,13 @@ void MatmulGradKernel(KernelContext& ctx) {
 template <typename T>
 void MatmulV2Kernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
-                                     ctx.Attr<bool>("trans_y"), true);
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  T* o = out.mutable_data<T>(s.out, g.place());
+  const auto a = tide::ops::GetMatmulV2Args<T>(ctx);
+  const MatmulV2Shape& s = a.s;
   const int64_t xs = s.m * s.k, ys = s.k * s.n, os = s.m * s.n;
   const MatmulV2Runs r = GetMatmulV2Runs(s, false, false);
   for (int64_t b = 0; b < s.batch; b += r.len)
-    Gemm<T>(g, s.tx, s.ty, s.m, s.n, s.k, T(1), xd + s.x_off[b] * xs, r.x_step * xs,
-            yd + s.y_off[b] * ys, r.y_step * ys, T(0), o + b * os, os, r.len);
+    Gemm<T>(g, s.tx, s.ty, s.m, s.n, s.k, T(1), a.x + s.x_off[b] * xs, r.x_step * xs,
+            a.y + s.y_off[b] * ys, r.y_step * ys, T(0), a.out + b * os, os, r.len);
 }
 
 // dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise),
@@ -208,24 +176,18 @@ void MatmulV2Kernel(KernelContext& ctx) {
 template <typename T>
 void MatmulV2GradKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
-  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
-                                     ctx.Attr<bool>("trans_y"), true);
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), s.out);
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* gd = dout.data<T>();
+  const auto a = tide::ops::GetMatmulV2GradArgs<T>(ctx);
+  const MatmulV2Shape& s = a.s;
   const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
   const bool tx = s.tx, ty = s.ty;
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    T* d = dx.mutable_data<T>(x.dims(), g.place());
-    const bool once = x.numel() == s.batch * xs && gs > 0;  // every matrix of X in one batch
-    if (!once) g.Zero(d, sizeof(T) * size_t(x.numel()));
+  if (T* d = a.dx) {
+    const bool once = a.x_numel == s.batch * xs && gs > 0;  // every matrix of X in one batch
+    if (!once) g.Zero(d, sizeof(T) * size_t(a.x_numel));
     const MatmulV2Runs r = GetMatmulV2Runs(s, true, false);
     const T beta = once ? T(0) : T(1);
     for (int64_t b = 0; gs > 0 && b < s.batch; b += r.len) {
-      const T* yb = yd + s.y_off[b] * ys;
-      const T* gb = gd + b * gs;
+      const T* yb = a.y + s.y_off[b] * ys;
+      const T* gb = a.dout + b * gs;
       T* db = d + s.x_off[b] * xs;
       if (!tx)
         Gemm<T>(g, false, !ty, s.m, s.k, s.n, T(1), gb, gs, yb, r.y_step * ys, beta, db,
@@ -235,15 +197,14 @@ void MatmulV2GradKernel(KernelContext& ctx) {
                 r.x_step * xs, r.len);
     }
   }
-  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
-    T* d = dy.mutable_data<T>(y.dims(), g.place());
-    const bool once = y.numel() == s.batch * ys && gs > 0;
-    if (!once) g.Zero(d, sizeof(T) * size_t(y.numel()));
+  if (T* d = a.dy) {
+    const bool once = a.y_numel == s.batch * ys && gs > 0;
+    if (!once) g.Zero(d, sizeof(T) * size_t(a.y_numel));
     const MatmulV2Runs r = GetMatmulV2Runs(s, false, true);
     const T beta = once ? T(0) : T(1);
     for (int64_t b = 0; gs > 0 && b < s.batch; b += r.len) {
-      const T* xb = xd + s.x_off[b] * xs;
-      const T* gb = gd + b * gs;
+      const T* xb = a.x + s.x_off[b] * xs;
+      const T* gb = a.dout + b * gs;
       T* db = d + s.y_off[b] * ys;
       if (!ty)
         Gemm<T>(g, !tx, false, s.k, s.n, s.m, T(1), xb, r.x_step * xs, gb, gs, beta, db,

@@ -1,12 +1,12 @@
 // compare_logical_ops.cu: ops_control's comparisons (less_than, ..., not_equal: X op Y with
 // Fluid's broadcast of Y over X, Out bool) and logical_and/or/xor/not (bool tensors of one
 // shape) on the GPU, with the CPU kernels' types and checks (compare_logical_ops.cc).
+#include <tide/ops/compare_logical.hpp>
+
 #include "broadcast.cuh"
 
 namespace tide_cuda {
 namespace {
-
-using tide::ops::GetBroadcast;
 
 struct LessF {
   template <typename T> __device__ bool operator()(T x, T y) const { return x < y; }
@@ -44,17 +44,8 @@ __global__ void CompareKernel(const T* x, const T* y, bool* out, int64_t n, YPai
 template <typename T, typename Cmp>
 void Compare(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  // Float inputs are cast to X's type by the core; integer ones are not.
-  TIDE_CHECK(y.dtype() == x.dtype(), "op '", ctx.op_type(), "': Y ('", ctx.InputName("Y"), "') is ",
-             tide::DataTypeName(y.dtype()), " but X ('", ctx.InputName("X"), "') is ",
-             tide::DataTypeName(x.dtype()), "; compare tensors of one data type");
-  const tide::ops::Broadcast b =
-      GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  bool* od = out.mutable_data<bool>(x.dims(), g.place());
-  Launch(g, "CompareKernel", x.numel(), CompareKernel<T, Cmp>, xd, yd, od, x.numel(), YPairing(b));
+  const auto a = tide::ops::GetCompareArgs<T>(ctx);
+  Launch(g, "CompareKernel", a.n, CompareKernel<T, Cmp>, a.x, a.y, a.out, a.n, YPairing(a.b));
 }
 
 template <typename T> void LessThan(KernelContext& c) { Compare<T, LessF>(c); }
@@ -72,16 +63,8 @@ __global__ void LogicalBinaryKernel(const bool* x, const bool* y, bool* out, int
 template <typename T, typename Op>
 void LogicalBinary(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  TIDE_CHECK(x.SameDims(y), "op '", ctx.op_type(), "': X ('", ctx.InputName("X"), "') ",
-             tide::ToString(x.dims()), " and Y ('", ctx.InputName("Y"), "') ",
-             tide::ToString(y.dims()), " must have the same dims");
-  TIDE_CHECK(y.dtype() == TIDE_BOOL, "op '", ctx.op_type(), "': Y ('", ctx.InputName("Y"),
-             "') must be bool, got ", tide::DataTypeName(y.dtype()));
-  const bool* xd = x.data<bool>();
-  const bool* yd = y.data<bool>();
-  bool* od = out.mutable_data<bool>(x.dims(), g.place());
-  Launch(g, "LogicalBinaryKernel", x.numel(), LogicalBinaryKernel<Op>, xd, yd, od, x.numel());
+  const tide::ops::LogicalArgs a = tide::ops::GetLogicalArgs(ctx, true);
+  Launch(g, "LogicalBinaryKernel", a.n, LogicalBinaryKernel<Op>, a.x, a.y, a.out, a.n);
 }
 
 template <typename T> void LogicalAnd(KernelContext& c) { LogicalBinary<T, AndF>(c); }
@@ -95,10 +78,8 @@ __global__ void LogicalNotKernel(const bool* x, bool* out, int64_t n) {
 template <typename T>
 void LogicalNot(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const bool* xd = x.data<bool>();
-  bool* od = out.mutable_data<bool>(x.dims(), g.place());
-  Launch(g, "LogicalNotKernel", x.numel(), LogicalNotKernel, xd, od, x.numel());
+  const tide::ops::LogicalArgs a = tide::ops::GetLogicalArgs(ctx, false);
+  Launch(g, "LogicalNotKernel", a.n, LogicalNotKernel, a.x, a.out, a.n);
 }
 
 }  // namespace

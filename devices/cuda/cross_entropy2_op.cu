@@ -9,12 +9,6 @@
 namespace tide_cuda {
 namespace {
 
-const int64_t* Int64Labels(const KernelContext& ctx, const Tensor& label) {
-  TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Label ('",
-             ctx.InputName("Label"), "') must be int64, got ", tide::DataTypeName(label.dtype()));
-  return label.data<int64_t>();
-}
-
 template <typename T>
 __global__ void Xe2Kernel(const T* x, const int64_t* label, int64_t ignore, T* y, T* match,
                           int64_t n, int64_t d, int* err) {
@@ -36,18 +30,9 @@ __global__ void Xe2Kernel(const T* x, const int64_t* label, int64_t ignore, T* y
 template <typename T>
 void Xe2(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
-  tide::ops::CheckCrossEntropyLabel(ctx.op_type(), x.dims(), label.dims(), false);
-  const int64_t* l = Int64Labels(ctx, label);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(x.dims());
-  Dims yd = x.dims();
-  yd.back() = 1;
-  T* y = ctx.Output("Y").mutable_data<T>(yd, g.place());
-  T* match = ctx.Output("MatchX").mutable_data<T>(yd, g.place());
-  if (Tensor xs = ctx.OptionalOutput("XShape"))
-    xs.mutable_data<T>(tide::ops::XShapeDims(x.dims()), g.place());
-  Launch(g, "Xe2Kernel", n, Xe2Kernel<T>, x.data<T>(), l, ignore, y, match, n, d, g.error_word());
+  const auto a = tide::ops::GetXe2Args<T>(ctx);
+  Launch(g, "Xe2Kernel", a.n, Xe2Kernel<T>, a.x, a.label, a.ignore, a.y, a.match, a.n, a.d,
+         g.error_word());
 }
 
 // X@GRAD[i, Label[i]] = -Y@GRAD[i] / max(MatchX[i], 1e-20), 0 elsewhere and for ignore_index.
@@ -68,17 +53,10 @@ __global__ void Xe2GradKernel(const int64_t* label, int64_t ignore, const T* mat
 template <typename T>
 void Xe2Grad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor label = ctx.Input("Label"), match = ctx.Input("MatchX");
-  Tensor dy = ctx.Input(GradVarName("Y").c_str());
-  const Dims xd = tide::ops::CrossEntropy2GradXDims(ctx.op_type(), ctx.Input("XShape").dims(),
-                                                    label.dims(), match.dims(), dy.dims());
-  const int64_t* l = Int64Labels(ctx, label);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(xd);
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, g.place());
-  g.Zero(dx, sizeof(T) * size_t(n * d));
-  Launch(g, "Xe2GradKernel", n, Xe2GradKernel<T>, l, ignore, match.data<T>(), dy.data<T>(), dx, n,
-         d, g.error_word());
+  const auto a = tide::ops::GetXe2GradArgs<T>(ctx);
+  g.Zero(a.dx, sizeof(T) * size_t(a.n * a.d));
+  Launch(g, "Xe2GradKernel", a.n, Xe2GradKernel<T>, a.label, a.ignore, a.match, a.dy, a.dx, a.n,
+         a.d, g.error_word());
 }
 
 }  // namespace

@@ -8,6 +8,11 @@
 #include <type_traits>
 #include <vector>
 
+#include <tide/ops/clip.hpp>
+#include <tide/ops/elementwise.hpp>
+#include <tide/ops/scale.hpp>
+#include <tide/ops/unary.hpp>
+
 #include "broadcast.cuh"
 #include "host_ints.h"
 #include "merge_rows.cuh"
@@ -125,9 +130,21 @@ __global__ void BinaryKernel(const T* x, const T* y, T* out, int64_t total, YPai
   TIDE_CUDA_LOOP(i, total) { out[i] = static_cast<T>(F()(Load(x, i), Load(y, pair(i)), err)); }
 }
 
+// Paddle 2.x's numpy broadcast (tide/ops/elementwise.hpp) is the CPU kernel's.
+void DeclineNumpyBroadcast(const KernelContext& ctx) {
+  if (tide::ops::ElementwiseNumpyPath(ctx))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(),
+               "': the CUDA kernel broadcasts Y over X "
+               "(Fluid's rule), not X ",
+               tide::ToString(ctx.Input("X").dims()), " and Y ",
+               tide::ToString(ctx.Input("Y").dims()),
+               " both ways (numpy's); run the op on the CPU");
+}
+
 template <typename T, typename F>
 void BinaryOp(KernelContext& ctx) {
   Gpu g(ctx);
+  DeclineNumpyBroadcast(ctx);
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
   Broadcast b = GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
   const T* xd = x.data<T>();
@@ -214,32 +231,20 @@ struct BroadcastDyTerm {
 template <typename T, typename G>
 void BinaryGradOp(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor out_t = ctx.OptionalInput("Out");
-  Broadcast b = GetBroadcast(op, x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
-  TIDE_CHECK(dout.numel() == x.numel(), "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not match X ", tide::ToString(x.dims()));
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* dod = dout.data<T>();
-  const T* od = out_t ? out_t.data<T>() : nullptr;
-  Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str());
-  Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str());
-  T* dxd = dx ? dx.mutable_data<T>(x.dims(), g.place()) : nullptr;
-  T* dyd = dy ? dy.mutable_data<T>(y.dims(), g.place()) : nullptr;
-  const int64_t total = x.numel();
-  if (dxd || (dyd && b.same))
-    Launch(g, "BinaryGradKernel", total, BinaryGradKernel<T, G>, xd, yd, od, dod, dxd,
-           b.same ? dyd : nullptr, total, YPairing(b));
-  if (dyd && b.general) {
-    g.Zero(dyd, sizeof(T) * y.numel());
-    Launch(g, "GeneralDyKernel", total, GeneralDyKernel<T, G>, xd, yd, od, dod, dyd, total,
+  DeclineNumpyBroadcast(ctx);
+  const auto a = tide::ops::GetElementwiseGradArgs<T>(ctx);
+  const Broadcast& b = a.b;
+  const int64_t total = a.x_numel;
+  if (a.dx || (a.dy && b.same))
+    Launch(g, "BinaryGradKernel", total, BinaryGradKernel<T, G>, a.x, a.y, a.out, a.dout, a.dx,
+           b.same ? a.dy : nullptr, total, YPairing(b));
+  if (a.dy && b.general) {
+    g.Zero(a.dy, sizeof(T) * a.y_numel);
+    Launch(g, "GeneralDyKernel", total, GeneralDyKernel<T, G>, a.x, a.y, a.out, a.dout, a.dy, total,
            YPairing(b));
-  } else if (dyd && !b.same)
+  } else if (a.dy && !b.same)
     ReduceMid<T>(g, "BinaryGradKernel (dY)", b.pre, b.n, b.post,
-                 BroadcastDyTerm<T, G>{xd, yd, od, dod}, StoreFinish<T, T>{dyd, T(1)});
+                 BroadcastDyTerm<T, G>{a.x, a.y, a.out, a.dout}, StoreFinish<T, T>{a.dy, T(1)});
 }
 
 template <typename T> void AddGradKernel(KernelContext& c) { BinaryGradOp<T, AddG>(c); }
@@ -301,40 +306,31 @@ __global__ void UnaryGradKernel(const T* from, const T* dout, T* dx, int64_t n, 
 template <typename T, typename F>
 void Unary(KernelContext& ctx, F f) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(x.dims(), g.place());
-  Launch(g, "UnaryKernel", x.numel(), UnaryKernel<T, F>, xd, od, x.numel(), f);
+  const auto a = tide::ops::GetUnaryArgs<T>(ctx);
+  Launch(g, "UnaryKernel", a.n, UnaryKernel<T, F>, a.x, a.out, a.n, f);
 }
 
 template <typename T, typename F>
-void UnaryGrad(KernelContext& ctx, const char* from_param, F f) {
-  Gpu g(ctx);
-  Tensor from = ctx.Input(from_param), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  TIDE_CHECK(dout.numel() == from.numel(), "op '", ctx.op_type(), "': Out@GRAD ",
-             tide::ToString(dout.dims()), " does not match ", from_param, " ",
-             tide::ToString(from.dims()));
-  const T* fd = from.data<T>();
-  const T* gd = dout.data<T>();
-  T* dd = dx.mutable_data<T>(from.dims(), g.place());
-  Launch(g, "UnaryGradKernel", from.numel(), UnaryGradKernel<T, F>, fd, gd, dd, from.numel(), f);
+void UnaryGrad(const Gpu& g, const tide::ops::UnaryGradArgs<T>& a, F f) {
+  Launch(g, "UnaryGradKernel", a.n, UnaryGradKernel<T, F>, a.from, a.dout, a.dx, a.n, f);
 }
 
 template <typename T> void SqrtKernel(KernelContext& c) { Unary<T>(c, SqrtF{}); }
 template <typename T> void SignKernel(KernelContext& c) { Unary<T>(c, SignF{}); }
-template <typename T> void SqrtGradKernel(KernelContext& c) { UnaryGrad<T>(c, "Out", SqrtG{}); }
+template <typename T>
+void SqrtGradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  UnaryGrad(g, tide::ops::GetUnaryGradArgs<T>(ctx, "Out"), SqrtG{});
+}
 
 // clip: a SelectedRows X, as Fluid's clip_op.h: its rows merged first (sum's merge, a row listed
 // twice is one row holding the sum), then the merged values clipped, into a SelectedRows Out.
 template <typename T>
 void ClipKernel(KernelContext& ctx) {
-  RefuseInputs(ctx, {"Min", "Max"});
-  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
-  TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
+  Gpu g(ctx);
+  const auto [lo, hi] = tide::ops::GetClipRange<T>(ctx, ReadBack{g});
   tide::Variable xv = ctx.InputVar("X");
   if (!xv || !xv.IsSelectedRows()) return Unary<T>(ctx, ClipF<Acc<T>>{lo, hi});
-  Gpu g(ctx);
   MergeInputsIntoOut<T>(ctx, g, 1);
   Tensor v = ctx.OutputVar("Out").GetSelectedRows().value();
   if (v.numel() == 0) return;
@@ -345,8 +341,9 @@ void ClipKernel(KernelContext& ctx) {
 
 template <typename T>
 void ClipGradKernel(KernelContext& ctx) {
-  T lo = static_cast<T>(ctx.Attr<float>("min")), hi = static_cast<T>(ctx.Attr<float>("max"));
-  UnaryGrad<T>(ctx, "X", ClipG<Acc<T>>{lo, hi});
+  Gpu g(ctx);
+  const auto a = tide::ops::GetClipGradArgs<T>(ctx, ReadBack{g});
+  UnaryGrad(g, a.io, ClipG<Acc<T>>{a.r.lo, a.r.hi});
 }
 
 // scale: the factor (ScaleTensor's one element, read back to the host, over `scale`) and the
@@ -354,21 +351,13 @@ void ClipGradKernel(KernelContext& ctx) {
 // __half computes in float. A SelectedRows X gives a SelectedRows Out with X's rows and height
 // (values scaled, rows not merged), as on the CPU.
 template <typename T>
-bool HoldsValue(double v) {  // an integer T holds v's integer part: [-2^k, 2^k), exact in double
-  if constexpr (std::is_integral_v<T>)
-    return std::isfinite(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
-           v < -static_cast<double>(std::numeric_limits<T>::min());
-  return true;
-}
-
-template <typename T>
 void ScaleKernel(KernelContext& ctx) {
   Gpu g(ctx);
   using A = Acc<T>;
-  const double s = ctx.HasInput("ScaleTensor") ? HostNumber(ctx, g, "ScaleTensor").AsDouble()
-                                               : ctx.Attr<float>("scale");
+  const double s = tide::ops::ScaleFactor(ctx, ReadBack{g});
   const double b = ctx.Attr<float>("bias");
-  if (!HoldsValue<T>(s) || !HoldsValue<T>(b))  // the CPU kernel names which, before any work
+  if (!tide::ops::HoldsScaleValue<T>(s) ||
+      !tide::ops::HoldsScaleValue<T>(b))  // the CPU kernel names which, before any work
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'scale': the CUDA kernel leaves a scale or bias that ",
                tide::DataTypeName(tide::DataTypeOf<T>()), " cannot hold to the CPU kernel");
   A scale, bias;
@@ -382,20 +371,11 @@ void ScaleKernel(KernelContext& ctx) {
   const ScaleF<A> f{scale, bias, ctx.Attr<bool>("bias_after_scale")};
   tide::Variable xv = ctx.InputVar("X");
   if (!xv || !xv.IsSelectedRows()) return Unary<T>(ctx, f);
-  tide::SelectedRows in = xv.GetSelectedRows(), sr = ctx.OutputVar("Out").GetSelectedRows();
-  const std::vector<int64_t> rows = in.rows();
-  const int64_t height = in.height();
-  Tensor x = in.value();
-  TIDE_CHECK(x.initialized() || rows.empty(), "op 'scale': X ('", ctx.InputName("X"), "') lists ",
-             rows.size(), " rows but has no value");
-  if (x.initialized()) {
-    const T* xd = DeviceData<T>(g, x);  // a SelectedRows' value may stay on the host
-    Tensor out = sr.value();
-    T* od = out.mutable_data<T>(x.dims(), g.place());
-    Launch(g, "UnaryKernel", x.numel(), UnaryKernel<T, ScaleF<A>>, xd, od, x.numel(), f);
-  }
-  sr.set_rows(rows);
-  sr.set_height(height);
+  tide::ops::ScaledRows r = tide::ops::GetScaledRows(ctx);
+  if (!r.x.initialized()) return;
+  const T* xd = DeviceData<T>(g, r.x);  // a SelectedRows' value may stay on the host
+  T* od = r.out.mutable_data<T>(r.x.dims(), g.place());
+  Launch(g, "UnaryKernel", r.x.numel(), UnaryKernel<T, ScaleF<A>>, xd, od, r.x.numel(), f);
 }
 
 }  // namespace

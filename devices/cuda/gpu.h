@@ -210,6 +210,17 @@ __device__ __forceinline__ T ReadScalar(const Scalar& s) {
                      : static_cast<T>(*static_cast<const float*>(s.ptr));
 }
 
+// A learning rate in tide/ops/optimizer_update.hpp's updates (found there by argument-dependent
+// lookup): read on the device. The host never runs those updates with a Scalar.
+template <typename T>
+__host__ __device__ __forceinline__ T ReadLr(const Scalar& s) {
+#ifdef __CUDA_ARCH__
+  return ReadScalar<T>(s);
+#else
+  return static_cast<T>(s.value);
+#endif
+}
+
 // Records a device error of the stream (see DeviceError). The word is mapped host memory, where
 // atomics are not guaranteed: plain stores, so of several errors some one is reported.
 __device__ __forceinline__ void RaiseDeviceError(int* word, int code) {

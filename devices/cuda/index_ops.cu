@@ -63,55 +63,28 @@ __global__ void GatherGradKernel(const T* dout, const I* idx, int64_t m, int64_t
   }
 }
 
-// The gathered axis: Paddle's Axis input (one int, read back to the host) or the attribute,
-// normalised.
-int GatherAxisOf(const KernelContext& ctx, const Gpu& g, size_t rank) {
-  int64_t a = ctx.Attr<int32_t>("axis");
-  if (ctx.HasInput("Axis")) {
-    Tensor t = ctx.Input("Axis");
-    TIDE_CHECK(t.numel() == 1 && (t.dtype() == TIDE_INT32 || t.dtype() == TIDE_INT64), "op '",
-               ctx.op_type(), "': Axis ('", ctx.InputName("Axis"),
-               "') must hold one int32/int64, got ", tide::DataTypeName(t.dtype()), " ",
-               tide::ToString(t.dims()));
-    a = HostIntScalar(ctx, g, "Axis");
-  }
-  return NormAxis(ctx.op_type(), static_cast<int>(a), rank);
-}
-
 template <typename T>
 void Gather(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
-  const int a = GatherAxisOf(ctx, g, x.dims().size());
-  const Dims od = tide::ops::GatherAxisDims(ctx.op_type(), x.dims(), index.dims(), a);
-  const auto s = SplitAt(ctx.op_type(), x.dims(), a);
-  const int64_t m = index.dims()[0], total = s.pre * m * s.post;
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
-  WithIndex(ctx, "Index", index, [&](auto* idx) {
+  const auto a = tide::ops::GetGatherArgs<T>(ctx, ReadBack{g});  // Axis read back to the host
+  const int64_t total = a.s.pre * a.m * a.s.post;
+  WithIndex(ctx, "Index", a.index, [&](auto* idx) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(idx)>>;
-    Launch(g, "GatherKernel", total, GatherKernel<T, I>, xd, idx, m, s.n, s.post, o, total,
-           g.error_word());
+    Launch(g, "GatherKernel", total, GatherKernel<T, I>, a.x, idx, a.m, a.s.n, a.s.post, a.out,
+           total, g.error_word());
   });
 }
 
 template <typename T>
 void GatherGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const int a = GatherAxisOf(ctx, g, x.dims().size());
-  const Dims od = tide::ops::GatherAxisDims(ctx.op_type(), x.dims(), index.dims(), a);
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
-  const auto s = SplitAt(ctx.op_type(), x.dims(), a);
-  const int64_t m = index.dims()[0], total = s.pre * m * s.post;
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  g.Zero(dx, sizeof(T) * size_t(x.numel()));
-  WithIndex(ctx, "Index", index, [&](auto* idx) {
+  const auto a = tide::ops::GetGatherGradArgs<T>(ctx, ReadBack{g});
+  const int64_t total = a.s.pre * a.m * a.s.post;
+  g.Zero(a.dx, sizeof(T) * size_t(a.x_numel));
+  WithIndex(ctx, "Index", a.index, [&](auto* idx) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(idx)>>;
-    Launch(g, "GatherGradKernel", total, GatherGradKernel<T, I>, gd, idx, m, s.n, s.post, dx,
-           total, g.error_word());
+    Launch(g, "GatherGradKernel", total, GatherGradKernel<T, I>, a.dout, idx, a.m, a.s.n, a.s.post,
+           a.dx, total, g.error_word());
   });
 }
 
@@ -173,22 +146,16 @@ __global__ void RowsOfKernel(const I* ids, const T* src, int64_t rows, int64_t r
 template <typename T>
 void Scatter(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), upd = ctx.Input("Updates"), ids = ctx.Input("Ids");
-  const int64_t count = ids.numel(), rows = x.dims().empty() ? 0 : x.dims()[0];
-  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
-  TIDE_CHECK(upd.numel() == count * row, "op 'scatter': Updates ", tide::ToString(upd.dims()),
-             " must hold ", count, " rows of X ", tide::ToString(x.dims()));
-  TIDE_CHECK(count <= INT_MAX, "op '", op, "': the GPU kernel takes at most ", INT_MAX, " Ids");
-  const bool overwrite = ctx.Attr<bool>("overwrite");
-  const T* xd = x.data<T>();
-  const T* ud = upd.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), g.place());
-  g.CopyD2D(o, xd, sizeof(T) * size_t(x.numel()));
-  WithIndex(ctx, "Ids", ids, [&](auto* id) {
+  const auto a = tide::ops::GetScatterArgs<T>(ctx);
+  const int64_t count = a.count, rows = a.rows, row = a.row;
+  TIDE_CHECK(count <= INT_MAX, "op '", ctx.op_type(), "': the GPU kernel takes at most ", INT_MAX,
+             " Ids");
+  T* o = a.out;
+  g.CopyD2D(o, a.x, sizeof(T) * size_t(a.x_numel));
+  WithIndex(ctx, "Ids", a.ids, [&](auto* id) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(id)>>;
     int* last = nullptr;
-    if (overwrite) {
+    if (a.overwrite) {
       last = g.Temp<int>(rows);
       const size_t bytes = sizeof(int) * size_t(std::max<int64_t>(rows, 1));
       TIDE_CUDA_CHECK(g, cudaMemsetAsync(last, 0xff, bytes, g.stream()));  // -1: no writer
@@ -198,34 +165,26 @@ void Scatter(KernelContext& ctx) {
       Launch(g, "ZeroRowsKernel", count * row, ZeroRowsKernel<T, I>, id, rows, row, o,
              count * row, g.error_word());
     }
-    Launch(g, "ScatterRowsKernel", count * row, ScatterRowsKernel<T, I>, id, ud, rows, row,
-           static_cast<const int*>(last), !overwrite, o, count * row);
+    Launch(g, "ScatterRowsKernel", count * row, ScatterRowsKernel<T, I>, id, a.updates, rows, row,
+           static_cast<const int*>(last), !a.overwrite, o, count * row);
   });
 }
 
 template <typename T>
 void ScatterGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor dout = ctx.Input(GradVarName("Out").c_str()), ids = ctx.Input("Ids");
-  const Dims xd = dout.dims();
-  const int64_t count = ids.numel(), rows = xd.empty() ? 0 : xd[0];
-  const int64_t row = DimsProduct(xd, 1, xd.size());
-  const T* gd = dout.data<T>();
-  WithIndex(ctx, "Ids", ids, [&](auto* id) {
+  const auto a = tide::ops::GetScatterGradArgs<T>(ctx);
+  const int64_t count = a.count, rows = a.rows, row = a.row;
+  WithIndex(ctx, "Ids", a.ids, [&](auto* id) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(id)>>;
-    if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-      T* d = dx.mutable_data<T>(xd, g.place());
-      g.CopyD2D(d, gd, sizeof(T) * size_t(dout.numel()));
-      Launch(g, "ZeroRowsKernel", count * row, ZeroRowsKernel<T, I>, id, rows, row, d,
+    if (a.dx) {
+      g.CopyD2D(a.dx, a.dout, sizeof(T) * size_t(a.numel));
+      Launch(g, "ZeroRowsKernel", count * row, ZeroRowsKernel<T, I>, id, rows, row, a.dx,
              count * row, g.error_word());
     }
-    if (Tensor du = ctx.OptionalOutput(GradVarName("Updates").c_str())) {
-      Dims ud = xd;
-      ud[0] = count;
-      T* d = du.mutable_data<T>(ud, g.place());
-      Launch(g, "RowsOfKernel", count * row, RowsOfKernel<T, I>, id, gd, rows, row, d,
+    if (a.dupdates)
+      Launch(g, "RowsOfKernel", count * row, RowsOfKernel<T, I>, id, a.dout, rows, row, a.dupdates,
              count * row, g.error_word());
-    }
   });
 }
 
@@ -259,18 +218,10 @@ __global__ void GatherNdKernel(const T* src, const I* idx, NdView v, int64_t inn
   }
 }
 
-template <typename T, bool kGrad>
-void GatherNd(KernelContext& ctx) {
-  Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
-  const Dims xd = x.dims();
-  const Dims od = tide::ops::GatherNdDims(op, xd, index.dims());
-  const int64_t k = index.dims().back();
-  TIDE_CHECK(k <= kMaxRank, "op '", op, "': the GPU kernel takes Index's last dim <= ", kMaxRank,
-             ", got ", k);
-  const int64_t inner = DimsProduct(xd, k, xd.size());
-  const int64_t total = DimsProduct(od);
+// Index's last dim k over X's first k dims (their sizes, and strides in elements).
+NdView NdViewOf(const KernelContext& ctx, const Dims& xd, int64_t k, int64_t inner) {
+  TIDE_CHECK(k <= kMaxRank, "op '", ctx.op_type(),
+             "': the GPU kernel takes Index's last dim <= ", kMaxRank, ", got ", k);
   NdView v{};
   v.k = static_cast<int>(k);
   int64_t stride = inner;
@@ -279,21 +230,30 @@ void GatherNd(KernelContext& ctx) {
     v.strides[d] = stride;
     stride *= xd[d];
   }
-  WithIndex(ctx, "Index", index, [&](auto* idx) {
+  return v;
+}
+
+template <typename T, bool kGrad>
+void GatherNd(KernelContext& ctx) {
+  Gpu g(ctx);
+  using Args =
+      std::conditional_t<kGrad, tide::ops::GatherNdGradArgs<T>, tide::ops::GatherNdArgs<T>>;
+  Args a;
+  if constexpr (kGrad)
+    a = tide::ops::GetGatherNdGradArgs<T>(ctx);
+  else
+    a = tide::ops::GetGatherNdArgs<T>(ctx);
+  const NdView v = NdViewOf(ctx, a.x_dims, a.k, a.inner);
+  const int64_t total = a.out_numel;
+  WithIndex(ctx, "Index", a.index, [&](auto* idx) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(idx)>>;
     if constexpr (!kGrad) {
-      const T* src = x.data<T>();
-      T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
-      Launch(g, "GatherNdKernel", total, GatherNdKernel<T, I, false>, src, idx, v, inner, o,
+      Launch(g, "GatherNdKernel", total, GatherNdKernel<T, I, false>, a.x, idx, v, a.inner, a.out,
              total, g.error_word());
     } else {
-      Tensor dout = ctx.Input(GradVarName("Out").c_str());
-      tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
-      const T* gd = dout.data<T>();
-      T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, g.place());
-      g.Zero(dx, sizeof(T) * size_t(x.numel()));
-      Launch(g, "GatherNdGradKernel", total, GatherNdKernel<T, I, true>, gd, idx, v, inner, dx,
-             total, g.error_word());
+      g.Zero(a.dx, sizeof(T) * size_t(DimsProduct(a.x_dims)));
+      Launch(g, "GatherNdGradKernel", total, GatherNdKernel<T, I, true>, a.dout, idx, v, a.inner,
+             a.dx, total, g.error_word());
     }
   });
 }
@@ -316,18 +276,11 @@ __global__ void OneHotKernel(const I* ids, int64_t depth, bool allow, T* out, in
 template <typename T>
 void OneHot(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X");
-  const int64_t depth = ctx.Attr<int32_t>("depth");
-  const bool allow = ctx.Attr<bool>("allow_out_of_range");
-  Dims od = x.dims();
-  TIDE_CHECK(!od.empty() && od.back() == 1, "op 'one_hot': X must be [..., 1], got ",
-             tide::ToString(od));
-  od.back() = depth;
-  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
-  g.Zero(o, sizeof(T) * size_t(DimsProduct(od)));
-  WithIndex(ctx, "X", x, [&](auto* ids) {
+  const auto a = tide::ops::GetOneHotArgs<T>(ctx);
+  g.Zero(a.out, sizeof(T) * size_t(a.out_numel));
+  WithIndex(ctx, "X", a.ids, [&](auto* ids) {
     using I = std::remove_const_t<std::remove_pointer_t<decltype(ids)>>;
-    Launch(g, "OneHotKernel", x.numel(), OneHotKernel<T, I>, ids, depth, allow, o, x.numel(),
+    Launch(g, "OneHotKernel", a.n, OneHotKernel<T, I>, ids, a.depth, a.allow, a.out, a.n,
            g.error_word());
   });
 }
@@ -414,23 +367,12 @@ void LaunchArg(const Gpu& g, const T* x, const tide::ops::AxisSplit& s, O* out) 
 template <typename T, bool kMax>
 void Arg(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X");
-  const bool flat = ctx.HasAttr("flatten") && ctx.Attr<bool>("flatten");
-  const int64_t axis = flat ? 0 : ctx.Attr<int64_t>("axis");
-  const Dims xd = flat ? Dims{x.numel()} : x.dims();
-  const auto s = SplitAt(op, xd, static_cast<int>(axis));
-  TIDE_CHECK(s.n > 0, "op '", op, "': X ", tide::ToString(x.dims()), " is empty along axis ", axis);
-  const bool keep = ctx.Attr<bool>("keepdims");
-  const Dims od = flat ? tide::ops::ArgFlatOutDims(x.dims(), keep)
-                       : tide::ops::ArgOutDims(op, xd, axis, keep);
-  const TideDataType ot = tide::ops::ArgOutType(op, ctx.Attr<int32_t>("dtype"));
-  const T* xp = x.data<T>();
+  const auto a = tide::ops::GetArgArgs<T>(ctx);
   Tensor out = ctx.Output("Out");
-  if (ot == TIDE_INT32)
-    LaunchArg<T, kMax>(g, xp, s, out.mutable_data<int32_t>(od, g.place()));
+  if (a.out_type == TIDE_INT32)
+    LaunchArg<T, kMax>(g, a.x, a.s, out.mutable_data<int32_t>(a.out_dims, g.place()));
   else
-    LaunchArg<T, kMax>(g, xp, s, out.mutable_data<int64_t>(od, g.place()));
+    LaunchArg<T, kMax>(g, a.x, a.s, out.mutable_data<int64_t>(a.out_dims, g.place()));
 }
 template <typename T> void ArgMax(KernelContext& c) { Arg<T, true>(c); }
 template <typename T> void ArgMin(KernelContext& c) { Arg<T, false>(c); }
@@ -496,13 +438,11 @@ __global__ void CumsumLineKernel(const T* x, int64_t n, bool exclusive, bool rev
 template <typename T>
 void Cumsum(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X");
-  const bool flatten = ctx.Attr<bool>("flatten");
-  const Dims xd = flatten ? Dims{x.numel()} : x.dims();
-  const auto s = SplitAt(ctx.op_type(), xd, flatten ? 0 : ctx.Attr<int32_t>("axis"));
-  const bool exclusive = ctx.Attr<bool>("exclusive"), reverse = ctx.Attr<bool>("reverse");
-  const T* xp = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(xd, g.place());
+  const auto a = tide::ops::GetCumsumArgs<T>(ctx);
+  const auto& s = a.s;
+  const bool exclusive = a.exclusive, reverse = a.reverse;
+  const T* xp = a.x;
+  T* o = a.out;
   const int64_t lines = s.pre * s.post;
   if (s.post == 1 && s.n >= 4 * kScanBlock && lines > 0) {
     const unsigned blocks =

@@ -7,18 +7,14 @@
 // element reads its inputs before it writes, so the outputs may be Param's and Velocity's
 // variables.
 #include <tide/ops/optimizer.hpp>
+#include <tide/ops/optimizer_update.hpp>
 
 #include "reduce.cuh"
 
 namespace tide_cuda {
 namespace {
 
-template <typename T>
-const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  Tensor t = ctx.Input(param);
-  tide::ops::CheckStateInput<T>(ctx, param, t, p);
-  return t.data<T>();
-}
+using tide::ops::OptimizerStateInput;
 
 struct StoreNorm {  // out = sqrt(sum)
   double* out;
@@ -48,8 +44,8 @@ void LarsMomentum(KernelContext& ctx) {
   const T mu = static_cast<T>(ctx.Attr<float>("mu"));
   const T coeff = static_cast<T>(ctx.Attr<float>("lars_coeff"));
   const T decay = static_cast<T>(ctx.Attr<float>("lars_weight_decay"));
-  const T* gd = StateInput<T>(ctx, "Grad", param);
-  const T* v = StateInput<T>(ctx, "Velocity", param);
+  const T* gd = OptimizerStateInput<T>(ctx, "Grad", param);
+  const T* v = OptimizerStateInput<T>(ctx, "Velocity", param);
   const T* p = param.data<T>();
   const int64_t n = param.numel();
   double* norms = g.Temp<double>(2);

@@ -22,13 +22,6 @@ using tide::ops::ClassView;
 
 // ---------------------------------------------------------------------------------------------
 // softmax_with_cross_entropy: Logits viewed as [pre, K, post] around the class axis.
-const int64_t* HardLabels(const KernelContext& ctx, const Tensor& label) {
-  TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Label ('",
-             ctx.InputName("Label"), "') must be int64 with soft_label = false, got ",
-             tide::DataTypeName(label.dtype()));
-  return label.data<int64_t>();
-}
-
 // One block per row (the K classes of one position, `post` apart).
 template <typename T>
 __global__ void SwceKernel(const T* x, const T* soft_lbl, const int64_t* hard_lbl, int64_t ignore,
@@ -70,28 +63,11 @@ __global__ void SwceKernel(const T* x, const T* soft_lbl, const int64_t* hard_lb
 template <typename T>
 void Swce(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
-  int axis = 0;
-  ClassView v = tide::ops::GetClassView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckSoftmaxLabel(op, logits.dims(), label.dims(), axis, soft);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  Dims loss_dims = logits.dims();
-  loss_dims[axis] = 1;
-  const T* x = logits.data<T>();
-  const T* soft_lbl = soft ? label.data<T>() : nullptr;
-  const int64_t* hard_lbl = soft ? nullptr : HardLabels(ctx, label);
-  T* sm = ctx.Output("Softmax").mutable_data<T>(logits.dims(), g.place());
-  T* loss = ctx.Output("Loss").mutable_data<T>(loss_dims, g.place());
-  const int64_t rows = v.pre * v.post;
-  if (rows == 0) return;
-  if (v.k == 0) {  // no classes: an empty sum, log(0)
-    TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", op, "': Logits ", tide::ToString(logits.dims()),
-               " has no classes on axis ", axis);
-  }
-  SwceKernel<T><<<RowGrid(rows), BlockFor(v.k, 256), 0, g.stream()>>>(
-      x, soft_lbl, hard_lbl, ignore, sm, loss, rows, v.k, v.post, g.error_word());
+  const auto a = tide::ops::GetSwceArgs<T>(ctx);
+  if (a.rows() == 0) return;
+  SwceKernel<T><<<RowGrid(a.rows()), BlockFor(a.v.k, 256), 0, g.stream()>>>(
+      a.logits, a.label.soft, a.label.hard, a.ignore, a.softmax, a.loss, a.rows(), a.v.k, a.v.post,
+      g.error_word());
   g.CheckLaunch("SwceKernel");
 }
 
@@ -126,27 +102,11 @@ __global__ void SwceGradKernel(const T* sm, const T* soft_lbl, const int64_t* ha
 template <typename T>
 void SwceGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor softmax = ctx.Input("Softmax"), label = ctx.Input("Label");
-  Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
-  Tensor dx = ctx.Output(GradVarName("Logits").c_str());
-  int axis = 0;
-  ClassView v = tide::ops::GetClassView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckSoftmaxLabel(op, softmax.dims(), label.dims(), axis, soft);
-  TIDE_CHECK(dloss.numel() == v.pre * v.post, "op '", op, "': Loss@GRAD ",
-             tide::ToString(dloss.dims()), " does not hold one value per row of Softmax ",
-             tide::ToString(softmax.dims()));
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const T* sm = softmax.data<T>();
-  const T* gd = dloss.data<T>();
-  const T* soft_lbl = soft ? label.data<T>() : nullptr;
-  const int64_t* hard_lbl = soft ? nullptr : HardLabels(ctx, label);
-  T* d = dx.mutable_data<T>(softmax.dims(), g.place());
-  const int64_t rows = v.pre * v.post;
-  if (rows == 0 || v.k == 0) return;
-  SwceGradKernel<T><<<RowGrid(rows), BlockFor(v.k, 256), 0, g.stream()>>>(
-      sm, soft_lbl, hard_lbl, ignore, gd, d, rows, v.k, v.post, g.error_word());
+  const auto a = tide::ops::GetSwceGradArgs<T>(ctx);
+  if (a.rows() == 0 || a.v.k == 0) return;
+  SwceGradKernel<T><<<RowGrid(a.rows()), BlockFor(a.v.k, 256), 0, g.stream()>>>(
+      a.softmax, a.label.soft, a.label.hard, a.ignore, a.dloss, a.dlogits, a.rows(), a.v.k,
+      a.v.post, g.error_word());
   g.CheckLaunch("SwceGradKernel");
 }
 
@@ -186,25 +146,16 @@ __global__ void XeSoftKernel(const T* x, const T* lbl, T* y, int64_t n, int64_t 
 template <typename T>
 void Xe(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(x.dims());
-  Dims yd = x.dims();
-  yd.back() = 1;
-  const T* xd = x.data<T>();
-  T* y = ctx.Output("Y").mutable_data<T>(yd, g.place());
-  if (n == 0) return;
-  if (soft) {
-    const T* l = label.data<T>();
-    XeSoftKernel<T><<<RowGrid(n), BlockFor(d, 256), 0, g.stream()>>>(xd, l, y, n, d);
+  const auto a = tide::ops::GetXeArgs<T>(ctx);
+  if (a.n == 0) return;
+  if (a.label.soft) {
+    XeSoftKernel<T>
+        <<<RowGrid(a.n), BlockFor(a.d, 256), 0, g.stream()>>>(a.x, a.label.soft, a.y, a.n, a.d);
     g.CheckLaunch("XeSoftKernel");
     return;
   }
-  const int64_t* l = HardLabels(ctx, label);
-  Launch(g, "XeHardKernel", n, XeHardKernel<T>, xd, l, ignore, y, n, d, g.error_word());
+  Launch(g, "XeHardKernel", a.n, XeHardKernel<T>, a.x, a.label.hard, a.ignore, a.y, a.n, a.d,
+         g.error_word());
 }
 
 // Hard: dX[label] = -dY / X[label], 0 elsewhere (and for ignore_index); soft: dX = -dY * Label / X.
@@ -231,27 +182,16 @@ __global__ void XeGradHardKernel(const T* x, const int64_t* lbl, int64_t ignore,
 template <typename T>
 void XeGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
-  Tensor dy = ctx.Input(GradVarName("Y").c_str());
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(x.dims());
-  TIDE_CHECK(dy.numel() == n, "op '", op, "': Y@GRAD ", tide::ToString(dy.dims()),
-             " does not hold one value per row of X ", tide::ToString(x.dims()));
-  const T* xd = x.data<T>();
-  const T* gd = dy.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  if (soft) {
-    const T* l = label.data<T>();
-    Launch(g, "XeGradSoftKernel", x.numel(), XeGradSoftKernel<T>, xd, l, gd, dx, x.numel(), d);
+  const auto a = tide::ops::GetXeGradArgs<T>(ctx);
+  const int64_t total = a.n * a.d;
+  if (a.label.soft) {
+    Launch(g, "XeGradSoftKernel", total, XeGradSoftKernel<T>, a.x, a.label.soft, a.dy, a.dx, total,
+           a.d);
     return;
   }
-  const int64_t* l = HardLabels(ctx, label);
-  g.Zero(dx, sizeof(T) * size_t(x.numel()));
-  Launch(g, "XeGradHardKernel", n, XeGradHardKernel<T>, xd, l, ignore, gd, dx, n, d,
-         g.error_word());
+  g.Zero(a.dx, sizeof(T) * size_t(total));
+  Launch(g, "XeGradHardKernel", a.n, XeGradHardKernel<T>, a.x, a.label.hard, a.ignore, a.dy, a.dx,
+         a.n, a.d, g.error_word());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,17 +252,11 @@ __global__ void TopKKernel(const T* x, T* out, int64_t* idx, int64_t rows, int64
 template <typename T>
 void TopK(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X");
   // Fluid's K input (read back to the host) over the attribute.
-  const int64_t k = ctx.HasInput("K") ? HostIntScalar(ctx, g, "K") : ctx.Attr<int32_t>("k");
-  const Dims od = tide::ops::TopKOutDims(op, x.dims(), &k);
-  const int64_t d = x.dims().back(), rows = d ? x.numel() / d : 0;
-  const T* xd = x.data<T>();
-  T* out = ctx.Output("Out").mutable_data<T>(od, g.place());
-  int64_t* idx = ctx.Output("Indices").mutable_data<int64_t>(od, g.place());
-  if (rows == 0 || k == 0) return;
-  TopKKernel<T><<<RowGrid(rows), kTopKThreads, 0, g.stream()>>>(xd, out, idx, rows, d, k);
+  const auto a = tide::ops::GetTopKArgs<T>(ctx, ReadBack{g});
+  if (a.rows == 0 || a.k == 0) return;
+  TopKKernel<T>
+      <<<RowGrid(a.rows), kTopKThreads, 0, g.stream()>>>(a.x, a.out, a.indices, a.rows, a.d, a.k);
   g.CheckLaunch("TopKKernel");
 }
 
@@ -343,15 +277,10 @@ __global__ void TopKGradKernel(const int64_t* id, const T* g, T* dx, int64_t tot
 template <typename T>
 void TopKGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), indices = ctx.Input("Indices");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const auto [rows, d, k] = tide::ops::GetTopKGradView(op, x.dims(), indices.dims(), dout.dims());
-  const int64_t* id = indices.data<int64_t>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  g.Zero(dx, sizeof(T) * size_t(x.numel()));
-  Launch(g, "TopKGradKernel", rows * k, TopKGradKernel<T>, id, gd, dx, rows * k, k, d,
+  const auto a = tide::ops::GetTopKGradArgs<T>(ctx);
+  const auto [rows, d, k] = a.v;
+  g.Zero(a.dx, sizeof(T) * size_t(rows * d));
+  Launch(g, "TopKGradKernel", rows * k, TopKGradKernel<T>, a.indices, a.dout, a.dx, rows * k, k, d,
          g.error_word());
 }
 
@@ -377,15 +306,9 @@ __global__ void AccuracyKernel(const int64_t* id, const int64_t* label, int64_t 
 template <typename T>
 void Accuracy(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor indices = ctx.Input("Indices"), label = ctx.Input("Label");
-  const auto [n, k] = tide::ops::CheckAccuracyInputs(op, indices.dims(), label.dims());
-  const int64_t* id = indices.data<int64_t>();
-  const int64_t* l = label.data<int64_t>();
-  float* acc = ctx.Output("Accuracy").mutable_data<float>({1}, g.place());
-  int32_t* correct = ctx.Output("Correct").mutable_data<int32_t>({1}, g.place());
-  int32_t* total = ctx.Output("Total").mutable_data<int32_t>({1}, g.place());
-  AccuracyKernel<<<1, 256, 0, g.stream()>>>(id, l, n, k, acc, correct, total);
+  const tide::ops::AccuracyArgs a = tide::ops::GetAccuracyArgs(ctx);
+  AccuracyKernel<<<1, 256, 0, g.stream()>>>(a.indices, a.label, a.n, a.k, a.accuracy, a.correct,
+                                            a.total);
   g.CheckLaunch("AccuracyKernel");
 }
 

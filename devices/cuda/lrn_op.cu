@@ -26,29 +26,15 @@ __global__ void LrnGradKernel(const T* x, const T* out, const T* mid, const T* d
 template <typename T>
 void Lrn(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X");
-  const LrnParams p = GetLrnParams(ctx, x.dims());
-  const T* xd = x.data<T>();
-  T* out = ctx.Output("Out").mutable_data<T>(x.dims(), g.place());
-  Tensor mid_t = ctx.OptionalOutput("MidOut");
-  T* mid = mid_t ? mid_t.mutable_data<T>(x.dims(), g.place()) : g.Temp<T>(x.numel());
-  Launch(g, "LrnKernel", x.numel(), LrnKernel<T>, xd, out, mid, x.numel(), p);
+  const auto a = tide::ops::GetLrnArgs<T>(ctx);
+  Launch(g, "LrnKernel", a.n, LrnKernel<T>, a.x, a.out, a.mid, a.n, a.p);
 }
 
 template <typename T>
 void LrnGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const LrnParams p = GetLrnParams(ctx, x.dims());
-  tide::ops::CheckLrnGradDims(op, x.dims(), out.dims(), mid.dims(), dout.dims());
-  const T* xd = x.data<T>();
-  const T* od = out.data<T>();
-  const T* md = mid.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  Launch(g, "LrnGradKernel", x.numel(), LrnGradKernel<T>, xd, od, md, gd, dx, x.numel(), p);
+  const auto a = tide::ops::GetLrnGradArgs<T>(ctx);
+  Launch(g, "LrnGradKernel", a.n, LrnGradKernel<T>, a.x, a.out, a.mid, a.dout, a.dx, a.n, a.p);
 }
 
 }  // namespace

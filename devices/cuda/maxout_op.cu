@@ -57,39 +57,19 @@ __global__ void MaxoutGradKernel(const T* x, const T* out, const T* dout, Maxout
   }
 }
 
-MaxoutGeom GeomOf(const KernelContext& ctx, const Dims& x) {
-  return tide::ops::GetMaxoutGeom(ctx.op_type(), x, ctx.Attr<int32_t>("groups"),
-                                  ctx.Attr<int32_t>("axis"));
-}
-
 template <typename T>
 void Maxout(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X");
-  const MaxoutGeom geom = GeomOf(ctx, x.dims());
-  const Dims od = tide::ops::MaxoutOutDims(geom, x.dims());
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
-  const int64_t n = DimsProduct(od);
-  Launch(g, "MaxoutKernel", n, MaxoutKernel<T>, xd, geom, o, n);
+  const auto a = tide::ops::GetMaxoutArgs<T>(ctx);
+  Launch(g, "MaxoutKernel", a.out_numel, MaxoutKernel<T>, a.x, a.g, a.out, a.out_numel);
 }
 
 template <typename T>
 void MaxoutGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Input("Out");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const MaxoutGeom geom = GeomOf(ctx, x.dims());
-  const Dims od = tide::ops::MaxoutOutDims(geom, x.dims());
-  tide::ops::CheckGradDims(op, "Out", out.dims(), od);
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
-  const T* xd = x.data<T>();
-  const T* outd = out.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  const int64_t n = DimsProduct(od);
-  Launch(g, "MaxoutGradKernel", n, MaxoutGradKernel<T>, xd, outd, gd, geom, dx, n);
+  const auto a = tide::ops::GetMaxoutGradArgs<T>(ctx);
+  Launch(g, "MaxoutGradKernel", a.out_numel, MaxoutGradKernel<T>, a.x, a.out, a.dout, a.g, a.dx,
+         a.out_numel);
 }
 
 }  // namespace

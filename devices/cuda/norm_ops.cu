@@ -15,29 +15,7 @@ namespace {
 
 using tide::ops::NormGroups;
 
-NormGroups GroupsOf(const KernelContext& ctx, const Dims& x) {
-  const std::string type = ctx.op_type();
-  if (type.rfind("layer_norm", 0) == 0)
-    return tide::ops::LayerNormGroups(ctx.op_type(), x, ctx.Attr<int32_t>("begin_norm_axis"));
-  if (type.rfind("group_norm", 0) == 0) {
-    const int32_t groups = ctx.Attr<int32_t>("groups");
-    TIDE_CHECK(groups >= 1, "op '", ctx.op_type(), "': groups must be >= 1, got ", groups);
-    const bool nhwc =
-        tide::ops::ChannelsLast(ctx.op_type(), "data_layout", ctx.Attr<std::string>("data_layout"));
-    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups, nhwc);
-  }
-  return tide::ops::ChannelNormGroups(ctx.op_type(), x, 0);
-}
-
-bool IsInstance(const char* op) { return std::string(op).rfind("instance_norm", 0) == 0; }
-
-const void* AffineInput(const KernelContext& ctx, const NormGroups& g, const char* p) {
-  if (!ctx.HasInput(p)) return nullptr;
-  Tensor t = ctx.Input(p);
-  TIDE_CHECK(t.numel() == g.affine, "op '", ctx.op_type(), "': ", p, " ('", ctx.InputName(p),
-             "') has ", t.numel(), " elements, expected ", g.affine);
-  return t.raw_data();
-}
+using tide::ops::IsInstanceNorm;
 
 // Group statistics: mean (double, for the second pass) and, as T, the mean, the variance and
 // 1 / sqrt(var + epsilon). The terms see group k's j-th element as e = k * size + j.
@@ -101,25 +79,19 @@ template <typename T>
 void NormKernel(KernelContext& ctx) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X");
-  const NormGroups ng = GroupsOf(ctx, x.dims());
-  const T* scale = static_cast<const T*>(AffineInput(ctx, ng, "Scale"));
-  const T* bias = static_cast<const T*>(AffineInput(ctx, ng, "Bias"));
-  const double eps = ctx.Attr<float>("epsilon");
-  const T* xd = x.data<T>();
-  T* y = ctx.Output("Y").mutable_data<T>(x.dims(), g.place());
-  const bool instance = IsInstance(op);
-  Tensor mt = ctx.OptionalOutput(instance ? "SavedMean" : "Mean");
-  Tensor vt = ctx.OptionalOutput(instance ? "SavedVariance" : "Variance");
-  const Dims stat = std::string(op) == "group_norm"
-                        ? Dims{x.dims()[0], static_cast<int64_t>(ctx.Attr<int32_t>("groups"))}
-                        : Dims{ng.groups};
+  const auto in = tide::ops::GetNormArgs<T>(ctx);
+  const NormGroups& ng = in.g;
+  const bool instance = IsInstanceNorm(op);
+  Tensor mt = ctx.OptionalOutput(tide::ops::NormMeanName(op));
+  Tensor vt = ctx.OptionalOutput(tide::ops::NormVarName(op));
+  const Dims stat = tide::ops::NormStatDims(ctx, in.x_dims, ng);
   T* mean = mt ? mt.mutable_data<T>(stat, g.place()) : g.Temp<T>(ng.groups);
   T* rstd = instance && vt ? vt.mutable_data<T>(stat, g.place()) : g.Temp<T>(ng.groups);
   T* var = !instance && vt ? vt.mutable_data<T>(stat, g.place()) : nullptr;
-  GroupStats<T>(g, xd, ng, eps, mean, var, rstd);
-  Launch(g, "NormForwardKernel", x.numel(), NormForwardKernel<T>, xd, mean, rstd, scale, bias, ng,
-         y, x.numel());
+  GroupStats<T>(g, in.x, ng, in.eps, mean, var, rstd);
+  const int64_t n = DimsProduct(in.x_dims);
+  Launch(g, "NormForwardKernel", n, NormForwardKernel<T>, in.x, mean, rstd, in.scale, in.bias, ng,
+         in.y, n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -179,45 +151,34 @@ __global__ void NormGradXKernel(GradTerms<T> t, const T* m1, const T* m2, T* dx,
 template <typename T>
 void NormGradKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), dy = ctx.Input(GradVarName("Y").c_str());
-  const NormGroups ng = GroupsOf(ctx, x.dims());
-  tide::ops::CheckGradDims(op, "Y@GRAD", dy.dims(), x.dims());
-  const double eps = ctx.Attr<float>("epsilon");
-  const T* scale = static_cast<const T*>(AffineInput(ctx, ng, "Scale"));
-  AffineInput(ctx, ng, "Bias");
-  const T* xd = x.data<T>();
-  const T* gd = dy.data<T>();
+  const auto in = tide::ops::GetNormGradArgs<T>(ctx);
+  const NormGroups& ng = in.g;
+  const int64_t n = DimsProduct(in.x_dims);
   T* mean = g.Temp<T>(ng.groups);
   T* rstd = g.Temp<T>(ng.groups);
-  GroupStats<T>(g, xd, ng, eps, mean, nullptr, rstd);
-  const GradTerms<T> t{xd, gd, scale, mean, rstd, ng};
-  if (Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str())) {
+  GroupStats<T>(g, in.x, ng, in.eps, mean, nullptr, rstd);
+  const GradTerms<T> t{in.x, in.dy, in.scale, mean, rstd, ng};
+  if (in.dx) {
     T* m1 = g.Temp<T>(ng.groups);
     T* m2 = g.Temp<T>(ng.groups);
     ReduceMid<double>(g, "norm_grad (m1)", 1, ng.groups, ng.size, DyhTerm<T>{t},
                       CastFinish<T>{m1, double(ng.size)});
     ReduceMid<double>(g, "norm_grad (m2)", 1, ng.groups, ng.size, DyhXhatTerm<T>{t},
                       CastFinish<T>{m2, double(ng.size)});
-    T* dx = dxt.mutable_data<T>(x.dims(), g.place());
-    Launch(g, "NormGradXKernel", x.numel(), NormGradXKernel<T>, t, m1, m2, dx, x.numel());
+    Launch(g, "NormGradXKernel", n, NormGradXKernel<T>, t, m1, m2, in.dx, n);
   }
   // X as [pre, affine, post] around the Scale/Bias index: [groups, size, 1] for layer_norm,
   // [N, C, inner] for the channel norms, [N * inner, C, 1] for group_norm's NHWC.
   const int64_t pre = !ng.inner          ? ng.groups
-                      : ng.channels_last ? x.dims()[0] * ng.inner
-                                         : x.dims()[0];
+                      : ng.channels_last ? in.x_dims[0] * ng.inner
+                                         : in.x_dims[0];
   const int64_t post = ng.inner && !ng.channels_last ? ng.inner : 1;
-  if (Tensor dst = ctx.OptionalOutput(GradVarName("Scale").c_str())) {
-    T* ds = dst.mutable_data<T>(ctx.Input("Scale").dims(), g.place());
+  if (in.dscale)
     ReduceMid<double>(g, "norm_grad (dScale)", pre, ng.affine, post, DyXhatTerm<T>{t},
-                      CastFinish<T>{ds, 1.0});
-  }
-  if (Tensor dbt = ctx.OptionalOutput(GradVarName("Bias").c_str())) {
-    T* db = dbt.mutable_data<T>(ctx.Input("Bias").dims(), g.place());
-    ReduceMid<double>(g, "norm_grad (dBias)", pre, ng.affine, post, DyTerm<T>{gd},
-                      CastFinish<T>{db, 1.0});
-  }
+                      CastFinish<T>{in.dscale, 1.0});
+  if (in.dbias)
+    ReduceMid<double>(g, "norm_grad (dBias)", pre, ng.affine, post, DyTerm<T>{in.dy},
+                      CastFinish<T>{in.dbias, 1.0});
 }
 
 }  // namespace

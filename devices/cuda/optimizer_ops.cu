@@ -4,6 +4,7 @@
 // host. Each element reads all of its inputs before it writes any output, so outputs may be their
 // inputs' variables (the usual in-place update).
 #include <tide/ops/optimizer.hpp>
+#include <tide/ops/optimizer_update.hpp>
 
 #include <algorithm>
 #include <vector>
@@ -17,15 +18,12 @@ namespace {
 // Inputs, checked as tide/ops/optimizer.hpp says.
 template <typename T>
 const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  Tensor t = ctx.Input(param);
-  tide::ops::CheckStateInput<T>(ctx, param, t, p);
-  return t.data<T>();
+  return tide::ops::OptimizerStateInput<T>(ctx, param, p);
 }
 
 template <typename T>
-T* StateOutput(const KernelContext& ctx, const Gpu& g, const char* param, const Tensor& p) {
-  Tensor t = ctx.Output(param);
-  return t.mutable_data<T>(p.dims(), g.place());
+T* StateOutput(const KernelContext& ctx, const char* param, const Tensor& p) {
+  return tide::ops::OptimizerStateOutput<T>(ctx, param, p);
 }
 
 // A SelectedRows Grad: rows on the host (checked there), values on the device (copied there
@@ -92,9 +90,7 @@ DenseGrad<T> ReadGrad(const KernelContext& ctx, const Gpu& g, const Tensor& para
   out.data = dense;
   out.sparse = true;
   out.row_size = sg.row_size;
-  out.rows = std::move(sg.rows);
-  std::sort(out.rows.begin(), out.rows.end());
-  out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
+  out.rows = tide::ops::DistinctRows(std::move(sg.rows));
   return out;
 }
 
@@ -152,7 +148,7 @@ void SgdKernel(KernelContext& ctx) {
   if (grad && grad.IsSelectedRows()) {
     SparseGrad<T> sg = ReadSparseGrad<T>(ctx, g, param);
     const T* p = param.data<T>();
-    T* out = StateOutput<T>(ctx, g, "ParamOut", param);
+    T* out = StateOutput<T>(ctx, "ParamOut", param);
     g.CopyD2D(out, p, sizeof(T) * size_t(n));
     const int64_t listed = static_cast<int64_t>(sg.rows.size()) * sg.row_size;
     if (listed > 0)
@@ -162,44 +158,19 @@ void SgdKernel(KernelContext& ctx) {
   }
   const T* gd = StateInput<T>(ctx, "Grad", param);
   const T* p = param.data<T>();
-  T* out = StateOutput<T>(ctx, g, "ParamOut", param);
+  T* out = StateOutput<T>(ctx, "ParamOut", param);
   ForEach(g, n, SgdUpdate<T>{lr, p, gd, out});
 }
 
 // ---------------------------------------------------------------------------------------------
 // momentum
 template <typename T>
-struct MomentumUpdate {
-  Scalar lr;
-  T mu;
-  bool nesterov;
-  const T *g, *v, *p;
-  T *v_out, *p_out;
-  __device__ void operator()(int64_t i) const {
-    const T gi = g[i];
-    const T vi = mu * v[i] + gi;
-    const T l = ReadScalar<T>(lr);
-    const T pi = nesterov ? p[i] - l * (gi + mu * vi) : p[i] - l * vi;
-    v_out[i] = vi;
-    p_out[i] = pi;
-  }
-};
-
-template <typename T>
 void MomentumKernel(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor param = ctx.Input("Param");
-  MomentumUpdate<T> u;
-  u.lr = ScalarInput(ctx, g, "LearningRate");
-  u.mu = static_cast<T>(ctx.Attr<float>("mu"));
-  u.nesterov = ctx.Attr<bool>("use_nesterov");
-  DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);  // unlisted rows: gradient 0, still decay
-  u.g = grad.data;
-  u.v = StateInput<T>(ctx, "Velocity", param);
-  u.p = param.data<T>();
-  u.v_out = StateOutput<T>(ctx, g, "VelocityOut", param);
-  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
-  ForEach(g, param.numel(), u);
+  const Scalar lr = ScalarInput(ctx, g, "LearningRate");
+  const DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);  // unlisted rows: gradient 0, still decay
+  ForEach(g, param.numel(), tide::ops::GetMomentumUpdate<T>(ctx, param, lr, grad.data));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,9 +221,9 @@ void AdamKernel(KernelContext& ctx) {
   u.m1 = StateInput<T>(ctx, "Moment1", param);
   u.m2 = StateInput<T>(ctx, "Moment2", param);
   u.p = param.data<T>();
-  u.m1_out = StateOutput<T>(ctx, g, "Moment1Out", param);
-  u.m2_out = StateOutput<T>(ctx, g, "Moment2Out", param);
-  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
+  u.m1_out = StateOutput<T>(ctx, "Moment1Out", param);
+  u.m2_out = StateOutput<T>(ctx, "Moment2Out", param);
+  u.p_out = StateOutput<T>(ctx, "ParamOut", param);
   const int64_t n = param.numel();
   if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
     // Lazy: rows the gradient does not list keep their moments and values.
@@ -273,33 +244,12 @@ void AdamKernel(KernelContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // adagrad
 template <typename T>
-struct AdagradUpdate {
-  Scalar lr;
-  T epsilon;
-  const T *g, *m, *p;
-  T *m_out, *p_out;
-  __device__ void operator()(int64_t i) const {
-    const T gi = g[i];
-    const T mi = m[i] + gi * gi;
-    const T pi = p[i] - ReadScalar<T>(lr) * gi / (Sqrt(mi) + epsilon);
-    m_out[i] = mi;
-    p_out[i] = pi;
-  }
-};
-
-template <typename T>
 void AdagradKernel(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor param = ctx.Input("Param");
   DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
-  AdagradUpdate<T> u;
-  u.lr = ScalarInput(ctx, g, "LearningRate");
-  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
-  u.g = grad.data;
-  u.m = StateInput<T>(ctx, "Moment", param);
-  u.p = param.data<T>();
-  u.m_out = StateOutput<T>(ctx, g, "MomentOut", param);
-  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
+  const auto u =
+      tide::ops::GetAdagradUpdate<T>(ctx, param, ScalarInput(ctx, g, "LearningRate"), grad.data);
   const int64_t n = param.numel();
   if (grad.sparse) {  // only the listed rows change, as in Fluid's sparse Adagrad
     g.CopyD2D(u.m_out, u.m, sizeof(T) * size_t(n));
@@ -313,57 +263,12 @@ void AdagradKernel(KernelContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // rmsprop
 template <typename T>
-struct RmspropUpdate {
-  bool centered;
-  Scalar lr;
-  T epsilon, decay, momentum;
-  const T *g, *ms, *mg, *mom, *p;  // mg: centered only
-  T *ms_out, *mg_out, *mom_out, *p_out;
-  __device__ void operator()(int64_t i) const {
-    const T gi = g[i];
-    const T msi = decay * ms[i] + (T(1) - decay) * gi * gi;
-    T denom = msi;
-    T mgi = T(0);
-    if (centered) {
-      mgi = decay * mg[i] + (T(1) - decay) * gi;
-      denom = msi - mgi * mgi;
-    }
-    const T momi = momentum * mom[i] + ReadScalar<T>(lr) * gi / Sqrt(denom + epsilon);
-    const T pi = p[i] - momi;
-    ms_out[i] = msi;
-    if (centered) mg_out[i] = mgi;
-    mom_out[i] = momi;
-    p_out[i] = pi;
-  }
-};
-
-template <typename T>
 void RmspropKernel(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor param = ctx.Input("Param");
-  const bool centered = ctx.Attr<bool>("centered");
-  DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
-  RmspropUpdate<T> u;
-  u.centered = centered;
-  u.lr = ScalarInput(ctx, g, "LearningRate");
-  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
-  u.decay = static_cast<T>(ctx.Attr<float>("decay"));
-  u.momentum = static_cast<T>(ctx.Attr<float>("momentum"));
-  u.g = grad.data;
-  u.ms = StateInput<T>(ctx, "MeanSquare", param);
-  u.mom = StateInput<T>(ctx, "Moment", param);
-  u.p = param.data<T>();
-  u.mg = nullptr;
-  u.mg_out = nullptr;
-  if (centered) {
-    tide::ops::CheckRmspropCentered(ctx);
-    u.mg = StateInput<T>(ctx, "MeanGrad", param);
-    u.mg_out = StateOutput<T>(ctx, g, "MeanGradOut", param);
-  }
-  u.ms_out = StateOutput<T>(ctx, g, "MeanSquareOut", param);
-  u.mom_out = StateOutput<T>(ctx, g, "MomentOut", param);
-  u.p_out = StateOutput<T>(ctx, g, "ParamOut", param);
-  ForEach(g, param.numel(), u);
+  const DenseGrad<T> grad = ReadGrad<T>(ctx, g, param);
+  const Scalar lr = ScalarInput(ctx, g, "LearningRate");
+  ForEach(g, param.numel(), tide::ops::GetRmspropUpdate<T>(ctx, param, lr, grad.data));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // seeded op gives the same tensor on every run and every launch shape. The streams differ from
 // the CPU kernels' std::mt19937 / minstd_rand: same distributions, other numbers. Out's dims
 // come from ShapeTensor / ShapeTensorList (read back to the host) or `shape`, as on the CPU.
+#include <tide/ops/dropout.hpp>
+#include <tide/ops/random.hpp>
 #include <tide/ops/shape_inputs.hpp>
 
 #include <random>
@@ -97,10 +99,7 @@ Dims OutShape(const KernelContext& ctx, const Gpu& g) {
 template <typename T>
 void UniformRandom(KernelContext& ctx) {
   Gpu g(ctx);
-  T lo = ctx.Attr<float>("min"), hi = ctx.Attr<float>("max");
-  TIDE_CHECK(lo < hi, "op 'uniform_random': min (", lo, ") must be below max (", hi, ")");
-  TIDE_CHECK(std::isfinite(hi - lo), "op 'uniform_random': the range [", lo, ", ", hi,
-             ") is too wide for ", tide::DataTypeName(tide::DataTypeOf<T>()));
+  const auto [lo, hi] = tide::ops::GetUniformRange<T>(ctx);
   Tensor out = ctx.Output("Out");
   T* o = out.mutable_data<T>(OutShape(ctx, g), g.place());
   Launch(g, "UniformKernel", out.numel(), UniformKernel<T>, o, out.numel(),
@@ -110,8 +109,7 @@ void UniformRandom(KernelContext& ctx) {
 template <typename T>
 void GaussianRandom(KernelContext& ctx) {
   Gpu g(ctx);
-  T mean = ctx.Attr<float>("mean"), stddev = ctx.Attr<float>("std");
-  TIDE_CHECK(stddev >= 0, "op 'gaussian_random': std must be >= 0, got ", stddev);
+  const auto [mean, stddev] = tide::ops::GetGaussianParams<T>(ctx);
   Tensor out = ctx.Output("Out");
   T* o = out.mutable_data<T>(OutShape(ctx, g), g.place());
   Launch(g, "GaussianKernel", out.numel(), GaussianKernel<T>, o, out.numel(),
@@ -142,29 +140,20 @@ __global__ void ScaleFillKernel(const T* x, T* out, T* mask, int64_t n, T factor
 template <typename T>
 void Dropout(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  Tensor mask = ctx.OptionalOutput("Mask");
-  const float p = ctx.Attr<float>("dropout_prob");
-  const bool upscale = ctx.Attr<std::string>("dropout_implementation") == "upscale_in_train";
-  const int64_t n = x.numel();
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(x.dims(), g.place());
-  T* md = mask ? mask.mutable_data<T>(x.dims(), g.place()) : nullptr;
-  if (ctx.Attr<bool>("is_test")) {
-    const T factor = upscale ? T(1) : static_cast<T>(1.0f - p);
-    Launch(g, "ScaleFillKernel", n, ScaleFillKernel<T>, xd, od, md, n, factor);
+  const auto a = tide::ops::GetDropoutArgs<T>(ctx, ReadBack{g});
+  if (a.is_test) {
+    const T factor = a.upscale ? T(1) : static_cast<T>(1.0f - a.p);
+    Launch(g, "ScaleFillKernel", a.n, ScaleFillKernel<T>, a.x, a.out, a.mask, a.n, factor);
     return;
   }
-  if (p == 1.0f) {  // everything dropped
-    Launch(g, "ScaleFillKernel", n, ScaleFillKernel<T>, xd, od, md, n, T(0));
+  if (a.p == 1.0f) {  // everything dropped
+    Launch(g, "ScaleFillKernel", a.n, ScaleFillKernel<T>, a.x, a.out, a.mask, a.n, T(0));
     return;
   }
-  // fix_seed: `seed` as it is (0 too), so the mask repeats on every run.
-  const uint64_t seed = ctx.Attr<bool>("fix_seed")
-                            ? static_cast<uint64_t>(static_cast<uint32_t>(ctx.Attr<int32_t>("seed")))
-                            : FreshSeed();
-  const T keep = upscale ? T(1) / (T(1) - static_cast<T>(p)) : T(1);
-  Launch(g, "DropoutKernel", n, DropoutKernel<T>, xd, od, md, n, seed, p, keep);
+  // A fixed seed (0 too) repeats the mask on every run.
+  const uint64_t seed = a.seed.fixed ? static_cast<uint64_t>(a.seed.value) : FreshSeed();
+  const T keep = a.upscale ? T(1) / (T(1) - static_cast<T>(a.p)) : T(1);
+  Launch(g, "DropoutKernel", a.n, DropoutKernel<T>, a.x, a.out, a.mask, a.n, seed, a.p, keep);
 }
 
 template <typename T>
@@ -175,15 +164,8 @@ __global__ void MulKernel(const T* a, const T* b, T* out, int64_t n) {
 template <typename T>
 void DropoutGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor mask = ctx.Input("Mask"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  TIDE_CHECK(mask.dims() == dout.dims(), "op '", op, "': Mask ", tide::ToString(mask.dims()),
-             " and Out@GRAD ", tide::ToString(dout.dims()), " differ");
-  const T* md = mask.data<T>();
-  const T* gd = dout.data<T>();
-  T* dd = dx.mutable_data<T>(dout.dims(), g.place());
-  Launch(g, "MulKernel", dout.numel(), MulKernel<T>, gd, md, dd, dout.numel());
+  const auto a = tide::ops::GetDropoutGradArgs<T>(ctx);
+  Launch(g, "MulKernel", a.n, MulKernel<T>, a.dout, a.mask, a.dx, a.n);
 }
 
 }  // namespace

@@ -20,11 +20,6 @@ using tide::ops::BroadcastIndex;
 using tide::ops::GetReduceShape;
 using tide::ops::ReduceShape;
 
-ReduceShape ShapeOf(const KernelContext& ctx, const Dims& x) {
-  return GetReduceShape(ctx.op_type(), x, ctx.Attr<std::vector<int32_t>>("dim"),
-                        ctx.Attr<bool>("keep_dim"), ctx.Attr<bool>("reduce_all"));
-}
-
 // X's offset of (o, r): kept.Offset(o) + reduced.Offset(r), each over X's kept or reduced dims
 // (size-1 dims dropped, neighbours of one kind merged), row-major.
 struct ReduceLayout {
@@ -200,25 +195,18 @@ template <typename T, template <typename> class R>
 void Reduce(KernelContext& ctx, T init) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const ReduceShape s = ShapeOf(ctx, x.dims());
-  const int64_t n_out = DimsProduct(s.keep), total = x.numel();
-  TIDE_CHECK(total > 0 || n_out == 0, "op '", op, "': X ('", ctx.InputName("X"), "') ",
-             tide::ToString(x.dims()), " is empty along a reduced dim");
-  T* od = out.mutable_data<T>(s.out, g.place());
-  if (n_out == 0) return;
-  const T* xd = x.data<T>();
-  const int64_t count = total / n_out;
+  const auto a = tide::ops::GetReduceArgs<T>(ctx);
+  if (a.n_out == 0) return;
   constexpr bool kMean = std::is_same_v<R<T>, MeanR<T>>;
   if constexpr (kMean || std::is_same_v<R<T>, SumR<T>>) {
     int64_t pre, n, post;
-    if (MidView(x.dims(), s, &pre, &n, &post)) {
-      ReduceMid<T>(g, op, pre, n, post, LoadTerm<T, T>{xd},
-                   StoreFinish<T, T>{od, kMean ? static_cast<T>(count) : T(1)});
+    if (MidView(a.x_dims, a.s, &pre, &n, &post)) {
+      ReduceMid<T>(g, op, pre, n, post, LoadTerm<T, T>{a.x},
+                   StoreFinish<T, T>{a.out, kMean ? static_cast<T>(a.count()) : T(1)});
       return;
     }
   }
-  LaunchReduce<T, T, R<T>>(g, LayoutOf(op, x.dims(), s), xd, od, n_out, count, init);
+  LaunchReduce<T, T, R<T>>(g, LayoutOf(op, a.x_dims, a.s), a.x, a.out, a.n_out, a.count(), init);
 }
 
 template <typename T> void SumKernel(KernelContext& c) { Reduce<T, SumR>(c, T(0)); }
@@ -256,40 +244,13 @@ __global__ void ReduceGradKernel(const T* x, const T* out, const T* dout, T* dx,
   }
 }
 
-// The grad's inputs checked, and e -> j.
-struct GradSetup {
-  ReduceShape s;
-  int64_t total, n_out;
-  BroadcastIndex index;
-};
-GradSetup SetupGrad(const KernelContext& ctx, const Tensor& x, const Tensor& dout) {
-  const char* op = ctx.op_type();
-  GradSetup gs;
-  gs.s = ShapeOf(ctx, x.dims());
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), gs.s.out);
-  gs.total = x.numel();
-  gs.n_out = DimsProduct(gs.s.keep);
-  gs.index = tide::ops::MakeBroadcastIndex(op, x.dims(), gs.s.keep, 0);
-  return gs;
-}
-
 template <typename T, typename G>
 void ReduceGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  const GradSetup gs = SetupGrad(ctx, x, dout);
-  const T* od = nullptr;
-  if constexpr (std::is_same_v<G, ExtremeG>) {
-    Tensor out = ctx.Input("Out");
-    tide::ops::CheckGradDims(ctx.op_type(), "Out", out.dims(), gs.s.out);
-    od = out.data<T>();
-  }
-  const T* xd = x.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  const int64_t count = gs.n_out ? gs.total / gs.n_out : 0;
-  Launch(g, "ReduceGradKernel", gs.total, ReduceGradKernel<T, G>, xd, od, gd, dx, gs.total, count,
-         gs.index);
+  const auto a = tide::ops::GetReduceGradArgs<T>(ctx, std::is_same_v<G, ExtremeG>);
+  const BroadcastIndex index = tide::ops::MakeBroadcastIndex(ctx.op_type(), a.x_dims, a.s.keep, 0);
+  Launch(g, "ReduceGradKernel", a.total, ReduceGradKernel<T, G>, a.x, a.out, a.dout, a.dx, a.total,
+         a.count(), index);
 }
 
 // dX[e] = dOut * (the product of the other elements of its group), exact with zeros in X (as
@@ -309,20 +270,17 @@ __global__ void ProdGradDxKernel(const T* x, const T* nonzero, const int64_t* ze
 template <typename T>
 void ProdGradKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  const GradSetup gs = SetupGrad(ctx, x, dout);
-  const T* xd = x.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  if (gs.total == 0) return;
-  const ReduceLayout l = LayoutOf(ctx.op_type(), x.dims(), gs.s);
-  const int64_t count = gs.total / gs.n_out;
-  T* nonzero = g.Temp<T>(gs.n_out);
-  int64_t* zeros = g.Temp<int64_t>(gs.n_out);
-  LaunchReduce<T, T, NonZeroProdR<T>>(g, l, xd, nonzero, gs.n_out, count, T(1));
-  LaunchReduce<T, int64_t, ZeroCountR>(g, l, xd, zeros, gs.n_out, count, int64_t(0));
-  Launch(g, "ProdGradDxKernel", gs.total, ProdGradDxKernel<T>, xd, nonzero, zeros, gd, dx,
-         gs.total, gs.index);
+  const char* op = ctx.op_type();
+  const auto a = tide::ops::GetReduceGradArgs<T>(ctx, false);
+  if (a.total == 0) return;
+  const BroadcastIndex index = tide::ops::MakeBroadcastIndex(op, a.x_dims, a.s.keep, 0);
+  const ReduceLayout l = LayoutOf(op, a.x_dims, a.s);
+  T* nonzero = g.Temp<T>(a.n_out);
+  int64_t* zeros = g.Temp<int64_t>(a.n_out);
+  LaunchReduce<T, T, NonZeroProdR<T>>(g, l, a.x, nonzero, a.n_out, a.count(), T(1));
+  LaunchReduce<T, int64_t, ZeroCountR>(g, l, a.x, zeros, a.n_out, a.count(), int64_t(0));
+  Launch(g, "ProdGradDxKernel", a.total, ProdGradDxKernel<T>, a.x, nonzero, zeros, a.dout, a.dx,
+         a.total, index);
 }
 
 template <typename T> void SumGradKernel(KernelContext& c) { ReduceGrad<T, SumG>(c); }

@@ -2,7 +2,9 @@
 // squared_l2_norm (+grad), clip_by_norm (of a SelectedRows too), softmax along an axis (+grad).
 // Results stay on the device: a scalar a later kernel needs (a norm, Out@GRAD[0]) is read there,
 // never copied to the host.
-#include <tide/ops/axis.hpp>
+#include <tide/ops/clip.hpp>
+#include <tide/ops/reduce.hpp>
+#include <tide/ops/softmax.hpp>
 #include <tide/ops/sum.hpp>
 
 #include <type_traits>
@@ -13,20 +15,14 @@
 namespace tide_cuda {
 namespace {
 
-using tide::ops::AxisSplit;
-using tide::ops::SplitAt;
-
 // ---------------------------------------------------------------------------------------------
 // mean
 template <typename T>
 void MeanKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  TIDE_CHECK(x.numel() > 0, "op 'mean': X ('", ctx.InputName("X"), "') is empty");
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>({1}, g.place());
-  ReduceMid<T>(g, "mean", 1, 1, x.numel(), LoadTerm<T, T>{xd},
-               StoreFinish<T, T>{od, static_cast<T>(x.numel())});
+  const auto a = tide::ops::GetMeanArgs<T>(ctx);
+  ReduceMid<T>(g, "mean", 1, 1, a.n, LoadTerm<T, T>{a.x},
+               StoreFinish<T, T>{a.out, static_cast<T>(a.n)});
 }
 
 template <typename T>
@@ -38,12 +34,8 @@ __global__ void MeanGradKernel(const T* dout, T* dx, int64_t n) {
 template <typename T>
 void MeanGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  TIDE_CHECK(dout.numel() >= 1, "op 'mean_grad': Out@GRAD is empty");
-  const T* gd = dout.data<T>();
-  T* dd = dx.mutable_data<T>(x.dims(), g.place());
-  Launch(g, "MeanGradKernel", x.numel(), MeanGradKernel<T>, gd, dd, x.numel());
+  const auto a = tide::ops::GetScalarReduceGradArgs<T>(ctx);
+  Launch(g, "MeanGradKernel", a.n, MeanGradKernel<T>, a.dout, a.dx, a.n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -66,45 +58,29 @@ __global__ void SumKernel(SumInputs<T> in, T* out, int64_t n) {
 }
 
 // Dense and sparse inputs: the dense sum, then each sparse row added to its row.
+// Dense and SelectedRows inputs: the dense ones summed, each sparse row added to its row.
 template <typename T>
 void SumMixed(KernelContext& ctx, const Gpu& g, size_t n) {
-  Tensor out = ctx.Output("Out");
-  Dims dims;
-  for (size_t i = 0; i < n && dims.empty(); ++i)
-    if (ctx.InputVar("X", i).IsTensor()) dims = ctx.Input("X", i).dims();
-  const int64_t total = DimsProduct(dims);
+  const tide::ops::MixedSum in = tide::ops::GetMixedSum(ctx, n);
+  const int64_t total = DimsProduct(in.dims), width = in.width;
   T* acc = g.Temp<T>(total);
   g.Zero(acc, sizeof(T) * size_t(total));
-  const int64_t width = dims.empty() || dims[0] == 0 ? 0 : total / dims[0];
-  for (size_t i = 0; i < n; ++i) {
-    tide::Variable v = ctx.InputVar("X", i);
-    if (v.IsTensor()) {
-      Tensor t = v.GetTensor();
-      TIDE_CHECK(t.dims() == dims, "op 'sum': input ", i, " ('", ctx.InputName("X", i),
-                 "') has dims ", tide::ToString(t.dims()), ", the dense inputs ",
-                 tide::ToString(dims));
-      SumInputs<T> in{};
-      in.p[0] = acc;
-      in.p[1] = t.data<T>();
-      in.count = 2;
-      Launch(g, "SumKernel", total, SumKernel<T>, in, acc, total);
-      continue;
-    }
-    tide::SelectedRows sr = v.GetSelectedRows();
-    TIDE_CHECK(sr.height() == dims[0], "op 'sum': sparse input ", i, " ('", ctx.InputName("X", i),
-               "') has height ", sr.height(), ", the dense inputs ", dims[0], " rows");
-    std::vector<int64_t> rows = sr.rows();
-    for (size_t r = 0; r < rows.size(); ++r)
-      TIDE_CHECK(rows[r] >= 0 && rows[r] < dims[0], "op 'sum': sparse input ", i, " lists row ",
-                 rows[r], " outside [0, ", dims[0], ")");
-    const int64_t listed = static_cast<int64_t>(rows.size()) * width;
-    if (listed == 0) continue;
-    int64_t* drows = g.Temp<int64_t>(static_cast<int64_t>(rows.size()));
-    g.CopyFromHost(drows, rows.data(), sizeof(int64_t) * rows.size());
-    Launch(g, "AddRowsKernel", listed, AddRowsKernel<T>, static_cast<const int64_t*>(drows),
-           DeviceData<T>(g, sr.value()), width, listed, acc);
+  for (const Tensor& t : in.dense) {
+    SumInputs<T> s{};
+    s.p[0] = acc;
+    s.p[1] = t.data<T>();
+    s.count = 2;
+    Launch(g, "SumKernel", total, SumKernel<T>, s, acc, total);
   }
-  T* o = out.mutable_data<T>(dims, g.place());
+  for (const auto& sp : in.sparse) {
+    const int64_t listed = static_cast<int64_t>(sp.rows.size()) * width;
+    if (listed == 0) continue;
+    int64_t* drows = g.Temp<int64_t>(static_cast<int64_t>(sp.rows.size()));
+    g.CopyFromHost(drows, sp.rows.data(), sizeof(int64_t) * sp.rows.size());
+    Launch(g, "AddRowsKernel", listed, AddRowsKernel<T>, static_cast<const int64_t*>(drows),
+           DeviceData<T>(g, sp.value), width, listed, acc);
+  }
+  T* o = ctx.Output("Out").mutable_data<T>(in.dims, g.place());
   g.CopyD2D(o, acc, sizeof(T) * size_t(total));
 }
 
@@ -123,13 +99,8 @@ void SumOp(KernelContext& ctx) {
       return SumMixed<T>(ctx, g, count);
     }
   }
-  std::vector<Tensor> xs = ctx.Inputs("X");
-  TIDE_CHECK(!xs.empty(), "op 'sum' needs at least one input");
+  const std::vector<Tensor> xs = tide::ops::GetDenseSumInputs(ctx);
   Tensor out = ctx.Output("Out");
-  for (size_t i = 1; i < xs.size(); ++i)
-    TIDE_CHECK(xs[i].dims() == xs[0].dims(), "op 'sum': input ", i, " ('", ctx.InputName("X", i),
-               "') has dims ", tide::ToString(xs[i].dims()), ", input 0 has ",
-               tide::ToString(xs[0].dims()));
   const int64_t n = xs[0].numel();
   std::vector<const T*> ptrs;
   for (const Tensor& t : xs) ptrs.push_back(t.data<T>());
@@ -155,11 +126,9 @@ void SumOp(KernelContext& ctx) {
 template <typename T>
 void SquaredL2Norm(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>({1}, g.place());
-  ReduceMid<T>(g, "squared_l2_norm", 1, 1, x.numel(), SquareTerm<T, T>{xd},
-               StoreFinish<T, T>{od, T(1)});
+  const auto a = tide::ops::GetScalarReduceArgs<T>(ctx);
+  ReduceMid<T>(g, "squared_l2_norm", 1, 1, a.n, SquareTerm<T, T>{a.x},
+               StoreFinish<T, T>{a.out, T(1)});
 }
 
 template <typename T>
@@ -171,14 +140,9 @@ __global__ void ScaleByDeviceScalarKernel(const T* x, const T* s, T factor, T* o
 template <typename T>
 void SquaredL2NormGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  TIDE_CHECK(dout.numel() >= 1, "op 'squared_l2_norm_grad': Out@GRAD is empty");
-  const T* xd = x.data<T>();
-  const T* gd = dout.data<T>();
-  T* dd = dx.mutable_data<T>(x.dims(), g.place());
-  Launch(g, "ScaleByDeviceScalarKernel", x.numel(), ScaleByDeviceScalarKernel<T>, xd, gd, T(2), dd,
-         x.numel());
+  const auto a = tide::ops::GetScalarReduceGradArgs<T>(ctx);
+  Launch(g, "ScaleByDeviceScalarKernel", a.n, ScaleByDeviceScalarKernel<T>, a.x, a.dout, T(2), a.dx,
+         a.n);
 }
 
 // Out = X * max_norm / max(||X||, max_norm), with the sum of squares in sq[0].
@@ -193,8 +157,7 @@ __global__ void ClipByNormKernel(const T* x, const T* sq, T max_norm, T* out, in
 template <typename T>
 void ClipByNorm(KernelContext& ctx) {
   Gpu g(ctx);
-  const T max_norm = static_cast<T>(ctx.Attr<float>("max_norm"));
-  TIDE_CHECK(max_norm > 0, "op 'clip_by_norm': max_norm must be > 0, got ", max_norm);
+  const T max_norm = tide::ops::ClipMaxNorm<T>(ctx);
   tide::Variable xv = ctx.InputVar("X");
   const bool sparse = xv && xv.IsSelectedRows();
   if (sparse) MergeInputsIntoOut<T>(ctx, g, 1);
@@ -259,31 +222,22 @@ inline unsigned RowGrid(int64_t rows) {
 template <typename T>
 void Softmax(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  AxisSplit s = SplitAt("softmax", x.dims(), ctx.Attr<int32_t>("axis"));
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(x.dims(), g.place());
-  const int64_t rows = s.pre * s.post;
-  if (rows == 0 || s.n == 0) return;
-  SoftmaxKernel<T><<<RowGrid(rows), BlockFor(s.n), 0, g.stream()>>>(xd, od, rows, s.n, s.post);
+  const auto a = tide::ops::GetSoftmaxArgs<T>(ctx);
+  const int64_t rows = a.s.pre * a.s.post;
+  if (rows == 0 || a.s.n == 0) return;
+  SoftmaxKernel<T>
+      <<<RowGrid(rows), BlockFor(a.s.n), 0, g.stream()>>>(a.x, a.out, rows, a.s.n, a.s.post);
   g.CheckLaunch("SoftmaxKernel");
 }
 
 template <typename T>
 void SoftmaxGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  AxisSplit s = SplitAt("softmax_grad", out.dims(), ctx.Attr<int32_t>("axis"));
-  TIDE_CHECK(dout.numel() == out.numel(), "op 'softmax_grad': Out@GRAD ",
-             tide::ToString(dout.dims()), " does not match Out ", tide::ToString(out.dims()));
-  const T* od = out.data<T>();
-  const T* gd = dout.data<T>();
-  T* dd = dx.mutable_data<T>(out.dims(), g.place());
-  const int64_t rows = s.pre * s.post;
-  if (rows == 0 || s.n == 0) return;
-  SoftmaxGradKernel<T><<<RowGrid(rows), BlockFor(s.n), 0, g.stream()>>>(od, gd, dd, rows, s.n,
-                                                                        s.post);
+  const auto a = tide::ops::GetSoftmaxGradArgs<T>(ctx);
+  const int64_t rows = a.s.pre * a.s.post;
+  if (rows == 0 || a.s.n == 0) return;
+  SoftmaxGradKernel<T><<<RowGrid(rows), BlockFor(a.s.n), 0, g.stream()>>>(a.out, a.dout, a.dx, rows,
+                                                                          a.s.n, a.s.post);
   g.CheckLaunch("SoftmaxGradKernel");
 }
 

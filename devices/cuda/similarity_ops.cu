@@ -49,20 +49,15 @@ __global__ void CosSimKernel(const T* x, const T* y, const T* yn, bool y_shared,
 template <typename T>
 void CosSim(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  const auto c = tide::ops::GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
+  const auto a = tide::ops::GetCosSimArgs<T>(ctx);
+  const auto& c = a.g;
   const int64_t y_rows = c.y_shared ? 1 : c.n;
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>({c.n, 1}, g.place());
-  T* xn = ctx.Output("XNorm").mutable_data<T>({c.n, 1}, g.place());
-  T* yn = ctx.Output("YNorm").mutable_data<T>({y_rows, 1}, g.place());
   if (c.n == 0) return;
   const int threads = BlockFor(c.d, 256);
-  RowNormsKernel<T><<<LineGrid(y_rows), threads, 0, g.stream()>>>(yd, yn, y_rows, c.d);
+  RowNormsKernel<T><<<LineGrid(y_rows), threads, 0, g.stream()>>>(a.y, a.y_norm, y_rows, c.d);
   g.CheckLaunch("RowNormsKernel");
-  CosSimKernel<T>
-      <<<LineGrid(c.n), threads, 0, g.stream()>>>(xd, yd, yn, c.y_shared, o, xn, c.n, c.d);
+  CosSimKernel<T><<<LineGrid(c.n), threads, 0, g.stream()>>>(a.x, a.y, a.y_norm, c.y_shared, a.out,
+                                                             a.x_norm, c.n, c.d);
   g.CheckLaunch("CosSimKernel");
 }
 
@@ -93,33 +88,20 @@ struct SharedYGradTerm {
 template <typename T>
 void CosSimGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  Tensor out = ctx.Input("Out"), xnt = ctx.Input("XNorm"), ynt = ctx.Input("YNorm");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const auto c = tide::ops::GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
-  tide::ops::CheckCosSimGradInputs(ctx.op_type(), c, out.dims(), xnt.dims(), ynt.dims(),
-                                   dout.dims());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* o = out.data<T>();
-  const T* xn = xnt.data<T>();
-  const T* yn = ynt.data<T>();
-  const T* gd = dout.data<T>();
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    T* p = dx.mutable_data<T>(x.dims(), g.place());
-    Launch(g, "CosSimRowGradKernel", x.numel(), CosSimRowGradKernel<T>, xd, yd, o, xn, yn,
-           c.y_shared, gd, p, x.numel(), c.d);
-  }
-  Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str());
-  if (!dy) return;
-  T* p = dy.mutable_data<T>(y.dims(), g.place());
+  const auto a = tide::ops::GetCosSimGradArgs<T>(ctx);
+  const auto& c = a.g;
+  if (a.dx)
+    Launch(g, "CosSimRowGradKernel", a.x_numel, CosSimRowGradKernel<T>, a.x, a.y, a.out, a.x_norm,
+           a.y_norm, c.y_shared, a.dout, a.dx, a.x_numel, c.d);
+  if (!a.dy) return;
   if (!c.y_shared) {
-    Launch(g, "CosSimRowGradKernel", y.numel(), CosSimRowGradKernel<T>, yd, xd, o, yn, xn, false,
-           gd, p, y.numel(), c.d);
+    Launch(g, "CosSimRowGradKernel", a.y_numel, CosSimRowGradKernel<T>, a.y, a.x, a.out, a.y_norm,
+           a.x_norm, false, a.dout, a.dy, a.y_numel, c.d);
     return;
   }
-  ReduceMid<T>(g, "CosSimSharedYGrad", c.n, c.d, 1, SharedYGradTerm<T>{xd, yd, o, xn, yn, gd, c.d},
-               StoreFinish<T, T>{p, T(1)});
+  ReduceMid<T>(g, "CosSimSharedYGrad", c.n, c.d, 1,
+               SharedYGradTerm<T>{a.x, a.y, a.out, a.x_norm, a.y_norm, a.dout, c.d},
+               StoreFinish<T, T>{a.dy, T(1)});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,33 +146,22 @@ __global__ void NormGradKernel(const T* x, const T* norm, const T* dout, AxisSpl
 template <typename T>
 void Norm(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X");
-  const AxisSplit s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), g.place());
-  T* nm = ctx.Output("Norm").mutable_data<T>(tide::ops::L2NormDims(ctx.op_type(), x.dims(), s.axis),
-                                             g.place());
-  const int64_t lines = s.pre * s.post;
+  const auto a = tide::ops::GetL2NormArgs<T>(ctx);
+  const int64_t lines = a.s.pre * a.s.post;
   if (lines == 0) return;
-  NormKernel<T><<<LineGrid(lines), BlockFor(s.n, 256), 0, g.stream()>>>(xd, s, eps, o, nm);
+  NormKernel<T>
+      <<<LineGrid(lines), BlockFor(a.s.n, 256), 0, g.stream()>>>(a.x, a.s, a.eps, a.out, a.norm);
   g.CheckLaunch("NormKernel");
 }
 
 template <typename T>
 void NormGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), norm = ctx.Input("Norm");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const AxisSplit s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  tide::ops::CheckGradDims(ctx.op_type(), "Norm", norm.dims(),
-                           tide::ops::L2NormDims(ctx.op_type(), x.dims(), s.axis));
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  const int64_t lines = s.pre * s.post;
-  if (lines == 0 || s.n == 0) return;
-  NormGradKernel<T><<<LineGrid(lines), BlockFor(s.n, 256), 0, g.stream()>>>(
-      x.data<T>(), norm.data<T>(), dout.data<T>(), s, dx);
+  const auto a = tide::ops::GetL2NormGradArgs<T>(ctx);
+  const int64_t lines = a.s.pre * a.s.post;
+  if (lines == 0 || a.s.n == 0) return;
+  NormGradKernel<T>
+      <<<LineGrid(lines), BlockFor(a.s.n, 256), 0, g.stream()>>>(a.x, a.norm, a.dout, a.s, a.dx);
   g.CheckLaunch("NormGradKernel");
 }
 

@@ -3,6 +3,7 @@
 // flatten/flatten2, flatten_contiguous_range, squeeze2/unsqueeze2 (+grads), with ops_nn's shape
 // rules and messages.
 #include <tide/ops/index_shape.hpp>
+#include <tide/ops/lookup_table.hpp>
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/split_concat.hpp>
 #include <tide/ops/tensor_shape.hpp>
@@ -16,30 +17,12 @@
 namespace tide_cuda {
 namespace {
 
-using tide::ops::CheckedPerm;
 using tide::ops::FlattenDims;
-using tide::ops::ForwardXDims;
-using tide::ops::InversePerm;
-using tide::ops::NormAxis;
-using tide::ops::Permuted;
 using tide::ops::ReshapeDims;
 
 // ---------------------------------------------------------------------------------------------
-// lookup_table
-constexpr int64_t kNoPadding = -1;
-
-Dims LookupOutDims(const char* op, const Dims& w, const Dims& ids) {
-  TIDE_CHECK(w.size() == 2, "op '", op, "': W must be 2-D [V, D], got ", tide::ToString(w));
-  TIDE_CHECK(!ids.empty(), "op '", op, "': Ids must have rank >= 1");
-  Dims out = ids;
-  if (ids.size() >= 2) {
-    TIDE_CHECK(ids.back() == 1, "op '", op, "': Ids ", tide::ToString(ids),
-               " must be [N] or end in 1 (e.g. [N, 1])");
-    out.pop_back();
-  }
-  out.push_back(w[1]);
-  return out;
-}
+// lookup_table (tide/ops/lookup_table.hpp reads the inputs; the ids are checked on the device)
+using tide::ops::kNoPaddingIdx;
 
 // A SelectedRows W (a parameter server's table, looked up by id on the CPU) is not done here.
 void RefuseRowsTable(const KernelContext& ctx) {
@@ -49,12 +32,6 @@ void RefuseRowsTable(const KernelContext& ctx) {
                ctx.InputName("W"), "') yet; run the op on the CPU");
 }
 
-const int64_t* IdsOf(const KernelContext& ctx, const Tensor& ids) {
-  TIDE_CHECK(ids.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Ids ('", ctx.InputName("Ids"),
-             "') must be int64, got ", tide::DataTypeName(ids.dtype()));
-  return ids.data<int64_t>();
-}
-
 // Out row i = W[ids[i]], zeros for padding_idx; an id out of range is a device error (zeros).
 template <typename T>
 __global__ void LookupKernel(const T* w, const int64_t* ids, int64_t padding, int64_t v,
@@ -62,7 +39,7 @@ __global__ void LookupKernel(const T* w, const int64_t* ids, int64_t padding, in
   TIDE_CUDA_LOOP(e, total) {
     const int64_t i = e / d, j = e - i * d;
     const int64_t id = ids[i];
-    if (padding != kNoPadding && id == padding) {
+    if (padding != kNoPaddingIdx && id == padding) {
       out[e] = T(0);
     } else if (id < 0 || id >= v) {
       if (j == 0) RaiseDeviceError(err, kIdOutOfRange);
@@ -76,17 +53,10 @@ __global__ void LookupKernel(const T* w, const int64_t* ids, int64_t padding, in
 template <typename T>
 void Lookup(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
   RefuseRowsTable(ctx);
-  Tensor w = ctx.Input("W"), ids = ctx.Input("Ids"), out = ctx.Output("Out");
-  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
-  Dims od = LookupOutDims(op, w.dims(), ids.dims());
-  const int64_t v = w.dim(0), d = w.dim(1), n = ids.numel();
-  const int64_t* id = IdsOf(ctx, ids);
-  const T* wd = w.data<T>();
-  T* o = out.mutable_data<T>(od, g.place());
-  Launch(g, "LookupKernel", n * d, LookupKernel<T>, wd, id, padding, v, d, o, n * d,
-         g.error_word());
+  const auto a = tide::ops::GetLookupArgs<T>(ctx);
+  Launch(g, "LookupKernel", a.n * a.d, LookupKernel<T>, a.w, a.ids, a.padding, a.v, a.d, a.out,
+         a.n * a.d, g.error_word());
 }
 
 // Dense W@GRAD: rows summed per id (atomics: an id may repeat), padding_idx skipped.
@@ -96,7 +66,7 @@ __global__ void LookupGradDenseKernel(const int64_t* ids, const T* dout, int64_t
   TIDE_CUDA_LOOP(e, total) {
     const int64_t i = e / d, j = e - i * d;
     const int64_t id = ids[i];
-    if (padding != kNoPadding && id == padding) continue;
+    if (padding != kNoPaddingIdx && id == padding) continue;
     if (id < 0 || id >= v) {
       if (j == 0) RaiseDeviceError(err, kIdOutOfRange);
       continue;
@@ -117,61 +87,41 @@ __global__ void ZeroPaddingRowsKernel(const int64_t* ids, int64_t padding, int64
 template <typename T>
 void LookupGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
   RefuseRowsTable(ctx);
-  Tensor w = ctx.Input("W"), ids = ctx.Input("Ids");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
-  const int64_t v = w.dim(0), d = w.dim(1), n = ids.numel();
-  TIDE_CHECK(dout.numel() == n * d, "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not hold one row of ", d, " per id (", n, " ids)");
-  const int64_t* id = IdsOf(ctx, ids);
-  const T* gd = dout.data<T>();
-  const std::string gname = GradVarName("W");
-  tide::Variable var = ctx.OutputVar(gname.c_str());
-  if (!var) return;  // W needs no gradient
-  if (ctx.Attr<bool>("is_sparse") && !(var.IsTensor() && var.GetTensor().initialized())) {
+  const auto a = tide::ops::GetLookupGradArgs<T>(ctx);
+  if (!a.dw) return;  // W needs no gradient
+  const int64_t v = a.v, d = a.d, n = a.n, padding = a.padding;
+  if (a.sparse) {
     // SelectedRows rows live on the host: the ids come back (and are checked) there.
     std::vector<int64_t> rows(static_cast<size_t>(n));
-    g.CopyToHostSync(rows.data(), id, sizeof(int64_t) * size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      if (padding != kNoPadding && rows[i] == padding) continue;
-      TIDE_CHECK(rows[i] >= 0 && rows[i] < v, "op '", op, "': Ids ('", ctx.InputName("Ids"),
-                 "')[", i, "] = ", rows[i], " is out of range for W ('", ctx.InputName("W"),
-                 "') with ", v, " rows");
-    }
-    tide::SelectedRows sr = var.GetSelectedRows();
+    g.CopyToHostSync(rows.data(), a.ids, sizeof(int64_t) * size_t(n));
+    tide::ops::CheckLookupIds(ctx, rows.data(), n, v, padding);
+    tide::SelectedRows sr = a.dw.GetSelectedRows();
     sr.set_rows(rows);
     sr.set_height(v);
     Tensor value = sr.value();
     T* vd = value.mutable_data<T>({n, d}, g.place());
-    g.CopyD2D(vd, gd, sizeof(T) * size_t(n * d));
-    if (padding != kNoPadding)
-      Launch(g, "ZeroPaddingRowsKernel", n * d, ZeroPaddingRowsKernel<T>, id, padding, d, vd,
+    g.CopyD2D(vd, a.dout, sizeof(T) * size_t(n * d));
+    if (padding != kNoPaddingIdx)
+      Launch(g, "ZeroPaddingRowsKernel", n * d, ZeroPaddingRowsKernel<T>, a.ids, padding, d, vd,
              n * d);
     return;
   }
-  Tensor dw = ctx.Output(gname.c_str());
-  T* dd = dw.mutable_data<T>(w.dims(), g.place());
+  T* dd = ctx.Output(GradVarName("W").c_str()).mutable_data<T>(a.w_dims, g.place());
   g.Zero(dd, sizeof(T) * size_t(v * d));
-  Launch(g, "LookupGradDenseKernel", n * d, LookupGradDenseKernel<T>, id, gd, padding, v, d, dd,
-         n * d, g.error_word());
+  Launch(g, "LookupGradDenseKernel", n * d, LookupGradDenseKernel<T>, a.ids, a.dout, padding, v, d,
+         dd, n * d, g.error_word());
 }
 
 // ---------------------------------------------------------------------------------------------
-// concat / split. The axis: Paddle's AxisTensor (read back to the host) when given, else the
-// attribute; split's SectionsTensorList likewise overrides `sections`.
-int AxisOf(const KernelContext& ctx, const Gpu& g) {
-  return static_cast<int>(ctx.HasInput("AxisTensor") ? HostIntScalar(ctx, g, "AxisTensor")
-                                                     : ctx.Attr<int32_t>("axis"));
-}
-
+// concat / split / stack / unstack: tide/ops/split_concat.hpp reads them (AxisTensor and
+// SectionsTensorList read back to the host).
 // [pre, n_i, post] blocks of the parts in and out of a [pre, sum n_i, post]
 // whole, one strided 2-D copy per part.
 template <typename T>
-void JoinOrCut(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total,
-               const std::vector<int64_t>& sizes, const std::vector<const T*>& parts_in,
-               const std::vector<T*>& parts_out, T* whole_out, const T* whole_in) {
+void CopyParts(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total,
+               const std::vector<int64_t>& sizes, const T* const* parts_in, T* const* parts_out,
+               T* whole_out, const T* whole_in) {
   int64_t offset = 0;
   const size_t pitch = sizeof(T) * size_t(total * post);
   for (size_t p = 0; p < sizes.size(); ++p) {
@@ -188,76 +138,32 @@ void JoinOrCut(const Gpu& g, bool join, int64_t pre, int64_t post, int64_t total
     offset += width;
   }
 }
+template <typename T>
+void Join(const Gpu& g, const tide::ops::JoinArgs<T>& a) {
+  CopyParts<T>(g, true, a.pre, a.post, a.total, a.sizes, a.parts.data(), nullptr, a.whole, nullptr);
+}
+template <typename T>
+void Cut(const Gpu& g, const tide::ops::CutArgs<T>& a) {
+  CopyParts<T>(g, false, a.pre, a.post, a.total, a.sizes, nullptr, a.parts.data(), nullptr,
+               a.whole);
+}
 
 template <typename T>
 void Concat(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  std::vector<Tensor> xs = ctx.Inputs("X");
-  std::vector<Dims> dims;
-  for (const auto& x : xs) dims.push_back(x.dims());
-  int axis = 0;
-  Dims od = tide::ops::ConcatDims(op, dims, AxisOf(ctx, g), &axis);
-  std::vector<int64_t> sizes;
-  std::vector<const T*> parts;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    TIDE_CHECK(xs[i].dtype() == xs[0].dtype(), "op '", op, "': X[", i, "] ('",
-               ctx.InputName("X", i), "') is ", tide::DataTypeName(xs[i].dtype()), ", X[0] is ",
-               tide::DataTypeName(xs[0].dtype()));
-    sizes.push_back(dims[i][axis]);
-    parts.push_back(xs[i].data<T>());
-  }
-  T* out = ctx.Output("Out").mutable_data<T>(od, g.place());
-  JoinOrCut<T>(g, true, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
-               sizes, parts, {}, out, nullptr);
+  Join(g, tide::ops::GetConcatArgs<T>(ctx, ReadBack{g}));
 }
 
 template <typename T>
 void ConcatGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  std::vector<Tensor> xs = ctx.Inputs("X");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  std::vector<Dims> dims;
-  for (const auto& x : xs) dims.push_back(x.dims());
-  int axis = 0;
-  Dims od = tide::ops::ConcatDims(op, dims, AxisOf(ctx, g), &axis);
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
-  const std::string gx = GradVarName("X");
-  std::vector<int64_t> sizes;
-  std::vector<T*> parts;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    sizes.push_back(dims[i][axis]);
-    Tensor dx = i < ctx.OutputCount(gx.c_str()) ? ctx.OptionalOutput(gx.c_str(), i) : Tensor();
-    parts.push_back(dx ? dx.mutable_data<T>(dims[i], g.place()) : nullptr);
-  }
-  JoinOrCut<T>(g, false, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
-               sizes, {}, parts, nullptr, dout.data<T>());
+  Cut(g, tide::ops::GetConcatGradArgs<T>(ctx, ReadBack{g}));
 }
 
 template <typename T>
 void Split(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X");
-  int axis = 0;
-  std::vector<int32_t> sections = ctx.Attr<std::vector<int32_t>>("sections");
-  if (ctx.HasInput("SectionsTensorList")) {
-    const std::vector<int64_t> v = HostIntScalars(ctx, g, "SectionsTensorList");
-    sections.assign(v.begin(), v.end());
-  }
-  auto dims = tide::ops::SplitDims(ctx.op_type(), x.dims(), AxisOf(ctx, g),
-                                   ctx.Attr<int32_t>("num"), sections, ctx.OutputCount("Out"),
-                                   &axis);
-  std::vector<int64_t> sizes;
-  std::vector<T*> parts;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    sizes.push_back(dims[i][axis]);
-    Tensor o = ctx.OptionalOutput("Out", i);
-    parts.push_back(o ? o.mutable_data<T>(dims[i], g.place()) : nullptr);
-  }
-  const Dims& xd = x.dims();
-  JoinOrCut<T>(g, false, DimsProduct(xd, 0, axis), DimsProduct(xd, axis + 1, xd.size()), xd[axis],
-               sizes, {}, parts, nullptr, x.data<T>());
+  Cut(g, tide::ops::GetSplitArgs<T>(ctx, ReadBack{g}));
 }
 
 // stack: inputs [pre, post] each, Out [pre, n, post]; unstack (also stack's grad) the reverse.
@@ -265,52 +171,19 @@ void Split(KernelContext& ctx) {
 template <typename T>
 void StackKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  std::vector<Tensor> xs = ctx.Inputs("X");
-  std::vector<Dims> dims;
-  for (const auto& x : xs) dims.push_back(x.dims());
-  const int axis = ctx.Attr<int32_t>("axis");
-  const Dims od = tide::ops::StackDims(op, dims, axis);
-  const int a = NormAxis(op, axis, dims[0].size() + 1);
-  const int64_t pre = DimsProduct(dims[0], 0, a), post = DimsProduct(dims[0], a, dims[0].size());
-  const int64_t n = static_cast<int64_t>(xs.size());
-  std::vector<const T*> parts;
-  for (const auto& x : xs) parts.push_back(x.data<T>());
-  T* o = ctx.Output("Y").mutable_data<T>(od, g.place());
-  JoinOrCut<T>(g, true, pre, post, n, std::vector<int64_t>(xs.size(), 1), parts, {}, o, nullptr);
-}
-
-template <typename T>
-void Unstack(KernelContext& ctx, const Gpu& g, const Tensor& x, int axis,
-             std::vector<Tensor> outs) {
-  const Dims xd = x.dims();
-  const int a = NormAxis(ctx.op_type(), axis, xd.size());
-  const int64_t n = xd[a];
-  TIDE_CHECK(static_cast<int64_t>(outs.size()) == n, "op '", ctx.op_type(), "': ", outs.size(),
-             " outputs for a dim of ", n, " (axis ", axis, " of ", tide::ToString(xd), ")");
-  const int64_t pre = DimsProduct(xd, 0, a), post = DimsProduct(xd, a + 1, xd.size());
-  Dims od = xd;
-  od.erase(od.begin() + a);
-  std::vector<T*> parts;
-  for (auto& o : outs) parts.push_back(o ? o.mutable_data<T>(od, g.place()) : nullptr);
-  JoinOrCut<T>(g, false, pre, post, n, std::vector<int64_t>(outs.size(), 1), {}, parts, nullptr,
-               x.data<T>());
+  Join(g, tide::ops::GetStackArgs<T>(ctx));
 }
 
 template <typename T>
 void UnstackKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  Unstack<T>(ctx, g, ctx.Input("X"), ctx.Attr<int32_t>("axis"), ctx.Outputs("Y"));
+  Cut(g, tide::ops::GetUnstackArgs<T>(ctx));
 }
 
 template <typename T>
 void StackGradKernel(KernelContext& ctx) {
   Gpu g(ctx);
-  const std::string gx = GradVarName("X");
-  std::vector<Tensor> outs;
-  for (size_t i = 0; i < ctx.OutputCount(gx.c_str()); ++i)
-    outs.push_back(ctx.OptionalOutput(gx.c_str(), i));
-  Unstack<T>(ctx, g, ctx.Input(GradVarName("Y").c_str()), ctx.Attr<int32_t>("axis"), outs);
+  Cut(g, tide::ops::GetStackGradArgs<T>(ctx));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,40 +232,19 @@ void TransposeData(const Gpu& g, const T* in, const Dims& in_dims, const std::ve
 template <typename T>
 void Transpose(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  auto perm = CheckedPerm(ctx.op_type(), ctx.Attr<std::vector<int32_t>>("axis"), x.dims());
-  const T* xd = x.data<T>();
-  T* o = out.mutable_data<T>(Permuted(x.dims(), perm), g.place());
-  TransposeData(g, xd, x.dims(), perm, o);
+  const auto a = tide::ops::GetTransposeArgs<T>(ctx);
+  TransposeData(g, a.x, a.x_dims, a.perm, a.out);
 }
 
 template <typename T>
 void TransposeGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  Dims xd = ForwardXDims(ctx);
-  auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), xd);
-  TIDE_CHECK(dout.dims() == Permuted(xd, perm), "op '", op, "': Out@GRAD has dims ",
-             tide::ToString(dout.dims()), ", expected ", tide::ToString(Permuted(xd, perm)));
-  const std::vector<int> inv = InversePerm(perm);
-  const T* gd = dout.data<T>();
-  T* d = dx.mutable_data<T>(xd, g.place());
-  TransposeData(g, gd, dout.dims(), inv, d);
+  const auto a = tide::ops::GetTransposeGradArgs<T>(ctx);
+  TransposeData(g, a.dout, a.dout_dims, a.inverse, a.dx);
 }
 
 // ---------------------------------------------------------------------------------------------
 // reshape / flatten: Out = X's data with new dims (a copy on the stream, unless Out is X).
-// The target shape: Paddle's ShapeTensor (one value per variable) or the Shape tensor's values
-// (read back to the host, in that order of precedence), else the attribute.
-std::vector<int64_t> TargetShape(const KernelContext& ctx, const Gpu& g) {
-  if (ctx.HasInput("ShapeTensor")) return HostIntScalars(ctx, g, "ShapeTensor");
-  if (ctx.OptionalInput("Shape")) return HostIntValues(ctx, g, "Shape");
-  auto a = ctx.Attr<std::vector<int32_t>>("shape");
-  return std::vector<int64_t>(a.begin(), a.end());
-}
-
 template <typename T>
 void CopyWithDims(const Gpu& g, Tensor src, Tensor dst, const Dims& dims) {
   if (dst.c() == src.c()) {
@@ -408,7 +260,7 @@ template <typename T>
 void Reshape(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
-  Dims od = ReshapeDims(ctx.op_type(), TargetShape(ctx, g), x.dims());
+  Dims od = ReshapeDims(ctx.op_type(), tide::ops::ReshapeTarget(ctx, ReadBack{g}), x.dims());
   CopyWithDims<T>(g, x, ctx.Output("Out"), od);
 }
 
@@ -436,29 +288,17 @@ void FlattenRange(KernelContext& ctx) {
 template <typename T>
 void Squeeze(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
   Tensor x = ctx.Input("X");
-  auto axes = ctx.Attr<std::vector<int32_t>>("axes");
-  std::vector<int64_t> v;
-  if (ctx.HasInput("AxesTensor")) v = HostIntValues(ctx, g, "AxesTensor");
-  else if (ctx.HasInput("AxesTensorList")) v = HostIntScalars(ctx, g, "AxesTensorList");
-  if (!v.empty()) axes.assign(v.begin(), v.end());
-  const Dims od = std::string(op) == "squeeze2" ? tide::ops::SqueezeDims(op, x.dims(), axes)
-                                                : tide::ops::UnsqueezeDims(op, x.dims(), axes);
-  CopyWithDims<T>(g, x, ctx.Output("Out"), od);
+  CopyWithDims<T>(g, x, ctx.Output("Out"), tide::ops::SqueezeOutDims(ctx, x.dims(), ReadBack{g}));
 }
 
 // X@GRAD = Out@GRAD with X's dims.
 template <typename T>
 void ReshapeGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const char* op = ctx.op_type();
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  Dims xd = ForwardXDims(ctx);
-  TIDE_CHECK(DimsProduct(xd) == dout.numel(), "op '", op, "': Out@GRAD ",
-             tide::ToString(dout.dims()), " does not have X's ", DimsProduct(xd), " elements (X ",
-             tide::ToString(xd), ")");
-  CopyWithDims<T>(g, dout, ctx.Output(GradVarName("X").c_str()), xd);
+  CopyWithDims<T>(g, dout, ctx.Output(GradVarName("X").c_str()),
+                  tide::ops::ReshapeGradXDims(ctx, dout));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // bool tensors of one shape). No gradients, as in Fluid: their outputs are bool, which
 // append_backward never differentiates, and the ops have no grad maker.
 #include <tide/ops/broadcast.hpp>
+#include <tide/ops/compare_logical.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 
@@ -26,24 +27,18 @@ bool Known(const Dims& d) {
 // Comparisons.
 template <typename T, typename Cmp>
 void CompareKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  // Float inputs are cast to X's type by the core; integer ones are not.
-  TIDE_CHECK(y.dtype() == x.dtype(), "op '", ctx.op_type(), "': Y ('", ctx.InputName("Y"), "') is ",
-             tide::DataTypeName(y.dtype()), " but X ('", ctx.InputName("X"), "') is ",
-             tide::DataTypeName(x.dtype()), "; compare tensors of one data type");
-  const tide::ops::Broadcast b =
-      tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
-  out.Resize(x.dims());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  bool* od = out.mutable_data<bool>(ctx.place());
+  const auto a = tide::ops::GetCompareArgs<T>(ctx);
+  const tide::ops::Broadcast& b = a.b;
+  const T* xd = a.x;
+  const T* yd = a.y;
+  bool* od = a.out;
   const Cmp cmp;
   if (b.same) {
     for (int64_t i = 0; i < b.n; ++i) od[i] = cmp(xd[i], yd[i]);
     return;
   }
   if (b.general) {  // Y with size-1 dims inside its range (X [2,3,4] vs Y [2,1,4])
-    for (int64_t e = 0, n = x.numel(); e < n; ++e) od[e] = cmp(xd[e], yd[b.index(e)]);
+    for (int64_t e = 0; e < a.n; ++e) od[e] = cmp(xd[e], yd[b.index(e)]);
     return;
   }
   for (int64_t i = 0; i < b.pre; ++i)
@@ -89,25 +84,13 @@ tide::OpSchema CompareSchema(const std::string& type, const char* formula) {
 
 // ---------------------------------------------------------------------------------------------
 // Logical ops.
-void CheckSameDims(const char* op, const std::string& x_name, const Dims& x,
-                   const std::string& y_name, const Dims& y) {
-  TIDE_CHECK(x == y, "op '", op, "': X ('", x_name, "') ", tide::ToString(x), " and Y ('", y_name,
-             "') ", tide::ToString(y), " must have the same dims");
-}
+using tide::ops::CheckSameDims;
 
 template <typename T, typename Op>
 void LogicalBinaryKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  if (!x.SameDims(y))
-    CheckSameDims(ctx.op_type(), ctx.InputName("X"), x.dims(), ctx.InputName("Y"), y.dims());
-  TIDE_CHECK(y.dtype() == TIDE_BOOL, "op '", ctx.op_type(), "': Y ('", ctx.InputName("Y"),
-             "') must be bool, got ", tide::DataTypeName(y.dtype()));
-  out.ResizeLike(x);
-  const bool* xd = x.data<bool>();
-  const bool* yd = y.data<bool>();
-  bool* od = out.mutable_data<bool>(ctx.place());
+  const tide::ops::LogicalArgs a = tide::ops::GetLogicalArgs(ctx, true);
   const Op op;
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) od[i] = op(xd[i], yd[i]);
+  for (int64_t i = 0; i < a.n; ++i) a.out[i] = op(a.x[i], a.y[i]);
 }
 
 struct Xor {
@@ -122,11 +105,8 @@ void LogicalXor(KernelContext& c) { LogicalBinaryKernel<T, Xor>(c); }
 
 template <typename T>
 void LogicalNot(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  out.ResizeLike(x);
-  const bool* xd = x.data<bool>();
-  bool* od = out.mutable_data<bool>(ctx.place());
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) od[i] = !xd[i];
+  const tide::ops::LogicalArgs a = tide::ops::GetLogicalArgs(ctx, false);
+  for (int64_t i = 0; i < a.n; ++i) a.out[i] = !a.x[i];
 }
 
 void CheckBool(tide::InferShapeContext& ctx, const char* param) {

@@ -61,13 +61,8 @@ using tide::ops::BatchSizeLikeDims;
 
 template <typename T>
 void FillConstantBatchSizeLike(KernelContext& ctx) {
-  Tensor in = ctx.Input("Input"), out = ctx.Output("Out");
-  const Dims dims = tide::ops::BatchSizeLikeRunDims(
-      ctx.op_type(), ctx.InputName("Input"), in.dims(), in.lod(),
-      ctx.Attr<std::vector<int64_t>>("shape"), ctx.Attr<int32_t>("input_dim_idx"),
-      ctx.Attr<int32_t>("output_dim_idx"));
-  T* o = out.mutable_data<T>(dims, ctx.place());
-  std::fill(o, o + out.numel(), static_cast<T>(ctx.Attr<float>("value")));
+  const auto a = tide::ops::GetBatchSizeLikeArgs<T>(ctx);
+  std::fill(a.out, a.out + a.n, static_cast<T>(ctx.Attr<float>("value")));
 }
 
 void BatchSizeLikeShape(tide::InferShapeContext& ctx) {

@@ -10,6 +10,8 @@
 #include <limits>
 #include <type_traits>
 
+#include <tide/ops/scale.hpp>
+
 #include "common.h"
 
 namespace ops_math {
@@ -106,19 +108,17 @@ double ScaleFactor(const KernelContext& ctx) {
 // within the type's range (a fuzzer finding: a NaN scale on an int64 X was undefined behaviour).
 template <typename T>
 T ScaleParam(double v, const char* what) {
-  if constexpr (std::is_integral_v<T>) {
-    const bool fits = std::isfinite(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
-                      v < -static_cast<double>(std::numeric_limits<T>::min());  // [-2^k, 2^k), exact
-    TIDE_CHECK(fits, "op 'scale': ", what, " ", v, " has no ", tide::DataTypeName(tide::DataTypeOf<T>()),
-               " value (X is ", tide::DataTypeName(tide::DataTypeOf<T>()), ")");
-  }
+  TIDE_CHECK(tide::ops::HoldsScaleValue<T>(v), "op 'scale': ", what, " ", v, " has no ",
+             tide::DataTypeName(tide::DataTypeOf<T>()), " value (X is ",
+             tide::DataTypeName(tide::DataTypeOf<T>()), ")");
   return static_cast<T>(v);
 }
 
 // Out = scale * X + bias (or scale * (X + bias)) elementwise, Out resized like X.
 template <typename T>
 void ScaleValues(KernelContext& ctx, const Tensor& x, Tensor& out) {
-  T scale = ScaleParam<T>(ScaleFactor(ctx), "scale"), bias = ScaleParam<T>(ctx.Attr<float>("bias"), "bias");
+  T scale = ScaleParam<T>(tide::ops::ScaleFactor(ctx), "scale"),
+    bias = ScaleParam<T>(ctx.Attr<float>("bias"), "bias");
   out.ResizeLike(x);
   if (ctx.Attr<bool>("bias_after_scale"))
     EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);
@@ -126,21 +126,13 @@ void ScaleValues(KernelContext& ctx, const Tensor& x, Tensor& out) {
     EigenEval(ctx, Out<T>(out, ctx), (In<T>(x) + bias) * scale);
 }
 
+// Fluid: a SelectedRows X gives a SelectedRows Out with X's rows and height, values scaled.
 template <typename T>
 void ScaleKernel(KernelContext& ctx) {
   tide::Variable xv = ctx.InputVar("X");
   if (xv && xv.IsSelectedRows()) {
-    // Fluid: a SelectedRows X gives a SelectedRows Out with X's rows and height, values scaled
-    // (X's value tensor goes through the dense path below).
-    tide::SelectedRows in = xv.GetSelectedRows(), sr = ctx.OutputVar("Out").GetSelectedRows();
-    const std::vector<int64_t> rows = in.rows();
-    const int64_t height = in.height();
-    Tensor x = in.value(), out = sr.value();
-    TIDE_CHECK(x.initialized() || rows.empty(), "op 'scale': X ('", ctx.InputName("X"), "') lists ",
-               rows.size(), " rows but has no value");
-    if (x.initialized()) ScaleValues<T>(ctx, x, out);
-    sr.set_rows(rows);
-    sr.set_height(height);
+    tide::ops::ScaledRows r = tide::ops::GetScaledRows(ctx);
+    if (r.x.initialized()) ScaleValues<T>(ctx, r.x, r.out);
     return;
   }
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <tide/ops/clip.hpp>
+#include <tide/ops/reduce.hpp>
+#include <tide/ops/unary.hpp>
+
 #include "common.h"
 #include "selected_rows.h"
 
@@ -11,26 +15,12 @@ namespace {
 
 using tide::GradVarName;
 
-// A bound: Paddle 2.x's Min / Max input (one element) when given, else the attribute.
-template <typename T>
-T ClipBound(const KernelContext& ctx, const char* param, const char* attr) {
-  if (!ctx.HasInput(param)) return static_cast<T>(ctx.Attr<float>(attr));
-  Tensor t = ctx.Input(param);
-  TIDE_CHECK(t.numel() == 1 && (t.dtype() == TIDE_FP32 || t.dtype() == TIDE_FP64), "op '",
-             ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
-             "') must hold one float32/float64, got ", tide::DataTypeName(t.dtype()), " ",
-             tide::ToString(t.dims()));
-  return t.dtype() == TIDE_FP32 ? static_cast<T>(t.data<float>()[0])
-                                : static_cast<T>(t.data<double>()[0]);
-}
-
 // Out = min(max(X, min), max). A SelectedRows X, as Fluid's clip_op.h: its rows merged first (a
 // row listed twice is one row holding the sum), then the merged values clipped into a SelectedRows
-// Out.
+// Out. The bounds: tide/ops/clip.hpp.
 template <typename T>
 void ClipKernel(KernelContext& ctx) {
-  T lo = ClipBound<T>(ctx, "Min", "min"), hi = ClipBound<T>(ctx, "Max", "max");
-  TIDE_CHECK(lo <= hi, "op 'clip': min (", lo, ") must not exceed max (", hi, ")");
+  const auto [lo, hi] = tide::ops::GetClipRange<T>(ctx);
   tide::Variable xv = ctx.InputVar("X");
   if (xv && xv.IsSelectedRows()) {
     MergedX<T> x = MergeX<T>(ctx);
@@ -38,27 +28,24 @@ void ClipKernel(KernelContext& ctx) {
     return SetMerged(ctx.OutputVar("Out").GetSelectedRows(), x.merged, x.height, x.width,
                      ctx.place());
   }
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  out.Resize(x.dims());
-  EigenEval(ctx, Out<T>(out, ctx), In<T>(x).cwiseMax(lo).cwiseMin(hi));
+  const auto a = tide::ops::GetUnaryArgs<T>(ctx);
+  EigenEval(ctx, Out(a.out, a.n), In(a.x, a.n).cwiseMax(lo).cwiseMin(hi));
 }
 
 // dX = dOut where min < X < max, else 0.
 template <typename T>
 void ClipGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  T lo = ClipBound<T>(ctx, "Min", "min"), hi = ClipBound<T>(ctx, "Max", "max");
-  dx.Resize(x.dims());
-  auto xv = In<T>(x);
-  EigenEval(ctx, Out<T>(dx, ctx), In<T>(dout) * ((xv > lo) && (xv < hi)).template cast<T>());
+  const auto a = tide::ops::GetClipGradArgs<T>(ctx);
+  const T lo = a.r.lo, hi = a.r.hi;
+  auto xv = In(a.io.from, a.io.n);
+  EigenEval(ctx, Out(a.io.dx, a.io.n),
+            In(a.io.dout, a.io.n) * ((xv > lo) && (xv < hi)).template cast<T>());
 }
 
 template <typename T>
-T SumSquares(const Tensor& x) {
-  const T* d = x.data<T>();
+T SumSquares(const T* d, int64_t n) {
   T s = 0;
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) s += d[i] * d[i];
+  for (int64_t i = 0; i < n; ++i) s += d[i] * d[i];
   return s;
 }
 
@@ -77,53 +64,44 @@ void ClipByNormRows(KernelContext& ctx, T max_norm) {
 // Out = X * max_norm / max(||X||, max_norm).
 template <typename T>
 void ClipByNormKernel(KernelContext& ctx) {
-  T max_norm = static_cast<T>(ctx.Attr<float>("max_norm"));
-  TIDE_CHECK(max_norm > 0, "op 'clip_by_norm': max_norm must be > 0, got ", max_norm);
+  const T max_norm = tide::ops::ClipMaxNorm<T>(ctx);
   tide::Variable xv = ctx.InputVar("X");
   if (xv && xv.IsSelectedRows()) return ClipByNormRows<T>(ctx, max_norm);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  T norm = std::sqrt(SumSquares<T>(x));
-  T factor = norm > max_norm ? max_norm / norm : T(1);
-  out.Resize(x.dims());
-  EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * factor);
+  const auto a = tide::ops::GetUnaryArgs<T>(ctx);
+  const T norm = std::sqrt(SumSquares(a.x, a.n));
+  const T factor = norm > max_norm ? max_norm / norm : T(1);
+  EigenEval(ctx, Out(a.out, a.n), In(a.x, a.n) * factor);
 }
 
 template <typename T>
 void SquaredL2NormKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  out.mutable_data<T>({1}, ctx.place())[0] = SumSquares<T>(x);
+  const auto a = tide::ops::GetScalarReduceArgs<T>(ctx);
+  a.out[0] = SumSquares(a.x, a.n);
 }
 
 template <typename T>
 void SquaredL2NormGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  T g = dout.data<T>()[0] * T(2);
-  dx.Resize(x.dims());
-  EigenEval(ctx, Out<T>(dx, ctx), In<T>(x) * g);
+  const auto a = tide::ops::GetScalarReduceGradArgs<T>(ctx);
+  EigenEval(ctx, Out(a.dx, a.n), In(a.x, a.n) * (a.dout[0] * T(2)));
 }
 
 template <typename T>
 void SqrtKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  out.Resize(x.dims());
-  EigenEval(ctx, Out<T>(out, ctx), In<T>(x).sqrt());
+  const auto a = tide::ops::GetUnaryArgs<T>(ctx);
+  EigenEval(ctx, Out(a.out, a.n), In(a.x, a.n).sqrt());
 }
 
 // dX = dOut / (2 * Out).
 template <typename T>
 void SqrtGradKernel(KernelContext& ctx) {
-  Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  dx.Resize(out.dims());
-  EigenEval(ctx, Out<T>(dx, ctx), In<T>(dout) / (In<T>(out) * T(2)));
+  const auto a = tide::ops::GetUnaryGradArgs<T>(ctx, "Out");
+  EigenEval(ctx, Out(a.dx, a.n), In(a.dout, a.n) / (In(a.from, a.n) * T(2)));
 }
 
 template <typename T>
 void SignKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  out.Resize(x.dims());
-  EigenEval(ctx, Out<T>(out, ctx), In<T>(x).sign());
+  const auto a = tide::ops::GetUnaryArgs<T>(ctx);
+  EigenEval(ctx, Out(a.out, a.n), In(a.x, a.n).sign());
 }
 
 // clip, clip_by_norm: Out is like X (dims, dtype, LoD); a SelectedRows X (a sparse gradient)

@@ -32,6 +32,15 @@ template <typename T>
 tide::EigenVector<T> Out(Tensor& t, const KernelContext& ctx) {
   return tide::FlatMutable<T>(t, ctx.place());
 }
+// The same over n elements that tide/ops' readers give as pointers.
+template <typename T>
+tide::ConstEigenVector<T> In(const T* p, int64_t n) {
+  return tide::ConstEigenVector<T>(p, n);
+}
+template <typename T>
+tide::EigenVector<T> Out(T* p, int64_t n) {
+  return tide::EigenVector<T>(p, n);
+}
 
 // Kernels for float and double.
 #define OPS_MATH_FLOAT_TYPES float, double

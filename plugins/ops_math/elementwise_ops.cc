@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <tide/ops/elementwise.hpp>
+
 #include "common.h"
 
 namespace ops_math {
@@ -102,74 +104,11 @@ struct NeedsNonZeroY : std::false_type {};
 template <typename F>
 struct NeedsNonZeroY<F, std::void_t<decltype(F::kIntNeedsNonZeroY)>> : std::true_type {};
 
-// Paddle 2.x: with axis = -1, X and Y broadcast numpy-style, both ways (X [3, 1] + Y [1, 4] is
-// [3, 4]). Used only where Fluid's rule (Y over X) does not apply, so Fluid programs are
-// unchanged; the other devices' kernels keep Fluid's rule and refuse such operands.
-bool FluidRuleFits(const Dims& x, const Dims& y_in, int axis) {
-  if (x == y_in) return true;
-  Dims y = y_in;
-  while (y.size() > 1 && y.back() == 1) y.pop_back();
-  if (y.size() > x.size()) return false;
-  const size_t a = axis < 0 ? x.size() - y.size() : static_cast<size_t>(axis);
-  if (a + y.size() > x.size()) return false;
-  for (size_t i = 0; i < y.size(); ++i)
-    if (y[i] != x[a + i] && y[i] != 1) return false;
-  return true;
-}
+// Paddle 2.x's numpy broadcast where Fluid's rule does not fit: tide/ops/elementwise.hpp.
+using tide::ops::GetNumpyBroadcast;
+using tide::ops::NumpyBroadcast;
+using tide::ops::NumpyPath;
 
-// Out's dims, and per Out element the X and Y element (strides 0 along broadcast dims).
-struct NumpyBroadcast {
-  Dims out;
-  std::vector<int64_t> xs, ys;  // X's / Y's stride along each of Out's dims
-  int64_t numel = 1;
-  void Index(int64_t e, int64_t* xi, int64_t* yi) const {
-    *xi = *yi = 0;
-    for (size_t d = out.size(); d-- > 0;) {
-      const int64_t c = e % out[d];
-      e /= out[d];
-      *xi += c * xs[d];
-      *yi += c * ys[d];
-    }
-  }
-};
-
-NumpyBroadcast GetNumpyBroadcast(const char* op, const Dims& x, const Dims& y) {
-  NumpyBroadcast b;
-  const size_t r = std::max(x.size(), y.size());
-  b.out.assign(r, 1);
-  b.xs.assign(r, 0);
-  b.ys.assign(r, 0);
-  int64_t sx = 1, sy = 1;
-  for (size_t i = r; i-- > 0;) {
-    const int64_t dx = i + x.size() >= r ? x[i + x.size() - r] : 1;
-    const int64_t dy = i + y.size() >= r ? y[i + y.size() - r] : 1;
-    TIDE_CHECK(dx == dy || dx == 1 || dy == 1, "op '", op, "': X ", tide::ToString(x), " and Y ",
-               tide::ToString(y), " do not broadcast (dim ", i, " of the result: ", dx, " vs ",
-               dy, ")");
-    b.out[i] = dx == 1 ? dy : dx;
-    b.xs[i] = dx == 1 ? 0 : sx;
-    b.ys[i] = dy == 1 ? 0 : sy;
-    sx *= dx;
-    sy *= dy;
-  }
-  b.numel = DimsProduct(b.out);
-  return b;
-}
-
-// Whether X and Y broadcast numpy-style.
-bool NumpyFits(const Dims& x, const Dims& y) {
-  for (size_t i = 1; i <= std::min(x.size(), y.size()); ++i) {
-    const int64_t a = x[x.size() - i], b = y[y.size() - i];
-    if (a != b && a != 1 && b != 1) return false;
-  }
-  return true;
-}
-
-// The numpy path: axis -1, Fluid's rule does not fit but numpy's does (otherwise Fluid's rule
-// gives its error).
-bool NumpyPath(const Dims& x, const Dims& y, int axis) {
-  return axis == -1 && !FluidRuleFits(x, y, axis) && NumpyFits(x, y);
-}
 bool TakesNumpyPath(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
   return NumpyPath(x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
 }
@@ -273,35 +212,15 @@ struct PowG {
   template <typename T> static T DY(T x, T y, T) { return std::pow(x, y) * std::log(x); }
 };
 
-// The grad kernel's buffers: inputs read, and the wanted gradients (null when not wanted) with
-// dY zeroed (it is summed into), dX zeroed too when it is (`sum_dx`).
-template <typename T>
-struct GradBuffers {
-  const T *x, *y, *dout, *out;  // out: null when the grad op does not read Out
-  T *dx, *dy;
-};
-template <typename T>
-GradBuffers<T> GradBuffersOf(KernelContext& ctx, const Tensor& x, const Tensor& y, const Tensor& dout,
-                             const Tensor& out, bool sum_dx) {
-  Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
-  Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
-  GradBuffers<T> g{x.data<T>(), y.data<T>(), dout.data<T>(), out ? out.data<T>() : nullptr,
-                   dx ? dx.mutable_data<T>(x.dims(), ctx.place()) : nullptr,
-                   dy ? dy.mutable_data<T>(y.dims(), ctx.place()) : nullptr};
-  if (g.dx && sum_dx) std::fill(g.dx, g.dx + x.numel(), T(0));
-  if (g.dy) std::fill(g.dy, g.dy + y.numel(), T(0));
-  return g;
-}
-
+// The grads read their inputs through tide/ops/elementwise.hpp; dY is summed into (zeroed first),
+// and dX too on the numpy path.
 template <typename T, typename G>
 void ElementwiseGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  Tensor dout = ctx.Input(tide::GradVarName("Out").c_str());
-  Tensor out_t = ctx.OptionalInput("Out");
-  if (TakesNumpyPath(ctx, x, y)) {  // each input's gradient summed over its broadcast dims
-    const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
-    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), nb.out);
-    const GradBuffers<T> g = GradBuffersOf<T>(ctx, x, y, dout, out_t, true);
+  const auto g = tide::ops::GetElementwiseGradArgs<T>(ctx);
+  if (g.dy) std::fill(g.dy, g.dy + g.y_numel, T(0));
+  if (g.numpy) {  // each input's gradient summed over its broadcast dims
+    const NumpyBroadcast& nb = g.nb;
+    if (g.dx) std::fill(g.dx, g.dx + g.x_numel, T(0));
     for (int64_t e = 0, xi, yi; e < nb.numel; ++e) {
       nb.Index(e, &xi, &yi);
       const T o = g.out ? g.out[e] : T(0);
@@ -310,12 +229,10 @@ void ElementwiseGradKernel(KernelContext& ctx) {
     }
     return;
   }
-  Broadcast b = BroadcastOf(ctx, x, y);
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  const GradBuffers<T> g = GradBuffersOf<T>(ctx, x, y, dout, out_t, false);
+  const Broadcast& b = g.b;
   if (b.general) {  // Y paired through the index; dY summed where Y is repeated
     const int64_t inner = b.index.InnerSize(), stride = b.index.InnerStride();
-    for (int64_t row = 0, total = x.numel(); row < total; row += inner) {
+    for (int64_t row = 0, total = g.x_numel; row < total; row += inner) {
       const int64_t base = b.index(row);
       for (int64_t k = 0; k < inner; ++k) {
         const int64_t e = row + k, j = base + k * stride;

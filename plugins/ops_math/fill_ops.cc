@@ -8,6 +8,7 @@
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/fill_value.hpp>
 #include <tide/ops/int_inputs.hpp>
+#include <tide/ops/random.hpp>
 #include <tide/ops/shape_inputs.hpp>
 
 #include "common.h"
@@ -66,10 +67,7 @@ std::mt19937_64 Engine(const KernelContext& ctx) {
 
 template <typename T>
 void UniformRandom(KernelContext& ctx) {
-  T lo = ctx.Attr<float>("min"), hi = ctx.Attr<float>("max");
-  TIDE_CHECK(lo < hi, "op 'uniform_random': min (", lo, ") must be below max (", hi, ")");
-  TIDE_CHECK(std::isfinite(hi - lo), "op 'uniform_random': the range [", lo, ", ", hi,
-             ") is too wide for ", tide::DataTypeName(tide::DataTypeOf<T>()));
+  const auto [lo, hi] = tide::ops::GetUniformRange<T>(ctx);
   Tensor out = ctx.Output("Out");
   out.Resize(OutShape(ctx));
   T* o = out.mutable_data<T>(ctx.place());
@@ -88,8 +86,7 @@ void UniformRandom(KernelContext& ctx) {
 
 template <typename T>
 void GaussianRandom(KernelContext& ctx) {
-  T mean = ctx.Attr<float>("mean"), stddev = ctx.Attr<float>("std");
-  TIDE_CHECK(stddev >= 0, "op 'gaussian_random': std must be >= 0, got ", stddev);
+  const auto [mean, stddev] = tide::ops::GetGaussianParams<T>(ctx);
   Tensor out = ctx.Output("Out");
   out.Resize(OutShape(ctx));
   T* o = out.mutable_data<T>(ctx.place());

@@ -22,27 +22,15 @@ void MulShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void MulKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
-  out.Resize(MulOutDims("mul", x.dims(), y.dims(), xc, yc));
-  auto [m, k] = Flatten2D(x.dims(), xc);
-  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
-  Gemm<T>(ctx, false, false, m, n, k, T(1), x.data<T>(), y.data<T>(), T(0),
-          out.mutable_data<T>(ctx.place()));
+  const auto a = tide::ops::GetMulArgs<T>(ctx);
+  Gemm<T>(ctx, false, false, a.m, a.n, a.k, T(1), a.x, a.y, T(0), a.out);
 }
 
 template <typename T>
 void MulGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
-  int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
-  auto [m, k] = Flatten2D(x.dims(), xc);
-  int64_t n = DimsProduct(y.dims(), yc, y.dims().size());
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str()))  // dX = dOut * Y^T
-    Gemm<T>(ctx, false, true, m, k, n, T(1), dout.data<T>(), y.data<T>(), T(0),
-            dx.mutable_data<T>(x.dims(), ctx.place()));
-  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str()))  // dY = X^T * dOut
-    Gemm<T>(ctx, true, false, k, n, m, T(1), x.data<T>(), dout.data<T>(), T(0),
-            dy.mutable_data<T>(y.dims(), ctx.place()));
+  const auto a = tide::ops::GetMulGradArgs<T>(ctx);
+  if (a.dx) Gemm<T>(ctx, false, true, a.m, a.k, a.n, T(1), a.dout, a.y, T(0), a.dx);  // dOut Y^T
+  if (a.dy) Gemm<T>(ctx, true, false, a.k, a.n, a.m, T(1), a.x, a.dout, T(0), a.dy);  // X^T dOut
 }
 
 void MatmulInferShape(tide::InferShapeContext& ctx) {
@@ -54,53 +42,40 @@ void MatmulInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void MatmulKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  bool tx = ctx.Attr<bool>("transpose_X"), ty = ctx.Attr<bool>("transpose_Y");
-  T alpha = static_cast<T>(ctx.Attr<float>("alpha"));
-  MatmulShape s = GetMatmulShape(x.dims(), y.dims(), tx, ty);
-  T* o = out.mutable_data<T>(s.out, ctx.place());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
+  const auto a = tide::ops::GetMatmulArgs<T>(ctx);
+  const MatmulShape& s = a.s;
   for (int64_t b = 0; b < s.batch; ++b)
-    Gemm<T>(ctx, tx, ty, s.m, s.n, s.k, alpha, xd + (s.x_batched ? b * s.m * s.k : 0),
-            yd + (s.y_batched ? b * s.k * s.n : 0), T(0), o + b * s.m * s.n);
+    Gemm<T>(ctx, a.tx, a.ty, s.m, s.n, s.k, a.alpha, a.x + (s.x_batched ? b * s.m * s.k : 0),
+            a.y + (s.y_batched ? b * s.k * s.n : 0), T(0), a.out + b * s.m * s.n);
 }
 
-// The b-th [m, n] matrix of the output gradient.
-template <typename T>
-const T* gb(const T* g, int64_t b, int64_t stride) {
-  return g + b * stride;
-}
-
+// dX_b = alpha * dOut_b op(Y_b)^T (or its transpose when transpose_X), dY likewise; a broadcast
+// (unbatched) side sums over the batch.
 template <typename T>
 void MatmulGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
-  bool tx = ctx.Attr<bool>("transpose_X"), ty = ctx.Attr<bool>("transpose_Y");
-  T alpha = static_cast<T>(ctx.Attr<float>("alpha"));
-  MatmulShape s = GetMatmulShape(x.dims(), y.dims(), tx, ty);
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* gd = dout.data<T>();
+  const auto a = tide::ops::GetMatmulGradArgs<T>(ctx);
+  const MatmulShape& s = a.s;
+  const bool tx = a.tx, ty = a.ty;
   const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    T* d = dx.mutable_data<T>(x.dims(), ctx.place());
-    for (int64_t b = 0; b < s.batch; ++b) {
-      const T* yb = yd + (s.y_batched ? b * ys : 0);
-      T* db = d + (s.x_batched ? b * xs : 0);
-      T beta = (!s.x_batched && b > 0) ? T(1) : T(0);  // a broadcast X sums over the batch
-      if (!tx) Gemm<T>(ctx, false, !ty, s.m, s.k, s.n, alpha, gb(gd, b, gs), yb, beta, db);
-      else Gemm<T>(ctx, ty, true, s.k, s.m, s.n, alpha, yb, gb(gd, b, gs), beta, db);
-    }
+  for (int64_t b = 0; a.dx && b < s.batch; ++b) {
+    const T* yb = a.y + (s.y_batched ? b * ys : 0);
+    const T* gb = a.dout + b * gs;
+    T* db = a.dx + (s.x_batched ? b * xs : 0);
+    T beta = (!s.x_batched && b > 0) ? T(1) : T(0);
+    if (!tx)
+      Gemm<T>(ctx, false, !ty, s.m, s.k, s.n, a.alpha, gb, yb, beta, db);
+    else
+      Gemm<T>(ctx, ty, true, s.k, s.m, s.n, a.alpha, yb, gb, beta, db);
   }
-  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
-    T* d = dy.mutable_data<T>(y.dims(), ctx.place());
-    for (int64_t b = 0; b < s.batch; ++b) {
-      const T* xb = xd + (s.x_batched ? b * xs : 0);
-      T* db = d + (s.y_batched ? b * ys : 0);
-      T beta = (!s.y_batched && b > 0) ? T(1) : T(0);
-      if (!ty) Gemm<T>(ctx, !tx, false, s.k, s.n, s.m, alpha, xb, gb(gd, b, gs), beta, db);
-      else Gemm<T>(ctx, true, tx, s.n, s.k, s.m, alpha, gb(gd, b, gs), xb, beta, db);
-    }
+  for (int64_t b = 0; a.dy && b < s.batch; ++b) {
+    const T* xb = a.x + (s.x_batched ? b * xs : 0);
+    const T* gb = a.dout + b * gs;
+    T* db = a.dy + (s.y_batched ? b * ys : 0);
+    T beta = (!s.y_batched && b > 0) ? T(1) : T(0);
+    if (!ty)
+      Gemm<T>(ctx, !tx, false, s.k, s.n, s.m, a.alpha, xb, gb, beta, db);
+    else
+      Gemm<T>(ctx, true, tx, s.n, s.k, s.m, a.alpha, gb, xb, beta, db);
   }
 }
 

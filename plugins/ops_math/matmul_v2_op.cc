@@ -31,51 +31,40 @@ void MatmulV2InferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void MatmulV2Kernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
-                                     ctx.Attr<bool>("trans_y"), true);
-  T* o = out.mutable_data<T>(s.out, ctx.place());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
+  const auto a = tide::ops::GetMatmulV2Args<T>(ctx);
+  const MatmulV2Shape& s = a.s;
   const int64_t xs = s.m * s.k, ys = s.k * s.n, os = s.m * s.n;
-  if (s.k == 0) std::fill(o, o + s.batch * os, T(0));
+  if (s.k == 0) std::fill(a.out, a.out + s.batch * os, T(0));
   if (s.k == 0 || os == 0) return;
   for (int64_t b = 0; b < s.batch; ++b)
-    Gemm<T>(ctx, s.tx, s.ty, s.m, s.n, s.k, T(1), xd + s.x_off[b] * xs, yd + s.y_off[b] * ys, T(0),
-            o + b * os);
+    Gemm<T>(ctx, s.tx, s.ty, s.m, s.n, s.k, T(1), a.x + s.x_off[b] * xs, a.y + s.y_off[b] * ys,
+            T(0), a.out + b * os);
 }
 
 // dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise);
 // a broadcast operand's matrices collect the sum over the batches that share them.
 template <typename T>
 void MatmulV2GradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
-  MatmulV2Shape s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
-                                     ctx.Attr<bool>("trans_y"), true);
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), s.out);
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* gd = dout.data<T>();
+  const auto a = tide::ops::GetMatmulV2GradArgs<T>(ctx);
+  const MatmulV2Shape& s = a.s;
   const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
   const bool tx = s.tx, ty = s.ty;
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    T* d = dx.mutable_data<T>(x.dims(), ctx.place());
-    std::fill(d, d + x.numel(), T(0));
+  if (a.dx) {
+    std::fill(a.dx, a.dx + a.x_numel, T(0));
     for (int64_t b = 0; gs > 0 && b < s.batch; ++b) {
-      const T* yb = yd + s.y_off[b] * ys;
-      const T* g = gd + b * gs;
-      T* db = d + s.x_off[b] * xs;
+      const T* yb = a.y + s.y_off[b] * ys;
+      const T* g = a.dout + b * gs;
+      T* db = a.dx + s.x_off[b] * xs;
       if (!tx) Gemm<T>(ctx, false, !ty, s.m, s.k, s.n, T(1), g, yb, T(1), db);
       else Gemm<T>(ctx, ty, true, s.k, s.m, s.n, T(1), yb, g, T(1), db);
     }
   }
-  if (Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str())) {
-    T* d = dy.mutable_data<T>(y.dims(), ctx.place());
-    std::fill(d, d + y.numel(), T(0));
+  if (a.dy) {
+    std::fill(a.dy, a.dy + a.y_numel, T(0));
     for (int64_t b = 0; gs > 0 && b < s.batch; ++b) {
-      const T* xb = xd + s.x_off[b] * xs;
-      const T* g = gd + b * gs;
-      T* db = d + s.y_off[b] * ys;
+      const T* xb = a.x + s.x_off[b] * xs;
+      const T* g = a.dout + b * gs;
+      T* db = a.dy + s.y_off[b] * ys;
       if (!ty) Gemm<T>(ctx, !tx, false, s.k, s.n, s.m, T(1), xb, g, T(1), db);
       else Gemm<T>(ctx, true, tx, s.n, s.k, s.m, T(1), g, xb, T(1), db);
     }

@@ -9,44 +9,24 @@ namespace ops_math {
 namespace {
 
 using tide::GradVarName;
-using AlphaIndex = tide::ops::PreluAlphaIndex;
 
-// tide/ops/prelu.hpp's rule for the op's mode.
-template <typename Ctx>
-AlphaIndex GetAlphaIndex(const Ctx& ctx, const Dims& x, int64_t alpha_numel) {
-  return tide::ops::GetPreluAlphaIndex(ctx.op_type(), ctx.template Attr<std::string>("mode"), x,
-                                       alpha_numel, ctx.InputName("Alpha"));
-}
-
+// The kernels read their inputs through tide/ops/prelu.hpp.
 template <typename T>
 void PreluKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), alpha = ctx.Input("Alpha");
-  const AlphaIndex ai = GetAlphaIndex(ctx, x.dims(), alpha.numel());
-  const T* xd = x.data<T>();
-  const T* ad = alpha.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  for (int64_t e = 0, n = x.numel(); e < n; ++e) o[e] = xd[e] > T(0) ? xd[e] : ad[ai(e)] * xd[e];
+  const auto a = tide::ops::GetPreluArgs<T>(ctx);
+  for (int64_t e = 0; e < a.n; ++e) a.out[e] = a.x[e] > T(0) ? a.x[e] : a.alpha[a.ai(e)] * a.x[e];
 }
 
 template <typename T>
 void PreluGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), alpha = ctx.Input("Alpha");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  const AlphaIndex ai = GetAlphaIndex(ctx, x.dims(), alpha.numel());
-  const T* xd = x.data<T>();
-  const T* ad = alpha.data<T>();
-  const T* g = dout.data<T>();
-  const int64_t n = x.numel();
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    T* d = dx.mutable_data<T>(x.dims(), ctx.place());
-    for (int64_t e = 0; e < n; ++e) d[e] = xd[e] > T(0) ? g[e] : ad[ai(e)] * g[e];
-  }
-  if (Tensor da = ctx.OptionalOutput(GradVarName("Alpha").c_str())) {
-    T* d = da.mutable_data<T>(alpha.dims(), ctx.place());
-    std::fill(d, d + alpha.numel(), T(0));
-    for (int64_t e = 0; e < n; ++e)
-      if (xd[e] <= T(0)) d[ai(e)] += g[e] * xd[e];
+  const auto a = tide::ops::GetPreluGradArgs<T>(ctx);
+  if (a.dx)
+    for (int64_t e = 0; e < a.n; ++e)
+      a.dx[e] = a.x[e] > T(0) ? a.dout[e] : a.alpha[a.ai(e)] * a.dout[e];
+  if (a.dalpha) {
+    std::fill(a.dalpha, a.dalpha + a.alpha_numel, T(0));
+    for (int64_t e = 0; e < a.n; ++e)
+      if (a.x[e] <= T(0)) a.dalpha[a.ai(e)] += a.dout[e] * a.x[e];
   }
 }
 
@@ -55,7 +35,7 @@ void PreluInferShape(tide::InferShapeContext& ctx) {
   const bool known = std::all_of(x.begin() + (x.empty() ? 0 : 1), x.end(),
                                  [](int64_t d) { return d >= 0; }) &&
                      std::all_of(a.begin(), a.end(), [](int64_t d) { return d >= 0; });
-  if (known) GetAlphaIndex(ctx, x, DimsProduct(a));  // the batch dim never matters
+  if (known) tide::ops::PreluAlphaIndexOf(ctx, x, DimsProduct(a));  // the batch dim never matters
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   ctx.ShareLoD("X", "Out");

@@ -16,12 +16,6 @@ using tide::ops::BroadcastIndex;
 using tide::ops::GetReduceShape;
 using tide::ops::ReduceShape;
 
-template <typename Ctx>
-ReduceShape ShapeOf(const Ctx& ctx, const Dims& x) {
-  return GetReduceShape(ctx.op_type(), x, ctx.template Attr<std::vector<int32_t>>("dim"),
-                        ctx.template Attr<bool>("keep_dim"), ctx.template Attr<bool>("reduce_all"));
-}
-
 // Element e of X adds to Out element index(e).
 BroadcastIndex OutIndex(const char* op, const Dims& x, const ReduceShape& s) {
   return tide::ops::MakeBroadcastIndex(op, x, s.keep, 0);
@@ -64,94 +58,78 @@ struct AnyR {
 
 template <typename T, typename R>
 void ReduceKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const ReduceShape s = ShapeOf(ctx, x.dims());
-  const int64_t n_out = DimsProduct(s.keep), total = x.numel();
-  TIDE_CHECK(total > 0 || n_out == 0, "op '", op, "': X ('", ctx.InputName("X"), "') ",
-             tide::ToString(x.dims()), " is empty along a reduced dim");
-  T* o = out.mutable_data<T>(s.out, ctx.place());
-  std::fill(o, o + n_out, R::template Init<T>());
-  const T* xd = x.data<T>();
-  const BroadcastIndex index = OutIndex(op, x.dims(), s);
+  const auto a = tide::ops::GetReduceArgs<T>(ctx);
+  T* o = a.out;
+  std::fill(o, o + a.n_out, R::template Init<T>());
+  const BroadcastIndex index = OutIndex(ctx.op_type(), a.x_dims, a.s);
   const int64_t inner = index.InnerSize(), stride = index.InnerStride();
-  for (int64_t row = 0; row < total; row += inner) {
+  for (int64_t row = 0; row < a.total; row += inner) {
     T* orow = o + index(row);
     if (stride == 0) {  // the innermost run is reduced: one accumulator
       T acc = *orow;
-      for (int64_t k = 0; k < inner; ++k) acc = R::Combine(acc, xd[row + k]);
+      for (int64_t k = 0; k < inner; ++k) acc = R::Combine(acc, a.x[row + k]);
       *orow = acc;
     } else {
-      for (int64_t k = 0; k < inner; ++k) orow[k * stride] = R::Combine(orow[k * stride], xd[row + k]);
+      for (int64_t k = 0; k < inner; ++k)
+        orow[k * stride] = R::Combine(orow[k * stride], a.x[row + k]);
     }
   }
-  const int64_t count = n_out ? total / n_out : 0;
-  for (int64_t i = 0; i < n_out; ++i) o[i] = R::Finish(o[i], count);
+  for (int64_t i = 0; i < a.n_out; ++i) o[i] = R::Finish(o[i], a.count());
 }
 
 // Grads: dX[e] = G(x, out, dout, count) for e's Out element.
 struct SumG {
+  static constexpr bool kReadsOut = false;
   template <typename T> static T D(T, T, T g, int64_t) { return g; }
 };
 struct MeanG {
+  static constexpr bool kReadsOut = false;
   template <typename T> static T D(T, T, T g, int64_t n) { return g / static_cast<T>(n); }
 };
 // Every element equal to the max (min) gets the gradient, as in Fluid.
 struct ExtremeG {
+  static constexpr bool kReadsOut = true;
   template <typename T> static T D(T x, T out, T g, int64_t) { return x == out ? g : T(0); }
 };
 
+// Only the extremes' grads read Out.
 template <typename T, typename G>
 void ReduceGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Input("Out");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const ReduceShape s = ShapeOf(ctx, x.dims());
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), s.out);
-  const int64_t total = x.numel(), n_out = DimsProduct(s.keep);
-  const int64_t count = n_out ? total / n_out : 0;
-  const T* xd = x.data<T>();
-  const T* od = out.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  const BroadcastIndex index = OutIndex(op, x.dims(), s);
+  const auto a = tide::ops::GetReduceGradArgs<T>(ctx, G::kReadsOut);
+  const int64_t count = a.count();
+  const BroadcastIndex index = OutIndex(ctx.op_type(), a.x_dims, a.s);
   const int64_t inner = index.InnerSize(), stride = index.InnerStride();
-  for (int64_t row = 0; row < total; row += inner) {
+  for (int64_t row = 0; row < a.total; row += inner) {
     const int64_t base = index(row);
     for (int64_t k = 0; k < inner; ++k) {
       const int64_t j = base + k * stride;
-      dx[row + k] = G::D(xd[row + k], od[j], gd[j], count);
+      a.dx[row + k] = G::D(a.x[row + k], a.out ? a.out[j] : T(0), a.dout[j], count);
     }
   }
 }
 
-// dX[e] = dOut * (the product of the other elements of its group), exact with zeros in X
-// (Fluid divides Out by X, which is NaN where X is 0).
+// X@GRAD = Out@GRAD * the product of the other elements of X's group.
 template <typename T>
 void ReduceProdGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  const ReduceShape s = ShapeOf(ctx, x.dims());
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), s.out);
-  const int64_t total = x.numel(), n_out = DimsProduct(s.keep);
-  const T* xd = x.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  const BroadcastIndex index = OutIndex(op, x.dims(), s);
+  const auto a = tide::ops::GetReduceGradArgs<T>(ctx, false);
+  const BroadcastIndex index = OutIndex(ctx.op_type(), a.x_dims, a.s);
   // Per group: the product of its non-zero elements and how many zeros it holds.
-  std::vector<T> nonzero(static_cast<size_t>(n_out), T(1));
-  std::vector<int64_t> zeros(static_cast<size_t>(n_out), 0);
-  for (int64_t e = 0; e < total; ++e) {
+  std::vector<T> nonzero(static_cast<size_t>(a.n_out), T(1));
+  std::vector<int64_t> zeros(static_cast<size_t>(a.n_out), 0);
+  for (int64_t e = 0; e < a.total; ++e) {
     const int64_t j = index(e);
-    if (xd[e] == T(0)) ++zeros[j];
-    else nonzero[j] *= xd[e];
+    if (a.x[e] == T(0))
+      ++zeros[j];
+    else
+      nonzero[j] *= a.x[e];
   }
-  for (int64_t e = 0; e < total; ++e) {
+  for (int64_t e = 0; e < a.total; ++e) {
     const int64_t j = index(e);
     T others;
-    if (xd[e] != T(0)) others = zeros[j] ? T(0) : nonzero[j] / xd[e];
+    if (a.x[e] != T(0))
+      others = zeros[j] ? T(0) : nonzero[j] / a.x[e];
     else others = zeros[j] == 1 ? nonzero[j] : T(0);
-    dx[e] = gd[j] * others;
+    a.dx[e] = a.dout[j] * others;
   }
 }
 
@@ -167,7 +145,7 @@ template <typename T> void MeanGradKernel(KernelContext& c) { ReduceGradKernel<T
 template <typename T> void ExtremeGradKernel(KernelContext& c) { ReduceGradKernel<T, ExtremeG>(c); }
 
 void ReduceInferShape(tide::InferShapeContext& ctx) {
-  const ReduceShape s = ShapeOf(ctx, ctx.InputDims("X"));
+  const ReduceShape s = tide::ops::ReduceShapeOf(ctx, ctx.InputDims("X"));
   ctx.SetOutputDims("Out", s.out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }

@@ -1,7 +1,7 @@
 // softmax_op.cc: softmax along one axis (numerically stable) and its grad.
 #include <cmath>
 
-#include <tide/ops/axis.hpp>
+#include <tide/ops/softmax.hpp>
 
 #include "common.h"
 
@@ -10,14 +10,13 @@ namespace {
 
 using tide::GradVarName;
 using tide::ops::AxisSplit;
-using tide::ops::SplitAt;
 
 template <typename T>
 void SoftmaxKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  AxisSplit s = SplitAt("softmax", x.dims(), ctx.Attr<int32_t>("axis"));
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(x.dims(), ctx.place());
+  const auto a = tide::ops::GetSoftmaxArgs<T>(ctx);
+  const AxisSplit s = a.s;
+  const T* xd = a.x;
+  T* od = a.out;
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
       const T* xi = xd + i * s.n * s.post + k;
@@ -33,12 +32,11 @@ void SoftmaxKernel(KernelContext& ctx) {
 // dX = (dOut - sum(dOut * Out)) * Out along the axis.
 template <typename T>
 void SoftmaxGradKernel(KernelContext& ctx) {
-  Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  AxisSplit s = SplitAt("softmax_grad", out.dims(), ctx.Attr<int32_t>("axis"));
-  const T* od = out.data<T>();
-  const T* gd = dout.data<T>();
-  T* dd = dx.mutable_data<T>(out.dims(), ctx.place());
+  const auto a = tide::ops::GetSoftmaxGradArgs<T>(ctx);
+  const AxisSplit s = a.s;
+  const T* od = a.out;
+  const T* gd = a.dout;
+  T* dd = a.dx;
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
       const int64_t base = i * s.n * s.post + k;

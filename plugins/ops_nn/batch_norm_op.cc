@@ -32,50 +32,20 @@ void BnInferShape(tide::InferShapeContext& ctx) {
   }
 }
 
-// Uses the running statistics instead of the batch's. As in Paddle, trainable_statistics keeps
-// the batch's statistics even when is_test.
-template <typename Ctx>
-bool UsesGlobalStats(const Ctx& ctx) {
-  const bool test = ctx.template Attr<bool>("is_test") &&
-                    !(ctx.HasAttr("trainable_statistics") &&
-                      ctx.template Attr<bool>("trainable_statistics"));
-  return test || ctx.template Attr<bool>("use_global_stats");
-}
-
-// The momentum: Paddle's MomentumTensor input (one element) when given, else the attribute.
-template <typename T>
-T Momentum(const KernelContext& ctx) {
-  if (!ctx.HasInput("MomentumTensor")) return static_cast<T>(ctx.Attr<float>("momentum"));
-  Tensor m = ctx.Input("MomentumTensor");
-  TIDE_CHECK(m.numel() == 1 && (m.dtype() == TIDE_FP32 || m.dtype() == TIDE_FP64), "op '",
-             ctx.op_type(), "': MomentumTensor must hold one float32/float64, got ",
-             tide::DataTypeName(m.dtype()), " ", tide::ToString(m.dims()));
-  return m.dtype() == TIDE_FP32 ? static_cast<T>(m.data<float>()[0])
-                                : static_cast<T>(m.data<double>()[0]);
-}
-
+// The kernels read their inputs through tide/ops/batch_norm.hpp.
 template <typename T>
 void BnKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), scale = ctx.Input("Scale"), bias = ctx.Input("Bias");
-  Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
-  const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
-  for (const Tensor* t : {&scale, &bias, &mean, &var})
-    TIDE_CHECK(t->rank() == 1 && t->dim(0) == v.c, "op '", op,
-               "': Scale, Bias, Mean and Variance "
-               "must be [",
-               v.c, "] for X ", tide::ToString(x.dims()), ", got ", tide::ToString(t->dims()));
-  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const T momentum = Momentum<T>(ctx);
-  const bool global = UsesGlobalStats(ctx);
-  const T* xd = x.data<T>();
-  const T* sd = scale.data<T>();
-  const T* bd = bias.data<T>();
+  const auto a = tide::ops::GetBnArgs<T>(ctx);
+  const BnView v = a.v;
+  const T eps = a.eps, momentum = a.momentum;
+  const bool global = a.global;
+  const T* xd = a.x;
+  const T* sd = a.scale;
+  const T* bd = a.bias;
   // Read the running statistics before MeanOut / VarianceOut (usually the same variables)
   // are written.
-  std::vector<T> run_mean(mean.data<T>(), mean.data<T>() + v.c);
-  std::vector<T> run_var(var.data<T>(), var.data<T>() + v.c);
+  std::vector<T> run_mean(a.mean, a.mean + v.c);
+  std::vector<T> run_var(a.var, a.var + v.c);
   std::vector<T> mu(v.c), inv_std(v.c);
   const int64_t m = v.outer * v.inner;
   if (global) {
@@ -84,8 +54,6 @@ void BnKernel(KernelContext& ctx) {
       inv_std[c] = T(1) / std::sqrt(run_var[c] + eps);
     }
   } else {
-    TIDE_CHECK(m > 0, "op '", op, "': X ", tide::ToString(x.dims()),
-               " holds no elements to take batch statistics of");
     std::vector<T> batch_var(v.c);
     ParallelFor(ctx, v.c, m, [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) {
@@ -126,7 +94,7 @@ void BnKernel(KernelContext& ctx) {
   if (Tensor sv = ctx.OptionalOutput("SavedVariance"))
     std::copy(inv_std.begin(), inv_std.end(), sv.mutable_data<T>({v.c}, ctx.place()));
 
-  T* yd = ctx.Output("Y").mutable_data<T>(x.dims(), ctx.place());
+  T* yd = ctx.Output("Y").mutable_data<T>(a.x_dims, ctx.place());
   ParallelFor(ctx, v.outer * v.c, v.inner, [&](int64_t b, int64_t e) {
     for (int64_t oc = b; oc < e; ++oc) {
       const int64_t c = oc % v.c;
@@ -143,33 +111,15 @@ void BnKernel(KernelContext& ctx) {
 // Global statistics (test mode): dX = dy * scale * inv_std of the running variance.
 template <typename T>
 void BnGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), scale = ctx.Input("Scale");
-  Tensor dy = ctx.Input(GradVarName("Y").c_str());
-  const std::string layout = ctx.Attr<std::string>("data_layout");
-  const BnView v = tide::ops::GetBnView(op, x.dims(), layout);
-  TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),
-             ", expected X's ", tide::ToString(x.dims()));
-  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const bool global = UsesGlobalStats(ctx);
-  std::vector<T> mu(v.c), inv_std(v.c);
-  if (global) {
-    Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
-    for (int64_t c = 0; c < v.c; ++c) {
-      mu[c] = mean.data<T>()[c];
-      inv_std[c] = T(1) / std::sqrt(var.data<T>()[c] + eps);
-    }
-  } else {
-    Tensor sm = ctx.Input("SavedMean"), sv = ctx.Input("SavedVariance");
-    TIDE_CHECK(sm.numel() == v.c && sv.numel() == v.c, "op '", op,
-               "': SavedMean / SavedVariance must hold C = ", v.c, " values, got ", sm.numel(),
-               " / ", sv.numel());
-    std::copy(sm.data<T>(), sm.data<T>() + v.c, mu.begin());
-    std::copy(sv.data<T>(), sv.data<T>() + v.c, inv_std.begin());
-  }
-  const T* xd = x.data<T>();
-  const T* gd = dy.data<T>();
-  const T* sd = scale.data<T>();
+  const auto a = tide::ops::GetBnGradArgs<T>(ctx);
+  const BnView v = a.v;
+  const bool global = a.global;
+  std::vector<T> mu(a.mean, a.mean + v.c), inv_std(v.c);
+  for (int64_t c = 0; c < v.c; ++c)
+    inv_std[c] = global ? T(1) / std::sqrt(a.var[c] + a.eps) : a.var[c];
+  const T* xd = a.x;
+  const T* gd = a.dy;
+  const T* sd = a.scale;
   std::vector<T> dbias(v.c, T(0)), dscale(v.c, T(0));
   ParallelFor(ctx, v.c, v.outer * v.inner, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c)
@@ -187,7 +137,7 @@ void BnGradKernel(KernelContext& ctx) {
     std::copy(dbias.begin(), dbias.end(), db.mutable_data<T>({v.c}, ctx.place()));
   Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str());
   if (!dx) return;
-  T* dd = dx.mutable_data<T>(x.dims(), ctx.place());
+  T* dd = dx.mutable_data<T>(a.x_dims, ctx.place());
   const T m = static_cast<T>(v.outer * v.inner);
   ParallelFor(ctx, v.outer * v.c, v.inner, [&](int64_t b, int64_t e) {
     for (int64_t oc = b; oc < e; ++oc) {

@@ -31,115 +31,64 @@ void XeInferShape(tide::InferShapeContext& ctx) {
   ctx.ShareLoD("X", "Y");
 }
 
+// The kernels read their inputs through tide/ops/cross_entropy.hpp; hard labels are checked on
+// the host first.
 template <typename T>
 void XeKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(x.dims());
-  Dims yd = x.dims();
-  yd.back() = 1;
-  const T* xd = x.data<T>();
-  T* y = ctx.Output("Y").mutable_data<T>(yd, ctx.place());
-  if (soft) {
-    const T* l = label.data<T>();
+  const auto a = tide::ops::GetXeArgs<T>(ctx);
+  const int64_t n = a.n, d = a.d;
+  if (a.label.soft) {
     for (int64_t i = 0; i < n; ++i) {
       T s = 0;
-      for (int64_t j = 0; j < d; ++j) s -= l[i * d + j] * TolerableLog(xd[i * d + j]);
-      y[i] = s;
+      for (int64_t j = 0; j < d; ++j) s -= a.label.soft[i * d + j] * TolerableLog(a.x[i * d + j]);
+      a.y[i] = s;
     }
     return;
   }
-  const int64_t* l = label.data<int64_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    TIDE_CHECK(l[i] == ignore || (l[i] >= 0 && l[i] < d), "op '", op, "': Label ('",
-               ctx.InputName("Label"), "')[", i, "] = ", l[i], " is not a class in [0, ", d,
-               ") nor ignore_index (", ignore, ")");
-    y[i] = l[i] == ignore ? T(0) : -TolerableLog(xd[i * d + l[i]]);
-  }
+  const int64_t* l = a.label.hard;
+  tide::ops::CheckHardLabels(ctx, l, n, d, a.ignore);
+  for (int64_t i = 0; i < n; ++i)
+    a.y[i] = l[i] == a.ignore ? T(0) : -TolerableLog(a.x[i * d + l[i]]);
 }
 
 // Hard: dX[label] = -dY / X[label], 0 elsewhere (and for ignore_index); soft: dX = -dY * Label / X.
 template <typename T>
 void XeGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
-  Tensor dy = ctx.Input(GradVarName("Y").c_str());
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(x.dims());
-  TIDE_CHECK(dy.numel() == n, "op '", op, "': Y@GRAD ", tide::ToString(dy.dims()),
-             " does not hold one value per row of X ", tide::ToString(x.dims()));
-  const T* xd = x.data<T>();
-  const T* g = dy.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  if (soft) {
-    const T* l = label.data<T>();
+  const auto a = tide::ops::GetXeGradArgs<T>(ctx);
+  const int64_t n = a.n, d = a.d;
+  if (a.label.soft) {
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < d; ++j)
-        dx[i * d + j] = -g[i] * l[i * d + j] / SafeDenominator(xd[i * d + j]);
+        a.dx[i * d + j] = -a.dy[i] * a.label.soft[i * d + j] / SafeDenominator(a.x[i * d + j]);
     return;
   }
-  const int64_t* l = label.data<int64_t>();
-  std::fill(dx, dx + n * d, T(0));
-  for (int64_t i = 0; i < n; ++i) {
-    if (l[i] == ignore) continue;
-    TIDE_CHECK(l[i] >= 0 && l[i] < d, "op '", op, "': Label ('", ctx.InputName("Label"), "')[", i,
-               "] = ", l[i], " is not a class in [0, ", d, ")");
-    dx[i * d + l[i]] = -g[i] / SafeDenominator(xd[i * d + l[i]]);
-  }
+  const int64_t* l = a.label.hard;
+  tide::ops::CheckHardLabels(ctx, l, n, d, a.ignore);
+  std::fill(a.dx, a.dx + n * d, T(0));
+  for (int64_t i = 0; i < n; ++i)
+    if (l[i] != a.ignore) a.dx[i * d + l[i]] = -a.dy[i] / SafeDenominator(a.x[i * d + l[i]]);
 }
 
 // cross_entropy2 (hard labels only): Y = -log(X[Label]); MatchX keeps X[Label] and XShape X's
 // dims, so the grad needs neither X nor a division by all of it.
 template <typename T>
 void Xe2Kernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
-  tide::ops::CheckCrossEntropyLabel(op, x.dims(), label.dims(), false);
-  TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", op, "': Label ('", ctx.InputName("Label"),
-             "') must be int64, got ", tide::DataTypeName(label.dtype()));
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(x.dims());
-  Dims yd = x.dims();
-  yd.back() = 1;
-  const T* xd = x.data<T>();
-  const int64_t* l = label.data<int64_t>();
-  T* y = ctx.Output("Y").mutable_data<T>(yd, ctx.place());
-  T* match = ctx.Output("MatchX").mutable_data<T>(yd, ctx.place());
-  if (Tensor xs = ctx.OptionalOutput("XShape")) xs.mutable_data<T>(tide::ops::XShapeDims(x.dims()), ctx.place());
-  for (int64_t i = 0; i < n; ++i) {
-    TIDE_CHECK(l[i] == ignore || (l[i] >= 0 && l[i] < d), "op '", op, "': Label ('",
-               ctx.InputName("Label"), "')[", i, "] = ", l[i], " is not a class in [0, ", d,
-               ") nor ignore_index (", ignore, ")");
-    match[i] = l[i] == ignore ? T(1) : xd[i * d + l[i]];
-    y[i] = l[i] == ignore ? T(0) : -TolerableLog(match[i]);
+  const auto a = tide::ops::GetXe2Args<T>(ctx);
+  tide::ops::CheckHardLabels(ctx, a.label, a.n, a.d, a.ignore);
+  for (int64_t i = 0; i < a.n; ++i) {
+    const int64_t l = a.label[i];
+    a.match[i] = l == a.ignore ? T(1) : a.x[i * a.d + l];
+    a.y[i] = l == a.ignore ? T(0) : -TolerableLog(a.match[i]);
   }
 }
 
 template <typename T>
 void Xe2GradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor label = ctx.Input("Label"), match = ctx.Input("MatchX");
-  Tensor dy = ctx.Input(GradVarName("Y").c_str());
-  const Dims xd = tide::ops::CrossEntropy2GradXDims(op, ctx.Input("XShape").dims(), label.dims(),
-                                                    match.dims(), dy.dims());
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const auto [n, d] = tide::ops::GetXeRows(xd);
-  const int64_t* l = label.data<int64_t>();
-  const T* m = match.data<T>();
-  const T* g = dy.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
-  std::fill(dx, dx + n * d, T(0));
-  for (int64_t i = 0; i < n; ++i) {
-    if (l[i] == ignore) continue;
-    TIDE_CHECK(l[i] >= 0 && l[i] < d, "op '", op, "': Label ('", ctx.InputName("Label"), "')[", i,
-               "] = ", l[i], " is not a class in [0, ", d, ")");
-    dx[i * d + l[i]] = -g[i] / SafeDenominator(m[i]);
-  }
+  const auto a = tide::ops::GetXe2GradArgs<T>(ctx);
+  tide::ops::CheckHardLabels(ctx, a.label, a.n, a.d, a.ignore);
+  std::fill(a.dx, a.dx + a.n * a.d, T(0));
+  for (int64_t i = 0; i < a.n; ++i)
+    if (a.label[i] != a.ignore) a.dx[i * a.d + a.label[i]] = -a.dy[i] / SafeDenominator(a.match[i]);
 }
 
 tide::OpSchema XeAttrs(tide::OpSchema s) {

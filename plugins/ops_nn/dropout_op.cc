@@ -4,6 +4,8 @@
 // inference, so the grad is right in both modes.
 #include <random>
 
+#include <tide/ops/dropout.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
@@ -23,51 +25,36 @@ void DropoutInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void DropoutKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  Tensor mask = ctx.OptionalOutput("Mask");
-  const float p = ctx.Attr<float>("dropout_prob");
-  const bool upscale = ctx.Attr<std::string>("dropout_implementation") == "upscale_in_train";
-  const int64_t n = x.numel();
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(x.dims(), ctx.place());
-  T* md = mask ? mask.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
-  if (ctx.Attr<bool>("is_test")) {
-    const T factor = upscale ? T(1) : static_cast<T>(1.0f - p);
-    for (int64_t i = 0; i < n; ++i) od[i] = xd[i] * factor;
-    if (md) std::fill(md, md + n, factor);
+  const auto a = tide::ops::GetDropoutArgs<T>(ctx);
+  const int64_t n = a.n;
+  if (a.is_test) {
+    const T factor = a.upscale ? T(1) : static_cast<T>(1.0f - a.p);
+    for (int64_t i = 0; i < n; ++i) a.out[i] = a.x[i] * factor;
+    if (a.mask) std::fill(a.mask, a.mask + n, factor);
     return;
   }
-  if (p == 1.0f) {  // everything dropped
-    std::fill(od, od + n, T(0));
-    if (md) std::fill(md, md + n, T(0));
+  if (a.p == 1.0f) {  // everything dropped
+    std::fill(a.out, a.out + n, T(0));
+    if (a.mask) std::fill(a.mask, a.mask + n, T(0));
     return;
   }
-  // Fluid's generator: minstd_rand seeded with `seed` (fix_seed) or a random device.
-  std::minstd_rand engine;
-  // Paddle 2.x: a Seed input (one int) gives the seed.
-  if (ctx.HasInput("Seed"))
-    engine.seed(static_cast<uint32_t>(IntScalar(ctx, "Seed")));
-  else
-    engine.seed(ctx.Attr<bool>("fix_seed") ? static_cast<uint32_t>(ctx.Attr<int32_t>("seed"))
-                                           : std::random_device()());
+  // Fluid's generator: minstd_rand from the op's fixed seed (tide/ops/dropout.hpp) or a random
+  // device.
+  std::minstd_rand engine(a.seed.fixed ? a.seed.value : std::random_device()());
   std::uniform_real_distribution<float> dist(0, 1);
-  const T keep = upscale ? T(1) / (T(1) - static_cast<T>(p)) : T(1);
+  const T keep = a.upscale ? T(1) / (T(1) - static_cast<T>(a.p)) : T(1);
   for (int64_t i = 0; i < n; ++i) {
-    const T m = dist(engine) < p ? T(0) : keep;
-    od[i] = xd[i] * m;
-    if (md) md[i] = m;
+    const T m = dist(engine) < a.p ? T(0) : keep;
+    a.out[i] = a.x[i] * m;
+    if (a.mask) a.mask[i] = m;
   }
 }
 
 template <typename T>
 void DropoutGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor mask = ctx.Input("Mask"), dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  TIDE_CHECK(mask.dims() == dout.dims(), "op '", op, "': Mask ", tide::ToString(mask.dims()),
-             " and Out@GRAD ", tide::ToString(dout.dims()), " differ");
-  dx.Resize(dout.dims());
-  EigenEval(ctx, tide::FlatMutable<T>(dx, ctx.place()), tide::Flat<T>(dout) * tide::Flat<T>(mask));
+  const auto a = tide::ops::GetDropoutGradArgs<T>(ctx);
+  EigenEval(ctx, tide::EigenVector<T>(a.dx, a.n),
+            tide::ConstEigenVector<T>(a.dout, a.n) * tide::ConstEigenVector<T>(a.mask, a.n));
 }
 
 tide::OpSchema DropoutAttrs(tide::OpSchema s) {

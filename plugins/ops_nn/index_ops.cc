@@ -30,141 +30,105 @@ void CheckIndex(const KernelContext& ctx, const char* param, int64_t v, int64_t 
 // ---------------------------------------------------------------------------------------------
 // gather: Out[.., i, ..] = X[.., Index[i], ..] along `axis` (Paddle 2.x; Fluid's is axis 0); an
 // Axis input (one int) overrides the attribute at run time.
-template <typename Ctx>
-int GatherAxis(const Ctx& ctx, size_t rank) {
-  int64_t a = ctx.template Attr<int32_t>("axis");
-  if constexpr (std::is_same_v<Ctx, KernelContext>) {
-    if (ctx.HasInput("Axis")) {
-      Tensor t = ctx.Input("Axis");
-      TIDE_CHECK(t.numel() == 1 && (t.dtype() == TIDE_INT32 || t.dtype() == TIDE_INT64), "op '",
-                 ctx.op_type(), "': Axis ('", ctx.InputName("Axis"),
-                 "') must hold one int32/int64, got ", tide::DataTypeName(t.dtype()), " ",
-                 tide::ToString(t.dims()));
-      a = t.dtype() == TIDE_INT32 ? t.template data<int32_t>()[0] : t.template data<int64_t>()[0];
-    }
-  }
-  return NormAxis(ctx.op_type(), static_cast<int>(a), rank);
+// The attribute's axis at compile time (Axis, an input, is known at run time only).
+int GatherAxis(const tide::InferShapeContext& ctx, size_t rank) {
+  return NormAxis(ctx.op_type(), ctx.Attr<int32_t>("axis"), rank);
 }
 
 template <typename T>
 void GatherKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
+  const auto a = tide::ops::GetGatherArgs<T>(ctx);
   const std::vector<int64_t> idx = IntValues(ctx, "Index");
-  const int a = GatherAxis(ctx, x.dims().size());
-  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), a);
-  Dims od = x.dims();
-  od[a] = static_cast<int64_t>(idx.size());
-  const int64_t m = static_cast<int64_t>(idx.size());
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  for (int64_t i = 0; i < m; ++i) CheckIndex(ctx, "Index", idx[i], s.n);
+  const auto& s = a.s;
+  for (int64_t i = 0; i < a.m; ++i) CheckIndex(ctx, "Index", idx[i], s.n);
   for (int64_t p = 0; p < s.pre; ++p)
-    for (int64_t i = 0; i < m; ++i)
-      std::memcpy(o + (p * m + i) * s.post, xd + (p * s.n + idx[i]) * s.post, sizeof(T) * s.post);
+    for (int64_t i = 0; i < a.m; ++i)
+      std::memcpy(a.out + (p * a.m + i) * s.post, a.x + (p * s.n + idx[i]) * s.post,
+                  sizeof(T) * s.post);
 }
 
 // X@GRAD[.., Index[i], ..] += Out@GRAD[.., i, ..].
 template <typename T>
 void GatherGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const auto a = tide::ops::GetGatherGradArgs<T>(ctx);
   const std::vector<int64_t> idx = IntValues(ctx, "Index");
-  const int a = GatherAxis(ctx, x.dims().size());
-  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), a);
-  const int64_t m = static_cast<int64_t>(idx.size());
-  const T* g = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  std::fill(dx, dx + x.numel(), T(0));
-  for (int64_t i = 0; i < m; ++i) CheckIndex(ctx, "Index", idx[i], s.n);
+  const auto& s = a.s;
+  std::fill(a.dx, a.dx + a.x_numel, T(0));
+  for (int64_t i = 0; i < a.m; ++i) CheckIndex(ctx, "Index", idx[i], s.n);
   for (int64_t p = 0; p < s.pre; ++p)
-    for (int64_t i = 0; i < m; ++i)
+    for (int64_t i = 0; i < a.m; ++i)
       for (int64_t k = 0; k < s.post; ++k)
-        dx[(p * s.n + idx[i]) * s.post + k] += g[(p * m + i) * s.post + k];
+        a.dx[(p * s.n + idx[i]) * s.post + k] += a.dout[(p * a.m + i) * s.post + k];
 }
 
 // scatter: Out = X with rows Ids replaced by (overwrite) or added to (else) Updates' rows. With
 // overwrite and repeated ids, the last update wins.
 template <typename T>
 void ScatterKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), upd = ctx.Input("Updates");
+  const auto a = tide::ops::GetScatterArgs<T>(ctx);
   const std::vector<int64_t> ids = IntValues(ctx, "Ids");
-  const int64_t row = DimsProduct(x.dims(), 1, x.dims().size());
-  TIDE_CHECK(upd.numel() == static_cast<int64_t>(ids.size()) * row, "op 'scatter': Updates ",
-             tide::ToString(upd.dims()), " must hold ", ids.size(), " rows of X ", tide::ToString(x.dims()));
-  const bool overwrite = ctx.Attr<bool>("overwrite");
-  const T* xd = x.data<T>();
-  const T* ud = upd.data<T>();
-  Tensor out = ctx.Output("Out");
-  T* o = out.mutable_data<T>(x.dims(), ctx.place());
-  if (o != xd) std::memcpy(o, xd, sizeof(T) * x.numel());
-  if (!overwrite)  // Fluid: the listed rows are zeroed, then every update added
-    for (int64_t id : ids) {
-      CheckIndex(ctx, "Ids", id, x.dims()[0]);
-      std::fill(o + id * row, o + (id + 1) * row, T(0));
-    }
-  for (size_t i = 0; i < ids.size(); ++i) {
-    CheckIndex(ctx, "Ids", ids[i], x.dims()[0]);
+  const int64_t row = a.row;
+  for (int64_t id : ids) CheckIndex(ctx, "Ids", id, a.rows);
+  T* o = a.out;
+  if (o != a.x) std::memcpy(o, a.x, sizeof(T) * a.x_numel);
+  if (!a.overwrite)  // Fluid: the listed rows are zeroed, then every update added
+    for (int64_t id : ids) std::fill(o + id * row, o + (id + 1) * row, T(0));
+  for (size_t i = 0; i < ids.size(); ++i)
     for (int64_t k = 0; k < row; ++k) {
       T& dst = o[ids[i] * row + k];
-      dst = overwrite ? ud[i * row + k] : dst + ud[i * row + k];
+      dst = a.overwrite ? a.updates[i * row + k] : dst + a.updates[i * row + k];
     }
-  }
 }
 
 // X@GRAD = Out@GRAD with the scattered rows zeroed; Updates@GRAD = Out@GRAD's rows at Ids.
 template <typename T>
 void ScatterGradKernel(KernelContext& ctx) {
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  const auto a = tide::ops::GetScatterGradArgs<T>(ctx);
   const std::vector<int64_t> ids = IntValues(ctx, "Ids");
-  const Dims xd = dout.dims();
-  const int64_t row = DimsProduct(xd, 1, xd.size());
-  const T* g = dout.data<T>();
-  if (Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    T* d = dx.mutable_data<T>(xd, ctx.place());
-    std::memcpy(d, g, sizeof(T) * dout.numel());
-    for (int64_t id : ids) {
-      CheckIndex(ctx, "Ids", id, xd[0]);
-      std::fill(d + id * row, d + (id + 1) * row, T(0));
-    }
+  const int64_t row = a.row;
+  for (int64_t id : ids) CheckIndex(ctx, "Ids", id, a.rows);
+  if (a.dx) {
+    std::memcpy(a.dx, a.dout, sizeof(T) * a.numel);
+    for (int64_t id : ids) std::fill(a.dx + id * row, a.dx + (id + 1) * row, T(0));
   }
-  if (Tensor du = ctx.OptionalOutput(GradVarName("Updates").c_str())) {
-    Dims ud = xd;
-    ud[0] = static_cast<int64_t>(ids.size());
-    T* d = du.mutable_data<T>(ud, ctx.place());
-    for (size_t i = 0; i < ids.size(); ++i) {
-      CheckIndex(ctx, "Ids", ids[i], xd[0]);
-      std::memcpy(d + i * row, g + ids[i] * row, sizeof(T) * row);
-    }
+  if (a.dupdates)
+    for (size_t i = 0; i < ids.size(); ++i)
+      std::memcpy(a.dupdates + i * row, a.dout + ids[i] * row, sizeof(T) * row);
+}
+
+// X's offset of Index row i (its k ids, each checked).
+int64_t GatherNdOffset(const KernelContext& ctx, const std::vector<int64_t>& idx, int64_t i,
+                       int64_t k, const Dims& xd, const std::vector<int64_t>& xs) {
+  int64_t off = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    CheckIndex(ctx, "Index", idx[i * k + j], xd[j]);
+    off += idx[i * k + j] * xs[j];
   }
+  return off;
 }
 
 template <typename T, bool kGrad>
 void GatherNd(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), index = ctx.Input("Index");
+  using Args =
+      std::conditional_t<kGrad, tide::ops::GatherNdGradArgs<T>, tide::ops::GatherNdArgs<T>>;
+  Args a;
+  if constexpr (kGrad)
+    a = tide::ops::GetGatherNdGradArgs<T>(ctx);
+  else
+    a = tide::ops::GetGatherNdArgs<T>(ctx);
   const std::vector<int64_t> idx = IntValues(ctx, "Index");
-  const Dims xd = x.dims();
-  const int64_t k = index.dims().back();
-  const int64_t inner = DimsProduct(xd, k, xd.size());
-  const int64_t n = k ? static_cast<int64_t>(idx.size()) / k : DimsProduct(index.dims());
-  const std::vector<int64_t> xs = Strides(xd);
-  auto offset = [&](int64_t i) {
-    int64_t off = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      CheckIndex(ctx, "Index", idx[i * k + j], xd[j]);
-      off += idx[i * k + j] * xs[j];
-    }
-    return off;
-  };
+  const int64_t k = a.k, inner = a.inner;
+  const int64_t n = k ? static_cast<int64_t>(idx.size()) / k : DimsProduct(a.index.dims());
+  const std::vector<int64_t> xs = Strides(a.x_dims);
   if constexpr (!kGrad) {
-    const T* src = x.data<T>();
-    T* o = ctx.Output("Out").mutable_data<T>(GatherNdDims(ctx.op_type(), xd, index.dims()), ctx.place());
-    for (int64_t i = 0; i < n; ++i) std::memcpy(o + i * inner, src + offset(i), sizeof(T) * inner);
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(a.out + i * inner, a.x + GatherNdOffset(ctx, idx, i, k, a.x_dims, xs),
+                  sizeof(T) * inner);
   } else {
-    const T* g = ctx.Input(GradVarName("Out").c_str()).data<T>();
-    T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
-    std::fill(dx, dx + x.numel(), T(0));
+    std::fill(a.dx, a.dx + DimsProduct(a.x_dims), T(0));
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t off = offset(i);
-      for (int64_t j = 0; j < inner; ++j) dx[off + j] += g[i * inner + j];
+      const int64_t off = GatherNdOffset(ctx, idx, i, k, a.x_dims, xs);
+      for (int64_t j = 0; j < inner; ++j) a.dx[off + j] += a.dout[i * inner + j];
     }
   }
 }
@@ -175,29 +139,19 @@ template <typename T> void GatherNdGradKernel(KernelContext& c) { GatherNd<T, tr
 // one_hot: X int [..., 1] -> Out [..., depth] of dtype; allow_out_of_range gives a zero row.
 template <typename T>
 void OneHotKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
+  const auto a = tide::ops::GetOneHotArgs<T>(ctx);
   const std::vector<int64_t> ids = IntValues(ctx, "X");
-  const int64_t depth = ctx.Attr<int32_t>("depth");
-  const bool allow = ctx.Attr<bool>("allow_out_of_range");
-  Dims od = x.dims();
-  od.back() = depth;
-  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  std::fill(o, o + DimsProduct(od), T(0));
+  std::fill(a.out, a.out + a.out_numel, T(0));
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (allow && (ids[i] < 0 || ids[i] >= depth)) continue;
-    CheckIndex(ctx, "X", ids[i], depth);
-    o[i * depth + ids[i]] = T(1);
+    if (a.allow && (ids[i] < 0 || ids[i] >= a.depth)) continue;
+    CheckIndex(ctx, "X", ids[i], a.depth);
+    a.out[i * a.depth + ids[i]] = T(1);
   }
 }
 
 void OneHotInferShape(tide::InferShapeContext& ctx) {
-  Dims x = ctx.InputDims("X");
-  TIDE_CHECK(!x.empty() && DimsCompatible(x.back(), 1), "op 'one_hot': X must be [..., 1], got ",
-             tide::ToString(x));
-  const int32_t depth = ctx.Attr<int32_t>("depth");
-  TIDE_CHECK(depth > 0, "op 'one_hot': depth must be > 0, got ", depth);
-  x.back() = depth;
-  ctx.SetOutputDims("Out", x);
+  ctx.SetOutputDims("Out", tide::ops::OneHotOutDims(ctx.op_type(), ctx.InputDims("X"),
+                                                    ctx.Attr<int32_t>("depth")));
   ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
   ctx.ShareLoD("X", "Out");
 }
@@ -231,19 +185,12 @@ TideDataType ArgOutType(const Ctx& ctx) {
 
 template <typename T, bool kMax>
 void ArgKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const bool flat = ArgFlatten(ctx);
-  const int64_t axis = flat ? 0 : ctx.Attr<int64_t>("axis");
-  const Dims xd = flat ? Dims{x.numel()} : x.dims();
-  const auto s = tide::ops::SplitAt(ctx.op_type(), xd, static_cast<int>(axis));
-  TIDE_CHECK(s.n > 0, "op '", ctx.op_type(), "': X ", tide::ToString(x.dims()), " is empty along axis ", axis);
-  const bool keep = ctx.Attr<bool>("keepdims");
-  const Dims od = flat ? ArgFlatOutDims(x.dims(), keep) : ArgOutDims(ctx.op_type(), xd, axis, keep);
+  const auto a = tide::ops::GetArgArgs<T>(ctx);
   Tensor out = ctx.Output("Out");
-  if (ArgOutType(ctx) == TIDE_INT32)
-    ArgExtreme<T, kMax>(ctx, s, x.data<T>(), out.mutable_data<int32_t>(od, ctx.place()));
+  if (a.out_type == TIDE_INT32)
+    ArgExtreme<T, kMax>(ctx, a.s, a.x, out.mutable_data<int32_t>(a.out_dims, ctx.place()));
   else
-    ArgExtreme<T, kMax>(ctx, s, x.data<T>(), out.mutable_data<int64_t>(od, ctx.place()));
+    ArgExtreme<T, kMax>(ctx, a.s, a.x, out.mutable_data<int64_t>(a.out_dims, ctx.place()));
 }
 template <typename T> void ArgMaxKernel(KernelContext& c) { ArgKernel<T, true>(c); }
 template <typename T> void ArgMinKernel(KernelContext& c) { ArgKernel<T, false>(c); }
@@ -262,23 +209,19 @@ void ArgInferShape(tide::InferShapeContext& ctx) {
 // when descending), Indices where from.
 template <typename T>
 void ArgsortKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  const bool desc = ctx.Attr<bool>("descending");
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  int64_t* ix = ctx.Output("Indices").mutable_data<int64_t>(x.dims(), ctx.place());
+  const auto a = tide::ops::GetArgsortArgs<T>(ctx);
+  const auto& s = a.s;
   std::vector<int64_t> perm(static_cast<size_t>(s.n));
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
       auto at = [&](int64_t j) { return (i * s.n + j) * s.post + k; };
       std::iota(perm.begin(), perm.end(), 0);
-      std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-        return tide::ops::ArgsortBefore(xd[at(a)], xd[at(b)], desc);
+      std::stable_sort(perm.begin(), perm.end(), [&](int64_t p, int64_t q) {
+        return tide::ops::ArgsortBefore(a.x[at(p)], a.x[at(q)], a.descending);
       });
       for (int64_t j = 0; j < s.n; ++j) {
-        o[at(j)] = xd[at(perm[j])];
-        ix[at(j)] = perm[j];
+        a.out[at(j)] = a.x[at(perm[j])];
+        a.indices[at(j)] = perm[j];
       }
     }
 }
@@ -286,20 +229,15 @@ void ArgsortKernel(KernelContext& ctx) {
 // X@GRAD[Indices[j]] = Out@GRAD[j] along axis (Indices from argsort: a permutation of each line).
 template <typename T>
 void ArgsortGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), ind = ctx.Input("Indices"), dout = ctx.Input(GradVarName("Out").c_str());
-  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  tide::ops::CheckGradDims(ctx.op_type(), "Indices", ind.dims(), x.dims());
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  const int64_t* ix = ind.data<int64_t>();
-  const T* g = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  std::fill(dx, dx + x.numel(), T(0));
+  const auto a = tide::ops::GetArgsortGradArgs<T>(ctx);
+  const auto& s = a.s;
+  std::fill(a.dx, a.dx + s.pre * s.n * s.post, T(0));
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k)
       for (int64_t j = 0; j < s.n; ++j) {
         const int64_t e = (i * s.n + j) * s.post + k;
-        CheckIndex(ctx, "Indices", ix[e], s.n);
-        dx[(i * s.n + ix[e]) * s.post + k] = g[e];
+        CheckIndex(ctx, "Indices", a.indices[e], s.n);
+        a.dx[(i * s.n + a.indices[e]) * s.post + k] = a.dout[e];
       }
 }
 
@@ -357,12 +295,8 @@ void Cumsum(const tide::ops::AxisSplit& s, const T* x, T* o, bool exclusive, boo
 
 template <typename T>
 void CumsumKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const bool flatten = ctx.Attr<bool>("flatten");
-  const Dims xd = flatten ? Dims{x.numel()} : x.dims();
-  const auto s = tide::ops::SplitAt(ctx.op_type(), xd, flatten ? 0 : ctx.Attr<int32_t>("axis"));
-  T* o = ctx.Output("Out").mutable_data<T>(xd, ctx.place());
-  Cumsum(s, x.data<T>(), o, ctx.Attr<bool>("exclusive"), ctx.Attr<bool>("reverse"));
+  const auto a = tide::ops::GetCumsumArgs<T>(ctx);
+  Cumsum(a.s, a.x, a.out, a.exclusive, a.reverse);
 }
 
 }  // namespace

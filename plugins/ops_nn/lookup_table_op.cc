@@ -6,26 +6,15 @@
 #include <cstring>
 #include <unordered_map>
 
+#include <tide/ops/lookup_table.hpp>
+
 #include "common.h"
 
 namespace ops_nn {
 namespace {
 
-constexpr int64_t kNoPadding = -1;
-
-// Out's dims: Ids' dims without the trailing 1 (or [N] as is) plus [D].
-Dims LookupOutDims(const char* op, const Dims& w, const Dims& ids) {
-  TIDE_CHECK(w.size() == 2, "op '", op, "': W must be 2-D [V, D], got ", tide::ToString(w));
-  TIDE_CHECK(!ids.empty(), "op '", op, "': Ids must have rank >= 1");
-  Dims out = ids;
-  if (ids.size() >= 2) {
-    TIDE_CHECK(DimsCompatible(ids.back(), 1), "op '", op, "': Ids ", tide::ToString(ids),
-               " must be [N] or end in 1 (e.g. [N, 1])");
-    out.pop_back();
-  }
-  out.push_back(w[1]);
-  return out;
-}
+using tide::ops::kNoPaddingIdx;
+using tide::ops::LookupOutDims;
 
 void LookupInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
@@ -35,22 +24,6 @@ void LookupInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", LookupOutDims(op, ctx.InputDims("W"), ctx.InputDims("Ids")));
   ctx.SetOutputDataType("Out", ctx.InputDataType("W"));
   ctx.ShareLoD("Ids", "Out");
-}
-
-// Checks every id; returns the ids as a pointer into the tensor.
-const int64_t* CheckedIds(const KernelContext& ctx, const Tensor& ids, int64_t rows,
-                          int64_t padding) {
-  const char* op = ctx.op_type();
-  TIDE_CHECK(ids.dtype() == TIDE_INT64, "op '", op, "': Ids ('", ctx.InputName("Ids"),
-             "') must be int64, got ", tide::DataTypeName(ids.dtype()));
-  const int64_t* id = ids.data<int64_t>();
-  for (int64_t i = 0, n = ids.numel(); i < n; ++i) {
-    if (padding != kNoPadding && id[i] == padding) continue;
-    TIDE_CHECK(id[i] >= 0 && id[i] < rows, "op '", op, "': Ids ('", ctx.InputName("Ids"), "')[", i,
-               "] = ", id[i], " is out of range for W ('", ctx.InputName("W"), "') with ", rows,
-               " rows");
-  }
-  return id;
 }
 
 // A SelectedRows W: Out[i] = the value row of W's row Ids[i] (Fluid's SelectedRows::Index).
@@ -66,13 +39,14 @@ void LookupInRows(KernelContext& ctx, const tide::SelectedRows& table) {
   TIDE_CHECK(vd.size() == 2 && vd[0] == int64_t(rows.size()), "op '", op, "': W ('", ctx.InputName("W"),
              "') is a SelectedRows with ", rows.size(), " rows but a value of dims ", tide::ToString(vd));
   const int64_t d = vd[1], n = ids.numel();
-  const int64_t* id = CheckedIds(ctx, ids, table.height(), padding);
+  const int64_t* id = tide::ops::LookupIds(ctx, ids);
+  tide::ops::CheckLookupIds(ctx, id, n, table.height(), padding);
   std::unordered_map<int64_t, int64_t> index;
   for (size_t r = 0; r < rows.size(); ++r) index.emplace(rows[r], int64_t(r));  // first wins
   const T* wd = value.initialized() ? value.data<T>() : nullptr;
   T* o = out.mutable_data<T>(LookupOutDims(op, {table.height(), d}, ids.dims()), ctx.place());
   for (int64_t i = 0; i < n; ++i) {
-    if (padding != kNoPadding && id[i] == padding) {
+    if (padding != kNoPaddingIdx && id[i] == padding) {
       std::fill(o + i * d, o + (i + 1) * d, T(0));
       continue;
     }
@@ -85,21 +59,15 @@ void LookupInRows(KernelContext& ctx, const tide::SelectedRows& table) {
 
 template <typename T>
 void LookupKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
   tide::Variable wv = ctx.InputVar("W");
   if (wv && wv.IsSelectedRows()) return LookupInRows<T>(ctx, wv.GetSelectedRows());
-  Tensor w = ctx.Input("W"), ids = ctx.Input("Ids"), out = ctx.Output("Out");
-  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
-  Dims od = LookupOutDims(op, w.dims(), ids.dims());
-  const int64_t v = w.dim(0), d = w.dim(1), n = ids.numel();
-  const int64_t* id = CheckedIds(ctx, ids, v, padding);
-  const T* wd = w.data<T>();
-  T* o = out.mutable_data<T>(od, ctx.place());
-  for (int64_t i = 0; i < n; ++i) {
-    if (padding != kNoPadding && id[i] == padding)
-      std::fill(o + i * d, o + (i + 1) * d, T(0));
+  const auto a = tide::ops::GetLookupArgs<T>(ctx);
+  tide::ops::CheckLookupIds(ctx, a.ids, a.n, a.v, a.padding);
+  for (int64_t i = 0; i < a.n; ++i) {
+    if (a.padding != kNoPaddingIdx && a.ids[i] == a.padding)
+      std::fill(a.out + i * a.d, a.out + (i + 1) * a.d, T(0));
     else
-      std::memcpy(o + i * d, wd + id[i] * d, sizeof(T) * d);
+      std::memcpy(a.out + i * a.d, a.w + a.ids[i] * a.d, sizeof(T) * a.d);
   }
 }
 
@@ -114,50 +82,28 @@ void LookupGradInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void LookupGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  // W's dims: a SelectedRows W's are [height, D] (its gradient is the dense table's).
-  tide::Variable wv = ctx.InputVar("W");
-  Dims wd;
-  if (wv && wv.IsSelectedRows()) {
-    tide::SelectedRows table = wv.GetSelectedRows();
-    Tensor value = table.value();
-    TIDE_CHECK(value.initialized() && value.dims().size() == 2, "op '", op, "': W ('",
-               ctx.InputName("W"), "') is a SelectedRows without a 2-D value");
-    wd = {table.height(), value.dim(1)};
-  } else {
-    wd = ctx.Input("W").dims();
-  }
-  Tensor ids = ctx.Input("Ids");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
-  TIDE_CHECK(wd.size() == 2, "op '", op, "': W must be 2-D [V, D], got ", tide::ToString(wd));
-  const int64_t v = wd[0], d = wd[1], n = ids.numel();
-  TIDE_CHECK(dout.numel() == n * d, "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not hold one row of ", d, " per id (", n, " ids)");
-  const int64_t* id = CheckedIds(ctx, ids, v, padding);
-  const T* gd = dout.data<T>();
-  const std::string gname = GradVarName("W");
-  tide::Variable var = ctx.OutputVar(gname.c_str());
-  if (!var) return;  // W needs no gradient
-  if (ctx.Attr<bool>("is_sparse") && !(var.IsTensor() && var.GetTensor().initialized())) {
-    tide::SelectedRows sr = var.GetSelectedRows();
-    sr.set_rows(std::vector<int64_t>(id, id + n));
-    sr.set_height(v);
+  const auto a = tide::ops::GetLookupGradArgs<T>(ctx);
+  tide::ops::CheckLookupIds(ctx, a.ids, a.n, a.v, a.padding);
+  if (!a.dw) return;  // W needs no gradient
+  const int64_t d = a.d, n = a.n;
+  if (a.sparse) {
+    tide::SelectedRows sr = a.dw.GetSelectedRows();
+    sr.set_rows(std::vector<int64_t>(a.ids, a.ids + n));
+    sr.set_height(a.v);
     Tensor value = sr.value();
     T* vd = value.mutable_data<T>({n, d}, ctx.place());
-    std::memcpy(vd, gd, sizeof(T) * n * d);
-    if (padding != kNoPadding)
+    std::memcpy(vd, a.dout, sizeof(T) * n * d);
+    if (a.padding != kNoPaddingIdx)
       for (int64_t i = 0; i < n; ++i)
-        if (id[i] == padding) std::fill(vd + i * d, vd + (i + 1) * d, T(0));
+        if (a.ids[i] == a.padding) std::fill(vd + i * d, vd + (i + 1) * d, T(0));
     return;
   }
-  Tensor dw = ctx.Output(gname.c_str());
-  T* dd = dw.mutable_data<T>(wd, ctx.place());
-  std::fill(dd, dd + v * d, T(0));
+  T* dd = ctx.Output(GradVarName("W").c_str()).mutable_data<T>(a.w_dims, ctx.place());
+  std::fill(dd, dd + a.v * d, T(0));
   for (int64_t i = 0; i < n; ++i) {
-    if (padding != kNoPadding && id[i] == padding) continue;
-    T* row = dd + id[i] * d;
-    const T* g = gd + i * d;
+    if (a.padding != kNoPaddingIdx && a.ids[i] == a.padding) continue;
+    T* row = dd + a.ids[i] * d;
+    const T* g = a.dout + i * d;
     for (int64_t j = 0; j < d; ++j) row[j] += g[j];
   }
 }
@@ -167,7 +113,7 @@ tide::OpSchema LookupAttrs(tide::OpSchema s) {
       .Attr("is_distributed", false,
             "the table lives on parameter servers (the transpiler's "
             "concern; ignored by the kernel)")
-      .Attr("padding_idx", int64_t(kNoPadding),
+      .Attr("padding_idx", int64_t(kNoPaddingIdx),
             "an id whose output row is zeros and which "
             "gets no gradient; -1: none");
 }

@@ -26,32 +26,18 @@ void LrnInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void LrnKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const LrnParams p = GetLrnParams(ctx, x.dims());
-  const T* xd = x.data<T>();
-  T* out = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  Tensor mid_t = ctx.OptionalOutput("MidOut");
-  T* mid = mid_t ? mid_t.mutable_data<T>(x.dims(), ctx.place())
-                 : ctx.TempBuffer<T>(static_cast<size_t>(x.numel()));
-  ParallelFor(ctx, x.numel(), p.size, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) tide::ops::LrnAt(p, xd, i, out, mid);
+  const auto a = tide::ops::GetLrnArgs<T>(ctx);
+  ParallelFor(ctx, a.n, a.p.size, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) tide::ops::LrnAt(a.p, a.x, i, a.out, a.mid);
   });
 }
 
 template <typename T>
 void LrnGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const LrnParams p = GetLrnParams(ctx, x.dims());
-  tide::ops::CheckLrnGradDims(op, x.dims(), out.dims(), mid.dims(), dout.dims());
-  const T* xd = x.data<T>();
-  const T* od = out.data<T>();
-  const T* md = mid.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  ParallelFor(ctx, x.numel(), p.size, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dx[i] = tide::ops::LrnGradAt(p, xd, od, md, gd, i);
+  const auto a = tide::ops::GetLrnGradArgs<T>(ctx);
+  ParallelFor(ctx, a.n, a.p.size, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      a.dx[i] = tide::ops::LrnGradAt(a.p, a.x, a.out, a.mid, a.dout, i);
   });
 }
 

@@ -32,25 +32,19 @@ void TopKInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void TopKKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X");
-  const int64_t k = ctx.HasInput("K") ? tide::ops::IntScalar(ctx, "K") : ctx.Attr<int32_t>("k");
-  const Dims od = tide::ops::TopKOutDims(op, x.dims(), &k);
-  const int64_t d = x.dims().back(), rows = d ? x.numel() / d : 0;
-  const T* xd = x.data<T>();
-  T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  int64_t* idx = ctx.Output("Indices").mutable_data<int64_t>(od, ctx.place());
-  ParallelFor(ctx, rows, d * 4, [&](int64_t b, int64_t e) {
+  const auto a = tide::ops::GetTopKArgs<T>(ctx);
+  const int64_t d = a.d, k = a.k;
+  ParallelFor(ctx, a.rows, d * 4, [&](int64_t b, int64_t e) {
     std::vector<int64_t> order(d);
     for (int64_t r = b; r < e; ++r) {
-      const T* row = xd + r * d;
+      const T* row = a.x + r * d;
       std::iota(order.begin(), order.end(), 0);
-      std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int64_t a, int64_t c) {
-        return row[a] > row[c] || (row[a] == row[c] && a < c);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int64_t p, int64_t q) {
+        return row[p] > row[q] || (row[p] == row[q] && p < q);
       });
       for (int64_t j = 0; j < k; ++j) {
-        out[r * k + j] = row[order[j]];
-        idx[r * k + j] = order[j];
+        a.out[r * k + j] = row[order[j]];
+        a.indices[r * k + j] = order[j];
       }
     }
   });
@@ -59,20 +53,15 @@ void TopKKernel(KernelContext& ctx) {
 // X@GRAD[Indices[r, j]] = Out@GRAD[r, j], 0 elsewhere.
 template <typename T>
 void TopKGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), indices = ctx.Input("Indices");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const auto [rows, d, k] = tide::ops::GetTopKGradView(op, x.dims(), indices.dims(), dout.dims());
-  const int64_t* id = indices.data<int64_t>();
-  const T* g = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  std::fill(dx, dx + x.numel(), T(0));
+  const auto a = tide::ops::GetTopKGradArgs<T>(ctx);
+  const auto [rows, d, k] = a.v;
+  std::fill(a.dx, a.dx + rows * d, T(0));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < k; ++j) {
-      const int64_t c = id[r * k + j];
-      TIDE_CHECK(c >= 0 && c < d, "op '", op, "': Indices[", r * k + j, "] = ", c,
+      const int64_t c = a.indices[r * k + j];
+      TIDE_CHECK(c >= 0 && c < d, "op '", ctx.op_type(), "': Indices[", r * k + j, "] = ", c,
                  " is out of range [0, ", d, ")");
-      dx[r * d + c] += g[r * k + j];
+      a.dx[r * d + c] += a.dout[r * k + j];
     }
 }
 
@@ -104,22 +93,17 @@ void AccuracyInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void AccuracyKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor indices = ctx.Input("Indices"), label = ctx.Input("Label");
-  const auto [n, k] = tide::ops::CheckAccuracyInputs(op, indices.dims(), label.dims());
-  const int64_t* id = indices.data<int64_t>();
-  const int64_t* l = label.data<int64_t>();
+  const tide::ops::AccuracyArgs a = tide::ops::GetAccuracyArgs(ctx);
   int64_t correct = 0;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j)
-      if (id[i * k + j] == l[i]) {
+  for (int64_t i = 0; i < a.n; ++i)
+    for (int64_t j = 0; j < a.k; ++j)
+      if (a.indices[i * a.k + j] == a.label[i]) {
         ++correct;
         break;
       }
-  *ctx.Output("Accuracy").mutable_data<float>({1}, ctx.place()) =
-      n ? static_cast<float>(correct) / static_cast<float>(n) : 0.0f;
-  *ctx.Output("Correct").mutable_data<int32_t>({1}, ctx.place()) = static_cast<int32_t>(correct);
-  *ctx.Output("Total").mutable_data<int32_t>({1}, ctx.place()) = static_cast<int32_t>(n);
+  *a.accuracy = a.n ? static_cast<float>(correct) / static_cast<float>(a.n) : 0.0f;
+  *a.correct = static_cast<int32_t>(correct);
+  *a.total = static_cast<int32_t>(a.n);
 }
 
 }  // namespace

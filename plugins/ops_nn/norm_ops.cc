@@ -14,40 +14,11 @@ namespace {
 
 using tide::ops::NormGroups;
 
-template <typename Ctx>
-NormGroups GroupsOf(const Ctx& ctx, const Dims& x) {
-  const std::string type = ctx.op_type();
-  if (type.rfind("layer_norm", 0) == 0)
-    return tide::ops::LayerNormGroups(ctx.op_type(), x, ctx.template Attr<int32_t>("begin_norm_axis"));
-  if (type.rfind("group_norm", 0) == 0) {
-    const int32_t groups = ctx.template Attr<int32_t>("groups");
-    TIDE_CHECK(groups >= 1, "op '", ctx.op_type(), "': groups must be >= 1, got ", groups);
-    const bool nhwc = tide::ops::ChannelsLast(ctx.op_type(), "data_layout",
-                                              ctx.template Attr<std::string>("data_layout"));
-    return tide::ops::ChannelNormGroups(ctx.op_type(), x, groups, nhwc);
-  }
-  return tide::ops::ChannelNormGroups(ctx.op_type(), x, 0);
-}
-
-// Fluid's output names: the mean and the variance (layer/group norm) or the inverse std
-// (instance_norm's SavedVariance).
-bool IsInstance(const char* op) { return std::string(op).rfind("instance_norm", 0) == 0; }
-const char* MeanName(const char* op) { return IsInstance(op) ? "SavedMean" : "Mean"; }
-const char* VarName(const char* op) { return IsInstance(op) ? "SavedVariance" : "Variance"; }
-
-// Mean/Variance dims: [N, groups] for group_norm, one per group otherwise.
-template <typename Ctx>
-Dims StatDims(const Ctx& ctx, const Dims& x, const NormGroups& g) {
-  if (std::string(ctx.op_type()) == "group_norm")
-    return {x[0], static_cast<int64_t>(ctx.template Attr<int32_t>("groups"))};
-  return {g.groups};
-}
-
-void CheckAffine(const KernelContext& ctx, const NormGroups& g, const char* p) {
-  if (!ctx.HasInput(p)) return;
-  TIDE_CHECK(ctx.Input(p).numel() == g.affine, "op '", ctx.op_type(), "': ", p, " ('",
-             ctx.InputName(p), "') has ", ctx.Input(p).numel(), " elements, expected ", g.affine);
-}
+using tide::ops::IsInstanceNorm;
+using tide::ops::NormGroupsOf;
+using tide::ops::NormMeanName;
+using tide::ops::NormStatDims;
+using tide::ops::NormVarName;
 
 // Group k's statistics, its elements summed in NormGroups::Offset's order.
 template <typename T>
@@ -69,17 +40,15 @@ void Stats(const T* x, const NormGroups& g, int64_t k, double eps, T* mean, T* r
 template <typename T>
 void NormKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X");
-  const NormGroups g = GroupsOf(ctx, x.dims());
-  CheckAffine(ctx, g, "Scale");
-  CheckAffine(ctx, g, "Bias");
-  const double eps = ctx.Attr<float>("epsilon");
-  const T* xd = x.data<T>();
-  const T* scale = ctx.HasInput("Scale") ? ctx.Input("Scale").data<T>() : nullptr;
-  const T* bias = ctx.HasInput("Bias") ? ctx.Input("Bias").data<T>() : nullptr;
-  T* y = ctx.Output("Y").mutable_data<T>(x.dims(), ctx.place());
-  Tensor mt = ctx.OptionalOutput(MeanName(op)), vt = ctx.OptionalOutput(VarName(op));
-  const Dims stat = StatDims(ctx, x.dims(), g);
+  const auto in = tide::ops::GetNormArgs<T>(ctx);
+  const NormGroups& g = in.g;
+  const double eps = in.eps;
+  const T* xd = in.x;
+  const T* scale = in.scale;
+  const T* bias = in.bias;
+  T* y = in.y;
+  Tensor mt = ctx.OptionalOutput(NormMeanName(op)), vt = ctx.OptionalOutput(NormVarName(op));
+  const Dims stat = NormStatDims(ctx, in.x_dims, g);
   T* md = mt ? mt.mutable_data<T>(stat, ctx.place()) : nullptr;
   T* vd = vt ? vt.mutable_data<T>(stat, ctx.place()) : nullptr;
   tide::ParallelFor(ctx, g.groups, g.size * 4, [&](int64_t b, int64_t e) {
@@ -87,7 +56,7 @@ void NormKernel(KernelContext& ctx) {
       T mean, rstd, var;
       Stats(xd, g, k, eps, &mean, &rstd, &var);
       if (md) md[k] = mean;
-      if (vd) vd[k] = IsInstance(op) ? rstd : var;
+      if (vd) vd[k] = IsInstanceNorm(op) ? rstd : var;
       for (int64_t j = 0; j < g.size; ++j) {
         const int64_t i = g.Offset(k, j), a = g.AffineIndex(i);
         y[i] = (xd[i] - mean) * rstd * (scale ? scale[a] : T(1)) + (bias ? bias[a] : T(0));
@@ -98,19 +67,15 @@ void NormKernel(KernelContext& ctx) {
 
 template <typename T>
 void NormGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), dy = ctx.Input(GradVarName("Y").c_str());
-  const NormGroups g = GroupsOf(ctx, x.dims());
-  tide::ops::CheckGradDims(ctx.op_type(), "Y@GRAD", dy.dims(), x.dims());
-  const double eps = ctx.Attr<float>("epsilon");
-  const T* xd = x.data<T>();
-  const T* gd = dy.data<T>();
-  const T* scale = ctx.HasInput("Scale") ? ctx.Input("Scale").data<T>() : nullptr;
-  Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str());
-  Tensor dst = ctx.OptionalOutput(GradVarName("Scale").c_str());
-  Tensor dbt = ctx.OptionalOutput(GradVarName("Bias").c_str());
-  T* dx = dxt ? dxt.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
-  T* ds = dst ? dst.mutable_data<T>(ctx.Input("Scale").dims(), ctx.place()) : nullptr;
-  T* db = dbt ? dbt.mutable_data<T>(ctx.Input("Bias").dims(), ctx.place()) : nullptr;
+  const auto in = tide::ops::GetNormGradArgs<T>(ctx);
+  const NormGroups& g = in.g;
+  const double eps = in.eps;
+  const T* xd = in.x;
+  const T* gd = in.dy;
+  const T* scale = in.scale;
+  T* dx = in.dx;
+  T* ds = in.dscale;
+  T* db = in.dbias;
   if (ds) std::fill(ds, ds + g.affine, T(0));
   if (db) std::fill(db, db + g.affine, T(0));
   for (int64_t k = 0; k < g.groups; ++k) {
@@ -141,7 +106,7 @@ void NormGradKernel(KernelContext& ctx) {
 void NormInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   const Dims x = ctx.InputDims("X");
-  const NormGroups g = GroupsOf(ctx, x);
+  const NormGroups g = NormGroupsOf(ctx, x);
   for (const char* p : {"Scale", "Bias"}) {
     if (!ctx.HasInput(p)) continue;
     const int64_t n = DimsProductOrUnknown(ctx.InputDims(p));
@@ -151,8 +116,8 @@ void NormInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Y", x);
   ctx.SetOutputDataType("Y", ctx.InputDataType("X"));
   ctx.ShareLoD("X", "Y");
-  const Dims stat = StatDims(ctx, x, g);
-  for (const char* p : {MeanName(op), VarName(op)}) {
+  const Dims stat = NormStatDims(ctx, x, g);
+  for (const char* p : {NormMeanName(op), NormVarName(op)}) {
     if (!ctx.HasOutput(p)) continue;
     ctx.SetOutputDims(p, stat);
     ctx.SetOutputDataType(p, ctx.InputDataType("X"));
@@ -160,15 +125,21 @@ void NormInferShape(tide::InferShapeContext& ctx) {
 }
 
 tide::OpSchema NormSchema(const std::string& type, const char* comment) {
-  const char* mean = MeanName(type.c_str());
-  const char* var = VarName(type.c_str());
+  const char* mean = NormMeanName(type.c_str());
+  const char* var = NormVarName(type.c_str());
   return tide::OpSchema(type)
       .Comment(comment)
-      .Input("X", "the input").Input("Scale", "the scale (optional)").AsDispensable()
-      .Input("Bias", "the bias (optional)").AsDispensable()
-      .Output("Y", "the normalised X").Output(mean, "the groups' means").AsIntermediate()
-      .Output(var, IsInstance(type.c_str()) ? "the groups' 1 / sqrt(var + epsilon)"
-                                            : "the groups' variances").AsIntermediate()
+      .Input("X", "the input")
+      .Input("Scale", "the scale (optional)")
+      .AsDispensable()
+      .Input("Bias", "the bias (optional)")
+      .AsDispensable()
+      .Output("Y", "the normalised X")
+      .Output(mean, "the groups' means")
+      .AsIntermediate()
+      .Output(var, IsInstanceNorm(type.c_str()) ? "the groups' 1 / sqrt(var + epsilon)"
+                                                : "the groups' variances")
+      .AsIntermediate()
       .Attr("epsilon", 1e-5f, "added to the variance")
       .KernelDataTypeFrom("X")
       .InferShape(NormInferShape)

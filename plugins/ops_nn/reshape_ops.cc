@@ -17,12 +17,6 @@ using tide::ops::ReshapeDims;
 
 // The target shape: Paddle's ShapeTensor (one value per variable) or the Shape tensor's values
 // when given (run time, in that order of precedence), else the attribute.
-std::vector<int64_t> TargetShape(const KernelContext& ctx) {
-  if (ctx.HasInput("ShapeTensor")) return IntScalars(ctx, "ShapeTensor");
-  if (ctx.OptionalInput("Shape")) return IntValues(ctx, "Shape");
-  auto a = ctx.Attr<std::vector<int32_t>>("shape");
-  return std::vector<int64_t>(a.begin(), a.end());
-}
 
 void SetXShape(tide::InferShapeContext& ctx, const Dims& x) {
   if (!ctx.HasOutput("XShape")) return;
@@ -68,7 +62,7 @@ void CopyWithDims(KernelContext& ctx, Tensor src, Tensor dst, const Dims& dims) 
 template <typename T>
 void ReshapeKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  Dims od = ReshapeDims(ctx.op_type(), TargetShape(ctx), x.dims());
+  Dims od = ReshapeDims(ctx.op_type(), tide::ops::ReshapeTarget(ctx), x.dims());
   CopyWithDims<T>(ctx, x, ctx.Output("Out"), od);
 }
 
@@ -88,13 +82,9 @@ void GradInferShape(tide::InferShapeContext& ctx) {
 // X@GRAD = Out@GRAD with X's dims.
 template <typename T>
 void ReshapeGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  Dims xd = ForwardXDims(ctx);
-  TIDE_CHECK(DimsProduct(xd) == dout.numel(), "op '", op, "': Out@GRAD ",
-             tide::ToString(dout.dims()), " does not have X's ", DimsProduct(xd), " elements (X ",
-             tide::ToString(xd), ")");
-  CopyWithDims<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()), xd);
+  CopyWithDims<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()),
+                  tide::ops::ReshapeGradXDims(ctx, dout));
 }
 
 // ---------------------------------------------------------------------------------------------

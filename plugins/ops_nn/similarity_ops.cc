@@ -2,6 +2,7 @@
 // L2 norm along axis), label_smooth and maxout (Fluid 1.x), with grads.
 #include <cmath>
 
+#include <tide/ops/label_smooth.hpp>
 #include <tide/ops/maxout.hpp>
 #include <tide/ops/similarity.hpp>
 
@@ -19,59 +20,40 @@ using tide::ops::GetCosSimGeom;
 
 template <typename T>
 void CosSimKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  const CosSimGeom g = GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>({g.n, 1}, ctx.place());
-  T* xn = ctx.Output("XNorm").mutable_data<T>({g.n, 1}, ctx.place());
-  T* yn = ctx.Output("YNorm").mutable_data<T>({g.y_shared ? 1 : g.n, 1}, ctx.place());
+  const auto a = tide::ops::GetCosSimArgs<T>(ctx);
+  const CosSimGeom& g = a.g;
   for (int64_t i = 0; i < (g.y_shared ? 1 : g.n); ++i) {
     T s = 0;
-    for (int64_t k = 0; k < g.d; ++k) s += yd[i * g.d + k] * yd[i * g.d + k];
-    yn[i] = std::sqrt(s);
+    for (int64_t k = 0; k < g.d; ++k) s += a.y[i * g.d + k] * a.y[i * g.d + k];
+    a.y_norm[i] = std::sqrt(s);
   }
   for (int64_t i = 0; i < g.n; ++i) {
-    const T* xr = xd + i * g.d;
-    const T* yr = yd + (g.y_shared ? 0 : i * g.d);
+    const T* xr = a.x + i * g.d;
+    const T* yr = a.y + (g.y_shared ? 0 : i * g.d);
     T s = 0, dot = 0;
     for (int64_t k = 0; k < g.d; ++k) {
       s += xr[k] * xr[k];
       dot += xr[k] * yr[k];
     }
-    xn[i] = std::sqrt(s);
-    o[i] = dot / (xn[i] * yn[g.y_shared ? 0 : i]);
+    a.x_norm[i] = std::sqrt(s);
+    a.out[i] = dot / (a.x_norm[i] * a.y_norm[g.y_shared ? 0 : i]);
   }
 }
 
 // dX = dOut * (y / (|x||y|) - out * x / |x|^2); dY likewise (summed over rows when shared).
 template <typename T>
 void CosSimGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  Tensor out = ctx.Input("Out"), xnt = ctx.Input("XNorm"), ynt = ctx.Input("YNorm");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const CosSimGeom g = GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
-  tide::ops::CheckCosSimGradInputs(ctx.op_type(), g, out.dims(), xnt.dims(), ynt.dims(),
-                                   dout.dims());
-  const T* xd = x.data<T>();
-  const T* yd = y.data<T>();
-  const T* o = out.data<T>();
-  const T* xn = xnt.data<T>();
-  const T* yn = ynt.data<T>();
-  const T* gd = dout.data<T>();
-  Tensor dxt = ctx.OptionalOutput(GradVarName("X").c_str());
-  Tensor dyt = ctx.OptionalOutput(GradVarName("Y").c_str());
-  T* dx = dxt ? dxt.mutable_data<T>(x.dims(), ctx.place()) : nullptr;
-  T* dy = dyt ? dyt.mutable_data<T>(y.dims(), ctx.place()) : nullptr;
-  if (dy) std::fill(dy, dy + y.numel(), T(0));
+  const auto a = tide::ops::GetCosSimGradArgs<T>(ctx);
+  const CosSimGeom& g = a.g;
+  if (a.dy) std::fill(a.dy, a.dy + a.y_numel, T(0));
   for (int64_t i = 0; i < g.n; ++i) {
     const int64_t yi = g.y_shared ? 0 : i;
-    const T* xr = xd + i * g.d;
-    const T* yr = yd + yi * g.d;
-    const T xy = xn[i] * yn[yi];
+    const T* xr = a.x + i * g.d;
+    const T* yr = a.y + yi * g.d;
+    const T xn = a.x_norm[i], yn = a.y_norm[yi], o = a.out[i], gi = a.dout[i];
     for (int64_t k = 0; k < g.d; ++k) {
-      if (dx) dx[i * g.d + k] = CosSimGrad(gd[i], xr[k], yr[k], o[i], xy, xn[i]);
-      if (dy) dy[yi * g.d + k] += CosSimGrad(gd[i], yr[k], xr[k], o[i], xy, yn[yi]);
+      if (a.dx) a.dx[i * g.d + k] = CosSimGrad(gi, xr[k], yr[k], o, xn * yn, xn);
+      if (a.dy) a.dy[yi * g.d + k] += CosSimGrad(gi, yr[k], xr[k], o, xn * yn, yn);
     }
   }
 }
@@ -80,46 +62,36 @@ void CosSimGradKernel(KernelContext& ctx) {
 // norm: Out = X / sqrt(sum(X^2 along axis) + epsilon); Norm holds that divisor (axis kept as 1).
 template <typename T>
 void NormKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const Dims nd = tide::ops::L2NormDims(ctx.op_type(), x.dims(), s.axis);
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  T* nm = ctx.Output("Norm").mutable_data<T>(nd, ctx.place());
+  const auto a = tide::ops::GetL2NormArgs<T>(ctx);
+  const auto& s = a.s;
+  const T* xd = a.x;
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
       T sq = 0;
       for (int64_t j = 0; j < s.n; ++j) sq += xd[(i * s.n + j) * s.post + k] * xd[(i * s.n + j) * s.post + k];
-      const T n = std::sqrt(sq + eps);
-      nm[i * s.post + k] = n;
-      for (int64_t j = 0; j < s.n; ++j) o[(i * s.n + j) * s.post + k] = xd[(i * s.n + j) * s.post + k] / n;
+      const T n = std::sqrt(sq + a.eps);
+      a.norm[i * s.post + k] = n;
+      for (int64_t j = 0; j < s.n; ++j)
+        a.out[(i * s.n + j) * s.post + k] = xd[(i * s.n + j) * s.post + k] / n;
     }
 }
 
 // dX = (dOut - out * sum(dOut * out)) / norm along axis (tide/ops/similarity.hpp).
 template <typename T>
 void NormGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), norm = ctx.Input("Norm"), dout = ctx.Input(GradVarName("Out").c_str());
-  const auto s = tide::ops::SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
-  tide::ops::CheckGradDims(ctx.op_type(), "Norm", norm.dims(),
-                           tide::ops::L2NormDims(ctx.op_type(), x.dims(), s.axis));
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  const T* xd = x.data<T>();
-  const T* nm = norm.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  const auto a = tide::ops::GetL2NormGradArgs<T>(ctx);
+  const auto& s = a.s;
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
-      const T n = nm[i * s.post + k];
+      const T n = a.norm[i * s.post + k];
       T dot = 0;
       for (int64_t j = 0; j < s.n; ++j) {
         const int64_t e = (i * s.n + j) * s.post + k;
-        dot += tide::ops::L2NormalizeDotTerm(gd[e], xd[e], n);
+        dot += tide::ops::L2NormalizeDotTerm(a.dout[e], a.x[e], n);
       }
       for (int64_t j = 0; j < s.n; ++j) {
         const int64_t e = (i * s.n + j) * s.post + k;
-        dx[e] = tide::ops::L2NormalizeGrad(gd[e], xd[e], n, dot);
+        a.dx[e] = tide::ops::L2NormalizeGrad(a.dout[e], a.x[e], n, dot);
       }
     }
 }
@@ -128,68 +100,44 @@ void NormGradKernel(KernelContext& ctx) {
 // label_smooth: Out = (1 - epsilon) X + epsilon * PriorDist (or epsilon / K, K = X's last dim).
 template <typename T>
 void LabelSmoothKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const T eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  const int64_t k = x.dims().back();
-  const T* prior = nullptr;
-  if (ctx.HasInput("PriorDist")) {
-    Tensor p = ctx.Input("PriorDist");
-    TIDE_CHECK(p.numel() == k, "op 'label_smooth': PriorDist ('", ctx.InputName("PriorDist"),
-               "') has ", p.numel(), " elements, X's last dim is ", k);
-    prior = p.data<T>();
-  }
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  for (int64_t i = 0; i < x.numel(); ++i)
-    o[i] = (T(1) - eps) * xd[i] + eps * (prior ? prior[i % k] : T(1) / static_cast<T>(k));
+  const auto a = tide::ops::GetLabelSmoothArgs<T>(ctx);
+  for (int64_t i = 0; i < a.n; ++i)
+    a.out[i] =
+        (T(1) - a.eps) * a.x[i] + a.eps * (a.prior ? a.prior[i % a.k] : T(1) / static_cast<T>(a.k));
 }
 
 // ---------------------------------------------------------------------------------------------
 // maxout: X [N, C, H, W] (axis 1) or [N, H, W, C] (axis 3 / -1) -> C / groups channels, each
 // the max of `groups` consecutive ones (tide/ops/maxout.hpp).
-template <typename Ctx>
-tide::ops::MaxoutGeom GetMaxout(const Ctx& ctx, const Dims& x) {
-  return tide::ops::GetMaxoutGeom(ctx.op_type(), x, ctx.template Attr<int32_t>("groups"),
-                                  ctx.template Attr<int32_t>("axis"));
-}
+using tide::ops::MaxoutGeomOf;
 
 template <typename T>
 void MaxoutKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  const tide::ops::MaxoutGeom g = GetMaxout(ctx, x.dims());
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(tide::ops::MaxoutOutDims(g, x.dims()), ctx.place());
+  const auto a = tide::ops::GetMaxoutArgs<T>(ctx);
+  const tide::ops::MaxoutGeom& g = a.g;
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t c = 0; c < g.out_channels(); ++c)
       for (int64_t p = 0; p < g.hw; ++p) {
-        T m = xd[g.XAt(n, c, 0, p)];
-        for (int64_t k = 1; k < g.groups; ++k) m = std::max(m, xd[g.XAt(n, c, k, p)]);
-        o[g.OutAt(n, c, p)] = m;
+        T m = a.x[g.XAt(n, c, 0, p)];
+        for (int64_t k = 1; k < g.groups; ++k) m = std::max(m, a.x[g.XAt(n, c, k, p)]);
+        a.out[g.OutAt(n, c, p)] = m;
       }
 }
 
 // The gradient goes to the first channel of each group holding the max (Fluid's rule).
 template <typename T>
 void MaxoutGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), out = ctx.Input("Out");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const tide::ops::MaxoutGeom g = GetMaxout(ctx, x.dims());
-  const Dims od = tide::ops::MaxoutOutDims(g, x.dims());
-  tide::ops::CheckGradDims(ctx.op_type(), "Out", out.dims(), od);
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
-  const T* xd = x.data<T>();
-  const T* o = out.data<T>();
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  std::fill(dx, dx + x.numel(), T(0));
+  const auto a = tide::ops::GetMaxoutGradArgs<T>(ctx);
+  const tide::ops::MaxoutGeom& g = a.g;
+  std::fill(a.dx, a.dx + a.x_numel, T(0));
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t c = 0; c < g.out_channels(); ++c)
       for (int64_t p = 0; p < g.hw; ++p) {
         const int64_t oi = g.OutAt(n, c, p);
         for (int64_t k = 0; k < g.groups; ++k) {
           const int64_t xi = g.XAt(n, c, k, p);
-          if (xd[xi] == o[oi]) {
-            dx[xi] = gd[oi];
+          if (a.x[xi] == a.out[oi]) {
+            a.dx[xi] = a.dout[oi];
             break;
           }
         }
@@ -278,7 +226,7 @@ TIDE_REGISTER_OP(tide::OpSchema("maxout")
                      .Attr("axis", int32_t(1), "the channel axis: 1, 3 or -1 (= 3)")
                      .InferShape([](tide::InferShapeContext& c) {
                        const Dims x = c.InputDims("X");
-                       c.SetOutputDims("Out", tide::ops::MaxoutOutDims(GetMaxout(c, x), x));
+                       c.SetOutputDims("Out", tide::ops::MaxoutOutDims(MaxoutGeomOf(c, x), x));
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })
                      .Grad(DefaultLikeGrad("maxout_grad", {"X"}, {"Out"}, {"X"})));

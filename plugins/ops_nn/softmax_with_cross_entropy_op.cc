@@ -34,37 +34,15 @@ void SwceInferShape(tide::InferShapeContext& ctx) {
   ctx.ShareLoD("Logits", "Loss");
 }
 
-// Checks every hard label before the (parallel) loops: a class in [0, K) or ignore_index.
-const int64_t* CheckedLabels(const KernelContext& ctx, const Tensor& label, int64_t k,
-                             int64_t ignore) {
-  const char* op = ctx.op_type();
-  TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", op, "': Label ('", ctx.InputName("Label"),
-             "') must be int64 with soft_label = false, got ", tide::DataTypeName(label.dtype()));
-  const int64_t* l = label.data<int64_t>();
-  for (int64_t i = 0, n = label.numel(); i < n; ++i)
-    TIDE_CHECK(l[i] == ignore || (l[i] >= 0 && l[i] < k), "op '", op, "': Label ('",
-               ctx.InputName("Label"), "')[", i, "] = ", l[i], " is not a class in [0, ", k,
-               ") nor ignore_index (", ignore, ")");
-  return l;
-}
-
+// The kernels read their inputs through tide/ops/loss.hpp; hard labels are checked before the
+// (parallel) loops.
 template <typename T>
 void SwceKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
-  int axis = 0;
-  ClassView v = tide::ops::GetClassView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckSoftmaxLabel(op, logits.dims(), label.dims(), axis, soft);
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  Dims loss_dims = logits.dims();
-  loss_dims[axis] = 1;
-  const T* x = logits.data<T>();
-  T* sm = ctx.Output("Softmax").mutable_data<T>(logits.dims(), ctx.place());
-  T* loss = ctx.Output("Loss").mutable_data<T>(loss_dims, ctx.place());
-  const T* soft_lbl = soft ? label.data<T>() : nullptr;
-  const int64_t* hard_lbl = soft ? nullptr : CheckedLabels(ctx, label, v.k, ignore);
-  ParallelFor(ctx, v.pre * v.post, 4 * v.k, [&](int64_t b, int64_t e) {
+  const auto a = tide::ops::GetSwceArgs<T>(ctx);
+  const ClassView v = a.v;
+  const T* x = a.logits;
+  if (a.label.hard) tide::ops::CheckHardLabels(ctx, a.label.hard, a.rows(), v.k, a.ignore);
+  ParallelFor(ctx, a.rows(), 4 * v.k, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t i = r / v.post, j = r % v.post, base = i * v.k * v.post + j;
       T mx = x[base];
@@ -73,15 +51,15 @@ void SwceKernel(KernelContext& ctx) {
       for (int64_t c = 0; c < v.k; ++c) sum += std::exp(x[base + c * v.post] - mx);
       const T lse = std::log(sum) + mx;  // log(sum(exp(x)))
       for (int64_t c = 0; c < v.k; ++c)
-        sm[base + c * v.post] = std::exp(x[base + c * v.post] - lse);
-      if (soft) {
+        a.softmax[base + c * v.post] = std::exp(x[base + c * v.post] - lse);
+      if (a.label.soft) {
         T l = 0;
         for (int64_t c = 0; c < v.k; ++c)
-          l -= soft_lbl[base + c * v.post] * (x[base + c * v.post] - lse);
-        loss[r] = l;
+          l -= a.label.soft[base + c * v.post] * (x[base + c * v.post] - lse);
+        a.loss[r] = l;
       } else {
-        const int64_t cls = hard_lbl[r];
-        loss[r] = cls == ignore ? T(0) : lse - x[base + cls * v.post];
+        const int64_t cls = a.label.hard[r];
+        a.loss[r] = cls == a.ignore ? T(0) : lse - x[base + cls * v.post];
       }
     }
   });
@@ -89,39 +67,26 @@ void SwceKernel(KernelContext& ctx) {
 
 template <typename T>
 void SwceGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor softmax = ctx.Input("Softmax"), label = ctx.Input("Label");
-  Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
-  Tensor dx = ctx.Output(GradVarName("Logits").c_str());
-  int axis = 0;
-  ClassView v = tide::ops::GetClassView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
-  const bool soft = ctx.Attr<bool>("soft_label");
-  tide::ops::CheckSoftmaxLabel(op, softmax.dims(), label.dims(), axis, soft);
-  TIDE_CHECK(dloss.numel() == v.pre * v.post, "op '", op, "': Loss@GRAD ",
-             tide::ToString(dloss.dims()), " does not hold one value per row of Softmax ",
-             tide::ToString(softmax.dims()));
-  const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
-  const T* sm = softmax.data<T>();
-  const T* g = dloss.data<T>();
-  T* d = dx.mutable_data<T>(softmax.dims(), ctx.place());
-  const T* soft_lbl = soft ? label.data<T>() : nullptr;
-  const int64_t* hard_lbl = soft ? nullptr : CheckedLabels(ctx, label, v.k, ignore);
-  ParallelFor(ctx, v.pre * v.post, 2 * v.k, [&](int64_t b, int64_t e) {
+  const auto a = tide::ops::GetSwceGradArgs<T>(ctx);
+  const ClassView v = a.v;
+  if (a.label.hard) tide::ops::CheckHardLabels(ctx, a.label.hard, a.rows(), v.k, a.ignore);
+  ParallelFor(ctx, a.rows(), 2 * v.k, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t i = r / v.post, j = r % v.post, base = i * v.k * v.post + j;
-      if (soft) {
+      const T g = a.dloss[r];
+      if (a.label.soft) {
         T s = 0;
-        for (int64_t c = 0; c < v.k; ++c) s += soft_lbl[base + c * v.post];
+        for (int64_t c = 0; c < v.k; ++c) s += a.label.soft[base + c * v.post];
         for (int64_t c = 0; c < v.k; ++c) {
           const int64_t e2 = base + c * v.post;
-          d[e2] = (sm[e2] * s - soft_lbl[e2]) * g[r];
+          a.dlogits[e2] = (a.softmax[e2] * s - a.label.soft[e2]) * g;
         }
         continue;
       }
-      const int64_t cls = hard_lbl[r];
+      const int64_t cls = a.label.hard[r];
       for (int64_t c = 0; c < v.k; ++c) {
         const int64_t e2 = base + c * v.post;
-        d[e2] = cls == ignore ? T(0) : (sm[e2] - (c == cls ? T(1) : T(0))) * g[r];
+        a.dlogits[e2] = cls == a.ignore ? T(0) : (a.softmax[e2] - (c == cls ? T(1) : T(0))) * g;
       }
     }
   });

@@ -7,47 +7,18 @@
 #include <tide/ops/split_concat.hpp>
 
 #include "common.h"
+#include "join_cut.h"
 
 namespace ops_nn {
 namespace {
 
-using tide::ops::ConcatDims;
 using tide::ops::ConcatDimsOf;
-using tide::ops::SplitDims;
 using tide::ops::SplitDimsOf;
-
-// The axis: AxisTensor's value when given, else the attribute.
-int AxisOf(const KernelContext& ctx) {
-  return static_cast<int>(ctx.HasInput("AxisTensor") ? IntScalar(ctx, "AxisTensor")
-                                                     : ctx.Attr<int32_t>("axis"));
-}
 
 // With an AxisTensor (or SectionsTensorList) the dims are known when the kernel runs; at
 // compile time only the rank is.
 bool TensorValued(tide::InferShapeContext& ctx) {
   return ctx.HasInput("AxisTensor") || ctx.HasInput("SectionsTensorList");
-}
-
-// Copies a [pre, n_i, post] block of each part into / out of a [pre, sum n_i, post] whole.
-template <typename T>
-void JoinOrCut(bool join, int64_t pre, int64_t post, int64_t total,
-               const std::vector<int64_t>& sizes, const std::vector<const T*>& parts_in,
-               const std::vector<T*>& parts_out, T* whole_out, const T* whole_in) {
-  int64_t offset = 0;
-  for (size_t p = 0; p < sizes.size(); ++p) {
-    const int64_t width = sizes[p] * post;
-    for (int64_t i = 0; i < pre; ++i) {
-      if (join) {
-        if (parts_in[p])
-          std::memcpy(whole_out + i * total * post + offset, parts_in[p] + i * width,
-                      sizeof(T) * width);
-      } else if (parts_out[p]) {
-        std::memcpy(parts_out[p] + i * width, whole_in + i * total * post + offset,
-                    sizeof(T) * width);
-      }
-    }
-    offset += width;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -66,47 +37,13 @@ void ConcatInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void ConcatKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  std::vector<Tensor> xs = ctx.Inputs("X");
-  std::vector<Dims> dims;
-  for (const auto& x : xs) dims.push_back(x.dims());
-  int axis = 0;
-  Dims od = ConcatDims(op, dims, AxisOf(ctx), &axis);
-  T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  std::vector<int64_t> sizes;
-  std::vector<const T*> parts;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    TIDE_CHECK(xs[i].dtype() == xs[0].dtype(), "op '", op, "': X[", i, "] ('",
-               ctx.InputName("X", i), "') is ", tide::DataTypeName(xs[i].dtype()), ", X[0] is ",
-               tide::DataTypeName(xs[0].dtype()));
-    sizes.push_back(dims[i][axis]);
-    parts.push_back(xs[i].data<T>());
-  }
-  JoinOrCut<T>(true, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
-               sizes, parts, {}, out, nullptr);
+  Join(tide::ops::GetConcatArgs<T>(ctx));
 }
 
 // X@GRAD[i] = the slice of Out@GRAD that X[i] filled (only where wanted).
 template <typename T>
 void ConcatGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  std::vector<Tensor> xs = ctx.Inputs("X");
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  std::vector<Dims> dims;
-  for (const auto& x : xs) dims.push_back(x.dims());
-  int axis = 0;
-  Dims od = ConcatDims(op, dims, AxisOf(ctx), &axis);
-  tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), od);
-  const std::string g = GradVarName("X");
-  std::vector<int64_t> sizes;
-  std::vector<T*> parts;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    sizes.push_back(dims[i][axis]);
-    Tensor dx = i < ctx.OutputCount(g.c_str()) ? ctx.OptionalOutput(g.c_str(), i) : Tensor();
-    parts.push_back(dx ? dx.mutable_data<T>(dims[i], ctx.place()) : nullptr);
-  }
-  JoinOrCut<T>(false, DimsProduct(od, 0, axis), DimsProduct(od, axis + 1, od.size()), od[axis],
-               sizes, {}, parts, nullptr, dout.data<T>());
+  Cut(tide::ops::GetConcatGradArgs<T>(ctx));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,25 +66,7 @@ void SplitInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void SplitKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  int axis = 0;
-  std::vector<int32_t> sections = ctx.Attr<std::vector<int32_t>>("sections");
-  if (ctx.HasInput("SectionsTensorList")) {
-    const std::vector<int64_t> v = IntScalars(ctx, "SectionsTensorList");
-    sections.assign(v.begin(), v.end());
-  }
-  auto dims = SplitDims(ctx.op_type(), x.dims(), AxisOf(ctx), ctx.Attr<int32_t>("num"), sections,
-                        ctx.OutputCount("Out"), &axis);
-  std::vector<int64_t> sizes;
-  std::vector<T*> parts;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    sizes.push_back(dims[i][axis]);
-    Tensor o = ctx.OptionalOutput("Out", i);
-    parts.push_back(o ? o.mutable_data<T>(dims[i], ctx.place()) : nullptr);
-  }
-  const Dims& xd = x.dims();
-  JoinOrCut<T>(false, DimsProduct(xd, 0, axis), DimsProduct(xd, axis + 1, xd.size()), xd[axis],
-               sizes, {}, parts, nullptr, x.data<T>());
+  Cut(tide::ops::GetSplitArgs<T>(ctx));
 }
 
 }  // namespace

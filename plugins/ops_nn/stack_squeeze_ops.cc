@@ -1,28 +1,22 @@
 // stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
 // the grad, like reshape2) and stack / unstack (a new dim at `axis`, each other's grad).
 #include <cstring>
-#include <type_traits>
 
+#include <tide/ops/reshape.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include "common.h"
+#include "join_cut.h"
 
 namespace ops_nn {
 namespace {
 
-template <typename Ctx>
-Dims SqueezeOut(const Ctx& ctx, const Dims& x) {
-  auto axes = ctx.template Attr<std::vector<int32_t>>("axes");
-  const std::string type = ctx.op_type();
-  if constexpr (std::is_same_v<Ctx, KernelContext>) {
-    // Paddle 2.x's unsqueeze2: AxesTensor (1-D) or AxesTensorList (one value each) override axes.
-    std::vector<int64_t> v;
-    if (ctx.HasInput("AxesTensor")) v = IntValues(ctx, "AxesTensor");
-    else if (ctx.HasInput("AxesTensorList")) v = IntScalars(ctx, "AxesTensorList");
-    if (!v.empty()) axes.assign(v.begin(), v.end());
-  }
-  if (type == "squeeze2") return tide::ops::SqueezeDims(ctx.op_type(), x, axes);
-  return tide::ops::UnsqueezeDims(ctx.op_type(), x, axes);
+// The attribute's axes at compile time (the axes tensors are read when the kernel runs).
+Dims SqueezeOut(const tide::InferShapeContext& ctx, const Dims& x) {
+  const char* op = ctx.op_type();
+  const auto axes = ctx.Attr<std::vector<int32_t>>("axes");
+  return std::string(op) == "squeeze2" ? tide::ops::SqueezeDims(op, x, axes)
+                                       : tide::ops::UnsqueezeDims(op, x, axes);
 }
 
 template <typename T>
@@ -34,17 +28,15 @@ void CopyAs(KernelContext& ctx, const Tensor& src, Tensor dst, const Dims& dims)
 template <typename T>
 void SqueezeKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  CopyAs<T>(ctx, x, ctx.Output("Out"), SqueezeOut(ctx, x.dims()));
+  CopyAs<T>(ctx, x, ctx.Output("Out"), tide::ops::SqueezeOutDims(ctx, x.dims()));
 }
 
 // X@GRAD = Out@GRAD with X's dims (from XShape).
 template <typename T>
 void SqueezeGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  const Dims x = tide::ops::ForwardXDims(ctx);
-  TIDE_CHECK(DimsProduct(x) == dout.numel(), "op '", ctx.op_type(), "': Out@GRAD ",
-             tide::ToString(dout.dims()), " does not hold X's ", DimsProduct(x), " elements");
-  CopyAs<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()), x);
+  CopyAs<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()),
+            tide::ops::ReshapeGradXDims(ctx, dout));
 }
 
 void SqueezeInferShape(tide::InferShapeContext& ctx) {
@@ -101,51 +93,18 @@ tide::OpSchema SqueezeGradSchema(const std::string& type) {
 // stack: inputs [pre, post] each; Out [pre, n, post].
 template <typename T>
 void StackKernel(KernelContext& ctx) {
-  std::vector<Tensor> xs = ctx.Inputs("X");
-  std::vector<Dims> dims;
-  for (const auto& t : xs) dims.push_back(t.dims());
-  const int axis = ctx.Attr<int32_t>("axis");
-  const Dims od = tide::ops::StackDims(ctx.op_type(), dims, axis);
-  const int a = NormAxis(ctx.op_type(), axis, dims[0].size() + 1);
-  const int64_t pre = DimsProduct(dims[0], 0, a), post = DimsProduct(dims[0], a, dims[0].size());
-  const int64_t n = static_cast<int64_t>(xs.size());
-  T* o = ctx.Output("Y").mutable_data<T>(od, ctx.place());
-  for (int64_t j = 0; j < n; ++j) {
-    const T* x = xs[j].data<T>();
-    for (int64_t i = 0; i < pre; ++i) std::memcpy(o + (i * n + j) * post, x + i * post, sizeof(T) * post);
-  }
+  Join(tide::ops::GetStackArgs<T>(ctx));
 }
 
 // unstack: X [pre, n, post] -> n outputs [pre, post] (also stack's grad).
 template <typename T>
-void Unstack(KernelContext& ctx, const Tensor& x, int axis, std::vector<Tensor> outs) {
-  const Dims xd = x.dims();
-  const int a = NormAxis(ctx.op_type(), axis, xd.size());
-  const int64_t n = xd[a];
-  TIDE_CHECK(static_cast<int64_t>(outs.size()) == n, "op '", ctx.op_type(), "': ", outs.size(),
-             " outputs for a dim of ", n, " (axis ", axis, " of ", tide::ToString(xd), ")");
-  const int64_t pre = DimsProduct(xd, 0, a), post = DimsProduct(xd, a + 1, xd.size());
-  Dims od = xd;
-  od.erase(od.begin() + a);
-  const T* xp = x.data<T>();
-  for (int64_t j = 0; j < n; ++j) {
-    if (!outs[j]) continue;  // a gradient nobody wants
-    T* o = outs[j].mutable_data<T>(od, ctx.place());
-    for (int64_t i = 0; i < pre; ++i) std::memcpy(o + i * post, xp + (i * n + j) * post, sizeof(T) * post);
-  }
-}
-
-template <typename T>
 void UnstackKernel(KernelContext& ctx) {
-  Unstack<T>(ctx, ctx.Input("X"), ctx.Attr<int32_t>("axis"), ctx.Outputs("Y"));
+  Cut(tide::ops::GetUnstackArgs<T>(ctx));
 }
 
 template <typename T>
 void StackGradKernel(KernelContext& ctx) {
-  const std::string g = GradVarName("X");
-  std::vector<Tensor> outs;
-  for (size_t i = 0; i < ctx.OutputCount(g.c_str()); ++i) outs.push_back(ctx.OptionalOutput(g.c_str(), i));
-  Unstack<T>(ctx, ctx.Input(GradVarName("Y").c_str()), ctx.Attr<int32_t>("axis"), outs);
+  Cut(tide::ops::GetStackGradArgs<T>(ctx));
 }
 
 void StackInferShape(tide::InferShapeContext& ctx) {

@@ -57,11 +57,8 @@ void TransposeInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void TransposeKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), x.dims());
-  T* o = out.mutable_data<T>(Permuted(x.dims(), perm), ctx.place());
-  TransposeData(x.data<T>(), x.dims(), perm, o);
+  const auto a = tide::ops::GetTransposeArgs<T>(ctx);
+  TransposeData(a.x, a.x_dims, a.perm, a.out);
 }
 
 void GradFromXShape(tide::InferShapeContext& ctx) {
@@ -73,15 +70,8 @@ void GradFromXShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void TransposeGradKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  Tensor dx = ctx.Output(GradVarName("X").c_str());
-  Dims xd = ForwardXDims(ctx);
-  auto perm = CheckedPerm(op, ctx.Attr<std::vector<int32_t>>("axis"), xd);
-  TIDE_CHECK(dout.dims() == Permuted(xd, perm), "op '", op, "': Out@GRAD has dims ",
-             tide::ToString(dout.dims()), ", expected ", tide::ToString(Permuted(xd, perm)));
-  T* d = dx.mutable_data<T>(xd, ctx.place());
-  TransposeData(dout.data<T>(), dout.dims(), InversePerm(perm), d);
+  const auto a = tide::ops::GetTransposeGradArgs<T>(ctx);
+  TransposeData(a.dout, a.dout_dims, a.inverse, a.dx);
 }
 
 tide::OpSchema TransposeSchema(const std::string& type, bool v2) {

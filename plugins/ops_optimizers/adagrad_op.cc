@@ -6,33 +6,12 @@
 namespace ops_optimizers {
 namespace {
 
-// One element's update; reads all of element i before writing any of it (outputs may alias).
 template <typename T>
-struct AdagradUpdate {
-  T lr, epsilon;
-  const T *g, *m, *p;
-  T *m_out, *p_out;
-  void operator()(int64_t i) const {
-    const T gi = g[i];
-    const T mi = m[i] + gi * gi;
-    const T pi = p[i] - lr * gi / (std::sqrt(mi) + epsilon);
-    m_out[i] = mi;
-    p_out[i] = pi;
-  }
-};
-
-template <typename T>
-void AdagradKernel(KernelContext &ctx) {
+void AdagradKernel(KernelContext& ctx) {
   Tensor param = ctx.Input("Param");
   DenseGrad<T> grad = ReadGrad<T>(ctx, param);
-  AdagradUpdate<T> u;
-  u.lr = ScalarInput<T>(ctx, "LearningRate");
-  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
-  u.g = grad.data;
-  u.m = StateInput<T>(ctx, "Moment", param);
-  u.p = param.data<T>();
-  u.m_out = StateOutput<T>(ctx, "MomentOut", param);
-  u.p_out = StateOutput<T>(ctx, "ParamOut", param);
+  const auto u =
+      tide::ops::GetAdagradUpdate<T>(ctx, param, ScalarInput<T>(ctx, "LearningRate"), grad.data);
   const int64_t n = param.numel();
   if (grad.sparse) {
     // As Fluid's sparse Adagrad: only the listed rows change (a zero gradient would leave the

@@ -9,6 +9,7 @@
 
 #include <tide/eigen.hpp>
 #include <tide/ops/optimizer.hpp>
+#include <tide/ops/optimizer_update.hpp>
 #include <tide/plugin.hpp>
 
 #include <algorithm>
@@ -46,18 +47,14 @@ T ScalarInput(const KernelContext& ctx, const char* param) {
 // A dense input that must match Param in dtype and dims (a moment, a velocity, a dense Grad).
 template <typename T>
 const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  Tensor t = ctx.Input(param);
-  tide::ops::CheckStateInput<T>(ctx, param, t, p);
-  return t.data<T>();
+  return tide::ops::OptimizerStateInput<T>(ctx, param, p);
 }
 
 // Output `param` with Param's dims, allocated. When it is the same variable as its input, this is
 // the input's own buffer (same dims and dtype, so nothing is reallocated).
 template <typename T>
 T* StateOutput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  Tensor t = ctx.Output(param);
-  t.Resize(p.dims());
-  return t.mutable_data<T>(ctx.place());
+  return tide::ops::OptimizerStateOutput<T>(ctx, param, p);
 }
 
 // A SelectedRows Grad, checked against Param (tide/ops/optimizer.hpp), its values on the host.
@@ -109,9 +106,7 @@ DenseGrad<T> ReadGrad(const KernelContext& ctx, const Tensor& param) {
   out.data = dense;
   out.sparse = true;
   out.row_size = g.row_size;
-  out.rows = std::move(g.rows);
-  std::sort(out.rows.begin(), out.rows.end());
-  out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
+  out.rows = tide::ops::DistinctRows(std::move(g.rows));
   return out;
 }
 

@@ -4,27 +4,14 @@
 namespace ops_optimizers {
 namespace {
 
+// A SelectedRows Grad is 0 on the rows it does not list: their velocity still decays and they
+// still move, as in Fluid's sparse momentum.
 template <typename T>
 void MomentumKernel(KernelContext& ctx) {
   Tensor param = ctx.Input("Param");
   const T lr = ScalarInput<T>(ctx, "LearningRate");
-  const T mu = static_cast<T>(ctx.Attr<float>("mu"));
-  const bool nesterov = ctx.Attr<bool>("use_nesterov");
-  // A SelectedRows Grad is 0 on the rows it does not list: their velocity still decays and they
-  // still move, as in Fluid's sparse momentum.
-  DenseGrad<T> grad = ReadGrad<T>(ctx, param);
-  const T* g = grad.data;
-  const T* v = StateInput<T>(ctx, "Velocity", param);
-  const T* p = param.data<T>();
-  T* v_out = StateOutput<T>(ctx, "VelocityOut", param);
-  T* p_out = StateOutput<T>(ctx, "ParamOut", param);
-  ForEach(ctx, param.numel(), [=](int64_t i) {
-    const T gi = g[i];
-    const T vi = mu * v[i] + gi;
-    const T pi = nesterov ? p[i] - lr * (gi + mu * vi) : p[i] - lr * vi;
-    v_out[i] = vi;
-    p_out[i] = pi;
-  });
+  const DenseGrad<T> grad = ReadGrad<T>(ctx, param);
+  ForEach(ctx, param.numel(), tide::ops::GetMomentumUpdate<T>(ctx, param, lr, grad.data));
 }
 
 }  // namespace

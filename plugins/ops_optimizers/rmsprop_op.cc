@@ -1,64 +1,17 @@
 // rmsprop_op.cc: RMSProp (Hinton), plain or centered, with momentum.
-#include <cmath>
-
 #include "common.h"
 
 namespace ops_optimizers {
 namespace {
 
-// One element's update; reads all of element i before writing any of it (outputs may alias).
-template <typename T>
-struct RmspropUpdate {
-  bool centered;
-  T lr, epsilon, decay, momentum;
-  const T *g, *ms, *mg, *mom, *p;  // mg: centered only
-  T *ms_out, *mg_out, *mom_out, *p_out;
-  void operator()(int64_t i) const {
-    const T gi = g[i];
-    const T msi = decay * ms[i] + (T(1) - decay) * gi * gi;
-    T denom = msi;
-    T mgi = T(0);
-    if (centered) {
-      mgi = decay * mg[i] + (T(1) - decay) * gi;
-      denom = msi - mgi * mgi;
-    }
-    const T momi = momentum * mom[i] + lr * gi / std::sqrt(denom + epsilon);
-    const T pi = p[i] - momi;
-    ms_out[i] = msi;
-    if (centered) mg_out[i] = mgi;
-    mom_out[i] = momi;
-    p_out[i] = pi;
-  }
-};
-
 template <typename T>
 void RmspropKernel(KernelContext& ctx) {
   Tensor param = ctx.Input("Param");
-  const bool centered = ctx.Attr<bool>("centered");
   // A SelectedRows Grad is 0 on the rows it does not list (Fluid's sparse RMSProp): their mean
   // square decays, their momentum carries them on.
-  DenseGrad<T> grad = ReadGrad<T>(ctx, param);
-  RmspropUpdate<T> u;
-  u.centered = centered;
-  u.lr = ScalarInput<T>(ctx, "LearningRate");
-  u.epsilon = static_cast<T>(ctx.Attr<float>("epsilon"));
-  u.decay = static_cast<T>(ctx.Attr<float>("decay"));
-  u.momentum = static_cast<T>(ctx.Attr<float>("momentum"));
-  u.g = grad.data;
-  u.ms = StateInput<T>(ctx, "MeanSquare", param);
-  u.mom = StateInput<T>(ctx, "Moment", param);
-  u.p = param.data<T>();
-  u.mg = nullptr;
-  u.mg_out = nullptr;
-  if (centered) {
-    tide::ops::CheckRmspropCentered(ctx);
-    u.mg = StateInput<T>(ctx, "MeanGrad", param);
-    u.mg_out = StateOutput<T>(ctx, "MeanGradOut", param);
-  }
-  u.ms_out = StateOutput<T>(ctx, "MeanSquareOut", param);
-  u.mom_out = StateOutput<T>(ctx, "MomentOut", param);
-  u.p_out = StateOutput<T>(ctx, "ParamOut", param);
-  ForEach(ctx, param.numel(), u);
+  const DenseGrad<T> grad = ReadGrad<T>(ctx, param);
+  const T lr = ScalarInput<T>(ctx, "LearningRate");
+  ForEach(ctx, param.numel(), tide::ops::GetRmspropUpdate<T>(ctx, param, lr, grad.data));
 }
 
 void RmspropShapes(tide::InferShapeContext& ctx) {

@@ -86,6 +86,15 @@ def test_sum_of_sparse_and_dense_adds_every_listed_row():
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def test_sum_of_sparse_and_dense_with_no_rows():
+    """Dense inputs of height 0 and a SelectedRows listing no rows sum to the empty dense tensor
+    (the CPU kernel divided by the height, 0; tide/ops/sum.hpp's rule, the CUDA kernel's, does
+    not)."""
+    got = run_op("sum", {"X": [([], np.zeros((0, 4), "float32"))]},
+                 dense_inputs={"X": np.zeros((0, 4), "float32")}, height=0, out_type="LOD_TENSOR")
+    assert got.shape == (0, 4)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bias_after_scale", [True, False])
 def test_scale_of_selected_rows_keeps_rows(dtype, bias_after_scale):

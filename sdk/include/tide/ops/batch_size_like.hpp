@@ -41,6 +41,27 @@ inline Dims BatchSizeLikeRunDims(const char* op, const std::string& in_name, con
   return dims;
 }
 
+// fill_constant_batch_size_like as every kernel reads it: Out's dims from Input at run time, and
+// Out allocated on the kernel's place (the kernel fills it with `value`).
+template <typename T>
+struct BatchSizeLikeArgs {
+  int64_t n;
+  T* out;
+};
+
+template <typename T>
+BatchSizeLikeArgs<T> GetBatchSizeLikeArgs(const KernelContext& ctx) {
+  Tensor in = ctx.Input("Input");
+  const Dims dims =
+      BatchSizeLikeRunDims(ctx.op_type(), ctx.InputName("Input"), in.dims(), in.lod(),
+                           ctx.Attr<std::vector<int64_t>>("shape"),
+                           ctx.Attr<int32_t>("input_dim_idx"), ctx.Attr<int32_t>("output_dim_idx"));
+  BatchSizeLikeArgs<T> a;
+  a.n = DimsProduct(dims);
+  a.out = ctx.Output("Out").mutable_data<T>(dims, ctx.place());
+  return a;
+}
+
 }  // namespace ops
 }  // namespace tide
 

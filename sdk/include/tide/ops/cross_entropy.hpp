@@ -1,7 +1,7 @@
 // tide/ops/cross_entropy.hpp: Fluid's guards of cross_entropy and cross_entropy2 against log(0)
 // and division by 0 (TolerableValue: -inf becomes -1e20, so Y stays finite and 0 * log(0) is 0),
-// and cross_entropy2's rows and its grad's checks, for every implementation of them; the guards
-// also in CUDA device code.
+// also in CUDA device code; X's rows, and cross_entropy, cross_entropy2 and their grads as every
+// kernel reads their inputs (checked, outputs allocated on the kernel's place).
 #ifndef TIDE_OPS_CROSS_ENTROPY_HPP_
 #define TIDE_OPS_CROSS_ENTROPY_HPP_
 
@@ -59,6 +59,125 @@ inline Dims CrossEntropy2GradXDims(const char* op, const Dims& xshape, const Dim
              ToString(match), " and Y@GRAD ", ToString(dy), " must hold one value per row of X ",
              ToString(x));
   return x;
+}
+
+// X's rows and ignore_index into a's n, d and ignore; Y's dims (X's, the last 1).
+template <typename Args>
+Dims ReadXeRows(const KernelContext& ctx, const Dims& x, Args* a) {
+  const XeRows r = GetXeRows(x);
+  a->n = r.n;
+  a->d = r.d;
+  a->ignore = ctx.Attr<int32_t>("ignore_index");
+  Dims y = x;
+  y.back() = 1;
+  return y;
+}
+
+// cross_entropy: X [..., D] as n rows of d, Label (hard or soft), Y (X's dims, last 1).
+template <typename T>
+struct XeArgs {
+  int64_t n, d, ignore;
+  const T* x;
+  LabelData<T> label;
+  T* y;
+};
+
+template <typename T>
+XeArgs<T> GetXeArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
+  const bool soft = ctx.Attr<bool>("soft_label");
+  CheckCrossEntropyLabel(ctx.op_type(), x.dims(), label.dims(), soft);
+  XeArgs<T> a;
+  const Dims yd = ReadXeRows(ctx, x.dims(), &a);
+  a.x = x.data<T>();
+  a.label = GetLabelData<T>(ctx, label, soft);
+  a.y = ctx.Output("Y").mutable_data<T>(yd, ctx.place());
+  return a;
+}
+
+// cross_entropy_grad: X, Label, Y@GRAD (one value per row), X@GRAD allocated with X's dims.
+template <typename T>
+struct XeGradArgs {
+  int64_t n, d, ignore;
+  const T* x;
+  LabelData<T> label;
+  const T* dy;
+  T* dx;
+};
+
+template <typename T>
+XeGradArgs<T> GetXeGradArgs(const KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
+  Tensor dy = ctx.Input(GradVarName("Y").c_str());
+  const bool soft = ctx.Attr<bool>("soft_label");
+  CheckCrossEntropyLabel(op, x.dims(), label.dims(), soft);
+  XeGradArgs<T> a;
+  ReadXeRows(ctx, x.dims(), &a);
+  TIDE_CHECK(dy.numel() == a.n, "op '", op, "': Y@GRAD ", ToString(dy.dims()),
+             " does not hold one value per row of X ", ToString(x.dims()));
+  a.x = x.data<T>();
+  a.dy = dy.data<T>();
+  a.dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  a.label = GetLabelData<T>(ctx, label, soft);
+  return a;
+}
+
+// cross_entropy2's Label: int64 class ids (it has no soft labels).
+inline const int64_t* CrossEntropy2Labels(const KernelContext& ctx, const Tensor& label) {
+  TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Label ('",
+             ctx.InputName("Label"), "') must be int64, got ", DataTypeName(label.dtype()));
+  return label.data<int64_t>();
+}
+
+// cross_entropy2: X, hard Label; Y and MatchX (X's dims, last 1) and XShape allocated.
+template <typename T>
+struct Xe2Args {
+  int64_t n, d, ignore;
+  const T* x;
+  const int64_t* label;
+  T* y;
+  T* match;
+};
+
+template <typename T>
+Xe2Args<T> GetXe2Args(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), label = ctx.Input("Label");
+  CheckCrossEntropyLabel(ctx.op_type(), x.dims(), label.dims(), false);
+  Xe2Args<T> a;
+  a.label = CrossEntropy2Labels(ctx, label);
+  const Dims yd = ReadXeRows(ctx, x.dims(), &a);
+  a.x = x.data<T>();
+  a.y = ctx.Output("Y").mutable_data<T>(yd, ctx.place());
+  a.match = ctx.Output("MatchX").mutable_data<T>(yd, ctx.place());
+  if (Tensor xs = ctx.OptionalOutput("XShape"))
+    xs.mutable_data<T>(XShapeDims(x.dims()), ctx.place());
+  return a;
+}
+
+// cross_entropy2_grad: X's dims from XShape; Label, MatchX, Y@GRAD; X@GRAD allocated.
+template <typename T>
+struct Xe2GradArgs {
+  int64_t n, d, ignore;
+  const int64_t* label;
+  const T* match;
+  const T* dy;
+  T* dx;
+};
+
+template <typename T>
+Xe2GradArgs<T> GetXe2GradArgs(const KernelContext& ctx) {
+  Tensor label = ctx.Input("Label"), match = ctx.Input("MatchX");
+  Tensor dy = ctx.Input(GradVarName("Y").c_str());
+  const Dims xd = CrossEntropy2GradXDims(ctx.op_type(), ctx.Input("XShape").dims(), label.dims(),
+                                         match.dims(), dy.dims());
+  Xe2GradArgs<T> a;
+  a.label = CrossEntropy2Labels(ctx, label);
+  ReadXeRows(ctx, xd, &a);
+  a.match = match.data<T>();
+  a.dy = dy.data<T>();
+  a.dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
+  return a;
 }
 
 }  // namespace ops

@@ -16,40 +16,68 @@
 namespace tide {
 namespace ops {
 
+// How a kernel reads a small input on the host: `read(tensor, dst, bytes)` puts the first `bytes`
+// bytes of the tensor's data at host memory `dst`. A host kernel's inputs are there already
+// (ReadOnHost); a device kernel passes a reader that copies them back from its device first.
+struct ReadOnHost {
+  void operator()(const Tensor& t, void* dst, size_t bytes) const {
+    if (bytes) std::memcpy(dst, t.raw_data(), bytes);
+  }
+};
+
 // The int32 or int64 values of input `param`'s i-th variable.
-inline std::vector<int64_t> IntValues(const KernelContext& ctx, const char* param, size_t i = 0) {
+template <typename Read = ReadOnHost>
+std::vector<int64_t> IntValues(const KernelContext& ctx, const char* param, size_t i = 0,
+                               Read read = {}) {
   Tensor t = ctx.Input(param, i);
-  if (t.dtype() == TIDE_INT32)
-    return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel());
-  TIDE_CHECK(t.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
-             ctx.InputName(param, i), "') must be int32 or int64, got ", DataTypeName(t.dtype()));
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+  const TideDataType dt = t.dtype();
+  TIDE_CHECK(dt == TIDE_INT32 || dt == TIDE_INT64, "op '", ctx.op_type(), "': ", param, " ('",
+             ctx.InputName(param, i), "') must be int32 or int64, got ", DataTypeName(dt));
+  const size_t n = static_cast<size_t>(t.numel());
+  if (dt == TIDE_INT64) {
+    std::vector<int64_t> v(n);
+    read(t, v.data(), n * sizeof(int64_t));
+    return v;
+  }
+  std::vector<int32_t> v(n);
+  read(t, v.data(), n * sizeof(int32_t));
+  return std::vector<int64_t>(v.begin(), v.end());
 }
 
 // The one value of input `param`'s i-th variable.
-inline int64_t IntScalar(const KernelContext& ctx, const char* param, size_t i = 0) {
-  const std::vector<int64_t> v = IntValues(ctx, param, i);
+template <typename Read = ReadOnHost>
+int64_t IntScalar(const KernelContext& ctx, const char* param, size_t i = 0, Read read = {}) {
+  const std::vector<int64_t> v = IntValues(ctx, param, i, read);
   TIDE_CHECK(v.size() == 1, "op '", ctx.op_type(), "': ", param, "[", i, "] ('",
              ctx.InputName(param, i), "') must hold one value, got ", v.size());
   return v[0];
 }
 
 // One value from each variable of a duplicable input (a Paddle "...TensorList").
-inline std::vector<int64_t> IntScalars(const KernelContext& ctx, const char* param) {
+template <typename Read = ReadOnHost>
+std::vector<int64_t> IntScalars(const KernelContext& ctx, const char* param, Read read = {}) {
   std::vector<int64_t> v;
-  for (size_t i = 0; i < ctx.InputCount(param); ++i) v.push_back(IntScalar(ctx, param, i));
+  for (size_t i = 0; i < ctx.InputCount(param); ++i) v.push_back(IntScalar(ctx, param, i, read));
   return v;
 }
 
 // The one value of float32 or float64 input `param` (a factor given as a tensor).
-inline double FloatScalar(const KernelContext& ctx, const char* param) {
+template <typename Read = ReadOnHost>
+double FloatScalar(const KernelContext& ctx, const char* param, Read read = {}) {
   Tensor t = ctx.Input(param);
   TIDE_CHECK(t.dtype() == TIDE_FP32 || t.dtype() == TIDE_FP64, "op '", ctx.op_type(), "': ", param,
              " ('", ctx.InputName(param), "') must be float32 or float64, got ",
              DataTypeName(t.dtype()));
   TIDE_CHECK(t.numel() == 1, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
              "') must hold one value, got ", t.numel());
-  return t.dtype() == TIDE_FP32 ? t.data<float>()[0] : t.data<double>()[0];
+  if (t.dtype() == TIDE_FP64) {
+    double d;
+    read(t, &d, sizeof d);
+    return d;
+  }
+  float f;
+  read(t, &f, sizeof f);
+  return f;
 }
 
 // The one element of a float32, float64, int32 or int64 input (fill_constant's ValueTensor,
@@ -61,10 +89,8 @@ struct Number {
   double AsDouble() const { return is_int ? static_cast<double>(i) : f; }
 };
 
-// `read(tensor, dst, bytes)` puts the first `bytes` bytes of the tensor's data at host memory
-// `dst` (a device kernel copies them back; on the host, a memcpy).
-template <typename Read>
-Number NumberInput(const KernelContext& ctx, const char* param, Read read) {
+template <typename Read = ReadOnHost>
+Number NumberInput(const KernelContext& ctx, const char* param, Read read = {}) {
   Tensor t = ctx.Input(param);
   TIDE_CHECK(t.numel() == 1, "op '", ctx.op_type(), "': ", param, " ('", ctx.InputName(param),
              "') must hold one element, got ", ToString(t.dims()));
@@ -95,13 +121,6 @@ Number NumberInput(const KernelContext& ctx, const char* param, Read read) {
                  ctx.InputName(param), "') must be float32, float64, int32 or int64, got ",
                  DataTypeName(t.dtype()));
   }
-}
-
-// The same, for an input the kernel reads on the host.
-inline Number NumberInput(const KernelContext& ctx, const char* param) {
-  return NumberInput(ctx, param, [](const Tensor& t, void* dst, size_t bytes) {
-    std::memcpy(dst, t.raw_data(), bytes);
-  });
 }
 
 }  // namespace ops

@@ -1,6 +1,7 @@
 // tide/ops/loss.hpp: the shape rules of the standard losses: softmax_with_cross_entropy (Logits
 // seen as [pre, K, post] around the class axis; Label fits Logits) and cross_entropy (X [..., D];
-// Label fits X). Unknown (-1) dims pass at compile time.
+// Label fits X), unknown (-1) dims passing at compile time; the labels' data (int64 class ids or
+// a distribution), and softmax_with_cross_entropy and its grad as every kernel reads them.
 #ifndef TIDE_OPS_LOSS_HPP_
 #define TIDE_OPS_LOSS_HPP_
 
@@ -51,6 +52,109 @@ inline void CheckCrossEntropyLabel(const char* op, const Dims& x, const Dims& la
   TIDE_CHECK(ok, "op '", op, "': Label ", ToString(label), " does not fit X ", ToString(x),
              soft ? ": soft labels have X's dims"
                   : ": hard labels have X's dims with a last dim of 1 (or without the last dim)");
+}
+
+// A Label's data: int64 class ids (`hard`) or, with soft_label, a distribution of X's type
+// (`soft`); the other is null.
+template <typename T>
+struct LabelData {
+  const T* soft = nullptr;
+  const int64_t* hard = nullptr;
+};
+
+template <typename T>
+LabelData<T> GetLabelData(const KernelContext& ctx, const Tensor& label, bool soft) {
+  LabelData<T> l;
+  if (soft) {
+    l.soft = label.data<T>();
+    return l;
+  }
+  TIDE_CHECK(label.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Label ('",
+             ctx.InputName("Label"), "') must be int64 with soft_label = false, got ",
+             DataTypeName(label.dtype()));
+  l.hard = label.data<int64_t>();
+  return l;
+}
+
+// Checks hard labels on the host: each a class in [0, k) or ignore_index.
+inline void CheckHardLabels(const KernelContext& ctx, const int64_t* label, int64_t n, int64_t k,
+                            int64_t ignore) {
+  for (int64_t i = 0; i < n; ++i)
+    TIDE_CHECK(label[i] == ignore || (label[i] >= 0 && label[i] < k), "op '", ctx.op_type(),
+               "': Label ('", ctx.InputName("Label"), "')[", i, "] = ", label[i],
+               " is not a class in [0, ", k, ") nor ignore_index (", ignore, ")");
+}
+
+// softmax_with_cross_entropy: Logits as [pre, K, post] rows, Label, and Softmax (Logits' dims)
+// and Loss (1 on the class axis) allocated on the kernel's place. Rows with no classes (K = 0)
+// have no softmax: an error.
+template <typename T>
+struct SwceArgs {
+  ClassView v;
+  int axis;
+  int64_t ignore;
+  const T* logits;
+  LabelData<T> label;
+  T* softmax;
+  T* loss;
+  int64_t rows() const { return v.pre * v.post; }
+};
+
+// Both ops' view of Logits (or Softmax, its dims) and their Label, checked; the class axis in
+// `axis`, and a's view and ignore_index set.
+template <typename Args>
+void ReadSwceView(const KernelContext& ctx, const Dims& x, const Dims& label, int* axis, Args* a) {
+  const char* op = ctx.op_type();
+  a->v = GetClassView(op, x, ctx.Attr<int32_t>("axis"), axis);
+  CheckSoftmaxLabel(op, x, label, *axis, ctx.Attr<bool>("soft_label"));
+  a->ignore = ctx.Attr<int32_t>("ignore_index");
+}
+
+template <typename T>
+SwceArgs<T> GetSwceArgs(const KernelContext& ctx) {
+  Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
+  SwceArgs<T> a;
+  ReadSwceView(ctx, logits.dims(), label.dims(), &a.axis, &a);
+  TIDE_CHECK(a.v.k > 0 || a.rows() == 0, "op '", ctx.op_type(), "': Logits ",
+             ToString(logits.dims()), " has no classes on axis ", a.axis);
+  Dims loss_dims = logits.dims();
+  loss_dims[a.axis] = 1;
+  a.logits = logits.data<T>();
+  a.label = GetLabelData<T>(ctx, label, ctx.Attr<bool>("soft_label"));
+  a.softmax = ctx.Output("Softmax").mutable_data<T>(logits.dims(), ctx.place());
+  a.loss = ctx.Output("Loss").mutable_data<T>(loss_dims, ctx.place());
+  return a;
+}
+
+// softmax_with_cross_entropy_grad: Softmax, Label, Loss@GRAD (one value per row), and
+// Logits@GRAD allocated with Softmax's dims.
+template <typename T>
+struct SwceGradArgs {
+  ClassView v;
+  int64_t ignore;
+  const T* softmax;
+  LabelData<T> label;
+  const T* dloss;
+  T* dlogits;
+  int64_t rows() const { return v.pre * v.post; }
+};
+
+template <typename T>
+SwceGradArgs<T> GetSwceGradArgs(const KernelContext& ctx) {
+  Tensor softmax = ctx.Input("Softmax"), label = ctx.Input("Label");
+  Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
+  SwceGradArgs<T> a;
+  int axis = 0;
+  ReadSwceView(ctx, softmax.dims(), label.dims(), &axis, &a);
+  TIDE_CHECK(dloss.numel() == a.rows(), "op '", ctx.op_type(), "': Loss@GRAD ",
+             ToString(dloss.dims()), " does not hold one value per row of Softmax ",
+             ToString(softmax.dims()));
+  a.softmax = softmax.data<T>();
+  a.dloss = dloss.data<T>();
+  a.dlogits =
+      ctx.Output(GradVarName("Logits").c_str()).mutable_data<T>(softmax.dims(), ctx.place());
+  a.label = GetLabelData<T>(ctx, label, ctx.Attr<bool>("soft_label"));
+  return a;
 }
 
 }  // namespace ops

@@ -1,6 +1,7 @@
 // tide/ops/lrn.hpp: lrn's parameters (Fluid 1.x local response normalisation across channels,
-// X in NCHW or NHWC), its per-element forward and grad, and the checks of lrn and lrn_grad's
-// inputs, for every lrn implementation. The per-element functions run on the host and on a device.
+// X in NCHW or NHWC), its per-element forward and grad, and lrn and lrn_grad as every lrn
+// implementation reads their inputs (checked). The per-element functions run on the host and on a
+// device.
 #ifndef TIDE_OPS_LRN_HPP_
 #define TIDE_OPS_LRN_HPP_
 
@@ -110,6 +111,58 @@ inline void CheckLrnGradDims(const char* op, const Dims& x, const Dims& out, con
   for (const Dims* d : {&out, &mid, &dout})
     TIDE_CHECK(*d == x, "op '", op, "': Out, MidOut and Out@GRAD must have X's dims ", ToString(x),
                ", got ", ToString(*d));
+}
+
+// lrn: X; Out, and MidOut (scratch when the op has none), allocated with X's dims.
+template <typename T>
+struct LrnArgs {
+  LrnParams p;
+  int64_t n;
+  const T* x;
+  T* out;
+  T* mid;
+};
+
+template <typename T>
+LrnArgs<T> GetLrnArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  LrnArgs<T> a;
+  a.p = GetLrnParams(ctx, x.dims());
+  a.n = x.numel();
+  a.x = x.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  Tensor mid = ctx.OptionalOutput("MidOut");
+  a.mid = mid ? mid.mutable_data<T>(x.dims(), ctx.place())
+              : ctx.TempBuffer<T>(static_cast<size_t>(a.n > 0 ? a.n : 1));
+  return a;
+}
+
+// lrn_grad: X, Out, MidOut and Out@GRAD (X's dims); X@GRAD allocated.
+template <typename T>
+struct LrnGradArgs {
+  LrnParams p;
+  int64_t n;
+  const T* x;
+  const T* out;
+  const T* mid;
+  const T* dout;
+  T* dx;
+};
+
+template <typename T>
+LrnGradArgs<T> GetLrnGradArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), out = ctx.Input("Out"), mid = ctx.Input("MidOut");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  LrnGradArgs<T> a;
+  a.p = GetLrnParams(ctx, x.dims());
+  CheckLrnGradDims(ctx.op_type(), x.dims(), out.dims(), mid.dims(), dout.dims());
+  a.n = x.numel();
+  a.x = x.data<T>();
+  a.out = out.data<T>();
+  a.mid = mid.data<T>();
+  a.dout = dout.data<T>();
+  a.dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  return a;
 }
 
 }  // namespace ops

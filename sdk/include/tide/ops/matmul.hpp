@@ -1,9 +1,12 @@
 // tide/ops/matmul.hpp: the shape rules of mul (Fluid's flatten-to-2D product) and matmul
-// (batched, transposes, 1-D operands), with their errors, for every implementation of them.
+// (batched, transposes, 1-D operands), with their errors, and mul, matmul and their grads as every
+// kernel reads their inputs (checked; outputs allocated on the kernel's place, a grad only where
+// the grad op has it).
 #ifndef TIDE_OPS_MATMUL_HPP_
 #define TIDE_OPS_MATMUL_HPP_
 
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
 
 #include <algorithm>
@@ -73,6 +76,104 @@ inline MatmulShape GetMatmulShape(const Dims& x_in, const Dims& y_in, bool tx, b
   if (!y_vec || ty) s.out.push_back(s.n);
   if (s.out.empty()) s.out.push_back(1);
   return s;
+}
+
+// mul: X as [m, k] (flattened at x_num_col_dims), Y as [k, n]; Out allocated.
+template <typename T>
+struct MulArgs {
+  int64_t m, k, n;
+  const T* x;
+  const T* y;
+  T* out;
+};
+
+// mul_grad: the same, Out@GRAD holding m x n values, X@GRAD / Y@GRAD where wanted.
+template <typename T>
+struct MulGradArgs : BinaryGradData<T> {
+  int64_t m, k, n;
+};
+
+// The product's m, k, n and Out's dims.
+template <typename Args>
+Dims ReadMulShape(const KernelContext& ctx, const Tensor& x, const Tensor& y, Args* a) {
+  const int xc = ctx.Attr<int32_t>("x_num_col_dims"), yc = ctx.Attr<int32_t>("y_num_col_dims");
+  const Dims od = MulOutDims(ctx.op_type(), x.dims(), y.dims(), xc, yc);
+  const auto mk = Flatten2D(x.dims(), xc);
+  a->m = mk.first;
+  a->k = mk.second;
+  a->n = DimsProduct(y.dims(), yc, y.dims().size());
+  return od;
+}
+
+template <typename T>
+MulArgs<T> GetMulArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  MulArgs<T> a;
+  const Dims od = ReadMulShape(ctx, x, y, &a);
+  a.x = x.data<T>();
+  a.y = y.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  return a;
+}
+
+template <typename T>
+MulGradArgs<T> GetMulGradArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  MulGradArgs<T> a;
+  ReadMulShape(ctx, x, y, &a);
+  TIDE_CHECK(dout.numel() == a.m * a.n, "op '", ctx.op_type(), "': Out@GRAD ",
+             ToString(dout.dims()), " does not hold ", a.m, " x ", a.n, " values");
+  static_cast<BinaryGradData<T>&>(a) = GetBinaryGradData<T>(ctx, x, y, dout);
+  return a;
+}
+
+// matmul: the operands' shape, alpha; Out allocated.
+template <typename T>
+struct MatmulArgs {
+  MatmulShape s;
+  bool tx, ty;
+  T alpha;
+  const T* x;
+  const T* y;
+  T* out;
+};
+
+// matmul_grad: the same, Out@GRAD holding Out's values, X@GRAD / Y@GRAD where wanted.
+template <typename T>
+struct MatmulGradArgs : BinaryGradData<T> {
+  MatmulShape s;
+  bool tx, ty;
+  T alpha;
+};
+
+template <typename Args>
+void ReadMatmulShape(const KernelContext& ctx, const Tensor& x, const Tensor& y, Args* a) {
+  a->tx = ctx.Attr<bool>("transpose_X");
+  a->ty = ctx.Attr<bool>("transpose_Y");
+  a->alpha = static_cast<decltype(a->alpha)>(ctx.Attr<float>("alpha"));
+  a->s = GetMatmulShape(x.dims(), y.dims(), a->tx, a->ty);
+}
+
+template <typename T>
+MatmulArgs<T> GetMatmulArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  MatmulArgs<T> a;
+  ReadMatmulShape(ctx, x, y, &a);
+  a.x = x.data<T>();
+  a.y = y.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>(a.s.out, ctx.place());
+  return a;
+}
+
+template <typename T>
+MatmulGradArgs<T> GetMatmulGradArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  MatmulGradArgs<T> a;
+  ReadMatmulShape(ctx, x, y, &a);
+  TIDE_CHECK(dout.numel() == a.s.batch * a.s.m * a.s.n, "op '", ctx.op_type(), "': Out@GRAD ",
+             ToString(dout.dims()), " does not match Out ", ToString(a.s.out));
+  static_cast<BinaryGradData<T>&>(a) = GetBinaryGradData<T>(ctx, x, y, dout);
+  return a;
 }
 
 }  // namespace ops

@@ -1,10 +1,12 @@
 // tide/ops/matmul_v2.hpp: the shape rule of Paddle 2.x's matmul_v2 (numpy's matmul: trans_x /
 // trans_y, batch dims broadcast numpy-style, a 1-D operand is a vector whose unit dim Out drops),
-// with its errors, and each operand's matrix for every batch of Out, for every implementation.
+// with its errors, and each operand's matrix for every batch of Out, for every implementation;
+// matmul_v2 and its grad as every kernel reads their inputs.
 #ifndef TIDE_OPS_MATMUL_V2_HPP_
 #define TIDE_OPS_MATMUL_V2_HPP_
 
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
 
 #include <algorithm>
@@ -118,6 +120,44 @@ inline MatmulV2Runs GetMatmulV2Runs(const MatmulV2Shape& s, bool x_distinct, boo
   }
   r.x_step = r.y_step = 0;
   return r;
+}
+
+// matmul_v2: the operands' shape with their matrix offsets per batch; Out allocated.
+template <typename T>
+struct MatmulV2Args {
+  MatmulV2Shape s;
+  const T* x;
+  const T* y;
+  T* out;
+};
+
+template <typename T>
+MatmulV2Args<T> GetMatmulV2Args(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  MatmulV2Args<T> a;
+  a.s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
+                         ctx.Attr<bool>("trans_y"), true);
+  a.x = x.data<T>();
+  a.y = y.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>(a.s.out, ctx.place());
+  return a;
+}
+
+// matmul_v2_grad: the same with Out@GRAD (Out's dims), X@GRAD / Y@GRAD where wanted.
+template <typename T>
+struct MatmulV2GradArgs : BinaryGradData<T> {
+  MatmulV2Shape s;
+};
+
+template <typename T>
+MatmulV2GradArgs<T> GetMatmulV2GradArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  MatmulV2GradArgs<T> a;
+  a.s = GetMatmulV2Shape(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<bool>("trans_x"),
+                         ctx.Attr<bool>("trans_y"), true);
+  CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), a.s.out);
+  static_cast<BinaryGradData<T>&>(a) = GetBinaryGradData<T>(ctx, x, y, dout);
+  return a;
 }
 
 }  // namespace ops

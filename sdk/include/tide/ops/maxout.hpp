@@ -1,10 +1,12 @@
 // tide/ops/maxout.hpp: the rules of Fluid's maxout (axis 1 for [N, C, H, W], -1 or 3 for
 // [N, H, W, C], as in Fluid 1.7+): output channel c is the max of input channels
 // [c * groups, (c + 1) * groups); the grad goes to the first of them holding the max. The index
-// functions run on the host and on a device.
+// functions run on the host and on a device; maxout and its grad as every kernel reads their
+// inputs (outputs allocated on the kernel's place).
 #ifndef TIDE_OPS_MAXOUT_HPP_
 #define TIDE_OPS_MAXOUT_HPP_
 
+#include <tide/ops/dims.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
 
@@ -49,6 +51,64 @@ inline Dims MaxoutOutDims(const MaxoutGeom& g, const Dims& x) {
   Dims out = x;
   out[g.channels_last ? 3 : 1] = g.out_channels();
   return out;
+}
+
+// The op's geometry from its attributes (`ctx`: kernel or shape inference).
+template <typename Ctx>
+MaxoutGeom MaxoutGeomOf(const Ctx& ctx, const Dims& x) {
+  return GetMaxoutGeom(ctx.op_type(), x, ctx.template Attr<int32_t>("groups"),
+                       ctx.template Attr<int32_t>("axis"));
+}
+
+// maxout: X; Out allocated.
+template <typename T>
+struct MaxoutArgs {
+  MaxoutGeom g;
+  int64_t out_numel;
+  const T* x;
+  T* out;
+};
+
+template <typename T>
+MaxoutArgs<T> GetMaxoutArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  MaxoutArgs<T> a;
+  a.g = MaxoutGeomOf(ctx, x.dims());
+  const Dims od = MaxoutOutDims(a.g, x.dims());
+  a.out_numel = DimsProduct(od);
+  a.x = x.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  return a;
+}
+
+// maxout_grad: X, Out and Out@GRAD (Out's dims); X@GRAD allocated.
+template <typename T>
+struct MaxoutGradArgs {
+  MaxoutGeom g;
+  int64_t x_numel, out_numel;
+  const T* x;
+  const T* out;
+  const T* dout;
+  T* dx;
+};
+
+template <typename T>
+MaxoutGradArgs<T> GetMaxoutGradArgs(const KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), out = ctx.Input("Out");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  MaxoutGradArgs<T> a;
+  a.g = MaxoutGeomOf(ctx, x.dims());
+  const Dims od = MaxoutOutDims(a.g, x.dims());
+  CheckGradDims(op, "Out", out.dims(), od);
+  CheckGradDims(op, "Out@GRAD", dout.dims(), od);
+  a.x_numel = x.numel();
+  a.out_numel = DimsProduct(od);
+  a.x = x.data<T>();
+  a.out = out.data<T>();
+  a.dout = dout.data<T>();
+  a.dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  return a;
 }
 
 }  // namespace ops

@@ -1,15 +1,19 @@
 // tide/ops/norm.hpp: the shape rules of Fluid's layer_norm, group_norm and instance_norm, with
 // their errors, for every implementation of them: X seen as `groups` blocks of `size` elements
 // normalised on their own (contiguous, but for group_norm's NHWC), and the Scale/Bias element an
-// element of X uses. The index functions run on the host and on a device.
+// element of X uses (the index functions run on the host and on a device); and the ops and their
+// grads as every kernel reads their inputs (checked, outputs allocated on the kernel's place).
 #ifndef TIDE_OPS_NORM_HPP_
 #define TIDE_OPS_NORM_HPP_
 
+#include <tide/ops/data_layout.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace tide {
 namespace ops {
@@ -74,6 +78,116 @@ inline NormGroups ChannelNormGroups(const char* op, const Dims& x, int64_t group
   g.groups = x[0] < 0 ? -1 : x[0] * groups;
   g.size = (c < 0 || g.inner < 0) ? -1 : (c / groups) * g.inner;
   return g;
+}
+
+// The op's groups from its type and attributes (`ctx` a kernel or shape-inference context).
+template <typename Ctx>
+NormGroups NormGroupsOf(const Ctx& ctx, const Dims& x) {
+  const std::string type = ctx.op_type();
+  if (type.rfind("layer_norm", 0) == 0)
+    return LayerNormGroups(ctx.op_type(), x, ctx.template Attr<int32_t>("begin_norm_axis"));
+  if (type.rfind("group_norm", 0) == 0) {
+    const int32_t groups = ctx.template Attr<int32_t>("groups");
+    TIDE_CHECK(groups >= 1, "op '", ctx.op_type(), "': groups must be >= 1, got ", groups);
+    const bool nhwc =
+        ChannelsLast(ctx.op_type(), "data_layout", ctx.template Attr<std::string>("data_layout"));
+    return ChannelNormGroups(ctx.op_type(), x, groups, nhwc);
+  }
+  return ChannelNormGroups(ctx.op_type(), x, 0);
+}
+
+// Fluid's output names: the mean and the variance (layer/group norm) or the inverse std
+// (instance_norm's SavedVariance).
+inline bool IsInstanceNorm(const char* op) {
+  return std::string(op).rfind("instance_norm", 0) == 0;
+}
+inline const char* NormMeanName(const char* op) {
+  return IsInstanceNorm(op) ? "SavedMean" : "Mean";
+}
+inline const char* NormVarName(const char* op) {
+  return IsInstanceNorm(op) ? "SavedVariance" : "Variance";
+}
+
+// Mean/Variance dims: [N, groups] for group_norm, one per group otherwise.
+template <typename Ctx>
+Dims NormStatDims(const Ctx& ctx, const Dims& x, const NormGroups& g) {
+  if (std::string(ctx.op_type()) == "group_norm")
+    return {x[0], static_cast<int64_t>(ctx.template Attr<int32_t>("groups"))};
+  return {g.groups};
+}
+
+// Scale or Bias, when given: `affine` values (else null).
+template <typename T>
+const T* NormAffine(const KernelContext& ctx, const NormGroups& g, const char* param) {
+  if (!ctx.HasInput(param)) return nullptr;
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.numel() == g.affine, "op '", ctx.op_type(), "': ", param, " ('",
+             ctx.InputName(param), "') has ", t.numel(), " elements, expected ", g.affine);
+  return t.data<T>();
+}
+
+// layer_norm / group_norm / instance_norm: X, Scale and Bias (optional), epsilon; Y allocated. The
+// kernel allocates the statistics it is asked for (NormMeanName, NormVarName; NormStatDims).
+template <typename T>
+struct NormArgs {
+  NormGroups g;
+  Dims x_dims;
+  double eps;
+  const T* x;
+  const T* scale;
+  const T* bias;
+  T* y;
+};
+
+template <typename T>
+NormArgs<T> GetNormArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  NormArgs<T> a;
+  a.x_dims = x.dims();
+  a.g = NormGroupsOf(ctx, a.x_dims);
+  a.scale = NormAffine<T>(ctx, a.g, "Scale");
+  a.bias = NormAffine<T>(ctx, a.g, "Bias");
+  a.eps = ctx.Attr<float>("epsilon");
+  a.x = x.data<T>();
+  a.y = ctx.Output("Y").mutable_data<T>(a.x_dims, ctx.place());
+  return a;
+}
+
+// The grads: X, Y@GRAD (X's dims), Scale and Bias (checked as the forward's), and X@GRAD,
+// Scale@GRAD and Bias@GRAD where wanted (null else).
+template <typename T>
+struct NormGradArgs {
+  NormGroups g;
+  Dims x_dims;
+  double eps;
+  const T* x;
+  const T* dy;
+  const T* scale;
+  T* dx;
+  T* dscale;
+  T* dbias;
+};
+
+template <typename T>
+NormGradArgs<T> GetNormGradArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dy = ctx.Input(GradVarName("Y").c_str());
+  NormGradArgs<T> a;
+  a.x_dims = x.dims();
+  a.g = NormGroupsOf(ctx, a.x_dims);
+  CheckGradDims(ctx.op_type(), "Y@GRAD", dy.dims(), a.x_dims);
+  a.eps = ctx.Attr<float>("epsilon");
+  a.scale = NormAffine<T>(ctx, a.g, "Scale");
+  NormAffine<T>(ctx, a.g, "Bias");
+  a.x = x.data<T>();
+  a.dy = dy.data<T>();
+  a.dx = OptionalGrad<T>(ctx, "X", a.x_dims);
+  auto grad_of = [&](const char* p) -> T* {  // Scale@GRAD / Bias@GRAD: only with Scale / Bias
+    Tensor t = ctx.OptionalOutput(GradVarName(p).c_str());
+    return t ? t.template mutable_data<T>(ctx.Input(p).dims(), ctx.place()) : nullptr;
+  };
+  a.dscale = grad_of("Scale");
+  a.dbias = grad_of("Bias");
+  return a;
 }
 
 }  // namespace ops

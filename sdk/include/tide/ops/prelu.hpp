@@ -1,10 +1,12 @@
 // tide/ops/prelu.hpp: the Alpha rule of Fluid's prelu, with its errors, for every implementation:
 // Alpha shared by all of X (mode "all", 1 value), per channel (dim 1, C values) or per element of
-// a sample (X's dims after the batch); the Alpha index of each element of X (host and device).
+// a sample (X's dims after the batch); the Alpha index of each element of X (host and device);
+// prelu and its grad as every kernel reads their inputs (outputs allocated on the kernel's place).
 #ifndef TIDE_OPS_PRELU_HPP_
 #define TIDE_OPS_PRELU_HPP_
 
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
 
@@ -46,6 +48,65 @@ inline PreluAlphaIndex GetPreluAlphaIndex(const char* op, const std::string& mod
   }
   TIDE_CHECK(alpha_numel == a.count(), "op '", op, "': Alpha ('", alpha, "') has ", alpha_numel,
              " values; mode '", mode, "' on X ", ToString(x), " needs ", a.count());
+  return a;
+}
+
+// The op's Alpha index for X and an Alpha of `alpha_numel` values (`ctx`: kernel or shape
+// inference).
+template <typename Ctx>
+PreluAlphaIndex PreluAlphaIndexOf(const Ctx& ctx, const Dims& x, int64_t alpha_numel) {
+  return GetPreluAlphaIndex(ctx.op_type(), ctx.template Attr<std::string>("mode"), x, alpha_numel,
+                            ctx.InputName("Alpha"));
+}
+
+// prelu: X, Alpha; Out allocated with X's dims.
+template <typename T>
+struct PreluArgs {
+  PreluAlphaIndex ai;
+  int64_t n;
+  const T* x;
+  const T* alpha;
+  T* out;
+};
+
+template <typename T>
+PreluArgs<T> GetPreluArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), alpha = ctx.Input("Alpha");
+  PreluArgs<T> a;
+  a.ai = PreluAlphaIndexOf(ctx, x.dims(), alpha.numel());
+  a.n = x.numel();
+  a.x = x.data<T>();
+  a.alpha = alpha.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  return a;
+}
+
+// prelu_grad: X, Alpha, Out@GRAD (X's dims); X@GRAD / Alpha@GRAD where wanted.
+template <typename T>
+struct PreluGradArgs {
+  PreluAlphaIndex ai;
+  int64_t n, alpha_numel;
+  const T* x;
+  const T* alpha;
+  const T* dout;
+  T* dx;
+  T* dalpha;
+};
+
+template <typename T>
+PreluGradArgs<T> GetPreluGradArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), alpha = ctx.Input("Alpha");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
+  PreluGradArgs<T> a;
+  a.ai = PreluAlphaIndexOf(ctx, x.dims(), alpha.numel());
+  a.n = x.numel();
+  a.alpha_numel = alpha.numel();
+  a.x = x.data<T>();
+  a.alpha = alpha.data<T>();
+  a.dout = dout.data<T>();
+  a.dx = OptionalGrad<T>(ctx, "X", x.dims());
+  a.dalpha = OptionalGrad<T>(ctx, "Alpha", alpha.dims());
   return a;
 }
 

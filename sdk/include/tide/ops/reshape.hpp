@@ -1,10 +1,13 @@
 // tide/ops/reshape.hpp: the shape rules of reshape / reshape2 (Fluid's: 0 copies X's dim, one -1
 // is inferred) and flatten / flatten2 (2-D around `axis`), at compile time (dims may be unknown)
-// and at run time.
+// and at run time; the target shape a kernel reads (Paddle 2.x's ShapeTensor / Shape, with a
+// kernel's reader, see int_inputs.hpp), and the X@GRAD dims of the grads that only reshape
+// Out@GRAD (reshape, flatten, squeeze2, unsqueeze2 and the *2 / _range variants).
 #ifndef TIDE_OPS_RESHAPE_HPP_
 #define TIDE_OPS_RESHAPE_HPP_
 
 #include <tide/ops/dims.hpp>
+#include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
 
 #include <cstddef>
@@ -69,6 +72,26 @@ inline Dims FlattenDims(const char* op, const Dims& x, int axis) {
   TIDE_CHECK(axis >= 0 && axis <= static_cast<int>(x.size()), "op '", op, "': axis ", axis,
              " must be in [0, ", x.size(), "] for X ", ToString(x));
   return {DimsProductOrUnknown(x, 0, axis), DimsProductOrUnknown(x, axis, x.size())};
+}
+
+// reshape's target: ShapeTensor (one value per variable) or Shape's values, in that order of
+// precedence, else the attribute.
+template <typename Read = ReadOnHost>
+std::vector<int64_t> ReshapeTarget(const KernelContext& ctx, Read read = {}) {
+  if (ctx.HasInput("ShapeTensor")) return IntScalars(ctx, "ShapeTensor", read);
+  if (ctx.OptionalInput("Shape")) return IntValues(ctx, "Shape", 0, read);
+  const auto a = ctx.Attr<std::vector<int32_t>>("shape");
+  return std::vector<int64_t>(a.begin(), a.end());
+}
+
+// X@GRAD's dims (X's, from XShape or X) for a grad that reshapes Out@GRAD, which must hold as
+// many elements.
+inline Dims ReshapeGradXDims(const KernelContext& ctx, const Tensor& dout) {
+  const Dims xd = ForwardXDims(ctx);
+  TIDE_CHECK(DimsProduct(xd) == dout.numel(), "op '", ctx.op_type(), "': Out@GRAD ",
+             ToString(dout.dims()), " does not have X's ", DimsProduct(xd), " elements (X ",
+             ToString(xd), ")");
+  return xd;
 }
 
 }  // namespace ops

@@ -1,11 +1,13 @@
-// tide/ops/similarity.hpp: cos_sim's shapes and grad inputs (with their errors) and gradient, norm's (the
-// l2_normalize op's) Norm dims and gradient, for every implementation of them; the formulas also
-// in CUDA device code, so every device rounds them alike.
+// tide/ops/similarity.hpp: cos_sim's shapes and grad inputs (with their errors) and gradient,
+// norm's (the l2_normalize op's) Norm dims and gradient, for every implementation of them; the
+// formulas also in CUDA device code, so every device rounds them alike; cos_sim, norm and their
+// grads as every kernel reads their inputs (outputs allocated on the kernel's place).
 #ifndef TIDE_OPS_SIMILARITY_HPP_
 #define TIDE_OPS_SIMILARITY_HPP_
 
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
 
@@ -66,6 +68,103 @@ TIDE_OPS_HOST_DEVICE T L2NormalizeDotTerm(T dout, T x, T norm) {
 template <typename T>
 TIDE_OPS_HOST_DEVICE T L2NormalizeGrad(T dout, T x, T norm, T dot) {
   return (dout - x / norm * dot) / norm;
+}
+
+// cos_sim: X, Y; Out and XNorm [N, 1], YNorm [N or 1, 1] allocated.
+template <typename T>
+struct CosSimArgs {
+  CosSimGeom g;
+  const T* x;
+  const T* y;
+  T* out;
+  T* x_norm;
+  T* y_norm;
+};
+
+template <typename T>
+CosSimArgs<T> GetCosSimArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  CosSimArgs<T> a;
+  a.g = GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
+  a.x = x.data<T>();
+  a.y = y.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>({a.g.n, 1}, ctx.place());
+  a.x_norm = ctx.Output("XNorm").mutable_data<T>({a.g.n, 1}, ctx.place());
+  a.y_norm = ctx.Output("YNorm").mutable_data<T>({a.g.y_shared ? 1 : a.g.n, 1}, ctx.place());
+  return a;
+}
+
+// cos_sim_grad: X, Y, Out, XNorm, YNorm and Out@GRAD (checked); X@GRAD / Y@GRAD where wanted.
+template <typename T>
+struct CosSimGradArgs : BinaryGradData<T> {
+  CosSimGeom g;
+  const T* out;
+  const T* x_norm;
+  const T* y_norm;
+};
+
+template <typename T>
+CosSimGradArgs<T> GetCosSimGradArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  Tensor out = ctx.Input("Out"), xn = ctx.Input("XNorm"), yn = ctx.Input("YNorm");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  CosSimGradArgs<T> a;
+  a.g = GetCosSimGeom(ctx.op_type(), x.dims(), y.dims());
+  CheckCosSimGradInputs(ctx.op_type(), a.g, out.dims(), xn.dims(), yn.dims(), dout.dims());
+  a.out = out.data<T>();
+  a.x_norm = xn.data<T>();
+  a.y_norm = yn.data<T>();
+  static_cast<BinaryGradData<T>&>(a) = GetBinaryGradData<T>(ctx, x, y, dout);
+  return a;
+}
+
+// norm: X around the axis, epsilon; Out (X's dims) and Norm allocated.
+template <typename T>
+struct L2NormArgs {
+  AxisSplit s;
+  T eps;
+  const T* x;
+  T* out;
+  T* norm;
+};
+
+template <typename T>
+L2NormArgs<T> GetL2NormArgs(const KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  L2NormArgs<T> a;
+  a.s = SplitAt(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis"));
+  a.eps = static_cast<T>(ctx.Attr<float>("epsilon"));
+  a.x = x.data<T>();
+  a.out = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  a.norm = ctx.Output("Norm").mutable_data<T>(L2NormDims(ctx.op_type(), x.dims(), a.s.axis),
+                                              ctx.place());
+  return a;
+}
+
+// norm_grad: X, Norm and Out@GRAD (checked); X@GRAD allocated.
+template <typename T>
+struct L2NormGradArgs {
+  AxisSplit s;
+  const T* x;
+  const T* norm;
+  const T* dout;
+  T* dx;
+};
+
+template <typename T>
+L2NormGradArgs<T> GetL2NormGradArgs(const KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), norm = ctx.Input("Norm");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  L2NormGradArgs<T> a;
+  a.s = SplitAt(op, x.dims(), ctx.Attr<int32_t>("axis"));
+  CheckGradDims(op, "Norm", norm.dims(), L2NormDims(op, x.dims(), a.s.axis));
+  CheckGradDims(op, "Out@GRAD", dout.dims(), x.dims());
+  a.x = x.data<T>();
+  a.norm = norm.data<T>();
+  a.dout = dout.data<T>();
+  a.dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  return a;
 }
 
 }  // namespace ops

@@ -1,14 +1,21 @@
 // tide/ops/split_concat.hpp: the shape rules of concat (inputs joined along an axis) and split
-// (`num` equal parts or `sections` sizes), with their errors, for every implementation of them.
+// (`num` equal parts or `sections` sizes), with their errors, for every implementation of them;
+// and concat, split, stack, unstack and the grads as every kernel reads them: parts of
+// [pre, size_i, post] joined into, or cut out of, a [pre, total, post] whole (Paddle 2.x's
+// AxisTensor / SectionsTensorList read with a kernel's reader, see int_inputs.hpp; outputs
+// allocated on the kernel's place).
 #ifndef TIDE_OPS_SPLIT_CONCAT_HPP_
 #define TIDE_OPS_SPLIT_CONCAT_HPP_
 
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/int_inputs.hpp>
+#include <tide/ops/tensor_shape.hpp>
 #include <tide/plugin.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tide {
@@ -93,6 +100,164 @@ std::vector<Dims> SplitDimsOf(const Ctx& ctx, const Dims& x, size_t outs, int* a
   return SplitDims(ctx.op_type(), x, ctx.template Attr<int32_t>("axis"),
                    ctx.template Attr<int32_t>("num"),
                    ctx.template Attr<std::vector<int32_t>>("sections"), outs, axis);
+}
+
+// Parts joined into a whole: concat (X into Out), stack (X into Y).
+template <typename T>
+struct JoinArgs {
+  int64_t pre, post, total;
+  std::vector<int64_t> sizes;
+  std::vector<const T*> parts;
+  T* whole;
+};
+
+// A whole cut into parts: split, concat_grad, unstack, stack_grad. A part nobody wants (a
+// gradient left out of the grad op) is null.
+template <typename T>
+struct CutArgs {
+  int64_t pre, post, total;
+  std::vector<int64_t> sizes;
+  std::vector<T*> parts;
+  const T* whole;
+};
+
+// concat's axis: AxisTensor's value (read with `read`) when given, else the attribute.
+template <typename Read = ReadOnHost>
+int ConcatAxisAttr(const KernelContext& ctx, Read read = {}) {
+  return static_cast<int>(ctx.HasInput("AxisTensor") ? IntScalar(ctx, "AxisTensor", 0, read)
+                                                     : ctx.Attr<int32_t>("axis"));
+}
+
+template <typename T, typename Read = ReadOnHost>
+JoinArgs<T> GetConcatArgs(const KernelContext& ctx, Read read = {}) {
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  int axis = 0;
+  const Dims od = ConcatDims(op, dims, ConcatAxisAttr(ctx, read), &axis);
+  JoinArgs<T> a;
+  a.pre = DimsProduct(od, 0, axis);
+  a.post = DimsProduct(od, axis + 1, od.size());
+  a.total = od[axis];
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TIDE_CHECK(xs[i].dtype() == xs[0].dtype(), "op '", op, "': X[", i, "] ('",
+               ctx.InputName("X", i), "') is ", DataTypeName(xs[i].dtype()), ", X[0] is ",
+               DataTypeName(xs[0].dtype()));
+    a.sizes.push_back(dims[i][axis]);
+    a.parts.push_back(xs[i].data<T>());
+  }
+  a.whole = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  return a;
+}
+
+// concat_grad: Out@GRAD (Out's dims) cut into X@GRAD's parts.
+template <typename T, typename Read = ReadOnHost>
+CutArgs<T> GetConcatGradArgs(const KernelContext& ctx, Read read = {}) {
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  int axis = 0;
+  const Dims od = ConcatDims(op, dims, ConcatAxisAttr(ctx, read), &axis);
+  CheckGradDims(op, "Out@GRAD", dout.dims(), od);
+  CutArgs<T> a;
+  a.pre = DimsProduct(od, 0, axis);
+  a.post = DimsProduct(od, axis + 1, od.size());
+  a.total = od[axis];
+  const std::string gx = GradVarName("X");
+  for (size_t i = 0; i < xs.size(); ++i) {
+    a.sizes.push_back(dims[i][axis]);
+    Tensor dx = i < ctx.OutputCount(gx.c_str()) ? ctx.OptionalOutput(gx.c_str(), i) : Tensor();
+    a.parts.push_back(dx ? dx.mutable_data<T>(dims[i], ctx.place()) : nullptr);
+  }
+  a.whole = dout.data<T>();
+  return a;
+}
+
+// split: X cut into Out's parts (`num` or `sections`; SectionsTensorList's values, read with
+// `read`, override `sections`).
+template <typename T, typename Read = ReadOnHost>
+CutArgs<T> GetSplitArgs(const KernelContext& ctx, Read read = {}) {
+  Tensor x = ctx.Input("X");
+  std::vector<int32_t> sections = ctx.Attr<std::vector<int32_t>>("sections");
+  if (ctx.HasInput("SectionsTensorList")) {
+    const std::vector<int64_t> v = IntScalars(ctx, "SectionsTensorList", read);
+    sections.assign(v.begin(), v.end());
+  }
+  int axis = 0;
+  const std::vector<Dims> dims =
+      SplitDims(ctx.op_type(), x.dims(), ConcatAxisAttr(ctx, read), ctx.Attr<int32_t>("num"),
+                sections, ctx.OutputCount("Out"), &axis);
+  const Dims& xd = x.dims();
+  CutArgs<T> a;
+  a.pre = DimsProduct(xd, 0, axis);
+  a.post = DimsProduct(xd, axis + 1, xd.size());
+  a.total = xd[axis];
+  for (size_t i = 0; i < dims.size(); ++i) {
+    a.sizes.push_back(dims[i][axis]);
+    Tensor o = ctx.OptionalOutput("Out", i);
+    a.parts.push_back(o ? o.mutable_data<T>(dims[i], ctx.place()) : nullptr);
+  }
+  a.whole = x.data<T>();
+  return a;
+}
+
+// stack: the inputs X, of one dims, as parts of size 1 of Y.
+template <typename T>
+JoinArgs<T> GetStackArgs(const KernelContext& ctx) {
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  std::vector<Dims> dims;
+  for (const auto& x : xs) dims.push_back(x.dims());
+  const int axis = ctx.Attr<int32_t>("axis");
+  const Dims od = StackDims(ctx.op_type(), dims, axis);
+  const int ax = NormAxis(ctx.op_type(), axis, dims[0].size() + 1);
+  JoinArgs<T> a;
+  a.pre = DimsProduct(dims[0], 0, ax);
+  a.post = DimsProduct(dims[0], ax, dims[0].size());
+  a.total = static_cast<int64_t>(xs.size());
+  a.sizes.assign(xs.size(), 1);
+  for (const auto& x : xs) a.parts.push_back(x.data<T>());
+  a.whole = ctx.Output("Y").mutable_data<T>(od, ctx.place());
+  return a;
+}
+
+// unstack (X into Y) and stack_grad (Y@GRAD into X@GRAD): `whole` cut along `axis` into one
+// part per output, each `whole`'s dims without the axis.
+template <typename T>
+CutArgs<T> GetUnstackArgs(const KernelContext& ctx, const Tensor& whole,
+                          const std::vector<Tensor>& outs) {
+  const Dims xd = whole.dims();
+  const int axis = ctx.Attr<int32_t>("axis");
+  const int ax = NormAxis(ctx.op_type(), axis, xd.size());
+  const int64_t n = xd[ax];
+  TIDE_CHECK(static_cast<int64_t>(outs.size()) == n, "op '", ctx.op_type(), "': ", outs.size(),
+             " outputs for a dim of ", n, " (axis ", axis, " of ", ToString(xd), ")");
+  Dims od = xd;
+  od.erase(od.begin() + ax);
+  CutArgs<T> a;
+  a.pre = DimsProduct(xd, 0, ax);
+  a.post = DimsProduct(xd, ax + 1, xd.size());
+  a.total = n;
+  a.sizes.assign(outs.size(), 1);
+  for (Tensor o : outs) a.parts.push_back(o ? o.mutable_data<T>(od, ctx.place()) : nullptr);
+  a.whole = whole.data<T>();
+  return a;
+}
+
+template <typename T>
+CutArgs<T> GetUnstackArgs(const KernelContext& ctx) {
+  return GetUnstackArgs<T>(ctx, ctx.Input("X"), ctx.Outputs("Y"));
+}
+
+template <typename T>
+CutArgs<T> GetStackGradArgs(const KernelContext& ctx) {
+  const std::string gx = GradVarName("X");
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < ctx.OutputCount(gx.c_str()); ++i)
+    outs.push_back(ctx.OptionalOutput(gx.c_str(), i));
+  return GetUnstackArgs<T>(ctx, ctx.Input(GradVarName("Y").c_str()), outs);
 }
 
 }  // namespace ops

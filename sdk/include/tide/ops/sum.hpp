@@ -1,7 +1,8 @@
-// tide/ops/sum.hpp: sum over SelectedRows inputs (a sparse gradient that reaches a table from
-// several places): the inputs share a height and a row width, and the result lists each distinct
-// row once, ascending, with the sum of its values (Fluid 1.5+'s merged sum): MergeRowIndex says
-// where each listed row goes.
+// tide/ops/sum.hpp: the inputs of sum, read and checked for every implementation: dense tensors
+// of one dims; SelectedRows inputs (a sparse gradient that reaches a table from several places),
+// which share a height and a row width, the result listing each distinct row once, ascending,
+// with the sum of its values (Fluid 1.5+'s merged sum; MergeRowIndex says where each listed row
+// goes); or a mix, whose sparse rows add into the dense inputs' rows.
 #ifndef TIDE_OPS_SUM_HPP_
 #define TIDE_OPS_SUM_HPP_
 
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tide {
@@ -73,6 +75,66 @@ inline MergedRowIndex MergeRowIndex(const std::vector<int64_t>& listed) {
   m.at.reserve(listed.size());
   for (int64_t r : listed)
     m.at.push_back(std::lower_bound(m.rows.begin(), m.rows.end(), r) - m.rows.begin());
+  return m;
+}
+
+// sum over dense inputs: X (at least one, all of one dims).
+inline std::vector<Tensor> GetDenseSumInputs(const KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  std::vector<Tensor> xs = ctx.Inputs("X");
+  TIDE_CHECK(!xs.empty(), "op '", op, "' needs at least one input");
+  for (size_t i = 1; i < xs.size(); ++i)
+    TIDE_CHECK(xs[i].dims() == xs[0].dims(), "op '", op, "': input ", i, " ('",
+               ctx.InputName("X", i), "') has dims ", ToString(xs[i].dims()), ", input 0 has ",
+               ToString(xs[0].dims()));
+  return xs;
+}
+
+// sum over dense and SelectedRows inputs: Out has the dense inputs' dims [height, ...]; each
+// sparse input has that height and lists rows inside it, each row `width` values.
+struct MixedSum {
+  Dims dims;
+  int64_t width = 0;
+  std::vector<Tensor> dense;
+  struct Sparse {
+    std::vector<int64_t> rows;
+    Tensor value;
+  };
+  std::vector<Sparse> sparse;
+};
+
+inline MixedSum GetMixedSum(const KernelContext& ctx, size_t n) {
+  const char* op = ctx.op_type();
+  MixedSum m;
+  bool have_dense = false;
+  for (size_t i = 0; i < n && !have_dense; ++i)
+    if (ctx.InputVar("X", i).IsTensor()) {
+      m.dims = ctx.Input("X", i).dims();
+      have_dense = true;
+    }
+  TIDE_CHECK(have_dense && !m.dims.empty(), "op '", op, "': the dense inputs ", ToString(m.dims),
+             " must have rank >= 1 ([height, ...]) to add SelectedRows to");
+  const int64_t height = m.dims[0];
+  m.width = height ? DimsProduct(m.dims) / height : 0;
+  for (size_t i = 0; i < n; ++i) {
+    Variable v = ctx.InputVar("X", i);
+    if (v.IsTensor()) {
+      Tensor t = v.GetTensor();
+      TIDE_CHECK(t.dims() == m.dims, "op '", op, "': input ", i, " ('", ctx.InputName("X", i),
+                 "') has dims ", ToString(t.dims()), ", the dense inputs ", ToString(m.dims));
+      m.dense.push_back(t);
+      continue;
+    }
+    SelectedRows sr = v.GetSelectedRows();
+    TIDE_CHECK(sr.height() == height, "op '", op, "': sparse input ", i, " ('",
+               ctx.InputName("X", i), "') has height ", sr.height(), ", the dense inputs ", height,
+               " rows");
+    MixedSum::Sparse sp{sr.rows(), sr.value()};
+    for (int64_t r : sp.rows)
+      TIDE_CHECK(r >= 0 && r < height, "op '", op, "': sparse input ", i, " lists row ", r,
+                 " outside [0, ", height, ")");
+    m.sparse.push_back(std::move(sp));
+  }
   return m;
 }
 

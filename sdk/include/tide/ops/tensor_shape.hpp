@@ -1,16 +1,19 @@
 // tide/ops/tensor_shape.hpp: the shape rules of Fluid's tensor ops (slice, strided_slice,
 // squeeze2/unsqueeze2, expand/expand_as, stack/unstack, gather, one_hot, pad), with their errors,
-// for every implementation of them. Unknown (-1) dims pass through at compile time.
+// for every implementation of them. Unknown (-1) dims pass through at compile time. Also
+// squeeze2 / unsqueeze2's axes as a kernel reads them (Paddle 2.x's axes tensors).
 #ifndef TIDE_OPS_TENSOR_SHAPE_HPP_
 #define TIDE_OPS_TENSOR_SHAPE_HPP_
 
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tide {
@@ -167,6 +170,21 @@ inline Dims PadDims(const char* op, const Dims& x, const std::vector<int32_t>& p
     if (x[i] >= 0) out[i] = x[i] + paddings[2 * i] + paddings[2 * i + 1];
   }
   return out;
+}
+
+// squeeze2 / unsqueeze2's Out dims: `axes`, or Paddle 2.x's AxesTensor (1-D) or AxesTensorList
+// (one value each), read with `read` (see int_inputs.hpp), which override it.
+template <typename Read = ReadOnHost>
+Dims SqueezeOutDims(const KernelContext& ctx, const Dims& x, Read read = {}) {
+  const char* op = ctx.op_type();
+  auto axes = ctx.Attr<std::vector<int32_t>>("axes");
+  std::vector<int64_t> v;
+  if (ctx.HasInput("AxesTensor"))
+    v = IntValues(ctx, "AxesTensor", 0, read);
+  else if (ctx.HasInput("AxesTensorList"))
+    v = IntScalars(ctx, "AxesTensorList", read);
+  if (!v.empty()) axes.assign(v.begin(), v.end());
+  return std::string(op) == "squeeze2" ? SqueezeDims(op, x, axes) : UnsqueezeDims(op, x, axes);
 }
 
 }  // namespace ops

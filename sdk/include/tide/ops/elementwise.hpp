@@ -1,0 +1,126 @@
+// tide/ops/elementwise.hpp: the elementwise ops' (elementwise_add/sub/mul/div/...) two broadcast
+// rules together: Fluid's, Y over X at `axis` (broadcast.hpp), and Paddle 2.x's numpy rule, both
+// ways (X [3, 1] + Y [1, 4] is [3, 4]), taken with axis = -1 only where Fluid's does not fit, so
+// Fluid programs are unchanged; and the grads' inputs as every kernel reads them. A kernel that
+// implements only Fluid's rule declines numpy operands (ElementwiseNumpyPath) rather than calling
+// them invalid.
+#ifndef TIDE_OPS_ELEMENTWISE_HPP_
+#define TIDE_OPS_ELEMENTWISE_HPP_
+
+#include <tide/ops/broadcast.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
+#include <tide/plugin.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tide {
+namespace ops {
+
+// Whether Fluid's rule places Y over X (GetBroadcast would accept them).
+inline bool FluidRuleFits(const Dims& x, const Dims& y_in, int axis) {
+  if (x == y_in) return true;
+  Dims y = y_in;
+  while (y.size() > 1 && y.back() == 1) y.pop_back();
+  if (y.size() > x.size()) return false;
+  const size_t a = axis < 0 ? x.size() - y.size() : static_cast<size_t>(axis);
+  if (a + y.size() > x.size()) return false;
+  for (size_t i = 0; i < y.size(); ++i)
+    if (y[i] != x[a + i] && y[i] != 1) return false;
+  return true;
+}
+
+// Whether X and Y broadcast numpy-style.
+inline bool NumpyFits(const Dims& x, const Dims& y) {
+  for (size_t i = 1; i <= std::min(x.size(), y.size()); ++i) {
+    const int64_t a = x[x.size() - i], b = y[y.size() - i];
+    if (a != b && a != 1 && b != 1) return false;
+  }
+  return true;
+}
+
+// The numpy path: axis -1, Fluid's rule does not fit but numpy's does (otherwise Fluid's rule
+// gives its error).
+inline bool NumpyPath(const Dims& x, const Dims& y, int axis) {
+  return axis == -1 && !FluidRuleFits(x, y, axis) && NumpyFits(x, y);
+}
+inline bool ElementwiseNumpyPath(const KernelContext& ctx) {
+  return NumpyPath(ctx.Input("X").dims(), ctx.Input("Y").dims(), ctx.Attr<int32_t>("axis"));
+}
+
+// Out's dims, and per Out element the X and Y element (strides 0 along broadcast dims).
+struct NumpyBroadcast {
+  Dims out;
+  std::vector<int64_t> xs, ys;  // X's / Y's stride along each of Out's dims
+  int64_t numel = 1;
+  void Index(int64_t e, int64_t* xi, int64_t* yi) const {
+    *xi = *yi = 0;
+    for (size_t d = out.size(); d-- > 0;) {
+      const int64_t c = e % out[d];
+      e /= out[d];
+      *xi += c * xs[d];
+      *yi += c * ys[d];
+    }
+  }
+};
+
+inline NumpyBroadcast GetNumpyBroadcast(const char* op, const Dims& x, const Dims& y) {
+  NumpyBroadcast b;
+  const size_t r = std::max(x.size(), y.size());
+  b.out.assign(r, 1);
+  b.xs.assign(r, 0);
+  b.ys.assign(r, 0);
+  int64_t sx = 1, sy = 1;
+  for (size_t i = r; i-- > 0;) {
+    const int64_t dx = i + x.size() >= r ? x[i + x.size() - r] : 1;
+    const int64_t dy = i + y.size() >= r ? y[i + y.size() - r] : 1;
+    TIDE_CHECK(dx == dy || dx == 1 || dy == 1, "op '", op, "': X ", ToString(x), " and Y ",
+               ToString(y), " do not broadcast (dim ", i, " of the result: ", dx, " vs ", dy, ")");
+    b.out[i] = dx == 1 ? dy : dx;
+    b.xs[i] = dx == 1 ? 0 : sx;
+    b.ys[i] = dy == 1 ? 0 : sy;
+    sx *= dx;
+    sy *= dy;
+  }
+  b.numel = DimsProduct(b.out);
+  return b;
+}
+
+// An elementwise grad: X, Y, Out@GRAD (Out's dims), Out where the grad op reads it (else null),
+// and X@GRAD / Y@GRAD where wanted. `numpy`: the operands take the numpy rule (`nb`), else
+// Fluid's (`b`, a general broadcast allowed).
+template <typename T>
+struct ElementwiseGradArgs : BinaryGradData<T> {
+  bool numpy;
+  NumpyBroadcast nb;
+  Broadcast b;
+  const T* out;
+};
+
+template <typename T>
+ElementwiseGradArgs<T> GetElementwiseGradArgs(const KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
+  Tensor out = ctx.OptionalInput("Out");
+  ElementwiseGradArgs<T> a;
+  const int axis = ctx.Attr<int32_t>("axis");
+  a.numpy = NumpyPath(x.dims(), y.dims(), axis);
+  if (a.numpy) {
+    a.nb = GetNumpyBroadcast(op, x.dims(), y.dims());
+    CheckGradDims(op, "Out@GRAD", dout.dims(), a.nb.out);
+  } else {
+    a.b = GetBroadcast(op, x.dims(), y.dims(), axis, true);
+    CheckGradDims(op, "Out@GRAD", dout.dims(), x.dims());
+  }
+  a.out = out ? out.data<T>() : nullptr;
+  static_cast<BinaryGradData<T>&>(a) = GetBinaryGradData<T>(ctx, x, y, dout);
+  return a;
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_ELEMENTWISE_HPP_

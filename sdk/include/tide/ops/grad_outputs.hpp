@@ -1,0 +1,48 @@
+// tide/ops/grad_outputs.hpp: a grad kernel's outputs: the gradient of an input, allocated on the
+// kernel's place where the grad op has it (a gradient nobody needs is left out of the op); and the
+// data of a two-input op's grad (X, Y, Out@GRAD in; X@GRAD, Y@GRAD out).
+#ifndef TIDE_OPS_GRAD_OUTPUTS_HPP_
+#define TIDE_OPS_GRAD_OUTPUTS_HPP_
+
+#include <tide/plugin.hpp>
+
+#include <cstdint>
+
+namespace tide {
+namespace ops {
+
+// The gradient of input `param` (output param@GRAD) allocated with `dims`; null when the grad op
+// does not have it.
+template <typename T>
+T* OptionalGrad(const KernelContext& ctx, const char* param, const Dims& dims) {
+  Tensor t = ctx.OptionalOutput(GradVarName(param).c_str());
+  return t ? t.mutable_data<T>(dims, ctx.place()) : nullptr;
+}
+
+// X, Y and Out@GRAD's data, X@GRAD and Y@GRAD where wanted (X's and Y's dims).
+template <typename T>
+struct BinaryGradData {
+  int64_t x_numel, y_numel;
+  const T* x;
+  const T* y;
+  const T* dout;
+  T* dx;
+  T* dy;
+};
+
+template <typename T>
+BinaryGradData<T> GetBinaryGradData(const KernelContext& ctx, const Tensor& x, const Tensor& y,
+                                    const Tensor& dout) {
+  return {x.numel(),
+          y.numel(),
+          x.data<T>(),
+          y.data<T>(),
+          dout.data<T>(),
+          OptionalGrad<T>(ctx, "X", x.dims()),
+          OptionalGrad<T>(ctx, "Y", y.dims())};
+}
+
+}  // namespace ops
+}  // namespace tide
+
+#endif  // TIDE_OPS_GRAD_OUTPUTS_HPP_
