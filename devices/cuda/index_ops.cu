@@ -236,13 +236,7 @@ NdView NdViewOf(const KernelContext& ctx, const Dims& xd, int64_t k, int64_t inn
 template <typename T, bool kGrad>
 void GatherNd(KernelContext& ctx) {
   Gpu g(ctx);
-  using Args =
-      std::conditional_t<kGrad, tide::ops::GatherNdGradArgs<T>, tide::ops::GatherNdArgs<T>>;
-  Args a;
-  if constexpr (kGrad)
-    a = tide::ops::GetGatherNdGradArgs<T>(ctx);
-  else
-    a = tide::ops::GetGatherNdArgs<T>(ctx);
+  const auto a = tide::ops::GetGatherNdArgsOf<T, kGrad>(ctx);
   const NdView v = NdViewOf(ctx, a.x_dims, a.k, a.inner);
   const int64_t total = a.out_numel;
   WithIndex(ctx, "Index", a.index, [&](auto* idx) {
@@ -368,11 +362,7 @@ template <typename T, bool kMax>
 void Arg(KernelContext& ctx) {
   Gpu g(ctx);
   const auto a = tide::ops::GetArgArgs<T>(ctx);
-  Tensor out = ctx.Output("Out");
-  if (a.out_type == TIDE_INT32)
-    LaunchArg<T, kMax>(g, a.x, a.s, out.mutable_data<int32_t>(a.out_dims, g.place()));
-  else
-    LaunchArg<T, kMax>(g, a.x, a.s, out.mutable_data<int64_t>(a.out_dims, g.place()));
+  tide::ops::ArgOutput(ctx, a, [&](auto* out) { LaunchArg<T, kMax>(g, a.x, a.s, out); });
 }
 template <typename T> void ArgMax(KernelContext& c) { Arg<T, true>(c); }
 template <typename T> void ArgMin(KernelContext& c) { Arg<T, false>(c); }

@@ -14,17 +14,10 @@
 namespace tide_cuda {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Inputs, checked as tide/ops/optimizer.hpp says.
-template <typename T>
-const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  return tide::ops::OptimizerStateInput<T>(ctx, param, p);
-}
-
-template <typename T>
-T* StateOutput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  return tide::ops::OptimizerStateOutput<T>(ctx, param, p);
-}
+// Param-shaped state inputs and outputs, checked and allocated as tide/ops/optimizer_update.hpp
+// says.
+using tide::ops::OptimizerStateInput;
+using tide::ops::OptimizerStateOutput;
 
 // A SelectedRows Grad: rows on the host (checked there), values on the device (copied there
 // when the SelectedRows holds them on the host).
@@ -61,37 +54,22 @@ __global__ void ScatterAddRowsKernel(const int64_t* rows, const T* values, int64
   }
 }
 
-// The gradient as Param-shaped dense values: a SelectedRows Grad is scattered into zeroed
-// scratch (repeated rows add up, unlisted rows are 0), and `rows` gets its distinct rows sorted.
-template <typename T>
-struct DenseGrad {
-  const T* data = nullptr;
-  bool sparse = false;
-  std::vector<int64_t> rows;
-  int64_t row_size = 0;
-};
+// The gradient as Param-shaped dense values (tide/ops/optimizer_update.hpp), a SelectedRows Grad
+// scattered into device scratch.
+using tide::ops::DenseGrad;
 
 template <typename T>
 DenseGrad<T> ReadGrad(const KernelContext& ctx, const Gpu& g, const Tensor& param) {
-  DenseGrad<T> out;
-  tide::Variable var = ctx.InputVar("Grad");
-  if (!var || !var.IsSelectedRows()) {
-    out.data = StateInput<T>(ctx, "Grad", param);
-    return out;
-  }
-  SparseGrad<T> sg = ReadSparseGrad<T>(ctx, g, param);
-  const int64_t n = param.numel();
-  T* dense = g.Temp<T>(n);
-  g.Zero(dense, sizeof(T) * size_t(n));
-  const int64_t listed = static_cast<int64_t>(sg.rows.size()) * sg.row_size;
-  if (listed > 0)
-    Launch(g, "ScatterAddRowsKernel", listed, ScatterAddRowsKernel<T>, Upload(g, sg.rows),
-           sg.values, sg.row_size, listed, T(1), dense);
-  out.data = dense;
-  out.sparse = true;
-  out.row_size = sg.row_size;
-  out.rows = tide::ops::DistinctRows(std::move(sg.rows));
-  return out;
+  return tide::ops::ReadDenseGrad<T>(ctx, param, [&](const tide::ops::SparseGradRows& sr) {
+    const int64_t n = param.numel();
+    T* dense = g.Temp<T>(n);
+    g.Zero(dense, sizeof(T) * size_t(n));
+    const int64_t listed = static_cast<int64_t>(sr.rows.size()) * sr.row_size;
+    if (listed > 0)
+      Launch(g, "ScatterAddRowsKernel", listed, ScatterAddRowsKernel<T>, Upload(g, sr.rows),
+             DeviceData<T>(g, sr.value), sr.row_size, listed, T(1), dense);
+    return static_cast<const T*>(dense);
+  });
 }
 
 // f(i) for every element, or only for the elements of the listed (distinct) rows.
@@ -148,7 +126,7 @@ void SgdKernel(KernelContext& ctx) {
   if (grad && grad.IsSelectedRows()) {
     SparseGrad<T> sg = ReadSparseGrad<T>(ctx, g, param);
     const T* p = param.data<T>();
-    T* out = StateOutput<T>(ctx, "ParamOut", param);
+    T* out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
     g.CopyD2D(out, p, sizeof(T) * size_t(n));
     const int64_t listed = static_cast<int64_t>(sg.rows.size()) * sg.row_size;
     if (listed > 0)
@@ -156,9 +134,9 @@ void SgdKernel(KernelContext& ctx) {
              sg.row_size, listed, out);
     return;
   }
-  const T* gd = StateInput<T>(ctx, "Grad", param);
+  const T* gd = OptimizerStateInput<T>(ctx, "Grad", param);
   const T* p = param.data<T>();
-  T* out = StateOutput<T>(ctx, "ParamOut", param);
+  T* out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
   ForEach(g, n, SgdUpdate<T>{lr, p, gd, out});
 }
 
@@ -218,12 +196,12 @@ void AdamKernel(KernelContext& ctx) {
   u.beta2 = static_cast<T>(ctx.Attr<double>("beta2"));
   u.epsilon = static_cast<T>(ctx.Attr<double>("epsilon"));
   u.g = grad.data;
-  u.m1 = StateInput<T>(ctx, "Moment1", param);
-  u.m2 = StateInput<T>(ctx, "Moment2", param);
+  u.m1 = OptimizerStateInput<T>(ctx, "Moment1", param);
+  u.m2 = OptimizerStateInput<T>(ctx, "Moment2", param);
   u.p = param.data<T>();
-  u.m1_out = StateOutput<T>(ctx, "Moment1Out", param);
-  u.m2_out = StateOutput<T>(ctx, "Moment2Out", param);
-  u.p_out = StateOutput<T>(ctx, "ParamOut", param);
+  u.m1_out = OptimizerStateOutput<T>(ctx, "Moment1Out", param);
+  u.m2_out = OptimizerStateOutput<T>(ctx, "Moment2Out", param);
+  u.p_out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
   const int64_t n = param.numel();
   if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
     // Lazy: rows the gradient does not list keep their moments and values.

@@ -7,6 +7,8 @@
 // axis 1 (NCHW), or last for a 4-D NHWC X (oneDNN's nhwc tag; Y written plain). As in Paddle,
 // trainable_statistics keeps the batch's statistics under is_test, and a MomentumTensor input
 // overrides the momentum.
+#include <tide/ops/batch_norm.hpp>
+
 #include <cmath>
 #include <cstring>
 
@@ -27,11 +29,11 @@ struct BnParams {
   bool global;
 };
 
+// The statistics and the momentum are read as tide/ops/batch_norm.hpp reads them for every kernel.
 BnParams GetParams(const KernelContext& ctx, const Dims& x) {
   const char* op = ctx.op_type();
-  TIDE_CHECK(x.size() >= 2 && x.size() <= 5, "op '", op, "': X must have rank 2 to 5, got ",
-             tide::ToString(x));
   const std::string layout = ctx.Attr<std::string>("data_layout");
+  tide::ops::GetBnView(op, x, layout);  // checks X's rank
   if (layout == "NHWC" && (x.size() == 3 || x.size() == 5))
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): data_layout NHWC of rank ",
                x.size(), " is not supported; run it without use_mkldnn");
@@ -40,17 +42,8 @@ BnParams GetParams(const KernelContext& ctx, const Dims& x) {
   p.x = p.nhwc ? Dims{x[0], x[3], x[1], x[2]} : x;
   p.c = p.x[1];
   p.eps = ctx.Attr<float>("epsilon");
-  p.momentum = ctx.Attr<float>("momentum");
-  if (ctx.HasInput("MomentumTensor")) {
-    Tensor m = ctx.Input("MomentumTensor");
-    TIDE_CHECK(m.numel() == 1 && m.dtype() == TIDE_FP32, "op '", op,
-               "': MomentumTensor must hold one float32, got ", tide::DataTypeName(m.dtype()),
-               " ", tide::ToString(m.dims()));
-    p.momentum = m.data<float>()[0];
-  }
-  const bool test = ctx.Attr<bool>("is_test") && !(ctx.HasAttr("trainable_statistics") &&
-                                                   ctx.Attr<bool>("trainable_statistics"));
-  p.global = test || ctx.Attr<bool>("use_global_stats");
+  p.momentum = tide::ops::BnMomentum<float>(ctx);
+  p.global = tide::ops::BnUsesGlobalStats(ctx);
   return p;
 }
 

@@ -3,6 +3,7 @@
 // oneDNN broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
 // feature maps, stays blocked). Its grad keeps Out@GRAD's format too.
 #include <tide/ops/broadcast.hpp>
+#include <tide/ops/elementwise.hpp>
 
 #include <algorithm>
 
@@ -38,6 +39,9 @@ void AddKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
     const Dims xd = x.dims(), yd = y.dims();
+    if (tide::ops::ElementwiseNumpyPath(ctx))  // Paddle 2.x's numpy broadcast: the plain kernel's
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(xd),
+                 " and Y ", tide::ToString(yd), " broadcast both ways (numpy's)");
     if (!IsBlocked(x) && !IsBlocked(y) && (xd == yd || x.numel() < kPlainBroadcastMaxElements))
       DeclinePlainOperands(op, "X and Y");
     Exec e(ctx);

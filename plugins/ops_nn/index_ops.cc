@@ -109,13 +109,7 @@ int64_t GatherNdOffset(const KernelContext& ctx, const std::vector<int64_t>& idx
 
 template <typename T, bool kGrad>
 void GatherNd(KernelContext& ctx) {
-  using Args =
-      std::conditional_t<kGrad, tide::ops::GatherNdGradArgs<T>, tide::ops::GatherNdArgs<T>>;
-  Args a;
-  if constexpr (kGrad)
-    a = tide::ops::GetGatherNdGradArgs<T>(ctx);
-  else
-    a = tide::ops::GetGatherNdArgs<T>(ctx);
+  const auto a = tide::ops::GetGatherNdArgsOf<T, kGrad>(ctx);
   const std::vector<int64_t> idx = IntValues(ctx, "Index");
   const int64_t k = a.k, inner = a.inner;
   const int64_t n = k ? static_cast<int64_t>(idx.size()) / k : DimsProduct(a.index.dims());
@@ -186,11 +180,7 @@ TideDataType ArgOutType(const Ctx& ctx) {
 template <typename T, bool kMax>
 void ArgKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetArgArgs<T>(ctx);
-  Tensor out = ctx.Output("Out");
-  if (a.out_type == TIDE_INT32)
-    ArgExtreme<T, kMax>(ctx, a.s, a.x, out.mutable_data<int32_t>(a.out_dims, ctx.place()));
-  else
-    ArgExtreme<T, kMax>(ctx, a.s, a.x, out.mutable_data<int64_t>(a.out_dims, ctx.place()));
+  tide::ops::ArgOutput(ctx, a, [&](auto* out) { ArgExtreme<T, kMax>(ctx, a.s, a.x, out); });
 }
 template <typename T> void ArgMaxKernel(KernelContext& c) { ArgKernel<T, true>(c); }
 template <typename T> void ArgMinKernel(KernelContext& c) { ArgKernel<T, false>(c); }

@@ -37,8 +37,8 @@ void AdamKernel(KernelContext &ctx) {
   u.epsilon = static_cast<T>(ctx.Attr<double>("epsilon"));
   u.lr_t = lr * std::sqrt(T(1) - beta2_pow) / (T(1) - beta1_pow);
   u.g = grad.data;
-  u.m1 = StateInput<T>(ctx, "Moment1", param);
-  u.m2 = StateInput<T>(ctx, "Moment2", param);
+  u.m1 = OptimizerStateInput<T>(ctx, "Moment1", param);
+  u.m2 = OptimizerStateInput<T>(ctx, "Moment2", param);
   u.p = param.data<T>();
   if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
     // Lazy (Fluid): only the rows the gradient lists are written; an output that is a variable
@@ -49,9 +49,9 @@ void AdamKernel(KernelContext &ctx) {
     ForEachInRows(ctx, grad.rows, grad.row_size, u);
     return;
   }
-  u.m1_out = StateOutput<T>(ctx, "Moment1Out", param);
-  u.m2_out = StateOutput<T>(ctx, "Moment2Out", param);
-  u.p_out = StateOutput<T>(ctx, "ParamOut", param);
+  u.m1_out = OptimizerStateOutput<T>(ctx, "Moment1Out", param);
+  u.m2_out = OptimizerStateOutput<T>(ctx, "Moment2Out", param);
+  u.p_out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
   const int64_t n = param.numel();
   // Dense, or sparse with the rows it does not list at gradient 0 (their moments still decay).
   ForEach(ctx, n, u);

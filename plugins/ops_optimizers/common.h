@@ -23,6 +23,9 @@ namespace ops_optimizers {
 using tide::Dims;
 using tide::KernelContext;
 using tide::Tensor;
+// A Param-shaped state input / output (checked / allocated: tide/ops/optimizer_update.hpp).
+using tide::ops::OptimizerStateInput;
+using tide::ops::OptimizerStateOutput;
 
 // Runs f(i) for i in [0, n), on the CPU pool when n is large enough to benefit.
 template <typename F>
@@ -44,19 +47,6 @@ T ScalarInput(const KernelContext& ctx, const char* param) {
                                 : static_cast<T>(t.data<float>()[0]);
 }
 
-// A dense input that must match Param in dtype and dims (a moment, a velocity, a dense Grad).
-template <typename T>
-const T* StateInput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  return tide::ops::OptimizerStateInput<T>(ctx, param, p);
-}
-
-// Output `param` with Param's dims, allocated. When it is the same variable as its input, this is
-// the input's own buffer (same dims and dtype, so nothing is reallocated).
-template <typename T>
-T* StateOutput(const KernelContext& ctx, const char* param, const Tensor& p) {
-  return tide::ops::OptimizerStateOutput<T>(ctx, param, p);
-}
-
 // A SelectedRows Grad, checked against Param (tide/ops/optimizer.hpp), its values on the host.
 template <typename T>
 struct SparseGrad {
@@ -75,39 +65,24 @@ SparseGrad<T> ReadSparseGrad(const KernelContext& ctx, const Tensor& param) {
   return g;
 }
 
-// The gradient as Param-shaped dense values. A dense Grad is read as it is; a SelectedRows Grad is
-// scattered into zeroed scratch (repeated rows add up, rows it does not list are 0: Fluid's
-// non-lazy rule), and `rows` receives the distinct rows it lists, ascending.
-template <typename T>
-struct DenseGrad {
-  const T* data = nullptr;
-  bool sparse = false;
-  std::vector<int64_t> rows;  // sparse only
-  int64_t row_size = 0;       // sparse only
-};
+// The gradient as Param-shaped dense values (tide/ops/optimizer_update.hpp), a SelectedRows Grad
+// scattered into scratch on the host.
+using tide::ops::DenseGrad;
 
 template <typename T>
 DenseGrad<T> ReadGrad(const KernelContext& ctx, const Tensor& param) {
-  DenseGrad<T> out;
-  tide::Variable var = ctx.InputVar("Grad");
-  if (!var || !var.IsSelectedRows()) {
-    out.data = StateInput<T>(ctx, "Grad", param);
-    return out;
-  }
-  SparseGrad<T> g = ReadSparseGrad<T>(ctx, param);
-  const int64_t n = param.numel();
-  T* dense = ctx.TempBuffer<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
-  std::fill(dense, dense + n, T(0));
-  for (size_t i = 0; i < g.rows.size(); ++i) {
-    T* dst = dense + g.rows[i] * g.row_size;
-    const T* src = g.values + static_cast<int64_t>(i) * g.row_size;
-    for (int64_t j = 0; j < g.row_size; ++j) dst[j] += src[j];
-  }
-  out.data = dense;
-  out.sparse = true;
-  out.row_size = g.row_size;
-  out.rows = tide::ops::DistinctRows(std::move(g.rows));
-  return out;
+  return tide::ops::ReadDenseGrad<T>(ctx, param, [&](const tide::ops::SparseGradRows& sr) {
+    const int64_t n = param.numel();
+    T* dense = ctx.TempBuffer<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
+    std::fill(dense, dense + n, T(0));
+    const T* values = sr.rows.empty() ? nullptr : sr.value.data<T>();
+    for (size_t i = 0; i < sr.rows.size(); ++i) {
+      T* dst = dense + sr.rows[i] * sr.row_size;
+      const T* src = values + static_cast<int64_t>(i) * sr.row_size;
+      for (int64_t j = 0; j < sr.row_size; ++j) dst[j] += src[j];
+    }
+    return static_cast<const T*>(dense);
+  });
 }
 
 // Copies a state input to its output unless they are one buffer (for updates that touch only
@@ -124,7 +99,7 @@ template <typename T>
 T* RowStateOutput(const KernelContext& ctx, const char* param, const T* in, const Tensor& p) {
   Tensor t = ctx.Output(param);
   const bool kept = t.initialized() && t.dtype() == tide::DataTypeOf<T>() && t.SameDims(p);
-  T* out = StateOutput<T>(ctx, param, p);
+  T* out = OptimizerStateOutput<T>(ctx, param, p);
   if (!kept) CopyThrough(in, out, p.numel());
   return out;
 }

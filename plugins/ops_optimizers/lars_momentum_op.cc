@@ -19,7 +19,7 @@ void LarsMomentumKernel(KernelContext& ctx) {
   const T decay = static_cast<T>(ctx.Attr<float>("lars_weight_decay"));
   DenseGrad<T> grad = ReadGrad<T>(ctx, param);
   const T* g = grad.data;
-  const T* v = StateInput<T>(ctx, "Velocity", param);
+  const T* v = OptimizerStateInput<T>(ctx, "Velocity", param);
   const T* p = param.data<T>();
   const int64_t n = param.numel();
   double p2 = 0, g2 = 0;
@@ -29,8 +29,8 @@ void LarsMomentumKernel(KernelContext& ctx) {
   }
   const double pn = std::sqrt(p2), gn = std::sqrt(g2);
   const T local_lr = (pn > 0 && gn > 0) ? static_cast<T>(lr * coeff * pn / (gn + decay * pn)) : lr;
-  T* v_out = StateOutput<T>(ctx, "VelocityOut", param);
-  T* p_out = StateOutput<T>(ctx, "ParamOut", param);
+  T* v_out = OptimizerStateOutput<T>(ctx, "VelocityOut", param);
+  T* p_out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
   ForEach(ctx, n, [=](int64_t i) {
     const T vi = mu * v[i] + local_lr * (g[i] + decay * p[i]);
     v_out[i] = vi;

@@ -62,7 +62,7 @@ void SgdKernel(KernelContext& ctx) {
     // gradients); the cost is that of the rows, not of Param.
     SparseGrad<T> g = ReadSparseGrad<T>(ctx, param);
     const T* p = param.data<T>();
-    T* out = StateOutput<T>(ctx, "ParamOut", param);
+    T* out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
     CopyThrough(p, out, n);
     for (size_t i = 0; i < g.rows.size(); ++i) {
       T* dst = out + g.rows[i] * g.row_size;
@@ -71,9 +71,9 @@ void SgdKernel(KernelContext& ctx) {
     }
     return;
   }
-  const T* g = StateInput<T>(ctx, "Grad", param);
+  const T* g = OptimizerStateInput<T>(ctx, "Grad", param);
   const T* p = param.data<T>();
-  T* out = StateOutput<T>(ctx, "ParamOut", param);
+  T* out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
   ForEach(ctx, n, [=](int64_t i) { out[i] = p[i] - lr * g[i]; });
 }
 

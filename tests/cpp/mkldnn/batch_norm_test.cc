@@ -88,5 +88,13 @@ TEST(MkldnnBatchNorm, InPlaceRunningStatistics) {
   EXPECT_GT(moved, 1e-3);
 }
 
+// A float64 MomentumTensor gives the momentum, as the plain kernel reads it (tide/ops/batch_norm.hpp;
+// the oneDNN kernel refused all but float32, issue 29).
+TEST(MkldnnBatchNorm, Float64MomentumTensor) {
+  BnCase k{"momentum_tensor", {2, 16, 3, 3}, false, false, 0.9f, 1e-5f};
+  OneOp op = BnOp(k).Input("MomentumTensor", "momentum", Values({1}, {0.25}, TIDE_FP64), false);
+  op.CheckForward(1e-4, 1e-5);
+}
+
 }  // namespace
 }  // namespace tide::test::mkldnn

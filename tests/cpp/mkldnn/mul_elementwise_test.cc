@@ -106,6 +106,21 @@ TEST_P(MkldnnAdd, ForwardMatchesPlain) {
     EXPECT_EQ(op.last().layouts.at("out"), TIDE_LAYOUT_ONEDNN) << "Out keeps X's blocked format";
 }
 
+// Paddle 2.x's numpy broadcast (axis -1, both ways) is valid: the oneDNN kernel declines it to the
+// plain kernel, fed blocked too (it called the operands invalid: tide/ops/elementwise.hpp's rule,
+// as the CUDA kernel's, issue 29).
+TEST(MkldnnAddNumpy, BothWaysBroadcastRunsThePlainKernel) {
+  OneOp op = OneOp("elementwise_add")
+                 .Input("X", "x", Random({2, 16, 4, 1}, TIDE_FP32, -1, 1, 56))
+                 .Input("Y", "y", Random({1, 16, 1, 3}, TIDE_FP32, -1, 1, 57), false)
+                 .Output("Out", "out")
+                 .Attr("axis", int32_t(-1))
+                 .DeclinesFedPlain()
+                 .MayDecline(true, true);
+  op.CheckForward(1e-6, 1e-6);
+  EXPECT_EQ(op.Reference().Run().at("out").dims, (std::vector<int64_t>{2, 16, 4, 3}));
+}
+
 // The grad's oneDNN kernel takes equal dims (X@GRAD and Y@GRAD share Out@GRAD's bytes in its
 // format), and a one-dim Y of blocked Out@GRAD (Y@GRAD sums it, from channels-last data for a
 // channel bias); a one-dim Y of plain Out@GRAD (the plain kernel is faster there) and other

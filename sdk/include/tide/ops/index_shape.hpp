@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace tide {
 namespace ops {
@@ -270,6 +271,16 @@ GatherNdGradArgs<T> GetGatherNdGradArgs(const KernelContext& ctx) {
   return a;
 }
 
+// gather_nd's (kGrad false) or its grad's arguments.
+template <typename T, bool kGrad>
+std::conditional_t<kGrad, GatherNdGradArgs<T>, GatherNdArgs<T>> GetGatherNdArgsOf(
+    const KernelContext& ctx) {
+  if constexpr (kGrad)
+    return GetGatherNdGradArgs<T>(ctx);
+  else
+    return GetGatherNdArgs<T>(ctx);
+}
+
 // one_hot: X's ids (n, int32 / int64), depth, allow_out_of_range; Out allocated.
 template <typename T>
 struct OneHotArgs {
@@ -293,7 +304,7 @@ OneHotArgs<T> GetOneHotArgs(const KernelContext& ctx) {
 }
 
 // arg_max / arg_min: X (flattened with Paddle's flatten) as [pre, n, post] around the axis, not
-// empty along it; Out's dims and type (the kernel allocates it, int32 or int64).
+// empty along it; Out's dims and type (ArgOutput allocates it).
 template <typename T>
 struct ArgArgs {
   AxisSplit s;
@@ -317,6 +328,16 @@ ArgArgs<T> GetArgArgs(const KernelContext& ctx) {
   a.out_type = ArgOutType(op, ctx.Attr<int32_t>("dtype"));
   a.x = x.data<T>();
   return a;
+}
+
+// arg_max / arg_min's Out allocated as its type says: fn(int32_t*) or fn(int64_t*).
+template <typename T, typename Fn>
+void ArgOutput(const KernelContext& ctx, const ArgArgs<T>& a, Fn&& fn) {
+  Tensor out = ctx.Output("Out");
+  if (a.out_type == TIDE_INT32)
+    fn(out.mutable_data<int32_t>(a.out_dims, ctx.place()));
+  else
+    fn(out.mutable_data<int64_t>(a.out_dims, ctx.place()));
 }
 
 // cumsum: X (flattened with `flatten`) as [pre, n, post] around the axis; Out allocated.

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tide {
@@ -42,6 +43,33 @@ inline std::vector<int64_t> DistinctRows(std::vector<int64_t> rows) {
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
   return rows;
+}
+
+// The gradient as Param-shaped dense values: Grad itself, or for a SelectedRows Grad the values
+// `scatter(rows)` returns (the kernel adds the listed rows into zeroed scratch: repeated rows add
+// up, rows not listed are 0, Fluid's non-lazy rule), with the distinct rows listed, ascending.
+template <typename T>
+struct DenseGrad {
+  const T* data = nullptr;
+  bool sparse = false;
+  std::vector<int64_t> rows;  // sparse only
+  int64_t row_size = 0;       // sparse only
+};
+
+template <typename T, typename Scatter>
+DenseGrad<T> ReadDenseGrad(const KernelContext& ctx, const Tensor& param, Scatter scatter) {
+  DenseGrad<T> out;
+  Variable var = ctx.InputVar("Grad");
+  if (!var || !var.IsSelectedRows()) {
+    out.data = OptimizerStateInput<T>(ctx, "Grad", param);
+    return out;
+  }
+  SparseGradRows rows = ReadSparseGradRows<T>(ctx, param);
+  out.data = scatter(rows);
+  out.sparse = true;
+  out.row_size = rows.row_size;
+  out.rows = DistinctRows(std::move(rows.rows));
+  return out;
 }
 
 // A learning rate given as a value.
