@@ -54,7 +54,7 @@ template <typename T>
 void Lookup(KernelContext& ctx) {
   Gpu g(ctx);
   RefuseRowsTable(ctx);
-  const auto a = tide::ops::GetLookupArgs<T>(ctx);
+  const auto a = tide::ops::GetLookupArgs<T>(ctx, /*host_ids=*/false);
   Launch(g, "LookupKernel", a.n * a.d, LookupKernel<T>, a.w, a.ids, a.padding, a.v, a.d, a.out,
          a.n * a.d, g.error_word());
 }

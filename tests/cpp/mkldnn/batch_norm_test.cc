@@ -88,9 +88,9 @@ TEST(MkldnnBatchNorm, InPlaceRunningStatistics) {
   EXPECT_GT(moved, 1e-3);
 }
 
-// A float64 MomentumTensor gives the momentum, as the plain kernel reads it (tide/ops/batch_norm.hpp;
-// the oneDNN kernel refused all but float32, issue 29).
-TEST(MkldnnBatchNorm, Float64MomentumTensor) {
+// MomentumTensor gives the momentum (read by tide/ops/batch_norm.hpp, as the plain kernel reads
+// it; the core hands the float32 kernel a float64 one cast).
+TEST(MkldnnBatchNorm, MomentumTensor) {
   BnCase k{"momentum_tensor", {2, 16, 3, 3}, false, false, 0.9f, 1e-5f};
   OneOp op = BnOp(k).Input("MomentumTensor", "momentum", Values({1}, {0.25}, TIDE_FP64), false);
   op.CheckForward(1e-4, 1e-5);

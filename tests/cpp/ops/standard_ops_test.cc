@@ -4,6 +4,7 @@
 #include <tide/ops/batch_norm.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/conv.hpp>
+#include <tide/ops/elementwise.hpp>
 #include <tide/ops/loss.hpp>
 #include <tide/ops/matmul.hpp>
 #include <tide/ops/metric.hpp>
@@ -112,6 +113,20 @@ TEST(StandardOps, Broadcast) {
               tide::ops::GetBroadcast("elementwise_add", {2, 3}, {4}, -1);
             }),
             "op 'elementwise_add': cannot broadcast Y [4] onto X [2, 3] at axis 1 (dim 1: 3 vs 4)");
+}
+
+// Fluid's rule with the default axis aligns Y's full dims, trailing 1s too, as GetBroadcast does:
+// Y [8, 3, 1] lies on X [2, 8, 3, 3]'s dims 1 to 3, so the numpy path (both ways) is not taken
+// (ops_math's copy of the rule aligned Y without its trailing 1s and took it, and the oneDNN and
+// CUDA kernels, which decline the numpy path, would have declined Fluid operands).
+TEST(StandardOps, ElementwiseTakesFluidsRuleWhereItFits) {
+  EXPECT_TRUE(tide::ops::FluidRuleFits({2, 8, 3, 3}, {8, 3, 1}, -1));
+  EXPECT_FALSE(tide::ops::NumpyPath({2, 8, 3, 3}, {8, 3, 1}, -1));
+  EXPECT_NO_THROW(tide::ops::GetBroadcast("elementwise_add", {2, 8, 3, 3}, {8, 3, 1}, -1, true));
+  EXPECT_FALSE(tide::ops::FluidRuleFits({3, 1}, {1, 4}, -1));
+  EXPECT_TRUE(tide::ops::NumpyPath({3, 1}, {1, 4}, -1));
+  EXPECT_EQ(tide::ops::GetNumpyBroadcast("elementwise_add", {3, 1}, {1, 4}).out,
+            (tide::Dims{3, 4}));
 }
 
 TEST(StandardOps, MatmulAndMul) {

@@ -20,13 +20,14 @@
 namespace tide {
 namespace ops {
 
-// Whether Fluid's rule places Y over X (GetBroadcast would accept them).
+// Whether Fluid's rule places Y over X: GetBroadcast accepts them. As there, the default axis
+// aligns Y's full dims (trailing 1s too) with X's trailing ones, before Y's trailing 1s drop.
 inline bool FluidRuleFits(const Dims& x, const Dims& y_in, int axis) {
   if (x == y_in) return true;
+  if (y_in.size() > x.size()) return false;
+  const size_t a = axis < 0 ? x.size() - y_in.size() : static_cast<size_t>(axis);
   Dims y = y_in;
   while (y.size() > 1 && y.back() == 1) y.pop_back();
-  if (y.size() > x.size()) return false;
-  const size_t a = axis < 0 ? x.size() - y.size() : static_cast<size_t>(axis);
   if (a + y.size() > x.size()) return false;
   for (size_t i = 0; i < y.size(); ++i)
     if (y[i] != x[a + i] && y[i] != 1) return false;

@@ -60,8 +60,11 @@ struct LookupArgs {
   int64_t padding;  // padding_idx, or kNoPaddingIdx
 };
 
+// `host_ids`: the kernel reads the ids on the host, and they are checked (CheckLookupIds) before
+// Out is allocated, so a run that fails leaves no output behind; a device kernel checks them
+// where they are.
 template <typename T>
-LookupArgs<T> GetLookupArgs(const KernelContext& ctx) {
+LookupArgs<T> GetLookupArgs(const KernelContext& ctx, bool host_ids) {
   Tensor w = ctx.Input("W"), ids = ctx.Input("Ids");
   const Dims od = LookupOutDims(ctx.op_type(), w.dims(), ids.dims());
   LookupArgs<T> a;
@@ -70,6 +73,7 @@ LookupArgs<T> GetLookupArgs(const KernelContext& ctx) {
   a.n = ids.numel();
   a.padding = ctx.Attr<int64_t>("padding_idx");
   a.ids = LookupIds(ctx, ids);
+  if (host_ids) CheckLookupIds(ctx, a.ids, a.n, a.v, a.padding);
   a.w = w.data<T>();
   a.out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
   return a;
