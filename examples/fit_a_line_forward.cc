@@ -7,10 +7,10 @@
 #include <set>
 
 #include "core/executor/executor.h"
-#include "core/ir/compile_infer_shape.h"
+#include "core/host/loader.h"
 #include "core/memory/memory.h"
+#include "core/passes/compile_infer_shape.h"
 #include "core/platform/flags.h"
-#include "core/plugin/loader.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host/loader.h"
 #include "core/platform/flags.h"
-#include "core/plugin/loader.h"
 #include "core/registry/registry.h"
 
 DEFINE_bool(json, false, "print the load records as JSON");

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host/loader.h"
 #include "core/memory/memory.h"
-#include "core/plugin/loader.h"
 
 using namespace tide::core;  // NOLINT: a benchmark
 

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "core/device/device_context.h"
 #include "core/executor/executor.h"
 #include "core/framework/tensor_util.h"
-#include "core/platform/device_context.h"
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
 
 using namespace tide::core;  // NOLINT: a benchmark
 

@@ -5,12 +5,12 @@
 #include <memory>
 #include <string>
 
+#include "core/executor/core_ops.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/tensor_util.h"
 #include "core/framework/variable.h"
 #include "core/ir/attribute.h"
-#include "core/plugin/status.h"
-#include "core/registry/core_ops.h"
+#include "core/platform/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {

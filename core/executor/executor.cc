@@ -16,9 +16,9 @@
 #include "core/executor/release_plan.h"
 #include "core/executor/runtime_infer_shape.h"
 #include "core/framework/tensor_util.h"
+#include "core/host/loader.h"
 #include "core/platform/flags.h"
-#include "core/plugin/loader.h"
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "core/device/device_context.h"
+#include "core/executor/data_transform.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"
-#include "core/platform/device_context.h"
-#include "core/transform/data_transform.h"
 
 namespace tide::core {
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <set>
 
-#include "core/platform/device_context.h"
+#include "core/device/device_context.h"
 #include "core/platform/flags.h"
 #include "core/registry/registry.h"
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "core/ir/grad_op_maker.h"  // kEmptyVarName
+#include "core/ir/var_names.h"
 
 namespace tide::core {
 namespace {

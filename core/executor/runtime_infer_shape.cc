@@ -1,7 +1,7 @@
 // runtime_infer_shape.cc: the run-time shape inference context.
 #include "core/executor/runtime_infer_shape.h"
 
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 
 namespace tide::core {
 

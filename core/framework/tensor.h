@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/framework/allocation.h"
-#include "core/framework/data_type.h"
-#include "core/framework/ddim.h"
+#include "core/memory/allocation.h"
+#include "core/platform/data_type.h"
+#include "core/platform/ddim.h"
 #include "core/platform/enforce.h"
 
 namespace tide::core {

@@ -1,8 +1,8 @@
 // tensor_util.h: copies between places through the device plugins' copy functions.
 #pragma once
 
+#include "core/device/device_context.h"
 #include "core/framework/tensor.h"
-#include "core/platform/device_context.h"
 
 namespace tide::core {
 

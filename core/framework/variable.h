@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/framework/data_type.h"
 #include "core/framework/selected_rows.h"
 #include "core/framework/tensor.h"
+#include "core/platform/data_type.h"
 #include "core/platform/enforce.h"
 
 namespace tide::core {

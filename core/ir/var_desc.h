@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/framework/data_type.h"
+#include "core/platform/data_type.h"
 #include "framework.pb.h"
 
 namespace tide::core {

@@ -10,10 +10,10 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/device/device_context.h"
 #include "core/memory/buddy_allocator.h"
-#include "core/platform/device_context.h"
 #include "core/platform/flags.h"
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 
 namespace tide::core::memory {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "core/framework/allocation.h"
+#include "core/memory/allocation.h"
 #include "core/memory/allocator.h"
 #include "core/platform/place.h"
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "core/device/device_context.h"
 #include "core/framework/scope.h"
 #include "core/ir/attribute.h"
 #include "core/ir/op_desc.h"
-#include "core/platform/device_context.h"
 
 namespace tide::core {
 

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <set>
 
-#include "core/framework/data_type.h"
+#include "core/platform/data_type.h"
 #include "core/platform/flags.h"
 #include "core/platform/place.h"
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 
 namespace tide::core {
 namespace {

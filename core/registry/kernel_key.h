@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "core/framework/data_type.h"
+#include "core/platform/data_type.h"
 
 namespace tide::core {
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/platform/enforce.h"
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <set>
 
+#include "core/executor/core_ops.h"
 #include "core/platform/enforce.h"
-#include "core/registry/core_ops.h"
 #include "core/platform/place.h"
 
 namespace tide::core {

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "bindings.h"
+#include "core/device/device_context.h"
 #include "core/framework/tensor.h"
-#include "core/platform/device_context.h"
 #include "core/platform/enforce.h"
 #include "core/registry/registry.h"
 #include "dlpack_check.h"

@@ -5,10 +5,10 @@
 
 #include "attr_convert.h"
 #include "bindings.h"
-#include "core/ir/backward.h"
-#include "core/ir/compile_infer_shape.h"
-#include "core/ir/grad_op_maker.h"
 #include "core/ir/program_desc.h"
+#include "core/passes/backward.h"
+#include "core/passes/compile_infer_shape.h"
+#include "core/passes/grad_op_maker.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
 

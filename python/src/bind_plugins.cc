@@ -2,8 +2,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "core/host/loader.h"
 #include "core/platform/flags.h"
-#include "core/plugin/loader.h"
 
 namespace tide::python {
 

@@ -2,9 +2,9 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "core/device/device_context.h"
 #include "core/framework/scope.h"
 #include "core/memory/memory.h"
-#include "core/platform/device_context.h"
 #include "core/registry/registry.h"
 #include "numpy_convert.h"
 

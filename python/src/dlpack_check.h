@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/framework/data_type.h"
-#include "core/framework/ddim.h"
+#include "core/platform/data_type.h"
+#include "core/platform/ddim.h"
 #include "core/platform/enforce.h"
 
 namespace tide::python {

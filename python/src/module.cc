@@ -2,7 +2,7 @@
 // Importing it loads the plugins on the plugin path.
 #include "bindings.h"
 
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tide core bindings (descs, tensors, scopes, executor, plugins)";

@@ -1,8 +1,8 @@
 // numpy_convert.cc: numpy <-> LoDTensor.
 #include "numpy_convert.h"
 
+#include "core/device/device_context.h"
 #include "core/framework/tensor_util.h"
-#include "core/platform/device_context.h"
 #include "core/platform/enforce.h"
 
 namespace tide::python {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/framework/ddim.h"
+#include "core/platform/ddim.h"
 #include "fuzz_util.h"
 #include "python/src/dlpack_check.h"
 

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <string>
 
+#include "core/host/host_api.h"
+#include "core/host/loader.h"
 #include "core/platform/flags.h"
-#include "core/plugin/host_api.h"
-#include "core/plugin/loader.h"
 
 namespace tide::fuzz {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/executor/executor.h"
-#include "core/framework/data_type.h"
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"
+#include "core/platform/data_type.h"
 #include "core/platform/enforce.h"
 #include "fuzz_util.h"
 

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
 #include "core/registry/registry.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
 #include "core/registry/registry.h"
 
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host/loader.h"
 #include "core/platform/place.h"
-#include "core/plugin/loader.h"
 #include "core/registry/registry.h"
 
 namespace tide_test {

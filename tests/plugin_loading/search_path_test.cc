@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host/loader.h"
 #include "core/platform/flags.h"
-#include "core/plugin/loader.h"
 
 namespace {
 

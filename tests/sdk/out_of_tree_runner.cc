@@ -5,8 +5,8 @@
 #include <cstdlib>
 
 #include "core/executor/executor.h"
-#include "core/ir/grad_op_maker.h"
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
+#include "core/passes/grad_op_maker.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {

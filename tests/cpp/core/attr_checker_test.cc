@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/platform/enforce.h"
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 #include "core/registry/op_checks.h"
 
 namespace tide::core {

@@ -1,5 +1,5 @@
-// Tests core/framework/ddim.h: DDim construction, product, slicing, indexing and FlattenTo2D.
-#include "core/framework/ddim.h"
+// Tests core/platform/ddim.h: DDim construction, product, slicing, indexing and FlattenTo2D.
+#include "core/platform/ddim.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

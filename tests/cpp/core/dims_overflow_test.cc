@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "core/framework/ddim.h"
 #include "core/framework/tensor.h"
+#include "core/platform/ddim.h"
 #include "core/platform/enforce.h"
 #include "core/platform/flags.h"
 

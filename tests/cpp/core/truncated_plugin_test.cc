@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host/loader.h"
 #include "core/platform/enforce.h"
-#include "core/plugin/loader.h"
 
 namespace tide::core {
 namespace {

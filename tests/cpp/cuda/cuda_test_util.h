@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/device/device_context.h"
 #include "core/executor/executor.h"
-#include "core/ir/compile_infer_shape.h"
-#include "core/ir/grad_op_maker.h"
-#include "core/platform/device_context.h"
+#include "core/host/loader.h"
+#include "core/passes/compile_infer_shape.h"
+#include "core/passes/grad_op_maker.h"
 #include "core/platform/flags.h"
-#include "core/plugin/loader.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
 #include "one_op_program.h"

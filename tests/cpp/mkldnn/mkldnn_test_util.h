@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "core/executor/executor.h"
-#include "core/ir/grad_op_maker.h"
+#include "core/host/loader.h"
+#include "core/passes/grad_op_maker.h"
+#include "core/platform/status.h"
 #include "core/plugin/c_handles.h"
-#include "core/plugin/loader.h"
-#include "core/plugin/status.h"
 #include "core/registry/registry.h"
 #include "one_op_program.h"
 #include "op_tester.h"

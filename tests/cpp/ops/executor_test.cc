@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/executor/executor.h"
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
 
 namespace tide::core {
 namespace {

@@ -1,7 +1,7 @@
 // nn_network_test.cc: small networks of ops_nn (and ops_math) ops, differentiated by the core's
 // append_backward: every parameter gradient against finite differences of the whole loss. Checks
 // the grad makers together (grad-op inputs, zero-filled unused outputs, in-place running stats).
-#include "core/ir/backward.h"
+#include "core/passes/backward.h"
 #include "nn_test_util.h"
 
 namespace tide::test::nn {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "core/executor/executor.h"
-#include "core/ir/compile_infer_shape.h"
-#include "core/ir/grad_op_maker.h"
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
+#include "core/passes/compile_infer_shape.h"
+#include "core/passes/grad_op_maker.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
 #include "op_tester.h"

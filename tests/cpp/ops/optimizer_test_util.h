@@ -12,8 +12,8 @@
 #include "core/executor/executor.h"
 #include "core/framework/scope.h"
 #include "core/framework/selected_rows.h"
+#include "core/host/loader.h"
 #include "core/ir/program_desc.h"
-#include "core/plugin/loader.h"
 #include "one_op_program.h"
 #include "op_tester.h"
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <tide/plugin.hpp>
 
-#include "core/plugin/host_api.h"
+#include "core/host/host_api.h"
 
 namespace {
 
@@ -40,8 +40,8 @@ TEST(SdkHostFn, AnOlderHostWithoutTheFunctionIsAnErrorNamingIt) {
 
 // --- LoD rank tables and LoD levels in shape inference (DynamicRNN's needs) ---
 #include "core/framework/variable.h"
-#include "core/ir/compile_infer_shape.h"
 #include "core/ir/program_desc.h"
+#include "core/passes/compile_infer_shape.h"
 
 namespace {
 

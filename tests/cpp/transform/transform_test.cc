@@ -10,8 +10,8 @@
 #include "../../plugins/sim_device/sim_context.h"
 #include "core/executor/executor.h"
 #include "core/framework/tensor_util.h"
+#include "core/host/loader.h"
 #include "core/platform/flags.h"
-#include "core/plugin/loader.h"
 
 namespace tide::core {
 namespace {

@@ -1,11 +1,11 @@
 // grad_op_maker.cc: running a plugin's grad maker, or the default rule.
-#include "core/ir/grad_op_maker.h"
+#include "core/passes/grad_op_maker.h"
 
 #include <algorithm>
 
 #include "core/platform/enforce.h"
+#include "core/platform/status.h"
 #include "core/plugin/c_handles.h"
-#include "core/plugin/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {

@@ -1,5 +1,5 @@
 // ddim.cc: DDim operations.
-#include "core/framework/ddim.h"
+#include "core/platform/ddim.h"
 
 #include "core/platform/enforce.h"
 

@@ -1,5 +1,5 @@
 // status.cc: turning plugin statuses into core errors.
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 
 #include <memory>
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ir/op_desc.h"
+#include "core/ir/var_names.h"
 
 namespace tide::core {
 
@@ -20,8 +21,5 @@ std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string
 // and producing the input grads, with the forward attributes.
 OpDesc DefaultGradOp(const OpDesc& fwd, const std::string& grad_type,
                      const std::vector<std::string>& no_grad);
-
-inline std::string GradVarName(const std::string& name) { return name + "@GRAD"; }
-constexpr const char* kEmptyVarName = "@EMPTY@";
 
 }  // namespace tide::core

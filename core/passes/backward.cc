@@ -1,11 +1,11 @@
 // backward.cc: AppendBackward.
-#include "core/ir/backward.h"
+#include "core/passes/backward.h"
 
 #include <algorithm>
 #include <map>
 
-#include "core/ir/compile_infer_shape.h"
-#include "core/ir/grad_op_maker.h"
+#include "core/passes/compile_infer_shape.h"
+#include "core/passes/grad_op_maker.h"
 #include "core/platform/enforce.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"

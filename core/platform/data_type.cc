@@ -1,5 +1,5 @@
 // data_type.cc: names and sizes of data types, layouts and variable types.
-#include "core/framework/data_type.h"
+#include "core/platform/data_type.h"
 
 #include <unordered_map>
 

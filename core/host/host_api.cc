@@ -1,6 +1,6 @@
 // host_api.cc: the core functions behind TideHostApi. Each one is noexcept in effect: core
 // errors become statuses (or safe defaults for the getters), never exceptions into plugin code.
-#include "core/plugin/host_api.h"
+#include "core/host/host_api.h"
 
 #include <glog/logging.h>
 
@@ -11,9 +11,9 @@
 #include "core/framework/tensor_util.h"
 #include "core/memory/memory.h"
 #include "core/platform/flags.h"
+#include "core/platform/status.h"
 #include "core/plugin/c_handles.h"
 #include "core/plugin/registrar.h"
-#include "core/plugin/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {

@@ -1,5 +1,5 @@
 // loader.cc: plugin discovery, loading, ABI negotiation, dependency order and registration.
-#include "core/plugin/loader.h"
+#include "core/host/loader.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -18,12 +18,12 @@
 #include <mutex>
 #include <set>
 
+#include "core/device/device_context.h"
+#include "core/host/host_api.h"
 #include "core/platform/enforce.h"
-#include "core/platform/device_context.h"
 #include "core/platform/flags.h"
-#include "core/plugin/host_api.h"
+#include "core/platform/status.h"
 #include "core/plugin/registrar.h"
-#include "core/plugin/status.h"
 #include "core/registry/registry.h"
 
 namespace fs = std::filesystem;

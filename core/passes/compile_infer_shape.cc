@@ -1,7 +1,7 @@
 // compile_infer_shape.cc: the compile-time shape inference context.
-#include "core/ir/compile_infer_shape.h"
+#include "core/passes/compile_infer_shape.h"
 
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 #include "core/registry/op_info.h"
 
 namespace tide::core {

@@ -1,13 +1,13 @@
 // data_transform.cc: layout transform -> device copy -> dtype cast, each only when needed.
-#include "core/transform/data_transform.h"
+#include "core/executor/data_transform.h"
 
 #include <iostream>
 
+#include "core/device/device_context.h"
 #include "core/framework/tensor_util.h"
-#include "core/platform/device_context.h"
 #include "core/platform/flags.h"
+#include "core/platform/status.h"
 #include "core/plugin/c_handles.h"
-#include "core/plugin/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {

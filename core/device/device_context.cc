@@ -1,5 +1,5 @@
 // device_context.cc: device contexts over the device plugins' function tables.
-#include "core/platform/device_context.h"
+#include "core/device/device_context.h"
 
 #include <glog/logging.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "core/platform/enforce.h"
-#include "core/plugin/status.h"
+#include "core/platform/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {
