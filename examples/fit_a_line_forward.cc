@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/executor/executor.h"
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/memory/memory.h"
 #include "core/passes/compile_infer_shape.h"

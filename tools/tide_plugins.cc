@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/platform/flags.h"
 #include "core/registry/registry.h"

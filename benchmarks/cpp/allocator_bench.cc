@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 #include "core/memory/memory.h"
 
 using namespace tide::core;  // NOLINT: a benchmark

@@ -21,7 +21,7 @@
 #include "core/device/device_context.h"
 #include "core/executor/executor.h"
 #include "core/framework/tensor_util.h"
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 
 using namespace tide::core;  // NOLINT: a benchmark
 

@@ -21,7 +21,8 @@ const DeviceInfo& CheckedDevice(const Place& place) {
     for (const DeviceInfo* d : Registry::Global().AllDevices())
       kinds += (kinds.empty() ? "" : ", ") + d->kind_name;
     TIDE_FAIL(TIDE_UNAVAILABLE, "place ", place.ToString(), " is not available: no loaded device plugin provides kind '",
-              place.kind_name(), "' (loaded device kinds: ", kinds.empty() ? "none" : kinds, ")");
+              place.kind_name(), "' (loaded device kinds: ", kinds.empty() ? "none" : kinds, ")",
+              NotInitializedHint());
   }
   int32_t n = dev->def.device_count(dev->def.self);
   if (place.device < 0 || place.device >= n)

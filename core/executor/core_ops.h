@@ -1,11 +1,11 @@
-// core_ops.h: the operators the core itself defines (feed, fetch and delete_var), registered in every
-// Registry before any plugin, so a program runs with no op pack loaded.
+// core_ops.h: the operators the core itself defines (feed, fetch and delete_var), registered by
+// Initialize() (core/host/initialize.h) before any plugin, so a program runs with no op pack loaded.
 #pragma once
 
 namespace tide::core {
 
 class Registry;
-// Defined with the executor (core/executor/core_ops.cc), which runs them.
+// Defined with the executor, which runs them.
 void RegisterCoreOps(Registry& registry);
 
 }  // namespace tide::core

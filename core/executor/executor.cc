@@ -16,7 +16,6 @@
 #include "core/executor/release_plan.h"
 #include "core/executor/runtime_infer_shape.h"
 #include "core/framework/tensor_util.h"
-#include "core/host/loader.h"
 #include "core/platform/flags.h"
 #include "core/platform/status.h"
 #include "core/registry/registry.h"
@@ -92,7 +91,10 @@ std::string ShapeString(const std::vector<int64_t>& s) { return DDim(s).ToString
 }  // namespace
 
 Executor::Executor(const Place& place) : place_(place) {
-  Initialize();  // the core's first use discovers and loads the plugins (once)
+  if (!Registry::Global().initialized())
+    TIDE_FAIL(TIDE_FAILED_PRECONDITION, "cannot make an Executor on ", place.ToString(),
+              ": the core is not started; call tide::core::Initialize() (core/host/initialize.h) "
+              "once first: it registers the core's ops and loads the plugins on the plugin path");
   dctx_ = DeviceContextPool::Global().Get(place);  // checks the place exists
 }
 

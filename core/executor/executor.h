@@ -53,7 +53,8 @@ class PreparedBlock {
 
 class Executor {
  public:
-  // Throws when `place` does not exist (no device plugin for its kind, or no such ordinal).
+  // Throws when `place` does not exist (no device plugin for its kind, or no such ordinal), and
+  // before Initialize() (core/host/initialize.h) has started the core.
   explicit Executor(const Place& place);
   const Place& place() const { return place_; }
 

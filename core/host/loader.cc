@@ -513,9 +513,4 @@ std::string PluginManager::RecordsJson() const {
   return s + (records.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 
-void Initialize() {
-  InitOnce();
-  PluginManager::Global().EnsureDiscovered();
-}
-
 }  // namespace tide::core

@@ -57,7 +57,4 @@ std::string DefaultPluginDir();
 // TIDE_PLUGIN_PATH_ONLY is set to a true value: $TIDE_PLUGIN_PATH is the whole search path.
 bool PluginPathOnly();
 
-// Loads plugins once (flags and logging too): what every user-facing entry point calls.
-void Initialize();
-
 }  // namespace tide::core

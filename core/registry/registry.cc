@@ -7,7 +7,6 @@
 #include <mutex>
 #include <set>
 
-#include "core/executor/core_ops.h"
 #include "core/platform/enforce.h"
 #include "core/platform/place.h"
 
@@ -26,13 +25,15 @@ const proto::OpProto::Var* OpInfo::FindOutput(const std::string& param) const {
 }
 
 Registry& Registry::Global() {
-  // Never destroyed: plugins' callbacks outlive static teardown.
-  static auto* r = [] {
-    auto* made = new Registry;
-    RegisterCoreOps(*made);
-    return made;
-  }();
+  static auto* r = new Registry;  // never destroyed: plugins' callbacks outlive static teardown
   return *r;
+}
+
+std::string NotInitializedHint() {
+  return Registry::Global().initialized()
+             ? ""
+             : "; tide::core::Initialize() (core/host/initialize.h) has not been called: it loads the "
+               "plugins";
 }
 
 const OpInfo* Registry::FindOp(const std::string& type) const {
@@ -45,7 +46,8 @@ const OpInfo& Registry::GetOp(const std::string& type) const {
   const OpInfo* info = FindOp(type);
   if (!info)
     TIDE_FAIL(TIDE_NOT_FOUND, "op '", type, "' is not registered: no loaded plugin provides it (",
-              NumOps(), " op(s) from loaded plugins; see `tide-plugins` for what loaded and what failed)");
+              NumOps(), " op(s) from loaded plugins; see `tide-plugins` for what loaded and what failed)",
+              NotInitializedHint());
   return *info;
 }
 

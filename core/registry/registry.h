@@ -1,8 +1,10 @@
 // registry.h: the process-wide tables of ops, kernels and devices that plugins fill. Starts
-// empty: the core itself registers nothing. A plugin's records are committed all at once or not
-// at all, so a plugin that fails leaves no trace but its load record.
+// empty: Initialize() (core/host/initialize.h) adds the core's own ops, then the plugins' records.
+// A plugin's records are committed all at once or not at all, so a plugin that fails leaves no
+// trace but its load record.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -74,6 +76,11 @@ class Registry {
   // Validates and adds one plugin's records, moving them out of `staged`; throws (adding and
   // moving nothing) on a conflict. An op whose same schema is already registered stays there.
   CommitSummary Commit(PluginStaging&& staged);
+  // Initialize() (core/host/initialize.h) has filled the registry: the core's ops are in and the
+  // plugin path is loaded. Before, nothing can run: the executor refuses to, naming the call.
+  void MarkInitialized() { initialized_.store(true, std::memory_order_release); }
+  bool initialized() const { return initialized_.load(std::memory_order_acquire); }
+
   // Keeps what a plugin registered but the registry did not take (a failed registration, a
   // conflict, a repeated schema) for the life of the process: its records point into the
   // plugin's memory (callback data), which is never freed, as plugins are never unloaded.
@@ -91,6 +98,11 @@ class Registry {
   // Overridden kernels stay alive: prepared programs may still point at them.
   std::vector<std::unique_ptr<KernelEntry>> overridden_;
   std::vector<PluginStaging> retained_;
+  std::atomic<bool> initialized_{false};
 };
+
+// Why nothing is registered yet when Initialize() has not run ("" once it has): appended to errors
+// about a missing op or device, so a C++ program that forgot the call is told to make it.
+std::string NotInitializedHint();
 
 }  // namespace tide::core

@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/platform/flags.h"
 

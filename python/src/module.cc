@@ -1,8 +1,6 @@
 // module.cc: the tide._C extension: the core's IR, tensors, scopes, executor and plugins.
-// Importing it loads the plugins on the plugin path.
+// The core starts when tide/__init__.py calls its initialize() (tide::core::Initialize()) at import.
 #include "bindings.h"
-
-#include "core/host/loader.h"
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tide core bindings (descs, tensors, scopes, executor, plugins)";

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/host/host_api.h"
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 #include "core/platform/flags.h"
 
 namespace tide::fuzz {

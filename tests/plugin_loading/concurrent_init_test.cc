@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/registry/registry.h"
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/registry/registry.h"
 

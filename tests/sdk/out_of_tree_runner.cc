@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/executor/executor.h"
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/passes/grad_op_maker.h"
 #include "core/registry/registry.h"

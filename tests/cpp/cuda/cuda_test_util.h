@@ -14,6 +14,7 @@
 
 #include "core/device/device_context.h"
 #include "core/executor/executor.h"
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/passes/compile_infer_shape.h"
 #include "core/passes/grad_op_maker.h"

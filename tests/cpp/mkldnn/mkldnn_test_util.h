@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/executor/executor.h"
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 #include "core/passes/grad_op_maker.h"
 #include "core/platform/status.h"
 #include "core/plugin/c_handles.h"

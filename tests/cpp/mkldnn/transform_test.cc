@@ -4,7 +4,7 @@
 // ONEDNN -> NCHW / ANY give back the dense data.
 #include <dnnl_types.h>
 
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 #include "mkldnn_test_util.h"
 
 namespace tide::test::mkldnn {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/executor/executor.h"
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 #include "op_tester.h"
 
 namespace tide::test {

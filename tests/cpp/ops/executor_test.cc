@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/executor/executor.h"
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 
 namespace tide::core {
 namespace {

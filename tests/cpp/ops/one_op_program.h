@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/executor/executor.h"
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 #include "core/passes/compile_infer_shape.h"
 #include "core/passes/grad_op_maker.h"
 #include "core/registry/op_checks.h"

@@ -12,7 +12,7 @@
 #include "core/executor/executor.h"
 #include "core/framework/scope.h"
 #include "core/framework/selected_rows.h"
-#include "core/host/loader.h"
+#include "core/host/initialize.h"
 #include "core/ir/program_desc.h"
 #include "one_op_program.h"
 #include "op_tester.h"

@@ -10,6 +10,7 @@
 #include "../../plugins/sim_device/sim_context.h"
 #include "core/executor/executor.h"
 #include "core/framework/tensor_util.h"
+#include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/platform/flags.h"
 

@@ -1,0 +1,14 @@
+// initialize.h: starting the core. Nothing starts it behind a caller's back: every program calls
+// Initialize() once before it makes an Executor (which refuses to exist before, naming this call).
+// Python's `import tide`, tools/tide-plugins, the examples, benchmarks, fuzz targets and the
+// tests' fixtures call it; a C++ program embedding the core calls it itself.
+#pragma once
+
+namespace tide::core {
+
+// Sets up flags and logging, registers the core's own ops (feed, fetch, delete_var), then loads
+// the plugins on the plugin path (PluginManager::SearchPath). Once per process: later calls return
+// at once; calls from several threads return only when the plugins are registered.
+void Initialize();
+
+}  // namespace tide::core
