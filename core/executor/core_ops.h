@@ -1,5 +1,5 @@
 // core_ops.h: the operators the core itself defines (feed, fetch and delete_var), registered by
-// Initialize() (core/host/initialize.h) before any plugin, so a program runs with no op pack loaded.
+// Initialize() (core/host/initialize.h) before any plugin, so a program runs with no op pack.
 #pragma once
 
 namespace tide::core {

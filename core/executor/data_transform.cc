@@ -17,7 +17,7 @@ bool IsFloat(DataType t) { return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_
 
 std::string Where(const OpInstance& op, const ArgBinding& b, size_t i) {
   return StrCat(op.label(), " input '", b.param, "' ('", b.names[i], "') for kernel ",
-                op.kernel_key.ToString());
+                op.kernel_key().ToString());
 }
 
 LoDTensor* Scratch(std::unique_ptr<LoDTensor>* slot) {
@@ -32,20 +32,22 @@ void Apply(const TransformEntry& t, const LoDTensor& in, LoDTensor* out, DeviceC
   CallPlugin([&] { return t.fn(Wrap(&in), Wrap(out), Wrap(dctx), t.user_data); }, what, t.plugin_file);
 }
 
-}  // namespace
-
-bool NeedsLayoutTransform(TideLayout actual, TideLayout expected) {
-  if (actual == expected) return false;
-  if (actual == TIDE_LAYOUT_OPAQUE) return true;
-  if (expected == TIDE_LAYOUT_OPAQUE) return false;
-  return actual != TIDE_LAYOUT_ANY && expected != TIDE_LAYOUT_ANY;
+// The layout transform of `kind` from `from` to `to`; for `to` ANY (any plain layout), the one
+// to NCHW when none says ANY. Null when no plugin registers either.
+const TransformEntry* FindLayoutTransformTo(int32_t kind, TideLayout from, TideLayout to) {
+  const Registry& reg = Registry::Global();
+  const TransformEntry* e = reg.FindLayoutTransform(kind, from, to);
+  if (!e && to == TIDE_LAYOUT_ANY) e = reg.FindLayoutTransform(kind, from, TIDE_LAYOUT_NCHW);
+  return e;
 }
 
+// Converts input `b`.vars[i] of `op` as its kernel needs (kernel key and place), updating the
+// slot's scratch tensors and `counts`. Returns what the kernel should read (null: the variable).
 const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_t i,
                                 InputTransform* t, TransformCounts* counts) {
   const LoDTensor* cur = &b.vars[i]->Get<LoDTensor>();
   if (!cur->initialized()) return nullptr;
-  const OpKernelType& key = op.kernel_key;
+  const OpKernelType& key = op.kernel_key();
   const LoDTensor* const source = cur;
   const uint64_t content = source->holder()->content_version();
   ConversionStamp stamp;
@@ -57,7 +59,7 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   stamp.key_dtype = key.dtype;
   stamp.layout = source->layout();
   stamp.key_layout = key.layout;
-  stamp.place = op.kernel_place;
+  stamp.place = op.kernel_place();
   if (content != 0 && t->cached && t->cached_stamp == stamp && t->cached->holder() &&
       t->cached->holder()->content_version() == t->cached_content) {
     ++counts->reused;
@@ -65,13 +67,11 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   }
   t->cached = nullptr;
   std::string plan;
-  Registry& reg = Registry::Global();
 
   if (NeedsLayoutTransform(cur->layout(), key.layout)) {
     Place at = cur->place();
     TideLayout to = key.layout == TIDE_LAYOUT_ANY ? TIDE_LAYOUT_NCHW : key.layout;
-    const TransformEntry* e = reg.FindLayoutTransform(at.kind, cur->layout(), key.layout);
-    if (!e) e = reg.FindLayoutTransform(at.kind, cur->layout(), to);
+    const TransformEntry* e = FindLayoutTransformTo(at.kind, cur->layout(), key.layout);
     if (!e)
       TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is in layout ", LayoutName(cur->layout()),
                 " on ", at.ToString(), " and no plugin registers a ", at.kind_name(), " layout transform ",
@@ -82,22 +82,22 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     ++counts->layouts;
     plan += "layout " + LayoutTransformName(*e) + "; ";
   }
-  if (cur->place() != op.kernel_place) {
+  if (cur->place() != op.kernel_place()) {
     LoDTensor* out = Scratch(&t->copy_tmp);
     Place from = cur->place();
-    TensorCopySync(*cur, op.kernel_place, out, op.kernel_dctx);
+    TensorCopySync(*cur, op.kernel_place(), out, op.kernel_dctx());
     cur = out;
     ++counts->copies;
-    plan += "copy " + from.ToString() + " -> " + op.kernel_place.ToString() + "; ";
+    plan += "copy " + from.ToString() + " -> " + op.kernel_place().ToString() + "; ";
   }
   if (cur->dtype() != key.dtype && IsFloat(cur->dtype()) && IsFloat(key.dtype)) {
-    const TransformEntry* e = reg.FindCast(op.kernel_place.kind, cur->dtype(), key.dtype);
+    const TransformEntry* e = Registry::Global().FindCast(op.kernel_place().kind, cur->dtype(), key.dtype);
     if (!e)
       TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is ", DataTypeName(cur->dtype()),
-                " and no plugin registers a ", op.kernel_place.kind_name(), " cast ",
+                " and no plugin registers a ", op.kernel_place().kind_name(), " cast ",
                 DataTypeName(cur->dtype()), " -> ", DataTypeName(key.dtype));
     LoDTensor* out = Scratch(&t->cast_tmp);
-    Apply(*e, *cur, out, op.kernel_dctx, StrCat("cast ", CastName(*e)));
+    Apply(*e, *cur, out, op.kernel_dctx(), StrCat("cast ", CastName(*e)));
     cur = out;
     ++counts->casts;
     plan += "cast " + CastName(*e) + "; ";
@@ -113,6 +113,47 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     t->cached_content = cur->holder()->content_version();
   }
   return cur;
+}
+
+}  // namespace
+
+bool NeedsLayoutTransform(TideLayout actual, TideLayout expected) {
+  if (actual == expected) return false;
+  if (actual == TIDE_LAYOUT_OPAQUE) return true;
+  if (expected == TIDE_LAYOUT_OPAQUE) return false;
+  return actual != TIDE_LAYOUT_ANY && expected != TIDE_LAYOUT_ANY;
+}
+
+void TransformInputs(OpInstance& op, TransformCounts* counts) {
+  const OpKernelType& key = op.kernel_key();
+  for (auto& b : op.inputs_)
+    for (size_t i = 0; i < b.vars.size(); ++i) {
+      Variable* v = b.vars[i];
+      if (!v || !v->IsType<LoDTensor>()) continue;
+      const LoDTensor& t = v->Get<LoDTensor>();
+      InputTransform& tr = b.transforms[i];
+      // The common case, inline: already in the kernel's place, layout and data type.
+      bool ready = t.layout() == key.layout || (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_OPAQUE);
+      if (ready && t.dtype() == key.dtype && t.place() == op.kernel_place() && tr.last_plan.empty()) {
+        tr.result = nullptr;
+        continue;
+      }
+      tr.result = nullptr;
+      tr.result = TransformInput(op, b, i, &tr, counts);
+    }
+}
+
+void ToPlainLayout(LoDTensor* t) {
+  if (!t->initialized() || !NeedsLayoutTransform(t->layout(), TIDE_LAYOUT_ANY)) return;
+  Place at = t->place();
+  const TransformEntry* e = FindLayoutTransformTo(at.kind, t->layout(), TIDE_LAYOUT_ANY);
+  if (!e)
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, "a fetched tensor is in layout ", LayoutName(t->layout()),
+              " and no plugin registers a ", at.kind_name(), " transform to a plain layout");
+  LoDTensor plain;
+  Apply(*e, *t, &plain, DeviceContextPool::Global().Get(at),
+        "converting a fetched tensor: " + LayoutTransformName(*e));
+  *t = std::move(plain);
 }
 
 }  // namespace tide::core

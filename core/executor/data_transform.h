@@ -1,6 +1,7 @@
 // data_transform.h: seed 000's data transform: when the tensor an input holds differs from what
 // the chosen kernel expects (place, layout, data type), convert it, through the device plugins'
-// copies and the registered layout transforms and casts, into a scratch tensor the kernel reads.
+// copies and the registered layout transforms and casts, into a scratch tensor the kernel reads;
+// and a run's fetched results, into a plain layout.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +23,15 @@ struct TransformCounts {
 // accepts any plain layout; NCHW and NHWC differ.
 bool NeedsLayoutTransform(TideLayout actual, TideLayout expected);
 
-// Converts input `param`[i] of `op` as its kernel needs (kernel key and place), updating the
-// slot's scratch tensors and `counts`. Returns what the kernel should read. Errors name the op,
-// the input, the kernel key and the missing transform.
-const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_t i,
-                                InputTransform* t, TransformCounts* counts);
+// Converts the inputs of `op` its chosen kernel cannot read as they are, into scratch tensors
+// kept with the op and reused while their source is unchanged, counting into `counts`; the
+// kernel then reads ArgBinding::transforms[i].result where set. The common case (nothing to
+// convert) costs one test per input. Errors name the op, the input, the kernel key and the
+// missing transform.
+void TransformInputs(OpInstance& op, TransformCounts* counts);
+
+// A tensor in a library's layout (a fetched result), converted in place to a plain one through
+// the transform its device plugin registers; plain tensors are left alone.
+void ToPlainLayout(LoDTensor* t);
 
 }  // namespace tide::core

@@ -1,7 +1,9 @@
-// executor.h: seed 000's Executor. Prepare turns a block into op instances once (attributes
-// checked, kernels chosen and cached); Run binds them to a scope (persistable variables in the
-// given scope, temporaries in a local child scope), infers shapes where inputs changed, and runs
-// the kernels in order. Feeding and fetching go through feed/fetch ops as in Fluid.
+// executor.h: seed 000's Executor, in three steps. Prepare turns a block into op instances once
+// (feed and fetch ops added, attributes checked, kernels chosen where the program says the data
+// type); Bind resolves their variables in a scope (persistable variables in the given scope,
+// temporaries in a local child scope), once per scope; Run runs the ops in order, each through
+// kernel choice, shape inference, input transforms, its kernel and the run checks. The modules
+// of those steps live beside this file, one job each.
 #pragma once
 
 #include <map>
@@ -11,14 +13,12 @@
 
 #include "core/device/device_context.h"
 #include "core/executor/data_transform.h"
+#include "core/executor/feed_fetch.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"
 
 namespace tide::core {
-
-constexpr const char* kFeedVarName = "feed";
-constexpr const char* kFetchVarName = "fetch";
 
 class PreparedBlock {
  public:
@@ -77,18 +77,11 @@ class Executor {
  private:
   std::unique_ptr<PreparedBlock> PrepareBlock(std::shared_ptr<const ProgramDesc> program,
                                               int block_idx, bool create_local_scope);
+  // The scope the block's temporaries live in, with every op bound to its variables.
   Scope* Bind(PreparedBlock& p, Scope* scope);
+  // The one run loop.
   void RunOps(PreparedBlock& p, Scope* local);
   void RunOp(PreparedBlock& p, OpInstance& op, Scope* local);
-  void ReleaseAfter(PreparedBlock& p, size_t op_index);
-  void ReturnPersistableOutputs(OpInstance& op);
-  void CheckOutputsFinite(const OpInstance& op, const KernelEntry& k);
-  void CheckInputsReady(const OpInstance& op);
-  // The kernel for `op` on this executor's place for data type `dt` (see executor.cc).
-  void TransformInputs(PreparedBlock& p, OpInstance& op);
-  // Fetched results are returned in a plain layout (a library's opaque data is converted).
-  void ToPlainLayout(LoDTensor* t);
-  void CheckFeed(const PreparedBlock& p, size_t i, const LoDTensor& t) const;
 
   Place place_;
   DeviceContext* dctx_;

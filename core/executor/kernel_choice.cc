@@ -11,6 +11,8 @@
 #include <set>
 
 #include "core/device/device_context.h"
+#include "core/executor/op_instance.h"
+#include "core/ir/block_desc.h"
 #include "core/platform/flags.h"
 #include "core/registry/registry.h"
 
@@ -45,7 +47,6 @@ void LogDeclineOnce(const OpInstance& op, const KernelEntry& k, const std::strin
                  << " declined (" << why << "); running " << next.key.ToString() << " from "
                  << next.plugin << " instead (logged once per op type and kernel)";
 }
-}  // namespace
 
 // The library an op asks for: its "library" attribute, or a registered library whose bool
 // attribute the op sets or whose flag is on; 0 (plain) otherwise.
@@ -62,22 +63,55 @@ int32_t RequestedLibrary(const OpInstance& op) {
   return 0;
 }
 
-void ChooseKernel(OpInstance& op, DataType dt, const Place& place) {
+// The data type op's kernel goes by now: its data-type attribute, else what its data-type input
+// holds (TIDE_UNDEFINED when that holds no data).
+DataType KernelDataType(const OpInstance& op) {
+  DataType dt = op.dtype_from_attr();
+  if (dt == TIDE_UNDEFINED && op.dtype_input() >= 0) {
+    const auto& vars = op.inputs()[op.dtype_input()].vars;
+    const Variable* v = vars.empty() ? nullptr : vars[0];
+    if (v && v->IsType<LoDTensor>()) dt = v->Get<LoDTensor>().dtype();
+    if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
+  }
+  return dt;
+}
+
+}  // namespace
+
+void KernelChoice::Prepare(OpInstance& op, const BlockDesc& block, const Place& place) {
+  op.library_ = RequestedLibrary(op);
+  DataType dt = op.dtype_from_attr();
+  if (dt == TIDE_UNDEFINED && op.dtype_input() >= 0) {
+    const VarDesc* v = block.FindVarRecursive(op.inputs()[op.dtype_input()].names[0]);
+    if (v && (v->type() == TIDE_VAR_LOD_TENSOR || v->type() == TIDE_VAR_SELECTED_ROWS)) dt = v->dtype();
+  }
+  if (dt != TIDE_UNDEFINED) ChooseFor(op, dt, place);  // Run checks it against the data
+}
+
+bool KernelChoice::Choose(OpInstance& op, const Place& place) {
+  return ChooseFor(op, KernelDataType(op), place);
+}
+
+bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
+  if (op.kernel_ && op.kernel_key_.dtype == dt) return false;
+  if (dt == TIDE_UNDEFINED)
+    TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), ": cannot tell which data type's kernel to run: "
+              "its data-type input holds no data");
   Registry& reg = Registry::Global();
   std::vector<const KernelEntry*> all = reg.Kernels(op.type());
   const int32_t kind = place.kind;
-  OpKernelType want{kind, dt, TIDE_LAYOUT_ANY, op.library};
+  OpKernelType want{kind, dt, TIDE_LAYOUT_ANY, op.library_};
   auto usable = [&](const KernelEntry* e) {
-    return e && std::find(op.declined.begin(), op.declined.end(), e) == op.declined.end() ? e
-                                                                                          : nullptr;
+    return e && std::find(op.declined_.begin(), op.declined_.end(), e) == op.declined_.end() ? e
+                                                                                              : nullptr;
   };
   auto first_usable = [&](const std::function<bool(const KernelEntry&)>& pred) {
     return FirstWhere(all, [&](const KernelEntry& e) { return pred(e) && usable(&e); });
   };
   const KernelEntry* k = nullptr;
-  if (op.library)  // the library's kernel when it has one (with its own, opaque, layout)
+  if (op.library_)  // the library's kernel when it has one (with its own, opaque, layout)
     k = first_usable([&](const KernelEntry& e) {
-      return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library;
+      return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library_;
     });
   if (!k) k = usable(reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0}));
   if (!k) k = first_usable([&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
@@ -91,7 +125,7 @@ void ChooseKernel(OpInstance& op, DataType dt, const Place& place) {
       if (FLAGS_strict_kernel_placement)
         TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " and strict kernel "
                   "placement forbids running its ", k->key.ToString(), " kernel instead");
-      if (op.declined.empty()) LogFallbackOnce(op, place, kernel_place);  // else DeclineKernel logs
+      if (op.declined_.empty()) LogFallbackOnce(op, place, kernel_place);  // else DeclineKernel logs
     }
   }
   if (!k) {
@@ -100,42 +134,27 @@ void ChooseKernel(OpInstance& op, DataType dt, const Place& place) {
     TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " on any loaded place; registered: ",
               have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
   }
-  op.kernel = k;
-  op.kernel_key = k->key;
-  op.kernel_place = kernel_place;
-  op.kernel_dctx = DeviceContextPool::Global().Get(kernel_place);
-  op.watched.clear();
+  op.kernel_ = k;
+  op.kernel_key_ = k->key;
+  op.kernel_place_ = kernel_place;
+  op.kernel_dctx_ = DeviceContextPool::Global().Get(kernel_place);
   if (FLAGS_log_kernels)
     std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from " << k->plugin
               << (kernel_place != place ? " (fallback to " + kernel_place.ToString() + ")" : std::string())
               << "\n";
+  return true;
 }
 
-void DeclineKernel(OpInstance& op, const Error& why, const Place& place) {
-  const KernelEntry* declined = op.kernel;
-  op.declined.push_back(declined);
-  op.kernel = nullptr;
+void KernelChoice::Decline(OpInstance& op, const Error& why, const Place& place) {
+  const KernelEntry* declined = op.kernel_;
+  op.declined_.push_back(declined);
+  op.kernel_ = nullptr;
   try {
-    SelectKernel(op, place);
+    Choose(op, place);
   } catch (const Error& none) {
     TIDE_FAIL(why.code(), why.what(), "; no other kernel can run it: ", none.what());
   }
-  LogDeclineOnce(op, *declined, why.what(), *op.kernel);
-}
-
-void SelectKernel(OpInstance& op, const Place& place) {
-  DataType dt = op.dtype_from_attr;
-  if (dt == TIDE_UNDEFINED && op.dtype_input >= 0) {
-    const auto& vars = op.inputs()[op.dtype_input].vars;
-    const Variable* v = vars.empty() ? nullptr : vars[0];
-    if (v && v->IsType<LoDTensor>()) dt = v->Get<LoDTensor>().dtype();
-    if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
-  }
-  if (op.kernel && op.kernel_key.dtype == dt) return;
-  if (dt == TIDE_UNDEFINED)
-    TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), ": cannot tell which data type's kernel to run: "
-              "its data-type input holds no data");
-  ChooseKernel(op, dt, place);
+  LogDeclineOnce(op, *declined, why.what(), *op.kernel_);
 }
 
 }  // namespace tide::core

@@ -3,22 +3,40 @@
 // first, then another place's kernel (the host's first) with copies in and out.
 #pragma once
 
-#include "core/executor/op_instance.h"
+#include "core/platform/data_type.h"
+#include "core/platform/enforce.h"
 #include "core/platform/place.h"
 
 namespace tide::core {
 
-// The library `op` asks for: its "library" attribute, or a registered library whose attribute
-// it sets or whose flag is on; 0 (plain) otherwise.
-int32_t RequestedLibrary(const OpInstance& op);
-// Chooses op's kernel for data type `dt` on `place` (or a fallback), setting op.kernel,
-// kernel_key, kernel_place and kernel_dctx; throws naming the op and the kernels there are.
-void ChooseKernel(OpInstance& op, DataType dt, const Place& place);
-// Chooses again when the data type of op's data-type input changed since the last choice.
-void SelectKernel(OpInstance& op, const Place& place);
-// op's kernel refused this run with UNIMPLEMENTED (`why`), before writing anything: it is never
-// chosen for op again, and the next candidate (the plain kernel for a library's, another place's
-// for a device's) is chosen. Throws `why`, with what ruled the others out, when none is left.
-void DeclineKernel(OpInstance& op, const Error& why, const Place& place);
+class BlockDesc;
+class OpInstance;
+
+// The only writer of an op's chosen kernel (OpInstance::kernel() and the rest, whose friend it
+// is); everything else reads it.
+class KernelChoice {
+ public:
+  // At Prepare: records the library `op` asks for (its "library" attribute, or a registered
+  // library whose attribute it sets or whose flag is on; plain otherwise) and, when `block`
+  // declares the data type its kernel goes by, chooses the kernel for it now.
+  static void Prepare(OpInstance& op, const BlockDesc& block, const Place& place);
+  // At Run, before every kernel call: makes op's kernel the one for the data type it goes by
+  // (its data-type attribute, else what its data-type input holds now) on `place`. The kernel
+  // chosen before stays while that data type is the same; else one is chosen: the library's, the
+  // place's plain one, another of the place's, then another place's with copies (the host's
+  // first), never one that declined the op. Returns true when it chose anew (the op's shapes are
+  // then inferred again). Throws naming the op and the kernels there are, or saying its data-type
+  // input holds no data.
+  static bool Choose(OpInstance& op, const Place& place);
+  // op's kernel refused this run with UNIMPLEMENTED (`why`), before writing anything: it is never
+  // chosen for op again, and the next candidate (the plain kernel for a library's, another
+  // place's for a device's) is chosen. Throws `why`, with what ruled the others out, when none is
+  // left.
+  static void Decline(OpInstance& op, const Error& why, const Place& place);
+
+ private:
+  // Choose, for data type `dt`.
+  static bool ChooseFor(OpInstance& op, DataType dt, const Place& place);
+};
 
 }  // namespace tide::core

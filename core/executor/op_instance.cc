@@ -1,6 +1,7 @@
 // op_instance.cc: building an op instance from its OpDesc and binding it to a scope.
 #include "core/executor/op_instance.h"
 
+#include "core/ir/var_names.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
 
@@ -20,7 +21,7 @@ std::vector<ArgBinding> MakeBindings(const VariableNameMap& m) {
 }
 }  // namespace
 
-OpInstance::OpInstance(const OpDesc& desc, int block_idx, size_t index)
+OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx, size_t index)
     : info_(&Registry::Global().GetOp(desc.type())),
       type_(desc.type()),
       label_(StrCat("op '", desc.type(), "' (block ", block_idx, ", #", index, ")")),
@@ -42,16 +43,22 @@ OpInstance::OpInstance(const OpDesc& desc, int block_idx, size_t index)
                  src.substr(5), "', which is not an int attribute");
     TIDE_ENFORCE(IsValidDataType(static_cast<int>(v->i)), label_, ": attribute '", src.substr(5),
                  "' is ", v->i, ", which is not a data type");
-    dtype_from_attr = static_cast<DataType>(v->i);
+    dtype_from_attr_ = static_cast<DataType>(v->i);
   } else {
     // The named input, or the first input in the proto's declared order that is bound.
     for (const auto& decl : info_->proto.inputs()) {
       if (!src.empty() && decl.name() != src) continue;
       for (size_t i = 0; i < inputs_.size(); ++i)
-        if (inputs_[i].param == decl.name() && !inputs_[i].names.empty()) dtype_input = static_cast<int>(i);
-      if (dtype_input >= 0) break;
+        if (inputs_[i].param == decl.name() && !inputs_[i].names.empty()) dtype_input_ = static_cast<int>(i);
+      if (dtype_input_ >= 0) break;
     }
   }
+  if (info_->run) return;  // no kernel, so no fallback kernel whose outputs go back
+  for (size_t b = 0; b < outputs_.size(); ++b)
+    for (size_t i = 0; i < outputs_[b].names.size(); ++i) {
+      const VarDesc* v = block.FindVarRecursive(outputs_[b].names[i]);
+      if (v && v->persistable()) persistable_outputs_.emplace_back(b, i);
+    }
 }
 
 void OpInstance::Bind(const Scope& scope) {
@@ -59,7 +66,7 @@ void OpInstance::Bind(const Scope& scope) {
     for (auto& b : list) {
       b.vars.clear();
       for (const auto& name : b.names) {
-        if (name == "@EMPTY@") {  // an output nobody wants (e.g. a gradient in no_grad_set)
+        if (name == kEmptyVarName) {  // an output nobody wants (e.g. a gradient in no_grad_set)
           b.vars.push_back(nullptr);
           continue;
         }
@@ -77,10 +84,8 @@ void OpInstance::Bind(const Scope& scope) {
     b.transforms.clear();
     b.transforms.resize(b.vars.size());
   }
-  watched.clear();
-  versions.clear();
-  watch_shapes = true;
-  outputs_checked = false;
+  shape_cache_.Reset();
+  outputs_checked_ = false;
 }
 
 }  // namespace tide::core

@@ -1,6 +1,8 @@
-// op_instance.h: an op prepared for running: its OpInfo, checked attributes (and their C
-// views), parameter bindings resolved to Variable pointers, its chosen kernel, and the tensor
-// versions it last inferred shapes for.
+// op_instance.h: an op prepared for running. What it is: its OpInfo, checked attributes (and
+// their C views), its parameters bound to Variable pointers. And what the run loop keeps for it
+// across runs, each part written by one module only: the chosen kernel (kernel_choice.h), the
+// inputs' conversions (data_transform.h), the shape cache (shape_cache.h), the outputs check
+// (run_checks.h) and the running kernel's own state (the host API's KernelContext_SetState).
 #pragma once
 
 #include <tide/plugin_api.h>
@@ -10,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "core/executor/shape_cache.h"
 #include "core/framework/scope.h"
 #include "core/ir/attribute.h"
+#include "core/ir/block_desc.h"
 #include "core/ir/op_desc.h"
 #include "core/plugin/c_handles.h"
 #include "core/registry/op_info.h"
@@ -20,6 +24,7 @@ namespace tide::core {
 
 class Executor;
 class PreparedBlock;
+struct TransformCounts;
 
 // What a conversion of an input was made from and for: while a later run's stamp is the same
 // (the same tensor, contents (Allocation::content_version), dims and LoD, and the same kernel
@@ -90,7 +95,8 @@ class KernelState {
 
 class OpInstance {
  public:
-  OpInstance(const OpDesc& desc, int block_idx, size_t index);
+  // `desc` is op `index` of `block`, the program's block `block_idx`.
+  OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx, size_t index);
   OpInstance(const OpInstance&) = delete;  // views_ point into attrs_
   OpInstance& operator=(const OpInstance&) = delete;
 
@@ -99,34 +105,41 @@ class OpInstance {
   const AttributeMap& attrs() const { return attrs_; }
   const AttrViews& attr_views() const { return *views_; }
   const std::vector<ArgBinding>& inputs() const { return inputs_; }
-  std::vector<ArgBinding>& mutable_inputs() { return inputs_; }
   const std::vector<ArgBinding>& outputs() const { return outputs_; }
   // Linear scans with strcmp: ops have a few parameters, and this avoids hashing on the hot path.
   const ArgBinding* FindInput(const char* param) const { return Find(inputs_, param); }
   const ArgBinding* FindOutput(const char* param) const { return Find(outputs_, param); }
   // "op 'mul' (block 0, #3)"
   const std::string& label() const { return label_; }
-
-  // Resolves every bound variable name in `scope` (and its parents).
-  void Bind(const Scope& scope);
-
-  // Kernel choice and shape-inference cache, owned by the executor's run loop.
-  const KernelEntry* kernel = nullptr;
-  OpKernelType kernel_key;
-  Place kernel_place;                    // the run's place, or another when falling back
-  DeviceContext* kernel_dctx = nullptr;  // kernel_place's context
-  int32_t library = 0;                   // the library asked for (a library's attribute or flag)
-  std::vector<const KernelEntry*> declined;  // kernels that refused to run this op (UNIMPLEMENTED)
-  int dtype_input = -1;            // index into inputs() that picks the dtype, or -1
-  DataType dtype_from_attr = TIDE_UNDEFINED;
-  bool watch_shapes = true;        // false when an input/output is not a LoDTensor
-  bool outputs_checked = false;    // the kernel's first run after Bind wrote its outputs
+  // Where the data type of its kernel comes from: an int attribute (the registered
+  // kernel_dtype_source "attr:<name>"), else the first variable of inputs()[dtype_input()].
+  DataType dtype_from_attr() const { return dtype_from_attr_; }
+  int dtype_input() const { return dtype_input_; }  // -1: none
   // Outputs bound to persistable variables, as (index into outputs(), index into its vars):
   // after a fallback kernel they go back to the run's place, so parameters live there.
-  std::vector<std::pair<size_t, size_t>> persistable_outputs;
-  std::vector<const LoDTensor*> watched;
-  std::vector<uint64_t> versions;
-  KernelState kernel_state;  // the running kernel's own, across runs
+  const std::vector<std::pair<size_t, size_t>>& persistable_outputs() const {
+    return persistable_outputs_;
+  }
+
+  // Resolves every bound variable name in `scope` (and its parents); what was kept for the last
+  // binding (the inputs' conversions, the shape cache, the outputs check) starts again.
+  void Bind(const Scope& scope);
+
+  // The kernel chosen (KernelChoice, kernel_choice.h), null until one is; the place it runs on
+  // (the run's, or another's when falling back) and that place's context; the library the op
+  // asks for (its attribute or flag; 0: plain).
+  const KernelEntry* kernel() const { return kernel_; }
+  const OpKernelType& kernel_key() const { return kernel_key_; }
+  const Place& kernel_place() const { return kernel_place_; }
+  DeviceContext* kernel_dctx() const { return kernel_dctx_; }
+  int32_t library() const { return library_; }
+
+  // Whether the kernel's first run since Bind was checked to write its outputs (run_checks.h).
+  bool outputs_checked() const { return outputs_checked_; }
+  // Whether its shapes need inferring again (shape_cache.h).
+  ShapeCache& shape_cache() { return shape_cache_; }
+  // The running kernel's own state, across runs (the host API's KernelContext_SetState).
+  KernelState kernel_state;
 
  private:
   static const ArgBinding* Find(const std::vector<ArgBinding>& list, const char* param) {
@@ -134,11 +147,35 @@ class OpInstance {
       if (SameName(b.param, param)) return &b;
     return nullptr;
   }
+
+  // What the op is: set by the constructor, read by all.
   const OpInfo* info_;
   std::string type_, label_;
   AttributeMap attrs_;
   std::unique_ptr<AttrViews> views_;  // points into attrs_
+  // Their vars are set by Bind; their transforms are data transform's.
   std::vector<ArgBinding> inputs_, outputs_;
+  int dtype_input_ = -1;
+  DataType dtype_from_attr_ = TIDE_UNDEFINED;
+  std::vector<std::pair<size_t, size_t>> persistable_outputs_;
+
+  // The chosen kernel: kernel choice writes it.
+  friend class KernelChoice;
+  const KernelEntry* kernel_ = nullptr;
+  OpKernelType kernel_key_;
+  Place kernel_place_;
+  DeviceContext* kernel_dctx_ = nullptr;
+  int32_t library_ = 0;
+  std::vector<const KernelEntry*> declined_;  // kernels that refused to run this op (UNIMPLEMENTED)
+
+  // The inputs' conversions (ArgBinding::transforms): data transform writes them.
+  friend void TransformInputs(OpInstance& op, TransformCounts* counts);
+
+  // The outputs check: run checks write it.
+  friend void CheckOutputsWritten(OpInstance& op);
+  bool outputs_checked_ = false;
+
+  ShapeCache shape_cache_;
 };
 
 }  // namespace tide::core

@@ -1,4 +1,4 @@
-// profiler.cc: the per-op time table.
+// profiler.cc: the per-op time table and timeline, and the run loop's timer that fills them.
 #include "core/executor/profiler.h"
 
 #include <algorithm>
@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+
+#include "core/executor/op_instance.h"
 
 namespace tide::core {
 namespace {
@@ -85,6 +87,16 @@ std::string OpProfileReport() {
     out += line;
   }
   return out;
+}
+
+void OpTimer::Stop(const OpInstance& op, uint64_t transforms) {
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  std::string kernel = op.kernel() ? op.kernel()->key.ToString() : std::string();
+  std::string name = op.type() + (kernel.empty() ? "" : " " + kernel);
+  if (transforms != transforms_) name += " +transforms";
+  RecordOpTime(name, ms);
+  RecordOpEvent(op.type(), kernel, start_, ms);
 }
 
 }  // namespace tide::core

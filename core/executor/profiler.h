@@ -1,5 +1,6 @@
 // profiler.h: per-op wall time (--profile_ops): which kernels and transforms a program spends its
-// time in. Off by default: the run loop then pays one flag check per op.
+// time in, recorded by the run loop's hook (OpTimer). Off by default: the loop then pays one test
+// per op.
 #pragma once
 
 #include <chrono>
@@ -37,5 +38,25 @@ std::vector<OpProfile> OpProfiles();
 void ResetOpProfiles();
 // A table of OpProfiles().
 std::string OpProfileReport();
+
+class OpInstance;
+
+// The run loop's profiling hook (--profile_ops): times each op, its input conversions and the
+// release of its temporaries included, into the table (under its type and kernel, "+transforms"
+// when it converted inputs) and the timeline. Off, the loop has no timer and pays one test an op.
+class OpTimer {
+ public:
+  // Before the op; `transforms`: the run's input conversions so far.
+  void Start(uint64_t transforms) {
+    start_ = std::chrono::steady_clock::now();
+    transforms_ = transforms;
+  }
+  // After it.
+  void Stop(const OpInstance& op, uint64_t transforms);
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  uint64_t transforms_ = 0;
+};
 
 }  // namespace tide::core

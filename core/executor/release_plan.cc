@@ -61,4 +61,16 @@ std::vector<std::vector<std::string>> PlanReleases(const ProgramDesc& program, i
   return releases;
 }
 
+// Below this a temporary keeps its memory: giving it back and taking it again costs about 30 ns
+// an op (a chain of 1000 tiny adds: 146 -> 178 ns an op), more than so small a tensor saves.
+constexpr size_t kMinReleasedBytes = 64 << 10;
+
+void ReleaseTemporaries(const std::vector<Variable*>& vars) {
+  for (Variable* v : vars) {
+    if (!v->IsType<LoDTensor>()) continue;
+    LoDTensor* t = v->GetMutable<LoDTensor>();
+    if (t->memory_size() >= kMinReleasedBytes) t->Clear();
+  }
+}
+
 }  // namespace tide::core

@@ -25,9 +25,10 @@ void BindExecutor(py::module_& m) {
         std::vector<std::pair<std::string, std::string>> out;
         for (size_t i = 0; i < p.num_ops(); ++i) {
           const OpInstance& op = p.op(i);
-          out.emplace_back(op.type(), op.kernel ? op.kernel->key.ToString() + " from " + op.kernel->plugin +
-                                                      " on " + op.kernel_place.ToString()
-                                                : std::string(op.info().run ? "(runs without a kernel)" : "(not chosen yet)"));
+          std::string choice = op.info().run ? "(runs without a kernel)" : "(not chosen yet)";
+          if (const KernelEntry* k = op.kernel())
+            choice = k->key.ToString() + " from " + k->plugin + " on " + op.kernel_place().ToString();
+          out.emplace_back(op.type(), choice);
         }
         return out;
       });

@@ -220,7 +220,7 @@ class Net {
     for (size_t i = 0; i < prepared->num_ops(); ++i) {
       const core::OpInstance& op = prepared->op(i);
       if (op.type() == "feed" || op.type() == "fetch") continue;
-      res.kernels.emplace_back(op.type(), op.kernel_key);
+      res.kernels.emplace_back(op.type(), op.kernel_key());
     }
     res.counts = prepared->transform_counts();
     return res;

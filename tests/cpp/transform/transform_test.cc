@@ -81,8 +81,8 @@ TEST_F(TransformTest, CopiesAroundAFallbackAreCountedAndCorrect) {
   *scope.Var("bias")->GetMutable<LoDTensor>() = Host({1}, {0.5f});
   Executor exe(Place("sim", 0));
   auto prepared = exe.Prepare(ReluMatmulAdd(), 0, {"x"}, {"out"});
-  EXPECT_EQ(prepared->op(2).kernel_key.ToString(), "{cpu, float32, ANY, plain}");  // matmul_v2 falls back
-  EXPECT_EQ(prepared->op(1).kernel_key.ToString(), "{sim, float32, ANY, plain}");  // relu stays
+  EXPECT_EQ(prepared->op(2).kernel_key().ToString(), "{cpu, float32, ANY, plain}");  // matmul_v2 falls back
+  EXPECT_EQ(prepared->op(1).kernel_key().ToString(), "{sim, float32, ANY, plain}");  // relu stays
   LoDTensor x = Host({2, 3}, {1, -2, 3, -4, 5, -6});
   uint64_t allocs_after_first = 0;
   for (int run = 0; run < 3; ++run) {

@@ -1,0 +1,111 @@
+// feed_fetch.cc: the feed and fetch ops a prepared block runs, and the lists they work on.
+#include "core/executor/feed_fetch.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/executor/data_transform.h"
+
+namespace tide::core {
+
+void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
+                     const std::vector<std::string>& fetches, std::vector<std::string>* feed_out,
+                     std::vector<std::string>* fetch_out) {
+  for (const auto& name : feeds)
+    TIDE_ENFORCE(block->FindVarRecursive(name) != nullptr, "cannot feed '", name,
+                 "': no variable of that name in block ", block->idx(), " or its parents");
+  std::vector<std::pair<int, std::string>> have_feed, have_fetch;
+  auto col_of = [](const OpDesc& op) {
+    const int32_t* col = std::get_if<int32_t>(&op.GetAttr("col"));
+    TIDE_ENFORCE(col != nullptr, "op '", op.type(), "': attribute 'col' must be an int");
+    return *col;
+  };
+  for (OpDesc* op : block->AllOps()) {
+    const bool feed = op->type() == "feed", fetch = op->type() == "fetch";
+    if (!(feed || fetch) || !op->HasAttr("col")) continue;
+    const char* param = feed ? "Out" : "X";
+    const auto& args = feed ? op->Output(param) : op->Input(param);
+    TIDE_ENFORCE(args.size() == 1, "op '", op->type(), "' (col ", col_of(*op), ") must have one ",
+                 param, " variable, has ", args.size());
+    (feed ? have_feed : have_fetch).emplace_back(col_of(*op), args[0]);
+  }
+  auto targets = [](std::vector<std::pair<int, std::string>> v) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::string> out;
+    for (auto& p : v) out.push_back(p.second);
+    return out;
+  };
+  if (!have_feed.empty()) {
+    *feed_out = targets(have_feed);
+    auto a = *feed_out, b = feeds;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    TIDE_ENFORCE(b.empty() || a == b, "the program already feeds [", StrCat(a.size()),
+                 " variable(s)] through its feed ops; feed exactly those");
+  } else if (!feeds.empty()) {
+    VarDesc* fv = block->Var(kFeedVarName);
+    fv->set_type(TIDE_VAR_FEED_MINIBATCH);
+    fv->set_persistable(true);
+    for (size_t i = feeds.size(); i-- > 0;) {
+      OpDesc* op = block->PrependOp();
+      *op = OpDesc("feed", {{"X", {kFeedVarName}}}, {{"Out", {feeds[i]}}},
+                   {{"col", static_cast<int32_t>(i)}});
+      op->set_block(block);
+    }
+    *feed_out = feeds;
+  }
+  if (!have_fetch.empty()) {
+    *fetch_out = targets(have_fetch);
+  } else if (!fetches.empty()) {
+    VarDesc* fv = block->Var(kFetchVarName);
+    fv->set_type(TIDE_VAR_FETCH_LIST);
+    fv->set_persistable(true);
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      TIDE_ENFORCE(block->FindVarRecursive(fetches[i]) != nullptr, "cannot fetch '", fetches[i],
+                   "': no variable of that name in block ", block->idx(), " or its parents");
+      OpDesc* op = block->AppendOp();
+      *op = OpDesc("fetch", {{"X", {fetches[i]}}}, {{"Out", {kFetchVarName}}},
+                   {{"col", static_cast<int32_t>(i)}});
+      op->set_block(block);
+    }
+    *fetch_out = fetches;
+  }
+}
+
+void CheckFeed(const VarDesc& desc, const LoDTensor& t) {
+  const std::string& name = desc.name();
+  TIDE_ENFORCE(t.initialized(), "feed '", name, "' holds no data");
+  if (desc.dtype() != TIDE_UNDEFINED && t.dtype() != desc.dtype())
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "feed '", name, "': data type ", DataTypeName(t.dtype()),
+              " does not match the variable's ", DataTypeName(desc.dtype()));
+  const auto& want = desc.shape();
+  if (!want.empty()) {
+    bool ok = static_cast<int>(want.size()) == t.dims().size();
+    for (size_t d = 0; ok && d < want.size(); ++d)
+      ok = want[d] < 0 || want[d] == t.dims()[static_cast<int>(d)];
+    if (!ok)
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "feed '", name, "': shape ", t.dims().ToString(),
+                " does not match the variable's ", DDim(want).ToString(), " (-1 matches any size)");
+  }
+  std::string lod_error = CheckLoD(t.lod(), t.dims().size() ? t.dims()[0] : 0);
+  TIDE_ENFORCE(lod_error.empty(), "feed '", name, "': invalid LoD ", LoDToString(t.lod()), ": ",
+               lod_error);
+}
+
+void SetFeedList(Scope* scope, const std::vector<LoDTensor>& feeds) {
+  auto* list = scope->Var(kFeedVarName)->GetMutable<FeedList>();
+  list->assign(feeds.begin(), feeds.end());
+}
+
+std::vector<LoDTensor> TakeFetchList(Scope* scope, size_t count) {
+  auto* list = scope->Var(kFetchVarName)->GetMutable<FetchList>();
+  TIDE_ENFORCE(list->size() == count, "the fetch ops produced ", list->size(), " result(s) for ",
+               count, " fetch target(s)");
+  std::vector<LoDTensor> out(std::make_move_iterator(list->begin()),
+                             std::make_move_iterator(list->end()));
+  list->clear();
+  for (auto& t : out) ToPlainLayout(&t);
+  return out;
+}
+
+}  // namespace tide::core

@@ -1,0 +1,34 @@
+// feed_fetch.h: how a run's inputs and outputs pass through a program, as in Fluid: feed ops
+// copy column `col` of the feed list into their variable, fetch ops copy theirs into column `col`
+// of the fetch list. Prepare adds those ops; Run fills the one list and empties the other.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/framework/scope.h"
+#include "core/ir/block_desc.h"
+
+namespace tide::core {
+
+constexpr const char* kFeedVarName = "feed";
+constexpr const char* kFetchVarName = "fetch";
+
+// Adds feed ops (prepended) and fetch ops (appended) to `block` for `feeds` and `fetches`,
+// unless it has them already (a saved inference model does); returns the feed and fetch targets
+// in column order. Errors name a feed or fetch target the block does not declare.
+void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
+                     const std::vector<std::string>& fetches, std::vector<std::string>* feed_out,
+                     std::vector<std::string>* fetch_out);
+
+// Checks the tensor fed to variable `desc`: it holds data of the declared data type and a shape
+// the declared one matches (-1 matches any size), with a valid LoD. Errors name the feed.
+void CheckFeed(const VarDesc& desc, const LoDTensor& t);
+
+// Puts `feeds` in `scope`'s feed list, for the feed ops.
+void SetFeedList(Scope* scope, const std::vector<LoDTensor>& feeds);
+// Takes the `count` results the fetch ops left in `scope`'s fetch list, in a plain layout; the
+// list is left empty, so the next run's results never alias these.
+std::vector<LoDTensor> TakeFetchList(Scope* scope, size_t count);
+
+}  // namespace tide::core

@@ -1,0 +1,50 @@
+// kernel_outputs.cc: see kernel_outputs.h.
+#include "core/executor/kernel_outputs.h"
+
+#include "core/framework/tensor_util.h"
+
+namespace tide::core {
+
+void LabelOutputLayouts(const OpInstance& op) {
+  const TideLayout layout = op.kernel_key().layout;
+  for (const auto& b : op.outputs())
+    for (Variable* v : b.vars)
+      if (v && v->IsType<LoDTensor>()) {
+        auto* t = v->GetMutable<LoDTensor>();
+        if (t->layout() != TIDE_LAYOUT_ANY && t->layout() != layout) {
+          t->set_layout(layout);
+          t->set_format(0);
+        }
+      }
+}
+
+void TouchOutputs(const OpInstance& op) {
+  for (const auto& b : op.outputs())
+    for (Variable* v : b.vars)
+      if (v && v->IsType<LoDTensor>()) {
+        const LoDTensor& t = v->Get<LoDTensor>();
+        if (t.holder()) t.holder()->Touch();
+      }
+}
+
+void DropUnbackedOutputs(const OpInstance& op) {
+  for (const auto& b : op.outputs())
+    for (Variable* v : b.vars) {
+      if (!v || !v->IsType<LoDTensor>()) continue;
+      LoDTensor* t = v->GetMutable<LoDTensor>();
+      if (!t->initialized() || t->dims().size() == 0) continue;
+      const size_t need = static_cast<size_t>(t->numel()) * SizeOf(t->dtype());
+      if (t->memory_size() < need) t->Clear();
+    }
+}
+
+void ReturnPersistableOutputs(const OpInstance& op, const Place& place, DeviceContext* dctx) {
+  for (const auto& [b, i] : op.persistable_outputs()) {
+    Variable* v = op.outputs()[b].vars[i];
+    if (!v || !v->IsType<LoDTensor>()) continue;
+    LoDTensor* t = v->GetMutable<LoDTensor>();
+    if (t->initialized() && t->place() != place) TensorCopySync(*t, place, t, dctx);
+  }
+}
+
+}  // namespace tide::core
