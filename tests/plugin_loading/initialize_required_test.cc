@@ -5,8 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <string>
+#include <vector>
 
 #include "core/executor/executor.h"
 #include "core/host/initialize.h"
@@ -16,33 +15,27 @@ namespace tide::core {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using ::testing::Not;
+using ::testing::ThrowsMessage;
 
 // One test, so that nothing in this process starts the core before it looks.
 TEST(InitializeRequired, NothingRunsBeforeInitializeAndTheErrorNamesIt) {
   ASSERT_FALSE(Registry::Global().initialized()) << "something started the core already";
   EXPECT_EQ(Registry::Global().NumOps(), 0u) << "the registry starts empty";
-  EXPECT_THAT(ErrorOf([] { Executor exe(HostPlace()); }),
-              HasSubstr("call tide::core::Initialize() (core/host/initialize.h) once first"));
-  EXPECT_THAT(ErrorOf([] { Registry::Global().GetOp("feed"); }),
-              HasSubstr("tide::core::Initialize() (core/host/initialize.h) has not been called"));
-  EXPECT_THAT(ErrorOf([] { CheckedDevice(HostPlace()); }),
-              HasSubstr("tide::core::Initialize() (core/host/initialize.h) has not been called"));
+  EXPECT_THAT([] { Executor exe(HostPlace()); },
+              ThrowsMessage<Error>(
+                  HasSubstr("call tide::core::Initialize() (core/host/initialize.h) once first")));
+  const auto not_called =
+      HasSubstr("tide::core::Initialize() (core/host/initialize.h) has not been called");
+  EXPECT_THAT([] { Registry::Global().GetOp("feed"); }, ThrowsMessage<Error>(not_called));
+  EXPECT_THAT([] { CheckedDevice(HostPlace()); }, ThrowsMessage<Error>(not_called));
 
   Initialize();
   EXPECT_TRUE(Registry::Global().initialized());
   for (const char* op : {"feed", "fetch", "delete_var"})
     EXPECT_NE(Registry::Global().FindOp(op), nullptr) << op << " is registered by Initialize()";
-  EXPECT_THAT(ErrorOf([] { Registry::Global().GetOp("no_such_op"); }),
-              ::testing::Not(HasSubstr("Initialize()")));
+  EXPECT_THAT([] { Registry::Global().GetOp("no_such_op"); },
+              ThrowsMessage<Error>(Not(HasSubstr("Initialize()"))));
 
   Executor exe(HostPlace());
   ProgramDesc program;
