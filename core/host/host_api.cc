@@ -432,9 +432,10 @@ TideStatus* RRunBlock(TideOpRunContext* c, int32_t block_idx, TideScope* scope) 
 
 TideHostApi MakeTable() {
   TideHostApi h{};
-  // The last field: every function the table has (TIDE_HOST_FN checks against it).
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, KernelContext_SetState);
-  static_assert(TIDE_STRUCT_SIZE(TideHostApi, KernelContext_SetState) == sizeof(TideHostApi),
+  // The last field: every function the table has (TIDE_HOST_FN checks against it). Entries
+  // are set in the header's order, section by section.
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddDataTypeCast);
+  static_assert(TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddDataTypeCast) == sizeof(TideHostApi),
                 "struct_size must name the table's last field");
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
@@ -446,27 +447,35 @@ TideHostApi MakeTable() {
   h.Flag_Get = FlagGet;
   h.PlaceKind_Id = PlaceKindIdC;
   h.PlaceKind_Name = PlaceKindNameC;
+  h.DeviceContext_Place = DeviceContextPlace;
+  h.DeviceContext_Extension = DeviceContextExtension;
+  h.DeviceContext_Synchronize = DeviceContextSynchronize;
+  h.DeviceContext_Memset = DeviceContextMemset;
+  h.KernelContext_Attr = KAttr;
+  h.InferShape_Attr = IAttr;
+  h.GradMaker_Attr = GAttr;
+  h.OpRun_Attr = RAttr;
+  h.Tensor_Create = TensorCreate;
+  h.Tensor_Destroy = TensorDestroy;
   h.Tensor_DataType = TensorDataType;
   h.Tensor_Rank = TensorRank;
   h.Tensor_Dims = TensorDims;
   h.Tensor_Numel = TensorNumel;
-  h.Tensor_Layout = TensorLayout;
-  h.Tensor_SetLayout = TensorSetLayout;
   h.Tensor_Place = TensorPlace;
   h.Tensor_Data = TensorData;
+  h.Tensor_ContentVersion = TensorContentVersion;
+  h.Tensor_Layout = TensorLayout;
+  h.Tensor_SetLayout = TensorSetLayout;
+  h.Tensor_Format = TensorFormat;
+  h.Tensor_SetFormat = TensorSetFormat;
   h.Tensor_Resize = TensorResize;
   h.Tensor_MutableData = TensorMutableData;
   h.Tensor_ShareDataWith = TensorShareDataWith;
+  h.Tensor_AdoptData = TensorAdoptData;
   h.Tensor_CopyTo = TensorCopyTo;
   h.Tensor_LoDLevels = TensorLoDLevels;
   h.Tensor_LoD = TensorLoD;
   h.Tensor_SetLoD = TensorSetLoD;
-  h.Tensor_Create = TensorCreate;
-  h.Tensor_Destroy = TensorDestroy;
-  h.Variable_Type = VariableType;
-  h.Variable_GetTensor = VariableGetTensor;
-  h.Variable_GetSelectedRows = VariableGetSelectedRows;
-  h.Variable_GetTensorArray = VariableGetTensorArray;
   h.SelectedRows_Height = SelectedRowsHeight;
   h.SelectedRows_SetHeight = SelectedRowsSetHeight;
   h.SelectedRows_Rows = SelectedRowsRows;
@@ -475,17 +484,19 @@ TideHostApi MakeTable() {
   h.TensorArray_Size = TensorArraySize;
   h.TensorArray_Resize = TensorArrayResize;
   h.TensorArray_At = TensorArrayAt;
+  h.Variable_Type = VariableType;
+  h.Variable_GetTensor = VariableGetTensor;
+  h.Variable_GetSelectedRows = VariableGetSelectedRows;
+  h.Variable_GetTensorArray = VariableGetTensorArray;
+  h.Variable_GetRankTable = VariableGetRankTable;
   h.Scope_FindVar = ScopeFindVar;
+  h.Scope_FindLocalVar = ScopeFindLocalVar;
   h.Scope_Var = ScopeVar;
   h.Scope_NewScope = ScopeNewScope;
   h.Scope_DropKids = ScopeDropKids;
-  h.DeviceContext_Place = DeviceContextPlace;
-  h.DeviceContext_Extension = DeviceContextExtension;
-  h.DeviceContext_Synchronize = DeviceContextSynchronize;
   h.KernelContext_OpType = KOpType;
   h.KernelContext_Place = KPlace;
   h.KernelContext_DeviceContext = KDeviceContext;
-  h.KernelContext_Attr = KAttr;
   h.KernelContext_InputCount = KInputCount;
   h.KernelContext_OutputCount = KOutputCount;
   h.KernelContext_InputVar = KInputVar;
@@ -499,7 +510,6 @@ TideHostApi MakeTable() {
   h.KernelContext_SetState = KSetState;
   h.InferShape_OpType = IOpType;
   h.InferShape_IsRuntime = IIsRuntime;
-  h.InferShape_Attr = IAttr;
   h.InferShape_InputCount = IInputCount;
   h.InferShape_OutputCount = IOutputCount;
   h.InferShape_InputName = IInputName;
@@ -510,7 +520,21 @@ TideHostApi MakeTable() {
   h.InferShape_SetOutputDataType = ISetOutputDataType;
   h.InferShape_InputVarType = IInputVarType;
   h.InferShape_SetOutputVarType = ISetOutputVarType;
+  h.InferShape_InputLoDLevel = IInputLoDLevel;
+  h.InferShape_SetOutputLoDLevel = ISetOutputLoDLevel;
   h.InferShape_ShareLoD = IShareLoD;
+  h.OpRun_OpType = ROpType;
+  h.OpRun_Scope = RScope;
+  h.OpRun_Place = RPlace;
+  h.OpRun_DeviceContext = RDeviceContext;
+  h.OpRun_Inputs = RInputs;
+  h.OpRun_Outputs = ROutputs;
+  h.OpRun_RunBlock = RRunBlock;
+  h.Variable_GetStepScopes = VariableGetStepScopes;
+  h.StepScopes_Size = StepScopesSize;
+  h.StepScopes_At = StepScopesAt;
+  h.StepScopes_Push = StepScopesPush;
+  h.StepScopes_Clear = StepScopesClear;
   h.GradMaker_OpType = GOpType;
   h.GradMaker_InputParams = GInputParams;
   h.GradMaker_OutputParams = GOutputParams;
@@ -518,41 +542,18 @@ TideHostApi MakeTable() {
   h.GradMaker_Output = GOutput;
   h.GradMaker_InputGrad = GInputGrad;
   h.GradMaker_OutputGrad = GOutputGrad;
-  h.GradMaker_Attr = GAttr;
+  h.GradMaker_GradBlock = GGradBlock;
   h.GradMaker_NewOp = GNewOp;
   h.GradOp_SetInput = GSetInput;
   h.GradOp_SetOutput = GSetOutput;
   h.GradOp_SetAttr = GSetAttr;
   h.GradOp_CopyAttrs = GCopyAttrs;
-  h.OpRun_OpType = ROpType;
-  h.OpRun_Scope = RScope;
-  h.OpRun_Place = RPlace;
-  h.OpRun_DeviceContext = RDeviceContext;
-  h.OpRun_Attr = RAttr;
-  h.OpRun_Inputs = RInputs;
-  h.OpRun_Outputs = ROutputs;
-  h.OpRun_RunBlock = RRunBlock;
   h.Registrar_AddOp = RegistrarAddOp;
   h.Registrar_AddKernel = RegistrarAddKernel;
+  h.Registrar_AddLibrary = RegistrarAddLibrary;
   h.Registrar_AddDevice = RegistrarAddDevice;
-  h.Tensor_Format = TensorFormat;
-  h.Tensor_SetFormat = TensorSetFormat;
   h.Registrar_AddLayoutTransform = RegistrarAddLayoutTransform;
   h.Registrar_AddDataTypeCast = RegistrarAddDataTypeCast;
-  h.Tensor_AdoptData = TensorAdoptData;
-  h.Variable_GetStepScopes = VariableGetStepScopes;
-  h.StepScopes_Size = StepScopesSize;
-  h.StepScopes_At = StepScopesAt;
-  h.StepScopes_Push = StepScopesPush;
-  h.StepScopes_Clear = StepScopesClear;
-  h.GradMaker_GradBlock = GGradBlock;
-  h.Scope_FindLocalVar = ScopeFindLocalVar;
-  h.Variable_GetRankTable = VariableGetRankTable;
-  h.InferShape_InputLoDLevel = IInputLoDLevel;
-  h.InferShape_SetOutputLoDLevel = ISetOutputLoDLevel;
-  h.Registrar_AddLibrary = RegistrarAddLibrary;
-  h.DeviceContext_Memset = DeviceContextMemset;
-  h.Tensor_ContentVersion = TensorContentVersion;
   return h;
 }
 

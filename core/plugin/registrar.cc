@@ -157,7 +157,8 @@ TideStatus* RegistrarAddLibrary(TideRegistrar* r, const TideLibraryDef* def) {
 TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
   return StatusGuard([&] {
     TIDE_ENFORCE(r && def, "Registrar_AddDevice: null argument");
-    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideDeviceDef, context_extension),
+    // Every field of TideDeviceDef is ABI 1.0's (optional entries are NULL, not absent).
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideDeviceDef, finalize),
                  "Registrar_AddDevice: TideDeviceDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
     auto d = std::make_unique<DeviceInfo>();
     d->kind_name = Str(def->kind);

@@ -1266,7 +1266,7 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, dlpack_device_type);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, finalize);
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();
     d.initial_memory_mb_default = DefaultInitialMemoryMb();

@@ -7,8 +7,14 @@
  *    appended; a reader checks `struct_size >=` the end of a field before touching it.
  *  - Functions that can fail return a TideStatus* (NULL = success). The caller owns a returned
  *    status and frees it with TideHostApi.Status_Free.
- *  - Every pointer's owner and lifetime is written beside it. "Borrowed" means the callee may
+ *  - Every pointer's owner and lifetime, and the threads each function may be called from, are
+ *    written beside it or in the rule that opens its section. "Borrowed" means the callee may
  *    read it only for the duration of the call.
+ *
+ * The file reads top down by object: status, logging, data types and places, attributes,
+ * tensors and variables, contexts and the callbacks that receive them, registration records,
+ * devices (TideDeviceDef, with the rule for which device callbacks run concurrently), plugin
+ * info, the host table (TideHostApi, in the same sections) and the exported symbols.
  *
  * A plugin exports two symbols (see the end of this file): tide_plugin_info and
  * tide_plugin_register. Most authors never touch this header: tide/plugin.hpp wraps it. */
@@ -38,8 +44,12 @@
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------------------------------ */
-/* Enumerations. Values match proto/framework.proto so they can be stored in programs.         */
+/* Enumerations whose values match proto/framework.proto, so that they can be stored in
+ * programs: TideDataType, TideVarType, TideAttrType. */
+
+/* ========================================================================================== */
+/* Status and errors                                                                          */
+/* ========================================================================================== */
 
 typedef enum TideCode {
   TIDE_OK = 0,
@@ -54,6 +64,27 @@ typedef enum TideCode {
   TIDE_INTERNAL = 9,
 } TideCode;
 
+/* An error: a code and a message. NULL means success. Made with TideHostApi.Status_Create,
+ * owned by whoever holds it: a plugin callback returns it to the core (which frees it); a host
+ * function returns it to the plugin (which frees it with Status_Free or returns it on). */
+typedef struct TideStatus TideStatus;
+
+/* ========================================================================================== */
+/* Logging                                                                                    */
+/* ========================================================================================== */
+
+typedef enum TideLogSeverity {
+  TIDE_LOG_INFO = 0,
+  TIDE_LOG_WARNING = 1,
+  TIDE_LOG_ERROR = 2,
+} TideLogSeverity;
+
+/* ========================================================================================== */
+/* Data types, layouts and places                                                             */
+/* ========================================================================================== */
+
+/* Element types. Their names and sizes are one table, tide/plugin/data_type.hpp, which the core
+ * and the Python package read too. */
 typedef enum TideDataType {
   TIDE_UNDEFINED = -1,
   TIDE_BOOL = 0,
@@ -78,17 +109,19 @@ typedef enum TideLayout {
   TIDE_LAYOUT_OPAQUE = 3,
 } TideLayout;
 
-typedef enum TideVarType {
-  TIDE_VAR_UNINITIALIZED = -1,
-  TIDE_VAR_LOD_TENSOR = 7,
-  TIDE_VAR_SELECTED_ROWS = 8,
-  TIDE_VAR_FEED_MINIBATCH = 9,
-  TIDE_VAR_FETCH_LIST = 10,
-  TIDE_VAR_STEP_SCOPES = 11,
-  TIDE_VAR_LOD_RANK_TABLE = 12,
-  TIDE_VAR_LOD_TENSOR_ARRAY = 13,
-  TIDE_VAR_RAW = 17,
-} TideVarType;
+/* oneDNN's name for the opaque layout (its plugin and tests use it). */
+#define TIDE_LAYOUT_ONEDNN TIDE_LAYOUT_OPAQUE
+
+/* A place: a device kind (an id the host interns from a name such as "cpu" or "gpu", see
+ * TideHostApi.PlaceKind_Id) and a device ordinal. A plain value, copied freely. */
+typedef struct TidePlace {
+  int32_t kind;
+  int32_t device;
+} TidePlace;
+
+/* ========================================================================================== */
+/* Attributes                                                                                 */
+/* ========================================================================================== */
 
 typedef enum TideAttrType {
   TIDE_ATTR_INT = 0,
@@ -109,52 +142,9 @@ typedef enum TideAttrType {
   TIDE_ATTR_FLOAT64 = 15,  /* double precision (e.g. a float64 kernel's epsilon or beta) */
 } TideAttrType;
 
-/* Flags of an op's input or output argument (OpProto.Var). */
-enum {
-  TIDE_ARG_DUPLICABLE = 1,   /* takes a list of variables */
-  TIDE_ARG_DISPENSABLE = 2,  /* may be absent */
-  TIDE_ARG_INTERMEDIATE = 4, /* an output only the op itself (or its grad) reads */
-};
-
-typedef enum TideLogSeverity {
-  TIDE_LOG_INFO = 0,
-  TIDE_LOG_WARNING = 1,
-  TIDE_LOG_ERROR = 2,
-} TideLogSeverity;
-
-typedef enum TideCopyKind {
-  TIDE_COPY_HOST_TO_DEVICE = 0,
-  TIDE_COPY_DEVICE_TO_HOST = 1,
-  TIDE_COPY_DEVICE_TO_DEVICE = 2, /* within one device */
-} TideCopyKind;
-
-/* ------------------------------------------------------------------------------------------ */
-/* Opaque handles. All are owned by the core unless a comment says otherwise.                  */
-
-typedef struct TideStatus TideStatus;
-typedef struct TideTensor TideTensor;             /* a LoDTensor */
-typedef struct TideSelectedRows TideSelectedRows; /* rows + height + value tensor */
-typedef struct TideTensorArray TideTensorArray;   /* a LoDTensorArray */
-typedef struct TideVariable TideVariable;         /* a named slot in a scope */
-typedef struct TideScope TideScope;
-typedef struct TideStepScopes TideStepScopes;     /* a list of scopes (a loop's iterations) */
-typedef struct TideDeviceContext TideDeviceContext; /* the core's context for one place */
-typedef struct TideKernelContext TideKernelContext;
-typedef struct TideInferShapeContext TideInferShapeContext;
-typedef struct TideGradOpMaker TideGradOpMaker;
-typedef struct TideGradOp TideGradOp;
-typedef struct TideOpRunContext TideOpRunContext;
-typedef struct TideRegistrar TideRegistrar;
-
-/* A place: a device kind (an id the host interns from a name such as "cpu" or "gpu", see
- * TideHostApi.PlaceKind_Id) and a device ordinal. A plain value, copied freely. */
-typedef struct TidePlace {
-  int32_t kind;
-  int32_t device;
-} TidePlace;
-
 /* An attribute value. Arrays and strings are borrowed from whoever holds the value: for values
- * the host returns, they live as long as the op they came from. */
+ * the host returns, they live as long as the op they came from (see the Attributes section of
+ * TideHostApi); for values a plugin passes in, the host copies what it keeps. */
 typedef struct TideAttrValue {
   size_t struct_size;
   TideAttrType type;
@@ -171,21 +161,89 @@ typedef struct TideAttrValue {
   const double* doubles;      /* FLOAT64S */
 } TideAttrValue;
 
-/* ------------------------------------------------------------------------------------------ */
+/* ========================================================================================== */
+/* Tensors, variables and scopes: opaque handles to core objects. The core owns every one      */
+/* (a tensor from Tensor_Create is the caller's); see TideHostApi for how long each is valid.  */
+/* ========================================================================================== */
+
+typedef struct TideTensor TideTensor;             /* a LoDTensor */
+typedef struct TideSelectedRows TideSelectedRows; /* rows + height + value tensor */
+typedef struct TideTensorArray TideTensorArray;   /* a LoDTensorArray */
+typedef struct TideVariable TideVariable;         /* a named slot in a scope */
+typedef struct TideScope TideScope;
+typedef struct TideStepScopes TideStepScopes;     /* a list of scopes (a loop's iterations) */
+
+/* What a variable holds. */
+typedef enum TideVarType {
+  TIDE_VAR_UNINITIALIZED = -1,
+  TIDE_VAR_LOD_TENSOR = 7,
+  TIDE_VAR_SELECTED_ROWS = 8,
+  TIDE_VAR_FEED_MINIBATCH = 9,
+  TIDE_VAR_FETCH_LIST = 10,
+  TIDE_VAR_STEP_SCOPES = 11,
+  TIDE_VAR_LOD_RANK_TABLE = 12,
+  TIDE_VAR_LOD_TENSOR_ARRAY = 13,
+  TIDE_VAR_RAW = 17,
+} TideVarType;
+
+/* ========================================================================================== */
+/* Contexts, and the plugin callbacks that receive them                                       */
+/* ========================================================================================== */
+
+/* The core's context for one place (one per place, shared by every executor and thread that
+ * runs there; see TideDeviceDef). Valid until the process ends. */
+typedef struct TideDeviceContext TideDeviceContext;
+/* What a callback is handed. Each is the core's and valid only during that callback. */
+typedef struct TideKernelContext TideKernelContext;
+typedef struct TideInferShapeContext TideInferShapeContext;
+typedef struct TideGradOpMaker TideGradOpMaker;
+typedef struct TideGradOp TideGradOp;
+typedef struct TideOpRunContext TideOpRunContext;
+
 /* Callbacks a plugin registers. `user_data` is the pointer given at registration, owned by the
  * plugin and never touched by the core. Each returns NULL on success or a status made with
- * TideHostApi.Status_Create. None may throw.                                                   */
-
+ * TideHostApi.Status_Create, which the core frees. None may throw.
+ * Threads:
+ *  - TideKernelFn and TideOpRunFn run on the thread of the executor running the op (the caller
+ *    of a run: a C++ thread, or Python's with the GIL released). Several executors may run at
+ *    once on several threads, so kernels of different ops (and of one op type) run
+ *    concurrently; one op of one prepared program runs on one thread at a time (a prepared
+ *    program is not run from two threads at once), which is what makes KernelContext_State
+ *    lock-free.
+ *  - TideInferShapeFn runs on the thread building the program (compile time) or running it.
+ *  - TideGradMakerFn runs on the thread that appends the backward pass.
+ *  - TideAttrCheckFn runs where an op's attributes are checked: when the op is added to a
+ *    program or prepared for running.
+ *  Any of them may run concurrently with another call of the same callback on another thread:
+ *  keep `user_data` read-only or lock it. */
 typedef TideStatus* (*TideKernelFn)(TideKernelContext* ctx, void* user_data);
 typedef TideStatus* (*TideInferShapeFn)(TideInferShapeContext* ctx, void* user_data);
 typedef TideStatus* (*TideGradMakerFn)(TideGradOpMaker* maker, void* user_data);
 typedef TideStatus* (*TideOpRunFn)(TideOpRunContext* ctx, void* user_data);
 /* Checks one attribute value after defaults are filled; `value` is borrowed. */
 typedef TideStatus* (*TideAttrCheckFn)(const TideAttrValue* value, void* user_data);
+/* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast
+ * (same layout). The core has set out's dims; the function allocates out with
+ * Tensor_MutableData and must not keep either pointer. Runs on the thread that needs the
+ * conversion (an executor's, or one reading a tensor out), concurrently with other calls. */
+typedef TideStatus* (*TideTransformFn)(const TideTensor* in, TideTensor* out, TideDeviceContext* ctx,
+                                       void* user_data);
 
-/* ------------------------------------------------------------------------------------------ */
-/* Registration records. All strings and arrays are borrowed for the duration of the
- * Registrar_* call; the core copies what it keeps.                                             */
+/* ========================================================================================== */
+/* Registration records: what a plugin hands TideHostApi.Registrar_*. All strings and arrays  */
+/* are borrowed for the duration of the call; the core copies what it keeps. Function         */
+/* pointers and user_data must stay valid while the process runs (plugins are never unloaded). */
+/* ========================================================================================== */
+
+/* The core's registration session for one plugin: valid only during tide_plugin_register. */
+typedef struct TideRegistrar TideRegistrar;
+
+/* Flags of an op's input or output argument (OpProto.Var). */
+enum {
+  TIDE_ARG_DUPLICABLE = 1,   /* takes a list of variables */
+  TIDE_ARG_DISPENSABLE = 2,  /* may be absent */
+  TIDE_ARG_INTERMEDIATE = 4, /* an output only the op itself (or its grad) reads */
+};
 
 typedef struct TideArgDef {
   size_t struct_size;
@@ -250,103 +308,6 @@ typedef struct TideKernelDef {
   int32_t priority;
 } TideKernelDef;
 
-/* A device plugin's functions for one place kind. `self` is `TideDeviceDef.self`, owned by
- * the device plugin. `ctx` is what context_create returned. */
-/* What a device is (TideDeviceDef.properties). Strings are the plugin's and live as long as it
- * is loaded; NULL or "" when unknown. */
-typedef struct TideDeviceProperties {
-  size_t struct_size;
-  const char* name;               /* e.g. "NVIDIA H100 80GB HBM3" */
-  const char* vendor;             /* e.g. "NVIDIA" */
-  const char* driver_version;     /* e.g. "12.4" */
-  const char* compute_capability; /* e.g. "9.0"; the vendor's own notion of a device generation */
-  uint64_t total_memory;          /* bytes */
-  int32_t multiprocessor_count;   /* compute units; 0 when unknown */
-} TideDeviceProperties;
-
-typedef struct TideDeviceDef {
-  size_t struct_size;
-  const char* kind; /* the place kind it provides, e.g. "cpu" */
-  void* self;
-  int32_t host_accessible; /* 1: the host CPU can read and write this memory directly */
-  size_t alignment;        /* of every block alloc returns */
-  int32_t (*device_count)(void* self);
-  /* Raw device memory for the core's allocator. Must not throw; NULL ptr + status on failure. */
-  TideStatus* (*alloc)(void* self, int32_t device, size_t size, void** ptr);
-  void (*free)(void* self, int32_t device, void* ptr, size_t size);
-  /* Total and free bytes of a device, for fraction_of_<kind>_memory_to_use. */
-  TideStatus* (*memory_info)(void* self, int32_t device, size_t* total, size_t* available);
-  /* One context per place, created on first use and destroyed at exit. */
-  TideStatus* (*context_create)(void* self, int32_t device, void** ctx);
-  void (*context_destroy)(void* self, void* ctx);
-  /* Waits until all work queued on ctx is done. */
-  TideStatus* (*synchronize)(void* self, void* ctx);
-  /* Copies `size` bytes, queued on ctx's stream; synchronize before reading on the host.
-   * HOST_TO_DEVICE from ordinary (pageable) host memory: the plugin has taken the source's bytes
-   * when copy returns (the core may free or change them), as cudaMemcpyAsync from pageable memory
-   * does. From memory the plugin's host_alloc returned, the core keeps the source alive and
-   * unchanged until an event recorded after the copy is done. */
-  TideStatus* (*copy)(void* self, void* ctx, TideCopyKind kind, void* dst, const void* src,
-                      size_t size);
-  /* Device-specific handles for op packs, e.g. name "tide.cpu" -> const TideCpuContext*.
-   * Returns NULL for a name it does not know. The pointer lives as long as ctx. */
-  const void* (*context_extension)(void* self, void* ctx, const char* name);
-  /* Called once when the process ends (or tide.shutdown()), after every context of this kind
-   * was synchronised and destroyed: release what the plugin holds. The core calls nothing of
-   * the device after it except `free`, for memory still held by tensors freed during exit.
-   * NULL: nothing to do. */
-  void (*finalize)(void* self);
-  /* Defaults of the kind's fraction_of_<kind>_memory_to_use and initial_<kind>_memory_in_mb
-   * flags; 0: 1.0 and 64. */
-  double memory_fraction_default;
-  uint64_t initial_memory_mb_default;
-  /* Copies `size` bytes from `src` on device `src_device` of this kind to `dst` on ctx's device,
-   * queued on ctx's stream (a peer copy, e.g. gpu:0 -> gpu:1). The core has made ctx wait for
-   * the source's queued work first (an event, or synchronising the source's context when the
-   * device has no events) and synchronises ctx after. NULL: the core stages such copies
-   * through host memory (device to host, then host to device). */
-  TideStatus* (*copy_peer)(void* self, void* ctx, void* dst, int32_t src_device, const void* src,
-                           size_t size);
-
-  /* --- Properties, memset, pinned host memory and events. Each may be NULL. --- */
-  /* Fills `props` (the core sets props->struct_size first; write no field past it). NULL: the
-   * core reports the kind, the ordinal and memory_info's total. */
-  TideStatus* (*properties)(void* self, int32_t device, TideDeviceProperties* props);
-  /* Sets `size` bytes at dst (on ctx's device) to `value`, queued on ctx's stream. NULL: the core
-   * copies from a host buffer of that value. */
-  TideStatus* (*memset)(void* self, void* ctx, void* dst, int32_t value, size_t size);
-  /* Page-locked host memory the device copies from and to without staging (cudaHostAlloc). The
-   * core uses it to stage host-to-device copies of feeds, so they overlap compute. Both or
-   * neither; NULL: the core copies from ordinary host memory. */
-  TideStatus* (*host_alloc)(void* self, size_t size, void** ptr);
-  void (*host_free)(void* self, void* ptr);
-  /* Events: a marker in a context's stream, done when the work queued before it is. All six or
-   * none; NULL: the core synchronises contexts instead (correct, but the host waits).
-   * event_create makes an event for ctx's device; record marks the work queued on ctx so far
-   * (recording again moves the marker); query sets *done to 1 when that work is done, 0 if not
-   * (an event never recorded is done); context_wait_event makes work queued on ctx later wait
-   * for the event, without blocking the host. */
-  TideStatus* (*event_create)(void* self, void* ctx, void** event);
-  void (*event_destroy)(void* self, void* event);
-  TideStatus* (*event_record)(void* self, void* ctx, void* event);
-  TideStatus* (*event_query)(void* self, void* event, int32_t* done);
-  TideStatus* (*event_synchronize)(void* self, void* event);
-  TideStatus* (*context_wait_event)(void* self, void* ctx, void* event);
-  /* DLPack's DLDeviceType for this kind's memory (kDLCPU = 1, kDLCUDA = 2, kDLExtDev = 12, or
-   * the value DLPack assigned the vendor), so tide.from_dlpack / __dlpack__ exchange its tensors
-   * with other frameworks without a copy; the device ordinal is the place's. 0: no DLPack. */
-  int32_t dlpack_device_type;
-} TideDeviceDef;
-
-/* Converts `in` (on ctx's place) into `out`: a layout transform (same dtype) or a dtype cast
- * (same layout). The core has set out's dims; the function allocates out with
- * Tensor_MutableData and must not keep either pointer. */
-typedef TideStatus* (*TideTransformFn)(const TideTensor* in, TideTensor* out, TideDeviceContext* ctx,
-                                       void* user_data);
-
-/* oneDNN's name for the opaque layout (its plugin and tests use it). */
-#define TIDE_LAYOUT_ONEDNN TIDE_LAYOUT_OPAQUE
-
 /* A kernel library a plugin brings (oneDNN, cuDNN, a vendor's): kernels register with
  * `library` = name. An op asks for the library with the bool attribute `op_attr` (any op may
  * carry it), and every op at once with the bool flag `flag`, which the core defines when the
@@ -380,6 +341,148 @@ typedef struct TideDataTypeCastDef {
   void* user_data;
 } TideDataTypeCastDef;
 
+/* ========================================================================================== */
+/* Devices: what a device plugin registers for its place kind (Registrar_AddDevice).          */
+/* ========================================================================================== */
+
+typedef enum TideCopyKind {
+  TIDE_COPY_HOST_TO_DEVICE = 0,
+  TIDE_COPY_DEVICE_TO_HOST = 1,
+  TIDE_COPY_DEVICE_TO_DEVICE = 2, /* within one device */
+} TideCopyKind;
+
+/* What a device is (TideDeviceDef.properties). Strings are the plugin's and live as long as it
+ * is loaded; NULL or "" when unknown. */
+typedef struct TideDeviceProperties {
+  size_t struct_size;
+  const char* name;               /* e.g. "NVIDIA H100 80GB HBM3" */
+  const char* vendor;             /* e.g. "NVIDIA" */
+  const char* driver_version;     /* e.g. "12.4" */
+  const char* compute_capability; /* e.g. "9.0"; the vendor's own notion of a device generation */
+  uint64_t total_memory;          /* bytes */
+  int32_t multiprocessor_count;   /* compute units; 0 when unknown */
+} TideDeviceProperties;
+
+/* A device plugin's functions for one place kind. `self` is TideDeviceDef.self, owned by the
+ * device plugin; `ctx` is what context_create returned; `event` what event_create returned.
+ * The table and `self` must stay valid while the process runs. None of the functions may throw.
+ *
+ * Threads: which device callbacks run concurrently. The core keeps ONE context per place,
+ * shared by every executor and every thread that uses the place, and serialises none of the
+ * calls below except where stated. So:
+ *  - Every function may be called from any thread, including threads the plugin never saw
+ *    before (an executor's caller, Python's thread, a thread dropping the last tensor of a
+ *    block, the thread running exit handlers).
+ *  - Every function may run concurrently with any other, also on the same device, the same
+ *    context and the same event: two threads may queue copies, memsets and event records on one
+ *    context, or record and wait on one event, at the same time (CUDA's stream and event
+ *    functions behave so). Work queued from one thread runs in the order it was queued; work
+ *    queued by two threads at once is ordered however the plugin serialises it.
+ *  - Except: context_create is called at most once per place, and never concurrently with
+ *    another context_create of any kind (the core's context pool holds its lock). It runs on
+ *    the first thread that uses the place.
+ *  - Except: context_destroy runs once per context, at exit (or tide.shutdown()), after
+ *    synchronize on it; event_destroy runs once per event, after the core's last use of it.
+ *    The core makes no call on that context or event afterwards.
+ *  - Except: finalize runs once, after every context of the kind was destroyed; only `free`
+ *    follows it, for tensors freed during exit.
+ *  - `free` may come while work queued on a context still uses the block (a temporary dropped
+ *    at the end of a run): release it in stream order, or wait for that work.
+ * Kernels reach the plugin's own objects (a stream, library handles) through context_extension
+ * from executor threads at the same time as the core's calls above: what the extension exposes
+ * must be safe to use concurrently in the same way. */
+typedef struct TideDeviceDef {
+  size_t struct_size;
+
+  /* --- What the kind is (plain values, read at registration) --- */
+  const char* kind; /* the place kind it provides, e.g. "cpu"; copied */
+  void* self;
+  int32_t host_accessible; /* 1: the host CPU can read and write this memory directly */
+  size_t alignment;        /* of every block alloc returns */
+  /* DLPack's DLDeviceType for this kind's memory (kDLCPU = 1, kDLCUDA = 2, kDLExtDev = 12, or
+   * the value DLPack assigned the vendor), so tide.from_dlpack / __dlpack__ exchange its tensors
+   * with other frameworks without a copy; the device ordinal is the place's. 0: no DLPack. */
+  int32_t dlpack_device_type;
+  /* Defaults of the kind's fraction_of_<kind>_memory_to_use and initial_<kind>_memory_in_mb
+   * flags; 0: 1.0 and 64. */
+  double memory_fraction_default;
+  uint64_t initial_memory_mb_default;
+
+  /* --- Devices of the kind. Called often (device_count on every place check): keep them cheap. */
+  int32_t (*device_count)(void* self);
+  /* Fills `props` (the core sets props->struct_size first; write no field past it). Optional;
+   * NULL: the core reports the kind, the ordinal and memory_info's total. */
+  TideStatus* (*properties)(void* self, int32_t device, TideDeviceProperties* props);
+  /* Total and free bytes of a device, for fraction_of_<kind>_memory_to_use. */
+  TideStatus* (*memory_info)(void* self, int32_t device, size_t* total, size_t* available);
+
+  /* --- Memory --- */
+  /* Raw device memory for the core's allocator (which carves tensors out of it). NULL *ptr and
+   * a status on failure. The core frees each block exactly once, with the size it asked for. */
+  TideStatus* (*alloc)(void* self, int32_t device, size_t size, void** ptr);
+  void (*free)(void* self, int32_t device, void* ptr, size_t size);
+  /* Page-locked host memory the device copies from and to without staging (cudaHostAlloc). The
+   * core uses it to stage host-to-device copies of feeds, so they overlap compute. Optional, both
+   * or neither; NULL: the core copies from ordinary host memory. */
+  TideStatus* (*host_alloc)(void* self, size_t size, void** ptr);
+  void (*host_free)(void* self, void* ptr);
+
+  /* --- Contexts: one per place, a stream of work --- */
+  /* Made on the first use of the place (see Threads above) and destroyed at exit. *ctx is the
+   * plugin's. */
+  TideStatus* (*context_create)(void* self, int32_t device, void** ctx);
+  void (*context_destroy)(void* self, void* ctx);
+  /* Device-specific handles for op packs, e.g. name "tide.cpu" -> const TideCpuContext*.
+   * Returns NULL for a name it does not know. The pointer is the plugin's and lives as long as
+   * ctx. */
+  const void* (*context_extension)(void* self, void* ctx, const char* name);
+  /* Waits until all work queued on ctx is done. Reports an error raised by queued work. */
+  TideStatus* (*synchronize)(void* self, void* ctx);
+
+  /* --- Transfers, queued on a context --- */
+  /* Copies `size` bytes, queued on ctx's stream; synchronize before reading on the host.
+   * HOST_TO_DEVICE from ordinary (pageable) host memory: the plugin has taken the source's bytes
+   * when copy returns (the core may free or change them), as cudaMemcpyAsync from pageable memory
+   * does. From memory the plugin's host_alloc returned, the core keeps the source alive and
+   * unchanged until an event recorded after the copy is done. */
+  TideStatus* (*copy)(void* self, void* ctx, TideCopyKind kind, void* dst, const void* src,
+                      size_t size);
+  /* Copies `size` bytes from `src` on device `src_device` of this kind to `dst` on ctx's device,
+   * queued on ctx's stream (a peer copy, e.g. gpu:0 -> gpu:1). The core has made ctx wait for
+   * the source's queued work first (an event, or synchronising the source's context when the
+   * device has no events) and synchronises ctx after. Optional; NULL: the core stages such
+   * copies through host memory (device to host, then host to device). */
+  TideStatus* (*copy_peer)(void* self, void* ctx, void* dst, int32_t src_device, const void* src,
+                           size_t size);
+  /* Sets `size` bytes at dst (on ctx's device) to `value`, queued on ctx's stream. Optional;
+   * NULL: the core copies from a host buffer of that value. */
+  TideStatus* (*memset)(void* self, void* ctx, void* dst, int32_t value, size_t size);
+
+  /* --- Events: a marker in a context's stream, done when the work queued before it is. ---
+   * Optional, all six or none; NULL: the core synchronises contexts instead (correct, but the
+   * host waits). event_create makes an event (the plugin's) for ctx's device; record marks the
+   * work queued on ctx so far (recording again moves the marker); query sets *done to 1 when that
+   * work is done, 0 if not (an event never recorded is done); context_wait_event makes work
+   * queued on ctx later wait for the event, without blocking the host. */
+  TideStatus* (*event_create)(void* self, void* ctx, void** event);
+  void (*event_destroy)(void* self, void* event);
+  TideStatus* (*event_record)(void* self, void* ctx, void* event);
+  TideStatus* (*event_query)(void* self, void* event, int32_t* done);
+  TideStatus* (*event_synchronize)(void* self, void* event);
+  TideStatus* (*context_wait_event)(void* self, void* ctx, void* event);
+
+  /* --- End of life --- */
+  /* Called once when the process ends (or tide.shutdown()), after every context of this kind
+   * was synchronised and destroyed: release what the plugin holds. The core calls nothing of
+   * the device after it except `free`, for memory still held by tensors freed during exit.
+   * Optional; NULL: nothing to do. */
+  void (*finalize)(void* self);
+} TideDeviceDef;
+
+/* ========================================================================================== */
+/* Plugin info and version negotiation                                                        */
+/* ========================================================================================== */
+
 /* The plugin's description of itself. Static storage, owned by the plugin. */
 typedef struct TidePluginInfo {
   size_t struct_size;
@@ -405,156 +508,257 @@ typedef struct TideAbiRange {
   uint32_t max_minor;
 } TideAbiRange;
 
-/* ------------------------------------------------------------------------------------------ */
-/* The host API: the core's functions, handed to tide_plugin_register. The table lives as long
- * as the process. Check struct_size before calling a function newer than the host you run on
- * (TIDE_HAS_FIELD); every function below is in ABI 1.0 unless its comment says otherwise.
- *
- * Ownership and lifetime, unless a function's comment says otherwise:
+/* ========================================================================================== */
+/* The host API: the core's functions, handed to tide_plugin_register. The table is the core's */
+/* and lives as long as the process. Check struct_size before calling a function newer than   */
+/* the host you run on (TIDE_HAS_FIELD); every function below is in ABI 1.0 unless its comment */
+/* says otherwise.                                                                            */
+/* ========================================================================================== */
+/*
+ * Ownership and lifetime, unless an entry says otherwise:
  * - Pointers passed in are borrowed for the call; strings and records are copied if kept.
- * - Handles returned (TideTensor*, TideVariable*, TideScope*, TideSelectedRows*, ...) are
- *   borrowed from what holds them: a kernel's inputs and outputs for the kernel call, a scope's
- *   variables until the scope is dropped, a variable's object until the variable changes type.
- * - Arrays and strings returned (dims, LoD offsets, rows, names) are valid until the object they
- *   describe next changes (resize, set LoD, set rows) or, for op and parameter names, as long as
- *   the context they came from.
+ * - Handles and pointers returned are the core's: the caller never frees them. Each entry (or
+ *   the rule opening its section) says how long one stays valid.
  * - Only three things are owned by the caller: a TideStatus* (Status_Free it, or return it to
- *   the core, which frees it), a tensor from Tensor_Create (Tensor_Destroy it), and memory from
- *   a device plugin's alloc (the core's allocator frees it through the plugin).
- * Threads: registration runs on one thread. Kernels of different ops may run on different
- * threads at once (separate executors), so the functions a kernel or shape inference calls are
- * safe on the objects that kernel was handed; two threads must not change the same variable,
- * tensor or scope at once. Flag_Get, PlaceKind_*, Log and Status_* are safe from any thread.
+ *   the core, which frees it), a tensor from Tensor_Create (Tensor_Destroy it), and the memory a
+ *   device plugin's alloc returns (the core's allocator frees it through the plugin).
+ * - No host function throws: those that can fail return a status; getters return NULL, -1 or
+ *   TIDE_UNDEFINED for what is absent.
+ *
+ * Threads, unless a section says otherwise: a function may be called from any thread, and
+ * concurrently with calls on OTHER objects; calls that read one object may run concurrently,
+ * but a call that changes an object (a tensor, variable, selected rows, array) must not run
+ * concurrently with any other call on it. The kernel, shape-inference, grad-maker and op-run
+ * contexts are used only by the callback they were handed to, on its thread, while it runs
+ * (threads the callback starts and joins before returning may read what it read through them).
  */
-
 typedef struct TideHostApi {
   size_t struct_size;
   uint32_t abi_major; /* the host's */
   uint32_t abi_minor;
 
-  /* --- Status and logging --- */
-  /* `message` is copied. */
+  /* ======================================================================================== */
+  /* Status and errors. Any thread, concurrently.                                              */
+  /* ======================================================================================== */
+  /* A new status, owned by the caller (return it from a callback, or Status_Free it). `message`
+   * is copied. */
   TideStatus* (*Status_Create)(TideCode code, const char* message);
   void (*Status_Free)(TideStatus* status); /* accepts NULL */
-  TideCode (*Status_Code)(const TideStatus* status);
-  /* Owned by `status`. */
+  TideCode (*Status_Code)(const TideStatus* status); /* TIDE_OK for NULL */
+  /* Owned by `status`, valid until it is freed; "" for NULL. */
   const char* (*Status_Message)(const TideStatus* status);
+
+  /* ======================================================================================== */
+  /* Logging and flags. Any thread, concurrently.                                              */
+  /* ======================================================================================== */
   /* `plugin` names the caller; goes to the core's log (glog). */
   void (*Log)(TideLogSeverity severity, const char* plugin, const char* message);
   /* Copies flag `name`'s current value as NUL-terminated text (truncated to `capacity`) into
-   * `value`; returns the value's full length, or -1 when the core has no such flag. */
+   * `value` (the caller's buffer); returns the value's full length, or -1 when the core has no
+   * such flag. */
   int64_t (*Flag_Get)(const char* name, char* value, size_t capacity);
 
-  /* --- Places --- */
+  /* ======================================================================================== */
+  /* Places and device contexts. Any thread, concurrently: a device context is shared by every */
+  /* thread using its place, and these pass through to the device callbacks (TideDeviceDef,    */
+  /* "Threads"). A TideDeviceContext* is valid until the process ends.                         */
+  /* ======================================================================================== */
   /* Interns a place-kind name; the id is stable for the process. */
   int32_t (*PlaceKind_Id)(const char* name);
-  /* Owned by the host, lives as long as the process. NULL for an unknown id. */
+  /* Owned by the host, valid while the process runs. NULL for an unknown id. */
   const char* (*PlaceKind_Name)(int32_t kind);
+  TidePlace (*DeviceContext_Place)(const TideDeviceContext* ctx);
+  /* The device plugin's extension struct called `name` (see e.g. tide/cpu_context.h), or NULL.
+   * Owned by the device plugin; valid as long as the context. */
+  const void* (*DeviceContext_Extension)(TideDeviceContext* ctx, const char* name);
+  TideStatus* (*DeviceContext_Synchronize)(TideDeviceContext* ctx);
+  /* Sets `size` bytes at dst (memory of ctx's place) to `value`, queued on ctx: the device's
+   * memset, or a copy from the host where it has none. */
+  TideStatus* (*DeviceContext_Memset)(TideDeviceContext* ctx, void* dst, int32_t value, size_t size);
 
-  /* --- Tensors. A TideTensor* is borrowed from its variable or context. --- */
+  /* ======================================================================================== */
+  /* Attributes: an op's attribute `name` with defaults filled, through the context a callback  */
+  /* was handed; NULL when the op has none by that name. Threads: the callback's (see above).  */
+  /* The value and its arrays are owned by the op, valid while the callback runs.             */
+  /* ======================================================================================== */
+  const TideAttrValue* (*KernelContext_Attr)(const TideKernelContext* ctx, const char* name);
+  const TideAttrValue* (*InferShape_Attr)(const TideInferShapeContext* ctx, const char* name);
+  const TideAttrValue* (*GradMaker_Attr)(const TideGradOpMaker* m, const char* name);
+  const TideAttrValue* (*OpRun_Attr)(const TideOpRunContext* ctx, const char* name);
+
+  /* ======================================================================================== */
+  /* Tensors (LoDTensors), SelectedRows and tensor arrays. Threads: the default rule (one      */
+  /* writer per object). A TideTensor* is borrowed from what holds it: a kernel's input or     */
+  /* output for the kernel call, a variable's tensor as long as the variable, an array element */
+  /* until the array is resized.                                                               */
+  /* ======================================================================================== */
+  /* A tensor the caller owns, destroyed with Tensor_Destroy (accepts NULL); any thread. */
+  TideTensor* (*Tensor_Create)(void);
+  void (*Tensor_Destroy)(TideTensor* t);
   TideDataType (*Tensor_DataType)(const TideTensor* t); /* TIDE_UNDEFINED before data */
   int32_t (*Tensor_Rank)(const TideTensor* t);
-  /* Valid until the tensor is next resized. */
+  /* Owned by the tensor; valid until its dims next change (Resize, ShareDataWith, CopyTo into
+   * it). */
   const int64_t* (*Tensor_Dims)(const TideTensor* t);
   int64_t (*Tensor_Numel)(const TideTensor* t);
+  TidePlace (*Tensor_Place)(const TideTensor* t);
+  /* The tensor's memory (owned by the core's allocation, which every tensor sharing it keeps
+   * alive); NULL when the tensor holds no data. Valid until the tensor's memory is replaced
+   * (MutableData needing more bytes or another place; ShareDataWith; AdoptData; CopyTo into
+   * it) or the tensor goes. */
+  const void* (*Tensor_Data)(const TideTensor* t);
+  /* A number naming the tensor's bytes as they are now: renewed whenever the core sees them
+   * written (Tensor_MutableData, an op's outputs after its kernel), never the same for two
+   * allocations. 0 when the tensor holds no data or its memory is shared where writes go unseen
+   * (a numpy view, DLPack, Tensor_AdoptData): then nothing derived from the bytes may be cached.
+   * Lets a kernel keep a converted copy (a reordered filter) until the bytes change; key it on
+   * the data pointer too (views of one allocation share the number). */
+  uint64_t (*Tensor_ContentVersion)(const TideTensor* t);
   TideLayout (*Tensor_Layout)(const TideTensor* t);
   void (*Tensor_SetLayout)(TideTensor* t, TideLayout layout);
-  TidePlace (*Tensor_Place)(const TideTensor* t);
-  /* NULL when the tensor holds no data. */
-  const void* (*Tensor_Data)(const TideTensor* t);
+  /* A layout's own format code (e.g. a dnnl_format_tag_t for TIDE_LAYOUT_OPAQUE); 0 when the
+   * plugin that set the layout set none. Copied with the tensor's data and layout. */
+  int64_t (*Tensor_Format)(const TideTensor* t);
+  void (*Tensor_SetFormat)(TideTensor* t, int64_t format);
   TideStatus* (*Tensor_Resize)(TideTensor* t, const int64_t* dims, int32_t rank);
   /* Allocates (or reuses) memory for the tensor's current dims on `place`, through the core's
-   * allocator. `*data` is owned by the tensor. */
+   * allocator. `*data` is owned by the tensor, valid as Tensor_Data's result is. */
   TideStatus* (*Tensor_MutableData)(TideTensor* t, TideDataType dtype, TidePlace place,
                                     void** data);
   /* dst shares src's memory, dims, dtype and layout (not its LoD). */
   TideStatus* (*Tensor_ShareDataWith)(TideTensor* dst, const TideTensor* src);
+  /* Makes `data` (`bytes` long, on `place`, owned by the caller until now) the tensor's memory
+   * for its current dims as `dtype`: no copy (a received message, a buffer of another library).
+   * On success the core owns `data` and calls release(release_arg) exactly once, when no tensor
+   * uses the memory any more; on failure release is not called and the caller keeps ownership.
+   * `release` runs on whichever thread drops the last tensor using the memory: an executor's
+   * thread (a temporary released after its last reader), the thread destroying a scope or
+   * tensor (Python's, possibly without the GIL), or the thread running exit handlers, possibly
+   * after the plugin's tide_plugin_finalize. It may run while the core holds a scope's lock, so
+   * it must not call any host function but Log, must not throw and must not wait for other Tide
+   * work. Work queued on the place's context may still read device memory when it runs: order
+   * the memory's reuse after that work (stream order), as a device's `free` does. */
+  TideStatus* (*Tensor_AdoptData)(TideTensor* t, void* data, size_t bytes, TideDataType dtype,
+                                  TidePlace place, void (*release)(void* release_arg),
+                                  void* release_arg);
   /* Deep copy of data, dims, dtype, layout and LoD to `place` (device copies through the
    * device plugins), queued on ctx (NULL: the destination place's context). Host memory is
    * written when it returns; device memory in its context's stream order (work queued there
    * later sees it; synchronise the context before reading it from the host). */
   TideStatus* (*Tensor_CopyTo)(const TideTensor* src, TidePlace place, TideDeviceContext* ctx,
                                TideTensor* dst);
+
+  /* --- LoD --- */
   size_t (*Tensor_LoDLevels)(const TideTensor* t);
-  /* Offsets of one LoD level; valid until the LoD changes. */
+  /* Offsets of one LoD level (*length of them; NULL and 0 past the last level). Owned by the
+   * tensor; valid until its LoD changes. */
   const uint64_t* (*Tensor_LoD)(const TideTensor* t, size_t level, size_t* length);
   /* Replaces the LoD with `levels` levels: level k has lengths[k] offsets at offsets[k]. */
   TideStatus* (*Tensor_SetLoD)(TideTensor* t, const uint64_t* const* offsets,
                                const size_t* lengths, size_t levels);
-  /* A tensor the caller owns, destroyed with Tensor_Destroy (accepts NULL). */
-  TideTensor* (*Tensor_Create)(void);
-  void (*Tensor_Destroy)(TideTensor* t);
 
-  /* --- Variables and the types they hold --- */
+  /* --- SelectedRows --- */
+  int64_t (*SelectedRows_Height)(const TideSelectedRows* sr);
+  void (*SelectedRows_SetHeight)(TideSelectedRows* sr, int64_t height);
+  /* Owned by sr; valid until its rows change. */
+  const int64_t* (*SelectedRows_Rows)(const TideSelectedRows* sr, size_t* count);
+  void (*SelectedRows_SetRows)(TideSelectedRows* sr, const int64_t* rows, size_t count);
+  /* Owned by sr; valid as long as sr. */
+  TideTensor* (*SelectedRows_Value)(TideSelectedRows* sr);
+
+  /* --- Tensor arrays --- */
+  size_t (*TensorArray_Size)(const TideTensorArray* a);
+  void (*TensorArray_Resize)(TideTensorArray* a, size_t size);
+  /* Owned by the array; NULL when out of range; valid until the array is resized. */
+  TideTensor* (*TensorArray_At)(TideTensorArray* a, size_t i);
+
+  /* ======================================================================================== */
+  /* Variables and scopes. A TideVariable* is owned by its scope and valid until the scope is  */
+  /* dropped or the executor releases the variable (a temporary, after its last reader); what */
+  /* a variable holds is owned by it and valid as long as it. Scopes lock themselves: the     */
+  /* Scope_* functions are safe from any thread, concurrently; the Variable_Get* functions     */
+  /* that make the variable's object change it (one writer).                                  */
+  /* ======================================================================================== */
   TideVarType (*Variable_Type)(const TideVariable* var);
   /* Gets the LoDTensor the variable holds, making it one if it holds nothing. A variable of
-   * another type is an error. The result is borrowed from the variable. */
+   * another type is an error. */
   TideStatus* (*Variable_GetTensor)(TideVariable* var, TideTensor** out);
   TideStatus* (*Variable_GetSelectedRows)(TideVariable* var, TideSelectedRows** out);
   TideStatus* (*Variable_GetTensorArray)(TideVariable* var, TideTensorArray** out);
-  int64_t (*SelectedRows_Height)(const TideSelectedRows* sr);
-  void (*SelectedRows_SetHeight)(TideSelectedRows* sr, int64_t height);
-  /* Valid until the rows change. */
-  const int64_t* (*SelectedRows_Rows)(const TideSelectedRows* sr, size_t* count);
-  void (*SelectedRows_SetRows)(TideSelectedRows* sr, const int64_t* rows, size_t count);
-  TideTensor* (*SelectedRows_Value)(TideSelectedRows* sr); /* borrowed from sr */
-  size_t (*TensorArray_Size)(const TideTensorArray* a);
-  void (*TensorArray_Resize)(TideTensorArray* a, size_t size);
-  /* NULL when out of range; valid until the array is resized. */
-  TideTensor* (*TensorArray_At)(TideTensorArray* a, size_t i);
-
-  /* --- Scopes --- */
-  /* Looks up `name` here and in the parents; NULL when absent. Variables live as long as
-   * their scope. */
+  /* Gets the LoDRankTable the variable holds, making it one if it holds nothing: an int64 CPU
+   * tensor [n, 2] of (sequence index, length) rows, longest first, whose LoD is the table's
+   * coarse LoD (DynamicRNN). */
+  TideStatus* (*Variable_GetRankTable)(TideVariable* var, TideTensor** out);
+  /* Looks up `name` here and in the parents; NULL when absent. */
   TideVariable* (*Scope_FindVar)(const TideScope* scope, const char* name);
+  /* Looks up `name` in this scope only (not its parents); NULL when absent. */
+  TideVariable* (*Scope_FindLocalVar)(const TideScope* scope, const char* name);
   /* Finds or creates `name` in this scope. */
   TideVariable* (*Scope_Var)(TideScope* scope, const char* name);
-  /* A child scope, owned by `scope`, destroyed by Scope_DropKids or with its parent. */
+  /* A child scope, owned by `scope`, valid until Scope_DropKids or its parent goes. */
   TideScope* (*Scope_NewScope)(TideScope* scope);
+  /* Destroys the kids (no other thread may be using them). */
   void (*Scope_DropKids)(TideScope* scope);
 
-  /* --- Device contexts --- */
-  TidePlace (*DeviceContext_Place)(const TideDeviceContext* ctx);
-  /* The device plugin's extension struct called `name` (see e.g. tide/cpu_context.h), or NULL. */
-  const void* (*DeviceContext_Extension)(TideDeviceContext* ctx, const char* name);
-  TideStatus* (*DeviceContext_Synchronize)(TideDeviceContext* ctx);
-
-  /* --- Kernel context: what a kernel sees. Parameter names are the OpProto's. --- */
+  /* ======================================================================================== */
+  /* Kernel context: what a kernel sees. Parameter names are the OpProto's. Threads: the      */
+  /* kernel's own, during the call. Everything returned is valid for the kernel call (its     */
+  /* attributes: KernelContext_Attr, in Attributes).                                          */
+  /* ======================================================================================== */
+  /* Owned by the op. */
   const char* (*KernelContext_OpType)(const TideKernelContext* ctx);
   TidePlace (*KernelContext_Place)(const TideKernelContext* ctx);
+  /* The place's context, shared (valid until the process ends). */
   TideDeviceContext* (*KernelContext_DeviceContext)(TideKernelContext* ctx);
-  /* The op's attribute `name` with defaults filled; NULL when the op has none by that name. */
-  const TideAttrValue* (*KernelContext_Attr)(const TideKernelContext* ctx, const char* name);
   size_t (*KernelContext_InputCount)(const TideKernelContext* ctx, const char* param);
   size_t (*KernelContext_OutputCount)(const TideKernelContext* ctx, const char* param);
   /* The variable bound to input `param`[i]; NULL when absent (a dispensable input). */
   TideVariable* (*KernelContext_InputVar)(TideKernelContext* ctx, const char* param, size_t i);
   TideVariable* (*KernelContext_OutputVar)(TideKernelContext* ctx, const char* param, size_t i);
-  /* The variable name bound to param[i], for messages; NULL when absent. */
+  /* The variable name bound to param[i], for messages (owned by the op); NULL when absent. */
   const char* (*KernelContext_InputName)(const TideKernelContext* ctx, const char* param,
                                          size_t i);
   const char* (*KernelContext_OutputName)(const TideKernelContext* ctx, const char* param,
                                           size_t i);
   /* Shortcuts for the common case: the LoDTensor bound to param[i]. Input returns NULL when
-   * the input is absent or holds another type; Output makes the variable a LoDTensor (NULL when
-   * absent or of another type). Borrowed from the variable. */
+   * the input is absent or holds another type (and may be a converted copy the core made for
+   * this kernel); Output makes the variable a LoDTensor (NULL when absent or of another type). */
   const TideTensor* (*KernelContext_Input)(TideKernelContext* ctx, const char* param, size_t i);
   TideTensor* (*KernelContext_Output)(TideKernelContext* ctx, const char* param, size_t i);
-  /* Scratch memory on the kernel's place, freed when the kernel returns. */
+  /* Scratch memory on the kernel's place, owned by the core and freed when the kernel returns
+   * (reused by work queued later on the same context, so work the kernel queued may still use
+   * it). */
   TideStatus* (*KernelContext_TempAlloc)(TideKernelContext* ctx, size_t size, void** data);
+  /* The op's kernel state: one slot per op (as prepared for running) for the kernel running it,
+   * kept across runs, for what a kernel derives once from the op's attributes and its inputs (a
+   * compiled primitive, a reordered weight) instead of on every run; ONNX Runtime's kernel
+   * instance, PJRT's executable. KernelContext_State returns what this kernel set for this op
+   * (owned by the op, valid until the slot is set again or the op goes), or NULL: before its
+   * first SetState, and after another kernel ran the op (a fallback, a kernel declining).
+   * SetState hands `state` to the op (on failure the caller keeps it), freeing the old state
+   * first. The core calls `free_state(state)` (which must not throw) when the op goes (its
+   * prepared program is dropped, on the thread dropping it) or another kernel sets the slot. An
+   * op runs on one thread at a time, so the state needs no lock of its own; the state must not
+   * keep the run's tensors, only what it derived. */
+  void* (*KernelContext_State)(const TideKernelContext* ctx);
+  TideStatus* (*KernelContext_SetState)(TideKernelContext* ctx, void* state,
+                                        void (*free_state)(void* state));
 
-  /* --- Shape inference. At compile time it reads and writes VarDescs (dims with -1 for the
-   * batch dim); at run time, tensors. --- */
+  /* ======================================================================================== */
+  /* Shape inference. At compile time it reads and writes VarDescs (dims with -1 for the batch */
+  /* dim); at run time, tensors. Threads: the callback's own, during the call. Names returned  */
+  /* are owned by the op, valid for the call (attributes: InferShape_Attr, in Attributes).     */
+  /* ======================================================================================== */
   const char* (*InferShape_OpType)(const TideInferShapeContext* ctx);
   int32_t (*InferShape_IsRuntime)(const TideInferShapeContext* ctx);
-  const TideAttrValue* (*InferShape_Attr)(const TideInferShapeContext* ctx, const char* name);
   size_t (*InferShape_InputCount)(const TideInferShapeContext* ctx, const char* param);
   size_t (*InferShape_OutputCount)(const TideInferShapeContext* ctx, const char* param);
   const char* (*InferShape_InputName)(const TideInferShapeContext* ctx, const char* param,
                                       size_t i);
   const char* (*InferShape_OutputName)(const TideInferShapeContext* ctx, const char* param,
                                        size_t i);
-  /* Writes up to `capacity` dims and the rank; an error when the input is absent. */
+  /* Writes up to `capacity` dims (into the caller's array) and the rank; an error when the
+   * input is absent. */
   TideStatus* (*InferShape_InputDims)(const TideInferShapeContext* ctx, const char* param,
                                       size_t i, int64_t* dims, int32_t capacity, int32_t* rank);
   TideStatus* (*InferShape_SetOutputDims)(TideInferShapeContext* ctx, const char* param,
@@ -569,11 +773,54 @@ typedef struct TideHostApi {
   /* Compile time only. */
   void (*InferShape_SetOutputVarType)(TideInferShapeContext* ctx, const char* param, size_t i,
                                       TideVarType type);
+  /* Compile time: the input variable's lod_level; run time: the number of LoD levels its tensor
+   * has. -1 when the input is absent or not a tensor. */
+  int32_t (*InferShape_InputLoDLevel)(const TideInferShapeContext* ctx, const char* param,
+                                      size_t i);
+  /* Compile time only (at run time kernels set the LoD). */
+  void (*InferShape_SetOutputLoDLevel)(TideInferShapeContext* ctx, const char* param, size_t i,
+                                       int32_t level);
   /* Output param[j] gets input param[i]'s LoD (run time) or lod_level (compile time). */
   TideStatus* (*InferShape_ShareLoD)(TideInferShapeContext* ctx, const char* in_param,
                                      size_t i, const char* out_param, size_t j);
 
-  /* --- Gradient op makers. Names returned are borrowed from the maker. --- */
+  /* ======================================================================================== */
+  /* Control flow: operators without kernels (TideOpDef.run), the sub-blocks they run and the  */
+  /* step scopes they keep for their gradients. OpRun_*: the callback's own thread, during the */
+  /* call; names returned are owned by the op, valid for the call (attributes: OpRun_Attr).   */
+  /* ======================================================================================== */
+  const char* (*OpRun_OpType)(const TideOpRunContext* ctx);
+  /* The scope the op runs in (the core's; valid for the call). */
+  TideScope* (*OpRun_Scope)(TideOpRunContext* ctx);
+  TidePlace (*OpRun_Place)(const TideOpRunContext* ctx);
+  TideDeviceContext* (*OpRun_DeviceContext)(TideOpRunContext* ctx);
+  /* Variable names bound to a parameter. */
+  const char* const* (*OpRun_Inputs)(const TideOpRunContext* ctx, const char* param,
+                                     size_t* count);
+  const char* const* (*OpRun_Outputs)(const TideOpRunContext* ctx, const char* param,
+                                      size_t* count);
+  /* Runs block `block_idx` of the op's program in `scope` on the op's place, on this thread,
+   * before it returns. */
+  TideStatus* (*OpRun_RunBlock)(TideOpRunContext* ctx, int32_t block_idx, TideScope* scope);
+  /* Step scopes: the scopes a control-flow op ran its block in (a while loop's iterations, a
+   * conditional block's run), kept in a STEP_SCOPES variable for its gradient op. Threads: the
+   * default rule (one writer per list). Gets the list the variable holds, making it one if it
+   * holds nothing; owned by the variable, valid as long as it. */
+  TideStatus* (*Variable_GetStepScopes)(TideVariable* var, TideStepScopes** out);
+  size_t (*StepScopes_Size)(const TideStepScopes* s);
+  /* Owned by its parent scope; NULL when out of range; valid until StepScopes_Clear. */
+  TideScope* (*StepScopes_At)(TideStepScopes* s, size_t i);
+  /* A new child scope of `parent` (owned by `parent`, valid until StepScopes_Clear), appended
+   * to the list. */
+  TideScope* (*StepScopes_Push)(TideStepScopes* s, TideScope* parent);
+  /* Deletes the listed scopes (and their kids) from their parents and empties the list. */
+  void (*StepScopes_Clear)(TideStepScopes* s);
+
+  /* ======================================================================================== */
+  /* Gradient op makers. Threads: the maker's own, during the call. Names and lists returned   */
+  /* are owned by the maker, valid until the maker callback returns (attributes:              */
+  /* GradMaker_Attr, in Attributes).                                                          */
+  /* ======================================================================================== */
   const char* (*GradMaker_OpType)(const TideGradOpMaker* m);
   /* The forward op's parameter names (inputs or outputs). */
   const char* const* (*GradMaker_InputParams)(const TideGradOpMaker* m, size_t* count);
@@ -589,8 +836,12 @@ typedef struct TideHostApi {
                                             size_t* count);
   const char* const* (*GradMaker_OutputGrad)(const TideGradOpMaker* m, const char* param,
                                              size_t* count);
-  const TideAttrValue* (*GradMaker_Attr)(const TideGradOpMaker* m, const char* name);
-  /* A new grad op, owned by the maker. */
+  /* The gradient block the core built for the forward op's block attribute `attr` (the grad
+   * ops of that block's ops, in reverse, its gradient variables declared in it): what a
+   * control-flow op's grad op runs. -1 when the attribute is not a block of the op. */
+  int32_t (*GradMaker_GradBlock)(const TideGradOpMaker* m, const char* attr);
+  /* A new grad op, owned by the maker (which adds it to the program when the callback
+   * succeeds), valid until the maker callback returns. */
   TideGradOp* (*GradMaker_NewOp)(TideGradOpMaker* m, const char* type);
   void (*GradOp_SetInput)(TideGradOp* op, const char* param, const char* const* args,
                           size_t count);
@@ -600,114 +851,38 @@ typedef struct TideHostApi {
   /* Copies the forward op's attributes that the grad op's schema declares. */
   void (*GradOp_CopyAttrs)(TideGradOp* op);
 
-  /* --- Operators without kernels (control flow, I/O). --- */
-  const char* (*OpRun_OpType)(const TideOpRunContext* ctx);
-  TideScope* (*OpRun_Scope)(TideOpRunContext* ctx);
-  TidePlace (*OpRun_Place)(const TideOpRunContext* ctx);
-  TideDeviceContext* (*OpRun_DeviceContext)(TideOpRunContext* ctx);
-  const TideAttrValue* (*OpRun_Attr)(const TideOpRunContext* ctx, const char* name);
-  /* Variable names bound to a parameter; borrowed from the op. */
-  const char* const* (*OpRun_Inputs)(const TideOpRunContext* ctx, const char* param,
-                                     size_t* count);
-  const char* const* (*OpRun_Outputs)(const TideOpRunContext* ctx, const char* param,
-                                      size_t* count);
-  /* Runs block `block_idx` of the op's program in `scope` on the op's place. */
-  TideStatus* (*OpRun_RunBlock)(TideOpRunContext* ctx, int32_t block_idx, TideScope* scope);
-
-  /* --- Registration (only during tide_plugin_register). Records are copied. --- */
+  /* ======================================================================================== */
+  /* Registration. Only during tide_plugin_register, on its thread (the core registers one    */
+  /* plugin at a time). Records are copied (see "Registration records" for the callbacks and  */
+  /* user_data they carry); on failure of the plugin's registration nothing it added is kept. */
+  /* ======================================================================================== */
   TideStatus* (*Registrar_AddOp)(TideRegistrar* r, const TideOpDef* def);
   TideStatus* (*Registrar_AddKernel)(TideRegistrar* r, const TideKernelDef* def);
-  TideStatus* (*Registrar_AddDevice)(TideRegistrar* r, const TideDeviceDef* def);
-
-  /* --- Layout details and transforms --- */
-  /* A layout's own format code (e.g. a dnnl_format_tag_t for TIDE_LAYOUT_ONEDNN); 0 when the
-   * plugin that set the layout set none. Copied with the tensor's data and layout. */
-  int64_t (*Tensor_Format)(const TideTensor* t);
-  void (*Tensor_SetFormat)(TideTensor* t, int64_t format);
-  TideStatus* (*Registrar_AddLayoutTransform)(TideRegistrar* r, const TideLayoutTransformDef* def);
-  TideStatus* (*Registrar_AddDataTypeCast)(TideRegistrar* r, const TideDataTypeCastDef* def);
-
-  /* --- Adopting memory --- */
-  /* Makes `data` (`bytes` long, on `place`, owned by the caller until now) the tensor's memory for
-   * its current dims as `dtype`: no copy (a received message, a buffer of another library). The
-   * core calls release(release_arg) once no tensor uses it any more; on failure it is not called
-   * and the caller keeps ownership. */
-  TideStatus* (*Tensor_AdoptData)(TideTensor* t, void* data, size_t bytes, TideDataType dtype,
-                                  TidePlace place, void (*release)(void* release_arg),
-                                  void* release_arg);
-
-  /* --- Step scopes: the scopes a control-flow op ran its block in (a while loop's iterations,
-   * a conditional block's run), kept in a variable for its gradient op. --- */
-  /* Gets the step-scope list the variable holds, making it one if it holds nothing. Borrowed
-   * from the variable. */
-  TideStatus* (*Variable_GetStepScopes)(TideVariable* var, TideStepScopes** out);
-  size_t (*StepScopes_Size)(const TideStepScopes* s);
-  /* NULL when out of range. */
-  TideScope* (*StepScopes_At)(TideStepScopes* s, size_t i);
-  /* A new child scope of `parent` (owned by `parent`), appended to the list. */
-  TideScope* (*StepScopes_Push)(TideStepScopes* s, TideScope* parent);
-  /* Deletes the listed scopes (and their kids) from their parents and empties the list. */
-  void (*StepScopes_Clear)(TideStepScopes* s);
-
-  /* The gradient block the core built for the forward op's block attribute `attr` (the grad
-   * ops of that block's ops, in reverse, its gradient variables declared in it): what a
-   * control-flow op's grad op runs. -1 when the attribute is not a block of the op. */
-  int32_t (*GradMaker_GradBlock)(const TideGradOpMaker* m, const char* attr);
-  /* Looks up `name` in this scope only (not its parents); NULL when absent. */
-  TideVariable* (*Scope_FindLocalVar)(const TideScope* scope, const char* name);
-
-  /* --- LoD rank tables and LoD levels (DynamicRNN). --- */
-  /* Gets the LoDRankTable the variable holds, making it one if it holds nothing: an int64 CPU
-   * tensor [n, 2] of (sequence index, length) rows, longest first, whose LoD is the table's
-   * coarse LoD. Borrowed from the variable. */
-  TideStatus* (*Variable_GetRankTable)(TideVariable* var, TideTensor** out);
-  /* Compile time: the input variable's lod_level; run time: the number of LoD levels its tensor
-   * has. -1 when the input is absent or not a tensor. */
-  int32_t (*InferShape_InputLoDLevel)(const TideInferShapeContext* ctx, const char* param,
-                                      size_t i);
-  /* Compile time only (at run time kernels set the LoD). */
-  void (*InferShape_SetOutputLoDLevel)(TideInferShapeContext* ctx, const char* param, size_t i,
-                                       int32_t level);
   /* Registers a kernel library (see TideLibraryDef). Registering the same name again with the
    * same attribute and flag is a no-op. */
   TideStatus* (*Registrar_AddLibrary)(TideRegistrar* r, const TideLibraryDef* def);
-  /* Sets `size` bytes at dst (memory of ctx's place) to `value`, queued on ctx: the device's
-   * memset, or a copy from the host where it has none. */
-  TideStatus* (*DeviceContext_Memset)(TideDeviceContext* ctx, void* dst, int32_t value, size_t size);
-  /* A number naming the tensor's bytes as they are now: renewed whenever the core sees them
-   * written (Tensor_MutableData, an op's outputs after its kernel), never the same for two
-   * allocations. 0 when the tensor holds no data or its memory is shared where writes go unseen
-   * (a numpy view, DLPack, Tensor_AdoptData): then nothing derived from the bytes may be cached.
-   * Lets a kernel keep a converted copy (a reordered filter) until the bytes change; key it on
-   * the data pointer too (views of one allocation share the number). */
-  uint64_t (*Tensor_ContentVersion)(const TideTensor* t);
-  /* The op's kernel state: one slot per op (as prepared for running) for the kernel running it,
-   * kept across runs, for what a kernel derives once from the op's attributes and its inputs (a
-   * compiled primitive, a reordered weight) instead of on every run; ONNX Runtime's kernel
-   * instance, PJRT's executable. KernelContext_State returns what this kernel set for this op,
-   * or NULL: before its first SetState, and after another kernel ran the op (a fallback, a
-   * kernel declining). SetState replaces it, freeing the old state first. The core calls
-   * `free_state(state)` (which must not throw) when the op goes (its prepared program is
-   * dropped) or another kernel sets the slot. An op runs on one thread at a time, so the state
-   * needs no lock of its own; the state must not keep the run's tensors, only what it derived. */
-  void* (*KernelContext_State)(const TideKernelContext* ctx);
-  TideStatus* (*KernelContext_SetState)(TideKernelContext* ctx, void* state,
-                                        void (*free_state)(void* state));
+  TideStatus* (*Registrar_AddDevice)(TideRegistrar* r, const TideDeviceDef* def);
+  TideStatus* (*Registrar_AddLayoutTransform)(TideRegistrar* r, const TideLayoutTransformDef* def);
+  TideStatus* (*Registrar_AddDataTypeCast)(TideRegistrar* r, const TideDataTypeCastDef* def);
 } TideHostApi;
 
-/* ------------------------------------------------------------------------------------------ */
-/* The two symbols every plugin exports.                                                       */
+/* ========================================================================================== */
+/* The symbols every plugin exports.                                                          */
+/* ========================================================================================== */
 
 /* Returns the plugin's info, answering with the ABI version it will speak: a major the host
- * supports and a minor no higher than host->max_minor. `host` is borrowed. */
+ * supports and a minor no higher than host->max_minor. `host` is borrowed. Called once, on the
+ * thread loading plugins. */
 typedef const TidePluginInfo* (*TidePluginInfoFn)(const TideAbiRange* host);
 /* Registers the plugin's ops, kernels and devices. `host` lives as long as the process;
- * `registrar` only for this call. On failure nothing the plugin registered is kept. */
+ * `registrar` only for this call. On failure nothing the plugin registered is kept. Called
+ * once, on the thread loading plugins, never concurrently with another plugin's. */
 typedef TideStatus* (*TidePluginRegisterFn)(const TideHostApi* host, TideRegistrar* registrar);
 
 /* Optional third symbol: called once when the process ends, for a plugin that loaded, after every
  * device's finalize, in the reverse of the load order: release what the plugin holds (thread
- * pools, library handles, caches). The core calls nothing of the plugin after it; what the plugin
+ * pools, library handles, caches). The core calls nothing of the plugin after it but a device's
+ * `free` and a Tensor_AdoptData release, for tensors freed later during exit; what the plugin
  * registered stays in the core's tables, unused, until the process is gone (plugins are never
  * unloaded). Must not throw. */
 typedef void (*TidePluginFinalizeFn)(void);

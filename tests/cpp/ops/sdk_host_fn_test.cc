@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <tide/plugin.hpp>
 
+#include <cstddef>
+#include <cstring>
+
 #include "core/host/host_api.h"
 
 namespace {
@@ -24,16 +27,33 @@ TEST(SdkHostFn, CallsAFunctionTheHostHas) {
 
 TEST(SdkHostFn, AnOlderHostWithoutTheFunctionIsAnErrorNamingIt) {
   TideHostApi older = *tide::core::GetHostApi();
-  older.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Tensor_AdoptData);  // before the step scopes
+  older.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Scope_DropKids);  // ends with the scopes
   HostSwap swap(&older);
   try {
-    TIDE_HOST_FN(Scope_FindLocalVar);
+    TIDE_HOST_FN(KernelContext_State);
     FAIL() << "no error";
   } catch (const tide::Error& e) {
     EXPECT_EQ(e.code(), TIDE_UNIMPLEMENTED);
-    EXPECT_NE(std::string(e.what()).find("Scope_FindLocalVar"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("KernelContext_State"), std::string::npos) << e.what();
   }
-  EXPECT_NE(TIDE_HOST_FN(Tensor_AdoptData), nullptr);  // what the older host has still works
+  EXPECT_NE(TIDE_HOST_FN(Scope_FindLocalVar), nullptr);  // what the older host has still works
+}
+
+// The table is complete: every entry after the version fields is a function the core set (a
+// field added to the header but not to host_api.cc would be NULL, and a plugin calling it would
+// crash).
+TEST(SdkHostFn, TheHostSetsEveryEntry) {
+  const TideHostApi* host = tide::core::GetHostApi();
+  EXPECT_EQ(host->struct_size, sizeof(TideHostApi));
+  const size_t first = offsetof(TideHostApi, Status_Create);
+  ASSERT_EQ((sizeof(TideHostApi) - first) % sizeof(void (*)()), 0u);
+  const size_t n = (sizeof(TideHostApi) - first) / sizeof(void (*)());
+  EXPECT_EQ(n, 115u);  // the count the ABI was frozen with; a new one appends and says so here
+  for (size_t i = 0; i < n; ++i) {
+    void (*fn)() = nullptr;
+    std::memcpy(&fn, reinterpret_cast<const char*>(host) + first + i * sizeof(fn), sizeof(fn));
+    EXPECT_NE(fn, nullptr) << "host table entry #" << i << " (after abi_minor) is not set";
+  }
 }
 
 }  // namespace
