@@ -12,13 +12,16 @@ rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/tide/plugin_api.h"
-# The standard op semantics headers (tide/ops/) are all installed (that each compiles on its own
-# is the build's target tide_sdk_header_check).
-diff <(cd "$here/../../sdk/include/tide/ops" && ls) <(cd "$work/prefix/include/tide/ops" && ls)
-# The usage example at the top of plugin.hpp compiles as written.
+# Every SDK header is installed: the plugin.hpp parts (tide/plugin/) and the standard op
+# semantics (tide/ops/). (That each compiles on its own, warning-free, is the build's target
+# tide_sdk_header_check.)
+for dir in tide tide/plugin tide/ops; do
+  diff <(cd "$here/../../sdk/include/$dir" && ls) <(cd "$work/prefix/include/$dir" && ls)
+done
+# The usage example at the top of plugin.hpp compiles as written, without a warning.
 sed -n '1,/^#ifndef TIDE_PLUGIN_HPP_/ s|^//   ||p' "$work/prefix/include/tide/plugin.hpp" > "$work/example.cc"
 grep -q "TIDE_PLUGIN(" "$work/example.cc"
-"${CXX:-c++}" -std=c++17 -fsyntax-only -I"$work/prefix/include" "$work/example.cc"
+"${CXX:-c++}" -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$work/prefix/include" "$work/example.cc"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$here/acme_ops" -B "$work/acme" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \

@@ -1,0 +1,158 @@
+// tide/plugin/device.hpp: for device vendors: tide::Device, a place kind's memory, contexts
+// (streams), copies and events, adapted to the C table TideDeviceDef. Which callbacks the core
+// may call concurrently is written at TideDeviceDef in tide/plugin_api.h.
+#ifndef TIDE_PLUGIN_DEVICE_HPP_
+#define TIDE_PLUGIN_DEVICE_HPP_
+
+#include <tide/plugin/host.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tide {
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const char* kind() const = 0;
+  virtual bool host_accessible() const { return false; }
+  virtual size_t alignment() const { return 64; }
+  virtual int32_t Count() = 0;
+  virtual void* Alloc(int32_t device, size_t size) = 0;  // throw tide::Error on failure
+  virtual void Free(int32_t device, void* ptr, size_t size) = 0;
+  virtual void MemoryInfo(int32_t device, size_t* total, size_t* available) = 0;
+  virtual void* CreateContext(int32_t device) = 0;
+  virtual void DestroyContext(void* ctx) = 0;
+  virtual void Synchronize(void* ctx) = 0;
+  virtual void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) = 0;
+  virtual const void* Extension(void* /*ctx*/, const char* /*name*/) { return nullptr; }
+  // Once at process exit, after every context was destroyed (see TideDeviceDef.finalize).
+  virtual void Finalize() {}
+  // Defaults of fraction_of_<kind>_memory_to_use / initial_<kind>_memory_in_mb; 0: 1.0 / 64.
+  virtual double DefaultMemoryFraction() const { return 0; }
+  virtual uint64_t DefaultInitialMemoryMb() const { return 0; }
+  // Peer copies between two devices of this kind (see TideDeviceDef.copy_peer): a device that
+  // has them returns true from HasPeerCopy and implements CopyPeer.
+  virtual bool HasPeerCopy() const { return false; }
+  virtual void CopyPeer(void* /*ctx*/, void* /*dst*/, int32_t /*src_device*/,
+                        const void* /*src*/, size_t /*size*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no peer copies");
+  }
+  // Optional entries (see TideDeviceDef): a device that has one returns true from its Has*.
+  // Properties: fill the fields props->struct_size covers (TIDE_HAS_FIELD).
+  virtual bool HasProperties() const { return false; }
+  virtual void Properties(int32_t /*device*/, TideDeviceProperties* /*props*/) {}
+  virtual bool HasMemset() const { return false; }
+  virtual void Memset(void* /*ctx*/, void* /*dst*/, int32_t /*value*/, size_t /*size*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no memset");
+  }
+  // Pinned host memory.
+  virtual bool HasHostAlloc() const { return false; }
+  virtual void* HostAlloc(size_t /*size*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no pinned host memory");
+  }
+  virtual void HostFree(void* /*ptr*/) {}
+  // DLPack's DLDeviceType of this kind's memory (see TideDeviceDef); 0: none.
+  virtual int32_t DLPackDeviceType() const { return 0; }
+  // Events: all six.
+  virtual bool HasEvents() const { return false; }
+  virtual void* CreateEvent(void* /*ctx*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no events");
+  }
+  virtual void DestroyEvent(void* /*event*/) {}
+  virtual void RecordEvent(void* /*ctx*/, void* /*event*/) {}
+  virtual bool QueryEvent(void* /*event*/) { return true; }
+  virtual void SynchronizeEvent(void* /*event*/) {}
+  virtual void WaitEvent(void* /*ctx*/, void* /*event*/) {}
+
+  void AddOptionalEntries(TideDeviceDef* d) {
+    if (HasProperties())
+      d->properties = [](void* s, int32_t device, TideDeviceProperties* p) -> TideStatus* {
+        return detail::Guard([&] { static_cast<Device*>(s)->Properties(device, p); });
+      };
+    if (HasMemset())
+      d->memset = [](void* s, void* ctx, void* dst, int32_t v, size_t n) -> TideStatus* {
+        return detail::Guard([&] { static_cast<Device*>(s)->Memset(ctx, dst, v, n); });
+      };
+    if (HasHostAlloc()) {
+      d->host_alloc = [](void* s, size_t size, void** p) -> TideStatus* {
+        *p = nullptr;
+        return detail::Guard([&] { *p = static_cast<Device*>(s)->HostAlloc(size); });
+      };
+      d->host_free = [](void* s, void* p) { static_cast<Device*>(s)->HostFree(p); };
+    }
+    if (!HasEvents()) return;
+    d->event_create = [](void* s, void* ctx, void** e) -> TideStatus* {
+      *e = nullptr;
+      return detail::Guard([&] { *e = static_cast<Device*>(s)->CreateEvent(ctx); });
+    };
+    d->event_destroy = [](void* s, void* e) { static_cast<Device*>(s)->DestroyEvent(e); };
+    d->event_record = [](void* s, void* ctx, void* e) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->RecordEvent(ctx, e); });
+    };
+    d->event_query = [](void* s, void* e, int32_t* done) -> TideStatus* {
+      return detail::Guard([&] { *done = static_cast<Device*>(s)->QueryEvent(e) ? 1 : 0; });
+    };
+    d->event_synchronize = [](void* s, void* e) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->SynchronizeEvent(e); });
+    };
+    d->context_wait_event = [](void* s, void* ctx, void* e) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->WaitEvent(ctx, e); });
+    };
+  }
+
+  TideDeviceDef def() {
+    TideDeviceDef d{};
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, finalize);
+    d.dlpack_device_type = DLPackDeviceType();
+    d.memory_fraction_default = DefaultMemoryFraction();
+    d.initial_memory_mb_default = DefaultInitialMemoryMb();
+    d.kind = kind();
+    d.self = this;
+    d.host_accessible = host_accessible() ? 1 : 0;
+    d.alignment = alignment();
+    d.device_count = [](void* s) -> int32_t { return static_cast<Device*>(s)->Count(); };
+    d.alloc = [](void* s, int32_t dev, size_t size, void** p) -> TideStatus* {
+      *p = nullptr;
+      return detail::Guard([&] { *p = static_cast<Device*>(s)->Alloc(dev, size); });
+    };
+    d.free = [](void* s, int32_t dev, void* p, size_t size) {
+      static_cast<Device*>(s)->Free(dev, p, size);
+    };
+    d.memory_info = [](void* s, int32_t dev, size_t* total, size_t* avail) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->MemoryInfo(dev, total, avail); });
+    };
+    d.context_create = [](void* s, int32_t dev, void** ctx) -> TideStatus* {
+      return detail::Guard([&] { *ctx = static_cast<Device*>(s)->CreateContext(dev); });
+    };
+    d.context_destroy = [](void* s, void* ctx) { static_cast<Device*>(s)->DestroyContext(ctx); };
+    d.synchronize = [](void* s, void* ctx) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->Synchronize(ctx); });
+    };
+    d.copy = [](void* s, void* ctx, TideCopyKind k, void* dst, const void* src,
+                size_t size) -> TideStatus* {
+      return detail::Guard([&] { static_cast<Device*>(s)->Copy(ctx, k, dst, src, size); });
+    };
+    d.context_extension = [](void* s, void* ctx, const char* name) -> const void* {
+      return static_cast<Device*>(s)->Extension(ctx, name);
+    };
+    if (HasPeerCopy())
+      d.copy_peer = [](void* s, void* ctx, void* dst, int32_t src_device, const void* src,
+                       size_t size) -> TideStatus* {
+        return detail::Guard(
+            [&] { static_cast<Device*>(s)->CopyPeer(ctx, dst, src_device, src, size); });
+      };
+    d.finalize = [](void* s) {
+      try {
+        static_cast<Device*>(s)->Finalize();
+      } catch (...) {  // nothing to report to at exit
+      }
+    };
+    AddOptionalEntries(&d);
+    return d;
+  }
+};
+
+}  // namespace tide
+
+#endif  // TIDE_PLUGIN_DEVICE_HPP_
