@@ -1,4 +1,5 @@
-// bind_tensor.cc: Place, LoDTensor (numpy in and out), SelectedRows, Variable and Scope.
+// bind_tensor.cc: Place, the data types, LoDTensor (numpy in and out), SelectedRows, Variable and
+// Scope.
 #include <pybind11/stl.h>
 
 #include "bindings.h"
@@ -75,6 +76,14 @@ void BindTensor(py::module_& m) {
                     py::arg("budget") = s.budget, py::arg("live_blocks") = s.live_blocks,
                     py::arg("total_allocs") = s.total_allocs, py::arg("arenas") = s.arenas);
   });
+  // tide.core's dtype names and codes come from here, so Python, the core and plugins share one
+  // table (the SDK's, tide/plugin/data_type.hpp).
+  m.def("data_types", [] {
+    py::list out;
+    for (const ::tide::DataTypeInfo& d : ::tide::kDataTypes)
+      out.append(py::make_tuple(d.name, static_cast<int>(d.type), d.size));
+    return out;
+  }, "Every data type as (name, TideDataType code, bytes per element), in code order.");
 
   py::class_<LoDTensor>(m, "LoDTensor")
       .def(py::init<>())

@@ -9,38 +9,22 @@ namespace tide::python {
 
 using namespace tide::core;  // NOLINT
 
-// kind/itemsize are read as Python attributes: pybind11 2.10 reads numpy 1.x's descriptor
-// struct directly, and numpy 2 moved those fields.
+// Tide's data-type names (the SDK's table) are numpy's, for every type numpy has; numpy has no
+// bfloat16 (a dtype of that name from an extension such as ml_dtypes is not taken for it). The
+// name is read as a Python attribute: pybind11 2.10 reads numpy 1.x's descriptor struct
+// directly, and numpy 2 moved its fields.
 DataType DataTypeFromNumpy(const py::dtype& dt) {
-  char kind = dt.attr("kind").cast<std::string>().at(0);
-  size_t size = dt.attr("itemsize").cast<size_t>();
-  if (kind == 'f' && size == 4) return TIDE_FP32;
-  if (kind == 'f' && size == 8) return TIDE_FP64;
-  if (kind == 'f' && size == 2) return TIDE_FP16;
-  if (kind == 'i' && size == 4) return TIDE_INT32;
-  if (kind == 'i' && size == 8) return TIDE_INT64;
-  if (kind == 'i' && size == 2) return TIDE_INT16;
-  if (kind == 'i' && size == 1) return TIDE_INT8;
-  if (kind == 'u' && size == 1) return TIDE_UINT8;
-  if (kind == 'b') return TIDE_BOOL;
+  const std::string name = dt.attr("name").cast<std::string>();
+  DataType t = TIDE_UNDEFINED;
+  if (ParseDataTypeName(name.c_str(), &t, /*canonical_only=*/true) && t != TIDE_BF16) return t;
   TIDE_FAIL(TIDE_INVALID_ARGUMENT, "numpy dtype ", py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
             " has no Tide data type (use float32/64, int8/16/32/64, uint8, bool or float16)");
 }
 
 py::dtype NumpyDtype(DataType t) {
-  switch (t) {
-    case TIDE_FP32: return py::dtype("float32");
-    case TIDE_FP64: return py::dtype("float64");
-    case TIDE_FP16: return py::dtype("float16");
-    case TIDE_INT32: return py::dtype("int32");
-    case TIDE_INT64: return py::dtype("int64");
-    case TIDE_INT16: return py::dtype("int16");
-    case TIDE_INT8: return py::dtype("int8");
-    case TIDE_UINT8: return py::dtype("uint8");
-    case TIDE_BOOL: return py::dtype("bool");
-    default:
-      TIDE_FAIL(TIDE_UNIMPLEMENTED, "a ", DataTypeName(t), " tensor has no numpy dtype");
-  }
+  if (!IsValidDataType(t) || t == TIDE_BF16)
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, "a ", DataTypeName(t), " tensor has no numpy dtype");
+  return py::dtype(DataTypeName(t));
 }
 
 namespace {

@@ -26,11 +26,9 @@ class EOFException(OutOfRangeError):
     (Fluid's fluid.core.EOFException)."""
 
 
-# Data types: the C ABI's TideDataType codes, and their names.
-_DTYPE_CODES = {
-    "bool": 0, "int16": 1, "int32": 2, "int64": 3, "float16": 4, "float32": 5, "float64": 6,
-    "uint8": 20, "int8": 21, "bfloat16": 22,
-}
+# Data types: name -> the C ABI's TideDataType code, from the SDK's one table (through the core),
+# so Python, the core and plugins name them alike.
+_DTYPE_CODES = {name: code for name, code, _size in _C.data_types()}
 _DTYPE_NAMES = {v: k for k, v in _DTYPE_CODES.items()}
 
 # Variable types: the C ABI's TideVarType codes.
