@@ -8,7 +8,8 @@ namespace tide::core {
 
 DataType ParseDataType(const std::string& name) {
   DataType t = TIDE_UNDEFINED;
-  if (!ParseDataTypeName(name.c_str(), &t)) TIDE_FAIL(TIDE_INVALID_ARGUMENT, "unknown data type '", name, "'");
+  if (!ParseDataTypeName(name.c_str(), &t))
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "unknown data type '", name, "'");
   return t;
 }
 
