@@ -1,0 +1,106 @@
+// communicator.cc: the rings of this process and the failure report of a collective.
+#include "communicator.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include <tide/plugin.hpp>
+
+namespace tide_collective {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::mutex g_mu;
+// Kept for the process's life: Gloo's device threads must not be joined during static
+// destruction (plugins are never unloaded).
+std::map<int, std::unique_ptr<Communicator>>& Rings() {
+  static auto* m = new std::map<int, std::unique_ptr<Communicator>>;
+  return *m;
+}
+std::map<int, int>& Generations() {
+  static auto* m = new std::map<int, int>;
+  return *m;
+}
+
+std::string AliveKey(uint64_t seq, int rank) {
+  return "alive/" + std::to_string(seq) + "/" + std::to_string(rank);
+}
+
+}  // namespace
+
+std::chrono::milliseconds CollectiveTimeout() {
+  const long long ms = std::atoll(tide::Flag("collective_timeout_ms", "180000").c_str());
+  TIDE_CHECK(ms > 0, "flag collective_timeout_ms must be > 0, got ", ms);
+  return std::chrono::milliseconds(ms);
+}
+
+Communicator::Communicator(int ring_id, int rank, int nranks, std::shared_ptr<gloo::Context> context,
+                           std::shared_ptr<RingStore> store, std::chrono::milliseconds timeout)
+    : ring_id_(ring_id), rank_(rank), nranks_(nranks), context_(std::move(context)),
+      store_(std::move(store)), timeout_(timeout) {}
+
+void Communicator::Run(const std::string& op, const std::function<void(uint32_t)>& fn) {
+  TIDE_CHECK(broken_.empty(), "op '", op, "': ring ", ring_id_, " is unusable after an earlier "
+             "failure: ", broken_);
+  const uint64_t seq = ++seq_;
+  const auto start = Clock::now();
+  try {
+    fn(static_cast<uint32_t>(seq));
+  } catch (const std::exception& e) {
+    Fail(op, seq, start, e.what());
+  }
+}
+
+void Communicator::Fail(const std::string& op, uint64_t seq, Clock::time_point start,
+                        const std::string& why) {
+  // Each surviving rank marks that it reached collective #seq, then waits (until the collective's
+  // own deadline plus a grace period, so ranks that fail late are seen) for the others' marks.
+  // The ranks without one stopped, died, or issued different collectives.
+  const auto grace = std::max(std::chrono::milliseconds(1000), timeout_ / 5);
+  std::string who;
+  try {
+    store_->set(AliveKey(seq, rank_), {'1'});
+    std::vector<std::string> keys;
+    for (int r = 0; r < nranks_; ++r)
+      if (r != rank_) keys.push_back(AliveKey(seq, r));
+    const auto missing = store_->Missing(keys, std::max(start + timeout_, Clock::now()) + grace);
+    for (const auto& k : missing) who += (who.empty() ? "" : ", ") + k.substr(k.rfind('/') + 1);
+    who = who.empty() ? "every rank reached it (a transport error)"
+                      : "rank(s) " + who + " did not reach it within " +
+                            std::to_string(timeout_.count()) + " ms (stopped, died or issued "
+                            "other collectives)";
+  } catch (const std::exception& e) {
+    who = std::string("rank 0 is gone: ") + e.what();
+  }
+  broken_ = "op '" + op + "' (collective #" + std::to_string(seq) + " on ring " +
+            std::to_string(ring_id_) + ", rank " + std::to_string(rank_) + " of " +
+            std::to_string(nranks_) + ") failed: " + who + "; Gloo: " + why;
+  tide::Log(TIDE_LOG_ERROR, kPlugin, broken_);
+  TIDE_THROW(TIDE_UNAVAILABLE, broken_);
+}
+
+Communicator& GetCommunicator(int ring_id, const std::string& op) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = Rings().find(ring_id);
+  TIDE_CHECK(it != Rings().end(), "op '", op, "': ring ", ring_id, " has no communicator (run "
+             "c_comm_init for ring_id ", ring_id, " first, e.g. the startup program of "
+             "fleet.distributed_optimizer)");
+  return *it->second;
+}
+
+void SetCommunicator(int ring_id, std::unique_ptr<Communicator> comm) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto& slot = Rings()[ring_id];
+  if (slot) slot.release();  // an old ring's context may still be referenced by Gloo threads
+  slot = std::move(comm);
+}
+
+int NextGeneration(int ring_id) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return Generations()[ring_id]++;
+}
+
+}  // namespace tide_collective
