@@ -21,10 +21,6 @@
 namespace tide_collective {
 namespace {
 
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host.rfind("127.", 0) == 0;
-}
-
 // The address of this host's interface that routes to host:port (no packet is sent: connect on
 // a UDP socket only picks the route), so Gloo listens where the other ranks can reach it.
 std::string LocalAddressToward(const std::string& host, int port) {

@@ -9,8 +9,18 @@
 namespace tide_collective {
 namespace {
 
-bool IsNumber(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+// Gloo's full-mesh keys: "<rank>" (or "<rank>/<peer>" in older Gloo) hold a rank's addresses.
+// Returns the rank a key belongs to, or "" for another key.
+std::string RankOfKey(const std::string& key) {
+  const std::string head = key.substr(0, key.find('/'));
+  const bool digits = !head.empty() && std::all_of(head.begin(), head.end(), [](unsigned char c) {
+    return std::isdigit(c);
+  });
+  const std::string tail = key.find('/') == std::string::npos ? "0" : key.substr(key.find('/') + 1);
+  const bool tail_digits = !tail.empty() && std::all_of(tail.begin(), tail.end(), [](unsigned char c) {
+    return std::isdigit(c);
+  });
+  return digits && tail_digits ? head : "";
 }
 
 }  // namespace
@@ -53,7 +63,11 @@ void RingStore::wait(const std::vector<std::string>& keys, const std::chrono::mi
   const auto missing = Missing(keys, std::chrono::steady_clock::now() + timeout);
   if (missing.empty()) return;
   std::string ranks, others;
-  for (const auto& k : missing) (IsNumber(k) ? ranks : others) += (IsNumber(k) ? " " : " '") + k + (IsNumber(k) ? "" : "'");
+  for (const auto& k : missing) {
+    const std::string r = RankOfKey(k);
+    if (r.empty()) others += " '" + k + "'";
+    else if ((ranks + " ").find(" " + r + " ") == std::string::npos) ranks += " " + r;
+  }
   if (!ranks.empty())
     TIDE_THROW(TIDE_UNAVAILABLE, "ring ", ring_id_, ": rank(s)", ranks, " did not join within ",
                timeout.count(), " ms (their addresses never reached the rendezvous store; are "

@@ -58,11 +58,11 @@ bool ReadBlob(int fd, std::vector<char>* out) {
   return n == 0 || ReadAll(fd, out->data(), n);
 }
 
+}  // namespace
+
 bool IsLoopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
-
-}  // namespace
 
 void SplitEndpoint(const std::string& endpoint, const std::string& what, std::string* host,
                    int* port) {

@@ -67,6 +67,9 @@ class TcpStore : public gloo::rendezvous::Store {
   int fd_ = -1;
 };
 
+// localhost, 127.x.x.x or ::1.
+bool IsLoopback(const std::string& host);
+
 // "host:port" -> (host, port); throws naming `what` on a malformed endpoint.
 void SplitEndpoint(const std::string& endpoint, const std::string& what, std::string* host,
                    int* port);

@@ -2,24 +2,15 @@
 loopback): after every step all ranks hold bit-identical parameters, and the loss curve and final
 parameters equal one process trained on the global batch (to float rounding), with fused
 gradient buckets of several sizes and with sparse (SelectedRows) embedding gradients."""
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from e2e_util import HERE, child_env, load
+from e2e_util import HERE, load, run_ok as run
 
 MODEL = HERE + "/collective_model.py"
 STEPS = 8
-
-
-def run(cmd, tmp_path, timeout=180):
-    r = subprocess.run(cmd, env=child_env(), cwd=str(tmp_path), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=timeout)
-    out = r.stdout.decode("utf-8", "replace")
-    assert r.returncode == 0, out[-6000:]
-    return out
 
 
 def local_and_ranks(tmp_path, n, *args):

@@ -101,7 +101,7 @@ class CollectiveTranspiler:
         loss_grad_op = None
         for i, op in enumerate(ops):
             r = role(op)
-            if r & OP_ROLE_LOSS and loss_grad_op is None:
+            if r & OP_ROLE_LOSS and r & OP_ROLE_BACKWARD and loss_grad_op is None:
                 loss_grad_op = i
             if not r & OP_ROLE_BACKWARD:
                 continue
