@@ -44,6 +44,10 @@ DEFINE_bool(strict_kernel_placement, false,
 DEFINE_int32(collective_timeout_ms, 180000,
              "ms a collective op (the collective plugin: c_comm_init, c_allreduce_sum, ...) may "
              "wait for the other ranks before it fails naming the ones that did not come");
+DEFINE_bool(collective_check, true,
+            "before every collective op the ranks compare what they are about to run (op, data "
+            "type, shape: one small allgather) and fail naming the ranks that differ, instead of "
+            "exchanging mismatched data (which makes Gloo abort the receiving process)");
 
 namespace tide::core {
 namespace {

@@ -114,7 +114,11 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
       }
       data = packed.data();
     }
-    comm.Run(op, [&](uint32_t seq) {
+    const std::string what = out_tensors.size() == 1
+        ? Describe(dtype, out_tensors[0].dims())
+        : Describe(dtype, {static_cast<int64_t>(n)}) + " (" + std::to_string(out_tensors.size()) +
+              " tensors fused)";
+    comm.Run(op, what, [&](uint32_t seq) {
       if (n == 0 || comm.nranks() == 1) return;
       gloo::AllreduceOptions o(comm.context());
       o.setOutput(data, n);
@@ -146,7 +150,8 @@ void BroadcastRun(tide::OpRunContext& ctx) {
   const size_t n = static_cast<size_t>(x.numel());
   Dispatch(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    comm.Run(op, [&](uint32_t seq) {
+    comm.Run(op, Describe(x.dtype(), x.dims()) + " from root " + std::to_string(root),
+             [&](uint32_t seq) {
       if (n == 0 || comm.nranks() == 1) return;
       gloo::BroadcastOptions o(comm.context());
       o.setOutput(static_cast<T*>(data), n);
@@ -169,7 +174,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
   const int64_t width = v.dim(0) ? v.numel() / v.dim(0) : 0;
   std::vector<int64_t> counts(static_cast<size_t>(comm.nranks()));
   int64_t mine = static_cast<int64_t>(rows.size());
-  comm.Run(op + " (row counts)", [&](uint32_t seq) {
+  comm.Run(op, "SelectedRows row count", [&](uint32_t seq) {
     gloo::AllgatherOptions o(comm.context());
     o.setInput(&mine, 1);
     o.setOutput(counts.data(), counts.size());
@@ -199,7 +204,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
   d[0] = total;
   ov.Resize(d);
   void* out = ov.mutable_data(vtype, vplace);
-  comm.Run(op + " (rows)", [&](uint32_t seq) {
+  comm.Run(op, "SelectedRows rows", [&](uint32_t seq) {
     gloo::AllgathervOptions o(comm.context());
     o.setInput(const_cast<int64_t*>(rows.data()), rows.size());
     o.setOutput(all_rows.data(), row_counts);
@@ -209,7 +214,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
   });
   Dispatch(vtype, op, [&](auto tag) {
     using T = decltype(tag);
-    comm.Run(op + " (values)", [&](uint32_t seq) {
+    comm.Run(op, "SelectedRows " + Describe(vtype, {-1, width}) + " values", [&](uint32_t seq) {
       gloo::AllgathervOptions o(comm.context());
       o.setInput(reinterpret_cast<T*>(const_cast<char*>(values.data())), static_cast<size_t>(vnumel));
       o.setOutput(static_cast<T*>(out), value_counts);
@@ -242,7 +247,7 @@ void AllgatherRun(tide::OpRunContext& ctx) {
   const size_t n = static_cast<size_t>(x.numel());
   Dispatch(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    comm.Run(op, [&](uint32_t seq) {
+    comm.Run(op, Describe(x.dtype(), x.dims()), [&](uint32_t seq) {
       if (n == 0) return;
       if (comm.nranks() == 1) {
         std::memcpy(data, x.raw_data(), n * sizeof(T));
@@ -276,7 +281,7 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
     using T = decltype(tag);
     // Gloo reduces in place and leaves this rank's part at the front of the buffer.
     std::vector<T> buf(static_cast<const T*>(x.raw_data()), static_cast<const T*>(x.raw_data()) + n);
-    comm.Run(op, [&](uint32_t) {
+    comm.Run(op, Describe(x.dtype(), x.dims()), [&](uint32_t) {
       if (part == 0 || nranks == 1) return;
       std::vector<int> parts(static_cast<size_t>(nranks), static_cast<int>(part));
       gloo::ReduceScatterHalvingDoubling<T> rs(comm.context(), {buf.data()}, static_cast<int>(n),
@@ -291,7 +296,7 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
 
 void BarrierRun(tide::OpRunContext& ctx) {
   Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), "barrier");
-  comm.Run("barrier", [&](uint32_t seq) {
+  comm.Run("barrier", "", [&](uint32_t seq) {
     if (comm.nranks() == 1) return;
     gloo::BarrierOptions o(comm.context());
     o.setTag(seq);

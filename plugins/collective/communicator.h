@@ -10,6 +10,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <tide/plugin.hpp>
 
 #include "ring_store.h"
 
@@ -29,18 +32,27 @@ class Communicator {
   const std::shared_ptr<gloo::Context>& context() const { return context_; }
 
   // Runs one collective `fn(tag)` (tag: this collective's sequence number, the same on every rank
-  // that issues the collectives in the same order). A failure becomes an error naming the op, the
-  // ring and the ranks that never reached the collective; the ring is unusable afterwards.
-  void Run(const std::string& op, const std::function<void(uint32_t tag)>& fn);
+  // that issues the collectives in the same order). `what` describes its data ("float32[8, 3]"),
+  // which every rank must agree on. A failure becomes an error naming the op, the ring, the ranks
+  // that never reached the collective and those that issued another one in its place; the ring
+  // is unusable afterwards. With the flag collective_check (on by default) the ranks compare op
+  // and `what` before exchanging any data.
+  void Run(const std::string& op, const std::string& what,
+           const std::function<void(uint32_t tag)>& fn);
 
  private:
+  void Check(const std::string& op, uint64_t seq, std::chrono::steady_clock::time_point start,
+             const std::string& signature);
   [[noreturn]] void Fail(const std::string& op, uint64_t seq,
-                         std::chrono::steady_clock::time_point start, const std::string& why);
+                         std::chrono::steady_clock::time_point start, const std::string& signature,
+                         const std::string& why);
+  std::string Where(const std::string& op, uint64_t seq) const;
 
   const int ring_id_, rank_, nranks_;
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<RingStore> store_;
   const std::chrono::milliseconds timeout_;
+  const bool check_;  // the flag collective_check
   uint64_t seq_ = 0;
   std::string broken_;  // the failure that ended this ring, if any
 };
@@ -54,5 +66,8 @@ int NextGeneration(int ring_id);
 
 // The collective deadline: the core's flag collective_timeout_ms (TIDE_COLLECTIVE_TIMEOUT_MS).
 std::chrono::milliseconds CollectiveTimeout();
+
+// "float32[8, 3]": a tensor's data type and shape, as the collectives' signatures name them.
+std::string Describe(TideDataType dtype, const std::vector<int64_t>& dims);
 
 }  // namespace tide_collective

@@ -5,6 +5,11 @@ equals the local one (to float rounding). Writes a JSON result per rank.
 
     python collective_model.py --out result{rank}.json [--model mlp|embedding] [--steps 8]
         [--fuse_mb 32] [--die_rank R --die_step S [--die_signal KILL|STOP]]
+        [--checkpoint_dir D]
+
+With --checkpoint_dir rank 0 saves the persistables after every step (tide.io.save_persistables)
+and a started job resumes from the last one; --die_* act only in the first attempt
+(TIDE_RESTART_COUNT 0 or unset), so a restarted job finishes.
 """
 import argparse
 import json
@@ -59,7 +64,9 @@ def main():
     ap.add_argument("--die_rank", type=int, default=-1)
     ap.add_argument("--die_step", type=int, default=-1)
     ap.add_argument("--die_signal", default="KILL")
+    ap.add_argument("--checkpoint_dir", default="")
     args = ap.parse_args()
+    first_attempt = os.environ.get("TIDE_RESTART_COUNT", "0") == "0"
 
     fleet.init(is_collective=True)
     rank, nranks = fleet.worker_index(), fleet.worker_num()
@@ -79,8 +86,17 @@ def main():
               "ops": [op.type for op in main_prog.global_block().ops]}
     with tide.scope_guard(scope):
         exe.run(startup)
-        for step in range(args.steps):
-            if rank == args.die_rank and step == args.die_step:
+        begin = 0
+        latest = os.path.join(args.checkpoint_dir, "latest")
+        if args.checkpoint_dir and os.path.exists(latest):
+            with open(latest) as f:
+                begin = int(f.read()) + 1
+            tide.io.load_persistables(exe, os.path.join(args.checkpoint_dir, "step%d" % (begin - 1)),
+                                      main_program=main_prog)
+            print("rank %d resumes at step %d" % (rank, begin), flush=True)
+        result["first_step"] = begin
+        for step in range(begin, args.steps):
+            if rank == args.die_rank and step == args.die_step and first_attempt:
                 print("rank %d dies at step %d" % (rank, step), flush=True)
                 os.kill(os.getpid(), getattr(signal, "SIG" + args.die_signal))
             b = slice(step * GLOBAL_BATCH, (step + 1) * GLOBAL_BATCH)
@@ -88,6 +104,12 @@ def main():
             value, = exe.run(main_prog, feed={"x": xb, "y": yb}, fetch_list=[loss])
             result["losses"].append(float(np.array(value).reshape(-1)[0]))
             print("rank %d step %d loss %.6f" % (rank, step, result["losses"][-1]), flush=True)
+            if args.checkpoint_dir and rank == 0:
+                tide.io.save_persistables(exe, os.path.join(args.checkpoint_dir, "step%d" % step),
+                                          main_program=main_prog)
+                with open(latest + ".tmp", "w") as f:
+                    f.write(str(step))
+                os.replace(latest + ".tmp", latest)
         result["params"] = {p.name: np.array(scope.find_var(p.name).get_tensor()).tolist()
                             for p in main_prog.all_parameters()}
     with open(args.out.format(rank=rank), "w") as f:

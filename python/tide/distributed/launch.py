@@ -6,7 +6,9 @@
 Each of the N processes runs `train.py args` with TIDE_RANK (node_rank * N + i), TIDE_WORLD_SIZE
 (M * N), TIDE_LOCAL_RANK (i) and TIDE_MASTER (where rank 0 hosts the rendezvous store; on one
 node a free port of 127.0.0.1 by default) set, which tide.distributed.world() and
-tide.distributed.fleet read. When one process fails the others are stopped.
+tide.distributed.fleet read. When one process fails the others are stopped; with --max_restarts K
+the job is then started again, up to K times, with TIDE_RESTART_COUNT set to the attempt (the
+script resumes from its last checkpoint, e.g. one tide.io.save_persistables per epoch).
 
 Parameter-server jobs:
 
@@ -98,6 +100,8 @@ def parse_args(argv):
     ap.add_argument("--master", default=None,
                     help="collective job: host:port of rank 0's rendezvous store (required with "
                          "--nnodes > 1; default 127.0.0.1 and a free port)")
+    ap.add_argument("--max_restarts", type=int, default=0,
+                    help="collective job: start the job again after a failure, at most this often")
     ap.add_argument("--pservers", type=int, default=1, help="pservers on 127.0.0.1 (default 1)")
     ap.add_argument("--trainers", type=int, default=1, help="trainers in the job (default 1)")
     ap.add_argument("--start_port", type=int, default=None,
@@ -125,6 +129,8 @@ def parse_args(argv):
             ap.error("--node_rank %d is outside [0, %d) (--nnodes)" % (args.node_rank, args.nnodes))
         if args.nnodes > 1 and not args.master:
             ap.error("--nnodes > 1 needs --master HOST:PORT (an address of node 0 every node reaches)")
+        if args.max_restarts < 0:
+            ap.error("--max_restarts must be >= 0")
         if args.master and (":" not in args.master or not args.master.rsplit(":", 1)[1].isdigit()):
             ap.error("--master must be HOST:PORT, got %r" % args.master)
     return args
@@ -206,7 +212,7 @@ class Job:
                     pass
                 p.wait()
 
-    def start_collective(self):
+    def start_collective(self, attempt):
         a = self.args
         world = a.nnodes * a.nproc_per_node
         first = a.node_rank * a.nproc_per_node
@@ -215,13 +221,23 @@ class Job:
         for i in range(a.nproc_per_node):
             self.start("rank.%d" % (first + i),
                        {"TIDE_RANK": str(first + i), "TIDE_WORLD_SIZE": str(world),
-                        "TIDE_LOCAL_RANK": str(i), "TIDE_MASTER": self.master}, True)
+                        "TIDE_LOCAL_RANK": str(i), "TIDE_MASTER": self.master,
+                        "TIDE_RESTART_COUNT": str(attempt)}, True)
 
     def run(self):
         a = self.args
         if self.collective:
-            self.start_collective()
-            return self.wait(len(self.procs))
+            for attempt in range(a.max_restarts + 1):
+                if attempt:
+                    self.say("restarting the job (restart %d of %d)" % (attempt, a.max_restarts))
+                    if not a.master:  # the last master's port may linger: take a fresh one
+                        self.master = "127.0.0.1:%d" % free_ports(1)[0]
+                self.procs = []
+                self.start_collective(attempt)
+                code = self.wait(len(self.procs))
+                if code in (0, 124):
+                    break
+            return code
         pservers = _ids(a.start_pservers, len(self.endpoints), "--start_pservers")
         trainers = _ids(a.trainer_ids, a.trainers, "--trainer_ids")
         self.say("pservers %s, %d trainer(s); starting pserver(s) %s and trainer(s) %s here"
