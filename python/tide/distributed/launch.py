@@ -1,6 +1,6 @@
 """Starts a training job's processes on this host. Collective (data-parallel) jobs:
 
-    python -m tide.distributed.launch --nproc_per_node N [--nnodes M --node_rank R \
+    python -m tide.distributed.launch --nproc_per_node N [--nnodes M --node_rank R \\
         --master HOST:PORT] train.py [args]
 
 Each of the N processes runs `train.py args` with TIDE_RANK (node_rank * N + i), TIDE_WORLD_SIZE
