@@ -1,8 +1,9 @@
 // collective_ops.cc: Fluid's collective ops on a ring made by c_comm_init, each one Gloo
-// algorithm on host tensors: c_allreduce_{sum,max,min,prod} (gloo::allreduce), c_broadcast
+// algorithm on host tensors: c_allreduce_{sum,max,min,prod} (gloo::allreduce; asynchronous on
+// the ring's thread unless use_calc_stream, waited for by c_sync_comm_stream), c_broadcast
 // (gloo::broadcast), c_allgather (gloo::allgather; SelectedRows through gloo::allgatherv),
 // c_reducescatter (Gloo's halving-doubling reduce-scatter), barrier (gloo::barrier), and
-// c_sync_calc_stream / c_sync_comm_stream (no streams on the CPU: Out is X).
+// c_sync_calc_stream (a no-op on the CPU) and c_sync_comm_stream.
 #include <gloo/allgather.h>
 #include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
@@ -99,48 +100,60 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
     out_tensors.push_back(OutputWithInput(ctx, x, true, i));
     n += static_cast<size_t>(x.numel());
   }
+  // The buffers are found here, on the executor's thread; the exchange may run on the ring's.
+  std::vector<char*> dst;
+  std::vector<size_t> bytes;
+  for (auto& t : out_tensors) {
+    dst.push_back(static_cast<char*>(t.mutable_data(dtype, t.place())));
+    bytes.push_back(static_cast<size_t>(t.numel()) * tide::DataTypeSize(dtype));
+  }
+  const std::string what = out_tensors.size() == 1
+      ? Describe(dtype, out_tensors[0].dims())
+      : Describe(dtype, {static_cast<int64_t>(n)}) + " (" + std::to_string(out_tensors.size()) +
+            " tensors fused)";
+  std::function<void()> exchange;
   Dispatch(dtype, op, [&](auto tag) {
     using T = decltype(tag);
-    std::vector<T> packed;
-    T* data = nullptr;
-    if (out_tensors.size() == 1) {
-      data = static_cast<T*>(out_tensors[0].mutable_data(dtype, out_tensors[0].place()));
-    } else {
-      packed.resize(n);
-      size_t at = 0;
-      for (auto& t : out_tensors) {
-        std::memcpy(packed.data() + at, t.raw_data(), static_cast<size_t>(t.numel()) * sizeof(T));
-        at += static_cast<size_t>(t.numel());
-      }
-      data = packed.data();
-    }
-    const std::string what = out_tensors.size() == 1
-        ? Describe(dtype, out_tensors[0].dims())
-        : Describe(dtype, {static_cast<int64_t>(n)}) + " (" + std::to_string(out_tensors.size()) +
-              " tensors fused)";
-    comm.Run(op, what, [&](uint32_t seq) {
-      if (n == 0 || comm.nranks() == 1) return;
-      gloo::AllreduceOptions o(comm.context());
-      o.setOutput(data, n);
-      o.setReduceFunction(Reduction<T>(kind));
-      o.setTag(seq);
-      o.setTimeout(comm.timeout());
-      gloo::allreduce(o);
-    });
-    if (!packed.empty()) {
-      size_t at = 0;
-      for (auto& t : out_tensors) {
-        std::memcpy(t.mutable_data(dtype, t.place()), packed.data() + at,
-                    static_cast<size_t>(t.numel()) * sizeof(T));
-        at += static_cast<size_t>(t.numel());
+    // A fused bucket is packed now (its gradients are final) and unpacked after the allreduce.
+    auto packed = std::make_shared<std::vector<T>>();
+    if (dst.size() > 1) {
+      packed->resize(n);
+      char* at = reinterpret_cast<char*>(packed->data());
+      for (size_t i = 0; i < dst.size(); ++i) {
+        std::memcpy(at, dst[i], bytes[i]);
+        at += bytes[i];
       }
     }
+    exchange = [&comm, op, what, kind, n, dst, bytes, packed] {
+      T* data = packed->empty() ? reinterpret_cast<T*>(dst[0]) : packed->data();
+      comm.Run(op, what, [&](uint32_t seq) {
+        if (n == 0 || comm.nranks() == 1) return;
+        gloo::AllreduceOptions o(comm.context());
+        o.setOutput(data, n);
+        o.setReduceFunction(Reduction<T>(kind));
+        o.setTag(seq);
+        o.setTimeout(comm.timeout());
+        gloo::allreduce(o);
+      });
+      const char* at = reinterpret_cast<const char*>(packed->data());
+      for (size_t i = 0; !packed->empty() && i < dst.size(); ++i) {
+        std::memcpy(dst[i], at, bytes[i]);
+        at += bytes[i];
+      }
+    };
   });
+  if (ctx.Attr<bool>("use_calc_stream")) {
+    comm.Wait(op);
+    exchange();
+  } else {
+    comm.Async(std::move(exchange));  // c_sync_comm_stream (or the next collective) waits
+  }
 }
 
 void BroadcastRun(tide::OpRunContext& ctx) {
   const std::string op = ctx.op_type();
   Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), op);
+  comm.Wait(op);
   const int root = ctx.Attr<int32_t>("root");
   TIDE_CHECK(root >= 0 && root < comm.nranks(), "op 'c_broadcast': root ", root,
              " is outside ring ", comm.ring_id(), "'s ranks [0, ", comm.nranks(), ")");
@@ -230,6 +243,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
 void AllgatherRun(tide::OpRunContext& ctx) {
   const std::string op = ctx.op_type();
   Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), op);
+  comm.Wait(op);
   const int nranks = ctx.Attr<int32_t>("nranks");
   TIDE_CHECK(nranks == comm.nranks(), "op 'c_allgather': attribute nranks ", nranks,
              " but ring ", comm.ring_id(), " has ", comm.nranks(), " ranks");
@@ -266,6 +280,7 @@ void AllgatherRun(tide::OpRunContext& ctx) {
 void ReduceScatterRun(tide::OpRunContext& ctx) {
   const std::string op = ctx.op_type();
   Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), op);
+  comm.Wait(op);
   const int nranks = ctx.Attr<int32_t>("nranks");
   TIDE_CHECK(nranks == comm.nranks(), "op 'c_reducescatter': attribute nranks ", nranks,
              " but ring ", comm.ring_id(), " has ", comm.nranks(), " ranks");
@@ -296,6 +311,7 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
 
 void BarrierRun(tide::OpRunContext& ctx) {
   Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), "barrier");
+  comm.Wait("barrier");
   comm.Run("barrier", "", [&](uint32_t seq) {
     if (comm.nranks() == 1) return;
     gloo::BarrierOptions o(comm.context());
@@ -305,14 +321,23 @@ void BarrierRun(tide::OpRunContext& ctx) {
   });
 }
 
-// No streams on the CPU: a collective is complete when its op returns. Out shares X's data.
-void SyncStreamRun(tide::OpRunContext& ctx) {
+// Out shares X's data (Fluid's ops are in place).
+void ShareOutputs(tide::OpRunContext& ctx) {
   const auto xs = ctx.Inputs("X"), outs = ctx.Outputs("Out");
   for (size_t i = 0; i < xs.size() && i < outs.size(); ++i) {
     if (xs[i] == outs[i]) continue;
     tide::Variable v = ctx.scope().FindVar(xs[i]);
     if (v && v.IsTensor()) OutVar(ctx, outs[i]).GetTensor().ShareDataWith(v.GetTensor());
   }
+}
+
+// The CPU computes synchronously: when an op returns its outputs are there.
+void SyncCalcStreamRun(tide::OpRunContext& ctx) { ShareOutputs(ctx); }
+
+// Waits for the ring's asynchronous allreduces (use_calc_stream = false).
+void SyncCommStreamRun(tide::OpRunContext& ctx) {
+  GetCommunicator(ctx.Attr<int32_t>("ring_id"), ctx.op_type()).Wait(ctx.op_type());
+  ShareOutputs(ctx);
 }
 
 void DimsTimesRanks(tide::InferShapeContext& ctx, bool multiply) {
@@ -330,7 +355,9 @@ tide::OpSchema AllreduceSchema(const std::string& kind) {
       .Input("X", "this rank's tensor; several: a fused bucket (one data type)").AsDuplicable()
       .Output("Out", "the reduced tensors, the same on every rank").AsDuplicable()
       .Attr("ring_id", int32_t(0), "the communicator (c_comm_init)")
-      .Attr("use_calc_stream", false, "unused on the CPU (Fluid's)")
+      .Attr("use_calc_stream", false,
+            "true: reduce before the op returns; false: on the ring's thread, overlapping the "
+            "ops that follow, until c_sync_comm_stream or the ring's next collective")
       .Attr("use_model_parallel", false, "unused (Fluid's)")
       .InferShape([](tide::InferShapeContext& ctx) {
         for (size_t i = 0; i < ctx.InputCount("X") && i < ctx.OutputCount("Out"); ++i) {
@@ -412,13 +439,14 @@ TIDE_REGISTER_OP(tide::OpSchema("c_sync_calc_stream")
                      .Input("X", "the tensors").AsDuplicable()
                      .Output("Out", "the same tensors").AsDuplicable()
                      .NoGradient()
-                     .Run(tide_collective::SyncStreamRun));
+                     .Run(tide_collective::SyncCalcStreamRun));
 
 TIDE_REGISTER_OP(tide::OpSchema("c_sync_comm_stream")
-                     .Comment("Waits for ring ring_id's communication stream; on the CPU every "
-                              "collective is complete when its op returns, so Out is X.")
+                     .Comment("Waits for ring ring_id's communication: the c_allreduce_* ops "
+                              "with use_calc_stream = false run on the ring's own thread. Out "
+                              "is X.")
                      .Input("X", "the tensors").AsDuplicable()
                      .Output("Out", "the same tensors").AsDuplicable()
                      .Attr("ring_id", int32_t(0), "the communicator (c_comm_init)")
                      .NoGradient()
-                     .Run(tide_collective::SyncStreamRun));
+                     .Run(tide_collective::SyncCommStreamRun));

@@ -3,11 +3,12 @@
 
 #include <gloo/allgather.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <tide/plugin.hpp>
@@ -110,7 +111,7 @@ void Communicator::Fail(const std::string& op, uint64_t seq, Clock::time_point s
   // Each surviving rank marks that it reached collective #seq, then waits (until the collective's
   // own deadline plus a grace period, so ranks that fail late are seen) for the others' marks.
   // The ranks without one stopped, died, or issued different collectives.
-  const auto grace = std::max(std::chrono::milliseconds(1000), timeout_ / 5);
+  const auto grace = std::max(std::chrono::milliseconds(2000), timeout_ / 4);
   // The mark holds the rank's signature: ranks that reached collective #seq with another op or
   // other data are named with what they issued.
   std::string who, differ;
@@ -120,16 +121,21 @@ void Communicator::Fail(const std::string& op, uint64_t seq, Clock::time_point s
     for (int r = 0; r < nranks_; ++r)
       if (r != rank_) keys.push_back(AliveKey(seq, r));
     const auto missing = store_->Missing(keys, std::max(start + timeout_, Clock::now()) + grace);
+    std::vector<std::string> present;
     for (const auto& k : keys) {
       const std::string r = k.substr(k.rfind('/') + 1);
       if (std::find(missing.begin(), missing.end(), k) != missing.end()) {
         who += (who.empty() ? "" : ", ") + r;
         continue;
       }
+      present.push_back("done/" + std::to_string(seq) + "/" + r);
       const std::vector<char> v = store_->get(k);
       const std::string theirs(v.begin(), v.end());
       if (theirs != signature) differ += "; rank " + r + " issued '" + theirs + "' instead";
     }
+    // Rank 0 hosts the store: it leaves last, once the others have read what they need.
+    store_->set("done/" + std::to_string(seq) + "/" + std::to_string(rank_), {'1'});
+    if (rank_ == 0) store_->Missing(present, Clock::now() + grace);
     who = who.empty() ? "every rank reached it" + std::string(differ.empty() ? " (a transport error)" : "")
                       : "rank(s) " + who + " did not reach it within " +
                             std::to_string(timeout_.count()) + " ms (stopped, died or issued "
@@ -141,6 +147,58 @@ void Communicator::Fail(const std::string& op, uint64_t seq, Clock::time_point s
             signature + "'") + "; Gloo: " + why;
   tide::Log(TIDE_LOG_ERROR, kPlugin, broken_);
   TIDE_THROW(TIDE_UNAVAILABLE, broken_);
+}
+
+void Communicator::Async(std::function<void()> task) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (!worker_started_) {  // one thread per ring, kept for the process's life (see Rings())
+    std::thread([this] { WorkerLoop(); }).detach();
+    worker_started_ = true;
+  }
+  queue_.push_back(std::move(task));
+  ++pending_;
+  queue_cv_.notify_all();
+}
+
+void Communicator::WorkerLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait(lock, [this] { return !queue_.empty(); });
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      if (!async_error_.empty()) task = nullptr;  // the ring failed: later tasks are dropped
+    }
+    TideCode code = TIDE_OK;
+    std::string error;
+    if (task) {
+      try {
+        task();
+      } catch (const tide::Error& e) {
+        code = e.code();
+        error = e.what();
+      } catch (const std::exception& e) {
+        code = TIDE_INTERNAL;
+        error = e.what();
+      }
+    }
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (!error.empty() && async_error_.empty()) {
+      async_error_ = error;
+      async_code_ = code;
+    }
+    --pending_;
+    queue_cv_.notify_all();
+  }
+}
+
+void Communicator::Wait(const std::string& op) {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_cv_.wait(lock, [this] { return pending_ == 0; });
+  if (!async_error_.empty())
+    TIDE_THROW(async_code_, "op '", op, "' waited for ring ", ring_id_, "'s asynchronous "
+               "collectives, and one failed: ", async_error_);
 }
 
 Communicator& GetCommunicator(int ring_id, const std::string& op) {

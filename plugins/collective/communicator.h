@@ -6,9 +6,12 @@
 #include <gloo/context.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,13 @@ class Communicator {
   void Run(const std::string& op, const std::string& what,
            const std::function<void(uint32_t tag)>& fn);
 
+  // The ring's communication "stream": tasks (each a Run and its unpacking) run on the ring's own
+  // thread in the order they were queued, so a gradient bucket's allreduce overlaps the rest of
+  // backward. Wait returns when every queued task is done and rethrows the first failure (naming
+  // `op`, the op that waits); collectives run on the calling thread Wait first.
+  void Async(std::function<void()> task);
+  void Wait(const std::string& op);
+
  private:
   void Check(const std::string& op, uint64_t seq, std::chrono::steady_clock::time_point start,
              const std::string& signature);
@@ -47,6 +57,7 @@ class Communicator {
                          std::chrono::steady_clock::time_point start, const std::string& signature,
                          const std::string& why);
   std::string Where(const std::string& op, uint64_t seq) const;
+  void WorkerLoop();
 
   const int ring_id_, rank_, nranks_;
   std::shared_ptr<gloo::Context> context_;
@@ -55,6 +66,14 @@ class Communicator {
   const bool check_;  // the flag collective_check
   uint64_t seq_ = 0;
   std::string broken_;  // the failure that ended this ring, if any
+
+  std::mutex queue_mu_;  // guards queue_, pending_, async_error_, async_code_
+  std::condition_variable queue_cv_;
+  std::deque<std::function<void()>> queue_;
+  size_t pending_ = 0;  // queued or running
+  std::string async_error_;
+  TideCode async_code_ = TIDE_OK;
+  bool worker_started_ = false;  // the ring's thread, started by the first Async
 };
 
 // The ring `ring_id` of this process; an error naming `op` when c_comm_init has not made it.

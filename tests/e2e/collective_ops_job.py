@@ -32,8 +32,10 @@ def main():
         b.append_op(typ, inputs={"X": x}, outputs={"Out": out}, attrs=dict(ring_id=0, **attrs))
         outs[name] = out
 
+    # use_calc_stream: max reduces before its op returns; the others on the ring's thread, waited
+    # for by the next collective (c_broadcast below) or c_sync_comm_stream.
     for kind in ("sum", "max", "min", "prod"):
-        op("c_allreduce_" + kind, v["f32"], "allreduce_" + kind)
+        op("c_allreduce_" + kind, v["f32"], "allreduce_" + kind, use_calc_stream=kind == "max")
     op("c_allreduce_sum", v["f64"], "allreduce_sum_f64")
     op("c_allreduce_max", v["i64"], "allreduce_max_i64")
     op("c_broadcast", v["f32"], "broadcast_root1", root=min(1, nranks - 1))

@@ -6,9 +6,10 @@
   main:    the loss gradient scaled by 1/nranks right after backward seeds it; the dense gradients
            summed over the ranks by c_allreduce_sum, fused into buckets of at most
            fuse_grad_size_in_MB, each bucket issued right after the op that finishes its last
-           gradient; SelectedRows gradients (sparse embeddings) gathered by c_allgather (rows and
-           values of every rank, which the optimizers add up); c_sync_comm_stream before the
-           optimizer.
+           gradient and run on the ring's thread (use_calc_stream false) while backward goes on;
+           SelectedRows gradients (sparse embeddings) gathered by c_allgather (rows and values of
+           every rank, which the optimizers add up); c_sync_comm_stream before the optimizer
+           waits for the buckets.
 
 Each rank feeds its own share of the global batch with a mean loss; after the allreduce every rank
 holds the gradient of the global batch's mean loss, so the ranks train like one process fed the
