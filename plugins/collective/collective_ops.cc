@@ -13,9 +13,8 @@
 #include <gloo/reduce_scatter.h>
 
 #include <cstring>
-#include <vector>
-
 #include <tide/plugin.hpp>
+#include <vector>
 
 #include "communicator.h"
 
@@ -28,12 +27,18 @@ using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 template <typename Fn>
 void Dispatch(TideDataType dtype, const std::string& op, Fn&& fn) {
   switch (dtype) {
-    case TIDE_FP32: return fn(float{});
-    case TIDE_FP64: return fn(double{});
-    case TIDE_INT32: return fn(int32_t{});
-    case TIDE_INT64: return fn(int64_t{});
-    case TIDE_UINT8: return fn(uint8_t{});
-    case TIDE_INT8: return fn(int8_t{});
+    case TIDE_FP32:
+      return fn(float{});
+    case TIDE_FP64:
+      return fn(double{});
+    case TIDE_INT32:
+      return fn(int32_t{});
+    case TIDE_INT64:
+      return fn(int64_t{});
+    case TIDE_UINT8:
+      return fn(uint8_t{});
+    case TIDE_INT8:
+      return fn(int8_t{});
     default:
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "': data type ", tide::DataTypeName(dtype),
                  " is not supported (float32, float64, int32, int64, uint8, int8)");
@@ -67,7 +72,8 @@ tide::Tensor OutputWithInput(tide::OpRunContext& ctx, const tide::Tensor& x, boo
   if (xn == on) return out;
   out.Resize(x.dims());
   void* p = out.mutable_data(x.dtype(), x.place());
-  if (copy) std::memcpy(p, x.raw_data(), static_cast<size_t>(x.numel()) * tide::DataTypeSize(x.dtype()));
+  if (copy)
+    std::memcpy(p, x.raw_data(), static_cast<size_t>(x.numel()) * tide::DataTypeSize(x.dtype()));
   out.set_lod(x.lod());
   return out;
 }
@@ -108,9 +114,9 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
     bytes.push_back(static_cast<size_t>(t.numel()) * tide::DataTypeSize(dtype));
   }
   const std::string what = out_tensors.size() == 1
-      ? Describe(dtype, out_tensors[0].dims())
-      : Describe(dtype, {static_cast<int64_t>(n)}) + " (" + std::to_string(out_tensors.size()) +
-            " tensors fused)";
+                               ? Describe(dtype, out_tensors[0].dims())
+                               : Describe(dtype, {static_cast<int64_t>(n)}) + " (" +
+                                     std::to_string(out_tensors.size()) + " tensors fused)";
   std::function<void()> exchange;
   Dispatch(dtype, op, [&](auto tag) {
     using T = decltype(tag);
@@ -165,14 +171,14 @@ void BroadcastRun(tide::OpRunContext& ctx) {
     using T = decltype(tag);
     comm.Run(op, Describe(x.dtype(), x.dims()) + " from root " + std::to_string(root),
              [&](uint32_t seq) {
-      if (n == 0 || comm.nranks() == 1) return;
-      gloo::BroadcastOptions o(comm.context());
-      o.setOutput(static_cast<T*>(data), n);
-      o.setRoot(root);
-      o.setTag(seq);
-      o.setTimeout(comm.timeout());
-      gloo::broadcast(o);
-    });
+               if (n == 0 || comm.nranks() == 1) return;
+               gloo::BroadcastOptions o(comm.context());
+               o.setOutput(static_cast<T*>(data), n);
+               o.setRoot(root);
+               o.setTag(seq);
+               o.setTimeout(comm.timeout());
+               gloo::broadcast(o);
+             });
   });
 }
 
@@ -181,7 +187,8 @@ void BroadcastRun(tide::OpRunContext& ctx) {
 void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::SelectedRows in) {
   const std::string op = ctx.op_type();
   tide::Tensor v = in.value();
-  TIDE_CHECK(v.initialized() && v.rank() >= 1 && IsHost(v.place()), "op 'c_allgather': X's "
+  TIDE_CHECK(v.initialized() && v.rank() >= 1 && IsHost(v.place()),
+             "op 'c_allgather': X's "
              "SelectedRows value holds no host data");
   const std::vector<int64_t> rows = in.rows();
   const int64_t width = v.dim(0) ? v.numel() / v.dim(0) : 0;
@@ -205,7 +212,8 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
   std::vector<int64_t> all_rows(static_cast<size_t>(total));
   // Out may be X: this rank's values are copied out before Out is resized.
   const char* src = static_cast<const char*>(v.raw_data());
-  const std::vector<char> values(src, src + v.numel() * static_cast<int64_t>(tide::DataTypeSize(v.dtype())));
+  const std::vector<char> values(
+      src, src + v.numel() * static_cast<int64_t>(tide::DataTypeSize(v.dtype())));
   const tide::Dims vdims = v.dims();
   const TideDataType vtype = v.dtype();
   const tide::Place vplace = v.place();
@@ -229,7 +237,8 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
     using T = decltype(tag);
     comm.Run(op, "SelectedRows " + Describe(vtype, {-1, width}) + " values", [&](uint32_t seq) {
       gloo::AllgathervOptions o(comm.context());
-      o.setInput(reinterpret_cast<T*>(const_cast<char*>(values.data())), static_cast<size_t>(vnumel));
+      o.setInput(reinterpret_cast<T*>(const_cast<char*>(values.data())),
+                 static_cast<size_t>(vnumel));
       o.setOutput(static_cast<T*>(out), value_counts);
       o.setTag(seq);
       o.setTimeout(comm.timeout());
@@ -245,14 +254,15 @@ void AllgatherRun(tide::OpRunContext& ctx) {
   Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), op);
   comm.Wait(op);
   const int nranks = ctx.Attr<int32_t>("nranks");
-  TIDE_CHECK(nranks == comm.nranks(), "op 'c_allgather': attribute nranks ", nranks,
-             " but ring ", comm.ring_id(), " has ", comm.nranks(), " ranks");
+  TIDE_CHECK(nranks == comm.nranks(), "op 'c_allgather': attribute nranks ", nranks, " but ring ",
+             comm.ring_id(), " has ", comm.nranks(), " ranks");
   const std::string xn = ctx.Inputs("X").at(0);
   tide::Variable xv = ctx.scope().FindVar(xn);
   if (xv && xv.IsSelectedRows()) return AllgatherSelectedRows(ctx, comm, xv.GetSelectedRows());
   tide::Tensor x = Input(ctx, op);
   TIDE_CHECK(x.rank() >= 1, "op 'c_allgather': X ('", xn, "') must have rank >= 1");
-  TIDE_CHECK(xn != ctx.Outputs("Out").at(0), "op 'c_allgather': Out must differ from X ('", xn, "')");
+  TIDE_CHECK(xn != ctx.Outputs("Out").at(0), "op 'c_allgather': Out must differ from X ('", xn,
+             "')");
   tide::Tensor out = OutVar(ctx, ctx.Outputs("Out").at(0)).GetTensor();
   tide::Dims d = x.dims();
   d[0] *= nranks;
@@ -285,8 +295,10 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
   TIDE_CHECK(nranks == comm.nranks(), "op 'c_reducescatter': attribute nranks ", nranks,
              " but ring ", comm.ring_id(), " has ", comm.nranks(), " ranks");
   tide::Tensor x = Input(ctx, op);
-  TIDE_CHECK(x.rank() >= 1 && x.dim(0) % nranks == 0, "op 'c_reducescatter': X's first "
-             "dimension (", x.rank() ? x.dim(0) : 0, ") must divide into ", nranks, " parts");
+  TIDE_CHECK(x.rank() >= 1 && x.dim(0) % nranks == 0,
+             "op 'c_reducescatter': X's first "
+             "dimension (",
+             x.rank() ? x.dim(0) : 0, ") must divide into ", nranks, " parts");
   const size_t n = static_cast<size_t>(x.numel());
   const size_t part = n / static_cast<size_t>(nranks);
   tide::Tensor out = OutVar(ctx, ctx.Outputs("Out").at(0)).GetTensor();
@@ -295,7 +307,8 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
   Dispatch(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     // Gloo reduces in place and leaves this rank's part at the front of the buffer.
-    std::vector<T> buf(static_cast<const T*>(x.raw_data()), static_cast<const T*>(x.raw_data()) + n);
+    std::vector<T> buf(static_cast<const T*>(x.raw_data()),
+                       static_cast<const T*>(x.raw_data()) + n);
     comm.Run(op, Describe(x.dtype(), x.dims()), [&](uint32_t) {
       if (part == 0 || nranks == 1) return;
       std::vector<int> parts(static_cast<size_t>(nranks), static_cast<int>(part));
@@ -350,10 +363,13 @@ void DimsTimesRanks(tide::InferShapeContext& ctx, bool multiply) {
 
 tide::OpSchema AllreduceSchema(const std::string& kind) {
   return tide::OpSchema("c_allreduce_" + kind)
-      .Comment("Out = the element-wise " + kind + " of X over every rank of ring ring_id "
+      .Comment("Out = the element-wise " + kind +
+               " of X over every rank of ring ring_id "
                "(gloo::allreduce); Out may be X.")
-      .Input("X", "this rank's tensor; several: a fused bucket (one data type)").AsDuplicable()
-      .Output("Out", "the reduced tensors, the same on every rank").AsDuplicable()
+      .Input("X", "this rank's tensor; several: a fused bucket (one data type)")
+      .AsDuplicable()
+      .Output("Out", "the reduced tensors, the same on every rank")
+      .AsDuplicable()
       .Attr("ring_id", int32_t(0), "the communicator (c_comm_init)")
       .Attr("use_calc_stream", false,
             "true: reduce before the op returns; false: on the ring's thread, overlapping the "
@@ -427,8 +443,10 @@ TIDE_REGISTER_OP(tide::OpSchema("c_reducescatter")
 TIDE_REGISTER_OP(tide::OpSchema("barrier")
                      .Comment("Returns once every rank of ring ring_id has reached it "
                               "(gloo::barrier).")
-                     .Input("X", "unused (Fluid's)").AsDispensable()
-                     .Output("Out", "unused (Fluid's)").AsDispensable()
+                     .Input("X", "unused (Fluid's)")
+                     .AsDispensable()
+                     .Output("Out", "unused (Fluid's)")
+                     .AsDispensable()
                      .Attr("ring_id", int32_t(0), "the communicator (c_comm_init)")
                      .NoGradient()
                      .Run(tide_collective::BarrierRun));
@@ -436,8 +454,10 @@ TIDE_REGISTER_OP(tide::OpSchema("barrier")
 TIDE_REGISTER_OP(tide::OpSchema("c_sync_calc_stream")
                      .Comment("Waits for the computation stream; on the CPU every op is "
                               "complete when it returns, so Out is X.")
-                     .Input("X", "the tensors").AsDuplicable()
-                     .Output("Out", "the same tensors").AsDuplicable()
+                     .Input("X", "the tensors")
+                     .AsDuplicable()
+                     .Output("Out", "the same tensors")
+                     .AsDuplicable()
                      .NoGradient()
                      .Run(tide_collective::SyncCalcStreamRun));
 
@@ -445,8 +465,10 @@ TIDE_REGISTER_OP(tide::OpSchema("c_sync_comm_stream")
                      .Comment("Waits for ring ring_id's communication: the c_allreduce_* ops "
                               "with use_calc_stream = false run on the ring's own thread. Out "
                               "is X.")
-                     .Input("X", "the tensors").AsDuplicable()
-                     .Output("Out", "the same tensors").AsDuplicable()
+                     .Input("X", "the tensors")
+                     .AsDuplicable()
+                     .Output("Out", "the same tensors")
+                     .AsDuplicable()
                      .Attr("ring_id", int32_t(0), "the communicator (c_comm_init)")
                      .NoGradient()
                      .Run(tide_collective::SyncCommStreamRun));

@@ -1,18 +1,16 @@
 // comm_init_op.cc: c_comm_init, a ring's communicator from a rendezvous: rank 0 of a TCP store
 // hosts it (tcp://host:port), or every rank shares a directory (file:///path, Gloo's FileStore).
 #include <arpa/inet.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/transport/tcp/device.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/file_store.h>
-#include <gloo/transport/tcp/device.h>
-
 #include <cstring>
 #include <map>
 #include <mutex>
-
 #include <tide/plugin.hpp>
 
 #include "communicator.h"
@@ -77,23 +75,25 @@ void CommInitRun(tide::OpRunContext& ctx) {
     } else if (store_uri.rfind("file://", 0) == 0) {
       base = std::make_shared<gloo::rendezvous::FileStore>(store_uri.substr(7));
     } else {
-      TIDE_THROW(TIDE_INVALID_ARGUMENT, "attribute store must be tcp://host:port or "
-                 "file:///shared/dir, got '", store_uri, "'");
+      TIDE_THROW(TIDE_INVALID_ARGUMENT,
+                 "attribute store must be tcp://host:port or "
+                 "file:///shared/dir, got '",
+                 store_uri, "'");
     }
-    const std::string prefix = "ring_" + std::to_string(ring_id) + "/" +
-                               std::to_string(NextGeneration(ring_id)) + "/";
+    const std::string prefix =
+        "ring_" + std::to_string(ring_id) + "/" + std::to_string(NextGeneration(ring_id)) + "/";
     auto store = std::make_shared<RingStore>(base, prefix, ring_id);
 
     gloo::transport::tcp::attr attr;
-    if (!endpoint.empty()) attr.hostname = endpoint.substr(0, endpoint.rfind(':') == std::string::npos
-                                                                  ? endpoint.size()
-                                                                  : endpoint.rfind(':'));
+    if (!endpoint.empty())
+      attr.hostname = endpoint.substr(
+          0, endpoint.rfind(':') == std::string::npos ? endpoint.size() : endpoint.rfind(':'));
     auto device = gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, nranks);
     context->setTimeout(timeout);
     context->connectFullMesh(*store, device);
-    SetCommunicator(ring_id, std::make_unique<Communicator>(ring_id, rank, nranks, context, store,
-                                                            timeout));
+    SetCommunicator(ring_id,
+                    std::make_unique<Communicator>(ring_id, rank, nranks, context, store, timeout));
     tide::Log(TIDE_LOG_INFO, kPlugin,
               tide::detail::Concat("ring ", ring_id, ": rank ", rank, " of ", nranks,
                                    " connected (", store_uri, ", Gloo on ", device->str(), ")"));
@@ -112,7 +112,8 @@ TIDE_REGISTER_OP(
         .Comment("Makes ring ring_id's communicator: rank of nranks, meeting the others through "
                  "the rendezvous store (rank 0 hosts a tcp:// store). Fluid's c_comm_init, with "
                  "the store in place of the NCCL id.")
-        .Input("X", "unused (Fluid's NCCL id variable)").AsDispensable()
+        .Input("X", "unused (Fluid's NCCL id variable)")
+        .AsDispensable()
         .Attr("ring_id", int32_t(0), "the communicator's id, used by the collective ops")
         .Attr("rank", int32_t(0), "this process's rank in the ring")
         .Attr("nranks", int32_t(1), "the ring's size")

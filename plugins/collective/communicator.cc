@@ -9,9 +9,8 @@
 #include <map>
 #include <mutex>
 #include <thread>
-#include <vector>
-
 #include <tide/plugin.hpp>
+#include <vector>
 
 namespace tide_collective {
 namespace {
@@ -50,10 +49,15 @@ std::string Describe(TideDataType dtype, const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
-Communicator::Communicator(int ring_id, int rank, int nranks, std::shared_ptr<gloo::Context> context,
-                           std::shared_ptr<RingStore> store, std::chrono::milliseconds timeout)
-    : ring_id_(ring_id), rank_(rank), nranks_(nranks), context_(std::move(context)),
-      store_(std::move(store)), timeout_(timeout),
+Communicator::Communicator(int ring_id, int rank, int nranks,
+                           std::shared_ptr<gloo::Context> context, std::shared_ptr<RingStore> store,
+                           std::chrono::milliseconds timeout)
+    : ring_id_(ring_id),
+      rank_(rank),
+      nranks_(nranks),
+      context_(std::move(context)),
+      store_(std::move(store)),
+      timeout_(timeout),
       check_(tide::Flag("collective_check", "true") == "true") {}
 
 std::string Communicator::Where(const std::string& op, uint64_t seq) const {
@@ -64,8 +68,10 @@ std::string Communicator::Where(const std::string& op, uint64_t seq) const {
 
 void Communicator::Run(const std::string& op, const std::string& what,
                        const std::function<void(uint32_t)>& fn) {
-  TIDE_CHECK(broken_.empty(), "op '", op, "': ring ", ring_id_, " is unusable after an earlier "
-             "failure: ", broken_);
+  TIDE_CHECK(broken_.empty(), "op '", op, "': ring ", ring_id_,
+             " is unusable after an earlier "
+             "failure: ",
+             broken_);
   const uint64_t seq = ++seq_;
   const auto start = Clock::now();
   const std::string signature = op + " " + what;
@@ -100,8 +106,10 @@ void Communicator::Check(const std::string& op, uint64_t seq, Clock::time_point 
       differ += (differ.empty() ? "" : ", ") + ("rank " + std::to_string(r) + ": '" + theirs + "'");
   }
   if (differ.empty()) return;
-  broken_ = Where(op, seq) + ": the ranks issued different collectives (collective_check): this "
-            "rank '" + signature + "', " + differ;
+  broken_ = Where(op, seq) +
+            ": the ranks issued different collectives (collective_check): this "
+            "rank '" +
+            signature + "', " + differ;
   tide::Log(TIDE_LOG_ERROR, kPlugin, broken_);
   TIDE_THROW(TIDE_FAILED_PRECONDITION, broken_);
 }
@@ -136,15 +144,16 @@ void Communicator::Fail(const std::string& op, uint64_t seq, Clock::time_point s
     // Rank 0 hosts the store: it leaves last, once the others have read what they need.
     store_->set("done/" + std::to_string(seq) + "/" + std::to_string(rank_), {'1'});
     if (rank_ == 0) store_->Missing(present, Clock::now() + grace);
-    who = who.empty() ? "every rank reached it" + std::string(differ.empty() ? " (a transport error)" : "")
-                      : "rank(s) " + who + " did not reach it within " +
-                            std::to_string(timeout_.count()) + " ms (stopped, died or issued "
-                            "other collectives)";
+    who = who.empty()
+              ? "every rank reached it" + std::string(differ.empty() ? " (a transport error)" : "")
+              : "rank(s) " + who + " did not reach it within " + std::to_string(timeout_.count()) +
+                    " ms (stopped, died or issued "
+                    "other collectives)";
   } catch (const std::exception& e) {
     who = std::string("rank 0 is gone: ") + e.what();
   }
-  broken_ = Where(op, seq) + " failed: " + who + (differ.empty() ? "" : differ + " of '" +
-            signature + "'") + "; Gloo: " + why;
+  broken_ = Where(op, seq) + " failed: " + who +
+            (differ.empty() ? "" : differ + " of '" + signature + "'") + "; Gloo: " + why;
   tide::Log(TIDE_LOG_ERROR, kPlugin, broken_);
   TIDE_THROW(TIDE_UNAVAILABLE, broken_);
 }
@@ -197,15 +206,20 @@ void Communicator::Wait(const std::string& op) {
   std::unique_lock<std::mutex> lock(queue_mu_);
   queue_cv_.wait(lock, [this] { return pending_ == 0; });
   if (!async_error_.empty())
-    TIDE_THROW(async_code_, "op '", op, "' waited for ring ", ring_id_, "'s asynchronous "
-               "collectives, and one failed: ", async_error_);
+    TIDE_THROW(async_code_, "op '", op, "' waited for ring ", ring_id_,
+               "'s asynchronous "
+               "collectives, and one failed: ",
+               async_error_);
 }
 
 Communicator& GetCommunicator(int ring_id, const std::string& op) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = Rings().find(ring_id);
-  TIDE_CHECK(it != Rings().end(), "op '", op, "': ring ", ring_id, " has no communicator (run "
-             "c_comm_init for ring_id ", ring_id, " first, e.g. the startup program of "
+  TIDE_CHECK(it != Rings().end(), "op '", op, "': ring ", ring_id,
+             " has no communicator (run "
+             "c_comm_init for ring_id ",
+             ring_id,
+             " first, e.g. the startup program of "
              "fleet.distributed_optimizer)");
   return *it->second;
 }

@@ -13,9 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
-
 #include <tide/plugin.hpp>
+#include <vector>
 
 #include "ring_store.h"
 

@@ -19,7 +19,8 @@ class RingStore : public gloo::rendezvous::Store {
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
   void wait(const std::vector<std::string>& keys) override;
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
 
   // The keys of `keys` still missing after waiting for them all until `deadline`, without
   // throwing; a store that cannot be reached is an exception.

@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-
 #include <tide/plugin.hpp>
 
 namespace tide_collective {
@@ -143,7 +142,8 @@ void TcpStoreServer::Serve(int fd) {
         reply = it->second;
       }
     }
-    if (!WriteAll(fd, &status, 1) || !WriteBlob(fd, reply.data(), static_cast<uint32_t>(reply.size())))
+    if (!WriteAll(fd, &status, 1) ||
+        !WriteBlob(fd, reply.data(), static_cast<uint32_t>(reply.size())))
       break;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -194,15 +194,19 @@ void TcpStore::Connect() {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ::freeaddrinfo(res);
-  TIDE_THROW(TIDE_UNAVAILABLE, "rendezvous store ", endpoint(), " (hosted by rank 0) is unreachable "
-             "after ", timeout_.count(), " ms: ", last, " (is the master address right and rank 0 "
+  TIDE_THROW(TIDE_UNAVAILABLE, "rendezvous store ", endpoint(),
+             " (hosted by rank 0) is unreachable "
+             "after ",
+             timeout_.count(), " ms: ", last,
+             " (is the master address right and rank 0 "
              "running?)");
 }
 
 char TcpStore::Request(char cmd, const std::string& key, const std::vector<char>& value,
                        std::vector<char>* reply) {
   std::lock_guard<std::mutex> lock(mu_);
-  TIDE_CHECK(fd_ >= 0, "rendezvous store ", endpoint(), ": no connection (an earlier request failed)");
+  TIDE_CHECK(fd_ >= 0, "rendezvous store ", endpoint(),
+             ": no connection (an earlier request failed)");
   char status = 0;
   std::vector<char> body;
   const bool ok = WriteAll(fd_, &cmd, 1) &&
@@ -214,8 +218,9 @@ char TcpStore::Request(char cmd, const std::string& key, const std::vector<char>
     ::close(fd_);
     fd_ = -1;
     TIDE_THROW(TIDE_UNAVAILABLE, "rendezvous store ", endpoint(), " (hosted by rank 0) ",
-               err == EAGAIN || err == EWOULDBLOCK ? "did not answer within " +
-                   std::to_string(timeout_.count()) + " ms" : "closed the connection",
+               err == EAGAIN || err == EWOULDBLOCK
+                   ? "did not answer within " + std::to_string(timeout_.count()) + " ms"
+                   : "closed the connection",
                " (key '", key, "'): rank 0 stopped or died");
   }
   if (reply) *reply = std::move(body);
@@ -238,7 +243,8 @@ std::vector<char> TcpStore::get(const std::string& key) {
 
 bool TcpStore::check(const std::string& key) { return Request('C', key, {}, nullptr) == 1; }
 
-void TcpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+void TcpStore::wait(const std::vector<std::string>& keys,
+                    const std::chrono::milliseconds& timeout) {
   const auto deadline = Clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
   for (const auto& key : keys) {

@@ -48,7 +48,8 @@ class TcpStore : public gloo::rendezvous::Store {
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
   bool check(const std::string& key);
 
   std::string endpoint() const { return host_ + ":" + std::to_string(port_); }
