@@ -5,7 +5,7 @@ source "$(dirname "$0")/common.sh"
 
 APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
   libprotobuf-dev protobuf-compiler libeigen3-dev libdnnl-dev libboost-dev
-  libboost-filesystem-dev libgflags-dev libgoogle-glog-dev libzmq3-dev cppzmq-dev
+  libboost-filesystem-dev libgflags-dev libgoogle-glog-dev libzmq3-dev cppzmq-dev libgloo-dev
   pybind11-dev libgtest-dev libgmock-dev libdlpack-dev python3-dev python3-venv
   ocl-icd-opencl-dev)
 

@@ -41,6 +41,13 @@ DEFINE_bool(free_temporaries, true,
             "temporary keeps its own memory between runs");
 DEFINE_bool(strict_kernel_placement, false,
             "an op with no kernel on the run's place is an error instead of a fallback");
+DEFINE_int32(collective_timeout_ms, 180000,
+             "ms a collective op (the collective plugin: c_comm_init, c_allreduce_sum, ...) may "
+             "wait for the other ranks before it fails naming the ones that did not come");
+DEFINE_bool(collective_check, true,
+            "before every collective op the ranks compare what they are about to run (op, data "
+            "type, shape: one small allgather) and fail naming the ranks that differ, instead of "
+            "exchanging mismatched data (which makes Gloo abort the receiving process)");
 
 namespace tide::core {
 namespace {
@@ -117,6 +124,10 @@ std::string CheckFlagValue(const std::string& name, const std::string& value) {
     long long v = std::strtoll(s, &end, 10);
     if (end == s || *end || errno) return "not an integer";
     if (v < 0 || v > 65536) return StrCat(v, " is outside [0, 65536] (0: the number of cores)");
+  } else if (name == "collective_timeout_ms") {
+    long long v = std::strtoll(s, &end, 10);
+    if (end == s || *end || errno) return "not an integer";
+    if (v <= 0 || v > INT32_MAX) return StrCat(v, " is outside [1, 2^31) ms");
   } else if (StartsWith(name, "fraction_of_") && EndsWith(name, "_memory_to_use")) {
     double v = std::strtod(s, &end);
     if (end == s || *end || errno) return "not a number";

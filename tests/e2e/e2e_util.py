@@ -84,6 +84,15 @@ def procs(tmp_path):
         p.log.close()
 
 
+def run_ok(cmd, tmp_path, timeout=120, **env):
+    """Runs cmd in tmp_path to the end; asserts it succeeded and returns its output."""
+    r = subprocess.run(cmd, env=child_env(**env), cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout)
+    out = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 0, out[-6000:]
+    return out
+
+
 def model_cmd(*args):
     return [sys.executable, "-u", MODEL] + [str(a) for a in args]
 

@@ -2,22 +2,9 @@
 digits MLP exactly like one process: each trainer feeds half of every minibatch, the pservers sum
 the two gradients and scale by 1/2, so per-step losses, parameters and accuracy match the local
 run fed whole minibatches. Async mode trains too (not step-for-step equal)."""
-import subprocess
-
 import numpy as np
-import pytest
 
-from e2e_util import assert_same_training, launch_cmd, load, model_cmd, child_env
-
-TIMEOUT = 120
-
-
-def run(cmd, tmp_path):
-    r = subprocess.run(cmd, env=child_env(), cwd=str(tmp_path), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=TIMEOUT)
-    out = r.stdout.decode("utf-8", "replace")
-    assert r.returncode == 0, out[-6000:]
-    return out
+from e2e_util import assert_same_training, launch_cmd, load, model_cmd, run_ok as run
 
 
 def local_and_dist(tmp_path, model, *extra):

@@ -1,5 +1,7 @@
 """Multi-process training on one or several hosts: the environment a launched process reads
-(tide.distributed.env()) and the launcher (python -m tide.distributed.launch, see launch.py).
+(tide.distributed.env() for parameter-server jobs, tide.distributed.world() for collective ones,
+see world.py), the launcher (python -m tide.distributed.launch, see launch.py) and
+tide.distributed.fleet (Fluid's collective API: data-parallel training on allreduce).
 
 Variables the launcher sets for each process (set them yourself to run without it):
   TIDE_ROLE               PSERVER or TRAINER
@@ -15,6 +17,8 @@ listen_and_serv once all its trainers have. See examples/fit_a_line_dist.py.
 """
 import collections
 import os
+
+from .world import World, WorldError, world
 
 DistEnv = collections.namedtuple(
     "DistEnv", ["role", "trainer_id", "trainers", "pserver_endpoints", "current_endpoint"])
@@ -38,4 +42,4 @@ def env():
                    int(os.environ.get("TIDE_TRAINERS", "1")), eps, current)
 
 
-__all__ = ["DistEnv", "env"]
+__all__ = ["DistEnv", "env", "World", "WorldError", "world"]

@@ -1,4 +1,16 @@
-"""Starts a parameter-server training job's processes on this host:
+"""Starts a training job's processes on this host. Collective (data-parallel) jobs:
+
+    python -m tide.distributed.launch --nproc_per_node N [--nnodes M --node_rank R \\
+        --master HOST:PORT] train.py [args]
+
+Each of the N processes runs `train.py args` with TIDE_RANK (node_rank * N + i), TIDE_WORLD_SIZE
+(M * N), TIDE_LOCAL_RANK (i) and TIDE_MASTER (where rank 0 hosts the rendezvous store; on one
+node a free port of 127.0.0.1 by default) set, which tide.distributed.world() and
+tide.distributed.fleet read. When one process fails the others are stopped; with --max_restarts K
+the job is then started again, up to K times, with TIDE_RESTART_COUNT set to the attempt (the
+script resumes from its last checkpoint, e.g. one tide.io.save_persistables per epoch).
+
+Parameter-server jobs:
 
     python -m tide.distributed.launch --pservers 2 --trainers 2 [--start_port N] script.py [args]
 
@@ -81,6 +93,15 @@ def _ids(text, n, what):
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="python -m tide.distributed.launch", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nproc_per_node", type=int, default=None,
+                    help="collective job: processes on this node (ranks node_rank * N + i)")
+    ap.add_argument("--nnodes", type=int, default=1, help="collective job: nodes in the job")
+    ap.add_argument("--node_rank", type=int, default=0, help="collective job: this node's index")
+    ap.add_argument("--master", default=None,
+                    help="collective job: host:port of rank 0's rendezvous store (required with "
+                         "--nnodes > 1; default 127.0.0.1 and a free port)")
+    ap.add_argument("--max_restarts", type=int, default=0,
+                    help="collective job: start the job again after a failure, at most this often")
     ap.add_argument("--pservers", type=int, default=1, help="pservers on 127.0.0.1 (default 1)")
     ap.add_argument("--trainers", type=int, default=1, help="trainers in the job (default 1)")
     ap.add_argument("--start_port", type=int, default=None,
@@ -101,6 +122,17 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if args.trainers < 1 or args.pservers < 1:
         ap.error("--pservers and --trainers must be >= 1")
+    if args.nproc_per_node is not None:
+        if args.nproc_per_node < 1 or args.nnodes < 1:
+            ap.error("--nproc_per_node and --nnodes must be >= 1 (a world size of 0 is no job)")
+        if not 0 <= args.node_rank < args.nnodes:
+            ap.error("--node_rank %d is outside [0, %d) (--nnodes)" % (args.node_rank, args.nnodes))
+        if args.nnodes > 1 and not args.master:
+            ap.error("--nnodes > 1 needs --master HOST:PORT (an address of node 0 every node reaches)")
+        if args.max_restarts < 0:
+            ap.error("--max_restarts must be >= 0")
+        if args.master and (":" not in args.master or not args.master.rsplit(":", 1)[1].isdigit()):
+            ap.error("--master must be HOST:PORT, got %r" % args.master)
     return args
 
 
@@ -110,7 +142,11 @@ class Job:
         self.lock = threading.Lock()
         self.procs = []  # (name, Popen, is_trainer)
         self.threads = []
-        if args.pserver_endpoints:
+        self.collective = args.nproc_per_node is not None
+        if self.collective:
+            self.endpoints = []
+            self.master = args.master or "127.0.0.1:%d" % free_ports(1)[0]
+        elif args.pserver_endpoints:
             self.endpoints = [e.strip() for e in args.pserver_endpoints.split(",") if e.strip()]
         else:
             ports = ([args.start_port + i for i in range(args.pservers)] if args.start_port
@@ -138,8 +174,9 @@ class Job:
     def start(self, name, env_extra, is_trainer):
         env = dict(os.environ)
         env.update(env_extra)
-        env.update({"TIDE_TRAINERS": str(self.args.trainers),
-                    "TIDE_PSERVER_ENDPOINTS": ",".join(self.endpoints)})
+        if not self.collective:
+            env.update({"TIDE_TRAINERS": str(self.args.trainers),
+                        "TIDE_PSERVER_ENDPOINTS": ",".join(self.endpoints)})
         if self.args.bind:
             env["TIDE_PSERVER_BIND"] = self.args.bind
         cmd = [sys.executable, "-u", self.args.script] + self.args.script_args
@@ -175,8 +212,32 @@ class Job:
                     pass
                 p.wait()
 
+    def start_collective(self, attempt):
+        a = self.args
+        world = a.nnodes * a.nproc_per_node
+        first = a.node_rank * a.nproc_per_node
+        self.say("collective job: %d process(es) of %d here (ranks %d..%d), master %s"
+                 % (a.nproc_per_node, world, first, first + a.nproc_per_node - 1, self.master))
+        for i in range(a.nproc_per_node):
+            self.start("rank.%d" % (first + i),
+                       {"TIDE_RANK": str(first + i), "TIDE_WORLD_SIZE": str(world),
+                        "TIDE_LOCAL_RANK": str(i), "TIDE_MASTER": self.master,
+                        "TIDE_RESTART_COUNT": str(attempt)}, True)
+
     def run(self):
         a = self.args
+        if self.collective:
+            for attempt in range(a.max_restarts + 1):
+                if attempt:
+                    self.say("restarting the job (restart %d of %d)" % (attempt, a.max_restarts))
+                    if not a.master:  # the last master's port may linger: take a fresh one
+                        self.master = "127.0.0.1:%d" % free_ports(1)[0]
+                self.procs = []
+                self.start_collective(attempt)
+                code = self.wait(len(self.procs))
+                if code in (0, 124):
+                    break
+            return code
         pservers = _ids(a.start_pservers, len(self.endpoints), "--start_pservers")
         trainers = _ids(a.trainer_ids, a.trainers, "--trainer_ids")
         self.say("pservers %s, %d trainer(s); starting pserver(s) %s and trainer(s) %s here"
@@ -186,6 +247,11 @@ class Job:
                                           "TIDE_PSERVER_ID": str(i)}, False)
         for i in trainers:
             self.start("trainer.%d" % i, {"TIDE_ROLE": "TRAINER", "TIDE_TRAINER_ID": str(i)}, True)
+        return self.wait(len(trainers))
+
+    def wait(self, trainers_here):
+        """Until every process finished, one failed (the others are stopped) or --timeout."""
+        a = self.args
         start = time.time()
         trainers_done_at = None
         while True:
@@ -202,7 +268,7 @@ class Job:
                 return 0
             # The grace period applies when every trainer of the job ran here; else the pservers
             # still serve trainers on other hosts.
-            if not any(t for _, _, t in running) and len(trainers) == a.trainers:
+            if not any(t for _, _, t in running) and trainers_here == a.trainers:
                 trainers_done_at = trainers_done_at or time.time()
                 if time.time() - trainers_done_at > a.grace:
                     self.stop(running, "the trainers finished %.0f s ago" % a.grace)
