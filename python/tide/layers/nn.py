@@ -3,7 +3,7 @@ Fluid's names and arguments."""
 import numpy as np
 
 from .. import unique_name
-from ..core import convert_dtype, dtype_code
+from ..core import LoDTensor, convert_dtype, dtype_code
 from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
@@ -225,11 +225,41 @@ def fill_zeros_like(x):
     return _single(LayerHelper("fill_zeros_like"), "fill_zeros_like", {"X": x})
 
 
+# assign_value's attribute for each numpy dtype (Fluid 1.8: float32, int32; Paddle 2.0: int64,
+# bool).
+_ASSIGN_VALUES = {"float32": ("fp32_values", float), "int32": ("int32_values", int),
+                  "int64": ("int64_values", int), "bool": ("bool_values", int)}
+
+
 def assign(input, output=None):
+    """output = a copy of `input`: a Variable (the assign op), or the values of a numpy array or a
+    LoDTensor without LoD (Fluid's assign_value op, the values held in the program)."""
+    check_type(input, "input", (Variable, np.ndarray, LoDTensor), "assign")
     helper = LayerHelper("assign")
+    if isinstance(input, Variable):
+        check_dtype(input.dtype, "input", ("bool",) + FLOATS + INTS, "assign")
+        if output is None:
+            output = helper.create_variable_for_type_inference(input.dtype)
+        helper.append_op("assign", inputs={"X": input}, outputs={"Out": output})
+        return output
+    if isinstance(input, LoDTensor):
+        if input.lod():
+            raise ValueError("assign: a LoDTensor with LoD %s cannot be held in the program (its "
+                             "values can); feed it instead" % (input.lod(),))
+        input = np.array(input)
+    dtype = convert_dtype(input.dtype)
+    if dtype not in _ASSIGN_VALUES:
+        raise TypeError("assign: a numpy array's data type must be one of %s, but received %s"
+                        % (", ".join(_ASSIGN_VALUES), dtype))
+    if input.size > 1024 * 1024:
+        raise ValueError("assign: the array holds %d values, more than 1024 * 1024 (save it to a "
+                         "file and load it instead)" % input.size)
+    attr, cast = _ASSIGN_VALUES[dtype]
     if output is None:
-        output = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("assign", inputs={"X": input}, outputs={"Out": output})
+        output = helper.create_variable_for_type_inference(dtype)
+    helper.append_op("assign_value", outputs={"Out": output},
+                     attrs={"dtype": dtype_code(dtype), "shape": [int(d) for d in input.shape],
+                            attr: [cast(v) for v in input.flat]})
     return output
 
 
@@ -669,7 +699,19 @@ tanh_shrink = _activation("tanh_shrink")
 elu = _act_with_attrs("elu", ("alpha", 1.0))
 leaky_relu = _act_with_attrs("leaky_relu", ("alpha", 0.02))
 relu6 = _act_with_attrs("relu6", ("threshold", 6.0))
-pow = _act_with_attrs("pow", ("factor", 1.0))  # noqa: A001 (Fluid's name)
+def pow(x, factor=1.0, name=None):  # noqa: A001 (Fluid's name)
+    """x ^ factor; `factor` a number or a one-element float32 Variable (the FactorTensor input,
+    Fluid 1.8's)."""
+    check_variable_and_dtype(x, "x", FLOATS + INTS, "pow")
+    check_type(factor, "factor", (float, int, Variable), "pow")
+    inputs, attrs = {"X": x}, {}
+    if isinstance(factor, Variable):
+        check_variable_and_dtype(factor, "factor", ("float32",), "pow")
+        factor.stop_gradient = True
+        inputs["FactorTensor"] = factor
+    else:
+        attrs["factor"] = float(factor)
+    return _single(LayerHelper("pow", name=name), "pow", inputs, attrs)
 stanh = _act_with_attrs("stanh", ("scale_a", 0.67), ("scale_b", 1.7159))
 hard_sigmoid = _act_with_attrs("hard_sigmoid", ("slope", 0.2), ("offset", 0.5))
 swish = _act_with_attrs("swish", ("beta", 1.0))
