@@ -219,3 +219,43 @@ def test_sum_of_dense_and_an_empty_selected_rows(rng):
     dense = rng.uniform(-1, 1, (6, 4))
     got = np.array(_run_sum([None], dense=dense).get_tensor())
     np.testing.assert_allclose(got, dense)
+
+
+# ------------------------------------------------------------------------------------------------
+# The layers' argument checks: Fluid 1.8's check_type / check_variable_and_dtype, and its
+# exception classes (docs/layers.md lists what is checked).
+def _int_var():
+    return layers.data(name="i", shape=[3], dtype="int64")
+
+
+def _float_var(name="f"):
+    return layers.data(name=name, shape=[3, 8, 8], dtype="float32")
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: layers.mean(_int_var()), r"mean: the data type of 'x' must be one of float16, float32, float64"),
+    (lambda: layers.mean([1.0]), r"mean: the type of 'x' must be a Variable"),
+    (lambda: layers.relu(_int_var()), r"relu: the data type of 'x'"),
+    (lambda: layers.exp(np.ones(3)), r"exp: the type of 'x' must be a Variable"),
+    (lambda: layers.elementwise_add(_float_var(), np.ones(3)), r"elementwise_add: the type of 'y'"),
+    (lambda: layers.elementwise_mul(layers.data("b", [3], "bool"), _float_var()),
+     r"elementwise_mul: the data type of 'x'"),
+    (lambda: layers.sums([_float_var(), 1.0]), r"sums: the type of 'input' must be a Variable"),
+    (lambda: layers.sums("x"), r"sums: the type of 'input' must be"),
+    (lambda: layers.fc(_int_var(), 2), r"fc: the data type of 'input'"),
+    (lambda: layers.fc("x", 2), r"fc: the type of 'input' must be"),
+    (lambda: layers.square_error_cost(_float_var(), _int_var()),
+     r"square_error_cost: the data type of 'label'"),
+    (lambda: layers.less_than(_float_var(), 1.0), r"less_than: the type of 'y' must be a Variable"),
+    (lambda: layers.logical_and(_float_var("a"), _float_var("b")),
+     r"logical_and: the data type of 'x' must be one of bool"),
+    (lambda: layers.pool2d(_float_var(), 2, use_cudnn=1), r"pool2d: use_cudnn must be True or False"),
+])
+def test_layers_raise_type_errors_as_fluid(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+def test_conv2d_use_cudnn_not_a_bool_is_a_value_error_as_in_fluid():
+    with pytest.raises(ValueError, match=r"conv2d: use_cudnn must be True or False, but received 'yes'"):
+        layers.conv2d(_float_var(), 2, 3, use_cudnn="yes")

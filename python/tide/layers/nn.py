@@ -45,6 +45,9 @@ def data(name, shape, dtype="float32", lod_level=0, append_batch_size=True, stop
 
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):
     """Fully connected: act(sum_i flatten(input_i) * W_i + b)."""
+    check_type(input, "input", (list, tuple, Variable), "fc")
+    for x in input if isinstance(input, (list, tuple)) else [input]:
+        check_variable_and_dtype(x, "input", FLOATS, "fc")
     helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     inputs = helper.multiple_input()
     dtype = helper.input_dtype()
@@ -71,12 +74,14 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 def mean(x, name=None):
     helper = LayerHelper("mean", name=name)
-    check_var("mean", "x", x)
+    check_variable_and_dtype(x, "x", FLOATS, "mean")
     return _single(helper, "mean", {"X": x})
 
 
 def square_error_cost(input, label):
     """(input - label)^2, elementwise."""
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "square_error_cost")
+    check_variable_and_dtype(label, "label", ("float32", "float64"), "square_error_cost")
     helper = LayerHelper("square_error_cost")
     diff = _single(helper, "elementwise_sub", {"X": input, "Y": label})
     return _single(helper, "square", {"X": diff})
@@ -118,7 +123,7 @@ def softmax(input, axis=-1, name=None, use_cudnn=False):
 
 def _activation(op_type):
     def layer(x, name=None):
-        check_var(op_type, "x", x)
+        check_variable_and_dtype(x, "x", FLOATS, op_type)
         return _single(LayerHelper(op_type, name=name), op_type, {"X": x})
     layer.__name__ = op_type
     layer.__doc__ = "Elementwise %s." % op_type
@@ -132,8 +137,8 @@ square = _activation("square")
 
 
 def _elementwise(op_type, x, y, axis=-1, act=None, name=None):
-    check_var(op_type, "x", x)
-    check_var(op_type, "y", y)
+    check_variable_and_dtype(x, "x", FLOATS + INTS, op_type)
+    check_variable_and_dtype(y, "y", FLOATS + INTS, op_type)
     helper = LayerHelper(op_type, act=act, name=name)
     out = _single(helper, op_type, {"X": x, "Y": y}, {"axis": axis})
     return helper.append_activation(out)
@@ -178,6 +183,11 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 
 def sums(input, out=None):
+    check_type(input, "input", (Variable, tuple, list), "sums")
+    for x in input if isinstance(input, (list, tuple)) else [input]:
+        check_variable_and_dtype(x, "input", ("float32", "float64") + INTS, "sums")
+    if out is not None:
+        check_variable_and_dtype(out, "out", ("float32", "float64") + INTS, "sums")
     helper = LayerHelper("sum", input=input)
     inputs = helper.multiple_input()
     if out is None:
@@ -469,6 +479,8 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
            param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
            data_format="NCHW"):
     check_variable_and_dtype(input, "input", FLOATS, "conv2d")
+    if not isinstance(use_cudnn, bool):  # Fluid 1.8 raises ValueError here (TypeError in pool2d)
+        raise ValueError("conv2d: use_cudnn must be True or False, but received %r" % (use_cudnn,))
     _check_data_format("conv2d", data_format)
     if len(input.shape) != 4:
         raise ValueError("conv2d: input must be 4-D, got shape %s" % (list(input.shape),))
@@ -506,6 +518,8 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
     if pool_type not in ("max", "avg"):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
     check_variable_and_dtype(input, "input", FLOATS, "pool2d")
+    if not isinstance(use_cudnn, bool):
+        raise TypeError("pool2d: use_cudnn must be True or False, but received %r" % (use_cudnn,))
     _check_data_format("pool2d", data_format)
     if not global_pooling and pool_size == -1:
         raise ValueError("pool2d: pool_size is needed unless global_pooling is True")
