@@ -64,15 +64,20 @@ int32_t RequestedLibrary(const OpInstance& op) {
 }
 
 // The data type op's kernel goes by now: its data-type attribute, else what its data-type input
-// holds (TIDE_UNDEFINED when that holds no data).
+// holds: its first variable's, passing over SelectedRows that list no rows (Fluid's sum takes the
+// first with rows: an empty sparse gradient may have no value); TIDE_UNDEFINED when none holds
+// data.
 DataType KernelDataType(const OpInstance& op) {
   DataType dt = op.dtype_from_attr();
-  if (dt == TIDE_UNDEFINED && op.dtype_input() >= 0) {
-    const auto& vars = op.inputs()[op.dtype_input()].vars;
-    const Variable* v = vars.empty() ? nullptr : vars[0];
-    if (v && v->IsType<LoDTensor>()) dt = v->Get<LoDTensor>().dtype();
-    if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
+  if (dt != TIDE_UNDEFINED || op.dtype_input() < 0) return dt;
+  const auto& vars = op.inputs()[op.dtype_input()].vars;
+  for (const Variable* v : vars) {
+    if (v && v->IsType<LoDTensor>()) return v->Get<LoDTensor>().dtype();
+    if (v && v->IsType<SelectedRows>() && !v->Get<SelectedRows>().rows().empty())
+      return v->Get<SelectedRows>().value().dtype();
   }
+  const Variable* v = vars.empty() ? nullptr : vars[0];
+  if (v && v->IsType<SelectedRows>()) dt = v->Get<SelectedRows>().value().dtype();
   return dt;
 }
 

@@ -2,6 +2,7 @@
 #include "core/passes/backward.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "core/passes/compile_infer_shape.h"
@@ -34,19 +35,32 @@ std::set<std::string> NoGradVars(const BlockDesc& block, size_t n_ops,
     if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !IsFloat(v->dtype())))
       fixed.insert(v->name());
   std::set<std::string> no_grad = fixed;
+  std::set<std::string> written;
   for (size_t i = 0; i < n_ops; ++i) {
     const OpDesc* op = block.Op(i);
     std::vector<std::string> ins = op->InputArgumentNames();
     bool all_no_grad = std::all_of(ins.begin(), ins.end(), [&](const std::string& n) { return no_grad.count(n) > 0; });
     for (const auto& o : op->OutputArgumentNames()) {
       if (o == kEmptyVarName) continue;
-      if (all_no_grad)
-        no_grad.insert(o);
-      else if (!fixed.count(o))  // written again from variables with gradients (a loop's state)
+      if (all_no_grad) {
+        // An element without a gradient written into an array holding some with one (written
+        // before, or an outer array): the array keeps its gradient, its other elements need it.
+        const VarDesc* v = block.FindVarRecursive(o);
+        const bool array = v && v->type() == TIDE_VAR_LOD_TENSOR_ARRAY;
+        if (!(array && !no_grad.count(o) && (written.count(o) || !block.FindVar(o))))
+          no_grad.insert(o);
+      } else if (!fixed.count(o)) {  // written again from variables with gradients (a loop's state)
         no_grad.erase(o);
+      }
+      written.insert(o);
     }
   }
   return no_grad;
+}
+
+bool AllEmpty(const std::vector<std::string>& names) {
+  return std::all_of(names.begin(), names.end(),
+                     [](const std::string& n) { return n == kEmptyVarName; });
 }
 
 // Declares gradient variable `name` in `block`, shaped like its forward variable.
@@ -173,9 +187,9 @@ void FillMissingGrad(const BlockDesc& block, OpDesc* g, const std::string& grad,
   }
 }
 
-// Checks and infers an op appended to `block`, naming it in errors.
-void AppendChecked(BlockDesc* block, const OpDesc& g) {
-  OpDesc* added = block->AppendOp();
+// Checks and infers an op added to `block` at `index` (its end by default), naming it in errors.
+void AppendChecked(BlockDesc* block, const OpDesc& g, size_t index = SIZE_MAX) {
+  OpDesc* added = index == SIZE_MAX ? block->AppendOp() : block->InsertOp(index);
   *added = g;
   added->set_block(block);
   const OpInfo& info = Registry::Global().GetOp(g.type());
@@ -189,6 +203,8 @@ void AppendChecked(BlockDesc* block, const OpDesc& g) {
 
 std::vector<OpDesc> GradOpsOf(ProgramDesc* program, const OpDesc& fwd,
                               const std::vector<std::string>& no_grad);
+std::vector<OpDesc> GradOpsWithOutputs(ProgramDesc* program, const OpDesc& fwd,
+                                       const std::vector<std::string>& no_grad);
 
 // An op without a gradient that a gradient must pass (an input needing one, a float output
 // that is not no-grad) is an error naming it and the way out, unless its plugin declared that
@@ -211,33 +227,113 @@ void CheckNoGradientWanted(const OpDesc& fwd, const std::vector<std::string>& no
                   "or stop gradients there (stop_gradient=True on '", v, "', or no_grad_set)");
 }
 
+// Makes the grad ops of op `k` of `body` read the forward values op k saw where they, run after
+// the block, would find others: a variable of the block the block writes again after op k (an
+// in-place `increment` of an index between two array_writes), or, in a loop's body, a variable of
+// the enclosing blocks the body writes before op k or in op k (while_grad shows such a variable
+// as the iteration found it). A copy ("<name>@SNAPSHOT@<n>", a temporary of the block) made next
+// to op k keeps the value. Control-flow grad ops are left alone (their blocks use the names).
+void ReadValuesOpSaw(BlockDesc* body, size_t k, std::vector<OpDesc>* grads) {
+  const OpDesc& fwd = *body->Op(k);
+  for (const auto& [name, value] : fwd.attrs())
+    if (AttrTypeOf(value) == TIDE_ATTR_BLOCK) return;
+  auto writes = [&](size_t j, const std::string& n) {
+    return Contains(body->Op(j)->OutputArgumentNames(), n);
+  };
+  std::map<std::string, std::string> copies;  // forward name -> its snapshot
+  std::vector<std::pair<size_t, OpDesc>> inserts;
+  for (OpDesc& g : *grads) {
+    for (const auto& [param, args] : g.inputs()) {
+      std::vector<std::string> fixed = args;
+      for (auto& n : fixed) {
+        if (n == kEmptyVarName || IsGradName(n)) continue;
+        const VarDesc* v = body->FindVarRecursive(n);
+        if (!v || v->type() != TIDE_VAR_LOD_TENSOR) continue;
+        if (!copies.count(n)) {
+          bool before = false, after = false;
+          for (size_t j = 0; j < body->OpSize(); ++j)
+            (j < k ? before : after) |= j != k && writes(j, n);
+          const bool own = writes(k, n);
+          if (!(body->FindVar(n) ? after : own || before)) continue;
+          std::string snap;
+          for (int id = 0; snap.empty() || body->FindVarRecursive(snap); ++id)
+            snap = n + "@SNAPSHOT@" + std::to_string(id);
+          VarDesc* s = body->Var(snap);
+          s->set_type(v->type());
+          s->set_dtype(v->dtype());
+          s->set_shape(v->shape());
+          s->set_lod_level(v->lod_level());
+          inserts.emplace_back(own ? k + 1 : k,
+                               OpDesc("assign", {{"X", {n}}}, {{"Out", {snap}}}, {}));
+          copies[n] = snap;
+        }
+        n = copies[n];
+      }
+      g.SetInput(param, fixed);
+    }
+  }
+  std::stable_sort(inserts.begin(), inserts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [at, op] : inserts) AppendChecked(body, op, at);
+}
+
+// An outer tensor array the body reads and writes carries its gradient through the iterations:
+// while_grad shows the gradient reaching it after the iteration as <array>@GRAD, and the grad
+// block adds its parts (the gradients of the body's reads) to it. Where the first grad op to use
+// that gradient writes it without reading it, a copy of it (tensor_array_sum of one array) goes
+// first, so that the renaming of repeated writers sums it with them.
+void KeepIncomingArrayGrads(const BlockDesc& body, std::vector<OpDesc>* ops) {
+  const std::vector<OpDesc*> body_ops = body.AllOps();
+  std::set<std::string> seen;
+  std::vector<std::string> seeds;
+  for (const OpDesc& g : *ops) {
+    const std::vector<std::string> ins = g.InputArgumentNames();
+    for (const auto& o : g.OutputArgumentNames()) {
+      if (!IsGradName(o) || seen.count(o) || Contains(ins, o)) continue;
+      const std::string fwd = ForwardName(o);
+      const VarDesc* v = body.FindVarRecursive(fwd);
+      if (v && v->type() == TIDE_VAR_LOD_TENSOR_ARRAY && !body.FindVar(fwd) &&
+          std::any_of(body_ops.begin(), body_ops.end(),
+                      [&](const OpDesc* op) { return Contains(op->OutputArgumentNames(), fwd); }))
+        seeds.push_back(o);
+    }
+    for (const auto& n : ins) seen.insert(n);
+    for (const auto& n : g.OutputArgumentNames()) seen.insert(n);
+  }
+  for (const auto& grad : seeds)
+    ops->insert(ops->begin(), OpDesc("tensor_array_sum", {{"X", {grad}}}, {{"Out", {grad}}},
+                                     {{"op_role", int32_t(kOpRoleBackward)}}));
+}
+
 // The gradient block of a control-flow op's body (block `fwd_idx`): the grad ops of all its ops
 // in reverse, repeated grads summed, every gradient variable declared in it, so that each run of
 // it (in a loop iteration's scope) writes its own gradients for the control-flow grad op to
 // gather. Its parent is the body: compile-time lookups see the body's temporaries. Gradients of
 // the body's outer variables come from outside (the control-flow grad op sets them).
 int32_t BuildGradBlock(ProgramDesc* program, int32_t fwd_idx, const std::set<std::string>& outer_no_grad) {
-  const BlockDesc* body = program->MutableBlock(fwd_idx);
+  BlockDesc* body = program->MutableBlock(fwd_idx);
   std::set<std::string> no_grad = NoGradVars(*body, body->OpSize(), outer_no_grad);
   std::vector<std::string> no_grad_sorted(no_grad.begin(), no_grad.end());
   std::vector<OpDesc> ops;
   std::set<std::string> produced;
   for (size_t i = body->OpSize(); i-- > 0;) {
-    for (OpDesc& g : GradOpsOf(program, *body->Op(i), no_grad_sorted)) {
-      std::vector<std::string> g_outs = g.OutputArgumentNames();
-      if (std::all_of(g_outs.begin(), g_outs.end(), [](const std::string& n) { return n == kEmptyVarName; }))
-        continue;
+    std::vector<OpDesc> grads = GradOpsWithOutputs(program, *body->Op(i), no_grad_sorted);
+    ReadValuesOpSaw(body, i, &grads);
+    for (OpDesc& g : grads) {
       for (const auto& in : g.InputArgumentNames()) {
         if (!IsGradName(in) || produced.count(in)) continue;
         if (body->FindVar(ForwardName(in))) FillMissingGrad(*body, &g, in, &ops);  // a temporary's
         produced.insert(in);  // else an outer variable's: given
       }
+      const std::vector<std::string> g_outs = g.OutputArgumentNames();
+      if (AllEmpty(g_outs)) continue;  // it only passed on a gradient nobody produced
       for (const auto& o : g_outs)
         if (o != kEmptyVarName) produced.insert(o);
       g.SetAttr("op_role", int32_t(kOpRoleBackward));
       ops.push_back(std::move(g));
     }
   }
+  KeepIncomingArrayGrads(*body, &ops);
   ops = AddUpRepeatedGrads(*body, std::move(ops));
   BlockDesc* gb = program->AppendBlock(*program->MutableBlock(fwd_idx));
   gb->set_forward_block_idx(fwd_idx);
@@ -261,6 +357,16 @@ std::vector<OpDesc> GradOpsOf(ProgramDesc* program, const OpDesc& fwd,
                                          std::set<std::string>(no_grad.begin(), no_grad.end()));
   std::vector<OpDesc> grads = MakeGradOps(fwd, no_grad, grad_blocks);
   if (grads.empty()) CheckNoGradientWanted(fwd, no_grad);
+  return grads;
+}
+
+// GradOpsOf without the grad ops that compute nothing wanted (every output @EMPTY@).
+std::vector<OpDesc> GradOpsWithOutputs(ProgramDesc* program, const OpDesc& fwd,
+                                       const std::vector<std::string>& no_grad) {
+  std::vector<OpDesc> grads = GradOpsOf(program, fwd, no_grad);
+  grads.erase(std::remove_if(grads.begin(), grads.end(),
+                             [](const OpDesc& g) { return AllEmpty(g.OutputArgumentNames()); }),
+              grads.end());
   return grads;
 }
 
@@ -318,16 +424,17 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
       return produced.count(GradVarName(o)) > 0;
     });
     if (!any) continue;  // no gradient reaches this op
-    for (OpDesc& g : GradOpsOf(program, fwd, no_grad_sorted)) {
-      std::vector<std::string> g_outs = g.OutputArgumentNames();
-      if (std::all_of(g_outs.begin(), g_outs.end(), [](const std::string& n) { return n == kEmptyVarName; }))
-        continue;
+    std::vector<OpDesc> grads = GradOpsWithOutputs(program, fwd, no_grad_sorted);
+    ReadValuesOpSaw(block, i, &grads);
+    for (OpDesc& g : grads) {
       for (const auto& in : g.InputArgumentNames()) {
         if (in.size() > 5 && in.compare(in.size() - 5, 5, "@GRAD") == 0 && !produced.count(in)) {
           FillMissingGrad(*block, &g, in, &grad_ops);
           produced.insert(in);
         }
       }
+      const std::vector<std::string> g_outs = g.OutputArgumentNames();
+      if (AllEmpty(g_outs)) continue;  // it only passed on a gradient nobody produced
       for (const auto& o : g_outs)
         if (o != kEmptyVarName) produced.insert(o);
       g.SetAttr("op_role", int32_t(kOpRoleBackward));

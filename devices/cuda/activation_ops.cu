@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpu.h"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
@@ -30,7 +31,7 @@ __global__ void ActGradKernel(const T* from, const T* dout, T* dx, int64_t n, F 
 template <typename T, typename F>
 void ActForward(KernelContext& ctx) {
   Gpu g(ctx);
-  const F f = MakeActivation<F>(ctx);
+  const F f = MakeActivation<F>(ctx, ReadBack{g});  // pow's FactorTensor read back
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   const T* xd = x.data<T>();
   T* od = out.mutable_data<T>(x.dims(), g.place());
@@ -40,7 +41,7 @@ void ActForward(KernelContext& ctx) {
 template <typename T, typename F>
 void ActGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const F f = MakeActivation<F>(ctx);
+  const F f = MakeActivation<F>(ctx, ReadBack{g});  // pow's FactorTensor read back
   Tensor from = ctx.Input(ActGradFrom<F>()), dout = ctx.Input(GradVarName("Out").c_str());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), from.dims());
   const T* fd = from.data<T>();

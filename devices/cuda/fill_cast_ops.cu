@@ -4,6 +4,7 @@
 #include <tide/ops/cast.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/fill_value.hpp>
+#include <tide/ops/selected_rows.hpp>
 #include <tide/ops/shape_inputs.hpp>
 
 #include <type_traits>
@@ -59,7 +60,7 @@ void FillConstant(KernelContext& ctx) {
   const Dims shape = tide::ops::ShapeFromInputs(
       ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
       [&](const char* p) { return HostIntScalars(ctx, g, p); });
-  Tensor out = ctx.Output("Out");
+  Tensor out = tide::ops::OutputValue(ctx, "Out");  // a SelectedRows' value, rows kept
   T* od = out.mutable_data<T>(shape, g.place());
   using V = std::conditional_t<std::is_same_v<T, __half>, float, T>;
   const T value = Convert<T>(

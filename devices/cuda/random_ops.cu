@@ -5,6 +5,7 @@
 // come from ShapeTensor / ShapeTensorList (read back to the host) or `shape`, as on the CPU.
 #include <tide/ops/dropout.hpp>
 #include <tide/ops/random.hpp>
+#include <tide/ops/selected_rows.hpp>
 #include <tide/ops/shape_inputs.hpp>
 
 #include <random>
@@ -62,6 +63,12 @@ __global__ void UniformKernel(T* out, int64_t n, uint64_t seed, T lo, T hi) {
   }
 }
 
+// uniform_random's diagonal: element k * (step + 1) for k < num.
+template <typename T>
+__global__ void DiagKernel(T* out, int64_t num, int64_t step, T value) {
+  TIDE_CUDA_LOOP(k, num) { out[k * (step + 1)] = value; }
+}
+
 // Box-Muller: elements 2j and 2j + 1 share a pair of uniforms (cos and sin).
 template <typename T>
 __global__ void GaussianKernel(T* out, int64_t n, uint64_t seed, T mean, T stddev) {
@@ -100,10 +107,14 @@ template <typename T>
 void UniformRandom(KernelContext& ctx) {
   Gpu g(ctx);
   const auto [lo, hi] = tide::ops::GetUniformRange<T>(ctx);
-  Tensor out = ctx.Output("Out");
+  Tensor out = tide::ops::OutputValue(ctx, "Out");  // a SelectedRows' value, rows kept
   T* o = out.mutable_data<T>(OutShape(ctx, g), g.place());
+  const tide::ops::UniformDiag diag = tide::ops::GetUniformDiag(ctx, out.numel());
   Launch(g, "UniformKernel", out.numel(), UniformKernel<T>, o, out.numel(),
          SeedOf(ctx.Attr<int32_t>("seed")), lo, hi);
+  if (diag.num > 0)
+    Launch(g, "DiagKernel", diag.num, DiagKernel<T>, o, diag.num, diag.step,
+           static_cast<T>(diag.value));
 }
 
 template <typename T>

@@ -16,6 +16,8 @@
 // - hard_sigmoid, stanh, soft_relu (threshold): need linear / clip around the function, a chain
 //   of post-ops; thresholded_relu, hard_shrink, softshrink, softsign, tanh_shrink, ceil, floor,
 //   acos, asin, atan, cos, sin: no algorithm.
+#include <tide/ops/activation.hpp>
+
 #include <utility>
 
 #include "eltwise.h"
@@ -56,7 +58,9 @@ EltwiseAlgo Elu(const KernelContext& c) { return {algorithm::eltwise_elu, F(c, "
 EltwiseAlgo Swish(const KernelContext& c) { return {algorithm::eltwise_swish, F(c, "beta")}; }
 // pow: alpha * X^beta; with an integer beta a negative X gives std::pow's value, else NaN as
 // std::pow.
-EltwiseAlgo Pow(const KernelContext& c) { return {algorithm::eltwise_pow, 1.0f, F(c, "factor")}; }
+EltwiseAlgo Pow(const KernelContext& c) {
+  return {algorithm::eltwise_pow, 1.0f, tide::ops::PowFactor(c)};  // FactorTensor over factor
+}
 EltwiseAlgo Reciprocal(const KernelContext&) { return {algorithm::eltwise_pow, 1.0f, -1.0f}; }
 EltwiseAlgo Rsqrt(const KernelContext&) { return {algorithm::eltwise_pow, 1.0f, -0.5f}; }
 // Their grads read Out: pow's backward taken at Out, dX = dOut * alpha * beta * Out^(beta - 1),

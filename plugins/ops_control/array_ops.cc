@@ -1,6 +1,7 @@
 // array_ops.cc: tensor arrays (LoDTensorArray variables): write_to_array, read_from_array and
-// array_length, kernel-less as in Fluid (an array is no tensor). The index I is a one-element
-// int64 (or int32) tensor on any place; elements are copied on the op's place with their LoD.
+// array_length, kernel-less as in Fluid (an array is no tensor), and the gradients' helpers. The
+// index I is a one-element int64 (or int32) tensor on any place; elements are copied on the op's
+// place with their LoD.
 #include "control_util.h"
 #include "grad_util.h"
 
@@ -36,12 +37,37 @@ void ReadFromArrayRun(tide::OpRunContext& ctx) {
              "' does not hold a tensor array");
   tide::TensorArray arr = av.GetTensorArray();
   const int64_t i = ReadIndex(ctx);
+  tide::Tensor out = Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor();
+  const bool held = static_cast<size_t>(i) < arr.size() && arr.at(i).initialized();
+  const auto written = ctx.Inputs("X_W");
+  if (!held && !written.empty()) {  // write_to_array's gradient: an element nothing read is 0
+    ZerosLike(ctx, InputTensor(ctx, written[0]), out);
+    return;
+  }
   TIDE_CHECK(static_cast<size_t>(i) < arr.size(), "op 'read_from_array': index ", i,
              " is past the end of array '", arr_name, "' (", arr.size(), " element(s))");
-  tide::Tensor src = arr.at(i);
-  TIDE_CHECK(src.initialized(), "op 'read_from_array': element ", i, " of array '", arr_name,
+  TIDE_CHECK(held, "op 'read_from_array': element ", i, " of array '", arr_name,
              "' was never written");
-  Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor().CopyFrom(src, ctx.place(), ctx.device_context());
+  out.CopyFrom(arr.at(i), ctx.place(), ctx.device_context());
+}
+
+// Out = X without element I's data (the element is kept, holding nothing: a zero gradient to
+// what reads it). The gradient of the array's value before write_to_array replaced element I.
+void ClearArrayElementRun(tide::OpRunContext& ctx) {
+  const std::string in_name = OnlyInput(ctx, "X"), out_name = OnlyOutput(ctx, "Out");
+  tide::Variable in = Lookup(ctx, in_name);
+  TIDE_CHECK(in.IsTensorArray(), "op 'clear_array_element': variable '", in_name,
+             "' does not hold a tensor array");
+  const size_t i = static_cast<size_t>(ReadIndex(ctx));
+  tide::TensorArray x = in.GetTensorArray(), out = Lookup(ctx, out_name).GetTensorArray();
+  if (out_name != in_name) {
+    out.resize(0);
+    out.resize(x.size());
+    for (size_t k = 0; k < x.size(); ++k)
+      if (k != i && x.at(k).initialized())
+        out.at(k).CopyFrom(x.at(k), ctx.place(), ctx.device_context());
+  }
+  if (i < out.size()) out.at(i).ShareDataWith(tide::OwnedTensor());  // no holder: no data
 }
 
 void ArrayLengthRun(tide::OpRunContext& ctx) {
@@ -82,11 +108,18 @@ TIDE_REGISTER_OP(tide::OpSchema("write_to_array")
                      .Input("I", "a one-element int64 index (>= 0)")
                      .Output("Out", "the tensor array")
                      .InferShape(ops_control::ArrayOfXShape)
+                     // X's gradient is element I of the array's (zeros when nothing read it, as
+                     // Fluid's X_W); the array before the write gets the rest, element I cleared.
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("read_from_array")
                            .Input("X", g.OutputGrad("Out"))
                            .Input("I", g.Input("I"))
+                           .Input("X_W", g.Input("X"))
                            .Output("Out", g.InputGrad("X"));
+                       g.NewOp("clear_array_element")
+                           .Input("X", g.OutputGrad("Out"))
+                           .Input("I", g.Input("I"))
+                           .Output("Out", g.OutputGrad("Out"));
                      })
                      .Run(ops_control::WriteToArrayRun));
 
@@ -94,6 +127,9 @@ TIDE_REGISTER_OP(tide::OpSchema("read_from_array")
                      .Comment("Out = a copy of X[I].")
                      .Input("X", "the tensor array")
                      .Input("I", "a one-element int64 index (>= 0)")
+                     .Input("X_W", "as write_to_array's gradient: the tensor it wrote; Out is "
+                            "zeros of its dims where X[I] is past the end or holds nothing")
+                     .AsDispensable()
                      .Output("Out", "the element")
                      .InferShape([](tide::InferShapeContext& ctx) {
                        if (ctx.IsRuntime()) return;
@@ -107,6 +143,16 @@ TIDE_REGISTER_OP(tide::OpSchema("read_from_array")
                            .Output("Out", g.InputGrad("X"));
                      })
                      .Run(ops_control::ReadFromArrayRun));
+
+TIDE_REGISTER_OP(tide::OpSchema("clear_array_element")
+                     .NoGradient()
+                     .Comment("Out = X with element I holding nothing (write_to_array's gradient "
+                              "of the array before the write); Out may be X.")
+                     .Input("X", "the tensor array")
+                     .Input("I", "a one-element int64 index (>= 0)")
+                     .Output("Out", "the tensor array")
+                     .InferShape(ops_control::ArrayOfXShape)
+                     .Run(ops_control::ClearArrayElementRun));
 
 TIDE_REGISTER_OP(tide::OpSchema("array_length")
                      .NoGradient()

@@ -4,8 +4,10 @@
 // by the body) are shown as they were when the iteration started. The gradient of a
 // loop-carried variable is carried from one iteration to the one before; the gradients of the
 // other inputs are summed over the iterations. The step scopes are freed afterwards.
-// Tensor arrays (DynamicRNN's): the gradient of an array the body only writes is shown to every
-// iteration; that of an array the body only reads is summed element by element.
+// Tensor arrays: the gradient of an array the body only writes (DynamicRNN's outputs) is shown
+// to every iteration; that of an array the body only reads is summed element by element; that of
+// an array the body reads and writes (an array carrying the loop's state: read element i, write
+// element i + 1) is carried from one iteration to the one before, as a loop-carried tensor's.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -24,21 +26,34 @@ class ArrayGrads {
              const std::vector<std::string>& outs, const std::vector<std::string>& out_grads,
              const std::vector<std::string>& x_grads)
       : ctx_(ctx) {
+    std::set<std::string> carried;  // read and written, with a gradient wanted
+    for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
+      if (x_grads[j] == kEmpty || !Lookup(ctx, xs[j]).IsTensorArray()) continue;
+      if (std::count(outs.begin(), outs.end(), xs[j]))
+        carried.insert(xs[j]);
+      else
+        summed_[xs[j]];
+    }
     for (size_t j = 0; j < outs.size() && j < out_grads.size(); ++j) {
       if (out_grads[j] == kEmpty || !Lookup(ctx, outs[j]).IsTensorArray()) continue;
       tide::Variable og = Lookup(ctx, out_grads[j]);
-      if (og.IsTensorArray()) shown_.insert_or_assign(outs[j], og.GetTensorArray());
+      if (!og.IsTensorArray()) continue;
+      if (!carried.count(outs[j])) {
+        shown_.insert_or_assign(outs[j], og.GetTensorArray());
+        continue;
+      }
+      std::vector<tide::OwnedTensor>& g = summed_[outs[j]];  // the gradient after the loop
+      tide::TensorArray a = og.GetTensorArray();
+      g.resize(a.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a.at(i).initialized()) g[i].CopyFrom(a.at(i), ctx.place(), ctx.device_context());
+      carried_.insert(outs[j]);
     }
-    for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
-      if (x_grads[j] == kEmpty || !Lookup(ctx, xs[j]).IsTensorArray()) continue;
-      TIDE_CHECK(!std::count(outs.begin(), outs.end(), xs[j]),
-                 "op 'while_grad': the loop both reads and writes tensor array '", xs[j],
-                 "', whose gradient is wanted; gradients through such an array are not supported "
-                 "(carry a tensor from one iteration to the next instead)");
-      summed_[xs[j]];
-    }
+    for (const auto& x : carried) summed_[x];  // no gradient after the loop: none yet
+    carried_.insert(carried.begin(), carried.end());
   }
-  // Gives the iteration the gradients of the arrays it writes (its ops read their elements).
+  // Gives the iteration the gradients of the arrays it writes (its ops read their elements): the
+  // outer ones shared, read only; copies of the carried ones, which its ops update.
   void ShowTo(tide::Scope step) {
     for (auto& [name, og] : shown_) {
       tide::TensorArray local = step.Var(name + "@GRAD").GetTensorArray();
@@ -49,25 +64,36 @@ class ArrayGrads {
         local.at(i).set_lod(og.at(i).lod());
       }
     }
+    for (const auto& name : carried_) {
+      const std::vector<tide::OwnedTensor>& g = summed_[name];
+      tide::TensorArray local = step.Var(name + "@GRAD").GetTensorArray();
+      local.resize(0);
+      local.resize(g.size());
+      for (size_t i = 0; i < g.size(); ++i)
+        if (g[i].initialized()) local.at(i).CopyFrom(g[i], ctx_.place(), ctx_.device_context());
+    }
   }
-  // Adds the gradients the iteration left for the arrays it reads.
+  // Takes the gradients the iteration left for the arrays it reads: added to the sums of the
+  // read-only ones; for a carried one, the gradient reaching the iteration's start.
   void Gather(tide::Scope step) {
     for (auto& [name, sum] : summed_) {
       tide::Variable v = step.FindLocalVar(name + "@GRAD");
       if (!v || !v.IsTensorArray()) continue;
       tide::TensorArray local = v.GetTensorArray();
+      if (carried_.count(name)) sum.clear();
       if (sum.size() < local.size()) sum.resize(local.size());
       for (size_t i = 0; i < local.size(); ++i)
         if (local.at(i).initialized()) Accumulate(ctx_, sum[i], local.at(i), name);
     }
   }
-  // Writes the summed gradient of read-only array `x` to `grad`; false when x is no such array.
-  // Elements no iteration reached get zeros shaped like x's.
+  // Writes the gradient of array `x` (read by the body) to `grad`; false when x is no such array.
+  // Elements no gradient reached get zeros shaped like x's.
   bool Write(const std::string& x, const std::string& grad) {
     auto it = summed_.find(x);
     if (it == summed_.end()) return false;
     tide::TensorArray fwd = Lookup(ctx_, x).GetTensorArray();
-    tide::TensorArray out = Lookup(ctx_, grad).GetTensorArray();
+    tide::TensorArray out = Lookup(ctx_, grad).GetTensorArray();  // a carried one's: the one shown
+    out.resize(0);
     out.resize(std::max(fwd.size(), it->second.size()));
     for (size_t i = 0; i < out.size(); ++i) {
       if (i < it->second.size() && it->second[i].initialized())
@@ -81,7 +107,8 @@ class ArrayGrads {
  private:
   tide::OpRunContext& ctx_;
   std::map<std::string, tide::TensorArray> shown_;
-  std::map<std::string, std::vector<tide::OwnedTensor>> summed_;
+  std::map<std::string, std::vector<tide::OwnedTensor>> summed_;  // carried ones' too
+  std::set<std::string> carried_;
 };
 
 void WhileGradRun(tide::OpRunContext& ctx) {

@@ -54,6 +54,9 @@ tide::OpSchema WithAttrs(tide::OpSchema s) {
   if constexpr (std::is_same_v<F, GeluAct>) {
     return s.Attr(GeluAct::kBoolAttr, false, "use the tanh approximation");
   } else {
+    if constexpr (std::is_same_v<F, tide::ops::PowAct>)
+      s.Input("FactorTensor", "the exponent as a one-element float tensor (optional; over factor)")
+          .AsDispensable();
     for (int i = 0; i < F::kNumAttrs; ++i)
       s.Attr(F::kAttrs[i].name, F::kAttrs[i].default_value, F::kAttrs[i].comment);
     return s;
@@ -74,6 +77,8 @@ void RegisterActivation(tide::Registrar& r) {
                           auto op = g.NewOp(type + "_grad");
                           if (std::string(from) == "X") op.Input("X", g.Input("X"));
                           else op.Input("Out", g.Output("Out"));
+                          if (!g.Input("FactorTensor").empty())  // pow's, when given
+                            op.Input("FactorTensor", g.Input("FactorTensor"));
                           op.Input(GradVarName("Out"), g.OutputGrad("Out"))
                               .Output(GradVarName("X"), g.InputGrad("X"))
                               .CopyAttrs();

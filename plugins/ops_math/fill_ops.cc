@@ -1,14 +1,17 @@
 // fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, uniform_random,
-// gaussian_random, and assign (a copy).
+// gaussian_random, assign (a copy) and assign_value (a numpy array's values). fill_constant and
+// uniform_random fill the value of a SelectedRows Out, as Fluid's.
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <tide/ops/assign_value.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/fill_value.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/ops/random.hpp>
+#include <tide/ops/selected_rows.hpp>
 #include <tide/ops/shape_inputs.hpp>
 
 #include "common.h"
@@ -42,7 +45,7 @@ Dims OutShape(const KernelContext& ctx) {
 
 template <typename T>
 void FillConstant(KernelContext& ctx) {
-  Tensor out = ctx.Output("Out");
+  Tensor out = tide::ops::OutputValue(ctx, "Out");
   out.Resize(OutShape(ctx));
   auto o = Out<T>(out, ctx);
   // The value: ValueTensor, str_value or value (tide/ops/fill_value.hpp).
@@ -68,8 +71,9 @@ std::mt19937_64 Engine(const KernelContext& ctx) {
 template <typename T>
 void UniformRandom(KernelContext& ctx) {
   const auto [lo, hi] = tide::ops::GetUniformRange<T>(ctx);
-  Tensor out = ctx.Output("Out");
+  Tensor out = tide::ops::OutputValue(ctx, "Out");
   out.Resize(OutShape(ctx));
+  const tide::ops::UniformDiag diag = tide::ops::GetUniformDiag(ctx, out.numel());
   T* o = out.mutable_data<T>(ctx.place());
   auto engine = Engine(ctx);
   std::uniform_real_distribution<T> dist(lo, hi);
@@ -82,6 +86,7 @@ void UniformRandom(KernelContext& ctx) {
     while (!(v < hi));
     o[i] = v;
   }
+  for (int64_t k = 0; k < diag.num; ++k) o[diag.Position(k)] = static_cast<T>(diag.value);
 }
 
 template <typename T>
@@ -99,6 +104,14 @@ template <typename T>
 void Assign(KernelContext& ctx) {
   Tensor out = ctx.Output("Out");
   out.CopyFrom(ctx.Input("X"), ctx.place(), ctx.device_context());
+}
+
+template <typename T>
+void AssignValue(KernelContext& ctx) {
+  const Dims dims = tide::ops::AssignValueDims(ctx);
+  const std::vector<T> values = tide::ops::AssignValues<T>(ctx, dims);
+  T* o = ctx.Output("Out").mutable_data<T>(dims, ctx.place());
+  std::copy(values.begin(), values.end(), o);
 }
 
 tide::OpSchema RandomSchema(const char* type, const char* comment) {
@@ -154,9 +167,14 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("fill_zeros_like", "cpu", FillZerosLike, OPS_MATH_NUMERIC_TYPES);
 
-TIDE_REGISTER_OP(RandomSchema("uniform_random", "Out ~ U[min, max).")
+TIDE_REGISTER_OP(RandomSchema("uniform_random", "Out ~ U[min, max), then diag_num elements "
+                                                 "set to diag_val (flat positions k * "
+                                                 "(diag_step + 1)).")
                      .Attr("min", -1.0f, "lower bound")
-                     .Attr("max", 1.0f, "upper bound (exclusive)"));
+                     .Attr("max", 1.0f, "upper bound (exclusive)")
+                     .Attr("diag_num", int32_t(0), "how many diagonal elements to set")
+                     .Attr("diag_step", int32_t(0), "the gap between diagonal elements")
+                     .Attr("diag_val", 1.0f, "the diagonal's value"));
 TIDE_REGISTER_KERNEL("uniform_random", "cpu", UniformRandom, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(RandomSchema("gaussian_random", "Out ~ N(mean, std^2).")
@@ -173,3 +191,23 @@ TIDE_REGISTER_OP(tide::OpSchema("assign")
                        g.NewOp("assign").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
                      }));
 TIDE_REGISTER_KERNEL("assign", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t);
+
+TIDE_REGISTER_OP(tide::OpSchema("assign_value")
+                     .NoGradient()
+                     .Comment("Out = the values of the attribute of `dtype` (fp32_values, "
+                              "int32_values, int64_values or bool_values) in `shape`: Fluid's "
+                              "assign of a numpy array.")
+                     .Output("Out", "the tensor")
+                     .Attr("shape", std::vector<int32_t>{}, "dims of Out")
+                     .Attr("dtype", int32_t(TIDE_FP32), "element type (TideDataType)")
+                     .Attr("fp32_values", std::vector<float>{}, "the values of a float32 Out")
+                     .Attr("int32_values", std::vector<int32_t>{}, "the values of an int32 Out")
+                     .Attr("int64_values", std::vector<int64_t>{}, "the values of an int64 Out")
+                     .Attr("bool_values", std::vector<int32_t>{}, "the values of a bool Out "
+                           "(non-zero is true)")
+                     .KernelDataTypeFrom("attr:dtype")
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       ctx.SetOutputDims("Out", tide::ops::AssignValueDims(ctx));
+                       ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
+                     }));
+TIDE_REGISTER_KERNEL("assign_value", "cpu", AssignValue, float, int32_t, int64_t, bool);

@@ -24,9 +24,7 @@ void XeInferShape(tide::InferShapeContext& ctx) {
              "': Label ('", ctx.InputName("Label"), "') must be ",
              soft ? tide::DataTypeName(xt) : "int64",
              " with soft_label = ", soft ? "true" : "false", ", got ", tide::DataTypeName(lt));
-  Dims y = x;
-  y.back() = 1;
-  ctx.SetOutputDims("Y", y);
+  ctx.SetOutputDims("Y", tide::ops::CrossEntropyYDims(x, ctx.InputDims("Label")));
   ctx.SetOutputDataType("Y", xt);
   ctx.ShareLoD("X", "Y");
 }
@@ -109,7 +107,8 @@ TIDE_REGISTER_OP(XeAttrs(tide::OpSchema("cross_entropy")
                              .Input("Label",
                                     "int64 class ids, [..., 1], or a float distribution, "
                                     "X's dims (soft_label)")
-                             .Output("Y", "the cross entropy, X's dims with a last dim of 1")
+                             .Output("Y", "the cross entropy: Label's dims, the last 1 where "
+                                     "Label has X's rank")
                              .KernelDataTypeFrom("X")
                              .InferShape(XeInferShape)
                              .Grad([](tide::GradMaker& g) {
@@ -135,20 +134,18 @@ TIDE_REGISTER_OP(tide::OpSchema("cross_entropy2")
                      .Comment("Y = -log(X[Label]) per row for hard int64 labels ([..., 1] or "
                               "X's dims without the last); log(0) is taken as -1e20.")
                      .Input("X", "probabilities, [..., D]").Input("Label", "int64 class ids")
-                     .Output("Y", "X's dims with a last dim of 1")
+                     .Output("Y", "Label's dims, the last 1 where Label has X's rank")
                      .Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate()
                      .Output("MatchX", "X[Label] per row, for the grad").AsIntermediate()
                      .Attr("ignore_index", int32_t(-100), "a label with this value gets Y = 0 and no gradient")
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
-                       const Dims x = c.InputDims("X");
-                       tide::ops::CheckCrossEntropyLabel(c.op_type(), x, c.InputDims("Label"), false);
-                       Dims y = x;
-                       y.back() = 1;
-                       for (const char* p : {"Y", "MatchX"}) {
-                         c.SetOutputDims(p, y);
+                       const Dims x = c.InputDims("X"), label = c.InputDims("Label");
+                       tide::ops::CheckCrossEntropyLabel(c.op_type(), x, label, false);
+                       c.SetOutputDims("Y", tide::ops::CrossEntropyYDims(x, label));
+                       c.SetOutputDims("MatchX", tide::ops::XeOneValuePerRow(x));
+                       for (const char* p : {"Y", "MatchX"})
                          c.SetOutputDataType(p, c.InputDataType("X"));
-                       }
                        if (c.HasOutput("XShape")) {
                          c.SetOutputDims("XShape", tide::ops::XShapeDims(x));
                          c.SetOutputDataType("XShape", c.InputDataType("X"));

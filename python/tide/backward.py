@@ -24,7 +24,8 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None)
             if name not in block.vars:
                 raise ValueError("append_backward: parameter '%s' is not in the program" % name)
     pairs = _C.append_backward(program.desc, loss.name, params, sorted(set(_names(no_grad_set))))
-    block._sync_with_cpp()
+    for b in program.blocks:  # the grad ops, and copies of values kept for them (@SNAPSHOT)
+        b._sync_with_cpp()
     for idx in range(len(program.blocks), program.desc.num_blocks()):  # control flow's grad blocks
         program.blocks.append(Block(program, idx))
         program.blocks[idx]._sync_with_cpp()

@@ -50,17 +50,25 @@ class Constant(Initializer):
 
 
 class Uniform(Initializer):
-    def __init__(self, low=-1.0, high=1.0, seed=0):
+    """U[low, high); Fluid 1.8's diag_num elements at flat positions k * (diag_step + 1) set to
+    diag_val (an identity-like start)."""
+
+    def __init__(self, low=-1.0, high=1.0, seed=0, diag_num=0, diag_step=0, diag_val=1.0):
         if not low < high:
             raise ValueError("Uniform initializer needs low < high, got %r, %r" % (low, high))
+        if diag_num < 0 or diag_step < 0:
+            raise ValueError("Uniform initializer needs diag_num and diag_step >= 0, got %r, %r"
+                             % (diag_num, diag_step))
         self.low, self.high, self.seed = float(low), float(high), int(seed)
+        self.diag_num, self.diag_step, self.diag_val = int(diag_num), int(diag_step), float(diag_val)
 
     def __call__(self, var, block):
         startup, v = self._startup_var(var, block)
-        return startup.append_op("uniform_random", outputs={"Out": v},
-                                 attrs={"shape": list(var.shape), "dtype": dtype_code(var.dtype),
-                                        "min": self.low, "max": self.high,
-                                        "seed": self._seed(self.seed)})
+        attrs = {"shape": list(var.shape), "dtype": dtype_code(var.dtype), "min": self.low,
+                 "max": self.high, "seed": self._seed(self.seed)}
+        if self.diag_num:
+            attrs.update(diag_num=self.diag_num, diag_step=self.diag_step, diag_val=self.diag_val)
+        return startup.append_op("uniform_random", outputs={"Out": v}, attrs=attrs)
 
 
 class Normal(Initializer):

@@ -188,9 +188,14 @@ def test_logical_dims_must_match_at_run_time(exe):
 
 def test_logical_inputs_must_be_bool():
     x = layers.data("x", shape=[3], dtype="float32")
+    with pytest.raises(TypeError, match=r"logical_not: the data type of 'x' must be one of bool, "
+                                        r"but received float32"):
+        layers.logical_not(x)  # the layer's check, Fluid 1.8's (issue 37)
+    block = tide.default_main_program().global_block()
+    out = block.create_var(name="out", dtype="bool")
     with pytest.raises(tide.TideError,
                        match=r"op 'logical_not': X \('x'\) must be bool, got float32"):
-        layers.logical_not(x)
+        block.append_op("logical_not", inputs={"X": [x]}, outputs={"Out": [out]})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -551,10 +551,11 @@ def test_cross_entropy_soft(dtype, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("xshape", [(5, 4), (2, 3, 4)])
 def test_cross_entropy_hard_label_of_rank_x_minus_1(xshape, dtype, rng):
-    """Fluid accepts a hard Label without the trailing 1 (rank(X) - 1); Y keeps X's rank."""
+    """Fluid accepts a hard Label without the trailing 1 (rank(X) - 1); Y has Label's dims, as
+    Fluid's InferShape sets them (issue 37)."""
     x = probs(rng, xshape, dtype)
     label = rng.randint(0, 4, xshape[:-1]).astype("int64")
-    y = -np.log(np.take_along_axis(x.astype(np.float64), label[..., None], axis=-1))
+    y = -np.log(np.take_along_axis(x.astype(np.float64), label[..., None], axis=-1))[..., 0]
     t = make("cross_entropy", {"X": x, "Label": label}, {"Y": y.astype(dtype)})
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Y", **grad_args(dtype))

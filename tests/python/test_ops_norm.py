@@ -114,8 +114,8 @@ def test_cross_entropy2(shape, label_rank, dtype, rng):
     match = np.take_along_axis(x, np.maximum(label, 0), -1)
     y = np.where(label == -100, 0, -np.log(match.astype(np.float64)))
     match = np.where(label == -100, 1, match)
-    if label_rank == "minus_one":
-        label = label[..., 0]
+    if label_rank == "minus_one":  # Y has Label's dims (Fluid's); MatchX keeps X's, last 1
+        label, y = label[..., 0], y[..., 0]
     t = make("cross_entropy2", {"X": x, "Label": label},
              {"Y": y.astype(dtype), "MatchX": match.astype(dtype), "XShape": None})
     t.check_output(rtol=1e-5, atol=1e-6)

@@ -3,7 +3,7 @@ logical ops (bool outputs that take no gradient), increment, is_empty,
 fill_constant_batch_size_like and Print."""
 from ..core import convert_dtype, dtype_code
 from ..layer_helper import LayerHelper
-from .checks import check_var
+from .checks import check_var, check_variable_and_dtype
 from .nn import unsqueeze
 
 __all__ = [
@@ -38,8 +38,9 @@ def _rows_like(x, y):
 
 
 def _compare(op_type, x, y, cond, attrs):
-    check_var(op_type, "x", x)
-    check_var(op_type, "y", y)
+    kinds = ("bool", "float32", "float64", "int32", "int64")  # Fluid 1.8's, and bool (equal)
+    check_variable_and_dtype(x, "x", kinds, op_type)
+    check_variable_and_dtype(y, "y", kinds, op_type)
     y = _rows_like(x, y)
     helper = LayerHelper(op_type)
     cond = _bool_out(helper, op_type, cond)
@@ -79,10 +80,10 @@ def not_equal(x, y, cond=None):
 
 
 def _logical(op_type, x, y, out, name):
-    check_var(op_type, "x", x)
+    check_variable_and_dtype(x, "x", ("bool",), op_type)
     inputs = {"X": [x]}
     if y is not None:
-        check_var(op_type, "y", y)
+        check_variable_and_dtype(y, "y", ("bool",), op_type)
         if x.dtype != y.dtype:
             raise TypeError("%s: x and y must have one data type, got %s and %s"
                             % (op_type, x.dtype, y.dtype))

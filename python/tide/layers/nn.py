@@ -3,7 +3,7 @@ Fluid's names and arguments."""
 import numpy as np
 
 from .. import unique_name
-from ..core import convert_dtype, dtype_code
+from ..core import LoDTensor, convert_dtype, dtype_code
 from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
@@ -45,6 +45,9 @@ def data(name, shape, dtype="float32", lod_level=0, append_batch_size=True, stop
 
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):
     """Fully connected: act(sum_i flatten(input_i) * W_i + b)."""
+    check_type(input, "input", (list, tuple, Variable), "fc")
+    for x in input if isinstance(input, (list, tuple)) else [input]:
+        check_variable_and_dtype(x, "input", FLOATS, "fc")
     helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     inputs = helper.multiple_input()
     dtype = helper.input_dtype()
@@ -71,12 +74,14 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 def mean(x, name=None):
     helper = LayerHelper("mean", name=name)
-    check_var("mean", "x", x)
+    check_variable_and_dtype(x, "x", FLOATS, "mean")
     return _single(helper, "mean", {"X": x})
 
 
 def square_error_cost(input, label):
     """(input - label)^2, elementwise."""
+    check_variable_and_dtype(input, "input", ("float32", "float64"), "square_error_cost")
+    check_variable_and_dtype(label, "label", ("float32", "float64"), "square_error_cost")
     helper = LayerHelper("square_error_cost")
     diff = _single(helper, "elementwise_sub", {"X": input, "Y": label})
     return _single(helper, "square", {"X": diff})
@@ -118,7 +123,7 @@ def softmax(input, axis=-1, name=None, use_cudnn=False):
 
 def _activation(op_type):
     def layer(x, name=None):
-        check_var(op_type, "x", x)
+        check_variable_and_dtype(x, "x", FLOATS, op_type)
         return _single(LayerHelper(op_type, name=name), op_type, {"X": x})
     layer.__name__ = op_type
     layer.__doc__ = "Elementwise %s." % op_type
@@ -132,8 +137,8 @@ square = _activation("square")
 
 
 def _elementwise(op_type, x, y, axis=-1, act=None, name=None):
-    check_var(op_type, "x", x)
-    check_var(op_type, "y", y)
+    check_variable_and_dtype(x, "x", FLOATS + INTS, op_type)
+    check_variable_and_dtype(y, "y", FLOATS + INTS, op_type)
     helper = LayerHelper(op_type, act=act, name=name)
     out = _single(helper, op_type, {"X": x, "Y": y}, {"axis": axis})
     return helper.append_activation(out)
@@ -178,6 +183,11 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 
 def sums(input, out=None):
+    check_type(input, "input", (Variable, tuple, list), "sums")
+    for x in input if isinstance(input, (list, tuple)) else [input]:
+        check_variable_and_dtype(x, "input", ("float32", "float64") + INTS, "sums")
+    if out is not None:
+        check_variable_and_dtype(out, "out", ("float32", "float64") + INTS, "sums")
     helper = LayerHelper("sum", input=input)
     inputs = helper.multiple_input()
     if out is None:
@@ -225,11 +235,41 @@ def fill_zeros_like(x):
     return _single(LayerHelper("fill_zeros_like"), "fill_zeros_like", {"X": x})
 
 
+# assign_value's attribute for each numpy dtype (Fluid 1.8: float32, int32; Paddle 2.0: int64,
+# bool).
+_ASSIGN_VALUES = {"float32": ("fp32_values", float), "int32": ("int32_values", int),
+                  "int64": ("int64_values", int), "bool": ("bool_values", int)}
+
+
 def assign(input, output=None):
+    """output = a copy of `input`: a Variable (the assign op), or the values of a numpy array or a
+    LoDTensor without LoD (Fluid's assign_value op, the values held in the program)."""
+    check_type(input, "input", (Variable, np.ndarray, LoDTensor), "assign")
     helper = LayerHelper("assign")
+    if isinstance(input, Variable):
+        check_dtype(input.dtype, "input", ("bool",) + FLOATS + INTS, "assign")
+        if output is None:
+            output = helper.create_variable_for_type_inference(input.dtype)
+        helper.append_op("assign", inputs={"X": input}, outputs={"Out": output})
+        return output
+    if isinstance(input, LoDTensor):
+        if input.lod():
+            raise ValueError("assign: a LoDTensor with LoD %s cannot be held in the program (its "
+                             "values can); feed it instead" % (input.lod(),))
+        input = np.array(input)
+    dtype = convert_dtype(input.dtype)
+    if dtype not in _ASSIGN_VALUES:
+        raise TypeError("assign: a numpy array's data type must be one of %s, but received %s"
+                        % (", ".join(_ASSIGN_VALUES), dtype))
+    if input.size > 1024 * 1024:
+        raise ValueError("assign: the array holds %d values, more than 1024 * 1024 (save it to a "
+                         "file and load it instead)" % input.size)
+    attr, cast = _ASSIGN_VALUES[dtype]
     if output is None:
-        output = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("assign", inputs={"X": input}, outputs={"Out": output})
+        output = helper.create_variable_for_type_inference(dtype)
+    helper.append_op("assign_value", outputs={"Out": output},
+                     attrs={"dtype": dtype_code(dtype), "shape": [int(d) for d in input.shape],
+                            attr: [cast(v) for v in input.flat]})
     return output
 
 
@@ -439,6 +479,8 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
            param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
            data_format="NCHW"):
     check_variable_and_dtype(input, "input", FLOATS, "conv2d")
+    if not isinstance(use_cudnn, bool):  # Fluid 1.8 raises ValueError here (TypeError in pool2d)
+        raise ValueError("conv2d: use_cudnn must be True or False, but received %r" % (use_cudnn,))
     _check_data_format("conv2d", data_format)
     if len(input.shape) != 4:
         raise ValueError("conv2d: input must be 4-D, got shape %s" % (list(input.shape),))
@@ -476,6 +518,8 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
     if pool_type not in ("max", "avg"):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
     check_variable_and_dtype(input, "input", FLOATS, "pool2d")
+    if not isinstance(use_cudnn, bool):
+        raise TypeError("pool2d: use_cudnn must be True or False, but received %r" % (use_cudnn,))
     _check_data_format("pool2d", data_format)
     if not global_pooling and pool_size == -1:
         raise ValueError("pool2d: pool_size is needed unless global_pooling is True")
@@ -669,7 +713,19 @@ tanh_shrink = _activation("tanh_shrink")
 elu = _act_with_attrs("elu", ("alpha", 1.0))
 leaky_relu = _act_with_attrs("leaky_relu", ("alpha", 0.02))
 relu6 = _act_with_attrs("relu6", ("threshold", 6.0))
-pow = _act_with_attrs("pow", ("factor", 1.0))  # noqa: A001 (Fluid's name)
+def pow(x, factor=1.0, name=None):  # noqa: A001 (Fluid's name)
+    """x ^ factor; `factor` a number or a one-element float32 Variable (the FactorTensor input,
+    Fluid 1.8's)."""
+    check_variable_and_dtype(x, "x", FLOATS + INTS, "pow")
+    check_type(factor, "factor", (float, int, Variable), "pow")
+    inputs, attrs = {"X": x}, {}
+    if isinstance(factor, Variable):
+        check_variable_and_dtype(factor, "factor", ("float32",), "pow")
+        factor.stop_gradient = True
+        inputs["FactorTensor"] = factor
+    else:
+        attrs["factor"] = float(factor)
+    return _single(LayerHelper("pow", name=name), "pow", inputs, attrs)
 stanh = _act_with_attrs("stanh", ("scale_a", 0.67), ("scale_b", 1.7159))
 hard_sigmoid = _act_with_attrs("hard_sigmoid", ("slope", 0.2), ("offset", 0.5))
 swish = _act_with_attrs("swish", ("beta", 1.0))

@@ -297,6 +297,11 @@ TEST_P(GpuExtraTest, CrossEntropy2AndGradMatchCpu) {
     c.In("X", "x", x).In("Label", "label", Values(k.label, k.labels, TIDE_INT64)).Out("Y", "y")
         .Out("MatchX", "match").Out("XShape", "xs", false).Attr("ignore_index", k.ignore);
     Both(c, {"x"}, {"y"});
+    auto got = c.Run(Gpu());  // Y has Label's dims (Fluid's; [5] for Label [5]), MatchX X's, last 1
+    EXPECT_EQ(got["y"].dims, k.label);
+    std::vector<int64_t> match = k.x;
+    match.back() = 1;
+    EXPECT_EQ(got["match"].dims, match);
   }
 }
 

@@ -227,6 +227,38 @@ TEST_P(NnCrossEntropyTest, GradsMatchFiniteDifferences) {
       .CheckGrad({"x"}, {"y"}, t.rtol, t.atol, t.delta);
 }
 
+// Fluid 1.x's Y is Label's dims: a hard Label of rank(X) - 1 gives Y without the trailing 1.
+TEST_P(NnCrossEntropyTest, LabelWithoutTheLastDimGivesYWithoutIt) {
+  TestTensor x = Distribution({4, 5}, GetParam(), 8);
+  TestTensor label = Ints({4}, {1, 4, 0, 2});
+  const std::vector<double> want{-std::log(x.data[1]), -std::log(x.data[5 + 4]),
+                                 -std::log(x.data[10]), -std::log(x.data[15 + 2])};
+  auto out = XeOp(x, label, false).Run();
+  EXPECT_EQ(out["y"].dims, (std::vector<int64_t>{4}));
+  ExpectNear(out["y"], want, FwdTol(GetParam()), FwdTol(GetParam()));
+  NnOp xe2 = NnOp("cross_entropy2")
+                 .In("X", "x", x)
+                 .In("Label", "label", label)
+                 .Out("Y", "y")
+                 .Out("MatchX", "match")
+                 .Out("XShape", "xs");
+  out = xe2.Run();
+  EXPECT_EQ(out["y"].dims, (std::vector<int64_t>{4}));
+  EXPECT_EQ(out["match"].dims, (std::vector<int64_t>{4, 1}));
+  ExpectNear(out["y"], want, FwdTol(GetParam()), FwdTol(GetParam()));
+  GradTolerances t = GradTols(GetParam());
+  XeOp(Random({4, 5}, GetParam(), 0.3, 1, 10), label, false)
+      .CheckGrad({"x"}, {"y"}, t.rtol, t.atol, t.delta);
+  const std::vector<std::pair<std::string, std::string>> xe_outs{{"Y", "y"}},
+      xe2_outs{{"Y", "y"}, {"MatchX", "m"}, {"XShape", "xs"}};
+  for (const char* op : {"cross_entropy", "cross_entropy2"}) {
+    auto got =
+        CompileInfer(op, {{"X", "x", {-1, 3, 10}, TIDE_FP64}, {"Label", "l", {-1, 3}, TIDE_INT64}},
+                     std::string(op) == "cross_entropy" ? xe_outs : xe2_outs);
+    EXPECT_EQ(got["y"].dims, (std::vector<int64_t>{-1, 3})) << op;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Nn, NnCrossEntropyTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
                          DtypeName);
 

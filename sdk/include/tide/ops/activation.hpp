@@ -7,6 +7,7 @@
 #define TIDE_OPS_ACTIVATION_HPP_
 
 #include <tide/ops/host_device.hpp>
+#include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
 
 #include <math.h>
@@ -325,11 +326,23 @@ constexpr const char* ActGradFrom() {
   return F::kDep == kDepX ? "X" : "Out";
 }
 
-// A functor made from a kernel's attributes (any implementation's kernel).
-template <typename F>
-F MakeActivation(const KernelContext& ctx) {
+// pow's exponent: FactorTensor's one float32 / float64 value (Fluid 1.8's input, over the
+// attribute) or `factor`. `read` copies the value from the input's place (int_inputs.hpp).
+template <typename Read = ReadOnHost>
+float PowFactor(const KernelContext& ctx, Read read = {}) {
+  if (ctx.HasInput("FactorTensor"))
+    return static_cast<float>(FloatScalar(ctx, "FactorTensor", read));
+  return ctx.Attr<float>("factor");
+}
+
+// A functor made from a kernel's attributes (any implementation's kernel); `read` as PowFactor's.
+template <typename F, typename Read = ReadOnHost>
+F MakeActivation(const KernelContext& ctx, Read read = {}) {
   if constexpr (std::is_same_v<F, GeluAct>) {
     return GeluAct(ctx.Attr<bool>(GeluAct::kBoolAttr));
+  } else if constexpr (std::is_same_v<F, PowAct>) {
+    const float factor[1] = {PowFactor(ctx, read)};
+    return PowAct(factor);
   } else {
     float a[F::kNumAttrs > 0 ? F::kNumAttrs : 1] = {};
     for (int i = 0; i < F::kNumAttrs; ++i) a[i] = ctx.Attr<float>(F::kAttrs[i].name);

@@ -61,19 +61,32 @@ inline Dims CrossEntropy2GradXDims(const char* op, const Dims& xshape, const Dim
   return x;
 }
 
-// X's rows and ignore_index into a's n, d and ignore; Y's dims (X's, the last 1).
+// Y's dims, as Fluid 1.x's cross_entropy and cross_entropy2 give them: Label's, with a last dim of
+// 1 where Label has X's rank (X [N, D] with Label [N, 1], or soft [N, D]: Y [N, 1]; Label [N]: Y
+// [N]).
+inline Dims CrossEntropyYDims(const Dims& x, const Dims& label) {
+  Dims y = label;
+  if (y.size() == x.size()) y.back() = 1;
+  return y;
+}
+
+// X's dims with a last dim of 1 (cross_entropy2's MatchX).
+inline Dims XeOneValuePerRow(const Dims& x) {
+  Dims m = x;
+  m.back() = 1;
+  return m;
+}
+
+// X's rows and ignore_index into a's n, d and ignore.
 template <typename Args>
-Dims ReadXeRows(const KernelContext& ctx, const Dims& x, Args* a) {
+void ReadXeRows(const KernelContext& ctx, const Dims& x, Args* a) {
   const XeRows r = GetXeRows(x);
   a->n = r.n;
   a->d = r.d;
   a->ignore = ctx.Attr<int32_t>("ignore_index");
-  Dims y = x;
-  y.back() = 1;
-  return y;
 }
 
-// cross_entropy: X [..., D] as n rows of d, Label (hard or soft), Y (X's dims, last 1).
+// cross_entropy: X [..., D] as n rows of d, Label (hard or soft), Y (CrossEntropyYDims).
 template <typename T>
 struct XeArgs {
   int64_t n, d, ignore;
@@ -88,10 +101,10 @@ XeArgs<T> GetXeArgs(const KernelContext& ctx) {
   const bool soft = ctx.Attr<bool>("soft_label");
   CheckCrossEntropyLabel(ctx.op_type(), x.dims(), label.dims(), soft);
   XeArgs<T> a;
-  const Dims yd = ReadXeRows(ctx, x.dims(), &a);
+  ReadXeRows(ctx, x.dims(), &a);
   a.x = x.data<T>();
   a.label = GetLabelData<T>(ctx, label, soft);
-  a.y = ctx.Output("Y").mutable_data<T>(yd, ctx.place());
+  a.y = ctx.Output("Y").mutable_data<T>(CrossEntropyYDims(x.dims(), label.dims()), ctx.place());
   return a;
 }
 
@@ -130,7 +143,8 @@ inline const int64_t* CrossEntropy2Labels(const KernelContext& ctx, const Tensor
   return label.data<int64_t>();
 }
 
-// cross_entropy2: X, hard Label; Y and MatchX (X's dims, last 1) and XShape allocated.
+// cross_entropy2: X, hard Label; Y (CrossEntropyYDims), MatchX (X's dims, last 1) and XShape
+// allocated.
 template <typename T>
 struct Xe2Args {
   int64_t n, d, ignore;
@@ -146,10 +160,10 @@ Xe2Args<T> GetXe2Args(const KernelContext& ctx) {
   CheckCrossEntropyLabel(ctx.op_type(), x.dims(), label.dims(), false);
   Xe2Args<T> a;
   a.label = CrossEntropy2Labels(ctx, label);
-  const Dims yd = ReadXeRows(ctx, x.dims(), &a);
+  ReadXeRows(ctx, x.dims(), &a);
   a.x = x.data<T>();
-  a.y = ctx.Output("Y").mutable_data<T>(yd, ctx.place());
-  a.match = ctx.Output("MatchX").mutable_data<T>(yd, ctx.place());
+  a.y = ctx.Output("Y").mutable_data<T>(CrossEntropyYDims(x.dims(), label.dims()), ctx.place());
+  a.match = ctx.Output("MatchX").mutable_data<T>(XeOneValuePerRow(x.dims()), ctx.place());
   if (Tensor xs = ctx.OptionalOutput("XShape"))
     xs.mutable_data<T>(XShapeDims(x.dims()), ctx.place());
   return a;

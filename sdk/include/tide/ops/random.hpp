@@ -1,6 +1,6 @@
-// tide/ops/random.hpp: the distributions of uniform_random ([min, max)) and gaussian_random
-// (mean, std) as every kernel reads them, with their errors. Each device draws from its own
-// generator; Out's dims are tide/ops/shape_inputs.hpp's.
+// tide/ops/random.hpp: the distributions of uniform_random ([min, max), and its diagonal) and
+// gaussian_random (mean, std) as every kernel reads them, with their errors. Each device draws
+// from its own generator; Out's dims are tide/ops/shape_inputs.hpp's.
 #ifndef TIDE_OPS_RANDOM_HPP_
 #define TIDE_OPS_RANDOM_HPP_
 
@@ -26,6 +26,26 @@ UniformRange<T> GetUniformRange(const KernelContext& ctx) {
   TIDE_CHECK(std::isfinite(r.hi - r.lo), "op '", ctx.op_type(), "': the range [", r.lo, ", ", r.hi,
              ") is too wide for ", DataTypeName(DataTypeOf<T>()));
   return r;
+}
+
+// uniform_random's diagonal (Fluid 1.x's diag_num, diag_step, diag_val): after the draw, the
+// elements at flat positions k * (diag_step + 1), k < diag_num, are set to diag_val. The last of
+// them must lie inside Out (`numel` elements).
+struct UniformDiag {
+  int64_t num, step;
+  float value;
+  int64_t Position(int64_t k) const { return k * (step + 1); }
+};
+
+inline UniformDiag GetUniformDiag(const KernelContext& ctx, int64_t numel) {
+  const UniformDiag d{ctx.Attr<int32_t>("diag_num"), ctx.Attr<int32_t>("diag_step"),
+                      ctx.Attr<float>("diag_val")};
+  TIDE_CHECK(d.num >= 0 && d.step >= 0, "op '", ctx.op_type(), "': diag_num (", d.num,
+             ") and diag_step (", d.step, ") must be >= 0");
+  TIDE_CHECK(d.num == 0 || d.Position(d.num - 1) < numel, "op '", ctx.op_type(), "': diag_num ",
+             d.num, " with diag_step ", d.step, " puts a diagonal element at ",
+             d.Position(d.num - 1), ", past Out's ", numel, " elements");
+  return d;
 }
 
 // gaussian_random: std >= 0.

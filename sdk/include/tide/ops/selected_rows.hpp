@@ -39,6 +39,15 @@ inline SelectedRows SelectedRowsInput(const KernelContext& ctx, const char* para
   return v.GetSelectedRows();
 }
 
+// The tensor an op that makes values writes to output `param`: the LoDTensor itself, or the value
+// of a SelectedRows (Fluid's fill_constant and uniform_random fill a SelectedRows' value and leave
+// its rows as they are).
+inline Tensor OutputValue(const KernelContext& ctx, const char* param) {
+  Variable v = ctx.OutputVar(param);
+  if (v && v.IsSelectedRows()) return v.GetSelectedRows().value();
+  return ctx.Output(param);
+}
+
 // merge_selected_rows: Out is a SelectedRows of X's dims (height and row width).
 inline void MergeSelectedRowsInferShape(InferShapeContext& ctx) {
   CheckSelectedRowsInput(ctx, "X");

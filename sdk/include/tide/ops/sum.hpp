@@ -26,25 +26,36 @@ struct SparseSum {
   int64_t row_count() const { return static_cast<int64_t>(rows.size()); }
 };
 
-// Reads and checks the `n` SelectedRows inputs X of a sum: each value holds one row per listed row
-// (a value with no dims set may go with no rows), all with the same width and height.
+// Reads and checks the `n` SelectedRows inputs X of a sum: each value holds one row per listed row,
+// all with the same width and height. An input listing no rows adds nothing and is not checked
+// (Fluid skips it: an empty sparse gradient may have no height or value set); the height is the
+// first input's that lists rows (input 0's when none does).
 inline SparseSum GetSparseSum(const KernelContext& ctx, size_t n) {
   const char* op = ctx.op_type();
   SparseSum s;
   int64_t width = -1;
+  int64_t empty_width = -1;  // an input listing no rows may still say ([0, width])
+  size_t first = n;          // the first input listing rows
   for (size_t i = 0; i < n; ++i) {
     SelectedRows sr = ctx.InputVar("X", i).GetSelectedRows();
     if (i == 0) s.height = sr.height();
-    TIDE_CHECK(sr.height() == s.height, "op '", op, "': sparse input ", i, " ('",
-               ctx.InputName("X", i), "') has height ", sr.height(), ", input 0 has ", s.height);
     const std::vector<int64_t> r = sr.rows();
-    Tensor v = sr.value();
-    const Dims vd = v.dims();
-    if (vd.empty()) {
-      TIDE_CHECK(r.empty(), "op '", op, "': sparse input ", i, " ('", ctx.InputName("X", i),
-                 "') lists ", r.size(), " rows but has no value");
+    if (r.empty()) {
+      const Dims vd = sr.value().dims();
+      if (vd.size() > 1 && empty_width < 0) empty_width = DimsProduct(vd, 1, vd.size());
       continue;
     }
+    if (first == n) {
+      first = i;
+      s.height = sr.height();
+    }
+    TIDE_CHECK(sr.height() == s.height, "op '", op, "': sparse input ", i, " ('",
+               ctx.InputName("X", i), "') has height ", sr.height(), ", input ", first, " has ",
+               s.height);
+    Tensor v = sr.value();
+    const Dims vd = v.dims();
+    TIDE_CHECK(!vd.empty(), "op '", op, "': sparse input ", i, " ('", ctx.InputName("X", i),
+               "') lists ", r.size(), " rows but has no value");
     TIDE_CHECK(vd[0] == static_cast<int64_t>(r.size()), "op '", op, "': sparse input ", i, " ('",
                ctx.InputName("X", i), "') lists ", r.size(), " rows but its value ", ToString(vd),
                " holds ", vd[0]);
@@ -52,10 +63,10 @@ inline SparseSum GetSparseSum(const KernelContext& ctx, size_t n) {
     if (width < 0) width = w;
     TIDE_CHECK(w == width, "op '", op, "': sparse input ", i, " ('", ctx.InputName("X", i),
                "') has rows of ", w, " values, an earlier input of ", width);
-    if (r.empty()) continue;
     s.rows.insert(s.rows.end(), r.begin(), r.end());
     s.values.push_back(v);
   }
+  if (width < 0) width = empty_width;
   if (width >= 0) s.width = width;
   return s;
 }
@@ -91,7 +102,8 @@ inline std::vector<Tensor> GetDenseSumInputs(const KernelContext& ctx) {
 }
 
 // sum over dense and SelectedRows inputs: Out has the dense inputs' dims [height, ...]; each
-// sparse input has that height and lists rows inside it, each row `width` values.
+// sparse input listing rows has that height and lists rows inside it, each row `width` values
+// (one listing none is left out).
 struct MixedSum {
   Dims dims;
   int64_t width = 0;
@@ -126,6 +138,7 @@ inline MixedSum GetMixedSum(const KernelContext& ctx, size_t n) {
       continue;
     }
     SelectedRows sr = v.GetSelectedRows();
+    if (sr.rows().empty()) continue;  // adds nothing; Fluid does not check it
     TIDE_CHECK(sr.height() == height, "op '", op, "': sparse input ", i, " ('",
                ctx.InputName("X", i), "') has height ", sr.height(), ", the dense inputs ", height,
                " rows");
