@@ -78,6 +78,47 @@ def test_a_huge_but_representable_shape_is_out_of_memory_not_a_crash(exe):
         _run(exe, out)
 
 
+# --- 1b. sub-blocks that run themselves ----------------------------------------------------------
+
+def _conditional_block(block, cond, sub):
+    if not _C.has_op("conditional_block"):  # a partial tree (scripts/sanitize.sh's targets)
+        pytest.skip("no conditional_block: the ops_control plugin is not built")
+    scope = block.create_var(name=tide.unique_name.generate("cb.scope"), type="STEP_SCOPES")
+    return block.append_op("conditional_block", inputs={"Cond": [cond]},
+                           outputs={"Scope": [scope]},
+                           attrs={"sub_block": sub, "is_scalar_condition": True})
+
+
+def test_a_sub_block_that_runs_itself_is_refused(exe):
+    # It used to recurse until the stack overflowed (SIGSEGV), from a saved program too.
+    main = tide.default_main_program()
+    cond = layers.fill_constant(shape=[1], dtype="bool", value=True)
+    body = main._create_block()
+    _conditional_block(body, cond, body)
+    main._rollback()
+    _conditional_block(main.global_block(), cond, body)
+    why = "op 'conditional_block' in block 1: its sub_block is block 1, its own block"
+    with pytest.raises(tide.InvalidArgumentError, match=why):
+        exe.run(main)
+    with pytest.raises(tide.InvalidArgumentError, match=why):
+        tide.Program.parse_from_string(main.serialize_to_string())
+
+
+def test_sub_block_runs_nested_past_the_limit_are_an_error(exe):
+    # The backstop: 70 blocks, each run by its parent (a valid program, but past 64 deep).
+    main = tide.default_main_program()
+    cond = layers.fill_constant(shape=[1], dtype="bool", value=True)
+    blocks = [main.global_block()]
+    for _ in range(70):
+        blocks.append(main._create_block())
+    main.current_block_idx = 0
+    for parent, child in zip(blocks, blocks[1:]):
+        _conditional_block(parent, cond, child)
+    with pytest.raises(tide.TideError, match="block 64 runs sub-block 65 nested 65 deep, past the "
+                                             "limit of 64 nested sub-block runs"):
+        exe.run(main)
+
+
 # --- 2. numpy conversion -------------------------------------------------------------------------
 
 def test_big_endian_arrays_are_byte_swapped(exe):
