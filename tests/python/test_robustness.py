@@ -255,6 +255,42 @@ def test_load_plugin_of_an_empty_directory_says_so(tmp_path):
         tide.load_plugin(str(tmp_path))
 
 
+def test_a_fifo_named_like_a_plugin_is_a_failed_record_not_a_hang(tmp_path):
+    # Opening a FIFO to read its ELF header blocked until a writer came: `import tide` hung.
+    d = tmp_path / "plugins"
+    d.mkdir()
+    fifo = d / "libtide_fifo.so"
+    os.mkfifo(fifo)
+    env = dict(os.environ, TIDE_PLUGIN_PATH=os.pathsep.join(
+        [p for p in [os.environ.get("TIDE_PLUGIN_PATH"), str(d)] if p]))
+    code = ("import tide\n"
+            "r = [p for p in tide.plugins() if p['file'].endswith('libtide_fifo.so')][0]\n"
+            "print(r['status'], '|', r['error'])\n"
+            "try:\n"
+            "    tide.load_plugin(%r)\n"
+            "except tide.PluginError as e:\n"
+            "    print('load_plugin:', e)\n" % str(fifo))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = p.stdout.splitlines()
+    assert lines[0] == "failed | not a regular file: it is a FIFO (named pipe)", p.stdout
+    assert lines[1].startswith("load_plugin: cannot load plugin %s: not a regular file" % fifo), p.stdout
+
+
+def test_a_plugin_built_for_another_machine_says_so(tmp_path):
+    # glibc's dlopen says "No such file or directory" for another machine's ELF file.
+    data = bytearray(open(os.path.join(_plugin_dir(), "libtide_ops_math.so"), "rb").read())
+    ours = int.from_bytes(data[18:20], "little")
+    data[18:20] = (183 if ours != 183 else 62).to_bytes(2, "little")  # EM_AARCH64, or EM_X86_64
+    path = tmp_path / "libtide_other_machine.so"
+    path.write_bytes(bytes(data))
+    names = {62: "x86-64", 183: r"AArch64 \(arm64\)"}
+    with pytest.raises(tide.PluginError, match=r"%s: built for another machine: the file is for %s, this "
+                                               r"Tide runs on %s" % (path, names[183 if ours != 183 else 62],
+                                                                     names[ours])):
+        tide.load_plugin(str(path))
+
+
 # --- 4. errors that name what is wrong -------------------------------------------------------------
 
 def _program_with_io_ops():
