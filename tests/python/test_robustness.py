@@ -340,6 +340,29 @@ def test_a_non_utf8_name_keeps_the_real_error():
         core.run(core.prepare(_C.ProgramDesc.parse(raw), 0, [], []), _C.Scope(), [])
 
 
+def test_a_non_utf8_name_read_from_python_is_an_error_naming_its_bytes():
+    # It was a bare UnicodeDecodeError from Program.parse_from_string.
+    x = layers.data(name="zzqq", shape=[3])
+    layers.scale(x, scale=2.0)
+    raw = tide.default_main_program().serialize_to_string().replace(b"zzqq", b"zz\xffq")
+    with pytest.raises(tide.InvalidArgumentError, match=r"variable name 'zz\\xffq' is not valid UTF-8"):
+        tide.Program.parse_from_string(raw)
+    op = _C.ProgramDesc.parse(raw).block(0).op(0)  # the core holds it as it is
+    assert op.type == "scale"
+    with pytest.raises(tide.InvalidArgumentError, match=r"variable name 'zz\\xffq' is not valid UTF-8"):
+        op.input("X")
+
+
+def test_a_float_attribute_beyond_float_range_is_refused_naming_the_op():
+    # 1e40 became inf silently.
+    x = layers.data(name="x", shape=[3])
+    with pytest.raises(tide.InvalidArgumentError, match=r"op 'scale' attribute 'scale' must be float, got "
+                                                        r"float64 1.*e\+40: beyond float's range"):
+        layers.scale(x, scale=1e40)
+    y = layers.scale(x, scale=float("inf"))  # inf as given is inf
+    assert y.op.attr("scale") == float("inf")
+
+
 def _saved_params(exe, tmp_path):
     x = layers.data(name="x", shape=[4])
     layers.fc(input=x, size=3)
@@ -375,6 +398,51 @@ def test_a_corrupt_tensor_file_error_names_the_file(exe, tmp_path, damage):
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=str(path)):
         tide.io.load_params(exe, str(tmp_path))
+
+
+# --- 4a. descs the Python side still holds after the core dropped them ---------------------------
+
+def _churn(block):
+    """Allocates and frees op and variable descs, so freed memory gets written over."""
+    for i in range(64):
+        d = block.desc.append_op()
+        d.type = "churn_op_with_a_long_type_name_%d" % i
+        d.set_input("X", ["churn_variable_with_a_long_name_%d" % i] * 4)
+    block.desc.remove_ops(len(block.ops), block.desc.op_size())
+
+
+def _frames(tb):
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next
+
+
+def test_an_operator_append_op_refused_stays_readable():
+    # The core freed the refused op's desc; the Operator in the traceback read freed memory
+    # (valgrind: 67 invalid reads in its repr).
+    x = layers.data(name="x", shape=[3])
+    block = tide.default_main_program().global_block()
+    with pytest.raises(tide.TideError) as info:
+        block.append_op("mul", inputs={"X": x}, outputs={"Out": "y"})  # no Y
+    ops = [f.f_locals["self"] for f in _frames(info.value.__traceback__)
+           if isinstance(f.f_locals.get("self"), tide.framework.Operator)]
+    assert ops, "the refused Operator is not in the traceback"
+    _churn(block)
+    assert repr(ops[0]).startswith("Operator(mul(X=[x]) -> (Out=[y])"), repr(ops[0])
+    assert ops[0].input("X") == ["x"] and len(block.ops) == block.desc.op_size()
+
+
+def test_an_operator_and_variable_removed_from_their_block_stay_readable():
+    x = layers.data(name="x", shape=[3])
+    y = layers.scale(x, scale=2.0)
+    block = tide.default_main_program().global_block()
+    op, desc = block.ops[-1], block.ops[-1].desc
+    block._remove_op(len(block.ops) - 1)
+    block._remove_var(y.name)
+    _churn(block)
+    assert op.type == "scale" and desc.input("X") == ["x"] and op.output("Out") == [y.name]
+    assert repr(op).startswith("Operator(scale(X=[x]) -> (Out=[%s])" % y.name), repr(op)
+    assert y.name in repr(y) and y.shape == (-1, 3)
 
 
 # --- 4b. flags ----------------------------------------------------------------------------------------
