@@ -446,6 +446,10 @@ void PluginManager::EnsureDiscovered() {
   std::lock_guard<std::mutex> lock(mu_);  // held throughout: every caller waits for discovery
   if (discovered_) return;
   discovered_ = true;
+  // The search is made once: a plugin_path set later would change nothing, silently.
+  MarkFlagConsumed("plugin_path", "plugin discovery when the core started",
+                   "set FLAGS_plugin_path in the environment before the core starts, or load more "
+                   "plugins now with tide.load_plugin(path) / PluginManager::Load");
   LoadAllLocked(SearchPath());
 }
 

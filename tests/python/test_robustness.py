@@ -453,6 +453,11 @@ def test_an_operator_and_variable_removed_from_their_block_stay_readable():
     ("initial_cpu_memory_in_mb", -1, "negative"),
     ("fraction_of_cpu_memory_to_use", 0, r"outside \(0, 1\]"),
     ("fraction_of_cpu_memory_to_use", 1.5, r"outside \(0, 1\]"),
+    # OpenMP could not make 65536 threads and called exit(1) inside a kernel.
+    ("cpu_threads", 65536, r"65536 is outside \[0, \d+\] \(0: the number of cores; at most 4 per "
+                           r"hardware thread, and never less than 64\)"),
+    # gflags would have set "2", the value cut at the NUL.
+    ("cpu_threads", "2\0junk", r"it holds a NUL byte \(at byte 1\)"),
 ])
 def test_bad_flag_values_are_refused_naming_the_flag(name, value, match):
     before = _C.get_flag(name)
@@ -469,6 +474,46 @@ def test_a_memory_flag_set_after_the_first_allocation_is_refused(exe):
     with pytest.raises(tide.PreconditionError, match="fraction_of_cpu_memory_to_use' was already read"):
         tide.set_flags({"fraction_of_cpu_memory_to_use": 0.5})
     tide.set_flags({"fraction_of_cpu_memory_to_use": current})  # the same value is fine
+
+
+def test_cpu_threads_up_to_the_bound_are_accepted():
+    before = _C.get_flag("cpu_threads")
+    try:
+        tide.set_flags({"cpu_threads": 64})  # the bound is never below 64
+        assert _C.get_flag("cpu_threads") == "64"
+    finally:
+        tide.set_flags({"cpu_threads": before})
+
+
+def test_a_flag_name_with_a_nul_is_no_flag():
+    with pytest.raises(tide.InvalidArgumentError, match=r"flag name 'cpu_threads\\0\.\.\.' holds a NUL byte"):
+        _C.set_flag("cpu_threads\0x", "2")
+
+
+def test_plugin_path_set_after_the_core_started_is_refused():
+    # Discovery ran at import: a new plugin_path used to be taken and do nothing.
+    current = _C.get_flag("plugin_path")
+    with pytest.raises(tide.PreconditionError, match=r"flag 'plugin_path' was already read by plugin "
+                                                     r"discovery when the core started .*tide.load_plugin"):
+        tide.set_flags({"plugin_path": "/somewhere/else"})
+    assert _C.get_flag("plugin_path") == current
+    tide.set_flags({"plugin_path": current})  # the same value is fine
+
+
+@pytest.mark.skipif(os.environ.get("TIDE_USE_SYSTEM_ALLOCATOR", "").lower() in ("1", "true", "yes"),
+                    reason="use_system_allocator: no allocator reads the memory flags")
+def test_out_of_memory_under_a_tiny_memory_fraction_names_the_flag():
+    env = dict(os.environ, TIDE_FRACTION_OF_CPU_MEMORY_TO_USE="1e-300")
+    code = ("import tide\n"
+            "out = tide.layers.fill_constant(shape=[4], dtype='float32', value=1.0)\n"
+            "try:\n"
+            "    tide.Executor(tide.CPUPlace()).run(fetch_list=[out])\n"
+            "except tide.ResourceExhaustedError as e:\n"
+            "    print(e)\n")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert re.search(r"out of memory on cpu.*the budget is 0 B: fraction_of_cpu_memory_to_use=1e-300 of "
+                     r"\d+ B on cpu", p.stdout), p.stdout
 
 
 # --- check_nan_inf (Fluid's flag) -------------------------------------------------------------------
