@@ -47,6 +47,7 @@ std::unique_ptr<PreparedBlock> Executor::Prepare(const ProgramDesc& program, int
   BlockDesc* block = copy->MutableBlock(static_cast<size_t>(block_idx));
   std::vector<std::string> feeds, fetches;
   AddFeedFetchOps(block, feed_names, fetch_names, &feeds, &fetches);
+  KeepFetchTargets(block, fetches);
   auto p = PrepareBlock(copy, block_idx, /*create_local_scope=*/true);
   p->feed_names_ = feeds;
   p->fetch_names_ = fetches;
