@@ -140,8 +140,8 @@ void RegisterCoreOps(Registry& registry) {
                               "the variable to fetch", "the executor's fetch list",
                               "position in the fetch list", FetchRun));
   auto del = std::make_unique<OpInfo>();
-  del->type = "delete_var";
-  del->proto.set_type("delete_var");
+  del->type = kDeleteVarOp;
+  del->proto.set_type(kDeleteVarOp);
   del->proto.set_comment("Frees the data of the X variables (tide.memory_optimize inserts it after their last use).");
   auto* x = del->proto.add_inputs();
   x->set_name("X");

@@ -4,6 +4,9 @@
 
 namespace tide::core {
 
+// Frees its X variables' data (tide.memory_optimize inserts it after their last use).
+constexpr const char* kDeleteVarOp = "delete_var";
+
 class Registry;
 // Defined with the executor, which runs them.
 void RegisterCoreOps(Registry& registry);

@@ -47,6 +47,7 @@ std::unique_ptr<PreparedBlock> Executor::Prepare(const ProgramDesc& program, int
   BlockDesc* block = copy->MutableBlock(static_cast<size_t>(block_idx));
   std::vector<std::string> feeds, fetches;
   AddFeedFetchOps(block, feed_names, fetch_names, &feeds, &fetches);
+  KeepFetchTargets(block, fetches);
   auto p = PrepareBlock(copy, block_idx, /*create_local_scope=*/true);
   p->feed_names_ = feeds;
   p->fetch_names_ = fetches;
@@ -121,7 +122,27 @@ std::vector<LoDTensor> Executor::Run(const ProgramDesc& program, Scope* scope,
   return Run(*p, scope, tensors);
 }
 
+namespace {
+// How deep sub-block runs nest on this thread. A program whose sub-blocks run themselves is
+// refused when loaded (ProgramDesc::CheckSubBlocks); this is the backstop against anything that
+// still recurses (a plugin running block indices of its own), before the stack overflows.
+thread_local int t_sub_block_depth = 0;
+constexpr int kMaxSubBlockDepth = 64;
+
+struct SubBlockDepth {
+  SubBlockDepth(const PreparedBlock& parent, int block_idx) {
+    if (t_sub_block_depth >= kMaxSubBlockDepth)
+      TIDE_FAIL(TIDE_OUT_OF_RANGE, "block ", parent.block_idx(), " runs sub-block ", block_idx,
+                " nested ", t_sub_block_depth + 1, " deep, past the limit of ", kMaxSubBlockDepth,
+                " nested sub-block runs (a sub-block that runs itself?)");
+    ++t_sub_block_depth;
+  }
+  ~SubBlockDepth() { --t_sub_block_depth; }
+};
+}  // namespace
+
 void Executor::RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope) {
+  SubBlockDepth depth(parent, block_idx);
   auto& sub = parent.sub_blocks_[block_idx];
   if (!sub) sub = PrepareBlock(parent.program_, block_idx, /*create_local_scope=*/false);
   RunOps(*sub, Bind(*sub, scope));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/executor/core_ops.h"
 #include "core/executor/data_transform.h"
 
 namespace tide::core {
@@ -69,6 +70,26 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
       op->set_block(block);
     }
     *fetch_out = fetches;
+  }
+}
+
+void KeepFetchTargets(BlockDesc* block, const std::vector<std::string>& fetches) {
+  if (fetches.empty()) return;
+  for (size_t i = block->OpSize(); i-- > 0;) {
+    OpDesc* op = block->Op(i);
+    if (op->type() != kDeleteVarOp) continue;
+    std::vector<std::string> names = op->Input("X");
+    const size_t before = names.size();
+    names.erase(std::remove_if(names.begin(), names.end(),
+                               [&](const std::string& n) {
+                                 return std::find(fetches.begin(), fetches.end(), n) != fetches.end();
+                               }),
+                names.end());
+    if (names.size() == before) continue;
+    if (names.empty())
+      block->RemoveOps(i, i + 1);
+    else
+      op->SetInput("X", std::move(names));
   }
 }
 

@@ -54,25 +54,56 @@ bool IsPluginFile(const fs::path& p) {
   return n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0;
 }
 
-// Candidate files in path order; directories are scanned (sorted) for *.so.
+// Empty for a regular file (after following links) or one that does not exist (opening it says
+// why); else what it is. Opening a FIFO to read its ELF header would block until a writer comes
+// (`import tide` hung on one named *.so on the plugin path); a device could be anything.
+std::string NotARegularFile(const std::string& path) {
+  std::error_code ec;
+  switch (fs::status(path, ec).type()) {
+    case fs::file_type::regular:
+    case fs::file_type::not_found: return "";
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return ec ? "a file whose type cannot be read: " + ec.message() : "not a regular file";
+  }
+}
+
+// Candidate files in path order; directories are scanned (sorted) for *.so. Entries that cannot
+// be plugins (missing, not regular files) get a failed record in `failed` instead.
 std::vector<std::string> Candidates(const std::vector<std::string>& entries,
-                                    std::vector<PluginRecord>* missing) {
+                                    std::vector<PluginRecord>* failed) {
   std::vector<std::string> files;
+  auto fail = [failed](const std::string& path, std::string why) {
+    PluginRecord r;
+    r.path = path;
+    r.error = std::move(why);
+    failed->push_back(std::move(r));
+  };
   for (const auto& e : entries) {
     std::error_code ec;
     if (fs::is_directory(e, ec)) {
       std::vector<std::string> dir;
-      for (const auto& f : fs::directory_iterator(e, ec))
-        if (IsPluginFile(f.path()) && !fs::is_directory(f.path(), ec)) dir.push_back(f.path().string());
+      for (const auto& f : fs::directory_iterator(e, ec)) {
+        if (!IsPluginFile(f.path()) || fs::is_directory(f.path(), ec)) continue;
+        const std::string odd = NotARegularFile(f.path().string());
+        if (odd.empty())
+          dir.push_back(f.path().string());
+        else
+          fail(f.path().string(), "not a regular file: it is " + odd);
+      }
       std::sort(dir.begin(), dir.end());
       files.insert(files.end(), dir.begin(), dir.end());
     } else if (fs::exists(e, ec)) {
-      files.push_back(e);
+      const std::string odd = NotARegularFile(e);
+      if (odd.empty())
+        files.push_back(e);
+      else
+        fail(e, "not a regular file: it is " + odd);
     } else {
-      PluginRecord r;
-      r.path = e;
-      r.error = "no such file or directory";
-      missing->push_back(r);
+      fail(e, "no such file or directory");
     }
   }
   return files;
@@ -115,6 +146,33 @@ void AddFinalizer(boost::dll::shared_library* lib) {
   Finalizers().push_back(lib->get<void()>(TIDE_PLUGIN_FINALIZE_SYMBOL));
 }
 
+#if defined(__x86_64__)
+constexpr uint16_t kNativeMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kNativeMachine = EM_AARCH64;
+#elif defined(__powerpc64__)
+constexpr uint16_t kNativeMachine = EM_PPC64;
+#elif defined(__s390x__)
+constexpr uint16_t kNativeMachine = EM_S390;
+#elif defined(__riscv)
+constexpr uint16_t kNativeMachine = EM_RISCV;
+#else
+#error "CheckElfFile: add this machine's ELF e_machine"
+#endif
+
+std::string MachineName(uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86-64";
+    case EM_AARCH64: return "AArch64 (arm64)";
+    case EM_386: return "x86 (32-bit)";
+    case EM_ARM: return "ARM (32-bit)";
+    case EM_PPC64: return "PowerPC 64";
+    case EM_S390: return "IBM Z (s390x)";
+    case EM_RISCV: return "RISC-V";
+    default: return StrCat("ELF machine ", machine);
+  }
+}
+
 // The dynamic loader maps a shared object's segments as its program headers describe them: a
 // truncated file maps pages past its end, and the first touch of one is a SIGBUS. So the headers
 // are checked against the file's size first. Empty when the file looks whole (or is not a native
@@ -130,6 +188,12 @@ std::string CheckElfFile(const std::string& path) {
   f.read(reinterpret_cast<char*>(&eh), sizeof(eh));
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return "";  // dlopen says "invalid ELF header"
   const unsigned char native_data = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+  // e_machine sits at the same offset in 32- and 64-bit headers, in the file's byte order. For
+  // another machine's file glibc's dlopen says only "No such file or directory".
+  const uint16_t machine = eh.e_ident[EI_DATA] == native_data ? eh.e_machine : __builtin_bswap16(eh.e_machine);
+  if (machine != kNativeMachine)
+    return StrCat("built for another machine: the file is for ", MachineName(machine), ", this Tide runs on ",
+                  MachineName(kNativeMachine), " (use the plugin's build for this machine)");
   if (sizeof(void*) != 8 || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != native_data)
     return "";  // another class or byte order: dlopen refuses it from the header alone
   auto truncated = [&](const char* what, uint64_t end) {
@@ -382,6 +446,10 @@ void PluginManager::EnsureDiscovered() {
   std::lock_guard<std::mutex> lock(mu_);  // held throughout: every caller waits for discovery
   if (discovered_) return;
   discovered_ = true;
+  // The search is made once: a plugin_path set later would change nothing, silently.
+  MarkFlagConsumed("plugin_path", "plugin discovery when the core started",
+                   "set FLAGS_plugin_path in the environment before the core starts, or load more "
+                   "plugins now with tide.load_plugin(path) / PluginManager::Load");
   LoadAllLocked(SearchPath());
 }
 

@@ -185,6 +185,10 @@ FeedFetch FindFeedFetch(const ProgramDesc& program, const std::string& file) {
     TIDE_ENFORCE(op->HasAttr("col") && std::holds_alternative<int32_t>(op->GetAttr("col")), file,
                  ": the ", op->type(), " op of '", args[0], "' has no int attribute 'col'");
     const int col = std::get<int32_t>(op->GetAttr("col"));
+    // Else the run fails later, naming neither the file nor the op.
+    TIDE_ENFORCE(program.Block(0).FindVar(args[0]) != nullptr, file, ": the ", op->type(), " op (col ",
+                 col, ") ", feed ? "writes" : "reads", " variable '", args[0],
+                 "', which the program does not declare (in block 0)");
     auto& m = feed ? feeds : fetches;
     TIDE_ENFORCE(col >= 0 && m.emplace(col, args[0]).second, file, ": ", op->type(), " op of '",
                  args[0], "' has a duplicate or negative col ", col);

@@ -1,9 +1,12 @@
 // attribute.cc: conversions between Attribute, its protobuf form and the C view.
 #include "core/ir/attribute.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <iomanip>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -254,6 +257,13 @@ std::optional<std::vector<int64_t>> IntegersOf(const Attribute& a) {
 }
 
 bool FitsInt32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+}  // namespace
+
+bool FitsFloat(double v) {
+  return !std::isfinite(v) || std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max());
+}
+
+namespace {
 
 // Fluid's attribute checker: an integer is a float rounded to nearest, a float64 (exact up to
 // 2^53), a long, an int where it fits, and a bool as C++ casts it (any non-zero is true).
@@ -316,6 +326,7 @@ bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
   // exactly; a float given for a float64 attribute is widened. A float never becomes an
   // integer or a bool (Fluid truncates it silently).
   if (have == TIDE_ATTR_FLOAT64 && want == TIDE_ATTR_FLOAT) {
+    if (!FitsFloat(std::get<double>(a))) return false;
     *out = static_cast<float>(std::get<double>(a));
     return true;
   }
@@ -325,6 +336,7 @@ bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
   }
   if (have == TIDE_ATTR_FLOAT64S && want == TIDE_ATTR_FLOATS) {
     const auto& v = std::get<std::vector<double>>(a);
+    if (!std::all_of(v.begin(), v.end(), FitsFloat)) return false;
     *out = std::vector<float>(v.begin(), v.end());
     return true;
   }

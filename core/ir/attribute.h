@@ -41,8 +41,12 @@ Attribute AttrFromProto(const proto::OpDesc::Attr& p);
 Attribute AttrFromC(const TideAttrValue& v);
 
 // A converted `a` into `want` as Fluid's attribute checker converts it (integers widen, become
-// floats or bools; float64 -> float; [] -> any list); false where not (float -> int, e.g.).
+// floats or bools; float64 -> float; [] -> any list); false where not (float -> int, e.g., or a
+// float64 beyond float's range).
 bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out);
+// A double a float attribute can take: finite ones within float's range (1e40 would become inf
+// silently), and inf and NaN as given.
+bool FitsFloat(double v);
 
 // The attributes of one op as C values, for plugins. Built once per op instance; the views
 // point into `attrs`, which must outlive this object and not change.

@@ -15,7 +15,7 @@ BlockDesc* BlockDesc::parent() const {
 VarDesc* BlockDesc::Var(const std::string& name) {
   if (VarDesc* v = FindVar(name)) return v;
   TIDE_ENFORCE(!name.empty(), "a variable name must not be empty (block ", idx_, ")");
-  vars_.push_back(std::make_unique<VarDesc>(name));
+  vars_.push_back(std::make_shared<VarDesc>(name));
   var_index_[name] = vars_.back().get();
   return vars_.back().get();
 }
@@ -37,7 +37,7 @@ void BlockDesc::RemoveVar(const std::string& name) {
   VarDesc* v = it->second;
   var_index_.erase(it);
   vars_.erase(std::remove_if(vars_.begin(), vars_.end(),
-                             [v](const std::unique_ptr<VarDesc>& p) { return p.get() == v; }),
+                             [v](const std::shared_ptr<VarDesc>& p) { return p.get() == v; }),
               vars_.end());
 }
 
@@ -65,7 +65,7 @@ OpDesc* BlockDesc::PrependOp() { return InsertOp(0); }
 
 OpDesc* BlockDesc::InsertOp(size_t index) {
   TIDE_ENFORCE(index <= ops_.size(), "op index ", index, " is past the end of block ", idx_);
-  auto it = ops_.insert(ops_.begin() + static_cast<long>(index), std::make_unique<OpDesc>());
+  auto it = ops_.insert(ops_.begin() + static_cast<long>(index), std::make_shared<OpDesc>());
   (*it)->set_block(this);
   return it->get();
 }
@@ -73,6 +73,9 @@ OpDesc* BlockDesc::InsertOp(size_t index) {
 void BlockDesc::RemoveOps(size_t begin, size_t end) {
   TIDE_ENFORCE(begin <= end && end <= ops_.size(), "bad op range [", begin, ", ", end,
                ") in block ", idx_);
+  // A removed op may live on where a caller still holds it (Python's Operator): no longer in
+  // this block.
+  for (size_t i = begin; i < end; ++i) ops_[i]->set_block(nullptr);
   ops_.erase(ops_.begin() + static_cast<long>(begin), ops_.begin() + static_cast<long>(end));
 }
 
@@ -95,11 +98,11 @@ void BlockDesc::LoadProto(const proto::BlockDesc& p) {
   forward_block_idx_ = p.forward_block_idx();
   for (const auto& v : p.vars()) {
     TIDE_ENFORCE(!FindVar(v.name()), "block ", idx_, " declares variable '", v.name(), "' twice");
-    vars_.push_back(std::make_unique<VarDesc>(VarDesc::FromProto(v)));
+    vars_.push_back(std::make_shared<VarDesc>(VarDesc::FromProto(v)));
     var_index_[v.name()] = vars_.back().get();
   }
   for (const auto& o : p.ops()) {
-    ops_.push_back(std::make_unique<OpDesc>(OpDesc::FromProto(o)));
+    ops_.push_back(std::make_shared<OpDesc>(OpDesc::FromProto(o)));
     ops_.back()->set_block(this);
   }
 }

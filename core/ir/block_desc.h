@@ -56,9 +56,11 @@ class BlockDesc {
   ProgramDesc* program_;
   int32_t idx_, parent_idx_;
   int32_t forward_block_idx_ = -1;
-  std::vector<std::unique_ptr<VarDesc>> vars_;
+  // Shared, not owned alone: a variable or op removed from the block stays valid for whoever
+  // still holds it (Python's Variable and Operator hold theirs through shared_from_this).
+  std::vector<std::shared_ptr<VarDesc>> vars_;
   std::unordered_map<std::string, VarDesc*> var_index_;
-  std::deque<std::unique_ptr<OpDesc>> ops_;
+  std::deque<std::shared_ptr<OpDesc>> ops_;
 };
 
 }  // namespace tide::core

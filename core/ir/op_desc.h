@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,8 @@ class BlockDesc;
 
 using VariableNameMap = std::map<std::string, std::vector<std::string>>;
 
-class OpDesc {
+// Shared by its block and whoever holds it (block_desc.h): it outlives its removal from the block.
+class OpDesc : public std::enable_shared_from_this<OpDesc> {
  public:
   OpDesc() = default;
   OpDesc(std::string type, VariableNameMap inputs, VariableNameMap outputs, AttributeMap attrs)
@@ -49,6 +51,7 @@ class OpDesc {
 
   bool is_target() const { return is_target_; }
   void set_is_target(bool t) { is_target_ = t; }
+  // The block the op is in; nullptr once removed from it.
   BlockDesc* block() const { return block_; }
   void set_block(BlockDesc* b) { block_ = b; }
 

@@ -1,6 +1,8 @@
 // program_desc.cc: ProgramDesc construction, validation and (de)serialisation.
 #include "core/ir/program_desc.h"
 
+#include <algorithm>
+
 #include "core/platform/enforce.h"
 
 namespace tide::core {
@@ -47,17 +49,73 @@ void ProgramDesc::Load(const proto::ProgramDesc& p) {
     blocks_.push_back(std::make_unique<BlockDesc>(this, i, b.parent_idx()));
   }
   for (int i = 0; i < n; ++i) blocks_[i]->LoadProto(p.blocks(i));
-  // Sub-block attributes must name real blocks.
+  CheckSubBlocks();
+}
+
+namespace {
+
+// The blocks an op's BLOCK / BLOCKS attributes name, with the attribute naming each.
+std::vector<std::pair<std::string, int32_t>> SubBlockRefs(const OpDesc& op) {
+  std::vector<std::pair<std::string, int32_t>> refs;
+  for (const auto& kv : op.attrs()) {
+    if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCK)
+      refs.emplace_back(kv.first, std::get<BlockIndex>(kv.second).idx);
+    if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCKS)
+      for (const auto& x : std::get<std::vector<BlockIndex>>(kv.second)) refs.emplace_back(kv.first, x.idx);
+  }
+  return refs;
+}
+
+}  // namespace
+
+// A control-flow op runs its sub-block inside the run of its own block: a sub-block that is that
+// block, or an ancestor of it, or that runs (through its own ops) the block again, would run
+// itself without end, until the stack overflows. Such a program is refused when it is loaded.
+void ProgramDesc::CheckSubBlocks() const {
+  const int n = static_cast<int>(blocks_.size());
+  std::vector<std::vector<int32_t>> runs(blocks_.size());  // block -> the sub-blocks its ops run
+  for (const auto& b : blocks_)
+    for (const OpDesc* op : b->AllOps())
+      for (const auto& [attr, r] : SubBlockRefs(*op))
+        TIDE_ENFORCE(r > 0 && r < n, "op '", op->type(), "' in block ", b->idx(), ": attribute '",
+                     attr, "' names block ", r, ", but the program has ", n, " block(s)");
   for (const auto& b : blocks_) {
-    for (OpDesc* op : b->AllOps()) {
-      for (const auto& kv : op->attrs()) {
-        std::vector<int32_t> refs;
-        if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCK) refs.push_back(std::get<BlockIndex>(kv.second).idx);
-        if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCKS)
-          for (const auto& x : std::get<std::vector<BlockIndex>>(kv.second)) refs.push_back(x.idx);
-        for (int32_t r : refs)
-          TIDE_ENFORCE(r > 0 && r < n, "op '", op->type(), "' in block ", b->idx(), ": attribute '",
-                       kv.first, "' names block ", r, ", but the program has ", n, " block(s)");
+    for (const OpDesc* op : b->AllOps()) {
+      for (const auto& [attr, r] : SubBlockRefs(*op)) {
+        for (const BlockDesc* a = b.get(); a; a = a->parent())
+          TIDE_ENFORCE(a->idx() != r, "op '", op->type(), "' in block ", b->idx(), ": its ", attr,
+                       " is block ", r, ", ", r == b->idx() ? "its own block" : "an ancestor of its block",
+                       ": running it would run the op again, without end");
+        runs[b->idx()].push_back(r);
+      }
+    }
+  }
+  // Longer cycles (block 1 runs block 2, which runs block 1): a depth-first walk, with a stack
+  // of its own (a fuzzed program may chain thousands of blocks).
+  std::vector<int> state(blocks_.size(), 0);  // 0: not seen, 1: on the walk's path, 2: done
+  std::vector<std::pair<int32_t, size_t>> path;  // block, its next sub-block to visit
+  for (int32_t start = 0; start < n; ++start) {
+    if (state[start]) continue;
+    state[start] = 1;
+    path.emplace_back(start, 0);
+    while (!path.empty()) {
+      auto& [b, next] = path.back();
+      if (next == runs[b].size()) {
+        state[b] = 2;
+        path.pop_back();
+        continue;
+      }
+      const int32_t r = runs[b][next++];
+      if (state[r] == 1) {
+        std::string chain;
+        auto it = std::find_if(path.begin(), path.end(), [r](const auto& e) { return e.first == r; });
+        for (; it != path.end(); ++it) chain += StrCat("block ", it->first, " runs ");
+        TIDE_FAIL(TIDE_INVALID_ARGUMENT, "sub-blocks run one another in a cycle: ", chain, "block ",
+                  r, " again, without end");
+      }
+      if (state[r] == 0) {
+        state[r] = 1;
+        path.emplace_back(r, 0);
       }
     }
   }

@@ -44,6 +44,9 @@ class ProgramDesc {
 
  private:
   void Load(const proto::ProgramDesc& p);
+  // Every sub-block attribute names a block that exists and is not the op's own block or an
+  // ancestor of it, and no sub-blocks run one another in a cycle; else an error naming the op.
+  void CheckSubBlocks() const;
   std::vector<std::unique_ptr<BlockDesc>> blocks_;
   int64_t version_ = kCurrentVersion;
   std::map<std::string, int32_t> op_versions_;

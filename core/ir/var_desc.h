@@ -5,6 +5,7 @@
 #include <tide/plugin_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,8 @@
 
 namespace tide::core {
 
-class VarDesc {
+// Shared by its block and whoever holds it (block_desc.h): it outlives its removal from the block.
+class VarDesc : public std::enable_shared_from_this<VarDesc> {
  public:
   explicit VarDesc(std::string name) : name_(std::move(name)) {}
 

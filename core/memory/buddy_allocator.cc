@@ -95,9 +95,12 @@ void BuddyAllocator::Unlink(Arena* a, uint32_t slot, int order) {
   if (a->head[order] == kNil) a->nonempty &= ~(uint64_t(1) << order);
 }
 
-void BuddyAllocator::OutOfMemory(size_t size, const char* why) const {
+void BuddyAllocator::OutOfMemory(size_t size, const char* why, bool over_budget) const {
   TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "out of memory on ", name_, ": asked for ", size,
-            " bytes (", why, "); ", stats_.ToString());
+            " bytes (", why, "); ", stats_.ToString(),
+            over_budget && !opt_.budget_source.empty()
+                ? StrCat("; the budget is ", opt_.budget_source, " (raise it if the memory is there)")
+                : "");
 }
 
 BuddyAllocator::Arena* BuddyAllocator::AddArena(int order) {
@@ -198,7 +201,7 @@ void* BuddyAllocator::Alloc(size_t size) {
       p = b.arena->base + (size_t(b.slot) << min_shift_);
     } else {
       p = AllocBlock(order);
-      if (!p) OutOfMemory(size, "no free block and the budget allows no new arena");
+      if (!p) OutOfMemory(size, "no free block and the budget allows no new arena", true);
     }
   }
   stats_.used += granted;
@@ -212,7 +215,7 @@ void* BuddyAllocator::Alloc(size_t size) {
 
 void* BuddyAllocator::AllocLarge(size_t size, size_t want) {
   // Rounding up must not wrap around, nor the budget sum overflow (reserved <= budget).
-  if (want > SIZE_MAX / 2) OutOfMemory(size, "larger than any allocation");
+  if (want > SIZE_MAX / 2) OutOfMemory(size, "larger than any allocation", false);
   size_t granule = std::max(opt_.min_block, (size_t(1) << (CeilLog2(want + 1) - 1)) >> 4);
   size_t granted = (want + granule - 1) / granule * granule;
   // A freed block of about this size (at most 1/8 bigger) is reused.
@@ -225,7 +228,7 @@ void* BuddyAllocator::AllocLarge(size_t size, size_t want) {
     return p;
   }
   if (granted > opt_.budget - stats_.reserved) ReleaseCachedLarge();
-  if (granted > opt_.budget - stats_.reserved) OutOfMemory(size, "over the budget");
+  if (granted > opt_.budget - stats_.reserved) OutOfMemory(size, "over the budget", true);
   void* p = nullptr;
   try {
     p = system_->Alloc(granted);

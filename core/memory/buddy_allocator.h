@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,7 @@ class BuddyAllocator : public PlaceAllocator {
     size_t max_chunk = 1ull << 30;       // larger requests go straight to the system allocator
     size_t budget = SIZE_MAX;            // most bytes to take from the system allocator
     size_t large_threshold = 0;          // larger requests get their own allocation; 0: max_chunk
+    std::string budget_source;           // what set the budget (a flag), named when it runs out
   };
 
   BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options options, std::string name);
@@ -56,7 +58,8 @@ class BuddyAllocator : public PlaceAllocator {
   void FlushCache();
   Arena* AddArena(int order);
   Arena* FindArena(const void* ptr) const;
-  [[noreturn]] void OutOfMemory(size_t size, const char* why) const;
+  // `over_budget`: the budget refused it (not the system allocator), so its source is named.
+  [[noreturn]] void OutOfMemory(size_t size, const char* why, bool over_budget) const;
   static void Push(Arena* a, uint32_t slot, int order);
   // Frees a block into the free lists, coalescing with free buddies.
   void Release(Arena* a, uint32_t slot, int order);

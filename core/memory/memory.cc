@@ -106,7 +106,11 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
     CallPlugin([&] { return dev.def.memory_info(dev.def.self, place.device, &total, &available); },
                "reading the memory size of " + place.ToString(), dev.plugin_file);
   BuddyAllocator::Options opt;
-  if (total) opt.budget = static_cast<size_t>(fraction * double(total));
+  if (total) {
+    opt.budget = static_cast<size_t>(fraction * double(total));
+    opt.budget_source = StrCat(opt.budget, " B: fraction_of_", kind, "_memory_to_use=", fraction,
+                               " of ", total, " B on ", place.ToString());
+  }
   const uint64_t initial_mb = Uint64FlagOr("initial_" + kind + "_memory_in_mb", 64);
   TIDE_ENFORCE(initial_mb <= (SIZE_MAX >> 20), "initial_", kind, "_memory_in_mb is ", initial_mb,
                ", more than the address space");

@@ -4,8 +4,10 @@
 // here, before any plugin loads, from Tide's own flags. What the user set is never overridden.
 #include "core/platform/cpu_threading.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "core/platform/flags.h"
 
@@ -27,6 +29,11 @@ void ExportCpuThreadingEnvironment() {
   // setenv(..., 0) keeps a value the user set; a wait policy of theirs decides the spin too.
   if (!FLAGS_cpu_spin_wait && !std::getenv("OMP_WAIT_POLICY")) setenv("GOMP_SPINCOUNT", kBriefSpin, 0);
   if (FLAGS_cpu_threads > 0) setenv("OMP_NUM_THREADS", std::to_string(FLAGS_cpu_threads).c_str(), 0);
+}
+
+int MaxCpuThreads() {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(kMinCpuThreadsBound, kCpuThreadsPerCore * cores);
 }
 
 }  // namespace tide::core

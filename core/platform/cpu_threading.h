@@ -14,4 +14,11 @@ namespace tide::core {
 // first) keeps what it read.
 void ExportCpuThreadingEnvironment();
 
+// The most --cpu_threads may ask for: kCpuThreadsPerCore per hardware thread of this machine, and
+// never below kMinCpuThreadsBound. More threads than that only wait for cores; far more and the
+// OpenMP runtime cannot create them and exits the process from inside a kernel.
+constexpr int kCpuThreadsPerCore = 4;
+constexpr int kMinCpuThreadsBound = 64;
+int MaxCpuThreads();
+
 }  // namespace tide::core

@@ -39,6 +39,10 @@ DEFINE_bool(free_temporaries, true,
             "a run lets go of each temporary's memory after the op that last uses it (fetch targets "
             "and what control flow reads are kept), so later tensors reuse it; off: every "
             "temporary keeps its own memory between runs");
+DEFINE_int64(max_while_iterations, 100000,
+             "the most iterations one run of a while op may take; past it the run fails naming the "
+             "op (a loop whose body never changes its condition otherwise grows memory until it "
+             "runs out, or hangs with is_test); 0: no limit");
 DEFINE_bool(strict_kernel_placement, false,
             "an op with no kernel on the run's place is an error instead of a fallback");
 DEFINE_int32(collective_timeout_ms, 180000,
@@ -53,8 +57,11 @@ namespace tide::core {
 namespace {
 
 std::mutex g_consumed_mu;
-std::map<std::string, std::string>& Consumed() {  // flag -> what read it
-  static auto* m = new std::map<std::string, std::string>;
+struct ConsumedBy {
+  std::string by, instead;  // what read the flag; what to do instead of changing it
+};
+std::map<std::string, ConsumedBy>& Consumed() {  // flag -> what read it
+  static auto* m = new std::map<std::string, ConsumedBy>;
   return *m;
 }
 
@@ -117,13 +124,24 @@ bool GetFlag(const std::string& name, std::string* value) {
 }
 
 std::string CheckFlagValue(const std::string& name, const std::string& value) {
+  // gflags reads C strings: the value would be cut at the NUL, and the cut one set.
+  if (const size_t nul = value.find('\0'); nul != std::string::npos)
+    return StrCat("it holds a NUL byte (at byte ", nul, "), where the value would be cut");
   const char* s = value.c_str();
   char* end = nullptr;
   errno = 0;
   if (name == "cpu_threads") {
     long long v = std::strtoll(s, &end, 10);
     if (end == s || *end || errno) return "not an integer";
-    if (v < 0 || v > 65536) return StrCat(v, " is outside [0, 65536] (0: the number of cores)");
+    const int max = MaxCpuThreads();
+    if (v < 0 || v > max)
+      return StrCat(v, " is outside [0, ", max, "] (0: the number of cores; at most ",
+                    kCpuThreadsPerCore, " per hardware thread, and never less than ",
+                    kMinCpuThreadsBound, ")");
+  } else if (name == "max_while_iterations") {
+    long long v = std::strtoll(s, &end, 10);
+    if (end == s || *end || errno) return "not an integer";
+    if (v < 0) return StrCat(v, " is negative (0: no limit)");
   } else if (name == "collective_timeout_ms") {
     long long v = std::strtoll(s, &end, 10);
     if (end == s || *end || errno) return "not an integer";
@@ -143,12 +161,15 @@ std::string CheckFlagValue(const std::string& name, const std::string& value) {
   return "";
 }
 
-void MarkFlagConsumed(const std::string& name, const std::string& by) {
+void MarkFlagConsumed(const std::string& name, const std::string& by, const std::string& instead) {
   std::lock_guard<std::mutex> lock(g_consumed_mu);
-  Consumed().emplace(name, by);
+  Consumed().emplace(name, ConsumedBy{by, instead});
 }
 
 void SetFlag(const std::string& name, const std::string& value) {
+  if (name.find('\0') != std::string::npos)
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag name '", name.substr(0, name.find('\0')),
+              "\\0...' holds a NUL byte: no flag has one");
   std::string current;
   if (!gflags::GetCommandLineOption(name.c_str(), &current))
     TIDE_FAIL(TIDE_NOT_FOUND, "no flag named '", name, "'",
@@ -156,14 +177,21 @@ void SetFlag(const std::string& name, const std::string& value) {
                                          "registers the library is loaded)"
                                        : "");
   std::string bad = CheckFlagValue(name, value);
-  if (!bad.empty()) TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", value, "': ", bad);
+  if (!bad.empty()) {
+    std::string shown;  // a NUL would cut the message
+    for (char c : value) shown += c ? std::string(1, c) : std::string("\\0");
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", shown, "': ", bad);
+  }
   {
     std::lock_guard<std::mutex> lock(g_consumed_mu);
     auto it = Consumed().find(name);
     if (it != Consumed().end() && value != current)
-      TIDE_FAIL(TIDE_FAILED_PRECONDITION, "flag '", name, "' was already read by ", it->second,
-                " and can no longer change (set it before that, e.g. as TIDE_", Upper(name),
-                " in the environment)");
+      TIDE_FAIL(TIDE_FAILED_PRECONDITION, "flag '", name, "' was already read by ", it->second.by,
+                " and can no longer change (",
+                it->second.instead.empty()
+                    ? StrCat("set it before that, e.g. as TIDE_", Upper(name), " in the environment")
+                    : it->second.instead,
+                ")");
   }
   if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty())
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", value, "'");

@@ -17,6 +17,7 @@ DECLARE_bool(profile_ops);
 DECLARE_bool(free_temporaries);
 DECLARE_bool(sync_ops);
 DECLARE_bool(check_nan_inf);
+DECLARE_int64(max_while_iterations);
 
 namespace tide::core {
 
@@ -36,8 +37,9 @@ void SetFlag(const std::string& name, const std::string& value);
 // Empty when `value` is valid for flag `name`; else why not.
 std::string CheckFlagValue(const std::string& name, const std::string& value);
 // Records that `name` has been read for good (e.g. an allocator's size when the allocator is
-// made): later changes to it are refused, not silently ignored. `by` says what read it.
-void MarkFlagConsumed(const std::string& name, const std::string& by);
+// made): later changes to it are refused, not silently ignored. `by` says what read it,
+// `instead` what to do instead (default: set it earlier, as TIDE_<NAME> in the environment).
+void MarkFlagConsumed(const std::string& name, const std::string& by, const std::string& instead = "");
 
 // Defines fraction_of_<kind>_memory_to_use and initial_<kind>_memory_in_mb for a device kind
 // (registered by its plugin at run time; defaults from the plugin, 0: 1.0 and 64), set from the

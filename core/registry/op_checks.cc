@@ -1,6 +1,7 @@
 // op_checks.cc: argument and attribute checks of an OpDesc against its OpProto.
 #include "core/registry/op_checks.h"
 
+#include <limits>
 #include <set>
 
 #include "core/platform/enforce.h"
@@ -83,10 +84,17 @@ void CheckAndFillAttrs(const OpInfo& info, AttributeMap* attrs) {
       it = attrs->emplace(spec.name, spec.default_value).first;
     } else {
       Attribute converted;
-      if (!ConvertAttr(it->second, spec.type, &converted))
+      if (!ConvertAttr(it->second, spec.type, &converted)) {
+        const TideAttrType have = AttrTypeOf(it->second);
+        const bool too_big = (spec.type == TIDE_ATTR_FLOAT && have == TIDE_ATTR_FLOAT64) ||
+                             (spec.type == TIDE_ATTR_FLOATS && have == TIDE_ATTR_FLOAT64S);
         TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' attribute '", spec.name,
-                  "' must be ", AttrTypeName(spec.type), ", got ",
-                  AttrTypeName(AttrTypeOf(it->second)), " ", AttrToString(it->second));
+                  "' must be ", AttrTypeName(spec.type), ", got ", AttrTypeName(have), " ",
+                  AttrToString(it->second),
+                  too_big ? StrCat(": beyond float's range (+-", std::numeric_limits<float>::max(),
+                                   "), where it would become inf")
+                          : "");
+      }
       it->second = std::move(converted);
     }
     if (spec.check) {

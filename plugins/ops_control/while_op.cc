@@ -3,24 +3,52 @@
 // backward pass; with is_test (no backward) one scope serves every iteration, so the block's
 // variables are bound once and memory does not grow with the iteration count.
 #include <algorithm>
+#include <cstdlib>
 
 #include "control_util.h"
 
 namespace ops_control {
 namespace {
 
+// Counts a run's iterations against the core's --max_while_iterations (0: no limit): a loop whose
+// body never changes its condition would otherwise grow memory until it runs out (each iteration
+// keeps its step scope) or, with is_test, never end, and say nothing of the loop.
+class IterationLimit {
+ public:
+  IterationLimit(const tide::OpRunContext& ctx, int32_t block, const std::string& cond)
+      : ctx_(ctx), block_(block), cond_(cond),
+        max_(std::strtoll(tide::Flag("max_while_iterations", "0").c_str(), nullptr, 10)) {}
+  void Next() {
+    TIDE_CHECK(max_ <= 0 || done_ < max_, "op '", ctx_.op_type(), "' (sub_block ", block_, ") ran ",
+               done_, " iterations and its condition '", cond_, "' still holds: past the limit "
+               "max_while_iterations=", max_, " (does the loop body update the condition?). Raise "
+               "the flag for a longer loop (tide.set_flags({'max_while_iterations': n}), 0: no limit)");
+    ++done_;
+  }
+
+ private:
+  const tide::OpRunContext& ctx_;
+  int32_t block_;
+  const std::string& cond_;
+  int64_t max_, done_ = 0;
+};
+
 void WhileRun(tide::OpRunContext& ctx) {
   const int32_t block = ctx.Attr<int32_t>("sub_block");
   const std::string cond = OnlyInput(ctx, "Condition");
   tide::StepScopes steps = Lookup(ctx, OnlyOutput(ctx, "StepScopes")).GetStepScopes();
   tide::Scope scope = ctx.scope();
+  IterationLimit limit(ctx, block, cond);
   if (ctx.Attr<bool>("is_test")) {
     if (steps.size() != 1) {
       steps.Clear();
       steps.Push(scope);
     }
     tide::Scope step = steps.at(0);
-    while (ReadCondition(ctx, cond)) ctx.RunBlock(block, step);
+    while (ReadCondition(ctx, cond)) {
+      limit.Next();
+      ctx.RunBlock(block, step);
+    }
     return;
   }
   steps.Clear();  // the previous run's iterations
@@ -31,6 +59,7 @@ void WhileRun(tide::OpRunContext& ctx) {
   for (const auto& x : xs)
     if (std::count(outs.begin(), outs.end(), x) && Lookup(ctx, x).IsTensor()) carried.push_back(x);
   while (ReadCondition(ctx, cond)) {
+    limit.Next();
     tide::Scope step = steps.Push(scope);
     for (const auto& x : carried) {
       tide::Tensor now = Lookup(ctx, x).GetTensor();

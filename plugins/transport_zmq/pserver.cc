@@ -102,7 +102,8 @@ void PServer::OnSend(Incoming& in) {
   const int32_t t = req.trainer_id();
   // Check every variable before writing any.
   std::vector<tide::Variable> vars;
-  for (const auto& m : req.vars()) {
+  for (int i = 0; i < req.vars_size(); ++i) {
+    const auto& m = req.vars(i);
     auto it = cfg_.grad_to_block.find(m.name());
     TIDE_CHECK(it != cfg_.grad_to_block.end(), "pserver ", cfg_.server.endpoint,
                " takes no variable '", m.name(), "' (not in its grad_to_block_id)");
@@ -123,6 +124,11 @@ void PServer::OnSend(Incoming& in) {
                  ", the program's is ", g.sparse ? "a SelectedRows " : "",
                  tide::DataTypeName(static_cast<TideDataType>(g.dtype)), tide::ToString(g.dims));
     }
+    // A NaN or Inf gradient would make every parameter it touches NaN for every trainer (and,
+    // with check_nan_inf, fail the optimize block and stop the pserver): refused, not applied.
+    const std::string non_finite = FirstNonFinite(m, in.data[i]);
+    TIDE_CHECK(non_finite.empty(), "gradient '", m.name(), "' from trainer ", t, " holds ", non_finite,
+               ": refused, not applied (the pserver's parameters stay as they were)");
     std::string target = Target(m.name(), t);
     tide::Variable v = ctx_.scope().FindVar(target);
     TIDE_CHECK(v, "pserver ", cfg_.server.endpoint, " has no variable '", target, "'");

@@ -1,6 +1,7 @@
 // wire.cc: encoding variables into header + zero-copy data frame, checking and decoding them.
 #include "wire.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tide_zmq {
@@ -186,6 +187,33 @@ void DecodeVariable(const VariableMessage& m, zmq::message_t* frame, tide::Varia
     tide::LoD lod;
     for (const auto& level : m.lod()) lod.emplace_back(level.offsets().begin(), level.offsets().end());
     t.set_lod(lod);
+  }
+}
+
+namespace {
+// Scans `n` elements of `Bits` for an all-ones exponent (`exp`): Inf when the mantissa (`man`) is
+// zero, NaN otherwise. Bit patterns, so the fp16 and bf16 of the wire need no conversion.
+template <typename Bits>
+std::string ScanNonFinite(const char* data, size_t n, Bits exp, Bits man) {
+  for (size_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, data + i * sizeof(Bits), sizeof(Bits));
+    if ((b & exp) == exp) return tide::detail::Concat((b & man) ? "NaN" : "Inf", " at element ", i);
+  }
+  return "";
+}
+}  // namespace
+
+std::string FirstNonFinite(const VariableMessage& m, const zmq::message_t& frame) {
+  const auto* data = static_cast<const char*>(frame.data());
+  const size_t bytes = std::min<size_t>(frame.size(), m.data_bytes());
+  switch (static_cast<TideDataType>(m.dtype())) {
+    case TIDE_FP32: return ScanNonFinite<uint32_t>(data, bytes / 4, 0x7F800000u, 0x007FFFFFu);
+    case TIDE_FP64:
+      return ScanNonFinite<uint64_t>(data, bytes / 8, 0x7FF0000000000000ull, 0x000FFFFFFFFFFFFFull);
+    case TIDE_FP16: return ScanNonFinite<uint16_t>(data, bytes / 2, 0x7C00, 0x03FF);
+    case TIDE_BF16: return ScanNonFinite<uint16_t>(data, bytes / 2, 0x7F80, 0x007F);
+    default: return "";
   }
 }
 

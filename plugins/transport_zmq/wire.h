@@ -61,6 +61,10 @@ void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int
 // whose size matches the frame, LoD offsets and rows in range. Otherwise what is wrong.
 std::string CheckVariableMessage(const transport::VariableMessage& m, size_t frame_bytes);
 
+// "" when every element of a checked message's floating-point data is finite (or the data is not
+// floating point); else the first that is not, e.g. "NaN at element 3".
+std::string FirstNonFinite(const transport::VariableMessage& m, const zmq::message_t& frame);
+
 // Writes a checked message into `var` (made a LoDTensor or SelectedRows as the message says), on
 // `place`. Data of at least kCopyBelow bytes is adopted by the tensor, which takes the frame (no
 // copy); smaller data is copied out of it.

@@ -45,6 +45,29 @@ py::dict ProtoToDict(const OpInfo& info) {
 
 py::bytes Serialize(const ProgramDesc& p) { return py::bytes(p.Serialize()); }
 
+// A name from the core as a Python str. A parsed program's names are whatever bytes it holds
+// (protobuf does not check UTF-8); one that is not UTF-8 is an error naming its bytes (shown
+// escaped, errors.cc), not a bare UnicodeDecodeError.
+py::str PyName(const std::string& name, const char* what) {
+  if (PyObject* s = PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), "strict"))
+    return py::reinterpret_steal<py::str>(s);
+  PyErr_Clear();
+  TIDE_FAIL(TIDE_INVALID_ARGUMENT, what, " '", name, "' is not valid UTF-8, so Python cannot name it ",
+            "(a corrupt program?)");
+}
+
+py::list PyNames(const std::vector<std::string>& names, const char* what) {
+  py::list out;
+  for (const auto& n : names) out.append(PyName(n, what));
+  return out;
+}
+
+py::dict PyNameMap(const VariableNameMap& map) {
+  py::dict out;
+  for (const auto& [param, args] : map) out[PyName(param, "op parameter name")] = PyNames(args, "variable name");
+  return out;
+}
+
 // The protobuf text format of a desc's message (Fluid's to_string / _debug_string_); with
 // throw_on_error, a message missing a required field is an error naming the fields.
 std::string ProtoText(const google::protobuf::Message& m, bool throw_on_error) {
@@ -66,8 +89,11 @@ std::string DescProtoText(const Desc& d, bool throw_on_error) {
 }  // namespace
 
 void BindIR(py::module_& m) {
-  py::class_<VarDesc>(m, "VarDesc")
-      .def_property_readonly("name", &VarDesc::name)
+  // VarDesc and OpDesc are held by shared_ptr (their blocks share them, block_desc.h): a Python
+  // object keeps its desc alive after the block drops it (an op append_op refused, one removed by
+  // _remove_op, a variable by _remove_var), so it never reads freed memory.
+  py::class_<VarDesc, std::shared_ptr<VarDesc>>(m, "VarDesc")
+      .def_property_readonly("name", [](const VarDesc& v) { return PyName(v.name(), "variable name"); })
       .def_property("type", [](const VarDesc& v) { return int(v.type()); },
                     [](VarDesc& v, int t) { v.set_type(static_cast<TideVarType>(t)); })
       .def_property("dtype", [](const VarDesc& v) { return int(v.dtype()); },
@@ -81,16 +107,16 @@ void BindIR(py::module_& m) {
            py::arg("throw_on_error") = true)
       .def("__repr__", &VarDesc::ToString);
 
-  py::class_<OpDesc>(m, "OpDesc")
-      .def_property("type", &OpDesc::type, &OpDesc::set_type)
-      .def("inputs", &OpDesc::inputs)
-      .def("outputs", &OpDesc::outputs)
-      .def("input", &OpDesc::Input)
-      .def("output", &OpDesc::Output)
+  py::class_<OpDesc, std::shared_ptr<OpDesc>>(m, "OpDesc")
+      .def_property("type", [](const OpDesc& op) { return PyName(op.type(), "op type"); }, &OpDesc::set_type)
+      .def("inputs", [](const OpDesc& op) { return PyNameMap(op.inputs()); })
+      .def("outputs", [](const OpDesc& op) { return PyNameMap(op.outputs()); })
+      .def("input", [](const OpDesc& op, const std::string& p) { return PyNames(op.Input(p), "variable name"); })
+      .def("output", [](const OpDesc& op, const std::string& p) { return PyNames(op.Output(p), "variable name"); })
       .def("set_input", &OpDesc::SetInput)
       .def("set_output", &OpDesc::SetOutput)
-      .def("input_arg_names", &OpDesc::InputArgumentNames)
-      .def("output_arg_names", &OpDesc::OutputArgumentNames)
+      .def("input_arg_names", [](const OpDesc& op) { return PyNames(op.InputArgumentNames(), "variable name"); })
+      .def("output_arg_names", [](const OpDesc& op) { return PyNames(op.OutputArgumentNames(), "variable name"); })
       .def("rename_input", &OpDesc::RenameInput)
       .def("rename_output", &OpDesc::RenameOutput)
       .def("has_attr", &OpDesc::HasAttr)

@@ -171,11 +171,6 @@ class Executor:
                 fetch_names.append(f)
             else:
                 raise TypeError("Executor.run: fetch_list holds %r, not a Variable or a name" % (f,))
-        freed = sorted(set(fetch_names) & getattr(program, "_memory_optimized", set()))
-        if freed:
-            raise ValueError("Executor.run: %s freed by memory_optimize after %s last use; fetch them "
-                             "by passing them in memory_optimize's skip_opt_set"
-                             % (", ".join(repr(n) for n in freed), "its" if len(freed) == 1 else "their"))
         block = program.global_block()
         feed_names = list(feed.keys())
         tensors = [_as_feed(n, feed[n], block.vars.get(n)) for n in feed_names]

@@ -136,13 +136,29 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
                 _write_record(f, n, tensor_of(n))
 
 
+def _check_against_program(src, name, var, arr):
+    """A saved value must be what the program declares (else it fails later, inside an op that
+    names neither the file nor the parameter): the same data type, and dims the declared ones
+    match (-1 matches any size; none declared: any)."""
+    if var is None or var.type != "LOD_TENSOR":
+        return
+    want = tuple(var.shape)
+    same_dims = not want or (len(want) == arr.ndim and all(w < 0 or w == d for w, d in zip(want, arr.shape)))
+    if np.dtype(convert_dtype(var.dtype)) != arr.dtype or not same_dims:
+        raise ValueError("%s: cannot load '%s': the file holds %s %s, the program declares %s %s"
+                         % (src, name, arr.dtype.name, list(arr.shape), var.dtype, list(want)))
+
+
 def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
-    """Reads variables saved by save_vars into the scope (on the executor's place)."""
+    """Reads variables saved by save_vars into the scope (on the executor's place). Each value
+    must have the data type and dims the program declares for its variable."""
     program = main_program or default_main_program()
     scope = scope or global_scope()
     if vars is None:
         vars = [v for v in program.list_vars() if predicate is None or predicate(v)]
     names = [v.name if isinstance(v, Variable) else v for v in vars]
+    declared = {v.name: v for v in program.list_vars()}
+    declared.update((v.name, v) for v in vars if isinstance(v, Variable))
     place = executor.place
     if filename is not None:
         path = os.path.join(dirname, filename)
@@ -172,6 +188,8 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             items.append(r + (path,))
     if filename is not None:
         items = [r + (path,) for r in items]
+    for name, arr, lod, src in items:
+        _check_against_program(src, name, declared.get(name), arr)
     for name, arr, lod, src in items:
         t = scope.var(name).get_tensor()
         try:

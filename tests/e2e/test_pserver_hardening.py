@@ -1,17 +1,20 @@
 """A pserver under well-formed but wrong control traffic: barriers before any gradient are refused
 (the round cannot finish on gradients that never came, and the pserver does not exit); a get for a
 far-future round is answered with an error after rpc_deadline instead of being parked forever; with
-CurveZMQ, a client may only speak for the trainer whose key it holds."""
+CurveZMQ, a client may only speak for the trainer whose key it holds; a NaN or Inf gradient is
+refused (not applied) naming its trainer, and the pserver serves on."""
 import time
 
+import numpy as np
+import pytest
 import zmq
 import zmq.auth
 
 from e2e_util import model_cmd, start_job
-from test_bad_input import request
+from test_bad_input import request, var_message
 from tide.distributed.launch import free_ports
 
-SEND_BARRIER, GET_VARS, COMPLETE = 3, 2, 5
+SEND_VARS, GET_VARS, SEND_BARRIER, COMPLETE = 1, 2, 3, 5
 DEADLINE_MS = 3000
 
 
@@ -80,3 +83,50 @@ def test_with_curve_a_client_speaks_only_for_its_own_trainer(procs, tmp_path):
     _answer(s1, 10)
     assert ps.wait(30) == 0, ps.output()[-3000:]
     assert "refused a request from trainer 1" in ps.output()
+
+
+def _gradient(name, values, trainer, seq):
+    data = np.asarray(values, "float32").tobytes()
+    return [request(SEND_VARS, seq, [var_message(name, list(np.shape(values)), len(data))],
+                    trainer_id=trainer), data]
+
+
+@pytest.mark.parametrize("check_nan_inf", ["0", "1"])
+def test_a_non_finite_gradient_is_refused_naming_the_trainer_and_the_pserver_serves_on(
+        procs, tmp_path, check_nan_inf):
+    # It was applied: the pserver served NaN parameters to every trainer, or with check_nan_inf
+    # its optimize block failed and it stopped serving. One client could stop the job.
+    ep, ps = _pserver(procs, tmp_path, TIDE_CHECK_NAN_INF=check_nan_inf)
+    s = _socket(ep)
+    w = np.full((10, 1), 0.5, "float32")
+    s.send_multipart(_gradient("fc_0.b_0@GRAD", [float("nan")], 0, 1))
+    assert b"gradient 'fc_0.b_0@GRAD' from trainer 0 holds NaN at element 0: refused" in _answer(s, 10)
+    bad = w.copy()
+    bad[3] = np.inf
+    s.send_multipart(_gradient("fc_0.w_0@GRAD", bad, 1, 2))
+    assert b"gradient 'fc_0.w_0@GRAD' from trainer 1 holds Inf at element 3: refused" in _answer(s, 10)
+    # Finite gradients from both trainers finish the round.
+    seq = 10
+    for t in (0, 1):
+        for name, value in (("fc_0.w_0@GRAD", w), ("fc_0.b_0@GRAD", [0.5])):
+            s.send_multipart(_gradient(name, value, t, seq))
+            assert b"refused" not in _answer(s, 10)
+            seq += 1
+    for t in (0, 1):
+        s.send(request(SEND_BARRIER, 20 + t, trainer_id=t))
+    for t in (0, 1):
+        assert b"refused" not in _answer(s, 30)
+    s.send(request(GET_VARS, 30, names=["fc_0.w_0", "fc_0.b_0"], round=1))
+    assert s.poll(10000), "no answer to the get"
+    frames = s.recv_multipart()
+    assert len(frames) == 3, frames[0]
+    for data in frames[1:]:
+        values = np.frombuffer(data, "float32")
+        assert values.size and np.isfinite(values).all(), values
+    assert ps.p.poll() is None, "the pserver exited:\n" + ps.output()[-3000:]
+    for t in (0, 1):
+        s.send(request(COMPLETE, 40 + t, trainer_id=t))
+        _answer(s, 10)
+    assert ps.wait(30) == 0, ps.output()[-3000:]
+    log = ps.output()
+    assert "refused a request from trainer 0: gradient 'fc_0.b_0@GRAD' from trainer 0 holds NaN" in log, log[-3000:]

@@ -428,3 +428,37 @@ def test_control_flow_on_a_device_reads_its_condition_back(flag, want):
         layers.assign(layers.scale(x, 4.0), out)
     got, = exe.run(feed={"c": np.array([flag]), "x": np.full(2, 1.5, "float32")}, fetch_list=[out])
     np.testing.assert_allclose(got, [want, want])
+
+
+@pytest.fixture
+def max_while_iterations():
+    before = tide.get_flag("max_while_iterations")
+    tide.set_flags({"max_while_iterations": 50})
+    yield
+    tide.set_flags({"max_while_iterations": before})
+
+
+@pytest.mark.parametrize("is_test", [False, True])
+def test_a_while_whose_body_never_updates_its_condition_stops_at_the_limit(exe, is_test,
+                                                                           max_while_iterations):
+    # It grew memory until out of memory (is_test=False) or hung (is_test=True), saying nothing.
+    i, _, cond, loop = _counter_loop(10, is_test)
+    with loop.block():
+        layers.increment(i, in_place=True)  # never updates cond
+    with pytest.raises(tide.TideError, match=r"op 'while' \(sub_block 1\) ran 50 iterations and its "
+                                             r"condition '%s' still holds: past the limit "
+                                             r"max_while_iterations=50" % cond.name):
+        exe.run(fetch_list=[i])
+
+
+def test_a_while_of_exactly_max_while_iterations_runs(exe, max_while_iterations):
+    i, limit, cond, loop = _counter_loop(50)
+    with loop.block():
+        layers.increment(i, in_place=True)
+        layers.less_than(i, limit, cond=cond)
+    assert exe.run(fetch_list=[i])[0].tolist() == [50]
+
+
+def test_max_while_iterations_is_not_negative():
+    with pytest.raises(tide.InvalidArgumentError, match="flag 'max_while_iterations'.*-1 is negative"):
+        tide.set_flags({"max_while_iterations": -1})

@@ -104,3 +104,36 @@ def test_save_needs_values(tmp_path, exe):
     _model()
     with pytest.raises(ValueError, match="run the startup program first"):
         tide.io.save_persistables(exe, str(tmp_path))
+
+
+def _fc_params(exe, dirname, features, filename=None):
+    """Saves an fc's parameters from a program whose input has `features` columns."""
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup), tide.unique_name.guard(), tide.scope_guard(tide.Scope()):
+        layers.fc(input=layers.data(name="x", shape=[features]), size=3)
+        exe.run(startup)
+        tide.io.save_params(exe, str(dirname), main, filename=filename)
+
+
+@pytest.mark.parametrize("filename", [None, "params"])
+def test_load_refuses_a_parameter_of_other_dims_naming_the_file(tmp_path, exe, filename):
+    # It loaded, and the program failed later inside mul, naming neither file nor parameter.
+    _fc_params(exe, tmp_path, 4, filename)
+    x = layers.data(name="x", shape=[5])
+    layers.fc(input=x, size=3)
+    path = tmp_path / (filename or "fc_0.w_0")
+    with pytest.raises(ValueError, match=r"%s: cannot load 'fc_0.w_0': the file holds float32 \[4, 3\], "
+                                         r"the program declares float32 \[5, 3\]" % path):
+        tide.io.load_params(exe, str(tmp_path), filename=filename)
+    assert not tide.global_scope().find_var("fc_0.b_0")  # nothing loaded
+
+
+def test_load_refuses_a_parameter_of_another_data_type_naming_the_file(tmp_path, exe):
+    x = layers.data(name="x", shape=[4])
+    layers.fc(input=x, size=3)
+    path = tmp_path / "fc_0.w_0"
+    with open(path, "wb") as f:
+        tide.io._write_record(f, "fc_0.w_0", tide.LoDTensor(np.zeros((4, 3), "float64")))
+    with pytest.raises(ValueError, match=r"%s: cannot load 'fc_0.w_0': the file holds float64 \[4, 3\], "
+                                         r"the program declares float32 \[4, 3\]" % path):
+        tide.io.load_vars(exe, str(tmp_path), vars=["fc_0.w_0"])

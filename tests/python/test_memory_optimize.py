@@ -1,6 +1,7 @@
 """Temporaries freed after their last use, by tide.memory_optimize's delete_var ops or by the
 executor itself (--free_temporaries, on by default), never change a result (every loss and
-parameter bit for bit) and lower the peak; a fetch target memory_optimize freed is a clear error.
+parameter bit for bit) and lower the peak; a run keeps what it fetches, also a variable
+memory_optimize frees (Fluid's seeds fetch after memory_optimize without a skip_opt_set).
 Each training case runs in a subprocess so that its peak memory is its own."""
 import json
 import os
@@ -19,9 +20,10 @@ TRAIN = textwrap.dedent("""
     import numpy as np
     import tide
     from tide import layers
-    model, mode = sys.argv[1], sys.argv[2]  # keep_all, memory_optimize or executor
+    # keep_all, memory_optimize, memory_optimize_no_skip (the seeds' flow) or executor
+    model, mode = sys.argv[1], sys.argv[2]
     tide.set_flags({"free_temporaries": mode == "executor"})
-    optimize = mode == "memory_optimize"
+    optimize = mode.startswith("memory_optimize")
     main, startup = tide.Program(), tide.Program()
     main.random_seed = startup.random_seed = 3
     with tide.program_guard(main, startup):
@@ -42,7 +44,10 @@ TRAIN = textwrap.dedent("""
         label = layers.data(name="label", shape=[1], dtype="int64")
         loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
         tide.optimizer.Momentum(learning_rate=0.05, momentum=0.9).minimize(loss)
-    freed = tide.memory_optimize(main, skip_opt_set=[loss], skip_grads=False) if optimize else []
+    skip = [] if mode == "memory_optimize_no_skip" else [loss]
+    freed = tide.memory_optimize(main, skip_opt_set=skip, skip_grads=False) if optimize else []
+    if mode == "memory_optimize_no_skip":
+        assert loss.name in freed, freed
     place = tide.Place("cpu", 0)
     exe = tide.Executor(place)
     scope = tide.Scope()
@@ -87,16 +92,26 @@ def _small_program():
     return main, h, out
 
 
-def test_fetching_a_freed_variable_is_a_clear_error():
+def test_training_that_fetches_what_memory_optimize_freed_is_bit_identical():
+    # Fluid's seeds: memory_optimize(main) with no skip_opt_set, then fetch the loss (it used to be
+    # an error asking for skip_opt_set).
+    plain, optimized = _train("mlp", "keep_all"), _train("mlp", "memory_optimize_no_skip")
+    assert optimized["losses"] == plain["losses"]
+    assert optimized["params"] == plain["params"]
+
+
+def test_a_run_keeps_what_it_fetches_and_frees_it_when_it_does_not():
     main, h, out = _small_program()
-    freed = tide.memory_optimize(main, skip_opt_set=[out])
-    assert h.name in freed and out.name not in freed
+    freed = tide.memory_optimize(main)
+    assert h.name in freed and out.name in freed
     exe = tide.Executor(tide.Place("cpu", 0))
     xs = np.arange(8, dtype="float32").reshape(2, 4) - 3
+    got_h, got = exe.run(main, feed={"x": xs}, fetch_list=[h, out])
+    np.testing.assert_array_equal(got_h, np.maximum(xs * 2, 0))
+    np.testing.assert_allclose(got, [np.mean(np.maximum(xs * 2, 0) * 3)], rtol=1e-6)
+    assert [op.type for op in main.global_block().ops].count("delete_var") > 0  # the program is as it was
     got, = exe.run(main, feed={"x": xs}, fetch_list=[out])
     np.testing.assert_allclose(got, [np.mean(np.maximum(xs * 2, 0) * 3)], rtol=1e-6)
-    with pytest.raises(ValueError, match=r"'%s' freed by memory_optimize.*skip_opt_set" % h.name):
-        exe.run(main, feed={"x": xs}, fetch_list=[h])
 
 
 def test_it_runs_once_and_keeps_what_sub_blocks_read():

@@ -204,6 +204,21 @@ def test_unknown_ops_listed_at_once(tmp_path):
                  "poolzd (2 ops)", "relx (2 ops)")
 
 
+def test_a_fetch_of_an_undeclared_variable_names_the_file_and_the_op(tmp_path):
+    d = copy_model(tmp_path)
+    _, _, fetches = load(d / "inference")
+    name = fetches[0].name.encode()
+    arg = b"\x12" + bytes([len(name)]) + name  # an op's argument; the fetch op is the block's last
+    ghost = b"g" * len(name)
+
+    def rename_last(b):
+        at = b.rindex(arg)
+        return b[:at] + arg[:2] + ghost + b[at + len(arg):]
+    edit(d / "inference.pdmodel", rename_last)
+    expect_error(d / "inference", "inference.pdmodel: the fetch op (col 0) reads variable '%s', which "
+                 "the program does not declare" % ghost.decode())
+
+
 def test_newer_op_version_refused(tmp_path):
     d = copy_model(tmp_path)
     pair = b"\n\x06conv2d\x12\x02\x08\x01"

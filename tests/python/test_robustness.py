@@ -78,6 +78,47 @@ def test_a_huge_but_representable_shape_is_out_of_memory_not_a_crash(exe):
         _run(exe, out)
 
 
+# --- 1b. sub-blocks that run themselves ----------------------------------------------------------
+
+def _conditional_block(block, cond, sub):
+    if not _C.has_op("conditional_block"):  # a partial tree (scripts/sanitize.sh's targets)
+        pytest.skip("no conditional_block: the ops_control plugin is not built")
+    scope = block.create_var(name=tide.unique_name.generate("cb.scope"), type="STEP_SCOPES")
+    return block.append_op("conditional_block", inputs={"Cond": [cond]},
+                           outputs={"Scope": [scope]},
+                           attrs={"sub_block": sub, "is_scalar_condition": True})
+
+
+def test_a_sub_block_that_runs_itself_is_refused(exe):
+    # It used to recurse until the stack overflowed (SIGSEGV), from a saved program too.
+    main = tide.default_main_program()
+    cond = layers.fill_constant(shape=[1], dtype="bool", value=True)
+    body = main._create_block()
+    _conditional_block(body, cond, body)
+    main._rollback()
+    _conditional_block(main.global_block(), cond, body)
+    why = "op 'conditional_block' in block 1: its sub_block is block 1, its own block"
+    with pytest.raises(tide.InvalidArgumentError, match=why):
+        exe.run(main)
+    with pytest.raises(tide.InvalidArgumentError, match=why):
+        tide.Program.parse_from_string(main.serialize_to_string())
+
+
+def test_sub_block_runs_nested_past_the_limit_are_an_error(exe):
+    # The backstop: 70 blocks, each run by its parent (a valid program, but past 64 deep).
+    main = tide.default_main_program()
+    cond = layers.fill_constant(shape=[1], dtype="bool", value=True)
+    blocks = [main.global_block()]
+    for _ in range(70):
+        blocks.append(main._create_block())
+    main.current_block_idx = 0
+    for parent, child in zip(blocks, blocks[1:]):
+        _conditional_block(parent, cond, child)
+    with pytest.raises(tide.TideError, match="block 64 runs sub-block 65 nested 65 deep, past the "
+                                             "limit of 64 nested sub-block runs"):
+        exe.run(main)
+
+
 # --- 2. numpy conversion -------------------------------------------------------------------------
 
 def test_big_endian_arrays_are_byte_swapped(exe):
@@ -214,6 +255,42 @@ def test_load_plugin_of_an_empty_directory_says_so(tmp_path):
         tide.load_plugin(str(tmp_path))
 
 
+def test_a_fifo_named_like_a_plugin_is_a_failed_record_not_a_hang(tmp_path):
+    # Opening a FIFO to read its ELF header blocked until a writer came: `import tide` hung.
+    d = tmp_path / "plugins"
+    d.mkdir()
+    fifo = d / "libtide_fifo.so"
+    os.mkfifo(fifo)
+    env = dict(os.environ, TIDE_PLUGIN_PATH=os.pathsep.join(
+        [p for p in [os.environ.get("TIDE_PLUGIN_PATH"), str(d)] if p]))
+    code = ("import tide\n"
+            "r = [p for p in tide.plugins() if p['file'].endswith('libtide_fifo.so')][0]\n"
+            "print(r['status'], '|', r['error'])\n"
+            "try:\n"
+            "    tide.load_plugin(%r)\n"
+            "except tide.PluginError as e:\n"
+            "    print('load_plugin:', e)\n" % str(fifo))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = p.stdout.splitlines()
+    assert lines[0] == "failed | not a regular file: it is a FIFO (named pipe)", p.stdout
+    assert lines[1].startswith("load_plugin: cannot load plugin %s: not a regular file" % fifo), p.stdout
+
+
+def test_a_plugin_built_for_another_machine_says_so(tmp_path):
+    # glibc's dlopen says "No such file or directory" for another machine's ELF file.
+    data = bytearray(open(os.path.join(_plugin_dir(), "libtide_ops_math.so"), "rb").read())
+    ours = int.from_bytes(data[18:20], "little")
+    data[18:20] = (183 if ours != 183 else 62).to_bytes(2, "little")  # EM_AARCH64, or EM_X86_64
+    path = tmp_path / "libtide_other_machine.so"
+    path.write_bytes(bytes(data))
+    names = {62: "x86-64", 183: r"AArch64 \(arm64\)"}
+    with pytest.raises(tide.PluginError, match=r"%s: built for another machine: the file is for %s, this "
+                                               r"Tide runs on %s" % (path, names[183 if ours != 183 else 62],
+                                                                     names[ours])):
+        tide.load_plugin(str(path))
+
+
 # --- 4. errors that name what is wrong -------------------------------------------------------------
 
 def _program_with_io_ops():
@@ -263,6 +340,29 @@ def test_a_non_utf8_name_keeps_the_real_error():
         core.run(core.prepare(_C.ProgramDesc.parse(raw), 0, [], []), _C.Scope(), [])
 
 
+def test_a_non_utf8_name_read_from_python_is_an_error_naming_its_bytes():
+    # It was a bare UnicodeDecodeError from Program.parse_from_string.
+    x = layers.data(name="zzqq", shape=[3])
+    layers.scale(x, scale=2.0)
+    raw = tide.default_main_program().serialize_to_string().replace(b"zzqq", b"zz\xffq")
+    with pytest.raises(tide.InvalidArgumentError, match=r"variable name 'zz\\xffq' is not valid UTF-8"):
+        tide.Program.parse_from_string(raw)
+    op = _C.ProgramDesc.parse(raw).block(0).op(0)  # the core holds it as it is
+    assert op.type == "scale"
+    with pytest.raises(tide.InvalidArgumentError, match=r"variable name 'zz\\xffq' is not valid UTF-8"):
+        op.input("X")
+
+
+def test_a_float_attribute_beyond_float_range_is_refused_naming_the_op():
+    # 1e40 became inf silently.
+    x = layers.data(name="x", shape=[3])
+    with pytest.raises(tide.InvalidArgumentError, match=r"op 'scale' attribute 'scale' must be float, got "
+                                                        r"float64 1.*e\+40: beyond float's range"):
+        layers.scale(x, scale=1e40)
+    y = layers.scale(x, scale=float("inf"))  # inf as given is inf
+    assert y.op.attr("scale") == float("inf")
+
+
 def _saved_params(exe, tmp_path):
     x = layers.data(name="x", shape=[4])
     layers.fc(input=x, size=3)
@@ -300,6 +400,51 @@ def test_a_corrupt_tensor_file_error_names_the_file(exe, tmp_path, damage):
         tide.io.load_params(exe, str(tmp_path))
 
 
+# --- 4a. descs the Python side still holds after the core dropped them ---------------------------
+
+def _churn(block):
+    """Allocates and frees op and variable descs, so freed memory gets written over."""
+    for i in range(64):
+        d = block.desc.append_op()
+        d.type = "churn_op_with_a_long_type_name_%d" % i
+        d.set_input("X", ["churn_variable_with_a_long_name_%d" % i] * 4)
+    block.desc.remove_ops(len(block.ops), block.desc.op_size())
+
+
+def _frames(tb):
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next
+
+
+def test_an_operator_append_op_refused_stays_readable():
+    # The core freed the refused op's desc; the Operator in the traceback read freed memory
+    # (valgrind: 67 invalid reads in its repr).
+    x = layers.data(name="x", shape=[3])
+    block = tide.default_main_program().global_block()
+    with pytest.raises(tide.TideError) as info:
+        block.append_op("mul", inputs={"X": x}, outputs={"Out": "y"})  # no Y
+    ops = [f.f_locals["self"] for f in _frames(info.value.__traceback__)
+           if isinstance(f.f_locals.get("self"), tide.framework.Operator)]
+    assert ops, "the refused Operator is not in the traceback"
+    _churn(block)
+    assert repr(ops[0]).startswith("Operator(mul(X=[x]) -> (Out=[y])"), repr(ops[0])
+    assert ops[0].input("X") == ["x"] and len(block.ops) == block.desc.op_size()
+
+
+def test_an_operator_and_variable_removed_from_their_block_stay_readable():
+    x = layers.data(name="x", shape=[3])
+    y = layers.scale(x, scale=2.0)
+    block = tide.default_main_program().global_block()
+    op, desc = block.ops[-1], block.ops[-1].desc
+    block._remove_op(len(block.ops) - 1)
+    block._remove_var(y.name)
+    _churn(block)
+    assert op.type == "scale" and desc.input("X") == ["x"] and op.output("Out") == [y.name]
+    assert repr(op).startswith("Operator(scale(X=[x]) -> (Out=[%s])" % y.name), repr(op)
+    assert y.name in repr(y) and y.shape == (-1, 3)
+
+
 # --- 4b. flags ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, value, match", [
@@ -308,6 +453,11 @@ def test_a_corrupt_tensor_file_error_names_the_file(exe, tmp_path, damage):
     ("initial_cpu_memory_in_mb", -1, "negative"),
     ("fraction_of_cpu_memory_to_use", 0, r"outside \(0, 1\]"),
     ("fraction_of_cpu_memory_to_use", 1.5, r"outside \(0, 1\]"),
+    # OpenMP could not make 65536 threads and called exit(1) inside a kernel.
+    ("cpu_threads", 65536, r"65536 is outside \[0, \d+\] \(0: the number of cores; at most 4 per "
+                           r"hardware thread, and never less than 64\)"),
+    # gflags would have set "2", the value cut at the NUL.
+    ("cpu_threads", "2\0junk", r"it holds a NUL byte \(at byte 1\)"),
 ])
 def test_bad_flag_values_are_refused_naming_the_flag(name, value, match):
     before = _C.get_flag(name)
@@ -324,6 +474,46 @@ def test_a_memory_flag_set_after_the_first_allocation_is_refused(exe):
     with pytest.raises(tide.PreconditionError, match="fraction_of_cpu_memory_to_use' was already read"):
         tide.set_flags({"fraction_of_cpu_memory_to_use": 0.5})
     tide.set_flags({"fraction_of_cpu_memory_to_use": current})  # the same value is fine
+
+
+def test_cpu_threads_up_to_the_bound_are_accepted():
+    before = _C.get_flag("cpu_threads")
+    try:
+        tide.set_flags({"cpu_threads": 64})  # the bound is never below 64
+        assert _C.get_flag("cpu_threads") == "64"
+    finally:
+        tide.set_flags({"cpu_threads": before})
+
+
+def test_a_flag_name_with_a_nul_is_no_flag():
+    with pytest.raises(tide.InvalidArgumentError, match=r"flag name 'cpu_threads\\0\.\.\.' holds a NUL byte"):
+        _C.set_flag("cpu_threads\0x", "2")
+
+
+def test_plugin_path_set_after_the_core_started_is_refused():
+    # Discovery ran at import: a new plugin_path used to be taken and do nothing.
+    current = _C.get_flag("plugin_path")
+    with pytest.raises(tide.PreconditionError, match=r"flag 'plugin_path' was already read by plugin "
+                                                     r"discovery when the core started .*tide.load_plugin"):
+        tide.set_flags({"plugin_path": "/somewhere/else"})
+    assert _C.get_flag("plugin_path") == current
+    tide.set_flags({"plugin_path": current})  # the same value is fine
+
+
+@pytest.mark.skipif(os.environ.get("TIDE_USE_SYSTEM_ALLOCATOR", "").lower() in ("1", "true", "yes"),
+                    reason="use_system_allocator: no allocator reads the memory flags")
+def test_out_of_memory_under_a_tiny_memory_fraction_names_the_flag():
+    env = dict(os.environ, TIDE_FRACTION_OF_CPU_MEMORY_TO_USE="1e-300")
+    code = ("import tide\n"
+            "out = tide.layers.fill_constant(shape=[4], dtype='float32', value=1.0)\n"
+            "try:\n"
+            "    tide.Executor(tide.CPUPlace()).run(fetch_list=[out])\n"
+            "except tide.ResourceExhaustedError as e:\n"
+            "    print(e)\n")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert re.search(r"out of memory on cpu.*the budget is 0 B: fraction_of_cpu_memory_to_use=1e-300 of "
+                     r"\d+ B on cpu", p.stdout), p.stdout
 
 
 # --- check_nan_inf (Fluid's flag) -------------------------------------------------------------------

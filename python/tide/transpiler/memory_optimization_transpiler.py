@@ -14,9 +14,11 @@ for bit).
 
 Not freed: persistable variables (parameters, optimizer state, learning rates), variables in
 `skip_opt_set`, and anything a sub-block (while, conditional_block, recurrent) reads or writes,
-which lives until the op that runs the sub-block is done. Fetch targets must be in `skip_opt_set`
-(or be parameters): the executor's fetch runs after every op, and fetching a freed variable is an
-error naming it.
+which lives until the op that runs the sub-block is done. Fetch targets need no `skip_opt_set`:
+the executor's prepared copy of the program keeps what a run fetches (its delete_var ops leave
+those variables alone, core/executor/feed_fetch.h), so Fluid's `memory_optimize(main)` followed
+by `exe.run(main, fetch_list=[avg_cost] + accuracy.metrics)` fetches the right values. Keeping a
+variable only skips giving its memory back, so results stay bit-identical.
 """
 
 from ..framework import Program
@@ -65,7 +67,8 @@ def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, 
     """Frees each temporary variable of `input_program`'s global block right after its last use
     (in place: the program gains `delete_var` ops). Returns the names freed.
 
-    skip_opt_set: names (or Variables) never freed, e.g. the variables you fetch. skip_grads (True
+    skip_opt_set: names (or Variables) never freed (what a run fetches is kept anyway, by the
+    executor). skip_grads (True
     by default, as in Fluid) keeps every @GRAD variable; skip_grads=False frees them too. level
     is accepted for Fluid compatibility (level 0 and 1 behave the same). Running it twice frees
     nothing more."""

@@ -475,6 +475,53 @@ TEST(ParseTest, BlockAttributesMustNameRealBlocks) {
   }
 }
 
+// A sub-block that is its op's own block, an ancestor of it, or that runs its runner again would
+// run without end (a stack overflow, issue 37): refused when loaded, naming the op and blocks.
+TEST(ParseTest, SubBlocksThatRunThemselvesAreRefused) {
+  proto::ProgramDesc base = BuildProgram().ToProto();  // blocks 0 <- 1 <- 2, 0 <- 3
+  {
+    proto::ProgramDesc p = base;
+    AddAttr(p.mutable_blocks(1), "sub_block", BlockIndex{1});
+    ExpectInvalid(p, "op 'while' in block 1: its sub_block is block 1, its own block");
+  }
+  {
+    proto::ProgramDesc p = base;
+    AddAttr(p.mutable_blocks(2), "sub_block", BlockIndex{1});
+    ExpectInvalid(p, "op 'while' in block 2: its sub_block is block 1, an ancestor of its block");
+  }
+  {
+    proto::ProgramDesc p = base;  // 1 and 3 are siblings that run each other
+    AddAttr(p.mutable_blocks(1), "sub_block", BlockIndex{3});
+    AddAttr(p.mutable_blocks(3), "sub_block", BlockIndex{1});
+    ExpectInvalid(p, "sub-blocks run one another in a cycle: block 1 runs block 3 runs block 1");
+  }
+  {
+    proto::ProgramDesc p = base;  // nesting that runs each block once is fine
+    AddAttr(p.mutable_blocks(0), "sub_block", BlockIndex{1});
+    AddAttr(p.mutable_blocks(1), "sub_block", BlockIndex{2});
+    AddAttr(p.mutable_blocks(0), "sub_block", BlockIndex{3});
+    AddAttr(p.mutable_blocks(3), "sub_block", BlockIndex{2});
+    EXPECT_NO_THROW(ProgramDesc{p});
+  }
+}
+
+// The cycle check walks with a stack of its own: a long chain of blocks is no stack overflow.
+TEST(ParseTest, ALongChainOfSubBlocksIsChecked) {
+  ProgramDesc prog;
+  const int n = 20000;
+  for (int i = 1; i < n; ++i) prog.AppendBlock(prog.Block(0));
+  for (int i = 1; i + 1 < n; ++i) {
+    OpDesc* op = prog.MutableBlock(i)->AppendOp();
+    op->set_type("conditional_block");
+    op->SetAttr("sub_block", BlockIndex{i + 1});
+  }
+  EXPECT_NO_THROW(ProgramDesc{prog});
+  OpDesc* back = prog.MutableBlock(n - 1)->AppendOp();
+  back->set_type("conditional_block");
+  back->SetAttr("sub_block", BlockIndex{1});
+  EXPECT_THROW(ProgramDesc{prog}, Error);
+}
+
 TEST(ParseTest, BlockIndicesAndParentsAreChecked) {
   proto::ProgramDesc base = BuildProgram().ToProto();
   {
