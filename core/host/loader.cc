@@ -171,6 +171,20 @@ std::string DlopenReason(const std::string& path) {
   return msg;
 }
 
+// Until 1.0 is released the tables' layout is checked exactly (TIDE_ABI_LAYOUT): a plugin built
+// against another layout would call the wrong host entries. Empty when the layouts match.
+std::string LayoutMismatch(boost::dll::shared_library& lib, const std::string& path) {
+  std::string theirs = "1 (it exports no layout revision: built before revisions existed)";
+  if (lib.has(TIDE_PLUGIN_ABI_LAYOUT_SYMBOL)) {
+    const uint32_t layout = lib.get<uint32_t()>(TIDE_PLUGIN_ABI_LAYOUT_SYMBOL)();
+    if (layout == TIDE_ABI_LAYOUT) return "";
+    theirs = StrCat(layout);
+  }
+  return StrCat("plugin file ", path, " was built against ABI layout ", theirs, ", this core has ",
+                TIDE_ABI_LAYOUT, " (the tables of the unreleased ABI ", TIDE_ABI_MAJOR, ".",
+                TIDE_ABI_MINOR, " were reordered); rebuild the plugin against this SDK");
+}
+
 // Opens the file and reads its info; fills record.error on failure.
 void Open(const std::string& path, Candidate* c) {
   PluginRecord& r = c->record;
@@ -190,6 +204,11 @@ void Open(const std::string& path, Candidate* c) {
       OpenLibraries().push_back(std::move(lib));
       return;
     }
+  }
+  r.error = LayoutMismatch(*lib, path);
+  if (!r.error.empty()) {  // its tables are not this core's: call nothing else of it
+    OpenLibraries().push_back(std::move(lib));
+    return;
   }
   auto info_fn = lib->get<const TidePluginInfo*(const TideAbiRange*)>(TIDE_PLUGIN_INFO_SYMBOL);
   c->register_fn = lib->get<TideStatus*(const TideHostApi*, TideRegistrar*)>(TIDE_PLUGIN_REGISTER_SYMBOL);

@@ -27,6 +27,16 @@
 #define TIDE_ABI_MAJOR 1
 #define TIDE_ABI_MINOR 0
 
+/* The layout revision of the tables below (the order of TideHostApi's entries and of the
+ * plugin-filled structs' fields), while 1.0 is unreleased: a layout change before the release
+ * keeps the version 1.0 and bumps this number instead. A plugin exports the revision it was
+ * built with (tide_plugin_abi_layout, see the end of this file) and the host refuses one whose
+ * revision is not exactly its own, naming both, instead of calling the wrong entries. 1: the
+ * layout before the tables were grouped by object (such plugins export no revision); 2: grouped
+ * by object (issue 29). At the 1.0 release the revision is frozen and the rule of minor versions
+ * (fields only appended) takes over. */
+#define TIDE_ABI_LAYOUT 2
+
 /* The size of a struct up to and including `last_field`: what struct_size is set to. */
 #define TIDE_STRUCT_SIZE(type, last_field) \
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
@@ -887,12 +897,27 @@ typedef TideStatus* (*TidePluginRegisterFn)(const TideHostApi* host, TideRegistr
  * unloaded). Must not throw. */
 typedef void (*TidePluginFinalizeFn)(void);
 
+/* The layout revision the plugin was built with (TIDE_ABI_LAYOUT), exported by every plugin
+ * until 1.0 is released; TIDE_PLUGIN(...) in plugin.hpp defines it, a plugin written against this
+ * header alone writes TIDE_DEFINE_PLUGIN_ABI_LAYOUT once in one source file. The host calls it
+ * first, on the thread loading plugins, and loads nothing of a plugin whose revision differs from
+ * its own or that has none (built before revisions existed). */
+typedef uint32_t (*TidePluginAbiLayoutFn)(void);
+
 #define TIDE_PLUGIN_INFO_SYMBOL "tide_plugin_info"
 #define TIDE_PLUGIN_REGISTER_SYMBOL "tide_plugin_register"
 #define TIDE_PLUGIN_FINALIZE_SYMBOL "tide_plugin_finalize"
+#define TIDE_PLUGIN_ABI_LAYOUT_SYMBOL "tide_plugin_abi_layout"
 
 #ifdef __cplusplus
 } /* extern "C" */
+#define TIDE_EXTERN_C_ extern "C"
+#else
+#define TIDE_EXTERN_C_
 #endif
+
+#define TIDE_DEFINE_PLUGIN_ABI_LAYOUT                                     \
+  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void); \
+  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void) { return TIDE_ABI_LAYOUT; }
 
 #endif /* TIDE_PLUGIN_API_H_ */
