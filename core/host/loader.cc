@@ -6,6 +6,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/dll/shared_library.hpp>
 #include <cerrno>
 #include <chrono>
@@ -89,6 +90,7 @@ struct Candidate {
 // Registered with atexit when the first is added: after the device shutdown that a device
 // context registers later, so devices are finalized before the plugins that provide them.
 std::mutex g_finalize_mu;
+std::atomic<bool> g_plugins_shut_down{false};  // tide.shutdown() or exit ran the finalizers
 std::vector<TidePluginFinalizeFn>& Finalizers() {
   static auto* f = new std::vector<TidePluginFinalizeFn>;
   return *f;
@@ -97,6 +99,7 @@ void RunPluginFinalizers() {
   std::vector<TidePluginFinalizeFn> run;
   {
     std::lock_guard<std::mutex> lock(g_finalize_mu);
+    g_plugins_shut_down = true;
     run.swap(Finalizers());
   }
   ShutdownDevices();  // a no-op when the devices were shut down already
@@ -112,6 +115,7 @@ void AddFinalizer(boost::dll::shared_library* lib) {
   std::lock_guard<std::mutex> lock(g_finalize_mu);
   static bool at_exit = (std::atexit(RunPluginFinalizers), true);
   (void)at_exit;
+  if (g_plugins_shut_down) return;  // loaded after tide.shutdown(): nothing will finalize again
   Finalizers().push_back(lib->get<void()>(TIDE_PLUGIN_FINALIZE_SYMBOL));
 }
 
@@ -370,6 +374,8 @@ bool PluginPathOnly() {
   std::string s(v);
   return !(s == "0" || s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off");
 }
+
+void ShutdownPlugins() { RunPluginFinalizers(); }
 
 std::string DefaultPluginDir() {
   Dl_info info;
