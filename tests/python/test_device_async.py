@@ -243,6 +243,51 @@ def test_shutdown_hands_the_memory_pool_back_before_finalize(tmp_path):
     assert fields["plugin_finalized"] == "1" and fields["device_finalized_before"] == "1"
 
 
+# Copies a run needs and no more: a feed only a CPU fallback reads stays on the host (it used to
+# be uploaded and copied down again); a fetched tensor a fallback also read is copied down once
+# (it used to be copied down by the fallback's conversion and again by the fetch).
+COPIES = textwrap.dedent("""
+    import ctypes, json, sys
+    import numpy as np
+    import tide
+    from tide import layers
+    tide.load_plugin(sys.argv[1])
+    lib = ctypes.CDLL(sys.argv[1])
+    COUNTERS
+    xs = np.linspace(-1, 1, 32, dtype="float32").reshape(4, 8)
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    exe = tide.Executor(tide.Place("sim", 0))
+    def per_run(program, fetch, want):
+        counts = []
+        for _ in range(3):
+            before = lib.tide_sim_counters()
+            got = exe.run(program, feed={"x": xs}, fetch_list=fetch, scope=tide.Scope())
+            after = lib.tide_sim_counters()
+            assert all(np.allclose(g, w, rtol=1e-6) for g, w in zip(got, want))
+            counts.append([after.h2d - before.h2d, after.d2h - before.d2h])
+        return counts
+    a, b = tide.Program(), tide.Program()
+    with tide.program_guard(a, tide.Program()):
+        x = layers.data(name="x", shape=[4, 8], dtype="float32", append_batch_size=False)
+        out = layers.scale(layers.sigmoid(x), 2.0)  # sigmoid has no sim kernel
+    with tide.program_guard(b, tide.Program()):
+        x = layers.data(name="x", shape=[4, 8], dtype="float32", append_batch_size=False)
+        h = layers.scale(x, 3.0)
+        g = layers.sigmoid(h)
+    print(json.dumps({"feed_for_fallback": per_run(a, [out], [2 * sig(xs)]),
+                      "fetch_read_by_fallback": per_run(b, [h, g], [3 * xs, sig(3 * xs)])}))
+""").replace("COUNTERS\n", COUNTERS)
+
+
+def test_a_run_copies_feeds_and_fetches_only_where_needed():
+    p = _run(COPIES, SIM)
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    # x stays on the host for sigmoid; sigmoid's result goes up for scale; scale's comes down.
+    assert r["feed_for_fallback"] == [[1, 1]] * 3, r
+    # x goes up for scale; h comes down once, for sigmoid and the fetch both.
+    assert r["fetch_read_by_fallback"] == [[1, 1]] * 3, r
+
+
 MEMORY = textwrap.dedent("""
     import json, sys
     import numpy as np
