@@ -46,10 +46,18 @@ std::vector<unsigned char> Pattern(size_t n, unsigned seed) {
   return v;
 }
 
-// Queues large copies so that what is queued next waits behind them.
-void MakeBusy(DeviceContext* ctx, const DeviceBlock& a, const DeviceBlock& b) {
-  for (int i = 0; i < kBusyCopies; ++i) ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, b.get(), a.get(), kBusyBytes);
-}
+// Large copies between two blocks, queued so that what is queued next waits behind them.
+class BusyStream {
+ public:
+  BusyStream(const DeviceInfo& dev, const Place& place)
+      : a_(dev, place, kBusyBytes), b_(dev, place, kBusyBytes) {}
+  void Queue(DeviceContext* ctx) {
+    for (int i = 0; i < kBusyCopies; ++i) ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, b_.get(), a_.get(), kBusyBytes);
+  }
+
+ private:
+  DeviceBlock a_, b_;
+};
 
 std::string FirstMismatch(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want) {
   for (size_t i = 0; i < want.size(); ++i)
@@ -58,54 +66,54 @@ std::string FirstMismatch(const std::vector<unsigned char>& got, const std::vect
   return "";
 }
 
-std::vector<unsigned char> ReadBack(DeviceContext* ctx, const DeviceBlock& block, size_t n) {
-  std::vector<unsigned char> out(n);
+// Reads `block` back once the queued work is done and compares it with `want`: empty when equal.
+std::string Compare(DeviceContext* ctx, const DeviceBlock& block, const std::vector<unsigned char>& want) {
+  std::vector<unsigned char> got(want.size());
   ctx->Synchronize();
-  ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, out.data(), block.get(), n);
+  ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, got.data(), block.get(), want.size());
   ctx->Synchronize();
-  return out;
+  return FirstMismatch(got, want);
 }
 
-ContractCheck CheckCopy(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
-  ContractCheck c{"copy", "a host-to-device copy from ordinary host memory has taken the source's bytes "
-                  "when copy returns (the core may change or free them right after)", false, ""};
-  DeviceBlock busy_a(dev, place, kBusyBytes), busy_b(dev, place, kBusyBytes);
+constexpr const char* kCopyRule =
+    "a host-to-device copy from ordinary host memory has taken the source's bytes when copy returns "
+    "(the core may change or free them right after)";
+constexpr const char* kFreeRule =
+    "free releases a block in stream order: work queued before the free still reads the block's bytes";
+
+// What the copy check sees: empty, or what arrived wrong.
+std::string CheckCopy(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  BusyStream busy(dev, place);
   DeviceBlock block(dev, place, kProbeBytes);
   const std::vector<unsigned char> want = Pattern(kProbeBytes, 1);
   auto host = std::make_unique<std::vector<unsigned char>>(want);  // ordinary (pageable) memory
-  MakeBusy(ctx, busy_a, busy_b);
+  busy.Queue(ctx);
   ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, block.get(), host->data(), kProbeBytes);
   std::memset(host->data(), 0xEE, kProbeBytes);  // the core reuses the buffer at once
-  const std::string bad = FirstMismatch(ReadBack(ctx, block, kProbeBytes), want);
-  c.passed = bad.empty();
-  if (!c.passed)
-    c.message = StrCat("a host buffer changed right after copy (HOST_TO_DEVICE) returned changed what "
-                       "arrived on ", place.ToString(), ": ", bad, " (the copy read the host bytes later)");
-  return c;
+  const std::string bad = Compare(ctx, block, want);
+  if (bad.empty()) return "";
+  return StrCat("a host buffer changed right after copy (HOST_TO_DEVICE) returned changed what arrived on ",
+                place.ToString(), ": ", bad, " (the copy read the host bytes later)");
 }
 
-ContractCheck CheckFree(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
-  ContractCheck c{"free", "free releases a block in stream order: work queued before the free still "
-                  "reads the block's bytes", false, ""};
-  DeviceBlock busy_a(dev, place, kBusyBytes), busy_b(dev, place, kBusyBytes);
+std::string CheckFree(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  BusyStream busy(dev, place);
   DeviceBlock dst(dev, place, kProbeBytes);
   auto src = std::make_unique<DeviceBlock>(dev, place, kProbeBytes);
   const std::vector<unsigned char> want = Pattern(kProbeBytes, 2);
   ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, src->get(), want.data(), kProbeBytes);
   ctx->Synchronize();
-  MakeBusy(ctx, busy_a, busy_b);
+  busy.Queue(ctx);
   ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, dst.get(), src->get(), kProbeBytes);  // runs late
   src->Free();  // while that copy still waits to read it
   // The next user of the memory writes it at once, as another allocation would.
   DeviceBlock next(dev, place, kProbeBytes);
   const std::vector<unsigned char> other = Pattern(kProbeBytes, 3);
   ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, next.get(), other.data(), kProbeBytes);
-  const std::string bad = FirstMismatch(ReadBack(ctx, dst, kProbeBytes), want);
-  c.passed = bad.empty();
-  if (!c.passed)
-    c.message = StrCat("a block freed while the stream of ", place.ToString(), " was busy was released "
-                       "before the copy queued to read it ran: ", bad, " of the copy's result");
-  return c;
+  const std::string bad = Compare(ctx, dst, want);
+  if (bad.empty()) return "";
+  return StrCat("a block freed while the stream of ", place.ToString(), " was busy was released before the "
+                "copy queued to read it ran: ", bad, " of the copy's result");
 }
 
 }  // namespace
@@ -113,14 +121,21 @@ ContractCheck CheckFree(DeviceContext* ctx, const DeviceInfo& dev, const Place& 
 std::vector<ContractCheck> CheckDeviceContracts(const Place& place) {
   const DeviceInfo& dev = CheckedDevice(place);
   DeviceContext* ctx = DeviceContextPool::Global().Get(place);
+  struct Check {
+    const char* name;
+    const char* rule;
+    std::string (*run)(DeviceContext*, const DeviceInfo&, const Place&);
+  };
   std::vector<ContractCheck> out;
-  for (auto check : {&CheckCopy, &CheckFree}) {
+  for (const Check& check : {Check{"copy", kCopyRule, &CheckCopy}, Check{"free", kFreeRule, &CheckFree}}) {
+    ContractCheck c{check.name, check.rule, false, ""};
     try {
-      out.push_back(check(ctx, dev, place));
+      c.message = check.run(ctx, dev, place);
+      c.passed = c.message.empty();
     } catch (const std::exception& e) {
-      ContractCheck c{check == &CheckCopy ? "copy" : "free", "", false, e.what()};
-      out.push_back(c);
+      c.message = e.what();
     }
+    out.push_back(c);
   }
   return out;
 }
