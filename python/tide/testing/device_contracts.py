@@ -13,6 +13,9 @@ import os
 import subprocess
 import sys
 
+import tide
+from tide import _C
+
 CONTRACTS = ("copy", "free")
 
 
@@ -44,8 +47,6 @@ def check(place, plugins=(), env=None, timeout=300):
 
 
 def _worker(place, plugins):
-    import tide
-    from tide import _C
     for path in plugins:
         tide.load_plugin(path)
     p = _C.parse_place(place)
