@@ -81,7 +81,15 @@ void DeviceContext::ReleaseStaging() {
 
 void DeviceContext::Synchronize() {
   CallPlugin([&] { return device_->def.synchronize(device_->def.self, ctx_); },
-             [&] { return "synchronising " + place_.ToString(); }, device_->plugin_file);
+             [&] {
+               std::string what = "synchronising " + place_.ToString();
+               if (const KernelEntry* k = last_launch_.load(std::memory_order_relaxed))
+                 what += StrCat(" (work queued there failed; the last op launched on ", place_.ToString(),
+                                " was op '", k->op_type, "', kernel ", k->key.ToString(), " from plugin ",
+                                k->plugin, ": set TIDE_SYNC_OPS=1 to check each op as it runs)");
+               return what;
+             },
+             device_->plugin_file);
 }
 
 const void* DeviceContext::Extension(const char* name) const {
@@ -93,6 +101,8 @@ void DeviceContext::Copy(TideCopyKind kind, void* dst, const void* src, size_t s
   if (size == 0) return;
   CallPlugin([&] { return device_->def.copy(device_->def.self, ctx_, kind, dst, src, size); },
              [&] { return StrCat("copying ", size, " bytes on ", place_.ToString()); }, device_->plugin_file);
+  // Contract 1: the copy may read its host source until the context is synchronised.
+  if (kind == TIDE_COPY_HOST_TO_DEVICE && legacy_contract()) Synchronize();
 }
 
 void DeviceContext::CopyPeer(void* dst, int32_t src_device, const void* src, size_t size) {
@@ -126,7 +136,7 @@ void DeviceContext::Memset(void* dst, int32_t value, size_t size) {
 void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
   if (size == 0) return;
   const TideDeviceDef& d = device_->def;
-  if (!d.host_alloc || !has_events()) {
+  if (!d.host_alloc || !has_events() || legacy_contract()) {
     Copy(TIDE_COPY_HOST_TO_DEVICE, dst, src, size);
     return;
   }
@@ -193,6 +203,18 @@ void DeviceContext::WaitFor(DeviceContext& other) {
              device_->plugin_file);
 }
 
+void FreeDeviceMemory(const DeviceInfo& device, const Place& place, void* ptr, size_t size) {
+  if (device.legacy_contract())
+    if (DeviceContext* ctx = DeviceContextPool::Global().Find(place)) {
+      try {
+        ctx->Synchronize();
+      } catch (const std::exception& e) {  // the fault is the queued work's; free anyway
+        LOG(WARNING) << "freeing " << size << " bytes on " << place.ToString() << ": " << e.what();
+      }
+    }
+  device.def.free(device.def.self, place.device, ptr, size);
+}
+
 DeviceProperties GetDeviceProperties(const Place& place) {
   const DeviceInfo& dev = CheckedDevice(place);
   const TideDeviceDef& d = dev.def;
@@ -225,7 +247,25 @@ DeviceContextPool& DeviceContextPool::Global() {
 
 namespace {
 std::atomic<bool> g_shut_down{false};
+std::mutex g_hooks_mu;
+std::vector<void (*)()>& ShutdownHooks() {
+  static auto* hooks = new std::vector<void (*)()>;
+  return *hooks;
+}
 }  // namespace
+
+bool DevicesShutDown() { return g_shut_down.load(); }
+
+void AddDeviceShutdownHook(void (*hook)()) {
+  std::lock_guard<std::mutex> lock(g_hooks_mu);
+  ShutdownHooks().push_back(hook);
+}
+
+DeviceContext* DeviceContextPool::Find(const Place& place) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = contexts_.find(place);
+  return it == contexts_.end() ? nullptr : it->second.get();
+}
 
 DeviceContext* DeviceContextPool::Get(const Place& place) {
   bool fast = place.kind >= 0 && place.kind < kFastKinds && place.device >= 0 &&
@@ -237,7 +277,7 @@ DeviceContext* DeviceContextPool::Get(const Place& place) {
   const DeviceInfo& dev = CheckedDevice(place);
   std::lock_guard<std::mutex> lock(mu_);
   TIDE_ENFORCE(!g_shut_down.load(), "the device of ", place.ToString(),
-               " was already shut down (the process is ending)");
+               " was already shut down (by tide.shutdown(), or the process is ending)");
   auto& owned = contexts_[place];
   if (!owned) {
     owned = std::make_unique<DeviceContext>(dev, place);
@@ -266,6 +306,12 @@ void DeviceContextPool::Clear() {
 void ShutdownDevices() {
   if (g_shut_down.exchange(true)) return;
   DeviceContextPool::Global().Clear();
+  std::vector<void (*)()> hooks;
+  {
+    std::lock_guard<std::mutex> lock(g_hooks_mu);
+    hooks = ShutdownHooks();
+  }
+  for (auto hook : hooks) hook();
   for (const DeviceInfo* d : Registry::Global().AllDevices())
     if (d->def.finalize) d->def.finalize(d->def.self);
 }

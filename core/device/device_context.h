@@ -30,7 +30,14 @@ class DeviceContext {
   void* plugin_context() const { return ctx_; }
   bool host_accessible() const { return device_->def.host_accessible != 0; }
 
+  // Waits for the work queued here. An error it reports (an asynchronous fault) names the last
+  // op launched here, the likeliest culprit, besides what synchronised.
   void Synchronize();
+  // Notes the kernel launched here last (registry entries live as long as the process).
+  void NoteLaunch(const KernelEntry* kernel) { last_launch_.store(kernel, std::memory_order_relaxed); }
+  // True when the device follows device contract 1, for which the core synchronises after each
+  // host-to-device copy and before each free.
+  bool legacy_contract() const { return device_->legacy_contract(); }
   // The device plugin's extension struct `name`, or nullptr.
   const void* Extension(const char* name) const;
   // Queued on this context's stream; Synchronize before reading on the host.
@@ -58,9 +65,15 @@ class DeviceContext {
   Place place_;
   void* ctx_ = nullptr;
   void* marker_ = nullptr;  // event recorded by WaitFor callers on this context
+  std::atomic<const KernelEntry*> last_launch_{nullptr};
   std::mutex staging_mu_;
   std::vector<Staging> staging_;
 };
+
+// Gives `ptr` (`size` bytes of `place`'s device memory from its alloc) back to the device. For a
+// device of contract 1 it first waits for the work queued on the place's context, which may still
+// use the block; contract 2 devices release in stream order themselves.
+void FreeDeviceMemory(const DeviceInfo& device, const Place& place, void* ptr, size_t size);
 
 // What a device reports of itself (TideDeviceProperties), filled by the core where the plugin
 // has no properties function.
@@ -82,6 +95,8 @@ class DeviceContextPool {
   static DeviceContextPool& Global();
   // The context of `place`, made on first use; throws when the place does not exist.
   DeviceContext* Get(const Place& place);
+  // The context of `place` if one was made (and not yet destroyed), else nullptr.
+  DeviceContext* Find(const Place& place);
   // Synchronises and destroys every context; later Gets make new ones.
   void Clear();
 
@@ -92,9 +107,15 @@ class DeviceContextPool {
   std::array<std::atomic<DeviceContext*>, kFastKinds * kFastDevices> fast_{};
 };
 
-// Ends the devices' lives: synchronises and destroys every context, then calls each device
-// plugin's finalize once. Runs at process exit (registered when the first context is made);
-// later calls do nothing. After it, no context can be made again.
+// Ends the devices' lives: synchronises and destroys every context, runs the hooks added with
+// AddDeviceShutdownHook (the memory pools give their free blocks back), then calls each device
+// plugin's finalize once. Runs at process exit (registered when the first context is made) or
+// at tide.shutdown(); later calls do nothing. After it, no context can be made again.
 void ShutdownDevices();
+// True once ShutdownDevices has begun.
+bool DevicesShutDown();
+// Runs `hook` in ShutdownDevices after the contexts are gone and before the devices' finalize
+// (layers above the device's use it: the allocators).
+void AddDeviceShutdownHook(void (*hook)());
 
 }  // namespace tide::core

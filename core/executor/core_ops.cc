@@ -6,6 +6,9 @@
 #include <string>
 
 #include "core/executor/core_ops.h"
+#include "core/executor/data_transform.h"
+#include "core/executor/executor.h"
+#include "core/executor/feed_fetch.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/tensor_util.h"
 #include "core/framework/variable.h"
@@ -44,7 +47,8 @@ std::vector<LoDTensor>* ListOf(Variable* v, const char* op, const std::string& n
   return list;
 }
 
-// Out = feed[col]: shares the memory when it is already on the run's place.
+// Out = feed[col], on the place its readers run on (FeedPlace): shares the memory when it is
+// already there.
 TideStatus* FeedRun(TideOpRunContext* c, void*) {
   return StatusGuard([&] {
     const int32_t col = Col(c);
@@ -56,7 +60,7 @@ TideStatus* FeedRun(TideOpRunContext* c, void*) {
     const std::string& out_name = Arg(c->op->FindOutput("Out"), "feed", "Out");
     LoDTensor* dst = Lookup(c, "feed", out_name)->GetMutable<LoDTensor>();
     TIDE_ENFORCE(dst, "op 'feed': variable '", out_name, "' does not hold a LoDTensor");
-    const Place place = c->dctx->place();
+    const Place place = FeedPlace(*c->block, out_name, c->dctx->place());
     if (src.place() == place) {
       dst->ShareDataWith(src);
       dst->set_lod(src.lod());
@@ -66,7 +70,8 @@ TideStatus* FeedRun(TideOpRunContext* c, void*) {
   });
 }
 
-// fetch[col] = a host copy of X.
+// fetch[col] = a host copy of X: from the host copy a fallback op's input conversion made this
+// run when it is still current, so the tensor is not copied down twice.
 TideStatus* FetchRun(TideOpRunContext* c, void*) {
   return StatusGuard([&] {
     const int32_t col = Col(c);
@@ -80,7 +85,10 @@ TideStatus* FetchRun(TideOpRunContext* c, void*) {
     const std::string& list_name = Arg(c->op->FindOutput("Out"), "fetch", "Out");
     std::vector<LoDTensor>& list = *ListOf(Lookup(c, "fetch", list_name), "fetch", list_name);
     if (list.size() <= static_cast<size_t>(col)) list.resize(col + 1);
-    TensorCopySync(src, HostPlace(), &list[col]);
+    const LoDTensor* from = &src;
+    if (src.place() != HostPlace())
+      if (const LoDTensor* copy = CurrentCopyOf(*c->block, src, HostPlace())) from = copy;
+    TensorCopySync(*from, HostPlace(), &list[col]);
   });
 }
 

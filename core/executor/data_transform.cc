@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "core/device/device_context.h"
+#include "core/executor/executor.h"
 #include "core/framework/tensor_util.h"
 #include "core/platform/flags.h"
 #include "core/platform/status.h"
@@ -141,6 +142,25 @@ void TransformInputs(OpInstance& op, TransformCounts* counts) {
       tr.result = nullptr;
       tr.result = TransformInput(op, b, i, &tr, counts);
     }
+}
+
+const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src, const Place& place) {
+  if (!src.initialized() || !src.holder()) return nullptr;
+  const uint64_t content = src.holder()->content_version();
+  if (content == 0) return nullptr;  // writes to it go unseen: nothing derived from it holds
+  for (size_t i = 0; i < block.num_ops(); ++i)
+    for (const ArgBinding& b : block.op(i).inputs())
+      for (const InputTransform& t : b.transforms) {
+        const ConversionStamp& s = t.cached_stamp;
+        if (!t.cached || s.source != &src || s.content != content || s.shape != src.version() ||
+            s.offset != src.offset() || s.layout != src.layout() || s.dtype != src.dtype())
+          continue;
+        const LoDTensor* copy = t.cached;
+        if (copy->place() == place && copy->dtype() == src.dtype() && copy->layout() == src.layout() &&
+            copy->holder() && copy->holder()->content_version() == t.cached_content)
+          return copy;
+      }
+  return nullptr;
 }
 
 void ToPlainLayout(LoDTensor* t) {

@@ -12,6 +12,8 @@
 
 namespace tide::core {
 
+class PreparedBlock;
+
 struct TransformCounts {
   uint64_t layouts = 0, copies = 0, casts = 0;
   uint64_t reused = 0;  // conversions skipped: the source had not changed since the last one
@@ -29,6 +31,11 @@ bool NeedsLayoutTransform(TideLayout actual, TideLayout expected);
 // convert) costs one test per input. Errors name the op, the input, the kernel key and the
 // missing transform.
 void TransformInputs(OpInstance& op, TransformCounts* counts);
+
+// A copy of `src` on `place` that an input conversion of an op in `block` made and that is still
+// current (the same bytes, dims, LoD, data type and layout), or nullptr: what a fetch reads
+// instead of copying a tensor down again that a fallback op already copied.
+const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src, const Place& place);
 
 // A tensor in a library's layout (a fetched result), converted in place to a plain one through
 // the transform its device plugin registers; plain tensors are left alone.

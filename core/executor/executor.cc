@@ -191,6 +191,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     try {
       CallPlugin([&] { return k.compute(&ctx, k.user_data); },
                  [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+      op.kernel_dctx()->NoteLaunch(&k);  // named if a fault of its queued work surfaces later
       break;
     } catch (const Error& e) {
       DropUnbackedOutputs(op);

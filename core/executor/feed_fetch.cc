@@ -6,6 +6,7 @@
 
 #include "core/executor/core_ops.h"
 #include "core/executor/data_transform.h"
+#include "core/executor/executor.h"
 
 namespace tide::core {
 
@@ -111,6 +112,25 @@ void CheckFeed(const VarDesc& desc, const LoDTensor& t) {
   std::string lod_error = CheckLoD(t.lod(), t.dims().size() ? t.dims()[0] : 0);
   TIDE_ENFORCE(lod_error.empty(), "feed '", name, "': invalid LoD ", LoDToString(t.lod()), ": ",
                lod_error);
+}
+
+Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place& run_place) {
+  bool any = false;
+  Place want;
+  for (size_t i = 0; i < block.num_ops(); ++i) {
+    const OpInstance& op = block.op(i);
+    bool reads = false;
+    for (const ArgBinding& b : op.inputs())
+      reads = reads || std::find(b.names.begin(), b.names.end(), var) != b.names.end();
+    if (!reads) continue;
+    const Place at = op.type() == "fetch"          ? HostPlace()
+                     : op.info().run || !op.kernel() ? run_place
+                                                     : op.kernel_place();
+    if (any && at != want) return run_place;
+    any = true;
+    want = at;
+  }
+  return any ? want : run_place;
 }
 
 void SetFeedList(Scope* scope, const std::vector<LoDTensor>& feeds) {

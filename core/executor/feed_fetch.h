@@ -31,6 +31,14 @@ void KeepFetchTargets(BlockDesc* block, const std::vector<std::string>& fetches)
 // the declared one matches (-1 matches any size), with a valid LoD. Errors name the feed.
 void CheckFeed(const VarDesc& desc, const LoDTensor& t);
 
+class PreparedBlock;
+
+// Where the feed op of `block` should put variable `var`: the place every op reading it runs its
+// kernel on (a fetch reads on the host), so that a feed only CPU-fallback ops read is never
+// uploaded to be copied down again; `run_place` when its readers disagree, or one runs without
+// a kernel (control flow) or has none chosen yet.
+Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place& run_place);
+
 // Puts `feeds` in `scope`'s feed list, for the feed ops.
 void SetFeedList(Scope* scope, const std::vector<LoDTensor>& feeds);
 // Takes the `count` results the fetch ops left in `scope`'s fetch list, in a plain layout; the

@@ -40,9 +40,11 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
     // bytes when the copy returns (pageable semantics), or CopyFromHost staged them.
     if (src_ctx != dst_ctx) src_ctx->Synchronize();  // an async kernel may still write `in`
     dst_ctx->CopyFromHost(out, in, bytes);
-  } else if (src_host) {  // host-accessible to host-accessible: a plain copy
+  } else if (src_host) {
+    // Between two host-accessible places (the CPU and a host-accessible device): the source is
+    // memory the host reads, not the destination device's, so a host-to-device copy there.
     if (src_ctx != dst_ctx) src_ctx->Synchronize();
-    dst_ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, out, in, bytes);
+    dst_ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, out, in, bytes);
     dst_ctx->Synchronize();
   } else if (dst_host) {
     dst_ctx->Synchronize();  // its queued work may still read what `out` held before

@@ -6,6 +6,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/dll/shared_library.hpp>
 #include <cerrno>
 #include <chrono>
@@ -120,6 +121,7 @@ struct Candidate {
 // Registered with atexit when the first is added: after the device shutdown that a device
 // context registers later, so devices are finalized before the plugins that provide them.
 std::mutex g_finalize_mu;
+std::atomic<bool> g_plugins_shut_down{false};  // tide.shutdown() or exit ran the finalizers
 std::vector<TidePluginFinalizeFn>& Finalizers() {
   static auto* f = new std::vector<TidePluginFinalizeFn>;
   return *f;
@@ -128,6 +130,7 @@ void RunPluginFinalizers() {
   std::vector<TidePluginFinalizeFn> run;
   {
     std::lock_guard<std::mutex> lock(g_finalize_mu);
+    g_plugins_shut_down = true;
     run.swap(Finalizers());
   }
   ShutdownDevices();  // a no-op when the devices were shut down already
@@ -143,6 +146,7 @@ void AddFinalizer(boost::dll::shared_library* lib) {
   std::lock_guard<std::mutex> lock(g_finalize_mu);
   static bool at_exit = (std::atexit(RunPluginFinalizers), true);
   (void)at_exit;
+  if (g_plugins_shut_down) return;  // loaded after tide.shutdown(): nothing will finalize again
   Finalizers().push_back(lib->get<void()>(TIDE_PLUGIN_FINALIZE_SYMBOL));
 }
 
@@ -235,6 +239,20 @@ std::string DlopenReason(const std::string& path) {
   return msg;
 }
 
+// Until 1.0 is released the tables' layout is checked exactly (TIDE_ABI_LAYOUT): a plugin built
+// against another layout would call the wrong host entries. Empty when the layouts match.
+std::string LayoutMismatch(boost::dll::shared_library& lib, const std::string& path) {
+  std::string theirs = "1 (it exports no layout revision: built before revisions existed)";
+  if (lib.has(TIDE_PLUGIN_ABI_LAYOUT_SYMBOL)) {
+    const uint32_t layout = lib.get<uint32_t()>(TIDE_PLUGIN_ABI_LAYOUT_SYMBOL)();
+    if (layout == TIDE_ABI_LAYOUT) return "";
+    theirs = StrCat(layout);
+  }
+  return StrCat("plugin file ", path, " was built against ABI layout ", theirs, ", this core has ",
+                TIDE_ABI_LAYOUT, " (the tables of the unreleased ABI ", TIDE_ABI_MAJOR, ".",
+                TIDE_ABI_MINOR, " were reordered); rebuild the plugin against this SDK");
+}
+
 // Opens the file and reads its info; fills record.error on failure.
 void Open(const std::string& path, Candidate* c) {
   PluginRecord& r = c->record;
@@ -254,6 +272,11 @@ void Open(const std::string& path, Candidate* c) {
       OpenLibraries().push_back(std::move(lib));
       return;
     }
+  }
+  r.error = LayoutMismatch(*lib, path);
+  if (!r.error.empty()) {  // its tables are not this core's: call nothing else of it
+    OpenLibraries().push_back(std::move(lib));
+    return;
   }
   auto info_fn = lib->get<const TidePluginInfo*(const TideAbiRange*)>(TIDE_PLUGIN_INFO_SYMBOL);
   c->register_fn = lib->get<TideStatus*(const TideHostApi*, TideRegistrar*)>(TIDE_PLUGIN_REGISTER_SYMBOL);
@@ -415,6 +438,8 @@ bool PluginPathOnly() {
   std::string s(v);
   return !(s == "0" || s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "off");
 }
+
+void ShutdownPlugins() { RunPluginFinalizers(); }
 
 std::string DefaultPluginDir() {
   Dl_info info;

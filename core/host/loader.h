@@ -52,6 +52,12 @@ class PluginManager {
   std::vector<PluginRecord> records_;
 };
 
+// Ends the plugins' lives now instead of at exit (tide.shutdown()): synchronises and destroys
+// every device context, gives the memory pools' free blocks back, finalizes each device, then
+// runs each plugin's tide_plugin_finalize, last loaded first. Once per process (a later call, and
+// the one at exit, do nothing); afterwards no device can be used again.
+void ShutdownPlugins();
+
 // The install's (or build tree's) default plugin directory: <dir of libtide_core.so>/tide/plugins.
 std::string DefaultPluginDir();
 // TIDE_PLUGIN_PATH_ONLY is set to a true value: $TIDE_PLUGIN_PATH is the whole search path.

@@ -35,7 +35,7 @@ class DeviceSystemAllocator : public SystemAllocator {
                 size, " bytes on ", place_.ToString());
     return p;
   }
-  void Free(void* ptr, size_t size) override { dev_.def.free(dev_.def.self, place_.device, ptr, size); }
+  void Free(void* ptr, size_t size) override { FreeDeviceMemory(dev_, place_, ptr, size); }
   size_t alignment() const override { return dev_.def.alignment ? dev_.def.alignment : 64; }
 
  private:
@@ -124,6 +124,15 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
 // Allocators by place; small kind/device ids (all real ones) are found without a lock.
 class AllocatorTable {
  public:
+  // At shutdown (before the devices' finalize) every pool gives back what no tensor holds, and
+  // from then on gives back each block as it is freed: a device sees every block it lent freed.
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_.store(true);
+    for (auto& kv : table_) kv.second->EmptyCache();
+  }
+  bool closed() const { return closed_.load(std::memory_order_relaxed); }
+
   PlaceAllocator& Get(const Place& place) {
     const bool fast = place.kind >= 0 && place.kind < kKinds && place.device >= 0 && place.device < kDevices;
     const size_t i = fast ? size_t(place.kind) * kDevices + size_t(place.device) : 0;
@@ -141,17 +150,26 @@ class AllocatorTable {
   std::mutex mu_;
   std::map<Place, std::unique_ptr<PlaceAllocator>> table_;
   std::array<std::atomic<PlaceAllocator*>, kKinds * kDevices> fast_{};
+  std::atomic<bool> closed_{false};
 };
 
 AllocatorTable& Table() {
-  static auto* t = new AllocatorTable;  // never destroyed: tensors may be freed during exit
+  static auto* t = [] {
+    AddDeviceShutdownHook([] { Table().Close(); });
+    return new AllocatorTable;  // never destroyed: tensors may be freed during exit
+  }();
   return *t;
+}
+
+void FreeInto(PlaceAllocator& a, void* ptr) {
+  a.Free(ptr);
+  if (Table().closed()) a.EmptyCache();  // exiting: nothing will reuse it
 }
 
 }  // namespace
 
 void* Alloc(const Place& place, size_t size) { return Table().Get(place).Alloc(size); }
-void Free(const Place& place, void* ptr) { Table().Get(place).Free(ptr); }
+void Free(const Place& place, void* ptr) { FreeInto(Table().Get(place), ptr); }
 size_t Used(const Place& place) { return Table().Get(place).Stats().used; }
 AllocatorStats Stats(const Place& place) { return Table().Get(place).Stats(); }
 void EmptyCache(const Place& place) { Table().Get(place).EmptyCache(); }
@@ -159,7 +177,7 @@ void EmptyCache(const Place& place) { Table().Get(place).EmptyCache(); }
 AllocationPtr AllocShared(const Place& place, size_t size) {
   PlaceAllocator* a = &Table().Get(place);
   void* p = a->Alloc(size);
-  return std::make_shared<Allocation>(p, size, place, [a](void* ptr) { a->Free(ptr); });
+  return std::make_shared<Allocation>(p, size, place, [a](void* ptr) { FreeInto(*a, ptr); });
 }
 
 }  // namespace tide::core::memory

@@ -2,6 +2,8 @@
 // every field checked (struct_size first) and every problem reported with the op or kernel name.
 #include "core/plugin/registrar.h"
 
+#include <glog/logging.h>
+
 #include <cctype>
 #include <cstring>
 #include <set>
@@ -177,6 +179,19 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
     TIDE_ENFORCE(events == 0 || events == 6, "device '", d->kind_name, "' has ", events,
                  " of the 6 event functions (event_create, event_destroy, event_record, "
                  "event_query, event_synchronize, context_wait_event); give all or none");
+    // Newer contracts than ours are refused (we would not keep their rules); older ones the
+    // core keeps working by synchronising as they need (DeviceContext::Copy, the allocator).
+    TIDE_ENFORCE(n.contract <= TIDE_DEVICE_CONTRACT, "device '", d->kind_name, "' (", r->plugin_file,
+                 ") declares device contract ", n.contract, "; this core knows contracts 1 to ",
+                 TIDE_DEVICE_CONTRACT, " (upgrade Tide, or build the plugin against this SDK)");
+    d->contract = n.contract ? n.contract : 1;
+    if (d->contract < TIDE_DEVICE_CONTRACT)
+      LOG(WARNING) << "device '" << d->kind_name << "' (" << r->plugin_file << ") declares "
+                   << (n.contract ? StrCat("device contract ", n.contract) : std::string("no device contract"))
+                   << ": the core follows contract 1 for it (it synchronises the device after each "
+                      "host-to-device copy and before each free; rebuild the plugin against this "
+                      "SDK, contract "
+                   << TIDE_DEVICE_CONTRACT << ", to overlap them)";
     d->def.kind = nullptr;  // the plugin's string; kind_name is ours
     d->kind = PlaceKindId(d->kind_name);
     // Its memory flags, before its first allocation.

@@ -71,6 +71,10 @@ struct DeviceInfo {
   std::string kind_name;
   int32_t kind = -1;
   TideDeviceDef def{};  // fields past the plugin's struct_size are zero
+  // The device contract the core follows for it: def.contract, or 1 where it declares none.
+  uint32_t contract = 1;
+  // Contract 1: the core synchronises after host-to-device copies and before frees.
+  bool legacy_contract() const { return contract < 2; }
   std::string plugin, plugin_file;
 };
 

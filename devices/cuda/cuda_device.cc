@@ -229,6 +229,7 @@ class CudaDevice : public tide::Device {
     int prev = -1;
     if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
     if (prev != device) cudaSetDevice(device);
+    // Device contract 2's stream order: cudaFree waits for the device's queued work first.
     cudaFree(ptr);  // fails only while the runtime shuts down; nothing to do then
     cudaGetLastError();
     if (prev >= 0 && prev != device) cudaSetDevice(prev);

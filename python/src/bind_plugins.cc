@@ -40,6 +40,10 @@ void BindPlugins(py::module_& m) {
     for (const auto& r : PluginManager::Global().Records()) out.append(RecordToDict(r));
     return out;
   });
+  m.def("shutdown", [] {
+    py::gil_scoped_release nogil;
+    ShutdownPlugins();
+  }, "Ends the devices' and plugins' lives now (what happens at exit); see tide.shutdown.");
   m.def("plugins_json", [] { return PluginManager::Global().RecordsJson(); });
   m.def("plugin_search_path", [] { return PluginManager::Global().SearchPath(); });
   m.def("set_flag", &SetFlag, py::arg("name"), py::arg("value"));

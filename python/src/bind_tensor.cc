@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "core/device/contract_probe.h"
 #include "core/device/device_context.h"
 #include "core/framework/scope.h"
 #include "core/memory/memory.h"
@@ -63,6 +64,20 @@ void BindTensor(py::module_& m) {
     out["multiprocessor_count"] = d.multiprocessor_count;
     return out;
   }, py::arg("place"), "What the device plugin reports of a place (TideDeviceProperties).");
+  m.def("check_device_contracts", [](const Place& p) {
+    std::vector<ContractCheck> checks;
+    {
+      py::gil_scoped_release nogil;
+      checks = CheckDeviceContracts(p);
+    }
+    py::list out;
+    for (const ContractCheck& c : checks)
+      out.append(py::dict(py::arg("contract") = c.name, py::arg("rule") = c.rule,
+                          py::arg("passed") = c.passed, py::arg("message") = c.message));
+    return out;
+  }, py::arg("place"), "Checks that the place's device keeps its device contract (copy, free).");
+  m.def("device_contract", [](const Place& p) { return CheckedDevice(p).contract; }, py::arg("place"),
+        "The device contract the core follows for the place's device (1 where it declares none).");
   m.def("memory_used", &memory::Used);
   m.def("memory_empty_cache", &memory::EmptyCache, py::arg("place"));
   m.def("device_kinds", [] {

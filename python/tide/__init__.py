@@ -73,6 +73,15 @@ def places(kind=None):
     return [Place(k, i) for k in kinds for i in range(_C.device_count(k))]
 
 
+def shutdown():
+    """Ends the devices' and plugins' lives now rather than at exit: waits for every device's
+    queued work, destroys the device contexts, gives the memory the core's pools hold back to the
+    devices, calls each device's finalize and then each plugin's tide_plugin_finalize (last
+    loaded first). Once per process; the exit does nothing more. Afterwards no device can be used
+    (an error says it was shut down); tensors still alive give their memory back when dropped."""
+    _C.shutdown()
+
+
 def set_flags(flags):
     """Sets core flags, e.g. tide.set_flags({"cpu_threads": "2"}). A kernel library's flag
     (use_mkldnn) exists once its plugin is loaded; turning one off that does not exist does

@@ -65,6 +65,26 @@ TEST(LoadingFailures, PluginNeedingANewerMinorIsRefusedNamingBothVersions) {
   EXPECT_NE(Registry::Global().FindOp("test_abi.older_op"), nullptr);
 }
 
+// A plugin built against another layout of the unreleased ABI's tables would call the wrong host
+// entries: it is refused before any of its functions but the layout revision runs.
+TEST(LoadingFailures, PluginOfAnotherAbiLayoutIsRefusedNamingBothLayouts) {
+  auto records = LoadCase("layout");
+  const std::string ours = ", this core has " + std::to_string(TIDE_ABI_LAYOUT) +
+                           " (the tables of the unreleased ABI ";
+  const PluginRecord* one = Find(records, CaseFile("layout", "layout_1"));
+  ASSERT_NE(one, nullptr);
+  ExpectFailed(one, "plugin file " + one->path + " was built against ABI layout 1" + ours);
+  EXPECT_CONTAINS(one->error, "rebuild the plugin against this SDK");
+  EXPECT_EQ(one->name, "");  // tide_plugin_info was never called
+  const PluginRecord* none = Find(records, CaseFile("layout", "layout_none"));
+  ExpectFailed(none, "was built against ABI layout 1 (it exports no layout revision: built "
+                     "before revisions existed)" + ours);
+  EXPECT_CONTAINS(none->error, none->path);
+  EXPECT_EQ(Registry::Global().FindOp("test_layout.one_op"), nullptr);
+  EXPECT_EQ(Registry::Global().FindOp("test_layout.none_op"), nullptr);
+  ExpectGoodLoaded(records, "layout");  // plugin.hpp's TIDE_PLUGIN exports this core's layout
+}
+
 TEST(LoadingFailures, ExceptionInRegistrationCallbackBecomesStatus) {
   auto records = LoadCase("throw");
   const PluginRecord* r = Find(records, CaseFile("throw", "throw_callback"));

@@ -162,6 +162,10 @@ def test_sim_judges_a_sample_of_ops(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert report["passed"] and not report["errors"]
     assert "Conformance of sim:0" in p.stdout
+    # The correct sim keeps the device contract it declares.
+    assert report["device_contract"] == 2
+    assert sorted(c["contract"] for c in report["contracts"]) == ["copy", "free"]
+    assert all(c["passed"] for c in report["contracts"]), report["contracts"]
     for op in own:
         for dtype in ("float32", "float64"):
             assert cells(report, op)[dtype]["forward"]["status"] == "pass", (op, dtype)
@@ -189,6 +193,40 @@ def test_a_planted_wrong_kernel_fails_naming_the_op(tmp_path):
     assert any(line.startswith("scale") and "FAIL" in line for line in p.stdout.splitlines())
     assert "FAIL scale float32 forward" in p.stdout
     assert cells(report, "relu")["float32"]["forward"]["status"] == "pass"
+
+
+@needs_sim
+@pytest.mark.parametrize("plant,contract", [("copy_reads_late", "copy"), ("free_at_once", "free")])
+def test_a_broken_device_contract_fails_naming_the_contract(tmp_path, plant, contract):
+    # The sim declares contract 2 but breaks one of its rules: the kit fails it, naming the
+    # contract and the rule, though every kernel is right; the other rule still passes.
+    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "scale",
+                        env={"TIDE_SIM_PLANT_BUG": plant})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert not report["passed"] and report["device_contract"] == 2
+    by_name = {c["contract"]: c for c in report["contracts"]}
+    assert not by_name[contract]["passed"], by_name
+    other = "free" if contract == "copy" else "copy"
+    assert by_name[other]["passed"], by_name
+    assert "FAIL device contract '%s'" % contract in p.stdout, p.stdout
+    if contract == "copy":
+        assert "changed right after copy (HOST_TO_DEVICE) returned" in by_name["copy"]["message"]
+    else:
+        assert "freed while the stream of sim:0 was busy" in by_name["free"]["message"]
+    assert cells(report, "scale")["float32"]["forward"]["status"] == "pass"
+
+
+@needs_sim
+def test_a_device_declaring_no_contract_passes_through_the_cores_synchronisation(tmp_path):
+    # A plugin built against the earlier 1.0 (no contract declared) that reads host bytes late
+    # and frees at once: the core synchronises for it, so what arrives is right.
+    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "scale",
+                        env={"TIDE_SIM_CONTRACT": "0",
+                             "TIDE_SIM_PLANT_BUG": "copy_reads_late,free_at_once"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert report["device_contract"] == 1
+    assert all(c["passed"] for c in report["contracts"]), report["contracts"]
+    assert "Device contract of sim:0: contract 1" in p.stdout
 
 
 @needs_sim

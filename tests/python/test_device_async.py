@@ -23,7 +23,8 @@ class Counters(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
         "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes", "contexts_created",
         "contexts_destroyed", "finalized", "allocator_errors", "live_blocks", "peer",
-        "pinned_allocs", "pinned_frees", "memsets", "event_records", "event_waits")]
+        "pinned_allocs", "pinned_frees", "memsets", "event_records", "event_waits",
+        "wrong_kind")]
 lib.tide_sim_counters.restype = Counters
 """
 
@@ -60,7 +61,7 @@ NET = textwrap.dedent("""
         same = same and all(np.array_equal(a, b) for a, b in zip(want, got))
     c = lib.tide_sim_counters()
     print(json.dumps({"same": bool(same), "allocator_errors": c.allocator_errors,
-                      "h2d": c.h2d, "d2h": c.d2h}))
+                      "h2d": c.h2d, "d2h": c.d2h, "wrong_kind": c.wrong_kind}))
 """).replace("COUNTERS\n", COUNTERS)
 
 
@@ -85,6 +86,54 @@ def test_runs_on_an_async_device_match_the_cpu_bit_for_bit(host_accessible):
     assert result["allocator_errors"] == 0, p.stderr
     if host_accessible == "0":
         assert result["h2d"] > 0 and result["d2h"] > 0  # the fallbacks really moved data
+    # Every copy's kind said where its pointers were: between the CPU and a host-accessible sim,
+    # HOST_TO_DEVICE (the sim checks each copy against its blocks), never DEVICE_TO_DEVICE.
+    assert result["wrong_kind"] == 0, p.stderr
+
+
+# The device-contract checks (what tide-conformance runs first), in this process: the declared
+# contract the core follows, and each check's result.
+CONTRACT = textwrap.dedent("""
+    import json, sys
+    import tide
+    from tide import _C
+    tide.load_plugin(sys.argv[1])
+    place = tide.Place("sim", 0)
+    print(json.dumps({"declared": _C.device_contract(place),
+                      "passed": {c["contract"]: c["passed"] for c in _C.check_device_contracts(place)}}))
+""")
+
+
+@pytest.mark.parametrize("contract", ["0", "1", "2"])
+def test_a_device_of_the_earlier_contract_gets_the_synchronisation_it_needs(contract):
+    # The sim breaks contract 2 on purpose: its host-to-device copies read their source late and
+    # its frees poison the block at once. Declaring no contract (0, a plugin built against the
+    # earlier 1.0) or contract 1, it works: the core synchronises after each upload and before
+    # each free, so the contract checks pass and a net runs bit for bit as on the CPU. Declaring
+    # contract 2 while breaking it, the checks catch both rules broken.
+    env = {"TIDE_SIM_CONTRACT": contract, "TIDE_SIM_PLANT_BUG": "copy_reads_late,free_at_once",
+           "TIDE_SIM_MAX_DELAY_US": "200", "TIDE_SIM_NO_PINNED": "1", "TIDE_USE_SYSTEM_ALLOCATOR": "1"}
+    p = _run(CONTRACT, SIM, env=env)
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    old = contract != "2"
+    assert r["declared"] == (1 if old else 2), r
+    assert r["passed"] == {"copy": old, "free": old}, r
+    if old:
+        # Told once, naming the device and its plugin.
+        declared = "no device contract" if contract == "0" else "declares device contract 1"
+        assert declared in p.stderr and "the core follows contract 1 for it" in p.stderr, p.stderr
+        assert "libtide_device_sim.so" in p.stderr
+        p = _run(NET, SIM, "100", env=env)
+        result = json.loads(p.stdout.strip().splitlines()[-1])
+        assert result["same"] and result["allocator_errors"] == 0, (result, p.stderr)
+
+
+def test_a_device_of_a_newer_contract_is_refused_naming_both():
+    code = "import sys, tide\ntide.load_plugin(sys.argv[1])\n"
+    p = _run(code, SIM, env={"TIDE_SIM_CONTRACT": "3"}, check=False)
+    assert p.returncode != 0
+    assert "device 'sim'" in p.stderr and "declares device contract 3" in p.stderr, p.stderr
+    assert "this core knows contracts 1 to 2" in p.stderr, p.stderr
 
 
 def test_contexts_are_destroyed_and_the_device_finalized_once_at_exit(tmp_path):
@@ -129,6 +178,114 @@ def test_an_async_fault_still_surfaces_without_sync_ops():
     p = _run(FAULT, SIM, check=False)
     assert p.returncode != 0
     assert "illegal address" in p.stderr, p.stderr
+
+
+def test_an_async_fault_names_the_op_that_queued_it_and_the_last_op_launched():
+    # Reported by the fetch's synchronisation: the device's error names the op whose queued work
+    # failed (the sim tags each task with its op), and the core names the last op launched on
+    # the place, as such, not only the fetch that synchronised.
+    p = _run(FAULT, SIM, check=False)
+    assert p.returncode != 0
+    assert "op 'sim.fail': illegal address" in p.stderr, p.stderr
+    assert "the last op launched on sim:0 was op 'scale'" in p.stderr, p.stderr
+    assert "TIDE_SYNC_OPS=1" in p.stderr
+
+
+# Everything dropped, then tide.shutdown(): the contexts go, the core's pools give every block
+# back to the device, the device is finalized once (also not again at exit), and the place
+# refuses further use.
+SHUTDOWN = textwrap.dedent("""
+    import ctypes, gc, json, sys
+    import numpy as np
+    import tide
+    from tide import layers
+    tide.load_plugin(sys.argv[1])
+    lib = ctypes.CDLL(sys.argv[1])
+    COUNTERS
+    x = layers.data(name="x", shape=[8, 16], dtype="float32", append_batch_size=False)
+    out = layers.relu(layers.scale(x, 2.0))
+    scope = tide.Scope()
+    exe = tide.Executor(tide.Place("sim", 0))
+    for _ in range(3):
+        exe.run(feed={"x": np.ones((8, 16), "float32")}, fetch_list=[out], scope=scope)
+    big = tide.LoDTensor(np.zeros(1 << 20, dtype="float32"), tide.Place("sim", 0))  # own block
+    before = lib.tide_sim_counters()
+    del big, exe, scope
+    gc.collect()
+    tide.shutdown()
+    after = lib.tide_sim_counters()
+    try:
+        tide.Executor(tide.Place("sim", 0))
+        refused = ""
+    except Exception as e:
+        refused = str(e)
+    print(json.dumps({"allocs": after.allocs, "frees": after.frees, "live": after.live_blocks,
+                      "live_before": before.live_blocks, "finalized": after.finalized,
+                      "destroyed": after.contexts_destroyed, "created": after.contexts_created,
+                      "errors": after.allocator_errors, "refused": refused}))
+""").replace("COUNTERS\n", COUNTERS)
+
+
+def test_shutdown_hands_the_memory_pool_back_before_finalize(tmp_path):
+    log = tmp_path / "lifecycle.txt"
+    p = _run(SHUTDOWN, SIM, env={"TIDE_SIM_LIFECYCLE_LOG": str(log)})
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r["live_before"] > 0 and r["allocs"] > 0
+    assert r["frees"] == r["allocs"] and r["live"] == 0, r  # every block the device lent came back
+    assert r["finalized"] == 1 and r["destroyed"] == r["created"] >= 1, r
+    assert r["errors"] == 0
+    assert "already shut down" in r["refused"] and "tide.shutdown()" in r["refused"], r
+    # At finalize (written by the device) the pool had given everything back; exit did not
+    # finalize again.
+    fields = dict(kv.split("=") for kv in log.read_text().split())
+    assert fields["finalized"] == "1" and fields["live_blocks"] == "0", fields
+    assert fields["allocs"] == fields["frees"], fields
+    assert fields["plugin_finalized"] == "1" and fields["device_finalized_before"] == "1"
+
+
+# Copies a run needs and no more: a feed only a CPU fallback reads stays on the host (it used to
+# be uploaded and copied down again); a fetched tensor a fallback also read is copied down once
+# (it used to be copied down by the fallback's conversion and again by the fetch).
+COPIES = textwrap.dedent("""
+    import ctypes, json, sys
+    import numpy as np
+    import tide
+    from tide import layers
+    tide.load_plugin(sys.argv[1])
+    lib = ctypes.CDLL(sys.argv[1])
+    COUNTERS
+    xs = np.linspace(-1, 1, 32, dtype="float32").reshape(4, 8)
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    exe = tide.Executor(tide.Place("sim", 0))
+    def per_run(program, fetch, want):
+        counts = []
+        for _ in range(3):
+            before = lib.tide_sim_counters()
+            got = exe.run(program, feed={"x": xs}, fetch_list=fetch, scope=tide.Scope())
+            after = lib.tide_sim_counters()
+            assert all(np.allclose(g, w, rtol=1e-6) for g, w in zip(got, want))
+            counts.append([after.h2d - before.h2d, after.d2h - before.d2h])
+        return counts
+    a, b = tide.Program(), tide.Program()
+    with tide.program_guard(a, tide.Program()):
+        x = layers.data(name="x", shape=[4, 8], dtype="float32", append_batch_size=False)
+        out = layers.scale(layers.sigmoid(x), 2.0)  # sigmoid has no sim kernel
+    with tide.program_guard(b, tide.Program()):
+        x = layers.data(name="x", shape=[4, 8], dtype="float32", append_batch_size=False)
+        h = layers.scale(x, 3.0)
+        g = layers.sigmoid(h)
+    print(json.dumps({"feed_for_fallback": per_run(a, [out], [2 * sig(xs)]),
+                      "fetch_read_by_fallback": per_run(b, [h, g], [3 * xs, sig(3 * xs)])}))
+""").replace("COUNTERS\n", COUNTERS)
+
+
+def test_a_run_copies_feeds_and_fetches_only_where_needed():
+    p = _run(COPIES, SIM)
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    # x stays on the host for sigmoid; sigmoid's result goes up for scale; scale's comes down.
+    assert r["feed_for_fallback"] == [[1, 1]] * 3, r
+    # x goes up for scale; h comes down once, for sigmoid and the fetch both.
+    assert r["fetch_read_by_fallback"] == [[1, 1]] * 3, r
 
 
 MEMORY = textwrap.dedent("""

@@ -6,8 +6,11 @@ another place's kernel (the executor's fallback, with copies) is "not covered", 
     tide-conformance --plugin libmy_device.so --place mydev:0 [--ops a,b] [--json out.json]
     python -m tide.testing.conformance --place cpu:0
 
-Prints a coverage table (op, dtype, forward, gradient) and exits non-zero when a check the
-device covers fails (or the kit could not run). Each test module runs in its own process
+First checks the device contract (tide.testing.device_contracts: a host buffer changed right
+after `copy` returns must not change what arrives; a free on a busy stream must not corrupt work
+queued before it). Prints the contract checks and a coverage table (op, dtype, forward,
+gradient) and exits non-zero when a contract check or a check the device covers fails (or the
+kit could not run). Each test module runs in its own process
 (tide.testing.runner), so a kernel that crashes is reported as a failure of its op and the rest
 of the module still runs.
 """
@@ -25,7 +28,7 @@ import tempfile
 import tide
 from tide import _C
 
-from . import coverage
+from . import coverage, device_contracts
 
 CASES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
 MAX_RESTARTS = 50
@@ -174,6 +177,19 @@ def _short(cell, width=72):
     return "no test" if cell["reason"] == "no test" else "not covered"
 
 
+def print_contracts(place, declared, contracts, out=sys.stdout):
+    """The device-contract checks: one line each, then each failure naming its contract."""
+    out.write("Device contract of %s: %s\n" % (
+        place, "contract %s" % declared if declared is not None else "unknown (the check process died)"))
+    for c in contracts:
+        out.write("  %-5s %s\n" % (c["contract"], "pass" if c["passed"] else "FAIL"))
+    for c in contracts:
+        if not c["passed"]:
+            out.write("\nFAIL device contract '%s'%s:\n  %s\n" % (
+                c["contract"], " (%s)" % c["rule"] if c["rule"] else "", c["message"].replace("\n", "\n  ")))
+    out.write("\n")
+
+
 def print_report(place, rows, untested, errors, out=sys.stdout):
     table = [("op", "dtype", "forward", "gradient")] + [
         (r["op"], r["dtype"], _short(r["forward"]), _short(r["gradient"])) for r in rows]
@@ -261,6 +277,11 @@ def main(argv=None):
     if args.jobs < 1:
         sys.stderr.write("tide-conformance: --jobs must be at least 1, not %d\n" % args.jobs)
         return 2
+    # The device contract first (copy and free on a busy stream), in a process of its own.
+    declared, contracts = device_contracts.check(args.place, args.plugin, env=_worker_env(),
+                                                 timeout=args.timeout)
+    print_contracts(args.place, declared, contracts)
+    contract_failed = not all(c["passed"] for c in contracts)
     checks, errors = [], []
     # Modules run side by side (each in its own worker processes); their results and, with
     # --verbose, their output are taken in the modules' order.
@@ -274,10 +295,11 @@ def main(argv=None):
             sys.stdout.write(log.getvalue())
     rows, untested = summarize(checks, kernels)
     print_report(args.place, rows, untested, errors)
-    failed = any(r[k]["status"] == "FAIL" for r in rows for k in ("forward", "gradient"))
+    failed = contract_failed or any(r[k]["status"] == "FAIL" for r in rows for k in ("forward", "gradient"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"place": args.place, "tests": tests_dir, "ops": args.ops or None,
+                       "device_contract": declared, "contracts": contracts,
                        "kernels": kernels, "rows": rows, "untested_kernels": untested,
                        "errors": errors, "checks": checks, "passed": not failed and not errors},
                       f, indent=1)

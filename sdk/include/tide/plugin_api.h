@@ -27,6 +27,27 @@
 #define TIDE_ABI_MAJOR 1
 #define TIDE_ABI_MINOR 0
 
+/* The layout revision of the tables below (the order of TideHostApi's entries and of the
+ * plugin-filled structs' fields), while 1.0 is unreleased: a layout change before the release
+ * keeps the version 1.0 and bumps this number instead. A plugin exports the revision it was
+ * built with (tide_plugin_abi_layout, see the end of this file) and the host refuses one whose
+ * revision is not exactly its own, naming both, instead of calling the wrong entries. 1: the
+ * layout before the tables were grouped by object (such plugins export no revision); 2: grouped
+ * by object (issue 29). At the 1.0 release the revision is frozen and the rule of minor versions
+ * (fields only appended) takes over. */
+#define TIDE_ABI_LAYOUT 2
+
+/* The device contract: the rules a device plugin's `copy` and `free` follow (see TideDeviceDef:
+ * contract, copy and free). A device declares the contract it implements in
+ * TideDeviceDef.contract; the core keeps older contracts working and refuses newer ones.
+ *  1: 1.0 before issue 12 (what a device that declares none follows). `copy` may read a host
+ *     source until the context is synchronised, and `free` may release a block at once: the
+ *     core synchronises the context after every host-to-device copy and before every free.
+ *  2: `copy` from ordinary host memory has taken the source's bytes when it returns, and `free`
+ *     releases a block in stream order (after work queued before it): the core waits for
+ *     neither, so uploads overlap queued work. */
+#define TIDE_DEVICE_CONTRACT 2
+
 /* The size of a struct up to and including `last_field`: what struct_size is set to. */
 #define TIDE_STRUCT_SIZE(type, last_field) \
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
@@ -345,10 +366,14 @@ typedef struct TideDataTypeCastDef {
 /* Devices: what a device plugin registers for its place kind (Registrar_AddDevice).          */
 /* ========================================================================================== */
 
+/* What `copy` moves, seen from ctx's device. "Host memory" is memory the host reads and writes
+ * directly that is not this device's: ordinary or pinned host memory, or, for a copy between two
+ * host-accessible places (the CPU and a host-accessible device), the other place's memory, which
+ * the core has synchronised first. */
 typedef enum TideCopyKind {
-  TIDE_COPY_HOST_TO_DEVICE = 0,
-  TIDE_COPY_DEVICE_TO_HOST = 1,
-  TIDE_COPY_DEVICE_TO_DEVICE = 2, /* within one device */
+  TIDE_COPY_HOST_TO_DEVICE = 0,   /* src host memory, dst this device's */
+  TIDE_COPY_DEVICE_TO_HOST = 1,   /* src this device's, dst host memory */
+  TIDE_COPY_DEVICE_TO_DEVICE = 2, /* src and dst both this device's (within one device) */
 } TideCopyKind;
 
 /* What a device is (TideDeviceDef.properties). Strings are the plugin's and live as long as it
@@ -384,10 +409,11 @@ typedef struct TideDeviceProperties {
  *  - Except: context_destroy runs once per context, at exit (or tide.shutdown()), after
  *    synchronize on it; event_destroy runs once per event, after the core's last use of it.
  *    The core makes no call on that context or event afterwards.
- *  - Except: finalize runs once, after every context of the kind was destroyed; only `free`
- *    follows it, for tensors freed during exit.
+ *  - Except: finalize runs once, after every context of the kind was destroyed and the core's
+ *    memory pool gave back every block no tensor holds; only `free` follows it, for tensors
+ *    freed later during exit.
  *  - `free` may come while work queued on a context still uses the block (a temporary dropped
- *    at the end of a run): release it in stream order, or wait for that work.
+ *    at the end of a run): under contract 2 release it in stream order (see `free`).
  * Kernels reach the plugin's own objects (a stream, library handles) through context_extension
  * from executor threads at the same time as the core's calls above: what the extension exposes
  * must be safe to use concurrently in the same way. */
@@ -418,8 +444,14 @@ typedef struct TideDeviceDef {
 
   /* --- Memory --- */
   /* Raw device memory for the core's allocator (which carves tensors out of it). NULL *ptr and
-   * a status on failure. The core frees each block exactly once, with the size it asked for. */
+   * a status on failure. The core frees each block exactly once, with the size it asked for:
+   * when its pool gives cached memory back (tide.memory.empty_cache, a large tensor's block) and
+   * at exit, before finalize. */
   TideStatus* (*alloc)(void* self, int32_t device, size_t size, void** ptr);
+  /* Contract 2: `free` may come while work queued on the device's context still reads or writes
+   * the block; release it in stream order (after that work, e.g. cudaFreeAsync, or a free queued
+   * on the stream), never at once. Contract 1 (or none declared): the core synchronises the
+   * device's context before each free. */
   void (*free)(void* self, int32_t device, void* ptr, size_t size);
   /* Page-locked host memory the device copies from and to without staging (cudaHostAlloc). The
    * core uses it to stage host-to-device copies of feeds, so they overlap compute. Optional, both
@@ -441,10 +473,15 @@ typedef struct TideDeviceDef {
 
   /* --- Transfers, queued on a context --- */
   /* Copies `size` bytes, queued on ctx's stream; synchronize before reading on the host.
-   * HOST_TO_DEVICE from ordinary (pageable) host memory: the plugin has taken the source's bytes
-   * when copy returns (the core may free or change them), as cudaMemcpyAsync from pageable memory
-   * does. From memory the plugin's host_alloc returned, the core keeps the source alive and
-   * unchanged until an event recorded after the copy is done. */
+   * When may the core reuse a HOST_TO_DEVICE copy's source:
+   *  - Contract 2, ordinary (pageable) host memory: as soon as copy returns. The plugin has
+   *    taken the source's bytes by then (the core may free or change them right after), as
+   *    cudaMemcpyAsync from pageable memory does.
+   *  - Contract 2, memory the plugin's host_alloc returned: the core keeps the source alive and
+   *    unchanged until an event recorded after the copy is done, so the copy may read it later.
+   *  - Contract 1 (or none declared): after the core synchronised ctx, which it does right after
+   *    every host-to-device copy.
+   * A DEVICE_TO_HOST copy's destination is read by the core only after synchronize. */
   TideStatus* (*copy)(void* self, void* ctx, TideCopyKind kind, void* dst, const void* src,
                       size_t size);
   /* Copies `size` bytes from `src` on device `src_device` of this kind to `dst` on ctx's device,
@@ -472,11 +509,19 @@ typedef struct TideDeviceDef {
   TideStatus* (*context_wait_event)(void* self, void* ctx, void* event);
 
   /* --- End of life --- */
-  /* Called once when the process ends (or tide.shutdown()), after every context of this kind
-   * was synchronised and destroyed: release what the plugin holds. The core calls nothing of
-   * the device after it except `free`, for memory still held by tensors freed during exit.
-   * Optional; NULL: nothing to do. */
+  /* Called once when the process ends (or at tide.shutdown()), after every context of this
+   * kind was synchronised and destroyed and the core's memory pool freed every block no tensor
+   * holds: release what the plugin holds. The core calls nothing of the device after it except
+   * `free`, for memory still held by tensors freed later during exit. Optional; NULL: nothing
+   * to do. */
   void (*finalize)(void* self);
+
+  /* --- The contract (after finalize: a table that ends there declares none) --- */
+  /* The device contract the plugin implements: TIDE_DEVICE_CONTRACT of the header it was built
+   * with (tide::Device sets it). 0 or absent: contract 1, for which the core synchronises as
+   * that contract needs (and logs once that it does). Higher than the core's
+   * TIDE_DEVICE_CONTRACT: the device is refused at registration, both contracts named. */
+  uint32_t contract;
 } TideDeviceDef;
 
 /* ========================================================================================== */
@@ -887,12 +932,27 @@ typedef TideStatus* (*TidePluginRegisterFn)(const TideHostApi* host, TideRegistr
  * unloaded). Must not throw. */
 typedef void (*TidePluginFinalizeFn)(void);
 
+/* The layout revision the plugin was built with (TIDE_ABI_LAYOUT), exported by every plugin
+ * until 1.0 is released; TIDE_PLUGIN(...) in plugin.hpp defines it, a plugin written against this
+ * header alone writes TIDE_DEFINE_PLUGIN_ABI_LAYOUT once in one source file. The host calls it
+ * first, on the thread loading plugins, and loads nothing of a plugin whose revision differs from
+ * its own or that has none (built before revisions existed). */
+typedef uint32_t (*TidePluginAbiLayoutFn)(void);
+
 #define TIDE_PLUGIN_INFO_SYMBOL "tide_plugin_info"
 #define TIDE_PLUGIN_REGISTER_SYMBOL "tide_plugin_register"
 #define TIDE_PLUGIN_FINALIZE_SYMBOL "tide_plugin_finalize"
+#define TIDE_PLUGIN_ABI_LAYOUT_SYMBOL "tide_plugin_abi_layout"
 
 #ifdef __cplusplus
 } /* extern "C" */
+#define TIDE_EXTERN_C_ extern "C"
+#else
+#define TIDE_EXTERN_C_
 #endif
+
+#define TIDE_DEFINE_PLUGIN_ABI_LAYOUT                                     \
+  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void); \
+  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void) { return TIDE_ABI_LAYOUT; }
 
 #endif /* TIDE_PLUGIN_API_H_ */

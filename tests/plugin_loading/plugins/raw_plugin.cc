@@ -3,10 +3,18 @@
 // after staging its op; 3 tide_plugin_info throws; 4 is built against a newer minor and needs
 // it (min_abi_minor = TIDE_ABI_MINOR + 1); 5 is built against a newer minor but runs on this
 // one (it checks newer host functions); 6 is an older plugin whose info has no min_abi_minor;
-// 7 gives an attribute a default TideAttrValue whose struct_size is too small.
+// 7 gives an attribute a default TideAttrValue whose struct_size is too small; 8 was built against
+// the ABI's layout revision 1 (before the tables were grouped by object); 9 exports no layout
+// revision (built before revisions existed).
 #include <tide/plugin_api.h>
 
 #include <stdexcept>
+
+#if RAW_MODE == 8
+extern "C" TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void) { return 1; }
+#elif RAW_MODE != 9
+TIDE_DEFINE_PLUGIN_ABI_LAYOUT
+#endif
 
 extern "C" TIDE_PLUGIN_EXPORT const TidePluginInfo* tide_plugin_info(const TideAbiRange*) {
   if (RAW_MODE == 3) throw std::runtime_error("raw_info_throw: thrown out of tide_plugin_info");

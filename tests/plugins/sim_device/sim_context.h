@@ -23,6 +23,9 @@ typedef struct TideSimCounters {
   uint64_t peer; /* copies from the other sim device (copy_peer) */
   /* Pinned host memory (host_alloc / host_free) and events. */
   uint64_t pinned_allocs, pinned_frees, memsets, event_records, event_waits;
+  /* Copies whose kind does not say where their pointers are (a DEVICE_TO_DEVICE copy from
+   * memory that is not a sim block, ...): what the core got wrong about TideCopyKind. */
+  uint64_t wrong_kind_copies;
 } TideSimCounters;
 
 #ifdef __cplusplus

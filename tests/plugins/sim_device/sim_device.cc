@@ -13,15 +13,23 @@
 // events and "pinned" host memory whose copies read the source when they run, not when queued
 // (TIDE_SIM_NO_PINNED=1: none), so a staging buffer reused too early sends the wrong bytes.
 // TIDE_SIM_LIFECYCLE_LOG=<file>: at finalize, the counters are written there.
+//
+// Device contract (TideDeviceDef.contract): TIDE_SIM_CONTRACT=<n> declares contract n instead
+// of the header's (0: none, as a plugin built against the earlier 1.0). Planted contract
+// violations the conformance kit must report (TIDE_SIM_PLANT_BUG, comma-separated):
+// copy_reads_late, a host-to-device copy from pageable memory reads its source when it runs,
+// not before it returns; free_at_once, a free releases the block at once instead of in stream
+// order (the block is poisoned at once, as if another user took it, and given back on the
+// stream, so the test process reads no unmapped memory).
 #include <tide/plugin.hpp>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include <tide/ops/broadcast.hpp>
@@ -36,14 +44,30 @@ std::atomic<uint64_t> g_h2d{0}, g_d2h{0}, g_d2d{0}, g_allocs{0}, g_frees{0};
 std::atomic<uint64_t> g_h2d_bytes{0}, g_d2h_bytes{0}, g_ctx_created{0}, g_ctx_destroyed{0};
 std::atomic<uint64_t> g_finalized{0}, g_alloc_errors{0}, g_peer{0};
 std::atomic<uint64_t> g_pinned_allocs{0}, g_pinned_frees{0}, g_memsets{0}, g_event_records{0};
-std::atomic<uint64_t> g_event_waits{0};
+std::atomic<uint64_t> g_event_waits{0}, g_wrong_kind{0};
 
 constexpr size_t kGuard = 64;  // guard bytes after each block
 constexpr unsigned char kGuardByte = 0xA5;
 
-unsigned EnvUnsigned(const char* name) {
+unsigned EnvUnsigned(const char* name, unsigned fallback = 0) {
   const char* v = std::getenv(name);
-  return v ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : 0;
+  return v && *v ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
+// Planted bugs the conformance kit must report (test_conformance.py): TIDE_SIM_PLANT_BUG is a
+// comma-separated list; see the kernels and the device below for what each does.
+bool PlantedBug(const char* bug) {
+  const char* v = std::getenv("TIDE_SIM_PLANT_BUG");
+  if (!v) return false;
+  const size_t n = std::strlen(bug);
+  for (const char* p = v; *p;) {
+    const char* end = std::strchr(p, ',');
+    const size_t len = end ? size_t(end - p) : std::strlen(p);
+    if (len == n && std::strncmp(p, bug, n) == 0) return true;
+    if (!end) break;
+    p = end + 1;
+  }
+  return false;
 }
 
 // The per-device state a context points at.
@@ -97,10 +121,19 @@ class CheckedAllocator {
     std::lock_guard<std::mutex> lock(mu_);
     return sizes_.size();
   }
+  // True when [p, p + size) lies in one live block.
+  bool Owns(const void* ptr, size_t size) {
+    auto* p = static_cast<unsigned char*>(const_cast<void*>(ptr));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sizes_.upper_bound(p);
+    if (it == sizes_.begin()) return false;
+    --it;
+    return p + size <= it->first + it->second;
+  }
 
  private:
   std::mutex mu_;
-  std::unordered_map<unsigned char*, size_t> sizes_;
+  std::map<unsigned char*, size_t> sizes_;  // ordered: Owns finds the block holding a pointer
 };
 CheckedAllocator g_memory;
 
@@ -116,6 +149,7 @@ TideSimCounters Snapshot() {
   c.peer = g_peer;
   c.pinned_allocs = g_pinned_allocs, c.pinned_frees = g_pinned_frees, c.memsets = g_memsets;
   c.event_records = g_event_records, c.event_waits = g_event_waits;
+  c.wrong_kind_copies = g_wrong_kind;
   return c;
 }
 
@@ -123,8 +157,12 @@ class SimDevice : public tide::Device {
  public:
   SimDevice()
       : host_accessible_(EnvUnsigned("TIDE_SIM_HOST_ACCESSIBLE") != 0),
-        max_delay_us_(EnvUnsigned("TIDE_SIM_MAX_DELAY_US")) {}
+        max_delay_us_(EnvUnsigned("TIDE_SIM_MAX_DELAY_US")),
+        contract_(EnvUnsigned("TIDE_SIM_CONTRACT", TIDE_DEVICE_CONTRACT)),
+        copy_reads_late_(PlantedBug("copy_reads_late")),
+        free_at_once_(PlantedBug("free_at_once")) {}
   const char* kind() const override { return "sim"; }
+  uint32_t Contract() const override { return contract_; }
   bool host_accessible() const override { return host_accessible_; }
   int32_t Count() override { return 2; }
   void* Alloc(int32_t, size_t size) override {
@@ -133,8 +171,12 @@ class SimDevice : public tide::Device {
   }
   void Free(int32_t device, void* p, size_t size) override {
     ++g_frees;
+    SimContext* c = g_contexts[device].load();
+    // Planted: the block is someone else's at once (poisoned: NaN for floats), whatever queued
+    // work still reads it.
+    if (free_at_once_) std::memset(p, 0xFF, size);
     // Work queued before the free may still use the block: free it in stream order.
-    if (SimContext* c = g_contexts[device].load())
+    if (c)
       c->stream.Enqueue([p, size] { g_memory.Free(p, size); });
     else
       g_memory.Free(p, size);
@@ -161,10 +203,17 @@ class SimDevice : public tide::Device {
   }
   void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) override {
     auto* c = static_cast<SimContext*>(ctx);
+    // The kind says which side is this device's memory (a sim block): check the core's word.
+    const bool src_sim = g_memory.Owns(src, size), dst_sim = g_memory.Owns(dst, size);
+    if (src_sim != (kind != TIDE_COPY_HOST_TO_DEVICE) || dst_sim != (kind != TIDE_COPY_DEVICE_TO_HOST)) {
+      ++g_wrong_kind;
+      std::fprintf(stderr, "sim: a copy of kind %d from %s memory to %s memory\n", int(kind),
+                   src_sim ? "sim" : "host", dst_sim ? "sim" : "host");
+    }
     if (kind == TIDE_COPY_HOST_TO_DEVICE) {
       ++g_h2d;
       g_h2d_bytes += size;
-      if (IsPinned(src)) {  // read when the copy runs, as a DMA engine would
+      if (IsPinned(src) || copy_reads_late_) {  // read when the copy runs, as a DMA engine would
         c->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
         return;
       }
@@ -271,10 +320,13 @@ class SimDevice : public tide::Device {
       TideSimCounters c = Snapshot();
       if (FILE* f = std::fopen(path, "w")) {
         std::fprintf(f, "contexts_created=%llu contexts_destroyed=%llu finalized=%llu "
-                        "allocator_errors=%llu pinned_allocs=%llu pinned_frees=%llu\n",
+                        "allocator_errors=%llu pinned_allocs=%llu pinned_frees=%llu allocs=%llu "
+                        "frees=%llu live_blocks=%llu\n",
                      (unsigned long long)c.contexts_created, (unsigned long long)c.contexts_destroyed,
                      (unsigned long long)c.finalized, (unsigned long long)c.allocator_errors,
-                     (unsigned long long)c.pinned_allocs, (unsigned long long)c.pinned_frees);
+                     (unsigned long long)c.pinned_allocs, (unsigned long long)c.pinned_frees,
+                     (unsigned long long)c.allocs, (unsigned long long)c.frees,
+                     (unsigned long long)c.live_blocks);
         std::fclose(f);
       }
     }
@@ -283,16 +335,14 @@ class SimDevice : public tide::Device {
  private:
   bool host_accessible_;
   unsigned max_delay_us_;
+  uint32_t contract_;
+  bool copy_reads_late_, free_at_once_;
   std::mutex pinned_mu_;
   std::vector<std::pair<char*, size_t>> pinned_;
 };
 
-// Planted bugs the conformance kit must report (test_conformance.py): TIDE_SIM_PLANT_BUG=scale,
-// the scale kernel ignores `bias`; =relu_crash, the relu kernel kills the process.
-bool PlantedBug(const char* op) {
-  const char* v = std::getenv("TIDE_SIM_PLANT_BUG");
-  return v && std::strcmp(v, op) == 0;
-}
+// Planted kernel bugs: TIDE_SIM_PLANT_BUG=scale, the scale kernel ignores `bias`; =relu_crash,
+// the relu kernel kills the process.
 
 // The kernels read their inputs' pointers now and compute on the stream, later.
 template <typename T>

@@ -5,12 +5,21 @@
 
 #include <tide/plugin.hpp>
 
+#include <functional>
+
 #include "sim_stream.h"
 
-inline SimStream& StreamOf(const tide::KernelContext& ctx) {
+// The kernel's stream; what it queues is tagged with the op, which a fault of it then names.
+struct KernelStream {
+  SimStream& stream;
+  const char* op;  // owned by the op; the stream copies it
+  void Enqueue(std::function<void()> task) { stream.Enqueue(std::move(task), op); }
+};
+
+inline KernelStream StreamOf(const tide::KernelContext& ctx) {
   const void* s = tide::Host().DeviceContext_Extension(ctx.device_context(), "tide.sim.stream");
   TIDE_CHECK(s != nullptr, "sim kernel of '", ctx.op_type(), "' runs on no sim context");
-  return *const_cast<SimStream*>(static_cast<const SimStream*>(s));
+  return {*const_cast<SimStream*>(static_cast<const SimStream*>(s)), ctx.op_type()};
 }
 
 inline void CheckOnSim(const tide::KernelContext& ctx, const tide::Tensor& t, const char* what) {

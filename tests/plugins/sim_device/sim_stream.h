@@ -36,10 +36,12 @@ class SimStream {
     worker_.join();
   }
 
-  void Enqueue(std::function<void()> task) {
+  // `op`: the op whose kernel queued the task (copied; may be null), named in its error, as a
+  // device's error word names what faulted.
+  void Enqueue(std::function<void()> task, const char* op = nullptr) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(task));
+      queue_.push_back({std::move(task), op ? op : ""});
       ++pending_;
     }
     cv_.notify_all();
@@ -82,7 +84,7 @@ class SimStream {
  private:
   void Loop() {
     for (;;) {
-      std::function<void()> task;
+      Task task;
       unsigned delay = 0;
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -95,9 +97,9 @@ class SimStream {
       if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
       std::string error;
       try {
-        task();
+        task.fn();
       } catch (const std::exception& e) {
-        error = e.what();
+        error = task.op.empty() ? e.what() : "op '" + task.op + "': " + e.what();
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -112,7 +114,11 @@ class SimStream {
   std::mt19937 rng_;
   std::mutex mu_;
   std::condition_variable cv_, idle_;
-  std::deque<std::function<void()>> queue_;
+  struct Task {
+    std::function<void()> fn;
+    std::string op;
+  };
+  std::deque<Task> queue_;
   size_t pending_ = 0;
   bool stop_ = false;
   std::string error_;

@@ -28,6 +28,11 @@ class Device {
   virtual const void* Extension(void* /*ctx*/, const char* /*name*/) { return nullptr; }
   // Once at process exit, after every context was destroyed (see TideDeviceDef.finalize).
   virtual void Finalize() {}
+  // The device contract this device implements (TideDeviceDef.contract): the header's, whose
+  // rules Copy and Free must follow (a host-to-device Copy has taken the source's bytes when it
+  // returns; Free releases in stream order). Return an older one only for a device that follows
+  // that one's rules; the core then synchronises for it.
+  virtual uint32_t Contract() const { return TIDE_DEVICE_CONTRACT; }
   // Defaults of fraction_of_<kind>_memory_to_use / initial_<kind>_memory_in_mb; 0: 1.0 / 64.
   virtual double DefaultMemoryFraction() const { return 0; }
   virtual uint64_t DefaultInitialMemoryMb() const { return 0; }
@@ -103,7 +108,8 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, finalize);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, contract);
+    d.contract = Contract();
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();
     d.initial_memory_mb_default = DefaultInitialMemoryMb();

@@ -1,6 +1,7 @@
 // tide/plugin/registration.hpp: a plugin's entry points and static registration:
 // TIDE_REGISTER_OP, TIDE_REGISTER_KERNEL(_EX), TIDE_ON_REGISTER, TIDE_ON_FINALIZE and
-// TIDE_PLUGIN(_REQUIRES), which defines tide_plugin_info and tide_plugin_register.
+// TIDE_PLUGIN(_REQUIRES), which defines tide_plugin_info, tide_plugin_register and
+// tide_plugin_abi_layout.
 #ifndef TIDE_PLUGIN_REGISTRATION_HPP_
 #define TIDE_PLUGIN_REGISTRATION_HPP_
 
@@ -122,7 +123,7 @@ inline TideStatus* RunRegistrations(const TideHostApi* host, TideRegistrar* r) {
     }                                                                  \
   }
 
-// Defines the plugin's two exported entry points. Once per plugin:
+// Defines the plugin's exported entry points (and its ABI layout revision). Once per plugin:
 //   TIDE_PLUGIN("ops_math", "0.1.0", "one-line description");
 //   TIDE_PLUGIN_REQUIRES("device_mkldnn", "0.1.0", "description", "device_cpu");
 #define TIDE_PLUGIN(name, version, description) \
@@ -136,6 +137,7 @@ inline TideStatus* RunRegistrations(const TideHostApi* host, TideRegistrar* r) {
   extern "C" TIDE_PLUGIN_EXPORT TideStatus* tide_plugin_register(const TideHostApi* host,  \
                                                                  TideRegistrar* r) {       \
     return ::tide::detail::RunRegistrations(host, r);                                      \
-  }
+  }                                                                                        \
+  TIDE_DEFINE_PLUGIN_ABI_LAYOUT
 
 #endif  // TIDE_PLUGIN_REGISTRATION_HPP_

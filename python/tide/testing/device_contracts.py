@@ -1,0 +1,77 @@
+"""The device-contract checks of the conformance kit: whether a device keeps the rules of the
+device contract it declares (TideDeviceDef.contract in tide/plugin_api.h) for `copy` (a host
+buffer changed right after a host-to-device copy returns must not change what arrives) and
+`free` (a block freed while the stream is busy must still be read by the work queued before the
+free). The checks run in the core (tide._C.check_device_contracts) on a busy stream; this module
+runs them in a process of their own, so a device that crashes fails its check instead of the kit.
+
+    python -m tide.testing.device_contracts --place sim:0 --plugin libtide_device_sim.so
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import tide
+from tide import _C
+
+CONTRACTS = ("copy", "free")
+
+
+def check(place, plugins=(), env=None, timeout=300):
+    """Runs the checks on `place` in a new process; returns (declared contract, [{contract,
+    rule, passed, message}]). A process that dies fails every check it did not report."""
+    cmd = [sys.executable, "-m", "tide.testing.device_contracts", "--place", place, "--worker"]
+    cmd += [a for p in plugins for a in ("--plugin", os.path.abspath(p))]
+    try:
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout)
+        out, why = p.stdout, "the check process died with status %s" % p.returncode
+        tail = "\n".join(p.stderr.strip().splitlines()[-4:])
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""
+        why, tail = "the check process was stopped after %ss (a hung copy or free)" % timeout, ""
+    declared, done = None, []
+    for line in reversed(out.strip().splitlines()):
+        try:
+            result = json.loads(line)
+            declared, done = result["contract"], result["checks"]
+            break
+        except (ValueError, KeyError, TypeError):
+            continue
+    reported = {c["contract"] for c in done}
+    died = why + ("\n" + tail if tail else "")
+    return declared, done + [{"contract": c, "rule": "", "passed": False, "message": died}
+                             for c in CONTRACTS if c not in reported]
+
+
+def _worker(place, plugins):
+    for path in plugins:
+        tide.load_plugin(path)
+    p = _C.parse_place(place)
+    result = {"contract": _C.device_contract(p), "checks": []}
+    for c in _C.check_device_contracts(p):
+        result["checks"].append(dict(c))
+        print(json.dumps(result), flush=True)  # what is done so far, should the next one crash
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m tide.testing.device_contracts",
+                                 description="Checks a device's copy and free contracts.")
+    ap.add_argument("--place", required=True)
+    ap.add_argument("--plugin", action="append", default=[])
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        _worker(args.place, args.plugin)
+        return 0
+    contract, checks = check(args.place, args.plugin)
+    for c in checks:
+        print("%s %s%s" % ("pass" if c["passed"] else "FAIL", c["contract"],
+                           "" if c["passed"] else ": " + c["message"]))
+    return 0 if all(c["passed"] for c in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
