@@ -8,14 +8,22 @@ from .core import PluginError, TideError
 def load_plugin(path):
     """Loads a plugin file now; its ops are usable at once (tide.layers.<op>). Returns its load
     record; raises PluginError with the loader's reason if it fails. What loaded but breaks a
-    convention (an op without a vendor prefix) is a UserWarning."""
+    convention (an op without a vendor prefix) or never runs (a kernel for an op no loaded
+    plugin defines: a misspelt op type) is a UserWarning."""
     try:
         record = _C.load_plugin(str(path))
     except TideError as e:
         raise PluginError(str(e)) from None
-    for w in record["warnings"]:
+    for w in record["warnings"] + _C.orphan_kernel_warnings(record["file"]):
         warnings.warn("tide: " + w, UserWarning, stacklevel=2)
     return record
+
+
+def _warn_orphan_kernels():
+    """At import, once every plugin of the path and the entry points loaded: a kernel for an op
+    none of them defines never runs (what `tide-plugins --strict` fails on) and is a UserWarning."""
+    for w in _C.orphan_kernel_warnings():
+        warnings.warn("tide: " + w, UserWarning, stacklevel=3)
 
 
 def plugins():

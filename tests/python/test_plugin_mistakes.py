@@ -72,6 +72,33 @@ def test_tide_plugins_warns_of_kernels_for_undefined_ops(strict, code):
     assert r.returncode == code, r.stderr
 
 
+def _warnings_of(code, **env):
+    """The UserWarnings a fresh process prints running `code` (after `import tide`)."""
+    code = ("import warnings\nwarnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as seen:\n"
+            "    import tide\n" + "".join("    " + line + "\n" for line in code.splitlines()) +
+            "for w in seen:\n    print('WARNED', w.category.__name__, w.message)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, **env))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return [line for line in r.stdout.splitlines() if line.startswith("WARNED")]
+
+
+ORPHAN = "kernel sloppy.twise {cpu, float32, ANY, plain} (%s): no loaded plugin defines op 'sloppy.twise'"
+
+
+def test_tide_load_plugin_warns_of_kernels_for_undefined_ops():
+    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+    assert "WARNED UserWarning tide: " + ORPHAN % SLOPPY in seen, seen
+
+
+def test_import_tide_warns_of_kernels_for_undefined_ops_on_the_plugin_path():
+    seen = _warnings_of("", TIDE_PLUGIN_PATH=os.environ["TIDE_PLUGIN_PATH"] + ":" + SLOPPY)
+    assert "WARNED UserWarning tide: " + ORPHAN % SLOPPY in seen, seen
+    # The build tree's own plugins alone leave no kernel without its op.
+    assert not [w for w in _warnings_of("") if "no loaded plugin defines" in w]
+
+
 def test_an_op_without_a_vendor_prefix_outside_tides_directory_is_a_warning():
     sloppy = [r for r in tide.plugins() if r["name"] == "sloppy_ops"]
     assert len(sloppy) == 1
