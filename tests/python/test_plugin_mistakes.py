@@ -1,6 +1,7 @@
 """A vendor's mistakes are loud: an op without a gradient that a parameter's gradient must pass,
 a kernel that never writes its output, an op with kernels but no shape inference, an op without a
-vendor prefix, and a kernel for an op no plugin defines (tests/sdk/sloppy_ops)."""
+vendor prefix, a kernel for an op no plugin defines, and a grad maker misspelling a parameter
+(tests/sdk/sloppy_ops)."""
 import os
 import subprocess
 import sys
@@ -44,6 +45,18 @@ def test_stop_gradient_is_the_way_out(exe):
     h, loss = _net_through_twice()
     h.stop_gradient = True
     assert tide.append_backward(loss) == []  # nothing to train, and said so by the user
+
+
+def test_a_grad_maker_asking_for_an_output_the_op_lacks_names_it():
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    h = layers.fc(input=x, size=3, param_attr="w", bias_attr=False)
+    block = tide.default_main_program().current_block()
+    out = block.create_var(name="typo_out", dtype="float32")
+    block.append_op("sloppy.typo_grad", inputs={"X": h}, outputs={"Out": out})
+    with pytest.raises(tide.TideError, match=r"op 'sloppy.typo_grad' grad maker \(plugin .*sloppy_ops.so\): "
+                                         r"OutputGrad\(\"Outt\"\): op 'sloppy.typo_grad' has no output "
+                                         r"parameter 'Outt' \(its outputs are: Out\)"):
+        tide.append_backward(layers.mean(out))
 
 
 def test_a_kernel_that_never_writes_its_output_is_named(exe):
