@@ -8,13 +8,16 @@ from .core import PluginError, TideError
 def load_plugin(path):
     """Loads a plugin file now; its ops are usable at once (tide.layers.<op>). Returns its load
     record; raises PluginError with the loader's reason if it fails. What loaded but breaks a
-    convention (an op without a vendor prefix) or never runs (a kernel for an op no loaded
-    plugin defines: a misspelt op type) is a UserWarning."""
+    convention (an op without a vendor prefix), never runs (a kernel for an op no loaded
+    plugin defines: a misspelt op type) or shares its layer name with another op ("ac_me.x" and
+    "ac.me_x": tide.layers.op_layer reaches each) is a UserWarning."""
     try:
         record = _C.load_plugin(str(path))
     except TideError as e:
         raise PluginError(str(e)) from None
-    for w in record["warnings"] + _C.orphan_kernel_warnings(record["file"]):
+    from .layers.generated import layer_name_collisions
+    for w in (record["warnings"] + _C.orphan_kernel_warnings(record["file"]) +
+              layer_name_collisions(record["ops"])):
         warnings.warn("tide: " + w, UserWarning, stacklevel=2)
     return record
 

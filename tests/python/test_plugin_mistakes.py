@@ -1,8 +1,9 @@
 """A vendor's mistakes are loud: an op without a gradient that a parameter's gradient must pass,
 a kernel that never writes its output, an op with kernels but no shape inference, an op without a
-vendor prefix, a kernel for an op no plugin defines, and a grad maker misspelling a parameter
-(tests/sdk/sloppy_ops)."""
+vendor prefix, a kernel for an op no plugin defines, a grad maker misspelling a parameter, and two
+ops of one layer name (tests/sdk/sloppy_ops)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -110,6 +111,26 @@ def test_import_tide_warns_of_kernels_for_undefined_ops_on_the_plugin_path():
     assert "WARNED UserWarning tide: " + ORPHAN % SLOPPY in seen, seen
     # The build tree's own plugins alone leave no kernel without its op.
     assert not [w for w in _warnings_of("") if "no loaded plugin defines" in w]
+
+
+def test_two_ops_of_one_layer_name_are_named_and_both_reachable(exe):
+    # "sloppy.dup_twice" and "sloppy_dup.twice" are both tide.layers.sloppy_dup_twice.
+    both = (r"tide.layers.sloppy_dup_twice is ambiguous: ops 'sloppy.dup_twice' \(plugin 'sloppy_ops', "
+            r".*sloppy_ops.so\) and 'sloppy_dup.twice' \(plugin 'sloppy_ops', .*sloppy_ops.so\)")
+    with pytest.raises(layers.generated.AmbiguousLayerError, match=both + ".*op_layer"):
+        layers.sloppy_dup_twice
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    outs = [layers.op_layer(t)(x) for t in ("sloppy.dup_twice", "sloppy_dup.twice")]
+    assert [op.type for op in tide.default_main_program().global_block().ops[-2:]] == [
+        "sloppy.dup_twice", "sloppy_dup.twice"]
+    xs = np.arange(6, dtype="float32").reshape(2, 3)
+    for got in exe.run(feed={"x": xs}, fetch_list=outs):
+        np.testing.assert_array_equal(got, 2 * xs)
+    with pytest.raises(ValueError, match="no loaded plugin registers op 'sloppy.nope'"):
+        layers.op_layer("sloppy.nope")
+    # tide.load_plugin warns of it at once.
+    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+    assert any(re.search(both, w) for w in seen), seen
 
 
 def test_an_op_without_a_vendor_prefix_outside_tides_directory_is_a_warning():
