@@ -27,7 +27,7 @@ from ctest_env import path
 
 SOURCE = os.environ.get("TIDE_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
-_BLOCK = re.compile(r"(?:<!--\s*doc-test:\s*(?P<marker>.*?)-->\s*\n)?```cpp\n(?P<code>.*?)```", re.S)
+_BLOCK = re.compile(r"(?:<!--\s*doc-test:\s*(?P<marker>.*?)-->[ \t]*\n)?[ \t]*```cpp\n(?P<code>.*?)```", re.S)
 
 
 def _docs():
