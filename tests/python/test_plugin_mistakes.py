@@ -26,12 +26,12 @@ def sloppy_loaded():
             tide.load_plugin(SLOPPY)
 
 
-def _net_through_twice():
+def _net_through_twice(op_type="sloppy.twice"):
     x = layers.data(name="x", shape=[3], dtype="float32")
     h = layers.fc(input=x, size=3, param_attr="w", bias_attr=False)
     block = tide.default_main_program().current_block()
     out = block.create_var(name="twice_out", dtype="float32")
-    block.append_op("sloppy.twice", inputs={"X": h}, outputs={"Out": out})
+    block.append_op(op_type, inputs={"X": h}, outputs={"Out": out})
     return h, layers.mean(out)
 
 
@@ -49,15 +49,11 @@ def test_stop_gradient_is_the_way_out(exe):
 
 
 def test_a_grad_maker_asking_for_an_output_the_op_lacks_names_it():
-    x = layers.data(name="x", shape=[3], dtype="float32")
-    h = layers.fc(input=x, size=3, param_attr="w", bias_attr=False)
-    block = tide.default_main_program().current_block()
-    out = block.create_var(name="typo_out", dtype="float32")
-    block.append_op("sloppy.typo_grad", inputs={"X": h}, outputs={"Out": out})
+    _, loss = _net_through_twice("sloppy.typo_grad")
     with pytest.raises(tide.TideError, match=r"op 'sloppy.typo_grad' grad maker \(plugin .*sloppy_ops.so\): "
                                          r"OutputGrad\(\"Outt\"\): op 'sloppy.typo_grad' has no output "
                                          r"parameter 'Outt' \(its outputs are: Out\)"):
-        tide.append_backward(layers.mean(out))
+        tide.append_backward(loss)
 
 
 def test_a_kernel_that_never_writes_its_output_is_named(exe):
