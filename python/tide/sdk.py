@@ -53,7 +53,8 @@ def cmake_dir():
 
 
 def examples_dir():
-    """The plugin examples installed with the SDK (acme_ops, sim_device: docs/writing_plugins.md)."""
+    """The plugin examples installed with the SDK: acme_ops, sim_device (docs/writing_plugins.md
+    says what they show)."""
     d = os.path.join(cmake_prefix_path(), "share", "tide", "examples")
     if not os.path.isdir(d):
         raise FileNotFoundError("tide.sdk: no plugin examples at %s" % d)

@@ -21,13 +21,15 @@ import sys
 
 import numpy as np
 import pytest
-
-from tide import sdk
 from ctest_env import path
 
-SOURCE = os.environ.get("TIDE_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from tide import sdk
+
+SOURCE = os.environ.get("TIDE_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
-_BLOCK = re.compile(r"(?:<!--\s*doc-test:\s*(?P<marker>.*?)-->[ \t]*\n)?[ \t]*```cpp\n(?P<code>.*?)```", re.S)
+_BLOCK = re.compile(r"(?:<!--\s*doc-test:\s*(?P<marker>.*?)-->[ \t]*\n)?"  # the marker, if any
+                    r"[ \t]*```cpp\n(?P<code>.*?)```", re.S)
 
 
 def _docs():
@@ -67,7 +69,8 @@ def _compiler():
 
 def test_every_cpp_block_in_the_docs_is_marked():
     unmarked = [_id(e) for e in EXAMPLES if e[2] not in ("plugin", "compile", "skip")]
-    assert not unmarked, ("```cpp blocks without a <!-- doc-test: plugin NAME | compile | skip WHY --> "
+    assert not unmarked, ("```cpp blocks without a "
+                          "<!-- doc-test: plugin NAME | compile | skip WHY --> "
                           "marker before them: %s" % unmarked)
     assert [e for e in EXAMPLES if e[2] == "plugin"], "no complete plugin example found in the docs"
 
@@ -84,7 +87,8 @@ def test_doc_fragment_compiles(example, tmp_path):
     src.write_text("#include <tide/plugin.hpp>\n" + source)
     r = subprocess.run([_compiler(), "-std=c++17", "-fsyntax-only"] + WARNINGS +
                        ["-I" + sdk.include_dir(), str(src)], capture_output=True, text=True)
-    assert r.returncode == 0, "%s:%d does not compile:\n%s\n%s" % (doc, line, src.read_text(), r.stderr)
+    assert r.returncode == 0, "%s:%d does not compile:\n%s\n%s" % (
+        doc, line, src.read_text(), r.stderr)
 
 
 # Runners of the complete examples: each gets the plugin's load record, in a fresh process.
@@ -123,9 +127,10 @@ def _run_guide_axpy(record):
     t.setup("float64")
     t.check_output()
     # Both gradients, and each alone: the other's output is @EMPTY@.
-    t.check_grad(["X", "Y"], "Out", max_relative_error=1e-5, numeric_grad_delta=1e-5)
-    t.check_grad(["X"], "Out", no_grad_set={"y_in"}, max_relative_error=1e-5, numeric_grad_delta=1e-5)
-    t.check_grad(["Y"], "Out", no_grad_set={"x_in"}, max_relative_error=1e-5, numeric_grad_delta=1e-5)
+    exact = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-5}
+    t.check_grad(["X", "Y"], "Out", **exact)
+    t.check_grad(["X"], "Out", no_grad_set={"y_in"}, **exact)
+    t.check_grad(["Y"], "Out", no_grad_set={"x_in"}, **exact)
 
 
 RUNNERS = {"readme_axpb": _run_readme_axpb, "guide_axpy": _run_guide_axpy}
@@ -133,7 +138,8 @@ RUNNERS = {"readme_axpb": _run_readme_axpb, "guide_axpy": _run_guide_axpy}
 
 def test_every_plugin_example_has_a_runner():
     names = [e[3] for e in EXAMPLES if e[2] == "plugin"]
-    assert sorted(names) == sorted(RUNNERS), "plugin examples %s, runners %s" % (names, sorted(RUNNERS))
+    assert sorted(names) == sorted(RUNNERS), "plugin examples %s, runners %s" % (
+        names, sorted(RUNNERS))
 
 
 def build_and_run(name, source):

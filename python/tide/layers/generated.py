@@ -28,9 +28,9 @@ def _plugin_of(op_type):
 
 
 def collision_message(name, op_types):
+    ops = " and ".join("'%s' (%s)" % (t, _plugin_of(t)) for t in op_types)
     return ("tide.layers.%s is ambiguous: ops %s map to it; use tide.layers.op_layer(op_type), "
-            "e.g. tide.layers.op_layer(%r)(...)" % (
-                name, " and ".join("'%s' (%s)" % (t, _plugin_of(t)) for t in op_types), op_types[0]))
+            "e.g. tide.layers.op_layer(%r)(...)" % (name, ops, op_types[0]))
 
 
 def op_type_for(name):
