@@ -5,7 +5,8 @@
 
 namespace tide::core {
 
-std::string UndeclaredParamError(const OpInfo& info, const std::string& param, const std::string& side) {
+std::string UndeclaredParamError(const OpInfo& info, const std::string& param,
+                                 const std::string& side) {
   const auto& declared = side == "input" ? info.proto.inputs() : info.proto.outputs();
   std::string names;
   for (const auto& d : declared) {

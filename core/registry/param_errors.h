@@ -10,6 +10,7 @@ namespace tide::core {
 
 // "op 'T' has no input parameter 'P' (its inputs are: A, B)", or "" when the op declares `param`
 // on that side ("input" or "output").
-std::string UndeclaredParamError(const OpInfo& info, const std::string& param, const std::string& side);
+std::string UndeclaredParamError(const OpInfo& info, const std::string& param,
+                                 const std::string& side);
 
 }  // namespace tide::core

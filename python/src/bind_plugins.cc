@@ -42,7 +42,8 @@ void BindPlugins(py::module_& m) {
     return out;
   });
   m.def("orphan_kernel_warnings", &OrphanKernelWarnings, py::arg("plugin_file") = "",
-        "Kernels (of one plugin file, or of all) for an op no loaded plugin defines: one warning each.");
+        "Kernels (of one plugin file, or of all) for an op no loaded plugin defines: one warning "
+        "each.");
   m.def("plugins_json", [] { return PluginManager::Global().RecordsJson(); });
   m.def("plugin_search_path", [] { return PluginManager::Global().SearchPath(); });
   m.def("set_flag", &SetFlag, py::arg("name"), py::arg("value"));

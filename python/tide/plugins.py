@@ -2,6 +2,7 @@
 import warnings
 
 from . import _C, _entry_points
+from ._layer_names import layer_name_collisions
 from .core import PluginError, TideError
 
 
@@ -15,7 +16,6 @@ def load_plugin(path):
         record = _C.load_plugin(str(path))
     except TideError as e:
         raise PluginError(str(e)) from None
-    from .layers.generated import layer_name_collisions
     for w in (record["warnings"] + _C.orphan_kernel_warnings(record["file"]) +
               layer_name_collisions(record["ops"])):
         warnings.warn("tide: " + w, UserWarning, stacklevel=2)
