@@ -104,13 +104,8 @@ int main(int argc, char** argv) {
   size_t loaded = std::count_if(records.begin(), records.end(),
                                 [](const PluginRecord& r) { return r.loaded; });
   int rc = loaded == records.size() ? 0 : 1;
-  // Kernels for an op no loaded plugin defines never run: a misspelt op type, or a missing pack.
-  const auto& registry = tide::core::Registry::Global();
-  std::vector<std::string> warnings;  // orphan kernels, then the plugins' own warnings
-  for (const auto* k : registry.AllKernels())
-    if (!registry.FindOp(k->op_type))
-      warnings.push_back("kernel " + k->op_type + " " + k->key.ToString() + " (" + k->plugin_file +
-                        "): no loaded plugin defines op '" + k->op_type + "'");
+  // Kernels for an op no loaded plugin defines, then the plugins' own warnings.
+  std::vector<std::string> warnings = tide::core::OrphanKernelWarnings();
   for (const auto& r : records) warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
   for (const auto& o : warnings) std::cerr << "tide-plugins: warning: " << o << "\n";
   if (FLAGS_strict && !warnings.empty()) rc = 1;

@@ -14,6 +14,7 @@
 #include "core/platform/status.h"
 #include "core/plugin/c_handles.h"
 #include "core/plugin/registrar.h"
+#include "core/registry/param_errors.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {
@@ -356,6 +357,17 @@ const char* const* GParams(const TideGradOpMaker* m, const VariableNameMap& map,
 }
 const char* const* GInputParams(const TideGradOpMaker* m, size_t* n) { return GParams(m, m->forward->inputs(), n); }
 const char* const* GOutputParams(const TideGradOpMaker* m, size_t* n) { return GParams(m, m->forward->outputs(), n); }
+// The gradients of a parameter the forward op's schema does not declare (a misspelt "Outt"): no
+// names, and the maker's first such query is its error, so it is named instead of the grad op's
+// input left empty ("needs input 'Out@GRAD', which is not set"). Input / Output of any name stay
+// queries (a maker shared by several ops asks for parameters some of them lack).
+void CheckParam(const TideGradOpMaker* m, const char* call, const char* p, const char* side) {
+  if (!m->error.empty()) return;
+  const OpInfo* info = Registry::Global().FindOp(m->forward->type());
+  std::string error = info ? UndeclaredParamError(*info, p ? p : "", side) : "";
+  if (!error.empty())
+    const_cast<TideGradOpMaker*>(m)->error = StrCat(call, "(\"", p ? p : "", "\"): ", error);
+}
 const char* const* GInput(const TideGradOpMaker* m, const char* p, size_t* n) {
   return const_cast<TideGradOpMaker*>(m)->lists.Keep(m->forward->Input(p), n);
 }
@@ -372,9 +384,11 @@ std::vector<std::string> GradNames(const std::vector<std::string>& vars,
   return out;
 }
 const char* const* GInputGrad(const TideGradOpMaker* m, const char* p, size_t* n) {
+  CheckParam(m, "InputGrad", p, "input");
   return const_cast<TideGradOpMaker*>(m)->lists.Keep(GradNames(m->forward->Input(p), m->no_grad), n);
 }
 const char* const* GOutputGrad(const TideGradOpMaker* m, const char* p, size_t* n) {
+  CheckParam(m, "OutputGrad", p, "output");
   return const_cast<TideGradOpMaker*>(m)->lists.Keep(GradNames(m->forward->Output(p), nullptr), n);
 }
 const TideAttrValue* GAttr(const TideGradOpMaker* m, const char* name) { return m->attrs.Find(name); }

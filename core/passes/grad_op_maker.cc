@@ -40,6 +40,8 @@ std::vector<OpDesc> MakeGradOps(const OpDesc& fwd, const std::vector<std::string
     maker.grad_blocks = grad_blocks;
     CallPlugin([&] { return info.grad_maker(&maker, info.grad_maker_data); },
                "op '" + fwd.type() + "' grad maker", info.plugin_file);
+    TIDE_ENFORCE(maker.error.empty(), "op '", fwd.type(), "' grad maker (plugin ", info.plugin_file,
+                 "): ", maker.error);
     std::vector<OpDesc> out;
     for (auto& op : maker.ops) {
       TIDE_ENFORCE(op->error.empty(), "op '", fwd.type(), "' grad maker (plugin ", info.plugin_file,

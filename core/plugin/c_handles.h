@@ -100,6 +100,7 @@ struct TideGradOpMaker {
   std::vector<std::unique_ptr<TideGradOp>> ops;
   tide::core::NameLists lists;
   std::map<std::string, int32_t> grad_blocks;  // block attribute -> its gradient block
+  std::string error;  // the first parameter the maker asked for that the forward op lacks
   explicit TideGradOpMaker(const tide::core::OpDesc& fwd, const std::vector<std::string>& ng)
       : forward(&fwd), no_grad(&ng), attrs(fwd.attrs()) {}
 };

@@ -6,6 +6,7 @@
 
 #include "core/platform/enforce.h"
 #include "core/platform/status.h"
+#include "core/registry/param_errors.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {
@@ -26,12 +27,6 @@ bool IsLibraryHint(const std::string& name, const Attribute& value) {
   return name.rfind("use_", 0) == 0 && std::holds_alternative<bool>(value);
 }
 
-std::string ParamList(const google::protobuf::RepeatedPtrField<proto::OpProto::Var>& vars) {
-  std::string s;
-  for (const auto& v : vars) s += (s.empty() ? "" : ", ") + v.name();
-  return s.empty() ? "none" : s;
-}
-
 void CheckSide(const OpInfo& info, const VariableNameMap& given,
                const google::protobuf::RepeatedPtrField<proto::OpProto::Var>& declared,
                const char* side) {
@@ -39,9 +34,7 @@ void CheckSide(const OpInfo& info, const VariableNameMap& given,
     const proto::OpProto::Var* decl = nullptr;
     for (const auto& d : declared)
       if (d.name() == kv.first) decl = &d;
-    if (!decl)
-      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' has no ", side, " parameter '",
-                kv.first, "' (its ", side, "s are: ", ParamList(declared), ")");
+    if (!decl) TIDE_FAIL(TIDE_INVALID_ARGUMENT, UndeclaredParamError(info, kv.first, side));
     if (!decl->duplicable() && kv.second.size() > 1)
       TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' ", side, " '", kv.first,
                 "' takes one variable, got ", kv.second.size());

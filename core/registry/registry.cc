@@ -105,6 +105,17 @@ std::vector<const KernelEntry*> Registry::AllKernels() const {
   return out;
 }
 
+std::vector<std::string> OrphanKernelWarnings(const std::string& plugin_file) {
+  const Registry& registry = Registry::Global();
+  std::vector<std::string> out;
+  for (const auto* k : registry.AllKernels())
+    if ((plugin_file.empty() || k->plugin_file == plugin_file) && !registry.FindOp(k->op_type))
+      out.push_back("kernel " + k->op_type + " " + k->key.ToString() + " (" + k->plugin_file +
+                    "): no loaded plugin defines op '" + k->op_type + "'");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<const DeviceInfo*> Registry::AllDevices() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<const DeviceInfo*> out;

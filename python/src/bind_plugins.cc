@@ -5,6 +5,7 @@
 #include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/platform/flags.h"
+#include "core/registry/registry.h"
 
 namespace tide::python {
 
@@ -44,6 +45,9 @@ void BindPlugins(py::module_& m) {
     py::gil_scoped_release nogil;
     ShutdownPlugins();
   }, "Ends the devices' and plugins' lives now (what happens at exit); see tide.shutdown.");
+  m.def("orphan_kernel_warnings", &OrphanKernelWarnings, py::arg("plugin_file") = "",
+        "Kernels (of one plugin file, or of all) for an op no loaded plugin defines: one warning "
+        "each.");
   m.def("plugins_json", [] { return PluginManager::Global().RecordsJson(); });
   m.def("plugin_search_path", [] { return PluginManager::Global().SearchPath(); });
   m.def("set_flag", &SetFlag, py::arg("name"), py::arg("value"));

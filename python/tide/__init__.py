@@ -17,9 +17,10 @@ __version__ = "0.1.0"  # first: modules may read it while the package is still i
 from . import _C
 
 _C.initialize()
-from .plugins import _load_entry_point_plugins  # noqa: E402
+from .plugins import _load_entry_point_plugins, _warn_orphan_kernels  # noqa: E402
 
 _load_entry_point_plugins()
+_warn_orphan_kernels()
 
 from . import core, unique_name  # noqa: E402
 from .core import (CPUPlace, CUDAPlace, LoDTensor, Place, PluginError, Scope,  # noqa: E402,F401

@@ -2,20 +2,31 @@
 import warnings
 
 from . import _C, _entry_points
+from ._layer_names import layer_name_collisions
 from .core import PluginError, TideError
 
 
 def load_plugin(path):
     """Loads a plugin file now; its ops are usable at once (tide.layers.<op>). Returns its load
     record; raises PluginError with the loader's reason if it fails. What loaded but breaks a
-    convention (an op without a vendor prefix) is a UserWarning."""
+    convention (an op without a vendor prefix), never runs (a kernel for an op no loaded
+    plugin defines: a misspelt op type) or shares its layer name with another op ("ac_me.x" and
+    "ac.me_x": tide.layers.op_layer reaches each) is a UserWarning."""
     try:
         record = _C.load_plugin(str(path))
     except TideError as e:
         raise PluginError(str(e)) from None
-    for w in record["warnings"]:
+    for w in (record["warnings"] + _C.orphan_kernel_warnings(record["file"]) +
+              layer_name_collisions(record["ops"])):
         warnings.warn("tide: " + w, UserWarning, stacklevel=2)
     return record
+
+
+def _warn_orphan_kernels():
+    """At import, once every plugin of the path and the entry points loaded: a kernel for an op
+    none of them defines never runs (what `tide-plugins --strict` fails on) and is a UserWarning."""
+    for w in _C.orphan_kernel_warnings():
+        warnings.warn("tide: " + w, UserWarning, stacklevel=3)
 
 
 def plugins():

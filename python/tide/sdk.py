@@ -52,6 +52,15 @@ def cmake_dir():
     raise FileNotFoundError("tide.sdk: no TideConfig.cmake under %s" % p)
 
 
+def examples_dir():
+    """The plugin examples installed with the SDK: acme_ops, sim_device (docs/writing_plugins.md
+    says what they show)."""
+    d = os.path.join(cmake_prefix_path(), "share", "tide", "examples")
+    if not os.path.isdir(d):
+        raise FileNotFoundError("tide.sdk: no plugin examples at %s" % d)
+    return d
+
+
 def cmake_prefix_path():
     """The prefix to put on CMAKE_PREFIX_PATH so that find_package(Tide) finds this Tide."""
     p = _installed_prefix()

@@ -49,7 +49,8 @@ names = zipfile.ZipFile(sys.argv[1]).namelist()
 need = ["tide/__init__.py", "tide/lib/libtide_core.so", "tide/lib/tide/plugins/libtide_ops_math.so",
         "tide/lib/tide/plugins/libtide_device_cpu.so", "tide/include/tide/plugin_api.h",
         "tide/lib/cmake/Tide/TideConfig.cmake", "tide/bin/tide-plugins", "tide/sdk.py",
-        "tide/utils/cpp_extension.py"]
+        "tide/utils/cpp_extension.py", "tide/share/tide/examples/acme_ops/acme_ops.cc",
+        "tide/share/tide/examples/sim_device/sim_device.cc"]
 missing = [n for n in need if n not in names]
 assert not missing, "not in the wheel: %s" % missing
 assert any(n.startswith("tide/_C") and n.endswith(".so") for n in names)
@@ -93,6 +94,7 @@ grep -q "^import tide:" "$work/timing.txt" && grep -q "share" "$work/timing.txt"
 step "the acme_ops plugin wheel, built against the pip-installed SDK"
 prefix=$("$vpy" -c "import tide.sdk; print(tide.sdk.cmake_prefix_path())")
 test -f "$prefix/lib/cmake/Tide/TideConfig.cmake"
+test -f "$("$vpy" -c "import tide.sdk; print(tide.sdk.examples_dir())")/acme_ops/CMakeLists.txt"
 cp -r "$here/vendor_wheel" "$work/vendor"
 sed -i "s|\${CMAKE_CURRENT_SOURCE_DIR}/../../sdk/acme_ops/acme_ops.cc|$src/tests/sdk/acme_ops/acme_ops.cc|" \
   "$work/vendor/CMakeLists.txt"

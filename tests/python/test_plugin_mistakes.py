@@ -1,7 +1,9 @@
 """A vendor's mistakes are loud: an op without a gradient that a parameter's gradient must pass,
 a kernel that never writes its output, an op with kernels but no shape inference, an op without a
-vendor prefix, and a kernel for an op no plugin defines (tests/sdk/sloppy_ops)."""
+vendor prefix, a kernel for an op no plugin defines, a grad maker misspelling a parameter, and two
+ops of one layer name (tests/sdk/sloppy_ops)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -24,12 +26,12 @@ def sloppy_loaded():
             tide.load_plugin(SLOPPY)
 
 
-def _net_through_twice():
+def _net_through_twice(op_type="sloppy.twice"):
     x = layers.data(name="x", shape=[3], dtype="float32")
     h = layers.fc(input=x, size=3, param_attr="w", bias_attr=False)
     block = tide.default_main_program().current_block()
     out = block.create_var(name="twice_out", dtype="float32")
-    block.append_op("sloppy.twice", inputs={"X": h}, outputs={"Out": out})
+    block.append_op(op_type, inputs={"X": h}, outputs={"Out": out})
     return h, layers.mean(out)
 
 
@@ -44,6 +46,14 @@ def test_stop_gradient_is_the_way_out(exe):
     h, loss = _net_through_twice()
     h.stop_gradient = True
     assert tide.append_backward(loss) == []  # nothing to train, and said so by the user
+
+
+def test_a_grad_maker_asking_for_an_output_the_op_lacks_names_it():
+    _, loss = _net_through_twice("sloppy.typo_grad")
+    with pytest.raises(tide.TideError, match=r"op 'sloppy.typo_grad' grad maker "
+                                         r"\(plugin .*sloppy_ops.so\): OutputGrad\(\"Outt\"\): op 'sloppy.typo_grad' has no output "
+                                         r"parameter 'Outt' \(its outputs are: Out\)"):
+        tide.append_backward(loss)
 
 
 def test_a_kernel_that_never_writes_its_output_is_named(exe):
@@ -70,6 +80,53 @@ def test_tide_plugins_warns_of_kernels_for_undefined_ops(strict, code):
     assert "kernel sloppy.twise" in r.stderr and "no loaded plugin defines op 'sloppy.twise'" in r.stderr
     assert "op 'unprefixed_twice' has no vendor prefix" in r.stderr
     assert r.returncode == code, r.stderr
+
+
+def _warnings_of(code, **env):
+    """The UserWarnings a fresh process prints running `code` (after `import tide`)."""
+    code = ("import warnings\nwarnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as seen:\n"
+            "    import tide\n" + "".join("    " + line + "\n" for line in code.splitlines()) +
+            "for w in seen:\n    print('WARNED', w.category.__name__, w.message)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, **env))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return [line for line in r.stdout.splitlines() if line.startswith("WARNED")]
+
+
+ORPHAN = "kernel sloppy.twise {cpu, float32, ANY, plain} (%s): no loaded plugin defines op 'sloppy.twise'"
+
+
+def test_tide_load_plugin_warns_of_kernels_for_undefined_ops():
+    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+    assert "WARNED UserWarning tide: " + ORPHAN % SLOPPY in seen, seen
+
+
+def test_import_tide_warns_of_kernels_for_undefined_ops_on_the_plugin_path():
+    seen = _warnings_of("", TIDE_PLUGIN_PATH=os.environ["TIDE_PLUGIN_PATH"] + ":" + SLOPPY)
+    assert "WARNED UserWarning tide: " + ORPHAN % SLOPPY in seen, seen
+    # The build tree's own plugins alone leave no kernel without its op.
+    assert not [w for w in _warnings_of("") if "no loaded plugin defines" in w]
+
+
+def test_two_ops_of_one_layer_name_are_named_and_both_reachable(exe):
+    # "sloppy.dup_twice" and "sloppy_dup.twice" are both tide.layers.sloppy_dup_twice.
+    both = (r"tide.layers.sloppy_dup_twice is ambiguous: ops 'sloppy.dup_twice' "
+            r"\(plugin 'sloppy_ops', .*sloppy_ops.so\) and 'sloppy_dup.twice' \(plugin 'sloppy_ops', .*sloppy_ops.so\)")
+    with pytest.raises(layers.generated.AmbiguousLayerError, match=both + ".*op_layer"):
+        getattr(layers, "sloppy_dup_twice")
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    outs = [layers.op_layer(t)(x) for t in ("sloppy.dup_twice", "sloppy_dup.twice")]
+    assert [op.type for op in tide.default_main_program().global_block().ops[-2:]] == [
+        "sloppy.dup_twice", "sloppy_dup.twice"]
+    xs = np.arange(6, dtype="float32").reshape(2, 3)
+    for got in exe.run(feed={"x": xs}, fetch_list=outs):
+        np.testing.assert_array_equal(got, 2 * xs)
+    with pytest.raises(ValueError, match="no loaded plugin registers op 'sloppy.nope'"):
+        layers.op_layer("sloppy.nope")
+    # tide.load_plugin warns of it at once.
+    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+    assert any(re.search(both, w) for w in seen), seen
 
 
 def test_an_op_without_a_vendor_prefix_outside_tides_directory_is_a_warning():

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run_out_of_tree.sh BUILD_DIR RUNNER: installs Tide from BUILD_DIR to a prefix in
 # BUILD_DIR/sdk_out_of_tree, builds the acme_ops plugin out of tree with find_package(Tide)
-# against that prefix (through ccache where there is one: the directory stays put, so a second
-# run reuses the objects), then runs RUNNER (which loads the plugin from ACME_PLUGIN and runs
-# its op).
+# against that prefix, from the examples installed there (through ccache where there is one: the
+# directory stays put, so a second run reuses the objects), then runs RUNNER (which loads the
+# plugin from ACME_PLUGIN and runs its op).
 set -euo pipefail
 build="$1"; runner="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -24,7 +24,12 @@ grep -q "TIDE_PLUGIN(" "$work/example.cc"
 "${CXX:-c++}" -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$work/prefix/include" "$work/example.cc"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$here/acme_ops" -B "$work/acme" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+# The examples are installed with the SDK (share/tide/examples, component dev); acme_ops builds
+# from there, as a reader of docs/writing_plugins.md would build it.
+examples="$work/prefix/share/tide/examples"
+diff <(cd "$here/acme_ops" && ls) <(cd "$examples/acme_ops" && ls)
+test -f "$examples/sim_device/sim_device.cc" && test -f "$examples/sim_device/CMakeLists.txt"
+cmake -S "$examples/acme_ops" -B "$work/acme" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
 cmake --build "$work/acme" >/dev/null
 plugin="$work/acme/libacme_ops.so"

@@ -17,12 +17,21 @@ from .crf import __all__ as _crf_all
 from .io import *  # noqa: F401,F403
 from .io import __all__ as _io_all
 from . import generated as _generated
+from .. import _C
 from . import math_op_patch as _math_op_patch
 from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
 
 _math_op_patch.monkey_patch_variable()  # a + b, a < b on Variables build these layers' ops
 
 __all__ = list(_nn_all) + list(_logic_all) + list(_control_flow_all) + list(_lr_all) + list(_sequence_all) + list(_rnn_all) + list(_crf_all) + list(_io_all)
+
+
+def op_layer(op_type):
+    """The layer of registered op `op_type` by its exact name ("acme.axpb"): what
+    tide.layers.acme_axpb is, and the way to each of two ops whose layer names collide."""
+    if not _C.has_op(op_type):
+        raise ValueError("tide.layers.op_layer: no loaded plugin registers op '%s'" % op_type)
+    return _generated.make_layer(op_type)
 
 
 def __getattr__(name):

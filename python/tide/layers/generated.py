@@ -1,20 +1,9 @@
 """Layers made from an op's registered proto, so an op a plugin adds at run time is usable as
 tide.layers.<op>(...) at once (a vendor op "acme.axpb" is tide.layers.acme_axpb)."""
 from .. import _C
+from .._layer_names import AmbiguousLayerError, op_type_for, op_types_for  # noqa: F401
 from ..framework import Variable, _names
 from ..layer_helper import LayerHelper
-
-
-def op_type_for(name):
-    """The registered op a layer name refers to, or None."""
-    if _C.has_op(name):
-        return name
-    # Vendor ops: "acme_axpb" -> "acme.axpb"; the vendor or the op name may hold '_' too
-    # ("my_lab_fast_gelu" -> "my_lab.fast_gelu"), so every '_' is tried as the dot.
-    for i, c in enumerate(name):
-        if c == "_" and _C.has_op(name[:i] + "." + name[i + 1:]):
-            return name[:i] + "." + name[i + 1:]
-    return None
 
 
 def make_layer(op_type):

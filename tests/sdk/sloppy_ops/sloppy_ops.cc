@@ -1,6 +1,7 @@
 // sloppy_ops.cc: a vendor's op pack with the mistakes Tide must make loud (tests only): an op
 // with no gradient (and no NoGradient()), a kernel that never writes its output, an op without a
-// vendor prefix, and a kernel for an op no plugin defines.
+// vendor prefix, a kernel for an op no plugin defines, and a grad maker asking for the gradient of
+// an output the op does not have (a misspelt parameter), and two ops of one layer name.
 #include <tide/plugin.hpp>
 
 namespace {
@@ -30,6 +31,32 @@ TIDE_REGISTER_OP(tide::OpSchema("sloppy.forgetful")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sloppy.forgetful", "cpu", Forgetful, float);
+
+// Its grad maker misspells the output: OutputGrad("Outt").
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.typo_grad")
+                     .Comment("Out = 2 X, whose grad maker reads the gradient of 'Outt'")
+                     .Input("X", "input").Output("Out", "2 X")
+                     .InferShape(tide::SameShapeAsInput("X", "Out"))
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("sloppy.twice")
+                           .Input("X", g.OutputGrad("Outt"))
+                           .Output("Out", g.InputGrad("X"));
+                     }));
+TIDE_REGISTER_KERNEL("sloppy.typo_grad", "cpu", Twice, float, double);
+
+// Two ops that map to one layer name, tide.layers.sloppy_dup_twice.
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.dup_twice")
+                     .Comment("Out = 2 X, as tide.layers.sloppy_dup_twice")
+                     .Input("X", "input").Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sloppy.dup_twice", "cpu", Twice, float);
+TIDE_REGISTER_OP(tide::OpSchema("sloppy_dup.twice")
+                     .Comment("Out = 2 X, as tide.layers.sloppy_dup_twice too")
+                     .Input("X", "input").Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sloppy_dup.twice", "cpu", Twice, float);
 
 // An op named without a vendor prefix, outside Tide's plugin directory: a warning.
 TIDE_REGISTER_OP(tide::OpSchema("unprefixed_twice")

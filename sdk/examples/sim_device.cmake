@@ -1,0 +1,7 @@
+# The sim device (a model of an asynchronous accelerator), built out of tree against an installed
+# Tide SDK: cmake -S . -B build -DCMAKE_PREFIX_PATH=<Tide's prefix> && cmake --build build.
+# Installed as share/tide/examples/sim_device/CMakeLists.txt (sdk/CMakeLists.txt).
+cmake_minimum_required(VERSION 3.18)
+project(tide_device_sim CXX)
+find_package(Tide 0.1 REQUIRED)
+tide_add_plugin(tide_device_sim NO_INSTALL sim_device.cc sim_mlp_kernels.cc)
