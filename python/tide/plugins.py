@@ -2,7 +2,7 @@
 import warnings
 
 from . import _C, _entry_points
-from ._layer_names import layer_name_collisions
+from .layer_names import layer_name_collisions
 from .core import PluginError, TideError
 
 

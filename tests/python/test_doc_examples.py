@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 import pytest
-from ctest_env import path
+from ctest_env import require
 
 from tide import sdk
 
@@ -153,9 +153,7 @@ def build_and_run(name, source):
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e[2] == "plugin"], ids=_id)
 def test_doc_plugin_builds_loads_and_runs(example):
     doc, line, _, name, _, code = example
-    build_dir = path("TIDE_BUILD_DIR")
-    if not build_dir:
-        pytest.skip("needs $TIDE_BUILD_DIR for the examples' builds (ctest sets it)")
+    build_dir = require("TIDE_BUILD_DIR", what="the build tree, where the examples build")
     work = os.path.join(build_dir, "doc_examples", name)
     os.makedirs(work, exist_ok=True)
     source = os.path.join(work, name + ".cc")

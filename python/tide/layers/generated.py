@@ -1,7 +1,7 @@
 """Layers made from an op's registered proto, so an op a plugin adds at run time is usable as
 tide.layers.<op>(...) at once (a vendor op "acme.axpb" is tide.layers.acme_axpb)."""
 from .. import _C
-from .._layer_names import AmbiguousLayerError, op_type_for, op_types_for  # noqa: F401
+from ..layer_names import AmbiguousLayerError, op_type_for, op_types_for  # noqa: F401
 from ..framework import Variable, _names
 from ..layer_helper import LayerHelper
 
