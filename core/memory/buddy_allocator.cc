@@ -25,10 +25,13 @@ struct ThreadCaches {
   static constexpr int kSlots = 4;
   BuddyAllocator::ThreadCache* slots[kSlots] = {};
   ~ThreadCaches() {
-    for (auto* c : slots)
+    for (auto*& c : slots)
       if (c) {
         if (c->owner) c->owner->DrainThreadCache(c);
         delete c;
+        // exit() runs the main thread's TLS destructors before the atexit handlers, and one of
+        // those (ShutdownDevices -> EmptyCache) looks at this thread's slots again.
+        c = nullptr;
       }
   }
 };
