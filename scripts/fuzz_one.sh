@@ -5,7 +5,8 @@
 # DIR/NAME.log (the fuzzer's output); reproducers go to DIR/artifacts/NAME/.
 #
 #   finding          the run failed and its reproducer fails again when rerun alone, with a report
-#                    that is not the runtime's own: exit 1, the reproducer and its stack printed.
+#                    that is not the runtime's own, or the run's own ASan / UBSan report (one at
+#                    exit, which the reproducer alone does not repeat): exit 1, with the report.
 #   runtime failure  LeakSanitizer's fatal error (its tracer dies under load), an empty or missing
 #                    reproducer that does not fail again, any reproducer that does not fail again:
 #                    a warning, and the run is retried once. A second such failure is a warning too
@@ -19,6 +20,8 @@ rerun_log="$dir/$name.rerun.log"
 mkdir -p "$work" "$art"
 # LeakSanitizer's own failures (the tracer thread it stops the world with), not reports about code.
 RUNTIME_SIGNS='LeakSanitizer has encountered a fatal error|Tracer caught signal|LeakSanitizer does not work under ptrace'
+# Reports about code: a finding even where the reproducer does not repeat them.
+CODE_SIGNS='ERROR: AddressSanitizer|ERROR: UndefinedBehaviorSanitizer|runtime error:'
 
 # The lines of a sanitizer or libFuzzer report: from its first ERROR / runtime error to SUMMARY.
 report() {
@@ -48,6 +51,13 @@ fuzz() {
   rrc=$?
   if [ "$rrc" -ne 0 ] && ! grep -qE "$RUNTIME_SIGNS" "$rerun_log"; then
     VERDICT=finding WHY="$(basename "$repro") ($size bytes) fails again when rerun (exit $rrc)"
+    return
+  fi
+  # AddressSanitizer's or UBSan's own report in the run is Tide's, rerun or not (e.g. one at exit,
+  # after the last input: the reproducer is then empty and passes alone).
+  if ! grep -qE "$RUNTIME_SIGNS" "$log" && grep -qE "$CODE_SIGNS" "$log"; then
+    VERDICT=finding WHY="the run's own sanitizer report (exit $rc; $(basename "$repro"), $size bytes, does not repeat it alone)"
+    REPORT_LOG="$log"
     return
   fi
   VERDICT=runtime
@@ -89,7 +99,7 @@ case "$VERDICT" in
       echo "  reproducer: $REPRO"
       echo "  rerun it:   $bin $REPRO"
       echo "  its report:"
-      report "$rerun_log" | sed 's/^/    /'; } >"$result"
+      report "${REPORT_LOG:-$rerun_log}" | sed 's/^/    /'; } >"$result"
     exit 1 ;;
   *)
     { echo "$name: FAILED: $WHY (log $log)"
