@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""Exports models from PaddlePaddle's `paddle.vision.models` in Paddle's legacy program format,
-with random weights, a fixed random input and Paddle's own output, as Tide's test fixtures.
+"""Exports models built from PaddlePaddle's `paddle.vision.models` and `paddle.nn` layers in Paddle's
+legacy program format, with random weights, a fixed random input and Paddle's own output, as Tide's
+test fixtures.
 
-Run it in a separate virtual environment with PaddlePaddle (CPU) from PyPI; the tests never need it:
+Run it in a separate virtual environment with PaddlePaddle (CPU) from PyPI; the tests never need it.
+The vision models are saved by Paddle 3.x; the text models and the vision transformer by Paddle
+2.6 (Paddle 3.x cannot build `paddle.nn`'s transformer layers in the legacy static graph); each
+Paddle exports the models made with its major version unless `--only` names others:
 
-    python3 -m venv /tmp/venv-paddle && /tmp/venv-paddle/bin/pip install paddlepaddle
-    FLAGS_enable_pir_api=0 /tmp/venv-paddle/bin/python tools/paddle_export.py tests/fixtures/paddle
+    python3.11 -m venv /tmp/paddle3 && /tmp/paddle3/bin/pip install paddlepaddle==3.3.1
+    FLAGS_enable_pir_api=0 /tmp/paddle3/bin/python tools/paddle_export.py tests/fixtures/paddle
+    python3.11 -m venv /tmp/paddle26 && /tmp/paddle26/bin/pip install paddlepaddle==2.6.2 \
+        "numpy<2" "protobuf<=3.20.3"    # 2.6's dynamic-to-static crashes with numpy 2 / protobuf 4+
+    /tmp/paddle26/bin/python tools/paddle_export.py tests/fixtures/paddle
 
 Each model goes to OUT/<model>/ as
   inference.pdmodel + inference.pdiparams  (paddle.static.save_inference_model or paddle.jit.save),
   or __model__ + one file per parameter    (Fluid 1.x's layout: the program and save_vars' files),
   input.npy, expected.npy                  (Paddle's executor on the saved model, reloaded),
+  or inputs.npz (one array per feed name)  (models with several inputs or int64 ids),
   info.json                                (paddle version, how it was saved, shapes).
 `--only NAME` exports one model; `--big` adds resnet50 (224x224, ~100 MB: for the benchmark only,
 never committed).
@@ -22,6 +30,7 @@ import shutil
 import sys
 
 os.environ.setdefault("FLAGS_enable_pir_api", "0")  # the legacy ProgramDesc, not PIR's json
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 import paddle  # noqa: E402
@@ -29,6 +38,8 @@ from paddle import nn  # noqa: E402
 from paddle.vision import models  # noqa: E402
 from paddle.vision.models.resnet import BasicBlock  # noqa: E402
 from paddle.vision.models.vgg import make_layers  # noqa: E402
+
+import paddle_nn_models as nn_models  # noqa: E402
 
 SEED = 2026
 
@@ -71,6 +82,15 @@ MODELS = {
     "mobilenet_v1": (lambda: models.MobileNetV1(scale=0.125, num_classes=10), [2, 3, 32, 32], "static"),
     "mobilenet_v2": (lambda: models.MobileNetV2(scale=0.25, num_classes=10), [2, 3, 32, 32], "jit"),
     "vgg11": (tiny_vgg11, [2, 3, 48, 48], "static"),
+}
+# name: constructor of a paddle_nn_models layer (its inputs and example feed), saved by
+# paddle.jit.save with Paddle 2.x.
+NN_MODELS = {
+    "bert": nn_models.BertEncoder,
+    "gpt": nn_models.GptDecoder,
+    "lstm": lambda: nn_models.RnnClassifier("lstm"),
+    "gru": lambda: nn_models.RnnClassifier("gru"),
+    "vit": nn_models.TinyViT,
 }
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 
@@ -148,7 +168,7 @@ def build(ctor, shape, how, out_dir, rng):
 
 def reference(path, how, feed):
     """Paddle's executor on the model as saved (reloaded from the files), and Paddle Inference's
-    predictor as a cross-check."""
+    predictor as a cross-check. `feed`: {feed name: array}."""
     exe = paddle.static.Executor(paddle.CPUPlace())
     with paddle.static.scope_guard(paddle.static.Scope()):
         if how == "fluid1":
@@ -156,41 +176,77 @@ def reference(path, how, feed):
                 path, exe, model_filename="__model__", params_filename=None)
         else:
             prog, feeds, fetches = paddle.static.load_inference_model(path, exe)
-        out, = exe.run(prog, feed={feeds[0]: feed}, fetch_list=fetches)
+        assert sorted(feeds) == sorted(feed), (feeds, list(feed))
+        out, = exe.run(prog, feed=feed, fetch_list=fetches)
     if how == "fluid1":
         return out, None
     cfg = paddle.inference.Config(path + ".pdmodel", path + ".pdiparams")
     cfg.disable_gpu()
     predictor = paddle.inference.create_predictor(cfg)
-    h = predictor.get_input_handle(predictor.get_input_names()[0])
-    h.copy_from_cpu(feed)
+    for name in predictor.get_input_names():
+        predictor.get_input_handle(name).copy_from_cpu(feed[name])
     predictor.run()
     pred = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
     return out, pred
 
 
-def export(name, spec, out_root):
-    ctor, shape, how = spec
-    out_dir = os.path.join(out_root, name)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    rng = np.random.default_rng(SEED + sum(map(ord, name)))
-    path = build(ctor, shape, how, out_dir, rng)
-    feed = rng.standard_normal(shape).astype(np.float32)
+def save_nn(ctor, out_dir, rng):
+    """A paddle_nn_models layer in dygraph, randomised, saved by paddle.jit.save."""
+    paddle.disable_static()
+    paddle.seed(SEED)
+    net = ctor()
+    net.eval()
+    nn_models.randomize(net, rng)
+    spec = [paddle.static.InputSpec(shape, dtype, name) for name, shape, dtype in net.inputs]
+    prefix = os.path.join(out_dir, "inference")
+    paddle.jit.save(net, prefix, input_spec=spec)
+    paddle.enable_static()
+    return prefix, net.example(rng)
+
+
+def record(name, how, out_dir, path, feed):
+    """Paddle's output for `feed`, written with the feed and info.json."""
     out, pred = reference(path, how, feed)
-    np.save(os.path.join(out_dir, "input.npy"), feed)
+    if len(feed) == 1 and "x" in feed:
+        np.save(os.path.join(out_dir, "input.npy"), feed["x"])
+    else:
+        np.savez(os.path.join(out_dir, "inputs.npz"), **feed)
     np.save(os.path.join(out_dir, "expected.npy"), out)
     gap = None if pred is None else float(np.max(np.abs(out - pred)) / (np.max(np.abs(out)) + 1e-12))
     info = {"paddle": paddle.__version__, "saved_by": {
                 "static": "paddle.static.save_inference_model",
                 "jit": "paddle.jit.save (to_static)",
                 "fluid1": "__model__ + paddle.static.save_vars (one file per variable)"}[how],
-            "input_shape": shape, "output_shape": list(out.shape), "seed": SEED,
-            "predictor_rel_gap": gap}
+            "output_shape": list(out.shape), "seed": SEED, "predictor_rel_gap": gap}
+    if list(feed) == ["x"]:
+        info["input_shape"] = list(feed["x"].shape)
+    else:
+        info["inputs"] = {k: [str(v.dtype), list(v.shape)] for k, v in feed.items()}
     with open(os.path.join(out_dir, "info.json"), "w") as f:
         json.dump(info, f, indent=1)
     size = sum(os.path.getsize(os.path.join(out_dir, n)) for n in os.listdir(out_dir))
     print("%-15s %-8s %8.1f KiB  out %s  predictor gap %s" % (name, how, size / 1024, out.shape, gap))
+
+
+def fresh_dir(out_root, name):
+    out_dir = os.path.join(out_root, name)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    return out_dir
+
+
+def export_nn(name, ctor, out_root):
+    out_dir = fresh_dir(out_root, name)
+    path, feed = save_nn(ctor, out_dir, np.random.default_rng(SEED + sum(map(ord, name))))
+    record(name, "jit", out_dir, path, feed)
+
+
+def export(name, spec, out_root):
+    ctor, shape, how = spec
+    out_dir = fresh_dir(out_root, name)
+    rng = np.random.default_rng(SEED + sum(map(ord, name)))
+    path = build(ctor, shape, how, out_dir, rng)
+    record(name, how, out_dir, path, {"x": rng.standard_normal(shape).astype(np.float32)})
 
 
 def main():
@@ -203,8 +259,15 @@ def main():
         sys.exit("run with FLAGS_enable_pir_api=0 (the legacy program format)")
     paddle.enable_static()
     todo = dict(MODELS, **(BIG if args.big else {}))
-    for name in args.only or todo:
-        export(name, todo[name] if name in todo else BIG[name], args.out)
+    if args.only:
+        names = args.only
+    else:  # the models made with this Paddle's major version
+        names = list(NN_MODELS) if paddle.__version__.startswith("2.") else list(todo)
+    for name in names:
+        if name in NN_MODELS:
+            export_nn(name, NN_MODELS[name], args.out)
+        else:
+            export(name, todo[name] if name in todo else BIG[name], args.out)
 
 
 if __name__ == "__main__":

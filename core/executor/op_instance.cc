@@ -36,11 +36,16 @@ OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx
   inputs_ = MakeBindings(desc.inputs());
   outputs_ = MakeBindings(desc.outputs());
 
-  const std::string& src = info_->kernel_dtype_source;
+  std::string src = info_->kernel_dtype_source;
   if (src.rfind("attr:", 0) == 0) {
     const TideAttrValue* v = views_->Find(src.c_str() + 5);
     TIDE_ENFORCE(v && v->type == TIDE_ATTR_INT, label_, ": its kernel dtype comes from attribute '",
                  src.substr(5), "', which is not an int attribute");
+    // Paddle's -1: "the input's" (fill_any_like's dtype); the inputs' rule below picks it.
+    if (v->i == -1) src.clear();
+  }
+  if (src.rfind("attr:", 0) == 0) {
+    const TideAttrValue* v = views_->Find(src.c_str() + 5);
     TIDE_ENFORCE(IsValidDataType(static_cast<int>(v->i)), label_, ": attribute '", src.substr(5),
                  "' is ", v->i, ", which is not a data type");
     dtype_from_attr_ = static_cast<DataType>(v->i);

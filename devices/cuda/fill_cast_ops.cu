@@ -1,6 +1,6 @@
-// fill_cast_ops.cu: ops_math's fill_constant, fill_zeros_like, assign and cast on the GPU, and the
-// data-type casts the core's data transform uses on "gpu" places (float <-> double <-> half,
-// int32/int64 <-> float).
+// fill_cast_ops.cu: ops_math's fill_constant, fill_zeros_like, fill_any_like, assign and cast on
+// the GPU, and the data-type casts the core's data transform uses on "gpu" places (float <->
+// double <-> half, int32/int64 <-> float).
 #include <tide/ops/cast.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/fill_value.hpp>
@@ -76,6 +76,17 @@ void FillZerosLike(KernelContext& ctx) {
   g.Zero(od, sizeof(T) * size_t(out.numel()));  // all-zero bits are 0 in every type here
 }
 
+// fill_any_like: X's dims, `value` where Out's type holds it (tide/ops/fill_value.hpp).
+template <typename T>
+void FillAnyLike(KernelContext& ctx) {
+  Gpu g(ctx);
+  using V = std::conditional_t<std::is_same_v<T, __half>, float, T>;
+  const T value = Convert<T>(tide::ops::FitValue<V>(ctx.op_type(), ctx.Attr<float>("value"), "value"));
+  Tensor out = ctx.Output("Out");
+  T* od = out.mutable_data<T>(ctx.Input("X").dims(), g.place());
+  Launch(g, "FillKernel", out.numel(), FillKernel<T>, od, out.numel(), value);
+}
+
 // ---------------------------------------------------------------------------------------------
 // assign: a copy on the stream (the core's CopyTo would synchronise), with X's LoD.
 template <typename T>
@@ -133,6 +144,8 @@ using namespace tide_cuda;  // NOLINT: registration macros below
 TIDE_REGISTER_KERNEL("fill_constant", "gpu", FillConstant, float, double, int32_t, int64_t, bool,
                      __half);
 TIDE_REGISTER_KERNEL("fill_zeros_like", "gpu", FillZerosLike, float, double, int32_t, int64_t,
+                     __half);
+TIDE_REGISTER_KERNEL("fill_any_like", "gpu", FillAnyLike, float, double, int32_t, int64_t, bool,
                      __half);
 TIDE_REGISTER_KERNEL("assign", "gpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,
                      __half);

@@ -1,7 +1,7 @@
 // slice_ops.cu: ops_nn's box-moving ops on the GPU: slice and strided_slice (bounds from tensors
 // too; the grad scatters back into zeros), pad (constant pad_value; the grad slices), expand /
-// expand_as (repeats; the grad sums them in the CPU kernel's order), with ops_nn's shape rules
-// (tide/ops/tensor_shape.hpp, slice_inputs.hpp, expand.hpp).
+// expand_as / expand_v2 (repeats; the grad sums them in the CPU kernel's order), with ops_nn's
+// shape rules (tide/ops/tensor_shape.hpp, slice_inputs.hpp, expand.hpp).
 // Every one is a walk over a box of a larger tensor (box.cuh).
 #include <tide/ops/expand.hpp>
 #include <tide/ops/slice_inputs.hpp>
@@ -90,7 +90,7 @@ void PadGrad(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// expand / expand_as: Out[i] = X[i mod X's dims]; X@GRAD[j] = the sum of Out@GRAD over j's
+// expand / expand_as / expand_v2: Out[i] = X[i mod X's dims]; X@GRAD[j] = the sum of Out@GRAD over j's
 // repeats, in row-major order of the repeat (the CPU kernel's order).
 template <typename T>
 __global__ void ExpandGradKernel(const T* dout, BoxView x, BoxView reps, int64_t nreps, T* dx,
@@ -113,33 +113,72 @@ std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Gpu& g, const D
       [&](const char* p) { return HostIntScalars(ctx, g, p); });
 }
 
+// Out (od) = X, seen with dims xd (X's, or with 1s in front), repeated.
+template <typename T>
+void ExpandTo(KernelContext& ctx, const Gpu& g, const Tensor& x, const Dims& xd, const Dims& od) {
+  BoxView v = MakeBox(g, od, xd, {}, {});
+  for (int d = 0; d < v.rank; ++d) v.wrap[d] = xd[d];
+  const int64_t n = DimsProduct(od);
+  const T* xp = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
+  if (x.numel() > 0) Launch(g, "BoxGatherKernel", n, BoxGatherKernel<T>, xp, v, o, n);
+}
+
+// X@GRAD: Out@GRAD summed over the repeats of X (seen with dims xd) in Out (od).
+template <typename T>
+void ExpandGradTo(KernelContext& ctx, const Gpu& g, const Tensor& x, const Dims& xd, const Dims& od) {
+  Tensor dout = ctx.Input(GradVarName("Out").c_str());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  Dims rd(od.size());
+  for (size_t d = 0; d < od.size(); ++d) rd[d] = xd[d] ? od[d] / xd[d] : 0;
+  const BoxView xv = MakeBox(g, xd, od, {}, {});  // X's element in Out's first repeat
+  const BoxView rv = MakeBox(g, rd, od, {}, xd);  // repeat r starts at r * X's dims
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
+  Launch(g, "ExpandGradKernel", x.numel(), ExpandGradKernel<T>, gd, xv, rv, DimsProduct(rd), dx,
+         x.numel());
+}
+
 template <typename T>
 void Expand(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
   const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, g, x.dims()));
-  BoxView v = MakeBox(g, od, x.dims(), {}, {});
-  for (int d = 0; d < v.rank; ++d) v.wrap[d] = x.dims()[d];
-  const int64_t n = DimsProduct(od);
-  const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(od, g.place());
-  if (x.numel() > 0) Launch(g, "BoxGatherKernel", n, BoxGatherKernel<T>, xd, v, o, n);
+  ExpandTo<T>(ctx, g, x, x.dims(), od);
 }
 
 template <typename T>
 void ExpandGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  const std::vector<int32_t> times = ExpandTimes(ctx, g, x.dims());
-  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), times);
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
-  const Dims rd(times.begin(), times.end());
-  const BoxView xv = MakeBox(g, x.dims(), od, {}, {});  // X's element in Out's first repeat
-  const BoxView rv = MakeBox(g, rd, od, {}, x.dims());  // repeat r starts at r * X's dims
-  const T* gd = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), g.place());
-  Launch(g, "ExpandGradKernel", x.numel(), ExpandGradKernel<T>, gd, xv, rv, DimsProduct(rd), dx,
-         x.numel());
+  Tensor x = ctx.Input("X");
+  const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, g, x.dims()));
+  ExpandGradTo<T>(ctx, g, x, x.dims(), od);
+}
+
+// expand_v2: the target shape from Shape / expand_shapes_tensor (read back to the host) or the
+// attribute; X with 1s in front repeats as expand's (tide/ops/expand.hpp).
+Dims ExpandV2Out(const KernelContext& ctx, const Gpu& g, const Dims& x) {
+  return tide::ops::ExpandV2Dims(
+      ctx.op_type(), x,
+      tide::ops::ExpandV2ShapeFromInputs(
+          ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
+          [&](const char* p) { return HostIntScalars(ctx, g, p); }));
+}
+
+template <typename T>
+void ExpandV2(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const Dims od = ExpandV2Out(ctx, g, x.dims());
+  ExpandTo<T>(ctx, g, x, tide::ops::ExpandV2XDims(x.dims(), od.size()), od);
+}
+
+template <typename T>
+void ExpandV2Grad(KernelContext& ctx) {
+  Gpu g(ctx);
+  Tensor x = ctx.Input("X");
+  const Dims od = ExpandV2Out(ctx, g, x.dims());
+  ExpandGradTo<T>(ctx, g, x, tide::ops::ExpandV2XDims(x.dims(), od.size()), od);
 }
 
 }  // namespace
@@ -158,3 +197,5 @@ TIDE_REGISTER_KERNEL("expand", "gpu", Expand, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("expand_grad", "gpu", ExpandGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand_as", "gpu", Expand, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("expand_as_grad", "gpu", ExpandGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("expand_v2", "gpu", ExpandV2, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("expand_v2_grad", "gpu", ExpandV2Grad, TIDE_CUDA_FLOAT_TYPES);

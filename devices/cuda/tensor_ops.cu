@@ -1,4 +1,4 @@
-// tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table (+ dense or SelectedRows grad),
+// tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table(_v2) (+ dense or SelectedRows grad),
 // concat (+grad), split, stack / unstack (+grad), transpose/transpose2 (+grads), reshape/reshape2,
 // flatten/flatten2, flatten_contiguous_range, squeeze2/unsqueeze2 (+grads), with ops_nn's shape
 // rules and messages.
@@ -88,7 +88,7 @@ template <typename T>
 void LookupGrad(KernelContext& ctx) {
   Gpu g(ctx);
   RefuseRowsTable(ctx);
-  const auto a = tide::ops::GetLookupGradArgs<T>(ctx);
+  const auto a = tide::ops::GetLookupGradArgs<T>(ctx, /*host_ids=*/false);
   if (!a.dw) return;  // W needs no gradient
   const int64_t v = a.v, d = a.d, n = a.n, padding = a.padding;
   if (a.sparse) {
@@ -309,6 +309,8 @@ using namespace tide_cuda;  // NOLINT: registration macros below
 #define TIDE_CUDA_MOVE_TYPES float, double, int32_t, int64_t
 TIDE_REGISTER_KERNEL("lookup_table", "gpu", Lookup, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("lookup_table_grad", "gpu", LookupGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("lookup_table_v2", "gpu", Lookup, TIDE_CUDA_FLOAT_TYPES);  // int64 Ids
+TIDE_REGISTER_KERNEL("lookup_table_v2_grad", "gpu", LookupGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("concat", "gpu", Concat, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("concat_grad", "gpu", ConcatGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("split", "gpu", Split, TIDE_CUDA_MOVE_TYPES);

@@ -1,4 +1,4 @@
-// fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, uniform_random,
+// fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, fill_any_like, uniform_random,
 // gaussian_random, assign (a copy) and assign_value (a numpy array's values). fill_constant and
 // uniform_random fill the value of a SelectedRows Out, as Fluid's.
 #include <cmath>
@@ -60,6 +60,24 @@ void FillZerosLike(KernelContext& ctx) {
   out.Resize(ctx.Input("X").dims());
   auto o = Out<T>(out, ctx);
   EigenEval(ctx, o, o.constant(T(0)));
+}
+
+// fill_any_like (Paddle 2.x's full_like / ones_like / zeros_like): X's dims, `value` in `dtype`
+// (-1: X's), refused where that type cannot hold it.
+void FillAnyLikeInferShape(tide::InferShapeContext& ctx) {
+  ctx.SetOutputDims("Out", ctx.InputDims("X"));
+  const int32_t dtype = ctx.Attr<int32_t>("dtype");
+  ctx.SetOutputDataType("Out", dtype == -1 ? ctx.InputDataType("X")
+                                           : tide::ops::DataTypeAttr(ctx, "dtype"));
+}
+
+template <typename T>
+void FillAnyLike(KernelContext& ctx) {
+  const T value = tide::ops::FitValue<T>(ctx.op_type(), ctx.Attr<float>("value"), "value");
+  Tensor out = ctx.Output("Out");
+  out.Resize(ctx.Input("X").dims());
+  auto o = Out<T>(out, ctx);
+  EigenEval(ctx, o, o.constant(value));
 }
 
 // A seed of 0 draws a fresh one; any other seed repeats the same numbers on every run.
@@ -166,6 +184,18 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
                      .Output("Out", "zeros")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("fill_zeros_like", "cpu", FillZerosLike, OPS_MATH_NUMERIC_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("fill_any_like")
+                     .NoGradient()
+                     .Comment("Out = X's dims filled with `value`, of `dtype` (-1: X's dtype); "
+                              "Paddle 2.x's full_like, ones_like, zeros_like.")
+                     .Input("X", "the tensor whose dims Out takes")
+                     .Output("Out", "the filled tensor")
+                     .Attr("value", 0.0f, "the value")
+                     .Attr("dtype", int32_t(-1), "element type (TideDataType); -1: X's")
+                     .KernelDataTypeFrom("attr:dtype")
+                     .InferShape(FillAnyLikeInferShape));
+TIDE_REGISTER_KERNEL("fill_any_like", "cpu", FillAnyLike, OPS_MATH_NUMERIC_TYPES, bool);
 
 TIDE_REGISTER_OP(RandomSchema("uniform_random", "Out ~ U[min, max), then diag_num elements "
                                                  "set to diag_val (flat positions k * "

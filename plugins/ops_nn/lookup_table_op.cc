@@ -1,10 +1,14 @@
-// lookup_table_op.cc: lookup_table (embedding rows of W by int64 Ids; padding_idx rows are zero)
-// and its grad: a dense W@GRAD, or with is_sparse a SelectedRows (rows = Ids, height = V, value
+// lookup_table_op.cc: lookup_table (embedding rows of W by int64 Ids; padding_idx rows are zero),
+// lookup_table_v2 (Paddle 2.x's nn.Embedding: Out is Ids' dims plus [D], Ids int32 or int64) and
+// their grads: a dense W@GRAD, or with is_sparse a SelectedRows (rows = Ids, height = V, value
 // = the rows of Out@GRAD) whose variable type shape inference sets at compile time.
 // W may be a SelectedRows, as a parameter server's table is (Fluid's distributed lookup table):
 // an id is then looked up among W's rows, and an id W does not hold is an error.
 #include <cstring>
+#include <memory>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <tide/ops/lookup_table.hpp>
 
@@ -19,8 +23,10 @@ using tide::ops::LookupOutDims;
 void LookupInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   TideDataType it = ctx.InputDataType("Ids");
-  TIDE_CHECK(it == TIDE_INT64 || it == TIDE_UNDEFINED, "op '", op, "': Ids ('",
-             ctx.InputName("Ids"), "') must be int64, got ", tide::DataTypeName(it));
+  const bool v2 = tide::ops::IsLookupV2(op);
+  TIDE_CHECK(it == TIDE_INT64 || it == TIDE_UNDEFINED || (v2 && it == TIDE_INT32), "op '", op,
+             "': Ids ('", ctx.InputName("Ids"), "') must be int64", v2 ? " or int32" : "", ", got ",
+             tide::DataTypeName(it));
   ctx.SetOutputDims("Out", LookupOutDims(op, ctx.InputDims("W"), ctx.InputDims("Ids")));
   ctx.SetOutputDataType("Out", ctx.InputDataType("W"));
   ctx.ShareLoD("Ids", "Out");
@@ -39,7 +45,8 @@ void LookupInRows(KernelContext& ctx, const tide::SelectedRows& table) {
   TIDE_CHECK(vd.size() == 2 && vd[0] == int64_t(rows.size()), "op '", op, "': W ('", ctx.InputName("W"),
              "') is a SelectedRows with ", rows.size(), " rows but a value of dims ", tide::ToString(vd));
   const int64_t d = vd[1], n = ids.numel();
-  const int64_t* id = tide::ops::LookupIds(ctx, ids);
+  std::shared_ptr<std::vector<int64_t>> widened;
+  const int64_t* id = tide::ops::LookupIds(ctx, ids, &widened);
   tide::ops::CheckLookupIds(ctx, id, n, table.height(), padding);
   std::unordered_map<int64_t, int64_t> index;
   for (size_t r = 0; r < rows.size(); ++r) index.emplace(rows[r], int64_t(r));  // first wins
@@ -117,34 +124,50 @@ tide::OpSchema LookupAttrs(tide::OpSchema s) {
             "gets no gradient; -1: none");
 }
 
+// lookup_table and lookup_table_v2 differ in Out's dims and the Ids' types (tide/ops/lookup_table.hpp).
+tide::OpSchema LookupSchema(const char* type, const char* ids_doc, const char* out_doc) {
+  const std::string grad = std::string(type) + "_grad";
+  return LookupAttrs(tide::OpSchema(type)
+                         .Comment("Out[i] = W[Ids[i]] (zeros where Ids[i] == padding_idx).")
+                         .Input("W", "the embedding table, [V, D]: a tensor, or a SelectedRows holding some of its rows")
+                         .Input("Ids", ids_doc)
+                         .Output("Out", out_doc)
+                         .KernelDataTypeFrom("W")
+                         .InferShape(LookupInferShape)
+                         .Grad([grad](tide::GradMaker& g) {
+                           g.NewOp(grad.c_str())
+                               .Input("W", g.Input("W"))
+                               .Input("Ids", g.Input("Ids"))
+                               .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                               .Output(GradVarName("W"), g.InputGrad("W"))
+                               .CopyAttrs();
+                         }));
+}
+
+tide::OpSchema LookupGradSchema(const char* type) {
+  return LookupAttrs(tide::OpSchema(type)
+                         .Comment("W@GRAD of the lookup: dense (rows summed per id) or, with "
+                                  "is_sparse, a SelectedRows.")
+                         .Input("W", "the forward table (for its dims)")
+                         .Input("Ids", "the forward ids")
+                         .Input(GradVarName("Out"), "gradient of Out")
+                         .Output(GradVarName("W"), "gradient of W")
+                         .KernelDataTypeFrom("W")
+                         .InferShape(LookupGradInferShape));
+}
+
 }  // namespace
 }  // namespace ops_nn
 
 using namespace ops_nn;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(LookupAttrs(tide::OpSchema("lookup_table")
-                                 .Comment("Out[i] = W[Ids[i]] (zeros where Ids[i] == padding_idx).")
-                                 .Input("W", "the embedding table, [V, D]: a tensor, or a SelectedRows holding some of its rows")
-                                 .Input("Ids", "int64 row ids, [N, 1] (or [N], or [..., 1])")
-                                 .Output("Out", "the rows, Ids' dims without the last 1, plus D")
-                                 .KernelDataTypeFrom("W")
-                                 .InferShape(LookupInferShape)
-                                 .Grad([](tide::GradMaker& g) {
-                                   g.NewOp("lookup_table_grad")
-                                       .Input("W", g.Input("W"))
-                                       .Input("Ids", g.Input("Ids"))
-                                       .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                                       .Output(GradVarName("W"), g.InputGrad("W"))
-                                       .CopyAttrs();
-                                 })));
-TIDE_REGISTER_OP(LookupAttrs(tide::OpSchema("lookup_table_grad")
-                                 .Comment("W@GRAD of lookup_table: dense (rows summed per id) or, "
-                                          "with is_sparse, a SelectedRows.")
-                                 .Input("W", "the forward table (for its dims)")
-                                 .Input("Ids", "the forward ids")
-                                 .Input(GradVarName("Out"), "gradient of Out")
-                                 .Output(GradVarName("W"), "gradient of W")
-                                 .KernelDataTypeFrom("W")
-                                 .InferShape(LookupGradInferShape)));
+TIDE_REGISTER_OP(LookupSchema("lookup_table", "int64 row ids, [N, 1] (or [N], or [..., 1])",
+                              "the rows, Ids' dims without the last 1, plus D"));
+TIDE_REGISTER_OP(LookupGradSchema("lookup_table_grad"));
+TIDE_REGISTER_OP(LookupSchema("lookup_table_v2", "int64 or int32 row ids, any dims",
+                              "the rows, Ids' dims plus D"));
+TIDE_REGISTER_OP(LookupGradSchema("lookup_table_v2_grad"));
 TIDE_REGISTER_KERNEL("lookup_table", "cpu", LookupKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("lookup_table_grad", "cpu", LookupGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("lookup_table_v2", "cpu", LookupKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("lookup_table_v2_grad", "cpu", LookupGradKernel, OPS_NN_FLOAT_TYPES);

@@ -1,7 +1,8 @@
 // slice_expand_ops.cc: ops that move a box of elements (Fluid 1.x): slice and strided_slice
 // (Input -> Out; the grad scatters back into zeros), pad (constant pad_value; grad slices),
-// expand / expand_as (repeats; the grad sums the repeats). Shape rules: tide/ops/tensor_shape.hpp;
-// bounds and repeats from tensors: tide/ops/slice_inputs.hpp, tide/ops/expand.hpp.
+// expand / expand_as / expand_v2 (repeats; the grad sums the repeats). Shape rules:
+// tide/ops/tensor_shape.hpp; bounds and repeats from tensors: tide/ops/slice_inputs.hpp,
+// tide/ops/expand.hpp.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -222,6 +223,44 @@ void ExpandInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
+// expand_v2: X (with 1s in front) repeated to the target shape (tide/ops/expand.hpp).
+Dims ExpandV2OutDims(const KernelContext& ctx, const Dims& x) {
+  return tide::ops::ExpandV2Dims(
+      ctx.op_type(), x,
+      tide::ops::ExpandV2ShapeFromInputs(
+          ctx, [&](const char* p) { return IntValues(ctx, p); },
+          [&](const char* p) { return IntScalars(ctx, p); }));
+}
+
+template <typename T>
+void ExpandV2Kernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const Dims od = ExpandV2OutDims(ctx, x.dims());
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  ForEachRepeat(tide::ops::ExpandV2XDims(x.dims(), od.size()), od,
+                [&](int64_t i, int64_t off) { o[i] = xd[off]; });
+}
+
+template <typename T>
+void ExpandV2GradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const Dims od = ExpandV2OutDims(ctx, x.dims());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  ForEachRepeat(tide::ops::ExpandV2XDims(x.dims(), od.size()), od,
+                [&](int64_t i, int64_t off) { dx[off] += gd[i]; });
+}
+
+void ExpandV2InferShape(tide::InferShapeContext& ctx) {
+  const bool from_tensor = ctx.HasInput("Shape") || ctx.HasInput("expand_shapes_tensor");
+  if (!from_tensor || !ctx.IsRuntime())  // else the kernel sets Out's dims
+    ctx.SetOutputDims("Out", tide::ops::ExpandV2DimsAtBuild(ctx, ctx.InputDims("X")));
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+}
+
 tide::GradMakerFn XGradMaker(const std::string& grad_type, std::vector<std::string> extra) {
   return [grad_type, extra](tide::GradMaker& g) {
     auto op = g.NewOp(grad_type);
@@ -301,6 +340,32 @@ TIDE_REGISTER_OP(tide::OpSchema("expand_as_grad")
                      .Output(GradVarName("X"))
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
+TIDE_REGISTER_OP(tide::OpSchema("expand_v2")
+                     .Comment("Out = X expanded to a shape (Paddle 2.x's Tensor.expand): X's dims "
+                              "aligned to its end, a dim of 1 repeated, -1 keeps X's dim. Shape, "
+                              "else expand_shapes_tensor, overrides the attribute.")
+                     .Input("X", "the input")
+                     .Input("Shape", "the target shape as a 1-D int tensor (optional; over the others)")
+                     .AsDispensable()
+                     .Input("expand_shapes_tensor", "the target shape as one-element int tensors, "
+                            "one per dim (optional; over shape)")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Output("Out", "the expanded input")
+                     .Attr("shape", std::vector<int32_t>{},
+                           "the target shape (-1: X's dim; -2: a tensor gives it)")
+                     .KernelDataTypeFrom("X")
+                     .InferShape(ExpandV2InferShape)
+                     .Grad(XGradMaker("expand_v2_grad", {"Shape", "expand_shapes_tensor"})));
+TIDE_REGISTER_OP(tide::OpSchema("expand_v2_grad")
+                     .Input("X").Input("Shape").AsDispensable()
+                     .Input("expand_shapes_tensor").AsDuplicable().AsDispensable()
+                     .Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Attr("shape", std::vector<int32_t>{})
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("expand_v2", "cpu", ExpandV2Kernel, OPS_NN_MOVE_TYPES, bool);
+TIDE_REGISTER_KERNEL("expand_v2_grad", "cpu", ExpandV2GradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("expand_grad", "cpu", ExpandGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand_as", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);

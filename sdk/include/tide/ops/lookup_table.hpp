@@ -1,5 +1,6 @@
-// tide/ops/lookup_table.hpp: lookup_table (Fluid's embedding) and lookup_table_grad as every
-// implementation reads them: Out's dims from W [V, D] and Ids, the int64 Ids, padding_idx, and the
+// tide/ops/lookup_table.hpp: lookup_table (Fluid's embedding), lookup_table_v2 (Paddle 2.x's
+// nn.Embedding: Ids of any dims, int32 or int64) and their grads as every implementation reads
+// them: Out's dims from W [V, D] and Ids, the Ids, padding_idx, and the
 // grad's W dims (also of a SelectedRows W, a parameter server's table), Out@GRAD check and choice
 // of a dense or SelectedRows W@GRAD. Each id's range is the kernel's to check where the ids are.
 #ifndef TIDE_OPS_LOOKUP_TABLE_HPP_
@@ -9,7 +10,10 @@
 #include <tide/plugin.hpp>
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace tide {
 namespace ops {
@@ -17,12 +21,20 @@ namespace ops {
 // padding_idx's "none".
 constexpr int64_t kNoPaddingIdx = -1;
 
-// Out's dims: Ids' dims without the trailing 1 (or [N] as is) plus [D]. Unknown (-1) dims pass
-// at compile time.
+// lookup_table_v2 and its grad: Out is Ids' dims plus [D] (nothing dropped), and int32 Ids are
+// taken too.
+inline bool IsLookupV2(const char* op) { return std::strncmp(op, "lookup_table_v2", 15) == 0; }
+
+// Out's dims: Ids' dims without the trailing 1 (or [N] as is) plus [D]; for lookup_table_v2 Ids'
+// dims plus [D]. Unknown (-1) dims pass at compile time.
 inline Dims LookupOutDims(const char* op, const Dims& w, const Dims& ids) {
   TIDE_CHECK(w.size() == 2, "op '", op, "': W must be 2-D [V, D], got ", ToString(w));
-  TIDE_CHECK(!ids.empty(), "op '", op, "': Ids must have rank >= 1");
   Dims out = ids;
+  if (IsLookupV2(op)) {
+    out.push_back(w[1]);
+    return out;
+  }
+  TIDE_CHECK(!ids.empty(), "op '", op, "': Ids must have rank >= 1");
   if (ids.size() >= 2) {
     TIDE_CHECK(DimsCompatible(ids.back(), 1), "op '", op, "': Ids ", ToString(ids),
                " must be [N] or end in 1 (e.g. [N, 1])");
@@ -32,10 +44,20 @@ inline Dims LookupOutDims(const char* op, const Dims& w, const Dims& ids) {
   return out;
 }
 
-// The Ids input's data: int64 row ids.
-inline const int64_t* LookupIds(const KernelContext& ctx, const Tensor& ids) {
+// The Ids input's data as int64 row ids. lookup_table_v2's int32 ids are widened into `*widened`
+// where a kernel reads them on the host (it passes a holder); a device kernel passes none and
+// takes int64 only.
+inline const int64_t* LookupIds(const KernelContext& ctx, const Tensor& ids,
+                                std::shared_ptr<std::vector<int64_t>>* widened = nullptr) {
+  if (ids.dtype() == TIDE_INT32 && IsLookupV2(ctx.op_type()) && widened) {
+    const int32_t* p = ids.data<int32_t>();
+    *widened = std::make_shared<std::vector<int64_t>>(p, p + ids.numel());
+    return (*widened)->data();
+  }
   TIDE_CHECK(ids.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': Ids ('", ctx.InputName("Ids"),
-             "') must be int64, got ", DataTypeName(ids.dtype()));
+             "') must be int64", IsLookupV2(ctx.op_type()) && !widened ? " on this device" : "",
+             IsLookupV2(ctx.op_type()) && widened ? " or int32" : "", ", got ",
+             DataTypeName(ids.dtype()));
   return ids.data<int64_t>();
 }
 
@@ -58,6 +80,7 @@ struct LookupArgs {
   T* out;
   int64_t v, d, n;  // W's rows and width, the number of ids
   int64_t padding;  // padding_idx, or kNoPaddingIdx
+  std::shared_ptr<std::vector<int64_t>> widened_ids;  // int32 ids read on the host, widened
 };
 
 // `host_ids`: the kernel reads the ids on the host, and they are checked (CheckLookupIds) before
@@ -72,7 +95,7 @@ LookupArgs<T> GetLookupArgs(const KernelContext& ctx, bool host_ids) {
   a.d = w.dim(1);
   a.n = ids.numel();
   a.padding = ctx.Attr<int64_t>("padding_idx");
-  a.ids = LookupIds(ctx, ids);
+  a.ids = LookupIds(ctx, ids, host_ids ? &a.widened_ids : nullptr);
   if (host_ids) CheckLookupIds(ctx, a.ids, a.n, a.v, a.padding);
   a.w = w.data<T>();
   a.out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
@@ -98,7 +121,7 @@ inline Dims LookupTableDims(const KernelContext& ctx) {
   return wd;
 }
 
-// lookup_table_grad's inputs. `dw` is W@GRAD's variable (null when W needs no gradient); `sparse`
+// The grad's inputs; `host_ids` as for GetLookupArgs (int32 ids widened on the host). `dw` is W@GRAD's variable (null when W needs no gradient); `sparse`
 // says it is to be a SelectedRows (is_sparse, unless it already holds a tensor, e.g. a dense
 // gradient another op started).
 template <typename T>
@@ -110,10 +133,11 @@ struct LookupGradArgs {
   int64_t padding;
   Variable dw{nullptr};
   bool sparse;
+  std::shared_ptr<std::vector<int64_t>> widened_ids;
 };
 
 template <typename T>
-LookupGradArgs<T> GetLookupGradArgs(const KernelContext& ctx) {
+LookupGradArgs<T> GetLookupGradArgs(const KernelContext& ctx, bool host_ids = true) {
   const char* op = ctx.op_type();
   LookupGradArgs<T> a;
   a.w_dims = LookupTableDims(ctx);
@@ -124,7 +148,7 @@ LookupGradArgs<T> GetLookupGradArgs(const KernelContext& ctx) {
   a.padding = ctx.Attr<int64_t>("padding_idx");
   TIDE_CHECK(dout.numel() == a.n * a.d, "op '", op, "': Out@GRAD ", ToString(dout.dims()),
              " does not hold one row of ", a.d, " per id (", a.n, " ids)");
-  a.ids = LookupIds(ctx, ids);
+  a.ids = LookupIds(ctx, ids, host_ids ? &a.widened_ids : nullptr);
   a.dout = dout.data<T>();
   a.dw = ctx.OutputVar(GradVarName("W").c_str());
   a.sparse =

@@ -1,0 +1,151 @@
+"""Small models built from `paddle.nn` layers as users of PaddlePaddle 2.x write them: a BERT-style
+encoder, a GPT-style decoder, LSTM / GRU text classifiers and a vision transformer. Reduced widths
+(hidden 32, 2 layers, a vocabulary of 100) keep the fixtures small; the ops are those of the full
+models. Used by tools/paddle_export.py; each model's `example(rng)` gives its feed."""
+import numpy as np
+import paddle
+from paddle import nn
+
+VOCAB, HIDDEN, HEADS, FFN, LAYERS, MAX_LEN = 100, 32, 4, 64, 2, 32
+
+
+def ids_and_lengths(rng, batch=2, seq=12):
+    """Random ids in [1, VOCAB) with 0 (the padding id) past each row's length; lengths
+    decreasing from seq so that the masks and SequenceLength matter."""
+    lengths = np.array([seq - 5 * i for i in range(batch)], dtype=np.int64)
+    ids = rng.integers(1, VOCAB, (batch, seq)).astype(np.int64)
+    for i, n in enumerate(lengths):
+        ids[i, n:] = 0
+    return ids, lengths
+
+
+class BertEncoder(nn.Layer):
+    """Word + position + token type embeddings, layer norm, dropout, a post-norm
+    nn.TransformerEncoder (gelu) whose attention mask hides the padding, and BERT's pooler (the
+    first token through a tanh linear)."""
+
+    inputs = [("ids", [None, None], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.word = nn.Embedding(VOCAB, HIDDEN, padding_idx=0)
+        self.position = nn.Embedding(MAX_LEN, HIDDEN)
+        self.token_type = nn.Embedding(2, HIDDEN)
+        self.norm = nn.LayerNorm(HIDDEN)
+        self.dropout = nn.Dropout(0.1)
+        layer = nn.TransformerEncoderLayer(HIDDEN, HEADS, FFN, dropout=0.1, activation="gelu")
+        self.encoder = nn.TransformerEncoder(layer, LAYERS)
+        self.pooler = nn.Linear(HIDDEN, HIDDEN)
+
+    def forward(self, ids):
+        ones = paddle.ones_like(ids)
+        positions = paddle.cumsum(ones, axis=-1) - ones
+        emb = self.word(ids) + self.position(positions) + self.token_type(paddle.zeros_like(ids))
+        x = self.dropout(self.norm(emb))
+        # [B, 1, 1, S]: -1e4 where the id is padding, as PaddleNLP's BERT builds it.
+        mask = paddle.unsqueeze((ids == 0).astype(x.dtype) * -1e4, axis=[1, 2])
+        x = self.encoder(x, mask)
+        return paddle.tanh(self.pooler(x[:, 0]))
+
+    @staticmethod
+    def example(rng):
+        return {"ids": ids_and_lengths(rng)[0]}
+
+
+class GptDecoder(nn.Layer):
+    """Token and position embeddings, a pre-norm nn.TransformerEncoder under a causal mask made
+    with paddle.tril / paddle.triu at the run's sequence length, the final layer norm and the tied output
+    projection (logits over the vocabulary)."""
+
+    inputs = [("ids", [None, None], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.word = nn.Embedding(VOCAB, HIDDEN)
+        self.position = nn.Embedding(MAX_LEN, HIDDEN)
+        layer = nn.TransformerEncoderLayer(HIDDEN, HEADS, FFN, dropout=0.1, activation="gelu",
+                                           normalize_before=True)
+        self.decoder = nn.TransformerEncoder(layer, LAYERS)
+        self.norm = nn.LayerNorm(HIDDEN)
+
+    def forward(self, ids):
+        seq = paddle.shape(ids)[1]
+        positions = paddle.arange(seq, dtype="int64").unsqueeze(0)  # [1, S], broadcast over B
+        x = self.word(ids) + self.position(positions)
+        # -1e4 above the diagonal: a position sees itself and those before it.
+        causal = (1 - paddle.tril(paddle.ones([seq, seq], x.dtype))) * -1e4
+        x = self.decoder(x, paddle.triu(causal, diagonal=1))
+        x = self.norm(x)
+        return paddle.matmul(x, self.word.weight, transpose_y=True)
+
+    @staticmethod
+    def example(rng):
+        return {"ids": rng.integers(0, VOCAB, (2, 10)).astype(np.int64)}
+
+
+class RnnClassifier(nn.Layer):
+    """Embedding, a bidirectional 2-layer nn.LSTM / nn.GRU / nn.SimpleRNN over the valid part of
+    each sequence (sequence_length), the last layer's final states of both directions and the
+    mean of the outputs, then a linear classifier."""
+
+    inputs = [("ids", [None, None], "int64"), ("lengths", [None], "int64")]
+
+    def __init__(self, cell):
+        super().__init__()
+        self.embedding = nn.Embedding(VOCAB, 16, padding_idx=0)
+        self.rnn = {"lstm": nn.LSTM, "gru": nn.GRU, "simple_rnn": nn.SimpleRNN}[cell](
+            16, 16, num_layers=2, direction="bidirect", dropout=0.1)
+        self.cell = cell
+        self.fc = nn.Linear(16 * 4, 3)
+
+    def forward(self, ids, lengths):
+        out, state = self.rnn(self.embedding(ids), sequence_length=lengths)
+        h = state[0] if self.cell == "lstm" else state  # [layers * 2, B, H]
+        final = paddle.concat([h[-2], h[-1]], axis=-1)
+        return self.fc(paddle.concat([final, paddle.mean(out, axis=1)], axis=-1))
+
+    @staticmethod
+    def example(rng):
+        ids, lengths = ids_and_lengths(rng, batch=3, seq=11)
+        return {"ids": ids, "lengths": lengths}
+
+
+class TinyViT(nn.Layer):
+    """A vision transformer: 4x4 patches by a strided conv, a class token expanded to the batch,
+    learned position embeddings, a pre-norm nn.TransformerEncoder (gelu), the class token's
+    final layer norm and a linear head."""
+
+    inputs = [("x", [None, 3, 16, 16], "float32")]
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.patch = nn.Conv2D(3, HIDDEN, 4, stride=4)
+        self.cls_token = self.create_parameter([1, 1, HIDDEN])
+        self.pos = self.create_parameter([1, 17, HIDDEN])
+        layer = nn.TransformerEncoderLayer(HIDDEN, HEADS, FFN, dropout=0.1, activation="gelu",
+                                           normalize_before=True)
+        self.encoder = nn.TransformerEncoder(layer, LAYERS)
+        self.norm = nn.LayerNorm(HIDDEN)
+        self.head = nn.Linear(HIDDEN, classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose([0, 2, 1])  # [B, 16, HIDDEN]
+        cls = self.cls_token.expand([paddle.shape(x)[0], -1, -1])
+        x = paddle.concat([cls, x], axis=1) + self.pos
+        x = self.norm(self.encoder(x))
+        return self.head(x[:, 0])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 3, 16, 16)).astype(np.float32)}
+
+
+def randomize(net, rng):
+    """Weights from a fixed seed; layer norms' scales and biases away from 1 and 0 so that a kernel
+    ignoring one shows."""
+    with paddle.no_grad():
+        for p in net.parameters():
+            p.set_value(rng.normal(0, 0.2, p.shape).astype(np.float32))
+        for sub in net.sublayers():
+            if isinstance(sub, nn.LayerNorm):
+                sub.weight.set_value(rng.uniform(0.5, 1.5, sub.weight.shape).astype(np.float32))
