@@ -1,4 +1,4 @@
-"""The seeds' control-flow snippets, runnable: a Switch that picks the first case that holds
+"""The control-flow snippets of Fluid's developer guide, runnable: a Switch that picks the first case that holds
 (printing which), and a While loop that copies a tensor array element by element. Run:
 
     PYTHONPATH=build/python python examples/control_flow_snippets.py
@@ -10,7 +10,7 @@ from tide import layers
 
 
 def switch_snippet(a_value):
-    """Seed 000's switch: case a <= 10, case a > 0, default. Returns the case number taken."""
+    """The developer guide's switch: case a <= 10, case a > 0, default. Returns the case number taken."""
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):
         a = layers.fill_constant([1], "float32", a_value)
@@ -28,7 +28,7 @@ def switch_snippet(a_value):
 
 
 def while_snippet(d0_value, length=3):
-    """Seed 000's while: reads data_array[i] and writes it to result[i + 1], for i < length.
+    """The developer guide's while: reads data_array[i] and writes it to result[i + 1], for i < length.
     Returns the result array's elements."""
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):

@@ -1,4 +1,4 @@
-"""The seeds' linear regression (fit_a_line) on scikit-learn's diabetes data (bundled, no
+"""Fluid's linear regression (fit_a_line) on scikit-learn's diabetes data (bundled, no
 download): describe the forward pass, let minimize() add backward and SGD, train, then save the
 inference model, load it back and predict.
 

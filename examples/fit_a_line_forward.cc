@@ -1,4 +1,4 @@
-// fit_a_line_forward.cc: the seeds' linear-regression forward pass (data x[13], fc as mul +
+// fit_a_line_forward.cc: Fluid's linear-regression forward pass (data x[13], fc as mul +
 // elementwise_add, square_error_cost, mean) built as a ProgramDesc in C++ and run on random
 // data through the plugins found on the plugin path. Prints the cost and the plugins used.
 #include <cstdio>

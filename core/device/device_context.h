@@ -1,4 +1,4 @@
-// device_context.h: the core's handle on one place's device (seed 000's DeviceContext): the
+// device_context.h: the core's handle on one place's device (Fluid's DeviceContext): the
 // device plugin's context (stream, handles, thread pool) and its copy and sync functions. One per
 // place, made on first use by the pool.
 #pragma once

@@ -1,4 +1,4 @@
-// data_transform.h: seed 000's data transform: when the tensor an input holds differs from what
+// data_transform.h: Fluid's data transform: when the tensor an input holds differs from what
 // the chosen kernel expects (place, layout, data type), convert it, through the device plugins'
 // copies and the registered layout transforms and casts, into a scratch tensor the kernel reads;
 // and a run's fetched results, into a plain layout.

@@ -1,4 +1,4 @@
-// executor.h: seed 000's Executor, in three steps. Prepare turns a block into op instances once
+// executor.h: Fluid's Executor, in three steps. Prepare turns a block into op instances once
 // (feed and fetch ops added, attributes checked, kernels chosen where the program says the data
 // type); Bind resolves their variables in a scope (persistable variables in the given scope,
 // temporaries in a local child scope), once per scope; Run runs the ops in order, each through

@@ -1,4 +1,4 @@
-// kernel_choice.cc: which kernel an op runs (seed 000's kernel-type inference): the run's place,
+// kernel_choice.cc: which kernel an op runs (Fluid's kernel-type inference): the run's place,
 // the data type, the library the op asks for, and a fallback to another place's kernel.
 #include "core/executor/kernel_choice.h"
 

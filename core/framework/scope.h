@@ -1,4 +1,4 @@
-// scope.h: the hierarchical name -> Variable map of seeds 000/003. FindVar walks up to the
+// scope.h: the hierarchical name -> Variable map of Fluid's Scope. FindVar walks up to the
 // parents; kids are owned by their parent. Lookups may run concurrently with each other and with
 // creation.
 #pragma once

@@ -1,5 +1,5 @@
 // selected_rows.h: a sparse slice of a [height, ...] tensor: the listed rows and their values
-// (seed 000: what sparse gradients such as lookup_table's are).
+// (Fluid's developer guide: what sparse gradients such as lookup_table's are).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // variable.h: a type-erased slot that holds one LoDTensor, SelectedRows, tensor array, feed or
-// fetch list, step scopes or LoD rank table; the Variable of seed 003.
+// fetch list, step scopes or LoD rank table; Fluid's Variable.
 #pragma once
 
 #include <tide/plugin_api.h>
@@ -28,7 +28,7 @@ struct FetchList : std::vector<LoDTensor> {
   using std::vector<LoDTensor>::vector;
 };
 struct StepScopes : std::vector<Scope*> {};
-// A LoDRankTable (seed 000, DynamicRNN): the sequences of a LoD level sorted by length, longest
+// A LoDRankTable (Fluid's DynamicRNN): the sequences of a LoD level sorted by length, longest
 // first, kept as an int64 CPU tensor [n, 2] of (sequence index, length) rows whose LoD is the
 // table's coarse LoD, so the C ABI views it as any tensor.
 struct LoDRankTable {

@@ -1,4 +1,4 @@
-// block_desc.h: a block of a program (seed 002: blocks are scopes): its variables and its ops
+// block_desc.h: a block of a program (in Fluid, blocks are scopes): its variables and its ops
 // in order, and its parent block.
 #pragma once
 

@@ -1,4 +1,4 @@
-// program_desc.h: a whole program (seed 002): blocks, block 0 being the global one. Copyable
+// program_desc.h: a whole program (Fluid's ProgramDesc): blocks, block 0 being the global one. Copyable
 // (a deep copy), serialisable, and validated when parsed from bytes.
 #pragma once
 

@@ -1,4 +1,4 @@
-// buddy_allocator.h: seed 000's BuddyAllocator. Power-of-two blocks carved from power-of-two
+// buddy_allocator.h: Fluid's BuddyAllocator. Power-of-two blocks carved from power-of-two
 // arena chunks taken from a SystemAllocator; freed blocks coalesce with their buddies. All
 // bookkeeping lives outside the managed memory (it may be device memory the host cannot touch),
 // in per-arena arrays indexed by min-block slot, so alloc and free are O(log arena) with no heap

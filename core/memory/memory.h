@@ -1,4 +1,4 @@
-// memory.h: seed 000's memory API: Alloc/Free/Used per place. Each place gets a BuddyAllocator
+// memory.h: Fluid's memory API: Alloc/Free/Used per place. Each place gets a BuddyAllocator
 // over its device plugin's system allocator (or, with --use_system_allocator, plain system
 // allocations for sanitizer runs), budgeted by fraction_of_<kind>_memory_to_use.
 #pragma once

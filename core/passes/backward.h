@@ -1,4 +1,4 @@
-// backward.h: append_backward (seed 000: framework adds the backward pass). Adds to block 0 the
+// backward.h: append_backward (as in Fluid, the framework adds the backward pass). Adds to block 0 the
 // gradient ops of every op that leads to the loss, in reverse order, and returns the
 // (parameter, gradient) pairs.
 #pragma once

@@ -1,4 +1,4 @@
-// kernel_key.h: OpKernelType (seed 000): the key a kernel is registered under and chosen by:
+// kernel_key.h: OpKernelType, as in Fluid: the key a kernel is registered under and chosen by:
 // place kind, data type, layout, library.
 #pragma once
 

@@ -31,7 +31,7 @@ from .framework import (Operator, Parameter, Program, Variable, default_main_pro
 from .executor import Executor, global_scope, scope_guard  # noqa: E402,F401
 from . import layers, nets, initializer, optimizer, regularizer, clip, io, reader, profiler  # noqa: E402,F401
 from . import debugger, evaluator, metrics  # noqa: E402,F401
-from .layers import Switch as switch  # noqa: E402,F401  (the seeds' fluid.switch())
+from .layers import Switch as switch  # noqa: E402,F401  (Fluid's fluid.switch())
 from .backward import append_backward  # noqa: E402,F401
 from .param_attr import ParamAttr  # noqa: E402,F401
 from .data_feeder import DataFeeder  # noqa: E402,F401

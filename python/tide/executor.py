@@ -1,4 +1,4 @@
-"""Run time (seed 000): the Executor runs a program's global block in a scope, with numpy (or
+"""Run time, as in Fluid: the Executor runs a program's global block in a scope, with numpy (or
 LoDTensor) feeds and fetches. Prepared programs are cached per (program version, feeds,
 fetches), so repeated runs skip preparation."""
 import contextlib

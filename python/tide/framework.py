@@ -1,4 +1,4 @@
-"""Compile time (seeds 000/002): Program, Block, Variable, Parameter and Operator, the Python
+"""Compile time, as in Fluid: Program, Block, Variable, Parameter and Operator, the Python
 side of the core's ProgramDesc/BlockDesc/VarDesc/OpDesc, plus the default programs."""
 import contextlib
 import re
@@ -353,7 +353,7 @@ class Block:
 
 
 class Program:
-    """A whole program: blocks of variables and ops (seed 002). Build it with layers inside
+    """A whole program: blocks of variables and ops (Fluid's ProgramDesc). Build it with layers inside
     program_guard, run it with an Executor."""
 
     def __init__(self):

@@ -1,4 +1,4 @@
-"""Memory of a place, as its allocator sees it (seed 000's memory API).
+"""Memory of a place, as its allocator sees it (Fluid's memory API).
 
     tide.memory.stats(tide.Place("cpu", 0))
     # {'used': ..., 'peak_used': ..., 'reserved': ..., 'budget': ..., 'live_blocks': ...,

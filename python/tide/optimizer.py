@@ -1,5 +1,5 @@
 """Optimizers: minimize(loss) appends backward, gradient clipping, regularisation and the
-update ops (from the ops_optimizers plugin), in that order (seed 000)."""
+update ops (from the ops_optimizers plugin), in that order (as in Fluid)."""
 from . import unique_name
 from .backward import append_backward
 from .clip import append_gradient_clip_ops

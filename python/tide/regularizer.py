@@ -1,4 +1,4 @@
-"""Weight decay, added to gradients before the optimizer's update ops (seed 000's order:
+"""Weight decay, added to gradients before the optimizer's update ops (Fluid's order:
 backward -> clip -> regularisation -> optimisation)."""
 import warnings
 

@@ -94,7 +94,7 @@ def test_switch_takes_the_first_case_that_holds(exe, step, want):
 
 @pytest.mark.parametrize("a_value,want", [(5.0, 1.0), (-4.0, 1.0), (20.0, 2.0)])
 def test_switch_in_the_seeds_form(exe, a_value, want):
-    # Seed 000's `switch = fluid.switch(); with switch.block(): with switch.case(...)`, with
+    # Fluid's developer guide's `switch = fluid.switch(); with switch.block(): with switch.case(...)`, with
     # its conditions (a <= 10, then a > 0, else a default no value reaches): the same Switch as
     # `with Switch()`.
     import tide as fluid

@@ -131,8 +131,8 @@ def test_evaluator_edit_distance(exe, rng):
 
 
 def test_the_seeds_evaluator_loop(exe, rng):
-    # Seed 000's "如何使用 evaluator": accuracy.metrics fetched with the loss, eval per pass.
-    # (The seed's accuracy.reset() takes the executor in every Fluid release: reset(exe).)
+    # Fluid's developer guide's "如何使用 evaluator": accuracy.metrics fetched with the loss, eval per pass.
+    # (The developer guide's accuracy.reset() takes the executor in every Fluid release: reset(exe).)
     x, label, predict = _classifier()
     avg_cost = layers.mean(layers.cross_entropy(input=predict, label=label))
     tide.optimizer.SGD(learning_rate=0.1).minimize(avg_cost)

@@ -1,7 +1,7 @@
 """Temporaries freed after their last use, by tide.memory_optimize's delete_var ops or by the
 executor itself (--free_temporaries, on by default), never change a result (every loss and
 parameter bit for bit) and lower the peak; a run keeps what it fetches, also a variable
-memory_optimize frees (Fluid's seeds fetch after memory_optimize without a skip_opt_set).
+memory_optimize frees (Fluid's developer guide fetches after memory_optimize without a skip_opt_set).
 Each training case runs in a subprocess so that its peak memory is its own."""
 import json
 import os
@@ -20,7 +20,7 @@ TRAIN = textwrap.dedent("""
     import numpy as np
     import tide
     from tide import layers
-    # keep_all, memory_optimize, memory_optimize_no_skip (the seeds' flow) or executor
+    # keep_all, memory_optimize, memory_optimize_no_skip (the developer guide's flow) or executor
     model, mode = sys.argv[1], sys.argv[2]
     tide.set_flags({"free_temporaries": mode == "executor"})
     optimize = mode.startswith("memory_optimize")
@@ -93,7 +93,7 @@ def _small_program():
 
 
 def test_training_that_fetches_what_memory_optimize_freed_is_bit_identical():
-    # Fluid's seeds: memory_optimize(main) with no skip_opt_set, then fetch the loss (it used to be
+    # Fluid's developer guide: memory_optimize(main) with no skip_opt_set, then fetch the loss (it used to be
     # an error asking for skip_opt_set).
     plain, optimized = _train("mlp", "keep_all"), _train("mlp", "memory_optimize_no_skip")
     assert optimized["losses"] == plain["losses"]

@@ -1,5 +1,5 @@
 """Each optimizer's updates match a numpy implementation step by step (float32, 3 steps), with
-learning-rate variables, regularisation and clipping in the order the seed gives."""
+learning-rate variables, regularisation and clipping in the order Fluid applies them."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
 """Printing programs as Fluid does (issue 37): Program.to_string(True), print(program),
-print(var) and print(op) give the protobuf text format of the descs (seed 000's "打印
+print(var) and print(op) give the protobuf text format of the descs (Fluid's developer guide's "打印
 ProgramDesc"), Tide's compact listing stays as summary(); fluid.debugger's pprint_program_codes /
 pprint_block_codes write a program as code; fluid.core.Tensor is a tensor to feed; and
 memory_optimize keeps gradients by default (Fluid's skip_grads=True)."""
@@ -32,7 +32,7 @@ def test_program_prints_its_protobuf_text():
     assert str(main) == text
     assert text.startswith("blocks {\n  idx: 0\n  parent_idx: -1\n")
     (block,) = _blocks(text)
-    # The seed's listing: fc's weight as a LOD_TENSOR of FP32 [13, 1], the mul op with its
+    # The developer guide's listing: fc's weight as a LOD_TENSOR of FP32 [13, 1], the mul op with its
     # parameters, arguments and typed attributes.
     assert re.search(r'  vars \{\n    name: "fc_0.w_0"\n    type \{\n      type: LOD_TENSOR\n'
                      r'      lod_tensor \{\n        tensor \{\n          data_type: FP32\n'
@@ -92,7 +92,7 @@ def test_variables_and_ops_print_their_descs():
 def test_debugger_pprints_program_codes():
     _fit_a_line()
     main = tide.default_main_program()
-    # The seed's call: the program's desc (a Program is accepted too).
+    # The developer guide's call: the program's desc (a Program is accepted too).
     codes = tide.debugger.pprint_program_codes(main.desc)
     assert codes == tide.debugger.pprint_program_codes(main)
     assert codes.startswith("// block-0  parent--1\n// variables\n")

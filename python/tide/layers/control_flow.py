@@ -218,7 +218,7 @@ class Switch:
             with switch.default():
                 layers.assign(value_b, lr)
 
-    The seeds' form is the same switch (tide.switch is this class):
+    Fluid's developer guide writes the same switch as (tide.switch is this class):
 
         switch = fluid.switch()
         with switch.block():

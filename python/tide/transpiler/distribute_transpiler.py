@@ -1,4 +1,4 @@
-"""DistributeTranspiler (seed 003): turns a program that trains in one process into trainer programs
+"""DistributeTranspiler, as in Fluid: turns a program that trains in one process into trainer programs
 (forward + backward; gradients sent to the pservers, parameters received back) and pserver programs
 (listen_and_serv with one optimize sub-block per parameter block the pserver owns).
 
@@ -14,7 +14,7 @@
         ... exe.run(prog, feed=..., fetch_list=[loss]) ...
         t.send_complete(exe)
 
-Sync mode: each pserver sums the trainers' gradients and scales them by 1/trainers (seed 003), so
+Sync mode: each pserver sums the trainers' gradients and scales them by 1/trainers (as Fluid's does), so
 trainers that each feed half of a minibatch (mean loss) train exactly like one process fed all of it.
 """
 import math

@@ -1,4 +1,4 @@
-"""memory_optimize: Fluid's memory optimisation transpiler (seed 000, "Transpiler").
+"""memory_optimize: Fluid's memory optimisation transpiler (its developer guide's "Transpiler").
 
 Liveness analysis over a program's global block: after the op that last reads (or writes) a
 temporary variable, a `delete_var` op (the core's own) lets go of its data, so a training step

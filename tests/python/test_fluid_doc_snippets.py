@@ -1,13 +1,14 @@
-"""The seeds' own code, run as written (issue 37, item 7): the Python snippets of
-/work/shared/seeds/*.txt with `fluid` bound to tide, where a Fluid release accepted them. Where a
-snippet is pseudo-code, a Fluid internal, or needs data the seeds do not give, a comment says so
-and the nearest runnable form is tested. Seed 001 (the older Paddle's C++ modules) has no Python.
+"""Fluid's own documents, their code run as written (issue 37, item 7): the Python snippets of
+Fluid's developer guide (开发者指南), design notes (设计思想) and code walkthrough (代码走读), with
+`fluid` bound to tide, where a Fluid release accepted them. Where a snippet is pseudo-code, a Fluid
+internal, or needs data the document does not give, a comment says so and the nearest runnable form
+is tested. (The older Paddle's C++ module notes have no Python.)
 Each test starts from fresh default programs (conftest.py)."""
 import numpy as np
 import pytest
 
 import tide as fluid
-import tide as paddle  # the seeds' paddle.batch / paddle.reader.shuffle
+import tide as paddle  # the documents' paddle.batch / paddle.reader.shuffle
 from tide import core, debugger, framework, layers
 from tide import Program
 from tide.initializer import UniformInitializer
@@ -17,7 +18,7 @@ from tide.clip import GradientClipByValue
 
 
 def _uci_housing_like(n=100, seed=0):
-    """A reader of (13 features, price) samples: the seeds read paddle.dataset.uci_housing,
+    """A reader of (13 features, price) samples: the documents read paddle.dataset.uci_housing,
     which they do not ship; this is a linear problem of the same shape."""
     rng = np.random.RandomState(seed)
     xs = rng.uniform(-1, 1, (n, 13)).astype("float32")
@@ -30,8 +31,8 @@ def _uci_housing_like(n=100, seed=0):
 
 
 # ---------------------------------------------------------------------------------------------
-# Seed 000: Fluid 开发者指南
-def test_seed000_compile_time_and_run_time():
+# Fluid's developer guide (Fluid 开发者指南)
+def test_dev_guide_compile_time_and_run_time():
     # "Fluid 编译时": the forward part, then backward, regularisation and optimisation.
     x = fluid.layers.data(name='x', shape=[13], dtype='float32')
     y_predict = fluid.layers.fc(input=x, size=1, act=None)
@@ -63,11 +64,11 @@ def test_seed000_compile_time_and_run_time():
     assert losses[-1] < 0.01 * losses[0], (losses[0], losses[-1])
 
 
-def test_seed000_switch():
-    # Pseudo-code in the seed: fluid.Var, fluid.larger and fluid.print never existed. The switch
+def test_dev_guide_switch():
+    # Pseudo-code in the document: fluid.Var, fluid.larger and fluid.print never existed. The switch
     # itself runs as written (fluid.switch(), switch.block(), switch.case, switch.default); the
     # nearest form of the rest: constants, layers.less_equal / greater_than, and an assign per
-    # case so the test sees which ran (layers.Print is there too, as the seed prints).
+    # case so the test sees which ran (layers.Print is there too, as the document prints).
     a = fluid.layers.fill_constant(shape=[1], dtype='float32', value=10)
     b = fluid.layers.fill_constant(shape=[1], dtype='float32', value=0)
     ran = fluid.layers.fill_constant(shape=[1], dtype='float32', value=0)
@@ -85,8 +86,8 @@ def test_seed000_switch():
     assert got.tolist() == [1.0]
 
 
-def test_seed000_while():
-    # The seed's loop leaves i, result and the arrays' other elements out, and writes `result`
+def test_dev_guide_while():
+    # The document's loop leaves i, result and the arrays' other elements out, and writes `result`
     # into `d` (a tensor, not an array). The nearest runnable form is Fluid's test_while_op,
     # which the snippet is cut from: mem_array[i + 1] = data_array[i] + mem_array[i].
     d0 = layers.data("d0", shape=[10], append_batch_size=False, dtype='float32')
@@ -122,8 +123,8 @@ def test_seed000_while():
     np.testing.assert_allclose(got, feed["d0"] + feed["d1"] + feed["d2"], rtol=1e-6)
 
 
-def test_seed000_print_program_desc(capsys):
-    # "打印 ProgramDesc" (`place` is left undefined in the seed: the CPU).
+def test_dev_guide_print_program_desc(capsys):
+    # "打印 ProgramDesc" (`place` is left undefined in the document: the CPU).
     place = fluid.CPUPlace()
     x = fluid.layers.data(name='x', shape=[13], dtype='float32')
     y_predict = fluid.layers.fc(input=x, size=1, act=None)
@@ -137,11 +138,11 @@ def test_seed000_print_program_desc(capsys):
     exe.run(fluid.default_startup_program())
     print(fluid.default_startup_program().to_string(True))
     print(fluid.default_main_program().to_string(True))
-    # The seed's `print debugger pprint_program_codes(...)` is Python 2 and misses a dot; with
+    # The document's `print debugger pprint_program_codes(...)` is Python 2 and misses a dot; with
     # paddle.v2.fluid's debugger and framework modules (tide's):
     print(debugger.pprint_program_codes(framework.default_main_program().desc))
     out = capsys.readouterr().out
-    # The seed's "输出效果": fc_0.w_0@GRAD's description and the mul op's.
+    # The document's "输出效果": fc_0.w_0@GRAD's description and the mul op's.
     assert ('  vars {\n    name: "fc_0.w_0@GRAD"\n    type {\n      type: LOD_TENSOR\n'
             '      lod_tensor {\n        tensor {\n          data_type: FP32\n'
             '          dims: 13\n          dims: 1\n') in out
@@ -151,9 +152,9 @@ def test_seed000_print_program_desc(capsys):
     assert "fc_0.tmp_0 = mul(X=x, Y=fc_0.w_0)" in out
 
 
-def test_seed000_dynamic_rnn():
-    # The seed's decoder step, inside a function that returns rnn(); trg_embedding, encoder_out,
-    # decoder_size and target_dict_dim come from the model around it, which the seed leaves out:
+def test_dev_guide_dynamic_rnn():
+    # The document's decoder step, inside a function that returns rnn(); trg_embedding, encoder_out,
+    # decoder_size and target_dict_dim come from the model around it, which the document leaves out:
     # here a source sequence's last state and an embedded target sequence.
     decoder_size, target_dict_dim = 8, 12
     src = fluid.layers.data(name="src", shape=[1], dtype="int64", lod_level=1)
@@ -190,10 +191,10 @@ def test_seed000_dynamic_rnn():
     np.testing.assert_allclose(np.array(got).sum(axis=1), 1.0, rtol=1e-5)
 
 
-def test_seed000_param_attr_and_create_var():
+def test_dev_guide_param_attr_and_create_var():
     x = fluid.layers.data(name='x', shape=[13], dtype='float32')
-    # "自定义参数的初始化": the seed's `clip=` was never ParamAttr's argument (Fluid 0.11+ call it
-    # gradient_clip), and GradientClipByValue takes (max, min): the seed's (-1.0, 1.0) is a
+    # "自定义参数的初始化": the document's `clip=` was never ParamAttr's argument (Fluid 0.11+ call it
+    # gradient_clip), and GradientClipByValue takes (max, min): the document's (-1.0, 1.0) is a
     # clip to [-1, 1] written min first. The rest as written.
     w_param_attrs = ParamAttr(name=None,
                               initializer=UniformInitializer(low=-1.0, high=1.0, seed=0),
@@ -214,7 +215,7 @@ def test_seed000_param_attr_and_create_var():
     assert new_var.shape == (-1, 16, 16) and "X" in cur_block.vars
 
 
-def test_seed000_append_backward_and_optimize():
+def test_dev_guide_append_backward_and_optimize():
     data = fluid.layers.data(name="data", shape=(2, 3, 4))
     out = fluid.layers.fc(input=data, size=128, act=None)
     loss = fluid.layers.reduce_sum(out)
@@ -234,13 +235,13 @@ def test_seed000_append_backward_and_optimize():
         exe.run(fluid.default_startup_program())
         w = fluid.default_main_program().global_block().all_parameters()[0]
         before = np.array(fluid.global_scope().find_var(w.name).get_tensor())
-        # The loss was freed after its last use (the seed passes no skip_opt_set): fetch a weight.
+        # The loss was freed after its last use (the document passes no skip_opt_set): fetch a weight.
         after, = exe.run(feed={"data": np.ones((2, 2, 3, 4), "float32")}, fetch_list=[w])
         assert np.isfinite(after).all() and not np.array_equal(after, before)
 
 
-def test_seed000_feed_dict_with_core_tensors():
-    # "Feed 数据(一)": the seed's `fetchlist=` is a typo for fetch_list (no release took it); y
+def test_dev_guide_feed_dict_with_core_tensors():
+    # "Feed 数据(一)": the document's `fetchlist=` is a typo for fetch_list (no release took it); y
     # is fed as its [1] value, so declared without a batch dim.
     x = fluid.layers.data(name='x', shape=[8], dtype='float32')
     y = fluid.layers.data(name='y', shape=[1], dtype='int32', append_batch_size=False)
@@ -264,7 +265,7 @@ def test_seed000_feed_dict_with_core_tensors():
     np.testing.assert_allclose(cost[0], [x_data.sum(axis=1).mean() + y_data[0]], rtol=1e-5)
 
 
-def test_seed000_data_feeder_reader():
+def test_dev_guide_data_feeder_reader():
     # "Feed 数据(二)": demo_reader as written, batched by paddle.batch over paddle.reader.shuffle.
     x = fluid.layers.data(name='x', shape=[4], dtype='float32')
     y = fluid.layers.data(name='y', shape=[1], dtype='int64')
@@ -290,8 +291,8 @@ def test_seed000_data_feeder_reader():
     assert np.isfinite(cost[0]).all()
 
 
-def test_seed000_evaluator():
-    # "如何使用 evaluator ?": the seed's accuracy.reset() takes the executor in every Fluid
+def test_dev_guide_evaluator():
+    # "如何使用 evaluator ?": the document's accuracy.reset() takes the executor in every Fluid
     # release (reset(exe)); predict, label, avg_cost, the reader and PASS_NUM come from the model
     # around it.
     image = fluid.layers.data(name='image', shape=[8], dtype='float32')
@@ -324,9 +325,9 @@ def test_seed000_evaluator():
 
 
 # ---------------------------------------------------------------------------------------------
-# Seed 002: Fluid 设计思想
-def test_seed002_blocks_if_else():
-    # The Program of 3 blocks; image and label are the model's inputs, which the seed leaves out.
+# Fluid's design notes (Fluid 设计思想)
+def test_design_notes_blocks_if_else():
+    # The Program of 3 blocks; image and label are the model's inputs, which the document leaves out.
     image = fluid.layers.data(name='image', shape=[16], dtype='float32')
     label = fluid.layers.data(name='label', shape=[1], dtype='int64')
     # block 0
@@ -359,7 +360,7 @@ def test_seed002_blocks_if_else():
     np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-5)
 
 
-def test_seed002_linear_regression(capsys):
+def test_design_notes_linear_regression(capsys):
     # "代码实例" as written (`import paddle.fluid as fluid` is this file's `import tide as fluid`).
     import numpy
     # 定义数据
@@ -378,7 +379,7 @@ def test_seed002_linear_regression(capsys):
 
     print(fluid.default_main_program().to_string(True))
     text = capsys.readouterr().out
-    # The seed's listing of x.
+    # The document's listing of x.
     assert ('  vars {\n    name: "x"\n    type {\n      type: LOD_TENSOR\n      lod_tensor {\n'
             '        tensor {\n          data_type: FP32\n          dims: -1\n          dims: 1\n'
             '        }\n        lod_level: 0\n      }\n    }\n    persistable: false\n') in text
@@ -393,13 +394,13 @@ def test_seed002_linear_regression(capsys):
     outs = exe.run(
         feed={'x': train_data, 'y': y_true},
         fetch_list=[y_predict.name, avg_cost.name])
-    # The seed's values come from its random initialisation; their shapes and types are these.
+    # The document's values come from its random initialisation; their shapes and types are these.
     assert outs[0].shape == (4, 1) and outs[0].dtype == np.float32
     assert outs[1].shape == (1,) and outs[1].dtype == np.float32
     np.testing.assert_allclose(outs[1], [np.mean((outs[0] - y_true) ** 2)], rtol=1e-5)
 
 
-def test_seed002_executor_snippets():
+def test_design_notes_executor_snippets():
     # "创建Executor" / "运行Executor": `...` stands for the model; here loss = mean(fc(X)).
     cpu = core.CPUPlace()
     exe = fluid.Executor(cpu)
@@ -414,11 +415,11 @@ def test_seed002_executor_snippets():
 
 
 # ---------------------------------------------------------------------------------------------
-# Seed 003: Fluid 代码走读. Its Python is Fluid's own executor.py and distribute_transpiler.py
+# Fluid's code walkthrough (Fluid 代码走读). Its Python is Fluid's own executor.py and distribute_transpiler.py
 # (Fluid 0.11's transpile(optimize_ops, params_grads, ...)), not user code; the nearest runnable
 # form is what they describe: the trainer's program loses the optimize ops and gains send ops, each
 # pserver's program sums the trainers' gradients, scales them and runs the optimizer.
-def test_seed003_distribute_transpiler_programs():
+def test_code_walkthrough_distribute_transpiler_programs():
     x = fluid.layers.data(name='x', shape=[13], dtype='float32')
     y = fluid.layers.data(name='y', shape=[1], dtype='float32')
     avg_cost = fluid.layers.mean(fluid.layers.square_error_cost(
@@ -437,5 +438,5 @@ def test_seed003_distribute_transpiler_programs():
 
 @pytest.mark.parametrize("name", ["switch", "evaluator", "metrics", "debugger", "memory_optimize",
                                   "DataFeeder", "DistributeTranspiler"])
-def test_the_fluid_names_the_seeds_use_exist(name):
+def test_the_fluid_names_the_documents_use_exist(name):
     assert hasattr(fluid, name)
