@@ -11,6 +11,7 @@ Without torch the peer column says n/a. Each case is one job of n processes star
 launcher (the torch one reads the same TIDE_RANK / TIDE_MASTER variables); rank 0 prints the
 median, min and max of its repetitions.
 """
+
 import json
 import os
 import subprocess
@@ -31,10 +32,13 @@ def inner_for(nbytes):
 def worker_tide(sizes, reps):
     import tide
     from tide.distributed import world
+
     w = world()
     startup = tide.Program()
-    startup.global_block().append_op("c_comm_init", attrs={
-        "ring_id": 0, "rank": w.rank, "nranks": w.world_size, "store": w.store})
+    startup.global_block().append_op(
+        "c_comm_init",
+        attrs={"ring_id": 0, "rank": w.rank, "nranks": w.world_size, "store": w.store},
+    )
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     out = {}
     with tide.scope_guard(scope):
@@ -44,8 +48,12 @@ def worker_tide(sizes, reps):
             prog = tide.Program()
             b = prog.global_block()
             x = b.create_var(name="x", shape=[n], dtype="float32", persistable=True)
-            b.append_op("c_allreduce_sum", inputs={"X": x}, outputs={"Out": x},
-                        attrs={"ring_id": 0, "use_calc_stream": True})  # blocking, as torch's
+            b.append_op(
+                "c_allreduce_sum",
+                inputs={"X": x},
+                outputs={"Out": x},
+                attrs={"ring_id": 0, "use_calc_stream": True},
+            )  # blocking, as torch's
             scope.var("x").get_tensor().set(np.ones(n, "float32"), tide.CPUPlace())
             exe.run(prog)
             got = np.array(scope.find_var("x").get_tensor())
@@ -58,10 +66,15 @@ def worker_torch(sizes, reps):
     import torch
     import torch.distributed as dist
     from tide.distributed import world
+
     w = world()
     host, port = w.master.rsplit(":", 1)
-    dist.init_process_group("gloo", init_method="tcp://%s:%d" % (host, int(port) + 1),
-                            rank=w.rank, world_size=w.world_size)
+    dist.init_process_group(
+        "gloo",
+        init_method="tcp://%s:%d" % (host, int(port) + 1),
+        rank=w.rank,
+        world_size=w.world_size,
+    )
     out = {}
     for name in sizes:
         t = torch.ones(SIZES[name] // 4)
@@ -75,6 +88,7 @@ def worker_torch(sizes, reps):
 def worker_mlp(steps, reps):
     import tide
     from tide.distributed import fleet
+
     fleet.init(is_collective=True)
     rank, n = fleet.worker_index(), fleet.worker_num()
     main, startup = tide.Program(), tide.Program()
@@ -93,6 +107,7 @@ def worker_mlp(steps, reps):
     def run_steps():
         for _ in range(steps):
             exe.run(main, feed={"x": xb, "y": yb}, fetch_list=[loss])
+
     t = measure(run_steps, reps=reps)
     return rank, [MLP_BATCH * steps / v for v in t]  # examples per second of the whole job
 
@@ -101,15 +116,29 @@ MLP_BATCH = 128
 
 
 def job(nprocs, worker, sizes, reps, timeout=900, env=None):
-    cmd = [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(nprocs),
-           os.path.abspath(__file__), "--worker", worker, "--sizes", ",".join(sizes), "--reps",
-           str(reps)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, **(env or {})))
+    cmd = [
+        sys.executable,
+        "-m",
+        "tide.distributed.launch",
+        "--nproc_per_node",
+        str(nprocs),
+        os.path.abspath(__file__),
+        "--worker",
+        worker,
+        "--sizes",
+        ",".join(sizes),
+        "--reps",
+        str(reps),
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {}))
+    )
     lines = [l.split("] ", 1)[1] for l in proc.stdout.splitlines() if "] {" in l or "] [" in l]
     if proc.returncode != 0 or not lines:
-        print("allreduce: %s with %d processes failed: %s" % (worker, nprocs,
-              " | ".join(proc.stdout.strip().splitlines()[-3:])))
+        print(
+            "allreduce: %s with %d processes failed: %s"
+            % (worker, nprocs, " | ".join(proc.stdout.strip().splitlines()[-3:]))
+        )
         return None
     return json.loads(lines[-1])
 
@@ -140,8 +169,10 @@ def main():
     table = Table("allreduce bus bandwidth on loopback", "GB/s", lower_is_better=False)
     for n in [int(x) for x in args.nprocs.split(",")]:
         # collective_check (on by default) adds one small allgather per collective.
-        tide_res = {check: job(n, "tide", sizes, args.reps, env={"TIDE_COLLECTIVE_CHECK": check})
-                    for check in ("1", "0")}
+        tide_res = {
+            check: job(n, "tide", sizes, args.reps, env={"TIDE_COLLECTIVE_CHECK": check})
+            for check in ("1", "0")
+        }
         torch_res = job(n, "torch", sizes, args.reps)
         for name in sizes:
             p = torch_res and torch_res[name]
@@ -149,14 +180,20 @@ def main():
             for check, res in tide_res.items():
                 t = res and res[name]
                 tv = [busbw(SIZES[name], n, x) for x in t] if t else None
-                table.add("%s x %d processes, check %s" % (name, n, "on" if check == "1" else "off"),
-                          tv, {"torch.distributed gloo": pv})
+                table.add(
+                    "%s x %d processes, check %s" % (name, n, "on" if check == "1" else "off"),
+                    tv,
+                    {"torch.distributed gloo": pv},
+                )
     machine = machine_line("OMP_NUM_THREADS=%s" % os.environ["OMP_NUM_THREADS"])
     table.print(machine)
     table.dump(args.json, machine)
 
-    mlp = Table("data-parallel MLP training, global batch %d" % MLP_BATCH, "examples/s",
-                lower_is_better=False)
+    mlp = Table(
+        "data-parallel MLP training, global batch %d" % MLP_BATCH,
+        "examples/s",
+        lower_is_better=False,
+    )
     one = job(1, "mlp", sizes, args.reps, env={"OMP_NUM_THREADS": "2", "TIDE_CPU_THREADS": "2"})
     two = job(2, "mlp", sizes, args.reps, env={"OMP_NUM_THREADS": "1", "TIDE_CPU_THREADS": "1"})
     mlp.add("2 processes x 1 thread (fleet) vs 1 x 2", two, {"1 process, 2 threads": one})

@@ -1,5 +1,6 @@
 """Shared benchmark plumbing (BENCHMARKS.md): warm up, repeat, median (min-max) of >= 5 reps,
 a table `case | tide | peer | tide/peer`, a machine line, and --json FILE."""
+
 import argparse
 import json
 import os
@@ -62,7 +63,12 @@ def machine_line(extra=""):
     except OSError:
         pass
     return "machine: %d cores, %s, %s, python %s%s" % (
-        os.cpu_count(), cpu, platform.platform(), platform.python_version(), (", " + extra) if extra else "")
+        os.cpu_count(),
+        cpu,
+        platform.platform(),
+        platform.python_version(),
+        (", " + extra) if extra else "",
+    )
 
 
 class Table:
@@ -76,16 +82,34 @@ class Table:
         self.rows.append({"case": case, "tide": tide, "peers": peers, "note": note})
 
     def print(self, machine):
-        print("\n%s (%s; %s is better)" % (self.title, self.unit, "lower" if self.lower else "higher"))
-        head = "%-40s | %12s | %-22s | %12s | %9s" % ("case", "tide", "peer", "peer value", "tide/peer")
+        print(
+            "\n%s (%s; %s is better)" % (self.title, self.unit, "lower" if self.lower else "higher")
+        )
+        head = "%-40s | %12s | %-22s | %12s | %9s" % (
+            "case",
+            "tide",
+            "peer",
+            "peer value",
+            "tide/peer",
+        )
         print(head)
         print("-" * len(head))
         for r in self.rows:
             peers = r["peers"] or {"-": None}
             for name, value in peers.items():
-                ratio = (r["tide"][0] / value[0]) if value and r["tide"] and value[0] else float("nan")
-                print("%-40s | %12s | %-22s | %12s | %9s" % (
-                    r["case"], _fmt(r["tide"]), name, _fmt(value), "%.2f" % ratio if value else "-"))
+                ratio = (
+                    (r["tide"][0] / value[0]) if value and r["tide"] and value[0] else float("nan")
+                )
+                print(
+                    "%-40s | %12s | %-22s | %12s | %9s"
+                    % (
+                        r["case"],
+                        _fmt(r["tide"]),
+                        name,
+                        _fmt(value),
+                        "%.2f" % ratio if value else "-",
+                    )
+                )
             if r["note"]:
                 print("    note: " + r["note"])
         print(machine)
@@ -94,7 +118,11 @@ class Table:
         if not path:
             return
         with open(path, "w") as f:
-            json.dump({"title": self.title, "unit": self.unit, "machine": machine, "rows": self.rows}, f, indent=1)
+            json.dump(
+                {"title": self.title, "unit": self.unit, "machine": machine, "rows": self.rows},
+                f,
+                indent=1,
+            )
 
 
 def _fmt(v):
@@ -108,9 +136,11 @@ def run_isolated(script, case, extra_args=(), timeout=900, env=None):
     """Runs `script --worker case` in a fresh process (so frameworks' thread pools never share the
     cores at once) and returns the JSON it prints last, or None when that peer is unavailable."""
     import subprocess
+
     cmd = [sys.executable, script, "--worker", case] + list(extra_args)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, **(env or {})))
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {}))
+    )
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
@@ -121,8 +151,14 @@ def run_isolated(script, case, extra_args=(), timeout=900, env=None):
 
 def best_of_blas_settings(script, case, extra_args, key, threads, higher_is_better=True):
     """A peer's result at its best: OpenBLAS single-threaded, or with its own pool of `threads`."""
-    results = [r for r in (run_isolated(script, case, extra_args, env={"OPENBLAS_NUM_THREADS": str(n)})
-                           for n in sorted({1, threads})) if r]
+    results = [
+        r
+        for r in (
+            run_isolated(script, case, extra_args, env={"OPENBLAS_NUM_THREADS": str(n)})
+            for n in sorted({1, threads})
+        )
+        if r
+    ]
     if not results:
         return None
     pick = max if higher_is_better else min
@@ -157,8 +193,10 @@ def check_losses(losses, ref, rtol=1e-3):
             raise SystemExit("%s checked %d steps, %s %d" % (name, len(seq), ref, len(base)))
         for i, (a, b) in enumerate(zip(seq, base)):
             if abs(a - b) > rtol * max(1.0, abs(b)):
-                raise SystemExit("%s's loss at step %d is %.6f, %s's %.6f: not the same computation"
-                                 % (name, i, a, ref, b))
+                raise SystemExit(
+                    "%s's loss at step %d is %.6f, %s's %.6f: not the same computation"
+                    % (name, i, a, ref, b)
+                )
     print("losses agree with %s's at every one of %d steps (rtol %g)" % (ref, len(base), rtol))
 
 
@@ -166,5 +204,8 @@ def try_import(name):
     try:
         return __import__(name)
     except Exception as e:  # a missing peer is reported, not fatal
-        print("peer %s unavailable: %s" % (name, str(e).splitlines()[0] if str(e) else type(e).__name__))
+        print(
+            "peer %s unavailable: %s"
+            % (name, str(e).splitlines()[0] if str(e) else type(e).__name__)
+        )
         return None

@@ -3,19 +3,30 @@ raw libraries: oneDNN's dnnl_sgemm (ctypes) and OpenBLAS (numpy's / PyTorch's ma
 
     benchmarks/.venv-peers/bin/python benchmarks/gemm.py [--json out.json]
 """
+
 import ctypes
 import ctypes.util
 
 import numpy as np
 
-from common import (Table, best_of_blas_settings, machine_line, measure, parser, run_isolated, set_threads,
-                    setup_paths, try_import)
+from common import (
+    Table,
+    best_of_blas_settings,
+    machine_line,
+    measure,
+    parser,
+    run_isolated,
+    set_threads,
+    setup_paths,
+    try_import,
+)
 
 SIZES = [1024, 2048]
 
 
 def tide_case(op, n, a, b):
     import tide
+
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):
         x = tide.layers.data(name="x", shape=[n, n], append_batch_size=False)
@@ -35,20 +46,34 @@ def dnnl_case(n, a, b):
         return None
     c = np.empty((n, n), np.float32)
     fp = ctypes.POINTER(ctypes.c_float)
-    args = [ctypes.c_char(b"N"), ctypes.c_char(b"N"), ctypes.c_int64(n), ctypes.c_int64(n), ctypes.c_int64(n),
-            ctypes.c_float(1.0), a.ctypes.data_as(fp), ctypes.c_int64(n), b.ctypes.data_as(fp), ctypes.c_int64(n),
-            ctypes.c_float(0.0), c.ctypes.data_as(fp), ctypes.c_int64(n)]
+    args = [
+        ctypes.c_char(b"N"),
+        ctypes.c_char(b"N"),
+        ctypes.c_int64(n),
+        ctypes.c_int64(n),
+        ctypes.c_int64(n),
+        ctypes.c_float(1.0),
+        a.ctypes.data_as(fp),
+        ctypes.c_int64(n),
+        b.ctypes.data_as(fp),
+        ctypes.c_int64(n),
+        ctypes.c_float(0.0),
+        c.ctypes.data_as(fp),
+        ctypes.c_int64(n),
+    ]
     return lambda: (dnnl.dnnl_sgemm(*args), c)[1]
 
 
 def worker(case, args):
     import json
+
     name, n = case.rsplit(":", 1)
     n = int(n)
     rng = np.random.RandomState(0)
     a, b = rng.rand(n, n).astype("float32"), rng.rand(n, n).astype("float32")
     if name.startswith("tide"):
         import tide
+
         tide.set_flags({"cpu_threads": args.threads})
         fn = tide_case(name.split()[1], n, a, b)
     elif name == "oneDNN sgemm":
@@ -69,7 +94,7 @@ def worker(case, args):
     if np.max(np.abs(got - want)) > 1e-3 * np.max(np.abs(want)):
         raise SystemExit("%s computed something else" % name)
     t = measure(fn, reps=args.reps, warmup=2)
-    gflops = 2.0 * n ** 3 / 1e9
+    gflops = 2.0 * n**3 / 1e9
     print(json.dumps({"gflops": [gflops / t[0], gflops / t[2], gflops / t[1]]}))
 
 
@@ -82,7 +107,9 @@ def main():
     if args.worker:
         return worker(args.worker, args)
     extra = ["--reps", str(args.reps), "--threads", str(args.threads)]
-    table = Table("matrix multiply, float32, %d threads" % args.threads, "GFLOP/s", lower_is_better=False)
+    table = Table(
+        "matrix multiply, float32, %d threads" % args.threads, "GFLOP/s", lower_is_better=False
+    )
     for n in SIZES:
         peers = {}
         for peer in ("oneDNN sgemm", "numpy (OpenBLAS)", "pytorch mm"):

@@ -6,10 +6,22 @@ first CHECK_STEPS steps), one process per framework, rounds interleaved. Target 
 
     benchmarks/.venv-peers/bin/python benchmarks/lenet_train_step.py [--json out.json]
 """
+
 import numpy as np
 
-from common import (Table, best_of_blas_settings, check_losses, interleaved_rounds, machine_line, measure,
-                    median_of_rounds, parser, run_isolated, set_threads, setup_paths)
+from common import (
+    Table,
+    best_of_blas_settings,
+    check_losses,
+    interleaved_rounds,
+    machine_line,
+    measure,
+    median_of_rounds,
+    parser,
+    run_isolated,
+    set_threads,
+    setup_paths,
+)
 
 BATCH, LR = 64, 0.01
 CHECK_STEPS = 10  # steps whose losses every framework must agree on
@@ -18,8 +30,12 @@ CHECK_STEPS = 10  # steps whose losses every framework must agree on
 def init(seed=0):
     rng = np.random.RandomState(seed)
     shapes = {"c1w": (20, 1, 5, 5), "c2w": (50, 20, 5, 5), "f1w": (800, 500), "f2w": (500, 10)}
-    w = {k: (rng.randn(*s) * np.sqrt(2.0 / np.prod(s[1:] if k.startswith("c") else s[:1]))).astype("float32")
-         for k, s in shapes.items()}
+    w = {
+        k: (rng.randn(*s) * np.sqrt(2.0 / np.prod(s[1:] if k.startswith("c") else s[:1]))).astype(
+            "float32"
+        )
+        for k, s in shapes.items()
+    }
     for k, n in (("c1b", 20), ("c2b", 50), ("f1b", 500), ("f2b", 10)):
         w[k] = np.zeros(n, "float32")
     x = rng.rand(BATCH, 1, 28, 28).astype("float32")
@@ -29,6 +45,7 @@ def init(seed=0):
 
 def tide_step(w, x, y, use_mkldnn):
     import tide
+
     tide.set_flags({"use_mkldnn": use_mkldnn})
     L = tide.layers
     main, startup = tide.Program(), tide.Program()
@@ -55,6 +72,7 @@ def tide_step(w, x, y, use_mkldnn):
 def torch_step(w, x, y):
     import torch
     import torch.nn.functional as F
+
     p = {k: torch.from_numpy(v.copy()).requires_grad_(True) for k, v in w.items()}
     opt = torch.optim.SGD(p.values(), lr=LR)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y.reshape(-1))
@@ -68,18 +86,22 @@ def torch_step(w, x, y):
         loss.backward()
         opt.step()
         return float(loss)
+
     return step
 
 
 def worker(case, args):
     import json
+
     w, x, y = init()
     if case == "pytorch":
         import torch
+
         torch.set_num_threads(args.threads)
         step = torch_step(w, x, y)
     else:
         import tide
+
         tide.set_flags({"cpu_threads": args.threads})
         step = tide_step(w, x, y, case == "tide (oneDNN)")
     losses = [step() for _ in range(CHECK_STEPS)]
@@ -90,7 +112,9 @@ def worker(case, args):
 def main():
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--worker", default=None)
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (one process per framework each)")
+    ap.add_argument(
+        "--rounds", type=int, default=3, help="interleaved rounds (one process per framework each)"
+    )
     args = ap.parse_args()
     set_threads(args.threads)
     setup_paths()
@@ -98,17 +122,29 @@ def main():
         return worker(args.worker, args)
     extra = ["--reps", str(args.reps), "--threads", str(args.threads)]
     cases = ["tide (oneDNN)", "tide (plain)", "pytorch"]
-    rounds = interleaved_rounds(args.rounds, cases, lambda c: run_isolated(__file__, c, extra) if c.startswith("tide")
-                                else best_of_blas_settings(__file__, c, extra, "steps_per_s", args.threads))
-    check_losses({c: v[0]["losses"] for c, v in rounds.items()}, "pytorch" if "pytorch" in rounds else next(iter(rounds)))
+    rounds = interleaved_rounds(
+        args.rounds,
+        cases,
+        lambda c: (
+            run_isolated(__file__, c, extra)
+            if c.startswith("tide")
+            else best_of_blas_settings(__file__, c, extra, "steps_per_s", args.threads)
+        ),
+    )
+    check_losses(
+        {c: v[0]["losses"] for c, v in rounds.items()},
+        "pytorch" if "pytorch" in rounds else next(iter(rounds)),
+    )
     res = {c: median_of_rounds(v, "steps_per_s") for c, v in rounds.items()}
     table = Table("LeNet-5, batch 64, one SGD train step", "steps/s", lower_is_better=False)
     peers = {"pytorch": res["pytorch"]} if "pytorch" in res else {}
     for name in ("tide (oneDNN)", "tide (plain)"):
         if name in res:
             table.add(name, res[name], peers)
-    machine = machine_line("%d threads each, one process per framework, %d interleaved rounds; target >= 1.2x"
-                           % (args.threads, args.rounds))
+    machine = machine_line(
+        "%d threads each, one process per framework, %d interleaved rounds; target >= 1.2x"
+        % (args.threads, args.rounds)
+    )
     table.print(machine)
     table.dump(args.json, machine)
 

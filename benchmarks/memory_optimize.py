@@ -15,6 +15,7 @@ runs in its own process (run by this script with --child) and trains 3 steps:
 Run it with the peers' venv's python for the PyTorch column (benchmarks/.venv-peers); Tide comes
 from the build tree (TIDE_BUILD overrides), as in the other benchmarks.
 """
+
 import argparse
 import json
 import os
@@ -35,17 +36,21 @@ def rss_kb():
 
 def tide_child(model, optimize, free_temporaries=True):
     import tide
+
     tide.set_flags({"free_temporaries": free_temporaries})
     from tide import layers
 
     def residual(h, ch, stride):
-        y = layers.conv2d(h, num_filters=ch, filter_size=3, stride=stride, padding=1, bias_attr=False)
+        y = layers.conv2d(
+            h, num_filters=ch, filter_size=3, stride=stride, padding=1, bias_attr=False
+        )
         y = layers.batch_norm(y, act="relu")
         y = layers.conv2d(y, num_filters=ch, filter_size=3, padding=1, bias_attr=False)
         y = layers.batch_norm(y)
         if stride != 1 or h.shape[1] != ch:
-            h = layers.batch_norm(layers.conv2d(h, num_filters=ch, filter_size=1, stride=stride,
-                                                bias_attr=False))
+            h = layers.batch_norm(
+                layers.conv2d(h, num_filters=ch, filter_size=1, stride=stride, bias_attr=False)
+            )
         return layers.relu(layers.elementwise_add(y, h))
 
     main, startup = tide.Program(), tide.Program()
@@ -56,14 +61,29 @@ def tide_child(model, optimize, free_temporaries=True):
             h = layers.fc(layers.fc(x, size=1024, act="relu"), size=1024, act="relu")
         elif model == "lenet":
             x = layers.data(name="x", shape=[1, 28, 28], dtype="float32")
-            h = layers.pool2d(layers.conv2d(x, num_filters=20, filter_size=5, act="relu"), 2, pool_stride=2)
-            h = layers.pool2d(layers.conv2d(h, num_filters=50, filter_size=5, act="relu"), 2, pool_stride=2)
+            h = layers.pool2d(
+                layers.conv2d(x, num_filters=20, filter_size=5, act="relu"), 2, pool_stride=2
+            )
+            h = layers.pool2d(
+                layers.conv2d(h, num_filters=50, filter_size=5, act="relu"), 2, pool_stride=2
+            )
             h = layers.fc(h, size=500, act="relu")
         else:
             x = layers.data(name="x", shape=[3, 32, 32], dtype="float32")
-            h = layers.batch_norm(layers.conv2d(x, num_filters=64, filter_size=3, padding=1, bias_attr=False),
-                                  act="relu")
-            for ch, stride in ((64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)):
+            h = layers.batch_norm(
+                layers.conv2d(x, num_filters=64, filter_size=3, padding=1, bias_attr=False),
+                act="relu",
+            )
+            for ch, stride in (
+                (64, 1),
+                (64, 1),
+                (128, 2),
+                (128, 1),
+                (256, 2),
+                (256, 1),
+                (512, 2),
+                (512, 1),
+            ):
                 h = residual(h, ch, stride)
             h = layers.pool2d(h, pool_type="avg", global_pooling=True)
         logits = layers.fc(h, size=10)
@@ -86,31 +106,68 @@ def tide_child(model, optimize, free_temporaries=True):
 def torch_child(model):
     import torch
     from torch import nn
+
     torch.manual_seed(1)
 
     class Residual(nn.Module):
         def __init__(self, cin, ch, stride):
             super().__init__()
-            self.body = nn.Sequential(nn.Conv2d(cin, ch, 3, stride, 1, bias=False), nn.BatchNorm2d(ch), nn.ReLU(),
-                                      nn.Conv2d(ch, ch, 3, 1, 1, bias=False), nn.BatchNorm2d(ch))
-            self.skip = (nn.Sequential(nn.Conv2d(cin, ch, 1, stride, bias=False), nn.BatchNorm2d(ch))
-                         if stride != 1 or cin != ch else nn.Identity())
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, ch, 3, stride, 1, bias=False),
+                nn.BatchNorm2d(ch),
+                nn.ReLU(),
+                nn.Conv2d(ch, ch, 3, 1, 1, bias=False),
+                nn.BatchNorm2d(ch),
+            )
+            self.skip = (
+                nn.Sequential(nn.Conv2d(cin, ch, 1, stride, bias=False), nn.BatchNorm2d(ch))
+                if stride != 1 or cin != ch
+                else nn.Identity()
+            )
 
         def forward(self, x):
             return torch.relu(self.body(x) + self.skip(x))
 
     if model == "mlp":
-        net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+        net = nn.Sequential(
+            nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10)
+        )
     elif model == "lenet":
-        net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(20, 50, 5), nn.ReLU(),
-                            nn.MaxPool2d(2), nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
+        net = nn.Sequential(
+            nn.Conv2d(1, 20, 5),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(20, 50, 5),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(800, 500),
+            nn.ReLU(),
+            nn.Linear(500, 10),
+        )
     else:
         blocks, cin = [], 64
-        for ch, stride in ((64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)):
+        for ch, stride in (
+            (64, 1),
+            (64, 1),
+            (128, 2),
+            (128, 1),
+            (256, 2),
+            (256, 1),
+            (512, 2),
+            (512, 1),
+        ):
             blocks.append(Residual(cin, ch, stride))
             cin = ch
-        net = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(), *blocks,
-                            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10))
+        net = nn.Sequential(
+            nn.Conv2d(3, 64, 3, 1, 1, bias=False),
+            nn.BatchNorm2d(64),
+            nn.ReLU(),
+            *blocks,
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(512, 10),
+        )
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     xs, ys = feeds(model)
     x, y = torch.from_numpy(xs), torch.from_numpy(ys[:, 0])
@@ -130,8 +187,12 @@ def feeds(model):
 
 
 def run_child(*args):
-    p = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
-                       env=dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1")))
+    p = subprocess.run(
+        [sys.executable, __file__, "--child", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1")),
+    )
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
     return json.loads(p.stdout.strip().splitlines()[-1]), None
@@ -149,13 +210,27 @@ def main():
     setup_paths()
     if a.child:
         kind, model = a.child[0], a.child[1]
-        out = torch_child(model) if kind == "torch" else tide_child(model, kind == "tide-opt",
-                                                                    kind != "tide-keep")
+        out = (
+            torch_child(model)
+            if kind == "torch"
+            else tide_child(model, kind == "tide-opt", kind != "tide-keep")
+        )
         print(json.dumps(out))
         return
-    print("%-7s %10s %10s %7s %10s %7s %10s %10s %9s" % (
-        "model", "keep all", "default", "ratio", "+memopt", "ratio", "tide rss", "torch rss",
-        "vs torch"))
+    print(
+        "%-7s %10s %10s %7s %10s %7s %10s %10s %9s"
+        % (
+            "model",
+            "keep all",
+            "default",
+            "ratio",
+            "+memopt",
+            "ratio",
+            "tide rss",
+            "torch rss",
+            "vs torch",
+        )
+    )
     for model in a.models.split(","):
         keep, _ = run_child("tide-keep", model)
         default, _ = run_child("tide", model)
@@ -163,15 +238,27 @@ def main():
         peer, why = run_child("torch", model)
         torch_rss = mib(peer["rss"]) if peer else "n/a"
         vs = "%.2fx" % (default["rss"] / peer["rss"]) if peer and peer["rss"] else "n/a"
-        print("%-7s %10s %10s %6.2fx %10s %6.2fx %10s %10s %9s" % (
-            model, mib(keep["peak_used"]), mib(default["peak_used"]),
-            default["peak_used"] / keep["peak_used"], mib(opt["peak_used"]),
-            opt["peak_used"] / keep["peak_used"], mib(default["rss"]), torch_rss, vs))
+        print(
+            "%-7s %10s %10s %6.2fx %10s %6.2fx %10s %10s %9s"
+            % (
+                model,
+                mib(keep["peak_used"]),
+                mib(default["peak_used"]),
+                default["peak_used"] / keep["peak_used"],
+                mib(opt["peak_used"]),
+                opt["peak_used"] / keep["peak_used"],
+                mib(default["rss"]),
+                torch_rss,
+                vs,
+            )
+        )
         if why:
             print("  (PyTorch: %s)" % why)
-    print("MiB of peak bytes in use; 'ratio' = that case's peak / keep all's (target <= 0.7x); "
-          "'tide rss' and 'vs torch' = Tide's default peak RSS growth, and over PyTorch's "
-          "(target <= 1.0x).")
+    print(
+        "MiB of peak bytes in use; 'ratio' = that case's peak / keep all's (target <= 0.7x); "
+        "'tide rss' and 'vs torch' = Tide's default peak RSS growth, and over PyTorch's "
+        "(target <= 1.0x)."
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ kernel declined the shape and the plain one ran).
 
     TIDE_BUILD=build python benchmarks/mkldnn_vs_plain.py [--threads 1] [--seconds 1] [--only prelu]
 """
+
 import os
 import statistics
 import sys
@@ -17,16 +18,27 @@ import numpy as np
 
 from common import machine_line, parser, set_threads, setup_paths
 
+
 # (case name, op, {input: shape}, attrs, with grad)
 def _ln(rows, cols):
-    return ("layer_norm %dx%d" % (rows, cols), "layer_norm", {"X": [rows, cols]},
-            {"begin_norm_axis": 1}, True)
+    return (
+        "layer_norm %dx%d" % (rows, cols),
+        "layer_norm",
+        {"X": [rows, cols]},
+        {"begin_norm_axis": 1},
+        True,
+    )
 
 
 def _prelu(mode, x):
     alpha = {"all": [1], "channel": [x[1]], "element": x[1:]}[mode]
-    return ("prelu %s %s" % (mode, "x".join(map(str, x))), "prelu", {"X": x, "Alpha": alpha},
-            {"mode": mode}, True)
+    return (
+        "prelu %s %s" % (mode, "x".join(map(str, x))),
+        "prelu",
+        {"X": x, "Alpha": alpha},
+        {"mode": mode},
+        True,
+    )
 
 
 def _reduce(op, x, attrs, what):
@@ -37,54 +49,150 @@ def _interp(op, x, out):
     attrs = {"out_h": out, "out_w": out, "align_corners": False}
     if op == "bilinear_interp":
         attrs["align_mode"] = 0
-    return ("%s %s -> %dx%d" % (op.split("_")[0], "x".join(map(str, x)), out, out), op, {"X": x},
-            attrs, True)
+    return (
+        "%s %s -> %dx%d" % (op.split("_")[0], "x".join(map(str, x)), out, out),
+        op,
+        {"X": x},
+        attrs,
+        True,
+    )
 
 
 # (case name, op, {input: shape}, attrs, with grad)
-CASES = ([_ln(r, c) for r, c in [(16, 64), (32, 64), (32, 128), (128, 32), (256, 16), (64, 128),
-                                 (1024, 8), (4096, 16), (256, 768), (8, 4096)]] +
-         [_prelu(m, x) for m in ("channel", "all", "element")
-          for x in ([1, 16, 8, 8], [2, 16, 8, 8], [1, 16, 16, 16], [2, 16, 16, 16],
-                    [8, 64, 56, 56])] +
-         [_reduce("reduce_sum", x, {"dim": [1]}, "dim 1")
-          for x in ([16, 64], [64, 64], [16, 1024], [64, 256], [256, 64], [1024, 16],
-                    [64, 512], [8, 1024], [32, 1000], [64, 1024], [4096, 64])] +
-         [_reduce("reduce_sum", [64, 1024], {"dim": [0]}, "dim 0"),
-          _reduce("reduce_sum", [64, 64], {"reduce_all": True}, "all"),
-          _reduce("reduce_sum", [128, 128], {"reduce_all": True}, "all"),
-          _reduce("reduce_mean", [8, 64, 56, 56], {"dim": [2, 3]}, "dim 2,3"),
-          _reduce("reduce_max", [8, 64, 56, 56], {"dim": [1]}, "dim 1"),
-          _reduce("reduce_max", [32, 1000], {"dim": [1]}, "dim 1"),
-          _reduce("reduce_min", [256, 768], {"reduce_all": True}, "all"),
-          _reduce("reduce_prod", [64, 1024], {"dim": [1]}, "dim 1")] +
-         [_interp(op, x, o) for op in ("bilinear_interp", "nearest_interp")
-          for x, o in (([1, 3, 8, 8], 16), ([1, 8, 16, 16], 32), ([1, 16, 32, 32], 64),
-                       ([4, 64, 56, 56], 112))] +
-         [("nearest NHWC 4x56x56x64 -> 112x112", "nearest_interp", {"X": [4, 56, 56, 64]},
-           {"out_h": 112, "out_w": 112, "align_corners": False, "data_layout": "NHWC"}, True)] +
-         [("mul %dx%d * %dx%d" % (m, k, k, n), "mul", {"X": [m, k], "Y": [k, n]}, {}, True)
-          for m, k, n in ((1, 2048, 1000), (8, 2048, 1000), (64, 800, 500), (64, 784, 512),
-                          (256, 1024, 1024))] +
-         [("mul after conv 64x16x8x8 * 1024x500", "mul",
-           {"ConvInput": [64, 8, 8, 8], "ConvFilter": [16, 8, 3, 3], "Y": [1024, 500]}, {}, True)] +
-         [("hard_swish %d" % n, "hard_swish", {"X": [n]}, {}, True)
-          for n in (1000, 4096, 16384, 65536, 262144)] +
-         [("hard_swish 8x64x56x56", "hard_swish", {"X": [8, 64, 56, 56]}, {}, True)] +
-         # X blocked: a oneDNN conv2d's output (16 channels) feeds the op
-         [("hard_swish after conv %s" % "x".join(map(str, x)), "hard_swish",
-           {"ConvInput": x, "ConvFilter": [16, x[1], 3, 3]}, {}, False)
-          for x in ([1, 8, 8, 8], [1, 8, 32, 32], [1, 8, 64, 64], [4, 8, 64, 64])] +
-         # relu and elementwise_add: on plain data (an MLP's, a plain kernel's output), then on a
-         # oneDNN conv2d's blocked output
-         [("relu %s" % "x".join(map(str, x)), "relu", {"X": x}, {}, True)
-          for x in ([64, 512], [64, 1024], [64, 20, 24, 24], [8, 64, 56, 56])] +
-         [("relu after conv 8x64x56x56", "relu",
-           {"ConvInput": [8, 64, 56, 56], "ConvFilter": [64, 64, 3, 3]}, {}, False)] +
-         [("add %s + %s" % ("x".join(map(str, x)), "x".join(map(str, y))), "elementwise_add",
-           {"X": x, "Y": y}, {"axis": a}, True)
-          for x, y, a in (([64, 512], [512], -1), ([64, 512], [64, 512], -1),
-                          ([8, 64, 56, 56], [8, 64, 56, 56], -1), ([8, 64, 56, 56], [64], 1))])
+CASES = (
+    [
+        _ln(r, c)
+        for r, c in [
+            (16, 64),
+            (32, 64),
+            (32, 128),
+            (128, 32),
+            (256, 16),
+            (64, 128),
+            (1024, 8),
+            (4096, 16),
+            (256, 768),
+            (8, 4096),
+        ]
+    ]
+    + [
+        _prelu(m, x)
+        for m in ("channel", "all", "element")
+        for x in ([1, 16, 8, 8], [2, 16, 8, 8], [1, 16, 16, 16], [2, 16, 16, 16], [8, 64, 56, 56])
+    ]
+    + [
+        _reduce("reduce_sum", x, {"dim": [1]}, "dim 1")
+        for x in (
+            [16, 64],
+            [64, 64],
+            [16, 1024],
+            [64, 256],
+            [256, 64],
+            [1024, 16],
+            [64, 512],
+            [8, 1024],
+            [32, 1000],
+            [64, 1024],
+            [4096, 64],
+        )
+    ]
+    + [
+        _reduce("reduce_sum", [64, 1024], {"dim": [0]}, "dim 0"),
+        _reduce("reduce_sum", [64, 64], {"reduce_all": True}, "all"),
+        _reduce("reduce_sum", [128, 128], {"reduce_all": True}, "all"),
+        _reduce("reduce_mean", [8, 64, 56, 56], {"dim": [2, 3]}, "dim 2,3"),
+        _reduce("reduce_max", [8, 64, 56, 56], {"dim": [1]}, "dim 1"),
+        _reduce("reduce_max", [32, 1000], {"dim": [1]}, "dim 1"),
+        _reduce("reduce_min", [256, 768], {"reduce_all": True}, "all"),
+        _reduce("reduce_prod", [64, 1024], {"dim": [1]}, "dim 1"),
+    ]
+    + [
+        _interp(op, x, o)
+        for op in ("bilinear_interp", "nearest_interp")
+        for x, o in (
+            ([1, 3, 8, 8], 16),
+            ([1, 8, 16, 16], 32),
+            ([1, 16, 32, 32], 64),
+            ([4, 64, 56, 56], 112),
+        )
+    ]
+    + [
+        (
+            "nearest NHWC 4x56x56x64 -> 112x112",
+            "nearest_interp",
+            {"X": [4, 56, 56, 64]},
+            {"out_h": 112, "out_w": 112, "align_corners": False, "data_layout": "NHWC"},
+            True,
+        )
+    ]
+    + [
+        ("mul %dx%d * %dx%d" % (m, k, k, n), "mul", {"X": [m, k], "Y": [k, n]}, {}, True)
+        for m, k, n in (
+            (1, 2048, 1000),
+            (8, 2048, 1000),
+            (64, 800, 500),
+            (64, 784, 512),
+            (256, 1024, 1024),
+        )
+    ]
+    + [
+        (
+            "mul after conv 64x16x8x8 * 1024x500",
+            "mul",
+            {"ConvInput": [64, 8, 8, 8], "ConvFilter": [16, 8, 3, 3], "Y": [1024, 500]},
+            {},
+            True,
+        )
+    ]
+    + [
+        ("hard_swish %d" % n, "hard_swish", {"X": [n]}, {}, True)
+        for n in (1000, 4096, 16384, 65536, 262144)
+    ]
+    + [("hard_swish 8x64x56x56", "hard_swish", {"X": [8, 64, 56, 56]}, {}, True)]
+    +
+    # X blocked: a oneDNN conv2d's output (16 channels) feeds the op
+    [
+        (
+            "hard_swish after conv %s" % "x".join(map(str, x)),
+            "hard_swish",
+            {"ConvInput": x, "ConvFilter": [16, x[1], 3, 3]},
+            {},
+            False,
+        )
+        for x in ([1, 8, 8, 8], [1, 8, 32, 32], [1, 8, 64, 64], [4, 8, 64, 64])
+    ]
+    +
+    # relu and elementwise_add: on plain data (an MLP's, a plain kernel's output), then on a
+    # oneDNN conv2d's blocked output
+    [
+        ("relu %s" % "x".join(map(str, x)), "relu", {"X": x}, {}, True)
+        for x in ([64, 512], [64, 1024], [64, 20, 24, 24], [8, 64, 56, 56])
+    ]
+    + [
+        (
+            "relu after conv 8x64x56x56",
+            "relu",
+            {"ConvInput": [8, 64, 56, 56], "ConvFilter": [64, 64, 3, 3]},
+            {},
+            False,
+        )
+    ]
+    + [
+        (
+            "add %s + %s" % ("x".join(map(str, x)), "x".join(map(str, y))),
+            "elementwise_add",
+            {"X": x, "Y": y},
+            {"axis": a},
+            True,
+        )
+        for x, y, a in (
+            ([64, 512], [512], -1),
+            ([64, 512], [64, 512], -1),
+            ([8, 64, 56, 56], [8, 64, 56, 56], -1),
+            ([8, 64, 56, 56], [64], 1),
+        )
+    ]
+)
 
 OUTS = {"layer_norm": ["Y", "Mean", "Variance"]}
 
@@ -93,6 +201,7 @@ def build(op, shapes, attrs, grad, use_mkldnn):
     """The op (use_mkldnn on it and its grad op) on fed inputs; with grad, mean(Out) and its
     backward. Returns (program, feed, the op types that must run oneDNN)."""
     import tide
+
     main, startup = tide.Program(), tide.Program()
     rng = np.random.RandomState(0)
     feed = {}
@@ -100,17 +209,25 @@ def build(op, shapes, attrs, grad, use_mkldnn):
         block = main.global_block()
         ins, data = {}, {}
         for param, shape in shapes.items():
-            v = tide.layers.data(name=param.lower(), shape=shape, dtype="float32",
-                                 append_batch_size=False, stop_gradient=False)
+            v = tide.layers.data(
+                name=param.lower(),
+                shape=shape,
+                dtype="float32",
+                append_batch_size=False,
+                stop_gradient=False,
+            )
             data[param] = v
-            feed[v.name] = tide.LoDTensor(rng.uniform(0.5 if op == "reduce_prod" else -1, 1, shape)
-                                          .astype("float32"))
+            feed[v.name] = tide.LoDTensor(
+                rng.uniform(0.5 if op == "reduce_prod" else -1, 1, shape).astype("float32")
+            )
         if "ConvInput" in data:  # X is a oneDNN conv2d's (blocked) output
             x = block.create_var(name="conv_out", dtype="float32")
-            block.append_op(type="conv2d", inputs={"Input": [data.pop("ConvInput")],
-                                                   "Filter": [data.pop("ConvFilter")]},
-                            outputs={"Output": [x]},
-                            attrs={"paddings": [1, 1], "use_mkldnn": True})
+            block.append_op(
+                type="conv2d",
+                inputs={"Input": [data.pop("ConvInput")], "Filter": [data.pop("ConvFilter")]},
+                outputs={"Output": [x]},
+                attrs={"paddings": [1, 1], "use_mkldnn": True},
+            )
             data["X"] = x
         ins = {param: [v] for param, v in data.items()}
         outs = {}
@@ -129,8 +246,9 @@ def build(op, shapes, attrs, grad, use_mkldnn):
 
 def ran(exe, types):
     """Which kernel each of `types` ran: "oneDNN", "declined" (the plain one), or both per op."""
-    used = {t: all("mkldnn" in k for op, k in exe.last_run_info()["kernels"] if op == t)
-            for t in types}
+    used = {
+        t: all("mkldnn" in k for op, k in exe.last_run_info()["kernels"] if op == t) for t in types
+    }
     if len(set(used.values())) == 1:
         return "oneDNN" if used[types[0]] else "declined"
     return ", ".join("%s %s" % (t, "oneDNN" if u else "plain") for t, u in used.items())
@@ -140,15 +258,16 @@ def time_case(case, seconds):
     """{pass: (plain us, oneDNN us, kernels used)}: the medians of single runs, the two kernels'
     runs alternating, as many as fit in about `seconds` per kernel (20 to 5000)."""
     import tide
+
     _, op, shapes, attrs, grad = case
     results = {}
-    for with_grad in ([False, True] if grad else [False]):
+    for with_grad in [False, True] if grad else [False]:
         runs = {}
         for use in (False, True):
             main, feed, types = build(op, shapes, attrs, with_grad, use)
             exe = tide.Executor(tide.CPUPlace())
             scope = tide.Scope()
-            fn = (lambda e=exe, m=main, f=feed, s=scope: e.run(m, feed=f, fetch_list=[], scope=s))
+            fn = lambda e=exe, m=main, f=feed, s=scope: e.run(m, feed=f, fetch_list=[], scope=s)
             fn()
             runs[use] = (fn, ran(exe, types) if use else "")
         t0 = time.perf_counter()
@@ -175,14 +294,19 @@ def main():
     set_threads(args.threads)
     setup_paths()
     import tide  # noqa: F401  (after the thread settings)
-    print("%-34s | %-8s | %10s | %10s | %6s | %s" % ("case", "pass", "plain us", "oneDNN us",
-                                                  "ratio", "kernel"))
+
+    print(
+        "%-34s | %-8s | %10s | %10s | %6s | %s"
+        % ("case", "pass", "plain us", "oneDNN us", "ratio", "kernel")
+    )
     for case in CASES:
         if args.only not in case[0]:
             continue
         for kind, (plain, onednn, used) in time_case(case, args.seconds).items():
-            print("%-34s | %-8s | %10.1f | %10.1f | %6.2f | %s" % (
-                case[0], kind, plain, onednn, onednn / plain, used))
+            print(
+                "%-34s | %-8s | %10.1f | %10.1f | %6.2f | %s"
+                % (case[0], kind, plain, onednn, onednn / plain, used)
+            )
             sys.stdout.flush()
     print(machine_line("%d threads" % args.threads))
 

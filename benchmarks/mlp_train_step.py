@@ -5,10 +5,23 @@ runs in a process of its own, rounds interleaved. Prints steps/s and tide/peer.
 
     benchmarks/.venv-peers/bin/python benchmarks/mlp_train_step.py [--json out.json]
 """
+
 import numpy as np
 
-from common import (Table, best_of_blas_settings, check_losses, interleaved_rounds, machine_line, measure,
-                    median_of_rounds, parser, run_isolated, set_threads, setup_paths, try_import)
+from common import (
+    Table,
+    best_of_blas_settings,
+    check_losses,
+    interleaved_rounds,
+    machine_line,
+    measure,
+    median_of_rounds,
+    parser,
+    run_isolated,
+    set_threads,
+    setup_paths,
+    try_import,
+)
 
 SIZES = [784, 512, 512, 10]
 BATCH = 64
@@ -29,6 +42,7 @@ def init(seed=0):
 
 def tide_step(ws, bs, x, y, use_mkldnn):
     import tide
+
     tide.set_flags({"use_mkldnn": use_mkldnn})
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup), tide.unique_name.guard():
@@ -37,8 +51,9 @@ def tide_step(ws, bs, x, y, use_mkldnn):
         h = img
         for k in range(len(ws)):
             act = "relu" if k < len(ws) - 1 else None
-            h = tide.layers.fc(input=h, size=SIZES[k + 1], act=act,
-                               param_attr="w%d" % k, bias_attr="b%d" % k)
+            h = tide.layers.fc(
+                input=h, size=SIZES[k + 1], act=act, param_attr="w%d" % k, bias_attr="b%d" % k
+            )
         loss = tide.layers.mean(tide.layers.softmax_with_cross_entropy(h, label))
         tide.optimizer.SGD(learning_rate=LR).minimize(loss)
     exe = tide.Executor(tide.CPUPlace())
@@ -51,6 +66,7 @@ def tide_step(ws, bs, x, y, use_mkldnn):
 
     def step():
         return float(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0][0])
+
     return step
 
 
@@ -78,6 +94,7 @@ def torch_step(ws, bs, x, y):
         loss.backward()
         opt.step()
         return float(loss)
+
     return step
 
 
@@ -92,11 +109,17 @@ def paddle_step(ws, bs, x, y):
         label = paddle.static.data("label", [BATCH, 1], "int64")
         h = img
         for k in range(len(ws)):
-            h = paddle.static.nn.fc(h, SIZES[k + 1], activation="relu" if k < len(ws) - 1 else None,
-                                    weight_attr=paddle.ParamAttr(name="pw%d" % k,
-                                                                 initializer=paddle.nn.initializer.Assign(ws[k])),
-                                    bias_attr=paddle.ParamAttr(name="pb%d" % k,
-                                                               initializer=paddle.nn.initializer.Assign(bs[k])))
+            h = paddle.static.nn.fc(
+                h,
+                SIZES[k + 1],
+                activation="relu" if k < len(ws) - 1 else None,
+                weight_attr=paddle.ParamAttr(
+                    name="pw%d" % k, initializer=paddle.nn.initializer.Assign(ws[k])
+                ),
+                bias_attr=paddle.ParamAttr(
+                    name="pb%d" % k, initializer=paddle.nn.initializer.Assign(bs[k])
+                ),
+            )
         loss = paddle.mean(paddle.nn.functional.cross_entropy(h, label))
         paddle.optimizer.SGD(learning_rate=LR).minimize(loss)
     exe = paddle.static.Executor(paddle.CPUPlace())
@@ -117,8 +140,10 @@ def worker(case, args):
     """Measures one framework in this process; prints {"losses": [the first CHECK_STEPS steps'],
     "steps_per_s": [...]}."""
     import json
+
     if case.startswith("tide"):
         import tide
+
         tide.set_flags({"cpu_threads": args.threads})
     ws, bs, x, y = init()
     step = CASES[case](ws, bs, x, y)
@@ -132,30 +157,54 @@ def worker(case, args):
 def main():
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--worker", default=None, help=argparse_hide)
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (one process per framework each)")
+    ap.add_argument(
+        "--rounds", type=int, default=3, help="interleaved rounds (one process per framework each)"
+    )
     args = ap.parse_args()
     set_threads(args.threads)
     setup_paths()
     if args.worker:
         return worker(args.worker, args)
     import tide
+
     cases = ["tide", "pytorch", "paddle static"]
     if any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()):
         cases.insert(1, "tide (oneDNN)")
     extra = ["--reps", str(args.reps), "--threads", str(args.threads)]
-    rounds = interleaved_rounds(args.rounds, cases, lambda c: run_isolated(__file__, c, extra) if c.startswith("tide")
-                                else best_of_blas_settings(__file__, c, extra, "steps_per_s", args.threads))
-    check_losses({c: v[0]["losses"] for c, v in rounds.items()}, "pytorch" if "pytorch" in rounds else "tide")
+    rounds = interleaved_rounds(
+        args.rounds,
+        cases,
+        lambda c: (
+            run_isolated(__file__, c, extra)
+            if c.startswith("tide")
+            else best_of_blas_settings(__file__, c, extra, "steps_per_s", args.threads)
+        ),
+    )
+    check_losses(
+        {c: v[0]["losses"] for c, v in rounds.items()}, "pytorch" if "pytorch" in rounds else "tide"
+    )
     results = {c: median_of_rounds(v, "steps_per_s") for c, v in rounds.items()}
-    table = Table("MLP 784-512-512-10, batch 64, one SGD train step", "steps/s", lower_is_better=False)
+    table = Table(
+        "MLP 784-512-512-10, batch 64, one SGD train step", "steps/s", lower_is_better=False
+    )
     peers = {k: v for k, v in results.items() if not k.startswith("tide")}
     for name in [k for k in results if k.startswith("tide")]:
         table.add(name, results[name], peers)
-    machine = machine_line("tide %s, %d threads each (one process per framework, %d interleaved rounds), torch %s" % (
-        tide.__version__, args.threads, args.rounds, getattr(try_import("torch"), "__version__", "n/a")))
+    machine = machine_line(
+        "tide %s, %d threads each (one process per framework, %d interleaved rounds), torch %s"
+        % (
+            tide.__version__,
+            args.threads,
+            args.rounds,
+            getattr(try_import("torch"), "__version__", "n/a"),
+        )
+    )
     table.print(machine)
     if "pytorch" in results:
-        print("tide / pytorch throughput = %.2f (target >= 1.2)" % (results["tide"][0] / results["pytorch"][0]))
+        print(
+            "tide / pytorch throughput = %.2f (target >= 1.2)"
+            % (results["tide"][0] / results["pytorch"][0])
+        )
     table.dump(args.json, machine)
 
 

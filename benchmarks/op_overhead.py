@@ -8,15 +8,26 @@ its optimisers fuse no chain of Adds). Each framework's output is checked agains
 
     benchmarks/.venv-peers/bin/python benchmarks/op_overhead.py [--ops 1000] [--rounds 3] [--json out.json]
 """
+
 import statistics
 
 import numpy as np
 
-from common import Table, machine_line, measure, parser, run_isolated, set_threads, setup_paths, try_import
+from common import (
+    Table,
+    machine_line,
+    measure,
+    parser,
+    run_isolated,
+    set_threads,
+    setup_paths,
+    try_import,
+)
 
 
 def tide_chain(n_ops, x0):
     import tide
+
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):
         x = tide.layers.data(name="x", shape=[64], append_batch_size=False)
@@ -30,6 +41,7 @@ def tide_chain(n_ops, x0):
 
     def run():
         return exe.run(main, feed=feed, fetch_list=[h], scope=scope)[0]
+
     return run
 
 
@@ -38,14 +50,21 @@ def onnxruntime_chain(n_ops, x0, threads):
     if not ort or not onnx:
         return None
     from onnx import TensorProto, helper
+
     nodes, prev = [], "x"
     for i in range(n_ops):
         out = "h%d" % i
         nodes.append(helper.make_node("Add", [prev, "y"], [out]))
         prev = out
-    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64]),
-                                               helper.make_tensor_value_info("y", TensorProto.FLOAT, [64])],
-                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [64])])
+    graph = helper.make_graph(
+        nodes,
+        "chain",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [64]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [64]),
+        ],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [64])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     opts = ort.SessionOptions()
@@ -85,18 +104,22 @@ def torch_chain(n_ops, x0):
             for _ in range(n_ops):
                 h = torch.add(h, y)
         return h
+
     return run
 
 
-CHAINS = {"tide": lambda n, x0, threads: tide_chain(n, x0),
-          "onnxruntime": onnxruntime_chain,
-          "paddle static": lambda n, x0, threads: paddle_chain(n, x0),
-          "pytorch eager": lambda n, x0, threads: torch_chain(n, x0)}
+CHAINS = {
+    "tide": lambda n, x0, threads: tide_chain(n, x0),
+    "onnxruntime": onnxruntime_chain,
+    "paddle static": lambda n, x0, threads: paddle_chain(n, x0),
+    "pytorch eager": lambda n, x0, threads: torch_chain(n, x0),
+}
 
 
 def worker(name, args):
     """One framework in this process: its output checked, then microseconds per op (JSON)."""
     import json
+
     x0 = np.random.RandomState(0).rand(64).astype("float32")
     run = CHAINS[name](args.ops, x0, args.threads)
     if run is None:
@@ -127,17 +150,28 @@ def main():
             if r:
                 medians[name].append(r["us_per_op"][0])
     results = {k: (statistics.median(v), min(v), max(v)) for k, v in medians.items() if v}
-    table = Table("framework time per op, %d-op chain of 64-element elementwise_add" % args.ops, "us per op")
-    table.add("elementwise_add x%d, 64 floats" % args.ops, results.get("tide"),
-              {k: v for k, v in results.items() if k != "tide"})
+    table = Table(
+        "framework time per op, %d-op chain of 64-element elementwise_add" % args.ops, "us per op"
+    )
+    table.add(
+        "elementwise_add x%d, 64 floats" % args.ops,
+        results.get("tide"),
+        {k: v for k, v in results.items() if k != "tide"},
+    )
     import tide
+
     ort = try_import("onnxruntime")
-    machine = machine_line("tide %s, %d threads, one process per framework, %d interleaved rounds, "
-                           "onnxruntime %s (default optimisations)"
-                           % (tide.__version__, args.threads, args.rounds, getattr(ort, "__version__", "n/a")))
+    machine = machine_line(
+        "tide %s, %d threads, one process per framework, %d interleaved rounds, "
+        "onnxruntime %s (default optimisations)"
+        % (tide.__version__, args.threads, args.rounds, getattr(ort, "__version__", "n/a"))
+    )
     table.print(machine)
     if "tide" in results and "onnxruntime" in results:
-        print("tide / onnxruntime = %.2f (target <= 0.5)" % (results["tide"][0] / results["onnxruntime"][0]))
+        print(
+            "tide / onnxruntime = %.2f (target <= 0.5)"
+            % (results["tide"][0] / results["onnxruntime"][0])
+        )
     table.dump(args.json, machine)
 
 

@@ -14,6 +14,7 @@ saved. --tide-omp-wait-policy sets OMP_WAIT_POLICY in Tide's processes only: Deb
 runs on libgomp, whose waiting threads spin, which on a busy machine costs a scheduler time
 slice per primitive (Paddle ships Intel's OpenMP runtime, ONNX Runtime its own pool).
 """
+
 import json
 import os
 import subprocess
@@ -21,7 +22,16 @@ import sys
 
 import numpy as np
 
-from common import ROOT, Table, machine_line, measure, parser, run_isolated, set_threads, setup_paths
+from common import (
+    ROOT,
+    Table,
+    machine_line,
+    measure,
+    parser,
+    run_isolated,
+    set_threads,
+    setup_paths,
+)
 
 FRAMEWORKS = ["tide", "tide-mkldnn", "paddle-inference", "onnxruntime"]
 
@@ -29,25 +39,54 @@ FRAMEWORKS = ["tide", "tide-mkldnn", "paddle-inference", "onnxruntime"]
 def export(model_dir):
     prefix = os.path.join(model_dir, "resnet50", "inference")
     if not os.path.exists(prefix + ".pdiparams"):
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "paddle_export.py"), model_dir,
-                        "--only", "resnet50"], check=True, env=dict(os.environ, FLAGS_enable_pir_api="0"),
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                os.path.join(ROOT, "tools", "paddle_export.py"),
+                model_dir,
+                "--only",
+                "resnet50",
+            ],
+            check=True,
+            env=dict(os.environ, FLAGS_enable_pir_api="0"),
+            stdout=subprocess.DEVNULL,
+        )
     onnx = prefix + ".onnx"
     if not os.path.exists(onnx):
         try:
-            subprocess.run(["paddle2onnx", "--model_dir", os.path.dirname(prefix), "--model_filename",
-                            "inference.pdmodel", "--params_filename", "inference.pdiparams",
-                            "--save_file", onnx, "--opset_version", "13"], check=True,
-                           capture_output=True, env=dict(os.environ, PATH=os.path.dirname(sys.executable)
-                                                         + os.pathsep + os.environ.get("PATH", "")))
+            subprocess.run(
+                [
+                    "paddle2onnx",
+                    "--model_dir",
+                    os.path.dirname(prefix),
+                    "--model_filename",
+                    "inference.pdmodel",
+                    "--params_filename",
+                    "inference.pdiparams",
+                    "--save_file",
+                    onnx,
+                    "--opset_version",
+                    "13",
+                ],
+                check=True,
+                capture_output=True,
+                env=dict(
+                    os.environ,
+                    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+                ),
+            )
         except (OSError, subprocess.CalledProcessError) as e:
-            print("paddle2onnx unavailable or failed (%s): no ONNX Runtime row" % str(e).splitlines()[0])
+            print(
+                "paddle2onnx unavailable or failed (%s): no ONNX Runtime row"
+                % str(e).splitlines()[0]
+            )
     return prefix
 
 
 def make_runner(framework, prefix, feed, threads, optimize=True):
     if framework.startswith("tide"):
         import tide
+
         exe = tide.Executor(tide.CPUPlace())
         program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=optimize)
         tide.set_flags({"use_mkldnn": framework == "tide-mkldnn"})
@@ -55,6 +94,7 @@ def make_runner(framework, prefix, feed, threads, optimize=True):
         return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
     if framework == "paddle-inference":
         import paddle.inference as pi
+
         cfg = pi.Config(prefix + ".pdmodel", prefix + ".pdiparams")
         cfg.disable_gpu()
         cfg.enable_mkldnn()
@@ -68,9 +108,11 @@ def make_runner(framework, prefix, feed, threads, optimize=True):
             inp.copy_from_cpu(feed)
             pred.run()
             return out.copy_to_cpu()
+
         return run
     if framework == "onnxruntime":
         import onnxruntime as ort
+
         if not os.path.exists(prefix + ".onnx"):
             raise RuntimeError("no ONNX model (paddle2onnx failed)")
         so = ort.SessionOptions()
@@ -86,7 +128,11 @@ def worker(case, args):
     set_threads(args.threads)
     if framework.startswith("tide"):
         setup_paths()
-    feed = np.random.RandomState(int(batch)).standard_normal((int(batch), 3, 224, 224)).astype(np.float32)
+    feed = (
+        np.random.RandomState(int(batch))
+        .standard_normal((int(batch), 3, 224, 224))
+        .astype(np.float32)
+    )
     fn = make_runner(framework, args.prefix, feed, args.threads, optimize=not args.no_optimize)
     out = fn()
     t = measure(fn, reps=args.reps, warmup=1)
@@ -99,33 +145,58 @@ def main():
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 16])
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (processes) per case")
     ap.add_argument("--model-dir", default="/tmp/tide-bench-paddle")
-    ap.add_argument("--no-optimize", action="store_true",
-                    help="Tide runs the program as saved (load_inference_model(optimize=False))")
-    ap.add_argument("--tide-omp-wait-policy", default=None, choices=["PASSIVE", "ACTIVE"],
-                    help="OMP_WAIT_POLICY for Tide's processes (default: libgomp's own)")
+    ap.add_argument(
+        "--no-optimize",
+        action="store_true",
+        help="Tide runs the program as saved (load_inference_model(optimize=False))",
+    )
+    ap.add_argument(
+        "--tide-omp-wait-policy",
+        default=None,
+        choices=["PASSIVE", "ACTIVE"],
+        help="OMP_WAIT_POLICY for Tide's processes (default: libgomp's own)",
+    )
     ap.add_argument("--worker", default=None)
     ap.add_argument("--prefix", default=None)
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, args)
     prefix = export(args.model_dir)
-    extra = ["--prefix", prefix, "--model-dir", args.model_dir, "--reps", str(args.reps),
-             "--threads", str(args.threads)] + (["--no-optimize"] if args.no_optimize else [])
+    extra = [
+        "--prefix",
+        prefix,
+        "--model-dir",
+        args.model_dir,
+        "--reps",
+        str(args.reps),
+        "--threads",
+        str(args.threads),
+    ] + (["--no-optimize"] if args.no_optimize else [])
     table = Table("ResNet-50 inference, a model saved by PaddlePaddle", "ms per batch")
     for batch in args.batches:
         times = {f: [] for f in FRAMEWORKS}
         for _ in range(args.rounds):  # A B C D A B C D: drift on a shared machine hits all
             for f in FRAMEWORKS:
-                env = {"OMP_WAIT_POLICY": args.tide_omp_wait_policy} \
-                    if f.startswith("tide") and args.tide_omp_wait_policy else None
-                r = run_isolated(os.path.abspath(__file__), "%s:%d" % (f, batch), extra, timeout=1800,
-                                 env=env)
+                env = (
+                    {"OMP_WAIT_POLICY": args.tide_omp_wait_policy}
+                    if f.startswith("tide") and args.tide_omp_wait_policy
+                    else None
+                )
+                r = run_isolated(
+                    os.path.abspath(__file__), "%s:%d" % (f, batch), extra, timeout=1800, env=env
+                )
                 if r:
                     times[f].append(r["time"])
-        best = {f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
-                for f, ts in times.items() if ts}
-        ref = np.load(os.path.join(args.model_dir, "out_paddle-inference_%d.npy" % batch)) \
-            if "paddle-inference" in best else None
+        best = {
+            f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
+            for f, ts in times.items()
+            if ts
+        }
+        ref = (
+            np.load(os.path.join(args.model_dir, "out_paddle-inference_%d.npy" % batch))
+            if "paddle-inference" in best
+            else None
+        )
         gaps = {}
         for f in best:
             out = np.load(os.path.join(args.model_dir, "out_%s_%d.npy" % (f, batch)))
@@ -134,15 +205,24 @@ def main():
         peers = {f: best[f] for f in ("paddle-inference", "onnxruntime") if f in best}
         for f in ("tide", "tide-mkldnn"):
             if f in best:
-                table.add("b%d %s" % (batch, f), best[f], peers,
-                          "max |out - Paddle's| / max |Paddle's|: " +
-                          ", ".join("%s %.1e" % kv for kv in gaps.items()))
+                table.add(
+                    "b%d %s" % (batch, f),
+                    best[f],
+                    peers,
+                    "max |out - Paddle's| / max |Paddle's|: "
+                    + ", ".join("%s %.1e" % kv for kv in gaps.items()),
+                )
     import paddle
+
     extra_line = "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s" % (
-        args.threads, paddle.__version__, "as saved" if args.no_optimize else "optimised",
-        args.tide_omp_wait_policy or os.environ.get("OMP_WAIT_POLICY", "unset"))
+        args.threads,
+        paddle.__version__,
+        "as saved" if args.no_optimize else "optimised",
+        args.tide_omp_wait_policy or os.environ.get("OMP_WAIT_POLICY", "unset"),
+    )
     try:
         import onnxruntime
+
         extra_line += ", onnxruntime %s" % onnxruntime.__version__
     except ImportError:
         pass

@@ -3,6 +3,7 @@
 
     benchmarks/.venv-peers/bin/python benchmarks/plugin_load.py [--json out.json]
 """
+
 import json
 import os
 import statistics
@@ -11,15 +12,21 @@ import sys
 
 from common import Table, machine_line, parser, setup_paths
 
-PROBE = ("import time, json; t0 = time.perf_counter(); import {mod}; t1 = time.perf_counter(); "
-         "extra = {extra}; print(json.dumps({{'import_ms': (t1 - t0) * 1e3, 'extra': extra}}))")
+PROBE = (
+    "import time, json; t0 = time.perf_counter(); import {mod}; t1 = time.perf_counter(); "
+    "extra = {extra}; print(json.dumps({{'import_ms': (t1 - t0) * 1e3, 'extra': extra}}))"
+)
 
 
 def fresh_import(mod, reps, extra="None"):
     times, extras = [], []
     for _ in range(reps):
-        out = subprocess.run([sys.executable, "-c", PROBE.format(mod=mod, extra=extra)], capture_output=True,
-                             text=True, env=dict(os.environ))
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE.format(mod=mod, extra=extra)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+        )
         lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
         if out.returncode or not lines:
             print("%s unavailable: %s" % (mod, (out.stderr.strip().splitlines() or ["?"])[-1]))
@@ -36,7 +43,10 @@ def main():
     setup_paths()
     # The core's own measure: the sum of each plugin's load + registration time.
     tide_import, plugin_ms = fresh_import(
-        "tide", args.reps, "sum(p['load_ms'] for p in tide.plugins()), len([p for p in tide.plugins() if p['status'] == 'loaded'])")
+        "tide",
+        args.reps,
+        "sum(p['load_ms'] for p in tide.plugins()), len([p for p in tide.plugins() if p['status'] == 'loaded'])",
+    )
     numpy_import, _ = fresh_import("numpy", args.reps)
     loads = sorted(ms for ms, _ in plugin_ms)
     n_plugins = plugin_ms[0][1]
@@ -47,7 +57,9 @@ def main():
         if t:
             peers["import " + mod] = t
     table = Table("start-up: plugin discovery + load", "ms")
-    table.add("core: discover + load %d plugins" % n_plugins, core_ms, peers, note="target <= 50 ms")
+    table.add(
+        "core: discover + load %d plugins" % n_plugins, core_ms, peers, note="target <= 50 ms"
+    )
     table.add("import tide (incl. numpy %.0f ms)" % numpy_import[0], tide_import, peers)
     machine = machine_line()
     table.print(machine)

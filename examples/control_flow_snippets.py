@@ -3,6 +3,7 @@
 
     PYTHONPATH=build/python python examples/control_flow_snippets.py
 """
+
 import numpy as np
 
 import tide
@@ -17,11 +18,17 @@ def switch_snippet(a_value):
         taken = layers.fill_constant([1], "int64", 0)
         with layers.Switch() as switch:
             with switch.case(layers.less_equal(a, layers.fill_constant([1], "float32", 10))):
-                layers.assign(layers.Print(layers.fill_constant([1], "int64", 1), message="Case 1"), taken)
+                layers.assign(
+                    layers.Print(layers.fill_constant([1], "int64", 1), message="Case 1"), taken
+                )
             with switch.case(layers.greater_than(a, layers.fill_constant([1], "float32", 0))):
-                layers.assign(layers.Print(layers.fill_constant([1], "int64", 2), message="Case 2"), taken)
+                layers.assign(
+                    layers.Print(layers.fill_constant([1], "int64", 2), message="Case 2"), taken
+                )
             with switch.default():
-                layers.assign(layers.Print(layers.fill_constant([1], "int64", 3), message="Case 3"), taken)
+                layers.assign(
+                    layers.Print(layers.fill_constant([1], "int64", 3), message="Case 3"), taken
+                )
     exe = tide.Executor(tide.CPUPlace())
     with tide.scope_guard(tide.Scope()):
         return int(exe.run(main, fetch_list=[taken])[0][0])
@@ -47,7 +54,10 @@ def while_snippet(d0_value, length=3):
             layers.array_write(d, i=i, array=result)
             layers.less_than(x=i, y=array_len, cond=cond)
         n = layers.array_length(result)
-        reads = [layers.array_read(result, layers.fill_constant([1], "int64", k)) for k in range(length + 1)]
+        reads = [
+            layers.array_read(result, layers.fill_constant([1], "int64", k))
+            for k in range(length + 1)
+        ]
     exe = tide.Executor(tide.CPUPlace())
     with tide.scope_guard(tide.Scope()):
         out = exe.run(main, feed={"d0": d0_value}, fetch_list=[n] + reads)

@@ -1,6 +1,7 @@
 """What the examples share for their command line: a progress bar per pass (on a terminal only,
 so their printed output stays the same when piped or tested) and the optional loss plot
 (--plot loss.png, with matplotlib when it is installed)."""
+
 import sys
 
 
@@ -29,14 +30,18 @@ def require_matplotlib(path):
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise SystemExit("--plot %s needs matplotlib, which is not installed (pip install matplotlib)" % path)
+        raise SystemExit(
+            "--plot %s needs matplotlib, which is not installed (pip install matplotlib)" % path
+        )
 
 
 def plot_losses(path, losses, ylabel="loss", title=None):
     """Writes the per-pass losses as a line plot to `path` (its extension picks the format)."""
     import matplotlib
+
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(range(len(losses)), losses, marker="." if len(losses) < 60 else None)
     ax.set_xlabel("pass")

@@ -4,6 +4,7 @@ inference model, load it back and predict.
 
     python examples/fit_a_line.py [--passes 300] [--device cpu] [--model_dir /tmp/fit_a_line]
 """
+
 import argparse
 import os
 import tempfile
@@ -29,6 +30,7 @@ def reader(x, y):
     def samples():
         for a, b in zip(x, y):
             yield a, b
+
     return samples
 
 
@@ -43,12 +45,27 @@ def build(learning_rate):
 
 
 def place_of(device):
-    return tide.CPUPlace() if device == "cpu" else tide.Place(*device.split(":")) if ":" in device \
-        else tide.CUDAPlace(0) if device == "gpu" else tide.Place(device, 0)
+    return (
+        tide.CPUPlace()
+        if device == "cpu"
+        else tide.Place(*device.split(":"))
+        if ":" in device
+        else tide.CUDAPlace(0)
+        if device == "gpu"
+        else tide.Place(device, 0)
+    )
 
 
-def train(passes=300, batch_size=20, learning_rate=0.02, device="cpu", model_dir=None, seed=1, verbose=True,
-          history=None):
+def train(
+    passes=300,
+    batch_size=20,
+    learning_rate=0.02,
+    device="cpu",
+    model_dir=None,
+    seed=1,
+    verbose=True,
+    history=None,
+):
     """Trains; returns (final training loss over the whole training set, least-squares optimum,
     test predictions from the reloaded inference model, test targets). `history`, a list, gets
     each pass's training loss."""
@@ -64,14 +81,19 @@ def train(passes=300, batch_size=20, learning_rate=0.02, device="cpu", model_dir
     with tide.scope_guard(scope):
         exe.run(startup)
         feeder = tide.DataFeeder(feed_list=[x, y], place=place, program=main)
-        batches = tide.batch(tide.reader.shuffle(reader(train_x, train_y), buf_size=500, seed=seed),
-                             batch_size=batch_size)
+        batches = tide.batch(
+            tide.reader.shuffle(reader(train_x, train_y), buf_size=500, seed=seed),
+            batch_size=batch_size,
+        )
         n_batches = (len(train_x) + batch_size - 1) // batch_size
         for pass_id in range(passes):
-            for data in progress(batches(), n_batches, "pass %d/%d" % (pass_id, passes),
-                                 None if verbose else False):
+            for data in progress(
+                batches(), n_batches, "pass %d/%d" % (pass_id, passes), None if verbose else False
+            ):
                 exe.run(main, feed=feeder.feed(data), fetch_list=[avg_cost])
-            loss, = exe.run(test_program, feed={"x": train_x, "y": train_y}, fetch_list=[avg_cost])
+            (loss,) = exe.run(
+                test_program, feed={"x": train_x, "y": train_y}, fetch_list=[avg_cost]
+            )
             if history is not None:
                 history.append(float(loss[0]))
             if verbose and (pass_id % 30 == 0 or pass_id == passes - 1):
@@ -87,11 +109,16 @@ def train(passes=300, batch_size=20, learning_rate=0.02, device="cpu", model_dir
     # Reload the inference model into a fresh scope and predict.
     with tide.scope_guard(tide.Scope()):
         program, feed_names, fetch_targets = tide.io.load_inference_model(model_dir, exe)
-        pred, = exe.run(program, feed={feed_names[0]: test_x}, fetch_list=fetch_targets)
+        (pred,) = exe.run(program, feed={feed_names[0]: test_x}, fetch_list=fetch_targets)
     if verbose:
-        print("final train loss %.6f, least-squares optimum %.6f (%.2f%% above)" % (
-            float(loss[0]), optimum, 100 * (float(loss[0]) / optimum - 1)))
-        print("inference model in %s; test MSE %.4f" % (model_dir, float(np.mean((pred - test_y) ** 2))))
+        print(
+            "final train loss %.6f, least-squares optimum %.6f (%.2f%% above)"
+            % (float(loss[0]), optimum, 100 * (float(loss[0]) / optimum - 1))
+        )
+        print(
+            "inference model in %s; test MSE %.4f"
+            % (model_dir, float(np.mean((pred - test_y) ** 2)))
+        )
         for p, t in list(zip(pred[:5, 0], test_y[:5, 0])):
             print("  predicted %+.3f  actual %+.3f" % (p, t))
     return float(loss[0]), optimum, pred, test_y
@@ -104,12 +131,26 @@ def main():
     ap.add_argument("--learning_rate", type=float, default=0.02)
     ap.add_argument("--device", default="cpu", help="cpu, gpu, or kind:index")
     ap.add_argument("--model_dir", default=None)
-    ap.add_argument("--plot", default=None, metavar="PNG", help="write the training loss per pass to this image")
+    ap.add_argument(
+        "--plot", default=None, metavar="PNG", help="write the training loss per pass to this image"
+    )
     args = ap.parse_args()
     require_matplotlib(args.plot)
-    print("plugins:", ", ".join("%s %s" % (p["name"], p["version"]) for p in tide.plugins() if p["status"] == "loaded"))
+    print(
+        "plugins:",
+        ", ".join(
+            "%s %s" % (p["name"], p["version"]) for p in tide.plugins() if p["status"] == "loaded"
+        ),
+    )
     history = []
-    train(args.passes, args.batch_size, args.learning_rate, args.device, args.model_dir, history=history)
+    train(
+        args.passes,
+        args.batch_size,
+        args.learning_rate,
+        args.device,
+        args.model_dir,
+        history=history,
+    )
     if args.plot:
         plot_losses(args.plot, history, "training loss (MSE)", "fit_a_line")
 

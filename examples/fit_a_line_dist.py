@@ -6,6 +6,7 @@ environment says (run alone, it trains locally).
 On several hosts, start the launcher on each with the same --pserver_endpoints and --trainers and
 the processes that host runs (see python -m tide.distributed.launch --help).
 """
+
 import argparse
 import os
 import sys
@@ -32,8 +33,14 @@ def main():
     trainer_id, trainers = (env.trainer_id, env.trainers) if env else (0, 1)
     if env:
         t = tide.DistributeTranspiler()
-        t.transpile(trainer_id, program=main_prog, startup_program=startup,
-                    pservers=env.pserver_endpoints, trainers=trainers, sync_mode=args.sync)
+        t.transpile(
+            trainer_id,
+            program=main_prog,
+            startup_program=startup,
+            pservers=env.pserver_endpoints,
+            trainers=trainers,
+            sync_mode=args.sync,
+        )
         if env.role == "PSERVER":
             prog = t.get_pserver_program(env.current_endpoint)
             exe.run(t.get_startup_program(env.current_endpoint, prog))
@@ -45,9 +52,13 @@ def main():
     for pass_id in range(args.passes):
         for i in range(0, len(train_x) - args.batch_size + 1, args.batch_size):
             rows = slice(i + trainer_id, i + args.batch_size, trainers)
-            loss, = exe.run(main_prog, feed={"x": train_x[rows], "y": train_y[rows]}, fetch_list=[avg_cost])
+            (loss,) = exe.run(
+                main_prog, feed={"x": train_x[rows], "y": train_y[rows]}, fetch_list=[avg_cost]
+            )
         if pass_id % 10 == 0 or pass_id == args.passes - 1:
-            print("pass %d, trainer %d: minibatch loss %.4f" % (pass_id, trainer_id, float(loss[0])))
+            print(
+                "pass %d, trainer %d: minibatch loss %.4f" % (pass_id, trainer_id, float(loss[0]))
+            )
     if env:
         t.send_complete(exe)
 

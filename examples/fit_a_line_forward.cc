@@ -19,7 +19,8 @@ using namespace tide::core;  // NOLINT: an example
 
 namespace {
 
-VarDesc* Var(BlockDesc* b, const std::string& name, std::vector<int64_t> shape, bool persistable = false) {
+VarDesc* Var(BlockDesc* b, const std::string& name, std::vector<int64_t> shape,
+             bool persistable = false) {
   VarDesc* v = b->Var(name);
   v->set_dtype(TIDE_FP32);
   v->set_shape(std::move(shape));
@@ -65,11 +66,13 @@ int main(int argc, char** argv) {
   }
   Op(s, "uniform_random", {}, {{"Out", {"fc_0.w_0"}}},
      {{"shape", std::vector<int64_t>{13, 1}}, {"min", -0.5f}, {"max", 0.5f}, {"seed", 7}});
-  Op(s, "fill_constant", {}, {{"Out", {"fc_0.b_0"}}}, {{"shape", std::vector<int64_t>{1}}, {"value", 0.0f}});
+  Op(s, "fill_constant", {}, {{"Out", {"fc_0.b_0"}}},
+     {{"shape", std::vector<int64_t>{1}}, {"value", 0.0f}});
 
   Var(m, "x", {-1, 13});
   Var(m, "y", {-1, 1});
-  for (const char* t : {"fc_0.tmp_0", "fc_0.tmp_1", "cost.tmp_0", "cost", "avg_cost"}) Var(m, t, {});
+  for (const char* t : {"fc_0.tmp_0", "fc_0.tmp_1", "cost.tmp_0", "cost", "avg_cost"})
+    Var(m, t, {});
   Op(m, "mul", {{"X", {"x"}}, {"Y", {"fc_0.w_0"}}}, {{"Out", {"fc_0.tmp_0"}}});
   Op(m, "elementwise_add", {{"X", {"fc_0.tmp_0"}}, {"Y", {"fc_0.b_0"}}}, {{"Out", {"fc_0.tmp_1"}}});
   Op(m, "elementwise_sub", {{"X", {"fc_0.tmp_1"}}, {"Y", {"y"}}}, {{"Out", {"cost.tmp_0"}}});
@@ -83,7 +86,8 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   auto prepared = exe.Prepare(main_prog, 0, {"x", "y"}, {"avg_cost"});
   for (int step = 0; step < 3; ++step) {
-    auto out = exe.Run(*prepared, &scope, {HostTensor(cpu, {batch, 13}, rng), HostTensor(cpu, {batch, 1}, rng)});
+    auto out = exe.Run(*prepared, &scope,
+                       {HostTensor(cpu, {batch, 13}, rng), HostTensor(cpu, {batch, 1}, rng)});
     std::printf("step %d: avg_cost = %.6f\n", step, out.at(0).data<float>()[0]);
   }
 

@@ -6,6 +6,7 @@ search in a While loop (beam_search, beam_search_decode) with the trained weight
 
     PYTHONPATH=build/python python examples/machine_translation.py
 """
+
 import argparse
 import time
 
@@ -20,13 +21,24 @@ START, END = 0, 1  # the target's start and end tokens; the other ids are words
 def gru_cell(x, h, size, prefix):
     """h' = u * h + (1 - u) * tanh(W [x, r * h]) with u, r = sigmoid(U [x, h]): a GRU from fc
     layers, its weights named so the decoder loop can share them."""
-    gates = layers.fc(input=[x, h], size=2 * size, act="sigmoid",
-                      param_attr=[prefix + ".gate_x", prefix + ".gate_h"], bias_attr=prefix + ".gate_b")
+    gates = layers.fc(
+        input=[x, h],
+        size=2 * size,
+        act="sigmoid",
+        param_attr=[prefix + ".gate_x", prefix + ".gate_h"],
+        bias_attr=prefix + ".gate_b",
+    )
     u, r = layers.split(gates, 2, dim=1)
-    c = layers.fc(input=[x, layers.elementwise_mul(r, h)], size=size, act="tanh",
-                  param_attr=[prefix + ".cand_x", prefix + ".cand_h"], bias_attr=prefix + ".cand_b")
-    return layers.elementwise_add(layers.elementwise_mul(u, h),
-                                  layers.elementwise_mul(layers.scale(u, -1.0, bias=1.0), c))
+    c = layers.fc(
+        input=[x, layers.elementwise_mul(r, h)],
+        size=size,
+        act="tanh",
+        param_attr=[prefix + ".cand_x", prefix + ".cand_h"],
+        bias_attr=prefix + ".cand_b",
+    )
+    return layers.elementwise_add(
+        layers.elementwise_mul(u, h), layers.elementwise_mul(layers.scale(u, -1.0, bias=1.0), c)
+    )
 
 
 def encoder(vocab, emb_dim, hidden):
@@ -87,8 +99,15 @@ def translate_program(vocab, emb_dim, hidden, beam_size, max_len):
         word = layers.embedding(pre_ids, size=[vocab, emb_dim], param_attr="trg_emb")
         h, probs = decoder_step(word, prev, ctx, vocab, hidden)
         top_probs, top_ids = layers.topk(probs, k=beam_size)
-        sel_ids, sel_scores = layers.beam_search(pre_ids, pre_scores, top_ids, top_probs, beam_size=beam_size,
-                                                 end_id=END, is_accumulated=False)
+        sel_ids, sel_scores = layers.beam_search(
+            pre_ids,
+            pre_scores,
+            top_ids,
+            top_probs,
+            beam_size=beam_size,
+            end_id=END,
+            is_accumulated=False,
+        )
         layers.increment(counter, in_place=True)
         layers.array_write(sel_ids, counter, array=ids_array)
         layers.array_write(sel_scores, counter, array=scores_array)
@@ -114,31 +133,45 @@ def lod_tensor(rows, lens):
 
 def train_feed(seqs, lens):
     rev = [s[::-1] for s in seqs]
-    return {"src": lod_tensor(np.concatenate(seqs), [lens]),
-            "trg": lod_tensor(np.concatenate([np.r_[START, r] for r in rev]), [[k + 1 for k in lens]]),
-            "label": lod_tensor(np.concatenate([np.r_[r, END] for r in rev]), [[k + 1 for k in lens]])}
+    return {
+        "src": lod_tensor(np.concatenate(seqs), [lens]),
+        "trg": lod_tensor(np.concatenate([np.r_[START, r] for r in rev]), [[k + 1 for k in lens]]),
+        "label": lod_tensor(np.concatenate([np.r_[r, END] for r in rev]), [[k + 1 for k in lens]]),
+    }
 
 
 def translate(exe, program, sentence_ids, seqs, lens):
     n = len(seqs)
-    feed = {"src": lod_tensor(np.concatenate(seqs), [lens]),
-            "init_ids": lod_tensor(np.full(n, START), [[1] * n, [1] * n]),
-            "init_scores": tide.LoDTensor(np.zeros((n, 1), "float32"))}
+    feed = {
+        "src": lod_tensor(np.concatenate(seqs), [lens]),
+        "init_ids": lod_tensor(np.full(n, START), [[1] * n, [1] * n]),
+        "init_scores": tide.LoDTensor(np.zeros((n, 1), "float32")),
+    }
     feed["init_scores"].set_recursive_sequence_lengths([[1] * n, [1] * n])
-    got, = exe.run(program, feed=feed, fetch_list=[sentence_ids], return_numpy=False)
+    (got,) = exe.run(program, feed=feed, fetch_list=[sentence_ids], return_numpy=False)
     ids = np.array(got).ravel()
     per_source, per_sentence = got.recursive_sequence_lengths()
     offsets = np.cumsum([0] + per_sentence)
     best, sentence = [], 0
     for k in per_source:  # the first sentence of each source is its best
-        words = ids[offsets[sentence]:offsets[sentence + 1]].tolist() if k else []
+        words = ids[offsets[sentence] : offsets[sentence + 1]].tolist() if k else []
         best.append([w for w in words if w not in (START, END)])
         sentence += k
     return best
 
 
-def train(vocab=12, emb_dim=24, hidden=64, min_len=2, max_len=8, batch_size=64, steps=3000,
-          beam_size=3, seed=1, verbose=True):
+def train(
+    vocab=12,
+    emb_dim=24,
+    hidden=64,
+    min_len=2,
+    max_len=8,
+    batch_size=64,
+    steps=3000,
+    beam_size=3,
+    seed=1,
+    verbose=True,
+):
     """Trains for `steps` batches; returns the share of held-out sequences translated exactly
     (the best beam)."""
     rng = np.random.RandomState(seed)
@@ -157,15 +190,20 @@ def train(vocab=12, emb_dim=24, hidden=64, min_len=2, max_len=8, batch_size=64, 
         start = time.time()
         for step in range(1, steps + 1):
             seqs, lens = make_batch(rng, batch_size, vocab, min_len, max_len)
-            out, = exe.run(main, feed=train_feed(seqs, lens), fetch_list=[loss])
+            (out,) = exe.run(main, feed=train_feed(seqs, lens), fetch_list=[loss])
             if verbose and step % 250 == 0:
-                print("step %d (%.0fs): loss %.4f" % (step, time.time() - start, float(np.asarray(out).ravel()[0])))
+                print(
+                    "step %d (%.0fs): loss %.4f"
+                    % (step, time.time() - start, float(np.asarray(out).ravel()[0]))
+                )
         seqs, lens = make_batch(np.random.RandomState(seed + 1000), 200, vocab, min_len, max_len)
         got = translate(exe, infer, sentence_ids, seqs, lens)
     exact = float(np.mean([g == s[::-1].tolist() for g, s in zip(got, seqs)]))
     if verbose:
-        print("%d steps in %.0fs; held-out sequences reversed exactly: %.1f%%"
-              % (steps, time.time() - start, 100 * exact))
+        print(
+            "%d steps in %.0fs; held-out sequences reversed exactly: %.1f%%"
+            % (steps, time.time() - start, 100 * exact)
+        )
         for s, g in list(zip(seqs, got))[:3]:
             print("  %s -> %s" % (s.tolist(), g))
     return exact

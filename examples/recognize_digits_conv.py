@@ -3,6 +3,7 @@ the oneDNN (MKLDNN) kernels.
 
     python examples/recognize_digits_conv.py [--use_mkldnn] [--passes 20] [--device cpu]
 """
+
 import argparse
 
 import numpy as np
@@ -40,8 +41,16 @@ def place_of(device):
     return tide.Place(kind, int(idx or 0))
 
 
-def train(passes=20, batch_size=64, learning_rate=0.002, use_mkldnn=False, device="cpu", seed=1, verbose=True,
-          history=None):
+def train(
+    passes=20,
+    batch_size=64,
+    learning_rate=0.002,
+    use_mkldnn=False,
+    device="cpu",
+    seed=1,
+    verbose=True,
+    history=None,
+):
     """Returns the test accuracy; `history`, a list, gets each pass's test loss."""
     tide.set_flags({"use_mkldnn": use_mkldnn})
     try:
@@ -63,18 +72,27 @@ def train(passes=20, batch_size=64, learning_rate=0.002, use_mkldnn=False, devic
             for pass_id in range(passes):
                 order = rng.permutation(len(train_x))
                 steps = range(0, len(order), batch_size)
-                for i in progress(steps, len(steps), "pass %d/%d" % (pass_id, passes), None if verbose else False):
-                    b = order[i:i + batch_size]
+                for i in progress(
+                    steps, len(steps), "pass %d/%d" % (pass_id, passes), None if verbose else False
+                ):
+                    b = order[i : i + batch_size]
                     exe.run(main, feed={"img": train_x[b], "label": train_y[b]}, fetch_list=[loss])
-                test_loss, test_acc = exe.run(test_program, feed={"img": test_x, "label": test_y},
-                                              fetch_list=[loss, acc])
+                test_loss, test_acc = exe.run(
+                    test_program, feed={"img": test_x, "label": test_y}, fetch_list=[loss, acc]
+                )
                 if history is not None:
                     history.append(float(test_loss[0]))
                 if verbose and (pass_id % 5 == 0 or pass_id == passes - 1):
-                    print("pass %2d  test loss %.4f  test accuracy %.4f" % (pass_id, test_loss[0], test_acc[0]))
+                    print(
+                        "pass %2d  test loss %.4f  test accuracy %.4f"
+                        % (pass_id, test_loss[0], test_acc[0])
+                    )
             if verbose:
                 kernels = exe.last_run_info()["kernels"]
-                print("kernels of the last run:", ", ".join("%s: %s" % k for k in kernels if k[0] == "conv2d"))
+                print(
+                    "kernels of the last run:",
+                    ", ".join("%s: %s" % k for k in kernels if k[0] == "conv2d"),
+                )
         return float(test_acc[0])
     finally:
         tide.set_flags({"use_mkldnn": False})
@@ -85,13 +103,24 @@ def main():
     ap.add_argument("--passes", type=int, default=20)
     ap.add_argument("--batch_size", type=int, default=64)
     ap.add_argument("--learning_rate", type=float, default=0.002)
-    ap.add_argument("--use_mkldnn", action="store_true", help="run conv/pool/fc/... on oneDNN kernels")
+    ap.add_argument(
+        "--use_mkldnn", action="store_true", help="run conv/pool/fc/... on oneDNN kernels"
+    )
     ap.add_argument("--device", default="cpu", help="cpu, gpu, or kind:index")
-    ap.add_argument("--plot", default=None, metavar="PNG", help="write the test loss per pass to this image")
+    ap.add_argument(
+        "--plot", default=None, metavar="PNG", help="write the test loss per pass to this image"
+    )
     args = ap.parse_args()
     require_matplotlib(args.plot)
     history = []
-    acc = train(args.passes, args.batch_size, args.learning_rate, args.use_mkldnn, args.device, history=history)
+    acc = train(
+        args.passes,
+        args.batch_size,
+        args.learning_rate,
+        args.use_mkldnn,
+        args.device,
+        history=history,
+    )
     if args.plot:
         plot_losses(args.plot, history, "test loss (cross entropy)", "recognize_digits_conv")
     print("test accuracy: %.4f" % acc)

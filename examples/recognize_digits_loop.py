@@ -5,6 +5,7 @@ by the program each step). Run:
 
     PYTHONPATH=build/python python examples/recognize_digits_loop.py
 """
+
 import argparse
 
 import numpy as np
@@ -33,7 +34,9 @@ def build(steps, hidden):
     cond = layers.less_than(i, n)
     loop = layers.While(cond)
     with loop.block():  # h = tanh(W h + b) + h, `steps` times, one W for every iteration
-        refined = layers.fc(input=h, size=hidden, act="tanh", param_attr="refine.w", bias_attr="refine.b")
+        refined = layers.fc(
+            input=h, size=hidden, act="tanh", param_attr="refine.w", bias_attr="refine.b"
+        )
         layers.assign(layers.elementwise_add(refined, h), h)
         layers.increment(i, in_place=True)
         layers.less_than(i, n, cond=cond)
@@ -52,8 +55,9 @@ def train(passes=15, batch_size=32, steps=3, hidden=32, seed=1, verbose=True):
         loss, accuracy = build(steps, hidden)
         test_program = main.clone(for_test=True)
         batches_per_pass = (len(train_x) + batch_size - 1) // batch_size
-        lr = layers.piecewise_decay(boundaries=[5 * batches_per_pass, 10 * batches_per_pass],
-                                    values=[0.1, 0.03, 0.01])
+        lr = layers.piecewise_decay(
+            boundaries=[5 * batches_per_pass, 10 * batches_per_pass], values=[0.1, 0.03, 0.01]
+        )
         tide.optimizer.Momentum(learning_rate=lr, momentum=0.9).minimize(loss)
     exe = tide.Executor(tide.CPUPlace())
     with tide.scope_guard(tide.Scope()):
@@ -62,20 +66,27 @@ def train(passes=15, batch_size=32, steps=3, hidden=32, seed=1, verbose=True):
         for pass_id in range(passes):
             order = rng.permutation(len(train_x))
             for start in range(0, len(order), batch_size):
-                idx = order[start:start + batch_size]
-                cost, rate = exe.run(main, feed={"x": train_x[idx], "label": train_y[idx]},
-                                     fetch_list=[loss, lr])
-            acc, = exe.run(test_program, feed={"x": test_x, "label": test_y}, fetch_list=[accuracy])
+                idx = order[start : start + batch_size]
+                cost, rate = exe.run(
+                    main, feed={"x": train_x[idx], "label": train_y[idx]}, fetch_list=[loss, lr]
+                )
+            (acc,) = exe.run(
+                test_program, feed={"x": test_x, "label": test_y}, fetch_list=[accuracy]
+            )
             if verbose:
-                print("pass %2d  loss %.4f  learning rate %.3f  test accuracy %.4f"
-                      % (pass_id, float(cost[0]), float(rate[0]), float(acc[0])))
+                print(
+                    "pass %2d  loss %.4f  learning rate %.3f  test accuracy %.4f"
+                    % (pass_id, float(cost[0]), float(rate[0]), float(acc[0]))
+                )
     return float(acc[0])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--passes", type=int, default=15)
-    ap.add_argument("--steps", type=int, default=3, help="loop iterations refining the hidden state")
+    ap.add_argument(
+        "--steps", type=int, default=3, help="loop iterations refining the hidden state"
+    )
     args = ap.parse_args()
     train(passes=args.passes, steps=args.steps)
 

@@ -3,6 +3,7 @@ cross-entropy, Adam, then test accuracy.
 
     python examples/recognize_digits_mlp.py [--passes 30] [--device cpu]
 """
+
 import argparse
 
 import numpy as np
@@ -37,8 +38,9 @@ def place_of(device):
     return tide.Place(kind, int(idx or 0))
 
 
-def train(passes=30, batch_size=64, learning_rate=0.002, device="cpu", seed=1, verbose=True,
-          history=None):
+def train(
+    passes=30, batch_size=64, learning_rate=0.002, device="cpu", seed=1, verbose=True, history=None
+):
     """Returns the test accuracy; `history`, a list, gets each pass's test loss."""
     (train_x, train_y), (test_x, test_y) = load_data()
     main, startup = tide.Program(), tide.Program()
@@ -58,15 +60,21 @@ def train(passes=30, batch_size=64, learning_rate=0.002, device="cpu", seed=1, v
         for pass_id in range(passes):
             order = rng.permutation(len(train_x))
             steps = range(0, len(order), batch_size)
-            for i in progress(steps, len(steps), "pass %d/%d" % (pass_id, passes), None if verbose else False):
-                b = order[i:i + batch_size]
+            for i in progress(
+                steps, len(steps), "pass %d/%d" % (pass_id, passes), None if verbose else False
+            ):
+                b = order[i : i + batch_size]
                 exe.run(main, feed={"img": train_x[b], "label": train_y[b]}, fetch_list=[loss])
-            test_loss, test_acc = exe.run(test_program, feed={"img": test_x, "label": test_y},
-                                          fetch_list=[loss, acc])
+            test_loss, test_acc = exe.run(
+                test_program, feed={"img": test_x, "label": test_y}, fetch_list=[loss, acc]
+            )
             if history is not None:
                 history.append(float(test_loss[0]))
             if verbose and (pass_id % 5 == 0 or pass_id == passes - 1):
-                print("pass %2d  test loss %.4f  test accuracy %.4f" % (pass_id, test_loss[0], test_acc[0]))
+                print(
+                    "pass %2d  test loss %.4f  test accuracy %.4f"
+                    % (pass_id, test_loss[0], test_acc[0])
+                )
     return float(test_acc[0])
 
 
@@ -76,7 +84,9 @@ def main():
     ap.add_argument("--batch_size", type=int, default=64)
     ap.add_argument("--learning_rate", type=float, default=0.002)
     ap.add_argument("--device", default="cpu", help="cpu, gpu, or kind:index")
-    ap.add_argument("--plot", default=None, metavar="PNG", help="write the test loss per pass to this image")
+    ap.add_argument(
+        "--plot", default=None, metavar="PNG", help="write the test loss per pass to this image"
+    )
     args = ap.parse_args()
     require_matplotlib(args.plot)
     history = []

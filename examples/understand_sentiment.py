@@ -9,6 +9,7 @@ Batches are LoDTensors (no padding); the LSTM runs SequenceToBatch over them.
 
     python examples/understand_sentiment.py [--passes 6] [--hidden 32]
 """
+
 import argparse
 
 import numpy as np
@@ -57,8 +58,17 @@ def bow_net(words, emb_dim=16, hidden=32):
 NETS = {"lstm": lstm_net, "bow": bow_net}
 
 
-def train(passes=6, batch_size=32, hidden=32, learning_rate=0.01, n_train=2000, n_test=500,
-          seed=1, net="lstm", verbose=True):
+def train(
+    passes=6,
+    batch_size=32,
+    hidden=32,
+    learning_rate=0.01,
+    n_train=2000,
+    n_test=500,
+    seed=1,
+    net="lstm",
+    verbose=True,
+):
     """Returns the test accuracy."""
     train_x, train_y = make_data(n_train, seed)
     test_x, test_y = make_data(n_test, seed + 1000)
@@ -80,14 +90,22 @@ def train(passes=6, batch_size=32, hidden=32, learning_rate=0.01, n_train=2000, 
         for pass_id in range(passes):
             order = rng.permutation(n_train)
             for i in range(0, n_train, batch_size):
-                b = order[i:i + batch_size]
-                exe.run(main, feed={"words": to_lod_tensor([train_x[j] for j in b]),
-                                    "label": train_y[b]}, fetch_list=[loss])
+                b = order[i : i + batch_size]
+                exe.run(
+                    main,
+                    feed={"words": to_lod_tensor([train_x[j] for j in b]), "label": train_y[b]},
+                    fetch_list=[loss],
+                )
             test_loss, test_acc = exe.run(test_program, feed=test_feed, fetch_list=[loss, acc])
             if verbose:
-                print("pass %d  test loss %.4f  test accuracy %.4f"
-                      % (pass_id, float(np.asarray(test_loss).reshape(-1)[0]),
-                         float(np.asarray(test_acc).reshape(-1)[0])))
+                print(
+                    "pass %d  test loss %.4f  test accuracy %.4f"
+                    % (
+                        pass_id,
+                        float(np.asarray(test_loss).reshape(-1)[0]),
+                        float(np.asarray(test_acc).reshape(-1)[0]),
+                    )
+                )
     return float(np.asarray(test_acc).reshape(-1)[0])
 
 
@@ -97,8 +115,12 @@ def main():
     ap.add_argument("--batch_size", type=int, default=32)
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--learning_rate", type=float, default=0.01)
-    ap.add_argument("--net", choices=sorted(NETS), default="lstm",
-                    help="bow: the order-blind baseline, near chance on this task")
+    ap.add_argument(
+        "--net",
+        choices=sorted(NETS),
+        default="lstm",
+        help="bow: the order-blind baseline, near chance on this task",
+    )
     args = ap.parse_args()
     acc = train(args.passes, args.batch_size, args.hidden, args.learning_rate, net=args.net)
     print("test accuracy: %.4f" % acc)

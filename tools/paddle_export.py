@@ -23,6 +23,7 @@ Each model goes to OUT/<model>/ as
 `--only NAME` exports one model; `--big` adds resnet50 (224x224, ~100 MB: for the benchmark only,
 never committed).
 """
+
 import argparse
 import json
 import os
@@ -69,8 +70,15 @@ def tiny_vgg11():
     AdaptiveAvgPool2D((7, 7)), flatten, classifier)."""
     cfg = [8, "M", 16, "M", 32, 32, "M", 32, 32, "M", 32, 32, "M"]
     net = models.VGG(make_layers(cfg, batch_norm=False), num_classes=10)
-    net.classifier = nn.Sequential(nn.Linear(32 * 7 * 7, 16), nn.ReLU(), nn.Dropout(),
-                                   nn.Linear(16, 16), nn.ReLU(), nn.Dropout(), nn.Linear(16, 10))
+    net.classifier = nn.Sequential(
+        nn.Linear(32 * 7 * 7, 16),
+        nn.ReLU(),
+        nn.Dropout(),
+        nn.Linear(16, 16),
+        nn.ReLU(),
+        nn.Dropout(),
+        nn.Linear(16, 10),
+    )
     return net
 
 
@@ -79,7 +87,11 @@ MODELS = {
     "lenet": (lambda: models.LeNet(num_classes=10), [2, 1, 28, 28], "static"),
     "lenet_separate": (lambda: models.LeNet(num_classes=10), [2, 1, 28, 28], "fluid1"),
     "resnet18": (TinyResNet18, [2, 3, 32, 32], "jit"),
-    "mobilenet_v1": (lambda: models.MobileNetV1(scale=0.125, num_classes=10), [2, 3, 32, 32], "static"),
+    "mobilenet_v1": (
+        lambda: models.MobileNetV1(scale=0.125, num_classes=10),
+        [2, 3, 32, 32],
+        "static",
+    ),
     "mobilenet_v2": (lambda: models.MobileNetV2(scale=0.25, num_classes=10), [2, 3, 32, 32], "jit"),
     "vgg11": (tiny_vgg11, [2, 3, 48, 48], "static"),
 }
@@ -139,8 +151,10 @@ def build(ctor, shape, how, out_dir, rng):
                     sub._mean.set_value(rng.uniform(-0.2, 0.2, c).astype(np.float32))
                     sub._variance.set_value(rng.uniform(0.5, 1.5, c).astype(np.float32))
         spec = [paddle.static.InputSpec([None] + shape[1:], "float32", "x")]
-        paddle.jit.save(paddle.jit.to_static(net, input_spec=spec, full_graph=True),
-                        os.path.join(out_dir, "inference"))
+        paddle.jit.save(
+            paddle.jit.to_static(net, input_spec=spec, full_graph=True),
+            os.path.join(out_dir, "inference"),
+        )
         paddle.enable_static()
         return os.path.join(out_dir, "inference")
     with paddle.static.program_guard(main, startup):
@@ -159,9 +173,16 @@ def build(ctor, shape, how, out_dir, rng):
     program = paddle.static.normalize_program(main, [x], [y])
     with open(os.path.join(out_dir, "__model__"), "wb") as f:
         f.write(program.desc.serialize_to_string())
-    persistables = [v for v in program.list_vars() if v.persistable
-                    and v.type not in (paddle.base.core.VarDesc.VarType.FEED_MINIBATCH,
-                                       paddle.base.core.VarDesc.VarType.FETCH_LIST)]
+    persistables = [
+        v
+        for v in program.list_vars()
+        if v.persistable
+        and v.type
+        not in (
+            paddle.base.core.VarDesc.VarType.FEED_MINIBATCH,
+            paddle.base.core.VarDesc.VarType.FETCH_LIST,
+        )
+    ]
     paddle.static.save_vars(exe, out_dir, main, vars=persistables)
     return out_dir
 
@@ -173,11 +194,12 @@ def reference(path, how, feed):
     with paddle.static.scope_guard(paddle.static.Scope()):
         if how == "fluid1":
             prog, feeds, fetches = paddle.static.load_inference_model(
-                path, exe, model_filename="__model__", params_filename=None)
+                path, exe, model_filename="__model__", params_filename=None
+            )
         else:
             prog, feeds, fetches = paddle.static.load_inference_model(path, exe)
         assert sorted(feeds) == sorted(feed), (feeds, list(feed))
-        out, = exe.run(prog, feed=feed, fetch_list=fetches)
+        (out,) = exe.run(prog, feed=feed, fetch_list=fetches)
     if how == "fluid1":
         return out, None
     cfg = paddle.inference.Config(path + ".pdmodel", path + ".pdiparams")
@@ -212,12 +234,20 @@ def record(name, how, out_dir, path, feed):
     else:
         np.savez(os.path.join(out_dir, "inputs.npz"), **feed)
     np.save(os.path.join(out_dir, "expected.npy"), out)
-    gap = None if pred is None else float(np.max(np.abs(out - pred)) / (np.max(np.abs(out)) + 1e-12))
-    info = {"paddle": paddle.__version__, "saved_by": {
-                "static": "paddle.static.save_inference_model",
-                "jit": "paddle.jit.save (to_static)",
-                "fluid1": "__model__ + paddle.static.save_vars (one file per variable)"}[how],
-            "output_shape": list(out.shape), "seed": SEED, "predictor_rel_gap": gap}
+    gap = (
+        None if pred is None else float(np.max(np.abs(out - pred)) / (np.max(np.abs(out)) + 1e-12))
+    )
+    info = {
+        "paddle": paddle.__version__,
+        "saved_by": {
+            "static": "paddle.static.save_inference_model",
+            "jit": "paddle.jit.save (to_static)",
+            "fluid1": "__model__ + paddle.static.save_vars (one file per variable)",
+        }[how],
+        "output_shape": list(out.shape),
+        "seed": SEED,
+        "predictor_rel_gap": gap,
+    }
     if list(feed) == ["x"]:
         info["input_shape"] = list(feed["x"].shape)
     else:
@@ -225,7 +255,9 @@ def record(name, how, out_dir, path, feed):
     with open(os.path.join(out_dir, "info.json"), "w") as f:
         json.dump(info, f, indent=1)
     size = sum(os.path.getsize(os.path.join(out_dir, n)) for n in os.listdir(out_dir))
-    print("%-15s %-8s %8.1f KiB  out %s  predictor gap %s" % (name, how, size / 1024, out.shape, gap))
+    print(
+        "%-15s %-8s %8.1f KiB  out %s  predictor gap %s" % (name, how, size / 1024, out.shape, gap)
+    )
 
 
 def fresh_dir(out_root, name):

@@ -2,6 +2,7 @@
 encoder, a GPT-style decoder, LSTM / GRU text classifiers and a vision transformer. Reduced widths
 (hidden 32, 2 layers, a vocabulary of 100) keep the fixtures small; the ops are those of the full
 models. Used by tools/paddle_export.py; each model's `example(rng)` gives its feed."""
+
 import numpy as np
 import paddle
 from paddle import nn
@@ -63,8 +64,9 @@ class GptDecoder(nn.Layer):
         super().__init__()
         self.word = nn.Embedding(VOCAB, HIDDEN)
         self.position = nn.Embedding(MAX_LEN, HIDDEN)
-        layer = nn.TransformerEncoderLayer(HIDDEN, HEADS, FFN, dropout=0.1, activation="gelu",
-                                           normalize_before=True)
+        layer = nn.TransformerEncoderLayer(
+            HIDDEN, HEADS, FFN, dropout=0.1, activation="gelu", normalize_before=True
+        )
         self.decoder = nn.TransformerEncoder(layer, LAYERS)
         self.norm = nn.LayerNorm(HIDDEN)
 
@@ -94,7 +96,8 @@ class RnnClassifier(nn.Layer):
         super().__init__()
         self.embedding = nn.Embedding(VOCAB, 16, padding_idx=0)
         self.rnn = {"lstm": nn.LSTM, "gru": nn.GRU, "simple_rnn": nn.SimpleRNN}[cell](
-            16, 16, num_layers=2, direction="bidirect", dropout=0.1)
+            16, 16, num_layers=2, direction="bidirect", dropout=0.1
+        )
         self.cell = cell
         self.fc = nn.Linear(16 * 4, 3)
 
@@ -122,8 +125,9 @@ class TinyViT(nn.Layer):
         self.patch = nn.Conv2D(3, HIDDEN, 4, stride=4)
         self.cls_token = self.create_parameter([1, 1, HIDDEN])
         self.pos = self.create_parameter([1, 17, HIDDEN])
-        layer = nn.TransformerEncoderLayer(HIDDEN, HEADS, FFN, dropout=0.1, activation="gelu",
-                                           normalize_before=True)
+        layer = nn.TransformerEncoderLayer(
+            HIDDEN, HEADS, FFN, dropout=0.1, activation="gelu", normalize_before=True
+        )
         self.encoder = nn.TransformerEncoder(layer, LAYERS)
         self.norm = nn.LayerNorm(HIDDEN)
         self.head = nn.Linear(HIDDEN, classes)

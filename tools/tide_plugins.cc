@@ -16,10 +16,12 @@
 
 DEFINE_bool(json, false, "print the load records as JSON");
 DEFINE_bool(verbose, false, "list every kernel key (default: the number of kernels per op)");
-DEFINE_bool(strict, false,
-            "exit non-zero on a warning: a kernel for an op no loaded plugin defines, an op outside "
-            "Tide's plugin directory without a vendor prefix");
-DEFINE_bool(timing, false, "print each plugin file's load time and its share of the total, slowest first");
+DEFINE_bool(
+    strict, false,
+    "exit non-zero on a warning: a kernel for an op no loaded plugin defines, an op outside "
+    "Tide's plugin directory without a vendor prefix");
+DEFINE_bool(timing, false,
+            "print each plugin file's load time and its share of the total, slowest first");
 
 namespace {
 
@@ -76,14 +78,16 @@ void PrintRecord(const PluginRecord& r) {
 void PrintTiming(std::vector<PluginRecord> records) {
   double total = 0;
   for (const auto& r : records) total += r.load_ms;
-  std::stable_sort(records.begin(), records.end(),
-                   [](const PluginRecord& a, const PluginRecord& b) { return a.load_ms > b.load_ms; });
+  std::stable_sort(
+      records.begin(), records.end(),
+      [](const PluginRecord& a, const PluginRecord& b) { return a.load_ms > b.load_ms; });
   std::printf("plugin load time: %.2f ms in %zu file(s)\n", total, records.size());
   std::printf("  %9s %6s  %s\n", "ms", "share", "plugin (file)");
   for (const auto& r : records) {
     std::string file = r.path.substr(r.path.find_last_of('/') + 1);
-    std::printf("  %9.2f %5.1f%%  %s (%s)%s\n", r.load_ms, total > 0 ? 100.0 * r.load_ms / total : 0.0,
-                r.name.empty() ? "?" : r.name.c_str(), file.c_str(), r.loaded ? "" : " [failed]");
+    std::printf("  %9.2f %5.1f%%  %s (%s)%s\n", r.load_ms,
+                total > 0 ? 100.0 * r.load_ms / total : 0.0, r.name.empty() ? "?" : r.name.c_str(),
+                file.c_str(), r.loaded ? "" : " [failed]");
   }
 }
 
@@ -101,12 +105,13 @@ int main(int argc, char** argv) {
   tide::core::Initialize();
   auto& manager = tide::core::PluginManager::Global();
   std::vector<PluginRecord> records = manager.Records();
-  size_t loaded = std::count_if(records.begin(), records.end(),
-                                [](const PluginRecord& r) { return r.loaded; });
+  size_t loaded =
+      std::count_if(records.begin(), records.end(), [](const PluginRecord& r) { return r.loaded; });
   int rc = loaded == records.size() ? 0 : 1;
   // Kernels for an op no loaded plugin defines, then the plugins' own warnings.
   std::vector<std::string> warnings = tide::core::OrphanKernelWarnings();
-  for (const auto& r : records) warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
+  for (const auto& r : records)
+    warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
   for (const auto& o : warnings) std::cerr << "tide-plugins: warning: " << o << "\n";
   if (FLAGS_strict && !warnings.empty()) rc = 1;
   if (FLAGS_json) {
@@ -121,7 +126,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> path = manager.SearchPath();
   if (path.empty()) std::cout << " (empty)";
   for (const auto& p : path) std::cout << "\n  " << p;
-  std::cout << "\n" << records.size() << " plugin file(s): " << loaded << " loaded, "
+  std::cout << "\n"
+            << records.size() << " plugin file(s): " << loaded << " loaded, "
             << records.size() - loaded << " failed\n";
   for (const auto& r : records) PrintRecord(r);
   const auto& reg = tide::core::Registry::Global();

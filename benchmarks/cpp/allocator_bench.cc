@@ -39,7 +39,8 @@ double NsPerPair(const Pattern& p, A alloc, F free_fn, int reps) {
       window[k++] = ptr;
     }
     while (k) free_fn(window[--k]);
-    double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     if (r >= 2) times.push_back(ns / p.sizes.size());
   }
   std::sort(times.begin(), times.end());
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   Initialize();
   const Place cpu("cpu", 0);
   std::mt19937 rng(1);
-  std::uniform_int_distribution<int> pow2(8, 16);       // 256 B .. 64 KiB
+  std::uniform_int_distribution<int> pow2(8, 16);  // 256 B .. 64 KiB
   std::uniform_int_distribution<size_t> any(256, 65536);
   std::vector<Pattern> patterns;
   auto make = [&](const std::string& name, size_t live, bool powers) {
@@ -72,14 +73,18 @@ int main(int argc, char** argv) {
   std::printf("%-34s | %10s | %10s | %11s\n", "case", "tide", "malloc", "tide/malloc");
   std::string rows;
   for (const auto& p : patterns) {
-    double tide = NsPerPair(p, [&](size_t n) { return memory::Alloc(cpu, n); },
-                            [&](void* q) { memory::Free(cpu, q); }, 7);
-    double libc = NsPerPair(p, [](size_t n) { return std::malloc(n); }, [](void* q) { std::free(q); }, 7);
+    double tide = NsPerPair(
+        p, [&](size_t n) { return memory::Alloc(cpu, n); }, [&](void* q) { memory::Free(cpu, q); },
+        7);
+    double libc = NsPerPair(
+        p, [](size_t n) { return std::malloc(n); }, [](void* q) { std::free(q); }, 7);
     std::printf("%-34s | %10.1f | %10.1f | %11.2f\n", p.name.c_str(), tide, libc, tide / libc);
-    rows += (rows.empty() ? "" : ",") + std::string("{\"case\": \"") + p.name + "\", \"tide_ns\": " +
-            std::to_string(tide) + ", \"malloc_ns\": " + std::to_string(libc) + "}";
+    rows += (rows.empty() ? "" : ",") + std::string("{\"case\": \"") + p.name +
+            "\", \"tide_ns\": " + std::to_string(tide) +
+            ", \"malloc_ns\": " + std::to_string(libc) + "}";
   }
-  std::printf("machine: 2 threads n/a (single-threaded), glibc malloc, %s\n", memory::Stats(cpu).ToString().c_str());
+  std::printf("machine: 2 threads n/a (single-threaded), glibc malloc, %s\n",
+              memory::Stats(cpu).ToString().c_str());
   if (!json.empty()) std::ofstream(json) << "{\"rows\": [" << rows << "]}\n";
   return 0;
 }

@@ -27,21 +27,22 @@ using namespace tide::core;  // NOLINT: a benchmark
 
 namespace {
 
-#define CUDA_OK(call)                                                                     \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
+#define CUDA_OK(call)                                                                             \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                       \
-    }                                                                                     \
+      std::exit(2);                                                                               \
+    }                                                                                             \
   } while (0)
-#define CUBLAS_OK(call)                                                                    \
-  do {                                                                                     \
-    cublasStatus_t s_ = (call);                                                            \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                     \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cublasGetStatusString(s_)); \
-      std::exit(2);                                                                        \
-    }                                                                                      \
+#define CUBLAS_OK(call)                                                  \
+  do {                                                                   \
+    cublasStatus_t s_ = (call);                                          \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, \
+                   cublasGetStatusString(s_));                           \
+      std::exit(2);                                                      \
+    }                                                                    \
   } while (0)
 
 struct Case {
@@ -119,8 +120,8 @@ std::vector<double> RunCublas(const Case& c, const LoDTensor& x, const LoDTensor
   CUBLAS_OK(cublasCreate(&h));
   CUBLAS_OK(cublasSetStream(h, stream));
   const char* tf32 = std::getenv("TIDE_CUDA_ALLOW_TF32");
-  CUBLAS_OK(cublasSetMathMode(h, tf32 && std::strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                                       : CUBLAS_DEFAULT_MATH));
+  CUBLAS_OK(cublasSetMathMode(
+      h, tf32 && std::strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   const size_t xb = sizeof(T) * x.numel(), yb = sizeof(T) * y.numel();
   const size_t ob = sizeof(T) * size_t(c.batch * c.m * c.n);
   T *dx, *dy, *dout;
@@ -136,9 +137,11 @@ std::vector<double> RunCublas(const Case& c, const LoDTensor& x, const LoDTensor
   auto call = [&] {
     if (c.batch == 1) {
       if constexpr (sizeof(T) == 4)
-        CUBLAS_OK(cublasSgemm(h, opy, CUBLAS_OP_N, n, m, k, &alpha, dy, ldy, dx, k, &beta, dout, n));
+        CUBLAS_OK(
+            cublasSgemm(h, opy, CUBLAS_OP_N, n, m, k, &alpha, dy, ldy, dx, k, &beta, dout, n));
       else
-        CUBLAS_OK(cublasDgemm(h, opy, CUBLAS_OP_N, n, m, k, &alpha, dy, ldy, dx, k, &beta, dout, n));
+        CUBLAS_OK(
+            cublasDgemm(h, opy, CUBLAS_OP_N, n, m, k, &alpha, dy, ldy, dx, k, &beta, dout, n));
     } else {
       if constexpr (sizeof(T) == 4)
         CUBLAS_OK(cublasSgemmStridedBatched(h, opy, CUBLAS_OP_N, n, m, k, &alpha, dy, ldy,
@@ -194,10 +197,11 @@ Row Bench(const Case& c, int reps) {
   row.peer = Summarize(RunCublas<T>(c, x, y, reps, inner, &peer_out), flops);
   const T* a = tide_out.data<T>();
   double scale = 0;
-  for (size_t i = 0; i < peer_out.size(); ++i) scale = std::max(scale, std::fabs(double(peer_out[i])));
   for (size_t i = 0; i < peer_out.size(); ++i)
-    row.max_rel_diff =
-        std::max(row.max_rel_diff, std::fabs(double(a[i]) - double(peer_out[i])) / std::max(scale, 1e-30));
+    scale = std::max(scale, std::fabs(double(peer_out[i])));
+  for (size_t i = 0; i < peer_out.size(); ++i)
+    row.max_rel_diff = std::max(
+        row.max_rel_diff, std::fabs(double(a[i]) - double(peer_out[i])) / std::max(scale, 1e-30));
   return row;
 }
 
@@ -233,10 +237,13 @@ int main(int argc, char** argv) {
   cudaRuntimeGetVersion(&runtime);
   const char* tf32 = std::getenv("TIDE_CUDA_ALLOW_TF32");
   char machine[512];
-  std::snprintf(machine, sizeof(machine), "machine: %s (sm_%d%d, %d SMs), CUDA runtime %d, cuBLAS %d, TF32 %s",
-                prop.name, prop.major, prop.minor, prop.multiProcessorCount, runtime,
-                CUBLAS_VERSION, tf32 && std::strcmp(tf32, "1") == 0 ? "on" : "off");
-  std::printf("\nmul/matmul on gpu:0: Tide's kernel vs cuBLAS (TFLOP/s, median of %d; higher is better)\n", reps);
+  std::snprintf(machine, sizeof(machine),
+                "machine: %s (sm_%d%d, %d SMs), CUDA runtime %d, cuBLAS %d, TF32 %s", prop.name,
+                prop.major, prop.minor, prop.multiProcessorCount, runtime, CUBLAS_VERSION,
+                tf32 && std::strcmp(tf32, "1") == 0 ? "on" : "off");
+  std::printf(
+      "\nmul/matmul on gpu:0: Tide's kernel vs cuBLAS (TFLOP/s, median of %d; higher is better)\n",
+      reps);
   std::printf("%-36s | %18s | %18s | %11s | %9s\n", "case", "tide (min-max)", "cuBLAS (min-max)",
               "tide/cuBLAS", "max diff");
   std::printf("%s\n", std::string(104, '-').c_str());

@@ -9,6 +9,7 @@ tide/pytorch.
 Both sides run float32 without TF32 (PyTorch's cuDNN default allows TF32; it is turned off here, as
 Tide's is), unless TIDE_CUDA_ALLOW_TF32=1, which turns it on for both.
 """
+
 import json
 import os
 import sys
@@ -40,6 +41,7 @@ def example(name):
         import sklearn.datasets  # noqa: F401
     except ImportError:
         import types
+
         fake = types.ModuleType("sklearn")
         fake.datasets = types.ModuleType("sklearn.datasets")
         fake.datasets.load_digits = None
@@ -50,6 +52,7 @@ def example(name):
 
 def tide_program(model):
     import tide
+
     main, startup = tide.Program(), tide.Program()
     main.random_seed = startup.random_seed = 1
     with tide.program_guard(main, startup), tide.unique_name.guard():
@@ -77,6 +80,7 @@ def initial_weights(model):
 
 def tide_step(model, batch):
     import tide
+
     main, startup, loss, _ = tide_program(model)
     place = tide.CUDAPlace(0)
     exe = tide.Executor(place)
@@ -86,7 +90,9 @@ def tide_step(model, batch):
         scope.var(name).get_tensor().set(value, place, False)
     x, y = data(model, batch)
     feed = {"img": tide.LoDTensor(x), "label": tide.LoDTensor(y)}
-    return lambda: float(np.asarray(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0]).reshape(-1)[0])
+    return lambda: float(
+        np.asarray(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0]).reshape(-1)[0]
+    )
 
 
 def torch_step(model, batch):
@@ -99,17 +105,35 @@ def torch_step(model, batch):
     dev = torch.device("cuda:0")
     nn = torch.nn
     if model == "mlp":  # fc 128 relu, fc 64 relu, fc 10 softmax
-        layers = [nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10),
-                  nn.Softmax(dim=1)]
+        layers = [
+            nn.Linear(64, 128),
+            nn.ReLU(),
+            nn.Linear(128, 64),
+            nn.ReLU(),
+            nn.Linear(64, 10),
+            nn.Softmax(dim=1),
+        ]
     else:  # conv 16 relu, pool, conv 32 relu, pool, fc 64 relu, fc 10 softmax
-        layers = [nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2),
-                  nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(),
-                  nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10), nn.Softmax(dim=1)]
+        layers = [
+            nn.Conv2d(1, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2, 2),
+            nn.Conv2d(16, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2, 2),
+            nn.Flatten(),
+            nn.Linear(128, 64),
+            nn.ReLU(),
+            nn.Linear(64, 10),
+            nn.Softmax(dim=1),
+        ]
     net = nn.Sequential(*layers).to(dev)
     # Tide's parameters in creation order: per layer the weight (fc: [in, out]; conv: OIHW) then
     # the bias; PyTorch's Linear holds [out, in].
     weights = [w for _, w in initial_weights(model)]
-    torch_params = [p for m in net if isinstance(m, (nn.Linear, nn.Conv2d)) for p in (m.weight, m.bias)]
+    torch_params = [
+        p for m in net if isinstance(m, (nn.Linear, nn.Conv2d)) for p in (m.weight, m.bias)
+    ]
     assert len(weights) == len(torch_params), (len(weights), len(torch_params))
     with torch.no_grad():
         for p, w in zip(torch_params, weights):
@@ -127,6 +151,7 @@ def torch_step(model, batch):
         loss.backward()
         opt.step()
         return float(loss.item())
+
     return step
 
 
@@ -150,26 +175,41 @@ def main():
     if args.worker:
         return worker(args.worker, args)
     import tide
+
     if not tide.is_compiled_with_cuda():
         raise SystemExit("the CUDA device plugin is not loaded (TIDE_PLUGIN_PATH?)")
     extra = ["--reps", str(args.reps), "--batch", str(args.batch)]
     table = Table("one Adam train step on gpu:0, batch %d, float32" % args.batch, "ms/step")
     for model in MODELS:
-        res = {fw: run_isolated(__file__, "%s:%s" % (fw, model), extra) for fw in ("tide", "pytorch")}
+        res = {
+            fw: run_isolated(__file__, "%s:%s" % (fw, model), extra) for fw in ("tide", "pytorch")
+        }
         if not res["tide"]:
             raise SystemExit("tide failed on %s" % model)
         if res["pytorch"]:
             a, b = res["tide"]["first"], res["pytorch"]["first"]
             if abs(a - b) > 1e-4 * max(1.0, abs(b)):
-                raise SystemExit("%s: first losses differ (tide %.6f, pytorch %.6f): not the same computation" % (model, a, b))
+                raise SystemExit(
+                    "%s: first losses differ (tide %.6f, pytorch %.6f): not the same computation"
+                    % (model, a, b)
+                )
         peers = {"pytorch": tuple(res["pytorch"]["ms"])} if res["pytorch"] else {}
-        table.add("%s (digits %s)" % (model, "64-128-64-10" if model == "mlp" else "LeNet-like"),
-                  tuple(res["tide"]["ms"]), peers)
+        table.add(
+            "%s (digits %s)" % (model, "64-128-64-10" if model == "mlp" else "LeNet-like"),
+            tuple(res["tide"]["ms"]),
+            peers,
+        )
     torch = try_import("torch")
     gpu = torch.cuda.get_device_name(0) if torch and torch.cuda.is_available() else "?"
-    machine = machine_line("%s, tide %s, torch %s, TF32 %s" % (
-        gpu, tide.__version__, getattr(torch, "__version__", "n/a"),
-        "on" if os.environ.get("TIDE_CUDA_ALLOW_TF32") == "1" else "off"))
+    machine = machine_line(
+        "%s, tide %s, torch %s, TF32 %s"
+        % (
+            gpu,
+            tide.__version__,
+            getattr(torch, "__version__", "n/a"),
+            "on" if os.environ.get("TIDE_CUDA_ALLOW_TF32") == "1" else "off",
+        )
+    )
     table.print(machine)
     print("tide/pytorch below 1.0 means Tide is faster (target: tide/pytorch <= 1.0)")
     table.dump(args.json, machine)

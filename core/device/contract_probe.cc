@@ -21,10 +21,13 @@ constexpr size_t kProbeBytes = size_t(1) << 20;
 // A block of the place's device memory, given back (through the core's free path) when dropped.
 class DeviceBlock {
  public:
-  DeviceBlock(const DeviceInfo& dev, const Place& place, size_t size) : dev_(dev), place_(place), size_(size) {
+  DeviceBlock(const DeviceInfo& dev, const Place& place, size_t size)
+      : dev_(dev), place_(place), size_(size) {
     CallPlugin([&] { return dev.def.alloc(dev.def.self, place.device, size, &ptr_); },
-               [&] { return StrCat("allocating ", size, " bytes on ", place.ToString()); }, dev.plugin_file);
-    TIDE_ENFORCE(ptr_, "device plugin ", dev.plugin_file, " returned no memory for ", size, " bytes");
+               [&] { return StrCat("allocating ", size, " bytes on ", place.ToString()); },
+               dev.plugin_file);
+    TIDE_ENFORCE(ptr_, "device plugin ", dev.plugin_file, " returned no memory for ", size,
+                 " bytes");
   }
   ~DeviceBlock() { Free(); }
   void Free() {
@@ -52,14 +55,16 @@ class BusyStream {
   BusyStream(const DeviceInfo& dev, const Place& place)
       : a_(dev, place, kBusyBytes), b_(dev, place, kBusyBytes) {}
   void Queue(DeviceContext* ctx) {
-    for (int i = 0; i < kBusyCopies; ++i) ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, b_.get(), a_.get(), kBusyBytes);
+    for (int i = 0; i < kBusyCopies; ++i)
+      ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, b_.get(), a_.get(), kBusyBytes);
   }
 
  private:
   DeviceBlock a_, b_;
 };
 
-std::string FirstMismatch(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want) {
+std::string FirstMismatch(const std::vector<unsigned char>& got,
+                          const std::vector<unsigned char>& want) {
   for (size_t i = 0; i < want.size(); ++i)
     if (got[i] != want[i])
       return StrCat("byte ", i, " of ", want.size(), " is ", int(got[i]), ", want ", int(want[i]));
@@ -67,7 +72,8 @@ std::string FirstMismatch(const std::vector<unsigned char>& got, const std::vect
 }
 
 // Reads `block` back once the queued work is done and compares it with `want`: empty when equal.
-std::string Compare(DeviceContext* ctx, const DeviceBlock& block, const std::vector<unsigned char>& want) {
+std::string Compare(DeviceContext* ctx, const DeviceBlock& block,
+                    const std::vector<unsigned char>& want) {
   std::vector<unsigned char> got(want.size());
   ctx->Synchronize();
   ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, got.data(), block.get(), want.size());
@@ -76,10 +82,12 @@ std::string Compare(DeviceContext* ctx, const DeviceBlock& block, const std::vec
 }
 
 constexpr const char* kCopyRule =
-    "a host-to-device copy from ordinary host memory has taken the source's bytes when copy returns "
+    "a host-to-device copy from ordinary host memory has taken the source's bytes when copy "
+    "returns "
     "(the core may change or free them right after)";
 constexpr const char* kFreeRule =
-    "free releases a block in stream order: work queued before the free still reads the block's bytes";
+    "free releases a block in stream order: work queued before the free still reads the block's "
+    "bytes";
 
 // What the copy check sees: empty, or what arrived wrong.
 std::string CheckCopy(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
@@ -92,8 +100,9 @@ std::string CheckCopy(DeviceContext* ctx, const DeviceInfo& dev, const Place& pl
   std::memset(host->data(), 0xEE, kProbeBytes);  // the core reuses the buffer at once
   const std::string bad = Compare(ctx, block, want);
   if (bad.empty()) return "";
-  return StrCat("a host buffer changed right after copy (HOST_TO_DEVICE) returned changed what arrived on ",
-                place.ToString(), ": ", bad, " (the copy read the host bytes later)");
+  return StrCat(
+      "a host buffer changed right after copy (HOST_TO_DEVICE) returned changed what arrived on ",
+      place.ToString(), ": ", bad, " (the copy read the host bytes later)");
 }
 
 std::string CheckFree(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
@@ -112,8 +121,10 @@ std::string CheckFree(DeviceContext* ctx, const DeviceInfo& dev, const Place& pl
   ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, next.get(), other.data(), kProbeBytes);
   const std::string bad = Compare(ctx, dst, want);
   if (bad.empty()) return "";
-  return StrCat("a block freed while the stream of ", place.ToString(), " was busy was released before the "
-                "copy queued to read it ran: ", bad, " of the copy's result");
+  return StrCat("a block freed while the stream of ", place.ToString(),
+                " was busy was released before the "
+                "copy queued to read it ran: ",
+                bad, " of the copy's result");
 }
 
 }  // namespace
@@ -127,7 +138,8 @@ std::vector<ContractCheck> CheckDeviceContracts(const Place& place) {
     std::string (*run)(DeviceContext*, const DeviceInfo&, const Place&);
   };
   std::vector<ContractCheck> out;
-  for (const Check& check : {Check{"copy", kCopyRule, &CheckCopy}, Check{"free", kFreeRule, &CheckFree}}) {
+  for (const Check& check :
+       {Check{"copy", kCopyRule, &CheckCopy}, Check{"free", kFreeRule, &CheckFree}}) {
     ContractCheck c{check.name, check.rule, false, ""};
     try {
       c.message = check.run(ctx, dev, place);

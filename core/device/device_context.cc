@@ -20,8 +20,9 @@ const DeviceInfo& CheckedDevice(const Place& place) {
     std::string kinds;
     for (const DeviceInfo* d : Registry::Global().AllDevices())
       kinds += (kinds.empty() ? "" : ", ") + d->kind_name;
-    TIDE_FAIL(TIDE_UNAVAILABLE, "place ", place.ToString(), " is not available: no loaded device plugin provides kind '",
-              place.kind_name(), "' (loaded device kinds: ", kinds.empty() ? "none" : kinds, ")",
+    TIDE_FAIL(TIDE_UNAVAILABLE, "place ", place.ToString(),
+              " is not available: no loaded device plugin provides kind '", place.kind_name(),
+              "' (loaded device kinds: ", kinds.empty() ? "none" : kinds, ")",
               NotInitializedHint());
   }
   int32_t n = dev->def.device_count(dev->def.self);
@@ -70,7 +71,8 @@ void DeviceContext::ReleaseStaging() {
   std::lock_guard<std::mutex> lock(staging_mu_);
   for (Staging& s : staging_) {
     if (TideStatus* st = d.event_synchronize(d.self, s.event)) {
-      LOG(WARNING) << "releasing the staging memory of " << place_.ToString() << ": " << st->message;
+      LOG(WARNING) << "releasing the staging memory of " << place_.ToString() << ": "
+                   << st->message;
       delete st;
     }
     d.event_destroy(d.self, s.event);
@@ -84,9 +86,10 @@ void DeviceContext::Synchronize() {
              [&] {
                std::string what = "synchronising " + place_.ToString();
                if (const KernelEntry* k = last_launch_.load(std::memory_order_relaxed))
-                 what += StrCat(" (work queued there failed; the last op launched on ", place_.ToString(),
-                                " was op '", k->op_type, "', kernel ", k->key.ToString(), " from plugin ",
-                                k->plugin, ": set TIDE_SYNC_OPS=1 to check each op as it runs)");
+                 what += StrCat(" (work queued there failed; the last op launched on ",
+                                place_.ToString(), " was op '", k->op_type, "', kernel ",
+                                k->key.ToString(), " from plugin ", k->plugin,
+                                ": set TIDE_SYNC_OPS=1 to check each op as it runs)");
                return what;
              },
              device_->plugin_file);
@@ -100,7 +103,8 @@ const void* DeviceContext::Extension(const char* name) const {
 void DeviceContext::Copy(TideCopyKind kind, void* dst, const void* src, size_t size) {
   if (size == 0) return;
   CallPlugin([&] { return device_->def.copy(device_->def.self, ctx_, kind, dst, src, size); },
-             [&] { return StrCat("copying ", size, " bytes on ", place_.ToString()); }, device_->plugin_file);
+             [&] { return StrCat("copying ", size, " bytes on ", place_.ToString()); },
+             device_->plugin_file);
   // Contract 1: the copy may read its host source until the context is synchronised.
   if (kind == TIDE_COPY_HOST_TO_DEVICE && legacy_contract()) Synchronize();
 }
@@ -121,7 +125,8 @@ void DeviceContext::Memset(void* dst, int32_t value, size_t size) {
   const TideDeviceDef& d = device_->def;
   if (d.memset) {
     CallPlugin([&] { return d.memset(d.self, ctx_, dst, value, size); },
-               [&] { return StrCat("setting ", size, " bytes on ", place_.ToString()); }, device_->plugin_file);
+               [&] { return StrCat("setting ", size, " bytes on ", place_.ToString()); },
+               device_->plugin_file);
     return;
   }
   if (host_accessible()) {  // ordered after the queued work that may still use the bytes
@@ -155,10 +160,12 @@ void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
     }
   }
   if (!use && staging_.size() >= kMaxBuffers) {  // replace the smallest, once its copy is done
-    auto smallest = std::min_element(staging_.begin(), staging_.end(),
-                                     [](const Staging& a, const Staging& b) { return a.size < b.size; });
+    auto smallest =
+        std::min_element(staging_.begin(), staging_.end(),
+                         [](const Staging& a, const Staging& b) { return a.size < b.size; });
     CallPlugin([&] { return d.event_synchronize(d.self, smallest->event); },
-               [&] { return "waiting for a staged copy on " + place_.ToString(); }, device_->plugin_file);
+               [&] { return "waiting for a staged copy on " + place_.ToString(); },
+               device_->plugin_file);
     d.event_destroy(d.self, smallest->event);
     d.host_free(d.self, smallest->ptr);
     staging_.erase(smallest);
@@ -168,7 +175,10 @@ void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
     while (bytes < size) bytes *= 2;
     Staging s{nullptr, bytes, nullptr};
     CallPlugin([&] { return d.host_alloc(d.self, bytes, &s.ptr); },
-               [&] { return StrCat("allocating ", bytes, " bytes of pinned host memory for ", place_.ToString()); },
+               [&] {
+                 return StrCat("allocating ", bytes, " bytes of pinned host memory for ",
+                               place_.ToString());
+               },
                device_->plugin_file);
     try {
       s.event = NewEvent();
@@ -197,10 +207,12 @@ void DeviceContext::WaitFor(DeviceContext& other) {
     if (!other.marker_) other.marker_ = other.NewEvent();
   }
   CallPlugin([&] { return d.event_record(d.self, other.ctx_, other.marker_); },
-             [&] { return "recording an event on " + other.place_.ToString(); }, device_->plugin_file);
-  CallPlugin([&] { return d.context_wait_event(d.self, ctx_, other.marker_); },
-             [&] { return place_.ToString() + " waiting for an event of " + other.place_.ToString(); },
+             [&] { return "recording an event on " + other.place_.ToString(); },
              device_->plugin_file);
+  CallPlugin(
+      [&] { return d.context_wait_event(d.self, ctx_, other.marker_); },
+      [&] { return place_.ToString() + " waiting for an event of " + other.place_.ToString(); },
+      device_->plugin_file);
 }
 
 void FreeDeviceMemory(const DeviceInfo& device, const Place& place, void* ptr, size_t size) {

@@ -34,7 +34,9 @@ class DeviceContext {
   // op launched here, the likeliest culprit, besides what synchronised.
   void Synchronize();
   // Notes the kernel launched here last (registry entries live as long as the process).
-  void NoteLaunch(const KernelEntry* kernel) { last_launch_.store(kernel, std::memory_order_relaxed); }
+  void NoteLaunch(const KernelEntry* kernel) {
+    last_launch_.store(kernel, std::memory_order_relaxed);
+  }
   // True when the device follows device contract 1, for which the core synchronises after each
   // host-to-device copy and before each free.
   bool legacy_contract() const { return device_->legacy_contract(); }

@@ -2,10 +2,11 @@
 // between the executor's feed/fetch lists and the program's variables with the core's own types,
 // so a run's inputs and outputs never pass through a plugin; delete_var (inserted by
 // tide.memory_optimize) lets go of variables the rest of the run no longer reads.
+#include "core/executor/core_ops.h"
+
 #include <memory>
 #include <string>
 
-#include "core/executor/core_ops.h"
 #include "core/executor/data_transform.h"
 #include "core/executor/executor.h"
 #include "core/executor/feed_fetch.h"
@@ -36,12 +37,14 @@ const std::string& Arg(const ArgBinding* b, const char* op, const char* param) {
 
 int32_t Col(const TideOpRunContext* c) {
   auto it = c->op->attrs().find("col");
-  return it != c->op->attrs().end() && std::holds_alternative<int32_t>(it->second) ? std::get<int32_t>(it->second)
-                                                                                   : 0;
+  return it != c->op->attrs().end() && std::holds_alternative<int32_t>(it->second)
+             ? std::get<int32_t>(it->second)
+             : 0;
 }
 
 std::vector<LoDTensor>* ListOf(Variable* v, const char* op, const std::string& name) {
-  std::vector<LoDTensor>* list = v->IsInitialized() ? v->GetTensorList() : v->GetMutable<LoDTensorArray>();
+  std::vector<LoDTensor>* list =
+      v->IsInitialized() ? v->GetTensorList() : v->GetMutable<LoDTensorArray>();
   TIDE_ENFORCE(list, "op '", op, "': variable '", name, "' holds ", VarTypeName(v->type()),
                ", not a feed or fetch list");
   return list;
@@ -79,7 +82,8 @@ TideStatus* FetchRun(TideOpRunContext* c, void*) {
                  kMaxFetchColumns, ")");
     const std::string& name = Arg(c->op->FindInput("X"), "fetch", "X");
     Variable* var = Lookup(c, "fetch", name);
-    TIDE_ENFORCE(var->IsType<LoDTensor>(), "op 'fetch': variable '", name, "' does not hold a LoDTensor");
+    TIDE_ENFORCE(var->IsType<LoDTensor>(), "op 'fetch': variable '", name,
+                 "' does not hold a LoDTensor");
     const LoDTensor& src = var->Get<LoDTensor>();
     TIDE_ENFORCE(src.initialized(), "op 'fetch': variable '", name, "' holds no data");
     const std::string& list_name = Arg(c->op->FindOutput("Out"), "fetch", "Out");
@@ -101,14 +105,16 @@ TideStatus* DeleteVarRun(TideOpRunContext* c, void*) {
     for (const std::string& name : b->names) {
       Variable* v = c->scope->FindVar(name);
       if (!v || !v->IsInitialized()) continue;
-      if (v->IsType<LoDTensor>()) v->GetMutable<LoDTensor>()->Clear();
-      else if (v->IsType<LoDTensorArray>()) v->GetMutable<LoDTensorArray>()->clear();
+      if (v->IsType<LoDTensor>())
+        v->GetMutable<LoDTensor>()->Clear();
+      else if (v->IsType<LoDTensorArray>())
+        v->GetMutable<LoDTensorArray>()->clear();
     }
   });
 }
 
-std::unique_ptr<OpInfo> ListOp(const char* type, const char* comment, const char* x, const char* out,
-                               const char* col, TideOpRunFn run) {
+std::unique_ptr<OpInfo> ListOp(const char* type, const char* comment, const char* x,
+                               const char* out, const char* col, TideOpRunFn run) {
   auto info = std::make_unique<OpInfo>();
   info->type = type;
   info->proto.set_type(type);
@@ -144,13 +150,15 @@ void RegisterCoreOps(Registry& registry) {
   staged.ops.push_back(ListOp("feed", "Copies column `col` of the feed list X into Out.",
                               "the executor's feed list", "the fed variable",
                               "position in the feed list", FeedRun));
-  staged.ops.push_back(ListOp("fetch", "Copies X to the host, into column `col` of the fetch list Out.",
+  staged.ops.push_back(ListOp("fetch",
+                              "Copies X to the host, into column `col` of the fetch list Out.",
                               "the variable to fetch", "the executor's fetch list",
                               "position in the fetch list", FetchRun));
   auto del = std::make_unique<OpInfo>();
   del->type = kDeleteVarOp;
   del->proto.set_type(kDeleteVarOp);
-  del->proto.set_comment("Frees the data of the X variables (tide.memory_optimize inserts it after their last use).");
+  del->proto.set_comment(
+      "Frees the data of the X variables (tide.memory_optimize inserts it after their last use).");
   auto* x = del->proto.add_inputs();
   x->set_name("X");
   x->set_comment("variables to free");

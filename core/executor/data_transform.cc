@@ -14,7 +14,9 @@
 namespace tide::core {
 namespace {
 
-bool IsFloat(DataType t) { return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_FP16 || t == TIDE_BF16; }
+bool IsFloat(DataType t) {
+  return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_FP16 || t == TIDE_BF16;
+}
 
 std::string Where(const OpInstance& op, const ArgBinding& b, size_t i) {
   return StrCat(op.label(), " input '", b.param, "' ('", b.names[i], "') for kernel ",
@@ -30,7 +32,8 @@ void Apply(const TransformEntry& t, const LoDTensor& in, LoDTensor* out, DeviceC
            const std::string& what) {
   out->Resize(in.dims());
   out->set_lod(in.lod());
-  CallPlugin([&] { return t.fn(Wrap(&in), Wrap(out), Wrap(dctx), t.user_data); }, what, t.plugin_file);
+  CallPlugin([&] { return t.fn(Wrap(&in), Wrap(out), Wrap(dctx), t.user_data); }, what,
+             t.plugin_file);
 }
 
 // The layout transform of `kind` from `from` to `to`; for `to` ANY (any plain layout), the one
@@ -74,11 +77,13 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     TideLayout to = key.layout == TIDE_LAYOUT_ANY ? TIDE_LAYOUT_NCHW : key.layout;
     const TransformEntry* e = FindLayoutTransformTo(at.kind, cur->layout(), key.layout);
     if (!e)
-      TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is in layout ", LayoutName(cur->layout()),
-                " on ", at.ToString(), " and no plugin registers a ", at.kind_name(), " layout transform ",
-                LayoutName(cur->layout()), " -> ", LayoutName(to));
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is in layout ",
+                LayoutName(cur->layout()), " on ", at.ToString(), " and no plugin registers a ",
+                at.kind_name(), " layout transform ", LayoutName(cur->layout()), " -> ",
+                LayoutName(to));
     LoDTensor* out = Scratch(&t->layout_tmp);
-    Apply(*e, *cur, out, DeviceContextPool::Global().Get(at), StrCat("layout transform ", LayoutTransformName(*e)));
+    Apply(*e, *cur, out, DeviceContextPool::Global().Get(at),
+          StrCat("layout transform ", LayoutTransformName(*e)));
     cur = out;
     ++counts->layouts;
     plan += "layout " + LayoutTransformName(*e) + "; ";
@@ -92,7 +97,8 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     plan += "copy " + from.ToString() + " -> " + op.kernel_place().ToString() + "; ";
   }
   if (cur->dtype() != key.dtype && IsFloat(cur->dtype()) && IsFloat(key.dtype)) {
-    const TransformEntry* e = Registry::Global().FindCast(op.kernel_place().kind, cur->dtype(), key.dtype);
+    const TransformEntry* e =
+        Registry::Global().FindCast(op.kernel_place().kind, cur->dtype(), key.dtype);
     if (!e)
       TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is ", DataTypeName(cur->dtype()),
                 " and no plugin registers a ", op.kernel_place().kind_name(), " cast ",
@@ -104,8 +110,8 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     plan += "cast " + CastName(*e) + "; ";
   }
   if (FLAGS_log_kernels && plan != t->last_plan && !plan.empty())
-    std::cerr << "tide: " << op.label() << " input '" << b.param << "' ('" << b.names[i] << "'): " << plan
-              << "\n";
+    std::cerr << "tide: " << op.label() << " input '" << b.param << "' ('" << b.names[i]
+              << "'): " << plan << "\n";
   if (plan != t->last_plan) t->last_plan = plan;
   if (cur == source) return nullptr;
   if (content != 0 && cur->holder()->content_version() != 0) {  // reuse it while nothing changes
@@ -134,8 +140,10 @@ void TransformInputs(OpInstance& op, TransformCounts* counts) {
       const LoDTensor& t = v->Get<LoDTensor>();
       InputTransform& tr = b.transforms[i];
       // The common case, inline: already in the kernel's place, layout and data type.
-      bool ready = t.layout() == key.layout || (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_OPAQUE);
-      if (ready && t.dtype() == key.dtype && t.place() == op.kernel_place() && tr.last_plan.empty()) {
+      bool ready = t.layout() == key.layout ||
+                   (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_OPAQUE);
+      if (ready && t.dtype() == key.dtype && t.place() == op.kernel_place() &&
+          tr.last_plan.empty()) {
         tr.result = nullptr;
         continue;
       }
@@ -144,7 +152,8 @@ void TransformInputs(OpInstance& op, TransformCounts* counts) {
     }
 }
 
-const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src, const Place& place) {
+const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
+                               const Place& place) {
   if (!src.initialized() || !src.holder()) return nullptr;
   const uint64_t content = src.holder()->content_version();
   if (content == 0) return nullptr;  // writes to it go unseen: nothing derived from it holds
@@ -156,8 +165,9 @@ const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
             s.offset != src.offset() || s.layout != src.layout() || s.dtype != src.dtype())
           continue;
         const LoDTensor* copy = t.cached;
-        if (copy->place() == place && copy->dtype() == src.dtype() && copy->layout() == src.layout() &&
-            copy->holder() && copy->holder()->content_version() == t.cached_content)
+        if (copy->place() == place && copy->dtype() == src.dtype() &&
+            copy->layout() == src.layout() && copy->holder() &&
+            copy->holder()->content_version() == t.cached_content)
           return copy;
       }
   return nullptr;

@@ -35,7 +35,8 @@ void TransformInputs(OpInstance& op, TransformCounts* counts);
 // A copy of `src` on `place` that an input conversion of an op in `block` made and that is still
 // current (the same bytes, dims, LoD, data type and layout), or nullptr: what a fetch reads
 // instead of copying a tensor down again that a fallback op already copied.
-const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src, const Place& place);
+const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
+                               const Place& place);
 
 // A tensor in a library's layout (a fetched result), converted in place to a plain one through
 // the transform its device plugin registers; plain tensors are left alone.

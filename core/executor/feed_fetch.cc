@@ -83,7 +83,8 @@ void KeepFetchTargets(BlockDesc* block, const std::vector<std::string>& fetches)
     const size_t before = names.size();
     names.erase(std::remove_if(names.begin(), names.end(),
                                [&](const std::string& n) {
-                                 return std::find(fetches.begin(), fetches.end(), n) != fetches.end();
+                                 return std::find(fetches.begin(), fetches.end(), n) !=
+                                        fetches.end();
                                }),
                 names.end());
     if (names.size() == before) continue;
@@ -123,7 +124,7 @@ Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place&
     for (const ArgBinding& b : op.inputs())
       reads = reads || std::find(b.names.begin(), b.names.end(), var) != b.names.end();
     if (!reads) continue;
-    const Place at = op.type() == "fetch"          ? HostPlace()
+    const Place at = op.type() == "fetch"            ? HostPlace()
                      : op.info().run || !op.kernel() ? run_place
                                                      : op.kernel_place();
     if (any && at != want) return run_place;

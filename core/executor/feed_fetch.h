@@ -22,9 +22,10 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
                      std::vector<std::string>* fetch_out);
 
 // memory_optimize's delete_var ops free a variable after its last use in the program; a run that
-// fetches it reads it once more, at the end (Fluid's developer guide fetches `[avg_cost] + accuracy.metrics`
-// after memory_optimize without a skip_opt_set). So the run's copy of `block` keeps its fetch
-// targets: they are taken out of its delete_var ops (one left with nothing to free is removed).
+// fetches it reads it once more, at the end (Fluid's developer guide fetches `[avg_cost] +
+// accuracy.metrics` after memory_optimize without a skip_opt_set). So the run's copy of `block`
+// keeps its fetch targets: they are taken out of its delete_var ops (one left with nothing to free
+// is removed).
 void KeepFetchTargets(BlockDesc* block, const std::vector<std::string>& fetches);
 
 // Checks the tensor fed to variable `desc`: it holds data of the declared data type and a shape

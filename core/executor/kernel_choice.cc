@@ -25,8 +25,9 @@ void LogFallbackOnce(const OpInstance& op, const Place& from, const Place& to) {
   static std::set<std::string> logged;
   std::lock_guard<std::mutex> lock(mu);
   if (logged.insert(op.type() + "@" + from.kind_name()).second)
-    LOG(WARNING) << "op '" << op.type() << "' has no kernel on " << from.kind_name() << "; running its "
-                 << to.kind_name() << " kernel, with its inputs and outputs copied (logged once per op type)";
+    LOG(WARNING) << "op '" << op.type() << "' has no kernel on " << from.kind_name()
+                 << "; running its " << to.kind_name()
+                 << " kernel, with its inputs and outputs copied (logged once per op type)";
 }
 
 const KernelEntry* FirstWhere(const std::vector<const KernelEntry*>& all,
@@ -88,7 +89,8 @@ void KernelChoice::Prepare(OpInstance& op, const BlockDesc& block, const Place& 
   DataType dt = op.dtype_from_attr();
   if (dt == TIDE_UNDEFINED && op.dtype_input() >= 0) {
     const VarDesc* v = block.FindVarRecursive(op.inputs()[op.dtype_input()].names[0]);
-    if (v && (v->type() == TIDE_VAR_LOD_TENSOR || v->type() == TIDE_VAR_SELECTED_ROWS)) dt = v->dtype();
+    if (v && (v->type() == TIDE_VAR_LOD_TENSOR || v->type() == TIDE_VAR_SELECTED_ROWS))
+      dt = v->dtype();
   }
   if (dt != TIDE_UNDEFINED) ChooseFor(op, dt, place);  // Run checks it against the data
 }
@@ -100,15 +102,17 @@ bool KernelChoice::Choose(OpInstance& op, const Place& place) {
 bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
   if (op.kernel_ && op.kernel_key_.dtype == dt) return false;
   if (dt == TIDE_UNDEFINED)
-    TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), ": cannot tell which data type's kernel to run: "
+    TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(),
+              ": cannot tell which data type's kernel to run: "
               "its data-type input holds no data");
   Registry& reg = Registry::Global();
   std::vector<const KernelEntry*> all = reg.Kernels(op.type());
   const int32_t kind = place.kind;
   OpKernelType want{kind, dt, TIDE_LAYOUT_ANY, op.library_};
   auto usable = [&](const KernelEntry* e) {
-    return e && std::find(op.declined_.begin(), op.declined_.end(), e) == op.declined_.end() ? e
-                                                                                              : nullptr;
+    return e && std::find(op.declined_.begin(), op.declined_.end(), e) == op.declined_.end()
+               ? e
+               : nullptr;
   };
   auto first_usable = [&](const std::function<bool(const KernelEntry&)>& pred) {
     return FirstWhere(all, [&](const KernelEntry& e) { return pred(e) && usable(&e); });
@@ -119,7 +123,9 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
       return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library_;
     });
   if (!k) k = usable(reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0}));
-  if (!k) k = first_usable([&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
+  if (!k)
+    k = first_usable(
+        [&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
   Place kernel_place = place;
   if (!k) {  // another place's kernel, the host's first, with copies in and out
     const int32_t host = PlaceKindId(kHostPlaceKind);
@@ -128,15 +134,19 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
     if (k) {
       kernel_place = Place(k->key.place_kind, 0);
       if (FLAGS_strict_kernel_placement)
-        TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " and strict kernel "
-                  "placement forbids running its ", k->key.ToString(), " kernel instead");
-      if (op.declined_.empty()) LogFallbackOnce(op, place, kernel_place);  // else DeclineKernel logs
+        TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(),
+                  " and strict kernel "
+                  "placement forbids running its ",
+                  k->key.ToString(), " kernel instead");
+      if (op.declined_.empty())
+        LogFallbackOnce(op, place, kernel_place);  // else DeclineKernel logs
     }
   }
   if (!k) {
     std::string have;
     for (const KernelEntry* e : all) have += (have.empty() ? "" : ", ") + e->key.ToString();
-    TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(), " on any loaded place; registered: ",
+    TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(),
+              " on any loaded place; registered: ",
               have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
   }
   op.kernel_ = k;
@@ -144,8 +154,10 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
   op.kernel_place_ = kernel_place;
   op.kernel_dctx_ = DeviceContextPool::Global().Get(kernel_place);
   if (FLAGS_log_kernels)
-    std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from " << k->plugin
-              << (kernel_place != place ? " (fallback to " + kernel_place.ToString() + ")" : std::string())
+    std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from "
+              << k->plugin
+              << (kernel_place != place ? " (fallback to " + kernel_place.ToString() + ")"
+                                        : std::string())
               << "\n";
   return true;
 }

@@ -54,7 +54,8 @@ OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx
     for (const auto& decl : info_->proto.inputs()) {
       if (!src.empty() && decl.name() != src) continue;
       for (size_t i = 0; i < inputs_.size(); ++i)
-        if (inputs_[i].param == decl.name() && !inputs_[i].names.empty()) dtype_input_ = static_cast<int>(i);
+        if (inputs_[i].param == decl.name() && !inputs_[i].names.empty())
+          dtype_input_ = static_cast<int>(i);
       if (dtype_input_ >= 0) break;
     }
   }

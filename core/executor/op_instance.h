@@ -59,8 +59,8 @@ struct InputTransform {
 struct ArgBinding {
   std::string param;
   std::vector<std::string> names;
-  std::vector<const char*> name_ptrs;  // names as C strings, for plugins
-  std::vector<Variable*> vars;         // resolved by Bind
+  std::vector<const char*> name_ptrs;      // names as C strings, for plugins
+  std::vector<Variable*> vars;             // resolved by Bind
   std::vector<InputTransform> transforms;  // inputs only, parallel to vars
 };
 
@@ -184,7 +184,7 @@ class OpInstance {
 struct TideKernelContext {
   tide::core::OpInstance* op;
   tide::core::DeviceContext* dctx;
-  const tide::core::KernelEntry* kernel;          // the kernel running (owns op->kernel_state)
+  const tide::core::KernelEntry* kernel;         // the kernel running (owns op->kernel_state)
   std::vector<tide::core::AllocationPtr> temps;  // KernelContext_TempAlloc, freed on return
 };
 

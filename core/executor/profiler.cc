@@ -63,7 +63,8 @@ std::vector<OpProfile> OpProfiles() {
   std::lock_guard<std::mutex> lock(g_mu);
   std::vector<OpProfile> out;
   for (const auto& kv : Table()) out.push_back(kv.second);
-  std::sort(out.begin(), out.end(), [](const OpProfile& a, const OpProfile& b) { return a.total_ms > b.total_ms; });
+  std::sort(out.begin(), out.end(),
+            [](const OpProfile& a, const OpProfile& b) { return a.total_ms > b.total_ms; });
   return out;
 }
 
@@ -79,11 +80,13 @@ std::string OpProfileReport() {
   std::vector<OpProfile> all = OpProfiles();
   double total = 0;
   for (const auto& p : all) total += p.total_ms;
-  std::string out = "op (kernel)                                                   calls    total ms   share\n";
+  std::string out =
+      "op (kernel)                                                   calls    total ms   share\n";
   char line[256];
   for (const auto& p : all) {
     std::snprintf(line, sizeof(line), "%-60s %7llu %11.3f %6.1f%%\n", p.name.c_str(),
-                  static_cast<unsigned long long>(p.calls), p.total_ms, total ? 100 * p.total_ms / total : 0.0);
+                  static_cast<unsigned long long>(p.calls), p.total_ms,
+                  total ? 100 * p.total_ms / total : 0.0);
     out += line;
   }
   return out;

@@ -18,8 +18,8 @@ struct OpProfile {
 
 // One op run on the timeline (a Chrome trace "complete" event).
 struct OpEvent {
-  std::string name;  // the op type
-  std::string kernel;  // its kernel key, "" for an op without kernels
+  std::string name;     // the op type
+  std::string kernel;   // its kernel key, "" for an op without kernels
   double start_us = 0;  // since the profiling started (the last reset)
   double dur_us = 0;
   uint64_t thread = 0;  // a small id per thread that ran ops

@@ -24,7 +24,8 @@ void SubBlockNames(const ProgramDesc& program, const OpDesc& op, std::set<int>* 
       for (const BlockIndex& b : *bs) blocks.push_back(b.idx);
   }
   for (int32_t idx : blocks) {
-    if (idx < 0 || static_cast<size_t>(idx) >= program.Size() || !seen->insert(idx).second) continue;
+    if (idx < 0 || static_cast<size_t>(idx) >= program.Size() || !seen->insert(idx).second)
+      continue;
     const BlockDesc& block = program.Block(static_cast<size_t>(idx));
     for (size_t i = 0; i < block.OpSize(); ++i) {
       AddNames(*block.Op(i), names);

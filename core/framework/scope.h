@@ -43,7 +43,8 @@ class Scope {
   const Scope* parent() const { return parent_; }
 
   std::vector<std::string> LocalVarNames() const;
-  // Unique for the process (never reused, unlike an address): what bindings to a scope are keyed by.
+  // Unique for the process (never reused, unlike an address): what bindings to a scope are keyed
+  // by.
   uint64_t serial() const { return serial_; }
   // A standalone scope whose lookups fall through to `parent` but that `parent` does not own
   // (the executor's per-program local scope).

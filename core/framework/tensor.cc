@@ -12,8 +12,8 @@ void* Tensor::mutable_data(const Place& place, DataType dtype) {
                " (set every -1 before running)");
   int64_t signed_bytes = 0;  // Resize kept the element count in int64; its bytes may not be
   if (__builtin_mul_overflow(numel_, static_cast<int64_t>(elem), &signed_bytes))
-    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "cannot allocate a ", DataTypeName(dtype), " tensor: ",
-              CheckDims(dims_, elem));
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "cannot allocate a ", DataTypeName(dtype),
+              " tensor: ", CheckDims(dims_, elem));
   const size_t bytes = static_cast<size_t>(signed_bytes);
   if (!holder_ || holder_->place() != place || holder_->size() < offset_ + bytes) {
     holder_ = memory::AllocShared(place, bytes);
@@ -68,8 +68,7 @@ std::string CheckLoD(const LoD& lod, int64_t rows) {
     if (level.size() < 2) return StrCat("LoD level ", l, " needs at least 2 offsets");
     if (level[0] != 0) return StrCat("LoD level ", l, " must start at 0");
     for (size_t i = 1; i < level.size(); ++i)
-      if (level[i] < level[i - 1])
-        return StrCat("LoD level ", l, " decreases at position ", i);
+      if (level[i] < level[i - 1]) return StrCat("LoD level ", l, " decreases at position ", i);
   }
   for (size_t l = 0; l < lod.size(); ++l) {
     const auto& level = lod[l];

@@ -37,13 +37,34 @@ struct LoDRankTable {
 
 template <typename T>
 struct VarTypeTrait;
-template <> struct VarTypeTrait<LoDTensor> { static constexpr TideVarType kType = TIDE_VAR_LOD_TENSOR; };
-template <> struct VarTypeTrait<SelectedRows> { static constexpr TideVarType kType = TIDE_VAR_SELECTED_ROWS; };
-template <> struct VarTypeTrait<LoDTensorArray> { static constexpr TideVarType kType = TIDE_VAR_LOD_TENSOR_ARRAY; };
-template <> struct VarTypeTrait<FeedList> { static constexpr TideVarType kType = TIDE_VAR_FEED_MINIBATCH; };
-template <> struct VarTypeTrait<FetchList> { static constexpr TideVarType kType = TIDE_VAR_FETCH_LIST; };
-template <> struct VarTypeTrait<StepScopes> { static constexpr TideVarType kType = TIDE_VAR_STEP_SCOPES; };
-template <> struct VarTypeTrait<LoDRankTable> { static constexpr TideVarType kType = TIDE_VAR_LOD_RANK_TABLE; };
+template <>
+struct VarTypeTrait<LoDTensor> {
+  static constexpr TideVarType kType = TIDE_VAR_LOD_TENSOR;
+};
+template <>
+struct VarTypeTrait<SelectedRows> {
+  static constexpr TideVarType kType = TIDE_VAR_SELECTED_ROWS;
+};
+template <>
+struct VarTypeTrait<LoDTensorArray> {
+  static constexpr TideVarType kType = TIDE_VAR_LOD_TENSOR_ARRAY;
+};
+template <>
+struct VarTypeTrait<FeedList> {
+  static constexpr TideVarType kType = TIDE_VAR_FEED_MINIBATCH;
+};
+template <>
+struct VarTypeTrait<FetchList> {
+  static constexpr TideVarType kType = TIDE_VAR_FETCH_LIST;
+};
+template <>
+struct VarTypeTrait<StepScopes> {
+  static constexpr TideVarType kType = TIDE_VAR_STEP_SCOPES;
+};
+template <>
+struct VarTypeTrait<LoDRankTable> {
+  static constexpr TideVarType kType = TIDE_VAR_LOD_RANK_TABLE;
+};
 
 class Variable {
  public:

@@ -31,9 +31,15 @@ const char* StatusMessage(const TideStatus* s) { return s ? s->message.c_str() :
 void Log(TideLogSeverity severity, const char* plugin, const char* message) {
   const char* who = plugin ? plugin : "plugin";
   switch (severity) {
-    case TIDE_LOG_INFO: LOG(INFO) << "[" << who << "] " << message; break;
-    case TIDE_LOG_WARNING: LOG(WARNING) << "[" << who << "] " << message; break;
-    default: LOG(ERROR) << "[" << who << "] " << message; break;
+    case TIDE_LOG_INFO:
+      LOG(INFO) << "[" << who << "] " << message;
+      break;
+    case TIDE_LOG_WARNING:
+      LOG(WARNING) << "[" << who << "] " << message;
+      break;
+    default:
+      LOG(ERROR) << "[" << who << "] " << message;
+      break;
   }
 }
 
@@ -81,7 +87,8 @@ TideStatus* TensorMutableData(TideTensor* t, TideDataType dtype, TidePlace place
 TideStatus* TensorShareDataWith(TideTensor* dst, const TideTensor* src) {
   return StatusGuard([&] { Unwrap(dst)->ShareDataWith(*Unwrap(src)); });
 }
-TideStatus* TensorCopyTo(const TideTensor* src, TidePlace place, TideDeviceContext* ctx, TideTensor* dst) {
+TideStatus* TensorCopyTo(const TideTensor* src, TidePlace place, TideDeviceContext* ctx,
+                         TideTensor* dst) {
   return StatusGuard([&] { TensorCopySync(*Unwrap(src), Place(place), Unwrap(dst), Unwrap(ctx)); });
 }
 size_t TensorLoDLevels(const TideTensor* t) { return Unwrap(t)->lod().size(); }
@@ -106,15 +113,17 @@ TideStatus* TensorSetLoD(TideTensor* t, const uint64_t* const* offsets, const si
     x->set_lod(lod);
   });
 }
-TideStatus* TensorAdoptData(TideTensor* t, void* data, size_t bytes, TideDataType dtype, TidePlace place,
-                            void (*release)(void*), void* arg) {
+TideStatus* TensorAdoptData(TideTensor* t, void* data, size_t bytes, TideDataType dtype,
+                            TidePlace place, void (*release)(void*), void* arg) {
   return StatusGuard([&] {
     LoDTensor* x = Unwrap(t);
-    TIDE_ENFORCE(SizeOf(dtype) > 0, "Tensor_AdoptData: data type ", DataTypeName(dtype), " has no size");
+    TIDE_ENFORCE(SizeOf(dtype) > 0, "Tensor_AdoptData: data type ", DataTypeName(dtype),
+                 " has no size");
     TIDE_ENFORCE(data || bytes == 0, "Tensor_AdoptData: null data");
     int64_t n = x->numel();
-    TIDE_ENFORCE(n >= 0 && static_cast<size_t>(n) * SizeOf(dtype) <= bytes, "Tensor_AdoptData: ", bytes,
-                 " bytes cannot hold dims ", x->dims().ToString(), " of ", DataTypeName(dtype));
+    TIDE_ENFORCE(n >= 0 && static_cast<size_t>(n) * SizeOf(dtype) <= bytes,
+                 "Tensor_AdoptData: ", bytes, " bytes cannot hold dims ", x->dims().ToString(),
+                 " of ", DataTypeName(dtype));
     TIDE_ENFORCE(reinterpret_cast<uintptr_t>(data) % SizeOf(dtype) == 0,
                  "Tensor_AdoptData: data is not aligned for ", DataTypeName(dtype));
     Place p(place);
@@ -147,7 +156,8 @@ TideStatus* VariableGetTensorArray(TideVariable* v, TideTensorArray** out) {
   *out = nullptr;
   return StatusGuard([&] {
     Variable* var = Unwrap(v);
-    std::vector<LoDTensor>* list = var->IsInitialized() ? var->GetTensorList() : var->GetMutable<LoDTensorArray>();
+    std::vector<LoDTensor>* list =
+        var->IsInitialized() ? var->GetTensorList() : var->GetMutable<LoDTensorArray>();
     TIDE_ENFORCE(list != nullptr, "variable holds ", VarTypeName(var->type()),
                  ", used as a tensor array");
     *out = Wrap(list);
@@ -198,7 +208,9 @@ TideVariable* ScopeFindVar(const TideScope* s, const char* name) {
 TideVariable* ScopeFindLocalVar(const TideScope* s, const char* name) {
   return Wrap(Unwrap(s)->FindLocalVar(name ? name : ""));
 }
-TideVariable* ScopeVar(TideScope* s, const char* name) { return Wrap(Unwrap(s)->Var(name ? name : "")); }
+TideVariable* ScopeVar(TideScope* s, const char* name) {
+  return Wrap(Unwrap(s)->Var(name ? name : ""));
+}
 TideScope* ScopeNewScope(TideScope* s) { return Wrap(&Unwrap(s)->NewScope()); }
 void ScopeDropKids(TideScope* s) { Unwrap(s)->DropKids(); }
 
@@ -283,8 +295,12 @@ int32_t IIsRuntime(const TideInferShapeContext* c) { return c->IsRuntime() ? 1 :
 const TideAttrValue* IAttr(const TideInferShapeContext* c, const char* n) { return c->Attr(n); }
 size_t IInputCount(const TideInferShapeContext* c, const char* p) { return c->InputCount(p); }
 size_t IOutputCount(const TideInferShapeContext* c, const char* p) { return c->OutputCount(p); }
-const char* IInputName(const TideInferShapeContext* c, const char* p, size_t i) { return c->InputName(p, i); }
-const char* IOutputName(const TideInferShapeContext* c, const char* p, size_t i) { return c->OutputName(p, i); }
+const char* IInputName(const TideInferShapeContext* c, const char* p, size_t i) {
+  return c->InputName(p, i);
+}
+const char* IOutputName(const TideInferShapeContext* c, const char* p, size_t i) {
+  return c->OutputName(p, i);
+}
 TideStatus* IInputDims(const TideInferShapeContext* c, const char* p, size_t i, int64_t* dims,
                        int32_t capacity, int32_t* rank) {
   return StatusGuard([&] {
@@ -295,7 +311,8 @@ TideStatus* IInputDims(const TideInferShapeContext* c, const char* p, size_t i, 
     *rank = d.size();
   });
 }
-TideStatus* ISetOutputDims(TideInferShapeContext* c, const char* p, size_t i, const int64_t* dims, int32_t rank) {
+TideStatus* ISetOutputDims(TideInferShapeContext* c, const char* p, size_t i, const int64_t* dims,
+                           int32_t rank) {
   return StatusGuard([&] { c->SetOutputDims(p, i, DDim(dims, rank)); });
 }
 TideDataType IInputDataType(const TideInferShapeContext* c, const char* p, size_t i) {
@@ -340,7 +357,8 @@ void ISetOutputLoDLevel(TideInferShapeContext* c, const char* p, size_t i, int32
     LOG(WARNING) << "op '" << c->op_type() << "': " << e.what();
   }
 }
-TideStatus* IShareLoD(TideInferShapeContext* c, const char* in, size_t i, const char* out, size_t j) {
+TideStatus* IShareLoD(TideInferShapeContext* c, const char* in, size_t i, const char* out,
+                      size_t j) {
   return StatusGuard([&] { c->ShareLoD(in, i, out, j); });
 }
 
@@ -355,8 +373,12 @@ const char* const* GParams(const TideGradOpMaker* m, const VariableNameMap& map,
   for (const auto& kv : map) names.push_back(kv.first);
   return const_cast<TideGradOpMaker*>(m)->lists.Keep(names, count);
 }
-const char* const* GInputParams(const TideGradOpMaker* m, size_t* n) { return GParams(m, m->forward->inputs(), n); }
-const char* const* GOutputParams(const TideGradOpMaker* m, size_t* n) { return GParams(m, m->forward->outputs(), n); }
+const char* const* GInputParams(const TideGradOpMaker* m, size_t* n) {
+  return GParams(m, m->forward->inputs(), n);
+}
+const char* const* GOutputParams(const TideGradOpMaker* m, size_t* n) {
+  return GParams(m, m->forward->outputs(), n);
+}
 // The gradients of a parameter the forward op's schema does not declare (a misspelt "Outt"): no
 // names, and the maker's first such query is its error, so it is named instead of the grad op's
 // input left empty ("needs input 'Out@GRAD', which is not set"). Input / Output of any name stay
@@ -385,13 +407,16 @@ std::vector<std::string> GradNames(const std::vector<std::string>& vars,
 }
 const char* const* GInputGrad(const TideGradOpMaker* m, const char* p, size_t* n) {
   CheckParam(m, "InputGrad", p, "input");
-  return const_cast<TideGradOpMaker*>(m)->lists.Keep(GradNames(m->forward->Input(p), m->no_grad), n);
+  return const_cast<TideGradOpMaker*>(m)->lists.Keep(GradNames(m->forward->Input(p), m->no_grad),
+                                                     n);
 }
 const char* const* GOutputGrad(const TideGradOpMaker* m, const char* p, size_t* n) {
   CheckParam(m, "OutputGrad", p, "output");
   return const_cast<TideGradOpMaker*>(m)->lists.Keep(GradNames(m->forward->Output(p), nullptr), n);
 }
-const TideAttrValue* GAttr(const TideGradOpMaker* m, const char* name) { return m->attrs.Find(name); }
+const TideAttrValue* GAttr(const TideGradOpMaker* m, const char* name) {
+  return m->attrs.Find(name);
+}
 int32_t GGradBlock(const TideGradOpMaker* m, const char* attr) {
   auto it = m->grad_blocks.find(attr ? attr : "");
   return it == m->grad_blocks.end() ? -1 : it->second;
@@ -429,7 +454,9 @@ const char* ROpType(const TideOpRunContext* c) { return c->op->type().c_str(); }
 TideScope* RScope(TideOpRunContext* c) { return Wrap(c->scope); }
 TidePlace RPlace(const TideOpRunContext* c) { return c->dctx->place().c(); }
 TideDeviceContext* RDeviceContext(TideOpRunContext* c) { return Wrap(c->dctx); }
-const TideAttrValue* RAttr(const TideOpRunContext* c, const char* n) { return c->op->attr_views().Find(n); }
+const TideAttrValue* RAttr(const TideOpRunContext* c, const char* n) {
+  return c->op->attr_views().Find(n);
+}
 const char* const* RNames(const ArgBinding* b, size_t* n) {
   *n = b ? b->name_ptrs.size() : 0;
   return b ? b->name_ptrs.data() : nullptr;

@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,13 +62,20 @@ std::string NotARegularFile(const std::string& path) {
   std::error_code ec;
   switch (fs::status(path, ec).type()) {
     case fs::file_type::regular:
-    case fs::file_type::not_found: return "";
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    default: return ec ? "a file whose type cannot be read: " + ec.message() : "not a regular file";
+    case fs::file_type::not_found:
+      return "";
+    case fs::file_type::directory:
+      return "a directory";
+    case fs::file_type::fifo:
+      return "a FIFO (named pipe)";
+    case fs::file_type::socket:
+      return "a socket";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::character:
+      return "a character device";
+    default:
+      return ec ? "a file whose type cannot be read: " + ec.message() : "not a regular file";
   }
 }
 
@@ -166,14 +173,22 @@ constexpr uint16_t kNativeMachine = EM_RISCV;
 
 std::string MachineName(uint16_t machine) {
   switch (machine) {
-    case EM_X86_64: return "x86-64";
-    case EM_AARCH64: return "AArch64 (arm64)";
-    case EM_386: return "x86 (32-bit)";
-    case EM_ARM: return "ARM (32-bit)";
-    case EM_PPC64: return "PowerPC 64";
-    case EM_S390: return "IBM Z (s390x)";
-    case EM_RISCV: return "RISC-V";
-    default: return StrCat("ELF machine ", machine);
+    case EM_X86_64:
+      return "x86-64";
+    case EM_AARCH64:
+      return "AArch64 (arm64)";
+    case EM_386:
+      return "x86 (32-bit)";
+    case EM_ARM:
+      return "ARM (32-bit)";
+    case EM_PPC64:
+      return "PowerPC 64";
+    case EM_S390:
+      return "IBM Z (s390x)";
+    case EM_RISCV:
+      return "RISC-V";
+    default:
+      return StrCat("ELF machine ", machine);
   }
 }
 
@@ -188,17 +203,22 @@ std::string CheckElfFile(const std::string& path) {
   const uint64_t size = static_cast<uint64_t>(f.tellg());
   f.seekg(0);
   Elf64_Ehdr eh;
-  if (size < sizeof(eh)) return StrCat("not a shared object (", size, " bytes, shorter than an ELF header)");
+  if (size < sizeof(eh))
+    return StrCat("not a shared object (", size, " bytes, shorter than an ELF header)");
   f.read(reinterpret_cast<char*>(&eh), sizeof(eh));
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return "";  // dlopen says "invalid ELF header"
-  const unsigned char native_data = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+  const unsigned char native_data =
+      __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
   // e_machine sits at the same offset in 32- and 64-bit headers, in the file's byte order. For
   // another machine's file glibc's dlopen says only "No such file or directory".
-  const uint16_t machine = eh.e_ident[EI_DATA] == native_data ? eh.e_machine : __builtin_bswap16(eh.e_machine);
+  const uint16_t machine =
+      eh.e_ident[EI_DATA] == native_data ? eh.e_machine : __builtin_bswap16(eh.e_machine);
   if (machine != kNativeMachine)
-    return StrCat("built for another machine: the file is for ", MachineName(machine), ", this Tide runs on ",
-                  MachineName(kNativeMachine), " (use the plugin's build for this machine)");
-  if (sizeof(void*) != 8 || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != native_data)
+    return StrCat("built for another machine: the file is for ", MachineName(machine),
+                  ", this Tide runs on ", MachineName(kNativeMachine),
+                  " (use the plugin's build for this machine)");
+  if (sizeof(void*) != 8 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != native_data)
     return "";  // another class or byte order: dlopen refuses it from the header alone
   auto truncated = [&](const char* what, uint64_t end) {
     return StrCat("truncated or corrupt shared object: its ", what, " end at byte ", end,
@@ -210,11 +230,13 @@ std::string CheckElfFile(const std::string& path) {
   if (eh.e_phoff > size || ph_end > size) return truncated("program headers", ph_end);
   if (eh.e_shnum && eh.e_shoff) {
     const uint64_t sh_end = eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize;
-    if (eh.e_shoff > size || sh_end > size || sh_end < eh.e_shoff) return truncated("section headers", sh_end);
+    if (eh.e_shoff > size || sh_end > size || sh_end < eh.e_shoff)
+      return truncated("section headers", sh_end);
   }
   std::vector<Elf64_Phdr> ph(eh.e_phnum);
   f.seekg(static_cast<std::streamoff>(eh.e_phoff));
-  f.read(reinterpret_cast<char*>(ph.data()), static_cast<std::streamsize>(ph.size() * sizeof(Elf64_Phdr)));
+  f.read(reinterpret_cast<char*>(ph.data()),
+         static_cast<std::streamsize>(ph.size() * sizeof(Elf64_Phdr)));
   if (!f) return truncated("program headers", ph_end);
   for (const Elf64_Phdr& p : ph) {
     if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC) continue;
@@ -234,7 +256,8 @@ std::string DlopenReason(const std::string& path) {
   }
   const char* e = dlerror();
   std::string msg = e ? e : "unknown dynamic-loader error";
-  if (msg.find("invalid ELF header") != std::string::npos || msg.find("file too short") != std::string::npos)
+  if (msg.find("invalid ELF header") != std::string::npos ||
+      msg.find("file too short") != std::string::npos)
     return "not a shared object (" + msg + ")";
   return msg;
 }
@@ -268,7 +291,8 @@ void Open(const std::string& path, Candidate* c) {
   }
   for (const char* sym : {TIDE_PLUGIN_INFO_SYMBOL, TIDE_PLUGIN_REGISTER_SYMBOL}) {
     if (!lib->has(sym)) {
-      r.error = StrCat("missing entry symbol '", sym, "' (not a Tide plugin, or not built with TIDE_PLUGIN(...))");
+      r.error = StrCat("missing entry symbol '", sym,
+                       "' (not a Tide plugin, or not built with TIDE_PLUGIN(...))");
       OpenLibraries().push_back(std::move(lib));
       return;
     }
@@ -279,7 +303,8 @@ void Open(const std::string& path, Candidate* c) {
     return;
   }
   auto info_fn = lib->get<const TidePluginInfo*(const TideAbiRange*)>(TIDE_PLUGIN_INFO_SYMBOL);
-  c->register_fn = lib->get<TideStatus*(const TideHostApi*, TideRegistrar*)>(TIDE_PLUGIN_REGISTER_SYMBOL);
+  c->register_fn =
+      lib->get<TideStatus*(const TideHostApi*, TideRegistrar*)>(TIDE_PLUGIN_REGISTER_SYMBOL);
   c->lib = lib.get();
   OpenLibraries().push_back(std::move(lib));
 
@@ -309,16 +334,17 @@ void Open(const std::string& path, Candidate* c) {
   if (r.name.empty()) {
     r.error = "the plugin has no name";
   } else if (r.abi_major != TIDE_ABI_MAJOR) {
-    r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
-                     ", this Tide speaks ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
+    r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".",
+                     r.abi_minor, ", this Tide speaks ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
                      " (a different major version: rebuild the plugin against this SDK)");
-  } else if (TIDE_HAS_FIELD(info, TidePluginInfo, min_abi_minor) && info->min_abi_minor > TIDE_ABI_MINOR) {
+  } else if (TIDE_HAS_FIELD(info, TidePluginInfo, min_abi_minor) &&
+             info->min_abi_minor > TIDE_ABI_MINOR) {
     r.error = StrCat("plugin '", r.name, "' (", path, ") needs plugin ABI ", r.abi_major, ".",
                      info->min_abi_minor, " or newer; this Tide speaks ", TIDE_ABI_MAJOR, ".",
                      TIDE_ABI_MINOR, " (upgrade Tide, or rebuild the plugin against this SDK)");
   } else if (r.abi_minor > TIDE_ABI_MINOR) {
-    r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".", r.abi_minor,
-                     ", newer than this Tide's ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
+    r.error = StrCat("plugin '", r.name, "' (", path, ") speaks plugin ABI ", r.abi_major, ".",
+                     r.abi_minor, ", newer than this Tide's ", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR,
                      " (upgrade Tide, or rebuild the plugin against this SDK)");
   }
 }
@@ -334,9 +360,10 @@ std::vector<std::string> VendorPrefixWarnings(const PluginRecord& r) {
   if (!ec1 && dir == fs::weakly_canonical(DefaultPluginDir(), ec2) && !ec2) return warnings;
   for (const auto& op : r.ops)
     if (op.find('.') == std::string::npos)
-      warnings.push_back(StrCat("op '", op, "' has no vendor prefix: names without a '.' are Fluid's, kept ",
-                                "for Tide's own op packs; name it '<vendor>.", op, "' (plugin '", r.name,
-                                "', ", r.path, ")"));
+      warnings.push_back(StrCat("op '", op,
+                                "' has no vendor prefix: names without a '.' are Fluid's, kept ",
+                                "for Tide's own op packs; name it '<vendor>.", op, "' (plugin '",
+                                r.name, "', ", r.path, ")"));
   return warnings;
 }
 
@@ -407,10 +434,18 @@ std::string JsonEscape(const std::string& raw) {
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -444,7 +479,9 @@ void ShutdownPlugins() { RunPluginFinalizers(); }
 std::string DefaultPluginDir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&DefaultPluginDir), &info) && info.dli_fname)
-    return (fs::path(info.dli_fname).parent_path() / "tide" / "plugins").lexically_normal().string();
+    return (fs::path(info.dli_fname).parent_path() / "tide" / "plugins")
+        .lexically_normal()
+        .string();
   return "";
 }
 
@@ -496,7 +533,8 @@ void PluginManager::LoadAllLocked(const std::vector<std::string>& entries) {
     Candidate c;
     auto t0 = std::chrono::steady_clock::now();
     Open(f, &c);
-    c.record.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    c.record.load_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     batch.push_back(std::move(c));
   }
   // Register in dependency order: repeatedly take those whose requirements are all loaded. A
@@ -520,11 +558,14 @@ void PluginManager::LoadAllLocked(const std::vector<std::string>& entries) {
       }
       auto taken = loaded.find(c->record.name);
       if (taken != loaded.end()) {
-        c->record.error = StrCat("a plugin named '", c->record.name, "' is already loaded from ", taken->second);
+        c->record.error =
+            StrCat("a plugin named '", c->record.name, "' is already loaded from ", taken->second);
       } else {
         auto t0 = std::chrono::steady_clock::now();
         Register(c);
-        c->record.load_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        c->record.load_ms +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         if (c->record.loaded) loaded[c->record.name] = c->record.path;
       }
       it = pending.erase(it);
@@ -537,7 +578,8 @@ void PluginManager::LoadAllLocked(const std::vector<std::string>& entries) {
       if (!loaded.count(q)) absent.push_back(q);
     std::string list;
     for (const auto& a : absent) list += (list.empty() ? "'" : ", '") + a + "'";
-    c->record.error = StrCat("requires plugin(s) ", list, ", which did not load (missing, failed, or a dependency cycle)");
+    c->record.error = StrCat("requires plugin(s) ", list,
+                             ", which did not load (missing, failed, or a dependency cycle)");
   }
   for (auto& r : failed) {
     LOG(WARNING) << "plugin " << r.path << " did not load: " << r.error;
@@ -563,7 +605,8 @@ PluginRecord PluginManager::Load(const std::string& path) {
     // A file that failed before may be retried (it may have been rebuilt).
     records_.erase(std::remove_if(records_.begin(), records_.end(),
                                   [&](const PluginRecord& r) {
-                                    return !r.loaded && fs::weakly_canonical(r.path).string() == canonical;
+                                    return !r.loaded &&
+                                           fs::weakly_canonical(r.path).string() == canonical;
                                   }),
                    records_.end());
     before = records_.size();
@@ -573,8 +616,9 @@ PluginRecord PluginManager::Load(const std::string& path) {
   if (records_.size() == before) {
     std::error_code ec;
     TIDE_FAIL(TIDE_NOT_FOUND, "cannot load plugin ", path, ": ",
-              fs::is_directory(path, ec) ? "the directory holds no plugin file (*.so) not loaded already"
-                                         : "it was already seen and is not loaded");
+              fs::is_directory(path, ec)
+                  ? "the directory holds no plugin file (*.so) not loaded already"
+                  : "it was already seen and is not loaded");
   }
   const PluginRecord& r = records_.back();
   if (!r.loaded) TIDE_FAIL(TIDE_FAILED_PRECONDITION, "cannot load plugin ", path, ": ", r.error);
@@ -588,20 +632,23 @@ std::vector<PluginRecord> PluginManager::Records() const {
 
 std::string PluginManager::RecordsJson() const {
   std::vector<PluginRecord> records = Records();
-  std::string s = "{\n  \"abi\": \"" + std::to_string(TIDE_ABI_MAJOR) + "." + std::to_string(TIDE_ABI_MINOR) +
+  std::string s = "{\n  \"abi\": \"" + std::to_string(TIDE_ABI_MAJOR) + "." +
+                  std::to_string(TIDE_ABI_MINOR) +
                   "\",\n  \"search_path\": " + JsonList(SearchPath()) + ",\n  \"plugins\": [";
   for (size_t i = 0; i < records.size(); ++i) {
     const PluginRecord& r = records[i];
     s += i ? ",\n" : "\n";
     s += "    {\"name\": " + JsonEscape(r.name) + ", \"version\": " + JsonEscape(r.version) +
          ", \"file\": " + JsonEscape(r.path) + ", \"abi\": " +
-         JsonEscape(r.abi_major ? std::to_string(r.abi_major) + "." + std::to_string(r.abi_minor) : "") +
+         JsonEscape(r.abi_major ? std::to_string(r.abi_major) + "." + std::to_string(r.abi_minor)
+                                : "") +
          ", \"status\": " + JsonEscape(r.loaded ? "loaded" : "failed") +
          ", \"error\": " + JsonEscape(r.error) + ", \"description\": " + JsonEscape(r.description) +
          ", \"requires\": " + JsonList(r.requires) + ", \"load_ms\": " + std::to_string(r.load_ms) +
          ",\n     \"ops\": " + JsonList(r.ops) + ",\n     \"kernels\": " + JsonList(r.kernels) +
-         ",\n     \"devices\": " + JsonList(r.devices) + ", \"transforms\": " + JsonList(r.transforms) +
-         ", \"warnings\": " + JsonList(r.warnings) + "}";
+         ",\n     \"devices\": " + JsonList(r.devices) +
+         ", \"transforms\": " + JsonList(r.transforms) + ", \"warnings\": " + JsonList(r.warnings) +
+         "}";
   }
   return s + (records.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }

@@ -13,8 +13,9 @@ namespace tide::core {
 struct PluginRecord {
   std::string path;
   std::string name, version, description;  // empty when the file never said
-  uint32_t abi_major = 0, abi_minor = 0;    // what the plugin speaks
-  std::vector<std::string> requires;
+  uint32_t abi_major = 0, abi_minor = 0;   // what the plugin speaks
+  std::vector<std::string>
+  requires;
   bool loaded = false;
   std::string error;  // why it failed to load
   std::vector<std::string> ops, kernels, devices, transforms;

@@ -31,14 +31,19 @@ const std::set<std::string>& PaddleOnlyFrameworkAttrs() {
 bool IsNeutralPrecisionHint(const proto::OpDesc::Attr& a) {
   const std::string suffix = "_data_type";
   const std::string& n = a.name();
-  return n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+  return n.size() > suffix.size() &&
+         n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
          a.type() == proto::STRING && (a.s().empty() || a.s() == "float32");
 }
 
 bool IsUtf8(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
     if (n == 0 || i + n > s.size()) return false;
     for (size_t k = 1; k < n; ++k)
       if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
@@ -71,7 +76,8 @@ void CheckStrings(const proto::ProgramDesc& p, const std::string& file) {
       }
     }
   }
-  for (const auto& pair : p.op_version_map().pair()) check(pair.op_name(), 0, "an op_version_map name");
+  for (const auto& pair : p.op_version_map().pair())
+    check(pair.op_name(), 0, "an op_version_map name");
 }
 
 bool IsFile(const fs::path& p) {
@@ -141,10 +147,11 @@ void CheckOpsRegistered(const proto::ProgramDesc& p, const std::string& file) {
   if (missing.empty()) return;
   std::vector<std::string> items;
   for (const auto& kv : missing)
-    items.push_back(kv.first + " (" + std::to_string(kv.second) + (kv.second == 1 ? " op)" : " ops)"));
+    items.push_back(kv.first + " (" + std::to_string(kv.second) +
+                    (kv.second == 1 ? " op)" : " ops)"));
   TIDE_FAIL(TIDE_NOT_FOUND, file, ": ", missing.size(),
-            " op type(s) of this program are not registered by any loaded plugin: ", Join(items, 1000),
-            ". tide.plugins() lists the loaded plugins and their ops");
+            " op type(s) of this program are not registered by any loaded plugin: ",
+            Join(items, 1000), ". tide.plugins() lists the loaded plugins and their ops");
 }
 
 // Paddle records, per op type, the version of its definition the program was written with; an
@@ -164,8 +171,9 @@ void CheckOpVersions(const proto::ProgramDesc& p, const std::string& file) {
                       ", Tide implements up to " + std::to_string(have) + ")");
   }
   if (!newer.empty())
-    TIDE_FAIL(TIDE_UNIMPLEMENTED, file, ": the program uses op versions newer than Tide implements: ",
-              Join(newer, 1000), ". Their semantics changed in Paddle; Tide refuses rather than "
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, file,
+              ": the program uses op versions newer than Tide implements: ", Join(newer, 1000),
+              ". Their semantics changed in Paddle; Tide refuses rather than "
               "compute something else");
 }
 
@@ -186,14 +194,15 @@ FeedFetch FindFeedFetch(const ProgramDesc& program, const std::string& file) {
                  ": the ", op->type(), " op of '", args[0], "' has no int attribute 'col'");
     const int col = std::get<int32_t>(op->GetAttr("col"));
     // Else the run fails later, naming neither the file nor the op.
-    TIDE_ENFORCE(program.Block(0).FindVar(args[0]) != nullptr, file, ": the ", op->type(), " op (col ",
-                 col, ") ", feed ? "writes" : "reads", " variable '", args[0],
+    TIDE_ENFORCE(program.Block(0).FindVar(args[0]) != nullptr, file, ": the ", op->type(),
+                 " op (col ", col, ") ", feed ? "writes" : "reads", " variable '", args[0],
                  "', which the program does not declare (in block 0)");
     auto& m = feed ? feeds : fetches;
     TIDE_ENFORCE(col >= 0 && m.emplace(col, args[0]).second, file, ": ", op->type(), " op of '",
                  args[0], "' has a duplicate or negative col ", col);
   }
-  TIDE_ENFORCE(!fetches.empty(), file, ": the program has no fetch op: not an inference model "
+  TIDE_ENFORCE(!fetches.empty(), file,
+               ": the program has no fetch op: not an inference model "
                "(save it with paddle.static.save_inference_model or paddle.jit.save)");
   FeedFetch out;
   for (auto* m : {&feeds, &fetches}) {
@@ -208,8 +217,8 @@ FeedFetch FindFeedFetch(const ProgramDesc& program, const std::string& file) {
 }
 
 bool IsParameterVar(const VarDesc& v) {
-  return v.persistable() && v.type() != TIDE_VAR_FEED_MINIBATCH && v.type() != TIDE_VAR_FETCH_LIST &&
-         v.type() != TIDE_VAR_RAW;
+  return v.persistable() && v.type() != TIDE_VAR_FEED_MINIBATCH &&
+         v.type() != TIDE_VAR_FETCH_LIST && v.type() != TIDE_VAR_RAW;
 }
 
 // A parameter read from its file must be what its variable declares.
@@ -219,8 +228,10 @@ void CheckAgainstVar(const LoDTensor& t, const VarDesc& v, const std::string& wh
   const auto dims = t.dims().ToVector();
   const auto& want = v.shape();
   bool ok = want.empty() || dims.size() == want.size();
-  for (size_t i = 0; ok && !want.empty() && i < want.size(); ++i) ok = want[i] < 0 || want[i] == dims[i];
-  TIDE_ENFORCE(ok, what, ": has dims ", DimsString(dims), ", the program declares ", DimsString(want));
+  for (size_t i = 0; ok && !want.empty() && i < want.size(); ++i)
+    ok = want[i] < 0 || want[i] == dims[i];
+  TIDE_ENFORCE(ok, what, ": has dims ", DimsString(dims), ", the program declares ",
+               DimsString(want));
 }
 
 void Store(LoDTensor* host, Scope* scope, const std::string& name, const Place& place) {
@@ -238,17 +249,35 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
   // Each of these versions added an attribute or an input (or fixed leaky_relu's alpha outside
   // [0, 1], which Tide computes as Paddle now does): a program that uses what Tide's op lacks is
   // refused by the op's own attribute and input checks.
-  static const std::map<std::string, int> known = {
-      {"conv2d", 1},          {"depthwise_conv2d", 1}, {"conv3d", 1},
-      {"elementwise_add", 1}, {"elementwise_sub", 1},  {"elementwise_mul", 1},
-      {"elementwise_div", 1}, {"elementwise_pow", 1},  {"fill_constant", 2},
-      {"clip", 1},            {"gather", 1},           {"matmul", 1},
-      {"leaky_relu", 1},      {"equal", 1},            {"not_equal", 1},
-      {"less_than", 1},       {"less_equal", 1},       {"greater_than", 1},
-      {"greater_equal", 1},   {"cumsum", 1},           {"momentum", 1},
-      {"lookup_table", 1},    {"lookup_table_v2", 1},  {"linspace", 1},
-      {"argsort", 1},         {"p_norm", 1},           {"flip", 1},
-      {"roll", 2},            {"instance_norm", 1}};
+  static const std::map<std::string, int> known = {{"conv2d", 1},
+                                                   {"depthwise_conv2d", 1},
+                                                   {"conv3d", 1},
+                                                   {"elementwise_add", 1},
+                                                   {"elementwise_sub", 1},
+                                                   {"elementwise_mul", 1},
+                                                   {"elementwise_div", 1},
+                                                   {"elementwise_pow", 1},
+                                                   {"fill_constant", 2},
+                                                   {"clip", 1},
+                                                   {"gather", 1},
+                                                   {"matmul", 1},
+                                                   {"leaky_relu", 1},
+                                                   {"equal", 1},
+                                                   {"not_equal", 1},
+                                                   {"less_than", 1},
+                                                   {"less_equal", 1},
+                                                   {"greater_than", 1},
+                                                   {"greater_equal", 1},
+                                                   {"cumsum", 1},
+                                                   {"momentum", 1},
+                                                   {"lookup_table", 1},
+                                                   {"lookup_table_v2", 1},
+                                                   {"linspace", 1},
+                                                   {"argsort", 1},
+                                                   {"p_norm", 1},
+                                                   {"flip", 1},
+                                                   {"roll", 2},
+                                                   {"instance_norm", 1}};
   return known;
 }
 
@@ -293,7 +322,8 @@ PaddleModelFiles FindPaddleModelFiles(const std::string& path, const std::string
                  " Paddle models: pass the prefix of one (", Join(found), ")");
   }
   // Paddle 3.x saves PIR programs (prefix.json) unless FLAGS_enable_pir_api=0.
-  TIDE_ENFORCE(!IsFile(s + ".json") || !IsFile(s + ".pdiparams"), s, ".json is a PaddlePaddle 3.x PIR "
+  TIDE_ENFORCE(!IsFile(s + ".json") || !IsFile(s + ".pdiparams"), s,
+               ".json is a PaddlePaddle 3.x PIR "
                "program, which Tide does not read: save the model with FLAGS_enable_pir_api=0 (the "
                "legacy .pdmodel format)");
   TIDE_FAIL(TIDE_NOT_FOUND, "no Paddle inference model at '", path, "': looked for ", s,
@@ -330,8 +360,8 @@ void ReadPaddleTensor(std::istream& in, LoDTensor* out, const std::string& what)
   TIDE_ENFORCE(desc.ParseFromString(desc_bytes), what, ": its TensorDesc (", desc_size,
                " bytes) does not parse: corrupt");
   const int dt = static_cast<int>(desc.data_type());
-  TIDE_ENFORCE(IsValidDataType(dt) && SizeOf(static_cast<DataType>(dt)) > 0, what,
-               ": data type ", dt, " is not one Tide holds");
+  TIDE_ENFORCE(IsValidDataType(dt) && SizeOf(static_cast<DataType>(dt)) > 0, what, ": data type ",
+               dt, " is not one Tide holds");
   const auto dtype = static_cast<DataType>(dt);
   std::vector<int64_t> dims(desc.dims().begin(), desc.dims().end());
   TIDE_ENFORCE(dims.size() <= static_cast<size_t>(DDim::kMaxRank), what, ": rank ", dims.size(),
@@ -360,8 +390,10 @@ ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, file, ": not a Paddle ProgramDesc: protobuf cannot parse its ",
               bytes.size(), " bytes (truncated or corrupt)");
   if (!p.IsInitialized())
-    TIDE_FAIL(TIDE_INVALID_ARGUMENT, file, ": not a complete Paddle ProgramDesc (truncated or "
-              "corrupt): missing required fields ", p.InitializationErrorString());
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, file,
+              ": not a complete Paddle ProgramDesc (truncated or "
+              "corrupt): missing required fields ",
+              p.InitializationErrorString());
   CheckStrings(p, file);
   for (auto& b : *p.mutable_blocks())
     for (auto& op : *b.mutable_ops()) {
@@ -385,8 +417,8 @@ ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file
   return std::move(*program);
 }
 
-PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* scope, const Place& place,
-                                              const std::string& model_filename,
+PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* scope,
+                                              const Place& place, const std::string& model_filename,
                                               const std::string& params_filename) {
   TIDE_ENFORCE(scope != nullptr, "LoadPaddleInferenceModel: no scope");
   PaddleModelFiles files = FindPaddleModelFiles(path, model_filename, params_filename);
@@ -415,14 +447,17 @@ PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* sc
     in.seekg(0, std::ios::end);
     const auto left = static_cast<int64_t>(in.tellg() - pos);
     TIDE_ENFORCE(left == 0, files.params, ": ", left, " bytes are left after the last of its ",
-                 params.size(), " parameters: the file does not belong to this program, or is corrupt");
+                 params.size(),
+                 " parameters: the file does not belong to this program, or is corrupt");
   } else {
     std::vector<std::string> missing;
     for (const auto& kv : params)
       if (!IsFile(fs::path(files.params_dir) / kv.first)) missing.push_back(kv.first);
-    TIDE_ENFORCE(missing.empty(), files.model, ": no combined parameter file (.pdiparams, "
-                 "__params__) and ", missing.size(), " of ", params.size(),
-                 " parameters have no file of their own in ", files.params_dir, ": ", Join(missing));
+    TIDE_ENFORCE(missing.empty(), files.model,
+                 ": no combined parameter file (.pdiparams, "
+                 "__params__) and ",
+                 missing.size(), " of ", params.size(), " parameters have no file of their own in ",
+                 files.params_dir, ": ", Join(missing));
     for (const auto& kv : params) {
       const std::string file = (fs::path(files.params_dir) / kv.first).string();
       std::ifstream in(file, std::ios::binary);

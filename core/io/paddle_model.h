@@ -27,7 +27,8 @@ struct PaddleModelFiles {
 // a directory holding `__model__` (then `__params__`, or one file per variable) or exactly one
 // `*.pdmodel`. model_filename / params_filename (Fluid's arguments) name the files inside a
 // directory. Throws, listing what was looked for, when there is no model.
-PaddleModelFiles FindPaddleModelFiles(const std::string& path, const std::string& model_filename = "",
+PaddleModelFiles FindPaddleModelFiles(const std::string& path,
+                                      const std::string& model_filename = "",
                                       const std::string& params_filename = "");
 
 struct PaddleInferenceModel {
@@ -42,7 +43,8 @@ struct PaddleInferenceModel {
 // with the file and what is wrong: an unparsable or truncated file, ops no loaded plugin registers
 // (all of them in one error), op versions newer than Tide implements, a parameter whose bytes,
 // dtype or dims do not match its variable, bytes left over after the last parameter.
-PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* scope, const Place& place,
+PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* scope,
+                                              const Place& place,
                                               const std::string& model_filename = "",
                                               const std::string& params_filename = "");
 

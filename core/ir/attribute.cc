@@ -16,20 +16,34 @@ namespace tide::core {
 
 const char* AttrTypeName(TideAttrType t) {
   switch (t) {
-    case TIDE_ATTR_INT: return "int";
-    case TIDE_ATTR_FLOAT: return "float";
-    case TIDE_ATTR_STRING: return "string";
-    case TIDE_ATTR_INTS: return "ints";
-    case TIDE_ATTR_FLOATS: return "floats";
-    case TIDE_ATTR_STRINGS: return "strings";
-    case TIDE_ATTR_BOOLEAN: return "bool";
-    case TIDE_ATTR_BOOLEANS: return "bools";
-    case TIDE_ATTR_BLOCK: return "block";
-    case TIDE_ATTR_LONG: return "long";
-    case TIDE_ATTR_BLOCKS: return "blocks";
-    case TIDE_ATTR_LONGS: return "longs";
-    case TIDE_ATTR_FLOAT64: return "float64";
-    case TIDE_ATTR_FLOAT64S: return "float64s";
+    case TIDE_ATTR_INT:
+      return "int";
+    case TIDE_ATTR_FLOAT:
+      return "float";
+    case TIDE_ATTR_STRING:
+      return "string";
+    case TIDE_ATTR_INTS:
+      return "ints";
+    case TIDE_ATTR_FLOATS:
+      return "floats";
+    case TIDE_ATTR_STRINGS:
+      return "strings";
+    case TIDE_ATTR_BOOLEAN:
+      return "bool";
+    case TIDE_ATTR_BOOLEANS:
+      return "bools";
+    case TIDE_ATTR_BLOCK:
+      return "block";
+    case TIDE_ATTR_LONG:
+      return "long";
+    case TIDE_ATTR_BLOCKS:
+      return "blocks";
+    case TIDE_ATTR_LONGS:
+      return "longs";
+    case TIDE_ATTR_FLOAT64:
+      return "float64";
+    case TIDE_ATTR_FLOAT64S:
+      return "float64s";
   }
   return "?";
 }
@@ -46,20 +60,38 @@ void Join(std::ostream& os, const std::vector<T>& v) {
 std::string AttrToString(const Attribute& a) {
   std::ostringstream os;
   switch (AttrTypeOf(a)) {
-    case TIDE_ATTR_INT: os << std::get<int32_t>(a); break;
-    case TIDE_ATTR_FLOAT: os << std::get<float>(a); break;
-    case TIDE_ATTR_STRING: os << '"' << std::get<std::string>(a) << '"'; break;
-    case TIDE_ATTR_INTS: Join(os, std::get<std::vector<int32_t>>(a)); break;
-    case TIDE_ATTR_FLOATS: Join(os, std::get<std::vector<float>>(a)); break;
-    case TIDE_ATTR_STRINGS: Join(os, std::get<std::vector<std::string>>(a)); break;
-    case TIDE_ATTR_BOOLEAN: os << (std::get<bool>(a) ? "true" : "false"); break;
+    case TIDE_ATTR_INT:
+      os << std::get<int32_t>(a);
+      break;
+    case TIDE_ATTR_FLOAT:
+      os << std::get<float>(a);
+      break;
+    case TIDE_ATTR_STRING:
+      os << '"' << std::get<std::string>(a) << '"';
+      break;
+    case TIDE_ATTR_INTS:
+      Join(os, std::get<std::vector<int32_t>>(a));
+      break;
+    case TIDE_ATTR_FLOATS:
+      Join(os, std::get<std::vector<float>>(a));
+      break;
+    case TIDE_ATTR_STRINGS:
+      Join(os, std::get<std::vector<std::string>>(a));
+      break;
+    case TIDE_ATTR_BOOLEAN:
+      os << (std::get<bool>(a) ? "true" : "false");
+      break;
     case TIDE_ATTR_BOOLEANS: {
       const auto& v = std::get<std::vector<bool>>(a);
       Join(os, std::vector<int>(v.begin(), v.end()));
       break;
     }
-    case TIDE_ATTR_BLOCK: os << "block " << std::get<BlockIndex>(a).idx; break;
-    case TIDE_ATTR_LONG: os << std::get<int64_t>(a); break;
+    case TIDE_ATTR_BLOCK:
+      os << "block " << std::get<BlockIndex>(a).idx;
+      break;
+    case TIDE_ATTR_LONG:
+      os << std::get<int64_t>(a);
+      break;
     case TIDE_ATTR_BLOCKS: {
       std::vector<int32_t> idx;
       for (const auto& b : std::get<std::vector<BlockIndex>>(a)) idx.push_back(b.idx);
@@ -67,9 +99,16 @@ std::string AttrToString(const Attribute& a) {
       Join(os, idx);
       break;
     }
-    case TIDE_ATTR_LONGS: Join(os, std::get<std::vector<int64_t>>(a)); break;
-    case TIDE_ATTR_FLOAT64: os << std::setprecision(17) << std::get<double>(a); break;
-    case TIDE_ATTR_FLOAT64S: os << std::setprecision(17); Join(os, std::get<std::vector<double>>(a)); break;
+    case TIDE_ATTR_LONGS:
+      Join(os, std::get<std::vector<int64_t>>(a));
+      break;
+    case TIDE_ATTR_FLOAT64:
+      os << std::setprecision(17) << std::get<double>(a);
+      break;
+    case TIDE_ATTR_FLOAT64S:
+      os << std::setprecision(17);
+      Join(os, std::get<std::vector<double>>(a));
+      break;
   }
   return os.str();
 }
@@ -79,9 +118,15 @@ void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Att
   p->set_name(name);
   p->set_type(static_cast<proto::AttrType>(AttrTypeOf(a)));
   switch (AttrTypeOf(a)) {
-    case TIDE_ATTR_INT: p->set_i(std::get<int32_t>(a)); break;
-    case TIDE_ATTR_FLOAT: p->set_f(std::get<float>(a)); break;
-    case TIDE_ATTR_STRING: p->set_s(std::get<std::string>(a)); break;
+    case TIDE_ATTR_INT:
+      p->set_i(std::get<int32_t>(a));
+      break;
+    case TIDE_ATTR_FLOAT:
+      p->set_f(std::get<float>(a));
+      break;
+    case TIDE_ATTR_STRING:
+      p->set_s(std::get<std::string>(a));
+      break;
     case TIDE_ATTR_INTS:
       for (auto v : std::get<std::vector<int32_t>>(a)) p->add_ints(v);
       break;
@@ -91,19 +136,27 @@ void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Att
     case TIDE_ATTR_STRINGS:
       for (const auto& v : std::get<std::vector<std::string>>(a)) p->add_strings(v);
       break;
-    case TIDE_ATTR_BOOLEAN: p->set_b(std::get<bool>(a)); break;
+    case TIDE_ATTR_BOOLEAN:
+      p->set_b(std::get<bool>(a));
+      break;
     case TIDE_ATTR_BOOLEANS:
       for (bool v : std::get<std::vector<bool>>(a)) p->add_bools(v);
       break;
-    case TIDE_ATTR_BLOCK: p->set_block_idx(std::get<BlockIndex>(a).idx); break;
-    case TIDE_ATTR_LONG: p->set_l(std::get<int64_t>(a)); break;
+    case TIDE_ATTR_BLOCK:
+      p->set_block_idx(std::get<BlockIndex>(a).idx);
+      break;
+    case TIDE_ATTR_LONG:
+      p->set_l(std::get<int64_t>(a));
+      break;
     case TIDE_ATTR_BLOCKS:
       for (const auto& b : std::get<std::vector<BlockIndex>>(a)) p->add_blocks_idx(b.idx);
       break;
     case TIDE_ATTR_LONGS:
       for (auto v : std::get<std::vector<int64_t>>(a)) p->add_longs(v);
       break;
-    case TIDE_ATTR_FLOAT64: p->set_float64(std::get<double>(a)); break;
+    case TIDE_ATTR_FLOAT64:
+      p->set_float64(std::get<double>(a));
+      break;
     case TIDE_ATTR_FLOAT64S:
       for (auto v : std::get<std::vector<double>>(a)) p->add_float64s(v);
       break;
@@ -115,12 +168,17 @@ namespace {
 // PaddlePaddle's SCALAR attributes carry their own type; they become the plain type Tide has.
 Attribute ScalarFromProto(const std::string& name, const proto::Scalar& v) {
   switch (v.type()) {
-    case proto::Scalar::BOOLEAN: return v.b();
-    case proto::Scalar::LONG: return static_cast<int64_t>(v.i());
-    case proto::Scalar::FLOAT64: return v.r();
-    case proto::Scalar::COMPLEX128: break;
+    case proto::Scalar::BOOLEAN:
+      return v.b();
+    case proto::Scalar::LONG:
+      return static_cast<int64_t>(v.i());
+    case proto::Scalar::FLOAT64:
+      return v.r();
+    case proto::Scalar::COMPLEX128:
+      break;
   }
-  TIDE_FAIL(TIDE_UNIMPLEMENTED, "attribute '", name, "' is a complex scalar, which Tide does not support");
+  TIDE_FAIL(TIDE_UNIMPLEMENTED, "attribute '", name,
+            "' is a complex scalar, which Tide does not support");
 }
 
 Attribute ScalarsFromProto(const proto::OpDesc::Attr& p) {
@@ -133,8 +191,8 @@ Attribute ScalarsFromProto(const proto::OpDesc::Attr& p) {
   }
   std::vector<double> out;
   for (const auto& v : p.scalars()) {
-    TIDE_ENFORCE(v.type() == proto::Scalar::FLOAT64 || v.type() == proto::Scalar::LONG, "attribute '",
-                 p.name(), "' mixes scalar types Tide cannot hold in one list");
+    TIDE_ENFORCE(v.type() == proto::Scalar::FLOAT64 || v.type() == proto::Scalar::LONG,
+                 "attribute '", p.name(), "' mixes scalar types Tide cannot hold in one list");
     out.push_back(v.type() == proto::Scalar::LONG ? static_cast<double>(v.i()) : v.r());
   }
   return out;
@@ -144,34 +202,58 @@ Attribute ScalarsFromProto(const proto::OpDesc::Attr& p) {
 
 Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
   // SCALAR and the VAR types have no TideAttrType value: named by the proto's own name.
-  const bool tide_type = p.type() != proto::SCALAR && p.type() != proto::SCALARS && p.type() != proto::VAR &&
-                         p.type() != proto::VARS;
-  const std::string type_name =
-      tide_type ? AttrTypeName(static_cast<TideAttrType>(p.type())) : proto::AttrType_Name(p.type());
+  const bool tide_type = p.type() != proto::SCALAR && p.type() != proto::SCALARS &&
+                         p.type() != proto::VAR && p.type() != proto::VARS;
+  const std::string type_name = tide_type ? AttrTypeName(static_cast<TideAttrType>(p.type()))
+                                          : proto::AttrType_Name(p.type());
   auto need = [&](bool has, const char* field) {
-    TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", type_name, " has no '", field, "' value");
+    TIDE_ENFORCE(has, "attribute '", p.name(), "' of type ", type_name, " has no '", field,
+                 "' value");
   };
   switch (p.type()) {
-    case proto::INT: need(p.has_i(), "i"); return p.i();
-    case proto::FLOAT: need(p.has_f(), "f"); return p.f();
-    case proto::STRING: need(p.has_s(), "s"); return p.s();
-    case proto::INTS: return std::vector<int32_t>(p.ints().begin(), p.ints().end());
-    case proto::FLOATS: return std::vector<float>(p.floats().begin(), p.floats().end());
-    case proto::STRINGS: return std::vector<std::string>(p.strings().begin(), p.strings().end());
-    case proto::BOOLEAN: need(p.has_b(), "b"); return p.b();
-    case proto::BOOLEANS: return std::vector<bool>(p.bools().begin(), p.bools().end());
-    case proto::BLOCK: need(p.has_block_idx(), "block_idx"); return BlockIndex{p.block_idx()};
-    case proto::LONG: need(p.has_l(), "l"); return static_cast<int64_t>(p.l());
+    case proto::INT:
+      need(p.has_i(), "i");
+      return p.i();
+    case proto::FLOAT:
+      need(p.has_f(), "f");
+      return p.f();
+    case proto::STRING:
+      need(p.has_s(), "s");
+      return p.s();
+    case proto::INTS:
+      return std::vector<int32_t>(p.ints().begin(), p.ints().end());
+    case proto::FLOATS:
+      return std::vector<float>(p.floats().begin(), p.floats().end());
+    case proto::STRINGS:
+      return std::vector<std::string>(p.strings().begin(), p.strings().end());
+    case proto::BOOLEAN:
+      need(p.has_b(), "b");
+      return p.b();
+    case proto::BOOLEANS:
+      return std::vector<bool>(p.bools().begin(), p.bools().end());
+    case proto::BLOCK:
+      need(p.has_block_idx(), "block_idx");
+      return BlockIndex{p.block_idx()};
+    case proto::LONG:
+      need(p.has_l(), "l");
+      return static_cast<int64_t>(p.l());
     case proto::BLOCKS: {
       std::vector<BlockIndex> v;
       for (int32_t i : p.blocks_idx()) v.push_back(BlockIndex{i});
       return v;
     }
-    case proto::LONGS: return std::vector<int64_t>(p.longs().begin(), p.longs().end());
-    case proto::FLOAT64: need(p.has_float64(), "float64"); return p.float64();
-    case proto::FLOAT64S: return std::vector<double>(p.float64s().begin(), p.float64s().end());
-    case proto::SCALAR: need(p.has_scalar(), "scalar"); return ScalarFromProto(p.name(), p.scalar());
-    case proto::SCALARS: return ScalarsFromProto(p);
+    case proto::LONGS:
+      return std::vector<int64_t>(p.longs().begin(), p.longs().end());
+    case proto::FLOAT64:
+      need(p.has_float64(), "float64");
+      return p.float64();
+    case proto::FLOAT64S:
+      return std::vector<double>(p.float64s().begin(), p.float64s().end());
+    case proto::SCALAR:
+      need(p.has_scalar(), "scalar");
+      return ScalarFromProto(p.name(), p.scalar());
+    case proto::SCALARS:
+      return ScalarsFromProto(p);
     case proto::VAR:
     case proto::VARS:
       TIDE_FAIL(TIDE_UNIMPLEMENTED, "attribute '", p.name(), "' is bound to a variable (",
@@ -184,34 +266,44 @@ Attribute AttrFromProto(const proto::OpDesc::Attr& p) {
 
 Attribute AttrFromC(const TideAttrValue& v) {
   // The header's rule for every struct crossing the boundary: read no field past struct_size.
-  TIDE_ENFORCE(v.struct_size >= TIDE_STRUCT_SIZE(TideAttrValue, count), "an attribute value's struct_size ",
-               v.struct_size, " is smaller than ABI 1.0's TideAttrValue (", TIDE_STRUCT_SIZE(TideAttrValue, count),
+  TIDE_ENFORCE(v.struct_size >= TIDE_STRUCT_SIZE(TideAttrValue, count),
+               "an attribute value's struct_size ", v.struct_size,
+               " is smaller than ABI 1.0's TideAttrValue (", TIDE_STRUCT_SIZE(TideAttrValue, count),
                ")");
   switch (v.type) {
-    case TIDE_ATTR_INT: return v.i;
-    case TIDE_ATTR_FLOAT: return v.f;
-    case TIDE_ATTR_STRING: return std::string(v.s ? v.s : "");
-    case TIDE_ATTR_INTS: return std::vector<int32_t>(v.ints, v.ints + v.count);
-    case TIDE_ATTR_FLOATS: return std::vector<float>(v.floats, v.floats + v.count);
+    case TIDE_ATTR_INT:
+      return v.i;
+    case TIDE_ATTR_FLOAT:
+      return v.f;
+    case TIDE_ATTR_STRING:
+      return std::string(v.s ? v.s : "");
+    case TIDE_ATTR_INTS:
+      return std::vector<int32_t>(v.ints, v.ints + v.count);
+    case TIDE_ATTR_FLOATS:
+      return std::vector<float>(v.floats, v.floats + v.count);
     case TIDE_ATTR_STRINGS: {
       std::vector<std::string> out;
       for (size_t i = 0; i < v.count; ++i) out.emplace_back(v.strings[i] ? v.strings[i] : "");
       return out;
     }
-    case TIDE_ATTR_BOOLEAN: return v.i != 0;
+    case TIDE_ATTR_BOOLEAN:
+      return v.i != 0;
     case TIDE_ATTR_BOOLEANS: {
       std::vector<bool> out;
       for (size_t i = 0; i < v.count; ++i) out.push_back(v.ints[i] != 0);
       return out;
     }
-    case TIDE_ATTR_BLOCK: return BlockIndex{v.i};
-    case TIDE_ATTR_LONG: return v.l;
+    case TIDE_ATTR_BLOCK:
+      return BlockIndex{v.i};
+    case TIDE_ATTR_LONG:
+      return v.l;
     case TIDE_ATTR_BLOCKS: {
       std::vector<BlockIndex> out;
       for (size_t i = 0; i < v.count; ++i) out.push_back(BlockIndex{v.ints[i]});
       return out;
     }
-    case TIDE_ATTR_LONGS: return std::vector<int64_t>(v.longs, v.longs + v.count);
+    case TIDE_ATTR_LONGS:
+      return std::vector<int64_t>(v.longs, v.longs + v.count);
     case TIDE_ATTR_FLOAT64:
     case TIDE_ATTR_FLOAT64S:
       TIDE_ENFORCE(v.struct_size >= TIDE_STRUCT_SIZE(TideAttrValue, doubles), "a ",
@@ -260,7 +352,8 @@ bool FitsInt32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 }  // namespace
 
 bool FitsFloat(double v) {
-  return !std::isfinite(v) || std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max());
+  return !std::isfinite(v) ||
+         std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max());
 }
 
 namespace {
@@ -273,11 +366,20 @@ bool IntegerTo(int64_t v, TideAttrType want, Attribute* out) {
       if (!FitsInt32(v)) return false;  // would lose bits
       *out = static_cast<int32_t>(v);
       return true;
-    case TIDE_ATTR_LONG: *out = v; return true;
-    case TIDE_ATTR_FLOAT: *out = static_cast<float>(v); return true;
-    case TIDE_ATTR_FLOAT64: *out = static_cast<double>(v); return true;
-    case TIDE_ATTR_BOOLEAN: *out = v != 0; return true;
-    default: return false;
+    case TIDE_ATTR_LONG:
+      *out = v;
+      return true;
+    case TIDE_ATTR_FLOAT:
+      *out = static_cast<float>(v);
+      return true;
+    case TIDE_ATTR_FLOAT64:
+      *out = static_cast<double>(v);
+      return true;
+    case TIDE_ATTR_BOOLEAN:
+      *out = v != 0;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -293,11 +395,20 @@ std::vector<T> CastEach(const std::vector<int64_t>& v) {
 // longs: Python makes one only when an element is beyond int32.
 bool IntegersTo(const std::vector<int64_t>& v, TideAttrType want, Attribute* out) {
   switch (want) {
-    case TIDE_ATTR_LONGS: *out = v; return true;
-    case TIDE_ATTR_FLOATS: *out = CastEach<float>(v); return true;
-    case TIDE_ATTR_FLOAT64S: *out = CastEach<double>(v); return true;
-    case TIDE_ATTR_BOOLEANS: *out = CastEach<bool>(v); return true;
-    default: return false;
+    case TIDE_ATTR_LONGS:
+      *out = v;
+      return true;
+    case TIDE_ATTR_FLOATS:
+      *out = CastEach<float>(v);
+      return true;
+    case TIDE_ATTR_FLOAT64S:
+      *out = CastEach<double>(v);
+      return true;
+    case TIDE_ATTR_BOOLEANS:
+      *out = CastEach<bool>(v);
+      return true;
+    default:
+      return false;
   }
 }
 }  // namespace
@@ -310,14 +421,29 @@ bool ConvertAttr(const Attribute& a, TideAttrType want, Attribute* out) {
   }
   if (IsEmptyList(a)) {  // an empty list carries no element type (e.g. from Python's [])
     switch (want) {
-      case TIDE_ATTR_INTS: *out = std::vector<int32_t>(); return true;
-      case TIDE_ATTR_FLOATS: *out = std::vector<float>(); return true;
-      case TIDE_ATTR_STRINGS: *out = std::vector<std::string>(); return true;
-      case TIDE_ATTR_BOOLEANS: *out = std::vector<bool>(); return true;
-      case TIDE_ATTR_BLOCKS: *out = std::vector<BlockIndex>(); return true;
-      case TIDE_ATTR_LONGS: *out = std::vector<int64_t>(); return true;
-      case TIDE_ATTR_FLOAT64S: *out = std::vector<double>(); return true;
-      default: return false;
+      case TIDE_ATTR_INTS:
+        *out = std::vector<int32_t>();
+        return true;
+      case TIDE_ATTR_FLOATS:
+        *out = std::vector<float>();
+        return true;
+      case TIDE_ATTR_STRINGS:
+        *out = std::vector<std::string>();
+        return true;
+      case TIDE_ATTR_BOOLEANS:
+        *out = std::vector<bool>();
+        return true;
+      case TIDE_ATTR_BLOCKS:
+        *out = std::vector<BlockIndex>();
+        return true;
+      case TIDE_ATTR_LONGS:
+        *out = std::vector<int64_t>();
+        return true;
+      case TIDE_ATTR_FLOAT64S:
+        *out = std::vector<double>();
+        return true;
+      default:
+        return false;
     }
   }
   if (auto n = IntegerOf(a)) return IntegerTo(*n, want, out);
@@ -360,7 +486,9 @@ AttrViews::AttrViews(const AttributeMap& attrs) {
     v.type = AttrTypeOf(kv.second);
     const Attribute& a = kv.second;
     switch (v.type) {
-      case TIDE_ATTR_INT: v.i = std::get<int32_t>(a); break;
+      case TIDE_ATTR_INT:
+        v.i = std::get<int32_t>(a);
+        break;
       case TIDE_ATTR_FLOAT:
         v.f = std::get<float>(a);
         v.d = v.f;
@@ -375,7 +503,9 @@ AttrViews::AttrViews(const AttributeMap& attrs) {
         v.count = x.size();
         break;
       }
-      case TIDE_ATTR_STRING: v.s = std::get<std::string>(a).c_str(); break;
+      case TIDE_ATTR_STRING:
+        v.s = std::get<std::string>(a).c_str();
+        break;
       case TIDE_ATTR_INTS: {
         const auto& x = std::get<std::vector<int32_t>>(a);
         v.ints = x.data();
@@ -392,13 +522,19 @@ AttrViews::AttrViews(const AttributeMap& attrs) {
         for (const auto& s : std::get<std::vector<std::string>>(a)) e.strings.push_back(s.c_str());
         v.count = e.strings.size();
         break;
-      case TIDE_ATTR_BOOLEAN: v.i = std::get<bool>(a) ? 1 : 0; break;
+      case TIDE_ATTR_BOOLEAN:
+        v.i = std::get<bool>(a) ? 1 : 0;
+        break;
       case TIDE_ATTR_BOOLEANS:
         for (bool b : std::get<std::vector<bool>>(a)) e.ints.push_back(b ? 1 : 0);
         v.count = e.ints.size();
         break;
-      case TIDE_ATTR_BLOCK: v.i = std::get<BlockIndex>(a).idx; break;
-      case TIDE_ATTR_LONG: v.l = std::get<int64_t>(a); break;
+      case TIDE_ATTR_BLOCK:
+        v.i = std::get<BlockIndex>(a).idx;
+        break;
+      case TIDE_ATTR_LONG:
+        v.l = std::get<int64_t>(a);
+        break;
       case TIDE_ATTR_BLOCKS:
         for (const auto& b : std::get<std::vector<BlockIndex>>(a)) e.ints.push_back(b.idx);
         v.count = e.ints.size();

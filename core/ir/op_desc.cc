@@ -32,8 +32,12 @@ std::string MapString(const VariableNameMap& m) {
 }
 }  // namespace
 
-const std::vector<std::string>& OpDesc::Input(const std::string& p) const { return Lookup(inputs_, p); }
-const std::vector<std::string>& OpDesc::Output(const std::string& p) const { return Lookup(outputs_, p); }
+const std::vector<std::string>& OpDesc::Input(const std::string& p) const {
+  return Lookup(inputs_, p);
+}
+const std::vector<std::string>& OpDesc::Output(const std::string& p) const {
+  return Lookup(outputs_, p);
+}
 std::vector<std::string> OpDesc::InputArgumentNames() const { return Flatten(inputs_); }
 std::vector<std::string> OpDesc::OutputArgumentNames() const { return Flatten(outputs_); }
 void OpDesc::RenameInput(const std::string& f, const std::string& t) { Rename(&inputs_, f, t); }
@@ -41,7 +45,8 @@ void OpDesc::RenameOutput(const std::string& f, const std::string& t) { Rename(&
 
 const Attribute& OpDesc::GetAttr(const std::string& name) const {
   auto it = attrs_.find(name);
-  if (it == attrs_.end()) TIDE_FAIL(TIDE_NOT_FOUND, "op '", type_, "' has no attribute '", name, "'");
+  if (it == attrs_.end())
+    TIDE_FAIL(TIDE_NOT_FOUND, "op '", type_, "' has no attribute '", name, "'");
   return it->second;
 }
 

@@ -34,8 +34,12 @@ class OpDesc : public std::enable_shared_from_this<OpDesc> {
   // The variables bound to a parameter; empty when it has none.
   const std::vector<std::string>& Input(const std::string& param) const;
   const std::vector<std::string>& Output(const std::string& param) const;
-  void SetInput(const std::string& param, std::vector<std::string> args) { inputs_[param] = std::move(args); }
-  void SetOutput(const std::string& param, std::vector<std::string> args) { outputs_[param] = std::move(args); }
+  void SetInput(const std::string& param, std::vector<std::string> args) {
+    inputs_[param] = std::move(args);
+  }
+  void SetOutput(const std::string& param, std::vector<std::string> args) {
+    outputs_[param] = std::move(args);
+  }
   std::vector<std::string> InputArgumentNames() const;
   std::vector<std::string> OutputArgumentNames() const;
   void RenameInput(const std::string& from, const std::string& to);

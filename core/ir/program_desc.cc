@@ -29,12 +29,14 @@ void ProgramDesc::Load(const proto::ProgramDesc& p) {
   if (!tide && !paddle) {
     TIDE_ENFORCE(version_ >= 0, "program version ", version_, " is negative: corrupt");
     const std::string by = version_ > kLastPaddleRelease
-        ? StrCat(" (written by PaddlePaddle ", version_ / 1000000, ".", version_ / 1000 % 1000, ".",
-                 version_ % 1000, "?)") : "";
-    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "program version ", version_, by, " is newer than this Tide "
-              "reads: Tide programs up to version ", kCurrentVersion,
-              ", PaddlePaddle programs of releases 1.0 to 3.x (", kFirstPaddleRelease, " to ",
-              kLastPaddleRelease, ")");
+                               ? StrCat(" (written by PaddlePaddle ", version_ / 1000000, ".",
+                                        version_ / 1000 % 1000, ".", version_ % 1000, "?)")
+                               : "";
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "program version ", version_, by,
+              " is newer than this Tide "
+              "reads: Tide programs up to version ",
+              kCurrentVersion, ", PaddlePaddle programs of releases 1.0 to 3.x (",
+              kFirstPaddleRelease, " to ", kLastPaddleRelease, ")");
   }
   op_versions_.clear();
   for (const auto& pair : p.op_version_map().pair())
@@ -61,7 +63,8 @@ std::vector<std::pair<std::string, int32_t>> SubBlockRefs(const OpDesc& op) {
     if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCK)
       refs.emplace_back(kv.first, std::get<BlockIndex>(kv.second).idx);
     if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCKS)
-      for (const auto& x : std::get<std::vector<BlockIndex>>(kv.second)) refs.emplace_back(kv.first, x.idx);
+      for (const auto& x : std::get<std::vector<BlockIndex>>(kv.second))
+        refs.emplace_back(kv.first, x.idx);
   }
   return refs;
 }
@@ -84,7 +87,8 @@ void ProgramDesc::CheckSubBlocks() const {
       for (const auto& [attr, r] : SubBlockRefs(*op)) {
         for (const BlockDesc* a = b.get(); a; a = a->parent())
           TIDE_ENFORCE(a->idx() != r, "op '", op->type(), "' in block ", b->idx(), ": its ", attr,
-                       " is block ", r, ", ", r == b->idx() ? "its own block" : "an ancestor of its block",
+                       " is block ", r, ", ",
+                       r == b->idx() ? "its own block" : "an ancestor of its block",
                        ": running it would run the op again, without end");
         runs[b->idx()].push_back(r);
       }
@@ -92,7 +96,7 @@ void ProgramDesc::CheckSubBlocks() const {
   }
   // Longer cycles (block 1 runs block 2, which runs block 1): a depth-first walk, with a stack
   // of its own (a fuzzed program may chain thousands of blocks).
-  std::vector<int> state(blocks_.size(), 0);  // 0: not seen, 1: on the walk's path, 2: done
+  std::vector<int> state(blocks_.size(), 0);     // 0: not seen, 1: on the walk's path, 2: done
   std::vector<std::pair<int32_t, size_t>> path;  // block, its next sub-block to visit
   for (int32_t start = 0; start < n; ++start) {
     if (state[start]) continue;
@@ -108,7 +112,8 @@ void ProgramDesc::CheckSubBlocks() const {
       const int32_t r = runs[b][next++];
       if (state[r] == 1) {
         std::string chain;
-        auto it = std::find_if(path.begin(), path.end(), [r](const auto& e) { return e.first == r; });
+        auto it =
+            std::find_if(path.begin(), path.end(), [r](const auto& e) { return e.first == r; });
         for (; it != path.end(); ++it) chain += StrCat("block ", it->first, " runs ");
         TIDE_FAIL(TIDE_INVALID_ARGUMENT, "sub-blocks run one another in a cycle: ", chain, "block ",
                   r, " again, without end");
@@ -142,7 +147,8 @@ BlockDesc* ProgramDesc::MutableBlock(size_t idx) const {
 }
 
 BlockDesc* ProgramDesc::AppendBlock(const BlockDesc& parent) {
-  blocks_.push_back(std::make_unique<BlockDesc>(this, static_cast<int32_t>(blocks_.size()), parent.idx()));
+  blocks_.push_back(
+      std::make_unique<BlockDesc>(this, static_cast<int32_t>(blocks_.size()), parent.idx()));
   return blocks_.back().get();
 }
 
@@ -167,7 +173,8 @@ std::string ProgramDesc::Serialize() const {
 std::string ProgramDesc::ToString() const {
   std::string s;
   for (const auto& b : blocks_) {
-    s += "block " + std::to_string(b->idx()) + " (parent " + std::to_string(b->parent_idx()) + "):\n";
+    s += "block " + std::to_string(b->idx()) + " (parent " + std::to_string(b->parent_idx()) +
+         "):\n";
     for (const VarDesc* v : b->AllVars()) s += "  var " + v->ToString() + "\n";
     for (const OpDesc* o : b->AllOps()) s += "  op " + o->ToString() + "\n";
   }

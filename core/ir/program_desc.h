@@ -1,5 +1,5 @@
-// program_desc.h: a whole program (Fluid's ProgramDesc): blocks, block 0 being the global one. Copyable
-// (a deep copy), serialisable, and validated when parsed from bytes.
+// program_desc.h: a whole program (Fluid's ProgramDesc): blocks, block 0 being the global one.
+// Copyable (a deep copy), serialisable, and validated when parsed from bytes.
 #pragma once
 
 #include <map>
@@ -20,7 +20,7 @@ class ProgramDesc {
   static constexpr int64_t kFirstPaddleRelease = 1000000;
   static constexpr int64_t kLastPaddleRelease = 3999999;
 
-  ProgramDesc();  // one empty global block
+  ProgramDesc();                                      // one empty global block
   explicit ProgramDesc(const proto::ProgramDesc& p);  // validates
   ProgramDesc(const ProgramDesc& other);
   ProgramDesc& operator=(const ProgramDesc& other);

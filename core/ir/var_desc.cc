@@ -8,10 +8,14 @@ namespace tide::core {
 namespace {
 proto::VarType::TensorDesc* TensorDescOf(proto::VarType* t, TideVarType type) {
   switch (type) {
-    case TIDE_VAR_LOD_TENSOR: return t->mutable_lod_tensor()->mutable_tensor();
-    case TIDE_VAR_SELECTED_ROWS: return t->mutable_selected_rows();
-    case TIDE_VAR_LOD_TENSOR_ARRAY: return t->mutable_tensor_array()->mutable_tensor();
-    default: return nullptr;
+    case TIDE_VAR_LOD_TENSOR:
+      return t->mutable_lod_tensor()->mutable_tensor();
+    case TIDE_VAR_SELECTED_ROWS:
+      return t->mutable_selected_rows();
+    case TIDE_VAR_LOD_TENSOR_ARRAY:
+      return t->mutable_tensor_array()->mutable_tensor();
+    default:
+      return nullptr;
   }
 }
 
@@ -30,7 +34,8 @@ void VarDesc::ToProto(proto::VarDesc* out) const {
   proto::VarType* t = out->mutable_type();
   t->set_type(static_cast<proto::VarType::Type>(type_));
   if (auto* td = TensorDescOf(t, type_)) {
-    td->set_data_type(static_cast<proto::VarType::Type>(dtype_ == TIDE_UNDEFINED ? TIDE_FP32 : dtype_));
+    td->set_data_type(
+        static_cast<proto::VarType::Type>(dtype_ == TIDE_UNDEFINED ? TIDE_FP32 : dtype_));
     for (int64_t d : shape_) td->add_dims(d);
     if (type_ == TIDE_VAR_LOD_TENSOR) t->mutable_lod_tensor()->set_lod_level(lod_level_);
     if (type_ == TIDE_VAR_LOD_TENSOR_ARRAY) t->mutable_tensor_array()->set_lod_level(lod_level_);
@@ -43,8 +48,9 @@ VarDesc VarDesc::FromProto(const proto::VarDesc& p) {
   const proto::VarType::Type t = p.type().type();
   const bool known = (t >= proto::VarType::LOD_TENSOR && t <= proto::VarType::LOD_TENSOR_ARRAY) ||
                      t == proto::VarType::RAW;
-  TIDE_ENFORCE(known, "variable '", p.name(), "' has variable type ", proto::VarType::Type_Name(t), " (",
-               int(t), "), which Tide does not hold (it holds LOD_TENSOR, SELECTED_ROWS, FEED_MINIBATCH, "
+  TIDE_ENFORCE(known, "variable '", p.name(), "' has variable type ", proto::VarType::Type_Name(t),
+               " (", int(t),
+               "), which Tide does not hold (it holds LOD_TENSOR, SELECTED_ROWS, FEED_MINIBATCH, "
                "FETCH_LIST, STEP_SCOPES, LOD_RANK_TABLE, LOD_TENSOR_ARRAY and RAW)");
   v.type_ = static_cast<TideVarType>(t);
   v.persistable_ = p.persistable();

@@ -16,7 +16,11 @@ class Allocation {
  public:
   using Deleter = std::function<void(void*)>;
   Allocation(void* ptr, size_t size, Place place, Deleter deleter)
-      : ptr_(ptr), size_(size), place_(place), deleter_(std::move(deleter)), version_(NextVersion()) {}
+      : ptr_(ptr),
+        size_(size),
+        place_(place),
+        deleter_(std::move(deleter)),
+        version_(NextVersion()) {}
   ~Allocation() {
     if (deleter_) deleter_(ptr_);
   }

@@ -17,7 +17,7 @@ class SystemAllocator {
 };
 
 struct AllocatorStats {
-  size_t used = 0;         // bytes handed out (rounded up to blocks)
+  size_t used = 0;  // bytes handed out (rounded up to blocks)
   size_t peak_used = 0;
   size_t reserved = 0;     // bytes taken from the system allocator
   size_t budget = 0;       // the most it may take

@@ -51,7 +51,7 @@ struct BuddyAllocator::Arena {
   char* base;
   size_t size;
   int max_order;
-  std::vector<uint8_t> state;  // per slot; meaningful at the first slot of each block
+  std::vector<uint8_t> state;        // per slot; meaningful at the first slot of each block
   std::vector<uint32_t> next, prev;  // free-list links per slot
   std::vector<uint32_t> head;        // free-list head per order
   uint64_t nonempty = 0;             // bit k: head[k] has a block
@@ -65,7 +65,8 @@ BuddyAllocator::BuddyAllocator(std::unique_ptr<SystemAllocator> system, Options 
   min_shift_ = CeilLog2(opt_.min_block);
   opt_.initial_chunk = size_t(1) << CeilLog2(std::max(opt_.initial_chunk, opt_.min_block));
   opt_.max_chunk = std::max(opt_.initial_chunk, size_t(1) << CeilLog2(opt_.max_chunk));
-  if (!opt_.large_threshold || opt_.large_threshold > opt_.max_chunk) opt_.large_threshold = opt_.max_chunk;
+  if (!opt_.large_threshold || opt_.large_threshold > opt_.max_chunk)
+    opt_.large_threshold = opt_.max_chunk;
   stats_.budget = opt_.budget;
   for (auto& c : cache_) c.reserve(kCacheBlocks);  // no heap traffic on the hot path
 }
@@ -93,17 +94,21 @@ void BuddyAllocator::Push(Arena* a, uint32_t slot, int order) {
 
 void BuddyAllocator::Unlink(Arena* a, uint32_t slot, int order) {
   uint32_t p = a->prev[slot], n = a->next[slot];
-  if (p != kNil) a->next[p] = n; else a->head[order] = n;
+  if (p != kNil)
+    a->next[p] = n;
+  else
+    a->head[order] = n;
   if (n != kNil) a->prev[n] = p;
   if (a->head[order] == kNil) a->nonempty &= ~(uint64_t(1) << order);
 }
 
 void BuddyAllocator::OutOfMemory(size_t size, const char* why, bool over_budget) const {
-  TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "out of memory on ", name_, ": asked for ", size,
-            " bytes (", why, "); ", stats_.ToString(),
-            over_budget && !opt_.budget_source.empty()
-                ? StrCat("; the budget is ", opt_.budget_source, " (raise it if the memory is there)")
-                : "");
+  TIDE_FAIL(
+      TIDE_RESOURCE_EXHAUSTED, "out of memory on ", name_, ": asked for ", size, " bytes (", why,
+      "); ", stats_.ToString(),
+      over_budget && !opt_.budget_source.empty()
+          ? StrCat("; the budget is ", opt_.budget_source, " (raise it if the memory is there)")
+          : "");
 }
 
 BuddyAllocator::Arena* BuddyAllocator::AddArena(int order) {
@@ -126,8 +131,9 @@ BuddyAllocator::Arena* BuddyAllocator::AddArena(int order) {
   Push(a.get(), 0, a->max_order);
   stats_.reserved += size;
   Arena* raw = a.get();
-  auto pos = std::upper_bound(arenas_.begin(), arenas_.end(), raw,
-                              [](const Arena* x, const std::unique_ptr<Arena>& y) { return x->base < y->base; });
+  auto pos = std::upper_bound(
+      arenas_.begin(), arenas_.end(), raw,
+      [](const Arena* x, const std::unique_ptr<Arena>& y) { return x->base < y->base; });
   arenas_.insert(pos, std::move(a));
   stats_.arenas = arenas_.size();
   int n = arena_count_.load(std::memory_order_relaxed);
@@ -181,7 +187,8 @@ void* BuddyAllocator::Alloc(size_t size) {
     if (tc && tc->count[order]) {
       CachedBlock b = tc->blocks[order][--tc->count[order]];
       StoreState(b.arena->state, b.slot, kAllocated | static_cast<uint8_t>(order));
-      tc->bytes.store(tc->bytes.load(std::memory_order_relaxed) - (opt_.min_block << order), std::memory_order_relaxed);
+      tc->bytes.store(tc->bytes.load(std::memory_order_relaxed) - (opt_.min_block << order),
+                      std::memory_order_relaxed);
       tc->held.store(tc->held.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
       tc->allocs.store(tc->allocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return b.arena->base + (size_t(b.slot) << min_shift_);
@@ -209,7 +216,8 @@ void* BuddyAllocator::Alloc(size_t size) {
   }
   stats_.used += granted;
   size_t in_thread_caches = 0;  // counted in stats_.used, but free
-  for (const ThreadCache* tc : thread_caches_) in_thread_caches += tc->bytes.load(std::memory_order_relaxed);
+  for (const ThreadCache* tc : thread_caches_)
+    in_thread_caches += tc->bytes.load(std::memory_order_relaxed);
   stats_.peak_used = std::max(stats_.peak_used, stats_.used - in_thread_caches);
   ++stats_.live_blocks;
   ++stats_.total_allocs;
@@ -280,9 +288,11 @@ void BuddyAllocator::EmptyCache() {
 
 BuddyAllocator::Arena* BuddyAllocator::FindArena(const void* ptr) const {
   const char* p = static_cast<const char*>(ptr);
-  if (last_arena_ && p >= last_arena_->base && p < last_arena_->base + last_arena_->size) return last_arena_;
-  auto it = std::upper_bound(arenas_.begin(), arenas_.end(), ptr,
-                             [](const void* p, const std::unique_ptr<Arena>& a) { return p < a->base; });
+  if (last_arena_ && p >= last_arena_->base && p < last_arena_->base + last_arena_->size)
+    return last_arena_;
+  auto it =
+      std::upper_bound(arenas_.begin(), arenas_.end(), ptr,
+                       [](const void* p, const std::unique_ptr<Arena>& a) { return p < a->base; });
   if (it == arenas_.begin()) return nullptr;
   Arena* a = (it - 1)->get();
   if (p >= a->base + a->size) return nullptr;
@@ -298,11 +308,12 @@ void BuddyAllocator::Free(void* ptr) {
     uint8_t state = LoadState(a->state, slot);
     int order = state & kOrderMask;
     ThreadCache* tc = nullptr;
-    if (!(offset & (opt_.min_block - 1)) && (state & ~kOrderMask) == kAllocated && order < kThreadOrders &&
-        (tc = MyCache()) && tc->count[order] < kThreadDepth) {
+    if (!(offset & (opt_.min_block - 1)) && (state & ~kOrderMask) == kAllocated &&
+        order < kThreadOrders && (tc = MyCache()) && tc->count[order] < kThreadDepth) {
       StoreState(a->state, slot, kCached | static_cast<uint8_t>(order));
       tc->blocks[order][tc->count[order]++] = {a, slot};
-      tc->bytes.store(tc->bytes.load(std::memory_order_relaxed) + (opt_.min_block << order), std::memory_order_relaxed);
+      tc->bytes.store(tc->bytes.load(std::memory_order_relaxed) + (opt_.min_block << order),
+                      std::memory_order_relaxed);
       tc->held.store(tc->held.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;
     }
@@ -338,7 +349,8 @@ void BuddyAllocator::Free(void* ptr) {
   size_t bytes = opt_.min_block << order;
   stats_.used -= bytes;
   --stats_.live_blocks;
-  if (order < kMaxOrders && cache_[order].size() < kCacheBlocks && cache_bytes_ + bytes <= kCacheBytes) {
+  if (order < kMaxOrders && cache_[order].size() < kCacheBlocks &&
+      cache_bytes_ + bytes <= kCacheBytes) {
     StoreState(a->state, slot, kCached | static_cast<uint8_t>(order));
     cache_[order].push_back({a, slot});
     cache_bytes_ += bytes;
@@ -417,7 +429,8 @@ void BuddyAllocator::DrainLocked(ThreadCache* tc) {
 void BuddyAllocator::DrainThreadCache(ThreadCache* tc) {
   std::lock_guard<SpinLock> lock(mu_);
   DrainLocked(tc);
-  thread_caches_.erase(std::remove(thread_caches_.begin(), thread_caches_.end(), tc), thread_caches_.end());
+  thread_caches_.erase(std::remove(thread_caches_.begin(), thread_caches_.end(), tc),
+                       thread_caches_.end());
   tc->owner = nullptr;
 }
 

@@ -27,7 +27,7 @@ namespace tide::core::memory {
 class BuddyAllocator : public PlaceAllocator {
  public:
   struct Options {
-    size_t min_block = 256;             // smallest block; a power of two
+    size_t min_block = 256;              // smallest block; a power of two
     size_t initial_chunk = 64ull << 20;  // first arena; later ones at least this big
     size_t max_chunk = 1ull << 30;       // larger requests go straight to the system allocator
     size_t budget = SIZE_MAX;            // most bytes to take from the system allocator
@@ -71,13 +71,14 @@ class BuddyAllocator : public PlaceAllocator {
   int min_shift_;
   mutable SpinLock mu_;
   std::vector<std::unique_ptr<Arena>> arenas_;  // sorted by base address
-  void* AllocLarge(size_t size, size_t want);  // under mu_
-  void ReleaseCachedLarge();                   // under mu_
-  std::unordered_map<void*, size_t> huge_;       // live allocations over large_threshold
-  std::multimap<size_t, void*> large_free_;      // freed ones, by size, for reuse
+  void* AllocLarge(size_t size, size_t want);   // under mu_
+  void ReleaseCachedLarge();                    // under mu_
+  std::unordered_map<void*, size_t> huge_;      // live allocations over large_threshold
+  std::multimap<size_t, void*> large_free_;     // freed ones, by size, for reuse
   size_t large_free_bytes_ = 0;
   static constexpr size_t kLargeCacheBytes = size_t(1) << 30;
-  std::vector<std::unique_ptr<Arena>> retired_;  // arenas given back (lock-free lookups may see them)
+  std::vector<std::unique_ptr<Arena>>
+      retired_;  // arenas given back (lock-free lookups may see them)
   AllocatorStats stats_;
   // Recently freed blocks per order, handed out again without split/coalesce round trips (the
   // common pattern: the same tensor sizes allocated and freed run after run). Bounded.

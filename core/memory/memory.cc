@@ -29,10 +29,11 @@ class DeviceSystemAllocator : public SystemAllocator {
                 ": larger than any allocation");
     void* p = nullptr;
     CallPlugin([&] { return dev_.def.alloc(dev_.def.self, place_.device, size, &p); },
-               [&] { return StrCat("allocating ", size, " bytes on ", place_.ToString()); }, dev_.plugin_file);
+               [&] { return StrCat("allocating ", size, " bytes on ", place_.ToString()); },
+               dev_.plugin_file);
     if (!p)
-      TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "device plugin ", dev_.plugin_file, " returned no memory for ",
-                size, " bytes on ", place_.ToString());
+      TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "device plugin ", dev_.plugin_file,
+                " returned no memory for ", size, " bytes on ", place_.ToString());
     return p;
   }
   void Free(void* ptr, size_t size) override { FreeDeviceMemory(dev_, place_, ptr, size); }
@@ -96,11 +97,12 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
 
   const std::string& kind = place.kind_name();
   for (const char* f : {"fraction_of_", "initial_"})
-    MarkFlagConsumed(f + kind + (f[0] == 'f' ? "_memory_to_use" : "_memory_in_mb"),
-                     "the " + kind + " allocator, made at the first allocation on " + place.ToString());
+    MarkFlagConsumed(
+        f + kind + (f[0] == 'f' ? "_memory_to_use" : "_memory_in_mb"),
+        "the " + kind + " allocator, made at the first allocation on " + place.ToString());
   double fraction = DoubleFlagOr("fraction_of_" + kind + "_memory_to_use", 1.0);
-  TIDE_ENFORCE(fraction > 0 && fraction <= 1, "fraction_of_", kind, "_memory_to_use is ",
-               fraction, "; it must be in (0, 1]");
+  TIDE_ENFORCE(fraction > 0 && fraction <= 1, "fraction_of_", kind, "_memory_to_use is ", fraction,
+               "; it must be in (0, 1]");
   size_t total = 0, available = 0;
   if (dev.def.memory_info)
     CallPlugin([&] { return dev.def.memory_info(dev.def.self, place.device, &total, &available); },
@@ -116,7 +118,8 @@ std::unique_ptr<PlaceAllocator> MakeAllocator(const Place& place) {
                ", more than the address space");
   opt.initial_chunk = static_cast<size_t>(initial_mb) << 20;
   opt.initial_chunk = std::min(opt.initial_chunk, opt.budget);
-  opt.max_chunk = std::max<size_t>(opt.initial_chunk, std::min<size_t>(opt.budget, size_t(1) << 30));
+  opt.max_chunk =
+      std::max<size_t>(opt.initial_chunk, std::min<size_t>(opt.budget, size_t(1) << 30));
   opt.large_threshold = size_t(1) << 20;  // bigger tensors get their own, unrounded, allocation
   return std::make_unique<BuddyAllocator>(std::move(sys), opt, place.ToString());
 }
@@ -134,7 +137,8 @@ class AllocatorTable {
   bool closed() const { return closed_.load(std::memory_order_relaxed); }
 
   PlaceAllocator& Get(const Place& place) {
-    const bool fast = place.kind >= 0 && place.kind < kKinds && place.device >= 0 && place.device < kDevices;
+    const bool fast =
+        place.kind >= 0 && place.kind < kKinds && place.device >= 0 && place.device < kDevices;
     const size_t i = fast ? size_t(place.kind) * kDevices + size_t(place.device) : 0;
     if (fast)
       if (PlaceAllocator* a = fast_[i].load(std::memory_order_acquire)) return *a;

@@ -14,7 +14,9 @@
 namespace tide::core {
 namespace {
 
-bool IsFloat(DataType t) { return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_FP16 || t == TIDE_BF16; }
+bool IsFloat(DataType t) {
+  return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_FP16 || t == TIDE_BF16;
+}
 
 // The forward variable a gradient name belongs to: "x@GRAD@RENAME@1" -> "x".
 std::string ForwardName(const std::string& grad) {
@@ -39,7 +41,8 @@ std::set<std::string> NoGradVars(const BlockDesc& block, size_t n_ops,
   for (size_t i = 0; i < n_ops; ++i) {
     const OpDesc* op = block.Op(i);
     std::vector<std::string> ins = op->InputArgumentNames();
-    bool all_no_grad = std::all_of(ins.begin(), ins.end(), [&](const std::string& n) { return no_grad.count(n) > 0; });
+    bool all_no_grad = std::all_of(ins.begin(), ins.end(),
+                                   [&](const std::string& n) { return no_grad.count(n) > 0; });
     for (const auto& o : op->OutputArgumentNames()) {
       if (o == kEmptyVarName) continue;
       if (all_no_grad) {
@@ -84,7 +87,8 @@ void DeclareGradVars(BlockDesc* block, const OpDesc& op) {
 
 // The op summing a gradient's parts: "sum", or "tensor_array_sum" for a tensor array's
 // gradient (an array read more than once), element by element.
-OpDesc SumOp(const BlockDesc& block, const std::vector<std::string>& parts, const std::string& out) {
+OpDesc SumOp(const BlockDesc& block, const std::vector<std::string>& parts,
+             const std::string& out) {
   const VarDesc* fwd = block.FindVarRecursive(ForwardName(out));
   const bool array = fwd && fwd->type() == TIDE_VAR_LOD_TENSOR_ARRAY;
   return OpDesc(array ? "tensor_array_sum" : "sum", {{"X", parts}}, {{"Out", {out}}},
@@ -171,7 +175,8 @@ void FillMissingGrad(const BlockDesc& block, OpDesc* g, const std::string& grad,
   const std::string fwd = ForwardName(grad);
   const VarDesc* v = block.FindVarRecursive(fwd);
   if (v && v->type() == TIDE_VAR_LOD_TENSOR && IsFloat(v->dtype())) {
-    out->emplace_back("fill_zeros_like", VariableNameMap{{"X", {fwd}}}, VariableNameMap{{"Out", {grad}}},
+    out->emplace_back("fill_zeros_like", VariableNameMap{{"X", {fwd}}},
+                      VariableNameMap{{"Out", {grad}}},
                       AttributeMap{{"op_role", int32_t(kOpRoleBackward)}});
     return;
   }
@@ -197,7 +202,8 @@ void AppendChecked(BlockDesc* block, const OpDesc& g, size_t index = SIZE_MAX) {
     CheckOpDesc(info, added);
     InferShapeAtCompileTime(info, *added, block);
   } catch (const Error& e) {
-    TIDE_FAIL(e.code(), "append_backward: grad op '", g.type(), "' (block ", block->idx(), "): ", e.what());
+    TIDE_FAIL(e.code(), "append_backward: grad op '", g.type(), "' (block ", block->idx(),
+              "): ", e.what());
   }
 }
 
@@ -224,7 +230,8 @@ void CheckNoGradientWanted(const OpDesc& fwd, const std::vector<std::string>& no
                   info.plugin_file, ") has no gradient, but its input '", param, "' (variable '", v,
                   "') needs one on the way to the parameters: give the op a gradient "
                   "(OpSchema::Grad or DefaultGrad; OpSchema::NoGradient if it has none by design), "
-                  "or stop gradients there (stop_gradient=True on '", v, "', or no_grad_set)");
+                  "or stop gradients there (stop_gradient=True on '",
+                  v, "', or no_grad_set)");
 }
 
 // Makes the grad ops of op `k` of `body` read the forward values op k saw where they, run after
@@ -310,7 +317,8 @@ void KeepIncomingArrayGrads(const BlockDesc& body, std::vector<OpDesc>* ops) {
 // it (in a loop iteration's scope) writes its own gradients for the control-flow grad op to
 // gather. Its parent is the body: compile-time lookups see the body's temporaries. Gradients of
 // the body's outer variables come from outside (the control-flow grad op sets them).
-int32_t BuildGradBlock(ProgramDesc* program, int32_t fwd_idx, const std::set<std::string>& outer_no_grad) {
+int32_t BuildGradBlock(ProgramDesc* program, int32_t fwd_idx,
+                       const std::set<std::string>& outer_no_grad) {
   BlockDesc* body = program->MutableBlock(fwd_idx);
   std::set<std::string> no_grad = NoGradVars(*body, body->OpSize(), outer_no_grad);
   std::vector<std::string> no_grad_sorted(no_grad.begin(), no_grad.end());
@@ -377,7 +385,8 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
     const std::set<std::string>& no_grad_set) {
   BlockDesc* block = program->MutableBlock(0);
   const VarDesc* loss_var = block->FindVar(loss);
-  TIDE_ENFORCE(loss_var != nullptr, "append_backward: the loss '", loss, "' is not a variable of block 0");
+  TIDE_ENFORCE(loss_var != nullptr, "append_backward: the loss '", loss,
+               "' is not a variable of block 0");
   TIDE_ENFORCE(IsFloat(loss_var->dtype()), "append_backward: the loss '", loss, "' is ",
                DataTypeName(loss_var->dtype()), "; it must be a float tensor");
   size_t loss_op = block->OpSize();
@@ -386,11 +395,13 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
       loss_op = i;
       break;
     }
-  TIDE_ENFORCE(loss_op < block->OpSize(), "append_backward: no op of block 0 computes the loss '", loss, "'");
+  TIDE_ENFORCE(loss_op < block->OpSize(), "append_backward: no op of block 0 computes the loss '",
+               loss, "'");
   int64_t loss_numel = 1;
   for (int64_t d : loss_var->shape()) loss_numel *= d;
-  TIDE_ENFORCE(loss_numel == 1, "append_backward: the loss '", loss, "' must hold one element, its shape is ",
-               DDim(loss_var->shape()).ToString(), " (reduce it, e.g. with mean)");
+  TIDE_ENFORCE(loss_numel == 1, "append_backward: the loss '", loss,
+               "' must hold one element, its shape is ", DDim(loss_var->shape()).ToString(),
+               " (reduce it, e.g. with mean)");
 
   std::set<std::string> no_grad = NoGradVars(*block, loss_op + 1, no_grad_set);
   std::vector<std::string> no_grad_sorted(no_grad.begin(), no_grad.end());
@@ -401,7 +412,8 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
   for (size_t i = loss_op + 1; i-- > 0;) {
     const OpDesc* op = block->Op(i);
     std::vector<std::string> outs = op->OutputArgumentNames();
-    if (std::none_of(outs.begin(), outs.end(), [&](const std::string& o) { return wanted.count(o) > 0; }))
+    if (std::none_of(outs.begin(), outs.end(),
+                     [&](const std::string& o) { return wanted.count(o) > 0; }))
       continue;
     path.push_back(i);
     for (const auto& in : op->InputArgumentNames())
@@ -447,7 +459,8 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
   std::vector<std::string> params = parameters;
   if (params.empty())
     for (const VarDesc* v : block->AllVars())
-      if (v->persistable() && IsFloat(v->dtype()) && !no_grad.count(v->name()) && wanted.count(v->name()))
+      if (v->persistable() && IsFloat(v->dtype()) && !no_grad.count(v->name()) &&
+          wanted.count(v->name()))
         params.push_back(v->name());
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const auto& p : params)
@@ -456,7 +469,8 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
   // Append, declaring gradient variables and inferring their shapes.
   for (OpDesc& g : grad_ops) {
     for (const auto& [p, grad] : pairs)
-      if (Contains(g.OutputArgumentNames(), grad)) g.SetAttr("op_role_var", std::vector<std::string>{p, grad});
+      if (Contains(g.OutputArgumentNames(), grad))
+        g.SetAttr("op_role_var", std::vector<std::string>{p, grad});
     DeclareGradVars(block, g);
     AppendChecked(block, g);
   }

@@ -1,5 +1,5 @@
-// backward.h: append_backward (as in Fluid, the framework adds the backward pass). Adds to block 0 the
-// gradient ops of every op that leads to the loss, in reverse order, and returns the
+// backward.h: append_backward (as in Fluid, the framework adds the backward pass). Adds to block 0
+// the gradient ops of every op that leads to the loss, in reverse order, and returns the
 // (parameter, gradient) pairs.
 #pragma once
 

@@ -21,8 +21,8 @@ VarDesc* CompileTimeInferShapeContext::In(const char* param, size_t i) const {
   if (i >= names.size()) TIDE_FAIL(TIDE_NOT_FOUND, "input ", param, "[", i, "] is not set");
   VarDesc* v = block_->FindVarRecursive(names[i]);
   if (!v)
-    TIDE_FAIL(TIDE_NOT_FOUND, "input ", param, ": variable '", names[i], "' is not declared in block ",
-              block_->idx(), " or its parents");
+    TIDE_FAIL(TIDE_NOT_FOUND, "input ", param, ": variable '", names[i],
+              "' is not declared in block ", block_->idx(), " or its parents");
   return v;
 }
 
@@ -32,8 +32,8 @@ VarDesc* CompileTimeInferShapeContext::Out(const char* param, size_t i) const {
   if (names[i] == "@EMPTY@") return nullptr;
   VarDesc* v = block_->FindVarRecursive(names[i]);
   if (!v)
-    TIDE_FAIL(TIDE_NOT_FOUND, "output ", param, ": variable '", names[i], "' is not declared in block ",
-              block_->idx(), " or its parents");
+    TIDE_FAIL(TIDE_NOT_FOUND, "output ", param, ": variable '", names[i],
+              "' is not declared in block ", block_->idx(), " or its parents");
   return v;
 }
 

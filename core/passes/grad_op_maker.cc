@@ -25,7 +25,7 @@ OpDesc DefaultGradOp(const OpDesc& fwd, const std::string& grad_type,
     std::vector<std::string> grads;
     for (const auto& v : kv.second)
       grads.push_back(std::binary_search(no_grad.begin(), no_grad.end(), v) ? kEmptyVarName
-                                                                             : GradVarName(v));
+                                                                            : GradVarName(v));
     g.SetOutput(GradVarName(kv.first), grads);
   }
   *g.mutable_attrs() = fwd.attrs();

@@ -11,12 +11,13 @@
 
 #include "core/platform/flags.h"
 
-DEFINE_bool(cpu_spin_wait, false,
-            "CPU worker threads spin while they wait for work, as their runtimes do by default: the "
-            "fastest hand-off on an idle machine, a collapse on a busy one (threads spinning for "
-            "cores another process needs). Off: they spin briefly, then sleep (GOMP_SPINCOUNT=5000, "
-            "about 50 us, for OpenMP; a non-spinning Eigen pool). Read when the CPU device starts "
-            "and when plugins load");
+DEFINE_bool(
+    cpu_spin_wait, false,
+    "CPU worker threads spin while they wait for work, as their runtimes do by default: the "
+    "fastest hand-off on an idle machine, a collapse on a busy one (threads spinning for "
+    "cores another process needs). Off: they spin briefly, then sleep (GOMP_SPINCOUNT=5000, "
+    "about 50 us, for OpenMP; a non-spinning Eigen pool). Read when the CPU device starts "
+    "and when plugins load");
 
 namespace tide::core {
 
@@ -27,8 +28,10 @@ constexpr const char* kBriefSpin = "5000";
 
 void ExportCpuThreadingEnvironment() {
   // setenv(..., 0) keeps a value the user set; a wait policy of theirs decides the spin too.
-  if (!FLAGS_cpu_spin_wait && !std::getenv("OMP_WAIT_POLICY")) setenv("GOMP_SPINCOUNT", kBriefSpin, 0);
-  if (FLAGS_cpu_threads > 0) setenv("OMP_NUM_THREADS", std::to_string(FLAGS_cpu_threads).c_str(), 0);
+  if (!FLAGS_cpu_spin_wait && !std::getenv("OMP_WAIT_POLICY"))
+    setenv("GOMP_SPINCOUNT", kBriefSpin, 0);
+  if (FLAGS_cpu_threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(FLAGS_cpu_threads).c_str(), 0);
 }
 
 int MaxCpuThreads() {

@@ -2,12 +2,12 @@
 // types' names and sizes are the SDK's one table (tide/plugin/data_type.hpp), read here.
 #pragma once
 
-#include <tide/plugin/data_type.hpp>
 #include <tide/plugin_api.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tide/plugin/data_type.hpp>
 
 namespace tide::core {
 
@@ -20,7 +20,7 @@ using ::tide::DataTypeName;  // "float32"; "undefined" for TIDE_UNDEFINED
 DataType ParseDataType(const std::string& name);
 bool IsValidDataType(int value);
 
-const char* LayoutName(TideLayout l);  // "NCHW"
+const char* LayoutName(TideLayout l);    // "NCHW"
 const char* VarTypeName(TideVarType t);  // "LOD_TENSOR"
 
 using ::tide::DataTypeOf;  // DataTypeOf<float>() == TIDE_FP32

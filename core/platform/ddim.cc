@@ -52,7 +52,8 @@ std::string CheckDims(const DDim& dims, size_t elem_size) {
   if (overflow) return StrCat("dims ", dims.ToString(), " hold more than 2^63 elements");
   int64_t bytes = 0;
   if (__builtin_mul_overflow(n, static_cast<int64_t>(elem_size), &bytes))
-    return StrCat("dims ", dims.ToString(), " of ", elem_size, "-byte elements need more than 2^63 bytes");
+    return StrCat("dims ", dims.ToString(), " of ", elem_size,
+                  "-byte elements need more than 2^63 bytes");
   return "";
 }
 
@@ -84,7 +85,8 @@ bool DDim::operator==(const DDim& o) const {
 DDim FlattenTo2D(const DDim& dims, int num_col_dims) {
   TIDE_ENFORCE(num_col_dims > 0 && num_col_dims <= dims.size(), "num_col_dims ", num_col_dims,
                " must be in [1, ", dims.size(), "] for dims ", dims.ToString());
-  return DDim({dims.Slice(0, num_col_dims).product(), dims.Slice(num_col_dims, dims.size()).product()});
+  return DDim(
+      {dims.Slice(0, num_col_dims).product(), dims.Slice(num_col_dims, dims.size()).product()});
 }
 
 }  // namespace tide::core

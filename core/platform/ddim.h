@@ -29,7 +29,9 @@ class DDim {
   // (naming the dims) when the count does not fit in int64.
   int64_t product() const;
   bool HasUnknown() const;
-  std::vector<int64_t> ToVector() const { return std::vector<int64_t>(d_.begin(), d_.begin() + rank_); }
+  std::vector<int64_t> ToVector() const {
+    return std::vector<int64_t>(d_.begin(), d_.begin() + rank_);
+  }
   std::string ToString() const;  // "[2, 3]"
   DDim Slice(int begin, int end) const;
 

@@ -36,7 +36,7 @@ const char* CodeName(TideCode code);
 // TIDE_FAIL(code, parts...): throw an Error built from the message parts.
 #define TIDE_FAIL(code, ...) throw ::tide::core::Error(code, ::tide::core::StrCat(__VA_ARGS__))
 // TIDE_ENFORCE(cond, parts...): an INVALID_ARGUMENT error unless cond holds.
-#define TIDE_ENFORCE(cond, ...)                                  \
-  do {                                                           \
+#define TIDE_ENFORCE(cond, ...)                                 \
+  do {                                                          \
     if (!(cond)) TIDE_FAIL(TIDE_INVALID_ARGUMENT, __VA_ARGS__); \
   } while (0)

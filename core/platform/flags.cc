@@ -35,10 +35,11 @@ DEFINE_bool(check_nan_inf, false,
             "debug: after every kernel, check its float outputs for NaN or Inf and fail naming the "
             "first op and variable that holds one (Fluid's flag)");
 DEFINE_bool(profile_ops, false, "time every op run (tide.profiler / OpProfileReport)");
-DEFINE_bool(free_temporaries, true,
-            "a run lets go of each temporary's memory after the op that last uses it (fetch targets "
-            "and what control flow reads are kept), so later tensors reuse it; off: every "
-            "temporary keeps its own memory between runs");
+DEFINE_bool(
+    free_temporaries, true,
+    "a run lets go of each temporary's memory after the op that last uses it (fetch targets "
+    "and what control flow reads are kept), so later tensors reuse it; off: every "
+    "temporary keeps its own memory between runs");
 DEFINE_int64(max_while_iterations, 100000,
              "the most iterations one run of a while op may take; past it the run fails naming the "
              "op (a loop whose body never changes its condition otherwise grows memory until it "
@@ -188,9 +189,9 @@ void SetFlag(const std::string& name, const std::string& value) {
     if (it != Consumed().end() && value != current)
       TIDE_FAIL(TIDE_FAILED_PRECONDITION, "flag '", name, "' was already read by ", it->second.by,
                 " and can no longer change (",
-                it->second.instead.empty()
-                    ? StrCat("set it before that, e.g. as TIDE_", Upper(name), " in the environment")
-                    : it->second.instead,
+                it->second.instead.empty() ? StrCat("set it before that, e.g. as TIDE_",
+                                                    Upper(name), " in the environment")
+                                           : it->second.instead,
                 ")");
   }
   if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty())
@@ -214,9 +215,11 @@ template <typename T>
 void RegisterFlagOnce(const std::string& name, const std::string& help, T default_value) {
   std::string current;
   if (gflags::GetCommandLineOption(name.c_str(), &current)) return;  // e.g. cpu's, defined above
-  static auto* registerers = new std::vector<std::unique_ptr<gflags::FlagRegisterer>>;  // kept, as gflags keeps the rest
+  static auto* registerers =
+      new std::vector<std::unique_ptr<gflags::FlagRegisterer>>;  // kept, as gflags keeps the rest
   registerers->push_back(std::make_unique<gflags::FlagRegisterer>(
-      strdup(name.c_str()), strdup(help.c_str()), "tide (device kind)", new T(default_value), new T(default_value)));
+      strdup(name.c_str()), strdup(help.c_str()), "tide (device kind)", new T(default_value),
+      new T(default_value)));
 }
 
 std::mutex g_define_mu;

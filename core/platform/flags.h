@@ -39,7 +39,8 @@ std::string CheckFlagValue(const std::string& name, const std::string& value);
 // Records that `name` has been read for good (e.g. an allocator's size when the allocator is
 // made): later changes to it are refused, not silently ignored. `by` says what read it,
 // `instead` what to do instead (default: set it earlier, as TIDE_<NAME> in the environment).
-void MarkFlagConsumed(const std::string& name, const std::string& by, const std::string& instead = "");
+void MarkFlagConsumed(const std::string& name, const std::string& by,
+                      const std::string& instead = "");
 
 // Defines fraction_of_<kind>_memory_to_use and initial_<kind>_memory_in_mb for a device kind
 // (registered by its plugin at run time; defaults from the plugin, 0: 1.0 and 64), set from the

@@ -19,28 +19,42 @@
 namespace tide::core {
 
 inline LoDTensor* Unwrap(TideTensor* t) { return reinterpret_cast<LoDTensor*>(t); }
-inline const LoDTensor* Unwrap(const TideTensor* t) { return reinterpret_cast<const LoDTensor*>(t); }
+inline const LoDTensor* Unwrap(const TideTensor* t) {
+  return reinterpret_cast<const LoDTensor*>(t);
+}
 inline TideTensor* Wrap(LoDTensor* t) { return reinterpret_cast<TideTensor*>(t); }
 inline const TideTensor* Wrap(const LoDTensor* t) { return reinterpret_cast<const TideTensor*>(t); }
 inline Variable* Unwrap(TideVariable* v) { return reinterpret_cast<Variable*>(v); }
-inline const Variable* Unwrap(const TideVariable* v) { return reinterpret_cast<const Variable*>(v); }
+inline const Variable* Unwrap(const TideVariable* v) {
+  return reinterpret_cast<const Variable*>(v);
+}
 inline TideVariable* Wrap(Variable* v) { return reinterpret_cast<TideVariable*>(v); }
 inline Scope* Unwrap(TideScope* s) { return reinterpret_cast<Scope*>(s); }
 inline const Scope* Unwrap(const TideScope* s) { return reinterpret_cast<const Scope*>(s); }
 inline TideScope* Wrap(Scope* s) { return reinterpret_cast<TideScope*>(s); }
 inline StepScopes* Unwrap(TideStepScopes* s) { return reinterpret_cast<StepScopes*>(s); }
-inline const StepScopes* Unwrap(const TideStepScopes* s) { return reinterpret_cast<const StepScopes*>(s); }
+inline const StepScopes* Unwrap(const TideStepScopes* s) {
+  return reinterpret_cast<const StepScopes*>(s);
+}
 inline TideStepScopes* Wrap(StepScopes* s) { return reinterpret_cast<TideStepScopes*>(s); }
 inline SelectedRows* Unwrap(TideSelectedRows* s) { return reinterpret_cast<SelectedRows*>(s); }
-inline const SelectedRows* Unwrap(const TideSelectedRows* s) { return reinterpret_cast<const SelectedRows*>(s); }
+inline const SelectedRows* Unwrap(const TideSelectedRows* s) {
+  return reinterpret_cast<const SelectedRows*>(s);
+}
 inline TideSelectedRows* Wrap(SelectedRows* s) { return reinterpret_cast<TideSelectedRows*>(s); }
-inline std::vector<LoDTensor>* Unwrap(TideTensorArray* a) { return reinterpret_cast<std::vector<LoDTensor>*>(a); }
+inline std::vector<LoDTensor>* Unwrap(TideTensorArray* a) {
+  return reinterpret_cast<std::vector<LoDTensor>*>(a);
+}
 inline const std::vector<LoDTensor>* Unwrap(const TideTensorArray* a) {
   return reinterpret_cast<const std::vector<LoDTensor>*>(a);
 }
-inline TideTensorArray* Wrap(std::vector<LoDTensor>* a) { return reinterpret_cast<TideTensorArray*>(a); }
+inline TideTensorArray* Wrap(std::vector<LoDTensor>* a) {
+  return reinterpret_cast<TideTensorArray*>(a);
+}
 inline DeviceContext* Unwrap(TideDeviceContext* c) { return reinterpret_cast<DeviceContext*>(c); }
-inline const DeviceContext* Unwrap(const TideDeviceContext* c) { return reinterpret_cast<const DeviceContext*>(c); }
+inline const DeviceContext* Unwrap(const TideDeviceContext* c) {
+  return reinterpret_cast<const DeviceContext*>(c);
+}
 inline TideDeviceContext* Wrap(DeviceContext* c) { return reinterpret_cast<TideDeviceContext*>(c); }
 
 // Keeps string lists alive for as long as their owner, for functions that return
@@ -61,7 +75,6 @@ class NameLists {
 };
 
 }  // namespace tide::core
-
 
 // Shape inference, at compile time (over VarDescs) or run time (over tensors).
 struct TideInferShapeContext {

@@ -31,8 +31,8 @@ void AddArgs(const std::string& op, const TideArgDef* args, size_t n, const char
   std::set<std::string> seen;
   for (size_t i = 0; i < n; ++i) {
     const TideArgDef& a = args[i];
-    TIDE_ENFORCE(a.struct_size >= TIDE_STRUCT_SIZE(TideArgDef, flags), "op '", op, "' ", side, " #", i,
-                 ": struct_size ", a.struct_size, " is too small");
+    TIDE_ENFORCE(a.struct_size >= TIDE_STRUCT_SIZE(TideArgDef, flags), "op '", op, "' ", side, " #",
+                 i, ": struct_size ", a.struct_size, " is too small");
     std::string name = Str(a.name);
     TIDE_ENFORCE(!name.empty(), "op '", op, "' ", side, " #", i, " has no name");
     TIDE_ENFORCE(seen.insert(name).second, "op '", op, "' declares ", side, " '", name, "' twice");
@@ -51,7 +51,8 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
   return StatusGuard([&] {
     TIDE_ENFORCE(r && def, "Registrar_AddOp: null argument");
     TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, run_data),
-                 "Registrar_AddOp: TideOpDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+                 "Registrar_AddOp: TideOpDef.struct_size ", def->struct_size,
+                 " is smaller than ABI 1.0's");
     for (const void* data : {def->infer_shape_data, def->grad_maker_data, def->run_data})
       if (data) r->staged.callback_data.push_back(data);
     auto info = std::make_unique<OpInfo>();
@@ -71,10 +72,12 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
       AttrSpec spec;
       spec.name = Str(a.name);
       TIDE_ENFORCE(!spec.name.empty(), "op '", op, "' attribute #", i, " has no name");
-      TIDE_ENFORCE(seen.insert(spec.name).second, "op '", op, "' declares attribute '", spec.name, "' twice");
-      const bool known_type = (a.type >= TIDE_ATTR_INT && a.type <= TIDE_ATTR_FLOAT64S) ||
-                              a.type == TIDE_ATTR_FLOAT64;
-      TIDE_ENFORCE(known_type, "op '", op, "' attribute '", spec.name, "' has unknown type ", int(a.type));
+      TIDE_ENFORCE(seen.insert(spec.name).second, "op '", op, "' declares attribute '", spec.name,
+                   "' twice");
+      const bool known_type =
+          (a.type >= TIDE_ATTR_INT && a.type <= TIDE_ATTR_FLOAT64S) || a.type == TIDE_ATTR_FLOAT64;
+      TIDE_ENFORCE(known_type, "op '", op, "' attribute '", spec.name, "' has unknown type ",
+                   int(a.type));
       spec.type = a.type;
       spec.check = a.check;
       spec.check_data = a.check_data;
@@ -84,9 +87,9 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
       pa->set_comment(Str(a.comment));
       if (a.default_value) {
         Attribute given = AttrFromC(*a.default_value);
-        TIDE_ENFORCE(ConvertAttr(given, spec.type, &spec.default_value), "op '", op, "' attribute '",
-                     spec.name, "' is declared ", AttrTypeName(spec.type), " but its default is ",
-                     AttrTypeName(AttrTypeOf(given)));
+        TIDE_ENFORCE(ConvertAttr(given, spec.type, &spec.default_value), "op '", op,
+                     "' attribute '", spec.name, "' is declared ", AttrTypeName(spec.type),
+                     " but its default is ", AttrTypeName(AttrTypeOf(given)));
         spec.has_default = true;
         AttrToProto(spec.name, spec.default_value, pa->mutable_default_value());
       }
@@ -100,8 +103,10 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
     info->kernel_dtype_source = Str(def->kernel_dtype_source);
     info->run = def->run;
     info->run_data = def->run_data;
-    if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, no_gradient)) info->no_gradient = def->no_gradient != 0;
-    TIDE_ENFORCE(info->run || info->infer_shape, "op '", op, "' has kernels but no shape inference: "
+    if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, no_gradient))
+      info->no_gradient = def->no_gradient != 0;
+    TIDE_ENFORCE(info->run || info->infer_shape, "op '", op,
+                 "' has kernels but no shape inference: "
                  "give its schema InferShape(...) (its outputs would have no dims, and the error "
                  "would appear in the next op)");
     info->plugin = r->plugin;
@@ -114,17 +119,19 @@ TideStatus* RegistrarAddKernel(TideRegistrar* r, const TideKernelDef* def) {
   return StatusGuard([&] {
     TIDE_ENFORCE(r && def, "Registrar_AddKernel: null argument");
     TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideKernelDef, priority),
-                 "Registrar_AddKernel: TideKernelDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+                 "Registrar_AddKernel: TideKernelDef.struct_size ", def->struct_size,
+                 " is smaller than ABI 1.0's");
     auto k = std::make_unique<KernelEntry>();
     k->op_type = Str(def->op_type);
     TIDE_ENFORCE(ValidName(k->op_type), "kernel for invalid op type '", k->op_type, "'");
     std::string kind = Str(def->place_kind);
     TIDE_ENFORCE(!kind.empty(), "kernel of op '", k->op_type, "' has no place kind");
-    TIDE_ENFORCE(IsValidDataType(def->dtype), "kernel of op '", k->op_type, "' has unknown data type ",
-                 int(def->dtype));
-    TIDE_ENFORCE(def->layout >= TIDE_LAYOUT_ANY && def->layout <= TIDE_LAYOUT_OPAQUE, "kernel of op '",
-                 k->op_type, "' has unknown layout ", int(def->layout));
-    TIDE_ENFORCE(def->compute != nullptr, "kernel of op '", k->op_type, "' has no compute function");
+    TIDE_ENFORCE(IsValidDataType(def->dtype), "kernel of op '", k->op_type,
+                 "' has unknown data type ", int(def->dtype));
+    TIDE_ENFORCE(def->layout >= TIDE_LAYOUT_ANY && def->layout <= TIDE_LAYOUT_OPAQUE,
+                 "kernel of op '", k->op_type, "' has unknown layout ", int(def->layout));
+    TIDE_ENFORCE(def->compute != nullptr, "kernel of op '", k->op_type,
+                 "' has no compute function");
     TIDE_ENFORCE(def->priority >= 0, "kernel of op '", k->op_type, "' has a negative priority");
     std::string lib = def->library && *def->library ? def->library : kPlainLibrary;
     k->key = OpKernelType{PlaceKindId(kind), def->dtype, def->layout, LibraryId(lib)};
@@ -141,12 +148,14 @@ TideStatus* RegistrarAddLibrary(TideRegistrar* r, const TideLibraryDef* def) {
   return StatusGuard([&] {
     TIDE_ENFORCE(r && def && def->name, "Registrar_AddLibrary: null argument");
     TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideLibraryDef, description),
-                 "Registrar_AddLibrary: TideLibraryDef.struct_size ", def->struct_size, " is too small");
+                 "Registrar_AddLibrary: TideLibraryDef.struct_size ", def->struct_size,
+                 " is too small");
     LibraryInfo lib{Str(def->name), Str(def->op_attr), Str(def->flag), r->plugin};
     for (const std::string* n : {&lib.name, &lib.op_attr, &lib.flag})
-      TIDE_ENFORCE(n->empty() || ValidName(*n), "library '", lib.name, "': invalid name '", *n, "'");
-    TIDE_ENFORCE(!lib.name.empty() && lib.name != "plain", "a library cannot be named '",
-                 lib.name, "'");
+      TIDE_ENFORCE(n->empty() || ValidName(*n), "library '", lib.name, "': invalid name '", *n,
+                   "'");
+    TIDE_ENFORCE(!lib.name.empty() && lib.name != "plain", "a library cannot be named '", lib.name,
+                 "'");
     if (!lib.flag.empty())
       DefineBoolFlag(lib.flag, def->description && def->description[0]
                                    ? def->description
@@ -161,15 +170,20 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
     TIDE_ENFORCE(r && def, "Registrar_AddDevice: null argument");
     // Every field of TideDeviceDef is ABI 1.0's (optional entries are NULL, not absent).
     TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideDeviceDef, finalize),
-                 "Registrar_AddDevice: TideDeviceDef.struct_size ", def->struct_size, " is smaller than ABI 1.0's");
+                 "Registrar_AddDevice: TideDeviceDef.struct_size ", def->struct_size,
+                 " is smaller than ABI 1.0's");
     auto d = std::make_unique<DeviceInfo>();
     d->kind_name = Str(def->kind);
     TIDE_ENFORCE(ValidName(d->kind_name), "invalid device kind '", d->kind_name, "'");
     std::memcpy(&d->def, def, std::min(def->struct_size, sizeof(TideDeviceDef)));
-    const char* missing = !def->device_count ? "device_count" : !def->alloc ? "alloc"
-                          : !def->free ? "free" : !def->context_create ? "context_create"
-                          : !def->context_destroy ? "context_destroy" : !def->synchronize ? "synchronize"
-                          : !def->copy ? "copy" : nullptr;
+    const char* missing = !def->device_count      ? "device_count"
+                          : !def->alloc           ? "alloc"
+                          : !def->free            ? "free"
+                          : !def->context_create  ? "context_create"
+                          : !def->context_destroy ? "context_destroy"
+                          : !def->synchronize     ? "synchronize"
+                          : !def->copy            ? "copy"
+                                                  : nullptr;
     TIDE_ENFORCE(!missing, "device '", d->kind_name, "' has no ", missing, " function");
     const TideDeviceDef& n = d->def;  // zero past the plugin's struct_size
     TIDE_ENFORCE(!n.host_alloc == !n.host_free, "device '", d->kind_name,
@@ -181,13 +195,15 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
                  "event_query, event_synchronize, context_wait_event); give all or none");
     // Newer contracts than ours are refused (we would not keep their rules); older ones the
     // core keeps working by synchronising as they need (DeviceContext::Copy, the allocator).
-    TIDE_ENFORCE(n.contract <= TIDE_DEVICE_CONTRACT, "device '", d->kind_name, "' (", r->plugin_file,
-                 ") declares device contract ", n.contract, "; this core knows contracts 1 to ",
-                 TIDE_DEVICE_CONTRACT, " (upgrade Tide, or build the plugin against this SDK)");
+    TIDE_ENFORCE(n.contract <= TIDE_DEVICE_CONTRACT, "device '", d->kind_name, "' (",
+                 r->plugin_file, ") declares device contract ", n.contract,
+                 "; this core knows contracts 1 to ", TIDE_DEVICE_CONTRACT,
+                 " (upgrade Tide, or build the plugin against this SDK)");
     d->contract = n.contract ? n.contract : 1;
     if (d->contract < TIDE_DEVICE_CONTRACT)
       LOG(WARNING) << "device '" << d->kind_name << "' (" << r->plugin_file << ") declares "
-                   << (n.contract ? StrCat("device contract ", n.contract) : std::string("no device contract"))
+                   << (n.contract ? StrCat("device contract ", n.contract)
+                                  : std::string("no device contract"))
                    << ": the core follows contract 1 for it (it synchronises the device after each "
                       "host-to-device copy and before each free; rebuild the plugin against this "
                       "SDK, contract "
@@ -231,7 +247,8 @@ TideStatus* AddTransform(TideRegistrar* r, const Def* def, const char* what,
 TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransformDef* def) {
   return AddTransform(r, def, "layout transform", r ? &r->staged.layout_transforms : nullptr,
                       [](const TideLayoutTransformDef& d) {
-                        TIDE_ENFORCE(d.from != d.to, "layout transform from ", LayoutName(d.from), " to itself");
+                        TIDE_ENFORCE(d.from != d.to, "layout transform from ", LayoutName(d.from),
+                                     " to itself");
                         for (TideLayout l : {d.from, d.to})
                           TIDE_ENFORCE(l >= TIDE_LAYOUT_ANY && l <= TIDE_LAYOUT_OPAQUE,
                                        "layout transform with unknown layout ", int(l));
@@ -239,12 +256,12 @@ TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransf
 }
 
 TideStatus* RegistrarAddDataTypeCast(TideRegistrar* r, const TideDataTypeCastDef* def) {
-  return AddTransform(r, def, "data-type cast", r ? &r->staged.casts : nullptr,
-                      [](const TideDataTypeCastDef& d) {
-                        TIDE_ENFORCE(IsValidDataType(d.from) && IsValidDataType(d.to) && d.from != d.to,
-                                     "data-type cast between invalid or equal types ", int(d.from), " and ",
-                                     int(d.to));
-                      });
+  return AddTransform(
+      r, def, "data-type cast", r ? &r->staged.casts : nullptr, [](const TideDataTypeCastDef& d) {
+        TIDE_ENFORCE(IsValidDataType(d.from) && IsValidDataType(d.to) && d.from != d.to,
+                     "data-type cast between invalid or equal types ", int(d.from), " and ",
+                     int(d.to));
+      });
 }
 
 }  // namespace tide::core

@@ -33,8 +33,8 @@ struct OpKernelType {
 struct OpKernelTypeHash {
   size_t operator()(const OpKernelType& k) const {
     return std::hash<uint64_t>()((uint64_t(uint32_t(k.place_kind)) << 40) ^
-                                 (uint64_t(uint32_t(k.dtype)) << 24) ^
-                                 (uint64_t(k.layout) << 16) ^ uint64_t(uint32_t(k.library)));
+                                 (uint64_t(uint32_t(k.dtype)) << 24) ^ (uint64_t(k.layout) << 16) ^
+                                 uint64_t(uint32_t(k.library)));
   }
 };
 

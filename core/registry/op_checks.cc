@@ -72,8 +72,8 @@ void CheckAndFillAttrs(const OpInfo& info, AttributeMap* attrs) {
     auto it = attrs->find(spec.name);
     if (it == attrs->end()) {
       if (!spec.has_default)
-        TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' needs attribute '", spec.name,
-                  "' (", AttrTypeName(spec.type), "), which is not set");
+        TIDE_FAIL(TIDE_INVALID_ARGUMENT, "op '", info.type, "' needs attribute '", spec.name, "' (",
+                  AttrTypeName(spec.type), "), which is not set");
       it = attrs->emplace(spec.name, spec.default_value).first;
     } else {
       Attribute converted;

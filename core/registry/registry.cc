@@ -30,10 +30,10 @@ Registry& Registry::Global() {
 }
 
 std::string NotInitializedHint() {
-  return Registry::Global().initialized()
-             ? ""
-             : "; tide::core::Initialize() (core/host/initialize.h) has not been called: it loads the "
-               "plugins";
+  return Registry::Global().initialized() ? ""
+                                          : "; tide::core::Initialize() (core/host/initialize.h) "
+                                            "has not been called: it loads the "
+                                            "plugins";
 }
 
 const OpInfo* Registry::FindOp(const std::string& type) const {
@@ -46,7 +46,8 @@ const OpInfo& Registry::GetOp(const std::string& type) const {
   const OpInfo* info = FindOp(type);
   if (!info)
     TIDE_FAIL(TIDE_NOT_FOUND, "op '", type, "' is not registered: no loaded plugin provides it (",
-              NumOps(), " op(s) from loaded plugins; see `tide-plugins` for what loaded and what failed)",
+              NumOps(),
+              " op(s) from loaded plugins; see `tide-plugins` for what loaded and what failed)",
               NotInitializedHint());
   return *info;
 }
@@ -77,7 +78,8 @@ const DeviceInfo* Registry::FindDevice(int32_t kind) const {
   return it == devices_.end() ? nullptr : it->second.get();
 }
 
-const TransformEntry* Registry::FindLayoutTransform(int32_t kind, TideLayout from, TideLayout to) const {
+const TransformEntry* Registry::FindLayoutTransform(int32_t kind, TideLayout from,
+                                                    TideLayout to) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   auto it = layout_transforms_.find({kind, from, to});
   return it == layout_transforms_.end() ? nullptr : it->second.get();
@@ -221,8 +223,8 @@ CommitSummary Registry::Commit(PluginStaging&& staged) {
       if (it != op_it->second.end()) {
         if (k->priority <= it->second->priority)
           TIDE_FAIL(TIDE_ALREADY_EXISTS, "kernel ", k->op_type, " ", k->key.ToString(),
-                    " is already registered by ", it->second->plugin_file,
-                    " (priority ", it->second->priority, "); register with a higher priority to override it");
+                    " is already registered by ", it->second->plugin_file, " (priority ",
+                    it->second->priority, "); register with a higher priority to override it");
         override = true;
       }
     }
@@ -237,7 +239,8 @@ CommitSummary Registry::Commit(PluginStaging&& staged) {
   std::set<int32_t> kinds;
   for (const auto& d : staged.devices)
     if (!kinds.insert(d->kind).second)
-      TIDE_FAIL(TIDE_ALREADY_EXISTS, "device kind '", d->kind_name, "' is registered twice by this plugin");
+      TIDE_FAIL(TIDE_ALREADY_EXISTS, "device kind '", d->kind_name,
+                "' is registered twice by this plugin");
 
   auto check_transforms = [](const auto& staged_list, const auto& table, const char* what,
                              auto name_of) {
@@ -247,10 +250,12 @@ CommitSummary Registry::Commit(PluginStaging&& staged) {
       auto it = table.find(key);
       if (it != table.end() || !seen.insert(key).second)
         TIDE_FAIL(TIDE_ALREADY_EXISTS, what, " ", name_of(*t), " is already registered",
-                  it != table.end() ? " by " + it->second->plugin_file : std::string(" twice by this plugin"));
+                  it != table.end() ? " by " + it->second->plugin_file
+                                    : std::string(" twice by this plugin"));
     }
   };
-  check_transforms(staged.layout_transforms, layout_transforms_, "layout transform", LayoutTransformName);
+  check_transforms(staged.layout_transforms, layout_transforms_, "layout transform",
+                   LayoutTransformName);
   check_transforms(staged.casts, casts_, "data-type cast", CastName);
 
   // Commit.

@@ -7,9 +7,9 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <shared_mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -57,7 +57,8 @@ class Registry {
   std::vector<const KernelEntry*> Kernels(const std::string& op_type) const;
   const DeviceInfo* FindDevice(int32_t place_kind) const;
   // nullptr when no plugin registered that transform.
-  const TransformEntry* FindLayoutTransform(int32_t place_kind, TideLayout from, TideLayout to) const;
+  const TransformEntry* FindLayoutTransform(int32_t place_kind, TideLayout from,
+                                            TideLayout to) const;
   const TransformEntry* FindCast(int32_t place_kind, DataType from, DataType to) const;
 
   std::vector<std::string> OpTypes() const;  // sorted
@@ -89,11 +90,13 @@ class Registry {
  private:
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<OpInfo>> ops_;
-  std::unordered_map<std::string, std::unordered_map<OpKernelType, std::unique_ptr<KernelEntry>,
-                                                     OpKernelTypeHash>> kernels_;
+  std::unordered_map<
+      std::string, std::unordered_map<OpKernelType, std::unique_ptr<KernelEntry>, OpKernelTypeHash>>
+      kernels_;
   std::unordered_map<int32_t, std::unique_ptr<DeviceInfo>> devices_;
   // Keyed by (place kind, from, to).
-  std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<TransformEntry>> layout_transforms_, casts_;
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<TransformEntry>>
+      layout_transforms_, casts_;
   std::vector<LibraryInfo> libraries_;
   // Overridden kernels stay alive: prepared programs may still point at them.
   std::vector<std::unique_ptr<KernelEntry>> overridden_;

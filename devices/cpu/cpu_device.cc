@@ -3,7 +3,6 @@
 // --cpu_threads) op packs reach through the "tide.cpu" extension (tide/cpu_context.h).
 #define EIGEN_USE_THREADS
 #include <tide/cpu_context.h>
-#include <tide/plugin.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tide/plugin.hpp>
 #include <unsupported/Eigen/CXX11/ThreadPool>
 #ifdef _OPENMP
 #include <omp.h>
@@ -64,7 +64,7 @@ void ParallelFor(void* pool, int64_t n, int32_t max_threads,
     return;
   }
 #ifdef _OPENMP
-#pragma omp parallel num_threads(static_cast<int>(t))
+#pragma omp parallel num_threads(static_cast <int>(t))
   {
     const int64_t i = omp_get_thread_num(), k = omp_get_num_threads();
     const int64_t begin = n * i / k, end = n * (i + 1) / k;
@@ -161,7 +161,9 @@ class CpuDevice : public tide::Device {
   }
   int32_t DLPackDeviceType() const override { return 1 /* kDLCPU */; }
   bool HasMemset() const override { return true; }
-  void Memset(void*, void* dst, int32_t value, size_t size) override { std::memset(dst, value, size); }
+  void Memset(void*, void* dst, int32_t value, size_t size) override {
+    std::memset(dst, value, size);
+  }
   bool HasProperties() const override { return true; }
   void Properties(int32_t, TideDeviceProperties* p) override {
     static const std::string name = CpuModelName();
@@ -176,7 +178,8 @@ class CpuDevice : public tide::Device {
   }
   // No events and no pinned memory: CPU copies and kernels finish before they return.
   const void* Extension(void* ctx, const char* name) override {
-    if (std::strcmp(name, TIDE_CPU_CONTEXT_EXTENSION) == 0) return &static_cast<CpuContext*>(ctx)->ext;
+    if (std::strcmp(name, TIDE_CPU_CONTEXT_EXTENSION) == 0)
+      return &static_cast<CpuContext*>(ctx)->ext;
     return nullptr;
   }
 };

@@ -1,10 +1,9 @@
 // cpu_transforms.cc: the data transforms of host memory: data-type casts between the float and
 // integer types (float16/bfloat16 through Eigen's conversions) and NCHW <-> NHWC for 4-D data.
-#include <tide/plugin.hpp>
-
 #include <Eigen/Core>
 #include <cstdint>
 #include <cstring>
+#include <tide/plugin.hpp>
 
 namespace {
 
@@ -35,7 +34,8 @@ template <typename Half, typename To>
 void FromHalf(const tide::Tensor& in, tide::Tensor& out, TideDeviceContext*) {
   const auto* src = static_cast<const Half*>(in.raw_data());
   To* dst = out.mutable_data<To>(in.place());
-  for (int64_t i = 0, n = in.numel(); i < n; ++i) dst[i] = static_cast<To>(static_cast<float>(src[i]));
+  for (int64_t i = 0, n = in.numel(); i < n; ++i)
+    dst[i] = static_cast<To>(static_cast<float>(src[i]));
   out.set_layout(in.layout());
 }
 

@@ -2,9 +2,8 @@
 // sigmoid, tanh, gelu, elu, swish, ...) and its grad on the GPU: one forward and one grad kernel
 // over the shared functor, so the formulas are the CPU's own. float and double, and __half
 // computed in float.
-#include <tide/ops/activation.hpp>
-
 #include <string>
+#include <tide/ops/activation.hpp>
 
 #include "gpu.h"
 #include "host_ints.h"

@@ -3,11 +3,9 @@
 // GPU. Own kernels rather than cuDNN's, whose running variance is the unbiased one: these follow
 // ops_nn's formulas (biased batch variance, two passes) exactly.
 #include <cmath>
-
 #include <tide/ops/batch_norm.hpp>
 
 #include "host_ints.h"
-
 #include "reduce.cuh"
 
 namespace tide_cuda {
@@ -115,7 +113,9 @@ void BnKernel(KernelContext& ctx) {
 template <typename T>
 struct DscaleTerm {
   const T *dy, *x, *mu, *inv_std;
-  __device__ T operator()(int64_t e, int64_t c) const { return dy[e] * (x[e] - mu[c]) * inv_std[c]; }
+  __device__ T operator()(int64_t e, int64_t c) const {
+    return dy[e] * (x[e] - mu[c]) * inv_std[c];
+  }
 };
 
 template <typename T>

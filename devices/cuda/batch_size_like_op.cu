@@ -2,7 +2,6 @@
 // tide/ops/batch_size_like.hpp's: a LoD Input's batch is its number of sequences). Same types as
 // the CPU kernel, bool included.
 #include <tide/ops/batch_size_like.hpp>
-
 #include <vector>
 
 #include "gpu.h"

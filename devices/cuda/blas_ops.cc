@@ -1,10 +1,9 @@
-// blas_ops.cc: mul, matmul and matmul_v2 (and grads) on the GPU through cuBLAS, on the place's handle and
-// stream. Tide's tensors are row-major and cuBLAS is column-major: a row-major C = op(A) op(B)
-// is the column-major C^T = op(B)^T op(A)^T, so every call swaps the operands.
+// blas_ops.cc: mul, matmul and matmul_v2 (and grads) on the GPU through cuBLAS, on the place's
+// handle and stream. Tide's tensors are row-major and cuBLAS is column-major: a row-major C = op(A)
+// op(B) is the column-major C^T = op(B)^T op(A)^T, so every call swaps the operands.
+#include <climits>
 #include <tide/ops/matmul.hpp>
 #include <tide/ops/matmul_v2.hpp>
-
-#include <climits>
 
 #include "cuda_libs.h"
 #include "gpu.h"
@@ -130,7 +129,8 @@ void MatmulGradKernel(KernelContext& ctx) {
       else
         Gemm<T>(g, ty, true, s.k, s.m, s.n, alpha, yb, sy, gb, gs, beta, db, sd, count);
     };
-    if (s.x_batched) one(0, s.batch, T(0));
+    if (s.x_batched)
+      one(0, s.batch, T(0));
     else
       for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? T(1) : T(0));
     if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(a.x_numel));
@@ -146,7 +146,8 @@ void MatmulGradKernel(KernelContext& ctx) {
       else
         Gemm<T>(g, true, tx, s.n, s.k, s.m, alpha, gb, gs, xb, sx, beta, db, sd, count);
     };
-    if (s.y_batched) one(0, s.batch, T(0));
+    if (s.y_batched)
+      one(0, s.batch, T(0));
     else
       for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? T(1) : T(0));
     if (s.batch == 0) g.Zero(d, sizeof(T) * size_t(a.y_numel));

@@ -9,22 +9,40 @@ namespace tide_cuda {
 namespace {
 
 struct LessF {
-  template <typename T> __device__ bool operator()(T x, T y) const { return x < y; }
+  template <typename T>
+  __device__ bool operator()(T x, T y) const {
+    return x < y;
+  }
 };
 struct LessEqualF {
-  template <typename T> __device__ bool operator()(T x, T y) const { return x <= y; }
+  template <typename T>
+  __device__ bool operator()(T x, T y) const {
+    return x <= y;
+  }
 };
 struct GreaterF {
-  template <typename T> __device__ bool operator()(T x, T y) const { return x > y; }
+  template <typename T>
+  __device__ bool operator()(T x, T y) const {
+    return x > y;
+  }
 };
 struct GreaterEqualF {
-  template <typename T> __device__ bool operator()(T x, T y) const { return x >= y; }
+  template <typename T>
+  __device__ bool operator()(T x, T y) const {
+    return x >= y;
+  }
 };
 struct EqualF {
-  template <typename T> __device__ bool operator()(T x, T y) const { return x == y; }
+  template <typename T>
+  __device__ bool operator()(T x, T y) const {
+    return x == y;
+  }
 };
 struct NotEqualF {
-  template <typename T> __device__ bool operator()(T x, T y) const { return x != y; }
+  template <typename T>
+  __device__ bool operator()(T x, T y) const {
+    return x != y;
+  }
 };
 struct AndF {
   __device__ bool operator()(bool x, bool y) const { return x && y; }
@@ -48,12 +66,30 @@ void Compare(KernelContext& ctx) {
   Launch(g, "CompareKernel", a.n, CompareKernel<T, Cmp>, a.x, a.y, a.out, a.n, YPairing(a.b));
 }
 
-template <typename T> void LessThan(KernelContext& c) { Compare<T, LessF>(c); }
-template <typename T> void LessEqual(KernelContext& c) { Compare<T, LessEqualF>(c); }
-template <typename T> void GreaterThan(KernelContext& c) { Compare<T, GreaterF>(c); }
-template <typename T> void GreaterEqual(KernelContext& c) { Compare<T, GreaterEqualF>(c); }
-template <typename T> void Equal(KernelContext& c) { Compare<T, EqualF>(c); }
-template <typename T> void NotEqual(KernelContext& c) { Compare<T, NotEqualF>(c); }
+template <typename T>
+void LessThan(KernelContext& c) {
+  Compare<T, LessF>(c);
+}
+template <typename T>
+void LessEqual(KernelContext& c) {
+  Compare<T, LessEqualF>(c);
+}
+template <typename T>
+void GreaterThan(KernelContext& c) {
+  Compare<T, GreaterF>(c);
+}
+template <typename T>
+void GreaterEqual(KernelContext& c) {
+  Compare<T, GreaterEqualF>(c);
+}
+template <typename T>
+void Equal(KernelContext& c) {
+  Compare<T, EqualF>(c);
+}
+template <typename T>
+void NotEqual(KernelContext& c) {
+  Compare<T, NotEqualF>(c);
+}
 
 template <typename Op>
 __global__ void LogicalBinaryKernel(const bool* x, const bool* y, bool* out, int64_t n) {
@@ -67,9 +103,18 @@ void LogicalBinary(KernelContext& ctx) {
   Launch(g, "LogicalBinaryKernel", a.n, LogicalBinaryKernel<Op>, a.x, a.y, a.out, a.n);
 }
 
-template <typename T> void LogicalAnd(KernelContext& c) { LogicalBinary<T, AndF>(c); }
-template <typename T> void LogicalOr(KernelContext& c) { LogicalBinary<T, OrF>(c); }
-template <typename T> void LogicalXor(KernelContext& c) { LogicalBinary<T, XorF>(c); }
+template <typename T>
+void LogicalAnd(KernelContext& c) {
+  LogicalBinary<T, AndF>(c);
+}
+template <typename T>
+void LogicalOr(KernelContext& c) {
+  LogicalBinary<T, OrF>(c);
+}
+template <typename T>
+void LogicalXor(KernelContext& c) {
+  LogicalBinary<T, XorF>(c);
+}
 
 __global__ void LogicalNotKernel(const bool* x, bool* out, int64_t n) {
   TIDE_CUDA_LOOP(i, n) { out[i] = !x[i]; }

@@ -8,13 +8,12 @@
 // workspace_size_MB), cached per shape; an NHWC convolution for which cuDNN offers none is
 // declined (the CPU kernel runs it). float32 runs on FMA math (no TF32) unless
 // TIDE_CUDA_ALLOW_TF32=1, so results match the CPU's.
-#include <tide/ops/conv.hpp>
-
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <tide/ops/conv.hpp>
 
 #include "cuda_libs.h"
 #include "gpu.h"
@@ -98,17 +97,18 @@ class ConvDescriptors {
                                             AsInt(ctx, geo.kw)),
              "cudnnSetFilter4dDescriptor");
     CheckDnn(g,
-             api.cudnnSetConvolution2dDescriptor(
-                 conv, AsInt(ctx, geo.ph), AsInt(ctx, geo.pw), AsInt(ctx, geo.sh),
-                 AsInt(ctx, geo.sw), AsInt(ctx, geo.dh), AsInt(ctx, geo.dw),
-                 CUDNN_CROSS_CORRELATION, dt),
+             api.cudnnSetConvolution2dDescriptor(conv, AsInt(ctx, geo.ph), AsInt(ctx, geo.pw),
+                                                 AsInt(ctx, geo.sh), AsInt(ctx, geo.sw),
+                                                 AsInt(ctx, geo.dh), AsInt(ctx, geo.dw),
+                                                 CUDNN_CROSS_CORRELATION, dt),
              "cudnnSetConvolution2dDescriptor");
     CheckDnn(g, api.cudnnSetConvolutionGroupCount(conv, AsInt(ctx, geo.groups)),
              "cudnnSetConvolutionGroupCount");
-    CheckDnn(g,
-             api.cudnnSetConvolutionMathType(
-                 conv, std::is_same_v<T, float> && AllowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
-             "cudnnSetConvolutionMathType");
+    CheckDnn(
+        g,
+        api.cudnnSetConvolutionMathType(
+            conv, std::is_same_v<T, float> && AllowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+        "cudnnSetConvolutionMathType");
   }
   void Destroy() noexcept {
     if (!x && !y && !f && !conv) return;
@@ -132,9 +132,26 @@ using ChoiceKey = std::array<int64_t, 20>;
 
 ChoiceKey KeyOf(int direction, TideDataType dt, const ConvGeom& geo, bool nhwc, int device,
                 size_t limit) {
-  return {direction, dt,      geo.n,  geo.c,  geo.h,  geo.w,      geo.m,  geo.kh, geo.kw,
-          geo.sh,    geo.sw,  geo.ph, geo.pw, geo.dh, geo.dw,     geo.groups, device,
-          AllowTf32() ? 1 : 0, static_cast<int64_t>(limit >> 20), nhwc ? 1 : 0};
+  return {direction,
+          dt,
+          geo.n,
+          geo.c,
+          geo.h,
+          geo.w,
+          geo.m,
+          geo.kh,
+          geo.kw,
+          geo.sh,
+          geo.sw,
+          geo.ph,
+          geo.pw,
+          geo.dh,
+          geo.dw,
+          geo.groups,
+          device,
+          AllowTf32() ? 1 : 0,
+          static_cast<int64_t>(limit >> 20),
+          nhwc ? 1 : 0};
 }
 
 // The convolution cuDNN runs: Fluid's geometry, or, where the paddings differ between the two
@@ -204,8 +221,7 @@ Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, bool nhwc, const
         TIDE_UNIMPLEMENTED, "op '", g.op(), "': cuDNN (", what,
         ") offers no algorithm for this NHWC convolution within workspace_size_MB = ", limit >> 20);
   TIDE_CHECK(pick != nullptr, "op '", g.op(), "': cuDNN (", what,
-             ") offers no algorithm for this convolution within workspace_size_MB = ",
-             limit >> 20);
+             ") offers no algorithm for this convolution within workspace_size_MB = ", limit >> 20);
   Choice c;
   c.algo = static_cast<int>(pick->algo);
   CheckDnn(g, size(pick->algo, &c.workspace), "cudnnGetConvolution*WorkspaceSize");
@@ -310,8 +326,8 @@ void ConvGradKernel(KernelContext& ctx) {
         g, KeyOf(2, dt, run.geo, nhwc, g.ext().device, limit), limit, nhwc,
         "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
         [&](cudnnConvolutionBwdFilterAlgoPerf_t* p, int n, int* got) {
-          return api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.f, n,
-                                                                   got, p);
+          return api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.f, n, got,
+                                                                   p);
         },
         [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* ws) {
           return api.cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.f, a,
@@ -338,12 +354,12 @@ void ConvGradKernel(KernelContext& ctx) {
     T* dfd = df.mutable_data<T>(f.dims(), g.place());
     const Choice& c = filter_algo;
     void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
-    CheckDnn(g,
-             api.cudnnConvolutionBackwardFilter(
-                 h, &s.one, d.x, xd, d.y, gd, d.conv,
-                 static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws, c.workspace, &s.zero,
-                 d.f, dfd),
-             "cudnnConvolutionBackwardFilter");
+    CheckDnn(
+        g,
+        api.cudnnConvolutionBackwardFilter(h, &s.one, d.x, xd, d.y, gd, d.conv,
+                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws,
+                                           c.workspace, &s.zero, d.f, dfd),
+        "cudnnConvolutionBackwardFilter");
   }
 }
 

@@ -42,8 +42,8 @@ std::string Bytes(uint64_t n) {
 void CudaCheck(cudaError_t e, const std::string& what) {
   if (e == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so the next call does not see it
-  TIDE_THROW(e == cudaErrorMemoryAllocation ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, what,
-             ": ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+  TIDE_THROW(e == cudaErrorMemoryAllocation ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, what, ": ",
+             cudaGetErrorName(e), ": ", cudaGetErrorString(e));
 }
 
 // Makes `device` current for the scope and restores the caller's device after.
@@ -82,8 +82,8 @@ struct CudaContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
-  bool use_pinned = true;  // --use_pinned_memory when the context was made
-  std::mutex mu;           // guards the staging slots
+  bool use_pinned = true;   // --use_pinned_memory when the context was made
+  std::mutex mu;            // guards the staging slots
   char* staging = nullptr;  // kSlots * kSlotBytes pinned bytes, made on the first H2D copy
   bool staging_failed = false;
   std::array<StagingSlot, kSlots> slots;
@@ -240,7 +240,8 @@ class CudaDevice : public tide::Device {
   void MemoryInfo(int32_t device, size_t* total, size_t* available) override {
     CheckDevice(device);
     DeviceGuard guard(device);
-    CudaCheck(cudaMemGetInfo(available, total), "gpu:" + std::to_string(device) + ": cudaMemGetInfo");
+    CudaCheck(cudaMemGetInfo(available, total),
+              "gpu:" + std::to_string(device) + ": cudaMemGetInfo");
   }
 
   void* CreateContext(int32_t device) override {
@@ -358,7 +359,8 @@ class CudaDevice : public tide::Device {
     std::lock_guard<std::mutex> lock(mu);
     if (!texts[device]) {
       cudaDeviceProp prop{};
-      CudaCheck(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties(" + std::to_string(device) + ")");
+      CudaCheck(cudaGetDeviceProperties(&prop, device),
+                "cudaGetDeviceProperties(" + std::to_string(device) + ")");
       int driver = 0;
       if (cudaDriverGetVersion(&driver) != cudaSuccess) cudaGetLastError();
       auto t = std::make_unique<DeviceText>();
@@ -375,7 +377,8 @@ class CudaDevice : public tide::Device {
     p->driver_version = t.driver.c_str();
     p->compute_capability = t.capability.c_str();
     p->total_memory = t.total_memory;
-    if (TIDE_HAS_FIELD(p, TideDeviceProperties, multiprocessor_count)) p->multiprocessor_count = t.sms;
+    if (TIDE_HAS_FIELD(p, TideDeviceProperties, multiprocessor_count))
+      p->multiprocessor_count = t.sms;
   }
 
   // Events, for the core's waits between streams (peer copies) without blocking the host. The

@@ -2,10 +2,10 @@
 #include "cuda_libs.h"
 
 #include <dlfcn.h>
-#include <tide/plugin.hpp>
 
 #include <mutex>
 #include <string>
+#include <tide/plugin.hpp>
 
 #define TIDE_CUDA_STR2(x) #x
 #define TIDE_CUDA_STR(x) TIDE_CUDA_STR2(x)
@@ -64,7 +64,7 @@ const Api& Get(Library<Api>& lib, const char* what, const std::string& soname, F
   return lib.api;
 }
 
-#define TIDE_CUDA_LIB_LOAD(name)                                          \
+#define TIDE_CUDA_LIB_LOAD(name)                                      \
   api->name = reinterpret_cast<decltype(api->name)>(dlsym(h, #name)); \
   if (!api->name) *missing += " " #name;
 

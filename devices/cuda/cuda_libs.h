@@ -19,31 +19,31 @@ namespace tide_cuda {
   X(cublasSgemmStridedBatched)   \
   X(cublasDgemmStridedBatched)
 
-#define TIDE_CUDNN_FUNCTIONS(X)                   \
-  X(cudnnGetVersion)                              \
-  X(cudnnCreate)                                  \
-  X(cudnnDestroy)                                 \
-  X(cudnnSetStream)                               \
-  X(cudnnGetErrorString)                          \
-  X(cudnnCreateTensorDescriptor)                  \
-  X(cudnnDestroyTensorDescriptor)                 \
-  X(cudnnSetTensor4dDescriptor)                   \
-  X(cudnnCreateFilterDescriptor)                  \
-  X(cudnnDestroyFilterDescriptor)                 \
-  X(cudnnSetFilter4dDescriptor)                   \
-  X(cudnnCreateConvolutionDescriptor)             \
-  X(cudnnDestroyConvolutionDescriptor)            \
-  X(cudnnSetConvolution2dDescriptor)              \
-  X(cudnnSetConvolutionGroupCount)                \
-  X(cudnnSetConvolutionMathType)                  \
-  X(cudnnGetConvolutionForwardAlgorithm_v7)       \
-  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)  \
-  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) \
-  X(cudnnGetConvolutionForwardWorkspaceSize)      \
-  X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
+#define TIDE_CUDNN_FUNCTIONS(X)                     \
+  X(cudnnGetVersion)                                \
+  X(cudnnCreate)                                    \
+  X(cudnnDestroy)                                   \
+  X(cudnnSetStream)                                 \
+  X(cudnnGetErrorString)                            \
+  X(cudnnCreateTensorDescriptor)                    \
+  X(cudnnDestroyTensorDescriptor)                   \
+  X(cudnnSetTensor4dDescriptor)                     \
+  X(cudnnCreateFilterDescriptor)                    \
+  X(cudnnDestroyFilterDescriptor)                   \
+  X(cudnnSetFilter4dDescriptor)                     \
+  X(cudnnCreateConvolutionDescriptor)               \
+  X(cudnnDestroyConvolutionDescriptor)              \
+  X(cudnnSetConvolution2dDescriptor)                \
+  X(cudnnSetConvolutionGroupCount)                  \
+  X(cudnnSetConvolutionMathType)                    \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)         \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)    \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)  \
+  X(cudnnGetConvolutionForwardWorkspaceSize)        \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize)   \
   X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
-  X(cudnnConvolutionForward)                      \
-  X(cudnnConvolutionBackwardData)                 \
+  X(cudnnConvolutionForward)                        \
+  X(cudnnConvolutionBackwardData)                   \
   X(cudnnConvolutionBackwardFilter)
 
 #define TIDE_CUDA_LIB_MEMBER(name) decltype(&::name) name = nullptr;

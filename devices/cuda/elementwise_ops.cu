@@ -5,13 +5,12 @@
 // float); grads are float and double, like the CPU's. The activations are activation_ops.cu.
 #include <cmath>
 #include <limits>
-#include <type_traits>
-#include <vector>
-
 #include <tide/ops/clip.hpp>
 #include <tide/ops/elementwise.hpp>
 #include <tide/ops/scale.hpp>
 #include <tide/ops/unary.hpp>
+#include <type_traits>
+#include <vector>
 
 #include "broadcast.cuh"
 #include "host_ints.h"
@@ -29,15 +28,21 @@ using tide::ops::GetBroadcast;
 // Binary ops: F()(x, y, error_word) on the accumulator type.
 struct AddF {
   template <typename A>
-  __device__ A operator()(A x, A y, int*) const { return x + y; }
+  __device__ A operator()(A x, A y, int*) const {
+    return x + y;
+  }
 };
 struct SubF {
   template <typename A>
-  __device__ A operator()(A x, A y, int*) const { return x - y; }
+  __device__ A operator()(A x, A y, int*) const {
+    return x - y;
+  }
 };
 struct MulF {
   template <typename A>
-  __device__ A operator()(A x, A y, int*) const { return x * y; }
+  __device__ A operator()(A x, A y, int*) const {
+    return x * y;
+  }
 };
 struct DivF {
   template <typename A>
@@ -53,11 +58,15 @@ struct DivF {
 };
 struct MaxF {
   template <typename A>
-  __device__ A operator()(A x, A y, int*) const { return x > y ? x : y; }
+  __device__ A operator()(A x, A y, int*) const {
+    return x > y ? x : y;
+  }
 };
 struct MinF {
   template <typename A>
-  __device__ A operator()(A x, A y, int*) const { return x < y ? x : y; }
+  __device__ A operator()(A x, A y, int*) const {
+    return x < y ? x : y;
+  }
 };
 
 // pow, mod and floordiv with the CPU kernels' exact rules (ops_math's elementwise_ops.cc):
@@ -155,46 +164,115 @@ void BinaryOp(KernelContext& ctx) {
          g.error_word());
 }
 
-template <typename T> void AddKernel(KernelContext& c) { BinaryOp<T, AddF>(c); }
-template <typename T> void SubKernel(KernelContext& c) { BinaryOp<T, SubF>(c); }
-template <typename T> void MulKernel(KernelContext& c) { BinaryOp<T, MulF>(c); }
-template <typename T> void DivKernel(KernelContext& c) { BinaryOp<T, DivF>(c); }
-template <typename T> void MaxKernel(KernelContext& c) { BinaryOp<T, MaxF>(c); }
-template <typename T> void MinKernel(KernelContext& c) { BinaryOp<T, MinF>(c); }
-template <typename T> void PowKernel(KernelContext& c) { BinaryOp<T, PowF>(c); }
-template <typename T> void ModKernel(KernelContext& c) { BinaryOp<T, ModF>(c); }
-template <typename T> void FloorDivKernel(KernelContext& c) { BinaryOp<T, FloorDivF>(c); }
+template <typename T>
+void AddKernel(KernelContext& c) {
+  BinaryOp<T, AddF>(c);
+}
+template <typename T>
+void SubKernel(KernelContext& c) {
+  BinaryOp<T, SubF>(c);
+}
+template <typename T>
+void MulKernel(KernelContext& c) {
+  BinaryOp<T, MulF>(c);
+}
+template <typename T>
+void DivKernel(KernelContext& c) {
+  BinaryOp<T, DivF>(c);
+}
+template <typename T>
+void MaxKernel(KernelContext& c) {
+  BinaryOp<T, MaxF>(c);
+}
+template <typename T>
+void MinKernel(KernelContext& c) {
+  BinaryOp<T, MinF>(c);
+}
+template <typename T>
+void PowKernel(KernelContext& c) {
+  BinaryOp<T, PowF>(c);
+}
+template <typename T>
+void ModKernel(KernelContext& c) {
+  BinaryOp<T, ModF>(c);
+}
+template <typename T>
+void FloorDivKernel(KernelContext& c) {
+  BinaryOp<T, FloorDivF>(c);
+}
 
 // Partial derivatives: dX = dOut * DX(x, y, out), dY = dOut * DY(x, y, out).
 struct AddG {
-  template <typename A> __device__ static A DX(A, A, A) { return A(1); }
-  template <typename A> __device__ static A DY(A, A, A) { return A(1); }
+  template <typename A>
+  __device__ static A DX(A, A, A) {
+    return A(1);
+  }
+  template <typename A>
+  __device__ static A DY(A, A, A) {
+    return A(1);
+  }
 };
 struct SubG {
-  template <typename A> __device__ static A DX(A, A, A) { return A(1); }
-  template <typename A> __device__ static A DY(A, A, A) { return A(-1); }
+  template <typename A>
+  __device__ static A DX(A, A, A) {
+    return A(1);
+  }
+  template <typename A>
+  __device__ static A DY(A, A, A) {
+    return A(-1);
+  }
 };
 struct MulG {
-  template <typename A> __device__ static A DX(A, A y, A) { return y; }
-  template <typename A> __device__ static A DY(A x, A, A) { return x; }
+  template <typename A>
+  __device__ static A DX(A, A y, A) {
+    return y;
+  }
+  template <typename A>
+  __device__ static A DY(A x, A, A) {
+    return x;
+  }
 };
 struct DivG {
-  template <typename A> __device__ static A DX(A, A y, A) { return A(1) / y; }
-  template <typename A> __device__ static A DY(A, A y, A out) { return -out / y; }
+  template <typename A>
+  __device__ static A DX(A, A y, A) {
+    return A(1) / y;
+  }
+  template <typename A>
+  __device__ static A DY(A, A y, A out) {
+    return -out / y;
+  }
 };
 // The gradient goes to the larger (max) or smaller (min) operand; ties go to Y, as in Fluid.
 struct MaxG {
-  template <typename A> __device__ static A DX(A x, A y, A) { return x > y ? A(1) : A(0); }
-  template <typename A> __device__ static A DY(A x, A y, A) { return x > y ? A(0) : A(1); }
+  template <typename A>
+  __device__ static A DX(A x, A y, A) {
+    return x > y ? A(1) : A(0);
+  }
+  template <typename A>
+  __device__ static A DY(A x, A y, A) {
+    return x > y ? A(0) : A(1);
+  }
 };
 struct MinG {
-  template <typename A> __device__ static A DX(A x, A y, A) { return x < y ? A(1) : A(0); }
-  template <typename A> __device__ static A DY(A x, A y, A) { return x < y ? A(0) : A(1); }
+  template <typename A>
+  __device__ static A DX(A x, A y, A) {
+    return x < y ? A(1) : A(0);
+  }
+  template <typename A>
+  __device__ static A DY(A x, A y, A) {
+    return x < y ? A(0) : A(1);
+  }
 };
 // d(x^y)/dx = y x^(y-1), d(x^y)/dy = x^y log(x) (Fluid's PowGradDX/DY).
 struct PowG {
-  template <typename A> __device__ static A DX(A x, A y, A) { return y * PowOf(x, y - A(1)); }
-  template <typename A> __device__ static A DY(A x, A y, A) { return PowOf(x, y) * Log(x); }
+  template <typename A>
+  __device__ static A DX(A x, A y, A) {
+    return y * PowOf(x, y - A(1));
+  }
+  template <typename A>
+  __device__ static A DY(A x, A y, A) {
+    return PowOf(x, y) * Log(x);
+  }
 };
 
 // dX everywhere, and dY where it is elementwise (same shapes).
@@ -247,21 +325,46 @@ void BinaryGradOp(KernelContext& ctx) {
                  BroadcastDyTerm<T, G>{a.x, a.y, a.out, a.dout}, StoreFinish<T, T>{a.dy, T(1)});
 }
 
-template <typename T> void AddGradKernel(KernelContext& c) { BinaryGradOp<T, AddG>(c); }
-template <typename T> void SubGradKernel(KernelContext& c) { BinaryGradOp<T, SubG>(c); }
-template <typename T> void MulGradKernel(KernelContext& c) { BinaryGradOp<T, MulG>(c); }
-template <typename T> void DivGradKernel(KernelContext& c) { BinaryGradOp<T, DivG>(c); }
-template <typename T> void MaxGradKernel(KernelContext& c) { BinaryGradOp<T, MaxG>(c); }
-template <typename T> void MinGradKernel(KernelContext& c) { BinaryGradOp<T, MinG>(c); }
-template <typename T> void PowGradKernel(KernelContext& c) { BinaryGradOp<T, PowG>(c); }
+template <typename T>
+void AddGradKernel(KernelContext& c) {
+  BinaryGradOp<T, AddG>(c);
+}
+template <typename T>
+void SubGradKernel(KernelContext& c) {
+  BinaryGradOp<T, SubG>(c);
+}
+template <typename T>
+void MulGradKernel(KernelContext& c) {
+  BinaryGradOp<T, MulG>(c);
+}
+template <typename T>
+void DivGradKernel(KernelContext& c) {
+  BinaryGradOp<T, DivG>(c);
+}
+template <typename T>
+void MaxGradKernel(KernelContext& c) {
+  BinaryGradOp<T, MaxG>(c);
+}
+template <typename T>
+void MinGradKernel(KernelContext& c) {
+  BinaryGradOp<T, MinG>(c);
+}
+template <typename T>
+void PowGradKernel(KernelContext& c) {
+  BinaryGradOp<T, PowG>(c);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Unary ops: f(x) on the accumulator type; grads f(from, dout) with `from` = Out or X.
 struct SqrtF {
-  template <typename A> __device__ A operator()(A x) const { return Sqrt(x); }
+  template <typename A>
+  __device__ A operator()(A x) const {
+    return Sqrt(x);
+  }
 };
 struct SignF {
-  template <typename A> __device__ A operator()(A x) const {
+  template <typename A>
+  __device__ A operator()(A x) const {
     return x > A(0) ? A(1) : (x < A(0) ? A(-1) : A(0));
   }
 };
@@ -283,7 +386,8 @@ struct ScaleF {
 };
 
 struct SqrtG {  // from Out
-  template <typename A> __device__ A operator()(A out, A dout) const {
+  template <typename A>
+  __device__ A operator()(A out, A dout) const {
     return dout / (out * A(2));
   }
 };
@@ -315,8 +419,14 @@ void UnaryGrad(const Gpu& g, const tide::ops::UnaryGradArgs<T>& a, F f) {
   Launch(g, "UnaryGradKernel", a.n, UnaryGradKernel<T, F>, a.from, a.dout, a.dx, a.n, f);
 }
 
-template <typename T> void SqrtKernel(KernelContext& c) { Unary<T>(c, SqrtF{}); }
-template <typename T> void SignKernel(KernelContext& c) { Unary<T>(c, SignF{}); }
+template <typename T>
+void SqrtKernel(KernelContext& c) {
+  Unary<T>(c, SqrtF{});
+}
+template <typename T>
+void SignKernel(KernelContext& c) {
+  Unary<T>(c, SignF{});
+}
 template <typename T>
 void SqrtGradKernel(KernelContext& ctx) {
   Gpu g(ctx);

@@ -6,7 +6,6 @@
 #include <tide/ops/fill_value.hpp>
 #include <tide/ops/selected_rows.hpp>
 #include <tide/ops/shape_inputs.hpp>
-
 #include <type_traits>
 
 #include "gpu.h"
@@ -21,8 +20,10 @@ namespace {
 template <typename To, typename From>
 __host__ __device__ __forceinline__ To Convert(From v) {
   if constexpr (std::is_same_v<To, __half>) {
-    if constexpr (std::is_same_v<From, double>) return __double2half(v);
-    else return __float2half(static_cast<float>(v));
+    if constexpr (std::is_same_v<From, double>)
+      return __double2half(v);
+    else
+      return __float2half(static_cast<float>(v));
   } else if constexpr (std::is_same_v<From, __half>) {
     return Convert<To>(__half2float(v));
   } else if constexpr (tide::ops::NeedsSaturatingCast<From, To>::value) {
@@ -81,7 +82,8 @@ template <typename T>
 void FillAnyLike(KernelContext& ctx) {
   Gpu g(ctx);
   using V = std::conditional_t<std::is_same_v<T, __half>, float, T>;
-  const T value = Convert<T>(tide::ops::FitValue<V>(ctx.op_type(), ctx.Attr<float>("value"), "value"));
+  const T value =
+      Convert<T>(tide::ops::FitValue<V>(ctx.op_type(), ctx.Attr<float>("value"), "value"));
   Tensor out = ctx.Output("Out");
   T* od = out.mutable_data<T>(ctx.Input("X").dims(), g.place());
   Launch(g, "FillKernel", out.numel(), FillKernel<T>, od, out.numel(), value);
@@ -110,16 +112,30 @@ void CastKernel(KernelContext& ctx) {
   auto to = tide::ops::DataTypeAttr(ctx, "out_dtype");
   out.Resize(x.dims());
   switch (to) {
-    case TIDE_FP32: ConvertTensor<From, float>(g, x, out); break;
-    case TIDE_FP64: ConvertTensor<From, double>(g, x, out); break;
-    case TIDE_FP16: ConvertTensor<From, __half>(g, x, out); break;
-    case TIDE_INT32: ConvertTensor<From, int32_t>(g, x, out); break;
-    case TIDE_INT64: ConvertTensor<From, int64_t>(g, x, out); break;
-    case TIDE_BOOL: ConvertTensor<From, bool>(g, x, out); break;
-    case TIDE_UINT8: ConvertTensor<From, uint8_t>(g, x, out); break;
+    case TIDE_FP32:
+      ConvertTensor<From, float>(g, x, out);
+      break;
+    case TIDE_FP64:
+      ConvertTensor<From, double>(g, x, out);
+      break;
+    case TIDE_FP16:
+      ConvertTensor<From, __half>(g, x, out);
+      break;
+    case TIDE_INT32:
+      ConvertTensor<From, int32_t>(g, x, out);
+      break;
+    case TIDE_INT64:
+      ConvertTensor<From, int64_t>(g, x, out);
+      break;
+    case TIDE_BOOL:
+      ConvertTensor<From, bool>(g, x, out);
+      break;
+    case TIDE_UINT8:
+      ConvertTensor<From, uint8_t>(g, x, out);
+      break;
     default:
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'cast': no GPU cast from ",
-                 tide::DataTypeName(x.dtype()), " to ", tide::DataTypeName(to));
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'cast': no GPU cast from ", tide::DataTypeName(x.dtype()),
+                 " to ", tide::DataTypeName(to));
   }
 }
 

@@ -2,10 +2,9 @@
 // checks that name the op, device-error messages, scalar inputs.
 #include "gpu.h"
 
-#include <tide/ops/optimizer.hpp>
-
 #include <cstdlib>
 #include <cstring>
+#include <tide/ops/optimizer.hpp>
 
 namespace tide_cuda {
 
@@ -67,8 +66,8 @@ Gpu::Gpu(TideDeviceContext* dctx, const char* what)
 
 void Gpu::Bind(const void* ext) {
   if (!ext)
-    TIDE_THROW(TIDE_UNAVAILABLE, "op '", op_, "': place ", place_.ToString(),
-               " has no '", TIDE_CUDA_CONTEXT_EXTENSION,
+    TIDE_THROW(TIDE_UNAVAILABLE, "op '", op_, "': place ", place_.ToString(), " has no '",
+               TIDE_CUDA_CONTEXT_EXTENSION,
                "' extension; these CUDA kernels run only on the CUDA device plugin's places");
   ext_ = static_cast<const TideCudaContext*>(ext);
   int current = -1;
@@ -82,8 +81,8 @@ void Gpu::Bind(const void* ext) {
 void Gpu::Check(cudaError_t e, const char* call) const {
   if (e == cudaSuccess) return;
   cudaGetLastError();  // clear a non-sticky error so the next op does not report it again
-  TIDE_THROW(e == cudaErrorMemoryAllocation ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, "op '",
-             op_, "' on ", place_.ToString(), ": ", call, ": ", cudaGetErrorName(e), ": ",
+  TIDE_THROW(e == cudaErrorMemoryAllocation ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, "op '", op_,
+             "' on ", place_.ToString(), ": ", call, ": ", cudaGetErrorName(e), ": ",
              cudaGetErrorString(e));
 }
 

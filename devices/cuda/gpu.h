@@ -6,14 +6,14 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <tide/cuda_context.h>
-#include <tide/ops/data_layout.hpp>
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <tide/ops/data_layout.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 
 namespace tide {
 // __half tensors are TIDE_FP16 (plugin.hpp knows only the host types).
@@ -36,7 +36,8 @@ using tide::ops::DimsProduct;
 inline void RefuseInputs(const KernelContext& ctx, std::initializer_list<const char*> params) {
   for (const char* p : params)
     if (ctx.HasInput(p))
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': the CUDA kernel does not take input '", p,
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(),
+                 "': the CUDA kernel does not take input '", p,
                  "' yet; run the op on the CPU (docs/paddle_ops.md)");
 }
 // conv2d / pool2d's data_format: true for NHWC (channels last), false for NCHW or AnyLayout
@@ -79,7 +80,7 @@ const char* DeviceErrorMessage(int code);
 // The plugin's state behind a TideCudaContext: the extension is its first member, so kernels
 // of this plugin reach the rest from the pointer the extension lookup returns.
 struct ContextState {
-  TideCudaContext ext;       // must stay first
+  TideCudaContext ext;             // must stay first
   int* error_word = nullptr;       // device view of a pinned, mapped int: kernels write a
                                    // DeviceError there
   int* error_word_host = nullptr;  // host view of it: Synchronize reads and clears it
@@ -234,8 +235,8 @@ __device__ __forceinline__ float AtomicAdd(float* p, float v) { return atomicAdd
 __device__ __forceinline__ double AtomicAdd(double* p, double v) { return atomicAdd(p, v); }
 __device__ __forceinline__ int32_t AtomicAdd(int32_t* p, int32_t v) { return atomicAdd(p, v); }
 __device__ __forceinline__ int64_t AtomicAdd(int64_t* p, int64_t v) {
-  return static_cast<int64_t>(atomicAdd(reinterpret_cast<unsigned long long*>(p),
-                                        static_cast<unsigned long long>(v)));
+  return static_cast<int64_t>(
+      atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
 }
 
 constexpr int kBlock = 256;
@@ -248,7 +249,7 @@ inline unsigned GridFor(const Gpu& g, int64_t n, int block = kBlock) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min(need, cap)));
 }
 
-#define TIDE_CUDA_LOOP(i, n)                                                     \
+#define TIDE_CUDA_LOOP(i, n)                                                \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += int64_t(blockDim.x) * gridDim.x)
 

@@ -5,10 +5,9 @@
 // reshape's Shape does).
 #pragma once
 
-#include <tide/ops/int_inputs.hpp>
-
 #include <cstdint>
 #include <cstring>
+#include <tide/ops/int_inputs.hpp>
 #include <vector>
 
 #include "gpu.h"
@@ -29,8 +28,8 @@ struct ReadBack {
 };
 
 // The values of input param[i].
-inline std::vector<int64_t> HostIntValues(const KernelContext& ctx, const Gpu& g,
-                                          const char* param, size_t i = 0) {
+inline std::vector<int64_t> HostIntValues(const KernelContext& ctx, const Gpu& g, const char* param,
+                                          size_t i = 0) {
   return tide::ops::IntValues(ctx, param, i, ReadBack{g});
 }
 

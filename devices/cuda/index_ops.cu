@@ -3,13 +3,12 @@
 // stay on the device: one out of range is recorded there (its output element left zero) and
 // reported by the next synchronisation, naming the op (gpu.h's DeviceError). Gather's Axis input
 // is read back to the host.
-#include <tide/ops/axis.hpp>
-#include <tide/ops/index_shape.hpp>
-#include <tide/ops/tensor_shape.hpp>
-
 #include <algorithm>
 #include <climits>
 #include <string>
+#include <tide/ops/axis.hpp>
+#include <tide/ops/index_shape.hpp>
+#include <tide/ops/tensor_shape.hpp>
 #include <type_traits>
 
 #include "gpu.h"
@@ -95,8 +94,10 @@ template <typename I>
 __global__ void LastWriterKernel(const I* ids, int64_t count, int64_t rows, int* last, int* err) {
   TIDE_CUDA_LOOP(i, count) {
     const int64_t id = ids[i];
-    if (id < 0 || id >= rows) RaiseDeviceError(err, kScatterIdsOutOfRange);
-    else atomicMax(last + id, static_cast<int>(i));
+    if (id < 0 || id >= rows)
+      RaiseDeviceError(err, kScatterIdsOutOfRange);
+    else
+      atomicMax(last + id, static_cast<int>(i));
   }
 }
 
@@ -107,8 +108,10 @@ __global__ void ScatterRowsKernel(const I* ids, const T* upd, int64_t rows, int6
     const int64_t i = e / row, k = e - i * row;
     const int64_t id = ids[i];
     if (id < 0 || id >= rows) continue;  // recorded by the kernel before
-    if (add) AtomicAdd(out + id * row + k, upd[e]);
-    else if (last[id] == i) out[id * row + k] = upd[e];
+    if (add)
+      AtomicAdd(out + id * row + k, upd[e]);
+    else if (last[id] == i)
+      out[id * row + k] = upd[e];
   }
 }
 
@@ -162,8 +165,8 @@ void Scatter(KernelContext& ctx) {
       Launch(g, "LastWriterKernel", count, LastWriterKernel<I>, id, count, rows, last,
              g.error_word());
     } else {
-      Launch(g, "ZeroRowsKernel", count * row, ZeroRowsKernel<T, I>, id, rows, row, o,
-             count * row, g.error_word());
+      Launch(g, "ZeroRowsKernel", count * row, ZeroRowsKernel<T, I>, id, rows, row, o, count * row,
+             g.error_word());
     }
     Launch(g, "ScatterRowsKernel", count * row, ScatterRowsKernel<T, I>, id, a.updates, rows, row,
            static_cast<const int*>(last), !a.overwrite, o, count * row);
@@ -213,8 +216,10 @@ __global__ void GatherNdKernel(const T* src, const I* idx, NdView v, int64_t inn
       if (!kGrad) dst[e] = T(0);
       continue;
     }
-    if (kGrad) AtomicAdd(dst + off + j, src[e]);  // src: Out@GRAD, dst: X@GRAD
-    else dst[e] = src[off + j];
+    if (kGrad)
+      AtomicAdd(dst + off + j, src[e]);  // src: Out@GRAD, dst: X@GRAD
+    else
+      dst[e] = src[off + j];
   }
 }
 
@@ -251,19 +256,26 @@ void GatherNd(KernelContext& ctx) {
     }
   });
 }
-template <typename T> void GatherNdFwd(KernelContext& c) { GatherNd<T, false>(c); }
-template <typename T> void GatherNdGrad(KernelContext& c) { GatherNd<T, true>(c); }
+template <typename T>
+void GatherNdFwd(KernelContext& c) {
+  GatherNd<T, false>(c);
+}
+template <typename T>
+void GatherNdGrad(KernelContext& c) {
+  GatherNd<T, true>(c);
+}
 
 // ---------------------------------------------------------------------------------------------
 // one_hot: X's ids [..., 1] -> Out [..., depth] (zeros but a 1 at each id); allow_out_of_range
 // gives a zero row, else an id outside [0, depth) is a device error.
 template <typename T, typename I>
-__global__ void OneHotKernel(const I* ids, int64_t depth, bool allow, T* out, int64_t n,
-                             int* err) {
+__global__ void OneHotKernel(const I* ids, int64_t depth, bool allow, T* out, int64_t n, int* err) {
   TIDE_CUDA_LOOP(i, n) {
     const int64_t id = ids[i];
-    if (id >= 0 && id < depth) out[i * depth + id] = T(1);
-    else if (!allow) RaiseDeviceError(err, kOneHotIdOutOfRange);
+    if (id >= 0 && id < depth)
+      out[i * depth + id] = T(1);
+    else if (!allow)
+      RaiseDeviceError(err, kOneHotIdOutOfRange);
   }
 }
 
@@ -364,8 +376,14 @@ void Arg(KernelContext& ctx) {
   const auto a = tide::ops::GetArgArgs<T>(ctx);
   tide::ops::ArgOutput(ctx, a, [&](auto* out) { LaunchArg<T, kMax>(g, a.x, a.s, out); });
 }
-template <typename T> void ArgMax(KernelContext& c) { Arg<T, true>(c); }
-template <typename T> void ArgMin(KernelContext& c) { Arg<T, false>(c); }
+template <typename T>
+void ArgMax(KernelContext& c) {
+  Arg<T, true>(c);
+}
+template <typename T>
+void ArgMin(KernelContext& c) {
+  Arg<T, false>(c);
+}
 
 // ---------------------------------------------------------------------------------------------
 // cumsum along axis (exclusive: without the element itself; reverse: from the end). Lines along a
@@ -437,13 +455,12 @@ void Cumsum(KernelContext& ctx) {
   if (s.post == 1 && s.n >= 4 * kScanBlock && lines > 0) {
     const unsigned blocks =
         static_cast<unsigned>(std::min<int64_t>(lines, int64_t(std::max(g.sm_count(), 1)) * 32));
-    CumsumLineKernel<T><<<blocks, kScanBlock, 0, g.stream()>>>(xp, s.n, exclusive, reverse, o,
-                                                               lines);
+    CumsumLineKernel<T>
+        <<<blocks, kScanBlock, 0, g.stream()>>>(xp, s.n, exclusive, reverse, o, lines);
     g.CheckLaunch("CumsumLineKernel");
     return;
   }
-  Launch(g, "CumsumKernel", lines, CumsumKernel<T>, xp, s.n, s.post, exclusive, reverse, o,
-         lines);
+  Launch(g, "CumsumKernel", lines, CumsumKernel<T>, xp, s.n, s.post, exclusive, reverse, o, lines);
 }
 
 }  // namespace

@@ -2,10 +2,9 @@
 // or NHWC, with grads, on the GPU. The rules (output size, each output index's source
 // taps and weights, pad2d's source index) are tide/ops/interp_pad2d.hpp's, run per element on
 // the device; the grads add into zeroed X@GRAD with atomics (several outputs read one input).
-#include <tide/ops/interp_pad2d.hpp>
-
 #include <cstring>
 #include <string>
+#include <tide/ops/interp_pad2d.hpp>
 #include <vector>
 
 #include "gpu.h"

@@ -3,7 +3,6 @@
 // with grads; top_k (ties by lower index) with its grad; accuracy. A label or index out of range
 // is found on the device and reported by the next synchronisation (see gpu.h, DeviceError).
 #include <cmath>
-
 #include <tide/ops/cross_entropy.hpp>
 #include <tide/ops/loss.hpp>
 #include <tide/ops/metric.hpp>

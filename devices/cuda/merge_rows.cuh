@@ -5,7 +5,6 @@
 #pragma once
 
 #include <tide/ops/sum.hpp>
-
 #include <vector>
 
 #include "gpu.h"

@@ -3,10 +3,9 @@
 // statistics in double, two passes (mean, then the mean squared deviation), as the CPU kernel
 // computes them; the grads recompute them from X. Every sum is a ReduceMid (reduce.cuh), the same
 // from run to run; a group's sums run over [groups, size] in NormGroups::Offset's order.
+#include <string>
 #include <tide/ops/data_layout.hpp>
 #include <tide/ops/norm.hpp>
-
-#include <string>
 
 #include "reduce.cuh"
 

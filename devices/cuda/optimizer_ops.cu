@@ -1,12 +1,11 @@
 // optimizer_ops.cu: the ops_optimizers updates on the GPU: sgd (dense and SelectedRows), momentum,
-// adam (lazy or not), adagrad, rmsprop. Same checks and messages as the CPU kernels; the one-element
-// inputs (LearningRate, Beta1Pow, ...) are read on the device, so an update never waits for the
-// host. Each element reads all of its inputs before it writes any output, so outputs may be their
-// inputs' variables (the usual in-place update).
+// adam (lazy or not), adagrad, rmsprop. Same checks and messages as the CPU kernels; the
+// one-element inputs (LearningRate, Beta1Pow, ...) are read on the device, so an update never waits
+// for the host. Each element reads all of its inputs before it writes any output, so outputs may be
+// their inputs' variables (the usual in-place update).
+#include <algorithm>
 #include <tide/ops/optimizer.hpp>
 #include <tide/ops/optimizer_update.hpp>
-
-#include <algorithm>
 #include <vector>
 
 #include "gpu.h"
@@ -92,7 +91,8 @@ void ForEach(const Gpu& g, int64_t n, const F& f) {
 template <typename F>
 void ForEachInRows(const Gpu& g, const std::vector<int64_t>& rows, int64_t row_size, const F& f) {
   const int64_t n = static_cast<int64_t>(rows.size()) * row_size;
-  if (n > 0) Launch(g, "ForEachInRowsKernel", n, ForEachInRowsKernel<F>, f, Upload(g, rows), row_size, n);
+  if (n > 0)
+    Launch(g, "ForEachInRowsKernel", n, ForEachInRowsKernel<F>, f, Upload(g, rows), row_size, n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -107,8 +107,8 @@ struct SgdUpdate {
 
 // ParamOut[rows[r]] -= lr * values[r], once per listing (a repeated row takes every listing).
 template <typename T>
-__global__ void SgdSparseKernel(Scalar lr_s, const int64_t* rows, const T* values,
-                                int64_t row_size, int64_t n, T* out) {
+__global__ void SgdSparseKernel(Scalar lr_s, const int64_t* rows, const T* values, int64_t row_size,
+                                int64_t n, T* out) {
   const T lr = ReadScalar<T>(lr_s);
   TIDE_CUDA_LOOP(i, n) {
     const int64_t r = i / row_size;

@@ -4,9 +4,8 @@
 // read in place: a plane's pixels are C apart. The grads gather per input pixel, visiting the
 // windows in the CPU's order, so they are deterministic and add up as the CPU's do; only big max
 // windows (global or adaptive) scatter with atomics.
-#include <tide/ops/pool.hpp>
-
 #include <cfloat>
+#include <tide/ops/pool.hpp>
 
 #include "gpu.h"
 

@@ -1,10 +1,9 @@
 // prelu_label_smooth_ops.cu: prelu (+ grad; Alpha's rule is tide/ops/prelu.hpp's, the Alpha grad
 // a ReduceMid over what shares each alpha) and label_smooth (its grad is a scale op) on the GPU,
 // with the CPU kernels' checks and messages.
+#include <string>
 #include <tide/ops/label_smooth.hpp>
 #include <tide/ops/prelu.hpp>
-
-#include <string>
 
 #include "reduce.cuh"
 
@@ -28,9 +27,7 @@ __global__ void PreluGradXKernel(const T* x, const T* alpha, const T* dout, Prel
 template <typename T>
 struct AlphaGradTerm {
   const T *x, *dout;
-  __device__ T operator()(int64_t e, int64_t) const {
-    return x[e] <= T(0) ? dout[e] * x[e] : T(0);
-  }
+  __device__ T operator()(int64_t e, int64_t) const { return x[e] <= T(0) ? dout[e] * x[e] : T(0); }
 };
 template <typename T>
 struct StoreSum {
@@ -68,8 +65,7 @@ void PreluGrad(KernelContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // label_smooth: Out = (1 - epsilon) X + epsilon * PriorDist (or epsilon / K, K = X's last dim).
 template <typename T>
-__global__ void LabelSmoothKernel(const T* x, const T* prior, T eps, int64_t k, T* out,
-                                  int64_t n) {
+__global__ void LabelSmoothKernel(const T* x, const T* prior, T eps, int64_t k, T* out, int64_t n) {
   TIDE_CUDA_LOOP(i, n) {
     out[i] = (T(1) - eps) * x[i] + eps * (prior ? prior[i % k] : T(1) / static_cast<T>(k));
   }

@@ -3,12 +3,11 @@
 // seeded op gives the same tensor on every run and every launch shape. The streams differ from
 // the CPU kernels' std::mt19937 / minstd_rand: same distributions, other numbers. Out's dims
 // come from ShapeTensor / ShapeTensorList (read back to the host) or `shape`, as on the CPU.
+#include <random>
 #include <tide/ops/dropout.hpp>
 #include <tide/ops/random.hpp>
 #include <tide/ops/selected_rows.hpp>
 #include <tide/ops/shape_inputs.hpp>
-
-#include <random>
 
 #include "host_ints.h"
 
@@ -17,8 +16,8 @@ namespace {
 
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3").
 __device__ __forceinline__ uint4 Philox(uint64_t counter, uint64_t seed) {
-  uint4 c = make_uint4(static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0u,
-                       0u);
+  uint4 c =
+      make_uint4(static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0u, 0u);
   uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
     const uint32_t hi0 = __umulhi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;

@@ -57,8 +57,8 @@ inline int BlockFor(int64_t n, int max_threads = 512) {
 
 namespace detail {
 
-constexpr int kColTile = 32;       // columns per block of the column kernel
-constexpr int kColRows = 16;       // threads per column
+constexpr int kColTile = 32;         // columns per block of the column kernel
+constexpr int kColRows = 16;         // threads per column
 constexpr int64_t kPerBlock = 8192;  // elements one block sums before the work is split
 constexpr int64_t kMaxPartials = int64_t(1) << 22;  // bounds the scratch of split sums
 
@@ -147,8 +147,8 @@ void ReduceMid(const Gpu& g, const char* name, int64_t pre, int64_t n, int64_t p
             pre, n, rows_per_split, term, finish, partial);
     g.CheckLaunch(name);
     if (splits > 1) {
-      FinishPartialsKernel<A, Finish><<<GridFor(g, n), kBlock, 0, g.stream()>>>(n, splits, partial,
-                                                                                finish);
+      FinishPartialsKernel<A, Finish>
+          <<<GridFor(g, n), kBlock, 0, g.stream()>>>(n, splits, partial, finish);
       g.CheckLaunch(name);
     }
     return;
@@ -162,8 +162,8 @@ void ReduceMid(const Gpu& g, const char* name, int64_t pre, int64_t n, int64_t p
       n, post, m, per_split, term, finish, partial);
   g.CheckLaunch(name);
   if (splits > 1) {
-    FinishPartialsKernel<A, Finish><<<GridFor(g, n), kBlock, 0, g.stream()>>>(n, splits, partial,
-                                                                              finish);
+    FinishPartialsKernel<A, Finish>
+        <<<GridFor(g, n), kBlock, 0, g.stream()>>>(n, splits, partial, finish);
     g.CheckLaunch(name);
   }
 }

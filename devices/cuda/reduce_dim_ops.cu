@@ -4,10 +4,9 @@
 // [pre, n, post] ReduceMid. Any other case, any set of reduced dims without a transpose: X's
 // elements are seen as (Out element o, reduced index r), and a block or a thread reduces each Out
 // element (LaunchReduce).
+#include <limits>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/reduce.hpp>
-
-#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -62,8 +61,8 @@ ReduceLayout LayoutOf(const char* op, const Dims& x, const ReduceShape& s) {
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // outermost first
     ReduceLayout::Part& p = it->reduced ? l.reduced : l.kept;
     TIDE_CHECK(p.rank < ReduceLayout::kMaxRank, "op '", op, "': X ", tide::ToString(x),
-               " alternates reduced and kept dims too often (more than ",
-               ReduceLayout::kMaxRank, " runs of each)");
+               " alternates reduced and kept dims too often (more than ", ReduceLayout::kMaxRank,
+               " runs of each)");
     p.dims[p.rank] = it->size;
     p.strides[p.rank] = it->stride;
     ++p.rank;
@@ -75,7 +74,10 @@ ReduceLayout LayoutOf(const char* op, const Dims& x, const ReduceShape& s) {
 // The identity (Init) is computed on the host and passed in.
 template <typename A>
 struct Identity {
-  template <typename T> __device__ static A Map(T v) { return static_cast<A>(v); }
+  template <typename T>
+  __device__ static A Map(T v) {
+    return static_cast<A>(v);
+  }
   __device__ static A Finish(A a, int64_t) { return a; }
 };
 template <typename A>
@@ -109,18 +111,24 @@ struct AnyR : Identity<A> {
 // For reduce_prod's grad: the product of a group's non-zero elements, and its count of zeros.
 template <typename A>
 struct NonZeroProdR : ProdR<A> {
-  template <typename T> __device__ static A Map(T v) { return v == T(0) ? A(1) : A(v); }
+  template <typename T>
+  __device__ static A Map(T v) {
+    return v == T(0) ? A(1) : A(v);
+  }
 };
 struct ZeroCountR : SumR<int64_t> {
-  template <typename T> __device__ static int64_t Map(T v) { return v == T(0) ? 1 : 0; }
+  template <typename T>
+  __device__ static int64_t Map(T v) {
+    return v == T(0) ? 1 : 0;
+  }
 };
 
 constexpr int kReduceThreads = 256;
 
 // Block o (grid-stride) reduces Out element o: threads stride over its reduced elements.
 template <typename T, typename A, typename R>
-__global__ void BlockPerOutKernel(const T* x, A* out, int64_t n_out, int64_t count,
-                                  ReduceLayout l, A init) {
+__global__ void BlockPerOutKernel(const T* x, A* out, int64_t n_out, int64_t count, ReduceLayout l,
+                                  A init) {
   __shared__ A part[kReduceThreads];
   for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
     const T* base = x + l.kept.Offset(o);
@@ -140,8 +148,8 @@ __global__ void BlockPerOutKernel(const T* x, A* out, int64_t n_out, int64_t cou
 
 // Thread o reduces Out element o alone, in X's order (as the CPU kernel).
 template <typename T, typename A, typename R>
-__global__ void ThreadPerOutKernel(const T* x, A* out, int64_t n_out, int64_t count,
-                                   ReduceLayout l, A init) {
+__global__ void ThreadPerOutKernel(const T* x, A* out, int64_t n_out, int64_t count, ReduceLayout l,
+                                   A init) {
   TIDE_CUDA_LOOP(o, n_out) {
     const T* base = x + l.kept.Offset(o);
     A acc = init;
@@ -159,8 +167,8 @@ void LaunchReduce(const Gpu& g, const ReduceLayout& l, const T* x, A* out, int64
                   int64_t count, A init) {
   if (count >= 64 && (l.reduced_innermost || n_out < 1024)) {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(n_out, 65535));
-    BlockPerOutKernel<T, A, R><<<grid, kReduceThreads, 0, g.stream()>>>(x, out, n_out, count, l,
-                                                                         init);
+    BlockPerOutKernel<T, A, R>
+        <<<grid, kReduceThreads, 0, g.stream()>>>(x, out, n_out, count, l, init);
     g.CheckLaunch("BlockPerOutKernel");
   } else {
     Launch(g, "ThreadPerOutKernel", n_out, ThreadPerOutKernel<T, A, R>, x, out, n_out, count, l,
@@ -209,28 +217,54 @@ void Reduce(KernelContext& ctx, T init) {
   LaunchReduce<T, T, R<T>>(g, LayoutOf(op, a.x_dims, a.s), a.x, a.out, a.n_out, a.count(), init);
 }
 
-template <typename T> void SumKernel(KernelContext& c) { Reduce<T, SumR>(c, T(0)); }
-template <typename T> void MeanKernel(KernelContext& c) { Reduce<T, MeanR>(c, T(0)); }
 template <typename T>
-void MaxKernel(KernelContext& c) { Reduce<T, MaxR>(c, std::numeric_limits<T>::lowest()); }
+void SumKernel(KernelContext& c) {
+  Reduce<T, SumR>(c, T(0));
+}
 template <typename T>
-void MinKernel(KernelContext& c) { Reduce<T, MinR>(c, std::numeric_limits<T>::max()); }
-template <typename T> void ProdKernel(KernelContext& c) { Reduce<T, ProdR>(c, T(1)); }
-template <typename T> void AllKernel(KernelContext& c) { Reduce<T, AllR>(c, true); }
-template <typename T> void AnyKernel(KernelContext& c) { Reduce<T, AnyR>(c, false); }
+void MeanKernel(KernelContext& c) {
+  Reduce<T, MeanR>(c, T(0));
+}
+template <typename T>
+void MaxKernel(KernelContext& c) {
+  Reduce<T, MaxR>(c, std::numeric_limits<T>::lowest());
+}
+template <typename T>
+void MinKernel(KernelContext& c) {
+  Reduce<T, MinR>(c, std::numeric_limits<T>::max());
+}
+template <typename T>
+void ProdKernel(KernelContext& c) {
+  Reduce<T, ProdR>(c, T(1));
+}
+template <typename T>
+void AllKernel(KernelContext& c) {
+  Reduce<T, AllR>(c, true);
+}
+template <typename T>
+void AnyKernel(KernelContext& c) {
+  Reduce<T, AnyR>(c, false);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Grads: dX[e] = G(x, out, dout, count) of e's Out element j (X's element e finds j through the
 // broadcast index of Out, seen with keep_dim's dims, over X).
 struct SumG {
-  template <typename T> __device__ static T D(T, T, T g, int64_t) { return g; }
+  template <typename T>
+  __device__ static T D(T, T, T g, int64_t) {
+    return g;
+  }
 };
 struct MeanG {
-  template <typename T> __device__ static T D(T, T, T g, int64_t n) { return g / static_cast<T>(n); }
+  template <typename T>
+  __device__ static T D(T, T, T g, int64_t n) {
+    return g / static_cast<T>(n);
+  }
 };
 // Every element equal to the max (min) gets the gradient, as in Fluid.
 struct ExtremeG {
-  template <typename T> __device__ static T D(T x, T out, T g, int64_t) {
+  template <typename T>
+  __device__ static T D(T x, T out, T g, int64_t) {
     return x == out ? g : T(0);
   }
 };
@@ -256,13 +290,15 @@ void ReduceGrad(KernelContext& ctx) {
 // dX[e] = dOut * (the product of the other elements of its group), exact with zeros in X (as
 // the CPU kernel): from each group's product of non-zero elements and its count of zeros.
 template <typename T>
-__global__ void ProdGradDxKernel(const T* x, const T* nonzero, const int64_t* zeros,
-                               const T* dout, T* dx, int64_t total, BroadcastIndex index) {
+__global__ void ProdGradDxKernel(const T* x, const T* nonzero, const int64_t* zeros, const T* dout,
+                                 T* dx, int64_t total, BroadcastIndex index) {
   TIDE_CUDA_LOOP(e, total) {
     const int64_t j = index(e);
     T others;
-    if (x[e] != T(0)) others = zeros[j] ? T(0) : nonzero[j] / x[e];
-    else others = zeros[j] == 1 ? nonzero[j] : T(0);
+    if (x[e] != T(0))
+      others = zeros[j] ? T(0) : nonzero[j] / x[e];
+    else
+      others = zeros[j] == 1 ? nonzero[j] : T(0);
     dx[e] = dout[j] * others;
   }
 }
@@ -283,9 +319,18 @@ void ProdGradKernel(KernelContext& ctx) {
          a.total, index);
 }
 
-template <typename T> void SumGradKernel(KernelContext& c) { ReduceGrad<T, SumG>(c); }
-template <typename T> void MeanGradKernel(KernelContext& c) { ReduceGrad<T, MeanG>(c); }
-template <typename T> void ExtremeGradKernel(KernelContext& c) { ReduceGrad<T, ExtremeG>(c); }
+template <typename T>
+void SumGradKernel(KernelContext& c) {
+  ReduceGrad<T, SumG>(c);
+}
+template <typename T>
+void MeanGradKernel(KernelContext& c) {
+  ReduceGrad<T, MeanG>(c);
+}
+template <typename T>
+void ExtremeGradKernel(KernelContext& c) {
+  ReduceGrad<T, ExtremeG>(c);
+}
 
 }  // namespace
 }  // namespace tide_cuda

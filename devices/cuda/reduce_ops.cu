@@ -6,7 +6,6 @@
 #include <tide/ops/reduce.hpp>
 #include <tide/ops/softmax.hpp>
 #include <tide/ops/sum.hpp>
-
 #include <type_traits>
 
 #include "merge_rows.cuh"

@@ -6,7 +6,6 @@
 #include <tide/ops/expand.hpp>
 #include <tide/ops/slice_inputs.hpp>
 #include <tide/ops/tensor_shape.hpp>
-
 #include <vector>
 
 #include "box.cuh"
@@ -90,8 +89,8 @@ void PadGrad(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// expand / expand_as / expand_v2: Out[i] = X[i mod X's dims]; X@GRAD[j] = the sum of Out@GRAD over j's
-// repeats, in row-major order of the repeat (the CPU kernel's order).
+// expand / expand_as / expand_v2: Out[i] = X[i mod X's dims]; X@GRAD[j] = the sum of Out@GRAD over
+// j's repeats, in row-major order of the repeat (the CPU kernel's order).
 template <typename T>
 __global__ void ExpandGradKernel(const T* dout, BoxView x, BoxView reps, int64_t nreps, T* dx,
                                  int64_t n) {
@@ -126,7 +125,8 @@ void ExpandTo(KernelContext& ctx, const Gpu& g, const Tensor& x, const Dims& xd,
 
 // X@GRAD: Out@GRAD summed over the repeats of X (seen with dims xd) in Out (od).
 template <typename T>
-void ExpandGradTo(KernelContext& ctx, const Gpu& g, const Tensor& x, const Dims& xd, const Dims& od) {
+void ExpandGradTo(KernelContext& ctx, const Gpu& g, const Tensor& x, const Dims& xd,
+                  const Dims& od) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   Dims rd(od.size());
@@ -158,11 +158,10 @@ void ExpandGrad(KernelContext& ctx) {
 // expand_v2: the target shape from Shape / expand_shapes_tensor (read back to the host) or the
 // attribute; X with 1s in front repeats as expand's (tide/ops/expand.hpp).
 Dims ExpandV2Out(const KernelContext& ctx, const Gpu& g, const Dims& x) {
-  return tide::ops::ExpandV2Dims(
-      ctx.op_type(), x,
-      tide::ops::ExpandV2ShapeFromInputs(
-          ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
-          [&](const char* p) { return HostIntScalars(ctx, g, p); }));
+  return tide::ops::ExpandV2Dims(ctx.op_type(), x,
+                                 tide::ops::ExpandV2ShapeFromInputs(
+                                     ctx, [&](const char* p) { return HostIntValues(ctx, g, p); },
+                                     [&](const char* p) { return HostIntScalars(ctx, g, p); }));
 }
 
 template <typename T>

@@ -1,15 +1,14 @@
-// tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table(_v2) (+ dense or SelectedRows grad),
-// concat (+grad), split, stack / unstack (+grad), transpose/transpose2 (+grads), reshape/reshape2,
-// flatten/flatten2, flatten_contiguous_range, squeeze2/unsqueeze2 (+grads), with ops_nn's shape
-// rules and messages.
+// tensor_ops.cu: ops_nn's data-moving ops on the GPU: lookup_table(_v2) (+ dense or SelectedRows
+// grad), concat (+grad), split, stack / unstack (+grad), transpose/transpose2 (+grads),
+// reshape/reshape2, flatten/flatten2, flatten_contiguous_range, squeeze2/unsqueeze2 (+grads), with
+// ops_nn's shape rules and messages.
+#include <string>
 #include <tide/ops/index_shape.hpp>
 #include <tide/ops/lookup_table.hpp>
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/split_concat.hpp>
 #include <tide/ops/tensor_shape.hpp>
 #include <tide/ops/transpose.hpp>
-
-#include <string>
 
 #include "gpu.h"
 #include "host_ints.h"
@@ -28,14 +27,15 @@ using tide::ops::kNoPaddingIdx;
 void RefuseRowsTable(const KernelContext& ctx) {
   tide::Variable w = ctx.InputVar("W");
   if (w && w.IsSelectedRows())
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': the CUDA kernel does not take a SelectedRows W ('",
-               ctx.InputName("W"), "') yet; run the op on the CPU");
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(),
+               "': the CUDA kernel does not take a SelectedRows W ('", ctx.InputName("W"),
+               "') yet; run the op on the CPU");
 }
 
 // Out row i = W[ids[i]], zeros for padding_idx; an id out of range is a device error (zeros).
 template <typename T>
-__global__ void LookupKernel(const T* w, const int64_t* ids, int64_t padding, int64_t v,
-                             int64_t d, T* out, int64_t total, int* err) {
+__global__ void LookupKernel(const T* w, const int64_t* ids, int64_t padding, int64_t v, int64_t d,
+                             T* out, int64_t total, int* err) {
   TIDE_CUDA_LOOP(e, total) {
     const int64_t i = e / d, j = e - i * d;
     const int64_t id = ids[i];
@@ -277,10 +277,10 @@ template <typename T>
 void FlattenRange(KernelContext& ctx) {
   Gpu g(ctx);
   Tensor x = ctx.Input("X");
-  CopyWithDims<T>(g, x, ctx.Output("Out"),
-                  tide::ops::FlattenRangeDims(ctx.op_type(), x.dims(),
-                                              ctx.Attr<int32_t>("start_axis"),
-                                              ctx.Attr<int32_t>("stop_axis")));
+  CopyWithDims<T>(
+      g, x, ctx.Output("Out"),
+      tide::ops::FlattenRangeDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("start_axis"),
+                                  ctx.Attr<int32_t>("stop_axis")));
 }
 
 // squeeze2 / unsqueeze2. Paddle 2.x's unsqueeze2: AxesTensor (1-D) or AxesTensorList (one value

@@ -18,7 +18,8 @@ void MaskTriangle(KernelContext& ctx, const char* in_param, const char* out_para
   Tensor in = ctx.Input(in_param);
   const auto s = tide::ops::GetTrilTriuShape(ctx, in.dims());
   T* o = ctx.Output(out_param).mutable_data<T>(in.dims(), g.place());
-  Launch(g, "MaskTriangleKernel", in.numel(), MaskTriangleKernel<T>, in.data<T>(), s, o, in.numel());
+  Launch(g, "MaskTriangleKernel", in.numel(), MaskTriangleKernel<T>, in.data<T>(), s, o,
+         in.numel());
 }
 
 template <typename T>

@@ -17,7 +17,6 @@
 //   of post-ops; thresholded_relu, hard_shrink, softshrink, softsign, tanh_shrink, ceil, floor,
 //   acos, asin, atan, cos, sin: no algorithm.
 #include <tide/ops/activation.hpp>
-
 #include <utility>
 
 #include "eltwise.h"
@@ -189,8 +188,9 @@ bool FusedActivationChain(const std::string& name, float alpha, float beta,
   if (name == "hard_swish") {
     if (alpha == 0 && beta == 0) return one({algorithm::eltwise_hardswish});  // Paddle's older
     if (alpha == 1.0f / 6 && beta == 0.5f) return one({algorithm::eltwise_hardswish});
-    *why = "oneDNN 2.6's hardswish is fixed to X min(max(X / 6 + 1 / 2, 0), 1) (fuse_alpha = "
-           "1/6, fuse_beta = 1/2)";
+    *why =
+        "oneDNN 2.6's hardswish is fixed to X min(max(X / 6 + 1 / 2, 0), 1) (fuse_alpha = "
+        "1/6, fuse_beta = 1/2)";
     return false;
   }
   if (name == "sigmoid") return one({algorithm::eltwise_logistic});

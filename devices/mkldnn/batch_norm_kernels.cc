@@ -7,10 +7,9 @@
 // axis 1 (NCHW), or last for a 4-D NHWC X (oneDNN's nhwc tag; Y written plain). As in Paddle,
 // trainable_statistics keeps the batch's statistics under is_test, and a MomentumTensor input
 // overrides the momentum.
-#include <tide/ops/batch_norm.hpp>
-
 #include <cmath>
 #include <cstring>
+#include <tide/ops/batch_norm.hpp>
 
 #include "mkldnn_context.h"
 
@@ -143,7 +142,8 @@ void BnKernel(KernelContext& ctx) {
       for (int64_t i = 0; i < c; ++i)
         d[i] = p.global ? run_var[i] : run_var[i] * mom + v[i] * (1.0f - mom);
     }
-    if (Tensor sm = ctx.OptionalOutput("SavedMean")) std::memcpy(VecOut(sm, c, ctx.place()), mu, c * sizeof(float));
+    if (Tensor sm = ctx.OptionalOutput("SavedMean"))
+      std::memcpy(VecOut(sm, c, ctx.place()), mu, c * sizeof(float));
     if (Tensor sv = ctx.OptionalOutput("SavedVariance")) {
       float* d = VecOut(sv, c, ctx.place());
       for (int64_t i = 0; i < c; ++i) d[i] = 1.0f / std::sqrt(v[i] + p.eps);
@@ -168,8 +168,8 @@ void BnGradKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("X"), dy = ctx.Input(tide::GradVarName("Y").c_str());
     BnParams p = GetParams(ctx, x.dims());
     const int64_t c = p.c;
-    TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ",
-               tide::ToString(dy.dims()), ", expected X's ", tide::ToString(x.dims()));
+    TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),
+               ", expected X's ", tide::ToString(x.dims()));
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
     Tensor dscale = ctx.OptionalOutput(tide::GradVarName("Scale").c_str());
     Tensor dbias = ctx.OptionalOutput(tide::GradVarName("Bias").c_str());
@@ -213,11 +213,11 @@ void BnGradKernel(KernelContext& ctx) {
     bool direct = false;
     memory diff_src = dx && p.nhwc ? e.TempMemory(pd.diff_src_desc())
                       : dx ? PlainOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(), &direct)
-                         : e.TempMemory(pd.diff_src_desc());
-    memory diff_scale = dscale ? e.View(Vec(c), VecOut(dscale, c, ctx.place()))
-                               : e.TempMemory(Vec(c));
-    memory diff_shift = dbias ? e.View(Vec(c), VecOut(dbias, c, ctx.place()))
-                              : e.TempMemory(Vec(c));
+                           : e.TempMemory(pd.diff_src_desc());
+    memory diff_scale =
+        dscale ? e.View(Vec(c), VecOut(dscale, c, ctx.place())) : e.TempMemory(Vec(c));
+    memory diff_shift =
+        dbias ? e.View(Vec(c), VecOut(dbias, c, ctx.place())) : e.TempMemory(Vec(c));
     e.Run(entry->prim, pd,
           {{DNNL_ARG_SRC, src},
            {DNNL_ARG_MEAN, mean},
@@ -228,8 +228,10 @@ void BnGradKernel(KernelContext& ctx) {
            {DNNL_ARG_DIFF_SRC, diff_src},
            {DNNL_ARG_DIFF_SCALE, diff_scale},
            {DNNL_ARG_DIFF_SHIFT, diff_shift}});
-    if (dx && p.nhwc) StoreNhwc(e, diff_src, dx, x.dims(), ctx.place());
-    else if (dx && !direct) StorePlain(e, diff_src, dx, p.x, ctx.place());
+    if (dx && p.nhwc)
+      StoreNhwc(e, diff_src, dx, x.dims(), ctx.place());
+    else if (dx && !direct)
+      StorePlain(e, diff_src, dx, p.x, ctx.place());
     e.Wait();
   });
 }

@@ -29,11 +29,11 @@ void ConcatKernel(KernelContext& ctx) {
     int axis_attr = ctx.Attr<int32_t>("axis");
     if (ctx.HasInput("AxisTensor")) {  // Paddle 2.x: the axis as a one-element int tensor
       Tensor a = ctx.Input("AxisTensor");
-      TIDE_CHECK(a.numel() == 1 && (a.dtype() == TIDE_INT32 || a.dtype() == TIDE_INT64), "op '",
-                 op, "': AxisTensor must hold one int32/int64, got ",
-                 tide::DataTypeName(a.dtype()), " ", tide::ToString(a.dims()));
-      axis_attr = a.dtype() == TIDE_INT32 ? a.data<int32_t>()[0]
-                                          : static_cast<int>(a.data<int64_t>()[0]);
+      TIDE_CHECK(a.numel() == 1 && (a.dtype() == TIDE_INT32 || a.dtype() == TIDE_INT64), "op '", op,
+                 "': AxisTensor must hold one int32/int64, got ", tide::DataTypeName(a.dtype()),
+                 " ", tide::ToString(a.dims()));
+      axis_attr =
+          a.dtype() == TIDE_INT32 ? a.data<int32_t>()[0] : static_cast<int>(a.data<int64_t>()[0]);
     }
     const Dims od = tide::ops::ConcatDims(op, dims, axis_attr, &axis);
     Exec e(ctx);
@@ -64,7 +64,8 @@ void ConcatKernel(KernelContext& ctx) {
     });
     memory dst = TryOutput(e, out, od, entry->pd.dst_desc(), ctx.place());
     std::unordered_map<int, memory> args{{DNNL_ARG_DST, dst}};
-    for (size_t i = 0; i < srcs.size(); ++i) args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = srcs[i];
+    for (size_t i = 0; i < srcs.size(); ++i)
+      args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = srcs[i];
     e.Run(entry->prim, entry->pd, args);
     e.Wait();
   });

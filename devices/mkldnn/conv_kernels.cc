@@ -6,9 +6,8 @@
 // convolution with a bias and post-ops: sum (ResidualData copied into the output first), then
 // the activation's eltwise chain (eltwise.h's FusedActivationChain: any of Paddle's fused
 // activations oneDNN 2.6 computes as Fluid does; others are refused with an error).
-#include <tide/ops/conv.hpp>
-
 #include <optional>
+#include <tide/ops/conv.hpp>
 
 #include "eltwise.h"
 #include "mkldnn_context.h"
@@ -62,7 +61,8 @@ void DeclineWhereThePlainKernelWins(const char* op, const ConvParams& p, const T
                          p.pad_l == memory::dims{0, 0} && p.pad_r == memory::dims{0, 0} &&
                          p.d_dils == memory::dims{0, 0} && p.groups == 1;
   if (!p.nhwc && pointwise && !IsBlocked(x) && std::string(op) != "fused_conv2d")
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): a 1x1 convolution of plain "
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+               "' (oneDNN kernel): a 1x1 convolution of plain "
                "NCHW Input: the plain kernel's GEMM is faster");
   constexpr int64_t kChannelBlock = 8;
   if (input_grad && !p.nhwc && p.groups == 1 && p.x[1] < kChannelBlock)
@@ -95,9 +95,8 @@ memory FilterView(Exec& e, const Tensor& f, const ConvParams& p, const char* op)
   return e.View(UserWeightsDesc(p), plain.get_data_handle());
 }
 
-dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p,
-                                        const memory::desc& src, const memory::desc& dst,
-                                        bool bias = false,
+dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p, const memory::desc& src,
+                                        const memory::desc& dst, bool bias = false,
                                         algorithm alg = algorithm::convolution_direct) {
   if (bias)
     return dnnl::convolution_forward::desc(pk, alg, src, Any(p.weights),
@@ -111,7 +110,7 @@ dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p,
 struct Fusion {
   bool fused = false;            // the op is fused_conv2d
   std::vector<EltwiseAlgo> act;  // the activation's post-ops (none: empty)
-  Tensor bias, residual;  // empty when absent
+  Tensor bias, residual;         // empty when absent
 };
 
 Fusion GetFusion(const KernelContext& ctx) {
@@ -243,8 +242,7 @@ void ConvKernel(KernelContext& ctx) {
   static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
-    if (ConvFwdState* state = ctx.State<ConvFwdState>(); state && RunPrepared(ctx, *state))
-      return;
+    if (ConvFwdState* state = ctx.State<ConvFwdState>(); state && RunPrepared(ctx, *state)) return;
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
     ConvParams p = GetParams(ctx, x, f);
     DeclineWhereThePlainKernelWins(op, p, x, false);
@@ -287,8 +285,8 @@ void ConvKernel(KernelContext& ctx) {
     const bool in_place = fu.residual && !p.nhwc && residual.get_data_handle() == out.raw_data();
     if (in_place && residual.get_desc() != pd.dst_desc())
       residual = e.Convert(residual, pd.dst_desc());
-    memory dst = p.nhwc ? e.TempMemory(pd.dst_desc())
-                        : TryOutput(e, out, p.out, pd.dst_desc(), ctx.place());
+    memory dst =
+        p.nhwc ? e.TempMemory(pd.dst_desc()) : TryOutput(e, out, p.out, pd.dst_desc(), ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
     TIDE_CHECK(!in_place || residual.get_data_handle() != out.raw_data() ||
                    dst.get_data_handle() == residual.get_data_handle(),
@@ -346,16 +344,15 @@ struct ConvBwd {
 // prefers ("any").
 ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
   auto make = [&](const memory::desc& src, const memory::desc& dst) {
-    dnnl::convolution_forward::primitive_desc fwd(
-        FwdDesc(prop_kind::forward_training, p, src, dst), DefaultAttr(), eng);
+    dnnl::convolution_forward::primitive_desc fwd(FwdDesc(prop_kind::forward_training, p, src, dst),
+                                                  DefaultAttr(), eng);
     dnnl::convolution_backward_data::primitive_desc data_pd(
         dnnl::convolution_backward_data::desc(algorithm::convolution_direct, src, Any(p.weights),
                                               dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r),
         DefaultAttr(), eng, fwd);
     dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src,
-                                                 Any(p.weights), dst, p.d_strides, p.d_dils,
-                                                 p.pad_l, p.pad_r),
+        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src, Any(p.weights),
+                                                 dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r),
         DefaultAttr(), eng, fwd);
     return ConvBwd{data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
                    dnnl::convolution_backward_weights(weights_pd)};
@@ -394,12 +391,14 @@ void ConvGradKernel(KernelContext& ctx) {
     // Channel counts no block divides (AVX2's 8) get padded blocked formats: reorders in and out
     // of padded copies, and work on the padding, made these passes slower than the plain kernel
     // (LeNet's 20 -> 50 channels on AVX2: 7.5 ms against 4.7).
-    for (const memory::desc& md :
-         {entry->data_pd.diff_src_desc(), entry->data_pd.diff_dst_desc(),
-          entry->weights_pd.src_desc(), entry->weights_pd.diff_dst_desc()})
+    for (const memory::desc& md : {entry->data_pd.diff_src_desc(), entry->data_pd.diff_dst_desc(),
+                                   entry->weights_pd.src_desc(), entry->weights_pd.diff_dst_desc()})
       if (IsPadded(md))
-        TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): oneDNN would pad the "
-                   "channels (", p.x[1], " in, ", p.out[1], " out) to its blocks; the plain kernel "
+        TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+                   "' (oneDNN kernel): oneDNN would pad the "
+                   "channels (",
+                   p.x[1], " in, ", p.out[1],
+                   " out) to its blocks; the plain kernel "
                    "is faster");
     memory dout_m = ActView(e, p, dout, op, "Output@GRAD");
     // Output@GRAD in each pass's format, reordered once when both passes want the same one.
@@ -414,13 +413,15 @@ void ConvGradKernel(KernelContext& ctx) {
       memory diff_dst = diff_dst_data;
       memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
       bool direct = false;
-      memory diff_src = p.nhwc ? e.TempMemory(pd.diff_src_desc())
-                               : StorableOutputOrTemp(e, dx, p.x, pd.diff_src_desc(),
-                                                      ctx.place(), &direct);
+      memory diff_src =
+          p.nhwc ? e.TempMemory(pd.diff_src_desc())
+                 : StorableOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(), &direct);
       e.Run(entry->data, pd,
             {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, diff_src}});
-      if (p.nhwc) StoreNhwc(e, diff_src, dx, Nhwc(p.x), ctx.place());
-      else if (!direct) StorePlain(e, diff_src, dx, p.x, ctx.place());
+      if (p.nhwc)
+        StoreNhwc(e, diff_src, dx, Nhwc(p.x), ctx.place());
+      else if (!direct)
+        StorePlain(e, diff_src, dx, p.x, ctx.place());
     }
     if (df) {
       const auto& pd = entry->weights_pd;

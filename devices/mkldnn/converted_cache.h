@@ -4,13 +4,12 @@
 // step, reorders them once per step and shares the copy between the forward and backward convs.
 #pragma once
 
-#include <tide/plugin.hpp>
-
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tide/plugin.hpp>
 #include <unordered_map>
 #include <utility>
 

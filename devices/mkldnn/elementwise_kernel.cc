@@ -2,10 +2,9 @@
 // (tide/ops/broadcast.hpp): Y becomes a same-rank operand with 1s on the broadcast dims, which
 // oneDNN broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
 // feature maps, stays blocked). Its grad keeps Out@GRAD's format too.
+#include <algorithm>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/elementwise.hpp>
-
-#include <algorithm>
 
 #include "mkldnn_context.h"
 
@@ -53,8 +52,8 @@ void AddKernel(KernelContext& ctx) {
     } else {
       const Dims bd = tide::ops::BroadcastYDims(op, xd, yd, ctx.Attr<int32_t>("axis"));
       memory plain = PlainView(e, y, op, "Y");
-      src1 = e.View(memory::desc(ToDnnlDims(bd), f32, PlainTag(bd.size())),
-                    plain.get_data_handle());
+      src1 =
+          e.View(memory::desc(ToDnnlDims(bd), f32, PlainTag(bd.size())), plain.get_data_handle());
     }
     const memory::desc md0 = src0.get_desc(), md1 = src1.get_desc();
     Key key(op);
@@ -132,8 +131,8 @@ void AddGradKernel(KernelContext& ctx) {
     if (IsBlocked(dout) && xd.size() == 4 && b.axis == 1 && b.n == xd[1]) {  // a channel bias
       memory g = e.Convert(e.View(dout, op, "Out@GRAD"), memory::desc(dims, f32, Tag::nhwc));
       e.Wait();
-      SumChannelsLast(static_cast<const float*>(g.get_data_handle()), xd[0] * xd[2] * xd[3],
-                      xd[1], dyd);
+      SumChannelsLast(static_cast<const float*>(g.get_data_handle()), xd[0] * xd[2] * xd[3], xd[1],
+                      dyd);
       return;
     }
     memory g = PlainView(e, dout, op, "Out@GRAD");

@@ -5,7 +5,6 @@
 // MidOut (k + alpha * the sum, what the plain lrn_grad reads) is computed plain
 // (tide/ops/lrn.hpp).
 #include <cstring>
-
 #include <tide/ops/lrn.hpp>
 
 #include "mkldnn_context.h"

@@ -27,7 +27,8 @@ size_t CacheCapacity() {
 MkldnnDeviceContext& ContextFor(TideDeviceContext* dctx) {
   // Lives forever: plugins are never unloaded, and kernels may run during static teardown.
   static std::mutex mu;
-  static auto* contexts = new std::unordered_map<TideDeviceContext*, std::unique_ptr<MkldnnDeviceContext>>;
+  static auto* contexts =
+      new std::unordered_map<TideDeviceContext*, std::unique_ptr<MkldnnDeviceContext>>;
   thread_local TideDeviceContext* last_key = nullptr;
   thread_local MkldnnDeviceContext* last = nullptr;
   if (last_key == dctx && last) return *last;
@@ -58,12 +59,18 @@ memory::dims ToDnnlDims(const Dims& d) { return memory::dims(d.begin(), d.end())
 
 Tag PlainTag(size_t rank) {
   switch (rank) {
-    case 1: return Tag::a;
-    case 2: return Tag::ab;
-    case 3: return Tag::abc;
-    case 4: return Tag::abcd;
-    case 5: return Tag::abcde;
-    case 6: return Tag::abcdef;
+    case 1:
+      return Tag::a;
+    case 2:
+      return Tag::ab;
+    case 3:
+      return Tag::abc;
+    case 4:
+      return Tag::abcd;
+    case 5:
+      return Tag::abcde;
+    case 6:
+      return Tag::abcdef;
     default:
       TIDE_THROW(TIDE_UNIMPLEMENTED, "device_mkldnn: tensors of rank ", rank,
                  " are not supported by the oneDNN kernels (ranks 1 to 6)");
@@ -72,12 +79,18 @@ Tag PlainTag(size_t rank) {
 
 memory::data_type ToDnnlType(TideDataType t) {
   switch (t) {
-    case TIDE_FP32: return memory::data_type::f32;
-    case TIDE_BF16: return memory::data_type::bf16;
-    case TIDE_FP16: return memory::data_type::f16;
-    case TIDE_INT32: return memory::data_type::s32;
-    case TIDE_INT8: return memory::data_type::s8;
-    case TIDE_UINT8: return memory::data_type::u8;
+    case TIDE_FP32:
+      return memory::data_type::f32;
+    case TIDE_BF16:
+      return memory::data_type::bf16;
+    case TIDE_FP16:
+      return memory::data_type::f16;
+    case TIDE_INT32:
+      return memory::data_type::s32;
+    case TIDE_INT8:
+      return memory::data_type::s8;
+    case TIDE_UINT8:
+      return memory::data_type::u8;
     default:
       TIDE_THROW(TIDE_UNIMPLEMENTED, "device_mkldnn: oneDNN has no data type for ",
                  tide::DataTypeName(t));
@@ -98,8 +111,8 @@ memory::desc DescOf(const Tensor& t, const char* op, const char* what) {
     case TIDE_LAYOUT_ONEDNN: {
       const int64_t f = t.format();
       TIDE_CHECK(f > 0 && f < static_cast<int64_t>(dnnl_format_tag_last), "op '", op,
-                 "' (oneDNN kernel): ", what, " is in layout ONEDNN with no valid format tag (",
-                 f, ")");
+                 "' (oneDNN kernel): ", what, " is in layout ONEDNN with no valid format tag (", f,
+                 ")");
       return memory::desc(ToDnnlDims(d), memory::data_type::f32, static_cast<Tag>(f));
     }
     default:
@@ -111,10 +124,14 @@ memory::desc DescOf(const Tensor& t, const char* op, const char* what) {
 namespace {
 std::vector<Tag> Candidates(size_t rank) {
   switch (rank) {
-    case 3: return {Tag::abc, Tag::aBc16b, Tag::aBc8b, Tag::acb};
-    case 4: return {Tag::abcd, Tag::aBcd16b, Tag::aBcd8b, Tag::aBcd4b, Tag::acdb};
-    case 5: return {Tag::abcde, Tag::aBcde16b, Tag::aBcde8b, Tag::acdeb};
-    default: return {PlainTag(rank)};
+    case 3:
+      return {Tag::abc, Tag::aBc16b, Tag::aBc8b, Tag::acb};
+    case 4:
+      return {Tag::abcd, Tag::aBcd16b, Tag::aBcd8b, Tag::aBcd4b, Tag::acdb};
+    case 5:
+      return {Tag::abcde, Tag::aBcde16b, Tag::aBcde8b, Tag::acdeb};
+    default:
+      return {PlainTag(rank)};
   }
 }
 }  // namespace
@@ -146,9 +163,12 @@ Tag DefaultBlockedTag(const memory::dims& dims) {
   const int64_t c = dims[1];
   auto pick = [&](int block) {
     switch (dims.size()) {
-      case 3: return block == 16 ? Tag::aBc16b : Tag::aBc8b;
-      case 4: return block == 16 ? Tag::aBcd16b : Tag::aBcd8b;
-      default: return block == 16 ? Tag::aBcde16b : Tag::aBcde8b;
+      case 3:
+        return block == 16 ? Tag::aBc16b : Tag::aBc8b;
+      case 4:
+        return block == 16 ? Tag::aBcd16b : Tag::aBcd8b;
+      default:
+        return block == 16 ? Tag::aBcde16b : Tag::aBcde8b;
     }
   };
   if (avx512 && c % 16 == 0) return pick(16);
@@ -175,11 +195,14 @@ dnnl::primitive_attr DefaultAttr() {
 // ---------------------------------------------------------------------------------------------
 
 Exec::Exec(const KernelContext& ctx)
-    : kctx_(&ctx), place_(ctx.place()), c_(&ContextFor(ctx.device_context())),
+    : kctx_(&ctx),
+      place_(ctx.place()),
+      c_(&ContextFor(ctx.device_context())),
       stream_(&StreamFor(*c_)) {}
 
 Exec::Exec(TideDeviceContext* dctx)
-    : place_(tide::Host().DeviceContext_Place(dctx)), c_(&ContextFor(dctx)),
+    : place_(tide::Host().DeviceContext_Place(dctx)),
+      c_(&ContextFor(dctx)),
       stream_(&StreamFor(*c_)) {}
 
 void* Exec::Temp(size_t bytes) {
@@ -310,8 +333,10 @@ bool IsReferenceImpl(const dnnl::primitive_desc_base& pd) {
 
 void DeclineReferenceImpl(const char* op, const dnnl::primitive_desc_base& pd) {
   if (IsReferenceImpl(pd))
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): oneDNN would run its reference "
-               "implementation '", pd.impl_info_str(), "', slower than the plain kernel");
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+               "' (oneDNN kernel): oneDNN would run its reference "
+               "implementation '",
+               pd.impl_info_str(), "', slower than the plain kernel");
 }
 
 memory StorableOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
@@ -334,8 +359,10 @@ bool DataFormatNhwc(const KernelContext& ctx) {
 
 memory NhwcView(Exec& e, const Tensor& t, const char* op, const char* what) {
   const Dims d = t.dims();
-  TIDE_CHECK(d.size() == 4, "op '", op, "': ", what, " must be 4-D [N, H, W, C] with data_format "
-             "NHWC, got ", tide::ToString(d));
+  TIDE_CHECK(d.size() == 4, "op '", op, "': ", what,
+             " must be 4-D [N, H, W, C] with data_format "
+             "NHWC, got ",
+             tide::ToString(d));
   memory plain = PlainView(e, t, op, what);
   return e.View(memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32, Tag::nhwc),
                 plain.get_data_handle());
@@ -348,9 +375,9 @@ void StoreNhwc(Exec& e, const memory& result, Tensor& out, const Dims& nhwc_dims
   float* p = out.mutable_data<float>(place);
   out.set_layout(TIDE_LAYOUT_ANY);
   out.set_format(0);
-  e.Reorder(result, memory(memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32,
-                                        Tag::nhwc),
-                           e.engine(), p));
+  e.Reorder(result,
+            memory(memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32, Tag::nhwc),
+                   e.engine(), p));
 }
 
 }  // namespace tide_mkldnn

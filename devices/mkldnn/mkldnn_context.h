@@ -7,20 +7,18 @@
 // runs on OpenMP threads (OMP_NUM_THREADS), not on Tide's Eigen pool; see README.md here.
 #pragma once
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstdint>
+#include <dnnl.hpp>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
-
-#include <dnnl.hpp>
 
 #include "converted_cache.h"
 
@@ -123,8 +121,8 @@ struct MkldnnDeviceContext {
   dnnl::engine engine;
   PrimitiveCache cache;
   ConvertedCache converted;
-  ConvertedCache workspaces;   // a forward's workspace, for its grad: one per pooling geometry
-  KeySet workspaces_wanted;    // the pooling geometries whose grad has run
+  ConvertedCache workspaces;  // a forward's workspace, for its grad: one per pooling geometry
+  KeySet workspaces_wanted;   // the pooling geometries whose grad has run
 };
 
 // The context of the place behind `dctx` (the core's device context for a CPU place), made on

@@ -7,7 +7,6 @@
 // runs through oneDNN's nhwc tag (the loop on an NCHW copy); NHWC outputs are written plain, NCHW
 // ones (Out, X@GRAD) in the format oneDNN picks.
 #include <algorithm>
-
 #include <tide/ops/pool.hpp>
 
 #include "mkldnn_context.h"
@@ -149,8 +148,8 @@ std::shared_ptr<PoolBwd> TrainingPrimitives(Exec& e, const std::string& key, con
         FwdDesc(prop_kind::forward_training, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
         DefaultAttr(), e.engine());
     dnnl::pooling_backward::primitive_desc bwd_pd(
-        dnnl::pooling_backward::desc(Algo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw},
-                                     {p.kh, p.kw}, {p.ph, p.pw}, {p.pr_h, p.pr_w}),
+        dnnl::pooling_backward::desc(Algo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw}, {p.kh, p.kw},
+                                     {p.ph, p.pw}, {p.pr_h, p.pr_w}),
         DefaultAttr(), e.engine(), fwd_pd);
     return PoolBwd{fwd_pd, dnnl::pooling_forward(fwd_pd), bwd_pd, dnnl::pooling_backward(bwd_pd)};
   });
@@ -207,10 +206,9 @@ void PoolKernel(KernelContext& ctx) {
           FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
           DefaultAttr(), e.engine());
       if (StorableTag(pd.dst_desc(), dst_dims) == Tag::undef)
-        pd = dnnl::pooling_forward::primitive_desc(
-            FwdDesc(prop_kind::forward_inference, p, src_md,
-                    memory::desc(dst_dims, f32, Tag::nchw)),
-            DefaultAttr(), e.engine());
+        pd = dnnl::pooling_forward::primitive_desc(FwdDesc(prop_kind::forward_inference, p, src_md,
+                                                           memory::desc(dst_dims, f32, Tag::nchw)),
+                                                   DefaultAttr(), e.engine());
       return PoolFwd{pd, dnnl::pooling_forward(pd)};
     });
     DeclineReferenceImpl(op, entry->pd);
@@ -273,8 +271,10 @@ void PoolGradKernel(KernelContext& ctx) {
                                                     ctx.place(), &direct);
     bwd_args[DNNL_ARG_DIFF_SRC] = diff_src;
     e.Run(entry->bwd, entry->bwd_pd, bwd_args);
-    if (p.nhwc) StoreNhwc(e, diff_src, dx, x.dims(), ctx.place());
-    else if (!direct) StorePlain(e, diff_src, dx, x.dims(), ctx.place());
+    if (p.nhwc)
+      StoreNhwc(e, diff_src, dx, x.dims(), ctx.place());
+    else if (!direct)
+      StorePlain(e, diff_src, dx, x.dims(), ctx.place());
     e.Wait();
   });
 }

@@ -3,9 +3,8 @@
 // dims (dim, keep_dim, reduce_all: tide/ops/reduce.hpp): X as [kept, reduced], Out's plain data
 // as [kept, 1] whether keep_dim holds the 1s or not. The grads stay on the plain kernels (oneDNN
 // has no backward reduction).
-#include <utility>
-
 #include <tide/ops/reduce.hpp>
+#include <utility>
 
 #include "plain_as.h"
 

@@ -28,8 +28,8 @@ void SoftmaxKernel(KernelContext& ctx) {
     key(d)(int64_t(StorableTag(md, ToDnnlDims(d))))(axis);
     auto entry = e.cache().GetOrCreate<SoftmaxFwd>(key.str(), [&] {
       dnnl::softmax_forward::primitive_desc pd(
-          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis),
-          DefaultAttr(), e.engine());
+          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis), DefaultAttr(),
+          e.engine());
       return SoftmaxFwd{pd, dnnl::softmax_forward(pd)};
     });
     memory dst = TryOutput(e, out, d, md, ctx.place());

@@ -76,7 +76,8 @@ void ArrayLengthRun(tide::OpRunContext& ctx) {
   TIDE_CHECK(av.IsTensorArray(), "op 'array_length': variable '", arr_name,
              "' does not hold a tensor array");
   tide::OwnedTensor n;
-  *n.mutable_data<int64_t>({1}, tide::Place("cpu", 0)) = static_cast<int64_t>(av.GetTensorArray().size());
+  *n.mutable_data<int64_t>({1}, tide::Place("cpu", 0)) =
+      static_cast<int64_t>(av.GetTensorArray().size());
   Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor().CopyFrom(n, ctx.place(), ctx.device_context());
 }
 
@@ -127,7 +128,8 @@ TIDE_REGISTER_OP(tide::OpSchema("read_from_array")
                      .Comment("Out = a copy of X[I].")
                      .Input("X", "the tensor array")
                      .Input("I", "a one-element int64 index (>= 0)")
-                     .Input("X_W", "as write_to_array's gradient: the tensor it wrote; Out is "
+                     .Input("X_W",
+                            "as write_to_array's gradient: the tensor it wrote; Out is "
                             "zeros of its dims where X[I] is past the end or holds nothing")
                      .AsDispensable()
                      .Output("Out", "the element")
@@ -168,7 +170,8 @@ TIDE_REGISTER_OP(tide::OpSchema("array_length")
 
 TIDE_REGISTER_OP(tide::OpSchema("tensor_array_sum")
                      .Comment("Out[i] = the sum of X_k[i] over the arrays holding element i.")
-                     .Input("X", "tensor arrays").AsDuplicable()
+                     .Input("X", "tensor arrays")
+                     .AsDuplicable()
                      .Output("Out", "their element-wise sum")
                      .InferShape(ops_control::ArrayOfXShape)
                      .Run(ops_control::TensorArraySumRun));

@@ -2,15 +2,14 @@
 // elementwise broadcast of Y over X, Out bool) and the logical ops (logical_and/or/xor/not on
 // bool tensors of one shape). No gradients, as in Fluid: their outputs are bool, which
 // append_backward never differentiates, and the ops have no grad maker.
-#include <tide/ops/broadcast.hpp>
-#include <tide/ops/compare_logical.hpp>
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tide/ops/broadcast.hpp>
+#include <tide/ops/compare_logical.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 
 namespace ops_control {
 namespace {
@@ -49,13 +48,30 @@ void CompareKernel(KernelContext& ctx) {
     }
 }
 
-template <typename T> void LessThan(KernelContext& c) { CompareKernel<T, std::less<T>>(c); }
-template <typename T> void LessEqual(KernelContext& c) { CompareKernel<T, std::less_equal<T>>(c); }
-template <typename T> void GreaterThan(KernelContext& c) { CompareKernel<T, std::greater<T>>(c); }
 template <typename T>
-void GreaterEqual(KernelContext& c) { CompareKernel<T, std::greater_equal<T>>(c); }
-template <typename T> void Equal(KernelContext& c) { CompareKernel<T, std::equal_to<T>>(c); }
-template <typename T> void NotEqual(KernelContext& c) { CompareKernel<T, std::not_equal_to<T>>(c); }
+void LessThan(KernelContext& c) {
+  CompareKernel<T, std::less<T>>(c);
+}
+template <typename T>
+void LessEqual(KernelContext& c) {
+  CompareKernel<T, std::less_equal<T>>(c);
+}
+template <typename T>
+void GreaterThan(KernelContext& c) {
+  CompareKernel<T, std::greater<T>>(c);
+}
+template <typename T>
+void GreaterEqual(KernelContext& c) {
+  CompareKernel<T, std::greater_equal<T>>(c);
+}
+template <typename T>
+void Equal(KernelContext& c) {
+  CompareKernel<T, std::equal_to<T>>(c);
+}
+template <typename T>
+void NotEqual(KernelContext& c) {
+  CompareKernel<T, std::not_equal_to<T>>(c);
+}
 
 void CompareShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
@@ -97,11 +113,17 @@ struct Xor {
   bool operator()(bool a, bool b) const { return a != b; }
 };
 template <typename T>
-void LogicalAnd(KernelContext& c) { LogicalBinaryKernel<T, std::logical_and<bool>>(c); }
+void LogicalAnd(KernelContext& c) {
+  LogicalBinaryKernel<T, std::logical_and<bool>>(c);
+}
 template <typename T>
-void LogicalOr(KernelContext& c) { LogicalBinaryKernel<T, std::logical_or<bool>>(c); }
+void LogicalOr(KernelContext& c) {
+  LogicalBinaryKernel<T, std::logical_or<bool>>(c);
+}
 template <typename T>
-void LogicalXor(KernelContext& c) { LogicalBinaryKernel<T, Xor>(c); }
+void LogicalXor(KernelContext& c) {
+  LogicalBinaryKernel<T, Xor>(c);
+}
 
 template <typename T>
 void LogicalNot(KernelContext& ctx) {

@@ -20,7 +20,9 @@ void ConditionalBlockGradRun(tide::OpRunContext& ctx) {
       if (out_grads[j] == kEmpty) continue;
       tide::Variable og = Lookup(ctx, out_grads[j]);
       if (og.IsTensor() && og.GetTensor().initialized())
-        scope.Var(outs[j] + "@GRAD").GetTensor().CopyFrom(og.GetTensor(), ctx.place(), ctx.device_context());
+        scope.Var(outs[j] + "@GRAD")
+            .GetTensor()
+            .CopyFrom(og.GetTensor(), ctx.place(), ctx.device_context());
     }
     ctx.RunBlock(ctx.Attr<int32_t>("sub_block"), scope);
     for (size_t j = 0; j < outs.size() && j < out_grads.size(); ++j)
@@ -44,14 +46,24 @@ void ConditionalBlockGradRun(tide::OpRunContext& ctx) {
 
 TIDE_REGISTER_OP(tide::OpSchema("conditional_block_grad")
                      .Comment("The gradient of conditional_block.")
-                     .Input("Cond", "the forward op's Cond").AsDuplicable()
-                     .Input("Input", "the forward op's Input").AsDuplicable().AsDispensable()
-                     .Input("Out", "the forward op's Out").AsDuplicable().AsDispensable()
-                     .Input("Out@GRAD", "gradients of Out").AsDuplicable().AsDispensable()
+                     .Input("Cond", "the forward op's Cond")
+                     .AsDuplicable()
+                     .Input("Input", "the forward op's Input")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Input("Out", "the forward op's Out")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Input("Out@GRAD", "gradients of Out")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Input("Scope", "the block's scope")
-                     .Output("Input@GRAD", "gradients of Input").AsDuplicable().AsDispensable()
+                     .Output("Input@GRAD", "gradients of Input")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Output("Out@GRAD", "gradients of Out's values before the block (in place)")
-                     .AsDuplicable().AsDispensable()
+                     .AsDuplicable()
+                     .AsDispensable()
                      .RequiredAttr("sub_block", TIDE_ATTR_BLOCK, "the block's gradient block")
                      .Attr("is_scalar_condition", false, "the forward op's")
                      .Run(ops_control::ConditionalBlockGradRun));

@@ -32,10 +32,16 @@ void ConditionalBlockRun(tide::OpRunContext& ctx) {
 
 TIDE_REGISTER_OP(tide::OpSchema("conditional_block")
                      .Comment("Runs sub_block once when the condition holds.")
-                     .Input("Cond", "a one-element bool (is_scalar_condition), else tensors that "
-                            "must all be non-empty").AsDuplicable()
-                     .Input("Input", "the outer variables the block reads").AsDuplicable().AsDispensable()
-                     .Output("Out", "the outer variables the block writes").AsDuplicable().AsDispensable()
+                     .Input("Cond",
+                            "a one-element bool (is_scalar_condition), else tensors that "
+                            "must all be non-empty")
+                     .AsDuplicable()
+                     .Input("Input", "the outer variables the block reads")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Output("Out", "the outer variables the block writes")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Output("Scope", "the run's scope, for conditional_block_grad")
                      .RequiredAttr("sub_block", TIDE_ATTR_BLOCK, "the block to run")
                      .Attr("is_scalar_condition", false, "Cond is one one-element bool tensor")

@@ -2,9 +2,8 @@
 // that name the op, and conditions read back to the host as one bool.
 #pragma once
 
-#include <tide/plugin.hpp>
-
 #include <string>
+#include <tide/plugin.hpp>
 
 namespace ops_control {
 
@@ -20,7 +19,8 @@ inline void ArrayOfXShape(tide::InferShapeContext& ctx) {
 // The variable `name` as seen from the op's scope; an error naming the op when absent.
 inline tide::Variable Lookup(tide::OpRunContext& ctx, const std::string& name) {
   tide::Variable v = ctx.scope().FindVar(name);
-  TIDE_CHECK(v, "op '", ctx.op_type(), "': variable '", name, "' is not in the scope (not declared "
+  TIDE_CHECK(v, "op '", ctx.op_type(), "': variable '", name,
+             "' is not in the scope (not declared "
              "in the program, or read before any op wrote it)");
   return v;
 }
@@ -28,21 +28,22 @@ inline tide::Variable Lookup(tide::OpRunContext& ctx, const std::string& name) {
 // The single variable bound to `param`; an error naming the op when there is none or several.
 inline std::string OnlyInput(tide::OpRunContext& ctx, const char* param) {
   auto names = ctx.Inputs(param);
-  TIDE_CHECK(names.size() == 1, "op '", ctx.op_type(), "': input '", param, "' needs one variable, got ",
-             names.size());
+  TIDE_CHECK(names.size() == 1, "op '", ctx.op_type(), "': input '", param,
+             "' needs one variable, got ", names.size());
   return names[0];
 }
 inline std::string OnlyOutput(tide::OpRunContext& ctx, const char* param) {
   auto names = ctx.Outputs(param);
-  TIDE_CHECK(names.size() == 1, "op '", ctx.op_type(), "': output '", param, "' needs one variable, got ",
-             names.size());
+  TIDE_CHECK(names.size() == 1, "op '", ctx.op_type(), "': output '", param,
+             "' needs one variable, got ", names.size());
   return names[0];
 }
 
 // The LoDTensor variable `name` holds, with data; an error naming the op otherwise.
 inline tide::Tensor InputTensor(tide::OpRunContext& ctx, const std::string& name) {
   tide::Variable v = Lookup(ctx, name);
-  TIDE_CHECK(v.IsTensor(), "op '", ctx.op_type(), "': variable '", name, "' does not hold a LoDTensor");
+  TIDE_CHECK(v.IsTensor(), "op '", ctx.op_type(), "': variable '", name,
+             "' does not hold a LoDTensor");
   tide::Tensor t = v.GetTensor();
   TIDE_CHECK(t.initialized(), "op '", ctx.op_type(), "': variable '", name, "' holds no data");
   return t;

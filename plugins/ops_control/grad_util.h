@@ -43,8 +43,12 @@ inline void Accumulate(tide::OpRunContext& ctx, tide::OwnedTensor& acc, const ti
   tide::Tensor a(on_host ? acc.c() : ha.c());
   tide::Tensor b = OnHost(part, hp);
   switch (acc.dtype()) {
-    case TIDE_FP32: AddHost<float>(a, b); break;
-    case TIDE_FP64: AddHost<double>(a, b); break;
+    case TIDE_FP32:
+      AddHost<float>(a, b);
+      break;
+    case TIDE_FP64:
+      AddHost<double>(a, b);
+      break;
     default:
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': cannot sum gradients of '", what,
                  "' of type ", tide::DataTypeName(acc.dtype()));

@@ -131,8 +131,8 @@ void MergeRun(tide::OpRunContext& ctx) {
     const tide::Dims dt = in_true.dims(), df = in_false.dims();
     TIDE_CHECK(in_true.dtype() == in_false.dtype() &&
                    tide::Dims(dt.begin() + 1, dt.end()) == tide::Dims(df.begin() + 1, df.end()),
-               "op 'merge_lod_tensor': InTrue '", t_name, "' ", tide::ToString(dt), " and InFalse '",
-               f_name, "' ", tide::ToString(df), " differ in dtype or row dims");
+               "op 'merge_lod_tensor': InTrue '", t_name, "' ", tide::ToString(dt),
+               " and InFalse '", f_name, "' ", tide::ToString(df), " differ in dtype or row dims");
   }
   tide::OwnedTensor tmp_t, tmp_f;
   tide::Tensor ht = have_true ? OnHost(in_true, tmp_t) : in_true;

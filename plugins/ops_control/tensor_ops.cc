@@ -1,11 +1,6 @@
 // tensor_ops.cc: small tensor ops that programs with control flow need: increment (a loop
 // counter, in place), is_empty, fill_constant_batch_size_like, and print (Fluid's Print: logs a
 // tensor and passes it through).
-#include <tide/ops/batch_size_like.hpp>
-#include <tide/ops/dtype_attr.hpp>
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -13,6 +8,10 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <tide/ops/batch_size_like.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/dtype_attr.hpp>
+#include <tide/plugin.hpp>
 #include <type_traits>
 #include <vector>
 
@@ -66,10 +65,10 @@ void FillConstantBatchSizeLike(KernelContext& ctx) {
 }
 
 void BatchSizeLikeShape(tide::InferShapeContext& ctx) {
-  const Dims out = BatchSizeLikeDims(ctx.op_type(), ctx.InputName("Input"), ctx.InputDims("Input"),
-                                     ctx.Attr<std::vector<int64_t>>("shape"),
-                                     ctx.Attr<int32_t>("input_dim_idx"),
-                                     ctx.Attr<int32_t>("output_dim_idx"));
+  const Dims out =
+      BatchSizeLikeDims(ctx.op_type(), ctx.InputName("Input"), ctx.InputDims("Input"),
+                        ctx.Attr<std::vector<int64_t>>("shape"), ctx.Attr<int32_t>("input_dim_idx"),
+                        ctx.Attr<int32_t>("output_dim_idx"));
   ctx.SetOutputDims("Out", out);
   ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
 }
@@ -100,8 +99,10 @@ void AppendValues(std::ostringstream& os, const Tensor& host, int64_t count) {
   const T* d = host.data<T>();
   for (int64_t i = 0; i < count; ++i) {
     if (i) os << ", ";
-    if constexpr (std::is_same_v<T, bool>) os << (d[i] ? "true" : "false");
-    else os << +d[i];  // + prints int8/uint8 as numbers
+    if constexpr (std::is_same_v<T, bool>)
+      os << (d[i] ? "true" : "false");
+    else
+      os << +d[i];  // + prints int8/uint8 as numbers
   }
 }
 
@@ -113,15 +114,33 @@ void AppendData(std::ostringstream& os, const Tensor& t, int32_t summarize) {
     tide::OwnedTensor tmp;  // values on another place are read from a host copy
     Tensor host = OnHost(t, tmp);
     switch (t.dtype()) {
-      case TIDE_FP32: AppendValues<float>(os, host, count); break;
-      case TIDE_FP64: AppendValues<double>(os, host, count); break;
-      case TIDE_INT32: AppendValues<int32_t>(os, host, count); break;
-      case TIDE_INT64: AppendValues<int64_t>(os, host, count); break;
-      case TIDE_BOOL: AppendValues<bool>(os, host, count); break;
-      case TIDE_INT16: AppendValues<int16_t>(os, host, count); break;
-      case TIDE_INT8: AppendValues<int8_t>(os, host, count); break;
-      case TIDE_UINT8: AppendValues<uint8_t>(os, host, count); break;
-      default: os << "(" << tide::DataTypeName(t.dtype()) << " values not shown)"; break;
+      case TIDE_FP32:
+        AppendValues<float>(os, host, count);
+        break;
+      case TIDE_FP64:
+        AppendValues<double>(os, host, count);
+        break;
+      case TIDE_INT32:
+        AppendValues<int32_t>(os, host, count);
+        break;
+      case TIDE_INT64:
+        AppendValues<int64_t>(os, host, count);
+        break;
+      case TIDE_BOOL:
+        AppendValues<bool>(os, host, count);
+        break;
+      case TIDE_INT16:
+        AppendValues<int16_t>(os, host, count);
+        break;
+      case TIDE_INT8:
+        AppendValues<int8_t>(os, host, count);
+        break;
+      case TIDE_UINT8:
+        AppendValues<uint8_t>(os, host, count);
+        break;
+      default:
+        os << "(" << tide::DataTypeName(t.dtype()) << " values not shown)";
+        break;
     }
   }
   if (count < n) os << (count ? ", " : "") << "...";

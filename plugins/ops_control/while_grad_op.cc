@@ -115,7 +115,8 @@ void WhileGradRun(tide::OpRunContext& ctx) {
   const int32_t grad_block = ctx.Attr<int32_t>("sub_block");
   const std::string steps_name = OnlyInput(ctx, "StepScopes");
   tide::StepScopes steps = Lookup(ctx, steps_name).GetStepScopes();
-  TIDE_CHECK(!ctx.Attr<bool>("is_test"), "op 'while_grad': the while loop ran with is_test=True, "
+  TIDE_CHECK(!ctx.Attr<bool>("is_test"),
+             "op 'while_grad': the while loop ran with is_test=True, "
              "which keeps no iterations for a backward pass");
   const auto xs = ctx.Inputs("X"), outs = ctx.Inputs("Out");
   const auto out_grads = ctx.Inputs("Out@GRAD"), x_grads = ctx.Outputs("X@GRAD");
@@ -142,7 +143,8 @@ void WhileGradRun(tide::OpRunContext& ctx) {
       shown.ShareDataWith(pre.GetTensor());
       shown.set_lod(pre.GetTensor().lod());
     }
-    for (auto& [name, g] : carried) step.Var(name + "@GRAD").GetTensor().CopyFrom(g, ctx.place(), ctx.device_context());
+    for (auto& [name, g] : carried)
+      step.Var(name + "@GRAD").GetTensor().CopyFrom(g, ctx.place(), ctx.device_context());
     ctx.RunBlock(grad_block, step);
     arrays.Gather(step);
     for (const auto& name : written)  // overwritten by this iteration: nothing earlier reaches it
@@ -184,13 +186,22 @@ void WhileGradRun(tide::OpRunContext& ctx) {
 TIDE_REGISTER_OP(tide::OpSchema("while_grad")
                      .Comment("The gradient of while: its gradient block run over the iterations, "
                               "last first.")
-                     .Input("X", "the forward op's X").AsDuplicable().AsDispensable()
-                     .Input("Out", "the forward op's Out").AsDuplicable().AsDispensable()
-                     .Input("Out@GRAD", "gradients of Out").AsDuplicable().AsDispensable()
+                     .Input("X", "the forward op's X")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Input("Out", "the forward op's Out")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Input("Out@GRAD", "gradients of Out")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Input("StepScopes", "the iterations' scopes")
-                     .Output("X@GRAD", "gradients of X").AsDuplicable().AsDispensable()
+                     .Output("X@GRAD", "gradients of X")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Output("Out@GRAD", "gradients of Out's values before the loop (in place)")
-                     .AsDuplicable().AsDispensable()
+                     .AsDuplicable()
+                     .AsDispensable()
                      .RequiredAttr("sub_block", TIDE_ATTR_BLOCK, "the body's gradient block")
                      .Attr("is_test", false, "the forward loop's is_test")
                      .Run(ops_control::WhileGradRun));

@@ -16,13 +16,19 @@ namespace {
 class IterationLimit {
  public:
   IterationLimit(const tide::OpRunContext& ctx, int32_t block, const std::string& cond)
-      : ctx_(ctx), block_(block), cond_(cond),
+      : ctx_(ctx),
+        block_(block),
+        cond_(cond),
         max_(std::strtoll(tide::Flag("max_while_iterations", "0").c_str(), nullptr, 10)) {}
   void Next() {
-    TIDE_CHECK(max_ <= 0 || done_ < max_, "op '", ctx_.op_type(), "' (sub_block ", block_, ") ran ",
-               done_, " iterations and its condition '", cond_, "' still holds: past the limit "
-               "max_while_iterations=", max_, " (does the loop body update the condition?). Raise "
-               "the flag for a longer loop (tide.set_flags({'max_while_iterations': n}), 0: no limit)");
+    TIDE_CHECK(
+        max_ <= 0 || done_ < max_, "op '", ctx_.op_type(), "' (sub_block ", block_, ") ran ", done_,
+        " iterations and its condition '", cond_,
+        "' still holds: past the limit "
+        "max_while_iterations=",
+        max_,
+        " (does the loop body update the condition?). Raise "
+        "the flag for a longer loop (tide.set_flags({'max_while_iterations': n}), 0: no limit)");
     ++done_;
   }
 
@@ -76,14 +82,19 @@ void WhileRun(tide::OpRunContext& ctx) {
 TIDE_REGISTER_OP(tide::OpSchema("while")
                      .Comment("Runs sub_block while Condition is true; Condition is a "
                               "one-element bool the block updates.")
-                     .Input("X", "the outer variables the block reads").AsDuplicable().AsDispensable()
+                     .Input("X", "the outer variables the block reads")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Input("Condition", "a one-element bool tensor")
-                     .Output("Out", "the outer variables the block writes").AsDuplicable().AsDispensable()
+                     .Output("Out", "the outer variables the block writes")
+                     .AsDuplicable()
+                     .AsDispensable()
                      .Output("StepScopes", "the iterations' scopes, for while_grad")
                      .RequiredAttr("sub_block", TIDE_ATTR_BLOCK, "the loop body")
                      .Attr("is_test", false, "no backward: iterations share one scope")
                      .InferShape([](tide::InferShapeContext& ctx) {
-                       if (!ctx.IsRuntime()) ctx.SetOutputVarType("StepScopes", TIDE_VAR_STEP_SCOPES);
+                       if (!ctx.IsRuntime())
+                         ctx.SetOutputVarType("StepScopes", TIDE_VAR_STEP_SCOPES);
                      })
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("while_grad")

@@ -4,13 +4,11 @@
 // CPU kernels for each. A grad reads X or Out, as the activation's Fluid grad op does (kDep), so
 // other devices' grad kernels see the same inputs. Also scale (a linear op with its own grad
 // rule).
-#include <tide/ops/activation.hpp>
-
 #include <cmath>
 #include <limits>
-#include <type_traits>
-
+#include <tide/ops/activation.hpp>
 #include <tide/ops/scale.hpp>
+#include <type_traits>
 
 #include "common.h"
 
@@ -41,7 +39,8 @@ void ActGradKernel(KernelContext& ctx) {
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), from.dims());
   const T* __restrict__ v = from.data<T>();
   const T* __restrict__ g = dout.data<T>();
-  T* __restrict__ dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(from.dims(), ctx.place());
+  T* __restrict__ dx =
+      ctx.Output(GradVarName("X").c_str()).mutable_data<T>(from.dims(), ctx.place());
   tide::ParallelFor(ctx, from.numel(), 8, [f, v, g, dx](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) dx[i] = f.template Bwd<T>(v[i], g[i]);
   });
@@ -71,12 +70,15 @@ void RegisterActivation(tide::Registrar& r) {
   const char* from = ActGradFrom<F>();
   r.Op(WithAttrs<F>(tide::OpSchema(type)
                         .Comment("Out = " + formula + ", elementwise.")
-                        .Input("X", "input").Output("Out", "same dims as X")
+                        .Input("X", "input")
+                        .Output("Out", "same dims as X")
                         .InferShape(tide::SameShapeAsInput("X", "Out"))
                         .Grad([type, from](tide::GradMaker& g) {
                           auto op = g.NewOp(type + "_grad");
-                          if (std::string(from) == "X") op.Input("X", g.Input("X"));
-                          else op.Input("Out", g.Output("Out"));
+                          if (std::string(from) == "X")
+                            op.Input("X", g.Input("X"));
+                          else
+                            op.Input("Out", g.Output("Out"));
                           if (!g.Input("FactorTensor").empty())  // pow's, when given
                             op.Input("FactorTensor", g.Input("FactorTensor"));
                           op.Input(GradVarName("Out"), g.OutputGrad("Out"))
@@ -84,7 +86,9 @@ void RegisterActivation(tide::Registrar& r) {
                               .CopyAttrs();
                         })));
   r.Op(WithAttrs<F>(tide::OpSchema(type + "_grad")
-                        .Input(from).Input(GradVarName("Out")).Output(GradVarName("X"))
+                        .Input(from)
+                        .Input(GradVarName("Out"))
+                        .Output(GradVarName("X"))
                         .InferShape(tide::SameShapeAsInput(from, GradVarName("X")))));
   r.Kernel(type, "cpu", TIDE_FP32, &ActKernel<float, F>);
   r.Kernel(type, "cpu", TIDE_FP64, &ActKernel<double, F>);
@@ -99,13 +103,19 @@ double ScaleFactor(const KernelContext& ctx) {
   TIDE_CHECK(t.numel() == 1, "op 'scale': ScaleTensor ('", ctx.InputName("ScaleTensor"),
              "') must hold one element, got ", tide::ToString(t.dims()));
   switch (t.dtype()) {
-    case TIDE_FP32: return t.data<float>()[0];
-    case TIDE_FP64: return t.data<double>()[0];
-    case TIDE_INT32: return t.data<int32_t>()[0];
-    case TIDE_INT64: return static_cast<double>(t.data<int64_t>()[0]);
+    case TIDE_FP32:
+      return t.data<float>()[0];
+    case TIDE_FP64:
+      return t.data<double>()[0];
+    case TIDE_INT32:
+      return t.data<int32_t>()[0];
+    case TIDE_INT64:
+      return static_cast<double>(t.data<int64_t>()[0]);
     default:
-      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op 'scale': ScaleTensor must be float32, float64, int32 "
-                 "or int64, got ", tide::DataTypeName(t.dtype()));
+      TIDE_THROW(TIDE_INVALID_ARGUMENT,
+                 "op 'scale': ScaleTensor must be float32, float64, int32 "
+                 "or int64, got ",
+                 tide::DataTypeName(t.dtype()));
   }
 }
 
@@ -154,32 +164,34 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
       [&](auto tag) { RegisterActivation<typename decltype(tag)::type>(r); });
 });
 
-TIDE_REGISTER_OP(tide::OpSchema("scale")
-                     .Comment("Out = scale * X + bias (bias_after_scale), else scale * (X + bias). A "
-                              "SelectedRows X gives a SelectedRows Out with X's rows.")
-                     .Input("X", "input")
-                     .Input("ScaleTensor", "Paddle: the factor as a one-element tensor "
-                            "(optional; overrides `scale`)")
-                     .AsDispensable()
-                     .Output("Out", "same dims as X")
-                     .Attr("scale", 1.0f, "the factor")
-                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
-                           "(ignored)")
-                     .Attr("bias", 0.0f, "the offset")
-                     .Attr("bias_after_scale", true, "add bias after scaling")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       // A SelectedRows X (a sparse gradient) gives a SelectedRows Out.
-                       if (c.InputVarType("X") == TIDE_VAR_SELECTED_ROWS)
-                         c.SetOutputVarType("Out", TIDE_VAR_SELECTED_ROWS);
-                       tide::SameShapeAsInput("X", "Out")(c);
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       auto op = g.NewOp("scale");
-                       op.Input("X", g.OutputGrad("Out"));
-                       if (!g.Input("ScaleTensor").empty())
-                         op.Input("ScaleTensor", g.Input("ScaleTensor"));
-                       op.Output("Out", g.InputGrad("X"))
-                           .Attr("scale", g.Attr<float>("scale"))
-                           .Attr("bias", 0.0f);
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("scale")
+        .Comment("Out = scale * X + bias (bias_after_scale), else scale * (X + bias). A "
+                 "SelectedRows X gives a SelectedRows Out with X's rows.")
+        .Input("X", "input")
+        .Input("ScaleTensor",
+               "Paddle: the factor as a one-element tensor "
+               "(optional; overrides `scale`)")
+        .AsDispensable()
+        .Output("Out", "same dims as X")
+        .Attr("scale", 1.0f, "the factor")
+        .Attr("mkldnn_data_type", std::string("float32"),
+              "oneDNN precision hint "
+              "(ignored)")
+        .Attr("bias", 0.0f, "the offset")
+        .Attr("bias_after_scale", true, "add bias after scaling")
+        .InferShape([](tide::InferShapeContext& c) {
+          // A SelectedRows X (a sparse gradient) gives a SelectedRows Out.
+          if (c.InputVarType("X") == TIDE_VAR_SELECTED_ROWS)
+            c.SetOutputVarType("Out", TIDE_VAR_SELECTED_ROWS);
+          tide::SameShapeAsInput("X", "Out")(c);
+        })
+        .Grad([](tide::GradMaker& g) {
+          auto op = g.NewOp("scale");
+          op.Input("X", g.OutputGrad("Out"));
+          if (!g.Input("ScaleTensor").empty()) op.Input("ScaleTensor", g.Input("ScaleTensor"));
+          op.Output("Out", g.InputGrad("X"))
+              .Attr("scale", g.Attr<float>("scale"))
+              .Attr("bias", 0.0f);
+        }));
 TIDE_REGISTER_KERNEL("scale", "cpu", ScaleKernel, OPS_MATH_NUMERIC_TYPES);

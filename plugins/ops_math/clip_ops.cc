@@ -2,7 +2,6 @@
 // sqrt and sign, with grads (sign's is zero).
 #include <algorithm>
 #include <cmath>
-
 #include <tide/ops/clip.hpp>
 #include <tide/ops/reduce.hpp>
 #include <tide/ops/unary.hpp>
@@ -127,8 +126,10 @@ TIDE_REGISTER_OP(tide::OpSchema("clip")
                      .Input("Max", "Paddle: the upper bound as a one-element tensor (optional)")
                      .AsDispensable()
                      .Output("Out", "same dims as X")
-                     .Attr("min", 0.0f, "lower bound").Attr("max", 0.0f, "upper bound")
-                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
+                     .Attr("min", 0.0f, "lower bound")
+                     .Attr("max", 0.0f, "upper bound")
+                     .Attr("mkldnn_data_type", std::string("float32"),
+                           "oneDNN precision hint "
                            "(ignored)")
                      .InferShape(SameKindAsX)
                      .Grad([](tide::GradMaker& g) {  // the bounds get no gradient
@@ -141,10 +142,17 @@ TIDE_REGISTER_OP(tide::OpSchema("clip")
                            .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("clip_grad")
-                     .Input("X").Input("Out").AsDispensable()
-                     .Input("Min").AsDispensable().Input("Max").AsDispensable()
+                     .Input("X")
+                     .Input("Out")
+                     .AsDispensable()
+                     .Input("Min")
+                     .AsDispensable()
+                     .Input("Max")
+                     .AsDispensable()
                      .Input(GradVarName("Out"))
-                     .Output(GradVarName("X")).Attr("min", 0.0f).Attr("max", 0.0f)
+                     .Output(GradVarName("X"))
+                     .Attr("min", 0.0f)
+                     .Attr("max", 0.0f)
                      .Attr("mkldnn_data_type", std::string("float32"))
                      .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("clip", "cpu", ClipKernel, OPS_MATH_FLOAT_TYPES);
@@ -153,21 +161,26 @@ TIDE_REGISTER_KERNEL("clip_grad", "cpu", ClipGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_OP(tide::OpSchema("clip_by_norm")
                      .Comment("Out = X * max_norm / max(L2 norm of X, max_norm). A SelectedRows X "
                               "has its rows merged first and gives a SelectedRows Out.")
-                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Input("X", "input")
+                     .Output("Out", "same dims as X")
                      .Attr("max_norm", 1.0f, "the largest L2 norm Out may have")
                      .InferShape(SameKindAsX));
 TIDE_REGISTER_KERNEL("clip_by_norm", "cpu", ClipByNormKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("squared_l2_norm")
                      .Comment("Out = sum(X^2), a [1] tensor.")
-                     .Input("X", "input").Output("Out", "[1]")
+                     .Input("X", "input")
+                     .Output("Out", "[1]")
                      .InferShape([](tide::InferShapeContext& c) {
                        c.SetOutputDims("Out", {1});
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })
                      .DefaultGrad());
 TIDE_REGISTER_OP(tide::OpSchema("squared_l2_norm_grad")
-                     .Input("X").Input("Out").AsDispensable().Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Out")
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("squared_l2_norm", "cpu", SquaredL2NormKernel, OPS_MATH_FLOAT_TYPES);
@@ -175,15 +188,19 @@ TIDE_REGISTER_KERNEL("squared_l2_norm_grad", "cpu", SquaredL2NormGradKernel, OPS
 
 TIDE_REGISTER_OP(tide::OpSchema("sqrt")
                      .Comment("Out = sqrt(X), elementwise.")
-                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Input("X", "input")
+                     .Output("Out", "same dims as X")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
                      .Grad([](tide::GradMaker& g) {
-                       g.NewOp("sqrt_grad").Input("Out", g.Output("Out"))
+                       g.NewOp("sqrt_grad")
+                           .Input("Out", g.Output("Out"))
                            .Input(GradVarName("Out"), g.OutputGrad("Out"))
                            .Output(GradVarName("X"), g.InputGrad("X"));
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("sqrt_grad")
-                     .Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Input("Out")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
                      .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("sqrt", "cpu", SqrtKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sqrt_grad", "cpu", SqrtGradKernel, OPS_MATH_FLOAT_TYPES);
@@ -191,11 +208,14 @@ TIDE_REGISTER_KERNEL("sqrt_grad", "cpu", SqrtGradKernel, OPS_MATH_FLOAT_TYPES);
 // sign's gradient is zero (Fluid's SignGradMaker: scale by 0), so a path through it is no error.
 TIDE_REGISTER_OP(tide::OpSchema("sign")
                      .Comment("Out = -1, 0 or 1 by the sign of X; its gradient is 0.")
-                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Input("X", "input")
+                     .Output("Out", "same dims as X")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
                      .Grad([](tide::GradMaker& g) {
-                       g.NewOp("scale").Input("X", g.OutputGrad("Out"))
+                       g.NewOp("scale")
+                           .Input("X", g.OutputGrad("Out"))
                            .Output("Out", g.InputGrad("X"))
-                           .Attr("scale", 0.0f).Attr("bias", 0.0f);
+                           .Attr("scale", 0.0f)
+                           .Attr("bias", 0.0f);
                      }));
 TIDE_REGISTER_KERNEL("sign", "cpu", SignKernel, OPS_MATH_FLOAT_TYPES);

@@ -3,13 +3,12 @@
 // semantics.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <tide/eigen.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
-
-#include <algorithm>
-#include <cstdint>
 
 namespace ops_math {
 

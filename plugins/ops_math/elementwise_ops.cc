@@ -9,10 +9,9 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tide/ops/elementwise.hpp>
 #include <type_traits>
 #include <vector>
-
-#include <tide/ops/elementwise.hpp>
 
 #include "common.h"
 
@@ -41,55 +40,79 @@ T FloorMod(T x, T y) {
 // Each functor works on scalars; kExpr ones also on Eigen expressions (the same-dims fast path).
 struct AddF {
   static constexpr bool kExpr = true;
-  template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x + y; }
+  template <typename A, typename B>
+  static auto Fwd(const A& x, const B& y) {
+    return x + y;
+  }
 };
 struct SubF {
   static constexpr bool kExpr = true;
-  template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x - y; }
+  template <typename A, typename B>
+  static auto Fwd(const A& x, const B& y) {
+    return x - y;
+  }
 };
 struct MulF {
   static constexpr bool kExpr = true;
-  template <typename A, typename B> static auto Fwd(const A& x, const B& y) { return x * y; }
+  template <typename A, typename B>
+  static auto Fwd(const A& x, const B& y) {
+    return x * y;
+  }
 };
 struct DivF {
   static constexpr bool kExpr = true;  // for floats; integers take the checked scalar path
   static constexpr bool kIntNeedsNonZeroY = true;
-  template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
-    if constexpr (std::is_integral_v<A>) return IntDiv(x, y);
-    else return x / y;
+  template <typename A, typename B>
+  static auto Fwd(const A& x, const B& y) {
+    if constexpr (std::is_integral_v<A>)
+      return IntDiv(x, y);
+    else
+      return x / y;
   }
 };
 struct MaxF {
   static constexpr bool kExpr = true;
-  template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
-    if constexpr (std::is_arithmetic_v<A>) return x > y ? x : y;
-    else return x.cwiseMax(y);
+  template <typename A, typename B>
+  static auto Fwd(const A& x, const B& y) {
+    if constexpr (std::is_arithmetic_v<A>)
+      return x > y ? x : y;
+    else
+      return x.cwiseMax(y);
   }
 };
 struct MinF {
   static constexpr bool kExpr = true;
-  template <typename A, typename B> static auto Fwd(const A& x, const B& y) {
-    if constexpr (std::is_arithmetic_v<A>) return x < y ? x : y;
-    else return x.cwiseMin(y);
+  template <typename A, typename B>
+  static auto Fwd(const A& x, const B& y) {
+    if constexpr (std::is_arithmetic_v<A>)
+      return x < y ? x : y;
+    else
+      return x.cwiseMin(y);
   }
 };
 struct PowF {
   static constexpr bool kExpr = false;
-  template <typename T> static T Fwd(T x, T y) {
+  template <typename T>
+  static T Fwd(T x, T y) {
     if constexpr (std::is_integral_v<T>)  // to the nearest (Paddle's llrint): 2^-1 is 0
       return static_cast<T>(std::llrint(std::pow(static_cast<double>(x), static_cast<double>(y))));
-    else return std::pow(x, y);
+    else
+      return std::pow(x, y);
   }
 };
 struct ModF {
   static constexpr bool kExpr = false;
   static constexpr bool kIntNeedsNonZeroY = true;
-  template <typename T> static T Fwd(T x, T y) { return FloorMod(x, y); }
+  template <typename T>
+  static T Fwd(T x, T y) {
+    return FloorMod(x, y);
+  }
 };
 struct FloorDivF {
   static constexpr bool kExpr = false;
   static constexpr bool kIntNeedsNonZeroY = true;
-  template <typename T> static T Fwd(T x, T y) {
+  template <typename T>
+  static T Fwd(T x, T y) {
     if constexpr (std::is_integral_v<T>) {
       const T q = IntDiv(x, y);
       return (y != T(-1) && x % y != 0 && ((x < 0) != (y < 0))) ? static_cast<T>(q - 1) : q;
@@ -170,46 +193,115 @@ void ElementwiseKernel(KernelContext& ctx) {
   }
 }
 
-template <typename T> void AddKernel(KernelContext& c) { ElementwiseKernel<T, AddF>(c); }
-template <typename T> void SubKernel(KernelContext& c) { ElementwiseKernel<T, SubF>(c); }
-template <typename T> void MulKernel(KernelContext& c) { ElementwiseKernel<T, MulF>(c); }
-template <typename T> void DivKernel(KernelContext& c) { ElementwiseKernel<T, DivF>(c); }
-template <typename T> void MaxKernel(KernelContext& c) { ElementwiseKernel<T, MaxF>(c); }
-template <typename T> void MinKernel(KernelContext& c) { ElementwiseKernel<T, MinF>(c); }
-template <typename T> void PowKernel(KernelContext& c) { ElementwiseKernel<T, PowF>(c); }
-template <typename T> void ModKernel(KernelContext& c) { ElementwiseKernel<T, ModF>(c); }
-template <typename T> void FloorDivKernel(KernelContext& c) { ElementwiseKernel<T, FloorDivF>(c); }
+template <typename T>
+void AddKernel(KernelContext& c) {
+  ElementwiseKernel<T, AddF>(c);
+}
+template <typename T>
+void SubKernel(KernelContext& c) {
+  ElementwiseKernel<T, SubF>(c);
+}
+template <typename T>
+void MulKernel(KernelContext& c) {
+  ElementwiseKernel<T, MulF>(c);
+}
+template <typename T>
+void DivKernel(KernelContext& c) {
+  ElementwiseKernel<T, DivF>(c);
+}
+template <typename T>
+void MaxKernel(KernelContext& c) {
+  ElementwiseKernel<T, MaxF>(c);
+}
+template <typename T>
+void MinKernel(KernelContext& c) {
+  ElementwiseKernel<T, MinF>(c);
+}
+template <typename T>
+void PowKernel(KernelContext& c) {
+  ElementwiseKernel<T, PowF>(c);
+}
+template <typename T>
+void ModKernel(KernelContext& c) {
+  ElementwiseKernel<T, ModF>(c);
+}
+template <typename T>
+void FloorDivKernel(KernelContext& c) {
+  ElementwiseKernel<T, FloorDivF>(c);
+}
 
 // Per-element partial derivatives: dx = dout * DX(x, y, out), dy = dout * DY(x, y, out).
 struct AddG {
-  template <typename T> static T DX(T, T, T) { return T(1); }
-  template <typename T> static T DY(T, T, T) { return T(1); }
+  template <typename T>
+  static T DX(T, T, T) {
+    return T(1);
+  }
+  template <typename T>
+  static T DY(T, T, T) {
+    return T(1);
+  }
 };
 struct SubG {
-  template <typename T> static T DX(T, T, T) { return T(1); }
-  template <typename T> static T DY(T, T, T) { return T(-1); }
+  template <typename T>
+  static T DX(T, T, T) {
+    return T(1);
+  }
+  template <typename T>
+  static T DY(T, T, T) {
+    return T(-1);
+  }
 };
 struct MulG {
-  template <typename T> static T DX(T, T y, T) { return y; }
-  template <typename T> static T DY(T x, T, T) { return x; }
+  template <typename T>
+  static T DX(T, T y, T) {
+    return y;
+  }
+  template <typename T>
+  static T DY(T x, T, T) {
+    return x;
+  }
 };
 struct DivG {
-  template <typename T> static T DX(T, T y, T) { return T(1) / y; }
-  template <typename T> static T DY(T, T y, T out) { return -out / y; }
+  template <typename T>
+  static T DX(T, T y, T) {
+    return T(1) / y;
+  }
+  template <typename T>
+  static T DY(T, T y, T out) {
+    return -out / y;
+  }
 };
 // The gradient goes to the larger (max) or smaller (min) operand; ties go to Y, as in Fluid.
 struct MaxG {
-  template <typename T> static T DX(T x, T y, T) { return x > y ? T(1) : T(0); }
-  template <typename T> static T DY(T x, T y, T) { return x > y ? T(0) : T(1); }
+  template <typename T>
+  static T DX(T x, T y, T) {
+    return x > y ? T(1) : T(0);
+  }
+  template <typename T>
+  static T DY(T x, T y, T) {
+    return x > y ? T(0) : T(1);
+  }
 };
 struct MinG {
-  template <typename T> static T DX(T x, T y, T) { return x < y ? T(1) : T(0); }
-  template <typename T> static T DY(T x, T y, T) { return x < y ? T(0) : T(1); }
+  template <typename T>
+  static T DX(T x, T y, T) {
+    return x < y ? T(1) : T(0);
+  }
+  template <typename T>
+  static T DY(T x, T y, T) {
+    return x < y ? T(0) : T(1);
+  }
 };
 // d(x^y)/dx = y x^(y-1), d(x^y)/dy = x^y log(x) (Fluid's PowGradDX/DY).
 struct PowG {
-  template <typename T> static T DX(T x, T y, T) { return y * std::pow(x, y - T(1)); }
-  template <typename T> static T DY(T x, T y, T) { return std::pow(x, y) * std::log(x); }
+  template <typename T>
+  static T DX(T x, T y, T) {
+    return y * std::pow(x, y - T(1));
+  }
+  template <typename T>
+  static T DY(T x, T y, T) {
+    return std::pow(x, y) * std::log(x);
+  }
 };
 
 // The grads read their inputs through tide/ops/elementwise.hpp; dY is summed into (zeroed first),
@@ -267,21 +359,44 @@ void ElementwiseGradKernel(KernelContext& ctx) {
         const T yy = b.same ? g.y[e] : yv;
         if (g.dx) g.dx[e] = g.dout[e] * G::DX(g.x[e], yy, o);
         if (g.dy) {
-          if (b.same) g.dy[e] = g.dout[e] * G::DY(g.x[e], yy, o);
-          else acc += g.dout[e] * G::DY(g.x[e], yy, o);
+          if (b.same)
+            g.dy[e] = g.dout[e] * G::DY(g.x[e], yy, o);
+          else
+            acc += g.dout[e] * G::DY(g.x[e], yy, o);
         }
       }
       if (g.dy && !b.same) g.dy[j] += acc;
     }
 }
 
-template <typename T> void AddGradKernel(KernelContext& c) { ElementwiseGradKernel<T, AddG>(c); }
-template <typename T> void SubGradKernel(KernelContext& c) { ElementwiseGradKernel<T, SubG>(c); }
-template <typename T> void MulGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MulG>(c); }
-template <typename T> void DivGradKernel(KernelContext& c) { ElementwiseGradKernel<T, DivG>(c); }
-template <typename T> void MaxGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MaxG>(c); }
-template <typename T> void MinGradKernel(KernelContext& c) { ElementwiseGradKernel<T, MinG>(c); }
-template <typename T> void PowGradKernel(KernelContext& c) { ElementwiseGradKernel<T, PowG>(c); }
+template <typename T>
+void AddGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, AddG>(c);
+}
+template <typename T>
+void SubGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, SubG>(c);
+}
+template <typename T>
+void MulGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, MulG>(c);
+}
+template <typename T>
+void DivGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, DivG>(c);
+}
+template <typename T>
+void MaxGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, MaxG>(c);
+}
+template <typename T>
+void MinGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, MinG>(c);
+}
+template <typename T>
+void PowGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, PowG>(c);
+}
 
 // With unknown (-1) dims at compile time: Out's dims when the operands can only pair
 // numpy-style (Y of higher rank, or a dim of 1 in X against a larger one in Y); a dim unknown
@@ -344,15 +459,17 @@ tide::OpSchema PaddleHints(tide::OpSchema s) {
 }
 
 tide::OpSchema ElementwiseBaseSchema(const std::string& type, const char* formula) {
-  auto s = tide::OpSchema(type)
-      .Comment(std::string("Out = ") + formula +
-               ", Y broadcast over X: Y's dims match X's from `axis` (-1: the trailing dims), a "
-               "Y dim of 1 being repeated.")
-      .Input("X", "the first operand")
-      .Input("Y", "the second operand, broadcast over X")
-      .Output("Out", "same dims as X")
-      .Attr("axis", int32_t(-1), "where Y's dims start in X's; -1 aligns the trailing dims")
-      .InferShape(ElementwiseShape);
+  auto s =
+      tide::OpSchema(type)
+          .Comment(
+              std::string("Out = ") + formula +
+              ", Y broadcast over X: Y's dims match X's from `axis` (-1: the trailing dims), a "
+              "Y dim of 1 being repeated.")
+          .Input("X", "the first operand")
+          .Input("Y", "the second operand, broadcast over X")
+          .Output("Out", "same dims as X")
+          .Attr("axis", int32_t(-1), "where Y's dims start in X's; -1 aligns the trailing dims")
+          .InferShape(ElementwiseShape);
   return PaddleHints(s);
 }
 
@@ -370,12 +487,17 @@ tide::OpSchema ElementwiseSchema(const std::string& type, const char* formula, b
 
 tide::OpSchema ElementwiseGradSchema(const std::string& type) {
   auto s = tide::OpSchema(type)
-      .Input("X").Input("Y").Input("Out").AsDispensable()
-      .Input(tide::GradVarName("Out"))
-      .Output(tide::GradVarName("X")).AsDispensable()
-      .Output(tide::GradVarName("Y")).AsDispensable()
-      .Attr("axis", int32_t(-1))
-      .InferShape(ElementwiseGradShape);
+               .Input("X")
+               .Input("Y")
+               .Input("Out")
+               .AsDispensable()
+               .Input(tide::GradVarName("Out"))
+               .Output(tide::GradVarName("X"))
+               .AsDispensable()
+               .Output(tide::GradVarName("Y"))
+               .AsDispensable()
+               .Attr("axis", int32_t(-1))
+               .InferShape(ElementwiseGradShape);
   return PaddleHints(s);
 }
 
@@ -414,9 +536,9 @@ TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_pow_grad"));
 TIDE_REGISTER_KERNEL("elementwise_pow", "cpu", PowKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_pow_grad", "cpu", PowGradKernel, OPS_MATH_FLOAT_TYPES);
 // Piecewise constant in X and Y: no gradient, as in Fluid.
-TIDE_REGISTER_OP(ElementwiseBaseSchema("elementwise_mod", "X mod Y (the sign of Y, Python's %)")
-                     .NoGradient());
-TIDE_REGISTER_OP(ElementwiseBaseSchema("elementwise_floordiv", "floor(X / Y) (Python's //)")
-                     .NoGradient());
+TIDE_REGISTER_OP(
+    ElementwiseBaseSchema("elementwise_mod", "X mod Y (the sign of Y, Python's %)").NoGradient());
+TIDE_REGISTER_OP(
+    ElementwiseBaseSchema("elementwise_floordiv", "floor(X / Y) (Python's //)").NoGradient());
 TIDE_REGISTER_KERNEL("elementwise_mod", "cpu", ModKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_floordiv", "cpu", FloorDivKernel, OPS_MATH_NUMERIC_TYPES);

@@ -1,11 +1,9 @@
-// fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, fill_any_like, uniform_random,
-// gaussian_random, assign (a copy) and assign_value (a numpy array's values). fill_constant and
-// uniform_random fill the value of a SelectedRows Out, as Fluid's.
+// fill_ops.cc: ops that make tensors: fill_constant, fill_zeros_like, fill_any_like,
+// uniform_random, gaussian_random, assign (a copy) and assign_value (a numpy array's values).
+// fill_constant and uniform_random fill the value of a SelectedRows Out, as Fluid's.
 #include <cmath>
 #include <random>
 #include <string>
-#include <vector>
-
 #include <tide/ops/assign_value.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/fill_value.hpp>
@@ -13,6 +11,7 @@
 #include <tide/ops/random.hpp>
 #include <tide/ops/selected_rows.hpp>
 #include <tide/ops/shape_inputs.hpp>
+#include <vector>
 
 #include "common.h"
 
@@ -67,8 +66,8 @@ void FillZerosLike(KernelContext& ctx) {
 void FillAnyLikeInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", ctx.InputDims("X"));
   const int32_t dtype = ctx.Attr<int32_t>("dtype");
-  ctx.SetOutputDataType("Out", dtype == -1 ? ctx.InputDataType("X")
-                                           : tide::ops::DataTypeAttr(ctx, "dtype"));
+  ctx.SetOutputDataType(
+      "Out", dtype == -1 ? ctx.InputDataType("X") : tide::ops::DataTypeAttr(ctx, "dtype"));
 }
 
 template <typename T>
@@ -197,9 +196,10 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_any_like")
                      .InferShape(FillAnyLikeInferShape));
 TIDE_REGISTER_KERNEL("fill_any_like", "cpu", FillAnyLike, OPS_MATH_NUMERIC_TYPES, bool);
 
-TIDE_REGISTER_OP(RandomSchema("uniform_random", "Out ~ U[min, max), then diag_num elements "
-                                                 "set to diag_val (flat positions k * "
-                                                 "(diag_step + 1)).")
+TIDE_REGISTER_OP(RandomSchema("uniform_random",
+                              "Out ~ U[min, max), then diag_num elements "
+                              "set to diag_val (flat positions k * "
+                              "(diag_step + 1)).")
                      .Attr("min", -1.0f, "lower bound")
                      .Attr("max", 1.0f, "upper bound (exclusive)")
                      .Attr("diag_num", int32_t(0), "how many diagonal elements to set")
@@ -212,14 +212,15 @@ TIDE_REGISTER_OP(RandomSchema("gaussian_random", "Out ~ N(mean, std^2).")
                      .Attr("std", 1.0f, "standard deviation"));
 TIDE_REGISTER_KERNEL("gaussian_random", "cpu", GaussianRandom, OPS_MATH_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("assign")
-                     .Comment("Out = a copy of X.")
-                     .Input("X", "the source")
-                     .Output("Out", "the copy")
-                     .InferShape(tide::SameShapeAsInput("X", "Out"))
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("assign").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("assign")
+        .Comment("Out = a copy of X.")
+        .Input("X", "the source")
+        .Output("Out", "the copy")
+        .InferShape(tide::SameShapeAsInput("X", "Out"))
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("assign").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
+        }));
 TIDE_REGISTER_KERNEL("assign", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t);
 
 TIDE_REGISTER_OP(tide::OpSchema("assign_value")
@@ -233,7 +234,8 @@ TIDE_REGISTER_OP(tide::OpSchema("assign_value")
                      .Attr("fp32_values", std::vector<float>{}, "the values of a float32 Out")
                      .Attr("int32_values", std::vector<int32_t>{}, "the values of an int32 Out")
                      .Attr("int64_values", std::vector<int64_t>{}, "the values of an int64 Out")
-                     .Attr("bool_values", std::vector<int32_t>{}, "the values of a bool Out "
+                     .Attr("bool_values", std::vector<int32_t>{},
+                           "the values of a bool Out "
                            "(non-zero is true)")
                      .KernelDataTypeFrom("attr:dtype")
                      .InferShape([](tide::InferShapeContext& ctx) {

@@ -13,9 +13,9 @@ using tide::ops::MatmulShape;
 using tide::ops::MulOutDims;
 
 void MulShape(tide::InferShapeContext& ctx) {
-  ctx.SetOutputDims("Out", MulOutDims("mul", ctx.InputDims("X"), ctx.InputDims("Y"),
-                                      ctx.Attr<int32_t>("x_num_col_dims"),
-                                      ctx.Attr<int32_t>("y_num_col_dims")));
+  ctx.SetOutputDims(
+      "Out", MulOutDims("mul", ctx.InputDims("X"), ctx.InputDims("Y"),
+                        ctx.Attr<int32_t>("x_num_col_dims"), ctx.Attr<int32_t>("y_num_col_dims")));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   ctx.ShareLoD("X", "Out");
 }
@@ -34,9 +34,10 @@ void MulGradKernel(KernelContext& ctx) {
 }
 
 void MatmulInferShape(tide::InferShapeContext& ctx) {
-  ctx.SetOutputDims("Out", GetMatmulShape(ctx.InputDims("X"), ctx.InputDims("Y"),
-                                          ctx.Attr<bool>("transpose_X"),
-                                          ctx.Attr<bool>("transpose_Y")).out);
+  ctx.SetOutputDims(
+      "Out", GetMatmulShape(ctx.InputDims("X"), ctx.InputDims("Y"), ctx.Attr<bool>("transpose_X"),
+                            ctx.Attr<bool>("transpose_Y"))
+                 .out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
@@ -101,9 +102,13 @@ void BinaryGrad(tide::GradMaker& g, const std::string& grad_type) {
 
 tide::OpSchema BinaryGradSchema(const char* type) {
   return tide::OpSchema(type)
-      .Input("X").Input("Y").Input(GradVarName("Out"))
-      .Output(GradVarName("X")).AsDispensable()
-      .Output(GradVarName("Y")).AsDispensable()
+      .Input("X")
+      .Input("Y")
+      .Input(GradVarName("Out"))
+      .Output(GradVarName("X"))
+      .AsDispensable()
+      .Output(GradVarName("Y"))
+      .AsDispensable()
       .InferShape(GradShapeLikeInputs);
 }
 
@@ -115,27 +120,35 @@ using namespace ops_math;  // NOLINT: registration macros below
 TIDE_REGISTER_OP(tide::OpSchema("mul")
                      .Comment("Out = flatten(X, x_num_col_dims) * flatten(Y, y_num_col_dims), "
                               "reshaped to X.dims[:x_num_col_dims] + Y.dims[y_num_col_dims:].")
-                     .Input("X", "left operand").Input("Y", "right operand")
+                     .Input("X", "left operand")
+                     .Input("Y", "right operand")
                      .Output("Out", "the product")
-                     .Attr("x_num_col_dims", int32_t(1), "X dims before this index become rows").GreaterThan(0)
-                     .Attr("y_num_col_dims", int32_t(1), "Y dims before this index become rows").GreaterThan(0)
+                     .Attr("x_num_col_dims", int32_t(1), "X dims before this index become rows")
+                     .GreaterThan(0)
+                     .Attr("y_num_col_dims", int32_t(1), "Y dims before this index become rows")
+                     .GreaterThan(0)
                      .InferShape(MulShape)
                      .Grad([](tide::GradMaker& g) { BinaryGrad(g, "mul_grad"); }));
 TIDE_REGISTER_OP(BinaryGradSchema("mul_grad")
-                     .Attr("x_num_col_dims", int32_t(1)).Attr("y_num_col_dims", int32_t(1)));
+                     .Attr("x_num_col_dims", int32_t(1))
+                     .Attr("y_num_col_dims", int32_t(1)));
 TIDE_REGISTER_KERNEL("mul", "cpu", MulKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("mul_grad", "cpu", MulGradKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("matmul")
                      .Comment("Out = alpha * op(X) * op(Y), batched over leading dims (a rank-2 "
                               "operand is broadcast); a 1-D operand is a row (X) or column (Y).")
-                     .Input("X", "left operand").Input("Y", "right operand")
+                     .Input("X", "left operand")
+                     .Input("Y", "right operand")
                      .Output("Out", "the product")
-                     .Attr("transpose_X", false, "use X^T").Attr("transpose_Y", false, "use Y^T")
+                     .Attr("transpose_X", false, "use X^T")
+                     .Attr("transpose_Y", false, "use Y^T")
                      .Attr("alpha", 1.0f, "scale of the product")
                      .InferShape(MatmulInferShape)
                      .Grad([](tide::GradMaker& g) { BinaryGrad(g, "matmul_grad"); }));
 TIDE_REGISTER_OP(BinaryGradSchema("matmul_grad")
-                     .Attr("transpose_X", false).Attr("transpose_Y", false).Attr("alpha", 1.0f));
+                     .Attr("transpose_X", false)
+                     .Attr("transpose_Y", false)
+                     .Attr("alpha", 1.0f));
 TIDE_REGISTER_KERNEL("matmul", "cpu", MatmulKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("matmul_grad", "cpu", MatmulGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -1,12 +1,11 @@
 // matmul_v2_op.cc: Paddle 2.x's matmul_v2 (numpy's matmul: trans_x / trans_y, batch dims
 // broadcast numpy-style, a 1-D operand is a vector whose unit dim is dropped from Out; no alpha)
 // and its grad (each input's gradient summed over the batch dims it was broadcast along).
-#include <tide/ops/dims.hpp>
-#include <tide/ops/matmul_v2.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/matmul_v2.hpp>
 #include <vector>
 
 #include "gemm.h"
@@ -22,10 +21,10 @@ void MatmulV2InferShape(tide::InferShapeContext& ctx) {
   TideDataType xt = ctx.InputDataType("X"), yt = ctx.InputDataType("Y");
   TIDE_CHECK(xt == TIDE_UNDEFINED || yt == TIDE_UNDEFINED || xt == yt, "op 'matmul_v2': X is ",
              tide::DataTypeName(xt), " but Y is ", tide::DataTypeName(yt));
-  ctx.SetOutputDims("Out", GetMatmulV2Shape("matmul_v2", ctx.InputDims("X"), ctx.InputDims("Y"),
-                                            ctx.Attr<bool>("trans_x"), ctx.Attr<bool>("trans_y"),
-                                            false)
-                               .out);
+  ctx.SetOutputDims("Out",
+                    GetMatmulV2Shape("matmul_v2", ctx.InputDims("X"), ctx.InputDims("Y"),
+                                     ctx.Attr<bool>("trans_x"), ctx.Attr<bool>("trans_y"), false)
+                        .out);
   ctx.SetOutputDataType("Out", xt);
 }
 
@@ -55,8 +54,10 @@ void MatmulV2GradKernel(KernelContext& ctx) {
       const T* yb = a.y + s.y_off[b] * ys;
       const T* g = a.dout + b * gs;
       T* db = a.dx + s.x_off[b] * xs;
-      if (!tx) Gemm<T>(ctx, false, !ty, s.m, s.k, s.n, T(1), g, yb, T(1), db);
-      else Gemm<T>(ctx, ty, true, s.k, s.m, s.n, T(1), yb, g, T(1), db);
+      if (!tx)
+        Gemm<T>(ctx, false, !ty, s.m, s.k, s.n, T(1), g, yb, T(1), db);
+      else
+        Gemm<T>(ctx, ty, true, s.k, s.m, s.n, T(1), yb, g, T(1), db);
     }
   }
   if (a.dy) {
@@ -65,8 +66,10 @@ void MatmulV2GradKernel(KernelContext& ctx) {
       const T* xb = a.x + s.x_off[b] * xs;
       const T* g = a.dout + b * gs;
       T* db = a.dy + s.y_off[b] * ys;
-      if (!ty) Gemm<T>(ctx, !tx, false, s.k, s.n, s.m, T(1), xb, g, T(1), db);
-      else Gemm<T>(ctx, true, tx, s.n, s.k, s.m, T(1), g, xb, T(1), db);
+      if (!ty)
+        Gemm<T>(ctx, !tx, false, s.k, s.n, s.m, T(1), xb, g, T(1), db);
+      else
+        Gemm<T>(ctx, true, tx, s.n, s.k, s.m, T(1), g, xb, T(1), db);
     }
   }
 }
@@ -84,7 +87,8 @@ void MatmulV2GradInferShape(tide::InferShapeContext& ctx) {
 // matmul_v2 in an optimised program; a saved model has them empty.
 tide::AttrCheckFn MustBeEmpty(std::string name) {
   return [name](const TideAttrValue& v) {
-    TIDE_CHECK(v.count == 0, "attribute '", name, "' (a Paddle oneDNN fusion) is not supported; "
+    TIDE_CHECK(v.count == 0, "attribute '", name,
+               "' (a Paddle oneDNN fusion) is not supported; "
                "export the model without Paddle's inference optimisations");
   };
 }
@@ -106,25 +110,24 @@ tide::OpSchema MatmulV2Attrs(tide::OpSchema s) {
 
 using namespace ops_math;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(
-    MatmulV2Attrs(
-        tide::OpSchema("matmul_v2")
-            .Comment("Out = op(X) @ op(Y) as numpy.matmul: the last two dims are matrices, the "
-                     "leading (batch) dims broadcast; a 1-D X is a row and a 1-D Y a column "
-                     "whose unit dim Out drops. op() transposes when trans_x / trans_y.")
-            .Input("X", "left operand, rank >= 1")
-            .Input("Y", "right operand, rank >= 1")
-            .Output("Out", "the product")
-            .InferShape(MatmulV2InferShape)
-            .Grad([](tide::GradMaker& g) {
-              g.NewOp("matmul_v2_grad")
-                  .Input("X", g.Input("X"))
-                  .Input("Y", g.Input("Y"))
-                  .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                  .Output(GradVarName("X"), g.InputGrad("X"))
-                  .Output(GradVarName("Y"), g.InputGrad("Y"))
-                  .CopyAttrs();
-            })));
+TIDE_REGISTER_OP(MatmulV2Attrs(
+    tide::OpSchema("matmul_v2")
+        .Comment("Out = op(X) @ op(Y) as numpy.matmul: the last two dims are matrices, the "
+                 "leading (batch) dims broadcast; a 1-D X is a row and a 1-D Y a column "
+                 "whose unit dim Out drops. op() transposes when trans_x / trans_y.")
+        .Input("X", "left operand, rank >= 1")
+        .Input("Y", "right operand, rank >= 1")
+        .Output("Out", "the product")
+        .InferShape(MatmulV2InferShape)
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("matmul_v2_grad")
+              .Input("X", g.Input("X"))
+              .Input("Y", g.Input("Y"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .Output(GradVarName("Y"), g.InputGrad("Y"))
+              .CopyAttrs();
+        })));
 TIDE_REGISTER_OP(MatmulV2Attrs(tide::OpSchema("matmul_v2_grad")
                                    .Comment("X@GRAD and Y@GRAD of matmul_v2.")
                                    .Input("X", "the forward left operand")

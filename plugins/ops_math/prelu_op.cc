@@ -32,9 +32,9 @@ void PreluGradKernel(KernelContext& ctx) {
 
 void PreluInferShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X"), a = ctx.InputDims("Alpha");
-  const bool known = std::all_of(x.begin() + (x.empty() ? 0 : 1), x.end(),
-                                 [](int64_t d) { return d >= 0; }) &&
-                     std::all_of(a.begin(), a.end(), [](int64_t d) { return d >= 0; });
+  const bool known =
+      std::all_of(x.begin() + (x.empty() ? 0 : 1), x.end(), [](int64_t d) { return d >= 0; }) &&
+      std::all_of(a.begin(), a.end(), [](int64_t d) { return d >= 0; });
   if (known) tide::ops::PreluAlphaIndexOf(ctx, x, DimsProduct(a));  // the batch dim never matters
   ctx.SetOutputDims("Out", x);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
@@ -49,23 +49,29 @@ using namespace ops_math;  // NOLINT: registration macros below
 TIDE_REGISTER_OP(tide::OpSchema("prelu")
                      .Comment("Out = X > 0 ? X : Alpha * X; Alpha shared by all X (mode 'all'), "
                               "per channel (dim 1) or per element of a sample ('element').")
-                     .Input("X", "input").Input("Alpha", "the learnt slopes")
+                     .Input("X", "input")
+                     .Input("Alpha", "the learnt slopes")
                      .Output("Out", "same dims as X")
                      .Attr("mode", std::string("all"), "'all', 'channel' or 'element'")
                      .InSet({"all", "channel", "element"})
                      .InferShape(PreluInferShape)
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("prelu_grad")
-                           .Input("X", g.Input("X")).Input("Alpha", g.Input("Alpha"))
+                           .Input("X", g.Input("X"))
+                           .Input("Alpha", g.Input("Alpha"))
                            .Input(GradVarName("Out"), g.OutputGrad("Out"))
                            .Output(GradVarName("X"), g.InputGrad("X"))
                            .Output(GradVarName("Alpha"), g.InputGrad("Alpha"))
                            .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("prelu_grad")
-                     .Input("X").Input("Alpha").Input(GradVarName("Out"))
-                     .Output(GradVarName("X")).AsDispensable()
-                     .Output(GradVarName("Alpha")).AsDispensable()
+                     .Input("X")
+                     .Input("Alpha")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .AsDispensable()
+                     .Output(GradVarName("Alpha"))
+                     .AsDispensable()
                      .Attr("mode", std::string("all"))
                      .InferShape([](tide::InferShapeContext& c) {
                        for (const char* p : {"X", "Alpha"}) {

@@ -3,7 +3,6 @@
 // with keep_dim's dims is a Y broadcast over X, so each element of X finds its Out element
 // through the broadcast index of tide/ops/broadcast.hpp.
 #include <limits>
-
 #include <tide/ops/reduce.hpp>
 
 #include "common.h"
@@ -23,37 +22,94 @@ BroadcastIndex OutIndex(const char* op, const Dims& x, const ReduceShape& s) {
 
 // Each reducer: an initial value, a combine, and a finish (given the count reduced).
 struct SumR {
-  template <typename T> static T Init() { return T(0); }
-  template <typename T> static T Combine(T a, T b) { return a + b; }
-  template <typename T> static T Finish(T a, int64_t) { return a; }
+  template <typename T>
+  static T Init() {
+    return T(0);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a + b;
+  }
+  template <typename T>
+  static T Finish(T a, int64_t) {
+    return a;
+  }
 };
 struct MeanR : SumR {
-  template <typename T> static T Finish(T a, int64_t n) { return a / static_cast<T>(n); }
+  template <typename T>
+  static T Finish(T a, int64_t n) {
+    return a / static_cast<T>(n);
+  }
 };
 struct MaxR {
-  template <typename T> static T Init() { return std::numeric_limits<T>::lowest(); }
-  template <typename T> static T Combine(T a, T b) { return b > a ? b : a; }
-  template <typename T> static T Finish(T a, int64_t) { return a; }
+  template <typename T>
+  static T Init() {
+    return std::numeric_limits<T>::lowest();
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return b > a ? b : a;
+  }
+  template <typename T>
+  static T Finish(T a, int64_t) {
+    return a;
+  }
 };
 struct MinR {
-  template <typename T> static T Init() { return std::numeric_limits<T>::max(); }
-  template <typename T> static T Combine(T a, T b) { return b < a ? b : a; }
-  template <typename T> static T Finish(T a, int64_t) { return a; }
+  template <typename T>
+  static T Init() {
+    return std::numeric_limits<T>::max();
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return b < a ? b : a;
+  }
+  template <typename T>
+  static T Finish(T a, int64_t) {
+    return a;
+  }
 };
 struct ProdR {
-  template <typename T> static T Init() { return T(1); }
-  template <typename T> static T Combine(T a, T b) { return a * b; }
-  template <typename T> static T Finish(T a, int64_t) { return a; }
+  template <typename T>
+  static T Init() {
+    return T(1);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a * b;
+  }
+  template <typename T>
+  static T Finish(T a, int64_t) {
+    return a;
+  }
 };
 struct AllR {
-  template <typename T> static T Init() { return true; }
-  template <typename T> static T Combine(T a, T b) { return a && b; }
-  template <typename T> static T Finish(T a, int64_t) { return a; }
+  template <typename T>
+  static T Init() {
+    return true;
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a && b;
+  }
+  template <typename T>
+  static T Finish(T a, int64_t) {
+    return a;
+  }
 };
 struct AnyR {
-  template <typename T> static T Init() { return false; }
-  template <typename T> static T Combine(T a, T b) { return a || b; }
-  template <typename T> static T Finish(T a, int64_t) { return a; }
+  template <typename T>
+  static T Init() {
+    return false;
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return a || b;
+  }
+  template <typename T>
+  static T Finish(T a, int64_t) {
+    return a;
+  }
 };
 
 template <typename T, typename R>
@@ -80,16 +136,25 @@ void ReduceKernel(KernelContext& ctx) {
 // Grads: dX[e] = G(x, out, dout, count) for e's Out element.
 struct SumG {
   static constexpr bool kReadsOut = false;
-  template <typename T> static T D(T, T, T g, int64_t) { return g; }
+  template <typename T>
+  static T D(T, T, T g, int64_t) {
+    return g;
+  }
 };
 struct MeanG {
   static constexpr bool kReadsOut = false;
-  template <typename T> static T D(T, T, T g, int64_t n) { return g / static_cast<T>(n); }
+  template <typename T>
+  static T D(T, T, T g, int64_t n) {
+    return g / static_cast<T>(n);
+  }
 };
 // Every element equal to the max (min) gets the gradient, as in Fluid.
 struct ExtremeG {
   static constexpr bool kReadsOut = true;
-  template <typename T> static T D(T x, T out, T g, int64_t) { return x == out ? g : T(0); }
+  template <typename T>
+  static T D(T x, T out, T g, int64_t) {
+    return x == out ? g : T(0);
+  }
 };
 
 // Only the extremes' grads read Out.
@@ -128,21 +193,52 @@ void ReduceProdGradKernel(KernelContext& ctx) {
     T others;
     if (a.x[e] != T(0))
       others = zeros[j] ? T(0) : nonzero[j] / a.x[e];
-    else others = zeros[j] == 1 ? nonzero[j] : T(0);
+    else
+      others = zeros[j] == 1 ? nonzero[j] : T(0);
     a.dx[e] = a.dout[j] * others;
   }
 }
 
-template <typename T> void SumKernel(KernelContext& c) { ReduceKernel<T, SumR>(c); }
-template <typename T> void MeanKernel(KernelContext& c) { ReduceKernel<T, MeanR>(c); }
-template <typename T> void MaxKernel(KernelContext& c) { ReduceKernel<T, MaxR>(c); }
-template <typename T> void MinKernel(KernelContext& c) { ReduceKernel<T, MinR>(c); }
-template <typename T> void ProdKernel(KernelContext& c) { ReduceKernel<T, ProdR>(c); }
-template <typename T> void AllKernel(KernelContext& c) { ReduceKernel<T, AllR>(c); }
-template <typename T> void AnyKernel(KernelContext& c) { ReduceKernel<T, AnyR>(c); }
-template <typename T> void SumGradKernel(KernelContext& c) { ReduceGradKernel<T, SumG>(c); }
-template <typename T> void MeanGradKernel(KernelContext& c) { ReduceGradKernel<T, MeanG>(c); }
-template <typename T> void ExtremeGradKernel(KernelContext& c) { ReduceGradKernel<T, ExtremeG>(c); }
+template <typename T>
+void SumKernel(KernelContext& c) {
+  ReduceKernel<T, SumR>(c);
+}
+template <typename T>
+void MeanKernel(KernelContext& c) {
+  ReduceKernel<T, MeanR>(c);
+}
+template <typename T>
+void MaxKernel(KernelContext& c) {
+  ReduceKernel<T, MaxR>(c);
+}
+template <typename T>
+void MinKernel(KernelContext& c) {
+  ReduceKernel<T, MinR>(c);
+}
+template <typename T>
+void ProdKernel(KernelContext& c) {
+  ReduceKernel<T, ProdR>(c);
+}
+template <typename T>
+void AllKernel(KernelContext& c) {
+  ReduceKernel<T, AllR>(c);
+}
+template <typename T>
+void AnyKernel(KernelContext& c) {
+  ReduceKernel<T, AnyR>(c);
+}
+template <typename T>
+void SumGradKernel(KernelContext& c) {
+  ReduceGradKernel<T, SumG>(c);
+}
+template <typename T>
+void MeanGradKernel(KernelContext& c) {
+  ReduceGradKernel<T, MeanG>(c);
+}
+template <typename T>
+void ExtremeGradKernel(KernelContext& c) {
+  ReduceGradKernel<T, ExtremeG>(c);
+}
 
 void ReduceInferShape(tide::InferShapeContext& ctx) {
   const ReduceShape s = tide::ops::ReduceShapeOf(ctx, ctx.InputDims("X"));
@@ -158,9 +254,11 @@ tide::OpSchema ReduceAttrs(tide::OpSchema s) {
 
 tide::OpSchema ReduceSchema(const std::string& type, const std::string& what, bool grad) {
   auto s = ReduceAttrs(tide::OpSchema(type)
-                           .Comment("Out = the " + what + " of X over `dim` (every dim with "
+                           .Comment("Out = the " + what +
+                                    " of X over `dim` (every dim with "
                                     "reduce_all); keep_dim keeps them as 1s.")
-                           .Input("X", "input").Output("Out", "the reduction")
+                           .Input("X", "input")
+                           .Output("Out", "the reduction")
                            .InferShape(ReduceInferShape));
   if (!grad) return s.NoGradient();
   return s.Grad([type](tide::GradMaker& g) {
@@ -175,7 +273,9 @@ tide::OpSchema ReduceSchema(const std::string& type, const std::string& what, bo
 
 tide::OpSchema ReduceGradSchema(const std::string& type) {
   return ReduceAttrs(tide::OpSchema(type)
-                         .Input("X").Input("Out").Input(GradVarName("Out"))
+                         .Input("X")
+                         .Input("Out")
+                         .Input(GradVarName("Out"))
                          .Output(GradVarName("X"))
                          .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
 }

@@ -1,9 +1,8 @@
 // reduce_ops.cc: mean (of all elements), sum (of a list of tensors) and their grads.
-#include <tide/ops/reduce.hpp>
-#include <tide/ops/sum.hpp>
-
 #include <algorithm>
 #include <mutex>
+#include <tide/ops/reduce.hpp>
+#include <tide/ops/sum.hpp>
 #include <utility>
 #include <vector>
 
@@ -87,40 +86,49 @@ using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("mean")
                      .Comment("Out = the mean of all elements of X, as a [1] tensor.")
-                     .Input("X", "input").Output("Out", "[1]")
+                     .Input("X", "input")
+                     .Output("Out", "[1]")
                      .InferShape([](tide::InferShapeContext& c) {
                        c.SetOutputDims("Out", {1});
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })
                      .DefaultGrad());
 TIDE_REGISTER_OP(tide::OpSchema("mean_grad")
-                     .Input("X").Input("Out").AsDispensable().Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Out")
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("sum")
-                     .Comment("Out = the elementwise sum of the X tensors (all of one shape); SelectedRows "
-                              "inputs add their rows in (all sparse: a SelectedRows listing each row once, merged).")
-                     .Input("X", "tensors to add").AsDuplicable()
-                     .Output("Out", "their sum")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       // All sparse inputs give a sparse sum; any dense one, a dense sum.
-                       bool all_sparse = true;
-                       for (size_t i = 0; i < c.InputCount("X"); ++i)
-                         all_sparse = all_sparse && c.InputVarType("X", i) == TIDE_VAR_SELECTED_ROWS;
-                       c.SetOutputVarType("Out", all_sparse ? TIDE_VAR_SELECTED_ROWS : TIDE_VAR_LOD_TENSOR);
-                       c.SetOutputDims("Out", c.InputDims("X", 0));
-                       c.SetOutputDataType("Out", c.InputDataType("X", 0));
-                       if (!all_sparse && c.InputVarType("X", 0) == TIDE_VAR_LOD_TENSOR) c.ShareLoD("X", "Out");
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       std::vector<std::string> dxs = g.InputGrad("X");
-                       for (const auto& dx : dxs) {
-                         if (dx == tide::kEmptyVarName) continue;
-                         g.NewOp("scale").Input("X", g.OutputGrad("Out")).Output("Out", {dx})
-                             .Attr("scale", 1.0f);
-                       }
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("sum")
+        .Comment(
+            "Out = the elementwise sum of the X tensors (all of one shape); SelectedRows "
+            "inputs add their rows in (all sparse: a SelectedRows listing each row once, merged).")
+        .Input("X", "tensors to add")
+        .AsDuplicable()
+        .Output("Out", "their sum")
+        .InferShape([](tide::InferShapeContext& c) {
+          // All sparse inputs give a sparse sum; any dense one, a dense sum.
+          bool all_sparse = true;
+          for (size_t i = 0; i < c.InputCount("X"); ++i)
+            all_sparse = all_sparse && c.InputVarType("X", i) == TIDE_VAR_SELECTED_ROWS;
+          c.SetOutputVarType("Out", all_sparse ? TIDE_VAR_SELECTED_ROWS : TIDE_VAR_LOD_TENSOR);
+          c.SetOutputDims("Out", c.InputDims("X", 0));
+          c.SetOutputDataType("Out", c.InputDataType("X", 0));
+          if (!all_sparse && c.InputVarType("X", 0) == TIDE_VAR_LOD_TENSOR) c.ShareLoD("X", "Out");
+        })
+        .Grad([](tide::GradMaker& g) {
+          std::vector<std::string> dxs = g.InputGrad("X");
+          for (const auto& dx : dxs) {
+            if (dx == tide::kEmptyVarName) continue;
+            g.NewOp("scale")
+                .Input("X", g.OutputGrad("Out"))
+                .Output("Out", {dx})
+                .Attr("scale", 1.0f);
+          }
+        }));
 TIDE_REGISTER_KERNEL("sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES);

@@ -4,11 +4,10 @@
 // row's listed values.
 #pragma once
 
-#include <tide/ops/sum.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstdint>
+#include <tide/ops/sum.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace ops_math {

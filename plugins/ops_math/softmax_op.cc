@@ -1,6 +1,5 @@
 // softmax_op.cc: softmax along one axis (numerically stable) and its grad.
 #include <cmath>
-
 #include <tide/ops/softmax.hpp>
 
 #include "common.h"
@@ -56,12 +55,14 @@ using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("softmax")
                      .Comment("Out = exp(X) / sum(exp(X)) along `axis`.")
-                     .Input("X", "input").Output("Out", "same dims as X")
+                     .Input("X", "input")
+                     .Output("Out", "same dims as X")
                      .Attr("axis", int32_t(-1), "the axis normalised over")
                      // Paddle 2.x's backend hints on softmax; none changes the result.
                      .Attr("data_format", std::string("AnyLayout"), "Paddle cuDNN hint (ignored)")
                      .Attr("is_test", false, "Paddle's inference hint (ignored)")
-                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
+                     .Attr("mkldnn_data_type", std::string("float32"),
+                           "oneDNN precision hint "
                            "(ignored)")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
                      .Grad([](tide::GradMaker& g) {
@@ -72,9 +73,12 @@ TIDE_REGISTER_OP(tide::OpSchema("softmax")
                            .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("softmax_grad")
-                     .Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Input("Out")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
                      .Attr("axis", int32_t(-1))
-                     .Attr("data_format", std::string("AnyLayout")).Attr("is_test", false)
+                     .Attr("data_format", std::string("AnyLayout"))
+                     .Attr("is_test", false)
                      .Attr("mkldnn_data_type", std::string("float32"))
                      .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("softmax", "cpu", SoftmaxKernel, OPS_MATH_FLOAT_TYPES);

@@ -1,7 +1,6 @@
 // batch_norm_op.cc: batch_norm (train: batch statistics, running statistics updated in place;
 // test / use_global_stats: the running statistics) over NCHW or NHWC, and its grad.
 #include <cmath>
-
 #include <tide/ops/batch_norm.hpp>
 
 #include "common.h"
@@ -173,7 +172,8 @@ tide::OpSchema BnAttrs(tide::OpSchema s) {
             "Paddle: normalise with the batch's statistics even when is_test")
       .Attr("fuse_with_relu", false, "Paddle oneDNN fusion; must be false")
       .Check([](const TideAttrValue& v) {
-        TIDE_CHECK(v.i == 0, "attribute 'fuse_with_relu' (a Paddle oneDNN fusion) is not "
+        TIDE_CHECK(v.i == 0,
+                   "attribute 'fuse_with_relu' (a Paddle oneDNN fusion) is not "
                    "supported; export the model without Paddle's inference optimisations");
       })
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
@@ -200,7 +200,8 @@ TIDE_REGISTER_OP(
                 .Output("Y", "the normalised output, X's dims")
                 .Output("MeanOut", "updated running mean (shares Mean's variable), [C]")
                 .Output("VarianceOut", "updated running variance (shares Variance's variable), [C]")
-                .Output("SavedMean", "the mean used (the batch's in training), [C]; may be "
+                .Output("SavedMean",
+                        "the mean used (the batch's in training), [C]; may be "
                         "absent in an inference program")
                 .AsIntermediate()
                 .AsDispensable()

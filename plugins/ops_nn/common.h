@@ -70,8 +70,10 @@ inline tide::AttrCheckFn IntsCheck(std::string name, size_t n, int lower_bound) 
 // each >= 0.
 inline tide::AttrCheckFn PaddingsCheck() {
   return [](const TideAttrValue& v) {
-    TIDE_CHECK(v.count == 2 || v.count == 4, "attribute 'paddings' needs 2 values (h, w) or 4 "
-               "(top, bottom, left, right), got ", v.count);
+    TIDE_CHECK(v.count == 2 || v.count == 4,
+               "attribute 'paddings' needs 2 values (h, w) or 4 "
+               "(top, bottom, left, right), got ",
+               v.count);
     for (size_t i = 0; i < v.count; ++i) {
       int64_t x = v.type == TIDE_ATTR_LONGS ? v.longs[i] : v.ints[i];
       TIDE_CHECK(x >= 0, "attribute 'paddings' values must be >= 0, got ", x, " at index ", i);

@@ -6,11 +6,11 @@
 #pragma once
 
 #include <tide/cpu_context.h>
-#include <tide/eigen.hpp>
-#include <tide/ops/conv.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <tide/eigen.hpp>
+#include <tide/ops/conv.hpp>
 
 #include "common.h"
 
@@ -28,7 +28,8 @@ void Im2Col(const tide::ops::ConvGeom& g, const T* x, T* col, int64_t ld) {
         const int64_t dx = j * g.dw - g.pw;
         // ox range whose ix = ox*sw + dx lies inside the image; the rest is padding.
         const int64_t ox0 = std::min(g.ow, dx >= 0 ? 0 : (-dx + g.sw - 1) / g.sw);
-        const int64_t ox1 = std::max(ox0, std::min(g.ow, g.w - dx <= 0 ? 0 : (g.w - dx + g.sw - 1) / g.sw));
+        const int64_t ox1 =
+            std::max(ox0, std::min(g.ow, g.w - dx <= 0 ? 0 : (g.w - dx + g.sw - 1) / g.sw));
         for (int64_t oy = 0; oy < g.oh; ++oy) {
           const int64_t iy = oy * g.sh - g.ph + i * g.dh;
           T* row = dst + oy * g.ow;
@@ -38,7 +39,8 @@ void Im2Col(const tide::ops::ConvGeom& g, const T* x, T* col, int64_t ld) {
           }
           const T* s = src + iy * g.w;  // s[ox * sw + dx] is x[iy][ix]
           std::fill(row, row + ox0, T(0));
-          if (g.sw == 1) std::copy(s + ox0 + dx, s + ox1 + dx, row + ox0);
+          if (g.sw == 1)
+            std::copy(s + ox0 + dx, s + ox1 + dx, row + ox0);
           else
             for (int64_t ox = ox0; ox < ox1; ++ox) row[ox] = s[ox * g.sw + dx];
           std::fill(row + ox1, row + g.ow, T(0));
@@ -56,7 +58,8 @@ void Col2Im(const tide::ops::ConvGeom& g, const T* col, int64_t ld, T* dx) {
         T* dst = dx + c * g.h * g.w;
         const int64_t dxo = j * g.dw - g.pw;
         const int64_t ox0 = std::min(g.ow, dxo >= 0 ? 0 : (-dxo + g.sw - 1) / g.sw);
-        const int64_t ox1 = std::max(ox0, std::min(g.ow, g.w - dxo <= 0 ? 0 : (g.w - dxo + g.sw - 1) / g.sw));
+        const int64_t ox1 =
+            std::max(ox0, std::min(g.ow, g.w - dxo <= 0 ? 0 : (g.w - dxo + g.sw - 1) / g.sw));
         for (int64_t oy = 0; oy < g.oh; ++oy) {
           const int64_t iy = oy * g.sh - g.ph + i * g.dh;
           if (iy < 0 || iy >= g.h) continue;

@@ -1,11 +1,11 @@
 // conv_op.cc: conv2d and depthwise_conv2d (NCHW or Paddle 2.x's NHWC data_format, strides,
 // paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp) by im2col +
-// GEMM, and their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter is
-// [M, C / groups, kh, kw] in both layouts, as in Paddle.
-// fused_conv2d is Paddle's inference op of its oneDNN fusion passes (Paddle >= 2.5), made by
-// tide.transpiler.InferenceTranspiler: Output = act(conv(Input, Filter) + Bias + ResidualData),
-// act any of Paddle's fused activations (fused_activation.h), with no gradient. conv2d / depthwise_conv2d keep refusing those fusions (not every device's
-// kernel implements them).
+// GEMM, and their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter
+// is [M, C / groups, kh, kw] in both layouts, as in Paddle. fused_conv2d is Paddle's inference op
+// of its oneDNN fusion passes (Paddle >= 2.5), made by tide.transpiler.InferenceTranspiler: Output
+// = act(conv(Input, Filter) + Bias + ResidualData), act any of Paddle's fused activations
+// (fused_activation.h), with no gradient. conv2d / depthwise_conv2d keep refusing those fusions
+// (not every device's kernel implements them).
 #include <tide/ops/conv.hpp>
 
 #include "conv_im2col.h"
@@ -27,7 +27,8 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
   const bool fused = std::string(op) == "fused_conv2d";
   if (!fused)
     for (const char* extra : {"Bias", "ResidualData"})  // Paddle's oneDNN fusion inputs
-      TIDE_CHECK(!ctx.HasInput(extra), "op '", op, "': input ", extra, " (a Paddle oneDNN "
+      TIDE_CHECK(!ctx.HasInput(extra), "op '", op, "': input ", extra,
+                 " (a Paddle oneDNN "
                  "fusion) is not supported; export the model without Paddle's inference "
                  "optimisations, or use fused_conv2d");
   const bool nhwc = ChannelLast(ctx);
@@ -42,9 +43,8 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
                         : "ResidualData is given but fuse_residual_connection is false");
     if (ctx.HasInput("Bias")) {
       Dims b = ctx.InputDims("Bias");
-      TIDE_CHECK(b.size() == 1 && (b[0] < 0 || f.empty() || f[0] < 0 || b[0] == f[0]), "op '",
-                 op, "': Bias must be [M] = [", f.empty() ? -1 : f[0], "], got ",
-                 tide::ToString(b));
+      TIDE_CHECK(b.size() == 1 && (b[0] < 0 || f.empty() || f[0] < 0 || b[0] == f[0]), "op '", op,
+                 "': Bias must be [M] = [", f.empty() ? -1 : f[0], "], got ", tide::ToString(b));
     }
     if (residual) {
       const Dims r = ctx.InputDims("ResidualData");
@@ -67,7 +67,7 @@ bool IsPointwise(const ConvGeom& g) {
 // fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
 // Output may be ResidualData's own variable (InferenceTranspiler's in-place residual).
 struct ConvFusion {
-  FusedActParams act;  // fuse_activation with fuse_alpha / fuse_beta (fused_activation.h)
+  FusedActParams act;     // fuse_activation with fuse_alpha / fuse_beta (fused_activation.h)
   Tensor bias, residual;  // empty when absent
   const void* residual_copy = nullptr;  // ResidualData's values when Output overwrites them
 };
@@ -233,7 +233,8 @@ void ConvGradKernel(KernelContext& ctx) {
 tide::AttrCheckFn NotFused(std::string name) {
   return [name](const TideAttrValue& v) {
     const bool set = v.type == TIDE_ATTR_BOOLEAN ? v.i != 0 : (v.s != nullptr && v.s[0] != 0);
-    TIDE_CHECK(!set, "attribute '", name, "' (a Paddle oneDNN fusion) is not supported; export "
+    TIDE_CHECK(!set, "attribute '", name,
+               "' (a Paddle oneDNN fusion) is not supported; export "
                "the model without Paddle's inference optimisations");
   };
 }
@@ -270,24 +271,28 @@ tide::OpSchema ConvAttrs(tide::OpSchema s, bool fused = false) {
       .Attr("Scale_in", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
       .Attr("Scale_out", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
       .Attr("Scale_in_eltwise", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
-      .Attr("Scale_weights", std::vector<float>{1.0f}, "int8 scales of Paddle's oneDNN kernel "
+      .Attr("Scale_weights", std::vector<float>{1.0f},
+            "int8 scales of Paddle's oneDNN kernel "
             "(ignored)")
-      .Attr("fuse_alpha", 0.0f, fused ? "fuse_activation's alpha (Paddle's meaning: see "
-                                        "fuse_activation)"
-                                      : "parameter of fuse_activation (unused: no fusion)")
-      .Attr("fuse_beta", 0.0f, fused ? "fuse_activation's beta (Paddle's meaning: see "
-                                       "fuse_activation)"
-                                     : "parameter of fuse_activation (unused: no fusion)")
+      .Attr("fuse_alpha", 0.0f,
+            fused ? "fuse_activation's alpha (Paddle's meaning: see "
+                    "fuse_activation)"
+                  : "parameter of fuse_activation (unused: no fusion)")
+      .Attr("fuse_beta", 0.0f,
+            fused ? "fuse_activation's beta (Paddle's meaning: see "
+                    "fuse_activation)"
+                  : "parameter of fuse_activation (unused: no fusion)")
       .Attr("fuse_brelu_threshold", 6.0f, "parameter of fuse_brelu (unused: no fusion)");
   // Fusions set by Paddle's inference passes: refused when set (fused_conv2d implements some).
   for (const char* f : {"use_addto", "fuse_relu", "fuse_brelu", "fuse_residual_connection",
                         "fuse_relu_before_depthwise_conv"}) {
     const std::string name(f);
     if (fused && (name == "fuse_relu" || name == "fuse_residual_connection")) {
-      s.Attr(f, false, name == "fuse_relu" ? "Output = relu(...) (Paddle's older name for "
-                                             "fuse_activation = relu)"
-                                           : "add ResidualData to the output before the "
-                                             "activation");
+      s.Attr(f, false,
+             name == "fuse_relu" ? "Output = relu(...) (Paddle's older name for "
+                                   "fuse_activation = relu)"
+                                 : "add ResidualData to the output before the "
+                                   "activation");
       continue;
     }
     s.Attr(f, false, "Paddle oneDNN / cuDNN fusion; must be false").Check(NotFused(f));

@@ -107,7 +107,8 @@ TIDE_REGISTER_OP(XeAttrs(tide::OpSchema("cross_entropy")
                              .Input("Label",
                                     "int64 class ids, [..., 1], or a float distribution, "
                                     "X's dims (soft_label)")
-                             .Output("Y", "the cross entropy: Label's dims, the last 1 where "
+                             .Output("Y",
+                                     "the cross entropy: Label's dims, the last 1 where "
                                      "Label has X's rank")
                              .KernelDataTypeFrom("X")
                              .InferShape(XeInferShape)
@@ -133,11 +134,15 @@ TIDE_REGISTER_KERNEL("cross_entropy_grad", "cpu", XeGradKernel, OPS_NN_FLOAT_TYP
 TIDE_REGISTER_OP(tide::OpSchema("cross_entropy2")
                      .Comment("Y = -log(X[Label]) per row for hard int64 labels ([..., 1] or "
                               "X's dims without the last); log(0) is taken as -1e20.")
-                     .Input("X", "probabilities, [..., D]").Input("Label", "int64 class ids")
+                     .Input("X", "probabilities, [..., D]")
+                     .Input("Label", "int64 class ids")
                      .Output("Y", "Label's dims, the last 1 where Label has X's rank")
-                     .Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate()
-                     .Output("MatchX", "X[Label] per row, for the grad").AsIntermediate()
-                     .Attr("ignore_index", int32_t(-100), "a label with this value gets Y = 0 and no gradient")
+                     .Output("XShape", "[0] + X's dims (no data), for the grad")
+                     .AsIntermediate()
+                     .Output("MatchX", "X[Label] per row, for the grad")
+                     .AsIntermediate()
+                     .Attr("ignore_index", int32_t(-100),
+                           "a label with this value gets Y = 0 and no gradient")
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
                        const Dims x = c.InputDims("X"), label = c.InputDims("Label");
@@ -162,7 +167,10 @@ TIDE_REGISTER_OP(tide::OpSchema("cross_entropy2")
                            .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("cross_entropy2_grad")
-                     .Input("Label").Input("MatchX").Input("XShape").Input(GradVarName("Y"))
+                     .Input("Label")
+                     .Input("MatchX")
+                     .Input("XShape")
+                     .Input(GradVarName("Y"))
                      .Output(GradVarName("X"))
                      .Attr("ignore_index", int32_t(-100))
                      .KernelDataTypeFrom("MatchX")

@@ -3,7 +3,6 @@
 // or 1 (downgrade_in_infer) / 1 / (1 - p) (upscale_in_train) in training, the constant factor at
 // inference, so the grad is right in both modes.
 #include <random>
-
 #include <tide/ops/dropout.hpp>
 
 #include "common.h"
@@ -83,7 +82,8 @@ TIDE_REGISTER_OP(DropoutAttrs(tide::OpSchema("dropout")
                                   .Comment("Randomly zeroes elements of X with probability "
                                            "dropout_prob (Fluid 1.x dropout).")
                                   .Input("X", "the input")
-                                  .Input("Seed", "Paddle: the generator's seed as a one-element "
+                                  .Input("Seed",
+                                         "Paddle: the generator's seed as a one-element "
                                          "int tensor (optional; training only)")
                                   .AsDispensable()
                                   .Output("Out", "the dropped-out input, X's dims")

@@ -15,9 +15,8 @@
 // as the older ones.
 #pragma once
 
-#include <tide/ops/activation.hpp>
-
 #include <string>
+#include <tide/ops/activation.hpp>
 #include <utility>
 #include <vector>
 
@@ -26,21 +25,40 @@
 namespace ops_nn {
 
 enum class FusedAct {
-  kNone, kLeakyRelu, kClip, kSwish, kHardSigmoid, kHardSwish, kSigmoid, kTanh, kAbs, kSqrt,
-  kMish, kGeluErf, kGeluTanh
+  kNone,
+  kLeakyRelu,
+  kClip,
+  kSwish,
+  kHardSigmoid,
+  kHardSwish,
+  kSigmoid,
+  kTanh,
+  kAbs,
+  kSqrt,
+  kMish,
+  kGeluErf,
+  kGeluTanh
 };
 
 // Paddle's fuse_activation names ("" and "identity": none).
 inline const std::vector<std::pair<std::string, FusedAct>>& FusedActNames() {
   static const std::vector<std::pair<std::string, FusedAct>> names = {
-      {"", FusedAct::kNone},           {"identity", FusedAct::kNone},
-      {"relu", FusedAct::kLeakyRelu},  {"leaky_relu", FusedAct::kLeakyRelu},
-      {"relu6", FusedAct::kClip},      {"clip", FusedAct::kClip},
-      {"swish", FusedAct::kSwish},     {"hard_sigmoid", FusedAct::kHardSigmoid},
-      {"hard_swish", FusedAct::kHardSwish}, {"sigmoid", FusedAct::kSigmoid},
-      {"tanh", FusedAct::kTanh},       {"abs", FusedAct::kAbs},
-      {"sqrt", FusedAct::kSqrt},       {"mish", FusedAct::kMish},
-      {"gelu", FusedAct::kGeluErf},    {"gelu_erf", FusedAct::kGeluErf},
+      {"", FusedAct::kNone},
+      {"identity", FusedAct::kNone},
+      {"relu", FusedAct::kLeakyRelu},
+      {"leaky_relu", FusedAct::kLeakyRelu},
+      {"relu6", FusedAct::kClip},
+      {"clip", FusedAct::kClip},
+      {"swish", FusedAct::kSwish},
+      {"hard_sigmoid", FusedAct::kHardSigmoid},
+      {"hard_swish", FusedAct::kHardSwish},
+      {"sigmoid", FusedAct::kSigmoid},
+      {"tanh", FusedAct::kTanh},
+      {"abs", FusedAct::kAbs},
+      {"sqrt", FusedAct::kSqrt},
+      {"mish", FusedAct::kMish},
+      {"gelu", FusedAct::kGeluErf},
+      {"gelu_erf", FusedAct::kGeluErf},
       {"gelu_tanh", FusedAct::kGeluTanh}};
   return names;
 }
@@ -74,19 +92,29 @@ inline FusedActParams GetFusedAct(const KernelContext& ctx) {
 namespace fused_act {
 using namespace tide::ops;  // NOLINT: the functors
 struct Identity {
-  template <typename T> T Fwd(T x) const { return x; }
+  template <typename T>
+  T Fwd(T x) const {
+    return x;
+  }
 };
 struct Sqrt {
-  template <typename T> T Fwd(T x) const { return act_math::Sqrt(x); }
+  template <typename T>
+  T Fwd(T x) const {
+    return act_math::Sqrt(x);
+  }
 };
 // mish: X tanh(softplus(X)) (no standalone op in Tide).
 struct Mish {
-  template <typename T> T Fwd(T x) const { return x * act_math::Tanh(act_math::Softplus(x)); }
+  template <typename T>
+  T Fwd(T x) const {
+    return x * act_math::Tanh(act_math::Softplus(x));
+  }
 };
 // X min(max(alpha X + beta, 0), 1) where hard_swish's functor cannot say it (alpha <= 0).
 struct HardSwishAB {
   float alpha, beta;
-  template <typename T> T Fwd(T x) const {
+  template <typename T>
+  T Fwd(T x) const {
     return x * act_math::Min(act_math::Max(T(alpha) * x + T(beta), T(0)), T(1));
   }
 };
@@ -98,26 +126,37 @@ void WithFusedAct(const FusedActParams& a, Fn&& fn) {
   using namespace tide::ops;  // NOLINT: the functors
   const float ab[2] = {a.alpha, a.beta};
   switch (a.act) {
-    case FusedAct::kNone: return fn(fused_act::Identity{});
+    case FusedAct::kNone:
+      return fn(fused_act::Identity{});
     case FusedAct::kLeakyRelu:
       if (a.alpha == 0) return fn(ReluAct(nullptr));
       return fn(LeakyReluAct(ab));
-    case FusedAct::kClip: return fn(BReluAct(ab));
-    case FusedAct::kSwish: return fn(SwishAct(ab));
-    case FusedAct::kHardSigmoid: return fn(HardSigmoidAct(ab));
+    case FusedAct::kClip:
+      return fn(BReluAct(ab));
+    case FusedAct::kSwish:
+      return fn(SwishAct(ab));
+    case FusedAct::kHardSigmoid:
+      return fn(HardSigmoidAct(ab));
     case FusedAct::kHardSwish:
       if (a.alpha > 0) {  // hard_swish's threshold = scale = 1 / alpha, offset = beta / alpha
         const float tso[3] = {1 / a.alpha, 1 / a.alpha, a.beta / a.alpha};
         return fn(HardSwishAct(tso));
       }
       return fn(fused_act::HardSwishAB{a.alpha, a.beta});
-    case FusedAct::kSigmoid: return fn(SigmoidAct(nullptr));
-    case FusedAct::kTanh: return fn(TanhAct(nullptr));
-    case FusedAct::kAbs: return fn(AbsAct(nullptr));
-    case FusedAct::kSqrt: return fn(fused_act::Sqrt{});
-    case FusedAct::kMish: return fn(fused_act::Mish{});
-    case FusedAct::kGeluErf: return fn(GeluAct(false));
-    case FusedAct::kGeluTanh: return fn(GeluAct(true));
+    case FusedAct::kSigmoid:
+      return fn(SigmoidAct(nullptr));
+    case FusedAct::kTanh:
+      return fn(TanhAct(nullptr));
+    case FusedAct::kAbs:
+      return fn(AbsAct(nullptr));
+    case FusedAct::kSqrt:
+      return fn(fused_act::Sqrt{});
+    case FusedAct::kMish:
+      return fn(fused_act::Mish{});
+    case FusedAct::kGeluErf:
+      return fn(GeluAct(false));
+    case FusedAct::kGeluTanh:
+      return fn(GeluAct(true));
   }
 }
 

@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
-#include <type_traits>
-
 #include <tide/ops/argsort.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/index_shape.hpp>
 #include <tide/ops/range.hpp>
 #include <tide/ops/tensor_shape.hpp>
+#include <type_traits>
 
 #include "common.h"
 #include "nd_index.h"
@@ -126,8 +125,14 @@ void GatherNd(KernelContext& ctx) {
     }
   }
 }
-template <typename T> void GatherNdKernel(KernelContext& c) { GatherNd<T, false>(c); }
-template <typename T> void GatherNdGradKernel(KernelContext& c) { GatherNd<T, true>(c); }
+template <typename T>
+void GatherNdKernel(KernelContext& c) {
+  GatherNd<T, false>(c);
+}
+template <typename T>
+void GatherNdGradKernel(KernelContext& c) {
+  GatherNd<T, true>(c);
+}
 
 // ---------------------------------------------------------------------------------------------
 // one_hot: X int [..., 1] -> Out [..., depth] of dtype; allow_out_of_range gives a zero row.
@@ -182,15 +187,21 @@ void ArgKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetArgArgs<T>(ctx);
   tide::ops::ArgOutput(ctx, a, [&](auto* out) { ArgExtreme<T, kMax>(ctx, a.s, a.x, out); });
 }
-template <typename T> void ArgMaxKernel(KernelContext& c) { ArgKernel<T, true>(c); }
-template <typename T> void ArgMinKernel(KernelContext& c) { ArgKernel<T, false>(c); }
+template <typename T>
+void ArgMaxKernel(KernelContext& c) {
+  ArgKernel<T, true>(c);
+}
+template <typename T>
+void ArgMinKernel(KernelContext& c) {
+  ArgKernel<T, false>(c);
+}
 
 void ArgInferShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X");
   const bool keep = ctx.Attr<bool>("keepdims");
-  ctx.SetOutputDims("Out", ArgFlatten(ctx) ? ArgFlatOutDims(x, keep)
-                                           : ArgOutDims(ctx.op_type(), x,
-                                                        ctx.Attr<int64_t>("axis"), keep));
+  ctx.SetOutputDims("Out", ArgFlatten(ctx)
+                               ? ArgFlatOutDims(x, keep)
+                               : ArgOutDims(ctx.op_type(), x, ctx.Attr<int64_t>("axis"), keep));
   ctx.SetOutputDataType("Out", ArgOutType(ctx));
 }
 
@@ -243,10 +254,14 @@ void WhereIndexKernel(KernelContext& ctx) {
     coords.insert(coords.end(), idx.begin(), idx.end());
     ++count;
   });
-  int64_t* o = ctx.Output("Out").mutable_data<int64_t>({count, static_cast<int64_t>(c.rank())}, ctx.place());
+  int64_t* o =
+      ctx.Output("Out").mutable_data<int64_t>({count, static_cast<int64_t>(c.rank())}, ctx.place());
   std::copy(coords.begin(), coords.end(), o);
 }
-template <typename T> void WhereIndexKernelT(KernelContext& c) { WhereIndexKernel(c); }
+template <typename T>
+void WhereIndexKernelT(KernelContext& c) {
+  WhereIndexKernel(c);
+}
 
 // range: [Start, End) by Step (one element each), 1-D (tide/ops/range.hpp).
 template <typename T>
@@ -263,7 +278,8 @@ void RangeKernel(KernelContext& ctx) {
 template <typename T>
 void ShapeKernel(KernelContext& ctx) {
   const Dims d = ctx.Input("Input").dims();
-  int32_t* o = ctx.Output("Out").mutable_data<int32_t>({static_cast<int64_t>(d.size())}, ctx.place());
+  int32_t* o =
+      ctx.Output("Out").mutable_data<int32_t>({static_cast<int64_t>(d.size())}, ctx.place());
   for (size_t i = 0; i < d.size(); ++i) o[i] = static_cast<int32_t>(d[i]);
 }
 
@@ -277,8 +293,13 @@ void Cumsum(const tide::ops::AxisSplit& s, const T* x, T* o, bool exclusive, boo
         const int64_t j = reverse ? s.n - 1 - jj : jj;
         const int64_t e = (i * s.n + j) * s.post + k;
         const T v = x[e];
-        if (exclusive) { o[e] = acc; acc += v; }
-        else { acc += v; o[e] = acc; }
+        if (exclusive) {
+          o[e] = acc;
+          acc += v;
+        } else {
+          acc += v;
+          o[e] = acc;
+        }
       }
     }
 }
@@ -296,9 +317,11 @@ using namespace ops_nn;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("gather")
                      .Comment("Out = X[Index] (rows of X).")
-                     .Input("X", "the source").Input("Index", "int32/int64 row ids, 1-D")
+                     .Input("X", "the source")
+                     .Input("Index", "int32/int64 row ids, 1-D")
                      .Output("Out", "[len(Index)] + X's dims after the first")
-                     .Input("Axis", "Paddle: the axis as a one-element int tensor (optional; "
+                     .Input("Axis",
+                            "Paddle: the axis as a one-element int tensor (optional; "
                             "overrides `axis`)")
                      .AsDispensable()
                      .Attr("overwrite", true, "Fluid's grad option (the grad always adds repeats)")
@@ -310,8 +333,8 @@ TIDE_REGISTER_OP(tide::OpSchema("gather")
                          tide::ops::GatherDims(c.op_type(), x, idx);
                          c.SetOutputDims("Out", Dims(x.size(), -1));
                        } else {
-                         c.SetOutputDims("Out", tide::ops::GatherAxisDims(
-                                                    c.op_type(), x, idx, GatherAxis(c, x.size())));
+                         c.SetOutputDims("Out", tide::ops::GatherAxisDims(c.op_type(), x, idx,
+                                                                          GatherAxis(c, x.size())));
                        }
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })
@@ -320,39 +343,55 @@ TIDE_REGISTER_OP(tide::OpSchema("gather")
                        op.Input("X", g.Input("X")).Input("Index", g.Input("Index"));
                        if (!g.Input("Axis").empty()) op.Input("Axis", g.Input("Axis"));
                        op.Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X")).CopyAttrs();
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("gather_grad")
-                     .Input("X").Input("Index").Input("Axis").AsDispensable()
-                     .Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .Attr("overwrite", true).Attr("axis", int32_t(0))
-                     .KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
+                     .Input("X")
+                     .Input("Index")
+                     .Input("Axis")
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .Attr("overwrite", true)
+                     .Attr("axis", int32_t(0))
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("gather", "cpu", GatherKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("gather_grad", "cpu", GatherGradKernel, OPS_NN_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("scatter")
-                     .Comment("Out = X with rows Ids set to (overwrite) or summed from Updates' rows.")
-                     .Input("X", "the target").Input("Ids", "int32/int64 row ids, 1-D")
-                     .Input("Updates", "[len(Ids)] + X's dims after the first")
-                     .Output("Out", "X's dims")
-                     .Attr("overwrite", true, "replace rows (else the updates of a row are summed)")
-                     .KernelDataTypeFrom("X")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       c.SetOutputDims("Out", c.InputDims("X"));
-                       c.SetOutputDataType("Out", c.InputDataType("X"));
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("scatter_grad").Input("Ids", g.Input("Ids"))
-                           .Input("Updates", g.Input("Updates"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X"))
-                           .Output(GradVarName("Updates"), g.InputGrad("Updates")).CopyAttrs();
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("scatter")
+        .Comment("Out = X with rows Ids set to (overwrite) or summed from Updates' rows.")
+        .Input("X", "the target")
+        .Input("Ids", "int32/int64 row ids, 1-D")
+        .Input("Updates", "[len(Ids)] + X's dims after the first")
+        .Output("Out", "X's dims")
+        .Attr("overwrite", true, "replace rows (else the updates of a row are summed)")
+        .KernelDataTypeFrom("X")
+        .InferShape([](tide::InferShapeContext& c) {
+          c.SetOutputDims("Out", c.InputDims("X"));
+          c.SetOutputDataType("Out", c.InputDataType("X"));
+        })
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("scatter_grad")
+              .Input("Ids", g.Input("Ids"))
+              .Input("Updates", g.Input("Updates"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .Output(GradVarName("Updates"), g.InputGrad("Updates"))
+              .CopyAttrs();
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("scatter_grad")
-                     .Input("Ids").Input("Updates").Input(GradVarName("Out"))
-                     .Output(GradVarName("X")).AsDispensable()
-                     .Output(GradVarName("Updates")).AsDispensable()
-                     .Attr("overwrite", true).KernelDataTypeFrom(GradVarName("Out"))
+                     .Input("Ids")
+                     .Input("Updates")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .AsDispensable()
+                     .Output(GradVarName("Updates"))
+                     .AsDispensable()
+                     .Attr("overwrite", true)
+                     .KernelDataTypeFrom(GradVarName("Out"))
                      .InferShape([](tide::InferShapeContext& c) {
                        const std::string gx = GradVarName("X"), gu = GradVarName("Updates");
                        const std::string go = GradVarName("Out");
@@ -368,30 +407,39 @@ TIDE_REGISTER_OP(tide::OpSchema("scatter_grad")
 TIDE_REGISTER_KERNEL("scatter", "cpu", ScatterKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("scatter_grad", "cpu", ScatterGradKernel, OPS_NN_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("gather_nd")
-                     .Comment("Out[i...] = X[Index[i..., :]] (Index's last dim indexes X's first dims).")
-                     .Input("X", "the source").Input("Index", "int32/int64 [..., k]")
-                     .Output("Out", "Index's dims[:-1] + X's dims[k:]")
-                     .KernelDataTypeFrom("X")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       c.SetOutputDims("Out", GatherNdDims(c.op_type(), c.InputDims("X"), c.InputDims("Index")));
-                       c.SetOutputDataType("Out", c.InputDataType("X"));
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("gather_nd_grad").Input("X", g.Input("X")).Input("Index", g.Input("Index"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X"));
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("gather_nd")
+        .Comment("Out[i...] = X[Index[i..., :]] (Index's last dim indexes X's first dims).")
+        .Input("X", "the source")
+        .Input("Index", "int32/int64 [..., k]")
+        .Output("Out", "Index's dims[:-1] + X's dims[k:]")
+        .KernelDataTypeFrom("X")
+        .InferShape([](tide::InferShapeContext& c) {
+          c.SetOutputDims("Out", GatherNdDims(c.op_type(), c.InputDims("X"), c.InputDims("Index")));
+          c.SetOutputDataType("Out", c.InputDataType("X"));
+        })
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("gather_nd_grad")
+              .Input("X", g.Input("X"))
+              .Input("Index", g.Input("Index"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"));
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("gather_nd_grad")
-                     .Input("X").Input("Index").Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
+                     .Input("X")
+                     .Input("Index")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("gather_nd", "cpu", GatherNdKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("gather_nd_grad", "cpu", GatherNdGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("one_hot")
                      .NoGradient()
                      .Comment("Out[..., X] = 1, else 0: X's int ids [..., 1] as [..., depth].")
-                     .Input("X", "int32/int64 ids, [..., 1]").Output("Out", "[..., depth]")
+                     .Input("X", "int32/int64 ids, [..., 1]")
+                     .Output("Out", "[..., depth]")
                      .RequiredAttr("depth", TIDE_ATTR_INT, "the number of classes")
                      .Attr("dtype", int32_t(TIDE_FP32), "Out's type (TideDataType)")
                      .Attr("allow_out_of_range", false, "an id outside [0, depth) gives a zero row")
@@ -399,31 +447,40 @@ TIDE_REGISTER_OP(tide::OpSchema("one_hot")
                      .InferShape(OneHotInferShape));
 TIDE_REGISTER_KERNEL("one_hot", "cpu", OneHotKernel, float, double, int32_t, int64_t);
 
-TIDE_REGISTER_OP(tide::OpSchema("arg_max")
-                     .NoGradient()
-                     .Comment("Out = the index of the largest element along axis (the first of ties).")
-                     .Input("X", "the input").Output("Out", "the indices")
-                     .Attr("axis", int64_t(-1), "the axis").Attr("keepdims", false, "keep axis as 1")
-                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType; -1: int64)")
-                     .Attr("flatten", false, "Paddle: the index into the flattened X")
-                     .KernelDataTypeFrom("X")
-                     .InferShape(ArgInferShape));
-TIDE_REGISTER_OP(tide::OpSchema("arg_min")
-                     .NoGradient()
-                     .Comment("Out = the index of the smallest element along axis (the first of ties).")
-                     .Input("X", "the input").Output("Out", "the indices")
-                     .Attr("axis", int64_t(-1), "the axis").Attr("keepdims", false, "keep axis as 1")
-                     .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType; -1: int64)")
-                     .Attr("flatten", false, "Paddle: the index into the flattened X")
-                     .KernelDataTypeFrom("X")
-                     .InferShape(ArgInferShape));
+TIDE_REGISTER_OP(
+    tide::OpSchema("arg_max")
+        .NoGradient()
+        .Comment("Out = the index of the largest element along axis (the first of ties).")
+        .Input("X", "the input")
+        .Output("Out", "the indices")
+        .Attr("axis", int64_t(-1), "the axis")
+        .Attr("keepdims", false, "keep axis as 1")
+        .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType; -1: int64)")
+        .Attr("flatten", false, "Paddle: the index into the flattened X")
+        .KernelDataTypeFrom("X")
+        .InferShape(ArgInferShape));
+TIDE_REGISTER_OP(
+    tide::OpSchema("arg_min")
+        .NoGradient()
+        .Comment("Out = the index of the smallest element along axis (the first of ties).")
+        .Input("X", "the input")
+        .Output("Out", "the indices")
+        .Attr("axis", int64_t(-1), "the axis")
+        .Attr("keepdims", false, "keep axis as 1")
+        .Attr("dtype", int32_t(TIDE_INT64), "int32 or int64 (TideDataType; -1: int64)")
+        .Attr("flatten", false, "Paddle: the index into the flattened X")
+        .KernelDataTypeFrom("X")
+        .InferShape(ArgInferShape));
 TIDE_REGISTER_KERNEL("arg_max", "cpu", ArgMaxKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("arg_min", "cpu", ArgMinKernel, OPS_NN_MOVE_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("argsort")
                      .Comment("Out = X sorted along axis (stable), Indices = where each came from.")
-                     .Input("X", "the input").Output("Out", "sorted X").Output("Indices", "int64 positions")
-                     .Attr("axis", int32_t(-1), "the axis").Attr("descending", false, "largest first")
+                     .Input("X", "the input")
+                     .Output("Out", "sorted X")
+                     .Output("Indices", "int64 positions")
+                     .Attr("axis", int32_t(-1), "the axis")
+                     .Attr("descending", false, "largest first")
                      .InferShape([](tide::InferShapeContext& c) {
                        NormAxis(c.op_type(), c.Attr<int32_t>("axis"), c.InputDims("X").size());
                        c.SetOutputDims("Out", c.InputDims("X"));
@@ -432,43 +489,58 @@ TIDE_REGISTER_OP(tide::OpSchema("argsort")
                        c.SetOutputDataType("Indices", TIDE_INT64);
                      })
                      .Grad([](tide::GradMaker& g) {
-                       g.NewOp("argsort_grad").Input("X", g.Input("X")).Input("Indices", g.Output("Indices"))
+                       g.NewOp("argsort_grad")
+                           .Input("X", g.Input("X"))
+                           .Input("Indices", g.Output("Indices"))
                            .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X")).CopyAttrs();
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("argsort_grad")
-                     .Input("X").Input("Indices").Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .Attr("axis", int32_t(-1)).Attr("descending", false)
-                     .KernelDataTypeFrom("X").InferShape(GradLike({"X"})));
+                     .Input("X")
+                     .Input("Indices")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .Attr("axis", int32_t(-1))
+                     .Attr("descending", false)
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("argsort", "cpu", ArgsortKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("argsort_grad", "cpu", ArgsortGradKernel, OPS_NN_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("where_index")
-                     .NoGradient()
-                     .Comment("Out = the coordinates of Condition's true elements, int64 [count, rank].")
-                     .Input("Condition", "bool").Output("Out", "int64 [count, rank(Condition)]")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       c.SetOutputDims("Out", {-1, static_cast<int64_t>(c.InputDims("Condition").size())});
-                       c.SetOutputDataType("Out", TIDE_INT64);
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("where_index")
+        .NoGradient()
+        .Comment("Out = the coordinates of Condition's true elements, int64 [count, rank].")
+        .Input("Condition", "bool")
+        .Output("Out", "int64 [count, rank(Condition)]")
+        .InferShape([](tide::InferShapeContext& c) {
+          c.SetOutputDims("Out", {-1, static_cast<int64_t>(c.InputDims("Condition").size())});
+          c.SetOutputDataType("Out", TIDE_INT64);
+        }));
 TIDE_REGISTER_KERNEL("where_index", "cpu", WhereIndexKernelT, bool);
 
-TIDE_REGISTER_OP(tide::OpSchema("range")
-                     .NoGradient()
-                     .Comment("Out = [Start, Start + Step, ...) below End (above, for a negative Step).")
-                     .Input("Start", "one element").Input("End", "one element").Input("Step", "one element")
-                     .Output("Out", "1-D")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       c.SetOutputDims("Out", {-1});
-                       c.SetOutputDataType("Out", c.InputDataType("Start"));
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("range")
+        .NoGradient()
+        .Comment("Out = [Start, Start + Step, ...) below End (above, for a negative Step).")
+        .Input("Start", "one element")
+        .Input("End", "one element")
+        .Input("Step", "one element")
+        .Output("Out", "1-D")
+        .InferShape([](tide::InferShapeContext& c) {
+          c.SetOutputDims("Out", {-1});
+          c.SetOutputDataType("Out", c.InputDataType("Start"));
+        }));
 TIDE_REGISTER_KERNEL("range", "cpu", RangeKernel, OPS_NN_MOVE_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("shape")
                      .NoGradient()
                      .Comment("Out = Input's dims, int32.")
-                     .Input("Input", "any tensor").Output("Out", "int32 [rank]")
-                     .Attr("mkldnn_data_type", std::string("float32"), "Paddle oneDNN hint "
+                     .Input("Input", "any tensor")
+                     .Output("Out", "int32 [rank]")
+                     .Attr("mkldnn_data_type", std::string("float32"),
+                           "Paddle oneDNN hint "
                            "(ignored)")
                      .InferShape([](tide::InferShapeContext& c) {
                        c.SetOutputDims("Out", {static_cast<int64_t>(c.InputDims("Input").size())});
@@ -476,24 +548,32 @@ TIDE_REGISTER_OP(tide::OpSchema("shape")
                      }));
 TIDE_REGISTER_KERNEL("shape", "cpu", ShapeKernel, float, double, int32_t, int64_t, bool);
 
-TIDE_REGISTER_OP(tide::OpSchema("cumsum")
-                     .Comment("Out = the running sum of X along axis (exclusive: without the element "
-                              "itself; reverse: from the end; flatten: over all of X, 1-D).")
-                     .Input("X", "the input").Output("Out", "the running sums")
-                     .Attr("axis", int32_t(-1), "the axis").Attr("exclusive", false, "leave each element out")
-                     .Attr("reverse", false, "sum from the end").Attr("flatten", false, "over the flattened X")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       Dims x = c.InputDims("X");
-                       if (c.Attr<bool>("flatten")) x = {DimsProductOrUnknown(x)};
-                       else NormAxis(c.op_type(), c.Attr<int32_t>("axis"), x.size());
-                       c.SetOutputDims("Out", x);
-                       c.SetOutputDataType("Out", c.InputDataType("X"));
-                     })
-                     .Grad([](tide::GradMaker& g) {  // the adjoint: the same sum run the other way
-                       g.NewOp("cumsum").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"))
-                           .Attr("axis", g.Attr<int32_t>("axis"))
-                           .Attr("exclusive", g.Attr<bool>("exclusive"))
-                           .Attr("reverse", !g.Attr<bool>("reverse"))
-                           .Attr("flatten", g.Attr<bool>("flatten"));
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("cumsum")
+        .Comment("Out = the running sum of X along axis (exclusive: without the element "
+                 "itself; reverse: from the end; flatten: over all of X, 1-D).")
+        .Input("X", "the input")
+        .Output("Out", "the running sums")
+        .Attr("axis", int32_t(-1), "the axis")
+        .Attr("exclusive", false, "leave each element out")
+        .Attr("reverse", false, "sum from the end")
+        .Attr("flatten", false, "over the flattened X")
+        .InferShape([](tide::InferShapeContext& c) {
+          Dims x = c.InputDims("X");
+          if (c.Attr<bool>("flatten"))
+            x = {DimsProductOrUnknown(x)};
+          else
+            NormAxis(c.op_type(), c.Attr<int32_t>("axis"), x.size());
+          c.SetOutputDims("Out", x);
+          c.SetOutputDataType("Out", c.InputDataType("X"));
+        })
+        .Grad([](tide::GradMaker& g) {  // the adjoint: the same sum run the other way
+          g.NewOp("cumsum")
+              .Input("X", g.OutputGrad("Out"))
+              .Output("Out", g.InputGrad("X"))
+              .Attr("axis", g.Attr<int32_t>("axis"))
+              .Attr("exclusive", g.Attr<bool>("exclusive"))
+              .Attr("reverse", !g.Attr<bool>("reverse"))
+              .Attr("flatten", g.Attr<bool>("flatten"));
+        }));
 TIDE_REGISTER_KERNEL("cumsum", "cpu", CumsumKernel, OPS_NN_MOVE_TYPES);

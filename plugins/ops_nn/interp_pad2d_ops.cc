@@ -4,7 +4,6 @@
 // take NCHW or NHWC.
 #include <cmath>
 #include <cstring>
-
 #include <tide/ops/crop.hpp>
 #include <tide/ops/interp_pad2d.hpp>
 
@@ -86,8 +85,14 @@ void Interp(KernelContext& ctx) {
           }
         }
 }
-template <typename T> void InterpKernel(KernelContext& c) { Interp<T, false>(c); }
-template <typename T> void InterpGradKernel(KernelContext& c) { Interp<T, true>(c); }
+template <typename T>
+void InterpKernel(KernelContext& c) {
+  Interp<T, false>(c);
+}
+template <typename T>
+void InterpGradKernel(KernelContext& c) {
+  Interp<T, true>(c);
+}
 
 // The size inputs, which the grad op reads too.
 constexpr const char* kSizeInputs[] = {"OutSize", "SizeTensor", "Scale"};
@@ -113,12 +118,15 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
       .Input("Scale", "one float: Out is X's size times it (optional; over scale, out_h/out_w)")
       .AsDispensable()
       .Output("Out", "[N, C, out_h, out_w] or [N, out_h, out_w, C]")
-      .Attr("out_h", int32_t(-1), "output height").Attr("out_w", int32_t(-1), "output width")
+      .Attr("out_h", int32_t(-1), "output height")
+      .Attr("out_w", int32_t(-1), "output width")
       .Attr("scale", 0.0f, "output size = scale * input size when > 0")
       .Attr("interp_method", std::string(method), "the method (fixed by the op)")
       .Attr("align_corners", true, "align the corner pixels")
-      .Attr("align_mode", int32_t(1), "0: half-pixel centres (without align_corners), 1: src = ratio * dst")
-      .Attr("data_layout", std::string("NCHW"), "NCHW or NHWC").InSet({"NCHW", "NHWC"})
+      .Attr("align_mode", int32_t(1),
+            "0: half-pixel centres (without align_corners), 1: src = ratio * dst")
+      .Attr("data_layout", std::string("NCHW"), "NCHW or NHWC")
+      .InSet({"NCHW", "NHWC"})
       .KernelDataTypeFrom("X")
       .InferShape(InterpInferShape)
       .Grad([type](tide::GradMaker& g) {
@@ -134,15 +142,24 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
 
 tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
   return tide::OpSchema(type)
-      .Input("X").Input("OutSize").AsDispensable()
-      .Input("SizeTensor").AsDuplicable().AsDispensable()
-      .Input("Scale").AsDispensable()
+      .Input("X")
+      .Input("OutSize")
+      .AsDispensable()
+      .Input("SizeTensor")
+      .AsDuplicable()
+      .AsDispensable()
+      .Input("Scale")
+      .AsDispensable()
       .Input(GradVarName("Out"))
       .Output(GradVarName("X"))
-      .Attr("out_h", int32_t(-1)).Attr("out_w", int32_t(-1)).Attr("scale", 0.0f)
-      .Attr("interp_method", std::string(method)).Attr("align_corners", true)
+      .Attr("out_h", int32_t(-1))
+      .Attr("out_w", int32_t(-1))
+      .Attr("scale", 0.0f)
+      .Attr("interp_method", std::string(method))
+      .Attr("align_corners", true)
       .Attr("align_mode", int32_t(1))
-      .Attr("data_layout", std::string("NCHW")).InSet({"NCHW", "NHWC"})
+      .Attr("data_layout", std::string("NCHW"))
+      .InSet({"NCHW", "NHWC"})
       .KernelDataTypeFrom("X")
       .InferShape(GradLike({"X"}));
 }
@@ -163,7 +180,8 @@ Dims Pad2dOut(const Pad2dGeom& g) { return tide::ops::Pad2dOutDims(g); }
 std::vector<int32_t> Pad2dPaddings(const KernelContext& ctx) {
   if (ctx.HasInput("Paddings")) {
     Tensor t = ctx.Input("Paddings");
-    TIDE_CHECK(t.numel() == 4 && t.dtype() == TIDE_INT32, "op '", ctx.op_type(), "': Paddings must be int32 [4]");
+    TIDE_CHECK(t.numel() == 4 && t.dtype() == TIDE_INT32, "op '", ctx.op_type(),
+               "': Paddings must be int32 [4]");
     return std::vector<int32_t>(t.data<int32_t>(), t.data<int32_t>() + 4);
   }
   return ctx.Attr<std::vector<int32_t>>("paddings");
@@ -200,13 +218,21 @@ void Pad2d(KernelContext& ctx) {
         for (int64_t w = 0; w < g.ow; ++w) {
           const int64_t sw = Pad2dSource(g.mode, w - g.left, g.w);
           const bool inside = sh >= 0 && sw >= 0;
-          if constexpr (!kGrad) o[o_at(n, c, h, w)] = inside ? src[x_at(n, c, sh, sw)] : pad;
-          else if (inside) dx[x_at(n, c, sh, sw)] += gd[o_at(n, c, h, w)];
+          if constexpr (!kGrad)
+            o[o_at(n, c, h, w)] = inside ? src[x_at(n, c, sh, sw)] : pad;
+          else if (inside)
+            dx[x_at(n, c, sh, sw)] += gd[o_at(n, c, h, w)];
         }
       }
 }
-template <typename T> void Pad2dKernel(KernelContext& c) { Pad2d<T, false>(c); }
-template <typename T> void Pad2dGradKernel(KernelContext& c) { Pad2d<T, true>(c); }
+template <typename T>
+void Pad2dKernel(KernelContext& c) {
+  Pad2d<T, false>(c);
+}
+template <typename T>
+void Pad2dGradKernel(KernelContext& c) {
+  Pad2d<T, true>(c);
+}
 
 // ---------------------------------------------------------------------------------------------
 // crop: Out = X[offsets : offsets + shape] (the box: tide/ops/crop.hpp).
@@ -229,18 +255,26 @@ void Crop(KernelContext& ctx) {
   if constexpr (!kGrad) {
     const T* src = x.data<T>();
     T* o = ctx.Output("Out").mutable_data<T>(g.shape, ctx.place());
-    ForEachIndex(g.shape, [&](const std::vector<int64_t>& idx, int64_t i) { o[i] = src[offset(idx)]; });
+    ForEachIndex(g.shape,
+                 [&](const std::vector<int64_t>& idx, int64_t i) { o[i] = src[offset(idx)]; });
   } else {
     Tensor dout = ctx.Input(GradVarName("Out").c_str());
     tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), g.shape);
     const T* gd = dout.data<T>();
     T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
     std::fill(dx, dx + x.numel(), T(0));
-    ForEachIndex(g.shape, [&](const std::vector<int64_t>& idx, int64_t i) { dx[offset(idx)] = gd[i]; });
+    ForEachIndex(g.shape,
+                 [&](const std::vector<int64_t>& idx, int64_t i) { dx[offset(idx)] = gd[i]; });
   }
 }
-template <typename T> void CropKernel(KernelContext& c) { Crop<T, false>(c); }
-template <typename T> void CropGradKernel(KernelContext& c) { Crop<T, true>(c); }
+template <typename T>
+void CropKernel(KernelContext& c) {
+  Crop<T, false>(c);
+}
+template <typename T>
+void CropGradKernel(KernelContext& c) {
+  Crop<T, true>(c);
+}
 
 tide::GradMakerFn ForwardInputsGrad(const std::string& grad, std::vector<std::string> extra) {
   return [grad, extra](tide::GradMaker& g) {
@@ -272,13 +306,15 @@ TIDE_REGISTER_OP(tide::OpSchema("pad2d")
                      .Comment("Out = X padded on H and W by paddings [top, bottom, left, right]: "
                               "constant (pad_value), reflect or edge.")
                      .Input("X", "[N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
-                     .Input("Paddings", "int32 [4] (optional; overrides the attribute)").AsDispensable()
+                     .Input("Paddings", "int32 [4] (optional; overrides the attribute)")
+                     .AsDispensable()
                      .Output("Out", "the padded input")
                      .Attr("paddings", std::vector<int32_t>{0, 0, 0, 0}, "top, bottom, left, right")
                      .Attr("mode", std::string("constant"), "constant, reflect or edge")
                      .InSet({"constant", "reflect", "edge"})
                      .Attr("pad_value", 0.0f, "the constant mode's value")
-                     .Attr("data_format", std::string("NCHW"), "NCHW or NHWC").InSet({"NCHW", "NHWC"})
+                     .Attr("data_format", std::string("NCHW"), "NCHW or NHWC")
+                     .InSet({"NCHW", "NHWC"})
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
                        const Dims x = c.InputDims("X");
@@ -289,10 +325,15 @@ TIDE_REGISTER_OP(tide::OpSchema("pad2d")
                      })
                      .Grad(ForwardInputsGrad("pad2d_grad", {"Paddings"})));
 TIDE_REGISTER_OP(tide::OpSchema("pad2d_grad")
-                     .Input("X").Input("Paddings").AsDispensable().Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Paddings")
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
-                     .Attr("paddings", std::vector<int32_t>{0, 0, 0, 0}).Attr("mode", std::string("constant"))
-                     .Attr("pad_value", 0.0f).Attr("data_format", std::string("NCHW"))
+                     .Attr("paddings", std::vector<int32_t>{0, 0, 0, 0})
+                     .Attr("mode", std::string("constant"))
+                     .Attr("pad_value", 0.0f)
+                     .Attr("data_format", std::string("NCHW"))
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("pad2d", "cpu", Pad2dKernel, OPS_NN_FLOAT_TYPES);
@@ -302,8 +343,11 @@ TIDE_REGISTER_OP(tide::OpSchema("crop")
                      .Comment("Out = X[offsets : offsets + shape] (shape from Y's dims when given, "
                               "offsets from the Offsets tensor when given; a shape of -1 takes the "
                               "rest of the dim).")
-                     .Input("X", "the input").Input("Y", "gives Out's dims (optional)").AsDispensable()
-                     .Input("Offsets", "int32 offsets (optional)").AsDispensable()
+                     .Input("X", "the input")
+                     .Input("Y", "gives Out's dims (optional)")
+                     .AsDispensable()
+                     .Input("Offsets", "int32 offsets (optional)")
+                     .AsDispensable()
                      .Output("Out", "the box")
                      .Attr("offsets", std::vector<int32_t>{}, "the box's first index per dim")
                      .Attr("shape", std::vector<int32_t>{}, "the box's dims")
@@ -324,9 +368,15 @@ TIDE_REGISTER_OP(tide::OpSchema("crop")
                      })
                      .Grad(ForwardInputsGrad("crop_grad", {"Y", "Offsets"})));
 TIDE_REGISTER_OP(tide::OpSchema("crop_grad")
-                     .Input("X").Input("Y").AsDispensable().Input("Offsets").AsDispensable()
-                     .Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .Attr("offsets", std::vector<int32_t>{}).Attr("shape", std::vector<int32_t>{})
+                     .Input("X")
+                     .Input("Y")
+                     .AsDispensable()
+                     .Input("Offsets")
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .Attr("offsets", std::vector<int32_t>{})
+                     .Attr("shape", std::vector<int32_t>{})
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("crop", "cpu", CropKernel, OPS_NN_FLOAT_TYPES);

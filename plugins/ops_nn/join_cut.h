@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstring>
-
 #include <tide/ops/split_concat.hpp>
 
 namespace ops_nn {

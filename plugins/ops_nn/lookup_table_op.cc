@@ -7,10 +7,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tide/ops/lookup_table.hpp>
 #include <unordered_map>
 #include <vector>
-
-#include <tide/ops/lookup_table.hpp>
 
 #include "common.h"
 
@@ -42,8 +41,9 @@ void LookupInRows(KernelContext& ctx, const tide::SelectedRows& table) {
   TIDE_CHECK(value.initialized() || rows.empty(), "op '", op, "': W ('", ctx.InputName("W"),
              "') is a SelectedRows listing ", rows.size(), " rows but has no value");
   const Dims vd = value.initialized() ? value.dims() : Dims{0, 0};
-  TIDE_CHECK(vd.size() == 2 && vd[0] == int64_t(rows.size()), "op '", op, "': W ('", ctx.InputName("W"),
-             "') is a SelectedRows with ", rows.size(), " rows but a value of dims ", tide::ToString(vd));
+  TIDE_CHECK(vd.size() == 2 && vd[0] == int64_t(rows.size()), "op '", op, "': W ('",
+             ctx.InputName("W"), "') is a SelectedRows with ", rows.size(),
+             " rows but a value of dims ", tide::ToString(vd));
   const int64_t d = vd[1], n = ids.numel();
   std::shared_ptr<std::vector<int64_t>> widened;
   const int64_t* id = tide::ops::LookupIds(ctx, ids, &widened);
@@ -58,8 +58,9 @@ void LookupInRows(KernelContext& ctx, const tide::SelectedRows& table) {
       continue;
     }
     auto it = index.find(id[i]);
-    TIDE_CHECK(it != index.end(), "op '", op, "': Ids ('", ctx.InputName("Ids"), "')[", i, "] = ", id[i],
-               " is not among the ", rows.size(), " rows of W ('", ctx.InputName("W"), "'), a SelectedRows");
+    TIDE_CHECK(it != index.end(), "op '", op, "': Ids ('", ctx.InputName("Ids"), "')[", i,
+               "] = ", id[i], " is not among the ", rows.size(), " rows of W ('",
+               ctx.InputName("W"), "'), a SelectedRows");
     std::memcpy(o + i * d, wd + it->second * d, sizeof(T) * d);
   }
 }
@@ -124,24 +125,28 @@ tide::OpSchema LookupAttrs(tide::OpSchema s) {
             "gets no gradient; -1: none");
 }
 
-// lookup_table and lookup_table_v2 differ in Out's dims and the Ids' types (tide/ops/lookup_table.hpp).
+// lookup_table and lookup_table_v2 differ in Out's dims and the Ids' types
+// (tide/ops/lookup_table.hpp).
 tide::OpSchema LookupSchema(const char* type, const char* ids_doc, const char* out_doc) {
   const std::string grad = std::string(type) + "_grad";
-  return LookupAttrs(tide::OpSchema(type)
-                         .Comment("Out[i] = W[Ids[i]] (zeros where Ids[i] == padding_idx).")
-                         .Input("W", "the embedding table, [V, D]: a tensor, or a SelectedRows holding some of its rows")
-                         .Input("Ids", ids_doc)
-                         .Output("Out", out_doc)
-                         .KernelDataTypeFrom("W")
-                         .InferShape(LookupInferShape)
-                         .Grad([grad](tide::GradMaker& g) {
-                           g.NewOp(grad.c_str())
-                               .Input("W", g.Input("W"))
-                               .Input("Ids", g.Input("Ids"))
-                               .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                               .Output(GradVarName("W"), g.InputGrad("W"))
-                               .CopyAttrs();
-                         }));
+  return LookupAttrs(
+      tide::OpSchema(type)
+          .Comment("Out[i] = W[Ids[i]] (zeros where Ids[i] == padding_idx).")
+          .Input(
+              "W",
+              "the embedding table, [V, D]: a tensor, or a SelectedRows holding some of its rows")
+          .Input("Ids", ids_doc)
+          .Output("Out", out_doc)
+          .KernelDataTypeFrom("W")
+          .InferShape(LookupInferShape)
+          .Grad([grad](tide::GradMaker& g) {
+            g.NewOp(grad.c_str())
+                .Input("W", g.Input("W"))
+                .Input("Ids", g.Input("Ids"))
+                .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                .Output(GradVarName("W"), g.InputGrad("W"))
+                .CopyAttrs();
+          }));
 }
 
 tide::OpSchema LookupGradSchema(const char* type) {

@@ -2,7 +2,6 @@
 // lower index) with its grad, and accuracy (top-k hits against int64 labels; no grad).
 #include <algorithm>
 #include <numeric>
-
 #include <tide/ops/int_inputs.hpp>
 #include <tide/ops/metric.hpp>
 

@@ -3,9 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <tide/plugin.hpp>
+#include <vector>
 
 namespace ops_nn {
 

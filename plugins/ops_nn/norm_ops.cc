@@ -3,7 +3,6 @@
 // epsilon) + Bias with Scale/Bias per feature (layer_norm) or per channel. The grads recompute
 // the statistics from X rather than trusting the saved ones.
 #include <cmath>
-
 #include <tide/ops/data_layout.hpp>
 #include <tide/ops/norm.hpp>
 
@@ -148,8 +147,7 @@ tide::OpSchema NormSchema(const std::string& type, const char* comment) {
         op.Input("X", g.Input("X"));
         if (!g.Input("Scale").empty()) op.Input("Scale", g.Input("Scale"));
         if (!g.Input("Bias").empty()) op.Input("Bias", g.Input("Bias"));
-        op.Input(GradVarName("Y"), g.OutputGrad("Y"))
-            .Output(GradVarName("X"), g.InputGrad("X"));
+        op.Input(GradVarName("Y"), g.OutputGrad("Y")).Output(GradVarName("X"), g.InputGrad("X"));
         if (!g.Input("Scale").empty()) op.Output(GradVarName("Scale"), g.InputGrad("Scale"));
         if (!g.Input("Bias").empty()) op.Output(GradVarName("Bias"), g.InputGrad("Bias"));
         op.CopyAttrs();
@@ -158,11 +156,18 @@ tide::OpSchema NormSchema(const std::string& type, const char* comment) {
 
 tide::OpSchema NormGradSchema(const std::string& type) {
   return tide::OpSchema(type)
-      .Input("X").Input("Scale").AsDispensable().Input("Bias").AsDispensable()
+      .Input("X")
+      .Input("Scale")
+      .AsDispensable()
+      .Input("Bias")
+      .AsDispensable()
       .Input(GradVarName("Y"))
-      .Output(GradVarName("X")).AsDispensable()
-      .Output(GradVarName("Scale")).AsDispensable()
-      .Output(GradVarName("Bias")).AsDispensable()
+      .Output(GradVarName("X"))
+      .AsDispensable()
+      .Output(GradVarName("Scale"))
+      .AsDispensable()
+      .Output(GradVarName("Bias"))
+      .AsDispensable()
       .Attr("epsilon", 1e-5f)
       .KernelDataTypeFrom("X")
       .InferShape(GradLike({"X", "Scale", "Bias"}));
@@ -173,22 +178,27 @@ tide::OpSchema NormGradSchema(const std::string& type) {
 
 using namespace ops_nn;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(NormSchema("layer_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + Bias, "
-                                          "the statistics over the dims from begin_norm_axis.")
+TIDE_REGISTER_OP(NormSchema("layer_norm",
+                            "Y = Scale * (X - mean) / sqrt(var + epsilon) + Bias, "
+                            "the statistics over the dims from begin_norm_axis.")
                      .Attr("begin_norm_axis", int32_t(1), "the first normalised dim"));
 TIDE_REGISTER_OP(NormGradSchema("layer_norm_grad").Attr("begin_norm_axis", int32_t(1)));
-TIDE_REGISTER_OP(NormSchema("group_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + Bias "
-                                          "per channel, the statistics over each sample's "
-                                          "channel groups (X [N, C, ...], or [N, ..., C] "
-                                          "with NHWC).")
+TIDE_REGISTER_OP(NormSchema("group_norm",
+                            "Y = Scale * (X - mean) / sqrt(var + epsilon) + Bias "
+                            "per channel, the statistics over each sample's "
+                            "channel groups (X [N, C, ...], or [N, ..., C] "
+                            "with NHWC).")
                      .Attr("groups", int32_t(1), "channel groups (dividing C)")
                      .Attr("data_layout", std::string("NCHW"), "NCHW or NHWC (channels last)")
                      .InSet({"NCHW", "NHWC"}));
-TIDE_REGISTER_OP(NormGradSchema("group_norm_grad").Attr("groups", int32_t(1))
-                     .Attr("data_layout", std::string("NCHW")).InSet({"NCHW", "NHWC"}));
-TIDE_REGISTER_OP(NormSchema("instance_norm", "Y = Scale * (X - mean) / sqrt(var + epsilon) + "
-                                             "Bias per channel, the statistics over each "
-                                             "sample's channel (X [N, C, ...])."));
+TIDE_REGISTER_OP(NormGradSchema("group_norm_grad")
+                     .Attr("groups", int32_t(1))
+                     .Attr("data_layout", std::string("NCHW"))
+                     .InSet({"NCHW", "NHWC"}));
+TIDE_REGISTER_OP(NormSchema("instance_norm",
+                            "Y = Scale * (X - mean) / sqrt(var + epsilon) + "
+                            "Bias per channel, the statistics over each "
+                            "sample's channel (X [N, C, ...])."));
 TIDE_REGISTER_OP(NormGradSchema("instance_norm_grad"));
 TIDE_REGISTER_KERNEL("layer_norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("layer_norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);

@@ -1,7 +1,7 @@
 // pool_op.cc: pool2d (max / avg over NCHW windows, or NHWC ones on transposed copies; global,
-// ceil_mode, exclusive, adaptive, padding_algorithm) and its grad, with Fluid 1.x window rules (tide/ops/pool.hpp): a window is clipped to the image
-// (padding never wins a max); an exclusive avg divides by the clipped window's size, a
-// non-exclusive one by kh * kw.
+// ceil_mode, exclusive, adaptive, padding_algorithm) and its grad, with Fluid 1.x window rules
+// (tide/ops/pool.hpp): a window is clipped to the image (padding never wins a max); an exclusive
+// avg divides by the clipped window's size, a non-exclusive one by kh * kw.
 #include <tide/ops/pool.hpp>
 
 #include "common.h"

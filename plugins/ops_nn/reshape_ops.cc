@@ -2,7 +2,6 @@
 // Shape tensor overrides the attribute at run time) and flatten / flatten2 (to 2-D at `axis`),
 // with grads. The *2 variants output XShape ([0] + X's dims, no data) so their grads need no X.
 #include <cstring>
-
 #include <tide/ops/index_shape.hpp>
 #include <tide/ops/reshape.hpp>
 
@@ -147,7 +146,8 @@ tide::OpSchema ReshapeSchema(const std::string& type, bool v2) {
                .Input("X", "the input")
                .Input("Shape", "int32 target shape (optional; overrides `shape`)")
                .AsDispensable()
-               .Input("ShapeTensor", "Paddle: the target shape as one-element int tensors "
+               .Input("ShapeTensor",
+                      "Paddle: the target shape as one-element int tensors "
                       "(optional; overrides Shape and `shape`)")
                .AsDuplicable()
                .AsDispensable()
@@ -182,8 +182,9 @@ tide::OpSchema FlattenSchema(const std::string& type, bool v2) {
 
 tide::OpSchema FlattenRangeSchema() {
   return tide::OpSchema("flatten_contiguous_range")
-      .Comment("Out = X with dims [start_axis, stop_axis] merged into one (Paddle 2.x's "
-               "paddle.flatten).")
+      .Comment(
+          "Out = X with dims [start_axis, stop_axis] merged into one (Paddle 2.x's "
+          "paddle.flatten).")
       .Input("X", "the input")
       .Output("Out", "the flattened input")
       .Output("XShape", "[0] + X's dims (no data), for the grad")
@@ -236,8 +237,7 @@ TIDE_REGISTER_OP(CopyGradSchema("flatten_contiguous_range_grad", true,
                      .Attr("stop_axis", int32_t(1), "the forward stop_axis")
                      .Attr("mkldnn_data_type", std::string("float32"), "ignored"));
 TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", FlattenRangeKernel, OPS_NN_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel,
-                     OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reshape", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("reshape2", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("flatten", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES);

@@ -1,7 +1,6 @@
 // similarity_ops.cc: cos_sim (rows of X against rows of Y, or one Y row for all), norm (X / its
 // L2 norm along axis), label_smooth and maxout (Fluid 1.x), with grads.
 #include <cmath>
-
 #include <tide/ops/label_smooth.hpp>
 #include <tide/ops/maxout.hpp>
 #include <tide/ops/similarity.hpp>
@@ -68,7 +67,8 @@ void NormKernel(KernelContext& ctx) {
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
       T sq = 0;
-      for (int64_t j = 0; j < s.n; ++j) sq += xd[(i * s.n + j) * s.post + k] * xd[(i * s.n + j) * s.post + k];
+      for (int64_t j = 0; j < s.n; ++j)
+        sq += xd[(i * s.n + j) * s.post + k] * xd[(i * s.n + j) * s.post + k];
       const T n = std::sqrt(sq + a.eps);
       a.norm[i * s.post + k] = n;
       for (int64_t j = 0; j < s.n; ++j)
@@ -163,58 +163,84 @@ using namespace ops_nn;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("cos_sim")
                      .Comment("Out = <X, Y> / (|X| |Y|) per row (Y: X's rows, or one row for all).")
-                     .Input("X", "[N, ...]").Input("Y", "[N, ...] or [1, ...]")
-                     .Output("Out", "[N, 1]").Output("XNorm", "|X| per row").AsIntermediate()
-                     .Output("YNorm", "|Y| per row").AsIntermediate()
+                     .Input("X", "[N, ...]")
+                     .Input("Y", "[N, ...] or [1, ...]")
+                     .Output("Out", "[N, 1]")
+                     .Output("XNorm", "|X| per row")
+                     .AsIntermediate()
+                     .Output("YNorm", "|Y| per row")
+                     .AsIntermediate()
                      .InferShape([](tide::InferShapeContext& c) {
                        const CosSimGeom g =
                            GetCosSimGeom(c.op_type(), c.InputDims("X"), c.InputDims("Y"));
                        c.SetOutputDims("Out", {g.n, 1});
                        c.SetOutputDims("XNorm", {g.n, 1});
                        c.SetOutputDims("YNorm", {c.InputDims("Y")[0], 1});
-                       for (const char* p : {"Out", "XNorm", "YNorm"}) c.SetOutputDataType(p, c.InputDataType("X"));
+                       for (const char* p : {"Out", "XNorm", "YNorm"})
+                         c.SetOutputDataType(p, c.InputDataType("X"));
                        c.ShareLoD("X", "Out");
                      })
-                     .Grad(DefaultLikeGrad("cos_sim_grad", {"X", "Y"}, {"Out", "XNorm", "YNorm"}, {"X", "Y"})));
+                     .Grad(DefaultLikeGrad("cos_sim_grad", {"X", "Y"}, {"Out", "XNorm", "YNorm"},
+                                           {"X", "Y"})));
 TIDE_REGISTER_OP(tide::OpSchema("cos_sim_grad")
-                     .Input("X").Input("Y").Input("Out").Input("XNorm").Input("YNorm")
+                     .Input("X")
+                     .Input("Y")
+                     .Input("Out")
+                     .Input("XNorm")
+                     .Input("YNorm")
                      .Input(GradVarName("Out"))
-                     .Output(GradVarName("X")).AsDispensable().Output(GradVarName("Y")).AsDispensable()
+                     .Output(GradVarName("X"))
+                     .AsDispensable()
+                     .Output(GradVarName("Y"))
+                     .AsDispensable()
                      .InferShape(GradLike({"X", "Y"})));
 TIDE_REGISTER_KERNEL("cos_sim", "cpu", CosSimKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("cos_sim_grad", "cpu", CosSimGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("norm")
                      .Comment("Out = X / sqrt(sum(X^2 along axis) + epsilon).")
-                     .Input("X", "the input").Output("Out", "X normalised")
-                     .Output("Norm", "the divisor, X's dims with 1 on axis").AsIntermediate()
-                     .Attr("axis", int32_t(1), "the axis").Attr("epsilon", 1e-10f, "added under the root")
+                     .Input("X", "the input")
+                     .Output("Out", "X normalised")
+                     .Output("Norm", "the divisor, X's dims with 1 on axis")
+                     .AsIntermediate()
+                     .Attr("axis", int32_t(1), "the axis")
+                     .Attr("epsilon", 1e-10f, "added under the root")
                      .InferShape([](tide::InferShapeContext& c) {
                        const Dims x = c.InputDims("X");
                        c.SetOutputDims("Out", x);
-                       c.SetOutputDims("Norm", tide::ops::L2NormDims(c.op_type(), x,
-                                                                     c.Attr<int32_t>("axis")));
+                       c.SetOutputDims(
+                           "Norm", tide::ops::L2NormDims(c.op_type(), x, c.Attr<int32_t>("axis")));
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                        c.SetOutputDataType("Norm", c.InputDataType("X"));
                      })
                      .Grad(DefaultLikeGrad("norm_grad", {"X"}, {"Norm"}, {"X"})));
 TIDE_REGISTER_OP(tide::OpSchema("norm_grad")
-                     .Input("X").Input("Norm").Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .Attr("axis", int32_t(1)).Attr("epsilon", 1e-10f)
+                     .Input("X")
+                     .Input("Norm")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .Attr("axis", int32_t(1))
+                     .Attr("epsilon", 1e-10f)
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("label_smooth")
-                     .Comment("Out = (1 - epsilon) X + epsilon * PriorDist (uniform 1 / K without it).")
-                     .Input("X", "one-hot labels [..., K]").Input("PriorDist", "[K] (optional)").AsDispensable()
-                     .Output("Out", "smoothed labels")
-                     .Attr("epsilon", 0.0f, "the smoothing weight")
-                     .InferShape(tide::SameShapeAsInput("X", "Out"))
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("scale").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"))
-                           .Attr("scale", 1.0f - g.Attr<float>("epsilon")).Attr("bias", 0.0f);
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("label_smooth")
+        .Comment("Out = (1 - epsilon) X + epsilon * PriorDist (uniform 1 / K without it).")
+        .Input("X", "one-hot labels [..., K]")
+        .Input("PriorDist", "[K] (optional)")
+        .AsDispensable()
+        .Output("Out", "smoothed labels")
+        .Attr("epsilon", 0.0f, "the smoothing weight")
+        .InferShape(tide::SameShapeAsInput("X", "Out"))
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("scale")
+              .Input("X", g.OutputGrad("Out"))
+              .Output("Out", g.InputGrad("X"))
+              .Attr("scale", 1.0f - g.Attr<float>("epsilon"))
+              .Attr("bias", 0.0f);
+        }));
 TIDE_REGISTER_KERNEL("label_smooth", "cpu", LabelSmoothKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("maxout")
@@ -231,7 +257,10 @@ TIDE_REGISTER_OP(tide::OpSchema("maxout")
                      })
                      .Grad(DefaultLikeGrad("maxout_grad", {"X"}, {"Out"}, {"X"})));
 TIDE_REGISTER_OP(tide::OpSchema("maxout_grad")
-                     .Input("X").Input("Out").Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Input("X")
+                     .Input("Out")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
                      .RequiredAttr("groups", TIDE_ATTR_INT)
                      .Attr("axis", int32_t(1))
                      .InferShape(GradLike({"X"})));

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-
 #include <tide/ops/expand.hpp>
 #include <tide/ops/slice_inputs.hpp>
 #include <tide/ops/tensor_shape.hpp>
@@ -82,7 +81,8 @@ tide::OpSchema SliceSchema(const std::string& type, bool strided) {
                                   "each bound kind may come from a tensor (list first)."
                                 : "Out = Input[starts:ends] on `axes`; negative indices count "
                                   "from the end, and both are clamped to the dim.")
-               .Input("Input", "the input").Output("Out", "the slice")
+               .Input("Input", "the input")
+               .Output("Out", "the slice")
                .RequiredAttr("axes", TIDE_ATTR_INTS, "the sliced axes")
                .Attr("starts", std::vector<int32_t>{}, "first index per axis")
                .Attr("ends", std::vector<int32_t>{}, "end (exclusive) per axis");
@@ -115,9 +115,12 @@ tide::OpSchema SliceSchema(const std::string& type, bool strided) {
 
 tide::OpSchema SliceGradSchema(const std::string& type, bool strided) {
   auto s = tide::OpSchema(type)
-               .Input("Input").Input(GradVarName("Out")).Output(GradVarName("Input"))
+               .Input("Input")
+               .Input(GradVarName("Out"))
+               .Output(GradVarName("Input"))
                .RequiredAttr("axes", TIDE_ATTR_INTS)
-               .Attr("starts", std::vector<int32_t>{}).Attr("ends", std::vector<int32_t>{});
+               .Attr("starts", std::vector<int32_t>{})
+               .Attr("ends", std::vector<int32_t>{});
   if (strided)
     s.Attr("strides", std::vector<int32_t>{});
   else
@@ -225,11 +228,10 @@ void ExpandInferShape(tide::InferShapeContext& ctx) {
 
 // expand_v2: X (with 1s in front) repeated to the target shape (tide/ops/expand.hpp).
 Dims ExpandV2OutDims(const KernelContext& ctx, const Dims& x) {
-  return tide::ops::ExpandV2Dims(
-      ctx.op_type(), x,
-      tide::ops::ExpandV2ShapeFromInputs(
-          ctx, [&](const char* p) { return IntValues(ctx, p); },
-          [&](const char* p) { return IntScalars(ctx, p); }));
+  return tide::ops::ExpandV2Dims(ctx.op_type(), x,
+                                 tide::ops::ExpandV2ShapeFromInputs(
+                                     ctx, [&](const char* p) { return IntValues(ctx, p); },
+                                     [&](const char* p) { return IntScalars(ctx, p); }));
 }
 
 template <typename T>
@@ -290,18 +292,23 @@ TIDE_REGISTER_KERNEL("strided_slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_
 TIDE_REGISTER_OP(tide::OpSchema("pad")
                      .Comment("Out = X padded with pad_value: paddings[2i] before and "
                               "paddings[2i+1] after dim i.")
-                     .Input("X", "the input").Output("Out", "the padded input")
+                     .Input("X", "the input")
+                     .Output("Out", "the padded input")
                      .RequiredAttr("paddings", TIDE_ATTR_INTS, "(before, after) per dim")
                      .Attr("pad_value", 0.0f, "the padding value")
                      .InferShape([](tide::InferShapeContext& c) {
-                       c.SetOutputDims("Out", tide::ops::PadDims(c.op_type(), c.InputDims("X"),
-                                                                 c.Attr<std::vector<int32_t>>("paddings")));
+                       c.SetOutputDims(
+                           "Out", tide::ops::PadDims(c.op_type(), c.InputDims("X"),
+                                                     c.Attr<std::vector<int32_t>>("paddings")));
                        c.SetOutputDataType("Out", c.InputDataType("X"));
                      })
                      .Grad(XGradMaker("pad_grad", {})));
 TIDE_REGISTER_OP(tide::OpSchema("pad_grad")
-                     .Input("X").Input(GradVarName("Out")).Output(GradVarName("X"))
-                     .RequiredAttr("paddings", TIDE_ATTR_INTS).Attr("pad_value", 0.0f)
+                     .Input("X")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .RequiredAttr("paddings", TIDE_ATTR_INTS)
+                     .Attr("pad_value", 0.0f)
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("pad", "cpu", PadKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("pad_grad", "cpu", PadGradKernel, OPS_NN_FLOAT_TYPES);
@@ -310,10 +317,12 @@ TIDE_REGISTER_OP(tide::OpSchema("expand")
                      .Comment("Out = X repeated expand_times[i] times along dim i. Fluid 1.6+: "
                               "ExpandTimes, else expand_times_tensor, overrides the attribute.")
                      .Input("X", "the input")
-                     .Input("ExpandTimes", "the repeats as a 1-D int tensor (optional; over the "
+                     .Input("ExpandTimes",
+                            "the repeats as a 1-D int tensor (optional; over the "
                             "others)")
                      .AsDispensable()
-                     .Input("expand_times_tensor", "the repeats as one-element int tensors, one "
+                     .Input("expand_times_tensor",
+                            "the repeats as one-element int tensors, one "
                             "per dim (optional; over expand_times)")
                      .AsDuplicable()
                      .AsDispensable()
@@ -323,20 +332,28 @@ TIDE_REGISTER_OP(tide::OpSchema("expand")
                      .InferShape(ExpandInferShape)
                      .Grad(XGradMaker("expand_grad", {"ExpandTimes", "expand_times_tensor"})));
 TIDE_REGISTER_OP(tide::OpSchema("expand_grad")
-                     .Input("X").Input("ExpandTimes").AsDispensable()
-                     .Input("expand_times_tensor").AsDuplicable().AsDispensable()
-                     .Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Input("X")
+                     .Input("ExpandTimes")
+                     .AsDispensable()
+                     .Input("expand_times_tensor")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
                      .Attr("expand_times", std::vector<int32_t>{})
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_OP(tide::OpSchema("expand_as")
                      .Comment("Out = X repeated to target_tensor's dims (each a multiple of X's).")
-                     .Input("X", "the input").Input("target_tensor", "gives Out's dims")
+                     .Input("X", "the input")
+                     .Input("target_tensor", "gives Out's dims")
                      .Output("Out", "the repeated input")
                      .KernelDataTypeFrom("X")
                      .InferShape(ExpandInferShape)
                      .Grad(XGradMaker("expand_as_grad", {"target_tensor"})));
 TIDE_REGISTER_OP(tide::OpSchema("expand_as_grad")
-                     .Input("X").Input("target_tensor").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("target_tensor")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
@@ -345,9 +362,11 @@ TIDE_REGISTER_OP(tide::OpSchema("expand_v2")
                               "aligned to its end, a dim of 1 repeated, -1 keeps X's dim. Shape, "
                               "else expand_shapes_tensor, overrides the attribute.")
                      .Input("X", "the input")
-                     .Input("Shape", "the target shape as a 1-D int tensor (optional; over the others)")
+                     .Input("Shape",
+                            "the target shape as a 1-D int tensor (optional; over the others)")
                      .AsDispensable()
-                     .Input("expand_shapes_tensor", "the target shape as one-element int tensors, "
+                     .Input("expand_shapes_tensor",
+                            "the target shape as one-element int tensors, "
                             "one per dim (optional; over shape)")
                      .AsDuplicable()
                      .AsDispensable()
@@ -358,9 +377,14 @@ TIDE_REGISTER_OP(tide::OpSchema("expand_v2")
                      .InferShape(ExpandV2InferShape)
                      .Grad(XGradMaker("expand_v2_grad", {"Shape", "expand_shapes_tensor"})));
 TIDE_REGISTER_OP(tide::OpSchema("expand_v2_grad")
-                     .Input("X").Input("Shape").AsDispensable()
-                     .Input("expand_shapes_tensor").AsDuplicable().AsDispensable()
-                     .Input(GradVarName("Out")).Output(GradVarName("X"))
+                     .Input("X")
+                     .Input("Shape")
+                     .AsDispensable()
+                     .Input("expand_shapes_tensor")
+                     .AsDuplicable()
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
                      .Attr("shape", std::vector<int32_t>{})
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));

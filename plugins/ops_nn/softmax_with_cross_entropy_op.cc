@@ -2,7 +2,6 @@
 // (log-sum-exp), hard (int64 class ids, ignore_index) or soft (distribution) labels, along any
 // axis, and its grad Logits@GRAD = (Softmax * sum(Label) - Label) * Loss@GRAD.
 #include <cmath>
-
 #include <tide/ops/loss.hpp>
 
 #include "common.h"

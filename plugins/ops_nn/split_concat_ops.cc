@@ -3,7 +3,6 @@
 // rules are tide/ops/split_concat.hpp's. Paddle 2.x's AxisTensor / SectionsTensorList inputs
 // override the attributes at run time.
 #include <cstring>
-
 #include <tide/ops/split_concat.hpp>
 
 #include "common.h"
@@ -79,12 +78,14 @@ TIDE_REGISTER_OP(tide::OpSchema("concat")
                      .Input("X", "the inputs, same rank")
                      .AsDuplicable()
                      .Output("Out", "the joined tensor")
-                     .Input("AxisTensor", "Paddle: the axis as a one-element int tensor "
+                     .Input("AxisTensor",
+                            "Paddle: the axis as a one-element int tensor "
                             "(optional; overrides `axis`)")
                      .AsDispensable()
                      .Attr("axis", int32_t(0),
                            "the axis to join along (negative counts from the end)")
-                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
+                     .Attr("mkldnn_data_type", std::string("float32"),
+                           "oneDNN precision hint "
                            "(ignored)")
                      .InferShape(ConcatInferShape)
                      .Grad([](tide::GradMaker& g) {
@@ -117,10 +118,12 @@ TIDE_REGISTER_OP(tide::OpSchema("split")
                      .Comment("Cuts X along `axis` into `num` equal parts or parts of `sections` "
                               "sizes (one -1 takes the rest).")
                      .Input("X", "the input")
-                     .Input("AxisTensor", "Paddle: the axis as a one-element int tensor "
+                     .Input("AxisTensor",
+                            "Paddle: the axis as a one-element int tensor "
                             "(optional; overrides `axis`)")
                      .AsDispensable()
-                     .Input("SectionsTensorList", "Paddle: the sections as one-element int "
+                     .Input("SectionsTensorList",
+                            "Paddle: the sections as one-element int "
                             "tensors (optional; override `sections`)")
                      .AsDuplicable()
                      .AsDispensable()
@@ -129,7 +132,8 @@ TIDE_REGISTER_OP(tide::OpSchema("split")
                      .Attr("axis", int32_t(0), "the axis to cut (negative counts from the end)")
                      .Attr("num", int32_t(0), "number of equal parts (0: use sections)")
                      .Attr("sections", std::vector<int32_t>{}, "sizes of the parts (when num is 0)")
-                     .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint "
+                     .Attr("mkldnn_data_type", std::string("float32"),
+                           "oneDNN precision hint "
                            "(ignored)")
                      .InferShape(SplitInferShape)
                      .Grad([](tide::GradMaker& g) {  // the parts' grads joined back

@@ -1,7 +1,6 @@
 // stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
 // the grad, like reshape2) and stack / unstack (a new dim at `axis`, each other's grad).
 #include <cstring>
-
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
@@ -44,9 +43,9 @@ void SqueezeInferShape(tide::InferShapeContext& ctx) {
   if (ctx.HasInput("AxesTensor") || ctx.HasInput("AxesTensorList")) {
     // The axes are known when the kernel runs; at compile time Out's rank is.
     if (!ctx.IsRuntime()) {
-      const int64_t k = ctx.HasInput("AxesTensor") ? DimsProduct(ctx.InputDims("AxesTensor"))
-                                                   : static_cast<int64_t>(
-                                                         ctx.InputCount("AxesTensorList"));
+      const int64_t k = ctx.HasInput("AxesTensor")
+                            ? DimsProduct(ctx.InputDims("AxesTensor"))
+                            : static_cast<int64_t>(ctx.InputCount("AxesTensorList"));
       if (k >= 0) ctx.SetOutputDims("Out", Dims(x.size() + static_cast<size_t>(k), -1));
     }
   } else {
@@ -62,8 +61,11 @@ void SqueezeInferShape(tide::InferShapeContext& ctx) {
 tide::OpSchema SqueezeSchema(const std::string& type, const char* comment) {
   return tide::OpSchema(type)
       .Comment(comment)
-      .Input("X", "the input").Output("Out", "X's data with the new dims")
-      .Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable()
+      .Input("X", "the input")
+      .Output("Out", "X's data with the new dims")
+      .Output("XShape", "[0] + X's dims (no data), for the grad")
+      .AsIntermediate()
+      .AsDispensable()
       .Attr("axes", std::vector<int32_t>{}, "the dims")
       .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
       .InferShape(SqueezeInferShape)
@@ -78,7 +80,9 @@ tide::OpSchema SqueezeSchema(const std::string& type, const char* comment) {
 
 tide::OpSchema SqueezeGradSchema(const std::string& type) {
   return tide::OpSchema(type)
-      .Input("XShape").Input(GradVarName("Out")).Output(GradVarName("X"))
+      .Input("XShape")
+      .Input(GradVarName("Out"))
+      .Output(GradVarName("X"))
       .Attr("axes", std::vector<int32_t>{})
       .Attr("mkldnn_data_type", std::string("float32"))
       .KernelDataTypeFrom(GradVarName("Out"))
@@ -108,7 +112,8 @@ void StackGradKernel(KernelContext& ctx) {
 }
 
 void StackInferShape(tide::InferShapeContext& ctx) {
-  ctx.SetOutputDims("Y", tide::ops::StackDims(ctx.op_type(), ctx.InputsDims("X"), ctx.Attr<int32_t>("axis")));
+  ctx.SetOutputDims(
+      "Y", tide::ops::StackDims(ctx.op_type(), ctx.InputsDims("X"), ctx.Attr<int32_t>("axis")));
   ctx.SetOutputDataType("Y", ctx.InputDataType("X"));
 }
 
@@ -117,10 +122,10 @@ void UnstackInferShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X");
   const int a = NormAxis(op, ctx.Attr<int32_t>("axis"), x.size());
   const int32_t num = ctx.Attr<int32_t>("num");
-  TIDE_CHECK(x[a] < 0 || x[a] == num, "op '", op, "': num (", num, ") must equal X's dim ", a,
-             " (", x[a], ")");
-  TIDE_CHECK(static_cast<int32_t>(ctx.OutputCount("Y")) == num, "op '", op, "': ",
-             ctx.OutputCount("Y"), " outputs Y for num = ", num);
+  TIDE_CHECK(x[a] < 0 || x[a] == num, "op '", op, "': num (", num, ") must equal X's dim ", a, " (",
+             x[a], ")");
+  TIDE_CHECK(static_cast<int32_t>(ctx.OutputCount("Y")) == num, "op '", op,
+             "': ", ctx.OutputCount("Y"), " outputs Y for num = ", num);
   Dims od = x;
   od.erase(od.begin() + a);
   for (int32_t i = 0; i < num; ++i) {
@@ -134,15 +139,18 @@ void UnstackInferShape(tide::InferShapeContext& ctx) {
 
 using namespace ops_nn;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(SqueezeSchema("squeeze2", "Out = X without the listed size-1 dims (every "
-                                           "size-1 dim when axes is empty; others are kept)."));
+TIDE_REGISTER_OP(SqueezeSchema("squeeze2",
+                               "Out = X without the listed size-1 dims (every "
+                               "size-1 dim when axes is empty; others are kept)."));
 TIDE_REGISTER_OP(SqueezeGradSchema("squeeze2_grad"));
-TIDE_REGISTER_OP(SqueezeSchema("unsqueeze2", "Out = X with a dim of 1 inserted at each of axes "
-                                             "in turn (Paddle: AxesTensor or AxesTensorList, "
-                                             "when given, override axes).")
+TIDE_REGISTER_OP(SqueezeSchema("unsqueeze2",
+                               "Out = X with a dim of 1 inserted at each of axes "
+                               "in turn (Paddle: AxesTensor or AxesTensorList, "
+                               "when given, override axes).")
                      .Input("AxesTensor", "Paddle: the axes as a 1-D int tensor (optional)")
                      .AsDispensable()
-                     .Input("AxesTensorList", "Paddle: the axes as one-element int tensors "
+                     .Input("AxesTensorList",
+                            "Paddle: the axes as one-element int tensors "
                             "(optional)")
                      .AsDuplicable()
                      .AsDispensable());
@@ -152,20 +160,24 @@ TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYP
 TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("unsqueeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("stack")
-                     .Comment("Y = the X tensors (all of one shape) stacked along a new dim at axis.")
-                     .Input("X", "tensors of one shape").AsDuplicable()
-                     .Output("Y", "the stack")
-                     .Attr("axis", int32_t(0), "where the new dim goes (negative: from the end)")
-                     .InferShape(StackInferShape)
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("stack_grad")
-                           .Input(GradVarName("Y"), g.OutputGrad("Y"))
-                           .Output(GradVarName("X"), g.InputGrad("X"))
-                           .CopyAttrs();
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("stack")
+        .Comment("Y = the X tensors (all of one shape) stacked along a new dim at axis.")
+        .Input("X", "tensors of one shape")
+        .AsDuplicable()
+        .Output("Y", "the stack")
+        .Attr("axis", int32_t(0), "where the new dim goes (negative: from the end)")
+        .InferShape(StackInferShape)
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("stack_grad")
+              .Input(GradVarName("Y"), g.OutputGrad("Y"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .CopyAttrs();
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("stack_grad")
-                     .Input(GradVarName("Y")).Output(GradVarName("X")).AsDuplicable()
+                     .Input(GradVarName("Y"))
+                     .Output(GradVarName("X"))
+                     .AsDuplicable()
                      .Attr("axis", int32_t(0))
                      .InferShape([](tide::InferShapeContext& c) {
                        Dims y = c.InputDims(GradVarName("Y").c_str());
@@ -174,13 +186,17 @@ TIDE_REGISTER_OP(tide::OpSchema("stack_grad")
                        y.erase(y.begin() + a);
                        for (size_t i = 0; i < c.OutputCount(g.c_str()); ++i) {
                          c.SetOutputDims(g.c_str(), y, i);
-                         c.SetOutputDataType(g.c_str(), c.InputDataType(GradVarName("Y").c_str()), i);
+                         c.SetOutputDataType(g.c_str(), c.InputDataType(GradVarName("Y").c_str()),
+                                             i);
                        }
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("unstack")
                      .Comment("Y = X split along axis into num tensors without that dim.")
-                     .Input("X", "the input").Output("Y", "the pieces").AsDuplicable()
-                     .Attr("axis", int32_t(0), "the split dim").Attr("num", int32_t(0), "X's dim at axis")
+                     .Input("X", "the input")
+                     .Output("Y", "the pieces")
+                     .AsDuplicable()
+                     .Attr("axis", int32_t(0), "the split dim")
+                     .Attr("num", int32_t(0), "X's dim at axis")
                      .InferShape(UnstackInferShape)
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("stack")

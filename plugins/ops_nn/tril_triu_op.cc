@@ -44,18 +44,19 @@ tide::OpSchema TrilTriuAttrs(tide::OpSchema s) {
 
 using namespace ops_nn;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(TrilTriuAttrs(tide::OpSchema("tril_triu")
-                                   .Comment("Out = X's lower (lower) or upper triangle of its last two "
-                                            "dims from `diagonal`, other elements 0.")
-                                   .Input("X", "a tensor of rank >= 2")
-                                   .Output("Out", "X's dims")
-                                   .InferShape(TrilTriuInferShape)
-                                   .Grad([](tide::GradMaker& g) {
-                                     g.NewOp("tril_triu_grad")
-                                         .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                                         .Output(GradVarName("X"), g.InputGrad("X"))
-                                         .CopyAttrs();
-                                   })));
+TIDE_REGISTER_OP(
+    TrilTriuAttrs(tide::OpSchema("tril_triu")
+                      .Comment("Out = X's lower (lower) or upper triangle of its last two "
+                               "dims from `diagonal`, other elements 0.")
+                      .Input("X", "a tensor of rank >= 2")
+                      .Output("Out", "X's dims")
+                      .InferShape(TrilTriuInferShape)
+                      .Grad([](tide::GradMaker& g) {
+                        g.NewOp("tril_triu_grad")
+                            .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                            .Output(GradVarName("X"), g.InputGrad("X"))
+                            .CopyAttrs();
+                      })));
 TIDE_REGISTER_OP(TrilTriuAttrs(tide::OpSchema("tril_triu_grad")
                                    .Comment("X@GRAD = Out@GRAD in the triangle, 0 elsewhere.")
                                    .Input(GradVarName("Out"), "gradient of Out")

@@ -7,14 +7,13 @@
 // writes any output of element i, and never reads element j != i, which keeps aliasing safe.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
 #include <tide/eigen.hpp>
 #include <tide/ops/optimizer.hpp>
 #include <tide/ops/optimizer_update.hpp>
 #include <tide/plugin.hpp>
-
-#include <algorithm>
-#include <cstdint>
-#include <string>
 #include <utility>
 #include <vector>
 

@@ -1,9 +1,8 @@
 // sgd_op.cc: plain stochastic gradient descent, with a dense or a SelectedRows (sparse) Grad.
 #include <string>
+#include <tide/ops/dims.hpp>
 #include <unordered_map>
 #include <vector>
-
-#include <tide/ops/dims.hpp>
 
 #include "common.h"
 
@@ -30,7 +29,8 @@ void SgdOnSelectedRows(KernelContext& ctx) {
   const int64_t pw = pv.rank() ? tide::ops::DimsProduct(pv.dims(), 1, pv.rank()) : 0;
   const int64_t gw = gv.rank() ? tide::ops::DimsProduct(gv.dims(), 1, gv.rank()) : 0;
   TIDE_CHECK(pv.rank() && pv.dim(0) == static_cast<int64_t>(prows.size()), "op 'sgd': Param ('",
-             pname, "') lists ", prows.size(), " rows but its value is ", tide::ToString(pv.dims()));
+             pname, "') lists ", prows.size(), " rows but its value is ",
+             tide::ToString(pv.dims()));
   TIDE_CHECK(gv.rank() && gv.dim(0) == static_cast<int64_t>(grows.size()) && gw == pw,
              "op 'sgd': Grad ('", ctx.InputName("Grad"), "') lists ", grows.size(),
              " rows with value ", tide::ToString(gv.dims()), "; Param's rows have ", pw, " values");

@@ -22,13 +22,15 @@ Scheme SchemeOf(const char* op, const std::string& name) {
   if (name == "IOE") return {2, -1, 0, 1, -1};
   if (name == "IOBES") return {4, 0, 1, 2, 3};
   if (name == "plain") return {1, -1, -1, -1, -1};
-  TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", op, "': chunk_scheme must be IOB, IOE, IOBES or plain, got '",
-             name, "'");
+  TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", op,
+             "': chunk_scheme must be IOB, IOE, IOBES or plain, got '", name, "'");
 }
 
 struct Chunk {
   int64_t begin, end, type;  // [begin, end], inclusive as in Fluid
-  bool operator==(const Chunk& o) const { return begin == o.begin && end == o.end && type == o.type; }
+  bool operator==(const Chunk& o) const {
+    return begin == o.begin && end == o.end && type == o.type;
+  }
 };
 
 // Does the chunk of (prev_tag, prev_type) end before a token of (tag, type)?
@@ -123,9 +125,10 @@ void ChunkEvalKernel(KernelContext& ctx) {
   for (const char* p : {"Inference", "Label"})
     TIDE_CHECK(ctx.Input(p).dtype() == TIDE_INT64, "op '", op, "': ", p, " ('", ctx.InputName(p),
                "') must be int64, got ", tide::DataTypeName(ctx.Input(p).dtype()));
-  TIDE_CHECK(infer.dims() == label.dims(), "op '", op, "': Inference ('", ctx.InputName("Inference"),
-             "') ", tide::ToString(infer.dims()), " and Label ('", ctx.InputName("Label"), "') ",
-             tide::ToString(label.dims()), " must have the same dims");
+  TIDE_CHECK(infer.dims() == label.dims(), "op '", op, "': Inference ('",
+             ctx.InputName("Inference"), "') ", tide::ToString(infer.dims()), " and Label ('",
+             ctx.InputName("Label"), "') ", tide::ToString(label.dims()),
+             " must have the same dims");
   const int64_t* iv = infer.data<int64_t>();
   const int64_t* lv = label.data<int64_t>();
   Counts n;
@@ -186,14 +189,15 @@ using namespace ops_sequence;  // NOLINT: registration macros below
 TIDE_REGISTER_OP(
     tide::OpSchema("chunk_eval")
         .NoGradient()
-        .Comment(
-            "Chunk-level precision, recall and F1 (Fluid 1.x) of Inference's chunks against "
-            "Label's, both int64 tag values encoding type * K + tag (K = 2 for IOB/IOE, 4 for "
-            "IOBES, 1 for plain); num_chunk_types * K is outside any chunk. Chunks of "
-            "excluded_chunk_types are not counted.")
-        .Input("Inference", "int64 predicted tags: [N, 1] with a one-level LoD, or [S, T] with SeqLength")
+        .Comment("Chunk-level precision, recall and F1 (Fluid 1.x) of Inference's chunks against "
+                 "Label's, both int64 tag values encoding type * K + tag (K = 2 for IOB/IOE, 4 for "
+                 "IOBES, 1 for plain); num_chunk_types * K is outside any chunk. Chunks of "
+                 "excluded_chunk_types are not counted.")
+        .Input("Inference",
+               "int64 predicted tags: [N, 1] with a one-level LoD, or [S, T] with SeqLength")
         .Input("Label", "int64 true tags, Inference's dims and LoD")
-        .Input("SeqLength", "int64 [S]: each padded sequence's length").AsDispensable()
+        .Input("SeqLength", "int64 [S]: each padded sequence's length")
+        .AsDispensable()
         .Output("Precision", "float32 [1]: NumCorrectChunks / NumInferChunks (0 when none)")
         .Output("Recall", "float32 [1]: NumCorrectChunks / NumLabelChunks (0 when none)")
         .Output("F1-Score", "float32 [1]: 2PR / (P + R) (0 when nothing is correct)")

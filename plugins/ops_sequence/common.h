@@ -2,13 +2,12 @@
 // (an error names the op, the variable, the LoD and why), row widths, and grad shape rules.
 #pragma once
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace ops_sequence {
@@ -83,14 +82,17 @@ inline int64_t RowWidth(const Dims& d) { return d.empty() ? 1 : DimsProduct(d, 1
 
 // Dims `d` with the first replaced by `rows`.
 inline Dims WithRows(Dims d, int64_t rows) {
-  if (d.empty()) d.push_back(rows);
-  else d[0] = rows;
+  if (d.empty())
+    d.push_back(rows);
+  else
+    d[0] = rows;
   return d;
 }
 
 // For each forward input `p` whose gradient the grad op outputs: p@GRAD gets p's dims, dtype
 // and LoD level.
-inline void GradLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<const char*> params) {
+inline void GradLikeInputs(tide::InferShapeContext& ctx,
+                           std::initializer_list<const char*> params) {
   for (const char* p : params) {
     std::string g = GradVarName(p);
     if (!ctx.HasOutput(g.c_str())) continue;

@@ -23,12 +23,12 @@ constexpr int64_t kStateBase = 2;
 
 struct Sequences {
   bool padded = false;
-  int64_t rows = 0;              // rows of the flat [rows, tags] view of Emission
-  int64_t tags = 0;              // D
-  int64_t steps = 0;             // padded: T (the row stride of a sequence)
-  std::vector<int64_t> begin;    // each sequence's first row in the flat view
-  std::vector<int64_t> end;      // ... and one past its last
-  LoD lod;                       // LoD mode: the LoD the spans come from
+  int64_t rows = 0;            // rows of the flat [rows, tags] view of Emission
+  int64_t tags = 0;            // D
+  int64_t steps = 0;           // padded: T (the row stride of a sequence)
+  std::vector<int64_t> begin;  // each sequence's first row in the flat view
+  std::vector<int64_t> end;    // ... and one past its last
+  LoD lod;                     // LoD mode: the LoD the spans come from
   size_t count() const { return begin.size(); }
 };
 
@@ -88,8 +88,8 @@ inline Sequences GetSequences(const KernelContext& ctx, const char* lod_param) {
     TIDE_CHECK(length.dtype() == TIDE_INT64, "op '", op, "': Length ('", ctx.InputName("Length"),
                "') must be int64, got ", tide::DataTypeName(length.dtype()));
     TIDE_CHECK(length.numel() == ed[0], "op '", op, "': Length ('", ctx.InputName("Length"),
-               "') has ", length.numel(), " values; Emission ", tide::ToString(ed), " has ",
-               ed[0], " sequences");
+               "') has ", length.numel(), " values; Emission ", tide::ToString(ed), " has ", ed[0],
+               " sequences");
     s.steps = ed[1];
     s.rows = ed[0] * ed[1];
     const int64_t* len = length.data<int64_t>();
@@ -108,9 +108,9 @@ inline Sequences GetSequences(const KernelContext& ctx, const char* lod_param) {
   TIDE_CHECK(src.dim(0) == s.rows, "op '", op, "': ", lod_param, " ('", ctx.InputName(lod_param),
              "') has ", src.dim(0), " rows, Emission ('", ctx.InputName("Emission"), "') ", s.rows);
   const LoD elod = emission.lod();
-  TIDE_CHECK(elod.empty() || elod == s.lod, "op '", op, "': Emission ('",
-             ctx.InputName("Emission"), "') has LoD ", LoDString(elod), " but ", lod_param, " ('",
-             ctx.InputName(lod_param), "') has ", LoDString(s.lod), "; they must agree");
+  TIDE_CHECK(elod.empty() || elod == s.lod, "op '", op, "': Emission ('", ctx.InputName("Emission"),
+             "') has LoD ", LoDString(elod), " but ", lod_param, " ('", ctx.InputName(lod_param),
+             "') has ", LoDString(s.lod), "; they must agree");
   const Level& level = s.lod[0];
   for (size_t i = 0; i + 1 < level.size(); ++i) {
     s.begin.push_back(static_cast<int64_t>(level[i]));
@@ -131,9 +131,9 @@ inline const int64_t* StepTags(const KernelContext& ctx, const char* param, cons
   const int64_t* v = t.data<int64_t>();
   for (size_t q = 0; q < s.count(); ++q)
     for (int64_t r = s.begin[q]; r < s.end[q]; ++r)
-      TIDE_CHECK(v[r] >= 0 && v[r] < s.tags, "op '", op, "': ", param, " ('",
-                 ctx.InputName(param), "') holds tag ", v[r], " at step ", r,
-                 ", outside [0, ", s.tags, ") (Emission's tags)");
+      TIDE_CHECK(v[r] >= 0 && v[r] < s.tags, "op '", op, "': ", param, " ('", ctx.InputName(param),
+                 "') holds tag ", v[r], " at step ", r, ", outside [0, ", s.tags,
+                 ") (Emission's tags)");
   return v;
 }
 
@@ -153,8 +153,8 @@ inline void CheckShapes(tide::InferShapeContext& c, bool label_required) {
   CheckStepInputDims(op, "Label", c.InputName("Label"), l, e, padded);
 }
 
-// Scales x[0, n) to sum 1 and returns the sum it had. The forward and backward recursions renormalise
-// each step so that long sequences neither overflow nor underflow.
+// Scales x[0, n) to sum 1 and returns the sum it had. The forward and backward recursions
+// renormalise each step so that long sequences neither overflow nor underflow.
 template <typename T>
 T NormalizeL1(const char* op, T* x, int64_t n) {
   T sum = 0;

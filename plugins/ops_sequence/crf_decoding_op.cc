@@ -80,11 +80,13 @@ TIDE_REGISTER_OP(
             "Viterbi decoding of a linear-chain CRF (Fluid 1.x): ViterbiPath holds each "
             "sequence's highest-scoring tag path (score as in linear_chain_crf); with Label, 1 "
             "where that path equals Label and 0 elsewhere. Padding steps (with Length) are 0.")
-        .Input("Emission", "tag scores: a LoDTensor [N, D] (one-level LoD), or [S, T, D] with Length")
+        .Input("Emission",
+               "tag scores: a LoDTensor [N, D] (one-level LoD), or [S, T, D] with Length")
         .Input("Transition", "[D + 2, D], as linear_chain_crf's")
         .Input("Label", "int64 tags, [N, 1] (or [S, T] with Length): compare instead of decode")
         .AsDispensable()
-        .Input("Length", "int64 [S]: each padded sequence's length").AsDispensable()
+        .Input("Length", "int64 [S]: each padded sequence's length")
+        .AsDispensable()
         .Output("ViterbiPath", "int64: [N, 1] with Emission's LoD, or [S, T] with Length")
         .KernelDataTypeFrom("Emission")
         .InferShape([](tide::InferShapeContext& c) {
@@ -92,7 +94,8 @@ TIDE_REGISTER_OP(
           if (c.IsRuntime()) return;  // the kernel sizes and labels ViterbiPath
           const Dims ed = c.InputDims("Emission");
           if (c.HasInput("Length")) {
-            c.SetOutputDims("ViterbiPath", {ed.size() > 1 ? ed[0] : -1, ed.size() > 1 ? ed[1] : -1});
+            c.SetOutputDims("ViterbiPath",
+                            {ed.size() > 1 ? ed[0] : -1, ed.size() > 1 ? ed[1] : -1});
           } else {
             c.SetOutputDims("ViterbiPath", {ed.empty() ? -1 : ed[0], 1});
             c.ShareLoD("Emission", "ViterbiPath");

@@ -18,8 +18,10 @@ template <typename T>
 void GruGatesForward(const GruActs& a, int64_t d, T* g, const T* hw_ur, const T* ph, T* rhp) {
   if (hw_ur) ArrayMap<T>(g, 2 * d) += ConstArrayMap<T>(hw_ur, 2 * d);
   Activate(a.gate, g, 2 * d);
-  if (ph) ArrayMap<T>(rhp, d) = ConstArrayMap<T>(g + d, d) * ConstArrayMap<T>(ph, d);
-  else ArrayMap<T>(rhp, d).setZero();
+  if (ph)
+    ArrayMap<T>(rhp, d) = ConstArrayMap<T>(g + d, d) * ConstArrayMap<T>(ph, d);
+  else
+    ArrayMap<T>(rhp, d).setZero();
 }
 
 // g[2d, 3d) += hw_c (if given), activated; h = the new hidden state.
@@ -29,10 +31,14 @@ void GruOutputForward(const GruActs& a, int64_t d, T* g, const T* hw_c, const T*
   Activate(a.cand, g + 2 * d, d);
   ConstArrayMap<T> u(g, d), c(g + 2 * d, d);
   ArrayMap<T> hv(h, d);
-  if (!ph && a.origin_mode) hv = (T(1) - u) * c;
-  else if (!ph) hv = u * c;
-  else if (a.origin_mode) hv = u * ConstArrayMap<T>(ph, d) + (T(1) - u) * c;
-  else hv = (T(1) - u) * ConstArrayMap<T>(ph, d) + u * c;
+  if (!ph && a.origin_mode)
+    hv = (T(1) - u) * c;
+  else if (!ph)
+    hv = u * c;
+  else if (a.origin_mode)
+    hv = u * ConstArrayMap<T>(ph, d) + (T(1) - u) * c;
+  else
+    hv = (T(1) - u) * ConstArrayMap<T>(ph, d) + u * c;
 }
 
 // From h's gradient dh: u's and c~'s pre-activation gradients (du: dur[0, d); dc) and the part of
@@ -43,13 +49,17 @@ void GruOutputBackward(const GruActs& a, int64_t d, const T* g, const T* ph, con
   ConstArrayMap<T> u(g, d), c(g + 2 * d, d), dhv(dh, d);
   ArrayMap<T> du(dur, d), dcv(dc, d);
   if (a.origin_mode) {  // h' = u ph + (1 - u) c~
-    if (ph) du = dhv * (ConstArrayMap<T>(ph, d) - c);
-    else du = -dhv * c;
+    if (ph)
+      du = dhv * (ConstArrayMap<T>(ph, d) - c);
+    else
+      du = -dhv * c;
     dcv = dhv * (T(1) - u);
     if (dph) ArrayMap<T>(dph, d) += dhv * u;
   } else {  // h' = (1 - u) ph + u c~
-    if (ph) du = dhv * (c - ConstArrayMap<T>(ph, d));
-    else du = dhv * c;
+    if (ph)
+      du = dhv * (c - ConstArrayMap<T>(ph, d));
+    else
+      du = dhv * c;
     dcv = dhv * u;
     if (dph) ArrayMap<T>(dph, d) += dhv * (T(1) - u);
   }

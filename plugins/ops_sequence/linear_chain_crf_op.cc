@@ -90,8 +90,8 @@ void SequenceGrad(const char* op, T g, int64_t len, int64_t D, const T* x_exps, 
     for (int64_t i = 0; i < D; ++i) {
       T sum = 0;
       for (int64_t j = 0; j < D; ++j)
-        sum += w_exps[(i + crf::kStateBase) * D + j] * x_exps[(k + 1) * D + j] *
-               beta[(k + 1) * D + j];
+        sum +=
+            w_exps[(i + crf::kStateBase) * D + j] * x_exps[(k + 1) * D + j] * beta[(k + 1) * D + j];
       beta[k * D + i] = sum;
     }
     crf::NormalizeL1(op, beta + k * D, D);
@@ -116,9 +116,8 @@ void SequenceGrad(const char* op, T g, int64_t len, int64_t D, const T* x_exps, 
     const T scale = g / sum;
     for (int64_t i = 0; i < D; ++i)
       for (int64_t j = 0; j < D; ++j)
-        dw[(i + crf::kStateBase) * D + j] +=
-            scale * a[i] * w_exps[(i + crf::kStateBase) * D + j] * x_exps[k * D + j] *
-            beta[k * D + j];
+        dw[(i + crf::kStateBase) * D + j] += scale * a[i] * w_exps[(i + crf::kStateBase) * D + j] *
+                                             x_exps[k * D + j] * beta[k * D + j];
     dw[(label[k - 1] + crf::kStateBase) * D + label[k]] -= g;
   }
 }
@@ -142,8 +141,8 @@ void LinearChainCrfGradKernel(KernelContext& ctx) {
   CheckSaved(ctx, "TransitionExps", td);
   Tensor dll = ctx.Input(GradVarName("LogLikelihood").c_str());
   TIDE_CHECK(dll.numel() == static_cast<int64_t>(s.count()), "op '", op,
-             "': LogLikelihood@GRAD has ", dll.numel(), " values, one per sequence (",
-             s.count(), ") expected");
+             "': LogLikelihood@GRAD has ", dll.numel(), " values, one per sequence (", s.count(),
+             ") expected");
   const T* g = dll.data<T>();
   const T* alpha = ctx.Input("Alpha").data<T>();
   const T* x_exps = ctx.Input("EmissionExps").data<T>();
@@ -185,11 +184,14 @@ TIDE_REGISTER_OP(
         .Input("Emission", "unscaled tag scores: a LoDTensor [N, D], or [S, T, D] with Length")
         .Input("Transition", "[D + 2, D]: start weights, end weights, then row 2 + i = from tag i")
         .Input("Label", "int64 tags: [N, 1] with the sequences' LoD, or [S, T] with Length")
-        .Input("Length", "int64 [S]: each padded sequence's length").AsDispensable()
+        .Input("Length", "int64 [S]: each padded sequence's length")
+        .AsDispensable()
         .Output("Alpha", "the forward vectors, each step rescaled to sum 1; Emission's dims")
         .AsIntermediate()
-        .Output("EmissionExps", "exp(Emission - its row max); Emission's dims").AsIntermediate()
-        .Output("TransitionExps", "exp(Transition)").AsIntermediate()
+        .Output("EmissionExps", "exp(Emission - its row max); Emission's dims")
+        .AsIntermediate()
+        .Output("TransitionExps", "exp(Transition)")
+        .AsIntermediate()
         .Output("LogLikelihood", "[S, 1]: each sequence's negative log-likelihood")
         .KernelDataTypeFrom("Emission")
         .InferShape([](tide::InferShapeContext& c) {
@@ -221,12 +223,19 @@ TIDE_REGISTER_OP(
               .CopyAttrs();
         }));
 TIDE_REGISTER_OP(tide::OpSchema("linear_chain_crf_grad")
-                     .Input("Emission").Input("Transition").Input("Label")
-                     .Input("Length").AsDispensable()
-                     .Input("Alpha").Input("EmissionExps").Input("TransitionExps")
+                     .Input("Emission")
+                     .Input("Transition")
+                     .Input("Label")
+                     .Input("Length")
+                     .AsDispensable()
+                     .Input("Alpha")
+                     .Input("EmissionExps")
+                     .Input("TransitionExps")
                      .Input(GradVarName("LogLikelihood"))
-                     .Output(GradVarName("Emission")).AsDispensable()
-                     .Output(GradVarName("Transition")).AsDispensable()
+                     .Output(GradVarName("Emission"))
+                     .AsDispensable()
+                     .Output(GradVarName("Transition"))
+                     .AsDispensable()
                      .KernelDataTypeFrom("EmissionExps")
                      .InferShape([](tide::InferShapeContext& c) {
                        GradLikeInputs(c, {"Emission", "Transition"});

@@ -40,7 +40,8 @@ LoD TargetLoD(const KernelContext& ctx, const Tensor& x) {
   } else {
     from = "target_lod";
     std::vector<int32_t> t = ctx.Attr<std::vector<int32_t>>("target_lod");
-    TIDE_CHECK(!t.empty(), "op '", op, "': there is no Y and target_lod is empty; one of them "
+    TIDE_CHECK(!t.empty(), "op '", op,
+               "': there is no Y and target_lod is empty; one of them "
                "must give the new LoD");
     Level level;
     for (int32_t v : t) {
@@ -52,8 +53,8 @@ LoD TargetLoD(const KernelContext& ctx, const Tensor& x) {
   TIDE_CHECK(x.rank() >= 1, "op '", op, "': X ('", ctx.InputName("X"), "') must have rank >= 1");
   const std::string err = LoDError(lod, x.dim(0));
   TIDE_CHECK(err.empty(), "op '", op, "': the new LoD ", LoDString(lod), " from ", from,
-             " does not fit X ('", ctx.InputName("X"), "', dims ", tide::ToString(x.dims()), "): ",
-             err);
+             " does not fit X ('", ctx.InputName("X"), "', dims ", tide::ToString(x.dims()),
+             "): ", err);
   return lod;
 }
 
@@ -74,9 +75,11 @@ TIDE_REGISTER_OP(tide::OpSchema("lod_reset")
                      .Comment("Out = X with the LoD of Y, Y's data as offsets (Y without LoD), or "
                               "target_lod (no Y).")
                      .Input("X", "the data")
-                     .Input("Y", "gives the new LoD").AsDispensable()
+                     .Input("Y", "gives the new LoD")
+                     .AsDispensable()
                      .Output("Out", "X's data with the new LoD")
-                     .Attr("target_lod", std::vector<int32_t>{}, "level-0 offsets when there is no Y")
+                     .Attr("target_lod", std::vector<int32_t>{},
+                           "level-0 offsets when there is no Y")
                      .Attr("append", false, "accepted for Fluid compatibility (must be false)")
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
@@ -84,7 +87,8 @@ TIDE_REGISTER_OP(tide::OpSchema("lod_reset")
                                   "': append = true is not supported");
                        if (!c.HasInput("Y"))
                          TIDE_CHECK(!c.Attr<std::vector<int32_t>>("target_lod").empty(), "op '",
-                                    c.op_type(), "': there is no Y and target_lod is empty; one of "
+                                    c.op_type(),
+                                    "': there is no Y and target_lod is empty; one of "
                                     "them must give the new LoD");
                        if (c.IsRuntime()) return;  // the kernel sets Out
                        c.SetOutputDims("Out", c.InputDims("X"));
@@ -98,7 +102,8 @@ TIDE_REGISTER_OP(tide::OpSchema("lod_reset")
                            .Output(GradVarName("X"), g.InputGrad("X"));
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("lod_reset_grad")
-                     .Input("X").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("lod_reset", "cpu", LoDResetKernel, OPS_SEQUENCE_MOVE_TYPES);

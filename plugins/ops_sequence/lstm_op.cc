@@ -6,7 +6,6 @@
 //   c~ = act_cand(x_c + h W_c)                  c = f c_prev + i c~
 //   o = act_gate(x_o + h W_o + c W_oc)          h = o act_cell(c)
 #include <tide/gemm.hpp>
-
 #include <type_traits>
 
 #include "rnn_activations.h"
@@ -23,10 +22,10 @@ struct LstmActs {
 template <typename Ctx>
 LstmActs ActsOf(const Ctx& ctx) {
   const char* op = ctx.op_type();
-  return {ActOf(op, "gate_activation", ctx.template Attr<std::string>("gate_activation")),
-          ActOf(op, "cell_activation", ctx.template Attr<std::string>("cell_activation")),
-          ActOf(op, "candidate_activation",
-                ctx.template Attr<std::string>("candidate_activation"))};
+  return {
+      ActOf(op, "gate_activation", ctx.template Attr<std::string>("gate_activation")),
+      ActOf(op, "cell_activation", ctx.template Attr<std::string>("cell_activation")),
+      ActOf(op, "candidate_activation", ctx.template Attr<std::string>("candidate_activation"))};
 }
 
 // Checks Input [T, 4D], Weight [D, 4D], Bias [1, 4D or 7D], H0 / C0 [num_seqs, D] (num_seqs
@@ -60,8 +59,10 @@ void CellForward(const LstmActs& a, int64_t d, T* g, const T* pc, const T* peep,
     fg += ConstArrayMap<T>(pc, d) * ConstArrayMap<T>(peep + d, d);
   }
   Activate(a.gate, g + d, 2 * d);  // i and f
-  if (pc) cv = cand * ig + ConstArrayMap<T>(pc, d) * fg;
-  else cv = cand * ig;
+  if (pc)
+    cv = cand * ig + ConstArrayMap<T>(pc, d) * fg;
+  else
+    cv = cand * ig;
   if (peep) og += cv * ConstArrayMap<T>(peep + 2 * d, d);
   Activate(a.gate, g + 3 * d, d);
   ArrayMap<T>(pre, d) = cv;
@@ -159,10 +160,9 @@ void LstmKernel(KernelContext& ctx) {
       const int64_t r = r0 + i;
       if constexpr (std::is_same_v<T, float>) {
         if (fused) {
-          LstmCellForwardSigmoidTanh(d, gate + r * g, pc ? pc + i * d : zeros,
-                                     peep ? peep : zeros, peep ? peep + d : zeros,
-                                     peep ? peep + 2 * d : zeros, bc + r * d, pre + r * d,
-                                     bh + r * d);
+          LstmCellForwardSigmoidTanh(d, gate + r * g, pc ? pc + i * d : zeros, peep ? peep : zeros,
+                                     peep ? peep + d : zeros, peep ? peep + 2 * d : zeros,
+                                     bc + r * d, pre + r * d, bh + r * d);
           continue;
         }
       }
@@ -359,15 +359,30 @@ TIDE_REGISTER_OP(
           op.CopyAttrs();
         }));
 TIDE_REGISTER_OP(LstmAttrs(tide::OpSchema("lstm_grad"))
-                     .Input("Input").Input("H0").AsDispensable().Input("C0").AsDispensable()
-                     .Input("Weight").Input("Bias")
-                     .Input("Hidden").Input("Cell").Input("BatchGate").Input("BatchCellPreAct")
-                     .Input(GradVarName("Hidden")).Input(GradVarName("Cell")).AsDispensable()
-                     .Output(GradVarName("Input")).AsDispensable()
-                     .Output(GradVarName("H0")).AsDispensable()
-                     .Output(GradVarName("C0")).AsDispensable()
-                     .Output(GradVarName("Weight")).AsDispensable()
-                     .Output(GradVarName("Bias")).AsDispensable()
+                     .Input("Input")
+                     .Input("H0")
+                     .AsDispensable()
+                     .Input("C0")
+                     .AsDispensable()
+                     .Input("Weight")
+                     .Input("Bias")
+                     .Input("Hidden")
+                     .Input("Cell")
+                     .Input("BatchGate")
+                     .Input("BatchCellPreAct")
+                     .Input(GradVarName("Hidden"))
+                     .Input(GradVarName("Cell"))
+                     .AsDispensable()
+                     .Output(GradVarName("Input"))
+                     .AsDispensable()
+                     .Output(GradVarName("H0"))
+                     .AsDispensable()
+                     .Output(GradVarName("C0"))
+                     .AsDispensable()
+                     .Output(GradVarName("Weight"))
+                     .AsDispensable()
+                     .Output(GradVarName("Bias"))
+                     .AsDispensable()
                      .InferShape([](tide::InferShapeContext& c) {
                        GradLikeInputs(c, {"Input", "H0", "C0", "Weight", "Bias"});
                      }));

@@ -79,8 +79,10 @@ void LstmUnitGradKernel(KernelContext& ctx) {
     tcv = ConstArrayMap<T>(c + r * d, d).tanh();
     T* dxr = dx_t ? dx + r * 4 * d : dx;
     ArrayMap<T> di(dxr, d), df(dxr + d, d), dov(dxr + 2 * d, d), dg(dxr + 3 * d, d);
-    if (dc_t) dcv = ConstArrayMap<T>(dc_t.data<T>() + r * d, d);
-    else dcv.setZero();
+    if (dc_t)
+      dcv = ConstArrayMap<T>(dc_t.data<T>() + r * d, d);
+    else
+      dcv.setZero();
     if (dh_t) {
       ConstArrayMap<T> dh(dh_t.data<T>() + r * d, d);
       dcv += dh * o * (T(1) - tcv.square());
@@ -131,11 +133,18 @@ TIDE_REGISTER_OP(tide::OpSchema("lstm_unit")
                            .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("lstm_unit_grad")
-                     .Input("X").Input("C_prev").Input("C").Input("H")
-                     .Input(GradVarName("C")).AsDispensable()
-                     .Input(GradVarName("H")).AsDispensable()
-                     .Output(GradVarName("X")).AsDispensable()
-                     .Output(GradVarName("C_prev")).AsDispensable()
+                     .Input("X")
+                     .Input("C_prev")
+                     .Input("C")
+                     .Input("H")
+                     .Input(GradVarName("C"))
+                     .AsDispensable()
+                     .Input(GradVarName("H"))
+                     .AsDispensable()
+                     .Output(GradVarName("X"))
+                     .AsDispensable()
+                     .Output(GradVarName("C_prev"))
+                     .AsDispensable()
                      .Attr("forget_bias", 0.0f)
                      .InferShape([](tide::InferShapeContext& c) {
                        GradLikeInputs(c, {"X", "C_prev"});

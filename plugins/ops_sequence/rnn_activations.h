@@ -6,9 +6,8 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <string>
-#include <type_traits>
-
 #include <tide/plugin.hpp>
+#include <type_traits>
 
 #include "rnn_simd.h"
 
@@ -48,10 +47,17 @@ void Activate(Act act, T* x, int64_t n) {
   }
   ArrayMap<T> v(x, n);
   switch (act) {
-    case Act::kIdentity: break;
-    case Act::kSigmoid: v = T(0.5) * (T(0.5) * v).tanh() + T(0.5); break;
-    case Act::kTanh: v = v.tanh(); break;
-    case Act::kRelu: v = v.max(T(0)); break;
+    case Act::kIdentity:
+      break;
+    case Act::kSigmoid:
+      v = T(0.5) * (T(0.5) * v).tanh() + T(0.5);
+      break;
+    case Act::kTanh:
+      v = v.tanh();
+      break;
+    case Act::kRelu:
+      v = v.max(T(0));
+      break;
   }
 }
 
@@ -65,10 +71,17 @@ void ScaleByDerivative(Act act, const T* y, T* d, int64_t n) {
   ConstArrayMap<T> yv(y, n);
   ArrayMap<T> dv(d, n);
   switch (act) {
-    case Act::kIdentity: break;
-    case Act::kSigmoid: dv *= yv * (T(1) - yv); break;
-    case Act::kTanh: dv *= T(1) - yv.square(); break;
-    case Act::kRelu: dv = (yv > T(0)).select(dv, T(0)); break;
+    case Act::kIdentity:
+      break;
+    case Act::kSigmoid:
+      dv *= yv * (T(1) - yv);
+      break;
+    case Act::kTanh:
+      dv *= T(1) - yv.square();
+      break;
+    case Act::kRelu:
+      dv = (yv > T(0)).select(dv, T(0));
+      break;
   }
 }
 

@@ -84,15 +84,10 @@ void LstmCellForwardSigmoidTanh(int64_t d, float* g, const float* pc, const floa
   LstmForwardRow(d, g, g + d, g + 2 * d, g + 3 * d, pc, wic, wfc, woc, c, pre, h);
 }
 
-OPS_SEQUENCE_CLONES void LstmCellBackwardSigmoidTanh(int64_t d, const float* __restrict g,
-                                                     const float* __restrict pre,
-                                                     const float* __restrict pc,
-                                                     const float* __restrict wic,
-                                                     const float* __restrict wfc,
-                                                     const float* __restrict woc,
-                                                     const float* __restrict dh,
-                                                     float* __restrict dc, float* __restrict dg,
-                                                     float* __restrict dpc) {
+OPS_SEQUENCE_CLONES void LstmCellBackwardSigmoidTanh(
+    int64_t d, const float* __restrict g, const float* __restrict pre, const float* __restrict pc,
+    const float* __restrict wic, const float* __restrict wfc, const float* __restrict woc,
+    const float* __restrict dh, float* __restrict dc, float* __restrict dg, float* __restrict dpc) {
   for (int64_t j = 0; j < d; ++j) {
     const float ct = g[j], i = g[d + j], f = g[2 * d + j], o = g[3 * d + j], tc = pre[j];
     const float dog = dh[j] * tc * o * (1.0f - o);

@@ -100,8 +100,8 @@ void RestoreInitStateOrder(const BatchLayout& b, const T* grad, T* init_grad, in
 // step t's rows continue the first rows of step t-1 (`states` in batch layout); step 0 starts
 // from `init` (in batch-slot order). prev holds rows [starts[first_step], total).
 template <typename T>
-void GatherPrevStates(const BatchLayout& b, const T* states, const T* init, T* prev,
-                      int64_t width, int64_t first_step) {
+void GatherPrevStates(const BatchLayout& b, const T* states, const T* init, T* prev, int64_t width,
+                      int64_t first_step) {
   const int64_t base = b.starts[first_step];
   for (int64_t t = first_step; t < b.steps(); ++t) {
     const T* src = t == 0 ? init : states + b.starts[t - 1] * width;

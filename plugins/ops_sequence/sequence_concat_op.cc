@@ -94,8 +94,8 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence_concat")
                        int64_t rows = 0;
                        for (size_t i = 0; i < xs.size(); ++i) {
                          TIDE_CHECK(!xs[i].empty() && xs[i].size() == xs[0].size(), "op '",
-                                    c.op_type(), "': X[", i, "] ('", c.InputName("X", i), "') dims ",
-                                    tide::ToString(xs[i]), " do not match X[0]'s rank");
+                                    c.op_type(), "': X[", i, "] ('", c.InputName("X", i),
+                                    "') dims ", tide::ToString(xs[i]), " do not match X[0]'s rank");
                          rows = (rows < 0 || xs[i][0] < 0) ? -1 : rows + xs[i][0];
                        }
                        c.SetOutputDims("Out", WithRows(xs[0], rows));
@@ -109,8 +109,13 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence_concat")
                            .Output(GradVarName("X"), g.InputGrad("X"));
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_concat_grad")
-                     .Input("X").AsDuplicable().Input(GradVarName("Out"))
-                     .Output(GradVarName("X")).AsDuplicable()
+                     .Input("X")
+                     .AsDuplicable()
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .AsDuplicable()
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
-TIDE_REGISTER_KERNEL("sequence_concat", "cpu", SequenceConcatKernel, OPS_SEQUENCE_FLOAT_TYPES, int32_t, int64_t);
-TIDE_REGISTER_KERNEL("sequence_concat_grad", "cpu", SequenceConcatGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_concat", "cpu", SequenceConcatKernel, OPS_SEQUENCE_FLOAT_TYPES,
+                     int32_t, int64_t);
+TIDE_REGISTER_KERNEL("sequence_concat_grad", "cpu", SequenceConcatGradKernel,
+                     OPS_SEQUENCE_FLOAT_TYPES);

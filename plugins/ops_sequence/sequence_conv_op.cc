@@ -57,9 +57,12 @@ void ForEachContextSlot(const Level& level, const Context& c, F&& fn) {
     for (int64_t k = 0; k < len; ++k)
       for (int64_t j = 0; j < c.length; ++j) {
         const int64_t p = k + c.start + j;  // the position read, within the sequence
-        if (p >= 0 && p < len) fn(b + k, j, b + p, int64_t(-1));
-        else if (c.trainable) fn(b + k, j, int64_t(-1), p < 0 ? p + c.up : c.up + p - len);
-        else fn(b + k, j, int64_t(-1), int64_t(-1));
+        if (p >= 0 && p < len)
+          fn(b + k, j, b + p, int64_t(-1));
+        else if (c.trainable)
+          fn(b + k, j, int64_t(-1), p < 0 ? p + c.up : c.up + p - len);
+        else
+          fn(b + k, j, int64_t(-1), int64_t(-1));
       }
   }
 }
@@ -69,9 +72,12 @@ void Im2Col(const Level& level, const Context& c, const T* x, const T* pad, int6
   const int64_t w = c.length * m;
   ForEachContextSlot(level, c, [&](int64_t r, int64_t j, int64_t xr, int64_t pr) {
     T* dst = col + r * w + j * m;
-    if (xr >= 0) std::copy(x + xr * m, x + (xr + 1) * m, dst);
-    else if (pr >= 0) std::copy(pad + pr * m, pad + (pr + 1) * m, dst);
-    else std::fill(dst, dst + m, T(0));
+    if (xr >= 0)
+      std::copy(x + xr * m, x + (xr + 1) * m, dst);
+    else if (pr >= 0)
+      std::copy(pad + pr * m, pad + (pr + 1) * m, dst);
+    else
+      std::fill(dst, dst + m, T(0));
   });
 }
 
@@ -172,11 +178,17 @@ TIDE_REGISTER_OP(ConvAttrs(tide::OpSchema("sequence_conv"))
                        op.CopyAttrs();
                      }));
 TIDE_REGISTER_OP(ConvAttrs(tide::OpSchema("sequence_conv_grad"))
-                     .Input("X").Input("PaddingData").AsDispensable().Input("Filter")
+                     .Input("X")
+                     .Input("PaddingData")
+                     .AsDispensable()
+                     .Input("Filter")
                      .Input(GradVarName("Out"))
-                     .Output(GradVarName("X")).AsDispensable()
-                     .Output(GradVarName("PaddingData")).AsDispensable()
-                     .Output(GradVarName("Filter")).AsDispensable()
+                     .Output(GradVarName("X"))
+                     .AsDispensable()
+                     .Output(GradVarName("PaddingData"))
+                     .AsDispensable()
+                     .Output(GradVarName("Filter"))
+                     .AsDispensable()
                      .InferShape([](tide::InferShapeContext& c) {
                        GradLikeInputs(c, {"X", "PaddingData", "Filter"});
                      }));

@@ -10,8 +10,8 @@ namespace {
 // What sequence_expand does: X's pieces ([x_level[i], x_level[i+1]) rows) and how often each
 // repeats (the length of Y's ref level sequence i).
 struct ExpandPlan {
-  Level x_level;   // X's sequences (X's LoD, or one row each)
-  Level ref;       // Y's ref level
+  Level x_level;  // X's sequences (X's LoD, or one row each)
+  Level ref;      // Y's ref level
   bool x_has_lod = false;
   int64_t out_rows = 0;
 };
@@ -40,7 +40,8 @@ ExpandPlan PlanExpand(const KernelContext& ctx) {
     p.x_level = x_lod[0];
     TIDE_CHECK(p.x_level.size() == p.ref.size(), "op '", op, "': X ('", ctx.InputName("X"),
                "') has ", p.x_level.size() - 1, " sequences (LoD ", LoDString(x_lod),
-               ") but Y's ref level ", ref_level, " has ", n_ref, " (Y's LoD ", LoDString(y_lod), ")");
+               ") but Y's ref level ", ref_level, " has ", n_ref, " (Y's LoD ", LoDString(y_lod),
+               ")");
   } else {
     TIDE_CHECK(x.dim(0) == n_ref, "op '", op, "': X ('", ctx.InputName("X"), "') has no LoD and ",
                x.dim(0), " rows, but Y's ref level ", ref_level, " has ", n_ref,
@@ -49,7 +50,8 @@ ExpandPlan PlanExpand(const KernelContext& ctx) {
     for (size_t i = 0; i < p.x_level.size(); ++i) p.x_level[i] = i;
   }
   for (int64_t i = 0; i < n_ref; ++i)
-    p.out_rows += static_cast<int64_t>((p.ref[i + 1] - p.ref[i]) * (p.x_level[i + 1] - p.x_level[i]));
+    p.out_rows +=
+        static_cast<int64_t>((p.ref[i + 1] - p.ref[i]) * (p.x_level[i + 1] - p.x_level[i]));
   return p;
 }
 
@@ -113,7 +115,8 @@ void SequenceExpandAsKernel(KernelContext& ctx) {
   const T* xd = x.data<T>();
   T* o = out.mutable_data<T>(WithRows(x.dims(), static_cast<int64_t>(level.back())), ctx.place());
   for (size_t i = 0; i + 1 < level.size(); ++i)
-    for (uint64_t r = level[i]; r < level[i + 1]; ++r) o = std::copy(xd + i * w, xd + (i + 1) * w, o);
+    for (uint64_t r = level[i]; r < level[i + 1]; ++r)
+      o = std::copy(xd + i * w, xd + (i + 1) * w, o);
   out.set_lod({level});
 }
 
@@ -176,26 +179,35 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence_expand")
                      })
                      .Grad(ExpandGrad("sequence_expand_grad")));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_expand_grad")
-                     .Input("X").Input("Y").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Y")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .Attr("ref_level", int32_t(-1))
                      .InferShape(ExpandGradShape));
-TIDE_REGISTER_KERNEL("sequence_expand", "cpu", SequenceExpandKernel, OPS_SEQUENCE_FLOAT_TYPES, int32_t, int64_t);
-TIDE_REGISTER_KERNEL("sequence_expand_grad", "cpu", SequenceExpandGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_expand", "cpu", SequenceExpandKernel, OPS_SEQUENCE_FLOAT_TYPES,
+                     int32_t, int64_t);
+TIDE_REGISTER_KERNEL("sequence_expand_grad", "cpu", SequenceExpandGradKernel,
+                     OPS_SEQUENCE_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("sequence_expand_as")
-                     .Comment("Out = row i of X repeated len(sequence i of Y) times; Out's LoD is Y's.")
-                     .Input("X", "[n, ...]")
-                     .Input("Y", "a LoDTensor with 1 LoD level of n sequences")
-                     .Output("Out", "the expanded X, with Y's LoD")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       ExpandShape(c);
-                       if (!c.IsRuntime()) c.ShareLoD("Y", "Out");
-                     })
-                     .Grad(ExpandGrad("sequence_expand_as_grad")));
+TIDE_REGISTER_OP(
+    tide::OpSchema("sequence_expand_as")
+        .Comment("Out = row i of X repeated len(sequence i of Y) times; Out's LoD is Y's.")
+        .Input("X", "[n, ...]")
+        .Input("Y", "a LoDTensor with 1 LoD level of n sequences")
+        .Output("Out", "the expanded X, with Y's LoD")
+        .InferShape([](tide::InferShapeContext& c) {
+          ExpandShape(c);
+          if (!c.IsRuntime()) c.ShareLoD("Y", "Out");
+        })
+        .Grad(ExpandGrad("sequence_expand_as_grad")));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_expand_as_grad")
-                     .Input("X").Input("Y").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Y")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .InferShape(ExpandGradShape));
-TIDE_REGISTER_KERNEL("sequence_expand_as", "cpu", SequenceExpandAsKernel, OPS_SEQUENCE_FLOAT_TYPES, int32_t, int64_t);
-TIDE_REGISTER_KERNEL("sequence_expand_as_grad", "cpu", SequenceExpandAsGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_expand_as", "cpu", SequenceExpandAsKernel, OPS_SEQUENCE_FLOAT_TYPES,
+                     int32_t, int64_t);
+TIDE_REGISTER_KERNEL("sequence_expand_as_grad", "cpu", SequenceExpandAsGradKernel,
+                     OPS_SEQUENCE_FLOAT_TYPES);

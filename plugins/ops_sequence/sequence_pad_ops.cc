@@ -114,7 +114,8 @@ void SequenceUnpadKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   const Level level = UnpadLevel(ctx);
   const int64_t step = DimsProduct(x.dims(), 2, x.rank());
-  T* o = out.mutable_data<T>(UnpaddedDims(x.dims(), static_cast<int64_t>(level.back())), ctx.place());
+  T* o =
+      out.mutable_data<T>(UnpaddedDims(x.dims(), static_cast<int64_t>(level.back())), ctx.place());
   Unpad(x.data<T>(), level, step, x.dim(1), o);
   out.set_lod({level});
 }
@@ -140,69 +141,75 @@ void SequenceUnpadGradKernel(KernelContext& ctx) {
 
 using namespace ops_sequence;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(tide::OpSchema("sequence_pad")
-                     .Comment("Out[i] = sequence i of X padded with PadValue to padded_length steps; "
-                              "Length[i] = its length.")
-                     .Input("X", "a LoDTensor with 1 LoD level")
-                     .Input("PadValue", "1 element, or one step of X")
-                     .Output("Out", "[num_seqs, padded_length, ...]")
-                     .Output("Length", "int64 [num_seqs]")
-                     .Attr("padded_length", int32_t(-1), "-1: the longest sequence")
-                     .KernelDataTypeFrom("X")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       const int32_t pl = c.Attr<int32_t>("padded_length");
-                       TIDE_CHECK(pl == -1 || pl > 0, "op '", c.op_type(),
-                                  "': padded_length must be -1 or > 0, got ", pl);
-                       if (c.IsRuntime()) return;  // the kernel sizes Out and Length
-                       Dims x = c.InputDims("X");
-                       TIDE_CHECK(!x.empty(), "op '", c.op_type(), "': X must have rank >= 1");
-                       Dims od{-1, pl};
-                       od.insert(od.end(), x.begin() + 1, x.end());
-                       c.SetOutputDims("Out", od);
-                       c.SetOutputDataType("Out", c.InputDataType("X"));
-                       c.SetOutputDims("Length", {-1});
-                       c.SetOutputDataType("Length", TIDE_INT64);
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("sequence_pad_grad")
-                           .Input("X", g.Input("X"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X"))
-                           .CopyAttrs();
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("sequence_pad")
+        .Comment("Out[i] = sequence i of X padded with PadValue to padded_length steps; "
+                 "Length[i] = its length.")
+        .Input("X", "a LoDTensor with 1 LoD level")
+        .Input("PadValue", "1 element, or one step of X")
+        .Output("Out", "[num_seqs, padded_length, ...]")
+        .Output("Length", "int64 [num_seqs]")
+        .Attr("padded_length", int32_t(-1), "-1: the longest sequence")
+        .KernelDataTypeFrom("X")
+        .InferShape([](tide::InferShapeContext& c) {
+          const int32_t pl = c.Attr<int32_t>("padded_length");
+          TIDE_CHECK(pl == -1 || pl > 0, "op '", c.op_type(),
+                     "': padded_length must be -1 or > 0, got ", pl);
+          if (c.IsRuntime()) return;  // the kernel sizes Out and Length
+          Dims x = c.InputDims("X");
+          TIDE_CHECK(!x.empty(), "op '", c.op_type(), "': X must have rank >= 1");
+          Dims od{-1, pl};
+          od.insert(od.end(), x.begin() + 1, x.end());
+          c.SetOutputDims("Out", od);
+          c.SetOutputDataType("Out", c.InputDataType("X"));
+          c.SetOutputDims("Length", {-1});
+          c.SetOutputDataType("Length", TIDE_INT64);
+        })
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("sequence_pad_grad")
+              .Input("X", g.Input("X"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .CopyAttrs();
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_pad_grad")
-                     .Input("X").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .Attr("padded_length", int32_t(-1))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("sequence_pad", "cpu", SequencePadKernel, OPS_SEQUENCE_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("sequence_pad_grad", "cpu", SequencePadGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
 
-TIDE_REGISTER_OP(tide::OpSchema("sequence_unpad")
-                     .Comment("Out = the first Length[i] steps of each row i of X, with LoD from Length.")
-                     .Input("X", "[num_seqs, padded_length, ...]")
-                     .Input("Length", "int64 [num_seqs]")
-                     .Output("Out", "a LoDTensor [sum(Length), ...] with 1 LoD level")
-                     .KernelDataTypeFrom("X")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       Dims x = c.InputDims("X");
-                       TIDE_CHECK(x.size() >= 2, "op '", c.op_type(), "': X ('", c.InputName("X"),
-                                  "') must be [num_seqs, padded_length, ...], got ", tide::ToString(x));
-                       if (c.IsRuntime()) return;  // the kernel sizes Out
-                       c.SetOutputDims("Out", UnpaddedDims(x, -1));
-                       c.SetOutputDataType("Out", c.InputDataType("X"));
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("sequence_unpad_grad")
-                           .Input("X", g.Input("X"))
-                           .Input("Length", g.Input("Length"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X"));
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("sequence_unpad")
+        .Comment("Out = the first Length[i] steps of each row i of X, with LoD from Length.")
+        .Input("X", "[num_seqs, padded_length, ...]")
+        .Input("Length", "int64 [num_seqs]")
+        .Output("Out", "a LoDTensor [sum(Length), ...] with 1 LoD level")
+        .KernelDataTypeFrom("X")
+        .InferShape([](tide::InferShapeContext& c) {
+          Dims x = c.InputDims("X");
+          TIDE_CHECK(x.size() >= 2, "op '", c.op_type(), "': X ('", c.InputName("X"),
+                     "') must be [num_seqs, padded_length, ...], got ", tide::ToString(x));
+          if (c.IsRuntime()) return;  // the kernel sizes Out
+          c.SetOutputDims("Out", UnpaddedDims(x, -1));
+          c.SetOutputDataType("Out", c.InputDataType("X"));
+        })
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("sequence_unpad_grad")
+              .Input("X", g.Input("X"))
+              .Input("Length", g.Input("Length"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"));
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_unpad_grad")
-                     .Input("X").Input("Length").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Length")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("sequence_unpad", "cpu", SequenceUnpadKernel, OPS_SEQUENCE_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("sequence_unpad_grad", "cpu", SequenceUnpadGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_unpad_grad", "cpu", SequenceUnpadGradKernel,
+                     OPS_SEQUENCE_FLOAT_TYPES);

@@ -52,7 +52,9 @@ void SequencePoolKernel(KernelContext& ctx) {
       continue;
     }
     switch (pool) {
-      case Pool::kSum: case Pool::kAverage: case Pool::kSqrt: {
+      case Pool::kSum:
+      case Pool::kAverage:
+      case Pool::kSqrt: {
         std::fill(row, row + w, T(0));
         for (int64_t r = b; r < e; ++r)
           for (int64_t k = 0; k < w; ++k) row[k] += xd[r * w + k];
@@ -70,8 +72,12 @@ void SequencePoolKernel(KernelContext& ctx) {
           idx[s * w + k] = static_cast<int32_t>(best);
         }
         break;
-      case Pool::kLast: std::copy(xd + (e - 1) * w, xd + e * w, row); break;
-      case Pool::kFirst: std::copy(xd + b * w, xd + (b + 1) * w, row); break;
+      case Pool::kLast:
+        std::copy(xd + (e - 1) * w, xd + e * w, row);
+        break;
+      case Pool::kFirst:
+        std::copy(xd + b * w, xd + (b + 1) * w, row);
+        break;
     }
   }
 }
@@ -87,8 +93,8 @@ void SequencePoolGradKernel(KernelContext& ctx) {
   const Pool pool = PoolOf(op, ctx.Attr<std::string>("pooltype"));
   const int64_t n = static_cast<int64_t>(level.size()) - 1, w = RowWidth(x.dims());
   TIDE_CHECK(dout.numel() == n * w, "op '", op, "': Out@GRAD ", tide::ToString(dout.dims()),
-             " does not hold ", n, " rows of ", w, " (one per sequence of X's LoD ",
-             LoDString(lod), ")");
+             " does not hold ", n, " rows of ", w, " (one per sequence of X's LoD ", LoDString(lod),
+             ")");
   const T* g = dout.data<T>();
   T* d = dx.mutable_data<T>(x.dims(), ctx.place());
   SetGradLoD(ctx, dx, x);
@@ -106,9 +112,12 @@ void SequencePoolGradKernel(KernelContext& ctx) {
     if (b == e) continue;
     const T* gr = g + s * w;
     switch (pool) {
-      case Pool::kSum: case Pool::kAverage: case Pool::kSqrt: {
-        T scale = pool == Pool::kSum ? T(1) : pool == Pool::kAverage ? T(1) / T(e - b)
-                                                                      : T(1) / std::sqrt(T(e - b));
+      case Pool::kSum:
+      case Pool::kAverage:
+      case Pool::kSqrt: {
+        T scale = pool == Pool::kSum       ? T(1)
+                  : pool == Pool::kAverage ? T(1) / T(e - b)
+                                           : T(1) / std::sqrt(T(e - b));
         for (int64_t r = b; r < e; ++r)
           for (int64_t k = 0; k < w; ++k) d[r * w + k] = gr[k] * scale;
         break;
@@ -121,8 +130,12 @@ void SequencePoolGradKernel(KernelContext& ctx) {
           d[r * w + k] += gr[k];
         }
         break;
-      case Pool::kLast: std::copy(gr, gr + w, d + (e - 1) * w); break;
-      case Pool::kFirst: std::copy(gr, gr + w, d + b * w); break;
+      case Pool::kLast:
+        std::copy(gr, gr + w, d + (e - 1) * w);
+        break;
+      case Pool::kFirst:
+        std::copy(gr, gr + w, d + b * w);
+        break;
     }
   }
 }
@@ -160,7 +173,8 @@ TIDE_REGISTER_OP(PoolAttrs(tide::OpSchema("sequence_pool"))
                      .Input("X", "a LoDTensor with 1 or 2 LoD levels")
                      .Output("Out", "one row per sequence")
                      .Output("MaxIndex", "int32: the row each MAX came from (needed for MAX)")
-                     .AsIntermediate().AsDispensable()
+                     .AsIntermediate()
+                     .AsDispensable()
                      .InferShape(SequencePoolShape)
                      .Grad([](tide::GradMaker& g) {
                        auto op = g.NewOp("sequence_pool_grad");
@@ -172,7 +186,10 @@ TIDE_REGISTER_OP(PoolAttrs(tide::OpSchema("sequence_pool"))
                            .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(PoolAttrs(tide::OpSchema("sequence_pool_grad"))
-                     .Input("X").Input("MaxIndex").AsDispensable().Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("MaxIndex")
+                     .AsDispensable()
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("sequence_pool", "cpu", SequencePoolKernel, OPS_SEQUENCE_FLOAT_TYPES);

@@ -9,8 +9,8 @@ namespace {
 Level ReshapeLevel(const KernelContext& ctx, int64_t* d_out) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X");
-  TIDE_CHECK(x.rank() == 2, "op '", op, "': X ('", ctx.InputName("X"), "') must be 2-D [N, D], got ",
-             tide::ToString(x.dims()));
+  TIDE_CHECK(x.rank() == 2, "op '", op, "': X ('", ctx.InputName("X"),
+             "') must be 2-D [N, D], got ", tide::ToString(x.dims()));
   const Level level = InputLoD(ctx, "X", 1)[0];
   const int64_t new_dim = ctx.Attr<int32_t>("new_dim"), d = x.dim(1);
   TIDE_CHECK(new_dim > 0, "op '", op, "': new_dim must be > 0, got ", new_dim);
@@ -42,29 +42,32 @@ void SequenceReshapeKernel(KernelContext& ctx) {
 
 using namespace ops_sequence;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(tide::OpSchema("sequence_reshape")
-                     .Comment("Out = X [N, D] as [N*D/new_dim, new_dim], the LoD scaled by D/new_dim.")
-                     .Input("X", "[N, D] with 1 LoD level")
-                     .Output("Out", "[N*D/new_dim, new_dim]")
-                     .Attr("new_dim", int32_t(1), "Out's row width").GreaterThan(0)
-                     .InferShape([](tide::InferShapeContext& c) {
-                       Dims x = c.InputDims("X");
-                       TIDE_CHECK(x.size() == 2, "op '", c.op_type(), "': X ('", c.InputName("X"),
-                                  "') must be 2-D [N, D], got ", tide::ToString(x));
-                       if (c.IsRuntime()) return;  // the kernel sizes Out
-                       c.SetOutputDims("Out", {-1, c.Attr<int32_t>("new_dim")});
-                       c.SetOutputDataType("Out", c.InputDataType("X"));
-                       c.ShareLoD("X", "Out");
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("sequence_reshape_grad")
-                           .Input("X", g.Input("X"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X"))
-                           .CopyAttrs();
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("sequence_reshape")
+        .Comment("Out = X [N, D] as [N*D/new_dim, new_dim], the LoD scaled by D/new_dim.")
+        .Input("X", "[N, D] with 1 LoD level")
+        .Output("Out", "[N*D/new_dim, new_dim]")
+        .Attr("new_dim", int32_t(1), "Out's row width")
+        .GreaterThan(0)
+        .InferShape([](tide::InferShapeContext& c) {
+          Dims x = c.InputDims("X");
+          TIDE_CHECK(x.size() == 2, "op '", c.op_type(), "': X ('", c.InputName("X"),
+                     "') must be 2-D [N, D], got ", tide::ToString(x));
+          if (c.IsRuntime()) return;  // the kernel sizes Out
+          c.SetOutputDims("Out", {-1, c.Attr<int32_t>("new_dim")});
+          c.SetOutputDataType("Out", c.InputDataType("X"));
+          c.ShareLoD("X", "Out");
+        })
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("sequence_reshape_grad")
+              .Input("X", g.Input("X"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .CopyAttrs();
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_reshape_grad")
-                     .Input("X").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .Attr("new_dim", int32_t(1))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));

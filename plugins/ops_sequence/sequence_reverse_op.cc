@@ -9,7 +9,8 @@ template <typename T>
 void Reverse(const T* in, const Level& level, int64_t w, T* out) {
   for (size_t s = 0; s + 1 < level.size(); ++s) {
     const int64_t b = static_cast<int64_t>(level[s]), e = static_cast<int64_t>(level[s + 1]);
-    for (int64_t r = b; r < e; ++r) std::copy(in + r * w, in + (r + 1) * w, out + (b + e - 1 - r) * w);
+    for (int64_t r = b; r < e; ++r)
+      std::copy(in + r * w, in + (r + 1) * w, out + (b + e - 1 - r) * w);
   }
 }
 
@@ -56,8 +57,10 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence_reverse")
                            .Output(GradVarName("X"), g.InputGrad("X"));
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_reverse_grad")
-                     .Input("X").Input(GradVarName("Y"))
+                     .Input("X")
+                     .Input(GradVarName("Y"))
                      .Output(GradVarName("X"))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("sequence_reverse", "cpu", SequenceReverseKernel, OPS_SEQUENCE_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("sequence_reverse_grad", "cpu", SequenceReverseGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_reverse_grad", "cpu", SequenceReverseGradKernel,
+                     OPS_SEQUENCE_FLOAT_TYPES);

@@ -26,8 +26,8 @@ std::vector<std::pair<int64_t, int64_t>> SliceRows(const KernelContext& ctx) {
     const int64_t seq_len = static_cast<int64_t>(level[s + 1] - level[s]);
     TIDE_CHECK(o[s] >= 0 && l[s] >= 0, "op '", op, "': Offset[", s, "] = ", o[s], " and Length[", s,
                "] = ", l[s], " must be >= 0");
-    TIDE_CHECK(o[s] + l[s] <= seq_len, "op '", op, "': Offset[", s, "] + Length[", s, "] = ",
-               o[s] + l[s], " exceeds the length ", seq_len, " of sequence ", s, " of X ('",
+    TIDE_CHECK(o[s] + l[s] <= seq_len, "op '", op, "': Offset[", s, "] + Length[", s,
+               "] = ", o[s] + l[s], " exceeds the length ", seq_len, " of sequence ", s, " of X ('",
                ctx.InputName("X"), "', LoD ", LevelString(level), ")");
     const int64_t b = static_cast<int64_t>(level[s]) + o[s];
     rows.emplace_back(b, b + l[s]);
@@ -41,7 +41,8 @@ void SequenceSliceKernel(KernelContext& ctx) {
   const auto rows = SliceRows(ctx);
   const int64_t w = RowWidth(x.dims());
   Level level{0};
-  for (const auto& r : rows) level.push_back(level.back() + static_cast<uint64_t>(r.second - r.first));
+  for (const auto& r : rows)
+    level.push_back(level.back() + static_cast<uint64_t>(r.second - r.first));
   const T* xd = x.data<T>();
   T* o = out.mutable_data<T>(WithRows(x.dims(), static_cast<int64_t>(level.back())), ctx.place());
   for (const auto& r : rows) o = std::copy(xd + r.first * w, xd + r.second * w, o);
@@ -106,9 +107,13 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence_slice")
                            .Output(GradVarName("X"), g.InputGrad("X"));
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_slice_grad")
-                     .Input("X").Input("Offset").Input("Length").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Offset")
+                     .Input("Length")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("sequence_slice", "cpu", SequenceSliceKernel, OPS_SEQUENCE_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("sequence_slice_grad", "cpu", SequenceSliceGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_slice_grad", "cpu", SequenceSliceGradKernel,
+                     OPS_SEQUENCE_FLOAT_TYPES);

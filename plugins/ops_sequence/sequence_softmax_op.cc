@@ -9,8 +9,8 @@ namespace {
 
 // X must be [N] or [N, 1]: one element per row.
 void CheckColumn(const char* op, const char* param, const std::string& name, const Dims& d) {
-  TIDE_CHECK(d.size() == 1 || (d.size() == 2 && (d[1] == 1 || d[1] < 0)), "op '", op, "': ",
-             param, " ('", name, "') must be [N] or [N, 1], got ", tide::ToString(d));
+  TIDE_CHECK(d.size() == 1 || (d.size() == 2 && (d[1] == 1 || d[1] < 0)), "op '", op, "': ", param,
+             " ('", name, "') must be [N] or [N, 1], got ", tide::ToString(d));
 }
 
 template <typename T>
@@ -63,28 +63,33 @@ void SequenceSoftmaxGradKernel(KernelContext& ctx) {
 
 using namespace ops_sequence;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(tide::OpSchema("sequence_softmax")
-                     .Comment("Out = softmax over each sequence (last LoD level) of X, [N, 1] or [N].")
-                     .Input("X", "a LoDTensor [N, 1] or [N]")
-                     .Output("Out", "X's dims and LoD")
-                     .Attr("use_cudnn", false, "accepted for Fluid compatibility")
-                     .Attr("data_format", std::string("AnyLayout"), "accepted for Fluid compatibility")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       CheckColumn(c.op_type(), "X", c.InputName("X"), c.InputDims("X"));
-                       tide::SameShapeAsInput("X", "Out")(c);
-                     })
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("sequence_softmax_grad")
-                           .Input("X", g.Input("X"))
-                           .Input("Out", g.Output("Out"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X"))
-                           .CopyAttrs();
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("sequence_softmax")
+        .Comment("Out = softmax over each sequence (last LoD level) of X, [N, 1] or [N].")
+        .Input("X", "a LoDTensor [N, 1] or [N]")
+        .Output("Out", "X's dims and LoD")
+        .Attr("use_cudnn", false, "accepted for Fluid compatibility")
+        .Attr("data_format", std::string("AnyLayout"), "accepted for Fluid compatibility")
+        .InferShape([](tide::InferShapeContext& c) {
+          CheckColumn(c.op_type(), "X", c.InputName("X"), c.InputDims("X"));
+          tide::SameShapeAsInput("X", "Out")(c);
+        })
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("sequence_softmax_grad")
+              .Input("X", g.Input("X"))
+              .Input("Out", g.Output("Out"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .CopyAttrs();
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("sequence_softmax_grad")
-                     .Input("X").Input("Out").Input(GradVarName("Out"))
+                     .Input("X")
+                     .Input("Out")
+                     .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
-                     .Attr("use_cudnn", false).Attr("data_format", std::string("AnyLayout"))
+                     .Attr("use_cudnn", false)
+                     .Attr("data_format", std::string("AnyLayout"))
                      .InferShape([](tide::InferShapeContext& c) { GradLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_KERNEL("sequence_softmax", "cpu", SequenceSoftmaxKernel, OPS_SEQUENCE_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("sequence_softmax_grad", "cpu", SequenceSoftmaxGradKernel, OPS_SEQUENCE_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("sequence_softmax_grad", "cpu", SequenceSoftmaxGradKernel,
+                     OPS_SEQUENCE_FLOAT_TYPES);

@@ -29,8 +29,8 @@ void PutString(std::ofstream& f, const std::string& s) {
   f.write(s.data(), static_cast<std::streamsize>(s.size()));
 }
 
-void WriteRecord(std::ofstream& f, const std::string& name, TideDataType dtype, const tide::Dims& dims,
-                 const tide::LoD& lod, const void* data, uint64_t nbytes) {
+void WriteRecord(std::ofstream& f, const std::string& name, TideDataType dtype,
+                 const tide::Dims& dims, const tide::LoD& lod, const void* data, uint64_t nbytes) {
   f.write(kMagicRecord, 8);
   Put<uint32_t>(f, kRecordVersion);
   PutString(f, name);
@@ -89,8 +89,8 @@ class Reader {
     }
     uint64_t nbytes = Get<uint64_t>();
     // A corrupt size must not be allocated: the data has to be in the file.
-    Check(nbytes <= Left(), "file ends inside '" + *name + "' (" + std::to_string(nbytes) + " data bytes, " +
-                                std::to_string(Left()) + " left)");
+    Check(nbytes <= Left(), "file ends inside '" + *name + "' (" + std::to_string(nbytes) +
+                                " data bytes, " + std::to_string(Left()) + " left)");
     r->data.resize(nbytes);
     f_.read(&r->data[0], static_cast<std::streamsize>(nbytes));
     Check(static_cast<uint64_t>(f_.gcount()) == nbytes, "file ends inside '" + *name + "'");
@@ -129,7 +129,8 @@ class Reader {
 
 std::string CheckpointPath(const std::string& dir, const std::string& endpoint) {
   std::string safe;
-  for (char c : endpoint) safe += (isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
+  for (char c : endpoint)
+    safe += (isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
   return dir + "/pserver_" + safe + ".ckpt";
 }
 
@@ -142,7 +143,8 @@ void SaveCheckpoint(const std::string& path, const tide::Scope& scope,
     WriteRecord(f, kRoundName, TIDE_INT64, {1}, {}, &round, sizeof(round));
     for (const auto& n : names) {
       tide::Variable v = scope.FindVar(n);
-      TIDE_CHECK(v && v.IsTensor(), "checkpoint: '", n, "' is not a LoDTensor in the pserver's scope");
+      TIDE_CHECK(v && v.IsTensor(), "checkpoint: '", n,
+                 "' is not a LoDTensor in the pserver's scope");
       tide::Tensor t = v.GetTensor();
       TIDE_CHECK(t.initialized(), "checkpoint: '", n, "' holds no data");
       tide::OwnedTensor host;
@@ -157,7 +159,8 @@ void SaveCheckpoint(const std::string& path, const tide::Scope& scope,
     f.flush();
     TIDE_CHECK(f.good(), "checkpoint: writing ", tmp, " failed (disk full?)");
   }
-  TIDE_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "checkpoint: cannot rename ", tmp, " to ", path);
+  TIDE_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "checkpoint: cannot rename ", tmp, " to ",
+             path);
 }
 
 int64_t LoadCheckpoint(const std::string& path, const tide::Scope& scope,
@@ -182,9 +185,9 @@ int64_t LoadCheckpoint(const std::string& path, const tide::Scope& scope,
     TIDE_CHECK(v, "checkpoint ", path, ": the pserver program has no variable '", n, "'");
     tide::Tensor t = v.GetTensor();
     if (t.initialized())
-      TIDE_CHECK(t.dims() == rc.dims && t.dtype() == rc.dtype, "checkpoint ", path, ": '", n, "' is ",
-                 tide::DataTypeName(rc.dtype), tide::ToString(rc.dims), ", the program's is ",
-                 tide::DataTypeName(t.dtype()), tide::ToString(t.dims()));
+      TIDE_CHECK(t.dims() == rc.dims && t.dtype() == rc.dtype, "checkpoint ", path, ": '", n,
+                 "' is ", tide::DataTypeName(rc.dtype), tide::ToString(rc.dims),
+                 ", the program's is ", tide::DataTypeName(t.dtype()), tide::ToString(t.dims()));
     tide::OwnedTensor host;
     host.Resize(rc.dims);
     void* p = host.mutable_data(rc.dtype, tide::Place("cpu", 0));

@@ -14,12 +14,18 @@ using transport::Response;
 
 const char* KindName(Kind k) {
   switch (k) {
-    case transport::SEND_VARS: return "send";
-    case transport::GET_VARS: return "get";
-    case transport::SEND_BARRIER: return "send_barrier";
-    case transport::FETCH_BARRIER: return "fetch_barrier";
-    case transport::COMPLETE: return "complete";
-    default: return "unknown";
+    case transport::SEND_VARS:
+      return "send";
+    case transport::GET_VARS:
+      return "get";
+    case transport::SEND_BARRIER:
+      return "send_barrier";
+    case transport::FETCH_BARRIER:
+      return "fetch_barrier";
+    case transport::COMPLETE:
+      return "complete";
+    default:
+      return "unknown";
   }
 }
 
@@ -40,7 +46,8 @@ RpcClient::Connection& RpcClient::Connect(const std::string& endpoint, const Cli
   if (!opt.curve_server_key_file.empty()) {
     TIDE_CHECK(!opt.curve_key_file.empty(), "CurveZMQ to pserver ", endpoint,
                ": curve_server_key_file is set but this trainer has no curve_key_file");
-    c->socket->set(zmq::sockopt::curve_serverkey, ReadCurveKey(opt.curve_server_key_file, "public-key"));
+    c->socket->set(zmq::sockopt::curve_serverkey,
+                   ReadCurveKey(opt.curve_server_key_file, "public-key"));
     c->socket->set(zmq::sockopt::curve_publickey, ReadCurveKey(opt.curve_key_file, "public-key"));
     c->socket->set(zmq::sockopt::curve_secretkey, ReadCurveKey(opt.curve_key_file, "secret-key"));
   }
@@ -108,7 +115,8 @@ bool RpcClient::Receive(Connection& c, const ClientOptions& opt) {
   zmq::message_t first;
   if (!c.socket->recv(first, zmq::recv_flags::dontwait)) return false;
   Multipart m;
-  ReceiveRest(*c.socket, std::move(first), static_cast<size_t>(opt.max_message_bytes), 1u << 20, &m);
+  ReceiveRest(*c.socket, std::move(first), static_cast<size_t>(opt.max_message_bytes), 1u << 20,
+              &m);
   const std::string from = "pserver " + c.endpoint;
   if (m.oversized)
     TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, from, " sent a response of ", m.total_bytes,

@@ -3,13 +3,12 @@
 // restarts (sync mode), so a pserver resumed from its checkpoint picks the round up again.
 #pragma once
 
-#include <zmq.hpp>
-
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
 #include "common.h"
 #include "transport.pb.h"
@@ -24,8 +23,8 @@ class RpcClient {
   // One request to one pserver and, after Run, its response.
   struct Call {
     std::string endpoint;
-    transport::Request request;         // kind, trainer_id, vars or names (Run sets seq and round)
-    std::vector<zmq::message_t> data;   // one frame per request.vars, in order
+    transport::Request request;        // kind, trainer_id, vars or names (Run sets seq and round)
+    std::vector<zmq::message_t> data;  // one frame per request.vars, in order
     // Sync-mode SEND_VARS: kept (shared, not copied) until the next send barrier succeeds, and
     // sent again if the pserver restarts before that.
     bool replay_until_barrier = false;

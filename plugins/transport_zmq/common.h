@@ -1,11 +1,10 @@
 // common.h: what every file of the ZeroMQ transport shares: its name, its options and logging.
 #pragma once
 
-#include <tide/plugin.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide_zmq {
@@ -13,7 +12,7 @@ namespace tide_zmq {
 constexpr const char* kPlugin = "transport_zmq";
 constexpr uint32_t kMagic = 0x45444954;  // "TIDE" as a little-endian fixed32
 constexpr uint32_t kProtocolVersion = 1;
-constexpr int64_t kDefaultDeadlineMs = 180000;            // Fluid's rpc_deadline
+constexpr int64_t kDefaultDeadlineMs = 180000;                 // Fluid's rpc_deadline
 constexpr int64_t kDefaultMaxMessageBytes = int64_t(2) << 30;  // 2 GiB
 
 using Clock = std::chrono::steady_clock;

@@ -23,7 +23,8 @@ std::map<std::string, GradSpec> ParseGradSpecs(const std::vector<std::string>& s
                                                const std::string& who) {
   std::map<std::string, GradSpec> out;
   for (const auto& s : specs) {
-    size_t c3 = s.rfind(':'), c2 = c3 == std::string::npos || c3 == 0 ? std::string::npos : s.rfind(':', c3 - 1);
+    size_t c3 = s.rfind(':'),
+           c2 = c3 == std::string::npos || c3 == 0 ? std::string::npos : s.rfind(':', c3 - 1);
     size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : s.rfind(':', c2 - 1);
     TIDE_CHECK(c1 != std::string::npos && c1 > 0, who, ": grad_specs entry '", s,
                "' is not \"name:type:dtype:dims\"");
@@ -79,17 +80,21 @@ TIDE_REGISTER_OP(
         .Comment("The pserver loop: takes the trainers' gradients, runs their optimize blocks "
                  "(sync: once per round after every trainer's send barrier; async: per gradient), "
                  "serves the parameters; returns when every trainer has sent send_complete.")
-        .Input("X", "the variables it receives (informational)").AsDuplicable().AsDispensable()
+        .Input("X", "the variables it receives (informational)")
+        .AsDuplicable()
+        .AsDispensable()
         .Attr("endpoint", std::string(""), "host:port the trainers reach this pserver at")
         .Attr("bind_address", std::string("127.0.0.1"),
               "the address to listen on (the port is the endpoint's); 0.0.0.0 for every interface")
-        .Attr("Fanin", int32_t(1), "the number of trainers").GreaterThan(0)
+        .Attr("Fanin", int32_t(1), "the number of trainers")
+        .GreaterThan(0)
         .RequiredAttr("optimize_blocks", TIDE_ATTR_BLOCKS, "the optimize sub-blocks, in run order")
         .Attr("grad_to_block_id", std::vector<std::string>{},
               "\"grad_name:block_index\": the block that applies each gradient")
-        .Attr("grad_specs", std::vector<std::string>{},
-              "\"grad_name:LOD_TENSOR|SELECTED_ROWS:dtype:d0,d1,...\": what each gradient must be; a "
-              "gradient that differs is refused (unlisted ones are not checked)")
+        .Attr(
+            "grad_specs", std::vector<std::string>{},
+            "\"grad_name:LOD_TENSOR|SELECTED_ROWS:dtype:d0,d1,...\": what each gradient must be; a "
+            "gradient that differs is refused (unlisted ones are not checked)")
         .Attr("lr_decay_block_id", int32_t(-1), "a block run before the optimize blocks; -1: none")
         .Attr("sync_mode", true, "sync: average each round's gradients over the trainers")
         .Attr("served_vars", std::vector<std::string>{}, "the variables trainers may recv")
@@ -102,7 +107,8 @@ TIDE_REGISTER_OP(
               "ms a round may wait for the last trainer's send barrier before the pserver fails")
         .GreaterThan(0)
         .Attr("max_message_size", int64_t(tide_zmq::kDefaultMaxMessageBytes),
-              "bytes: larger requests are refused and logged").GreaterThan(0)
+              "bytes: larger requests are refused and logged")
+        .GreaterThan(0)
         .Attr("curve_secret_key_file", std::string(""),
               "this pserver's CurveZMQ certificate (secret key); empty: no CurveZMQ")
         .Attr("curve_trainer_keys", std::vector<std::string>{},

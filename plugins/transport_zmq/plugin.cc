@@ -1,4 +1,5 @@
-// plugin.cc: the ZeroMQ transport plugin's entry points. The ops register themselves from their files.
+// plugin.cc: the ZeroMQ transport plugin's entry points. The ops register themselves from their
+// files.
 #include <tide/plugin.hpp>
 
 TIDE_PLUGIN("transport_zmq", "0.1.0",

@@ -63,7 +63,8 @@ void PServer::Run() {
       try {
         Handle(in);
       } catch (const tide::Error& e) {  // one bad request: refuse it, keep serving
-        LogWarning(Label(), ": refused a request from trainer ", in.request.trainer_id(), ": ", e.what());
+        LogWarning(Label(), ": refused a request from trainer ", in.request.trainer_id(), ": ",
+                   e.what());
         server_.ReplyError(in.identity, in.request.seq(), e.code(), e.what());
       }
     }
@@ -78,12 +79,18 @@ void PServer::Handle(Incoming& in) {
   std::string impostor = server_.CheckSender(in, t);
   if (!impostor.empty()) TIDE_THROW(TIDE_FAILED_PRECONDITION, "refused: ", impostor);
   switch (in.request.kind()) {
-    case transport::SEND_VARS: return OnSend(in);
-    case transport::SEND_BARRIER: return OnBarrier(in);
-    case transport::GET_VARS: return OnGet(in);
-    case transport::FETCH_BARRIER: return Ack(in);
-    case transport::COMPLETE: return OnComplete(in);
-    default: TIDE_THROW(TIDE_INVALID_ARGUMENT, "unknown request kind");
+    case transport::SEND_VARS:
+      return OnSend(in);
+    case transport::SEND_BARRIER:
+      return OnBarrier(in);
+    case transport::GET_VARS:
+      return OnGet(in);
+    case transport::FETCH_BARRIER:
+      return Ack(in);
+    case transport::COMPLETE:
+      return OnComplete(in);
+    default:
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "unknown request kind");
   }
 }
 
@@ -92,7 +99,8 @@ void PServer::Adopt(int64_t round, const Incoming& in) {
   adopted_ = true;
   if (round != rounds_done_) {
     LogWarning(Label(), ": trainer ", in.request.trainer_id(), " is at round ", round,
-               ", this pserver's state is from round ", rounds_done_, "; continuing at round ", round);
+               ", this pserver's state is from round ", rounds_done_, "; continuing at round ",
+               round);
     rounds_done_ = round;
   }
 }
@@ -127,8 +135,8 @@ void PServer::OnSend(Incoming& in) {
     // A NaN or Inf gradient would make every parameter it touches NaN for every trainer (and,
     // with check_nan_inf, fail the optimize block and stop the pserver): refused, not applied.
     const std::string non_finite = FirstNonFinite(m, in.data[i]);
-    TIDE_CHECK(non_finite.empty(), "gradient '", m.name(), "' from trainer ", t, " holds ", non_finite,
-               ": refused, not applied (the pserver's parameters stay as they were)");
+    TIDE_CHECK(non_finite.empty(), "gradient '", m.name(), "' from trainer ", t, " holds ",
+               non_finite, ": refused, not applied (the pserver's parameters stay as they were)");
     std::string target = Target(m.name(), t);
     tide::Variable v = ctx_.scope().FindVar(target);
     TIDE_CHECK(v, "pserver ", cfg_.server.endpoint, " has no variable '", target, "'");
@@ -137,8 +145,8 @@ void PServer::OnSend(Incoming& in) {
   if (cfg_.sync_mode) {  // after the checks: even a stale request must be well formed
     Adopt(req.round(), in);
     if (req.round() < rounds_done_) return Ack(in);  // a resent request of a finished round
-    TIDE_CHECK(req.round() == rounds_done_, "trainer ", t, " sent gradients for round ", req.round(),
-               " while the pserver is at round ", rounds_done_);
+    TIDE_CHECK(req.round() == rounds_done_, "trainer ", t, " sent gradients for round ",
+               req.round(), " while the pserver is at round ", rounds_done_);
   }
   if (!cfg_.sync_mode) WaitFramesSent(cfg_.deadline_ms, Label());
   for (int i = 0; i < req.vars_size(); ++i) {
@@ -152,11 +160,13 @@ void PServer::OnSend(Incoming& in) {
       try {
         RunOptimize(blocks);
       } catch (const std::exception& e) {
-        throw FatalError(Label() + ": the optimize block of '" + req.vars(i).name() + "' failed: " + e.what());
+        throw FatalError(Label() + ": the optimize block of '" + req.vars(i).name() +
+                         "' failed: " + e.what());
       }
     }
   }
-  if (!cfg_.sync_mode && cfg_.checkpoint_interval > 0 && ++applied_sends_ % cfg_.checkpoint_interval == 0)
+  if (!cfg_.sync_mode && cfg_.checkpoint_interval > 0 &&
+      ++applied_sends_ % cfg_.checkpoint_interval == 0)
     Checkpoint();
   Ack(in);
 }
@@ -173,7 +183,8 @@ void PServer::OnBarrier(Incoming& in) {
   // make the pserver run the optimize blocks on gradients that never came).
   std::vector<std::string> missing;
   for (const auto& kv : cfg_.grad_to_block)
-    if (!received_[t].count(kv.first) && !Initialized(Target(kv.first, t))) missing.push_back(kv.first);
+    if (!received_[t].count(kv.first) && !Initialized(Target(kv.first, t)))
+      missing.push_back(kv.first);
   if (!missing.empty()) {
     std::string list;
     for (const auto& n : missing) list += (list.empty() ? "'" : ", '") + n + "'";
@@ -223,8 +234,8 @@ void PServer::ServeGet(Incoming& in) {
     tide::Variable v = ctx_.scope().FindVar(name);
     TIDE_CHECK(v, "pserver ", cfg_.server.endpoint, " has no variable '", name, "'");
     frames.emplace_back();
-    EncodeVariable(v, name, 0, -1, Label() + " serving '" + name + "'", resp.add_vars(), &frames.back(),
-                   ServedFrames());
+    EncodeVariable(v, name, 0, -1, Label() + " serving '" + name + "'", resp.add_vars(),
+                   &frames.back(), ServedFrames());
   }
   server_.Reply(in.identity, std::move(resp), std::move(frames));
 }
@@ -246,7 +257,8 @@ void PServer::MaybeFinishRound() {
   } catch (const std::exception& e) {  // fatal: tell the waiting trainers why, then stop
     std::string msg = Label() + ": the optimize blocks failed in round " +
                       std::to_string(rounds_done_) + ": " + e.what();
-    for (auto& b : deferred_barriers_) server_.ReplyError(b.identity, b.request.seq(), TIDE_INTERNAL, msg);
+    for (auto& b : deferred_barriers_)
+      server_.ReplyError(b.identity, b.request.seq(), TIDE_INTERNAL, msg);
     throw FatalError(msg);
   }
   ++rounds_done_;
@@ -288,9 +300,10 @@ void PServer::ExpireGets() {
       ++it;
       continue;
     }
-    std::string msg = tide::detail::Concat(Label(), ": a get for round ", it->request.round(),
-                                           " from trainer ", it->request.trainer_id(), " waited rpc_deadline ",
-                                           cfg_.deadline_ms, " ms; the pserver is at round ", rounds_done_);
+    std::string msg =
+        tide::detail::Concat(Label(), ": a get for round ", it->request.round(), " from trainer ",
+                             it->request.trainer_id(), " waited rpc_deadline ", cfg_.deadline_ms,
+                             " ms; the pserver is at round ", rounds_done_);
     LogWarning(msg);
     server_.ReplyError(it->identity, it->request.seq(), TIDE_UNAVAILABLE, msg);
     it = deferred_gets_.erase(it);

@@ -1,7 +1,8 @@
 // pserver.h: the parameter server loop behind listen_and_serv. Sync mode: each round it takes every
 // trainer's gradients (into "<grad>.trainer_<id>" when there are several trainers; the optimize
-// blocks sum and scale them), runs the optimize blocks once all trainers' send barriers are in, then
-// answers the barriers and serves the parameters. Async mode: each gradient's block runs as it comes.
+// blocks sum and scale them), runs the optimize blocks once all trainers' send barriers are in,
+// then answers the barriers and serves the parameters. Async mode: each gradient's block runs as it
+// comes.
 #pragma once
 
 #include <map>
@@ -27,10 +28,10 @@ struct PServerConfig {
   int32_t fanin = 1;
   bool sync_mode = true;
   std::map<std::string, int32_t> grad_to_block;  // gradient (block) name -> optimize block
-  std::map<std::string, GradSpec> grad_specs;     // optional, per gradient name
-  std::vector<int32_t> optimize_blocks;           // the order they run in, sync mode
-  int32_t lr_decay_block = -1;                    // run first, once per round (or per request)
-  std::set<std::string> served;                   // what trainers may get
+  std::map<std::string, GradSpec> grad_specs;    // optional, per gradient name
+  std::vector<int32_t> optimize_blocks;          // the order they run in, sync mode
+  int32_t lr_decay_block = -1;                   // run first, once per round (or per request)
+  std::set<std::string> served;                  // what trainers may get
   std::vector<std::string> checkpoint_vars;
   std::string checkpoint_dir;
   int32_t checkpoint_interval = 0;

@@ -23,7 +23,8 @@ struct Block {
 // own name). A variable sliced in row blocks is listed once per block, consecutively, with
 // sections[i] rows each; sections[i] == 0 (or no sections) sends the whole variable.
 std::vector<Block> LayOut(const tide::OpRunContext& ctx, const std::vector<std::string>& vars,
-                          const std::vector<std::string>& epmap, const std::vector<std::string>& names,
+                          const std::vector<std::string>& epmap,
+                          const std::vector<std::string>& names,
                           const std::vector<int64_t>& sections) {
   const std::string op = ctx.op_type();
   const size_t n = vars.size();
@@ -40,7 +41,8 @@ std::vector<Block> LayOut(const tide::OpRunContext& ctx, const std::vector<std::
     const int64_t rows = sections.empty() ? 0 : sections[i];
     Block b{cont ? blocks.back().var : i, epmap[i], names.empty() ? vars[i] : names[i]};
     if (rows == 0) {
-      TIDE_CHECK(!cont && !more, "op '", op, "': '", vars[i], "' is listed more than once but "
+      TIDE_CHECK(!cont && !more, "op '", op, "': '", vars[i],
+                 "' is listed more than once but "
                  "sections gives it no rows");
     } else {
       TIDE_CHECK(rows > 0, "op '", op, "': negative section for '", vars[i], "'");
@@ -79,13 +81,15 @@ void SendRun(tide::OpRunContext& ctx) {
     TIDE_CHECK(v, "op 'send': variable '", x, "' is not in the scope");
     vars.push_back(v);
   }
-  auto blocks = LayOut(ctx, xs, epmap, ctx.Attr<std::vector<std::string>>("send_varnames"), sections);
+  auto blocks =
+      LayOut(ctx, xs, epmap, ctx.Attr<std::vector<std::string>>("send_varnames"), sections);
   for (size_t k = 0; k < blocks.size(); ++k) {  // the blocks of a variable cover all its rows
-    if (blocks[k].row_end < 0 || (k + 1 < blocks.size() && blocks[k + 1].var == blocks[k].var)) continue;
+    if (blocks[k].row_end < 0 || (k + 1 < blocks.size() && blocks[k + 1].var == blocks[k].var))
+      continue;
     tide::Variable v = vars[blocks[k].var];
     int64_t rows = v.IsTensor() && v.GetTensor().rank() > 0 ? v.GetTensor().dim(0) : -1;
-    TIDE_CHECK(rows == blocks[k].row_end, "op 'send': the blocks of '", xs[blocks[k].var], "' cover ",
-               blocks[k].row_end, " rows, the variable has ", rows);
+    TIDE_CHECK(rows == blocks[k].row_end, "op 'send': the blocks of '", xs[blocks[k].var],
+               "' cover ", blocks[k].row_end, " rows, the variable has ", rows);
   }
   std::map<std::string, size_t> index;
   std::vector<std::string> eps;
@@ -100,17 +104,20 @@ void SendRun(tide::OpRunContext& ctx) {
   for (const auto& b : blocks) {
     Call& c = calls[index[b.endpoint]];
     c.data.emplace_back();
-    EncodeVariable(vars[b.var], b.wire_name, b.row_begin, b.row_end,
-                   "op 'send': variable '" + xs[b.var] + "' (to " + b.endpoint + " as '" + b.wire_name + "')",
-                   c.request.add_vars(), &c.data.back(), sync ? nullptr : live);
+    EncodeVariable(
+        vars[b.var], b.wire_name, b.row_begin, b.row_end,
+        "op 'send': variable '" + xs[b.var] + "' (to " + b.endpoint + " as '" + b.wire_name + "')",
+        c.request.add_vars(), &c.data.back(), sync ? nullptr : live);
   }
   RpcClient::Instance().Run(calls, opt, "send");
   // Async: return once ZeroMQ has handed the tensors' bytes to the network (the program may then
   // overwrite them), not when the pserver answers.
   if (!sync && !live->WaitZero(opt.deadline_ms))
-    TIDE_THROW(TIDE_UNAVAILABLE, "send of trainer ", trainer, ": ", live->count(), " variable(s) still "
-               "unsent after rpc_deadline ", opt.deadline_ms, " ms (is the pserver of '", xs[0],
-               "' reachable? ", epmap.empty() ? "" : epmap[0], ")");
+    TIDE_THROW(TIDE_UNAVAILABLE, "send of trainer ", trainer, ": ", live->count(),
+               " variable(s) still "
+               "unsent after rpc_deadline ",
+               opt.deadline_ms, " ms (is the pserver of '", xs[0], "' reachable? ",
+               epmap.empty() ? "" : epmap[0], ")");
 }
 
 void RecvRun(tide::OpRunContext& ctx) {
@@ -177,7 +184,7 @@ void RecvRun(tide::OpRunContext& ctx) {
     tide::Tensor dst = host ? t : tide::Tensor(staging.c());
     dst.Resize(dims);
     char* p = static_cast<char*>(dst.mutable_data(static_cast<TideDataType>(first.dtype()),
-                                                   host ? ctx.place() : tide::Place("cpu", 0)));
+                                                  host ? ctx.place() : tide::Place("cpu", 0)));
     for (size_t k : mine) {
       const auto& f = frame(k);
       if (f.size()) std::memcpy(p, f.data(), f.size());
@@ -204,8 +211,10 @@ tide::OpSchema RpcAttrs(tide::OpSchema s) {
       .Attr("max_message_size", int64_t(kDefaultMaxMessageBytes),
             "bytes: larger messages are refused (and ZeroMQ drops larger frames)")
       .GreaterThan(0)
-      .Attr("curve_server_key_file", std::string(""), "the pserver's CurveZMQ public key; empty: none")
-      .Attr("curve_key_file", std::string(""), "this trainer's CurveZMQ certificate (public + secret)");
+      .Attr("curve_server_key_file", std::string(""),
+            "the pserver's CurveZMQ public key; empty: none")
+      .Attr("curve_key_file", std::string(""),
+            "this trainer's CurveZMQ certificate (public + secret)");
   return s;
 }
 
@@ -214,29 +223,34 @@ tide::OpSchema RpcAttrs(tide::OpSchema s) {
 
 using tide_zmq::RpcAttrs;
 
-TIDE_REGISTER_OP(RpcAttrs(tide::OpSchema("send"))
-                     .Comment("Sends each X (or its row blocks) to its pserver; one request per "
-                              "pserver, all in flight at once.")
-                     .Input("X", "variables to send (LoDTensor or SelectedRows)").AsDuplicable()
-                     .Attr("epmap", std::vector<std::string>{}, "the pserver of each X entry")
-                     .Attr("send_varnames", std::vector<std::string>{},
-                           "names on the pserver, one per entry; empty: X's own")
-                     .Attr("sections", std::vector<int32_t>{},
-                           "rows of each entry's block (0: the whole variable); a sliced variable is listed once per block")
-                     .Attr("sync_mode", true,
-                           "true: wait for the answers and keep the round's data until send_barrier "
-                           "(replayed if a pserver restarts); false (async): return once the data "
-                           "is on its way, a later RPC checks the answer")
-                     .Run(tide_zmq::SendRun));
+TIDE_REGISTER_OP(
+    RpcAttrs(tide::OpSchema("send"))
+        .Comment("Sends each X (or its row blocks) to its pserver; one request per "
+                 "pserver, all in flight at once.")
+        .Input("X", "variables to send (LoDTensor or SelectedRows)")
+        .AsDuplicable()
+        .Attr("epmap", std::vector<std::string>{}, "the pserver of each X entry")
+        .Attr("send_varnames", std::vector<std::string>{},
+              "names on the pserver, one per entry; empty: X's own")
+        .Attr("sections", std::vector<int32_t>{},
+              "rows of each entry's block (0: the whole variable); a sliced variable is listed "
+              "once per block")
+        .Attr("sync_mode", true,
+              "true: wait for the answers and keep the round's data until send_barrier "
+              "(replayed if a pserver restarts); false (async): return once the data "
+              "is on its way, a later RPC checks the answer")
+        .Run(tide_zmq::SendRun));
 
 TIDE_REGISTER_OP(RpcAttrs(tide::OpSchema("recv"))
                      .Comment("Gets each Out (or its row blocks, concatenated) from its pserver.")
-                     .Output("Out", "variables to receive").AsDuplicable()
+                     .Output("Out", "variables to receive")
+                     .AsDuplicable()
                      .Attr("epmap", std::vector<std::string>{}, "the pserver of each Out entry")
                      .Attr("varnames", std::vector<std::string>{},
                            "names on the pserver, one per entry; empty: Out's own")
                      .Attr("sections", std::vector<int32_t>{},
-                           "rows of each entry's block (0: the whole variable); a sliced variable is listed once per block")
+                           "rows of each entry's block (0: the whole variable); a sliced variable "
+                           "is listed once per block")
                      .Attr("sync_mode", true, "unused; for Fluid compatibility")
                      .Run(tide_zmq::RecvRun));
 

@@ -39,17 +39,17 @@ RpcServer::RpcServer(const ServerOptions& opt)
     zap_->set(zmq::sockopt::linger, 0);
     zap_->bind("inproc://zeromq.zap.01");
     router_.set(zmq::sockopt::curve_server, 1);
-    router_.set(zmq::sockopt::curve_secretkey, ReadCurveKey(opt_.curve_secret_key_file, "secret-key"));
+    router_.set(zmq::sockopt::curve_secretkey,
+                ReadCurveKey(opt_.curve_secret_key_file, "secret-key"));
     router_.set(zmq::sockopt::zap_domain, "tide");
   } else {
     TIDE_CHECK(opt_.curve_trainer_key_files.empty(), "listen_and_serv ", opt_.endpoint,
                ": curve_trainer_keys are set but curve_secret_key_file is not");
   }
-  monitor_ = std::make_unique<Monitor>(ctx_, router_,
-                                       ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
-                                           ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
+  monitor_ = std::make_unique<Monitor>(
+      ctx_, router_,
+      ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
   std::string addr = "tcp://" + opt_.bind_address + ":" + PortOf(opt_.endpoint);
   try {
     router_.bind(addr);
@@ -57,13 +57,12 @@ RpcServer::RpcServer(const ServerOptions& opt)
     TIDE_THROW(TIDE_UNAVAILABLE, "listen_and_serv ", opt_.endpoint, ": cannot listen on ", addr,
                ": ", e.what());
   }
-  LogInfo("pserver ", opt_.endpoint, " listening on ", addr,
-          zap_ ? " (CurveZMQ, " + std::to_string(admitted_.size()) + " admitted trainer key(s))" : "");
+  LogInfo(
+      "pserver ", opt_.endpoint, " listening on ", addr,
+      zap_ ? " (CurveZMQ, " + std::to_string(admitted_.size()) + " admitted trainer key(s))" : "");
 }
 
-RpcServer::~RpcServer() {
-  zmq_socket_monitor(router_.handle(), nullptr, 0);
-}
+RpcServer::~RpcServer() { zmq_socket_monitor(router_.handle(), nullptr, 0); }
 
 void RpcServer::HandleZap() {
   std::vector<zmq::message_t> f;
@@ -125,9 +124,10 @@ bool RpcServer::ReceiveOne(Incoming* in) {
   zmq::message_t& identity = m.frames[0];
   std::string peer = m.frames.size() > 1 ? PeerOf(m.frames[1]) : PeerOf(identity);
   if (m.oversized) {
-    Reject(identity, peer, 0, tide::detail::Concat("message of ", m.total_bytes, " bytes in ",
-                                                   "more frames than allowed or over max_message_size ",
-                                                   opt_.max_message_bytes));
+    Reject(identity, peer, 0,
+           tide::detail::Concat("message of ", m.total_bytes, " bytes in ",
+                                "more frames than allowed or over max_message_size ",
+                                opt_.max_message_bytes));
     return false;
   }
   if (m.frames.size() < 2) {
@@ -137,15 +137,15 @@ bool RpcServer::ReceiveOne(Incoming* in) {
   transport::Request& req = in->request;
   const zmq::message_t& head = m.frames[1];
   if (!req.ParseFromArray(head.data(), static_cast<int>(head.size())) || req.magic() != kMagic) {
-    Reject(identity, peer, 0, tide::detail::Concat("not a Tide transport request (", head.size(),
-                                                   "-byte header frame, ", m.frames.size() - 1,
-                                                   " frame(s))"));
+    Reject(identity, peer, 0,
+           tide::detail::Concat("not a Tide transport request (", head.size(),
+                                "-byte header frame, ", m.frames.size() - 1, " frame(s))"));
     return false;
   }
   if (req.version() != kProtocolVersion) {
-    Reject(identity, peer, req.seq(), tide::detail::Concat("transport protocol version ",
-                                                           req.version(), ", this pserver speaks ",
-                                                           kProtocolVersion));
+    Reject(identity, peer, req.seq(),
+           tide::detail::Concat("transport protocol version ", req.version(),
+                                ", this pserver speaks ", kProtocolVersion));
     return false;
   }
   if (req.kind() < transport::SEND_VARS || req.kind() > transport::COMPLETE) {
@@ -153,9 +153,9 @@ bool RpcServer::ReceiveOne(Incoming* in) {
     return false;
   }
   if (static_cast<size_t>(req.vars_size()) != m.frames.size() - 2) {
-    Reject(identity, peer, req.seq(), tide::detail::Concat(
-        "truncated message: the header lists ", req.vars_size(), " variable(s), ",
-        m.frames.size() - 2, " data frame(s) came"));
+    Reject(identity, peer, req.seq(),
+           tide::detail::Concat("truncated message: the header lists ", req.vars_size(),
+                                " variable(s), ", m.frames.size() - 2, " data frame(s) came"));
     return false;
   }
   for (int i = 0; i < req.vars_size(); ++i) {

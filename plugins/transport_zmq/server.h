@@ -3,12 +3,11 @@
 // checked and parsed before use; a bad one is logged, answered with an error and dropped.
 #pragma once
 
-#include <zmq.hpp>
-
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
 #include "common.h"
 #include "transport.pb.h"
@@ -19,10 +18,10 @@ namespace tide_zmq {
 namespace transport = ::tide::transport;  // the generated wire messages
 
 struct ServerOptions {
-  std::string endpoint;                   // host:port, as the trainers know it
-  std::string bind_address = "127.0.0.1"; // where to listen ("0.0.0.0": every interface)
+  std::string endpoint;                    // host:port, as the trainers know it
+  std::string bind_address = "127.0.0.1";  // where to listen ("0.0.0.0": every interface)
   int64_t max_message_bytes = kDefaultMaxMessageBytes;
-  std::string curve_secret_key_file;      // the pserver's certificate; empty: no CurveZMQ
+  std::string curve_secret_key_file;  // the pserver's certificate; empty: no CurveZMQ
   std::vector<std::string> curve_trainer_key_files;  // admitted trainers; empty: any curve client
 };
 
@@ -67,7 +66,7 @@ class RpcServer {
   std::unique_ptr<zmq::socket_t> zap_;
   zmq::socket_t router_;
   std::unique_ptr<Monitor> monitor_;
-  std::set<std::string> admitted_;  // raw 32-byte public keys
+  std::set<std::string> admitted_;         // raw 32-byte public keys
   std::vector<std::string> trainer_keys_;  // raw public key of trainer i, when listed
   int64_t rejected_ = 0;
 };

@@ -24,8 +24,16 @@ void FreeFrame(void* /*data*/, void* hint) {
 
 bool KnownDataType(int32_t d) {
   switch (d) {
-    case TIDE_BOOL: case TIDE_INT16: case TIDE_INT32: case TIDE_INT64: case TIDE_FP16:
-    case TIDE_FP32: case TIDE_FP64: case TIDE_UINT8: case TIDE_INT8: case TIDE_BF16:
+    case TIDE_BOOL:
+    case TIDE_INT16:
+    case TIDE_INT32:
+    case TIDE_INT64:
+    case TIDE_FP16:
+    case TIDE_FP32:
+    case TIDE_FP64:
+    case TIDE_UINT8:
+    case TIDE_INT8:
+    case TIDE_BF16:
       return true;
     default:
       return false;
@@ -73,17 +81,19 @@ void EncodeVariable(const tide::Variable& var, const std::string& wire_name, int
     msg->set_type(VariableMessage::LOD_TENSOR);
     t = var.GetTensor();
   } else {
-    TIDE_THROW(TIDE_INVALID_ARGUMENT, what, ": the variable holds neither a LoDTensor nor a "
+    TIDE_THROW(TIDE_INVALID_ARGUMENT, what,
+               ": the variable holds neither a LoDTensor nor a "
                "SelectedRows (was it computed before this op?)");
   }
-  TIDE_CHECK(t.initialized(), what, ": the variable holds no data (was it computed before this op?)");
+  TIDE_CHECK(t.initialized(), what,
+             ": the variable holds no data (was it computed before this op?)");
   const size_t elem = tide::DataTypeSize(t.dtype());
   TIDE_CHECK(elem > 0, what, ": cannot send data of type ", tide::DataTypeName(t.dtype()));
   tide::Dims dims = t.dims();
   size_t offset = 0, bytes = static_cast<size_t>(t.numel()) * elem;
   if (row_end >= 0) {
-    TIDE_CHECK(!dims.empty() && dims[0] > 0, what, ": cannot take row blocks of a tensor with dims ",
-               tide::ToString(dims));
+    TIDE_CHECK(!dims.empty() && dims[0] > 0, what,
+               ": cannot take row blocks of a tensor with dims ", tide::ToString(dims));
     TIDE_CHECK(0 <= row_begin && row_begin <= row_end && row_end <= dims[0], what, ": rows [",
                row_begin, ", ", row_end, ") are outside the tensor's ", dims[0], " rows");
     size_t row_bytes = bytes / static_cast<size_t>(dims[0]);
@@ -123,12 +133,15 @@ std::string CheckVariableMessage(const VariableMessage& m, size_t frame_bytes) {
       return Concat(who, ": dims overflow");
   }
   uint64_t bytes = 0;
-  if (__builtin_mul_overflow(numel, tide::DataTypeSize(static_cast<TideDataType>(m.dtype())), &bytes))
+  if (__builtin_mul_overflow(numel, tide::DataTypeSize(static_cast<TideDataType>(m.dtype())),
+                             &bytes))
     return Concat(who, ": size overflows");
   if (bytes != m.data_bytes())
-    return Concat(who, ": declares ", m.data_bytes(), " data bytes, its dims and type make ", bytes);
+    return Concat(who, ": declares ", m.data_bytes(), " data bytes, its dims and type make ",
+                  bytes);
   if (bytes != frame_bytes)
-    return Concat(who, ": truncated or padded data frame: ", frame_bytes, " bytes, expected ", bytes);
+    return Concat(who, ": truncated or padded data frame: ", frame_bytes, " bytes, expected ",
+                  bytes);
   const int64_t rows = m.dims_size() ? m.dims(0) : 0;
   if (m.type() == VariableMessage::SELECTED_ROWS) {
     if (m.lod_size()) return Concat(who, ": a SelectedRows has no LoD");
@@ -144,13 +157,15 @@ std::string CheckVariableMessage(const VariableMessage& m, size_t frame_bytes) {
   if (m.rows_size() || m.height()) return Concat(who, ": a LoDTensor has no rows or height");
   for (int k = 0; k < m.lod_size(); ++k) {
     const auto& level = m.lod(k).offsets();
-    if (level.empty() || level[0] != 0) return Concat(who, ": LoD level ", k, " does not start at 0");
+    if (level.empty() || level[0] != 0)
+      return Concat(who, ": LoD level ", k, " does not start at 0");
     for (int i = 1; i < level.size(); ++i)
       if (level[i] < level[i - 1]) return Concat(who, ": LoD level ", k, " decreases");
     uint64_t want = k + 1 < m.lod_size() ? uint64_t(m.lod(k + 1).offsets_size() - 1)
                                          : static_cast<uint64_t>(rows);
     if (level[level.size() - 1] != want)
-      return Concat(who, ": LoD level ", k, " ends at ", level[level.size() - 1], ", expected ", want);
+      return Concat(who, ": LoD level ", k, " ends at ", level[level.size() - 1], ", expected ",
+                    want);
   }
   return "";
 }
@@ -170,7 +185,8 @@ void DecodeVariable(const VariableMessage& m, zmq::message_t* frame, tide::Varia
   const auto dtype = static_cast<TideDataType>(m.dtype());
   tide::Dims dims(m.dims().begin(), m.dims().end());
   const size_t elem = tide::DataTypeSize(dtype);
-  if (host && m.data_bytes() >= kCopyBelow && reinterpret_cast<uintptr_t>(frame->data()) % elem == 0) {
+  if (host && m.data_bytes() >= kCopyBelow &&
+      reinterpret_cast<uintptr_t>(frame->data()) % elem == 0) {
     // Large data stays in the received frame: the tensor owns the message from here on.
     auto* keep = new zmq::message_t(std::move(*frame));
     t.Resize(dims);
@@ -185,7 +201,8 @@ void DecodeVariable(const VariableMessage& m, zmq::message_t* frame, tide::Varia
   }
   if (m.type() == VariableMessage::LOD_TENSOR) {
     tide::LoD lod;
-    for (const auto& level : m.lod()) lod.emplace_back(level.offsets().begin(), level.offsets().end());
+    for (const auto& level : m.lod())
+      lod.emplace_back(level.offsets().begin(), level.offsets().end());
     t.set_lod(lod);
   }
 }
@@ -208,12 +225,16 @@ std::string FirstNonFinite(const VariableMessage& m, const zmq::message_t& frame
   const auto* data = static_cast<const char*>(frame.data());
   const size_t bytes = std::min<size_t>(frame.size(), m.data_bytes());
   switch (static_cast<TideDataType>(m.dtype())) {
-    case TIDE_FP32: return ScanNonFinite<uint32_t>(data, bytes / 4, 0x7F800000u, 0x007FFFFFu);
+    case TIDE_FP32:
+      return ScanNonFinite<uint32_t>(data, bytes / 4, 0x7F800000u, 0x007FFFFFu);
     case TIDE_FP64:
       return ScanNonFinite<uint64_t>(data, bytes / 8, 0x7FF0000000000000ull, 0x000FFFFFFFFFFFFFull);
-    case TIDE_FP16: return ScanNonFinite<uint16_t>(data, bytes / 2, 0x7C00, 0x03FF);
-    case TIDE_BF16: return ScanNonFinite<uint16_t>(data, bytes / 2, 0x7F80, 0x007F);
-    default: return "";
+    case TIDE_FP16:
+      return ScanNonFinite<uint16_t>(data, bytes / 2, 0x7C00, 0x03FF);
+    case TIDE_BF16:
+      return ScanNonFinite<uint16_t>(data, bytes / 2, 0x7F80, 0x007F);
+    default:
+      return "";
   }
 }
 

@@ -2,13 +2,12 @@
 // that make a variable received from the network safe to write into a scope.
 #pragma once
 
-#include <zmq.hpp>
-
 #include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <zmq.hpp>
 
 #include "common.h"
 #include "transport.pb.h"
@@ -31,7 +30,8 @@ class FrameCounter {
   // True when none is left within timeout_ms.
   bool WaitZero(int64_t timeout_ms) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return n_.load() == 0; });
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                        [&] { return n_.load() == 0; });
   }
 
  private:
@@ -68,8 +68,8 @@ std::string FirstNonFinite(const transport::VariableMessage& m, const zmq::messa
 // Writes a checked message into `var` (made a LoDTensor or SelectedRows as the message says), on
 // `place`. Data of at least kCopyBelow bytes is adopted by the tensor, which takes the frame (no
 // copy); smaller data is copied out of it.
-void DecodeVariable(const transport::VariableMessage& m, zmq::message_t* frame,
-                    tide::Variable var, const tide::Place& place);
+void DecodeVariable(const transport::VariableMessage& m, zmq::message_t* frame, tide::Variable var,
+                    const tide::Place& place);
 
 // Bytes of one dim-0 row of a message's tensor (the product of the other dims * dtype size).
 int64_t RowBytes(const transport::VariableMessage& m);

@@ -49,8 +49,8 @@ std::string ReadCurveKey(const std::string& path, const std::string& which) {
   TIDE_CHECK(key.size() == 40, "CurveZMQ key file '", path, "' holds no 40-character Z85 ", which,
              " (a ZeroMQ certificate, or a file with the key alone)");
   uint8_t raw[32];
-  TIDE_CHECK(zmq_z85_decode(raw, key.c_str()) != nullptr, "CurveZMQ key file '", path,
-             "': the ", which, " is not valid Z85");
+  TIDE_CHECK(zmq_z85_decode(raw, key.c_str()) != nullptr, "CurveZMQ key file '", path, "': the ",
+             which, " is not valid Z85");
   return key;
 }
 
@@ -77,15 +77,23 @@ bool Monitor::Next(int* event, std::string* address) {
 
 std::string EventName(int event) {
   switch (event) {
-    case ZMQ_EVENT_CONNECTED: return "connected";
-    case ZMQ_EVENT_DISCONNECTED: return "disconnected";
-    case ZMQ_EVENT_ACCEPTED: return "accepted";
-    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL: return "handshake failed";
+    case ZMQ_EVENT_CONNECTED:
+      return "connected";
+    case ZMQ_EVENT_DISCONNECTED:
+      return "disconnected";
+    case ZMQ_EVENT_ACCEPTED:
+      return "accepted";
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      return "handshake failed";
     case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
-      return "handshake failed (protocol error: not a ZeroMQ peer, or no/another security mechanism)";
-    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH: return "handshake failed (authentication refused)";
-    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED: return "handshake succeeded";
-    default: return "event " + std::to_string(event);
+      return "handshake failed (protocol error: not a ZeroMQ peer, or no/another security "
+             "mechanism)";
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+      return "handshake failed (authentication refused)";
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+      return "handshake succeeded";
+    default:
+      return "event " + std::to_string(event);
   }
 }
 

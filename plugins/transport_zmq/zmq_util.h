@@ -2,10 +2,9 @@
 // socket monitors (connection events), multipart receive with a size budget.
 #pragma once
 
-#include <zmq.hpp>
-
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
 #include "common.h"
 

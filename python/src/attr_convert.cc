@@ -13,11 +13,16 @@ namespace {
 
 bool IsBool(py::handle v) { return PyBool_Check(v.ptr()); }
 bool IsInt(py::handle v) { return !IsBool(v) && (PyLong_Check(v.ptr()) || PyIndex_Check(v.ptr())); }
-bool IsFloat(py::handle v) { return PyFloat_Check(v.ptr()) || (!IsInt(v) && !IsBool(v) && PyNumber_Check(v.ptr()) && py::hasattr(v, "__float__")); }
+bool IsFloat(py::handle v) {
+  return PyFloat_Check(v.ptr()) ||
+         (!IsInt(v) && !IsBool(v) && PyNumber_Check(v.ptr()) && py::hasattr(v, "__float__"));
+}
 bool IsStr(py::handle v) { return py::isinstance<py::str>(v); }
 bool IsBlock(py::handle v) { return py::isinstance<core::BlockDesc>(v); }
 
-int64_t ToInt(py::handle v) { return py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()))); }
+int64_t ToInt(py::handle v) {
+  return py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr())));
+}
 
 }  // namespace
 
@@ -52,7 +57,8 @@ core::Attribute PyToAttr(py::handle v) {
     }
     if (all([](py::handle h) { return IsInt(h) || IsFloat(h); })) {  // exact: float64
       std::vector<double> out;
-      for (auto h : items) out.push_back(py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(h))));
+      for (auto h : items)
+        out.push_back(py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(h))));
       return out;
     }
     if (all(IsStr)) {
@@ -65,12 +71,14 @@ core::Attribute PyToAttr(py::handle v) {
       for (auto h : items) out.push_back(core::BlockIndex{h.cast<core::BlockDesc*>()->idx()});
       return out;
     }
-    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "an attribute list must hold only bools, numbers, strings or blocks: ",
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT,
+              "an attribute list must hold only bools, numbers, strings or blocks: ",
               py::str(v).cast<std::string>());
   }
   // Python floats are doubles: kept exact, rounded only for an attribute declared float.
   if (IsFloat(v)) return py::cast<double>(py::float_(py::reinterpret_borrow<py::object>(v)));
-  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "cannot use a ", py::str(v.get_type().attr("__name__")).cast<std::string>(),
+  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "cannot use a ",
+            py::str(v.get_type().attr("__name__")).cast<std::string>(),
             " as an op attribute: ", py::repr(v).cast<std::string>());
 }
 

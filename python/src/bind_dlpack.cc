@@ -44,17 +44,28 @@ struct ExportCtx {
 
 DLDataType ToDL(DataType t) {
   switch (t) {
-    case TIDE_FP32: return {kDLFloat, 32, 1};
-    case TIDE_FP64: return {kDLFloat, 64, 1};
-    case TIDE_FP16: return {kDLFloat, 16, 1};
-    case TIDE_BF16: return {kDLBfloat, 16, 1};
-    case TIDE_INT8: return {kDLInt, 8, 1};
-    case TIDE_INT16: return {kDLInt, 16, 1};
-    case TIDE_INT32: return {kDLInt, 32, 1};
-    case TIDE_INT64: return {kDLInt, 64, 1};
-    case TIDE_UINT8: return {kDLUInt, 8, 1};
-    case TIDE_BOOL: return {kDLBoolCode, 8, 1};
-    default: TIDE_FAIL(TIDE_UNIMPLEMENTED, "no DLPack type for ", DataTypeName(t));
+    case TIDE_FP32:
+      return {kDLFloat, 32, 1};
+    case TIDE_FP64:
+      return {kDLFloat, 64, 1};
+    case TIDE_FP16:
+      return {kDLFloat, 16, 1};
+    case TIDE_BF16:
+      return {kDLBfloat, 16, 1};
+    case TIDE_INT8:
+      return {kDLInt, 8, 1};
+    case TIDE_INT16:
+      return {kDLInt, 16, 1};
+    case TIDE_INT32:
+      return {kDLInt, 32, 1};
+    case TIDE_INT64:
+      return {kDLInt, 64, 1};
+    case TIDE_UINT8:
+      return {kDLUInt, 8, 1};
+    case TIDE_BOOL:
+      return {kDLBoolCode, 8, 1};
+    default:
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, "no DLPack type for ", DataTypeName(t));
   }
 }
 
@@ -62,9 +73,10 @@ DLDataType ToDL(DataType t) {
 DLDevice ToDLDevice(const Place& p) {
   const DeviceInfo& dev = CheckedDevice(p);
   TIDE_ENFORCE(dev.def.dlpack_device_type != 0, "tensors on ", p.ToString(),
-               " cannot be shared by DLPack: the '", p.kind_name(), "' device plugin (", dev.plugin_file,
-               ") declares no DLPack device type");
-  return {static_cast<DLDeviceType>(dev.def.dlpack_device_type), dev.def.dlpack_device_type == kDLCPU ? 0 : p.device};
+               " cannot be shared by DLPack: the '", p.kind_name(), "' device plugin (",
+               dev.plugin_file, ") declares no DLPack device type");
+  return {static_cast<DLDeviceType>(dev.def.dlpack_device_type),
+          dev.def.dlpack_device_type == kDLCPU ? 0 : p.device};
 }
 
 // A producer's device type as an int: a value DLPack does not define (a foreign capsule may hold
@@ -82,10 +94,14 @@ Place FromDLDevice(DLDevice d) {
   std::string kinds;
   for (const DeviceInfo* dev : Registry::Global().AllDevices()) {
     if (dev->def.dlpack_device_type == type) return Place(dev->kind_name, d.device_id);
-    if (dev->def.dlpack_device_type) kinds += StrCat(kinds.empty() ? "" : ", ", dev->kind_name, " (", dev->def.dlpack_device_type, ")");
+    if (dev->def.dlpack_device_type)
+      kinds +=
+          StrCat(kinds.empty() ? "" : ", ", dev->kind_name, " (", dev->def.dlpack_device_type, ")");
   }
-  TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack device type ", type, " has no Tide place: no loaded device plugin "
-            "declares it (declared: ", kinds.empty() ? "none" : kinds, ")");
+  TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack device type ", type,
+            " has no Tide place: no loaded device plugin "
+            "declares it (declared: ",
+            kinds.empty() ? "none" : kinds, ")");
 }
 
 // Fills a DLTensor viewing `t`; `ctx` owns the arrays it points to.
@@ -110,7 +126,8 @@ void Describe(const LoDTensor& t, ExportCtx* ctx, DLTensor* out) {
 
 void DeleteCapsule(PyObject* capsule) {  // only when nobody consumed it
   if (PyCapsule_IsValid(capsule, kCapsuleVersioned)) {
-    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kCapsuleVersioned));
+    auto* m =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kCapsuleVersioned));
     if (m && m->deleter) m->deleter(m);
   } else if (PyCapsule_IsValid(capsule, kCapsule)) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
@@ -165,8 +182,9 @@ std::unique_ptr<LoDTensor> Adopt(M* m, bool read_only) {
   if (d.strides) {  // only compact row-major data can be shared
     int64_t expect = 1;
     for (int i = d.ndim; i-- > 0;) {
-      TIDE_ENFORCE(shape[i] == 1 || d.strides[i] == expect,
-                   "from_dlpack: only C-contiguous tensors can be shared (make it contiguous first)");
+      TIDE_ENFORCE(
+          shape[i] == 1 || d.strides[i] == expect,
+          "from_dlpack: only C-contiguous tensors can be shared (make it contiguous first)");
       expect *= shape[i];
     }
   }
@@ -177,7 +195,7 @@ std::unique_ptr<LoDTensor> Adopt(M* m, bool read_only) {
   void* data = static_cast<char*>(d.data) + d.byte_offset;
   auto holder = std::make_shared<Allocation>(data, bytes, place, [m](void*) { CallDeleter(m); });
   holder->MarkShared();  // the producer may write the bytes unseen
-  if (read_only) {  // a read-only producer: copy, and let the producer go now
+  if (read_only) {       // a read-only producer: copy, and let the producer go now
     LoDTensor view;
     view.ResetHolder(holder, dt, DDim(shape));
     py::array copy = py::array(ToNumpy(view)).attr("copy")();
@@ -202,7 +220,8 @@ std::unique_ptr<LoDTensor> Import(py::object obj) {
   if (PyCapsule_IsValid(c, kCapsuleVersioned)) {
     auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kCapsuleVersioned));
     TIDE_ENFORCE(m, "from_dlpack: the capsule holds a null tensor");
-    TIDE_ENFORCE(m->version.major == 1, "from_dlpack: DLPack major version ", m->version.major, " is not supported");
+    TIDE_ENFORCE(m->version.major == 1, "from_dlpack: DLPack major version ", m->version.major,
+                 " is not supported");
     auto t = Adopt(m, m->flags & kDLFlagReadOnly);
     PyCapsule_SetName(c, "used_dltensor_versioned");
     PyCapsule_SetDestructor(c, nullptr);
@@ -215,20 +234,22 @@ std::unique_ptr<LoDTensor> Import(py::object obj) {
     PyCapsule_SetDestructor(c, nullptr);
     return t;
   }
-  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "from_dlpack needs an object with __dlpack__ or an unused DLPack capsule");
+  TIDE_FAIL(TIDE_INVALID_ARGUMENT,
+            "from_dlpack needs an object with __dlpack__ or an unused DLPack capsule");
 }
 
 }  // namespace
 
 void BindDLPack(py::module_& m) {
   auto cls = py::reinterpret_borrow<py::class_<LoDTensor>>(m.attr("LoDTensor"));
-  cls.def("__dlpack__",
-          [](const LoDTensor& t, py::object stream, py::object max_version, py::object, py::object) {
-            (void)stream;  // host and synchronised device tensors need no stream handshake
-            return Export(t, max_version);
-          },
-          py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
-          py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
+  cls.def(
+      "__dlpack__",
+      [](const LoDTensor& t, py::object stream, py::object max_version, py::object, py::object) {
+        (void)stream;  // host and synchronised device tensors need no stream handshake
+        return Export(t, max_version);
+      },
+      py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+      py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
   cls.def("__dlpack_device__", [](const LoDTensor& t) {
     DLDevice d = ToDLDevice(t.place());
     return py::make_tuple(DeviceTypeOf(d), d.device_id);

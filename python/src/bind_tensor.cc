@@ -16,7 +16,8 @@ using namespace tide::core;  // NOLINT
 
 namespace {
 
-std::vector<std::vector<uint64_t>> LengthsToOffsets(const std::vector<std::vector<uint64_t>>& lens) {
+std::vector<std::vector<uint64_t>> LengthsToOffsets(
+    const std::vector<std::vector<uint64_t>>& lens) {
   LoD lod;
   for (const auto& level : lens) {
     std::vector<uint64_t> offsets = {0};
@@ -28,14 +29,16 @@ std::vector<std::vector<uint64_t>> LengthsToOffsets(const std::vector<std::vecto
 
 void SetLoDChecked(LoDTensor& t, const LoD& lod) {
   std::string err = CheckLoD(lod, t.dims().size() ? t.dims()[0] : 0);
-  TIDE_ENFORCE(err.empty(), "invalid LoD ", LoDToString(lod), " for a tensor of dims ", t.dims().ToString(), ": ", err);
+  TIDE_ENFORCE(err.empty(), "invalid LoD ", LoDToString(lod), " for a tensor of dims ",
+               t.dims().ToString(), ": ", err);
   t.set_lod(lod);
 }
 
 std::string TensorRepr(const LoDTensor& t) {
   if (!t.initialized()) return "LoDTensor(uninitialized, dims=" + t.dims().ToString() + ")";
-  return StrCat("LoDTensor(", DataTypeName(t.dtype()), ", dims=", t.dims().ToString(), ", place=",
-                t.place().ToString(), t.lod().empty() ? "" : ", lod=" + LoDToString(t.lod()), ")");
+  return StrCat("LoDTensor(", DataTypeName(t.dtype()), ", dims=", t.dims().ToString(),
+                ", place=", t.place().ToString(),
+                t.lod().empty() ? "" : ", lod=" + LoDToString(t.lod()), ")");
 }
 
 }  // namespace
@@ -51,54 +54,70 @@ void BindTensor(py::module_& m) {
       .def("__repr__", [](const Place& p) { return "Place(" + p.ToString() + ")"; })
       .def("__str__", &Place::ToString);
   m.def("parse_place", &ParsePlace);
-  m.def("device_count", &DeviceCount, py::arg("kind"), "Devices of a place kind (0 when no plugin provides it).");
-  m.def("check_place", [](const Place& p) { CheckedDevice(p); }, "Raises unless the place exists.");
-  m.def("device_properties", [](const Place& p) {
-    DeviceProperties d = GetDeviceProperties(p);
-    py::dict out;
-    out["name"] = d.name;
-    out["vendor"] = d.vendor;
-    out["driver_version"] = d.driver_version;
-    out["compute_capability"] = d.compute_capability;
-    out["total_memory"] = d.total_memory;
-    out["multiprocessor_count"] = d.multiprocessor_count;
-    return out;
-  }, py::arg("place"), "What the device plugin reports of a place (TideDeviceProperties).");
-  m.def("check_device_contracts", [](const Place& p) {
-    std::vector<ContractCheck> checks;
-    {
-      py::gil_scoped_release nogil;
-      checks = CheckDeviceContracts(p);
-    }
-    py::list out;
-    for (const ContractCheck& c : checks)
-      out.append(py::dict(py::arg("contract") = c.name, py::arg("rule") = c.rule,
-                          py::arg("passed") = c.passed, py::arg("message") = c.message));
-    return out;
-  }, py::arg("place"), "Checks that the place's device keeps its device contract (copy, free).");
-  m.def("device_contract", [](const Place& p) { return CheckedDevice(p).contract; }, py::arg("place"),
-        "The device contract the core follows for the place's device (1 where it declares none).");
+  m.def("device_count", &DeviceCount, py::arg("kind"),
+        "Devices of a place kind (0 when no plugin provides it).");
+  m.def(
+      "check_place", [](const Place& p) { CheckedDevice(p); }, "Raises unless the place exists.");
+  m.def(
+      "device_properties",
+      [](const Place& p) {
+        DeviceProperties d = GetDeviceProperties(p);
+        py::dict out;
+        out["name"] = d.name;
+        out["vendor"] = d.vendor;
+        out["driver_version"] = d.driver_version;
+        out["compute_capability"] = d.compute_capability;
+        out["total_memory"] = d.total_memory;
+        out["multiprocessor_count"] = d.multiprocessor_count;
+        return out;
+      },
+      py::arg("place"), "What the device plugin reports of a place (TideDeviceProperties).");
+  m.def(
+      "check_device_contracts",
+      [](const Place& p) {
+        std::vector<ContractCheck> checks;
+        {
+          py::gil_scoped_release nogil;
+          checks = CheckDeviceContracts(p);
+        }
+        py::list out;
+        for (const ContractCheck& c : checks)
+          out.append(py::dict(py::arg("contract") = c.name, py::arg("rule") = c.rule,
+                              py::arg("passed") = c.passed, py::arg("message") = c.message));
+        return out;
+      },
+      py::arg("place"), "Checks that the place's device keeps its device contract (copy, free).");
+  m.def(
+      "device_contract", [](const Place& p) { return CheckedDevice(p).contract; }, py::arg("place"),
+      "The device contract the core follows for the place's device (1 where it declares none).");
   m.def("memory_used", &memory::Used);
   m.def("memory_empty_cache", &memory::EmptyCache, py::arg("place"));
-  m.def("device_kinds", [] {
-    std::vector<std::string> kinds;
-    for (const DeviceInfo* d : Registry::Global().AllDevices()) kinds.push_back(d->kind_name);
-    return kinds;
-  }, "The place kinds of the loaded device plugins, in load order.");
+  m.def(
+      "device_kinds",
+      [] {
+        std::vector<std::string> kinds;
+        for (const DeviceInfo* d : Registry::Global().AllDevices()) kinds.push_back(d->kind_name);
+        return kinds;
+      },
+      "The place kinds of the loaded device plugins, in load order.");
   m.def("memory_stats", [](const Place& p) {
     memory::AllocatorStats s = memory::Stats(p);
-    return py::dict(py::arg("used") = s.used, py::arg("peak_used") = s.peak_used, py::arg("reserved") = s.reserved,
-                    py::arg("budget") = s.budget, py::arg("live_blocks") = s.live_blocks,
+    return py::dict(py::arg("used") = s.used, py::arg("peak_used") = s.peak_used,
+                    py::arg("reserved") = s.reserved, py::arg("budget") = s.budget,
+                    py::arg("live_blocks") = s.live_blocks,
                     py::arg("total_allocs") = s.total_allocs, py::arg("arenas") = s.arenas);
   });
   // tide.core's dtype names and codes come from here, so Python, the core and plugins share one
   // table (the SDK's, tide/plugin/data_type.hpp).
-  m.def("data_types", [] {
-    py::list out;
-    for (const ::tide::DataTypeInfo& d : ::tide::kDataTypes)
-      out.append(py::make_tuple(d.name, static_cast<int>(d.type), d.size));
-    return out;
-  }, "Every data type as (name, TideDataType code, bytes per element), in code order.");
+  m.def(
+      "data_types",
+      [] {
+        py::list out;
+        for (const ::tide::DataTypeInfo& d : ::tide::kDataTypes)
+          out.append(py::make_tuple(d.name, static_cast<int>(d.type), d.size));
+        return out;
+      },
+      "Every data type as (name, TideDataType code, bytes per element), in code order.");
 
   py::class_<LoDTensor>(m, "LoDTensor")
       .def(py::init<>())
@@ -108,44 +127,55 @@ void BindTensor(py::module_& m) {
              return t;
            }),
            py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true)
-      .def("set", [](LoDTensor& t, const py::array& a, const Place& place, bool share) { SetFromNumpy(&t, a, place, share); },
-           py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true,
-           "Holds `array` on `place`; on the host a contiguous array is shared, not copied.")
+      .def(
+          "set",
+          [](LoDTensor& t, const py::array& a, const Place& place, bool share) {
+            SetFromNumpy(&t, a, place, share);
+          },
+          py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true,
+          "Holds `array` on `place`; on the host a contiguous array is shared, not copied.")
       .def("numpy", &ToNumpy, "A numpy view of the data (a host copy for device tensors).")
       // np.array(t) (copy=True) copies without exporting a view, so the tensor's content
       // version stays and whatever a kernel keeps converted from it (a reordered filter, a
       // convolution's kept state) stays valid; np.asarray(t) is a view, as numpy() is.
-      .def("__array__", [](const LoDTensor& t, py::object dtype, py::object copy) {
-             const bool copied = !copy.is_none() && copy.cast<bool>();
-             py::array a = copied ? NumpyCopy(t) : ToNumpy(t);
-             if (!dtype.is_none()) a = a.attr("astype")(dtype, py::arg("copy") = false);
-             return a;
-           },
-           py::arg("dtype") = py::none(), py::arg("copy") = py::none())
-      .def("_content_version", [](const LoDTensor& t) { return t.holder() ? t.holder()->content_version() : 0; },
-           "The core's content version of the data (0: shared where writes go unseen); for tests.")
+      .def(
+          "__array__",
+          [](const LoDTensor& t, py::object dtype, py::object copy) {
+            const bool copied = !copy.is_none() && copy.cast<bool>();
+            py::array a = copied ? NumpyCopy(t) : ToNumpy(t);
+            if (!dtype.is_none()) a = a.attr("astype")(dtype, py::arg("copy") = false);
+            return a;
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def(
+          "_content_version",
+          [](const LoDTensor& t) { return t.holder() ? t.holder()->content_version() : 0; },
+          "The core's content version of the data (0: shared where writes go unseen); for tests.")
       .def("shape", [](const LoDTensor& t) { return t.dims().ToVector(); })
       .def("dtype", [](const LoDTensor& t) { return std::string(DataTypeName(t.dtype())); })
       .def("place", &LoDTensor::place)
       .def("_is_initialized", &LoDTensor::initialized)
       .def("lod", &LoDTensor::lod)
       .def("set_lod", &SetLoDChecked, py::arg("lod"))
-      .def("recursive_sequence_lengths", [](const LoDTensor& t) {
-        LoD lens;
-        for (const auto& level : t.lod()) {
-          std::vector<uint64_t> l;
-          for (size_t i = 1; i < level.size(); ++i) l.push_back(level[i] - level[i - 1]);
-          lens.push_back(l);
-        }
-        return lens;
-      })
-      .def("set_recursive_sequence_lengths", [](LoDTensor& t, const LoD& lens) { SetLoDChecked(t, LengthsToOffsets(lens)); })
+      .def("recursive_sequence_lengths",
+           [](const LoDTensor& t) {
+             LoD lens;
+             for (const auto& level : t.lod()) {
+               std::vector<uint64_t> l;
+               for (size_t i = 1; i < level.size(); ++i) l.push_back(level[i] - level[i - 1]);
+               lens.push_back(l);
+             }
+             return lens;
+           })
+      .def("set_recursive_sequence_lengths",
+           [](LoDTensor& t, const LoD& lens) { SetLoDChecked(t, LengthsToOffsets(lens)); })
       .def("__repr__", &TensorRepr);
 
   py::class_<SelectedRows>(m, "SelectedRows")
       .def(py::init<>())
       .def("rows", &SelectedRows::rows)
-      .def("set_rows", [](SelectedRows& s, const std::vector<int64_t>& r) { *s.mutable_rows() = r; })
+      .def("set_rows",
+           [](SelectedRows& s, const std::vector<int64_t>& r) { *s.mutable_rows() = r; })
       .def("height", &SelectedRows::height)
       .def("set_height", &SelectedRows::set_height)
       .def("get_tensor", &SelectedRows::mutable_value, py::return_value_policy::reference_internal);
@@ -153,17 +183,21 @@ void BindTensor(py::module_& m) {
   py::class_<Variable>(m, "Variable")
       .def_property_readonly("type", [](const Variable& v) { return int(v.type()); })
       .def("is_initialized", &Variable::IsInitialized)
-      .def("get_tensor", &Variable::GetMutable<LoDTensor>, py::return_value_policy::reference_internal)
-      .def("get_selected_rows", &Variable::GetMutable<SelectedRows>, py::return_value_policy::reference_internal)
+      .def("get_tensor", &Variable::GetMutable<LoDTensor>,
+           py::return_value_policy::reference_internal)
+      .def("get_selected_rows", &Variable::GetMutable<SelectedRows>,
+           py::return_value_policy::reference_internal)
       .def("get_tensor_list", [](Variable& v) {
         std::vector<LoDTensor>* list = v.GetTensorList();
-        TIDE_ENFORCE(list != nullptr, "variable holds ", VarTypeName(v.type()), ", not a tensor list");
+        TIDE_ENFORCE(list != nullptr, "variable holds ", VarTypeName(v.type()),
+                     ", not a tensor list");
         return *list;
       });
 
   py::class_<Scope>(m, "Scope")
       .def(py::init<>())
-      .def("var", &Scope::Var, py::return_value_policy::reference_internal, "Finds or creates a local variable.")
+      .def("var", &Scope::Var, py::return_value_policy::reference_internal,
+           "Finds or creates a local variable.")
       .def("find_var", &Scope::FindVar, py::return_value_policy::reference_internal,
            "Looks here and in the parents; None when absent.")
       .def("find_local_var", &Scope::FindLocalVar, py::return_value_policy::reference_internal)

@@ -26,7 +26,8 @@ PyObject* MakeClass(py::module_& m, const char* name, PyObject* base, PyObject* 
 // PyErr_SetString decodes the message as strict UTF-8: a name or path with other bytes in it
 // would replace the error with a bare UnicodeDecodeError. Such bytes are shown escaped instead.
 void SetError(PyObject* cls, const char* message) {
-  PyObject* text = PyUnicode_DecodeUTF8(message, static_cast<Py_ssize_t>(std::strlen(message)), "backslashreplace");
+  PyObject* text = PyUnicode_DecodeUTF8(message, static_cast<Py_ssize_t>(std::strlen(message)),
+                                        "backslashreplace");
   if (!text) {
     PyErr_Clear();
     PyErr_SetString(cls, "(an error whose message could not be decoded)");

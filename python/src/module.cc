@@ -1,5 +1,6 @@
 // module.cc: the tide._C extension: the core's IR, tensors, scopes, executor and plugins.
-// The core starts when tide/__init__.py calls its initialize() (tide::core::Initialize()) at import.
+// The core starts when tide/__init__.py calls its initialize() (tide::core::Initialize()) at
+// import.
 #include "bindings.h"
 
 PYBIND11_MODULE(_C, m) {

@@ -17,7 +17,8 @@ DataType DataTypeFromNumpy(const py::dtype& dt) {
   const std::string name = dt.attr("name").cast<std::string>();
   DataType t = TIDE_UNDEFINED;
   if (ParseDataTypeName(name.c_str(), &t, /*canonical_only=*/true) && t != TIDE_BF16) return t;
-  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "numpy dtype ", py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
+  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "numpy dtype ",
+            py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
             " has no Tide data type (use float32/64, int8/16/32/64, uint8, bool or float16)");
 }
 
@@ -52,8 +53,9 @@ void WaitForDevice(const Place& p) { DeviceContextPool::Global().Get(p)->Synchro
     why = e.what();
   }
   TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "cannot ", doing, " a numpy array of shape ",
-            DDim(std::vector<int64_t>(array.shape(), array.shape() + array.ndim())).ToString(), " (",
-            py::str(static_cast<const py::object&>(array.dtype())).cast<std::string>(), "): ", why);
+            DDim(std::vector<int64_t>(array.shape(), array.shape() + array.ndim())).ToString(),
+            " (", py::str(static_cast<const py::object&>(array.dtype())).cast<std::string>(),
+            "): ", why);
 }
 
 // `array` in the machine's byte order and C order; numpy raises (e.g. MemoryError) into a Tide
@@ -68,7 +70,8 @@ py::array NativeContiguous(const py::array& array, DataType dt) {
     // pybind11's array::ensure swallows numpy's error and returns a null array.
     using api = py::detail::npy_api;
     out = api::get().PyArray_FromAny_(array.ptr(), nullptr, 0, 0,
-                                      api::NPY_ARRAY_ENSUREARRAY_ | api::NPY_ARRAY_C_CONTIGUOUS_, nullptr);
+                                      api::NPY_ARRAY_ENSUREARRAY_ | api::NPY_ARRAY_C_CONTIGUOUS_,
+                                      nullptr);
   }
   if (!out) ConversionFailed(array, swapped ? "byte-swap" : "make a contiguous copy of");
   return py::reinterpret_steal<py::array>(out);
@@ -76,8 +79,8 @@ py::array NativeContiguous(const py::array& array, DataType dt) {
 
 void SetFromNumpy(LoDTensor* t, const py::array& array, const Place& place, bool share) {
   DataType dt = DataTypeFromNumpy(array.dtype());
-  TIDE_ENFORCE(array.ndim() <= DDim::kMaxRank, "a numpy array of rank ", array.ndim(),
-               " (shape ", py::str(array.attr("shape")).cast<std::string>(), "): Tide tensors have at most ",
+  TIDE_ENFORCE(array.ndim() <= DDim::kMaxRank, "a numpy array of rank ", array.ndim(), " (shape ",
+               py::str(array.attr("shape")).cast<std::string>(), "): Tide tensors have at most ",
                DDim::kMaxRank, " dims");
   std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
   std::string bad = CheckDims(DDim(dims), SizeOf(dt));

@@ -12,6 +12,7 @@ install's lib/tide/plugins; --plugin_path or TIDE_PLUGIN_PATH_ONLY=1 for only th
 those of other wheels' "tide.plugins" entry points (docs/packaging.md); tide.load_plugin adds more
 at any time.
 """
+
 __version__ = "0.1.0"  # first: modules may read it while the package is still importing
 
 from . import _C
@@ -23,11 +24,30 @@ _load_entry_point_plugins()
 _warn_orphan_kernels()
 
 from . import core, unique_name  # noqa: E402
-from .core import (CPUPlace, CUDAPlace, LoDTensor, Place, PluginError, Scope,  # noqa: E402,F401
-                   TideError, InvalidArgumentError, NotFoundError, PreconditionError,
-                   UnavailableError, ResourceExhaustedError, convert_dtype)
-from .framework import (Operator, Parameter, Program, Variable, default_main_program,  # noqa: E402,F401
-                        default_startup_program, program_guard)
+from .core import (
+    CPUPlace,
+    CUDAPlace,
+    LoDTensor,
+    Place,
+    PluginError,
+    Scope,  # noqa: E402,F401
+    TideError,
+    InvalidArgumentError,
+    NotFoundError,
+    PreconditionError,
+    UnavailableError,
+    ResourceExhaustedError,
+    convert_dtype,
+)
+from .framework import (
+    Operator,
+    Parameter,
+    Program,
+    Variable,
+    default_main_program,  # noqa: E402,F401
+    default_startup_program,
+    program_guard,
+)
 from .executor import Executor, global_scope, scope_guard  # noqa: E402,F401
 from . import layers, nets, initializer, optimizer, regularizer, clip, io, reader, profiler  # noqa: E402,F401
 from . import debugger, evaluator, metrics  # noqa: E402,F401
@@ -37,12 +57,21 @@ from .param_attr import ParamAttr  # noqa: E402,F401
 from .data_feeder import DataFeeder  # noqa: E402,F401
 from .lod_tensor import create_lod_tensor, create_random_int_lodtensor  # noqa: E402,F401
 from .reader import batch  # noqa: E402,F401
-from .plugins import (load_plugin, plugins, plugin_search_path, is_compiled_with_cuda,  # noqa: E402,F401
-                      entry_point_plugin_dirs)
+from .plugins import (
+    load_plugin,
+    plugins,
+    plugin_search_path,
+    is_compiled_with_cuda,  # noqa: E402,F401
+    entry_point_plugin_dirs,
+)
 from . import cuda, memory  # noqa: E402,F401
 from . import distributed, transpiler  # noqa: E402,F401
-from .transpiler import (DistributeTranspiler, DistributeTranspilerConfig,  # noqa: E402,F401
-                         memory_optimize, release_memory)
+from .transpiler import (
+    DistributeTranspiler,
+    DistributeTranspilerConfig,  # noqa: E402,F401
+    memory_optimize,
+    release_memory,
+)
 
 from_dlpack = _C.from_dlpack
 

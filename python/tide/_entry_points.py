@@ -13,6 +13,7 @@ times the budget `import tide` has for this, so this module reads the metadata i
 entry-point file format of the packaging specifications: an INI file, one section per group).
 No import of tide's own modules here: `tide-plugins` and the tests use it before tide is loaded.
 """
+
 import os
 import sys
 
@@ -45,9 +46,11 @@ def entry_points(group=GROUP, path=None):
     in `group`, in sys.path order; a distribution found twice counts once (the first, as
     importlib.metadata does)."""
     seen, found = set(), []
-    for d in (sys.path if path is None else path):
+    for d in sys.path if path is None else path:
         try:
-            entries = sorted(e for e in os.listdir(d or ".") if e.endswith((".dist-info", ".egg-info")))
+            entries = sorted(
+                e for e in os.listdir(d or ".") if e.endswith((".dist-info", ".egg-info"))
+            )
         except OSError:  # not a directory (a zip file, a path that does not exist)
             continue
         for e in entries:
@@ -69,8 +72,10 @@ def resolve(value, base):
     site directory its distribution is installed in), else anywhere on sys.path. None if absent.
     Raises ValueError for an object reference ("module:attr"): the contract is a directory."""
     if ":" in value:
-        raise ValueError("names an object ('%s'); a tide.plugins entry point names a package "
-                         "directory holding plugin files, e.g. 'acme_tide.plugins'" % value)
+        raise ValueError(
+            "names an object ('%s'); a tide.plugins entry point names a package "
+            "directory holding plugin files, e.g. 'acme_tide.plugins'" % value
+        )
     parts = [p for p in value.strip().split(".") if p]
     if not parts or not all(p.isidentifier() for p in parts):
         raise ValueError("'%s' is not a dotted module path" % value)
@@ -91,7 +96,9 @@ def plugin_dirs(group=GROUP):
         except ValueError as e:
             out.append((label, None, str(e)))
             continue
-        out.append((label, d, None if d else "no directory '%s' on sys.path" % value.replace(".", "/")))
+        out.append(
+            (label, d, None if d else "no directory '%s' on sys.path" % value.replace(".", "/"))
+        )
     return out
 
 

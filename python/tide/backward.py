@@ -1,5 +1,6 @@
 """append_backward: the core adds the gradient ops (core/passes/backward); Python then wraps the
 new variables and ops."""
+
 from . import _C
 from .framework import Block, Parameter, Variable
 

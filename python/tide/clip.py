@@ -1,4 +1,5 @@
 """Gradient clipping by value, by norm and by global norm (applied before regularisation)."""
+
 from . import unique_name
 from .core import dtype_code
 from .framework import default_main_program
@@ -24,9 +25,18 @@ class GradientClipByValue(BaseGradientClipAttr):
     def _process(self, params_grads):
         out = []
         for p, g in params_grads:
-            c = g.block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype,
-                                   shape=g.shape, type=g.type)
-            g.block.append_op("clip", inputs={"X": g}, outputs={"Out": c}, attrs={"min": self.min, "max": self.max})
+            c = g.block.create_var(
+                name=unique_name.generate(g.name + "@CLIP"),
+                dtype=g.dtype,
+                shape=g.shape,
+                type=g.type,
+            )
+            g.block.append_op(
+                "clip",
+                inputs={"X": g},
+                outputs={"Out": c},
+                attrs={"min": self.min, "max": self.max},
+            )
             out.append((p, c))
         return out
 
@@ -40,9 +50,15 @@ class GradientClipByNorm(BaseGradientClipAttr):
     def _process(self, params_grads):
         out = []
         for p, g in params_grads:
-            c = g.block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape)
-            g.block.append_op("clip_by_norm", inputs={"X": g}, outputs={"Out": c},
-                              attrs={"max_norm": self.clip_norm})
+            c = g.block.create_var(
+                name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape
+            )
+            g.block.append_op(
+                "clip_by_norm",
+                inputs={"X": g},
+                outputs={"Out": c},
+                attrs={"max_norm": self.clip_norm},
+            )
             out.append((p, c))
         return out
 
@@ -66,25 +82,41 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         dtype = params_grads[0][1].dtype
         sq = []
         for _, g in params_grads:
-            s = block.create_var(name=unique_name.generate("global_norm_sq"), dtype=dtype, shape=[1])
-            block.append_op("squared_l2_norm", inputs={"X": _dense_values(block, g)},
-                            outputs={"Out": s})
+            s = block.create_var(
+                name=unique_name.generate("global_norm_sq"), dtype=dtype, shape=[1]
+            )
+            block.append_op(
+                "squared_l2_norm", inputs={"X": _dense_values(block, g)}, outputs={"Out": s}
+            )
             sq.append(s)
-        total = block.create_var(name=unique_name.generate("global_norm_sum"), dtype=dtype, shape=[1])
+        total = block.create_var(
+            name=unique_name.generate("global_norm_sum"), dtype=dtype, shape=[1]
+        )
         block.append_op("sum", inputs={"X": sq}, outputs={"Out": total})
         norm = block.create_var(name=unique_name.generate("global_norm"), dtype=dtype, shape=[1])
         block.append_op("sqrt", inputs={"X": total}, outputs={"Out": norm})
         limit = block.create_var(name=unique_name.generate("clip_norm"), dtype=dtype, shape=[1])
-        block.append_op("fill_constant", outputs={"Out": limit},
-                        attrs={"shape": [1], "dtype": dtype_code(dtype), "value": self.clip_norm})
-        denom = block.create_var(name=unique_name.generate("global_norm_max"), dtype=dtype, shape=[1])
+        block.append_op(
+            "fill_constant",
+            outputs={"Out": limit},
+            attrs={"shape": [1], "dtype": dtype_code(dtype), "value": self.clip_norm},
+        )
+        denom = block.create_var(
+            name=unique_name.generate("global_norm_max"), dtype=dtype, shape=[1]
+        )
         block.append_op("elementwise_max", inputs={"X": norm, "Y": limit}, outputs={"Out": denom})
-        factor = block.create_var(name=unique_name.generate("global_norm_scale"), dtype=dtype, shape=[1])
+        factor = block.create_var(
+            name=unique_name.generate("global_norm_scale"), dtype=dtype, shape=[1]
+        )
         block.append_op("elementwise_div", inputs={"X": limit, "Y": denom}, outputs={"Out": factor})
         out = []
         for p, g in params_grads:
-            c = block.create_var(name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype,
-                                 shape=g.shape, type=g.type)
+            c = block.create_var(
+                name=unique_name.generate(g.name + "@CLIP"),
+                dtype=g.dtype,
+                shape=g.shape,
+                type=g.type,
+            )
             if g.type == "SELECTED_ROWS":  # Out keeps g's rows and height
                 block.append_op("scale", inputs={"X": g, "ScaleTensor": factor}, outputs={"Out": c})
             else:
@@ -97,8 +129,12 @@ def _dense_values(block, g):
     """g itself, or for a SelectedRows g its merged rows' values as a tensor (Fluid's clip.py)."""
     if g.type != "SELECTED_ROWS":
         return g
-    merged = block.create_var(name=unique_name.generate(g.name + "@MERGED"), dtype=g.dtype,
-                              shape=g.shape, type="SELECTED_ROWS")
+    merged = block.create_var(
+        name=unique_name.generate(g.name + "@MERGED"),
+        dtype=g.dtype,
+        shape=g.shape,
+        type="SELECTED_ROWS",
+    )
     block.append_op("merge_selected_rows", inputs={"X": g}, outputs={"Out": merged})
     values = block.create_var(name=unique_name.generate(g.name + "@MERGED_VALUES"), dtype=g.dtype)
     block.append_op("get_tensor_from_selected_rows", inputs={"X": merged}, outputs={"Out": values})

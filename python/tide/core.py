@@ -1,4 +1,5 @@
 """The compiled core (tide._C) and the small conversions every module needs: dtypes, places."""
+
 import numpy as np
 
 from . import _C
@@ -33,8 +34,14 @@ _DTYPE_NAMES = {v: k for k, v in _DTYPE_CODES.items()}
 
 # Variable types: the C ABI's TideVarType codes.
 VAR_TYPES = {
-    "LOD_TENSOR": 7, "SELECTED_ROWS": 8, "FEED_MINIBATCH": 9, "FETCH_LIST": 10,
-    "STEP_SCOPES": 11, "LOD_RANK_TABLE": 12, "LOD_TENSOR_ARRAY": 13, "RAW": 17,
+    "LOD_TENSOR": 7,
+    "SELECTED_ROWS": 8,
+    "FEED_MINIBATCH": 9,
+    "FETCH_LIST": 10,
+    "STEP_SCOPES": 11,
+    "LOD_RANK_TABLE": 12,
+    "LOD_TENSOR_ARRAY": 13,
+    "RAW": 17,
 }
 VAR_TYPE_NAMES = {v: k for k, v in VAR_TYPES.items()}
 VAR_TYPES.update(DENSE_TENSOR=7, DENSE_TENSOR_ARRAY=13)  # Paddle 3.x's names, accepted

@@ -1,4 +1,5 @@
 """tide.cuda: GPUs through the CUDA device plugin (place kind "gpu")."""
+
 from . import _C
 
 

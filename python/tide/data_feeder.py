@@ -1,5 +1,6 @@
 """DataFeeder: turns a minibatch of samples (tuples, one entry per fed variable) into the feed
 dict, converting dtypes and shapes and building LoD for sequence inputs."""
+
 import numpy as np
 
 from .core import LoDTensor, convert_dtype
@@ -10,8 +11,10 @@ def _flatten(var, sample_idx, value, level, lens, rows):
     """Appends one sequence of LoD level `level` (nested lists `lod_level - level` deep) to the
     lengths and its rows to `rows`."""
     if not hasattr(value, "__len__"):
-        raise ValueError("DataFeeder: sample %d of '%s' (lod_level %d) is not a sequence at level %d: %r"
-                         % (sample_idx, var.name, var.lod_level, level, value))
+        raise ValueError(
+            "DataFeeder: sample %d of '%s' (lod_level %d) is not a sequence at level %d: %r"
+            % (sample_idx, var.name, var.lod_level, level, value)
+        )
     lens[level].append(len(value))
     if level + 1 == var.lod_level:
         if len(value):
@@ -38,8 +41,10 @@ class DataFeeder:
         columns = [[] for _ in self.feed_vars]
         for i, sample in enumerate(iterable):
             if len(sample) != len(self.feed_vars):
-                raise ValueError("DataFeeder: sample %d has %d fields, the feed list %d"
-                                 % (i, len(sample), len(self.feed_vars)))
+                raise ValueError(
+                    "DataFeeder: sample %d has %d fields, the feed list %d"
+                    % (i, len(sample), len(self.feed_vars))
+                )
             for col, value in zip(columns, sample):
                 col.append(value)
         out = {}
@@ -52,8 +57,10 @@ class DataFeeder:
                 try:
                     arr = arr.reshape(want)
                 except ValueError:
-                    raise ValueError("DataFeeder: cannot shape the data of '%s' (%s) as %s"
-                                     % (var.name, arr.shape, shape)) from None
+                    raise ValueError(
+                        "DataFeeder: cannot shape the data of '%s' (%s) as %s"
+                        % (var.name, arr.shape, shape)
+                    ) from None
                 out[var.name] = arr
             else:  # lod_level levels of nested sequences: concatenate, record the lengths
                 lens = [[] for _ in range(var.lod_level)]
@@ -62,12 +69,18 @@ class DataFeeder:
                     _flatten(var, i, sample, 0, lens, rows)
                 row_shape = [d for d in shape[1:] if d >= 0] or [1]
                 try:
-                    data = (np.concatenate([np.asarray(r, dtype=dtype).reshape([-1] + row_shape)
-                                            for r in rows]) if rows
-                            else np.zeros([0] + row_shape, dtype))
+                    data = (
+                        np.concatenate(
+                            [np.asarray(r, dtype=dtype).reshape([-1] + row_shape) for r in rows]
+                        )
+                        if rows
+                        else np.zeros([0] + row_shape, dtype)
+                    )
                 except ValueError:
-                    raise ValueError("DataFeeder: cannot shape the sequences of '%s' as rows of %s"
-                                     % (var.name, row_shape)) from None
+                    raise ValueError(
+                        "DataFeeder: cannot shape the sequences of '%s' as rows of %s"
+                        % (var.name, row_shape)
+                    ) from None
                 t = LoDTensor(np.ascontiguousarray(data))
                 t.set_recursive_sequence_lengths(lens)
                 out[var.name] = t

@@ -23,6 +23,7 @@ run raises tide.core.EOFException when the pass is over:
 An exception in the generator is raised by the step that would have read the batch after the
 last good one; reset() (or leaving a for loop early) stops and joins the thread.
 """
+
 import queue
 import threading
 
@@ -37,7 +38,7 @@ from . import reader as _reader
 __all__ = ["DataLoader", "GeneratorLoader", "PyReader"]
 
 _END = object()  # the generator is exhausted
-_POLL_S = 0.05   # how often a blocked put/get looks at the stop flag / the thread
+_POLL_S = 0.05  # how often a blocked put/get looks at the stop flag / the thread
 
 
 class _Failure:
@@ -54,8 +55,9 @@ def _places_of(places):
         return [places]
     places = list(places)
     if not places or not all(isinstance(p, Place) for p in places):
-        raise TypeError("places must be a tide.Place or a non-empty list of them, got %r"
-                        % (places,))
+        raise TypeError(
+            "places must be a tide.Place or a non-empty list of them, got %r" % (places,)
+        )
     return places
 
 
@@ -139,21 +141,32 @@ class GeneratorLoader:
     """DataLoader.from_generator's loader (Fluid 1.6's GeneratorLoader). Give it a source with
     one of set_sample_generator / set_sample_list_generator / set_batch_generator."""
 
-    def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True,
-                 return_list=False, drop_last=True):
+    def __init__(
+        self,
+        feed_list=None,
+        capacity=None,
+        use_double_buffer=True,
+        iterable=True,
+        return_list=False,
+        drop_last=True,
+    ):
         if not feed_list or not all(isinstance(v, Variable) for v in feed_list):
-            raise TypeError("DataLoader: feed_list must be a non-empty list of Variables (the "
-                            "data layers it fills), got %r" % (feed_list,))
+            raise TypeError(
+                "DataLoader: feed_list must be a non-empty list of Variables (the "
+                "data layers it fills), got %r" % (feed_list,)
+            )
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
-            raise ValueError("DataLoader: capacity (the number of batches queued ahead) must be a "
-                             "positive int, got %r" % (capacity,))
+            raise ValueError(
+                "DataLoader: capacity (the number of batches queued ahead) must be a "
+                "positive int, got %r" % (capacity,)
+            )
         self._feed_list = list(feed_list)
         self._capacity = capacity
         self._use_double_buffer = use_double_buffer  # batches are always prepared ahead
         self._iterable = bool(iterable)
         self._return_list = bool(return_list)
         self._drop_last = bool(drop_last)
-        self._source = None   # () -> iterator of batches: lists of values, one per feed variable
+        self._source = None  # () -> iterator of batches: lists of values, one per feed variable
         self._places = None
         self._worker = None  # the running pass's
         self._name = unique_name.generate("data_loader")
@@ -172,8 +185,9 @@ class GeneratorLoader:
         """`reader()` yields samples (one value per feed variable); they are batched by
         batch_size (a last short batch is dropped unless drop_last is False)."""
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError("set_sample_generator: batch_size must be a positive int, got %r"
-                             % (batch_size,))
+            raise ValueError(
+                "set_sample_generator: batch_size must be a positive int, got %r" % (batch_size,)
+            )
         return self.set_sample_list_generator(_reader.batch(reader, batch_size, drop_last), places)
 
     def set_sample_list_generator(self, reader, places=None):
@@ -184,6 +198,7 @@ class GeneratorLoader:
             for samples in reader():
                 feed = feeder.feed(samples)
                 yield [feed[v.name] for v in self._feed_list]
+
         return self._set_source(batches, places)
 
     def set_batch_generator(self, reader, places=None):
@@ -199,10 +214,19 @@ class GeneratorLoader:
                         raise ValueError("DataLoader: batch %d has no value for %s" % (i, missing))
                     batch = [batch[n] for n in names]
                 if not isinstance(batch, (list, tuple)) or len(batch) != len(names):
-                    raise ValueError("DataLoader: batch %d must hold %d values (for %s), got %r"
-                                     % (i, len(names), names, type(batch).__name__
-                                        if not isinstance(batch, (list, tuple)) else len(batch)))
+                    raise ValueError(
+                        "DataLoader: batch %d must hold %d values (for %s), got %r"
+                        % (
+                            i,
+                            len(names),
+                            names,
+                            type(batch).__name__
+                            if not isinstance(batch, (list, tuple))
+                            else len(batch),
+                        )
+                    )
                 yield list(batch)
+
         return self._set_source(batches, places)
 
     # Fluid 1.5's PyReader / py_reader names of the same.
@@ -214,8 +238,9 @@ class GeneratorLoader:
 
     def _set_source(self, batches, places):
         if self._worker is not None:
-            raise PreconditionError("DataLoader: cannot change the source while a pass is running; "
-                                    "reset() first")
+            raise PreconditionError(
+                "DataLoader: cannot change the source while a pass is running; reset() first"
+            )
         self._source = batches
         self._places = _places_of(places)
         return self
@@ -242,8 +267,10 @@ class GeneratorLoader:
 
     def _start_pass(self):
         if self._source is None:
-            raise PreconditionError("DataLoader: no data source; call set_sample_generator, "
-                                    "set_sample_list_generator or set_batch_generator first")
+            raise PreconditionError(
+                "DataLoader: no data source; call set_sample_generator, "
+                "set_sample_list_generator or set_batch_generator first"
+            )
         self._worker = _Worker(self._steps, self._capacity, self._name)
         return self._worker
 
@@ -256,11 +283,15 @@ class GeneratorLoader:
     def start(self):
         """Non-iterable: starts a pass (the thread begins filling the queue)."""
         if self._iterable:
-            raise PreconditionError("DataLoader: start() is for a non-iterable loader "
-                                    "(iterable=False); iterate this one: for data in loader()")
+            raise PreconditionError(
+                "DataLoader: start() is for a non-iterable loader "
+                "(iterable=False); iterate this one: for data in loader()"
+            )
         if self._worker is not None:
-            raise PreconditionError("DataLoader: start() called twice; reset() after a pass "
-                                    "(on EOFException) before starting the next")
+            raise PreconditionError(
+                "DataLoader: start() called twice; reset() after a pass "
+                "(on EOFException) before starting the next"
+            )
         self._start_pass()
 
     def reset(self):
@@ -272,13 +303,17 @@ class GeneratorLoader:
         """Executor.run's feed from a non-iterable loader: {name: LoDTensor}; EOFException at
         the end of the pass."""
         if self._worker is None:
-            raise PreconditionError("DataLoader: the program reads from a loader that is not "
-                                    "started (feeding %s); call start() before running it"
-                                    % [v.name for v in self._feed_list])
+            raise PreconditionError(
+                "DataLoader: the program reads from a loader that is not "
+                "started (feeding %s); call start() before running it"
+                % [v.name for v in self._feed_list]
+            )
         step = self._worker.next()
         if step is None:
-            raise EOFException("DataLoader: the pass is over (no batch left for %s); call reset(), "
-                               "then start() for the next pass" % [v.name for v in self._feed_list])
+            raise EOFException(
+                "DataLoader: the pass is over (no batch left for %s); call reset(), "
+                "then start() for the next pass" % [v.name for v in self._feed_list]
+            )
         return {v.name: t for v, t in zip(self._feed_list, step[0])}
 
     # ---------------------------------------------------------------- iterable
@@ -287,8 +322,10 @@ class GeneratorLoader:
 
     def __iter__(self):
         if not self._iterable:
-            raise PreconditionError("DataLoader: a non-iterable loader (iterable=False) is read "
-                                    "by the program: start() it and run until EOFException")
+            raise PreconditionError(
+                "DataLoader: a non-iterable loader (iterable=False) is read "
+                "by the program: start() it and run until EOFException"
+            )
         return self._iterate()
 
     def _iterate(self):
@@ -317,17 +354,31 @@ class DataLoader:
     """Fluid 1.6's fluid.io.DataLoader: from_generator builds a GeneratorLoader."""
 
     @staticmethod
-    def from_generator(feed_list=None, capacity=None, use_double_buffer=True, iterable=True,
-                       return_list=False, use_multiprocess=False, drop_last=True):
+    def from_generator(
+        feed_list=None,
+        capacity=None,
+        use_double_buffer=True,
+        iterable=True,
+        return_list=False,
+        use_multiprocess=False,
+        drop_last=True,
+    ):
         """A loader of the batches a Python generator makes (set_*_generator), prepared by a
         background thread (use_multiprocess is accepted; the thread does the work)."""
-        return GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list,
-                               drop_last)
+        return GeneratorLoader(
+            feed_list, capacity, use_double_buffer, iterable, return_list, drop_last
+        )
 
 
 class PyReader(GeneratorLoader):
     """Fluid 1.5's fluid.io.PyReader: the same loader, with decorate_* for set_*."""
 
-    def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True,
-                 return_list=False):
+    def __init__(
+        self,
+        feed_list=None,
+        capacity=None,
+        use_double_buffer=True,
+        iterable=True,
+        return_list=False,
+    ):
         super().__init__(feed_list, capacity, use_double_buffer, iterable, return_list)

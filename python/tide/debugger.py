@@ -14,6 +14,7 @@ ellipses labelled with their shape and data type (parameters and other persistab
 bold), edges go from inputs to ops to outputs, and each block is a cluster; a control-flow op
 points (dashed) at the block it runs.
 """
+
 import os
 import shutil
 import subprocess
@@ -51,19 +52,25 @@ def _var_label(program, block_idx, name):
 
 def to_dot(program):
     """The program as Graphviz DOT text."""
-    lines = ["digraph program {", "  compound=true;", "  node [fontname=\"Helvetica\", fontsize=10];"]
+    lines = ["digraph program {", "  compound=true;", '  node [fontname="Helvetica", fontsize=10];']
     declared = {}  # (block, var) -> node id
     edges = []
     for b in range(program.num_blocks):
         block = program.block(b)
         lines.append("  subgraph cluster_b%d {" % b)
-        lines.append("    label=%s; style=rounded; color=gray;" % _quote(
-            "block %d" % b + ("" if block.parent_idx < 0 else " (parent %d)" % block.parent_idx)))
+        lines.append(
+            "    label=%s; style=rounded; color=gray;"
+            % _quote(
+                "block %d" % b + ("" if block.parent_idx < 0 else " (parent %d)" % block.parent_idx)
+            )
+        )
         lines.append("    anchor_b%d [shape=point, style=invis];" % b)
         for i, op in enumerate(block.ops):
             op_id = "op_b%d_%d" % (b, i)
-            lines.append("    %s [shape=box, style=\"rounded,filled\", fillcolor=\"#dbe9f6\", label=%s];"
-                         % (op_id, _quote(op.type)))
+            lines.append(
+                '    %s [shape=box, style="rounded,filled", fillcolor="#dbe9f6", label=%s];'
+                % (op_id, _quote(op.type))
+            )
             for side, names in (("in", op.input_arg_names), ("out", op.output_arg_names)):
                 for name in names:
                     if name == "@EMPTY@":
@@ -80,20 +87,29 @@ def to_dot(program):
                 if op.desc.attr_type(attr) == "block":
                     sub = op.attr(attr)
                     sub = getattr(sub, "idx", sub)
-                    edges.append((op_id, "anchor_b%d" % sub, "style=dashed, lhead=cluster_b%d, label=%s"
-                                  % (sub, _quote(attr))))
+                    edges.append(
+                        (
+                            op_id,
+                            "anchor_b%d" % sub,
+                            "style=dashed, lhead=cluster_b%d, label=%s" % (sub, _quote(attr)),
+                        )
+                    )
         for (owner, name), vid in declared.items():
             if owner == b:
                 label, persistable = _var_label(program, b, name)
-                lines.append("    %s [shape=ellipse, label=%s%s];"
-                             % (vid, _quote(label), ", style=bold" if persistable else ""))
+                lines.append(
+                    "    %s [shape=ellipse, label=%s%s];"
+                    % (vid, _quote(label), ", style=bold" if persistable else "")
+                )
         lines.append("  }")
     # Variables first met in a later block but declared in an earlier one.
     for (owner, name), vid in declared.items():
         if not any(l.strip().startswith(vid + " ") for l in lines):
             label, persistable = _var_label(program, owner, name)
-            lines.append("  %s [shape=ellipse, label=%s%s];"
-                         % (vid, _quote(label), ", style=bold" if persistable else ""))
+            lines.append(
+                "  %s [shape=ellipse, label=%s%s];"
+                % (vid, _quote(label), ", style=bold" if persistable else "")
+            )
     for e in edges:
         lines.append("  %s -> %s%s;" % (e[0], e[1], " [%s]" % e[2] if len(e) > 2 else ""))
     lines.append("}")
@@ -111,10 +127,13 @@ def draw_program(program, path):
         return path
     exe = shutil.which("dot")
     if exe is None:
-        raise RuntimeError("draw_program: rendering %s needs Graphviz's 'dot' program (apt install "
-                           "graphviz), or give a .dot path for the text" % path)
-    proc = subprocess.run([exe, "-T" + _RENDERED[ext], "-o", path], input=dot, text=True,
-                          capture_output=True)
+        raise RuntimeError(
+            "draw_program: rendering %s needs Graphviz's 'dot' program (apt install "
+            "graphviz), or give a .dot path for the text" % path
+        )
+    proc = subprocess.run(
+        [exe, "-T" + _RENDERED[ext], "-o", path], input=dot, text=True, capture_output=True
+    )
     if proc.returncode != 0:
         raise RuntimeError("draw_program: dot failed on %s: %s" % (path, proc.stderr.strip()))
     return path
@@ -131,8 +150,11 @@ def repr_var(desc):
     if kind == "LOD_TENSOR":
         level = desc.lod_level
         reprs = _repr_tensor(desc)
-        return "%s %s (%s)" % ("LoDTensor" if level > 0 else "Tensor", desc.name,
-                               "level=%d, %s" % (level, reprs) if level > 0 else reprs)
+        return "%s %s (%s)" % (
+            "LoDTensor" if level > 0 else "Tensor",
+            desc.name,
+            "level=%d, %s" % (level, reprs) if level > 0 else reprs,
+        )
     if kind == "SELECTED_ROWS":
         return "SelectedRows %s (%s)" % (desc.name, _repr_tensor(desc))
     if kind == "LOD_TENSOR_ARRAY":
@@ -156,15 +178,21 @@ def _repr_attr_value(op, name):
 def repr_op(op):
     """One op as Fluid's debugger writes it: "outs = type(Param=arg, ...) [{attr=value,...}]",
     fill_constant as "out = value [shape=[...]]"."""
+
     def args(names):
         return names[0] if len(names) == 1 else str(list(names))
+
     inputs = ["%s=%s" % (param, args(names)) for param, names in sorted(op.inputs().items())]
     outputs = [args(names) for _, names in sorted(op.outputs().items())]
     attrs = {name: _repr_attr_value(op, name) for name in sorted(op.attr_names())}
     if op.type == "fill_constant":
         return "%s = %s [shape=%s]" % (",".join(outputs), attrs.get("value"), attrs.get("shape"))
-    return "%s = %s(%s) [{%s}]" % (", ".join(outputs), op.type, ", ".join(inputs),
-                                   ",".join("%s=%s" % kv for kv in attrs.items()))
+    return "%s = %s(%s) [{%s}]" % (
+        ", ".join(outputs),
+        op.type,
+        ", ".join(inputs),
+        ",".join("%s=%s" % kv for kv in attrs.items()),
+    )
 
 
 def _is_backward_op(op):
@@ -186,15 +214,26 @@ def pprint_block_codes(block_desc, show_backward=False):
     var_reprs = [repr_var(v) for v in desc.all_vars() if show_backward or "@GRAD" not in v.name]
     op_reprs = [repr_op(op) for op in desc.all_ops() if show_backward or not _is_backward_op(op)]
     return "// block-%d  parent-%d\n// variables\n%s\n\n// operators\n%s\n" % (
-        desc.idx, desc.parent_idx, "\n".join(var_reprs), "\n".join(op_reprs))
+        desc.idx,
+        desc.parent_idx,
+        "\n".join(var_reprs),
+        "\n".join(op_reprs),
+    )
 
 
 def pprint_program_codes(program_desc, show_backward=False):
     """Every block of a program (a Program or its ProgramDesc) as code (pprint_block_codes)."""
     desc = program_desc if isinstance(program_desc, _C.ProgramDesc) else program_desc.desc
-    return "\n".join(pprint_block_codes(desc.block(i), show_backward)
-                     for i in range(desc.num_blocks()))
+    return "\n".join(
+        pprint_block_codes(desc.block(i), show_backward) for i in range(desc.num_blocks())
+    )
 
 
-__all__ = ["draw_program", "to_dot", "pprint_program_codes", "pprint_block_codes", "repr_var",
-           "repr_op"]
+__all__ = [
+    "draw_program",
+    "to_dot",
+    "pprint_program_codes",
+    "pprint_block_codes",
+    "repr_var",
+    "repr_op",
+]

@@ -12,6 +12,7 @@ variables (initialised to zero by the startup program); `metrics` are the batch'
 `reset(exe)` zeroes the state, `eval(exe)` computes the pass's metric from it. Fluid 1.x's API and
 semantics; tide.metrics holds the numpy-side accumulators Fluid recommends instead.
 """
+
 import numpy as np
 
 from . import layers, unique_name
@@ -23,8 +24,14 @@ __all__ = ["Evaluator", "Accuracy", "ChunkEvaluator", "EditDistance"]
 
 def _clone_var_(block, var):
     """`var` declared in another program's block (same name, so the same scope entry)."""
-    return block.create_var(name=var.name, shape=var.shape, dtype=var.dtype, type=var.type,
-                            lod_level=var.lod_level, persistable=True)
+    return block.create_var(
+        name=var.name,
+        shape=var.shape,
+        dtype=var.dtype,
+        type=var.type,
+        lod_level=var.lod_level,
+        persistable=True,
+    )
 
 
 class Evaluator:
@@ -35,8 +42,10 @@ class Evaluator:
         self.metrics = []
         self.helper = LayerHelper(name, **kwargs)
         if self.helper.main_program.current_block().idx != 0:
-            raise ValueError("%s: an evaluator is built in the program's global block, not "
-                             "inside a control-flow block" % type(self).__name__)
+            raise ValueError(
+                "%s: an evaluator is built in the program's global block, not "
+                "inside a control-flow block" % type(self).__name__
+            )
 
     def reset(self, executor, reset_program=None):
         """Zeroes the states (run by `executor` in its scope: the global scope)."""
@@ -54,8 +63,12 @@ class Evaluator:
 
     def _create_state(self, suffix, dtype, shape):
         state = layers.create_global_var(
-            shape=shape, value=0, dtype=dtype, persistable=True,
-            name="_".join([unique_name.generate(self.helper.name), suffix]))
+            shape=shape,
+            value=0,
+            dtype=dtype,
+            persistable=True,
+            name="_".join([unique_name.generate(self.helper.name), suffix]),
+        )
         self.states.append(state)
         return state
 
@@ -98,10 +111,15 @@ class ChunkEvaluator(Evaluator):
         super().__init__("chunk_eval")
         self.num_infer_chunks, self.num_label_chunks, self.num_correct_chunks = (
             self._create_state(dtype="int64", shape=[1], suffix=suffix)
-            for suffix in ("num_infer_chunks", "num_label_chunks", "num_correct_chunks"))
+            for suffix in ("num_infer_chunks", "num_label_chunks", "num_correct_chunks")
+        )
         precision, recall, f1_score, num_infer, num_label, num_correct = layers.chunk_eval(
-            input=input, label=label, chunk_scheme=chunk_scheme, num_chunk_types=num_chunk_types,
-            excluded_chunk_types=excluded_chunk_types)
+            input=input,
+            label=label,
+            chunk_scheme=chunk_scheme,
+            num_chunk_types=num_chunk_types,
+            excluded_chunk_types=excluded_chunk_types,
+        )
         layers.sums(input=[self.num_infer_chunks, num_infer], out=self.num_infer_chunks)
         layers.sums(input=[self.num_label_chunks, num_label], out=self.num_label_chunks)
         layers.sums(input=[self.num_correct_chunks, num_correct], out=self.num_correct_chunks)
@@ -109,12 +127,16 @@ class ChunkEvaluator(Evaluator):
 
     def eval(self, executor, eval_program=None):
         num_infer, num_label, num_correct = (
-            float(v[0]) for v in self._fetch_states(executor, eval_program))
+            float(v[0]) for v in self._fetch_states(executor, eval_program)
+        )
         precision = num_correct / num_infer if num_infer else 0.0
         recall = num_correct / num_label if num_label else 0.0
         f1 = 2 * precision * recall / (precision + recall) if num_correct else 0.0
-        return (np.array([precision], dtype="float32"), np.array([recall], dtype="float32"),
-                np.array([f1], dtype="float32"))
+        return (
+            np.array([precision], dtype="float32"),
+            np.array([recall], dtype="float32"),
+            np.array([f1], dtype="float32"),
+        )
 
 
 class EditDistance(Evaluator):
@@ -124,12 +146,14 @@ class EditDistance(Evaluator):
 
     def __init__(self, input, label, ignored_tokens=None, **kwargs):
         super().__init__("edit_distance", **kwargs)
-        self.total_distance = self._create_state(dtype="float32", shape=[1],
-                                                 suffix="total_distance")
+        self.total_distance = self._create_state(
+            dtype="float32", shape=[1], suffix="total_distance"
+        )
         self.seq_num = self._create_state(dtype="int64", shape=[1], suffix="seq_num")
         self.instance_error = self._create_state(dtype="int64", shape=[1], suffix="instance_error")
-        distances, seq_num = layers.edit_distance(input=input, label=label,
-                                                  ignored_tokens=ignored_tokens)
+        distances, seq_num = layers.edit_distance(
+            input=input, label=label, ignored_tokens=ignored_tokens
+        )
         zero = layers.fill_constant(shape=[1], value=0.0, dtype="float32")
         right = layers.cast(x=layers.equal(distances, zero), dtype="int64")
         instance_error_count = layers.elementwise_sub(x=seq_num, y=layers.reduce_sum(right))
@@ -142,8 +166,11 @@ class EditDistance(Evaluator):
 
     def eval(self, executor, eval_program=None):
         total_distance, seq_num, instance_error = (
-            float(v[0]) for v in self._fetch_states(executor, eval_program))
+            float(v[0]) for v in self._fetch_states(executor, eval_program)
+        )
         if seq_num == 0:
             raise ValueError("EditDistance.eval: no sequence ran since the last reset")
-        return (np.array([total_distance / seq_num], dtype="float32"),
-                np.array([instance_error / seq_num], dtype="float32"))
+        return (
+            np.array([total_distance / seq_num], dtype="float32"),
+            np.array([instance_error / seq_num], dtype="float32"),
+        )

@@ -1,6 +1,7 @@
 """Run time, as in Fluid: the Executor runs a program's global block in a scope, with numpy (or
 LoDTensor) feeds and fetches. Prepared programs are cached per (program version, feeds,
 fetches), so repeated runs skip preparation."""
+
 import contextlib
 
 import numpy as np
@@ -59,8 +60,13 @@ def _as_feed(name, value, var):
 _RPC_OPS = ("send", "recv", "send_barrier", "fetch_barrier", "send_complete")
 _RPC_ENDPOINT_ATTRS = ("epmap", "endpoints")
 # What a send_complete needs from the trainer's RPC ops besides the endpoints.
-_RPC_CLIENT_ATTRS = ("trainer_id", "rpc_deadline", "max_message_size", "curve_server_key_file",
-                     "curve_key_file")
+_RPC_CLIENT_ATTRS = (
+    "trainer_id",
+    "rpc_deadline",
+    "max_message_size",
+    "curve_server_key_file",
+    "curve_key_file",
+)
 
 
 def _pserver_clients(program):
@@ -100,8 +106,9 @@ class Executor:
             endpoints = [e for e in endpoints if (key, e) not in self._completed]
             if endpoints:
                 program = Program()
-                program.global_block().append_op("send_complete",
-                                                 attrs=dict(key, endpoints=endpoints))
+                program.global_block().append_op(
+                    "send_complete", attrs=dict(key, endpoints=endpoints)
+                )
                 self.run(program, use_program_cache=False)  # marks them completed
         self._pservers = {}
         self._cache.clear()
@@ -124,7 +131,9 @@ class Executor:
             if use_cache:
                 # Drop this program's stale versions (a program edited since); its other
                 # feed/fetch lists stay prepared, so alternating them prepares nothing again.
-                for k in [k for k in self._cache if k[0] == id(program) and k[1] != program._version]:
+                for k in [
+                    k for k in self._cache if k[0] == id(program) and k[1] != program._version
+                ]:
                     del self._cache[k]
                 self._cache[key] = (prepared, program)
         else:
@@ -139,8 +148,17 @@ class Executor:
             known.extend(e for e in endpoints if e not in known)
         self._completed |= completed
 
-    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed",
-            fetch_var_name="fetch", scope=None, return_numpy=True, use_program_cache=True):
+    def run(
+        self,
+        program=None,
+        feed=None,
+        fetch_list=None,
+        feed_var_name="feed",
+        fetch_var_name="fetch",
+        scope=None,
+        return_numpy=True,
+        use_program_cache=True,
+    ):
         """Runs `program` (default: the default main program) in `scope` (default: the global
         scope); feeds a {name: ndarray | LoDTensor | list} dict; returns the fetched values, as
         numpy arrays unless return_numpy is False."""
@@ -150,11 +168,15 @@ class Executor:
         feed = feed or {}
         if isinstance(feed, (list, tuple)):  # a DataLoader's step: one feed dict per place
             if len(feed) != 1:
-                raise ValueError("Executor.run: feed is a list of %d feed dicts (one per place); "
-                                 "an Executor runs on one place, give it one" % len(feed))
+                raise ValueError(
+                    "Executor.run: feed is a list of %d feed dicts (one per place); "
+                    "an Executor runs on one place, give it one" % len(feed)
+                )
             feed = feed[0]
         if not isinstance(feed, dict):
-            raise TypeError("Executor.run: feed must be a dict {name: value}, got %r" % (type(feed),))
+            raise TypeError(
+                "Executor.run: feed must be a dict {name: value}, got %r" % (type(feed),)
+            )
         readers = getattr(program, "_py_readers", ())
         if readers:  # non-iterable DataLoaders: the program reads a batch from each on every run
             feed = dict(feed)
@@ -170,7 +192,9 @@ class Executor:
             elif isinstance(f, str):
                 fetch_names.append(f)
             else:
-                raise TypeError("Executor.run: fetch_list holds %r, not a Variable or a name" % (f,))
+                raise TypeError(
+                    "Executor.run: fetch_list holds %r, not a Variable or a name" % (f,)
+                )
         block = program.global_block()
         feed_names = list(feed.keys())
         tensors = [_as_feed(n, feed[n], block.vars.get(n)) for n in feed_names]

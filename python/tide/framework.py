@@ -1,5 +1,6 @@
 """Compile time, as in Fluid: Program, Block, Variable, Parameter and Operator, the Python
 side of the core's ProgramDesc/BlockDesc/VarDesc/OpDesc, plus the default programs."""
+
 import contextlib
 import re
 
@@ -37,8 +38,18 @@ class Variable:
     (a + b, a < b build ops) are attached by tide.layers (layers/math_op_patch.py), which builds
     on this module."""
 
-    def __init__(self, block, name=None, type="LOD_TENSOR", shape=None, dtype=None,
-                 lod_level=None, persistable=None, stop_gradient=False, **kwargs):
+    def __init__(
+        self,
+        block,
+        name=None,
+        type="LOD_TENSOR",
+        shape=None,
+        dtype=None,
+        lod_level=None,
+        persistable=None,
+        stop_gradient=False,
+        **kwargs,
+    ):
         self.block = block
         if name is None:
             name = unique_name.generate("_generated_var")
@@ -116,11 +127,23 @@ class Variable:
 class Parameter(Variable):
     """A persistable, trainable variable (weights), initialised by the startup program."""
 
-    def __init__(self, block, shape, dtype, trainable=True, optimize_attr=None,
-                 regularizer=None, gradient_clip_attr=None, do_model_average=None, **kwargs):
+    def __init__(
+        self,
+        block,
+        shape,
+        dtype,
+        trainable=True,
+        optimize_attr=None,
+        regularizer=None,
+        gradient_clip_attr=None,
+        do_model_average=None,
+        **kwargs,
+    ):
         if shape is None or any(int(d) <= 0 for d in shape):
-            raise ValueError("parameter %r needs a fully known positive shape, got %r"
-                             % (kwargs.get("name"), shape))
+            raise ValueError(
+                "parameter %r needs a fully known positive shape, got %r"
+                % (kwargs.get("name"), shape)
+            )
         kwargs.setdefault("persistable", True)
         super().__init__(block, shape=shape, dtype=dtype, **kwargs)
         self.persistable = True
@@ -131,8 +154,13 @@ class Parameter(Variable):
         self.gradient_clip_attr = gradient_clip_attr
         self.do_model_average = do_model_average
 
-    _DETAIL_ATTRS = Variable._DETAIL_ATTRS + ("trainable", "optimize_attr", "regularizer",
-                                              "gradient_clip_attr", "do_model_average")
+    _DETAIL_ATTRS = Variable._DETAIL_ATTRS + (
+        "trainable",
+        "optimize_attr",
+        "regularizer",
+        "gradient_clip_attr",
+        "do_model_average",
+    )
 
 
 def _indent(text):
@@ -153,7 +181,9 @@ def _names(value):
         return [value.name]
     if isinstance(value, str):
         return [value]
-    raise TypeError("an op argument must be a Variable, a name or a list of them, got %r" % (value,))
+    raise TypeError(
+        "an op argument must be a Variable, a name or a list of them, got %r" % (value,)
+    )
 
 
 class Operator:
@@ -168,7 +198,8 @@ class Operator:
         if not _C.has_op(type):
             raise _C.NotFoundError(
                 "op '%s' is not registered: no loaded plugin provides it (load one with "
-                "tide.load_plugin; tide.plugins() lists what loaded and what failed)" % type)
+                "tide.load_plugin; tide.plugins() lists what loaded and what failed)" % type
+            )
         desc.type = type
         for param, value in (inputs or {}).items():
             desc.set_input(param, _names(value))
@@ -434,8 +465,13 @@ class Program:
                 if isinstance(v, Parameter) and name in block.vars:
                     c = block.vars[name]
                     c.__class__ = Parameter
-                    for attr in ("trainable", "optimize_attr", "regularizer", "gradient_clip_attr",
-                                 "do_model_average"):
+                    for attr in (
+                        "trainable",
+                        "optimize_attr",
+                        "regularizer",
+                        "gradient_clip_attr",
+                        "do_model_average",
+                    ):
                         setattr(c, attr, getattr(v, attr))
         if for_test:
             p._inference_optimize()

@@ -1,4 +1,5 @@
 """Initializers: ops added to the startup program that fill a parameter (Fluid's initializer)."""
+
 import math
 
 from .core import dtype_code
@@ -29,8 +30,9 @@ class Initializer:
         startup = default_startup_program().global_block()
         if var.name in startup.vars:
             return startup, startup.vars[var.name]
-        v = startup.create_var(name=var.name, shape=var.shape, dtype=var.dtype,
-                               type=var.type, persistable=True)
+        v = startup.create_var(
+            name=var.name, shape=var.shape, dtype=var.dtype, type=var.type, persistable=True
+        )
         return startup, v
 
     @staticmethod
@@ -44,9 +46,11 @@ class Constant(Initializer):
 
     def __call__(self, var, block):
         startup, v = self._startup_var(var, block)
-        return startup.append_op("fill_constant", outputs={"Out": v},
-                                 attrs={"shape": list(var.shape), "dtype": dtype_code(var.dtype),
-                                        "value": self.value})
+        return startup.append_op(
+            "fill_constant",
+            outputs={"Out": v},
+            attrs={"shape": list(var.shape), "dtype": dtype_code(var.dtype), "value": self.value},
+        )
 
 
 class Uniform(Initializer):
@@ -57,15 +61,26 @@ class Uniform(Initializer):
         if not low < high:
             raise ValueError("Uniform initializer needs low < high, got %r, %r" % (low, high))
         if diag_num < 0 or diag_step < 0:
-            raise ValueError("Uniform initializer needs diag_num and diag_step >= 0, got %r, %r"
-                             % (diag_num, diag_step))
+            raise ValueError(
+                "Uniform initializer needs diag_num and diag_step >= 0, got %r, %r"
+                % (diag_num, diag_step)
+            )
         self.low, self.high, self.seed = float(low), float(high), int(seed)
-        self.diag_num, self.diag_step, self.diag_val = int(diag_num), int(diag_step), float(diag_val)
+        self.diag_num, self.diag_step, self.diag_val = (
+            int(diag_num),
+            int(diag_step),
+            float(diag_val),
+        )
 
     def __call__(self, var, block):
         startup, v = self._startup_var(var, block)
-        attrs = {"shape": list(var.shape), "dtype": dtype_code(var.dtype), "min": self.low,
-                 "max": self.high, "seed": self._seed(self.seed)}
+        attrs = {
+            "shape": list(var.shape),
+            "dtype": dtype_code(var.dtype),
+            "min": self.low,
+            "max": self.high,
+            "seed": self._seed(self.seed),
+        }
         if self.diag_num:
             attrs.update(diag_num=self.diag_num, diag_step=self.diag_step, diag_val=self.diag_val)
         return startup.append_op("uniform_random", outputs={"Out": v}, attrs=attrs)
@@ -77,10 +92,17 @@ class Normal(Initializer):
 
     def __call__(self, var, block):
         startup, v = self._startup_var(var, block)
-        return startup.append_op("gaussian_random", outputs={"Out": v},
-                                 attrs={"shape": list(var.shape), "dtype": dtype_code(var.dtype),
-                                        "mean": self.loc, "std": self.scale,
-                                        "seed": self._seed(self.seed)})
+        return startup.append_op(
+            "gaussian_random",
+            outputs={"Out": v},
+            attrs={
+                "shape": list(var.shape),
+                "dtype": dtype_code(var.dtype),
+                "mean": self.loc,
+                "std": self.scale,
+                "seed": self._seed(self.seed),
+            },
+        )
 
 
 class Xavier(Initializer):

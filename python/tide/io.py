@@ -9,6 +9,7 @@ Tensor file format (little-endian), one record per variable:
   u32 ndim, i64 dims[ndim], u32 lod levels, per level: u64 count + u64 offsets[count],
   u64 nbytes, the data in C order.
 """
+
 import os
 import struct
 
@@ -49,8 +50,10 @@ def _read_exact(f, n, what):
     except (AttributeError, OSError, ValueError):
         left = None
     if left is not None and n > left:
-        raise ValueError("%s: file ends early while reading %s (%d bytes needed, %d left)"
-                         % (getattr(f, "name", "?"), what, n, left))
+        raise ValueError(
+            "%s: file ends early while reading %s (%d bytes needed, %d left)"
+            % (getattr(f, "name", "?"), what, n, left)
+        )
     b = f.read(n)
     if len(b) != n:
         raise ValueError("%s: file ends early while reading %s" % (getattr(f, "name", "?"), what))
@@ -62,7 +65,14 @@ def _read_record(f):
     record is malformed."""
     try:
         return _parse_record(f)
-    except (struct.error, UnicodeDecodeError, TypeError, ValueError, MemoryError, OverflowError) as e:
+    except (
+        struct.error,
+        UnicodeDecodeError,
+        TypeError,
+        ValueError,
+        MemoryError,
+        OverflowError,
+    ) as e:
         path = getattr(f, "name", "?")
         if str(e).startswith(str(path)):
             raise
@@ -77,8 +87,10 @@ def _parse_record(f):
         raise ValueError("%s: not a Tide tensor file (bad magic)" % getattr(f, "name", "?"))
     (version,) = struct.unpack("<I", _read_exact(f, 4, "the version"))
     if version != VERSION:
-        raise ValueError("%s: tensor format version %d, this Tide reads %d"
-                         % (getattr(f, "name", "?"), version, VERSION))
+        raise ValueError(
+            "%s: tensor format version %d, this Tide reads %d"
+            % (getattr(f, "name", "?"), version, VERSION)
+        )
     strs = []
     for what in ("the name", "the dtype"):
         (n,) = struct.unpack("<I", _read_exact(f, 4, what))
@@ -97,8 +109,10 @@ def _parse_record(f):
     (nbytes,) = struct.unpack("<Q", _read_exact(f, 8, "the data size"))
     expect = int(np.prod(dims, dtype=object)) * np_dtype.itemsize
     if nbytes != expect:
-        raise ValueError("%s: record '%s' holds %d data bytes, its dims %s of %s need %d"
-                         % (f.name, name, nbytes, list(dims), dtype, expect))
+        raise ValueError(
+            "%s: record '%s' holds %d data bytes, its dims %s of %s need %d"
+            % (f.name, name, nbytes, list(dims), dtype, expect)
+        )
     arr = np.frombuffer(_read_exact(f, nbytes, "the data"), dtype=np_dtype)
     return name, arr.reshape(dims), lod
 
@@ -107,7 +121,9 @@ def _persistables(program):
     return [v for v in program.list_vars() if v.persistable and v.type not in _SKIP_TYPES]
 
 
-def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
+def save_vars(
+    executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None
+):
     """Writes the variables' current values from the scope: one file per variable in dirname,
     or all of them in dirname/filename."""
     program = main_program or default_main_program()
@@ -120,12 +136,15 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     def tensor_of(name):
         var = scope.find_var(name)
         if var is None or not var.is_initialized():
-            raise ValueError("cannot save '%s': it has no value in the scope (run the startup "
-                             "program first?)" % name)
+            raise ValueError(
+                "cannot save '%s': it has no value in the scope (run the startup "
+                "program first?)" % name
+            )
         t = var.get_tensor()
         if not t._is_initialized():
             raise ValueError("cannot save '%s': it holds no data" % name)
         return t
+
     if filename is not None:
         with open(os.path.join(dirname, filename), "wb") as f:
             for n in names:
@@ -143,13 +162,19 @@ def _check_against_program(src, name, var, arr):
     if var is None or var.type != "LOD_TENSOR":
         return
     want = tuple(var.shape)
-    same_dims = not want or (len(want) == arr.ndim and all(w < 0 or w == d for w, d in zip(want, arr.shape)))
+    same_dims = not want or (
+        len(want) == arr.ndim and all(w < 0 or w == d for w, d in zip(want, arr.shape))
+    )
     if np.dtype(convert_dtype(var.dtype)) != arr.dtype or not same_dims:
-        raise ValueError("%s: cannot load '%s': the file holds %s %s, the program declares %s %s"
-                         % (src, name, arr.dtype.name, list(arr.shape), var.dtype, list(want)))
+        raise ValueError(
+            "%s: cannot load '%s': the file holds %s %s, the program declares %s %s"
+            % (src, name, arr.dtype.name, list(arr.shape), var.dtype, list(want))
+        )
 
 
-def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None):
+def load_vars(
+    executor, dirname, main_program=None, vars=None, predicate=None, filename=None, scope=None
+):
     """Reads variables saved by save_vars into the scope (on the executor's place). Each value
     must have the data type and dims the program declares for its variable."""
     program = main_program or default_main_program()
@@ -206,29 +231,54 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 
 def save_params(executor, dirname, main_program=None, filename=None, scope=None):
-    save_vars(executor, dirname, main_program, predicate=lambda v: isinstance(v, Parameter),
-              filename=filename, scope=scope)
+    save_vars(
+        executor,
+        dirname,
+        main_program,
+        predicate=lambda v: isinstance(v, Parameter),
+        filename=filename,
+        scope=scope,
+    )
 
 
 def load_params(executor, dirname, main_program=None, filename=None, scope=None):
-    load_vars(executor, dirname, main_program, predicate=lambda v: isinstance(v, Parameter),
-              filename=filename, scope=scope)
+    load_vars(
+        executor,
+        dirname,
+        main_program,
+        predicate=lambda v: isinstance(v, Parameter),
+        filename=filename,
+        scope=scope,
+    )
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None, scope=None):
     """Saves every persistable variable (parameters, optimizer state, learning rates)."""
     program = main_program or default_main_program()
-    save_vars(executor, dirname, program, vars=_persistables(program), filename=filename, scope=scope)
+    save_vars(
+        executor, dirname, program, vars=_persistables(program), filename=filename, scope=scope
+    )
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None, scope=None):
     program = main_program or default_main_program()
-    load_vars(executor, dirname, program, vars=_persistables(program), filename=filename, scope=scope)
+    load_vars(
+        executor, dirname, program, vars=_persistables(program), filename=filename, scope=scope
+    )
 
 
-def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
-                         model_filename=None, params_filename=None, export_for_deployment=True,
-                         program_only=False, scope=None):
+def save_inference_model(
+    dirname,
+    feeded_var_names,
+    target_vars,
+    executor,
+    main_program=None,
+    model_filename=None,
+    params_filename=None,
+    export_for_deployment=True,
+    program_only=False,
+    scope=None,
+):
     """Saves the program pruned to what computes target_vars from the feeds (inference mode,
     with feed and fetch ops), and the parameters it uses; returns the target names.
 
@@ -279,7 +329,9 @@ def _sniff(path):
 def _is_paddle_model(dirname, model_filename, params_filename):
     """Paddle's layouts: a prefix of .pdmodel/.pdiparams, a .pdmodel file, or a directory whose
     parameter files are Paddle tensors (they start with a zero version, Tide's with MAGIC)."""
-    if dirname.endswith(".pdmodel") or any(os.path.isfile(dirname + e) for e in (".pdmodel", ".pdiparams")):
+    if dirname.endswith(".pdmodel") or any(
+        os.path.isfile(dirname + e) for e in (".pdmodel", ".pdiparams")
+    ):
         return True
     if not os.path.isdir(dirname):
         return False
@@ -304,7 +356,8 @@ def _load_paddle_inference_model(path, executor, model_filename, params_filename
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
     desc, feeds, fetches, _, _ = _C.load_paddle_inference_model(
-        path, scope, place, model_filename or "", params_filename or "")
+        path, scope, place, model_filename or "", params_filename or ""
+    )
     program = Program._from_desc(desc)
     block = program.global_block()
     return [program, list(feeds), [block.var(n) for n in fetches]]
@@ -323,8 +376,11 @@ def _optimize_inference(program, executor, scope, created):
         for op in program.block(b).ops:
             read.update(op.input_arg_names)
             read.update(op.output_arg_names)
-    unused = [v.name for v in list(block.vars.values())
-              if v.persistable and v.name in created and v.name not in read]
+    unused = [
+        v.name
+        for v in list(block.vars.values())
+        if v.persistable and v.name in created and v.name not in read
+    ]
     if unused:
         scope.erase_vars(unused)
         for n in unused:
@@ -335,8 +391,9 @@ def _local_names(scope):
     return set((scope or global_scope()).local_var_names())
 
 
-def load_inference_model(dirname, executor=None, model_filename=None, params_filename=None, scope=None,
-                         optimize=True):
+def load_inference_model(
+    dirname, executor=None, model_filename=None, params_filename=None, scope=None, optimize=True
+):
     """Returns [program, feed names, fetch target Variables]; the parameters are loaded into
     the scope (on the executor's place; the CPU without one).
 
@@ -350,7 +407,9 @@ def load_inference_model(dirname, executor=None, model_filename=None, params_fil
     dirname = os.fspath(dirname)
     before = _local_names(scope) if optimize else None
     if _is_paddle_model(dirname, model_filename, params_filename):
-        result = _load_paddle_inference_model(dirname, executor, model_filename, params_filename, scope)
+        result = _load_paddle_inference_model(
+            dirname, executor, model_filename, params_filename, scope
+        )
         if optimize:
             _optimize_inference(result[0], executor, scope, _local_names(scope) - before)
         return result
@@ -358,7 +417,9 @@ def load_inference_model(dirname, executor=None, model_filename=None, params_fil
         executor = Executor(CPUPlace())
     path = os.path.join(dirname, model_filename or MODEL_FILENAME)
     if not os.path.exists(path):
-        raise ValueError("no inference model at %s (nor a Paddle model: %s.pdmodel)" % (path, dirname))
+        raise ValueError(
+            "no inference model at %s (nor a Paddle model: %s.pdmodel)" % (path, dirname)
+        )
     with open(path, "rb") as f:
         program = Program.parse_from_string(f.read())
     load_persistables(executor, dirname, program, params_filename, scope)

@@ -1,5 +1,6 @@
 """LayerHelper: what layers share: inputs, parameters (in main and startup programs),
 temporaries, appending ops, bias and activation."""
+
 from . import unique_name
 from .framework import Variable, default_main_program, default_startup_program
 from .initializer import Constant, Xavier
@@ -26,11 +27,15 @@ class LayerHelper:
         if isinstance(inputs, Variable):
             return [inputs]
         if not isinstance(inputs, (list, tuple)) or not inputs:
-            raise TypeError("layer %s: '%s' must be a Variable or a non-empty list of them"
-                            % (self.layer_type, name))
+            raise TypeError(
+                "layer %s: '%s' must be a Variable or a non-empty list of them"
+                % (self.layer_type, name)
+            )
         for v in inputs:
             if not isinstance(v, Variable):
-                raise TypeError("layer %s: '%s' holds %r, not a Variable" % (self.layer_type, name, v))
+                raise TypeError(
+                    "layer %s: '%s' holds %r, not a Variable" % (self.layer_type, name, v)
+                )
         return list(inputs)
 
     def input(self, name="input"):
@@ -42,7 +47,9 @@ class LayerHelper:
     def input_dtype(self, name="input"):
         dtypes = {v.dtype for v in self.multiple_input(name)}
         if len(dtypes) != 1:
-            raise TypeError("layer %s: inputs have different data types %s" % (self.layer_type, sorted(dtypes)))
+            raise TypeError(
+                "layer %s: inputs have different data types %s" % (self.layer_type, sorted(dtypes))
+            )
         return dtypes.pop()
 
     def create_parameter(self, attr, shape, dtype, is_bias=False, default_initializer=None):
@@ -56,21 +63,38 @@ class LayerHelper:
         if name in block.vars:  # shared by name (Fluid's weight sharing): same shape and dtype only
             existing = block.vars[name]
             if list(existing.shape) != [int(d) for d in shape] or existing.dtype != dtype:
-                raise ValueError("layer %s: parameter '%s' exists with shape %s %s; cannot share it as %s %s"
-                                 % (self.layer_type, name, list(existing.shape), existing.dtype,
-                                    [int(d) for d in shape], dtype))
+                raise ValueError(
+                    "layer %s: parameter '%s' exists with shape %s %s; cannot share it as %s %s"
+                    % (
+                        self.layer_type,
+                        name,
+                        list(existing.shape),
+                        existing.dtype,
+                        [int(d) for d in shape],
+                        dtype,
+                    )
+                )
             return existing
         return block.create_parameter(
-            name=name, shape=[int(d) for d in shape], dtype=dtype, trainable=attr.trainable,
-            optimize_attr={"learning_rate": attr.learning_rate}, regularizer=attr.regularizer,
-            gradient_clip_attr=attr.gradient_clip, do_model_average=attr.do_model_average,
-            initializer=init)
+            name=name,
+            shape=[int(d) for d in shape],
+            dtype=dtype,
+            trainable=attr.trainable,
+            optimize_attr={"learning_rate": attr.learning_rate},
+            regularizer=attr.regularizer,
+            gradient_clip_attr=attr.gradient_clip,
+            do_model_average=attr.do_model_average,
+            initializer=init,
+        )
 
     def create_variable_for_type_inference(self, dtype, stop_gradient=False):
         """A temporary whose shape the op's shape inference fills in."""
         return self.main_program.current_block().create_var(
-            name=unique_name.generate(self.name + ".tmp"), dtype=dtype, persistable=False,
-            stop_gradient=stop_gradient)
+            name=unique_name.generate(self.name + ".tmp"),
+            dtype=dtype,
+            persistable=False,
+            stop_gradient=stop_gradient,
+        )
 
     create_tmp_variable = create_variable_for_type_inference
 
@@ -87,8 +111,12 @@ class LayerHelper:
         shape = list(input_var.shape[dim_start:dim_end])
         b = self.create_parameter(bias_attr, shape, input_var.dtype, is_bias=True)
         out = self.create_variable_for_type_inference(input_var.dtype)
-        self.append_op("elementwise_add", inputs={"X": input_var, "Y": b}, outputs={"Out": out},
-                       attrs={"axis": dim_start})
+        self.append_op(
+            "elementwise_add",
+            inputs={"X": input_var, "Y": b},
+            outputs={"Out": out},
+            attrs={"axis": dim_start},
+        )
         return out
 
     def append_activation(self, input_var):

@@ -1,6 +1,7 @@
 """Which registered ops a layer name means: tide.layers.<name> of an op a plugin adds ("acme.axpb"
 is tide.layers.acme_axpb), and the ops whose names collide there ("ac_me.x" and "ac.me_x"). Reads
 only the registry (_C), so tide.plugins warns of collisions without importing tide.layers."""
+
 from . import _C
 
 
@@ -14,7 +15,7 @@ def op_types_for(name):
     """Every registered op a layer name can mean: the name itself, and each '_' read as the
     vendor's dot ("acme_axpb" -> "acme.axpb"; the vendor or the op name may hold '_' too:
     "my_lab_fast_gelu" -> "my_lab.fast_gelu")."""
-    candidates = [name] + [name[:i] + "." + name[i + 1:] for i, c in enumerate(name) if c == "_"]
+    candidates = [name] + [name[:i] + "." + name[i + 1 :] for i, c in enumerate(name) if c == "_"]
     return [t for t in candidates if _C.has_op(t)]
 
 
@@ -27,8 +28,10 @@ def _plugin_of(op_type):
 
 def collision_message(name, op_types):
     ops = " and ".join("'%s' (%s)" % (t, _plugin_of(t)) for t in op_types)
-    return ("tide.layers.%s is ambiguous: ops %s map to it; use tide.layers.op_layer(op_type), "
-            "e.g. tide.layers.op_layer(%r)(...)" % (name, ops, op_types[0]))
+    return (
+        "tide.layers.%s is ambiguous: ops %s map to it; use tide.layers.op_layer(op_type), "
+        "e.g. tide.layers.op_layer(%r)(...)" % (name, ops, op_types[0])
+    )
 
 
 def op_type_for(name):

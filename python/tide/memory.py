@@ -10,6 +10,7 @@ allocator took from the device plugin (used, plus blocks kept for reuse). The bu
 `fraction_of_<kind>_memory_to_use` of the device's memory; `initial_<kind>_memory_in_mb` sizes the
 first arena. Both are read when the place's first allocation is made.
 """
+
 from . import _C
 from .core import Place
 

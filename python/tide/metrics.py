@@ -10,12 +10,21 @@ batch after batch (Fluid 1.x's API and semantics).
 Every metric has update(...), eval() and reset(); reset() zeroes the public state (attributes
 not starting with "_"), get_config() returns it.
 """
+
 import copy
 
 import numpy as np
 
-__all__ = ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy", "ChunkEvaluator",
-           "EditDistance", "Auc"]
+__all__ = [
+    "MetricBase",
+    "CompositeMetric",
+    "Precision",
+    "Recall",
+    "Accuracy",
+    "ChunkEvaluator",
+    "EditDistance",
+    "Auc",
+]
 
 
 def _is_numpy_(var):
@@ -23,8 +32,9 @@ def _is_numpy_(var):
 
 
 def _is_number_(var):
-    return (isinstance(var, (int, float, np.integer, np.floating)) and not isinstance(var, bool)) \
-        or (isinstance(var, np.ndarray) and var.shape == (1,))
+    return (
+        isinstance(var, (int, float, np.integer, np.floating)) and not isinstance(var, bool)
+    ) or (isinstance(var, np.ndarray) and var.shape == (1,))
 
 
 def _is_number_or_matrix_(var):
@@ -76,8 +86,9 @@ class CompositeMetric(MetricBase):
 
     def add_metric(self, metric):
         if not isinstance(metric, MetricBase):
-            raise ValueError("CompositeMetric: a sub-metric must derive from MetricBase, got %r"
-                             % (metric,))
+            raise ValueError(
+                "CompositeMetric: a sub-metric must derive from MetricBase, got %r" % (metric,)
+            )
         self._metrics.append(metric)
 
     def reset(self):
@@ -162,8 +173,10 @@ class Accuracy(MetricBase):
 
     def eval(self):
         if self.weight == 0:
-            raise ValueError("There is no data in Accuracy Metrics. Please check layers.accuracy "
-                             "output has added to Accuracy.")
+            raise ValueError(
+                "There is no data in Accuracy Metrics. Please check layers.accuracy "
+                "output has added to Accuracy."
+            )
         return self.value / self.weight
 
 
@@ -177,9 +190,11 @@ class ChunkEvaluator(MetricBase):
         self.num_correct_chunks = 0
 
     def update(self, num_infer_chunks, num_label_chunks, num_correct_chunks):
-        for arg, value in (("num_infer_chunks", num_infer_chunks),
-                           ("num_label_chunks", num_label_chunks),
-                           ("num_correct_chunks", num_correct_chunks)):
+        for arg, value in (
+            ("num_infer_chunks", num_infer_chunks),
+            ("num_label_chunks", num_label_chunks),
+            ("num_correct_chunks", num_correct_chunks),
+        ):
             if not _is_number_or_matrix_(value):
                 raise ValueError("The '%s' must be a number(int) or a numpy ndarray." % arg)
         self.num_infer_chunks += num_infer_chunks
@@ -188,8 +203,10 @@ class ChunkEvaluator(MetricBase):
 
     def eval(self):
         """(precision, recall, f1)."""
-        infer, label, correct = (float(np.sum(v)) for v in (
-            self.num_infer_chunks, self.num_label_chunks, self.num_correct_chunks))
+        infer, label, correct = (
+            float(np.sum(v))
+            for v in (self.num_infer_chunks, self.num_label_chunks, self.num_correct_chunks)
+        )
         precision = correct / infer if infer else 0.0
         recall = correct / label if label else 0.0
         f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
@@ -220,8 +237,10 @@ class EditDistance(MetricBase):
     def eval(self):
         """(average distance, instance error rate)."""
         if self.seq_num == 0:
-            raise ValueError("There is no data in EditDistance Metric. Please check "
-                             "layers.edit_distance output has been added to EditDistance.")
+            raise ValueError(
+                "There is no data in EditDistance Metric. Please check "
+                "layers.edit_distance output has been added to EditDistance."
+            )
         return self.total_distance / self.seq_num, self.instance_error / float(self.seq_num)
 
 

@@ -1,23 +1,43 @@
 """Optimizers: minimize(loss) appends backward, gradient clipping, regularisation and the
 update ops (from the ops_optimizers plugin), in that order (as in Fluid)."""
+
 from . import unique_name
 from .backward import append_backward
 from .clip import append_gradient_clip_ops
 from .core import dtype_code
-from .framework import (OP_ROLE_OPTIMIZE, Variable, default_startup_program, op_role_guard,
-                        program_guard)
+from .framework import (
+    OP_ROLE_OPTIMIZE,
+    Variable,
+    default_startup_program,
+    op_role_guard,
+    program_guard,
+)
 from .initializer import Constant
 from .regularizer import append_regularization_ops
 
-__all__ = ["SGD", "Momentum", "LarsMomentum", "Adam", "Adagrad", "RMSProp", "SGDOptimizer",
-           "MomentumOptimizer", "LarsMomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
-           "RMSPropOptimizer", "Optimizer"]
+__all__ = [
+    "SGD",
+    "Momentum",
+    "LarsMomentum",
+    "Adam",
+    "Adagrad",
+    "RMSProp",
+    "SGDOptimizer",
+    "MomentumOptimizer",
+    "LarsMomentumOptimizer",
+    "AdamOptimizer",
+    "AdagradOptimizer",
+    "RMSPropOptimizer",
+    "Optimizer",
+]
 
 
 class Optimizer:
     def __init__(self, learning_rate, regularization=None, grad_clip=None, name=None):
         if not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
-            raise TypeError("learning_rate must be a float or a Variable, got %r" % (learning_rate,))
+            raise TypeError(
+                "learning_rate must be a float or a Variable, got %r" % (learning_rate,)
+            )
         if not isinstance(learning_rate, Variable) and learning_rate <= 0:
             raise ValueError("learning_rate must be > 0, got %r" % (learning_rate,))
         self._learning_rate = learning_rate
@@ -33,25 +53,42 @@ class Optimizer:
             return self._learning_rate
         if self._lr_var is None or self._lr_var.block.program is not program:
             block = program.global_block()
-            self._lr_var = block.create_var(name=unique_name.generate("learning_rate"), shape=[1],
-                                            dtype="float32", persistable=True, stop_gradient=True)
+            self._lr_var = block.create_var(
+                name=unique_name.generate("learning_rate"),
+                shape=[1],
+                dtype="float32",
+                persistable=True,
+                stop_gradient=True,
+            )
             Constant(float(self._learning_rate))(self._lr_var, block)
         return self._lr_var
 
     def _param_learning_rate(self, param, block):
         lr = self._global_learning_rate(block.program)
-        factor = param.optimize_attr.get("learning_rate", 1.0) if hasattr(param, "optimize_attr") else 1.0
+        factor = (
+            param.optimize_attr.get("learning_rate", 1.0)
+            if hasattr(param, "optimize_attr")
+            else 1.0
+        )
         if factor == 1.0:
             return lr
-        scaled = block.create_var(name=unique_name.generate(param.name + ".lr"), shape=[1], dtype=lr.dtype)
-        block.append_op("scale", inputs={"X": lr}, outputs={"Out": scaled}, attrs={"scale": float(factor)})
+        scaled = block.create_var(
+            name=unique_name.generate(param.name + ".lr"), shape=[1], dtype=lr.dtype
+        )
+        block.append_op(
+            "scale", inputs={"X": lr}, outputs={"Out": scaled}, attrs={"scale": float(factor)}
+        )
         return scaled
 
     def _add_accumulator(self, name, param, fill_value=0.0, shape=None, dtype=None):
         block = param.block.program.global_block()
-        var = block.create_var(name=unique_name.generate("%s_%s" % (param.name, name)),
-                               shape=list(shape if shape is not None else param.shape),
-                               dtype=dtype or param.dtype, persistable=True, stop_gradient=True)
+        var = block.create_var(
+            name=unique_name.generate("%s_%s" % (param.name, name)),
+            shape=list(shape if shape is not None else param.shape),
+            dtype=dtype or param.dtype,
+            persistable=True,
+            stop_gradient=True,
+        )
         Constant(fill_value)(var, block)
         self._accumulators[(name, param.name)] = var
         return var
@@ -105,8 +142,11 @@ class SGD(Optimizer):
     """param -= lr * grad."""
 
     def _append_optimize_op(self, block, param, grad, lr):
-        return block.append_op("sgd", inputs={"Param": param, "Grad": grad, "LearningRate": lr},
-                               outputs={"ParamOut": param})
+        return block.append_op(
+            "sgd",
+            inputs={"Param": param, "Grad": grad, "LearningRate": lr},
+            outputs={"ParamOut": param},
+        )
 
 
 class Momentum(Optimizer):
@@ -123,10 +163,12 @@ class Momentum(Optimizer):
 
     def _append_optimize_op(self, block, param, grad, lr):
         v = self._get_accumulator("velocity", param)
-        return block.append_op("momentum",
-                               inputs={"Param": param, "Grad": grad, "Velocity": v, "LearningRate": lr},
-                               outputs={"ParamOut": param, "VelocityOut": v},
-                               attrs={"mu": self._momentum, "use_nesterov": self._use_nesterov})
+        return block.append_op(
+            "momentum",
+            inputs={"Param": param, "Grad": grad, "Velocity": v, "LearningRate": lr},
+            outputs={"ParamOut": param, "VelocityOut": v},
+            attrs={"mu": self._momentum, "use_nesterov": self._use_nesterov},
+        )
 
 
 class LarsMomentum(Optimizer):
@@ -134,8 +176,9 @@ class LarsMomentum(Optimizer):
     ||param|| / (||grad|| + lars_weight_decay * ||param||); v = mu * v + local_lr * (grad +
     lars_weight_decay * param); param -= v."""
 
-    def __init__(self, learning_rate, momentum, lars_coeff=0.001, lars_weight_decay=0.0005,
-                 **kwargs):
+    def __init__(
+        self, learning_rate, momentum, lars_coeff=0.001, lars_weight_decay=0.0005, **kwargs
+    ):
         super().__init__(learning_rate, **kwargs)
         self._momentum = float(momentum)
         self._lars_coeff = float(lars_coeff)
@@ -147,18 +190,24 @@ class LarsMomentum(Optimizer):
 
     def _append_optimize_op(self, block, param, grad, lr):
         v = self._get_accumulator("velocity", param)
-        return block.append_op("lars_momentum",
-                               inputs={"Param": param, "Grad": grad, "Velocity": v, "LearningRate": lr},
-                               outputs={"ParamOut": param, "VelocityOut": v},
-                               attrs={"mu": self._momentum, "lars_coeff": self._lars_coeff,
-                                      "lars_weight_decay": self._lars_weight_decay})
+        return block.append_op(
+            "lars_momentum",
+            inputs={"Param": param, "Grad": grad, "Velocity": v, "LearningRate": lr},
+            outputs={"ParamOut": param, "VelocityOut": v},
+            attrs={
+                "mu": self._momentum,
+                "lars_coeff": self._lars_coeff,
+                "lars_weight_decay": self._lars_weight_decay,
+            },
+        )
 
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba); beta powers are kept as accumulators and scaled after each step."""
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, lazy_mode=False,
-                 **kwargs):
+    def __init__(
+        self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, lazy_mode=False, **kwargs
+    ):
         super().__init__(learning_rate, **kwargs)
         self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
         # Fluid's lazy Adam: a sparse gradient updates only the rows it lists.
@@ -175,18 +224,31 @@ class Adam(Optimizer):
         acc = lambda n: self._get_accumulator(n, param)  # noqa: E731
         return block.append_op(
             "adam",
-            inputs={"Param": param, "Grad": grad, "LearningRate": lr, "Moment1": acc("moment1"),
-                    "Moment2": acc("moment2"), "Beta1Pow": acc("beta1_pow_acc"),
-                    "Beta2Pow": acc("beta2_pow_acc")},
+            inputs={
+                "Param": param,
+                "Grad": grad,
+                "LearningRate": lr,
+                "Moment1": acc("moment1"),
+                "Moment2": acc("moment2"),
+                "Beta1Pow": acc("beta1_pow_acc"),
+                "Beta2Pow": acc("beta2_pow_acc"),
+            },
             outputs={"ParamOut": param, "Moment1Out": acc("moment1"), "Moment2Out": acc("moment2")},
-            attrs={"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon,
-                   "lazy_mode": self._lazy_mode})
+            attrs={
+                "beta1": self._beta1,
+                "beta2": self._beta2,
+                "epsilon": self._epsilon,
+                "lazy_mode": self._lazy_mode,
+            },
+        )
 
     def _finish_update(self, block, params_grads):
         for p, _ in params_grads:
             for name, beta in (("beta1_pow_acc", self._beta1), ("beta2_pow_acc", self._beta2)):
                 acc = self._get_accumulator(name, p)
-                block.append_op("scale", inputs={"X": acc}, outputs={"Out": acc}, attrs={"scale": beta})
+                block.append_op(
+                    "scale", inputs={"X": acc}, outputs={"Out": acc}, attrs={"scale": beta}
+                )
 
 
 class Adagrad(Optimizer):
@@ -202,15 +264,20 @@ class Adagrad(Optimizer):
 
     def _append_optimize_op(self, block, param, grad, lr):
         m = self._get_accumulator("moment", param)
-        return block.append_op("adagrad",
-                               inputs={"Param": param, "Grad": grad, "Moment": m, "LearningRate": lr},
-                               outputs={"ParamOut": param, "MomentOut": m}, attrs={"epsilon": self._epsilon})
+        return block.append_op(
+            "adagrad",
+            inputs={"Param": param, "Grad": grad, "Moment": m, "LearningRate": lr},
+            outputs={"ParamOut": param, "MomentOut": m},
+            attrs={"epsilon": self._epsilon},
+        )
 
 
 class RMSProp(Optimizer):
     """RMSProp with optional momentum and centering (Fluid's rmsprop op)."""
 
-    def __init__(self, learning_rate, rho=0.95, epsilon=1e-6, momentum=0.0, centered=False, **kwargs):
+    def __init__(
+        self, learning_rate, rho=0.95, epsilon=1e-6, momentum=0.0, centered=False, **kwargs
+    ):
         super().__init__(learning_rate, **kwargs)
         self._rho, self._epsilon = float(rho), float(epsilon)
         self._momentum, self._centered = float(momentum), bool(centered)
@@ -224,15 +291,32 @@ class RMSProp(Optimizer):
 
     def _append_optimize_op(self, block, param, grad, lr):
         acc = lambda n: self._get_accumulator(n, param)  # noqa: E731
-        inputs = {"Param": param, "Grad": grad, "Moment": acc("momentum"),
-                  "MeanSquare": acc("mean_square"), "LearningRate": lr}
-        outputs = {"ParamOut": param, "MomentOut": acc("momentum"), "MeanSquareOut": acc("mean_square")}
+        inputs = {
+            "Param": param,
+            "Grad": grad,
+            "Moment": acc("momentum"),
+            "MeanSquare": acc("mean_square"),
+            "LearningRate": lr,
+        }
+        outputs = {
+            "ParamOut": param,
+            "MomentOut": acc("momentum"),
+            "MeanSquareOut": acc("mean_square"),
+        }
         if self._centered:
             inputs["MeanGrad"] = acc("mean_grad")
             outputs["MeanGradOut"] = acc("mean_grad")
-        return block.append_op("rmsprop", inputs=inputs, outputs=outputs,
-                               attrs={"epsilon": self._epsilon, "decay": self._rho,
-                                      "momentum": self._momentum, "centered": self._centered})
+        return block.append_op(
+            "rmsprop",
+            inputs=inputs,
+            outputs=outputs,
+            attrs={
+                "epsilon": self._epsilon,
+                "decay": self._rho,
+                "momentum": self._momentum,
+                "centered": self._centered,
+            },
+        )
 
 
 SGDOptimizer = SGD

@@ -1,10 +1,19 @@
 """ParamAttr: how a layer's parameter is named, initialised, regularised and trained."""
+
 from .initializer import Initializer
 
 
 class ParamAttr:
-    def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None,
-                 trainable=True, gradient_clip=None, do_model_average=False):
+    def __init__(
+        self,
+        name=None,
+        initializer=None,
+        learning_rate=1.0,
+        regularizer=None,
+        trainable=True,
+        gradient_clip=None,
+        do_model_average=False,
+    ):
         self.name = name
         self.initializer = initializer
         self.learning_rate = learning_rate
@@ -27,5 +36,7 @@ class ParamAttr:
             return False
         if isinstance(arg, Initializer):
             return ParamAttr(initializer=arg)
-        raise TypeError("a parameter attribute must be a ParamAttr, a name, an initializer, None "
-                        "or False, got %r" % (arg,))
+        raise TypeError(
+            "a parameter attribute must be a ParamAttr, a name, an initializer, None "
+            "or False, got %r" % (arg,)
+        )

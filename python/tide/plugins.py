@@ -1,4 +1,5 @@
 """Plugins at run time: what loaded, and loading more."""
+
 import warnings
 
 from . import _C, _entry_points
@@ -16,8 +17,11 @@ def load_plugin(path):
         record = _C.load_plugin(str(path))
     except TideError as e:
         raise PluginError(str(e)) from None
-    for w in (record["warnings"] + _C.orphan_kernel_warnings(record["file"]) +
-              layer_name_collisions(record["ops"])):
+    for w in (
+        record["warnings"]
+        + _C.orphan_kernel_warnings(record["file"])
+        + layer_name_collisions(record["ops"])
+    ):
         warnings.warn("tide: " + w, UserWarning, stacklevel=2)
     return record
 
@@ -59,7 +63,9 @@ def _load_entry_point_plugins():
         return
     for label, d, error in _entry_points.plugin_dirs():
         if error:
-            warnings.warn("tide: plugin entry point %s: %s" % (label, error), RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                "tide: plugin entry point %s: %s" % (label, error), RuntimeWarning, stacklevel=3
+            )
             continue
         _entry_point_dirs.append(d)
         if d in _C.plugin_search_path():
@@ -68,7 +74,9 @@ def _load_entry_point_plugins():
             _C.load_plugin(d)
         except TideError as e:
             # Every file's reason is in its load record (tide.plugins(), tide-plugins) as well.
-            warnings.warn("tide: plugin entry point %s: %s" % (label, e), RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                "tide: plugin entry point %s: %s" % (label, e), RuntimeWarning, stacklevel=3
+            )
 
 
 def is_compiled_with_cuda():

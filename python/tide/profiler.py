@@ -12,6 +12,7 @@ op run is a box on the thread that ran it (a control-flow op's box holds its blo
 kernel key and the run's start are in its args. Profiling synchronises the device after every
 kernel, so device time is charged to the op that launched it.
 """
+
 import contextlib
 import json
 import os
@@ -64,11 +65,20 @@ def events():
 def export_chrome_trace(path):
     """Writes the last profile's timeline to `path` as Chrome trace-event JSON."""
     runs, dropped = _C.op_events()
-    trace = [{"name": "process_name", "ph": "M", "pid": os.getpid(),
-              "args": {"name": "tide"}}]
+    trace = [{"name": "process_name", "ph": "M", "pid": os.getpid(), "args": {"name": "tide"}}]
     for name, kernel, start, dur, thread in runs:
-        trace.append({"name": name, "cat": "op", "ph": "X", "ts": start, "dur": dur,
-                      "pid": os.getpid(), "tid": thread, "args": {"kernel": kernel}})
+        trace.append(
+            {
+                "name": name,
+                "cat": "op",
+                "ph": "X",
+                "ts": start,
+                "dur": dur,
+                "pid": os.getpid(),
+                "tid": thread,
+                "args": {"kernel": kernel},
+            }
+        )
     meta = {"dropped_events": dropped} if dropped else {}
     with open(path, "w") as f:
         json.dump({"traceEvents": trace, "displayTimeUnit": "ms", "otherData": meta}, f)

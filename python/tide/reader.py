@@ -1,5 +1,6 @@
 """Reader decorators (Paddle's paddle.reader): a reader is a function returning an iterator
 of samples; these wrap readers."""
+
 import random
 
 
@@ -17,11 +18,13 @@ def batch(reader, batch_size, drop_last=False):
                 buf = []
         if buf and not drop_last:
             yield buf
+
     return batched
 
 
 def shuffle(reader, buf_size, seed=None):
     """Shuffles within windows of buf_size samples."""
+
     def shuffled():
         rng = random.Random(seed)
         buf = []
@@ -33,6 +36,7 @@ def shuffle(reader, buf_size, seed=None):
                 buf = []
         rng.shuffle(buf)
         yield from buf
+
     return shuffled
 
 
@@ -40,6 +44,7 @@ def buffered(reader, size):
     """Reads ahead up to `size` samples on a background thread."""
     import queue
     import threading
+
     end = object()
 
     def read_ahead():
@@ -54,6 +59,7 @@ def buffered(reader, size):
                 errors.append(e)
             finally:
                 q.put(end)
+
         threading.Thread(target=fill, daemon=True).start()
         while True:
             sample = q.get()
@@ -62,6 +68,7 @@ def buffered(reader, size):
                     raise errors[0]
                 return
             yield sample
+
     return read_ahead
 
 
@@ -71,6 +78,7 @@ def firstn(reader, n):
             if i >= n:
                 return
             yield sample
+
     return first
 
 
@@ -78,6 +86,7 @@ def map_readers(func, *readers):
     def mapped():
         for samples in zip(*[r() for r in readers]):
             yield func(*samples)
+
     return mapped
 
 
@@ -85,4 +94,5 @@ def chain(*readers):
     def chained():
         for r in readers:
             yield from r()
+
     return chained

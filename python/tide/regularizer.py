@@ -1,7 +1,7 @@
 """Weight decay, added to gradients before the optimizer's update ops (Fluid's order:
 backward -> clip -> regularisation -> optimisation)."""
-import warnings
 
+import warnings
 
 
 class WeightDecayRegularizer:
@@ -17,7 +17,9 @@ class L2Decay(WeightDecayRegularizer):
 
     def __call__(self, param, grad, block):
         decay = block.create_var(dtype=param.dtype, shape=param.shape)
-        block.append_op("scale", inputs={"X": param}, outputs={"Out": decay}, attrs={"scale": self.coeff})
+        block.append_op(
+            "scale", inputs={"X": param}, outputs={"Out": decay}, attrs={"scale": self.coeff}
+        )
         return decay
 
 
@@ -31,7 +33,9 @@ class L1Decay(WeightDecayRegularizer):
         sign = block.create_var(dtype=param.dtype, shape=param.shape)
         block.append_op("sign", inputs={"X": param}, outputs={"Out": sign})
         decay = block.create_var(dtype=param.dtype, shape=param.shape)
-        block.append_op("scale", inputs={"X": sign}, outputs={"Out": decay}, attrs={"scale": self.coeff})
+        block.append_op(
+            "scale", inputs={"X": sign}, outputs={"Out": decay}, attrs={"scale": self.coeff}
+        )
         return decay
 
 

@@ -9,6 +9,7 @@ Pip-installed, the SDK is inside the package (tide/include, tide/lib/cmake/Tide)
 there is no CMake package (install Tide, or pip install it). Importing this module loads no plugin
 beyond what `import tide` loads.
 """
+
 import os
 
 try:  # the build tree's paths (a module the build writes next to the package; never installed)
@@ -70,10 +71,10 @@ def cmake_prefix_path():
                 return p
         libs = [os.path.join(p, libdir) for libdir in ("lib", "lib64")]
         for libdir in libs:  # Debian's multiarch libdir: lib/<triplet>/cmake/Tide
-            for sub in (os.listdir(libdir) if os.path.isdir(libdir) else []):
+            for sub in os.listdir(libdir) if os.path.isdir(libdir) else []:
                 if os.path.isfile(os.path.join(libdir, sub, "cmake", "Tide", "TideConfig.cmake")):
                     return p
     raise FileNotFoundError(
         "tide.sdk: this tide package (%s) has no CMake package: it runs from a build tree; "
-        "build plugins against an installed Tide (pip install, or cmake --install)" % _PKG)
-
+        "build plugins against an installed Tide (pip install, or cmake --install)" % _PKG
+    )

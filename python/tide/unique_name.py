@@ -1,4 +1,5 @@
 """Unique variable and parameter names: "fc_0.w_0", "fc_0.tmp_1", ..."""
+
 import collections
 import contextlib
 

@@ -11,6 +11,7 @@ With --checkpoint_dir rank 0 saves the persistables after every step (tide.io.sa
 and a started job resumes from the last one; --die_* act only in the first attempt
 (TIDE_RESTART_COUNT 0 or unset), so a restarted job finishes.
 """
+
 import argparse
 import json
 import os
@@ -82,8 +83,12 @@ def main():
         strategy.fuse_grad_size_in_MB = args.fuse_mb
         fleet.distributed_optimizer(opt, strategy).minimize(loss)
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
-    result = {"rank": rank, "nranks": nranks, "losses": [],
-              "ops": [op.type for op in main_prog.global_block().ops]}
+    result = {
+        "rank": rank,
+        "nranks": nranks,
+        "losses": [],
+        "ops": [op.type for op in main_prog.global_block().ops],
+    }
     with tide.scope_guard(scope):
         exe.run(startup)
         begin = 0
@@ -91,8 +96,11 @@ def main():
         if args.checkpoint_dir and os.path.exists(latest):
             with open(latest) as f:
                 begin = int(f.read()) + 1
-            tide.io.load_persistables(exe, os.path.join(args.checkpoint_dir, "step%d" % (begin - 1)),
-                                      main_program=main_prog)
+            tide.io.load_persistables(
+                exe,
+                os.path.join(args.checkpoint_dir, "step%d" % (begin - 1)),
+                main_program=main_prog,
+            )
             print("rank %d resumes at step %d" % (rank, begin), flush=True)
         result["first_step"] = begin
         for step in range(begin, args.steps):
@@ -101,17 +109,20 @@ def main():
                 os.kill(os.getpid(), getattr(signal, "SIG" + args.die_signal))
             b = slice(step * GLOBAL_BATCH, (step + 1) * GLOBAL_BATCH)
             xb, yb = x[b][rank::nranks], y[b][rank::nranks]
-            value, = exe.run(main_prog, feed={"x": xb, "y": yb}, fetch_list=[loss])
+            (value,) = exe.run(main_prog, feed={"x": xb, "y": yb}, fetch_list=[loss])
             result["losses"].append(float(np.array(value).reshape(-1)[0]))
             print("rank %d step %d loss %.6f" % (rank, step, result["losses"][-1]), flush=True)
             if args.checkpoint_dir and rank == 0:
-                tide.io.save_persistables(exe, os.path.join(args.checkpoint_dir, "step%d" % step),
-                                          main_program=main_prog)
+                tide.io.save_persistables(
+                    exe, os.path.join(args.checkpoint_dir, "step%d" % step), main_program=main_prog
+                )
                 with open(latest + ".tmp", "w") as f:
                     f.write(str(step))
                 os.replace(latest + ".tmp", latest)
-        result["params"] = {p.name: np.array(scope.find_var(p.name).get_tensor()).tolist()
-                            for p in main_prog.all_parameters()}
+        result["params"] = {
+            p.name: np.array(scope.find_var(p.name).get_tensor()).tolist()
+            for p in main_prog.all_parameters()
+        }
     with open(args.out.format(rank=rank), "w") as f:
         json.dump(result, f)
     print("rank %d done" % rank, flush=True)

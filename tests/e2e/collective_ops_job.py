@@ -1,5 +1,6 @@
 """Runs every collective op once on this rank's inputs (rank-dependent, see inputs()) and writes
 the outputs as JSON; test_collective_ops.py checks them against numpy."""
+
 import json
 import sys
 
@@ -11,9 +12,11 @@ from tide.distributed import world
 
 def inputs(rank):
     base = np.arange(24, dtype="float32").reshape(8, 3)
-    return {"f32": base * (rank + 1) - 3 * rank,
-            "f64": (base.astype("float64") / (rank + 2)),
-            "i64": (np.arange(8, dtype="int64").reshape(8, 1) + 10 * rank)}
+    return {
+        "f32": base * (rank + 1) - 3 * rank,
+        "f64": (base.astype("float64") / (rank + 2)),
+        "i64": (np.arange(8, dtype="int64").reshape(8, 1) + 10 * rank),
+    }
 
 
 def main():
@@ -21,10 +24,14 @@ def main():
     rank, nranks = w.rank, w.world_size
     startup, prog = tide.Program(), tide.Program()
     sb, b = startup.global_block(), prog.global_block()
-    sb.append_op("c_comm_init", attrs={"ring_id": 0, "rank": rank, "nranks": nranks, "store": w.store})
+    sb.append_op(
+        "c_comm_init", attrs={"ring_id": 0, "rank": rank, "nranks": nranks, "store": w.store}
+    )
     feeds = inputs(rank)
-    v = {n: b.create_var(name=n, shape=a.shape, dtype=str(a.dtype), persistable=True)
-         for n, a in feeds.items()}
+    v = {
+        n: b.create_var(name=n, shape=a.shape, dtype=str(a.dtype), persistable=True)
+        for n, a in feeds.items()
+    }
     outs = {}
 
     def op(typ, x, name, **attrs):
@@ -47,10 +54,15 @@ def main():
     fb = b.create_var(name="fused_b", dtype="float32", persistable=True)
     b.append_op("assign", inputs={"X": v["f32"]}, outputs={"Out": fa})
     b.append_op("scale", inputs={"X": v["f32"]}, outputs={"Out": fb}, attrs={"scale": 2.0})
-    b.append_op("c_allreduce_sum", inputs={"X": [fa, fb]}, outputs={"Out": [fa, fb]},
-                attrs={"ring_id": 0})
-    b.append_op("c_sync_comm_stream", inputs={"X": [fa, fb]}, outputs={"Out": [fa, fb]},
-                attrs={"ring_id": 0})
+    b.append_op(
+        "c_allreduce_sum", inputs={"X": [fa, fb]}, outputs={"Out": [fa, fb]}, attrs={"ring_id": 0}
+    )
+    b.append_op(
+        "c_sync_comm_stream",
+        inputs={"X": [fa, fb]},
+        outputs={"Out": [fa, fb]},
+        attrs={"ring_id": 0},
+    )
     outs["fused_a"], outs["fused_b"] = fa, fb
 
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()

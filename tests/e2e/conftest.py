@@ -1,4 +1,5 @@
 """pytest fixtures of the multi-process tests; the helpers live in e2e_util.py."""
+
 import os
 import sys
 

@@ -5,6 +5,7 @@ averaging the distributed run equals the local one fed whole minibatches. Writes
 
     python dist_model.py --model fit_a_line --out result.json [--passes 3] [--async]
 """
+
 import argparse
 import json
 import os
@@ -21,11 +22,13 @@ BATCH = {"fit_a_line": 20, "digits": 64}
 def load(model):
     if model == "fit_a_line":
         from sklearn.datasets import load_diabetes
+
         x, y = load_diabetes(return_X_y=True)
         x = ((x - x.mean(0)) / x.std(0)).astype("float32")
         y = ((y - y.mean()) / y.std()).astype("float32").reshape(-1, 1)
     else:
         from sklearn.datasets import load_digits
+
         x, y = load_digits(return_X_y=True)
         x = (x / 16.0).astype("float32")
         y = y.astype("int64").reshape(-1, 1)
@@ -67,7 +70,7 @@ def batches(n, batch, passes, seed=1):
     for _ in range(passes):
         order = rng.permutation(n)
         for i in range(0, n - batch + 1, batch):  # whole batches only: every share is equal
-            yield order[i:i + batch]
+            yield order[i : i + batch]
 
 
 def main():
@@ -83,8 +86,11 @@ def main():
     ap.add_argument("--checkpoint_interval", type=int, default=0)
     ap.add_argument("--max_message_size", type=int, default=0)
     ap.add_argument("--step_sleep", type=float, default=0.0)
-    ap.add_argument("--curve_dir", default="",
-                    help="CurveZMQ certificates: server.key(_secret), trainer<i>.key(_secret)")
+    ap.add_argument(
+        "--curve_dir",
+        default="",
+        help="CurveZMQ certificates: server.key(_secret), trainer<i>.key(_secret)",
+    )
     args = ap.parse_args()
 
     role = tide.distributed.env()
@@ -113,13 +119,20 @@ def main():
             if args.curve_dir:
                 d = args.curve_dir
                 cfg.curve_server_secret_key = os.path.join(d, "server.key_secret")
-                cfg.curve_trainer_public_keys = [os.path.join(d, "trainer%d.key" % i)
-                                                 for i in range(role.trainers)]
+                cfg.curve_trainer_public_keys = [
+                    os.path.join(d, "trainer%d.key" % i) for i in range(role.trainers)
+                ]
                 cfg.curve_server_public_key = os.path.join(d, "server.key")
                 cfg.curve_trainer_key = os.path.join(d, "trainer%d.key_secret" % role.trainer_id)
             t = tide.DistributeTranspiler(cfg)
-            t.transpile(role.trainer_id, program=main_prog, startup_program=startup,
-                        pservers=role.pserver_endpoints, trainers=role.trainers, sync_mode=args.sync)
+            t.transpile(
+                role.trainer_id,
+                program=main_prog,
+                startup_program=startup,
+                pservers=role.pserver_endpoints,
+                trainers=role.trainers,
+                sync_mode=args.sync,
+            )
             if role.role == "PSERVER":
                 prog = t.get_pserver_program(role.current_endpoint)
                 exe.run(t.get_startup_program(role.current_endpoint, prog))
@@ -135,19 +148,28 @@ def main():
             if args.max_steps and step >= args.max_steps:
                 break
             part = b[trainer_id::trainers]
-            value, = exe.run(train_prog, feed=feed_of(args.model, names, train_x[part], train_y[part]),
-                             fetch_list=[loss])
+            (value,) = exe.run(
+                train_prog,
+                feed=feed_of(args.model, names, train_x[part], train_y[part]),
+                fetch_list=[loss],
+            )
             result["losses"].append(float(value[0]))
             print("step %d loss %.6f" % (step, value[0]), flush=True)
             if args.step_sleep:
                 time.sleep(args.step_sleep)
-        final, = exe.run(test_prog, feed=feed_of(args.model, names, train_x, train_y), fetch_list=[loss])
-        p, = exe.run(test_prog, feed=feed_of(args.model, names, test_x, test_y), fetch_list=[pred])
+        (final,) = exe.run(
+            test_prog, feed=feed_of(args.model, names, train_x, train_y), fetch_list=[loss]
+        )
+        (p,) = exe.run(
+            test_prog, feed=feed_of(args.model, names, test_x, test_y), fetch_list=[pred]
+        )
         result["final_loss"] = float(final[0])
         if args.model == "digits":
             result["accuracy"] = float(np.mean(np.argmax(p, 1) == test_y[:, 0]))
-        result["params"] = {v.name: np.array(scope.find_var(v.name).get_tensor()).tolist()
-                            for v in main_prog.all_parameters()}
+        result["params"] = {
+            v.name: np.array(scope.find_var(v.name).get_tensor()).tolist()
+            for v in main_prog.all_parameters()
+        }
         if role is not None:
             t.send_complete(exe)
     with open(args.out.format(role=result["role"].lower(), id=trainer_id), "w") as f:

@@ -1,5 +1,6 @@
 """Helpers of the multi-process tests (the procs fixture is registered by conftest.py): processes on 127.0.0.1 with free ports, each with a
 timeout and killed at the end of its test, so a failure never hangs the run."""
+
 import json
 import os
 import signal
@@ -34,8 +35,9 @@ class Proc:
         self.name = name
         self.log_path = os.path.join(str(tmp_path), name + ".log")
         self.log = open(self.log_path, "wb")
-        self.p = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+        self.p = subprocess.Popen(
+            cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
     def output(self):
         with open(self.log_path, "rb") as f:
@@ -46,8 +48,10 @@ class Proc:
             return self.p.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise AssertionError("%s did not finish within %s s; its output:\n%s"
-                                 % (self.name, timeout, self.output()[-4000:]))
+            raise AssertionError(
+                "%s did not finish within %s s; its output:\n%s"
+                % (self.name, timeout, self.output()[-4000:])
+            )
 
     def wait_for(self, text, timeout):
         end = time.time() + timeout
@@ -57,7 +61,9 @@ class Proc:
             if self.p.poll() is not None:
                 break
             time.sleep(0.05)
-        raise AssertionError("%s never printed %r; its output:\n%s" % (self.name, text, self.output()[-4000:]))
+        raise AssertionError(
+            "%s never printed %r; its output:\n%s" % (self.name, text, self.output()[-4000:])
+        )
 
     def kill(self, sig=signal.SIGKILL):
         if self.p.poll() is None:
@@ -78,6 +84,7 @@ def procs(tmp_path):
         p.extra_env = env
         started.append(p)
         return p
+
     yield start
     for p in started:
         p.kill()
@@ -86,8 +93,14 @@ def procs(tmp_path):
 
 def run_ok(cmd, tmp_path, timeout=120, **env):
     """Runs cmd in tmp_path to the end; asserts it succeeded and returns its output."""
-    r = subprocess.run(cmd, env=child_env(**env), cwd=str(tmp_path), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=timeout)
+    r = subprocess.run(
+        cmd,
+        env=child_env(**env),
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+    )
     out = r.stdout.decode("utf-8", "replace")
     assert r.returncode == 0, out[-6000:]
     return out
@@ -98,18 +111,38 @@ def model_cmd(*args):
 
 
 def launch_cmd(pservers, trainers, *args, endpoints=None):
-    cmd = [sys.executable, "-m", "tide.distributed.launch", "--trainers", str(trainers), "--grace", "20"]
-    cmd += ["--pserver_endpoints", ",".join(endpoints)] if endpoints else ["--pservers", str(pservers)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tide.distributed.launch",
+        "--trainers",
+        str(trainers),
+        "--grace",
+        "20",
+    ]
+    cmd += (
+        ["--pserver_endpoints", ",".join(endpoints)] if endpoints else ["--pservers", str(pservers)]
+    )
     return cmd + [MODEL] + [str(a) for a in args]
 
 
 def start_job(procs, endpoints, trainers, args, **env):
     """Pservers and trainers of dist_model.py as separate processes (no launcher)."""
     common = dict(TIDE_PSERVER_ENDPOINTS=",".join(endpoints), TIDE_TRAINERS=trainers, **env)
-    ps = [procs("pserver.%d" % i, model_cmd(*args), TIDE_ROLE="PSERVER", TIDE_CURRENT_ENDPOINT=ep, **common)
-          for i, ep in enumerate(endpoints)]
-    ts = [procs("trainer.%d" % i, model_cmd(*args), TIDE_ROLE="TRAINER", TIDE_TRAINER_ID=i, **common)
-          for i in range(trainers)]
+    ps = [
+        procs(
+            "pserver.%d" % i,
+            model_cmd(*args),
+            TIDE_ROLE="PSERVER",
+            TIDE_CURRENT_ENDPOINT=ep,
+            **common,
+        )
+        for i, ep in enumerate(endpoints)
+    ]
+    ts = [
+        procs("trainer.%d" % i, model_cmd(*args), TIDE_ROLE="TRAINER", TIDE_TRAINER_ID=i, **common)
+        for i in range(trainers)
+    ]
     return ps, ts
 
 

@@ -6,6 +6,7 @@ trains on whole minibatches; trainer i of n feeds rows i::n of each. Prints one 
     PADDLE_TRAINING_ROLE=PSERVER|TRAINER|LOCAL PADDLE_PSERVER_ENDPOINTS=ip:port,...
     PADDLE_TRAINERS=2 PADDLE_TRAINER_ID=0 PADDLE_CURRENT_ENDPOINT=ip:port python fluid_style_dist.py
 """
+
 import json
 import os
 
@@ -55,7 +56,7 @@ def main():
     losses = []
     for step in range(STEPS):
         rows = slice(step * BATCH + trainer_id, (step + 1) * BATCH, trainers)
-        loss, = exe.run(train_prog, feed={"x": xs[rows], "y": ys[rows]}, fetch_list=[avg_cost])
+        (loss,) = exe.run(train_prog, feed={"x": xs[rows], "y": ys[rows]}, fetch_list=[avg_cost])
         losses.append(float(loss[0]))
     exe.close()
     print(json.dumps({"role": role, "losses": losses}), flush=True)

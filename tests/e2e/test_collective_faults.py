@@ -1,6 +1,7 @@
 """Faults in collective jobs: a rank killed (SIGKILL) or stopped (SIGSTOP) mid-training makes the
 others fail within the collective timeout with an error naming the rank and the collective, never
 hang; an unreachable master, a rank outside the world and a world size of 0 are clear errors."""
+
 import os
 import subprocess
 import sys
@@ -17,16 +18,37 @@ TIMEOUT_MS = 4000
 
 def start_ranks(procs, n, *args, **env):
     master = "127.0.0.1:%d" % free_ports(1)[0]
-    return [procs("rank%d" % r, [sys.executable, "-u", MODEL] + [str(a) for a in args],
-                  TIDE_RANK=r, TIDE_WORLD_SIZE=n, TIDE_MASTER=master,
-                  TIDE_COLLECTIVE_TIMEOUT_MS=TIMEOUT_MS, **env) for r in range(n)]
+    return [
+        procs(
+            "rank%d" % r,
+            [sys.executable, "-u", MODEL] + [str(a) for a in args],
+            TIDE_RANK=r,
+            TIDE_WORLD_SIZE=n,
+            TIDE_MASTER=master,
+            TIDE_COLLECTIVE_TIMEOUT_MS=TIMEOUT_MS,
+            **env,
+        )
+        for r in range(n)
+    ]
 
 
 @pytest.mark.parametrize("sig", ["KILL", "STOP"])
 def test_dead_or_stopped_rank_is_named_within_the_timeout(procs, tmp_path, sig):
     n, victim = 4, 2
-    ranks = start_ranks(procs, n, "--out", tmp_path / "r{rank}.json", "--steps", 6,
-                        "--die_rank", victim, "--die_step", 3, "--die_signal", sig)
+    ranks = start_ranks(
+        procs,
+        n,
+        "--out",
+        tmp_path / "r{rank}.json",
+        "--steps",
+        6,
+        "--die_rank",
+        victim,
+        "--die_step",
+        3,
+        "--die_signal",
+        sig,
+    )
     ranks[victim].wait_for("dies at step 3", 90)
     died_at = time.time()
     for r, p in enumerate(ranks):
@@ -46,15 +68,22 @@ def test_dead_or_stopped_rank_is_named_within_the_timeout(procs, tmp_path, sig):
 
 def run_rank(tmp_path, timeout=60, **env):
     cmd = [sys.executable, "-u", MODEL, "--out", str(tmp_path / "r{rank}.json"), "--steps", "2"]
-    r = subprocess.run(cmd, env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=2000, **env), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=timeout)
+    r = subprocess.run(
+        cmd,
+        env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=2000, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+    )
     return r.returncode, r.stdout.decode("utf-8", "replace")
 
 
 def test_unreachable_master_fails_with_the_timeout(tmp_path):
     port = free_ports(1)[0]  # nobody listens: rank 1 never reaches rank 0's store
     start = time.time()
-    code, out = run_rank(tmp_path, TIDE_RANK=1, TIDE_WORLD_SIZE=2, TIDE_MASTER="127.0.0.1:%d" % port)
+    code, out = run_rank(
+        tmp_path, TIDE_RANK=1, TIDE_WORLD_SIZE=2, TIDE_MASTER="127.0.0.1:%d" % port
+    )
     assert code != 0
     assert time.time() - start < 30
     assert "127.0.0.1:%d" % port in out and "unreachable after 2000 ms" in out, out[-3000:]
@@ -63,36 +92,60 @@ def test_unreachable_master_fails_with_the_timeout(tmp_path):
 
 def test_missing_rank_is_named_at_rendezvous(tmp_path):
     port = free_ports(1)[0]
-    code, out = run_rank(tmp_path, TIDE_RANK=0, TIDE_WORLD_SIZE=2, TIDE_MASTER="127.0.0.1:%d" % port)
+    code, out = run_rank(
+        tmp_path, TIDE_RANK=0, TIDE_WORLD_SIZE=2, TIDE_MASTER="127.0.0.1:%d" % port
+    )
     assert code != 0
     assert "rank(s) 1 did not join within 2000 ms" in out, out[-3000:]
 
 
-@pytest.mark.parametrize("rank,size,needle", [
-    (2, 2, "rank 2 from TIDE_RANK is outside the world [0, 2)"),
-    (-1, 2, "rank -1 from TIDE_RANK is outside the world"),
-    (0, 0, "world size 0 from TIDE_WORLD_SIZE"),
-])
+@pytest.mark.parametrize(
+    "rank,size,needle",
+    [
+        (2, 2, "rank 2 from TIDE_RANK is outside the world [0, 2)"),
+        (-1, 2, "rank -1 from TIDE_RANK is outside the world"),
+        (0, 0, "world size 0 from TIDE_WORLD_SIZE"),
+    ],
+)
 def test_bad_world_is_a_clear_error(tmp_path, rank, size, needle):
     code, out = run_rank(tmp_path, TIDE_RANK=rank, TIDE_WORLD_SIZE=size, TIDE_MASTER="127.0.0.1:1")
     assert code != 0 and needle in out, out[-3000:]
 
 
 def test_launcher_rejects_a_bad_world():
-    for args, needle in ((["--nproc_per_node", "0"], "must be >= 1"),
-                         (["--nproc_per_node", "2", "--nnodes", "2", "--node_rank", "2",
-                           "--master", "h:1"], "--node_rank 2 is outside [0, 2)"),
-                         (["--nproc_per_node", "2", "--nnodes", "2"], "needs --master")):
-        r = subprocess.run([sys.executable, "-m", "tide.distributed.launch"] + args + [MODEL],
-                           env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    for args, needle in (
+        (["--nproc_per_node", "0"], "must be >= 1"),
+        (
+            ["--nproc_per_node", "2", "--nnodes", "2", "--node_rank", "2", "--master", "h:1"],
+            "--node_rank 2 is outside [0, 2)",
+        ),
+        (["--nproc_per_node", "2", "--nnodes", "2"], "needs --master"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "tide.distributed.launch"] + args + [MODEL],
+            env=child_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=60,
+        )
         assert r.returncode != 0 and needle in r.stdout.decode(), r.stdout.decode()
 
 
 def start_pair(procs, mode, **env):
     master = "127.0.0.1:%d" % free_ports(1)[0]
     job = os.path.join(HERE, "collective_mismatch_job.py")
-    return [procs("rank%d" % r, [sys.executable, "-u", job, mode], TIDE_RANK=r, TIDE_WORLD_SIZE=2,
-                  TIDE_MASTER=master, TIDE_COLLECTIVE_TIMEOUT_MS=3000, **env) for r in range(2)]
+    return [
+        procs(
+            "rank%d" % r,
+            [sys.executable, "-u", job, mode],
+            TIDE_RANK=r,
+            TIDE_WORLD_SIZE=2,
+            TIDE_MASTER=master,
+            TIDE_COLLECTIVE_TIMEOUT_MS=3000,
+            **env,
+        )
+        for r in range(2)
+    ]
 
 
 def test_mismatched_shapes_are_named(procs):
@@ -100,10 +153,14 @@ def test_mismatched_shapes_are_named(procs):
     for r, p in enumerate(start_pair(procs, "shape")):
         assert p.wait(60) != 0, p.output()[-3000:]
         out = p.output()
-        assert "op 'c_allreduce_sum' (collective #1 on ring 0, rank %d of 2)" % r in out, out[-3000:]
+        assert "op 'c_allreduce_sum' (collective #1 on ring 0, rank %d of 2)" % r in out, out[
+            -3000:
+        ]
         mine, other = ("[8, 3]", "[4, 3]") if r == 0 else ("[4, 3]", "[8, 3]")
-        assert ("this rank 'c_allreduce_sum float32%s', rank %d: 'c_allreduce_sum float32%s'"
-                % (mine, 1 - r, other)) in out, out[-3000:]
+        assert (
+            "this rank 'c_allreduce_sum float32%s', rank %d: 'c_allreduce_sum float32%s'"
+            % (mine, 1 - r, other)
+        ) in out, out[-3000:]
 
 
 def test_collectives_in_another_order_are_named(procs):
@@ -112,7 +169,10 @@ def test_collectives_in_another_order_are_named(procs):
         out = p.output()
         assert "the ranks issued different collectives (collective_check)" in out, out[-3000:]
         assert "collective #1 on ring 0" in out
-        assert "'c_allreduce_sum float32[8, 3]'" in out and "'c_broadcast float32[8, 3] from root 0'" in out
+        assert (
+            "'c_allreduce_sum float32[8, 3]'" in out
+            and "'c_broadcast float32[8, 3] from root 0'" in out
+        )
 
 
 def test_without_collective_check_a_mismatch_still_ends_every_rank(procs):
@@ -123,6 +183,7 @@ def test_without_collective_check_a_mismatch_still_ends_every_rank(procs):
 
 def test_collective_timeout_flag_rejects_bad_values():
     import tide
+
     with pytest.raises(Exception, match="collective_timeout_ms.*outside"):
         tide.set_flags({"collective_timeout_ms": "0"})
 
@@ -130,20 +191,40 @@ def test_collective_timeout_flag_rejects_bad_values():
 def test_max_restarts_resumes_from_the_checkpoint(tmp_path):
     launch = [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", "2"]
     model = [MODEL, "--steps", "6"]
-    whole = subprocess.run(launch + model + ["--out", str(tmp_path / "whole{rank}.json")],
-                           env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    whole = subprocess.run(
+        launch + model + ["--out", str(tmp_path / "whole{rank}.json")],
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=120,
+    )
     assert whole.returncode == 0, whole.stdout.decode()[-3000:]
     # Rank 1 dies before step 4 in the first attempt; the restart resumes after the last
     # checkpoint rank 0 finished (step 3's, or step 2's when the launcher stopped it mid-save).
-    r = subprocess.run(launch + ["--max_restarts", "1"] + model +
-                       ["--out", str(tmp_path / "resumed{rank}.json"), "--die_rank", "1",
-                        "--die_step", "4", "--checkpoint_dir", str(tmp_path / "ckpt")],
-                       env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=TIMEOUT_MS), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=180)
+    r = subprocess.run(
+        launch
+        + ["--max_restarts", "1"]
+        + model
+        + [
+            "--out",
+            str(tmp_path / "resumed{rank}.json"),
+            "--die_rank",
+            "1",
+            "--die_step",
+            "4",
+            "--checkpoint_dir",
+            str(tmp_path / "ckpt"),
+        ],
+        env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=TIMEOUT_MS),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=180,
+    )
     out = r.stdout.decode()
     assert r.returncode == 0, out[-4000:]
     assert "restarting the job (restart 1 of 1)" in out and "resumes at step" in out, out[-4000:]
     import json
+
     for rank in range(2):
         with open(tmp_path / ("resumed%d.json" % rank)) as f:
             resumed = json.load(f)

@@ -2,6 +2,7 @@
 a veth pair, one launcher per namespace (--nnodes 2, two ranks each, the master on the first
 host's address). The four ranks train to the parameters of one process fed the global batch.
 Skipped, with the reason, where network namespaces cannot be made (not root, no `ip`)."""
+
 import os
 import random
 import shutil
@@ -34,20 +35,27 @@ def two_hosts():
         for n in ns:
             r = sh("ip", "netns", "add", n)
             if r.returncode != 0:
-                pytest.skip("cannot make a network namespace (needs root / CAP_SYS_ADMIN): %s"
-                            % r.stdout.decode().strip())
+                pytest.skip(
+                    "cannot make a network namespace (needs root / CAP_SYS_ADMIN): %s"
+                    % r.stdout.decode().strip()
+                )
             made.append(n)
         veth = ["tva" + tag[-8:], "tvb" + tag[-8:]]
         steps = [("ip", "link", "add", veth[0], "type", "veth", "peer", "name", veth[1])]
         for i, n in enumerate(ns):
-            steps += [("ip", "link", "set", veth[i], "netns", n),
-                      ("ip", "-n", n, "addr", "add", "%s.%d/24" % (net, i + 1), "dev", veth[i]),
-                      ("ip", "-n", n, "link", "set", veth[i], "up"),
-                      ("ip", "-n", n, "link", "set", "lo", "up")]
+            steps += [
+                ("ip", "link", "set", veth[i], "netns", n),
+                ("ip", "-n", n, "addr", "add", "%s.%d/24" % (net, i + 1), "dev", veth[i]),
+                ("ip", "-n", n, "link", "set", veth[i], "up"),
+                ("ip", "-n", n, "link", "set", "lo", "up"),
+            ]
         for step in steps:
             r = sh(*step)
             if r.returncode != 0:
-                pytest.skip("cannot set up the veth pair (%s): %s" % (" ".join(step), r.stdout.decode().strip()))
+                pytest.skip(
+                    "cannot set up the veth pair (%s): %s"
+                    % (" ".join(step), r.stdout.decode().strip())
+                )
         yield ns, ["%s.1" % net, "%s.2" % net]
     finally:
         for n in made:
@@ -61,11 +69,34 @@ def test_two_hosts_train_like_one_process(tmp_path, two_hosts):
     master = "%s:%d" % (addrs[0], random.randrange(20000, 30000))
     procs = []
     for node in range(2):
-        cmd = ["ip", "netns", "exec", ns[node], sys.executable, "-m", "tide.distributed.launch",
-               "--nproc_per_node", "2", "--nnodes", "2", "--node_rank", str(node), "--master", master,
-               MODEL, "--out", str(tmp_path / "rank{rank}.json")] + args
-        procs.append(subprocess.Popen(cmd, env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=60000),
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        cmd = [
+            "ip",
+            "netns",
+            "exec",
+            ns[node],
+            sys.executable,
+            "-m",
+            "tide.distributed.launch",
+            "--nproc_per_node",
+            "2",
+            "--nnodes",
+            "2",
+            "--node_rank",
+            str(node),
+            "--master",
+            master,
+            MODEL,
+            "--out",
+            str(tmp_path / "rank{rank}.json"),
+        ] + args
+        procs.append(
+            subprocess.Popen(
+                cmd,
+                env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=60000),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        )
     outs = []
     for p in procs:
         try:

@@ -1,6 +1,7 @@
 """The collective ops (plugins/collective, on Gloo) on 2 and 4 real processes started by the
 launcher, against numpy: allreduce sum/max/min/prod, broadcast, allgather, reducescatter, a fused
 two-tensor allreduce, barrier."""
+
 import subprocess
 import sys
 
@@ -18,8 +19,14 @@ JOB = HERE + "/collective_ops_job.py"
 def launch(tmp_path, n, *script_args, timeout=120, **env):
     cmd = [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), JOB]
     cmd += [str(a) for a in script_args]
-    return subprocess.run(cmd, env=child_env(**env), cwd=str(tmp_path), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=timeout)
+    return subprocess.run(
+        cmd,
+        env=child_env(**env),
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -40,8 +47,9 @@ def test_ops_match_numpy(tmp_path, n):
         np.testing.assert_array_equal(got["broadcast_root1"], xs[1]["f32"])
         np.testing.assert_array_equal(got["allgather"], np.concatenate([x["f32"] for x in xs]))
         part = 8 // n
-        np.testing.assert_allclose(got["reducescatter"],
-                                   f32.sum(0)[rank * part:(rank + 1) * part], rtol=1e-6)
+        np.testing.assert_allclose(
+            got["reducescatter"], f32.sum(0)[rank * part : (rank + 1) * part], rtol=1e-6
+        )
         np.testing.assert_allclose(got["fused_a"], f32.sum(0), rtol=1e-6)
         np.testing.assert_allclose(got["fused_b"], 2 * f32.sum(0), rtol=1e-6)
     # Every rank holds bit-identical sums.

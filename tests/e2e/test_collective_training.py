@@ -2,6 +2,7 @@
 loopback): after every step all ranks hold bit-identical parameters, and the loss curve and final
 parameters equal one process trained on the global batch (to float rounding), with fused
 gradient buckets of several sizes and with sparse (SelectedRows) embedding gradients."""
+
 import sys
 
 import numpy as np
@@ -15,22 +16,45 @@ STEPS = 8
 
 def local_and_ranks(tmp_path, n, *args):
     args = ["--steps", STEPS] + list(args)
-    run([sys.executable, "-u", MODEL, "--out", tmp_path / "local.json"] + [str(a) for a in args], tmp_path)
-    out = run([sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), MODEL,
-               "--out", tmp_path / "rank{rank}.json"] + [str(a) for a in args], tmp_path)
-    return load(tmp_path / "local.json"), [load(tmp_path / ("rank%d.json" % r)) for r in range(n)], out
+    run(
+        [sys.executable, "-u", MODEL, "--out", tmp_path / "local.json"] + [str(a) for a in args],
+        tmp_path,
+    )
+    out = run(
+        [
+            sys.executable,
+            "-m",
+            "tide.distributed.launch",
+            "--nproc_per_node",
+            str(n),
+            MODEL,
+            "--out",
+            tmp_path / "rank{rank}.json",
+        ]
+        + [str(a) for a in args],
+        tmp_path,
+    )
+    return (
+        load(tmp_path / "local.json"),
+        [load(tmp_path / ("rank%d.json" % r)) for r in range(n)],
+        out,
+    )
 
 
 def assert_data_parallel(local, ranks):
     # Bit-identical parameters on every rank.
     for r in ranks[1:]:
-        assert r["params"] == ranks[0]["params"], "rank %d's parameters differ from rank 0's" % r["rank"]
+        assert r["params"] == ranks[0]["params"], (
+            "rank %d's parameters differ from rank 0's" % r["rank"]
+        )
     # Each rank's loss is the mean over its share; the shares are equal, so their mean is the
     # global batch's loss.
     avg = np.mean([r["losses"] for r in ranks], axis=0)
     np.testing.assert_allclose(avg, local["losses"], rtol=2e-5, atol=1e-6, err_msg="loss curve")
     for name, value in local["params"].items():
-        np.testing.assert_allclose(ranks[0]["params"][name], value, rtol=2e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            ranks[0]["params"][name], value, rtol=2e-5, atol=1e-6, err_msg=name
+        )
     assert local["losses"][-1] < local["losses"][0]  # it trains
 
 

@@ -2,6 +2,7 @@
 item 5): a pserver launched Fluid-style (fluid_style_dist.py: transpile, exe.run(pserver_prog))
 exits cleanly once its trainers have closed their executors, after training them to the same
 losses as one process. (tests/python/test_executor.py checks what close() sends.)"""
+
 import json
 import os
 import sys
@@ -15,8 +16,14 @@ SCRIPT = os.path.join(HERE, "fluid_style_dist.py")
 
 
 def _start(procs, name, role, endpoints, trainers=2, **env):
-    return procs(name, [sys.executable, "-u", SCRIPT], PADDLE_TRAINING_ROLE=role,
-                 PADDLE_PSERVER_ENDPOINTS=",".join(endpoints), PADDLE_TRAINERS=trainers, **env)
+    return procs(
+        name,
+        [sys.executable, "-u", SCRIPT],
+        PADDLE_TRAINING_ROLE=role,
+        PADDLE_PSERVER_ENDPOINTS=",".join(endpoints),
+        PADDLE_TRAINERS=trainers,
+        **env,
+    )
 
 
 def _result(proc):
@@ -27,11 +34,15 @@ def test_pservers_exit_after_the_trainers_close_their_executors(procs):
     local = procs("local", [sys.executable, "-u", SCRIPT], PADDLE_TRAINING_ROLE="LOCAL")
     assert local.wait(120) == 0, local.output()
     eps = ["127.0.0.1:%d" % p for p in free_ports(2)]
-    pservers = [_start(procs, "pserver.%d" % i, "PSERVER", eps, PADDLE_CURRENT_ENDPOINT=ep)
-                for i, ep in enumerate(eps)]
+    pservers = [
+        _start(procs, "pserver.%d" % i, "PSERVER", eps, PADDLE_CURRENT_ENDPOINT=ep)
+        for i, ep in enumerate(eps)
+    ]
     for p in pservers:
         p.wait_for("serving", 60)
-    trainers = [_start(procs, "trainer.%d" % i, "TRAINER", eps, PADDLE_TRAINER_ID=i) for i in range(2)]
+    trainers = [
+        _start(procs, "trainer.%d" % i, "TRAINER", eps, PADDLE_TRAINER_ID=i) for i in range(2)
+    ]
     for t in trainers:
         assert t.wait(120) == 0, t.output()[-4000:]
     # The pservers stop on their own (a hang fails here with their output).

@@ -1,6 +1,7 @@
 """Faults: a trainer killed mid-run makes the others (and the pservers) fail with a clear error
 within the RPC deadline instead of hanging; a pserver killed mid-run and restarted resumes from its
 checkpoint and training finishes."""
+
 import os
 import re
 import time
@@ -13,9 +14,22 @@ from tide.distributed.launch import free_ports
 
 def test_killed_trainer_stops_the_others_with_a_clear_error(procs, tmp_path):
     eps = ["127.0.0.1:%d" % p for p in free_ports(2)]
-    ps, ts = start_job(procs, eps, 2, ["--model", "fit_a_line", "--passes", "50", "--step_sleep", "0.02",
-                                       "--out", tmp_path / "{role}{id}.json"],
-                       TIDE_RPC_DEADLINE=3000)
+    ps, ts = start_job(
+        procs,
+        eps,
+        2,
+        [
+            "--model",
+            "fit_a_line",
+            "--passes",
+            "50",
+            "--step_sleep",
+            "0.02",
+            "--out",
+            tmp_path / "{role}{id}.json",
+        ],
+        TIDE_RPC_DEADLINE=3000,
+    )
     ts[1].wait_for("step 5 ", 60)
     ts[1].kill()
     killed_at = time.time()
@@ -34,8 +48,20 @@ def test_pserver_restarts_from_its_checkpoint(procs, tmp_path):
     eps = ["127.0.0.1:%d" % p for p in free_ports(2)]
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()
-    args = ["--model", "fit_a_line", "--passes", "3", "--step_sleep", "0.03",
-            "--checkpoint_dir", ckpt, "--checkpoint_interval", "4", "--out", tmp_path / "{role}{id}.json"]
+    args = [
+        "--model",
+        "fit_a_line",
+        "--passes",
+        "3",
+        "--step_sleep",
+        "0.03",
+        "--checkpoint_dir",
+        ckpt,
+        "--checkpoint_interval",
+        "4",
+        "--out",
+        tmp_path / "{role}{id}.json",
+    ]
     ps, ts = start_job(procs, eps, 2, args, TIDE_RPC_DEADLINE=60000)
     ts[0].wait_for("step 30 ", 90)
     ps[1].kill()
@@ -48,10 +74,13 @@ def test_pserver_restarts_from_its_checkpoint(procs, tmp_path):
     assert restarted.wait(60) == 0, restarted.output()[-4000:]
     assert ps[0].wait(60) == 0
     out = restarted.output()
-    assert re.search(r"resumed from checkpoint .*pserver_127\.0\.0\.1_\d+\.ckpt .*round \d+", out), out[-3000:]
+    assert re.search(
+        r"resumed from checkpoint .*pserver_127\.0\.0\.1_\d+\.ckpt .*round \d+", out
+    ), out[-3000:]
     assert "reconnected to pserver" in ts[0].output() + ts[1].output()
     # The checkpoints are tide.io tensor files (plus the round).
     import tide.io
+
     names = set()
     for f in saved:
         with open(ckpt / f, "rb") as fh:
@@ -65,4 +94,3 @@ def test_pserver_restarts_from_its_checkpoint(procs, tmp_path):
     for r in results:
         assert np.isfinite(r["final_loss"]) and r["final_loss"] < 0.8, r["final_loss"]
     np.testing.assert_allclose(results[0]["final_loss"], results[1]["final_loss"], rtol=1e-6)
-

@@ -1,5 +1,6 @@
 """python -m tide.distributed.launch: the environment of each process, prefixed output, free or
 given ports, stopping everything when one process fails, and the pservers' grace period."""
+
 import re
 import subprocess
 import sys
@@ -7,7 +8,7 @@ import time
 
 from e2e_util import child_env
 
-SCRIPT = r'''
+SCRIPT = r"""
 import os, sys, time
 e = os.environ
 print("role=%s id=%s trainers=%s eps=%s current=%s" % (e["TIDE_ROLE"], e.get("TIDE_TRAINER_ID", "-"),
@@ -20,16 +21,22 @@ if mode == "hang_pservers" and e["TIDE_ROLE"] == "PSERVER":
     time.sleep(600)
 if mode == "fail":
     time.sleep(600)
-'''
+"""
 
 
 def launch(tmp_path, *args, timeout=60):
     script = tmp_path / "job.py"
     script.write_text(SCRIPT)
     start = time.time()
-    r = subprocess.run([sys.executable, "-m", "tide.distributed.launch"] + [str(a) for a in args[:-1]]
-                       + [str(script), args[-1]], env=child_env(), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=timeout)
+    r = subprocess.run(
+        [sys.executable, "-m", "tide.distributed.launch"]
+        + [str(a) for a in args[:-1]]
+        + [str(script), args[-1]],
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+    )
     return r.returncode, r.stdout.decode(), time.time() - start
 
 
@@ -41,17 +48,36 @@ def test_environment_and_prefixed_output(tmp_path):
     eps = re.search(r"eps=(\S+)", lines["trainer.0"]).group(1).split(",")
     assert len(eps) == 2 and len(set(eps)) == 2 and all(e.startswith("127.0.0.1:") for e in eps)
     for i in range(2):
-        assert lines["pserver.%d" % i] == "role=PSERVER id=- trainers=3 eps=%s current=%s" % (",".join(eps), eps[i])
+        assert lines["pserver.%d" % i] == "role=PSERVER id=- trainers=3 eps=%s current=%s" % (
+            ",".join(eps),
+            eps[i],
+        )
     for i in range(3):
-        assert lines["trainer.%d" % i] == "role=TRAINER id=%d trainers=3 eps=%s current=-" % (i, ",".join(eps))
+        assert lines["trainer.%d" % i] == "role=TRAINER id=%d trainers=3 eps=%s current=-" % (
+            i,
+            ",".join(eps),
+        )
     assert "[launch] all processes finished" in out
 
 
 def test_start_port_and_a_subset_of_processes(tmp_path):
-    code, out, _ = launch(tmp_path, "--pserver_endpoints", "127.0.0.1:7100,127.0.0.1:7101", "--trainers", "2",
-                          "--start_pservers", "1", "--trainer_ids", "0", "ok")
+    code, out, _ = launch(
+        tmp_path,
+        "--pserver_endpoints",
+        "127.0.0.1:7100,127.0.0.1:7101",
+        "--trainers",
+        "2",
+        "--start_pservers",
+        "1",
+        "--trainer_ids",
+        "0",
+        "ok",
+    )
     assert code == 0, out
-    assert "[pserver.1] role=PSERVER id=- trainers=2 eps=127.0.0.1:7100,127.0.0.1:7101 current=127.0.0.1:7101" in out
+    assert (
+        "[pserver.1] role=PSERVER id=- trainers=2 eps=127.0.0.1:7100,127.0.0.1:7101 current=127.0.0.1:7101"
+        in out
+    )
     assert "[trainer.0]" in out and "[pserver.0]" not in out and "[trainer.1]" not in out
     code, out, _ = launch(tmp_path, "--pservers", "2", "--start_port", "7200", "ok")
     assert code == 0 and "eps=127.0.0.1:7200,127.0.0.1:7201" in out, out
@@ -65,7 +91,9 @@ def test_one_failure_stops_everything(tmp_path):
 
 
 def test_pservers_that_do_not_stop_get_a_grace_period(tmp_path):
-    code, out, took = launch(tmp_path, "--pservers", "1", "--trainers", "1", "--grace", "1", "hang_pservers")
+    code, out, took = launch(
+        tmp_path, "--pservers", "1", "--trainers", "1", "--grace", "1", "hang_pservers"
+    )
     assert code == 0, out
     assert "[launch] stopping pserver.0: the trainers finished 1 s ago" in out, out
     assert took < 30

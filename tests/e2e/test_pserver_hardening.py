@@ -3,6 +3,7 @@
 far-future round is answered with an error after rpc_deadline instead of being parked forever; with
 CurveZMQ, a client may only speak for the trainer whose key it holds; a NaN or Inf gradient is
 refused (not applied) naming its trainer, and the pserver serves on."""
+
 import time
 
 import numpy as np
@@ -22,8 +23,14 @@ def _pserver(procs, tmp_path, *extra, **env):
     """One pserver of a 2-trainer fit_a_line job, no trainers: the test speaks for them."""
     ep = "127.0.0.1:%d" % free_ports(1)[0]
     args = ["--model", "fit_a_line", "--out", tmp_path / "{role}{id}.json"] + list(extra)
-    ps, _ = start_job(lambda name, cmd, **e: procs(name, cmd, **e) if name.startswith("pserver") else None,
-                      [ep], 2, args, TIDE_RPC_DEADLINE=DEADLINE_MS, **env)
+    ps, _ = start_job(
+        lambda name, cmd, **e: procs(name, cmd, **e) if name.startswith("pserver") else None,
+        [ep],
+        2,
+        args,
+        TIDE_RPC_DEADLINE=DEADLINE_MS,
+        **env,
+    )
     ps[0].wait_for("serving", 60)
     return ep, ps[0]
 
@@ -87,24 +94,36 @@ def test_with_curve_a_client_speaks_only_for_its_own_trainer(procs, tmp_path):
 
 def _gradient(name, values, trainer, seq):
     data = np.asarray(values, "float32").tobytes()
-    return [request(SEND_VARS, seq, [var_message(name, list(np.shape(values)), len(data))],
-                    trainer_id=trainer), data]
+    return [
+        request(
+            SEND_VARS,
+            seq,
+            [var_message(name, list(np.shape(values)), len(data))],
+            trainer_id=trainer,
+        ),
+        data,
+    ]
 
 
 @pytest.mark.parametrize("check_nan_inf", ["0", "1"])
 def test_a_non_finite_gradient_is_refused_naming_the_trainer_and_the_pserver_serves_on(
-        procs, tmp_path, check_nan_inf):
+    procs, tmp_path, check_nan_inf
+):
     # It was applied: the pserver served NaN parameters to every trainer, or with check_nan_inf
     # its optimize block failed and it stopped serving. One client could stop the job.
     ep, ps = _pserver(procs, tmp_path, TIDE_CHECK_NAN_INF=check_nan_inf)
     s = _socket(ep)
     w = np.full((10, 1), 0.5, "float32")
     s.send_multipart(_gradient("fc_0.b_0@GRAD", [float("nan")], 0, 1))
-    assert b"gradient 'fc_0.b_0@GRAD' from trainer 0 holds NaN at element 0: refused" in _answer(s, 10)
+    assert b"gradient 'fc_0.b_0@GRAD' from trainer 0 holds NaN at element 0: refused" in _answer(
+        s, 10
+    )
     bad = w.copy()
     bad[3] = np.inf
     s.send_multipart(_gradient("fc_0.w_0@GRAD", bad, 1, 2))
-    assert b"gradient 'fc_0.w_0@GRAD' from trainer 1 holds Inf at element 3: refused" in _answer(s, 10)
+    assert b"gradient 'fc_0.w_0@GRAD' from trainer 1 holds Inf at element 3: refused" in _answer(
+        s, 10
+    )
     # Finite gradients from both trainers finish the round.
     seq = 10
     for t in (0, 1):
@@ -129,4 +148,6 @@ def test_a_non_finite_gradient_is_refused_naming_the_trainer_and_the_pserver_ser
         _answer(s, 10)
     assert ps.wait(30) == 0, ps.output()[-3000:]
     log = ps.output()
-    assert "refused a request from trainer 0: gradient 'fc_0.b_0@GRAD' from trainer 0 holds NaN" in log, log[-3000:]
+    assert (
+        "refused a request from trainer 0: gradient 'fc_0.b_0@GRAD' from trainer 0 holds NaN" in log
+    ), log[-3000:]

@@ -1,5 +1,6 @@
 """Sparse (SelectedRows) gradients through send / merge_sparse_grads / sparse sgd, and CurveZMQ:
 only trainers whose keys the pserver admits get through."""
+
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ import zmq.auth
 from e2e_util import assert_same_training, child_env, load, model_cmd, start_job
 from tide.distributed.launch import free_ports
 
-SPARSE_JOB = r'''
+SPARSE_JOB = r"""
 import json, sys
 import numpy as np
 import tide, tide.distributed
@@ -64,7 +65,7 @@ with tide.scope_guard(scope):
         exe.run(prog)
     t.send_complete(exe)
     json.dump(np.array(scope.find_var("w").get_tensor()).tolist(), open(sys.argv[1] % role.trainer_id, "w"))
-'''
+"""
 
 
 def test_sparse_gradients_are_merged_and_averaged(procs, tmp_path):
@@ -75,7 +76,10 @@ def test_sparse_gradients_are_merged_and_averaged(procs, tmp_path):
     out = str(tmp_path / "w%d.json")
     cmd = [sys.executable, "-u", str(script), out]
     ps = procs("pserver", cmd, TIDE_ROLE="PSERVER", TIDE_CURRENT_ENDPOINT=ep, **common)
-    ts = [procs("trainer.%d" % i, cmd, TIDE_ROLE="TRAINER", TIDE_TRAINER_ID=i, **common) for i in range(2)]
+    ts = [
+        procs("trainer.%d" % i, cmd, TIDE_ROLE="TRAINER", TIDE_TRAINER_ID=i, **common)
+        for i in range(2)
+    ]
     for p in ts + [ps]:
         assert p.wait(60) == 0, p.output()[-4000:]
     # Expected: each round w[rows] -= lr * (sum of both trainers' rows) / 2, repeated rows adding up.
@@ -97,7 +101,10 @@ def test_curve_admits_only_listed_trainers(procs, tmp_path):
         zmq.auth.create_certificates(str(keys), name)
     eps = ["127.0.0.1:%d" % p for p in free_ports(2)]
     args = ["--model", "fit_a_line", "--passes", "2", "--step_sleep", "0.01", "--curve_dir", keys]
-    local = procs("local", model_cmd("--model", "fit_a_line", "--passes", "2", "--out", tmp_path / "local.json"))
+    local = procs(
+        "local",
+        model_cmd("--model", "fit_a_line", "--passes", "2", "--out", tmp_path / "local.json"),
+    )
     ps, ts = start_job(procs, eps, 2, args + ["--out", tmp_path / "{role}{id}.json"])
     ts[0].wait_for("step 2 ", 60)
     ctx = zmq.Context.instance()
@@ -121,5 +128,9 @@ def test_curve_admits_only_listed_trainers(procs, tmp_path):
     log = ps[0].output()
     assert "is not admitted" in log and "authentication refused" in log, log[-3000:]
     # ... and the plain client's handshakes fail too (how libzmq words it varies).
-    assert log.count("rejected a connection: handshake failed") > log.count("(authentication refused)"), log[-3000:]
-    assert_same_training(load(tmp_path / "local.json"), [load(tmp_path / ("trainer%d.json" % i)) for i in range(2)])
+    assert log.count("rejected a connection: handshake failed") > log.count(
+        "(authentication refused)"
+    ), log[-3000:]
+    assert_same_training(
+        load(tmp_path / "local.json"), [load(tmp_path / ("trainer%d.json" % i)) for i in range(2)]
+    )

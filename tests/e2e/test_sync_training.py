@@ -2,6 +2,7 @@
 digits MLP exactly like one process: each trainer feeds half of every minibatch, the pservers sum
 the two gradients and scale by 1/2, so per-step losses, parameters and accuracy match the local
 run fed whole minibatches. Async mode trains too (not step-for-step equal)."""
+
 import numpy as np
 
 from e2e_util import assert_same_training, launch_cmd, load, model_cmd, run_ok as run
@@ -9,8 +10,14 @@ from e2e_util import assert_same_training, launch_cmd, load, model_cmd, run_ok a
 
 def local_and_dist(tmp_path, model, *extra):
     run(model_cmd("--model", model, "--out", tmp_path / "local.json", *extra), tmp_path)
-    out = run(launch_cmd(2, 2, "--model", model, "--out", tmp_path / "{role}{id}.json", *extra), tmp_path)
-    return load(tmp_path / "local.json"), [load(tmp_path / ("trainer%d.json" % i)) for i in range(2)], out
+    out = run(
+        launch_cmd(2, 2, "--model", model, "--out", tmp_path / "{role}{id}.json", *extra), tmp_path
+    )
+    return (
+        load(tmp_path / "local.json"),
+        [load(tmp_path / ("trainer%d.json" % i)) for i in range(2)],
+        out,
+    )
 
 
 def test_fit_a_line_sync_equals_local(tmp_path):
@@ -18,13 +25,21 @@ def test_fit_a_line_sync_equals_local(tmp_path):
     assert_same_training(local, trainers)
     assert local["final_loss"] < 0.7
     # The launcher prefixed and collected every process's output.
-    for name in ("[pserver.0]", "[pserver.1]", "[trainer.0]", "[trainer.1]", "[launch] all processes finished"):
+    for name in (
+        "[pserver.0]",
+        "[pserver.1]",
+        "[trainer.0]",
+        "[trainer.1]",
+        "[launch] all processes finished",
+    ):
         assert name in out
 
 
 def test_digits_mlp_sync_equals_local_with_sliced_parameters(tmp_path):
     # min_block_size 1024: the 64x128 and 128x64 weights are sliced in row blocks over both pservers.
-    local, trainers, _ = local_and_dist(tmp_path, "digits", "--passes", "2", "--min_block_size", "1024")
+    local, trainers, _ = local_and_dist(
+        tmp_path, "digits", "--passes", "2", "--min_block_size", "1024"
+    )
     assert_same_training(local, trainers)
     for t in trainers:
         assert t["accuracy"] == local["accuracy"]

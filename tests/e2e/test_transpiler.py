@@ -1,6 +1,7 @@
 """DistributeTranspiler's programs, without running them: what the trainer sends and receives, how
 parameters are split over the pservers (round robin; large ones in row blocks), what each pserver's
 optimize blocks hold, and its startup program."""
+
 import pytest
 
 import tide
@@ -27,8 +28,9 @@ def transpile(main, startup, trainers=2, sync=True, eps=EPS, **cfg_kw):
     for k, v in cfg_kw.items():
         setattr(cfg, k, v)
     t = tide.transpiler.DistributeTranspiler(cfg)
-    return t.transpile(0, program=main, startup_program=startup, pservers=eps, trainers=trainers,
-                       sync_mode=sync)
+    return t.transpile(
+        0, program=main, startup_program=startup, pservers=eps, trainers=trainers, sync_mode=sync
+    )
 
 
 def test_trainer_program_sends_grads_and_receives_params():
@@ -52,7 +54,10 @@ def test_trainer_program_sends_grads_and_receives_params():
 
 def test_async_mode_has_no_barriers():
     main, startup = build()
-    types = [op.type for op in transpile(main, startup, sync=False).get_trainer_program().global_block().ops]
+    types = [
+        op.type
+        for op in transpile(main, startup, sync=False).get_trainer_program().global_block().ops
+    ]
     assert "send_barrier" not in types and "fetch_barrier" not in types
     assert types[-2:] == ["send", "recv"]
 
@@ -66,9 +71,11 @@ def test_large_parameters_are_sliced_in_row_blocks():
     assert len({b.endpoint for b in w}) == 3
     send = t.get_trainer_program().global_block().ops[-4]
     at = send.input("X").index("fc_0.w_0@GRAD")
-    assert send.input("X")[at:at + 3] == ["fc_0.w_0@GRAD"] * 3
-    assert send.attr("send_varnames")[at:at + 3] == ["fc_0.w_0@GRAD.block%d" % i for i in range(3)]
-    assert send.attr("sections")[at:at + 3] == [17, 17, 16]
+    assert send.input("X")[at : at + 3] == ["fc_0.w_0@GRAD"] * 3
+    assert send.attr("send_varnames")[at : at + 3] == [
+        "fc_0.w_0@GRAD.block%d" % i for i in range(3)
+    ]
+    assert send.attr("sections")[at : at + 3] == [17, 17, 16]
     small = [b for b in t.blocks if b.param == "fc_1.b_0"]
     assert len(small) == 1 and not small[0].sliced
 
@@ -111,7 +118,9 @@ def test_pserver_startup_initialises_like_the_trainer():
     types = [op.type for op in s.global_block().ops]
     assert "split_byref" in types
     init = [op for op in s.global_block().ops if op.type == "uniform_random"]
-    origin = {op.output("Out")[0]: op for op in startup.global_block().ops if op.type == "uniform_random"}
+    origin = {
+        op.output("Out")[0]: op for op in startup.global_block().ops if op.type == "uniform_random"
+    }
     for op in init:  # the very same op and seed as the trainers' startup program
         assert op.attr("seed") == origin[op.output("Out")[0]].attr("seed") != 0
     persist = {n for n, v in s.global_block().vars.items() if v.persistable}

@@ -3,11 +3,10 @@
 // reader that takes typed values from the fuzzer's bytes.
 #pragma once
 
-#include <tide/plugin.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tide/plugin.hpp>
 
 #include "core/host/host_api.h"
 #include "core/host/initialize.h"

@@ -1,6 +1,7 @@
 """Writes the committed seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/ (run
 from a build tree: PYTHONPATH=<build>/python python tests/fuzz/make_seeds.py). Small on purpose:
 the fuzzers grow their own corpora in build-fuzz/."""
+
 import io
 import os
 import struct
@@ -90,8 +91,13 @@ def transport():
         for f in fs[:-1]:
             b += struct.pack("<H", len(f)) + f
         return b + fs[-1]
+
     data = np.arange(10, dtype="float32").tobytes()
-    out("transport_fuzzer", "send_one", frames(request(1, 1, [var_message("w@GRAD", [10, 1], 40)]), data))
+    out(
+        "transport_fuzzer",
+        "send_one",
+        frames(request(1, 1, [var_message("w@GRAD", [10, 1], 40)]), data),
+    )
     two = [var_message("a", [2, 2], 16), var_message("b", [4], 16, dtype=2)]
     out("transport_fuzzer", "send_two", frames(request(1, 2, two), data[:16], data[:16]))
     out("transport_fuzzer", "get", frames(request(2, 3, names=["w"], round=5)))
@@ -103,6 +109,7 @@ def dlpack():
         b = struct.pack("<BBHBbbB", code, bits, lanes, dev, dev_id, ndim, flags)
         shape = list(shape) + [0] * (16 - len(shape))
         return b + struct.pack("<16q", *shape) + struct.pack("<16q", *([0] * 16))
+
     out("dlpack_fuzzer", "float32_2x3", tensor(2, 32, 1, 1, 0, 2, 0, [2, 3]))
     out("dlpack_fuzzer", "int64_scalar", tensor(0, 64, 1, 1, 0, 0, 0, []))
     out("dlpack_fuzzer", "bool_null_empty", tensor(6, 8, 1, 1, 0, 1, 8, [0]))

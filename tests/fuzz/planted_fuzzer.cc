@@ -7,13 +7,13 @@
 //    first run's empty input dies the way LeakSanitizer's tracer did on CI (its fatal-error line,
 //    then abort, leaving an empty reproducer) and never again once the marker exists: a warning
 //    and a retry, never a red CI.
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-
-#include <unistd.h>
 
 namespace {
 
@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   static const char kPlant[] = "PLANTED";
   static const bool plant_bug = std::getenv("TIDE_FUZZ_PLANT_BUG") != nullptr;
-  if (plant_bug && size >= sizeof(kPlant) - 1 && std::memcmp(data, kPlant, sizeof(kPlant) - 1) == 0) {
+  if (plant_bug && size >= sizeof(kPlant) - 1 &&
+      std::memcmp(data, kPlant, sizeof(kPlant) - 1) == 0) {
     auto copy = std::make_unique<uint8_t[]>(size);
     std::memcpy(copy.get(), data, size);
     volatile uint8_t past_the_end = copy[size + 8];  // the planted bug

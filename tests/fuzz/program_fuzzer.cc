@@ -42,7 +42,8 @@ bool SmallAttrs(const OpDesc& op) {
           using T = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
             return v <= 4 * kMaxNumel;
-          } else if constexpr (std::is_same_v<T, std::vector<int32_t>> || std::is_same_v<T, std::vector<int64_t>>) {
+          } else if constexpr (std::is_same_v<T, std::vector<int32_t>> ||
+                               std::is_same_v<T, std::vector<int64_t>>) {
             return v.size() <= 9 && SmallShape(std::vector<int64_t>(v.begin(), v.end()));
           } else {
             return true;

@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   scope.Var("w");
   scope.Var("b");
   try {
-    tide_zmq::LoadCheckpoint(path, tide::Scope(tide::core::Wrap(&scope)), {"w", "b"}, tide::Place("cpu", 0));
+    tide_zmq::LoadCheckpoint(path, tide::Scope(tide::core::Wrap(&scope)), {"w", "b"},
+                             tide::Place("cpu", 0));
   } catch (const tide::Error&) {
   } catch (const tide::core::Error&) {
   }

@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!tide_zmq::CheckVariableMessage(req.vars(i), frame.size()).empty()) continue;
     zmq::message_t msg(frame.data(), frame.size());
     try {
-      tide_zmq::DecodeVariable(req.vars(i), &msg, sdk_scope.Var(req.vars(i).name()), tide::Place("cpu", 0));
+      tide_zmq::DecodeVariable(req.vars(i), &msg, sdk_scope.Var(req.vars(i).name()),
+                               tide::Place("cpu", 0));
       if (req.vars(i).dims_size()) (void)tide_zmq::RowBytes(req.vars(i));
     } catch (const tide::Error&) {
     } catch (const tide::core::Error&) {

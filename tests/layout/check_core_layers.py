@@ -11,6 +11,7 @@ check_core_layers.py --self-test CORE_DIR: checks the checker on planted trees l
 CORE_DIR/LAYERS: an upward include and a sibling include must fail, naming the file, the include
 and both layers; the same tree without them must pass.
 """
+
 import os
 import re
 import shutil
@@ -71,11 +72,13 @@ def check(core):
                 if not m:
                     continue
                 inc = m.group(1)
-                where = "core/%s:%d: includes \"%s\"" % (rel.replace(os.sep, "/"), lineno, inc)
+                where = 'core/%s:%d: includes "%s"' % (rel.replace(os.sep, "/"), lineno, inc)
                 if not inc.startswith("core/"):
                     if not inc.endswith(".pb.h"):
-                        problems.append("%s: name core headers by their core/ path, so the layer "
-                                        "check sees them" % where)
+                        problems.append(
+                            "%s: name core headers by their core/ path, so the layer "
+                            "check sees them" % where
+                        )
                     continue
                 count += 1
                 theirs = inc.split("/")[1] if inc.count("/") >= 2 else ""
@@ -84,11 +87,15 @@ def check(core):
                 if theirs not in rank:
                     problems.append("%s: '%s' is no layer of core/LAYERS" % (where, theirs))
                 elif rank[theirs] > rank[mine]:
-                    problems.append("%s: layer '%s' may not include layer '%s', which is above it "
-                                    "(core/LAYERS)" % (where, mine, theirs))
+                    problems.append(
+                        "%s: layer '%s' may not include layer '%s', which is above it "
+                        "(core/LAYERS)" % (where, mine, theirs)
+                    )
                 elif rank[theirs] == rank[mine]:
-                    problems.append("%s: layer '%s' may not include layer '%s', its sibling on the "
-                                    "same line of core/LAYERS" % (where, mine, theirs))
+                    problems.append(
+                        "%s: layer '%s' may not include layer '%s', its sibling on the "
+                        "same line of core/LAYERS" % (where, mine, theirs)
+                    )
     return problems, count, rank
 
 
@@ -102,7 +109,9 @@ def order(rank):
 def main(core):
     problems, count, rank = check(core)
     if problems:
-        print("FAIL: the core breaks its layering (%d problem(s)):" % len(problems), file=sys.stderr)
+        print(
+            "FAIL: the core breaks its layering (%d problem(s)):" % len(problems), file=sys.stderr
+        )
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1
@@ -122,12 +131,17 @@ def self_test(core):
     failures = []
 
     def run(tree, expect_ok, expect_text):
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), os.path.join(tree, "core")],
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), os.path.join(tree, "core")],
+            capture_output=True,
+            text=True,
+        )
         out = p.stdout + p.stderr
         if (p.returncode == 0) != expect_ok:
-            failures.append("expected %s, got exit %d:\n%s" % ("a pass" if expect_ok else "a failure",
-                                                               p.returncode, out))
+            failures.append(
+                "expected %s, got exit %d:\n%s"
+                % ("a pass" if expect_ok else "a failure", p.returncode, out)
+            )
         for t in expect_text:
             if t not in out:
                 failures.append("the output does not name %r:\n%s" % (t, out))
@@ -139,21 +153,29 @@ def self_test(core):
         for name in rank:
             os.makedirs(os.path.join(tree, "core", name))
             with open(os.path.join(tree, "core", name, "a.h"), "w") as f:
-                f.write("#pragma once\n#include \"core/%s/a.h\"\n" % lowest)
+                f.write('#pragma once\n#include "core/%s/a.h"\n' % lowest)
         run(tree, True, ["ok:"])
 
         up = os.path.join(tmp, "upward")
         shutil.copytree(tree, up)
         with open(os.path.join(up, "core", lowest, "planted.cc"), "w") as f:
-            f.write("#include \"core/%s/a.h\"\n" % lowest)
-            f.write("#include \"core/%s/a.h\"\n" % highest)
-        run(up, False, ["core/%s/planted.cc:2" % lowest, "core/%s/a.h" % highest,
-                        "'%s'" % lowest, "'%s'" % highest])
+            f.write('#include "core/%s/a.h"\n' % lowest)
+            f.write('#include "core/%s/a.h"\n' % highest)
+        run(
+            up,
+            False,
+            [
+                "core/%s/planted.cc:2" % lowest,
+                "core/%s/a.h" % highest,
+                "'%s'" % lowest,
+                "'%s'" % highest,
+            ],
+        )
 
         rel = os.path.join(tmp, "relative")
         shutil.copytree(tree, rel)
         with open(os.path.join(rel, "core", lowest, "planted.h"), "w") as f:
-            f.write("#include \"../%s/a.h\"\n" % highest)
+            f.write('#include "../%s/a.h"\n' % highest)
         run(rel, False, ["core/%s/planted.h:1" % lowest])
 
         if siblings:
@@ -162,7 +184,7 @@ def self_test(core):
             sib = os.path.join(tmp, "sibling")
             shutil.copytree(tree, sib)
             with open(os.path.join(sib, "core", a, "planted.h"), "w") as f:
-                f.write("#include \"core/%s/a.h\"\n" % b)
+                f.write('#include "core/%s/a.h"\n' % b)
             run(sib, False, ["core/%s/planted.h:1" % a, "'%s'" % a, "'%s'" % b, "sibling"])
 
         stray = os.path.join(tmp, "stray")
@@ -175,8 +197,10 @@ def self_test(core):
         for f in failures:
             print("  " + f, file=sys.stderr)
         return 1
-    print("ok: the layer check fails on an upward, a sibling and a relative include and on a "
-          "folder in no layer, and passes the same tree without them")
+    print(
+        "ok: the layer check fails on an upward, a sibling and a relative include and on a "
+        "folder in no layer, and passes the same tree without them"
+    )
     return 0
 
 

@@ -4,6 +4,7 @@ Out = X^3, with a gradient) into a plugin, checks its forward and its gradient a
 (float64), trains a few SGD steps through it, checks that a second load of the same sources is a
 cache hit (nothing rebuilt) and that a source that does not compile raises with the compiler's
 output. Usage: python cpp_extension_check.py [CACHE_DIR] (default: a temporary directory)."""
+
 import os
 import sys
 import tempfile
@@ -41,16 +42,20 @@ scope = tide.Scope()
 with tide.scope_guard(scope):
     exe.run(startup)
     names = [p.name for p, _ in params_grads]
-    fetched = exe.run(main, feed={"x": xs}, fetch_list=[h, c, loss] + [g for _, g in params_grads] + names)
+    fetched = exe.run(
+        main, feed={"x": xs}, fetch_list=[h, c, loss] + [g for _, g in params_grads] + names
+    )
 hv, cv, lv = (np.asarray(a, np.float64) for a in fetched[:3])
-grads = dict(zip(names, fetched[3:3 + len(names)]))
-values = dict(zip(names, fetched[3 + len(names):]))
+grads = dict(zip(names, fetched[3 : 3 + len(names)]))
+values = dict(zip(names, fetched[3 + len(names) :]))
 w = next(n for n in names if np.asarray(values[n]).ndim == 2)
 b = next(n for n in names if n != w)
-np.testing.assert_allclose(cv, hv ** 3, rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(cv, hv**3, rtol=1e-5, atol=1e-6)
 n = hv.size
-np.testing.assert_allclose(grads[w], xs.astype(np.float64).T @ (3 * hv ** 2) / n, rtol=1e-4, atol=1e-6)
-np.testing.assert_allclose(np.ravel(grads[b]), (3 * hv ** 2).sum(0) / n, rtol=1e-4, atol=1e-6)
+np.testing.assert_allclose(
+    grads[w], xs.astype(np.float64).T @ (3 * hv**2) / n, rtol=1e-4, atol=1e-6
+)
+np.testing.assert_allclose(np.ravel(grads[b]), (3 * hv**2).sum(0) / n, rtol=1e-4, atol=1e-6)
 
 # Training through the op: fit y = (x a)^3 with pred = cube(fc(x)); the loss falls.
 true_a = np.array([[0.5], [-0.3], [0.8]], np.float32)
@@ -65,7 +70,9 @@ with tide.program_guard(main, startup), tide.unique_name.guard():
     tide.optimizer.SGD(learning_rate=0.01).minimize(avg)
 with tide.scope_guard(tide.Scope()):
     exe.run(startup)
-    losses = [float(exe.run(main, feed={"x": xs, "y": ys}, fetch_list=[avg])[0][0]) for _ in range(40)]
+    losses = [
+        float(exe.run(main, feed={"x": xs, "y": ys}, fetch_list=[avg])[0][0]) for _ in range(40)
+    ]
 assert np.isfinite(losses).all() and losses[-1] < 0.1 * losses[0], losses
 
 # The same sources and flags again: the cached plugin, not rebuilt (and already loaded).
@@ -83,5 +90,7 @@ except cpp_extension.ExtensionBuildError as e:
     assert "undeclared_name_42" in str(e) and "broken_ops.cc" in str(e), str(e)
 else:
     raise AssertionError("a source that does not compile loaded")
-print("cpp_extension: built, loaded, gradient checked, trained (loss %.4g -> %.4g), cached, errors shown"
-      % (losses[0], losses[-1]))
+print(
+    "cpp_extension: built, loaded, gradient checked, trained (loss %.4g -> %.4g), cached, errors shown"
+    % (losses[0], losses[-1])
+)

@@ -25,7 +25,8 @@ void CubeGrad(tide::KernelContext& ctx) {
 
 TIDE_REGISTER_OP(tide::OpSchema("ext.cube")
                      .Comment("Out = X^3")
-                     .Input("X", "input").Output("Out", "X cubed")
+                     .Input("X", "input")
+                     .Output("Out", "X cubed")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("ext.cube_grad")
@@ -34,7 +35,9 @@ TIDE_REGISTER_OP(tide::OpSchema("ext.cube")
                            .Output("X@GRAD", g.InputGrad("X"));
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("ext.cube_grad")
-                     .Input("X").Input("Out@GRAD").Output("X@GRAD")
+                     .Input("X")
+                     .Input("Out@GRAD")
+                     .Output("X@GRAD")
                      .InferShape(tide::SameShapeAsInput("X", "X@GRAD")));
 TIDE_REGISTER_KERNEL("ext.cube", "cpu", Cube, float, double);
 TIDE_REGISTER_KERNEL("ext.cube_grad", "cpu", CubeGrad, float, double);

@@ -4,6 +4,7 @@ holding a copy of the acme_ops test plugin; a child `import tide` must load it w
 that package, warn about broken entry points by name and still import, and skip entry points when
 TIDE_PLUGIN_PATH_ONLY=1. Also: TIDE_PLUGIN_PATH adds to the default plugins.
 Usage: python entry_points_check.py ACME_PLUGIN_FILE (PYTHONPATH / TIDE_PLUGIN_PATH as ctest sets)."""
+
 import json
 import os
 import shutil
@@ -24,9 +25,11 @@ try:
     with open(os.path.join(dist, "METADATA"), "w") as f:
         f.write("Metadata-Version: 2.1\nName: acme-vendor\nVersion: 1.0\n")
     with open(os.path.join(dist, "entry_points.txt"), "w") as f:
-        f.write("[console_scripts]\nacme = acme_vendor:main\n\n"
-                "[tide.plugins]\nacme = acme_vendor.plugins\n"
-                "by_object = acme_vendor:plugin_dir\nmissing = acme_vendor.not_there\n")
+        f.write(
+            "[console_scripts]\nacme = acme_vendor:main\n\n"
+            "[tide.plugins]\nacme = acme_vendor.plugins\n"
+            "by_object = acme_vendor:plugin_dir\nmissing = acme_vendor.not_there\n"
+        )
 
     child = r"""
 import json, sys, warnings
@@ -40,8 +43,14 @@ print(json.dumps({"plugins": tide.plugins(), "dirs": tide.entry_point_plugin_dir
 
     def run(**env_extra):
         env = dict(os.environ, PYTHONPATH=os.environ["PYTHONPATH"] + os.pathsep + site, **env_extra)
-        r = subprocess.run([sys.executable, "-c", child], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, cwd=site)
+        r = subprocess.run(
+            [sys.executable, "-c", child],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=site,
+        )
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -49,7 +58,9 @@ print(json.dumps({"plugins": tide.plugins(), "dirs": tide.entry_point_plugin_dir
     # broken entry points are warnings naming them and their distribution.
     out = run()
     vendor = [p for p in out["plugins"] if p["file"].startswith(pkg)]
-    assert len(vendor) == 1 and vendor[0]["status"] == "loaded" and "acme.axpb" in vendor[0]["ops"], vendor
+    assert (
+        len(vendor) == 1 and vendor[0]["status"] == "loaded" and "acme.axpb" in vendor[0]["ops"]
+    ), vendor
     assert out["dirs"] == [os.path.join(pkg, "plugins")], out["dirs"]
     assert not out["imported"]
     msgs = " | ".join(out["warnings"])
@@ -63,7 +74,9 @@ print(json.dumps({"plugins": tide.plugins(), "dirs": tide.entry_point_plugin_dir
     out = run(TIDE_PLUGIN_PATH=os.path.join(pkg, "plugins"))
     assert out["path"][0] == os.path.join(pkg, "plugins") and len(out["path"]) == 2, out["path"]
     assert sum(p["file"].startswith(pkg) for p in out["plugins"]) == 1
-    assert {"ops_math", "device_cpu"} <= {p["name"] for p in out["plugins"] if p["status"] == "loaded"}
+    assert {"ops_math", "device_cpu"} <= {
+        p["name"] for p in out["plugins"] if p["status"] == "loaded"
+    }
 
     # TIDE_PLUGIN_PATH_ONLY=1: exactly the given path, no entry points.
     out = run(TIDE_PLUGIN_PATH=os.environ["TIDE_PLUGIN_PATH"], TIDE_PLUGIN_PATH_ONLY="1")
@@ -71,6 +84,8 @@ print(json.dumps({"plugins": tide.plugins(), "dirs": tide.entry_point_plugin_dir
     assert out["path"] == [os.environ["TIDE_PLUGIN_PATH"]], out["path"]
     out = run(TIDE_PLUGIN_PATH="", TIDE_PLUGIN_PATH_ONLY="1")
     assert out["plugins"] == [] and out["path"] == [], out
-    print("entry points: loaded without import, broken ones warned, TIDE_PLUGIN_PATH adds, _ONLY restricts")
+    print(
+        "entry points: loaded without import, broken ones warned, TIDE_PLUGIN_PATH adds, _ONLY restricts"
+    )
 finally:
     shutil.rmtree(site, ignore_errors=True)

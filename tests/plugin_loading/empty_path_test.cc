@@ -13,7 +13,7 @@
 namespace {
 
 TEST(EmptyPluginPath, CoreAloneRegistersOnlyItsOwnOps) {
-  setenv("TIDE_PLUGIN_PATH", "", 1);  // ctest sets both too; this keeps a direct run honest
+  setenv("TIDE_PLUGIN_PATH", "", 1);        // ctest sets both too; this keeps a direct run honest
   setenv("TIDE_PLUGIN_PATH_ONLY", "1", 1);  // else the default directory is searched
   unsetenv("FLAGS_plugin_path");
   tide::core::Initialize();

@@ -69,16 +69,18 @@ TEST(LoadingFailures, PluginNeedingANewerMinorIsRefusedNamingBothVersions) {
 // entries: it is refused before any of its functions but the layout revision runs.
 TEST(LoadingFailures, PluginOfAnotherAbiLayoutIsRefusedNamingBothLayouts) {
   auto records = LoadCase("layout");
-  const std::string ours = ", this core has " + std::to_string(TIDE_ABI_LAYOUT) +
-                           " (the tables of the unreleased ABI ";
+  const std::string ours =
+      ", this core has " + std::to_string(TIDE_ABI_LAYOUT) + " (the tables of the unreleased ABI ";
   const PluginRecord* one = Find(records, CaseFile("layout", "layout_1"));
   ASSERT_NE(one, nullptr);
   ExpectFailed(one, "plugin file " + one->path + " was built against ABI layout 1" + ours);
   EXPECT_CONTAINS(one->error, "rebuild the plugin against this SDK");
   EXPECT_EQ(one->name, "");  // tide_plugin_info was never called
   const PluginRecord* none = Find(records, CaseFile("layout", "layout_none"));
-  ExpectFailed(none, "was built against ABI layout 1 (it exports no layout revision: built "
-                     "before revisions existed)" + ours);
+  ExpectFailed(none,
+               "was built against ABI layout 1 (it exports no layout revision: built "
+               "before revisions existed)" +
+                   ours);
   EXPECT_CONTAINS(none->error, none->path);
   EXPECT_EQ(Registry::Global().FindOp("test_layout.one_op"), nullptr);
   EXPECT_EQ(Registry::Global().FindOp("test_layout.none_op"), nullptr);

@@ -19,17 +19,21 @@ using tide::core::PluginManager;
 using tide::core::PluginRecord;
 using tide::core::Registry;
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (text) << "' lacks '" << (part) << "'"
+#define EXPECT_CONTAINS(text, part)                          \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) \
+      << "'" << (text) << "' lacks '" << (part) << "'"
 
-inline std::string CaseDir(const std::string& c) { return std::string(TIDE_TEST_PLUGIN_DIR) + "/" + c; }
+inline std::string CaseDir(const std::string& c) {
+  return std::string(TIDE_TEST_PLUGIN_DIR) + "/" + c;
+}
 inline std::string CaseFile(const std::string& c, const std::string& stem) {
   return CaseDir(c) + "/lib" + stem + ".so";
 }
 
 // Loads <case>/ plus `extra` entries in one batch, the first time a test asks; returns the
 // records of every entry under <case>/.
-inline std::vector<PluginRecord> LoadCase(const std::string& c, std::vector<std::string> extra = {}) {
+inline std::vector<PluginRecord> LoadCase(const std::string& c,
+                                          std::vector<std::string> extra = {}) {
   static std::mutex mu;
   static std::set<std::string> done;
   {

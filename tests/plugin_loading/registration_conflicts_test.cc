@@ -79,7 +79,8 @@ TEST(RegistrationConflicts, HigherPriorityKernelOverrides) {
   ASSERT_NE(r, nullptr);
   EXPECT_TRUE(r->loaded) << r->error;
   EXPECT_EQ(r->kernels, std::vector<std::string>{"test_dupkern.op {cpu, float32, ANY, plain}"});
-  const tide::core::KernelEntry* k = Registry::Global().FindKernel("test_dupkern.op", CpuKey(TIDE_FP32));
+  const tide::core::KernelEntry* k =
+      Registry::Global().FindKernel("test_dupkern.op", CpuKey(TIDE_FP32));
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->plugin_file, r->path);
   EXPECT_EQ(k->priority, 5);

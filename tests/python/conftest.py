@@ -1,6 +1,7 @@
 """Shared fixtures: every test builds into fresh default programs, names and a fresh scope.
 Where tide is not importable (plain `pytest` without ctest's PYTHONPATH), every file is skipped
 with the reason; what a test needs from the rest of ctest's environment is in ctest_env.py."""
+
 import os
 import sys
 
@@ -12,8 +13,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 try:
     import tide  # noqa: E402
 except ImportError as e:
-    _NO_TIDE = ("tide is not importable (%s): run the tests through ctest, or set "
-                "PYTHONPATH=<build>/python" % e)
+    _NO_TIDE = (
+        "tide is not importable (%s): run the tests through ctest, or set "
+        "PYTHONPATH=<build>/python" % e
+    )
 
     class _NeedsTide(pytest.Item):
         def runtest(self):
@@ -42,7 +45,11 @@ def pytest_configure(config):
 def fresh_programs():
     main, startup = tide.Program(), tide.Program()
     main.random_seed = startup.random_seed = 1
-    with tide.unique_name.guard(), tide.program_guard(main, startup), tide.scope_guard(tide.Scope()):
+    with (
+        tide.unique_name.guard(),
+        tide.program_guard(main, startup),
+        tide.scope_guard(tide.Scope()),
+    ):
         yield main, startup
 
 

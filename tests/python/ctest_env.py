@@ -1,6 +1,7 @@
 """What the tests take from ctest's environment (tests/python/CMakeLists.txt sets it): a file run
 by plain `pytest tests/python/<file>` skips, saying why, what needs a part only ctest points to
 (the test plugins, the sim device, the build tree's tools), and runs the rest."""
+
 import os
 
 import pytest

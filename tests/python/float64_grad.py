@@ -1,5 +1,6 @@
 """Central-difference gradients of a float64 numpy reference, for checking a kernel's analytic
 gradients (float32 included) against something independent of Tide's kernels."""
+
 import numpy as np
 
 

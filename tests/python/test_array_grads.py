@@ -1,6 +1,7 @@
 """Gradients through tensor arrays (issue 37): elements written and never read, elements without
 a gradient, overwritten elements, and While loops whose state is an array (Fluid's
 test_while_op pattern), each against central differences of a float64 numpy reference."""
+
 import numpy as np
 import pytest
 
@@ -22,8 +23,9 @@ def _numeric_grad(f, inputs, name, eps=1e-6):
 
 
 def _data(name, shape=(2, 3)):
-    return layers.data(name=name, shape=list(shape), dtype="float64", append_batch_size=False,
-                       stop_gradient=False)
+    return layers.data(
+        name=name, shape=list(shape), dtype="float64", append_batch_size=False, stop_gradient=False
+    )
 
 
 def _index(v):
@@ -36,8 +38,13 @@ def _check_grads(exe, loss, reference, feed, wrt):
     got = exe.run(feed=feed, fetch_list=[loss] + [n + "@GRAD" for n in wrt])
     np.testing.assert_allclose(np.asarray(got[0]).ravel()[0], reference(**feed), rtol=1e-12)
     for name, g in zip(wrt, got[1:]):
-        np.testing.assert_allclose(g, _numeric_grad(reference, feed, name), rtol=1e-6, atol=1e-9,
-                                   err_msg="gradient of " + name)
+        np.testing.assert_allclose(
+            g,
+            _numeric_grad(reference, feed, name),
+            rtol=1e-6,
+            atol=1e-9,
+            err_msg="gradient of " + name,
+        )
 
 
 def test_an_element_written_and_never_read_gets_a_zero_gradient(exe, rng):
@@ -114,8 +121,10 @@ def test_while_whose_state_is_an_array(exe, rng):
         layers.array_write(result, i, array=mem)
         layers.less_than(i, n, cond=cond)
     last = layers.array_read(mem, i)
-    loss = layers.elementwise_add(layers.mean(layers.elementwise_mul(last, last)),
-                                  layers.mean(layers.array_read(mem, _index(1))))
+    loss = layers.elementwise_add(
+        layers.mean(layers.elementwise_mul(last, last)),
+        layers.mean(layers.array_read(mem, _index(1))),
+    )
 
     def reference(x, d0, d1, d2):
         m = [np.tanh(x)]
@@ -125,7 +134,7 @@ def test_while_whose_state_is_an_array(exe, rng):
 
     feed = {k: rng.uniform(-1, 1, (2, 3)) for k in ("x", "d0", "d1", "d2")}
     _check_grads(exe, loss, reference, feed, ["x", "d0", "d1", "d2"])
-    got, = exe.run(feed=feed, fetch_list=["x@GRAD"])  # a second run: the same gradient
+    (got,) = exe.run(feed=feed, fetch_list=["x@GRAD"])  # a second run: the same gradient
     np.testing.assert_allclose(got, _numeric_grad(reference, feed, "x"), rtol=1e-6, atol=1e-9)
 
 
@@ -141,8 +150,9 @@ def test_while_updating_an_array_element_in_place(exe, rng):
     loop = layers.While(cond)
     with loop.block():
         v = layers.array_read(arr, zero)
-        layers.array_write(layers.elementwise_add(layers.tanh(layers.elementwise_mul(v, x)), v),
-                           zero, array=arr)
+        layers.array_write(
+            layers.elementwise_add(layers.tanh(layers.elementwise_mul(v, x)), v), zero, array=arr
+        )
         layers.increment(i, in_place=True)
         layers.less_than(i, n, cond=cond)
     a = layers.array_read(arr, zero)

@@ -1,5 +1,6 @@
 """append_backward: gradients match numpy on graphs with shared variables (summed), with
 stop_gradient and no_grad_set (no gradient, no grad ops), and with pruned branches."""
+
 import numpy as np
 import pytest
 
@@ -8,13 +9,19 @@ from tide import layers
 
 
 def _param(name, value):
-    p = layers.create_parameter(shape=value.shape, dtype="float32", name=name,
-                                default_initializer=tide.initializer.Constant(0.0))
+    p = layers.create_parameter(
+        shape=value.shape,
+        dtype="float32",
+        name=name,
+        default_initializer=tide.initializer.Constant(0.0),
+    )
     return p
 
 
 def _set(name, value):
-    tide.global_scope().var(name).get_tensor().set(np.asarray(value, dtype="float32"), tide.CPUPlace(), False)
+    tide.global_scope().var(name).get_tensor().set(
+        np.asarray(value, dtype="float32"), tide.CPUPlace(), False
+    )
 
 
 def _get(name):
@@ -32,7 +39,7 @@ def test_shared_variable_gradients_are_summed(exe, rng):
     assert "sum" in types, types  # x@GRAD accumulated from two grad ops
     exe.run(tide.default_startup_program())
     _set("x", x0)
-    g, = exe.run(fetch_list=["x@GRAD"])
+    (g,) = exe.run(fetch_list=["x@GRAD"])
     np.testing.assert_allclose(g, (2 * x0 + 3) / x0.size, rtol=1e-5)
 
 
@@ -63,7 +70,7 @@ def test_no_grad_set_and_pruned_branches(exe, rng):
     exe.run(tide.default_startup_program())
     xs = rng.rand(6, 4).astype("float32")
     wa, wb = _get("wa"), _get("wb")
-    gb, = exe.run(feed={"x": xs}, fetch_list=["wb@GRAD"])
+    (gb,) = exe.run(feed={"x": xs}, fetch_list=["wb@GRAD"])
     np.testing.assert_allclose(gb, (xs @ wa).mean(0, keepdims=True).T, rtol=1e-5)
     del wb
 
@@ -129,5 +136,5 @@ def test_an_op_using_one_variable_twice_sums_both_gradients(exe, rng):
     loss = tide.layers.mean(tide.layers.elementwise_mul(x, x))
     tide.append_backward(loss, parameter_list=["x"])
     xs = rng.uniform(-1, 1, (2, 3))
-    g, = exe.run(feed={"x": xs}, fetch_list=["x@GRAD"])
+    (g,) = exe.run(feed={"x": xs}, fetch_list=["x@GRAD"])
     np.testing.assert_allclose(g, 2 * xs / 6, rtol=1e-12)

@@ -2,6 +2,7 @@
 rules: one step (accumulated scores or pre_score + log(p), given ids or column ids, ended beams
 stay ended, finished sources pruned, beam size 1), a whole decoder in a While loop decoded back
 to sentences, bad input."""
+
 import numpy as np
 import pytest
 
@@ -50,14 +51,25 @@ def _run_step(exe, pre_ids, pre_scores, ids, scores, lens, beam, accumulated, dt
     ps = layers.data(name="pre_scores", shape=[1], dtype=dtype, lod_level=2)
     k = scores.shape[1]
     sc = layers.data(name="scores", shape=[k], dtype=dtype, lod_level=2)
-    feed = {"pre_ids": _lod(pre_ids.reshape(-1, 1), lens), "pre_scores": _lod(pre_scores.reshape(-1, 1), lens),
-            "scores": _lod(scores, lens)}
+    feed = {
+        "pre_ids": _lod(pre_ids.reshape(-1, 1), lens),
+        "pre_scores": _lod(pre_scores.reshape(-1, 1), lens),
+        "scores": _lod(scores, lens),
+    }
     idv = None
     if ids is not None:
         idv = layers.data(name="ids", shape=[k], dtype="int64", lod_level=2)
         feed["ids"] = _lod(ids, lens)
-    sel_ids, sel_scores, parent = layers.beam_search(pi, ps, idv, sc, beam_size=beam, end_id=END,
-                                                     is_accumulated=accumulated, return_parent_idx=True)
+    sel_ids, sel_scores, parent = layers.beam_search(
+        pi,
+        ps,
+        idv,
+        sc,
+        beam_size=beam,
+        end_id=END,
+        is_accumulated=accumulated,
+        return_parent_idx=True,
+    )
     return exe.run(feed=feed, fetch_list=[sel_ids, sel_scores, parent], return_numpy=False)
 
 
@@ -70,13 +82,17 @@ def test_one_step_matches_numpy(exe, rng, dtype, accumulated, with_ids, beam):
     rows, k = sum(prefixes), 4
     pre_ids = np.array([4, END, 5, 6, END, 7], "int64")
     pre_scores = rng.uniform(-3, 0, rows).astype(dtype)
-    scores = (rng.uniform(-3, 0, (rows, k)) if accumulated else rng.uniform(0.05, 1, (rows, k))).astype(dtype)
+    scores = (
+        rng.uniform(-3, 0, (rows, k)) if accumulated else rng.uniform(0.05, 1, (rows, k))
+    ).astype(dtype)
     ids = rng.randint(2, 20, (rows, k)).astype("int64") if with_ids else None
     lens = [prefixes, [1] * rows]
-    got_ids, got_scores, got_parent = _run_step(exe, pre_ids, pre_scores, ids, scores, lens, beam,
-                                                accumulated, dtype)
-    want_ids, want_scores, want_parent, per_prefix = _np_step(pre_ids, pre_scores, ids, scores, prefixes,
-                                                              beam, END, accumulated)
+    got_ids, got_scores, got_parent = _run_step(
+        exe, pre_ids, pre_scores, ids, scores, lens, beam, accumulated, dtype
+    )
+    want_ids, want_scores, want_parent, per_prefix = _np_step(
+        pre_ids, pre_scores, ids, scores, prefixes, beam, END, accumulated
+    )
     assert np.array(got_ids).ravel().tolist() == want_ids
     np.testing.assert_allclose(np.array(got_scores).ravel(), want_scores, rtol=1e-6)
     assert np.array(got_parent).tolist() == want_parent
@@ -89,8 +105,9 @@ def test_ended_beams_stay_ended_and_finished_sources_are_pruned(exe, rng):
     pre_ids = np.array([END, END, END, 3], "int64")
     pre_scores = np.array([-0.1, -0.2, -0.05, -1.0])
     scores = np.array([[-5.0, -6.0], [-5.0, -6.0], [-9.0, -9.0], [-1.5, -2.5]])
-    got_ids, got_scores, got_parent = _run_step(exe, pre_ids, pre_scores, None, scores,
-                                                [[2, 2], [1, 1, 1, 1]], 2, True, "float64")
+    got_ids, got_scores, got_parent = _run_step(
+        exe, pre_ids, pre_scores, None, scores, [[2, 2], [1, 1, 1, 1]], 2, True, "float64"
+    )
     assert np.array(got_ids).ravel().tolist() == [END, 0]
     np.testing.assert_allclose(np.array(got_scores).ravel(), [-0.05, -1.5])
     assert np.array(got_parent).tolist() == [2, 3]
@@ -110,9 +127,12 @@ def _decoder(v, beam, max_len, dtype="float64"):
     with loop.block():
         pre_ids = layers.array_read(ids_array, counter)
         pre_scores = layers.array_read(scores_array, counter)
-        probs = layers.embedding(pre_ids, size=[v, v], param_attr=tide.ParamAttr(name="table"), dtype=dtype)
-        sel_ids, sel_scores = layers.beam_search(pre_ids, pre_scores, None, probs, beam_size=beam, end_id=END,
-                                                 is_accumulated=False)
+        probs = layers.embedding(
+            pre_ids, size=[v, v], param_attr=tide.ParamAttr(name="table"), dtype=dtype
+        )
+        sel_ids, sel_scores = layers.beam_search(
+            pre_ids, pre_scores, None, probs, beam_size=beam, end_id=END, is_accumulated=False
+        )
         layers.increment(counter, in_place=True)
         layers.array_write(sel_ids, counter, array=ids_array)
         layers.array_write(sel_scores, counter, array=scores_array)
@@ -163,16 +183,21 @@ def test_decoder_in_a_while_loop_matches_numpy(exe, rng, fresh_programs, beam):
     starts = [0, 2, 3, 5]
     n = len(starts)
     got_ids, got_scores = exe.run(
-        feed={"init_ids": _lod(np.array(starts, "int64").reshape(-1, 1), [[1] * n, [1] * n]),
-              "init_scores": _lod(np.zeros((n, 1)), [[1] * n, [1] * n])},
-        fetch_list=[sent_ids, sent_scores], return_numpy=False)
+        feed={
+            "init_ids": _lod(np.array(starts, "int64").reshape(-1, 1), [[1] * n, [1] * n]),
+            "init_scores": _lod(np.zeros((n, 1)), [[1] * n, [1] * n]),
+        },
+        fetch_list=[sent_ids, sent_scores],
+        return_numpy=False,
+    )
     want = _np_decode(table, starts, beam, max_len)
     per_source, lengths = got_ids.recursive_sequence_lengths()
     assert per_source == [len(s) for s in want]
     assert lengths == [len(ids) for s in want for ids, _ in s]
     assert np.array(got_ids).ravel().tolist() == [i for s in want for ids, _ in s for i in ids]
-    np.testing.assert_allclose(np.array(got_scores).ravel(), [x for s in want for _, scs in s for x in scs],
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        np.array(got_scores).ravel(), [x for s in want for _, scs in s for x in scs], rtol=1e-9
+    )
 
 
 def test_beam_size_zero_is_an_error_naming_the_op():
@@ -188,9 +213,17 @@ def test_scores_without_a_two_level_lod(exe):
     ps = layers.data(name="pre_scores", shape=[1], dtype="float32")
     sc = layers.data(name="scores", shape=[3], dtype="float32")
     out, _ = layers.beam_search(pi, ps, None, sc, beam_size=2, end_id=END)
-    with pytest.raises(tide.InvalidArgumentError, match=r"beam_search.*pre_ids \('pre_ids'.*0-level LoD.*2 levels"):
-        exe.run(feed={"pre_ids": np.zeros((2, 1), "int64"), "pre_scores": np.zeros((2, 1), "float32"),
-                      "scores": np.ones((2, 3), "float32")}, fetch_list=[out])
+    with pytest.raises(
+        tide.InvalidArgumentError, match=r"beam_search.*pre_ids \('pre_ids'.*0-level LoD.*2 levels"
+    ):
+        exe.run(
+            feed={
+                "pre_ids": np.zeros((2, 1), "int64"),
+                "pre_scores": np.zeros((2, 1), "float32"),
+                "scores": np.ones((2, 3), "float32"),
+            },
+            fetch_list=[out],
+        )
 
 
 def test_scores_rows_not_matching_pre_ids(exe):
@@ -198,10 +231,18 @@ def test_scores_rows_not_matching_pre_ids(exe):
     ps = layers.data(name="pre_scores", shape=[1], dtype="float32", lod_level=2)
     sc = layers.data(name="scores", shape=[3], dtype="float32", lod_level=2)
     out, _ = layers.beam_search(pi, ps, None, sc, beam_size=2, end_id=END)
-    with pytest.raises(tide.InvalidArgumentError, match=r"beam_search.*one element per row of scores \('scores', 3 rows"):
-        exe.run(feed={"pre_ids": _lod(np.zeros((2, 1), "int64"), [[2], [1, 1]]),
-                      "pre_scores": _lod(np.zeros((2, 1), "float32"), [[2], [1, 1]]),
-                      "scores": _lod(np.ones((3, 3), "float32"), [[2], [1, 2]])}, fetch_list=[out])
+    with pytest.raises(
+        tide.InvalidArgumentError,
+        match=r"beam_search.*one element per row of scores \('scores', 3 rows",
+    ):
+        exe.run(
+            feed={
+                "pre_ids": _lod(np.zeros((2, 1), "int64"), [[2], [1, 1]]),
+                "pre_scores": _lod(np.zeros((2, 1), "float32"), [[2], [1, 1]]),
+                "scores": _lod(np.ones((3, 3), "float32"), [[2], [1, 2]]),
+            },
+            fetch_list=[out],
+        )
 
 
 def test_decode_of_an_empty_array(exe):
@@ -216,20 +257,30 @@ def test_decode_of_an_empty_array(exe):
 def test_one_step_through_op_test(dtype):
     # The same rules through the shared OpTest harness (outputs and their LoD).
     from op_test import make
+
     rng = np.random.RandomState(3)
     prefixes = [1, 2]
     pre_ids = np.array([[5], [END], [6]], "int64")
     pre_scores = rng.uniform(-2, 0, (3, 1)).astype(dtype)
     scores = rng.uniform(-4, -0.1, (3, 3)).astype(dtype)
     ids = rng.randint(2, 9, (3, 3)).astype("int64")
-    want_ids, want_scores, want_parent, per_prefix = _np_step(pre_ids.ravel(), pre_scores.ravel(), ids, scores,
-                                                              prefixes, 2, END, True)
+    want_ids, want_scores, want_parent, per_prefix = _np_step(
+        pre_ids.ravel(), pre_scores.ravel(), ids, scores, prefixes, 2, END, True
+    )
     lens = [prefixes, [1, 1, 1]]
     lod = [prefixes, per_prefix]
-    make("beam_search",
-         inputs={"pre_ids": (pre_ids, lens), "pre_scores": (pre_scores, lens), "ids": (ids, lens),
-                 "scores": (scores, lens)},
-         outputs={"selected_ids": (np.array(want_ids, "int64").reshape(-1, 1), lod),
-                  "selected_scores": (np.array(want_scores, dtype).reshape(-1, 1), lod),
-                  "parent_idx": np.array(want_parent, "int32")},
-         attrs={"beam_size": 2, "end_id": END, "level": 0, "is_accumulated": True}).check_output()
+    make(
+        "beam_search",
+        inputs={
+            "pre_ids": (pre_ids, lens),
+            "pre_scores": (pre_scores, lens),
+            "ids": (ids, lens),
+            "scores": (scores, lens),
+        },
+        outputs={
+            "selected_ids": (np.array(want_ids, "int64").reshape(-1, 1), lod),
+            "selected_scores": (np.array(want_scores, dtype).reshape(-1, 1), lod),
+            "parent_idx": np.array(want_parent, "int32"),
+        },
+        attrs={"beam_size": 2, "end_id": END, "level": 0, "is_accumulated": True},
+    ).check_output()

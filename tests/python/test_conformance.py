@@ -3,6 +3,7 @@ passes the ops it covers; on the test-only sim device (kernels for elementwise_a
 scale, forward only) it judges those kernels and reports every other op, and every gradient
 whose grad op falls back to the CPU, as not covered; a planted wrong kernel
 (TIDE_SIM_PLANT_BUG=scale) is a failure naming the op, with a non-zero exit status."""
+
 import json
 import os
 import subprocess
@@ -27,9 +28,15 @@ def run_kit(tmp_path, *args, env=None, cmd=None):
     out = tmp_path / "report.json"
     e = dict(os.environ)
     e.update(env or {})
-    p = subprocess.run((cmd or [sys.executable, "-m", "tide.testing.conformance"]) +
-                       ["--json", str(out)] + list(args),
-                       env=e, capture_output=True, text=True, timeout=900)
+    p = subprocess.run(
+        (cmd or [sys.executable, "-m", "tide.testing.conformance"])
+        + ["--json", str(out)]
+        + list(args),
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     report = json.loads(out.read_text()) if out.exists() else None
     return p, report
 
@@ -112,9 +119,13 @@ def test_cpu_passes_the_whole_suite(tmp_path):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr
     rows = report["rows"]
     assert len({r["op"] for r in rows}) > 100
-    assert all(r["forward"]["status"] == "pass" for r in rows), [r for r in rows if r["forward"]["status"] != "pass"]
+    assert all(r["forward"]["status"] == "pass" for r in rows), [
+        r for r in rows if r["forward"]["status"] != "pass"
+    ]
     # A gradient is checked or has no test: on the CPU nothing falls back.
-    assert all(r["gradient"]["status"] == "pass" or r["gradient"]["reason"] == "no test" for r in rows)
+    assert all(
+        r["gradient"]["status"] == "pass" or r["gradient"]["reason"] == "no test" for r in rows
+    )
     assert sum(r["gradient"]["status"] == "pass" for r in rows) > 100
     assert all(c["coverage"] in ("device", "no kernel") for c in report["checks"])
 
@@ -147,7 +158,9 @@ def test_sim_judges_its_own_kernels_and_nothing_else(tmp_path):
     others = [r for r in rows if r["op"] not in ("elementwise_add", "relu", "scale") + mlp]
     assert len(others) > 50
     for r in others:
-        assert r["forward"]["status"] == "not covered" and r["gradient"]["status"] == "not covered", r
+        assert (
+            r["forward"]["status"] == "not covered" and r["gradient"]["status"] == "not covered"
+        ), r
     assert p.returncode == 0, p.stdout + p.stderr  # everything sim runs is right
 
 
@@ -158,7 +171,9 @@ def test_sim_judges_a_sample_of_ops(tmp_path):
     # covered, and the kit passes.
     own = ["elementwise_add", "relu", "scale"]
     others = ["conv2d", "sum", "transpose", "reduce_sum", "sequence_pool", "lookup_table"]
-    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", ",".join(own + others))
+    p, report = run_kit(
+        tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", ",".join(own + others)
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert report["passed"] and not report["errors"]
     assert "Conformance of sim:0" in p.stdout
@@ -175,14 +190,24 @@ def test_sim_judges_a_sample_of_ops(tmp_path):
     rows = [r for r in report["rows"] if r["op"] in others]
     assert {r["op"] for r in rows} == set(others)
     for r in rows:
-        assert r["forward"]["status"] == "not covered" and r["gradient"]["status"] == "not covered", r
+        assert (
+            r["forward"]["status"] == "not covered" and r["gradient"]["status"] == "not covered"
+        ), r
     assert {r["op"] for r in report["rows"]} <= set(own + others)
 
 
 @needs_sim
 def test_a_planted_wrong_kernel_fails_naming_the_op(tmp_path):
-    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "relu,scale",
-                        env={"TIDE_SIM_PLANT_BUG": "scale"})
+    p, report = run_kit(
+        tmp_path,
+        "--place",
+        "sim:0",
+        "--plugin",
+        SIM,
+        "--ops",
+        "relu,scale",
+        env={"TIDE_SIM_PLANT_BUG": "scale"},
+    )
     assert p.returncode == 1, p.stdout + p.stderr
     assert not report["passed"]
     for dtype in ("float32", "float64"):
@@ -200,8 +225,16 @@ def test_a_planted_wrong_kernel_fails_naming_the_op(tmp_path):
 def test_a_broken_device_contract_fails_naming_the_contract(tmp_path, plant, contract):
     # The sim declares contract 2 but breaks one of its rules: the kit fails it, naming the
     # contract and the rule, though every kernel is right; the other rule still passes.
-    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "scale",
-                        env={"TIDE_SIM_PLANT_BUG": plant})
+    p, report = run_kit(
+        tmp_path,
+        "--place",
+        "sim:0",
+        "--plugin",
+        SIM,
+        "--ops",
+        "scale",
+        env={"TIDE_SIM_PLANT_BUG": plant},
+    )
     assert p.returncode == 1, p.stdout + p.stderr
     assert not report["passed"] and report["device_contract"] == 2
     by_name = {c["contract"]: c for c in report["contracts"]}
@@ -220,9 +253,16 @@ def test_a_broken_device_contract_fails_naming_the_contract(tmp_path, plant, con
 def test_a_device_declaring_no_contract_passes_through_the_cores_synchronisation(tmp_path):
     # A plugin built against the earlier 1.0 (no contract declared) that reads host bytes late
     # and frees at once: the core synchronises for it, so what arrives is right.
-    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "scale",
-                        env={"TIDE_SIM_CONTRACT": "0",
-                             "TIDE_SIM_PLANT_BUG": "copy_reads_late,free_at_once"})
+    p, report = run_kit(
+        tmp_path,
+        "--place",
+        "sim:0",
+        "--plugin",
+        SIM,
+        "--ops",
+        "scale",
+        env={"TIDE_SIM_CONTRACT": "0", "TIDE_SIM_PLANT_BUG": "copy_reads_late,free_at_once"},
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert report["device_contract"] == 1
     assert all(c["passed"] for c in report["contracts"]), report["contracts"]
@@ -233,8 +273,16 @@ def test_a_device_declaring_no_contract_passes_through_the_cores_synchronisation
 def test_a_crashing_kernel_fails_its_op_and_the_rest_still_runs(tmp_path):
     # Each test module runs in its own process: the crash is blamed on the check in flight, and
     # the module goes on without that test.
-    p, report = run_kit(tmp_path, "--place", "sim:0", "--plugin", SIM, "--ops", "relu,scale",
-                        env={"TIDE_SIM_PLANT_BUG": "relu_crash"})
+    p, report = run_kit(
+        tmp_path,
+        "--place",
+        "sim:0",
+        "--plugin",
+        SIM,
+        "--ops",
+        "relu,scale",
+        env={"TIDE_SIM_PLANT_BUG": "relu_crash"},
+    )
     assert p.returncode == 1, p.stdout + p.stderr
     crashes = [c for c in report["checks"] if c["op"] == "relu" and c["outcome"] == "fail"]
     assert crashes and all("died with status" in c["message"] for c in crashes)
@@ -244,8 +292,12 @@ def test_a_crashing_kernel_fails_its_op_and_the_rest_still_runs(tmp_path):
 
 
 def test_launcher_runs_the_kit(tmp_path):
-    launcher = require("TIDE_BUILD_DIR", "bin", "tide-conformance",
-                       what="the build tree's tide-conformance launcher")
+    launcher = require(
+        "TIDE_BUILD_DIR",
+        "bin",
+        "tide-conformance",
+        what="the build tree's tide-conformance launcher",
+    )
     p, report = run_kit(tmp_path, "--place", "cpu:0", "--ops", "scale", cmd=[launcher])
     assert p.returncode == 0, p.stdout + p.stderr
     assert cells(report, "scale")["float32"]["forward"]["status"] == "pass"

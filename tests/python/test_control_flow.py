@@ -1,5 +1,6 @@
 """Control flow in programs (the ops_control plugin and tide.layers' While, Switch, IfElse,
 ConditionalBlock, tensor arrays, piecewise_decay), forward, against numpy; bad input."""
+
 import numpy as np
 import pytest
 
@@ -43,7 +44,7 @@ def test_while_that_never_runs(exe):
         layers.assign(layers.scale(s, 3.0), s)
         layers.increment(i, in_place=True)
         layers.less_than(i, limit, cond=cond)
-    got, = exe.run(fetch_list=[s])
+    (got,) = exe.run(fetch_list=[s])
     assert got.tolist() == [5.0]
 
 
@@ -72,12 +73,14 @@ def test_array_keeps_lod(exe):
     back = layers.array_read(arr, zero)
     t = tide.LoDTensor(np.arange(10, dtype="float32").reshape(5, 2))
     t.set_lod([[0, 2, 5]])
-    got, = exe.run(feed={"x": t}, fetch_list=[back], return_numpy=False)
+    (got,) = exe.run(feed={"x": t}, fetch_list=[back], return_numpy=False)
     assert got.lod() == [[0, 2, 5]]
     np.testing.assert_array_equal(np.array(got), np.arange(10, dtype="float32").reshape(5, 2))
 
 
-@pytest.mark.parametrize("step,want", [(0, 1.0), (2, 1.0), (3, 0.5), (9, 0.5), (10, 0.1), (50, 0.1)])
+@pytest.mark.parametrize(
+    "step,want", [(0, 1.0), (2, 1.0), (3, 0.5), (9, 0.5), (10, 0.1), (50, 0.1)]
+)
 def test_switch_takes_the_first_case_that_holds(exe, step, want):
     s = layers.data(name="s", shape=[1], dtype="float32", append_batch_size=False)
     out = layers.fill_constant([1], "float32", -1.0)
@@ -88,7 +91,7 @@ def test_switch_takes_the_first_case_that_holds(exe, step, want):
             layers.assign(layers.fill_constant([1], "float32", 0.5), out)
         with switch.default():
             layers.assign(layers.fill_constant([1], "float32", 0.1), out)
-    got, = exe.run(feed={"s": np.array([step], "float32")}, fetch_list=[out])
+    (got,) = exe.run(feed={"s": np.array([step], "float32")}, fetch_list=[out])
     np.testing.assert_allclose(got, [want])
 
 
@@ -98,8 +101,12 @@ def test_switch_in_the_seeds_form(exe, a_value, want):
     # its conditions (a <= 10, then a > 0, else a default no value reaches): the same Switch as
     # `with Switch()`.
     import tide as fluid
+
     a = layers.data(name="a", shape=[1], dtype="float32", append_batch_size=False)
-    ten, zero = layers.fill_constant([1], "float32", 10.0), layers.fill_constant([1], "float32", 0.0)
+    ten, zero = (
+        layers.fill_constant([1], "float32", 10.0),
+        layers.fill_constant([1], "float32", 0.0),
+    )
     out = layers.fill_constant([1], "float32", -1.0)
     switch = fluid.switch()
     assert isinstance(switch, layers.Switch)
@@ -112,7 +119,7 @@ def test_switch_in_the_seeds_form(exe, a_value, want):
             layers.assign(layers.fill_constant([1], "float32", 3.0), out)
     with pytest.raises(ValueError, match="inside"):  # the block is closed again
         switch.case(layers.less_equal(a, ten))
-    got, = exe.run(feed={"a": np.array([a_value], "float32")}, fetch_list=[out])
+    (got,) = exe.run(feed={"a": np.array([a_value], "float32")}, fetch_list=[out])
     np.testing.assert_allclose(got, [want])
 
 
@@ -125,8 +132,9 @@ def test_piecewise_decay_follows_the_step_count(exe):
 
 def test_piecewise_decay_drives_sgd(exe):
     x = layers.data(name="x", shape=[1], dtype="float32")
-    w = layers.create_parameter([1, 1], "float32", name="w",
-                                default_initializer=tide.initializer.Constant(0.0))
+    w = layers.create_parameter(
+        [1, 1], "float32", name="w", default_initializer=tide.initializer.Constant(0.0)
+    )
     loss = layers.mean(layers.mul(x, w))  # d loss / d w = mean(x) = 1 with x = 1
     lr = layers.piecewise_decay(boundaries=[2], values=[1.0, 0.25])
     tide.optimizer.SGD(learning_rate=lr).minimize(loss)
@@ -148,7 +156,7 @@ def _ifelse_2x_plus_1_or_square(x):
     with ie.false_block():
         xf = ie.input(x)
         ie.output(layers.elementwise_mul(xf, xf))
-    out, = ie()
+    (out,) = ie()
     return out
 
 
@@ -157,9 +165,12 @@ def _ifelse_2x_plus_1_or_square(x):
 def test_ifelse_matches_numpy_where(exe, rng, mask_kind, dtype):
     out = _ifelse_2x_plus_1_or_square(layers.data(name="x", shape=[3], dtype=dtype))
     xs = rng.uniform(-2, 2, (6, 3)).astype(dtype)
-    ms = {"mixed": np.array([[1], [0], [0], [1], [1], [0]], bool),
-          "all_true": np.ones((6, 1), bool), "all_false": np.zeros((6, 1), bool)}[mask_kind]
-    got, = exe.run(feed={"x": xs, "mask": ms}, fetch_list=[out])
+    ms = {
+        "mixed": np.array([[1], [0], [0], [1], [1], [0]], bool),
+        "all_true": np.ones((6, 1), bool),
+        "all_false": np.zeros((6, 1), bool),
+    }[mask_kind]
+    (got,) = exe.run(feed={"x": xs, "mask": ms}, fetch_list=[out])
     np.testing.assert_allclose(got, np.where(ms, 2 * xs + 1, xs * xs), rtol=1e-6)
 
 
@@ -170,14 +181,25 @@ def test_split_and_merge_sequences_by_lod(exe):
     t_half = block.create_var(name="t_half", dtype="float32")
     f_half = block.create_var(name="f_half", dtype="float32")
     merged = block.create_var(name="merged", dtype="float32")
-    block.append_op("split_lod_tensor", inputs={"X": x, "Mask": mask},
-                    outputs={"OutTrue": t_half, "OutFalse": f_half}, attrs={"level": 0})
-    block.append_op("merge_lod_tensor", inputs={"X": x, "Mask": mask, "InTrue": t_half, "InFalse": f_half},
-                    outputs={"Out": merged}, attrs={"level": 0})
+    block.append_op(
+        "split_lod_tensor",
+        inputs={"X": x, "Mask": mask},
+        outputs={"OutTrue": t_half, "OutFalse": f_half},
+        attrs={"level": 0},
+    )
+    block.append_op(
+        "merge_lod_tensor",
+        inputs={"X": x, "Mask": mask, "InTrue": t_half, "InFalse": f_half},
+        outputs={"Out": merged},
+        attrs={"level": 0},
+    )
     t = tide.LoDTensor(np.arange(6, dtype="float32").reshape(6, 1))
     t.set_lod([[0, 2, 3, 6]])  # sequences [0, 1], [2], [3, 4, 5]
-    got_t, got_f, got_m = exe.run(feed={"x": t, "mask": np.array([[1], [0], [1]], bool)},
-                                  fetch_list=[t_half, f_half, merged], return_numpy=False)
+    got_t, got_f, got_m = exe.run(
+        feed={"x": t, "mask": np.array([[1], [0], [1]], bool)},
+        fetch_list=[t_half, f_half, merged],
+        return_numpy=False,
+    )
     assert np.array(got_t).ravel().tolist() == [0, 1, 3, 4, 5] and got_t.lod() == [[0, 2, 5]]
     assert np.array(got_f).ravel().tolist() == [2] and got_f.lod() == [[0, 1]]
     assert np.array(got_m).ravel().tolist() == list(range(6)) and got_m.lod() == [[0, 2, 3, 6]]
@@ -190,11 +212,12 @@ def test_conditional_block_with_a_scalar_condition(exe, flag, want):
     block = layers.ConditionalBlock([c], is_scalar_condition=True)
     with block.block():
         layers.assign(layers.fill_constant([1], "float32", 7.0), out)
-    got, = exe.run(feed={"c": np.array([flag])}, fetch_list=[out])
+    (got,) = exe.run(feed={"c": np.array([flag])}, fetch_list=[out])
     assert got.tolist() == [want]
 
 
 # --- bad input -------------------------------------------------------------------------------
+
 
 def test_condition_must_be_a_one_element_bool():
     with pytest.raises(TypeError, match="must be a bool"):
@@ -209,9 +232,12 @@ def test_condition_with_several_elements_at_run_time(exe):
     sub = tide.default_main_program()._create_block()
     tide.default_main_program()._rollback()
     scopes = block.create_var(name="scopes", type="STEP_SCOPES")
-    block.append_op("while", inputs={"Condition": c}, outputs={"StepScopes": scopes},
-                    attrs={"sub_block": sub})
-    with pytest.raises(tide.InvalidArgumentError, match=r"op 'while'.*condition 'c' must be a one-element bool"):
+    block.append_op(
+        "while", inputs={"Condition": c}, outputs={"StepScopes": scopes}, attrs={"sub_block": sub}
+    )
+    with pytest.raises(
+        tide.InvalidArgumentError, match=r"op 'while'.*condition 'c' must be a one-element bool"
+    ):
         exe.run(feed={"c": np.array([True, False])})
 
 
@@ -219,8 +245,10 @@ def test_array_read_past_its_end(exe):
     x = layers.fill_constant([2], "float32", 1.0)
     arr = layers.array_write(x, layers.fill_constant([1], "int64", 0))
     bad = layers.array_read(arr, layers.fill_constant([1], "int64", 4))
-    with pytest.raises(tide.InvalidArgumentError,
-                       match=r"read_from_array.*index 4 is past the end of array .* \(1 element"):
+    with pytest.raises(
+        tide.InvalidArgumentError,
+        match=r"read_from_array.*index 4 is past the end of array .* \(1 element",
+    ):
         exe.run(fetch_list=[bad])
 
 
@@ -236,11 +264,14 @@ def test_sub_block_reading_an_undeclared_variable():
     c = layers.fill_constant([1], "bool", 1.0)
     program = tide.default_main_program()
     cond_block = layers.ConditionalBlock([c], is_scalar_condition=True)
-    with pytest.raises(tide.NotFoundError,
-                       match=r"op 'assign'.*'no_such_var' is not declared in block 1 or its parents"):
+    with pytest.raises(
+        tide.NotFoundError,
+        match=r"op 'assign'.*'no_such_var' is not declared in block 1 or its parents",
+    ):
         with cond_block.block():
-            program.current_block().append_op("assign", inputs={"X": ["no_such_var"]},
-                                              outputs={"Out": [out]})
+            program.current_block().append_op(
+                "assign", inputs={"X": ["no_such_var"]}, outputs={"Out": [out]}
+            )
     assert program.current_block().idx == 0  # the failed block is left
 
 
@@ -251,11 +282,14 @@ def test_an_error_inside_a_loop_names_the_op_and_block(exe):
         layers.array_read(arr, i)  # nothing was written
         layers.increment(i, in_place=True)
         layers.less_than(i, limit, cond=cond)
-    with pytest.raises(tide.InvalidArgumentError, match=r"(?s)while.*read_from_array.*index 0 is past the end"):
+    with pytest.raises(
+        tide.InvalidArgumentError, match=r"(?s)while.*read_from_array.*index 0 is past the end"
+    ):
         exe.run()
 
 
 # --- gradients --------------------------------------------------------------------------------
+
 
 def _grad_of(exe, loss, wrt, feed):
     """(loss, d loss / d wrt) through append_backward, as the executor computes them."""
@@ -281,7 +315,9 @@ def test_while_grad_matches_finite_differences(exe, rng, dtype):
     s = layers.fill_constant([2, 3], dtype, 0.5)
     i, limit, cond, loop = _counter_loop(iters)
     with loop.block():
-        s_new = layers.elementwise_add(layers.tanh(layers.elementwise_mul(s, x)), x)  # tanh(s x) + x
+        s_new = layers.elementwise_add(
+            layers.tanh(layers.elementwise_mul(s, x)), x
+        )  # tanh(s x) + x
         layers.assign(s_new, s)
         layers.increment(i, in_place=True)
         layers.less_than(i, limit, cond=cond)
@@ -348,7 +384,8 @@ def test_conditional_block_grad_through_both_branches(exe, rng, flag):
 
 def test_ifelse_grad_matches_numpy(exe, rng):
     out = _ifelse_2x_plus_1_or_square(
-        layers.data(name="x", shape=[3], dtype="float64", stop_gradient=False))
+        layers.data(name="x", shape=[3], dtype="float64", stop_gradient=False)
+    )
     loss = layers.mean(layers.elementwise_mul(out, out))
     xs = rng.uniform(-2, 2, (5, 3))
     ms = np.array([[1], [0], [1], [0], [0]], bool)
@@ -386,7 +423,7 @@ def test_while_grad_reaches_the_ops_before_the_loop(exe, rng):
     got_loss, got_grad = _grad_of(exe, loss, "p", {"x": xs, "p": ps})
     np.testing.assert_allclose(got_loss, forward(ps), rtol=1e-12)
     np.testing.assert_allclose(got_grad, _numeric_grad(forward, ps), rtol=1e-6, atol=1e-9)
-    got_h, = exe.run(feed={"x": xs, "p": ps}, fetch_list=[h])  # h is still the loop's result
+    (got_h,) = exe.run(feed={"x": xs, "p": ps}, fetch_list=[h])  # h is still the loop's result
     hv = np.tanh(xs * ps)
     for _ in range(iters):
         hv = np.tanh(1.5 * hv) + hv
@@ -410,8 +447,14 @@ def test_array_write_and_read_grads(exe, rng, dtype):
 
 def _sim_place():
     """The test-only 'sim' device (not host-accessible: every transfer is a counted copy)."""
-    path = require("TIDE_BUILD_DIR", "tests", "plugins", "sim_device", "libtide_device_sim.so",
-                   what="the sim device plugin")
+    path = require(
+        "TIDE_BUILD_DIR",
+        "tests",
+        "plugins",
+        "sim_device",
+        "libtide_device_sim.so",
+        what="the sim device plugin",
+    )
     if not any(p["name"] == "device_sim" and p["status"] == "loaded" for p in tide.plugins()):
         tide.load_plugin(path)
     return tide.Place("sim", 0)
@@ -426,7 +469,9 @@ def test_control_flow_on_a_device_reads_its_condition_back(flag, want):
     out = layers.scale(x, 1.0)
     with layers.ConditionalBlock([c], is_scalar_condition=True).block():
         layers.assign(layers.scale(x, 4.0), out)
-    got, = exe.run(feed={"c": np.array([flag]), "x": np.full(2, 1.5, "float32")}, fetch_list=[out])
+    (got,) = exe.run(
+        feed={"c": np.array([flag]), "x": np.full(2, 1.5, "float32")}, fetch_list=[out]
+    )
     np.testing.assert_allclose(got, [want, want])
 
 
@@ -439,15 +484,19 @@ def max_while_iterations():
 
 
 @pytest.mark.parametrize("is_test", [False, True])
-def test_a_while_whose_body_never_updates_its_condition_stops_at_the_limit(exe, is_test,
-                                                                           max_while_iterations):
+def test_a_while_whose_body_never_updates_its_condition_stops_at_the_limit(
+    exe, is_test, max_while_iterations
+):
     # It grew memory until out of memory (is_test=False) or hung (is_test=True), saying nothing.
     i, _, cond, loop = _counter_loop(10, is_test)
     with loop.block():
         layers.increment(i, in_place=True)  # never updates cond
-    with pytest.raises(tide.TideError, match=r"op 'while' \(sub_block 1\) ran 50 iterations and its "
-                                             r"condition '%s' still holds: past the limit "
-                                             r"max_while_iterations=50" % cond.name):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'while' \(sub_block 1\) ran 50 iterations and its "
+        r"condition '%s' still holds: past the limit "
+        r"max_while_iterations=50" % cond.name,
+    ):
         exe.run(fetch_list=[i])
 
 
@@ -460,5 +509,7 @@ def test_a_while_of_exactly_max_while_iterations_runs(exe, max_while_iterations)
 
 
 def test_max_while_iterations_is_not_negative():
-    with pytest.raises(tide.InvalidArgumentError, match="flag 'max_while_iterations'.*-1 is negative"):
+    with pytest.raises(
+        tide.InvalidArgumentError, match="flag 'max_while_iterations'.*-1 is negative"
+    ):
         tide.set_flags({"max_while_iterations": -1})

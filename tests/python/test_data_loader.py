@@ -3,6 +3,7 @@ layers.py_reader. A background thread fills a bounded queue with batches already
 LoDTensors; iterable loaders are for-loops, non-iterable ones are read by the program on every
 run until EOFException; a generator's error reaches the training loop; no batch is lost or seen
 twice; and no thread outlives a pass, even one left early."""
+
 import threading
 
 import numpy as np
@@ -25,6 +26,7 @@ def _finishes(fn, timeout=60):
             box["result"] = fn()
         except BaseException as e:  # re-raised below, in the test's thread
             box["error"] = e
+
     t = threading.Thread(target=run, daemon=True)
     t.start()
     t.join(timeout)
@@ -49,6 +51,7 @@ def _net():
 
 def _numbered_batches(n, rows=2):
     """Batch i: x filled with i, y = i; the same buffers every time (the loader must copy)."""
+
     def gen():
         x = np.zeros((rows, 3), "float32")
         y = np.zeros((rows, 1), "int64")
@@ -56,6 +59,7 @@ def _numbered_batches(n, rows=2):
             x[:] = i
             y[:] = i
             yield [x, y]
+
     return gen
 
 
@@ -82,6 +86,7 @@ def test_sample_generators_batch_and_build_lod(exe):
     def samples():
         for i in range(7):  # sample i: the sequence [i, i, ...] of length i + 1, label i
             yield [i] * (i + 1), [i]
+
     loader = tide.io.DataLoader.from_generator(feed_list=[words, label], capacity=3)
     loader.set_sample_generator(samples, batch_size=3, places=[tide.CPUPlace()])  # drop_last
     batches = [d[0] for d in loader()]
@@ -127,6 +132,7 @@ def test_a_generator_error_reaches_the_training_loop(exe):
     def failing():
         yield [np.zeros((2, 3), "float32"), np.zeros((2, 1), "int64")]
         raise KeyError("bad sample 17")
+
     loader = tide.io.DataLoader.from_generator(feed_list=[x, y], capacity=2)
     loader.set_batch_generator(failing)
 
@@ -136,6 +142,7 @@ def test_a_generator_error_reaches_the_training_loop(exe):
             exe.run(feed=data, fetch_list=[out])
             steps += 1
         return steps
+
     with pytest.raises(KeyError, match="bad sample 17"):
         _finishes(iterate)
     reader = tide.io.DataLoader.from_generator(feed_list=[x, y], capacity=2, iterable=False)
@@ -164,6 +171,7 @@ def test_leaving_a_pass_early_leaves_no_thread(exe):
             produced.append(i)
             yield [np.full((1, 3), i, "float32"), np.full((1, 1), i, "int64")]
             i += 1
+
     before = set(threading.enumerate())
     loader = tide.io.DataLoader.from_generator(feed_list=[x, y], capacity=3)
     loader.set_batch_generator(endless)
@@ -192,21 +200,26 @@ def test_training_from_a_loader_matches_feeding(exe):
     loss = layers.mean(layers.square_error_cost(layers.fc(x, 1), y))
     tide.optimizer.SGD(0.1).minimize(loss)
     rng = np.random.RandomState(3)
-    batches = [(rng.rand(8, 4).astype("float32"), rng.rand(8, 1).astype("float32")) for _ in range(6)]
+    batches = [
+        (rng.rand(8, 4).astype("float32"), rng.rand(8, 1).astype("float32")) for _ in range(6)
+    ]
     losses = {}
     for mode in ("feed", "iterable", "non_iterable"):  # the last one stays attached to main
         scope = tide.Scope()
         with tide.scope_guard(scope):
             exe.run(tide.default_startup_program())
             if mode == "feed":
-                losses[mode] = [exe.run(feed={"x": a, "y": b}, fetch_list=[loss])[0] for a, b in batches]
+                losses[mode] = [
+                    exe.run(feed={"x": a, "y": b}, fetch_list=[loss])[0] for a, b in batches
+                ]
             elif mode == "iterable":
                 loader = tide.io.PyReader(feed_list=[x, y], capacity=2)
                 loader.decorate_batch_generator(lambda: iter(batches))
                 losses[mode] = [exe.run(feed=d, fetch_list=[loss])[0] for d in loader()]
             else:
-                reader = tide.io.DataLoader.from_generator(feed_list=[x, y], capacity=2,
-                                                           iterable=False)
+                reader = tide.io.DataLoader.from_generator(
+                    feed_list=[x, y], capacity=2, iterable=False
+                )
                 reader.set_batch_generator(lambda: iter(batches))
                 reader.start()
                 losses[mode] = []
@@ -223,8 +236,9 @@ def test_training_from_a_loader_matches_feeding(exe):
 def test_py_reader_and_read_file(exe):
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):
-        reader = layers.py_reader(capacity=4, shapes=[[-1, 3], [-1, 1]], dtypes=["float32", "int64"],
-                                  lod_levels=[0, 0])
+        reader = layers.py_reader(
+            capacity=4, shapes=[[-1, 3], [-1, 1]], dtypes=["float32", "int64"], lod_levels=[0, 0]
+        )
         img, label = layers.read_file(reader)
         assert img.shape == (-1, 3) and label.dtype == "int64"
         doubled = layers.scale(img, 2.0)
@@ -232,6 +246,7 @@ def test_py_reader_and_read_file(exe):
     def samples():
         for i in range(5):
             yield np.full([3], i, "float32"), [i]
+
     reader.decorate_paddle_reader(tide.batch(samples, 2))
     seen = []
     reader.start()
@@ -244,7 +259,9 @@ def test_py_reader_and_read_file(exe):
         reader.reset()
     assert seen == [0, 1, 2, 3, 4]
     # decorate_tensor_provider: whole batches; create_py_reader_by_data: existing data layers.
-    reader.decorate_tensor_provider(lambda: iter([[np.ones((2, 3), "float32"), np.zeros((2, 1), "int64")]]))
+    reader.decorate_tensor_provider(
+        lambda: iter([[np.ones((2, 3), "float32"), np.zeros((2, 1), "int64")]])
+    )
     reader.start()
     assert exe.run(main, fetch_list=[doubled])[0].tolist() == [[2.0] * 3] * 2
     reader.reset()
@@ -257,7 +274,7 @@ def test_py_reader_and_read_file(exe):
 def test_executor_takes_one_feed_dict_per_place(exe):
     x, y, out = _net()
     xs = np.ones((2, 3), "float32")
-    got, = exe.run(feed=[{"x": xs}], fetch_list=[out])
+    (got,) = exe.run(feed=[{"x": xs}], fetch_list=[out])
     np.testing.assert_array_equal(got, 2 * xs)
     with pytest.raises(ValueError, match="one per place"):
         exe.run(feed=[{"x": xs}, {"x": xs}], fetch_list=[out])

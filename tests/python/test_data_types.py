@@ -1,6 +1,7 @@
 """Data types: Python's names and codes are the SDK's one table (tide/plugin/data_type.hpp), read
 through the core, and a tensor of each type round-trips name <-> code <-> numpy dtype through
 Python, the core and back. (The C++ side: tests/cpp/core/data_type_test.cc.)"""
+
 import numpy as np
 import pytest
 
@@ -9,9 +10,18 @@ from tide import core
 
 # What the ABI says (sdk/include/tide/plugin_api.h, TideDataType): written out once here, so that
 # a change of the table that Python would silently follow fails a test instead.
-ABI = {"bool": (0, 1), "int16": (1, 2), "int32": (2, 4), "int64": (3, 8), "float16": (4, 2),
-       "float32": (5, 4), "float64": (6, 8), "uint8": (20, 1), "int8": (21, 1),
-       "bfloat16": (22, 2)}
+ABI = {
+    "bool": (0, 1),
+    "int16": (1, 2),
+    "int32": (2, 4),
+    "int64": (3, 8),
+    "float16": (4, 2),
+    "float32": (5, 4),
+    "float64": (6, 8),
+    "uint8": (20, 1),
+    "int8": (21, 1),
+    "bfloat16": (22, 2),
+}
 NUMPY_TYPES = [name for name in ABI if name != "bfloat16"]  # numpy has no bfloat16
 
 

@@ -1,4 +1,5 @@
 """tide.debugger.draw_program (Graphviz) and tide.profiler's Chrome trace."""
+
 import json
 import shutil
 
@@ -62,8 +63,10 @@ def test_the_profiler_writes_a_chrome_trace_with_nested_loop_ops(tmp_path, capsy
     while_ = [e for e in runs if e["name"] == "while"]
     scales = [e for e in runs if e["name"] == "scale"]
     # The loop body's ops sit inside the while op's box on the timeline.
-    assert all(any(w["ts"] <= s["ts"] and s["ts"] + s["dur"] <= w["ts"] + w["dur"] + 1e-3
-                   for w in while_) for s in scales)
+    assert all(
+        any(w["ts"] <= s["ts"] and s["ts"] + s["dur"] <= w["ts"] + w["dur"] + 1e-3 for w in while_)
+        for s in scales
+    )
     mul = next(e for e in runs if e["name"] == "mul")
     assert mul["args"]["kernel"].startswith("{cpu, float32") and mul["dur"] >= 0
 

@@ -2,6 +2,7 @@
 kernels and copies on a worker thread (with random delays from TIDE_SIM_MAX_DELAY_US), checks its
 allocator, and counts its contexts and finalize. Each case runs in a subprocess, since the device
 reads its configuration when it is loaded."""
+
 import json
 import os
 import subprocess
@@ -68,8 +69,9 @@ NET = textwrap.dedent("""
 def _run(code, *args, env=None, check=True):
     e = dict(os.environ)
     e.update(env or {})
-    p = subprocess.run([sys.executable, "-c", code, *args], env=e, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", code, *args], env=e, capture_output=True, text=True, timeout=300
+    )
     if check:
         assert p.returncode == 0, p.stdout + p.stderr
     return p
@@ -79,8 +81,12 @@ def _run(code, *args, env=None, check=True):
 def test_runs_on_an_async_device_match_the_cpu_bit_for_bit(host_accessible):
     # Random delays on the device's stream: any copy that does not wait for the kernel writing
     # its source (or any numpy view handed out early) reads stale or unwritten data.
-    p = _run(NET, SIM, "1000", env={"TIDE_SIM_MAX_DELAY_US": "200",
-                                    "TIDE_SIM_HOST_ACCESSIBLE": host_accessible})
+    p = _run(
+        NET,
+        SIM,
+        "1000",
+        env={"TIDE_SIM_MAX_DELAY_US": "200", "TIDE_SIM_HOST_ACCESSIBLE": host_accessible},
+    )
     result = json.loads(p.stdout.strip().splitlines()[-1])
     assert result["same"], result
     assert result["allocator_errors"] == 0, p.stderr
@@ -111,8 +117,13 @@ def test_a_device_of_the_earlier_contract_gets_the_synchronisation_it_needs(cont
     # earlier 1.0) or contract 1, it works: the core synchronises after each upload and before
     # each free, so the contract checks pass and a net runs bit for bit as on the CPU. Declaring
     # contract 2 while breaking it, the checks catch both rules broken.
-    env = {"TIDE_SIM_CONTRACT": contract, "TIDE_SIM_PLANT_BUG": "copy_reads_late,free_at_once",
-           "TIDE_SIM_MAX_DELAY_US": "200", "TIDE_SIM_NO_PINNED": "1", "TIDE_USE_SYSTEM_ALLOCATOR": "1"}
+    env = {
+        "TIDE_SIM_CONTRACT": contract,
+        "TIDE_SIM_PLANT_BUG": "copy_reads_late,free_at_once",
+        "TIDE_SIM_MAX_DELAY_US": "200",
+        "TIDE_SIM_NO_PINNED": "1",
+        "TIDE_USE_SYSTEM_ALLOCATOR": "1",
+    }
     p = _run(CONTRACT, SIM, env=env)
     r = json.loads(p.stdout.strip().splitlines()[-1])
     old = contract != "2"
@@ -311,7 +322,8 @@ MEMORY = textwrap.dedent("""
 # (use_system_allocator, as scripts/sanitize.sh runs the suites).
 needs_buddy_allocator = pytest.mark.skipif(
     os.environ.get("TIDE_USE_SYSTEM_ALLOCATOR", "").lower() in ("1", "true", "yes"),
-    reason="use_system_allocator: no arena reserve or budget to check")
+    reason="use_system_allocator: no arena reserve or budget to check",
+)
 
 
 @needs_buddy_allocator
@@ -340,14 +352,17 @@ FLAGS = textwrap.dedent("""
 
 @needs_buddy_allocator
 def test_a_vendor_kind_gets_its_own_memory_flags_from_the_environment():
-    p = _run(FLAGS, SIM, env={"FLAGS_fraction_of_sim_memory_to_use": "0.25",
-                              "TIDE_INITIAL_SIM_MEMORY_IN_MB": "8"})
+    p = _run(
+        FLAGS,
+        SIM,
+        env={"FLAGS_fraction_of_sim_memory_to_use": "0.25", "TIDE_INITIAL_SIM_MEMORY_IN_MB": "8"},
+    )
     r = json.loads(p.stdout.strip().splitlines()[-1])
     assert float(r["fraction"]) == 0.25 and r["initial"] == "8"
     assert r["budget"] == (1 << 30) // 4  # a quarter of the sim device's 1 GiB
 
 
-PLACEMENT = textwrap.dedent('''
+PLACEMENT = textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -371,7 +386,7 @@ PLACEMENT = textwrap.dedent('''
         assert np.allclose(got, i + 0.5)
         per_run.append([after.h2d - before.h2d, after.d2h - before.d2h])
     print(json.dumps({"where": where, "per_run": per_run}))
-''').replace("COUNTERS\n", COUNTERS)
+""").replace("COUNTERS\n", COUNTERS)
 
 
 def test_parameters_made_by_a_fallback_kernel_live_on_the_run_place():
@@ -387,7 +402,7 @@ def test_parameters_made_by_a_fallback_kernel_live_on_the_run_place():
 # trained on sim:0, whose kernels cover every op of the training step, and on the CPU with the
 # same initial parameters. Prints both loss curves and the host<->device bytes of each step and of
 # each inference run afterwards.
-MLP = textwrap.dedent('''
+MLP = textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -434,7 +449,7 @@ MLP = textwrap.dedent('''
     print(json.dumps({"cpu": cpu_losses, "sim": sim_losses, "traffic": traffic, "infer": infer,
                       "feed_bytes": batch * 64 * 4 + batch * 8, "fetch_bytes": 4,
                       "memsets": lib.tide_sim_counters().memsets}))
-''').replace("COUNTERS\n", COUNTERS)
+""").replace("COUNTERS\n", COUNTERS)
 
 
 @pytest.mark.parametrize("delay", ["0", "100"])
@@ -454,7 +469,7 @@ def test_an_mlp_trains_on_the_device_moving_only_its_feeds_and_fetches(delay):
 
 # A host-resident weight read by a sim kernel: copied to the device once, and again only after
 # it changes; a numpy-shared weight (writes go unseen) is copied every run.
-CACHE = textwrap.dedent('''
+CACHE = textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -484,19 +499,25 @@ CACHE = textwrap.dedent('''
     set_w(np.full((4, 8), 7, "float32"), True)  # numpy-shared: never cached
     step(); step()
     print(json.dumps(runs))
-''').replace("COUNTERS\n", COUNTERS)
+""").replace("COUNTERS\n", COUNTERS)
 
 
 def test_a_converted_input_is_reused_until_its_source_changes():
     p = _run(CACHE, SIM)
     runs = json.loads(p.stdout.strip().splitlines()[-1])
     feed, both = 4 * 8 * 4, 2 * 4 * 8 * 4
-    assert runs == [[both, 3.0], [feed, 3.0], [feed, 3.0],
-                    [both, 6.0], [feed, 6.0],
-                    [both, 8.0], [both, 8.0]], runs
+    assert runs == [
+        [both, 3.0],
+        [feed, 3.0],
+        [feed, 3.0],
+        [both, 6.0],
+        [feed, 6.0],
+        [both, 8.0],
+        [both, 8.0],
+    ], runs
 
 
-PEER = textwrap.dedent('''
+PEER = textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -523,7 +544,7 @@ PEER = textwrap.dedent('''
     print(json.dumps({"ok": bool(ok), "peer": c.peer, "event_waits": c.event_waits,
                       "props": tide.device_properties("sim:0"),
                       "cpu": tide.device_properties(tide.Place("cpu", 0))}))
-''').replace("COUNTERS\n", COUNTERS)
+""").replace("COUNTERS\n", COUNTERS)
 
 
 def test_peer_copies_wait_on_an_event_and_devices_describe_themselves():
@@ -534,10 +555,12 @@ def test_peer_copies_wait_on_an_event_and_devices_describe_themselves():
     assert r["props"]["name"] == "Tide sim device (test only)"
     assert r["props"]["compute_capability"] == "sim-1"
     assert r["props"]["total_memory"] == 1 << 30
-    assert r["cpu"]["name"] and r["cpu"]["total_memory"] > 0 and r["cpu"]["multiprocessor_count"] >= 1
+    assert (
+        r["cpu"]["name"] and r["cpu"]["total_memory"] > 0 and r["cpu"]["multiprocessor_count"] >= 1
+    )
 
 
-DLPACK = textwrap.dedent('''
+DLPACK = textwrap.dedent("""
     import json, sys
     import numpy as np
     import tide
@@ -548,7 +571,7 @@ DLPACK = textwrap.dedent('''
     back = tide.from_dlpack(t)  # through __dlpack__: the sim declares kDLExtDev (12)
     print(json.dumps({"device": list(t.__dlpack_device__()), "place": str(back.place()),
                       "same": bool(np.array_equal(np.array(back), xs))}))
-''')
+""")
 
 
 def test_a_vendor_place_exchanges_tensors_by_dlpack():

@@ -14,6 +14,7 @@ Every ```cpp block of the README and docs/*.md follows a marker comment saying w
 A ```cpp block without a marker fails the test. Plugins build in the build tree
 ($TIDE_BUILD_DIR/doc_examples/<name>), so an unchanged example is not compiled again.
 """
+
 import os
 import re
 import subprocess
@@ -26,16 +27,23 @@ from ctest_env import require
 from tide import sdk
 
 SOURCE = os.environ.get("TIDE_SOURCE_DIR") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
+    os.path.join(os.path.dirname(__file__), "..", "..")
+)
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
-_BLOCK = re.compile(r"(?:<!--\s*doc-test:\s*(?P<marker>.*?)-->[ \t]*\n)?"  # the marker, if any
-                    r"[ \t]*```cpp\n(?P<code>.*?)```", re.S)
+_BLOCK = re.compile(
+    r"(?:<!--\s*doc-test:\s*(?P<marker>.*?)-->[ \t]*\n)?"  # the marker, if any
+    r"[ \t]*```cpp\n(?P<code>.*?)```",
+    re.S,
+)
 
 
 def _docs():
     docs = [os.path.join(SOURCE, "README.md")]
-    docs += sorted(os.path.join(SOURCE, "docs", f) for f in os.listdir(os.path.join(SOURCE, "docs"))
-                   if f.endswith(".md"))
+    docs += sorted(
+        os.path.join(SOURCE, "docs", f)
+        for f in os.listdir(os.path.join(SOURCE, "docs"))
+        if f.endswith(".md")
+    )
     return docs
 
 
@@ -69,32 +77,44 @@ def _compiler():
 
 def test_every_cpp_block_in_the_docs_is_marked():
     unmarked = [_id(e) for e in EXAMPLES if e[2] not in ("plugin", "compile", "skip")]
-    assert not unmarked, ("```cpp blocks without a "
-                          "<!-- doc-test: plugin NAME | compile | skip WHY --> "
-                          "marker before them: %s" % unmarked)
+    assert not unmarked, (
+        "```cpp blocks without a "
+        "<!-- doc-test: plugin NAME | compile | skip WHY --> "
+        "marker before them: %s" % unmarked
+    )
     assert [e for e in EXAMPLES if e[2] == "plugin"], "no complete plugin example found in the docs"
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e[2] == "compile"], ids=_id)
 def test_doc_fragment_compiles(example, tmp_path):
     doc, line, _, _, wrapper, code = example
-    code = ("#line %d \"%s\"\n" % (line + 1, doc)) + code
+    code = ('#line %d "%s"\n' % (line + 1, doc)) + code
     if re.search(r"^\.\.\.$", wrapper, re.M):
         source = re.sub(r"^\.\.\.$", lambda _: code, wrapper, flags=re.M)
     else:
         source = wrapper + "\n" + code
     src = tmp_path / "fragment.cc"
     src.write_text("#include <tide/plugin.hpp>\n" + source)
-    r = subprocess.run([_compiler(), "-std=c++17", "-fsyntax-only"] + WARNINGS +
-                       ["-I" + sdk.include_dir(), str(src)], capture_output=True, text=True)
+    r = subprocess.run(
+        [_compiler(), "-std=c++17", "-fsyntax-only"]
+        + WARNINGS
+        + ["-I" + sdk.include_dir(), str(src)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, "%s:%d does not compile:\n%s\n%s" % (
-        doc, line, src.read_text(), r.stderr)
+        doc,
+        line,
+        src.read_text(),
+        r.stderr,
+    )
 
 
 # Runners of the complete examples: each gets the plugin's load record, in a fresh process.
 def _run_readme_axpb(record):
     assert "acme.axpb" in record["ops"], record
     from tide.testing.op_test import OpTest
+
     x = np.random.RandomState(0).uniform(-1, 1, (3, 4))
 
     class T(OpTest):
@@ -104,6 +124,7 @@ def _run_readme_axpb(record):
             self.inputs = {"X": x.astype(dtype)}
             self.attrs = {"a": 2.0, "b": 0.5}
             self.outputs = {"Out": (2.0 * x + 0.5).astype(dtype)}
+
     for dtype in ("float32", "float64"):
         t = T()
         t.setup(dtype)
@@ -113,6 +134,7 @@ def _run_readme_axpb(record):
 def _run_guide_axpy(record):
     assert {"acme.axpy", "acme.axpy_grad"} <= set(record["ops"]), record
     from tide.testing.op_test import OpTest
+
     rng = np.random.RandomState(0)
     x, y = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (3, 4))
 
@@ -123,6 +145,7 @@ def _run_guide_axpy(record):
             self.inputs = {"X": x.astype(dtype), "Y": y.astype(dtype)}
             self.attrs = {"a": 3.0}
             self.outputs = {"Out": (3.0 * x + y).astype(dtype)}
+
     t = T()
     t.setup("float64")
     t.check_output()
@@ -139,14 +162,21 @@ RUNNERS = {"readme_axpb": _run_readme_axpb, "guide_axpy": _run_guide_axpy}
 def test_every_plugin_example_has_a_runner():
     names = [e[3] for e in EXAMPLES if e[2] == "plugin"]
     assert sorted(names) == sorted(RUNNERS), "plugin examples %s, runners %s" % (
-        names, sorted(RUNNERS))
+        names,
+        sorted(RUNNERS),
+    )
 
 
 def build_and_run(name, source):
     """In a fresh process (examples may share a plugin's name): builds, loads and runs one."""
     from tide.utils import cpp_extension
-    record = cpp_extension.load(name, [source], extra_cflags=WARNINGS,
-                                build_directory=os.path.join(os.path.dirname(source), "build"))
+
+    record = cpp_extension.load(
+        name,
+        [source],
+        extra_cflags=WARNINGS,
+        build_directory=os.path.join(os.path.dirname(source), "build"),
+    )
     RUNNERS[name](record)
 
 
@@ -157,11 +187,16 @@ def test_doc_plugin_builds_loads_and_runs(example):
     work = os.path.join(build_dir, "doc_examples", name)
     os.makedirs(work, exist_ok=True)
     source = os.path.join(work, name + ".cc")
-    text = "#line %d \"%s\"\n%s" % (line + 1, doc, code)
+    text = '#line %d "%s"\n%s' % (line + 1, doc, code)
     if not os.path.exists(source) or open(source).read() != text:  # unchanged: ninja builds nothing
         with open(source, "w") as f:
             f.write(text)
     runner = "import test_doc_examples as t; t.build_and_run(%r, %r)" % (name, source)
-    r = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True, timeout=600,
-                       cwd=os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run(
+        [sys.executable, "-c", runner],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=os.path.dirname(os.path.abspath(__file__)),
+    )
     assert r.returncode == 0, "%s:%d (%s):\n%s%s" % (doc, line, name, r.stdout, r.stderr)

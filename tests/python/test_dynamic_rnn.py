@@ -2,6 +2,7 @@
 array_to_lod_tensor, shrink_rnn_memory, reorder_lod_tensor_by_rank): each op against numpy,
 DynamicRNN against the same recurrence run one sequence at a time in numpy, gradients by finite
 differences, a training run, bad input."""
+
 import numpy as np
 import pytest
 
@@ -24,7 +25,7 @@ def _rank(lens):
 
 def _seqs(x, lens):
     offs = np.cumsum([0] + list(lens))
-    return [x[offs[i]:offs[i + 1]] for i in range(len(lens))]
+    return [x[offs[i] : offs[i + 1]] for i in range(len(lens))]
 
 
 def _numeric_grad(f, x, eps):
@@ -47,11 +48,16 @@ def test_rank_table_max_len_and_reorder(exe, rng):
     by_row = layers.reorder_lod_tensor_by_rank(rows, table)
     xs = rng.rand(sum(LENS), 2).astype("float32")
     rs = rng.rand(len(LENS), 3).astype("float32")
-    got_len, got_seq, got_row = exe.run(feed={"x": _lod(xs, LENS), "rows": rs},
-                                        fetch_list=[max_len, by_seq, by_row], return_numpy=False)
+    got_len, got_seq, got_row = exe.run(
+        feed={"x": _lod(xs, LENS), "rows": rs},
+        fetch_list=[max_len, by_seq, by_row],
+        return_numpy=False,
+    )
     order = [i for i, _ in _rank(LENS)]
     assert np.array(got_len).tolist() == [4]
-    np.testing.assert_array_equal(np.array(got_seq), np.concatenate([_seqs(xs, LENS)[i] for i in order]))
+    np.testing.assert_array_equal(
+        np.array(got_seq), np.concatenate([_seqs(xs, LENS)[i] for i in order])
+    )
     assert got_seq.recursive_sequence_lengths() == [[LENS[i] for i in order]]
     np.testing.assert_array_equal(np.array(got_row), rs[order])
 
@@ -63,7 +69,9 @@ def test_rank_table_of_a_two_level_lod_ranks_the_chosen_level(exe):
     back = layers.array_to_lod_tensor(arr, table)
     t = tide.LoDTensor(np.arange(9, dtype="float32").reshape(9, 1))
     t.set_recursive_sequence_lengths([[2, 1], [2, 3, 4]])
-    got, n = exe.run(feed={"x": t}, fetch_list=[back, layers.max_sequence_len(table)], return_numpy=False)
+    got, n = exe.run(
+        feed={"x": t}, fetch_list=[back, layers.max_sequence_len(table)], return_numpy=False
+    )
     # The round trip gives x back, its coarse level included.
     np.testing.assert_array_equal(np.array(got), np.arange(9).reshape(9, 1))
     assert got.recursive_sequence_lengths() == [[2, 1], [2, 3, 4]]
@@ -74,7 +82,9 @@ def test_lod_tensor_to_array_splits_by_step(exe, rng):
     x = layers.data(name="x", shape=[2], dtype="float64", lod_level=1)
     table = layers.lod_rank_table(x)
     arr = layers.lod_tensor_to_array(x, table)
-    steps = [layers.array_read(arr, layers.fill_constant([1], "int64", t)) for t in range(max(LENS))]
+    steps = [
+        layers.array_read(arr, layers.fill_constant([1], "int64", t)) for t in range(max(LENS))
+    ]
     xs = rng.rand(sum(LENS), 2)
     got = exe.run(feed={"x": _lod(xs, LENS)}, fetch_list=steps + [layers.array_length(arr)])
     seqs = _seqs(xs, LENS)
@@ -94,7 +104,9 @@ def test_array_round_trip_and_its_gradient(exe, rng, dtype):
     tide.append_backward(loss, parameter_list=["x"])
     xs = rng.uniform(-1, 1, (sum(LENS), 3)).astype(dtype)
     ws = rng.uniform(0.5, 1.5, (sum(LENS), 3)).astype(dtype)
-    got, gx = exe.run(feed={"x": _lod(xs, LENS), "w": ws}, fetch_list=[back, "x@GRAD"], return_numpy=False)
+    got, gx = exe.run(
+        feed={"x": _lod(xs, LENS), "w": ws}, fetch_list=[back, "x@GRAD"], return_numpy=False
+    )
     np.testing.assert_array_equal(np.array(got), xs)
     assert got.recursive_sequence_lengths() == [LENS]
     np.testing.assert_allclose(np.array(gx), 2 * xs * ws / xs.size, rtol=1e-5)
@@ -104,9 +116,13 @@ def test_shrink_memory_keeps_the_running_sequences(exe, rng):
     x = layers.data(name="x", shape=[1], dtype="float32", lod_level=1)
     mem = layers.data(name="mem", shape=[2], dtype="float32", stop_gradient=False)
     table = layers.lod_rank_table(x)
-    outs = [layers.shrink_memory(mem, layers.fill_constant([1], "int64", t), table) for t in range(4)]
+    outs = [
+        layers.shrink_memory(mem, layers.fill_constant([1], "int64", t), table) for t in range(4)
+    ]
     ms = rng.rand(len(LENS), 2).astype("float32")
-    got = exe.run(feed={"x": _lod(np.zeros((sum(LENS), 1), "float32"), LENS), "mem": ms}, fetch_list=outs)
+    got = exe.run(
+        feed={"x": _lod(np.zeros((sum(LENS), 1), "float32"), LENS), "mem": ms}, fetch_list=outs
+    )
     for t in range(4):
         keep = sum(1 for n in LENS if n > t)
         np.testing.assert_array_equal(got[t], ms[:keep])
@@ -120,7 +136,9 @@ def test_shrink_memory_grad_pads_the_ended_rows_with_zeros(exe, rng):
     loss = layers.mean(layers.elementwise_mul(out, out))
     tide.append_backward(loss, parameter_list=["mem"])
     ms = rng.rand(len(LENS), 2)
-    got, = exe.run(feed={"x": _lod(np.zeros((sum(LENS), 1)), LENS), "mem": ms}, fetch_list=["mem@GRAD"])
+    (got,) = exe.run(
+        feed={"x": _lod(np.zeros((sum(LENS), 1)), LENS), "mem": ms}, fetch_list=["mem@GRAD"]
+    )
     scale = 1.0 / 6  # mean over out's 3 x 2 elements
     want = np.zeros_like(ms)
     want[:3] = 2 * ms[:3] * scale
@@ -136,12 +154,12 @@ def test_reorder_grad_puts_rows_back(exe, rng):
     tide.append_backward(loss, parameter_list=["x"])
     xs = rng.rand(sum(LENS), 2)
     ws = rng.rand(sum(LENS), 2)
-    got, = exe.run(feed={"x": _lod(xs, LENS), "w": ws}, fetch_list=["x@GRAD"])
+    (got,) = exe.run(feed={"x": _lod(xs, LENS), "w": ws}, fetch_list=["x@GRAD"])
     # d mean(out * w) / dx: w's rows in the rank order, sent back to x's order.
     order = [i for i, _ in _rank(LENS)]
     w_seqs, at = {}, 0
     for i in order:
-        w_seqs[i] = ws[at:at + LENS[i]]
+        w_seqs[i] = ws[at : at + LENS[i]]
         at += LENS[i]
     want = np.concatenate([w_seqs[i] for i in range(len(LENS))]) / ws.size
     np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -171,7 +189,9 @@ def _rnn_net(dtype, mode, with_static=False):
         if with_static:
             ins.append(drnn.static_input(extra["s"]))
             attrs.append(tide.ParamAttr(name="ws"))
-        h = layers.fc(input=ins, size=H, act="tanh", param_attr=attrs, bias_attr=tide.ParamAttr(name="b"))
+        h = layers.fc(
+            input=ins, size=H, act="tanh", param_attr=attrs, bias_attr=tide.ParamAttr(name="b")
+        )
         drnn.update_memory(prev, h)
         drnn.output(h)
     return x, drnn(), extra
@@ -214,11 +234,13 @@ def test_dynamic_rnn_matches_numpy_per_sequence(exe, rng, dtype, mode, fresh_pro
     h0 = rng.uniform(-1, 1, (len(LENS), H)).astype(dtype)
     if extra:
         feed["h0"] = h0
-    got, = exe.run(feed=feed, fetch_list=[hidden], return_numpy=False)
+    (got,) = exe.run(feed=feed, fetch_list=[hidden], return_numpy=False)
     params = _params(["wx", "wh", "b"])
     params["b"] = params["b"].reshape(-1)
     want = _numpy_rnn(xs.astype(np.float64), LENS, params, h0=h0.astype(np.float64), mode=mode)
-    np.testing.assert_allclose(np.array(got), want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)
+    np.testing.assert_allclose(
+        np.array(got), want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6
+    )
     assert got.recursive_sequence_lengths() == [LENS]
 
 
@@ -227,7 +249,7 @@ def test_dynamic_rnn_with_a_static_input(exe, rng, fresh_programs):
     exe.run(fresh_programs[1])
     xs = rng.uniform(-1, 1, (sum(LENS), D))
     ss = rng.uniform(-1, 1, (len(LENS), H))
-    got, = exe.run(feed={"x": _lod(xs, LENS), "s": ss}, fetch_list=[hidden])
+    (got,) = exe.run(feed={"x": _lod(xs, LENS), "s": ss}, fetch_list=[hidden])
     params = _params(["wx", "wh", "b", "ws"])
     params["b"] = params["b"].reshape(-1)
     np.testing.assert_allclose(got, _numpy_rnn(xs, LENS, params, s=ss), rtol=1e-12)
@@ -240,24 +262,35 @@ def test_dynamic_rnn_gradients_match_finite_differences(exe, rng, fresh_programs
     x, hidden, extra = _rnn_net("float64", mode, with_static=(wrt == "s"))
     w = layers.data(name="w", shape=[H], dtype="float64")
     last = layers.sequence_pool(hidden, "last")
-    loss = layers.elementwise_add(layers.mean(layers.elementwise_mul(hidden, w)),
-                                  layers.mean(layers.elementwise_mul(last, last)))
+    loss = layers.elementwise_add(
+        layers.mean(layers.elementwise_mul(hidden, w)),
+        layers.mean(layers.elementwise_mul(last, last)),
+    )
     forward_only = main.clone()
     tide.append_backward(loss)
     exe.run(startup)
-    feeds = {"x": rng.uniform(-1, 1, (sum(LENS), D)), "w": rng.uniform(0.5, 1.5, (sum(LENS), H)),
-             "h0": rng.uniform(-1, 1, (len(LENS), H)), "s": rng.uniform(-1, 1, (len(LENS), H))}
+    feeds = {
+        "x": rng.uniform(-1, 1, (sum(LENS), D)),
+        "w": rng.uniform(0.5, 1.5, (sum(LENS), H)),
+        "h0": rng.uniform(-1, 1, (len(LENS), H)),
+        "s": rng.uniform(-1, 1, (len(LENS), H)),
+    }
 
     def feed_with(name, value):
-        f = {k: (_lod(v, LENS) if k == "x" else v) for k, v in feeds.items()
-             if k in ("x", "w") or k in extra}
+        f = {
+            k: (_lod(v, LENS) if k == "x" else v)
+            for k, v in feeds.items()
+            if k in ("x", "w") or k in extra
+        }
         if name in f:
             f[name] = _lod(value, LENS) if name == "x" else value
         return f
 
     def loss_at(value):
         if wrt == "wh":
-            tide.global_scope().find_var("wh").get_tensor().set(np.asarray(value), tide.CPUPlace(), False)
+            tide.global_scope().find_var("wh").get_tensor().set(
+                np.asarray(value), tide.CPUPlace(), False
+            )
         out = exe.run(forward_only, feed=feed_with(wrt, value), fetch_list=[loss])[0]
         return float(np.asarray(out).ravel()[0])
 
@@ -265,7 +298,9 @@ def test_dynamic_rnn_gradients_match_finite_differences(exe, rng, fresh_programs
     got = np.array(exe.run(main, feed=feed_with(wrt, base), fetch_list=[wrt + "@GRAD"])[0])
     want = _numeric_grad(loss_at, base, 1e-6)
     if wrt == "wh":
-        tide.global_scope().find_var("wh").get_tensor().set(np.asarray(base), tide.CPUPlace(), False)
+        tide.global_scope().find_var("wh").get_tensor().set(
+            np.asarray(base), tide.CPUPlace(), False
+        )
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
 
 
@@ -316,7 +351,9 @@ def test_rank_table_of_a_tensor_without_lod_names_the_op_and_variable(exe):
 def test_rank_table_level_out_of_range(exe):
     x = layers.data(name="x", shape=[2], dtype="float32", lod_level=1)
     layers.lod_rank_table(x, level=1)
-    with pytest.raises(tide.InvalidArgumentError, match=r"lod_rank_table.*level 1 is out of range.*'x'"):
+    with pytest.raises(
+        tide.InvalidArgumentError, match=r"lod_rank_table.*level 1 is out of range.*'x'"
+    ):
         exe.run(feed={"x": _lod(np.zeros((3, 2), "float32"), [1, 2])})
 
 
@@ -325,19 +362,32 @@ def test_sequences_not_matching_the_rank_table(exe):
     other = layers.data(name="other", shape=[2], dtype="float32", lod_level=1)
     table = layers.lod_rank_table(x)
     layers.lod_tensor_to_array(other, table)
-    with pytest.raises(tide.InvalidArgumentError,
-                       match=r"lod_tensor_to_array.*'other'.*2 sequence\(s\).*the rank table has 3"):
-        exe.run(feed={"x": _lod(np.zeros((6, 2), "float32"), [1, 2, 3]),
-                      "other": _lod(np.zeros((6, 2), "float32"), [3, 3])})
+    with pytest.raises(
+        tide.InvalidArgumentError,
+        match=r"lod_tensor_to_array.*'other'.*2 sequence\(s\).*the rank table has 3",
+    ):
+        exe.run(
+            feed={
+                "x": _lod(np.zeros((6, 2), "float32"), [1, 2, 3]),
+                "other": _lod(np.zeros((6, 2), "float32"), [3, 3]),
+            }
+        )
 
 
 def test_reorder_rows_not_matching_the_rank_table(exe):
     x = layers.data(name="x", shape=[2], dtype="float32", lod_level=1)
     rows = layers.data(name="rows", shape=[2], dtype="float32")
     layers.reorder_lod_tensor_by_rank(rows, layers.lod_rank_table(x))
-    with pytest.raises(tide.InvalidArgumentError,
-                       match=r"reorder_lod_tensor_by_rank.*'rows'.*4 row\(s\).*the rank table has 3"):
-        exe.run(feed={"x": _lod(np.zeros((6, 2), "float32"), [1, 2, 3]), "rows": np.zeros((4, 2), "float32")})
+    with pytest.raises(
+        tide.InvalidArgumentError,
+        match=r"reorder_lod_tensor_by_rank.*'rows'.*4 row\(s\).*the rank table has 3",
+    ):
+        exe.run(
+            feed={
+                "x": _lod(np.zeros((6, 2), "float32"), [1, 2, 3]),
+                "rows": np.zeros((4, 2), "float32"),
+            }
+        )
 
 
 def test_dynamic_rnn_api_misuse():
@@ -367,5 +417,5 @@ def test_gradient_through_an_array_a_loop_reads_and_writes(exe):
         layers.array_write(layers.scale(v, 2.0), i, array=arr)
         layers.less_than(i, n, cond=cond)
     tide.append_backward(layers.mean(layers.array_read(arr, n)), parameter_list=["x"])
-    got, = exe.run(feed={"x": np.ones((1, 2))}, fetch_list=["x@GRAD"])
+    (got,) = exe.run(feed={"x": np.ones((1, 2))}, fetch_list=["x@GRAD"])
     np.testing.assert_allclose(got, [[4.0, 4.0]])  # d mean(8 x) / dx over 2 elements

@@ -1,6 +1,7 @@
 """fluid.evaluator (metrics the program accumulates over a pass) and fluid.metrics (metrics
 accumulated in Python over fetched values), Fluid 1.x's APIs (issue 37, item 2), each checked
 against sklearn or numpy on random data, batch after batch."""
+
 import numpy as np
 import pytest
 from sklearn import metrics as skm
@@ -30,14 +31,17 @@ def test_evaluator_accuracy_over_passes(exe, rng, k):
         for batch in (7, 13, 4):
             xs = rng.uniform(-1, 1, (batch, 6)).astype("float32")
             ys = rng.randint(0, 5, (batch, 1)).astype("int64")
-            p, batch_acc = exe.run(feed={"x": xs, "label": ys}, fetch_list=[predict] + accuracy.metrics)
+            p, batch_acc = exe.run(
+                feed={"x": xs, "label": ys}, fetch_list=[predict] + accuracy.metrics
+            )
             want = skm.top_k_accuracy_score(ys[:, 0], p, k=k, labels=range(5))
             np.testing.assert_allclose(batch_acc, [want], rtol=1e-6)
             probs.append(p)
             labels.append(ys[:, 0])
         pass_acc = accuracy.eval(exe)
-        want = skm.top_k_accuracy_score(np.concatenate(labels), np.concatenate(probs), k=k,
-                                        labels=range(5))
+        want = skm.top_k_accuracy_score(
+            np.concatenate(labels), np.concatenate(probs), k=k, labels=range(5)
+        )
         np.testing.assert_allclose(pass_acc, [want], rtol=1e-6)
         assert pass_acc.dtype == np.float32
 
@@ -73,8 +77,9 @@ def test_evaluator_chunk_evaluator(exe, rng):
     num_types = 3
     infer = layers.data(name="infer", shape=[1], dtype="int64", lod_level=1)
     label = layers.data(name="lab", shape=[1], dtype="int64", lod_level=1)
-    chunk = tide.evaluator.ChunkEvaluator(input=infer, label=label, chunk_scheme="IOB",
-                                          num_chunk_types=num_types)
+    chunk = tide.evaluator.ChunkEvaluator(
+        input=infer, label=label, chunk_scheme="IOB", num_chunk_types=num_types
+    )
     exe.run(tide.default_startup_program())
     chunk.reset(exe)
     counts = np.zeros(3)
@@ -119,7 +124,9 @@ def test_evaluator_edit_distance(exe, rng):
             t = tide.LoDTensor(rng.randint(0, 3, (sum(lens), 1)).astype("int64"))
             t.set_recursive_sequence_lengths([lens])
             feeds[name] = t
-        d, n, total, errors = exe.run(feed=feeds, fetch_list=[distances, seq_num] + evaluator.metrics)
+        d, n, total, errors = exe.run(
+            feed=feeds, fetch_list=[distances, seq_num] + evaluator.metrics
+        )
         assert n.tolist() == [5]
         np.testing.assert_allclose(total, [d.sum()], rtol=1e-6)
         assert errors.tolist() == [int(np.sum(d != 0))]
@@ -143,13 +150,17 @@ def test_the_seeds_evaluator_loop(exe, rng):
 
     def train_reader():
         for i in range(0, len(data), 8):
-            yield data[i:i + 8]
+            yield data[i : i + 8]
+
     for pass_id in range(2):
         accuracy.reset(exe)
         correct = 0.0
         for batch in train_reader():
-            loss, acc = exe.run(tide.default_main_program(), feed=feeder.feed(batch),
-                                fetch_list=[avg_cost] + accuracy.metrics)
+            loss, acc = exe.run(
+                tide.default_main_program(),
+                feed=feeder.feed(batch),
+                fetch_list=[avg_cost] + accuracy.metrics,
+            )
             correct += float(acc[0]) * len(batch)
         pass_acc = accuracy.eval(exe)
         np.testing.assert_allclose(pass_acc, [correct / len(data)], rtol=1e-5)
@@ -179,8 +190,10 @@ def test_metrics_precision_recall_and_composite(rng):
     assert precision.eval() == pytest.approx(skm.precision_score(label, pred))
     assert recall.eval() == pytest.approx(skm.recall_score(label, pred))
     assert both.eval() == pytest.approx([precision.eval(), recall.eval()])
-    assert precision.get_config() == {"name": "Precision", "states": {"tp": precision.tp,
-                                                                      "fp": precision.fp}}
+    assert precision.get_config() == {
+        "name": "Precision",
+        "states": {"tp": precision.tp, "fp": precision.fp},
+    }
     precision.reset()
     both.reset()
     assert (precision.tp, precision.fp) == (0, 0) and precision.eval() == 0.0
@@ -202,8 +215,9 @@ def test_metrics_accuracy_is_the_weighted_mean(rng):
         acc.update(value=np.array([hit.mean()]), weight=len(y))
         preds.append(np.rint(p))
         labels.append(y)
-    np.testing.assert_allclose(acc.eval(), [skm.accuracy_score(np.concatenate(labels),
-                                                                np.concatenate(preds))])
+    np.testing.assert_allclose(
+        acc.eval(), [skm.accuracy_score(np.concatenate(labels), np.concatenate(preds))]
+    )
     with pytest.raises(ValueError, match="negative"):
         acc.update(value=0.5, weight=-1)
     acc.reset()
@@ -221,8 +235,9 @@ def test_metrics_auc_matches_sklearn(rng):
         auc.update(np.stack([1 - s, s], axis=1), y.reshape(-1, 1))
         scores.append(s)
         labels.append(y)
-    assert auc.eval() == pytest.approx(skm.roc_auc_score(np.concatenate(labels), np.concatenate(scores)),
-                                       rel=1e-9)
+    assert auc.eval() == pytest.approx(
+        skm.roc_auc_score(np.concatenate(labels), np.concatenate(scores)), rel=1e-9
+    )
     auc.reset()
     assert auc.eval() == 0.0
 
@@ -236,8 +251,12 @@ def test_metrics_chunk_evaluator_and_edit_distance(rng):
     infer, label, correct = counts.sum(axis=0)
     p, r, f1 = chunk.eval()
     assert (p, r) == pytest.approx((correct / infer, correct / label))
-    assert f1 == pytest.approx(skm.f1_score([1] * correct + [1] * (label - correct) + [0] * (infer - correct),
-                                            [1] * correct + [0] * (label - correct) + [1] * (infer - correct)))
+    assert f1 == pytest.approx(
+        skm.f1_score(
+            [1] * correct + [1] * (label - correct) + [0] * (infer - correct),
+            [1] * correct + [0] * (label - correct) + [1] * (infer - correct),
+        )
+    )
 
     ed = tide.metrics.EditDistance("ed")
     all_d = []

@@ -1,6 +1,7 @@
 """The examples as tests, seeded: fit_a_line within 2% of the least-squares optimum, the digits
 MLP at >= 95% test accuracy, the digits conv net at >= 97% with and without oneDNN. How fast they
 train is the benchmarks' business (benchmarks/), not a test's: a slow machine is no failure."""
+
 import os
 import sys
 
@@ -9,7 +10,13 @@ import pytest
 
 import tide
 
-sys.path.insert(0, os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")), "examples"))
+sys.path.insert(
+    0,
+    os.path.join(
+        os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
+        "examples",
+    ),
+)
 import control_flow_snippets  # noqa: E402
 import fit_a_line  # noqa: E402
 import recognize_digits_conv  # noqa: E402
@@ -32,7 +39,9 @@ def test_digits_mlp_accuracy():
 
 @pytest.mark.parametrize("use_mkldnn", [False, True])
 def test_digits_conv_accuracy(use_mkldnn):
-    if use_mkldnn and not any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()):
+    if use_mkldnn and not any(
+        p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()
+    ):
         pytest.skip("the oneDNN plugin is not built")
     acc = recognize_digits_conv.train(passes=12, use_mkldnn=use_mkldnn, verbose=False)
     assert acc >= 0.97, acc
@@ -56,6 +65,7 @@ def test_machine_translation_reverses_sequences():
     # core), then beam search in a While loop: >= 80% of held-out sequences (lengths 2-8,
     # 10 words) come back exactly reversed (93.5% when written).
     import machine_translation
+
     exact = machine_translation.train(steps=3000, verbose=False)
     assert exact >= 0.80, exact
 

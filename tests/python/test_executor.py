@@ -1,5 +1,6 @@
 """Executor and tensors from Python: feeds and fetches, errors on bad input, scopes, numpy and
 DLPack exchange without copies."""
+
 import numpy as np
 import pytest
 
@@ -17,11 +18,11 @@ def test_feed_fetch_and_program_cache(exe, rng):
     x, y = _linear()
     exe.run(tide.default_startup_program())
     xs = rng.rand(4, 13).astype("float32")
-    out1, = exe.run(feed={"x": xs}, fetch_list=[y])
+    (out1,) = exe.run(feed={"x": xs}, fetch_list=[y])
     w = np.array(tide.global_scope().find_var("w").get_tensor())
     b = np.array(tide.global_scope().find_var("b").get_tensor())
     np.testing.assert_allclose(out1, xs @ w + b, rtol=1e-5)
-    out2, = exe.run(feed={"x": xs[:2]}, fetch_list=[y.name])  # another batch size, same program
+    (out2,) = exe.run(feed={"x": xs[:2]}, fetch_list=[y.name])  # another batch size, same program
     np.testing.assert_allclose(out2, out1[:2], rtol=1e-6)
     raw = exe.run(feed={"x": xs}, fetch_list=[y], return_numpy=False)[0]
     assert isinstance(raw, tide.LoDTensor) and raw.shape() == [4, 1]
@@ -30,7 +31,7 @@ def test_feed_fetch_and_program_cache(exe, rng):
 def test_fetched_arrays_do_not_alias_later_runs(exe, rng):
     x, y = _linear()
     exe.run(tide.default_startup_program())
-    a, = exe.run(feed={"x": np.ones((2, 13), "float32")}, fetch_list=[y])
+    (a,) = exe.run(feed={"x": np.ones((2, 13), "float32")}, fetch_list=[y])
     keep = a.copy()
     exe.run(feed={"x": np.zeros((2, 13), "float32")}, fetch_list=[y])
     np.testing.assert_array_equal(a, keep)
@@ -63,7 +64,9 @@ def test_parameters_not_initialised(exe):
 
 
 def test_unknown_place():
-    with pytest.raises(tide.UnavailableError, match="no loaded device plugin provides kind 'nosuch'"):
+    with pytest.raises(
+        tide.UnavailableError, match="no loaded device plugin provides kind 'nosuch'"
+    ):
         tide.Executor(tide.Place("nosuch", 0))
     with pytest.raises(tide.UnavailableError, match="cpu:3 does not exist"):
         tide.Executor(tide.Place("cpu", 3))
@@ -150,7 +153,8 @@ def test_cuda_place_without_that_gpu_is_a_clear_error():
         with pytest.raises(tide.UnavailableError, match=r"gpu:0"):
             tide.Executor(tide.CUDAPlace(0))
     assert tide.is_compiled_with_cuda() == any(
-        p["status"] == "loaded" and "gpu" in p["devices"] for p in tide.plugins())
+        p["status"] == "loaded" and "gpu" in p["devices"] for p in tide.plugins()
+    )
 
 
 def test_close_tells_the_pservers_once():
@@ -167,8 +171,13 @@ def test_close_tells_the_pservers_once():
     class Recording(tide.Executor):
         def run(self, program=None, **kwargs):  # what would go over the wire, not sent
             self._note_pservers(program)
-            sent.append([(op.type, op.attr("endpoints"), op.attr("trainer_id"))
-                         for op in program.global_block().ops if op.type == "send_complete"])
+            sent.append(
+                [
+                    (op.type, op.attr("endpoints"), op.attr("trainer_id"))
+                    for op in program.global_block().ops
+                    if op.type == "send_complete"
+                ]
+            )
 
     exe = Recording(tide.CPUPlace())
     exe._note_pservers(t.get_trainer_program())

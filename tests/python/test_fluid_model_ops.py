@@ -6,6 +6,7 @@ loaded plugin (tide._C.registered_ops()). A few characteristic op types per mode
 builders against drifting from the book. Sizes are small: the programs are built, and a few run
 one training step on generated data. Run against a build with every plugin of the tree (ctest
 does)."""
+
 import numpy as np
 import pytest
 
@@ -42,11 +43,13 @@ def recognize_digits_mlp():
 
 def recognize_digits_conv():
     img = layers.data(name="img", shape=[1, 28, 28], dtype="float32")
-    conv_pool_1 = nets.simple_img_conv_pool(input=img, filter_size=5, num_filters=20, pool_size=2,
-                                            pool_stride=2, act="relu")
+    conv_pool_1 = nets.simple_img_conv_pool(
+        input=img, filter_size=5, num_filters=20, pool_size=2, pool_stride=2, act="relu"
+    )
     conv_pool_1 = layers.batch_norm(conv_pool_1)
-    conv_pool_2 = nets.simple_img_conv_pool(input=conv_pool_1, filter_size=5, num_filters=50,
-                                            pool_size=2, pool_stride=2, act="relu")
+    conv_pool_2 = nets.simple_img_conv_pool(
+        input=conv_pool_1, filter_size=5, num_filters=50, pool_size=2, pool_stride=2, act="relu"
+    )
     avg_cost = _classify(layers.fc(input=conv_pool_2, size=10, act="softmax"))
     tide.optimizer.Adam(learning_rate=0.001).minimize(avg_cost)
     return avg_cost
@@ -54,8 +57,15 @@ def recognize_digits_conv():
 
 def _resnet_cifar10(input, depth=8):
     def conv_bn_layer(input, ch_out, filter_size, stride, padding, act="relu", bias_attr=False):
-        tmp = layers.conv2d(input=input, filter_size=filter_size, num_filters=ch_out, stride=stride,
-                            padding=padding, act=None, bias_attr=bias_attr)
+        tmp = layers.conv2d(
+            input=input,
+            filter_size=filter_size,
+            num_filters=ch_out,
+            stride=stride,
+            padding=padding,
+            act=None,
+            bias_attr=bias_attr,
+        )
         return layers.batch_norm(input=tmp, act=act)
 
     def shortcut(input, ch_in, ch_out, stride):
@@ -85,10 +95,17 @@ def _resnet_cifar10(input, depth=8):
 
 def _vgg16_bn_drop(input):
     def conv_block(input, num_filter, groups, dropouts):
-        return nets.img_conv_group(input=input, pool_size=2, pool_stride=2,
-                                   conv_num_filter=[num_filter] * groups, conv_filter_size=3,
-                                   conv_act="relu", conv_with_batchnorm=True,
-                                   conv_batchnorm_drop_rate=dropouts, pool_type="max")
+        return nets.img_conv_group(
+            input=input,
+            pool_size=2,
+            pool_stride=2,
+            conv_num_filter=[num_filter] * groups,
+            conv_filter_size=3,
+            conv_act="relu",
+            conv_with_batchnorm=True,
+            conv_batchnorm_drop_rate=dropouts,
+            pool_type="max",
+        )
 
     conv1 = conv_block(input, 64, 2, [0.3, 0])
     conv2 = conv_block(conv1, 128, 2, [0.4, 0])
@@ -118,10 +135,20 @@ def image_classification_vgg():
 
 
 def word2vec(dict_size=60, embed_size=32, hidden_size=64, n=5):
-    words = [layers.data(name=w, shape=[1], dtype="int64")
-             for w in ("firstw", "secondw", "thirdw", "forthw", "nextw")]
-    embeds = [layers.embedding(input=w, size=[dict_size, embed_size], dtype="float32",
-                               is_sparse=True, param_attr="shared_w") for w in words[:n - 1]]
+    words = [
+        layers.data(name=w, shape=[1], dtype="int64")
+        for w in ("firstw", "secondw", "thirdw", "forthw", "nextw")
+    ]
+    embeds = [
+        layers.embedding(
+            input=w,
+            size=[dict_size, embed_size],
+            dtype="float32",
+            is_sparse=True,
+            param_attr="shared_w",
+        )
+        for w in words[: n - 1]
+    ]
     concat_embed = layers.concat(input=embeds, axis=1)
     hidden1 = layers.fc(input=concat_embed, size=hidden_size, act="sigmoid")
     predict_word = layers.fc(input=hidden1, size=dict_size, act="softmax")
@@ -136,19 +163,29 @@ def recommender_system():
         emb = layers.embedding(input=uid, size=[size, dim], param_attr=table, is_sparse=True)
         return layers.fc(input=emb, size=dim)
 
-    usr = layers.concat(input=[id_feature("user_id", 50, 32, "user_table"),
-                               id_feature("gender_id", 2, 16, "gender_table"),
-                               id_feature("age_id", 7, 16, "age_table"),
-                               id_feature("job_id", 21, 16, "job_table")], axis=1)
+    usr = layers.concat(
+        input=[
+            id_feature("user_id", 50, 32, "user_table"),
+            id_feature("gender_id", 2, 16, "gender_table"),
+            id_feature("age_id", 7, 16, "age_table"),
+            id_feature("job_id", 21, 16, "job_table"),
+        ],
+        axis=1,
+    )
     usr_combined = layers.fc(input=usr, size=200, act="tanh")
     mov_fc = id_feature("movie_id", 40, 32, "movie_table")
     category_id = layers.data(name="category_id", shape=[1], dtype="int64", lod_level=1)
     mov_categories = layers.sequence_pool(
-        input=layers.embedding(input=category_id, size=[19, 32], is_sparse=True), pool_type="sum")
+        input=layers.embedding(input=category_id, size=[19, 32], is_sparse=True), pool_type="sum"
+    )
     mov_title_id = layers.data(name="movie_title", shape=[1], dtype="int64", lod_level=1)
     mov_title_conv = nets.sequence_conv_pool(
-        input=layers.embedding(input=mov_title_id, size=[80, 32], is_sparse=True), num_filters=32,
-        filter_size=3, act="tanh", pool_type="sum")
+        input=layers.embedding(input=mov_title_id, size=[80, 32], is_sparse=True),
+        num_filters=32,
+        filter_size=3,
+        act="tanh",
+        pool_type="sum",
+    )
     mov = layers.concat(input=[mov_fc, mov_categories, mov_title_conv], axis=1)
     mov_combined = layers.fc(input=mov, size=200, act="tanh")
     scale_infer = layers.scale(x=layers.cos_sim(X=usr_combined, Y=mov_combined), scale=5.0)
@@ -166,10 +203,12 @@ def _sentiment(net):
 
 def understand_sentiment_conv():
     def convolution_net(emb):
-        conv_3 = nets.sequence_conv_pool(input=emb, num_filters=16, filter_size=3, act="tanh",
-                                         pool_type="sqrt")
-        conv_4 = nets.sequence_conv_pool(input=emb, num_filters=16, filter_size=4, act="tanh",
-                                         pool_type="sqrt")
+        conv_3 = nets.sequence_conv_pool(
+            input=emb, num_filters=16, filter_size=3, act="tanh", pool_type="sqrt"
+        )
+        conv_4 = nets.sequence_conv_pool(
+            input=emb, num_filters=16, filter_size=4, act="tanh", pool_type="sqrt"
+        )
         return layers.fc(input=[conv_3, conv_4], size=2, act="softmax")
 
     avg_cost = _sentiment(convolution_net)
@@ -195,44 +234,95 @@ def understand_sentiment_stacked_lstm(hid_dim=32, stacked_num=3):
     return avg_cost
 
 
-def label_semantic_roles(word_dict_len=60, pred_dict_len=20, label_dict_len=9, mark_dict_len=2,
-                         word_dim=16, mark_dim=5, hidden_dim=32, depth=8):
+def label_semantic_roles(
+    word_dict_len=60,
+    pred_dict_len=20,
+    label_dict_len=9,
+    mark_dict_len=2,
+    word_dim=16,
+    mark_dim=5,
+    hidden_dim=32,
+    depth=8,
+):
     def seq(name):
         return layers.data(name=name, shape=[1], dtype="int64", lod_level=1)
 
-    word, predicate, mark, target = seq("word_data"), seq("verb_data"), seq("mark_data"), seq("target")
-    ctxs = [seq(n) for n in ("ctx_n2_data", "ctx_n1_data", "ctx_0_data", "ctx_p1_data", "ctx_p2_data")]
-    predicate_embedding = layers.embedding(input=predicate, size=[pred_dict_len, word_dim],
-                                           dtype="float32", is_sparse=True, param_attr="vemb")
-    mark_embedding = layers.embedding(input=mark, size=[mark_dict_len, mark_dim], dtype="float32",
-                                      is_sparse=True)
-    emb_layers = [layers.embedding(size=[word_dict_len, word_dim], input=x,
-                                   param_attr=tide.ParamAttr(name="emb", trainable=False))
-                  for x in [word] + ctxs]
+    word, predicate, mark, target = (
+        seq("word_data"),
+        seq("verb_data"),
+        seq("mark_data"),
+        seq("target"),
+    )
+    ctxs = [
+        seq(n) for n in ("ctx_n2_data", "ctx_n1_data", "ctx_0_data", "ctx_p1_data", "ctx_p2_data")
+    ]
+    predicate_embedding = layers.embedding(
+        input=predicate,
+        size=[pred_dict_len, word_dim],
+        dtype="float32",
+        is_sparse=True,
+        param_attr="vemb",
+    )
+    mark_embedding = layers.embedding(
+        input=mark, size=[mark_dict_len, mark_dim], dtype="float32", is_sparse=True
+    )
+    emb_layers = [
+        layers.embedding(
+            size=[word_dict_len, word_dim],
+            input=x,
+            param_attr=tide.ParamAttr(name="emb", trainable=False),
+        )
+        for x in [word] + ctxs
+    ]
     emb_layers += [predicate_embedding, mark_embedding]
     hidden_0 = layers.sums(input=[layers.fc(input=emb, size=hidden_dim) for emb in emb_layers])
-    lstm_0, _ = layers.dynamic_lstm(input=hidden_0, size=hidden_dim, candidate_activation="relu",
-                                    gate_activation="sigmoid", cell_activation="sigmoid")
+    lstm_0, _ = layers.dynamic_lstm(
+        input=hidden_0,
+        size=hidden_dim,
+        candidate_activation="relu",
+        gate_activation="sigmoid",
+        cell_activation="sigmoid",
+    )
     input_tmp = [hidden_0, lstm_0]
     for i in range(1, depth):
-        mix_hidden = layers.sums(input=[layers.fc(input=input_tmp[0], size=hidden_dim),
-                                        layers.fc(input=input_tmp[1], size=hidden_dim)])
-        lstm, _ = layers.dynamic_lstm(input=mix_hidden, size=hidden_dim, candidate_activation="relu",
-                                      gate_activation="sigmoid", cell_activation="sigmoid",
-                                      is_reverse=((i % 2) == 1))
+        mix_hidden = layers.sums(
+            input=[
+                layers.fc(input=input_tmp[0], size=hidden_dim),
+                layers.fc(input=input_tmp[1], size=hidden_dim),
+            ]
+        )
+        lstm, _ = layers.dynamic_lstm(
+            input=mix_hidden,
+            size=hidden_dim,
+            candidate_activation="relu",
+            gate_activation="sigmoid",
+            cell_activation="sigmoid",
+            is_reverse=((i % 2) == 1),
+        )
         input_tmp = [mix_hidden, lstm]
-    feature_out = layers.sums(input=[
-        layers.fc(input=input_tmp[0], size=label_dict_len, act="tanh"),
-        layers.fc(input=input_tmp[1], size=label_dict_len, act="tanh")])
-    crf_cost = layers.linear_chain_crf(input=feature_out, label=target,
-                                       param_attr=tide.ParamAttr(name="crfw", learning_rate=1e-3))
+    feature_out = layers.sums(
+        input=[
+            layers.fc(input=input_tmp[0], size=label_dict_len, act="tanh"),
+            layers.fc(input=input_tmp[1], size=label_dict_len, act="tanh"),
+        ]
+    )
+    crf_cost = layers.linear_chain_crf(
+        input=feature_out, label=target, param_attr=tide.ParamAttr(name="crfw", learning_rate=1e-3)
+    )
     avg_cost = layers.mean(crf_cost)
-    sgd = tide.optimizer.SGD(learning_rate=layers.exponential_decay(
-        learning_rate=0.01, decay_steps=100000, decay_rate=0.5, staircase=True))
+    sgd = tide.optimizer.SGD(
+        learning_rate=layers.exponential_decay(
+            learning_rate=0.01, decay_steps=100000, decay_rate=0.5, staircase=True
+        )
+    )
     sgd.minimize(avg_cost)
     crf_decode = layers.crf_decoding(input=feature_out, param_attr=tide.ParamAttr(name="crfw"))
-    layers.chunk_eval(input=crf_decode, label=target, chunk_scheme="IOB",
-                      num_chunk_types=(label_dict_len - 1) // 2)
+    layers.chunk_eval(
+        input=crf_decode,
+        label=target,
+        chunk_scheme="IOB",
+        num_chunk_types=(label_dict_len - 1) // 2,
+    )
     return avg_cost
 
 
@@ -243,8 +333,9 @@ MT = dict(dict_size=50, word_dim=16, hidden_dim=16, max_length=8, beam_size=3)
 
 def _mt_encoder():
     src_word_id = layers.data(name="src_word_id", shape=[1], dtype="int64", lod_level=1)
-    src_embedding = layers.embedding(input=src_word_id, size=[MT["dict_size"], MT["word_dim"]],
-                                     dtype="float32", is_sparse=True)
+    src_embedding = layers.embedding(
+        input=src_word_id, size=[MT["dict_size"], MT["word_dim"]], dtype="float32", is_sparse=True
+    )
     fc_forward = layers.fc(input=src_embedding, size=MT["hidden_dim"] * 3, bias_attr=False)
     src_forward = layers.dynamic_gru(input=fc_forward, size=MT["hidden_dim"])
     fc_backward = layers.fc(input=src_embedding, size=MT["hidden_dim"] * 3, bias_attr=False)
@@ -281,11 +372,15 @@ def _mt_decoder_inputs(encoder_out):
 def machine_translation_train():
     encoder_out = _mt_encoder()
     encoder_last_proj, encoder_out_proj = _mt_decoder_inputs(encoder_out)
-    trg_language_word = layers.data(name="target_language_word", shape=[1], dtype="int64",
-                                    lod_level=1)
-    trg_embedding = layers.embedding(input=trg_language_word,
-                                     size=[MT["dict_size"], MT["word_dim"]], dtype="float32",
-                                     is_sparse=True)
+    trg_language_word = layers.data(
+        name="target_language_word", shape=[1], dtype="int64", lod_level=1
+    )
+    trg_embedding = layers.embedding(
+        input=trg_language_word,
+        size=[MT["dict_size"], MT["word_dim"]],
+        dtype="float32",
+        is_sparse=True,
+    )
     rnn = layers.DynamicRNN()
     with rnn.block():
         x = rnn.step_input(trg_embedding)
@@ -300,9 +395,10 @@ def machine_translation_train():
     avg_cost = layers.mean(layers.cross_entropy(input=rnn(), label=label))
     tide.clip.set_gradient_clip(clip=tide.clip.GradientClipByGlobalNorm(clip_norm=5.0))
     lr_decay = layers.learning_rate_scheduler.noam_decay(MT["hidden_dim"], 1000)
-    tide.optimizer.Adam(learning_rate=lr_decay,
-                        regularization=tide.regularizer.L2DecayRegularizer(
-                            regularization_coeff=1e-4)).minimize(avg_cost)
+    tide.optimizer.Adam(
+        learning_rate=lr_decay,
+        regularization=tide.regularizer.L2DecayRegularizer(regularization_coeff=1e-4),
+    ).minimize(avg_cost)
     return avg_cost
 
 
@@ -322,16 +418,19 @@ def machine_translation_decode():
         pre_ids = layers.array_read(array=ids_array, i=counter)
         pre_score = layers.array_read(array=scores_array, i=counter)
         pre_state = layers.array_read(array=state_array, i=counter)
-        pre_ids_emb = layers.embedding(input=pre_ids, size=[MT["dict_size"], MT["word_dim"]],
-                                       dtype="float32", is_sparse=True)
+        pre_ids_emb = layers.embedding(
+            input=pre_ids, size=[MT["dict_size"], MT["word_dim"]], dtype="float32", is_sparse=True
+        )
         out, current_state = _mt_cell(pre_ids_emb, pre_state, encoder_out, encoder_out_proj)
         prob = layers.fc(input=current_state, size=MT["dict_size"], act="softmax")
         topk_scores, topk_indices = layers.topk(prob, k=MT["beam_size"])
-        accu_scores = layers.elementwise_add(x=layers.log(topk_scores),
-                                             y=layers.reshape(pre_score, shape=[-1]), axis=0)
+        accu_scores = layers.elementwise_add(
+            x=layers.log(topk_scores), y=layers.reshape(pre_score, shape=[-1]), axis=0
+        )
         accu_scores = layers.lod_reset(x=accu_scores, y=pre_ids)
         selected_ids, selected_scores = layers.beam_search(
-            pre_ids, pre_score, topk_indices, accu_scores, MT["beam_size"], end_id=1)
+            pre_ids, pre_score, topk_indices, accu_scores, MT["beam_size"], end_id=1
+        )
         layers.increment(x=counter, value=1, in_place=True)
         layers.array_write(selected_ids, array=ids_array, i=counter)
         layers.array_write(selected_scores, array=scores_array, i=counter)
@@ -342,8 +441,9 @@ def machine_translation_decode():
         length_cond = layers.less_than(x=counter, y=max_len)
         finish_cond = layers.logical_not(layers.is_empty(x=selected_ids))
         layers.logical_and(x=length_cond, y=finish_cond, out=cond)
-    return layers.beam_search_decode(ids=ids_array, scores=scores_array,
-                                     beam_size=MT["beam_size"], end_id=1)
+    return layers.beam_search_decode(
+        ids=ids_array, scores=scores_array, beam_size=MT["beam_size"], end_id=1
+    )
 
 
 # Op types each model must hold (besides everything being registered): the book's
@@ -352,25 +452,69 @@ MODELS = {
     fit_a_line: ["mul", "square", "mean_grad", "elementwise_sub_grad", "sgd"],
     recognize_digits_mlp: ["cross_entropy2_grad", "top_k", "accuracy", "adam"],
     recognize_digits_conv: ["conv2d_grad", "pool2d_grad", "batch_norm_grad", "adam"],
-    image_classification_resnet: ["conv2d_grad", "batch_norm_grad", "elementwise_add_grad",
-                                  "relu_grad", "pool2d_grad", "cross_entropy2_grad"],
+    image_classification_resnet: [
+        "conv2d_grad",
+        "batch_norm_grad",
+        "elementwise_add_grad",
+        "relu_grad",
+        "pool2d_grad",
+        "cross_entropy2_grad",
+    ],
     image_classification_vgg: ["conv2d_grad", "dropout_grad", "batch_norm_grad", "pool2d_grad"],
     word2vec: ["lookup_table_grad", "concat_grad", "sigmoid_grad", "softmax_grad", "sgd"],
-    recommender_system: ["sequence_conv_grad", "sequence_pool_grad", "cos_sim_grad",
-                         "lookup_table_grad", "sgd"],
+    recommender_system: [
+        "sequence_conv_grad",
+        "sequence_pool_grad",
+        "cos_sim_grad",
+        "lookup_table_grad",
+        "sgd",
+    ],
     understand_sentiment_conv: ["sequence_conv_grad", "sequence_pool_grad", "adagrad"],
     understand_sentiment_stacked_lstm: ["lstm_grad", "sequence_pool_grad", "adam"],
-    label_semantic_roles: ["linear_chain_crf_grad", "lstm_grad", "sum", "crf_decoding",
-                           "chunk_eval", "floor", "elementwise_pow", "increment", "sgd"],
+    label_semantic_roles: [
+        "linear_chain_crf_grad",
+        "lstm_grad",
+        "sum",
+        "crf_decoding",
+        "chunk_eval",
+        "floor",
+        "elementwise_pow",
+        "increment",
+        "sgd",
+    ],
     machine_translation_train: [
-        "gru_grad", "gru_unit_grad", "sequence_softmax_grad", "reshape2_grad",
-        "elementwise_mul_grad", "sequence_expand_grad", "sequence_pool_grad", "while_grad",
-        "lod_rank_table", "squared_l2_norm", "sqrt", "elementwise_max", "elementwise_div",
-        "elementwise_pow", "elementwise_min", "adam"],
+        "gru_grad",
+        "gru_unit_grad",
+        "sequence_softmax_grad",
+        "reshape2_grad",
+        "elementwise_mul_grad",
+        "sequence_expand_grad",
+        "sequence_pool_grad",
+        "while_grad",
+        "lod_rank_table",
+        "squared_l2_norm",
+        "sqrt",
+        "elementwise_max",
+        "elementwise_div",
+        "elementwise_pow",
+        "elementwise_min",
+        "adam",
+    ],
     machine_translation_decode: [
-        "while", "top_k", "log", "lod_reset", "beam_search", "beam_search_decode", "is_empty",
-        "logical_not", "logical_and", "assign", "sequence_expand", "write_to_array",
-        "read_from_array"],
+        "while",
+        "top_k",
+        "log",
+        "lod_reset",
+        "beam_search",
+        "beam_search_decode",
+        "is_empty",
+        "logical_not",
+        "logical_and",
+        "assign",
+        "sequence_expand",
+        "write_to_array",
+        "read_from_array",
+    ],
 }
 
 
@@ -391,10 +535,15 @@ def test_book_model_ops_are_registered(model):
     main, startup, _ = build(model)
     used = op_types(main) | op_types(startup)
     missing = sorted(used - set(tide._C.registered_ops()))
-    assert not missing, "%s needs op types no loaded plugin registers: %s" % (model.__name__, missing)
+    assert not missing, "%s needs op types no loaded plugin registers: %s" % (
+        model.__name__,
+        missing,
+    )
     absent = sorted(set(MODELS[model]) - used)
     assert not absent, "%s's programs lack %s (the builder no longer matches the book)" % (
-        model.__name__, absent)
+        model.__name__,
+        absent,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,21 +559,32 @@ def _feeds(model, rng):
     if model is fit_a_line:
         return {"x": rng.rand(4, 13).astype("float32"), "y": rng.rand(4, 1).astype("float32")}
     if model is recognize_digits_conv:
-        return {"img": rng.rand(2, 1, 28, 28).astype("float32"),
-                "label": rng.randint(0, 10, (2, 1)).astype("int64")}
+        return {
+            "img": rng.rand(2, 1, 28, 28).astype("float32"),
+            "label": rng.randint(0, 10, (2, 1)).astype("int64"),
+        }
     if model is understand_sentiment_stacked_lstm:
         return {"words": _lod(rng, 100, [3, 5]), "label": rng.randint(0, 2, (2, 1)).astype("int64")}
     assert model is machine_translation_train
-    return {"src_word_id": _lod(rng, MT["dict_size"], [4, 2, 3]),
-            "target_language_word": _lod(rng, MT["dict_size"], [3, 4, 2]),
-            "target_language_next_word": _lod(rng, MT["dict_size"], [3, 4, 2])}
+    return {
+        "src_word_id": _lod(rng, MT["dict_size"], [4, 2, 3]),
+        "target_language_word": _lod(rng, MT["dict_size"], [3, 4, 2]),
+        "target_language_next_word": _lod(rng, MT["dict_size"], [3, 4, 2]),
+    }
 
 
 # machine_translation_train clips by global norm over the sparse (SelectedRows) gradients of its
 # is_sparse embeddings: merged first, as Fluid's clip.py (tide/clip.py).
-@pytest.mark.parametrize("model", [fit_a_line, recognize_digits_conv,
-                                   understand_sentiment_stacked_lstm, machine_translation_train],
-                         ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "model",
+    [
+        fit_a_line,
+        recognize_digits_conv,
+        understand_sentiment_stacked_lstm,
+        machine_translation_train,
+    ],
+    ids=lambda m: m.__name__,
+)
 def test_book_model_trains_a_step(model):
     main, startup, loss = build(model)
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
@@ -433,8 +593,8 @@ def test_book_model_trains_a_step(model):
     with tide.scope_guard(scope):
         exe.run(startup)
         before = np.array(scope.find_var(param).get_tensor())
-        first, = exe.run(main, feed=feed, fetch_list=[loss])
-        second, = exe.run(main, feed=feed, fetch_list=[loss])
+        (first,) = exe.run(main, feed=feed, fetch_list=[loss])
+        (second,) = exe.run(main, feed=feed, fetch_list=[loss])
         after = np.array(scope.find_var(param).get_tensor())
     assert np.isfinite(first).all() and np.isfinite(second).all()
     assert not np.array_equal(before, after), "%s: %s did not move" % (model.__name__, param)

@@ -10,6 +10,7 @@ selected_rows' Out has -1 rows before it runs (Fluid copies X's dims, the height
 clipping scales a sparse gradient with scale (ScaleTensor) where Fluid uses elementwise_mul: the
 values are the same, its rows stay as listed (unmerged), as in Fluid. A NaN fill value makes a bool
 fill_constant true (Fluid's static_cast, any non-zero value is true)."""
+
 import numpy as np
 import pytest
 
@@ -29,9 +30,11 @@ def out_shape_of(op, inputs, attrs):
     ins = {}
     for param, value in inputs.items():
         make_var = lambda shape, dtype: block.create_var(  # noqa: E731
-            name=tide.unique_name.generate(param), shape=shape, dtype=dtype)
-        ins[param] = ([make_var(s, d) for s, d in value] if isinstance(value, list)
-                      else make_var(*value))
+            name=tide.unique_name.generate(param), shape=shape, dtype=dtype
+        )
+        ins[param] = (
+            [make_var(s, d) for s, d in value] if isinstance(value, list) else make_var(*value)
+        )
     out = block.create_var(name=tide.unique_name.generate("out"), dtype="float32")
     block.append_op(op, inputs=ins, outputs={"Out": out}, attrs=attrs)
     return tuple(out.shape)
@@ -47,11 +50,17 @@ def test_expand_times_tensors(source, dtype, rng):
     if source in ("ExpandTimes", "both"):
         inputs["ExpandTimes"] = np.array([2, 1, 4], "int32")
     if source in ("expand_times_tensor", "both"):
-        inputs["expand_times_tensor"] = [("t0", np.array([3], "int32")),
-                                         ("t1", np.array([2], "int64")),
-                                         ("t2", np.array([1], "int32"))]
-    reps = {"ExpandTimes": (2, 1, 4), "both": (2, 1, 4), "expand_times_tensor": (3, 2, 1),
-            "attribute": (1, 2, 2)}[source]
+        inputs["expand_times_tensor"] = [
+            ("t0", np.array([3], "int32")),
+            ("t1", np.array([2], "int64")),
+            ("t2", np.array([1], "int32")),
+        ]
+    reps = {
+        "ExpandTimes": (2, 1, 4),
+        "both": (2, 1, 4),
+        "expand_times_tensor": (3, 2, 1),
+        "attribute": (1, 2, 2),
+    }[source]
     # The attribute loses to the tensors. With the list alone it holds what Fluid's layer puts
     # there (the ints, -1 for a Variable): Out's build-time dims.
     times = [3, -1, 1] if source == "expand_times_tensor" else [1, 2, 2]
@@ -66,26 +75,52 @@ def test_expand_compile_time_dims():
     assert out_shape_of("expand", {"X": x, "ExpandTimes": ([2], "int32")}, {}) == (-1, -1)
     # Fluid's layer puts -1 in the attribute where a Variable stands; the ints stay known.
     lst = [([1], "int32"), ([1], "int32")]
-    assert out_shape_of("expand", {"X": x, "expand_times_tensor": lst},
-                        {"expand_times": [-1, 3]}) == (-1, 9)
+    assert out_shape_of(
+        "expand", {"X": x, "expand_times_tensor": lst}, {"expand_times": [-1, 3]}
+    ) == (-1, 9)
     assert out_shape_of("expand", {"X": x, "expand_times_tensor": lst}, {}) == (-1, -1)
-    with pytest.raises(tide.TideError, match="op 'expand': expand_times_tensor has 1 tensors but "
-                                             "X \\[2, 3\\] has rank 2"):
+    with pytest.raises(
+        tide.TideError,
+        match="op 'expand': expand_times_tensor has 1 tensors but X \\[2, 3\\] has rank 2",
+    ):
         out_shape_of("expand", {"X": x, "expand_times_tensor": lst[:1]}, {})
 
 
-@pytest.mark.parametrize("inputs,message", [
-    ({"ExpandTimes": np.array([2, 0], "int32")}, "ExpandTimes \\[2, 0\\] holds 0; each repeat "
-                                                 "must be >= 1"),
-    ({"ExpandTimes": np.array([2, 1, 1], "int32")}, "expand_times has 3 values but X \\[2, 3\\] "
-                                                    "has rank 2"),
-    ({"ExpandTimes": np.array([2, 1], "float32")}, "ExpandTimes \\('expandtimes_in'\\) must be "
-                                                   "int32 or int64, got float32"),
-    ({"expand_times_tensor": [("a", np.array([2], "int32")), ("b", np.array([-1], "int64"))]},
-     "expand_times_tensor \\[2, -1\\] holds -1"),
-    ({"expand_times_tensor": [("a", np.array([2, 2], "int32")), ("b", np.array([1], "int32"))]},
-     "expand_times_tensor\\[0\\] \\('a'\\) must hold one value, got 2"),
-])
+@pytest.mark.parametrize(
+    "inputs,message",
+    [
+        (
+            {"ExpandTimes": np.array([2, 0], "int32")},
+            "ExpandTimes \\[2, 0\\] holds 0; each repeat must be >= 1",
+        ),
+        (
+            {"ExpandTimes": np.array([2, 1, 1], "int32")},
+            "expand_times has 3 values but X \\[2, 3\\] has rank 2",
+        ),
+        (
+            {"ExpandTimes": np.array([2, 1], "float32")},
+            "ExpandTimes \\('expandtimes_in'\\) must be int32 or int64, got float32",
+        ),
+        (
+            {
+                "expand_times_tensor": [
+                    ("a", np.array([2], "int32")),
+                    ("b", np.array([-1], "int64")),
+                ]
+            },
+            "expand_times_tensor \\[2, -1\\] holds -1",
+        ),
+        (
+            {
+                "expand_times_tensor": [
+                    ("a", np.array([2, 2], "int32")),
+                    ("b", np.array([1], "int32")),
+                ]
+            },
+            "expand_times_tensor\\[0\\] \\('a'\\) must hold one value, got 2",
+        ),
+    ],
+)
 def test_expand_times_tensor_errors(inputs, message):
     x = np.ones((2, 3), "float32")
     with pytest.raises(tide.TideError, match="op 'expand': " + message):
@@ -106,8 +141,13 @@ def test_merge_selected_rows(dtype, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_get_tensor_from_selected_rows_is_the_value_as_listed(dtype, rng):
     x = rand(rng, (4, 3), dtype)
-    got = run_op("get_tensor_from_selected_rows", {"X": [([5, 2, 5, 9], x)]}, dtype=dtype,
-                 width=3, out_type="LOD_TENSOR")
+    got = run_op(
+        "get_tensor_from_selected_rows",
+        {"X": [([5, 2, 5, 9], x)]},
+        dtype=dtype,
+        width=3,
+        out_type="LOD_TENSOR",
+    )
     np.testing.assert_array_equal(got, x)  # duplicates kept: no merge
 
 
@@ -116,8 +156,9 @@ def test_selected_rows_ops_refuse_a_dense_x():
         block = tide.default_main_program().global_block()
         x = block.create_var(name=tide.unique_name.generate("x"), shape=[3, 2], dtype="float32")
         out = block.create_var(name=tide.unique_name.generate("out"), dtype="float32")
-        with pytest.raises(tide.TideError, match="op '%s': X must be a SelectedRows variable, got "
-                                                 "a LoDTensor" % op):
+        with pytest.raises(
+            tide.TideError, match="op '%s': X must be a SelectedRows variable, got a LoDTensor" % op
+        ):
             block.append_op(op, inputs={"X": x}, outputs={"Out": out})
 
 
@@ -130,13 +171,16 @@ def run_global_norm_clip(dtype, clip_norm, dense, sparse_rows, sparse_values, he
     with tide.program_guard(main, tide.Program()):
         b = main.global_block()
         p0 = b.create_var(name="p0", shape=dense.shape, dtype=dtype, persistable=True)
-        p1 = b.create_var(name="p1", shape=[height, sparse_values.shape[1]], dtype=dtype,
-                          persistable=True)
+        p1 = b.create_var(
+            name="p1", shape=[height, sparse_values.shape[1]], dtype=dtype, persistable=True
+        )
         g0 = b.create_var(name="g0", shape=dense.shape, dtype=dtype, persistable=True)
-        g1 = b.create_var(name="g1", shape=p1.shape, dtype=dtype, type="SELECTED_ROWS",
-                          persistable=True)
-        (_, c0), (_, c1) = append_gradient_clip_ops([(p0, g0), (p1, g1)],
-                                                    GradientClipByGlobalNorm(clip_norm))
+        g1 = b.create_var(
+            name="g1", shape=p1.shape, dtype=dtype, type="SELECTED_ROWS", persistable=True
+        )
+        (_, c0), (_, c1) = append_gradient_clip_ops(
+            [(p0, g0), (p1, g1)], GradientClipByGlobalNorm(clip_norm)
+        )
         assert c1.type == "SELECTED_ROWS"
         for c in (c0, c1):
             c.persistable = True
@@ -148,8 +192,12 @@ def run_global_norm_clip(dtype, clip_norm, dense, sparse_rows, sparse_values, he
     sr.get_tensor().set(sparse_values, tide.CPUPlace(), False)
     tide.Executor(tide.CPUPlace()).run(main, scope=scope)
     out = scope.find_var(c1.name).get_selected_rows()
-    return (np.array(scope.find_var(c0.name).get_tensor()), list(out.rows()),
-            np.array(out.get_tensor()), out.height())
+    return (
+        np.array(scope.find_var(c0.name).get_tensor()),
+        list(out.rows()),
+        np.array(out.get_tensor()),
+        out.height(),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -158,17 +206,18 @@ def test_global_norm_clip_of_dense_and_sparse_grads(dtype, clip_norm, rng):
     dense = rand(rng, (3, 4), dtype)
     rows = [6, 1, 6, 6, 3]  # row 6 listed three times: merged, its values add first
     values = rand(rng, (5, 2), dtype)
-    got_dense, got_rows, got_values, height = run_global_norm_clip(dtype, clip_norm, dense, rows,
-                                                                    values)
+    got_dense, got_rows, got_values, height = run_global_norm_clip(
+        dtype, clip_norm, dense, rows, values
+    )
     _, m = merged([(rows, values)], 2)
-    norm = np.sqrt((dense.astype(np.float64) ** 2).sum() + (m ** 2).sum())
+    norm = np.sqrt((dense.astype(np.float64) ** 2).sum() + (m**2).sum())
     scale = clip_norm / max(norm, clip_norm)
     np.testing.assert_allclose(got_dense, dense * scale, **TOL[dtype])
     assert got_rows == rows and height == 8  # scaled as listed, as Fluid
     np.testing.assert_allclose(got_values, values.astype(np.float64) * scale, **TOL[dtype])
     if clip_norm < 1:  # the merged gradients' global norm is now clip_norm
         merged_after = merged([(got_rows, got_values)], 2)[1]
-        after = np.sqrt((got_dense.astype(np.float64) ** 2).sum() + (merged_after ** 2).sum())
+        after = np.sqrt((got_dense.astype(np.float64) ** 2).sum() + (merged_after**2).sum())
         np.testing.assert_allclose(after, clip_norm, rtol=1e-5)
 
 
@@ -178,8 +227,9 @@ def _embedding_step(is_sparse, clip):
     main.random_seed = startup.random_seed = 7  # the same initial table for both
     with tide.program_guard(main, startup), tide.unique_name.guard():
         ids = layers.data(name="ids", shape=[1], dtype="int64", lod_level=1)
-        emb = layers.embedding(ids, size=[6, 3], is_sparse=is_sparse,
-                               param_attr=tide.ParamAttr(name="table"))
+        emb = layers.embedding(
+            ids, size=[6, 3], is_sparse=is_sparse, param_attr=tide.ParamAttr(name="table")
+        )
         hidden = layers.fc(emb, size=2, param_attr=tide.ParamAttr(name="fc_w"))
         loss = layers.reduce_sum(layers.square(hidden))
         tide.optimizer.SGD(learning_rate=0.5, grad_clip=clip).minimize(loss)
@@ -197,8 +247,9 @@ def _embedding_step(is_sparse, clip):
         return before, np.array(scope.find_var("table").get_tensor())
 
 
-@pytest.mark.parametrize("clip", [GradientClipByGlobalNorm(0.1), GradientClipByNorm(0.1)],
-                         ids=["global_norm", "norm"])
+@pytest.mark.parametrize(
+    "clip", [GradientClipByGlobalNorm(0.1), GradientClipByNorm(0.1)], ids=["global_norm", "norm"]
+)
 def test_sparse_embedding_clips_as_its_dense_twin(clip):
     """The same step with is_sparse=True (a SelectedRows gradient with repeated rows) and False
     (a dense gradient): clipping makes the same update."""
@@ -224,21 +275,30 @@ def test_fill_constant_bool(value, source):
     make("fill_constant", inputs, {"Out": np.full(shape, value != 0)}, attrs).check_output()
 
 
-@pytest.mark.parametrize("str_value,want", [("1.0", True), ("0.0", False), ("-3", True),
-                                            ("0", False)])
+@pytest.mark.parametrize(
+    "str_value,want", [("1.0", True), ("0.0", False), ("-3", True), ("0", False)]
+)
 def test_fill_constant_bool_str_value(str_value, want):
     """Fluid 1.8's fill_constant layer writes str(float(value)) for a bool: read as a double."""
-    make("fill_constant", {}, {"Out": np.full((3,), want)},
-         {"shape": [3], "dtype": DTYPE_CODE["bool"], "str_value": str_value}).check_output()
+    make(
+        "fill_constant",
+        {},
+        {"Out": np.full((3,), want)},
+        {"shape": [3], "dtype": DTYPE_CODE["bool"], "str_value": str_value},
+    ).check_output()
     with pytest.raises(tide.TideError, match="str_value 'x1' is not a number of bool"):
-        make("fill_constant", {}, {"Out": np.full((3,), want)},
-             {"shape": [3], "dtype": DTYPE_CODE["bool"], "str_value": "x1"}).forward()
+        make(
+            "fill_constant",
+            {},
+            {"Out": np.full((3,), want)},
+            {"shape": [3], "dtype": DTYPE_CODE["bool"], "str_value": "x1"},
+        ).forward()
 
 
 @pytest.mark.parametrize("value", [True, False])
 def test_fill_constant_layer_bool(value, exe):
     out = layers.fill_constant([2, layers.fill_constant([1], "int32", 3)], "bool", value)
-    got, = exe.run(fetch_list=[out])
+    (got,) = exe.run(fetch_list=[out])
     assert got.dtype == np.bool_
     np.testing.assert_array_equal(got, np.full((2, 3), value))
 
@@ -247,8 +307,11 @@ def test_fill_constant_layer_bool(value, exe):
 # The interps: SizeTensor over OutSize over Scale over scale over out_h / out_w
 INTERP_SOURCES = {  # X 3 x 4; out_h / out_w 2 x 9; what wins, and Out's (h, w)
     # out_h / out_w as Fluid's layer leaves them beside a SizeTensor of Variables (-1 each)
-    "SizeTensor": ({"SizeTensor": 1, "OutSize": 1, "Scale": 1},
-                   {"scale": 2.0, "out_h": -1, "out_w": -1}, (5, 6)),
+    "SizeTensor": (
+        {"SizeTensor": 1, "OutSize": 1, "Scale": 1},
+        {"scale": 2.0, "out_h": -1, "out_w": -1},
+        (5, 6),
+    ),
     "OutSize": ({"OutSize": 1, "Scale": 1}, {"scale": 2.0}, (4, 7)),
     "Scale": ({"Scale": 1}, {"scale": 2.0}, (4, 6)),
     "Scale<=0": ({"Scale": -1}, {"scale": 2.0}, (2, 9)),  # Fluid: then out_h / out_w
@@ -275,9 +338,21 @@ def test_interp_size_inputs(source, method, dtype, rng):
     given, attrs, (oh, ow) = INTERP_SOURCES[source]
     x = rand(rng, (2, 2, 3, 4), dtype)
     want = interp_ref(x.astype(np.float64), oh, ow, method, False, 0)
-    t = make(method + "_interp", interp_inputs(x, given, dtype), {"Out": want.astype(dtype)},
-             dict({"out_h": 2, "out_w": 9, "align_corners": False, "align_mode": 0,
-                   "interp_method": method}, **attrs))
+    t = make(
+        method + "_interp",
+        interp_inputs(x, given, dtype),
+        {"Out": want.astype(dtype)},
+        dict(
+            {
+                "out_h": 2,
+                "out_w": 9,
+                "align_corners": False,
+                "align_mode": 0,
+                "interp_method": method,
+            },
+            **attrs,
+        ),
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -285,8 +360,12 @@ def test_interp_size_inputs(source, method, dtype, rng):
 def test_interp_scale_tensor_nhwc(rng):
     x = rand(rng, (1, 2, 3, 4), "float64")
     want = interp_ref(x, 6, 8, "nearest", True, 1)
-    make("nearest_interp", {"X": x.transpose(0, 2, 3, 1), "Scale": np.array([2.0], "float32")},
-         {"Out": want.transpose(0, 2, 3, 1)}, {"data_layout": "NHWC"}).check_output()
+    make(
+        "nearest_interp",
+        {"X": x.transpose(0, 2, 3, 1), "Scale": np.array([2.0], "float32")},
+        {"Out": want.transpose(0, 2, 3, 1)},
+        {"data_layout": "NHWC"},
+    ).check_output()
 
 
 def test_interp_size_inputs_compile_time_dims():
@@ -294,28 +373,46 @@ def test_interp_size_inputs_compile_time_dims():
     size = [([1], "int32"), ([1], "int32")]
     attrs = {"out_h": -1, "out_w": 5}  # Fluid's layer: -1 where a Variable stands
     assert out_shape_of("bilinear_interp", {"X": x, "SizeTensor": size}, attrs) == (2, 3, -1, 5)
-    assert out_shape_of("bilinear_interp", {"X": x, "Scale": ([1], "float32")},
-                        {"out_h": 4, "out_w": 5}) == (2, 3, -1, -1)
+    assert out_shape_of(
+        "bilinear_interp", {"X": x, "Scale": ([1], "float32")}, {"out_h": 4, "out_w": 5}
+    ) == (2, 3, -1, -1)
     assert out_shape_of("nearest_interp", {"X": x}, {"scale": 2.0}) == (2, 3, 12, 14)
-    with pytest.raises(tide.TideError, match="op 'bilinear_interp': SizeTensor must be 2 "
-                                             "one-element tensors \\(h, w\\), got 1"):
+    with pytest.raises(
+        tide.TideError,
+        match="op 'bilinear_interp': SizeTensor must be 2 one-element tensors \\(h, w\\), got 1",
+    ):
         out_shape_of("bilinear_interp", {"X": x, "SizeTensor": size[:1]}, attrs)
 
 
-@pytest.mark.parametrize("inputs,message", [
-    ({"SizeTensor": [("h", np.array([0], "int32")), ("w", np.array([3], "int32"))]},
-     "the output size must be positive \\(from SizeTensor\\), got 0 x 3"),
-    ({"SizeTensor": [("h", np.array([2, 2], "int32")), ("w", np.array([3], "int32"))]},
-     "SizeTensor\\[0\\] \\('h'\\) must hold one value, got 2"),
-    ({"Scale": np.array([0.1], "float32")}, "the output size must be positive \\(from Scale\\), "
-                                            "got 0 x 0"),
-    ({"Scale": np.array([2.0, 3.0], "float32")}, "Scale \\('scale_in'\\) must hold one value, "
-                                                 "got 2"),
-    ({"Scale": np.array([2], "int32")}, "Scale \\('scale_in'\\) must be float32 or float64, got "
-                                        "int32"),
-    ({"OutSize": np.array([2, 3, 4], "int32")}, "OutSize must hold 2 values \\(h, w\\), got "
-                                                "\\[2, 3, 4\\]"),
-])
+@pytest.mark.parametrize(
+    "inputs,message",
+    [
+        (
+            {"SizeTensor": [("h", np.array([0], "int32")), ("w", np.array([3], "int32"))]},
+            "the output size must be positive \\(from SizeTensor\\), got 0 x 3",
+        ),
+        (
+            {"SizeTensor": [("h", np.array([2, 2], "int32")), ("w", np.array([3], "int32"))]},
+            "SizeTensor\\[0\\] \\('h'\\) must hold one value, got 2",
+        ),
+        (
+            {"Scale": np.array([0.1], "float32")},
+            "the output size must be positive \\(from Scale\\), got 0 x 0",
+        ),
+        (
+            {"Scale": np.array([2.0, 3.0], "float32")},
+            "Scale \\('scale_in'\\) must hold one value, got 2",
+        ),
+        (
+            {"Scale": np.array([2], "int32")},
+            "Scale \\('scale_in'\\) must be float32 or float64, got int32",
+        ),
+        (
+            {"OutSize": np.array([2, 3, 4], "int32")},
+            "OutSize must hold 2 values \\(h, w\\), got \\[2, 3, 4\\]",
+        ),
+    ],
+)
 def test_interp_size_input_errors(inputs, message):
     x = np.ones((1, 1, 3, 3), "float32")
     with pytest.raises(tide.TideError, match="op 'bilinear_interp': " + message):
@@ -331,14 +428,17 @@ def test_cross_entropy_keeps_nan(soft, dtype, rng):
     x[1, 2] = np.nan
     label = rand(rng, (3, 4), dtype, 0, 1) if soft else np.array([[1], [2], [0]], "int64")
     main = tide.default_main_program()
-    xv = layers.data(name="x", shape=[3, 4], dtype=dtype, append_batch_size=False,
-                     stop_gradient=False)
-    lv = layers.data(name="label", shape=list(label.shape), dtype=label.dtype.name,
-                     append_batch_size=False)
+    xv = layers.data(
+        name="x", shape=[3, 4], dtype=dtype, append_batch_size=False, stop_gradient=False
+    )
+    lv = layers.data(
+        name="label", shape=list(label.shape), dtype=label.dtype.name, append_batch_size=False
+    )
     y = layers.cross_entropy(xv, lv, soft_label=soft)
     tide.append_backward(layers.reduce_sum(y))
-    got_y, got_dx = tide.Executor(tide.CPUPlace()).run(main, feed={"x": x, "label": label},
-                                                       fetch_list=[y, "x@GRAD"])
+    got_y, got_dx = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"x": x, "label": label}, fetch_list=[y, "x@GRAD"]
+    )
     assert np.isnan(got_y[1, 0]) and np.isfinite(got_y[[0, 2]]).all()
     assert np.isnan(got_dx[1, 2])
     x64 = x.astype(np.float64)
@@ -364,6 +464,6 @@ def test_onednn_interp_takes_scale_and_out_size(op, size_from, rng):
 
     def f(X, **_):
         return interp_ref(X, 32, 32, method, False, 0)
-    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5,
-                               atol=1e-5)
+
+    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5, atol=1e-5)
     check_grads(f, {"X": inputs["X"]}, grads, w, rng)

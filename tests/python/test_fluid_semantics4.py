@@ -2,6 +2,7 @@
 last dim, uniform_random's diagonal and SelectedRows outputs (fill_constant's too), pow's
 FactorTensor, assign of numpy arrays and LoDTensors (assign_value), sum skipping empty
 SelectedRows, and the layers' argument checks (Fluid's exception classes)."""
+
 import numpy as np
 import pytest
 
@@ -25,7 +26,7 @@ def test_cross_entropy_output_has_the_label_dims(exe, rng, label_shape, want):
     assert list(y.shape) == want
     xs = _softmax(rng, (5, 4))
     ls = np.array([0, 3, 1, 2, 3], "int64").reshape(label_shape)
-    got, = exe.run(feed={"x": xs, "label": ls}, fetch_list=[y])
+    (got,) = exe.run(feed={"x": xs, "label": ls}, fetch_list=[y])
     assert list(got.shape) == want
     np.testing.assert_allclose(got.ravel(), -np.log(xs[np.arange(5), ls.ravel()]), rtol=1e-12)
 
@@ -36,18 +37,19 @@ def test_cross_entropy_soft_label_keeps_a_last_dim_of_1(exe, rng):
     y = layers.cross_entropy(x, label, soft_label=True)
     assert list(y.shape) == [-1, 1]
     xs, ls = _softmax(rng, (3, 4)), _softmax(rng, (3, 4))
-    got, = exe.run(feed={"x": xs, "label": ls}, fetch_list=[y])
+    (got,) = exe.run(feed={"x": xs, "label": ls}, fetch_list=[y])
     np.testing.assert_allclose(got, -(ls * np.log(xs)).sum(-1, keepdims=True), rtol=1e-12)
 
 
 def test_cross_entropy_gradient_with_a_label_without_the_last_dim(exe, rng):
-    x = layers.data(name="x", shape=[3, 4], dtype="float64", append_batch_size=False,
-                    stop_gradient=False)
+    x = layers.data(
+        name="x", shape=[3, 4], dtype="float64", append_batch_size=False, stop_gradient=False
+    )
     label = layers.data(name="label", shape=[3], dtype="int64", append_batch_size=False)
     loss = layers.mean(layers.cross_entropy(x, label))
     tide.append_backward(loss, parameter_list=["x"])
     xs, ls = _softmax(rng, (3, 4)), np.array([2, 0, 3], "int64")
-    got, = exe.run(feed={"x": xs, "label": ls}, fetch_list=["x@GRAD"])
+    (got,) = exe.run(feed={"x": xs, "label": ls}, fetch_list=["x@GRAD"])
     want = np.zeros((3, 4))
     want[np.arange(3), ls] = -1.0 / (3 * xs[np.arange(3), ls])
     np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -56,10 +58,16 @@ def test_cross_entropy_gradient_with_a_label_without_the_last_dim(exe, rng):
 # ------------------------------------------------------------------------------------------------
 # uniform_random's diagonal; uniform_random and fill_constant into a SelectedRows.
 def test_uniform_initializer_sets_the_diagonal(exe):
-    w = layers.create_parameter([4, 5], "float32", name="w", default_initializer=tide.initializer.Uniform(
-        -0.5, 0.5, seed=3, diag_num=3, diag_step=5, diag_val=7.0))
+    w = layers.create_parameter(
+        [4, 5],
+        "float32",
+        name="w",
+        default_initializer=tide.initializer.Uniform(
+            -0.5, 0.5, seed=3, diag_num=3, diag_step=5, diag_val=7.0
+        ),
+    )
     exe.run(tide.default_startup_program())
-    got, = exe.run(fetch_list=[w])
+    (got,) = exe.run(fetch_list=[w])
     flat = got.ravel()
     diag = [0, 6, 12]  # k * (diag_step + 1)
     np.testing.assert_array_equal(flat[diag], [7.0, 7.0, 7.0])
@@ -70,22 +78,30 @@ def test_uniform_initializer_sets_the_diagonal(exe):
 def test_uniform_random_diagonal_past_the_end_is_an_error(exe):
     block = tide.default_main_program().global_block()
     out = block.create_var(name="u", shape=[2, 2], dtype="float32")
-    block.append_op("uniform_random", outputs={"Out": out},
-                    attrs={"shape": [2, 2], "diag_num": 3, "diag_step": 1})
-    with pytest.raises(tide.InvalidArgumentError,
-                       match=r"uniform_random.*diag_num 3 with diag_step 1 puts a diagonal element "
-                             r"at 4, past Out's 4 elements"):
+    block.append_op(
+        "uniform_random",
+        outputs={"Out": out},
+        attrs={"shape": [2, 2], "diag_num": 3, "diag_step": 1},
+    )
+    with pytest.raises(
+        tide.InvalidArgumentError,
+        match=r"uniform_random.*diag_num 3 with diag_step 1 puts a diagonal element "
+        r"at 4, past Out's 4 elements",
+    ):
         exe.run(fetch_list=[out])
 
 
-@pytest.mark.parametrize("op,attrs", [("uniform_random", {"min": 2.0, "max": 3.0, "seed": 1}),
-                                      ("fill_constant", {"value": 2.5})])
+@pytest.mark.parametrize(
+    "op,attrs",
+    [("uniform_random", {"min": 2.0, "max": 3.0, "seed": 1}), ("fill_constant", {"value": 2.5})],
+)
 def test_filling_a_selected_rows_fills_its_value_and_keeps_its_rows(op, attrs):
     main = tide.Program()
     with tide.program_guard(main, tide.Program()):
         block = main.global_block()
-        out = block.create_var(name="sr", type="SELECTED_ROWS", shape=[3, 4], dtype="float32",
-                               persistable=True)
+        out = block.create_var(
+            name="sr", type="SELECTED_ROWS", shape=[3, 4], dtype="float32", persistable=True
+        )
         block.append_op(op, outputs={"Out": out}, attrs=dict(attrs, shape=[3, 4], dtype=5))
     scope = tide.Scope()
     sr = scope.var("sr").get_selected_rows()
@@ -105,8 +121,9 @@ def test_filling_a_selected_rows_fills_its_value_and_keeps_its_rows(op, attrs):
 # ------------------------------------------------------------------------------------------------
 # pow with a Variable exponent (FactorTensor).
 def test_pow_with_a_variable_factor(exe, rng):
-    x = layers.data(name="x", shape=[2, 3], dtype="float64", append_batch_size=False,
-                    stop_gradient=False)
+    x = layers.data(
+        name="x", shape=[2, 3], dtype="float64", append_batch_size=False, stop_gradient=False
+    )
     f = layers.data(name="f", shape=[1], dtype="float32", append_batch_size=False)
     y = layers.pow(x, factor=f)
     loss = layers.mean(y)
@@ -115,9 +132,10 @@ def test_pow_with_a_variable_factor(exe, rng):
     assert pow_op.input("FactorTensor") == ["f"]
     xs = rng.uniform(0.5, 2, (2, 3))
     for factor in (2.5, -1.0):
-        got, grad = exe.run(feed={"x": xs, "f": np.array([factor], "float32")},
-                            fetch_list=[y, "x@GRAD"])
-        np.testing.assert_allclose(got, xs ** factor, rtol=1e-12)
+        got, grad = exe.run(
+            feed={"x": xs, "f": np.array([factor], "float32")}, fetch_list=[y, "x@GRAD"]
+        )
+        np.testing.assert_allclose(got, xs**factor, rtol=1e-12)
         eps = 1e-6
         want = ((xs + eps) ** factor - (xs - eps) ** factor) / (2 * eps) / xs.size
         np.testing.assert_allclose(grad, want, rtol=1e-6)
@@ -136,12 +154,12 @@ def test_pow_factor_checks():
 # assign of values: assign_value.
 @pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "bool"])
 def test_assign_a_numpy_array(exe, rng, dtype):
-    values = (rng.uniform(-50, 50, (2, 3)) if dtype != "bool" else rng.uniform(-1, 1, (2, 3)) > 0)
+    values = rng.uniform(-50, 50, (2, 3)) if dtype != "bool" else rng.uniform(-1, 1, (2, 3)) > 0
     values = values.astype(dtype)
     out = layers.assign(values)
     assert out.dtype == dtype and list(out.shape) == [2, 3]
     assert tide.default_main_program().global_block().ops[-1].type == "assign_value"
-    got, = exe.run(fetch_list=[out])
+    (got,) = exe.run(fetch_list=[out])
     assert got.dtype == values.dtype
     np.testing.assert_array_equal(got, values)
 
@@ -149,7 +167,7 @@ def test_assign_a_numpy_array(exe, rng, dtype):
 def test_assign_a_lod_tensor(exe):
     t = tide.LoDTensor()
     t.set(np.arange(6, dtype="int64").reshape(3, 2), tide.CPUPlace())
-    got, = exe.run(fetch_list=[layers.assign(t)])
+    (got,) = exe.run(fetch_list=[layers.assign(t)])
     np.testing.assert_array_equal(got, np.arange(6).reshape(3, 2))
     t.set_recursive_sequence_lengths([[1, 2]])
     with pytest.raises(ValueError, match=r"assign: a LoDTensor with LoD"):
@@ -157,8 +175,11 @@ def test_assign_a_lod_tensor(exe):
 
 
 def test_assign_refuses_what_fluid_refuses():
-    with pytest.raises(TypeError, match=r"assign: a numpy array's data type must be one of "
-                                        r"float32, int32, int64, bool, but received float64"):
+    with pytest.raises(
+        TypeError,
+        match=r"assign: a numpy array's data type must be one of "
+        r"float32, int32, int64, bool, but received float64",
+    ):
         layers.assign(np.zeros(3))
     with pytest.raises(TypeError, match=r"assign: the type of 'input' must be"):
         layers.assign([1.0, 2.0])
@@ -167,10 +188,15 @@ def test_assign_refuses_what_fluid_refuses():
 def test_assign_value_with_too_few_values_names_the_op(exe):
     block = tide.default_main_program().global_block()
     out = block.create_var(name="v", dtype="float32")
-    block.append_op("assign_value", outputs={"Out": out},
-                    attrs={"shape": [2, 2], "dtype": 5, "fp32_values": [1.0, 2.0, 3.0]})
-    with pytest.raises(tide.InvalidArgumentError,
-                       match=r"assign_value.*fp32_values holds 3 values, shape \[2, 2\] needs 4"):
+    block.append_op(
+        "assign_value",
+        outputs={"Out": out},
+        attrs={"shape": [2, 2], "dtype": 5, "fp32_values": [1.0, 2.0, 3.0]},
+    )
+    with pytest.raises(
+        tide.InvalidArgumentError,
+        match=r"assign_value.*fp32_values holds 3 values, shape \[2, 2\] needs 4",
+    ):
         exe.run(fetch_list=[out])
 
 
@@ -182,13 +208,29 @@ def _run_sum(parts, dense=None):
     main = tide.Program()
     with tide.program_guard(main, tide.Program()):
         block = main.global_block()
-        ins = [block.create_var(name="x%d" % i, type="SELECTED_ROWS", shape=[10, 4], dtype="float64",
-                                persistable=True) for i in range(len(parts))]
+        ins = [
+            block.create_var(
+                name="x%d" % i,
+                type="SELECTED_ROWS",
+                shape=[10, 4],
+                dtype="float64",
+                persistable=True,
+            )
+            for i in range(len(parts))
+        ]
         if dense is not None:
-            ins.append(block.create_var(name="d", shape=list(dense.shape), dtype="float64",
-                                        persistable=True))
-        out = block.create_var(name="out", type="LOD_TENSOR" if dense is not None else "SELECTED_ROWS",
-                               shape=[10, 4], dtype="float64", persistable=True)
+            ins.append(
+                block.create_var(
+                    name="d", shape=list(dense.shape), dtype="float64", persistable=True
+                )
+            )
+        out = block.create_var(
+            name="out",
+            type="LOD_TENSOR" if dense is not None else "SELECTED_ROWS",
+            shape=[10, 4],
+            dtype="float64",
+            persistable=True,
+        )
         block.append_op("sum", inputs={"X": ins}, outputs={"Out": out})
     scope = tide.Scope()
     for i, part in enumerate(parts):
@@ -232,30 +274,53 @@ def _float_var(name="f"):
     return layers.data(name=name, shape=[3, 8, 8], dtype="float32")
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: layers.mean(_int_var()), r"mean: the data type of 'x' must be one of float16, float32, float64"),
-    (lambda: layers.mean([1.0]), r"mean: the type of 'x' must be a Variable"),
-    (lambda: layers.relu(_int_var()), r"relu: the data type of 'x'"),
-    (lambda: layers.exp(np.ones(3)), r"exp: the type of 'x' must be a Variable"),
-    (lambda: layers.elementwise_add(_float_var(), np.ones(3)), r"elementwise_add: the type of 'y'"),
-    (lambda: layers.elementwise_mul(layers.data("b", [3], "bool"), _float_var()),
-     r"elementwise_mul: the data type of 'x'"),
-    (lambda: layers.sums([_float_var(), 1.0]), r"sums: the type of 'input' must be a Variable"),
-    (lambda: layers.sums("x"), r"sums: the type of 'input' must be"),
-    (lambda: layers.fc(_int_var(), 2), r"fc: the data type of 'input'"),
-    (lambda: layers.fc("x", 2), r"fc: the type of 'input' must be"),
-    (lambda: layers.square_error_cost(_float_var(), _int_var()),
-     r"square_error_cost: the data type of 'label'"),
-    (lambda: layers.less_than(_float_var(), 1.0), r"less_than: the type of 'y' must be a Variable"),
-    (lambda: layers.logical_and(_float_var("a"), _float_var("b")),
-     r"logical_and: the data type of 'x' must be one of bool"),
-    (lambda: layers.pool2d(_float_var(), 2, use_cudnn=1), r"pool2d: use_cudnn must be True or False"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda: layers.mean(_int_var()),
+            r"mean: the data type of 'x' must be one of float16, float32, float64",
+        ),
+        (lambda: layers.mean([1.0]), r"mean: the type of 'x' must be a Variable"),
+        (lambda: layers.relu(_int_var()), r"relu: the data type of 'x'"),
+        (lambda: layers.exp(np.ones(3)), r"exp: the type of 'x' must be a Variable"),
+        (
+            lambda: layers.elementwise_add(_float_var(), np.ones(3)),
+            r"elementwise_add: the type of 'y'",
+        ),
+        (
+            lambda: layers.elementwise_mul(layers.data("b", [3], "bool"), _float_var()),
+            r"elementwise_mul: the data type of 'x'",
+        ),
+        (lambda: layers.sums([_float_var(), 1.0]), r"sums: the type of 'input' must be a Variable"),
+        (lambda: layers.sums("x"), r"sums: the type of 'input' must be"),
+        (lambda: layers.fc(_int_var(), 2), r"fc: the data type of 'input'"),
+        (lambda: layers.fc("x", 2), r"fc: the type of 'input' must be"),
+        (
+            lambda: layers.square_error_cost(_float_var(), _int_var()),
+            r"square_error_cost: the data type of 'label'",
+        ),
+        (
+            lambda: layers.less_than(_float_var(), 1.0),
+            r"less_than: the type of 'y' must be a Variable",
+        ),
+        (
+            lambda: layers.logical_and(_float_var("a"), _float_var("b")),
+            r"logical_and: the data type of 'x' must be one of bool",
+        ),
+        (
+            lambda: layers.pool2d(_float_var(), 2, use_cudnn=1),
+            r"pool2d: use_cudnn must be True or False",
+        ),
+    ],
+)
 def test_layers_raise_type_errors_as_fluid(call, match):
     with pytest.raises(TypeError, match=match):
         call()
 
 
 def test_conv2d_use_cudnn_not_a_bool_is_a_value_error_as_in_fluid():
-    with pytest.raises(ValueError, match=r"conv2d: use_cudnn must be True or False, but received 'yes'"):
+    with pytest.raises(
+        ValueError, match=r"conv2d: use_cudnn must be True or False, but received 'yes'"
+    ):
         layers.conv2d(_float_var(), 2, 3, use_cudnn="yes")

@@ -4,6 +4,7 @@ package's __init__ and without it (its own imports suffice); the modules tide.la
 (framework, initializer, param_attr, layer_helper, ...) never import tide.layers, Variable's
 operators being set by tide.layers itself (layers/math_op_patch.py); and an import inside a
 function is there only to break a real cycle, which its comment names."""
+
 import ast
 import concurrent.futures
 import functools
@@ -56,10 +57,17 @@ print("\\n".join(m for m in sys.modules if m.startswith("tide.")))
 def _side_by_side(modules, args):
     """{module: its python process's stdout}, the processes run side by side (each mostly waits
     on its start-up); a failed one's stderr instead, marked."""
+
     def run(module):
-        r = subprocess.run([sys.executable, *args(module)], capture_output=True, text=True,
-                           timeout=300, check=False)
+        r = subprocess.run(
+            [sys.executable, *args(module)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         return r.stdout if r.returncode == 0 else "FAILED\n" + r.stderr[-3000:]
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         return dict(zip(modules, pool.map(run, modules)))
 
@@ -133,10 +141,11 @@ def _imports(module):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
+            base = package[: len(package) - node.level + 1] if node.level else []
             base = ".".join(base + ([node.module] if node.module else []))
-            names = [base + "." + a.name if base + "." + a.name in SOURCES else base
-                     for a in node.names]
+            names = [
+                base + "." + a.name if base + "." + a.name in SOURCES else base for a in node.names
+            ]
         else:
             continue
         deferred = id(node) in in_function
@@ -145,16 +154,23 @@ def _imports(module):
             for i in range(1, len(parts) + 1):
                 target = ".".join(parts[:i])
                 own_package = module.startswith(target + ".")  # named itself: `from .. import x`
-                if target in SOURCES and target != module and (
-                        not own_package or (deferred and i == len(parts))):
+                if (
+                    target in SOURCES
+                    and target != module
+                    and (not own_package or (deferred and i == len(parts)))
+                ):
                     out.append((target, node.lineno, deferred))
     return out
 
 
 def test_layers_foundation_never_imports_layers(layers_foundation):
     """Not even inside a function: a deferred import is still a circle."""
-    found = [f"{m}:{line} imports {target}" for m in layers_foundation
-             for target, line, _ in _imports(m) if _in_layers(target)]
+    found = [
+        f"{m}:{line} imports {target}"
+        for m in layers_foundation
+        for target, line, _ in _imports(m)
+        if _in_layers(target)
+    ]
     assert not found
 
 

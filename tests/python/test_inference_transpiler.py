@@ -5,6 +5,7 @@ Output = act(conv + Bias + ResidualData), act any of Paddle's fused activations 
 fuse_alpha / fuse_beta; the transpiler folds batch_norm and fuses bias, residual and every
 activation fused_conv2d computes, with outputs equal to the unfused program's within 1e-5
 relative, on the plain kernels and with oneDNN, and leaves alone what it must not fuse."""
+
 import os
 
 import numpy as np
@@ -17,8 +18,12 @@ def has_mkldnn():
     return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
 
 
-LIBS = ["plain", pytest.param("mkldnn", marks=pytest.mark.skipif(
-    not has_mkldnn(), reason="device_mkldnn is not loaded"))]
+LIBS = [
+    "plain",
+    pytest.param(
+        "mkldnn", marks=pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+    ),
+]
 
 
 def kernels(exe, op_type):
@@ -43,12 +48,12 @@ def conv_ref(x, w, stride, pad, groups):
     out = np.zeros((n, m, oh, ow))
     mg = m // groups
     for g in range(groups):
-        xs = xp[:, g * cg:(g + 1) * cg]
-        ws = w[g * mg:(g + 1) * mg]
+        xs = xp[:, g * cg : (g + 1) * cg]
+        ws = w[g * mg : (g + 1) * mg]
         for i in range(kh):
             for j in range(kw):
-                patch = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
-                out[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, ws[:, :, i, j])
+                patch = xs[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
+                out[:, g * mg : (g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, ws[:, :, i, j])
     return out
 
 
@@ -72,12 +77,15 @@ def test_fused_conv2d_matches_numpy(case, lib, fresh_programs, exe, rng):
     main, _ = fresh_programs
     block = main.global_block()
     x = tide.layers.data(name="x", shape=[n, c, h, w], dtype="float32", append_batch_size=False)
-    f = tide.layers.data(name="f", shape=[m, c // groups, k, k], dtype="float32",
-                         append_batch_size=False)
+    f = tide.layers.data(
+        name="f", shape=[m, c // groups, k, k], dtype="float32", append_batch_size=False
+    )
     oh = (h + 2 * pad - k) // stride + 1
     ow = (w + 2 * pad - k) // stride + 1
-    feed = {"x": rng.uniform(-1, 1, (n, c, h, w)).astype("float32"),
-            "f": rng.uniform(-1, 1, (m, c // groups, k, k)).astype("float32")}
+    feed = {
+        "x": rng.uniform(-1, 1, (n, c, h, w)).astype("float32"),
+        "f": rng.uniform(-1, 1, (m, c // groups, k, k)).astype("float32"),
+    }
     inputs = {"Input": [x.name], "Filter": [f.name]}
     if bias:
         tide.layers.data(name="b", shape=[m], dtype="float32", append_batch_size=False)
@@ -88,11 +96,19 @@ def test_fused_conv2d_matches_numpy(case, lib, fresh_programs, exe, rng):
         inputs["ResidualData"] = ["r"]
         feed["r"] = rng.uniform(-1, 1, (n, m, oh, ow)).astype("float32")
     out = block.create_var(name="out", dtype="float32")
-    block.append_op("fused_conv2d", inputs=inputs, outputs={"Output": [out.name]},
-                    attrs={"strides": [stride, stride], "paddings": [pad, pad], "groups": groups,
-                           "fuse_activation": "relu" if relu else "",
-                           "fuse_residual_connection": residual})
-    got, = run_with(lib, exe, main, feed, [out])
+    block.append_op(
+        "fused_conv2d",
+        inputs=inputs,
+        outputs={"Output": [out.name]},
+        attrs={
+            "strides": [stride, stride],
+            "paddings": [pad, pad],
+            "groups": groups,
+            "fuse_activation": "relu" if relu else "",
+            "fuse_residual_connection": residual,
+        },
+    )
+    (got,) = run_with(lib, exe, main, feed, [out])
     ks = kernels(exe, "fused_conv2d")
     assert ks and all(("mkldnn" in s) == (lib == "mkldnn") for s in ks), ks
     want = conv_ref(feed["x"], feed["f"], stride, pad, groups)
@@ -118,27 +134,39 @@ def test_fused_conv2d_nhwc_and_blocked_residual(lib, fresh_programs, exe, rng):
     xc = tide.layers.data(name="xc", shape=[2, 16, 5, 5], dtype="float32", append_batch_size=False)
     tide.layers.data(name="f2", shape=[16, 16, 3, 3], dtype="float32", append_batch_size=False)
     block.create_var(name="out", dtype="float32")
-    block.append_op("fused_conv2d", inputs={"Input": [x.name], "Filter": ["f"], "Bias": ["b"],
-                                            "ResidualData": ["r"]},
-                    outputs={"Output": ["out"]},
-                    attrs={"paddings": [1, 1], "data_format": "NHWC", "fuse_activation": "relu",
-                           "fuse_residual_connection": True})
+    block.append_op(
+        "fused_conv2d",
+        inputs={"Input": [x.name], "Filter": ["f"], "Bias": ["b"], "ResidualData": ["r"]},
+        outputs={"Output": ["out"]},
+        attrs={
+            "paddings": [1, 1],
+            "data_format": "NHWC",
+            "fuse_activation": "relu",
+            "fuse_residual_connection": True,
+        },
+    )
     res = tide.layers.conv2d(xc, num_filters=16, filter_size=1, bias_attr=False)
     block.create_var(name="out2", dtype="float32")
-    block.append_op("fused_conv2d", inputs={"Input": [xc.name], "Filter": ["f2"],
-                                            "ResidualData": [res.name]},
-                    outputs={"Output": ["out2"]},
-                    attrs={"paddings": [1, 1], "fuse_residual_connection": True})
-    feed = {"x": rng.uniform(-1, 1, (2, 5, 5, 8)).astype("float32"),
-            "f": rng.uniform(-1, 1, (16, 8, 3, 3)).astype("float32"),
-            "b": rng.uniform(-1, 1, (16,)).astype("float32"),
-            "r": rng.uniform(-1, 1, (2, 5, 5, 16)).astype("float32"),
-            "xc": rng.uniform(-1, 1, (2, 16, 5, 5)).astype("float32"),
-            "f2": rng.uniform(-1, 1, (16, 16, 3, 3)).astype("float32")}
+    block.append_op(
+        "fused_conv2d",
+        inputs={"Input": [xc.name], "Filter": ["f2"], "ResidualData": [res.name]},
+        outputs={"Output": ["out2"]},
+        attrs={"paddings": [1, 1], "fuse_residual_connection": True},
+    )
+    feed = {
+        "x": rng.uniform(-1, 1, (2, 5, 5, 8)).astype("float32"),
+        "f": rng.uniform(-1, 1, (16, 8, 3, 3)).astype("float32"),
+        "b": rng.uniform(-1, 1, (16,)).astype("float32"),
+        "r": rng.uniform(-1, 1, (2, 5, 5, 16)).astype("float32"),
+        "xc": rng.uniform(-1, 1, (2, 16, 5, 5)).astype("float32"),
+        "f2": rng.uniform(-1, 1, (16, 16, 3, 3)).astype("float32"),
+    }
     exe.run(tide.default_startup_program())
-    w_res = np.array(tide.global_scope().find_var(
-        [o for o in main.global_block().ops if o.type == "conv2d"][0].input("Filter")[0]
-    ).get_tensor())
+    w_res = np.array(
+        tide.global_scope()
+        .find_var([o for o in main.global_block().ops if o.type == "conv2d"][0].input("Filter")[0])
+        .get_tensor()
+    )
     got, got2 = run_with(lib, exe, main, feed, ["out", "out2"])
     x_nchw = feed["x"].transpose(0, 3, 1, 2)
     want = conv_ref(x_nchw, feed["f"], 1, 1, 1) + feed["b"].reshape(1, 16, 1, 1)
@@ -165,19 +193,32 @@ def test_fused_conv2d_in_place_residual(lib, residual_from, fresh_programs, exe,
         r = tide.layers.scale(src, scale=2.0)
     else:
         r = block.create_var(name="r", dtype="float32")
-        block.append_op("conv2d", inputs={"Input": [src.name], "Filter": ["g"]},
-                        outputs={"Output": [r.name]})
-    block.append_op("fused_conv2d", inputs={"Input": [x.name], "Filter": ["f"], "Bias": ["b"],
-                                            "ResidualData": [r.name]},
-                    outputs={"Output": [r.name]},
-                    attrs={"paddings": [1, 1], "fuse_activation": "relu",
-                           "fuse_residual_connection": True})
-    feed = {n: rng.uniform(-1, 1, shape).astype("float32") for n, shape in
-            (("x", (2, 8, 6, 6)), ("f", (8, 8, 3, 3)), ("b", (8,)), ("src", (2, 8, 6, 6)),
-             ("g", (8, 8, 1, 1)))}
+        block.append_op(
+            "conv2d", inputs={"Input": [src.name], "Filter": ["g"]}, outputs={"Output": [r.name]}
+        )
+    block.append_op(
+        "fused_conv2d",
+        inputs={"Input": [x.name], "Filter": ["f"], "Bias": ["b"], "ResidualData": [r.name]},
+        outputs={"Output": [r.name]},
+        attrs={"paddings": [1, 1], "fuse_activation": "relu", "fuse_residual_connection": True},
+    )
+    feed = {
+        n: rng.uniform(-1, 1, shape).astype("float32")
+        for n, shape in (
+            ("x", (2, 8, 6, 6)),
+            ("f", (8, 8, 3, 3)),
+            ("b", (8,)),
+            ("src", (2, 8, 6, 6)),
+            ("g", (8, 8, 1, 1)),
+        )
+    }
     for _ in range(2):  # the second run reads the residual the first one did not change
-        got, = run_with(lib, exe, main, feed, [r])
-    res = 2.0 * feed["src"] if residual_from == "plain_op" else conv_ref(feed["src"], feed["g"], 1, 0, 1)
+        (got,) = run_with(lib, exe, main, feed, [r])
+    res = (
+        2.0 * feed["src"]
+        if residual_from == "plain_op"
+        else conv_ref(feed["src"], feed["g"], 1, 0, 1)
+    )
     want = conv_ref(feed["x"], feed["f"], 1, 1, 1) + feed["b"].reshape(1, 8, 1, 1) + res
     np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-5, atol=1e-5)
 
@@ -188,11 +229,12 @@ def sigm(v):
 
 def gelu_erf(v):
     from math import erf
+
     return 0.5 * v * (1 + np.vectorize(erf)(v / np.sqrt(2)))
 
 
 def gelu_tanh(v):
-    return 0.5 * v * (1 + np.tanh(np.sqrt(2 / np.pi) * (v + 0.044715 * v ** 3)))
+    return 0.5 * v * (1 + np.tanh(np.sqrt(2 / np.pi) * (v + 0.044715 * v**3)))
 
 
 def softplus(v):
@@ -226,16 +268,29 @@ FUSED_ACTS = [
 
 def fused_conv_program(block, act, alpha, beta, residual):
     """fused_conv2d(x, f, Bias b[, ResidualData r]) with the activation: out."""
-    for name, shape in (("x", [2, 8, 6, 6]), ("f", [16, 8, 3, 3]), ("b", [16]),
-                        ("r", [2, 16, 6, 6])):
+    for name, shape in (
+        ("x", [2, 8, 6, 6]),
+        ("f", [16, 8, 3, 3]),
+        ("b", [16]),
+        ("r", [2, 16, 6, 6]),
+    ):
         tide.layers.data(name=name, shape=shape, dtype="float32", append_batch_size=False)
     block.create_var(name="out", dtype="float32")
     inputs = {"Input": ["x"], "Filter": ["f"], "Bias": ["b"]}
     if residual:
         inputs["ResidualData"] = ["r"]
-    block.append_op("fused_conv2d", inputs=inputs, outputs={"Output": ["out"]},
-                    attrs={"paddings": [1, 1], "fuse_activation": act, "fuse_alpha": alpha,
-                           "fuse_beta": beta, "fuse_residual_connection": residual})
+    block.append_op(
+        "fused_conv2d",
+        inputs=inputs,
+        outputs={"Output": ["out"]},
+        attrs={
+            "paddings": [1, 1],
+            "fuse_activation": act,
+            "fuse_alpha": alpha,
+            "fuse_beta": beta,
+            "fuse_residual_connection": residual,
+        },
+    )
 
 
 @pytest.mark.parametrize("lib", LIBS)
@@ -246,13 +301,19 @@ def test_fused_conv2d_activations(act, residual, lib, fresh_programs, exe, rng):
     main, _ = fresh_programs
     fused_conv_program(main.global_block(), name, alpha, beta, residual)
     lo = 0 if name == "sqrt" else -1  # sqrt of a sum of non-negative terms
-    feed = {"x": rng.uniform(lo, 1, (2, 8, 6, 6)), "f": rng.uniform(lo, 1, (16, 8, 3, 3)) / 4,
-            "b": rng.uniform(lo, 1, (16,)), "r": rng.uniform(lo, 1, (2, 16, 6, 6))}
+    feed = {
+        "x": rng.uniform(lo, 1, (2, 8, 6, 6)),
+        "f": rng.uniform(lo, 1, (16, 8, 3, 3)) / 4,
+        "b": rng.uniform(lo, 1, (16,)),
+        "r": rng.uniform(lo, 1, (2, 16, 6, 6)),
+    }
     feed = {k: v.astype("float32") for k, v in feed.items()}
-    got, = run_with(lib, exe, main, feed, ["out"])
+    (got,) = run_with(lib, exe, main, feed, ["out"])
     ks = kernels(exe, "fused_conv2d")
     assert ks and all(("mkldnn" in s) == (lib == "mkldnn") for s in ks), ks
-    pre = conv_ref(feed["x"], feed["f"], 1, 1, 1) + feed["b"].astype(np.float64).reshape(1, 16, 1, 1)
+    pre = conv_ref(feed["x"], feed["f"], 1, 1, 1) + feed["b"].astype(np.float64).reshape(
+        1, 16, 1, 1
+    )
     if residual:
         pre += feed["r"]
     assert pre.min() < -0.5 or name == "sqrt", "the activations' negative side is exercised"
@@ -268,12 +329,17 @@ def test_fused_conv2d_activation_onednn_cannot_compute(fresh_programs, exe, rng)
         pytest.skip("device_mkldnn is not loaded")
     main, _ = fresh_programs
     fused_conv_program(main.global_block(), "hard_swish", 0.25, 0.4, False)
-    feed = {"x": rng.uniform(-1, 1, (2, 8, 6, 6)), "f": rng.uniform(-1, 1, (16, 8, 3, 3)) / 4,
-            "b": rng.uniform(-1, 1, (16,))}
+    feed = {
+        "x": rng.uniform(-1, 1, (2, 8, 6, 6)),
+        "f": rng.uniform(-1, 1, (16, 8, 3, 3)) / 4,
+        "b": rng.uniform(-1, 1, (16,)),
+    }
     feed = {k: v.astype("float32") for k, v in feed.items()}
-    pre = conv_ref(feed["x"], feed["f"], 1, 1, 1) + feed["b"].astype(np.float64).reshape(1, 16, 1, 1)
+    pre = conv_ref(feed["x"], feed["f"], 1, 1, 1) + feed["b"].astype(np.float64).reshape(
+        1, 16, 1, 1
+    )
     for lib in ("mkldnn", "plain"):
-        got, = run_with(lib, exe, main, feed, ["out"])
+        (got,) = run_with(lib, exe, main, feed, ["out"])
         assert all("plain" in k for k in kernels(exe, "fused_conv2d")), kernels(exe, "fused_conv2d")
         np.testing.assert_allclose(got, pre * np.clip(0.25 * pre + 0.4, 0, 1), rtol=1e-5, atol=1e-5)
 
@@ -286,31 +352,58 @@ def test_fused_conv2d_refuses_what_it_does_not_implement(fresh_programs):
     tide.layers.data(name="r", shape=[1, 4, 3, 3], dtype="float32", append_batch_size=False)
     block.create_var(name="out", dtype="float32")
     with pytest.raises(tide.TideError, match="fused_conv2d.*fuse_activation.*'softmax'"):
-        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
-                        outputs={"Output": ["out"]}, attrs={"fuse_activation": "softmax"})
+        block.append_op(
+            "fused_conv2d",
+            inputs={"Input": ["x"], "Filter": ["f"]},
+            outputs={"Output": ["out"]},
+            attrs={"fuse_activation": "softmax"},
+        )
     with pytest.raises(tide.TideError, match="fuse_residual_connection is false"):
-        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"], "ResidualData": ["r"]},
-                        outputs={"Output": ["out"]})
+        block.append_op(
+            "fused_conv2d",
+            inputs={"Input": ["x"], "Filter": ["f"], "ResidualData": ["r"]},
+            outputs={"Output": ["out"]},
+        )
     with pytest.raises(tide.TideError, match="ResidualData is absent"):
-        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
-                        outputs={"Output": ["out"]}, attrs={"fuse_residual_connection": True})
+        block.append_op(
+            "fused_conv2d",
+            inputs={"Input": ["x"], "Filter": ["f"]},
+            outputs={"Output": ["out"]},
+            attrs={"fuse_residual_connection": True},
+        )
     with pytest.raises(tide.TideError, match="fuse_brelu"):
-        block.append_op("fused_conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
-                        outputs={"Output": ["out"]}, attrs={"fuse_brelu": True})
+        block.append_op(
+            "fused_conv2d",
+            inputs={"Input": ["x"], "Filter": ["f"]},
+            outputs={"Output": ["out"]},
+            attrs={"fuse_brelu": True},
+        )
     # conv2d itself still refuses Paddle's fusions (not every device's kernel implements them).
     with pytest.raises(tide.TideError, match="fuse_relu"):
-        block.append_op("conv2d", inputs={"Input": ["x"], "Filter": ["f"]},
-                        outputs={"Output": ["out"]}, attrs={"fuse_relu": True})
+        block.append_op(
+            "conv2d",
+            inputs={"Input": ["x"], "Filter": ["f"]},
+            outputs={"Output": ["out"]},
+            attrs={"fuse_relu": True},
+        )
 
 
 # --- the transpiler ----------------------------------------------------------------------------
 
+
 def resnet_like(x):
     """stem conv+bn+relu, a bottleneck with a projection shortcut (conv+bn) and one with an
     identity shortcut, a conv with a bias + relu, pooling and an fc: every pattern once."""
+
     def conv_bn(inp, filters, size, stride=1, act=None):
-        c = tide.layers.conv2d(inp, num_filters=filters, filter_size=size, stride=stride,
-                               padding=(size - 1) // 2, bias_attr=False)
+        c = tide.layers.conv2d(
+            inp,
+            num_filters=filters,
+            filter_size=size,
+            stride=stride,
+            padding=(size - 1) // 2,
+            bias_attr=False,
+        )
         return tide.layers.batch_norm(c, act=act, is_test=True)
 
     h = conv_bn(x, 16, 3, act="relu")
@@ -330,8 +423,12 @@ def randomize_batch_norms(program, scope, rng):
     for op in program.global_block().ops:
         if op.type != "batch_norm":
             continue
-        for p, lo, hi in (("Scale", 0.5, 1.5), ("Bias", -0.5, 0.5), ("Mean", -0.3, 0.3),
-                          ("Variance", 0.5, 2.0)):
+        for p, lo, hi in (
+            ("Scale", 0.5, 1.5),
+            ("Bias", -0.5, 0.5),
+            ("Mean", -0.3, 0.3),
+            ("Variance", 0.5, 2.0),
+        ):
             t = scope.find_var(op.input(p)[0]).get_tensor()
             t.set(rng.uniform(lo, hi, t.shape()).astype("float32"), tide.CPUPlace(), False)
 
@@ -351,10 +448,10 @@ def test_transpiler_fuses_and_matches(lib, fresh_programs, exe, rng):
     feed = {"x": rng.uniform(-1, 1, (2, 3, 12, 12)).astype("float32")}
     test_program = main.clone(for_test=True)
     other = main.clone(for_test=True)  # shares the parameters: must not see the folding
-    want, = run_with(lib, exe, test_program, feed, [y])
+    (want,) = run_with(lib, exe, test_program, feed, [y])
     before = op_types(test_program)
     removed = tide.transpiler.InferenceTranspiler().transpile(test_program, tide.CPUPlace(), scope)
-    again, = run_with(lib, exe, other, feed, [y])
+    (again,) = run_with(lib, exe, other, feed, [y])
     np.testing.assert_array_equal(again, want)
     after = op_types(test_program)
     assert removed == len(before) - len(after) > 0
@@ -364,10 +461,15 @@ def test_transpiler_fuses_and_matches(lib, fresh_programs, exe, rng):
     assert after.count("fused_conv2d") == 9 and before.count("conv2d") == 9
     assert removed == 8 + 8 + 2 + 1, (before, after)
     # The identity shortcut's residual is overwritten in place (nothing reads it afterwards).
-    in_place = [op for op in test_program.global_block().ops if op.type == "fused_conv2d" and
-                op.input("ResidualData") and op.input("ResidualData") == op.output("Output")]
+    in_place = [
+        op
+        for op in test_program.global_block().ops
+        if op.type == "fused_conv2d"
+        and op.input("ResidualData")
+        and op.input("ResidualData") == op.output("Output")
+    ]
     assert len(in_place) == 2, [op.to_string() for op in test_program.global_block().ops]
-    got, = run_with(lib, exe, test_program, feed, [y])
+    (got,) = run_with(lib, exe, test_program, feed, [y])
     assert all(("mkldnn" in k) == (lib == "mkldnn") for k in kernels(exe, "fused_conv2d"))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
@@ -379,8 +481,9 @@ def test_transpiler_nhwc_and_without_fused_ops(fuse_ops, fresh_programs, exe, rn
     add, Fluid's way, and fuses nothing else."""
     main, startup = fresh_programs
     x = tide.layers.data(name="x", shape=[7, 7, 4], dtype="float32")
-    c = tide.layers.conv2d(x, num_filters=8, filter_size=3, padding=1, bias_attr=False,
-                           data_format="NHWC")
+    c = tide.layers.conv2d(
+        x, num_filters=8, filter_size=3, padding=1, bias_attr=False, data_format="NHWC"
+    )
     b = tide.layers.batch_norm(c, is_test=True, data_layout="NHWC", act="relu")
     c2 = tide.layers.conv2d(b, num_filters=8, filter_size=1, bias_attr=False)
     y = tide.layers.batch_norm(c2, is_test=True)
@@ -388,9 +491,10 @@ def test_transpiler_nhwc_and_without_fused_ops(fuse_ops, fresh_programs, exe, rn
     scope = tide.global_scope()
     randomize_batch_norms(main, scope, rng)
     feed = {"x": rng.uniform(-1, 1, (2, 7, 7, 4)).astype("float32")}
-    want, = exe.run(main, feed=feed, fetch_list=[y])
-    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), scope, keep=[y],
-                                                    fuse_ops=fuse_ops)
+    (want,) = exe.run(main, feed=feed, fetch_list=[y])
+    tide.transpiler.InferenceTranspiler().transpile(
+        main, tide.CPUPlace(), scope, keep=[y], fuse_ops=fuse_ops
+    )
     types = op_types(main)
     assert "batch_norm" not in types
     if fuse_ops:
@@ -398,7 +502,7 @@ def test_transpiler_nhwc_and_without_fused_ops(fuse_ops, fresh_programs, exe, rn
     else:
         assert types.count("conv2d") == 2 and types.count("elementwise_add") == 2, types
         assert "relu" in types and "fused_conv2d" not in types
-    got, = exe.run(main, feed=feed, fetch_list=[y])
+    (got,) = exe.run(main, feed=feed, fetch_list=[y])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
@@ -442,13 +546,14 @@ def test_transpiler_residual_that_is_the_conv_input(lib, fresh_programs, exe, rn
     z = tide.layers.scale(y, scale=2.0)
     exe.run(startup)
     feed = {"x": rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")}
-    want, = run_with(lib, exe, main, feed, [z])
-    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), tide.global_scope(),
-                                                    keep=[z])
+    (want,) = run_with(lib, exe, main, feed, [z])
+    tide.transpiler.InferenceTranspiler().transpile(
+        main, tide.CPUPlace(), tide.global_scope(), keep=[z]
+    )
     fused = [op for op in main.global_block().ops if op.type == "fused_conv2d"]
     assert len(fused) == 1 and fused[0].input("ResidualData") == [h.name]
     assert fused[0].output("Output") == [y.name]
-    got, = run_with(lib, exe, main, feed, [z])
+    (got,) = run_with(lib, exe, main, feed, [z])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -465,11 +570,12 @@ def test_transpiler_leaves_a_relu_that_overwrites_the_conv_input(lib, fresh_prog
     z = tide.layers.scale(h, scale=2.0)
     exe.run(startup)
     feed = {"x": rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")}
-    want, = run_with(lib, exe, main, feed, [z])
-    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), tide.global_scope(),
-                                                    keep=[z])
+    (want,) = run_with(lib, exe, main, feed, [z])
+    tide.transpiler.InferenceTranspiler().transpile(
+        main, tide.CPUPlace(), tide.global_scope(), keep=[z]
+    )
     assert "relu" in op_types(main), op_types(main)
-    got, = run_with(lib, exe, main, feed, [z])
+    (got,) = run_with(lib, exe, main, feed, [z])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -483,8 +589,7 @@ TRANSPILED_ACTS = [
     ("swish", "swish", {}, ("swish", 1.0, 0.0)),
     ("swish_beta", "swish", {"beta": 2.5}, ("swish", 2.5, 0.0)),
     ("hard_swish", "hard_swish", {}, ("hard_swish", 1 / 6, 0.5)),
-    ("hard_swish_not_default", "hard_swish", {"threshold": 4.0, "scale": 5.0, "offset": 2.0},
-     None),
+    ("hard_swish_not_default", "hard_swish", {"threshold": 4.0, "scale": 5.0, "offset": 2.0}, None),
     ("hard_sigmoid", "hard_sigmoid", {"slope": 0.3, "offset": 0.4}, ("hard_sigmoid", 0.3, 0.4)),
     ("sigmoid", "sigmoid", {}, ("sigmoid", 0.0, 0.0)),
     ("tanh", "tanh", {}, ("tanh", 0.0, 0.0)),
@@ -526,19 +631,30 @@ def test_transpiler_fuses_each_activation(case, residual, lib, fresh_programs, e
     exe.run(startup)
     lo = 0 if act == "sqrt" else -1  # sqrt of a sum of non-negative terms
     for op in block.ops:  # random weights and bias, non-negative for sqrt
-        for p in op.input("Filter") if op.type == "conv2d" else \
-                op.input("Y") if op.type == "elementwise_add" and op.input("Y")[0] != "r" else []:
+        for p in (
+            op.input("Filter")
+            if op.type == "conv2d"
+            else op.input("Y")
+            if op.type == "elementwise_add" and op.input("Y")[0] != "r"
+            else []
+        ):
             t = tide.global_scope().find_var(p).get_tensor()
             t.set(rng.uniform(lo, 1, t.shape()).astype("float32") / 4, tide.CPUPlace(), False)
-    feed = {"x": rng.uniform(lo, 1, (2, 8, 6, 6)).astype("float32"),
-            "r": rng.uniform(lo, 1, (2, 16, 6, 6)).astype("float32")}
+    feed = {
+        "x": rng.uniform(lo, 1, (2, 8, 6, 6)).astype("float32"),
+        "r": rng.uniform(lo, 1, (2, 16, 6, 6)).astype("float32"),
+    }
     if not residual:
         del feed["r"]
-    error = "op 'clip': min .* must not exceed max" if attrs.get("min", 0) > attrs.get("max", 0) \
+    error = (
+        "op 'clip': min .* must not exceed max"
+        if attrs.get("min", 0) > attrs.get("max", 0)
         else None
-    want, = run_or_error(lib, exe, main, feed, [y], error)
-    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), tide.global_scope(),
-                                                    keep=[y])
+    )
+    (want,) = run_or_error(lib, exe, main, feed, [y], error)
+    tide.transpiler.InferenceTranspiler().transpile(
+        main, tide.CPUPlace(), tide.global_scope(), keep=[y]
+    )
     types = op_types(main)
     convs = [op for op in block.ops if op.type == "fused_conv2d"]
     assert len(convs) == 1 and "conv2d" not in types and "elementwise_add" not in types, types
@@ -553,7 +669,7 @@ def test_transpiler_fuses_each_activation(case, residual, lib, fresh_programs, e
         assert conv.attr("fuse_activation") == name
         assert conv.attr("fuse_alpha") == pytest.approx(alpha, rel=1e-7)
         assert conv.attr("fuse_beta") == pytest.approx(beta, rel=1e-7)
-    got, = run_or_error(lib, exe, main, feed, [y], error)
+    (got,) = run_or_error(lib, exe, main, feed, [y], error)
     if error is None:
         assert all(("mkldnn" in k) == (lib == "mkldnn") for k in kernels(exe, "fused_conv2d"))
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * max(1.0, np.abs(want).max()))
@@ -575,8 +691,9 @@ def test_paddle_models_with_and_without_the_pass(name, lib):
         with tide.scope_guard(tide.Scope()):
             exe = tide.Executor(tide.CPUPlace())
             program, feeds, fetches = tide.io.load_inference_model(
-                os.path.join(d, "inference"), exe, optimize=optimize)
-            outs[optimize], = run_with(lib, exe, program, {feeds[0]: feed}, fetches)
+                os.path.join(d, "inference"), exe, optimize=optimize
+            )
+            (outs[optimize],) = run_with(lib, exe, program, {feeds[0]: feed}, fetches)
             ops[optimize] = op_types(program)
     assert "batch_norm" in ops[False] and "batch_norm" not in ops[True]
     assert len(ops[True]) < len(ops[False]) * 0.6, (len(ops[True]), len(ops[False]))
@@ -598,15 +715,19 @@ def test_load_twice_into_one_scope_and_params_dropped():
         scope = tide.global_scope()
         exe = tide.Executor(tide.CPUPlace())
         p1, feeds, fetches = tide.io.load_inference_model(os.path.join(d, "inference"), exe)
-        first, = exe.run(p1, feed={feeds[0]: feed}, fetch_list=fetches)
-        filters = {op.input("Filter")[0] for op in p1.global_block().ops if op.type == "fused_conv2d"}
+        (first,) = exe.run(p1, feed={feeds[0]: feed}, fetch_list=fetches)
+        filters = {
+            op.input("Filter")[0] for op in p1.global_block().ops if op.type == "fused_conv2d"
+        }
         names = set(scope.local_var_names())
-        assert filters <= names and all(f.endswith(tuple("0123456789")) and "_bn_folded" in f
-                                        for f in filters)
-        assert not any(n.startswith("batch_norm") and n.endswith(".w_1") for n in names), \
+        assert filters <= names and all(
+            f.endswith(tuple("0123456789")) and "_bn_folded" in f for f in filters
+        )
+        assert not any(n.startswith("batch_norm") and n.endswith(".w_1") for n in names), (
             "the folded batch_norms' running means are dropped"
+        )
         p2, feeds2, fetches2 = tide.io.load_inference_model(os.path.join(d, "inference"), exe)
-        second, = exe.run(p2, feed={feeds2[0]: feed}, fetch_list=fetches2)
-        again, = exe.run(p1, feed={feeds[0]: feed}, fetch_list=fetches)
+        (second,) = exe.run(p2, feed={feeds2[0]: feed}, fetch_list=fetches2)
+        (again,) = exe.run(p1, feed={feeds[0]: feed}, fetch_list=fetches)
     np.testing.assert_array_equal(again, first)
     np.testing.assert_array_equal(second, first)

@@ -1,5 +1,6 @@
 """Saving and loading: persistables round-trip bit-exactly (separate files and one combined
 file); inference models reload and predict the same; bad files give clear errors."""
+
 import os
 
 import numpy as np
@@ -47,7 +48,9 @@ def test_inference_model_round_trip(tmp_path, exe, rng):
     x, y, loss = _model()
     exe.run(tide.default_startup_program())
     xs = rng.rand(3, 6).astype("float32")
-    want, = exe.run(tide.default_main_program().clone(for_test=True), feed={"x": xs}, fetch_list=[y])
+    (want,) = exe.run(
+        tide.default_main_program().clone(for_test=True), feed={"x": xs}, fetch_list=[y]
+    )
     tide.io.save_inference_model(str(tmp_path), ["x"], [y], exe)
     assert os.path.exists(tmp_path / "__model__")
     with tide.scope_guard(tide.Scope()):
@@ -55,7 +58,7 @@ def test_inference_model_round_trip(tmp_path, exe, rng):
         assert feeds == ["x"] and [v.name for v in fetches] == [y.name]
         types = [op.type for op in program.global_block().ops]
         assert "adam" not in types and not any(t.endswith("_grad") for t in types)
-        got, = exe.run(program, feed={"x": xs}, fetch_list=fetches)
+        (got,) = exe.run(program, feed={"x": xs}, fetch_list=fetches)
     assert got.tobytes() == want.tobytes()
 
 
@@ -69,8 +72,9 @@ def test_inference_model_flags(tmp_path, exe, rng):
     assert names == [y.name] and sorted(os.listdir(tmp_path / "only")) == ["__model__"]
     # export_for_deployment=False: the whole program as it is, in __model__.main_program, with
     # every persistable (the optimizer's state too).
-    names = tide.io.save_inference_model(str(tmp_path / "whole"), ["x"], [y], exe,
-                                         export_for_deployment=False)
+    names = tide.io.save_inference_model(
+        str(tmp_path / "whole"), ["x"], [y], exe, export_for_deployment=False
+    )
     assert names == [y.name]
     files = set(os.listdir(tmp_path / "whole"))
     assert "__model__.main_program" in files and "__model__" not in files
@@ -80,8 +84,15 @@ def test_inference_model_flags(tmp_path, exe, rng):
     types = [op.type for op in whole.global_block().ops]
     assert types == [op.type for op in main.global_block().ops] and "adam" in types
     assert "feed" not in types and "fetch" not in types
-    tide.io.save_inference_model(str(tmp_path / "whole"), ["x"], [y], exe, model_filename="net",
-                                 export_for_deployment=False, program_only=True)
+    tide.io.save_inference_model(
+        str(tmp_path / "whole"),
+        ["x"],
+        [y],
+        exe,
+        model_filename="net",
+        export_for_deployment=False,
+        program_only=True,
+    )
     assert "net.main_program" in os.listdir(tmp_path / "whole")
 
 
@@ -109,7 +120,11 @@ def test_save_needs_values(tmp_path, exe):
 def _fc_params(exe, dirname, features, filename=None):
     """Saves an fc's parameters from a program whose input has `features` columns."""
     main, startup = tide.Program(), tide.Program()
-    with tide.program_guard(main, startup), tide.unique_name.guard(), tide.scope_guard(tide.Scope()):
+    with (
+        tide.program_guard(main, startup),
+        tide.unique_name.guard(),
+        tide.scope_guard(tide.Scope()),
+    ):
         layers.fc(input=layers.data(name="x", shape=[features]), size=3)
         exe.run(startup)
         tide.io.save_params(exe, str(dirname), main, filename=filename)
@@ -122,8 +137,11 @@ def test_load_refuses_a_parameter_of_other_dims_naming_the_file(tmp_path, exe, f
     x = layers.data(name="x", shape=[5])
     layers.fc(input=x, size=3)
     path = tmp_path / (filename or "fc_0.w_0")
-    with pytest.raises(ValueError, match=r"%s: cannot load 'fc_0.w_0': the file holds float32 \[4, 3\], "
-                                         r"the program declares float32 \[5, 3\]" % path):
+    with pytest.raises(
+        ValueError,
+        match=r"%s: cannot load 'fc_0.w_0': the file holds float32 \[4, 3\], "
+        r"the program declares float32 \[5, 3\]" % path,
+    ):
         tide.io.load_params(exe, str(tmp_path), filename=filename)
     assert not tide.global_scope().find_var("fc_0.b_0")  # nothing loaded
 
@@ -134,6 +152,9 @@ def test_load_refuses_a_parameter_of_another_data_type_naming_the_file(tmp_path,
     path = tmp_path / "fc_0.w_0"
     with open(path, "wb") as f:
         tide.io._write_record(f, "fc_0.w_0", tide.LoDTensor(np.zeros((4, 3), "float64")))
-    with pytest.raises(ValueError, match=r"%s: cannot load 'fc_0.w_0': the file holds float64 \[4, 3\], "
-                                         r"the program declares float32 \[4, 3\]" % path):
+    with pytest.raises(
+        ValueError,
+        match=r"%s: cannot load 'fc_0.w_0': the file holds float64 \[4, 3\], "
+        r"the program declares float32 \[4, 3\]" % path,
+    ):
         tide.io.load_vars(exe, str(tmp_path), vars=["fc_0.w_0"])

@@ -4,6 +4,7 @@ that op again and runs the next candidate (the plain kernel for a library's, ano
 kernel, with copies, for a device's), logging the refusal once. The test-only 'sim' device's
 fill_constant declines a ShapeTensor input; each case runs in a subprocess, since the device is
 loaded at run time."""
+
 import json
 import os
 import subprocess
@@ -41,8 +42,9 @@ DECLINED = textwrap.dedent("""
 def run(code, env=None):
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-c", code, SIM], env=e, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code, SIM], env=e, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_a_declined_run_goes_to_the_next_kernel():

@@ -4,6 +4,7 @@ set it, freed when the prepared program goes or another kernel runs the op. The 
 device's sim.state_probe outputs [runs its state has counted, probe states freed so far]; its sim
 kernel declines an X of two elements (the cpu kernel then runs the op). Each case runs in a
 subprocess, since the device is loaded at run time."""
+
 import json
 import os
 import subprocess
@@ -62,8 +63,9 @@ PROBES = textwrap.dedent("""
 
 
 def test_state_lives_per_op_across_runs_and_is_freed():
-    p = subprocess.run([sys.executable, "-c", PROBES, SIM], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", PROBES, SIM], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     log = json.loads(p.stdout.strip().splitlines()[-1])
     # Each op of the program keeps its own count across runs; nothing is freed yet.
@@ -75,4 +77,9 @@ def test_state_lives_per_op_across_runs_and_is_freed():
     # After the decline the cpu kernel starts from no state, and the sim kernel's is freed.
     assert log["declined"] == [[[1.0, 3.0]], [[2.0, 3.0]]]
     # Alternating fetch lists re-prepare nothing: the second round counts on from the first.
-    assert [[probe[0] for probe in run] for run in log["alternating"]] == [[1.0], [1.0, 1.0], [2.0], [2.0, 2.0]]
+    assert [[probe[0] for probe in run] for run in log["alternating"]] == [
+        [1.0],
+        [1.0, 1.0],
+        [2.0],
+        [2.0, 2.0],
+    ]

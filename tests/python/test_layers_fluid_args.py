@@ -10,6 +10,7 @@ Where Tide differs from Fluid 1.8 (docs/layers.md, "Where Tide differs"): the er
 Fluid's asserts on reshape's and split's ints are ValueErrors; an int64 shape tensor is read as
 it is (Fluid casts it to int32 first); reshape ignores `inplace` (Out is always a new
 variable)."""
+
 import numpy as np
 import pytest
 
@@ -34,8 +35,11 @@ def run(exe, fetch, feed=None):
 
 def op_of(var):
     """The op of the default main program that writes var."""
-    return next(op for op in tide.default_main_program().global_block().ops
-                if var.name in op.output_arg_names)
+    return next(
+        op
+        for op in tide.default_main_program().global_block().ops
+        if var.name in op.output_arg_names
+    )
 
 
 def check_grad(exe, build, x, feed=None):
@@ -45,27 +49,31 @@ def check_grad(exe, build, x, feed=None):
     dtype = x.dtype.name
     err, delta = GRAD_TOL[dtype]
     main = tide.default_main_program()
-    xv = layers.data(name="gx", shape=list(x.shape), dtype=dtype, append_batch_size=False,
-                     stop_gradient=False)
+    xv = layers.data(
+        name="gx", shape=list(x.shape), dtype=dtype, append_batch_size=False, stop_gradient=False
+    )
     out = build(xv)
     feed = dict(feed or {}, gx=x)
     exe.run(tide.default_startup_program())
-    out_np, = exe.run(main, feed=feed, fetch_list=[out])
+    (out_np,) = exe.run(main, feed=feed, fetch_list=[out])
     w = np.random.RandomState(3).uniform(0.5, 1.5, out_np.shape).astype(dtype)
     wv = data("gw", w.shape, dtype)
     loss = layers.reduce_sum(layers.elementwise_mul(out, wv))
     forward = main.clone()
     tide.append_backward(loss)
     feed["gw"] = w
-    analytic, = exe.run(main, feed=feed, fetch_list=["gx@GRAD"])
+    (analytic,) = exe.run(main, feed=feed, fetch_list=["gx@GRAD"])
     numeric = np.zeros(x.size)
     for i in range(x.size):
         values = []
         for sign in (1, -1):
             xp = x.copy().reshape(-1)
             xp[i] += sign * delta
-            values.append(exe.run(forward, feed=dict(feed, gx=xp.reshape(x.shape)),
-                                  fetch_list=[loss])[0].item())
+            values.append(
+                exe.run(forward, feed=dict(feed, gx=xp.reshape(x.shape)), fetch_list=[loss])[
+                    0
+                ].item()
+            )
         numeric[i] = (values[0] - values[1]) / (2 * delta)
     np.testing.assert_allclose(analytic.reshape(-1), numeric, rtol=err, atol=err * 1e-2)
 
@@ -80,28 +88,41 @@ def rand(rng, shape, dtype):
 def test_fill_constant_shape_as_a_variable_or_a_mixed_list(exe, dtype):
     s32, s64, d = data("s32", [2], "int32"), data("s64", [2], "int64"), data("d", [1], "int64")
     value = 7
-    outs = [layers.fill_constant([2, 3], dtype, value), layers.fill_constant(s32, dtype, value),
-            layers.fill_constant(s64, dtype, value), layers.fill_constant([d, 3], dtype, value)]
+    outs = [
+        layers.fill_constant([2, 3], dtype, value),
+        layers.fill_constant(s32, dtype, value),
+        layers.fill_constant(s64, dtype, value),
+        layers.fill_constant([d, 3], dtype, value),
+    ]
     assert op_of(outs[1]).input("ShapeTensor")
     assert op_of(outs[3]).input("ShapeTensorList") and op_of(outs[3]).attr("shape") == [-1, 3]
-    got = run(exe, outs, {"s32": np.array([2, 3], "int32"), "s64": np.array([2, 3], "int64"),
-                          "d": np.array([2], "int64")})
+    got = run(
+        exe,
+        outs,
+        {
+            "s32": np.array([2, 3], "int32"),
+            "s64": np.array([2, 3], "int64"),
+            "d": np.array([2], "int64"),
+        },
+    )
     for g in got:
         assert g.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(g, np.full((2, 3), value, dtype))
 
 
 def test_fill_constant_int64_value_is_exact(exe):
-    big = 2 ** 53 + 1  # not a float32 (nor a float64)
-    got, = run(exe, [layers.fill_constant([2], "int64", big)])
+    big = 2**53 + 1  # not a float32 (nor a float64)
+    (got,) = run(exe, [layers.fill_constant([2], "int64", big)])
     np.testing.assert_array_equal(got, [big, big])
 
 
 def test_uniform_random_shape_as_a_variable_or_a_mixed_list(exe):
     s, d = data("s", [2], "int32"), data("d", [1], "int64")
-    outs = [layers.uniform_random([3, 4], min=-2.0, max=3.0, seed=11),
-            layers.uniform_random(s, min=-2.0, max=3.0, seed=11),
-            layers.uniform_random([d, 4], min=-2.0, max=3.0, seed=11)]
+    outs = [
+        layers.uniform_random([3, 4], min=-2.0, max=3.0, seed=11),
+        layers.uniform_random(s, min=-2.0, max=3.0, seed=11),
+        layers.uniform_random([d, 4], min=-2.0, max=3.0, seed=11),
+    ]
     got = run(exe, outs, {"s": np.array([3, 4], "int32"), "d": np.array([3], "int64")})
     assert got[0].shape == (3, 4) and got[0].min() >= -2.0 and got[0].max() < 3.0
     assert np.unique(got[0]).size == 12
@@ -112,15 +133,31 @@ def test_uniform_random_shape_as_a_variable_or_a_mixed_list(exe):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_reshape_shape_forms_compute_as_the_int_form(exe, rng, dtype):
     x_np = rand(rng, (2, 3, 4), dtype)
-    x, s, d, act = data("x", x_np.shape, dtype), data("s", [2], "int32"), data("d", [1], "int64"), \
-        data("act", [2], "int32")
-    outs = [layers.reshape(x, [4, 6]), layers.reshape(x, s), layers.reshape(x, [d, -1]),
-            layers.reshape(x, [0, 12], actual_shape=act)]
+    x, s, d, act = (
+        data("x", x_np.shape, dtype),
+        data("s", [2], "int32"),
+        data("d", [1], "int64"),
+        data("act", [2], "int32"),
+    )
+    outs = [
+        layers.reshape(x, [4, 6]),
+        layers.reshape(x, s),
+        layers.reshape(x, [d, -1]),
+        layers.reshape(x, [0, 12], actual_shape=act),
+    ]
     for o in outs:  # Fluid 1.6+: reshape2, whose grad reads XShape
         assert op_of(o).type == "reshape2" and op_of(o).output("XShape")
     assert op_of(outs[1]).input("Shape") and op_of(outs[2]).input("ShapeTensor")
-    got = run(exe, outs, {"x": x_np, "s": np.array([4, 6], "int32"), "d": np.array([4], "int64"),
-                          "act": np.array([6, 4], "int32")})
+    got = run(
+        exe,
+        outs,
+        {
+            "x": x_np,
+            "s": np.array([4, 6], "int32"),
+            "d": np.array([4], "int64"),
+            "act": np.array([6, 4], "int32"),
+        },
+    )
     for g, shape in zip(got, [(4, 6), (4, 6), (4, 6), (6, 4)]):
         np.testing.assert_array_equal(g, x_np.reshape(shape))
 
@@ -130,21 +167,33 @@ def test_reshape_shape_forms_compute_as_the_int_form(exe, rng, dtype):
 def test_reshape2_gradient(exe, rng, dtype, form):
     s, d = data("s", [2], "int64"), data("d", [1], "int32")
     shape = {"ints": [4, -1], "variable": s, "mixed": [d, 0, 2]}[form]
-    check_grad(exe, lambda x: layers.reshape(x, shape), rand(rng, (4, 3, 2), dtype),
-               {"s": np.array([4, 6], "int64"), "d": np.array([4], "int32")})
+    check_grad(
+        exe,
+        lambda x: layers.reshape(x, shape),
+        rand(rng, (4, 3, 2), dtype),
+        {"s": np.array([4, 6], "int64"), "d": np.array([4], "int32")},
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("axis_dtype", ["int32", "int64"])
 def test_concat_axis_as_a_variable(exe, rng, dtype, axis_dtype):
     a_np, b_np = rand(rng, (2, 3), dtype), rand(rng, (2, 2), dtype)
-    a, b, axis = data("a", a_np.shape, dtype), data("b", b_np.shape, dtype), data("ax", [1], axis_dtype)
+    a, b, axis = (
+        data("a", a_np.shape, dtype),
+        data("b", b_np.shape, dtype),
+        data("ax", [1], axis_dtype),
+    )
     out = layers.concat([a, b], axis=axis)
     assert op_of(out).input("AxisTensor")
-    got, = run(exe, [out], {"a": a_np, "b": b_np, "ax": np.array([1], axis_dtype)})
+    (got,) = run(exe, [out], {"a": a_np, "b": b_np, "ax": np.array([1], axis_dtype)})
     np.testing.assert_array_equal(got, np.concatenate([a_np, b_np], axis=1))
-    check_grad(exe, lambda x: layers.concat([x, layers.scale(x, 2.0)], axis=axis), a_np,
-               {"a": a_np, "b": b_np, "ax": np.array([-1], axis_dtype)})
+    check_grad(
+        exe,
+        lambda x: layers.concat([x, layers.scale(x, 2.0)], axis=axis),
+        a_np,
+        {"a": a_np, "b": b_np, "ax": np.array([-1], axis_dtype)},
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -165,6 +214,7 @@ def test_split_dim_and_sections_as_variables(exe, rng, dtype):
     def build(x):
         a, b, c = layers.split(x, [1, sec, -1], dim=dim)
         return layers.concat([layers.scale(c, 3.0), a, layers.scale(b, 2.0)], axis=1)
+
     check_grad(exe, build, rand(rng, (3, 5), dtype), feed)
 
 
@@ -183,14 +233,22 @@ def test_topk_k_as_a_variable(exe, rng, k_dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_slice_bounds_as_variables(exe, rng, dtype):
     x_np = rand(rng, (4, 3, 5), dtype)
-    x, starts, end = data("x", x_np.shape, dtype), data("st", [2], "int32"), data("en", [1], "int64")
+    x, starts, end = (
+        data("x", x_np.shape, dtype),
+        data("st", [2], "int32"),
+        data("en", [1], "int64"),
+    )
     out = layers.slice(x, axes=[0, 2], starts=starts, ends=[3, end])
     assert op_of(out).input("StartsTensor") and op_of(out).input("EndsTensorList")
     feed = {"x": x_np, "st": np.array([1, -3], "int32"), "en": np.array([100], "int64")}
-    got, = run(exe, [out], feed)
+    (got,) = run(exe, [out], feed)
     np.testing.assert_array_equal(got, x_np[1:3, :, -3:])
-    check_grad(exe, lambda v: layers.slice(v, axes=[0, 2], starts=starts, ends=[3, end]),
-               rand(rng, (4, 2, 5), dtype), feed)
+    check_grad(
+        exe,
+        lambda v: layers.slice(v, axes=[0, 2], starts=starts, ends=[3, end]),
+        rand(rng, (4, 2, 5), dtype),
+        feed,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -214,14 +272,20 @@ def test_expand_times_as_variables(exe, rng, dtype):
     feed = {"x": x_np, "times": np.array([2, 3], "int32"), "t": np.array([3], "int64")}
     for g in run(exe, outs, feed):
         np.testing.assert_array_equal(g, np.tile(x_np, (2, 3)))
-    check_grad(exe, lambda v: layers.elementwise_add(layers.expand(v, [2, t]),
-                                                     layers.expand(v, times)), x_np, feed)
+    check_grad(
+        exe,
+        lambda v: layers.elementwise_add(layers.expand(v, [2, t]), layers.expand(v, times)),
+        x_np,
+        feed,
+    )
 
 
 def test_tensor_arguments_must_be_int_variables():
     x = data("x", [2, 3])
     f = data("f", [2], "float32")
-    with pytest.raises(TypeError, match="fill_constant: the data type of 'shape' must be one of int32, int64"):
+    with pytest.raises(
+        TypeError, match="fill_constant: the data type of 'shape' must be one of int32, int64"
+    ):
         layers.fill_constant(f, "float32", 1.0)
     with pytest.raises(TypeError, match=r"reshape: the data type of 'shape\[1\]'"):
         layers.reshape(x, [3, data("g", [1], "float64")])
@@ -245,21 +309,30 @@ def nchw(a):
 @pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
 def test_lrn_data_format(exe, rng, dtype, data_format):
     x_np = rng.uniform(-2, 2, (2, 5, 3, 2)).astype(dtype)
-    want, _ = lrn_ref(x_np.astype(np.float64), 3, np.float32(1.5), np.float32(0.2), np.float32(0.75))
+    want, _ = lrn_ref(
+        x_np.astype(np.float64), 3, np.float32(1.5), np.float32(0.2), np.float32(0.75)
+    )
     feed_x = x_np if data_format == "NCHW" else nhwc(x_np)
     x = data("x", feed_x.shape, dtype)
     out = layers.lrn(x, n=3, k=1.5, alpha=0.2, beta=0.75, data_format=data_format)
     assert op_of(out).attr("data_format") == data_format
-    got, = run(exe, [out], {"x": feed_x})
-    np.testing.assert_allclose(got if data_format == "NCHW" else nchw(got), want, rtol=1e-5, atol=1e-6)
-    check_grad(exe, lambda v: layers.lrn(v, n=3, k=1.5, alpha=0.2, beta=0.75,
-                                         data_format=data_format), feed_x, {"x": feed_x})
+    (got,) = run(exe, [out], {"x": feed_x})
+    np.testing.assert_allclose(
+        got if data_format == "NCHW" else nchw(got), want, rtol=1e-5, atol=1e-6
+    )
+    check_grad(
+        exe,
+        lambda v: layers.lrn(v, n=3, k=1.5, alpha=0.2, beta=0.75, data_format=data_format),
+        feed_x,
+        {"x": feed_x},
+    )
 
 
 @pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
-@pytest.mark.parametrize("layer,method", [("resize_bilinear", "bilinear"),
-                                          ("resize_nearest", "nearest"),
-                                          ("image_resize", "bilinear")])
+@pytest.mark.parametrize(
+    "layer,method",
+    [("resize_bilinear", "bilinear"), ("resize_nearest", "nearest"), ("image_resize", "bilinear")],
+)
 def test_resize_data_format(exe, rng, layer, method, data_format):
     x_np = rand(rng, (2, 3, 3, 4), "float64")
     want = interp_ref(x_np, 5, 7, method, True, 1)
@@ -267,29 +340,37 @@ def test_resize_data_format(exe, rng, layer, method, data_format):
     x = data("x", feed_x.shape, "float64")
     out = getattr(layers, layer)(x, out_shape=[5, 7], data_format=data_format)
     assert op_of(out).attr("data_layout") == data_format
-    got, = run(exe, [out], {"x": feed_x})
+    (got,) = run(exe, [out], {"x": feed_x})
     np.testing.assert_allclose(got if data_format == "NCHW" else nchw(got), want, rtol=1e-10)
-    check_grad(exe, lambda v: getattr(layers, layer)(v, out_shape=[5, 7], data_format=data_format),
-               feed_x, {"x": feed_x})
+    check_grad(
+        exe,
+        lambda v: getattr(layers, layer)(v, out_shape=[5, 7], data_format=data_format),
+        feed_x,
+        {"x": feed_x},
+    )
 
 
-@pytest.mark.parametrize("call", [
-    lambda x: layers.lrn(x, data_format="NCWH"),
-    lambda x: layers.resize_bilinear(x, out_shape=[2, 2], data_format="nchw"),
-    lambda x: layers.resize_nearest(x, scale=2.0, data_format="CHW"),
-    lambda x: layers.image_resize(x, out_shape=[2, 2], data_format="NDHWC"),
-    lambda x: layers.pool2d(x, pool_size=2, data_format="HWCN"),
-    lambda x: layers.conv2d(x, 2, 3, data_format="NCDHW"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: layers.lrn(x, data_format="NCWH"),
+        lambda x: layers.resize_bilinear(x, out_shape=[2, 2], data_format="nchw"),
+        lambda x: layers.resize_nearest(x, scale=2.0, data_format="CHW"),
+        lambda x: layers.image_resize(x, out_shape=[2, 2], data_format="NDHWC"),
+        lambda x: layers.pool2d(x, pool_size=2, data_format="HWCN"),
+        lambda x: layers.conv2d(x, 2, 3, data_format="NCDHW"),
+    ],
+)
 def test_data_format_must_be_nchw_or_nhwc(call):
     with pytest.raises(ValueError, match="data_format must be 'NCHW' or 'NHWC'"):
         call(data("x", [1, 2, 4, 4]))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("layer,method", [("resize_bilinear", "bilinear"),
-                                          ("resize_nearest", "nearest"),
-                                          ("image_resize", "bilinear")])
+@pytest.mark.parametrize(
+    "layer,method",
+    [("resize_bilinear", "bilinear"), ("resize_nearest", "nearest"), ("image_resize", "bilinear")],
+)
 def test_resize_sizes_as_variables(exe, rng, layer, method, dtype):
     """out_shape as a list holding Variables (the op's SizeTensor), as a Variable (OutSize), and
     scale as a Variable (Scale), as Fluid 1.8's layers take them."""
@@ -302,23 +383,35 @@ def test_resize_sizes_as_variables(exe, rng, layer, method, dtype):
     assert len(sizes[0]) == 2 and op_of(outs[0]).attr("out_h") == -1 == outs[0].shape[2]
     assert op_of(outs[0]).attr("out_w") == 7 == outs[0].shape[3]
     assert op_of(outs[1]).input("OutSize") and op_of(outs[2]).input("Scale")
-    feed = {"x": x_np, "h": np.array([5], "int32"), "size": np.array([2, 6], "int32"),
-            "s": np.array([1.5], "float32")}
+    feed = {
+        "x": x_np,
+        "h": np.array([5], "int32"),
+        "size": np.array([2, 6], "int32"),
+        "s": np.array([1.5], "float32"),
+    }
     got = run(exe, outs, feed)
     for g, (oh, ow) in zip(got, [(5, 7), (2, 6), (4, 6)]):
-        np.testing.assert_allclose(g, interp_ref(x_np.astype(np.float64), oh, ow, method, True, 1),
-                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            g, interp_ref(x_np.astype(np.float64), oh, ow, method, True, 1), rtol=1e-5, atol=1e-6
+        )
     # The gradient through all three, their sizes fed equal (4 x 6).
     feed.update(h=np.array([4], "int32"), size=np.array([4, 6], "int32"))
-    check_grad(exe, lambda v: layers.elementwise_add(
-        layers.elementwise_add(resize(v, out_shape=[h, 6]), resize(v, out_shape=size)),
-        resize(v, scale=scale)), x_np, feed)
+    check_grad(
+        exe,
+        lambda v: layers.elementwise_add(
+            layers.elementwise_add(resize(v, out_shape=[h, 6]), resize(v, out_shape=size)),
+            resize(v, scale=scale),
+        ),
+        x_np,
+        feed,
+    )
 
 
 def test_resize_variable_argument_errors():
     x = data("x", [1, 2, 4, 4])
-    with pytest.raises(TypeError, match="resize_bilinear: the data type of 'scale' must be one of "
-                                        "float32, float64"):
+    with pytest.raises(
+        TypeError, match="resize_bilinear: the data type of 'scale' must be one of float32, float64"
+    ):
         layers.resize_bilinear(x, scale=data("s", [1], "int32"))
     with pytest.raises(TypeError, match="resize_nearest: the data type of 'out_shape\\[1\\]'"):
         layers.resize_nearest(x, out_shape=[2, data("w", [1], "float32")])
@@ -330,7 +423,9 @@ def test_resize_variable_argument_errors():
 
 def test_resize_argument_errors():
     x = data("x", [1, 2, 4, 4])
-    with pytest.raises(TypeError, match="resize_bilinear: the type of 'align_corners' must be bool"):
+    with pytest.raises(
+        TypeError, match="resize_bilinear: the type of 'align_corners' must be bool"
+    ):
         layers.resize_bilinear(x, out_shape=[2, 2], align_corners=1)
     with pytest.raises(ValueError, match="resize_bilinear: align_mode must be 0 or 1"):
         layers.resize_bilinear(x, out_shape=[2, 2], align_mode=2)
@@ -355,8 +450,11 @@ def nested_padding_case(rng, data_format):
     """An NCHW input, its variable in data_format, and PADS as Fluid's per-dim pairs."""
     x_np = rand(rng, (1, 2, 5, 6), "float64")
     feed_x = x_np if data_format == "NCHW" else nhwc(x_np)
-    nested = [[0, 0], [0, 0], PADS[:2], PADS[2:]] if data_format == "NCHW" else \
-        [[0, 0], PADS[:2], PADS[2:], [0, 0]]
+    nested = (
+        [[0, 0], [0, 0], PADS[:2], PADS[2:]]
+        if data_format == "NCHW"
+        else [[0, 0], PADS[:2], PADS[2:], [0, 0]]
+    )
     return x_np, feed_x, nested, data("x", feed_x.shape, "float64")
 
 
@@ -374,8 +472,10 @@ def test_conv2d_nested_padding(exe, rng, data_format):
 @pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
 def test_pool2d_nested_padding(exe, rng, data_format):
     x_np, feed_x, nested, x = nested_padding_case(rng, data_format)
-    outs = [layers.pool2d(x, 3, "max", 2, nested, data_format=data_format),
-            layers.pool2d(x, 3, "avg", 2, PADS, data_format=data_format)]
+    outs = [
+        layers.pool2d(x, 3, "max", 2, nested, data_format=data_format),
+        layers.pool2d(x, 3, "avg", 2, PADS, data_format=data_format),
+    ]
     got = run(exe, outs, {"x": feed_x})
     for g, ptype in zip(got, ["max", "avg"]):
         want = pool2d_ref(x_np, [3, 3], [2, 2], PADS, ptype)
@@ -403,13 +503,20 @@ def test_conv2d_emits_depthwise_conv2d_as_fluid_does(exe, rng, dtype):
     depthwise = layers.conv2d(x, 6, 3, padding=1, groups=3, use_cudnn=False, bias_attr=False)
     cudnn = layers.conv2d(x, 6, 3, padding=1, groups=3, bias_attr=False)
     grouped = layers.conv2d(x, 4, 3, groups=1, use_cudnn=False, bias_attr=False)
-    assert [op_of(v).type for v in (depthwise, cudnn, grouped)] == \
-        ["depthwise_conv2d", "conv2d", "conv2d"]
+    assert [op_of(v).type for v in (depthwise, cudnn, grouped)] == [
+        "depthwise_conv2d",
+        "conv2d",
+        "conv2d",
+    ]
     got, w = conv_weights(exe, depthwise, {"x": x_np})
     want = conv2d_ref(x_np.astype(np.float64), w.astype(np.float64), [1, 1], [1, 1], [1, 1], 3)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    check_grad(exe, lambda v: layers.conv2d(v, 3, 2, groups=3, use_cudnn=False, bias_attr=False),
-               rand(rng, (1, 3, 3, 3), dtype), {"x": x_np})
+    check_grad(
+        exe,
+        lambda v: layers.conv2d(v, 3, 2, groups=3, use_cudnn=False, bias_attr=False),
+        rand(rng, (1, 3, 3, 3), dtype),
+        {"x": x_np},
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,7 +534,11 @@ BAD_TYPES = [  # layer, argument, call(x, ids)
     ("reshape", r"shape\[0\]", lambda x, ids: layers.reshape(x, [2.0, -1])),
     ("reshape", "actual_shape", lambda x, ids: layers.reshape(x, [2, -1], actual_shape=[2, 48])),
     ("fill_constant", "shape", lambda x, ids: layers.fill_constant(3, "float32", 1.0)),
-    ("fill_constant", r"shape\[1\]", lambda x, ids: layers.fill_constant([2, None], "float32", 1.0)),
+    (
+        "fill_constant",
+        r"shape\[1\]",
+        lambda x, ids: layers.fill_constant([2, None], "float32", 1.0),
+    ),
     ("fill_constant", "out", lambda x, ids: layers.fill_constant([2], "float32", 1.0, out="o")),
     ("uniform_random", "shape", lambda x, ids: layers.uniform_random("3")),
     ("topk", "input", lambda x, ids: layers.topk([3, 1], 1)),
@@ -462,20 +573,25 @@ def test_bad_argument_type_is_a_type_error_naming_it(layer, arg, call):
         call(x, ids)
 
 
-@pytest.mark.parametrize("layer,arg,call", [
-    ("concat", r"input\[1\]", lambda x, i: layers.concat([x, data("u", [2, 4], "uint8")])),
-    ("embedding", "input", lambda x, i: layers.embedding(x, size=[4, 2])),
-    ("embedding", "dtype", lambda x, i: layers.embedding(i, size=[4, 2], dtype="int32")),
-    ("matmul", "y", lambda x, i: layers.matmul(x, i)),
-    ("softmax", "input", lambda x, i: layers.softmax(i)),
-    ("cast", "dtype", lambda x, i: layers.cast(x, "complex64")),
-    ("fill_constant", "dtype", lambda x, i: layers.fill_constant([1], "uint8", 1)),
-    ("uniform_random", "dtype", lambda x, i: layers.uniform_random([2], dtype="int64")),
-    ("fill_constant", "out", lambda x, i: layers.fill_constant([2], "float32", 1.0, out=i)),
-])
+@pytest.mark.parametrize(
+    "layer,arg,call",
+    [
+        ("concat", r"input\[1\]", lambda x, i: layers.concat([x, data("u", [2, 4], "uint8")])),
+        ("embedding", "input", lambda x, i: layers.embedding(x, size=[4, 2])),
+        ("embedding", "dtype", lambda x, i: layers.embedding(i, size=[4, 2], dtype="int32")),
+        ("matmul", "y", lambda x, i: layers.matmul(x, i)),
+        ("softmax", "input", lambda x, i: layers.softmax(i)),
+        ("cast", "dtype", lambda x, i: layers.cast(x, "complex64")),
+        ("fill_constant", "dtype", lambda x, i: layers.fill_constant([1], "uint8", 1)),
+        ("uniform_random", "dtype", lambda x, i: layers.uniform_random([2], dtype="int64")),
+        ("fill_constant", "out", lambda x, i: layers.fill_constant([2], "float32", 1.0, out=i)),
+    ],
+)
 def test_bad_data_type_is_a_type_error_naming_it(layer, arg, call):
     x, ids = data("x", [2, 4]), data("ids", [2, 1], "int64")
-    with pytest.raises(TypeError, match=r"^%s: the data type of '%s' must be one of " % (layer, arg)):
+    with pytest.raises(
+        TypeError, match=r"^%s: the data type of '%s' must be one of " % (layer, arg)
+    ):
         call(x, ids)
 
 
@@ -493,8 +609,14 @@ def test_bad_values_are_value_errors():
         (lambda: layers.split(x, 1), "split: 'num_or_sections' as an int must be > 1"),
         (lambda: layers.split(x, 2, dim=1), "split: input's dim 1 .3. is not divisible by"),
         (lambda: layers.split(x, [1, 1, 1, 1], dim=1), "split: 4 sections for input's dim 1"),
-        (lambda: layers.split(x, [-1, -1], dim=2), "split: only one of 'num_or_sections' may be -1"),
-        (lambda: layers.fill_constant([], "float32", 0.0), "fill_constant: 'shape' must not be empty"),
+        (
+            lambda: layers.split(x, [-1, -1], dim=2),
+            "split: only one of 'num_or_sections' may be -1",
+        ),
+        (
+            lambda: layers.fill_constant([], "float32", 0.0),
+            "fill_constant: 'shape' must not be empty",
+        ),
         (lambda: layers.transpose(x, [0, 1]), "transpose: 'perm' is a permutation of x's 3 dims"),
         (lambda: layers.transpose(x, [0, 1, 1]), "transpose: 'perm' .* is not a permutation"),
         (lambda: layers.topk(x, 0), "topk: 'k' must be >= 1"),
@@ -516,8 +638,11 @@ def test_cross_entropy_hard_labels_emit_cross_entropy2(exe, rng, dtype):
     soft = layers.cross_entropy(p, p, soft_label=True)
     assert op_of(hard).type == "cross_entropy2" and op_of(soft).type == "cross_entropy"
     got_hard, got_soft = run(exe, [hard, soft], {"p": p_np, "label": label_np})
-    want = np.array([[-np.log(p_np[i, l])] if l >= 0 else [0.0]
-                     for i, l in enumerate(label_np[:, 0])])
+    want = np.array(
+        [[-np.log(p_np[i, l])] if l >= 0 else [0.0] for i, l in enumerate(label_np[:, 0])]
+    )
     np.testing.assert_allclose(got_hard, want, rtol=1e-5)
-    np.testing.assert_allclose(got_soft, -(p_np * np.log(p_np)).sum(axis=1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(
+        got_soft, -(p_np * np.log(p_np)).sum(axis=1, keepdims=True), rtol=1e-5
+    )
     check_grad(exe, lambda v: layers.cross_entropy(v, label), p_np, {"p": p_np, "label": label_np})

@@ -1,5 +1,6 @@
 """tide.create_lod_tensor / create_random_int_lodtensor and DataFeeder's sequences (Fluid's
 ways of feeding LoD from Python data)."""
+
 import numpy as np
 import pytest
 
@@ -31,12 +32,19 @@ def test_random_int_lodtensor():
     assert a.shape == (5, 4) and a.dtype == np.int64 and a.min() >= 1 and a.max() <= 3
 
 
-@pytest.mark.parametrize("data,lens,match", [
-    (np.zeros((4, 1), "float32"), [[2, 1]], "add up to 3, but data has 4 rows"),
-    (np.zeros((3, 1), "float32"), [[1, 1], [1, 1, 1]], "level 0's lengths add up to 2, but level 1 has 3"),
-    ([[1, 2], [3]], [[1, 2]], r"lengths \[2, 1\], which must be the last level"),
-    (np.zeros((3, 1), "float32"), [[2, -1, 2]], "not a non-negative int"),
-])
+@pytest.mark.parametrize(
+    "data,lens,match",
+    [
+        (np.zeros((4, 1), "float32"), [[2, 1]], "add up to 3, but data has 4 rows"),
+        (
+            np.zeros((3, 1), "float32"),
+            [[1, 1], [1, 1, 1]],
+            "level 0's lengths add up to 2, but level 1 has 3",
+        ),
+        ([[1, 2], [3]], [[1, 2]], r"lengths \[2, 1\], which must be the last level"),
+        (np.zeros((3, 1), "float32"), [[2, -1, 2]], "not a non-negative int"),
+    ],
+)
 def test_lengths_that_do_not_fit_are_refused(data, lens, match):
     with pytest.raises(ValueError, match=match):
         tide.create_lod_tensor(data, lens)
@@ -61,7 +69,7 @@ def test_data_feeder_builds_two_level_lod_and_a_sequence_op_reads_it():
     np.testing.assert_array_equal(np.array(t).ravel(), [1, 2, 3, 4, 5, 6])
     np.testing.assert_array_equal(feed["label"], [[0], [1]])
     exe = tide.Executor(tide.CPUPlace())
-    out, = exe.run(main, feed=feed, fetch_list=[pooled])
+    (out,) = exe.run(main, feed=feed, fetch_list=[pooled])
     # sequence_pool pools the last level: one row per sentence.
     np.testing.assert_allclose(np.array(out).ravel(), [3, 3, 15])
 

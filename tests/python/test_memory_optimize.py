@@ -3,6 +3,7 @@ executor itself (--free_temporaries, on by default), never change a result (ever
 parameter bit for bit) and lower the peak; a run keeps what it fetches, also a variable
 memory_optimize frees (Fluid's developer guide fetches after memory_optimize without a skip_opt_set).
 Each training case runs in a subprocess so that its peak memory is its own."""
+
 import json
 import os
 import subprocess
@@ -67,8 +68,13 @@ TRAIN = textwrap.dedent("""
 
 
 def _train(model, mode):
-    p = subprocess.run([sys.executable, "-c", TRAIN, model, mode],
-                       capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    p = subprocess.run(
+        [sys.executable, "-c", TRAIN, model, mode],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -109,8 +115,10 @@ def test_a_run_keeps_what_it_fetches_and_frees_it_when_it_does_not():
     got_h, got = exe.run(main, feed={"x": xs}, fetch_list=[h, out])
     np.testing.assert_array_equal(got_h, np.maximum(xs * 2, 0))
     np.testing.assert_allclose(got, [np.mean(np.maximum(xs * 2, 0) * 3)], rtol=1e-6)
-    assert [op.type for op in main.global_block().ops].count("delete_var") > 0  # the program is as it was
-    got, = exe.run(main, feed={"x": xs}, fetch_list=[out])
+    assert [op.type for op in main.global_block().ops].count(
+        "delete_var"
+    ) > 0  # the program is as it was
+    (got,) = exe.run(main, feed={"x": xs}, fetch_list=[out])
     np.testing.assert_allclose(got, [np.mean(np.maximum(xs * 2, 0) * 3)], rtol=1e-6)
 
 
@@ -136,5 +144,5 @@ def test_it_runs_once_and_keeps_what_sub_blocks_read():
     for op in deletes:  # nothing the loop reads is freed before it runs
         if step.name in op.input("X"):
             assert ops.index(op) > while_at
-    got, = tide.Executor(tide.Place("cpu", 0)).run(main, fetch_list=[out])
+    (got,) = tide.Executor(tide.Place("cpu", 0)).run(main, fetch_list=[out])
     assert float(got[0]) == 32.0

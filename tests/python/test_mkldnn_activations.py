@@ -4,6 +4,7 @@ choices say so; the piecewise-linear ones run the plain kernels on plain data, a
 speed rule has it) and matches float64 numpy references of Fluid's formulas, forward and gradient,
 with default and other attribute values; a conv output goes through them blocked; round and
 hard_swish, which oneDNN does not compute as Fluid does, run their plain kernels."""
+
 import math
 
 import numpy as np
@@ -31,14 +32,14 @@ def softplus(x):
 
 def gelu(x, approximate=False):
     if approximate:
-        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
     return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
 
 
 def gelu_grad(x, approximate=False):
     if approximate:
         k = np.sqrt(2 / np.pi)
-        t = np.tanh(k * (x + 0.044715 * x ** 3))
+        t = np.tanh(k * (x + 0.044715 * x**3))
         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
     return 0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
 
@@ -55,24 +56,74 @@ CASES = [
     ("log", "log", {}, np.log, lambda x: 1 / x, (0.1, 5), 1e-5),
     ("sqrt", "sqrt", {}, np.sqrt, lambda x: 0.5 / np.sqrt(x), (0.1, 5), 1e-6),
     ("square", "square", {}, np.square, lambda x: 2 * x, (-3, 3), 1e-6),
-    ("reciprocal", "reciprocal", {}, lambda x: 1 / x, lambda x: -1 / x ** 2, (0.3, 3), 1e-6),
-    ("rsqrt", "rsqrt", {}, lambda x: x ** -0.5, lambda x: -0.5 * x ** -1.5, (0.2, 4), 1e-6),
+    ("reciprocal", "reciprocal", {}, lambda x: 1 / x, lambda x: -1 / x**2, (0.3, 3), 1e-6),
+    ("rsqrt", "rsqrt", {}, lambda x: x**-0.5, lambda x: -0.5 * x**-1.5, (0.2, 4), 1e-6),
     ("softplus", "softplus", {}, softplus, sigmoid, (-20, 20), 1e-5),
-    ("logsigmoid", "logsigmoid", {}, lambda x: -softplus(-x), lambda x: sigmoid(-x), (-20, 20), 1e-5),
-    ("leaky_relu", "leaky_relu", {"alpha": 0.25}, lambda x: np.where(x > 0, x, 0.25 * x),
-     lambda x: np.where(x > 0, 1, 0.25), (-3, 3), 1e-6),
-    ("elu", "elu", {"alpha": 0.5}, lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)),
-     lambda x: np.where(x > 0, 1, 0.5 * np.exp(x)), (-4, 3), 1e-6),
-    ("relu6", "relu6", {"threshold": 2.5}, lambda x: np.clip(x, 0, 2.5),
-     lambda x: ((x > 0) & (x < 2.5)) * 1.0, (-2, 4), 1e-6),
-    ("brelu", "brelu", {"t_min": -1.0, "t_max": 1.5}, lambda x: np.clip(x, -1, 1.5),
-     lambda x: ((x > -1) & (x < 1.5)) * 1.0, (-3, 3), 1e-6),
-    ("swish", "swish", {"beta": 2.0}, lambda x: x * sigmoid(2 * x),
-     lambda x: sigmoid(2 * x) + 2 * x * sigmoid(2 * x) * (1 - sigmoid(2 * x)), (-5, 5), 1e-6),
+    (
+        "logsigmoid",
+        "logsigmoid",
+        {},
+        lambda x: -softplus(-x),
+        lambda x: sigmoid(-x),
+        (-20, 20),
+        1e-5,
+    ),
+    (
+        "leaky_relu",
+        "leaky_relu",
+        {"alpha": 0.25},
+        lambda x: np.where(x > 0, x, 0.25 * x),
+        lambda x: np.where(x > 0, 1, 0.25),
+        (-3, 3),
+        1e-6,
+    ),
+    (
+        "elu",
+        "elu",
+        {"alpha": 0.5},
+        lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)),
+        lambda x: np.where(x > 0, 1, 0.5 * np.exp(x)),
+        (-4, 3),
+        1e-6,
+    ),
+    (
+        "relu6",
+        "relu6",
+        {"threshold": 2.5},
+        lambda x: np.clip(x, 0, 2.5),
+        lambda x: ((x > 0) & (x < 2.5)) * 1.0,
+        (-2, 4),
+        1e-6,
+    ),
+    (
+        "brelu",
+        "brelu",
+        {"t_min": -1.0, "t_max": 1.5},
+        lambda x: np.clip(x, -1, 1.5),
+        lambda x: ((x > -1) & (x < 1.5)) * 1.0,
+        (-3, 3),
+        1e-6,
+    ),
+    (
+        "swish",
+        "swish",
+        {"beta": 2.0},
+        lambda x: x * sigmoid(2 * x),
+        lambda x: sigmoid(2 * x) + 2 * x * sigmoid(2 * x) * (1 - sigmoid(2 * x)),
+        (-5, 5),
+        1e-6,
+    ),
     ("gelu_erf", "gelu", {}, gelu, gelu_grad, (-4, 4), 1e-6),
-    ("gelu_tanh", "gelu", {"approximate": True}, lambda x: gelu(x, True),
-     lambda x: gelu_grad(x, True), (-4, 4), 1e-6),
-    ("pow", "pow", {"factor": 3.0}, lambda x: x ** 3, lambda x: 3 * x ** 2, (-2, 2), 1e-6),
+    (
+        "gelu_tanh",
+        "gelu",
+        {"approximate": True},
+        lambda x: gelu(x, True),
+        lambda x: gelu_grad(x, True),
+        (-4, 4),
+        1e-6,
+    ),
+    ("pow", "pow", {"factor": 3.0}, lambda x: x**3, lambda x: 3 * x**2, (-2, 2), 1e-6),
 ]
 
 
@@ -127,14 +178,19 @@ def test_conv_output_goes_through_activations_blocked(fresh_programs, exe, rng):
     main, startup = fresh_programs
     x = tide.layers.data(name="x", shape=[8, 6, 6], dtype="float32")
     c = tide.layers.conv2d(x, num_filters=16, filter_size=3, padding=1, bias_attr=False)
-    outs = [(tide.layers.gelu(c, approximate=True), lambda v: gelu(v, True)),
-            (tide.layers.swish(c, beta=1.5), lambda v: v * sigmoid(1.5 * v)),
-            (tide.layers.relu6(c, threshold=0.5), lambda v: np.clip(v, 0, 0.5))]
+    outs = [
+        (tide.layers.gelu(c, approximate=True), lambda v: gelu(v, True)),
+        (tide.layers.swish(c, beta=1.5), lambda v: v * sigmoid(1.5 * v)),
+        (tide.layers.relu6(c, threshold=0.5), lambda v: np.clip(v, 0, 0.5)),
+    ]
     exe.run(startup)
     tide.set_flags({"use_mkldnn": True})
     try:
-        got = exe.run(main, feed={"x": rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")},
-                      fetch_list=[c] + [o for o, _ in outs])
+        got = exe.run(
+            main,
+            feed={"x": rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")},
+            fetch_list=[c] + [o for o, _ in outs],
+        )
         info = exe.last_run_info()
     finally:
         tide.set_flags({"use_mkldnn": False})
@@ -147,11 +203,17 @@ def test_conv_output_goes_through_activations_blocked(fresh_programs, exe, rng):
         np.testing.assert_allclose(value, ref(conv), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("op,attrs,ref", [
-    ("round", {}, lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
-    ("hard_swish", {"threshold": 4.0, "scale": 5.0, "offset": 2.0},
-     lambda x: x * np.clip(x + 2, 0, 4) / 5),
-])
+@pytest.mark.parametrize(
+    "op,attrs,ref",
+    [
+        ("round", {}, lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5)),
+        (
+            "hard_swish",
+            {"threshold": 4.0, "scale": 5.0, "offset": 2.0},
+            lambda x: x * np.clip(x + 2, 0, 4) / 5,
+        ),
+    ],
+)
 def test_ops_onednn_differs_on_run_plain(op, attrs, ref, fresh_programs, exe):
     """oneDNN rounds halves to even and its hardswish is fixed to Fluid's default attributes:
     these ops have no oneDNN kernel, so under use_mkldnn their plain kernels give Fluid's values."""
@@ -161,7 +223,7 @@ def test_ops_onednn_differs_on_run_plain(op, attrs, ref, fresh_programs, exe):
     xs = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], "float32")
     tide.set_flags({"use_mkldnn": True})
     try:
-        out, = exe.run(main, feed={"x": xs}, fetch_list=[y])
+        (out,) = exe.run(main, feed={"x": xs}, fetch_list=[y])
     finally:
         tide.set_flags({"use_mkldnn": False})
     ks = kernels(exe, op)

@@ -4,6 +4,7 @@ Tensor_ContentVersion). These tests change a filter every way a user or a progra
 the conv never computes with a stale copy: a new value set from Python, a write through a numpy
 view (not cached at all), an op of the program writing it, and training, where SGD rewrites it
 every step (each step's loss equals the plain kernels')."""
+
 import numpy as np
 import pytest
 
@@ -11,7 +12,8 @@ import tide
 
 pytestmark = pytest.mark.skipif(
     not any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()),
-    reason="device_mkldnn is not loaded")
+    reason="device_mkldnn is not loaded",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -30,21 +32,23 @@ def conv_ref(x, w):
     out = np.zeros((n, m, h + 3 - kh, wd + 3 - kw))
     for i in range(kh):
         for j in range(kw):
-            patch = xp[:, :, i:i + out.shape[2], j:j + out.shape[3]]
+            patch = xp[:, :, i : i + out.shape[2], j : j + out.shape[3]]
             out += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j])
     return out
 
 
 def conv_program():
     x = tide.layers.data(name="x", shape=[8, 6, 6])
-    y = tide.layers.conv2d(x, num_filters=16, filter_size=3, padding=1, param_attr="w",
-                           bias_attr=False)
+    y = tide.layers.conv2d(
+        x, num_filters=16, filter_size=3, padding=1, param_attr="w", bias_attr=False
+    )
     return x, y
 
 
 def ran_mkldnn_conv(exe):
     return [k for op, k in exe.last_run_info()["kernels"] if op == "conv2d"] and all(
-        "mkldnn" in k for op, k in exe.last_run_info()["kernels"] if op == "conv2d")
+        "mkldnn" in k for op, k in exe.last_run_info()["kernels"] if op == "conv2d"
+    )
 
 
 def test_a_filter_set_from_python_is_used_at_once(fresh_programs, exe, rng):
@@ -57,10 +61,11 @@ def test_a_filter_set_from_python_is_used_at_once(fresh_programs, exe, rng):
         w = rng.randn(16, 8, 3, 3).astype("float32")
         w_tensor.set(w, tide.CPUPlace(), False)  # a copy: kept reordered
         for _ in range(2):  # the second run reads the kept copy
-            out, = exe.run(main, feed={"x": x}, fetch_list=[y])
+            (out,) = exe.run(main, feed={"x": x}, fetch_list=[y])
             assert ran_mkldnn_conv(exe)
-            np.testing.assert_allclose(out, conv_ref(x, w), rtol=1e-4, atol=1e-4,
-                                       err_msg="filter %d" % k)
+            np.testing.assert_allclose(
+                out, conv_ref(x, w), rtol=1e-4, atol=1e-4, err_msg="filter %d" % k
+            )
 
 
 def test_a_filter_written_through_a_numpy_view_is_never_stale(fresh_programs, exe, rng):
@@ -74,10 +79,10 @@ def test_a_filter_written_through_a_numpy_view_is_never_stale(fresh_programs, ex
     exe.run(main, feed={"x": x}, fetch_list=[y])
     view = w_tensor.numpy()  # writes through it go unseen by the core
     view *= -0.5
-    out, = exe.run(main, feed={"x": x}, fetch_list=[y])
+    (out,) = exe.run(main, feed={"x": x}, fetch_list=[y])
     np.testing.assert_allclose(out, conv_ref(x, w * -0.5), rtol=1e-4, atol=1e-4)
     view += 1.0
-    out, = exe.run(main, feed={"x": x}, fetch_list=[y])
+    (out,) = exe.run(main, feed={"x": x}, fetch_list=[y])
     np.testing.assert_allclose(out, conv_ref(x, w * -0.5 + 1.0), rtol=1e-4, atol=1e-4)
 
 
@@ -86,29 +91,36 @@ def test_a_filter_an_op_of_the_program_rewrites(fresh_programs, exe, rng):
     _, y = conv_program()
     w_var = main.global_block().var("w")
     # After the conv, the program scales its own filter: every run sees the previous run's.
-    main.global_block().append_op(type="scale", inputs={"X": [w_var]}, outputs={"Out": [w_var]},
-                                  attrs={"scale": 2.0})
+    main.global_block().append_op(
+        type="scale", inputs={"X": [w_var]}, outputs={"Out": [w_var]}, attrs={"scale": 2.0}
+    )
     exe.run(startup)
     x = rng.randn(1, 8, 6, 6).astype("float32")
     w = rng.randn(16, 8, 3, 3).astype("float32")
     tide.global_scope().find_var("w").get_tensor().set(w, tide.CPUPlace(), False)
     for k in range(3):
-        out, = exe.run(main, feed={"x": x}, fetch_list=[y])
-        np.testing.assert_allclose(out, conv_ref(x, w * 2.0 ** k), rtol=1e-4, atol=1e-3,
-                                   err_msg="run %d" % k)
+        (out,) = exe.run(main, feed={"x": x}, fetch_list=[y])
+        np.testing.assert_allclose(
+            out, conv_ref(x, w * 2.0**k), rtol=1e-4, atol=1e-3, err_msg="run %d" % k
+        )
 
 
 def train(use_mkldnn, steps, seed=3):
     tide.set_flags({"use_mkldnn": use_mkldnn})
     main, startup = tide.Program(), tide.Program()
-    with tide.unique_name.guard(), tide.program_guard(main, startup), \
-            tide.scope_guard(tide.Scope()):
+    with (
+        tide.unique_name.guard(),
+        tide.program_guard(main, startup),
+        tide.scope_guard(tide.Scope()),
+    ):
         x = tide.layers.data(name="x", shape=[4, 8, 8])
         label = tide.layers.data(name="label", shape=[1], dtype="int64")
-        h = tide.layers.conv2d(x, num_filters=8, filter_size=3, padding=1, act="relu",
-                               param_attr="w1", bias_attr=False)
-        h = tide.layers.conv2d(h, num_filters=8, filter_size=3, padding=1, param_attr="w2",
-                               bias_attr=False)
+        h = tide.layers.conv2d(
+            x, num_filters=8, filter_size=3, padding=1, act="relu", param_attr="w1", bias_attr=False
+        )
+        h = tide.layers.conv2d(
+            h, num_filters=8, filter_size=3, padding=1, param_attr="w2", bias_attr=False
+        )
         logits = tide.layers.fc(h, size=5, param_attr="fc_w", bias_attr=False)
         loss = tide.layers.mean(tide.layers.softmax_with_cross_entropy(logits, label))
         tide.optimizer.SGD(learning_rate=0.05).minimize(loss)
@@ -118,11 +130,14 @@ def train(use_mkldnn, steps, seed=3):
         scope = tide.global_scope()
         for name, shape in (("w1", (8, 4, 3, 3)), ("w2", (8, 8, 3, 3)), ("fc_w", (512, 5))):
             scope.find_var(name).get_tensor().set(
-                (r.randn(*shape) * 0.2).astype("float32"), tide.CPUPlace(), False)
+                (r.randn(*shape) * 0.2).astype("float32"), tide.CPUPlace(), False
+            )
         xs = r.randn(4, 4, 8, 8).astype("float32")
         ys = r.randint(0, 5, size=(4, 1)).astype("int64")
-        losses = [float(exe.run(main, feed={"x": xs, "label": ys}, fetch_list=[loss])[0][0])
-                  for _ in range(steps)]
+        losses = [
+            float(exe.run(main, feed={"x": xs, "label": ys}, fetch_list=[loss])[0][0])
+            for _ in range(steps)
+        ]
         # Read last: a numpy view makes the core stop trusting the bytes' version (no caching).
         return losses, np.array(scope.find_var("w2").get_tensor(), copy=True)
 
@@ -145,20 +160,22 @@ def test_a_prepared_conv_follows_new_inputs(fresh_programs, exe, rng):
     the kept state."""
     main, startup = fresh_programs
     x_var = tide.layers.data(name="x", shape=[16, 6, 6])
-    h = tide.layers.conv2d(x_var, num_filters=16, filter_size=3, padding=1, param_attr="w1",
-                           bias_attr=False)
-    y = tide.layers.conv2d(h, num_filters=16, filter_size=3, padding=1, param_attr="w2",
-                           bias_attr=False)
+    h = tide.layers.conv2d(
+        x_var, num_filters=16, filter_size=3, padding=1, param_attr="w1", bias_attr=False
+    )
+    y = tide.layers.conv2d(
+        h, num_filters=16, filter_size=3, padding=1, param_attr="w2", bias_attr=False
+    )
     exe.run(startup)
     # Fetched copies: a numpy view of a filter would leave it uncacheable (content version 0).
     w1, w2 = exe.run(startup, fetch_list=["w1", "w2"])
     w2_tensor = tide.global_scope().find_var("w2").get_tensor()
     for batch in (2, 2, 5, 2):
         x = rng.randn(batch, 16, 6, 6).astype("float32")
-        out, = exe.run(main, feed={"x": x}, fetch_list=[y])
+        (out,) = exe.run(main, feed={"x": x}, fetch_list=[y])
         assert ran_mkldnn_conv(exe)
         np.testing.assert_allclose(out, conv_ref(conv_ref(x, w1), w2), rtol=1e-4, atol=1e-4)
     w2 = rng.randn(16, 16, 3, 3).astype("float32")
     w2_tensor.set(w2, tide.CPUPlace(), False)
-    out, = exe.run(main, feed={"x": x}, fetch_list=[y])
+    (out,) = exe.run(main, feed={"x": x}, fetch_list=[y])
     np.testing.assert_allclose(out, conv_ref(conv_ref(x, w1), w2), rtol=1e-4, atol=1e-4)

@@ -5,6 +5,7 @@ Fluid's formula, and its gradients (oneDNN's, or the plain grad kernels reading 
 forward's outputs) match central finite differences of that reference. What a kernel declines
 (attributes oneDNN computes differently, shapes the plain kernel runs faster: see
 devices/mkldnn/README.md) runs the plain kernel with the same values."""
+
 import numpy as np
 import pytest
 
@@ -29,8 +30,13 @@ def run(op, inputs, attrs, out_shape, wrt=(), seed=5):
     block = main.global_block()
     feed, ins = {}, {}
     for param, value in inputs.items():
-        v = tide.layers.data(name=param.lower(), shape=list(value.shape), dtype=value.dtype.name,
-                             append_batch_size=False, stop_gradient=param not in wrt)
+        v = tide.layers.data(
+            name=param.lower(),
+            shape=list(value.shape),
+            dtype=value.dtype.name,
+            append_batch_size=False,
+            stop_gradient=param not in wrt,
+        )
         ins[param] = [v]
         feed[v.name] = value
     outs = {p: [block.create_var(name=p.lower(), dtype="float32")] for p in OUTS.get(op, ["Out"])}
@@ -85,15 +91,19 @@ def layer_norm_ref(axis, eps=1e-5, with_scale=True, with_bias=True):
             y = y + Bias.reshape(-1)
         y = y.reshape(X.shape)
         return (y, mean, var) if stats else y
+
     return f
 
 
-@pytest.mark.parametrize("shape,axis,with_scale,with_bias", [
-    ((8, 32, 32), 1, True, True),
-    ((8, 32, 32), 2, True, False),
-    ((4, 8, 16, 16), 3, False, True),
-    ((64, 128), 1, False, False),
-])
+@pytest.mark.parametrize(
+    "shape,axis,with_scale,with_bias",
+    [
+        ((8, 32, 32), 1, True, True),
+        ((8, 32, 32), 2, True, False),
+        ((4, 8, 16, 16), 3, False, True),
+        ((64, 128), 1, False, False),
+    ],
+)
 def test_layer_norm(shape, axis, with_scale, with_bias, rng):
     right = int(np.prod(shape[axis:]))
     inputs = {"X": rng.uniform(-2, 3, shape).astype("float32")}
@@ -102,8 +112,9 @@ def test_layer_norm(shape, axis, with_scale, with_bias, rng):
     if with_bias:
         inputs["Bias"] = rng.uniform(-1, 1, right).astype("float32")
     wrt = tuple(inputs)
-    outs, grads, w, kernels = run("layer_norm", inputs, {"begin_norm_axis": axis, "epsilon": 1e-5},
-                                  shape, wrt)
+    outs, grads, w, kernels = run(
+        "layer_norm", inputs, {"begin_norm_axis": axis, "epsilon": 1e-5}, shape, wrt
+    )
     assert onednn(kernels, "layer_norm") and onednn(kernels, "layer_norm_grad"), kernels
     f = layer_norm_ref(axis, with_scale=with_scale, with_bias=with_bias)
     y, mean, var = f(**{k: v.astype(np.float64) for k, v in inputs.items()}, stats=True)
@@ -114,13 +125,19 @@ def test_layer_norm(shape, axis, with_scale, with_bias, rng):
 
 
 def test_layer_norm_small_runs_plain(rng):
-    inputs = {"X": rng.uniform(-2, 3, (16, 64)).astype("float32"),
-              "Scale": rng.uniform(0.5, 1.5, 64).astype("float32"),
-              "Bias": rng.uniform(-1, 1, 64).astype("float32")}
+    inputs = {
+        "X": rng.uniform(-2, 3, (16, 64)).astype("float32"),
+        "Scale": rng.uniform(0.5, 1.5, 64).astype("float32"),
+        "Bias": rng.uniform(-1, 1, 64).astype("float32"),
+    }
     outs, _, _, kernels = run("layer_norm", inputs, {"begin_norm_axis": 1}, (16, 64), ("X",))
     assert plain(kernels, "layer_norm") and plain(kernels, "layer_norm_grad"), kernels
-    np.testing.assert_allclose(outs["Y"], layer_norm_ref(1)(
-        **{k: v.astype(np.float64) for k, v in inputs.items()}), rtol=1e-5, atol=2e-5)
+    np.testing.assert_allclose(
+        outs["Y"],
+        layer_norm_ref(1)(**{k: v.astype(np.float64) for k, v in inputs.items()}),
+        rtol=1e-5,
+        atol=2e-5,
+    )
 
 
 # ---- prelu --------------------------------------------------------------------------------------
@@ -133,18 +150,24 @@ def prelu_ref(mode):
         else:
             a = Alpha.reshape((1,) + X.shape[1:])
         return np.where(X > 0, X, a * X)
+
     return f
 
 
-@pytest.mark.parametrize("mode,shape,alpha_shape", [
-    ("channel", (2, 16, 16, 16), (16,)),
-    ("channel", (64, 200), (200,)),
-    ("all", (2, 16, 16, 16), (1,)),
-    ("element", (4, 8, 16, 16), (8, 16, 16)),
-])
+@pytest.mark.parametrize(
+    "mode,shape,alpha_shape",
+    [
+        ("channel", (2, 16, 16, 16), (16,)),
+        ("channel", (64, 200), (200,)),
+        ("all", (2, 16, 16, 16), (1,)),
+        ("element", (4, 8, 16, 16), (8, 16, 16)),
+    ],
+)
 def test_prelu(mode, shape, alpha_shape, rng):
-    inputs = {"X": rng.uniform(-2, 2, shape).astype("float32"),
-              "Alpha": rng.uniform(-0.5, 1, alpha_shape).astype("float32")}
+    inputs = {
+        "X": rng.uniform(-2, 2, shape).astype("float32"),
+        "Alpha": rng.uniform(-0.5, 1, alpha_shape).astype("float32"),
+    }
     # keep finite differences away from the kink at 0
     inputs["X"][np.abs(inputs["X"]) < 0.01] = 0.5
     outs, grads, w, kernels = run("prelu", inputs, {"mode": mode}, shape, ("X", "Alpha"))
@@ -156,25 +179,38 @@ def test_prelu(mode, shape, alpha_shape, rng):
 
 
 def test_prelu_small_runs_plain(rng):
-    inputs = {"X": rng.uniform(-2, 2, (2, 16, 8, 8)).astype("float32"),
-              "Alpha": rng.uniform(0, 1, 16).astype("float32")}
+    inputs = {
+        "X": rng.uniform(-2, 2, (2, 16, 8, 8)).astype("float32"),
+        "Alpha": rng.uniform(0, 1, 16).astype("float32"),
+    }
     outs, _, _, kernels = run("prelu", inputs, {"mode": "channel"}, (2, 16, 8, 8), ("X",))
     assert plain(kernels, "prelu") and plain(kernels, "prelu_grad"), kernels
-    np.testing.assert_allclose(outs["Out"], prelu_ref("channel")(
-        **{k: v.astype(np.float64) for k, v in inputs.items()}), rtol=1e-6)
+    np.testing.assert_allclose(
+        outs["Out"],
+        prelu_ref("channel")(**{k: v.astype(np.float64) for k, v in inputs.items()}),
+        rtol=1e-6,
+    )
 
 
 # ---- reduce_* -----------------------------------------------------------------------------------
-REDUCERS = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max,
-            "reduce_min": np.min, "reduce_prod": np.prod}
+REDUCERS = {
+    "reduce_sum": np.sum,
+    "reduce_mean": np.mean,
+    "reduce_max": np.max,
+    "reduce_min": np.min,
+    "reduce_prod": np.prod,
+}
 
 
 @pytest.mark.parametrize("op", sorted(REDUCERS))
-@pytest.mark.parametrize("shape,dim,keep_dim,reduce_all", [
-    ((16, 1024), [1], False, False),
-    ((4, 8, 32, 32), [2, 3], True, False),
-    ((128, 128), [0], False, True),
-])
+@pytest.mark.parametrize(
+    "shape,dim,keep_dim,reduce_all",
+    [
+        ((16, 1024), [1], False, False),
+        ((4, 8, 32, 32), [2, 3], True, False),
+        ((128, 128), [0], False, True),
+    ],
+)
 def test_reduce(op, shape, dim, keep_dim, reduce_all, rng):
     n = int(np.prod(shape))
     if op == "reduce_prod":  # values near 1 keep the product finite
@@ -187,13 +223,22 @@ def test_reduce(op, shape, dim, keep_dim, reduce_all, rng):
     def f(X):
         out = REDUCERS[op](X, axis=axes, keepdims=keep_dim)
         return np.reshape(out, (1,)) if reduce_all and not keep_dim else out
+
     # the grads stay on the plain kernels, reading oneDNN's Out
-    outs, grads, w, kernels = run(op, inputs, {"dim": dim, "keep_dim": keep_dim,
-                                               "reduce_all": reduce_all},
-                                  f(inputs["X"].astype(np.float64)).shape, ("X",))
+    outs, grads, w, kernels = run(
+        op,
+        inputs,
+        {"dim": dim, "keep_dim": keep_dim, "reduce_all": reduce_all},
+        f(inputs["X"].astype(np.float64)).shape,
+        ("X",),
+    )
     assert onednn(kernels, op) and plain(kernels, op + "_grad"), kernels
-    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)),
-                               rtol=1e-4 if op == "reduce_prod" else 1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        outs["Out"],
+        f(inputs["X"].astype(np.float64)),
+        rtol=1e-4 if op == "reduce_prod" else 1e-5,
+        atol=1e-5,
+    )
     check_grads(f, inputs, grads, w, rng)
 
 
@@ -210,6 +255,7 @@ def test_reduce_declined_shapes_run_plain(shape, dim, rng):
 # ---- bilinear_interp / nearest_interp -----------------------------------------------------------
 def interp_ref(op, out_hw, align_corners, align_mode):
     """Fluid's coordinate rules (tide/ops/interp_pad2d.hpp) in float64."""
+
     def taps(n_in, n_out):
         ratio = 0.0 if n_out <= 1 else ((n_in - 1) / (n_out - 1) if align_corners else n_in / n_out)
         k = np.arange(n_out)
@@ -227,14 +273,18 @@ def interp_ref(op, out_hw, align_corners, align_mode):
         (hl, hh, hw), (wl, wh, ww) = taps(X.shape[2], out_hw[0]), taps(X.shape[3], out_hw[1])
         rows = X[:, :, hl, :] * (1 - hw)[:, None] + X[:, :, hh, :] * hw[:, None]
         return rows[:, :, :, wl] * (1 - ww) + rows[:, :, :, wh] * ww
+
     return f
 
 
-@pytest.mark.parametrize("op,shape,out_hw,grad_kernel", [
-    ("bilinear_interp", (2, 16, 16, 16), (24, 40), "plain"),
-    ("bilinear_interp", (1, 16, 64, 48), (32, 20), "plain"),
-    ("nearest_interp", (2, 16, 16, 16), (32, 48), "mkldnn"),
-])
+@pytest.mark.parametrize(
+    "op,shape,out_hw,grad_kernel",
+    [
+        ("bilinear_interp", (2, 16, 16, 16), (24, 40), "plain"),
+        ("bilinear_interp", (1, 16, 64, 48), (32, 20), "plain"),
+        ("nearest_interp", (2, 16, 16, 16), (32, 48), "mkldnn"),
+    ],
+)
 def test_interp(op, shape, out_hw, grad_kernel, rng):
     inputs = {"X": rng.uniform(-1, 1, shape).astype("float32")}
     attrs = {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": False, "align_mode": 0}
@@ -243,19 +293,24 @@ def test_interp(op, shape, out_hw, grad_kernel, rng):
     # oneDNN 2.6's linear backward is never faster than the plain kernel: none is registered
     assert (onednn if grad_kernel == "mkldnn" else plain)(kernels, op + "_grad"), kernels
     f = interp_ref(op, out_hw, False, 0)
-    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5, atol=1e-5)
     check_grads(f, inputs, grads, w, rng)
 
 
-@pytest.mark.parametrize("op,grad_kernel", [("bilinear_interp", "plain"),
-                                             ("nearest_interp", "mkldnn")])
+@pytest.mark.parametrize(
+    "op,grad_kernel", [("bilinear_interp", "plain"), ("nearest_interp", "mkldnn")]
+)
 def test_interp_nhwc(op, grad_kernel, rng):
     """data_layout NHWC: X [N, H, W, C], Out [N, out_h, out_w, C]."""
     out_hw = (32, 48)
     inputs = {"X": rng.uniform(-1, 1, (2, 16, 16, 12)).astype("float32")}
-    attrs = {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": False, "align_mode": 0,
-             "data_layout": "NHWC"}
+    attrs = {
+        "out_h": out_hw[0],
+        "out_w": out_hw[1],
+        "align_corners": False,
+        "align_mode": 0,
+        "data_layout": "NHWC",
+    }
     outs, grads, w, kernels = run(op, inputs, attrs, (2,) + out_hw + (12,), ("X",))
     assert onednn(kernels, op), kernels
     assert (onednn if grad_kernel == "mkldnn" else plain)(kernels, op + "_grad"), kernels
@@ -263,25 +318,36 @@ def test_interp_nhwc(op, grad_kernel, rng):
 
     def f(X):
         return nchw(X.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
-    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5,
-                               atol=1e-5)
+
+    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5, atol=1e-5)
     check_grads(f, inputs, grads, w, rng)
 
 
-@pytest.mark.parametrize("op,out_hw,align_corners,align_mode", [
-    ("bilinear_interp", (40, 40), True, 1),   # Fluid's default attributes
-    ("bilinear_interp", (40, 40), False, 1),
-    ("nearest_interp", (40, 40), False, 1),   # not a multiple of 16
-    ("nearest_interp", (32, 32), True, 1),
-])
+@pytest.mark.parametrize(
+    "op,out_hw,align_corners,align_mode",
+    [
+        ("bilinear_interp", (40, 40), True, 1),  # Fluid's default attributes
+        ("bilinear_interp", (40, 40), False, 1),
+        ("nearest_interp", (40, 40), False, 1),  # not a multiple of 16
+        ("nearest_interp", (32, 32), True, 1),
+    ],
+)
 def test_interp_other_rules_run_plain(op, out_hw, align_corners, align_mode, rng):
     x = rng.uniform(-1, 1, (1, 16, 16, 16)).astype("float32")
-    attrs = {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": align_corners,
-             "align_mode": align_mode}
+    attrs = {
+        "out_h": out_hw[0],
+        "out_w": out_hw[1],
+        "align_corners": align_corners,
+        "align_mode": align_mode,
+    }
     outs, _, _, kernels = run(op, {"X": x}, attrs, (1, 16) + out_hw)
     assert plain(kernels, op), kernels
-    np.testing.assert_allclose(outs["Out"], interp_ref(op, out_hw, align_corners, align_mode)(
-        x.astype(np.float64)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        outs["Out"],
+        interp_ref(op, out_hw, align_corners, align_mode)(x.astype(np.float64)),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 # ---- hard_swish ---------------------------------------------------------------------------------
@@ -289,11 +355,14 @@ def hard_swish_ref(X):
     return X * np.clip(X + 3, 0, 6) / 6
 
 
-@pytest.mark.parametrize("shape,grad", [
-    ((4, 16, 64, 64), "mkldnn"),
-    ((4, 16, 16, 16), "mkldnn"),
-    ((2, 16, 8, 8), "plain"),   # below the grad's speed bound
-])
+@pytest.mark.parametrize(
+    "shape,grad",
+    [
+        ((4, 16, 64, 64), "mkldnn"),
+        ((4, 16, 16, 16), "mkldnn"),
+        ((2, 16, 8, 8), "plain"),  # below the grad's speed bound
+    ],
+)
 def test_hard_swish(shape, grad, rng):
     """On plain X the forward is the plain kernel's (as fast at every size); the grad is oneDNN's
     from 16384 elements."""
@@ -302,8 +371,9 @@ def test_hard_swish(shape, grad, rng):
     outs, grads, w, kernels = run("hard_swish", {"X": x}, {}, shape, ("X",))
     assert plain(kernels, "hard_swish"), kernels
     assert (onednn if grad == "mkldnn" else plain)(kernels, "hard_swish_grad"), kernels
-    np.testing.assert_allclose(outs["Out"], hard_swish_ref(x.astype(np.float64)), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        outs["Out"], hard_swish_ref(x.astype(np.float64)), rtol=1e-5, atol=1e-6
+    )
     check_grads(hard_swish_ref, {"X": x}, grads, w, rng)
 
 
@@ -316,13 +386,15 @@ def test_hard_swish_after_conv_runs_onednn_blocked(fresh_programs, exe, rng):
     exe.run(startup)
     tide.set_flags({"use_mkldnn": True})
     try:
-        conv, out = exe.run(main, feed={"x": rng.uniform(-3, 3, (2, 8, 12, 12)).astype("float32")},
-                            fetch_list=[c, y])
+        conv, out = exe.run(
+            main,
+            feed={"x": rng.uniform(-3, 3, (2, 8, 12, 12)).astype("float32")},
+            fetch_list=[c, y],
+        )
         info = exe.last_run_info()
     finally:
         tide.set_flags({"use_mkldnn": False})
     ks = [k for op, k in info["kernels"] if op == "hard_swish"]
     assert ks and all("mkldnn" in k for k in ks), ks
     assert info["transforms"]["layouts"] == 0, info
-    np.testing.assert_allclose(out, hard_swish_ref(conv.astype(np.float64)), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(out, hard_swish_ref(conv.astype(np.float64)), rtol=1e-5, atol=1e-6)

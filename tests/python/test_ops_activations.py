@@ -7,6 +7,7 @@ Where Tide deliberately differs from Fluid 1.x:
   Fluid's is 1 (the same for the defaults threshold = scale = 6).
 - softplus and logsigmoid are computed without overflow (max(x, 0) + log1p(exp(-|x|))).
 """
+
 import math
 
 import numpy as np
@@ -54,50 +55,113 @@ ACTS = {
     "rsqrt": (lambda x: 1 / np.sqrt(x), (0.3, 3), {}, []),
     "ceil": (np.ceil, (-3, 3), {}, [-2, -1, 0, 1, 2]),
     "floor": (np.floor, (-3, 3), {}, [-2, -1, 0, 1, 2]),
-    "round": (lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), (-3, 3), {},
-              [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]),
+    "round": (
+        lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
+        (-3, 3),
+        {},
+        [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5],
+    ),
     "logsigmoid": (lambda x: -softplus(-x), (-4, 4), {}, []),
     "softplus": (softplus, (-4, 4), {}, []),
     "softsign": (lambda x: x / (1 + np.abs(x)), (-3, 3), {}, [0]),
     "tanh_shrink": (lambda x: x - np.tanh(x), (-2, 2), {}, []),
-    "brelu": (lambda x, t_min=0.0, t_max=24.0: np.clip(x, t_min, t_max), (-2, 30),
-              {"t_min": -1.0, "t_max": 1.0}, ["t_min", "t_max"]),
-    "elu": (lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x)), (-3, 3),
-            {"alpha": 0.5}, [0]),
-    "hard_shrink": (lambda x, threshold=0.5: np.where(np.abs(x) > threshold, x, 0), (-2, 2),
-                    {"threshold": 1.2}, ["threshold", "-threshold"]),
-    "hard_sigmoid": (lambda x, slope=0.2, offset=0.5: np.clip(slope * x + offset, 0, 1), (-4, 4),
-                     {"slope": 0.5, "offset": 0.25}, ["hs_lo", "hs_hi"]),
-    "hard_swish": (lambda x, threshold=6.0, scale=6.0, offset=3.0:
-                   x * np.clip(x + offset, 0, threshold) / scale, (-5, 5),
-                   {"threshold": 4.0, "scale": 5.0, "offset": 2.0}, ["sw_lo", "sw_hi"]),
-    "leaky_relu": (lambda x, alpha=0.02: np.where(x > 0, x, alpha * x), (-2, 2),
-                   {"alpha": 0.3}, [0]),
+    "brelu": (
+        lambda x, t_min=0.0, t_max=24.0: np.clip(x, t_min, t_max),
+        (-2, 30),
+        {"t_min": -1.0, "t_max": 1.0},
+        ["t_min", "t_max"],
+    ),
+    "elu": (
+        lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x)),
+        (-3, 3),
+        {"alpha": 0.5},
+        [0],
+    ),
+    "hard_shrink": (
+        lambda x, threshold=0.5: np.where(np.abs(x) > threshold, x, 0),
+        (-2, 2),
+        {"threshold": 1.2},
+        ["threshold", "-threshold"],
+    ),
+    "hard_sigmoid": (
+        lambda x, slope=0.2, offset=0.5: np.clip(slope * x + offset, 0, 1),
+        (-4, 4),
+        {"slope": 0.5, "offset": 0.25},
+        ["hs_lo", "hs_hi"],
+    ),
+    "hard_swish": (
+        lambda x, threshold=6.0, scale=6.0, offset=3.0: (
+            x * np.clip(x + offset, 0, threshold) / scale
+        ),
+        (-5, 5),
+        {"threshold": 4.0, "scale": 5.0, "offset": 2.0},
+        ["sw_lo", "sw_hi"],
+    ),
+    "leaky_relu": (
+        lambda x, alpha=0.02: np.where(x > 0, x, alpha * x),
+        (-2, 2),
+        {"alpha": 0.3},
+        [0],
+    ),
     "pow": (lambda x, factor=1.0: np.power(x, factor), (0.3, 2), {"factor": 2.5}, []),
-    "relu6": (lambda x, threshold=6.0: np.clip(x, 0, threshold), (-2, 8), {"threshold": 3.0},
-              [0, "threshold"]),
-    "soft_relu": (lambda x, threshold=40.0: softplus(np.clip(x, -threshold, threshold)), (-3, 3),
-                  {"threshold": 1.5}, ["threshold", "-threshold"]),
-    "softshrink": (lambda x, **a: np.where(x > a.get("lambda", 0.5), x - a.get("lambda", 0.5),
-                                           np.where(x < -a.get("lambda", 0.5),
-                                                    x + a.get("lambda", 0.5), 0)),
-                   (-2, 2), {"lambda": 1.0}, ["lambda", "-lambda"]),
-    "stanh": (lambda x, scale_a=0.67, scale_b=1.7159: scale_b * np.tanh(scale_a * x), (-3, 3),
-              {"scale_a": 1.5, "scale_b": 0.5}, []),
+    "relu6": (
+        lambda x, threshold=6.0: np.clip(x, 0, threshold),
+        (-2, 8),
+        {"threshold": 3.0},
+        [0, "threshold"],
+    ),
+    "soft_relu": (
+        lambda x, threshold=40.0: softplus(np.clip(x, -threshold, threshold)),
+        (-3, 3),
+        {"threshold": 1.5},
+        ["threshold", "-threshold"],
+    ),
+    "softshrink": (
+        lambda x, **a: np.where(
+            x > a.get("lambda", 0.5),
+            x - a.get("lambda", 0.5),
+            np.where(x < -a.get("lambda", 0.5), x + a.get("lambda", 0.5), 0),
+        ),
+        (-2, 2),
+        {"lambda": 1.0},
+        ["lambda", "-lambda"],
+    ),
+    "stanh": (
+        lambda x, scale_a=0.67, scale_b=1.7159: scale_b * np.tanh(scale_a * x),
+        (-3, 3),
+        {"scale_a": 1.5, "scale_b": 0.5},
+        [],
+    ),
     "swish": (lambda x, beta=1.0: x * sigmoid(beta * x), (-3, 3), {"beta": 2.0}, []),
-    "thresholded_relu": (lambda x, threshold=1.0: np.where(x > threshold, x, 0), (-2, 3),
-                         {"threshold": 0.5}, ["threshold"]),
-    "gelu": (lambda x, approximate=False: 0.5 * x * (1 + np.tanh(
-        np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))) if approximate
-        else 0.5 * x * (1 + _erf(x / np.sqrt(2))), (-3, 3), {"approximate": True}, []),
+    "thresholded_relu": (
+        lambda x, threshold=1.0: np.where(x > threshold, x, 0),
+        (-2, 3),
+        {"threshold": 0.5},
+        ["threshold"],
+    ),
+    "gelu": (
+        lambda x, approximate=False: (
+            0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+            if approximate
+            else 0.5 * x * (1 + _erf(x / np.sqrt(2)))
+        ),
+        (-3, 3),
+        {"approximate": True},
+        [],
+    ),
 }
 
 # Fluid's defaults, for resolving named kinks.
-DEFAULTS = {"brelu": {"t_min": 0.0, "t_max": 24.0}, "hard_shrink": {"threshold": 0.5},
-            "hard_sigmoid": {"slope": 0.2, "offset": 0.5},
-            "hard_swish": {"threshold": 6.0, "scale": 6.0, "offset": 3.0},
-            "relu6": {"threshold": 6.0}, "soft_relu": {"threshold": 40.0},
-            "softshrink": {"lambda": 0.5}, "thresholded_relu": {"threshold": 1.0}}
+DEFAULTS = {
+    "brelu": {"t_min": 0.0, "t_max": 24.0},
+    "hard_shrink": {"threshold": 0.5},
+    "hard_sigmoid": {"slope": 0.2, "offset": 0.5},
+    "hard_swish": {"threshold": 6.0, "scale": 6.0, "offset": 3.0},
+    "relu6": {"threshold": 6.0},
+    "soft_relu": {"threshold": 40.0},
+    "softshrink": {"lambda": 0.5},
+    "thresholded_relu": {"threshold": 1.0},
+}
 
 
 def kink_points(op, attrs):
@@ -148,10 +212,16 @@ def test_activation(op, with_attrs, dtype, rng):
 def test_attribute_defaults_are_fluids():
     """The registered defaults are Fluid 1.x's (activation_op.cc)."""
     import tide._C as C
-    for op, defaults in dict(DEFAULTS, leaky_relu={"alpha": 0.02}, elu={"alpha": 1.0},
-                             pow={"factor": 1.0}, swish={"beta": 1.0},
-                             stanh={"scale_a": 0.67, "scale_b": 1.7159},
-                             gelu={"approximate": False}).items():
+
+    for op, defaults in dict(
+        DEFAULTS,
+        leaky_relu={"alpha": 0.02},
+        elu={"alpha": 1.0},
+        pow={"factor": 1.0},
+        swish={"beta": 1.0},
+        stanh={"scale_a": 0.67, "scale_b": 1.7159},
+        gelu={"approximate": False},
+    ).items():
         got = {a["name"]: a.get("default") for a in C.op_proto(op)["attrs"]}
         for k, v in defaults.items():
             assert got[k] == pytest.approx(v), (op, k, got[k], v)
@@ -166,8 +236,9 @@ def test_piecewise_constant_ops_have_zero_gradients():
             xv.stop_gradient = False
             loss = tide.layers.mean(getattr(tide.layers, op)(xv))
             tide.append_backward(loss)
-        g, = tide.Executor(tide.CPUPlace()).run(main, feed={"x": x.reshape(4)},
-                                                fetch_list=["x@GRAD"], scope=tide.Scope())
+        (g,) = tide.Executor(tide.CPUPlace()).run(
+            main, feed={"x": x.reshape(4)}, fetch_list=["x@GRAD"], scope=tide.Scope()
+        )
         np.testing.assert_array_equal(g, np.zeros(4))
 
 
@@ -195,15 +266,20 @@ def prelu_ref(x, alpha, mode):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("mode,alpha_shape", [("all", (1,)), ("channel", (3,)),
-                                              ("element", (3, 2, 2))])
+@pytest.mark.parametrize(
+    "mode,alpha_shape", [("all", (1,)), ("channel", (3,)), ("element", (3, 2, 2))]
+)
 def test_prelu(mode, alpha_shape, dtype, rng):
     x = rng.uniform(-1, 1, (2, 3, 2, 2))
     x[np.abs(x) < 0.05] = 0.2
     x = x.astype(dtype)
     alpha = rng.uniform(0.1, 0.5, alpha_shape).astype(dtype)
-    t = make("prelu", {"X": x, "Alpha": alpha}, {"Out": prelu_ref(x, alpha, mode).astype(dtype)},
-             {"mode": mode})
+    t = make(
+        "prelu",
+        {"X": x, "Alpha": alpha},
+        {"Out": prelu_ref(x, alpha, mode).astype(dtype)},
+        {"mode": mode},
+    )
     t.check_output()
     t.check_grad(["X", "Alpha"], "Out", **grad_args(dtype))
 
@@ -211,8 +287,10 @@ def test_prelu(mode, alpha_shape, dtype, rng):
 def test_prelu_wrong_alpha_size_is_an_error():
     x = np.ones((2, 3, 4), "float32")
     with pytest.raises(tide.TideError, match="prelu.*Alpha.*needs 3"):
-        make("prelu", {"X": x, "Alpha": np.ones(2, "float32")}, {"Out": x},
-             {"mode": "channel"}).check_output()
+        make(
+            "prelu", {"X": x, "Alpha": np.ones(2, "float32")}, {"Out": x}, {"mode": "channel"}
+        ).check_output()
     with pytest.raises(tide.TideError, match="mode"):
-        make("prelu", {"X": x, "Alpha": np.ones(1, "float32")}, {"Out": x},
-             {"mode": "rows"}).check_output()
+        make(
+            "prelu", {"X": x, "Alpha": np.ones(1, "float32")}, {"Out": x}, {"mode": "rows"}
+        ).check_output()

@@ -2,6 +2,7 @@
 elementwise broadcast), increment (in place), is_empty, fill_constant_batch_size_like and print
 (its log line, its pass-through and its gradient), their layers' compile-time shapes and bool
 dtypes, append_backward over bool outputs, and the errors for bad inputs."""
+
 import re
 
 import numpy as np
@@ -15,11 +16,18 @@ NUM_DTYPES = ["float32", "float64", "int32", "int64"]
 # TideDataType codes (fill_constant_batch_size_like's dtype attribute).
 CODE = {"bool": 0, "int32": 2, "int64": 3, "float32": 5, "float64": 6}
 COMPARE = {
-    "less_than": np.less, "less_equal": np.less_equal, "greater_than": np.greater,
-    "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
+    "less_than": np.less,
+    "less_equal": np.less_equal,
+    "greater_than": np.greater,
+    "greater_equal": np.greater_equal,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
 }
-LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or,
-           "logical_xor": np.logical_xor}
+LOGICAL = {
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+    "logical_xor": np.logical_xor,
+}
 
 
 def small_ints(rng, shape, dtype):
@@ -74,18 +82,26 @@ def test_compare_floats_exactly():
 
 
 def test_compare_bad_broadcast_is_an_error(rng):
-    t = make("less_than", {"X": small_ints(rng, (2, 3), "float32"),
-                           "Y": small_ints(rng, (4,), "float32")}, {"Out": np.zeros((2, 3), bool)})
-    with pytest.raises(tide.TideError,
-                       match=r"op 'less_than': cannot broadcast Y \[4\] onto X \[2, 3\]"):
+    t = make(
+        "less_than",
+        {"X": small_ints(rng, (2, 3), "float32"), "Y": small_ints(rng, (4,), "float32")},
+        {"Out": np.zeros((2, 3), bool)},
+    )
+    with pytest.raises(
+        tide.TideError, match=r"op 'less_than': cannot broadcast Y \[4\] onto X \[2, 3\]"
+    ):
         t.check_output()
 
 
 def test_compare_integer_types_must_match(rng):
-    t = make("equal", {"X": small_ints(rng, (2, 3), "int32"),
-                       "Y": small_ints(rng, (2, 3), "int64")}, {"Out": np.zeros((2, 3), bool)})
-    with pytest.raises(tide.TideError,
-                       match=r"op 'equal': Y \('y_in'\) is int64 but X \('x_in'\) is int32"):
+    t = make(
+        "equal",
+        {"X": small_ints(rng, (2, 3), "int32"), "Y": small_ints(rng, (2, 3), "int64")},
+        {"Out": np.zeros((2, 3), bool)},
+    )
+    with pytest.raises(
+        tide.TideError, match=r"op 'equal': Y \('y_in'\) is int64 but X \('x_in'\) is int32"
+    ):
         t.check_output()
 
 
@@ -94,17 +110,22 @@ def test_compare_layers_run_and_give_bool_at_compile_time(exe, rng):
     y = layers.data("y", shape=[3], dtype="float32")
     b = layers.data("b", shape=[1], dtype="float32", append_batch_size=False)
     outs = {
-        "less_than": layers.less_than(x, y), "less_equal": layers.less_equal(x, y),
-        "greater_than": layers.greater_than(x, y), "greater_equal": layers.greater_equal(x, y),
-        "equal": layers.equal(x, y), "not_equal": layers.not_equal(x, y),
+        "less_than": layers.less_than(x, y),
+        "less_equal": layers.less_equal(x, y),
+        "greater_than": layers.greater_than(x, y),
+        "greater_equal": layers.greater_equal(x, y),
+        "equal": layers.equal(x, y),
+        "not_equal": layers.not_equal(x, y),
     }
     scalar = layers.less_than(x, b, force_cpu=True)
     for v in list(outs.values()) + [scalar]:
         assert v.dtype == "bool" and v.shape == (-1, 3) and v.stop_gradient
     xv, yv = small_ints(rng, (4, 3), "float32"), small_ints(rng, (4, 3), "float32")
     names = sorted(outs)
-    got = exe.run(feed=feed(x=xv, y=yv, b=np.array([0.5], "float32")),
-                  fetch_list=[outs[n] for n in names] + [scalar])
+    got = exe.run(
+        feed=feed(x=xv, y=yv, b=np.array([0.5], "float32")),
+        fetch_list=[outs[n] for n in names] + [scalar],
+    )
     for n, g in zip(names, got):
         assert g.dtype == np.bool_, n
         np.testing.assert_array_equal(g, COMPARE[n](xv, yv), err_msg=n)
@@ -119,7 +140,7 @@ def test_compare_layer_writes_a_given_cond(exe):
     assert same is cond
     ops = [op.type for op in tide.default_main_program().global_block().ops]
     assert ops[-2:] == ["less_than", "greater_than"]
-    got, = exe.run(fetch_list=[cond])
+    (got,) = exe.run(fetch_list=[cond])
     np.testing.assert_array_equal(got, [False])
     with pytest.raises(TypeError, match="must be bool"):
         layers.less_than(x, n, cond=layers.fill_constant([1], "float32", 0))
@@ -130,8 +151,14 @@ def test_variable_ordering_operators(exe, rng):
     y = layers.data("y", shape=[4], dtype="float32")
     exprs = [x < y, x <= y, x > y, x >= y, x < 0.5, 0.5 < x]  # the last is x > 0.5
     types = [v.op.type for v in exprs]
-    assert types == ["less_than", "less_equal", "greater_than", "greater_equal", "less_than",
-                     "greater_than"]
+    assert types == [
+        "less_than",
+        "less_equal",
+        "greater_than",
+        "greater_equal",
+        "less_than",
+        "greater_than",
+    ]
     assert all(v.dtype == "bool" for v in exprs)
     xv, yv = small_ints(rng, (2, 4), "float32"), small_ints(rng, (2, 4), "float32")
     got = exe.run(feed=feed(x=xv, y=yv), fetch_list=exprs)
@@ -171,9 +198,11 @@ def test_logical_layers(exe, rng):
 def test_logical_dims_must_match_at_compile_time():
     a = layers.data("a", shape=[2, 3], dtype="bool", append_batch_size=False)
     b = layers.data("b", shape=[3, 2], dtype="bool", append_batch_size=False)
-    with pytest.raises(tide.TideError,
-                       match=r"op 'logical_and': X \('a'\) \[2, 3\] and Y \('b'\) \[3, 2\] "
-                       r"must have the same dims"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'logical_and': X \('a'\) \[2, 3\] and Y \('b'\) \[3, 2\] "
+        r"must have the same dims",
+    ):
         layers.logical_and(a, b)
 
 
@@ -181,20 +210,27 @@ def test_logical_dims_must_match_at_run_time(exe):
     a = layers.data("a", shape=[3], dtype="bool")
     b = layers.data("b", shape=[3], dtype="bool")
     out = layers.logical_xor(a, b)  # [-1, 3] and [-1, 3]: checked when run
-    with pytest.raises(tide.TideError, match=r"op 'logical_xor': X \('a'\) \[2, 3\] and Y \('b'\) "
-                       r"\[4, 3\] must have the same dims"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'logical_xor': X \('a'\) \[2, 3\] and Y \('b'\) "
+        r"\[4, 3\] must have the same dims",
+    ):
         exe.run(feed=feed(a=np.ones((2, 3), bool), b=np.ones((4, 3), bool)), fetch_list=[out])
 
 
 def test_logical_inputs_must_be_bool():
     x = layers.data("x", shape=[3], dtype="float32")
-    with pytest.raises(TypeError, match=r"logical_not: the data type of 'x' must be one of bool, "
-                                        r"but received float32"):
+    with pytest.raises(
+        TypeError,
+        match=r"logical_not: the data type of 'x' must be one of bool, "
+        r"but received float32",
+    ):
         layers.logical_not(x)  # the layer's check, Fluid 1.8's (issue 37)
     block = tide.default_main_program().global_block()
     out = block.create_var(name="out", dtype="bool")
-    with pytest.raises(tide.TideError,
-                       match=r"op 'logical_not': X \('x'\) must be bool, got float32"):
+    with pytest.raises(
+        tide.TideError, match=r"op 'logical_not': X \('x'\) must be bool, got float32"
+    ):
         block.append_op("logical_not", inputs={"X": [x]}, outputs={"Out": [out]})
 
 
@@ -213,8 +249,9 @@ def test_increment_fractional_step():
 
 
 def test_increment_layer_in_place_counts_across_runs(exe):
-    counter = layers.create_global_var(shape=[1], value=0, dtype="int64", persistable=True,
-                                       name="counter")
+    counter = layers.create_global_var(
+        shape=[1], value=0, dtype="int64", persistable=True, name="counter"
+    )
     out = layers.increment(counter, value=2)
     assert out is counter
     op = tide.default_main_program().global_block().ops[-1]
@@ -236,16 +273,22 @@ def test_increment_layer_not_in_place(exe):
 
 def test_increment_needs_one_element():
     x = layers.data("x", shape=[2, 3], dtype="float32", append_batch_size=False)
-    with pytest.raises(tide.TideError, match=r"op 'increment': X \('x'\) must hold exactly one "
-                       r"element, its dims are \[2, 3\]"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'increment': X \('x'\) must hold exactly one "
+        r"element, its dims are \[2, 3\]",
+    ):
         layers.increment(x)
 
 
 def test_increment_needs_one_element_at_run_time(exe):
     x = layers.data("x", shape=[-1], dtype="int64", append_batch_size=False)
     y = layers.increment(x, in_place=False)
-    with pytest.raises(tide.TideError, match=r"op 'increment': X \('x'\) must hold exactly one "
-                       r"element, its dims are \[3\]"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'increment': X \('x'\) must hold exactly one "
+        r"element, its dims are \[3\]",
+    ):
         exe.run(feed=feed(x=np.array([1, 2, 3], "int64")), fetch_list=[y])
 
 
@@ -262,7 +305,7 @@ def test_is_empty_layer(exe):
     cond = layers.is_empty(x)
     assert cond.dtype == "bool" and cond.shape == (1,) and cond.stop_gradient
     for rows, want in [(0, True), (2, False)]:
-        got, = exe.run(feed=feed(x=np.zeros((rows, 3), "float32")), fetch_list=[cond])
+        (got,) = exe.run(feed=feed(x=np.zeros((rows, 3), "float32")), fetch_list=[cond])
         np.testing.assert_array_equal(got, [want])
 
 
@@ -272,30 +315,48 @@ def test_is_empty_layer(exe):
 def test_fill_constant_batch_size_like(dtype, rng):
     inp = rng.rand(5, 3).astype("float32")
     want = np.full((5, 4), 7, dtype)
-    make("fill_constant_batch_size_like", {"Input": inp}, {"Out": want},
-         {"shape": [-1, 4], "value": 7.0, "dtype": CODE[dtype]}).check_output(rtol=0, atol=0)
+    make(
+        "fill_constant_batch_size_like",
+        {"Input": inp},
+        {"Out": want},
+        {"shape": [-1, 4], "value": 7.0, "dtype": CODE[dtype]},
+    ).check_output(rtol=0, atol=0)
 
 
 def test_fill_constant_batch_size_like_other_dims(rng):
     inp = rng.rand(2, 6).astype("float64")
     want = np.full((3, 4, 6), -1.25, "float32")
-    make("fill_constant_batch_size_like", {"Input": inp}, {"Out": want},
-         {"shape": [3, 4, -1], "value": -1.25, "dtype": CODE["float32"], "input_dim_idx": 1,
-          "output_dim_idx": 2}).check_output(rtol=0, atol=0)
+    make(
+        "fill_constant_batch_size_like",
+        {"Input": inp},
+        {"Out": want},
+        {
+            "shape": [3, 4, -1],
+            "value": -1.25,
+            "dtype": CODE["float32"],
+            "input_dim_idx": 1,
+            "output_dim_idx": 2,
+        },
+    ).check_output(rtol=0, atol=0)
 
 
 def test_fill_constant_batch_size_like_counts_sequences_of_a_lod_input(rng):
     # As Fluid: the batch of a LoD input is its number of sequences (2 here), not its rows (5).
     inp = (rng.rand(5, 3).astype("float32"), [[2, 3]])
-    make("fill_constant_batch_size_like", {"Input": inp}, {"Out": np.zeros((2, 4), "int64")},
-         {"shape": [-1, 4], "value": 0.0, "dtype": CODE["int64"]}).check_output()
+    make(
+        "fill_constant_batch_size_like",
+        {"Input": inp},
+        {"Out": np.zeros((2, 4), "int64")},
+        {"shape": [-1, 4], "value": 0.0, "dtype": CODE["int64"]},
+    ).check_output()
 
 
 def test_fill_constant_batch_size_like_layer(exe):
     x = layers.data("x", shape=[3], dtype="float32")
     a = layers.fill_constant_batch_size_like(x, shape=[-1, 5], dtype="float32", value=1.5)
-    b = layers.fill_constant_batch_size_like(x, shape=[2, -1, 7], dtype="int64", value=4,
-                                             input_dim_idx=1, output_dim_idx=1)
+    b = layers.fill_constant_batch_size_like(
+        x, shape=[2, -1, 7], dtype="int64", value=4, input_dim_idx=1, output_dim_idx=1
+    )
     # At compile time the batch (-1) stays unknown; the other dim is known.
     assert a.shape == (-1, 5) and a.dtype == "float32" and a.stop_gradient
     assert b.shape == (2, 3, 7) and b.dtype == "int64"
@@ -306,11 +367,17 @@ def test_fill_constant_batch_size_like_layer(exe):
 
 def test_fill_constant_batch_size_like_bad_dim_idx():
     x = layers.data("x", shape=[3], dtype="float32")
-    with pytest.raises(tide.TideError, match=r"op 'fill_constant_batch_size_like': "
-                       r"output_dim_idx 2 is not a dim of shape \[-1, 5\]"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'fill_constant_batch_size_like': "
+        r"output_dim_idx 2 is not a dim of shape \[-1, 5\]",
+    ):
         layers.fill_constant_batch_size_like(x, [-1, 5], "float32", 0.0, output_dim_idx=2)
-    with pytest.raises(tide.TideError, match=r"op 'fill_constant_batch_size_like': input_dim_idx 3 "
-                       r"is not a dim of Input \('x'\) \[-1, 3\]"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'fill_constant_batch_size_like': input_dim_idx 3 "
+        r"is not a dim of Input \('x'\) \[-1, 3\]",
+    ):
         layers.fill_constant_batch_size_like(x, [-1, 5], "float32", 0.0, input_dim_idx=3)
 
 
@@ -325,8 +392,10 @@ PRINT_VALUES = {
     "float64": (np.array([[0.25, 1e-3, 7], [8, 9, 10]], "float64"), "0.25, 0.001, 7, 8, 9, 10"),
     "int32": (np.array([[-1, 0, 1], [2, 3, 4]], "int32"), "-1, 0, 1, 2, 3, 4"),
     "int64": (np.array([[10, 20, 30], [40, 50, 60]], "int64"), "10, 20, 30, 40, 50, 60"),
-    "bool": (np.array([[True, False, True], [False, False, True]]),
-             "true, false, true, false, false, true"),
+    "bool": (
+        np.array([[True, False, True], [False, False, True]]),
+        "true, false, true, false, false, true",
+    ),
 }
 
 
@@ -337,22 +406,33 @@ def test_print_logs_and_passes_values_through(dtype, exe, capfd):
     out = layers.Print(x, message="look here")
     assert out.dtype == dtype and out.shape == (2, 3)
     capfd.readouterr()
-    got, = exe.run(feed=feed(x=value), fetch_list=[out])
+    (got,) = exe.run(feed=feed(x=value), fetch_list=[out])
     np.testing.assert_array_equal(got, value)
     assert got.dtype == value.dtype
     lines = print_lines(capfd.readouterr().err, "look here")
     assert len(lines) == 1, lines
     line = lines[0]
-    for part in ["Variable: x", "dtype: %s" % dtype, "shape: [2, 3]", "lod: {}",
-                 "data: [%s]" % text]:
+    for part in [
+        "Variable: x",
+        "dtype: %s" % dtype,
+        "shape: [2, 3]",
+        "lod: {}",
+        "data: [%s]" % text,
+    ]:
         assert part in line, (part, line)
 
 
 def test_print_summarize_lod_and_switches(exe, capfd):
     x = layers.data("x", shape=[2], dtype="int64", lod_level=1)
     full = layers.Print(x, message="full-lod", summarize=3)
-    bare = layers.Print(x, message="bare-line", print_tensor_name=False, print_tensor_type=False,
-                        print_tensor_shape=False, print_tensor_lod=False)
+    bare = layers.Print(
+        x,
+        message="bare-line",
+        print_tensor_name=False,
+        print_tensor_type=False,
+        print_tensor_shape=False,
+        print_tensor_lod=False,
+    )
     t = tide.LoDTensor(np.arange(6, dtype="int64").reshape(3, 2))
     t.set_recursive_sequence_lengths([[1, 2]])
     capfd.readouterr()
@@ -361,10 +441,10 @@ def test_print_summarize_lod_and_switches(exe, capfd):
         np.testing.assert_array_equal(g.numpy(), np.arange(6).reshape(3, 2))
         assert g.recursive_sequence_lengths() == [[1, 2]]
     err = capfd.readouterr().err
-    full_line, = print_lines(err, "full-lod")
+    (full_line,) = print_lines(err, "full-lod")
     assert "shape: [3, 2]" in full_line and "lod: {{0, 1, 3}}" in full_line
     assert "data: [0, 1, 2, ...]" in full_line
-    bare_line, = print_lines(err, "bare-line")
+    (bare_line,) = print_lines(err, "bare-line")
     assert "data: [0, 1, 2, 3, 4, 5]" in bare_line
     for absent in ["Variable:", "dtype:", "shape:", "lod:"]:
         assert absent not in bare_line
@@ -375,7 +455,7 @@ def test_print_first_n(exe, capfd):
     out = layers.Print(x, first_n=2, message="only-twice")
     capfd.readouterr()
     for i in range(4):
-        got, = exe.run(feed=feed(first_n_x=np.array([i], "float32")), fetch_list=[out])
+        (got,) = exe.run(feed=feed(first_n_x=np.array([i], "float32")), fetch_list=[out])
         np.testing.assert_array_equal(got, [i])  # passed through on every run
     lines = print_lines(capfd.readouterr().err, "only-twice")
     assert len(lines) == 2 and "data: [0]" in lines[0] and "data: [1]" in lines[1], lines
@@ -388,14 +468,16 @@ def test_print_rejects_an_unknown_phase():
     block = tide.default_main_program().global_block()
     out = block.create_var(name="out", dtype="float32")
     with pytest.raises(tide.TideError, match="print_phase must be 'forward', 'backward' or 'both'"):
-        block.append_op("print", inputs={"In": x}, outputs={"Out": out},
-                        attrs={"print_phase": "sideways"})
+        block.append_op(
+            "print", inputs={"In": x}, outputs={"Out": out}, attrs={"print_phase": "sideways"}
+        )
 
 
 def _square_loss_through_print(print_phase, message):
     x0 = np.array([[0.5, -1.0, 2.0], [1.5, 3.0, -0.25]], "float32")
-    x = layers.create_parameter(shape=[2, 3], dtype="float32", name="px",
-                                default_initializer=tide.initializer.Constant(0.0))
+    x = layers.create_parameter(
+        shape=[2, 3], dtype="float32", name="px", default_initializer=tide.initializer.Constant(0.0)
+    )
     p = layers.Print(x, message=message, print_phase=print_phase)
     loss = layers.mean(layers.square(p))
     pairs = tide.append_backward(loss)
@@ -414,7 +496,7 @@ def test_print_gradient_passes_through(phase, exe, capfd):
     exe.run(tide.default_startup_program())
     tide.global_scope().var("px").get_tensor().set(x0, tide.CPUPlace(), False)
     capfd.readouterr()
-    g, = exe.run(fetch_list=["px@GRAD"])
+    (g,) = exe.run(fetch_list=["px@GRAD"])
     np.testing.assert_allclose(g, 2 * x0 / x0.size, rtol=1e-6)  # d mean(x^2) / dx, unchanged
     lines = print_lines(capfd.readouterr().err, "grad-" + phase)
     fwd = [ln for ln in lines if "(backward)" not in ln]
@@ -431,8 +513,9 @@ def test_print_gradient_passes_through(phase, exe, capfd):
 # append_backward over comparisons: their bool outputs take no gradient and break nothing.
 def test_backward_through_a_comparison_mask(exe):
     x0 = np.array([[0.5, -1.0, 2.0], [-1.5, 3.0, -0.25]], "float32")
-    x = layers.create_parameter(shape=[2, 3], dtype="float32", name="mx",
-                                default_initializer=tide.initializer.Constant(0.0))
+    x = layers.create_parameter(
+        shape=[2, 3], dtype="float32", name="mx", default_initializer=tide.initializer.Constant(0.0)
+    )
     positive = layers.greater_than(x, layers.fill_constant([1], "float32", 0.0))
     small = layers.less_than(x, layers.fill_constant([1], "float32", 2.5))
     keep = layers.logical_and(positive, small)
@@ -442,8 +525,10 @@ def test_backward_through_a_comparison_mask(exe):
     assert [(a.name, g.name) for a, g in pairs] == [("mx", "mx@GRAD")]
     block = tide.default_main_program().global_block()
     types = [op.type for op in block.ops]
-    assert not any(t.endswith("_grad") and t.startswith(("greater_than", "less_than", "logical_"))
-                   for t in types)
+    assert not any(
+        t.endswith("_grad") and t.startswith(("greater_than", "less_than", "logical_"))
+        for t in types
+    )
     for v in (positive, small, keep):
         assert v.name + "@GRAD" not in block.vars
     exe.run(tide.default_startup_program())

@@ -6,6 +6,7 @@ paths), the gradients by central finite differences, and the chunks by a per-sch
 written here. Both sequence layouts are covered: a one-level LoD (with sequences of length 1 and 0)
 and padded tensors with Length. Fluid's LogLikelihood output is the NEGATIVE log-likelihood (a
 cost), and so is Tide's."""
+
 import itertools
 
 import numpy as np
@@ -65,15 +66,18 @@ def crf_case(dtype, lengths, D=3, seed=0):
     alpha = np.zeros((N, D))
     for i, n in enumerate(lengths):
         if n:
-            ll[i, 0] = brute(x[o[i]:o[i + 1]], w, label[o[i]:o[i + 1], 0])[0]
-            alpha[o[i]:o[i + 1]] = alpha_ref(x[o[i]:o[i + 1]], w)
+            ll[i, 0] = brute(x[o[i] : o[i + 1]], w, label[o[i] : o[i + 1], 0])[0]
+            alpha[o[i] : o[i + 1]] = alpha_ref(x[o[i] : o[i + 1]], w)
     x64 = x.astype(np.float64)
     exps = np.exp(x64 - x64.max(1, keepdims=True))
     lod = [list(lengths)]
     inputs = {"Emission": (x, lod), "Transition": w, "Label": (label, lod)}
-    outputs = {"Alpha": (alpha.astype(dtype), lod), "EmissionExps": (exps.astype(dtype), lod),
-               "TransitionExps": np.exp(w.astype(np.float64)).astype(dtype),
-               "LogLikelihood": ll.astype(dtype)}
+    outputs = {
+        "Alpha": (alpha.astype(dtype), lod),
+        "EmissionExps": (exps.astype(dtype), lod),
+        "TransitionExps": np.exp(w.astype(np.float64)).astype(dtype),
+        "LogLikelihood": ll.astype(dtype),
+    }
     return inputs, outputs
 
 
@@ -84,12 +88,12 @@ def padded(x, label, lengths, T):
     xp = np.zeros((S, T, D), x.dtype)
     lp = np.zeros((S, T), "int64")
     for i, n in enumerate(lengths):
-        xp[i, :n] = x[o[i]:o[i + 1]]
-        lp[i, :n] = label[o[i]:o[i + 1], 0]
+        xp[i, :n] = x[o[i] : o[i + 1]]
+        lp[i, :n] = label[o[i] : o[i + 1], 0]
     return xp, lp
 
 
-LENGTHS = [1, 3, 2, 4]        # several sequences, one of length 1
+LENGTHS = [1, 3, 2, 4]  # several sequences, one of length 1
 LENGTHS_EMPTY = [2, 0, 3, 1]  # an empty sequence costs 0
 
 
@@ -106,15 +110,23 @@ def test_linear_chain_crf_grad(dtype, lengths):
     ins, outs = crf_case(dtype, lengths, seed=1)
     err, delta = GRAD_TOL[dtype]
     make("linear_chain_crf", ins, outs).check_grad(
-        ["Emission", "Transition"], "LogLikelihood", max_relative_error=err, numeric_grad_delta=delta)
+        ["Emission", "Transition"],
+        "LogLikelihood",
+        max_relative_error=err,
+        numeric_grad_delta=delta,
+    )
 
 
 def test_linear_chain_crf_grad_of_transition_only():
     """Emission without a gradient (e.g. from a data layer): Transition's still flows."""
     ins, outs = crf_case("float64", LENGTHS, seed=2)
     make("linear_chain_crf", ins, outs).check_grad(
-        ["Transition"], "LogLikelihood", no_grad_set={"emission_in"},
-        max_relative_error=1e-5, numeric_grad_delta=1e-5)
+        ["Transition"],
+        "LogLikelihood",
+        no_grad_set={"emission_in"},
+        max_relative_error=1e-5,
+        numeric_grad_delta=1e-5,
+    )
 
 
 def padded_case(dtype, lengths, T=4, seed=3):
@@ -124,8 +136,12 @@ def padded_case(dtype, lengths, T=4, seed=3):
     length = np.array(lengths, "int64")
     inputs = {"Emission": xp, "Transition": ins["Transition"], "Label": lp, "Length": length}
     # Alpha and EmissionExps are intermediates whose padding rows Fluid leaves unspecified.
-    outputs = {"Alpha": None, "EmissionExps": None, "TransitionExps": outs["TransitionExps"],
-               "LogLikelihood": outs["LogLikelihood"]}
+    outputs = {
+        "Alpha": None,
+        "EmissionExps": None,
+        "TransitionExps": outs["TransitionExps"],
+        "LogLikelihood": outs["LogLikelihood"],
+    }
     return inputs, outputs
 
 
@@ -138,8 +154,12 @@ def test_linear_chain_crf_padded_with_length(dtype):
 def test_linear_chain_crf_padded_grad():
     ins, outs = padded_case("float64", [1, 3, 0, 2])
     t = make("linear_chain_crf", ins, outs)
-    t.check_grad(["Emission", "Transition"], "LogLikelihood", max_relative_error=1e-5,
-                 numeric_grad_delta=1e-5)
+    t.check_grad(
+        ["Emission", "Transition"],
+        "LogLikelihood",
+        max_relative_error=1e-5,
+        numeric_grad_delta=1e-5,
+    )
 
 
 def test_linear_chain_crf_padded_grad_is_zero_on_padding():
@@ -147,18 +167,24 @@ def test_linear_chain_crf_padded_grad_is_zero_on_padding():
     ins, outs = padded_case("float64", [1, 3, 2], seed=4)
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):
-        e = tide.layers.data("e", [3, 4, 3], dtype="float64", append_batch_size=False,
-                             stop_gradient=False)
+        e = tide.layers.data(
+            "e", [3, 4, 3], dtype="float64", append_batch_size=False, stop_gradient=False
+        )
         lab = tide.layers.data("lab", [3, 4], dtype="int64", append_batch_size=False)
         ln = tide.layers.data("ln", [3], dtype="int64", append_batch_size=False)
-        cost = tide.layers.linear_chain_crf(e, lab, param_attr=tide.ParamAttr(name="crfw_pad"),
-                                            length=ln)
+        cost = tide.layers.linear_chain_crf(
+            e, lab, param_attr=tide.ParamAttr(name="crfw_pad"), length=ln
+        )
         loss = tide.layers.reduce_sum(cost)
         tide.append_backward(loss)
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     exe.run(startup, scope=scope)
-    g, = exe.run(main, feed={"e": ins["Emission"], "lab": ins["Label"], "ln": ins["Length"]},
-                 fetch_list=["e@GRAD"], scope=scope)
+    (g,) = exe.run(
+        main,
+        feed={"e": ins["Emission"], "lab": ins["Label"], "ln": ins["Length"]},
+        fetch_list=["e@GRAD"],
+        scope=scope,
+    )
     for i, n in enumerate([1, 3, 2]):
         assert np.all(g[i, n:] == 0)
         assert np.any(g[i, :n] != 0)
@@ -187,13 +213,25 @@ def test_linear_chain_crf_long_sequences_with_large_scores(dtype):
     w = rng.uniform(-5, 5, (D + 2, D)).astype(dtype)
     label = rng.randint(0, D, (sum(lengths), 1)).astype("int64")
     o = offsets(lengths)
-    ll = np.array([[log_space_nll(x[o[i]:o[i + 1]], w, label[o[i]:o[i + 1], 0])]
-                   for i in range(len(lengths))])
+    ll = np.array(
+        [
+            [log_space_nll(x[o[i] : o[i + 1]], w, label[o[i] : o[i + 1], 0])]
+            for i in range(len(lengths))
+        ]
+    )
     lod = [lengths]
-    make("linear_chain_crf", {"Emission": (x, lod), "Transition": w, "Label": (label, lod)},
-         {"Alpha": None, "EmissionExps": None, "TransitionExps": None,
-          "LogLikelihood": ll.astype(dtype)}).check_output(
-        rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-3 if dtype == "float32" else 1e-9)
+    make(
+        "linear_chain_crf",
+        {"Emission": (x, lod), "Transition": w, "Label": (label, lod)},
+        {
+            "Alpha": None,
+            "EmissionExps": None,
+            "TransitionExps": None,
+            "LogLikelihood": ll.astype(dtype),
+        },
+    ).check_output(
+        rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-3 if dtype == "float32" else 1e-9
+    )
 
 
 # -- crf_decoding --------------------------------------------------------------------------------
@@ -206,7 +244,7 @@ def decode_case(dtype, lengths, seed=5, D=3):
     path = np.zeros((N, 1), "int64")
     for i, n in enumerate(lengths):
         if n:
-            path[o[i]:o[i + 1], 0] = brute(x[o[i]:o[i + 1]], w, [0] * n)[1]
+            path[o[i] : o[i + 1], 0] = brute(x[o[i] : o[i + 1]], w, [0] * n)[1]
     return x, w, path
 
 
@@ -225,8 +263,11 @@ def test_crf_decoding_with_label_marks_correct_tokens():
     label = np.where(rng.rand(*path.shape) < 0.5, path, (path + 1) % 3).astype("int64")
     lod = [LENGTHS]
     want = (label == path).astype("int64")
-    make("crf_decoding", {"Emission": (x, lod), "Transition": w, "Label": (label, lod)},
-         {"ViterbiPath": (want, lod)}).check_output()
+    make(
+        "crf_decoding",
+        {"Emission": (x, lod), "Transition": w, "Label": (label, lod)},
+        {"ViterbiPath": (want, lod)},
+    ).check_output()
 
 
 @pytest.mark.parametrize("with_label", [False, True])
@@ -268,8 +309,13 @@ def test_crf_transition_must_be_tags_plus_two_by_tags():
     ins["Transition"] = np.zeros((3, 3))
     expect_error("linear_chain_crf", ins, outs, "Transition", "[5, 3]", "[3, 3]")
     x, w, path = decode_case("float64", LENGTHS)
-    expect_error("crf_decoding", {"Emission": (x, [LENGTHS]), "Transition": np.zeros((5, 2))},
-                 {"ViterbiPath": (path, [LENGTHS])}, "Transition", "[5, 3]")
+    expect_error(
+        "crf_decoding",
+        {"Emission": (x, [LENGTHS]), "Transition": np.zeros((5, 2))},
+        {"ViterbiPath": (path, [LENGTHS])},
+        "Transition",
+        "[5, 3]",
+    )
 
 
 def test_crf_bad_length_and_missing_lod():
@@ -322,8 +368,14 @@ def ref_chunk_eval(infer, label, seqs, scheme, num_types, excluded=()):
 def chunk_outputs(p, r, f1, ni, nl, nc):
     f = lambda v: np.array([v], "float32")  # noqa: E731
     i = lambda v: np.array([v], "int64")  # noqa: E731
-    return {"Precision": f(p), "Recall": f(r), "F1-Score": f(f1), "NumInferChunks": i(ni),
-            "NumLabelChunks": i(nl), "NumCorrectChunks": i(nc)}
+    return {
+        "Precision": f(p),
+        "Recall": f(r),
+        "F1-Score": f(f1),
+        "NumInferChunks": i(ni),
+        "NumLabelChunks": i(nl),
+        "NumCorrectChunks": i(nc),
+    }
 
 
 def noisy_tags(rng, n, scheme, num_types):
@@ -345,9 +397,12 @@ def test_chunk_eval_matches_reference(scheme, excluded):
     want = ref_chunk_eval(infer, label, list(zip(o[:-1], o[1:])), scheme, 3, excluded)
     assert want[3] > 3 and want[5] > 0  # the case has chunks, some correct
     lod = [lengths]
-    make("chunk_eval", {"Inference": (infer.reshape(-1, 1), lod), "Label": (label.reshape(-1, 1), lod)},
-         chunk_outputs(*want),
-         {"num_chunk_types": 3, "chunk_scheme": scheme, "excluded_chunk_types": excluded}).check_output()
+    make(
+        "chunk_eval",
+        {"Inference": (infer.reshape(-1, 1), lod), "Label": (label.reshape(-1, 1), lod)},
+        chunk_outputs(*want),
+        {"num_chunk_types": 3, "chunk_scheme": scheme, "excluded_chunk_types": excluded},
+    ).check_output()
 
 
 def test_chunk_eval_hand_checked_iob():
@@ -357,9 +412,15 @@ def test_chunk_eval_hand_checked_iob():
     lod = [[4, 3]]
 
     def check(infer, want):
-        make("chunk_eval", {"Inference": (np.array(infer, "int64").reshape(-1, 1), lod),
-                            "Label": (np.array(label, "int64").reshape(-1, 1), lod)},
-             chunk_outputs(*want), {"num_chunk_types": 2, "chunk_scheme": "IOB"}).check_output()
+        make(
+            "chunk_eval",
+            {
+                "Inference": (np.array(infer, "int64").reshape(-1, 1), lod),
+                "Label": (np.array(label, "int64").reshape(-1, 1), lod),
+            },
+            chunk_outputs(*want),
+            {"num_chunk_types": 2, "chunk_scheme": "IOB"},
+        ).check_output()
 
     check([0, 1, 4, 3, 0, 4, 3], (1.0, 1.0, 1.0, 4, 4, 4))  # I-LOC for B-LOC after O: same chunk
     # PER split in two (B B), LOC right | PER right, LOC missed: 4 inferred, 2 correct.
@@ -374,9 +435,12 @@ def test_chunk_eval_padded_with_seq_length():
     infer, label = infer.reshape(-1, T), label.reshape(-1, T)
     seqs = [(i * T, i * T + n) for i, n in enumerate(lengths)]
     want = ref_chunk_eval(infer.reshape(-1), label.reshape(-1), seqs, "IOBES", 2)
-    make("chunk_eval", {"Inference": infer, "Label": label,
-                        "SeqLength": np.array(lengths, "int64")},
-         chunk_outputs(*want), {"num_chunk_types": 2, "chunk_scheme": "IOBES"}).check_output()
+    make(
+        "chunk_eval",
+        {"Inference": infer, "Label": label, "SeqLength": np.array(lengths, "int64")},
+        chunk_outputs(*want),
+        {"num_chunk_types": 2, "chunk_scheme": "IOBES"},
+    ).check_output()
 
 
 def test_chunk_eval_bad_input():
@@ -385,14 +449,26 @@ def test_chunk_eval_bad_input():
     bad = np.array([[0], [5], [4]], "int64")  # 5 > 2 types * 2 tags
     attrs = {"num_chunk_types": 2, "chunk_scheme": "IOB"}
     with pytest.raises(Exception, match=r"chunk_eval.*Label.*holds 5.*\[0, num_chunk_types"):
-        make("chunk_eval", {"Inference": (good, lod), "Label": (bad, lod)},
-             chunk_outputs(0, 0, 0, 0, 0, 0), attrs).check_output()
+        make(
+            "chunk_eval",
+            {"Inference": (good, lod), "Label": (bad, lod)},
+            chunk_outputs(0, 0, 0, 0, 0, 0),
+            attrs,
+        ).check_output()
     with pytest.raises(Exception, match=r"chunk_eval.*LoD"):
-        make("chunk_eval", {"Inference": (good, [[1, 2]]), "Label": (good, lod)},
-             chunk_outputs(0, 0, 0, 0, 0, 0), attrs).check_output()
+        make(
+            "chunk_eval",
+            {"Inference": (good, [[1, 2]]), "Label": (good, lod)},
+            chunk_outputs(0, 0, 0, 0, 0, 0),
+            attrs,
+        ).check_output()
     with pytest.raises(Exception, match=r"chunk_scheme"):
-        make("chunk_eval", {"Inference": (good, lod), "Label": (good, lod)},
-             chunk_outputs(0, 0, 0, 0, 0, 0), dict(attrs, chunk_scheme="BIO")).check_output()
+        make(
+            "chunk_eval",
+            {"Inference": (good, lod), "Label": (good, lod)},
+            chunk_outputs(0, 0, 0, 0, 0, 0),
+            dict(attrs, chunk_scheme="BIO"),
+        ).check_output()
 
 
 # -- layers and training -------------------------------------------------------------------------
@@ -428,11 +504,13 @@ def test_crf_tagger_trains():
         test_program = main.clone(for_test=True)
         tide.optimizer.Adam(learning_rate=0.05).minimize(loss)
     with tide.program_guard(test_program, tide.Program()):
-        path = tide.layers.crf_decoding(test_program.global_block().var(emission.name),
-                                        param_attr=tide.ParamAttr(name="crfw"))
+        path = tide.layers.crf_decoding(
+            test_program.global_block().var(emission.name), param_attr=tide.ParamAttr(name="crfw")
+        )
         # plain scheme, 3 chunk types: runs of equal tags are the chunks.
-        metrics = tide.layers.chunk_eval(path, test_program.global_block().var(tags.name),
-                                         "plain", 3)
+        metrics = tide.layers.chunk_eval(
+            path, test_program.global_block().var(tags.name), "plain", 3
+        )
 
     def batch(n=8):
         lens = rng.randint(1, 7, size=n)
@@ -450,8 +528,10 @@ def test_crf_tagger_trains():
 
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     exe.run(startup, scope=scope)
-    losses = [float(exe.run(main, feed=batch()[0], fetch_list=[loss], scope=scope)[0].reshape(-1)[0])
-              for _ in range(60)]
+    losses = [
+        float(exe.run(main, feed=batch()[0], fetch_list=[loss], scope=scope)[0].reshape(-1)[0])
+        for _ in range(60)
+    ]
     assert np.mean(losses[-5:]) < 0.3 * np.mean(losses[:5]), losses
     feed, t = batch(16)
     got = exe.run(test_program, feed=feed, fetch_list=[path] + list(metrics), scope=scope)

@@ -1,5 +1,6 @@
 """Op tests of the ops_math pack through the Python harness: outputs vs numpy, grads vs finite
 differences, float32 and float64."""
+
 import numpy as np
 import pytest
 
@@ -20,13 +21,21 @@ def rand(rng, shape, dtype, lo=-1.0, hi=1.0):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op,fn", [
-    ("elementwise_add", np.add), ("elementwise_sub", np.subtract),
-    ("elementwise_mul", np.multiply), ("elementwise_div", np.divide),
-    ("elementwise_max", np.maximum), ("elementwise_min", np.minimum)])
+@pytest.mark.parametrize(
+    "op,fn",
+    [
+        ("elementwise_add", np.add),
+        ("elementwise_sub", np.subtract),
+        ("elementwise_mul", np.multiply),
+        ("elementwise_div", np.divide),
+        ("elementwise_max", np.maximum),
+        ("elementwise_min", np.minimum),
+    ],
+)
 # Y inside X's dims, and Y over X's trailing dims (a bias: the kernels' row-loop path).
-@pytest.mark.parametrize("y_shape,axis,y_as", [((3,), 1, (1, 3, 1)), ((3, 4), 1, (1, 3, 4)),
-                                               ((4,), -1, (1, 1, 4))])
+@pytest.mark.parametrize(
+    "y_shape,axis,y_as", [((3,), 1, (1, 3, 1)), ((3, 4), 1, (1, 3, 4)), ((4,), -1, (1, 1, 4))]
+)
 def test_elementwise_broadcast(op, fn, dtype, y_shape, axis, y_as, rng):
     class T(OpTest):
         op_type = op
@@ -34,12 +43,16 @@ def test_elementwise_broadcast(op, fn, dtype, y_shape, axis, y_as, rng):
         def setup(self, dtype):
             x = rand(rng, (2, 3, 4), dtype, 0.5, 2.0)
             y = rand(rng, y_shape, dtype, 0.5, 2.0)
-            if op in ("elementwise_max", "elementwise_min"):  # no ties: finite differences jump there
+            if op in (
+                "elementwise_max",
+                "elementwise_min",
+            ):  # no ties: finite differences jump there
                 near = np.abs(x - y.reshape(y_as)) < 0.1
                 x = np.where(near, x + 0.25, x).astype(dtype)
             self.inputs = {"X": x, "Y": y}
             self.attrs = {"axis": axis}
             self.outputs = {"Out": fn(x, y.reshape(y_as))}
+
     t = T()
     t.setup(dtype)
     t.check_output()
@@ -57,6 +70,7 @@ def test_mul_flattens_and_grads(dtype, rng):
             self.inputs = {"X": x, "Y": y}
             self.attrs = {"x_num_col_dims": 1}
             self.outputs = {"Out": x.reshape(2, 12) @ y}
+
     t = T()
     t.setup(dtype)
     t.check_output(rtol=1e-5, atol=1e-5)
@@ -64,9 +78,15 @@ def test_mul_flattens_and_grads(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op,fn", [
-    ("relu", lambda x: np.maximum(x, 0)), ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
-    ("tanh", np.tanh), ("square", np.square)])
+@pytest.mark.parametrize(
+    "op,fn",
+    [
+        ("relu", lambda x: np.maximum(x, 0)),
+        ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
+        ("tanh", np.tanh),
+        ("square", np.square),
+    ],
+)
 def test_activations(op, fn, dtype, rng):
     class T(OpTest):
         op_type = op
@@ -76,6 +96,7 @@ def test_activations(op, fn, dtype, rng):
             x[np.abs(x) < 0.05] = 0.3  # keep away from relu's kink
             self.inputs = {"X": x}
             self.outputs = {"Out": fn(x).astype(dtype)}
+
     t = T()
     t.setup(dtype)
     t.check_output(rtol=1e-5, atol=1e-6)
@@ -92,6 +113,7 @@ def test_softmax_and_mean(dtype, rng):
             e = np.exp(x - x.max(axis=1, keepdims=True))
             self.inputs = {"X": x}
             self.outputs = {"Out": (e / e.sum(axis=1, keepdims=True)).astype(dtype)}
+
     t = Softmax()
     t.setup(dtype)
     t.check_output(rtol=1e-5, atol=1e-6)
@@ -104,6 +126,7 @@ def test_softmax_and_mean(dtype, rng):
             x = rand(rng, (4, 6), dtype)
             self.inputs = {"X": x}
             self.outputs = {"Out": np.array([x.mean()], dtype=dtype)}
+
     t = Mean()
     t.setup(dtype)
     t.check_output(rtol=1e-5, atol=1e-6)

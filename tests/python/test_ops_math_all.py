@@ -2,6 +2,7 @@
 softmax on the last axis, mean, mul and axis-1 elementwise): each op's outputs against a numpy
 reference written here, and every op with a gradient against central finite differences,
 float32 and float64 (and the integer types where the pack registers them)."""
+
 import numpy as np
 import pytest
 
@@ -33,8 +34,12 @@ def test_scale(dtype, bias_after_scale, rng):
     x = rand(rng, (3, 4), dtype)
     s, b = 2.5, -0.75
     want = x * s + b if bias_after_scale else (x + b) * s
-    t = make("scale", {"X": x}, {"Out": want.astype(dtype)},
-             {"scale": s, "bias": b, "bias_after_scale": bias_after_scale})
+    t = make(
+        "scale",
+        {"X": x},
+        {"Out": want.astype(dtype)},
+        {"scale": s, "bias": b, "bias_after_scale": bias_after_scale},
+    )
     t.check_output()
     # d Out / d X = scale whichever way round the bias goes.
     t.check_grad(["X"], "Out", **grad_args(dtype))
@@ -45,8 +50,12 @@ def test_scale(dtype, bias_after_scale, rng):
 def test_scale_integers(dtype, bias_after_scale):
     x = np.array([[-4, -1, 0], [2, 5, 9]], dtype)
     want = x * 3 + 2 if bias_after_scale else (x + 2) * 3
-    make("scale", {"X": x}, {"Out": want.astype(dtype)},
-         {"scale": 3.0, "bias": 2.0, "bias_after_scale": bias_after_scale}).check_output()
+    make(
+        "scale",
+        {"X": x},
+        {"Out": want.astype(dtype)},
+        {"scale": 3.0, "bias": 2.0, "bias_after_scale": bias_after_scale},
+    ).check_output()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,10 +88,19 @@ def sum_sparse(parts, dtype="float32", height=10, width=4):
     main = tide.Program()
     with tide.program_guard(main, tide.Program()):
         b = main.global_block()
-        xs = [b.create_var(name="x%d" % i, type="SELECTED_ROWS", shape=[height, width],
-                           dtype=dtype, persistable=True) for i in range(len(parts))]
-        out = b.create_var(name="out", type="SELECTED_ROWS", shape=[height, width], dtype=dtype,
-                           persistable=True)
+        xs = [
+            b.create_var(
+                name="x%d" % i,
+                type="SELECTED_ROWS",
+                shape=[height, width],
+                dtype=dtype,
+                persistable=True,
+            )
+            for i in range(len(parts))
+        ]
+        out = b.create_var(
+            name="out", type="SELECTED_ROWS", shape=[height, width], dtype=dtype, persistable=True
+        )
         b.append_op("sum", inputs={"X": xs}, outputs={"Out": out})
     scope = tide.Scope()
     for i, (rows, values) in enumerate(parts):
@@ -106,11 +124,17 @@ def test_sum_selected_rows_merges_rows(dtype, rng):
 
 
 def test_sum_selected_rows_checks_rows_against_values(rng):
-    with pytest.raises(tide.TideError, match=r"sparse input 0 \('x0'\) lists 2 rows but its value "
-                       r"\[3, 4\] holds 3"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"sparse input 0 \('x0'\) lists 2 rows but its value "
+        r"\[3, 4\] holds 3",
+    ):
         sum_sparse([([1, 2], rand(rng, (3, 4), "float32")), ([3], rand(rng, (1, 4), "float32"))])
-    with pytest.raises(tide.TideError, match=r"sparse input 1 \('x1'\) has rows of 2 values, an "
-                       r"earlier input of 4"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"sparse input 1 \('x1'\) has rows of 2 values, an "
+        r"earlier input of 4",
+    ):
         sum_sparse([([1], rand(rng, (1, 4), "float32")), ([3], rand(rng, (1, 2), "float32"))])
 
 
@@ -141,17 +165,17 @@ MATMUL_CASES = [  # x shape, y shape, transpose_X, transpose_Y, alpha
     ((2, 3, 4), (2, 4, 5), False, False, 1.0),
     ((2, 4, 3), (2, 5, 4), True, True, -1.5),
     ((2, 2, 3, 4), (2, 2, 4, 2), False, False, 1.0),  # two batch dims
-    ((2, 3, 4), (4, 5), False, False, 2.0),     # rank-2 Y broadcast over X's batch
-    ((3, 4), (2, 4, 5), False, False, 1.0),     # rank-2 X broadcast over Y's batch
-    ((4, 3), (2, 5, 4), True, True, 1.0),       # ... with transposes
-    ((4,), (4, 5), False, False, 1.0),          # 1-D X: a row
-    ((3, 4), (4,), False, False, 1.0),          # 1-D Y: a column
-    ((4,), (4,), False, False, 3.0),            # dot product: [1]
-    ((4,), (1, 5), True, False, 1.0),           # a transposed 1-D X is a column: outer product
-    ((3, 1), (4,), False, True, 1.0),           # a transposed 1-D Y is a row
-    ((4,), (4,), True, True, 1.0),              # column x row: [4, 4]
-    ((2, 3, 4), (4,), False, False, 1.0),       # batched matrix-vector
-    ((4,), (2, 4, 5), False, False, 1.0),       # vector-batched matrix
+    ((2, 3, 4), (4, 5), False, False, 2.0),  # rank-2 Y broadcast over X's batch
+    ((3, 4), (2, 4, 5), False, False, 1.0),  # rank-2 X broadcast over Y's batch
+    ((4, 3), (2, 5, 4), True, True, 1.0),  # ... with transposes
+    ((4,), (4, 5), False, False, 1.0),  # 1-D X: a row
+    ((3, 4), (4,), False, False, 1.0),  # 1-D Y: a column
+    ((4,), (4,), False, False, 3.0),  # dot product: [1]
+    ((4,), (1, 5), True, False, 1.0),  # a transposed 1-D X is a column: outer product
+    ((3, 1), (4,), False, True, 1.0),  # a transposed 1-D Y is a row
+    ((4,), (4,), True, True, 1.0),  # column x row: [4, 4]
+    ((2, 3, 4), (4,), False, False, 1.0),  # batched matrix-vector
+    ((4,), (2, 4, 5), False, False, 1.0),  # vector-batched matrix
 ]
 
 
@@ -160,8 +184,12 @@ MATMUL_CASES = [  # x shape, y shape, transpose_X, transpose_Y, alpha
 def test_matmul(xs, ys, tx, ty, alpha, dtype, rng):
     x, y = rand(rng, xs, dtype), rand(rng, ys, dtype)
     want = matmul_ref(x.astype(np.float64), y.astype(np.float64), tx, ty, alpha).astype(dtype)
-    t = make("matmul", {"X": x, "Y": y}, {"Out": want},
-             {"transpose_X": tx, "transpose_Y": ty, "alpha": alpha})
+    t = make(
+        "matmul",
+        {"X": x, "Y": y},
+        {"Out": want},
+        {"transpose_X": tx, "transpose_Y": ty, "alpha": alpha},
+    )
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["X", "Y"], "Out", **grad_args(dtype))
 
@@ -229,8 +257,12 @@ def test_cast(src, dst):
 @pytest.mark.parametrize("value", [1.5, -2.0, 0.0])
 def test_fill_constant(dtype, value):
     want = np.full((2, 3, 1), value).astype(dtype)  # 1.5 -> 1 for the integer types
-    t = make("fill_constant", {}, {"Out": want},
-             {"shape": [2, 3, 1], "value": value, "dtype": CODE[dtype]})
+    t = make(
+        "fill_constant",
+        {},
+        {"Out": want},
+        {"shape": [2, 3, 1], "value": value, "dtype": CODE[dtype]},
+    )
     got = t.check_output(rtol=0, atol=0)
     assert got[0].dtype() == dtype
 
@@ -281,8 +313,9 @@ def test_clip_by_norm(dtype, max_norm, rng):
     want = x * (max_norm / norm) if norm > max_norm else x.copy()
     if max_norm == 100.0:
         np.testing.assert_array_equal(want, x)  # below the limit: unchanged
-    make("clip_by_norm", {"X": x}, {"Out": want.astype(dtype)},
-         {"max_norm": max_norm}).check_output(rtol=1e-5, atol=1e-6)
+    make(
+        "clip_by_norm", {"X": x}, {"Out": want.astype(dtype)}, {"max_norm": max_norm}
+    ).check_output(rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -330,7 +363,7 @@ def test_uniform_random_statistics(dtype):
     width = hi - lo
     # mean and variance of U[lo, hi), each within ~5 standard errors
     assert abs(x.mean() - (lo + hi) / 2) < 5 * width / np.sqrt(12 * n)
-    assert abs(x.var() - width ** 2 / 12) < 5 * width ** 2 * np.sqrt(1 / 180.0 / n)
+    assert abs(x.var() - width**2 / 12) < 5 * width**2 * np.sqrt(1 / 180.0 / n)
     # flat: each of 10 bins holds n/10 +- 5 sigma
     counts, _ = np.histogram(x, bins=10, range=(lo, hi))
     sigma = np.sqrt(n * 0.1 * 0.9)
@@ -356,8 +389,10 @@ def test_gaussian_random_statistics(dtype):
     assert abs(within2 - 0.9545) < 5 * np.sqrt(0.9545 * 0.0455 / n)
 
 
-@pytest.mark.parametrize("op_type,attrs", [("uniform_random", {"min": -1.0, "max": 1.0}),
-                                           ("gaussian_random", {"mean": 0.0, "std": 1.0})])
+@pytest.mark.parametrize(
+    "op_type,attrs",
+    [("uniform_random", {"min": -1.0, "max": 1.0}), ("gaussian_random", {"mean": 0.0, "std": 1.0})],
+)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_random_seed_determinism(op_type, attrs, dtype):
     a = draw(op_type, dtype, (50,), seed=42, **attrs)
@@ -374,8 +409,8 @@ def test_random_seed_determinism(op_type, attrs, dtype):
 def test_random_op_reruns_with_fixed_seed_in_one_program(exe):
     """A fixed seed gives the same numbers on every run of the same program too."""
     out = tide.layers.uniform_random([30], seed=9)
-    first, = exe.run(fetch_list=[out])
-    second, = exe.run(fetch_list=[out])
+    (first,) = exe.run(fetch_list=[out])
+    (second,) = exe.run(fetch_list=[out])
     np.testing.assert_array_equal(first, second)
     assert first.min() >= -1.0 and first.max() < 1.0
 
@@ -383,9 +418,12 @@ def test_random_op_reruns_with_fixed_seed_in_one_program(exe):
 # ---------------------------------------------------------------------------------------------
 # elementwise ops: every broadcast form
 EW = {
-    "elementwise_add": np.add, "elementwise_sub": np.subtract,
-    "elementwise_mul": np.multiply, "elementwise_div": np.divide,
-    "elementwise_max": np.maximum, "elementwise_min": np.minimum,
+    "elementwise_add": np.add,
+    "elementwise_sub": np.subtract,
+    "elementwise_mul": np.multiply,
+    "elementwise_div": np.divide,
+    "elementwise_max": np.maximum,
+    "elementwise_min": np.minimum,
 }
 # name: X dims, Y dims, axis, Y's dims as broadcast onto X by numpy
 BROADCASTS = {
@@ -461,8 +499,8 @@ def test_elementwise_max_min_ties_send_the_gradient_to_y():
             loss = tide.layers.mean(tide.layers.elementwise_mul(out, dv))  # dOut = d / 6
             tide.append_backward(loss, no_grad_set={"d"})
         gx, gy = tide.Executor(tide.CPUPlace()).run(
-            main, feed={"x": x, "y": y, "d": d}, fetch_list=["x@GRAD", "y@GRAD"],
-            scope=tide.Scope())
+            main, feed={"x": x, "y": y, "d": d}, fetch_list=["x@GRAD", "y@GRAD"], scope=tide.Scope()
+        )
         to_x = (x > y) if op == "elementwise_max" else (x < y)
         assert (x == y).sum() == 3
         np.testing.assert_allclose(gx, d / 6 * to_x, rtol=1e-12, atol=1e-15)
@@ -486,8 +524,9 @@ def test_sum_in_place_accumulation(rng):
         vs = [blk.create_var(name=n, shape=(3, 2), dtype="float64") for n in "abc"]
         blk.append_op("sum", inputs={"X": vs}, outputs={"Out": vs[1]})
     # Fed copies: a fed numpy array is shared, and Out = b writes into it.
-    got, = tide.Executor(tide.CPUPlace()).run(main, feed={"a": a, "b": b.copy(), "c": c},
-                                              fetch_list=["b"], scope=tide.Scope())
+    (got,) = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"a": a, "b": b.copy(), "c": c}, fetch_list=["b"], scope=tide.Scope()
+    )
     np.testing.assert_allclose(got, want, rtol=1e-15)
     assert not np.allclose(got, b)
 
@@ -499,8 +538,12 @@ def test_lod_is_passed_on(rng):
     make("elementwise_mul", {"X": (x, lod), "Y": y}, {"Out": (x * y, lod)}).check_output()
     w = rand(rng, (3, 2), "float64")
     make("mul", {"X": (x, lod), "Y": w}, {"Out": (x @ w, lod)}).check_output()
-    make("cast", {"X": (x, lod)}, {"Out": (x.astype("float32"), lod)},
-         {"in_dtype": CODE["float64"], "out_dtype": CODE["float32"]}).check_output()
+    make(
+        "cast",
+        {"X": (x, lod)},
+        {"Out": (x.astype("float32"), lod)},
+        {"in_dtype": CODE["float64"], "out_dtype": CODE["float32"]},
+    ).check_output()
     make("sum", {"X": [("a", (x, lod)), ("b", x)]}, {"Out": (2 * x, lod)}).check_output()
 
 
@@ -544,7 +587,9 @@ def test_elementwise_broadcast_size1_dims_inside(op, form, dtype, rng):
 def test_elementwise_size1_dim_needs_the_rest_to_fit():
     x = np.zeros((2, 3, 4), "float32")
     with pytest.raises(tide.TideError, match="cannot broadcast Y \\[2, 1, 3\\]"):
-        make("elementwise_add", {"X": x, "Y": np.zeros((2, 1, 3), "float32")}, {"Out": x}).check_output()
+        make(
+            "elementwise_add", {"X": x, "Y": np.zeros((2, 1, 3), "float32")}, {"Out": x}
+        ).check_output()
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
@@ -555,19 +600,28 @@ def test_integer_division_edge_cases(dtype, form):
     elementwise_floordiv truncated toward 0 despite its name (later Paddle floors)."""
     lo = np.iinfo(dtype).min
     x = np.array([[lo, lo, 7, -7], [-7, 7, lo, 5]], dtype)
-    y = np.array([[-1, 3, -2, 2], [-1, 3, -2, 2]], dtype) if form == "same" \
+    y = (
+        np.array([[-1, 3, -2, 2], [-1, 3, -2, 2]], dtype)
+        if form == "same"
         else np.array([-1, 3, -2, 2], dtype)
+    )
     yb = np.broadcast_to(y, x.shape)
+
     def trunc_div(a, b):  # exact, in Python ints; INT_MIN / -1 wraps
         q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
         return lo if q > np.iinfo(dtype).max else q
-    want_div = np.array([[trunc_div(int(a), int(b)) for a, b in zip(ra, rb)]
-                         for ra, rb in zip(x, yb)], dtype)
+
+    want_div = np.array(
+        [[trunc_div(int(a), int(b)) for a, b in zip(ra, rb)] for ra, rb in zip(x, yb)], dtype
+    )
     with np.errstate(all="ignore"):
         want_fdiv = np.floor_divide(x, yb)
         want_mod = np.mod(x, yb)
-    for op, want in (("elementwise_div", want_div), ("elementwise_floordiv", want_fdiv),
-                     ("elementwise_mod", want_mod)):
+    for op, want in (
+        ("elementwise_div", want_div),
+        ("elementwise_floordiv", want_fdiv),
+        ("elementwise_mod", want_mod),
+    ):
         make(op, {"X": x, "Y": y}, {"Out": want}).check_output(rtol=0, atol=0)
 
 
@@ -599,10 +653,14 @@ def test_cast_nan_and_out_of_range_saturate(src, dst):
     limits, NaN -> 0."""
     info = np.iinfo(dst)
     x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 2.9, -2.9, 0.0, 300.5], src)
-    want = np.array([0, info.max, info.min, info.max, info.min, 2, max(-2, info.min), 0,
-                     min(300, info.max)], dst)
+    want = np.array(
+        [0, info.max, info.min, info.max, info.min, 2, max(-2, info.min), 0, min(300, info.max)],
+        dst,
+    )
     codes = dict(CODE, uint8=20)
-    make("cast", {"X": x}, {"Out": want}, {"in_dtype": codes[src], "out_dtype": codes[dst]}).check_output()
+    make(
+        "cast", {"X": x}, {"Out": want}, {"in_dtype": codes[src], "out_dtype": codes[dst]}
+    ).check_output()
 
 
 def test_sign_gradient_is_zero():
@@ -613,8 +671,9 @@ def test_sign_gradient_is_zero():
         xv.stop_gradient = False
         loss = tide.layers.mean(tide.layers.elementwise_mul(tide.layers.sign(xv), xv))
         tide.append_backward(loss)
-    g, = tide.Executor(tide.CPUPlace()).run(main, feed={"x": x}, fetch_list=["x@GRAD"],
-                                            scope=tide.Scope())
+    (g,) = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"x": x}, fetch_list=["x@GRAD"], scope=tide.Scope()
+    )
     np.testing.assert_allclose(g, np.sign(x) / 3)  # only the direct path: sign's is 0
 
 
@@ -625,7 +684,7 @@ def test_matmul_unknown_batch_at_build_time(exe):
     assert list(out.shape) == [2, 3, 5]
     xs = np.random.RandomState(0).rand(2, 3, 4).astype("float32")
     ys = np.random.RandomState(1).rand(2, 4, 5).astype("float32")
-    got, = exe.run(feed={"x": xs, "y": ys}, fetch_list=[out])
+    (got,) = exe.run(feed={"x": xs, "y": ys}, fetch_list=[out])
     np.testing.assert_allclose(got, xs @ ys, rtol=1e-5)
     with pytest.raises(tide.TideError, match="batch dims"):  # checked at run time
         exe.run(feed={"x": np.zeros((3, 3, 4), "float32"), "y": ys}, fetch_list=[out])
@@ -638,4 +697,6 @@ def test_elementwise_general_broadcast_of_empty_tensors():
 
 def test_integer_pow_rounds_to_nearest():
     x, y = np.array([2, 3, 5, -2], "int64"), np.array([-1, 2, 3, 3], "int64")
-    make("elementwise_pow", {"X": x, "Y": y}, {"Out": np.array([0, 9, 125, -8], "int64")}).check_output()
+    make(
+        "elementwise_pow", {"X": x, "Y": y}, {"Out": np.array([0, 9, 125, -8], "int64")}
+    ).check_output()

@@ -2,6 +2,7 @@
 every op with a gradient against central finite differences, float32 and float64. Integer
 inputs (labels, ids) are int64 and never take gradients. Shapes are small so that finite
 differences stay fast."""
+
 import numpy as np
 import pytest
 
@@ -29,8 +30,9 @@ def distinct(rng, shape, dtype, step=0.05):
 
 
 def run_program(main, feed, fetch, scope=None):
-    return tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=fetch,
-                                              scope=scope if scope is not None else tide.Scope())
+    return tide.Executor(tide.CPUPlace()).run(
+        main, feed=feed, fetch_list=fetch, scope=scope if scope is not None else tide.Scope()
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -42,17 +44,21 @@ def conv2d_ref(x, w, strides, pads, dils, groups):
     oh = (h + 2 * ph - (dh * (kh - 1) + 1)) // sh + 1
     ow = (wd + 2 * pw - (dw * (kw - 1) + 1)) // sw + 1
     xp = np.zeros((n, c, h + 2 * ph, wd + 2 * pw))
-    xp[:, :, ph:ph + h, pw:pw + wd] = x
+    xp[:, :, ph : ph + h, pw : pw + wd] = x
     out = np.zeros((n, m, oh, ow))
     mg = m // groups
     for g in range(groups):
         for i in range(kh):
             for j in range(kw):
-                patch = xp[:, g * cg:(g + 1) * cg,
-                           i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                           j * dw:j * dw + sw * (ow - 1) + 1:sw]
-                out[:, g * mg:(g + 1) * mg] += np.einsum(
-                    "ncyx,mc->nmyx", patch, w[g * mg:(g + 1) * mg, :, i, j])
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    i * dh : i * dh + sh * (oh - 1) + 1 : sh,
+                    j * dw : j * dw + sw * (ow - 1) + 1 : sw,
+                ]
+                out[:, g * mg : (g + 1) * mg] += np.einsum(
+                    "ncyx,mc->nmyx", patch, w[g * mg : (g + 1) * mg, :, i, j]
+                )
     return out
 
 
@@ -75,8 +81,12 @@ def test_conv2d(case, dtype, rng):
     xs, fs, strides, pads, dils, groups = CONV_CASES[case]
     x, w = rand(rng, xs, dtype), rand(rng, fs, dtype)
     want = conv2d_ref(x.astype(np.float64), w.astype(np.float64), strides, pads, dils, groups)
-    t = make("conv2d", {"Input": x, "Filter": w}, {"Output": want.astype(dtype)},
-             {"strides": strides, "paddings": pads, "dilations": dils, "groups": groups})
+    t = make(
+        "conv2d",
+        {"Input": x, "Filter": w},
+        {"Output": want.astype(dtype)},
+        {"strides": strides, "paddings": pads, "dilations": dils, "groups": groups},
+    )
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["Input", "Filter"], "Output", **grad_args(dtype))
 
@@ -88,16 +98,29 @@ def test_depthwise_conv2d(multiplier, strides, pads, dtype, rng):
     x = rand(rng, (2, c, 5, 5), dtype)
     w = rand(rng, (c * multiplier, 1, 3, 3), dtype)
     want = conv2d_ref(x.astype(np.float64), w.astype(np.float64), strides, pads, [1, 1], c)
-    t = make("depthwise_conv2d", {"Input": x, "Filter": w}, {"Output": want.astype(dtype)},
-             {"strides": strides, "paddings": pads, "dilations": [1, 1], "groups": c})
+    t = make(
+        "depthwise_conv2d",
+        {"Input": x, "Filter": w},
+        {"Output": want.astype(dtype)},
+        {"strides": strides, "paddings": pads, "dilations": [1, 1], "groups": c},
+    )
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["Input", "Filter"], "Output", **grad_args(dtype))
 
 
 # ---------------------------------------------------------------------------------------------
 # pool2d
-def pool2d_ref(x, ksize, strides, pads, ptype, global_pooling=False, ceil_mode=False,
-               exclusive=True, adaptive=False):
+def pool2d_ref(
+    x,
+    ksize,
+    strides,
+    pads,
+    ptype,
+    global_pooling=False,
+    ceil_mode=False,
+    exclusive=True,
+    adaptive=False,
+):
     """Fluid 1.x pooling: a window is clipped to the image (padding never wins a max); an
     exclusive avg divides by the clipped window's size, a non-exclusive one by kh * kw; a window
     wholly outside the image gives 0."""
@@ -120,19 +143,20 @@ def pool2d_ref(x, ksize, strides, pads, ptype, global_pooling=False, ceil_mode=F
 
     def size(i, k, p, pe, s):
         return (i - k + p + pe + (s - 1 if ceil_mode else 0)) // s + 1
+
     oh, ow = size(h, kh, ph, phe, sh), size(w, kw, pw, pwe, sw)
     # Pad with -inf (max) / 0 (sum) far enough for every window, and count the real cells.
     bottom, right = max(0, (oh - 1) * sh + kh - h - ph), max(0, (ow - 1) * sw + kw - w - pw)
     fill = -np.inf if ptype == "max" else 0.0
     xp = np.full((n, c, ph + h + bottom, pw + w + right), fill)
-    xp[:, :, ph:ph + h, pw:pw + w] = x
+    xp[:, :, ph : ph + h, pw : pw + w] = x
     valid = np.zeros(xp.shape[2:])
-    valid[ph:ph + h, pw:pw + w] = 1
+    valid[ph : ph + h, pw : pw + w] = 1
     out = np.zeros((n, c, oh, ow))
     for i in range(oh):
         for j in range(ow):
-            win = xp[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
-            cells = valid[i * sh:i * sh + kh, j * sw:j * sw + kw].sum()
+            win = xp[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw]
+            cells = valid[i * sh : i * sh + kh, j * sw : j * sw + kw].sum()
             if cells == 0:
                 continue
             if ptype == "max":
@@ -144,30 +168,52 @@ def pool2d_ref(x, ksize, strides, pads, ptype, global_pooling=False, ceil_mode=F
 
 POOL_CASES = {  # input dims, attrs
     "max_2x2_s2": ((2, 2, 4, 4), dict(pooling_type="max", ksize=[2, 2], strides=[2, 2])),
-    "max_3x3_s2_p1": ((1, 2, 5, 5), dict(pooling_type="max", ksize=[3, 3], strides=[2, 2],
-                                         paddings=[1, 1])),
-    "avg_3x3_p1_exclusive": ((1, 2, 4, 5), dict(pooling_type="avg", ksize=[3, 3], strides=[1, 1],
-                                                paddings=[1, 1], exclusive=True)),
-    "avg_3x3_p1_inclusive": ((1, 2, 4, 5), dict(pooling_type="avg", ksize=[3, 3], strides=[1, 1],
-                                                paddings=[1, 1], exclusive=False)),
-    "avg_2x3_asymmetric": ((1, 2, 5, 6), dict(pooling_type="avg", ksize=[2, 3], strides=[1, 2],
-                                              paddings=[0, 1])),
+    "max_3x3_s2_p1": (
+        (1, 2, 5, 5),
+        dict(pooling_type="max", ksize=[3, 3], strides=[2, 2], paddings=[1, 1]),
+    ),
+    "avg_3x3_p1_exclusive": (
+        (1, 2, 4, 5),
+        dict(pooling_type="avg", ksize=[3, 3], strides=[1, 1], paddings=[1, 1], exclusive=True),
+    ),
+    "avg_3x3_p1_inclusive": (
+        (1, 2, 4, 5),
+        dict(pooling_type="avg", ksize=[3, 3], strides=[1, 1], paddings=[1, 1], exclusive=False),
+    ),
+    "avg_2x3_asymmetric": (
+        (1, 2, 5, 6),
+        dict(pooling_type="avg", ksize=[2, 3], strides=[1, 2], paddings=[0, 1]),
+    ),
     "global_max": ((2, 3, 3, 4), dict(pooling_type="max", ksize=[1, 1], global_pooling=True)),
-    "global_avg": ((2, 3, 3, 4), dict(pooling_type="avg", ksize=[1, 1], global_pooling=True,
-                                      paddings=[1, 1])),
-    "ceil_max": ((1, 2, 5, 5), dict(pooling_type="max", ksize=[2, 2], strides=[2, 2],
-                                    ceil_mode=True)),
-    "ceil_avg_exclusive": ((1, 2, 5, 5), dict(pooling_type="avg", ksize=[2, 2], strides=[2, 2],
-                                              ceil_mode=True, exclusive=True)),
-    "ceil_avg_inclusive": ((1, 2, 5, 5), dict(pooling_type="avg", ksize=[2, 2], strides=[2, 2],
-                                              ceil_mode=True, exclusive=False)),
-    "ceil_max_padded": ((1, 1, 6, 6), dict(pooling_type="max", ksize=[3, 3], strides=[2, 2],
-                                           paddings=[1, 1], ceil_mode=True)),
+    "global_avg": (
+        (2, 3, 3, 4),
+        dict(pooling_type="avg", ksize=[1, 1], global_pooling=True, paddings=[1, 1]),
+    ),
+    "ceil_max": (
+        (1, 2, 5, 5),
+        dict(pooling_type="max", ksize=[2, 2], strides=[2, 2], ceil_mode=True),
+    ),
+    "ceil_avg_exclusive": (
+        (1, 2, 5, 5),
+        dict(pooling_type="avg", ksize=[2, 2], strides=[2, 2], ceil_mode=True, exclusive=True),
+    ),
+    "ceil_avg_inclusive": (
+        (1, 2, 5, 5),
+        dict(pooling_type="avg", ksize=[2, 2], strides=[2, 2], ceil_mode=True, exclusive=False),
+    ),
+    "ceil_max_padded": (
+        (1, 1, 6, 6),
+        dict(pooling_type="max", ksize=[3, 3], strides=[2, 2], paddings=[1, 1], ceil_mode=True),
+    ),
     # ceil_mode's last window lies wholly past the image: output 0, no gradient
-    "ceil_max_empty_window": ((1, 1, 5, 5), dict(pooling_type="max", ksize=[2, 2], strides=[4, 4],
-                                                 paddings=[1, 1], ceil_mode=True)),
-    "ceil_avg_empty_window": ((1, 1, 5, 5), dict(pooling_type="avg", ksize=[2, 2], strides=[4, 4],
-                                                 paddings=[1, 1], ceil_mode=True)),
+    "ceil_max_empty_window": (
+        (1, 1, 5, 5),
+        dict(pooling_type="max", ksize=[2, 2], strides=[4, 4], paddings=[1, 1], ceil_mode=True),
+    ),
+    "ceil_avg_empty_window": (
+        (1, 1, 5, 5),
+        dict(pooling_type="avg", ksize=[2, 2], strides=[4, 4], paddings=[1, 1], ceil_mode=True),
+    ),
     "adaptive_avg": ((1, 2, 5, 7), dict(pooling_type="avg", ksize=[3, 2], adaptive=True)),
     "adaptive_max": ((1, 2, 5, 7), dict(pooling_type="max", ksize=[2, 3], adaptive=True)),
     "adaptive_avg_1x1": ((2, 2, 3, 3), dict(pooling_type="avg", ksize=[1, 1], adaptive=True)),
@@ -182,9 +228,17 @@ def test_pool2d(case, dtype, rng):
     # Negative and distinct: zero padding would win a max if it took part; no near-ties.
     x = (distinct(rng, xs, "float64") - 10.0).astype(dtype)
     a = dict(attrs)
-    want = pool2d_ref(x.astype(np.float64), a["ksize"], a.get("strides", [1, 1]),
-                      a.get("paddings", [0, 0]), a["pooling_type"], a.get("global_pooling", False),
-                      a.get("ceil_mode", False), a.get("exclusive", True), a.get("adaptive", False))
+    want = pool2d_ref(
+        x.astype(np.float64),
+        a["ksize"],
+        a.get("strides", [1, 1]),
+        a.get("paddings", [0, 0]),
+        a["pooling_type"],
+        a.get("global_pooling", False),
+        a.get("ceil_mode", False),
+        a.get("exclusive", True),
+        a.get("adaptive", False),
+    )
     t = make("pool2d", {"X": x}, {"Out": want.astype(dtype)}, a)
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["X"], "Out", **grad_args(dtype))
@@ -193,10 +247,18 @@ def test_pool2d(case, dtype, rng):
 def test_pool2d_output_sizes():
     """ceil_mode rounds the output size up; the plain rule rounds down."""
     x = np.zeros((1, 1, 5, 5), "float32")
-    floor = make("pool2d", {"X": x}, {"Out": np.zeros((1, 1, 2, 2), "float32")},
-                 dict(pooling_type="max", ksize=[2, 2], strides=[2, 2]))
-    ceil = make("pool2d", {"X": x}, {"Out": np.zeros((1, 1, 3, 3), "float32")},
-                dict(pooling_type="max", ksize=[2, 2], strides=[2, 2], ceil_mode=True))
+    floor = make(
+        "pool2d",
+        {"X": x},
+        {"Out": np.zeros((1, 1, 2, 2), "float32")},
+        dict(pooling_type="max", ksize=[2, 2], strides=[2, 2]),
+    )
+    ceil = make(
+        "pool2d",
+        {"X": x},
+        {"Out": np.zeros((1, 1, 3, 3), "float32")},
+        dict(pooling_type="max", ksize=[2, 2], strides=[2, 2], ceil_mode=True),
+    )
     floor.check_output()
     ceil.check_output()
 
@@ -205,9 +267,13 @@ def test_pool2d_output_sizes():
 # batch_norm
 def bn_inputs(rng, xs, dtype, layout):
     c = xs[1] if layout == "NCHW" else xs[-1]
-    return dict(X=rand(rng, xs, dtype, -2, 3), Scale=rand(rng, (c,), dtype, 0.5, 1.5),
-                Bias=rand(rng, (c,), dtype), Mean=rand(rng, (c,), dtype),
-                Variance=rand(rng, (c,), dtype, 0.5, 2.0))
+    return dict(
+        X=rand(rng, xs, dtype, -2, 3),
+        Scale=rand(rng, (c,), dtype, 0.5, 1.5),
+        Bias=rand(rng, (c,), dtype),
+        Mean=rand(rng, (c,), dtype),
+        Variance=rand(rng, (c,), dtype, 0.5, 2.0),
+    )
 
 
 def bn_axes(x, layout):
@@ -217,8 +283,12 @@ def bn_axes(x, layout):
     return (0,) + tuple(range(2, x.ndim)), (1, -1) + (1,) * (x.ndim - 2)
 
 
-BN_CASES = {"nchw": ((2, 3, 2, 2), "NCHW"), "nhwc": ((2, 2, 2, 3), "NHWC"),
-            "2d": ((4, 3), "NCHW"), "5d": ((2, 2, 1, 2, 2), "NCHW")}
+BN_CASES = {
+    "nchw": ((2, 3, 2, 2), "NCHW"),
+    "nhwc": ((2, 2, 2, 3), "NHWC"),
+    "2d": ((4, 3), "NCHW"),
+    "5d": ((2, 2, 1, 2, 2), "NCHW"),
+}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -232,13 +302,22 @@ def test_batch_norm_train(case, dtype, rng):
     mu = f["X"].mean(axis=axes)
     var = f["X"].var(axis=axes)  # biased, as the kernel uses it
     inv_std = 1 / np.sqrt(var + eps)
-    y = (f["X"] - mu.reshape(shape)) * inv_std.reshape(shape) * f["Scale"].reshape(shape) \
-        + f["Bias"].reshape(shape)
-    out = {"Y": y, "MeanOut": f["Mean"] * momentum + mu * (1 - momentum),
-           "VarianceOut": f["Variance"] * momentum + var * (1 - momentum),
-           "SavedMean": mu, "SavedVariance": inv_std}
-    t = make("batch_norm", ins, {k: v.astype(dtype) for k, v in out.items()},
-             {"epsilon": eps, "momentum": momentum, "is_test": False, "data_layout": layout})
+    y = (f["X"] - mu.reshape(shape)) * inv_std.reshape(shape) * f["Scale"].reshape(shape) + f[
+        "Bias"
+    ].reshape(shape)
+    out = {
+        "Y": y,
+        "MeanOut": f["Mean"] * momentum + mu * (1 - momentum),
+        "VarianceOut": f["Variance"] * momentum + var * (1 - momentum),
+        "SavedMean": mu,
+        "SavedVariance": inv_std,
+    }
+    t = make(
+        "batch_norm",
+        ins,
+        {k: v.astype(dtype) for k, v in out.items()},
+        {"epsilon": eps, "momentum": momentum, "is_test": False, "data_layout": layout},
+    )
     t.check_output(rtol=1e-4, atol=1e-5)
     t.check_grad(["X", "Scale", "Bias"], "Y", **grad_args(dtype))
 
@@ -253,13 +332,23 @@ def test_batch_norm_global_stats(mode, layout, dtype, rng):
     f = {k: v.astype(np.float64) for k, v in ins.items()}
     _, shape = bn_axes(f["X"], layout)
     inv_std = 1 / np.sqrt(f["Variance"] + eps)
-    y = (f["X"] - f["Mean"].reshape(shape)) * (inv_std * f["Scale"]).reshape(shape) \
-        + f["Bias"].reshape(shape)
+    y = (f["X"] - f["Mean"].reshape(shape)) * (inv_std * f["Scale"]).reshape(shape) + f[
+        "Bias"
+    ].reshape(shape)
     # The running statistics pass through; the saved ones are those used.
-    out = {"Y": y, "MeanOut": f["Mean"], "VarianceOut": f["Variance"],
-           "SavedMean": f["Mean"], "SavedVariance": inv_std}
-    t = make("batch_norm", ins, {k: v.astype(dtype) for k, v in out.items()},
-             {"epsilon": eps, "momentum": 0.9, "data_layout": layout, mode: True})
+    out = {
+        "Y": y,
+        "MeanOut": f["Mean"],
+        "VarianceOut": f["Variance"],
+        "SavedMean": f["Mean"],
+        "SavedVariance": inv_std,
+    }
+    t = make(
+        "batch_norm",
+        ins,
+        {k: v.astype(dtype) for k, v in out.items()},
+        {"epsilon": eps, "momentum": 0.9, "data_layout": layout, mode: True},
+    )
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["X", "Scale", "Bias"], "Y", **grad_args(dtype))
 
@@ -277,12 +366,24 @@ def test_batch_norm_updates_running_stats_in_place(rng):
         y = b.create_var(name="y", dtype="float64")
         sm = b.create_var(name="sm", dtype="float64")
         sv = b.create_var(name="sv", dtype="float64")
-        b.append_op("batch_norm",
-                    inputs={"X": x, "Scale": vs["scale"], "Bias": vs["bias"], "Mean": vs["mean"],
-                            "Variance": vs["var"]},
-                    outputs={"Y": y, "MeanOut": vs["mean"], "VarianceOut": vs["var"],
-                             "SavedMean": sm, "SavedVariance": sv},
-                    attrs={"momentum": 0.75, "epsilon": 1e-5})
+        b.append_op(
+            "batch_norm",
+            inputs={
+                "X": x,
+                "Scale": vs["scale"],
+                "Bias": vs["bias"],
+                "Mean": vs["mean"],
+                "Variance": vs["var"],
+            },
+            outputs={
+                "Y": y,
+                "MeanOut": vs["mean"],
+                "VarianceOut": vs["var"],
+                "SavedMean": sm,
+                "SavedVariance": sv,
+            },
+            attrs={"momentum": 0.75, "epsilon": 1e-5},
+        )
     scope = tide.Scope()
     init = {"scale": [1.0, 2.0], "bias": [0.0, 0.5], "mean": [0.2, -0.3], "var": [1.0, 3.0]}
     for n, v in init.items():
@@ -319,8 +420,9 @@ def test_dropout_train_mask(impl, dtype, rng):
     n = x.size
     assert abs((~kept).mean() - p) < 5 * np.sqrt(p * (1 - p) / n)
     # The same seed drops the same elements; another seed others.
-    out2, mask2 = dropout_run(x, dropout_prob=p, fix_seed=True, seed=17,
-                              dropout_implementation=impl)
+    out2, mask2 = dropout_run(
+        x, dropout_prob=p, fix_seed=True, seed=17, dropout_implementation=impl
+    )
     np.testing.assert_array_equal(mask2, mask)
     np.testing.assert_array_equal(out2, out)
     _, mask3 = dropout_run(x, dropout_prob=p, fix_seed=True, seed=18, dropout_implementation=impl)
@@ -338,8 +440,12 @@ def test_dropout_is_test(impl, dtype, rng):
     x = rand(rng, (3, 4), dtype)
     factor = 1.0 if impl == "upscale_in_train" else 1.0 - p
     want = (x.astype(np.float64) * np.float32(factor)).astype(dtype)
-    t = make("dropout", {"X": x}, {"Out": want, "Mask": np.full(x.shape, factor, dtype)},
-             {"dropout_prob": p, "is_test": True, "dropout_implementation": impl})
+    t = make(
+        "dropout",
+        {"X": x},
+        {"Out": want, "Mask": np.full(x.shape, factor, dtype)},
+        {"dropout_prob": p, "is_test": True, "dropout_implementation": impl},
+    )
     t.check_output(rtol=1e-6, atol=1e-7)
     t.check_grad(["X"], "Out", **grad_args(dtype))  # dX = dOut * factor
 
@@ -376,7 +482,7 @@ def test_dropout_grad_is_dout_times_mask(impl, dtype, rng):
         loss = tide.layers.mean(tide.layers.elementwise_mul(o, d))
         tide.append_backward(loss, no_grad_set={"d"})
     dd = rand(rng, x.shape, dtype)
-    gx, = run_program(main, {"x": x, "d": dd}, ["x@GRAD"])
+    (gx,) = run_program(main, {"x": x, "d": dd}, ["x@GRAD"])
     np.testing.assert_allclose(gx, dd / x.size * mask, rtol=1e-6, atol=1e-9)
 
 
@@ -405,8 +511,12 @@ def _lookup_grad_program(dtype, v, d, n, is_sparse, padding_idx):
         w = b.create_var(name="w", shape=(v, d), dtype=dtype, stop_gradient=False)
         ids = b.create_var(name="ids", shape=(n, 1), dtype="int64")
         out = b.create_var(name="out", dtype=dtype)
-        b.append_op("lookup_table", inputs={"W": w, "Ids": ids}, outputs={"Out": out},
-                    attrs={"is_sparse": is_sparse, "padding_idx": padding_idx})
+        b.append_op(
+            "lookup_table",
+            inputs={"W": w, "Ids": ids},
+            outputs={"Out": out},
+            attrs={"is_sparse": is_sparse, "padding_idx": padding_idx},
+        )
         dv = b.create_var(name="d", shape=(n, d), dtype=dtype)
         loss = tide.layers.mean(tide.layers.elementwise_mul(out, dv))
         tide.append_backward(loss, no_grad_set={"d"})
@@ -438,7 +548,7 @@ def test_lookup_table_sparse_grad_is_selected_rows(padding_idx, dtype, rng):
     # The same gradient as the dense one, once scattered.
     dense_main = _lookup_grad_program(dtype, v, d, n, False, padding_idx)
     assert dense_main.global_block().var("w@GRAD").type == "LOD_TENSOR"
-    dense, = run_program(dense_main, {"w": w, "ids": ids, "d": dd}, ["w@GRAD"])
+    (dense,) = run_program(dense_main, {"w": w, "ids": ids, "d": dd}, ["w@GRAD"])
     scattered = np.zeros((v, d))
     np.add.at(scattered, ids[:, 0], value.astype(np.float64))
     np.testing.assert_allclose(dense, scattered, rtol=1e-6, atol=1e-9)
@@ -462,8 +572,12 @@ def test_softmax_with_cross_entropy_hard(ignore, dtype, rng):
         attrs["ignore_index"] = -1
     ls = log_softmax(logits.astype(np.float64), 1)
     loss = np.array([[0.0 if l == -1 else -ls[i, l]] for i, l in enumerate(label[:, 0])])
-    t = make("softmax_with_cross_entropy", {"Logits": logits, "Label": label},
-             {"Softmax": np.exp(ls).astype(dtype), "Loss": loss.astype(dtype)}, attrs)
+    t = make(
+        "softmax_with_cross_entropy",
+        {"Logits": logits, "Label": label},
+        {"Softmax": np.exp(ls).astype(dtype), "Loss": loss.astype(dtype)},
+        attrs,
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["Logits"], "Loss", **grad_args(dtype))  # 0 for the ignored rows
 
@@ -477,9 +591,12 @@ def test_softmax_with_cross_entropy_soft(normalised, dtype, rng):
         label = (label / label.sum(axis=1, keepdims=True)).astype(dtype)
     ls = log_softmax(logits.astype(np.float64), 1)
     loss = -(label.astype(np.float64) * ls).sum(axis=1, keepdims=True)
-    t = make("softmax_with_cross_entropy", {"Logits": logits, "Label": label},
-             {"Softmax": np.exp(ls).astype(dtype), "Loss": loss.astype(dtype)},
-             {"soft_label": True})
+    t = make(
+        "softmax_with_cross_entropy",
+        {"Logits": logits, "Label": label},
+        {"Softmax": np.exp(ls).astype(dtype), "Loss": loss.astype(dtype)},
+        {"soft_label": True},
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     # The grad is (Softmax * sum(Label) - Label) * dLoss: right for unnormalised labels too.
     t.check_grad(["Logits"], "Loss", no_grad_set={"label_in"}, **grad_args(dtype))
@@ -496,9 +613,12 @@ def test_softmax_with_cross_entropy_axis(soft, dtype, rng):
     else:
         label = rng.randint(0, 4, (2, 1, 3)).astype("int64")
         loss = -np.take_along_axis(ls, label, axis=1)
-    t = make("softmax_with_cross_entropy", {"Logits": logits, "Label": label},
-             {"Softmax": np.exp(ls).astype(dtype), "Loss": loss.astype(dtype)},
-             {"axis": 1, "soft_label": soft})
+    t = make(
+        "softmax_with_cross_entropy",
+        {"Logits": logits, "Label": label},
+        {"Softmax": np.exp(ls).astype(dtype), "Loss": loss.astype(dtype)},
+        {"axis": 1, "soft_label": soft},
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["Logits"], "Loss", no_grad_set={"label_in"}, **grad_args(dtype))
 
@@ -509,9 +629,11 @@ def test_softmax_with_cross_entropy_large_logits_are_stable():
     ls = log_softmax(logits.astype(np.float64), 1)
     loss = -np.take_along_axis(ls, label, axis=1)
     assert loss[0, 0] == pytest.approx(1000.0)
-    make("softmax_with_cross_entropy", {"Logits": logits, "Label": label},
-         {"Softmax": np.exp(ls).astype("float32"), "Loss": loss.astype("float32")}).check_output(
-             rtol=1e-6, atol=1e-6)
+    make(
+        "softmax_with_cross_entropy",
+        {"Logits": logits, "Label": label},
+        {"Softmax": np.exp(ls).astype("float32"), "Loss": loss.astype("float32")},
+    ).check_output(rtol=1e-6, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,8 +652,12 @@ def test_cross_entropy_hard(ignore, dtype, rng):
     if ignore:
         label[2] = 7
         attrs["ignore_index"] = 7
-    y = np.array([[0.0 if l == 7 else -np.log(x[i, l].astype(np.float64))]
-                  for i, l in enumerate(label[:, 0])])
+    y = np.array(
+        [
+            [0.0 if l == 7 else -np.log(x[i, l].astype(np.float64))]
+            for i, l in enumerate(label[:, 0])
+        ]
+    )
     t = make("cross_entropy", {"X": x, "Label": label}, {"Y": y.astype(dtype)}, attrs)
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Y", **grad_args(dtype))
@@ -542,8 +668,9 @@ def test_cross_entropy_soft(dtype, rng):
     x = probs(rng, (3, 4), dtype)
     label = probs(rng, (3, 4), dtype)
     y = -(label.astype(np.float64) * np.log(x.astype(np.float64))).sum(axis=1, keepdims=True)
-    t = make("cross_entropy", {"X": x, "Label": label}, {"Y": y.astype(dtype)},
-             {"soft_label": True})
+    t = make(
+        "cross_entropy", {"X": x, "Label": label}, {"Y": y.astype(dtype)}, {"soft_label": True}
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Y", no_grad_set={"label_in"}, **grad_args(dtype))
 
@@ -576,11 +703,18 @@ def test_cross_entropy_log_of_zero_is_tolerable(dtype):
     """log(0) is taken as -1e20: a zero probability at the label gives 1e20, and a soft label's
     0 * log(0) gives 0, never NaN."""
     x = np.array([[0.0, 1.0], [0.5, 0.5]], dtype)
-    hard = make("cross_entropy", {"X": x, "Label": np.array([[0], [1]], "int64")},
-                {"Y": np.array([[1e20], [np.log(2.0)]], dtype)})
+    hard = make(
+        "cross_entropy",
+        {"X": x, "Label": np.array([[0], [1]], "int64")},
+        {"Y": np.array([[1e20], [np.log(2.0)]], dtype)},
+    )
     hard.check_output(rtol=1e-6, atol=0)
-    soft = make("cross_entropy", {"X": x, "Label": np.array([[0.0, 1.0], [0.25, 0.75]], dtype)},
-                {"Y": np.array([[0.0], [np.log(2.0)]], dtype)}, {"soft_label": True})
+    soft = make(
+        "cross_entropy",
+        {"X": x, "Label": np.array([[0.0, 1.0], [0.25, 0.75]], dtype)},
+        {"Y": np.array([[0.0], [np.log(2.0)]], dtype)},
+        {"soft_label": True},
+    )
     soft.check_output(rtol=1e-6, atol=1e-7)
 
 
@@ -594,9 +728,15 @@ def test_accuracy(k, dtype, rng):
     label = np.array([[order[0, 0]], [order[1, -1]], [4], [0], [order[4, 0]], [2]], "int64")
     correct = sum(int(label[i, 0] in order[i]) for i in range(6))
     vals = np.take_along_axis(scores, order, axis=1)
-    t = make("accuracy", {"Out": vals, "Indices": order.astype("int64"), "Label": label},
-             {"Accuracy": np.array([correct / 6.0], "float32"),
-              "Correct": np.array([correct], "int32"), "Total": np.array([6], "int32")})
+    t = make(
+        "accuracy",
+        {"Out": vals, "Indices": order.astype("int64"), "Label": label},
+        {
+            "Accuracy": np.array([correct / 6.0], "float32"),
+            "Correct": np.array([correct], "int32"),
+            "Total": np.array([6], "int32"),
+        },
+    )
     t.check_output(rtol=1e-6, atol=0)
 
 
@@ -605,8 +745,12 @@ def test_accuracy(k, dtype, rng):
 def test_top_k(shape, k, dtype, rng):
     x = distinct(rng, shape, dtype)
     idx = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")[..., :k]
-    t = make("top_k", {"X": x}, {"Out": np.take_along_axis(x, idx, axis=-1),
-                                 "Indices": idx.astype("int64")}, {"k": k})
+    t = make(
+        "top_k",
+        {"X": x},
+        {"Out": np.take_along_axis(x, idx, axis=-1), "Indices": idx.astype("int64")},
+        {"k": k},
+    )
     t.check_output(rtol=0, atol=0)
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -614,9 +758,15 @@ def test_top_k(shape, k, dtype, rng):
 @pytest.mark.parametrize("dtype", DTYPES + ["int32", "int64"])
 def test_top_k_ties_keep_the_lower_index_first(dtype):
     x = np.array([[1, 3, 3, 0, 3], [2, 2, 2, 2, 2]], dtype)
-    t = make("top_k", {"X": x}, {"Out": np.array([[3, 3, 3, 1], [2, 2, 2, 2]], dtype),
-                                 "Indices": np.array([[1, 2, 4, 0], [0, 1, 2, 3]], "int64")},
-             {"k": 4})
+    t = make(
+        "top_k",
+        {"X": x},
+        {
+            "Out": np.array([[3, 3, 3, 1], [2, 2, 2, 2]], dtype),
+            "Indices": np.array([[1, 2, 4, 0], [0, 1, 2, 3]], "int64"),
+        },
+        {"k": 4},
+    )
     t.check_output(rtol=0, atol=0)
 
 
@@ -624,9 +774,16 @@ def test_top_k_ties_keep_the_lower_index_first(dtype):
 # transpose, transpose2
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ["transpose", "transpose2"])
-@pytest.mark.parametrize("shape,perm", [((2, 3, 4), [1, 2, 0]), ((2, 3, 4), [2, 0, 1]),
-                                        ((3, 4), [1, 0]), ((2, 1, 3, 2), [3, 1, 0, 2]),
-                                        ((2, 3), [0, 1])])
+@pytest.mark.parametrize(
+    "shape,perm",
+    [
+        ((2, 3, 4), [1, 2, 0]),
+        ((2, 3, 4), [2, 0, 1]),
+        ((3, 4), [1, 0]),
+        ((2, 1, 3, 2), [3, 1, 0, 2]),
+        ((2, 3), [0, 1]),
+    ],
+)
 def test_transpose(op, shape, perm, dtype, rng):
     x = rand(rng, shape, dtype)
     outs = {"Out": np.transpose(x, perm)}
@@ -643,8 +800,12 @@ def test_transpose2_xshape_dims():
         b = main.global_block()
         x = b.create_var(name="x", shape=(2, 3, 4), dtype="float32")
         o, xs = b.create_var(name="o"), b.create_var(name="xs")
-        b.append_op("transpose2", inputs={"X": x}, outputs={"Out": o, "XShape": xs},
-                    attrs={"axis": [2, 0, 1]})
+        b.append_op(
+            "transpose2",
+            inputs={"X": x},
+            outputs={"Out": o, "XShape": xs},
+            attrs={"axis": [2, 0, 1]},
+        )
     assert o.shape == (4, 2, 3) and xs.shape == (0, 2, 3, 4)
 
 
@@ -694,10 +855,15 @@ def test_concat(axis, dtype, rng):
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_split_concat_integers(dtype):
     x = np.arange(12, dtype=dtype).reshape(3, 4)
-    make("split", {"X": x}, {"Out": [("a", x[:, :1]), ("b", x[:, 1:])]},
-         {"axis": 1, "sections": [1, 3]}).check_output()
-    make("concat", {"X": [("a", x), ("b", x[:1])]}, {"Out": np.concatenate([x, x[:1]])},
-         {"axis": 0}).check_output()
+    make(
+        "split",
+        {"X": x},
+        {"Out": [("a", x[:, :1]), ("b", x[:, 1:])]},
+        {"axis": 1, "sections": [1, 3]},
+    ).check_output()
+    make(
+        "concat", {"X": [("a", x), ("b", x[:1])]}, {"Out": np.concatenate([x, x[:1]])}, {"axis": 0}
+    ).check_output()
 
 
 def test_split_grad_with_unused_parts(rng):
@@ -713,9 +879,13 @@ def test_split_grad_with_unused_parts(rng):
         used = tide.layers.elementwise_add(parts[0], tide.layers.elementwise_mul(parts[2], d))
         tide.append_backward(tide.layers.mean(used), no_grad_set={"d"})
     dd = rand(rng, (2, 2), "float64")
-    g, = run_program(main, {"x": x, "d": dd}, ["x@GRAD"])
-    np.testing.assert_allclose(g, np.concatenate([np.full((2, 2), 0.25), np.zeros((2, 2)), dd / 4],
-                                                 axis=1), rtol=1e-12, atol=0)
+    (g,) = run_program(main, {"x": x, "d": dd}, ["x@GRAD"])
+    np.testing.assert_allclose(
+        g,
+        np.concatenate([np.full((2, 2), 0.25), np.zeros((2, 2)), dd / 4], axis=1),
+        rtol=1e-12,
+        atol=0,
+    )
 
 
 def test_concat_grad_of_one_input_only(rng):
@@ -729,11 +899,12 @@ def test_concat_grad_of_one_input_only(rng):
         out = blk.create_var(name="out", dtype="float64")
         blk.append_op("concat", inputs={"X": [av, bv]}, outputs={"Out": out}, attrs={"axis": 0})
         d = blk.create_var(name="d", shape=(5, 2), dtype="float64")
-        tide.append_backward(tide.layers.mean(tide.layers.elementwise_mul(out, d)),
-                             no_grad_set={"d"})
+        tide.append_backward(
+            tide.layers.mean(tide.layers.elementwise_mul(out, d)), no_grad_set={"d"}
+        )
     assert not main.global_block().has_var("a@GRAD")
     dd = rand(rng, (5, 2), "float64")
-    gb, = run_program(main, {"a": a, "b": b, "d": dd}, ["b@GRAD"])
+    (gb,) = run_program(main, {"a": a, "b": b, "d": dd}, ["b@GRAD"])
     np.testing.assert_allclose(gb, dd[2:] / 10, rtol=1e-12)
 
 
@@ -800,19 +971,25 @@ def test_flatten(op, axis, dtype, rng):
 def lrn_ref(x, n, k, alpha, beta):
     c = x.shape[1]
     half = (n - 1) // 2
-    sq = np.pad(x ** 2, ((0, 0), (half, half), (0, 0), (0, 0)))
-    mid = k + alpha * sum(sq[:, i:i + c] for i in range(n))
-    return x * mid ** -beta, mid
+    sq = np.pad(x**2, ((0, 0), (half, half), (0, 0), (0, 0)))
+    mid = k + alpha * sum(sq[:, i : i + c] for i in range(n))
+    return x * mid**-beta, mid
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n,k,alpha,beta", [(5, 2.0, 0.1, 0.75), (3, 1.0, 0.5, 0.5),
-                                            (1, 1.5, 0.3, 1.0), (7, 1.0, 0.2, 0.75)])
+@pytest.mark.parametrize(
+    "n,k,alpha,beta",
+    [(5, 2.0, 0.1, 0.75), (3, 1.0, 0.5, 0.5), (1, 1.5, 0.3, 1.0), (7, 1.0, 0.2, 0.75)],
+)
 def test_lrn(n, k, alpha, beta, dtype, rng):
     x = rand(rng, (2, 5, 2, 2), dtype, -2, 2)
     out, mid = lrn_ref(x.astype(np.float64), n, np.float32(k), np.float32(alpha), np.float32(beta))
-    t = make("lrn", {"X": x}, {"Out": out.astype(dtype), "MidOut": mid.astype(dtype)},
-             {"n": n, "k": k, "alpha": alpha, "beta": beta})
+    t = make(
+        "lrn",
+        {"X": x},
+        {"Out": out.astype(dtype), "MidOut": mid.astype(dtype)},
+        {"n": n, "k": k, "alpha": alpha, "beta": beta},
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -827,22 +1004,43 @@ def test_lod_is_passed_on(rng):
     logits = rand(rng, (5, 4), "float64")
     label = np.array([[0], [1], [2], [3], [0]], "int64")
     ls = log_softmax(logits, 1)
-    make("softmax_with_cross_entropy", {"Logits": (logits, lod), "Label": label},
-         {"Softmax": (np.exp(ls), lod),
-          "Loss": (-np.take_along_axis(ls, label, 1), lod)}).check_output()
+    make(
+        "softmax_with_cross_entropy",
+        {"Logits": (logits, lod), "Label": label},
+        {"Softmax": (np.exp(ls), lod), "Loss": (-np.take_along_axis(ls, label, 1), lod)},
+    ).check_output()
     p = np.exp(ls)
-    make("cross_entropy", {"X": (p, lod), "Label": label},
-         {"Y": (-np.log(np.take_along_axis(p, label, 1)), lod)}).check_output()
+    make(
+        "cross_entropy",
+        {"X": (p, lod), "Label": label},
+        {"Y": (-np.log(np.take_along_axis(p, label, 1)), lod)},
+    ).check_output()
     x = distinct(rng, (5, 4), "float64")
     idx = np.argsort(-x, axis=1, kind="stable")[:, :2]
-    make("top_k", {"X": (x, lod)}, {"Out": (np.take_along_axis(x, idx, 1), lod),
-                                    "Indices": (idx.astype("int64"), lod)}, {"k": 2}).check_output()
-    make("dropout", {"X": (x, lod)}, {"Out": (x * 0.5, lod), "Mask": None},
-         {"dropout_prob": 0.5, "is_test": True}).check_output()
-    make("concat", {"X": [("a", (x, lod)), ("b", (logits, lod))]},
-         {"Out": (np.concatenate([x, logits], axis=1), lod)}, {"axis": 1}).check_output()
-    make("reshape2", {"X": (x, lod)}, {"Out": (x.reshape(5, 2, 2), lod), "XShape": None},
-         {"shape": [0, 2, 2]}).check_output()
+    make(
+        "top_k",
+        {"X": (x, lod)},
+        {"Out": (np.take_along_axis(x, idx, 1), lod), "Indices": (idx.astype("int64"), lod)},
+        {"k": 2},
+    ).check_output()
+    make(
+        "dropout",
+        {"X": (x, lod)},
+        {"Out": (x * 0.5, lod), "Mask": None},
+        {"dropout_prob": 0.5, "is_test": True},
+    ).check_output()
+    make(
+        "concat",
+        {"X": [("a", (x, lod)), ("b", (logits, lod))]},
+        {"Out": (np.concatenate([x, logits], axis=1), lod)},
+        {"axis": 1},
+    ).check_output()
+    make(
+        "reshape2",
+        {"X": (x, lod)},
+        {"Out": (x.reshape(5, 2, 2), lod), "XShape": None},
+        {"shape": [0, 2, 2]},
+    ).check_output()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -854,13 +1052,16 @@ def same_pads(size, k, s):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("pads,algo,strides,dils", [
-    ([1, 0, 2, 1], "EXPLICIT", [1, 1], [1, 1]),
-    ([0, 2, 1, 0], "EXPLICIT", [2, 1], [1, 2]),
-    ([9, 9], "VALID", [2, 2], [1, 1]),      # VALID ignores paddings
-    ([0, 0], "SAME", [2, 2], [2, 2]),       # SAME: out = ceil(in / stride), no dilation
-    ([0, 0], "SAME", [1, 1], [1, 1]),
-])
+@pytest.mark.parametrize(
+    "pads,algo,strides,dils",
+    [
+        ([1, 0, 2, 1], "EXPLICIT", [1, 1], [1, 1]),
+        ([0, 2, 1, 0], "EXPLICIT", [2, 1], [1, 2]),
+        ([9, 9], "VALID", [2, 2], [1, 1]),  # VALID ignores paddings
+        ([0, 0], "SAME", [2, 2], [2, 2]),  # SAME: out = ceil(in / stride), no dilation
+        ([0, 0], "SAME", [1, 1], [1, 1]),
+    ],
+)
 def test_conv2d_asymmetric_and_padding_algorithm(pads, algo, strides, dils, dtype, rng):
     x, w = rand(rng, (1, 2, 6, 7), dtype), rand(rng, (3, 2, 3, 2), dtype)
     if algo == "VALID":
@@ -874,22 +1075,36 @@ def test_conv2d_asymmetric_and_padding_algorithm(pads, algo, strides, dils, dtyp
     want = conv2d_ref(xp, w.astype(np.float64), strides, [0, 0], dils, 1)
     if algo == "SAME":
         assert want.shape[2:] == (-(-6 // strides[0]), -(-7 // strides[1]))
-    t = make("conv2d", {"Input": x, "Filter": w}, {"Output": want.astype(dtype)},
-             {"strides": strides, "paddings": pads, "dilations": [2, 2] if algo == "SAME" else dils,
-              "groups": 1, "padding_algorithm": algo})
+    t = make(
+        "conv2d",
+        {"Input": x, "Filter": w},
+        {"Output": want.astype(dtype)},
+        {
+            "strides": strides,
+            "paddings": pads,
+            "dilations": [2, 2] if algo == "SAME" else dils,
+            "groups": 1,
+            "padding_algorithm": algo,
+        },
+    )
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["Input", "Filter"], "Output", **grad_args(dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("ptype,exclusive", [("max", True), ("avg", True), ("avg", False)])
-@pytest.mark.parametrize("pads,algo,ceil_mode", [
-    ([1, 0, 0, 2], "EXPLICIT", False),
-    ([2, 1, 1, 0], "EXPLICIT", True),
-    ([0, 0], "SAME", False),
-    ([3, 3], "VALID", False),
-])
-def test_pool2d_asymmetric_and_padding_algorithm(ptype, exclusive, pads, algo, ceil_mode, dtype, rng):
+@pytest.mark.parametrize(
+    "pads,algo,ceil_mode",
+    [
+        ([1, 0, 0, 2], "EXPLICIT", False),
+        ([2, 1, 1, 0], "EXPLICIT", True),
+        ([0, 0], "SAME", False),
+        ([3, 3], "VALID", False),
+    ],
+)
+def test_pool2d_asymmetric_and_padding_algorithm(
+    ptype, exclusive, pads, algo, ceil_mode, dtype, rng
+):
     x = (distinct(rng, (1, 2, 5, 6), "float64") - 10.0).astype(dtype)
     ksize, strides = [3, 2], [2, 2]
     if algo == "SAME":
@@ -898,11 +1113,23 @@ def test_pool2d_asymmetric_and_padding_algorithm(ptype, exclusive, pads, algo, c
         p4 = [0, 0, 0, 0]
     else:
         p4 = pads
-    want = pool2d_ref(x.astype(np.float64), ksize, strides, p4, ptype, ceil_mode=ceil_mode,
-                      exclusive=exclusive)
-    t = make("pool2d", {"X": x}, {"Out": want.astype(dtype)},
-             dict(pooling_type=ptype, ksize=ksize, strides=strides, paddings=pads,
-                  padding_algorithm=algo, ceil_mode=ceil_mode, exclusive=exclusive))
+    want = pool2d_ref(
+        x.astype(np.float64), ksize, strides, p4, ptype, ceil_mode=ceil_mode, exclusive=exclusive
+    )
+    t = make(
+        "pool2d",
+        {"X": x},
+        {"Out": want.astype(dtype)},
+        dict(
+            pooling_type=ptype,
+            ksize=ksize,
+            strides=strides,
+            paddings=pads,
+            padding_algorithm=algo,
+            ceil_mode=ceil_mode,
+            exclusive=exclusive,
+        ),
+    )
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -910,8 +1137,12 @@ def test_pool2d_asymmetric_and_padding_algorithm(ptype, exclusive, pads, algo, c
 def test_paddings_of_three_values_are_an_error():
     x = np.zeros((1, 1, 4, 4), "float32")
     with pytest.raises(tide.TideError, match="paddings.*2 values \\(h, w\\) or 4"):
-        make("pool2d", {"X": x}, {"Out": x}, dict(pooling_type="max", ksize=[2, 2],
-                                                  paddings=[1, 1, 1])).check_output()
+        make(
+            "pool2d",
+            {"X": x},
+            {"Out": x},
+            dict(pooling_type="max", ksize=[2, 2], paddings=[1, 1, 1]),
+        ).check_output()
 
 
 def test_conv2d_pool2d_layers_take_fluids_padding_forms(exe):
@@ -925,8 +1156,10 @@ def test_conv2d_pool2d_layers_take_fluids_padding_forms(exe):
     assert list(four.shape) == [-1, 3, 6, 7]
     assert list(pool.shape) == [-1, 2, 4, 3]
     exe.run(tide.default_startup_program())
-    outs = exe.run(feed={"x": np.random.RandomState(0).rand(2, 2, 7, 6).astype("float32")},
-                   fetch_list=[same, valid, four, pool])
+    outs = exe.run(
+        feed={"x": np.random.RandomState(0).rand(2, 2, 7, 6).astype("float32")},
+        fetch_list=[same, valid, four, pool],
+    )
     assert [o.shape for o in outs] == [(2, 3, 4, 3), (2, 3, 5, 4), (2, 3, 6, 7), (2, 2, 4, 3)]
     with pytest.raises(ValueError, match="conv2d: padding"):
         tide.layers.conv2d(x, num_filters=3, filter_size=3, padding="FULL")

@@ -4,6 +4,7 @@ differences (float32 and float64), and their errors.
 
 Where Tide differs from Fluid 1.x: the norm grads recompute the statistics from X instead of
 reading the saved Mean/Variance (the same values)."""
+
 import numpy as np
 import pytest
 
@@ -43,9 +44,16 @@ def test_layer_norm(begin, affine, dtype, rng):
         inputs.update(Scale=scale, Bias=bias)
         y = y * scale.reshape(x.shape[begin:]) + bias.reshape(x.shape[begin:])
     rows = int(np.prod(x.shape[:begin]))
-    t = make("layer_norm", inputs, {"Y": y.astype(dtype), "Mean": m.reshape(rows).astype(dtype),
-                                    "Variance": v.reshape(rows).astype(dtype)},
-             {"begin_norm_axis": begin, "epsilon": 1e-5})
+    t = make(
+        "layer_norm",
+        inputs,
+        {
+            "Y": y.astype(dtype),
+            "Mean": m.reshape(rows).astype(dtype),
+            "Variance": v.reshape(rows).astype(dtype),
+        },
+        {"begin_norm_axis": begin, "epsilon": 1e-5},
+    )
     t.check_output(atol=1e-5, rtol=1e-4)
     t.check_grad(list(inputs), "Y", **grad_args(dtype))
 
@@ -58,9 +66,16 @@ def test_group_norm(groups, dtype, rng):
     xg = x.astype(np.float64).reshape(2, groups, -1)
     yg, m, v = normalise(xg, (2,), 1e-5)
     y = yg.reshape(x.shape) * scale.reshape(1, 4, 1, 1) + bias.reshape(1, 4, 1, 1)
-    t = make("group_norm", {"X": x, "Scale": scale, "Bias": bias},
-             {"Y": y.astype(dtype), "Mean": m.reshape(2, groups).astype(dtype),
-              "Variance": v.reshape(2, groups).astype(dtype)}, {"groups": groups, "epsilon": 1e-5})
+    t = make(
+        "group_norm",
+        {"X": x, "Scale": scale, "Bias": bias},
+        {
+            "Y": y.astype(dtype),
+            "Mean": m.reshape(2, groups).astype(dtype),
+            "Variance": v.reshape(2, groups).astype(dtype),
+        },
+        {"groups": groups, "epsilon": 1e-5},
+    )
     t.check_output(atol=1e-5, rtol=1e-4)
     t.check_grad(["X", "Scale", "Bias"], "Y", **grad_args(dtype))
 
@@ -71,22 +86,39 @@ def test_instance_norm(dtype, rng):
     scale, bias = rand(rng, (3,), dtype, 0.5, 1.5), rand(rng, (3,), dtype)
     yn, m, v = normalise(x.astype(np.float64), (2, 3), 1e-5)
     y = yn * scale.reshape(1, 3, 1, 1) + bias.reshape(1, 3, 1, 1)
-    t = make("instance_norm", {"X": x, "Scale": scale, "Bias": bias},
-             {"Y": y.astype(dtype), "SavedMean": m.reshape(6).astype(dtype),
-              "SavedVariance": (1 / np.sqrt(v + 1e-5)).reshape(6).astype(dtype)}, {"epsilon": 1e-5})
+    t = make(
+        "instance_norm",
+        {"X": x, "Scale": scale, "Bias": bias},
+        {
+            "Y": y.astype(dtype),
+            "SavedMean": m.reshape(6).astype(dtype),
+            "SavedVariance": (1 / np.sqrt(v + 1e-5)).reshape(6).astype(dtype),
+        },
+        {"epsilon": 1e-5},
+    )
     t.check_output(atol=1e-5, rtol=1e-4)
     t.check_grad(["X", "Scale", "Bias"], "Y", **grad_args(dtype))
 
 
 def test_norm_errors():
     x = np.ones((2, 6, 2, 2), "float32")
-    with pytest.raises(tide.TideError, match="group_norm.*groups \\(4\\) must divide the channels \\(6\\)"):
-        make("group_norm", {"X": x}, {"Y": x, "Mean": None, "Variance": None}, {"groups": 4}).check_output()
+    with pytest.raises(
+        tide.TideError, match="group_norm.*groups \\(4\\) must divide the channels \\(6\\)"
+    ):
+        make(
+            "group_norm", {"X": x}, {"Y": x, "Mean": None, "Variance": None}, {"groups": 4}
+        ).check_output()
     with pytest.raises(tide.TideError, match="group_norm.*groups must be >= 1, got 0"):
-        make("group_norm", {"X": x}, {"Y": x, "Mean": None, "Variance": None}, {"groups": 0}).check_output()
+        make(
+            "group_norm", {"X": x}, {"Y": x, "Mean": None, "Variance": None}, {"groups": 0}
+        ).check_output()
     with pytest.raises(tide.TideError, match="layer_norm.*Scale.*has 3 elements, expected 24"):
-        make("layer_norm", {"X": x, "Scale": np.ones(3, "float32")},
-             {"Y": x, "Mean": None, "Variance": None}, {}).check_output()
+        make(
+            "layer_norm",
+            {"X": x, "Scale": np.ones(3, "float32")},
+            {"Y": x, "Mean": None, "Variance": None},
+            {},
+        ).check_output()
 
 
 def test_norm_layers_train(exe):
@@ -98,7 +130,7 @@ def test_norm_layers_train(exe):
     tide.optimizer.SGD(learning_rate=0.1).minimize(loss)
     exe.run(tide.default_startup_program())
     xs = np.random.RandomState(0).rand(2, 4, 3, 3).astype("float32")
-    out, = exe.run(feed={"x": xs}, fetch_list=[h])
+    (out,) = exe.run(feed={"x": xs}, fetch_list=[h])
     np.testing.assert_allclose(out.mean(axis=(2, 3)), 0, atol=1e-5)  # instance_norm's output
 
 
@@ -116,8 +148,11 @@ def test_cross_entropy2(shape, label_rank, dtype, rng):
     match = np.where(label == -100, 1, match)
     if label_rank == "minus_one":  # Y has Label's dims (Fluid's); MatchX keeps X's, last 1
         label, y = label[..., 0], y[..., 0]
-    t = make("cross_entropy2", {"X": x, "Label": label},
-             {"Y": y.astype(dtype), "MatchX": match.astype(dtype), "XShape": None})
+    t = make(
+        "cross_entropy2",
+        {"X": x, "Label": label},
+        {"Y": y.astype(dtype), "MatchX": match.astype(dtype), "XShape": None},
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Y", **grad_args(dtype))
 
@@ -137,8 +172,12 @@ def test_lars_momentum(zero_param, dtype, rng):
     g, v = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
     lr = np.array([0.1], dtype)
     attrs = {"mu": 0.9, "lars_coeff": 0.01, "lars_weight_decay": 0.001}
-    p_out, v_out = lars_ref(p.astype(np.float64), g.astype(np.float64), v.astype(np.float64), 0.1,
-                            0.9, 0.01, 0.001)
-    make("lars_momentum", {"Param": p, "Grad": g, "Velocity": v, "LearningRate": lr},
-         {"ParamOut": p_out.astype(dtype), "VelocityOut": v_out.astype(dtype)}, attrs).check_output(
-        rtol=1e-5, atol=1e-6)
+    p_out, v_out = lars_ref(
+        p.astype(np.float64), g.astype(np.float64), v.astype(np.float64), 0.1, 0.9, 0.01, 0.001
+    )
+    make(
+        "lars_momentum",
+        {"Param": p, "Grad": g, "Velocity": v, "LearningRate": lr},
+        {"ParamOut": p_out.astype(dtype), "VelocityOut": v_out.astype(dtype)},
+        attrs,
+    ).check_output(rtol=1e-5, atol=1e-6)

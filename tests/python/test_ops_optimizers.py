@@ -2,6 +2,7 @@
 OpTest (ParamOut and the state outputs as outputs), float32 and float64, and the SelectedRows
 (sparse) gradients run through the executor with the updates in place, as the Python optimizers
 build them."""
+
 import numpy as np
 import pytest
 
@@ -44,26 +45,33 @@ def momentum_ref(i, a):
 
 
 def adam_ref(i, a):  # adam's attributes are float64: exact
-    b1, b2, eps = (float(a.get(k, d)) for k, d in
-                   (("beta1", 0.9), ("beta2", 0.999), ("epsilon", 1e-8)))
+    b1, b2, eps = (
+        float(a.get(k, d)) for k, d in (("beta1", 0.9), ("beta2", 0.999), ("epsilon", 1e-8))
+    )
     g = i["Grad"]
     m1 = b1 * i["Moment1"] + (1 - b1) * g
     m2 = b2 * i["Moment2"] + (1 - b2) * g * g
     lr_t = i["LearningRate"][0] * np.sqrt(1 - i["Beta2Pow"][0]) / (1 - i["Beta1Pow"][0])
-    return {"ParamOut": i["Param"] - lr_t * m1 / (np.sqrt(m2) + eps),
-            "Moment1Out": m1, "Moment2Out": m2}
+    return {
+        "ParamOut": i["Param"] - lr_t * m1 / (np.sqrt(m2) + eps),
+        "Moment1Out": m1,
+        "Moment2Out": m2,
+    }
 
 
 def adagrad_ref(i, a):
     eps = float(F(a.get("epsilon", 1e-6)))
     m = i["Moment"] + i["Grad"] ** 2
-    return {"ParamOut": i["Param"] - i["LearningRate"][0] * i["Grad"] / (np.sqrt(m) + eps),
-            "MomentOut": m}
+    return {
+        "ParamOut": i["Param"] - i["LearningRate"][0] * i["Grad"] / (np.sqrt(m) + eps),
+        "MomentOut": m,
+    }
 
 
 def rmsprop_ref(i, a):
-    eps, decay, mom = (float(F(a.get(k, d))) for k, d in
-                       (("epsilon", 1e-10), ("decay", 0.9), ("momentum", 0.0)))
+    eps, decay, mom = (
+        float(F(a.get(k, d))) for k, d in (("epsilon", 1e-10), ("decay", 0.9), ("momentum", 0.0))
+    )
     g = i["Grad"]
     ms = decay * i["MeanSquare"] + (1 - decay) * g * g
     out = {"MeanSquareOut": ms}
@@ -84,18 +92,30 @@ def optimizer_inputs(op, rng, shape, dtype, lr_dtype=None):
     if op == "momentum":
         ins["Velocity"] = rand(rng, shape, dtype)
     elif op == "adam":
-        ins.update(Moment1=rand(rng, shape, dtype), Moment2=rand(rng, shape, dtype, 0.01, 1),
-                   Beta1Pow=np.array([0.9 ** 3], dtype), Beta2Pow=np.array([0.999 ** 3], dtype))
+        ins.update(
+            Moment1=rand(rng, shape, dtype),
+            Moment2=rand(rng, shape, dtype, 0.01, 1),
+            Beta1Pow=np.array([0.9**3], dtype),
+            Beta2Pow=np.array([0.999**3], dtype),
+        )
     elif op == "adagrad":
         ins["Moment"] = rand(rng, shape, dtype, 0, 1)
     elif op == "rmsprop":
-        ins.update(MeanSquare=rand(rng, shape, dtype, 0.5, 1), Moment=rand(rng, shape, dtype),
-                   MeanGrad=rand(rng, shape, dtype, -0.3, 0.3))
+        ins.update(
+            MeanSquare=rand(rng, shape, dtype, 0.5, 1),
+            Moment=rand(rng, shape, dtype),
+            MeanGrad=rand(rng, shape, dtype, -0.3, 0.3),
+        )
     return ins
 
 
-REFS = {"sgd": sgd_ref, "momentum": momentum_ref, "adam": adam_ref, "adagrad": adagrad_ref,
-        "rmsprop": rmsprop_ref}
+REFS = {
+    "sgd": sgd_ref,
+    "momentum": momentum_ref,
+    "adam": adam_ref,
+    "adagrad": adagrad_ref,
+    "rmsprop": rmsprop_ref,
+}
 
 CASES = {  # name: op, attrs
     "sgd": ("sgd", {}),
@@ -107,8 +127,10 @@ CASES = {  # name: op, attrs
     "adagrad_big_epsilon": ("adagrad", {"epsilon": 0.5}),
     "rmsprop": ("rmsprop", {"epsilon": 1e-6, "decay": 0.9, "momentum": 0.0}),
     "rmsprop_momentum": ("rmsprop", {"epsilon": 1e-6, "decay": 0.8, "momentum": 0.7}),
-    "rmsprop_centered": ("rmsprop", {"epsilon": 1e-6, "decay": 0.9, "momentum": 0.5,
-                                     "centered": True}),
+    "rmsprop_centered": (
+        "rmsprop",
+        {"epsilon": 1e-6, "decay": 0.9, "momentum": 0.5, "centered": True},
+    ),
 }
 
 
@@ -148,10 +170,12 @@ def test_adam_does_not_advance_beta_pows(rng):
     t.check_output(**TOL["float64"])
     # lr_t's bias correction: with Beta1Pow = 0.9^3, Beta2Pow = 0.999^3 the first step moves
     # Param by lr * sqrt(1 - 0.999^3) / (1 - 0.9^3) * m1 / (sqrt(m2) + eps).
-    lr_t = 0.05 * np.sqrt(1 - 0.999 ** 3) / (1 - 0.9 ** 3)
-    np.testing.assert_allclose(ins["Param"] - want["ParamOut"],
-                               lr_t * want["Moment1Out"] / (np.sqrt(want["Moment2Out"]) + F(1e-8)),
-                               rtol=1e-12)
+    lr_t = 0.05 * np.sqrt(1 - 0.999**3) / (1 - 0.9**3)
+    np.testing.assert_allclose(
+        ins["Param"] - want["ParamOut"],
+        lr_t * want["Moment1Out"] / (np.sqrt(want["Moment2Out"]) + F(1e-8)),
+        rtol=1e-12,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,11 +185,19 @@ STATE = {  # op: [(input, output)] of the Param-shaped state besides Param
     "momentum": [("Velocity", "VelocityOut")],
     "adam": [("Moment1", "Moment1Out"), ("Moment2", "Moment2Out")],
     "adagrad": [("Moment", "MomentOut")],
-    "rmsprop": [("MeanSquare", "MeanSquareOut"), ("Moment", "MomentOut"),
-                ("MeanGrad", "MeanGradOut")],
+    "rmsprop": [
+        ("MeanSquare", "MeanSquareOut"),
+        ("Moment", "MomentOut"),
+        ("MeanGrad", "MeanGradOut"),
+    ],
 }
-SCALARS = {"sgd": ["LearningRate"], "momentum": ["LearningRate"], "adagrad": ["LearningRate"],
-           "rmsprop": ["LearningRate"], "adam": ["LearningRate", "Beta1Pow", "Beta2Pow"]}
+SCALARS = {
+    "sgd": ["LearningRate"],
+    "momentum": ["LearningRate"],
+    "adagrad": ["LearningRate"],
+    "rmsprop": ["LearningRate"],
+    "adam": ["LearningRate", "Beta1Pow", "Beta2Pow"],
+}
 
 
 def run_sparse(op, attrs, ins, rows, values, height, dtype):
@@ -178,18 +210,25 @@ def run_sparse(op, attrs, ins, rows, values, height, dtype):
         v = {}
         for name in ["Param"] + [s for s, _ in state] + SCALARS[op]:
             arr = ins[name]
-            v[name] = b.create_var(name=name.lower(), shape=arr.shape, dtype=arr.dtype.name,
-                                   persistable=True)
-        grad = b.create_var(name="grad", type="SELECTED_ROWS", shape=ins["Param"].shape,
-                            dtype=dtype, persistable=True)
+            v[name] = b.create_var(
+                name=name.lower(), shape=arr.shape, dtype=arr.dtype.name, persistable=True
+            )
+        grad = b.create_var(
+            name="grad",
+            type="SELECTED_ROWS",
+            shape=ins["Param"].shape,
+            dtype=dtype,
+            persistable=True,
+        )
         inputs = dict(v, Grad=grad)
         outputs = {"ParamOut": v["Param"]}
         outputs.update({o: v[s] for s, o in state})
         b.append_op(op, inputs=inputs, outputs=outputs, attrs=attrs)
     scope = tide.Scope()
     for name in v:
-        scope.var(name.lower()).get_tensor().set(np.ascontiguousarray(ins[name]), tide.CPUPlace(),
-                                                 False)
+        scope.var(name.lower()).get_tensor().set(
+            np.ascontiguousarray(ins[name]), tide.CPUPlace(), False
+        )
     sr = scope.var("grad").get_selected_rows()
     sr.set_rows(list(rows))
     sr.set_height(height)
@@ -221,8 +260,9 @@ def test_sgd_selected_rows(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("case", ["momentum", "momentum_nesterov", "adam", "rmsprop",
-                                  "rmsprop_centered"])
+@pytest.mark.parametrize(
+    "case", ["momentum", "momentum_nesterov", "adam", "rmsprop", "rmsprop_centered"]
+)
 def test_selected_rows_counts_as_zero_elsewhere(case, dtype, rng):
     """Non-lazy sparse updates: the same step as with the dense gradient (rows summed, 0 on the
     rows the SelectedRows does not list: their state still decays and they still move)."""
@@ -264,13 +304,21 @@ def test_selected_rows_updates_only_listed_rows(case, dtype, rng):
 
 def test_sgd_selected_rows_without_rows_changes_nothing(rng):
     p = rand(rng, (3, 2), "float64")
-    got = run_sparse("sgd", {}, {"Param": p, "LearningRate": np.array([0.1])}, [],
-                     np.zeros((0, 2)), 3, "float64")
+    got = run_sparse(
+        "sgd", {}, {"Param": p, "LearningRate": np.array([0.1])}, [], np.zeros((0, 2)), 3, "float64"
+    )
     np.testing.assert_array_equal(got["Param"], p)
 
 
 def test_sgd_selected_rows_bad_row_is_an_error(rng):
     p = rand(rng, (3, 2), "float32")
     with pytest.raises(tide.TideError, match="rows must be in"):
-        run_sparse("sgd", {}, {"Param": p, "LearningRate": np.array([0.1], "float32")},
-                   [1, 3], np.ones((2, 2), "float32"), 3, "float32")
+        run_sparse(
+            "sgd",
+            {},
+            {"Param": p, "LearningRate": np.array([0.1], "float32")},
+            [1, 3],
+            np.ones((2, 2), "float32"),
+            3,
+            "float32",
+        )

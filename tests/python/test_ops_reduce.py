@@ -4,6 +4,7 @@ and bool types the ops register), and their errors.
 
 Where Tide differs from Fluid 1.x: reduce_prod's gradient is the product of the other elements
 (exact where X holds zeros; Fluid divides Out by X). An empty `dim` reduces every dim."""
+
 import numpy as np
 import pytest
 
@@ -19,12 +20,25 @@ def grad_args(dtype):
     return {"max_relative_error": err, "numeric_grad_delta": delta}
 
 
-NP = {"reduce_sum": np.sum, "reduce_mean": np.mean, "reduce_max": np.max, "reduce_min": np.min,
-      "reduce_prod": np.prod}
+NP = {
+    "reduce_sum": np.sum,
+    "reduce_mean": np.mean,
+    "reduce_max": np.max,
+    "reduce_min": np.min,
+    "reduce_prod": np.prod,
+}
 
 # dim, keep_dim, reduce_all
-CASES = [([0], False, False), ([1], True, False), ([-1], False, False), ([0, 2], False, False),
-         ([1, 2], True, False), ([0], False, True), ([0], True, True), ([2, 0, 2], False, False)]
+CASES = [
+    ([0], False, False),
+    ([1], True, False),
+    ([-1], False, False),
+    ([0, 2], False, False),
+    ([1, 2], True, False),
+    ([0], False, True),
+    ([0], True, True),
+    ([2, 0, 2], False, False),
+]
 
 
 def reference(op, x, dim, keep_dim, reduce_all):
@@ -42,7 +56,9 @@ def test_reduce(op, dim, keep_dim, reduce_all, dtype, rng):
         x = (rng.permutation(24).reshape(2, 3, 4) - 12) / 7.0
     x = x.astype(dtype)
     want = reference(op, x.astype(np.float64), dim, keep_dim, reduce_all).astype(dtype)
-    t = make(op, {"X": x}, {"Out": want}, {"dim": dim, "keep_dim": keep_dim, "reduce_all": reduce_all})
+    t = make(
+        op, {"X": x}, {"Out": want}, {"dim": dim, "keep_dim": keep_dim, "reduce_all": reduce_all}
+    )
     t.check_output(rtol=1e-5, atol=1e-5)
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -61,8 +77,9 @@ def test_reduce_logical(op, fn, dim, keep_dim, reduce_all, rng):
     axes = tuple(range(3)) if reduce_all else tuple(sorted({d % 3 for d in dim}))
     want = np.asarray(fn(x, axis=axes, keepdims=keep_dim))
     want = want.reshape(1) if want.ndim == 0 else want
-    make(op, {"X": x}, {"Out": want},
-         {"dim": dim, "keep_dim": keep_dim, "reduce_all": reduce_all}).check_output()
+    make(
+        op, {"X": x}, {"Out": want}, {"dim": dim, "keep_dim": keep_dim, "reduce_all": reduce_all}
+    ).check_output()
 
 
 def test_reduce_max_ties_share_the_gradient():
@@ -74,8 +91,9 @@ def test_reduce_max_ties_share_the_gradient():
         xv.stop_gradient = False
         loss = tide.layers.reduce_sum(tide.layers.reduce_max(xv, dim=[1]))  # dim=None: all
         tide.append_backward(loss)
-    g, = tide.Executor(tide.CPUPlace()).run(main, feed={"x": x}, fetch_list=["x@GRAD"],
-                                            scope=tide.Scope())
+    (g,) = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"x": x}, fetch_list=["x@GRAD"], scope=tide.Scope()
+    )
     np.testing.assert_array_equal(g, [[0, 1, 1], [1, 0, 0]])
 
 
@@ -111,4 +129,6 @@ def test_reduce_over_empty_tensors():
     x = np.zeros((0, 3), "float32")
     make("reduce_sum", {"X": x}, {"Out": np.zeros((0,), "float32")}, {"dim": [1]}).check_output()
     with pytest.raises(tide.TideError, match="reduce_max.*x_in.*empty along a reduced dim"):
-        make("reduce_max", {"X": x}, {"Out": np.zeros((3,), "float32")}, {"dim": [0]}).check_output()
+        make(
+            "reduce_max", {"X": x}, {"Out": np.zeros((3,), "float32")}, {"dim": [0]}
+        ).check_output()

@@ -5,6 +5,7 @@ every input (weights, biases, initial states included) against central finite di
 peepholes, is_reverse, origin_mode and every activation; sequences of length 1, batches where all
 lengths differ and where they are equal; bad input gives an error naming the op and the variable;
 and the Fluid-named layers build and run."""
+
 import numpy as np
 import pytest
 
@@ -31,8 +32,12 @@ def grad_args(dtype):
 
 
 def act(name, x):
-    return {"sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)), "tanh": np.tanh,
-            "relu": lambda v: np.maximum(v, 0.0), "identity": lambda v: v}[name](x)
+    return {
+        "sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
+        "tanh": np.tanh,
+        "relu": lambda v: np.maximum(v, 0.0),
+        "identity": lambda v: v,
+    }[name](x)
 
 
 def offsets(lengths):
@@ -67,22 +72,33 @@ def check_error(op_type, inputs, outputs, attrs, *words):
 
 # ---------------------------------------------------------------------------------------------
 # lstm
-def lstm_ref(x, lengths, w, b, h0=None, c0=None, peep=True, reverse=False,
-             gate="sigmoid", cell="tanh", cand="tanh"):
+def lstm_ref(
+    x,
+    lengths,
+    w,
+    b,
+    h0=None,
+    c0=None,
+    peep=True,
+    reverse=False,
+    gate="sigmoid",
+    cell="tanh",
+    cand="tanh",
+):
     x, w, b = x.astype(np.float64), w.astype(np.float64), b.astype(np.float64).reshape(-1)
     d = w.shape[0]
     hidden, cellv = np.zeros((x.shape[0], d)), np.zeros((x.shape[0], d))
-    wic, wfc, woc = (b[4 * d:5 * d], b[5 * d:6 * d], b[6 * d:]) if peep else (0, 0, 0)
+    wic, wfc, woc = (b[4 * d : 5 * d], b[5 * d : 6 * d], b[6 * d :]) if peep else (0, 0, 0)
     for s in range(len(lengths)):
         h = np.zeros(d) if h0 is None else h0[s].astype(np.float64)
         c = np.zeros(d) if c0 is None else c0[s].astype(np.float64)
         for t in steps(lengths, s, reverse):
-            g = x[t] + b[:4 * d] + h @ w  # columns [c~, i, f, o]
+            g = x[t] + b[: 4 * d] + h @ w  # columns [c~, i, f, o]
             ct = act(cand, g[:d])
-            i = act(gate, g[d:2 * d] + c * wic)
-            f = act(gate, g[2 * d:3 * d] + c * wfc)
+            i = act(gate, g[d : 2 * d] + c * wic)
+            f = act(gate, g[2 * d : 3 * d] + c * wfc)
             c = f * c + i * ct
-            o = act(gate, g[3 * d:] + c * woc)
+            o = act(gate, g[3 * d :] + c * woc)
             h = o * act(cell, c)
             hidden[t], cellv[t] = h, c
     return hidden, cellv
@@ -101,10 +117,19 @@ def lstm_case(dtype, lengths, d=3, peep=True, reverse=False, init=False, acts=No
         h0, c0 = rand(rng, (n, d), dtype), rand(rng, (n, d), dtype)
         inputs["H0"], inputs["C0"] = h0, c0
     hidden, cellv = lstm_ref(x, lengths, w, b, h0, c0, peep, reverse, gate, cell, cand)
-    outputs = {"Hidden": (hidden.astype(dtype), [lengths]), "Cell": (cellv.astype(dtype), [lengths]),
-               "BatchGate": None, "BatchCellPreAct": None}
-    attrs = {"use_peepholes": peep, "is_reverse": reverse, "gate_activation": gate,
-             "cell_activation": cell, "candidate_activation": cand}
+    outputs = {
+        "Hidden": (hidden.astype(dtype), [lengths]),
+        "Cell": (cellv.astype(dtype), [lengths]),
+        "BatchGate": None,
+        "BatchCellPreAct": None,
+    }
+    attrs = {
+        "use_peepholes": peep,
+        "is_reverse": reverse,
+        "gate_activation": gate,
+        "cell_activation": cell,
+        "candidate_activation": cand,
+    }
     return make("lstm", inputs, outputs, attrs)
 
 
@@ -118,12 +143,18 @@ def tol(dtype):
 @pytest.mark.parametrize("lengths", sorted(LENGTHS))
 def test_lstm(dtype, peep, reverse, lengths):
     lstm_case(dtype, LENGTHS[lengths], peep=peep, reverse=reverse).check_output(**tol(dtype))
-    lstm_case(dtype, LENGTHS[lengths], peep=peep, reverse=reverse, init=True).check_output(**tol(dtype))
+    lstm_case(dtype, LENGTHS[lengths], peep=peep, reverse=reverse, init=True).check_output(
+        **tol(dtype)
+    )
 
 
 # Every activation in every slot (gate, cell, candidate).
-ACT_TRIPLES = [("sigmoid", "tanh", "tanh"), ("tanh", "relu", "identity"),
-               ("relu", "identity", "sigmoid"), ("identity", "sigmoid", "relu")]
+ACT_TRIPLES = [
+    ("sigmoid", "tanh", "tanh"),
+    ("tanh", "relu", "identity"),
+    ("relu", "identity", "sigmoid"),
+    ("identity", "sigmoid", "relu"),
+]
 
 
 @pytest.mark.parametrize("acts", ACT_TRIPLES)
@@ -142,7 +173,9 @@ def test_lstm_grad(dtype, peep, reverse):
 @pytest.mark.parametrize("acts", ACT_TRIPLES[1:])
 def test_lstm_grad_activations(acts):
     t = lstm_case("float64", [2, 3], d=2, acts=acts, init=True, seed=3)
-    t.check_grad(["Input", "Weight", "Bias", "H0", "C0"], ["Hidden", "Cell"], **grad_args("float64"))
+    t.check_grad(
+        ["Input", "Weight", "Bias", "H0", "C0"], ["Hidden", "Cell"], **grad_args("float64")
+    )
 
 
 @pytest.mark.parametrize("given", ["H0", "C0"])
@@ -168,46 +201,104 @@ def test_lstm_grad_without_initial_state_equal_lengths():
 def test_lstm_errors():
     rng = np.random.RandomState(0)
     d, lengths = 2, [2, 3]
-    x, w, b = rand(rng, (5, 4 * d), "float32"), rand(rng, (d, 4 * d), "float32"), rand(rng, (1, 7 * d), "float32")
-    outs = {"Hidden": np.zeros((5, d), "float32"), "Cell": None, "BatchGate": None, "BatchCellPreAct": None}
+    x, w, b = (
+        rand(rng, (5, 4 * d), "float32"),
+        rand(rng, (d, 4 * d), "float32"),
+        rand(rng, (1, 7 * d), "float32"),
+    )
+    outs = {
+        "Hidden": np.zeros((5, d), "float32"),
+        "Cell": None,
+        "BatchGate": None,
+        "BatchCellPreAct": None,
+    }
     check_lod_rejected("lstm", {"Input": (x, [[2, 2]]), "Weight": weight(w), "Bias": b}, outs, {})
-    check_error("lstm", {"Input": (x, [[1, 1], [2, 3]]), "Weight": weight(w), "Bias": b}, outs, {}, "Input", "input_in",
-                "2-level")
+    check_error(
+        "lstm",
+        {"Input": (x, [[1, 1], [2, 3]]), "Weight": weight(w), "Bias": b},
+        outs,
+        {},
+        "Input",
+        "input_in",
+        "2-level",
+    )
     check_error("lstm", {"Input": x, "Weight": weight(w), "Bias": b}, outs, {}, "Input", "no LoD")
-    check_error("lstm", {"Input": (x, [lengths]), "Weight": weight(rand(rng, (d, 3 * d), "float32")), "Bias": b},
-                outs, {}, "Weight", "w_in")
-    check_error("lstm", {"Input": (x, [lengths]), "Weight": weight(w), "Bias": rand(rng, (1, 4 * d), "float32")},
-                outs, {"use_peepholes": True}, "Bias", "bias_in", "7D")
-    check_error("lstm", {"Input": (x, [lengths]), "Weight": weight(w), "Bias": b, "H0": rand(rng, (3, d), "float32")},
-                outs, {}, "H0", "h0_in")
-    check_error("lstm", {"Input": (x, [lengths]), "Weight": weight(w), "Bias": b}, outs,
-                {"gate_activation": "softplus"}, "gate_activation")
+    check_error(
+        "lstm",
+        {"Input": (x, [lengths]), "Weight": weight(rand(rng, (d, 3 * d), "float32")), "Bias": b},
+        outs,
+        {},
+        "Weight",
+        "w_in",
+    )
+    check_error(
+        "lstm",
+        {"Input": (x, [lengths]), "Weight": weight(w), "Bias": rand(rng, (1, 4 * d), "float32")},
+        outs,
+        {"use_peepholes": True},
+        "Bias",
+        "bias_in",
+        "7D",
+    )
+    check_error(
+        "lstm",
+        {
+            "Input": (x, [lengths]),
+            "Weight": weight(w),
+            "Bias": b,
+            "H0": rand(rng, (3, d), "float32"),
+        },
+        outs,
+        {},
+        "H0",
+        "h0_in",
+    )
+    check_error(
+        "lstm",
+        {"Input": (x, [lengths]), "Weight": weight(w), "Bias": b},
+        outs,
+        {"gate_activation": "softplus"},
+        "gate_activation",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # gru
-def gru_ref(x, lengths, w, b=None, h0=None, reverse=False, gate="sigmoid", cand="tanh",
-            origin=False):
+def gru_ref(
+    x, lengths, w, b=None, h0=None, reverse=False, gate="sigmoid", cand="tanh", origin=False
+):
     x, w = x.astype(np.float64), w.astype(np.float64)
     d = w.shape[0]
     # Fluid's storage: W_ur [D, 2D] in the first 2D*D elements, W_c [D, D] in the rest.
-    w_ur, w_c = w.reshape(-1)[:2 * d * d].reshape(d, 2 * d), w.reshape(-1)[2 * d * d:].reshape(d, d)
+    w_ur, w_c = (
+        w.reshape(-1)[: 2 * d * d].reshape(d, 2 * d),
+        w.reshape(-1)[2 * d * d :].reshape(d, d),
+    )
     bias = np.zeros(3 * d) if b is None else b.astype(np.float64).reshape(-1)
     hidden = np.zeros((x.shape[0], d))
     for s in range(len(lengths)):
         h = np.zeros(d) if h0 is None else h0[s].astype(np.float64)
         for t in steps(lengths, s, reverse):
             g = x[t] + bias
-            ur = act(gate, g[:2 * d] + h @ w_ur)
+            ur = act(gate, g[: 2 * d] + h @ w_ur)
             u, r = ur[:d], ur[d:]
-            c = act(cand, g[2 * d:] + (r * h) @ w_c)
+            c = act(cand, g[2 * d :] + (r * h) @ w_c)
             h = u * h + (1 - u) * c if origin else (1 - u) * h + u * c
             hidden[t] = h
     return hidden
 
 
-def gru_case(dtype, lengths, d=3, reverse=False, init=False, bias=True, origin=False,
-             acts=("sigmoid", "tanh"), seed=0):
+def gru_case(
+    dtype,
+    lengths,
+    d=3,
+    reverse=False,
+    init=False,
+    bias=True,
+    origin=False,
+    acts=("sigmoid", "tanh"),
+    seed=0,
+):
     rng = np.random.RandomState(seed)
     total, n = sum(lengths), len(lengths)
     x, w = rand(rng, (total, 3 * d), dtype), rand(rng, (d, 3 * d), dtype)
@@ -218,10 +309,18 @@ def gru_case(dtype, lengths, d=3, reverse=False, init=False, bias=True, origin=F
     if init:
         h0 = inputs["H0"] = rand(rng, (n, d), dtype)
     hidden = gru_ref(x, lengths, w, b, h0, reverse, acts[0], acts[1], origin)
-    outputs = {"Hidden": (hidden.astype(dtype), [lengths]), "BatchGate": None,
-               "BatchResetHiddenPrev": None, "BatchHidden": None}
-    attrs = {"is_reverse": reverse, "gate_activation": acts[0], "activation": acts[1],
-             "origin_mode": origin}
+    outputs = {
+        "Hidden": (hidden.astype(dtype), [lengths]),
+        "BatchGate": None,
+        "BatchResetHiddenPrev": None,
+        "BatchHidden": None,
+    }
+    attrs = {
+        "is_reverse": reverse,
+        "gate_activation": acts[0],
+        "activation": acts[1],
+        "origin_mode": origin,
+    }
     return make("gru", inputs, outputs, attrs)
 
 
@@ -231,12 +330,14 @@ def gru_case(dtype, lengths, d=3, reverse=False, init=False, bias=True, origin=F
 @pytest.mark.parametrize("lengths", sorted(LENGTHS))
 def test_gru(dtype, reverse, origin, lengths):
     for init, bias in ((False, True), (True, False)):
-        gru_case(dtype, LENGTHS[lengths], reverse=reverse, origin=origin, init=init,
-                 bias=bias).check_output(**tol(dtype))
+        gru_case(
+            dtype, LENGTHS[lengths], reverse=reverse, origin=origin, init=init, bias=bias
+        ).check_output(**tol(dtype))
 
 
-@pytest.mark.parametrize("acts", [("sigmoid", "tanh"), ("tanh", "relu"), ("relu", "identity"),
-                                  ("identity", "sigmoid")])
+@pytest.mark.parametrize(
+    "acts", [("sigmoid", "tanh"), ("tanh", "relu"), ("relu", "identity"), ("identity", "sigmoid")]
+)
 def test_gru_activations(acts):
     gru_case("float64", LENGTHS["different"], acts=acts, init=True).check_output(**tol("float64"))
 
@@ -270,17 +371,47 @@ def test_gru_errors():
     rng = np.random.RandomState(0)
     d = 2
     x, w = rand(rng, (5, 3 * d), "float64"), rand(rng, (d, 3 * d), "float64")
-    outs = {"Hidden": np.zeros((5, d)), "BatchGate": None, "BatchResetHiddenPrev": None,
-            "BatchHidden": None}
+    outs = {
+        "Hidden": np.zeros((5, d)),
+        "BatchGate": None,
+        "BatchResetHiddenPrev": None,
+        "BatchHidden": None,
+    }
     check_lod_rejected("gru", {"Input": (x, [[4, 2]]), "Weight": weight(w)}, outs, {})
-    check_error("gru", {"Input": (x, [[1, 1], [2, 3]]), "Weight": weight(w)}, outs, {}, "Input", "input_in", "2-level")
+    check_error(
+        "gru",
+        {"Input": (x, [[1, 1], [2, 3]]), "Weight": weight(w)},
+        outs,
+        {},
+        "Input",
+        "input_in",
+        "2-level",
+    )
     check_error("gru", {"Input": x, "Weight": weight(w)}, outs, {}, "Input", "no LoD")
-    check_error("gru", {"Input": (x, [[2, 3]]), "Weight": weight(rand(rng, (d, 4 * d), "float64"))}, outs, {},
-                "Weight", "w_in")
-    check_error("gru", {"Input": (x, [[2, 3]]), "Weight": weight(w), "Bias": rand(rng, (1, 2 * d), "float64")},
-                outs, {}, "Bias", "bias_in")
-    check_error("gru", {"Input": (x, [[2, 3]]), "Weight": weight(w), "H0": rand(rng, (1, d), "float64")},
-                outs, {}, "H0", "h0_in")
+    check_error(
+        "gru",
+        {"Input": (x, [[2, 3]]), "Weight": weight(rand(rng, (d, 4 * d), "float64"))},
+        outs,
+        {},
+        "Weight",
+        "w_in",
+    )
+    check_error(
+        "gru",
+        {"Input": (x, [[2, 3]]), "Weight": weight(w), "Bias": rand(rng, (1, 2 * d), "float64")},
+        outs,
+        {},
+        "Bias",
+        "bias_in",
+    )
+    check_error(
+        "gru",
+        {"Input": (x, [[2, 3]]), "Weight": weight(w), "H0": rand(rng, (1, d), "float64")},
+        outs,
+        {},
+        "H0",
+        "h0_in",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,8 +419,8 @@ def test_gru_errors():
 def lstm_unit_ref(x, c_prev, forget_bias):
     x, c_prev = x.astype(np.float64), c_prev.astype(np.float64)
     d = c_prev.shape[1]
-    i, f = act("sigmoid", x[:, :d]), act("sigmoid", x[:, d:2 * d] + forget_bias)
-    o, g = act("sigmoid", x[:, 2 * d:3 * d]), np.tanh(x[:, 3 * d:])
+    i, f = act("sigmoid", x[:, :d]), act("sigmoid", x[:, d : 2 * d] + forget_bias)
+    o, g = act("sigmoid", x[:, 2 * d : 3 * d]), np.tanh(x[:, 3 * d :])
     c = f * c_prev + i * g
     return c, o * np.tanh(c)
 
@@ -298,8 +429,12 @@ def lstm_unit_case(dtype, n=3, d=4, forget_bias=0.5, seed=0):
     rng = np.random.RandomState(seed)
     x, c_prev = rand(rng, (n, 4 * d), dtype, 1.0), rand(rng, (n, d), dtype, 1.0)
     c, h = lstm_unit_ref(x, c_prev, forget_bias)
-    return make("lstm_unit", {"X": x, "C_prev": c_prev}, {"C": c.astype(dtype), "H": h.astype(dtype)},
-                {"forget_bias": forget_bias})
+    return make(
+        "lstm_unit",
+        {"X": x, "C_prev": c_prev},
+        {"C": c.astype(dtype), "H": h.astype(dtype)},
+        {"forget_bias": forget_bias},
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -316,10 +451,22 @@ def test_lstm_unit_grad(dtype):
 
 def test_lstm_unit_errors():
     rng = np.random.RandomState(0)
-    check_error("lstm_unit", {"X": rand(rng, (3, 10), "float32"), "C_prev": rand(rng, (3, 2), "float32")},
-                {"C": np.zeros((3, 2), "float32"), "H": None}, {}, "X", "x_in")
-    check_error("lstm_unit", {"X": rand(rng, (3, 8), "float32"), "C_prev": rand(rng, (2, 2), "float32")},
-                {"C": np.zeros((3, 2), "float32"), "H": None}, {}, "X", "x_in")
+    check_error(
+        "lstm_unit",
+        {"X": rand(rng, (3, 10), "float32"), "C_prev": rand(rng, (3, 2), "float32")},
+        {"C": np.zeros((3, 2), "float32"), "H": None},
+        {},
+        "X",
+        "x_in",
+    )
+    check_error(
+        "lstm_unit",
+        {"X": rand(rng, (3, 8), "float32"), "C_prev": rand(rng, (2, 2), "float32")},
+        {"C": np.zeros((3, 2), "float32"), "H": None},
+        {},
+        "X",
+        "x_in",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,12 +477,15 @@ ACT_CODE = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
 def gru_unit_ref(x, hp, w, b, gate, cand, origin):
     x, hp, w = x.astype(np.float64), hp.astype(np.float64), w.astype(np.float64)
     d = hp.shape[1]
-    w_ur, w_c = w.reshape(-1)[:2 * d * d].reshape(d, 2 * d), w.reshape(-1)[2 * d * d:].reshape(d, d)
+    w_ur, w_c = (
+        w.reshape(-1)[: 2 * d * d].reshape(d, 2 * d),
+        w.reshape(-1)[2 * d * d :].reshape(d, d),
+    )
     g = x + (0 if b is None else b.astype(np.float64))
-    ur = act(gate, g[:, :2 * d] + hp @ w_ur)
+    ur = act(gate, g[:, : 2 * d] + hp @ w_ur)
     u, r = ur[:, :d], ur[:, d:]
     rhp = r * hp
-    c = act(cand, g[:, 2 * d:] + rhp @ w_c)
+    c = act(cand, g[:, 2 * d :] + rhp @ w_c)
     h = u * hp + (1 - u) * c if origin else (1 - u) * hp + u * c
     return np.concatenate([u, r, c], axis=1), rhp, h
 
@@ -348,8 +498,16 @@ def gru_unit_case(dtype, n=3, d=3, bias=True, origin=False, acts=("sigmoid", "ta
     if bias:
         b = inputs["Bias"] = rand(rng, (1, 3 * d), dtype)
     gate, rhp, h = gru_unit_ref(x, hp, w, b, acts[0], acts[1], origin)
-    outputs = {"Gate": gate.astype(dtype), "ResetHiddenPrev": rhp.astype(dtype), "Hidden": h.astype(dtype)}
-    attrs = {"gate_activation": ACT_CODE[acts[0]], "activation": ACT_CODE[acts[1]], "origin_mode": origin}
+    outputs = {
+        "Gate": gate.astype(dtype),
+        "ResetHiddenPrev": rhp.astype(dtype),
+        "Hidden": h.astype(dtype),
+    }
+    attrs = {
+        "gate_activation": ACT_CODE[acts[0]],
+        "activation": ACT_CODE[acts[1]],
+        "origin_mode": origin,
+    }
     return make("gru_unit", inputs, outputs, attrs)
 
 
@@ -376,12 +534,33 @@ def test_gru_unit_errors():
     rng = np.random.RandomState(0)
     outs = {"Gate": None, "ResetHiddenPrev": None, "Hidden": np.zeros((2, 2))}
     hp, w = rand(rng, (2, 2), "float64"), rand(rng, (2, 6), "float64")
-    check_error("gru_unit", {"Input": rand(rng, (2, 5), "float64"), "HiddenPrev": hp, "Weight": weight(w)},
-                outs, {}, "Input", "input_in")
-    check_error("gru_unit", {"Input": rand(rng, (2, 6), "float64"), "HiddenPrev": hp,
-                             "Weight": weight(rand(rng, (3, 6), "float64"))}, outs, {}, "Weight", "w_in")
-    check_error("gru_unit", {"Input": rand(rng, (2, 6), "float64"), "HiddenPrev": hp, "Weight": weight(w)},
-                outs, {"activation": 7}, "activation")
+    check_error(
+        "gru_unit",
+        {"Input": rand(rng, (2, 5), "float64"), "HiddenPrev": hp, "Weight": weight(w)},
+        outs,
+        {},
+        "Input",
+        "input_in",
+    )
+    check_error(
+        "gru_unit",
+        {
+            "Input": rand(rng, (2, 6), "float64"),
+            "HiddenPrev": hp,
+            "Weight": weight(rand(rng, (3, 6), "float64")),
+        },
+        outs,
+        {},
+        "Weight",
+        "w_in",
+    )
+    check_error(
+        "gru_unit",
+        {"Input": rand(rng, (2, 6), "float64"), "HiddenPrev": hp, "Weight": weight(w)},
+        outs,
+        {"activation": 7},
+        "activation",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,15 +580,17 @@ def seq_conv_ref(x, lengths, filt, start, length, pad=None):
             if in_begin < o[i]:
                 n = min(o[i] - in_begin, o[i + 1] - o[i])
                 if pad is not None:
-                    col[o[i]:o[i] + n, j * m:(j + 1) * m] = pad[j:j + n]
+                    col[o[i] : o[i] + n, j * m : (j + 1) * m] = pad[j : j + n]
                 out_begin, in_begin = o[i] + n, o[i]
             if in_end > o[i + 1]:
                 n = min(in_end - o[i + 1], o[i + 1] - o[i])
                 if pad is not None:
-                    col[o[i + 1] - n:o[i + 1], j * m:(j + 1) * m] = pad[up + start + j - n:up + start + j]
+                    col[o[i + 1] - n : o[i + 1], j * m : (j + 1) * m] = pad[
+                        up + start + j - n : up + start + j
+                    ]
                 in_end, out_end = o[i + 1], o[i + 1] - n
             if in_end > in_begin:
-                col[out_begin:out_end, j * m:(j + 1) * m] += x[in_begin:in_end]
+                col[out_begin:out_end, j * m : (j + 1) * m] += x[in_begin:in_end]
     return col @ filt.astype(np.float64)
 
 
@@ -419,9 +600,16 @@ def seq_conv_case(dtype, lengths, start=-1, length=3, trainable=False, m=2, n=3,
     inputs = {"X": (x, [lengths]), "Filter": filt}
     pad = None
     if trainable:
-        pad = inputs["PaddingData"] = rand(rng, (max(0, -start) + max(0, start + length - 1), m), dtype, 1.0)
+        pad = inputs["PaddingData"] = rand(
+            rng, (max(0, -start) + max(0, start + length - 1), m), dtype, 1.0
+        )
     out = seq_conv_ref(x, lengths, filt, start, length, pad)
-    attrs = {"contextStart": start, "contextLength": length, "contextStride": 1, "paddingTrainable": trainable}
+    attrs = {
+        "contextStart": start,
+        "contextLength": length,
+        "contextStride": 1,
+        "paddingTrainable": trainable,
+    }
     return make("sequence_conv", inputs, {"Out": (out.astype(dtype), [lengths])}, attrs)
 
 
@@ -433,7 +621,9 @@ CONV_WINDOWS = [(-1, 3), (0, 3), (-3, 2), (1, 2), (-2, 5)]
 @pytest.mark.parametrize("trainable", [False, True])
 @pytest.mark.parametrize("lengths", sorted(LENGTHS))
 def test_sequence_conv(dtype, window, trainable, lengths):
-    seq_conv_case(dtype, LENGTHS[lengths], window[0], window[1], trainable).check_output(**tol(dtype))
+    seq_conv_case(dtype, LENGTHS[lengths], window[0], window[1], trainable).check_output(
+        **tol(dtype)
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -450,19 +640,55 @@ def test_sequence_conv_errors():
     x = rand(rng, (5, 2), "float32")
     out = {"Out": np.zeros((5, 3), "float32")}
     attrs = {"contextStart": -1, "contextLength": 3}
-    check_lod_rejected("sequence_conv", {"X": (x, [[2, 2]]), "Filter": rand(rng, (6, 3), "float32")}, out, attrs)
-    check_error("sequence_conv", {"X": (x, [[1, 1], [2, 3]]), "Filter": rand(rng, (6, 3), "float32")}, out, attrs,
-                "X", "x_in", "2-level")
-    check_error("sequence_conv", {"X": x, "Filter": rand(rng, (6, 3), "float32")}, out, attrs, "X", "no LoD")
-    check_error("sequence_conv", {"X": (x, [[2, 3]]), "Filter": rand(rng, (4, 3), "float32")}, out, attrs,
-                "Filter", "filter_in")
-    check_error("sequence_conv", {"X": (x, [[2, 3]]), "Filter": rand(rng, (6, 3), "float32")}, out,
-                dict(attrs, paddingTrainable=True), "PaddingData")
-    check_error("sequence_conv", {"X": (x, [[2, 3]]), "Filter": rand(rng, (6, 3), "float32"),
-                                  "PaddingData": rand(rng, (3, 2), "float32")}, out,
-                dict(attrs, paddingTrainable=True), "PaddingData", "paddingdata_in")
-    check_error("sequence_conv", {"X": (x, [[2, 3]]), "Filter": rand(rng, (6, 3), "float32")}, out,
-                dict(attrs, contextStride=2), "contextStride")
+    check_lod_rejected(
+        "sequence_conv", {"X": (x, [[2, 2]]), "Filter": rand(rng, (6, 3), "float32")}, out, attrs
+    )
+    check_error(
+        "sequence_conv",
+        {"X": (x, [[1, 1], [2, 3]]), "Filter": rand(rng, (6, 3), "float32")},
+        out,
+        attrs,
+        "X",
+        "x_in",
+        "2-level",
+    )
+    check_error(
+        "sequence_conv", {"X": x, "Filter": rand(rng, (6, 3), "float32")}, out, attrs, "X", "no LoD"
+    )
+    check_error(
+        "sequence_conv",
+        {"X": (x, [[2, 3]]), "Filter": rand(rng, (4, 3), "float32")},
+        out,
+        attrs,
+        "Filter",
+        "filter_in",
+    )
+    check_error(
+        "sequence_conv",
+        {"X": (x, [[2, 3]]), "Filter": rand(rng, (6, 3), "float32")},
+        out,
+        dict(attrs, paddingTrainable=True),
+        "PaddingData",
+    )
+    check_error(
+        "sequence_conv",
+        {
+            "X": (x, [[2, 3]]),
+            "Filter": rand(rng, (6, 3), "float32"),
+            "PaddingData": rand(rng, (3, 2), "float32"),
+        },
+        out,
+        dict(attrs, paddingTrainable=True),
+        "PaddingData",
+        "paddingdata_in",
+    )
+    check_error(
+        "sequence_conv",
+        {"X": (x, [[2, 3]]), "Filter": rand(rng, (6, 3), "float32")},
+        out,
+        dict(attrs, contextStride=2),
+        "contextStride",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -506,11 +732,19 @@ def test_layers_build_run_and_train():
         exe.run(startup)
         losses = []
         for _ in range(20):
-            out = exe.run(main, feed={"x": lod_tensor(x, lengths)}, fetch_list=[loss, hidden, gru, h2],
-                          return_numpy=False)
+            out = exe.run(
+                main,
+                feed={"x": lod_tensor(x, lengths)},
+                fetch_list=[loss, hidden, gru, h2],
+                return_numpy=False,
+            )
             losses.append(float(out[0].numpy().reshape(-1)[0]))
-        assert out[1].numpy().shape == (sum(lengths), d) and out[1].recursive_sequence_lengths() == [lengths]
-        assert out[2].numpy().shape == (sum(lengths), d) and out[2].recursive_sequence_lengths() == [lengths]
+        assert out[1].numpy().shape == (sum(lengths), d) and out[
+            1
+        ].recursive_sequence_lengths() == [lengths]
+        assert out[2].numpy().shape == (sum(lengths), d) and out[
+            2
+        ].recursive_sequence_lengths() == [lengths]
         assert out[3].numpy().shape == (len(lengths), d)
     assert losses[-1] < 0.5 * losses[0], losses
 

@@ -3,6 +3,7 @@
 it, empty sequences where Fluid allows them; every differentiable op's gradient against central
 finite differences; bad input (the error names the op); and a bag-of-words classifier whose loss
 goes down. LoDs are given as recursive sequence lengths, as OpTest feeds them."""
+
 import numpy as np
 import pytest
 
@@ -36,7 +37,7 @@ def offsets(lengths):
 def seqs(x, lengths):
     """The sequences of x (one LoD level, as lengths)."""
     o = offsets(lengths)
-    return [x[o[i]:o[i + 1]] for i in range(len(lengths))]
+    return [x[o[i] : o[i + 1]] for i in range(len(lengths))]
 
 
 def check_error(op_type, inputs, outputs, attrs, *words):
@@ -60,7 +61,7 @@ def pool_ref(x, lengths, pooltype, pad_value=0.0):
     idx = np.full(out.shape, -1, dtype=np.int32)
     start = 0
     for i, n in enumerate(lengths):
-        s = x[start:start + n]
+        s = x[start : start + n]
         if n == 0:
             out[i] = pad_value
         elif pooltype == "SUM":
@@ -88,10 +89,13 @@ def pool_case(dtype, pooltype, lod, pad_value=0.0, shape_tail=(3,)):
     rows = sum(lod[-1])
     x = distinct(rng, (rows,) + shape_tail, dtype)
     out, idx = pool_ref(x, lod[-1], pooltype, pad_value)
-    outputs = {"Out": (out, lod[:-1]) if len(lod) > 1 else out,
-               "MaxIndex": idx if pooltype == "MAX" else None}
-    return make("sequence_pool", {"X": (x, lod)}, outputs,
-                {"pooltype": pooltype, "pad_value": pad_value})
+    outputs = {
+        "Out": (out, lod[:-1]) if len(lod) > 1 else out,
+        "MaxIndex": idx if pooltype == "MAX" else None,
+    }
+    return make(
+        "sequence_pool", {"X": (x, lod)}, outputs, {"pooltype": pooltype, "pad_value": pad_value}
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -118,8 +122,13 @@ def test_sequence_pool_grad(dtype, pooltype, lod):
 def test_sequence_pool_errors():
     x = np.ones((4, 2), "float32")
     check_error("sequence_pool", {"X": x}, {"Out": x}, {"pooltype": "SUM"}, "no LoD")
-    check_error("sequence_pool", {"X": (x, [[1], [2], [1, 3]])}, {"Out": x}, {"pooltype": "SUM"},
-                "at most 2")
+    check_error(
+        "sequence_pool",
+        {"X": (x, [[1], [2], [1, 3]])},
+        {"Out": x},
+        {"pooltype": "SUM"},
+        "at most 2",
+    )
     check_error("sequence_pool", {"X": (x, [[4]])}, {"Out": x}, {"pooltype": "MEDIAN"}, "pooltype")
 
 
@@ -129,10 +138,10 @@ def softmax_ref(x, lengths):
     out = np.zeros_like(x)
     start = 0
     for n in lengths:
-        s = x[start:start + n]
+        s = x[start : start + n]
         if n:
             e = np.exp(s - s.max())
-            out[start:start + n] = e / e.sum()
+            out[start : start + n] = e / e.sum()
         start += n
     return out
 
@@ -160,7 +169,7 @@ def test_sequence_softmax_errors():
 # sequence_expand
 def expand_ref(x, x_lens, ref_lens):
     """X's sequences (rows when x_lens is None) each repeated ref_lens[i] times."""
-    pieces = seqs(x, x_lens) if x_lens is not None else [x[i:i + 1] for i in range(len(x))]
+    pieces = seqs(x, x_lens) if x_lens is not None else [x[i : i + 1] for i in range(len(x))]
     out, out_lens = [], []
     for p, r in zip(pieces, ref_lens):
         for _ in range(r):
@@ -186,8 +195,12 @@ def expand_case(dtype, name):
     y = rand(rng, (sum(y_lod[-1]), 1), dtype)
     ref_lens = y_lod[ref]
     out, out_lens = expand_ref(x, x_lod[0] if x_lod else None, ref_lens)
-    return make("sequence_expand", {"X": (x, x_lod) if x_lod else x, "Y": (y, y_lod)},
-                {"Out": (out, [out_lens]) if x_lod else out}, {"ref_level": ref})
+    return make(
+        "sequence_expand",
+        {"X": (x, x_lod) if x_lod else x, "Y": (y, y_lod)},
+        {"Out": (out, [out_lens]) if x_lod else out},
+        {"ref_level": ref},
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -201,12 +214,23 @@ def test_sequence_expand(dtype, name):
 def test_sequence_expand_errors():
     x = np.ones((3, 2), "float32")
     y = np.ones((4, 1), "float32")
-    check_error("sequence_expand", {"X": (x, [[1, 2]]), "Y": (y, [[1, 1, 2]])}, {"Out": x}, {},
-                "X", "sequences")
+    check_error(
+        "sequence_expand",
+        {"X": (x, [[1, 2]]), "Y": (y, [[1, 1, 2]])},
+        {"Out": x},
+        {},
+        "X",
+        "sequences",
+    )
     check_error("sequence_expand", {"X": x, "Y": (y, [[2, 2]])}, {"Out": x}, {}, "rows")
     check_error("sequence_expand", {"X": x, "Y": y}, {"Out": x}, {}, "Y", "no LoD")
-    check_error("sequence_expand", {"X": x, "Y": (y, [[1, 1, 2]])}, {"Out": x}, {"ref_level": 3},
-                "ref_level")
+    check_error(
+        "sequence_expand",
+        {"X": x, "Y": (y, [[1, 1, 2]])},
+        {"Out": x},
+        {"ref_level": 3},
+        "ref_level",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,10 +250,12 @@ def test_sequence_expand_as(dtype):
 def test_sequence_expand_as_errors():
     x = np.ones((3, 2), "float32")
     y = np.ones((4, 1), "float32")
-    check_error("sequence_expand_as", {"X": x, "Y": (y, [[2, 2]])}, {"Out": x}, {}, "3 rows",
-                "2 sequences")
-    check_error("sequence_expand_as", {"X": x, "Y": (y, [[1, 2], [1, 1, 2]])}, {"Out": x}, {},
-                "at most 1")
+    check_error(
+        "sequence_expand_as", {"X": x, "Y": (y, [[2, 2]])}, {"Out": x}, {}, "3 rows", "2 sequences"
+    )
+    check_error(
+        "sequence_expand_as", {"X": x, "Y": (y, [[1, 2], [1, 1, 2]])}, {"Out": x}, {}, "at most 1"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,8 +271,11 @@ def test_sequence_concat(dtype):
         out.extend(parts)
         out_lens.append(sum(len(p) for p in parts))
     out = np.concatenate(out)
-    t = make("sequence_concat", {"X": [("x%d" % i, (x, [l])) for i, (x, l) in enumerate(zip(xs, lens))]},
-             {"Out": (out, [out_lens])})
+    t = make(
+        "sequence_concat",
+        {"X": [("x%d" % i, (x, [l])) for i, (x, l) in enumerate(zip(xs, lens))]},
+        {"Out": (out, [out_lens])},
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -254,11 +283,23 @@ def test_sequence_concat(dtype):
 def test_sequence_concat_errors():
     a = np.ones((3, 2), "float32")
     b = np.ones((3, 3), "float32")
-    check_error("sequence_concat", {"X": [("a", (a, [[1, 2]])), ("b", (a, [[1, 1, 1]]))]},
-                {"Out": a}, {}, "sequences")
-    check_error("sequence_concat", {"X": [("a", (a, [[1, 2]])), ("b", (b, [[1, 2]]))]},
-                {"Out": a}, {}, "row width")
-    check_error("sequence_concat", {"X": [("a", (a, [[1, 2]])), ("b", a)]}, {"Out": a}, {}, "no LoD")
+    check_error(
+        "sequence_concat",
+        {"X": [("a", (a, [[1, 2]])), ("b", (a, [[1, 1, 1]]))]},
+        {"Out": a},
+        {},
+        "sequences",
+    )
+    check_error(
+        "sequence_concat",
+        {"X": [("a", (a, [[1, 2]])), ("b", (b, [[1, 2]]))]},
+        {"Out": a},
+        {},
+        "row width",
+    )
+    check_error(
+        "sequence_concat", {"X": [("a", (a, [[1, 2]])), ("b", a)]}, {"Out": a}, {}, "no LoD"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,15 +316,23 @@ def test_sequence_reshape(dtype, new_dim):
     lens = [2, 0, 4]
     x = rand(rng, (6, 4), dtype)
     out, out_lens = reshape_ref(x, lens, new_dim)
-    t = make("sequence_reshape", {"X": (x, [lens])}, {"Out": (out, [out_lens])}, {"new_dim": new_dim})
+    t = make(
+        "sequence_reshape", {"X": (x, [lens])}, {"Out": (out, [out_lens])}, {"new_dim": new_dim}
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
 
 def test_sequence_reshape_errors():
     x = np.ones((6, 4), "float32")
-    check_error("sequence_reshape", {"X": (x, [[1, 5]])}, {"Out": x}, {"new_dim": 8}, "sequence 0",
-                "does not divide")
+    check_error(
+        "sequence_reshape",
+        {"X": (x, [[1, 5]])},
+        {"Out": x},
+        {"new_dim": 8},
+        "sequence 0",
+        "does not divide",
+    )
     check_error("sequence_reshape", {"X": x}, {"Out": x}, {"new_dim": 2}, "no LoD")
 
 
@@ -296,10 +345,13 @@ def test_sequence_slice(dtype):
     x = rand(rng, (sum(lens), 2), dtype)
     off = np.array([[1], [0], [2], [0]], "int64")
     ln = np.array([[2], [0], [1], [2]], "int64")
-    parts = [s[o:o + l] for s, o, l in zip(seqs(x, lens), off[:, 0], ln[:, 0])]
+    parts = [s[o : o + l] for s, o, l in zip(seqs(x, lens), off[:, 0], ln[:, 0])]
     out = np.concatenate(parts)
-    t = make("sequence_slice", {"X": (x, [lens]), "Offset": off, "Length": ln},
-             {"Out": (out, [list(ln[:, 0])])})
+    t = make(
+        "sequence_slice",
+        {"X": (x, [lens]), "Offset": off, "Length": ln},
+        {"Out": (out, [list(ln[:, 0])])},
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -307,13 +359,31 @@ def test_sequence_slice(dtype):
 def test_sequence_slice_errors():
     x = np.ones((5, 2), "float32")
     one = np.array([[1], [1]], "int64")
-    check_error("sequence_slice", {"X": (x, [[2, 3]]), "Offset": np.array([[1], [2]], "int64"),
-                                   "Length": np.array([[1], [2]], "int64")}, {"Out": x}, {},
-                "exceeds the length 3 of sequence 1")
-    check_error("sequence_slice", {"X": (x, [[2, 3]]), "Offset": np.array([[-1], [0]], "int64"),
-                                   "Length": one}, {"Out": x}, {}, "Offset[0]")
-    check_error("sequence_slice", {"X": (x, [[5]]), "Offset": one, "Length": one}, {"Out": x}, {},
-                "one value per sequence")
+    check_error(
+        "sequence_slice",
+        {
+            "X": (x, [[2, 3]]),
+            "Offset": np.array([[1], [2]], "int64"),
+            "Length": np.array([[1], [2]], "int64"),
+        },
+        {"Out": x},
+        {},
+        "exceeds the length 3 of sequence 1",
+    )
+    check_error(
+        "sequence_slice",
+        {"X": (x, [[2, 3]]), "Offset": np.array([[-1], [0]], "int64"), "Length": one},
+        {"Out": x},
+        {},
+        "Offset[0]",
+    )
+    check_error(
+        "sequence_slice",
+        {"X": (x, [[5]]), "Offset": one, "Length": one},
+        {"Out": x},
+        {},
+        "one value per sequence",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,7 +394,7 @@ def pad_ref(x, lens, pad, padded_length):
     out = np.empty((len(lens), pl) + step, x.dtype)
     out[...] = pad.reshape(step) if pad.size > 1 else pad.reshape(())
     for i, s in enumerate(seqs(x, lens)):
-        out[i, :len(s)] = s
+        out[i, : len(s)] = s
     return out, np.array(lens, "int64")
 
 
@@ -337,8 +407,12 @@ def test_sequence_pad(dtype, padded_length, pad_row):
     x = rand(rng, (sum(lens), 3), dtype)
     pad = np.array([7.0, 8.0, 9.0] if pad_row else [7.0], dtype)
     out, length = pad_ref(x, lens, pad, padded_length)
-    t = make("sequence_pad", {"X": (x, [lens]), "PadValue": pad}, {"Out": out, "Length": length},
-             {"padded_length": padded_length})
+    t = make(
+        "sequence_pad",
+        {"X": (x, [lens]), "PadValue": pad},
+        {"Out": out, "Length": length},
+        {"padded_length": padded_length},
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -369,8 +443,13 @@ def test_sequence_pad_unpad_round_trip():
     assert back.lod_level == 1 and padded.lod_level == 0
     t = tide.LoDTensor(x)
     t.set_recursive_sequence_lengths([lens])
-    p, l, b = tide.Executor(tide.CPUPlace()).run(main, feed={"x": t}, fetch_list=[padded, length, back],
-                                                 return_numpy=False, scope=tide.Scope())
+    p, l, b = tide.Executor(tide.CPUPlace()).run(
+        main,
+        feed={"x": t},
+        fetch_list=[padded, length, back],
+        return_numpy=False,
+        scope=tide.Scope(),
+    )
     assert p.numpy().shape == (4, 5, 2)
     np.testing.assert_array_equal(l.numpy(), lens)
     np.testing.assert_array_equal(b.numpy(), x)
@@ -380,18 +459,43 @@ def test_sequence_pad_unpad_round_trip():
 def test_sequence_pad_unpad_errors():
     x = np.ones((5, 2), "float32")
     pad = np.zeros([1], "float32")
-    check_error("sequence_pad", {"X": (x, [[2, 3]]), "PadValue": pad},
-                {"Out": x, "Length": np.zeros(2, "int64")}, {"padded_length": 2}, "padded_length 2",
-                "longest sequence (3)")
-    check_error("sequence_pad", {"X": (x, [[2, 3]]), "PadValue": np.zeros([3], "float32")},
-                {"Out": x, "Length": np.zeros(2, "int64")}, {}, "PadValue")
-    check_error("sequence_pad", {"X": x, "PadValue": pad},
-                {"Out": x, "Length": np.zeros(2, "int64")}, {}, "no LoD")
+    check_error(
+        "sequence_pad",
+        {"X": (x, [[2, 3]]), "PadValue": pad},
+        {"Out": x, "Length": np.zeros(2, "int64")},
+        {"padded_length": 2},
+        "padded_length 2",
+        "longest sequence (3)",
+    )
+    check_error(
+        "sequence_pad",
+        {"X": (x, [[2, 3]]), "PadValue": np.zeros([3], "float32")},
+        {"Out": x, "Length": np.zeros(2, "int64")},
+        {},
+        "PadValue",
+    )
+    check_error(
+        "sequence_pad",
+        {"X": x, "PadValue": pad},
+        {"Out": x, "Length": np.zeros(2, "int64")},
+        {},
+        "no LoD",
+    )
     p = np.ones((2, 3, 2), "float32")
-    check_error("sequence_unpad", {"X": p, "Length": np.array([1, 4], "int64")}, {"Out": x}, {},
-                "Length[1] = 4")
-    check_error("sequence_unpad", {"X": p, "Length": np.array([1, 1, 1], "int64")}, {"Out": x}, {},
-                "one length per row")
+    check_error(
+        "sequence_unpad",
+        {"X": p, "Length": np.array([1, 4], "int64")},
+        {"Out": x},
+        {},
+        "Length[1] = 4",
+    )
+    check_error(
+        "sequence_unpad",
+        {"X": p, "Length": np.array([1, 1, 1], "int64")},
+        {"Out": x},
+        {},
+        "one length per row",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -405,8 +509,12 @@ def test_sequence_mask(maxlen, out_dtype, shape):
     x.reshape(-1)[0] = 0
     m = x.max() if maxlen == -1 else maxlen
     y = (np.arange(m) < x[..., None]).astype(out_dtype)
-    make("sequence_mask", {"X": x}, {"Y": y},
-         {"maxlen": maxlen, "out_dtype": int(tide.core.dtype_code(out_dtype))}).check_output()
+    make(
+        "sequence_mask",
+        {"X": x},
+        {"Y": y},
+        {"maxlen": maxlen, "out_dtype": int(tide.core.dtype_code(out_dtype))},
+    ).check_output()
 
 
 def test_sequence_mask_layer_and_errors():
@@ -414,12 +522,19 @@ def test_sequence_mask_layer_and_errors():
     with tide.program_guard(main, startup):
         x = tide.layers.data("len", [3], dtype="int64", append_batch_size=False)
         y = tide.layers.sequence_mask(x, dtype="float32")
-    got = tide.Executor(tide.CPUPlace()).run(main, feed={"len": np.array([1, 3, 0], "int64")},
-                                             fetch_list=[y], scope=tide.Scope())[0]
+    got = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"len": np.array([1, 3, 0], "int64")}, fetch_list=[y], scope=tide.Scope()
+    )[0]
     np.testing.assert_array_equal(got, [[1, 0, 0], [1, 1, 1], [0, 0, 0]])
     assert got.dtype == np.float32
-    check_error("sequence_mask", {"X": np.array([2, -1], "int64")}, {"Y": np.zeros((2, 2), "int64")},
-                {}, "X", "-1")
+    check_error(
+        "sequence_mask",
+        {"X": np.array([2, -1], "int64")},
+        {"Y": np.zeros((2, 2), "int64")},
+        {},
+        "X",
+        "-1",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,7 +564,9 @@ def test_sequence_reverse_errors():
 def test_lod_reset_target_lod(dtype):
     rng = np.random.RandomState(13)
     x = rand(rng, (6, 2), dtype)
-    t = make("lod_reset", {"X": (x, [[3, 3]])}, {"Out": (x, [[1, 0, 5]])}, {"target_lod": [0, 1, 1, 6]})
+    t = make(
+        "lod_reset", {"X": (x, [[3, 3]])}, {"Out": (x, [[1, 0, 5]])}, {"target_lod": [0, 1, 1, 6]}
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -468,8 +585,11 @@ def test_lod_reset_from_y_lod(dtype):
 @pytest.mark.parametrize("ydtype", ["int32", "int64"])
 def test_lod_reset_from_y_data(ydtype):
     x = np.arange(10, dtype="float32").reshape(5, 2)
-    make("lod_reset", {"X": (x, [[5]]), "Y": np.array([0, 2, 2, 5], ydtype)},
-         {"Out": (x, [[2, 0, 3]])}).check_output()
+    make(
+        "lod_reset",
+        {"X": (x, [[5]]), "Y": np.array([0, 2, 2, 5], ydtype)},
+        {"Out": (x, [[2, 0, 3]])},
+    ).check_output()
 
 
 def test_lod_reset_layer_and_errors():
@@ -479,8 +599,9 @@ def test_lod_reset_layer_and_errors():
         out = tide.layers.lod_reset(x, target_lod=[0, 2, 3])
         pooled = tide.layers.sequence_pool(out, "sum")
     assert out.lod_level == 1 and pooled.lod_level == 0
-    got = tide.Executor(tide.CPUPlace()).run(main, feed={"x": np.ones((3, 2), "float32")},
-                                             fetch_list=[pooled], scope=tide.Scope())[0]
+    got = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"x": np.ones((3, 2), "float32")}, fetch_list=[pooled], scope=tide.Scope()
+    )[0]
     np.testing.assert_array_equal(got, [[2, 2], [1, 1]])
     with pytest.raises(ValueError):
         with tide.program_guard(tide.Program(), tide.Program()):
@@ -489,7 +610,9 @@ def test_lod_reset_layer_and_errors():
     # The LoD does not match X's rows (ends at 4, X has 3).
     check_error("lod_reset", {"X": x}, {"Out": x}, {"target_lod": [0, 1, 4]}, "ends at 4", "3 rows")
     check_error("lod_reset", {"X": x}, {"Out": x}, {"target_lod": [0, 2, 1, 3]}, "decreases")
-    check_error("lod_reset", {"X": x, "Y": np.array([0.0, 3.0], "float32")}, {"Out": x}, {}, "int32")
+    check_error(
+        "lod_reset", {"X": x, "Y": np.array([0.0, 3.0], "float32")}, {"Out": x}, {}, "int32"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -500,7 +623,9 @@ def levenshtein_ref(a, b):
     d[:, 0], d[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
     for i in range(1, len(a) + 1):
         for j in range(1, len(b) + 1):
-            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+            d[i, j] = min(
+                d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (a[i - 1] != b[j - 1])
+            )
     return int(d[-1, -1])
 
 
@@ -510,29 +635,57 @@ def test_edit_distance(normalized):
     hyp_lens, ref_lens = [3, 0, 5, 4, 1], [2, 3, 5, 1, 4]
     hyps = rng.randint(0, 4, (sum(hyp_lens), 1)).astype("int64")
     refs = rng.randint(0, 4, (sum(ref_lens), 1)).astype("int64")
-    dist = np.array([[levenshtein_ref(h[:, 0], r[:, 0]) / (len(r) if normalized else 1.0)]
-                     for h, r in zip(seqs(hyps, hyp_lens), seqs(refs, ref_lens))], "float32")
-    make("edit_distance", {"Hyps": (hyps, [hyp_lens]), "Refs": (refs, [ref_lens])},
-         {"Out": dist, "SequenceNum": np.array([5], "int64")}, {"normalized": normalized}).check_output()
+    dist = np.array(
+        [
+            [levenshtein_ref(h[:, 0], r[:, 0]) / (len(r) if normalized else 1.0)]
+            for h, r in zip(seqs(hyps, hyp_lens), seqs(refs, ref_lens))
+        ],
+        "float32",
+    )
+    make(
+        "edit_distance",
+        {"Hyps": (hyps, [hyp_lens]), "Refs": (refs, [ref_lens])},
+        {"Out": dist, "SequenceNum": np.array([5], "int64")},
+        {"normalized": normalized},
+    ).check_output()
 
 
 def test_edit_distance_padded_with_lengths():
     rng = np.random.RandomState(17)
-    hyps, refs = rng.randint(0, 3, (3, 6)).astype("int64"), rng.randint(0, 3, (3, 5)).astype("int64")
+    hyps, refs = (
+        rng.randint(0, 3, (3, 6)).astype("int64"),
+        rng.randint(0, 3, (3, 5)).astype("int64"),
+    )
     hl, rl = np.array([6, 2, 0], "int64"), np.array([5, 5, 3], "int64")
-    dist = np.array([[levenshtein_ref(hyps[i, :hl[i]], refs[i, :rl[i]])] for i in range(3)], "float32")
-    make("edit_distance", {"Hyps": hyps, "Refs": refs, "HypsLength": hl, "RefsLength": rl},
-         {"Out": dist, "SequenceNum": np.array([3], "int64")}, {"normalized": False}).check_output()
+    dist = np.array(
+        [[levenshtein_ref(hyps[i, : hl[i]], refs[i, : rl[i]])] for i in range(3)], "float32"
+    )
+    make(
+        "edit_distance",
+        {"Hyps": hyps, "Refs": refs, "HypsLength": hl, "RefsLength": rl},
+        {"Out": dist, "SequenceNum": np.array([3], "int64")},
+        {"normalized": False},
+    ).check_output()
 
 
 def test_edit_distance_errors():
     one = np.array([[1]], "int64")
-    check_error("edit_distance", {"Hyps": (one, [[1]]), "Refs": (np.zeros((0, 1), "int64"), [[0]])},
-                {"Out": np.zeros((1, 1), "float32"), "SequenceNum": np.array([1], "int64")},
-                {"normalized": True}, "Refs", "empty")
-    check_error("edit_distance", {"Hyps": (one, [[1]]), "Refs": (np.ones((2, 1), "int64"), [[1, 1]])},
-                {"Out": np.zeros((1, 1), "float32"), "SequenceNum": np.array([1], "int64")}, {},
-                "1 sequences", "2")
+    check_error(
+        "edit_distance",
+        {"Hyps": (one, [[1]]), "Refs": (np.zeros((0, 1), "int64"), [[0]])},
+        {"Out": np.zeros((1, 1), "float32"), "SequenceNum": np.array([1], "int64")},
+        {"normalized": True},
+        "Refs",
+        "empty",
+    )
+    check_error(
+        "edit_distance",
+        {"Hyps": (one, [[1]]), "Refs": (np.ones((2, 1), "int64"), [[1, 1]])},
+        {"Out": np.zeros((1, 1), "float32"), "SequenceNum": np.array([1], "int64")},
+        {},
+        "1 sequences",
+        "2",
+    )
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
@@ -541,8 +694,12 @@ def test_sequence_erase(dtype):
     lens = [3, 3, 0, 2]
     tokens = [0, 2]
     kept = [s[~np.isin(s[:, 0], tokens)] for s in seqs(x, lens)]
-    make("sequence_erase", {"X": (x, [lens])},
-         {"Out": (np.concatenate(kept), [[len(k) for k in kept]])}, {"tokens": tokens}).check_output()
+    make(
+        "sequence_erase",
+        {"X": (x, [lens])},
+        {"Out": (np.concatenate(kept), [[len(k) for k in kept]])},
+        {"tokens": tokens},
+    ).check_output()
 
 
 def test_edit_distance_layer_ignores_tokens():
@@ -551,12 +708,15 @@ def test_edit_distance_layer_ignores_tokens():
         h = tide.layers.data("h", [1], dtype="int64", lod_level=1)
         r = tide.layers.data("r", [1], dtype="int64", lod_level=1)
         dist, num = tide.layers.edit_distance(h, r, normalized=False, ignored_tokens=[0])
-    hyps, refs = tide.LoDTensor(np.array([[1], [0], [2], [3]], "int64")), tide.LoDTensor(
-        np.array([[0], [1], [2], [0], [4]], "int64"))
+    hyps, refs = (
+        tide.LoDTensor(np.array([[1], [0], [2], [3]], "int64")),
+        tide.LoDTensor(np.array([[0], [1], [2], [0], [4]], "int64")),
+    )
     hyps.set_recursive_sequence_lengths([[3, 1]])
     refs.set_recursive_sequence_lengths([[3, 2]])
     got_dist, got_num = tide.Executor(tide.CPUPlace()).run(
-        main, feed={"h": hyps, "r": refs}, fetch_list=[dist, num], scope=tide.Scope())
+        main, feed={"h": hyps, "r": refs}, fetch_list=[dist, num], scope=tide.Scope()
+    )
     # [1, 2] vs [1, 2]: 0; [3] vs [4]: 1 (the zeros erased from both)
     np.testing.assert_array_equal(got_dist, [[0.0], [1.0]])
     assert got_num.tolist() == [2]
@@ -601,14 +761,21 @@ def test_bag_of_words_classifier_trains(pool):
     def batch():
         lens = rng.randint(1, 6, size=8)
         labels = rng.randint(0, 2, size=8)
-        ids = np.concatenate([rng.randint(0, vocab // 2, n) + (vocab // 2) * c
-                              for n, c in zip(lens, labels)]).astype("int64").reshape(-1, 1)
+        ids = (
+            np.concatenate(
+                [rng.randint(0, vocab // 2, n) + (vocab // 2) * c for n, c in zip(lens, labels)]
+            )
+            .astype("int64")
+            .reshape(-1, 1)
+        )
         t = tide.LoDTensor(ids)
         t.set_recursive_sequence_lengths([list(lens)])
         return {"words": t, "label": labels.astype("int64").reshape(-1, 1)}
 
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     exe.run(startup, scope=scope)
-    losses = [float(exe.run(main, feed=batch(), fetch_list=[loss], scope=scope)[0].reshape(-1)[0])
-              for _ in range(40)]
+    losses = [
+        float(exe.run(main, feed=batch(), fetch_list=[loss], scope=scope)[0].reshape(-1)[0])
+        for _ in range(40)
+    ]
     assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5]), losses

@@ -6,6 +6,7 @@ errors.
 Where Tide differs from Fluid 1.x: squeeze2 keeps a listed dim that is not 1 (Fluid 1.8's rule;
 older ones refused it); scatter with overwrite=False zeroes the listed rows and then adds every
 update (Fluid's CPU rule)."""
+
 import numpy as np
 import pytest
 
@@ -48,11 +49,19 @@ def test_slice(case, dtype, rng):
 
 def test_slice_decrease_axis_and_integers():
     x = np.arange(24, dtype="int64").reshape(2, 3, 4)
-    make("slice", {"Input": x}, {"Out": x[1, :, 1:3]},
-         {"axes": [0, 2], "starts": [1, 1], "ends": [2, 3], "decrease_axis": [0]}).check_output()
+    make(
+        "slice",
+        {"Input": x},
+        {"Out": x[1, :, 1:3]},
+        {"axes": [0, 2], "starts": [1, 1], "ends": [2, 3], "decrease_axis": [0]},
+    ).check_output()
     with pytest.raises(tide.TideError, match="decrease_axis 2 takes 2 elements"):
-        make("slice", {"Input": x}, {"Out": x}, {"axes": [2], "starts": [1], "ends": [3],
-                                                 "decrease_axis": [2]}).check_output()
+        make(
+            "slice",
+            {"Input": x},
+            {"Out": x},
+            {"axes": [2], "starts": [1], "ends": [3], "decrease_axis": [2]},
+        ).check_output()
 
 
 STRIDED = [  # axes, starts, ends, strides, numpy index
@@ -67,8 +76,12 @@ STRIDED = [  # axes, starts, ends, strides, numpy index
 def test_strided_slice(case, dtype, rng):
     axes, starts, ends, strides, idx = STRIDED[case]
     x = rand(rng, (4, 3, 5), dtype)
-    t = make("strided_slice", {"Input": x}, {"Out": x[idx]},
-             {"axes": axes, "starts": starts, "ends": ends, "strides": strides})
+    t = make(
+        "strided_slice",
+        {"Input": x},
+        {"Out": x[idx]},
+        {"axes": axes, "starts": starts, "ends": ends, "strides": strides},
+    )
     t.check_output()
     t.check_grad(["Input"], "Out", **grad_args(dtype))
 
@@ -76,8 +89,9 @@ def test_strided_slice(case, dtype, rng):
 # ---------------------------------------------------------------------------------------------
 # squeeze2, unsqueeze2, expand, expand_as, stack, unstack, pad
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("axes,shape", [([], (3, 4)), ([0], (3, 1, 4)), ([-2, 3], (1, 3, 4)),
-                                        ([1], (1, 3, 1, 4))])
+@pytest.mark.parametrize(
+    "axes,shape", [([], (3, 4)), ([0], (3, 1, 4)), ([-2, 3], (1, 3, 4)), ([1], (1, 3, 1, 4))]
+)
 def test_squeeze2(axes, shape, dtype, rng):
     x = rand(rng, (1, 3, 1, 4), dtype)
     t = make("squeeze2", {"X": x}, {"Out": x.reshape(shape), "XShape": None}, {"axes": axes})
@@ -86,8 +100,10 @@ def test_squeeze2(axes, shape, dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("axes,shape", [([0], (1, 3, 4)), ([-1], (3, 4, 1)), ([0, 2], (1, 3, 1, 4)),
-                                        ([1, -1], (3, 1, 4, 1))])
+@pytest.mark.parametrize(
+    "axes,shape",
+    [([0], (1, 3, 4)), ([-1], (3, 4, 1)), ([0, 2], (1, 3, 1, 4)), ([1, -1], (3, 1, 4, 1))],
+)
 def test_unsqueeze2(axes, shape, dtype, rng):
     x = rand(rng, (3, 4), dtype)
     t = make("unsqueeze2", {"X": x}, {"Out": x.reshape(shape), "XShape": None}, {"axes": axes})
@@ -112,7 +128,9 @@ def test_expand_errors():
     with pytest.raises(tide.TideError, match="expand_times has 1 values"):
         make("expand", {"X": x}, {"Out": x}, {"expand_times": [2]}).check_output()
     with pytest.raises(tide.TideError, match="not a multiple"):
-        make("expand_as", {"X": x, "target_tensor": np.ones((4, 4), "float32")}, {"Out": x}).check_output()
+        make(
+            "expand_as", {"X": x, "target_tensor": np.ones((4, 4), "float32")}, {"Out": x}
+        ).check_output()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -164,7 +182,9 @@ def test_scatter(overwrite, dtype, rng):
     upd = rand(rng, (2, 3), dtype)
     want = x.copy()
     want[ids] = upd
-    t = make("scatter", {"X": x, "Ids": ids, "Updates": upd}, {"Out": want}, {"overwrite": overwrite})
+    t = make(
+        "scatter", {"X": x, "Ids": ids, "Updates": upd}, {"Out": want}, {"overwrite": overwrite}
+    )
     t.check_output()
     t.check_grad(["X", "Updates"], "Out", **grad_args(dtype))
 
@@ -173,8 +193,12 @@ def test_scatter_accumulates_repeated_ids_without_overwrite():
     x = np.ones((3, 2), "float64")
     upd = np.array([[1.0, 2.0], [3.0, 4.0]])
     want = np.array([[4.0, 6.0], [1.0, 1.0], [1.0, 1.0]])
-    make("scatter", {"X": x, "Ids": np.array([0, 0], "int64"), "Updates": upd}, {"Out": want},
-         {"overwrite": False}).check_output()
+    make(
+        "scatter",
+        {"X": x, "Ids": np.array([0, 0], "int64"), "Updates": upd},
+        {"Out": want},
+        {"overwrite": False},
+    ).check_output()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -191,13 +215,22 @@ def test_gather_nd(dtype, rng):
 # one_hot, arg_max/arg_min, argsort, where_index, range, shape, cumsum
 def test_one_hot():
     ids = np.array([[1], [0], [3]], "int64")
-    make("one_hot", {"X": ids}, {"Out": np.eye(4, dtype="float32")[ids[:, 0]]}, {"depth": 4}).check_output()
+    make(
+        "one_hot", {"X": ids}, {"Out": np.eye(4, dtype="float32")[ids[:, 0]]}, {"depth": 4}
+    ).check_output()
     with pytest.raises(tide.TideError, match="one_hot.*holds 4, outside \\[0, 4\\)"):
-        make("one_hot", {"X": np.array([[4]], "int64")}, {"Out": np.zeros((1, 4), "float32")},
-             {"depth": 4}).check_output()
-    make("one_hot", {"X": np.array([[4], [2]], "int64")},
-         {"Out": np.array([[0, 0, 0, 0], [0, 0, 1, 0]], "float32")},
-         {"depth": 4, "allow_out_of_range": True}).check_output()
+        make(
+            "one_hot",
+            {"X": np.array([[4]], "int64")},
+            {"Out": np.zeros((1, 4), "float32")},
+            {"depth": 4},
+        ).check_output()
+    make(
+        "one_hot",
+        {"X": np.array([[4], [2]], "int64")},
+        {"Out": np.array([[0, 0, 0, 0], [0, 0, 1, 0]], "float32")},
+        {"depth": 4, "allow_out_of_range": True},
+    ).check_output()
 
 
 @pytest.mark.parametrize("dtype", DTYPES + ["int32", "int64"])
@@ -208,7 +241,9 @@ def test_arg_max_min(axis, keepdims, dtype, rng):
         want = fn(x, axis=axis)
         if keepdims:
             want = np.expand_dims(want, axis)
-        make(op, {"X": x}, {"Out": want.astype("int64")}, {"axis": axis, "keepdims": keepdims}).check_output()
+        make(
+            op, {"X": x}, {"Out": want.astype("int64")}, {"axis": axis, "keepdims": keepdims}
+        ).check_output()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -216,26 +251,48 @@ def test_arg_max_min(axis, keepdims, dtype, rng):
 def test_argsort(axis, descending, dtype, rng):
     x = (rng.permutation(24).reshape(2, 3, 4) / 7.0).astype(dtype)
     ids = np.argsort(-x if descending else x, axis=axis, kind="stable")
-    t = make("argsort", {"X": x}, {"Out": np.take_along_axis(x, ids, axis), "Indices": ids.astype("int64")},
-             {"axis": axis, "descending": descending})
+    t = make(
+        "argsort",
+        {"X": x},
+        {"Out": np.take_along_axis(x, ids, axis), "Indices": ids.astype("int64")},
+        {"axis": axis, "descending": descending},
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
 
 def test_where_index_range_shape():
     cond = np.array([[True, False, True], [False, False, True]])
-    make("where_index", {"Condition": cond}, {"Out": np.argwhere(cond).astype("int64")}).check_output()
-    make("where_index", {"Condition": np.zeros((2, 2), bool)}, {"Out": np.zeros((0, 2), "int64")}).check_output()
-    for start, end, step, dtype in ((0, 10, 3, "int64"), (5, -1, -2, "int32"), (0.5, 2.0, 0.25, "float32")):
-        make("range", {"Start": np.array([start], dtype), "End": np.array([end], dtype),
-                       "Step": np.array([step], dtype)},
-             {"Out": np.arange(start, end, step).astype(dtype)}).check_output()
-    make("shape", {"Input": np.zeros((2, 5, 1), "float32")}, {"Out": np.array([2, 5, 1], "int32")}).check_output()
+    make(
+        "where_index", {"Condition": cond}, {"Out": np.argwhere(cond).astype("int64")}
+    ).check_output()
+    make(
+        "where_index", {"Condition": np.zeros((2, 2), bool)}, {"Out": np.zeros((0, 2), "int64")}
+    ).check_output()
+    for start, end, step, dtype in (
+        (0, 10, 3, "int64"),
+        (5, -1, -2, "int32"),
+        (0.5, 2.0, 0.25, "float32"),
+    ):
+        make(
+            "range",
+            {
+                "Start": np.array([start], dtype),
+                "End": np.array([end], dtype),
+                "Step": np.array([step], dtype),
+            },
+            {"Out": np.arange(start, end, step).astype(dtype)},
+        ).check_output()
+    make(
+        "shape", {"Input": np.zeros((2, 5, 1), "float32")}, {"Out": np.array([2, 5, 1], "int32")}
+    ).check_output()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("axis,exclusive,reverse", [(-1, False, False), (0, True, False),
-                                                    (1, False, True), (1, True, True)])
+@pytest.mark.parametrize(
+    "axis,exclusive,reverse",
+    [(-1, False, False), (0, True, False), (1, False, True), (1, True, True)],
+)
 def test_cumsum(axis, exclusive, reverse, dtype, rng):
     x = rand(rng, (3, 4), dtype)
     xr = np.flip(x, axis) if reverse else x
@@ -243,8 +300,12 @@ def test_cumsum(axis, exclusive, reverse, dtype, rng):
     if exclusive:
         c = c - xr
     want = np.flip(c, axis) if reverse else c
-    t = make("cumsum", {"X": x}, {"Out": want.astype(dtype)},
-             {"axis": axis, "exclusive": exclusive, "reverse": reverse})
+    t = make(
+        "cumsum",
+        {"X": x},
+        {"Out": want.astype(dtype)},
+        {"axis": axis, "exclusive": exclusive, "reverse": reverse},
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -269,7 +330,9 @@ def test_cos_sim(yrows, dtype, rng):
 def test_norm(axis, dtype, rng):
     x = rand(rng, (3, 4, 2), dtype)
     n = np.sqrt((x.astype(np.float64) ** 2).sum(axis, keepdims=True) + 1e-10)
-    t = make("norm", {"X": x}, {"Out": (x / n).astype(dtype), "Norm": n.astype(dtype)}, {"axis": axis})
+    t = make(
+        "norm", {"X": x}, {"Out": (x / n).astype(dtype), "Norm": n.astype(dtype)}, {"axis": axis}
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -364,12 +427,14 @@ def interp_ref(x, oh, ow, method, align_corners, align_mode):
             hi = lo + 1 if lo + 1 < i_n else lo
             out.append((lo, hi, 1 - (src - lo), src - lo))
         return out
+
     th, tw = taps(ih, oh), taps(iw, ow)
     out = np.zeros((n, c, oh, ow))
     for i, (hl, hh, hwl, hwh) in enumerate(th):
         for j, (wl, wh, wwl, wwh) in enumerate(tw):
-            out[:, :, i, j] = (hwl * (wwl * x[:, :, hl, wl] + wwh * x[:, :, hl, wh]) +
-                               hwh * (wwl * x[:, :, hh, wl] + wwh * x[:, :, hh, wh]))
+            out[:, :, i, j] = hwl * (wwl * x[:, :, hl, wl] + wwh * x[:, :, hl, wh]) + hwh * (
+                wwl * x[:, :, hh, wl] + wwh * x[:, :, hh, wh]
+            )
     return out
 
 
@@ -380,19 +445,33 @@ def interp_ref(x, oh, ow, method, align_corners, align_mode):
 def test_interp(method, align_corners, align_mode, out_hw, dtype, rng):
     x = rand(rng, (2, 2, 3, 4), dtype)
     want = interp_ref(x.astype(np.float64), out_hw[0], out_hw[1], method, align_corners, align_mode)
-    t = make(method + "_interp", {"X": x}, {"Out": want.astype(dtype)},
-             {"out_h": out_hw[0], "out_w": out_hw[1], "align_corners": align_corners,
-              "align_mode": align_mode, "interp_method": method})
+    t = make(
+        method + "_interp",
+        {"X": x},
+        {"Out": want.astype(dtype)},
+        {
+            "out_h": out_hw[0],
+            "out_w": out_hw[1],
+            "align_corners": align_corners,
+            "align_mode": align_mode,
+            "interp_method": method,
+        },
+    )
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
 
 def test_interp_scale_and_out_size():
     x = np.arange(12, dtype="float64").reshape(1, 1, 3, 4)
-    make("nearest_interp", {"X": x}, {"Out": interp_ref(x, 6, 8, "nearest", True, 1)},
-         {"scale": 2.0}).check_output()
-    make("bilinear_interp", {"X": x, "OutSize": np.array([4, 5], "int32")},
-         {"Out": interp_ref(x, 4, 5, "bilinear", True, 1)}, {"out_h": 9, "out_w": 9}).check_output()
+    make(
+        "nearest_interp", {"X": x}, {"Out": interp_ref(x, 6, 8, "nearest", True, 1)}, {"scale": 2.0}
+    ).check_output()
+    make(
+        "bilinear_interp",
+        {"X": x, "OutSize": np.array([4, 5], "int32")},
+        {"Out": interp_ref(x, 4, 5, "bilinear", True, 1)},
+        {"out_h": 9, "out_w": 9},
+    ).check_output()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -404,9 +483,15 @@ def test_pad2d(mode, data_format, dtype, rng):
     hw = ((pads[0], pads[1]), (pads[2], pads[3]))
     width = ((0, 0), (0, 0)) + hw if data_format == "NCHW" else ((0, 0),) + hw + ((0, 0),)
     kw = {"constant_values": 0.5} if mode == "constant" else {}
-    want = np.pad(x, width, mode={"constant": "constant", "reflect": "reflect", "edge": "edge"}[mode], **kw)
-    t = make("pad2d", {"X": x}, {"Out": want},
-             {"paddings": pads, "mode": mode, "pad_value": 0.5, "data_format": data_format})
+    want = np.pad(
+        x, width, mode={"constant": "constant", "reflect": "reflect", "edge": "edge"}[mode], **kw
+    )
+    t = make(
+        "pad2d",
+        {"X": x},
+        {"Out": want},
+        {"paddings": pads, "mode": mode, "pad_value": 0.5, "data_format": data_format},
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
 
@@ -414,14 +499,19 @@ def test_pad2d(mode, data_format, dtype, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_crop(dtype, rng):
     x = rand(rng, (3, 4, 5), dtype)
-    t = make("crop", {"X": x}, {"Out": x[1:3, 0:2, 2:5]}, {"offsets": [1, 0, 2], "shape": [2, 2, 3]})
+    t = make(
+        "crop", {"X": x}, {"Out": x[1:3, 0:2, 2:5]}, {"offsets": [1, 0, 2], "shape": [2, 2, 3]}
+    )
     t.check_output()
     t.check_grad(["X"], "Out", **grad_args(dtype))
     y = np.zeros((1, 4, 2), dtype)
-    make("crop", {"X": x, "Y": y, "Offsets": np.array([2, 0, 1], "int32")},
-         {"Out": x[2:3, :, 1:3]}).check_output()
+    make(
+        "crop", {"X": x, "Y": y, "Offsets": np.array([2, 0, 1], "int32")}, {"Out": x[2:3, :, 1:3]}
+    ).check_output()
     with pytest.raises(tide.TideError, match="crop.*leaves X's dim 2"):
-        make("crop", {"X": x}, {"Out": x}, {"offsets": [0, 0, 4], "shape": [1, 1, 2]}).check_output()
+        make(
+            "crop", {"X": x}, {"Out": x}, {"offsets": [0, 0, 4], "shape": [1, 1, 2]}
+        ).check_output()
 
 
 def test_resize_pad2d_crop_layers(exe):
@@ -433,8 +523,12 @@ def test_resize_pad2d_crop_layers(exe):
     assert list(r.shape) == [-1, 2, 5, 6] and list(n.shape) == [-1, 2, 6, 8]
     xs = np.random.RandomState(5).rand(1, 2, 3, 4).astype("float32")
     a, b, pp, cc = exe.run(feed={"x": xs}, fetch_list=[r, n, p, c])
-    np.testing.assert_allclose(a, interp_ref(xs.astype(np.float64), 5, 6, "bilinear", True, 1), rtol=1e-5)
-    np.testing.assert_allclose(b, interp_ref(xs.astype(np.float64), 6, 8, "nearest", True, 1), rtol=1e-6)
+    np.testing.assert_allclose(
+        a, interp_ref(xs.astype(np.float64), 5, 6, "bilinear", True, 1), rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        b, interp_ref(xs.astype(np.float64), 6, 8, "nearest", True, 1), rtol=1e-6
+    )
     np.testing.assert_allclose(pp, np.pad(xs, ((0, 0), (0, 0), (1, 0), (0, 2)), mode="edge"))
     np.testing.assert_allclose(cc, xs[:, 1:2, 1:3, 2:4])
     with pytest.raises(ValueError, match="out_shape and scale"):
@@ -443,5 +537,9 @@ def test_resize_pad2d_crop_layers(exe):
 
 def test_one_hot_needs_a_positive_depth():
     with pytest.raises(tide.TideError, match="one_hot': depth must be > 0"):
-        make("one_hot", {"X": np.array([[0]], "int64")}, {"Out": np.zeros((1, 1), "float32")},
-             {"depth": 0}).check_output()
+        make(
+            "one_hot",
+            {"X": np.array([[0]], "int64")},
+            {"Out": np.zeros((1, 1), "float32")},
+            {"depth": 0},
+        ).check_output()

@@ -1,5 +1,6 @@
 """Each optimizer's updates match a numpy implementation step by step (float32, 3 steps), with
 learning-rate variables, regularisation and clipping in the order Fluid applies them."""
+
 import numpy as np
 import pytest
 
@@ -11,8 +12,12 @@ STEPS = 3
 
 def _build(opt, w0):
     """loss = mean(w * c): d loss / d w = c / n, so each step's gradient is known exactly."""
-    w = layers.create_parameter(shape=w0.shape, dtype="float32", name="w",
-                                default_initializer=tide.initializer.Constant(0.0))
+    w = layers.create_parameter(
+        shape=w0.shape,
+        dtype="float32",
+        name="w",
+        default_initializer=tide.initializer.Constant(0.0),
+    )
     c = layers.data(name="c", shape=list(w0.shape), append_batch_size=False)
     loss = layers.mean(layers.elementwise_mul(w, c))
     opt.minimize(loss)
@@ -43,7 +48,9 @@ def check(opt, numpy_step, rng, shape=(5,)):
     for step, c in enumerate(cs):
         g = c.astype(np.float64) / c.size
         w = numpy_step(w, g, state, step + 1)
-        np.testing.assert_allclose(got[step], w, rtol=2e-5, atol=1e-6, err_msg="step %d" % (step + 1))
+        np.testing.assert_allclose(
+            got[step], w, rtol=2e-5, atol=1e-6, err_msg="step %d" % (step + 1)
+        )
 
 
 def test_sgd(rng):
@@ -56,6 +63,7 @@ def test_momentum(rng, nesterov):
         v = 0.9 * s.get("v", 0.0) + g
         s["v"] = v
         return w - 0.1 * (g + 0.9 * v) if nesterov else w - 0.1 * v
+
     check(tide.optimizer.Momentum(0.1, momentum=0.9, use_nesterov=nesterov), step, rng)
 
 
@@ -66,6 +74,7 @@ def test_lars_momentum(rng):
         local_lr = 0.1 * 0.01 * pn / (gn + 0.0005 * pn)
         v = s["v"] = 0.9 * s.get("v", 0.0) + local_lr * (g + 0.0005 * w)
         return w - v
+
     check(tide.optimizer.LarsMomentumOptimizer(0.1, momentum=0.9, lars_coeff=0.01), step, rng)
 
 
@@ -74,8 +83,9 @@ def test_adam(rng):
         b1, b2, eps, lr = 0.9, 0.999, 1e-8, 0.01
         m = s["m"] = b1 * s.get("m", 0.0) + (1 - b1) * g
         v = s["v"] = b2 * s.get("v", 0.0) + (1 - b2) * g * g
-        lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        lr_t = lr * np.sqrt(1 - b2**t) / (1 - b1**t)
         return w - lr_t * m / (np.sqrt(v) + eps)
+
     check(tide.optimizer.Adam(0.01), step, rng)
 
 
@@ -83,6 +93,7 @@ def test_adagrad(rng):
     def step(w, g, s, t):
         m = s["m"] = s.get("m", 0.0) + g * g
         return w - 0.1 * g / (np.sqrt(m) + 1e-6)
+
     check(tide.optimizer.Adagrad(0.1), step, rng)
 
 
@@ -97,35 +108,60 @@ def test_rmsprop(rng, centered):
             denom = ms - mg * mg
         m = s["m"] = mom * s.get("m", 0.0) + lr * g / np.sqrt(denom + eps)
         return w - m
-    check(tide.optimizer.RMSProp(0.01, rho=0.95, epsilon=1e-6, momentum=0.5, centered=centered), step, rng)
+
+    check(
+        tide.optimizer.RMSProp(0.01, rho=0.95, epsilon=1e-6, momentum=0.5, centered=centered),
+        step,
+        rng,
+    )
 
 
 def test_l2_decay_and_clip_by_value(rng):
     """Order: backward -> clip -> regularisation -> update."""
+
     def step(w, g, s, t):
         g = np.clip(g, -0.1, 0.1) + 0.01 * w
         return w - 0.5 * g
-    check(tide.optimizer.SGD(0.5, regularization=tide.regularizer.L2Decay(0.01),
-                             grad_clip=tide.clip.GradientClipByValue(0.1)), step, rng)
+
+    check(
+        tide.optimizer.SGD(
+            0.5,
+            regularization=tide.regularizer.L2Decay(0.01),
+            grad_clip=tide.clip.GradientClipByValue(0.1),
+        ),
+        step,
+        rng,
+    )
 
 
 def test_l1_decay_and_global_norm_clip(rng):
     def step(w, g, s, t):
         g = g * 0.05 / max(np.sqrt(np.sum(g * g)), 0.05)
         return w - 0.5 * (g + 0.01 * np.sign(w))
-    check(tide.optimizer.SGD(0.5, regularization=tide.regularizer.L1Decay(0.01),
-                             grad_clip=tide.clip.GradientClipByGlobalNorm(0.05)), step, rng)
+
+    check(
+        tide.optimizer.SGD(
+            0.5,
+            regularization=tide.regularizer.L1Decay(0.01),
+            grad_clip=tide.clip.GradientClipByGlobalNorm(0.05),
+        ),
+        step,
+        rng,
+    )
 
 
 def test_clip_by_norm(rng):
     def step(w, g, s, t):
         n = np.sqrt(np.sum(g * g))
         return w - 0.5 * (g * 0.05 / n if n > 0.05 else g)
+
     check(tide.optimizer.SGD(0.5, grad_clip=tide.clip.GradientClipByNorm(0.05)), step, rng)
 
 
 def test_learning_rate_variable(rng):
-    lr = layers.create_global_var(shape=[1], value=0.2, dtype="float32", persistable=True, name="lr")
+    lr = layers.create_global_var(
+        shape=[1], value=0.2, dtype="float32", persistable=True, name="lr"
+    )
     check(tide.optimizer.SGD(lr), lambda w, g, s, t: w - 0.2 * g, rng)
 
 

@@ -2,6 +2,7 @@
 environment, what needs it (the test plugins, the sim device, the build tree's tools) is skipped
 with a reason that names the variable, everything else runs and passes; without tide on the path,
 every file is skipped with the reason."""
+
 import os
 import re
 import subprocess
@@ -25,9 +26,15 @@ def _files_reading_ctest_env():
 
 
 def _pytest(files, env):
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                           "-m", "not sweep"] + files,
-                          cwd=HERE, env=env, capture_output=True, text=True, timeout=540)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", "not sweep"]
+        + files,
+        cwd=HERE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
 
 
 def test_files_that_use_ctests_environment_pass_or_skip_without_it():
@@ -40,7 +47,9 @@ def test_files_that_use_ctests_environment_pass_or_skip_without_it():
     skips = [line for line in out.splitlines() if line.startswith("SKIPPED")]
     assert skips, out[-3000:]  # the test plugins and the sim device are ctest's
     for line in skips:
-        if any(var in line for var in ("TIDE_TEST_PLUGIN_DIR", "TIDE_BUILD_DIR", "TIDE_PLUGINS_TOOL")):
+        if any(
+            var in line for var in ("TIDE_TEST_PLUGIN_DIR", "TIDE_BUILD_DIR", "TIDE_PLUGINS_TOOL")
+        ):
             assert "is unset (ctest sets it" in line, line
 
 

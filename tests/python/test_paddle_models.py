@@ -2,6 +2,7 @@
 loads with tide.io.load_inference_model and Tide's output matches the one Paddle computed, on the
 plain CPU kernels and with oneDNN; malformed files give errors naming the file and what is wrong.
 PaddlePaddle itself is not needed."""
+
 import json
 import os
 import shutil
@@ -12,8 +13,12 @@ import pytest
 
 import tide
 
-FIXTURES = os.path.join(os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
-                        "tests", "fixtures", "paddle")
+FIXTURES = os.path.join(
+    os.environ.get("TIDE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
+    "tests",
+    "fixtures",
+    "paddle",
+)
 VISION = ["lenet", "lenet_separate", "resnet18", "mobilenet_v1", "mobilenet_v2", "vgg11"]
 # paddle.nn transformers, RNN classifiers and a vision transformer, saved by Paddle 2.6.
 NN = ["bert", "gpt", "lstm", "gru", "vit"]
@@ -27,8 +32,12 @@ def has_mkldnn():
     return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
 
 
-LIBS = ["plain", pytest.param("mkldnn", marks=pytest.mark.skipif(
-    not has_mkldnn(), reason="device_mkldnn is not loaded"))]
+LIBS = [
+    "plain",
+    pytest.param(
+        "mkldnn", marks=pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+    ),
+]
 
 
 def model_path(name):
@@ -54,7 +63,7 @@ def run(path, feed, use_mkldnn=False, exe=None, optimize=True):
     assert sorted(feeds) == sorted(feed) and len(fetches) == 1
     tide.set_flags({"use_mkldnn": use_mkldnn})
     try:
-        out, = exe.run(program, feed=feed, fetch_list=fetches)
+        (out,) = exe.run(program, feed=feed, fetch_list=fetches)
     finally:
         tide.set_flags({"use_mkldnn": False})
     return out, exe
@@ -62,16 +71,24 @@ def run(path, feed, use_mkldnn=False, exe=None, optimize=True):
 
 @pytest.mark.parametrize("optimize", [True, False], ids=["optimized", "as_saved"])
 @pytest.mark.parametrize("lib", LIBS)
-@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=XFAIL[m]))
-                                  if m in XFAIL else m for m in MODELS])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=XFAIL[m])) if m in XFAIL else m
+        for m in MODELS
+    ],
+)
 def test_matches_paddle(name, lib, optimize):
     """Each fixture, with load_inference_model's inference optimisations (the default) and as
     saved."""
     d = os.path.join(FIXTURES, name)
     feed, expected = load_feed(d), np.load(os.path.join(d, "expected.npy"))
     info = json.load(open(os.path.join(d, "info.json")))
-    shapes = {"x": info["input_shape"]} if "input_shape" in info else \
-        {k: shape for k, (_, shape) in info["inputs"].items()}
+    shapes = (
+        {"x": info["input_shape"]}
+        if "input_shape" in info
+        else {k: shape for k, (_, shape) in info["inputs"].items()}
+    )
     assert {k: list(v.shape) for k, v in feed.items()} == shapes
     assert list(expected.shape) == info["output_shape"]
     out, exe = run(model_path(name), feed, use_mkldnn=lib == "mkldnn", optimize=optimize)
@@ -97,11 +114,16 @@ def test_layouts_and_entry_points(tmp_path):
     shutil.copy(os.path.join(d, "inference.pdmodel"), tmp_path / "net.pdmodel")
     shutil.copy(os.path.join(d, "inference.pdiparams"), tmp_path / "net.pdiparams")
     program, feeds, fetches = tide.io.load_inference_model(
-        str(tmp_path), tide.Executor(tide.CPUPlace()), model_filename="net.pdmodel",
-        params_filename="net.pdiparams")
+        str(tmp_path),
+        tide.Executor(tide.CPUPlace()),
+        model_filename="net.pdmodel",
+        params_filename="net.pdiparams",
+    )
     assert feeds == ["x"] and program.desc.version == 3003001
     files = tide._C.find_paddle_model_files(os.path.join(d, "inference"))
-    assert files["model"].endswith("inference.pdmodel") and files["params"].endswith("inference.pdiparams")
+    assert files["model"].endswith("inference.pdmodel") and files["params"].endswith(
+        "inference.pdiparams"
+    )
     sep = tide._C.find_paddle_model_files(os.path.join(FIXTURES, "lenet_separate"))
     assert sep["model"].endswith("__model__") and sep["params"] == ""
     # The program keeps Paddle's op_version_map through a round trip.
@@ -117,15 +139,18 @@ def test_tide_format_still_loads(tmp_path, exe):
     y = tide.layers.fc(input=x, size=2)
     exe.run(tide.default_startup_program())
     feed = np.arange(6, dtype=np.float32).reshape(2, 3)
-    want, = exe.run(feed={"x": feed}, fetch_list=[y])
+    (want,) = exe.run(feed={"x": feed}, fetch_list=[y])
     tide.io.save_inference_model(str(tmp_path), ["x"], [y], exe)
     with tide.scope_guard(tide.Scope()):
         program, feeds, fetches = tide.io.load_inference_model(str(tmp_path))
-        got, = tide.Executor(tide.CPUPlace()).run(program, feed={feeds[0]: feed}, fetch_list=fetches)
+        (got,) = tide.Executor(tide.CPUPlace()).run(
+            program, feed={feeds[0]: feed}, fetch_list=fetches
+        )
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 # --- malformed files ---------------------------------------------------------------------------
+
 
 def copy_model(tmp_path, name="lenet"):
     src = os.path.join(FIXTURES, name)
@@ -179,14 +204,23 @@ def test_truncated_params(tmp_path):
     size = (d / "inference.pdiparams").stat().st_size
     edit(d / "inference.pdiparams", lambda b: b[: size - 1000])
     # The last parameter in name order (linear_2.w_0, 84 x 10 floats) loses its end.
-    expect_error(d / "inference", "inference.pdiparams", "parameter 'linear_2.w_0'", "truncated",
-                 "needs 3360 bytes, the file has 2360 left")
+    expect_error(
+        d / "inference",
+        "inference.pdiparams",
+        "parameter 'linear_2.w_0'",
+        "truncated",
+        "needs 3360 bytes, the file has 2360 left",
+    )
 
 
 def test_params_with_extra_bytes(tmp_path):
     d = copy_model(tmp_path)
     edit(d / "inference.pdiparams", lambda b: b + b"\0" * 12)
-    expect_error(d / "inference", "inference.pdiparams", "12 bytes are left after the last of its 10 parameters")
+    expect_error(
+        d / "inference",
+        "inference.pdiparams",
+        "12 bytes are left after the last of its 10 parameters",
+    )
 
 
 def test_params_bad_header(tmp_path):
@@ -196,8 +230,12 @@ def test_params_bad_header(tmp_path):
     d2 = copy_model(tmp_path / "b")
     # The first tensor's TensorDesc size (after u32 version, u64 lod levels, u32 version).
     edit(d2 / "inference.pdiparams", lambda b: b[:16] + struct.pack("<i", 1 << 30) + b[20:])
-    expect_error(d2 / "inference", "parameter 'conv2d_0.b_0'", "TensorDesc size 1073741824",
-                 "past the end of the file")
+    expect_error(
+        d2 / "inference",
+        "parameter 'conv2d_0.b_0'",
+        "TensorDesc size 1073741824",
+        "past the end of the file",
+    )
 
 
 def test_params_of_another_model(tmp_path):
@@ -219,10 +257,20 @@ def test_separate_params_missing_and_truncated(tmp_path):
 def test_unknown_ops_listed_at_once(tmp_path):
     d = copy_model(tmp_path)
     # Same-length renames keep the protobuf valid.
-    edit(d / "inference.pdmodel",
-         lambda b: b.replace(b"\x1a\x04relu", b"\x1a\x04relx").replace(b"\x1a\x06pool2d", b"\x1a\x06poolzd"))
-    expect_error(d / "inference", "inference.pdmodel", "2 op type(s)", "not registered by any loaded plugin",
-                 "poolzd (2 ops)", "relx (2 ops)")
+    edit(
+        d / "inference.pdmodel",
+        lambda b: b.replace(b"\x1a\x04relu", b"\x1a\x04relx").replace(
+            b"\x1a\x06pool2d", b"\x1a\x06poolzd"
+        ),
+    )
+    expect_error(
+        d / "inference",
+        "inference.pdmodel",
+        "2 op type(s)",
+        "not registered by any loaded plugin",
+        "poolzd (2 ops)",
+        "relx (2 ops)",
+    )
 
 
 def test_a_fetch_of_an_undeclared_variable_names_the_file_and_the_op(tmp_path):
@@ -234,17 +282,25 @@ def test_a_fetch_of_an_undeclared_variable_names_the_file_and_the_op(tmp_path):
 
     def rename_last(b):
         at = b.rindex(arg)
-        return b[:at] + arg[:2] + ghost + b[at + len(arg):]
+        return b[:at] + arg[:2] + ghost + b[at + len(arg) :]
+
     edit(d / "inference.pdmodel", rename_last)
-    expect_error(d / "inference", "inference.pdmodel: the fetch op (col 0) reads variable '%s', which "
-                 "the program does not declare" % ghost.decode())
+    expect_error(
+        d / "inference",
+        "inference.pdmodel: the fetch op (col 0) reads variable '%s', which "
+        "the program does not declare" % ghost.decode(),
+    )
 
 
 def test_newer_op_version_refused(tmp_path):
     d = copy_model(tmp_path)
     pair = b"\n\x06conv2d\x12\x02\x08\x01"
-    edit(d / "inference.pdmodel", lambda b: (b.index(pair), b.replace(pair, pair[:-1] + b"\x05"))[1])
-    expect_error(d / "inference", "inference.pdmodel", "conv2d (version 5, Tide implements up to 1)")
+    edit(
+        d / "inference.pdmodel", lambda b: (b.index(pair), b.replace(pair, pair[:-1] + b"\x05"))[1]
+    )
+    expect_error(
+        d / "inference", "inference.pdmodel", "conv2d (version 5, Tide implements up to 1)"
+    )
     assert tide._C.paddle_op_versions()["conv2d"] == 1
 
 
@@ -252,8 +308,13 @@ def test_newer_program_version_refused(tmp_path):
     d = copy_model(tmp_path)
     old, new = b'"\x05\x08' + varint(3003001), b'"\x05\x08' + varint(4000000)
     edit(d / "inference.pdmodel", lambda b: (b.index(old), b.replace(old, new))[1])
-    expect_error(d / "inference", "inference.pdmodel", "program version 4000000", "PaddlePaddle 4.0.0",
-                 "newer than this Tide reads")
+    expect_error(
+        d / "inference",
+        "inference.pdmodel",
+        "program version 4000000",
+        "PaddlePaddle 4.0.0",
+        "newer than this Tide reads",
+    )
 
 
 def test_no_model(tmp_path):
@@ -261,8 +322,10 @@ def test_no_model(tmp_path):
         tide._C.find_paddle_model_files(str(tmp_path / "nothing"))
     (tmp_path / "pir.json").write_text("{}")
     (tmp_path / "pir.pdiparams").write_bytes(b"")
-    with pytest.raises(tide.TideError, match="PIR program, which Tide does not read: save the model "
-                                             "with FLAGS_enable_pir_api=0"):
+    with pytest.raises(
+        tide.TideError,
+        match="PIR program, which Tide does not read: save the model with FLAGS_enable_pir_api=0",
+    ):
         tide.io.load_inference_model(str(tmp_path / "pir"))
 
 
@@ -282,7 +345,9 @@ def test_random_damage_is_refused_or_harmless(tmp_path):
             b = b[: rng.randint(0, len(b))]
         else:
             # Mostly near the start, where the headers and the first ops are.
-            for pos in rng.randint(0, min(len(b), 600 if i % 4 else len(b)), size=rng.randint(1, 5)):
+            for pos in rng.randint(
+                0, min(len(b), 600 if i % 4 else len(b)), size=rng.randint(1, 5)
+            ):
                 b[pos] = rng.randint(0, 256)
         target.write_bytes(bytes(b))
         try:
@@ -306,12 +371,15 @@ def test_fluid_combined_params_and_lod(tmp_path):
     with open(d / "__params__", "wb") as f:
         for n in names:
             f.write(open(os.path.join(src, n), "rb").read())
-    feed, expected = np.load(os.path.join(src, "input.npy")), np.load(os.path.join(src, "expected.npy"))
+    feed, expected = (
+        np.load(os.path.join(src, "input.npy")),
+        np.load(os.path.join(src, "expected.npy")),
+    )
     for kwargs in ({}, {"model_filename": "__model__", "params_filename": "__params__"}):
         with tide.scope_guard(tide.Scope()):
             exe = tide.Executor(tide.CPUPlace())
             program, feeds, fetches = tide.io.load_inference_model(str(d), exe, **kwargs)
-            out, = exe.run(program, feed={feeds[0]: feed}, fetch_list=fetches)
+            (out,) = exe.run(program, feed={feeds[0]: feed}, fetch_list=fetches)
         np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
 
     # conv2d_2.b_0 (6 floats) rewritten with a one-level LoD [0, 2, 6]: u32 0, u64 1 level,

@@ -2,6 +2,7 @@
 a kernel that never writes its output, an op with kernels but no shape inference, an op without a
 vendor prefix, a kernel for an op no plugin defines, a grad maker misspelling a parameter, and two
 ops of one layer name (tests/sdk/sloppy_ops)."""
+
 import os
 import re
 import subprocess
@@ -37,8 +38,11 @@ def _net_through_twice(op_type="sloppy.twice"):
 
 def test_an_op_without_a_gradient_on_the_way_to_a_parameter_is_an_error():
     _, loss = _net_through_twice()
-    with pytest.raises(tide.TideError, match=r"op 'sloppy.twice' \(plugin .*sloppy_ops.so\) has no gradient.*"
-                                         r"input 'X'.*stop_gradient"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'sloppy.twice' \(plugin .*sloppy_ops.so\) has no gradient.*"
+        r"input 'X'.*stop_gradient",
+    ):
         tide.optimizer.SGD(0.1).minimize(loss)
 
 
@@ -50,9 +54,12 @@ def test_stop_gradient_is_the_way_out(exe):
 
 def test_a_grad_maker_asking_for_an_output_the_op_lacks_names_it():
     _, loss = _net_through_twice("sloppy.typo_grad")
-    with pytest.raises(tide.TideError, match=r"op 'sloppy.typo_grad' grad maker "
-                                         r"\(plugin .*sloppy_ops.so\): OutputGrad\(\"Outt\"\): op 'sloppy.typo_grad' has no output "
-                                         r"parameter 'Outt' \(its outputs are: Out\)"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'sloppy.typo_grad' grad maker "
+        r"\(plugin .*sloppy_ops.so\): OutputGrad\(\"Outt\"\): op 'sloppy.typo_grad' has no output "
+        r"parameter 'Outt' \(its outputs are: Out\)",
+    ):
         tide.append_backward(loss)
 
 
@@ -61,8 +68,11 @@ def test_a_kernel_that_never_writes_its_output_is_named(exe):
     block = tide.default_main_program().current_block()
     out = block.create_var(name="forgotten", dtype="float32")
     block.append_op("sloppy.forgetful", inputs={"X": x}, outputs={"Out": out})
-    with pytest.raises(tide.TideError, match=r"op 'sloppy.forgetful'.*did not write its output 'Out' "
-                                         r"\(variable 'forgotten'\).*sloppy_ops.so"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'sloppy.forgetful'.*did not write its output 'Out' "
+        r"\(variable 'forgotten'\).*sloppy_ops.so",
+    ):
         exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[out])
 
 
@@ -75,21 +85,35 @@ def test_an_op_with_kernels_but_no_shape_inference_is_refused_at_load():
 @pytest.mark.parametrize("strict,code", [(False, 0), (True, 1)])
 def test_tide_plugins_warns_of_kernels_for_undefined_ops(strict, code):
     tool = require("TIDE_PLUGINS_TOOL", what="the tide-plugins tool")
-    r = subprocess.run([tool, "--plugin_path=" + SLOPPY] + (["--strict"] if strict else []),
-                       capture_output=True, text=True)
-    assert "kernel sloppy.twise" in r.stderr and "no loaded plugin defines op 'sloppy.twise'" in r.stderr
+    r = subprocess.run(
+        [tool, "--plugin_path=" + SLOPPY] + (["--strict"] if strict else []),
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        "kernel sloppy.twise" in r.stderr
+        and "no loaded plugin defines op 'sloppy.twise'" in r.stderr
+    )
     assert "op 'unprefixed_twice' has no vendor prefix" in r.stderr
     assert r.returncode == code, r.stderr
 
 
 def _warnings_of(code, **env):
     """The UserWarnings a fresh process prints running `code` (after `import tide`)."""
-    code = ("import warnings\nwarnings.simplefilter('always')\n"
-            "with warnings.catch_warnings(record=True) as seen:\n"
-            "    import tide\n" + "".join("    " + line + "\n" for line in code.splitlines()) +
-            "for w in seen:\n    print('WARNED', w.category.__name__, w.message)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, **env))
+    code = (
+        "import warnings\nwarnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    import tide\n"
+        + "".join("    " + line + "\n" for line in code.splitlines())
+        + "for w in seen:\n    print('WARNED', w.category.__name__, w.message)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, **env),
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return [line for line in r.stdout.splitlines() if line.startswith("WARNED")]
 
@@ -111,14 +135,18 @@ def test_import_tide_warns_of_kernels_for_undefined_ops_on_the_plugin_path():
 
 def test_two_ops_of_one_layer_name_are_named_and_both_reachable(exe):
     # "sloppy.dup_twice" and "sloppy_dup.twice" are both tide.layers.sloppy_dup_twice.
-    both = (r"tide.layers.sloppy_dup_twice is ambiguous: ops 'sloppy.dup_twice' "
-            r"\(plugin 'sloppy_ops', .*sloppy_ops.so\) and 'sloppy_dup.twice' \(plugin 'sloppy_ops', .*sloppy_ops.so\)")
+    both = (
+        r"tide.layers.sloppy_dup_twice is ambiguous: ops 'sloppy.dup_twice' "
+        r"\(plugin 'sloppy_ops', .*sloppy_ops.so\) and 'sloppy_dup.twice' \(plugin 'sloppy_ops', .*sloppy_ops.so\)"
+    )
     with pytest.raises(layers.generated.AmbiguousLayerError, match=both + ".*op_layer"):
         getattr(layers, "sloppy_dup_twice")
     x = layers.data(name="x", shape=[3], dtype="float32")
     outs = [layers.op_layer(t)(x) for t in ("sloppy.dup_twice", "sloppy_dup.twice")]
     assert [op.type for op in tide.default_main_program().global_block().ops[-2:]] == [
-        "sloppy.dup_twice", "sloppy_dup.twice"]
+        "sloppy.dup_twice",
+        "sloppy_dup.twice",
+    ]
     xs = np.arange(6, dtype="float32").reshape(2, 3)
     for got in exe.run(feed={"x": xs}, fetch_list=outs):
         np.testing.assert_array_equal(got, 2 * xs)
@@ -133,13 +161,21 @@ def test_an_op_without_a_vendor_prefix_outside_tides_directory_is_a_warning():
     sloppy = [r for r in tide.plugins() if r["name"] == "sloppy_ops"]
     assert len(sloppy) == 1
     (warning,) = sloppy[0]["warnings"]
-    assert "op 'unprefixed_twice' has no vendor prefix" in warning and "'<vendor>.unprefixed_twice'" in warning
+    assert (
+        "op 'unprefixed_twice' has no vendor prefix" in warning
+        and "'<vendor>.unprefixed_twice'" in warning
+    )
     assert "sloppy_ops.so" in warning
     # Tide's own packs, in the default directory, define Fluid's names without a word.
     own = [r for r in tide.plugins() if r["name"] == "ops_math"]
     assert own and "relu" in own[0]["ops"] and own[0]["warnings"] == []
     # tide.load_plugin says it as a UserWarning.
-    code = ("import warnings, tide\nwarnings.simplefilter('error')\n"
-            "try:\n    tide.load_plugin(%r)\nexcept UserWarning as w:\n    print('WARNED', w)\n" % SLOPPY)
+    code = (
+        "import warnings, tide\nwarnings.simplefilter('error')\n"
+        "try:\n    tide.load_plugin(%r)\nexcept UserWarning as w:\n    print('WARNED', w)\n"
+        % SLOPPY
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert "WARNED tide: op 'unprefixed_twice' has no vendor prefix" in r.stdout, r.stdout + r.stderr
+    assert "WARNED tide: op 'unprefixed_twice' has no vendor prefix" in r.stdout, (
+        r.stdout + r.stderr
+    )

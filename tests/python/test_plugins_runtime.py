@@ -1,5 +1,6 @@
 """Plugins from Python: what loaded, loading one at run time and training through its op, and
 clear errors for missing or broken plugin files."""
+
 import os
 
 import numpy as np
@@ -9,7 +10,9 @@ import tide
 from ctest_env import needs, path, plugin_file
 
 ACME = path("TIDE_TEST_PLUGIN_DIR", "libtide_test_acme_ops.so")
-needs_acme = needs("TIDE_TEST_PLUGIN_DIR", "libtide_test_acme_ops.so", what="the acme_ops test plugin")
+needs_acme = needs(
+    "TIDE_TEST_PLUGIN_DIR", "libtide_test_acme_ops.so", what="the acme_ops test plugin"
+)
 
 
 def test_installed_plugins_loaded_on_import():
@@ -24,7 +27,9 @@ def test_installed_plugins_loaded_on_import():
 
 def test_op_of_unloaded_plugin_is_a_clear_error():
     assert not tide._C.has_op("acme.never_registered")
-    with pytest.raises(tide.NotFoundError, match="acme.never_registered.*no loaded plugin provides it"):
+    with pytest.raises(
+        tide.NotFoundError, match="acme.never_registered.*no loaded plugin provides it"
+    ):
         tide.default_main_program().global_block().append_op("acme.never_registered")
     with pytest.raises(AttributeError, match="no loaded plugin registers an op"):
         tide.layers.acme_never_registered
@@ -60,7 +65,9 @@ def test_load_plugin_and_train_through_its_op(exe):
     exe.run(tide.default_startup_program())
     rng = np.random.RandomState(0)
     xs = rng.rand(64, 3).astype("float32")
-    ys = (2.0 * (xs @ np.array([[1.0], [-2.0], [0.5]], dtype="float32") + 0.3) + 0.5).astype("float32")
+    ys = (2.0 * (xs @ np.array([[1.0], [-2.0], [0.5]], dtype="float32") + 0.3) + 0.5).astype(
+        "float32"
+    )
     losses = [float(exe.run(feed={"x": xs, "y": ys}, fetch_list=[loss])[0][0]) for _ in range(300)]
     assert losses[-1] < 1e-3 < losses[0], (losses[0], losses[-1])
     w = np.array(tide.global_scope().find_var("fc_0.w_0").get_tensor())
@@ -72,6 +79,7 @@ def test_load_plugin_and_train_through_its_op(exe):
 def test_vendor_layer_names_with_underscores(monkeypatch):
     # "my_lab.fast_gelu" is reached as tide.layers.my_lab_fast_gelu: every '_' is tried as the dot.
     from tide.layers import generated
+
     ops = {"my_lab.fast_gelu", "acme.axpb"}
     monkeypatch.setattr(generated._C, "has_op", lambda name: name in ops)
     assert generated.op_type_for("my_lab_fast_gelu") == "my_lab.fast_gelu"
@@ -90,7 +98,7 @@ def test_float64_attributes_are_exact(exe):
     op = tide.default_main_program().global_block().ops[-1]
     assert op.attr("k") == 0.1
     xs = np.array([[1.0, 3.0, 7.0]])
-    got, = exe.run(feed={"x": xs}, fetch_list=[y])
+    (got,) = exe.run(feed={"x": xs}, fetch_list=[y])
     np.testing.assert_array_equal(got, 0.1 * xs)
     again = tide.Program.parse_from_string(tide.default_main_program().serialize_to_string())
     assert [o.attr("k") for o in again.global_block().ops if o.type == "acme.scale64"] == [0.1]
@@ -103,6 +111,7 @@ def test_feed_and_fetch_are_the_cores_own_ops():
     # core defines feed, fetch and delete_var itself.
     import subprocess
     import sys
+
     cpu = plugin_file("device_cpu")
     code = (
         "import numpy as np, tide\n"
@@ -110,9 +119,15 @@ def test_feed_and_fetch_are_the_cores_own_ops():
         "x = layers.data(name='x', shape=[3], dtype='float32')\n"
         "feed = {'x': np.arange(6, dtype='float32').reshape(2, 3)}\n"
         "got, = tide.Executor(tide.Place('cpu', 0)).run(feed=feed, fetch_list=[x])\n"
-        "print(float(got.sum()), OPS)\n")
+        "print(float(got.sum()), OPS)\n"
+    )
     env = dict(os.environ, TIDE_PLUGIN_PATH=cpu, TIDE_PLUGIN_PATH_ONLY="1")
-    p = subprocess.run([sys.executable, "-c", code.replace("OPS", "sorted(tide._C.registered_ops())")],
-                       env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", code.replace("OPS", "sorted(tide._C.registered_ops())")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.split(" ", 1) == ["15.0", "['delete_var', 'feed', 'fetch']\n"], p.stdout

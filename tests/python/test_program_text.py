@@ -3,6 +3,7 @@ print(var) and print(op) give the protobuf text format of the descs (Fluid's dev
 ProgramDesc"), Tide's compact listing stays as summary(); fluid.debugger's pprint_program_codes /
 pprint_block_codes write a program as code; fluid.core.Tensor is a tensor to feed; and
 memory_optimize keeps gradients by default (Fluid's skip_grads=True)."""
+
 import re
 
 import numpy as np
@@ -34,14 +35,22 @@ def test_program_prints_its_protobuf_text():
     (block,) = _blocks(text)
     # The developer guide's listing: fc's weight as a LOD_TENSOR of FP32 [13, 1], the mul op with its
     # parameters, arguments and typed attributes.
-    assert re.search(r'  vars \{\n    name: "fc_0.w_0"\n    type \{\n      type: LOD_TENSOR\n'
-                     r'      lod_tensor \{\n        tensor \{\n          data_type: FP32\n'
-                     r'          dims: 13\n          dims: 1\n', block), block[:2000]
-    assert re.search(r'  ops \{\n    inputs \{\n      parameter: "X"\n      arguments: "x"\n    \}\n'
-                     r'    inputs \{\n      parameter: "Y"\n      arguments: "fc_0.w_0"\n    \}\n'
-                     r'    outputs \{\n      parameter: "Out"\n      arguments: "fc_0.tmp_0"\n    \}\n'
-                     r'    type: "mul"\n', block), block[:3000]
-    assert re.search(r'attrs \{\n      name: "x_num_col_dims"\n      type: INT\n      i: 1\n', block)
+    assert re.search(
+        r'  vars \{\n    name: "fc_0.w_0"\n    type \{\n      type: LOD_TENSOR\n'
+        r"      lod_tensor \{\n        tensor \{\n          data_type: FP32\n"
+        r"          dims: 13\n          dims: 1\n",
+        block,
+    ), block[:2000]
+    assert re.search(
+        r'  ops \{\n    inputs \{\n      parameter: "X"\n      arguments: "x"\n    \}\n'
+        r'    inputs \{\n      parameter: "Y"\n      arguments: "fc_0.w_0"\n    \}\n'
+        r'    outputs \{\n      parameter: "Out"\n      arguments: "fc_0.tmp_0"\n    \}\n'
+        r'    type: "mul"\n',
+        block,
+    ), block[:3000]
+    assert re.search(
+        r'attrs \{\n      name: "x_num_col_dims"\n      type: INT\n      i: 1\n', block
+    )
     assert 'name: "fc_0.w_0@GRAD"' in block and 'type: "sgd"' in block
     # Every variable and op of the program is in it.
     assert block.count("\n  vars {") == len(main.global_block().vars)
@@ -67,11 +76,16 @@ def test_sub_blocks_and_details():
     # with_details: each variable's Python-side attributes after its fields, as Fluid.
     details = main.to_string(True, with_details=True)
     w = re.search(r'  vars \{\n    name: "fc_0.w_0"\n(.*?)\n  \}', details, flags=re.S).group(1)
-    for line in ("stop_gradient: False", "trainable: True", "regularizer: None",
-                 "optimize_attr: {'learning_rate': 1.0}"):
+    for line in (
+        "stop_gradient: False",
+        "trainable: True",
+        "regularizer: None",
+        "optimize_attr: {'learning_rate': 1.0}",
+    ):
         assert "    " + line in w.splitlines(), (line, w)
-    assert "trainable: " not in re.search(r'  vars \{\n    name: "x"\n(.*?)\n  \}', details,
-                                          flags=re.S).group(1)
+    assert "trainable: " not in re.search(
+        r'  vars \{\n    name: "x"\n(.*?)\n  \}', details, flags=re.S
+    ).group(1)
     assert main.global_block().to_string(True).startswith("idx: 0\nparent_idx: -1\nvars {\n")
 
 
@@ -79,8 +93,10 @@ def test_variables_and_ops_print_their_descs():
     x, y_predict, _ = _fit_a_line()
     text = str(x)
     assert text == x.to_string(True)
-    assert text.startswith('name: "x"\ntype {\n  type: LOD_TENSOR\n  lod_tensor {\n    tensor {\n'
-                           '      data_type: FP32\n      dims: -1\n      dims: 13\n')
+    assert text.startswith(
+        'name: "x"\ntype {\n  type: LOD_TENSOR\n  lod_tensor {\n    tensor {\n'
+        "      data_type: FP32\n      dims: -1\n      dims: 13\n"
+    )
     assert "stop_gradient: true" in text
     op = tide.default_main_program().global_block().ops[0]
     assert str(op).startswith('inputs {\n  parameter: "X"\n  arguments: "x"\n}\n')
@@ -103,8 +119,11 @@ def test_debugger_pprints_program_codes():
     assert "@GRAD" not in codes and "sgd(" not in codes
     full = tide.debugger.pprint_block_codes(main.global_block(), show_backward=True)
     assert "Tensor fc_0.w_0@GRAD (tensor(type=float32, shape=[13, 1]))" in full
-    assert re.search(r"fc_0.w_0 = sgd\(Grad=fc_0.w_0@GRAD, LearningRate=learning_rate_0, "
-                     r"Param=fc_0.w_0\)", full), full
+    assert re.search(
+        r"fc_0.w_0 = sgd\(Grad=fc_0.w_0@GRAD, LearningRate=learning_rate_0, "
+        r"Param=fc_0.w_0\)",
+        full,
+    ), full
     # fill_constant reads as a constant; a sequence's level is shown.
     with tide.program_guard(tide.Program()):
         words = layers.data(name="words", shape=[1], dtype="int64", lod_level=1)
@@ -126,8 +145,9 @@ def test_core_tensor_feeds_as_in_the_seed(exe):
     x_data = np.random.uniform(0.1, 1, [11, 8]).astype("float32")
     x_tensor = tide.core.Tensor()
     x_tensor.set(x_data, place)
-    got, got_y = exe.run(tide.default_main_program(), feed={"x": x_tensor, "y": y_tensor},
-                         fetch_list=[s, y])
+    got, got_y = exe.run(
+        tide.default_main_program(), feed={"x": x_tensor, "y": y_tensor}, fetch_list=[s, y]
+    )
     np.testing.assert_allclose(got, [x_data.sum()], rtol=1e-5)
     np.testing.assert_array_equal(got_y, y_data)
 

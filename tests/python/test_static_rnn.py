@@ -1,6 +1,7 @@
 """StaticRNN (Fluid's `recurrent` op in ops_control and recurrent_grad): forward against a numpy
 recurrence, gradients by finite differences (inputs, initial state, parameters), a memory made
 from shape and batch_ref, several outputs, training, bad input."""
+
 import numpy as np
 import pytest
 
@@ -22,16 +23,27 @@ def _numeric_grad(f, x, eps=1e-6):
 
 def _net(dtype, boot_from_shape=False):
     """h_t = tanh(x_t Wx + h_{t-1} Wh + b); outputs h and h * x_t[:, :1]."""
-    x = layers.data(name="x", shape=[T, B, D], dtype=dtype, append_batch_size=False, stop_gradient=False)
-    h0 = layers.data(name="h0", shape=[B, H], dtype=dtype, append_batch_size=False, stop_gradient=False)
+    x = layers.data(
+        name="x", shape=[T, B, D], dtype=dtype, append_batch_size=False, stop_gradient=False
+    )
+    h0 = layers.data(
+        name="h0", shape=[B, H], dtype=dtype, append_batch_size=False, stop_gradient=False
+    )
     rnn = layers.StaticRNN()
     with rnn.step():
         word = rnn.step_input(x)
-        prev = rnn.memory(shape=[-1, H], batch_ref=word, init_value=0.25) if boot_from_shape \
+        prev = (
+            rnn.memory(shape=[-1, H], batch_ref=word, init_value=0.25)
+            if boot_from_shape
             else rnn.memory(init=h0)
-        h = layers.fc(input=[word, prev], size=H, act="tanh",
-                      param_attr=[tide.ParamAttr(name="wx"), tide.ParamAttr(name="wh")],
-                      bias_attr=tide.ParamAttr(name="b"))
+        )
+        h = layers.fc(
+            input=[word, prev],
+            size=H,
+            act="tanh",
+            param_attr=[tide.ParamAttr(name="wx"), tide.ParamAttr(name="wh")],
+            bias_attr=tide.ParamAttr(name="b"),
+        )
         rnn.update_memory(prev, h)
         rnn.step_output(h)
         rnn.step_output(layers.elementwise_mul(h, layers.scale(h, 2.0)))
@@ -78,8 +90,11 @@ def test_static_rnn_gradients_match_finite_differences(exe, rng, fresh_programs,
     forward_only = main.clone()
     tide.append_backward(loss)
     exe.run(startup)
-    feeds = {"x": rng.uniform(-1, 1, (T, B, D)), "h0": rng.uniform(-1, 1, (B, H)),
-             "w": rng.uniform(0.5, 1.5, (T, B, H))}
+    feeds = {
+        "x": rng.uniform(-1, 1, (T, B, D)),
+        "h0": rng.uniform(-1, 1, (B, H)),
+        "w": rng.uniform(0.5, 1.5, (T, B, H)),
+    }
     scope = tide.global_scope()
     is_param = wrt in ("wh", "b")
 
@@ -118,7 +133,10 @@ def test_static_rnn_trains(exe, rng, fresh_programs):
 
     def batch():
         xs = rng.uniform(-1, 1, (6, 8, 1)).astype("float32")
-        return {"x": xs, "y": (np.cumsum(xs, axis=0) / np.arange(1, 7).reshape(6, 1, 1)).astype("float32")}
+        return {
+            "x": xs,
+            "y": (np.cumsum(xs, axis=0) / np.arange(1, 7).reshape(6, 1, 1)).astype("float32"),
+        }
 
     held_out = batch()
     before = float(np.asarray(exe.run(evaluate, feed=held_out, fetch_list=[loss])[0]).ravel()[0])
@@ -135,9 +153,13 @@ def test_static_rnn_inputs_of_different_lengths_at_run_time(exe, fresh_programs)
     with rnn.step():
         rnn.step_output(layers.elementwise_add(rnn.step_input(a), rnn.step_input(c)))
     out = rnn()
-    with pytest.raises(tide.InvalidArgumentError, match=r"recurrent.*'c' has 2 steps, the first input has 3"):
-        exe.run(feed={"a": np.zeros((3, 2, 1), "float32"), "c": np.zeros((2, 2, 1), "float32")},
-                fetch_list=[out])
+    with pytest.raises(
+        tide.InvalidArgumentError, match=r"recurrent.*'c' has 2 steps, the first input has 3"
+    ):
+        exe.run(
+            feed={"a": np.zeros((3, 2, 1), "float32"), "c": np.zeros((2, 2, 1), "float32")},
+            fetch_list=[out],
+        )
 
 
 def test_static_rnn_api_misuse():

@@ -15,13 +15,15 @@ Variables the launcher sets for each process (set them yourself to run without i
 A trainer ends with DistributeTranspiler.send_complete(executor): a pserver returns from
 listen_and_serv once all its trainers have. See examples/fit_a_line_dist.py.
 """
+
 import collections
 import os
 
 from .world import World, WorldError, world
 
 DistEnv = collections.namedtuple(
-    "DistEnv", ["role", "trainer_id", "trainers", "pserver_endpoints", "current_endpoint"])
+    "DistEnv", ["role", "trainer_id", "trainers", "pserver_endpoints", "current_endpoint"]
+)
 
 
 def env():
@@ -38,8 +40,13 @@ def env():
     current = os.environ.get("TIDE_CURRENT_ENDPOINT", "")
     if role == "PSERVER" and not current:
         raise ValueError("TIDE_ROLE=PSERVER needs TIDE_CURRENT_ENDPOINT")
-    return DistEnv(role, int(os.environ.get("TIDE_TRAINER_ID", "0")),
-                   int(os.environ.get("TIDE_TRAINERS", "1")), eps, current)
+    return DistEnv(
+        role,
+        int(os.environ.get("TIDE_TRAINER_ID", "0")),
+        int(os.environ.get("TIDE_TRAINERS", "1")),
+        eps,
+        current,
+    )
 
 
 __all__ = ["DistEnv", "env", "World", "WorldError", "world"]

@@ -32,6 +32,7 @@ processes run where, e.g. with pservers on hosts A and B and a trainer on each:
 
 (--bind sets TIDE_PSERVER_BIND, the address pservers listen on; by default 127.0.0.1.)
 """
+
 import argparse
 import os
 import random
@@ -91,32 +92,61 @@ def _ids(text, n, what):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="python -m tide.distributed.launch", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--nproc_per_node", type=int, default=None,
-                    help="collective job: processes on this node (ranks node_rank * N + i)")
+    ap = argparse.ArgumentParser(
+        prog="python -m tide.distributed.launch",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--nproc_per_node",
+        type=int,
+        default=None,
+        help="collective job: processes on this node (ranks node_rank * N + i)",
+    )
     ap.add_argument("--nnodes", type=int, default=1, help="collective job: nodes in the job")
     ap.add_argument("--node_rank", type=int, default=0, help="collective job: this node's index")
-    ap.add_argument("--master", default=None,
-                    help="collective job: host:port of rank 0's rendezvous store (required with "
-                         "--nnodes > 1; default 127.0.0.1 and a free port)")
-    ap.add_argument("--max_restarts", type=int, default=0,
-                    help="collective job: start the job again after a failure, at most this often")
+    ap.add_argument(
+        "--master",
+        default=None,
+        help="collective job: host:port of rank 0's rendezvous store (required with "
+        "--nnodes > 1; default 127.0.0.1 and a free port)",
+    )
+    ap.add_argument(
+        "--max_restarts",
+        type=int,
+        default=0,
+        help="collective job: start the job again after a failure, at most this often",
+    )
     ap.add_argument("--pservers", type=int, default=1, help="pservers on 127.0.0.1 (default 1)")
     ap.add_argument("--trainers", type=int, default=1, help="trainers in the job (default 1)")
-    ap.add_argument("--start_port", type=int, default=None,
-                    help="pserver i listens on start_port + i (default: free ports)")
-    ap.add_argument("--pserver_endpoints", default=None,
-                    help="every pserver of the job, host:port,... (several hosts)")
-    ap.add_argument("--start_pservers", default=None,
-                    help="indices of the pservers to start here (default: all)")
-    ap.add_argument("--trainer_ids", default=None,
-                    help="ids of the trainers to start here (default: all)")
+    ap.add_argument(
+        "--start_port",
+        type=int,
+        default=None,
+        help="pserver i listens on start_port + i (default: free ports)",
+    )
+    ap.add_argument(
+        "--pserver_endpoints",
+        default=None,
+        help="every pserver of the job, host:port,... (several hosts)",
+    )
+    ap.add_argument(
+        "--start_pservers",
+        default=None,
+        help="indices of the pservers to start here (default: all)",
+    )
+    ap.add_argument(
+        "--trainer_ids", default=None, help="ids of the trainers to start here (default: all)"
+    )
     ap.add_argument("--bind", default=None, help="address pservers listen on (TIDE_PSERVER_BIND)")
     ap.add_argument("--log_dir", default=None, help="also write each process's output here")
     ap.add_argument("--timeout", type=float, default=0, help="stop everything after this many s")
-    ap.add_argument("--grace", type=float, default=30.0,
-                    help="s the pservers get to stop after the trainers finish (default 30)")
+    ap.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        help="s the pservers get to stop after the trainers finish (default 30)",
+    )
     ap.add_argument("script")
     ap.add_argument("script_args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
@@ -128,7 +158,9 @@ def parse_args(argv):
         if not 0 <= args.node_rank < args.nnodes:
             ap.error("--node_rank %d is outside [0, %d) (--nnodes)" % (args.node_rank, args.nnodes))
         if args.nnodes > 1 and not args.master:
-            ap.error("--nnodes > 1 needs --master HOST:PORT (an address of node 0 every node reaches)")
+            ap.error(
+                "--nnodes > 1 needs --master HOST:PORT (an address of node 0 every node reaches)"
+            )
         if args.max_restarts < 0:
             ap.error("--max_restarts must be >= 0")
         if args.master and (":" not in args.master or not args.master.rsplit(":", 1)[1].isdigit()):
@@ -149,8 +181,11 @@ class Job:
         elif args.pserver_endpoints:
             self.endpoints = [e.strip() for e in args.pserver_endpoints.split(",") if e.strip()]
         else:
-            ports = ([args.start_port + i for i in range(args.pservers)] if args.start_port
-                     else free_ports(args.pservers))
+            ports = (
+                [args.start_port + i for i in range(args.pservers)]
+                if args.start_port
+                else free_ports(args.pservers)
+            )
             self.endpoints = ["127.0.0.1:%d" % p for p in ports]
 
     def say(self, text):
@@ -175,13 +210,18 @@ class Job:
         env = dict(os.environ)
         env.update(env_extra)
         if not self.collective:
-            env.update({"TIDE_TRAINERS": str(self.args.trainers),
-                        "TIDE_PSERVER_ENDPOINTS": ",".join(self.endpoints)})
+            env.update(
+                {
+                    "TIDE_TRAINERS": str(self.args.trainers),
+                    "TIDE_PSERVER_ENDPOINTS": ",".join(self.endpoints),
+                }
+            )
         if self.args.bind:
             env["TIDE_PSERVER_BIND"] = self.args.bind
         cmd = [sys.executable, "-u", self.args.script] + self.args.script_args
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+        p = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
         log = None
         if self.args.log_dir:
             os.makedirs(self.args.log_dir, exist_ok=True)
@@ -216,13 +256,22 @@ class Job:
         a = self.args
         world = a.nnodes * a.nproc_per_node
         first = a.node_rank * a.nproc_per_node
-        self.say("collective job: %d process(es) of %d here (ranks %d..%d), master %s"
-                 % (a.nproc_per_node, world, first, first + a.nproc_per_node - 1, self.master))
+        self.say(
+            "collective job: %d process(es) of %d here (ranks %d..%d), master %s"
+            % (a.nproc_per_node, world, first, first + a.nproc_per_node - 1, self.master)
+        )
         for i in range(a.nproc_per_node):
-            self.start("rank.%d" % (first + i),
-                       {"TIDE_RANK": str(first + i), "TIDE_WORLD_SIZE": str(world),
-                        "TIDE_LOCAL_RANK": str(i), "TIDE_MASTER": self.master,
-                        "TIDE_RESTART_COUNT": str(attempt)}, True)
+            self.start(
+                "rank.%d" % (first + i),
+                {
+                    "TIDE_RANK": str(first + i),
+                    "TIDE_WORLD_SIZE": str(world),
+                    "TIDE_LOCAL_RANK": str(i),
+                    "TIDE_MASTER": self.master,
+                    "TIDE_RESTART_COUNT": str(attempt),
+                },
+                True,
+            )
 
     def run(self):
         a = self.args
@@ -240,11 +289,20 @@ class Job:
             return code
         pservers = _ids(a.start_pservers, len(self.endpoints), "--start_pservers")
         trainers = _ids(a.trainer_ids, a.trainers, "--trainer_ids")
-        self.say("pservers %s, %d trainer(s); starting pserver(s) %s and trainer(s) %s here"
-                 % (",".join(self.endpoints), a.trainers, pservers, trainers))
+        self.say(
+            "pservers %s, %d trainer(s); starting pserver(s) %s and trainer(s) %s here"
+            % (",".join(self.endpoints), a.trainers, pservers, trainers)
+        )
         for i in pservers:
-            self.start("pserver.%d" % i, {"TIDE_ROLE": "PSERVER", "TIDE_CURRENT_ENDPOINT": self.endpoints[i],
-                                          "TIDE_PSERVER_ID": str(i)}, False)
+            self.start(
+                "pserver.%d" % i,
+                {
+                    "TIDE_ROLE": "PSERVER",
+                    "TIDE_CURRENT_ENDPOINT": self.endpoints[i],
+                    "TIDE_PSERVER_ID": str(i),
+                },
+                False,
+            )
         for i in trainers:
             self.start("trainer.%d" % i, {"TIDE_ROLE": "TRAINER", "TIDE_TRAINER_ID": str(i)}, True)
         return self.wait(len(trainers))
@@ -292,6 +350,7 @@ def main(argv=None):
     def on_signal(signum, _frame):
         job.stop(job.procs, "the launcher got signal %d" % signum)
         sys.exit(128 + signum)
+
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     return job.run()

@@ -19,12 +19,14 @@ Read, first match wins (a process started by torchrun inside a Slurm job is torc
 TIDE_STORE overrides the rendezvous: tcp://host:port (rank 0 hosts it) or file:///shared/dir
 (Gloo's file store on a shared file system). None of these set: one process, world size 1.
 """
+
 import collections
 import os
 import re
 
 World = collections.namedtuple(
-    "World", ["rank", "world_size", "local_rank", "master", "store", "current_endpoint", "source"])
+    "World", ["rank", "world_size", "local_rank", "master", "store", "current_endpoint", "source"]
+)
 
 
 class WorldError(ValueError):
@@ -54,10 +56,14 @@ def expand_first_host(nodelist):
 
 def _check(rank, world_size, names):
     if world_size < 1:
-        raise WorldError("world size %d from %s: a job needs at least one process" % (world_size, names[1]))
+        raise WorldError(
+            "world size %d from %s: a job needs at least one process" % (world_size, names[1])
+        )
     if not 0 <= rank < world_size:
-        raise WorldError("rank %d from %s is outside the world [0, %d) of %s"
-                         % (rank, names[0], world_size, names[1]))
+        raise WorldError(
+            "rank %d from %s is outside the world [0, %d) of %s"
+            % (rank, names[0], world_size, names[1])
+        )
 
 
 def _master_from(env, what):
@@ -67,27 +73,44 @@ def _master_from(env, what):
         return "%s:%s" % (env["MASTER_ADDR"], env["MASTER_PORT"])
     if env.get("TIDE_STORE"):
         return ""
-    raise WorldError("%s gives no master: set TIDE_MASTER=host:port or MASTER_ADDR and MASTER_PORT "
-                     "(with mpirun: -x MASTER_ADDR=host -x MASTER_PORT=port), or TIDE_STORE" % what)
+    raise WorldError(
+        "%s gives no master: set TIDE_MASTER=host:port or MASTER_ADDR and MASTER_PORT "
+        "(with mpirun: -x MASTER_ADDR=host -x MASTER_PORT=port), or TIDE_STORE" % what
+    )
 
 
 def _read(env):
     """(rank, world_size, local_rank, master, current_endpoint, source, (rank var, size var))."""
     if "TIDE_RANK" in env or "TIDE_WORLD_SIZE" in env:
         names = ("TIDE_RANK", "TIDE_WORLD_SIZE")
-        return (_int(env, "TIDE_RANK"), _int(env, "TIDE_WORLD_SIZE"),
-                int(env.get("TIDE_LOCAL_RANK", "0")), _master_from(env, "TIDE_RANK"), "",
-                "tide", names)
+        return (
+            _int(env, "TIDE_RANK"),
+            _int(env, "TIDE_WORLD_SIZE"),
+            int(env.get("TIDE_LOCAL_RANK", "0")),
+            _master_from(env, "TIDE_RANK"),
+            "",
+            "tide",
+            names,
+        )
     if "PADDLE_TRAINER_ID" in env:
         names = ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")
         eps = [e.strip() for e in env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",") if e.strip()]
         size = _int(env, "PADDLE_TRAINERS_NUM") if "PADDLE_TRAINERS_NUM" in env else len(eps)
         if eps and len(eps) != size:
-            raise WorldError("PADDLE_TRAINER_ENDPOINTS lists %d endpoints but PADDLE_TRAINERS_NUM "
-                             "is %d" % (len(eps), size))
+            raise WorldError(
+                "PADDLE_TRAINER_ENDPOINTS lists %d endpoints but PADDLE_TRAINERS_NUM "
+                "is %d" % (len(eps), size)
+            )
         master = eps[0] if eps else _master_from(env, "PADDLE_TRAINER_ID")
-        return (_int(env, "PADDLE_TRAINER_ID"), size, int(env.get("PADDLE_RANK_IN_NODE", "0")),
-                master, env.get("PADDLE_CURRENT_ENDPOINT", ""), "paddle", names)
+        return (
+            _int(env, "PADDLE_TRAINER_ID"),
+            size,
+            int(env.get("PADDLE_RANK_IN_NODE", "0")),
+            master,
+            env.get("PADDLE_CURRENT_ENDPOINT", ""),
+            "paddle",
+            names,
+        )
     if "RANK" in env and "WORLD_SIZE" in env:
         names = ("RANK", "WORLD_SIZE")
         if not (env.get("MASTER_ADDR") and env.get("MASTER_PORT")) and not env.get("TIDE_STORE"):
@@ -98,13 +121,26 @@ def _read(env):
             if env.get("TORCHELASTIC_RUN_ID"):  # torchrun's agent holds MASTER_PORT itself
                 port += 1
             master = "%s:%d" % (env["MASTER_ADDR"], port)
-        return (_int(env, "RANK"), _int(env, "WORLD_SIZE"), int(env.get("LOCAL_RANK", "0")),
-                master, "", "torchrun", names)
+        return (
+            _int(env, "RANK"),
+            _int(env, "WORLD_SIZE"),
+            int(env.get("LOCAL_RANK", "0")),
+            master,
+            "",
+            "torchrun",
+            names,
+        )
     if "OMPI_COMM_WORLD_RANK" in env:
         names = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")
-        return (_int(env, "OMPI_COMM_WORLD_RANK"), _int(env, "OMPI_COMM_WORLD_SIZE"),
-                int(env.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")),
-                _master_from(env, "Open MPI's OMPI_COMM_WORLD_RANK"), "", "openmpi", names)
+        return (
+            _int(env, "OMPI_COMM_WORLD_RANK"),
+            _int(env, "OMPI_COMM_WORLD_SIZE"),
+            int(env.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")),
+            _master_from(env, "Open MPI's OMPI_COMM_WORLD_RANK"),
+            "",
+            "openmpi",
+            names,
+        )
     if "SLURM_PROCID" in env:
         names = ("SLURM_PROCID", "SLURM_NTASKS")
         if env.get("TIDE_MASTER"):
@@ -112,13 +148,22 @@ def _read(env):
         else:
             nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST")
             if not nodelist:
-                raise WorldError("SLURM_PROCID is set but neither SLURM_STEP_NODELIST nor "
-                                 "SLURM_JOB_NODELIST names the hosts")
+                raise WorldError(
+                    "SLURM_PROCID is set but neither SLURM_STEP_NODELIST nor "
+                    "SLURM_JOB_NODELIST names the hosts"
+                )
             port = env.get("MASTER_PORT") or env.get("TIDE_MASTER_PORT")
             port = int(port) if port else 10000 + int(env.get("SLURM_JOB_ID", "0")) % 50000
             master = "%s:%d" % (expand_first_host(nodelist), port)
-        return (_int(env, "SLURM_PROCID"), _int(env, "SLURM_NTASKS"),
-                int(env.get("SLURM_LOCALID", "0")), master, "", "slurm", names)
+        return (
+            _int(env, "SLURM_PROCID"),
+            _int(env, "SLURM_NTASKS"),
+            int(env.get("SLURM_LOCALID", "0")),
+            master,
+            "",
+            "slurm",
+            names,
+        )
     return None
 
 

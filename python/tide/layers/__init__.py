@@ -1,5 +1,6 @@
 """tide.layers: Fluid-style layers. Any op a loaded plugin registered is also a layer here,
 generated from its proto: tide.layers.<op_type>(inputs..., attrs...)."""
+
 from .nn import *  # noqa: F401,F403
 from .nn import __all__ as _nn_all
 from .logic import *  # noqa: F401,F403
@@ -23,7 +24,16 @@ from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
 
 _math_op_patch.monkey_patch_variable()  # a + b, a < b on Variables build these layers' ops
 
-__all__ = list(_nn_all) + list(_logic_all) + list(_control_flow_all) + list(_lr_all) + list(_sequence_all) + list(_rnn_all) + list(_crf_all) + list(_io_all)
+__all__ = (
+    list(_nn_all)
+    + list(_logic_all)
+    + list(_control_flow_all)
+    + list(_lr_all)
+    + list(_sequence_all)
+    + list(_rnn_all)
+    + list(_crf_all)
+    + list(_io_all)
+)
 
 
 def op_layer(op_type):
@@ -37,6 +47,7 @@ def op_layer(op_type):
 def __getattr__(name):
     op_type = _generated.op_type_for(name)
     if op_type is None:
-        raise AttributeError("tide.layers has no layer '%s' and no loaded plugin registers an op "
-                             "of that name" % name)
+        raise AttributeError(
+            "tide.layers has no layer '%s' and no loaded plugin registers an op of that name" % name
+        )
     return _generated.make_layer(op_type)

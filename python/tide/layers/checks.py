@@ -1,6 +1,7 @@
 """The layers' argument checks, Fluid 1.8's (data_feeder.py: check_type, check_dtype,
 check_variable_and_dtype): a wrong argument is a TypeError naming the layer, the argument, what
 it must be and what it was, before any op is appended."""
+
 import numbers
 
 from ..core import convert_dtype
@@ -37,8 +38,9 @@ def check_type(value, arg, expected, layer):
         return
     names = [_type_name(t) for t in types]
     wanted = names[0] if len(names) == 1 else "%s or %s" % (", ".join(names[:-1]), names[-1])
-    raise TypeError("%s: the type of '%s' must be %s, but received %s"
-                    % (layer, arg, wanted, _received(value)))
+    raise TypeError(
+        "%s: the type of '%s' must be %s, but received %s" % (layer, arg, wanted, _received(value))
+    )
 
 
 def check_dtype(dtype, arg, expected, layer):
@@ -48,8 +50,10 @@ def check_dtype(dtype, arg, expected, layer):
     except ValueError:
         name = None
     if name not in expected:
-        raise TypeError("%s: the data type of '%s' must be one of %s, but received %s"
-                        % (layer, arg, ", ".join(expected), name or repr(dtype)))
+        raise TypeError(
+            "%s: the data type of '%s' must be one of %s, but received %s"
+            % (layer, arg, ", ".join(expected), name or repr(dtype))
+        )
 
 
 def check_variable_and_dtype(value, arg, expected_dtypes, layer):

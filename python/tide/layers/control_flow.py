@@ -2,14 +2,23 @@
 ConditionalBlock, tensor arrays. A loop or a branch is a sub-block of the program that the
 control-flow ops (the ops_control plugin) run in scopes of their own; variables of the
 enclosing blocks are read and written by name."""
+
 from .. import unique_name
 from ..framework import Variable, default_main_program
 from ..layer_helper import LayerHelper
 from .logic import logical_and, logical_not
 from .nn import assign
 
-__all__ = ["While", "Switch", "IfElse", "ConditionalBlock", "create_array", "array_write",
-           "array_read", "array_length"]
+__all__ = [
+    "While",
+    "Switch",
+    "IfElse",
+    "ConditionalBlock",
+    "create_array",
+    "array_write",
+    "array_read",
+    "array_length",
+]
 
 
 class BlockGuard:
@@ -59,16 +68,25 @@ def _keep_values_before(parent, names):
         if not parent.has_var(name):
             continue
         var = parent.var(name)
-        if var.type != "LOD_TENSOR" or var.dtype not in ("float16", "float32", "float64") or \
-                var.persistable or \
-                not any(name in op.output_arg_names for op in parent.ops):
+        if (
+            var.type != "LOD_TENSOR"
+            or var.dtype not in ("float16", "float32", "float64")
+            or var.persistable
+            or not any(name in op.output_arg_names for op in parent.ops)
+        ):
             continue
-        if any(op.has_attr("sub_block") and name in op.input_arg_names + op.output_arg_names
-               for op in parent.ops):
+        if any(
+            op.has_attr("sub_block") and name in op.input_arg_names + op.output_arg_names
+            for op in parent.ops
+        ):
             continue
-        before = parent.create_var(name=unique_name.generate(name + ".before"), dtype=var.dtype,
-                                   shape=var.shape, lod_level=var.lod_level,
-                                   stop_gradient=var.stop_gradient)
+        before = parent.create_var(
+            name=unique_name.generate(name + ".before"),
+            dtype=var.dtype,
+            shape=var.shape,
+            lod_level=var.lod_level,
+            stop_gradient=var.stop_gradient,
+        )
         for op in parent.ops:
             op.desc.rename_input(name, before.name)
             op.desc.rename_output(name, before.name)
@@ -80,12 +98,16 @@ def _check_condition(layer, cond):
     if not isinstance(cond, Variable):
         raise TypeError("%s: the condition must be a Variable, got %r" % (layer, cond))
     if cond.dtype != "bool":
-        raise TypeError("%s: the condition '%s' must be a bool variable, got %s"
-                        % (layer, cond.name, cond.dtype))
+        raise TypeError(
+            "%s: the condition '%s' must be a bool variable, got %s"
+            % (layer, cond.name, cond.dtype)
+        )
     known = [d for d in cond.shape if d >= 0]
     if len(known) != len(cond.shape) or int(_prod(known)) != 1:
-        raise TypeError("%s: the condition '%s' must hold one element, its shape is %s"
-                        % (layer, cond.name, list(cond.shape)))
+        raise TypeError(
+            "%s: the condition '%s' must hold one element, its shape is %s"
+            % (layer, cond.name, list(cond.shape))
+        )
 
 
 def _prod(dims):
@@ -133,13 +155,15 @@ class While:
             if var.dtype in ("float16", "float32", "float64"):
                 var.stop_gradient = False
         _keep_values_before(parent, sorted(written))
-        step_scopes = parent.create_var(name=unique_name.generate(self.helper.name + ".step_scopes"),
-                                        type="STEP_SCOPES")
-        parent.append_op("while",
-                         inputs={"X": _outer_vars(parent, read), "Condition": [self.cond_var]},
-                         outputs={"Out": _outer_vars(parent, sorted(written)),
-                                  "StepScopes": [step_scopes]},
-                         attrs={"sub_block": body, "is_test": self.is_test})
+        step_scopes = parent.create_var(
+            name=unique_name.generate(self.helper.name + ".step_scopes"), type="STEP_SCOPES"
+        )
+        parent.append_op(
+            "while",
+            inputs={"X": _outer_vars(parent, read), "Condition": [self.cond_var]},
+            outputs={"Out": _outer_vars(parent, sorted(written)), "StepScopes": [step_scopes]},
+            attrs={"sub_block": body, "is_test": self.is_test},
+        )
 
 
 class _WhileGuard(BlockGuard):
@@ -172,7 +196,9 @@ class ConditionalBlock:
                 raise TypeError("ConditionalBlock: inputs must be Variables, got %r" % (v,))
         if is_scalar_condition:
             if len(inputs) != 1:
-                raise TypeError("ConditionalBlock: a scalar condition is one variable, got %d" % len(inputs))
+                raise TypeError(
+                    "ConditionalBlock: a scalar condition is one variable, got %d" % len(inputs)
+                )
             _check_condition("ConditionalBlock", inputs[0])
         self.inputs = list(inputs)
         self.is_scalar_condition = is_scalar_condition
@@ -187,13 +213,15 @@ class ConditionalBlock:
         parent = program.block(inside.parent_idx)
         read, written = _outer_reads_and_writes(inside)
         _keep_values_before(parent, sorted(written))
-        scope = parent.create_var(name=unique_name.generate(self.helper.name + ".scope"),
-                                  type="STEP_SCOPES")
-        parent.append_op("conditional_block",
-                         inputs={"Cond": self.inputs, "Input": _outer_vars(parent, read)},
-                         outputs={"Out": _outer_vars(parent, sorted(written)), "Scope": [scope]},
-                         attrs={"sub_block": inside,
-                                "is_scalar_condition": self.is_scalar_condition})
+        scope = parent.create_var(
+            name=unique_name.generate(self.helper.name + ".scope"), type="STEP_SCOPES"
+        )
+        parent.append_op(
+            "conditional_block",
+            inputs={"Cond": self.inputs, "Input": _outer_vars(parent, read)},
+            outputs={"Out": _outer_vars(parent, sorted(written)), "Scope": [scope]},
+            attrs={"sub_block": inside, "is_scalar_condition": self.is_scalar_condition},
+        )
 
 
 class _ConditionalBlockGuard(BlockGuard):
@@ -241,7 +269,9 @@ class Switch:
         else:
             none_before = self.pre_not_conditions[-1]
             self.pre_not_conditions.append(logical_and(none_before, logical_not(condition)))
-            block = ConditionalBlock([logical_and(none_before, condition)], is_scalar_condition=True)
+            block = ConditionalBlock(
+                [logical_and(none_before, condition)], is_scalar_condition=True
+            )
         return block.block()
 
     def default(self):
@@ -298,11 +328,21 @@ class IfElse:
             raise ValueError("IfElse.input() must be called inside true_block() or false_block()")
         if x.name not in self.input_table:
             parent = self._parent_block()
-            halves = tuple(parent.create_var(name=unique_name.generate(self.helper.name + ".input_" + side),
-                                             dtype=x.dtype, shape=x.shape, lod_level=x.lod_level)
-                           for side in ("true", "false"))
-            parent.append_op("split_lod_tensor", inputs={"X": x, "Mask": self.cond},
-                             outputs={"OutTrue": halves[0], "OutFalse": halves[1]}, attrs={"level": 0})
+            halves = tuple(
+                parent.create_var(
+                    name=unique_name.generate(self.helper.name + ".input_" + side),
+                    dtype=x.dtype,
+                    shape=x.shape,
+                    lod_level=x.lod_level,
+                )
+                for side in ("true", "false")
+            )
+            parent.append_op(
+                "split_lod_tensor",
+                inputs={"X": x, "Mask": self.cond},
+                outputs={"OutTrue": halves[0], "OutFalse": halves[1]},
+                attrs={"level": 0},
+            )
             self.input_table[x.name] = halves
         true_half, false_half = self.input_table[x.name]
         is_true = self.status == IfElse.IN_IF_ELSE_TRUE_BLOCKS
@@ -325,8 +365,11 @@ class IfElse:
         table = self.output_table[self.status == IfElse.IN_IF_ELSE_TRUE_BLOCKS]
         parent = self._parent_block()
         for out in outs:
-            outside = parent.create_var(name=unique_name.generate(self.helper.name + ".output"),
-                                        dtype=out.dtype, shape=out.shape)
+            outside = parent.create_var(
+                name=unique_name.generate(self.helper.name + ".output"),
+                dtype=out.dtype,
+                shape=out.shape,
+            )
             table.append(outside)
             assign(out, outside)
 
@@ -337,17 +380,22 @@ class IfElse:
         if not false_outs and not true_outs:
             raise ValueError("IfElse(): neither block called output()")
         if false_outs and true_outs and len(false_outs) != len(true_outs):
-            raise ValueError("IfElse(): the true block has %d output(s), the false block %d"
-                             % (len(true_outs), len(false_outs)))
+            raise ValueError(
+                "IfElse(): the true block has %d output(s), the false block %d"
+                % (len(true_outs), len(false_outs))
+            )
         if not false_outs or not true_outs:
             return true_outs or false_outs
         helper = LayerHelper("merge_lod_tensor")
         merged = []
         for f, t in zip(false_outs, true_outs):
             out = helper.create_variable_for_type_inference(t.dtype)
-            helper.append_op("merge_lod_tensor",
-                             inputs={"X": self.cond, "Mask": self.cond, "InTrue": t, "InFalse": f},
-                             outputs={"Out": out}, attrs={"level": 0})
+            helper.append_op(
+                "merge_lod_tensor",
+                inputs={"X": self.cond, "Mask": self.cond, "InTrue": t, "InFalse": f},
+                outputs={"Out": out},
+                attrs={"level": 0},
+            )
             merged.append(out)
         return merged
 
@@ -361,8 +409,9 @@ class _IfElseBlockGuard:
         self.guard = ifelse.blocks[is_true].block()
 
     def __enter__(self):
-        self.ie.status = (IfElse.IN_IF_ELSE_TRUE_BLOCKS if self.is_true
-                          else IfElse.IN_IF_ELSE_FALSE_BLOCKS)
+        self.ie.status = (
+            IfElse.IN_IF_ELSE_TRUE_BLOCKS if self.is_true else IfElse.IN_IF_ELSE_FALSE_BLOCKS
+        )
         self.guard.__enter__()
 
     def __exit__(self, exc_type, exc_val, exc_tb):
@@ -376,8 +425,9 @@ class _IfElseBlockGuard:
 def create_array(dtype):
     """A new, empty tensor array (LoDTensorArray) of `dtype` elements."""
     block = default_main_program().current_block()
-    return block.create_var(name=unique_name.generate("array"), type="LOD_TENSOR_ARRAY",
-                            dtype=dtype)
+    return block.create_var(
+        name=unique_name.generate("array"), type="LOD_TENSOR_ARRAY", dtype=dtype
+    )
 
 
 def array_write(x, i, array=None):

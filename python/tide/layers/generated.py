@@ -1,5 +1,6 @@
 """Layers made from an op's registered proto, so an op a plugin adds at run time is usable as
 tide.layers.<op>(...) at once (a vendor op "acme.axpb" is tide.layers.acme_axpb)."""
+
 from .. import _C
 from ..layer_names import AmbiguousLayerError, op_type_for, op_types_for  # noqa: F401
 from ..framework import Variable, _names
@@ -27,8 +28,10 @@ def make_layer(op_type):
                     break
         unknown = set(kwargs) - attr_names
         if unknown:
-            raise TypeError("%s(): unknown argument(s) %s; inputs are %s, attributes are %s" % (
-                op_type, sorted(unknown), [i["name"] for i in inputs], sorted(attr_names)))
+            raise TypeError(
+                "%s(): unknown argument(s) %s; inputs are %s, attributes are %s"
+                % (op_type, sorted(unknown), [i["name"] for i in inputs], sorted(attr_names))
+            )
         for spec in inputs:
             if spec["name"] not in given and not spec["dispensable"]:
                 raise TypeError("%s(): missing input '%s'" % (op_type, spec["name"]))
@@ -39,12 +42,16 @@ def make_layer(op_type):
         outs = {}
         for spec in proto["outputs"]:
             outs[spec["name"]] = helper.create_variable_for_type_inference(dtype)
-        helper.append_op(op_type, inputs={k: _names(v) for k, v in given.items()}, outputs=outs, attrs=kwargs)
+        helper.append_op(
+            op_type, inputs={k: _names(v) for k, v in given.items()}, outputs=outs, attrs=kwargs
+        )
         result = [outs[o["name"]] for o in outputs]
         return result[0] if len(result) == 1 else tuple(result)
 
     layer.__name__ = op_type.replace(".", "_")
     layer.__doc__ = "%s\n\nInputs: %s\nAttributes: %s" % (
-        proto["comment"], ", ".join(i["name"] for i in inputs),
-        ", ".join("%s=%r" % (a["name"], a.get("default")) for a in proto["attrs"]))
+        proto["comment"],
+        ", ".join(i["name"] for i in inputs),
+        ", ".join("%s=%r" % (a["name"], a.get("default")) for a in proto["attrs"]),
+    )
     return layer

@@ -13,6 +13,7 @@ variables a reader fills on every run).
     except tide.core.EOFException:
         reader.reset()
 """
+
 from .. import unique_name
 from ..data_loader import GeneratorLoader
 from .nn import data
@@ -31,9 +32,16 @@ def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_b
     if len(lod_levels) != len(shapes):
         raise ValueError("py_reader: %d shapes but %d lod_levels" % (len(shapes), len(lod_levels)))
     prefix = name or unique_name.generate("py_reader")
-    feed_list = [data(name="%s.out_%d" % (prefix, i), shape=list(shape), dtype=dtype,
-                      lod_level=level, append_batch_size=False)
-                 for i, (shape, dtype, level) in enumerate(zip(shapes, dtypes, lod_levels))]
+    feed_list = [
+        data(
+            name="%s.out_%d" % (prefix, i),
+            shape=list(shape),
+            dtype=dtype,
+            lod_level=level,
+            append_batch_size=False,
+        )
+        for i, (shape, dtype, level) in enumerate(zip(shapes, dtypes, lod_levels))
+    ]
     return GeneratorLoader(feed_list, capacity, use_double_buffer, iterable=False)
 
 
@@ -45,7 +53,9 @@ def create_py_reader_by_data(capacity, feed_list, name=None, use_double_buffer=T
 def read_file(reader):
     """The variables `reader` fills on every run of the program: one, or a list."""
     if not isinstance(reader, GeneratorLoader):
-        raise TypeError("read_file: expects a reader from py_reader or create_py_reader_by_data, "
-                        "got %r" % (reader,))
+        raise TypeError(
+            "read_file: expects a reader from py_reader or create_py_reader_by_data, "
+            "got %r" % (reader,)
+        )
     out = list(reader._feed_list)
     return out[0] if len(out) == 1 else out

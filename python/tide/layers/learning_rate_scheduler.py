@@ -1,5 +1,6 @@
 """Learning-rate schedules computed in the program (Fluid's learning_rate_scheduler): a step
 counter the program increments each run, and a learning-rate variable the optimizer reads."""
+
 from .. import unique_name
 from ..framework import default_main_program, default_startup_program
 from .control_flow import Switch
@@ -19,10 +20,17 @@ def autoincreased_step_counter(counter_name=None, begin=1, step=1):
     counter = block.create_var(name=name, dtype="int64", shape=[1], persistable=True)
     startup = default_startup_program().global_block()
     startup.create_var(name=name, dtype="int64", shape=[1], persistable=True)
-    startup.append_op("fill_constant", outputs={"Out": name},
-                      attrs={"shape": [1], "dtype": counter.desc.dtype, "value": float(begin - step)})
-    block._prepend_op("increment", inputs={"X": [counter]}, outputs={"Out": [counter]},
-                      attrs={"step": float(step)})
+    startup.append_op(
+        "fill_constant",
+        outputs={"Out": name},
+        attrs={"shape": [1], "dtype": counter.desc.dtype, "value": float(begin - step)},
+    )
+    block._prepend_op(
+        "increment",
+        inputs={"X": [counter]},
+        outputs={"Out": [counter]},
+        attrs={"step": float(step)},
+    )
     counter.stop_gradient = True
     return counter
 
@@ -31,18 +39,24 @@ def piecewise_decay(boundaries, values):
     """values[0] for steps < boundaries[0], values[1] up to boundaries[1], ..., values[-1] after,
     the step counting the main program's runs from 0 (built on Switch, as Fluid does)."""
     if len(values) - len(boundaries) != 1:
-        raise ValueError("piecewise_decay: len(values) must be len(boundaries) + 1, got %d and %d"
-                         % (len(values), len(boundaries)))
+        raise ValueError(
+            "piecewise_decay: len(values) must be len(boundaries) + 1, got %d and %d"
+            % (len(values), len(boundaries))
+        )
     if list(boundaries) != sorted(boundaries):
         raise ValueError("piecewise_decay: boundaries must increase, got %s" % (list(boundaries),))
     step = _decay_step_counter()
     block = default_main_program().global_block()
-    lr = block.create_var(name=unique_name.generate("learning_rate"), dtype="float32", shape=[1],
-                          persistable=True)
+    lr = block.create_var(
+        name=unique_name.generate("learning_rate"), dtype="float32", shape=[1], persistable=True
+    )
     startup = default_startup_program().global_block()
     startup.create_var(name=lr.name, dtype="float32", shape=[1], persistable=True)
-    startup.append_op("fill_constant", outputs={"Out": lr.name},
-                      attrs={"shape": [1], "dtype": lr.desc.dtype, "value": float(values[0])})
+    startup.append_op(
+        "fill_constant",
+        outputs={"Out": lr.name},
+        attrs={"shape": [1], "dtype": lr.desc.dtype, "value": float(values[0])},
+    )
     with Switch() as switch:
         for boundary, value in zip(boundaries, values):
             boundary_var = fill_constant([1], "float32", float(boundary))

@@ -1,15 +1,27 @@
 """Layers of the ops_control pack's small ops, with Fluid's names and arguments: comparisons and
 logical ops (bool outputs that take no gradient), increment, is_empty,
 fill_constant_batch_size_like and Print."""
+
 from ..core import convert_dtype, dtype_code
 from ..layer_helper import LayerHelper
 from .checks import check_var, check_variable_and_dtype
 from .nn import unsqueeze
 
 __all__ = [
-    "less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_xor", "logical_not", "increment", "is_empty",
-    "fill_constant_batch_size_like", "Print",
+    "less_than",
+    "less_equal",
+    "greater_than",
+    "greater_equal",
+    "equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "increment",
+    "is_empty",
+    "fill_constant_batch_size_like",
+    "Print",
 ]
 
 
@@ -20,8 +32,9 @@ def _bool_out(helper, layer, out):
     else:
         check_var(layer, "out", out)
         if out.dtype != "bool":
-            raise TypeError("%s: the output '%s' must be bool, it is %s"
-                            % (layer, out.name, out.dtype))
+            raise TypeError(
+                "%s: the output '%s' must be bool, it is %s" % (layer, out.name, out.dtype)
+            )
     out.stop_gradient = True
     return out
 
@@ -32,7 +45,7 @@ def _rows_like(x, y):
     a [N, 1] label (Fluid's IfElse example) compared row by row; broadcasting Y over X's last
     dims would refuse it."""
     xs, ys = tuple(x.shape), tuple(y.shape)
-    if 0 < len(ys) < len(xs) and xs[:len(ys)] == ys and all(d == 1 for d in xs[len(ys):]):
+    if 0 < len(ys) < len(xs) and xs[: len(ys)] == ys and all(d == 1 for d in xs[len(ys) :]):
         return unsqueeze(y, axes=list(range(len(ys), len(xs))))
     return y
 
@@ -85,8 +98,9 @@ def _logical(op_type, x, y, out, name):
     if y is not None:
         check_variable_and_dtype(y, "y", ("bool",), op_type)
         if x.dtype != y.dtype:
-            raise TypeError("%s: x and y must have one data type, got %s and %s"
-                            % (op_type, x.dtype, y.dtype))
+            raise TypeError(
+                "%s: x and y must have one data type, got %s and %s" % (op_type, x.dtype, y.dtype)
+            )
         inputs["Y"] = [y]
     helper = LayerHelper(op_type, name=name)
     if out is None and name is not None:
@@ -121,8 +135,9 @@ def increment(x, value=1.0, in_place=True):
     check_var("increment", "x", x)
     helper = LayerHelper("increment")
     out = x if in_place else helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("increment", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"step": float(value)})
+    helper.append_op(
+        "increment", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"step": float(value)}
+    )
     return out
 
 
@@ -142,33 +157,56 @@ def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, o
     helper = LayerHelper("fill_constant_batch_size_like")
     dtype = convert_dtype(dtype)
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("fill_constant_batch_size_like", inputs={"Input": [input]},
-                     outputs={"Out": [out]},
-                     attrs={"shape": [int(d) for d in shape], "dtype": dtype_code(dtype),
-                            "value": float(value), "input_dim_idx": int(input_dim_idx),
-                            "output_dim_idx": int(output_dim_idx)})
+    helper.append_op(
+        "fill_constant_batch_size_like",
+        inputs={"Input": [input]},
+        outputs={"Out": [out]},
+        attrs={
+            "shape": [int(d) for d in shape],
+            "dtype": dtype_code(dtype),
+            "value": float(value),
+            "input_dim_idx": int(input_dim_idx),
+            "output_dim_idx": int(output_dim_idx),
+        },
+    )
     out.stop_gradient = True
     return out
 
 
-def Print(input, first_n=-1, message=None, summarize=-1, print_tensor_name=True,
-          print_tensor_type=True, print_tensor_shape=True, print_tensor_lod=True,
-          print_phase="both"):
+def Print(
+    input,
+    first_n=-1,
+    message=None,
+    summarize=-1,
+    print_tensor_name=True,
+    print_tensor_type=True,
+    print_tensor_shape=True,
+    print_tensor_lod=True,
+    print_phase="both",
+):
     """Logs input (name, dtype, shape, LoD, the first `summarize` values) through the core's log
     each time it runs, and returns it passed through; its gradient is printed too unless
     print_phase is 'forward'."""
     check_var("Print", "input", input)
     if str(print_phase).lower() not in ("forward", "backward", "both"):
-        raise ValueError("Print: print_phase must be 'forward', 'backward' or 'both', got %r"
-                         % (print_phase,))
+        raise ValueError(
+            "Print: print_phase must be 'forward', 'backward' or 'both', got %r" % (print_phase,)
+        )
     helper = LayerHelper("print_" + input.name)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("print", inputs={"In": [input]}, outputs={"Out": [out]},
-                     attrs={"first_n": int(first_n), "message": message or "",
-                            "summarize": int(summarize),
-                            "print_tensor_name": bool(print_tensor_name),
-                            "print_tensor_type": bool(print_tensor_type),
-                            "print_tensor_shape": bool(print_tensor_shape),
-                            "print_tensor_lod": bool(print_tensor_lod),
-                            "print_phase": str(print_phase).lower()})
+    helper.append_op(
+        "print",
+        inputs={"In": [input]},
+        outputs={"Out": [out]},
+        attrs={
+            "first_n": int(first_n),
+            "message": message or "",
+            "summarize": int(summarize),
+            "print_tensor_name": bool(print_tensor_name),
+            "print_tensor_type": bool(print_tensor_type),
+            "print_tensor_shape": bool(print_tensor_shape),
+            "print_tensor_lod": bool(print_tensor_lod),
+            "print_phase": str(print_phase).lower(),
+        },
+    )
     return out

@@ -3,11 +3,16 @@ layers/math_op_patch.py): a + b appends an elementwise_add op, a < b a less_than
 on either side becomes a [1] tensor of the Variable's dtype. framework.py defines Variable without
 them, so the core does not import the layers built on it. == and != keep their identity meaning:
 Variables are used in sets, dicts and `in` tests."""
+
 from ..framework import Variable
 from . import logic, nn
 
-_ARITHMETIC = {"add": "elementwise_add", "sub": "elementwise_sub", "mul": "elementwise_mul",
-               "truediv": "elementwise_div"}
+_ARITHMETIC = {
+    "add": "elementwise_add",
+    "sub": "elementwise_sub",
+    "mul": "elementwise_mul",
+    "truediv": "elementwise_div",
+}
 _ORDERING = {"lt": "less_than", "le": "less_equal", "gt": "greater_than", "ge": "greater_equal"}
 
 
@@ -29,12 +34,14 @@ def _arithmetic(name, op_type, reverse):
         other = _as_variable(self, other)
         x, y = (other, self) if reverse else (self, other)
         return nn._elementwise(op_type, x, y)
+
     return _method(name, method)
 
 
 def _ordering(name, op_type):
     def method(self, other):
         return getattr(logic, op_type)(self, _as_variable(self, other))
+
     return _method(name, method)
 
 

@@ -1,5 +1,6 @@
 """Layers: functions that append ops (and their parameters) to the default programs, with
 Fluid's names and arguments."""
+
 import numpy as np
 
 from .. import unique_name
@@ -8,16 +9,58 @@ from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
-from .checks import FLOATS, INTS, check_dtype, check_type, check_var, check_variable_and_dtype, is_int
+from .checks import (
+    FLOATS,
+    INTS,
+    check_dtype,
+    check_type,
+    check_var,
+    check_variable_and_dtype,
+    is_int,
+)
 from .tensor_args import contains_var, int_tensor, int_tensor_list, int_items, list_arg
 
 __all__ = [
-    "data", "fc", "mean", "square_error_cost", "cross_entropy", "softmax",
-    "softmax_with_cross_entropy", "relu", "sigmoid", "tanh", "square", "elementwise_add",
-    "elementwise_sub", "elementwise_mul", "elementwise_div", "matmul", "mul", "scale", "sums",
-    "fill_constant", "fill_zeros_like", "assign", "cast", "concat", "reshape", "conv2d",
-    "pool2d", "adaptive_pool2d", "batch_norm", "dropout", "embedding", "accuracy", "transpose",
-    "split", "flatten", "topk", "lrn", "uniform_random", "gaussian_random", "create_parameter",
+    "data",
+    "fc",
+    "mean",
+    "square_error_cost",
+    "cross_entropy",
+    "softmax",
+    "softmax_with_cross_entropy",
+    "relu",
+    "sigmoid",
+    "tanh",
+    "square",
+    "elementwise_add",
+    "elementwise_sub",
+    "elementwise_mul",
+    "elementwise_div",
+    "matmul",
+    "mul",
+    "scale",
+    "sums",
+    "fill_constant",
+    "fill_zeros_like",
+    "assign",
+    "cast",
+    "concat",
+    "reshape",
+    "conv2d",
+    "pool2d",
+    "adaptive_pool2d",
+    "batch_norm",
+    "dropout",
+    "embedding",
+    "accuracy",
+    "transpose",
+    "split",
+    "flatten",
+    "topk",
+    "lrn",
+    "uniform_random",
+    "gaussian_random",
+    "create_parameter",
     "create_global_var",
 ]
 
@@ -31,16 +74,28 @@ def _single(helper, op_type, inputs, attrs=None, dtype=None, out_param="Out"):
     return out
 
 
-def data(name, shape, dtype="float32", lod_level=0, append_batch_size=True, stop_gradient=True,
-         type="LOD_TENSOR"):
+def data(
+    name,
+    shape,
+    dtype="float32",
+    lod_level=0,
+    append_batch_size=True,
+    stop_gradient=True,
+    type="LOD_TENSOR",
+):
     """A variable fed at run time. With append_batch_size, -1 (the batch) is put in front."""
     shape = [int(d) for d in shape]
     if append_batch_size and (not shape or shape[0] != -1):
         shape = [-1] + shape
     helper = LayerHelper("data", name=name)
     return helper.main_program.global_block().create_var(
-        name=name, shape=shape, dtype=convert_dtype(dtype), lod_level=lod_level,
-        stop_gradient=stop_gradient, type=type)
+        name=name,
+        shape=shape,
+        dtype=convert_dtype(dtype),
+        lod_level=lod_level,
+        stop_gradient=stop_gradient,
+        type=type,
+    )
 
 
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):
@@ -48,7 +103,9 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     check_type(input, "input", (list, tuple, Variable), "fc")
     for x in input if isinstance(input, (list, tuple)) else [input]:
         check_variable_and_dtype(x, "input", FLOATS, "fc")
-    helper = LayerHelper("fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    helper = LayerHelper(
+        "fc", input=input, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name
+    )
     inputs = helper.multiple_input()
     dtype = helper.input_dtype()
     attrs = param_attr if isinstance(param_attr, (list, tuple)) else [param_attr] * len(inputs)
@@ -57,12 +114,18 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
         in_dim = 1
         for d in x.shape[num_flatten_dims:]:
             if d < 0:
-                raise ValueError("fc: the input's dims after num_flatten_dims must be known, got %r" % (x.shape,))
+                raise ValueError(
+                    "fc: the input's dims after num_flatten_dims must be known, got %r" % (x.shape,)
+                )
             in_dim *= d
         w = helper.create_parameter(attr, [in_dim, size], dtype)
         tmp = helper.create_variable_for_type_inference(dtype)
-        helper.append_op("mul", inputs={"X": x, "Y": w}, outputs={"Out": tmp},
-                         attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+        helper.append_op(
+            "mul",
+            inputs={"X": x, "Y": w},
+            outputs={"Out": tmp},
+            attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1},
+        )
         partials.append(tmp)
     pre_bias = partials[0]
     if len(partials) > 1:
@@ -94,25 +157,37 @@ def cross_entropy(input, label, soft_label=False, ignore_index=-100):
     check_var("cross_entropy", "label", label)
     helper = LayerHelper("cross_entropy")
     if soft_label:
-        return _single(helper, "cross_entropy", {"X": input, "Label": label},
-                       {"soft_label": True, "ignore_index": ignore_index}, out_param="Y")
+        return _single(
+            helper,
+            "cross_entropy",
+            {"X": input, "Label": label},
+            {"soft_label": True, "ignore_index": ignore_index},
+            out_param="Y",
+        )
     out = helper.create_variable_for_type_inference(input.dtype)
     xshape = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
     match_x = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
-    helper.append_op("cross_entropy2", inputs={"X": input, "Label": label},
-                     outputs={"Y": out, "XShape": xshape, "MatchX": match_x},
-                     attrs={"ignore_index": ignore_index})
+    helper.append_op(
+        "cross_entropy2",
+        inputs={"X": input, "Label": label},
+        outputs={"Y": out, "XShape": xshape, "MatchX": match_x},
+        attrs={"ignore_index": ignore_index},
+    )
     return out
 
 
-def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100,
-                               return_softmax=False):
+def softmax_with_cross_entropy(
+    logits, label, soft_label=False, ignore_index=-100, return_softmax=False
+):
     helper = LayerHelper("softmax_with_cross_entropy")
     softmax_out = helper.create_variable_for_type_inference(logits.dtype)
     loss = helper.create_variable_for_type_inference(logits.dtype)
-    helper.append_op("softmax_with_cross_entropy", inputs={"Logits": logits, "Label": label},
-                     outputs={"Softmax": softmax_out, "Loss": loss},
-                     attrs={"soft_label": soft_label, "ignore_index": ignore_index})
+    helper.append_op(
+        "softmax_with_cross_entropy",
+        inputs={"Logits": logits, "Label": label},
+        outputs={"Softmax": softmax_out, "Loss": loss},
+        attrs={"soft_label": soft_label, "ignore_index": ignore_index},
+    )
     return (loss, softmax_out) if return_softmax else loss
 
 
@@ -125,6 +200,7 @@ def _activation(op_type):
     def layer(x, name=None):
         check_variable_and_dtype(x, "x", FLOATS, op_type)
         return _single(LayerHelper(op_type, name=name), op_type, {"X": x})
+
     layer.__name__ = op_type
     layer.__doc__ = "Elementwise %s." % op_type
     return layer
@@ -163,22 +239,34 @@ def elementwise_div(x, y, axis=-1, act=None, name=None):
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
     check_variable_and_dtype(x, "x", FLOATS, "matmul")
     check_variable_and_dtype(y, "y", FLOATS, "matmul")
-    return _single(LayerHelper("matmul", name=name), "matmul", {"X": x, "Y": y},
-                   {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)})
+    return _single(
+        LayerHelper("matmul", name=name),
+        "matmul",
+        {"X": x, "Y": y},
+        {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)},
+    )
 
 
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
     check_variable_and_dtype(x, "x", FLOATS, "mul")
     check_variable_and_dtype(y, "y", FLOATS, "mul")
-    return _single(LayerHelper("mul", name=name), "mul", {"X": x, "Y": y},
-                   {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims})
+    return _single(
+        LayerHelper("mul", name=name),
+        "mul",
+        {"X": x, "Y": y},
+        {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims},
+    )
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     check_variable_and_dtype(x, "x", FLOATS + ("int8", "int16", "uint8") + INTS, "scale")
     helper = LayerHelper("scale", act=act, name=name)
-    out = _single(helper, "scale", {"X": x}, {"scale": float(scale), "bias": float(bias),
-                                              "bias_after_scale": bias_after_scale})
+    out = _single(
+        helper,
+        "scale",
+        {"X": x},
+        {"scale": float(scale), "bias": float(bias), "bias_after_scale": bias_after_scale},
+    )
     return helper.append_activation(out)
 
 
@@ -237,8 +325,12 @@ def fill_zeros_like(x):
 
 # assign_value's attribute for each numpy dtype (Fluid 1.8: float32, int32; Paddle 2.0: int64,
 # bool).
-_ASSIGN_VALUES = {"float32": ("fp32_values", float), "int32": ("int32_values", int),
-                  "int64": ("int64_values", int), "bool": ("bool_values", int)}
+_ASSIGN_VALUES = {
+    "float32": ("fp32_values", float),
+    "int32": ("int32_values", int),
+    "int64": ("int64_values", int),
+    "bool": ("bool_values", int),
+}
 
 
 def assign(input, output=None):
@@ -254,22 +346,34 @@ def assign(input, output=None):
         return output
     if isinstance(input, LoDTensor):
         if input.lod():
-            raise ValueError("assign: a LoDTensor with LoD %s cannot be held in the program (its "
-                             "values can); feed it instead" % (input.lod(),))
+            raise ValueError(
+                "assign: a LoDTensor with LoD %s cannot be held in the program (its "
+                "values can); feed it instead" % (input.lod(),)
+            )
         input = np.array(input)
     dtype = convert_dtype(input.dtype)
     if dtype not in _ASSIGN_VALUES:
-        raise TypeError("assign: a numpy array's data type must be one of %s, but received %s"
-                        % (", ".join(_ASSIGN_VALUES), dtype))
+        raise TypeError(
+            "assign: a numpy array's data type must be one of %s, but received %s"
+            % (", ".join(_ASSIGN_VALUES), dtype)
+        )
     if input.size > 1024 * 1024:
-        raise ValueError("assign: the array holds %d values, more than 1024 * 1024 (save it to a "
-                         "file and load it instead)" % input.size)
+        raise ValueError(
+            "assign: the array holds %d values, more than 1024 * 1024 (save it to a "
+            "file and load it instead)" % input.size
+        )
     attr, cast = _ASSIGN_VALUES[dtype]
     if output is None:
         output = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("assign_value", outputs={"Out": output},
-                     attrs={"dtype": dtype_code(dtype), "shape": [int(d) for d in input.shape],
-                            attr: [cast(v) for v in input.flat]})
+    helper.append_op(
+        "assign_value",
+        outputs={"Out": output},
+        attrs={
+            "dtype": dtype_code(dtype),
+            "shape": [int(d) for d in input.shape],
+            attr: [cast(v) for v in input.flat],
+        },
+    )
     return output
 
 
@@ -279,8 +383,12 @@ def cast(x, dtype):
     helper = LayerHelper("cast")
     dtype = convert_dtype(dtype)
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("cast", inputs={"X": x}, outputs={"Out": out},
-                     attrs={"in_dtype": dtype_code(x.dtype), "out_dtype": dtype_code(dtype)})
+    helper.append_op(
+        "cast",
+        inputs={"X": x},
+        outputs={"Out": out},
+        attrs={"in_dtype": dtype_code(x.dtype), "out_dtype": dtype_code(dtype)},
+    )
     return out
 
 
@@ -305,12 +413,15 @@ def concat(input, axis=0, name=None):
     for i, x in enumerate(inputs):
         check_variable_and_dtype(x, "input[%d]" % i, _MOVE_TYPES, "concat")
         if x.dtype != inputs[0].dtype:
-            raise TypeError("concat: all of 'input' must have one data type, but input[0] is %s "
-                            "and input[%d] is %s" % (inputs[0].dtype, i, x.dtype))
+            raise TypeError(
+                "concat: all of 'input' must have one data type, but input[0] is %s "
+                "and input[%d] is %s" % (inputs[0].dtype, i, x.dtype)
+            )
     op_inputs, attrs = {"X": inputs}, {}
     _axis_arg("concat", "axis", axis, op_inputs, attrs)
-    return _single(LayerHelper("concat", name=name), "concat", op_inputs, attrs,
-                   dtype=inputs[0].dtype)
+    return _single(
+        LayerHelper("concat", name=name), "concat", op_inputs, attrs, dtype=inputs[0].dtype
+    )
 
 
 def _check_reshape_ints(x, shape):
@@ -318,15 +429,19 @@ def _check_reshape_ints(x, shape):
     negative."""
     unknown = [i for i, d in enumerate(shape) if is_int(d) and d == -1]
     if len(unknown) > 1:
-        raise ValueError("reshape: only one dim of 'shape' may be -1, but shape[%d] and "
-                         "shape[%d] are" % tuple(unknown[:2]))
+        raise ValueError(
+            "reshape: only one dim of 'shape' may be -1, but shape[%d] and "
+            "shape[%d] are" % tuple(unknown[:2])
+        )
     for i, d in enumerate(shape):
         if is_int(d) and d == 0 and i >= len(x.shape):
-            raise ValueError("reshape: shape[%d] = 0 copies x's dim %d, but x has %d dims"
-                             % (i, i, len(x.shape)))
+            raise ValueError(
+                "reshape: shape[%d] = 0 copies x's dim %d, but x has %d dims" % (i, i, len(x.shape))
+            )
         if is_int(d) and d < -1:
-            raise ValueError("reshape: shape[%d] = %d; a dim must be > 0, 0 (copy) or -1 (infer)"
-                             % (i, d))
+            raise ValueError(
+                "reshape: shape[%d] = %d; a dim must be > 0, 0 (copy) or -1 (infer)" % (i, d)
+            )
 
 
 def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
@@ -361,12 +476,16 @@ def transpose(x, perm, name=None):
     check_variable_and_dtype(x, "x", FLOATS + INTS, "transpose")
     check_type(perm, "perm", (list, tuple), "transpose")
     if len(perm) != len(x.shape):
-        raise ValueError("transpose: 'perm' is a permutation of x's %d dims, but has %d entries "
-                         "(x's shape %s, perm %s)" % (len(x.shape), len(perm), list(x.shape), list(perm)))
+        raise ValueError(
+            "transpose: 'perm' is a permutation of x's %d dims, but has %d entries "
+            "(x's shape %s, perm %s)" % (len(x.shape), len(perm), list(x.shape), list(perm))
+        )
     n = len(perm)
     if any(not is_int(p) or not -n <= p < n for p in perm) or len({int(p) % n for p in perm}) != n:
-        raise ValueError("transpose: 'perm' %s is not a permutation of x's dims 0..%d"
-                         % (list(perm), len(perm) - 1))
+        raise ValueError(
+            "transpose: 'perm' %s is not a permutation of x's dims 0..%d"
+            % (list(perm), len(perm) - 1)
+        )
     return _single(LayerHelper("transpose", name=name), "transpose", {"X": x}, {"axis": list(perm)})
 
 
@@ -379,16 +498,23 @@ def _check_sections(input, num_or_sections, dim):
     size = input.shape[dim] if is_int(dim) and -len(input.shape) <= dim < len(input.shape) else -1
     if is_int(num_or_sections):
         if num_or_sections < 2:
-            raise ValueError("split: 'num_or_sections' as an int must be > 1, got %d" % num_or_sections)
+            raise ValueError(
+                "split: 'num_or_sections' as an int must be > 1, got %d" % num_or_sections
+            )
         if size >= 0 and size % num_or_sections:
-            raise ValueError("split: input's dim %d (%d) is not divisible by num_or_sections %d"
-                             % (dim, size, num_or_sections))
+            raise ValueError(
+                "split: input's dim %d (%d) is not divisible by num_or_sections %d"
+                % (dim, size, num_or_sections)
+            )
         return
     if sum(1 for s in num_or_sections if is_int(s) and s == -1) > 1:
-        raise ValueError("split: only one of 'num_or_sections' may be -1, got %r" % (num_or_sections,))
+        raise ValueError(
+            "split: only one of 'num_or_sections' may be -1, got %r" % (num_or_sections,)
+        )
     if size >= 0 and len(num_or_sections) > size:
-        raise ValueError("split: %d sections for input's dim %d of size %d"
-                         % (len(num_or_sections), dim, size))
+        raise ValueError(
+            "split: %d sections for input's dim %d of size %d" % (len(num_or_sections), dim, size)
+        )
 
 
 def split(input, num_or_sections, dim=-1, name=None):
@@ -410,9 +536,13 @@ def split(input, num_or_sections, dim=-1, name=None):
         attrs["num"] = 0
         attrs["sections"] = [-1 if isinstance(s, Variable) else int(s) for s in num_or_sections]
         if contains_var(num_or_sections):
-            inputs["SectionsTensorList"] = int_tensor_list("split", "num_or_sections", num_or_sections)
+            inputs["SectionsTensorList"] = int_tensor_list(
+                "split", "num_or_sections", num_or_sections
+            )
     _check_sections(input, num_or_sections, dim)
-    outs = [helper.create_variable_for_type_inference(input.dtype) for _ in [0] * n]  # (range is a layer here)
+    outs = [
+        helper.create_variable_for_type_inference(input.dtype) for _ in [0] * n
+    ]  # (range is a layer here)
     helper.append_op("split", inputs=inputs, outputs={"Out": outs}, attrs=attrs)
     return outs
 
@@ -432,7 +562,9 @@ def topk(input, k, name=None):
         attrs["k"] = int(k)
     values = helper.create_variable_for_type_inference(input.dtype)
     indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
-    helper.append_op("top_k", inputs=inputs, outputs={"Out": values, "Indices": indices}, attrs=attrs)
+    helper.append_op(
+        "top_k", inputs=inputs, outputs={"Out": values, "Indices": indices}, attrs=attrs
+    )
     return values, indices
 
 
@@ -443,8 +575,11 @@ def accuracy(input, label, k=1, correct=None, total=None):
     acc = helper.create_variable_for_type_inference("float32", stop_gradient=True)
     correct = correct or helper.create_variable_for_type_inference("int32", stop_gradient=True)
     total = total or helper.create_variable_for_type_inference("int32", stop_gradient=True)
-    helper.append_op("accuracy", inputs={"Out": values, "Indices": indices, "Label": label},
-                     outputs={"Accuracy": acc, "Correct": correct, "Total": total})
+    helper.append_op(
+        "accuracy",
+        inputs={"Out": values, "Indices": indices, "Label": label},
+        outputs={"Accuracy": acc, "Correct": correct, "Total": total},
+    )
     return acc
 
 
@@ -456,7 +591,9 @@ def _paddings(layer, padding, data_format="NCHW"):
     if isinstance(padding, str):
         algo = padding.upper()
         if algo not in ("SAME", "VALID"):
-            raise ValueError("%s: padding must be 'SAME', 'VALID' or numbers, got %r" % (layer, padding))
+            raise ValueError(
+                "%s: padding must be 'SAME', 'VALID' or numbers, got %r" % (layer, padding)
+            )
         return [0, 0], algo
     if is_int(padding):
         return [int(padding)] * 2, "EXPLICIT"
@@ -465,19 +602,35 @@ def _paddings(layer, padding, data_format="NCHW"):
     if len(pads) == 4 and all(isinstance(p, (list, tuple)) for p in pads):
         batch_and_channel = (0, 1) if data_format == "NCHW" else (0, 3)
         if any(list(pads[i]) != [0, 0] for i in batch_and_channel):
-            raise ValueError("%s: padding %r pads the batch or channel dim (data_format %s); only "
-                             "H and W may be padded" % (layer, padding, data_format))
+            raise ValueError(
+                "%s: padding %r pads the batch or channel dim (data_format %s); only "
+                "H and W may be padded" % (layer, padding, data_format)
+            )
         spatial = (2, 3) if data_format == "NCHW" else (1, 2)
         pads = [p for i in spatial for p in pads[i]]
     if len(pads) not in (2, 4) or not all(is_int(p) for p in pads):
-        raise TypeError("%s: padding must be an int, 2 ints (h, w), 4 (top, bottom, left, right) "
-                        "or 4 [before, after] pairs, got %r" % (layer, padding))
+        raise TypeError(
+            "%s: padding must be an int, 2 ints (h, w), 4 (top, bottom, left, right) "
+            "or 4 [before, after] pairs, got %r" % (layer, padding)
+        )
     return [int(p) for p in pads], "EXPLICIT"
 
 
-def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
-           param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
-           data_format="NCHW"):
+def conv2d(
+    input,
+    num_filters,
+    filter_size,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCHW",
+):
     check_variable_and_dtype(input, "input", FLOATS, "conv2d")
     if not isinstance(use_cudnn, bool):  # Fluid 1.8 raises ValueError here (TypeError in pool2d)
         raise ValueError("conv2d: use_cudnn must be True or False, but received %r" % (use_cudnn,))
@@ -491,8 +644,10 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     if groups is not None and groups <= 0:
         raise ValueError("conv2d: groups must be > 0, got %d" % groups)
     if channels < 0 or channels % (groups or 1):
-        raise ValueError("conv2d: input channels %d must be known and divisible by groups %d"
-                         % (channels, groups or 1))
+        raise ValueError(
+            "conv2d: input channels %d must be known and divisible by groups %d"
+            % (channels, groups or 1)
+        )
     # Fluid's rule: a conv of one group per channel without cuDNN is a depthwise_conv2d.
     op_type = "conv2d"
     if groups == channels and num_filters % channels == 0 and not use_cudnn:
@@ -502,19 +657,42 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     kh, kw = pair(filter_size)
     shape = [num_filters, channels // groups, kh, kw]
     std = (2.0 / (kh * kw * channels)) ** 0.5
-    w = helper.create_parameter(param_attr, shape, input.dtype, default_initializer=Normal(0.0, std))
+    w = helper.create_parameter(
+        param_attr, shape, input.dtype, default_initializer=Normal(0.0, std)
+    )
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(op_type, inputs={"Input": input, "Filter": w}, outputs={"Output": pre_bias},
-                     attrs={"strides": pair(stride), "paddings": paddings, "dilations": pair(dilation),
-                            "groups": groups, "use_cudnn": use_cudnn, "padding_algorithm": algo,
-                            "data_format": data_format})
+    helper.append_op(
+        op_type,
+        inputs={"Input": input, "Filter": w},
+        outputs={"Output": pre_bias},
+        attrs={
+            "strides": pair(stride),
+            "paddings": paddings,
+            "dilations": pair(dilation),
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+            "padding_algorithm": algo,
+            "data_format": data_format,
+        },
+    )
     return helper.append_activation(
-        helper.append_bias_op(pre_bias, dim_start=channel_axis, dim_end=channel_axis + 1))
+        helper.append_bias_op(pre_bias, dim_start=channel_axis, dim_end=channel_axis + 1)
+    )
 
 
-def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
-           global_pooling=False, use_cudnn=True, ceil_mode=False, exclusive=True, name=None,
-           data_format="NCHW"):
+def pool2d(
+    input,
+    pool_size=-1,
+    pool_type="max",
+    pool_stride=1,
+    pool_padding=0,
+    global_pooling=False,
+    use_cudnn=True,
+    ceil_mode=False,
+    exclusive=True,
+    name=None,
+    data_format="NCHW",
+):
     if pool_type not in ("max", "avg"):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
     check_variable_and_dtype(input, "input", FLOATS, "pool2d")
@@ -527,10 +705,22 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,
     paddings, algo = _paddings("pool2d", pool_padding, data_format)
     if algo == "VALID" and ceil_mode:
         raise ValueError("pool2d: ceil_mode must be False when pool_padding is 'VALID'")
-    return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
-                   {"pooling_type": pool_type, "ksize": pair(pool_size), "strides": pair(pool_stride),
-                    "paddings": paddings, "padding_algorithm": algo, "global_pooling": global_pooling,
-                    "ceil_mode": ceil_mode, "exclusive": exclusive, "data_format": data_format})
+    return _single(
+        LayerHelper("pool2d", name=name),
+        "pool2d",
+        {"X": input},
+        {
+            "pooling_type": pool_type,
+            "ksize": pair(pool_size),
+            "strides": pair(pool_stride),
+            "paddings": paddings,
+            "padding_algorithm": algo,
+            "global_pooling": global_pooling,
+            "ceil_mode": ceil_mode,
+            "exclusive": exclusive,
+            "data_format": data_format,
+        },
+    )
 
 
 def adaptive_pool2d(input, pool_size, pool_type="max", name=None, data_format="NCHW"):
@@ -541,48 +731,98 @@ def adaptive_pool2d(input, pool_size, pool_type="max", name=None, data_format="N
     check_variable_and_dtype(input, "input", FLOATS, "adaptive_pool2d")
     _check_data_format("adaptive_pool2d", data_format)
     size = [pool_size, pool_size] if isinstance(pool_size, int) else list(pool_size)
-    return _single(LayerHelper("pool2d", name=name), "pool2d", {"X": input},
-                   {"pooling_type": pool_type, "ksize": size, "adaptive": True,
-                    "data_format": data_format})
+    return _single(
+        LayerHelper("pool2d", name=name),
+        "pool2d",
+        {"X": input},
+        {"pooling_type": pool_type, "ksize": size, "adaptive": True, "data_format": data_format},
+    )
 
 
-def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5, param_attr=None,
-               bias_attr=None, data_layout="NCHW", name=None, moving_mean_name=None,
-               moving_variance_name=None):
+def batch_norm(
+    input,
+    act=None,
+    is_test=False,
+    momentum=0.9,
+    epsilon=1e-5,
+    param_attr=None,
+    bias_attr=None,
+    data_layout="NCHW",
+    name=None,
+    moving_mean_name=None,
+    moving_variance_name=None,
+):
     check_variable_and_dtype(input, "input", FLOATS, "batch_norm")
     _check_data_format("batch_norm", data_layout, "data_layout")
-    helper = LayerHelper("batch_norm", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    helper = LayerHelper(
+        "batch_norm", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name
+    )
     dtype = input.dtype
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
     scale_p = helper.create_parameter(param_attr, [c], dtype, default_initializer=Constant(1.0))
     bias_p = helper.create_parameter(bias_attr, [c], dtype, is_bias=True)
     block = helper.main_program.global_block()
-    mean = block.create_parameter(name=moving_mean_name or helper.name + ".mean", shape=[c], dtype=dtype,
-                                  trainable=False, initializer=Constant(0.0))
-    var = block.create_parameter(name=moving_variance_name or helper.name + ".var", shape=[c], dtype=dtype,
-                                 trainable=False, initializer=Constant(1.0))
+    mean = block.create_parameter(
+        name=moving_mean_name or helper.name + ".mean",
+        shape=[c],
+        dtype=dtype,
+        trainable=False,
+        initializer=Constant(0.0),
+    )
+    var = block.create_parameter(
+        name=moving_variance_name or helper.name + ".var",
+        shape=[c],
+        dtype=dtype,
+        trainable=False,
+        initializer=Constant(1.0),
+    )
     saved_mean = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
     saved_var = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
     y = helper.create_variable_for_type_inference(dtype)
-    helper.append_op("batch_norm",
-                     inputs={"X": input, "Scale": scale_p, "Bias": bias_p, "Mean": mean, "Variance": var},
-                     outputs={"Y": y, "MeanOut": mean, "VarianceOut": var, "SavedMean": saved_mean,
-                              "SavedVariance": saved_var},
-                     attrs={"momentum": momentum, "epsilon": epsilon, "is_test": is_test,
-                            "data_layout": data_layout})
+    helper.append_op(
+        "batch_norm",
+        inputs={"X": input, "Scale": scale_p, "Bias": bias_p, "Mean": mean, "Variance": var},
+        outputs={
+            "Y": y,
+            "MeanOut": mean,
+            "VarianceOut": var,
+            "SavedMean": saved_mean,
+            "SavedVariance": saved_var,
+        },
+        attrs={
+            "momentum": momentum,
+            "epsilon": epsilon,
+            "is_test": is_test,
+            "data_layout": data_layout,
+        },
+    )
     return helper.append_activation(y)
 
 
-def dropout(x, dropout_prob, is_test=False, seed=None, name=None,
-            dropout_implementation="downgrade_in_infer"):
+def dropout(
+    x,
+    dropout_prob,
+    is_test=False,
+    seed=None,
+    name=None,
+    dropout_implementation="downgrade_in_infer",
+):
     check_variable_and_dtype(x, "x", FLOATS, "dropout")
     helper = LayerHelper("dropout", name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     mask = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
-    helper.append_op("dropout", inputs={"X": x}, outputs={"Out": out, "Mask": mask},
-                     attrs={"dropout_prob": float(dropout_prob), "is_test": is_test,
-                            "fix_seed": seed is not None, "seed": seed or 0,
-                            "dropout_implementation": dropout_implementation})
+    helper.append_op(
+        "dropout",
+        inputs={"X": x},
+        outputs={"Out": out, "Mask": mask},
+        attrs={
+            "dropout_prob": float(dropout_prob),
+            "is_test": is_test,
+            "fix_seed": seed is not None,
+            "seed": seed or 0,
+            "dropout_implementation": dropout_implementation,
+        },
+    )
     return out
 
 
@@ -592,9 +832,16 @@ def embedding(input, size, is_sparse=False, padding_idx=None, param_attr=None, d
     check_dtype(dtype, "dtype", FLOATS, "embedding")
     helper = LayerHelper("embedding", param_attr=param_attr)
     w = helper.create_parameter(param_attr, list(size), dtype)
-    pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
-    return _single(helper, "lookup_table", {"Ids": input, "W": w},
-                   {"is_sparse": is_sparse, "padding_idx": pad}, dtype=dtype)
+    pad = (
+        -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
+    )
+    return _single(
+        helper,
+        "lookup_table",
+        {"Ids": input, "W": w},
+        {"is_sparse": is_sparse, "padding_idx": pad},
+        dtype=dtype,
+    )
 
 
 def _check_data_format(layer, data_format, arg="data_format"):
@@ -612,9 +859,18 @@ def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None, data_format="NCHW")
     helper = LayerHelper("lrn", name=name)
     out = helper.create_variable_for_type_inference(input.dtype)
     mid = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
-    helper.append_op("lrn", inputs={"X": input}, outputs={"Out": out, "MidOut": mid},
-                     attrs={"n": n, "k": float(k), "alpha": float(alpha), "beta": float(beta),
-                            "data_format": data_format})
+    helper.append_op(
+        "lrn",
+        inputs={"X": input},
+        outputs={"Out": out, "MidOut": mid},
+        attrs={
+            "n": n,
+            "k": float(k),
+            "alpha": float(alpha),
+            "beta": float(beta),
+            "data_format": data_format,
+        },
+    )
     return out
 
 
@@ -623,7 +879,10 @@ def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0):
     int Variables)."""
     check_dtype(dtype, "dtype", ("float32", "float64"), "uniform_random")
     helper = LayerHelper("uniform_random")
-    inputs, attrs = {}, {"dtype": dtype_code(dtype), "min": float(min), "max": float(max), "seed": seed}
+    inputs, attrs = (
+        {},
+        {"dtype": dtype_code(dtype), "min": float(min), "max": float(max), "seed": seed},
+    )
     _shape_arg("uniform_random", shape, inputs, attrs)
     out = helper.create_variable_for_type_inference(convert_dtype(dtype))
     helper.append_op("uniform_random", inputs=inputs, outputs={"Out": out}, attrs=attrs)
@@ -633,9 +892,17 @@ def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0):
 def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32"):
     helper = LayerHelper("gaussian_random")
     out = helper.create_variable_for_type_inference(convert_dtype(dtype))
-    helper.append_op("gaussian_random", outputs={"Out": out},
-                     attrs={"shape": list(shape), "dtype": dtype_code(dtype), "mean": float(mean),
-                            "std": float(std), "seed": seed})
+    helper.append_op(
+        "gaussian_random",
+        outputs={"Out": out},
+        attrs={
+            "shape": list(shape),
+            "dtype": dtype_code(dtype),
+            "mean": float(mean),
+            "std": float(std),
+            "seed": seed,
+        },
+    )
     return out
 
 
@@ -650,9 +917,13 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
     """A global variable filled with `value` by the startup program."""
     helper = LayerHelper("global_var", name=name)
-    var = helper.create_global_variable(name=name or unique_name.generate("global_var"),
-                                        shape=list(shape), dtype=convert_dtype(dtype),
-                                        persistable=persistable, stop_gradient=True)
+    var = helper.create_global_variable(
+        name=name or unique_name.generate("global_var"),
+        shape=list(shape),
+        dtype=convert_dtype(dtype),
+        persistable=persistable,
+        stop_gradient=True,
+    )
     Constant(value)(var, helper.main_program.global_block())
     return var
 
@@ -668,12 +939,17 @@ def _act_with_attrs(op_type, *attr_defaults):
         check_var(op_type, "x", x)
         name = kwargs.pop("name", None)
         if len(args) > len(names):
-            raise TypeError("%s() takes x and at most %d attributes %s" % (op_type, len(names), names))
+            raise TypeError(
+                "%s() takes x and at most %d attributes %s" % (op_type, len(names), names)
+            )
         attrs = dict(attr_defaults)
         attrs.update(zip(names, args))
         unknown = set(kwargs) - set(names)
         if unknown:
-            raise TypeError("%s(): unknown argument(s) %s; attributes are %s" % (op_type, sorted(unknown), names))
+            raise TypeError(
+                "%s(): unknown argument(s) %s; attributes are %s"
+                % (op_type, sorted(unknown), names)
+            )
         attrs.update(kwargs)
         for k, default in attr_defaults:
             if attrs[k] is None:
@@ -685,8 +961,12 @@ def _act_with_attrs(op_type, *attr_defaults):
             else:
                 attrs[k] = float(attrs[k])
         return _single(LayerHelper(op_type, name=name), op_type, {"X": x}, attrs)
+
     layer.__name__ = op_type
-    layer.__doc__ = "Fluid's %s(x, %s, name=None)." % (op_type, ", ".join("%s=%r" % a for a in attr_defaults))
+    layer.__doc__ = "Fluid's %s(x, %s, name=None)." % (
+        op_type,
+        ", ".join("%s=%r" % a for a in attr_defaults),
+    )
     return layer
 
 
@@ -713,6 +993,8 @@ tanh_shrink = _activation("tanh_shrink")
 elu = _act_with_attrs("elu", ("alpha", 1.0))
 leaky_relu = _act_with_attrs("leaky_relu", ("alpha", 0.02))
 relu6 = _act_with_attrs("relu6", ("threshold", 6.0))
+
+
 def pow(x, factor=1.0, name=None):  # noqa: A001 (Fluid's name)
     """x ^ factor; `factor` a number or a one-element float32 Variable (the FactorTensor input,
     Fluid 1.8's)."""
@@ -726,6 +1008,8 @@ def pow(x, factor=1.0, name=None):  # noqa: A001 (Fluid's name)
     else:
         attrs["factor"] = float(factor)
     return _single(LayerHelper("pow", name=name), "pow", inputs, attrs)
+
+
 stanh = _act_with_attrs("stanh", ("scale_a", 0.67), ("scale_b", 1.7159))
 hard_sigmoid = _act_with_attrs("hard_sigmoid", ("slope", 0.2), ("offset", 0.5))
 swish = _act_with_attrs("swish", ("beta", 1.0))
@@ -740,8 +1024,12 @@ gelu = _act_with_attrs("gelu", ("approximate", False))
 def softshrink(x, alpha=None):
     """Fluid's softshrink: its `alpha` is the op's `lambda` (0.5 when None)."""
     check_var("softshrink", "x", x)
-    return _single(LayerHelper("softshrink"), "softshrink", {"X": x},
-                   {"lambda": 0.5 if alpha is None else float(alpha)})
+    return _single(
+        LayerHelper("softshrink"),
+        "softshrink",
+        {"X": x},
+        {"lambda": 0.5 if alpha is None else float(alpha)},
+    )
 
 
 def prelu(x, mode, param_attr=None, name=None):
@@ -783,7 +1071,9 @@ def elementwise_min(x, y, axis=-1, act=None, name=None):
 def _int_list(layer, arg, value):
     if isinstance(value, int) and not isinstance(value, bool):
         return [value]
-    if isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
         return list(value)
     raise TypeError("%s: '%s' must be an int or a list of ints, got %r" % (layer, arg, value))
 
@@ -827,8 +1117,12 @@ def reduce_any(input, dim=None, keep_dim=False, name=None):
 def gather(input, index, overwrite=True, axis=0):
     check_var("gather", "input", input)
     check_var("gather", "index", index)
-    return _single(LayerHelper("gather"), "gather", {"X": input, "Index": index},
-                   {"overwrite": overwrite, "axis": axis})
+    return _single(
+        LayerHelper("gather"),
+        "gather",
+        {"X": input, "Index": index},
+        {"overwrite": overwrite, "axis": axis},
+    )
 
 
 def gather_nd(input, index, name=None):
@@ -840,8 +1134,12 @@ def gather_nd(input, index, name=None):
 def scatter(input, index, updates, name=None, overwrite=True):
     for arg, v in (("input", input), ("index", index), ("updates", updates)):
         check_var("scatter", arg, v)
-    return _single(LayerHelper("scatter", name=name), "scatter",
-                   {"X": input, "Ids": index, "Updates": updates}, {"overwrite": overwrite})
+    return _single(
+        LayerHelper("scatter", name=name),
+        "scatter",
+        {"X": input, "Ids": index, "Updates": updates},
+        {"overwrite": overwrite},
+    )
 
 
 def slice(input, axes, starts, ends):  # noqa: A001 (Fluid's name)
@@ -862,11 +1160,14 @@ def strided_slice(input, axes, starts, ends, strides):
     axes = _int_list("strided_slice", "axes", axes)
     inputs, attrs = {"Input": input}, {"axes": axes}
     infer_flags = [1] * len(axes)
-    for arg, value, tensor in (("starts", starts, "StartsTensor"), ("ends", ends, "EndsTensor"),
-                               ("strides", strides, "StridesTensor")):
+    for arg, value, tensor in (
+        ("starts", starts, "StartsTensor"),
+        ("ends", ends, "EndsTensor"),
+        ("strides", strides, "StridesTensor"),
+    ):
         list_arg("strided_slice", arg, value, inputs, attrs, arg, tensor, tensor + "List")
         if isinstance(value, (list, tuple)):
-            for i, v in enumerate(value[:len(axes)]):
+            for i, v in enumerate(value[: len(axes)]):
                 if isinstance(v, Variable):
                     infer_flags[i] = -1
     attrs["infer_flags"] = infer_flags
@@ -884,7 +1185,9 @@ def _with_xshape(op_type, inputs, attrs, name):
 
 def squeeze(input, axes, name=None):
     check_var("squeeze", "input", input)
-    return _with_xshape("squeeze2", {"X": input}, {"axes": _int_list("squeeze", "axes", axes)}, name)
+    return _with_xshape(
+        "squeeze2", {"X": input}, {"axes": _int_list("squeeze", "axes", axes)}, name
+    )
 
 
 def unsqueeze(input, axes, name=None):
@@ -892,8 +1195,17 @@ def unsqueeze(input, axes, name=None):
     one-element int Variables, read when the op runs)."""
     check_var("unsqueeze", "input", input)
     inputs, attrs = {"X": input}, {}
-    list_arg("unsqueeze", "axes", axes, inputs, attrs, "axes", "AxesTensor", "AxesTensorList",
-             one_int=True)
+    list_arg(
+        "unsqueeze",
+        "axes",
+        axes,
+        inputs,
+        attrs,
+        "axes",
+        "AxesTensor",
+        "AxesTensorList",
+        one_int=True,
+    )
     return _with_xshape("unsqueeze2", inputs, attrs, name)
 
 
@@ -903,8 +1215,17 @@ def expand(x, expand_times, name=None):
     expand_times_tensor inputs)."""
     check_var("expand", "x", x)
     inputs, attrs = {"X": x}, {}
-    list_arg("expand", "expand_times", expand_times, inputs, attrs, "expand_times", "ExpandTimes",
-             "expand_times_tensor", one_int=True)
+    list_arg(
+        "expand",
+        "expand_times",
+        expand_times,
+        inputs,
+        attrs,
+        "expand_times",
+        "ExpandTimes",
+        "expand_times_tensor",
+        one_int=True,
+    )
     given = expand_times if isinstance(expand_times, (list, tuple)) else [expand_times]
     if any(is_int(t) and t <= 0 for t in given):
         raise ValueError("expand: each int of 'expand_times' must be > 0, got %r" % (expand_times,))
@@ -914,7 +1235,9 @@ def expand(x, expand_times, name=None):
 def expand_as(x, target_tensor, name=None):
     check_var("expand_as", "x", x)
     check_var("expand_as", "target_tensor", target_tensor)
-    return _single(LayerHelper("expand_as", name=name), "expand_as", {"X": x, "target_tensor": target_tensor})
+    return _single(
+        LayerHelper("expand_as", name=name), "expand_as", {"X": x, "target_tensor": target_tensor}
+    )
 
 
 def stack(x, axis=0, name=None):
@@ -937,7 +1260,9 @@ def unstack(x, axis=0, num=None):
             raise ValueError("unstack: num is needed when x's dim %d is unknown" % axis)
     helper = LayerHelper("unstack")
     outs = [helper.create_variable_for_type_inference(x.dtype) for _ in [0] * num]
-    helper.append_op("unstack", inputs={"X": x}, outputs={"Y": outs}, attrs={"axis": axis, "num": num})
+    helper.append_op(
+        "unstack", inputs={"X": x}, outputs={"Y": outs}, attrs={"axis": axis, "num": num}
+    )
     return outs
 
 
@@ -965,8 +1290,12 @@ def argsort(input, axis=-1, descending=False, name=None):
     helper = LayerHelper("argsort", name=name)
     out = helper.create_variable_for_type_inference(input.dtype)
     ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
-    helper.append_op("argsort", inputs={"X": input}, outputs={"Out": out, "Indices": ids},
-                     attrs={"axis": axis, "descending": descending})
+    helper.append_op(
+        "argsort",
+        inputs={"X": input},
+        outputs={"Out": out, "Indices": ids},
+        attrs={"axis": axis, "descending": descending},
+    )
     return out, ids
 
 
@@ -976,9 +1305,16 @@ def one_hot(input, depth, allow_out_of_range=False):
         raise TypeError("one_hot: 'depth' must be an int, got %r" % (depth,))
     helper = LayerHelper("one_hot")
     out = helper.create_variable_for_type_inference("float32", stop_gradient=True)
-    helper.append_op("one_hot", inputs={"X": input}, outputs={"Out": out},
-                     attrs={"depth": depth, "allow_out_of_range": allow_out_of_range,
-                            "dtype": dtype_code("float32")})
+    helper.append_op(
+        "one_hot",
+        inputs={"X": input},
+        outputs={"Out": out},
+        attrs={
+            "depth": depth,
+            "allow_out_of_range": allow_out_of_range,
+            "dtype": dtype_code("float32"),
+        },
+    )
     return out
 
 
@@ -988,10 +1324,14 @@ def range(start, end, step, dtype):  # noqa: A001 (Fluid's name)
 
     def as_var(v):
         return v if isinstance(v, Variable) else fill_constant([1], dtype, v)
+
     helper = LayerHelper("range")
     out = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
-    helper.append_op("range", inputs={"Start": as_var(start), "End": as_var(end), "Step": as_var(step)},
-                     outputs={"Out": out})
+    helper.append_op(
+        "range",
+        inputs={"Start": as_var(start), "End": as_var(end), "Step": as_var(step)},
+        outputs={"Out": out},
+    )
     return out
 
 
@@ -1014,15 +1354,27 @@ def where(condition):
 
 def cumsum(x, axis=None, exclusive=None, reverse=None):
     check_var("cumsum", "x", x)
-    return _single(LayerHelper("cumsum"), "cumsum", {"X": x},
-                   {"axis": -1 if axis is None else axis, "flatten": False,
-                    "exclusive": bool(exclusive), "reverse": bool(reverse)})
+    return _single(
+        LayerHelper("cumsum"),
+        "cumsum",
+        {"X": x},
+        {
+            "axis": -1 if axis is None else axis,
+            "flatten": False,
+            "exclusive": bool(exclusive),
+            "reverse": bool(reverse),
+        },
+    )
 
 
 def pad(x, paddings, pad_value=0.0, name=None):
     check_var("pad", "x", x)
-    return _single(LayerHelper("pad", name=name), "pad", {"X": x},
-                   {"paddings": _int_list("pad", "paddings", paddings), "pad_value": float(pad_value)})
+    return _single(
+        LayerHelper("pad", name=name),
+        "pad",
+        {"X": x},
+        {"paddings": _int_list("pad", "paddings", paddings), "pad_value": float(pad_value)},
+    )
 
 
 def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
@@ -1032,7 +1384,9 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None
     inputs = {"X": label}
     if prior_dist is not None:
         inputs["PriorDist"] = prior_dist
-    return _single(LayerHelper("label_smooth", name=name), "label_smooth", inputs, {"epsilon": float(epsilon)})
+    return _single(
+        LayerHelper("label_smooth", name=name), "label_smooth", inputs, {"epsilon": float(epsilon)}
+    )
 
 
 def l2_normalize(x, axis, epsilon=1e-12, name=None):
@@ -1040,8 +1394,12 @@ def l2_normalize(x, axis, epsilon=1e-12, name=None):
     helper = LayerHelper("l2_normalize", name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
     norm = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
-    helper.append_op("norm", inputs={"X": x}, outputs={"Out": out, "Norm": norm},
-                     attrs={"axis": 1 if axis is None else axis, "epsilon": float(epsilon)})
+    helper.append_op(
+        "norm",
+        inputs={"X": x},
+        outputs={"Out": out, "Norm": norm},
+        attrs={"axis": 1 if axis is None else axis, "epsilon": float(epsilon)},
+    )
     return out
 
 
@@ -1052,7 +1410,9 @@ def cos_sim(X, Y):
     out = helper.create_variable_for_type_inference(X.dtype)
     xn = helper.create_variable_for_type_inference(X.dtype)
     yn = helper.create_variable_for_type_inference(X.dtype)
-    helper.append_op("cos_sim", inputs={"X": X, "Y": Y}, outputs={"Out": out, "XNorm": xn, "YNorm": yn})
+    helper.append_op(
+        "cos_sim", inputs={"X": X, "Y": Y}, outputs={"Out": out, "XNorm": xn, "YNorm": yn}
+    )
     return out
 
 
@@ -1061,13 +1421,15 @@ def maxout(x, groups, name=None):
     return _single(LayerHelper("maxout", name=name), "maxout", {"X": x}, {"groups": int(groups)})
 
 
-def _norm_layer(op_type, input, affine_shape, scale, shift, param_attr, bias_attr, act, name, attrs,
-                stats):
+def _norm_layer(
+    op_type, input, affine_shape, scale, shift, param_attr, bias_attr, act, name, attrs, stats
+):
     helper = LayerHelper(op_type, param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
     inputs = {"X": input}
     if scale:
-        inputs["Scale"] = helper.create_parameter(param_attr, affine_shape, input.dtype,
-                                                  default_initializer=Constant(1.0))
+        inputs["Scale"] = helper.create_parameter(
+            param_attr, affine_shape, input.dtype, default_initializer=Constant(1.0)
+        )
     if shift:
         inputs["Bias"] = helper.create_parameter(bias_attr, affine_shape, input.dtype, is_bias=True)
     y = helper.create_variable_for_type_inference(input.dtype)
@@ -1078,36 +1440,91 @@ def _norm_layer(op_type, input, affine_shape, scale, shift, param_attr, bias_att
     return helper.append_activation(y)
 
 
-def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, param_attr=None,
-               bias_attr=None, act=None, name=None):
+def layer_norm(
+    input,
+    scale=True,
+    shift=True,
+    begin_norm_axis=1,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    act=None,
+    name=None,
+):
     check_var("layer_norm", "input", input)
     affine = 1
     for d in input.shape[begin_norm_axis:]:
         affine *= int(d)
-    return _norm_layer("layer_norm", input, [affine], scale, shift, param_attr, bias_attr, act, name,
-                       {"begin_norm_axis": begin_norm_axis, "epsilon": float(epsilon)},
-                       ["Mean", "Variance"])
+    return _norm_layer(
+        "layer_norm",
+        input,
+        [affine],
+        scale,
+        shift,
+        param_attr,
+        bias_attr,
+        act,
+        name,
+        {"begin_norm_axis": begin_norm_axis, "epsilon": float(epsilon)},
+        ["Mean", "Variance"],
+    )
 
 
-def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None,
-               data_layout="NCHW", name=None):
+def group_norm(
+    input,
+    groups,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    act=None,
+    data_layout="NCHW",
+    name=None,
+):
     check_var("group_norm", "input", input)
     if data_layout != "NCHW":
-        raise ValueError("group_norm: only data_layout 'NCHW' is supported, got %r" % (data_layout,))
-    return _norm_layer("group_norm", input, [input.shape[1]], param_attr is not False,
-                       bias_attr is not False, param_attr, bias_attr, act, name,
-                       {"groups": int(groups), "epsilon": float(epsilon)}, ["Mean", "Variance"])
+        raise ValueError(
+            "group_norm: only data_layout 'NCHW' is supported, got %r" % (data_layout,)
+        )
+    return _norm_layer(
+        "group_norm",
+        input,
+        [input.shape[1]],
+        param_attr is not False,
+        bias_attr is not False,
+        param_attr,
+        bias_attr,
+        act,
+        name,
+        {"groups": int(groups), "epsilon": float(epsilon)},
+        ["Mean", "Variance"],
+    )
 
 
 def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
     check_var("instance_norm", "input", input)
-    return _norm_layer("instance_norm", input, [input.shape[1]], param_attr is not False,
-                       bias_attr is not False, param_attr, bias_attr, None, name,
-                       {"epsilon": float(epsilon)}, ["SavedMean", "SavedVariance"])
+    return _norm_layer(
+        "instance_norm",
+        input,
+        [input.shape[1]],
+        param_attr is not False,
+        bias_attr is not False,
+        param_attr,
+        bias_attr,
+        None,
+        name,
+        {"epsilon": float(epsilon)},
+        ["SavedMean", "SavedVariance"],
+    )
 
 
-def pad2d(input, paddings=[0, 0, 0, 0], mode="constant", pad_value=0.0, data_format="NCHW",  # noqa: B006
-          name=None):
+def pad2d(
+    input,
+    paddings=[0, 0, 0, 0],
+    mode="constant",
+    pad_value=0.0,
+    data_format="NCHW",  # noqa: B006
+    name=None,
+):
     """Pads H and W by paddings [top, bottom, left, right] (a list, or an int32 Variable)."""
     check_var("pad2d", "input", input)
     inputs = {"X": input}
@@ -1137,8 +1554,18 @@ def crop(x, shape=None, offsets=None, name=None):
     return _single(LayerHelper("crop", name=name), "crop", inputs, attrs)
 
 
-def _resize(layer, op_type, input, out_shape, scale, name, actual_shape, align_corners,
-            align_mode, data_format):
+def _resize(
+    layer,
+    op_type,
+    input,
+    out_shape,
+    scale,
+    name,
+    actual_shape,
+    align_corners,
+    align_mode,
+    data_format,
+):
     """The resize layers' common part: `layer` (the name errors give) appends op_type."""
     check_variable_and_dtype(input, "input", FLOATS, layer)
     if len(input.shape) != 4:
@@ -1152,8 +1579,13 @@ def _resize(layer, op_type, input, out_shape, scale, name, actual_shape, align_c
         if scale <= 0:
             raise ValueError("%s: scale must be > 0, got %r" % (layer, scale))
     inputs = {"X": input}
-    attrs = {"align_corners": align_corners, "align_mode": align_mode, "scale": 0.0,
-             "interp_method": op_type.split("_")[0], "data_layout": data_format}
+    attrs = {
+        "align_corners": align_corners,
+        "align_mode": align_mode,
+        "scale": 0.0,
+        "interp_method": op_type.split("_")[0],
+        "data_layout": data_format,
+    }
     if actual_shape is not None:
         out_shape = actual_shape
     if isinstance(out_shape, Variable):  # Fluid 1.6+: the op's OutSize, read when it runs
@@ -1185,38 +1617,162 @@ def _resize_out_shape(layer, out_shape, inputs, attrs):
         inputs["SizeTensor"] = int_tensor_list(layer, "out_shape", hw)
 
 
-def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=None,
-                    align_corners=True, align_mode=1, data_format="NCHW"):
-    return _resize("resize_bilinear", "bilinear_interp", input, out_shape, scale, name,
-                   actual_shape, align_corners, align_mode, data_format)
+def resize_bilinear(
+    input,
+    out_shape=None,
+    scale=None,
+    name=None,
+    actual_shape=None,
+    align_corners=True,
+    align_mode=1,
+    data_format="NCHW",
+):
+    return _resize(
+        "resize_bilinear",
+        "bilinear_interp",
+        input,
+        out_shape,
+        scale,
+        name,
+        actual_shape,
+        align_corners,
+        align_mode,
+        data_format,
+    )
 
 
-def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=None,
-                   align_corners=True, data_format="NCHW"):
-    return _resize("resize_nearest", "nearest_interp", input, out_shape, scale, name,
-                   actual_shape, align_corners, 1, data_format)
+def resize_nearest(
+    input,
+    out_shape=None,
+    scale=None,
+    name=None,
+    actual_shape=None,
+    align_corners=True,
+    data_format="NCHW",
+):
+    return _resize(
+        "resize_nearest",
+        "nearest_interp",
+        input,
+        out_shape,
+        scale,
+        name,
+        actual_shape,
+        align_corners,
+        1,
+        data_format,
+    )
 
 
-def image_resize(input, out_shape=None, scale=None, name=None, resample="BILINEAR",
-                 actual_shape=None, align_corners=True, align_mode=1, data_format="NCHW"):
+def image_resize(
+    input,
+    out_shape=None,
+    scale=None,
+    name=None,
+    resample="BILINEAR",
+    actual_shape=None,
+    align_corners=True,
+    align_mode=1,
+    data_format="NCHW",
+):
     check_type(resample, "resample", str, "image_resize")
     if resample.upper() not in ("BILINEAR", "NEAREST"):
-        raise ValueError("image_resize: resample must be 'BILINEAR' or 'NEAREST', got %r" % (resample,))
+        raise ValueError(
+            "image_resize: resample must be 'BILINEAR' or 'NEAREST', got %r" % (resample,)
+        )
     op = "bilinear_interp" if resample.upper() == "BILINEAR" else "nearest_interp"
-    return _resize("image_resize", op, input, out_shape, scale, name, actual_shape, align_corners,
-                   align_mode, data_format)
+    return _resize(
+        "image_resize",
+        op,
+        input,
+        out_shape,
+        scale,
+        name,
+        actual_shape,
+        align_corners,
+        align_mode,
+        data_format,
+    )
 
 
 __all__ += [
-    "exp", "log", "abs", "ceil", "floor", "round", "cos", "sin", "acos", "asin", "atan", "sqrt",
-    "rsqrt", "reciprocal", "logsigmoid", "softplus", "softsign", "tanh_shrink",
-    "elu", "leaky_relu", "relu6", "pow", "stanh", "hard_sigmoid", "swish", "brelu", "soft_relu",
-    "hard_swish", "hard_shrink", "thresholded_relu", "gelu", "softshrink", "prelu",
-    "elementwise_pow", "elementwise_mod", "elementwise_floordiv", "elementwise_max",
-    "elementwise_min", "zeros", "ones", "reduce_sum", "reduce_mean",
-    "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any", "gather", "gather_nd",
-    "scatter", "slice", "strided_slice", "squeeze", "unsqueeze", "expand", "expand_as", "stack",
-    "unstack", "argmax", "argmin", "argsort", "one_hot", "range", "shape", "where", "cumsum", "pad",
-    "label_smooth", "l2_normalize", "cos_sim", "maxout", "layer_norm", "group_norm",
-    "instance_norm", "pad2d", "crop", "resize_bilinear", "resize_nearest", "image_resize",
+    "exp",
+    "log",
+    "abs",
+    "ceil",
+    "floor",
+    "round",
+    "cos",
+    "sin",
+    "acos",
+    "asin",
+    "atan",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "logsigmoid",
+    "softplus",
+    "softsign",
+    "tanh_shrink",
+    "elu",
+    "leaky_relu",
+    "relu6",
+    "pow",
+    "stanh",
+    "hard_sigmoid",
+    "swish",
+    "brelu",
+    "soft_relu",
+    "hard_swish",
+    "hard_shrink",
+    "thresholded_relu",
+    "gelu",
+    "softshrink",
+    "prelu",
+    "elementwise_pow",
+    "elementwise_mod",
+    "elementwise_floordiv",
+    "elementwise_max",
+    "elementwise_min",
+    "zeros",
+    "ones",
+    "reduce_sum",
+    "reduce_mean",
+    "reduce_max",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_all",
+    "reduce_any",
+    "gather",
+    "gather_nd",
+    "scatter",
+    "slice",
+    "strided_slice",
+    "squeeze",
+    "unsqueeze",
+    "expand",
+    "expand_as",
+    "stack",
+    "unstack",
+    "argmax",
+    "argmin",
+    "argsort",
+    "one_hot",
+    "range",
+    "shape",
+    "where",
+    "cumsum",
+    "pad",
+    "label_smooth",
+    "l2_normalize",
+    "cos_sim",
+    "maxout",
+    "layer_norm",
+    "group_norm",
+    "instance_norm",
+    "pad2d",
+    "crop",
+    "resize_bilinear",
+    "resize_nearest",
+    "image_resize",
 ]

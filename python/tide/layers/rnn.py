@@ -2,6 +2,7 @@
 sequences of different lengths, on While and the ops_control DynamicRNN ops), StaticRNN
 (time-major tensors, Fluid's `recurrent` op), the ops they are made of, and beam search
 (beam_search, beam_search_decode) for decoders written as a While loop."""
+
 import contextlib
 
 from .. import unique_name
@@ -14,8 +15,15 @@ from .logic import increment, less_than
 from .nn import assign, fill_constant
 
 __all__ = [
-    "DynamicRNN", "StaticRNN", "lod_rank_table", "max_sequence_len", "lod_tensor_to_array",
-    "array_to_lod_tensor", "shrink_memory", "reorder_lod_tensor_by_rank", "beam_search",
+    "DynamicRNN",
+    "StaticRNN",
+    "lod_rank_table",
+    "max_sequence_len",
+    "lod_tensor_to_array",
+    "array_to_lod_tensor",
+    "shrink_memory",
+    "reorder_lod_tensor_by_rank",
+    "beam_search",
     "beam_search_decode",
 ]
 
@@ -29,10 +37,15 @@ def lod_rank_table(x, level=0):
     """The sequences of x's LoD level `level`, sorted by length (longest first)."""
     check_var("lod_rank_table", "x", x)
     helper = LayerHelper("lod_rank_table")
-    table = _new(helper.main_program.current_block(), "lod_rank_table", type="LOD_RANK_TABLE",
-                 stop_gradient=True)
-    helper.append_op("lod_rank_table", inputs={"X": x}, outputs={"Out": table},
-                     attrs={"level": int(level)})
+    table = _new(
+        helper.main_program.current_block(),
+        "lod_rank_table",
+        type="LOD_RANK_TABLE",
+        stop_gradient=True,
+    )
+    helper.append_op(
+        "lod_rank_table", inputs={"X": x}, outputs={"Out": table}, attrs={"level": int(level)}
+    )
     return table
 
 
@@ -49,9 +62,15 @@ def lod_tensor_to_array(x, table):
     sequence longer than t, in the table's order."""
     check_var("lod_tensor_to_array", "x", x)
     helper = LayerHelper("lod_tensor_to_array")
-    array = _new(helper.main_program.current_block(), "lod_tensor_to_array", type="LOD_TENSOR_ARRAY",
-                 dtype=x.dtype)
-    helper.append_op("lod_tensor_to_array", inputs={"X": x, "RankTable": table}, outputs={"Out": array})
+    array = _new(
+        helper.main_program.current_block(),
+        "lod_tensor_to_array",
+        type="LOD_TENSOR_ARRAY",
+        dtype=x.dtype,
+    )
+    helper.append_op(
+        "lod_tensor_to_array", inputs={"X": x, "RankTable": table}, outputs={"Out": array}
+    )
     return array
 
 
@@ -59,7 +78,9 @@ def array_to_lod_tensor(x, table):
     """The inverse of lod_tensor_to_array: the steps of array x back into sequences."""
     helper = LayerHelper("array_to_lod_tensor")
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("array_to_lod_tensor", inputs={"X": x, "RankTable": table}, outputs={"Out": out})
+    helper.append_op(
+        "array_to_lod_tensor", inputs={"X": x, "RankTable": table}, outputs={"Out": out}
+    )
     out.desc.lod_level = 1
     return out
 
@@ -69,8 +90,9 @@ def shrink_memory(x, i, table):
     check_var("shrink_memory", "x", x)
     helper = LayerHelper("shrink_memory")
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("shrink_rnn_memory", inputs={"X": x, "I": i, "RankTable": table},
-                     outputs={"Out": out})
+    helper.append_op(
+        "shrink_rnn_memory", inputs={"X": x, "I": i, "RankTable": table}, outputs={"Out": out}
+    )
     return out
 
 
@@ -79,8 +101,9 @@ def reorder_lod_tensor_by_rank(x, rank_table):
     check_var("reorder_lod_tensor_by_rank", "x", x)
     helper = LayerHelper("reorder_lod_tensor_by_rank")
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("reorder_lod_tensor_by_rank", inputs={"X": x, "RankTable": rank_table},
-                     outputs={"Out": out})
+    helper.append_op(
+        "reorder_lod_tensor_by_rank", inputs={"X": x, "RankTable": rank_table}, outputs={"Out": out}
+    )
     return out
 
 
@@ -119,8 +142,13 @@ class DynamicRNN:
         self.mem_link = []  # (new value, carried variable)
         self.output_array = []
         self.outputs = []
-        self.cond = _new(self.helper.main_program.current_block(), self.helper.name + ".cond",
-                         dtype="bool", shape=[1], stop_gradient=True)
+        self.cond = _new(
+            self.helper.main_program.current_block(),
+            self.helper.name + ".cond",
+            dtype="bool",
+            shape=[1],
+            stop_gradient=True,
+        )
 
     def _parent_block(self):
         program = self.helper.main_program
@@ -128,7 +156,9 @@ class DynamicRNN:
 
     def _assert_in_rnn_block(self, method):
         if self.status != DynamicRNN.IN_RNN:
-            raise ValueError("DynamicRNN.%s() can only be called inside 'with rnn.block():'" % method)
+            raise ValueError(
+                "DynamicRNN.%s() can only be called inside 'with rnn.block():'" % method
+            )
 
     @contextlib.contextmanager
     def block(self):
@@ -159,19 +189,36 @@ class DynamicRNN:
         parent = self._parent_block()
         if self.lod_rank_table is None:
             self.input_lod_level = max(1, x.lod_level)
-            self.lod_rank_table = _new(parent, "lod_rank_table", type="LOD_RANK_TABLE", stop_gradient=True)
-            parent.append_op("lod_rank_table", inputs={"X": x}, outputs={"Out": self.lod_rank_table},
-                             attrs={"level": int(level)})
-            self.max_seq_len = _new(parent, "dynamic_rnn_max_seq_len", dtype="int64", shape=[1],
-                                    stop_gradient=True)
-            parent.append_op("max_sequence_len", inputs={"RankTable": self.lod_rank_table},
-                             outputs={"Out": self.max_seq_len})
-            parent.append_op("less_than", inputs={"X": self.step_idx, "Y": self.max_seq_len},
-                             outputs={"Out": self.cond}, attrs={"force_cpu": True})
+            self.lod_rank_table = _new(
+                parent, "lod_rank_table", type="LOD_RANK_TABLE", stop_gradient=True
+            )
+            parent.append_op(
+                "lod_rank_table",
+                inputs={"X": x},
+                outputs={"Out": self.lod_rank_table},
+                attrs={"level": int(level)},
+            )
+            self.max_seq_len = _new(
+                parent, "dynamic_rnn_max_seq_len", dtype="int64", shape=[1], stop_gradient=True
+            )
+            parent.append_op(
+                "max_sequence_len",
+                inputs={"RankTable": self.lod_rank_table},
+                outputs={"Out": self.max_seq_len},
+            )
+            parent.append_op(
+                "less_than",
+                inputs={"X": self.step_idx, "Y": self.max_seq_len},
+                outputs={"Out": self.cond},
+                attrs={"force_cpu": True},
+            )
         array = _new(parent, "dynamic_rnn_input_array", type="LOD_TENSOR_ARRAY", dtype=x.dtype)
         self.input_array.append((array, x.dtype))
-        parent.append_op("lod_tensor_to_array", inputs={"X": x, "RankTable": self.lod_rank_table},
-                         outputs={"Out": array})
+        parent.append_op(
+            "lod_tensor_to_array",
+            inputs={"X": x, "RankTable": self.lod_rank_table},
+            outputs={"Out": array},
+        )
         return array_read(array, self.step_idx)
 
     def static_input(self, x):
@@ -182,10 +229,18 @@ class DynamicRNN:
         if self.lod_rank_table is None:
             raise RuntimeError("DynamicRNN.static_input() must be called after step_input()")
         parent = self._parent_block()
-        reordered = _new(parent, "dynamic_rnn_static_input_reordered", dtype=x.dtype, shape=x.shape,
-                         lod_level=x.lod_level)
-        parent.append_op("reorder_lod_tensor_by_rank", inputs={"X": x, "RankTable": self.lod_rank_table},
-                         outputs={"Out": reordered})
+        reordered = _new(
+            parent,
+            "dynamic_rnn_static_input_reordered",
+            dtype=x.dtype,
+            shape=x.shape,
+            lod_level=x.lod_level,
+        )
+        parent.append_op(
+            "reorder_lod_tensor_by_rank",
+            inputs={"X": x, "RankTable": self.lod_rank_table},
+            outputs={"Out": reordered},
+        )
         return shrink_memory(reordered, self.step_idx, self.lod_rank_table)
 
     def memory(self, init=None, shape=None, value=0.0, need_reorder=False, dtype="float32"):
@@ -200,11 +255,17 @@ class DynamicRNN:
             source = init
             if need_reorder:
                 if self.lod_rank_table is None:
-                    raise ValueError("DynamicRNN.memory(need_reorder=True) needs step_input() called first")
-                source = _new(parent, "dynamic_rnn_mem_init_reordered", dtype=init.dtype, shape=init.shape)
-                parent.append_op("reorder_lod_tensor_by_rank",
-                                 inputs={"X": init, "RankTable": self.lod_rank_table},
-                                 outputs={"Out": source})
+                    raise ValueError(
+                        "DynamicRNN.memory(need_reorder=True) needs step_input() called first"
+                    )
+                source = _new(
+                    parent, "dynamic_rnn_mem_init_reordered", dtype=init.dtype, shape=init.shape
+                )
+                parent.append_op(
+                    "reorder_lod_tensor_by_rank",
+                    inputs={"X": init, "RankTable": self.lod_rank_table},
+                    outputs={"Out": source},
+                )
             mem = _new(parent, "dynamic_rnn_mem", dtype=init.dtype, shape=init.shape)
             parent.append_op("assign", inputs={"X": source}, outputs={"Out": mem})
             if self.lod_rank_table is None:
@@ -218,18 +279,36 @@ class DynamicRNN:
             raise ValueError("DynamicRNN.memory(shape=...) needs step_input() called first")
         if self.zero_idx is None:
             self.zero_idx = _new(parent, "zero_idx", dtype="int64", shape=[1], stop_gradient=True)
-            parent.append_op("fill_constant", outputs={"Out": self.zero_idx},
-                             attrs={"shape": [1], "dtype": dtype_code("int64"), "value": 0.0,
-                                    "force_cpu": True})
+            parent.append_op(
+                "fill_constant",
+                outputs={"Out": self.zero_idx},
+                attrs={"shape": [1], "dtype": dtype_code("int64"), "value": 0.0, "force_cpu": True},
+            )
         array, in_dtype = self.input_array[0]
         first = _new(parent, "dynamic_rnn_in0", dtype=in_dtype, stop_gradient=True)
-        parent.append_op("read_from_array", inputs={"X": array, "I": self.zero_idx}, outputs={"Out": first})
+        parent.append_op(
+            "read_from_array", inputs={"X": array, "I": self.zero_idx}, outputs={"Out": first}
+        )
         dtype = convert_dtype(dtype)
-        boot = _new(parent, "dynamic_rnn_mem_init", dtype=dtype, shape=[-1] + [int(d) for d in shape],
-                    stop_gradient=True)
-        parent.append_op("fill_constant_batch_size_like", inputs={"Input": first}, outputs={"Out": boot},
-                         attrs={"shape": [-1] + [int(d) for d in shape], "value": float(value),
-                                "dtype": dtype_code(dtype), "input_dim_idx": 0, "output_dim_idx": 0})
+        boot = _new(
+            parent,
+            "dynamic_rnn_mem_init",
+            dtype=dtype,
+            shape=[-1] + [int(d) for d in shape],
+            stop_gradient=True,
+        )
+        parent.append_op(
+            "fill_constant_batch_size_like",
+            inputs={"Input": first},
+            outputs={"Out": boot},
+            attrs={
+                "shape": [-1] + [int(d) for d in shape],
+                "value": float(value),
+                "dtype": dtype_code(dtype),
+                "input_dim_idx": 0,
+                "output_dim_idx": 0,
+            },
+        )
         return self.memory(init=boot)
 
     def update_memory(self, ex_mem, new_mem):
@@ -239,7 +318,9 @@ class DynamicRNN:
         check_var("DynamicRNN.update_memory", "new_mem", new_mem)
         mem = self.mem_dict.get(ex_mem.name)
         if mem is None:
-            raise ValueError("DynamicRNN.update_memory: '%s' is not a memory (call memory() first)" % ex_mem.name)
+            raise ValueError(
+                "DynamicRNN.update_memory: '%s' is not a memory (call memory() first)" % ex_mem.name
+            )
         self.mem_link.append((new_mem, mem))
 
     def output(self, *outputs):
@@ -248,7 +329,12 @@ class DynamicRNN:
         parent = self._parent_block()
         for each in outputs:
             check_var("DynamicRNN.output", "output", each)
-            array = _new(parent, self.helper.name + ".output_array", type="LOD_TENSOR_ARRAY", dtype=each.dtype)
+            array = _new(
+                parent,
+                self.helper.name + ".output_array",
+                type="LOD_TENSOR_ARRAY",
+                dtype=each.dtype,
+            )
             array_write(each, self.step_idx, array=array)
             self.output_array.append(array)
 
@@ -297,8 +383,15 @@ class StaticRNN:
             raise ValueError("StaticRNN.step() can be entered only once")
         return _StaticRNNGuard(self)
 
-    def memory(self, init=None, shape=None, batch_ref=None, init_value=0.0, init_batch_dim_idx=0,
-               ref_batch_dim_idx=1):
+    def memory(
+        self,
+        init=None,
+        shape=None,
+        batch_ref=None,
+        init_value=0.0,
+        init_batch_dim_idx=0,
+        ref_batch_dim_idx=1,
+    ):
         """A value carried across steps: starts as `init`, or as init_value of `shape` whose
         dim init_batch_dim_idx is batch_ref's dim ref_batch_dim_idx (a step input names the
         outer [T, batch, ...] variable, hence 1)."""
@@ -307,18 +400,33 @@ class StaticRNN:
             if shape is None or batch_ref is None:
                 raise ValueError("StaticRNN.memory() needs init, or shape and batch_ref")
             parent = self._parent_block()
-            boot = _new(parent, self.helper.name + ".memory_boot", shape=list(shape), dtype=batch_ref.dtype,
-                        stop_gradient=True)
-            parent.append_op("fill_constant_batch_size_like", inputs={"Input": [batch_ref]},
-                             outputs={"Out": [boot]},
-                             attrs={"value": float(init_value), "shape": [int(d) for d in shape],
-                                    "dtype": dtype_code(batch_ref.dtype),
-                                    "input_dim_idx": int(ref_batch_dim_idx),
-                                    "output_dim_idx": int(init_batch_dim_idx)})
+            boot = _new(
+                parent,
+                self.helper.name + ".memory_boot",
+                shape=list(shape),
+                dtype=batch_ref.dtype,
+                stop_gradient=True,
+            )
+            parent.append_op(
+                "fill_constant_batch_size_like",
+                inputs={"Input": [batch_ref]},
+                outputs={"Out": [boot]},
+                attrs={
+                    "value": float(init_value),
+                    "shape": [int(d) for d in shape],
+                    "dtype": dtype_code(batch_ref.dtype),
+                    "input_dim_idx": int(ref_batch_dim_idx),
+                    "output_dim_idx": int(init_batch_dim_idx),
+                },
+            )
             return self.memory(init=boot)
         check_var("StaticRNN.memory", "init", init)
-        pre_mem = _new(self.helper.main_program.current_block(), self.helper.name + ".mem",
-                       dtype=init.dtype, shape=init.shape)
+        pre_mem = _new(
+            self.helper.main_program.current_block(),
+            self.helper.name + ".mem",
+            dtype=init.dtype,
+            shape=init.shape,
+        )
         self.memories[pre_mem.name] = [init, pre_mem, None]
         return pre_mem
 
@@ -329,10 +437,14 @@ class StaticRNN:
         if self.seq_len is None:
             self.seq_len = x.shape[0]
         elif x.shape[0] != -1 and self.seq_len != -1 and self.seq_len != x.shape[0]:
-            raise ValueError("StaticRNN.step_input: '%s' has %d steps, an earlier input %d; a static RNN's "
-                             "inputs have one length" % (x.name, x.shape[0], self.seq_len))
+            raise ValueError(
+                "StaticRNN.step_input: '%s' has %d steps, an earlier input %d; a static RNN's "
+                "inputs have one length" % (x.name, x.shape[0], self.seq_len)
+            )
         block = self.helper.main_program.current_block()
-        step_var = block.create_var(name=x.name, dtype=x.dtype, shape=list(x.shape[1:]), type=x.type)
+        step_var = block.create_var(
+            name=x.name, dtype=x.dtype, shape=list(x.shape[1:]), type=x.type
+        )
         self.inputs.append(x)
         return step_var
 
@@ -343,8 +455,12 @@ class StaticRNN:
         parent = self._parent_block()
         step_var = _new(parent, self.helper.name + ".step_output", dtype=o.dtype, shape=o.shape)
         assign(o, step_var)
-        out = _new(parent, self.helper.name + ".output", dtype=o.dtype,
-                   shape=[self.seq_len if self.seq_len is not None else -1] + list(o.shape))
+        out = _new(
+            parent,
+            self.helper.name + ".output",
+            dtype=o.dtype,
+            shape=[self.seq_len if self.seq_len is not None else -1] + list(o.shape),
+        )
         self.outputs.append((step_var, out))
 
     def output(self, *outputs):
@@ -374,7 +490,9 @@ class StaticRNN:
         inits, ex_states, states = [], [], []
         for init, pre_mem, new in self.memories.values():
             if new is None:
-                raise ValueError("StaticRNN: memory '%s' is never updated (update_memory)" % pre_mem.name)
+                raise ValueError(
+                    "StaticRNN: memory '%s' is never updated (update_memory)" % pre_mem.name
+                )
             state = _new(parent, self.helper.name + ".state", dtype=new.dtype, shape=new.shape)
             body.append_op("assign", inputs={"X": new}, outputs={"Out": state})
             inits.append(init)
@@ -387,12 +505,20 @@ class StaticRNN:
                     params.append(name)
         params = [v for v in (parent._find_var_recursive(n) for n in params) if v is not None]
         step_scopes = _new(parent, self.helper.name + ".step_scopes", type="STEP_SCOPES")
-        parent.append_op("recurrent",
-                         inputs={"inputs": self.inputs, "initial_states": inits, "parameters": params},
-                         outputs={"outputs": [out for _, out in self.outputs], "step_scopes": [step_scopes]},
-                         attrs={"sub_block": body, "ex_states": ex_states, "states": states,
-                                "step_outputs": [v.name for v, _ in self.outputs],
-                                "has_states": bool(states), "reverse": False, "is_train": True})
+        parent.append_op(
+            "recurrent",
+            inputs={"inputs": self.inputs, "initial_states": inits, "parameters": params},
+            outputs={"outputs": [out for _, out in self.outputs], "step_scopes": [step_scopes]},
+            attrs={
+                "sub_block": body,
+                "ex_states": ex_states,
+                "states": states,
+                "step_outputs": [v.name for v, _ in self.outputs],
+                "has_states": bool(states),
+                "reverse": False,
+                "is_train": True,
+            },
+        )
 
 
 class _StaticRNNGuard(BlockGuard):
@@ -414,8 +540,18 @@ class _StaticRNNGuard(BlockGuard):
 
 
 # -- beam search ----------------------------------------------------------------------------------
-def beam_search(pre_ids, pre_scores, ids, scores, beam_size, end_id, level=0, is_accumulated=True,
-                name=None, return_parent_idx=False):
+def beam_search(
+    pre_ids,
+    pre_scores,
+    ids,
+    scores,
+    beam_size,
+    end_id,
+    level=0,
+    is_accumulated=True,
+    name=None,
+    return_parent_idx=False,
+):
     """One step of beam search (Fluid 1.x): for each source sentence, the beam_size best
     (prefix, candidate) pairs of scores (2-level LoD: source -> prefixes -> candidate rows).
     Ended prefixes (pre_id == end_id) stay ended; a source whose beams all ended is dropped.
@@ -430,11 +566,21 @@ def beam_search(pre_ids, pre_scores, ids, scores, beam_size, end_id, level=0, is
     inputs = {"pre_ids": pre_ids, "pre_scores": pre_scores, "scores": scores}
     if ids is not None:
         inputs["ids"] = ids
-    helper.append_op("beam_search", inputs=inputs,
-                     outputs={"selected_ids": selected_ids, "selected_scores": selected_scores,
-                              "parent_idx": parent_idx},
-                     attrs={"level": int(level), "beam_size": int(beam_size), "end_id": int(end_id),
-                            "is_accumulated": bool(is_accumulated)})
+    helper.append_op(
+        "beam_search",
+        inputs=inputs,
+        outputs={
+            "selected_ids": selected_ids,
+            "selected_scores": selected_scores,
+            "parent_idx": parent_idx,
+        },
+        attrs={
+            "level": int(level),
+            "beam_size": int(beam_size),
+            "end_id": int(end_id),
+            "is_accumulated": bool(is_accumulated),
+        },
+    )
     selected_ids.desc.lod_level = 2
     selected_scores.desc.lod_level = 2
     if return_parent_idx:
@@ -449,9 +595,12 @@ def beam_search_decode(ids, scores, beam_size, end_id, name=None):
     helper = LayerHelper("beam_search_decode", name=name)
     sentence_ids = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     sentence_scores = helper.create_variable_for_type_inference(scores.dtype, stop_gradient=True)
-    helper.append_op("beam_search_decode", inputs={"Ids": ids, "Scores": scores},
-                     outputs={"SentenceIds": sentence_ids, "SentenceScores": sentence_scores},
-                     attrs={"beam_size": int(beam_size), "end_id": int(end_id)})
+    helper.append_op(
+        "beam_search_decode",
+        inputs={"Ids": ids, "Scores": scores},
+        outputs={"SentenceIds": sentence_ids, "SentenceScores": sentence_scores},
+        attrs={"beam_size": int(beam_size), "end_id": int(end_id)},
+    )
     sentence_ids.desc.lod_level = 2
     sentence_scores.desc.lod_level = 2
     return sentence_ids, sentence_scores

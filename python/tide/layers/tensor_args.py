@@ -2,6 +2,7 @@
 Variable, or as a list mixing ints and one-element int Variables, become the op's tensor inputs
 (Paddle's ShapeTensor / ShapeTensorList, StartsTensor / StartsTensorList, ...), which the op
 reads when it runs. The attribute keeps the ints, with -1 where a Variable stands."""
+
 from ..framework import Variable
 from .checks import INTS, check_dtype, check_type, is_int
 
@@ -23,8 +24,13 @@ def int_tensor_list(layer, arg, values):
     """Every item as a one-element int tensor: the Variables as given, each int filled into a new
     int32 [1] (Fluid's _convert_to_tensor_list)."""
     from .nn import fill_constant  # breaks the cycle nn -> tensor_args -> nn
-    return [int_tensor(layer, "%s[%d]" % (arg, i), v) if isinstance(v, Variable)
-            else fill_constant([1], "int32", v, force_cpu=True) for i, v in enumerate(values)]
+
+    return [
+        int_tensor(layer, "%s[%d]" % (arg, i), v)
+        if isinstance(v, Variable)
+        else fill_constant([1], "int32", v, force_cpu=True)
+        for i, v in enumerate(values)
+    ]
 
 
 def int_items(layer, arg, values):

@@ -14,6 +14,7 @@ kit could not run). Each test module runs in its own process
 (tide.testing.runner), so a kernel that crashes is reported as a failure of its op and the rest
 of the module still runs.
 """
+
 import argparse
 import concurrent.futures
 import glob
@@ -45,7 +46,9 @@ def default_tests_dir():
 def _worker_env():
     env = dict(os.environ)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(tide.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the cases directory may be read-only
     return env
 
@@ -70,18 +73,39 @@ def run_module(module, args, log):
             out, deselect = os.path.join(tmp, "events%d.jsonl" % attempt), os.path.join(tmp, "skip")
             with open(deselect, "w") as f:
                 f.write("".join(t + "\n" for t in sorted(skip)))
-            cmd = [sys.executable, "-m", "tide.testing.runner", "--place", args.place,
-                   "--module", os.path.basename(module), "--out", out, "--deselect", deselect]
+            cmd = [
+                sys.executable,
+                "-m",
+                "tide.testing.runner",
+                "--place",
+                args.place,
+                "--module",
+                os.path.basename(module),
+                "--out",
+                out,
+                "--deselect",
+                deselect,
+            ]
             cmd += [a for p in args.plugin for a in ("--plugin", os.path.abspath(p))]
             if args.ops:
                 cmd += ["--ops", ",".join(args.ops)]
             try:
-                proc = subprocess.run(cmd, cwd=os.path.dirname(module), env=_worker_env(),
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                      timeout=args.timeout)
+                proc = subprocess.run(
+                    cmd,
+                    cwd=os.path.dirname(module),
+                    env=_worker_env(),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    timeout=args.timeout,
+                )
                 output, status = proc.stdout, proc.returncode
             except subprocess.TimeoutExpired as e:  # its output comes back as bytes
-                output = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""
+                output = (
+                    e.stdout.decode(errors="replace")
+                    if isinstance(e.stdout, bytes)
+                    else e.stdout or ""
+                )
                 status = "timeout after %ss" % args.timeout
             log.write(output)
             events = _read_events(out) if os.path.exists(out) else []
@@ -93,10 +117,13 @@ def run_module(module, args, log):
             finished = {e["test"] for e in events if e["event"] == "done"}
             skip |= finished
             running = next((t for t in reversed(started) if t not in finished), None)
-            why = "the test process %s" % ("died with status %s" % status if isinstance(status, int)
-                                           else "was stopped: " + status)
+            why = "the test process %s" % (
+                "died with status %s" % status
+                if isinstance(status, int)
+                else "was stopped: " + status
+            )
             lines = output.strip().splitlines()
-            fatal = [l[l.index("Fatal Python error"):] for l in lines if "Fatal Python error" in l]
+            fatal = [l[l.index("Fatal Python error") :] for l in lines if "Fatal Python error" in l]
             tail = "\n".join(fatal[:1] or lines[-6:])  # faulthandler's line names the signal
             if running is None:
                 errors.append({"module": os.path.basename(module), "error": why + "\n" + tail})
@@ -105,15 +132,31 @@ def run_module(module, args, log):
             begun = [e for e in events if e["event"] == "begin" and e["test"] == running]
             if begun:
                 b = begun[-1]
-                checks.append({"event": "check", "test": running, "op": b["op"], "kind": b["kind"],
-                               "on_device": b["on_device"], "dtype": b["dtype"],
-                               "coverage": "device" if b["on_device"] else "no device kernel",
-                               "details": [], "outcome": "fail",
-                               "message": "%s while this check ran\n%s" % (why, tail)})
+                checks.append(
+                    {
+                        "event": "check",
+                        "test": running,
+                        "op": b["op"],
+                        "kind": b["kind"],
+                        "on_device": b["on_device"],
+                        "dtype": b["dtype"],
+                        "coverage": "device" if b["on_device"] else "no device kernel",
+                        "details": [],
+                        "outcome": "fail",
+                        "message": "%s while this check ran\n%s" % (why, tail),
+                    }
+                )
             else:
-                errors.append({"module": os.path.basename(module), "test": running,
-                               "error": why + " outside any op check\n" + tail})
-        errors.append({"module": os.path.basename(module), "error": "gave up after %d crashes" % MAX_RESTARTS})
+                errors.append(
+                    {
+                        "module": os.path.basename(module),
+                        "test": running,
+                        "error": why + " outside any op check\n" + tail,
+                    }
+                )
+        errors.append(
+            {"module": os.path.basename(module), "error": "gave up after %d crashes" % MAX_RESTARTS}
+        )
     return checks, errors
 
 
@@ -123,8 +166,13 @@ def _cell(records):
     fails = [r for r in judged if r["outcome"] == "fail"]
     passes = [r for r in judged if r["outcome"] == "pass" and r["coverage"] == "device"]
     if fails:
-        return {"status": "FAIL", "checks": len(judged), "failed": len(fails),
-                "message": fails[0]["message"], "test": fails[0]["test"]}
+        return {
+            "status": "FAIL",
+            "checks": len(judged),
+            "failed": len(fails),
+            "message": fails[0]["message"],
+            "test": fails[0]["test"],
+        }
     if passes:
         return {"status": "pass", "checks": len(passes)}
     return {"status": "not covered", "reason": _why_not_covered(records)}
@@ -154,12 +202,19 @@ def summarize(checks, kernels):
         by_cell.setdefault((r["op"], r["dtype"] or "-"), {}).setdefault(r["kind"], []).append(r)
     rows = []
     for (op, dtype), kinds in sorted(by_cell.items()):
-        rows.append({"op": op, "dtype": dtype,
-                     "forward": _cell(kinds.get("forward", [])),
-                     "gradient": _cell(kinds.get("gradient", []))})
+        rows.append(
+            {
+                "op": op,
+                "dtype": dtype,
+                "forward": _cell(kinds.get("forward", [])),
+                "gradient": _cell(kinds.get("gradient", [])),
+            }
+        )
     tested = {(r["op"], r["dtype"]) for r in checks}
-    untested = {op: [d for d in kernels.get(op, []) if (op, d) not in tested]
-                for op in coverage.tested_ops(kernels)}
+    untested = {
+        op: [d for d in kernels.get(op, []) if (op, d) not in tested]
+        for op in coverage.tested_ops(kernels)
+    }
     return rows, {op: dtypes for op, dtypes in untested.items() if dtypes}
 
 
@@ -173,26 +228,40 @@ def _short(cell, width=72):
         counted = [l for l in lines if l.startswith("Mismatched elements")][:1]
         first = "; ".join(named + counted) or lines[0]
         text = "FAIL %d/%d: %s" % (cell["failed"], cell["checks"], first)
-        return text if len(text) <= width else text[:width - 3] + "..."
+        return text if len(text) <= width else text[: width - 3] + "..."
     return "no test" if cell["reason"] == "no test" else "not covered"
 
 
 def print_contracts(place, declared, contracts, out=sys.stdout):
     """The device-contract checks: one line each, then each failure naming its contract."""
-    out.write("Device contract of %s: %s\n" % (
-        place, "contract %s" % declared if declared is not None else "unknown (the check process died)"))
+    out.write(
+        "Device contract of %s: %s\n"
+        % (
+            place,
+            "contract %s" % declared
+            if declared is not None
+            else "unknown (the check process died)",
+        )
+    )
     for c in contracts:
         out.write("  %-5s %s\n" % (c["contract"], "pass" if c["passed"] else "FAIL"))
     for c in contracts:
         if not c["passed"]:
-            out.write("\nFAIL device contract '%s'%s:\n  %s\n" % (
-                c["contract"], " (%s)" % c["rule"] if c["rule"] else "", c["message"].replace("\n", "\n  ")))
+            out.write(
+                "\nFAIL device contract '%s'%s:\n  %s\n"
+                % (
+                    c["contract"],
+                    " (%s)" % c["rule"] if c["rule"] else "",
+                    c["message"].replace("\n", "\n  "),
+                )
+            )
     out.write("\n")
 
 
 def print_report(place, rows, untested, errors, out=sys.stdout):
     table = [("op", "dtype", "forward", "gradient")] + [
-        (r["op"], r["dtype"], _short(r["forward"]), _short(r["gradient"])) for r in rows]
+        (r["op"], r["dtype"], _short(r["forward"]), _short(r["gradient"])) for r in rows
+    ]
     widths = [max(len(t[i]) for t in table) for i in range(4)]
     out.write("Conformance of %s (device kernels judged; fallbacks not covered)\n" % place)
     for i, t in enumerate(table):
@@ -201,50 +270,92 @@ def print_report(place, rows, untested, errors, out=sys.stdout):
             out.write("  ".join("-" * w for w in widths) + "\n")
     fails = [(r, k) for r in rows for k in ("forward", "gradient") if r[k]["status"] == "FAIL"]
     for r, k in fails:
-        out.write("\nFAIL %s %s %s (%s):\n  %s\n" % (r["op"], r["dtype"], k, r[k]["test"],
-                                                    r[k]["message"].replace("\n", "\n  ")))
+        out.write(
+            "\nFAIL %s %s %s (%s):\n  %s\n"
+            % (r["op"], r["dtype"], k, r[k]["test"], r[k]["message"].replace("\n", "\n  "))
+        )
     if untested:
-        out.write("\nKernels no test exercised: %s\n" % ", ".join(
-            "%s (%s)" % (op, ", ".join(d)) for op, d in sorted(untested.items())))
+        out.write(
+            "\nKernels no test exercised: %s\n"
+            % ", ".join("%s (%s)" % (op, ", ".join(d)) for op, d in sorted(untested.items()))
+        )
     for e in errors:
         out.write("\nERROR in %s: %s\n" % (e["module"], e["error"]))
 
     def count(kind):
         shown = [_short(r[kind]).split(" ")[0] for r in rows]
         return "%d pass, %d FAIL, %d not covered, %d no test" % (
-            shown.count("pass"), shown.count("FAIL"), shown.count("not"), shown.count("no"))
-    out.write("\n%s, %d ops: forward %s; gradient %s%s\n" % (
-        place, len({r["op"] for r in rows}), count("forward"), count("gradient"),
-        "; %d errors" % len(errors) if errors else ""))
+            shown.count("pass"),
+            shown.count("FAIL"),
+            shown.count("not"),
+            shown.count("no"),
+        )
+
+    out.write(
+        "\n%s, %d ops: forward %s; gradient %s%s\n"
+        % (
+            place,
+            len({r["op"] for r in rows}),
+            count("forward"),
+            count("gradient"),
+            "; %d errors" % len(errors) if errors else "",
+        )
+    )
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="tide-conformance",
         description="Runs the op tests of every op a device has kernels for on that device and "
-                    "judges its own kernels (fallbacks to another place are not covered).")
+        "judges its own kernels (fallbacks to another place are not covered).",
+    )
     ap.add_argument("--place", default="cpu:0", help="KIND:N, the place to test (default cpu:0)")
-    ap.add_argument("--plugin", action="append", default=[], metavar="PATH",
-                    help="a device plugin (or op pack) to load first; repeatable")
-    ap.add_argument("--tests", default=None, metavar="DIR",
-                    help="the directory of test_ops_*.py modules (default: %s, or "
-                         "$TIDE_SOURCE_DIR/tests/python)" % CASES_DIR)
-    ap.add_argument("--ops", default="", help="only these ops (comma-separated), and only the "
-                    "tests that name them")
+    ap.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a device plugin (or op pack) to load first; repeatable",
+    )
+    ap.add_argument(
+        "--tests",
+        default=None,
+        metavar="DIR",
+        help="the directory of test_ops_*.py modules (default: %s, or "
+        "$TIDE_SOURCE_DIR/tests/python)" % CASES_DIR,
+    )
+    ap.add_argument(
+        "--ops",
+        default="",
+        help="only these ops (comma-separated), and only the tests that name them",
+    )
     ap.add_argument("--json", default=None, metavar="PATH", help="write the results as JSON")
-    ap.add_argument("--timeout", type=float, default=900, metavar="S",
-                    help="stop a test module's process after S seconds (default 900): the check "
-                         "in flight fails (a hung kernel)")
-    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
-                    help="test modules run at once, each in its own processes (default: one per "
-                         "CPU, %(default)s here)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=900,
+        metavar="S",
+        help="stop a test module's process after S seconds (default 900): the check "
+        "in flight fails (a hung kernel)",
+    )
+    ap.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="test modules run at once, each in its own processes (default: one per "
+        "CPU, %(default)s here)",
+    )
     ap.add_argument("--verbose", "-v", action="store_true", help="show pytest's output")
     args = ap.parse_args(argv)
     args.ops = [o for o in args.ops.split(",") if o]
 
     if importlib.util.find_spec("pytest") is None:
-        sys.stderr.write("tide-conformance: the op tests run under pytest, which this Python "
-                         "(%s) lacks: pip install pytest\n" % sys.executable)
+        sys.stderr.write(
+            "tide-conformance: the op tests run under pytest, which this Python "
+            "(%s) lacks: pip install pytest\n" % sys.executable
+        )
         return 2
     try:
         for path in args.plugin:
@@ -256,8 +367,10 @@ def main(argv=None):
     kind = args.place.split(":")[0]
     devices = {d for r in tide.plugins() if r["status"] == "loaded" for d in r["devices"]}
     if kind not in devices:
-        sys.stderr.write("tide-conformance: no loaded plugin provides the place kind '%s' (loaded: "
-                         "%s); load its device plugin with --plugin PATH\n" % (kind, ", ".join(sorted(devices))))
+        sys.stderr.write(
+            "tide-conformance: no loaded plugin provides the place kind '%s' (loaded: "
+            "%s); load its device plugin with --plugin PATH\n" % (kind, ", ".join(sorted(devices)))
+        )
         return 2
     try:
         _C.check_place(place)  # e.g. gpu:0 on a machine without one
@@ -266,8 +379,11 @@ def main(argv=None):
         return 2
     kernels = coverage.device_kernels(kind)
     if args.ops:
-        kernels = {op: d for op, d in kernels.items()
-                   if op in args.ops or (op.endswith("_grad") and op[:-5] in args.ops)}
+        kernels = {
+            op: d
+            for op, d in kernels.items()
+            if op in args.ops or (op.endswith("_grad") and op[:-5] in args.ops)
+        }
     tests_dir = os.path.abspath(args.tests or default_tests_dir())
     modules = sorted(glob.glob(os.path.join(tests_dir, "test_ops_*.py")))
     if not modules:
@@ -278,8 +394,9 @@ def main(argv=None):
         sys.stderr.write("tide-conformance: --jobs must be at least 1, not %d\n" % args.jobs)
         return 2
     # The device contract first (copy and free on a busy stream), in a process of its own.
-    declared, contracts = device_contracts.check(args.place, args.plugin, env=_worker_env(),
-                                                 timeout=args.timeout)
+    declared, contracts = device_contracts.check(
+        args.place, args.plugin, env=_worker_env(), timeout=args.timeout
+    )
     print_contracts(args.place, declared, contracts)
     contract_failed = not all(c["passed"] for c in contracts)
     checks, errors = [], []
@@ -295,14 +412,28 @@ def main(argv=None):
             sys.stdout.write(log.getvalue())
     rows, untested = summarize(checks, kernels)
     print_report(args.place, rows, untested, errors)
-    failed = contract_failed or any(r[k]["status"] == "FAIL" for r in rows for k in ("forward", "gradient"))
+    failed = contract_failed or any(
+        r[k]["status"] == "FAIL" for r in rows for k in ("forward", "gradient")
+    )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"place": args.place, "tests": tests_dir, "ops": args.ops or None,
-                       "device_contract": declared, "contracts": contracts,
-                       "kernels": kernels, "rows": rows, "untested_kernels": untested,
-                       "errors": errors, "checks": checks, "passed": not failed and not errors},
-                      f, indent=1)
+            json.dump(
+                {
+                    "place": args.place,
+                    "tests": tests_dir,
+                    "ops": args.ops or None,
+                    "device_contract": declared,
+                    "contracts": contracts,
+                    "kernels": kernels,
+                    "rows": rows,
+                    "untested_kernels": untested,
+                    "errors": errors,
+                    "checks": checks,
+                    "passed": not failed and not errors,
+                },
+                f,
+                indent=1,
+            )
     return 1 if failed or errors else 0
 
 

@@ -1,5 +1,6 @@
 """What a device covers: the kernels its plugins registered (tide.plugins()), and whether the
 kernels an op ran with were the device's own or another place's (the executor's fallback)."""
+
 import re
 
 import tide
@@ -31,7 +32,7 @@ def device_kernels(kind):
 
 def tested_ops(kernels):
     """The forward ops of a device's kernel list: grad ops are reported with their forward op."""
-    return sorted({op[:-len("_grad")] if op.endswith("_grad") else op for op in kernels})
+    return sorted({op[: -len("_grad")] if op.endswith("_grad") else op for op in kernels})
 
 
 def classify(kind, kernels):

@@ -7,6 +7,7 @@ runs them in a process of their own, so a device that crashes fails its check in
 
     python -m tide.testing.device_contracts --place sim:0 --plugin libtide_device_sim.so
 """
+
 import argparse
 import json
 import os
@@ -25,8 +26,9 @@ def check(place, plugins=(), env=None, timeout=300):
     cmd = [sys.executable, "-m", "tide.testing.device_contracts", "--place", place, "--worker"]
     cmd += [a for p in plugins for a in ("--plugin", os.path.abspath(p))]
     try:
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=timeout)
+        p = subprocess.run(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout
+        )
         out, why = p.stdout, "the check process died with status %s" % p.returncode
         tail = "\n".join(p.stderr.strip().splitlines()[-4:])
     except subprocess.TimeoutExpired as e:
@@ -42,8 +44,11 @@ def check(place, plugins=(), env=None, timeout=300):
             continue
     reported = {c["contract"] for c in done}
     died = why + ("\n" + tail if tail else "")
-    return declared, done + [{"contract": c, "rule": "", "passed": False, "message": died}
-                             for c in CONTRACTS if c not in reported]
+    return declared, done + [
+        {"contract": c, "rule": "", "passed": False, "message": died}
+        for c in CONTRACTS
+        if c not in reported
+    ]
 
 
 def _worker(place, plugins):
@@ -57,8 +62,10 @@ def _worker(place, plugins):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tide.testing.device_contracts",
-                                 description="Checks a device's copy and free contracts.")
+    ap = argparse.ArgumentParser(
+        prog="python -m tide.testing.device_contracts",
+        description="Checks a device's copy and free contracts.",
+    )
     ap.add_argument("--place", required=True)
     ap.add_argument("--plugin", action="append", default=[])
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -68,8 +75,14 @@ def main(argv=None):
         return 0
     contract, checks = check(args.place, args.plugin)
     for c in checks:
-        print("%s %s%s" % ("pass" if c["passed"] else "FAIL", c["contract"],
-                           "" if c["passed"] else ": " + c["message"]))
+        print(
+            "%s %s%s"
+            % (
+                "pass" if c["passed"] else "FAIL",
+                c["contract"],
+                "" if c["passed"] else ": " + c["message"],
+            )
+        )
     return 0 if all(c["passed"] for c in checks) else 1
 
 

@@ -18,6 +18,7 @@ it, e.g. XShape) but neither fetched nor compared; forward() returns the fetched
 whose expectations depend on them (random ops, dropout's Mask). Integer and bool inputs never
 take gradients, and integer and bool outputs must match exactly.
 """
+
 import contextlib
 
 import numpy as np
@@ -32,6 +33,7 @@ _observer = None
 # The loss weights' names: no op input may start with this (an input called "Weight" once did,
 # and its gradient was silently left out).
 _LOSS_WEIGHT = "__optest_loss_weight__"
+
 
 def _as_list(param, value):
     """An input/output value as [(var name, array, lod)]."""
@@ -52,8 +54,10 @@ def _is_float(arr):
 def _expected(param, value):
     """[(var name, expected array or None, lod)] of an output as _build names its variables."""
     if isinstance(value, list):
-        return [(n, None if v is None else a, lod)
-                for (n, a, lod), (_, v) in zip(_as_list(param, value), value)]
+        return [
+            (n, None if v is None else a, lod)
+            for (n, a, lod), (_, v) in zip(_as_list(param, value), value)
+        ]
     if value is None:
         return [(param.lower() + "_out", None, None)]
     return [(param.lower() + "_out",) + _as_list(param, value)[0][1:]]
@@ -81,9 +85,13 @@ class OpTest:
                 vs = []
                 for name, arr, lod in _as_list(param, value):
                     # Integer and bool inputs (labels, ids) never take gradients.
-                    v = block.create_var(name=name, shape=arr.shape, dtype=arr.dtype.name,
-                                         lod_level=len(lod) if lod else 0,
-                                         stop_gradient=stop_gradient_inputs or not _is_float(arr))
+                    v = block.create_var(
+                        name=name,
+                        shape=arr.shape,
+                        dtype=arr.dtype.name,
+                        lod_level=len(lod) if lod else 0,
+                        stop_gradient=stop_gradient_inputs or not _is_float(arr),
+                    )
                     t = tide.LoDTensor(np.ascontiguousarray(arr))
                     if lod:
                         t.set_recursive_sequence_lengths(lod)
@@ -92,13 +100,18 @@ class OpTest:
                 ins[param] = vs if isinstance(value, list) else vs[0]
             outs = {}
             for param, value in self.outputs.items():
-                names = [n for n, _, _ in _as_list(param, value)] if isinstance(value, list) \
+                names = (
+                    [n for n, _, _ in _as_list(param, value)]
+                    if isinstance(value, list)
                     else [param.lower() + "_out"]
+                )
                 vs = [block.create_var(name=n, dtype=self._out_dtype(param)) for n in names]
                 outs[param] = vs if isinstance(value, list) else vs[0]
                 for n, v in zip(names, vs):
                     out_vars[n] = v
-            block.append_op(self.op_type, inputs=ins, outputs=outs, attrs=getattr(self, "attrs", {}))
+            block.append_op(
+                self.op_type, inputs=ins, outputs=outs, attrs=getattr(self, "attrs", {})
+            )
             self._tested_ops = range(len(block.ops))
         return main, startup, feeds, out_vars
 
@@ -149,7 +162,9 @@ class OpTest:
         main, _, feeds, out_vars = self._build()
         expected = self._expected_outputs()
         names = [n for n in out_vars if expected[n][1] is not None]
-        got = dict(zip(names, (t.numpy() for t in self._run(main, feeds, names, judged=self._tested_ops))))
+        got = dict(
+            zip(names, (t.numpy() for t in self._run(main, feeds, names, judged=self._tested_ops)))
+        )
         result = {}
         for param, value in self.outputs.items():
             arrs = [got[n] for n, _, _ in _expected(param, value) if n in got]
@@ -174,21 +189,41 @@ class OpTest:
                 continue
             arr = tensor.numpy()
             assert arr.shape == want.shape, "%s %s: shape %s, expected %s" % (
-                self.op_type, param, arr.shape, want.shape)
+                self.op_type,
+                param,
+                arr.shape,
+                want.shape,
+            )
             if want.dtype == np.bool_ or np.issubdtype(want.dtype, np.integer):
                 assert arr.dtype == want.dtype, "%s %s: dtype %s, expected %s" % (
-                    self.op_type, param, arr.dtype, want.dtype)
-                np.testing.assert_array_equal(arr, want,
-                                              err_msg="%s output %s" % (self.op_type, param))
+                    self.op_type,
+                    param,
+                    arr.dtype,
+                    want.dtype,
+                )
+                np.testing.assert_array_equal(
+                    arr, want, err_msg="%s output %s" % (self.op_type, param)
+                )
             else:
-                np.testing.assert_allclose(arr, want, rtol=rtol, atol=atol,
-                                           err_msg="%s output %s" % (self.op_type, param))
+                np.testing.assert_allclose(
+                    arr, want, rtol=rtol, atol=atol, err_msg="%s output %s" % (self.op_type, param)
+                )
             if lod is not None:
-                assert tensor.recursive_sequence_lengths() == lod, "%s %s: LoD" % (self.op_type, param)
+                assert tensor.recursive_sequence_lengths() == lod, "%s %s: LoD" % (
+                    self.op_type,
+                    param,
+                )
         return got
 
-    def check_grad(self, inputs_to_check, output_names, max_relative_error=0.005,
-                   numeric_grad_delta=0.005, no_grad_set=None, seed=7):
+    def check_grad(
+        self,
+        inputs_to_check,
+        output_names,
+        max_relative_error=0.005,
+        numeric_grad_delta=0.005,
+        no_grad_set=None,
+        seed=7,
+    ):
         """d(sum_o mean(w_o * out_o))/d(input) from the grad ops vs central differences.
 
         output_names: output params (a duplicable one contributes each of its parts);
@@ -197,11 +232,24 @@ class OpTest:
         with self._checking("gradient"):
             if _observer and not _observer.judges(self.op_type):
                 return  # the kit runs an op the device lacks on the CPU: no need to differentiate
-            self._check_grad(inputs_to_check, output_names, max_relative_error, numeric_grad_delta,
-                             no_grad_set, seed)
+            self._check_grad(
+                inputs_to_check,
+                output_names,
+                max_relative_error,
+                numeric_grad_delta,
+                no_grad_set,
+                seed,
+            )
 
-    def _check_grad(self, inputs_to_check, output_names, max_relative_error, numeric_grad_delta,
-                    no_grad_set, seed):
+    def _check_grad(
+        self,
+        inputs_to_check,
+        output_names,
+        max_relative_error,
+        numeric_grad_delta,
+        no_grad_set,
+        seed,
+    ):
         if isinstance(output_names, str):
             output_names = [output_names]
         rng = np.random.RandomState(seed)
@@ -212,14 +260,19 @@ class OpTest:
         kept = [(n, o) for n, o in zip(loss_outs, fwd_outs) if o.numpy().size]
         assert kept, "%s: every output in %s is empty" % (self.op_type, output_names)
         loss_outs = [n for n, _ in kept]
-        weights = {n: rng.uniform(0.5, 1.5, size=o.shape()).astype(o.numpy().dtype)
-                   for n, o in kept}
+        weights = {
+            n: rng.uniform(0.5, 1.5, size=o.shape()).astype(o.numpy().dtype) for n, o in kept
+        }
         with tide.program_guard(main, startup):
             block = main.global_block()
             terms = []
             for n in loss_outs:
-                w = block.create_var(name=_LOSS_WEIGHT + n, shape=weights[n].shape,
-                                     dtype=weights[n].dtype.name, stop_gradient=True)
+                w = block.create_var(
+                    name=_LOSS_WEIGHT + n,
+                    shape=weights[n].shape,
+                    dtype=weights[n].dtype.name,
+                    stop_gradient=True,
+                )
                 feeds[w.name] = tide.LoDTensor(weights[n])
                 terms.append(tide.layers.mean(tide.layers.elementwise_mul(out_vars[n], w)))
             loss = terms[0] if len(terms) == 1 else tide.layers.sums(terms)
@@ -229,14 +282,22 @@ class OpTest:
             if item in self.inputs:
                 checked.extend((n, a) for n, a, _ in _as_list(item, self.inputs[item]))
             else:  # one part of a duplicable input, by variable name
-                parts = [(n, a) for p, v in self.inputs.items() if isinstance(v, list)
-                         for n, a, _ in _as_list(p, v) if n == item]
+                parts = [
+                    (n, a)
+                    for p, v in self.inputs.items()
+                    if isinstance(v, list)
+                    for n, a, _ in _as_list(p, v)
+                    if n == item
+                ]
                 assert parts, "%s: no input or input variable named %r" % (self.op_type, item)
                 checked.extend(parts)
         grad_names = [n + "@GRAD" for n, _ in checked]
         backward_from = len(main.global_block().ops)
-        tide.append_backward(loss, parameter_list=None,
-                             no_grad_set=set(no_grad_set or []) | {w for w in feeds if w.startswith(_LOSS_WEIGHT)})
+        tide.append_backward(
+            loss,
+            parameter_list=None,
+            no_grad_set=set(no_grad_set or []) | {w for w in feeds if w.startswith(_LOSS_WEIGHT)},
+        )
         grad_ops = _grad_ops_of(main.global_block(), self._tested_ops, backward_from)
         analytic = [t.numpy() for t in self._run(main, feeds, grad_names, judged=grad_ops)]
 
@@ -263,12 +324,18 @@ class OpTest:
                 numeric[i] = (hi - lo) / (2 * numeric_grad_delta)
             numeric = numeric.reshape(base.shape)
             assert a.shape == numeric.shape, "%s: grad of %s has shape %s, expected %s" % (
-                self.op_type, name, a.shape, numeric.shape)
+                self.op_type,
+                name,
+                a.shape,
+                numeric.shape,
+            )
             scale = np.maximum(np.abs(numeric), 1e-3)
             err = np.max(np.abs(a - numeric) / scale) if a.size else 0.0
             assert err <= max_relative_error, (
                 "%s: gradient of %s differs from finite differences by %.3g (max %.3g)\n"
-                "analytic:\n%s\nnumeric:\n%s" % (self.op_type, name, err, max_relative_error, a, numeric))
+                "analytic:\n%s\nnumeric:\n%s"
+                % (self.op_type, name, err, max_relative_error, a, numeric)
+            )
 
 
 def _grad_ops_of(block, tested, backward_from):
@@ -279,15 +346,20 @@ def _grad_ops_of(block, tested, backward_from):
     inputs = {n for op in tested_ops for n in op.input_arg_names}
     outputs = {n for op in tested_ops for n in op.output_arg_names}
     base = lambda name: name.split("@GRAD")[0]  # noqa: E731  x@GRAD@RENAME@0 -> x
-    forward_vars = {n for op in block.ops[:backward_from] for n in op.input_arg_names + op.output_arg_names}
+    forward_vars = {
+        n for op in block.ops[:backward_from] for n in op.input_arg_names + op.output_arg_names
+    }
     needed, picked = set(), []
     for i in range(len(block.ops) - 1, backward_from - 1, -1):
         op = block.ops[i]
         writes = op.output_arg_names
         if any("@GRAD" in n and base(n) in inputs for n in writes) or needed & set(writes):
             picked.append(i)
-            needed |= {n for n in op.input_arg_names
-                       if n not in forward_vars and not ("@GRAD" in n and base(n) in outputs)}
+            needed |= {
+                n
+                for n in op.input_arg_names
+                if n not in forward_vars and not ("@GRAD" in n and base(n) in outputs)
+            }
     return sorted(picked)
 
 
@@ -298,7 +370,7 @@ def _kernels_of(program, run_info, indices):
     choices = list(run_info["kernels"]) if run_info else []
     while choices and choices[0][0] == "feed" and len(choices) > len(ops):
         choices.pop(0)
-    choices = choices[:len(ops)]
+    choices = choices[: len(ops)]
     if [t for t, _ in choices] != [op.type for op in ops]:
         return [(ops[i].type, None) for i in indices]  # unexpected layout: nothing judged
     return [choices[i] for i in indices]
@@ -306,8 +378,10 @@ def _kernels_of(program, run_info, indices):
 
 def make(op_type, inputs, outputs, attrs=None):
     """An OpTest for one configuration."""
+
     class T(OpTest):
         pass
+
     t = T()
     t.op_type = op_type
     t.inputs, t.outputs, t.attrs = inputs, outputs, dict(attrs or {})

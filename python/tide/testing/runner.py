@@ -13,6 +13,7 @@ the kit (conformance.py) restarts the module without the tests already run.
 
     python -m tide.testing.runner --place sim:0 --plugin libsim.so --module test_ops_x.py --out f
 """
+
 import argparse
 import contextlib
 import inspect
@@ -58,9 +59,18 @@ class Observer:
             yield
             return
         on_device = self.judges(test.op_type)
-        rec = {"test": self.test, "op": test.op_type, "kind": kind, "on_device": on_device,
-               "dtype": _dtype_of(test) or self.dtype_hint, "kernels": [], "raised": None}
-        self.write(event="begin", **{k: rec[k] for k in ("test", "op", "kind", "on_device", "dtype")})
+        rec = {
+            "test": self.test,
+            "op": test.op_type,
+            "kind": kind,
+            "on_device": on_device,
+            "dtype": _dtype_of(test) or self.dtype_hint,
+            "kernels": [],
+            "raised": None,
+        }
+        self.write(
+            event="begin", **{k: rec[k] for k in ("test", "op", "kind", "on_device", "dtype")}
+        )
         self.current = rec
         try:
             yield
@@ -96,10 +106,18 @@ class Observer:
             cov, dtype, details = coverage.classify(self.kind, c["kernels"])
             if not c["on_device"]:
                 cov = "no device kernel"
-            self.write(event="check", test=c["test"], op=c["op"], kind=c["kind"],
-                       on_device=c["on_device"], coverage=cov, dtype=dtype or c["dtype"],
-                       details=details, outcome="fail" if c is blamed else "pass",
-                       message=_first_lines(excinfo.value) if c is blamed else "")
+            self.write(
+                event="check",
+                test=c["test"],
+                op=c["op"],
+                kind=c["kind"],
+                on_device=c["on_device"],
+                coverage=cov,
+                dtype=dtype or c["dtype"],
+                details=details,
+                outcome="fail" if c is blamed else "pass",
+                message=_first_lines(excinfo.value) if c is blamed else "",
+            )
         self.checks = []
 
     def done(self):
@@ -110,7 +128,9 @@ class Observer:
 def _dtype_of(test):
     """The dtype of an OpTest's first floating-point input (else its first input), or None."""
     try:
-        arrays = [a for param, value in test.inputs.items() for _, a, _ in op_test._as_list(param, value)]
+        arrays = [
+            a for param, value in test.inputs.items() for _, a, _ in op_test._as_list(param, value)
+        ]
     except Exception:  # inputs not set up yet, or in a form the check itself will reject
         return None
     floats = [a for a in arrays if op_test._is_float(a)]
@@ -119,6 +139,7 @@ def _dtype_of(test):
 
 def _skip_exception():
     import pytest
+
     return pytest.skip.Exception
 
 
@@ -140,8 +161,12 @@ class Plugin:
         self.observer, self.deselect = observer, deselect
 
     def pytest_collection_modifyitems(self, config, items):
-        keep = [i for i in items if i.nodeid not in self.deselect and
-                (not self.observer.selected or _mentions(i, self.observer.selected))]
+        keep = [
+            i
+            for i in items
+            if i.nodeid not in self.deselect
+            and (not self.observer.selected or _mentions(i, self.observer.selected))
+        ]
         dropped = [i for i in items if i not in keep]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
@@ -181,9 +206,19 @@ def main(argv=None):
         kind = args.place.split(":")[0]
         observer = Observer(place, kind, coverage.device_kernels(kind), selected, out)
         op_test._observer = observer
-        status = pytest.main([args.module, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                              "-W", "ignore::pytest.PytestAssertRewriteWarning"],
-                             plugins=[Plugin(observer, deselect)])
+        status = pytest.main(
+            [
+                args.module,
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-o",
+                "addopts=",
+                "-W",
+                "ignore::pytest.PytestAssertRewriteWarning",
+            ],
+            plugins=[Plugin(observer, deselect)],
+        )
         observer.write(event="finished", status=int(status))
     return 0
 

@@ -2,11 +2,22 @@
 CollectiveTranspiler makes it data-parallel on allreduce (tide.distributed.fleet uses it);
 memory_optimize frees each temporary variable after its last use; InferenceTranspiler folds
 batch_norm into convolutions and fuses bias, residual and activations into fused_conv2d."""
+
 from .collective_transpiler import CollectiveTranspiler  # noqa: F401
-from .distribute_transpiler import (DistributeTranspiler, DistributeTranspilerConfig,  # noqa: F401
-                                    OP_ROLE_RPC)
+from .distribute_transpiler import (
+    DistributeTranspiler,
+    DistributeTranspilerConfig,  # noqa: F401
+    OP_ROLE_RPC,
+)
 from .inference_transpiler import InferenceTranspiler  # noqa: F401
 from .memory_optimization_transpiler import memory_optimize, release_memory  # noqa: F401
 
-__all__ = ["CollectiveTranspiler", "DistributeTranspiler", "DistributeTranspilerConfig", "InferenceTranspiler", "OP_ROLE_RPC",
-           "memory_optimize", "release_memory"]
+__all__ = [
+    "CollectiveTranspiler",
+    "DistributeTranspiler",
+    "DistributeTranspilerConfig",
+    "InferenceTranspiler",
+    "OP_ROLE_RPC",
+    "memory_optimize",
+    "release_memory",
+]

@@ -18,12 +18,26 @@ whole batch (to float rounding) and their parameters stay identical.
     t = CollectiveTranspiler(fuse_grad_size_in_MB=32)
     t.transpile(rank, nranks, store="tcp://127.0.0.1:6170", main_program=main, startup_program=startup)
 """
-from ..framework import OP_ROLE_BACKWARD, OP_ROLE_LOSS, default_main_program, default_startup_program
+
+from ..framework import (
+    OP_ROLE_BACKWARD,
+    OP_ROLE_LOSS,
+    default_main_program,
+    default_startup_program,
+)
 
 __all__ = ["CollectiveTranspiler"]
 
-_DTYPE_BYTES = {"float16": 2, "float32": 4, "float64": 8, "int32": 4, "int64": 8, "uint8": 1,
-                "int8": 1, "bool": 1}
+_DTYPE_BYTES = {
+    "float16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int32": 4,
+    "int64": 8,
+    "uint8": 1,
+    "int8": 1,
+    "bool": 1,
+}
 
 
 def _numel(var):
@@ -40,13 +54,23 @@ def _dtype_name(var):
 class CollectiveTranspiler:
     def __init__(self, fuse_grad_size_in_MB=32, ring_id=0):
         if fuse_grad_size_in_MB < 0:
-            raise ValueError("fuse_grad_size_in_MB must be >= 0 (0: one allreduce per gradient), "
-                             "got %r" % (fuse_grad_size_in_MB,))
+            raise ValueError(
+                "fuse_grad_size_in_MB must be >= 0 (0: one allreduce per gradient), "
+                "got %r" % (fuse_grad_size_in_MB,)
+            )
         self.fuse_grad_size_in_MB = fuse_grad_size_in_MB
         self.ring_id = ring_id
 
-    def transpile(self, rank, nranks, store, main_program=None, startup_program=None,
-                  current_endpoint="", params_grads=None):
+    def transpile(
+        self,
+        rank,
+        nranks,
+        store,
+        main_program=None,
+        startup_program=None,
+        current_endpoint="",
+        params_grads=None,
+    ):
         if not isinstance(nranks, int) or nranks < 1:
             raise ValueError("transpile: nranks must be a positive int, got %r" % (nranks,))
         if not 0 <= int(rank) < nranks:
@@ -63,19 +87,34 @@ class CollectiveTranspiler:
     # ------------------------------------------------------------------ startup
     def _transpile_startup(self):
         block = self.startup.global_block()
-        block.append_op("c_comm_init", attrs={
-            "ring_id": self.ring_id, "rank": self.rank, "nranks": self.nranks,
-            "store": self.store, "endpoint": self.current_endpoint})
+        block.append_op(
+            "c_comm_init",
+            attrs={
+                "ring_id": self.ring_id,
+                "rank": self.rank,
+                "nranks": self.nranks,
+                "store": self.store,
+                "endpoint": self.current_endpoint,
+            },
+        )
         params = sorted(p.name for p in self.main.global_block().all_parameters())
         names = [n for n in params if block.has_var(n)]
         for name in names:
             v = block.var(name)
-            block.append_op("c_broadcast", inputs={"X": v}, outputs={"Out": v},
-                            attrs={"ring_id": self.ring_id, "root": 0})
+            block.append_op(
+                "c_broadcast",
+                inputs={"X": v},
+                outputs={"Out": v},
+                attrs={"ring_id": self.ring_id, "root": 0},
+            )
         if names:
             vs = [block.var(n) for n in names]
-            block.append_op("c_sync_comm_stream", inputs={"X": vs}, outputs={"Out": vs},
-                            attrs={"ring_id": self.ring_id})
+            block.append_op(
+                "c_sync_comm_stream",
+                inputs={"X": vs},
+                outputs={"Out": vs},
+                attrs={"ring_id": self.ring_id},
+            )
 
     # ------------------------------------------------------------------ main
     def _grads(self, params_grads):
@@ -112,12 +151,16 @@ class CollectiveTranspiler:
         if loss_grad_op is None:
             # Backward seeds the loss gradient with the first op writing a "@GRAD" variable.
             for i, op in enumerate(ops):
-                if role(op) & OP_ROLE_BACKWARD and any(n.endswith("@GRAD") for n in op.output_arg_names):
+                if role(op) & OP_ROLE_BACKWARD and any(
+                    n.endswith("@GRAD") for n in op.output_arg_names
+                ):
                     loss_grad_op = i
                     break
         if loss_grad_op is None:
-            raise ValueError("CollectiveTranspiler: the program has no backward pass (call it "
-                             "after optimizer.minimize(loss))")
+            raise ValueError(
+                "CollectiveTranspiler: the program has no backward pass (call it "
+                "after optimizer.minimize(loss))"
+            )
         missing = sorted(grads - set(ready))
         if missing:
             raise ValueError("CollectiveTranspiler: no backward op writes %s" % ", ".join(missing))
@@ -131,13 +174,28 @@ class CollectiveTranspiler:
         def close():
             if bucket:
                 vs = [block.var(n) for n in bucket]
-                inserts.append((max(ready[n] for n in bucket), "c_allreduce_sum", {"X": vs},
-                                {"Out": vs}, {"ring_id": self.ring_id}))
+                inserts.append(
+                    (
+                        max(ready[n] for n in bucket),
+                        "c_allreduce_sum",
+                        {"X": vs},
+                        {"Out": vs},
+                        {"ring_id": self.ring_id},
+                    )
+                )
+
         for name in order:
             var = block.var(name)
             if var.type == "SELECTED_ROWS":
-                inserts.append((ready[name], "c_allgather", {"X": var}, {"Out": var},
-                                {"ring_id": self.ring_id, "nranks": self.nranks}))
+                inserts.append(
+                    (
+                        ready[name],
+                        "c_allgather",
+                        {"X": var},
+                        {"Out": var},
+                        {"ring_id": self.ring_id, "nranks": self.nranks},
+                    )
+                )
                 continue
             nbytes = _numel(var) * _DTYPE_BYTES.get(_dtype_name(var), 4)
             dtype = _dtype_name(var)
@@ -150,17 +208,33 @@ class CollectiveTranspiler:
         close()
         last = max(ready.values())
         all_grads = [block.var(n) for n in order]
-        inserts.append((last, "c_sync_comm_stream", {"X": all_grads}, {"Out": all_grads},
-                        {"ring_id": self.ring_id}))
+        inserts.append(
+            (
+                last,
+                "c_sync_comm_stream",
+                {"X": all_grads},
+                {"Out": all_grads},
+                {"ring_id": self.ring_id},
+            )
+        )
         # From the back, so earlier indices stay valid; ops after the same index keep their order.
-        for k, (after, typ, ins, outs, attrs) in sorted(enumerate(inserts), key=lambda e: (-e[1][0], -e[0])):
+        for k, (after, typ, ins, outs, attrs) in sorted(
+            enumerate(inserts), key=lambda e: (-e[1][0], -e[0])
+        ):
             attrs = dict(attrs, op_role=OP_ROLE_BACKWARD)
             block._insert_op(after + 1, typ, inputs=ins, outputs=outs, attrs=attrs)
         seed = ops[loss_grad_op]
         loss_grad = [n for n in seed.output_arg_names if n.endswith("@GRAD")]
         if not loss_grad:
-            raise ValueError("CollectiveTranspiler: the op seeding the loss gradient (%s) writes "
-                             "no @GRAD variable" % seed.type)
+            raise ValueError(
+                "CollectiveTranspiler: the op seeding the loss gradient (%s) writes "
+                "no @GRAD variable" % seed.type
+            )
         g = block.var(loss_grad[0])
-        block._insert_op(loss_grad_op + 1, "scale", inputs={"X": g}, outputs={"Out": g},
-                         attrs={"scale": 1.0 / self.nranks, "op_role": OP_ROLE_BACKWARD})
+        block._insert_op(
+            loss_grad_op + 1,
+            "scale",
+            inputs={"X": g},
+            outputs={"Out": g},
+            attrs={"scale": 1.0 / self.nranks, "op_role": OP_ROLE_BACKWARD},
+        )

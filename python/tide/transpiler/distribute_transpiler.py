@@ -17,12 +17,18 @@
 Sync mode: each pserver sums the trainers' gradients and scales them by 1/trainers (as Fluid's does), so
 trainers that each feed half of a minibatch (mean loss) train exactly like one process fed all of it.
 """
+
 import math
 import os
 
 from ..core import dtype_code
-from ..framework import (OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, Program, default_main_program,
-                         default_startup_program)
+from ..framework import (
+    OP_ROLE_BACKWARD,
+    OP_ROLE_OPTIMIZE,
+    Program,
+    default_main_program,
+    default_startup_program,
+)
 
 __all__ = ["DistributeTranspiler", "DistributeTranspilerConfig", "OP_ROLE_RPC"]
 
@@ -35,13 +41,13 @@ class DistributeTranspilerConfig:
     TIDE_PSERVER_BIND (the address pservers listen on) and TIDE_RPC_DEADLINE (ms)."""
 
     def __init__(self):
-        self.slice_var_up = True        # slice large parameters into row blocks over the pservers
-        self.min_block_size = 8192      # elements: no block smaller than this
+        self.slice_var_up = True  # slice large parameters into row blocks over the pservers
+        self.min_block_size = 8192  # elements: no block smaller than this
         self.rpc_deadline = int(os.environ.get("TIDE_RPC_DEADLINE", 180000))  # ms
         self.max_message_size = 2 << 30  # bytes
         self.bind_address = os.environ.get("TIDE_PSERVER_BIND", "127.0.0.1")
-        self.checkpoint_dir = ""         # pservers save here and resume from here
-        self.checkpoint_interval = 0     # rounds between checkpoints (0: never)
+        self.checkpoint_dir = ""  # pservers save here and resume from here
+        self.checkpoint_interval = 0  # rounds between checkpoints (0: never)
         # CurveZMQ (optional): the pserver's certificate (secret) and the admitted trainers'
         # public keys; the trainers' side: the pserver's public key and their own certificate.
         self.curve_server_secret_key = ""
@@ -102,8 +108,16 @@ class DistributeTranspiler:
         self.config = config or DistributeTranspilerConfig()
 
     # ------------------------------------------------------------------ analysis
-    def transpile(self, trainer_id, program=None, pservers="127.0.0.1:6174", trainers=1,
-                  sync_mode=True, startup_program=None, current_endpoint=None):
+    def transpile(
+        self,
+        trainer_id,
+        program=None,
+        pservers="127.0.0.1:6174",
+        trainers=1,
+        sync_mode=True,
+        startup_program=None,
+        current_endpoint=None,
+    ):
         """Plans the split of `program` (default: the default main program): which pserver owns
         which parameter block. Nothing is built until the get_*_program calls."""
         if not isinstance(trainers, int) or trainers < 1:
@@ -112,7 +126,9 @@ class DistributeTranspiler:
             raise ValueError("transpile: trainer_id %r is outside [0, %d)" % (trainer_id, trainers))
         self.trainer_id, self.trainers, self.sync_mode = int(trainer_id), trainers, bool(sync_mode)
         self.origin_program = program if program is not None else default_main_program()
-        self.origin_startup = startup_program if startup_program is not None else default_startup_program()
+        self.origin_startup = (
+            startup_program if startup_program is not None else default_startup_program()
+        )
         self.current_endpoint = current_endpoint
         eps = pservers if isinstance(pservers, (list, tuple)) else pservers.split(",")
         self.pserver_endpoints = [e.strip() for e in eps if e.strip()]
@@ -133,11 +149,14 @@ class DistributeTranspiler:
                 pv = op.attr("op_role_var")
                 for i in range(0, len(pv) - 1, 2):
                     self.backward_grad[pv[i]] = pv[i + 1]
-        self.optimize_ops = [op for op in block.ops if _role(op) & OP_ROLE_OPTIMIZE
-                             and not _role(op) & OP_ROLE_RPC]
+        self.optimize_ops = [
+            op for op in block.ops if _role(op) & OP_ROLE_OPTIMIZE and not _role(op) & OP_ROLE_RPC
+        ]
         if not self.optimize_ops:
-            raise ValueError("transpile: the program has no optimize ops (op_role OPTIMIZE); call "
-                             "an optimizer's minimize() first")
+            raise ValueError(
+                "transpile: the program has no optimize ops (op_role OPTIMIZE); call "
+                "an optimizer's minimize() first"
+            )
         self.main_op = {}  # param -> its update op
         self.params, self.grad_of = [], {}
         for op in self.optimize_ops:
@@ -145,14 +164,20 @@ class DistributeTranspiler:
             if ins.get("Param") and ins.get("Grad"):
                 p, g = ins["Param"][0], ins["Grad"][0]
                 if p in self.main_op:
-                    raise ValueError("transpile: parameter '%s' has two update ops (%s, %s)"
-                                     % (p, self.main_op[p].type, op.type))
+                    raise ValueError(
+                        "transpile: parameter '%s' has two update ops (%s, %s)"
+                        % (p, self.main_op[p].type, op.type)
+                    )
                 if p not in self.backward_grad:
-                    raise ValueError("transpile: update op '%s' of '%s' has no matching backward "
-                                     "gradient (no op_role_var names it)" % (op.type, p))
+                    raise ValueError(
+                        "transpile: update op '%s' of '%s' has no matching backward "
+                        "gradient (no op_role_var names it)" % (op.type, p)
+                    )
                 self.main_op[p] = op
                 self.params.append(p)
-                self.grad_of[p] = g  # what the optimizer reads: the backward grad, clipped/regularised
+                self.grad_of[p] = (
+                    g  # what the optimizer reads: the backward grad, clipped/regularised
+                )
         # Which params' update ops use each variable; a variable only one uses is its own.
         users = {}
         for p, op in self.main_op.items():
@@ -201,11 +226,14 @@ class DistributeTranspiler:
 
     def _rpc_attrs(self):
         cfg = self.config
-        return {"trainer_id": self.trainer_id, "rpc_deadline": int(cfg.rpc_deadline),
-                "max_message_size": int(cfg.max_message_size),
-                "curve_server_key_file": cfg.curve_server_public_key or "",
-                "curve_key_file": cfg.curve_trainer_key or "",
-                "op_role": OP_ROLE_RPC | OP_ROLE_OPTIMIZE}
+        return {
+            "trainer_id": self.trainer_id,
+            "rpc_deadline": int(cfg.rpc_deadline),
+            "max_message_size": int(cfg.max_message_size),
+            "curve_server_key_file": cfg.curve_server_public_key or "",
+            "curve_key_file": cfg.curve_trainer_key or "",
+            "op_role": OP_ROLE_RPC | OP_ROLE_OPTIMIZE,
+        }
 
     def _check(self):
         if not hasattr(self, "blocks"):
@@ -214,13 +242,21 @@ class DistributeTranspiler:
     # ------------------------------------------------------------------ trainer side
     def _append_recv(self, block):
         """recv of every parameter (row blocks concatenated), then fetch_barrier in sync mode."""
-        block.append_op("recv", outputs={"Out": [b.param for b in self.blocks]},
-                        attrs=dict(self._rpc_attrs(), epmap=[b.endpoint for b in self.blocks],
-                                   varnames=[b.pname for b in self.blocks],
-                                   sections=[b.rows if b.sliced else 0 for b in self.blocks],
-                                   sync_mode=self.sync_mode))
+        block.append_op(
+            "recv",
+            outputs={"Out": [b.param for b in self.blocks]},
+            attrs=dict(
+                self._rpc_attrs(),
+                epmap=[b.endpoint for b in self.blocks],
+                varnames=[b.pname for b in self.blocks],
+                sections=[b.rows if b.sliced else 0 for b in self.blocks],
+                sync_mode=self.sync_mode,
+            ),
+        )
         if self.sync_mode:
-            block.append_op("fetch_barrier", attrs=dict(self._rpc_attrs(), endpoints=self.pserver_endpoints))
+            block.append_op(
+                "fetch_barrier", attrs=dict(self._rpc_attrs(), endpoints=self.pserver_endpoints)
+            )
 
     def get_trainer_program(self):
         """The main program without its optimize ops, plus: send (the gradients, in row blocks to
@@ -231,13 +267,21 @@ class DistributeTranspiler:
         for i in reversed(range(len(block.ops))):
             if _role(block.ops[i]) & OP_ROLE_OPTIMIZE:
                 block._remove_op(i)
-        block.append_op("send", inputs={"X": [b.grad for b in self.blocks]},
-                        attrs=dict(self._rpc_attrs(), epmap=[b.endpoint for b in self.blocks],
-                                   send_varnames=[b.gname for b in self.blocks],
-                                   sections=[b.rows if b.sliced else 0 for b in self.blocks],
-                                   sync_mode=self.sync_mode))
+        block.append_op(
+            "send",
+            inputs={"X": [b.grad for b in self.blocks]},
+            attrs=dict(
+                self._rpc_attrs(),
+                epmap=[b.endpoint for b in self.blocks],
+                send_varnames=[b.gname for b in self.blocks],
+                sections=[b.rows if b.sliced else 0 for b in self.blocks],
+                sync_mode=self.sync_mode,
+            ),
+        )
         if self.sync_mode:
-            block.append_op("send_barrier", attrs=dict(self._rpc_attrs(), endpoints=self.pserver_endpoints))
+            block.append_op(
+                "send_barrier", attrs=dict(self._rpc_attrs(), endpoints=self.pserver_endpoints)
+            )
         self._append_recv(block)
         return prog
 
@@ -253,8 +297,9 @@ class DistributeTranspiler:
         """Tells every pserver this trainer is done (a pserver stops once all trainers are)."""
         self._check()
         prog = Program()
-        prog.global_block().append_op("send_complete",
-                                      attrs=dict(self._rpc_attrs(), endpoints=self.pserver_endpoints))
+        prog.global_block().append_op(
+            "send_complete", attrs=dict(self._rpc_attrs(), endpoints=self.pserver_endpoints)
+        )
         executor.run(prog)
 
     # ------------------------------------------------------------------ pserver side
@@ -284,9 +329,14 @@ class DistributeTranspiler:
         if name in gb.vars:
             return gb.vars[name]
         v = self._var(origin)
-        return gb.create_var(name=name, shape=shape, dtype=v.dtype, type=v.type,
-                             lod_level=v.lod_level,
-                             persistable=v.persistable if persistable is None else persistable)
+        return gb.create_var(
+            name=name,
+            shape=shape,
+            dtype=v.dtype,
+            type=v.type,
+            lod_level=v.lod_level,
+            persistable=v.persistable if persistable is None else persistable,
+        )
 
     def get_pserver_program(self, endpoint):
         """listen_and_serv on `endpoint` with one optimize sub-block per parameter block it owns:
@@ -294,8 +344,10 @@ class DistributeTranspiler:
         optimizer ops on the block's parameter, learning rate and accumulators."""
         self._check()
         if endpoint not in self.pserver_endpoints:
-            raise ValueError("get_pserver_program: %r is not one of the pservers %s"
-                             % (endpoint, self.pserver_endpoints))
+            raise ValueError(
+                "get_pserver_program: %r is not one of the pservers %s"
+                % (endpoint, self.pserver_endpoints)
+            )
         cfg = self.config
         prog = Program()
         gb = prog.global_block()
@@ -307,8 +359,13 @@ class DistributeTranspiler:
             rename = self._rename_map(b)
             inverse = {v: k for k, v in rename.items()}
             for new, old in inverse.items():  # gradients are never state, whatever the trainer says
-                self._declare(gb, new, old, self._block_shape(b, old, new),
-                              persistable=False if old == b.grad else None)
+                self._declare(
+                    gb,
+                    new,
+                    old,
+                    self._block_shape(b, old, new),
+                    persistable=False if old == b.grad else None,
+                )
                 self._origin_of[new] = (old, b)
             sub = prog._create_block(parent_idx=0)
             if per_trainer:
@@ -317,12 +374,20 @@ class DistributeTranspiler:
                     self._declare(gb, name, b.grad, list(b.shape), persistable=False)
                 role = {"op_role": OP_ROLE_OPTIMIZE}
                 if self._var(b.grad).type == "SELECTED_ROWS":
-                    sub.append_op("merge_sparse_grads", inputs={"X": parts}, outputs={"Out": b.gname},
-                                  attrs=dict(role, scale=1.0 / self.trainers))
+                    sub.append_op(
+                        "merge_sparse_grads",
+                        inputs={"X": parts},
+                        outputs={"Out": b.gname},
+                        attrs=dict(role, scale=1.0 / self.trainers),
+                    )
                 else:
                     sub.append_op("sum", inputs={"X": parts}, outputs={"Out": b.gname}, attrs=role)
-                    sub.append_op("scale", inputs={"X": b.gname}, outputs={"Out": b.gname},
-                                  attrs=dict(role, scale=1.0 / self.trainers))
+                    sub.append_op(
+                        "scale",
+                        inputs={"X": b.gname},
+                        outputs={"Out": b.gname},
+                        attrs=dict(role, scale=1.0 / self.trainers),
+                    )
             for op in self.ops_of[b.param]:
                 self._copy_op(sub, gb, op, rename, b)
             prog._rollback()
@@ -336,23 +401,40 @@ class DistributeTranspiler:
             prog._rollback()
             lr_block = sub.idx
         served = [b.pname for b in mine]
-        specs = ["%s:%s:%d:%s" % (b.gname, self._var(b.grad).type, dtype_code(self._var(b.grad).dtype),
-                                  ",".join(str(d) for d in b.shape)) for b in mine]
+        specs = [
+            "%s:%s:%d:%s"
+            % (
+                b.gname,
+                self._var(b.grad).type,
+                dtype_code(self._var(b.grad).dtype),
+                ",".join(str(d) for d in b.shape),
+            )
+            for b in mine
+        ]
         state = sorted(n for n, v in gb.vars.items() if v.persistable)
-        gb.append_op("listen_and_serv", inputs={"X": [b.gname for b in mine]},
-                     attrs={"endpoint": endpoint, "bind_address": cfg.bind_address or "127.0.0.1",
-                            "Fanin": self.trainers, "sync_mode": self.sync_mode,
-                            "optimize_blocks": [blk.desc for blk in optimize_blocks],
-                            "grad_to_block_id": grad_to_block, "grad_specs": specs,
-                            "lr_decay_block_id": lr_block,
-                            "served_vars": served, "checkpoint_vars": state,
-                            "checkpoint_dir": cfg.checkpoint_dir or "",
-                            "checkpoint_interval": int(cfg.checkpoint_interval),
-                            "rpc_deadline": int(cfg.rpc_deadline),
-                            "max_message_size": int(cfg.max_message_size),
-                            "curve_secret_key_file": cfg.curve_server_secret_key or "",
-                            "curve_trainer_keys": list(cfg.curve_trainer_public_keys or []),
-                            "op_role": OP_ROLE_RPC})
+        gb.append_op(
+            "listen_and_serv",
+            inputs={"X": [b.gname for b in mine]},
+            attrs={
+                "endpoint": endpoint,
+                "bind_address": cfg.bind_address or "127.0.0.1",
+                "Fanin": self.trainers,
+                "sync_mode": self.sync_mode,
+                "optimize_blocks": [blk.desc for blk in optimize_blocks],
+                "grad_to_block_id": grad_to_block,
+                "grad_specs": specs,
+                "lr_decay_block_id": lr_block,
+                "served_vars": served,
+                "checkpoint_vars": state,
+                "checkpoint_dir": cfg.checkpoint_dir or "",
+                "checkpoint_interval": int(cfg.checkpoint_interval),
+                "rpc_deadline": int(cfg.rpc_deadline),
+                "max_message_size": int(cfg.max_message_size),
+                "curve_secret_key_file": cfg.curve_server_secret_key or "",
+                "curve_trainer_keys": list(cfg.curve_trainer_public_keys or []),
+                "op_role": OP_ROLE_RPC,
+            },
+        )
         prog._pserver_endpoint = endpoint
         prog._origin_of = self._origin_of
         return prog
@@ -365,21 +447,33 @@ class DistributeTranspiler:
                 for v in vs:
                     n = rename.get(v, v)
                     if n not in gb.vars and n not in sub.vars:
-                        shape = self._block_shape(b, v, n) if b is not None else list(self._var(v).shape)
+                        shape = (
+                            self._block_shape(b, v, n)
+                            if b is not None
+                            else list(self._var(v).shape)
+                        )
                         self._declare(gb, n, v, shape)
                         self._origin_of.setdefault(n, (v, b if n != v else None))
                     new.append(n)
                 out[param] = new
             return out
-        sub.append_op(op.type, inputs=names(op.desc.inputs()), outputs=names(op.desc.outputs()),
-                      attrs=_copy_attrs(op, rename))
+
+        sub.append_op(
+            op.type,
+            inputs=names(op.desc.inputs()),
+            outputs=names(op.desc.outputs()),
+            attrs=_copy_attrs(op, rename),
+        )
 
     def get_startup_program(self, endpoint, pserver_program=None, startup_program=None):
         """Initialises `endpoint`'s parameter blocks, learning rates and accumulators exactly as
         the trainers' startup program does (the same ops and seeds; a sliced variable is made
         whole, then split_byref keeps this pserver's rows)."""
         self._check()
-        if pserver_program is None or getattr(pserver_program, "_pserver_endpoint", None) != endpoint:
+        if (
+            pserver_program is None
+            or getattr(pserver_program, "_pserver_endpoint", None) != endpoint
+        ):
             pserver_program = self.get_pserver_program(endpoint)
         origin = startup_program if startup_program is not None else self.origin_startup
         origin_of = pserver_program._origin_of
@@ -394,17 +488,29 @@ class DistributeTranspiler:
             if not var.persistable:
                 continue
             old, b = origin_of.get(name, (name, None))
-            if old in done and name != old and b is not None and b.sliced and \
-                    list(self._var(old).shape) == list(self._var(b.param).shape):
+            if (
+                old in done
+                and name != old
+                and b is not None
+                and b.sliced
+                and list(self._var(old).shape) == list(self._var(b.param).shape)
+            ):
                 continue  # split_byref of `old` made it already
             ops = writers.get(old, [])
             if not ops:
-                raise ValueError("get_startup_program: the startup program does not initialise "
-                                 "'%s' (needed by pserver %s as '%s')" % (old, endpoint, name))
+                raise ValueError(
+                    "get_startup_program: the startup program does not initialise "
+                    "'%s' (needed by pserver %s as '%s')" % (old, endpoint, name)
+                )
             whole = name == old or list(self._var(old).shape) != list(self._var(b.param).shape)
             target = name if whole else old
-            sb.create_var(name=target, shape=list(self._var(old).shape), dtype=var.dtype,
-                          type=var.type, persistable=whole)
+            sb.create_var(
+                name=target,
+                shape=list(self._var(old).shape),
+                dtype=var.dtype,
+                type=var.type,
+                persistable=whole,
+            )
             for op in ops:
                 self._copy_init_op(sb, op, {old: target})
             if not whole:  # keep this pserver's row blocks of the whole value
@@ -413,11 +519,19 @@ class DistributeTranspiler:
                 for x in blocks:
                     n = "%s.block%d" % (old, x.index) if old != x.param else x.pname
                     keep = n in pserver_program.global_block().vars
-                    sb.create_var(name=n, shape=[x.rows] + list(self._var(old).shape)[1:],
-                                  dtype=var.dtype, persistable=keep)
+                    sb.create_var(
+                        name=n,
+                        shape=[x.rows] + list(self._var(old).shape)[1:],
+                        dtype=var.dtype,
+                        persistable=keep,
+                    )
                     outs.append(n)
-                sb.append_op("split_byref", inputs={"X": old}, outputs={"Out": outs},
-                             attrs={"sections": [x.rows for x in blocks]})
+                sb.append_op(
+                    "split_byref",
+                    inputs={"X": old},
+                    outputs={"Out": outs},
+                    attrs={"sections": [x.rows for x in blocks]},
+                )
                 done.add(old)
         return prog
 
@@ -427,8 +541,13 @@ class DistributeTranspiler:
             for v in vs:
                 if v not in sb.vars:
                     src = self.origin_startup.global_block()._find_var_recursive(v) or self._var(v)
-                    sb.create_var(name=v, shape=list(src.shape), dtype=src.dtype, type=src.type,
-                                  persistable=src.persistable)
+                    sb.create_var(
+                        name=v,
+                        shape=list(src.shape),
+                        dtype=src.dtype,
+                        type=src.type,
+                        persistable=src.persistable,
+                    )
             ins[param] = vs
         outs = {p: [rename.get(v, v) for v in vs] for p, vs in op.desc.outputs().items()}
         sb.append_op(op.type, inputs=ins, outputs=outs, attrs=_copy_attrs(op))

@@ -30,6 +30,7 @@ own Input, Filter or Bias (programs that reuse names).
 
 tide.io.load_inference_model applies it by default (`optimize=False` turns it off).
 """
+
 import numpy as np
 
 from .. import unique_name
@@ -48,8 +49,20 @@ def _nhwc(op):
 
 # The activation ops fused_conv2d can take (Paddle's conv_activation_mkldnn_fuse_pass fuses
 # these and mish, which Tide has no op for).
-_ACTIVATIONS = ("relu", "leaky_relu", "relu6", "clip", "swish", "hard_sigmoid", "hard_swish",
-                "sigmoid", "tanh", "abs", "sqrt", "gelu")
+_ACTIVATIONS = (
+    "relu",
+    "leaky_relu",
+    "relu6",
+    "clip",
+    "swish",
+    "hard_sigmoid",
+    "hard_swish",
+    "sigmoid",
+    "tanh",
+    "abs",
+    "sqrt",
+    "gelu",
+)
 
 
 def _fused_activation(act):
@@ -59,6 +72,7 @@ def _fused_activation(act):
     becomes gelu_tanh or gelu_erf), or None where the fused op would compute something else:
     hard_swish other than Fluid's defaults (Paddle writes 1/6, 1/2 whatever its attributes,
     and oneDNN 2.6's hardswish has no other form), a clip with Min / Max inputs or min > max."""
+
     def attr(name, default):
         return float(act.attr(name)) if act.has_attr(name) else default
 
@@ -120,7 +134,7 @@ class _Graph:
     def writers_between(self, names, lo, hi):
         """True when an op of block 0 strictly between indices lo and hi writes one of names."""
         names = set(names)
-        return any(names & set(op.output_arg_names) for op in self.block.ops[lo + 1:hi])
+        return any(names & set(op.output_arg_names) for op in self.block.ops[lo + 1 : hi])
 
 
 class InferenceTranspiler:
@@ -139,9 +153,17 @@ class InferenceTranspiler:
         self.place = place if place is not None else CPUPlace()
         self.fuse = self.place.kind == "cpu" if fuse_ops is None else bool(fuse_ops)
         before = len(program.global_block().ops)
-        rules = (self._fold_batch_norm, self._fuse_bias, self._fuse_residual,
-                 self._fuse_activation, self._residual_in_place) if self.fuse else \
-            (self._fold_batch_norm,)
+        rules = (
+            (
+                self._fold_batch_norm,
+                self._fuse_bias,
+                self._fuse_residual,
+                self._fuse_activation,
+                self._residual_in_place,
+            )
+            if self.fuse
+            else (self._fold_batch_norm,)
+        )
         for rule in rules:
             while rule():
                 pass
@@ -174,8 +196,7 @@ class InferenceTranspiler:
         """Writes `value` into variable `name` (made persistable in block 0 when new)."""
         block = self.program.global_block()
         if not block.has_var(name):
-            block.create_var(name=name, shape=list(value.shape), dtype=like.dtype,
-                             persistable=True)
+            block.create_var(name=name, shape=list(value.shape), dtype=like.dtype, persistable=True)
         self.scope.var(name).get_tensor().set(np.ascontiguousarray(value), self.place, False)
 
     def _conv_parts(self, op):
@@ -205,8 +226,9 @@ class InferenceTranspiler:
         removed_before = sum(1 for o in old_ops if g.index(o) < index)
         for o in sorted(old_ops, key=g.index, reverse=True):
             block._remove_op(g.index(o))
-        block._insert_op(index - removed_before, _FUSED, inputs=inputs,
-                         outputs={"Output": [output]}, attrs=attrs)
+        block._insert_op(
+            index - removed_before, _FUSED, inputs=inputs, outputs={"Output": [output]}, attrs=attrs
+        )
 
     def _conv_writing(self, g, name):
         """The conv-like op writing `name`, or None."""
@@ -239,16 +261,19 @@ class InferenceTranspiler:
         g = _Graph(self.program, self.keep)
         for conv, inputs, attrs, bn in self._convs_then(g, "batch_norm", absent=("ResidualData",)):
             out = conv.output("Output")[0]
-            test = bn.attr("is_test") and not (bn.has_attr("trainable_statistics") and
-                                               bn.attr("trainable_statistics"))
+            test = bn.attr("is_test") and not (
+                bn.has_attr("trainable_statistics") and bn.attr("trainable_statistics")
+            )
             if not (test or bn.attr("use_global_stats")):
                 continue
             if (bn.attr("data_layout") == "NHWC") != _nhwc(conv):
                 continue
-            if any(g.readers.get(n) for p in ("MeanOut", "VarianceOut", "SavedMean",
-                                              "SavedVariance", "ReserveSpace")
-                   for n in bn.desc.outputs().get(p, [])
-                   if n not in bn.input("Mean") + bn.input("Variance")):
+            if any(
+                g.readers.get(n)
+                for p in ("MeanOut", "VarianceOut", "SavedMean", "SavedVariance", "ReserveSpace")
+                for n in bn.desc.outputs().get(p, [])
+                if n not in bn.input("Mean") + bn.input("Variance")
+            ):
                 continue
             if self._reads(inputs, bn.output("Y")[0]):
                 continue
@@ -259,17 +284,24 @@ class InferenceTranspiler:
             vals = {p: self._value(n) for p, n in names.items()}
             w = self._value(fname)
             old_b = self._value(inputs["Bias"][0]) if "Bias" in inputs else None
-            if w is None or any(v is None for v in vals.values()) or ("Bias" in inputs and old_b is None):
+            if (
+                w is None
+                or any(v is None for v in vals.values())
+                or ("Bias" in inputs and old_b is None)
+            ):
                 continue
             m = w.shape[0]
             if any(v.size != m for v in vals.values()) or (old_b is not None and old_b.size != m):
                 continue
             inv = vals["Scale"].astype(np.float64).reshape(m) / np.sqrt(
-                vals["Variance"].astype(np.float64).reshape(m) + float(bn.attr("epsilon")))
+                vals["Variance"].astype(np.float64).reshape(m) + float(bn.attr("epsilon"))
+            )
             new_w = (w.astype(np.float64) * inv.reshape((m,) + (1,) * (w.ndim - 1))).astype(w.dtype)
             b0 = old_b.astype(np.float64).reshape(m) if old_b is not None else 0.0
-            new_b = ((b0 - vals["Mean"].astype(np.float64).reshape(m)) * inv +
-                     vals["Bias"].astype(np.float64).reshape(m)).astype(w.dtype)
+            new_b = (
+                (b0 - vals["Mean"].astype(np.float64).reshape(m)) * inv
+                + vals["Bias"].astype(np.float64).reshape(m)
+            ).astype(w.dtype)
             # New variables: the originals may be shared with other programs of the scope (a
             # training program, an earlier load of the same model), which must not change.
             fname = self._fresh_name(fname + "_bn_folded")
@@ -281,8 +313,13 @@ class InferenceTranspiler:
                     conv.desc.rename_input(inputs["Filter"][0], fname)
                 i, y, axis = g.index(bn), bn.output("Y")[0], 3 if _nhwc(conv) else 1
                 g.block._remove_op(i)
-                g.block._insert_op(i, "elementwise_add", inputs={"X": [out], "Y": [bname]},
-                                   outputs={"Out": [y]}, attrs={"axis": axis})
+                g.block._insert_op(
+                    i,
+                    "elementwise_add",
+                    inputs={"X": [out], "Y": [bname]},
+                    outputs={"Out": [y]},
+                    attrs={"axis": axis},
+                )
                 return True
             inputs["Filter"], inputs["Bias"] = [fname], [bname]
             self._replace([conv, bn], conv, inputs, bn.output("Y")[0], attrs)
@@ -292,14 +329,20 @@ class InferenceTranspiler:
     def _fuse_bias(self):
         """conv + elementwise_add(Y = a persistable [M] vector on the channel axis): Bias."""
         g = _Graph(self.program, self.keep)
-        for conv, inputs, attrs, add in self._convs_then(g, "elementwise_add", absent=("Bias", "ResidualData")):
+        for conv, inputs, attrs, add in self._convs_then(
+            g, "elementwise_add", absent=("Bias", "ResidualData")
+        ):
             y = add.input("Y")[0]
             yv = g.block.var(y) if g.block.has_var(y) else None
             m = conv.block.var(inputs["Filter"][0]).shape[0]
             axis = add.attr("axis")
             channel_axis = 3 if _nhwc(conv) else 1
-            if yv is None or not yv.persistable or list(yv.shape) != [m] or \
-                    axis not in (channel_axis, channel_axis - 4):
+            if (
+                yv is None
+                or not yv.persistable
+                or list(yv.shape) != [m]
+                or axis not in (channel_axis, channel_axis - 4)
+            ):
                 continue
             if _nhwc(conv) and axis not in (3, -1):
                 continue
@@ -370,24 +413,35 @@ class InferenceTranspiler:
             r, o = conv.input("ResidualData")[0], conv.output("Output")[0]
             if r in sum((conv.input(p) for p in ("Input", "Filter", "Bias")), []):
                 continue  # the conv reads it: writing it would change what it reads
-            if r == o or r in self.keep or o in self.keep or not block.has_var(r) or \
-                    block.var(r).persistable or not block.has_var(o):
+            if (
+                r == o
+                or r in self.keep
+                or o in self.keep
+                or not block.has_var(r)
+                or block.var(r).persistable
+                or not block.has_var(o)
+            ):
                 continue
-            if list(block.var(r).shape) != list(block.var(o).shape) or \
-                    block.var(r).dtype != block.var(o).dtype:
+            if (
+                list(block.var(r).shape) != list(block.var(o).shape)
+                or block.var(r).dtype != block.var(o).dtype
+            ):
                 continue
             i = g.index(conv)
             readers_r = g.readers.get(r, [])
             if any(op is not conv and (op.block.idx != 0 or g.index(op) > i) for op in readers_r):
                 continue
-            if any(op.type in ("fetch", "feed") or op.block.idx != 0 for op in g.readers.get(o, [])):
+            if any(
+                op.type in ("fetch", "feed") or op.block.idx != 0 for op in g.readers.get(o, [])
+            ):
                 continue
-            if any(r in op.output_arg_names for op in block.ops[i + 1:]) or \
-                    any(o in op.output_arg_names for op in block.ops if op is not conv):
+            if any(r in op.output_arg_names for op in block.ops[i + 1 :]) or any(
+                o in op.output_arg_names for op in block.ops if op is not conv
+            ):
                 continue
             if any(op.type == "feed" and r in op.output_arg_names for op in block.ops):
                 continue
-            for op in block.ops[i + 1:]:
+            for op in block.ops[i + 1 :]:
                 if o in op.input_arg_names:
                     op.desc.rename_input(o, r)
             conv.desc.set_output("Output", [r])

@@ -34,7 +34,7 @@ def _sub_block_names(program, op, seen=None):
         if op.desc.attr_type(attr) not in ("block", "blocks"):
             continue
         value = op.attr(attr)
-        for b in (value if isinstance(value, (list, tuple)) else [value]):
+        for b in value if isinstance(value, (list, tuple)) else [value]:
             idx = getattr(b, "idx", b)
             if idx in seen:
                 continue
@@ -97,7 +97,10 @@ def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, 
         role = after.attr("op_role") if after.has_attr("op_role") else 0
         block._insert_op(i + 1, DELETE_OP, inputs={"X": names}, attrs={"op_role": role})
         if print_log:
-            print("memory_optimize: after op #%d (%s) free %s" % (i, block.ops[i].type, ", ".join(names)))
+            print(
+                "memory_optimize: after op #%d (%s) free %s"
+                % (i, block.ops[i].type, ", ".join(names))
+            )
     freed = {n for names in frees.values() for n in names}
     input_program._memory_optimized = freed
     return sorted(freed)

@@ -12,6 +12,7 @@ The directory is $TIDE_EXTENSIONS_DIR/<name>-<hash>, by default ~/.cache/tide_ex
 A plugin that does not compile raises ExtensionBuildError with the compiler's output; one that
 loads badly raises tide.PluginError with the loader's reason.
 """
+
 import fcntl
 import hashlib
 import os
@@ -47,27 +48,36 @@ def _ninja():
     if not exe:
         try:  # the `ninja` wheel from PyPI
             import ninja
+
             exe = os.path.join(ninja.BIN_DIR, "ninja")
         except ImportError:
-            raise ExtensionBuildError("tide.utils.cpp_extension needs ninja: install the Debian "
-                                      "package ninja-build or `pip install ninja`") from None
+            raise ExtensionBuildError(
+                "tide.utils.cpp_extension needs ninja: install the Debian "
+                "package ninja-build or `pip install ninja`"
+            ) from None
     return exe
 
 
 def _check_name(name):
     if not isinstance(name, str) or not name or not all(c.isalnum() or c == "_" for c in name):
-        raise ValueError("cpp_extension.load: name must be letters, digits and '_', got %r" % (name,))
+        raise ValueError(
+            "cpp_extension.load: name must be letters, digits and '_', got %r" % (name,)
+        )
 
 
 def _flags(flags, what):
     if flags is None:
         return []
     if isinstance(flags, str):
-        raise TypeError("cpp_extension.load: %s is a list of flags, not a string: %r" % (what, flags))
+        raise TypeError(
+            "cpp_extension.load: %s is a list of flags, not a string: %r" % (what, flags)
+        )
     return [str(f) for f in flags]
 
 
-def default_build_directory(name, sources, extra_cflags=None, extra_ldflags=None, extra_include_paths=None):
+def default_build_directory(
+    name, sources, extra_cflags=None, extra_ldflags=None, extra_include_paths=None
+):
     """The cache directory load() builds `name` in for these sources and flags."""
     _check_name(name)
     h = hashlib.sha256()
@@ -88,7 +98,9 @@ def default_build_directory(name, sources, extra_cflags=None, extra_ldflags=None
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as e:
-            raise FileNotFoundError("cpp_extension.load(%r): cannot read source %s: %s" % (name, src, e.strerror)) from None
+            raise FileNotFoundError(
+                "cpp_extension.load(%r): cannot read source %s: %s" % (name, src, e.strerror)
+            ) from None
         h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
     return os.path.join(_cache_root(), "%s-%s" % (name, h.hexdigest()[:16]))
 
@@ -130,8 +142,15 @@ def _write_ninja(path, name, sources, cflags, ldflags):
     return lib
 
 
-def load(name, sources, extra_cflags=None, extra_ldflags=None, extra_include_paths=None,
-         build_directory=None, verbose=False):
+def load(
+    name,
+    sources,
+    extra_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    build_directory=None,
+    verbose=False,
+):
     """Builds the plugin `name` from `sources` (C++ files using <tide/plugin.hpp>) unless this
     exact build is cached, loads it into this process and returns its load record (a dict:
     name, file, status, ops, kernels, ...). extra_cflags / extra_ldflags are lists of compiler /
@@ -144,14 +163,21 @@ def load(name, sources, extra_cflags=None, extra_ldflags=None, extra_include_pat
     sources = [os.path.abspath(s) for s in sources]
     if not sources:
         raise ValueError("cpp_extension.load(%r): no sources" % name)
-    cflags = ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
-              "-I" + sdk.include_dir()]
+    cflags = [
+        "-std=c++17",
+        "-O2",
+        "-fPIC",
+        "-fvisibility=hidden",
+        "-fvisibility-inlines-hidden",
+        "-I" + sdk.include_dir(),
+    ]
     cflags += ["-I" + os.path.abspath(p) for p in (extra_include_paths or [])]
     cflags += _flags(extra_cflags, "extra_cflags")
     # Like tide_add_plugin(): a plugin may rely on no symbol of the core's (or anyone's).
     ldflags = ["-shared", "-Wl,--no-undefined"] + _flags(extra_ldflags, "extra_ldflags")
-    d = build_directory or default_build_directory(name, sources, extra_cflags, extra_ldflags,
-                                                   extra_include_paths)
+    d = build_directory or default_build_directory(
+        name, sources, extra_cflags, extra_ldflags, extra_include_paths
+    )
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same plugin waits
@@ -161,6 +187,8 @@ def load(name, sources, extra_cflags=None, extra_ldflags=None, extra_include_pat
         if verbose:
             sys.stdout.write(r.stdout)
         if r.returncode != 0:
-            raise ExtensionBuildError("cpp_extension.load(%r): building %s failed (in %s):\n%s"
-                                      % (name, lib, d, r.stdout.rstrip()))
+            raise ExtensionBuildError(
+                "cpp_extension.load(%r): building %s failed (in %s):\n%s"
+                % (name, lib, d, r.stdout.rstrip())
+            )
     return load_plugin(os.path.join(d, lib))

@@ -36,11 +36,11 @@ extern "C" {
  * the core destroys that context, normally at exit). Read-only for op packs. */
 typedef struct TideCudaContext {
   size_t struct_size;
-  int32_t device;  /* the CUDA device ordinal (cudaSetDevice) of this place, "gpu:<device>" */
-  void* stream;    /* cudaStream_t: the place's stream; every kernel and copy of an op goes here */
-  void* cublas;    /* cublasHandle_t bound to `stream` (host pointer mode, default math mode);
-                      NULL when cuBLAS could not be loaded (the plugin opens it at run time) */
-  void* cudnn;     /* cudnnHandle_t bound to `stream`; NULL when cuDNN could not be loaded */
+  int32_t device; /* the CUDA device ordinal (cudaSetDevice) of this place, "gpu:<device>" */
+  void* stream;   /* cudaStream_t: the place's stream; every kernel and copy of an op goes here */
+  void* cublas;   /* cublasHandle_t bound to `stream` (host pointer mode, default math mode);
+                     NULL when cuBLAS could not be loaded (the plugin opens it at run time) */
+  void* cudnn;    /* cudnnHandle_t bound to `stream`; NULL when cuDNN could not be loaded */
   int32_t compute_capability_major; /* e.g. 9 for sm_90 */
   int32_t compute_capability_minor; /* e.g. 0 for sm_90 */
   int32_t multiprocessor_count;     /* SMs on the device, for sizing grids */

@@ -7,7 +7,6 @@
 
 #define EIGEN_USE_THREADS
 #include <tide/cpu_context.h>
-#include <tide/plugin.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -16,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <tide/plugin.hpp>
 #include <unordered_map>
 #include <unsupported/Eigen/CXX11/Tensor>
 
@@ -100,9 +100,10 @@ void ParallelFor(const KernelContext& ctx, int64_t n, int64_t cost_per_item, F&&
   if (TIDE_HAS_FIELD(&cpu, TideCpuContext, parallel_for) && cpu.parallel_for) {
     const int64_t threads = std::max<int64_t>(2, work / kParallelThreshold);
     detail::RangeTask<std::remove_reference_t<F>> task{&fn, {}, {}};
-    cpu.parallel_for(cpu.pool, n,
-                     static_cast<int32_t>(std::min<int64_t>(threads, std::numeric_limits<int32_t>::max())),
-                     &decltype(task)::Run, &task);
+    cpu.parallel_for(
+        cpu.pool, n,
+        static_cast<int32_t>(std::min<int64_t>(threads, std::numeric_limits<int32_t>::max())),
+        &decltype(task)::Run, &task);
     if (task.error) std::rethrow_exception(task.error);
     return;
   }

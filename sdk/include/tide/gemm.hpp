@@ -6,10 +6,9 @@
 #ifndef TIDE_GEMM_HPP_
 #define TIDE_GEMM_HPP_
 
+#include <Eigen/Core>
 #include <tide/eigen.hpp>
 #include <tide/plugin.hpp>
-
-#include <Eigen/Core>
 #include <type_traits>
 
 #ifdef TIDE_GEMM_WITH_DNNL
@@ -19,14 +18,17 @@
 namespace tide {
 
 template <typename T>
-void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-               T alpha, const T* a, const T* b, T beta, T* c) {
+void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n,
+               int64_t k, T alpha, const T* a, const T* b, T beta, T* c) {
   using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using ConstMap = Eigen::Map<const RowMat>;
   Eigen::Map<RowMat> cm(c, m, n);
   if (m == 0 || n == 0) return;
   if (k == 0) {
-    if (beta == T(0)) cm.setZero(); else cm *= beta;
+    if (beta == T(0))
+      cm.setZero();
+    else
+      cm *= beta;
     return;
   }
   ConstMap am(a, trans_a ? k : m, trans_a ? m : k), bm(b, trans_b ? n : k, trans_b ? k : n);
@@ -34,13 +36,19 @@ void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, 
   auto rows = [&](int64_t r0, int64_t r1) {
     auto c_rows = cm.middleRows(r0, r1 - r0);
     auto prod = [&](const auto& x, const auto& y) {
-      if (beta == T(0)) c_rows.noalias() = alpha * x.middleRows(r0, r1 - r0) * y;
-      else c_rows = beta * c_rows + alpha * x.middleRows(r0, r1 - r0) * y;
+      if (beta == T(0))
+        c_rows.noalias() = alpha * x.middleRows(r0, r1 - r0) * y;
+      else
+        c_rows = beta * c_rows + alpha * x.middleRows(r0, r1 - r0) * y;
     };
-    if (!trans_a && !trans_b) prod(am, bm);
-    else if (trans_a && !trans_b) prod(am.transpose(), bm);
-    else if (!trans_a && trans_b) prod(am, bm.transpose());
-    else prod(am.transpose(), bm.transpose());
+    if (!trans_a && !trans_b)
+      prod(am, bm);
+    else if (trans_a && !trans_b)
+      prod(am.transpose(), bm);
+    else if (!trans_a && trans_b)
+      prod(am, bm.transpose());
+    else
+      prod(am.transpose(), bm.transpose());
   };
   if (m * n * k < (int64_t(1) << 18)) {  // small: one thread, no hand-off
     rows(0, m);
@@ -57,8 +65,8 @@ void Gemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64
     if (m > 0 && n > 0 && k > 0) {
       dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a,
                                     trans_a ? m : k, b, trans_b ? k : n, beta, c, n);
-      TIDE_CHECK(st == dnnl_success, "op '", ctx.op_type(), "': oneDNN sgemm failed (status ", int(st),
-                 ") for [", m, " x ", k, "] * [", k, " x ", n, "]");
+      TIDE_CHECK(st == dnnl_success, "op '", ctx.op_type(), "': oneDNN sgemm failed (status ",
+                 int(st), ") for [", m, " x ", k, "] * [", k, " x ", n, "]");
       return;
     }
   }

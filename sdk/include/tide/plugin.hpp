@@ -50,19 +50,20 @@
 //   tide/plugin/registration.hpp   TIDE_REGISTER_OP / _KERNEL(_EX), TIDE_ON_REGISTER,
 //                                  TIDE_ON_FINALIZE, TIDE_PLUGIN(_REQUIRES)
 #include <tide/plugin_api.h>
-#include <tide/plugin/host.hpp>
-#include <tide/plugin/data_type.hpp>
-#include <tide/plugin/types.hpp>
+
 #include <tide/plugin/attributes.hpp>
-#include <tide/plugin/tensor.hpp>
-#include <tide/plugin/scope.hpp>
-#include <tide/plugin/kernel_context.hpp>
-#include <tide/plugin/infer_shape.hpp>
+#include <tide/plugin/data_type.hpp>
+#include <tide/plugin/device.hpp>
 #include <tide/plugin/grad_maker.hpp>
+#include <tide/plugin/host.hpp>
+#include <tide/plugin/infer_shape.hpp>
+#include <tide/plugin/kernel_context.hpp>
 #include <tide/plugin/op_run.hpp>
 #include <tide/plugin/op_schema.hpp>
-#include <tide/plugin/device.hpp>
 #include <tide/plugin/registrar.hpp>
 #include <tide/plugin/registration.hpp>
+#include <tide/plugin/scope.hpp>
+#include <tide/plugin/tensor.hpp>
+#include <tide/plugin/types.hpp>
 
 #endif  // TIDE_PLUGIN_HPP_

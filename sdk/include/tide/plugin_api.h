@@ -126,7 +126,8 @@ typedef enum TideLayout {
   TIDE_LAYOUT_NHWC = 2,
   /* A kernel library's own blocked layout (oneDNN's); the exact format lives with the data
    * (Tensor_Format). The core hands such data only to kernels of the same layout, converts it
-   * with the transforms the library's plugin registers for everything else, and fetches it plain. */
+   * with the transforms the library's plugin registers for everything else, and fetches it plain.
+   */
   TIDE_LAYOUT_OPAQUE = 3,
 } TideLayout;
 
@@ -160,7 +161,7 @@ typedef enum TideAttrType {
   TIDE_ATTR_FLOAT64S = 12,
   /* 13, 14 (VAR, VARS) and 16, 17 (SCALAR, SCALARS) are PaddlePaddle's; the host converts or
    * refuses them when it loads a program, so a plugin never sees them. */
-  TIDE_ATTR_FLOAT64 = 15,  /* double precision (e.g. a float64 kernel's epsilon or beta) */
+  TIDE_ATTR_FLOAT64 = 15, /* double precision (e.g. a float64 kernel's epsilon or beta) */
 } TideAttrType;
 
 /* An attribute value. Arrays and strings are borrowed from whoever holds the value: for values
@@ -169,13 +170,13 @@ typedef enum TideAttrType {
 typedef struct TideAttrValue {
   size_t struct_size;
   TideAttrType type;
-  int32_t i;         /* INT, BOOLEAN (0/1), BLOCK (block index) */
-  int64_t l;         /* LONG */
-  float f;           /* FLOAT */
-  const char* s;     /* STRING: NUL-terminated */
-  const int32_t* ints;    /* INTS, BOOLEANS (0/1), BLOCKS (block indices) */
-  const int64_t* longs;   /* LONGS */
-  const float* floats;    /* FLOATS */
+  int32_t i;                  /* INT, BOOLEAN (0/1), BLOCK (block index) */
+  int64_t l;                  /* LONG */
+  float f;                    /* FLOAT */
+  const char* s;              /* STRING: NUL-terminated */
+  const int32_t* ints;        /* INTS, BOOLEANS (0/1), BLOCKS (block indices) */
+  const int64_t* longs;       /* LONGS */
+  const float* floats;        /* FLOATS */
   const char* const* strings; /* STRINGS */
   size_t count;               /* element count of the list forms */
   double d;                   /* FLOAT64 (and FLOAT's value widened, from hosts that have it) */
@@ -192,7 +193,7 @@ typedef struct TideSelectedRows TideSelectedRows; /* rows + height + value tenso
 typedef struct TideTensorArray TideTensorArray;   /* a LoDTensorArray */
 typedef struct TideVariable TideVariable;         /* a named slot in a scope */
 typedef struct TideScope TideScope;
-typedef struct TideStepScopes TideStepScopes;     /* a list of scopes (a loop's iterations) */
+typedef struct TideStepScopes TideStepScopes; /* a list of scopes (a loop's iterations) */
 
 /* What a variable holds. */
 typedef enum TideVarType {
@@ -247,8 +248,8 @@ typedef TideStatus* (*TideAttrCheckFn)(const TideAttrValue* value, void* user_da
  * (same layout). The core has set out's dims; the function allocates out with
  * Tensor_MutableData and must not keep either pointer. Runs on the thread that needs the
  * conversion (an executor's, or one reading a tensor out), concurrently with other calls. */
-typedef TideStatus* (*TideTransformFn)(const TideTensor* in, TideTensor* out, TideDeviceContext* ctx,
-                                       void* user_data);
+typedef TideStatus* (*TideTransformFn)(const TideTensor* in, TideTensor* out,
+                                       TideDeviceContext* ctx, void* user_data);
 
 /* ========================================================================================== */
 /* Registration records: what a plugin hands TideHostApi.Registrar_*. All strings and arrays  */
@@ -277,9 +278,9 @@ typedef struct TideAttrDef {
   size_t struct_size;
   const char* name;
   TideAttrType type;
-  const char* comment;            /* may be NULL */
+  const char* comment;                /* may be NULL */
   const TideAttrValue* default_value; /* NULL: the attribute is required */
-  TideAttrCheckFn check;          /* may be NULL */
+  TideAttrCheckFn check;              /* may be NULL */
   void* check_data;
 } TideAttrDef;
 
@@ -588,7 +589,7 @@ typedef struct TideHostApi {
   /* A new status, owned by the caller (return it from a callback, or Status_Free it). `message`
    * is copied. */
   TideStatus* (*Status_Create)(TideCode code, const char* message);
-  void (*Status_Free)(TideStatus* status); /* accepts NULL */
+  void (*Status_Free)(TideStatus* status);           /* accepts NULL */
   TideCode (*Status_Code)(const TideStatus* status); /* TIDE_OK for NULL */
   /* Owned by `status`, valid until it is freed; "" for NULL. */
   const char* (*Status_Message)(const TideStatus* status);
@@ -619,7 +620,8 @@ typedef struct TideHostApi {
   TideStatus* (*DeviceContext_Synchronize)(TideDeviceContext* ctx);
   /* Sets `size` bytes at dst (memory of ctx's place) to `value`, queued on ctx: the device's
    * memset, or a copy from the host where it has none. */
-  TideStatus* (*DeviceContext_Memset)(TideDeviceContext* ctx, void* dst, int32_t value, size_t size);
+  TideStatus* (*DeviceContext_Memset)(TideDeviceContext* ctx, void* dst, int32_t value,
+                                      size_t size);
 
   /* ======================================================================================== */
   /* Attributes: an op's attribute `name` with defaults filled, through the context a callback  */
@@ -699,8 +701,8 @@ typedef struct TideHostApi {
    * tensor; valid until its LoD changes. */
   const uint64_t* (*Tensor_LoD)(const TideTensor* t, size_t level, size_t* length);
   /* Replaces the LoD with `levels` levels: level k has lengths[k] offsets at offsets[k]. */
-  TideStatus* (*Tensor_SetLoD)(TideTensor* t, const uint64_t* const* offsets,
-                               const size_t* lengths, size_t levels);
+  TideStatus* (*Tensor_SetLoD)(TideTensor* t, const uint64_t* const* offsets, const size_t* lengths,
+                               size_t levels);
 
   /* --- SelectedRows --- */
   int64_t (*SelectedRows_Height)(const TideSelectedRows* sr);
@@ -761,8 +763,7 @@ typedef struct TideHostApi {
   TideVariable* (*KernelContext_InputVar)(TideKernelContext* ctx, const char* param, size_t i);
   TideVariable* (*KernelContext_OutputVar)(TideKernelContext* ctx, const char* param, size_t i);
   /* The variable name bound to param[i], for messages (owned by the op); NULL when absent. */
-  const char* (*KernelContext_InputName)(const TideKernelContext* ctx, const char* param,
-                                         size_t i);
+  const char* (*KernelContext_InputName)(const TideKernelContext* ctx, const char* param, size_t i);
   const char* (*KernelContext_OutputName)(const TideKernelContext* ctx, const char* param,
                                           size_t i);
   /* Shortcuts for the common case: the LoDTensor bound to param[i]. Input returns NULL when
@@ -804,10 +805,10 @@ typedef struct TideHostApi {
                                        size_t i);
   /* Writes up to `capacity` dims (into the caller's array) and the rank; an error when the
    * input is absent. */
-  TideStatus* (*InferShape_InputDims)(const TideInferShapeContext* ctx, const char* param,
-                                      size_t i, int64_t* dims, int32_t capacity, int32_t* rank);
-  TideStatus* (*InferShape_SetOutputDims)(TideInferShapeContext* ctx, const char* param,
-                                          size_t i, const int64_t* dims, int32_t rank);
+  TideStatus* (*InferShape_InputDims)(const TideInferShapeContext* ctx, const char* param, size_t i,
+                                      int64_t* dims, int32_t capacity, int32_t* rank);
+  TideStatus* (*InferShape_SetOutputDims)(TideInferShapeContext* ctx, const char* param, size_t i,
+                                          const int64_t* dims, int32_t rank);
   TideDataType (*InferShape_InputDataType)(const TideInferShapeContext* ctx, const char* param,
                                            size_t i);
   /* Compile time only (a no-op at run time, where kernels set dtypes). */
@@ -826,8 +827,8 @@ typedef struct TideHostApi {
   void (*InferShape_SetOutputLoDLevel)(TideInferShapeContext* ctx, const char* param, size_t i,
                                        int32_t level);
   /* Output param[j] gets input param[i]'s LoD (run time) or lod_level (compile time). */
-  TideStatus* (*InferShape_ShareLoD)(TideInferShapeContext* ctx, const char* in_param,
-                                     size_t i, const char* out_param, size_t j);
+  TideStatus* (*InferShape_ShareLoD)(TideInferShapeContext* ctx, const char* in_param, size_t i,
+                                     const char* out_param, size_t j);
 
   /* ======================================================================================== */
   /* Control flow: operators without kernels (TideOpDef.run), the sub-blocks they run and the  */
@@ -840,8 +841,7 @@ typedef struct TideHostApi {
   TidePlace (*OpRun_Place)(const TideOpRunContext* ctx);
   TideDeviceContext* (*OpRun_DeviceContext)(TideOpRunContext* ctx);
   /* Variable names bound to a parameter. */
-  const char* const* (*OpRun_Inputs)(const TideOpRunContext* ctx, const char* param,
-                                     size_t* count);
+  const char* const* (*OpRun_Inputs)(const TideOpRunContext* ctx, const char* param, size_t* count);
   const char* const* (*OpRun_Outputs)(const TideOpRunContext* ctx, const char* param,
                                       size_t* count);
   /* Runs block `block_idx` of the op's program in `scope` on the op's place, on this thread,
@@ -871,8 +871,7 @@ typedef struct TideHostApi {
   const char* const* (*GradMaker_InputParams)(const TideGradOpMaker* m, size_t* count);
   const char* const* (*GradMaker_OutputParams)(const TideGradOpMaker* m, size_t* count);
   /* The forward variables bound to a parameter. */
-  const char* const* (*GradMaker_Input)(const TideGradOpMaker* m, const char* param,
-                                        size_t* count);
+  const char* const* (*GradMaker_Input)(const TideGradOpMaker* m, const char* param, size_t* count);
   const char* const* (*GradMaker_Output)(const TideGradOpMaker* m, const char* param,
                                          size_t* count);
   /* Gradient variable names of a forward input (to write) or output (to read); the name is
@@ -888,8 +887,7 @@ typedef struct TideHostApi {
   /* A new grad op, owned by the maker (which adds it to the program when the callback
    * succeeds), valid until the maker callback returns. */
   TideGradOp* (*GradMaker_NewOp)(TideGradOpMaker* m, const char* type);
-  void (*GradOp_SetInput)(TideGradOp* op, const char* param, const char* const* args,
-                          size_t count);
+  void (*GradOp_SetInput)(TideGradOp* op, const char* param, const char* const* args, size_t count);
   void (*GradOp_SetOutput)(TideGradOp* op, const char* param, const char* const* args,
                            size_t count);
   void (*GradOp_SetAttr)(TideGradOp* op, const char* name, const TideAttrValue* value);
@@ -951,8 +949,10 @@ typedef uint32_t (*TidePluginAbiLayoutFn)(void);
 #define TIDE_EXTERN_C_
 #endif
 
-#define TIDE_DEFINE_PLUGIN_ABI_LAYOUT                                     \
-  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void); \
-  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void) { return TIDE_ABI_LAYOUT; }
+#define TIDE_DEFINE_PLUGIN_ABI_LAYOUT                                       \
+  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void);  \
+  TIDE_EXTERN_C_ TIDE_PLUGIN_EXPORT uint32_t tide_plugin_abi_layout(void) { \
+    return TIDE_ABI_LAYOUT;                                                 \
+  }
 
 #endif /* TIDE_PLUGIN_API_H_ */

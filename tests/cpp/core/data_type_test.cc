@@ -1,14 +1,15 @@
 // data_type_test.cc: the data types' one table (tide/plugin/data_type.hpp) and the core's names,
 // sizes and parsing, which read it: every type's name and enum value round-trip both ways, in the
 // SDK and in the core, and what is no type is refused. (Python's side: test_data_types.py.)
+#include "core/platform/data_type.h"
+
 #include <gtest/gtest.h>
-#include <tide/plugin/data_type.hpp>
 
 #include <cstdint>
 #include <set>
 #include <string>
+#include <tide/plugin/data_type.hpp>
 
-#include "core/platform/data_type.h"
 #include "core/platform/enforce.h"
 
 namespace {

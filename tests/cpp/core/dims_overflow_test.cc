@@ -31,9 +31,13 @@ std::string ErrorOf(const std::function<void()>& f) {
 
 TEST(DimsOverflowTest, ProductThatOverflowsThrowsNamingTheDims) {
   DDim d({k2e40, k2e40});
-  EXPECT_THAT(ErrorOf([&] { d.product(); }), HasSubstr("[1099511627776, 1099511627776] hold more than 2^63"));
+  EXPECT_THAT(ErrorOf([&] { d.product(); }),
+              HasSubstr("[1099511627776, 1099511627776] hold more than 2^63"));
   // Every prefix product of a wrapping shape may look harmless: [2^32, 2^32] wraps to exactly 0.
-  EXPECT_THAT(ErrorOf([] { DDim({int64_t(1) << 32, int64_t(1) << 32}).product(); }), HasSubstr("2^63"));
+  EXPECT_THAT(ErrorOf([] {
+                DDim({int64_t(1) << 32, int64_t(1) << 32}).product();
+              }),
+              HasSubstr("2^63"));
   EXPECT_EQ(DDim({int64_t(1) << 31, int64_t(1) << 31}).product(), int64_t(1) << 62);
 }
 
@@ -59,7 +63,10 @@ TEST(DimsOverflowTest, CheckDimsNamesNegativeDimsCountsAndBytes) {
 TEST(DimsOverflowTest, TensorResizeRefusesImpossibleDimsAndKeepsTheOldOnes) {
   Tensor t;
   t.Resize(DDim({2, 3}));
-  EXPECT_THAT(ErrorOf([&] { t.Resize(DDim({k2e40, k2e40})); }), HasSubstr("cannot resize a tensor"));
+  EXPECT_THAT(ErrorOf([&] {
+                t.Resize(DDim({k2e40, k2e40}));
+              }),
+              HasSubstr("cannot resize a tensor"));
   EXPECT_THAT(ErrorOf([&] { t.Resize(DDim({3, -2})); }), HasSubstr("negative dim -2"));
   EXPECT_EQ(t.dims(), DDim({2, 3}));
   EXPECT_EQ(t.numel(), 6);
@@ -70,8 +77,10 @@ TEST(DimsOverflowTest, TensorResizeRefusesImpossibleDimsAndKeepsTheOldOnes) {
 TEST(DimsOverflowTest, AllocationSizeThatOverflowsIsRefusedBeforeAllocating) {
   Tensor t;
   t.Resize(DDim({int64_t(1) << 31, int64_t(1) << 31}));
-  EXPECT_THAT(ErrorOf([&] { t.mutable_data(Place("nowhere", 0), TIDE_FP32); }),
-              HasSubstr("cannot allocate a float32 tensor: dims [2147483648, 2147483648] of 4-byte elements"));
+  EXPECT_THAT(
+      ErrorOf([&] { t.mutable_data(Place("nowhere", 0), TIDE_FP32); }),
+      HasSubstr(
+          "cannot allocate a float32 tensor: dims [2147483648, 2147483648] of 4-byte elements"));
 }
 
 TEST(FlagValidationTest, OutOfRangeValuesAreRefusedNamingTheFlag) {
@@ -79,7 +88,8 @@ TEST(FlagValidationTest, OutOfRangeValuesAreRefusedNamingTheFlag) {
   EXPECT_THAT(ErrorOf([] { SetFlag("cpu_threads", "two"); }), HasSubstr("not an integer"));
   EXPECT_THAT(ErrorOf([] { SetFlag("initial_cpu_memory_in_mb", "17592186044416"); }),
               HasSubstr("does not fit in the address space"));
-  EXPECT_THAT(ErrorOf([] { SetFlag("fraction_of_cpu_memory_to_use", "0"); }), HasSubstr("outside (0, 1]"));
+  EXPECT_THAT(ErrorOf([] { SetFlag("fraction_of_cpu_memory_to_use", "0"); }),
+              HasSubstr("outside (0, 1]"));
   EXPECT_EQ(CheckFlagValue("cpu_threads", "4"), "");
   EXPECT_EQ(CheckFlagValue("log_kernels", "true"), "");  // flags without a range: gflags' parse
 }

@@ -613,8 +613,9 @@ TEST(AttributeTest, ProtoRoundTripOfEveryType) {
 // TideAttrType for (a fuzzer finding: the name lookup read SCALAR as a TideAttrType).
 TEST(AttributeTest, MissingValueOfEveryProtoTypeIsNamed) {
   const std::map<proto::AttrType, std::string> names = {
-      {proto::INT, "int"},   {proto::FLOAT, "float"}, {proto::STRING, "string"},   {proto::BOOLEAN, "bool"},
-      {proto::BLOCK, "block"}, {proto::LONG, "long"}, {proto::FLOAT64, "float64"}, {proto::SCALAR, "SCALAR"}};
+      {proto::INT, "int"},         {proto::FLOAT, "float"},  {proto::STRING, "string"},
+      {proto::BOOLEAN, "bool"},    {proto::BLOCK, "block"},  {proto::LONG, "long"},
+      {proto::FLOAT64, "float64"}, {proto::SCALAR, "SCALAR"}};
   for (const auto& [t, name] : names) {
     proto::OpDesc::Attr p;
     p.set_name("a");
@@ -623,7 +624,8 @@ TEST(AttributeTest, MissingValueOfEveryProtoTypeIsNamed) {
       AttrFromProto(p);
       ADD_FAILURE() << "no error for an empty " << name;
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("attribute 'a' of type " + name + " has no '"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("attribute 'a' of type " + name + " has no '"),
+                std::string::npos)
           << e.what();
     }
   }
@@ -807,7 +809,8 @@ TEST(Float64Attributes, RoundTripAndConvert) {
   EXPECT_EQ(std::get<double>(back.GetAttr("k")), 0.1);
   EXPECT_EQ(std::get<std::vector<double>>(back.GetAttr("ks")), (std::vector<double>{0.1, 1e-300}));
   Attribute out;
-  ASSERT_TRUE(ConvertAttr(Attribute(0.1), TIDE_ATTR_FLOAT, &out));  // Python's floats, to a float attr
+  ASSERT_TRUE(
+      ConvertAttr(Attribute(0.1), TIDE_ATTR_FLOAT, &out));  // Python's floats, to a float attr
   EXPECT_EQ(std::get<float>(out), 0.1f);
   ASSERT_TRUE(ConvertAttr(Attribute(0.5f), TIDE_ATTR_FLOAT64, &out));
   EXPECT_EQ(std::get<double>(out), 0.5);

@@ -3,7 +3,6 @@
 // that loading a directory without plugins says so.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,7 +45,8 @@ class TruncatedPluginTest : public ::testing::Test {
     std::ifstream in(src, std::ios::binary);
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(std::min(keep, bytes.size())));
+    std::ofstream(path, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(std::min(keep, bytes.size())));
     return path;
   }
   fs::path dir_;
@@ -60,10 +60,11 @@ TEST_F(TruncatedPluginTest, TruncatedFilesAreRefusedNamingTheFile) {
     size_t keep;
     const char* why;
   };
-  for (const Case& c : {Case{40, "shorter than an ELF header"}, Case{100, "program headers end at byte"},
-                        Case{4096, "truncated or corrupt shared object"},
-                        Case{size / 2, "truncated or corrupt shared object"},
-                        Case{size - 1, "section headers end at byte"}}) {
+  for (const Case& c :
+       {Case{40, "shorter than an ELF header"}, Case{100, "program headers end at byte"},
+        Case{4096, "truncated or corrupt shared object"},
+        Case{size / 2, "truncated or corrupt shared object"},
+        Case{size - 1, "section headers end at byte"}}) {
     std::string path = Truncated(src, c.keep, "libcut_" + std::to_string(c.keep) + ".so");
     try {
       PluginManager::Global().Load(path);

@@ -2,9 +2,8 @@
 // elementwise_pow/mod/floordiv, the compare and logical ops and reduce_* against the same ops on
 // the CPU, outputs and grads: non-default attributes, Fluid's broadcasts, reduce dim sets that
 // are contiguous or not (keep_dim, reduce_all, negative dims), integer and bool kernels.
-#include <tide/ops/activation.hpp>
-
 #include <cmath>
+#include <tide/ops/activation.hpp>
 
 #include "cuda_test_util.h"
 
@@ -177,7 +176,7 @@ struct BroadcastCase {
   int axis;
 };
 const BroadcastCase kBroadcasts[] = {
-    {{3, 4}, {3, 4}, -1}, {{2, 3, 4, 5}, {3, 4}, 1}, {{4, 5}, {5}, -1}, {{4, 5}, {1}, -1},
+    {{3, 4}, {3, 4}, -1}, {{2, 3, 4, 5}, {3, 4}, 1}, {{4, 5}, {5}, -1},     {{4, 5}, {1}, -1},
     {{6, 7}, {6, 1}, 0},  {{2, 3, 4}, {2, 1, 4}, 0}, {{300, 33}, {33}, -1},
 };
 
@@ -186,18 +185,21 @@ TEST_P(GpuActReduceTest, PowModFloorDivMatchCpu) {
   for (const auto& bc : kBroadcasts) {
     SCOPED_TRACE("X " + DimsStr(bc.x) + " Y " + DimsStr(bc.y));
     OpCase pow("elementwise_pow");
-    pow.In("X", "x", R(bc.x, 0.5, 2, seed++)).In("Y", "y", R(bc.y, -2, 2, seed++))
-        .Out("Out", "out").Attr("axis", int32_t(bc.axis));
+    pow.In("X", "x", R(bc.x, 0.5, 2, seed++))
+        .In("Y", "y", R(bc.y, -2, 2, seed++))
+        .Out("Out", "out")
+        .Attr("axis", int32_t(bc.axis));
     ExpectGpuMatchesCpu(pow);
-    ExpectGpuGradsMatchCpu(pow, {"x", "y"}, {"out"}, t() == TIDE_FP32 ? Tolerance{1e-4, 1e-4}
-                                                                       : GpuTol(t()));
+    ExpectGpuGradsMatchCpu(pow, {"x", "y"}, {"out"},
+                           t() == TIDE_FP32 ? Tolerance{1e-4, 1e-4} : GpuTol(t()));
     for (const char* op : {"elementwise_mod", "elementwise_floordiv"})
       for (double sign : {1.0, -1.0}) {  // mod takes Y's sign
         SCOPED_TRACE(std::string(op) + (sign > 0 ? " Y > 0" : " Y < 0"));
         OpCase c(op);
         c.In("X", "x", R(bc.x, -5, 5, seed++))
             .In("Y", "y", R(bc.y, sign * 0.5, sign * 2, seed++))
-            .Out("Out", "out").Attr("axis", int32_t(bc.axis));
+            .Out("Out", "out")
+            .Attr("axis", int32_t(bc.axis));
         ExpectGpuMatchesCpu(c);
       }
   }
@@ -216,13 +218,15 @@ TEST(GpuActReduceInt, IntegerPowModFloorDivMatchCpu) {
       c.In("X", "x", x).In("Y", "y", y).Out("Out", "out");
       ExpectGpuMatchesCpu(c, {0, 0});
       OpCase z(op);  // a zero divisor: an error, as on the CPU
-      z.In("X", "x", Values({3}, {4, 6, 1}, it)).In("Y", "y", Values({3}, {2, 0, 1}, it))
+      z.In("X", "x", Values({3}, {4, 6, 1}, it))
+          .In("Y", "y", Values({3}, {2, 0, 1}, it))
           .Out("Out", "out");
       EXPECT_THROW(z.Run(Gpu()), core::Error);
     }
     OpCase pow("elementwise_pow");  // rounds to the nearest: 2^-1 is 0, (-2)^3 is -8
     pow.In("X", "x", Values({2, 4}, {2, -2, 3, 0, 5, -1, 2, 7}, it))
-        .In("Y", "y", Values({4}, {-1, 3, 2, 0}, it)).Out("Out", "out");
+        .In("Y", "y", Values({4}, {-1, 3, 2, 0}, it))
+        .Out("Out", "out");
     ExpectGpuMatchesCpu(pow, {0, 0});
   }
 }
@@ -231,8 +235,8 @@ TEST(GpuActReduceInt, IntegerPowModFloorDivMatchCpu) {
 // Comparisons and logical ops: bool outputs.
 TEST(GpuActReduceCompare, ComparisonsMatchCpu) {
   TIDE_REQUIRE_GPU();
-  const char* const ops[] = {"equal",        "not_equal",    "less_than",
-                             "less_equal",   "greater_than", "greater_equal"};
+  const char* const ops[] = {"equal",      "not_equal",    "less_than",
+                             "less_equal", "greater_than", "greater_equal"};
   unsigned seed = 200;
   for (TideDataType dt : {TIDE_FP32, TIDE_FP64, TIDE_INT32, TIDE_INT64})
     for (const auto& bc : kBroadcasts)
@@ -241,8 +245,10 @@ TEST(GpuActReduceCompare, ComparisonsMatchCpu) {
                      " Y " + DimsStr(bc.y));
         TIDE_REQUIRE_OP(op);
         OpCase c(op);
-        c.In("X", "x", SmallInts(bc.x, dt, seed++)).In("Y", "y", SmallInts(bc.y, dt, seed++))
-            .Out("Out", "out").Attr("axis", int32_t(bc.axis));
+        c.In("X", "x", SmallInts(bc.x, dt, seed++))
+            .In("Y", "y", SmallInts(bc.y, dt, seed++))
+            .Out("Out", "out")
+            .Attr("axis", int32_t(bc.axis));
         ExpectGpuMatchesCpu(c, {0, 0});
       }
 }
@@ -286,8 +292,11 @@ const ReduceCase kReduces[] = {
 
 OpCase ReduceOp(const char* op, const ReduceCase& rc, TestTensor x) {
   OpCase c(op);
-  c.In("X", "x", std::move(x)).Out("Out", "out").Attr("dim", rc.dim)
-      .Attr("keep_dim", rc.keep_dim).Attr("reduce_all", rc.reduce_all);
+  c.In("X", "x", std::move(x))
+      .Out("Out", "out")
+      .Attr("dim", rc.dim)
+      .Attr("keep_dim", rc.keep_dim)
+      .Attr("reduce_all", rc.reduce_all);
   return c;
 }
 
@@ -302,8 +311,8 @@ TEST_P(GpuActReduceTest, ReducesAndGradsMatchCpu) {
   // Long float32 sums: other summation orders.
   const Tolerance tol = t() == TIDE_FP32 ? Tolerance{1e-4, 1e-3} : GpuTol(t());
   for (const ReduceCase& rc : kReduces)
-    for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
-                           "reduce_prod"}) {
+    for (const char* op :
+         {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"}) {
       SCOPED_TRACE(ReduceName(op, rc));
       const bool prod = std::string(op) == "reduce_prod";
       const bool empty = rc.x[0] == 0;

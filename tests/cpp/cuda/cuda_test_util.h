@@ -66,8 +66,9 @@ inline const GpuStatus& Gpus() {
     } else {
       s.count = core::DeviceCount("gpu");
       if (s.count == 0)
-        s.why_none = "the CUDA device plugin loaded but reports 0 devices (no NVIDIA driver or "
-                     "GPU on this machine, or CUDA_VISIBLE_DEVICES hides them)";
+        s.why_none =
+            "the CUDA device plugin loaded but reports 0 devices (no NVIDIA driver or "
+            "GPU on this machine, or CUDA_VISIBLE_DEVICES hides them)";
     }
     return s;
   }();
@@ -75,25 +76,25 @@ inline const GpuStatus& Gpus() {
 }
 
 // Skips the test, printing why, when there is no gpu place.
-#define TIDE_REQUIRE_GPU()                                                       \
-  do {                                                                           \
-    const auto& tide_gpu_status = ::tide::test::cuda::Gpus();                    \
-    if (tide_gpu_status.count == 0) GTEST_SKIP() << tide_gpu_status.why_none;    \
+#define TIDE_REQUIRE_GPU()                                                    \
+  do {                                                                        \
+    const auto& tide_gpu_status = ::tide::test::cuda::Gpus();                 \
+    if (tide_gpu_status.count == 0) GTEST_SKIP() << tide_gpu_status.why_none; \
   } while (0)
 
 // For tests of the CUDA device itself: skips under TIDE_CUDA_TEST_PLACE too.
-#define TIDE_REQUIRE_REAL_GPU()                                                       \
-  do {                                                                                \
-    TIDE_REQUIRE_GPU();                                                               \
-    if (::tide::test::cuda::PlaceOverride())                                          \
+#define TIDE_REQUIRE_REAL_GPU()                                                           \
+  do {                                                                                    \
+    TIDE_REQUIRE_GPU();                                                                   \
+    if (::tide::test::cuda::PlaceOverride())                                              \
       GTEST_SKIP() << "TIDE_CUDA_TEST_PLACE replaces the GPU: a test of the CUDA device"; \
   } while (0)
 
 // Skips the test when no loaded op pack defines `type` (its CPU reference is missing).
-#define TIDE_REQUIRE_OP(type)                                                           \
-  do {                                                                                  \
-    if (!::tide::core::Registry::Global().FindOp(type))                                 \
-      GTEST_SKIP() << "op '" << (type) << "' is not registered by any loaded op pack";  \
+#define TIDE_REQUIRE_OP(type)                                                          \
+  do {                                                                                 \
+    if (!::tide::core::Registry::Global().FindOp(type))                                \
+      GTEST_SKIP() << "op '" << (type) << "' is not registered by any loaded op pack"; \
   } while (0)
 
 // "[2, 3]", for messages.

@@ -44,9 +44,13 @@ TEST(CudaPlugin, LoadsAndRegistersTheGpuPlaceKernelsAndCasts) {
   EXPECT_TRUE(HasKernel("relu", TIDE_FP16));
   EXPECT_TRUE(HasKernel("elementwise_add", TIDE_FP16));
   const int32_t gpu = core::PlaceKindId("gpu");
-  for (auto [from, to] : {std::pair{TIDE_FP32, TIDE_FP64}, {TIDE_FP64, TIDE_FP32},
-                          {TIDE_FP32, TIDE_FP16}, {TIDE_FP16, TIDE_FP32}, {TIDE_FP64, TIDE_FP16},
-                          {TIDE_INT64, TIDE_FP32}, {TIDE_FP32, TIDE_INT32}})
+  for (auto [from, to] : {std::pair{TIDE_FP32, TIDE_FP64},
+                          {TIDE_FP64, TIDE_FP32},
+                          {TIDE_FP32, TIDE_FP16},
+                          {TIDE_FP16, TIDE_FP32},
+                          {TIDE_FP64, TIDE_FP16},
+                          {TIDE_INT64, TIDE_FP32},
+                          {TIDE_FP32, TIDE_INT32}})
     EXPECT_NE(core::Registry::Global().FindCast(gpu, from, to), nullptr)
         << "no gpu cast " << core::DataTypeName(from) << " -> " << core::DataTypeName(to);
 }
@@ -67,7 +71,8 @@ TEST(CudaPlugin, WithoutAGpuThePlaceIsAbsentWithAClearError) {
 TEST(CudaPlugin, ExtensionDescribesThePlace) {
   TIDE_REQUIRE_REAL_GPU();
   core::DeviceContext* ctx = core::DeviceContextPool::Global().Get(Gpu());
-  const auto* ext = static_cast<const TideCudaContext*>(ctx->Extension(TIDE_CUDA_CONTEXT_EXTENSION));
+  const auto* ext =
+      static_cast<const TideCudaContext*>(ctx->Extension(TIDE_CUDA_CONTEXT_EXTENSION));
   ASSERT_NE(ext, nullptr);
   EXPECT_GE(ext->struct_size, TIDE_STRUCT_SIZE(TideCudaContext, multiprocessor_count));
   EXPECT_EQ(ext->device, 0);

@@ -8,9 +8,8 @@
 #include <limits>
 #include <numeric>
 #include <string>
-#include <vector>
-
 #include <tide/ops/argsort.hpp>
+#include <vector>
 
 #include "cuda_test_util.h"
 
@@ -66,8 +65,11 @@ TEST_P(GpuExtraTest, ArgsortAndGradMatchCpu) {
     for (bool desc : {false, true}) {
       SCOPED_TRACE("axis " + std::to_string(axis) + (desc ? " descending" : ""));
       OpCase c("argsort");
-      c.In("X", "x", Ties({3, 5, 4}, t(), -3, 3, seed++)).Out("Out", "out").Out("Indices", "ind")
-          .Attr("axis", axis).Attr("descending", desc);
+      c.In("X", "x", Ties({3, 5, 4}, t(), -3, 3, seed++))
+          .Out("Out", "out")
+          .Out("Indices", "ind")
+          .Attr("axis", axis)
+          .Attr("descending", desc);
       ExpectGpuMatchesCpu(c, {0, 0});
       ExpectGpuGradsMatchCpu(c, {"x"}, {"out"}, {0, 0});
     }
@@ -76,7 +78,9 @@ TEST_P(GpuExtraTest, ArgsortAndGradMatchCpu) {
     SCOPED_TRACE(DimsStr(dims));
     for (bool desc : {false, true}) {
       OpCase c("argsort");
-      c.In("X", "x", Ties(dims, t(), -200, 200, seed++)).Out("Out", "out").Out("Indices", "ind")
+      c.In("X", "x", Ties(dims, t(), -200, 200, seed++))
+          .Out("Out", "out")
+          .Out("Indices", "ind")
           .Attr("descending", desc);
       ExpectGpuMatchesCpu(c, {0, 0});
     }
@@ -115,8 +119,19 @@ template <typename T>
 void ExpectKeysOrderAsArgsort() {
   const T inf = std::numeric_limits<T>::infinity();
   const T tiny = std::numeric_limits<T>::denorm_min(), nan = std::numeric_limits<T>::quiet_NaN();
-  std::vector<T> v = {T(1), -nan,  T(-0.0), inf,   T(0),  -inf, nan,
-                      T(-2), tiny, T(1),    T(-0.0), -tiny, std::numeric_limits<T>::lowest()};
+  std::vector<T> v = {T(1),
+                      -nan,
+                      T(-0.0),
+                      inf,
+                      T(0),
+                      -inf,
+                      nan,
+                      T(-2),
+                      tiny,
+                      T(1),
+                      T(-0.0),
+                      -tiny,
+                      std::numeric_limits<T>::lowest()};
   const TestTensor r = Random({200}, TIDE_FP64, -3, 3, 7);
   for (double x : r.data) v.push_back(static_cast<T>(std::round(x)));  // ties
   for (bool desc : {false, true}) {
@@ -147,8 +162,11 @@ TEST(GpuExtraInt, ArgsortRangeTakeIntegersAsTheCpu) {
     SCOPED_TRACE(it == TIDE_INT32 ? "int32" : "int64");
     for (bool desc : {false, true}) {
       OpCase c("argsort");
-      c.In("X", "x", Ties({3, 700}, it, -50, 50, 3)).Out("Out", "out").Out("Indices", "ind")
-          .Attr("axis", int32_t(0)).Attr("descending", desc);
+      c.In("X", "x", Ties({3, 700}, it, -50, 50, 3))
+          .Out("Out", "out")
+          .Out("Indices", "ind")
+          .Attr("axis", int32_t(0))
+          .Attr("descending", desc);
       ExpectGpuMatchesCpu(c, {0, 0});
     }
     struct Case {
@@ -157,8 +175,10 @@ TEST(GpuExtraInt, ArgsortRangeTakeIntegersAsTheCpu) {
     for (Case k : {Case{0, 10, 3}, Case{10, 0, -3}, Case{-4, 5, 1}, Case{5, 5, 1}, Case{0, -1, 2},
                    Case{7, 8, 100}}) {
       OpCase c("range");
-      c.In("Start", "s", Values({1}, {k.start}, it)).In("End", "e", Values({1}, {k.end}, it))
-          .In("Step", "st", Values({1}, {k.step}, it)).Out("Out", "out");
+      c.In("Start", "s", Values({1}, {k.start}, it))
+          .In("End", "e", Values({1}, {k.end}, it))
+          .In("Step", "st", Values({1}, {k.step}, it))
+          .Out("Out", "out");
       ExpectGpuMatchesCpu(c, {0, 0});
     }
   }
@@ -175,8 +195,10 @@ TEST_P(GpuExtraTest, RangeMatchesCpu) {
     SCOPED_TRACE(std::to_string(k.start) + ":" + std::to_string(k.end) + ":" +
                  std::to_string(k.step));
     OpCase c("range");
-    c.In("Start", "s", Values({1}, {k.start}, t())).In("End", "e", Values({1}, {k.end}, t()))
-        .In("Step", "st", Values({1}, {k.step}, t())).Out("Out", "out");
+    c.In("Start", "s", Values({1}, {k.start}, t()))
+        .In("End", "e", Values({1}, {k.end}, t()))
+        .In("Step", "st", Values({1}, {k.step}, t()))
+        .Out("Out", "out");
     ExpectGpuMatchesCpu(c, {0, 0});
   }
 }
@@ -201,8 +223,9 @@ TEST(GpuExtraShape, ShapeOfFloat16IsItsDims) {
   core::BlockDesc* b = prog.MutableBlock(0);
   const TestTensor x = Random({4, 3, 2}, TIDE_FP32, -1, 1, 2);
   DeclareFeeds(b, {{"x", x}});
-  AppendChecked(b, core::OpDesc("cast", {{"X", {"x"}}}, {{"Out", {"xh"}}},
-                                {{"in_dtype", int32_t(TIDE_FP32)}, {"out_dtype", int32_t(TIDE_FP16)}}));
+  AppendChecked(
+      b, core::OpDesc("cast", {{"X", {"x"}}}, {{"Out", {"xh"}}},
+                      {{"in_dtype", int32_t(TIDE_FP32)}, {"out_dtype", int32_t(TIDE_FP16)}}));
   AppendChecked(b, core::OpDesc("shape", {{"Input", {"xh"}}}, {{"Out", {"out"}}}, {}));
   auto got = RunProgram(prog, Gpu(), {{"x", x}}, {"out"});
   EXPECT_EQ(got["out"].dtype, TIDE_INT32);
@@ -229,18 +252,23 @@ TEST_P(GpuExtraTest, CropAndGradMatchCpu) {
   struct Case {
     Ints offsets, shape;
   };
-  for (const Case& k : {Case{{1, 0, 2}, {2, 2, 3}}, Case{{}, {3, 4, 5}}, Case{{0, 1, 1}, {-1, 2, -1}},
-                        Case{{2, 3, 4}, {1, 1, 1}}, Case{{1, 1, 1}, {0, 2, 2}}}) {
+  for (const Case& k :
+       {Case{{1, 0, 2}, {2, 2, 3}}, Case{{}, {3, 4, 5}}, Case{{0, 1, 1}, {-1, 2, -1}},
+        Case{{2, 3, 4}, {1, 1, 1}}, Case{{1, 1, 1}, {0, 2, 2}}}) {
     SCOPED_TRACE(DimsStr({k.shape.begin(), k.shape.end()}));
     OpCase c("crop");
-    c.In("X", "x", R({3, 4, 5}, 1)).Out("Out", "out").Attr("offsets", k.offsets)
+    c.In("X", "x", R({3, 4, 5}, 1))
+        .Out("Out", "out")
+        .Attr("offsets", k.offsets)
         .Attr("shape", k.shape);
     Both(c, {"x"}, {"out"});
   }
   // The box's dims from Y, its offsets from the Offsets tensor.
   OpCase y("crop");
-  y.In("X", "x", R({3, 4, 5}, 2)).In("Y", "y", R({2, 3, 2}, 3))
-      .In("Offsets", "off", Values({3}, {1, 0, 3}, TIDE_INT32)).Out("Out", "out");
+  y.In("X", "x", R({3, 4, 5}, 2))
+      .In("Y", "y", R({2, 3, 2}, 3))
+      .In("Offsets", "off", Values({3}, {1, 0, 3}, TIDE_INT32))
+      .Out("Out", "out");
   Both(y, {"x"}, {"out"});
 }
 
@@ -252,12 +280,15 @@ TEST_P(GpuExtraTest, CosSimAndGradsMatchCpu) {
   };
   unsigned seed = 1;
   for (const Case& k : {Case{{4, 5}, {4, 5}}, Case{{4, 5}, {1, 5}}, Case{{3, 2, 3}, {1, 2, 3}},
-                        Case{{3, 2, 3}, {3, 2, 3}}, Case{{1, 6}, {1, 6}}, Case{{3, 2000}, {3, 2000}},
-                        Case{{300, 40}, {1, 40}}}) {
+                        Case{{3, 2, 3}, {3, 2, 3}}, Case{{1, 6}, {1, 6}},
+                        Case{{3, 2000}, {3, 2000}}, Case{{300, 40}, {1, 40}}}) {
     SCOPED_TRACE("X " + DimsStr(k.x) + " Y " + DimsStr(k.y));
     OpCase c("cos_sim");
-    c.In("X", "x", R(k.x, seed++)).In("Y", "y", R(k.y, seed++)).Out("Out", "out")
-        .Out("XNorm", "xn").Out("YNorm", "yn");
+    c.In("X", "x", R(k.x, seed++))
+        .In("Y", "y", R(k.y, seed++))
+        .Out("Out", "out")
+        .Out("XNorm", "xn")
+        .Out("YNorm", "yn");
     Both(c, {"x", "y"}, {"out"});
     ExpectGpuGradsMatchCpu(c, {"y"}, {"out"}, Loose());  // X@GRAD unwanted
     ExpectGpuGradsMatchCpu(c, {"x"}, {"out"}, Loose());  // Y@GRAD unwanted
@@ -270,7 +301,10 @@ TEST_P(GpuExtraTest, NormAndGradMatchCpu) {
     for (float eps : {1e-10f, 0.5f}) {
       SCOPED_TRACE("axis " + std::to_string(axis) + " epsilon " + std::to_string(eps));
       OpCase c("norm");
-      c.In("X", "x", R({3, 4, 5}, 1)).Out("Out", "out").Out("Norm", "norm").Attr("axis", axis)
+      c.In("X", "x", R({3, 4, 5}, 1))
+          .Out("Out", "out")
+          .Out("Norm", "norm")
+          .Attr("axis", axis)
           .Attr("epsilon", eps);
       Both(c, {"x"}, {"out"});
     }
@@ -288,14 +322,18 @@ TEST_P(GpuExtraTest, CrossEntropy2AndGradMatchCpu) {
     int32_t ignore;
   };
   for (const Case& k : {Case{{5, 4}, {5, 1}, {0, 3, 1, 2, 3}, -100},
-                        Case{{5, 4}, {5}, {2, 2, 0, 1, 3}, 2},    // label rank(X) - 1, ignored 2
+                        Case{{5, 4}, {5}, {2, 2, 0, 1, 3}, 2},  // label rank(X) - 1, ignored 2
                         Case{{2, 3, 4}, {2, 3, 1}, {0, 1, 2, 3, 3, -1}, -1}}) {
     SCOPED_TRACE("X " + DimsStr(k.x) + " ignore " + std::to_string(k.ignore));
     TestTensor x = R(k.x, 1, 0.05, 1);
     x.data[0] = 0;  // row 0's label 0 (but where ignored): log(0) is -1e20, the grad / 1e-20
     OpCase c("cross_entropy2");
-    c.In("X", "x", x).In("Label", "label", Values(k.label, k.labels, TIDE_INT64)).Out("Y", "y")
-        .Out("MatchX", "match").Out("XShape", "xs", false).Attr("ignore_index", k.ignore);
+    c.In("X", "x", x)
+        .In("Label", "label", Values(k.label, k.labels, TIDE_INT64))
+        .Out("Y", "y")
+        .Out("MatchX", "match")
+        .Out("XShape", "xs", false)
+        .Attr("ignore_index", k.ignore);
     Both(c, {"x"}, {"y"});
     auto got = c.Run(Gpu());  // Y has Label's dims (Fluid's; [5] for Label [5]), MatchX X's, last 1
     EXPECT_EQ(got["y"].dims, k.label);
@@ -305,8 +343,7 @@ TEST_P(GpuExtraTest, CrossEntropy2AndGradMatchCpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GpuExtraTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
-                         DtypeParam);
+INSTANTIATE_TEST_SUITE_P(Dtypes, GpuExtraTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeParam);
 
 // ---------------------------------------------------------------------------------------------
 // Bad input: the CPU kernels' errors; on the GPU the same where the kernel checks on the host, a
@@ -318,57 +355,79 @@ TEST(GpuExtraErrors, BadInputNamesTheOp) {
   OpCase ag("argsort_grad");
   ag.In("X", "x", Random({2, 3}, TIDE_FP32, -1, 1, 1))
       .In("Indices", "ind", Values({2, 3}, {0, 1, 2, 2, 3, 0}, TIDE_INT64))
-      .In(dout, "dout", Random({2, 3}, TIDE_FP32, -1, 1, 2)).Out(dx, "dx");
+      .In(dout, "dout", Random({2, 3}, TIDE_FP32, -1, 1, 2))
+      .Out(dx, "dx");
   ExpectErrors(ag, "outside [0, 3)", "Indices value outside");
 
   OpCase xe("cross_entropy2");
   xe.In("X", "x", Random({3, 4}, TIDE_FP32, 0.1, 1, 1))
-      .In("Label", "label", Values({3, 1}, {0, 4, 1}, TIDE_INT64)).Out("Y", "y")
-      .Out("MatchX", "match").Out("XShape", "xs", false);
+      .In("Label", "label", Values({3, 1}, {0, 4, 1}, TIDE_INT64))
+      .Out("Y", "y")
+      .Out("MatchX", "match")
+      .Out("XShape", "xs", false);
   ExpectErrors(xe, "is not a class in [0, 4)", "found a Label outside");
 
   OpCase xg("cross_entropy2_grad");
   xg.In("Label", "label", Values({3, 1}, {0, -2, 1}, TIDE_INT64))
       .In("MatchX", "match", Random({3, 1}, TIDE_FP32, 0.1, 1, 2))
       .In("XShape", "xs", Values({0, 3, 4}, {}, TIDE_FP32))
-      .In(core::GradVarName("Y"), "dy", Random({3, 1}, TIDE_FP32, -1, 1, 3)).Out(dx, "dx");
+      .In(core::GradVarName("Y"), "dy", Random({3, 1}, TIDE_FP32, -1, 1, 3))
+      .Out(dx, "dx");
   ExpectErrors(xg, "is not a class in [0, 4)", "found a Label outside");
 
   // Found on the host by both.
   std::vector<std::pair<OpCase, std::string>> host;
   host.emplace_back(OpCase("range"), "Step ('st') is 0");
-  host.back().first.In("Start", "s", Values({1}, {0}, TIDE_INT64))
-      .In("End", "e", Values({1}, {5}, TIDE_INT64)).In("Step", "st", Values({1}, {0}, TIDE_INT64))
+  host.back()
+      .first.In("Start", "s", Values({1}, {0}, TIDE_INT64))
+      .In("End", "e", Values({1}, {5}, TIDE_INT64))
+      .In("Step", "st", Values({1}, {0}, TIDE_INT64))
       .Out("Out", "out");
   host.emplace_back(OpCase("range"), "give no finite number of elements");
-  host.back().first.In("Start", "s", Values({1}, {0}, TIDE_FP32))
-      .In("End", "e", Values({1}, {NAN}, TIDE_FP32)).In("Step", "st", Values({1}, {1}, TIDE_FP32))
+  host.back()
+      .first.In("Start", "s", Values({1}, {0}, TIDE_FP32))
+      .In("End", "e", Values({1}, {NAN}, TIDE_FP32))
+      .In("Step", "st", Values({1}, {1}, TIDE_FP32))
       .Out("Out", "out");
   host.emplace_back(OpCase("range"), "End ('e') must hold one element");
-  host.back().first.In("Start", "s", Values({1}, {0}, TIDE_FP32))
-      .In("End", "e", Values({2}, {3, 4}, TIDE_FP32)).In("Step", "st", Values({1}, {1}, TIDE_FP32))
+  host.back()
+      .first.In("Start", "s", Values({1}, {0}, TIDE_FP32))
+      .In("End", "e", Values({2}, {3, 4}, TIDE_FP32))
+      .In("Step", "st", Values({1}, {1}, TIDE_FP32))
       .Out("Out", "out");
   host.emplace_back(OpCase("crop"), "leaves X's dim 2");
-  host.back().first.In("X", "x", Random({2, 3, 4}, TIDE_FP32, -1, 1, 1)).Out("Out", "out")
-      .Attr("offsets", Ints{0, 0, 3}).Attr("shape", Ints{1, 1, 2});
+  host.back()
+      .first.In("X", "x", Random({2, 3, 4}, TIDE_FP32, -1, 1, 1))
+      .Out("Out", "out")
+      .Attr("offsets", Ints{0, 0, 3})
+      .Attr("shape", Ints{1, 1, 2});
   host.emplace_back(OpCase("crop"), "of size -2 leaves X's dim 1");
-  host.back().first.In("X", "x", Random({2, 3, 4}, TIDE_FP32, -1, 1, 1)).Out("Out", "out")
-      .Attr("offsets", Ints{0, 5, 0}).Attr("shape", Ints{1, -1, 2});
+  host.back()
+      .first.In("X", "x", Random({2, 3, 4}, TIDE_FP32, -1, 1, 1))
+      .Out("Out", "out")
+      .Attr("offsets", Ints{0, 5, 0})
+      .Attr("shape", Ints{1, -1, 2});
   host.emplace_back(OpCase("crop"), "Offsets must be int32");
-  host.back().first.In("X", "x", Random({2, 3, 4}, TIDE_FP32, -1, 1, 1))
-      .In("Offsets", "off", Values({3}, {0, 0, 0}, TIDE_INT64)).Out("Out", "out")
+  host.back()
+      .first.In("X", "x", Random({2, 3, 4}, TIDE_FP32, -1, 1, 1))
+      .In("Offsets", "off", Values({3}, {0, 0, 0}, TIDE_INT64))
+      .Out("Out", "out")
       .Attr("shape", Ints{1, 1, 1});
   host.emplace_back(OpCase("norm_grad"), "Norm has dims [2, 3], expected [2, 1]");
-  host.back().first.In("X", "x", Random({2, 3}, TIDE_FP32, -1, 1, 1))
+  host.back()
+      .first.In("X", "x", Random({2, 3}, TIDE_FP32, -1, 1, 1))
       .In("Norm", "norm", Random({2, 3}, TIDE_FP32, 1, 2, 2))
-      .In(dout, "dout", Random({2, 3}, TIDE_FP32, -1, 1, 3)).Out(dx, "dx");
+      .In(dout, "dout", Random({2, 3}, TIDE_FP32, -1, 1, 3))
+      .Out(dx, "dx");
   host.emplace_back(OpCase("cos_sim_grad"), "must hold one value per row of X (3)");
-  host.back().first.In("X", "x", Random({3, 4}, TIDE_FP32, -1, 1, 1))
+  host.back()
+      .first.In("X", "x", Random({3, 4}, TIDE_FP32, -1, 1, 1))
       .In("Y", "y", Random({3, 4}, TIDE_FP32, -1, 1, 2))
       .In("Out", "out", Random({2, 1}, TIDE_FP32, -1, 1, 3))
       .In("XNorm", "xn", Random({3, 1}, TIDE_FP32, 1, 2, 4))
       .In("YNorm", "yn", Random({3, 1}, TIDE_FP32, 1, 2, 5))
-      .In(dout, "dout", Random({3, 1}, TIDE_FP32, -1, 1, 6)).Out(dx, "dx")
+      .In(dout, "dout", Random({3, 1}, TIDE_FP32, -1, 1, 6))
+      .Out(dx, "dx")
       .Out(core::GradVarName("Y"), "dy");
   for (auto& [c, what] : host) ExpectErrors(c, what, what);
 

@@ -29,9 +29,10 @@ TEST_P(GpuFluidSemantics2Test, ExpandTakesTimesTensors) {
     OpCase c("expand");
     // The attribute loses to either tensor; beside the list alone it holds what Fluid's layer
     // puts there (the ints, -1 for a Variable), Out's build-time dims.
-    c.In("X", "x", R({2, 3, 1}, 3)).Out("Out", "out")
-        .Attr("expand_times", source == 1 ? std::vector<int32_t>{2, -1, 1}
-                                          : std::vector<int32_t>{5, 5, 5});
+    c.In("X", "x", R({2, 3, 1}, 3))
+        .Out("Out", "out")
+        .Attr("expand_times",
+              source == 1 ? std::vector<int32_t>{2, -1, 1} : std::vector<int32_t>{5, 5, 5});
     if (source != 1) c.In("ExpandTimes", "times", Values({3}, {3, 1, 4}, TIDE_INT32));
     if (source != 0) {
       c.In("expand_times_tensor", "t0", Values({1}, {2}, TIDE_INT64));
@@ -44,7 +45,8 @@ TEST_P(GpuFluidSemantics2Test, ExpandTakesTimesTensors) {
     EXPECT_EQ(c.Run(Gpu())["out"].dims, want);
   }
   OpCase zero("expand");
-  zero.In("X", "x", R({2, 3})).In("ExpandTimes", "times", Values({2}, {2, 0}, TIDE_INT32))
+  zero.In("X", "x", R({2, 3}))
+      .In("ExpandTimes", "times", Values({2}, {2, 0}, TIDE_INT32))
       .Out("Out", "out");
   ExpectRefused(zero, Gpu(), "op 'expand': ExpandTimes [2, 0] holds 0; each repeat must be >= 1");
 }
@@ -108,7 +110,9 @@ TEST(GpuFluidSemantics2, FillConstantBoolAndShapeTensorsMatchCpu) {
                      " source " + std::to_string(source));
         if (dt == TIDE_INT64 && std::isnan(value)) continue;  // refused: no int holds NaN
         OpCase c("fill_constant");
-        c.Out("Out", "out").Attr("shape", std::vector<int64_t>{2, 2}).Attr("value", value)
+        c.Out("Out", "out")
+            .Attr("shape", std::vector<int64_t>{2, 2})
+            .Attr("value", value)
             .Attr("dtype", int32_t(dt));
         if (source == 1 || source == 3)
           c.In("ShapeTensor", "shape", Values({3}, {2, 3, 4}, TIDE_INT32));
@@ -118,7 +122,7 @@ TEST(GpuFluidSemantics2, FillConstantBoolAndShapeTensorsMatchCpu) {
         }
         const auto gpu = c.Run(Gpu())["out"], cpu = c.Run(Cpu())["out"];
         ExpectClose(gpu, cpu, {0, 0}, "fill_constant");
-        const std::vector<int64_t> want = source == 0 ? std::vector<int64_t>{2, 2}
+        const std::vector<int64_t> want = source == 0   ? std::vector<int64_t>{2, 2}
                                           : source == 2 ? std::vector<int64_t>{5, 1}
                                                         : std::vector<int64_t>{2, 3, 4};
         EXPECT_EQ(gpu.dims, want);
@@ -126,7 +130,8 @@ TEST(GpuFluidSemantics2, FillConstantBoolAndShapeTensorsMatchCpu) {
           for (double v : gpu.data) EXPECT_EQ(v, value != 0 ? 1.0 : 0.0);  // NaN != 0: true
       }
   OpCase negative("fill_constant");
-  negative.Out("Out", "out").Attr("dtype", int32_t(TIDE_BOOL))
+  negative.Out("Out", "out")
+      .Attr("dtype", int32_t(TIDE_BOOL))
       .In("ShapeTensorList", "d0", Values({1}, {-3}, TIDE_INT32));
   ExpectRefused(negative, Gpu(), "op 'fill_constant': ShapeTensorList [-3] has a negative dim");
 }
@@ -141,8 +146,10 @@ TEST_P(GpuFluidSemantics2Test, InterpolationSizeInputsMatchCpu) {
     std::vector<int64_t> want_hw;
   };
   // X is 3 x 4; out_h / out_w 2 x 9.
-  const Source sources[] = {{true, true, true, 2.0f, {5, 6}},  {false, true, true, 2.0f, {4, 7}},
-                            {false, false, true, 2.0f, {4, 6}}, {false, false, false, 0.5f, {1, 2}},
+  const Source sources[] = {{true, true, true, 2.0f, {5, 6}},
+                            {false, true, true, 2.0f, {4, 7}},
+                            {false, false, true, 2.0f, {4, 6}},
+                            {false, false, false, 0.5f, {1, 2}},
                             {false, false, false, 0.0f, {2, 9}}};
   for (const char* op : {"bilinear_interp", "nearest_interp"})
     for (const char* layout : {"NCHW", "NHWC"})
@@ -150,12 +157,14 @@ TEST_P(GpuFluidSemantics2Test, InterpolationSizeInputsMatchCpu) {
         SCOPED_TRACE(std::string(op) + " " + layout + " want " + DimsStr(s.want_hw));
         const bool nhwc = std::string(layout) == "NHWC";
         OpCase c(op);
-        c.In("X", "x", R(nhwc ? std::vector<int64_t>{2, 3, 4, 3} : std::vector<int64_t>{2, 3, 3, 4},
-                         17))
+        c.In("X", "x",
+             R(nhwc ? std::vector<int64_t>{2, 3, 4, 3} : std::vector<int64_t>{2, 3, 3, 4}, 17))
             .Out("Out", "out")
             .Attr("out_h", int32_t(s.size_tensor ? -1 : 2))  // -1: as Fluid's layer leaves them
             .Attr("out_w", int32_t(s.size_tensor ? -1 : 9))
-            .Attr("scale", s.scale).Attr("align_corners", false).Attr("align_mode", int32_t(0))
+            .Attr("scale", s.scale)
+            .Attr("align_corners", false)
+            .Attr("align_mode", int32_t(0))
             .Attr("data_layout", std::string(layout));
         if (s.size_tensor) {
           c.In("SizeTensor", "h", Values({1}, {5}, TIDE_INT32));
@@ -165,18 +174,20 @@ TEST_P(GpuFluidSemantics2Test, InterpolationSizeInputsMatchCpu) {
         if (s.scale_tensor) c.In("Scale", "scale", Values({1}, {1.5}, TIDE_FP32));
         Both(c, {"x"}, {"out"});
         const auto dims = c.Run(Gpu())["out"].dims;
-        const std::vector<int64_t> hw = nhwc ? std::vector<int64_t>{dims[1], dims[2]}
-                                             : std::vector<int64_t>{dims[2], dims[3]};
+        const std::vector<int64_t> hw =
+            nhwc ? std::vector<int64_t>{dims[1], dims[2]} : std::vector<int64_t>{dims[2], dims[3]};
         EXPECT_EQ(hw, s.want_hw);
       }
   OpCase three("bilinear_interp");
-  three.In("X", "x", R({1, 1, 2, 2})).Out("Out", "out")
+  three.In("X", "x", R({1, 1, 2, 2}))
+      .Out("Out", "out")
       .In("SizeTensor", "a", Values({1}, {2}, TIDE_INT32))
       .In("SizeTensor", "b", Values({1}, {2}, TIDE_INT32))
       .In("SizeTensor", "c", Values({1}, {2}, TIDE_INT32));
   ExpectRefused(three, Gpu(), "SizeTensor must be 2 one-element tensors (h, w), got 3");
   OpCase zero("nearest_interp");
-  zero.In("X", "x", R({1, 1, 2, 2})).Out("Out", "out")
+  zero.In("X", "x", R({1, 1, 2, 2}))
+      .Out("Out", "out")
       .In("Scale", "scale", Values({1}, {0.25}, TIDE_FP64));
   ExpectRefused(zero, Gpu(), "op 'nearest_interp': the output size must be positive (from Scale)");
 }

@@ -108,8 +108,12 @@ TEST_P(GpuFluidSemantics3Test, ScaleTensorMatchesCpu) {
     for (bool after : {true, false}) {
       SCOPED_TRACE(std::string(core::DataTypeName(f.dtype)) + (after ? " after" : " before"));
       OpCase c("scale");
-      c.In("X", "x", R({3, 4}, 41)).In("ScaleTensor", "s", f).Out("Out", "out")
-          .Attr("scale", 100.0f).Attr("bias", 0.5f).Attr("bias_after_scale", after);
+      c.In("X", "x", R({3, 4}, 41))
+          .In("ScaleTensor", "s", f)
+          .Out("Out", "out")
+          .Attr("scale", 100.0f)
+          .Attr("bias", 0.5f)
+          .Attr("bias_after_scale", after);
       Both(c, {"x"}, {"out"});
       const auto x = c.feeds().at("x");
       std::vector<double> want;
@@ -157,22 +161,29 @@ TEST(GpuFluidSemantics3, FillConstantValueTensorMatchesCpu) {
     SCOPED_TRACE(std::string(core::DataTypeName(k.value.dtype)) + " to " +
                  core::DataTypeName(k.out));
     OpCase c("fill_constant");
-    c.In("ValueTensor", "v", k.value).Out("Out", "out").Attr("shape", std::vector<int64_t>{2, 3})
-        .Attr("value", 99.0f).Attr("dtype", int32_t(k.out));
+    c.In("ValueTensor", "v", k.value)
+        .Out("Out", "out")
+        .Attr("shape", std::vector<int64_t>{2, 3})
+        .Attr("value", 99.0f)
+        .Attr("dtype", int32_t(k.out));
     const auto gpu = c.Run(Gpu())["out"];
     ExpectClose(gpu, c.Run(Cpu())["out"], {0, 0}, "fill_constant");
     ExpectNear(gpu, std::vector<double>(6, k.want), 0, 0);
   }
   // An int64 str_value is read exactly, not through a double (2^53 + 1 has no double).
   OpCase exact("fill_constant");
-  exact.Out("Out", "out").Attr("shape", std::vector<int64_t>{1})
-      .Attr("str_value", std::string("9007199254740993")).Attr("dtype", int32_t(TIDE_INT64));
+  exact.Out("Out", "out")
+      .Attr("shape", std::vector<int64_t>{1})
+      .Attr("str_value", std::string("9007199254740993"))
+      .Attr("dtype", int32_t(TIDE_INT64));
   ExpectClose(exact.Run(Gpu())["out"], exact.Run(Cpu())["out"], {0, 0}, "str_value");
   for (const Case& bad : {Case{TIDE_INT32, Values({1}, {3e9}, TIDE_FP64), 0},
                           Case{TIDE_INT32, Values({1}, {-2147483649.0}, TIDE_INT64), 0},
                           Case{TIDE_INT64, Values({1}, {NAN}, TIDE_FP32), 0}}) {
     OpCase c("fill_constant");
-    c.In("ValueTensor", "v", bad.value).Out("Out", "out").Attr("shape", std::vector<int64_t>{2})
+    c.In("ValueTensor", "v", bad.value)
+        .Out("Out", "out")
+        .Attr("shape", std::vector<int64_t>{2})
         .Attr("dtype", int32_t(bad.out));
     const std::string dtype = core::DataTypeName(bad.out);
     ExpectRefused(c, Gpu(), "does not fit " + dtype);
@@ -192,14 +203,13 @@ TEST_P(GpuFluidSemantics3Test, StridedSliceBoundTensorsMatchCpu) {
     std::string kind, attr;
     std::vector<double> held;
   };
-  const Bound bounds[] = {{"Starts", "starts", {3, -1}}, {"Ends", "ends", {0, 0}},
-                          {"Strides", "strides", {-2, -2}}};
+  const Bound bounds[] = {
+      {"Starts", "starts", {3, -1}}, {"Ends", "ends", {0, 0}}, {"Strides", "strides", {-2, -2}}};
   for (const auto& source : sources) {
     SCOPED_TRACE("sources " + std::to_string(source[0]) + std::to_string(source[1]) +
                  std::to_string(source[2]));
     OpCase c("strided_slice");
-    c.In("Input", "x", R({4, 3, 6}, 51)).Out("Out", "out")
-        .Attr("axes", std::vector<int32_t>{0, 2});
+    c.In("Input", "x", R({4, 3, 6}, 51)).Out("Out", "out").Attr("axes", std::vector<int32_t>{0, 2});
     for (int k = 0; k < 3; ++k) {
       const Bound& b = bounds[k];
       if (source[k] == 0) {
@@ -226,8 +236,11 @@ TEST_P(GpuFluidSemantics3Test, StridedSliceBoundTensorsMatchCpu) {
     ExpectNear(got, want, 0, 0);
   }
   OpCase zero("strided_slice");
-  zero.In("Input", "x", R({4, 3, 6})).Out("Out", "out").Attr("axes", std::vector<int32_t>{0})
-      .Attr("starts", std::vector<int32_t>{0}).Attr("ends", std::vector<int32_t>{2})
+  zero.In("Input", "x", R({4, 3, 6}))
+      .Out("Out", "out")
+      .Attr("axes", std::vector<int32_t>{0})
+      .Attr("starts", std::vector<int32_t>{0})
+      .Attr("ends", std::vector<int32_t>{2})
       .In("StridesTensor", "s", Values({1}, {0}, TIDE_INT32));
   ExpectRefused(zero, Gpu(), "op 'strided_slice': strides[0] is 0");
 }
@@ -273,16 +286,21 @@ TEST_P(GpuFluidSemantics3Test, NhwcAndAsymmetricConvolutionsMatchCpu) {
   unsigned seed = 61;
   for (const Case& k : cases)
     for (const char* layout : {"NCHW", "NHWC"}) {
-      SCOPED_TRACE(std::string(k.op) + " " + layout + " X " + DimsStr(k.x) + " F " +
-                   DimsStr(k.f) + " " + k.algo);
+      SCOPED_TRACE(std::string(k.op) + " " + layout + " X " + DimsStr(k.x) + " F " + DimsStr(k.f) +
+                   " " + k.algo);
       const bool nhwc = std::string(layout) == "NHWC";
       TIDE_REQUIRE_OP(k.op);
       const TestTensor x = R(k.x, seed++), f = R(k.f, seed++);
       auto make = [&](const TestTensor& input, const char* format) {
         OpCase c(k.op);
-        c.In("Input", "x", input).In("Filter", "f", f).Out("Output", "out")
-            .Attr("strides", k.strides).Attr("paddings", k.pads).Attr("dilations", k.dils)
-            .Attr("groups", k.groups).Attr("padding_algorithm", std::string(k.algo))
+        c.In("Input", "x", input)
+            .In("Filter", "f", f)
+            .Out("Output", "out")
+            .Attr("strides", k.strides)
+            .Attr("paddings", k.pads)
+            .Attr("dilations", k.dils)
+            .Attr("groups", k.groups)
+            .Attr("padding_algorithm", std::string(k.algo))
             .Attr("data_format", std::string(format));
         return c;
       };
@@ -309,8 +327,8 @@ TEST_P(GpuFluidSemantics3Test, NhwcPoolingMatchesCpu) {
   const Case cases[] = {
       {"max", {2, 3, 8, 8}, {2, 2}, {2, 2}, {0, 0}, false, true, false, false},
       {"avg", {2, 3, 9, 7}, {3, 3}, {2, 2}, {1, 1}, false, true, false, false},
-      {"avg", {2, 2, 9, 7}, {3, 3}, {2, 2}, {1, 1}, false, false, false, false},  // / kh * kw
-      {"max", {1, 3, 7, 8}, {3, 3}, {2, 2}, {0, 0}, false, true, false, true},    // ceil_mode
+      {"avg", {2, 2, 9, 7}, {3, 3}, {2, 2}, {1, 1}, false, false, false, false},       // / kh * kw
+      {"max", {1, 3, 7, 8}, {3, 3}, {2, 2}, {0, 0}, false, true, false, true},         // ceil_mode
       {"max", {2, 3, 7, 6}, {3, 2}, {2, 1}, {1, 0, 0, 1}, false, true, false, false},  // 4 pads
       {"avg", {2, 3, 7, 6}, {3, 2}, {2, 1}, {0, 2, 1, 0}, false, true, false, false},
       {"max", {2, 3, 5, 6}, {1, 1}, {1, 1}, {0, 0}, true, true, false, false},  // global
@@ -328,10 +346,16 @@ TEST_P(GpuFluidSemantics3Test, NhwcPoolingMatchesCpu) {
     const TestTensor x = R(k.x, seed++);
     auto make = [&](const TestTensor& input, const char* format) {
       OpCase c("pool2d");
-      c.In("X", "x", input).Out("Out", "out")
-          .Attr("pooling_type", std::string(k.type)).Attr("ksize", k.k).Attr("strides", k.s)
-          .Attr("paddings", k.p).Attr("global_pooling", k.global).Attr("exclusive", k.exclusive)
-          .Attr("adaptive", k.adaptive).Attr("ceil_mode", k.ceil)
+      c.In("X", "x", input)
+          .Out("Out", "out")
+          .Attr("pooling_type", std::string(k.type))
+          .Attr("ksize", k.k)
+          .Attr("strides", k.s)
+          .Attr("paddings", k.p)
+          .Attr("global_pooling", k.global)
+          .Attr("exclusive", k.exclusive)
+          .Attr("adaptive", k.adaptive)
+          .Attr("ceil_mode", k.ceil)
           .Attr("data_format", std::string(format));
       return c;
     };
@@ -339,8 +363,7 @@ TEST_P(GpuFluidSemantics3Test, NhwcPoolingMatchesCpu) {
     ExpectGpuMatchesCpu(c, Loose());
     ExpectGpuGradsMatchCpu(c, {"x"}, {"out"}, Loose());
     const auto got = c.Run(Gpu())["out"];
-    ExpectClose(Transposed(got, false), make(x, "NCHW").Run(Cpu())["out"], Loose(),
-                "NHWC vs NCHW");
+    ExpectClose(Transposed(got, false), make(x, "NCHW").Run(Cpu())["out"], Loose(), "NHWC vs NCHW");
   }
 }
 

@@ -51,8 +51,13 @@ TEST_P(GpuFluidSemanticsTest, LrnNhwcMatchesCpu) {
       const TestTensor x = R({2, 7, 3, 4}, 11, -2, 2);
       auto lrn = [&](const TestTensor& in, const char* f) {
         OpCase c("lrn");
-        c.In("X", "x", in).Out("Out", "out").Out("MidOut", "mid").Attr("n", n)
-            .Attr("k", 1.5f).Attr("alpha", 0.2f).Attr("beta", 0.75f)
+        c.In("X", "x", in)
+            .Out("Out", "out")
+            .Out("MidOut", "mid")
+            .Attr("n", n)
+            .Attr("k", 1.5f)
+            .Attr("alpha", 0.2f)
+            .Attr("beta", 0.75f)
             .Attr("data_format", std::string(f));
         return c;
       };
@@ -73,8 +78,12 @@ TEST_P(GpuFluidSemanticsTest, InterpolationsNhwcMatchCpu) {
         const TestTensor x = R({2, 3, 4, 5}, 7);
         auto interp = [&](const TestTensor& in, const char* layout) {
           OpCase c(op);
-          c.In("X", "x", in).Out("Out", "out").Attr("out_h", int32_t(7)).Attr("out_w", int32_t(3))
-              .Attr("align_corners", corners).Attr("align_mode", int32_t(corners ? 1 : 0))
+          c.In("X", "x", in)
+              .Out("Out", "out")
+              .Attr("out_h", int32_t(7))
+              .Attr("out_w", int32_t(3))
+              .Attr("align_corners", corners)
+              .Attr("align_mode", int32_t(corners ? 1 : 0))
               .Attr("data_layout", std::string(layout));
           if (out_size) c.In("OutSize", "size", Values({2}, {5, 6}, TIDE_INT32));
           return c;
@@ -91,18 +100,30 @@ TEST_P(GpuFluidSemanticsTest, GroupNormNhwcMatchesCpu) {
     for (std::vector<int64_t> dims : {std::vector<int64_t>{2, 3, 4, 6}, {3, 5, 6}, {4, 6}}) {
       SCOPED_TRACE("groups " + std::to_string(groups) + " X " + DimsStr(dims));
       OpCase c("group_norm");
-      c.In("X", "x", R(dims, 3)).In("Scale", "scale", R({6}, 4, 0.5, 1.5))
-          .In("Bias", "bias", R({6}, 5)).Out("Y", "y").Out("Mean", "mean")
-          .Out("Variance", "var").Attr("groups", groups).Attr("epsilon", 1e-5f)
+      c.In("X", "x", R(dims, 3))
+          .In("Scale", "scale", R({6}, 4, 0.5, 1.5))
+          .In("Bias", "bias", R({6}, 5))
+          .Out("Y", "y")
+          .Out("Mean", "mean")
+          .Out("Variance", "var")
+          .Attr("groups", groups)
+          .Attr("epsilon", 1e-5f)
           .Attr("data_layout", std::string("NHWC"));
       Both(c, {"x", "scale", "bias"}, {"y"});
     }
   const TestTensor x = R({2, 6, 3, 4}, 6);
   OpCase nchw("group_norm"), nhwc("group_norm");
-  nchw.In("X", "x", x).Out("Y", "y").Out("Mean", "m", false).Out("Variance", "v", false)
+  nchw.In("X", "x", x)
+      .Out("Y", "y")
+      .Out("Mean", "m", false)
+      .Out("Variance", "v", false)
       .Attr("groups", int32_t(3));
-  nhwc.In("X", "x", ToNhwc(x)).Out("Y", "y").Out("Mean", "m", false).Out("Variance", "v", false)
-      .Attr("groups", int32_t(3)).Attr("data_layout", std::string("NHWC"));
+  nhwc.In("X", "x", ToNhwc(x))
+      .Out("Y", "y")
+      .Out("Mean", "m", false)
+      .Out("Variance", "v", false)
+      .Attr("groups", int32_t(3))
+      .Attr("data_layout", std::string("NHWC"));
   ExpectNhwcIsNchwTransposed(nchw, nhwc, {"y"});
 }
 
@@ -111,16 +132,18 @@ TEST_P(GpuFluidSemanticsTest, MaxoutOnEitherAxisMatchesCpu) {
   for (int32_t axis : {1, 3, -1})
     for (int32_t groups : {1, 2, 3}) {
       SCOPED_TRACE("axis " + std::to_string(axis) + " groups " + std::to_string(groups));
-      const std::vector<int64_t> dims = axis == 1 ? std::vector<int64_t>{2, 6, 3, 5}
-                                                  : std::vector<int64_t>{2, 3, 5, 6};
+      const std::vector<int64_t> dims =
+          axis == 1 ? std::vector<int64_t>{2, 6, 3, 5} : std::vector<int64_t>{2, 3, 5, 6};
       OpCase c("maxout");
       c.In("X", "x", R(dims, 9)).Out("Out", "out").Attr("groups", groups).Attr("axis", axis);
       Both(c, {"x"}, {"out"});
     }
   // Ties: the gradient goes to the first channel of the group holding the max.
   OpCase tie("maxout");
-  tie.In("X", "x", Values({1, 1, 1, 4}, {3, 3, 2, 2}, t())).Out("Out", "out")
-      .Attr("groups", int32_t(2)).Attr("axis", int32_t(3));
+  tie.In("X", "x", Values({1, 1, 1, 4}, {3, 3, 2, 2}, t()))
+      .Out("Out", "out")
+      .Attr("groups", int32_t(2))
+      .Attr("axis", int32_t(3));
   Both(tie, {"x"}, {"out"});
   auto grads = tie.RunGrad(Gpu(), {"x"}, {{"out", Values({1, 1, 1, 2}, {5, 7}, t())}});
   EXPECT_EQ(grads["x"].data, (std::vector<double>{5, 0, 7, 0}));
@@ -132,15 +155,17 @@ TEST_P(GpuFluidSemanticsTest, RandomOpsTakeShapeTensors) {
     for (int source = 0; source < 3; ++source) {  // ShapeTensor, ShapeTensorList, both
       SCOPED_TRACE(std::string(op) + " source " + std::to_string(source));
       OpCase c(op);
-      c.Out("Out", "out").Attr("shape", std::vector<int64_t>{3, 3}).Attr("seed", int32_t(9))
+      c.Out("Out", "out")
+          .Attr("shape", std::vector<int64_t>{3, 3})
+          .Attr("seed", int32_t(9))
           .Attr("dtype", int32_t(t()));
       if (source != 1) c.In("ShapeTensor", "shape", Values({2}, {40, 50}, TIDE_INT64));
       if (source != 0) {
         c.In("ShapeTensorList", "d0", Values({1}, {6}, TIDE_INT32));
         c.In("ShapeTensorList", "d1", Values({1}, {70}, TIDE_INT64));
       }
-      const std::vector<int64_t> want = source == 1 ? std::vector<int64_t>{6, 70}
-                                                    : std::vector<int64_t>{40, 50};
+      const std::vector<int64_t> want =
+          source == 1 ? std::vector<int64_t>{6, 70} : std::vector<int64_t>{40, 50};
       TestTensor a = c.Run(Gpu())["out"];
       EXPECT_EQ(a.dims, want);
       EXPECT_EQ(a.data, c.Run(Gpu())["out"].data) << "a seeded op must repeat its numbers";
@@ -168,14 +193,19 @@ TEST_P(GpuFluidSemanticsTest, TopKTakesK) {
     for (int64_t k : {1, 4, 9}) {
       SCOPED_TRACE("k " + std::to_string(k));
       OpCase c("top_k");
-      c.In("X", "x", R({3, 2, 9}, 13)).In("K", "k", Values({1}, {double(k)}, kt))
-          .Out("Out", "out").Out("Indices", "idx").Attr("k", int32_t(2));  // K wins
+      c.In("X", "x", R({3, 2, 9}, 13))
+          .In("K", "k", Values({1}, {double(k)}, kt))
+          .Out("Out", "out")
+          .Out("Indices", "idx")
+          .Attr("k", int32_t(2));  // K wins
       ExpectGpuMatchesCpu(c, Loose());
       ExpectGpuGradsMatchCpu(c, {"x"}, {"out"}, Loose());
       EXPECT_EQ(c.Run(Gpu())["out"].dims, (std::vector<int64_t>{3, 2, k}));
     }
   OpCase big("top_k");
-  big.In("X", "x", R({2, 3}, 1)).In("K", "k", Values({1}, {4}, TIDE_INT32)).Out("Out", "out")
+  big.In("X", "x", R({2, 3}, 1))
+      .In("K", "k", Values({1}, {4}, TIDE_INT32))
+      .Out("Out", "out")
       .Out("Indices", "idx");
   try {
     big.Run(Gpu());

@@ -13,7 +13,8 @@ core::OpDesc Cast(const std::string& in, const std::string& out, TideDataType fr
 }
 
 // Runs `ops` with `feeds` (float32) on `place`, fetching `fetch`.
-std::map<std::string, TestTensor> RunOps(const core::Place& place, const std::vector<core::OpDesc>& ops,
+std::map<std::string, TestTensor> RunOps(const core::Place& place,
+                                         const std::vector<core::OpDesc>& ops,
                                          const std::map<std::string, TestTensor>& feeds,
                                          const std::vector<std::string>& fetch) {
   core::ProgramDesc prog;
@@ -38,17 +39,18 @@ void ExpectHalfMatches(const std::string& type, const std::map<std::string, std:
   gpu_ops.push_back(core::OpDesc(type, in16, {{out_param, {"out_h"}}}, attrs));
   gpu_ops.push_back(Cast("out_h", "out", TIDE_FP16, TIDE_FP32));
   auto gpu = RunOps(Gpu(), gpu_ops, feeds, {"out"});
-  auto cpu = RunOps(Cpu(), {core::OpDesc(type, in32, {{out_param, {"out"}}}, attrs)}, feeds, {"out"});
+  auto cpu =
+      RunOps(Cpu(), {core::OpDesc(type, in32, {{out_param, {"out"}}}, attrs)}, feeds, {"out"});
   ExpectClose(gpu["out"], cpu["out"], {5e-3, 5e-3}, type + " in float16");
 }
 
 TEST(GpuHalf, ElementwiseOpsMatchFloat32) {
   TIDE_REQUIRE_REAL_GPU();
-  for (const char* op : {"elementwise_add", "elementwise_sub", "elementwise_mul",
-                         "elementwise_div", "elementwise_max", "elementwise_min"})
-    ExpectHalfMatches(op, {{"X", "x"}, {"Y", "y"}}, "Out",
-                      {{"x", Random({4, 8}, TIDE_FP32, -2, 2, 1)},
-                       {"y", Random({8}, TIDE_FP32, 0.5, 2, 2)}});
+  for (const char* op : {"elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div",
+                         "elementwise_max", "elementwise_min"})
+    ExpectHalfMatches(
+        op, {{"X", "x"}, {"Y", "y"}}, "Out",
+        {{"x", Random({4, 8}, TIDE_FP32, -2, 2, 1)}, {"y", Random({8}, TIDE_FP32, 0.5, 2, 2)}});
 }
 
 TEST(GpuHalf, ActivationsAndGradsMatchFloat32) {
@@ -61,9 +63,9 @@ TEST(GpuHalf, ActivationsAndGradsMatchFloat32) {
     ExpectHalfMatches(op, {{"Out", "o"}, {dout, "g"}}, dx,
                       {{"o", Random({5, 7}, TIDE_FP32, 0.05, 0.95, 4)},
                        {"g", Random({5, 7}, TIDE_FP32, -1, 1, 5)}});
-  ExpectHalfMatches("square_grad", {{"X", "x"}, {dout, "g"}}, dx,
-                    {{"x", Random({5, 7}, TIDE_FP32, -2, 2, 6)},
-                     {"g", Random({5, 7}, TIDE_FP32, -1, 1, 7)}});
+  ExpectHalfMatches(
+      "square_grad", {{"X", "x"}, {dout, "g"}}, dx,
+      {{"x", Random({5, 7}, TIDE_FP32, -2, 2, 6)}, {"g", Random({5, 7}, TIDE_FP32, -1, 1, 7)}});
 }
 
 TEST(GpuHalf, ScaleSumAssignMatchFloat32) {
@@ -72,10 +74,10 @@ TEST(GpuHalf, ScaleSumAssignMatchFloat32) {
                     {{"scale", 1.5f}, {"bias", 0.25f}});
   ExpectHalfMatches("assign", {{"X", "x"}}, "Out", {{"x", Random({9}, TIDE_FP32, -2, 2, 9)}});
   // sum takes a list: built by hand.
-  std::vector<core::OpDesc> ops = {Cast("a", "a_h", TIDE_FP32, TIDE_FP16),
-                                   Cast("b", "b_h", TIDE_FP32, TIDE_FP16),
-                                   core::OpDesc("sum", {{"X", {"a_h", "b_h"}}}, {{"Out", {"s_h"}}}, {}),
-                                   Cast("s_h", "s", TIDE_FP16, TIDE_FP32)};
+  std::vector<core::OpDesc> ops = {
+      Cast("a", "a_h", TIDE_FP32, TIDE_FP16), Cast("b", "b_h", TIDE_FP32, TIDE_FP16),
+      core::OpDesc("sum", {{"X", {"a_h", "b_h"}}}, {{"Out", {"s_h"}}}, {}),
+      Cast("s_h", "s", TIDE_FP16, TIDE_FP32)};
   std::map<std::string, TestTensor> feeds{{"a", Random({6}, TIDE_FP32, -1, 1, 10)},
                                           {"b", Random({6}, TIDE_FP32, -1, 1, 11)}};
   auto got = RunOps(Gpu(), ops, feeds, {"s"});
@@ -85,11 +87,11 @@ TEST(GpuHalf, ScaleSumAssignMatchFloat32) {
 
 TEST(GpuHalf, FillConstantAndCastsRoundTrip) {
   TIDE_REQUIRE_REAL_GPU();
-  std::vector<core::OpDesc> ops = {
-      core::OpDesc("fill_constant", {}, {{"Out", {"f_h"}}},
-                   {{"shape", std::vector<int64_t>{2, 3}}, {"value", 0.375f},
-                    {"dtype", int32_t(TIDE_FP16)}}),
-      Cast("f_h", "f", TIDE_FP16, TIDE_FP64)};
+  std::vector<core::OpDesc> ops = {core::OpDesc("fill_constant", {}, {{"Out", {"f_h"}}},
+                                                {{"shape", std::vector<int64_t>{2, 3}},
+                                                 {"value", 0.375f},
+                                                 {"dtype", int32_t(TIDE_FP16)}}),
+                                   Cast("f_h", "f", TIDE_FP16, TIDE_FP64)};
   auto got = RunOps(Gpu(), ops, {}, {"f"});
   ASSERT_EQ(got["f"].data.size(), 6u);
   for (double v : got["f"].data) EXPECT_EQ(v, 0.375);  // exact in float16

@@ -26,9 +26,9 @@ struct BroadcastCase {
   int axis;
 };
 const BroadcastCase kBroadcasts[] = {
-    {{3, 4}, {3, 4}, -1},          {{2, 3, 4, 5}, {3, 4}, 1},  {{4, 5}, {5}, -1},
-    {{4, 5}, {1}, -1},             {{6, 7}, {6, 1}, 0},        {{2000, 33}, {33}, -1},
-    {{8, 16, 2048}, {16}, 1},      {{3, 40000}, {1}, -1},      {{0, 5}, {5}, -1},
+    {{3, 4}, {3, 4}, -1},     {{2, 3, 4, 5}, {3, 4}, 1}, {{4, 5}, {5}, -1},
+    {{4, 5}, {1}, -1},        {{6, 7}, {6, 1}, 0},       {{2000, 33}, {33}, -1},
+    {{8, 16, 2048}, {16}, 1}, {{3, 40000}, {1}, -1},     {{0, 5}, {5}, -1},
     {{2, 3, 4}, {3, 1}, -1},  // axis -1 aligns Y's full dims, then its trailing 1 is dropped
 };
 const char* const kBinaryOps[] = {"elementwise_add", "elementwise_sub", "elementwise_mul",
@@ -40,8 +40,10 @@ TEST_P(GpuMathTest, ElementwiseOpsAndGradsMatchCpu) {
     for (const char* op : kBinaryOps) {
       SCOPED_TRACE(std::string(op) + " X " + DimsStr(bc.x) + " Y " + DimsStr(bc.y));
       OpCase c(op);
-      c.In("X", "x", R(bc.x, -1, 1, seed++)).In("Y", "y", R(bc.y, 0.5, 2, seed++))
-          .Out("Out", "out").Attr("axis", int32_t(bc.axis));
+      c.In("X", "x", R(bc.x, -1, 1, seed++))
+          .In("Y", "y", R(bc.y, 0.5, 2, seed++))
+          .Out("Out", "out")
+          .Attr("axis", int32_t(bc.axis));
       ExpectGpuMatchesCpu(c);
       // Sums over thousands of elements: float32 rounding grows with the length.
       Tolerance tol = GpuTol(t());
@@ -83,7 +85,10 @@ TEST_P(GpuMathTest, ClipAndScaleMatchCpu) {
   ExpectGpuGradsMatchCpu(clip, {"x"}, {"out"});
   for (bool after : {true, false}) {
     OpCase scale("scale");
-    scale.In("X", "x", R({4, 6})).Out("Out", "out").Attr("scale", 2.5f).Attr("bias", -0.75f)
+    scale.In("X", "x", R({4, 6}))
+        .Out("Out", "out")
+        .Attr("scale", 2.5f)
+        .Attr("bias", -0.75f)
         .Attr("bias_after_scale", after);
     ExpectGpuMatchesCpu(scale);
     ExpectGpuGradsMatchCpu(scale, {"x"}, {"out"});
@@ -108,8 +113,7 @@ TEST_P(GpuMathTest, SumOfManyInputsMatchesCpu) {
   for (int inputs : {1, 2, 8, 11}) {
     SCOPED_TRACE(inputs);
     OpCase c("sum");
-    for (int i = 0; i < inputs; ++i)
-      c.In("X", "x" + std::to_string(i), R({5, 7}, -1, 1, 10 + i));
+    for (int i = 0; i < inputs; ++i) c.In("X", "x" + std::to_string(i), R({5, 7}, -1, 1, 10 + i));
     c.Out("Out", "out");
     ExpectGpuMatchesCpu(c);
   }
@@ -145,8 +149,8 @@ TEST_P(GpuMathTest, SoftmaxAndGradMatchCpu) {
     std::vector<int64_t> dims;
     int axis;
   };
-  for (const Case& sc : {Case{{4, 10}, -1}, Case{{2, 3, 4}, 1}, Case{{3, 2000}, -1},
-                         Case{{5, 7, 3}, 0}}) {
+  for (const Case& sc :
+       {Case{{4, 10}, -1}, Case{{2, 3, 4}, 1}, Case{{3, 2000}, -1}, Case{{5, 7, 3}, 0}}) {
     SCOPED_TRACE(DimsStr(sc.dims) + " axis " + std::to_string(sc.axis));
     OpCase c("softmax");
     c.In("X", "x", R(sc.dims, -5, 5)).Out("Out", "out").Attr("axis", int32_t(sc.axis));
@@ -159,7 +163,9 @@ TEST_P(GpuMathTest, SoftmaxAndGradMatchCpu) {
 // mul / matmul through cuBLAS.
 TEST_P(GpuMathTest, MulAndGradMatchCpu) {
   OpCase c("mul");
-  c.In("X", "x", R({2, 3, 4})).In("Y", "y", R({4, 5}, -1, 1, 2)).Out("Out", "out")
+  c.In("X", "x", R({2, 3, 4}))
+      .In("Y", "y", R({4, 5}, -1, 1, 2))
+      .Out("Out", "out")
       .Attr("x_num_col_dims", int32_t(2));
   ExpectGpuMatchesCpu(c);
   ExpectGpuGradsMatchCpu(c, {"x", "y"}, {"out"});
@@ -177,11 +183,16 @@ TEST_P(GpuMathTest, MatmulVariantsAndGradsMatchCpu) {
     float alpha;
   };
   const Case cases[] = {
-      {{3, 4}, {4, 5}, false, false, 1.0f},     {{4, 3}, {4, 5}, true, false, 0.5f},
-      {{3, 4}, {5, 4}, false, true, 2.0f},      {{4, 3}, {5, 4}, true, true, 1.0f},
-      {{2, 3, 4}, {2, 4, 5}, false, false, 1.0f}, {{2, 3, 4}, {4, 5}, false, false, 1.0f},
-      {{3, 4}, {2, 4, 5}, false, false, 1.5f},  {{2, 4, 3}, {2, 5, 4}, true, true, 1.0f},
-      {{4}, {4}, false, false, 1.0f},           {{4}, {2, 4, 5}, false, false, 1.0f},
+      {{3, 4}, {4, 5}, false, false, 1.0f},
+      {{4, 3}, {4, 5}, true, false, 0.5f},
+      {{3, 4}, {5, 4}, false, true, 2.0f},
+      {{4, 3}, {5, 4}, true, true, 1.0f},
+      {{2, 3, 4}, {2, 4, 5}, false, false, 1.0f},
+      {{2, 3, 4}, {4, 5}, false, false, 1.0f},
+      {{3, 4}, {2, 4, 5}, false, false, 1.5f},
+      {{2, 4, 3}, {2, 5, 4}, true, true, 1.0f},
+      {{4}, {4}, false, false, 1.0f},
+      {{4}, {2, 4, 5}, false, false, 1.0f},
       {{2, 3, 4}, {4}, false, false, 1.0f},
   };
   unsigned seed = 40;
@@ -189,8 +200,12 @@ TEST_P(GpuMathTest, MatmulVariantsAndGradsMatchCpu) {
     SCOPED_TRACE("X " + DimsStr(mc.x) + " Y " + DimsStr(mc.y) + (mc.tx ? " tX" : "") +
                  (mc.ty ? " tY" : ""));
     OpCase c("matmul");
-    c.In("X", "x", R(mc.x, -1, 1, seed++)).In("Y", "y", R(mc.y, -1, 1, seed++)).Out("Out", "out")
-        .Attr("transpose_X", mc.tx).Attr("transpose_Y", mc.ty).Attr("alpha", mc.alpha);
+    c.In("X", "x", R(mc.x, -1, 1, seed++))
+        .In("Y", "y", R(mc.y, -1, 1, seed++))
+        .Out("Out", "out")
+        .Attr("transpose_X", mc.tx)
+        .Attr("transpose_Y", mc.ty)
+        .Attr("alpha", mc.alpha);
     ExpectGpuMatchesCpu(c);
     ExpectGpuGradsMatchCpu(c, {"x", "y"}, {"out"});
   }
@@ -200,7 +215,9 @@ TEST_P(GpuMathTest, MatmulVariantsAndGradsMatchCpu) {
 // Fills, copies, casts.
 TEST_P(GpuMathTest, FillsAndAssignMatchCpu) {
   OpCase f("fill_constant");
-  f.Out("Out", "out").Attr("shape", std::vector<int64_t>{3, 5}).Attr("value", 1.25f)
+  f.Out("Out", "out")
+      .Attr("shape", std::vector<int64_t>{3, 5})
+      .Attr("value", 1.25f)
       .Attr("dtype", int32_t(t()));
   ExpectGpuMatchesCpu(f, GpuTol(t()));
   OpCase z("fill_zeros_like");
@@ -275,7 +292,8 @@ SumResult RunSparseSum(const core::Place& place, TideDataType dt, bool with_dens
 TEST_P(GpuMathTest, SumOfSelectedRowsMatchesCpu) {
   for (bool with_dense : {false, true}) {
     SCOPED_TRACE(with_dense ? "sparse + dense" : "sparse only");
-    SumResult cpu = RunSparseSum(Cpu(), t(), with_dense), gpu = RunSparseSum(Gpu(), t(), with_dense);
+    SumResult cpu = RunSparseSum(Cpu(), t(), with_dense),
+              gpu = RunSparseSum(Gpu(), t(), with_dense);
     EXPECT_EQ(gpu.rows, cpu.rows);
     ExpectClose(gpu.value, cpu.value, GpuTol(t()), "sum");
   }
@@ -291,20 +309,26 @@ TEST(GpuMathInt, IntegerElementwiseScaleFillSumMatchCpu) {
     for (const char* op : kBinaryOps) {
       SCOPED_TRACE(std::string(op) + " " + core::DataTypeName(it));
       OpCase c(op);
-      c.In("X", "x", Random({4, 6}, it, -50, 50, 1)).In("Y", "y", Random({6}, it, 1, 9, 2))
+      c.In("X", "x", Random({4, 6}, it, -50, 50, 1))
+          .In("Y", "y", Random({6}, it, 1, 9, 2))
           .Out("Out", "out");
       ExpectGpuMatchesCpu(c, {0, 0});
     }
     OpCase scale("scale");
-    scale.In("X", "x", Random({4, 6}, it, -50, 50, 3)).Out("Out", "out").Attr("scale", 3.0f)
+    scale.In("X", "x", Random({4, 6}, it, -50, 50, 3))
+        .Out("Out", "out")
+        .Attr("scale", 3.0f)
         .Attr("bias", 2.0f);
     ExpectGpuMatchesCpu(scale, {0, 0});
     OpCase sum("sum");
-    sum.In("X", "a", Random({5}, it, -9, 9, 4)).In("X", "b", Random({5}, it, -9, 9, 5))
+    sum.In("X", "a", Random({5}, it, -9, 9, 4))
+        .In("X", "b", Random({5}, it, -9, 9, 5))
         .Out("Out", "out");
     ExpectGpuMatchesCpu(sum, {0, 0});
     OpCase fill("fill_constant");
-    fill.Out("Out", "out").Attr("shape", std::vector<int64_t>{2, 3}).Attr("value", 7.0f)
+    fill.Out("Out", "out")
+        .Attr("shape", std::vector<int64_t>{2, 3})
+        .Attr("value", 7.0f)
         .Attr("dtype", int32_t(it));
     ExpectGpuMatchesCpu(fill, {0, 0});
   }
@@ -313,27 +337,32 @@ TEST(GpuMathInt, IntegerElementwiseScaleFillSumMatchCpu) {
 TEST(GpuMathInt, IntegerDivisionByZeroIsAnError) {
   TIDE_REQUIRE_GPU();
   OpCase c("elementwise_div");
-  c.In("X", "x", Values({2}, {4, 6}, TIDE_INT32)).In("Y", "y", Values({2}, {2, 0}, TIDE_INT32))
+  c.In("X", "x", Values({2}, {4, 6}, TIDE_INT32))
+      .In("Y", "y", Values({2}, {2, 0}, TIDE_INT32))
       .Out("Out", "out");
   EXPECT_THROW(c.Run(Gpu()), core::Error);
   OpCase ok("elementwise_div");  // the place works afterwards
-  ok.In("X", "x", Values({2}, {4, 6}, TIDE_INT32)).In("Y", "y", Values({2}, {2, 3}, TIDE_INT32))
+  ok.In("X", "x", Values({2}, {4, 6}, TIDE_INT32))
+      .In("Y", "y", Values({2}, {2, 3}, TIDE_INT32))
       .Out("Out", "out");
   ExpectGpuMatchesCpu(ok, {0, 0});
 }
 
 TEST(GpuMathInt, CastsBetweenEveryPairMatchCpu) {
   TIDE_REQUIRE_GPU();
-  const TideDataType types[] = {TIDE_FP32, TIDE_FP64, TIDE_INT32, TIDE_INT64, TIDE_BOOL,
-                                TIDE_UINT8};
+  const TideDataType types[] = {TIDE_FP32,  TIDE_FP64, TIDE_INT32,
+                                TIDE_INT64, TIDE_BOOL, TIDE_UINT8};
   for (TideDataType from : types)
     for (TideDataType to : types) {
       SCOPED_TRACE(std::string(core::DataTypeName(from)) + " -> " + core::DataTypeName(to));
       TestTensor x = Values({6}, {0, 1, 2, 3, 100, 7}, from);
       if (from == TIDE_BOOL) x = Values({6}, {0, 1, 1, 0, 1, 0}, from);
-      if (from == TIDE_FP32 || from == TIDE_FP64) x = Values({6}, {0, 1.5, 2.75, 3, 100.25, 7}, from);
+      if (from == TIDE_FP32 || from == TIDE_FP64)
+        x = Values({6}, {0, 1.5, 2.75, 3, 100.25, 7}, from);
       OpCase c("cast");
-      c.In("X", "x", x).Out("Out", "out").Attr("in_dtype", int32_t(from))
+      c.In("X", "x", x)
+          .Out("Out", "out")
+          .Attr("in_dtype", int32_t(from))
           .Attr("out_dtype", int32_t(to));
       ExpectGpuMatchesCpu(c, {0, 0});
     }
@@ -345,8 +374,12 @@ TEST(GpuRandom, UniformIsInRangeSeededAndUniform) {
   TIDE_REQUIRE_GPU();
   for (TideDataType dt : {TIDE_FP32, TIDE_FP64}) {
     OpCase c("uniform_random");
-    c.Out("Out", "out").Attr("shape", std::vector<int64_t>{200, 500}).Attr("min", -2.0f)
-        .Attr("max", 3.0f).Attr("seed", int32_t(17)).Attr("dtype", int32_t(dt));
+    c.Out("Out", "out")
+        .Attr("shape", std::vector<int64_t>{200, 500})
+        .Attr("min", -2.0f)
+        .Attr("max", 3.0f)
+        .Attr("seed", int32_t(17))
+        .Attr("dtype", int32_t(dt));
     TestTensor a = c.Run(Gpu())["out"], b = c.Run(Gpu())["out"];
     EXPECT_EQ(a.data, b.data) << "a seeded op must repeat its numbers";
     double sum = 0;
@@ -367,8 +400,12 @@ TEST(GpuRandom, GaussianHasItsMeanAndStd) {
   TIDE_REQUIRE_GPU();
   for (TideDataType dt : {TIDE_FP32, TIDE_FP64}) {
     OpCase c("gaussian_random");
-    c.Out("Out", "out").Attr("shape", std::vector<int64_t>{400, 500}).Attr("mean", 1.5f)
-        .Attr("std", 2.0f).Attr("seed", int32_t(5)).Attr("dtype", int32_t(dt));
+    c.Out("Out", "out")
+        .Attr("shape", std::vector<int64_t>{400, 500})
+        .Attr("mean", 1.5f)
+        .Attr("std", 2.0f)
+        .Attr("seed", int32_t(5))
+        .Attr("dtype", int32_t(dt));
     TestTensor a = c.Run(Gpu())["out"];
     EXPECT_EQ(a.data, c.Run(Gpu())["out"].data);
     double mean = std::accumulate(a.data.begin(), a.data.end(), 0.0) / a.data.size(), var = 0;

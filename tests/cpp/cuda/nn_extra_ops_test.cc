@@ -23,8 +23,10 @@ TEST_P(GpuNnExtraTest, PreluAndLabelSmoothMatchCpu) {
   for (const Case& k : {Case{"all", {1}}, Case{"channel", {3}}, Case{"element", {3, 4, 5}}}) {
     SCOPED_TRACE(k.mode);
     OpCase c("prelu");
-    c.In("X", "x", R({2, 3, 4, 5}, 1)).In("Alpha", "alpha", R(k.alpha, 2, 0.05, 0.5))
-        .Out("Out", "out").Attr("mode", std::string(k.mode));
+    c.In("X", "x", R({2, 3, 4, 5}, 1))
+        .In("Alpha", "alpha", R(k.alpha, 2, 0.05, 0.5))
+        .Out("Out", "out")
+        .Attr("mode", std::string(k.mode));
     Both(c, {"x", "alpha"}, {"out"});
     ExpectGpuGradsMatchCpu(c, {"alpha"}, {"out"}, Loose());
   }
@@ -44,14 +46,19 @@ TEST_P(GpuNnExtraTest, Pad2dAndGradMatchCpu) {
       for (Ints pads : {Ints{1, 2, 0, 3}, Ints{0, 0, 0, 0}, Ints{2, 1, 3, 2}}) {
         SCOPED_TRACE(std::string(mode) + " " + format);
         OpCase c("pad2d");
-        c.In("X", "x", R({2, 3, 4, 5}, 5)).Out("Out", "out").Attr("paddings", pads)
-            .Attr("mode", std::string(mode)).Attr("pad_value", 0.5f)
+        c.In("X", "x", R({2, 3, 4, 5}, 5))
+            .Out("Out", "out")
+            .Attr("paddings", pads)
+            .Attr("mode", std::string(mode))
+            .Attr("pad_value", 0.5f)
             .Attr("data_format", std::string(format));
         Both(c, {"x"}, {"out"});
       }
   OpCase tensor("pad2d");  // the Paddings input overrides the attribute
-  tensor.In("X", "x", R({1, 2, 3, 3}, 6)).In("Paddings", "p", Values({4}, {1, 0, 2, 1}, TIDE_INT32))
-      .Out("Out", "out").Attr("mode", std::string("reflect"));
+  tensor.In("X", "x", R({1, 2, 3, 3}, 6))
+      .In("Paddings", "p", Values({4}, {1, 0, 2, 1}, TIDE_INT32))
+      .Out("Out", "out")
+      .Attr("mode", std::string("reflect"));
   Both(tensor, {"x"}, {"out"});
 }
 
@@ -68,14 +75,21 @@ TEST_P(GpuNnExtraTest, InterpolationsAndGradsMatchCpu) {
           SCOPED_TRACE(std::string(op) + " " + std::to_string(s.h) + "x" + std::to_string(s.w) +
                        (corners ? " align_corners" : "") + " align_mode " + std::to_string(mode));
           OpCase c(op);
-          c.In("X", "x", R({2, 3, 4, 5}, 7)).Out("Out", "out").Attr("out_h", s.h)
-              .Attr("out_w", s.w).Attr("scale", s.scale).Attr("align_corners", corners)
+          c.In("X", "x", R({2, 3, 4, 5}, 7))
+              .Out("Out", "out")
+              .Attr("out_h", s.h)
+              .Attr("out_w", s.w)
+              .Attr("scale", s.scale)
+              .Attr("align_corners", corners)
               .Attr("align_mode", mode);
           Both(c, {"x"}, {"out"});
         }
   OpCase sized("bilinear_interp");  // OutSize overrides out_h / out_w
-  sized.In("X", "x", R({1, 2, 3, 4}, 8)).In("OutSize", "size", Values({2}, {5, 2}, TIDE_INT32))
-      .Out("Out", "out").Attr("out_h", int32_t(9)).Attr("out_w", int32_t(9));
+  sized.In("X", "x", R({1, 2, 3, 4}, 8))
+      .In("OutSize", "size", Values({2}, {5, 2}, TIDE_INT32))
+      .Out("Out", "out")
+      .Attr("out_h", int32_t(9))
+      .Attr("out_w", int32_t(9));
   Both(sized, {"x"}, {"out"});
 }
 
@@ -89,12 +103,15 @@ TEST_P(GpuNnExtraTest, LarsMomentumMatchesCpu) {
         OpCase c("lars_momentum");
         TestTensor grad = R({30, 7}, 2);
         if (zero_grad) grad.data.assign(grad.data.size(), 0);
-        c.In("Param", "Param", R({30, 7}, 1)).In("Grad", "Grad", grad)
+        c.In("Param", "Param", R({30, 7}, 1))
+            .In("Grad", "Grad", grad)
             .In("Velocity", "Velocity", R({30, 7}, 3))
             .In("LearningRate", "LearningRate", Values({1}, {0.1}, lr_dt))
             .Out("ParamOut", in_place ? "Param" : "p_out")
-            .Out("VelocityOut", in_place ? "Velocity" : "v_out").Attr("mu", 0.9f)
-            .Attr("lars_coeff", 0.01f).Attr("lars_weight_decay", 0.001f);
+            .Out("VelocityOut", in_place ? "Velocity" : "v_out")
+            .Attr("mu", 0.9f)
+            .Attr("lars_coeff", 0.01f)
+            .Attr("lars_weight_decay", 0.001f);
         ExpectGpuMatchesCpu(c, Loose());
       }
 }
@@ -114,9 +131,12 @@ TEST(GpuFillBatchSizeLike, MatchesCpu) {
         TestTensor in = Random({5, 3}, TIDE_FP32, -1, 1, 1);
         if (lod) in.lod = {{0, 2, 5}};
         OpCase c("fill_constant_batch_size_like");
-        c.In("Input", "in", in).Out("Out", "out")
-            .Attr("shape", std::vector<int64_t>{-1, 4}).Attr("value", 3.0f)
-            .Attr("dtype", int32_t(dt)).Attr("input_dim_idx", in_idx)
+        c.In("Input", "in", in)
+            .Out("Out", "out")
+            .Attr("shape", std::vector<int64_t>{-1, 4})
+            .Attr("value", 3.0f)
+            .Attr("dtype", int32_t(dt))
+            .Attr("input_dim_idx", in_idx)
             .Attr("output_dim_idx", int32_t(0));
         ExpectGpuMatchesCpu(c, {0, 0});
       }

@@ -10,30 +10,44 @@ TestTensor Scalar(double v, TideDataType dt) { return Values({1}, {v}, dt); }
 
 struct OptCase {
   const char* op;
-  std::vector<std::string> state;                     // Param-shaped inputs besides Param, Grad
+  std::vector<std::string> state;                         // Param-shaped inputs besides Param, Grad
   std::vector<std::pair<std::string, std::string>> outs;  // output param -> input param
-  std::vector<std::string> scalars;                   // one-element inputs besides LearningRate
+  std::vector<std::string> scalars;                       // one-element inputs besides LearningRate
   core::AttributeMap attrs;
 };
 
 const std::vector<OptCase>& Cases() {
   static const std::vector<OptCase> cases = {
       {"sgd", {}, {{"ParamOut", "Param"}}, {}, {}},
-      {"momentum", {"Velocity"}, {{"ParamOut", "Param"}, {"VelocityOut", "Velocity"}}, {},
+      {"momentum",
+       {"Velocity"},
+       {{"ParamOut", "Param"}, {"VelocityOut", "Velocity"}},
+       {},
        {{"mu", 0.9f}}},
-      {"momentum", {"Velocity"}, {{"ParamOut", "Param"}, {"VelocityOut", "Velocity"}}, {},
+      {"momentum",
+       {"Velocity"},
+       {{"ParamOut", "Param"}, {"VelocityOut", "Velocity"}},
+       {},
        {{"mu", 0.9f}, {"use_nesterov", true}}},
-      {"adam", {"Moment1", "Moment2"},
+      {"adam",
+       {"Moment1", "Moment2"},
        {{"ParamOut", "Param"}, {"Moment1Out", "Moment1"}, {"Moment2Out", "Moment2"}},
-       {"Beta1Pow", "Beta2Pow"}, {}},
+       {"Beta1Pow", "Beta2Pow"},
+       {}},
       {"adagrad", {"Moment"}, {{"ParamOut", "Param"}, {"MomentOut", "Moment"}}, {}, {}},
-      {"rmsprop", {"MeanSquare", "Moment"},
-       {{"ParamOut", "Param"}, {"MeanSquareOut", "MeanSquare"}, {"MomentOut", "Moment"}}, {},
+      {"rmsprop",
+       {"MeanSquare", "Moment"},
+       {{"ParamOut", "Param"}, {"MeanSquareOut", "MeanSquare"}, {"MomentOut", "Moment"}},
+       {},
        {{"momentum", 0.5f}}},
-      {"rmsprop", {"MeanSquare", "Moment", "MeanGrad"},
-       {{"ParamOut", "Param"}, {"MeanSquareOut", "MeanSquare"}, {"MomentOut", "Moment"},
+      {"rmsprop",
+       {"MeanSquare", "Moment", "MeanGrad"},
+       {{"ParamOut", "Param"},
+        {"MeanSquareOut", "MeanSquare"},
+        {"MomentOut", "Moment"},
         {"MeanGradOut", "MeanGrad"}},
-       {}, {{"momentum", 0.5f}, {"centered", true}}},
+       {},
+       {{"momentum", 0.5f}, {"centered", true}}},
   };
   return cases;
 }
@@ -53,7 +67,8 @@ OpCase Make(const OptCase& k, TideDataType dt, TideDataType lr_dt, bool in_place
   c.In("LearningRate", "LearningRate", Scalar(0.05, lr_dt));
   for (const auto& s : k.state) {
     // Second moments must be >= 0 (and MeanSquare >= MeanGrad^2 for centered RMSProp).
-    const bool positive = s == "Moment2" || s == "MeanSquare" || (s == "Moment" && std::string(k.op) == "adagrad");
+    const bool positive =
+        s == "Moment2" || s == "MeanSquare" || (s == "Moment" && std::string(k.op) == "adagrad");
     c.In(s, s, Random(dims, dt, positive ? 0.5 : -0.5, positive ? 1.5 : 0.5, seed++));
   }
   if (std::string(k.op) == "adam") {

@@ -5,8 +5,8 @@
 namespace tide::test::mkldnn {
 namespace {
 
-const std::vector<std::vector<int64_t>> kShapes = {{2, 16, 4, 4}, {1, 8, 3, 5}, {2, 3, 4, 4},
-                                                   {3, 7}, {5}};
+const std::vector<std::vector<int64_t>> kShapes = {
+    {2, 16, 4, 4}, {1, 8, 3, 5}, {2, 3, 4, 4}, {3, 7}, {5}};
 
 class MkldnnActivation : public ::testing::TestWithParam<const char*> {};
 
@@ -25,7 +25,9 @@ TEST_P(MkldnnActivation, ForwardMatchesPlain) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, MkldnnActivation, ::testing::Values("relu", "tanh", "sigmoid"),
-                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           return std::string(i.param);
+                         });
 
 TEST(MkldnnActivation, ReluGradMatchesPlain) {
   for (const auto& dims : kShapes) {
@@ -44,9 +46,9 @@ struct SoftmaxCase {
 };
 
 TEST(MkldnnSoftmax, ForwardMatchesPlain) {
-  const SoftmaxCase cases[] = {{{4, 10}, -1}, {{4, 10}, 0},        {{2, 3, 4}, 1},
-                               {{2, 16, 3, 3}, 1}, {{2, 16, 3, 3}, -1}, {{1, 8, 2, 5}, 2},
-                               {{7}, 0}};
+  const SoftmaxCase cases[] = {
+      {{4, 10}, -1},       {{4, 10}, 0},      {{2, 3, 4}, 1}, {{2, 16, 3, 3}, 1},
+      {{2, 16, 3, 3}, -1}, {{1, 8, 2, 5}, 2}, {{7}, 0}};
   for (const auto& c : cases) {
     SCOPED_TRACE(::testing::PrintToString(c.dims) + " axis " + std::to_string(c.axis));
     OneOp("softmax")

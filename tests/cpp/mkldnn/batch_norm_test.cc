@@ -63,7 +63,9 @@ TEST_P(MkldnnBatchNorm, GradMatchesPlain) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnBatchNorm, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<BnCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<BnCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // Fluid binds MeanOut / VarianceOut to the Mean / Variance variables: the update is in place.
 TEST(MkldnnBatchNorm, InPlaceRunningStatistics) {

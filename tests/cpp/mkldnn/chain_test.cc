@@ -34,10 +34,16 @@ Net ResNetBlock() {
   const AttributeMap pad1{{"paddings", std::vector<int32_t>{1, 1}}};
   auto bn = [&](const std::string& p, const std::string& in, const std::string& out) {
     net.Op("batch_norm",
-           {{"X", {in}}, {"Scale", {p + "_scale"}}, {"Bias", {p + "_bias"}},
-            {"Mean", {p + "_mean"}}, {"Variance", {p + "_var"}}},
-           {{"Y", {out}}, {"MeanOut", {p + "_mean"}}, {"VarianceOut", {p + "_var"}},
-            {"SavedMean", {p + "_saved_mean"}}, {"SavedVariance", {p + "_saved_var"}}});
+           {{"X", {in}},
+            {"Scale", {p + "_scale"}},
+            {"Bias", {p + "_bias"}},
+            {"Mean", {p + "_mean"}},
+            {"Variance", {p + "_var"}}},
+           {{"Y", {out}},
+            {"MeanOut", {p + "_mean"}},
+            {"VarianceOut", {p + "_var"}},
+            {"SavedMean", {p + "_saved_mean"}},
+            {"SavedVariance", {p + "_saved_var"}}});
   };
   net.Op("conv2d", {{"Input", {"x"}}, {"Filter", {"w1"}}}, {{"Output", {"c1"}}}, pad1);
   bn("bn1", "c1", "n1");
@@ -51,14 +57,13 @@ Net ResNetBlock() {
           {"ksize", std::vector<int32_t>{1, 1}},
           {"global_pooling", true}});
   net.Op("mul", {{"X", {"pooled"}}, {"Y", {"fc_w"}}}, {{"Out", {"fc"}}});
-  net.Op("elementwise_add", {{"X", {"fc"}}, {"Y", {"fc_b"}}}, {{"Out", {"logits"}}},
-         {{"axis", 1}});
+  net.Op("elementwise_add", {{"X", {"fc"}}, {"Y", {"fc_b"}}}, {{"Out", {"logits"}}}, {{"axis", 1}});
   net.Op("softmax", {{"X", {"logits"}}}, {{"Out", {"prob"}}});
   return net;
 }
 
-const std::vector<std::string> kBlockFetch = {"c1", "n1", "r2", "pooled", "prob", "bn1_mean",
-                                              "bn2_var", "bn1_saved_var"};
+const std::vector<std::string> kBlockFetch = {"c1",   "n1",       "r2",      "pooled",
+                                              "prob", "bn1_mean", "bn2_var", "bn1_saved_var"};
 
 TEST(MkldnnChain, ResNetBlockExchangesBlockedTensorsAndMatchesPlain) {
   Net net = ResNetBlock();
@@ -68,7 +73,8 @@ TEST(MkldnnChain, ResNetBlockExchangesBlockedTensorsAndMatchesPlain) {
     Result got = net.Run(kBlockFetch, /*mkldnn=*/true, feed);
     for (const char* op : {"conv2d", "batch_norm", "relu", "pool2d", "softmax"})
       EXPECT_TRUE(RanMkldnn(got, op));
-    EXPECT_TRUE(RanPlain(got, "mul")) << "mul is the plain kernel's sgemm (devices/mkldnn/README.md)";
+    EXPECT_TRUE(RanPlain(got, "mul"))
+        << "mul is the plain kernel's sgemm (devices/mkldnn/README.md)";
     std::vector<core::OpKernelType> adds;
     for (const auto& [type, key] : got.kernels)
       if (type == "elementwise_add") adds.push_back(key);
@@ -110,7 +116,8 @@ TEST(MkldnnChain, OneDnnOutputFeedsAPlainKernelThroughTheTransform) {
   EXPECT_EQ(got.kernels.at(1).second, plain) << "scale has no oneDNN kernel: the plain one runs";
   EXPECT_EQ(got.counts.layouts, 1u) << "the blocked conv output is reordered once, for scale";
   EXPECT_EQ(got.layouts.at("s"), TIDE_LAYOUT_ANY);
-  for (const char* v : {"s", "p"}) EXPECT_TRUE(Close(got.values.at(v), want.values.at(v), 1e-4, 1e-4)) << v;
+  for (const char* v : {"s", "p"})
+    EXPECT_TRUE(Close(got.values.at(v), want.values.at(v), 1e-4, 1e-4)) << v;
 }
 
 TEST(MkldnnChain, LeNetGradsMatchPlain) {
@@ -162,8 +169,8 @@ TEST(MkldnnChain, ConcurrentRunsFromSeveralThreads) {
   for (size_t t = 0; t < got.size(); ++t)
     threads.emplace_back([&, t] {
       try {
-        got[t] = net.Run({"prob", "r2"}, true,
-                         t % 2 ? InputLayout::kBlocked : InputLayout::kPlain, /*runs=*/3);
+        got[t] = net.Run({"prob", "r2"}, true, t % 2 ? InputLayout::kBlocked : InputLayout::kPlain,
+                         /*runs=*/3);
       } catch (const std::exception& e) {
         errors[t] = e.what();
       }

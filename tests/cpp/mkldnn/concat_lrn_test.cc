@@ -38,7 +38,9 @@ TEST_P(MkldnnConcat, ForwardMatchesPlain) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnConcat, ::testing::ValuesIn(kConcatCases),
-                         [](const ::testing::TestParamInfo<ConcatCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<ConcatCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 struct LrnCase {
   const char* name;
@@ -91,7 +93,9 @@ TEST_P(MkldnnLrn, PlainGradOfOneDnnForwardMatchesPlain) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnLrn, ::testing::ValuesIn(kLrnCases),
-                         [](const ::testing::TestParamInfo<LrnCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<LrnCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 }  // namespace
 }  // namespace tide::test::mkldnn

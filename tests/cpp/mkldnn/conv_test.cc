@@ -5,9 +5,8 @@
 // its plain kernel, as one convolution primitive with post-ops; and with each of Paddle's fused
 // activations (fuse_alpha / fuse_beta) against a float64 loop written here, both kernels.
 #include <cmath>
-#include <functional>
-
 #include <dnnl.hpp>
+#include <functional>
 
 #include "mkldnn_test_util.h"
 
@@ -42,8 +41,8 @@ const ConvCase kCases[] = {
 // conv2d of plain data, and NCHW Input@GRAD of fewer than 8 channels (groups 1), run the plain
 // kernel.
 bool PlainPointwise(const char* type, const ConvCase& k) {
-  return std::string(type) != "fused_conv2d" && k.kh == 1 && k.kw == 1 && k.sh == 1 &&
-         k.sw == 1 && k.ph == 0 && k.pw == 0 && k.dh == 1 && k.dw == 1 && k.groups == 1;
+  return std::string(type) != "fused_conv2d" && k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 &&
+         k.ph == 0 && k.pw == 0 && k.dh == 1 && k.dw == 1 && k.groups == 1;
 }
 
 OneOp ConvOp(const char* type, const ConvCase& k) {
@@ -80,18 +79,22 @@ TEST_P(MkldnnConv, ForwardMatchesPlain) {
   ASSERT_LT(conv, got.dnnl_execs.size()) << "no oneDNN convolution ran";
   EXPECT_EQ(got.DnnlCount("convolution"), 1);
   EXPECT_LE(got.DnnlCount("reorder", 0, conv), 2) << "at most one reorder per input";
-  EXPECT_EQ(got.DnnlCount("reorder", conv + 1), got.layouts.at("output") == TIDE_LAYOUT_ONEDNN ? 1 : 0)
+  EXPECT_EQ(got.DnnlCount("reorder", conv + 1),
+            got.layouts.at("output") == TIDE_LAYOUT_ONEDNN ? 1 : 0)
       << "the output is stored as the convolution wrote it (reordered only to be fetched plain)";
 }
 
 TEST_P(MkldnnConv, GradMatchesPlain) {
   const ConvCase& k = GetParam();
-  ConvOp("conv2d", k).CheckGrad({"input", "filter"}, "output",
-                                Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4, 2e-4);
+  ConvOp("conv2d", k)
+      .CheckGrad({"input", "filter"}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4,
+                 2e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnConv, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<ConvCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<ConvCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // LeNet's second convolution, 20 -> 50 channels: where oneDNN keeps its activations in a format
 // without padding (nhwc on AVX-512) the grad runs on oneDNN; where its channel blocks would pad
@@ -103,10 +106,9 @@ TEST(MkldnnConv, GradDeclinesPaddedChannelBlocks) {
     return dnnl::memory::desc(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
   };
   const dnnl::convolution_forward::primitive_desc fwd(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                      dnnl::algorithm::convolution_direct, any({4, 20, 12, 12}),
-                                      any({50, 20, 5, 5}), any({4, 50, 8, 8}), {1, 1}, {0, 0},
-                                      {0, 0}),
+      dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          any({4, 20, 12, 12}), any({50, 20, 5, 5}), any({4, 50, 8, 8}), {1, 1}, {0, 0}, {0, 0}),
       eng);
   auto padded = [](const dnnl::memory::desc& md) {
     int64_t n = 1;
@@ -116,23 +118,23 @@ TEST(MkldnnConv, GradDeclinesPaddedChannelBlocks) {
   const bool declines = padded(fwd.src_desc()) || padded(fwd.dst_desc());
   ConvOp("conv2d", k)
       .GradDeclines(declines)
-      .CheckGrad({"input", "filter"}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4, 2e-4);
+      .CheckGrad({"input", "filter"}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4,
+                 2e-4);
 }
 
 TEST(MkldnnConv, DepthwiseConv2dOp) {
   const ConvCase k{"depthwise_s2", 2, 16, 8, 8, 16, 3, 3, 2, 2, 1, 1, 1, 1, 16};
   OneOp op = ConvOp("depthwise_conv2d", k);
   op.CheckForward(1e-4, 1e-4);
-  op.CheckGrad({"input", "filter"}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4,
-               2e-4);
+  op.CheckGrad({"input", "filter"}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4, 2e-4);
 }
 
 TEST(MkldnnConv, OnlyInputGradOrOnlyFilterGrad) {
   const ConvCase k = kCases[2];
   for (const char* wrt : {"input", "filter"}) {
     SCOPED_TRACE(wrt);
-    ConvOp("conv2d", k).CheckGrad({wrt}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4,
-                                  2e-4);
+    ConvOp("conv2d", k)
+        .CheckGrad({wrt}, "output", Random(OutDims(k), TIDE_FP32, -1, 1, 9), 2e-4, 2e-4);
   }
 }
 
@@ -207,10 +209,12 @@ std::string ConvImpl(const Result& r) {
 bool IsWinograd(const std::string& impl) { return impl.find("wino") != std::string::npos; }
 
 TEST(MkldnnFusedConv, WinogradWhereItPays) {
-  const FusedCase big{{"tiles_49", 1, 16, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, true};
-  const FusedCase small{{"tiles_16", 1, 16, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, true};
-  const FusedCase strided{{"stride_2", 2, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1}, true, false,
-                          true};
+  const FusedCase big{
+      {"tiles_49", 1, 16, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, true};
+  const FusedCase small{
+      {"tiles_16", 1, 16, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, false, true};
+  const FusedCase strided{
+      {"stride_2", 2, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1}, true, false, true};
   for (const FusedCase* c : {&big, &small, &strided}) {
     OneOp op = FusedOp(*c);
     op.CheckForward(1e-4, 1e-4);
@@ -252,19 +256,22 @@ const ActCase kActCases[] = {
     {"swish_beta", "swish", 2.5f, 0, [](double v) { return v * Sigmoid(2.5 * v); }},
     {"hard_sigmoid", "hard_sigmoid", 0.25f, 0.375f,
      [](double v) { return Clip(0.25 * v + 0.375, 0, 1); }},
-    {"hard_swish", "hard_swish", 1.0f / 6, 0.5f, [](double v) { return v * Clip(v + 3, 0, 6) / 6; }},
+    {"hard_swish", "hard_swish", 1.0f / 6, 0.5f,
+     [](double v) { return v * Clip(v + 3, 0, 6) / 6; }},
     {"hard_swish_older_paddle", "hard_swish", 0, 0,
      [](double v) { return v * Clip(v + 3, 0, 6) / 6; }},
     {"sigmoid", "sigmoid", 0, 0, Sigmoid},
     {"tanh", "tanh", 0, 0, [](double v) { return std::tanh(v); }},
     {"abs", "abs", 0, 0, [](double v) { return std::fabs(v); }},
     {"mish", "mish", 0, 0,
-     [](double v) { return v * std::tanh(std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v)))); }},
+     [](double v) {
+       return v * std::tanh(std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))));
+     }},
     {"gelu", "gelu", 0, 0, [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
     {"gelu_tanh", "gelu_tanh", 0, 0,
      [](double v) {
-       return 0.5 * v * (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) *
-                                       (v + 0.044715 * v * v * v)));
+       return 0.5 * v *
+              (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
      }},
     {"sqrt", "sqrt", 0, 0, [](double v) { return std::sqrt(v); }},
 };
@@ -304,8 +311,9 @@ TEST_P(MkldnnFusedConvActivation, BothKernelsMatchFloat64) {
   const ActCase& a = GetParam();
   const bool sqrt = std::string(a.name) == "sqrt";
   const double lo = sqrt ? 0 : -1;  // sqrt: a sum of non-negative terms
-  for (const ConvCase& k : {ConvCase{"bias_residual_3x3", 2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-                            ConvCase{"depthwise_s2", 1, 16, 9, 9, 16, 3, 3, 2, 2, 1, 1, 1, 1, 16}}) {
+  for (const ConvCase& k :
+       {ConvCase{"bias_residual_3x3", 2, 16, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        ConvCase{"depthwise_s2", 1, 16, 9, 9, 16, 3, 3, 2, 2, 1, 1, 1, 1, 16}}) {
     SCOPED_TRACE(k.name);
     const TestTensor x = Random({k.n, k.c, k.h, k.w}, TIDE_FP32, lo, 1, 3);
     const TestTensor f = Random({k.m, k.c / k.groups, k.kh, k.kw}, TIDE_FP32, lo, 0.5, 4);
@@ -350,7 +358,8 @@ INSTANTIATE_TEST_SUITE_P(Activations, MkldnnFusedConvActivation, ::testing::Valu
 TEST(MkldnnFusedConvActivation, DeclinesWhatOneDnnCannotCompute) {
   const ConvCase k{"declined", 1, 8, 5, 5, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1};
   OneOp op = ConvOp("fused_conv2d", k);
-  op.Attr("fuse_activation", std::string("hard_swish")).Attr("fuse_alpha", 0.25f)
+  op.Attr("fuse_activation", std::string("hard_swish"))
+      .Attr("fuse_alpha", 0.25f)
       .Attr("fuse_beta", 0.4f);
   const TestTensor plain = op.Reference().Run().at("output");
   Result got = op.MakeNet().RecordingDnnl().Run({"output"}, /*mkldnn=*/true);

@@ -34,7 +34,9 @@ namespace tide::test::mkldnn {
 // How the oneDNN run's inputs are fed: as plain data, or converted to a blocked layout.
 enum class InputLayout { kPlain, kBlocked };
 
-inline const char* FeedName(InputLayout f) { return f == InputLayout::kPlain ? "plain" : "blocked"; }
+inline const char* FeedName(InputLayout f) {
+  return f == InputLayout::kPlain ? "plain" : "blocked";
+}
 
 // Whether a blockable input of this rank is fed blocked (Net::Run converts ranks 3 to 5).
 inline bool FedBlocked(InputLayout f, size_t rank) {
@@ -57,7 +59,7 @@ inline core::LoDTensor Transform(const core::LoDTensor& in, TideLayout from, Tid
 }
 
 struct Result {
-  std::map<std::string, TestTensor> values;  // plain values of the fetched variables
+  std::map<std::string, TestTensor> values;   // plain values of the fetched variables
   std::map<std::string, TideLayout> layouts;  // their layouts as fetched
   std::vector<std::pair<std::string, core::OpKernelType>> kernels;  // (op type, kernel run)
   core::TransformCounts counts;  // layout transforms etc. the core made in the run
@@ -123,8 +125,9 @@ inline ::testing::AssertionResult RanKernel(const Result& r, const std::string& 
 
 // The {cpu, float32, ONEDNN, mkldnn} kernel.
 inline ::testing::AssertionResult RanMkldnn(const Result& r, const std::string& type) {
-  return RanKernel(r, type, {core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ONEDNN,
-                             core::LibraryId("mkldnn")});
+  return RanKernel(
+      r, type,
+      {core::PlaceKindId("cpu"), TIDE_FP32, TIDE_LAYOUT_ONEDNN, core::LibraryId("mkldnn")});
 }
 
 // The plain {cpu, float32, ANY} kernel: what runs after a oneDNN kernel declines.
@@ -145,7 +148,8 @@ class Net {
   }
   Net& Op(std::string type, core::VariableNameMap ins, core::VariableNameMap outs,
           core::AttributeMap attrs = {}) {
-    steps_.push_back(core::OpDesc(std::move(type), std::move(ins), std::move(outs), std::move(attrs)));
+    steps_.push_back(
+        core::OpDesc(std::move(type), std::move(ins), std::move(outs), std::move(attrs)));
     return *this;
   }
   // The last run records the oneDNN primitives it executes (Result::dnnl_execs). It captures
@@ -179,8 +183,8 @@ class Net {
     return prog;
   }
 
-  Result Run(const std::vector<std::string>& fetch, bool mkldnn, InputLayout feed = InputLayout::kPlain,
-             int runs = 1) const {
+  Result Run(const std::vector<std::string>& fetch, bool mkldnn,
+             InputLayout feed = InputLayout::kPlain, int runs = 1) const {
     core::ProgramDesc prog = Build(mkldnn);
     // Fetched variables live in `scope` so their own layout can be checked (fetch results are
     // always converted to a plain layout).
@@ -205,8 +209,7 @@ class Net {
       if (r + 1 < runs || !record_dnnl_) {
         got = exe.Run(*prepared, &scope, tensors);
       } else {
-        execs = mkldnn::RecordDnnlExecs([&] { got = exe.Run(*prepared, &scope, tensors); },
-                                        &impls);
+        execs = mkldnn::RecordDnnlExecs([&] { got = exe.Run(*prepared, &scope, tensors); }, &impls);
       }
     }
     Result res;
@@ -235,12 +238,11 @@ class Net {
 };
 
 // |got - want| <= atol + rtol * |want| everywhere, naming the first mismatch.
-inline ::testing::AssertionResult Close(const TestTensor& got, const TestTensor& want,
-                                        double rtol, double atol) {
+inline ::testing::AssertionResult Close(const TestTensor& got, const TestTensor& want, double rtol,
+                                        double atol) {
   if (got.dims != want.dims)
-    return ::testing::AssertionFailure()
-           << "dims " << ::testing::PrintToString(got.dims) << " vs "
-           << ::testing::PrintToString(want.dims);
+    return ::testing::AssertionFailure() << "dims " << ::testing::PrintToString(got.dims) << " vs "
+                                         << ::testing::PrintToString(want.dims);
   double worst = 0;
   for (size_t i = 0; i < want.data.size(); ++i) {
     const double err = std::fabs(got.data[i] - want.data[i]);
@@ -317,7 +319,8 @@ class OneOp {
         EXPECT_TRUE(Declines(feed) ? RanPlain(got, type_) : RanMkldnn(got, type_));
       for (const auto& var : OutVars()) {
         if (std::find(skip.begin(), skip.end(), var) != skip.end()) continue;
-        EXPECT_TRUE(Close(got.values.at(var), want.at(var), rtol, atol)) << type_ << " output " << var;
+        EXPECT_TRUE(Close(got.values.at(var), want.at(var), rtol, atol))
+            << type_ << " output " << var;
       }
       last_ = got;
     }
@@ -392,11 +395,11 @@ class OneOp {
 };
 
 // Skips a test whose op no loaded plugin defines yet (e.g. an op pack still being written).
-#define TIDE_SKIP_WITHOUT_OP(type)                                                      \
-  do {                                                                                  \
-    ::tide::core::Initialize();                                                         \
-    if (!::tide::core::Registry::Global().FindOp(type))                                 \
-      GTEST_SKIP() << "op '" << (type) << "' is not registered by any loaded plugin";   \
+#define TIDE_SKIP_WITHOUT_OP(type)                                                    \
+  do {                                                                                \
+    ::tide::core::Initialize();                                                       \
+    if (!::tide::core::Registry::Global().FindOp(type))                               \
+      GTEST_SKIP() << "op '" << (type) << "' is not registered by any loaded plugin"; \
   } while (0)
 
 }  // namespace tide::test::mkldnn

@@ -62,7 +62,9 @@ TEST_P(MkldnnMul, RunsThePlainKernelWithGrads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MkldnnMul, ::testing::ValuesIn(kMulCases),
-                         [](const ::testing::TestParamInfo<MulCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<MulCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 struct AddCase {
   const char* name;
@@ -144,7 +146,9 @@ TEST_P(MkldnnAdd, GradMatchesPlain) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Broadcasts, MkldnnAdd, ::testing::ValuesIn(kAddCases),
-                         [](const ::testing::TestParamInfo<AddCase>& i) { return std::string(i.param.name); });
+                         [](const ::testing::TestParamInfo<AddCase>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // The forward's speed rule on plain operands: a broadcast Y over 65536 elements or more keeps
 // oneDNN's kernel (its threads win there); equal dims of any size run the plain one.

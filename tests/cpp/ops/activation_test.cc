@@ -26,7 +26,8 @@ std::vector<double> Apply(const TestTensor& x, const Fn& f) {
 }
 
 // Values in +-[margin, margin + 2): none near relu's kink at 0, both signs present.
-TestTensor AwayFromZero(std::vector<int64_t> dims, TideDataType dtype, double margin, unsigned seed) {
+TestTensor AwayFromZero(std::vector<int64_t> dims, TideDataType dtype, double margin,
+                        unsigned seed) {
   TestTensor t = Random(std::move(dims), dtype, -2, 2, seed);
   for (auto& v : t.data) {
     v = v < 0 ? v - margin : v + margin;
@@ -66,7 +67,9 @@ TEST_P(ActivationTest, GradsMatchFiniteDifferences) {
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.op);
     // Away from 0 by more than delta, so no difference straddles relu's kink.
-    OpTester(c.op).Input("X", "x", AwayFromZero({2, 3, 4}, GetParam(), 0.1, 2)).Output("Out", "out")
+    OpTester(c.op)
+        .Input("X", "x", AwayFromZero({2, 3, 4}, GetParam(), 0.1, 2))
+        .Output("Out", "out")
         .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
   }
 }
@@ -75,7 +78,9 @@ TEST_P(ActivationTest, ReluGradIsExactlyZeroOrOne) {
   // relu's grad reads Out: d/dx is 1 where x > 0 and exactly 0 where x < 0 (a tight atol, so a
   // leak on the negative side shows).
   TestTensor x = Values({6}, {-3, -0.5, -0.05, 0.05, 0.5, 3}, GetParam());
-  OpTester("relu").Input("X", "x", x).Output("Out", "out")
+  OpTester("relu")
+      .Input("X", "x", x)
+      .Output("Out", "out")
       .CheckGrad({"x"}, "out", 1e-3, 1e-12, GradTol(GetParam()).delta);
 }
 
@@ -83,11 +88,17 @@ TEST_P(ActivationTest, Scale) {
   TestTensor x = Random({4, 5}, GetParam(), -3, 3, 3);
   for (bool after : {true, false}) {
     SCOPED_TRACE(after ? "bias after scale" : "bias before scale");
-    auto out = OpTester("scale").Input("X", "x", x).Output("Out", "out").Attr("scale", 2.5f)
-                   .Attr("bias", -0.75f).Attr("bias_after_scale", after).Run();
+    auto out = OpTester("scale")
+                   .Input("X", "x", x)
+                   .Output("Out", "out")
+                   .Attr("scale", 2.5f)
+                   .Attr("bias", -0.75f)
+                   .Attr("bias_after_scale", after)
+                   .Run();
     EXPECT_EQ(out["out"].dims, x.dims);
     EXPECT_EQ(out["out"].dtype, GetParam());
-    ExpectNear(out["out"], Apply(x, [&](double v) { return after ? 2.5 * v - 0.75 : 2.5 * (v - 0.75); }),
+    ExpectNear(out["out"],
+               Apply(x, [&](double v) { return after ? 2.5 * v - 0.75 : 2.5 * (v - 0.75); }),
                Tol(GetParam()), Tol(GetParam()));
   }
   // Defaults: scale 1, bias 0, i.e. a copy.
@@ -98,8 +109,12 @@ TEST_P(ActivationTest, Scale) {
 TEST_P(ActivationTest, ScaleGradIgnoresBias) {
   GradTolerance g = GradTol(GetParam());
   for (bool after : {true, false})
-    OpTester("scale").Input("X", "x", Random({3, 4}, GetParam(), -1, 1, 4)).Output("Out", "out")
-        .Attr("scale", -1.5f).Attr("bias", 3.0f).Attr("bias_after_scale", after)
+    OpTester("scale")
+        .Input("X", "x", Random({3, 4}, GetParam(), -1, 1, 4))
+        .Output("Out", "out")
+        .Attr("scale", -1.5f)
+        .Attr("bias", 3.0f)
+        .Attr("bias_after_scale", after)
         .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
 }
 
@@ -109,30 +124,49 @@ TEST_P(IntScaleTest, IntegerScaleAndBias) {
   TestTensor x = Random({3, 7}, GetParam(), -100, 100, 5);
   for (bool after : {true, false}) {
     SCOPED_TRACE(after ? "bias after scale" : "bias before scale");
-    auto out = OpTester("scale").Input("X", "x", x).Output("Out", "out").Attr("scale", -3.0f)
-                   .Attr("bias", 7.0f).Attr("bias_after_scale", after).Run();
+    auto out = OpTester("scale")
+                   .Input("X", "x", x)
+                   .Output("Out", "out")
+                   .Attr("scale", -3.0f)
+                   .Attr("bias", 7.0f)
+                   .Attr("bias_after_scale", after)
+                   .Run();
     EXPECT_EQ(out["out"].dtype, GetParam());
     EXPECT_EQ(out["out"].dims, x.dims);
-    ExpectNear(out["out"], Apply(x, [&](double v) { return after ? -3 * v + 7 : -3 * (v + 7); }), 0, 0);
+    ExpectNear(out["out"], Apply(x, [&](double v) { return after ? -3 * v + 7 : -3 * (v + 7); }), 0,
+               0);
   }
 }
 
 TEST(IntScale, Int64KeepsValuesBeyondInt32) {
-  const double big = static_cast<double>(int64_t(1) << 40), neg = -static_cast<double>(int64_t(1) << 35);
+  const double big = static_cast<double>(int64_t(1) << 40),
+               neg = -static_cast<double>(int64_t(1) << 35);
   TestTensor x = Values({3}, {big, neg, 5}, TIDE_INT64);
-  auto out = OpTester("scale").Input("X", "x", x).Output("Out", "out").Attr("scale", 4.0f)
-                 .Attr("bias", 1.0f).Run();
+  auto out = OpTester("scale")
+                 .Input("X", "x", x)
+                 .Output("Out", "out")
+                 .Attr("scale", 4.0f)
+                 .Attr("bias", 1.0f)
+                 .Run();
   ExpectNear(out["out"], {4 * big + 1, 4 * neg + 1, 21}, 0, 0);
 }
 
 TEST(ActivationErrors, FloatOnlyActivationsRejectIntegersByName) {
   // relu has float kernels only: an int32 input names the op and the missing kernel.
-  ExpectError([] { OpTester("relu").Input("X", "x", Values({2}, {1, -1}, TIDE_INT32)).Output("Out", "out").Run(); },
-              {"relu", "no kernel", "int32"});
+  ExpectError(
+      [] {
+        OpTester("relu")
+            .Input("X", "x", Values({2}, {1, -1}, TIDE_INT32))
+            .Output("Out", "out")
+            .Run();
+      },
+      {"relu", "no kernel", "int32"});
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, ActivationTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeParamName);
-INSTANTIATE_TEST_SUITE_P(Dtypes, IntScaleTest, ::testing::Values(TIDE_INT32, TIDE_INT64), DtypeParamName);
+INSTANTIATE_TEST_SUITE_P(Dtypes, ActivationTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
+                         DtypeParamName);
+INSTANTIATE_TEST_SUITE_P(Dtypes, IntScaleTest, ::testing::Values(TIDE_INT32, TIDE_INT64),
+                         DtypeParamName);
 
 }  // namespace
 }  // namespace tide::test

@@ -26,7 +26,8 @@ class BadInputTest : public ::testing::Test {
   void SetUp() override { core::Initialize(); }
 
   // Declares `name` in block 0 with a dtype and, when given, a shape.
-  void Var(const std::string& name, TideDataType dtype = TIDE_FP32, std::vector<int64_t> shape = {}) {
+  void Var(const std::string& name, TideDataType dtype = TIDE_FP32,
+           std::vector<int64_t> shape = {}) {
     core::VarDesc* v = block()->Var(name);
     v->set_dtype(dtype);
     if (!shape.empty()) v->set_shape(std::move(shape));
@@ -40,7 +41,8 @@ class BadInputTest : public ::testing::Test {
   BlockDesc* block() { return program_.MutableBlock(0); }
 
   // Runs the program on the CPU with `feeds`, fetching `fetch`.
-  std::vector<LoDTensor> Run(const std::map<std::string, LoDTensor>& feeds, const std::vector<std::string>& fetch) {
+  std::vector<LoDTensor> Run(const std::map<std::string, LoDTensor>& feeds,
+                             const std::vector<std::string>& fetch) {
     Executor exe(Place("cpu", 0));
     return exe.Run(program_, &scope_, feeds, fetch);
   }
@@ -63,8 +65,11 @@ TEST_F(BadInputTest, UnknownOpType) {
   Var("x", TIDE_FP32, {2, 3});
   Var("y");
   Op("frobnicate_v2", {{"X", {"x"}}}, {{"Out", {"y"}}});
-  ExpectError([&] { Run({{"x", Tensor<float>({2, 3})}}, {"y"}); },
-              {"frobnicate_v2", "no loaded plugin provides it"});
+  ExpectError(
+      [&] {
+        Run({{"x", Tensor<float>({2, 3})}}, {"y"});
+      },
+      {"frobnicate_v2", "no loaded plugin provides it"});
 }
 
 // (2) An input naming a variable the block does not declare and nobody feeds.
@@ -74,7 +79,11 @@ TEST_F(BadInputTest, MissingInputVariable) {
   Op("relu", {{"X", {"x"}}}, {{"Out", {"y"}}});
   Var("z");
   Op("elementwise_add", {{"X", {"y"}}, {"Y", {"ghost_bias"}}}, {{"Out", {"z"}}});
-  ExpectError([&] { Run({{"x", Tensor<float>({2, 3})}}, {"z"}); }, {"elementwise_add", "ghost_bias"});
+  ExpectError(
+      [&] {
+        Run({{"x", Tensor<float>({2, 3})}}, {"z"});
+      },
+      {"elementwise_add", "ghost_bias"});
 }
 
 // (3) An attribute of the wrong type.
@@ -82,8 +91,11 @@ TEST_F(BadInputTest, AttributeOfTheWrongType) {
   Var("x", TIDE_FP32, {2, 3});
   Var("y");
   Op("scale", {{"X", {"x"}}}, {{"Out", {"y"}}}, {{"scale", std::string("2.0")}});
-  std::string msg = ExpectError([&] { Run({{"x", Tensor<float>({2, 3})}}, {"y"}); },
-                                {"scale", "attribute 'scale'", "float", "string"});
+  std::string msg = ExpectError(
+      [&] {
+        Run({{"x", Tensor<float>({2, 3})}}, {"y"});
+      },
+      {"scale", "attribute 'scale'", "float", "string"});
   // The expected type comes before the given one.
   EXPECT_LT(msg.find("float"), msg.find("string")) << msg;
 }
@@ -93,8 +105,11 @@ TEST_F(BadInputTest, AttributeOfTheWrongTypeBool) {
   Var("w", TIDE_FP32, {3, 4});
   Var("y");
   Op("matmul", {{"X", {"x"}}, {"Y", {"w"}}}, {{"Out", {"y"}}}, {{"transpose_X", 1.5f}});
-  ExpectError([&] { Run({{"x", Tensor<float>({2, 3})}, {"w", Tensor<float>({3, 4})}}, {"y"}); },
-              {"matmul", "transpose_X", "bool", "float"});
+  ExpectError(
+      [&] {
+        Run({{"x", Tensor<float>({2, 3})}, {"w", Tensor<float>({3, 4})}}, {"y"});
+      },
+      {"matmul", "transpose_X", "bool", "float"});
 }
 
 // (4) Shapes an op cannot combine.
@@ -103,8 +118,11 @@ TEST_F(BadInputTest, MulWithIncompatibleInnerDims) {
   Var("w", TIDE_FP32, {12, 1});
   Var("y");
   Op("mul", {{"X", {"x"}}, {"Y", {"w"}}}, {{"Out", {"y"}}});
-  ExpectError([&] { Run({{"x", Tensor<float>({4, 13})}, {"w", Tensor<float>({12, 1})}}, {"y"}); },
-              {"mul", "[4, 13]", "[12, 1]"});
+  ExpectError(
+      [&] {
+        Run({{"x", Tensor<float>({4, 13})}, {"w", Tensor<float>({12, 1})}}, {"y"});
+      },
+      {"mul", "[4, 13]", "[12, 1]"});
 }
 
 TEST_F(BadInputTest, ElementwiseAddWithIncompatibleBroadcast) {
@@ -112,8 +130,11 @@ TEST_F(BadInputTest, ElementwiseAddWithIncompatibleBroadcast) {
   Var("b", TIDE_FP32, {5});
   Var("y");
   Op("elementwise_add", {{"X", {"x"}}, {"Y", {"b"}}}, {{"Out", {"y"}}});
-  ExpectError([&] { Run({{"x", Tensor<float>({2, 3, 4})}, {"b", Tensor<float>({5})}}, {"y"}); },
-              {"elementwise_add", "[2, 3, 4]", "[5]"});
+  ExpectError(
+      [&] {
+        Run({{"x", Tensor<float>({2, 3, 4})}, {"b", Tensor<float>({5})}}, {"y"});
+      },
+      {"elementwise_add", "[2, 3, 4]", "[5]"});
 }
 
 // (5) Feeds that do not match the data variable.
@@ -121,14 +142,22 @@ TEST_F(BadInputTest, FeedOfTheWrongDtype) {
   Var("image", TIDE_FP32, {-1, 13});
   Var("y");
   Op("relu", {{"X", {"image"}}}, {{"Out", {"y"}}});
-  ExpectError([&] { Run({{"image", Tensor<double>({2, 13})}}, {"y"}); }, {"image", "float64", "float32"});
+  ExpectError(
+      [&] {
+        Run({{"image", Tensor<double>({2, 13})}}, {"y"});
+      },
+      {"image", "float64", "float32"});
 }
 
 TEST_F(BadInputTest, FeedOfTheWrongShape) {
   Var("image", TIDE_FP32, {-1, 13});
   Var("y");
   Op("relu", {{"X", {"image"}}}, {{"Out", {"y"}}});
-  ExpectError([&] { Run({{"image", Tensor<float>({2, 12})}}, {"y"}); }, {"image", "[2, 12]", "[-1, 13]"});
+  ExpectError(
+      [&] {
+        Run({{"image", Tensor<float>({2, 12})}}, {"y"});
+      },
+      {"image", "[2, 12]", "[-1, 13]"});
   ExpectError([&] { Run({{"image", Tensor<float>({26})}}, {"y"}); }, {"image", "[26]", "[-1, 13]"});
   // Any batch size fits the -1.
   std::vector<LoDTensor> ok = Run({{"image", Tensor<float>({5, 13}, -2.0f)}}, {"y"});
@@ -151,7 +180,11 @@ TEST_F(BadInputTest, DeclaredButNeverFedInput) {
   Var("w", TIDE_FP32, {13, 1});  // a parameter whose startup program never ran
   Var("y");
   Op("mul", {{"X", {"x"}}, {"Y", {"w"}}}, {{"Out", {"y"}}});
-  ExpectError([&] { Run({{"x", Tensor<float>({2, 13})}}, {"y"}); }, {"holds no data", "mul", "'w'"});
+  ExpectError(
+      [&] {
+        Run({{"x", Tensor<float>({2, 13})}}, {"y"});
+      },
+      {"holds no data", "mul", "'w'"});
 }
 
 // (8) Places that do not exist.

@@ -45,9 +45,14 @@ TEST_P(ElementwiseTest, SameShape) {
 
 TEST_P(ElementwiseTest, BroadcastAtAxis) {
   for (const auto& c : kCases) {
-    TestTensor x = Random({2, 3, 4, 5}, GetParam(), -1, 1, 3), y = Random({3, 4}, GetParam(), 0.5, 2, 4);
-    auto out = OpTester(c.op).Input("X", "x", x).Input("Y", "y", y).Output("Out", "out")
-                   .Attr("axis", int32_t(1)).Run();
+    TestTensor x = Random({2, 3, 4, 5}, GetParam(), -1, 1, 3),
+               y = Random({3, 4}, GetParam(), 0.5, 2, 4);
+    auto out = OpTester(c.op)
+                   .Input("X", "x", x)
+                   .Input("Y", "y", y)
+                   .Output("Out", "out")
+                   .Attr("axis", int32_t(1))
+                   .Run();
     ExpectNear(out["out"], Reference(x, y, 2, 12, 5, c.f), Tol(GetParam()));
   }
 }
@@ -65,20 +70,29 @@ TEST_P(ElementwiseTest, BroadcastTrailingAndScalar) {
 
 TEST_P(ElementwiseTest, GradsMatchFiniteDifferences) {
   for (const auto& c : kCases) {
-    double rtol = GetParam() == TIDE_FP64 ? 1e-6 : 5e-3, delta = GetParam() == TIDE_FP64 ? 1e-6 : 1e-2;
-    OpTester(c.op).Input("X", "x", Random({2, 3, 4}, GetParam(), -1, 1, 8))
-        .Input("Y", "y", Random({3}, GetParam(), 0.5, 2, 9)).Output("Out", "out")
-        .Attr("axis", int32_t(1)).CheckGrad({"x", "y"}, "out", rtol, 1e-4, delta);
-    OpTester(c.op).Input("X", "x", Random({2, 3}, GetParam(), -1, 1, 10))
-        .Input("Y", "y", Random({2, 3}, GetParam(), 0.5, 2, 11)).Output("Out", "out")
+    double rtol = GetParam() == TIDE_FP64 ? 1e-6 : 5e-3,
+           delta = GetParam() == TIDE_FP64 ? 1e-6 : 1e-2;
+    OpTester(c.op)
+        .Input("X", "x", Random({2, 3, 4}, GetParam(), -1, 1, 8))
+        .Input("Y", "y", Random({3}, GetParam(), 0.5, 2, 9))
+        .Output("Out", "out")
+        .Attr("axis", int32_t(1))
+        .CheckGrad({"x", "y"}, "out", rtol, 1e-4, delta);
+    OpTester(c.op)
+        .Input("X", "x", Random({2, 3}, GetParam(), -1, 1, 10))
+        .Input("Y", "y", Random({2, 3}, GetParam(), 0.5, 2, 11))
+        .Output("Out", "out")
         .CheckGrad({"x", "y"}, "out", rtol, 1e-4, delta);
   }
 }
 
 TEST(ElementwiseErrors, IncompatibleBroadcastNamesOpAndDims) {
   try {
-    OpTester("elementwise_add").Input("X", "x", Random({2, 3}, TIDE_FP32))
-        .Input("Y", "y", Random({4}, TIDE_FP32)).Output("Out", "out").Run();
+    OpTester("elementwise_add")
+        .Input("X", "x", Random({2, 3}, TIDE_FP32))
+        .Input("Y", "y", Random({4}, TIDE_FP32))
+        .Output("Out", "out")
+        .Run();
     FAIL() << "expected an error";
   } catch (const core::Error& e) {
     EXPECT_NE(std::string(e.what()).find("elementwise_add"), std::string::npos) << e.what();
@@ -87,13 +101,18 @@ TEST(ElementwiseErrors, IncompatibleBroadcastNamesOpAndDims) {
 }
 
 TEST(ElementwiseErrors, IntegerDivisionByZeroIsAnError) {
-  EXPECT_THROW(OpTester("elementwise_div").Input("X", "x", Values({2}, {4, 6}, TIDE_INT32))
-                   .Input("Y", "y", Values({2}, {2, 0}, TIDE_INT32)).Output("Out", "out").Run(),
+  EXPECT_THROW(OpTester("elementwise_div")
+                   .Input("X", "x", Values({2}, {4, 6}, TIDE_INT32))
+                   .Input("Y", "y", Values({2}, {2, 0}, TIDE_INT32))
+                   .Output("Out", "out")
+                   .Run(),
                core::Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, ElementwiseTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
-                         [](const auto& info) { return std::string(info.param == TIDE_FP32 ? "fp32" : "fp64"); });
+                         [](const auto& info) {
+                           return std::string(info.param == TIDE_FP32 ? "fp32" : "fp64");
+                         });
 
 }  // namespace
 }  // namespace tide::test

@@ -1,9 +1,10 @@
 // executor_test.cc: the executor's feed/fetch and scopes: persistables in the given scope (or
 // reused from an ancestor), temporaries in the prepared program's own local scope, bindings kept
 // across runs, and nested scopes.
+#include "core/executor/executor.h"
+
 #include <gtest/gtest.h>
 
-#include "core/executor/executor.h"
 #include "core/host/initialize.h"
 
 namespace tide::core {
@@ -86,7 +87,8 @@ TEST_F(ExecutorTest, FeedCountMustMatch) {
     exe.Run(*prepared, &scope, {});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("feeds 1 variable(s), given 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("feeds 1 variable(s), given 0"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -20,28 +20,43 @@ class FillTest : public ::testing::TestWithParam<TideDataType> {};
 TEST_P(FillTest, FillConstantTakesShapeAndDtypeFromAttrs) {
   const bool is_int = GetParam() == TIDE_INT32 || GetParam() == TIDE_INT64;
   const float value = is_int ? -7.0f : 3.25f;
-  auto out = OpTester("fill_constant").Output("Out", "out").Attr("shape", std::vector<int64_t>{2, 3, 4})
-                 .Attr("dtype", int32_t(GetParam())).Attr("value", value).Run();
+  auto out = OpTester("fill_constant")
+                 .Output("Out", "out")
+                 .Attr("shape", std::vector<int64_t>{2, 3, 4})
+                 .Attr("dtype", int32_t(GetParam()))
+                 .Attr("value", value)
+                 .Run();
   EXPECT_EQ(out["out"].dtype, GetParam());
   EXPECT_EQ(out["out"].dims, (std::vector<int64_t>{2, 3, 4}));
   ExpectNear(out["out"], Constant(24, value), 0, 0);
   // Shape as an int list (what Python hands over), and the default value 0.
-  out = OpTester("fill_constant").Output("Out", "out").Attr("shape", std::vector<int32_t>{5})
-            .Attr("dtype", int32_t(GetParam())).Run();
+  out = OpTester("fill_constant")
+            .Output("Out", "out")
+            .Attr("shape", std::vector<int32_t>{5})
+            .Attr("dtype", int32_t(GetParam()))
+            .Run();
   EXPECT_EQ(out["out"].dims, (std::vector<int64_t>{5}));
   EXPECT_EQ(out["out"].dtype, GetParam());
   ExpectNear(out["out"], Constant(5, 0), 0, 0);
 }
 
 TEST(FillConstant, IntegerDtypesTruncateTheFloatValue) {
-  auto out = OpTester("fill_constant").Output("Out", "out").Attr("shape", std::vector<int64_t>{2})
-                 .Attr("dtype", int32_t(TIDE_INT32)).Attr("value", -2.75f).Run();
+  auto out = OpTester("fill_constant")
+                 .Output("Out", "out")
+                 .Attr("shape", std::vector<int64_t>{2})
+                 .Attr("dtype", int32_t(TIDE_INT32))
+                 .Attr("value", -2.75f)
+                 .Run();
   ExpectNear(out["out"], {-2, -2}, 0, 0);
 }
 
 TEST(FillConstant, LargeFillUsesThePool) {
-  auto out = OpTester("fill_constant").Output("Out", "out").Attr("shape", std::vector<int64_t>{300, 200})
-                 .Attr("dtype", int32_t(TIDE_FP64)).Attr("value", 0.5f).Run();
+  auto out = OpTester("fill_constant")
+                 .Output("Out", "out")
+                 .Attr("shape", std::vector<int64_t>{300, 200})
+                 .Attr("dtype", int32_t(TIDE_FP64))
+                 .Attr("value", 0.5f)
+                 .Run();
   ExpectNear(out["out"], Constant(60000, 0.5), 0, 0);
 }
 
@@ -53,7 +68,8 @@ TEST_P(FillTest, FillZerosLikeCopiesDimsAndDtype) {
   ExpectNear(out["out"], Constant(12, 0), 0, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, FillTest, ::testing::Values(TIDE_FP32, TIDE_FP64, TIDE_INT32, TIDE_INT64),
+INSTANTIATE_TEST_SUITE_P(Dtypes, FillTest,
+                         ::testing::Values(TIDE_FP32, TIDE_FP64, TIDE_INT32, TIDE_INT64),
                          DtypeParamName);
 
 // ---- assign ----
@@ -63,9 +79,14 @@ class AssignTest : public ::testing::TestWithParam<TideDataType> {};
 TEST_P(AssignTest, CopiesValuesDimsAndDtype) {
   TestTensor x;
   switch (GetParam()) {
-    case TIDE_BOOL: x = Values({2, 3}, {1, 0, 0, 1, 1, 0}, TIDE_BOOL); break;
-    case TIDE_UINT8: x = Values({2, 3}, {0, 1, 17, 128, 200, 255}, TIDE_UINT8); break;
-    default: x = Random({2, 3}, GetParam(), -100, 100, 2);
+    case TIDE_BOOL:
+      x = Values({2, 3}, {1, 0, 0, 1, 1, 0}, TIDE_BOOL);
+      break;
+    case TIDE_UINT8:
+      x = Values({2, 3}, {0, 1, 17, 128, 200, 255}, TIDE_UINT8);
+      break;
+    default:
+      x = Random({2, 3}, GetParam(), -100, 100, 2);
   }
   x.lod = {{0, 1, 2}};
   auto out = OpTester("assign").Input("X", "x", x).Output("Out", "out").Run();
@@ -76,14 +97,17 @@ TEST_P(AssignTest, CopiesValuesDimsAndDtype) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, AssignTest,
-                         ::testing::Values(TIDE_FP32, TIDE_FP64, TIDE_INT32, TIDE_INT64, TIDE_BOOL, TIDE_UINT8),
+                         ::testing::Values(TIDE_FP32, TIDE_FP64, TIDE_INT32, TIDE_INT64, TIDE_BOOL,
+                                           TIDE_UINT8),
                          DtypeParamName);
 
 class FloatFillTest : public ::testing::TestWithParam<TideDataType> {};
 
 TEST_P(FloatFillTest, AssignGradMatchesFiniteDifferences) {
   GradTolerance g = GradTol(GetParam());
-  OpTester("assign").Input("X", "x", Random({3, 4}, GetParam(), -1, 1, 3)).Output("Out", "out")
+  OpTester("assign")
+      .Input("X", "x", Random({3, 4}, GetParam(), -1, 1, 3))
+      .Output("Out", "out")
       .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
 }
 
@@ -97,24 +121,38 @@ double As(From v) {
 template <typename From>
 double CastFrom(From v, TideDataType to) {
   switch (to) {
-    case TIDE_FP32: return As<float>(v);
-    case TIDE_FP64: return As<double>(v);
-    case TIDE_INT32: return As<int32_t>(v);
-    case TIDE_INT64: return As<int64_t>(v);
-    case TIDE_BOOL: return As<bool>(v);
-    default: ADD_FAILURE() << "no reference cast to " << TypeName(to); return 0;
+    case TIDE_FP32:
+      return As<float>(v);
+    case TIDE_FP64:
+      return As<double>(v);
+    case TIDE_INT32:
+      return As<int32_t>(v);
+    case TIDE_INT64:
+      return As<int64_t>(v);
+    case TIDE_BOOL:
+      return As<bool>(v);
+    default:
+      ADD_FAILURE() << "no reference cast to " << TypeName(to);
+      return 0;
   }
 }
 
 // What static_cast<to>(static_cast<from>(v)) gives.
 double CastRef(double v, TideDataType from, TideDataType to) {
   switch (from) {
-    case TIDE_FP32: return CastFrom(static_cast<float>(v), to);
-    case TIDE_FP64: return CastFrom(v, to);
-    case TIDE_INT32: return CastFrom(static_cast<int32_t>(v), to);
-    case TIDE_INT64: return CastFrom(static_cast<int64_t>(v), to);
-    case TIDE_BOOL: return CastFrom(static_cast<bool>(v), to);
-    default: ADD_FAILURE() << "no reference cast from " << TypeName(from); return 0;
+    case TIDE_FP32:
+      return CastFrom(static_cast<float>(v), to);
+    case TIDE_FP64:
+      return CastFrom(v, to);
+    case TIDE_INT32:
+      return CastFrom(static_cast<int32_t>(v), to);
+    case TIDE_INT64:
+      return CastFrom(static_cast<int64_t>(v), to);
+    case TIDE_BOOL:
+      return CastFrom(static_cast<bool>(v), to);
+    default:
+      ADD_FAILURE() << "no reference cast from " << TypeName(from);
+      return 0;
   }
 }
 
@@ -130,8 +168,12 @@ TEST(Cast, EveryPairAsStaticCast) {
       x = Values({2, 4}, {-7, -1, 0, 1, 2, 300, 41, -5}, from);
     for (TideDataType to : kTypes) {
       SCOPED_TRACE(TypeName(from) + " -> " + TypeName(to));
-      auto out = OpTester("cast").Input("X", "x", x).Output("Out", "out")
-                     .Attr("in_dtype", int32_t(from)).Attr("out_dtype", int32_t(to)).Run();
+      auto out = OpTester("cast")
+                     .Input("X", "x", x)
+                     .Output("Out", "out")
+                     .Attr("in_dtype", int32_t(from))
+                     .Attr("out_dtype", int32_t(to))
+                     .Run();
       EXPECT_EQ(out["out"].dtype, to);
       EXPECT_EQ(out["out"].dims, x.dims);
       std::vector<double> want;
@@ -142,8 +184,12 @@ TEST(Cast, EveryPairAsStaticCast) {
 }
 
 TEST(Cast, Float64ToFloat32Rounds) {
-  auto out = OpTester("cast").Input("X", "x", Values({2}, {0.1, 1e-50}, TIDE_FP64)).Output("Out", "out")
-                 .Attr("in_dtype", int32_t(TIDE_FP64)).Attr("out_dtype", int32_t(TIDE_FP32)).Run();
+  auto out = OpTester("cast")
+                 .Input("X", "x", Values({2}, {0.1, 1e-50}, TIDE_FP64))
+                 .Output("Out", "out")
+                 .Attr("in_dtype", int32_t(TIDE_FP64))
+                 .Attr("out_dtype", int32_t(TIDE_FP32))
+                 .Run();
   ExpectNear(out["out"], {static_cast<double>(0.1f), 0}, 0, 0);
 }
 
@@ -152,13 +198,19 @@ TEST(Cast, GradCastsBack) {
     SCOPED_TRACE(TypeName(from) + " -> " + TypeName(to));
     // The looser dtype of the two sets the tolerance.
     GradTolerance g = GradTol(TIDE_FP32);
-    OpTester("cast").Input("X", "x", Random({2, 3}, from, -1, 1, 4)).Output("Out", "out")
-        .Attr("in_dtype", int32_t(from)).Attr("out_dtype", int32_t(to))
+    OpTester("cast")
+        .Input("X", "x", Random({2, 3}, from, -1, 1, 4))
+        .Output("Out", "out")
+        .Attr("in_dtype", int32_t(from))
+        .Attr("out_dtype", int32_t(to))
         .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
   }
   GradTolerance g = GradTol(TIDE_FP64);
-  OpTester("cast").Input("X", "x", Random({2, 3}, TIDE_FP64, -1, 1, 5)).Output("Out", "out")
-      .Attr("in_dtype", int32_t(TIDE_FP64)).Attr("out_dtype", int32_t(TIDE_FP64))
+  OpTester("cast")
+      .Input("X", "x", Random({2, 3}, TIDE_FP64, -1, 1, 5))
+      .Output("Out", "out")
+      .Attr("in_dtype", int32_t(TIDE_FP64))
+      .Attr("out_dtype", int32_t(TIDE_FP64))
       .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
 }
 
@@ -168,9 +220,14 @@ constexpr int64_t kSamples = 10000;
 
 TestTensor Draw(const char* op, TideDataType dtype, int32_t seed, float a, float b) {
   bool uniform = std::string(op) == "uniform_random";
-  return OpTester(op).Output("Out", "out").Attr("shape", std::vector<int64_t>{100, kSamples / 100})
-      .Attr("dtype", int32_t(dtype)).Attr("seed", seed).Attr(uniform ? "min" : "mean", a)
-      .Attr(uniform ? "max" : "std", b).Run()["out"];
+  return OpTester(op)
+      .Output("Out", "out")
+      .Attr("shape", std::vector<int64_t>{100, kSamples / 100})
+      .Attr("dtype", int32_t(dtype))
+      .Attr("seed", seed)
+      .Attr(uniform ? "min" : "mean", a)
+      .Attr(uniform ? "max" : "std", b)
+      .Run()["out"];
 }
 
 struct Moments {
@@ -198,7 +255,8 @@ TEST_P(FloatFillTest, UniformRandomRangeAndMoments) {
   ASSERT_EQ(t.numel(), kSamples);
   for (size_t i = 0; i < t.data.size(); ++i)
     ASSERT_TRUE(t.data[i] >= lo && t.data[i] < hi) << "sample " << i << " = " << t.data[i];
-  // mean ~ (lo + hi) / 2 within 5 sigma, sigma = (hi - lo) / sqrt(12 n); std ~ (hi - lo) / sqrt(12).
+  // mean ~ (lo + hi) / 2 within 5 sigma, sigma = (hi - lo) / sqrt(12 n); std ~ (hi - lo) /
+  // sqrt(12).
   Moments m = MomentsOf(t.data);
   const double sd = (hi - lo) / std::sqrt(12.0);
   EXPECT_NEAR(m.mean, (lo + hi) / 2, 5 * sd / std::sqrt(double(kSamples)));
@@ -216,25 +274,31 @@ TEST_P(FloatFillTest, UniformRandomNeverReturnsMaxOnACoarseGrid) {
 
 TEST(UniformRandom, RangeTooWideForFloat32IsAnError) {
   // max - min overflows float32 (values would be inf / NaN).
-  ExpectError([] { Draw("uniform_random", TIDE_FP32, 1, -3e38f, 3e38f); }, {"uniform_random", "too wide", "float32"});
+  ExpectError([] { Draw("uniform_random", TIDE_FP32, 1, -3e38f, 3e38f); },
+              {"uniform_random", "too wide", "float32"});
   // float64 holds it.
   TestTensor t = Draw("uniform_random", TIDE_FP64, 1, -3e38f, 3e38f);
   for (double v : t.data) ASSERT_TRUE(v >= -3e38f && v < 3e38f) << v;
 }
 
 TEST_P(FloatFillTest, UniformRandomSeeds) {
-  TestTensor a = Draw("uniform_random", GetParam(), 7, 0, 1), b = Draw("uniform_random", GetParam(), 7, 0, 1);
+  TestTensor a = Draw("uniform_random", GetParam(), 7, 0, 1),
+             b = Draw("uniform_random", GetParam(), 7, 0, 1);
   EXPECT_EQ(a.data, b.data) << "the same seed must repeat the same numbers";
   TestTensor c = Draw("uniform_random", GetParam(), 8, 0, 1);
-  EXPECT_LT(CountEqual(a.data, c.data), size_t(10)) << "different seeds gave (nearly) the same numbers";
+  EXPECT_LT(CountEqual(a.data, c.data), size_t(10))
+      << "different seeds gave (nearly) the same numbers";
   // Seed 0: a fresh seed on every run.
-  TestTensor d = Draw("uniform_random", GetParam(), 0, 0, 1), e = Draw("uniform_random", GetParam(), 0, 0, 1);
+  TestTensor d = Draw("uniform_random", GetParam(), 0, 0, 1),
+             e = Draw("uniform_random", GetParam(), 0, 0, 1);
   EXPECT_LT(CountEqual(d.data, e.data), size_t(10)) << "seed 0 repeated the same numbers";
 }
 
 TEST_P(FloatFillTest, UniformRandomMinNotBelowMaxIsAnError) {
-  ExpectError([&] { Draw("uniform_random", GetParam(), 1, 2, 2); }, {"uniform_random", "min", "max"});
-  ExpectError([&] { Draw("uniform_random", GetParam(), 1, 3, -3); }, {"uniform_random", "min", "max"});
+  ExpectError([&] { Draw("uniform_random", GetParam(), 1, 2, 2); },
+              {"uniform_random", "min", "max"});
+  ExpectError([&] { Draw("uniform_random", GetParam(), 1, 3, -3); },
+              {"uniform_random", "min", "max"});
 }
 
 TEST_P(FloatFillTest, GaussianRandomMoments) {
@@ -250,17 +314,20 @@ TEST_P(FloatFillTest, GaussianRandomMoments) {
 }
 
 TEST_P(FloatFillTest, GaussianRandomSeeds) {
-  TestTensor a = Draw("gaussian_random", GetParam(), 5, 0, 1), b = Draw("gaussian_random", GetParam(), 5, 0, 1);
+  TestTensor a = Draw("gaussian_random", GetParam(), 5, 0, 1),
+             b = Draw("gaussian_random", GetParam(), 5, 0, 1);
   EXPECT_EQ(a.data, b.data) << "the same seed must repeat the same numbers";
   TestTensor c = Draw("gaussian_random", GetParam(), 6, 0, 1);
-  EXPECT_LT(CountEqual(a.data, c.data), size_t(10)) << "different seeds gave (nearly) the same numbers";
+  EXPECT_LT(CountEqual(a.data, c.data), size_t(10))
+      << "different seeds gave (nearly) the same numbers";
 }
 
 TEST(GaussianRandom, NegativeStdIsAnError) {
   ExpectError([] { Draw("gaussian_random", TIDE_FP32, 1, 0, -1); }, {"gaussian_random", "std"});
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, FloatFillTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeParamName);
+INSTANTIATE_TEST_SUITE_P(Dtypes, FloatFillTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
+                         DtypeParamName);
 
 }  // namespace
 }  // namespace tide::test

@@ -21,7 +21,8 @@ int64_t TestTensor::numel() const {
   return n;
 }
 
-TestTensor Random(std::vector<int64_t> dims, TideDataType dtype, double lo, double hi, unsigned seed) {
+TestTensor Random(std::vector<int64_t> dims, TideDataType dtype, double lo, double hi,
+                  unsigned seed) {
   TestTensor t;
   t.dims = std::move(dims);
   t.dtype = dtype;
@@ -96,9 +97,11 @@ struct Built {
 };
 }  // namespace
 
-static Built Build(const std::string& type, const std::vector<std::pair<std::string, std::string>>& ins,
+static Built Build(const std::string& type,
+                   const std::vector<std::pair<std::string, std::string>>& ins,
                    const std::map<std::string, TestTensor>& feeds,
-                   const std::vector<std::pair<std::string, std::string>>& outs, const AttributeMap& attrs) {
+                   const std::vector<std::pair<std::string, std::string>>& outs,
+                   const AttributeMap& attrs) {
   Built b;
   BlockDesc* block = b.program.MutableBlock(0);
   VariableNameMap in, out;
@@ -126,8 +129,8 @@ std::map<std::string, TestTensor> OpTester::Run() const {
   return out;
 }
 
-void OpTester::CheckGrad(const std::vector<std::string>& wrt, const std::string& out_var, double rtol,
-                         double atol, double delta) const {
+void OpTester::CheckGrad(const std::vector<std::string>& wrt, const std::string& out_var,
+                         double rtol, double atol, double delta) const {
   Built b = Build(type_, inputs_, feeds_, outputs_, attrs_);
   Executor exe(place_);
   // Forward once for Out's dims, then the weights of L = sum(w * out).
@@ -195,9 +198,12 @@ void ExpectNear(const TestTensor& got, const std::vector<double>& want, double r
 
 std::string DtypeParamName(const ::testing::TestParamInfo<TideDataType>& info) {
   switch (info.param) {
-    case TIDE_FP32: return "fp32";
-    case TIDE_FP64: return "fp64";
-    default: return DataTypeName(info.param);
+    case TIDE_FP32:
+      return "fp32";
+    case TIDE_FP64:
+      return "fp64";
+    default:
+      return DataTypeName(info.param);
   }
 }
 

@@ -28,7 +28,8 @@ struct TestTensor {
 // Uniform values in [lo, hi), deterministic for a seed.
 TestTensor Random(std::vector<int64_t> dims, TideDataType dtype, double lo = -1, double hi = 1,
                   unsigned seed = 1);
-TestTensor Values(std::vector<int64_t> dims, std::vector<double> data, TideDataType dtype = TIDE_FP32);
+TestTensor Values(std::vector<int64_t> dims, std::vector<double> data,
+                  TideDataType dtype = TIDE_FP32);
 
 class OpTester {
  public:
@@ -48,8 +49,8 @@ class OpTester {
                  double atol, double delta) const;
   // Runs the forward and grad ops (from the registered grad maker) with out@GRAD fed as `dout`;
   // returns the grads of `wrt` (input variable names), keyed by those names.
-  std::map<std::string, TestTensor> RunGrad(const std::vector<std::string>& wrt, const std::string& out,
-                                            const TestTensor& dout) const;
+  std::map<std::string, TestTensor> RunGrad(const std::vector<std::string>& wrt,
+                                            const std::string& out, const TestTensor& dout) const;
 
  private:
   std::string type_;

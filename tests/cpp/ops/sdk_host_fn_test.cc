@@ -2,10 +2,10 @@
 // loaded the plugin has it: against a host table of an older minor (a smaller struct_size) it is
 // an UNIMPLEMENTED error naming the function, never a call through a missing pointer.
 #include <gtest/gtest.h>
-#include <tide/plugin.hpp>
 
 #include <cstddef>
 #include <cstring>
+#include <tide/plugin.hpp>
 
 #include "core/host/host_api.h"
 
@@ -143,7 +143,7 @@ TEST(SdkTensor, AViewOfAConstTensorRefusesEveryWrite) {
   expect_refused([&] { copy.set_lod({{0, 2}}); }, "set_lod");
   expect_refused([&] { copy.mutable_data<float>(tide::Place()); }, "mutable_data");
   EXPECT_EQ(held.dims().ToVector(), (std::vector<int64_t>{2, 3}));  // untouched
-  tide::Tensor out(reinterpret_cast<TideTensor*>(&held));  // a non-const view writes
+  tide::Tensor out(reinterpret_cast<TideTensor*>(&held));           // a non-const view writes
   EXPECT_FALSE(out.read_only());
   out.Resize({6});
   EXPECT_EQ(held.dims().ToVector(), (std::vector<int64_t>{6}));

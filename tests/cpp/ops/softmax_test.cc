@@ -28,7 +28,8 @@ void ExpectNormalised(const TestTensor& t, int64_t pre, int64_t n, int64_t post,
       double s = 0;
       for (int64_t j = 0; j < n; ++j) {
         double v = t.data[(i * n + j) * post + k];
-        EXPECT_TRUE(v >= 0 && v <= 1) << "value " << v << " at (" << i << ", " << j << ", " << k << ")";
+        EXPECT_TRUE(v >= 0 && v <= 1)
+            << "value " << v << " at (" << i << ", " << j << ", " << k << ")";
         s += v;
       }
       EXPECT_NEAR(s, 1.0, tol) << "slice (" << i << ", :, " << k << ")";
@@ -60,7 +61,8 @@ TEST_P(SoftmaxTest, InnerAxisOfRank3) {
     ExpectNear(out["out"], Reference(x, 2, 3, 4), Tol(GetParam()), Tol(GetParam()));
     ExpectNormalised(out["out"], 2, 3, 4, Tol(GetParam()));
   }
-  auto out = OpTester("softmax").Input("X", "x", x).Output("Out", "out").Attr("axis", int32_t(0)).Run();
+  auto out =
+      OpTester("softmax").Input("X", "x", x).Output("Out", "out").Attr("axis", int32_t(0)).Run();
   ExpectNear(out["out"], Reference(x, 1, 2, 12), Tol(GetParam()), Tol(GetParam()));
 }
 
@@ -79,21 +81,36 @@ TEST_P(SoftmaxTest, LargeInputsDoNotOverflow) {
 
 TEST_P(SoftmaxTest, GradMatchesFiniteDifferences) {
   GradTolerance g = GradTol(GetParam());
-  OpTester("softmax").Input("X", "x", Random({3, 5}, GetParam(), -2, 2, 4)).Output("Out", "out")
+  OpTester("softmax")
+      .Input("X", "x", Random({3, 5}, GetParam(), -2, 2, 4))
+      .Output("Out", "out")
       .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
-  OpTester("softmax").Input("X", "x", Random({2, 3, 4}, GetParam(), -2, 2, 5)).Output("Out", "out")
-      .Attr("axis", int32_t(1)).CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
-  OpTester("softmax").Input("X", "x", Random({3, 2, 2}, GetParam(), -2, 2, 6)).Output("Out", "out")
-      .Attr("axis", int32_t(0)).CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
+  OpTester("softmax")
+      .Input("X", "x", Random({2, 3, 4}, GetParam(), -2, 2, 5))
+      .Output("Out", "out")
+      .Attr("axis", int32_t(1))
+      .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
+  OpTester("softmax")
+      .Input("X", "x", Random({3, 2, 2}, GetParam(), -2, 2, 6))
+      .Output("Out", "out")
+      .Attr("axis", int32_t(0))
+      .CheckGrad({"x"}, "out", g.rtol, g.atol, g.delta);
 }
 
 TEST(SoftmaxErrors, AxisOutOfRangeNamesOpAndDims) {
-  ExpectError([] {
-    OpTester("softmax").Input("X", "x", Random({2, 3}, TIDE_FP32)).Output("Out", "out").Attr("axis", int32_t(2)).Run();
-  }, {"softmax", "axis 2", "[2, 3]"});
+  ExpectError(
+      [] {
+        OpTester("softmax")
+            .Input("X", "x", Random({2, 3}, TIDE_FP32))
+            .Output("Out", "out")
+            .Attr("axis", int32_t(2))
+            .Run();
+      },
+      {"softmax", "axis 2", "[2, 3]"});
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeParamName);
+INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest, ::testing::Values(TIDE_FP32, TIDE_FP64),
+                         DtypeParamName);
 
 }  // namespace
 }  // namespace tide::test

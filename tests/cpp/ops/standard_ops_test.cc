@@ -1,6 +1,10 @@
 // standard_ops_test.cc: the SDK's standard op semantics (tide/ops/) used directly, as a vendor's
 // kernel would, with a context of its own that has Attr<T>(): shapes and error messages.
 #include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <string>
 #include <tide/ops/batch_norm.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/conv.hpp>
@@ -12,10 +16,6 @@
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/split_concat.hpp>
 #include <tide/ops/transpose.hpp>
-
-#include <functional>
-#include <map>
-#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -259,9 +259,7 @@ TEST(StandardOps, BatchNormView) {
   EXPECT_EQ(nhwc.c, 3);
   EXPECT_EQ(nhwc.inner, 1);
   EXPECT_EQ(tide::ops::GetBnView("batch_norm", {-1, 3, 5, 7}, "NHWC").outer, -1);
-  EXPECT_EQ(ErrorOf([] {
-              tide::ops::GetBnView("batch_norm", {8}, "NCHW");
-            }),
+  EXPECT_EQ(ErrorOf([] { tide::ops::GetBnView("batch_norm", {8}, "NCHW"); }),
             "op 'batch_norm': X must have rank 2 to 5, got [8]");
 }
 

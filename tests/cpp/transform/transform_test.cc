@@ -55,9 +55,7 @@ class TransformTest : public ::testing::Test {
     v->set_dtype(dt);
     return v;
   }
-  static void Op(BlockDesc* b, OpDesc op) {
-    *b->AppendOp() = std::move(op);
-  }
+  static void Op(BlockDesc* b, OpDesc op) { *b->AppendOp() = std::move(op); }
 };
 
 // x -> relu (sim) -> matmul_v2 (no sim kernel: CPU) -> elementwise_add (sim), W and b on the host.
@@ -71,7 +69,8 @@ ProgramDesc ReluMatmulAdd() {
   }
   *b->AppendOp() = OpDesc("relu", {{"X", {"x"}}}, {{"Out", {"r"}}}, {});
   *b->AppendOp() = OpDesc("matmul_v2", {{"X", {"r"}}, {"Y", {"w"}}}, {{"Out", {"m"}}}, {});
-  *b->AppendOp() = OpDesc("elementwise_add", {{"X", {"m"}}, {"Y", {"bias"}}}, {{"Out", {"out"}}}, {});
+  *b->AppendOp() =
+      OpDesc("elementwise_add", {{"X", {"m"}}, {"Y", {"bias"}}}, {{"Out", {"out"}}}, {});
   return p;
 }
 
@@ -81,7 +80,8 @@ TEST_F(TransformTest, CopiesAroundAFallbackAreCountedAndCorrect) {
   *scope.Var("bias")->GetMutable<LoDTensor>() = Host({1}, {0.5f});
   Executor exe(Place("sim", 0));
   auto prepared = exe.Prepare(ReluMatmulAdd(), 0, {"x"}, {"out"});
-  EXPECT_EQ(prepared->op(2).kernel_key().ToString(), "{cpu, float32, ANY, plain}");  // matmul_v2 falls back
+  EXPECT_EQ(prepared->op(2).kernel_key().ToString(),
+            "{cpu, float32, ANY, plain}");  // matmul_v2 falls back
   EXPECT_EQ(prepared->op(1).kernel_key().ToString(), "{sim, float32, ANY, plain}");  // relu stays
   LoDTensor x = Host({2, 3}, {1, -2, 3, -4, 5, -6});
   uint64_t allocs_after_first = 0;
@@ -101,8 +101,10 @@ TEST_F(TransformTest, CopiesAroundAFallbackAreCountedAndCorrect) {
     ASSERT_EQ(got[0].place(), HostPlace());
     const float want[] = {16.5f, 20.5f, 15.5f, 20.5f};
     for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[0].data<float>()[i], want[i]);
-    if (run == 0) allocs_after_first = after.allocs;
-    else EXPECT_EQ(after.allocs, allocs_after_first) << "scratch tensors are reused, not reallocated";
+    if (run == 0)
+      allocs_after_first = after.allocs;
+    else
+      EXPECT_EQ(after.allocs, allocs_after_first) << "scratch tensors are reused, not reallocated";
   }
 }
 
@@ -151,7 +153,9 @@ TEST_F(TransformTest, FloatInputsAreCastToTheKernelsDataType) {
     Executor exe(Place(kind, 0));
     auto prepared = exe.Prepare(p, 0, {"x", "y"}, {"out"});
     Scope scope;
-    auto got = exe.Run(*prepared, &scope, {HostAs<double>({3}, {1, 2, 3}, TIDE_FP64), Host({3}, {0.25f, 0.5f, 0.75f})});
+    auto got =
+        exe.Run(*prepared, &scope,
+                {HostAs<double>({3}, {1, 2, 3}, TIDE_FP64), Host({3}, {0.25f, 0.5f, 0.75f})});
     EXPECT_EQ(prepared->transform_counts().casts, 1u);
     ASSERT_EQ(got[0].dtype(), TIDE_FP64);
     EXPECT_DOUBLE_EQ(got[0].data<double>()[2], 3.75);
@@ -205,7 +209,8 @@ TEST_F(TransformTest, LayoutTransformOnTheCpu) {
     for (int c = 0; c < 2; ++c)
       for (int h = 0; h < 2; ++h)
         for (int w = 0; w < 3; ++w)
-          EXPECT_EQ(got[0].data<float>()[((n * 2 + c) * 2 + h) * 3 + w], v[((n * 2 + h) * 3 + w) * 2 + c]);
+          EXPECT_EQ(got[0].data<float>()[((n * 2 + c) * 2 + h) * 3 + w],
+                    v[((n * 2 + h) * 3 + w) * 2 + c]);
 }
 
 TEST_F(TransformTest, MissingLayoutTransformIsOneClearError) {
@@ -218,7 +223,8 @@ TEST_F(TransformTest, MissingLayoutTransformIsOneClearError) {
     std::string m = e.what();
     EXPECT_NE(m.find("op 'sim.nchw_only'"), std::string::npos) << m;
     EXPECT_NE(m.find("{sim, float32, NCHW, plain}"), std::string::npos) << m;
-    EXPECT_NE(m.find("no plugin registers a sim layout transform NHWC -> NCHW"), std::string::npos) << m;
+    EXPECT_NE(m.find("no plugin registers a sim layout transform NHWC -> NCHW"), std::string::npos)
+        << m;
   }
 }
 
@@ -235,7 +241,9 @@ TEST_F(TransformTest, OpWithNoKernelAnywhereNamesWhatExists) {
   } catch (const Error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find("op 'sim.no_kernels'"), std::string::npos) << m;
-    EXPECT_NE(m.find("no kernel for {sim, float32, ANY, plain} on any loaded place"), std::string::npos) << m;
+    EXPECT_NE(m.find("no kernel for {sim, float32, ANY, plain} on any loaded place"),
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find("registered: none"), std::string::npos) << m;
   }
 }
@@ -274,10 +282,14 @@ TEST_F(TransformTest, LogKernelsShowsChoicesAndTransforms) {
   auto prepared = exe.Prepare(ReluMatmulAdd(), 0, {"x"}, {"out"});
   exe.Run(*prepared, &scope, {Host({2, 3}, {1, 2, 3, 4, 5, 6})});
   std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(log.find("op 'matmul_v2' (block 0, #2) -> kernel {cpu, float32, ANY, plain} from ops_math (fallback to cpu:0)"),
-            std::string::npos) << log;
-  EXPECT_NE(log.find("op 'relu' (block 0, #1) -> kernel {sim, float32, ANY, plain} from device_sim"),
-            std::string::npos) << log;
+  EXPECT_NE(log.find("op 'matmul_v2' (block 0, #2) -> kernel {cpu, float32, ANY, plain} from "
+                     "ops_math (fallback to cpu:0)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(
+      log.find("op 'relu' (block 0, #1) -> kernel {sim, float32, ANY, plain} from device_sim"),
+      std::string::npos)
+      << log;
   EXPECT_NE(log.find("input 'X' ('r'): copy sim:0 -> cpu:0"), std::string::npos) << log;
 }
 

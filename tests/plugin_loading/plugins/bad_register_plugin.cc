@@ -1,8 +1,7 @@
 // bad_register_plugin.cc: a test plugin (plugin.hpp) whose registration fails after it staged an
 // op and a kernel (TP_OP). TP_FAIL: 1 an invalid op name, 2 a failing TIDE_CHECK, 3 a throw.
-#include <tide/plugin.hpp>
-
 #include <stdexcept>
+#include <tide/plugin.hpp>
 
 namespace {
 template <typename T>
@@ -18,7 +17,8 @@ void NoopKernel(tide::KernelContext&) {}
 }
 }  // namespace
 
-TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Input("X").Output("Out").InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_OP(
+    tide::OpSchema(TP_OP).Input("X").Output("Out").InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL(TP_OP, "cpu", NoopKernel, float);
 #if TP_FAIL == 1
 TIDE_REGISTER_OP(tide::OpSchema("bad op name!").Input("X").Output("Out"));

@@ -2,10 +2,9 @@
 //   TP_NAME, TP_OP (strings); TP_OP_DEF 0: kernel only; TP_SCHEMA 1: a second, different schema;
 //   TP_KERNEL 0: no kernel; TP_PRIORITY: the float32 kernel's; TP_FP64 1: a float64 kernel too;
 //   TP_REQUIRES: names of plugins to load first; TP_SLOW_MS: registration takes that long.
-#include <tide/plugin.hpp>
-
 #include <chrono>
 #include <thread>
+#include <tide/plugin.hpp>
 
 #ifndef TP_OP_DEF
 #define TP_OP_DEF 1
@@ -29,10 +28,17 @@ void NoopKernel(tide::KernelContext&) {}
 }  // namespace
 
 #if TP_OP_DEF && TP_SCHEMA == 0
-TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Comment("a test op").Input("X").Output("Out")
+TIDE_REGISTER_OP(tide::OpSchema(TP_OP)
+                     .Comment("a test op")
+                     .Input("X")
+                     .Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 #elif TP_OP_DEF
-TIDE_REGISTER_OP(tide::OpSchema(TP_OP).Comment("a test op").Input("X").Input("Y").Output("Out")
+TIDE_REGISTER_OP(tide::OpSchema(TP_OP)
+                     .Comment("a test op")
+                     .Input("X")
+                     .Input("Y")
+                     .Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 #endif
 #if TP_FP64

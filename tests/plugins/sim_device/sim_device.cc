@@ -21,8 +21,6 @@
 // not before it returns; free_at_once, a free releases the block at once instead of in stream
 // order (the block is poisoned at once, as if another user took it, and given back on the
 // stream, so the test process reads no unmapped memory).
-#include <tide/plugin.hpp>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -30,9 +28,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <vector>
-
 #include <tide/ops/broadcast.hpp>
+#include <tide/plugin.hpp>
+#include <vector>
 
 #include "sim_context.h"
 #include "sim_kernels.h"
@@ -205,7 +203,8 @@ class SimDevice : public tide::Device {
     auto* c = static_cast<SimContext*>(ctx);
     // The kind says which side is this device's memory (a sim block): check the core's word.
     const bool src_sim = g_memory.Owns(src, size), dst_sim = g_memory.Owns(dst, size);
-    if (src_sim != (kind != TIDE_COPY_HOST_TO_DEVICE) || dst_sim != (kind != TIDE_COPY_DEVICE_TO_HOST)) {
+    if (src_sim != (kind != TIDE_COPY_HOST_TO_DEVICE) ||
+        dst_sim != (kind != TIDE_COPY_DEVICE_TO_HOST)) {
       ++g_wrong_kind;
       std::fprintf(stderr, "sim: a copy of kind %d from %s memory to %s memory\n", int(kind),
                    src_sim ? "sim" : "host", dst_sim ? "sim" : "host");
@@ -241,7 +240,8 @@ class SimDevice : public tide::Device {
   void CopyPeer(void* ctx, void* dst, int32_t src_device, const void* src, size_t size) override {
     TIDE_CHECK(src_device >= 0 && src_device < 2, "sim: no device ", src_device);
     ++g_peer;
-    static_cast<SimContext*>(ctx)->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
+    static_cast<SimContext*>(ctx)->stream.Enqueue(
+        [dst, src, size] { std::memcpy(dst, src, size); });
   }
   bool HasProperties() const override { return true; }
   void Properties(int32_t, TideDeviceProperties* p) override {
@@ -319,14 +319,15 @@ class SimDevice : public tide::Device {
     if (const char* path = std::getenv("TIDE_SIM_LIFECYCLE_LOG")) {
       TideSimCounters c = Snapshot();
       if (FILE* f = std::fopen(path, "w")) {
-        std::fprintf(f, "contexts_created=%llu contexts_destroyed=%llu finalized=%llu "
-                        "allocator_errors=%llu pinned_allocs=%llu pinned_frees=%llu allocs=%llu "
-                        "frees=%llu live_blocks=%llu\n",
-                     (unsigned long long)c.contexts_created, (unsigned long long)c.contexts_destroyed,
-                     (unsigned long long)c.finalized, (unsigned long long)c.allocator_errors,
-                     (unsigned long long)c.pinned_allocs, (unsigned long long)c.pinned_frees,
-                     (unsigned long long)c.allocs, (unsigned long long)c.frees,
-                     (unsigned long long)c.live_blocks);
+        std::fprintf(f,
+                     "contexts_created=%llu contexts_destroyed=%llu finalized=%llu "
+                     "allocator_errors=%llu pinned_allocs=%llu pinned_frees=%llu allocs=%llu "
+                     "frees=%llu live_blocks=%llu\n",
+                     (unsigned long long)c.contexts_created,
+                     (unsigned long long)c.contexts_destroyed, (unsigned long long)c.finalized,
+                     (unsigned long long)c.allocator_errors, (unsigned long long)c.pinned_allocs,
+                     (unsigned long long)c.pinned_frees, (unsigned long long)c.allocs,
+                     (unsigned long long)c.frees, (unsigned long long)c.live_blocks);
         std::fclose(f);
       }
     }
@@ -351,8 +352,8 @@ void Add(tide::KernelContext& ctx) {
   CheckOnSim(ctx, x, "X");
   CheckOnSim(ctx, y, "Y");
   // Fluid's broadcast, from the semantics header every device shares.
-  const tide::ops::Broadcast bc = tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(),
-                                                          ctx.Attr<int32_t>("axis"), true);
+  const tide::ops::Broadcast bc =
+      tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
   const T* a = x.data<T>();
   const T* b = y.data<T>();
   T* o = out.mutable_data<T>(x.dims(), ctx.place());
@@ -487,16 +488,28 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
 TIDE_REGISTER_KERNEL("elementwise_add", "sim", Add, float, double);
 TIDE_REGISTER_KERNEL("relu", "sim", Relu, float, double);
 TIDE_REGISTER_KERNEL("scale", "sim", Scale, float, double);
-TIDE_REGISTER_OP(tide::OpSchema("sim.to_nhwc").Input("X").Output("Out")
+TIDE_REGISTER_OP(tide::OpSchema("sim.to_nhwc")
+                     .Input("X")
+                     .Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
-TIDE_REGISTER_OP(tide::OpSchema("sim.nchw_only").Input("X").Output("Out")
+TIDE_REGISTER_OP(tide::OpSchema("sim.nchw_only")
+                     .Input("X")
+                     .Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
-TIDE_REGISTER_OP(tide::OpSchema("sim.fail").Input("X").Output("Out").NoGradient()
+TIDE_REGISTER_OP(tide::OpSchema("sim.fail")
+                     .Input("X")
+                     .Output("Out")
+                     .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sim.fail", "sim", Fail, float);
-TIDE_REGISTER_OP(tide::OpSchema("sim.no_kernels").Input("X").Output("Out")
+TIDE_REGISTER_OP(tide::OpSchema("sim.no_kernels")
+                     .Input("X")
+                     .Output("Out")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
-TIDE_REGISTER_OP(tide::OpSchema("sim.state_probe").Input("X").Output("Out").NoGradient()
+TIDE_REGISTER_OP(tide::OpSchema("sim.state_probe")
+                     .Input("X")
+                     .Output("Out")
+                     .NoGradient()
                      .InferShape([](tide::InferShapeContext& ctx) {
                        ctx.SetOutputDims("Out", {2});
                        ctx.SetOutputDataType("Out", TIDE_FP32);
@@ -507,4 +520,5 @@ TIDE_REGISTER_KERNEL("sim.to_nhwc", "sim", ToNhwc, float);
 TIDE_REGISTER_KERNEL("sim.to_nhwc", "cpu", ToNhwc, float);
 TIDE_REGISTER_KERNEL_EX("sim.nchw_only", "sim", TIDE_LAYOUT_NCHW, "plain", 0, NchwOnly, float);
 TIDE_REGISTER_KERNEL_EX("sim.nchw_only", "cpu", TIDE_LAYOUT_NCHW, "plain", 0, NchwOnly, float);
-TIDE_PLUGIN_REQUIRES("device_sim", "0.1.0", "test-only device: counted copies, a few kernels", "device_cpu");
+TIDE_PLUGIN_REQUIRES("device_sim", "0.1.0", "test-only device: counted copies, a few kernels",
+                     "device_cpu");

@@ -3,9 +3,8 @@
 // sim data.
 #pragma once
 
-#include <tide/plugin.hpp>
-
 #include <functional>
+#include <tide/plugin.hpp>
 
 #include "sim_stream.h"
 
@@ -24,5 +23,6 @@ inline KernelStream StreamOf(const tide::KernelContext& ctx) {
 
 inline void CheckOnSim(const tide::KernelContext& ctx, const tide::Tensor& t, const char* what) {
   TIDE_CHECK(t.place() == ctx.place(), "sim kernel of '", ctx.op_type(), "': ", what, " is on ",
-             t.place().ToString(), ", not ", ctx.place().ToString(), " (the core should have copied it)");
+             t.place().ToString(), ", not ", ctx.place().ToString(),
+             " (the core should have copied it)");
 }

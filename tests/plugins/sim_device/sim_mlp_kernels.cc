@@ -3,16 +3,14 @@
 // fill_constant and sgd), so tests can assert that a training step moves nothing but its feeds
 // and fetches between host and device. Simple float loops on the device's stream; results match
 // the CPU's to rounding, not bit for bit (sums run in another order).
-#include <tide/plugin.hpp>
-
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/loss.hpp>
+#include <tide/plugin.hpp>
 
 #include "sim_kernels.h"
 
@@ -90,8 +88,8 @@ template <typename T>
 void AddGrad(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
   CheckOnSim(ctx, dout, "Out@GRAD");
-  const tide::ops::Broadcast bc = tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(),
-                                                          ctx.Attr<int32_t>("axis"), true);
+  const tide::ops::Broadcast bc =
+      tide::ops::GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
   const T* g = dout.data<T>();
   Tensor dx = ctx.OptionalOutput(GradVarName("X").c_str());
   Tensor dy = ctx.OptionalOutput(GradVarName("Y").c_str());
@@ -114,7 +112,8 @@ void AddGrad(KernelContext& ctx) {
     for (int64_t j = 0; j < bc.n; ++j) dyd[j] = 0;
     for (int64_t i = 0; i < bc.pre; ++i)
       for (int64_t j = 0; j < bc.n; ++j)
-        for (int64_t p = 0, base = (i * bc.n + j) * bc.post; p < bc.post; ++p) dyd[j] += g[base + p];
+        for (int64_t p = 0, base = (i * bc.n + j) * bc.post; p < bc.post; ++p)
+          dyd[j] += g[base + p];
   });
 }
 
@@ -139,7 +138,8 @@ void SoftmaxXent(KernelContext& ctx) {
   CheckOnSim(ctx, logits, "Logits");
   CheckOnSim(ctx, label, "Label");
   int axis = 0;
-  const tide::ops::ClassView v = tide::ops::GetClassView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  const tide::ops::ClassView v =
+      tide::ops::GetClassView(op, logits.dims(), ctx.Attr<int32_t>("axis"), &axis);
   const bool soft = ctx.Attr<bool>("soft_label");
   tide::ops::CheckSoftmaxLabel(op, logits.dims(), label.dims(), axis, soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
@@ -158,17 +158,19 @@ void SoftmaxXent(KernelContext& ctx) {
       T sum = 0;
       for (int64_t c = 0; c < v.k; ++c) sum += std::exp(x[base + c * v.post] - mx);
       const T lse = std::log(sum) + mx;
-      for (int64_t c = 0; c < v.k; ++c) sm[base + c * v.post] = std::exp(x[base + c * v.post] - lse);
+      for (int64_t c = 0; c < v.k; ++c)
+        sm[base + c * v.post] = std::exp(x[base + c * v.post] - lse);
       if (soft) {
         T l = 0;
-        for (int64_t c = 0; c < v.k; ++c) l -= soft_lbl[base + c * v.post] * (x[base + c * v.post] - lse);
+        for (int64_t c = 0; c < v.k; ++c)
+          l -= soft_lbl[base + c * v.post] * (x[base + c * v.post] - lse);
         loss[r] = l;
         continue;
       }
       const int64_t cls = hard_lbl[r];
       if (cls != ignore && (cls < 0 || cls >= v.k))
-        throw std::runtime_error(std::string(op) + ": label " + std::to_string(cls) + " is outside [0, " +
-                                 std::to_string(v.k) + ")");
+        throw std::runtime_error(std::string(op) + ": label " + std::to_string(cls) +
+                                 " is outside [0, " + std::to_string(v.k) + ")");
       loss[r] = cls == ignore ? T(0) : lse - x[base + cls * v.post];
     }
   });
@@ -181,7 +183,8 @@ void SoftmaxXentGrad(KernelContext& ctx) {
   Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
   CheckOnSim(ctx, dloss, "Loss@GRAD");
   int axis = 0;
-  const tide::ops::ClassView v = tide::ops::GetClassView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
+  const tide::ops::ClassView v =
+      tide::ops::GetClassView(op, softmax.dims(), ctx.Attr<int32_t>("axis"), &axis);
   const bool soft = ctx.Attr<bool>("soft_label");
   tide::ops::CheckSoftmaxLabel(op, softmax.dims(), label.dims(), axis, soft);
   const int64_t ignore = ctx.Attr<int32_t>("ignore_index");
@@ -198,8 +201,10 @@ void SoftmaxXentGrad(KernelContext& ctx) {
         for (int64_t c = 0; c < v.k; ++c) total += soft_lbl[base + c * v.post];
       for (int64_t c = 0; c < v.k; ++c) {
         const int64_t e = base + c * v.post;
-        if (soft) dx[e] = (sm[e] * total - soft_lbl[e]) * g[r];
-        else dx[e] = hard_lbl[r] == ignore ? T(0) : (sm[e] - (c == hard_lbl[r] ? T(1) : T(0))) * g[r];
+        if (soft)
+          dx[e] = (sm[e] * total - soft_lbl[e]) * g[r];
+        else
+          dx[e] = hard_lbl[r] == ignore ? T(0) : (sm[e] - (c == hard_lbl[r] ? T(1) : T(0))) * g[r];
       }
     }
   });
@@ -236,7 +241,8 @@ void FillConstant(KernelContext& ctx) {
   // What this kernel does not implement it declines (before writing anything): the core then
   // runs the op on another kernel, here the CPU's (tests/python/test_kernel_decline.py).
   if (ctx.HasInput("ShapeTensor") || ctx.HasInput("ShapeTensorList") || ctx.HasInput("ValueTensor"))
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "sim fill_constant: only the shape and value attributes are "
+    TIDE_THROW(TIDE_UNIMPLEMENTED,
+               "sim fill_constant: only the shape and value attributes are "
                "supported");
   const std::string sv = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
   const T v = sv.empty() ? static_cast<T>(ctx.Attr<float>("value"))

@@ -35,15 +35,18 @@ void Scale64(tide::KernelContext& ctx) {
 
 TIDE_REGISTER_OP(tide::OpSchema("acme.scale64")
                      .Comment("Out = k * X, k in double precision")
-                     .Input("X", "input").Output("Out", "k * X")
+                     .Input("X", "input")
+                     .Output("Out", "k * X")
                      .Attr("k", 1.0, "the factor (float64)")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("acme.scale64", "cpu", Scale64, double);
 TIDE_REGISTER_OP(tide::OpSchema("acme.axpb")
                      .Comment("Out = a * X + b")
-                     .Input("X", "input").Output("Out", "a * X + b")
-                     .Attr("a", 1.0f, "slope").Attr("b", 0.0f, "offset")
+                     .Input("X", "input")
+                     .Output("Out", "a * X + b")
+                     .Attr("a", 1.0f, "slope")
+                     .Attr("b", 0.0f, "offset")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("acme.axpb_grad")
@@ -52,7 +55,10 @@ TIDE_REGISTER_OP(tide::OpSchema("acme.axpb")
                            .CopyAttrs();
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("acme.axpb_grad")
-                     .Input("Out@GRAD").Output("X@GRAD").Attr("a", 1.0f).Attr("b", 0.0f)
+                     .Input("Out@GRAD")
+                     .Output("X@GRAD")
+                     .Attr("a", 1.0f)
+                     .Attr("b", 0.0f)
                      .InferShape(tide::SameShapeAsInput("Out@GRAD", "X@GRAD")));
 TIDE_REGISTER_KERNEL("acme.axpb", "cpu", Axpb, float, double);
 TIDE_REGISTER_KERNEL("acme.axpb_grad", "cpu", AxpbGrad, float, double);

@@ -21,39 +21,43 @@ void Forgetful(tide::KernelContext&) {}  // never writes Out
 
 TIDE_REGISTER_OP(tide::OpSchema("sloppy.twice")
                      .Comment("Out = 2 X, with no gradient declared")
-                     .Input("X", "input").Output("Out", "2 X")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sloppy.twice", "cpu", Twice, float, double);
 
 TIDE_REGISTER_OP(tide::OpSchema("sloppy.forgetful")
                      .Comment("a kernel that forgets to write Out")
-                     .Input("X", "input").Output("Out", "never written")
+                     .Input("X", "input")
+                     .Output("Out", "never written")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sloppy.forgetful", "cpu", Forgetful, float);
 
 // Its grad maker misspells the output: OutputGrad("Outt").
-TIDE_REGISTER_OP(tide::OpSchema("sloppy.typo_grad")
-                     .Comment("Out = 2 X, whose grad maker reads the gradient of 'Outt'")
-                     .Input("X", "input").Output("Out", "2 X")
-                     .InferShape(tide::SameShapeAsInput("X", "Out"))
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("sloppy.twice")
-                           .Input("X", g.OutputGrad("Outt"))
-                           .Output("Out", g.InputGrad("X"));
-                     }));
+TIDE_REGISTER_OP(
+    tide::OpSchema("sloppy.typo_grad")
+        .Comment("Out = 2 X, whose grad maker reads the gradient of 'Outt'")
+        .Input("X", "input")
+        .Output("Out", "2 X")
+        .InferShape(tide::SameShapeAsInput("X", "Out"))
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("sloppy.twice").Input("X", g.OutputGrad("Outt")).Output("Out", g.InputGrad("X"));
+        }));
 TIDE_REGISTER_KERNEL("sloppy.typo_grad", "cpu", Twice, float, double);
 
 // Two ops that map to one layer name, tide.layers.sloppy_dup_twice.
 TIDE_REGISTER_OP(tide::OpSchema("sloppy.dup_twice")
                      .Comment("Out = 2 X, as tide.layers.sloppy_dup_twice")
-                     .Input("X", "input").Output("Out", "2 X")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sloppy.dup_twice", "cpu", Twice, float);
 TIDE_REGISTER_OP(tide::OpSchema("sloppy_dup.twice")
                      .Comment("Out = 2 X, as tide.layers.sloppy_dup_twice too")
-                     .Input("X", "input").Output("Out", "2 X")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sloppy_dup.twice", "cpu", Twice, float);
@@ -61,7 +65,8 @@ TIDE_REGISTER_KERNEL("sloppy_dup.twice", "cpu", Twice, float);
 // An op named without a vendor prefix, outside Tide's plugin directory: a warning.
 TIDE_REGISTER_OP(tide::OpSchema("unprefixed_twice")
                      .Comment("Out = 2 X, under a name that belongs to Fluid")
-                     .Input("X", "input").Output("Out", "2 X")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("unprefixed_twice", "cpu", Twice, float);

@@ -10,12 +10,22 @@
 Run it with `python -m tide.distributed.launch --nproc_per_node N train.py`, srun, mpirun, torchrun
 or a Kubernetes job (tide.distributed.world lists the variables read). See docs/distributed.md.
 """
+
 from ...framework import default_main_program, default_startup_program
 from ...transpiler.collective_transpiler import CollectiveTranspiler
 from ..world import world as _resolve_world
 
-__all__ = ["init", "worker_index", "worker_num", "is_first_worker", "is_collective",
-           "distributed_optimizer", "DistributedStrategy", "DistributedOptimizer", "world"]
+__all__ = [
+    "init",
+    "worker_index",
+    "worker_num",
+    "is_first_worker",
+    "is_collective",
+    "distributed_optimizer",
+    "DistributedStrategy",
+    "DistributedOptimizer",
+    "world",
+]
 
 
 class DistributedStrategy:
@@ -34,8 +44,10 @@ class _Fleet:
 
     def init(self, role_maker=None, is_collective=False, strategy=None, environ=None):
         if not is_collective:
-            raise NotImplementedError("fleet.init: only is_collective=True is supported; parameter "
-                                      "servers use tide.DistributeTranspiler")
+            raise NotImplementedError(
+                "fleet.init: only is_collective=True is supported; parameter "
+                "servers use tide.DistributeTranspiler"
+            )
         self._world = _resolve_world(environ)
         self._collective = True
         self._strategy = strategy
@@ -62,8 +74,9 @@ class _Fleet:
 
     def distributed_optimizer(self, optimizer, strategy=None):
         self._require()
-        return DistributedOptimizer(optimizer, strategy or self._strategy or DistributedStrategy(),
-                                    self)
+        return DistributedOptimizer(
+            optimizer, strategy or self._strategy or DistributedStrategy(), self
+        )
 
 
 class DistributedOptimizer:
@@ -81,12 +94,20 @@ class DistributedOptimizer:
         main = loss.block.program
         ops, params_grads = self._optimizer.minimize(loss, startup, parameter_list, no_grad_set)
         if w.world_size > 1 and not w.store:
-            raise RuntimeError("fleet: world size %d but no rendezvous (set TIDE_MASTER or "
-                               "TIDE_STORE)" % w.world_size)
+            raise RuntimeError(
+                "fleet: world size %d but no rendezvous (set TIDE_MASTER or "
+                "TIDE_STORE)" % w.world_size
+            )
         fuse = self._strategy.fuse_grad_size_in_MB if self._strategy.fuse_all_reduce_ops else 0
         CollectiveTranspiler(fuse_grad_size_in_MB=fuse).transpile(
-            w.rank, w.world_size, w.store or "tcp://127.0.0.1:0", main_program=main,
-            startup_program=startup, current_endpoint=w.current_endpoint, params_grads=params_grads)
+            w.rank,
+            w.world_size,
+            w.store or "tcp://127.0.0.1:0",
+            main_program=main,
+            startup_program=startup,
+            current_endpoint=w.current_endpoint,
+            params_grads=params_grads,
+        )
         return ops, params_grads
 
     def __getattr__(self, name):

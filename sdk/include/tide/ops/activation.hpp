@@ -6,12 +6,11 @@
 #ifndef TIDE_OPS_ACTIVATION_HPP_
 #define TIDE_OPS_ACTIVATION_HPP_
 
+#include <math.h>
+
 #include <tide/ops/host_device.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
-
-#include <math.h>
-
 #include <type_traits>
 
 namespace tide {
@@ -29,8 +28,8 @@ struct ActAttrSpec {
 // The math the functors use, for float and double, on the host and on a CUDA device: the C
 // library's functions, which nvcc's device code has too (std:: ones are host-only there).
 namespace act_math {
-#define TIDE_ACT_MATH(Name, fn)                                                    \
-  TIDE_OPS_HOST_DEVICE inline float Name(float x) { return ::fn##f(x); }           \
+#define TIDE_ACT_MATH(Name, fn)                                          \
+  TIDE_OPS_HOST_DEVICE inline float Name(float x) { return ::fn##f(x); } \
   TIDE_OPS_HOST_DEVICE inline double Name(double x) { return ::fn(x); }
 TIDE_ACT_MATH(Abs, fabs)
 TIDE_ACT_MATH(Acos, acos)
@@ -52,12 +51,22 @@ TIDE_ACT_MATH(Tanh, tanh)
 TIDE_OPS_HOST_DEVICE inline float Pow(float x, float y) { return ::powf(x, y); }
 TIDE_OPS_HOST_DEVICE inline double Pow(double x, double y) { return ::pow(x, y); }
 // std::max / std::min's exact choices (NaN handling included), without their host-only code.
-template <typename T> TIDE_OPS_HOST_DEVICE T Max(T a, T b) { return a < b ? b : a; }
-template <typename T> TIDE_OPS_HOST_DEVICE T Min(T a, T b) { return b < a ? b : a; }
+template <typename T>
+TIDE_OPS_HOST_DEVICE T Max(T a, T b) {
+  return a < b ? b : a;
+}
+template <typename T>
+TIDE_OPS_HOST_DEVICE T Min(T a, T b) {
+  return b < a ? b : a;
+}
 
-template <typename T> TIDE_OPS_HOST_DEVICE T Sigm(T x) { return T(1) / (T(1) + Exp(-x)); }
+template <typename T>
+TIDE_OPS_HOST_DEVICE T Sigm(T x) {
+  return T(1) / (T(1) + Exp(-x));
+}
 // log(1 + exp(x)) without overflow.
-template <typename T> TIDE_OPS_HOST_DEVICE T Softplus(T x) {
+template <typename T>
+TIDE_OPS_HOST_DEVICE T Softplus(T x) {
   return Max(x, T(0)) + Log1p(Exp(-Abs(x)));
 }
 }  // namespace act_math
@@ -65,57 +74,59 @@ template <typename T> TIDE_OPS_HOST_DEVICE T Softplus(T x) {
 // Each functor: kName, kFormula, kDep, kAttrs (up to 3), a constructor from the attribute values
 // (as float, in kAttrs order), Fwd(x) and Bwd(v, dout) with v = X or Out per kDep.
 // The attribute-less functors differ only in their formulas: a macro keeps each one line long.
-#define TIDE_SIMPLE_ACT(Cls, name, formula, dep, fwd, bwd)                                  \
-  struct Cls {                                                                              \
-    static constexpr const char* kName = name;                                              \
-    static constexpr const char* kFormula = formula;                                        \
-    static constexpr ActDep kDep = dep;                                                     \
-    static constexpr int kNumAttrs = 0;                                                     \
-    static constexpr ActAttrSpec kAttrs[1] = {{"", 0, ""}};                                 \
-    TIDE_OPS_HOST_DEVICE explicit Cls(const float*) {}                                      \
-    template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {                           \
-      using namespace act_math;                                                             \
-      return fwd;                                                                           \
-    }                                                                                       \
-    template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T v, T g) const {                      \
-      using namespace act_math;                                                             \
-      (void)v;                                                                              \
-      return bwd;                                                                           \
-    }                                                                                       \
+#define TIDE_SIMPLE_ACT(Cls, name, formula, dep, fwd, bwd)  \
+  struct Cls {                                              \
+    static constexpr const char* kName = name;              \
+    static constexpr const char* kFormula = formula;        \
+    static constexpr ActDep kDep = dep;                     \
+    static constexpr int kNumAttrs = 0;                     \
+    static constexpr ActAttrSpec kAttrs[1] = {{"", 0, ""}}; \
+    TIDE_OPS_HOST_DEVICE explicit Cls(const float*) {}      \
+    template <typename T>                                   \
+    TIDE_OPS_HOST_DEVICE T Fwd(T x) const {                 \
+      using namespace act_math;                             \
+      return fwd;                                           \
+    }                                                       \
+    template <typename T>                                   \
+    TIDE_OPS_HOST_DEVICE T Bwd(T v, T g) const {            \
+      using namespace act_math;                             \
+      (void)v;                                              \
+      return bwd;                                           \
+    }                                                       \
   };
 
 TIDE_SIMPLE_ACT(ReluAct, "relu", "max(X, 0)", kDepOut, x > T(0) ? x : T(0), v > T(0) ? g : T(0))
-TIDE_SIMPLE_ACT(SigmoidAct, "sigmoid", "1 / (1 + exp(-X))", kDepOut, Sigm(x), g * v * (T(1) - v))
-TIDE_SIMPLE_ACT(TanhAct, "tanh", "tanh(X)", kDepOut, Tanh(x), g * (T(1) - v * v))
-TIDE_SIMPLE_ACT(SquareAct, "square", "X^2", kDepX, x * x, g * T(2) * v)
+TIDE_SIMPLE_ACT(SigmoidAct, "sigmoid", "1 / (1 + exp(-X))", kDepOut, Sigm(x), g* v*(T(1) - v))
+TIDE_SIMPLE_ACT(TanhAct, "tanh", "tanh(X)", kDepOut, Tanh(x), g*(T(1) - v * v))
+TIDE_SIMPLE_ACT(SquareAct, "square", "X^2", kDepX, x* x, g* T(2) * v)
 TIDE_SIMPLE_ACT(AbsAct, "abs", "|X|", kDepX, Abs(x), v > T(0) ? g : (v < T(0) ? -g : T(0)))
 TIDE_SIMPLE_ACT(AcosAct, "acos", "acos(X)", kDepX, Acos(x), -g / Sqrt(T(1) - v * v))
 TIDE_SIMPLE_ACT(AsinAct, "asin", "asin(X)", kDepX, Asin(x), g / Sqrt(T(1) - v * v))
 TIDE_SIMPLE_ACT(AtanAct, "atan", "atan(X)", kDepX, Atan(x), g / (T(1) + v * v))
-TIDE_SIMPLE_ACT(CosAct, "cos", "cos(X)", kDepX, Cos(x), -g * Sin(v))
-TIDE_SIMPLE_ACT(SinAct, "sin", "sin(X)", kDepX, Sin(x), g * Cos(v))
-TIDE_SIMPLE_ACT(ExpAct, "exp", "exp(X)", kDepOut, Exp(x), g * v)
+TIDE_SIMPLE_ACT(CosAct, "cos", "cos(X)", kDepX, Cos(x), -g* Sin(v))
+TIDE_SIMPLE_ACT(SinAct, "sin", "sin(X)", kDepX, Sin(x), g* Cos(v))
+TIDE_SIMPLE_ACT(ExpAct, "exp", "exp(X)", kDepOut, Exp(x), g* v)
 TIDE_SIMPLE_ACT(LogAct, "log", "ln(X)", kDepX, Log(x), g / v)
-TIDE_SIMPLE_ACT(ReciprocalAct, "reciprocal", "1 / X", kDepOut, T(1) / x, -g * v * v)
+TIDE_SIMPLE_ACT(ReciprocalAct, "reciprocal", "1 / X", kDepOut, T(1) / x, -g* v* v)
 TIDE_SIMPLE_ACT(RsqrtAct, "rsqrt", "1 / sqrt(X)", kDepOut, T(1) / Sqrt(x), T(-0.5) * g * v * v * v)
 // Piecewise constant: the gradient is 0 (Fluid's ZeroGradFunctor). round: half away from zero.
 TIDE_SIMPLE_ACT(CeilAct, "ceil", "ceil(X)", kDepX, Ceil(x), T(0))
 TIDE_SIMPLE_ACT(FloorAct, "floor", "floor(X)", kDepX, Floor(x), T(0))
 TIDE_SIMPLE_ACT(RoundAct, "round", "round(X), halves away from 0", kDepX, Round(x), T(0))
 TIDE_SIMPLE_ACT(LogSigmoidAct, "logsigmoid", "log(1 / (1 + exp(-X)))", kDepX, -Softplus(-x),
-                g * Sigm(-v))
-TIDE_SIMPLE_ACT(SoftplusAct, "softplus", "log(1 + exp(X))", kDepX, Softplus(x), g * Sigm(v))
+                g* Sigm(-v))
+TIDE_SIMPLE_ACT(SoftplusAct, "softplus", "log(1 + exp(X))", kDepX, Softplus(x), g* Sigm(v))
 TIDE_SIMPLE_ACT(SoftsignAct, "softsign", "X / (1 + |X|)", kDepX, x / (T(1) + Abs(x)),
                 g / ((T(1) + Abs(v)) * (T(1) + Abs(v))))
 TIDE_SIMPLE_ACT(TanhShrinkAct, "tanh_shrink", "X - tanh(X)", kDepX, x - Tanh(x),
-                g * Tanh(v) * Tanh(v))
+                g* Tanh(v) * Tanh(v))
 #undef TIDE_SIMPLE_ACT
 
 // Functors with attributes: the constructor takes their values in kAttrs order.
-#define TIDE_ACT_HEAD(name, formula, dep, n)         \
-  static constexpr const char* kName = name;         \
-  static constexpr const char* kFormula = formula;   \
-  static constexpr ActDep kDep = dep;                \
+#define TIDE_ACT_HEAD(name, formula, dep, n)       \
+  static constexpr const char* kName = name;       \
+  static constexpr const char* kFormula = formula; \
+  static constexpr ActDep kDep = dep;              \
   static constexpr int kNumAttrs = n;
 
 struct BReluAct {
@@ -124,10 +135,12 @@ struct BReluAct {
                                             {"t_max", 24.0f, "upper bound"}};
   float lo, hi;
   TIDE_OPS_HOST_DEVICE explicit BReluAct(const float* a) : lo(a[0]), hi(a[1]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return act_math::Min(act_math::Max(x, T(lo)), T(hi));
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return (x > T(lo) && x < T(hi)) ? g : T(0);
   }
 };
@@ -136,10 +149,12 @@ struct EluAct {
   static constexpr ActAttrSpec kAttrs[1] = {{"alpha", 1.0f, "the scale of the negative part"}};
   float alpha;
   TIDE_OPS_HOST_DEVICE explicit EluAct(const float* a) : alpha(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return x > T(0) ? x : T(alpha) * act_math::Expm1(x);
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return x > T(0) ? g : g * T(alpha) * act_math::Exp(x);
   }
 };
@@ -148,10 +163,12 @@ struct HardShrinkAct {
   static constexpr ActAttrSpec kAttrs[1] = {{"threshold", 0.5f, "values within it become 0"}};
   float t;
   TIDE_OPS_HOST_DEVICE explicit HardShrinkAct(const float* a) : t(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return (x < T(-t) || x > T(t)) ? x : T(0);
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return (x < T(-t) || x > T(t)) ? g : T(0);
   }
 };
@@ -161,10 +178,12 @@ struct HardSigmoidAct {
                                             {"offset", 0.5f, "the offset"}};
   float slope, offset;
   TIDE_OPS_HOST_DEVICE explicit HardSigmoidAct(const float* a) : slope(a[0]), offset(a[1]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return act_math::Min(act_math::Max(T(slope) * x + T(offset), T(0)), T(1));
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T out, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T out, T g) const {
     return (out > T(0) && out < T(1)) ? g * T(slope) : T(0);
   }
 };
@@ -177,10 +196,12 @@ struct HardSwishAct {
                                             {"offset", 3.0f, "added to X"}};
   float t, s, o;
   TIDE_OPS_HOST_DEVICE explicit HardSwishAct(const float* a) : t(a[0]), s(a[1]), o(a[2]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return x * act_math::Min(act_math::Max(x + T(o), T(0)), T(t)) / T(s);
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     if (x + T(o) <= T(0)) return T(0);
     if (x + T(o) >= T(t)) return g * T(t) / T(s);
     return g * (T(2) * x + T(o)) / T(s);
@@ -191,10 +212,12 @@ struct LeakyReluAct {
   static constexpr ActAttrSpec kAttrs[1] = {{"alpha", 0.02f, "the slope for X <= 0"}};
   float alpha;
   TIDE_OPS_HOST_DEVICE explicit LeakyReluAct(const float* a) : alpha(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return x > T(0) ? x : T(alpha) * x;
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return x > T(0) ? g : T(alpha) * g;
   }
 };
@@ -203,10 +226,12 @@ struct PowAct {
   static constexpr ActAttrSpec kAttrs[1] = {{"factor", 1.0f, "the exponent"}};
   float factor;
   TIDE_OPS_HOST_DEVICE explicit PowAct(const float* a) : factor(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return act_math::Pow(x, T(factor));
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return g * T(factor) * act_math::Pow(x, T(factor) - T(1));
   }
 };
@@ -215,10 +240,12 @@ struct Relu6Act {
   static constexpr ActAttrSpec kAttrs[1] = {{"threshold", 6.0f, "the cap"}};
   float t;
   TIDE_OPS_HOST_DEVICE explicit Relu6Act(const float* a) : t(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return act_math::Min(act_math::Max(x, T(0)), T(t));
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T out, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T out, T g) const {
     return (out > T(0) && out < T(t)) ? g : T(0);
   }
 };
@@ -227,23 +254,26 @@ struct SoftReluAct {
   static constexpr ActAttrSpec kAttrs[1] = {{"threshold", 40.0f, "X is clipped to +-threshold"}};
   float t;
   TIDE_OPS_HOST_DEVICE explicit SoftReluAct(const float* a) : t(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return act_math::Softplus(act_math::Min(act_math::Max(x, T(-t)), T(t)));
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return (x > T(-t) && x < T(t)) ? g * act_math::Sigm(x) : T(0);
   }
 };
 struct SoftShrinkAct {
-  TIDE_ACT_HEAD("softshrink", "X - lambda (X > lambda), X + lambda (X < -lambda), else 0", kDepX,
-                1)
+  TIDE_ACT_HEAD("softshrink", "X - lambda (X > lambda), X + lambda (X < -lambda), else 0", kDepX, 1)
   static constexpr ActAttrSpec kAttrs[1] = {{"lambda", 0.5f, "the shrinkage"}};
   float l;
   TIDE_OPS_HOST_DEVICE explicit SoftShrinkAct(const float* a) : l(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return x > T(l) ? x - T(l) : (x < T(-l) ? x + T(l) : T(0));
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return (x > T(l) || x < T(-l)) ? g : T(0);
   }
 };
@@ -253,10 +283,12 @@ struct STanhAct {
                                             {"scale_b", 1.7159f, "the output scale"}};
   float a, b;
   TIDE_OPS_HOST_DEVICE explicit STanhAct(const float* v) : a(v[0]), b(v[1]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return T(b) * act_math::Tanh(T(a) * x);
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     const T t = act_math::Tanh(T(a) * x);
     return g * T(a) * T(b) * (T(1) - t * t);
   }
@@ -266,10 +298,12 @@ struct SwishAct {
   static constexpr ActAttrSpec kAttrs[1] = {{"beta", 1.0f, "the sigmoid's scale"}};
   float beta;
   TIDE_OPS_HOST_DEVICE explicit SwishAct(const float* a) : beta(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     return x * act_math::Sigm(T(beta) * x);
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     const T s = act_math::Sigm(T(beta) * x);
     return g * (s + T(beta) * x * s * (T(1) - s));
   }
@@ -279,8 +313,12 @@ struct ThresholdedReluAct {
   static constexpr ActAttrSpec kAttrs[1] = {{"threshold", 1.0f, "values up to it become 0"}};
   float t;
   TIDE_OPS_HOST_DEVICE explicit ThresholdedReluAct(const float* a) : t(a[0]) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const { return x > T(t) ? x : T(0); }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+    return x > T(t) ? x : T(0);
+  }
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     return x > T(t) ? g : T(0);
   }
 };
@@ -296,12 +334,14 @@ struct GeluAct {
   static constexpr const char* kBoolAttr = "approximate";
   bool approximate;
   TIDE_OPS_HOST_DEVICE explicit GeluAct(bool approx) : approximate(approx) {}
-  template <typename T> TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
     using namespace act_math;
     if (approximate) return T(0.5) * x * (T(1) + Tanh(kC<T>() * (x + T(0.044715) * x * x * x)));
     return T(0.5) * x * (T(1) + Erf(x / Sqrt(T(2))));
   }
-  template <typename T> TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
     using namespace act_math;
     if (approximate) {
       const T inner = kC<T>() * (x + T(0.044715) * x * x * x);
@@ -314,8 +354,12 @@ struct GeluAct {
     return g * (cdf + x * pdf);
   }
   // M_PI is POSIX's.
-  template <typename T> TIDE_OPS_HOST_DEVICE static T kPi() { return T(3.14159265358979323846); }
-  template <typename T> TIDE_OPS_HOST_DEVICE static T kC() {
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE static T kPi() {
+    return T(3.14159265358979323846);
+  }
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE static T kC() {
     return act_math::Sqrt(T(2) / kPi<T>());
   }
 };
@@ -358,16 +402,17 @@ struct ActTag {
 };
 template <typename Visit>
 void ForEachActivation(Visit&& visit) {
-  [&](auto... tags) { (visit(tags), ...); }(
-      ActTag<ReluAct>{}, ActTag<SigmoidAct>{}, ActTag<TanhAct>{}, ActTag<SquareAct>{},
-      ActTag<AbsAct>{}, ActTag<AcosAct>{}, ActTag<AsinAct>{}, ActTag<AtanAct>{}, ActTag<CosAct>{},
-      ActTag<SinAct>{}, ActTag<ExpAct>{}, ActTag<LogAct>{}, ActTag<ReciprocalAct>{},
-      ActTag<RsqrtAct>{}, ActTag<CeilAct>{}, ActTag<FloorAct>{}, ActTag<RoundAct>{},
-      ActTag<LogSigmoidAct>{}, ActTag<SoftplusAct>{}, ActTag<SoftsignAct>{},
-      ActTag<TanhShrinkAct>{}, ActTag<BReluAct>{}, ActTag<EluAct>{}, ActTag<HardShrinkAct>{},
-      ActTag<HardSigmoidAct>{}, ActTag<HardSwishAct>{}, ActTag<LeakyReluAct>{}, ActTag<PowAct>{},
-      ActTag<Relu6Act>{}, ActTag<SoftReluAct>{}, ActTag<SoftShrinkAct>{}, ActTag<STanhAct>{},
-      ActTag<SwishAct>{}, ActTag<ThresholdedReluAct>{}, ActTag<GeluAct>{});
+  [&](auto... tags) {
+    (visit(tags), ...);
+  }(ActTag<ReluAct>{}, ActTag<SigmoidAct>{}, ActTag<TanhAct>{}, ActTag<SquareAct>{},
+    ActTag<AbsAct>{}, ActTag<AcosAct>{}, ActTag<AsinAct>{}, ActTag<AtanAct>{}, ActTag<CosAct>{},
+    ActTag<SinAct>{}, ActTag<ExpAct>{}, ActTag<LogAct>{}, ActTag<ReciprocalAct>{},
+    ActTag<RsqrtAct>{}, ActTag<CeilAct>{}, ActTag<FloorAct>{}, ActTag<RoundAct>{},
+    ActTag<LogSigmoidAct>{}, ActTag<SoftplusAct>{}, ActTag<SoftsignAct>{}, ActTag<TanhShrinkAct>{},
+    ActTag<BReluAct>{}, ActTag<EluAct>{}, ActTag<HardShrinkAct>{}, ActTag<HardSigmoidAct>{},
+    ActTag<HardSwishAct>{}, ActTag<LeakyReluAct>{}, ActTag<PowAct>{}, ActTag<Relu6Act>{},
+    ActTag<SoftReluAct>{}, ActTag<SoftShrinkAct>{}, ActTag<STanhAct>{}, ActTag<SwishAct>{},
+    ActTag<ThresholdedReluAct>{}, ActTag<GeluAct>{});
 }
 
 }  // namespace ops

@@ -6,15 +6,14 @@
 #ifndef TIDE_OPS_ARGSORT_HPP_
 #define TIDE_OPS_ARGSORT_HPP_
 
-#include <tide/ops/axis.hpp>
-#include <tide/ops/dims.hpp>
-#include <tide/ops/host_device.hpp>
-#include <tide/plugin.hpp>
-
 #include <math.h>
 #include <string.h>
 
 #include <cstdint>
+#include <tide/ops/axis.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/plugin.hpp>
 #include <type_traits>
 
 namespace tide {

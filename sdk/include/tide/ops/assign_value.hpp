@@ -4,10 +4,9 @@
 #ifndef TIDE_OPS_ASSIGN_VALUE_HPP_
 #define TIDE_OPS_ASSIGN_VALUE_HPP_
 
+#include <cstdint>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
 #include <type_traits>
 #include <vector>
 

@@ -3,11 +3,10 @@
 #ifndef TIDE_OPS_AXIS_HPP_
 #define TIDE_OPS_AXIS_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

@@ -4,13 +4,12 @@
 #ifndef TIDE_OPS_BATCH_NORM_HPP_
 #define TIDE_OPS_BATCH_NORM_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/ops/int_inputs.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/int_inputs.hpp>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

@@ -4,12 +4,11 @@
 #ifndef TIDE_OPS_BATCH_SIZE_LIKE_HPP_
 #define TIDE_OPS_BATCH_SIZE_LIKE_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {

@@ -3,12 +3,11 @@
 #ifndef TIDE_OPS_BROADCAST_HPP_
 #define TIDE_OPS_BROADCAST_HPP_
 
-#include <tide/ops/host_device.hpp>
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {
@@ -78,7 +77,8 @@ inline BroadcastIndex MakeBroadcastIndex(const char* op, const Dims& x, const Di
 }
 
 // `allow_general`: the caller handles a general broadcast (Broadcast::general, pairing through
-// `index`); a caller that reads only pre/n/post gets an error for such a Y instead of a wrong pairing.
+// `index`); a caller that reads only pre/n/post gets an error for such a Y instead of a wrong
+// pairing.
 inline Broadcast GetBroadcast(const char* op, const Dims& x, const Dims& y_in, int axis,
                               bool allow_general = false) {
   Broadcast b;
@@ -98,9 +98,9 @@ inline Broadcast GetBroadcast(const char* op, const Dims& x, const Dims& y_in, i
              ToString(y_in), " outside X ", ToString(x));
   bool repeated_inside = false;  // a Y dim of 1 against a larger X dim
   for (size_t i = 0; i < y.size(); ++i) {
-    TIDE_CHECK(x[a + i] == y[i] || y[i] == 1, "op '", op, "': cannot broadcast Y ",
-               ToString(y_in), " onto X ", ToString(x), " at axis ", a, " (dim ", a + i, ": ",
-               x[a + i], " vs ", y[i], ")");
+    TIDE_CHECK(x[a + i] == y[i] || y[i] == 1, "op '", op, "': cannot broadcast Y ", ToString(y_in),
+               " onto X ", ToString(x), " at axis ", a, " (dim ", a + i, ": ", x[a + i], " vs ",
+               y[i], ")");
     repeated_inside = repeated_inside || (y[i] == 1 && x[a + i] != 1);
   }
   b.axis = a;
@@ -111,8 +111,10 @@ inline Broadcast GetBroadcast(const char* op, const Dims& x, const Dims& y_in, i
     b.pre = 1;
     b.post = DimsProduct(x);
   } else if (repeated_inside) {
-    TIDE_CHECK(allow_general, "op '", op, "': Y ", ToString(y_in), " has a dim of 1 inside its range"
-               " on X ", ToString(x), " (axis ", a, "), which this kernel does not broadcast");
+    TIDE_CHECK(allow_general, "op '", op, "': Y ", ToString(y_in),
+               " has a dim of 1 inside its range"
+               " on X ",
+               ToString(x), " (axis ", a, "), which this kernel does not broadcast");
     b.general = true;
     b.n = DimsProduct(x, a, a + y.size());
     b.index = MakeBroadcastIndex(op, x, y, a);

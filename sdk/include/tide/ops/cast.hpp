@@ -4,9 +4,8 @@
 #ifndef TIDE_OPS_CAST_HPP_
 #define TIDE_OPS_CAST_HPP_
 
-#include <tide/ops/host_device.hpp>
-
 #include <cstdint>
+#include <tide/ops/host_device.hpp>
 #include <type_traits>
 
 namespace tide {
@@ -15,11 +14,11 @@ namespace ops {
 // The integer types' limits as functions a device can call (no std::numeric_limits there).
 template <typename T>
 struct IntRange;
-#define TIDE_OPS_INT_RANGE(T, LO, HI)                                  \
-  template <>                                                          \
-  struct IntRange<T> {                                                 \
-    static TIDE_OPS_HOST_DEVICE constexpr T lo() { return LO; }       \
-    static TIDE_OPS_HOST_DEVICE constexpr T hi() { return HI; }       \
+#define TIDE_OPS_INT_RANGE(T, LO, HI)                           \
+  template <>                                                   \
+  struct IntRange<T> {                                          \
+    static TIDE_OPS_HOST_DEVICE constexpr T lo() { return LO; } \
+    static TIDE_OPS_HOST_DEVICE constexpr T hi() { return HI; } \
   };
 TIDE_OPS_INT_RANGE(int8_t, INT8_MIN, INT8_MAX)
 TIDE_OPS_INT_RANGE(uint8_t, 0, UINT8_MAX)
@@ -44,10 +43,9 @@ TIDE_OPS_HOST_DEVICE inline To SaturatingCast(From v) {
 
 // Whether a From -> To conversion goes through SaturatingCast.
 template <typename From, typename To>
-struct NeedsSaturatingCast
-    : std::integral_constant<bool, std::is_floating_point<From>::value &&
-                                       std::is_integral<To>::value &&
-                                       !std::is_same<To, bool>::value> {};
+struct NeedsSaturatingCast : std::integral_constant<bool, std::is_floating_point<From>::value &&
+                                                              std::is_integral<To>::value &&
+                                                              !std::is_same<To, bool>::value> {};
 
 }  // namespace ops
 }  // namespace tide

@@ -4,11 +4,10 @@
 #ifndef TIDE_OPS_COMPARE_LOGICAL_HPP_
 #define TIDE_OPS_COMPARE_LOGICAL_HPP_
 
-#include <tide/ops/broadcast.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstdint>
 #include <string>
+#include <tide/ops/broadcast.hpp>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

@@ -4,12 +4,11 @@
 #ifndef TIDE_OPS_CONV_HPP_
 #define TIDE_OPS_CONV_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -18,11 +17,11 @@ namespace tide {
 namespace ops {
 
 struct ConvGeom {
-  int64_t n, c, h, w;  // Input
-  int64_t m, kh, kw;   // Filter [m, c / groups, kh, kw]
-  int64_t oh, ow;      // Output spatial dims
-  int64_t sh, sw, ph, pw, dh, dw, groups;  // ph, pw: the top and left paddings
-  int64_t ph_end, pw_end;                  // the bottom and right paddings
+  int64_t n, c, h, w;                               // Input
+  int64_t m, kh, kw;                                // Filter [m, c / groups, kh, kw]
+  int64_t oh, ow;                                   // Output spatial dims
+  int64_t sh, sw, ph, pw, dh, dw, groups;           // ph, pw: the top and left paddings
+  int64_t ph_end, pw_end;                           // the bottom and right paddings
   Dims out_dims() const { return {n, m, oh, ow}; }  // Output
   bool symmetric() const { return ph == ph_end && pw == pw_end; }
 };
@@ -55,8 +54,10 @@ inline void ApplyPaddingAlgorithm(const std::string& algo, int64_t in, int64_t k
 
 // paddings of 2 ([h, w]) or 4 ([top, bottom, left, right]) values as (top, bottom, left, right).
 inline std::vector<int64_t> FourPaddings(const char* op, const std::vector<int32_t>& p) {
-  TIDE_CHECK(p.size() == 2 || p.size() == 4, "op '", op, "': attribute 'paddings' needs 2 values "
-             "(h, w) or 4 (top, bottom, left, right), got ", p.size());
+  TIDE_CHECK(p.size() == 2 || p.size() == 4, "op '", op,
+             "': attribute 'paddings' needs 2 values "
+             "(h, w) or 4 (top, bottom, left, right), got ",
+             p.size());
   if (p.size() == 2) return {p[0], p[0], p[1], p[1]};
   return {p[0], p[1], p[2], p[3]};
 }
@@ -133,9 +134,9 @@ ConvGeom GetConvGeom(const Ctx& ctx, const char* op, const Dims& x, const Dims& 
   g.ow = ConvOutSize(g.w, g.kw, g.pw, g.pw_end, g.sw, g.dw);
   TIDE_CHECK((g.h < 0 || g.oh > 0) && (g.w < 0 || g.ow > 0), "op '", op,
              "': the output would be empty: Input ", ToString(x), ", Filter ", ToString(f),
-             ", strides [", g.sh, ", ", g.sw, "], paddings [", g.ph, ", ", g.ph_end, ", ", g.pw, ", ",
-             g.pw_end, "], dilations [",
-             g.dh, ", ", g.dw, "] give output size ", g.oh, " x ", g.ow);
+             ", strides [", g.sh, ", ", g.sw, "], paddings [", g.ph, ", ", g.ph_end, ", ", g.pw,
+             ", ", g.pw_end, "], dilations [", g.dh, ", ", g.dw, "] give output size ", g.oh, " x ",
+             g.ow);
   return g;
 }
 

@@ -5,15 +5,14 @@
 #ifndef TIDE_OPS_CROSS_ENTROPY_HPP_
 #define TIDE_OPS_CROSS_ENTROPY_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/ops/host_device.hpp>
-#include <tide/ops/loss.hpp>
-#include <tide/plugin.hpp>
-
 #include <math.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/ops/loss.hpp>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

@@ -4,9 +4,8 @@
 #ifndef TIDE_OPS_DATA_LAYOUT_HPP_
 #define TIDE_OPS_DATA_LAYOUT_HPP_
 
-#include <tide/plugin.hpp>
-
 #include <string>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

@@ -3,10 +3,9 @@
 #ifndef TIDE_OPS_DIMS_HPP_
 #define TIDE_OPS_DIMS_HPP_
 
-#include <tide/plugin.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <tide/plugin.hpp>
 #include <utility>
 #include <vector>
 

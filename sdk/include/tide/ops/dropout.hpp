@@ -6,11 +6,10 @@
 #ifndef TIDE_OPS_DROPOUT_HPP_
 #define TIDE_OPS_DROPOUT_HPP_
 
-#include <tide/ops/int_inputs.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstdint>
 #include <string>
+#include <tide/ops/int_inputs.hpp>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

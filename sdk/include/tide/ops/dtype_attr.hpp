@@ -14,8 +14,16 @@ template <typename Ctx>
 TideDataType DataTypeAttr(const Ctx& ctx, const char* name) {
   const int32_t v = ctx.template Attr<int32_t>(name);
   switch (v) {
-    case TIDE_BOOL: case TIDE_INT16: case TIDE_INT32: case TIDE_INT64: case TIDE_FP16: case TIDE_FP32:
-    case TIDE_FP64: case TIDE_UINT8: case TIDE_INT8: case TIDE_BF16:
+    case TIDE_BOOL:
+    case TIDE_INT16:
+    case TIDE_INT32:
+    case TIDE_INT64:
+    case TIDE_FP16:
+    case TIDE_FP32:
+    case TIDE_FP64:
+    case TIDE_UINT8:
+    case TIDE_INT8:
+    case TIDE_BF16:
       return static_cast<TideDataType>(v);
     default:
       TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", ctx.op_type(), "': attribute '", name, "' is ", v,

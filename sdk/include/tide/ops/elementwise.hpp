@@ -7,14 +7,13 @@
 #ifndef TIDE_OPS_ELEMENTWISE_HPP_
 #define TIDE_OPS_ELEMENTWISE_HPP_
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
 #include <vector>
 
 namespace tide {

@@ -6,10 +6,9 @@
 #ifndef TIDE_OPS_EXPAND_HPP_
 #define TIDE_OPS_EXPAND_HPP_
 
+#include <cstdint>
 #include <tide/ops/tensor_shape.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
 #include <vector>
 
 namespace tide {
@@ -87,8 +86,8 @@ inline Dims ExpandV2Dims(const char* op, const Dims& x, const std::vector<int64_
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t s = shape[i];
     if (i < lead) {
-      TIDE_CHECK(s > 0 || s == -2, "op '", op, "': the target shape ", ToString(shape), " has ",
-                 s, " at dim ", i, ", which X ", ToString(x), " lacks: it must be given (> 0)");
+      TIDE_CHECK(s > 0 || s == -2, "op '", op, "': the target shape ", ToString(shape), " has ", s,
+                 " at dim ", i, ", which X ", ToString(x), " lacks: it must be given (> 0)");
       out[i] = s > 0 ? s : -1;
       continue;
     }
@@ -99,9 +98,8 @@ inline Dims ExpandV2Dims(const char* op, const Dims& x, const std::vector<int64_
     }
     TIDE_CHECK(s > 0, "op '", op, "': the target shape ", ToString(shape), " has ", s, " at dim ",
                i, "; each must be > 0, or -1 to keep X's dim");
-    TIDE_CHECK(xd < 0 || xd == 1 || xd == s, "op '", op, "': X ", ToString(x),
-               " cannot expand to ", ToString(shape), ": dim ", i, " is ", xd,
-               " (only a dim of 1 expands)");
+    TIDE_CHECK(xd < 0 || xd == 1 || xd == s, "op '", op, "': X ", ToString(x), " cannot expand to ",
+               ToString(shape), ": dim ", i, " is ", xd, " (only a dim of 1 expands)");
     out[i] = s;
   }
   return out;

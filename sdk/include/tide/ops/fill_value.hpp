@@ -6,14 +6,13 @@
 #ifndef TIDE_OPS_FILL_VALUE_HPP_
 #define TIDE_OPS_FILL_VALUE_HPP_
 
-#include <tide/ops/int_inputs.hpp>
-#include <tide/plugin.hpp>
-
 #include <cmath>
 #include <exception>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <tide/ops/int_inputs.hpp>
+#include <tide/plugin.hpp>
 #include <type_traits>
 
 namespace tide {

@@ -7,16 +7,15 @@
 #ifndef TIDE_OPS_INDEX_SHAPE_HPP_
 #define TIDE_OPS_INDEX_SHAPE_HPP_
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/ops/tensor_shape.hpp>
 #include <tide/plugin.hpp>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
 #include <type_traits>
 
 namespace tide {
@@ -62,8 +61,10 @@ inline Dims GatherNdDims(const char* op, const Dims& x, const Dims& index) {
 inline Dims ArgOutDims(const char* op, const Dims& x, int64_t axis, bool keepdims) {
   const int a = NormAxis(op, static_cast<int>(axis), x.size());
   Dims od = x;
-  if (keepdims) od[a] = 1;
-  else od.erase(od.begin() + a);
+  if (keepdims)
+    od[a] = 1;
+  else
+    od.erase(od.begin() + a);
   if (od.empty()) od.push_back(1);
   return od;
 }

@@ -6,11 +6,10 @@
 #ifndef TIDE_OPS_INT_INPUTS_HPP_
 #define TIDE_OPS_INT_INPUTS_HPP_
 
-#include <tide/plugin.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {

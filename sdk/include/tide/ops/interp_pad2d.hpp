@@ -7,14 +7,13 @@
 #ifndef TIDE_OPS_INTERP_PAD2D_HPP_
 #define TIDE_OPS_INTERP_PAD2D_HPP_
 
+#include <cmath>
+#include <cstdint>
+#include <string>
 #include <tide/ops/data_layout.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
-
-#include <cmath>
-#include <cstdint>
-#include <string>
 #include <utility>
 #include <vector>
 

@@ -4,9 +4,8 @@
 #ifndef TIDE_OPS_LABEL_SMOOTH_HPP_
 #define TIDE_OPS_LABEL_SMOOTH_HPP_
 
-#include <tide/plugin.hpp>
-
 #include <cstdint>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

@@ -6,13 +6,12 @@
 #ifndef TIDE_OPS_LOOKUP_TABLE_HPP_
 #define TIDE_OPS_LOOKUP_TABLE_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {
@@ -78,8 +77,8 @@ struct LookupArgs {
   const T* w;
   const int64_t* ids;
   T* out;
-  int64_t v, d, n;  // W's rows and width, the number of ids
-  int64_t padding;  // padding_idx, or kNoPaddingIdx
+  int64_t v, d, n;                                    // W's rows and width, the number of ids
+  int64_t padding;                                    // padding_idx, or kNoPaddingIdx
   std::shared_ptr<std::vector<int64_t>> widened_ids;  // int32 ids read on the host, widened
 };
 
@@ -121,9 +120,9 @@ inline Dims LookupTableDims(const KernelContext& ctx) {
   return wd;
 }
 
-// The grad's inputs; `host_ids` as for GetLookupArgs (int32 ids widened on the host). `dw` is W@GRAD's variable (null when W needs no gradient); `sparse`
-// says it is to be a SelectedRows (is_sparse, unless it already holds a tensor, e.g. a dense
-// gradient another op started).
+// The grad's inputs; `host_ids` as for GetLookupArgs (int32 ids widened on the host). `dw` is
+// W@GRAD's variable (null when W needs no gradient); `sparse` says it is to be a SelectedRows
+// (is_sparse, unless it already holds a tensor, e.g. a dense gradient another op started).
 template <typename T>
 struct LookupGradArgs {
   Dims w_dims;

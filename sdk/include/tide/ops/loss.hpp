@@ -5,12 +5,11 @@
 #ifndef TIDE_OPS_LOSS_HPP_
 #define TIDE_OPS_LOSS_HPP_
 
+#include <cstddef>
+#include <cstdint>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstddef>
-#include <cstdint>
 
 namespace tide {
 namespace ops {

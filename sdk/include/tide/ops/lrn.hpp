@@ -5,14 +5,13 @@
 #ifndef TIDE_OPS_LRN_HPP_
 #define TIDE_OPS_LRN_HPP_
 
+#include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <tide/ops/activation.hpp>
 #include <tide/ops/data_layout.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
-#include <initializer_list>
-#include <string>
 
 namespace tide {
 namespace ops {

@@ -5,12 +5,11 @@
 #ifndef TIDE_OPS_MATMUL_HPP_
 #define TIDE_OPS_MATMUL_HPP_
 
+#include <algorithm>
+#include <cstdint>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
-
-#include <algorithm>
-#include <cstdint>
 
 namespace tide {
 namespace ops {
@@ -55,9 +54,9 @@ inline MatmulShape GetMatmulShape(const Dims& x_in, const Dims& y_in, bool tx, b
   const int64_t kx = tx ? x[xr - 2] : x[xr - 1];
   const int64_t ky = ty ? y[yr - 1] : y[yr - 2];
   s.n = ty ? y[yr - 2] : y[yr - 1];
-  TIDE_CHECK(DimsCompatible(kx, ky), "op 'matmul': X ", ToString(x_in),
-             (tx ? " (transposed)" : ""), " and Y ", ToString(y_in), (ty ? " (transposed)" : ""),
-             " have inner dims ", kx, " and ", ky);
+  TIDE_CHECK(DimsCompatible(kx, ky), "op 'matmul': X ", ToString(x_in), (tx ? " (transposed)" : ""),
+             " and Y ", ToString(y_in), (ty ? " (transposed)" : ""), " have inner dims ", kx,
+             " and ", ky);
   s.k = kx < 0 ? ky : kx;
   const Dims xb(x.begin(), x.end() - 2), yb(y.begin(), y.end() - 2);
   s.x_batched = !xb.empty();

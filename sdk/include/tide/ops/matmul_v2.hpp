@@ -5,13 +5,12 @@
 #ifndef TIDE_OPS_MATMUL_V2_HPP_
 #define TIDE_OPS_MATMUL_V2_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/ops/grad_outputs.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {
@@ -21,9 +20,9 @@ namespace ops {
 // with each side's offset (in matrices) for every batch index of Out.
 struct MatmulV2Shape {
   int64_t m = 0, n = 0, k = 0;
-  bool tx = false, ty = false;  // as applied (false for a 1-D operand, as numpy)
-  Dims out;                     // Out's dims
-  int64_t batch = 1;            // product of Out's batch dims
+  bool tx = false, ty = false;        // as applied (false for a 1-D operand, as numpy)
+  Dims out;                           // Out's dims
+  int64_t batch = 1;                  // product of Out's batch dims
   std::vector<int64_t> x_off, y_off;  // per Out batch: X's / Y's matrix index (run time only)
 };
 
@@ -55,9 +54,8 @@ inline MatmulV2Shape GetMatmulV2Shape(const char* op, const Dims& x_in, const Di
   for (size_t i = 0; i < br; ++i) {
     const int64_t a = i + xb.size() >= br ? xb[i + xb.size() - br] : 1;
     const int64_t b = i + yb.size() >= br ? yb[i + yb.size() - br] : 1;
-    TIDE_CHECK(a == b || a == 1 || b == 1 || a < 0 || b < 0, "op '", op,
-               "': the batch dims of X ", ToString(x_in), " and Y ", ToString(y_in),
-               " do not broadcast (", a, " vs ", b, ")");
+    TIDE_CHECK(a == b || a == 1 || b == 1 || a < 0 || b < 0, "op '", op, "': the batch dims of X ",
+               ToString(x_in), " and Y ", ToString(y_in), " do not broadcast (", a, " vs ", b, ")");
     batch[i] = a == 1 ? b : (b == 1 ? a : std::max(a, b));
   }
   s.batch = DimsProductOrUnknown(batch);

@@ -6,11 +6,10 @@
 #ifndef TIDE_OPS_MAXOUT_HPP_
 #define TIDE_OPS_MAXOUT_HPP_
 
+#include <cstdint>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
 
 namespace tide {
 namespace ops {

@@ -4,11 +4,10 @@
 #ifndef TIDE_OPS_METRIC_HPP_
 #define TIDE_OPS_METRIC_HPP_
 
+#include <cstdint>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
 #include <utility>
 
 namespace tide {

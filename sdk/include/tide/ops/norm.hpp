@@ -6,14 +6,13 @@
 #ifndef TIDE_OPS_NORM_HPP_
 #define TIDE_OPS_NORM_HPP_
 
+#include <cstdint>
+#include <string>
 #include <tide/ops/data_layout.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
-#include <string>
 
 namespace tide {
 namespace ops {
@@ -48,9 +47,8 @@ struct NormGroups {
 // layer_norm: X flattened to [left, right] at begin_norm_axis; each row is a group; Scale and
 // Bias have `right` elements.
 inline NormGroups LayerNormGroups(const char* op, const Dims& x, int begin_norm_axis) {
-  TIDE_CHECK(begin_norm_axis >= 1 && begin_norm_axis <= static_cast<int>(x.size()),
-             "op '", op, "': begin_norm_axis ", begin_norm_axis, " must be in [1, rank] for X ",
-             ToString(x));
+  TIDE_CHECK(begin_norm_axis >= 1 && begin_norm_axis <= static_cast<int>(x.size()), "op '", op,
+             "': begin_norm_axis ", begin_norm_axis, " must be in [1, rank] for X ", ToString(x));
   NormGroups g;
   g.groups = DimsProductOrUnknown(x, 0, begin_norm_axis);
   g.size = DimsProductOrUnknown(x, begin_norm_axis, x.size());

@@ -3,10 +3,9 @@
 #ifndef TIDE_OPS_OPTIMIZER_HPP_
 #define TIDE_OPS_OPTIMIZER_HPP_
 
-#include <tide/plugin.hpp>
-
 #include <cstdint>
 #include <string>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {

@@ -10,13 +10,12 @@
 #ifndef TIDE_OPS_OPTIMIZER_UPDATE_HPP_
 #define TIDE_OPS_OPTIMIZER_UPDATE_HPP_
 
+#include <algorithm>
+#include <cstdint>
 #include <tide/ops/activation.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/ops/optimizer.hpp>
 #include <tide/plugin.hpp>
-
-#include <algorithm>
-#include <cstdint>
 #include <utility>
 #include <vector>
 

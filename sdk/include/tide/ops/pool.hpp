@@ -3,15 +3,14 @@
 #ifndef TIDE_OPS_POOL_HPP_
 #define TIDE_OPS_POOL_HPP_
 
-#include <tide/ops/host_device.hpp>
-#include <tide/ops/conv.hpp>
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tide/ops/conv.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {
@@ -95,8 +94,7 @@ PoolGeom GetPoolGeom(const Ctx& ctx, const char* op, const Dims& x) {
   TIDE_CHECK((g.h < 0 || g.oh > 0) && (g.w < 0 || g.ow > 0), "op '", op,
              "': the output would be empty: X ", ToString(x), ", ksize [", g.kh, ", ", g.kw,
              "], strides [", g.sh, ", ", g.sw, "], paddings [", g.ph, ", ", g.ph_end, ", ", g.pw,
-             ", ", g.pw_end, "] give ", g.oh,
-             " x ", g.ow);
+             ", ", g.pw_end, "] give ", g.oh, " x ", g.ow);
   return g;
 }
 

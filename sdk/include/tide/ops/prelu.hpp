@@ -5,13 +5,12 @@
 #ifndef TIDE_OPS_PRELU_HPP_
 #define TIDE_OPS_PRELU_HPP_
 
+#include <cstdint>
+#include <string>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
-#include <string>
 
 namespace tide {
 namespace ops {

@@ -4,9 +4,8 @@
 #ifndef TIDE_OPS_RANDOM_HPP_
 #define TIDE_OPS_RANDOM_HPP_
 
-#include <tide/plugin.hpp>
-
 #include <cmath>
+#include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {

@@ -3,13 +3,12 @@
 #ifndef TIDE_OPS_RANGE_HPP_
 #define TIDE_OPS_RANGE_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/ops/host_device.hpp>
-#include <tide/plugin.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/host_device.hpp>
+#include <tide/plugin.hpp>
 #include <type_traits>
 
 namespace tide {

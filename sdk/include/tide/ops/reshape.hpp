@@ -6,12 +6,11 @@
 #ifndef TIDE_OPS_RESHAPE_HPP_
 #define TIDE_OPS_RESHAPE_HPP_
 
+#include <cstddef>
+#include <cstdint>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstddef>
-#include <cstdint>
 #include <vector>
 
 namespace tide {

@@ -4,12 +4,11 @@
 #ifndef TIDE_OPS_SCALE_HPP_
 #define TIDE_OPS_SCALE_HPP_
 
-#include <tide/ops/int_inputs.hpp>
-#include <tide/plugin.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tide/ops/int_inputs.hpp>
+#include <tide/plugin.hpp>
 #include <type_traits>
 #include <vector>
 

@@ -5,9 +5,8 @@
 #ifndef TIDE_OPS_SHAPE_INPUTS_HPP_
 #define TIDE_OPS_SHAPE_INPUTS_HPP_
 
-#include <tide/plugin.hpp>
-
 #include <cstdint>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {

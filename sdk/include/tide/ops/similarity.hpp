@@ -5,13 +5,12 @@
 #ifndef TIDE_OPS_SIMILARITY_HPP_
 #define TIDE_OPS_SIMILARITY_HPP_
 
+#include <cstdint>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
 
 namespace tide {
 namespace ops {

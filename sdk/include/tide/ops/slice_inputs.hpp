@@ -6,14 +6,13 @@
 #ifndef TIDE_OPS_SLICE_INPUTS_HPP_
 #define TIDE_OPS_SLICE_INPUTS_HPP_
 
-#include <tide/ops/axis.hpp>
-#include <tide/ops/tensor_shape.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <tide/ops/axis.hpp>
+#include <tide/ops/tensor_shape.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {

@@ -4,10 +4,9 @@
 #ifndef TIDE_OPS_SOFTMAX_HPP_
 #define TIDE_OPS_SOFTMAX_HPP_
 
+#include <cstdint>
 #include <tide/ops/axis.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
 
 namespace tide {
 namespace ops {

@@ -7,15 +7,14 @@
 #ifndef TIDE_OPS_SPLIT_CONCAT_HPP_
 #define TIDE_OPS_SPLIT_CONCAT_HPP_
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/ops/tensor_shape.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstddef>
-#include <cstdint>
-#include <string>
 #include <vector>
 
 namespace tide {

@@ -6,12 +6,11 @@
 #ifndef TIDE_OPS_SUM_HPP_
 #define TIDE_OPS_SUM_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 #include <utility>
 #include <vector>
 
@@ -20,9 +19,9 @@ namespace ops {
 
 struct SparseSum {
   int64_t height = -1;
-  int64_t width = 1;            // values per row (1 when no input says)
-  std::vector<int64_t> rows;    // every input's rows, in input order
-  std::vector<Tensor> values;   // the values of the inputs that have rows, in input order
+  int64_t width = 1;           // values per row (1 when no input says)
+  std::vector<int64_t> rows;   // every input's rows, in input order
+  std::vector<Tensor> values;  // the values of the inputs that have rows, in input order
   int64_t row_count() const { return static_cast<int64_t>(rows.size()); }
 };
 

@@ -5,15 +5,14 @@
 #ifndef TIDE_OPS_TENSOR_SHAPE_HPP_
 #define TIDE_OPS_TENSOR_SHAPE_HPP_
 
-#include <tide/ops/axis.hpp>
-#include <tide/ops/dims.hpp>
-#include <tide/ops/int_inputs.hpp>
-#include <tide/plugin.hpp>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tide/ops/axis.hpp>
+#include <tide/ops/dims.hpp>
+#include <tide/ops/int_inputs.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {
@@ -67,8 +66,8 @@ inline SliceGeom GetSliceGeom(const char* op, const Dims& x, const std::vector<i
   std::vector<bool> drop(rank, false);
   for (int32_t da : decrease_axis) {
     const int a = NormAxis(op, da, rank);
-    TIDE_CHECK(g.count[a] == 1 || g.count[a] < 0, "op '", op, "': decrease_axis ", da,
-               " takes ", g.count[a], " elements; it must take exactly 1");
+    TIDE_CHECK(g.count[a] == 1 || g.count[a] < 0, "op '", op, "': decrease_axis ", da, " takes ",
+               g.count[a], " elements; it must take exactly 1");
     drop[a] = true;
   }
   for (size_t i = 0; i < rank; ++i)
@@ -127,8 +126,8 @@ inline std::vector<int32_t> ExpandAsTimes(const char* op, const Dims& x, const D
   std::vector<int32_t> t(x.size(), 1);
   for (size_t i = 0; i < x.size(); ++i) {
     if (x[i] < 0 || target[i] < 0) continue;
-    TIDE_CHECK(x[i] > 0 && target[i] % x[i] == 0, "op '", op, "': target dim ", i, " (",
-               target[i], ") is not a multiple of X's (", x[i], ")");
+    TIDE_CHECK(x[i] > 0 && target[i] % x[i] == 0, "op '", op, "': target dim ", i, " (", target[i],
+               ") is not a multiple of X's (", x[i], ")");
     t[i] = static_cast<int32_t>(target[i] / x[i]);
   }
   return t;
@@ -161,8 +160,8 @@ inline Dims GatherDims(const char* op, const Dims& x, const Dims& index) {
 
 // pad: paddings holds (before, after) per dim of X.
 inline Dims PadDims(const char* op, const Dims& x, const std::vector<int32_t>& paddings) {
-  TIDE_CHECK(paddings.size() == 2 * x.size(), "op '", op, "': paddings needs 2 values per dim of X ",
-             ToString(x), ", got ", paddings.size());
+  TIDE_CHECK(paddings.size() == 2 * x.size(), "op '", op,
+             "': paddings needs 2 values per dim of X ", ToString(x), ", got ", paddings.size());
   Dims out = x;
   for (size_t i = 0; i < x.size(); ++i) {
     TIDE_CHECK(paddings[2 * i] >= 0 && paddings[2 * i + 1] >= 0, "op '", op,

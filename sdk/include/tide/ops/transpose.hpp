@@ -4,11 +4,10 @@
 #ifndef TIDE_OPS_TRANSPOSE_HPP_
 #define TIDE_OPS_TRANSPOSE_HPP_
 
-#include <tide/ops/dims.hpp>
-#include <tide/plugin.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
 #include <vector>
 
 namespace tide {

@@ -5,11 +5,10 @@
 #ifndef TIDE_OPS_TRIL_TRIU_HPP_
 #define TIDE_OPS_TRIL_TRIU_HPP_
 
+#include <cstdint>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/host_device.hpp>
 #include <tide/plugin.hpp>
-
-#include <cstdint>
 
 namespace tide {
 namespace ops {

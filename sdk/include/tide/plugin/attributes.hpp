@@ -3,10 +3,9 @@
 #ifndef TIDE_PLUGIN_ATTRIBUTES_HPP_
 #define TIDE_PLUGIN_ATTRIBUTES_HPP_
 
-#include <tide/plugin/host.hpp>
-
 #include <cstdint>
 #include <string>
+#include <tide/plugin/host.hpp>
 #include <utility>
 #include <vector>
 
@@ -15,23 +14,64 @@ namespace tide {
 class AttrValue {
  public:
   AttrValue() { Reset(TIDE_ATTR_INT); }
-  AttrValue(int32_t v) { Reset(TIDE_ATTR_INT); c_.i = v; }                 // NOLINT
-  AttrValue(int64_t v) { Reset(TIDE_ATTR_LONG); c_.l = v; }                // NOLINT
-  AttrValue(float v) { Reset(TIDE_ATTR_FLOAT); c_.f = v; c_.d = v; }      // NOLINT
-  AttrValue(double v) { Reset(TIDE_ATTR_FLOAT64); c_.d = v; c_.f = static_cast<float>(v); }  // NOLINT
-  AttrValue(bool v) { Reset(TIDE_ATTR_BOOLEAN); c_.i = v ? 1 : 0; }        // NOLINT
-  AttrValue(const char* v) : AttrValue(std::string(v)) {}                  // NOLINT
-  AttrValue(std::string v) { Reset(TIDE_ATTR_STRING); str_ = std::move(v); Fix(); }  // NOLINT
-  AttrValue(std::vector<int32_t> v) { Reset(TIDE_ATTR_INTS); ints_ = std::move(v); Fix(); }  // NOLINT
-  AttrValue(std::vector<int64_t> v) { Reset(TIDE_ATTR_LONGS); longs_ = std::move(v); Fix(); }  // NOLINT
-  AttrValue(std::vector<float> v) { Reset(TIDE_ATTR_FLOATS); floats_ = std::move(v); Fix(); }  // NOLINT
-  AttrValue(std::vector<double> v) { Reset(TIDE_ATTR_FLOAT64S); doubles_ = std::move(v); Fix(); }  // NOLINT
+  AttrValue(int32_t v) {
+    Reset(TIDE_ATTR_INT);
+    c_.i = v;
+  }  // NOLINT
+  AttrValue(int64_t v) {
+    Reset(TIDE_ATTR_LONG);
+    c_.l = v;
+  }  // NOLINT
+  AttrValue(float v) {
+    Reset(TIDE_ATTR_FLOAT);
+    c_.f = v;
+    c_.d = v;
+  }  // NOLINT
+  AttrValue(double v) {
+    Reset(TIDE_ATTR_FLOAT64);
+    c_.d = v;
+    c_.f = static_cast<float>(v);
+  }  // NOLINT
+  AttrValue(bool v) {
+    Reset(TIDE_ATTR_BOOLEAN);
+    c_.i = v ? 1 : 0;
+  }                                                        // NOLINT
+  AttrValue(const char* v) : AttrValue(std::string(v)) {}  // NOLINT
+  AttrValue(std::string v) {
+    Reset(TIDE_ATTR_STRING);
+    str_ = std::move(v);
+    Fix();
+  }  // NOLINT
+  AttrValue(std::vector<int32_t> v) {
+    Reset(TIDE_ATTR_INTS);
+    ints_ = std::move(v);
+    Fix();
+  }  // NOLINT
+  AttrValue(std::vector<int64_t> v) {
+    Reset(TIDE_ATTR_LONGS);
+    longs_ = std::move(v);
+    Fix();
+  }  // NOLINT
+  AttrValue(std::vector<float> v) {
+    Reset(TIDE_ATTR_FLOATS);
+    floats_ = std::move(v);
+    Fix();
+  }  // NOLINT
+  AttrValue(std::vector<double> v) {
+    Reset(TIDE_ATTR_FLOAT64S);
+    doubles_ = std::move(v);
+    Fix();
+  }                                 // NOLINT
   AttrValue(std::vector<bool> v) {  // NOLINT
     Reset(TIDE_ATTR_BOOLEANS);
     for (bool b : v) ints_.push_back(b ? 1 : 0);
     Fix();
   }
-  AttrValue(std::vector<std::string> v) { Reset(TIDE_ATTR_STRINGS); strs_ = std::move(v); Fix(); }  // NOLINT
+  AttrValue(std::vector<std::string> v) {
+    Reset(TIDE_ATTR_STRINGS);
+    strs_ = std::move(v);
+    Fix();
+  }  // NOLINT
   static AttrValue Block(int32_t idx) {
     AttrValue a;
     a.Reset(TIDE_ATTR_BLOCK);
@@ -64,14 +104,33 @@ class AttrValue {
     ptrs_.clear();
     for (const auto& s : strs_) ptrs_.push_back(s.c_str());
     switch (c_.type) {
-      case TIDE_ATTR_STRING: c_.s = str_.c_str(); break;
-      case TIDE_ATTR_INTS: case TIDE_ATTR_BOOLEANS: case TIDE_ATTR_BLOCKS:
-        c_.ints = ints_.data(); c_.count = ints_.size(); break;
-      case TIDE_ATTR_LONGS: c_.longs = longs_.data(); c_.count = longs_.size(); break;
-      case TIDE_ATTR_FLOATS: c_.floats = floats_.data(); c_.count = floats_.size(); break;
-      case TIDE_ATTR_FLOAT64S: c_.doubles = doubles_.data(); c_.count = doubles_.size(); break;
-      case TIDE_ATTR_STRINGS: c_.strings = ptrs_.data(); c_.count = ptrs_.size(); break;
-      default: break;
+      case TIDE_ATTR_STRING:
+        c_.s = str_.c_str();
+        break;
+      case TIDE_ATTR_INTS:
+      case TIDE_ATTR_BOOLEANS:
+      case TIDE_ATTR_BLOCKS:
+        c_.ints = ints_.data();
+        c_.count = ints_.size();
+        break;
+      case TIDE_ATTR_LONGS:
+        c_.longs = longs_.data();
+        c_.count = longs_.size();
+        break;
+      case TIDE_ATTR_FLOATS:
+        c_.floats = floats_.data();
+        c_.count = floats_.size();
+        break;
+      case TIDE_ATTR_FLOAT64S:
+        c_.doubles = doubles_.data();
+        c_.count = doubles_.size();
+        break;
+      case TIDE_ATTR_STRINGS:
+        c_.strings = ptrs_.data();
+        c_.count = ptrs_.size();
+        break;
+      default:
+        break;
     }
   }
   TideAttrValue c_;
@@ -86,20 +145,34 @@ class AttrValue {
 
 inline const char* AttrTypeName(TideAttrType t) {
   switch (t) {
-    case TIDE_ATTR_INT: return "int";
-    case TIDE_ATTR_FLOAT: return "float";
-    case TIDE_ATTR_STRING: return "string";
-    case TIDE_ATTR_INTS: return "ints";
-    case TIDE_ATTR_FLOATS: return "floats";
-    case TIDE_ATTR_STRINGS: return "strings";
-    case TIDE_ATTR_BOOLEAN: return "bool";
-    case TIDE_ATTR_BOOLEANS: return "bools";
-    case TIDE_ATTR_BLOCK: return "block";
-    case TIDE_ATTR_LONG: return "long";
-    case TIDE_ATTR_BLOCKS: return "blocks";
-    case TIDE_ATTR_LONGS: return "longs";
-    case TIDE_ATTR_FLOAT64: return "float64";
-    case TIDE_ATTR_FLOAT64S: return "float64s";
+    case TIDE_ATTR_INT:
+      return "int";
+    case TIDE_ATTR_FLOAT:
+      return "float";
+    case TIDE_ATTR_STRING:
+      return "string";
+    case TIDE_ATTR_INTS:
+      return "ints";
+    case TIDE_ATTR_FLOATS:
+      return "floats";
+    case TIDE_ATTR_STRINGS:
+      return "strings";
+    case TIDE_ATTR_BOOLEAN:
+      return "bool";
+    case TIDE_ATTR_BOOLEANS:
+      return "bools";
+    case TIDE_ATTR_BLOCK:
+      return "block";
+    case TIDE_ATTR_LONG:
+      return "long";
+    case TIDE_ATTR_BLOCKS:
+      return "blocks";
+    case TIDE_ATTR_LONGS:
+      return "longs";
+    case TIDE_ATTR_FLOAT64:
+      return "float64";
+    case TIDE_ATTR_FLOAT64S:
+      return "float64s";
   }
   return "?";
 }
@@ -118,8 +191,8 @@ template <>
 struct AttrReader<int32_t> {
   static int32_t Read(const char* op, const char* n, const TideAttrValue* v) {
     // A block attribute is a block index, read like the BLOCKS list is read as ints.
-    if (v && (v->type == TIDE_ATTR_INT || v->type == TIDE_ATTR_BOOLEAN ||
-              v->type == TIDE_ATTR_BLOCK))
+    if (v &&
+        (v->type == TIDE_ATTR_INT || v->type == TIDE_ATTR_BOOLEAN || v->type == TIDE_ATTR_BLOCK))
       return v->i;
     if (v && v->type == TIDE_ATTR_LONG) return static_cast<int32_t>(v->l);
     BadAttr(op, n, v, "int");
@@ -166,8 +239,8 @@ struct AttrReader<std::string> {
 template <>
 struct AttrReader<std::vector<int32_t>> {
   static std::vector<int32_t> Read(const char* op, const char* n, const TideAttrValue* v) {
-    if (v && (v->type == TIDE_ATTR_INTS || v->type == TIDE_ATTR_BOOLEANS ||
-              v->type == TIDE_ATTR_BLOCKS))
+    if (v &&
+        (v->type == TIDE_ATTR_INTS || v->type == TIDE_ATTR_BOOLEANS || v->type == TIDE_ATTR_BLOCKS))
       return std::vector<int32_t>(v->ints, v->ints + v->count);
     if (v && v->type == TIDE_ATTR_LONGS) return std::vector<int32_t>(v->longs, v->longs + v->count);
     BadAttr(op, n, v, "ints");
@@ -184,7 +257,8 @@ struct AttrReader<std::vector<int64_t>> {
 template <>
 struct AttrReader<std::vector<float>> {
   static std::vector<float> Read(const char* op, const char* n, const TideAttrValue* v) {
-    if (v && v->type == TIDE_ATTR_FLOATS) return std::vector<float>(v->floats, v->floats + v->count);
+    if (v && v->type == TIDE_ATTR_FLOATS)
+      return std::vector<float>(v->floats, v->floats + v->count);
     if (v && v->type == TIDE_ATTR_FLOAT64S && TIDE_HAS_FIELD(v, TideAttrValue, doubles))
       return std::vector<float>(v->doubles, v->doubles + v->count);
     BadAttr(op, n, v, "floats");
@@ -195,7 +269,8 @@ struct AttrReader<std::vector<double>> {
   static std::vector<double> Read(const char* op, const char* n, const TideAttrValue* v) {
     if (v && v->type == TIDE_ATTR_FLOAT64S && TIDE_HAS_FIELD(v, TideAttrValue, doubles))
       return std::vector<double>(v->doubles, v->doubles + v->count);
-    if (v && v->type == TIDE_ATTR_FLOATS) return std::vector<double>(v->floats, v->floats + v->count);
+    if (v && v->type == TIDE_ATTR_FLOATS)
+      return std::vector<double>(v->floats, v->floats + v->count);
     BadAttr(op, n, v, "float64s");
   }
 };

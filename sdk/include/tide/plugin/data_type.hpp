@@ -21,9 +21,9 @@ struct DataTypeInfo {
 
 // Every data type of the ABI, in the enum's order.
 inline constexpr DataTypeInfo kDataTypes[] = {
-    {TIDE_BOOL, "bool", 1},      {TIDE_INT16, "int16", 2},   {TIDE_INT32, "int32", 4},
-    {TIDE_INT64, "int64", 8},    {TIDE_FP16, "float16", 2},  {TIDE_FP32, "float32", 4},
-    {TIDE_FP64, "float64", 8},   {TIDE_UINT8, "uint8", 1},   {TIDE_INT8, "int8", 1},
+    {TIDE_BOOL, "bool", 1},     {TIDE_INT16, "int16", 2},  {TIDE_INT32, "int32", 4},
+    {TIDE_INT64, "int64", 8},   {TIDE_FP16, "float16", 2}, {TIDE_FP32, "float32", 4},
+    {TIDE_FP64, "float64", 8},  {TIDE_UINT8, "uint8", 1},  {TIDE_INT8, "int8", 1},
     {TIDE_BF16, "bfloat16", 2},
 };
 
@@ -33,8 +33,8 @@ struct DataTypeAlias {
   TideDataType type;
 };
 inline constexpr DataTypeAlias kDataTypeAliases[] = {
-    {"fp16", TIDE_FP16},   {"bf16", TIDE_BF16},     {"fp32", TIDE_FP32}, {"float", TIDE_FP32},
-    {"fp64", TIDE_FP64},   {"double", TIDE_FP64},   {"int", TIDE_INT32}, {"long", TIDE_INT64},
+    {"fp16", TIDE_FP16}, {"bf16", TIDE_BF16},   {"fp32", TIDE_FP32}, {"float", TIDE_FP32},
+    {"fp64", TIDE_FP64}, {"double", TIDE_FP64}, {"int", TIDE_INT32}, {"long", TIDE_INT64},
 };
 
 namespace detail {

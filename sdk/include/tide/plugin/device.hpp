@@ -4,10 +4,9 @@
 #ifndef TIDE_PLUGIN_DEVICE_HPP_
 #define TIDE_PLUGIN_DEVICE_HPP_
 
-#include <tide/plugin/host.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <tide/plugin/host.hpp>
 
 namespace tide {
 
@@ -39,8 +38,8 @@ class Device {
   // Peer copies between two devices of this kind (see TideDeviceDef.copy_peer): a device that
   // has them returns true from HasPeerCopy and implements CopyPeer.
   virtual bool HasPeerCopy() const { return false; }
-  virtual void CopyPeer(void* /*ctx*/, void* /*dst*/, int32_t /*src_device*/,
-                        const void* /*src*/, size_t /*size*/) {
+  virtual void CopyPeer(void* /*ctx*/, void* /*dst*/, int32_t /*src_device*/, const void* /*src*/,
+                        size_t /*size*/) {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no peer copies");
   }
   // Optional entries (see TideDeviceDef): a device that has one returns true from its Has*.

@@ -3,11 +3,10 @@
 #ifndef TIDE_PLUGIN_GRAD_MAKER_HPP_
 #define TIDE_PLUGIN_GRAD_MAKER_HPP_
 
-#include <tide/plugin/attributes.hpp>
-#include <tide/plugin/host.hpp>
-
 #include <cstdint>
 #include <string>
+#include <tide/plugin/attributes.hpp>
+#include <tide/plugin/host.hpp>
 #include <vector>
 
 namespace tide {
@@ -49,11 +48,15 @@ class GradMaker {
  public:
   explicit GradMaker(TideGradOpMaker* m) : m_(m) {}
   const char* op_type() const { return Host().GradMaker_OpType(m_); }
-  std::vector<std::string> InputParams() const { return List(Host().GradMaker_InputParams(m_, &n_)); }
+  std::vector<std::string> InputParams() const {
+    return List(Host().GradMaker_InputParams(m_, &n_));
+  }
   std::vector<std::string> OutputParams() const {
     return List(Host().GradMaker_OutputParams(m_, &n_));
   }
-  std::vector<std::string> Input(const char* p) const { return List(Host().GradMaker_Input(m_, p, &n_)); }
+  std::vector<std::string> Input(const char* p) const {
+    return List(Host().GradMaker_Input(m_, p, &n_));
+  }
   std::vector<std::string> Output(const char* p) const {
     return List(Host().GradMaker_Output(m_, p, &n_));
   }
@@ -72,7 +75,9 @@ class GradMaker {
   // control-flow op's body), for the grad op to run; an error when there is none.
   int32_t GradBlock(const char* attr = "sub_block") const {
     int32_t idx = Host().GradMaker_GradBlock(m_, attr);
-    if (idx < 0) TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", op_type(), "': no gradient block for attribute '", attr, "'");
+    if (idx < 0)
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", op_type(), "': no gradient block for attribute '",
+                 attr, "'");
     return idx;
   }
 

@@ -45,25 +45,26 @@ std::string Concat(Args&&... args) {
 
 #define TIDE_THROW(code, ...) throw ::tide::Error(code, ::tide::detail::Concat(__VA_ARGS__))
 // TIDE_CHECK(cond, "message parts", ...): an InvalidArgument error when cond is false.
-#define TIDE_CHECK(cond, ...)                                                        \
-  do {                                                                                \
-    if (!(cond)) TIDE_THROW(TIDE_INVALID_ARGUMENT, __VA_ARGS__);                     \
+#define TIDE_CHECK(cond, ...)                                    \
+  do {                                                           \
+    if (!(cond)) TIDE_THROW(TIDE_INVALID_ARGUMENT, __VA_ARGS__); \
   } while (0)
 
 // TIDE_HOST_FN(Scope_FindLocalVar)(scope, name): a host function newer than the oldest host the
 // plugin accepts (TIDE_PLUGIN_MIN_ABI_MINOR), called only when the host that loaded the plugin
 // has it; an UNIMPLEMENTED error naming it and both versions otherwise (never a call through a
 // pointer the host does not have).
-#define TIDE_HOST_FN(field)                                                                  \
+#define TIDE_HOST_FN(field)                                                                 \
   ::tide::detail::CheckedHostFn(                                                            \
-      TIDE_HAS_FIELD(&::tide::Host(), TideHostApi, field) ? ::tide::Host().field : nullptr, #field)
+      TIDE_HAS_FIELD(&::tide::Host(), TideHostApi, field) ? ::tide::Host().field : nullptr, \
+      #field)
 namespace detail {
 template <typename F>
 F CheckedHostFn(F fn, const char* name) {
   if (!fn)
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "host function ", name, " is missing: this Tide speaks plugin ABI ",
-               Host().abi_major, ".", Host().abi_minor, ", older than the plugin's SDK (", TIDE_ABI_MAJOR,
-               ".", TIDE_ABI_MINOR, ")");
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "host function ", name,
+               " is missing: this Tide speaks plugin ABI ", Host().abi_major, ".", Host().abi_minor,
+               ", older than the plugin's SDK (", TIDE_ABI_MAJOR, ".", TIDE_ABI_MINOR, ")");
   return fn;
 }
 }  // namespace detail

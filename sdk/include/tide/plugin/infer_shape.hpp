@@ -3,13 +3,12 @@
 #ifndef TIDE_PLUGIN_INFER_SHAPE_HPP_
 #define TIDE_PLUGIN_INFER_SHAPE_HPP_
 
-#include <tide/plugin/attributes.hpp>
-#include <tide/plugin/host.hpp>
-#include <tide/plugin/types.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tide/plugin/attributes.hpp>
+#include <tide/plugin/host.hpp>
+#include <tide/plugin/types.hpp>
 #include <vector>
 
 namespace tide {
@@ -43,8 +42,8 @@ class InferShapeContext {
     return out;
   }
   void SetOutputDims(const char* param, const Dims& d, size_t i = 0) {
-    ThrowIfError(Host().InferShape_SetOutputDims(c_, param, i, d.data(),
-                                                 static_cast<int32_t>(d.size())));
+    ThrowIfError(
+        Host().InferShape_SetOutputDims(c_, param, i, d.data(), static_cast<int32_t>(d.size())));
   }
   TideDataType InputDataType(const char* param, size_t i = 0) const {
     return Host().InferShape_InputDataType(c_, param, i);

@@ -3,15 +3,14 @@
 #ifndef TIDE_PLUGIN_KERNEL_CONTEXT_HPP_
 #define TIDE_PLUGIN_KERNEL_CONTEXT_HPP_
 
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <tide/plugin/attributes.hpp>
 #include <tide/plugin/host.hpp>
 #include <tide/plugin/scope.hpp>
 #include <tide/plugin/tensor.hpp>
 #include <tide/plugin/types.hpp>
-
-#include <cstdint>
-#include <memory>
-#include <string>
 #include <vector>
 
 namespace tide {
@@ -27,8 +26,9 @@ class KernelContext {
   template <typename T>
   const T& DeviceExtension(const char* name) const {
     const void* p = Host().DeviceContext_Extension(device_context(), name);
-    if (!p) TIDE_THROW(TIDE_UNAVAILABLE, "op '", op_type(), "': device ", place().ToString(),
-                       " has no extension '", name, "'");
+    if (!p)
+      TIDE_THROW(TIDE_UNAVAILABLE, "op '", op_type(), "': device ", place().ToString(),
+                 " has no extension '", name, "'");
     return *static_cast<const T*>(p);
   }
   // Sets `size` bytes at dst (memory of this place) to `value`, queued on the device context, on
@@ -105,8 +105,8 @@ class KernelContext {
   template <typename T>
   T* SetState(std::unique_ptr<T> state) const {
     T* p = state.get();
-    ThrowIfError(TIDE_HOST_FN(KernelContext_SetState)(
-        c_, p, [](void* s) { delete static_cast<T*>(s); }));
+    ThrowIfError(
+        TIDE_HOST_FN(KernelContext_SetState)(c_, p, [](void* s) { delete static_cast<T*>(s); }));
     state.release();
     return p;
   }

@@ -3,13 +3,12 @@
 #ifndef TIDE_PLUGIN_OP_RUN_HPP_
 #define TIDE_PLUGIN_OP_RUN_HPP_
 
+#include <cstdint>
+#include <string>
 #include <tide/plugin/attributes.hpp>
 #include <tide/plugin/host.hpp>
 #include <tide/plugin/scope.hpp>
 #include <tide/plugin/types.hpp>
-
-#include <cstdint>
-#include <string>
 #include <vector>
 
 namespace tide {

@@ -4,15 +4,14 @@
 #ifndef TIDE_PLUGIN_OP_SCHEMA_HPP_
 #define TIDE_PLUGIN_OP_SCHEMA_HPP_
 
+#include <cstdint>
+#include <functional>
+#include <string>
 #include <tide/plugin/attributes.hpp>
 #include <tide/plugin/grad_maker.hpp>
 #include <tide/plugin/host.hpp>
 #include <tide/plugin/infer_shape.hpp>
 #include <tide/plugin/op_run.hpp>
-
-#include <cstdint>
-#include <functional>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,7 +25,10 @@ class OpSchema {
  public:
   explicit OpSchema(std::string type) : type_(std::move(type)) {}
 
-  OpSchema& Comment(std::string c) { comment_ = std::move(c); return *this; }
+  OpSchema& Comment(std::string c) {
+    comment_ = std::move(c);
+    return *this;
+  }
   OpSchema& Input(std::string name, std::string comment = "") {
     args_in_.push_back({std::move(name), std::move(comment), 0});
     last_ = kLastInput;
@@ -73,26 +75,41 @@ class OpSchema {
         if (v.s && a == v.s) return;
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      TIDE_THROW(TIDE_INVALID_ARGUMENT, "attribute '", name, "' must be one of {", list,
-                 "}, got '", v.s ? v.s : "", "'");
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "attribute '", name, "' must be one of {", list, "}, got '",
+                 v.s ? v.s : "", "'");
     });
   }
 
-  OpSchema& InferShape(InferShapeFn fn) { infer_ = std::move(fn); return *this; }
-  OpSchema& Grad(GradMakerFn fn) { grad_ = std::move(fn); return *this; }
+  OpSchema& InferShape(InferShapeFn fn) {
+    infer_ = std::move(fn);
+    return *this;
+  }
+  OpSchema& Grad(GradMakerFn fn) {
+    grad_ = std::move(fn);
+    return *this;
+  }
   // Fluid's default grad rule, to an op named `grad_type` (default: type + "_grad").
   OpSchema& DefaultGrad(std::string grad_type = "") {
     default_grad_ = grad_type.empty() ? type_ + "_grad" : std::move(grad_type);
     return *this;
   }
   // Which input (or "attr:<name>") picks the kernel's data type.
-  OpSchema& KernelDataTypeFrom(std::string source) { dtype_source_ = std::move(source); return *this; }
+  OpSchema& KernelDataTypeFrom(std::string source) {
+    dtype_source_ = std::move(source);
+    return *this;
+  }
   // Declares that the op has no gradient by design (its outputs do not depend differentiably
   // on its inputs). Without this, Grad or DefaultGrad, append_backward stops at the op with an
   // error when a parameter's gradient would have to pass through it.
-  OpSchema& NoGradient() { no_gradient_ = true; return *this; }
+  OpSchema& NoGradient() {
+    no_gradient_ = true;
+    return *this;
+  }
   // Makes this an operator without kernels, run by `fn`.
-  OpSchema& Run(OpRunFn fn) { run_ = std::move(fn); return *this; }
+  OpSchema& Run(OpRunFn fn) {
+    run_ = std::move(fn);
+    return *this;
+  }
 
   const std::string& type() const { return type_; }
 
@@ -152,9 +169,11 @@ class OpSchema {
 inline void OpSchema::Register(TideRegistrar* r) const {
   std::vector<TideArgDef> ins, outs;
   for (const auto& a : args_in_)
-    ins.push_back({TIDE_STRUCT_SIZE(TideArgDef, flags), a.name.c_str(), a.comment.c_str(), a.flags});
+    ins.push_back(
+        {TIDE_STRUCT_SIZE(TideArgDef, flags), a.name.c_str(), a.comment.c_str(), a.flags});
   for (const auto& a : args_out_)
-    outs.push_back({TIDE_STRUCT_SIZE(TideArgDef, flags), a.name.c_str(), a.comment.c_str(), a.flags});
+    outs.push_back(
+        {TIDE_STRUCT_SIZE(TideArgDef, flags), a.name.c_str(), a.comment.c_str(), a.flags});
   std::vector<TideAttrDef> attrs;
   for (const auto& a : attrs_) {
     TideAttrDef d{};

@@ -3,16 +3,15 @@
 #ifndef TIDE_PLUGIN_REGISTRAR_HPP_
 #define TIDE_PLUGIN_REGISTRAR_HPP_
 
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <tide/plugin/device.hpp>
 #include <tide/plugin/host.hpp>
 #include <tide/plugin/kernel_context.hpp>
 #include <tide/plugin/op_schema.hpp>
 #include <tide/plugin/tensor.hpp>
-
-#include <cstdint>
-#include <memory>
-#include <mutex>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -55,7 +54,8 @@ class Registrar {
   // A transform fn(in, out, ctx): for layouts, out gets in's data in layout `to`; for casts,
   // out gets in's values as dtype `to`. out's dims are set; allocate it with mutable_data.
   using TransformFn = void (*)(const Tensor& in, Tensor& out, TideDeviceContext* ctx);
-  void LayoutTransform(const std::string& place_kind, TideLayout from, TideLayout to, TransformFn fn) {
+  void LayoutTransform(const std::string& place_kind, TideLayout from, TideLayout to,
+                       TransformFn fn) {
     TideLayoutTransformDef d{};
     d.struct_size = TIDE_STRUCT_SIZE(TideLayoutTransformDef, user_data);
     d.place_kind = place_kind.c_str();
@@ -65,7 +65,8 @@ class Registrar {
     d.user_data = reinterpret_cast<void*>(fn);
     ThrowIfError(Host().Registrar_AddLayoutTransform(r_, &d));
   }
-  void DataTypeCast(const std::string& place_kind, TideDataType from, TideDataType to, TransformFn fn) {
+  void DataTypeCast(const std::string& place_kind, TideDataType from, TideDataType to,
+                    TransformFn fn) {
     TideDataTypeCastDef d{};
     d.struct_size = TIDE_STRUCT_SIZE(TideDataTypeCastDef, user_data);
     d.place_kind = place_kind.c_str();
@@ -97,8 +98,8 @@ class Registrar {
   }
 
  private:
-  static TideStatus* TransformTrampoline(const TideTensor* in, TideTensor* out, TideDeviceContext* ctx,
-                                         void* data) {
+  static TideStatus* TransformTrampoline(const TideTensor* in, TideTensor* out,
+                                         TideDeviceContext* ctx, void* data) {
     return detail::Guard([&] {
       Tensor out_view(out);
       reinterpret_cast<TransformFn>(data)(Tensor(in), out_view, ctx);

@@ -5,13 +5,12 @@
 #ifndef TIDE_PLUGIN_REGISTRATION_HPP_
 #define TIDE_PLUGIN_REGISTRATION_HPP_
 
-#include <tide/plugin/host.hpp>
-#include <tide/plugin/registrar.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <tide/plugin/host.hpp>
+#include <tide/plugin/registrar.hpp>
 #include <utility>
 #include <vector>
 
@@ -82,31 +81,30 @@ inline TideStatus* RunRegistrations(const TideHostApi* host, TideRegistrar* r) {
 #define TIDE_UNIQUE(prefix) TIDE_CONCAT(prefix, __COUNTER__)
 
 // Registers an op schema: TIDE_REGISTER_OP(tide::OpSchema("relu").Input("X")...);
-#define TIDE_REGISTER_OP(schema_expr)                                            \
-  static const bool TIDE_UNIQUE(tide_op_reg_) = ::tide::detail::AddStaticRegistration( \
-      [](::tide::Registrar& r) { r.Op(schema_expr); })
+#define TIDE_REGISTER_OP(schema_expr)           \
+  static const bool TIDE_UNIQUE(tide_op_reg_) = \
+      ::tide::detail::AddStaticRegistration([](::tide::Registrar& r) { r.Op(schema_expr); })
 
 // Registers kernel template `fn<T>` for each listed type T, on `place_kind` (plain library):
 //   TIDE_REGISTER_KERNEL("relu", "cpu", ReluKernel, float, double);
-#define TIDE_REGISTER_KERNEL(op_type, place_kind, fn, ...)                                 \
-  static const bool TIDE_UNIQUE(tide_kernel_reg_) = ::tide::detail::AddStaticRegistration( \
-      [](::tide::Registrar& r) {                                                          \
-        ::tide::detail::ForEachType<__VA_ARGS__>([&](auto tag) {                         \
-          using T = typename decltype(tag)::type;                                         \
-          r.Kernel(op_type, place_kind, ::tide::DataTypeOf<T>(), &fn<T>);                \
-        });                                                                               \
+#define TIDE_REGISTER_KERNEL(op_type, place_kind, fn, ...)                \
+  static const bool TIDE_UNIQUE(tide_kernel_reg_) =                       \
+      ::tide::detail::AddStaticRegistration([](::tide::Registrar& r) {    \
+        ::tide::detail::ForEachType<__VA_ARGS__>([&](auto tag) {          \
+          using T = typename decltype(tag)::type;                         \
+          r.Kernel(op_type, place_kind, ::tide::DataTypeOf<T>(), &fn<T>); \
+        });                                                               \
       })
 
 // Like TIDE_REGISTER_KERNEL with a layout, library and override priority.
-#define TIDE_REGISTER_KERNEL_EX(op_type, place_kind, layout, library, priority, fn, ...)   \
-  static const bool TIDE_UNIQUE(tide_kernel_reg_) = ::tide::detail::AddStaticRegistration( \
-      [](::tide::Registrar& r) {                                                          \
-        ::tide::detail::ForEachType<__VA_ARGS__>([&](auto tag) {                         \
-          using T = typename decltype(tag)::type;                                         \
-          r.Kernel(op_type, place_kind, ::tide::DataTypeOf<T>(), &fn<T>, layout, library, \
-                   priority);                                                             \
-        });                                                                               \
-      })
+#define TIDE_REGISTER_KERNEL_EX(op_type, place_kind, layout, library, priority, fn, ...)         \
+  static const bool TIDE_UNIQUE(                                                                 \
+      tide_kernel_reg_) = ::tide::detail::AddStaticRegistration([](::tide::Registrar& r) {       \
+    ::tide::detail::ForEachType<__VA_ARGS__>([&](auto tag) {                                     \
+      using T = typename decltype(tag)::type;                                                    \
+      r.Kernel(op_type, place_kind, ::tide::DataTypeOf<T>(), &fn<T>, layout, library, priority); \
+    });                                                                                          \
+  })
 
 // Any other registration step: TIDE_ON_REGISTER([](tide::Registrar& r) { ... });
 #define TIDE_ON_REGISTER(...) \
@@ -115,29 +113,27 @@ inline TideStatus* RunRegistrations(const TideHostApi* host, TideRegistrar* r) {
 // Defines the plugin's optional finalize (TIDE_PLUGIN_FINALIZE_SYMBOL), at most once per plugin:
 //   TIDE_ON_FINALIZE([] { pool.reset(); });
 // An exception it throws is dropped: there is no one to report to at exit.
-#define TIDE_ON_FINALIZE(...)                                         \
-  extern "C" TIDE_PLUGIN_EXPORT void tide_plugin_finalize(void) {     \
-    try {                                                              \
-      (__VA_ARGS__)();                                                 \
-    } catch (...) {                                                    \
-    }                                                                  \
+#define TIDE_ON_FINALIZE(...)                                     \
+  extern "C" TIDE_PLUGIN_EXPORT void tide_plugin_finalize(void) { \
+    try {                                                         \
+      (__VA_ARGS__)();                                            \
+    } catch (...) {                                               \
+    }                                                             \
   }
 
 // Defines the plugin's exported entry points (and its ABI layout revision). Once per plugin:
 //   TIDE_PLUGIN("ops_math", "0.1.0", "one-line description");
 //   TIDE_PLUGIN_REQUIRES("device_mkldnn", "0.1.0", "description", "device_cpu");
-#define TIDE_PLUGIN(name, version, description) \
-  TIDE_PLUGIN_REQUIRES(name, version, description)
-#define TIDE_PLUGIN_REQUIRES(name, version, description, ...)                               \
-  extern "C" TIDE_PLUGIN_EXPORT const TidePluginInfo* tide_plugin_info(                    \
-      const TideAbiRange* host) {                                                          \
-    static const ::tide::detail::Requires req{__VA_ARGS__};                                \
-    return ::tide::detail::MakeInfo(name, version, description, req, host);               \
-  }                                                                                        \
-  extern "C" TIDE_PLUGIN_EXPORT TideStatus* tide_plugin_register(const TideHostApi* host,  \
-                                                                 TideRegistrar* r) {       \
-    return ::tide::detail::RunRegistrations(host, r);                                      \
-  }                                                                                        \
+#define TIDE_PLUGIN(name, version, description) TIDE_PLUGIN_REQUIRES(name, version, description)
+#define TIDE_PLUGIN_REQUIRES(name, version, description, ...)                                      \
+  extern "C" TIDE_PLUGIN_EXPORT const TidePluginInfo* tide_plugin_info(const TideAbiRange* host) { \
+    static const ::tide::detail::Requires req{__VA_ARGS__};                                        \
+    return ::tide::detail::MakeInfo(name, version, description, req, host);                        \
+  }                                                                                                \
+  extern "C" TIDE_PLUGIN_EXPORT TideStatus* tide_plugin_register(const TideHostApi* host,          \
+                                                                 TideRegistrar* r) {               \
+    return ::tide::detail::RunRegistrations(host, r);                                              \
+  }                                                                                                \
   TIDE_DEFINE_PLUGIN_ABI_LAYOUT
 
 #endif  // TIDE_PLUGIN_REGISTRATION_HPP_

@@ -3,10 +3,9 @@
 #ifndef TIDE_PLUGIN_SCOPE_HPP_
 #define TIDE_PLUGIN_SCOPE_HPP_
 
+#include <string>
 #include <tide/plugin/host.hpp>
 #include <tide/plugin/tensor.hpp>
-
-#include <string>
 
 namespace tide {
 
@@ -93,7 +92,9 @@ Scope StepScopes::at(size_t i) const {
   if (!sc) TIDE_THROW(TIDE_OUT_OF_RANGE, "step scope ", i, " >= size ", size());
   return Scope(sc);
 }
-Scope StepScopes::Push(const Scope& parent) { return Scope(Host().StepScopes_Push(s_, parent.c())); }
+Scope StepScopes::Push(const Scope& parent) {
+  return Scope(Host().StepScopes_Push(s_, parent.c()));
+}
 
 }  // namespace tide
 

@@ -4,12 +4,11 @@
 #ifndef TIDE_PLUGIN_TENSOR_HPP_
 #define TIDE_PLUGIN_TENSOR_HPP_
 
-#include <tide/plugin/host.hpp>
-#include <tide/plugin/types.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <tide/plugin/host.hpp>
+#include <tide/plugin/types.hpp>
 #include <utility>
 #include <vector>
 
@@ -46,7 +45,8 @@ class Tensor {
   bool initialized() const { return Host().Tensor_Data(t_) != nullptr; }
 
   void Resize(const Dims& d) {
-    ThrowIfError(Host().Tensor_Resize(Writable("Resize"), d.data(), static_cast<int32_t>(d.size())));
+    ThrowIfError(
+        Host().Tensor_Resize(Writable("Resize"), d.data(), static_cast<int32_t>(d.size())));
   }
   // Takes other's dims (no allocation: for hot kernels).
   void ResizeLike(const Tensor& other) {
@@ -66,8 +66,8 @@ class Tensor {
   const void* raw_data() const { return Host().Tensor_Data(t_); }
   template <typename T>
   const T* data() const {
-    TIDE_CHECK(DataTypeOf<T>() == dtype(), "tensor holds ", DataTypeName(dtype()),
-               ", read as ", DataTypeName(DataTypeOf<T>()));
+    TIDE_CHECK(DataTypeOf<T>() == dtype(), "tensor holds ", DataTypeName(dtype()), ", read as ",
+               DataTypeName(DataTypeOf<T>()));
     return static_cast<const T*>(Host().Tensor_Data(t_));
   }
   void* mutable_data(TideDataType dtype, const Place& place) {
@@ -130,8 +130,8 @@ class Tensor {
  protected:
   TideTensor* Writable(const char* what) const {
     if (read_only_)
-      TIDE_THROW(TIDE_FAILED_PRECONDITION, what, " on a read-only tensor (a kernel's input): ",
-                 "write an output instead");
+      TIDE_THROW(TIDE_FAILED_PRECONDITION, what,
+                 " on a read-only tensor (a kernel's input): ", "write an output instead");
     return t_;
   }
   TideTensor* t_ = nullptr;

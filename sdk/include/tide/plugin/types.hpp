@@ -4,11 +4,10 @@
 #ifndef TIDE_PLUGIN_TYPES_HPP_
 #define TIDE_PLUGIN_TYPES_HPP_
 
-#include <tide/plugin/data_type.hpp>
-#include <tide/plugin/host.hpp>
-
 #include <cstdint>
 #include <string>
+#include <tide/plugin/data_type.hpp>
+#include <tide/plugin/host.hpp>
 #include <vector>
 
 namespace tide {
