@@ -16,10 +16,8 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
-
 from common import Table, machine_line, measure, parser, setup_paths
 
 SIZES = {"4K": 4 << 10, "64K": 64 << 10, "1M": 1 << 20, "16M": 16 << 20, "64M": 64 << 20}
@@ -58,13 +56,16 @@ def worker_tide(sizes, reps):
             exe.run(prog)
             got = np.array(scope.find_var("x").get_tensor())
             assert got[0] == w.world_size, got[0]  # correct before timed
-            out[name] = measure(lambda: exe.run(prog), reps=reps, inner=inner_for(SIZES[name]))
+            out[name] = measure(
+                lambda prog=prog: exe.run(prog), reps=reps, inner=inner_for(SIZES[name])
+            )
     return w.rank, out
 
 
 def worker_torch(sizes, reps):
     import torch
     import torch.distributed as dist
+
     from tide.distributed import world
 
     w = world()
@@ -80,7 +81,7 @@ def worker_torch(sizes, reps):
         t = torch.ones(SIZES[name] // 4)
         dist.all_reduce(t)
         assert t[0].item() == w.world_size
-        out[name] = measure(lambda: dist.all_reduce(t), reps=reps, inner=inner_for(SIZES[name]))
+        out[name] = measure(lambda t=t: dist.all_reduce(t), reps=reps, inner=inner_for(SIZES[name]))
     dist.destroy_process_group()
     return w.rank, out
 

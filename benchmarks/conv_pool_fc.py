@@ -6,7 +6,6 @@ process per framework. Target: the oneDNN kernels within 1.1x of PyTorch's time.
 """
 
 import numpy as np
-
 from common import (
     Table,
     best_of_blas_settings,

@@ -8,7 +8,6 @@ import ctypes
 import ctypes.util
 
 import numpy as np
-
 from common import (
     Table,
     best_of_blas_settings,

@@ -8,7 +8,6 @@ first CHECK_STEPS steps), one process per framework, rounds interleaved. Target 
 """
 
 import numpy as np
-
 from common import (
     Table,
     best_of_blas_settings,

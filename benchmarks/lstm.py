@@ -14,7 +14,6 @@ import statistics
 import tempfile
 
 import numpy as np
-
 from common import (
     Table,
     machine_line,

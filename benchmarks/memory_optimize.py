@@ -24,7 +24,6 @@ import subprocess
 import sys
 
 import numpy as np
-
 from common import setup_paths
 
 BATCH = {"mlp": 64, "lenet": 32, "resnet": 16}

@@ -9,13 +9,11 @@ kernel declined the shape and the plain one ran).
     TIDE_BUILD=build python benchmarks/mkldnn_vs_plain.py [--threads 1] [--seconds 1] [--only prelu]
 """
 
-import os
 import statistics
 import sys
 import time
 
 import numpy as np
-
 from common import machine_line, parser, set_threads, setup_paths
 
 
@@ -267,7 +265,10 @@ def time_case(case, seconds):
             main, feed, types = build(op, shapes, attrs, with_grad, use)
             exe = tide.Executor(tide.CPUPlace())
             scope = tide.Scope()
-            fn = lambda e=exe, m=main, f=feed, s=scope: e.run(m, feed=f, fetch_list=[], scope=s)
+
+            def fn(e=exe, m=main, f=feed, s=scope):
+                return e.run(m, feed=f, fetch_list=[], scope=s)
+
             fn()
             runs[use] = (fn, ran(exe, types) if use else "")
         t0 = time.perf_counter()

@@ -7,7 +7,6 @@ runs in a process of its own, rounds interleaved. Prints steps/s and tide/peer.
 """
 
 import numpy as np
-
 from common import (
     Table,
     best_of_blas_settings,

@@ -12,7 +12,6 @@ its optimisers fuse no chain of Adds). Each framework's output is checked agains
 import statistics
 
 import numpy as np
-
 from common import (
     Table,
     machine_line,

@@ -21,7 +21,6 @@ import subprocess
 import sys
 
 import numpy as np
-
 from common import (
     ROOT,
     Table,

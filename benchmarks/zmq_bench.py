@@ -15,7 +15,6 @@ import sys
 import time
 
 import numpy as np
-
 from common import machine_line, parser, setup_paths
 
 SIZES = {"4K": 4 << 10, "1M": 1 << 20, "64M": 64 << 20}

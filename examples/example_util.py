@@ -32,7 +32,7 @@ def require_matplotlib(path):
     except ImportError:
         raise SystemExit(
             "--plot %s needs matplotlib, which is not installed (pip install matplotlib)" % path
-        )
+        ) from None
 
 
 def plot_losses(path, losses, ylabel="loss", title=None):

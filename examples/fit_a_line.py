@@ -6,14 +6,13 @@ inference model, load it back and predict.
 """
 
 import argparse
-import os
 import tempfile
 
 import numpy as np
+from example_util import plot_losses, progress, require_matplotlib
 from sklearn.datasets import load_diabetes
 
 import tide
-from example_util import plot_losses, progress, require_matplotlib
 
 
 def load_data(seed=0):

@@ -7,10 +7,10 @@ cross-entropy, Adam, then test accuracy.
 import argparse
 
 import numpy as np
+from example_util import plot_losses, progress, require_matplotlib
 from sklearn.datasets import load_digits
 
 import tide
-from example_util import plot_losses, progress, require_matplotlib
 
 
 def load_data(seed=0):

@@ -35,12 +35,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 import paddle  # noqa: E402
+import paddle_nn_models as nn_models  # noqa: E402
 from paddle import nn  # noqa: E402
 from paddle.vision import models  # noqa: E402
 from paddle.vision.models.resnet import BasicBlock  # noqa: E402
 from paddle.vision.models.vgg import make_layers  # noqa: E402
-
-import paddle_nn_models as nn_models  # noqa: E402
 
 SEED = 2026
 

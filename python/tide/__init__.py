@@ -23,22 +23,44 @@ from .plugins import _load_entry_point_plugins, _warn_orphan_kernels  # noqa: E4
 _load_entry_point_plugins()
 _warn_orphan_kernels()
 
-from . import core, unique_name  # noqa: E402
+from . import (  # noqa: E402  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
+    clip,
+    core,
+    cuda,
+    debugger,
+    distributed,
+    evaluator,
+    initializer,
+    io,
+    layers,
+    memory,
+    metrics,
+    nets,
+    optimizer,
+    profiler,
+    reader,
+    regularizer,
+    transpiler,
+    unique_name,
+)
+from .backward import append_backward  # noqa: E402,F401
 from .core import (
     CPUPlace,
     CUDAPlace,
+    InvalidArgumentError,
     LoDTensor,
+    NotFoundError,
     Place,
     PluginError,
+    PreconditionError,
+    ResourceExhaustedError,
     Scope,  # noqa: E402,F401
     TideError,
-    InvalidArgumentError,
-    NotFoundError,
-    PreconditionError,
     UnavailableError,
-    ResourceExhaustedError,
     convert_dtype,
 )
+from .data_feeder import DataFeeder  # noqa: E402,F401
+from .executor import Executor, global_scope, scope_guard  # noqa: E402,F401
 from .framework import (
     Operator,
     Parameter,
@@ -48,24 +70,17 @@ from .framework import (
     default_startup_program,
     program_guard,
 )
-from .executor import Executor, global_scope, scope_guard  # noqa: E402,F401
-from . import layers, nets, initializer, optimizer, regularizer, clip, io, reader, profiler  # noqa: E402,F401
-from . import debugger, evaluator, metrics  # noqa: E402,F401
 from .layers import Switch as switch  # noqa: E402,F401  (Fluid's fluid.switch())
-from .backward import append_backward  # noqa: E402,F401
-from .param_attr import ParamAttr  # noqa: E402,F401
-from .data_feeder import DataFeeder  # noqa: E402,F401
 from .lod_tensor import create_lod_tensor, create_random_int_lodtensor  # noqa: E402,F401
-from .reader import batch  # noqa: E402,F401
+from .param_attr import ParamAttr  # noqa: E402,F401
 from .plugins import (
-    load_plugin,
-    plugins,
-    plugin_search_path,
-    is_compiled_with_cuda,  # noqa: E402,F401
     entry_point_plugin_dirs,
+    is_compiled_with_cuda,  # noqa: E402,F401
+    load_plugin,
+    plugin_search_path,
+    plugins,
 )
-from . import cuda, memory  # noqa: E402,F401
-from . import distributed, transpiler  # noqa: E402,F401
+from .reader import batch  # noqa: E402,F401
 from .transpiler import (
     DistributeTranspiler,
     DistributeTranspilerConfig,  # noqa: E402,F401

@@ -29,11 +29,11 @@ import threading
 
 import numpy as np
 
+from . import reader as _reader
 from . import unique_name
 from .core import CPUPlace, EOFException, LoDTensor, Place, PreconditionError
 from .data_feeder import DataFeeder
 from .framework import Variable, default_main_program
-from . import reader as _reader
 
 __all__ = ["DataLoader", "GeneratorLoader", "PyReader"]
 

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from . import _C, unique_name
-from .core import VAR_TYPES, VAR_TYPE_NAMES, convert_dtype, dtype_code, dtype_name
+from .core import VAR_TYPE_NAMES, VAR_TYPES, convert_dtype, dtype_code, dtype_name
 
 # Op roles (the op_role attribute), as the core's backward writes them.
 OP_ROLE_FORWARD = 0

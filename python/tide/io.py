@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 
-from .core import CPUPlace, LoDTensor, _C, convert_dtype
+from .core import _C, CPUPlace, LoDTensor, convert_dtype
 from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader, ...)
 from .executor import Executor, global_scope
 from .framework import Parameter, Program, Variable, default_main_program
@@ -213,7 +213,7 @@ def load_vars(
             items.append(r + (path,))
     if filename is not None:
         items = [r + (path,) for r in items]
-    for name, arr, lod, src in items:
+    for name, arr, _lod, src in items:
         _check_against_program(src, name, declared.get(name), arr)
     for name, arr, lod, src in items:
         t = scope.var(name).get_tensor()

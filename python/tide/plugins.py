@@ -3,8 +3,8 @@
 import warnings
 
 from . import _C, _entry_points
-from .layer_names import layer_name_collisions
 from .core import PluginError, TideError
+from .layer_names import layer_name_collisions
 
 
 def load_plugin(path):

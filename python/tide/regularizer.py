@@ -52,7 +52,9 @@ def append_regularization_ops(params_grads, regularization=None):
             out.append((param, grad))
             continue
         if grad.type == "SELECTED_ROWS":
-            warnings.warn("regularization skipped for the sparse gradient of '%s'" % param.name)
+            warnings.warn(
+                "regularization skipped for the sparse gradient of '%s'" % param.name, stacklevel=2
+            )
             out.append((param, grad))
             continue
         block = grad.block

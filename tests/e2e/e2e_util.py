@@ -51,7 +51,7 @@ class Proc:
             raise AssertionError(
                 "%s did not finish within %s s; its output:\n%s"
                 % (self.name, timeout, self.output()[-4000:])
-            )
+            ) from None
 
     def wait_for(self, text, timeout):
         end = time.time() + timeout

@@ -8,8 +8,8 @@ import struct
 import time
 
 import zmq
-
 from e2e_util import assert_same_training, load, model_cmd, start_job
+
 from tide.distributed.launch import free_ports
 
 MAX = 1 << 20  # the pservers' max_message_size in this test

@@ -8,8 +8,8 @@ import sys
 import time
 
 import pytest
-
 from e2e_util import HERE, child_env
+
 from tide.distributed.launch import free_ports
 
 MODEL = HERE + "/collective_model.py"
@@ -164,7 +164,7 @@ def test_mismatched_shapes_are_named(procs):
 
 
 def test_collectives_in_another_order_are_named(procs):
-    for r, p in enumerate(start_pair(procs, "order")):
+    for _r, p in enumerate(start_pair(procs, "order")):
         assert p.wait(60) != 0, p.output()[-3000:]
         out = p.output()
         assert "the ranks issued different collectives (collective_check)" in out, out[-3000:]

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from e2e_util import HERE, child_env, load, run_ok
 
 sys.path.insert(0, HERE)

@@ -7,7 +7,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from e2e_util import HERE, child_env, load
 
 sys.path.insert(0, HERE)

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-
-from e2e_util import HERE, load, run_ok as run
+from e2e_util import HERE, load
+from e2e_util import run_ok as run
 
 MODEL = HERE + "/collective_model.py"
 STEPS = 8

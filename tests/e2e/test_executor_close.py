@@ -8,8 +8,8 @@ import os
 import sys
 
 import numpy as np
-
 from e2e_util import HERE
+
 from tide.distributed.launch import free_ports
 
 SCRIPT = os.path.join(HERE, "fluid_style_dist.py")

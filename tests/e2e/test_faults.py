@@ -7,8 +7,8 @@ import re
 import time
 
 import numpy as np
-
 from e2e_util import load, start_job
+
 from tide.distributed.launch import free_ports
 
 

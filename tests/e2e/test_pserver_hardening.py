@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import zmq
 import zmq.auth
-
-from e2e_util import model_cmd, start_job
+from e2e_util import start_job
 from test_bad_input import request, var_message
+
 from tide.distributed.launch import free_ports
 
 SEND_VARS, GET_VARS, SEND_BARRIER, COMPLETE = 1, 2, 3, 5
@@ -133,7 +133,7 @@ def test_a_non_finite_gradient_is_refused_naming_the_trainer_and_the_pserver_ser
             seq += 1
     for t in (0, 1):
         s.send(request(SEND_BARRIER, 20 + t, trainer_id=t))
-    for t in (0, 1):
+    for _ in (0, 1):
         assert b"refused" not in _answer(s, 30)
     s.send(request(GET_VARS, 30, names=["fc_0.w_0", "fc_0.b_0"], round=1))
     assert s.poll(10000), "no answer to the get"

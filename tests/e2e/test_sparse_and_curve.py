@@ -2,16 +2,14 @@
 only trainers whose keys the pserver admits get through."""
 
 import json
-import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 import zmq
 import zmq.auth
+from e2e_util import assert_same_training, load, model_cmd, start_job
 
-from e2e_util import assert_same_training, child_env, load, model_cmd, start_job
 from tide.distributed.launch import free_ports
 
 SPARSE_JOB = r"""

@@ -4,8 +4,8 @@ the two gradients and scale by 1/2, so per-step losses, parameters and accuracy 
 run fed whole minibatches. Async mode trains too (not step-for-step equal)."""
 
 import numpy as np
-
-from e2e_util import assert_same_training, launch_cmd, load, model_cmd, run_ok as run
+from e2e_util import assert_same_training, launch_cmd, load, model_cmd
+from e2e_util import run_ok as run
 
 
 def local_and_dist(tmp_path, model, *extra):

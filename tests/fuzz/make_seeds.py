@@ -2,7 +2,6 @@
 from a build tree: PYTHONPATH=<build>/python python tests/fuzz/make_seeds.py). Small on purpose:
 the fuzzers grow their own corpora in build-fuzz/."""
 
-import io
 import os
 import struct
 import sys

@@ -4,18 +4,17 @@ scale, forward only) it judges those kernels and reports every other op, and eve
 whose grad op falls back to the CPU, as not covered; a planted wrong kernel
 (TIDE_SIM_PLANT_BUG=scale) is a failure naming the op, with a non-zero exit status."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 
-import contextlib
-
 import numpy as np
 import pytest
+from ctest_env import needs, path, require
 
 import tide
-from ctest_env import needs, path, require
 from tide.testing import coverage, op_test
 
 SIM_PARTS = ("tests", "plugins", "sim_device", "libtide_device_sim.so")

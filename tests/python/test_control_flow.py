@@ -3,9 +3,9 @@ ConditionalBlock, tensor arrays, piecewise_decay), forward, against numpy; bad i
 
 import numpy as np
 import pytest
+from ctest_env import require
 
 import tide
-from ctest_env import require
 from tide import layers
 
 

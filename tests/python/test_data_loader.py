@@ -175,7 +175,7 @@ def test_leaving_a_pass_early_leaves_no_thread(exe):
     before = set(threading.enumerate())
     loader = tide.io.DataLoader.from_generator(feed_list=[x, y], capacity=3)
     loader.set_batch_generator(endless)
-    for k, data in enumerate(loader()):
+    for k, _data in enumerate(loader()):
         if k == 4:
             break
     assert set(threading.enumerate()) == before

@@ -10,7 +10,6 @@ import sys
 import textwrap
 
 import pytest
-
 from ctest_env import needs, path
 
 SIM_PARTS = ("tests", "plugins", "sim_device", "libtide_device_sim.so")

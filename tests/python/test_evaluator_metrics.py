@@ -152,7 +152,7 @@ def test_the_seeds_evaluator_loop(exe, rng):
         for i in range(0, len(data), 8):
             yield data[i : i + 8]
 
-    for pass_id in range(2):
+    for _pass_id in range(2):
         accuracy.reset(exe)
         correct = 0.0
         for batch in train_reader():

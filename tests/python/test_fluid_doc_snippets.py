@@ -10,12 +10,11 @@ import pytest
 
 import tide as fluid
 import tide as paddle  # the documents' paddle.batch / paddle.reader.shuffle
-from tide import core, debugger, framework, layers
-from tide import Program
+from tide import Program, core, debugger, framework, layers
+from tide.clip import GradientClipByValue
 from tide.initializer import UniformInitializer
 from tide.param_attr import ParamAttr
 from tide.regularizer import L1Decay
-from tide.clip import GradientClipByValue
 
 
 def _uci_housing_like(n=100, seed=0):
@@ -57,7 +56,7 @@ def test_dev_guide_compile_time_and_run_time():
     exe.run(fluid.default_startup_program())
     PASS_NUM = 100
     losses = []
-    for pass_id in range(PASS_NUM):
+    for _pass_id in range(PASS_NUM):
         for data in train_reader():
             (avg_loss_value,) = exe.run(
                 fluid.default_main_program(), feed=feeder.feed(data), fetch_list=[avg_cost]
@@ -322,7 +321,7 @@ def test_dev_guide_evaluator():
 
     accuracy = fluid.evaluator.Accuracy(input=predict, label=label)
     exe.run(fluid.default_startup_program())
-    for pass_id in range(PASS_NUM):
+    for _pass_id in range(PASS_NUM):
         accuracy.reset(exe)
         batch_accs = []
         for data in train_reader():

@@ -14,11 +14,11 @@ does."""
 
 import numpy as np
 import pytest
-
-import tide
 from op_test import make
 from test_ops_nn import distinct, lrn_ref
 from test_ops_tensor import interp_ref
+
+import tide
 
 DTYPES = ["float32", "float64"]
 GRAD_TOL = {"float32": (0.02, 0.01), "float64": (1e-5, 1e-5)}

@@ -13,15 +13,16 @@ fill_constant true (Fluid's static_cast, any non-zero value is true)."""
 
 import numpy as np
 import pytest
+from op_test import make
+from test_fluid_semantics import DTYPE_CODE, DTYPES, grad_args, has_mkldnn, rand
+from test_mkldnn_ops import check_grads, onednn
+from test_mkldnn_ops import run as run_onednn
+from test_ops_selected_rows import TOL, merged, run_op
+from test_ops_tensor import interp_ref
 
 import tide
 from tide import layers
 from tide.clip import GradientClipByGlobalNorm, GradientClipByNorm, append_gradient_clip_ops
-from op_test import make
-from test_fluid_semantics import DTYPE_CODE, DTYPES, grad_args, has_mkldnn, rand
-from test_mkldnn_ops import check_grads, onednn, run as run_onednn
-from test_ops_selected_rows import TOL, merged, run_op
-from test_ops_tensor import interp_ref
 
 
 def out_shape_of(op, inputs, attrs):
@@ -29,7 +30,7 @@ def out_shape_of(op, inputs, attrs):
     block = tide.default_main_program().global_block()
     ins = {}
     for param, value in inputs.items():
-        make_var = lambda shape, dtype: block.create_var(  # noqa: E731
+        make_var = lambda shape, dtype, param=param: block.create_var(  # noqa: E731
             name=tide.unique_name.generate(param), shape=shape, dtype=dtype
         )
         ins[param] = (

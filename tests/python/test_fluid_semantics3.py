@@ -16,15 +16,15 @@ run time)."""
 
 import numpy as np
 import pytest
-
-import tide
-from tide import layers
-from tide.clip import GradientClipByValue, append_gradient_clip_ops
 from op_test import make
 from test_fluid_semantics import DTYPE_CODE, DTYPES, grad_args, rand
 from test_fluid_semantics2 import _embedding_step, out_shape_of
 from test_layers_fluid_args import check_grad, data, op_of, run
 from test_ops_selected_rows import TOL, merged, run_op
+
+import tide
+from tide import layers
+from tide.clip import GradientClipByValue, append_gradient_clip_ops
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ kernel declines an X of two elements (the cpu kernel then runs the op). Each cas
 subprocess, since the device is loaded at run time."""
 
 import json
-import os
 import subprocess
 import sys
 import textwrap

@@ -6,10 +6,10 @@ float32 and float64), nets.sequence_conv_pool against the layers it stands for, 
 
 import numpy as np
 import pytest
+from test_layers_fluid_args import DTYPES, check_grad, data, run
 
 import tide
 from tide import layers, nets
-from test_layers_fluid_args import DTYPES, check_grad, data, run
 
 
 def _lr_over_runs(exe, lr, runs):

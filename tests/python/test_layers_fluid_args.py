@@ -13,11 +13,11 @@ variable)."""
 
 import numpy as np
 import pytest
+from test_ops_nn import conv2d_ref, lrn_ref, pool2d_ref
+from test_ops_tensor import interp_ref
 
 import tide
 from tide import layers
-from test_ops_nn import conv2d_ref, lrn_ref, pool2d_ref
-from test_ops_tensor import interp_ref
 
 DTYPES = ["float32", "float64"]
 # float32 finite differences are coarse: looser tolerance, bigger step.

@@ -8,9 +8,9 @@ devices/mkldnn/README.md) runs the plain kernel with the same values."""
 
 import numpy as np
 import pytest
+from float64_grad import numeric_grad
 
 import tide
-from float64_grad import numeric_grad
 
 
 def has_mkldnn():

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 GRAD_TOL = {"float32": (0.02, 0.01), "float64": (1e-5, 1e-5)}

@@ -7,10 +7,10 @@ import re
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
 from tide import layers
-from op_test import make
 
 NUM_DTYPES = ["float32", "float64", "int32", "int64"]
 # TideDataType codes (fill_constant_batch_size_like's dtype attribute).

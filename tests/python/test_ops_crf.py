@@ -11,9 +11,9 @@ import itertools
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 GRAD_TOL = {"float32": (0.02, 0.005), "float64": (1e-5, 1e-5)}

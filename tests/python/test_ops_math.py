@@ -3,7 +3,6 @@ differences, float32 and float64."""
 
 import numpy as np
 import pytest
-
 from op_test import OpTest
 
 DTYPES = ["float32", "float64"]

@@ -5,9 +5,9 @@ float32 and float64 (and the integer types where the pack registers them)."""
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 INT_DTYPES = ["int32", "int64"]

@@ -5,9 +5,9 @@ differences stay fast."""
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 # float32 finite differences are coarse: looser tolerance, bigger step.

@@ -7,9 +7,9 @@ reading the saved Mean/Variance (the same values)."""
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 GRAD_TOL = {"float32": (0.03, 0.01), "float64": (1e-5, 1e-5)}

@@ -5,9 +5,9 @@ build them."""
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 TOL = {"float32": dict(rtol=2e-6, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-14)}

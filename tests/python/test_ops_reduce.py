@@ -7,9 +7,9 @@ Where Tide differs from Fluid 1.x: reduce_prod's gradient is the product of the 
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 GRAD_TOL = {"float32": (0.02, 0.01), "float64": (1e-5, 1e-5)}

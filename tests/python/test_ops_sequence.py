@@ -6,9 +6,9 @@ goes down. LoDs are given as recursive sequence lengths, as OpTest feeds them.""
 
 import numpy as np
 import pytest
+from op_test import make
 
 import tide
-from op_test import make
 
 DTYPES = ["float32", "float64"]
 # float32 finite differences are coarse: looser tolerance, bigger step.

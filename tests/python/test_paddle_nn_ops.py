@@ -5,7 +5,6 @@ of Paddle's rule, with gradients by central finite differences where the op trai
 
 import numpy as np
 import pytest
-
 from op_test import make
 
 RNG = np.random.RandomState(31)

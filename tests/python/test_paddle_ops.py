@@ -5,10 +5,10 @@ oneDNN (use_mkldnn) too; gradients by central finite differences."""
 
 import numpy as np
 import pytest
-
-import tide
 from float64_grad import numeric_grad
 from op_test import make
+
+import tide
 
 RNG = np.random.RandomState(15)
 
@@ -314,7 +314,10 @@ def pool_ref(x, ksize, strides, pads, ptype, exclusive, ceil_mode, adaptive, glo
     if adaptive:
         oh, ow = ksize
     else:
-        span = lambda i, k, pb, pe, s: (i - k + pb + pe + (s - 1 if ceil_mode else 0)) // s + 1
+
+        def span(i, k, pb, pe, s):
+            return (i - k + pb + pe + (s - 1 if ceil_mode else 0)) // s + 1
+
         oh = span(h, ksize[0], pads[0], pads[1], strides[0])
         ow = span(w, ksize[1], pads[2], pads[3], strides[1])
     out = np.zeros((n, c, oh, ow))

@@ -10,9 +10,9 @@ import sys
 
 import numpy as np
 import pytest
+from ctest_env import path, require
 
 import tide
-from ctest_env import path, require
 from tide import layers
 
 SLOPPY = path("TIDE_TEST_PLUGIN_DIR", "libtide_test_sloppy_ops.so")
@@ -140,7 +140,7 @@ def test_two_ops_of_one_layer_name_are_named_and_both_reachable(exe):
         r"\(plugin 'sloppy_ops', .*sloppy_ops.so\) and 'sloppy_dup.twice' \(plugin 'sloppy_ops', .*sloppy_ops.so\)"
     )
     with pytest.raises(layers.generated.AmbiguousLayerError, match=both + ".*op_layer"):
-        getattr(layers, "sloppy_dup_twice")
+        _ = layers.sloppy_dup_twice
     x = layers.data(name="x", shape=[3], dtype="float32")
     outs = [layers.op_layer(t)(x) for t in ("sloppy.dup_twice", "sloppy_dup.twice")]
     assert [op.type for op in tide.default_main_program().global_block().ops[-2:]] == [

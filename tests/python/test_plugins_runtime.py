@@ -5,9 +5,9 @@ import os
 
 import numpy as np
 import pytest
+from ctest_env import needs, path, plugin_file
 
 import tide
-from ctest_env import needs, path, plugin_file
 
 ACME = path("TIDE_TEST_PLUGIN_DIR", "libtide_test_acme_ops.so")
 needs_acme = needs(
@@ -32,7 +32,7 @@ def test_op_of_unloaded_plugin_is_a_clear_error():
     ):
         tide.default_main_program().global_block().append_op("acme.never_registered")
     with pytest.raises(AttributeError, match="no loaded plugin registers an op"):
-        tide.layers.acme_never_registered
+        _ = tide.layers.acme_never_registered
 
 
 def test_missing_plugin_file():
@@ -102,7 +102,7 @@ def test_float64_attributes_are_exact(exe):
     np.testing.assert_array_equal(got, 0.1 * xs)
     again = tide.Program.parse_from_string(tide.default_main_program().serialize_to_string())
     assert [o.attr("k") for o in again.global_block().ops if o.type == "acme.scale64"] == [0.1]
-    z = tide.layers.acme_axpb(x, a=0.1)
+    tide.layers.acme_axpb(x, a=0.1)
     assert tide.default_main_program().global_block().ops[-1].attr("a") == float(np.float32(0.1))
 
 

@@ -12,9 +12,9 @@ import sys
 
 import numpy as np
 import pytest
+from ctest_env import plugin_file
 
 import tide
-from ctest_env import plugin_file
 from tide import _C, layers
 
 

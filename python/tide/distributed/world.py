@@ -38,7 +38,7 @@ def _int(env, name):
     try:
         return int(text)
     except (TypeError, ValueError):
-        raise WorldError("%s=%r is not an integer" % (name, text))
+        raise WorldError("%s=%r is not an integer" % (name, text)) from None
 
 
 def expand_first_host(nodelist):

@@ -1,26 +1,26 @@
 """tide.layers: Fluid-style layers. Any op a loaded plugin registered is also a layer here,
 generated from its proto: tide.layers.<op_type>(inputs..., attrs...)."""
 
-from .nn import *  # noqa: F401,F403
-from .nn import __all__ as _nn_all
-from .logic import *  # noqa: F401,F403
-from .logic import __all__ as _logic_all
+from .. import _C
+from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
+from . import generated as _generated
+from . import math_op_patch as _math_op_patch
 from .control_flow import *  # noqa: F401,F403
 from .control_flow import __all__ as _control_flow_all
-from .learning_rate_scheduler import *  # noqa: F401,F403
-from .learning_rate_scheduler import __all__ as _lr_all
-from .sequence import *  # noqa: F401,F403
-from .sequence import __all__ as _sequence_all
-from .rnn import *  # noqa: F401,F403
-from .rnn import __all__ as _rnn_all
 from .crf import *  # noqa: F401,F403
 from .crf import __all__ as _crf_all
 from .io import *  # noqa: F401,F403
 from .io import __all__ as _io_all
-from . import generated as _generated
-from .. import _C
-from . import math_op_patch as _math_op_patch
-from ..framework import program_guard  # noqa: F401  (Fluid exposes it here too)
+from .learning_rate_scheduler import *  # noqa: F401,F403
+from .learning_rate_scheduler import __all__ as _lr_all
+from .logic import *  # noqa: F401,F403
+from .logic import __all__ as _logic_all
+from .nn import *  # noqa: F401,F403
+from .nn import __all__ as _nn_all
+from .rnn import *  # noqa: F401,F403
+from .rnn import __all__ as _rnn_all
+from .sequence import *  # noqa: F401,F403
+from .sequence import __all__ as _sequence_all
 
 _math_op_patch.monkey_patch_variable()  # a + b, a < b on Variables build these layers' ops
 

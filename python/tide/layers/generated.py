@@ -2,9 +2,9 @@
 tide.layers.<op>(...) at once (a vendor op "acme.axpb" is tide.layers.acme_axpb)."""
 
 from .. import _C
-from ..layer_names import AmbiguousLayerError, op_type_for, op_types_for  # noqa: F401
 from ..framework import Variable, _names
 from ..layer_helper import LayerHelper
+from ..layer_names import AmbiguousLayerError, op_type_for, op_types_for  # noqa: F401
 
 
 def make_layer(op_type):

@@ -18,7 +18,7 @@ from .checks import (
     check_variable_and_dtype,
     is_int,
 )
-from .tensor_args import contains_var, int_tensor, int_tensor_list, int_items, list_arg
+from .tensor_args import contains_var, int_items, int_tensor, int_tensor_list, list_arg
 
 __all__ = [
     "data",
@@ -1519,13 +1519,15 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
 
 def pad2d(
     input,
-    paddings=[0, 0, 0, 0],
+    paddings=None,
     mode="constant",
     pad_value=0.0,
     data_format="NCHW",  # noqa: B006
     name=None,
 ):
     """Pads H and W by paddings [top, bottom, left, right] (a list, or an int32 Variable)."""
+    if paddings is None:
+        paddings = [0, 0, 0, 0]
     check_var("pad2d", "input", input)
     inputs = {"X": input}
     attrs = {"mode": mode, "pad_value": float(pad_value), "data_format": data_format}

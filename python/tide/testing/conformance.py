@@ -18,8 +18,8 @@ of the module still runs.
 import argparse
 import concurrent.futures
 import glob
-import io
 import importlib.util
+import io
 import json
 import os
 import subprocess

@@ -5,9 +5,9 @@ batch_norm into convolutions and fuses bias, residual and activations into fused
 
 from .collective_transpiler import CollectiveTranspiler  # noqa: F401
 from .distribute_transpiler import (
+    OP_ROLE_RPC,
     DistributeTranspiler,
     DistributeTranspilerConfig,  # noqa: F401
-    OP_ROLE_RPC,
 )
 from .inference_transpiler import InferenceTranspiler  # noqa: F401
 from .memory_optimization_transpiler import memory_optimize, release_memory  # noqa: F401

@@ -218,7 +218,7 @@ class CollectiveTranspiler:
             )
         )
         # From the back, so earlier indices stay valid; ops after the same index keep their order.
-        for k, (after, typ, ins, outs, attrs) in sorted(
+        for _k, (after, typ, ins, outs, attrs) in sorted(
             enumerate(inserts), key=lambda e: (-e[1][0], -e[0])
         ):
             attrs = dict(attrs, op_role=OP_ROLE_BACKWARD)

@@ -11,7 +11,7 @@ Run it with `python -m tide.distributed.launch --nproc_per_node N train.py`, sru
 or a Kubernetes job (tide.distributed.world lists the variables read). See docs/distributed.md.
 """
 
-from ...framework import default_main_program, default_startup_program
+from ...framework import default_startup_program
 from ...transpiler.collective_transpiler import CollectiveTranspiler
 from ..world import world as _resolve_world
 
