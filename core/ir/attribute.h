@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tide/plugin/attr_type.hpp>
 #include <variant>
 #include <vector>
 
@@ -31,7 +32,7 @@ using AttributeMap = std::map<std::string, Attribute>;
 inline TideAttrType AttrTypeOf(const Attribute& a) {
   return a.index() == 13 ? TIDE_ATTR_FLOAT64 : static_cast<TideAttrType>(a.index());
 }
-const char* AttrTypeName(TideAttrType t);
+using tide::AttrTypeName;  // the SDK's (tide/plugin/attr_type.hpp): one list of names
 std::string AttrToString(const Attribute& a);
 
 void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Attr* out);

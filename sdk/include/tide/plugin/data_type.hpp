@@ -59,24 +59,30 @@ constexpr DataTypeIndex MakeDataTypeIndex() {
 inline constexpr DataTypeIndex kDataTypeIndex = MakeDataTypeIndex();
 }  // namespace detail
 
+// kDataTypes' index of the data type whose enum value is `code`; -1 for TIDE_UNDEFINED and for
+// values that are no data type. (Name and size read the table by index, not through a pointer
+// tested against null, so they stay constant expressions under -fsanitize=null.)
+constexpr int DataTypeSlot(int code) {
+  return code >= 0 && code < detail::DataTypeCodeLimit() ? detail::kDataTypeIndex.entry[code] : -1;
+}
+
 // The entry of the data type whose enum value is `code`; nullptr for TIDE_UNDEFINED and for
 // values that are no data type.
 constexpr const DataTypeInfo* FindDataType(int code) {
-  return code >= 0 && code < detail::DataTypeCodeLimit() && detail::kDataTypeIndex.entry[code] >= 0
-             ? &kDataTypes[detail::kDataTypeIndex.entry[code]]
-             : nullptr;
+  const int slot = DataTypeSlot(code);
+  return slot >= 0 ? &kDataTypes[slot] : nullptr;
 }
 
 // "float32"; "undefined" for TIDE_UNDEFINED and unknown values.
 constexpr const char* DataTypeName(TideDataType t) {
-  const DataTypeInfo* d = FindDataType(static_cast<int>(t));
-  return d ? d->name : "undefined";
+  const int slot = DataTypeSlot(static_cast<int>(t));
+  return slot >= 0 ? kDataTypes[slot].name : "undefined";
 }
 
 // Bytes per element; 0 for TIDE_UNDEFINED and unknown values.
 constexpr size_t DataTypeSize(TideDataType t) {
-  const DataTypeInfo* d = FindDataType(static_cast<int>(t));
-  return d ? d->size : 0;
+  const int slot = DataTypeSlot(static_cast<int>(t));
+  return slot >= 0 ? kDataTypes[slot].size : 0;
 }
 
 // The data type called `name` (a canonical name, or an alias unless `canonical_only`); false
