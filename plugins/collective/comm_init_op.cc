@@ -1,12 +1,8 @@
 // comm_init_op.cc: c_comm_init, a ring's communicator from a rendezvous: rank 0 of a TCP store
 // hosts it (tcp://host:port), or every rank shares a directory (file:///path, Gloo's FileStore).
-#include <arpa/inet.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -14,32 +10,11 @@
 #include <tide/plugin.hpp>
 
 #include "communicator.h"
+#include "gloo_address.h"
 #include "tcp_store.h"
 
 namespace tide_collective {
 namespace {
-
-// The address of this host's interface that routes to host:port (no packet is sent: connect on
-// a UDP socket only picks the route), so Gloo listens where the other ranks can reach it.
-std::string LocalAddressToward(const std::string& host, int port) {
-  if (IsLoopback(host)) return "127.0.0.1";
-  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  std::string found;
-  if (fd >= 0 && ::inet_pton(AF_INET, host.c_str(), &to.sin_addr) == 1 &&
-      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0) {
-    sockaddr_in me{};
-    socklen_t len = sizeof(me);
-    char buf[INET_ADDRSTRLEN] = {0};
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 &&
-        ::inet_ntop(AF_INET, &me.sin_addr, buf, sizeof(buf)))
-      found = buf;
-  }
-  if (fd >= 0) ::close(fd);
-  return found;  // empty: Gloo resolves this host's name
-}
 
 // Rank 0 hosts the TCP store of an endpoint once per process (several rings may share it).
 void HostStoreOnce(const std::string& host, int port) {
@@ -55,7 +30,7 @@ void CommInitRun(tide::OpRunContext& ctx) {
   const int rank = ctx.Attr<int32_t>("rank");
   const int nranks = ctx.Attr<int32_t>("nranks");
   const std::string store_uri = ctx.Attr<std::string>("store");
-  std::string endpoint = ctx.Attr<std::string>("endpoint");
+  const std::string endpoint = ctx.Attr<std::string>("endpoint");
   const std::string where = "op 'c_comm_init' (ring " + std::to_string(ring_id) + ", rank " +
                             std::to_string(rank) + " of " + std::to_string(nranks) + ")";
   TIDE_CHECK(nranks >= 1, where, ": nranks must be >= 1 (a world size of 0 or less is no world)");
@@ -64,6 +39,8 @@ void CommInitRun(tide::OpRunContext& ctx) {
   const auto timeout = CollectiveTimeout();
 
   std::shared_ptr<gloo::rendezvous::Store> base;
+  std::string store_host;  // tcp:// only
+  std::string listen_on;   // which address Gloo listens on, and why
   try {
     if (store_uri.rfind("tcp://", 0) == 0) {
       std::string host;
@@ -71,7 +48,7 @@ void CommInitRun(tide::OpRunContext& ctx) {
       SplitEndpoint(store_uri.substr(6), "attribute store", &host, &port);
       if (rank == 0) HostStoreOnce(host, port);
       base = std::make_shared<TcpStore>(host, port, timeout);
-      if (endpoint.empty()) endpoint = LocalAddressToward(host, port);
+      store_host = host;
     } else if (store_uri.rfind("file://", 0) == 0) {
       base = std::make_shared<gloo::rendezvous::FileStore>(store_uri.substr(7));
     } else {
@@ -84,19 +61,23 @@ void CommInitRun(tide::OpRunContext& ctx) {
         "ring_" + std::to_string(ring_id) + "/" + std::to_string(NextGeneration(ring_id)) + "/";
     auto store = std::make_shared<RingStore>(base, prefix, ring_id);
 
-    gloo::transport::tcp::attr attr;
-    if (!endpoint.empty())
-      attr.hostname = endpoint.substr(
-          0, endpoint.rfind(':') == std::string::npos ? endpoint.size() : endpoint.rfind(':'));
-    auto device = gloo::transport::tcp::CreateDevice(attr);
+    std::shared_ptr<gloo::transport::Device> device;
+    try {
+      device = gloo::transport::tcp::CreateDevice(GlooListenAttr(endpoint, store_host, &listen_on));
+    } catch (const std::exception& e) {
+      TIDE_THROW(TIDE_UNAVAILABLE, "Gloo cannot listen on ", listen_on, ": ", e.what(),
+                 " (set GLOO_SOCKET_IFNAME to an interface the other ranks reach, or the "
+                 "endpoint attribute; PADDLE_CURRENT_ENDPOINT under fleet)");
+    }
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, nranks);
     context->setTimeout(timeout);
     context->connectFullMesh(*store, device);
     SetCommunicator(ring_id,
                     std::make_unique<Communicator>(ring_id, rank, nranks, context, store, timeout));
-    tide::Log(TIDE_LOG_INFO, kPlugin,
-              tide::detail::Concat("ring ", ring_id, ": rank ", rank, " of ", nranks,
-                                   " connected (", store_uri, ", Gloo on ", device->str(), ")"));
+    tide::Log(
+        TIDE_LOG_INFO, kPlugin,
+        tide::detail::Concat("ring ", ring_id, ": rank ", rank, " of ", nranks, " connected (",
+                             store_uri, ", Gloo on ", device->str(), ", ", listen_on, ")"));
   } catch (const tide::Error& e) {
     TIDE_THROW(e.code(), where, ": ", e.what());
   } catch (const std::exception& e) {

@@ -15,8 +15,9 @@ from collective_ops_job import inputs  # noqa: E402
 JOB = HERE + "/collective_ops_job.py"
 
 
-def launch(tmp_path, n, *script_args, timeout=120, **env):
-    cmd = [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), JOB]
+def launch(tmp_path, n, *script_args, timeout=120, prefix=(), **env):
+    cmd = list(prefix)
+    cmd += [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), JOB]
     cmd += [str(a) for a in script_args]
     return subprocess.run(
         cmd,
@@ -66,3 +67,54 @@ def test_file_store_rendezvous(tmp_path):
     xs = [inputs(k) for k in range(2)]
     got = load(tmp_path / "out1.json")
     np.testing.assert_allclose(got["allreduce_sum"], xs[0]["f32"] + xs[1]["f32"], rtol=1e-6)
+
+
+def _with_hostname(name):
+    """A command prefix that runs the command under a host name of its own (a UTS namespace):
+    skips where this user may not make one."""
+    probe = subprocess.run(["unshare", "--uts", "hostname", name], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("cannot make a UTS namespace here (unshare --uts needs root)")
+    return ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', name]
+
+
+def test_file_store_rendezvous_where_the_host_name_does_not_resolve(tmp_path):
+    # A container or chroot whose /etc/hosts lacks the host's name: Gloo's default address (the
+    # host name) fails there, so the ranks listen on the default route's interface instead.
+    store = tmp_path / "store"
+    store.mkdir()
+    prefix = _with_hostname("tide-no-such-host-4f1c")
+    r = launch(
+        tmp_path, 2, tmp_path / "out{rank}.json", prefix=prefix, TIDE_STORE="file://%s" % store
+    )
+    assert r.returncode == 0, r.stdout.decode("utf-8", "replace")[-6000:]
+    xs = [inputs(k) for k in range(2)]
+    got = load(tmp_path / "out0.json")
+    np.testing.assert_allclose(got["allreduce_sum"], xs[0]["f32"] + xs[1]["f32"], rtol=1e-6)
+
+
+def test_gloo_socket_ifname_names_the_interface(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    r = launch(
+        tmp_path,
+        2,
+        tmp_path / "out{rank}.json",
+        TIDE_STORE="file://%s" % store,
+        GLOO_SOCKET_IFNAME="lo",
+    )
+    assert r.returncode == 0, r.stdout.decode("utf-8", "replace")[-6000:]
+    store2 = tmp_path / "store2"
+    store2.mkdir()
+    r = launch(
+        tmp_path,
+        2,
+        tmp_path / "bad{rank}.json",
+        TIDE_STORE="file://%s" % store2,
+        GLOO_SOCKET_IFNAME="tide_no_if0",
+        timeout=60,
+    )
+    out = r.stdout.decode("utf-8", "replace")
+    assert r.returncode != 0, out[-6000:]
+    assert "Gloo cannot listen on interface tide_no_if0 (GLOO_SOCKET_IFNAME)" in out, out[-6000:]
+    assert "c_comm_init" in out, out[-6000:]
