@@ -96,13 +96,26 @@ void PServer::Handle(Incoming& in) {
 
 void PServer::Adopt(int64_t round, const Incoming& in) {
   if (adopted_ || !cfg_.sync_mode) return;
-  adopted_ = true;
-  if (round != rounds_done_) {
+  if (round_taken_ && round <= rounds_done_) return;  // an earlier round: answered as finished
+  const bool raised = round_taken_;
+  if (raised)
+    LogWarning(Label(), ": trainer ", in.request.trainer_id(), " is at round ", round,
+               ", past round ", rounds_done_, " another trainer reported; continuing at round ",
+               round, " (round ", rounds_done_, " finished before this pserver stopped)");
+  else if (round != rounds_done_)
     LogWarning(Label(), ": trainer ", in.request.trainer_id(), " is at round ", round,
                ", this pserver's state is from round ", rounds_done_, "; continuing at round ",
                round);
-    rounds_done_ = round;
-  }
+  round_taken_ = true;
+  rounds_done_ = round;
+  if (!raised) return;
+  // The trainers behind had finished the rounds before this one (one of them is past it): their
+  // barriers are answered, what they sent for it is dropped, and their gets are served.
+  for (auto& b : deferred_barriers_) Ack(b);
+  deferred_barriers_.clear();
+  barrier_.clear();
+  received_.clear();
+  ServeDeferredGets();
 }
 
 void PServer::OnSend(Incoming& in) {
@@ -266,6 +279,12 @@ void PServer::MaybeFinishRound() {
   deferred_barriers_.clear();
   barrier_.clear();
   received_.clear();
+  adopted_ = true;  // every trainer was at this round
+  ServeDeferredGets();
+  if (cfg_.checkpoint_interval > 0 && rounds_done_ % cfg_.checkpoint_interval == 0) Checkpoint();
+}
+
+void PServer::ServeDeferredGets() {
   std::vector<Incoming> gets;
   gets.swap(deferred_gets_);
   for (auto& g : gets) {
@@ -279,7 +298,6 @@ void PServer::MaybeFinishRound() {
       server_.ReplyError(g.identity, g.request.seq(), e.code(), e.what());
     }
   }
-  if (cfg_.checkpoint_interval > 0 && rounds_done_ % cfg_.checkpoint_interval == 0) Checkpoint();
 }
 
 void PServer::RunOptimize(const std::vector<int32_t>& blocks) {

@@ -50,11 +50,12 @@ class PServer {
   void OnBarrier(Incoming& in);
   void OnGet(Incoming& in);
   void OnComplete(Incoming& in);
-  // First request after resuming from a checkpoint: take the trainers' round.
+  // After resuming from a checkpoint: take the trainers' round (the highest any reports).
   void Adopt(int64_t round, const Incoming& in);
   void MaybeFinishRound();
   void RunOptimize(const std::vector<int32_t>& blocks);
   void ServeGet(Incoming& in);
+  void ServeDeferredGets();  // those whose round has come
   void Ack(const Incoming& in);
   void CheckStall();
   // Answers the gets parked longer than the deadline with an error (their round never came).
@@ -68,9 +69,13 @@ class PServer {
   PServerConfig cfg_;
   RpcServer server_;
   int64_t rounds_done_ = 0;
-  // False only after resuming from a checkpoint, until the first trainer request: that request's
-  // round becomes the pserver's (the trainers went on while it was down, or restarted too).
+  // After resuming from a checkpoint the trainers say which round they are at (they went on while
+  // the pserver was down, or restarted too): the first request's round becomes the pserver's, a
+  // higher one from another trainer replaces it (a trainer behind missed the answer that ended
+  // the round when the pserver died). Settled (true) once a round finishes: then every trainer
+  // was at one round.
   bool adopted_ = true;
+  bool round_taken_ = false;  // a trainer's round was taken since resuming
   std::set<int32_t> barrier_, completed_;
   std::map<int32_t, std::set<std::string>> received_;
   std::vector<Incoming> deferred_barriers_, deferred_gets_;

@@ -16,6 +16,7 @@ from test_bad_input import request, var_message
 from tide.distributed.launch import free_ports
 
 SEND_VARS, GET_VARS, SEND_BARRIER, COMPLETE = 1, 2, 3, 5
+GRADS = (("fc_0.w_0@GRAD", np.full((10, 1), 0.5, "float32")), ("fc_0.b_0@GRAD", [0.5]))
 DEADLINE_MS = 3000
 
 
@@ -92,7 +93,7 @@ def test_with_curve_a_client_speaks_only_for_its_own_trainer(procs, tmp_path):
     assert "refused a request from trainer 1" in ps.output()
 
 
-def _gradient(name, values, trainer, seq):
+def _gradient(name, values, trainer, seq, round=0):
     data = np.asarray(values, "float32").tobytes()
     return [
         request(
@@ -100,6 +101,7 @@ def _gradient(name, values, trainer, seq):
             seq,
             [var_message(name, list(np.shape(values)), len(data))],
             trainer_id=trainer,
+            round=round,
         ),
         data,
     ]
@@ -151,3 +153,58 @@ def test_a_non_finite_gradient_is_refused_naming_the_trainer_and_the_pserver_ser
     assert (
         "refused a request from trainer 0: gradient 'fc_0.b_0@GRAD' from trainer 0 holds NaN" in log
     ), log[-3000:]
+
+
+def test_a_restarted_pserver_takes_the_highest_round_its_trainers_report(procs, tmp_path):
+    # A pserver killed right after answering a round's barriers may have reached one trainer
+    # with the answer and not the other. Restarted from its checkpoint, it hears trainer 1 resend
+    # round 3's gradients and barrier and trainer 0 ask for round 4's parameters. It took the
+    # first round it heard (3) and parked the get until round 3 finished, which needed trainer
+    # 0's barrier, long answered: both trainers waited out rpc_deadline (seen in a fresh root).
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    ep, ps = _pserver(procs, tmp_path, "--checkpoint_dir", ckpt, "--checkpoint_interval", "1")
+    s = _socket(ep)
+    seq = 1
+    for t in (0, 1):  # round 0, then its checkpoint (of round 1)
+        for name, value in GRADS:
+            s.send_multipart(_gradient(name, value, t, seq))
+            assert b"refused" not in _answer(s, 10)
+            seq += 1
+    for t in (0, 1):
+        s.send(request(SEND_BARRIER, seq + t, trainer_id=t))
+    for _ in (0, 1):
+        assert b"refused" not in _answer(s, 30)
+    deadline = time.time() + 30
+    while not [f for f in ckpt.iterdir() if f.suffix == ".ckpt"] and time.time() < deadline:
+        time.sleep(0.05)
+    ps.kill()
+    restarted = procs("pserver.0.restarted", ps.p.args, **ps.extra_env)
+    restarted.wait_for("serving", 60)
+    s = _socket(ep)
+    seq = 100
+    for name, value in GRADS:
+        s.send_multipart(_gradient(name, value, 1, seq, round=3))
+        assert b"refused" not in _answer(s, 10)
+        seq += 1
+    s.send(request(SEND_BARRIER, seq, trainer_id=1, round=3))
+    s.send(request(GET_VARS, seq + 1, names=["fc_0.w_0", "fc_0.b_0"], trainer_id=0, round=4))
+    answers = []
+    for _ in range(2):  # well within rpc_deadline, and neither an error
+        assert s.poll(DEADLINE_MS // 2), "no answer: %s\n%s" % (answers, restarted.output()[-3000:])
+        answers.append(s.recv_multipart())
+    get = [a for a in answers if len(a) == 3]
+    assert len(get) == 1, answers
+    for data in get[0][1:]:
+        assert np.frombuffer(data, "float32").size
+    barrier = [a for a in answers if len(a) == 1][0][0]
+    assert b"refused" not in barrier and b"rpc_deadline" not in barrier, barrier
+    out = restarted.output()
+    assert "resumed from checkpoint" in out, out[-3000:]
+    assert "trainer 0 is at round 4" in out, out[-3000:]
+    s.send(request(GET_VARS, seq + 2, names=["fc_0.w_0"], trainer_id=1, round=4))
+    assert len(s.recv_multipart() if s.poll(10000) else []) == 2
+    for t in (0, 1):
+        s.send(request(COMPLETE, 200 + t, trainer_id=t))
+        _answer(s, 10)
+    assert restarted.wait(30) == 0, restarted.output()[-3000:]
