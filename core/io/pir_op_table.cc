@@ -26,32 +26,35 @@ struct Entry {
   bool cast_result = false;
 };
 
+// Fluid's element-wise ops broadcast as numpy does with axis -1, which PIR's always mean; the
+// InferenceTranspiler reads the attribute.
+const AttributeMap kAxis = {{"axis", int32_t{-1}}};
+
 const Entry kEntries[] = {
     // Convolutions, pooling, normalisation.
     {"pd_op.conv2d", "conv2d", "Input Filter", "Output", ""},
     {"pd_op.depthwise_conv2d", "depthwise_conv2d", "Input Filter", "Output", ""},
     {"pd_op.pool2d", "pool2d", "X =ksize", "Out", "kernel_size>ksize"},
     {"pd_op.batch_norm", "batch_norm", "X Mean Variance Scale Bias",
-     "Y MeanOut@1 VarianceOut@2 SavedMean SavedVariance ReserveSpace", ""},
+     "Y MeanOut@1 VarianceOut@2 SavedMean SavedVariance ReserveSpace", "data_format>data_layout"},
     {"pd_op.layer_norm", "layer_norm", "X Scale Bias", "Y Mean Variance", ""},
-    {"pd_op.dropout", "dropout", "X Seed =dropout_prob", "Out Mask",
-     "mode>dropout_implementation"},
+    {"pd_op.dropout", "dropout", "X Seed =dropout_prob", "Out Mask", "mode>dropout_implementation"},
     // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
     {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
-    {"pd_op.add", "elementwise_add", "X Y", "Out", ""},
-    {"pd_op.subtract", "elementwise_sub", "X Y", "Out", ""},
-    {"pd_op.multiply", "elementwise_mul", "X Y", "Out", ""},
-    {"pd_op.divide", "elementwise_div", "X Y", "Out", ""},
-    {"pd_op.maximum", "elementwise_max", "X Y", "Out", ""},
-    {"pd_op.minimum", "elementwise_min", "X Y", "Out", ""},
-    {"pd_op.elementwise_pow", "elementwise_pow", "X Y", "Out", ""},
+    {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
+    {"pd_op.subtract", "elementwise_sub", "X Y", "Out", "", kAxis},
+    {"pd_op.multiply", "elementwise_mul", "X Y", "Out", "", kAxis},
+    {"pd_op.divide", "elementwise_div", "X Y", "Out", "", kAxis},
+    {"pd_op.maximum", "elementwise_max", "X Y", "Out", "", kAxis},
+    {"pd_op.minimum", "elementwise_min", "X Y", "Out", "", kAxis},
+    {"pd_op.elementwise_pow", "elementwise_pow", "X Y", "Out", "", kAxis},
     {"pd_op.scale", "scale", "X =scale/ScaleTensor", "Out", ""},
-    {"pd_op.equal", "equal", "X Y", "Out", ""},
-    {"pd_op.not_equal", "not_equal", "X Y", "Out", ""},
-    {"pd_op.less_than", "less_than", "X Y", "Out", ""},
-    {"pd_op.less_equal", "less_equal", "X Y", "Out", ""},
-    {"pd_op.greater_than", "greater_than", "X Y", "Out", ""},
-    {"pd_op.greater_equal", "greater_equal", "X Y", "Out", ""},
+    {"pd_op.equal", "equal", "X Y", "Out", "", kAxis},
+    {"pd_op.not_equal", "not_equal", "X Y", "Out", "", kAxis},
+    {"pd_op.less_than", "less_than", "X Y", "Out", "", kAxis},
+    {"pd_op.less_equal", "less_equal", "X Y", "Out", "", kAxis},
+    {"pd_op.greater_than", "greater_than", "X Y", "Out", "", kAxis},
+    {"pd_op.greater_equal", "greater_equal", "X Y", "Out", "", kAxis},
     {"pd_op.cumsum", "cumsum", "X =axis", "Out", ""},
     // Activations.
     {"pd_op.relu", "relu", "X", "Out", ""},
@@ -85,8 +88,8 @@ const Entry kEntries[] = {
     // Creating tensors (place: where Paddle puts them; Tide's executor decides).
     {"pd_op.full", "fill_constant", "", "Out", "place>-"},
     {"pd_op.full_like", "fill_any_like", "X =value", "Out", "place>-"},
-    {"pd_op.full_with_tensor", "fill_constant", "=value/ValueTensor =shape/ShapeTensor", "Out",
-     ""},
+    {"pd_op.full_with_tensor", "fill_constant",
+     "=value/ValueTensor =shape/ShapeTensor/ShapeTensorList", "Out", ""},
     {"pd_op.arange", "range", "Start End Step", "Out", "place>- dtype>-"},
     {"pd_op.tril", "tril_triu", "X", "Out", "", {{"lower", true}}},
     {"pd_op.triu", "tril_triu", "X", "Out", "", {{"lower", false}}},

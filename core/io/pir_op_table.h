@@ -33,9 +33,9 @@ struct PirOpRule {
   std::vector<PirResult> results;    // in its result order
   // PIR attribute -> Fluid attribute ("": dropped). An attribute not listed keeps its name.
   std::map<std::string, std::string> renames;
-  AttributeMap fixed;        // attributes the Fluid op takes from the PIR op's kind (tril: lower)
+  AttributeMap fixed;          // attributes the Fluid op takes from the PIR op's kind (tril: lower)
   std::string dtype_of_input;  // a Fluid attribute set to operand 0's data type (cast: in_dtype)
-  bool cast_result = false;  // the Fluid op computes another dtype (shape: int32): cast to PIR's
+  bool cast_result = false;    // the Fluid op computes another dtype (shape: int32): cast to PIR's
 };
 
 // The rule of a PIR operation ("pd_op.conv2d"), or nullptr. An in-place variant ("pd_op.relu_")

@@ -85,14 +85,20 @@ class Json {
 // Paddle's DataType names (a_dtype attributes, Scalar's) and type ids (t_f32 ...) as Fluid's
 // VarType values; -1 for "undefined" (full_like: the input's).
 std::optional<int> DataTypeFromName(const std::string& n) {
-  static const std::map<std::string, int> names = {
-      {"bool", proto::VarType::BOOL},       {"int16", proto::VarType::INT16},
-      {"int32", proto::VarType::INT32},     {"int64", proto::VarType::INT64},
-      {"float16", proto::VarType::FP16},    {"float32", proto::VarType::FP32},
-      {"float64", proto::VarType::FP64},    {"uint8", proto::VarType::UINT8},
-      {"int8", proto::VarType::INT8},       {"bfloat16", proto::VarType::BF16},
-      {"complex64", proto::VarType::COMPLEX64}, {"complex128", proto::VarType::COMPLEX128},
-      {"undefined", -1},                    {"Undefined(ALL_DTYPE)", -1}};
+  static const std::map<std::string, int> names = {{"bool", proto::VarType::BOOL},
+                                                   {"int16", proto::VarType::INT16},
+                                                   {"int32", proto::VarType::INT32},
+                                                   {"int64", proto::VarType::INT64},
+                                                   {"float16", proto::VarType::FP16},
+                                                   {"float32", proto::VarType::FP32},
+                                                   {"float64", proto::VarType::FP64},
+                                                   {"uint8", proto::VarType::UINT8},
+                                                   {"int8", proto::VarType::INT8},
+                                                   {"bfloat16", proto::VarType::BF16},
+                                                   {"complex64", proto::VarType::COMPLEX64},
+                                                   {"complex128", proto::VarType::COMPLEX128},
+                                                   {"undefined", -1},
+                                                   {"Undefined(ALL_DTYPE)", -1}};
   auto it = names.find(n);
   if (it == names.end()) return std::nullopt;
   return it->second;
@@ -112,8 +118,8 @@ std::optional<int> DataTypeFromTypeId(const std::string& id) {
 }
 
 bool IsIntegerType(int t) {
-  return t == proto::VarType::INT16 || t == proto::VarType::INT32 ||
-         t == proto::VarType::INT64 || t == proto::VarType::UINT8 || t == proto::VarType::INT8;
+  return t == proto::VarType::INT16 || t == proto::VarType::INT32 || t == proto::VarType::INT64 ||
+         t == proto::VarType::UINT8 || t == proto::VarType::INT8;
 }
 
 // PIR attributes that say nothing about what an op computes: Paddle's layer names, where it
@@ -132,8 +138,13 @@ struct PirValue {
   std::vector<int64_t> items;
   std::optional<Attribute> constant;
   int dtype = -1;
-  std::string made_by;  // the PIR op, for errors
+  std::string made_by;        // the PIR op, for errors
   bool untranslated = false;  // computed by an operation Tide lacks (listed in one error)
+  int rank = -1;
+  // A pd_op.stack of 0-D values (a shape built at run time): those values, which Fluid's list
+  // inputs (ShapeTensorList, ...) take one by one. Tide holds 0-D values as [1], so the stack
+  // itself would be [n, 1], not the [n] Paddle's reader expects.
+  std::vector<int64_t> scalars;
 };
 
 class Translator {
@@ -213,6 +224,7 @@ class Translator {
   int DeclareResult(const Json& result, const std::string& name, bool persistable) {
     const Json tt = result["TT"];
     const std::string& id = tt["#"].Str();
+    last_rank_ = -1;
     if (id == "NULL") {  // a result nothing can read
       AddVar(name, proto::VarType::LOD_TENSOR, proto::VarType::FP32, {}, persistable);
       return -1;
@@ -226,6 +238,7 @@ class Translator {
     const Json jd = d[1];
     for (size_t i = 0; i < jd.size(); ++i) dims.push_back(jd[i].Int());
     const int lod_level = id == "0.t_dtensor" ? static_cast<int>(d[3].size()) : 0;
+    last_rank_ = static_cast<int>(dims.size());
     AddVar(name,
            id == "0.t_dtensor" ? proto::VarType::LOD_TENSOR : proto::VarType::LOD_TENSOR_ARRAY,
            *dtype, dims, persistable, lod_level);
@@ -398,6 +411,7 @@ class Translator {
     v.var = var;
     v.made_by = name;
     v.dtype = DeclareResult(result, var, true);
+    v.rank = last_rank_;
     values_[result["%"].Int()] = v;
   }
 
@@ -455,6 +469,7 @@ class Translator {
     v.var = var;
     v.made_by = "pd_op.data";
     v.dtype = DeclareResult(result, var, false);
+    v.rank = last_rank_;
     values_[result["%"].Int()] = v;
     auto* f = block_->add_ops();
     f->set_type("feed");
@@ -505,8 +520,7 @@ class Translator {
     auto* a = block_->add_ops();
     a->set_type("assign_value");
     AddArgs(a->add_outputs(), "Out", {v.var});
-    AttrToProto("shape", std::vector<int32_t>{static_cast<int32_t>(values.size())},
-                a->add_attrs());
+    AttrToProto("shape", std::vector<int32_t>{static_cast<int32_t>(values.size())}, a->add_attrs());
     AttrToProto("dtype", int32_t{dtype}, a->add_attrs());
     if (dtype == proto::VarType::INT32) {
       AttrToProto("int32_values", std::vector<int32_t>(values.begin(), values.end()),
@@ -567,9 +581,10 @@ class Translator {
         attrs[spec.attr] = *v.constant;
         continue;
       }
-      if (v.is_list) {
+      const bool scalars = !v.scalars.empty() && !spec.list_slot.empty();
+      if (v.is_list || scalars) {
         if (!spec.list_slot.empty()) slot = spec.list_slot;
-        for (int64_t item : v.items) {
+        for (int64_t item : scalars ? v.scalars : v.items) {
           const PirValue& iv = values_.at(item);
           if (iv.var.empty())
             Fail(in[i], "an item of this list comes from " + iv.made_by + ", which Tide lacks");
@@ -630,6 +645,7 @@ class Translator {
       } else {
         v.var = FreshName(rule.fluid_type, id);
         v.dtype = DeclareResult(results[j], v.var, false);
+        v.rank = last_rank_;
       }
       std::string out = v.var;
       if (rule.cast_result) {
@@ -638,6 +654,7 @@ class Translator {
         casts.push_back({out, v.var, v.dtype});
       }
       if (name == "pd_op.full") v.constant = FullScalar(attrs);
+      if (name == "pd_op.stack") StackOfScalars(operands, attrs, &v);
       values_[id] = v;
       if (!outputs.count(spec.slot)) output_order.push_back(spec.slot);
       outputs[spec.slot].push_back(out);
@@ -658,8 +675,8 @@ class Translator {
         }
         if (!Convert(kv.second, spec->type, &value)) {
           bad_attrs_.insert(name + "'s '" + kv.first + "' = " + AttrToString(kv.second) +
-                            " (Tide's " + rule.fluid_type + " takes " +
-                            AttrTypeName(spec->type) + ")");
+                            " (Tide's " + rule.fluid_type + " takes " + AttrTypeName(spec->type) +
+                            ")");
           continue;
         }
       } else if (IsIgnoredAttr(kv.first)) {
@@ -678,6 +695,25 @@ class Translator {
     }
   }
 
+  // Records a stack (axis 0) of a builtin.combine of 0-D values as those values, and as a
+  // constant IntArray when they all are constants.
+  void StackOfScalars(const std::vector<const PirValue*>& operands, const AttributeMap& attrs,
+                      PirValue* out) {
+    auto axis = attrs.find("axis");
+    if (operands.empty() || !operands[0] || !operands[0]->is_list || axis == attrs.end() ||
+        !std::holds_alternative<int32_t>(axis->second) || std::get<int32_t>(axis->second) != 0)
+      return;
+    std::vector<int64_t> consts;
+    for (int64_t item : operands[0]->items) {
+      const PirValue& v = values_.at(item);
+      if (v.rank != 0 || v.var.empty()) return;
+      if (v.constant && std::holds_alternative<int64_t>(*v.constant))
+        consts.push_back(std::get<int64_t>(*v.constant));
+    }
+    out->scalars = operands[0]->items;
+    if (consts.size() == out->scalars.size()) out->constant = consts;
+  }
+
   // A pd_op.full of one element, as the constant its readers can fold: int64, bool or double by
   // its dtype.
   static std::optional<Attribute> FullScalar(const AttributeMap& attrs) {
@@ -690,8 +726,8 @@ class Translator {
     Attribute v;
     if (numel != 1 || !ConvertAttr(value->second, TIDE_ATTR_FLOAT64, &v)) return std::nullopt;
     const double d = std::get<double>(v);
-    const int t = std::holds_alternative<int32_t>(dtype->second) ? std::get<int32_t>(dtype->second)
-                                                                 : -1;
+    const int t =
+        std::holds_alternative<int32_t>(dtype->second) ? std::get<int32_t>(dtype->second) : -1;
     if (t == proto::VarType::BOOL) return Attribute(d != 0);
     if (IsIntegerType(t)) return Attribute(static_cast<int64_t>(d));
     return Attribute(d);
@@ -737,6 +773,7 @@ class Translator {
   std::map<std::string, int> unknown_;
   std::set<std::string> bad_attrs_;
   int32_t feeds_ = 0;
+  int last_rank_ = -1;  // of the last DeclareResult
 };
 
 }  // namespace
