@@ -499,18 +499,19 @@ def edit_json(d, old, new):
     (d / "inference.json").write_text(text.replace(old, new))
 
 
-def test_pir_wrong_magic(tmp_path):
+@pytest.mark.parametrize(
+    "old,new,error",
+    [
+        ('"magic":"pir"', '"magic":"pdx"', "base_code.magic is 'pdx', not 'pir'"),
+        ('"version":4', '"version":5', "PIR format version 5 is newer than this Tide reads"),
+        ('"regions"', '"regionz"', "at $.program: no key 'regions'"),
+    ],
+    ids=["wrong_magic", "newer_version", "missing_key_named_by_path"],
+)
+def test_pir_refused(tmp_path, old, new, error):
     d = pir_copy(tmp_path)
-    edit_json(d, '"magic":"pir"', '"magic":"pdx"')
-    expect_error(d / "inference", "inference.json", "base_code.magic is 'pdx', not 'pir'")
-
-
-def test_pir_newer_version(tmp_path):
-    d = pir_copy(tmp_path)
-    edit_json(d, '"version":4', '"version":5')
-    expect_error(
-        d / "inference", "inference.json", "PIR format version 5 is newer than this Tide reads"
-    )
+    edit_json(d, old, new)
+    expect_error(d / "inference", "inference.json", error)
 
 
 def test_pir_truncated_and_not_json(tmp_path):
@@ -520,12 +521,6 @@ def test_pir_truncated_and_not_json(tmp_path):
     expect_error(d / "inference", "inference.json", "not valid JSON (truncated or corrupt)")
     (d / "inference.json").write_bytes(np.random.RandomState(0).bytes(3000))
     expect_error(d / "inference", "inference.json", "not valid JSON")
-
-
-def test_pir_missing_key_named_by_path(tmp_path):
-    d = pir_copy(tmp_path)
-    edit_json(d, '"regions"', '"regionz"')
-    expect_error(d / "inference", "inference.json", "at $.program: no key 'regions'")
 
 
 def test_pir_unknown_operations_listed_at_once(tmp_path):
