@@ -22,6 +22,12 @@ Each model goes to OUT/<model>/ as
   info.json                                (paddle version, how it was saved, shapes).
 `--only NAME` exports one model; `--big` adds resnet50 (224x224, ~100 MB: for the benchmark only,
 never committed).
+
+With `--pir` (Paddle 3.x, its default program format) the models of PIR_MODELS are saved by
+`paddle.jit.save` as PIR programs, to OUT/pir/<model>/ (inference.json + inference.pdiparams, the
+same feed and reference files):
+
+    /tmp/paddle3/bin/python tools/paddle_export.py --pir tests/fixtures/paddle
 """
 
 import argparse
@@ -30,7 +36,9 @@ import os
 import shutil
 import sys
 
-os.environ.setdefault("FLAGS_enable_pir_api", "0")  # the legacy ProgramDesc, not PIR's json
+PIR = "--pir" in sys.argv  # read before paddle is imported: the flag decides its program format
+# The legacy ProgramDesc, or PIR's json with --pir.
+os.environ.setdefault("FLAGS_enable_pir_api", "1" if PIR else "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
@@ -103,6 +111,9 @@ NN_MODELS = {
     "gru": lambda: nn_models.RnnClassifier("gru"),
     "vit": nn_models.TinyViT,
 }
+# The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
+# ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
+PIR_MODELS = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit"]
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 
 
@@ -201,7 +212,8 @@ def reference(path, how, feed):
         (out,) = exe.run(prog, feed=feed, fetch_list=fetches)
     if how == "fluid1":
         return out, None
-    cfg = paddle.inference.Config(path + ".pdmodel", path + ".pdiparams")
+    model = path + (".json" if os.path.exists(path + ".json") else ".pdmodel")
+    cfg = paddle.inference.Config(model, path + ".pdiparams")
     cfg.disable_gpu()
     predictor = paddle.inference.create_predictor(cfg)
     for name in predictor.get_input_names():
@@ -242,6 +254,7 @@ def record(name, how, out_dir, path, feed):
             "static": "paddle.static.save_inference_model",
             "jit": "paddle.jit.save (to_static)",
             "fluid1": "__model__ + paddle.static.save_vars (one file per variable)",
+            "pir": "paddle.jit.save (PIR program: inference.json)",
         }[how],
         "output_shape": list(out.shape),
         "seed": SEED,
@@ -259,6 +272,27 @@ def record(name, how, out_dir, path, feed):
     )
 
 
+def share_params(out_root, name):
+    """A PIR fixture whose parameters are byte for byte the legacy fixture's (same model, seed
+    and names) keeps none of its own: info.json's "params" names the legacy file, which the test
+    puts beside the .json. Keeps the fixtures small."""
+    pir_dir = os.path.join(out_root, "pir", name)
+    mine = os.path.join(pir_dir, "inference.pdiparams")
+    legacy = os.path.join(out_root, name, "inference.pdiparams")
+    if not os.path.exists(legacy):
+        return
+    with open(mine, "rb") as a, open(legacy, "rb") as b:
+        if a.read() != b.read():
+            return
+    os.remove(mine)
+    with open(os.path.join(pir_dir, "info.json")) as f:
+        info = json.load(f)
+    info["params"] = "../../%s/inference.pdiparams" % name
+    with open(os.path.join(pir_dir, "info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    print("%-15s shares %s" % (name, info["params"]))
+
+
 def fresh_dir(out_root, name):
     out_dir = os.path.join(out_root, name)
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -266,17 +300,19 @@ def fresh_dir(out_root, name):
     return out_dir
 
 
-def export_nn(name, ctor, out_root):
+def export_nn(name, ctor, out_root, how="jit"):
     out_dir = fresh_dir(out_root, name)
     path, feed = save_nn(ctor, out_dir, np.random.default_rng(SEED + sum(map(ord, name))))
-    record(name, "jit", out_dir, path, feed)
+    record(name, how, out_dir, path, feed)
 
 
-def export(name, spec, out_root):
-    ctor, shape, how = spec
+def export(name, spec, out_root, how=None):
+    ctor, shape, saved_how = spec
     out_dir = fresh_dir(out_root, name)
     rng = np.random.default_rng(SEED + sum(map(ord, name)))
-    path = build(ctor, shape, how, out_dir, rng)
+    # PIR programs come from dynamic-to-static, whatever the legacy fixture used.
+    path = build(ctor, shape, "jit" if how == "pir" else saved_how, out_dir, rng)
+    how = how or saved_how
     record(name, how, out_dir, path, {"x": rng.standard_normal(shape).astype(np.float32)})
 
 
@@ -285,7 +321,19 @@ def main():
     ap.add_argument("out", help="output directory (tests/fixtures/paddle)")
     ap.add_argument("--only", action="append", help="export only these models")
     ap.add_argument("--big", action="store_true", help="also resnet50 (not a fixture)")
+    ap.add_argument("--pir", action="store_true", help="PIR programs (Paddle 3.x) to OUT/pir")
     args = ap.parse_args()
+    if args.pir:
+        if paddle.__version__.startswith("2.") or os.environ["FLAGS_enable_pir_api"] in ("0",):
+            sys.exit("--pir needs Paddle 3.x with FLAGS_enable_pir_api on (its default)")
+        out = os.path.join(args.out, "pir")
+        for name in args.only or PIR_MODELS:
+            if name in NN_MODELS:
+                export_nn(name, NN_MODELS[name], out, how="pir")
+            else:
+                export(name, MODELS[name], out, how="pir")
+            share_params(args.out, name)
+        return
     if os.environ.get("FLAGS_enable_pir_api") not in ("0", "false", "False"):
         sys.exit("run with FLAGS_enable_pir_api=0 (the legacy program format)")
     paddle.enable_static()

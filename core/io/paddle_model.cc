@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/framework/tensor_util.h"
+#include "core/io/pir_program.h"
 #include "core/platform/enforce.h"
 #include "core/registry/registry.h"
 
@@ -245,6 +246,10 @@ void Store(LoDTensor* host, Scope* scope, const std::string& name, const Place& 
 
 }  // namespace
 
+bool IsPirProgramFile(const std::string& model) {
+  return model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0;
+}
+
 const std::map<std::string, int>& KnownPaddleOpVersions() {
   // Each of these versions added an attribute or an input (or fixed leaky_relu's alpha outside
   // [0, 1], which Tide computes as Paddle now does): a program that uses what Tide's op lacks is
@@ -285,8 +290,10 @@ PaddleModelFiles FindPaddleModelFiles(const std::string& path, const std::string
                                       const std::string& params_filename) {
   PaddleModelFiles f;
   const fs::path p(path);
+  // Paddle 3.x's PIR program (prefix.json) where there is no legacy one (prefix.pdmodel).
   auto from_prefix = [&f](const std::string& prefix) {
-    f.model = prefix + ".pdmodel";
+    f.model =
+        prefix + (IsFile(prefix + ".pdmodel") || !IsFile(prefix + ".json") ? ".pdmodel" : ".json");
     f.params = IsFile(prefix + ".pdiparams") ? prefix + ".pdiparams" : "";
     f.params_dir = fs::path(prefix).parent_path().string();
     if (f.params_dir.empty()) f.params_dir = ".";
@@ -303,7 +310,11 @@ PaddleModelFiles FindPaddleModelFiles(const std::string& path, const std::string
   const std::string s = p.string();
   if (s.size() > 8 && s.compare(s.size() - 8, 8, ".pdmodel") == 0 && IsFile(p))
     return from_prefix(s.substr(0, s.size() - 8));
-  if (IsFile(s + ".pdmodel")) return from_prefix(s);
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0 && IsFile(p) &&
+      IsFile(s.substr(0, s.size() - 5) + ".pdiparams"))
+    return from_prefix(s.substr(0, s.size() - 5));
+  if (IsFile(s + ".pdmodel") || (IsFile(s + ".json") && IsFile(s + ".pdiparams")))
+    return from_prefix(s);
   std::error_code ec;
   if (fs::is_directory(p, ec)) {
     if (IsFile(p / "__model__")) {
@@ -321,13 +332,9 @@ PaddleModelFiles FindPaddleModelFiles(const std::string& path, const std::string
     TIDE_ENFORCE(found.empty(), "directory ", path, " holds ", found.size(),
                  " Paddle models: pass the prefix of one (", Join(found), ")");
   }
-  // Paddle 3.x saves PIR programs (prefix.json) unless FLAGS_enable_pir_api=0.
-  TIDE_ENFORCE(!IsFile(s + ".json") || !IsFile(s + ".pdiparams"), s,
-               ".json is a PaddlePaddle 3.x PIR "
-               "program, which Tide does not read: save the model with FLAGS_enable_pir_api=0 (the "
-               "legacy .pdmodel format)");
   TIDE_FAIL(TIDE_NOT_FOUND, "no Paddle inference model at '", path, "': looked for ", s,
-            ".pdmodel, ", (p / "__model__").string(), " and ", (p / "*.pdmodel").string());
+            ".pdmodel, ", s, ".json + ", s, ".pdiparams, ", (p / "__model__").string(), " and ",
+            (p / "*.pdmodel").string());
 }
 
 void ReadPaddleTensor(std::istream& in, LoDTensor* out, const std::string& what) {
@@ -394,6 +401,14 @@ ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file
               ": not a complete Paddle ProgramDesc (truncated or "
               "corrupt): missing required fields ",
               p.InitializationErrorString());
+  return CheckPaddleProgram(std::move(p), file);
+}
+
+ProgramDesc ParsePirProgram(const std::string& json, const std::string& file) {
+  return CheckPaddleProgram(TranslatePirProgram(json, file), file);
+}
+
+ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file) {
   CheckStrings(p, file);
   for (auto& b : *p.mutable_blocks())
     for (auto& op : *b.mutable_ops()) {
@@ -422,7 +437,9 @@ PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* sc
                                               const std::string& params_filename) {
   TIDE_ENFORCE(scope != nullptr, "LoadPaddleInferenceModel: no scope");
   PaddleModelFiles files = FindPaddleModelFiles(path, model_filename, params_filename);
-  ProgramDesc program = ParsePaddleProgram(ReadWholeFile(files.model), files.model);
+  ProgramDesc program = IsPirProgramFile(files.model)
+                            ? ParsePirProgram(ReadWholeFile(files.model), files.model)
+                            : ParsePaddleProgram(ReadWholeFile(files.model), files.model);
   FeedFetch ff = FindFeedFetch(program, files.model);
 
   // Paddle saves the persistable variables sorted by name (save_combine's order).

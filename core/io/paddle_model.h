@@ -23,7 +23,9 @@ struct PaddleModelFiles {
   std::string params_dir;
 };
 
-// Finds the files: `path` is a prefix (`path.pdmodel` + `path.pdiparams`), a `.pdmodel` file, or
+// Finds the files: `path` is a prefix (`path.pdmodel` + `path.pdiparams`, or Paddle 3.x's PIR
+// program `path.json` + `path.pdiparams` where there is no `path.pdmodel`), a `.pdmodel` or
+// `.json` file, or
 // a directory holding `__model__` (then `__params__`, or one file per variable) or exactly one
 // `*.pdmodel`. model_filename / params_filename (Fluid's arguments) name the files inside a
 // directory. Throws, listing what was looked for, when there is no model.
@@ -39,10 +41,11 @@ struct PaddleInferenceModel {
   PaddleModelFiles files;
 };
 
-// Reads a model saved by PaddlePaddle and loads its parameters into `scope` on `place`. Refuses,
-// with the file and what is wrong: an unparsable or truncated file, ops no loaded plugin registers
-// (all of them in one error), op versions newer than Tide implements, a parameter whose bytes,
-// dtype or dims do not match its variable, bytes left over after the last parameter.
+// Reads a model saved by PaddlePaddle (either format) and loads its parameters into `scope` on
+// `place`: the persistable variables in name order (Paddle's save_combine order, PIR's too).
+// Refuses, with the file and what is wrong: an unparsable or truncated file, ops no loaded plugin
+// registers (all of them in one error), op versions newer than Tide implements, a parameter whose
+// bytes, dtype or dims do not match its variable, bytes left over after the last parameter.
 PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* scope,
                                               const Place& place,
                                               const std::string& model_filename = "",
@@ -51,6 +54,12 @@ PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* sc
 // Parses and checks a Paddle ProgramDesc (the steps of LoadPaddleInferenceModel before the
 // parameters); `file` names the source in errors.
 ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file);
+// The same for a PIR program's JSON text (pir_program.h translates it).
+ProgramDesc ParsePirProgram(const std::string& json, const std::string& file);
+// The checks both share: strings, Paddle-only attributes, ops registered, op versions.
+ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file);
+// A model file that is a PIR program (`.json`), not a ProgramDesc.
+bool IsPirProgramFile(const std::string& model);
 
 // One LoDTensor in Paddle's serialisation (SerializeToStream): u32 version 0, u64 LoD levels, per
 // level u64 byte size + size_t offsets, then u32 version 0, i32 TensorDesc size, the TensorDesc,

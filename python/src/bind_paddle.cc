@@ -3,6 +3,7 @@
 
 #include "bindings.h"
 #include "core/io/paddle_model.h"
+#include "core/io/pir_op_table.h"
 
 namespace tide::python {
 
@@ -39,6 +40,29 @@ void BindPaddle(py::module_& m) {
       "program_op_versions", [](const ProgramDesc& p) { return p.op_versions(); },
       "A program's op_version_map (Paddle's: the version of each op's definition it was written "
       "with).");
+  m.def(
+      "pir_op_table",
+      [] {
+        py::dict table;
+        for (const auto& name : PirOpNames()) {
+          const PirOpRule& r = *FindPirOpRule(name);
+          py::list operands, results;
+          for (const auto& o : r.operands)
+            operands.append(py::dict(py::arg("slot") = o.slot, py::arg("attr") = o.attr,
+                                     py::arg("list_slot") = o.list_slot));
+          for (const auto& o : r.results)
+            results.append(py::dict(py::arg("slot") = o.slot, py::arg("same_as") = o.same_as));
+          py::list fixed;
+          for (const auto& kv : r.fixed) fixed.append(kv.first);
+          table[py::str(name)] =
+              py::dict(py::arg("type") = r.fluid_type, py::arg("operands") = operands,
+                       py::arg("results") = results, py::arg("renames") = r.renames,
+                       py::arg("fixed") = fixed, py::arg("dtype_of_input") = r.dtype_of_input);
+        }
+        return table;
+      },
+      "The PIR operations Tide reads (core/io/pir_op_table.cc): {PIR op: its Fluid op, operands, "
+      "results, attribute renames}.");
   m.def("paddle_op_versions", &KnownPaddleOpVersions,
         "The Paddle op versions whose semantics Tide implements (absent ops: version 0).");
 }

@@ -329,8 +329,10 @@ def _sniff(path):
 def _is_paddle_model(dirname, model_filename, params_filename):
     """Paddle's layouts: a prefix of .pdmodel/.pdiparams, a .pdmodel file, or a directory whose
     parameter files are Paddle tensors (they start with a zero version, Tide's with MAGIC)."""
-    if dirname.endswith(".pdmodel") or any(
-        os.path.isfile(dirname + e) for e in (".pdmodel", ".pdiparams")
+    if (
+        dirname.endswith(".pdmodel")
+        or (dirname.endswith(".json") and os.path.isfile(dirname))
+        or any(os.path.isfile(dirname + e) for e in (".pdmodel", ".pdiparams"))
     ):
         return True
     if not os.path.isdir(dirname):
@@ -398,8 +400,9 @@ def load_inference_model(
     the scope (on the executor's place; the CPU without one).
 
     Reads Tide's own models (save_inference_model) and those saved by PaddlePaddle: a path prefix
-    of `prefix.pdmodel` + `prefix.pdiparams`, a `.pdmodel` file, or a directory with Fluid 1.x's
-    `__model__` and `__params__` or one file per parameter (docs/paddle_models.md).
+    of `prefix.pdmodel` + `prefix.pdiparams` or Paddle 3.x's PIR program `prefix.json` +
+    `prefix.pdiparams`, a `.pdmodel` or `.json` file, or a directory with Fluid 1.x's `__model__`
+    and `__params__` or one file per parameter (docs/paddle_models.md).
 
     With `optimize` (the default), tide.transpiler.InferenceTranspiler rewrites the program:
     batch_norm folded into the convolutions before it, bias / residual / activation fused into

@@ -320,13 +320,12 @@ def test_newer_program_version_refused(tmp_path):
 def test_no_model(tmp_path):
     with pytest.raises(tide.TideError, match="no Paddle inference model"):
         tide._C.find_paddle_model_files(str(tmp_path / "nothing"))
+    # A .json without its parameters is not a model; with them it is read as a PIR program.
     (tmp_path / "pir.json").write_text("{}")
+    with pytest.raises(tide.TideError, match="no Paddle inference model"):
+        tide._C.find_paddle_model_files(str(tmp_path / "pir"))
     (tmp_path / "pir.pdiparams").write_bytes(b"")
-    with pytest.raises(
-        tide.TideError,
-        match="PIR program, which Tide does not read: save the model with FLAGS_enable_pir_api=0",
-    ):
-        tide.io.load_inference_model(str(tmp_path / "pir"))
+    expect_error(tmp_path / "pir", "pir.json", "no base_code.magic: not a PIR program")
 
 
 def test_random_damage_is_refused_or_harmless(tmp_path):
@@ -405,3 +404,157 @@ def test_dense_tensor_names(fresh_programs):
     v = block.create_var(name="v", type="DENSE_TENSOR", shape=[2], dtype="float32")
     a = block.create_var(name="a", type="DENSE_TENSOR_ARRAY", dtype="float32")
     assert (v.type, a.type) == ("LOD_TENSOR", "LOD_TENSOR_ARRAY")
+
+
+# --- PIR programs (Paddle 3.x's default format) ------------------------------------------------
+
+# Saved by Paddle 3.3.1's paddle.jit.save as PIR programs (tests/fixtures/paddle/pir). A fixture
+# whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
+PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit"]
+
+
+def pir_model(tmp_path, name):
+    """The prefix of the PIR fixture `name`, with its parameters beside it."""
+    src = os.path.join(FIXTURES, "pir", name)
+    info = json.load(open(os.path.join(src, "info.json")))
+    if "params" not in info:
+        return os.path.join(src, "inference")
+    d = tmp_path / ("pir_" + name)
+    shutil.copytree(src, d)
+    shutil.copy(os.path.join(src, info["params"]), d / "inference.pdiparams")
+    return str(d / "inference")
+
+
+@pytest.mark.parametrize("optimize", [True, False], ids=["optimized", "as_saved"])
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("name", PIR)
+def test_pir_matches_paddle(tmp_path, name, lib, optimize):
+    d = os.path.join(FIXTURES, "pir", name)
+    feed, expected = load_feed(d), np.load(os.path.join(d, "expected.npy"))
+    info = json.load(open(os.path.join(d, "info.json")))
+    assert info["paddle"].startswith("3.") and "PIR" in info["saved_by"]
+    assert list(expected.shape) == info["output_shape"]
+    with tide.scope_guard(tide.Scope()):
+        out, exe = run(
+            pir_model(tmp_path, name), feed, use_mkldnn=lib == "mkldnn", optimize=optimize
+        )
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    kernels = [k for _, k in exe.last_run_info()["kernels"]]
+    assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
+
+
+def test_pir_program_translated():
+    """The PIR program becomes Fluid's ops, parameters and feed/fetch, read by either path."""
+    prefix = os.path.join(FIXTURES, "pir", "lenet", "inference")
+    assert tide._C.find_paddle_model_files(prefix)["model"].endswith("inference.json")
+    for path in (prefix, prefix + ".json"):
+        scope = tide.Scope()
+        with tide.scope_guard(scope):
+            program, feeds, fetches = tide.io.load_inference_model(path, optimize=False)
+        ops = [op.type for op in program.global_block().ops]
+        assert feeds == ["x"] and len(fetches) == 1
+        assert ops[0] == "feed" and ops[-1] == "fetch"
+        assert ops.count("conv2d") == 2 and ops.count("pool2d") == 2
+        assert ops.count("matmul_v2") == 3 and ops.count("relu") == 2
+        # The constants PIR made tensors (the pools' kernel size, the bias reshapes' shapes) are
+        # folded into attributes; nothing computes them at run time.
+        assert "assign_value" not in ops and "fill_constant" not in ops, ops
+        pool = next(op for op in program.global_block().ops if op.type == "pool2d")
+        assert pool.attr("ksize") == [2, 2] and pool.attr("strides") == [2, 2]
+        params = sorted(v.name for v in program.list_vars() if v.persistable and "." in v.name)
+        assert len(params) == 10 and params[0] == "conv2d_0.b_0"
+        assert scope.find_var("conv2d_0.w_0").get_tensor().shape() == [6, 1, 3, 3]
+
+
+def test_pir_table_matches_tide_ops():
+    """Every entry of the PIR table names a registered op and parameters and attributes it
+    declares, so a typo in the table fails here rather than on a user's model."""
+    table = tide._C.pir_op_table()
+    assert "pd_op.conv2d" in table and table["pd_op.matmul"]["type"] == "matmul_v2"
+    for pir_name, rule in table.items():
+        assert tide._C.has_op(rule["type"]), (pir_name, rule["type"])
+        proto = tide._C.op_proto(rule["type"])
+        inputs = {v["name"] for v in proto["inputs"]}
+        outputs = {v["name"] for v in proto["outputs"]}
+        attrs = {a["name"] for a in proto["attrs"]}
+        for o in rule["operands"]:
+            for slot in (o["slot"], o["list_slot"]):
+                assert not slot or slot in inputs, (pir_name, slot, inputs)
+            assert not o["attr"] or o["attr"] in attrs, (pir_name, o["attr"], attrs)
+        for r in rule["results"]:
+            assert not r["slot"] or r["slot"] in outputs, (pir_name, r["slot"], outputs)
+        for to in list(rule["renames"].values()) + rule["fixed"] + [rule["dtype_of_input"]]:
+            assert not to or to in attrs, (pir_name, to, attrs)
+
+
+def pir_copy(tmp_path, name="lenet"):
+    d = tmp_path / "pir_lenet"
+    shutil.copytree(os.path.join(FIXTURES, "pir", name), d)
+    return d
+
+
+def edit_json(d, old, new):
+    text = (d / "inference.json").read_text()
+    assert old in text, old
+    (d / "inference.json").write_text(text.replace(old, new))
+
+
+@pytest.mark.parametrize(
+    "old,new,error",
+    [
+        ('"magic":"pir"', '"magic":"pdx"', "base_code.magic is 'pdx', not 'pir'"),
+        ('"version":4', '"version":5', "PIR format version 5 is newer than this Tide reads"),
+        ('"regions"', '"regionz"', "at $.program: no key 'regions'"),
+    ],
+    ids=["wrong_magic", "newer_version", "missing_key_named_by_path"],
+)
+def test_pir_refused(tmp_path, old, new, error):
+    d = pir_copy(tmp_path)
+    edit_json(d, old, new)
+    expect_error(d / "inference", "inference.json", error)
+
+
+def test_pir_truncated_and_not_json(tmp_path):
+    d = pir_copy(tmp_path)
+    text = (d / "inference.json").read_bytes()
+    (d / "inference.json").write_bytes(text[: len(text) // 2])
+    expect_error(d / "inference", "inference.json", "not valid JSON (truncated or corrupt)")
+    (d / "inference.json").write_bytes(np.random.RandomState(0).bytes(3000))
+    expect_error(d / "inference", "inference.json", "not valid JSON")
+
+
+def test_pir_unknown_operations_listed_at_once(tmp_path):
+    d = pir_copy(tmp_path)
+    edit_json(d, '"#":"1.relu"', '"#":"1.relx"')
+    edit_json(d, '"#":"1.pool2d"', '"#":"1.poolzd"')
+    expect_error(
+        d / "inference",
+        "inference.json",
+        "2 PIR operation type(s) have no translation to Tide ops",
+        "pd_op.poolzd (2 ops), pd_op.relx (2 ops)",
+        "PIR format version 4",
+    )
+
+
+def test_pir_random_damage_is_refused_or_harmless(tmp_path):
+    """Byte flips and truncations of the PIR program: a load succeeds or raises a TideError
+    naming the file; never another exception or a crash."""
+    src = pir_copy(tmp_path)
+    rng = np.random.RandomState(31)
+    refused = 0
+    for i in range(30):
+        d = tmp_path / ("m%d" % i)
+        shutil.copytree(src, d)
+        b = bytearray((d / "inference.json").read_bytes())
+        if i % 3 == 0:
+            b = b[: rng.randint(0, len(b))]
+        else:
+            for pos in rng.randint(0, len(b), size=rng.randint(1, 5)):
+                b[pos] = rng.randint(32, 127)
+        (d / "inference.json").write_bytes(bytes(b))
+        try:
+            load(d / "inference")
+        except tide.TideError as e:
+            assert "inference." in str(e), str(e)
+            refused += 1
+    assert refused >= 10, refused

@@ -1,0 +1,171 @@
+// pir_op_table.cc: the PIR-operation -> Fluid-op table. Adding an operation is one line of
+// kEntries (docs/paddle_models.md, "PIR programs", says how to read and write one).
+#include "core/io/pir_op_table.h"
+
+#include <sstream>
+
+#include "core/platform/enforce.h"
+
+namespace tide::core {
+namespace {
+
+// One row, in a compact notation parsed once:
+//  operands: per PIR operand, space-separated: `Slot` (a Fluid input), `=attr` (a constant
+//    folded into a Fluid attribute), `=attr/Slot` or `=attr/Slot/ListSlot` (the attribute when
+//    constant, else that input, or the list input for a builtin.combine), `-` (dropped);
+//  results: per PIR result, `Slot`, `Slot@N` (shares operand N's variable) or `-` (dropped);
+//  renames: `pir>fluid` pairs, `pir>-` dropping the attribute.
+struct Entry {
+  const char* pir;
+  const char* fluid;
+  const char* operands;
+  const char* results;
+  const char* renames;
+  AttributeMap fixed;
+  const char* dtype_of_input = "";
+  bool cast_result = false;
+};
+
+// Fluid's element-wise ops broadcast as numpy does with axis -1, which PIR's always mean; the
+// InferenceTranspiler reads the attribute.
+const AttributeMap kAxis = {{"axis", int32_t{-1}}};
+
+const Entry kEntries[] = {
+    // Convolutions, pooling, normalisation.
+    {"pd_op.conv2d", "conv2d", "Input Filter", "Output", ""},
+    {"pd_op.depthwise_conv2d", "depthwise_conv2d", "Input Filter", "Output", ""},
+    {"pd_op.pool2d", "pool2d", "X =ksize", "Out", "kernel_size>ksize"},
+    {"pd_op.batch_norm", "batch_norm", "X Mean Variance Scale Bias",
+     "Y MeanOut@1 VarianceOut@2 SavedMean SavedVariance ReserveSpace", "data_format>data_layout"},
+    {"pd_op.layer_norm", "layer_norm", "X Scale Bias", "Y Mean Variance", ""},
+    {"pd_op.dropout", "dropout", "X Seed =dropout_prob", "Out Mask", "mode>dropout_implementation"},
+    // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
+    {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
+    {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
+    {"pd_op.subtract", "elementwise_sub", "X Y", "Out", "", kAxis},
+    {"pd_op.multiply", "elementwise_mul", "X Y", "Out", "", kAxis},
+    {"pd_op.divide", "elementwise_div", "X Y", "Out", "", kAxis},
+    {"pd_op.maximum", "elementwise_max", "X Y", "Out", "", kAxis},
+    {"pd_op.minimum", "elementwise_min", "X Y", "Out", "", kAxis},
+    {"pd_op.elementwise_pow", "elementwise_pow", "X Y", "Out", "", kAxis},
+    {"pd_op.scale", "scale", "X =scale/ScaleTensor", "Out", ""},
+    {"pd_op.equal", "equal", "X Y", "Out", "", kAxis},
+    {"pd_op.not_equal", "not_equal", "X Y", "Out", "", kAxis},
+    {"pd_op.less_than", "less_than", "X Y", "Out", "", kAxis},
+    {"pd_op.less_equal", "less_equal", "X Y", "Out", "", kAxis},
+    {"pd_op.greater_than", "greater_than", "X Y", "Out", "", kAxis},
+    {"pd_op.greater_equal", "greater_equal", "X Y", "Out", "", kAxis},
+    {"pd_op.cumsum", "cumsum", "X =axis", "Out", ""},
+    // Activations.
+    {"pd_op.relu", "relu", "X", "Out", ""},
+    {"pd_op.relu6", "relu6", "X", "Out", ""},
+    {"pd_op.sigmoid", "sigmoid", "X", "Out", ""},
+    {"pd_op.tanh", "tanh", "X", "Out", ""},
+    {"pd_op.exp", "exp", "X", "Out", ""},
+    {"pd_op.sqrt", "sqrt", "X", "Out", ""},
+    {"pd_op.abs", "abs", "X", "Out", ""},
+    {"pd_op.gelu", "gelu", "X", "Out", ""},
+    {"pd_op.leaky_relu", "leaky_relu", "X", "Out", "negative_slope>alpha"},
+    {"pd_op.hardswish", "hard_swish", "X", "Out", ""},
+    {"pd_op.hardsigmoid", "hard_sigmoid", "X", "Out", ""},
+    {"pd_op.swish", "swish", "X", "Out", ""},
+    {"pd_op.softmax", "softmax", "X", "Out", ""},
+    // Shapes and layout (the *2 ops' XShape is an optional output Paddle 3.x no longer has).
+    {"pd_op.reshape", "reshape2", "X =shape/Shape/ShapeTensor", "Out", ""},
+    {"pd_op.transpose", "transpose2", "X", "Out", "perm>axis"},
+    {"pd_op.flatten", "flatten_contiguous_range", "X", "Out", ""},
+    {"pd_op.unsqueeze", "unsqueeze2", "X =axes/AxesTensor/AxesTensorList", "Out", ""},
+    {"pd_op.squeeze", "squeeze2", "X =axes", "Out", ""},
+    {"pd_op.expand", "expand_v2", "X =shape/Shape/expand_shapes_tensor", "Out", ""},
+    {"pd_op.slice", "slice",
+     "Input =starts/StartsTensor/StartsTensorList =ends/EndsTensor/EndsTensorList", "Out", ""},
+    {"pd_op.concat", "concat", "X =axis/AxisTensor", "Out", ""},
+    {"pd_op.stack", "stack", "X", "Y", ""},
+    {"pd_op.shape", "shape", "Input", "Out", ""},
+    {"pd_op.shape64", "shape", "Input", "Out", "", {}, "", /*cast_result=*/true},
+    {"pd_op.cast", "cast", "X", "Out", "dtype>out_dtype", {}, "in_dtype"},
+    {"pd_op.assign", "assign", "X", "Out", ""},
+    // Creating tensors (place: where Paddle puts them; Tide's executor decides).
+    {"pd_op.full", "fill_constant", "", "Out", "place>-"},
+    {"pd_op.full_like", "fill_any_like", "X =value", "Out", "place>-"},
+    {"pd_op.full_with_tensor", "fill_constant",
+     "=value/ValueTensor =shape/ShapeTensor/ShapeTensorList", "Out", ""},
+    {"pd_op.arange", "range", "Start End Step", "Out", "place>- dtype>-"},
+    {"pd_op.tril", "tril_triu", "X", "Out", "", {{"lower", true}}},
+    {"pd_op.triu", "tril_triu", "X", "Out", "", {{"lower", false}}},
+    // Embeddings.
+    {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
+};
+
+std::vector<std::string> Split(const char* s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+PirOperand ParseOperand(const std::string& w) {
+  PirOperand o;
+  if (w == "-") return o;
+  if (w[0] != '=') {
+    o.slot = w;
+    return o;
+  }
+  std::vector<std::string> parts;
+  std::stringstream in(w.substr(1));
+  for (std::string p; std::getline(in, p, '/');) parts.push_back(p);
+  o.attr = parts.at(0);
+  if (parts.size() > 1) o.slot = parts[1];
+  if (parts.size() > 2) o.list_slot = parts[2];
+  return o;
+}
+
+std::map<std::string, PirOpRule> BuildTable() {
+  std::map<std::string, PirOpRule> table;
+  for (const Entry& e : kEntries) {
+    PirOpRule r;
+    r.fluid_type = e.fluid;
+    for (const auto& w : Split(e.operands)) r.operands.push_back(ParseOperand(w));
+    for (const auto& w : Split(e.results)) {
+      PirResult res;
+      const auto at = w.find('@');
+      res.slot = w.substr(0, at) == "-" ? "" : w.substr(0, at);
+      if (at != std::string::npos) res.same_as = std::stoi(w.substr(at + 1));
+      r.results.push_back(res);
+    }
+    for (const auto& w : Split(e.renames)) {
+      const auto gt = w.find('>');
+      TIDE_ENFORCE(gt != std::string::npos, "pir_op_table: bad rename '", w, "' of ", e.pir);
+      const std::string to = w.substr(gt + 1);
+      r.renames[w.substr(0, gt)] = to == "-" ? "" : to;
+    }
+    r.fixed = e.fixed;
+    r.dtype_of_input = e.dtype_of_input;
+    r.cast_result = e.cast_result;
+    TIDE_ENFORCE(table.emplace(e.pir, std::move(r)).second, "pir_op_table: ", e.pir, " twice");
+  }
+  return table;
+}
+
+const std::map<std::string, PirOpRule>& Table() {
+  static const std::map<std::string, PirOpRule> table = BuildTable();
+  return table;
+}
+
+}  // namespace
+
+const PirOpRule* FindPirOpRule(const std::string& pir_name) {
+  const auto& t = Table();
+  auto it = t.find(pir_name);
+  if (it == t.end() && pir_name.size() > 1 && pir_name.back() == '_')
+    it = t.find(pir_name.substr(0, pir_name.size() - 1));
+  return it == t.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> PirOpNames() {
+  std::vector<std::string> names;
+  for (const auto& kv : Table()) names.push_back(kv.first);
+  return names;
+}
+
+}  // namespace tide::core

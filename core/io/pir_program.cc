@@ -1,0 +1,798 @@
+// pir_program.cc: PaddlePaddle 3.x's PIR program (JSON, paddle/fluid/pir/serialize_deserialize)
+// into a Fluid ProgramDesc. protobuf parses the JSON (google.protobuf.Value); the keys are
+// Paddle's compressed ones: "base_code" {magic, version, trainable}, "program" {"regions" [{
+// "blocks" [{"ops" [...]}]}]}; an op has "#" (its name, "<dialect id>.<op>": 0 builtin, 1 pd_op;
+// "p" a builtin.parameter), "I" (operands {"%": value id}, 0 for none), "O" (results {"%", "TT":
+// type}), "A" (attributes {"N": name, "AT": {"#": kind, "D": data}}).
+#include "core/io/pir_program.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "core/io/pir_op_table.h"
+#include "core/platform/enforce.h"
+#include "core/registry/registry.h"
+
+namespace tide::core {
+namespace {
+namespace pb = google::protobuf;
+
+// A JSON value with its path in the file, for errors.
+class Json {
+ public:
+  Json(const pb::Value& v, std::string path, const std::string& file)
+      : v_(v), path_(std::move(path)), file_(file) {}
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, file_, ": not a PIR program Tide reads: at ", path_, ": ",
+              what);
+  }
+  const std::string& path() const { return path_; }
+  bool IsObject() const { return v_.kind_case() == pb::Value::kStructValue; }
+  bool IsList() const { return v_.kind_case() == pb::Value::kListValue; }
+  bool Has(const std::string& key) const {
+    return IsObject() && v_.struct_value().fields().count(key) > 0;
+  }
+  Json operator[](const std::string& key) const {
+    if (!IsObject()) Fail("an object was expected");
+    auto it = v_.struct_value().fields().find(key);
+    if (it == v_.struct_value().fields().end()) Fail("no key '" + key + "'");
+    return Json(it->second, path_ + "." + key, file_);
+  }
+  size_t size() const {
+    if (!IsList()) Fail("a list was expected");
+    return static_cast<size_t>(v_.list_value().values_size());
+  }
+  Json operator[](size_t i) const {
+    if (i >= size()) Fail("a list of more than " + std::to_string(i) + " items was expected");
+    return Json(v_.list_value().values(static_cast<int>(i)), path_ + "[" + std::to_string(i) + "]",
+                file_);
+  }
+  const std::string& Str() const {
+    if (v_.kind_case() != pb::Value::kStringValue) Fail("a string was expected");
+    return v_.string_value();
+  }
+  double Num() const {
+    if (v_.kind_case() != pb::Value::kNumberValue) Fail("a number was expected");
+    return v_.number_value();
+  }
+  // JSON numbers arrive as doubles: integers past 2^53 are rounded, and Paddle's INT64_MAX (an
+  // open slice end) becomes 2^63, kept at INT64_MAX.
+  int64_t Int() const {
+    const double d = Num();
+    if (d != std::floor(d)) Fail("an integer was expected");
+    if (d >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+    if (d <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(d);
+  }
+  bool Bool() const {
+    if (v_.kind_case() != pb::Value::kBoolValue) Fail("true or false was expected");
+    return v_.bool_value();
+  }
+
+ private:
+  const pb::Value& v_;
+  std::string path_;
+  const std::string& file_;
+};
+
+// Paddle's DataType names (a_dtype attributes, Scalar's) and type ids (t_f32 ...) as Fluid's
+// VarType values; -1 for "undefined" (full_like: the input's).
+std::optional<int> DataTypeFromName(const std::string& n) {
+  static const std::map<std::string, int> names = {{"bool", proto::VarType::BOOL},
+                                                   {"int16", proto::VarType::INT16},
+                                                   {"int32", proto::VarType::INT32},
+                                                   {"int64", proto::VarType::INT64},
+                                                   {"float16", proto::VarType::FP16},
+                                                   {"float32", proto::VarType::FP32},
+                                                   {"float64", proto::VarType::FP64},
+                                                   {"uint8", proto::VarType::UINT8},
+                                                   {"int8", proto::VarType::INT8},
+                                                   {"bfloat16", proto::VarType::BF16},
+                                                   {"complex64", proto::VarType::COMPLEX64},
+                                                   {"complex128", proto::VarType::COMPLEX128},
+                                                   {"undefined", -1},
+                                                   {"Undefined(ALL_DTYPE)", -1}};
+  auto it = names.find(n);
+  if (it == names.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int> DataTypeFromTypeId(const std::string& id) {
+  static const std::map<std::string, int> ids = {
+      {"0.t_bool", proto::VarType::BOOL},     {"0.t_i16", proto::VarType::INT16},
+      {"0.t_i32", proto::VarType::INT32},     {"0.t_i64", proto::VarType::INT64},
+      {"0.t_f16", proto::VarType::FP16},      {"0.t_f32", proto::VarType::FP32},
+      {"0.t_f64", proto::VarType::FP64},      {"0.t_ui8", proto::VarType::UINT8},
+      {"0.t_i8", proto::VarType::INT8},       {"0.t_bf16", proto::VarType::BF16},
+      {"0.t_c64", proto::VarType::COMPLEX64}, {"0.t_c128", proto::VarType::COMPLEX128}};
+  auto it = ids.find(id);
+  if (it == ids.end()) return std::nullopt;
+  return it->second;
+}
+
+bool IsIntegerType(int t) {
+  return t == proto::VarType::INT16 || t == proto::VarType::INT32 || t == proto::VarType::INT64 ||
+         t == proto::VarType::UINT8 || t == proto::VarType::INT8;
+}
+
+// PIR attributes that say nothing about what an op computes: Paddle's layer names, where it
+// would place a tensor, its autograd and role markers.
+bool IsIgnoredAttr(const std::string& name) {
+  static const std::set<std::string> names = {"struct_name", "place",   "stop_gradient",
+                                              "persistable", "op_role", "op_dist_attr"};
+  return names.count(name) > 0;
+}
+
+// One PIR value: the Fluid variable holding it, or a builtin.combine's list of values; and the
+// value itself when a constant op made it (for folding into attributes).
+struct PirValue {
+  std::string var;
+  bool is_list = false;
+  std::vector<int64_t> items;
+  std::optional<Attribute> constant;
+  int dtype = -1;
+  std::string made_by;        // the PIR op, for errors
+  bool untranslated = false;  // computed by an operation Tide lacks (listed in one error)
+  int rank = -1;
+  // A pd_op.stack of 0-D values (a shape built at run time): those values, which Fluid's list
+  // inputs (ShapeTensorList, ...) take one by one. Tide holds 0-D values as [1], so the stack
+  // itself would be [n, 1], not the [n] Paddle's reader expects.
+  std::vector<int64_t> scalars;
+};
+
+class Translator {
+ public:
+  explicit Translator(const std::string& file) : file_(file) {}
+
+  proto::ProgramDesc Run(const Json& root) {
+    if (!root.IsObject() || !root.Has("base_code") || !root["base_code"].Has("magic"))
+      root.Fail("no base_code.magic: not a PIR program");
+    const std::string& magic = root["base_code"]["magic"].Str();
+    if (magic != "pir")
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, file_, ": base_code.magic is '", magic,
+                "', not 'pir': not a PaddlePaddle PIR program");
+    version_ = root["base_code"]["version"].Int();
+    if (version_ < 0 || version_ > kMaxPirVersion)
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, file_, ": PIR format version ", version_,
+                " is newer than this Tide reads (up to ", kMaxPirVersion,
+                ", which PaddlePaddle 3.3 writes): written by a later PaddlePaddle");
+
+    const Json regions = root["program"]["regions"];
+    if (regions.size() != 1) regions.Fail("one region was expected");
+    const Json blocks = regions[0]["blocks"];
+    if (blocks.size() != 1) blocks.Fail("one block was expected");
+    block_ = program_.add_blocks();
+    block_->set_idx(0);
+    block_->set_parent_idx(-1);
+    AddVar("feed", proto::VarType::FEED_MINIBATCH, -1, {}, true);
+    AddVar("fetch", proto::VarType::FETCH_LIST, -1, {}, true);
+    const Json ops = blocks[0]["ops"];
+    for (size_t i = 0; i < ops.size(); ++i) Op(ops[i]);
+
+    if (!unknown_.empty()) {
+      std::string list;
+      for (const auto& kv : unknown_)
+        list += (list.empty() ? "" : ", ") + kv.first + " (" + std::to_string(kv.second) +
+                (kv.second == 1 ? " op)" : " ops)");
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, file_, ": ", unknown_.size(),
+                " PIR operation type(s) have no translation to Tide ops: ", list,
+                ". The file is PIR format version ", version_,
+                " (PaddlePaddle 3.x; 3.3 writes version 4); core/io/pir_op_table.cc lists the "
+                "operations Tide reads");
+    }
+    if (!bad_attrs_.empty()) {
+      std::string list;
+      for (const auto& s : bad_attrs_) list += (list.empty() ? "" : "; ") + s;
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, file_, ": attributes Tide's ops do not take: ", list);
+    }
+    Prune();
+    return std::move(program_);
+  }
+
+ private:
+  [[noreturn]] void Fail(const Json& at, const std::string& what) const { at.Fail(what); }
+
+  void AddVar(const std::string& name, int type, int dtype, const std::vector<int64_t>& dims,
+              bool persistable, int lod_level = 0) {
+    auto* v = block_->add_vars();
+    v->set_name(name);
+    v->mutable_type()->set_type(static_cast<proto::VarType::Type>(type));
+    proto::VarType::TensorDesc* desc = nullptr;
+    if (type == proto::VarType::LOD_TENSOR) {
+      v->mutable_type()->mutable_lod_tensor()->set_lod_level(lod_level);
+      desc = v->mutable_type()->mutable_lod_tensor()->mutable_tensor();
+    } else if (type == proto::VarType::LOD_TENSOR_ARRAY) {
+      v->mutable_type()->mutable_tensor_array()->set_lod_level(lod_level);
+      desc = v->mutable_type()->mutable_tensor_array()->mutable_tensor();
+    }
+    if (desc) {
+      desc->set_data_type(static_cast<proto::VarType::Type>(dtype));
+      for (int64_t d : dims) desc->add_dims(d);
+    }
+    v->set_persistable(persistable);
+    names_.insert(name);
+  }
+
+  // Declares the variable of a result from its PIR type ("TT"); returns its data type.
+  int DeclareResult(const Json& result, const std::string& name, bool persistable) {
+    const Json tt = result["TT"];
+    const std::string& id = tt["#"].Str();
+    last_rank_ = -1;
+    if (id == "NULL") {  // a result nothing can read
+      AddVar(name, proto::VarType::LOD_TENSOR, proto::VarType::FP32, {}, persistable);
+      return -1;
+    }
+    if (id != "0.t_dtensor" && id != "1.t_dtensor_array")
+      Fail(tt["#"], "value type '" + id + "' is not one Tide reads (dense tensors only)");
+    const Json d = tt["D"];
+    const auto dtype = DataTypeFromTypeId(d[0]["#"].Str());
+    if (!dtype) Fail(d[0]["#"], "data type '" + d[0]["#"].Str() + "' is not one Tide holds");
+    std::vector<int64_t> dims;
+    const Json jd = d[1];
+    for (size_t i = 0; i < jd.size(); ++i) dims.push_back(jd[i].Int());
+    const int lod_level = id == "0.t_dtensor" ? static_cast<int>(d[3].size()) : 0;
+    last_rank_ = static_cast<int>(dims.size());
+    AddVar(name,
+           id == "0.t_dtensor" ? proto::VarType::LOD_TENSOR : proto::VarType::LOD_TENSOR_ARRAY,
+           *dtype, dims, persistable, lod_level);
+    return *dtype;
+  }
+
+  std::string FreshName(const std::string& hint, int64_t id) {
+    std::string name = hint + "_" + std::to_string(id) + ".tmp";
+    while (names_.count(name)) name += "_";
+    return name;
+  }
+
+  const PirValue& ValueOf(const Json& operand) {
+    const int64_t id = operand["%"].Int();
+    auto it = values_.find(id);
+    if (it == values_.end())
+      Fail(operand, "value %" + std::to_string(id) + " is read before an operation defines it");
+    return it->second;
+  }
+
+  // An attribute's JSON ({"#": kind, "D": data}) as a Tide attribute; nullopt for the kinds that
+  // carry nothing for Tide (a place).
+  std::optional<Attribute> AttrOf(const Json& at) {
+    const std::string& kind = at["#"].Str();
+    if (kind == "1.a_place") return std::nullopt;
+    const Json d = at["D"];
+    if (kind == "0.a_bool") return d.Bool();
+    if (kind == "0.a_i32") return static_cast<int32_t>(d.Int());
+    if (kind == "0.a_i64" || kind == "0.a_index") return d.Int();
+    if (kind == "0.a_f32") return static_cast<float>(d.Num());
+    if (kind == "0.a_f64") return d.Num();
+    if (kind == "0.a_str" || kind == "1.a_layout") return d.Str();
+    if (kind == "1.a_intarray") {
+      std::vector<int64_t> v;
+      for (size_t i = 0; i < d.size(); ++i) v.push_back(d[i].Int());
+      return v;
+    }
+    if (kind == "1.a_dtype") {
+      const auto t = DataTypeFromName(d.Str());
+      if (!t) Fail(d, "data type '" + d.Str() + "' is not one Tide holds");
+      return static_cast<int32_t>(*t);
+    }
+    if (kind == "1.a_scalar") {  // [dtype name, value]
+      const auto t = DataTypeFromName(d[0].Str());
+      if (!t) Fail(d[0], "scalar type '" + d[0].Str() + "' is not one Tide holds");
+      if (*t == proto::VarType::BOOL) return d[1].Bool();
+      if (IsIntegerType(*t)) return d[1].Int();
+      return d[1].Num();
+    }
+    if (kind == "0.a_array") return ArrayOf(d);
+    Fail(at["#"], "attribute kind '" + kind + "' is not one Tide reads");
+  }
+
+  Attribute ArrayOf(const Json& d) {
+    if (d.size() == 0) return std::vector<int32_t>{};
+    const std::string kind = d[0]["#"].Str();
+    std::vector<Attribute> items;
+    for (size_t i = 0; i < d.size(); ++i) {
+      if (d[i]["#"].Str() != kind) Fail(d[i], "an array of mixed kinds");
+      auto a = AttrOf(d[i]);
+      if (!a) Fail(d[i], "an array of places");
+      items.push_back(*a);
+    }
+    auto collect = [&items](auto proto_elem) {
+      using T = decltype(proto_elem);
+      std::vector<T> v;
+      for (const auto& a : items) v.push_back(std::get<T>(a));
+      return v;
+    };
+    if (kind == "0.a_bool") return collect(bool{});
+    if (kind == "0.a_i32") return collect(int32_t{});
+    if (kind == "0.a_i64" || kind == "0.a_index") return collect(int64_t{});
+    if (kind == "0.a_f32") return collect(float{});
+    if (kind == "0.a_f64") return collect(double{});
+    if (kind == "0.a_str") return collect(std::string{});
+    Fail(d[0]["#"], "an array of '" + kind + "' is not one Tide reads");
+  }
+
+  // {name: value} of an op's "A" list (a builtin.parameter's is positional, handled apart).
+  AttributeMap AttrsOf(const Json& op) {
+    AttributeMap attrs;
+    if (!op.Has("A")) return attrs;
+    const Json a = op["A"];
+    for (size_t i = 0; i < a.size(); ++i) {
+      auto v = AttrOf(a[i]["AT"]);
+      if (v) attrs[a[i]["N"].Str()] = std::move(*v);
+    }
+    return attrs;
+  }
+
+  std::vector<Json> Results(const Json& op) {
+    std::vector<Json> out;
+    const Json o = op["O"];
+    if (o.IsObject()) {
+      out.push_back(o);
+    } else {
+      for (size_t i = 0; i < o.size(); ++i) out.push_back(o[i]);
+    }
+    return out;
+  }
+  Json FirstResult(const Json& op) {
+    auto results = Results(op);
+    if (results.empty()) op["O"].Fail("a result was expected");
+    return results[0];
+  }
+
+  void Op(const Json& op) {
+    std::string name = op["#"].Str();
+    if (name == "p") name = "0.parameter";
+    const auto dot = name.find('.');
+    const std::string dialect = dot == std::string::npos ? "" : name.substr(0, dot);
+    static const std::map<std::string, std::string> dialects = {
+        {"0", "builtin"}, {"1", "pd_op"}, {"2", "cf"}, {"3", "custom_op"}, {"4", "dist_op"}};
+    if (dialects.count(dialect)) name = dialects.at(dialect) + name.substr(dot);
+
+    if (name == "builtin.parameter" || name == "builtin.constant") return Parameter(op, name);
+    if (name == "builtin.combine") return Combine(op);
+    if (name == "builtin.split" || name == "builtin.slice") return Unpack(op, name);
+    if (name == "pd_op.data" || name == "pd_op.feed") return Feed(op);
+    if (name == "pd_op.fetch") return ReadsUntranslated(op) ? void() : Fetch(op);
+    if (name == "pd_op.full_int_array") return FullIntArray(op);
+    const PirOpRule* rule = op.Has("regions") ? nullptr : FindPirOpRule(name);
+    if (!rule) {
+      ++unknown_[name];
+      MarkUntranslated(op, name);
+      return;
+    }
+    if (ReadsUntranslated(op)) return MarkUntranslated(op, name);
+    Translate(op, name, *rule);
+  }
+
+  // An op Tide lacks, or one reading its results: skipped, so that the error lists every
+  // operation the table lacks rather than stopping at the first reader.
+  void MarkUntranslated(const Json& op, const std::string& name) {
+    for (const Json& r : Results(op)) {
+      PirValue& v = values_[r["%"].Int()];
+      v.made_by = name;
+      v.untranslated = true;
+    }
+  }
+  bool ReadsUntranslated(const Json& op) {
+    if (!op.Has("I")) return false;
+    const Json in = op["I"];
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i]["%"].Int() == 0) continue;
+      const PirValue& v = ValueOf(in[i]);
+      if (v.untranslated) return true;
+      for (int64_t item : v.items)
+        if (values_.at(item).untranslated) return true;
+    }
+    return false;
+  }
+
+  void Parameter(const Json& op, const std::string& name) {
+    std::string var;
+    if (op["#"].Str() == "p") {  // compressed: [is_distributed, is_parameter, need_clip, name]
+      const Json a = op["A"];
+      var = a[a.size() - 1].Str();
+    } else {
+      const AttributeMap attrs = AttrsOf(op);
+      const char* key = name == "builtin.parameter" ? "parameter_name" : "value";
+      auto it = attrs.find(key);
+      if (it == attrs.end() || !std::holds_alternative<std::string>(it->second))
+        op.Fail(name + " without its string attribute '" + key + "'");
+      var = std::get<std::string>(it->second);
+    }
+    const Json result = FirstResult(op);
+    if (names_.count(var)) Fail(result, "parameter '" + var + "' is declared twice");
+    PirValue v;
+    v.var = var;
+    v.made_by = name;
+    v.dtype = DeclareResult(result, var, true);
+    v.rank = last_rank_;
+    values_[result["%"].Int()] = v;
+  }
+
+  void Combine(const Json& op) {
+    PirValue v;
+    v.is_list = true;
+    v.made_by = "builtin.combine";
+    const Json in = op["I"];
+    bool constant = true;
+    std::vector<int64_t> ints;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const PirValue& item = ValueOf(in[i]);
+      v.items.push_back(in[i]["%"].Int());
+      const Attribute* c = item.constant ? &*item.constant : nullptr;
+      if (c && std::holds_alternative<int64_t>(*c)) {
+        ints.push_back(std::get<int64_t>(*c));
+      } else {
+        constant = false;
+      }
+    }
+    if (constant) v.constant = ints;  // an IntArray of constants (a shape of fulls)
+    values_[FirstResult(op)["%"].Int()] = v;
+  }
+
+  void Unpack(const Json& op, const std::string& name) {
+    const PirValue list = ValueOf(op["I"][0]);
+    if (!list.is_list) Fail(op["I"][0], name + " of a value that is not a list");
+    const auto results = Results(op);
+    if (name == "builtin.slice") {
+      const AttributeMap attrs = AttrsOf(op);
+      auto it = attrs.find("index");
+      if (it == attrs.end() || !std::holds_alternative<int32_t>(it->second))
+        op.Fail("builtin.slice without its int attribute 'index'");
+      const auto index = static_cast<size_t>(std::get<int32_t>(it->second));
+      if (index >= list.items.size()) op.Fail("builtin.slice index past its list");
+      values_[FirstResult(op)["%"].Int()] = values_.at(list.items[index]);
+      return;
+    }
+    if (results.size() != list.items.size())
+      op.Fail("builtin.split of " + std::to_string(list.items.size()) + " values into " +
+              std::to_string(results.size()));
+    for (size_t i = 0; i < results.size(); ++i)
+      values_[results[i]["%"].Int()] = values_.at(list.items[i]);
+  }
+
+  void Feed(const Json& op) {
+    const AttributeMap attrs = AttrsOf(op);
+    auto it = attrs.find("name");
+    if (it == attrs.end() || !std::holds_alternative<std::string>(it->second))
+      op.Fail("a feed without its string attribute 'name'");
+    const std::string& var = std::get<std::string>(it->second);
+    const Json result = FirstResult(op);
+    if (names_.count(var)) Fail(result, "feed '" + var + "' is declared twice");
+    PirValue v;
+    v.var = var;
+    v.made_by = "pd_op.data";
+    v.dtype = DeclareResult(result, var, false);
+    v.rank = last_rank_;
+    values_[result["%"].Int()] = v;
+    auto* f = block_->add_ops();
+    f->set_type("feed");
+    AddArgs(f->add_inputs(), "X", {"feed"});
+    AddArgs(f->add_outputs(), "Out", {var});
+    AttrToProto("col", int32_t{feeds_++}, f->add_attrs());
+  }
+
+  void Fetch(const Json& op) {
+    const PirValue& in = ValueOf(op["I"][0]);
+    if (in.is_list || in.var.empty()) Fail(op["I"][0], "a fetch of a value no op computes");
+    const AttributeMap attrs = AttrsOf(op);
+    auto it = attrs.find("col");
+    if (it == attrs.end() || !std::holds_alternative<int32_t>(it->second))
+      op.Fail("a fetch without its int attribute 'col'");
+    auto* f = block_->add_ops();
+    f->set_type("fetch");
+    AddArgs(f->add_inputs(), "X", {in.var});
+    AddArgs(f->add_outputs(), "Out", {"fetch"});
+    AttrToProto("col", std::get<int32_t>(it->second), f->add_attrs());
+    values_[FirstResult(op)["%"].Int()] = in;
+  }
+
+  // pd_op.full_int_array: a constant IntArray (a shape, axes, kernel size); becomes an attribute
+  // of its readers where they take one, and an assign_value op for those that read a tensor.
+  void FullIntArray(const Json& op) {
+    AttributeMap attrs = AttrsOf(op);
+    std::vector<int64_t> values;
+    auto it = attrs.find("value");
+    if (it != attrs.end()) {
+      Attribute longs;
+      if (!ConvertAttr(it->second, TIDE_ATTR_LONGS, &longs))
+        op.Fail("pd_op.full_int_array with a 'value' that is not a list of integers");
+      values = std::get<std::vector<int64_t>>(longs);
+    }
+    auto dt = attrs.find("dtype");
+    const int dtype = dt != attrs.end() && std::holds_alternative<int32_t>(dt->second)
+                          ? std::get<int32_t>(dt->second)
+                          : static_cast<int>(proto::VarType::INT64);
+    const Json result = FirstResult(op);
+    const int64_t id = result["%"].Int();
+    PirValue v;
+    v.var = FreshName("full_int_array", id);
+    v.made_by = "pd_op.full_int_array";
+    v.constant = values;
+    v.dtype = DeclareResult(result, v.var, false);
+    values_[id] = v;
+    auto* a = block_->add_ops();
+    a->set_type("assign_value");
+    AddArgs(a->add_outputs(), "Out", {v.var});
+    AttrToProto("shape", std::vector<int32_t>{static_cast<int32_t>(values.size())}, a->add_attrs());
+    AttrToProto("dtype", int32_t{dtype}, a->add_attrs());
+    if (dtype == proto::VarType::INT32) {
+      AttrToProto("int32_values", std::vector<int32_t>(values.begin(), values.end()),
+                  a->add_attrs());
+    } else {
+      AttrToProto("int64_values", values, a->add_attrs());
+    }
+  }
+
+  static void AddArgs(proto::OpDesc::Var* var, const std::string& param,
+                      const std::vector<std::string>& args) {
+    var->set_parameter(param);
+    for (const auto& a : args) var->add_arguments(a);
+  }
+
+  // `a` for the attribute `spec` declares. Integers from an IntArray or a Scalar (int64 in PIR)
+  // saturate into int32: an open slice end (INT64_MAX) is Fluid's INT32_MAX.
+  bool Convert(const Attribute& a, TideAttrType want, Attribute* out) {
+    if (want == TIDE_ATTR_INT && std::holds_alternative<int64_t>(a)) {
+      const int64_t v = std::get<int64_t>(a);
+      *out = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+      return true;
+    }
+    if (want == TIDE_ATTR_INTS && std::holds_alternative<std::vector<int64_t>>(a)) {
+      std::vector<int32_t> v;
+      for (int64_t x : std::get<std::vector<int64_t>>(a))
+        v.push_back(static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX)));
+      *out = v;
+      return true;
+    }
+    return ConvertAttr(a, want, out);
+  }
+
+  void Translate(const Json& op, const std::string& name, const PirOpRule& rule) {
+    proto::OpDesc desc;
+    desc.set_type(rule.fluid_type);
+    std::map<std::string, std::vector<std::string>> inputs, outputs;
+    std::vector<std::string> input_order, output_order;
+    AttributeMap attrs;
+    std::vector<const PirValue*> operands;
+
+    const Json in = op.Has("I") ? op["I"] : Json(pb::Value(), op.path() + ".I", file_);
+    const size_t n_in = op.Has("I") ? in.size() : 0;
+    if (n_in > rule.operands.size())
+      op.Fail(name + " has " + std::to_string(n_in) + " operands; Tide's table knows " +
+              std::to_string(rule.operands.size()));
+    for (size_t i = 0; i < n_in; ++i) {
+      const PirOperand& spec = rule.operands[i];
+      if (in[i]["%"].Int() == 0) {  // an optional operand not given
+        operands.push_back(nullptr);
+        continue;
+      }
+      const PirValue& v = ValueOf(in[i]);
+      operands.push_back(&v);
+      std::string slot = spec.slot;
+      std::vector<std::string> args;
+      if (!spec.attr.empty() && v.constant) {
+        attrs[spec.attr] = *v.constant;
+        continue;
+      }
+      const bool scalars = !v.scalars.empty() && !spec.list_slot.empty();
+      if (v.is_list || scalars) {
+        if (!spec.list_slot.empty()) slot = spec.list_slot;
+        for (int64_t item : scalars ? v.scalars : v.items) {
+          const PirValue& iv = values_.at(item);
+          if (iv.var.empty())
+            Fail(in[i], "an item of this list comes from " + iv.made_by + ", which Tide lacks");
+          args.push_back(iv.var);
+        }
+      } else {
+        if (v.var.empty())
+          Fail(in[i], name + " reads a result of " + v.made_by + " that Tide does not compute");
+        args.push_back(v.var);
+      }
+      if (slot.empty()) {
+        if (spec.attr.empty()) continue;  // dropped
+        Fail(in[i], name + "'s operand " + std::to_string(i) + " is computed at run time, and " +
+                        "Tide's " + rule.fluid_type + " takes it only as its attribute '" +
+                        spec.attr + "'");
+      }
+      if (!inputs.count(slot)) input_order.push_back(slot);
+      auto& dst = inputs[slot];
+      dst.insert(dst.end(), args.begin(), args.end());
+    }
+
+    for (auto& kv : AttrsOf(op)) {
+      auto r = rule.renames.find(kv.first);
+      const std::string to = r == rule.renames.end() ? kv.first : r->second;
+      if (to.empty()) continue;
+      attrs[to] = std::move(kv.second);
+    }
+    for (const auto& kv : rule.fixed) attrs[kv.first] = kv.second;
+    if (!rule.dtype_of_input.empty()) {
+      if (operands.empty() || !operands[0] || operands[0]->dtype < 0)
+        op.Fail(name + ": the data type of its first operand is unknown");
+      attrs[rule.dtype_of_input] = static_cast<int32_t>(operands[0]->dtype);
+    }
+
+    const auto results = Results(op);
+    if (results.size() > rule.results.size())
+      op.Fail(name + " has " + std::to_string(results.size()) + " results; Tide's table knows " +
+              std::to_string(rule.results.size()));
+    struct Cast {
+      std::string from, to;
+      int dtype;
+    };
+    std::vector<Cast> casts;  // cast_result: the Fluid op's int32 output into the PIR result
+    for (size_t j = 0; j < results.size(); ++j) {
+      const PirResult& spec = rule.results[j];
+      const int64_t id = results[j]["%"].Int();
+      PirValue v;
+      v.made_by = name;
+      if (spec.slot.empty()) {
+        values_[id] = v;  // dropped: reading it is an error
+        continue;
+      }
+      if (spec.same_as >= 0) {
+        const size_t k = static_cast<size_t>(spec.same_as);
+        if (k >= operands.size() || !operands[k]) op.Fail(name + ": in-place operand missing");
+        v = *operands[k];
+        v.constant.reset();
+      } else {
+        v.var = FreshName(rule.fluid_type, id);
+        v.dtype = DeclareResult(results[j], v.var, false);
+        v.rank = last_rank_;
+      }
+      std::string out = v.var;
+      if (rule.cast_result) {
+        out = v.var + ".int32";
+        AddVar(out, proto::VarType::LOD_TENSOR, proto::VarType::INT32, {}, false);
+        casts.push_back({out, v.var, v.dtype});
+      }
+      if (name == "pd_op.full") v.constant = FullScalar(attrs);
+      if (name == "pd_op.stack") StackOfScalars(operands, attrs, &v);
+      values_[id] = v;
+      if (!outputs.count(spec.slot)) output_order.push_back(spec.slot);
+      outputs[spec.slot].push_back(out);
+    }
+
+    for (const auto& s : input_order) AddArgs(desc.add_inputs(), s, inputs[s]);
+    for (const auto& s : output_order) AddArgs(desc.add_outputs(), s, outputs[s]);
+    const OpInfo* info = Registry::Global().FindOp(rule.fluid_type);
+    for (const auto& kv : attrs) {
+      Attribute value = kv.second;
+      if (info) {
+        const AttrSpec* spec = info->FindAttr(kv.first);
+        if (!spec) {
+          if (!IsIgnoredAttr(kv.first))
+            bad_attrs_.insert(name + "'s '" + kv.first + "' (" + AttrToString(kv.second) +
+                              "; Tide's " + rule.fluid_type + " has none of that name)");
+          continue;
+        }
+        if (!Convert(kv.second, spec->type, &value)) {
+          bad_attrs_.insert(name + "'s '" + kv.first + "' = " + AttrToString(kv.second) +
+                            " (Tide's " + rule.fluid_type + " takes " + AttrTypeName(spec->type) +
+                            ")");
+          continue;
+        }
+      } else if (IsIgnoredAttr(kv.first)) {
+        continue;
+      }
+      AttrToProto(kv.first, value, desc.add_attrs());
+    }
+    block_->add_ops()->Swap(&desc);
+    for (const auto& c : casts) {
+      auto* cast = block_->add_ops();
+      cast->set_type("cast");
+      AddArgs(cast->add_inputs(), "X", {c.from});
+      AddArgs(cast->add_outputs(), "Out", {c.to});
+      AttrToProto("in_dtype", int32_t{proto::VarType::INT32}, cast->add_attrs());
+      AttrToProto("out_dtype", int32_t{c.dtype}, cast->add_attrs());
+    }
+  }
+
+  // Records a stack (axis 0) of a builtin.combine of 0-D values as those values, and as a
+  // constant IntArray when they all are constants.
+  void StackOfScalars(const std::vector<const PirValue*>& operands, const AttributeMap& attrs,
+                      PirValue* out) {
+    auto axis = attrs.find("axis");
+    if (operands.empty() || !operands[0] || !operands[0]->is_list || axis == attrs.end() ||
+        !std::holds_alternative<int32_t>(axis->second) || std::get<int32_t>(axis->second) != 0)
+      return;
+    std::vector<int64_t> consts;
+    for (int64_t item : operands[0]->items) {
+      const PirValue& v = values_.at(item);
+      if (v.rank != 0 || v.var.empty()) return;
+      if (v.constant && std::holds_alternative<int64_t>(*v.constant))
+        consts.push_back(std::get<int64_t>(*v.constant));
+    }
+    out->scalars = operands[0]->items;
+    if (consts.size() == out->scalars.size()) out->constant = consts;
+  }
+
+  // A pd_op.full of one element, as the constant its readers can fold: int64, bool or double by
+  // its dtype.
+  static std::optional<Attribute> FullScalar(const AttributeMap& attrs) {
+    auto shape = attrs.find("shape"), value = attrs.find("value"), dtype = attrs.find("dtype");
+    if (shape == attrs.end() || value == attrs.end() || dtype == attrs.end()) return std::nullopt;
+    Attribute dims;
+    if (!ConvertAttr(shape->second, TIDE_ATTR_LONGS, &dims)) return std::nullopt;
+    int64_t numel = 1;
+    for (int64_t d : std::get<std::vector<int64_t>>(dims)) numel *= d;
+    Attribute v;
+    if (numel != 1 || !ConvertAttr(value->second, TIDE_ATTR_FLOAT64, &v)) return std::nullopt;
+    const double d = std::get<double>(v);
+    const int t =
+        std::holds_alternative<int32_t>(dtype->second) ? std::get<int32_t>(dtype->second) : -1;
+    if (t == proto::VarType::BOOL) return Attribute(d != 0);
+    if (IsIntegerType(t)) return Attribute(static_cast<int64_t>(d));
+    return Attribute(d);
+  }
+
+  // Drops the ops whose results nothing reads (the constants folded into attributes) and the
+  // variables no op names; parameters stay (their file holds them all).
+  void Prune() {
+    std::set<std::string> live;
+    std::vector<bool> keep(static_cast<size_t>(block_->ops_size()));
+    for (int i = block_->ops_size() - 1; i >= 0; --i) {
+      const auto& op = block_->ops(i);
+      bool k = op.type() == "feed" || op.type() == "fetch";
+      for (const auto& o : op.outputs())
+        for (const auto& a : o.arguments()) k = k || live.count(a);
+      if (!k) continue;
+      keep[static_cast<size_t>(i)] = true;
+      for (const auto& in : op.inputs())
+        for (const auto& a : in.arguments()) live.insert(a);
+    }
+    proto::BlockDesc pruned;
+    pruned.set_idx(0);
+    pruned.set_parent_idx(-1);
+    std::set<std::string> used;
+    for (int i = 0; i < block_->ops_size(); ++i) {
+      if (!keep[static_cast<size_t>(i)]) continue;
+      auto* op = pruned.add_ops();
+      op->Swap(block_->mutable_ops(i));
+      for (const auto* side : {&op->inputs(), &op->outputs()})
+        for (const auto& v : *side) used.insert(v.arguments().begin(), v.arguments().end());
+    }
+    for (auto& v : *block_->mutable_vars())
+      if (v.persistable() || used.count(v.name())) pruned.add_vars()->Swap(&v);
+    block_->Swap(&pruned);
+  }
+
+  const std::string& file_;
+  int64_t version_ = 0;
+  proto::ProgramDesc program_;
+  proto::BlockDesc* block_ = nullptr;
+  std::map<int64_t, PirValue> values_;
+  std::set<std::string> names_;
+  std::map<std::string, int> unknown_;
+  std::set<std::string> bad_attrs_;
+  int32_t feeds_ = 0;
+  int last_rank_ = -1;  // of the last DeclareResult
+};
+
+}  // namespace
+
+proto::ProgramDesc TranslatePirProgram(const std::string& json, const std::string& file) {
+  pb::Value root;
+  const auto status = pb::util::JsonStringToMessage(json, &root);
+  if (!status.ok()) {
+    // protobuf's message, then a snippet of the text around the error: the message line, with
+    // anything unprintable escaped.
+    std::string why;
+    for (char c : std::string(status.message()).substr(0, 200)) {
+      if (c == '\n') break;
+      why += c >= 0x20 && c < 0x7f ? std::string(1, c) : "?";
+    }
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, file, ": not a PIR program: its ", json.size(),
+              " bytes are not valid JSON (truncated or corrupt): ", why);
+  }
+  return Translator(file).Run(Json(root, "$", file));
+}
+
+}  // namespace tide::core
