@@ -25,7 +25,7 @@ NN = ["bert", "gpt", "lstm", "gru", "vit"]
 MODELS = VISION + NN
 # Op gaps (ops_nn, not the loader): Paddle's inference programs have dropout ops without a Mask
 # output (pruned: is_test, upscale_in_train); Tide's dropout accepts that.
-XFAIL = {"lstm": "the rnn op (nn.LSTM) is missing", "gru": "the rnn op (nn.GRU) is missing"}
+XFAIL = {}
 
 
 def has_mkldnn():
