@@ -36,11 +36,11 @@ void LstmRowBackward(int64_t hd, const T* g, const T* c_prev, const T* dh, T* dc
   const auto tc = (f * cp + i * cand).tanh().eval();
   ArrayMap<T> dcv(dc, hd);
   dcv += dhv * o * (T(1) - tc.square());
-  ArrayMap<T>(da, hd) = dcv * cand;              // i
-  ArrayMap<T>(da + hd, hd) = dcv * cp;           // f
-  ArrayMap<T>(da + 2 * hd, hd) = dcv * i;        // c~
-  ArrayMap<T>(da + 3 * hd, hd) = dhv * tc;       // o
-  dcv *= f;                                      // c_prev's
+  ArrayMap<T>(da, hd) = dcv * cand;         // i
+  ArrayMap<T>(da + hd, hd) = dcv * cp;      // f
+  ArrayMap<T>(da + 2 * hd, hd) = dcv * i;   // c~
+  ArrayMap<T>(da + 3 * hd, hd) = dhv * tc;  // o
+  dcv *= f;                                 // c_prev's
   ScaleByDerivative(Act::kSigmoid, g, da, 2 * hd);
   ScaleByDerivative(Act::kTanh, g + 2 * hd, da + 2 * hd, hd);
   ScaleByDerivative(Act::kSigmoid, g + 3 * hd, da + 3 * hd, hd);
@@ -65,7 +65,7 @@ void GruRowBackward(int64_t hd, const T* g, const T* hc, const T* h_prev, const 
   ArrayMap<T> dcand(da_in + 2 * hd, hd);
   dcand = dhv * (T(1) - z);
   ScaleByDerivative(Act::kTanh, g + 2 * hd, da_in + 2 * hd, hd);
-  ArrayMap<T>(da_in, hd) = dcand * ConstArrayMap<T>(hc, hd);                 // r
+  ArrayMap<T>(da_in, hd) = dcand * ConstArrayMap<T>(hc, hd);                  // r
   ArrayMap<T>(da_in + hd, hd) = dhv * (ConstArrayMap<T>(h_prev, hd) - cand);  // z
   ScaleByDerivative(Act::kSigmoid, g, da_in, 2 * hd);
   std::copy(da_in, da_in + 2 * hd, da_rec);

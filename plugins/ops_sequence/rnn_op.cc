@@ -25,7 +25,9 @@ using tide::ops::RnnSpec;
 using tide::ops::RnnArgs;
 
 // The simple RNN's activation.
-inline Act RnnAct(const RnnSpec& s) { return s.mode == RnnMode::kRnnRelu ? Act::kRelu : Act::kTanh; }
+inline Act RnnAct(const RnnSpec& s) {
+  return s.mode == RnnMode::kRnnRelu ? Act::kRelu : Act::kTanh;
+}
 
 // One layer and direction's steps, in time order (the backward direction runs them from the
 // last): activated gates [T, N, G * H], the state each step started from [T, N, H] (h, and c for
@@ -58,8 +60,8 @@ void CellForward(const KernelContext& ctx, const RnnArgs<T>& a, int64_t layer, i
                 a.Param(layer, dir, RnnParam::kWeightIh), T(0), c.gates);
   const T* b_hh = a.Param(layer, dir, RnnParam::kBiasHh);
   T* bias = ctx.TempBuffer<T>(g);
-  ArrayMap<T>(bias, g) = ConstArrayMap<T>(a.Param(layer, dir, RnnParam::kBiasIh), g) +
-                         ConstArrayMap<T>(b_hh, g);
+  ArrayMap<T>(bias, g) =
+      ConstArrayMap<T>(a.Param(layer, dir, RnnParam::kBiasIh), g) + ConstArrayMap<T>(b_hh, g);
   if (s.mode == RnnMode::kGru)
     ArrayMap<T>(bias + 2 * hd, hd) -= ConstArrayMap<T>(b_hh + 2 * hd, hd);
   AddBiasRows(c.gates, bias, a.rows(), g);
@@ -94,8 +96,8 @@ void CellForward(const KernelContext& ctx, const RnnArgs<T>& a, int64_t layer, i
         case RnnMode::kGru: {
           ArrayMap<T>(gr, 2 * hd) += ConstArrayMap<T>(recr, 2 * hd);
           T* hc = c.hc + r * hd;
-          ArrayMap<T>(hc, hd) = ConstArrayMap<T>(recr + 2 * hd, hd) +
-                                ConstArrayMap<T>(b_hh + 2 * hd, hd);
+          ArrayMap<T>(hc, hd) =
+              ConstArrayMap<T>(recr + 2 * hd, hd) + ConstArrayMap<T>(b_hh + 2 * hd, hd);
           GruRowForward(hd, gr, hc, hp + n * hd, hn + n * hd);
           break;
         }
@@ -127,9 +129,8 @@ RnnRun<T> RnnForward(const KernelContext& ctx, const RnnArgs<T>& a, bool keep,
   for (int64_t l = 0; l < s.layers; ++l) {
     if (l > 0 && a.masks) {
       T* dropped = ctx.TempBuffer<T>(std::max<int64_t>(out_elems, 1));
-      ArrayMap<T>(dropped, out_elems) =
-          ConstArrayMap<T>(ys[l - 1], out_elems) *
-          ConstArrayMap<T>(a.masks + (l - 1) * out_elems, out_elems);
+      ArrayMap<T>(dropped, out_elems) = ConstArrayMap<T>(ys[l - 1], out_elems) *
+                                        ConstArrayMap<T>(a.masks + (l - 1) * out_elems, out_elems);
       x = dropped;
     }
     run.inputs.push_back(x);
@@ -218,8 +219,8 @@ void CellBackward(const KernelContext& ctx, const RnnArgs<T>& a, int64_t layer, 
         if (da_rec != da_in) std::fill(da_rec + r * g, da_rec + (r + 1) * g, T(0));
         continue;
       }
-      ArrayMap<T>(dht, hd) = ConstArrayMap<T>(dh + n * hd, hd) +
-                             ConstArrayMap<T>(dy + r * yw + dir * hd, hd);
+      ArrayMap<T>(dht, hd) =
+          ConstArrayMap<T>(dh + n * hd, hd) + ConstArrayMap<T>(dy + r * yw + dir * hd, hd);
       const T* gr = c.gates + r * g;
       switch (s.mode) {
         case RnnMode::kLstm:
@@ -235,12 +236,10 @@ void CellBackward(const KernelContext& ctx, const RnnArgs<T>& a, int64_t layer, 
           std::fill(dh + n * hd, dh + (n + 1) * hd, T(0));
       }
     }
-    tide::Gemm<T>(ctx, false, false, n_rows, hd, g, T(1), da_rec + t * n_rows * g, w_hh, T(1),
-                  dh);
+    tide::Gemm<T>(ctx, false, false, n_rows, hd, g, T(1), da_rec + t * n_rows * g, w_hh, T(1), dh);
   }
   if (pg.w_ih) tide::Gemm<T>(ctx, true, false, g, in_w, rows, T(1), da_in, x, T(0), pg.w_ih);
-  if (pg.w_hh)
-    tide::Gemm<T>(ctx, true, false, g, hd, rows, T(1), da_rec, c.h_prev, T(0), pg.w_hh);
+  if (pg.w_hh) tide::Gemm<T>(ctx, true, false, g, hd, rows, T(1), da_rec, c.h_prev, T(0), pg.w_hh);
   if (pg.b_ih) {
     std::fill(pg.b_ih, pg.b_ih + g, T(0));
     AddColumnSums(da_in, rows, g, pg.b_ih);
@@ -262,8 +261,8 @@ const T* OptionalGradInput(const KernelContext& ctx, const char* param, size_t i
   Tensor t = ctx.OptionalInput(name.c_str(), i);
   if (!t || !t.initialized()) return nullptr;
   TIDE_CHECK(t.numel() == n, "op '", ctx.op_type(), "': ", name, "[", i, "] ('",
-             ctx.InputName(name.c_str(), i), "') has dims ", tide::ToString(t.dims()), ", ",
-             n, " elements expected");
+             ctx.InputName(name.c_str(), i), "') has dims ", tide::ToString(t.dims()), ", ", n,
+             " elements expected");
   return t.data<T>();
 }
 
@@ -284,13 +283,13 @@ void RnnGradKernel(KernelContext& ctx) {
   // The forward again, keeping every step.
   const std::vector<T*> ys = LayerOutputs<T>(ctx, a, nullptr);
   T* last = ctx.TempBuffer<T>(std::max<int64_t>(2 * all_states, 1));
-  const RnnRun<T> run = RnnForward(ctx, a, true, ys, last,
-                                   s.states() == 2 ? last + all_states : nullptr);
+  const RnnRun<T> run =
+      RnnForward(ctx, a, true, ys, last, s.states() == 2 ? last + all_states : nullptr);
   // Gradients of the final states (zero when the loss does not read them), becoming those of
   // the initial ones.
   Tensor dpre_h = ctx.OptionalOutput(GradVarName("PreState").c_str(), 0);
-  Tensor dpre_c = s.states() == 2 ? ctx.OptionalOutput(GradVarName("PreState").c_str(), 1)
-                                  : Tensor();
+  Tensor dpre_c =
+      s.states() == 2 ? ctx.OptionalOutput(GradVarName("PreState").c_str(), 1) : Tensor();
   const Dims sd{s.cells(), a.batch, s.hidden};
   T* dh = dpre_h ? dpre_h.mutable_data<T>(sd, ctx.place())
                  : ctx.TempBuffer<T>(std::max<int64_t>(all_states, 1));
@@ -314,15 +313,14 @@ void RnnGradKernel(KernelContext& ctx) {
   Tensor dinput = ctx.OptionalOutput(GradVarName("Input").c_str());
   for (int64_t l = s.layers - 1; l >= 0; --l) {
     const int64_t in_w = s.LayerInput(l, a.input);
-    T* dx = l > 0 ? ctx.TempBuffer<T>(std::max<int64_t>(a.rows() * in_w, 1))
+    T* dx = l > 0    ? ctx.TempBuffer<T>(std::max<int64_t>(a.rows() * in_w, 1))
             : dinput ? dinput.mutable_data<T>({a.steps, a.batch, a.input}, ctx.place())
                      : nullptr;
     for (int64_t d = 0; d < s.dirs; ++d) {
       const int64_t cell = l * s.dirs + d;
       auto grad = [&](RnnParam p) {
-        return tide::ops::OptionalGrad<T>(ctx, "WeightList",
-                                          tide::ops::RnnParamDims(s, l, p, a.input),
-                                          s.WeightIndex(l, d, p));
+        return tide::ops::OptionalGrad<T>(
+            ctx, "WeightList", tide::ops::RnnParamDims(s, l, p, a.input), s.WeightIndex(l, d, p));
       };
       const ParamGrads<T> pg{grad(RnnParam::kWeightIh), grad(RnnParam::kWeightHh),
                              grad(RnnParam::kBiasIh), grad(RnnParam::kBiasHh)};

@@ -413,3 +413,58 @@ def test_reduce_takes_paddle_dtype_attributes():
         make(
             "reduce_sum", {"X": x}, {"Out": x.sum(axis=1)}, {"dim": [1], "out_dtype": 3}
         ).check_output()
+
+
+def test_rnn_trains_with_constant_initial_states():
+    """As nn.LSTM builds it: initial states from constants (no gradient), weights trained, a loss
+    over Out alone. The grad op leaves PreState's gradients out and gives the weights' gradients
+    the same values as when every input takes one."""
+    import tide
+
+    ins, _, attrs = rnn_case("LSTM", 2, 2, np.array([5, 0, 3], "int64"), hidden=2)
+
+    def grads(states_trainable):
+        main = tide.Program()
+        with tide.program_guard(main, tide.Program()):
+            block = main.global_block()
+
+            def var(name, arr, trainable):
+                return block.create_var(
+                    name=name, shape=arr.shape, dtype=arr.dtype.name, stop_gradient=not trainable
+                )
+
+            x = var("x", ins["Input"], True)
+            states = [var(n, a, states_trainable) for n, a in ins["PreState"]]
+            weights = [var(n, a, True) for n, a in ins["WeightList"]]
+            lengths = var("lengths", ins["SequenceLength"], False)
+            out = block.create_var(name="out", dtype="float64")
+            last = [block.create_var(name="last_" + k, dtype="float64") for k in "hc"]
+            block.append_op(
+                "rnn",
+                inputs={
+                    "Input": x,
+                    "PreState": states,
+                    "WeightList": weights,
+                    "SequenceLength": lengths,
+                },
+                outputs={"Out": out, "State": last},
+                attrs=attrs,
+            )
+            loss = tide.layers.mean(out)
+            tide.append_backward(loss)
+        feed = {"x": ins["Input"], "lengths": ins["SequenceLength"]}
+        feed.update(dict(ins["PreState"]))
+        feed.update(dict(ins["WeightList"]))
+        names = ["x@GRAD"] + [n + "@GRAD" for n, _ in ins["WeightList"]]
+        if states_trainable:
+            names += [n + "@GRAD" for n, _ in ins["PreState"]]
+        else:
+            assert not any(v.endswith("pre_h@GRAD") for v in block.vars)
+        with tide.scope_guard(tide.Scope()):
+            return tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=names)
+
+    partial, full = grads(False), grads(True)
+    assert len(full) == len(partial) + 2
+    for a, b in zip(partial, full):
+        np.testing.assert_array_equal(a, b)
+    assert np.abs(partial[1]).sum() > 0

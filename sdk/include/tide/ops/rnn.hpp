@@ -28,9 +28,7 @@ struct RnnSpec {
   bool is_test;
   int32_t seed;
 
-  int64_t gates() const {
-    return mode == RnnMode::kLstm ? 4 : mode == RnnMode::kGru ? 3 : 1;
-  }
+  int64_t gates() const { return mode == RnnMode::kLstm ? 4 : mode == RnnMode::kGru ? 3 : 1; }
   int64_t gate_width() const { return gates() * hidden; }
   // PreState / State: h, and c for LSTM.
   size_t states() const { return mode == RnnMode::kLstm ? 2 : 1; }
@@ -141,35 +139,32 @@ Dims CheckRnnInputs(const Ctx& ctx, const RnnSpec& s) {
                ToString(state), " ([num_layers * directions, N, hidden_size])");
   }
   const size_t n_weights = ctx.InputCount("WeightList");
-  TIDE_CHECK(n_weights == s.weights(), "op '", op, "': WeightList has ", n_weights,
-             " tensors but ", mode, " with ", s.layers, " layer(s) and ", s.dirs,
-             " direction(s) needs ", s.weights(),
-             " (weight_ih and weight_hh per layer and direction, then their biases)");
+  TIDE_CHECK(n_weights == s.weights(), "op '", op, "': WeightList has ", n_weights, " tensors but ",
+             mode, " with ", s.layers, " layer(s) and ", s.dirs, " direction(s) needs ",
+             s.weights(), " (weight_ih and weight_hh per layer and direction, then their biases)");
   for (int64_t l = 0; l < s.layers; ++l)
     for (int64_t d = 0; d < s.dirs; ++d)
-      for (RnnParam p : {RnnParam::kWeightIh, RnnParam::kWeightHh, RnnParam::kBiasIh,
-                         RnnParam::kBiasHh}) {
+      for (RnnParam p :
+           {RnnParam::kWeightIh, RnnParam::kWeightHh, RnnParam::kBiasIh, RnnParam::kBiasHh}) {
         const size_t i = s.WeightIndex(l, d, p);
         const Dims got = detail::RnnInputDims(ctx, "WeightList", i);
         const Dims want = RnnParamDims(s, l, p, x[2]);
         TIDE_CHECK(DimsMatchKnown(got, want), "op '", op, "': WeightList[", i, "] ('",
                    ctx.InputName("WeightList", i), "', ", RnnParamName(p), " of layer ", l,
-                   d ? " backward" : (s.dirs == 2 ? " forward" : ""), ") has dims ",
-                   ToString(got), " but must be ", ToString(want), " (", mode, ": ", s.gates(),
+                   d ? " backward" : (s.dirs == 2 ? " forward" : ""), ") has dims ", ToString(got),
+                   " but must be ", ToString(want), " (", mode, ": ", s.gates(),
                    " gates of hidden_size ", s.hidden, ")");
       }
   if (ctx.HasInput("SequenceLength")) {
     const Dims d = detail::RnnInputDims(ctx, "SequenceLength", 0);
     TIDE_CHECK(DimsMatchKnown(d, {x[1]}), "op '", op, "': SequenceLength ('",
-               ctx.InputName("SequenceLength"), "') has dims ", ToString(d),
-               " but must be [N] = [", x[1], "], one length per sequence of Input");
+               ctx.InputName("SequenceLength"), "') has dims ", ToString(d), " but must be [N] = [",
+               x[1], "], one length per sequence of Input");
   }
   return x;
 }
 
-inline Dims RnnOutDims(const RnnSpec& s, const Dims& x) {
-  return {x[0], x[1], s.dirs * s.hidden};
-}
+inline Dims RnnOutDims(const RnnSpec& s, const Dims& x) { return {x[0], x[1], s.dirs * s.hidden}; }
 inline Dims RnnStateDims(const RnnSpec& s, const Dims& x) { return {s.cells(), x[1], s.hidden}; }
 
 // The sequence lengths (int32 or int64, as Paddle takes either), each in [0, T]; empty when
@@ -234,9 +229,7 @@ RnnArgs<T> GetRnnArgs(const KernelContext& ctx) {
 
 // Whether the op drops elements between layers (training with dropout_prob > 0 and more than one
 // layer): the masks then go to Reserve, for the grad.
-inline bool RnnDropsOut(const RnnSpec& s) {
-  return !s.is_test && s.dropout > 0.0f && s.layers > 1;
-}
+inline bool RnnDropsOut(const RnnSpec& s) { return !s.is_test && s.dropout > 0.0f && s.layers > 1; }
 
 }  // namespace ops
 }  // namespace tide
