@@ -101,6 +101,7 @@ NN_MODELS = {
     "gpt": nn_models.GptDecoder,
     "lstm": lambda: nn_models.RnnClassifier("lstm"),
     "gru": lambda: nn_models.RnnClassifier("gru"),
+    "simple_rnn": lambda: nn_models.RnnClassifier("simple_rnn"),
     "vit": nn_models.TinyViT,
 }
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
