@@ -18,11 +18,10 @@
 namespace ops_sequence {
 namespace {
 
+using tide::ops::RnnArgs;
 using tide::ops::RnnMode;
 using tide::ops::RnnParam;
 using tide::ops::RnnSpec;
-
-using tide::ops::RnnArgs;
 
 // The simple RNN's activation.
 inline Act RnnAct(const RnnSpec& s) {

@@ -102,14 +102,14 @@ inline Dims RnnParamDims(const RnnSpec& s, int64_t layer, RnnParam p, int64_t in
   }
 }
 
-inline bool DimsMatchKnown(const Dims& got, const Dims& want) {
+namespace detail {
+// Same rank, each dim equal or unknown (< 0) on either side.
+inline bool RnnDimsFit(const Dims& got, const Dims& want) {
   if (got.size() != want.size()) return false;
   for (size_t i = 0; i < got.size(); ++i)
     if (!DimsCompatible(got[i], want[i])) return false;
   return true;
 }
-
-namespace detail {
 inline Dims RnnInputDims(const KernelContext& c, const char* p, size_t i) {
   return c.Input(p, i).dims();
 }
@@ -134,7 +134,7 @@ Dims CheckRnnInputs(const Ctx& ctx, const RnnSpec& s) {
   const Dims state{s.cells(), x[1], s.hidden};
   for (size_t i = 0; i < n_states; ++i) {
     const Dims d = detail::RnnInputDims(ctx, "PreState", i);
-    TIDE_CHECK(DimsMatchKnown(d, state), "op '", op, "': PreState[", i, "] ('",
+    TIDE_CHECK(detail::RnnDimsFit(d, state), "op '", op, "': PreState[", i, "] ('",
                ctx.InputName("PreState", i), "') has dims ", ToString(d), " but must be ",
                ToString(state), " ([num_layers * directions, N, hidden_size])");
   }
@@ -149,7 +149,7 @@ Dims CheckRnnInputs(const Ctx& ctx, const RnnSpec& s) {
         const size_t i = s.WeightIndex(l, d, p);
         const Dims got = detail::RnnInputDims(ctx, "WeightList", i);
         const Dims want = RnnParamDims(s, l, p, x[2]);
-        TIDE_CHECK(DimsMatchKnown(got, want), "op '", op, "': WeightList[", i, "] ('",
+        TIDE_CHECK(detail::RnnDimsFit(got, want), "op '", op, "': WeightList[", i, "] ('",
                    ctx.InputName("WeightList", i), "', ", RnnParamName(p), " of layer ", l,
                    d ? " backward" : (s.dirs == 2 ? " forward" : ""), ") has dims ", ToString(got),
                    " but must be ", ToString(want), " (", mode, ": ", s.gates(),
@@ -157,7 +157,7 @@ Dims CheckRnnInputs(const Ctx& ctx, const RnnSpec& s) {
       }
   if (ctx.HasInput("SequenceLength")) {
     const Dims d = detail::RnnInputDims(ctx, "SequenceLength", 0);
-    TIDE_CHECK(DimsMatchKnown(d, {x[1]}), "op '", op, "': SequenceLength ('",
+    TIDE_CHECK(detail::RnnDimsFit(d, {x[1]}), "op '", op, "': SequenceLength ('",
                ctx.InputName("SequenceLength"), "') has dims ", ToString(d), " but must be [N] = [",
                x[1], "], one length per sequence of Input");
   }
