@@ -109,6 +109,7 @@ NN_MODELS = {
     "gpt": nn_models.GptDecoder,
     "lstm": lambda: nn_models.RnnClassifier("lstm"),
     "gru": lambda: nn_models.RnnClassifier("gru"),
+    "simple_rnn": lambda: nn_models.RnnClassifier("simple_rnn"),
     "vit": nn_models.TinyViT,
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static

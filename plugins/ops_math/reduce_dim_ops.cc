@@ -242,6 +242,7 @@ void ExtremeGradKernel(KernelContext& c) {
 
 void ReduceInferShape(tide::InferShapeContext& ctx) {
   const ReduceShape s = tide::ops::ReduceShapeOf(ctx, ctx.InputDims("X"));
+  tide::ops::CheckReduceDtypes(ctx, ctx.InputDataType("X"));
   ctx.SetOutputDims("Out", s.out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
@@ -249,7 +250,9 @@ void ReduceInferShape(tide::InferShapeContext& ctx) {
 tide::OpSchema ReduceAttrs(tide::OpSchema s) {
   return s.Attr("dim", std::vector<int32_t>{0}, "the dims to reduce (negative: from the end)")
       .Attr("keep_dim", false, "keep the reduced dims as 1s")
-      .Attr("reduce_all", false, "reduce every dim");
+      .Attr("reduce_all", false, "reduce every dim")
+      .Attr("in_dtype", int32_t(-1), "Paddle 2.x: X's type to reduce in (-1: X's own)")
+      .Attr("out_dtype", int32_t(-1), "Paddle 2.x: Out's type (-1: X's)");
 }
 
 tide::OpSchema ReduceSchema(const std::string& type, const std::string& what, bool grad) {

@@ -21,11 +21,11 @@ FIXTURES = os.path.join(
 )
 VISION = ["lenet", "lenet_separate", "resnet18", "mobilenet_v1", "mobilenet_v2", "vgg11"]
 # paddle.nn transformers, RNN classifiers and a vision transformer, saved by Paddle 2.6.
-NN = ["bert", "gpt", "lstm", "gru", "vit"]
+NN = ["bert", "gpt", "lstm", "gru", "simple_rnn", "vit"]
 MODELS = VISION + NN
 # Op gaps (ops_nn, not the loader): Paddle's inference programs have dropout ops without a Mask
 # output (pruned: is_test, upscale_in_train); Tide's dropout accepts that.
-XFAIL = {"lstm": "the rnn op (nn.LSTM) is missing", "gru": "the rnn op (nn.GRU) is missing"}
+XFAIL = {}
 
 
 def has_mkldnn():

@@ -164,3 +164,307 @@ def test_expand_v2_refuses_a_dim_that_is_not_1():
         tide.TideError, match=r"expand_v2.*X \[2, 3\] cannot expand to \[2, 4\]: dim 1 is 3"
     ):
         make("expand_v2", {"X": rand(2, 3)}, {"Out": rand(2, 4)}, {"shape": [2, 4]}).check_output()
+
+
+# --- rnn (nn.LSTM / nn.GRU / nn.SimpleRNN) -----------------------------------------------------
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def rnn_reference(mode, x, states, weights, layers, dirs, hidden, lengths=None, masks=None):
+    """Paddle's cells (nn.LSTMCell / GRUCell / SimpleRNNCell) one sequence and step at a time:
+    each sequence runs its first `length` steps (the backward direction from its last one),
+    outputs 0 after them and keeps its state; layer l > 0 reads the previous layer's output
+    times masks[l - 1] (training dropout). WeightList: weight_ih, weight_hh per layer and
+    direction, then the biases. Returns Out and the final h (and c)."""
+    steps, batch, _ = x.shape
+    cells = layers * dirs
+    lstm = mode == "LSTM"
+    lens = np.full(batch, steps) if lengths is None else lengths
+    last = [np.zeros_like(s) for s in states]
+    inp = x
+    for layer in range(layers):
+        if layer > 0 and masks is not None:
+            inp = inp * masks[layer - 1]
+        out = np.zeros((steps, batch, dirs * hidden))
+        for d in range(dirs):
+            cell = layer * dirs + d
+            w_ih, w_hh, b_ih, b_hh = (
+                weights[(2 * cells if k >= 2 else 0) + 2 * cell + k % 2] for k in range(4)
+            )
+            for n in range(batch):
+                h, c = states[0][cell, n], (states[1][cell, n] if lstm else None)
+                order = range(lens[n]) if d == 0 else reversed(range(lens[n]))
+                for t in order:
+                    xg, hg = w_ih @ inp[t, n] + b_ih, w_hh @ h + b_hh
+                    if lstm:
+                        i, f, g, o = np.split(xg + hg, 4)
+                        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+                        h = sigmoid(o) * np.tanh(c)
+                    elif mode == "GRU":  # the reset gate applied after the product
+                        (xr, xz, xc), (hr, hz, hc) = np.split(xg, 3), np.split(hg, 3)
+                        r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+                        cand = np.tanh(xc + r * hc)
+                        h = z * h + (1 - z) * cand
+                    else:
+                        h = np.tanh(xg + hg) if mode == "RNN_TANH" else np.maximum(xg + hg, 0)
+                    out[t, n, d * hidden : (d + 1) * hidden] = h
+                last[0][cell, n] = h
+                if lstm:
+                    last[1][cell, n] = c
+        inp = out
+    return out, last
+
+
+RNN_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def rnn_case(mode, layers, dirs, lengths, steps=5, batch=3, inputs=3, hidden=4, dtype="float64"):
+    """Random inputs, states and weights in Paddle's WeightList order; the op's inputs, attrs,
+    and the reference's outputs as OpTest wants them."""
+    g = RNN_GATES[mode] * hidden
+    x = rand(steps, batch, inputs)
+    states = [rand(layers * dirs, batch, hidden) for _ in range(2 if mode == "LSTM" else 1)]
+    weights, biases = [], []
+    for layer in range(layers):
+        for _ in range(dirs):
+            weights += [rand(g, inputs if layer == 0 else dirs * hidden), rand(g, hidden)]
+            biases += [rand(g), rand(g)]
+    weights += biases
+    out, last = rnn_reference(mode, x, states, weights, layers, dirs, hidden, lengths)
+    cast = lambda a: a.astype(dtype)  # noqa: E731
+    ins = {
+        "Input": cast(x),
+        "PreState": [("pre_%s" % k, cast(s)) for k, s in zip("hc", states)],
+        "WeightList": [("param_%d" % i, cast(w)) for i, w in enumerate(weights)],
+    }
+    if lengths is not None:
+        ins["SequenceLength"] = lengths
+    outs = {
+        "Out": cast(out),
+        "State": [("last_%s" % k, cast(s)) for k, s in zip("hc", last)],
+        "Reserve": None,
+        "DropoutState": None,
+    }
+    attrs = {
+        "mode": mode,
+        "num_layers": layers,
+        "is_bidirec": dirs == 2,
+        "hidden_size": hidden,
+        "input_size": inputs,
+        "is_test": True,
+        "dropout_prob": 0.1,
+    }
+    return ins, outs, attrs
+
+
+RNN_MODES = ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"]
+RNN_LENGTHS = {
+    "none": None,
+    "mixed": np.array([5, 0, 3], "int32"),  # a full, an empty and a shorter sequence
+    "full": np.array([5, 5, 5], "int64"),  # Paddle takes int64 lengths too (nn.LSTM's fixtures)
+}
+
+
+@pytest.mark.parametrize("lengths", list(RNN_LENGTHS))
+@pytest.mark.parametrize("layers,dirs", [(1, 1), (1, 2), (2, 2), (3, 1), (3, 2)])
+@pytest.mark.parametrize("mode", RNN_MODES)
+def test_rnn(mode, layers, dirs, lengths):
+    """Out [T, N, D * H] and the final states against Paddle's cells run step by step."""
+    ins, outs, attrs = rnn_case(mode, layers, dirs, RNN_LENGTHS[lengths])
+    make("rnn", ins, outs, attrs).check_output(atol=1e-12, rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode", RNN_MODES)
+def test_rnn_float32(mode):
+    ins, outs, attrs = rnn_case(mode, 2, 2, RNN_LENGTHS["mixed"], dtype="float32")
+    make("rnn", ins, outs, attrs).check_output(atol=1e-5, rtol=1e-5)
+
+
+RNN_GRAD = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-6}
+
+
+@pytest.mark.parametrize(
+    "layers,dirs,lengths", [(1, 1, None), (2, 2, np.array([4, 0, 2], "int32"))]
+)
+@pytest.mark.parametrize("mode", RNN_MODES)
+def test_rnn_grad(mode, layers, dirs, lengths):
+    """Input's, the initial states' and every weight's gradient, from a loss over Out and the
+    final states, by finite differences in float64."""
+    ins, outs, attrs = rnn_case(mode, layers, dirs, lengths, steps=4, inputs=3, hidden=2)
+    t = make("rnn", ins, outs, attrs)
+    t.check_output(atol=1e-12, rtol=1e-10)
+    t.check_grad(["Input", "PreState", "WeightList"], ["Out", "State"], **RNN_GRAD)
+
+
+def test_rnn_grad_from_out_alone():
+    """A loss that reads Out only: the final states' gradients are zero."""
+    ins, outs, attrs = rnn_case("LSTM", 2, 2, np.array([3, 1, 0], "int32"), steps=3, hidden=2)
+    make("rnn", ins, outs, attrs).check_grad(["Input", "PreState", "WeightList"], "Out", **RNN_GRAD)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_rnn_training_dropout(mode):
+    """Training with dropout_prob: layer l > 0 reads the layer below's output times a mask of 0
+    or 1 / (1 - p) (upscale_in_train), kept in Reserve for the grad; a fixed seed repeats it."""
+    layers, dirs, hidden, p = 3, 2, 2, 0.4
+    ins, _, attrs = rnn_case(mode, layers, dirs, None, steps=4, hidden=hidden)
+    attrs.update(is_test=False, dropout_prob=p, seed=7)
+    outs = {
+        "Out": ins["Input"][:, :, :1] * 0,  # placeholders: compared with the masks' reference
+        "State": [("last_%s" % k, s) for k, s in ins["PreState"]],
+        "Reserve": np.zeros(1),
+        "DropoutState": np.zeros(1, "uint8"),
+    }
+    t = make("rnn", ins, outs, attrs)
+    got = t.forward()
+    masks = got["Reserve"]
+    assert masks.shape == (layers - 1, 4, 3, dirs * hidden)
+    assert (
+        set(np.unique(masks)) <= {0.0, 1 / (1 - float(np.float32(p)))}
+        and 0 < (masks == 0).mean() < 1
+    )
+    want, last = rnn_reference(
+        mode,
+        ins["Input"],
+        [s for _, s in ins["PreState"]],
+        [w for _, w in ins["WeightList"]],
+        layers,
+        dirs,
+        hidden,
+        masks=masks,
+    )
+    np.testing.assert_allclose(got["Out"], want, rtol=1e-10, atol=1e-12)
+    for a, b in zip(got["State"], last):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(got["DropoutState"], (masks[-1] != 0).astype("uint8"))
+    np.testing.assert_array_equal(t.forward()["Reserve"], masks)  # the seed repeats the masks
+    t.outputs["Out"], t.outputs["State"] = want, [("last_%s" % k, s) for k, s in zip("hc", last)]
+    t.check_grad(["Input", "WeightList"], ["Out", "State"], **RNN_GRAD)
+
+
+def rnn_error(mode="LSTM", edit=None, match=""):
+    import tide
+
+    ins, outs, attrs = rnn_case(mode, 2, 2, None)
+    if edit:
+        edit(ins, attrs)
+    with pytest.raises(tide.TideError, match=match):
+        make("rnn", ins, outs, attrs).check_output()
+
+
+def test_rnn_refuses_a_weight_list_of_the_wrong_length():
+    rnn_error(
+        edit=lambda ins, _: ins.update(WeightList=ins["WeightList"][:-1]),
+        match=r"rnn': WeightList has 15 tensors but LSTM with 2 layer\(s\) and 2 direction\(s\) "
+        "needs 16",
+    )
+
+
+def test_rnn_refuses_a_weight_of_the_wrong_shape():
+    def edit(ins, _):
+        ins["WeightList"][6] = ("param_6", rand(16, 4))  # layer 1's backward weight_ih
+
+    rnn_error(
+        edit=edit,
+        match=r"rnn': WeightList\[6\] \('param_6', weight_ih of layer 1 backward\) has dims "
+        r"\[16, 4\] but must be \[16, 8\] \(LSTM: 4 gates of hidden_size 4\)",
+    )
+
+
+def test_rnn_refuses_states_of_the_wrong_dims_or_count():
+    def edit(ins, _):
+        ins["PreState"][1] = ("pre_c", rand(4, 2, 4))
+
+    rnn_error(
+        edit=edit,
+        match=r"PreState\[1\] \('pre_c'\) has dims \[4, 2, 4\] but must be \[4, 3, 4\]",
+    )
+    rnn_error(
+        edit=lambda ins, _: ins.update(PreState=ins["PreState"][:1]),
+        match=r"PreState has 1 tensor\(s\) but LSTM needs 2 \(h and c\)",
+    )
+
+
+def test_rnn_refuses_lengths_past_the_steps():
+    rnn_error(
+        edit=lambda ins, _: ins.update(SequenceLength=np.array([5, 6, 1], "int32")),
+        match=r"SequenceLength \('sequencelength_in'\)\[1\] = 6 is outside \[0, T\] = \[0, 5\]",
+    )
+
+
+# --- reduce_* with Paddle 2.x's in_dtype / out_dtype (paddle.mean over nn.LSTM's output) -------
+
+
+def test_reduce_takes_paddle_dtype_attributes():
+    """-1 (or X's own type) reduces as before; another type is refused, naming it."""
+    import tide
+
+    x = rand(2, 3, 4)
+    for dtypes in ({"in_dtype": -1, "out_dtype": -1}, {"in_dtype": 6, "out_dtype": 6}):
+        t = make("reduce_mean", {"X": x}, {"Out": x.mean(axis=1)}, dict(dim=[1], **dtypes))
+        t.check_output()
+        t.check_grad(["X"], "Out", **GRAD)
+    with pytest.raises(
+        tide.TideError, match="reduce_sum': out_dtype int64 differs from X's float64"
+    ):
+        make(
+            "reduce_sum", {"X": x}, {"Out": x.sum(axis=1)}, {"dim": [1], "out_dtype": 3}
+        ).check_output()
+
+
+def test_rnn_trains_with_constant_initial_states():
+    """As nn.LSTM builds it: initial states from constants (no gradient), weights trained, a loss
+    over Out alone. The grad op leaves PreState's gradients out and gives the weights' gradients
+    the same values as when every input takes one."""
+    import tide
+
+    ins, _, attrs = rnn_case("LSTM", 2, 2, np.array([5, 0, 3], "int64"), hidden=2)
+
+    def grads(states_trainable):
+        main = tide.Program()
+        with tide.program_guard(main, tide.Program()):
+            block = main.global_block()
+
+            def var(name, arr, trainable):
+                return block.create_var(
+                    name=name, shape=arr.shape, dtype=arr.dtype.name, stop_gradient=not trainable
+                )
+
+            x = var("x", ins["Input"], True)
+            states = [var(n, a, states_trainable) for n, a in ins["PreState"]]
+            weights = [var(n, a, True) for n, a in ins["WeightList"]]
+            lengths = var("lengths", ins["SequenceLength"], False)
+            out = block.create_var(name="out", dtype="float64")
+            last = [block.create_var(name="last_" + k, dtype="float64") for k in "hc"]
+            block.append_op(
+                "rnn",
+                inputs={
+                    "Input": x,
+                    "PreState": states,
+                    "WeightList": weights,
+                    "SequenceLength": lengths,
+                },
+                outputs={"Out": out, "State": last},
+                attrs=attrs,
+            )
+            loss = tide.layers.mean(out)
+            tide.append_backward(loss)
+        feed = {"x": ins["Input"], "lengths": ins["SequenceLength"]}
+        feed.update(dict(ins["PreState"]))
+        feed.update(dict(ins["WeightList"]))
+        names = ["x@GRAD"] + [n + "@GRAD" for n, _ in ins["WeightList"]]
+        if states_trainable:
+            names += [n + "@GRAD" for n, _ in ins["PreState"]]
+        else:
+            assert not any(v.endswith("pre_h@GRAD") for v in block.vars)
+        with tide.scope_guard(tide.Scope()):
+            return tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=names)
+
+    partial, full = grads(False), grads(True)
+    assert len(full) == len(partial) + 2
+    for a, b in zip(partial, full):
+        np.testing.assert_array_equal(a, b)
+    assert np.abs(partial[1]).sum() > 0

@@ -10,11 +10,11 @@
 namespace tide {
 namespace ops {
 
-// The gradient of input `param` (output param@GRAD) allocated with `dims`; null when the grad op
-// does not have it.
+// The gradient of input `param` (output param@GRAD; part i of a duplicable one) allocated with
+// `dims`; null when the grad op does not have it.
 template <typename T>
-T* OptionalGrad(const KernelContext& ctx, const char* param, const Dims& dims) {
-  Tensor t = ctx.OptionalOutput(GradVarName(param).c_str());
+T* OptionalGrad(const KernelContext& ctx, const char* param, const Dims& dims, size_t i = 0) {
+  Tensor t = ctx.OptionalOutput(GradVarName(param).c_str(), i);
   return t ? t.mutable_data<T>(dims, ctx.place()) : nullptr;
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/dtype_attr.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
 
@@ -48,6 +49,19 @@ template <typename Ctx>
 ReduceShape ReduceShapeOf(const Ctx& ctx, const Dims& x) {
   return GetReduceShape(ctx.op_type(), x, ctx.template Attr<std::vector<int32_t>>("dim"),
                         ctx.template Attr<bool>("keep_dim"), ctx.template Attr<bool>("reduce_all"));
+}
+
+// Paddle 2.x's in_dtype / out_dtype (-1: X's type; absent in Fluid 1.x programs): Tide reduces
+// in X's type and gives Out X's type, so another one is refused, naming it.
+template <typename Ctx>
+void CheckReduceDtypes(const Ctx& ctx, TideDataType x) {
+  for (const char* attr : {"in_dtype", "out_dtype"}) {
+    if (!ctx.HasAttr(attr) || ctx.template Attr<int32_t>(attr) == -1) continue;
+    const TideDataType t = DataTypeAttr(ctx, attr);
+    TIDE_CHECK(t == x, "op '", ctx.op_type(), "': ", attr, " ", DataTypeName(t),
+               " differs from X's ", DataTypeName(x),
+               "; Tide reduces in X's type (cast X or Out instead)");
+  }
 }
 
 // reduce_*: X reduced to n_out values of `count` elements each; Out allocated. An X empty along a
