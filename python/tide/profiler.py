@@ -1,5 +1,7 @@
 """Per-op timing and a timeline.
 
+Usage::
+
     with tide.profiler.profile(profile_path="/tmp/trace.json"):
         exe.run(...)
     print(tide.profiler.report())          # op kernels by total time

@@ -2,7 +2,7 @@
 numpy reference, and its gradients (from the grad ops append_backward generates through the
 op's registered grad maker) against central finite differences. With place= a test runs on
 another place; the conformance kit (tide.testing.conformance) runs every op's tests on a device
-and, through the observer hook below, judges only the kernels that ran on it.
+and, through the observer hook below, judges only the kernels that ran on it::
 
     class TestScale(OpTest):
         op_type = "scale"
