@@ -139,6 +139,7 @@ def set_flags(flags):
 
 
 def get_flag(name):
+    """The value of core flag `name` (see set_flags), or None when no such flag exists."""
     return _C.get_flag(name)
 
 

@@ -55,6 +55,7 @@ def report():
 
 
 def profiles():
+    """The per-op times recorded so far (profile_ops): one row per op and kernel."""
     return _C.op_profiles()
 
 

@@ -67,6 +67,8 @@ __all__ = ["OpTest", "make"]
 
 
 class OpTest:
+    """The base of op tests (see the module's description): a subclass sets op_type and, in setup(dtype), inputs, attrs and outputs; check_output() and check_grad() compare against them."""
+
     op_type = None
     place = None  # default: tide.CPUPlace()
 

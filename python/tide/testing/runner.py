@@ -184,6 +184,11 @@ class Plugin:
 
 
 def main(argv=None):
+    """The worker's entry point (see the module's description); returns the exit status.
+
+    Args:
+        argv (list): the arguments; None: sys.argv[1:].
+    """
     import pytest
 
     ap = argparse.ArgumentParser(prog="python -m tide.testing.runner")

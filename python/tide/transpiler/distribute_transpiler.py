@@ -104,6 +104,12 @@ def _slice_rows(shape, slice_count, min_block_size):
 
 
 class DistributeTranspiler:
+    """Splits a program into trainer and pserver programs (see the module's description).
+
+    Args:
+        config (DistributeTranspilerConfig): the options, or None for the defaults.
+    """
+
     def __init__(self, config=None):
         self.config = config or DistributeTranspilerConfig()
 
