@@ -7,7 +7,7 @@ APT_PACKAGES=(build-essential cmake ninja-build ccache pkg-config git
   libprotobuf-dev protobuf-compiler libeigen3-dev libdnnl-dev libboost-dev
   libboost-filesystem-dev libgflags-dev libgoogle-glog-dev libzmq3-dev cppzmq-dev libgloo-dev
   pybind11-dev libgtest-dev libgmock-dev libdlpack-dev python3-dev python3-venv
-  ocl-icd-opencl-dev)
+  ocl-icd-opencl-dev doxygen)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -29,4 +29,15 @@ PY_PACKAGES=(numpy pytest scikit-learn pyzmq scikit-build-core)  # the last: tes
 if ! "$TIDE_VENV/bin/python" -c "import numpy, pytest, sklearn, zmq, scikit_build_core" 2>/dev/null; then
   log "installing Python packages: ${PY_PACKAGES[*]}"
   "$TIDE_VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
+fi
+# The documentation tools at their pinned versions (scripts/docs.sh).
+DOC_REQUIREMENTS="$TIDE_ROOT/docs/requirements.txt"
+if ! "$TIDE_VENV/bin/python" - "$DOC_REQUIREMENTS" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+pins = [l.split("==") for l in open(sys.argv[1]) if "==" in l and not l.startswith("#")]
+sys.exit(any(version(name) != want.strip() for name, want in pins))
+PY
+  log "installing the documentation tools: $(grep -v '^#' "$DOC_REQUIREMENTS" | tr '\n' ' ')"
+  "$TIDE_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$DOC_REQUIREMENTS"
 fi

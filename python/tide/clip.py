@@ -6,6 +6,8 @@ from .framework import default_main_program
 
 
 class BaseGradientClipAttr:
+    """The base of gradient clipping rules (grad_clip= of an optimizer or a ParamAttr): `_process` turns [(param, grad)] into [(param, clipped grad)], appending the clipping ops."""
+
     def _process(self, params_grads):
         """[(param, grad)] -> [(param, clipped grad)], appending the clipping ops."""
         raise NotImplementedError

@@ -65,14 +65,35 @@ def convert_dtype(dtype):
 
 
 def dtype_code(dtype):
+    """The TideDataType code (framework.proto's VarType) of `dtype`, a name or numpy dtype.
+
+    Args:
+        dtype (str|np.dtype): the data type.
+
+    Returns:
+        int: its code.
+    """
     return _DTYPE_CODES[convert_dtype(dtype)]
 
 
 def dtype_name(code):
+    """The name ("float32", ...) of a TideDataType code; "undefined" for an unknown one.
+
+    Args:
+        code (int): the code.
+
+    Returns:
+        str: its name.
+    """
     return _DTYPE_NAMES.get(code, "undefined")
 
 
 def is_float_dtype(dtype):
+    """Whether `dtype` is a floating-point type (float16, bfloat16, float32, float64).
+
+    Args:
+        dtype (str|np.dtype): the data type.
+    """
     return convert_dtype(dtype) in ("float16", "bfloat16", "float32", "float64")
 
 

@@ -9,4 +9,5 @@ def device_count():
 
 
 def is_available():
+    """Whether a CUDA device is there: the gpu device plugin loaded and found at least one."""
     return device_count() > 0

@@ -25,6 +25,14 @@ def _flatten(var, sample_idx, value, level, lens, rows):
 
 
 class DataFeeder:
+    """Turns minibatches of samples (tuples, one item per feed variable) into the feed dict of Executor.run, as Fluid's DataFeeder.
+
+    Args:
+        feed_list (list): the data variables (or their names), in the order of a sample's items.
+        place (Place): kept for Fluid's API: the executor moves the feeds to its place.
+        program (Program): the program the names are looked up in; None: the default main program.
+    """
+
     def __init__(self, feed_list, place=None, program=None):
         program = program or default_main_program()
         self.feed_vars = []

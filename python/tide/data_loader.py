@@ -3,7 +3,7 @@ layers.py_reader, built on the same loader). A background thread runs the user's
 turns each batch into LoDTensors on the target place and puts it in a bounded queue, so the next
 batch is ready (copied) while the current step runs.
 
-Iterable (the default): iterate the loader, one feed per step.
+Iterable (the default): iterate the loader, one feed per step::
 
     loader = tide.io.DataLoader.from_generator(feed_list=[img, label], capacity=8)
     loader.set_sample_list_generator(tide.batch(reader, 32), places=tide.CPUPlace())
@@ -11,7 +11,7 @@ Iterable (the default): iterate the loader, one feed per step.
         exe.run(main, feed=data, fetch_list=[loss])      # data: [ {name: LoDTensor} ]
 
 Non-iterable (iterable=False): the program itself reads a batch on every Executor.run, and the
-run raises tide.core.EOFException when the pass is over:
+run raises tide.core.EOFException when the pass is over::
 
     loader.start()
     try:

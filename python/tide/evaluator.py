@@ -1,4 +1,4 @@
-"""Fluid's fluid.evaluator: metrics accumulated by the program itself over many runs (a pass).
+"""Fluid's fluid.evaluator: metrics accumulated by the program itself over many runs (a pass)::
 
     acc = tide.evaluator.Accuracy(input=predict, label=label)
     for pass_id in range(passes):

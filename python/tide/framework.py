@@ -29,6 +29,11 @@ def op_role_guard(role):
 
 
 def grad_var_name(name):
+    """The name of a variable's gradient: name + "@GRAD".
+
+    Args:
+        name (str): the variable's name.
+    """
     return name + "@GRAD"
 
 
@@ -551,12 +556,22 @@ def default_startup_program():
 
 
 def switch_main_program(program):
+    """Makes `program` the default main program and returns the previous one.
+
+    Args:
+        program (Program): the new default.
+    """
     global _main_program
     prev, _main_program = _main_program, program
     return prev
 
 
 def switch_startup_program(program):
+    """Makes `program` the default startup program and returns the previous one.
+
+    Args:
+        program (Program): the new default.
+    """
     global _startup_program
     prev, _startup_program = _startup_program, program
     return prev
@@ -578,4 +593,9 @@ def program_guard(main_program, startup_program=None):
 
 
 def to_numpy_dtype(dtype):
+    """The numpy dtype of a Tide data type; None for bfloat16, which numpy lacks.
+
+    Args:
+        dtype (str|np.dtype): the data type.
+    """
     return np.dtype(convert_dtype(dtype)) if convert_dtype(dtype) != "bfloat16" else None

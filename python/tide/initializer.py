@@ -21,6 +21,8 @@ def _fans(shape):
 
 
 class Initializer:
+    """The base of parameter initializers: calling one with (var, block) appends the op that fills `var` to `block` (the startup program's)."""
+
     def __call__(self, var, block):
         raise NotImplementedError
 
@@ -41,6 +43,12 @@ class Initializer:
 
 
 class Constant(Initializer):
+    """Fills a parameter with one value (ConstantInitializer is the same class).
+
+    Args:
+        value (float): the value.
+    """
+
     def __init__(self, value=0.0):
         self.value = float(value)
 
@@ -87,6 +95,14 @@ class Uniform(Initializer):
 
 
 class Normal(Initializer):
+    """Fills a parameter with samples of a normal distribution (NormalInitializer is the same class).
+
+    Args:
+        loc (float): the mean.
+        scale (float): the standard deviation.
+        seed (int): the seed; 0: a random one.
+    """
+
     def __init__(self, loc=0.0, scale=1.0, seed=0):
         self.loc, self.scale, self.seed = float(loc), float(scale), int(seed)
 

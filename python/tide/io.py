@@ -231,6 +231,15 @@ def load_vars(
 
 
 def save_params(executor, dirname, main_program=None, filename=None, scope=None):
+    """Saves every parameter of the program (not the optimizer's state).
+
+    Args:
+        executor (Executor): the executor whose place the tensors go to and come from.
+        dirname (str): the directory.
+        main_program (Program): the program whose variables are meant; None: the default main program.
+        filename (str): one file holding them all; None: a file per variable.
+        scope (Scope): where the variables live; None: the global scope.
+    """
     save_vars(
         executor,
         dirname,
@@ -242,6 +251,15 @@ def save_params(executor, dirname, main_program=None, filename=None, scope=None)
 
 
 def load_params(executor, dirname, main_program=None, filename=None, scope=None):
+    """Loads every parameter of the program saved by save_params.
+
+    Args:
+        executor (Executor): the executor whose place the tensors go to and come from.
+        dirname (str): the directory.
+        main_program (Program): the program whose variables are meant; None: the default main program.
+        filename (str): one file holding them all; None: a file per variable.
+        scope (Scope): where the variables live; None: the global scope.
+    """
     load_vars(
         executor,
         dirname,
@@ -261,6 +279,15 @@ def save_persistables(executor, dirname, main_program=None, filename=None, scope
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None, scope=None):
+    """Loads every persistable variable (parameters, optimizer state, learning rates) saved by save_persistables.
+
+    Args:
+        executor (Executor): the executor whose place the tensors go to and come from.
+        dirname (str): the directory.
+        main_program (Program): the program whose variables are meant; None: the default main program.
+        filename (str): one file holding them all; None: a file per variable.
+        scope (Scope): where the variables live; None: the global scope.
+    """
     program = main_program or default_main_program()
     load_vars(
         executor, dirname, program, vars=_persistables(program), filename=filename, scope=scope

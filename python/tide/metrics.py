@@ -1,5 +1,5 @@
 """Fluid's fluid.metrics: metrics accumulated in Python over the values a program fetches,
-batch after batch (Fluid 1.x's API and semantics).
+batch after batch (Fluid 1.x's API and semantics)::
 
     acc = tide.metrics.Accuracy()
     for data in reader():

@@ -33,6 +33,15 @@ __all__ = [
 
 
 class Optimizer:
+    """The base of the optimizers: minimize(loss) appends backward, gradient clipping, regularisation and the update ops.
+
+    Args:
+        learning_rate (float|Variable): the learning rate, > 0, or a variable holding it.
+        regularization (WeightDecayRegularizer): applied to every parameter without its own, or None.
+        grad_clip (BaseGradientClipAttr): clips the gradients, or None.
+        name (str): the prefix of its accumulators' names, or None.
+    """
+
     def __init__(self, learning_rate, regularization=None, grad_clip=None, name=None):
         if not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
             raise TypeError(

@@ -4,6 +4,18 @@ from .initializer import Initializer
 
 
 class ParamAttr:
+    """How a layer makes a parameter (Fluid's ParamAttr).
+
+    Args:
+        name (str): the parameter's name, or None for a unique one.
+        initializer (Initializer): its initializer, or None for the layer's default.
+        learning_rate (float): a factor on the optimizer's learning rate for it.
+        regularizer (WeightDecayRegularizer): its regularizer, or None.
+        trainable (bool): whether the optimizer updates it.
+        gradient_clip (BaseGradientClipAttr): its gradient clipping, or None.
+        do_model_average (bool): Fluid's argument, kept for ModelAverage.
+    """
+
     def __init__(
         self,
         name=None,

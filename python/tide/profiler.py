@@ -1,5 +1,7 @@
 """Per-op timing and a timeline.
 
+Usage::
+
     with tide.profiler.profile(profile_path="/tmp/trace.json"):
         exe.run(...)
     print(tide.profiler.report())          # op kernels by total time
@@ -53,6 +55,7 @@ def report():
 
 
 def profiles():
+    """The per-op times recorded so far (profile_ops): one row per op and kernel."""
     return _C.op_profiles()
 
 

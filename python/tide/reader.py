@@ -73,6 +73,13 @@ def buffered(reader, size):
 
 
 def firstn(reader, n):
+    """A reader of the first `n` samples of `reader`.
+
+    Args:
+        reader (callable): a reader (a function returning an iterable of samples).
+        n (int): how many samples.
+    """
+
     def first():
         for i, sample in enumerate(reader()):
             if i >= n:
@@ -83,6 +90,13 @@ def firstn(reader, n):
 
 
 def map_readers(func, *readers):
+    """A reader of ``func(*samples)``, the samples taken from `readers` in step.
+
+    Args:
+        func (callable): applied to one sample of each reader.
+        *readers (callable): the readers.
+    """
+
     def mapped():
         for samples in zip(*[r() for r in readers]):
             yield func(*samples)
@@ -91,6 +105,12 @@ def map_readers(func, *readers):
 
 
 def chain(*readers):
+    """A reader of the samples of each reader in turn.
+
+    Args:
+        *readers (callable): the readers.
+    """
+
     def chained():
         for r in readers:
             yield from r()

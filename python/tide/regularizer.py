@@ -5,6 +5,8 @@ import warnings
 
 
 class WeightDecayRegularizer:
+    """The base of regularizers: calling one with (param, grad, block) appends the ops that add its term to the gradient and returns the new gradient."""
+
     def __call__(self, param, grad, block):
         raise NotImplementedError
 

@@ -5,6 +5,12 @@ import contextlib
 
 
 class UniqueNameGenerator:
+    """Names made unique by a counter per key: generate("fc") gives fc_0, fc_1, ...
+
+    Args:
+        prefix (str): put before every name.
+    """
+
     def __init__(self, prefix=""):
         self.ids = collections.defaultdict(int)
         self.prefix = prefix

@@ -92,6 +92,14 @@ def _ids(text, n, what):
 
 
 def parse_args(argv):
+    """Parses the launcher's command line (`python -m tide.distributed.launch --help` lists it).
+
+    Args:
+        argv (list): the arguments, without the program name.
+
+    Returns:
+        argparse.Namespace: the options.
+    """
     ap = argparse.ArgumentParser(
         prog="python -m tide.distributed.launch",
         description=__doc__,
@@ -169,6 +177,12 @@ def parse_args(argv):
 
 
 class Job:
+    """The processes of one launch (pservers and trainers, or collective workers), started, watched and ended together.
+
+    Args:
+        args (argparse.Namespace): the options from parse_args.
+    """
+
     def __init__(self, args):
         self.args = args
         self.lock = threading.Lock()
@@ -344,6 +358,11 @@ class Job:
 
 
 def main(argv=None):
+    """The launcher's entry point: starts the job that `argv` describes and returns its exit status.
+
+    Args:
+        argv (list): the arguments; None: sys.argv[1:].
+    """
     args = parse_args(sys.argv[1:] if argv is None else argv)
     job = Job(args)
 

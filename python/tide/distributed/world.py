@@ -1,9 +1,9 @@
 """The collective job's world from the environment: rank, world size, local rank and the rendezvous,
-whoever started the process.
+whoever started the process::
 
     w = tide.distributed.world()     # World(rank=1, world_size=4, local_rank=1, ...)
 
-Read, first match wins (a process started by torchrun inside a Slurm job is torchrun's):
+Read, first match wins (a process started by torchrun inside a Slurm job is torchrun's)::
 
   Tide (the launcher)  TIDE_RANK, TIDE_WORLD_SIZE, TIDE_LOCAL_RANK, TIDE_MASTER (host:port)
   PaddlePaddle         PADDLE_TRAINER_ID, PADDLE_TRAINERS_NUM, PADDLE_TRAINER_ENDPOINTS (the

@@ -118,7 +118,7 @@ def _prod(dims):
 
 
 class While:
-    """while cond: body. `cond` is a one-element bool variable the body must update:
+    """while cond: body. `cond` is a one-element bool variable the body must update::
 
         i = layers.fill_constant([1], "int64", 0)
         n = layers.fill_constant([1], "int64", 10)
@@ -238,7 +238,7 @@ class _ConditionalBlockGuard(BlockGuard):
 
 
 class Switch:
-    """The first case whose one-element bool condition holds runs, else the default:
+    """The first case whose one-element bool condition holds runs, else the default::
 
         with layers.Switch() as switch:
             with switch.case(step < boundary):
@@ -246,7 +246,7 @@ class Switch:
             with switch.default():
                 layers.assign(value_b, lr)
 
-    Fluid's developer guide writes the same switch as (tide.switch is this class):
+    Fluid's developer guide writes the same switch as (tide.switch is this class)::
 
         switch = fluid.switch()
         with switch.block():
@@ -297,7 +297,7 @@ class Switch:
 class IfElse:
     """Per-row branches over a batch: `cond` is a bool [N, 1]; rows where it holds go through
     the true block, the others through the false block, and the outputs are merged back in row
-    order (a branch with no rows does not run):
+    order (a branch with no rows does not run)::
 
         ie = layers.IfElse(cond)
         with ie.true_block():

@@ -1,6 +1,6 @@
 """Fluid 1.x's reader layers: py_reader (a non-iterable loader that makes its own data
 variables), create_py_reader_by_data (one over existing data layers) and read_file (the
-variables a reader fills on every run).
+variables a reader fills on every run)::
 
     reader = layers.py_reader(capacity=8, shapes=[[-1, 784], [-1, 1]], dtypes=["float32", "int64"])
     img, label = layers.read_file(reader)

@@ -136,6 +136,15 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 
 def mean(x, name=None):
+    """The mean of all elements of `x`: a one-element tensor.
+
+    Args:
+        x (Variable): a float tensor.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the mean, shape [1].
+    """
     helper = LayerHelper("mean", name=name)
     check_variable_and_dtype(x, "x", FLOATS, "mean")
     return _single(helper, "mean", {"X": x})
@@ -179,6 +188,18 @@ def cross_entropy(input, label, soft_label=False, ignore_index=-100):
 def softmax_with_cross_entropy(
     logits, label, soft_label=False, ignore_index=-100, return_softmax=False
 ):
+    """Softmax of `logits` and the cross entropy against `label` in one numerically stable op.
+
+    Args:
+        logits (Variable): unscaled scores [N, K].
+        label (Variable): int64 class ids [N, 1], or probabilities [N, K] with soft_label.
+        soft_label (bool): `label` holds a distribution over the K classes.
+        ignore_index (int): a hard label with this value gives 0 loss.
+        return_softmax (bool): also return the softmax.
+
+    Returns:
+        Variable: the loss [N, 1]; (loss, softmax) with return_softmax.
+    """
     helper = LayerHelper("softmax_with_cross_entropy")
     softmax_out = helper.create_variable_for_type_inference(logits.dtype)
     loss = helper.create_variable_for_type_inference(logits.dtype)
@@ -192,6 +213,17 @@ def softmax_with_cross_entropy(
 
 
 def softmax(input, axis=-1, name=None, use_cudnn=False):
+    """Softmax over `axis`: exp(x) / sum(exp(x)).
+
+    Args:
+        input (Variable): a float tensor.
+        axis (int): the dim normalised; -1 is the last.
+        name (str): the output's name prefix, or None.
+        use_cudnn (bool): Fluid's argument; the kernel is chosen by place.
+
+    Returns:
+        Variable: the probabilities, input's shape.
+    """
     check_variable_and_dtype(input, "input", FLOATS, "softmax")
     return _single(LayerHelper("softmax", name=name), "softmax", {"X": input}, {"axis": axis})
 
@@ -221,22 +253,83 @@ def _elementwise(op_type, x, y, axis=-1, act=None, name=None):
 
 
 def elementwise_add(x, y, axis=-1, act=None, name=None):
+    """x + y, broadcasting `y` over `x` from `axis` (Fluid's elementwise_add).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_add", x, y, axis, act, name)
 
 
 def elementwise_sub(x, y, axis=-1, act=None, name=None):
+    """x - y, broadcasting `y` over `x` from `axis` (Fluid's elementwise_sub).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_sub", x, y, axis, act, name)
 
 
 def elementwise_mul(x, y, axis=-1, act=None, name=None):
+    """x * y, broadcasting `y` over `x` from `axis` (Fluid's elementwise_mul).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_mul", x, y, axis, act, name)
 
 
 def elementwise_div(x, y, axis=-1, act=None, name=None):
+    """x / y, broadcasting `y` over `x` from `axis` (Fluid's elementwise_div).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_div", x, y, axis, act, name)
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
+    """The matrix product alpha * op(x) @ op(y), batched over leading dims.
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand.
+        transpose_x (bool): transpose x's last two dims first.
+        transpose_y (bool): transpose y's last two dims first.
+        alpha (float): the scale of the product.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the product.
+    """
     check_variable_and_dtype(x, "x", FLOATS, "matmul")
     check_variable_and_dtype(y, "y", FLOATS, "matmul")
     return _single(
@@ -248,6 +341,18 @@ def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
 
 
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
+    """Matrix product of `x` and `y` flattened to matrices (Fluid's mul op, behind fc).
+
+    Args:
+        x (Variable): flattened to 2-D at x_num_col_dims.
+        y (Variable): flattened to 2-D at y_num_col_dims.
+        x_num_col_dims (int): x's leading dims that form the rows.
+        y_num_col_dims (int): y's leading dims that form the rows.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's leading dims followed by y's trailing dims.
+    """
     check_variable_and_dtype(x, "x", FLOATS, "mul")
     check_variable_and_dtype(y, "y", FLOATS, "mul")
     return _single(
@@ -259,6 +364,19 @@ def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    """scale * x + bias (or scale * (x + bias) when not bias_after_scale).
+
+    Args:
+        x (Variable): the input.
+        scale (float): the factor.
+        bias (float): the offset.
+        bias_after_scale (bool): add the bias after scaling.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape and type.
+    """
     check_variable_and_dtype(x, "x", FLOATS + ("int8", "int16", "uint8") + INTS, "scale")
     helper = LayerHelper("scale", act=act, name=name)
     out = _single(
@@ -271,6 +389,15 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 
 def sums(input, out=None):
+    """The elementwise sum of a list of tensors (the sum op).
+
+    Args:
+        input (Variable|list): the tensors, of one shape.
+        out (Variable): where to write the sum, or None for a new variable.
+
+    Returns:
+        Variable: the sum.
+    """
     check_type(input, "input", (Variable, tuple, list), "sums")
     for x in input if isinstance(input, (list, tuple)) else [input]:
         check_variable_and_dtype(x, "input", ("float32", "float64") + INTS, "sums")
@@ -312,14 +439,42 @@ def fill_constant(shape, dtype, value, force_cpu=False, out=None):
 
 
 def zeros(shape, dtype, force_cpu=False):
+    """A tensor of `shape` filled with 0 (fill_constant).
+
+    Args:
+        shape (list|Variable): the shape.
+        dtype (str): the element type.
+        force_cpu (bool): keep it in CPU memory.
+
+    Returns:
+        Variable: the tensor.
+    """
     return fill_constant(shape, dtype, 0.0, force_cpu)
 
 
 def ones(shape, dtype, force_cpu=False):
+    """A tensor of `shape` filled with 1 (fill_constant).
+
+    Args:
+        shape (list|Variable): the shape.
+        dtype (str): the element type.
+        force_cpu (bool): keep it in CPU memory.
+
+    Returns:
+        Variable: the tensor.
+    """
     return fill_constant(shape, dtype, 1.0, force_cpu)
 
 
 def fill_zeros_like(x):
+    """A tensor of zeros with `x`'s shape and type.
+
+    Args:
+        x (Variable): the tensor whose shape and type are taken.
+
+    Returns:
+        Variable: the zeros.
+    """
     return _single(LayerHelper("fill_zeros_like"), "fill_zeros_like", {"X": x})
 
 
@@ -378,6 +533,15 @@ def assign(input, output=None):
 
 
 def cast(x, dtype):
+    """`x` converted to `dtype`.
+
+    Args:
+        x (Variable): the input.
+        dtype (str|np.dtype): the target type.
+
+    Returns:
+        Variable: x's values as dtype.
+    """
     check_variable_and_dtype(x, "x", ("bool", "uint8") + FLOATS + INTS, "cast")
     check_dtype(dtype, "dtype", ("bool", "int8", "uint8") + FLOATS + INTS, "cast")
     helper = LayerHelper("cast")
@@ -473,6 +637,16 @@ def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
 
 
 def transpose(x, perm, name=None):
+    """`x` with its dims permuted.
+
+    Args:
+        x (Variable): the input.
+        perm (list): the new order of x's dims.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the transposed tensor.
+    """
     check_variable_and_dtype(x, "x", FLOATS + INTS, "transpose")
     check_type(perm, "perm", (list, tuple), "transpose")
     if len(perm) != len(x.shape):
@@ -490,6 +664,16 @@ def transpose(x, perm, name=None):
 
 
 def flatten(x, axis=1, name=None):
+    """`x` as a matrix: the dims before `axis` make the rows, the rest the columns.
+
+    Args:
+        x (Variable): the input.
+        axis (int): where the columns start.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: a 2-D tensor.
+    """
     return _single(LayerHelper("flatten", name=name), "flatten", {"X": x}, {"axis": axis})
 
 
@@ -631,6 +815,26 @@ def conv2d(
     name=None,
     data_format="NCHW",
 ):
+    """2-D convolution over NCHW (or NHWC) input, with a bias and an activation (Fluid's conv2d).
+
+    Args:
+        input (Variable): [N, C, H, W].
+        num_filters (int): output channels.
+        filter_size (int|tuple): the kernel's height and width.
+        stride (int|tuple): the stride.
+        padding (int|tuple|str): the padding, or "SAME" / "VALID".
+        dilation (int|tuple): the dilation.
+        groups (int): channel groups; None: 1.
+        param_attr (ParamAttr): the filter's attributes.
+        bias_attr (ParamAttr|bool): the bias's attributes; False: no bias.
+        use_cudnn (bool): Fluid's argument; the kernel is chosen by place.
+        act (str): an activation to apply, or None.
+        name (str): the parameters' and output's name prefix, or None.
+        data_format (str): "NCHW" or "NHWC".
+
+    Returns:
+        Variable: the output, [N, num_filters, H', W'].
+    """
     check_variable_and_dtype(input, "input", FLOATS, "conv2d")
     if not isinstance(use_cudnn, bool):  # Fluid 1.8 raises ValueError here (TypeError in pool2d)
         raise ValueError("conv2d: use_cudnn must be True or False, but received %r" % (use_cudnn,))
@@ -693,6 +897,24 @@ def pool2d(
     name=None,
     data_format="NCHW",
 ):
+    """2-D max or average pooling (Fluid's pool2d).
+
+    Args:
+        input (Variable): [N, C, H, W].
+        pool_size (int|tuple): the window.
+        pool_type (str): "max" or "avg".
+        pool_stride (int|tuple): the stride.
+        pool_padding (int|tuple): the padding.
+        global_pooling (bool): pool the whole feature map.
+        use_cudnn (bool): Fluid's argument; the kernel is chosen by place.
+        ceil_mode (bool): round the output size up.
+        exclusive (bool): average over the window's unpadded elements only.
+        name (str): the output's name prefix, or None.
+        data_format (str): "NCHW" or "NHWC".
+
+    Returns:
+        Variable: the pooled tensor.
+    """
     if pool_type not in ("max", "avg"):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
     check_variable_and_dtype(input, "input", FLOATS, "pool2d")
@@ -752,6 +974,24 @@ def batch_norm(
     moving_mean_name=None,
     moving_variance_name=None,
 ):
+    """Batch normalisation with learned scale and shift and running statistics (Fluid's batch_norm).
+
+    Args:
+        input (Variable): [N, C, ...] (NCHW) or [N, ..., C] (NHWC).
+        act (str): an activation to apply, or None.
+        is_test (bool): use the running mean and variance instead of the batch's.
+        momentum (float): the running statistics' decay.
+        epsilon (float): added to the variance.
+        param_attr (ParamAttr): the scale's attributes.
+        bias_attr (ParamAttr): the shift's attributes.
+        data_layout (str): "NCHW" or "NHWC".
+        name (str): the name prefix, or None.
+        moving_mean_name (str): the running mean's name, or None.
+        moving_variance_name (str): the running variance's name, or None.
+
+    Returns:
+        Variable: the normalised tensor.
+    """
     check_variable_and_dtype(input, "input", FLOATS, "batch_norm")
     _check_data_format("batch_norm", data_layout, "data_layout")
     helper = LayerHelper(
@@ -807,6 +1047,20 @@ def dropout(
     name=None,
     dropout_implementation="downgrade_in_infer",
 ):
+    """Randomly zeroes elements with probability dropout_prob in training (Fluid's dropout).
+
+    Args:
+        x (Variable): the input.
+        dropout_prob (float): the probability of dropping an element.
+        is_test (bool): inference: no dropping.
+        seed (int): a fixed seed, or None.
+        name (str): the output's name prefix, or None.
+        dropout_implementation (str): "downgrade_in_infer" (scale at inference) or
+            "upscale_in_train" (scale kept elements by 1 / (1 - p) in training).
+
+    Returns:
+        Variable: x's shape.
+    """
     check_variable_and_dtype(x, "x", FLOATS, "dropout")
     helper = LayerHelper("dropout", name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
@@ -890,6 +1144,18 @@ def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0):
 
 
 def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32"):
+    """A tensor of `shape` drawn from a normal distribution.
+
+    Args:
+        shape (list): the shape.
+        mean (float): the mean.
+        std (float): the standard deviation.
+        seed (int): the seed; 0: a random one.
+        dtype (str): the element type.
+
+    Returns:
+        Variable: the samples.
+    """
     helper = LayerHelper("gaussian_random")
     out = helper.create_variable_for_type_inference(convert_dtype(dtype))
     helper.append_op(
@@ -907,6 +1173,19 @@ def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32"):
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    """A parameter of the default main program, initialised by the startup program.
+
+    Args:
+        shape (list): its shape.
+        dtype (str): its element type.
+        name (str): its name, or None for a unique one.
+        attr (ParamAttr): its attributes (initializer, regularizer, ...).
+        is_bias (bool): initialise it as a bias (zeros) by default.
+        default_initializer (Initializer): used when attr names none.
+
+    Returns:
+        Parameter: the parameter.
+    """
     helper = LayerHelper("create_parameter")
     attr = ParamAttr.to_attr(attr)
     if name:
@@ -1049,22 +1328,82 @@ def prelu(x, mode, param_attr=None, name=None):
 
 
 def elementwise_pow(x, y, axis=-1, act=None, name=None):
+    """x ** y, broadcasting `y` over `x` from `axis` (Fluid's elementwise_pow).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_pow", x, y, axis, act, name)
 
 
 def elementwise_mod(x, y, axis=-1, act=None, name=None):
+    """x mod y, broadcasting `y` over `x` from `axis` (Fluid's elementwise_mod).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_mod", x, y, axis, act, name)
 
 
 def elementwise_floordiv(x, y, axis=-1, act=None, name=None):
+    """x // y, broadcasting `y` over `x` from `axis` (Fluid's elementwise_floordiv).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_floordiv", x, y, axis, act, name)
 
 
 def elementwise_max(x, y, axis=-1, act=None, name=None):
+    """max(x, y), broadcasting `y` over `x` from `axis` (Fluid's elementwise_max).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_max", x, y, axis, act, name)
 
 
 def elementwise_min(x, y, axis=-1, act=None, name=None):
+    """min(x, y), broadcasting `y` over `x` from `axis` (Fluid's elementwise_min).
+
+    Args:
+        x (Variable): the left operand.
+        y (Variable): the right operand; its shape matches a run of x's dims starting at `axis`.
+        axis (int): where y's dims start in x's; -1: aligned to x's last dims.
+        act (str): an activation to apply to the result, or None.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the result, with x's shape.
+    """
     return _elementwise("elementwise_min", x, y, axis, act, name)
 
 
@@ -1091,30 +1430,107 @@ def reduce_sum(input, dim=None, keep_dim=False, name=None):
 
 
 def reduce_mean(input, dim=None, keep_dim=False, name=None):
+    """The mean of `input`'s elements over `dim` (Fluid's reduce_mean).
+
+    Args:
+        input (Variable): the tensor to reduce.
+        dim (int|list): the dims to reduce; None: all of them.
+        keep_dim (bool): keep the reduced dims with size 1.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the reduced tensor.
+    """
     return _reduce("reduce_mean", input, dim, keep_dim, name)
 
 
 def reduce_max(input, dim=None, keep_dim=False, name=None):
+    """The maximum of `input`'s elements over `dim` (Fluid's reduce_max).
+
+    Args:
+        input (Variable): the tensor to reduce.
+        dim (int|list): the dims to reduce; None: all of them.
+        keep_dim (bool): keep the reduced dims with size 1.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the reduced tensor.
+    """
     return _reduce("reduce_max", input, dim, keep_dim, name)
 
 
 def reduce_min(input, dim=None, keep_dim=False, name=None):
+    """The minimum of `input`'s elements over `dim` (Fluid's reduce_min).
+
+    Args:
+        input (Variable): the tensor to reduce.
+        dim (int|list): the dims to reduce; None: all of them.
+        keep_dim (bool): keep the reduced dims with size 1.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the reduced tensor.
+    """
     return _reduce("reduce_min", input, dim, keep_dim, name)
 
 
 def reduce_prod(input, dim=None, keep_dim=False, name=None):
+    """The product of `input`'s elements over `dim` (Fluid's reduce_prod).
+
+    Args:
+        input (Variable): the tensor to reduce.
+        dim (int|list): the dims to reduce; None: all of them.
+        keep_dim (bool): keep the reduced dims with size 1.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the reduced tensor.
+    """
     return _reduce("reduce_prod", input, dim, keep_dim, name)
 
 
 def reduce_all(input, dim=None, keep_dim=False, name=None):
+    """The logical and of `input`'s elements over `dim` (Fluid's reduce_all).
+
+    Args:
+        input (Variable): the tensor to reduce.
+        dim (int|list): the dims to reduce; None: all of them.
+        keep_dim (bool): keep the reduced dims with size 1.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the reduced tensor.
+    """
     return _reduce("reduce_all", input, dim, keep_dim, name)
 
 
 def reduce_any(input, dim=None, keep_dim=False, name=None):
+    """The logical or of `input`'s elements over `dim` (Fluid's reduce_any).
+
+    Args:
+        input (Variable): the tensor to reduce.
+        dim (int|list): the dims to reduce; None: all of them.
+        keep_dim (bool): keep the reduced dims with size 1.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the reduced tensor.
+    """
     return _reduce("reduce_any", input, dim, keep_dim, name)
 
 
 def gather(input, index, overwrite=True, axis=0):
+    """The slices of `input` at `index` along `axis`.
+
+    Args:
+        input (Variable): the source.
+        index (Variable): int32 or int64 indices, 1-D.
+        overwrite (bool): Fluid's argument (for the gradient of repeated indices).
+        axis (int): the dim indexed.
+
+    Returns:
+        Variable: the gathered slices.
+    """
     check_var("gather", "input", input)
     check_var("gather", "index", index)
     return _single(
@@ -1126,12 +1542,34 @@ def gather(input, index, overwrite=True, axis=0):
 
 
 def gather_nd(input, index, name=None):
+    """The slices of `input` addressed by the last dim of `index` (Fluid's gather_nd).
+
+    Args:
+        input (Variable): the source.
+        index (Variable): int indices [..., k], k <= rank of input.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: index's leading dims followed by input's dims past k.
+    """
     check_var("gather_nd", "input", input)
     check_var("gather_nd", "index", index)
     return _single(LayerHelper("gather_nd", name=name), "gather_nd", {"X": input, "Index": index})
 
 
 def scatter(input, index, updates, name=None, overwrite=True):
+    """A copy of `input` with the rows at `index` replaced by (or added to) `updates`.
+
+    Args:
+        input (Variable): the source.
+        index (Variable): int row indices, 1-D.
+        updates (Variable): the new rows.
+        name (str): the output's name prefix, or None.
+        overwrite (bool): replace the rows; False: add to them.
+
+    Returns:
+        Variable: input's shape.
+    """
     for arg, v in (("input", input), ("index", index), ("updates", updates)):
         check_var("scatter", arg, v)
     return _single(
@@ -1184,6 +1622,16 @@ def _with_xshape(op_type, inputs, attrs, name):
 
 
 def squeeze(input, axes, name=None):
+    """`input` without the size-1 dims in `axes`.
+
+    Args:
+        input (Variable): the input.
+        axes (list): the dims to remove.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the squeezed tensor.
+    """
     check_var("squeeze", "input", input)
     return _with_xshape(
         "squeeze2", {"X": input}, {"axes": _int_list("squeeze", "axes", axes)}, name
@@ -1233,6 +1681,16 @@ def expand(x, expand_times, name=None):
 
 
 def expand_as(x, target_tensor, name=None):
+    """`x` tiled to `target_tensor`'s shape.
+
+    Args:
+        x (Variable): the input.
+        target_tensor (Variable): the tensor whose shape is taken.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the tiled tensor.
+    """
     check_var("expand_as", "x", x)
     check_var("expand_as", "target_tensor", target_tensor)
     return _single(
@@ -1241,6 +1699,16 @@ def expand_as(x, target_tensor, name=None):
 
 
 def stack(x, axis=0, name=None):
+    """The tensors of `x` joined along a new dim `axis`.
+
+    Args:
+        x (list): tensors of one shape.
+        axis (int): where the new dim goes.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the stacked tensor.
+    """
     xs = [x] if isinstance(x, Variable) else x
     if not isinstance(xs, (list, tuple)) or not xs:
         raise TypeError("stack: 'x' must be a Variable or a non-empty list of them, got %r" % (x,))
@@ -1253,6 +1721,16 @@ def stack(x, axis=0, name=None):
 
 
 def unstack(x, axis=0, num=None):
+    """`x` split along `axis` into tensors without that dim.
+
+    Args:
+        x (Variable): the input.
+        axis (int): the dim split.
+        num (int): how many parts; None: x's size along axis.
+
+    Returns:
+        list: the parts.
+    """
     check_var("unstack", "x", x)
     if num is None:
         num = x.shape[axis]
@@ -1277,10 +1755,28 @@ def _arg(op_type, x, axis):
 
 
 def argmax(x, axis=0):
+    """The index of the largest element along `axis`.
+
+    Args:
+        x (Variable): the input.
+        axis (int): the dim searched.
+
+    Returns:
+        Variable: int64 indices, without that dim.
+    """
     return _arg("arg_max", x, axis)
 
 
 def argmin(x, axis=0):
+    """The index of the smallest element along `axis`.
+
+    Args:
+        x (Variable): the input.
+        axis (int): the dim searched.
+
+    Returns:
+        Variable: int64 indices, without that dim.
+    """
     return _arg("arg_min", x, axis)
 
 
@@ -1300,6 +1796,16 @@ def argsort(input, axis=-1, descending=False, name=None):
 
 
 def one_hot(input, depth, allow_out_of_range=False):
+    """One-hot vectors of the class ids in `input`.
+
+    Args:
+        input (Variable): int class ids [N, 1].
+        depth (int): the number of classes.
+        allow_out_of_range (bool): an id outside [0, depth) gives zeros instead of an error.
+
+    Returns:
+        Variable: float32 [N, depth].
+    """
     check_var("one_hot", "input", input)
     if not isinstance(depth, int):
         raise TypeError("one_hot: 'depth' must be an int, got %r" % (depth,))
@@ -1336,6 +1842,14 @@ def range(start, end, step, dtype):  # noqa: A001 (Fluid's name)
 
 
 def shape(input):
+    """The shape of `input` as an int32 tensor.
+
+    Args:
+        input (Variable): the tensor.
+
+    Returns:
+        Variable: 1-D, one element per dim.
+    """
     check_var("shape", "input", input)
     helper = LayerHelper("shape")
     out = helper.create_variable_for_type_inference("int32", stop_gradient=True)
@@ -1353,6 +1867,17 @@ def where(condition):
 
 
 def cumsum(x, axis=None, exclusive=None, reverse=None):
+    """Cumulative sum along `axis`.
+
+    Args:
+        x (Variable): the input.
+        axis (int): the dim summed along; None: the last.
+        exclusive (bool): leave each element out of its own sum.
+        reverse (bool): sum from the end.
+
+    Returns:
+        Variable: x's shape.
+    """
     check_var("cumsum", "x", x)
     return _single(
         LayerHelper("cumsum"),
@@ -1368,6 +1893,17 @@ def cumsum(x, axis=None, exclusive=None, reverse=None):
 
 
 def pad(x, paddings, pad_value=0.0, name=None):
+    """`x` padded with `pad_value`.
+
+    Args:
+        x (Variable): the input.
+        paddings (list): before and after sizes for each dim, [b0, a0, b1, a1, ...].
+        pad_value (float): the value of the padding.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the padded tensor.
+    """
     check_var("pad", "x", x)
     return _single(
         LayerHelper("pad", name=name),
@@ -1378,6 +1914,18 @@ def pad(x, paddings, pad_value=0.0, name=None):
 
 
 def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
+    """Smoothed labels: (1 - epsilon) * label + epsilon * prior (uniform by default).
+
+    Args:
+        label (Variable): one-hot labels.
+        prior_dist (Variable): the prior distribution, or None for uniform.
+        epsilon (float): the weight of the prior.
+        dtype (str): the element type.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: label's shape.
+    """
     check_var("label_smooth", "label", label)
     if not 0 <= epsilon <= 1:
         raise ValueError("label_smooth: epsilon must be in [0, 1], got %r" % (epsilon,))
@@ -1390,6 +1938,17 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None
 
 
 def l2_normalize(x, axis, epsilon=1e-12, name=None):
+    """`x` divided by its L2 norm along `axis`.
+
+    Args:
+        x (Variable): the input.
+        axis (int): the dim normalised.
+        epsilon (float): the norm's lower bound.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape.
+    """
     check_var("l2_normalize", "x", x)
     helper = LayerHelper("l2_normalize", name=name)
     out = helper.create_variable_for_type_inference(x.dtype)
@@ -1404,6 +1963,15 @@ def l2_normalize(x, axis, epsilon=1e-12, name=None):
 
 
 def cos_sim(X, Y):
+    """The cosine similarity of each row of X with the matching row of Y (or Y's one row).
+
+    Args:
+        X (Variable): [N, D].
+        Y (Variable): [N, D] or [1, D].
+
+    Returns:
+        Variable: [N, 1].
+    """
     check_var("cos_sim", "X", X)
     check_var("cos_sim", "Y", Y)
     helper = LayerHelper("cos_sim")
@@ -1417,6 +1985,16 @@ def cos_sim(X, Y):
 
 
 def maxout(x, groups, name=None):
+    """The maximum over each group of `groups` consecutive channels.
+
+    Args:
+        x (Variable): [N, C, H, W], C a multiple of groups.
+        groups (int): the channels per group.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: [N, C / groups, H, W].
+    """
     check_var("maxout", "x", x)
     return _single(LayerHelper("maxout", name=name), "maxout", {"X": x}, {"groups": int(groups)})
 
@@ -1451,6 +2029,22 @@ def layer_norm(
     act=None,
     name=None,
 ):
+    """Layer normalisation over the dims from begin_norm_axis on, with learned scale and shift.
+
+    Args:
+        input (Variable): the input.
+        scale (bool): learn a scale.
+        shift (bool): learn a shift.
+        begin_norm_axis (int): the first dim normalised.
+        epsilon (float): added to the variance.
+        param_attr (ParamAttr): the scale's attributes.
+        bias_attr (ParamAttr): the shift's attributes.
+        act (str): an activation to apply, or None.
+        name (str): the name prefix, or None.
+
+    Returns:
+        Variable: input's shape.
+    """
     check_var("layer_norm", "input", input)
     affine = 1
     for d in input.shape[begin_norm_axis:]:
@@ -1480,6 +2074,21 @@ def group_norm(
     data_layout="NCHW",
     name=None,
 ):
+    """Group normalisation: channels in `groups` groups, each normalised, with learned scale and shift.
+
+    Args:
+        input (Variable): [N, C, H, W].
+        groups (int): the number of channel groups.
+        epsilon (float): added to the variance.
+        param_attr (ParamAttr): the scale's attributes.
+        bias_attr (ParamAttr): the shift's attributes.
+        act (str): an activation to apply, or None.
+        data_layout (str): "NCHW".
+        name (str): the name prefix, or None.
+
+    Returns:
+        Variable: input's shape.
+    """
     check_var("group_norm", "input", input)
     if data_layout != "NCHW":
         raise ValueError(
@@ -1501,6 +2110,18 @@ def group_norm(
 
 
 def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
+    """Instance normalisation: each channel of each sample normalised, with learned scale and shift.
+
+    Args:
+        input (Variable): [N, C, H, W].
+        epsilon (float): added to the variance.
+        param_attr (ParamAttr): the scale's attributes.
+        bias_attr (ParamAttr): the shift's attributes.
+        name (str): the name prefix, or None.
+
+    Returns:
+        Variable: input's shape.
+    """
     check_var("instance_norm", "input", input)
     return _norm_layer(
         "instance_norm",
@@ -1629,6 +2250,21 @@ def resize_bilinear(
     align_mode=1,
     data_format="NCHW",
 ):
+    """Bilinear resize of the spatial dims (image_resize with resample="BILINEAR").
+
+    Args:
+        input (Variable): [N, C, H, W].
+        out_shape (list|Variable): the output's [H, W], or None with scale.
+        scale (float): the factor, used without out_shape.
+        name (str): the output's name prefix, or None.
+        actual_shape (Variable): an output shape computed at run time, or None.
+        align_corners (bool): align the corner pixels.
+        align_mode (int): 0 or 1, Fluid's interpolation of the sample points.
+        data_format (str): "NCHW" or "NHWC".
+
+    Returns:
+        Variable: the resized tensor.
+    """
     return _resize(
         "resize_bilinear",
         "bilinear_interp",
@@ -1652,6 +2288,20 @@ def resize_nearest(
     align_corners=True,
     data_format="NCHW",
 ):
+    """Nearest-neighbour resize of the spatial dims (image_resize with resample="NEAREST").
+
+    Args:
+        input (Variable): [N, C, H, W].
+        out_shape (list|Variable): the output's [H, W], or None with scale.
+        scale (float): the factor, used without out_shape.
+        name (str): the output's name prefix, or None.
+        actual_shape (Variable): an output shape computed at run time, or None.
+        align_corners (bool): align the corner pixels.
+        data_format (str): "NCHW" or "NHWC".
+
+    Returns:
+        Variable: the resized tensor.
+    """
     return _resize(
         "resize_nearest",
         "nearest_interp",
@@ -1677,6 +2327,22 @@ def image_resize(
     align_mode=1,
     data_format="NCHW",
 ):
+    """Resizes the spatial dims of `input` (Fluid's image_resize).
+
+    Args:
+        input (Variable): [N, C, H, W].
+        out_shape (list|Variable): the output's [H, W], or None with scale.
+        scale (float): the factor, used without out_shape.
+        name (str): the output's name prefix, or None.
+        resample (str): "BILINEAR" or "NEAREST".
+        actual_shape (Variable): an output shape computed at run time, or None.
+        align_corners (bool): align the corner pixels.
+        align_mode (int): 0 or 1, for bilinear.
+        data_format (str): "NCHW" or "NHWC".
+
+    Returns:
+        Variable: the resized tensor.
+    """
     check_type(resample, "resample", str, "image_resize")
     if resample.upper() not in ("BILINEAR", "NEAREST"):
         raise ValueError(

@@ -111,7 +111,7 @@ def reorder_lod_tensor_by_rank(x, rank_table):
 class DynamicRNN:
     """An RNN over a batch of LoD sequences of different lengths (Fluid's DynamicRNN). The block
     runs once per time step over the sequences still running, longest first, so each step's
-    batch shrinks as sequences end; outputs come back as LoD sequences in the input's order.
+    batch shrinks as sequences end; outputs come back as LoD sequences in the input's order::
 
         drnn = layers.DynamicRNN()
         with drnn.block():
@@ -347,7 +347,7 @@ class DynamicRNN:
 # -- StaticRNN ------------------------------------------------------------------------------------
 class StaticRNN:
     """An RNN over time-major tensors of one length ([T, batch, ...]), Fluid's StaticRNN, run by
-    the `recurrent` op (one step scope per step; recurrent_grad goes back over them):
+    the `recurrent` op (one step scope per step; recurrent_grad goes back over them)::
 
         rnn = layers.StaticRNN()
         with rnn.step():

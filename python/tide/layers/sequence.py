@@ -60,14 +60,40 @@ def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
 
 
 def sequence_first_step(input):
+    """The first step of each sequence of a LoD tensor.
+
+    Args:
+        input (Variable): a LoD tensor of level 1.
+
+    Returns:
+        Variable: one row per sequence.
+    """
     return sequence_pool(input, "first")
 
 
 def sequence_last_step(input):
+    """The last step of each sequence of a LoD tensor.
+
+    Args:
+        input (Variable): a LoD tensor of level 1.
+
+    Returns:
+        Variable: one row per sequence.
+    """
     return sequence_pool(input, "last")
 
 
 def sequence_softmax(input, use_cudnn=False, name=None):
+    """Softmax over the steps of each sequence.
+
+    Args:
+        input (Variable): a LoD tensor [T, 1].
+        use_cudnn (bool): Fluid's argument; the kernel is chosen by place.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: input's shape and LoD.
+    """
     check_var("sequence_softmax", "input", input)
     helper = LayerHelper("sequence_softmax", name=name)
     out = _out(helper, input.dtype)
@@ -81,6 +107,17 @@ def sequence_softmax(input, use_cudnn=False, name=None):
 
 
 def sequence_expand(x, y, ref_level=-1, name=None):
+    """Repeats the sequences (or rows) of `x` as often as y's LoD at `ref_level` says.
+
+    Args:
+        x (Variable): the input.
+        y (Variable): a LoD tensor giving the repeats.
+        ref_level (int): the LoD level of y used; -1: the last.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the expanded LoD tensor.
+    """
     check_var("sequence_expand", "x", x)
     check_var("sequence_expand", "y", y)
     helper = LayerHelper("sequence_expand", name=name)
@@ -95,6 +132,16 @@ def sequence_expand(x, y, ref_level=-1, name=None):
 
 
 def sequence_expand_as(x, y, name=None):
+    """Repeats each row of `x` to the length of the matching sequence of `y`.
+
+    Args:
+        x (Variable): one row per sequence of y.
+        y (Variable): a LoD tensor of level 1.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: a LoD tensor with y's LoD.
+    """
     check_var("sequence_expand_as", "x", x)
     check_var("sequence_expand_as", "y", y)
     helper = LayerHelper("sequence_expand_as", name=name)
@@ -105,6 +152,15 @@ def sequence_expand_as(x, y, name=None):
 
 
 def sequence_concat(input, name=None):
+    """Concatenates the i-th sequences of each input, for every i.
+
+    Args:
+        input (list): LoD tensors with the same number of sequences.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the concatenated LoD tensor.
+    """
     if not isinstance(input, (list, tuple)) or not input:
         raise TypeError("sequence_concat: input must be a non-empty list of Variables")
     for i, v in enumerate(input):
@@ -117,6 +173,15 @@ def sequence_concat(input, name=None):
 
 
 def sequence_reshape(input, new_dim):
+    """Reshapes each sequence to rows of `new_dim` elements.
+
+    Args:
+        input (Variable): a LoD tensor of level 1 [T, D].
+        new_dim (int): the new row width.
+
+    Returns:
+        Variable: [T * D / new_dim, new_dim] with a LoD to match.
+    """
     check_var("sequence_reshape", "input", input)
     helper = LayerHelper("sequence_reshape")
     out = _out(helper, input.dtype)
@@ -131,6 +196,17 @@ def sequence_reshape(input, new_dim):
 
 
 def sequence_slice(input, offset, length, name=None):
+    """The sub-sequence of each sequence starting at `offset`, of `length` steps.
+
+    Args:
+        input (Variable): a LoD tensor of level 1.
+        offset (Variable): int64 [N, 1], the start in each sequence.
+        length (Variable): int64 [N, 1], the steps taken from each.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: the slices as a LoD tensor.
+    """
     for n, v in (("input", input), ("offset", offset), ("length", length)):
         check_var("sequence_slice", n, v)
     helper = LayerHelper("sequence_slice", name=name)
@@ -167,6 +243,16 @@ def sequence_pad(x, pad_value, maxlen=None, name=None):
 
 
 def sequence_unpad(x, length, name=None):
+    """Padded sequences back to a LoD tensor.
+
+    Args:
+        x (Variable): padded sequences [N, L, ...].
+        length (Variable): int64 [N], each sequence's length.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: a LoD tensor of level 1.
+    """
     check_var("sequence_unpad", "x", x)
     check_var("sequence_unpad", "length", length)
     helper = LayerHelper("sequence_unpad", name=name)
@@ -178,6 +264,17 @@ def sequence_unpad(x, length, name=None):
 
 
 def sequence_mask(x, maxlen=None, dtype="int64", name=None):
+    """Masks of the lengths in `x`: mask[i, j] = j < x[i].
+
+    Args:
+        x (Variable): int lengths.
+        maxlen (int|Variable): the mask's width; None: max(x).
+        dtype (str): the mask's element type.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape plus a dim of maxlen.
+    """
     check_var("sequence_mask", "x", x)
     helper = LayerHelper("sequence_mask", name=name)
     y = _out(helper, convert_dtype(dtype), stop_gradient=True)
@@ -191,6 +288,15 @@ def sequence_mask(x, maxlen=None, dtype="int64", name=None):
 
 
 def sequence_reverse(x, name=None):
+    """Reverses the steps of each sequence.
+
+    Args:
+        x (Variable): a LoD tensor.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape and LoD.
+    """
     check_var("sequence_reverse", "x", x)
     helper = LayerHelper("sequence_reverse", name=name)
     y = _out(helper, x.dtype)

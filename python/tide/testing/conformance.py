@@ -259,6 +259,15 @@ def print_contracts(place, declared, contracts, out=sys.stdout):
 
 
 def print_report(place, rows, untested, errors, out=sys.stdout):
+    """Prints the conformance kit's table: for each op, each check's outcome on the device.
+
+    Args:
+        place (str): the place judged.
+        rows (list): the checks' results.
+        untested (list): the device's ops no test covered.
+        errors (list): modules that failed to run.
+        out (file): where to print.
+    """
     table = [("op", "dtype", "forward", "gradient")] + [
         (r["op"], r["dtype"], _short(r["forward"]), _short(r["gradient"])) for r in rows
     ]
@@ -304,6 +313,11 @@ def print_report(place, rows, untested, errors, out=sys.stdout):
 
 
 def main(argv=None):
+    """tide-conformance's entry point (`--help` lists its options); returns the exit status.
+
+    Args:
+        argv (list): the arguments; None: sys.argv[1:].
+    """
     ap = argparse.ArgumentParser(
         prog="tide-conformance",
         description="Runs the op tests of every op a device has kernels for on that device and "

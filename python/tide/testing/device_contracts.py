@@ -62,6 +62,11 @@ def _worker(place, plugins):
 
 
 def main(argv=None):
+    """Checks a device's contracts from the command line (`--help`); returns the exit status.
+
+    Args:
+        argv (list): the arguments; None: sys.argv[1:].
+    """
     ap = argparse.ArgumentParser(
         prog="python -m tide.testing.device_contracts",
         description="Checks a device's copy and free contracts.",

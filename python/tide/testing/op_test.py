@@ -2,7 +2,7 @@
 numpy reference, and its gradients (from the grad ops append_backward generates through the
 op's registered grad maker) against central finite differences. With place= a test runs on
 another place; the conformance kit (tide.testing.conformance) runs every op's tests on a device
-and, through the observer hook below, judges only the kernels that ran on it.
+and, through the observer hook below, judges only the kernels that ran on it::
 
     class TestScale(OpTest):
         op_type = "scale"
@@ -67,6 +67,8 @@ __all__ = ["OpTest", "make"]
 
 
 class OpTest:
+    """The base of op tests (see the module's description): a subclass sets op_type and, in setup(dtype), inputs, attrs and outputs; check_output() and check_grad() compare against them."""
+
     op_type = None
     place = None  # default: tide.CPUPlace()
 

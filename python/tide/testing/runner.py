@@ -1,6 +1,6 @@
 """The conformance kit's worker: runs one module of op tests under pytest in this process, with
 OpTest's observer set, so the ops the device has kernels for run on it (the others on the CPU,
-unjudged), and writes one JSON line per event to --out as it goes:
+unjudged), and writes one JSON line per event to --out as it goes::
 
     {"event": "start", "test"}                              a test begins
     {"event": "begin", "test", "op", "kind", "on_device", "dtype"}   a check begins
@@ -9,7 +9,7 @@ unjudged), and writes one JSON line per event to --out as it goes:
     {"event": "done", "test"} / {"event": "finished", "status"}
 
 A process that dies mid-test (a kernel's crash) leaves its last "begin" naming the op at fault;
-the kit (conformance.py) restarts the module without the tests already run.
+the kit (conformance.py) restarts the module without the tests already run::
 
     python -m tide.testing.runner --place sim:0 --plugin libsim.so --module test_ops_x.py --out f
 """
@@ -184,6 +184,11 @@ class Plugin:
 
 
 def main(argv=None):
+    """The worker's entry point (see the module's description); returns the exit status.
+
+    Args:
+        argv (list): the arguments; None: sys.argv[1:].
+    """
     import pytest
 
     ap = argparse.ArgumentParser(prog="python -m tide.testing.runner")

@@ -52,6 +52,13 @@ def _dtype_name(var):
 
 
 class CollectiveTranspiler:
+    """Rewrites a program for data-parallel training: allreduces the gradients (fused into buckets) before the update ops.
+
+    Args:
+        fuse_grad_size_in_MB (int): the size of a bucket of fused gradients.
+        ring_id (int): the communicator ring the collectives use.
+    """
+
     def __init__(self, fuse_grad_size_in_MB=32, ring_id=0):
         if fuse_grad_size_in_MB < 0:
             raise ValueError(

@@ -1,6 +1,6 @@
 """DistributeTranspiler, as in Fluid: turns a program that trains in one process into trainer programs
 (forward + backward; gradients sent to the pservers, parameters received back) and pserver programs
-(listen_and_serv with one optimize sub-block per parameter block the pserver owns).
+(listen_and_serv with one optimize sub-block per parameter block the pserver owns)::
 
     t = tide.DistributeTranspiler()
     t.transpile(trainer_id, pservers="127.0.0.1:6170,127.0.0.1:6171", trainers=2)
@@ -104,6 +104,12 @@ def _slice_rows(shape, slice_count, min_block_size):
 
 
 class DistributeTranspiler:
+    """Splits a program into trainer and pserver programs (see the module's description).
+
+    Args:
+        config (DistributeTranspilerConfig): the options, or None for the defaults.
+    """
+
     def __init__(self, config=None):
         self.config = config or DistributeTranspilerConfig()
 
