@@ -1,5 +1,10 @@
 """Runs every collective op once on this rank's inputs (rank-dependent, see inputs()) and writes
-the outputs as JSON; test_collective_ops.py checks them against numpy."""
+the outputs as JSON; test_collective_ops.py checks them against numpy.
+
+    python collective_ops_job.py out{rank}.json [PLUGIN PLACE_KIND]
+
+With a device plugin and its place kind (e.g. the sim device) the inputs are first assigned on
+that place, so the collectives move the device's tensors; "_places" lists where each output is."""
 
 import json
 import sys
@@ -22,6 +27,10 @@ def inputs(rank):
 def main():
     w = world()
     rank, nranks = w.rank, w.world_size
+    place_kind = "cpu"
+    if len(sys.argv) > 3:
+        tide.load_plugin(sys.argv[2])
+        place_kind = sys.argv[3]
     startup, prog = tide.Program(), tide.Program()
     sb, b = startup.global_block(), prog.global_block()
     sb.append_op(
@@ -32,6 +41,10 @@ def main():
         n: b.create_var(name=n, shape=a.shape, dtype=str(a.dtype), persistable=True)
         for n, a in feeds.items()
     }
+    if place_kind != "cpu":  # the feeds are host tensors: copies of them on the device
+        for n, fed in list(v.items()):
+            v[n] = b.create_var(name=n + "_on_device", dtype=fed.dtype, persistable=True)
+            b.append_op("assign", inputs={"X": fed}, outputs={"Out": v[n]})
     outs = {}
 
     def op(typ, x, name, **attrs):
@@ -65,11 +78,13 @@ def main():
     )
     outs["fused_a"], outs["fused_b"] = fa, fb
 
-    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    exe, scope = tide.Executor(tide.Place(place_kind, 0)), tide.Scope()
     with tide.scope_guard(scope):
         exe.run(startup)
         got = exe.run(prog, feed=feeds, fetch_list=list(outs.values()))
+        places = {n: str(scope.find_var(n).get_tensor().place()) for n in outs}
     result = {n: np.array(g).tolist() for n, g in zip(outs, got)}
+    result["_places"] = places
     with open(sys.argv[1].format(rank=rank), "w") as f:
         json.dump(result, f)
 

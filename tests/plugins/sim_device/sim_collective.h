@@ -1,0 +1,22 @@
+// sim_collective.h: the sim device's collective library (tide/collective.h, "tide.collective"),
+// so the device path of the collective op pack is tested without a GPU. Each collective is queued
+// on the context's stream like an NCCL kernel; when the stream reaches it, it copies the device
+// buffer to host memory, runs Gloo (TCP on loopback) there and copies the result back. The unique
+// id names a fresh directory (Gloo's FileStore) the ranks meet in, removed once they have: the
+// sim's ranks must share a machine, as the sim is a test device.
+//
+// Built where Gloo is (TIDE_SIM_WITH_GLOO); TIDE_SIM_NO_COLLECTIVE=1 hides the extension, so the
+// op pack's host staging of a device without one is tested too.
+#pragma once
+
+#include <tide/collective.h>
+
+#include "sim_stream.h"
+
+struct SimCollective;
+
+// The extension of a context whose stream is `stream`, or null where it is not built or hidden.
+// Owned by the caller (DestroySimCollective, before the stream goes).
+SimCollective* CreateSimCollective(SimStream* stream);
+void DestroySimCollective(SimCollective* c);
+const TideCollectiveDef* SimCollectiveDef(const SimCollective* c);
