@@ -1,10 +1,11 @@
 """Runs every collective op once on this rank's inputs (rank-dependent, see inputs()) and writes
 the outputs as JSON; test_collective_ops.py checks them against numpy.
 
-    python collective_ops_job.py out{rank}.json [PLUGIN PLACE_KIND]
+    python collective_ops_job.py out{rank}.json [PLUGIN|- PLACE_KIND]
 
-With a device plugin and its place kind (e.g. the sim device) the inputs are first assigned on
-that place, so the collectives move the device's tensors; "_places" lists where each output is."""
+With a device plugin to load (- for none: the CUDA plugin is on the plugin path) and a place kind
+(the sim device: device 0; gpu: the rank's local rank) the inputs are first assigned on that
+place, so the collectives move the device's tensors; "_places" lists where each output is."""
 
 import json
 import sys
@@ -29,8 +30,10 @@ def main():
     rank, nranks = w.rank, w.world_size
     place_kind = "cpu"
     if len(sys.argv) > 3:
-        tide.load_plugin(sys.argv[2])
+        if sys.argv[2] != "-":
+            tide.load_plugin(sys.argv[2])
         place_kind = sys.argv[3]
+    device = w.local_rank if place_kind == "gpu" else 0
     startup, prog = tide.Program(), tide.Program()
     sb, b = startup.global_block(), prog.global_block()
     sb.append_op(
@@ -58,7 +61,7 @@ def main():
         op("c_allreduce_" + kind, v["f32"], "allreduce_" + kind, use_calc_stream=kind == "max")
     op("c_allreduce_sum", v["f64"], "allreduce_sum_f64")
     op("c_allreduce_max", v["i64"], "allreduce_max_i64")
-    op("c_broadcast", v["f32"], "broadcast_root1", root=min(1, nranks - 1))
+    op("c_broadcast", v["f32"], "broadcast_root1", root=min(1, nranks - 1))  # rank 0 of 1
     op("c_allgather", v["f32"], "allgather", nranks=nranks)
     op("c_reducescatter", v["f32"], "reducescatter", nranks=nranks)
     b.append_op("barrier", attrs={"ring_id": 0})
@@ -78,7 +81,7 @@ def main():
     )
     outs["fused_a"], outs["fused_b"] = fa, fb
 
-    exe, scope = tide.Executor(tide.Place(place_kind, 0)), tide.Scope()
+    exe, scope = tide.Executor(tide.Place(place_kind, device)), tide.Scope()
     with tide.scope_guard(scope):
         exe.run(startup)
         got = exe.run(prog, feed=feeds, fetch_list=list(outs.values()))

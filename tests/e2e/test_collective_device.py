@@ -2,7 +2,9 @@
 (tide/collective.h): the test-only sim device publishes a library ("SimGloo": each collective
 queued on the device's stream, staged through host memory to Gloo), so the path a GPU takes
 through NCCL is tested without one. With TIDE_SIM_NO_COLLECTIVE=1 the device publishes none, and
-the op pack stages the tensors through host memory itself, saying so once per ring."""
+the op pack stages the tensors through host memory itself, saying so once per ring. Where there
+are GPUs, the same ops and training go through NCCL (skipped without: NCCL puts one rank per GPU,
+so training needs two)."""
 
 import os
 import sys
@@ -13,6 +15,8 @@ from e2e_util import HERE, load
 from e2e_util import run_ok as run
 from test_collective_ops import check_outputs, launch
 from test_collective_training import assert_data_parallel
+
+import tide
 
 SIM = os.path.join(
     os.environ.get("TIDE_BUILD_DIR", ""), "tests", "plugins", "sim_device", "libtide_device_sim.so"
@@ -75,3 +79,28 @@ def test_every_op_moves_device_tensors(tmp_path, library):
     assert set(check_outputs(tmp_path, 2).values()) == {"sim:0"}
     assert (THROUGH_LIBRARY in out) == (library == "1"), out[-6000:]
     assert (STAGED in out) == (library == "0"), out[-6000:]
+
+
+GPUS = tide.device_count("gpu")
+needs_gpu = pytest.mark.skipif(GPUS == 0, reason="no GPU (or no CUDA plugin) here")
+
+
+@needs_gpu
+def test_gpu_tensors_go_through_nccl(tmp_path):
+    n = min(GPUS, 2)  # one rank: NCCL's communicator of one still runs every collective
+    r = launch(tmp_path, n, tmp_path / "out{rank}.json", "-", "gpu", GLOG_minloglevel="0")
+    out = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 0, out[-6000:]
+    assert set(check_outputs(tmp_path, n).values()) == {"gpu:0"}
+    assert out.count("NCCL on gpu:") == n and "staged through host memory" not in out, out[-6000:]
+
+
+@pytest.mark.skipif(GPUS < 2, reason="training data-parallel through NCCL needs two GPUs")
+def test_two_gpus_train_data_parallel_through_nccl(tmp_path):
+    model = [sys.executable, "-u", MODEL, "--steps", "6", "--place", "gpu"]
+    run(model + ["--out", str(tmp_path / "local.json")], tmp_path)
+    launcher = [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", "2"]
+    out = run(launcher + model + ["--out", str(tmp_path / "rank{rank}.json")], tmp_path)
+    assert "staged through host memory" not in out, out[-6000:]
+    ranks = [load(tmp_path / ("rank%d.json" % r)) for r in range(2)]
+    assert_data_parallel(load(tmp_path / "local.json"), ranks)
