@@ -155,8 +155,9 @@ bool NcclLoaded() {
                 "NCCL " + std::to_string(version) + " loaded: the GPU's collective library");
       return true;
     } catch (const std::exception& e) {
-      tide::Log(TIDE_LOG_WARNING, kPluginName,
-                std::string(e.what()) + "; GPU tensors' collectives are staged through host memory");
+      tide::Log(
+          TIDE_LOG_WARNING, kPluginName,
+          std::string(e.what()) + "; GPU tensors' collectives are staged through host memory");
       return false;
     }
   }();

@@ -82,8 +82,8 @@ void DeviceComm::AllGather(const void* send, void* recv, size_t send_count, Tide
   Check(def_->all_gather(def_->self, comm_, send, recv, send_count, dtype), "all_gather");
 }
 
-void DeviceComm::ReduceScatter(const void* send, void* recv, size_t recv_count,
-                               TideDataType dtype, TideReduceOp op) {
+void DeviceComm::ReduceScatter(const void* send, void* recv, size_t recv_count, TideDataType dtype,
+                               TideReduceOp op) {
   Check(def_->reduce_scatter(def_->self, comm_, send, recv, recv_count, dtype, op),
         "reduce_scatter");
 }

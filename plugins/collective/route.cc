@@ -7,12 +7,11 @@ Route RouteOf(tide::OpRunContext& ctx, Communicator& comm, const tide::Place& pl
   if (IsHost(place)) return Route::kHost;
   DeviceComm* dev = comm.device();
   if (dev && dev->place() == place && ctx.place() == place) return Route::kDevice;
-  comm.NoteStaging(place, dev ? "the ring's " + std::string(dev->library()) +
-                                    " communicator is on " + dev->place().ToString() +
-                                    ", the op runs on " + ctx.place().ToString()
-                              : "the ring has no communicator in a collective library of " +
-                                    place.ToString() + ": c_comm_init ran on " +
-                                    "another place, or the device publishes none");
+  comm.NoteStaging(
+      place, dev ? "the ring's " + std::string(dev->library()) + " communicator is on " +
+                       dev->place().ToString() + ", the op runs on " + ctx.place().ToString()
+                 : "the ring has no communicator in a collective library of " + place.ToString() +
+                       ": c_comm_init ran on another place, or the device publishes none");
   return Route::kStaged;
 }
 

@@ -93,9 +93,8 @@ typedef struct TideCollectiveDef {
   TideStatus* (*all_gather)(void* self, TideCollectiveComm* comm, const void* send, void* recv,
                             size_t send_count, TideDataType dtype);
   /* recv = part `rank` (recv_count elements) of the element-wise `op` of every rank's send. */
-  TideStatus* (*reduce_scatter)(void* self, TideCollectiveComm* comm, const void* send,
-                                void* recv, size_t recv_count, TideDataType dtype,
-                                TideReduceOp op);
+  TideStatus* (*reduce_scatter)(void* self, TideCollectiveComm* comm, const void* send, void* recv,
+                                size_t recv_count, TideDataType dtype, TideReduceOp op);
   /* Collectives issued between the two run as one (NCCL's groups): a fused bucket's tensors. */
   TideStatus* (*group_start)(void* self);
   TideStatus* (*group_end)(void* self);

@@ -97,8 +97,8 @@ TideStatus* Queue(void* self, TideCollectiveComm* comm, TideDataType dtype, cons
     Dispatch(dtype, [](auto) {});  // an unsupported type fails now, not on the stream
     Comm* c = AsComm(comm);
     const uint32_t tag = c->next_tag++;
-    StreamOf(self).Enqueue([c, tag, dtype, work] { Dispatch(dtype, [&](auto t) { work(c, tag, t); }); },
-                           what);
+    StreamOf(self).Enqueue(
+        [c, tag, dtype, work] { Dispatch(dtype, [&](auto t) { work(c, tag, t); }); }, what);
   });
 }
 
@@ -177,21 +177,19 @@ TideStatus* AllReduce(void* self, TideCollectiveComm* comm, const void* send, vo
 
 TideStatus* Broadcast(void* self, TideCollectiveComm* comm, const void* send, void* recv,
                       size_t count, TideDataType dtype, int32_t root) {
-  return Queue(self, comm, dtype, "broadcast (sim collective)",
-               [=](Comm* c, uint32_t tag, auto t) {
-                 using T = decltype(t);
-                 std::vector<T> host =
-                     c->rank == root ? Staged<T>(send, count) : std::vector<T>(count);
-                 if (c->nranks > 1 && count > 0) {
-                   gloo::BroadcastOptions o(c->context);
-                   o.setOutput(host.data(), count);
-                   o.setRoot(root);
-                   o.setTag(tag);
-                   o.setTimeout(c->timeout);
-                   gloo::broadcast(o);
-                 }
-                 std::memcpy(recv, host.data(), count * sizeof(T));
-               });
+  return Queue(self, comm, dtype, "broadcast (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
+    using T = decltype(t);
+    std::vector<T> host = c->rank == root ? Staged<T>(send, count) : std::vector<T>(count);
+    if (c->nranks > 1 && count > 0) {
+      gloo::BroadcastOptions o(c->context);
+      o.setOutput(host.data(), count);
+      o.setRoot(root);
+      o.setTag(tag);
+      o.setTimeout(c->timeout);
+      gloo::broadcast(o);
+    }
+    std::memcpy(recv, host.data(), count * sizeof(T));
+  });
 }
 
 TideStatus* AllGather(void* self, TideCollectiveComm* comm, const void* send, void* recv,
