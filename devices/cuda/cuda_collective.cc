@@ -15,7 +15,7 @@ constexpr const char* kPluginName = "device_cuda";
 
 #ifndef TIDE_CUDA_WITH_NCCL
 
-const TideCollectiveDef* CollectiveLibrary(NcclContext* c) {
+const TideCollectiveDef* CollectiveTable(NcclContext* c) {
   std::call_once(c->once, [] {
     static std::once_flag logged;
     std::call_once(logged, [] {
@@ -31,17 +31,15 @@ const TideCollectiveDef* CollectiveLibrary(NcclContext* c) {
 
 namespace {
 
-NcclContext* Self(void* self) { return static_cast<NcclContext*>(self); }
-ncclComm_t AsNccl(TideCollectiveComm* c) { return reinterpret_cast<ncclComm_t>(c); }
-
-// NCCL's result as a status naming the call and NCCL's text; null on success.
-TideStatus* Status(ncclResult_t r, const char* call) {
-  if (r == ncclSuccess) return nullptr;
-  const std::string msg = std::string("NCCL ") + call + ": " + Nccl().ncclGetErrorString(r);
-  return tide::Host().Status_Create(
+// NCCL's result as an error naming the call and NCCL's text.
+void NcclCheck(ncclResult_t r, const char* call) {
+  if (r == ncclSuccess) return;
+  TIDE_THROW(
       r == ncclInvalidArgument || r == ncclInvalidUsage ? TIDE_INVALID_ARGUMENT : TIDE_INTERNAL,
-      msg.c_str());
+      "NCCL ", call, ": ", Nccl().ncclGetErrorString(r));
 }
+
+ncclComm_t AsNccl(TideCollectiveComm* c) { return reinterpret_cast<ncclComm_t>(c); }
 
 ncclDataType_t NcclType(TideDataType t) {
   switch (t) {
@@ -80,70 +78,60 @@ ncclRedOp_t NcclOp(TideReduceOp op) {
   }
 }
 
-// Runs `call` (returning an ncclResult_t) with the context's device current; a Tide error thrown
-// on the way (an unsupported type, a device that cannot be made current) becomes a status.
-template <typename Call>
-TideStatus* OnDevice(void* self, const char* what, Call call) {
-  TideStatus* result = nullptr;
-  TideStatus* thrown = tide::detail::Guard([&] {
-    DeviceGuard guard(Self(self)->device);
-    result = Status(call(static_cast<cudaStream_t>(Self(self)->stream)), what);
-  });
-  return thrown ? thrown : result;
-}
+// NCCL on one context: its calls run with the context's device current and queue on its stream.
+class NcclLibrary : public tide::CollectiveLibrary {
+ public:
+  NcclLibrary(int device, cudaStream_t stream)
+      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId)), device_(device), stream_(stream) {}
 
-TideStatus* GetUniqueId(void*, void* id) {
-  return Status(Nccl().ncclGetUniqueId(static_cast<ncclUniqueId*>(id)), "ncclGetUniqueId");
-}
+  void UniqueId(void* id) override {
+    NcclCheck(Nccl().ncclGetUniqueId(static_cast<ncclUniqueId*>(id)), "ncclGetUniqueId");
+  }
+  TideCollectiveComm* CommInit(const void* id, int32_t nranks, int32_t rank) override {
+    ncclUniqueId uid;
+    std::memcpy(&uid, id, sizeof(uid));
+    ncclComm_t comm = nullptr;
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclCommInitRank(&comm, nranks, uid, rank), "ncclCommInitRank");
+    return reinterpret_cast<TideCollectiveComm*>(comm);
+  }
+  void CommDestroy(TideCollectiveComm* comm) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclCommDestroy(AsNccl(comm)), "ncclCommDestroy");
+  }
+  void AllReduce(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
+                 TideDataType dtype, TideReduceOp op) override {
+    DeviceGuard guard(device_);
+    NcclCheck(
+        Nccl().ncclAllReduce(send, recv, count, NcclType(dtype), NcclOp(op), AsNccl(comm), stream_),
+        "ncclAllReduce");
+  }
+  void Broadcast(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
+                 TideDataType dtype, int32_t root) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclBroadcast(send, recv, count, NcclType(dtype), root, AsNccl(comm), stream_),
+              "ncclBroadcast");
+  }
+  void AllGather(TideCollectiveComm* comm, const void* send, void* recv, size_t send_count,
+                 TideDataType dtype) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclAllGather(send, recv, send_count, NcclType(dtype), AsNccl(comm), stream_),
+              "ncclAllGather");
+  }
+  void ReduceScatter(TideCollectiveComm* comm, const void* send, void* recv, size_t recv_count,
+                     TideDataType dtype, TideReduceOp op) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclReduceScatter(send, recv, recv_count, NcclType(dtype), NcclOp(op),
+                                       AsNccl(comm), stream_),
+              "ncclReduceScatter");
+  }
+  void GroupStart() override { NcclCheck(Nccl().ncclGroupStart(), "ncclGroupStart"); }
+  void GroupEnd() override { NcclCheck(Nccl().ncclGroupEnd(), "ncclGroupEnd"); }
 
-TideStatus* CommInit(void* self, const void* id, int32_t nranks, int32_t rank,
-                     TideCollectiveComm** comm) {
-  ncclUniqueId uid;
-  std::memcpy(&uid, id, sizeof(uid));
-  ncclComm_t c = nullptr;
-  TideStatus* st = OnDevice(self, "ncclCommInitRank", [&](cudaStream_t) {
-    return Nccl().ncclCommInitRank(&c, nranks, uid, rank);
-  });
-  *comm = reinterpret_cast<TideCollectiveComm*>(c);
-  return st;
-}
-
-TideStatus* CommDestroy(void* self, TideCollectiveComm* comm) {
-  return OnDevice(self, "ncclCommDestroy",
-                  [&](cudaStream_t) { return Nccl().ncclCommDestroy(AsNccl(comm)); });
-}
-
-TideStatus* AllReduce(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                      size_t count, TideDataType dtype, TideReduceOp op) {
-  return OnDevice(self, "ncclAllReduce", [&](cudaStream_t s) {
-    return Nccl().ncclAllReduce(send, recv, count, NcclType(dtype), NcclOp(op), AsNccl(comm), s);
-  });
-}
-
-TideStatus* Broadcast(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                      size_t count, TideDataType dtype, int32_t root) {
-  return OnDevice(self, "ncclBroadcast", [&](cudaStream_t s) {
-    return Nccl().ncclBroadcast(send, recv, count, NcclType(dtype), root, AsNccl(comm), s);
-  });
-}
-
-TideStatus* AllGather(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                      size_t send_count, TideDataType dtype) {
-  return OnDevice(self, "ncclAllGather", [&](cudaStream_t s) {
-    return Nccl().ncclAllGather(send, recv, send_count, NcclType(dtype), AsNccl(comm), s);
-  });
-}
-
-TideStatus* ReduceScatter(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                          size_t recv_count, TideDataType dtype, TideReduceOp op) {
-  return OnDevice(self, "ncclReduceScatter", [&](cudaStream_t s) {
-    return Nccl().ncclReduceScatter(send, recv, recv_count, NcclType(dtype), NcclOp(op),
-                                    AsNccl(comm), s);
-  });
-}
-
-TideStatus* GroupStart(void*) { return Status(Nccl().ncclGroupStart(), "ncclGroupStart"); }
-TideStatus* GroupEnd(void*) { return Status(Nccl().ncclGroupEnd(), "ncclGroupEnd"); }
+ private:
+  const int device_;
+  const cudaStream_t stream_;
+};
 
 // Opens NCCL once per process; false (logged once) where it cannot be.
 bool NcclLoaded() {
@@ -166,26 +154,12 @@ bool NcclLoaded() {
 
 }  // namespace
 
-const TideCollectiveDef* CollectiveLibrary(NcclContext* c) {
+const TideCollectiveDef* CollectiveTable(NcclContext* c) {
   std::call_once(c->once, [c] {
-    if (!NcclLoaded()) return;
-    TideCollectiveDef& d = c->def;
-    d.struct_size = TIDE_STRUCT_SIZE(TideCollectiveDef, group_end);
-    d.self = c;
-    d.library = "NCCL";
-    d.unique_id_size = sizeof(ncclUniqueId);
-    d.get_unique_id = &GetUniqueId;
-    d.comm_init = &CommInit;
-    d.comm_destroy = &CommDestroy;
-    d.all_reduce = &AllReduce;
-    d.broadcast = &Broadcast;
-    d.all_gather = &AllGather;
-    d.reduce_scatter = &ReduceScatter;
-    d.group_start = &GroupStart;
-    d.group_end = &GroupEnd;
-    c->available = true;
+    if (NcclLoaded())
+      c->library = std::make_unique<NcclLibrary>(c->device, static_cast<cudaStream_t>(c->stream));
   });
-  return c->available ? &c->def : nullptr;
+  return c->library ? c->library->def() : nullptr;
 }
 
 #endif  // TIDE_CUDA_WITH_NCCL

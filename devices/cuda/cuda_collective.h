@@ -5,9 +5,10 @@
 // GPU tensors through host memory instead (logged once).
 #pragma once
 
-#include <tide/collective.h>
-
+#include <memory>
 #include <mutex>
+#include <tide/plugin.hpp>
+#include <tide/plugin/collective.hpp>
 
 namespace tide_cuda {
 
@@ -16,12 +17,11 @@ namespace tide_cuda {
 struct NcclContext {
   int device = 0;
   void* stream = nullptr;  // cudaStream_t: the context's
-  TideCollectiveDef def{};
   std::once_flag once;
-  bool available = false;
+  std::unique_ptr<tide::CollectiveLibrary> library;  // made on the first request, if NCCL is there
 };
 
 // The context's "tide.collective" table, or null where NCCL is not there.
-const TideCollectiveDef* CollectiveLibrary(NcclContext* c);
+const TideCollectiveDef* CollectiveTable(NcclContext* c);
 
 }  // namespace tide_cuda

@@ -401,7 +401,7 @@ class CudaDevice : public tide::Device {
     if (std::strcmp(name, TIDE_CUDA_CONTEXT_EXTENSION) == 0)
       return &static_cast<CudaContext*>(ctx)->state.ext;
     if (std::strcmp(name, TIDE_COLLECTIVE_EXTENSION) == 0)
-      return CollectiveLibrary(&static_cast<CudaContext*>(ctx)->nccl);
+      return CollectiveTable(&static_cast<CudaContext*>(ctx)->nccl);
     return nullptr;
   }
 

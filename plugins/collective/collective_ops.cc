@@ -84,6 +84,20 @@ tide::Tensor OutputWithInput(tide::OpRunContext& ctx, const tide::Tensor& x, boo
   return out;
 }
 
+// Runs `call(device communicator)` as collective `op` of the ring (checked and named as every
+// collective is): queued on the op's stream by the device's library; nothing when `empty`.
+template <typename Call>
+void RunOnDevice(Communicator& comm, const std::string& op, const std::string& what, bool empty,
+                 Call call) {
+  DeviceComm* dev = comm.device();
+  comm.Run(
+      op, what,
+      [&](uint32_t) {
+        if (!empty) call(*dev);
+      },
+      dev->library());
+}
+
 template <typename T>
 ReduceFn Reduction(const std::string& kind) {
   if (kind == "sum") return &gloo::sum<T>;
@@ -176,13 +190,8 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
       buffers.push_back({in_tensors[i].raw_data(), out.mutable_data(dtype, place),
                          static_cast<size_t>(in_tensors[i].numel())});
     }
-    DeviceComm* dev = comm.device();
-    comm.Run(
-        op, what,
-        [&](uint32_t) {
-          if (n > 0) dev->AllReduce(buffers, dtype, ReduceOpOf(kind));
-        },
-        dev->library());
+    RunOnDevice(comm, op, what, n == 0,
+                [&](DeviceComm& dev) { dev.AllReduce(buffers, dtype, ReduceOpOf(kind)); });
     return;
   }
   // Host buffers: the Outs themselves, or host copies of a device's X.
@@ -247,13 +256,8 @@ void BroadcastRun(tide::OpRunContext& ctx) {
     case Route::kDevice: {
       tide::Tensor out = OutputWithInput(ctx, x, false);
       void* data = out.mutable_data(x.dtype(), place);
-      DeviceComm* dev = comm.device();
-      comm.Run(
-          op, what,
-          [&](uint32_t) {
-            if (n > 0) dev->Broadcast(x.raw_data(), data, n, x.dtype(), root);
-          },
-          dev->library());
+      RunOnDevice(comm, op, what, n == 0,
+                  [&](DeviceComm& dev) { dev.Broadcast(x.raw_data(), data, n, x.dtype(), root); });
       return;
     }
     case Route::kHost: {
@@ -390,13 +394,8 @@ void AllgatherRun(tide::OpRunContext& ctx) {
     case Route::kDevice: {
       out.Resize(d);
       void* data = out.mutable_data(x.dtype(), place);
-      DeviceComm* dev = comm.device();
-      comm.Run(
-          op, what,
-          [&](uint32_t) {
-            if (n > 0) dev->AllGather(x.raw_data(), data, n, x.dtype());
-          },
-          dev->library());
+      RunOnDevice(comm, op, what, n == 0,
+                  [&](DeviceComm& dev) { dev.AllGather(x.raw_data(), data, n, x.dtype()); });
       return;
     }
     case Route::kHost:
@@ -437,13 +436,9 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
   if (route == Route::kDevice) {
     out.Resize(d);
     void* data = out.mutable_data(x.dtype(), place);
-    DeviceComm* dev = comm.device();
-    comm.Run(
-        op, what,
-        [&](uint32_t) {
-          if (part > 0) dev->ReduceScatter(x.raw_data(), data, part, x.dtype(), TIDE_REDUCE_SUM);
-        },
-        dev->library());
+    RunOnDevice(comm, op, what, part == 0, [&](DeviceComm& dev) {
+      dev.ReduceScatter(x.raw_data(), data, part, x.dtype(), TIDE_REDUCE_SUM);
+    });
     return;
   }
   tide::OwnedTensor staged;

@@ -5,9 +5,7 @@
 
 #ifndef TIDE_SIM_WITH_GLOO
 
-SimCollective* CreateSimCollective(SimStream*) { return nullptr; }
-void DestroySimCollective(SimCollective*) {}
-const TideCollectiveDef* SimCollectiveDef(const SimCollective*) { return nullptr; }
+std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream*) { return nullptr; }
 
 #else
 
@@ -22,6 +20,7 @@ const TideCollectiveDef* SimCollectiveDef(const SimCollective*) { return nullptr
 #include <stdlib.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -29,11 +28,6 @@ const TideCollectiveDef* SimCollectiveDef(const SimCollective*) { return nullptr
 #include <memory>
 #include <string>
 #include <vector>
-
-struct SimCollective {
-  SimStream* stream;
-  TideCollectiveDef def;
-};
 
 namespace {
 
@@ -86,30 +80,18 @@ void (*Reduction(TideReduceOp op))(void*, const void*, const void*, size_t) {
   }
 }
 
-SimStream& StreamOf(void* self) { return *static_cast<SimCollective*>(self)->stream; }
-
-// Queues `work(tag)` on the stream, where it runs on host copies of the device buffers (the sim's
-// memory is host memory, read and written only by its stream).
-template <typename Work>
-TideStatus* Queue(void* self, TideCollectiveComm* comm, TideDataType dtype, const char* what,
-                  Work work) {
-  return tide::detail::Guard([&] {
-    Dispatch(dtype, [](auto) {});  // an unsupported type fails now, not on the stream
-    Comm* c = AsComm(comm);
-    const uint32_t tag = c->next_tag++;
-    StreamOf(self).Enqueue(
-        [c, tag, dtype, work] { Dispatch(dtype, [&](auto t) { work(c, tag, t); }); }, what);
-  });
-}
-
 template <typename T>
 std::vector<T> Staged(const void* p, size_t count) {
   const T* from = static_cast<const T*>(p);
   return std::vector<T>(from, from + count);
 }
 
-TideStatus* GetUniqueId(void*, void* id) {
-  return tide::detail::Guard([&] {
+class SimGloo : public tide::CollectiveLibrary {
+ public:
+  explicit SimGloo(SimStream* stream) : CollectiveLibrary(kLibrary, kIdBytes), stream_(stream) {}
+
+  // A fresh directory for the ranks to meet in.
+  void UniqueId(void* id) override {
     const char* tmp = std::getenv("TMPDIR");
     std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/tide-sim-collective-XXXXXX";
     TIDE_CHECK(tmpl.size() < kIdBytes, kLibrary, ": TMPDIR is too long for a unique id");
@@ -119,12 +101,9 @@ TideStatus* GetUniqueId(void*, void* id) {
                ") failed: ", std::strerror(errno));
     std::memset(id, 0, kIdBytes);
     std::memcpy(id, path.data(), path.size());
-  });
-}
+  }
 
-TideStatus* CommInit(void*, const void* id, int32_t nranks, int32_t rank,
-                     TideCollectiveComm** out) {
-  return tide::detail::Guard([&] {
+  TideCollectiveComm* CommInit(const void* id, int32_t nranks, int32_t rank) override {
     const char* p = static_cast<const char*>(id);
     const std::string dir(p, strnlen(p, kIdBytes));
     auto c = std::make_unique<Comm>();
@@ -146,124 +125,108 @@ TideStatus* CommInit(void*, const void* id, int32_t nranks, int32_t rank,
     o.setTimeout(c->timeout);
     gloo::barrier(o);
     if (rank == 0) std::filesystem::remove_all(dir);
-    *out = reinterpret_cast<TideCollectiveComm*>(c.release());
-  });
-}
+    return reinterpret_cast<TideCollectiveComm*>(c.release());
+  }
 
-TideStatus* CommDestroy(void* self, TideCollectiveComm* comm) {
-  return tide::detail::Guard([&] {
+  void CommDestroy(TideCollectiveComm* comm) override {
     Comm* c = AsComm(comm);
-    StreamOf(self).Enqueue([c] { delete c; });  // after the collectives queued before
-  });
-}
+    stream_->Enqueue([c] { delete c; });  // after the collectives queued before
+  }
 
-TideStatus* AllReduce(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                      size_t count, TideDataType dtype, TideReduceOp op) {
-  return Queue(self, comm, dtype, "all_reduce (sim collective)",
-               [=](Comm* c, uint32_t tag, auto t) {
-                 using T = decltype(t);
-                 std::vector<T> host = Staged<T>(send, count);
-                 if (c->nranks > 1 && count > 0) {
-                   gloo::AllreduceOptions o(c->context);
-                   o.setOutput(host.data(), count);
-                   o.setReduceFunction(Reduction<T>(op));
-                   o.setTag(tag);
-                   o.setTimeout(c->timeout);
-                   gloo::allreduce(o);
-                 }
-                 std::memcpy(recv, host.data(), count * sizeof(T));
-               });
-}
+  void AllReduce(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
+                 TideDataType dtype, TideReduceOp op) override {
+    Queue(comm, dtype, "all_reduce (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
+      using T = decltype(t);
+      std::vector<T> host = Staged<T>(send, count);
+      if (c->nranks > 1 && count > 0) Allreduce(*c, tag, host, op);
+      std::memcpy(recv, host.data(), count * sizeof(T));
+    });
+  }
 
-TideStatus* Broadcast(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                      size_t count, TideDataType dtype, int32_t root) {
-  return Queue(self, comm, dtype, "broadcast (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
-    using T = decltype(t);
-    std::vector<T> host = c->rank == root ? Staged<T>(send, count) : std::vector<T>(count);
-    if (c->nranks > 1 && count > 0) {
-      gloo::BroadcastOptions o(c->context);
-      o.setOutput(host.data(), count);
-      o.setRoot(root);
-      o.setTag(tag);
-      o.setTimeout(c->timeout);
-      gloo::broadcast(o);
-    }
-    std::memcpy(recv, host.data(), count * sizeof(T));
-  });
-}
+  void Broadcast(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
+                 TideDataType dtype, int32_t root) override {
+    Queue(comm, dtype, "broadcast (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
+      using T = decltype(t);
+      std::vector<T> host = c->rank == root ? Staged<T>(send, count) : std::vector<T>(count);
+      if (c->nranks > 1 && count > 0) {
+        gloo::BroadcastOptions o(c->context);
+        o.setOutput(host.data(), count);
+        o.setRoot(root);
+        o.setTag(tag);
+        o.setTimeout(c->timeout);
+        gloo::broadcast(o);
+      }
+      std::memcpy(recv, host.data(), count * sizeof(T));
+    });
+  }
 
-TideStatus* AllGather(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                      size_t send_count, TideDataType dtype) {
-  return Queue(self, comm, dtype, "all_gather (sim collective)",
-               [=](Comm* c, uint32_t tag, auto t) {
-                 using T = decltype(t);
-                 std::vector<T> in = Staged<T>(send, send_count);
-                 std::vector<T> out(send_count * static_cast<size_t>(c->nranks));
-                 if (c->nranks > 1 && send_count > 0) {
-                   gloo::AllgatherOptions o(c->context);
-                   o.setInput(in.data(), in.size());
-                   o.setOutput(out.data(), out.size());
-                   o.setTag(tag);
-                   o.setTimeout(c->timeout);
-                   gloo::allgather(o);
-                 } else {
-                   out = in;
-                 }
-                 std::memcpy(recv, out.data(), out.size() * sizeof(T));
-               });
-}
+  void AllGather(TideCollectiveComm* comm, const void* send, void* recv, size_t send_count,
+                 TideDataType dtype) override {
+    Queue(comm, dtype, "all_gather (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
+      using T = decltype(t);
+      std::vector<T> in = Staged<T>(send, send_count);
+      std::vector<T> out(send_count * static_cast<size_t>(c->nranks));
+      if (c->nranks > 1 && send_count > 0) {
+        gloo::AllgatherOptions o(c->context);
+        o.setInput(in.data(), in.size());
+        o.setOutput(out.data(), out.size());
+        o.setTag(tag);
+        o.setTimeout(c->timeout);
+        gloo::allgather(o);
+      } else {
+        out = in;
+      }
+      std::memcpy(recv, out.data(), out.size() * sizeof(T));
+    });
+  }
 
-// An allreduce of the whole buffer, of which this rank keeps its part.
-TideStatus* ReduceScatter(void* self, TideCollectiveComm* comm, const void* send, void* recv,
-                          size_t recv_count, TideDataType dtype, TideReduceOp op) {
-  return Queue(self, comm, dtype, "reduce_scatter (sim collective)",
-               [=](Comm* c, uint32_t tag, auto t) {
-                 using T = decltype(t);
-                 const size_t n = recv_count * static_cast<size_t>(c->nranks);
-                 std::vector<T> host = Staged<T>(send, n);
-                 if (c->nranks > 1 && n > 0) {
-                   gloo::AllreduceOptions o(c->context);
-                   o.setOutput(host.data(), n);
-                   o.setReduceFunction(Reduction<T>(op));
-                   o.setTag(tag);
-                   o.setTimeout(c->timeout);
-                   gloo::allreduce(o);
-                 }
-                 std::memcpy(recv, host.data() + recv_count * static_cast<size_t>(c->rank),
-                             recv_count * sizeof(T));
-               });
-}
+  // An allreduce of the whole buffer, of which this rank keeps its part.
+  void ReduceScatter(TideCollectiveComm* comm, const void* send, void* recv, size_t recv_count,
+                     TideDataType dtype, TideReduceOp op) override {
+    Queue(comm, dtype, "reduce_scatter (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
+      using T = decltype(t);
+      const size_t n = recv_count * static_cast<size_t>(c->nranks);
+      std::vector<T> host = Staged<T>(send, n);
+      if (c->nranks > 1 && n > 0) Allreduce(*c, tag, host, op);
+      std::memcpy(recv, host.data() + recv_count * static_cast<size_t>(c->rank),
+                  recv_count * sizeof(T));
+    });
+  }
 
-// The stream runs the collectives of a group in order, as every rank issued them: nothing to
-// gather.
-TideStatus* GroupStart(void*) { return nullptr; }
-TideStatus* GroupEnd(void*) { return nullptr; }
+  // The stream runs a group's collectives in the order every rank issued them: GroupStart and
+  // GroupEnd have nothing to do.
+
+ private:
+  // Queues `work(comm, tag, T{})` on the stream, where it runs on host copies of the device
+  // buffers (the sim's memory is host memory, read and written only by its stream).
+  template <typename Work>
+  void Queue(TideCollectiveComm* comm, TideDataType dtype, const char* what, Work work) {
+    Dispatch(dtype, [](auto) {});  // an unsupported type fails now, not on the stream
+    Comm* c = AsComm(comm);
+    const uint32_t tag = c->next_tag++;
+    stream_->Enqueue([c, tag, dtype, work] { Dispatch(dtype, [&](auto t) { work(c, tag, t); }); },
+                     what);
+  }
+
+  template <typename T>
+  static void Allreduce(Comm& c, uint32_t tag, std::vector<T>& data, TideReduceOp op) {
+    gloo::AllreduceOptions o(c.context);
+    o.setOutput(data.data(), data.size());
+    o.setReduceFunction(Reduction<T>(op));
+    o.setTag(tag);
+    o.setTimeout(c.timeout);
+    gloo::allreduce(o);
+  }
+
+  SimStream* stream_;
+};
 
 }  // namespace
 
-SimCollective* CreateSimCollective(SimStream* stream) {
+std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream* stream) {
   const char* hide = std::getenv("TIDE_SIM_NO_COLLECTIVE");
   if (hide && std::strcmp(hide, "1") == 0) return nullptr;
-  auto* c = new SimCollective{stream, {}};
-  TideCollectiveDef& d = c->def;
-  d.struct_size = TIDE_STRUCT_SIZE(TideCollectiveDef, group_end);
-  d.self = c;
-  d.library = kLibrary;
-  d.unique_id_size = kIdBytes;
-  d.get_unique_id = &GetUniqueId;
-  d.comm_init = &CommInit;
-  d.comm_destroy = &CommDestroy;
-  d.all_reduce = &AllReduce;
-  d.broadcast = &Broadcast;
-  d.all_gather = &AllGather;
-  d.reduce_scatter = &ReduceScatter;
-  d.group_start = &GroupStart;
-  d.group_end = &GroupEnd;
-  return c;
+  return std::make_unique<SimGloo>(stream);
 }
-
-void DestroySimCollective(SimCollective* c) { delete c; }
-
-const TideCollectiveDef* SimCollectiveDef(const SimCollective* c) { return c ? &c->def : nullptr; }
 
 #endif  // TIDE_SIM_WITH_GLOO

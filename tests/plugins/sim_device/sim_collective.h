@@ -9,14 +9,12 @@
 // op pack's host staging of a device without one is tested too.
 #pragma once
 
-#include <tide/collective.h>
+#include <memory>
+#include <tide/plugin.hpp>
+#include <tide/plugin/collective.hpp>
 
 #include "sim_stream.h"
 
-struct SimCollective;
-
-// The extension of a context whose stream is `stream`, or null where it is not built or hidden.
-// Owned by the caller (DestroySimCollective, before the stream goes).
-SimCollective* CreateSimCollective(SimStream* stream);
-void DestroySimCollective(SimCollective* c);
-const TideCollectiveDef* SimCollectiveDef(const SimCollective* c);
+// The library of a context whose stream is `stream` (destroy it before the stream), or null
+// where it is not built or is hidden.
+std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream* stream);

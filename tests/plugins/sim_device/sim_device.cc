@@ -75,12 +75,11 @@ bool PlantedBug(const char* bug) {
 struct SimContext {
   int32_t device;
   SimStream stream;
-  SimCollective* collective;  // its collective library's table, or null
+  std::unique_ptr<tide::CollectiveLibrary> collective;  // or null; goes before the stream
   SimContext(int32_t d, unsigned max_delay)
       : device(d),
         stream(max_delay, 1234u + unsigned(d)),
         collective(CreateSimCollective(&stream)) {}
-  ~SimContext() { DestroySimCollective(collective); }
 };
 // Each device's context while it lives (frees are queued on its stream).
 std::atomic<SimContext*> g_contexts[2];
@@ -320,8 +319,10 @@ class SimDevice : public tide::Device {
       return &counters;
     }
     if (std::strcmp(name, "tide.sim.stream") == 0) return &static_cast<SimContext*>(ctx)->stream;
-    if (std::strcmp(name, TIDE_COLLECTIVE_EXTENSION) == 0)
-      return SimCollectiveDef(static_cast<SimContext*>(ctx)->collective);
+    if (std::strcmp(name, TIDE_COLLECTIVE_EXTENSION) == 0) {
+      const auto& library = static_cast<SimContext*>(ctx)->collective;
+      return library ? library->def() : nullptr;
+    }
     return nullptr;
   }
   void Finalize() override {
