@@ -43,7 +43,10 @@ def train(tmp_path, out, n, *args, **env):
 @pytest.mark.parametrize("fuse_mb", [32, 0])  # one group of 6 allreduces; 6 single ones
 def test_the_sim_device_trains_data_parallel_through_its_collective_library(tmp_path, fuse_mb):
     train(tmp_path, "local.json", 0, "--place", "sim")
-    out = train(tmp_path, "rank{rank}.json", 2, "--place", "sim", "--fuse_mb", fuse_mb)
+    # Random delays before each task of the device's streams: a collective queued before the
+    # kernels that make its input are done must still read their results (stream order).
+    args = ["--place", "sim", "--fuse_mb", fuse_mb]
+    out = train(tmp_path, "rank{rank}.json", 2, *args, TIDE_SIM_MAX_DELAY_US="200")
     assert out.count(THROUGH_LIBRARY) == 2, out[-6000:]  # each rank's ring joined the library
     assert STAGED not in out, out[-6000:]
     ranks = [load(tmp_path / ("rank%d.json" % r)) for r in range(2)]
