@@ -1,7 +1,8 @@
 // cuda_device.cc: the CUDA device plugin's device: place kind "gpu" (one place per visible
 // device), cudaMalloc memory under the core's allocator, one context per place (a stream, cuBLAS
 // and cuDNN handles bound to it, published as "tide.cuda"), copies queued on the stream (host to
-// device through pinned staging), and the plugin's entry points. The kernels are in *_ops.*.
+// device through pinned staging), NCCL as its collective library ("tide.collective",
+// cuda_collective.cc), and the plugin's entry points. The kernels are in *_ops.*.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -13,6 +14,8 @@
 #include <mutex>
 #include <string>
 
+#include "cuda_check.h"
+#include "cuda_collective.h"
 #include "cuda_libs.h"
 #include "gpu.h"
 
@@ -39,37 +42,6 @@ std::string Bytes(uint64_t n) {
   return buf;
 }
 
-void CudaCheck(cudaError_t e, const std::string& what) {
-  if (e == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error so the next call does not see it
-  TIDE_THROW(e == cudaErrorMemoryAllocation ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, what, ": ",
-             cudaGetErrorName(e), ": ", cudaGetErrorString(e));
-}
-
-// Makes `device` current for the scope and restores the caller's device after.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    if (cudaGetDevice(&prev_) != cudaSuccess) {
-      cudaGetLastError();
-      prev_ = -1;
-    }
-    if (prev_ != device) {
-      CudaCheck(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
-      switched_ = true;
-    }
-  }
-  ~DeviceGuard() {
-    if (switched_ && prev_ >= 0) cudaSetDevice(prev_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int prev_ = -1;
-  bool switched_ = false;
-};
-
 struct StagingSlot {
   char* buf = nullptr;
   cudaEvent_t done = nullptr;  // recorded after the DMA that reads buf
@@ -82,6 +54,7 @@ struct CudaContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
+  NcclContext nccl;         // the "tide.collective" table (NCCL on `stream`)
   bool use_pinned = true;   // --use_pinned_memory when the context was made
   std::mutex mu;            // guards the staging slots
   char* staging = nullptr;  // kSlots * kSlotBytes pinned bytes, made on the first H2D copy
@@ -285,6 +258,8 @@ class CudaDevice : public tide::Device {
       ext.compute_capability_major = major;
       ext.compute_capability_minor = minor;
       ext.multiprocessor_count = sms;
+      c->nccl.device = device;
+      c->nccl.stream = c->stream;
     } catch (...) {
       DestroyContextState(c);
       throw;
@@ -425,6 +400,8 @@ class CudaDevice : public tide::Device {
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_CUDA_CONTEXT_EXTENSION) == 0)
       return &static_cast<CudaContext*>(ctx)->state.ext;
+    if (std::strcmp(name, TIDE_COLLECTIVE_EXTENSION) == 0)
+      return CollectiveTable(&static_cast<CudaContext*>(ctx)->nccl);
     return nullptr;
   }
 

@@ -1,4 +1,4 @@
-// cuda_libs.cc: opens cuBLAS and cuDNN on first use (see cuda_libs.h).
+// cuda_libs.cc: opens cuBLAS, cuDNN and NCCL on first use (see cuda_libs.h).
 #include "cuda_libs.h"
 
 #include <dlfcn.h>
@@ -85,6 +85,15 @@ const CudnnApi& Cudnn() {
                TIDE_CUDNN_FUNCTIONS(TIDE_CUDA_LIB_LOAD)
              });
 }
+
+#ifdef TIDE_CUDA_WITH_NCCL
+const NcclApi& Nccl() {
+  static Library<NcclApi> lib;
+  return Get(
+      lib, "NCCL", "libnccl.so." TIDE_CUDA_STR(NCCL_MAJOR),
+      [](void* h, NcclApi* api, std::string* missing) { TIDE_NCCL_FUNCTIONS(TIDE_CUDA_LIB_LOAD) });
+}
+#endif
 
 const char* CublasStatusText(cublasStatus_t s) {
   try {

@@ -1,10 +1,14 @@
-// cuda_libs.h: cuBLAS and cuDNN, opened with dlopen on first use instead of linked. The plugin
-// then loads in milliseconds (these libraries are hundreds of MB), loads on machines that lack
-// them, and only the ops that need them fail there, saying which library is missing.
+// cuda_libs.h: cuBLAS, cuDNN and NCCL, opened with dlopen on first use instead of linked. The
+// plugin then loads in milliseconds (these libraries are hundreds of MB), loads on machines that
+// lack them, and only the ops that need them fail there, saying which library is missing. NCCL
+// only where the plugin was built with nccl.h (TIDE_CUDA_WITH_NCCL).
 #pragma once
 
 #include <cublas_v2.h>
 #include <cudnn.h>
+#ifdef TIDE_CUDA_WITH_NCCL
+#include <nccl.h>
+#endif
 
 namespace tide_cuda {
 
@@ -46,6 +50,19 @@ namespace tide_cuda {
   X(cudnnConvolutionBackwardData)                   \
   X(cudnnConvolutionBackwardFilter)
 
+#define TIDE_NCCL_FUNCTIONS(X) \
+  X(ncclGetVersion)            \
+  X(ncclGetErrorString)        \
+  X(ncclGetUniqueId)           \
+  X(ncclCommInitRank)          \
+  X(ncclCommDestroy)           \
+  X(ncclAllReduce)             \
+  X(ncclBroadcast)             \
+  X(ncclAllGather)             \
+  X(ncclReduceScatter)         \
+  X(ncclGroupStart)            \
+  X(ncclGroupEnd)
+
 #define TIDE_CUDA_LIB_MEMBER(name) decltype(&::name) name = nullptr;
 struct CublasApi {
   TIDE_CUBLAS_FUNCTIONS(TIDE_CUDA_LIB_MEMBER)
@@ -53,12 +70,20 @@ struct CublasApi {
 struct CudnnApi {
   TIDE_CUDNN_FUNCTIONS(TIDE_CUDA_LIB_MEMBER)
 };
+#ifdef TIDE_CUDA_WITH_NCCL
+struct NcclApi {
+  TIDE_NCCL_FUNCTIONS(TIDE_CUDA_LIB_MEMBER)
+};
+#endif
 #undef TIDE_CUDA_LIB_MEMBER
 
 // The library's functions, opened once (thread-safe). Throws TIDE_UNAVAILABLE naming the files
 // tried and the loader's error when the library or one of its functions is missing.
 const CublasApi& Cublas();
 const CudnnApi& Cudnn();
+#ifdef TIDE_CUDA_WITH_NCCL
+const NcclApi& Nccl();
+#endif
 
 // "CUBLAS_STATUS_...: text" / cuDNN's error string, for messages.
 const char* CublasStatusText(cublasStatus_t s);

@@ -1,9 +1,11 @@
-// collective_ops.cc: Fluid's collective ops on a ring made by c_comm_init, each one Gloo
-// algorithm on host tensors: c_allreduce_{sum,max,min,prod} (gloo::allreduce; asynchronous on
-// the ring's thread unless use_calc_stream, waited for by c_sync_comm_stream), c_broadcast
+// collective_ops.cc: Fluid's collective ops on a ring made by c_comm_init. On host tensors each is
+// one Gloo algorithm: c_allreduce_{sum,max,min,prod} (gloo::allreduce; asynchronous on the ring's
+// thread unless use_calc_stream, waited for by c_sync_comm_stream), c_broadcast
 // (gloo::broadcast), c_allgather (gloo::allgather; SelectedRows through gloo::allgatherv),
 // c_reducescatter (Gloo's halving-doubling reduce-scatter), barrier (gloo::barrier), and
-// c_sync_calc_stream (a no-op on the CPU) and c_sync_comm_stream.
+// c_sync_calc_stream (a no-op on the CPU) and c_sync_comm_stream. On a device's tensors they go
+// through the ring's communicator in the device's collective library, queued on the op's stream,
+// or, without one, are staged through host memory (route.h).
 #include <gloo/allgather.h>
 #include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
@@ -13,10 +15,13 @@
 #include <gloo/reduce_scatter.h>
 
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <tide/plugin.hpp>
 #include <vector>
 
 #include "communicator.h"
+#include "route.h"
 
 namespace tide_collective {
 namespace {
@@ -45,30 +50,31 @@ void Dispatch(TideDataType dtype, const std::string& op, Fn&& fn) {
   }
 }
 
-bool IsHost(const tide::Place& p) { return p.kind_name() == "cpu"; }
-
 tide::Variable OutVar(tide::OpRunContext& ctx, const std::string& name) {
   tide::Variable v = ctx.scope().FindVar(name);
   return v ? v : ctx.scope().Var(name);
 }
 
-// X (the i-th): an initialised host tensor.
+tide::Tensor OutTensor(tide::OpRunContext& ctx, size_t i = 0) {
+  return OutVar(ctx, ctx.Outputs("Out").at(i)).GetTensor();
+}
+
+// X (the i-th): an initialised tensor, on the host or a device.
 tide::Tensor Input(tide::OpRunContext& ctx, const std::string& op, size_t i = 0) {
   const std::string x = ctx.Inputs("X").at(i);
   tide::Variable v = ctx.scope().FindVar(x);
   TIDE_CHECK(v && v.IsTensor(), "op '", op, "': X ('", x, "') is not a LoDTensor in the scope");
   tide::Tensor t = v.GetTensor();
   TIDE_CHECK(t.initialized(), "op '", op, "': X ('", x, "') holds no data");
-  TIDE_CHECK(IsHost(t.place()), "op '", op, "': X ('", x, "') is on ", t.place().ToString(),
-             "; the Gloo collectives move host tensors only");
   return t;
 }
 
-// Out (the i-th), X's shape and data type; X's data copied in when Out is another variable.
+// Out (the i-th), X's shape, data type and place; X's data copied in when Out is another
+// variable and `copy`.
 tide::Tensor OutputWithInput(tide::OpRunContext& ctx, const tide::Tensor& x, bool copy,
                              size_t i = 0) {
   const std::string xn = ctx.Inputs("X").at(i), on = ctx.Outputs("Out").at(i);
-  tide::Tensor out = OutVar(ctx, on).GetTensor();
+  tide::Tensor out = OutTensor(ctx, i);
   if (xn == on) return out;
   out.Resize(x.dims());
   void* p = out.mutable_data(x.dtype(), x.place());
@@ -76,6 +82,20 @@ tide::Tensor OutputWithInput(tide::OpRunContext& ctx, const tide::Tensor& x, boo
     std::memcpy(p, x.raw_data(), static_cast<size_t>(x.numel()) * tide::DataTypeSize(x.dtype()));
   out.set_lod(x.lod());
   return out;
+}
+
+// Runs `call(device communicator)` as collective `op` of the ring (checked and named as every
+// collective is): queued on the op's stream by the device's library; nothing when `empty`.
+template <typename Call>
+void RunOnDevice(Communicator& comm, const std::string& op, const std::string& what, bool empty,
+                 Call call) {
+  DeviceComm* dev = comm.device();
+  comm.Run(
+      op, what,
+      [&](uint32_t) {
+        if (!empty) call(*dev);
+      },
+      dev->library());
 }
 
 template <typename T>
@@ -86,41 +106,23 @@ ReduceFn Reduction(const std::string& kind) {
   return &gloo::product<T>;
 }
 
-// One X: reduced in place in Out. Several (a fused bucket of gradients, one data type): packed
-// into one buffer, reduced by one gloo::allreduce, unpacked into the Outs.
-void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
-  const std::string op = ctx.op_type();
-  Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), op);
-  const auto xs = ctx.Inputs("X"), outs = ctx.Outputs("Out");
-  TIDE_CHECK(xs.size() == outs.size() && !xs.empty(), "op '", op, "': ", xs.size(), " X for ",
-             outs.size(), " Out");
-  std::vector<tide::Tensor> out_tensors;
-  size_t n = 0;
-  TideDataType dtype = TIDE_UNDEFINED;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    tide::Tensor x = Input(ctx, op, i);
-    TIDE_CHECK(dtype == TIDE_UNDEFINED || x.dtype() == dtype, "op '", op, "': X ('", xs[i],
-               "') is ", tide::DataTypeName(x.dtype()), " but X ('", xs[0], "') is ",
-               tide::DataTypeName(dtype), "; a fused allreduce moves one data type");
-    dtype = x.dtype();
-    out_tensors.push_back(OutputWithInput(ctx, x, true, i));
-    n += static_cast<size_t>(x.numel());
-  }
-  // The buffers are found here, on the executor's thread; the exchange may run on the ring's.
-  std::vector<char*> dst;
-  std::vector<size_t> bytes;
-  for (auto& t : out_tensors) {
-    dst.push_back(static_cast<char*>(t.mutable_data(dtype, t.place())));
-    bytes.push_back(static_cast<size_t>(t.numel()) * tide::DataTypeSize(dtype));
-  }
-  const std::string what = out_tensors.size() == 1
-                               ? Describe(dtype, out_tensors[0].dims())
-                               : Describe(dtype, {static_cast<int64_t>(n)}) + " (" +
-                                     std::to_string(out_tensors.size()) + " tensors fused)";
+TideReduceOp ReduceOpOf(const std::string& kind) {
+  if (kind == "sum") return TIDE_REDUCE_SUM;
+  if (kind == "max") return TIDE_REDUCE_MAX;
+  if (kind == "min") return TIDE_REDUCE_MIN;
+  return TIDE_REDUCE_PROD;
+}
+
+// The Gloo allreduce of host buffers `dst` (`bytes` each, n elements in all), as a task for the
+// caller's thread or the ring's: one buffer is reduced in place, several (a fused bucket) are
+// packed now (their values are final), reduced by one gloo::allreduce and unpacked.
+std::function<void()> GlooAllreduce(Communicator& comm, const std::string& op,
+                                    const std::string& what, const std::string& kind,
+                                    TideDataType dtype, const std::vector<char*>& dst,
+                                    const std::vector<size_t>& bytes, size_t n) {
   std::function<void()> exchange;
   Dispatch(dtype, op, [&](auto tag) {
     using T = decltype(tag);
-    // A fused bucket is packed now (its gradients are final) and unpacked after the allreduce.
     auto packed = std::make_shared<std::vector<T>>();
     if (dst.size() > 1) {
       packed->resize(n);
@@ -148,12 +150,95 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
       }
     };
   });
-  if (ctx.Attr<bool>("use_calc_stream")) {
+  return exchange;
+}
+
+// One X: reduced into Out (Out may be X). Several (a fused bucket of gradients, one data type
+// and place): one Gloo allreduce of them packed, or one group of the device library's.
+void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
+  const std::string op = ctx.op_type();
+  Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), op);
+  const auto xs = ctx.Inputs("X"), outs = ctx.Outputs("Out");
+  TIDE_CHECK(xs.size() == outs.size() && !xs.empty(), "op '", op, "': ", xs.size(), " X for ",
+             outs.size(), " Out");
+  std::vector<tide::Tensor> in_tensors;
+  size_t n = 0;
+  TideDataType dtype = TIDE_UNDEFINED;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    tide::Tensor x = Input(ctx, op, i);
+    TIDE_CHECK(dtype == TIDE_UNDEFINED || x.dtype() == dtype, "op '", op, "': X ('", xs[i],
+               "') is ", tide::DataTypeName(x.dtype()), " but X ('", xs[0], "') is ",
+               tide::DataTypeName(dtype), "; a fused allreduce moves one data type");
+    TIDE_CHECK(in_tensors.empty() || x.place() == in_tensors[0].place(), "op '", op, "': X ('",
+               xs[i], "') is on ", x.place().ToString(), " but X ('", xs[0], "') on ",
+               in_tensors[0].place().ToString(), "; a fused allreduce moves one place");
+    dtype = x.dtype();
+    in_tensors.push_back(x);
+    n += static_cast<size_t>(x.numel());
+  }
+  const tide::Place place = in_tensors[0].place();
+  const std::string what = in_tensors.size() == 1
+                               ? Describe(dtype, in_tensors[0].dims())
+                               : Describe(dtype, {static_cast<int64_t>(n)}) + " (" +
+                                     std::to_string(in_tensors.size()) + " tensors fused)";
+  const Route route = RouteOf(ctx, comm, place);
+  if (route == Route::kDevice) {  // queued on the op's stream, whatever use_calc_stream says
+    comm.Wait(op);
+    std::vector<DeviceComm::Buffer> buffers;
+    for (size_t i = 0; i < in_tensors.size(); ++i) {
+      tide::Tensor out = OutputWithInput(ctx, in_tensors[i], false, i);
+      buffers.push_back({in_tensors[i].raw_data(), out.mutable_data(dtype, place),
+                         static_cast<size_t>(in_tensors[i].numel())});
+    }
+    RunOnDevice(comm, op, what, n == 0,
+                [&](DeviceComm& dev) { dev.AllReduce(buffers, dtype, ReduceOpOf(kind)); });
+    return;
+  }
+  // Host buffers: the Outs themselves, or host copies of a device's X.
+  std::vector<tide::Tensor> host;
+  std::vector<tide::OwnedTensor> staged;
+  for (size_t i = 0; i < in_tensors.size(); ++i) {
+    if (route == Route::kHost) {
+      host.push_back(OutputWithInput(ctx, in_tensors[i], true, i));
+    } else {
+      staged.push_back(ToHost(in_tensors[i]));
+      host.push_back(staged.back());
+    }
+  }
+  // The buffers are found here, on the executor's thread; the exchange may run on the ring's.
+  std::vector<char*> dst;
+  std::vector<size_t> bytes;
+  for (auto& t : host) {
+    dst.push_back(static_cast<char*>(t.mutable_data(dtype, t.place())));
+    bytes.push_back(static_cast<size_t>(t.numel()) * tide::DataTypeSize(dtype));
+  }
+  std::function<void()> exchange = GlooAllreduce(comm, op, what, kind, dtype, dst, bytes, n);
+  if (route == Route::kStaged) {  // the copies back are queued on the op's stream
+    comm.Wait(op);
+    exchange();
+    for (size_t i = 0; i < staged.size(); ++i) FromHost(ctx, staged[i], OutTensor(ctx, i), place);
+  } else if (ctx.Attr<bool>("use_calc_stream")) {
     comm.Wait(op);
     exchange();
   } else {
     comm.Async(std::move(exchange));  // c_sync_comm_stream (or the next collective) waits
   }
+}
+
+void GlooBroadcast(Communicator& comm, const std::string& op, const std::string& what, void* data,
+                   size_t n, TideDataType dtype, int root) {
+  Dispatch(dtype, op, [&](auto tag) {
+    using T = decltype(tag);
+    comm.Run(op, what, [&](uint32_t seq) {
+      if (n == 0 || comm.nranks() == 1) return;
+      gloo::BroadcastOptions o(comm.context());
+      o.setOutput(static_cast<T*>(data), n);
+      o.setRoot(root);
+      o.setTag(seq);
+      o.setTimeout(comm.timeout());
+      gloo::broadcast(o);
+    });
+  });
 }
 
 void BroadcastRun(tide::OpRunContext& ctx) {
@@ -164,32 +249,46 @@ void BroadcastRun(tide::OpRunContext& ctx) {
   TIDE_CHECK(root >= 0 && root < comm.nranks(), "op 'c_broadcast': root ", root,
              " is outside ring ", comm.ring_id(), "'s ranks [0, ", comm.nranks(), ")");
   tide::Tensor x = Input(ctx, op);
-  tide::Tensor out = OutputWithInput(ctx, x, comm.rank() == root);
-  void* data = out.mutable_data(x.dtype(), x.place());
+  const tide::Place place = x.place();
   const size_t n = static_cast<size_t>(x.numel());
-  Dispatch(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    comm.Run(op, Describe(x.dtype(), x.dims()) + " from root " + std::to_string(root),
-             [&](uint32_t seq) {
-               if (n == 0 || comm.nranks() == 1) return;
-               gloo::BroadcastOptions o(comm.context());
-               o.setOutput(static_cast<T*>(data), n);
-               o.setRoot(root);
-               o.setTag(seq);
-               o.setTimeout(comm.timeout());
-               gloo::broadcast(o);
-             });
-  });
+  const std::string what = Describe(x.dtype(), x.dims()) + " from root " + std::to_string(root);
+  switch (RouteOf(ctx, comm, place)) {
+    case Route::kDevice: {
+      tide::Tensor out = OutputWithInput(ctx, x, false);
+      void* data = out.mutable_data(x.dtype(), place);
+      RunOnDevice(comm, op, what, n == 0,
+                  [&](DeviceComm& dev) { dev.Broadcast(x.raw_data(), data, n, x.dtype(), root); });
+      return;
+    }
+    case Route::kHost: {
+      tide::Tensor out = OutputWithInput(ctx, x, comm.rank() == root);
+      GlooBroadcast(comm, op, what, out.mutable_data(x.dtype(), place), n, x.dtype(), root);
+      return;
+    }
+    case Route::kStaged: {
+      tide::OwnedTensor h = ToHost(x);
+      GlooBroadcast(comm, op, what, h.mutable_data(x.dtype(), h.place()), n, x.dtype(), root);
+      FromHost(ctx, h, OutTensor(ctx), place);
+      return;
+    }
+  }
 }
 
 // SelectedRows: every rank's rows and values, concatenated in rank order (the sum of sparse
-// gradients, as the optimizers add duplicate rows). Row counts differ: gloo::allgatherv.
+// gradients, as the optimizers add duplicate rows). Row counts differ: gloo::allgatherv. Values
+// on a device are staged through the host (the device libraries gather equal counts only).
 void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::SelectedRows in) {
   const std::string op = ctx.op_type();
   tide::Tensor v = in.value();
-  TIDE_CHECK(v.initialized() && v.rank() >= 1 && IsHost(v.place()),
+  TIDE_CHECK(v.initialized() && v.rank() >= 1,
              "op 'c_allgather': X's "
-             "SelectedRows value holds no host data");
+             "SelectedRows value holds no data");
+  const tide::Place vplace = v.place();
+  tide::OwnedTensor staged_in;
+  if (!IsHost(vplace)) {
+    staged_in = ToHost(v);
+    v = staged_in;
+  }
   const std::vector<int64_t> rows = in.rows();
   const int64_t width = v.dim(0) ? v.numel() / v.dim(0) : 0;
   std::vector<int64_t> counts(static_cast<size_t>(comm.nranks()));
@@ -216,15 +315,16 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
       src, src + v.numel() * static_cast<int64_t>(tide::DataTypeSize(v.dtype())));
   const tide::Dims vdims = v.dims();
   const TideDataType vtype = v.dtype();
-  const tide::Place vplace = v.place();
   const int64_t height = in.height();
   const int64_t vnumel = v.numel();
   tide::SelectedRows o_sr = OutVar(ctx, ctx.Outputs("Out").at(0)).GetSelectedRows();
   tide::Tensor ov = o_sr.value();
+  tide::OwnedTensor staged_out;
+  tide::Tensor gathered = IsHost(vplace) ? ov : staged_out;
   tide::Dims d = vdims;
   d[0] = total;
-  ov.Resize(d);
-  void* out = ov.mutable_data(vtype, vplace);
+  gathered.Resize(d);
+  void* out = gathered.mutable_data(vtype, IsHost(vplace) ? vplace : tide::Place("cpu", 0));
   comm.Run(op, "SelectedRows rows", [&](uint32_t seq) {
     gloo::AllgathervOptions o(comm.context());
     o.setInput(const_cast<int64_t*>(rows.data()), rows.size());
@@ -245,8 +345,29 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
       gloo::allgatherv(o);
     });
   });
+  if (!IsHost(vplace)) FromHost(ctx, staged_out, ov, vplace);
   o_sr.set_height(height);
   o_sr.set_rows(all_rows);
+}
+
+void GlooAllgather(Communicator& comm, const std::string& op, const std::string& what,
+                   const void* in, void* out, size_t n, TideDataType dtype) {
+  Dispatch(dtype, op, [&](auto tag) {
+    using T = decltype(tag);
+    comm.Run(op, what, [&](uint32_t seq) {
+      if (n == 0) return;
+      if (comm.nranks() == 1) {
+        std::memcpy(out, in, n * sizeof(T));
+        return;
+      }
+      gloo::AllgatherOptions o(comm.context());
+      o.setInput(const_cast<T*>(static_cast<const T*>(in)), n);
+      o.setOutput(static_cast<T*>(out), n * static_cast<size_t>(comm.nranks()));
+      o.setTag(seq);
+      o.setTimeout(comm.timeout());
+      gloo::allgather(o);
+    });
+  });
 }
 
 void AllgatherRun(tide::OpRunContext& ctx) {
@@ -263,28 +384,33 @@ void AllgatherRun(tide::OpRunContext& ctx) {
   TIDE_CHECK(x.rank() >= 1, "op 'c_allgather': X ('", xn, "') must have rank >= 1");
   TIDE_CHECK(xn != ctx.Outputs("Out").at(0), "op 'c_allgather': Out must differ from X ('", xn,
              "')");
-  tide::Tensor out = OutVar(ctx, ctx.Outputs("Out").at(0)).GetTensor();
+  const tide::Place place = x.place();
+  tide::Tensor out = OutTensor(ctx);
   tide::Dims d = x.dims();
   d[0] *= nranks;
-  out.Resize(d);
-  void* data = out.mutable_data(x.dtype(), x.place());
   const size_t n = static_cast<size_t>(x.numel());
-  Dispatch(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    comm.Run(op, Describe(x.dtype(), x.dims()), [&](uint32_t seq) {
-      if (n == 0) return;
-      if (comm.nranks() == 1) {
-        std::memcpy(data, x.raw_data(), n * sizeof(T));
-        return;
-      }
-      gloo::AllgatherOptions o(comm.context());
-      o.setInput(const_cast<T*>(static_cast<const T*>(x.raw_data())), n);
-      o.setOutput(static_cast<T*>(data), n * static_cast<size_t>(nranks));
-      o.setTag(seq);
-      o.setTimeout(comm.timeout());
-      gloo::allgather(o);
-    });
-  });
+  const std::string what = Describe(x.dtype(), x.dims());
+  switch (RouteOf(ctx, comm, place)) {
+    case Route::kDevice: {
+      out.Resize(d);
+      void* data = out.mutable_data(x.dtype(), place);
+      RunOnDevice(comm, op, what, n == 0,
+                  [&](DeviceComm& dev) { dev.AllGather(x.raw_data(), data, n, x.dtype()); });
+      return;
+    }
+    case Route::kHost:
+      out.Resize(d);
+      GlooAllgather(comm, op, what, x.raw_data(), out.mutable_data(x.dtype(), place), n, x.dtype());
+      return;
+    case Route::kStaged: {
+      tide::OwnedTensor hx = ToHost(x), ho;
+      ho.Resize(d);
+      GlooAllgather(comm, op, what, hx.raw_data(), ho.mutable_data(x.dtype(), hx.place()), n,
+                    x.dtype());
+      FromHost(ctx, ho, out, place);
+      return;
+    }
+  }
 }
 
 void ReduceScatterRun(tide::OpRunContext& ctx) {
@@ -301,24 +427,41 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
              x.rank() ? x.dim(0) : 0, ") must divide into ", nranks, " parts");
   const size_t n = static_cast<size_t>(x.numel());
   const size_t part = n / static_cast<size_t>(nranks);
-  tide::Tensor out = OutVar(ctx, ctx.Outputs("Out").at(0)).GetTensor();
+  const tide::Place place = x.place();
+  tide::Tensor out = OutTensor(ctx);
   tide::Dims d = x.dims();
   d[0] /= nranks;
+  const std::string what = Describe(x.dtype(), x.dims());
+  const Route route = RouteOf(ctx, comm, place);
+  if (route == Route::kDevice) {
+    out.Resize(d);
+    void* data = out.mutable_data(x.dtype(), place);
+    RunOnDevice(comm, op, what, part == 0, [&](DeviceComm& dev) {
+      dev.ReduceScatter(x.raw_data(), data, part, x.dtype(), TIDE_REDUCE_SUM);
+    });
+    return;
+  }
+  tide::OwnedTensor staged;
+  if (route == Route::kStaged) staged = ToHost(x);
+  const tide::Tensor hx = route == Route::kStaged ? tide::Tensor(staged) : x;
   Dispatch(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     // Gloo reduces in place and leaves this rank's part at the front of the buffer.
-    std::vector<T> buf(static_cast<const T*>(x.raw_data()),
-                       static_cast<const T*>(x.raw_data()) + n);
-    comm.Run(op, Describe(x.dtype(), x.dims()), [&](uint32_t) {
+    std::vector<T> buf(static_cast<const T*>(hx.raw_data()),
+                       static_cast<const T*>(hx.raw_data()) + n);
+    comm.Run(op, what, [&](uint32_t) {
       if (part == 0 || nranks == 1) return;
       std::vector<int> parts(static_cast<size_t>(nranks), static_cast<int>(part));
       gloo::ReduceScatterHalvingDoubling<T> rs(comm.context(), {buf.data()}, static_cast<int>(n),
                                                parts, gloo::ReductionFunction<T>::sum);
       rs.run();
     });
-    out.Resize(d);
-    T* o = static_cast<T*>(out.mutable_data(x.dtype(), x.place()));
+    tide::OwnedTensor ho;
+    tide::Tensor result = route == Route::kStaged ? tide::Tensor(ho) : out;
+    result.Resize(d);
+    T* o = static_cast<T*>(result.mutable_data(x.dtype(), hx.place()));
     std::memcpy(o, buf.data(), part * sizeof(T));
+    if (route == Route::kStaged) FromHost(ctx, ho, out, place);
   });
 }
 
@@ -344,8 +487,13 @@ void ShareOutputs(tide::OpRunContext& ctx) {
   }
 }
 
-// The CPU computes synchronously: when an op returns its outputs are there.
-void SyncCalcStreamRun(tide::OpRunContext& ctx) { ShareOutputs(ctx); }
+// The CPU computes synchronously: when an op returns its outputs are there. A device's stream is
+// waited for (Fluid's cudaStreamSynchronize of the calculation stream).
+void SyncCalcStreamRun(tide::OpRunContext& ctx) {
+  if (!IsHost(ctx.place()))
+    tide::ThrowIfError(tide::Host().DeviceContext_Synchronize(ctx.device_context()));
+  ShareOutputs(ctx);
+}
 
 // Waits for the ring's asynchronous allreduces (use_calc_stream = false).
 void SyncCommStreamRun(tide::OpRunContext& ctx) {
@@ -452,8 +600,8 @@ TIDE_REGISTER_OP(tide::OpSchema("barrier")
                      .Run(tide_collective::BarrierRun));
 
 TIDE_REGISTER_OP(tide::OpSchema("c_sync_calc_stream")
-                     .Comment("Waits for the computation stream; on the CPU every op is "
-                              "complete when it returns, so Out is X.")
+                     .Comment("Waits for the computation stream (on the CPU every op is "
+                              "complete when it returns); Out is X.")
                      .Input("X", "the tensors")
                      .AsDuplicable()
                      .Output("Out", "the same tensors")

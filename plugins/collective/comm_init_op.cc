@@ -1,5 +1,8 @@
 // comm_init_op.cc: c_comm_init, a ring's communicator from a rendezvous: rank 0 of a TCP store
 // hosts it (tcp://host:port), or every rank shares a directory (file:///path, Gloo's FileStore).
+// Every ring gets Gloo (host tensors, the ranks' checks and failure reports); on a place whose
+// device publishes a collective library (tide/collective.h), rank 0's unique id goes through the
+// same store and every rank joins the library's communicator too.
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
@@ -23,6 +26,33 @@ void HostStoreOnce(const std::string& host, int port) {
   std::lock_guard<std::mutex> lock(mu);
   auto& s = (*servers)[host + ":" + std::to_string(port)];
   if (!s) s = std::make_unique<TcpStoreServer>(host, port);
+}
+
+// On a device place: joins the device's collective library, rank 0's unique id passed through
+// the ring's store; returns ", NCCL on gpu:0" for the log line. A device without one: its
+// tensors will be staged through host memory, which the ring logs now.
+std::string JoinDeviceLibrary(tide::OpRunContext& ctx, RingStore& store, Communicator* comm) {
+  const tide::Place place = ctx.place();
+  if (place.kind_name() == "cpu") return "";
+  const TideCollectiveDef* def = FindCollectiveLibrary(ctx.device_context());
+  if (!def) {
+    comm->NoteStaging(place, place.kind_name() +
+                                 " publishes no collective library: no device context extension "
+                                 "'" TIDE_COLLECTIVE_EXTENSION "'");
+    return "";
+  }
+  const std::string key = "device_unique_id";
+  std::vector<char> id;
+  if (comm->rank() == 0) {
+    id = DeviceComm::UniqueId(def);
+    store.set(key, id);
+  } else {
+    store.wait({key}, comm->timeout());
+    id = store.get(key);
+  }
+  comm->set_device(
+      std::make_unique<DeviceComm>(ctx.device_context(), def, id, comm->rank(), comm->nranks()));
+  return tide::detail::Concat(", ", comm->device()->library(), " on ", place.ToString());
 }
 
 void CommInitRun(tide::OpRunContext& ctx) {
@@ -72,12 +102,13 @@ void CommInitRun(tide::OpRunContext& ctx) {
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, nranks);
     context->setTimeout(timeout);
     context->connectFullMesh(*store, device);
-    SetCommunicator(ring_id,
-                    std::make_unique<Communicator>(ring_id, rank, nranks, context, store, timeout));
-    tide::Log(
-        TIDE_LOG_INFO, kPlugin,
-        tide::detail::Concat("ring ", ring_id, ": rank ", rank, " of ", nranks, " connected (",
-                             store_uri, ", Gloo on ", device->str(), ", ", listen_on, ")"));
+    auto comm = std::make_unique<Communicator>(ring_id, rank, nranks, context, store, timeout);
+    const std::string on_device = JoinDeviceLibrary(ctx, *store, comm.get());
+    tide::Log(TIDE_LOG_INFO, kPlugin,
+              tide::detail::Concat("ring ", ring_id, ": rank ", rank, " of ", nranks,
+                                   " connected (", store_uri, ", Gloo on ", device->str(), ", ",
+                                   listen_on, on_device, ")"));
+    SetCommunicator(ring_id, std::move(comm));
   } catch (const tide::Error& e) {
     TIDE_THROW(e.code(), where, ": ", e.what());
   } catch (const std::exception& e) {
@@ -92,7 +123,9 @@ TIDE_REGISTER_OP(
     tide::OpSchema("c_comm_init")
         .Comment("Makes ring ring_id's communicator: rank of nranks, meeting the others through "
                  "the rendezvous store (rank 0 hosts a tcp:// store). Fluid's c_comm_init, with "
-                 "the store in place of the NCCL id.")
+                 "the store in place of the NCCL id; on a device with its own collective "
+                 "library (NCCL, ...) the ring joins it too, its unique id passed through the "
+                 "store.")
         .Input("X", "unused (Fluid's NCCL id variable)")
         .AsDispensable()
         .Attr("ring_id", int32_t(0), "the communicator's id, used by the collective ops")
@@ -102,6 +135,8 @@ TIDE_REGISTER_OP(
         .Attr("endpoint", std::string(""),
               "this rank's address for Gloo (host or host:port); empty: the interface that "
               "routes to the store's host")
-        .Attr("device_id", int32_t(0), "unused on the CPU (Fluid's)")
+        .Attr("device_id", int32_t(0),
+              "unused (Fluid's): the device is the op's place, whose collective library "
+              "(tide/collective.h) the ring joins")
         .NoGradient()
         .Run(tide_collective::CommInitRun));

@@ -66,8 +66,17 @@ std::string Communicator::Where(const std::string& op, uint64_t seq) const {
          std::to_string(nranks_) + ")";
 }
 
+void Communicator::NoteStaging(const tide::Place& place, const std::string& why) {
+  std::call_once(staging_noted_, [&] {
+    tide::Log(TIDE_LOG_WARNING, kPlugin,
+              tide::detail::Concat("ring ", ring_id_, ": the collectives on ", place.ToString(),
+                                   " tensors are staged through host memory and run on Gloo (", why,
+                                   ")"));
+  });
+}
+
 void Communicator::Run(const std::string& op, const std::string& what,
-                       const std::function<void(uint32_t)>& fn) {
+                       const std::function<void(uint32_t)>& fn, const std::string& engine) {
   TIDE_CHECK(broken_.empty(), "op '", op, "': ring ", ring_id_,
              " is unusable after an earlier "
              "failure: ",
@@ -79,7 +88,7 @@ void Communicator::Run(const std::string& op, const std::string& what,
   try {
     fn(static_cast<uint32_t>(seq));
   } catch (const std::exception& e) {
-    Fail(op, seq, start, signature, e.what());
+    Fail(op, seq, start, signature, engine + ": " + e.what());
   }
 }
 
@@ -97,7 +106,7 @@ void Communicator::Check(const std::string& op, uint64_t seq, Clock::time_point 
     o.setTimeout(timeout_);
     gloo::allgather(o);
   } catch (const std::exception& e) {
-    Fail(op, seq, start, signature, e.what());
+    Fail(op, seq, start, signature, std::string("Gloo: ") + e.what());
   }
   std::string differ;
   for (int r = 0; r < nranks_; ++r) {
@@ -153,7 +162,7 @@ void Communicator::Fail(const std::string& op, uint64_t seq, Clock::time_point s
     who = std::string("rank 0 is gone: ") + e.what();
   }
   broken_ = Where(op, seq) + " failed: " + who +
-            (differ.empty() ? "" : differ + " of '" + signature + "'") + "; Gloo: " + why;
+            (differ.empty() ? "" : differ + " of '" + signature + "'") + "; " + why;
   tide::Log(TIDE_LOG_ERROR, kPlugin, broken_);
   TIDE_THROW(TIDE_UNAVAILABLE, broken_);
 }
@@ -227,7 +236,12 @@ Communicator& GetCommunicator(int ring_id, const std::string& op) {
 void SetCommunicator(int ring_id, std::unique_ptr<Communicator> comm) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto& slot = Rings()[ring_id];
-  if (slot) slot.release();  // an old ring's context may still be referenced by Gloo threads
+  if (slot) {
+    // The old ring's device communicator goes (after its queued work); its Gloo context may
+    // still be referenced by Gloo threads and is kept.
+    slot->TakeDevice();
+    slot.release();
+  }
   slot = std::move(comm);
 }
 

@@ -1,6 +1,7 @@
 // communicator.h: a ring's Gloo context (made by c_comm_init), found by ring_id by the collective
-// ops. Every collective gets a deadline; when one fails, the ranks that did not reach it are
-// found through the rendezvous store and named.
+// ops, and, where the ring's place has its own collective library, its communicator there
+// (DeviceComm). Every collective gets a deadline; when one fails, the ranks that did not reach it
+// are found through the rendezvous store and named.
 #pragma once
 
 #include <gloo/context.h>
@@ -16,6 +17,7 @@
 #include <tide/plugin.hpp>
 #include <vector>
 
+#include "device_comm.h"
 #include "ring_store.h"
 
 namespace tide_collective {
@@ -33,14 +35,22 @@ class Communicator {
   std::chrono::milliseconds timeout() const { return timeout_; }
   const std::shared_ptr<gloo::Context>& context() const { return context_; }
 
+  // The ring's communicator in its place's collective library (tide/collective.h), or null: the
+  // ring has only Gloo, and device tensors are staged through host memory.
+  DeviceComm* device() const { return device_.get(); }
+  void set_device(std::unique_ptr<DeviceComm> device) { device_ = std::move(device); }
+  std::unique_ptr<DeviceComm> TakeDevice() { return std::move(device_); }
+  // Logs, once per ring, that tensors on `place` are staged through host memory, and `why`.
+  void NoteStaging(const tide::Place& place, const std::string& why);
+
   // Runs one collective `fn(tag)` (tag: this collective's sequence number, the same on every rank
   // that issues the collectives in the same order). `what` describes its data ("float32[8, 3]"),
   // which every rank must agree on. A failure becomes an error naming the op, the ring, the ranks
   // that never reached the collective and those that issued another one in its place; the ring
   // is unusable afterwards. With the flag collective_check (on by default) the ranks compare op
-  // and `what` before exchanging any data.
+  // and `what` before exchanging any data. `engine` names what moved the data in that error.
   void Run(const std::string& op, const std::string& what,
-           const std::function<void(uint32_t tag)>& fn);
+           const std::function<void(uint32_t tag)>& fn, const std::string& engine = "Gloo");
 
   // The ring's communication "stream": tasks (each a Run and its unpacking) run on the ring's own
   // thread in the order they were queued, so a gradient bucket's allreduce overlaps the rest of
@@ -61,6 +71,8 @@ class Communicator {
   const int ring_id_, rank_, nranks_;
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<RingStore> store_;
+  std::unique_ptr<DeviceComm> device_;
+  std::once_flag staging_noted_;
   const std::chrono::milliseconds timeout_;
   const bool check_;  // the flag collective_check
   uint64_t seq_ = 0;

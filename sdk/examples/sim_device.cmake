@@ -4,4 +4,10 @@
 cmake_minimum_required(VERSION 3.18)
 project(tide_device_sim CXX)
 find_package(Tide 0.1 REQUIRED)
-tide_add_plugin(tide_device_sim NO_INSTALL sim_device.cc sim_mlp_kernels.cc)
+tide_add_plugin(tide_device_sim NO_INSTALL sim_device.cc sim_mlp_kernels.cc sim_collective.cc)
+# Its collective library (sim_collective.h) runs on Gloo where libgloo-dev is installed.
+find_package(Gloo CONFIG QUIET)
+if(Gloo_FOUND AND TARGET gloo)
+  target_compile_definitions(tide_device_sim PRIVATE TIDE_SIM_WITH_GLOO)
+  target_link_libraries(tide_device_sim PRIVATE gloo)
+endif()

@@ -5,7 +5,10 @@ equals the local one (to float rounding). Writes a JSON result per rank.
 
     python collective_model.py --out result{rank}.json [--model mlp|embedding] [--steps 8]
         [--fuse_mb 32] [--die_rank R --die_step S [--die_signal KILL|STOP]]
-        [--checkpoint_dir D]
+        [--checkpoint_dir D] [--plugin libtide_device_sim.so --place sim]
+
+--plugin loads a device plugin first; --place trains on that place kind's device: the rank's
+local rank for gpu, else 0 (the sim device is host memory, so every process has its own).
 
 With --checkpoint_dir rank 0 saves the persistables after every step (tide.io.save_persistables)
 and a started job resumes from the last one; --die_* act only in the first attempt
@@ -66,7 +69,11 @@ def main():
     ap.add_argument("--die_step", type=int, default=-1)
     ap.add_argument("--die_signal", default="KILL")
     ap.add_argument("--checkpoint_dir", default="")
+    ap.add_argument("--plugin", default="")
+    ap.add_argument("--place", default="cpu")
     args = ap.parse_args()
+    if args.plugin:
+        tide.load_plugin(args.plugin)
     first_attempt = os.environ.get("TIDE_RESTART_COUNT", "0") == "0"
 
     fleet.init(is_collective=True)
@@ -82,7 +89,8 @@ def main():
         strategy.fuse_all_reduce_ops = args.fuse_mb > 0
         strategy.fuse_grad_size_in_MB = args.fuse_mb
         fleet.distributed_optimizer(opt, strategy).minimize(loss)
-    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    device = int(os.environ.get("TIDE_LOCAL_RANK", "0")) if args.place == "gpu" else 0
+    exe, scope = tide.Executor(tide.Place(args.place, device)), tide.Scope()
     result = {
         "rank": rank,
         "nranks": nranks,

@@ -1,5 +1,11 @@
 """Runs every collective op once on this rank's inputs (rank-dependent, see inputs()) and writes
-the outputs as JSON; test_collective_ops.py checks them against numpy."""
+the outputs as JSON; test_collective_ops.py checks them against numpy.
+
+    python collective_ops_job.py out{rank}.json [PLUGIN|- PLACE_KIND]
+
+With a device plugin to load (- for none: the CUDA plugin is on the plugin path) and a place kind
+(the sim device: device 0; gpu: the rank's local rank) the inputs are first assigned on that
+place, so the collectives move the device's tensors; "_places" lists where each output is."""
 
 import json
 import sys
@@ -22,6 +28,12 @@ def inputs(rank):
 def main():
     w = world()
     rank, nranks = w.rank, w.world_size
+    place_kind = "cpu"
+    if len(sys.argv) > 3:
+        if sys.argv[2] != "-":
+            tide.load_plugin(sys.argv[2])
+        place_kind = sys.argv[3]
+    device = w.local_rank if place_kind == "gpu" else 0
     startup, prog = tide.Program(), tide.Program()
     sb, b = startup.global_block(), prog.global_block()
     sb.append_op(
@@ -32,6 +44,10 @@ def main():
         n: b.create_var(name=n, shape=a.shape, dtype=str(a.dtype), persistable=True)
         for n, a in feeds.items()
     }
+    if place_kind != "cpu":  # the feeds are host tensors: copies of them on the device
+        for n, fed in list(v.items()):
+            v[n] = b.create_var(name=n + "_on_device", dtype=fed.dtype, persistable=True)
+            b.append_op("assign", inputs={"X": fed}, outputs={"Out": v[n]})
     outs = {}
 
     def op(typ, x, name, **attrs):
@@ -45,7 +61,7 @@ def main():
         op("c_allreduce_" + kind, v["f32"], "allreduce_" + kind, use_calc_stream=kind == "max")
     op("c_allreduce_sum", v["f64"], "allreduce_sum_f64")
     op("c_allreduce_max", v["i64"], "allreduce_max_i64")
-    op("c_broadcast", v["f32"], "broadcast_root1", root=min(1, nranks - 1))
+    op("c_broadcast", v["f32"], "broadcast_root1", root=min(1, nranks - 1))  # rank 0 of 1
     op("c_allgather", v["f32"], "allgather", nranks=nranks)
     op("c_reducescatter", v["f32"], "reducescatter", nranks=nranks)
     b.append_op("barrier", attrs={"ring_id": 0})
@@ -65,11 +81,13 @@ def main():
     )
     outs["fused_a"], outs["fused_b"] = fa, fb
 
-    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    exe, scope = tide.Executor(tide.Place(place_kind, device)), tide.Scope()
     with tide.scope_guard(scope):
         exe.run(startup)
         got = exe.run(prog, feed=feeds, fetch_list=list(outs.values()))
+        places = {n: str(scope.find_var(n).get_tensor().place()) for n in outs}
     result = {n: np.array(g).tolist() for n, g in zip(outs, got)}
+    result["_places"] = places
     with open(sys.argv[1].format(rank=rank), "w") as f:
         json.dump(result, f)
 

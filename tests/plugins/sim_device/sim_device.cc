@@ -12,7 +12,9 @@
 // the memory host-accessible (the core then reads it directly, after synchronising). It has
 // events and "pinned" host memory whose copies read the source when they run, not when queued
 // (TIDE_SIM_NO_PINNED=1: none), so a staging buffer reused too early sends the wrong bytes.
-// TIDE_SIM_LIFECYCLE_LOG=<file>: at finalize, the counters are written there.
+// TIDE_SIM_LIFECYCLE_LOG=<file>: at finalize, the counters are written there. It publishes a
+// collective library ("tide.collective", sim_collective.h: Gloo behind the stream), unless
+// TIDE_SIM_NO_COLLECTIVE=1.
 //
 // Device contract (TideDeviceDef.contract): TIDE_SIM_CONTRACT=<n> declares contract n instead
 // of the header's (0: none, as a plugin built against the earlier 1.0). Planted contract
@@ -32,6 +34,7 @@
 #include <tide/plugin.hpp>
 #include <vector>
 
+#include "sim_collective.h"
 #include "sim_context.h"
 #include "sim_kernels.h"
 #include "sim_stream.h"
@@ -72,7 +75,11 @@ bool PlantedBug(const char* bug) {
 struct SimContext {
   int32_t device;
   SimStream stream;
-  SimContext(int32_t d, unsigned max_delay) : device(d), stream(max_delay, 1234u + unsigned(d)) {}
+  std::unique_ptr<tide::CollectiveLibrary> collective;  // or null; goes before the stream
+  SimContext(int32_t d, unsigned max_delay)
+      : device(d),
+        stream(max_delay, 1234u + unsigned(d)),
+        collective(CreateSimCollective(&stream)) {}
 };
 // Each device's context while it lives (frees are queued on its stream).
 std::atomic<SimContext*> g_contexts[2];
@@ -312,6 +319,10 @@ class SimDevice : public tide::Device {
       return &counters;
     }
     if (std::strcmp(name, "tide.sim.stream") == 0) return &static_cast<SimContext*>(ctx)->stream;
+    if (std::strcmp(name, TIDE_COLLECTIVE_EXTENSION) == 0) {
+      const auto& library = static_cast<SimContext*>(ctx)->collective;
+      return library ? library->def() : nullptr;
+    }
     return nullptr;
   }
   void Finalize() override {

@@ -1,0 +1,167 @@
+// cuda_collective.cc: NCCL as the CUDA device's collective library (see cuda_collective.h).
+#include "cuda_collective.h"
+
+#include <cstring>
+#include <string>
+#include <tide/plugin.hpp>
+
+#include "cuda_check.h"
+#include "cuda_libs.h"
+
+namespace tide_cuda {
+namespace {
+constexpr const char* kPluginName = "device_cuda";
+}  // namespace
+
+#ifndef TIDE_CUDA_WITH_NCCL
+
+const TideCollectiveDef* CollectiveTable(NcclContext* c) {
+  std::call_once(c->once, [] {
+    static std::once_flag logged;
+    std::call_once(logged, [] {
+      tide::Log(TIDE_LOG_WARNING, kPluginName,
+                "this CUDA plugin was built without nccl.h: GPU tensors' collectives are "
+                "staged through host memory (rebuild with NCCL's headers, e.g. NCCL_ROOT)");
+    });
+  });
+  return nullptr;
+}
+
+#else
+
+namespace {
+
+// NCCL's result as an error naming the call and NCCL's text.
+void NcclCheck(ncclResult_t r, const char* call) {
+  if (r == ncclSuccess) return;
+  TIDE_THROW(
+      r == ncclInvalidArgument || r == ncclInvalidUsage ? TIDE_INVALID_ARGUMENT : TIDE_INTERNAL,
+      "NCCL ", call, ": ", Nccl().ncclGetErrorString(r));
+}
+
+ncclComm_t AsNccl(TideCollectiveComm* c) { return reinterpret_cast<ncclComm_t>(c); }
+
+ncclDataType_t NcclType(TideDataType t) {
+  switch (t) {
+    case TIDE_FP32:
+      return ncclFloat32;
+    case TIDE_FP64:
+      return ncclFloat64;
+    case TIDE_FP16:
+      return ncclFloat16;
+    case TIDE_BF16:
+      return ncclBfloat16;
+    case TIDE_INT32:
+      return ncclInt32;
+    case TIDE_INT64:
+      return ncclInt64;
+    case TIDE_UINT8:
+      return ncclUint8;
+    case TIDE_INT8:
+      return ncclInt8;
+    default:
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "NCCL: data type ", tide::DataTypeName(t),
+                 " is not supported (float32/64, float16, bfloat16, int32/64, uint8, int8)");
+  }
+}
+
+ncclRedOp_t NcclOp(TideReduceOp op) {
+  switch (op) {
+    case TIDE_REDUCE_PROD:
+      return ncclProd;
+    case TIDE_REDUCE_MAX:
+      return ncclMax;
+    case TIDE_REDUCE_MIN:
+      return ncclMin;
+    default:
+      return ncclSum;
+  }
+}
+
+// NCCL on one context: its calls run with the context's device current and queue on its stream.
+class NcclLibrary : public tide::CollectiveLibrary {
+ public:
+  NcclLibrary(int device, cudaStream_t stream)
+      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId)), device_(device), stream_(stream) {}
+
+  void UniqueId(void* id) override {
+    NcclCheck(Nccl().ncclGetUniqueId(static_cast<ncclUniqueId*>(id)), "ncclGetUniqueId");
+  }
+  TideCollectiveComm* CommInit(const void* id, int32_t nranks, int32_t rank) override {
+    ncclUniqueId uid;
+    std::memcpy(&uid, id, sizeof(uid));
+    ncclComm_t comm = nullptr;
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclCommInitRank(&comm, nranks, uid, rank), "ncclCommInitRank");
+    return reinterpret_cast<TideCollectiveComm*>(comm);
+  }
+  void CommDestroy(TideCollectiveComm* comm) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclCommDestroy(AsNccl(comm)), "ncclCommDestroy");
+  }
+  void AllReduce(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
+                 TideDataType dtype, TideReduceOp op) override {
+    DeviceGuard guard(device_);
+    NcclCheck(
+        Nccl().ncclAllReduce(send, recv, count, NcclType(dtype), NcclOp(op), AsNccl(comm), stream_),
+        "ncclAllReduce");
+  }
+  void Broadcast(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
+                 TideDataType dtype, int32_t root) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclBroadcast(send, recv, count, NcclType(dtype), root, AsNccl(comm), stream_),
+              "ncclBroadcast");
+  }
+  void AllGather(TideCollectiveComm* comm, const void* send, void* recv, size_t send_count,
+                 TideDataType dtype) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclAllGather(send, recv, send_count, NcclType(dtype), AsNccl(comm), stream_),
+              "ncclAllGather");
+  }
+  void ReduceScatter(TideCollectiveComm* comm, const void* send, void* recv, size_t recv_count,
+                     TideDataType dtype, TideReduceOp op) override {
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclReduceScatter(send, recv, recv_count, NcclType(dtype), NcclOp(op),
+                                       AsNccl(comm), stream_),
+              "ncclReduceScatter");
+  }
+  void GroupStart() override { NcclCheck(Nccl().ncclGroupStart(), "ncclGroupStart"); }
+  void GroupEnd() override { NcclCheck(Nccl().ncclGroupEnd(), "ncclGroupEnd"); }
+
+ private:
+  const int device_;
+  const cudaStream_t stream_;
+};
+
+// Opens NCCL once per process; false (logged once) where it cannot be.
+bool NcclLoaded() {
+  static const bool loaded = [] {
+    try {
+      int version = 0;
+      Nccl().ncclGetVersion(&version);
+      tide::Log(TIDE_LOG_INFO, kPluginName,
+                "NCCL " + std::to_string(version) + " loaded: the GPU's collective library");
+      return true;
+    } catch (const std::exception& e) {
+      tide::Log(
+          TIDE_LOG_WARNING, kPluginName,
+          std::string(e.what()) + "; GPU tensors' collectives are staged through host memory");
+      return false;
+    }
+  }();
+  return loaded;
+}
+
+}  // namespace
+
+const TideCollectiveDef* CollectiveTable(NcclContext* c) {
+  std::call_once(c->once, [c] {
+    if (NcclLoaded())
+      c->library = std::make_unique<NcclLibrary>(c->device, static_cast<cudaStream_t>(c->stream));
+  });
+  return c->library ? c->library->def() : nullptr;
+}
+
+#endif  // TIDE_CUDA_WITH_NCCL
+
+}  // namespace tide_cuda

@@ -1,0 +1,27 @@
+// cuda_collective.h: the CUDA device's collective library for the collective op pack: NCCL
+// behind the device context extension "tide.collective" (tide/collective.h), each collective
+// queued on the context's stream. NCCL is opened on first use (cuda_libs.h); a plugin built
+// without nccl.h, or a machine without libnccl.so.2, publishes no table, and the op pack stages
+// GPU tensors through host memory instead (logged once).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <tide/plugin.hpp>
+#include <tide/plugin/collective.hpp>
+
+namespace tide_cuda {
+
+// One per device context (CudaContext holds it): the table handed to the op pack, filled on the
+// first request.
+struct NcclContext {
+  int device = 0;
+  void* stream = nullptr;  // cudaStream_t: the context's
+  std::once_flag once;
+  std::unique_ptr<tide::CollectiveLibrary> library;  // made on the first request, if NCCL is there
+};
+
+// The context's "tide.collective" table, or null where NCCL is not there.
+const TideCollectiveDef* CollectiveTable(NcclContext* c);
+
+}  // namespace tide_cuda

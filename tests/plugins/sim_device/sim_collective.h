@@ -1,0 +1,20 @@
+// sim_collective.h: the sim device's collective library (tide/collective.h, "tide.collective"),
+// so the device path of the collective op pack is tested without a GPU. Each collective is queued
+// on the context's stream like an NCCL kernel; when the stream reaches it, it copies the device
+// buffer to host memory, runs Gloo (TCP on loopback) there and copies the result back. The unique
+// id names a fresh directory (Gloo's FileStore) the ranks meet in, removed once they have: the
+// sim's ranks must share a machine, as the sim is a test device.
+//
+// Built where Gloo is (TIDE_SIM_WITH_GLOO); TIDE_SIM_NO_COLLECTIVE=1 hides the extension, so the
+// op pack's host staging of a device without one is tested too.
+#pragma once
+
+#include <memory>
+#include <tide/plugin.hpp>
+#include <tide/plugin/collective.hpp>
+
+#include "sim_stream.h"
+
+// The library of a context whose stream is `stream` (destroy it before the stream), or null
+// where it is not built or is hidden.
+std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream* stream);
