@@ -111,10 +111,11 @@ NN_MODELS = {
     "gru": lambda: nn_models.RnnClassifier("gru"),
     "simple_rnn": lambda: nn_models.RnnClassifier("simple_rnn"),
     "vit": nn_models.TinyViT,
+    "zero_d": nn_models.ZeroD,
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
-PIR_MODELS = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit"]
+PIR_MODELS = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "zero_d"]
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 
 

@@ -144,6 +144,26 @@ class TinyViT(nn.Layer):
         return {"x": rng.standard_normal((2, 3, 16, 16)).astype(np.float32)}
 
 
+class ZeroD(nn.Layer):
+    """A 0-D (shape []) output, Paddle 2.5+'s scalar: the mean of a linear layer's output, plus
+    its max and one element picked by indexing (x[0][1]: slices dropping every dim), so the
+    reductions to [], indexing to [] and an element-wise op of 0-D operands all run."""
+
+    inputs = [("x", [3, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return paddle.mean(y) + y.max() * y[0][1]
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 4)).astype(np.float32)}
+
+
 def randomize(net, rng):
     """Weights from a fixed seed; layer norms' scales and biases away from 1 and 0 so that a kernel
     ignoring one shows."""

@@ -205,6 +205,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
   }
   WaitForKernelIfDebugging(op);
   TouchOutputs(op);
+  GiveDeclaredRankZero(op);
   CheckOutputsWrittenOnce(op);
   if (FLAGS_check_nan_inf) CheckOutputsFinite(op);
   if (op.kernel_place() != place_) ReturnPersistableOutputs(op, place_, dctx_);

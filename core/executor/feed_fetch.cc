@@ -102,6 +102,9 @@ void CheckFeed(const VarDesc& desc, const LoDTensor& t) {
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, "feed '", name, "': data type ", DataTypeName(t.dtype()),
               " does not match the variable's ", DataTypeName(desc.dtype()));
   const auto& want = desc.shape();
+  if (desc.zero_dim() && t.dims().size() != 0)
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "feed '", name, "': shape ", t.dims().ToString(),
+              " does not match the variable's [] (0-D: feed a numpy scalar or a 0-D array)");
   if (!want.empty()) {
     bool ok = static_cast<int>(want.size()) == t.dims().size();
     for (size_t d = 0; ok && d < want.size(); ++d)

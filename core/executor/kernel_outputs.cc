@@ -27,6 +27,15 @@ void TouchOutputs(const OpInstance& op) {
       }
 }
 
+void GiveDeclaredRankZero(const OpInstance& op) {
+  for (const auto& [b, i] : op.zero_dim_outputs()) {
+    Variable* v = op.outputs()[b].vars[i];
+    if (!v || !v->IsType<LoDTensor>()) continue;
+    LoDTensor* t = v->GetMutable<LoDTensor>();
+    if (t->dims().size() == 1 && t->dims()[0] == 1 && t->lod_levels() == 0) t->Resize(DDim());
+  }
+}
+
 void DropUnbackedOutputs(const OpInstance& op) {
   for (const auto& b : op.outputs())
     for (Variable* v : b.vars) {

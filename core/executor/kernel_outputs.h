@@ -13,6 +13,10 @@ void LabelOutputLayouts(const OpInstance& op);
 // After the kernel: it may have written its outputs through pointers it got before (or not
 // through mutable_data at all), so their contents are new, whatever a converted copy of them says.
 void TouchOutputs(const OpInstance& op);
+// After the kernel: an output the program declares 0-D (Paddle 2.5+'s `paddle.mean(x)`, `x[0]`
+// of a vector) that the kernel made [1] (Fluid's shape for those ops) becomes rank 0, the same
+// element; the program's declaration decides, so a Fluid program declaring [1] keeps [1].
+void GiveDeclaredRankZero(const OpInstance& op);
 // After a kernel failed: one that failed after shape inference resized its outputs may have left
 // an output with dims larger than its memory; that memory is dropped, so nothing (the next op,
 // numpy, DLPack) reads past it, and the output then holds no data and says so.

@@ -64,6 +64,8 @@ OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx
     for (size_t i = 0; i < outputs_[b].names.size(); ++i) {
       const VarDesc* v = block.FindVarRecursive(outputs_[b].names[i]);
       if (v && v->persistable()) persistable_outputs_.emplace_back(b, i);
+      if (v && v->zero_dim() && v->type() == TIDE_VAR_LOD_TENSOR)
+        zero_dim_outputs_.emplace_back(b, i);
     }
 }
 

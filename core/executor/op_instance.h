@@ -120,6 +120,10 @@ class OpInstance {
   const std::vector<std::pair<size_t, size_t>>& persistable_outputs() const {
     return persistable_outputs_;
   }
+  // (binding, index) of the outputs the program declares 0-D (VarDesc::zero_dim).
+  const std::vector<std::pair<size_t, size_t>>& zero_dim_outputs() const {
+    return zero_dim_outputs_;
+  }
 
   // Resolves every bound variable name in `scope` (and its parents); what was kept for the last
   // binding (the inputs' conversions, the shape cache, the outputs check) starts again.
@@ -158,6 +162,7 @@ class OpInstance {
   int dtype_input_ = -1;
   DataType dtype_from_attr_ = TIDE_UNDEFINED;
   std::vector<std::pair<size_t, size_t>> persistable_outputs_;
+  std::vector<std::pair<size_t, size_t>> zero_dim_outputs_;
 
   // The chosen kernel: kernel choice writes it.
   friend class KernelChoice;

@@ -228,7 +228,7 @@ void CheckAgainstVar(const LoDTensor& t, const VarDesc& v, const std::string& wh
                DataTypeName(t.dtype()), ", the program declares ", DataTypeName(v.dtype()));
   const auto dims = t.dims().ToVector();
   const auto& want = v.shape();
-  bool ok = want.empty() || dims.size() == want.size();
+  bool ok = v.shape_unknown() || dims.size() == want.size();
   for (size_t i = 0; ok && !want.empty() && i < want.size(); ++i)
     ok = want[i] < 0 || want[i] == dims[i];
   TIDE_ENFORCE(ok, what, ": has dims ", DimsString(dims), ", the program declares ",

@@ -56,6 +56,11 @@ const Entry kEntries[] = {
     {"pd_op.greater_than", "greater_than", "X Y", "Out", "", kAxis},
     {"pd_op.greater_equal", "greater_equal", "X Y", "Out", "", kAxis},
     {"pd_op.cumsum", "cumsum", "X =axis", "Out", ""},
+    // Reductions: an empty axis reduces every dim (to a 0-D result, as the program declares).
+    {"pd_op.mean", "reduce_mean", "X =dim", "Out", "keepdim>keep_dim"},
+    {"pd_op.sum", "reduce_sum", "X =dim", "Out", "keepdim>keep_dim dtype>out_dtype"},
+    {"pd_op.max", "reduce_max", "X =dim", "Out", "keepdim>keep_dim"},
+    {"pd_op.min", "reduce_min", "X =dim", "Out", "keepdim>keep_dim"},
     // Activations.
     {"pd_op.relu", "relu", "X", "Out", ""},
     {"pd_op.relu6", "relu6", "X", "Out", ""},

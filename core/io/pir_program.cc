@@ -200,7 +200,7 @@ class Translator {
   [[noreturn]] void Fail(const Json& at, const std::string& what) const { at.Fail(what); }
 
   void AddVar(const std::string& name, int type, int dtype, const std::vector<int64_t>& dims,
-              bool persistable, int lod_level = 0) {
+              bool persistable, int lod_level = 0, bool zero_dim = false) {
     auto* v = block_->add_vars();
     v->set_name(name);
     v->mutable_type()->set_type(static_cast<proto::VarType::Type>(type));
@@ -215,6 +215,7 @@ class Translator {
     if (desc) {
       desc->set_data_type(static_cast<proto::VarType::Type>(dtype));
       for (int64_t d : dims) desc->add_dims(d);
+      desc->set_zero_dim(zero_dim && dims.empty());
     }
     v->set_persistable(persistable);
     names_.insert(name);
@@ -241,7 +242,7 @@ class Translator {
     last_rank_ = static_cast<int>(dims.size());
     AddVar(name,
            id == "0.t_dtensor" ? proto::VarType::LOD_TENSOR : proto::VarType::LOD_TENSOR_ARRAY,
-           *dtype, dims, persistable, lod_level);
+           *dtype, dims, persistable, lod_level, /*zero_dim=*/true);  // PIR's [] is 0-D
     return *dtype;
   }
 

@@ -96,9 +96,12 @@ void BlockDesc::ToProto(proto::BlockDesc* out) const {
 
 void BlockDesc::LoadProto(const proto::BlockDesc& p) {
   forward_block_idx_ = p.forward_block_idx();
+  // Paddle 2.5 made tensors without dims 0-D (before, no dims meant not inferred yet).
+  const int64_t version = program_ ? program_->version() : 0;
+  const bool empty_dims_zero_d = version >= 2005000 && version <= ProgramDesc::kLastPaddleRelease;
   for (const auto& v : p.vars()) {
     TIDE_ENFORCE(!FindVar(v.name()), "block ", idx_, " declares variable '", v.name(), "' twice");
-    vars_.push_back(std::make_shared<VarDesc>(VarDesc::FromProto(v)));
+    vars_.push_back(std::make_shared<VarDesc>(VarDesc::FromProto(v, empty_dims_zero_d)));
     var_index_[v.name()] = vars_.back().get();
   }
   for (const auto& o : p.ops()) {

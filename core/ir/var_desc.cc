@@ -37,12 +37,13 @@ void VarDesc::ToProto(proto::VarDesc* out) const {
     td->set_data_type(
         static_cast<proto::VarType::Type>(dtype_ == TIDE_UNDEFINED ? TIDE_FP32 : dtype_));
     for (int64_t d : shape_) td->add_dims(d);
+    if (zero_dim_) td->set_zero_dim(true);
     if (type_ == TIDE_VAR_LOD_TENSOR) t->mutable_lod_tensor()->set_lod_level(lod_level_);
     if (type_ == TIDE_VAR_LOD_TENSOR_ARRAY) t->mutable_tensor_array()->set_lod_level(lod_level_);
   }
 }
 
-VarDesc VarDesc::FromProto(const proto::VarDesc& p) {
+VarDesc VarDesc::FromProto(const proto::VarDesc& p, bool empty_dims_zero_d) {
   TIDE_ENFORCE(!p.name().empty(), "a VarDesc has an empty name");
   VarDesc v(p.name());
   const proto::VarType::Type t = p.type().type();
@@ -70,6 +71,8 @@ VarDesc VarDesc::FromProto(const proto::VarDesc& p) {
                  int(td->data_type()), ", which is not an element type");
     v.dtype_ = static_cast<DataType>(td->data_type());
     v.shape_.assign(td->dims().begin(), td->dims().end());
+    v.zero_dim_ = td->dims().empty() &&
+                  (td->zero_dim() || (empty_dims_zero_d && v.type_ == TIDE_VAR_LOD_TENSOR));
   } else {
     v.dtype_ = TIDE_UNDEFINED;
   }

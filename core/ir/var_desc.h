@@ -26,7 +26,24 @@ class VarDesc : public std::enable_shared_from_this<VarDesc> {
   DataType dtype() const { return dtype_; }
   void set_dtype(DataType t) { dtype_ = t; }
   const std::vector<int64_t>& shape() const { return shape_; }
-  void set_shape(std::vector<int64_t> s) { shape_ = std::move(s); }
+  void set_shape(std::vector<int64_t> s) {
+    shape_ = std::move(s);
+    zero_dim_ = false;
+  }
+  // A 0-D tensor (shape [], one element; Paddle 2.5+'s `paddle.mean(x)`), as opposed to an empty
+  // shape() that says the dims are not known (Fluid's variables before shape inference).
+  bool zero_dim() const { return zero_dim_; }
+  void set_zero_dim() {
+    shape_.clear();
+    zero_dim_ = true;
+  }
+  // Another variable's shape, 0-D or unknown as it is.
+  void CopyShapeFrom(const VarDesc& o) {
+    shape_ = o.shape_;
+    zero_dim_ = o.zero_dim_;
+  }
+  // The shape as declared: unknown dims (an empty shape that is not 0-D) count as not declared.
+  bool shape_unknown() const { return shape_.empty() && !zero_dim_; }
   int32_t lod_level() const { return lod_level_; }
   void set_lod_level(int32_t l) { lod_level_ = l; }
   bool persistable() const { return persistable_; }
@@ -35,7 +52,8 @@ class VarDesc : public std::enable_shared_from_this<VarDesc> {
   void set_stop_gradient(bool s) { stop_gradient_ = s; }
 
   void ToProto(proto::VarDesc* out) const;
-  static VarDesc FromProto(const proto::VarDesc& p);
+  // `empty_dims_zero_d`: the program is Paddle 2.5+'s, whose tensors without dims are 0-D.
+  static VarDesc FromProto(const proto::VarDesc& p, bool empty_dims_zero_d = false);
   std::string ToString() const;  // "x : LOD_TENSOR float32 [-1, 13]"
 
  private:
@@ -46,6 +64,7 @@ class VarDesc : public std::enable_shared_from_this<VarDesc> {
   int32_t lod_level_ = 0;
   bool persistable_ = false;
   bool stop_gradient_ = false;
+  bool zero_dim_ = false;
 };
 
 }  // namespace tide::core

@@ -72,7 +72,7 @@ void DeclareGradVar(BlockDesc* block, const std::string& name) {
   if (const VarDesc* fwd = block->FindVarRecursive(ForwardName(name))) {
     v->set_type(fwd->type() == TIDE_VAR_SELECTED_ROWS ? TIDE_VAR_LOD_TENSOR : fwd->type());
     v->set_dtype(fwd->dtype());
-    v->set_shape(fwd->shape());
+    v->CopyShapeFrom(*fwd);
     v->set_lod_level(fwd->lod_level());
   }
 }
@@ -268,7 +268,7 @@ void ReadValuesOpSaw(BlockDesc* body, size_t k, std::vector<OpDesc>* grads) {
           VarDesc* s = body->Var(snap);
           s->set_type(v->type());
           s->set_dtype(v->dtype());
-          s->set_shape(v->shape());
+          s->CopyShapeFrom(*v);
           s->set_lod_level(v->lod_level());
           inserts.emplace_back(own ? k + 1 : k,
                                OpDesc("assign", {{"X", {n}}}, {{"Out", {snap}}}, {}));

@@ -42,7 +42,24 @@ DDim CompileTimeInferShapeContext::InputDims(const char* param, size_t i) const 
 }
 
 void CompileTimeInferShapeContext::SetOutputDims(const char* param, size_t i, const DDim& dims) {
-  if (VarDesc* v = Out(param, i)) v->set_shape(dims.ToVector());
+  VarDesc* v = Out(param, i);
+  if (!v) return;
+  // Fluid's ops make [1] where Paddle 2.5+ makes [] (a reduction to a scalar, x[0] of a vector):
+  // the program's declaration decides, and the executor gives such an output rank 0.
+  if (v->zero_dim() && dims.size() == 1 && dims[0] == 1) return;
+  // Rank 0 from inputs whose dims are all known (0-D operands) is 0-D; from an input of unknown
+  // dims it says nothing.
+  if (dims.size() == 0 && !AnyInputShapeUnknown()) return v->set_zero_dim();
+  v->set_shape(dims.ToVector());
+}
+
+bool CompileTimeInferShapeContext::AnyInputShapeUnknown() const {
+  for (const auto& [param, names] : op_.inputs())
+    for (const auto& name : names) {
+      const VarDesc* v = block_->FindVarRecursive(name);
+      if (v && v->type() == TIDE_VAR_LOD_TENSOR && v->shape_unknown()) return true;
+    }
+  return false;
 }
 
 TideDataType CompileTimeInferShapeContext::InputDataType(const char* param, size_t i) const {

@@ -35,6 +35,7 @@ class CompileTimeInferShapeContext : public TideInferShapeContext {
  private:
   VarDesc* In(const char* param, size_t i) const;
   VarDesc* Out(const char* param, size_t i) const;  // nullptr for @EMPTY@
+  bool AnyInputShapeUnknown() const;
   const OpDesc& op_;
   BlockDesc* block_;
   AttrViews views_;

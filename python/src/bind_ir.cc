@@ -105,6 +105,15 @@ void BindIR(py::module_& m) {
           "dtype", [](const VarDesc& v) { return int(v.dtype()); },
           [](VarDesc& v, int t) { v.set_dtype(static_cast<DataType>(t)); })
       .def_property("shape", &VarDesc::shape, &VarDesc::set_shape)
+      // True: a 0-D tensor, shape [] (setting it clears the shape); an empty shape without it
+      // is a shape not known yet.
+      .def_property("zero_dim", &VarDesc::zero_dim,
+                    [](VarDesc& v, bool z) {
+                      if (z)
+                        v.set_zero_dim();
+                      else
+                        v.set_shape(v.shape());
+                    })
       .def_property("lod_level", &VarDesc::lod_level, &VarDesc::set_lod_level)
       .def_property("persistable", &VarDesc::persistable, &VarDesc::set_persistable)
       .def_property("stop_gradient", &VarDesc::stop_gradient, &VarDesc::set_stop_gradient)

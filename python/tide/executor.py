@@ -34,6 +34,8 @@ def _as_tensor(name, value, var):
         return value
     if isinstance(value, np.ndarray):
         return LoDTensor(value)
+    if isinstance(value, np.generic):  # a numpy scalar, np.float32(3): a 0-D tensor of its type
+        return LoDTensor(np.asarray(value))
     if var is None:
         raise ValueError("cannot feed %r: no variable of that name in the program" % name)
     # Python data: take the variable's dtype.

@@ -39,7 +39,9 @@ def grad_var_name(name):
 
 class Variable:
     """A variable of a block: a name with a type, data type, shape and LoD level. Values live
-    in a Scope at run time; this is only the description. Its arithmetic and ordering operators
+    in a Scope at run time; this is only the description. `shape` is a tuple, -1 for a dim known
+    at run time; `()` is a 0-D tensor (declared `shape=[]`, `desc.zero_dim` true) or dims not
+    known yet (`shape=None`, filled by shape inference). Its arithmetic and ordering operators
     (a + b, a < b build ops) are attached by tide.layers (layers/math_op_patch.py), which builds
     on this module."""
 
@@ -64,12 +66,12 @@ class Variable:
             self.desc.type = VAR_TYPES[type] if isinstance(type, str) else type
             self.desc.dtype = dtype_code(dtype if dtype is not None else "float32")
             if shape is not None:
-                self.desc.shape = [int(d) for d in shape]
+                self._set_shape(shape)
             self.desc.lod_level = lod_level or 0
             self.desc.persistable = bool(persistable)
         else:  # an existing description: only fill what is given
             if shape is not None:
-                self.desc.shape = [int(d) for d in shape]
+                self._set_shape(shape)
             if dtype is not None:
                 self.desc.dtype = dtype_code(dtype)
             if lod_level is not None:
@@ -80,6 +82,15 @@ class Variable:
         self.op = None  # the op that writes it last, when known
         block.vars[name] = self
         block.program._bump()
+
+    def _set_shape(self, shape):
+        # shape=[] (or ()) declares a 0-D tensor, Paddle 2.5+'s scalar; shape=None leaves the
+        # dims unknown (an empty tuple too, until shape inference fills them).
+        dims = [int(d) for d in shape]
+        if dims:
+            self.desc.shape = dims
+        else:
+            self.desc.zero_dim = True
 
     name = property(lambda self: self.desc.name)
     shape = property(lambda self: tuple(self.desc.shape))

@@ -158,11 +158,11 @@ def save_vars(
 def _check_against_program(src, name, var, arr):
     """A saved value must be what the program declares (else it fails later, inside an op that
     names neither the file nor the parameter): the same data type, and dims the declared ones
-    match (-1 matches any size; none declared: any)."""
+    match (-1 matches any size; none declared: any; a 0-D variable: a 0-D value)."""
     if var is None or var.type != "LOD_TENSOR":
         return
     want = tuple(var.shape)
-    same_dims = not want or (
+    same_dims = (not want and not var.desc.zero_dim) or (
         len(want) == arr.ndim and all(w < 0 or w == d for w, d in zip(want, arr.shape))
     )
     if np.dtype(convert_dtype(var.dtype)) != arr.dtype or not same_dims:
