@@ -31,6 +31,7 @@ class VarDesc:
     shape: list[int]
     stop_gradient: bool
     type: int
+    zero_dim: bool
     def __repr__(self) -> str:
         ...
     def to_proto_text(self, throw_on_error: bool = True) -> str:
