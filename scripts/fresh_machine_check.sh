@@ -135,7 +135,7 @@ ROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 since() { local s=$((($2 - $1) / 1000000000)); printf '%d min %02d s' $((s / 60)) $((s % 60)); }
 
 run_in_root() {
-  local name="$1" cmd="$2" logf start rc
+  local name="$1" cmd="$2" label="${3:-$2}" logf start rc
   logf="$WORK/$name.log"
   log "running '$cmd' in the fresh root (log: $logf)"
   start=$(date +%s%N)
@@ -161,7 +161,7 @@ run_in_root() {
     done
   rc=${PIPESTATUS[0]}
   set -e
-  RESULTS+=("$(printf '%-24s %-10s %s' "$cmd" "$([ "$rc" -eq 0 ] && echo passed || echo "FAILED($rc)")" \
+  RESULTS+=("$(printf '%-24s %-10s %s' "$label" "$([ "$rc" -eq 0 ] && echo passed || echo "FAILED($rc)")" \
     "$(since "$start" "$(date +%s%N)")")")
   if [ "$name" = quickstart ] && [ -s "$WORK/.trained" ]; then
     RESULTS+=("$(printf '%-24s %-10s %s' "  first training line" reached \
@@ -178,7 +178,8 @@ wheel_in_root() {
   local pyver headers dist sdk
   run_in_root wheel-setup "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install \
     -y -qq --no-install-recommends python3 python3-venv >/dev/null && cd /tmp && apt-get download \
-    -qq libpython\$(python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])')-dev" || return 1
+    -qq libpython\$(python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])')-dev" \
+    "apt install python3 python3-venv" || return 1
   headers="$WORK/python-headers"
   rm -rf "$headers" && mkdir -p "$headers"
   dpkg-deb -x "$(ls "$ROOT"/tmp/libpython3*-dev_*.deb)" "$headers"
@@ -198,6 +199,7 @@ wheel_in_root() {
     "${TIDE_VENV:-$TIDE_ROOT/.venv}/bin/python" -m pip wheel -q --no-build-isolation --no-deps \
     --disable-pip-version-check -w "$dist" --config-settings=build-dir="$WORK/vendor-build" .) ||
     return 1
+  rm -rf "$sdk" "$WORK/vendor-build"
   run_in_root wheel "./tests/packaging/wheel_check.sh /root/wheels"
 }
 
@@ -222,6 +224,10 @@ fi
 echo
 log "fresh Debian $(cut -d. -f1 "$ROOT/etc/debian_version") root ($SUITE, $(nproc) cores, $([ -n "$CUDA_DIR" ] && echo "nvcc from $CUDA_DIR" || echo "no nvcc")), commit ${COMMIT:0:12}:"
 printf '  %s\n' "${RESULTS[@]}"
+if [ "$ONLY" = wheel ] && [ -f "$WORK/wheel.log" ]; then
+  grep -E "^(wheel|python|import tide|CUDA plugin|fit_a_line|Paddle model|plugin wheel):" "$WORK/wheel.log" |
+    sed 's/^/  /' || true
+fi
 if [ -f "$WORK/test.log" ]; then
   grep -E "tests passed|tests failed" "$WORK/test.log" | sed 's/^/  ctest: /' || true
 fi

@@ -40,6 +40,12 @@ for lib in ("libprotobuf", "libglog", "libdnnl", "libgomp"):
     assert paths and all("/site-packages/tide.libs/" in p for p in paths), (lib, paths)
 print("import tide: %d plugins loaded (%s); protobuf, glog, oneDNN, libgomp from tide.libs"
       % (len(names), ", ".join(names)))
+if "device_cuda" in names:  # TIDE_WITH_CUDA=ON: loads without CUDA, and offers no gpu place
+    gpus = tide.device_count("gpu")
+    assert gpus == 0 or os.path.exists("/dev/nvidia0"), gpus
+    assert not any("libcud" in l or "libcublas" in l for l in maps.splitlines()), "CUDA mapped"
+    print("CUDA plugin: loaded, %d gpu place(s)%s" % (gpus, "" if gpus else
+          " (no CUDA driver here: unavailable, not a failure; no CUDA library bundled or opened)"))
 
 sys.path.insert(0, os.path.join(sys.argv[1], "examples"))  # the example script only
 import fit_a_line
