@@ -24,7 +24,8 @@
 #               wheel's entry point; the wheel's size and the `import tide` time)
 #
 # Needs root (debootstrap, chroot, mounts); installs debootstrap when it is missing. What it
-# checks is the committed tree: commit first. Logs: $TIDE_FRESH_DIR/{quickstart,test}.log.
+# checks is the committed tree (--wheel: the wheel is built from the work tree): commit first.
+# Logs: $TIDE_FRESH_DIR/{quickstart,test,debs,wheel-setup,wheel}.log.
 set -euo pipefail
 TIDE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${TIDE_FRESH_DIR:-/var/tmp/tide-fresh}"
@@ -225,7 +226,7 @@ echo
 log "fresh Debian $(cut -d. -f1 "$ROOT/etc/debian_version") root ($SUITE, $(nproc) cores, $([ -n "$CUDA_DIR" ] && echo "nvcc from $CUDA_DIR" || echo "no nvcc")), commit ${COMMIT:0:12}:"
 printf '  %s\n' "${RESULTS[@]}"
 if [ "$ONLY" = wheel ] && [ -f "$WORK/wheel.log" ]; then
-  grep -E "^(wheel|python|import tide|CUDA plugin|fit_a_line|Paddle model|plugin wheel):" "$WORK/wheel.log" |
+  grep -E "^(wheel|python|import tide|CUDA plugin|fit_a_line|plugin wheel):|^Paddle model " "$WORK/wheel.log" |
     sed 's/^/  /' || true
 fi
 if [ -f "$WORK/test.log" ]; then

