@@ -195,12 +195,13 @@ wheel_in_root() {
   sdk="$WORK/wheel-sdk"
   rm -rf "$sdk" && mkdir -p "$sdk"
   (cd "$sdk" && python3 -m zipfile -e "$(ls "$dist"/tide-*.whl)" .)
-  log "building the acme plugin wheel against the wheel's SDK"
+  log "building the acme plugin wheel against the wheel's SDK, and repairing it (a manylinux tag)"
   (cd "$TIDE_ROOT/tests/packaging/vendor_wheel" && CMAKE_PREFIX_PATH="$sdk/tide" \
     "${TIDE_VENV:-$TIDE_ROOT/.venv}/bin/python" -m pip wheel -q --no-build-isolation --no-deps \
-    --disable-pip-version-check -w "$dist" --config-settings=build-dir="$WORK/vendor-build" .) ||
-    return 1
-  rm -rf "$sdk" "$WORK/vendor-build"
+    --disable-pip-version-check -w "$WORK/vendor-dist" \
+    --config-settings=build-dir="$WORK/vendor-build" .) || return 1
+  "$TIDE_ROOT/scripts/wheel_repair.sh" "$(ls "$WORK"/vendor-dist/acme_tide-*.whl)" "$dist" || return 1
+  rm -rf "$sdk" "$WORK/vendor-build" "$WORK/vendor-dist"
   run_in_root wheel "./tests/packaging/wheel_check.sh /root/wheels"
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# wheel_repair.sh WHEEL OUT_DIR: makes a wheel that `pip wheel .` built self-contained
-# (docs/packaging.md): `auditwheel repair` copies the libraries its ELF files need beyond the
+# wheel_repair.sh WHEEL OUT_DIR: makes a wheel that `pip wheel .` built self-contained (Tide's, or
+# a vendor's plugin wheel; docs/packaging.md): `auditwheel repair` copies the libraries its ELF files need beyond the
 # manylinux policy's into tide.libs/ and points each file's RPATH there (every ELF file: tide._C,
 # the core, tide-plugins and each dlopened plugin), and tags it manylinux_X_Y; CUDA's libraries
 # are never bundled. tests/packaging/wheel_libs_check.py then checks that every file finds what
@@ -34,7 +34,8 @@ trap 'rm -rf "$tmp"' EXIT
 # statically and opens cuBLAS/cuDNN with dlopen, so none is needed at load time anyway).
 auditwheel repair -w "$tmp" --exclude 'libcuda.so*' --exclude 'libcudart.so*' \
   --exclude 'libcublas*.so*' --exclude 'libcudnn*.so*' --exclude 'libnvrtc*.so*' \
-  --exclude 'libnccl.so*' "$whl" 2>"$tmp/repair.log" || { cat "$tmp/repair.log"; exit 1; }
+  --exclude 'libnccl.so*' "$whl" 2>"$tmp/repair.log" ||
+  { rc=$?; cat "$tmp/repair.log"; echo "wheel_repair: auditwheel repair exited $rc" >&2; exit 1; }
 fixed=$(ls "$tmp"/*.whl)
 auditwheel show "$fixed" 2>/dev/null | sed -n '2,4p' | tr -s '\n' ' '; echo
 "$TOOLS/bin/python" "$TIDE_ROOT/tests/packaging/wheel_libs_check.py" "$fixed" >"$tmp/libs.txt" ||
