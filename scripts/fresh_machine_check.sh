@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fresh_machine_check.sh: the README's two commands, as a new user runs them, on a clean Debian 12
-# root. Makes the root with debootstrap (from the Debian mirror this machine's apt uses), puts a
+# root (or, with --wheel, the self-contained wheel on a clean Debian 13 root). Makes the root with debootstrap (from the Debian mirror this machine's apt uses), puts a
 # clean clone of the current commit in it, and runs ./scripts/quickstart.sh, then
 # ./scripts/test.sh, there (chroot in a private mount namespace, a bare environment), printing
 # each one's wall time and result, and how long the quick start took to reach training. Where
@@ -8,7 +8,7 @@
 # in the root, as a user's machine may have one: the test command then builds the CUDA plugin.
 #
 #   scripts/fresh_machine_check.sh [--keep] [--no-cache] [--no-cuda] [--only quickstart|test]
-#                                  [--debs DIR]
+#                                  [--debs DIR] [--wheel]
 #
 #   --keep      leave the root (and its build) in $TIDE_FRESH_DIR afterwards
 #   --no-cache  debootstrap anew instead of unpacking the pristine root cached by an earlier run
@@ -16,9 +16,16 @@
 #   --only X    run only one of the two commands
 #   --debs DIR  instead: `apt install` the packages cpack made (DIR/*.deb) in the root and use
 #               them (tests/packaging/deb_check.sh: train, tide-plugins, an out-of-tree plugin)
+#   --wheel     instead: a Debian 13 (trixie) root with only python3 and python3-venv added; here
+#               scripts/wheel.sh builds the repaired wheel for its CPython (from the headers of
+#               its libpython3.X-dev package, unpacked outside the root) and the acme plugin
+#               wheel against that wheel's SDK; in the root, a venv gets them
+#               (tests/packaging/wheel_check.sh: import, fit_a_line, a Paddle model, the plugin
+#               wheel's entry point; the wheel's size and the `import tide` time)
 #
 # Needs root (debootstrap, chroot, mounts); installs debootstrap when it is missing. What it
-# checks is the committed tree: commit first. Logs: $TIDE_FRESH_DIR/{quickstart,test}.log.
+# checks is the committed tree (--wheel: the wheel is built from the work tree): commit first.
+# Logs: $TIDE_FRESH_DIR/{quickstart,test,debs,wheel-setup,wheel}.log.
 set -euo pipefail
 TIDE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${TIDE_FRESH_DIR:-/var/tmp/tide-fresh}"
@@ -32,7 +39,8 @@ while (($#)); do
     --no-cuda) CUDA=0 ;;
     --only) ONLY="$2"; shift ;;
     --debs) DEBS="$(cd "$2" && pwd)"; ONLY=debs; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --wheel) ONLY=wheel SUITE=trixie CUDA=0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fresh_machine_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -57,7 +65,7 @@ mirror() {
   echo "$m"
 }
 
-# 1. A clean Debian 12 root: debootstrap's default variant (Debian's required and important
+# 1. A clean Debian root (12, or 13 for --wheel): debootstrap's default variant (Debian's required and important
 # packages, as a fresh install has), cached as a tarball of exactly that.
 rm -rf --one-file-system "$ROOT"
 mkdir -p "$ROOT" "$CACHE"
@@ -128,7 +136,7 @@ ROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 since() { local s=$((($2 - $1) / 1000000000)); printf '%d min %02d s' $((s / 60)) $((s % 60)); }
 
 run_in_root() {
-  local name="$1" cmd="$2" logf start rc
+  local name="$1" cmd="$2" label="${3:-$2}" logf start rc
   logf="$WORK/$name.log"
   log "running '$cmd' in the fresh root (log: $logf)"
   start=$(date +%s%N)
@@ -154,7 +162,7 @@ run_in_root() {
     done
   rc=${PIPESTATUS[0]}
   set -e
-  RESULTS+=("$(printf '%-24s %-10s %s' "$cmd" "$([ "$rc" -eq 0 ] && echo passed || echo "FAILED($rc)")" \
+  RESULTS+=("$(printf '%-24s %-10s %s' "$label" "$([ "$rc" -eq 0 ] && echo passed || echo "FAILED($rc)")" \
     "$(since "$start" "$(date +%s%N)")")")
   if [ "$name" = quickstart ] && [ -s "$WORK/.trained" ]; then
     RESULTS+=("$(printf '%-24s %-10s %s' "  first training line" reached \
@@ -164,14 +172,50 @@ run_in_root() {
   return "$rc"
 }
 
+# --wheel: the root gets python3 and python3-venv (as a user's machine has them), and the headers
+# of its CPython are fetched as a package file (apt-get download: not installed in the root) for
+# the wheel's build here; the two wheels go to /root/wheels in the root.
+wheel_in_root() {
+  local pyver headers dist sdk
+  run_in_root wheel-setup "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install \
+    -y -qq --no-install-recommends python3 python3-venv >/dev/null && cd /tmp && apt-get download \
+    -qq libpython\$(python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])')-dev" \
+    "apt install python3 python3-venv" || return 1
+  headers="$WORK/python-headers"
+  rm -rf "$headers" && mkdir -p "$headers"
+  dpkg-deb -x "$(ls "$ROOT"/tmp/libpython3*-dev_*.deb)" "$headers"
+  rm -f "$ROOT"/tmp/libpython3*-dev_*.deb
+  pyver=$(cd "$headers/usr/include" && ls -d python3.* | head -1)
+  dist="$ROOT/root/wheels"
+  mkdir -p "$dist"
+  log "building the wheel here for the root's $pyver (scripts/wheel.sh)"
+  "$TIDE_ROOT/scripts/wheel.sh" -o "$dist" --python-headers "$headers/usr/include/$pyver" || return 1
+  # The vendor's plugin wheel, against the SDK inside that wheel (as tide.sdk.cmake_prefix_path()
+  # gives it where the wheel is installed).
+  sdk="$WORK/wheel-sdk"
+  rm -rf "$sdk" && mkdir -p "$sdk"
+  (cd "$sdk" && python3 -m zipfile -e "$(ls "$dist"/tide-*.whl)" .)
+  log "building the acme plugin wheel against the wheel's SDK, and repairing it (a manylinux tag)"
+  (cd "$TIDE_ROOT/tests/packaging/vendor_wheel" && CMAKE_PREFIX_PATH="$sdk/tide" \
+    "${TIDE_VENV:-$TIDE_ROOT/.venv}/bin/python" -m pip wheel -q --no-build-isolation --no-deps \
+    --disable-pip-version-check -w "$WORK/vendor-dist" \
+    --config-settings=build-dir="$WORK/vendor-build" .) || return 1
+  "$TIDE_ROOT/scripts/wheel_repair.sh" "$(ls "$WORK"/vendor-dist/acme_tide-*.whl)" "$dist" || return 1
+  rm -rf "$sdk" "$WORK/vendor-build" "$WORK/vendor-dist"
+  run_in_root wheel "./tests/packaging/wheel_check.sh /root/wheels"
+}
+
 RESULTS=()
-rm -f "$WORK/.trained" "$WORK/quickstart.log" "$WORK/test.log"
+rm -f "$WORK/.trained" "$WORK"/{quickstart,test,debs,wheel-setup,wheel}.log
 status=0
 if [ -z "$ONLY" ] || [ "$ONLY" = quickstart ]; then
   run_in_root quickstart ./scripts/quickstart.sh || status=1
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = test ]; then
   run_in_root test ./scripts/test.sh || status=1
+fi
+if [ "$ONLY" = wheel ]; then
+  wheel_in_root || status=1
 fi
 if [ "$ONLY" = debs ]; then
   mkdir -p "$ROOT/root/debs"
@@ -180,8 +224,12 @@ if [ "$ONLY" = debs ]; then
 fi
 
 echo
-log "fresh Debian 12 root ($SUITE, $(nproc) cores, $([ -n "$CUDA_DIR" ] && echo "nvcc from $CUDA_DIR" || echo "no nvcc")), commit ${COMMIT:0:12}:"
+log "fresh Debian $(cut -d. -f1 "$ROOT/etc/debian_version") root ($SUITE, $(nproc) cores, $([ -n "$CUDA_DIR" ] && echo "nvcc from $CUDA_DIR" || echo "no nvcc")), commit ${COMMIT:0:12}:"
 printf '  %s\n' "${RESULTS[@]}"
+if [ "$ONLY" = wheel ] && [ -f "$WORK/wheel.log" ]; then
+  grep -E "^(wheel|python|import tide|CUDA plugin|fit_a_line|plugin wheel):|^Paddle model " "$WORK/wheel.log" |
+    sed 's/^/  /' || true
+fi
 if [ -f "$WORK/test.log" ]; then
   grep -E "tests passed|tests failed" "$WORK/test.log" | sed 's/^/  ctest: /' || true
 fi
