@@ -21,6 +21,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "breathe",
     "tide_api",
+    "root_docs",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
