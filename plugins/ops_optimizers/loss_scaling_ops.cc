@@ -35,9 +35,9 @@ double ScaleValue(const KernelContext& ctx, const char* param) {
 }
 
 void CheckPairs(const KernelContext& ctx, const char* in, const char* out) {
-  TIDE_CHECK(ctx.InputCount(in) == ctx.OutputCount(out), "op '", ctx.op_type(), "': ",
-             ctx.InputCount(in), " inputs ", in, " but ", ctx.OutputCount(out), " outputs ", out,
-             "; each ", in, " has its ", out);
+  TIDE_CHECK(ctx.InputCount(in) == ctx.OutputCount(out), "op '", ctx.op_type(),
+             "': ", ctx.InputCount(in), " inputs ", in, " but ", ctx.OutputCount(out), " outputs ",
+             out, "; each ", in, " has its ", out);
 }
 
 // Out[i] = X[i] / Scale (as X[i] * (1 / Scale), Paddle's order of rounding); FoundInfinite =
@@ -107,8 +107,8 @@ void UpdateLossScalingKernel(KernelContext& ctx) {
 // X[i] -> Out[i] (dims, dtype, LoD); the named one-element outputs get [1] of their type.
 tide::InferShapeFn PairsAndScalars(std::vector<std::pair<const char*, TideDataType>> scalars) {
   return [scalars](tide::InferShapeContext& c) {
-    TIDE_CHECK(c.InputCount("X") == c.OutputCount("Out"), "op '", c.op_type(), "': ",
-               c.InputCount("X"), " inputs X but ", c.OutputCount("Out"),
+    TIDE_CHECK(c.InputCount("X") == c.OutputCount("Out"), "op '", c.op_type(),
+               "': ", c.InputCount("X"), " inputs X but ", c.OutputCount("Out"),
                " outputs Out; each X has its Out");
     for (size_t i = 0; i < c.InputCount("X"); ++i) {
       c.SetOutputDims("Out", c.InputDims("X", i), i);
