@@ -83,7 +83,10 @@ std::string VarDesc::ToString() const {
   std::string s = (persistable_ ? "persist " : "") + name_ + " : " + VarTypeName(type_);
   if (type_ == TIDE_VAR_LOD_TENSOR || type_ == TIDE_VAR_SELECTED_ROWS ||
       type_ == TIDE_VAR_LOD_TENSOR_ARRAY) {
-    s += std::string(" ") + DataTypeName(dtype_) + " " + ShapeString(shape_);
+    // [] is a 0-D tensor; dims not known yet (to be filled by shape inference) print as such.
+    const bool unknown = shape_.empty() && !zero_dim_;
+    s += std::string(" ") + DataTypeName(dtype_) + " " +
+         (unknown ? std::string("[dims unknown]") : ShapeString(shape_));
     if (lod_level_) s += " lod_level=" + std::to_string(lod_level_);
   }
   if (stop_gradient_) s += " stop_gradient";

@@ -25,6 +25,7 @@ _warn_orphan_kernels()
 
 from . import (  # noqa: E402  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
     clip,
+    contrib,
     core,
     cuda,
     debugger,
@@ -148,6 +149,7 @@ __all__ = [
     # modules
     "backward",
     "clip",
+    "contrib",
     "core",
     "cuda",
     "data_feeder",

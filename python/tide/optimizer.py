@@ -127,7 +127,9 @@ class Optimizer:
         params_grads = append_regularization_ops(params_grads, self.regularization)
         if not params_grads:
             return []
-        block = params_grads[0][0].block.program.global_block()
+        # The current block: block 0, or a sub-block whose run is conditional (mixed precision
+        # skips the update of a step whose gradients overflowed).
+        block = params_grads[0][0].block.program.current_block()
         with op_role_guard(OP_ROLE_OPTIMIZE):
             self._create_accumulators(block, [p for p, _ in params_grads])
             ops = []

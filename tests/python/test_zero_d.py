@@ -50,6 +50,10 @@ def test_variable_shape_zero_d_is_not_unknown():
     assert s.shape == () and s.desc.zero_dim
     assert u.shape == () and not u.desc.zero_dim
     assert one.shape == (1,) and not one.desc.zero_dim
+    # Printed apart too: a 0-D tensor is [], dims not known yet are said to be so.
+    assert s.summary().endswith("s : LOD_TENSOR float32 []")
+    assert u.summary().endswith("u : LOD_TENSOR float32 [dims unknown]")
+    assert one.summary().endswith("one : LOD_TENSOR float32 [1]")
 
 
 def test_program_round_trip_keeps_zero_d():

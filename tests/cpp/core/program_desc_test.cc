@@ -196,7 +196,7 @@ TEST(ProgramDescTest, ToStringListsBlocksVarsAndOps) {
   EXPECT_THAT(s, HasSubstr("  var x : LOD_TENSOR float32 [-1, 13] lod_level=1\n"));
   EXPECT_THAT(s, HasSubstr("  var persist w : LOD_TENSOR float32 [13, 1]\n"));
   EXPECT_THAT(s, HasSubstr("  var feed : FEED_MINIBATCH\n"));
-  EXPECT_THAT(s, HasSubstr("  var label : LOD_TENSOR int32 [] stop_gradient\n"));
+  EXPECT_THAT(s, HasSubstr("  var label : LOD_TENSOR int32 [dims unknown] stop_gradient\n"));
   EXPECT_THAT(s, HasSubstr("  op mul(X=[x], Y=[w]) -> (Out=[y]) {x_num_col_dims=1}\n"));
   EXPECT_THAT(s, HasSubstr("  op relu(X=[x]) -> (Out=[h])\n"));
 }

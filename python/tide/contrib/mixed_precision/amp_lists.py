@@ -1,0 +1,88 @@
+"""Which ops run in low precision: Fluid's three lists (fp16_lists.py). White ops compute in the
+low type (they gain from it and are numerically safe: matrix products, convolutions); black ops
+stay float32 (reductions, exponentials, losses); gray ops follow their inputs (low when every
+floating input is low). An op on no list stays float32. The device then has its say: an op runs
+low only where the run's place has a kernel for it in that type (`rewrite_program`)."""
+
+WHITE_LIST = {"conv2d", "matmul", "matmul_v2", "mul"}
+
+BLACK_LIST = {
+    "exp",
+    "square",
+    "log",
+    "mean",
+    "sum",
+    "cos_sim",
+    "softmax",
+    "log_softmax",
+    "softmax_with_cross_entropy",
+    "sigmoid_cross_entropy_with_logits",
+    "cross_entropy",
+    "cross_entropy2",
+    "reduce_sum",
+    "reduce_mean",
+}
+
+GRAY_LIST = {
+    "elementwise_add",
+    "elementwise_sub",
+    "elementwise_mul",
+    "elementwise_div",
+    "elementwise_max",
+    "elementwise_min",
+    "elementwise_pow",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "relu6",
+    "leaky_relu",
+    "gelu",
+    "pool2d",
+    "dropout",
+    "scale",
+    "reshape2",
+    "transpose2",
+    "flatten2",
+    "slice",
+    "concat",
+    "split",
+    "stack",
+    "unstack",
+    "gather",
+    "lookup_table",
+    "lookup_table_v2",
+}
+
+
+class AutoMixedPrecisionLists:
+    """The white, black and gray op lists of mixed precision, with a user's changes.
+
+    Args:
+        custom_white_list (set): ops to run in the low type (taken off the other lists).
+        custom_black_list (set): ops to keep in float32 (taken off the other lists).
+        custom_black_varnames (set): variables that stay float32: an op reading or writing one
+            runs in float32.
+    """
+
+    _white, _black, _gray = WHITE_LIST, BLACK_LIST, GRAY_LIST
+
+    def __init__(self, custom_white_list=None, custom_black_list=None, custom_black_varnames=None):
+        white, black = set(custom_white_list or ()), set(custom_black_list or ())
+        both = white & black
+        if both:
+            raise ValueError(
+                "AutoMixedPrecisionLists: %s on both the custom white and black lists"
+                % sorted(both)
+            )
+        self.white_list = (set(self._white) - black) | white
+        self.black_list = (set(self._black) - white) | black
+        self.gray_list = set(self._gray) - white - black
+        self.black_varnames = set(custom_black_varnames or ())
+
+
+class AutoMixedPrecisionListsBF16(AutoMixedPrecisionLists):
+    """The lists of bfloat16 mixed precision (Paddle's AutoMixedPrecisionListsBF16): bfloat16 has
+    float32's range, so more ops are safe in it than in float16 (the same arguments)."""
+
+    _white = WHITE_LIST | {"elementwise_add", "relu", "pool2d", "gelu"}
+    _gray = GRAY_LIST - {"elementwise_add", "relu", "pool2d", "gelu"}

@@ -1,0 +1,153 @@
+"""The program rewrite of mixed precision (Fluid's fp16_utils.rewrite_program): each forward op
+of block 0 is given a precision by the lists and the device, and casts are inserted at the
+borders: a low-precision op reads float32 values (parameters included: they stay float32, the
+master weights) through a cast to the low type, a float32 op reads low values through a cast
+back. Backward, appended afterwards, mirrors the casts, so every parameter's gradient arrives
+in float32."""
+
+import logging
+
+from ... import _C, unique_name
+from ...core import dtype_code
+from ...framework import OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE
+
+LOW_TYPES = ("float16", "bfloat16")
+_FLOATS = ("float32",) + LOW_TYPES
+_log = logging.getLogger("tide.amp")
+
+
+def kernel_types(op_type, place_kind):
+    """The data types `op_type` has kernels for on devices of kind `place_kind` ("cpu", "gpu",
+    a plugin's device type), from the loaded plugins' kernel keys."""
+    types = set()
+    for key in _C.op_kernels(op_type):  # "{cpu, float32, ANY, plain}"
+        fields = [f.strip() for f in key.strip("{}").split(",")]
+        if len(fields) >= 2 and fields[0] == place_kind:
+            types.add(fields[1])
+    return types
+
+
+def _runs_low(op_type, dtype, place_kind):
+    """Whether the device runs `op_type` (and its gradient op, where it has one) in `dtype`."""
+    if dtype not in kernel_types(op_type, place_kind):
+        return False
+    grad = op_type + "_grad"
+    return not _C.has_op(grad) or dtype in kernel_types(grad, place_kind)
+
+
+def _float_args(block, names):
+    out = []
+    for name in names:
+        var = block._find_var_recursive(name)
+        if var is not None and var.type == "LOD_TENSOR" and var.dtype in _FLOATS:
+            out.append(var)
+    return out
+
+
+class _Rewriter:
+    def __init__(self, block, amp_lists, dtype, place_kind):
+        self.block, self.lists, self.dtype, self.kind = block, amp_lists, dtype, place_kind
+        self.casts = {}  # (name, dtype) -> the variable holding name cast to dtype
+        self.low_ops = []
+        self.declined = set()  # allow-listed op types the device has no low kernel for
+
+    def precision(self, op):
+        names = op.input_arg_names + op.output_arg_names
+        if op.has_attr("sub_block") or self.lists.black_varnames & set(names):
+            return "float32"
+        if op.type in self.lists.white_list:
+            if _runs_low(op.type, self.dtype, self.kind):
+                return self.dtype
+            self.declined.add(op.type)
+            return "float32"
+        if op.type in self.lists.gray_list:
+            inputs = _float_args(self.block, op.input_arg_names)
+            if inputs and all(v.dtype == self.dtype for v in inputs):
+                if _runs_low(op.type, self.dtype, self.kind):
+                    return self.dtype
+                self.declined.add(op.type)
+        return "float32"
+
+    def cast_input(self, index, op, var, dtype):
+        """Renames op's input `var` to its value cast to dtype (one cast per value); returns how
+        many ops were inserted before `index`."""
+        key = (var.name, dtype)
+        inserted = 0
+        if key not in self.casts:
+            suffix = "cast_fp16" if dtype == "float16" else "cast_" + dtype.replace("float", "fp")
+            out = self.block.create_var(
+                name=unique_name.generate("%s.%s" % (var.name, suffix)),
+                dtype=dtype,
+                shape=var.shape if var.shape else None,
+                lod_level=var.lod_level,
+                stop_gradient=var.stop_gradient,
+            )
+            self.block._insert_op(
+                index,
+                "cast",
+                inputs={"X": var},
+                outputs={"Out": out},
+                attrs={"in_dtype": dtype_code(var.dtype), "out_dtype": dtype_code(dtype)},
+            )
+            self.casts[key] = out
+            inserted = 1
+        op.desc.rename_input(var.name, self.casts[key].name)
+        return inserted
+
+    def run(self):
+        i = 0
+        while i < len(self.block.ops):
+            op = self.block.ops[i]
+            role = op.attr("op_role") if op.has_attr("op_role") else 0
+            if op.type == "cast" or role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE):
+                self._wrote(op)
+                i += 1
+                continue
+            want = self.precision(op)
+            for var in _float_args(self.block, op.input_arg_names):
+                if var.dtype != want:
+                    i += self.cast_input(i, op, var, want)
+            if want != "float32":
+                self.low_ops.append(op.type)
+            op.desc.infer_shape(self.block.desc)  # outputs take the type the op now computes in
+            if want != "float32":  # also where an op's shape rule leaves the type as declared
+                for var in _float_args(self.block, op.output_arg_names):
+                    if not var.persistable:
+                        var.desc.dtype = dtype_code(want)
+            self._wrote(op)
+            i += 1
+        self.block.program._bump()
+
+    def _wrote(self, op):
+        # A value written again is not the one cast before.
+        for name in op.output_arg_names:
+            for dtype in _FLOATS:
+                self.casts.pop((name, dtype), None)
+
+
+def rewrite_program(program, amp_lists, dtype="float16", place=None):
+    """Rewrites block 0's forward ops of `program` for mixed precision, in place.
+
+    Args:
+        program (Program): the program, before backward is appended.
+        amp_lists (AutoMixedPrecisionLists): which ops may run in the low type.
+        dtype (str): "float16" or "bfloat16".
+        place (Place): where the program will run; an op runs in the low type only where this
+            kind of device has a kernel for it in that type (default: the CPU).
+
+    Returns:
+        list: the types of the ops that now compute in `dtype`, in program order.
+    """
+    if dtype not in LOW_TYPES:
+        raise ValueError("rewrite_program: dtype must be one of %s, got %r" % (LOW_TYPES, dtype))
+    kind = place.kind if place is not None else "cpu"
+    rewriter = _Rewriter(program.global_block(), amp_lists, dtype, kind)
+    rewriter.run()
+    for op_type in sorted(rewriter.declined):
+        _log.info(
+            "mixed precision: '%s' stays float32: no %s kernel for it on the %s device",
+            op_type,
+            dtype,
+            kind,
+        )
+    return rewriter.low_ops
