@@ -18,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <tide/plugin.hpp>
+#include <tide/plugin/data_type_visit.hpp>
+#include <utility>
 #include <vector>
 
 #include "communicator.h"
@@ -28,26 +30,11 @@ namespace {
 
 using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 
-// Calls fn(T{}) with T the C++ type of `dtype`; the collectives move these types.
+// Calls fn(tide::TypeTag<T>{}) with T the C++ type of `dtype`: the types Gloo moves here.
 template <typename Fn>
 void Dispatch(TideDataType dtype, const std::string& op, Fn&& fn) {
-  switch (dtype) {
-    case TIDE_FP32:
-      return fn(float{});
-    case TIDE_FP64:
-      return fn(double{});
-    case TIDE_INT32:
-      return fn(int32_t{});
-    case TIDE_INT64:
-      return fn(int64_t{});
-    case TIDE_UINT8:
-      return fn(uint8_t{});
-    case TIDE_INT8:
-      return fn(int8_t{});
-    default:
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "': data type ", tide::DataTypeName(dtype),
-                 " is not supported (float32, float64, int32, int64, uint8, int8)");
-  }
+  tide::VisitDataType<float, double, int32_t, int64_t, uint8_t, int8_t>(dtype, "op '" + op + "'",
+                                                                        std::forward<Fn>(fn));
 }
 
 tide::Variable OutVar(tide::OpRunContext& ctx, const std::string& name) {
@@ -122,7 +109,7 @@ std::function<void()> GlooAllreduce(Communicator& comm, const std::string& op,
                                     const std::vector<size_t>& bytes, size_t n) {
   std::function<void()> exchange;
   Dispatch(dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     auto packed = std::make_shared<std::vector<T>>();
     if (dst.size() > 1) {
       packed->resize(n);
@@ -228,7 +215,7 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
 void GlooBroadcast(Communicator& comm, const std::string& op, const std::string& what, void* data,
                    size_t n, TideDataType dtype, int root) {
   Dispatch(dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     comm.Run(op, what, [&](uint32_t seq) {
       if (n == 0 || comm.nranks() == 1) return;
       gloo::BroadcastOptions o(comm.context());
@@ -334,7 +321,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
     gloo::allgatherv(o);
   });
   Dispatch(vtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     comm.Run(op, "SelectedRows " + Describe(vtype, {-1, width}) + " values", [&](uint32_t seq) {
       gloo::AllgathervOptions o(comm.context());
       o.setInput(reinterpret_cast<T*>(const_cast<char*>(values.data())),
@@ -353,7 +340,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
 void GlooAllgather(Communicator& comm, const std::string& op, const std::string& what,
                    const void* in, void* out, size_t n, TideDataType dtype) {
   Dispatch(dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     comm.Run(op, what, [&](uint32_t seq) {
       if (n == 0) return;
       if (comm.nranks() == 1) {
@@ -445,7 +432,7 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
   if (route == Route::kStaged) staged = ToHost(x);
   const tide::Tensor hx = route == Route::kStaged ? tide::Tensor(staged) : x;
   Dispatch(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     // Gloo reduces in place and leaves this rank's part at the front of the buffer.
     std::vector<T> buf(static_cast<const T*>(hx.raw_data()),
                        static_cast<const T*>(hx.raw_data()) + n);

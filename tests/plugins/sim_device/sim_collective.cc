@@ -2,6 +2,7 @@
 #include "sim_collective.h"
 
 #include <tide/plugin.hpp>
+#include <tide/plugin/data_type_visit.hpp>
 
 #ifndef TIDE_SIM_WITH_GLOO
 
@@ -27,6 +28,7 @@ std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream*) { retur
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -45,25 +47,11 @@ struct Comm {
 
 Comm* AsComm(TideCollectiveComm* c) { return reinterpret_cast<Comm*>(c); }
 
+// Calls fn(tide::TypeTag<T>{}) with T the C++ type of `dtype`: the types Gloo moves here.
 template <typename Fn>
 void Dispatch(TideDataType dtype, Fn&& fn) {
-  switch (dtype) {
-    case TIDE_FP32:
-      return fn(float{});
-    case TIDE_FP64:
-      return fn(double{});
-    case TIDE_INT32:
-      return fn(int32_t{});
-    case TIDE_INT64:
-      return fn(int64_t{});
-    case TIDE_UINT8:
-      return fn(uint8_t{});
-    case TIDE_INT8:
-      return fn(int8_t{});
-    default:
-      TIDE_THROW(TIDE_UNIMPLEMENTED, kLibrary, ": data type ", tide::DataTypeName(dtype),
-                 " is not supported (float32, float64, int32, int64, uint8, int8)");
-  }
+  tide::VisitDataType<float, double, int32_t, int64_t, uint8_t, int8_t>(dtype, kLibrary,
+                                                                        std::forward<Fn>(fn));
 }
 
 template <typename T>
@@ -136,7 +124,7 @@ class SimGloo : public tide::CollectiveLibrary {
   void AllReduce(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
                  TideDataType dtype, TideReduceOp op) override {
     Queue(comm, dtype, "all_reduce (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
-      using T = decltype(t);
+      using T = typename decltype(t)::type;
       std::vector<T> host = Staged<T>(send, count);
       if (c->nranks > 1 && count > 0) Allreduce(*c, tag, host, op);
       std::memcpy(recv, host.data(), count * sizeof(T));
@@ -146,7 +134,7 @@ class SimGloo : public tide::CollectiveLibrary {
   void Broadcast(TideCollectiveComm* comm, const void* send, void* recv, size_t count,
                  TideDataType dtype, int32_t root) override {
     Queue(comm, dtype, "broadcast (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
-      using T = decltype(t);
+      using T = typename decltype(t)::type;
       std::vector<T> host = c->rank == root ? Staged<T>(send, count) : std::vector<T>(count);
       if (c->nranks > 1 && count > 0) {
         gloo::BroadcastOptions o(c->context);
@@ -163,7 +151,7 @@ class SimGloo : public tide::CollectiveLibrary {
   void AllGather(TideCollectiveComm* comm, const void* send, void* recv, size_t send_count,
                  TideDataType dtype) override {
     Queue(comm, dtype, "all_gather (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
-      using T = decltype(t);
+      using T = typename decltype(t)::type;
       std::vector<T> in = Staged<T>(send, send_count);
       std::vector<T> out(send_count * static_cast<size_t>(c->nranks));
       if (c->nranks > 1 && send_count > 0) {
@@ -184,7 +172,7 @@ class SimGloo : public tide::CollectiveLibrary {
   void ReduceScatter(TideCollectiveComm* comm, const void* send, void* recv, size_t recv_count,
                      TideDataType dtype, TideReduceOp op) override {
     Queue(comm, dtype, "reduce_scatter (sim collective)", [=](Comm* c, uint32_t tag, auto t) {
-      using T = decltype(t);
+      using T = typename decltype(t)::type;
       const size_t n = recv_count * static_cast<size_t>(c->nranks);
       std::vector<T> host = Staged<T>(send, n);
       if (c->nranks > 1 && n > 0) Allreduce(*c, tag, host, op);
