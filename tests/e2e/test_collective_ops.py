@@ -124,3 +124,26 @@ def test_gloo_socket_ifname_names_the_interface(tmp_path):
     assert r.returncode != 0, out[-6000:]
     assert "Gloo cannot listen on interface tide_no_if0 (GLOO_SOCKET_IFNAME)" in out, out[-6000:]
     assert "c_comm_init" in out, out[-6000:]
+
+
+def test_c_identity_forward_and_grad(tmp_path):
+    # Tensor parallelism's entry op: Out is X; X's gradient is the sum over the ring of Out's.
+    from collective_identity_job import W0, coefficients
+
+    job = HERE + "/collective_identity_job.py"
+    cmd = [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", "2", job]
+    r = subprocess.run(
+        cmd + [str(tmp_path / "out{rank}.json")],
+        env=child_env(),
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stdout.decode("utf-8", "replace")[-6000:]
+    grad = coefficients(0) + coefficients(1)
+    for rank in range(2):
+        got = load(tmp_path / ("out%d.json" % rank))
+        np.testing.assert_array_equal(np.array(got["out"], dtype="float32"), W0)
+        np.testing.assert_allclose(np.array(got["grad"]), grad, rtol=1e-6)
+        assert "c_allreduce_sum" in got["ops"], got["ops"]  # c_identity's grad

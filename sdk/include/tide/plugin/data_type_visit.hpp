@@ -29,8 +29,8 @@ template <typename... Ts>
 }
 
 template <typename... All, typename Fn, typename T, typename... Rest>
-decltype(auto) VisitDataTypeOf(TypeList<All...> all, TideDataType dtype, const std::string& what, Fn&& fn,
-                               TypeTag<T> tag, TypeTag<Rest>... rest) {
+decltype(auto) VisitDataTypeOf(TypeList<All...> all, TideDataType dtype, const std::string& what,
+                               Fn&& fn, TypeTag<T> tag, TypeTag<Rest>... rest) {
   if (dtype == DataTypeOf<T>()) return std::forward<Fn>(fn)(tag);
   if constexpr (sizeof...(Rest) > 0)
     return VisitDataTypeOf(all, dtype, what, std::forward<Fn>(fn), rest...);
