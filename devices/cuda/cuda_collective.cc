@@ -13,6 +13,13 @@ namespace {
 constexpr const char* kPluginName = "device_cuda";
 }  // namespace
 
+std::string TakeAbortReason(NcclContext* c) {
+  std::lock_guard<std::mutex> lock(c->abort_mu);
+  std::string reason;
+  reason.swap(c->abort_reason);
+  return reason;
+}
+
 #ifndef TIDE_CUDA_WITH_NCCL
 
 const TideCollectiveDef* CollectiveTable(NcclContext* c) {
@@ -81,8 +88,11 @@ ncclRedOp_t NcclOp(TideReduceOp op) {
 // NCCL on one context: its calls run with the context's device current and queue on its stream.
 class NcclLibrary : public tide::CollectiveLibrary {
  public:
-  NcclLibrary(int device, cudaStream_t stream)
-      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId)), device_(device), stream_(stream) {}
+  explicit NcclLibrary(NcclContext* c)
+      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId), /*has_watchdog=*/true),
+        context_(c),
+        device_(c->device),
+        stream_(static_cast<cudaStream_t>(c->stream)) {}
 
   void UniqueId(void* id) override {
     NcclCheck(Nccl().ncclGetUniqueId(static_cast<ncclUniqueId*>(id)), "ncclGetUniqueId");
@@ -128,7 +138,47 @@ class NcclLibrary : public tide::CollectiveLibrary {
   void GroupStart() override { NcclCheck(Nccl().ncclGroupStart(), "ncclGroupStart"); }
   void GroupEnd() override { NcclCheck(Nccl().ncclGroupEnd(), "ncclGroupEnd"); }
 
+  // The watchdog's, as ProcessGroupNCCL's: an event after each collective, NCCL's asynchronous
+  // error, ncclCommAbort (which ends the communicator's kernels, so the stream moves on).
+  void* MarkerRecord() override {
+    DeviceGuard guard(device_);
+    cudaEvent_t e = nullptr;
+    CudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+              "NCCL watchdog: cudaEventCreateWithFlags");
+    const cudaError_t r = cudaEventRecord(e, stream_);
+    if (r != cudaSuccess) {
+      cudaEventDestroy(e);
+      CudaCheck(r, "NCCL watchdog: cudaEventRecord");
+    }
+    return e;
+  }
+  bool MarkerQuery(void* marker) override {
+    const cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(marker));
+    if (r == cudaErrorNotReady) {
+      cudaGetLastError();  // not an error: clear it
+      return false;
+    }
+    CudaCheck(r, "NCCL watchdog: cudaEventQuery");
+    return true;
+  }
+  void MarkerDestroy(void* marker) override { cudaEventDestroy(static_cast<cudaEvent_t>(marker)); }
+  void CommAsyncError(TideCollectiveComm* comm) override {
+    ncclResult_t async = ncclSuccess;
+    NcclCheck(Nccl().ncclCommGetAsyncError(AsNccl(comm), &async), "ncclCommGetAsyncError");
+    if (async != ncclSuccess && async != ncclInProgress)
+      TIDE_THROW(TIDE_UNAVAILABLE, "NCCL: ", Nccl().ncclGetErrorString(async));
+  }
+  void CommAbort(TideCollectiveComm* comm, const char* reason) override {
+    {
+      std::lock_guard<std::mutex> lock(context_->abort_mu);
+      context_->abort_reason = reason ? reason : "aborted";
+    }
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclCommAbort(AsNccl(comm)), "ncclCommAbort");
+  }
+
  private:
+  NcclContext* const context_;
   const int device_;
   const cudaStream_t stream_;
 };
@@ -156,8 +206,7 @@ bool NcclLoaded() {
 
 const TideCollectiveDef* CollectiveTable(NcclContext* c) {
   std::call_once(c->once, [c] {
-    if (NcclLoaded())
-      c->library = std::make_unique<NcclLibrary>(c->device, static_cast<cudaStream_t>(c->stream));
+    if (NcclLoaded()) c->library = std::make_unique<NcclLibrary>(c);
   });
   return c->library ? c->library->def() : nullptr;
 }

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tide/plugin.hpp>
 #include <tide/plugin/collective.hpp>
 
@@ -19,9 +20,16 @@ struct NcclContext {
   void* stream = nullptr;  // cudaStream_t: the context's
   std::once_flag once;
   std::unique_ptr<tide::CollectiveLibrary> library;  // made on the first request, if NCCL is there
+  std::mutex abort_mu;
+  std::string abort_reason;  // the op pack's watchdog aborted a communicator: why, until reported
 };
 
 // The context's "tide.collective" table, or null where NCCL is not there.
 const TideCollectiveDef* CollectiveTable(NcclContext* c);
+
+// The reason the op pack's watchdog gave when it aborted one of the context's communicators
+// since the last call (whose collectives then ended without their result), or empty: the
+// context's synchronize reports it.
+std::string TakeAbortReason(NcclContext* c);
 
 }  // namespace tide_cuda

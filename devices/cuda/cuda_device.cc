@@ -282,6 +282,9 @@ class CudaDevice : public tide::Device {
       *word = 0;
       TIDE_THROW(TIDE_INVALID_ARGUMENT, "gpu:", c->device, ": ", DeviceErrorMessage(code));
     }
+    // An NCCL collective the op pack's watchdog aborted left its output unwritten.
+    const std::string aborted = TakeAbortReason(&c->nccl);
+    if (!aborted.empty()) TIDE_THROW(TIDE_UNAVAILABLE, "gpu:", c->device, ": ", aborted);
   }
 
   void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) override {

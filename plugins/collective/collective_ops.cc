@@ -72,15 +72,22 @@ tide::Tensor OutputWithInput(tide::OpRunContext& ctx, const tide::Tensor& x, boo
 }
 
 // Runs `call(device communicator)` as collective `op` of the ring (checked and named as every
-// collective is): queued on the op's stream by the device's library; nothing when `empty`.
+// collective is): queued on the op's stream by the device's library, and watched there by the
+// ring's watchdog; nothing when `empty`. A communicator the watchdog aborted is not used again.
 template <typename Call>
 void RunOnDevice(Communicator& comm, const std::string& op, const std::string& what, bool empty,
                  Call call) {
   DeviceComm* dev = comm.device();
+  const std::string aborted = dev->Aborted();
+  if (!aborted.empty())
+    TIDE_THROW(TIDE_UNAVAILABLE, "op '", op, "': ring ", comm.ring_id(), "'s ", dev->library(),
+               " communicator is unusable: ", aborted);
   comm.Run(
       op, what,
-      [&](uint32_t) {
-        if (!empty) call(*dev);
+      [&](uint32_t seq) {
+        if (empty) return;
+        call(*dev);
+        dev->Watch(comm.Where(op, seq));
       },
       dev->library());
 }

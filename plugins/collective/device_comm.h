@@ -6,11 +6,15 @@
 
 #include <tide/collective.h>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tide/plugin.hpp>
 #include <vector>
+
+#include "watchdog.h"
 
 namespace tide_collective {
 
@@ -20,9 +24,11 @@ const TideCollectiveDef* FindCollectiveLibrary(TideDeviceContext* ctx);
 
 class DeviceComm {
  public:
-  // Joins the ring named by `unique_id` (rank of nranks) on ctx's device.
+  // Joins ring `ring_id`, named by `unique_id`, as rank of nranks on ctx's device; where the
+  // library publishes the watchdog's functions, a Watchdog aborts a collective that takes longer
+  // than `timeout`.
   DeviceComm(TideDeviceContext* ctx, const TideCollectiveDef* def, const std::vector<char>& id,
-             int rank, int nranks);
+             int ring_id, int rank, int nranks, std::chrono::milliseconds timeout);
   ~DeviceComm();
   DeviceComm(const DeviceComm&) = delete;
   DeviceComm& operator=(const DeviceComm&) = delete;
@@ -33,6 +39,12 @@ class DeviceComm {
   const tide::Place& place() const { return place_; }
   TideDeviceContext* context() const { return ctx_; }
   const char* library() const { return def_->library ? def_->library : "the device's library"; }
+
+  // Has the watchdog mark the stream after collective `where`, just queued (nothing where the
+  // library has no watchdog).
+  void Watch(const std::string& where);
+  // Why the watchdog aborted the communicator; empty while it has not (or there is no watchdog).
+  std::string Aborted() const;
 
   // One reduction per (send, recv, count), queued as one group. Throws naming the library.
   struct Buffer {
@@ -48,11 +60,20 @@ class DeviceComm {
 
  private:
   void Check(TideStatus* status, const char* what) const;
+  // Runs fn (calls of the library with the communicator) where the watchdog allows it (see
+  // Watchdog::Enter).
+  template <typename Fn>
+  void Call(Fn fn) {
+    std::unique_lock<std::timed_mutex> entered;
+    if (watchdog_) entered = watchdog_->Enter();
+    fn();
+  }
 
   TideDeviceContext* ctx_;
   const TideCollectiveDef* def_;
   tide::Place place_;
   TideCollectiveComm* comm_ = nullptr;
+  std::unique_ptr<Watchdog> watchdog_;  // or null
 };
 
 }  // namespace tide_collective

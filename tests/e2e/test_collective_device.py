@@ -107,3 +107,33 @@ def test_two_gpus_train_data_parallel_through_nccl(tmp_path):
     assert "staged through host memory" not in out, out[-6000:]
     ranks = [load(tmp_path / ("rank%d.json" % r)) for r in range(2)]
     assert_data_parallel(load(tmp_path / "local.json"), ranks)
+
+
+def test_the_watchdog_aborts_a_device_collective_a_rank_never_joins(tmp_path):
+    # Rank 1 never issues the allreduce; with collective_check off nothing on the host notices,
+    # and SimGloo would wait three timeouts: the op pack's watchdog aborts it at one, naming the
+    # op, the ring, the rank and the time elapsed, and the ring is unusable afterwards.
+    timeout_ms = 3000
+    r = launch(
+        tmp_path,
+        2,
+        tmp_path / "out.json",
+        SIM,
+        job=HERE + "/collective_watchdog_job.py",
+        timeout=120,
+        TIDE_COLLECTIVE_TIMEOUT_MS=str(timeout_ms),
+        TIDE_COLLECTIVE_CHECK="0",
+    )
+    out = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 3, out[-6000:]
+    got = load(tmp_path / "out.json")
+    error = got["error"]
+    assert "collective watchdog: op 'c_allreduce_sum' (collective #1 on ring 0, rank 0 of 2)" in (
+        error
+    ), error
+    assert "did not finish within %d ms on sim:0 (" % timeout_ms in error, error
+    assert " ms elapsed" in error and "SimGloo's communicator was aborted" in error, error
+    # Within the timeout (and the watchdog's polling), well before SimGloo's own (3x).
+    assert timeout_ms / 1000 <= got["seconds"] < 2 * timeout_ms / 1000, got
+    assert "ring 0's SimGloo communicator is unusable: collective watchdog" in got["again"], got
+    assert got["again_seconds"] < 1.0, got

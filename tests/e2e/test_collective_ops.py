@@ -15,9 +15,9 @@ from collective_ops_job import inputs  # noqa: E402
 JOB = HERE + "/collective_ops_job.py"
 
 
-def launch(tmp_path, n, *script_args, timeout=120, prefix=(), **env):
+def launch(tmp_path, n, *script_args, timeout=120, prefix=(), job=JOB, **env):
     cmd = list(prefix)
-    cmd += [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), JOB]
+    cmd += [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), job]
     cmd += [str(a) for a in script_args]
     return subprocess.run(
         cmd,
@@ -130,16 +130,7 @@ def test_c_identity_forward_and_grad(tmp_path):
     # Tensor parallelism's entry op: Out is X; X's gradient is the sum over the ring of Out's.
     from collective_identity_job import W0, coefficients
 
-    job = HERE + "/collective_identity_job.py"
-    cmd = [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", "2", job]
-    r = subprocess.run(
-        cmd + [str(tmp_path / "out{rank}.json")],
-        env=child_env(),
-        cwd=str(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        timeout=120,
-    )
+    r = launch(tmp_path, 2, tmp_path / "out{rank}.json", job=HERE + "/collective_identity_job.py")
     assert r.returncode == 0, r.stdout.decode("utf-8", "replace")[-6000:]
     grad = coefficients(0) + coefficients(1)
     for rank in range(2):

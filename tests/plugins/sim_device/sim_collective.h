@@ -1,7 +1,9 @@
 // sim_collective.h: the sim device's collective library (tide/collective.h, "tide.collective"),
 // so the device path of the collective op pack is tested without a GPU. Each collective is queued
 // on the context's stream like an NCCL kernel; when the stream reaches it, it copies the device
-// buffer to host memory, runs Gloo (TCP on loopback) there and copies the result back. The unique
+// buffer to host memory, runs Gloo (TCP on loopback) there and copies the result back. It
+// publishes the watchdog's functions too (markers on the stream, the asynchronous error, an abort
+// that releases the stream at once), so the op pack's watchdog is tested here. The unique
 // id names a fresh directory (Gloo's FileStore) the ranks meet in, removed once they have: the
 // sim's ranks must share a machine, as the sim is a test device.
 //
