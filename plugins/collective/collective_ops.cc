@@ -176,7 +176,10 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
                                : Describe(dtype, {static_cast<int64_t>(n)}) + " (" +
                                      std::to_string(in_tensors.size()) + " tensors fused)";
   const Route route = RouteOf(ctx, comm, place);
-  if (route == Route::kDevice) {  // queued on the op's stream, whatever use_calc_stream says
+  if (route == Route::kDevice) {
+    // use_calc_stream = false: on the device's communication stream where it has one, else on
+    // the op's stream; the host does not wait either way.
+    const bool comm_stream = !ctx.Attr<bool>("use_calc_stream");
     comm.Wait(op);
     std::vector<DeviceComm::Buffer> buffers;
     for (size_t i = 0; i < in_tensors.size(); ++i) {
@@ -184,8 +187,9 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
       buffers.push_back({in_tensors[i].raw_data(), out.mutable_data(dtype, place),
                          static_cast<size_t>(in_tensors[i].numel())});
     }
-    RunOnDevice(comm, op, what, n == 0,
-                [&](DeviceComm& dev) { dev.AllReduce(buffers, dtype, ReduceOpOf(kind)); });
+    RunOnDevice(comm, op, what, n == 0, [&](DeviceComm& dev) {
+      dev.AllReduce(buffers, dtype, ReduceOpOf(kind), comm_stream);
+    });
     return;
   }
   // Host buffers: the Outs themselves, or host copies of a device's X.
@@ -250,8 +254,9 @@ void BroadcastRun(tide::OpRunContext& ctx) {
     case Route::kDevice: {
       tide::Tensor out = OutputWithInput(ctx, x, false);
       void* data = out.mutable_data(x.dtype(), place);
-      RunOnDevice(comm, op, what, n == 0,
-                  [&](DeviceComm& dev) { dev.Broadcast(x.raw_data(), data, n, x.dtype(), root); });
+      RunOnDevice(comm, op, what, n == 0, [&](DeviceComm& dev) {
+        dev.Broadcast(x.raw_data(), data, n, x.dtype(), root, false);
+      });
       return;
     }
     case Route::kHost: {
@@ -389,7 +394,7 @@ void AllgatherRun(tide::OpRunContext& ctx) {
       out.Resize(d);
       void* data = out.mutable_data(x.dtype(), place);
       RunOnDevice(comm, op, what, n == 0,
-                  [&](DeviceComm& dev) { dev.AllGather(x.raw_data(), data, n, x.dtype()); });
+                  [&](DeviceComm& dev) { dev.AllGather(x.raw_data(), data, n, x.dtype(), false); });
       return;
     }
     case Route::kHost:
@@ -431,7 +436,7 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
     out.Resize(d);
     void* data = out.mutable_data(x.dtype(), place);
     RunOnDevice(comm, op, what, part == 0, [&](DeviceComm& dev) {
-      dev.ReduceScatter(x.raw_data(), data, part, x.dtype(), TIDE_REDUCE_SUM);
+      dev.ReduceScatter(x.raw_data(), data, part, x.dtype(), TIDE_REDUCE_SUM, false);
     });
     return;
   }
@@ -489,9 +494,12 @@ void SyncCalcStreamRun(tide::OpRunContext& ctx) {
   ShareOutputs(ctx);
 }
 
-// Waits for the ring's asynchronous allreduces (use_calc_stream = false).
+// Waits for the ring's asynchronous allreduces (use_calc_stream = false): those on the ring's
+// thread, and makes the device's stream wait for those on its communication stream.
 void SyncCommStreamRun(tide::OpRunContext& ctx) {
-  GetCommunicator(ctx.Attr<int32_t>("ring_id"), ctx.op_type()).Wait(ctx.op_type());
+  Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), ctx.op_type());
+  comm.Wait(ctx.op_type());
+  if (DeviceComm* dev = comm.device()) dev->CalcWaitComm();
   ShareOutputs(ctx);
 }
 
@@ -514,8 +522,10 @@ tide::OpSchema AllreduceSchema(const std::string& kind) {
       .AsDuplicable()
       .Attr("ring_id", int32_t(0), "the communicator (c_comm_init)")
       .Attr("use_calc_stream", false,
-            "true: reduce before the op returns; false: on the ring's thread, overlapping the "
-            "ops that follow, until c_sync_comm_stream or the ring's next collective")
+            "true: reduce before the op returns (a device's tensors: on its stream); false: on "
+            "the ring's thread (a device's tensors: on its communication stream, where it has "
+            "one), overlapping the ops that follow, until c_sync_comm_stream or the ring's next "
+            "collective")
       .Attr("use_model_parallel", false, "unused (Fluid's)")
       .InferShape([](tide::InferShapeContext& ctx) {
         for (size_t i = 0; i < ctx.InputCount("X") && i < ctx.OutputCount("Out"); ++i) {
@@ -605,8 +615,9 @@ TIDE_REGISTER_OP(tide::OpSchema("c_sync_calc_stream")
 
 TIDE_REGISTER_OP(tide::OpSchema("c_sync_comm_stream")
                      .Comment("Waits for ring ring_id's communication: the c_allreduce_* ops "
-                              "with use_calc_stream = false run on the ring's own thread. Out "
-                              "is X.")
+                              "with use_calc_stream = false run on the ring's own thread, or a "
+                              "device's communication stream, which the device's stream then "
+                              "waits for (without the host waiting). Out is X.")
                      .Input("X", "the tensors")
                      .AsDuplicable()
                      .Output("Out", "the same tensors")

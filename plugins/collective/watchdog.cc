@@ -64,7 +64,7 @@ Watchdog::~Watchdog() {
     Live().erase(this);
   }
   Stop();
-  for (const Pending& p : pending_) def_->marker_destroy(def_->self, p.marker);
+  for (const Pending& p : pending_) p.table->marker_destroy(p.table->self, p.marker);
 }
 
 void Watchdog::Stop() {
@@ -79,16 +79,17 @@ void Watchdog::Stop() {
 
 std::string Watchdog::Library() const { return def_->library ? def_->library : "the library"; }
 
-void Watchdog::Watch(const std::string& where) {
+void Watchdog::Watch(const std::string& where, const TideCollectiveDef* table) {
+  if (!Supported(table)) return;
   void* marker = nullptr;
-  const std::string error = TakeMessage(def_->marker_record(def_->self, &marker));
+  const std::string error = TakeMessage(table->marker_record(table->self, &marker));
   if (!error.empty()) {  // unwatched: said, not fatal (the collective itself was queued)
     tide::Log(TIDE_LOG_WARNING, kPluginName,
               where + ": the watchdog cannot mark the stream (" + error + ")");
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  pending_.push_back({where, Clock::now(), marker});
+  pending_.push_back({where, Clock::now(), table, marker});
 }
 
 std::string Watchdog::Aborted() const {
@@ -101,12 +102,12 @@ std::string Watchdog::Check() {
   while (!pending_.empty()) {  // finished in queue order: the oldest first
     Pending& p = pending_.front();
     int32_t done = 0;
-    const std::string error = TakeMessage(def_->marker_query(def_->self, p.marker, &done));
+    const std::string error = TakeMessage(p.table->marker_query(p.table->self, p.marker, &done));
     if (!error.empty())
       return p.where + ": " + Library() + " on " + place_ + " failed after " +
              std::to_string(MillisSince(p.start)) + " ms: " + error;
     if (!done) break;
-    def_->marker_destroy(def_->self, p.marker);
+    p.table->marker_destroy(p.table->self, p.marker);
     pending_.pop_front();
   }
   // Idle, nothing is asked of the library: at exit the devices' contexts go while this thread
@@ -152,8 +153,8 @@ void Watchdog::Abort(const std::string& why) {
 
 void Watchdog::Loop() {
   // Polls often enough to abort within a few percent of the timeout, at most every 100 ms.
-  const auto period = std::clamp(timeout_ / 50, std::chrono::milliseconds(5),
-                                 std::chrono::milliseconds(100));
+  const auto period =
+      std::clamp(timeout_ / 50, std::chrono::milliseconds(5), std::chrono::milliseconds(100));
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);

@@ -36,8 +36,9 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
 
   // Marks the stream after the collective `where` ("op 'c_allreduce_sum' (collective #3 on ring
-  // 0, rank 1 of 2)") was queued on it.
-  void Watch(const std::string& where);
+  // 0, rank 1 of 2)") was queued on it through `table` (the library's, or its communication
+  // stream's).
+  void Watch(const std::string& where, const TideCollectiveDef* table);
   // Why the watchdog aborted the communicator (which must then be neither used nor destroyed);
   // empty while it has not.
   std::string Aborted() const;
@@ -50,6 +51,7 @@ class Watchdog {
   struct Pending {
     std::string where;
     std::chrono::steady_clock::time_point start;
+    const TideCollectiveDef* table;  // whose marker it is
     void* marker;
   };
   void Loop();

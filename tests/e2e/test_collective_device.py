@@ -72,14 +72,24 @@ def test_a_device_without_a_collective_library_trains_through_host_staging(tmp_p
 @pytest.mark.parametrize("library", ["1", "0"])
 def test_every_op_moves_device_tensors(tmp_path, library):
     # allreduce sum/max/min/prod (float32, float64, int64), broadcast, allgather, reducescatter
-    # and a fused bucket on sim:0 tensors, through the library or staged, against numpy.
-    env = {"GLOG_minloglevel": "0"}
+    # and a fused bucket on sim:0 tensors, through the library or staged, against numpy; random
+    # delays before each task of the sim's streams, so that a collective on the communication
+    # stream that did not wait for its input, or an op that read its output before the device's
+    # stream waited for it, reads stale values.
+    env = {"GLOG_minloglevel": "0", "TIDE_SIM_MAX_DELAY_US": "300"}
     if library == "0":
         env["TIDE_SIM_NO_COLLECTIVE"] = "1"
     r = launch(tmp_path, 2, tmp_path / "out{rank}.json", SIM, "sim", **env)
     out = r.stdout.decode("utf-8", "replace")
     assert r.returncode == 0, out[-6000:]
     assert set(check_outputs(tmp_path, 2).values()) == {"sim:0"}
+    # Through the library, the allreduces with use_calc_stream = false (sum, min, prod, the
+    # float64 sum, the int64 max and the fused pair: 7 calls) ran on the sim's communication
+    # stream, ordered with its stream by events: the values above are right (and again under
+    # random delays below).
+    comm_stream = 7 if library == "1" else 0
+    for rank in range(2):
+        assert load(tmp_path / ("out%d.json" % rank))["_comm_stream_collectives"] == comm_stream
     assert (THROUGH_LIBRARY in out) == (library == "1"), out[-6000:]
     assert (STAGED in out) == (library == "0"), out[-6000:]
 

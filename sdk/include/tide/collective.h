@@ -122,6 +122,24 @@ typedef struct TideCollectiveDef {
    * starts no call with it meanwhile, and waits up to a second for one under way (one the
    * library blocks in, waiting for a peer, may still be running). */
   TideStatus* (*comm_abort)(void* self, TideCollectiveComm* comm, const char* reason);
+
+  /* --- A communication stream (appended; optional: all three or none) ---
+   * The collectives an op issues with use_calc_stream = false run on a second stream of the
+   * context, so they overlap the kernels queued after them (Fluid's communication stream). The
+   * op pack orders the two streams by events through comm_wait_calc before such a collective
+   * (its inputs are ready) and calc_wait_comm at c_sync_comm_stream and before the ring's next
+   * collective on the context's stream (its outputs are ready); the host waits for neither.
+   * The context's synchronize waits for both streams. */
+  /* The table whose collectives and markers queue on the communication stream, taking the
+   * communicators this table's comm_init made (its own get_unique_id / comm_init / comm_destroy
+   * / comm_abort are not called); it lives as long as this one. */
+  const struct TideCollectiveDef* comm_stream;
+  /* Work queued on the communication stream from now on waits for the work queued on the
+   * context's stream so far. */
+  TideStatus* (*comm_wait_calc)(void* self);
+  /* Work queued on the context's stream from now on waits for the communication stream's work
+   * queued so far. */
+  TideStatus* (*calc_wait_comm)(void* self);
 } TideCollectiveDef;
 
 #ifdef __cplusplus

@@ -1,12 +1,23 @@
 // sim_collective.cc: the sim device's collective library over Gloo (see sim_collective.h).
 #include "sim_collective.h"
 
+#include <atomic>
 #include <tide/plugin.hpp>
 #include <tide/plugin/data_type_visit.hpp>
 
+namespace {
+std::atomic<uint64_t> g_comm_stream_collectives{0};
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) uint64_t tide_sim_comm_stream_collectives(void) {
+  return g_comm_stream_collectives.load();
+}
+
 #ifndef TIDE_SIM_WITH_GLOO
 
-std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream*) { return nullptr; }
+std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream*, SimStream*) {
+  return nullptr;
+}
 
 #else
 
@@ -151,8 +162,26 @@ std::shared_ptr<std::vector<T> > Staged(const void* p, size_t count) {
 
 class SimGloo : public tide::CollectiveLibrary {
  public:
-  explicit SimGloo(SimStream* stream)
-      : CollectiveLibrary(kLibrary, kIdBytes, /*has_watchdog=*/true), stream_(stream) {}
+  // On `stream`; `comm_stream`, when given, is the context's communication stream, published
+  // through a second SimGloo on it.
+  SimGloo(SimStream* stream, SimStream* comm_stream)
+      : CollectiveLibrary(kLibrary, kIdBytes, /*has_watchdog=*/true), stream_(stream) {
+    if (!comm_stream) return;
+    comm_ = std::make_unique<SimGloo>(comm_stream, nullptr);
+    comm_->counted_ = true;
+    SetCommStream(comm_.get());
+  }
+
+  // The two streams ordered by events recorded on one and waited for on the other (kept for the
+  // library's life: the context synchronises both streams before it goes).
+  void CommWaitCalc() override {
+    stream_->Record(&calc_done_);
+    comm_->stream_->Wait(&calc_done_);
+  }
+  void CalcWaitComm() override {
+    comm_->stream_->Record(&comm_done_);
+    stream_->Wait(&comm_done_);
+  }
 
   // A fresh directory for the ranks to meet in.
   void UniqueId(void* id) override {
@@ -301,6 +330,7 @@ class SimGloo : public tide::CollectiveLibrary {
   template <typename Work>
   void Queue(TideCollectiveComm* comm, TideDataType dtype, const char* what, Work work) {
     Dispatch(dtype, [](auto) {});  // an unsupported type fails now, not on the stream
+    if (counted_) ++g_comm_stream_collectives;
     std::shared_ptr<Comm> c = AsComm(comm);
     const uint32_t tag = c->next_tag++;
     stream_->Enqueue(
@@ -328,14 +358,18 @@ class SimGloo : public tide::CollectiveLibrary {
   }
 
   SimStream* stream_;
+  std::unique_ptr<SimGloo> comm_;  // the communication stream's, or null
+  bool counted_ = false;           // this is a communication stream's
+  SimEvent calc_done_, comm_done_;
 };
 
 }  // namespace
 
-std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream* stream) {
+std::unique_ptr<tide::CollectiveLibrary> CreateSimCollective(SimStream* stream,
+                                                             SimStream* comm_stream) {
   const char* hide = std::getenv("TIDE_SIM_NO_COLLECTIVE");
   if (hide && std::strcmp(hide, "1") == 0) return nullptr;
-  return std::make_unique<SimGloo>(stream);
+  return std::make_unique<SimGloo>(stream, comm_stream);
 }
 
 #endif  // TIDE_SIM_WITH_GLOO

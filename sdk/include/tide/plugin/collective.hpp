@@ -21,7 +21,7 @@ class CollectiveLibrary {
   // of its unique id; `has_watchdog`: the library overrides the watchdog's functions below (the
   // table publishes them).
   CollectiveLibrary(const char* library, size_t unique_id_size, bool has_watchdog = false) {
-    def_.struct_size = TIDE_STRUCT_SIZE(TideCollectiveDef, comm_abort);
+    def_.struct_size = TIDE_STRUCT_SIZE(TideCollectiveDef, calc_wait_comm);
     def_.self = this;
     def_.library = library;
     def_.unique_id_size = unique_id_size;
@@ -98,6 +98,17 @@ class CollectiveLibrary {
   virtual void MarkerDestroy(void*) {}
   virtual void CommAsyncError(TideCollectiveComm*) {}
   virtual void CommAbort(TideCollectiveComm*, const char*) {}
+
+  // A communication stream: `comm` is a library of the same kind whose collectives and markers
+  // queue on the context's second stream (it must outlive this one); CommWaitCalc and
+  // CalcWaitComm order the two streams (tide/collective.h). Call once, before publishing def().
+  void SetCommStream(const CollectiveLibrary* comm) {
+    def_.comm_stream = comm->def();
+    def_.comm_wait_calc = [](void* s) { return detail::Guard([&] { Self(s)->CommWaitCalc(); }); };
+    def_.calc_wait_comm = [](void* s) { return detail::Guard([&] { Self(s)->CalcWaitComm(); }); };
+  }
+  virtual void CommWaitCalc() { TIDE_THROW(TIDE_UNIMPLEMENTED, "CommWaitCalc"); }
+  virtual void CalcWaitComm() { TIDE_THROW(TIDE_UNIMPLEMENTED, "CalcWaitComm"); }
 
   // The C table to return from Device::Extension; lives as long as this object.
   const TideCollectiveDef* def() const { return &def_; }
