@@ -2,6 +2,7 @@
 #include "cuda_collective.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <tide/plugin.hpp>
 
@@ -12,6 +13,15 @@ namespace tide_cuda {
 namespace {
 constexpr const char* kPluginName = "device_cuda";
 }  // namespace
+
+void SynchronizeCommStream(NcclContext* c) {
+  void* comm = c->comm_stream.load();
+  if (!comm) return;
+  CudaCheck(cudaStreamSynchronize(static_cast<cudaStream_t>(comm)),
+            "gpu:" + std::to_string(c->device) +
+                ": cudaStreamSynchronize of the communication stream (an NCCL collective "
+                "failed asynchronously)");
+}
 
 std::string TakeAbortReason(NcclContext* c) {
   std::lock_guard<std::mutex> lock(c->abort_mu);
@@ -88,11 +98,39 @@ ncclRedOp_t NcclOp(TideReduceOp op) {
 // NCCL on one context: its calls run with the context's device current and queue on its stream.
 class NcclLibrary : public tide::CollectiveLibrary {
  public:
-  explicit NcclLibrary(NcclContext* c)
-      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId), /*has_watchdog=*/true),
-        context_(c),
-        device_(c->device),
-        stream_(static_cast<cudaStream_t>(c->stream)) {}
+  // On the context's stream, with a communication stream of its own (a second NcclLibrary on it).
+  explicit NcclLibrary(NcclContext* c) : NcclLibrary(c, static_cast<cudaStream_t>(c->stream)) {
+    DeviceGuard guard(device_);
+    const std::string where = "gpu:" + std::to_string(device_) + ": NCCL's communication stream: ";
+    CudaCheck(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking),
+              where + "cudaStreamCreateWithFlags");
+    CudaCheck(cudaEventCreateWithFlags(&calc_done_, cudaEventDisableTiming),
+              where + "cudaEventCreateWithFlags");
+    CudaCheck(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming),
+              where + "cudaEventCreateWithFlags");
+    comm_ = std::unique_ptr<NcclLibrary>(new NcclLibrary(c, comm_stream_));
+    SetCommStream(comm_.get());
+    c->comm_stream.store(comm_stream_);
+  }
+  // Never throws: destroyed with the context, at exit.
+  ~NcclLibrary() override {
+    if (!comm_stream_) return;
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    if (prev != device_) cudaSetDevice(device_);
+    context_->comm_stream.store(nullptr);
+    cudaStreamSynchronize(comm_stream_);
+    comm_.reset();
+    if (calc_done_) cudaEventDestroy(calc_done_);
+    if (comm_done_) cudaEventDestroy(comm_done_);
+    cudaStreamDestroy(comm_stream_);
+    if (prev >= 0 && prev != device_) cudaSetDevice(prev);
+    cudaGetLastError();
+  }
+
+  // The two streams ordered by events, without the host waiting.
+  void CommWaitCalc() override { Order(stream_, calc_done_, comm_stream_); }
+  void CalcWaitComm() override { Order(comm_stream_, comm_done_, stream_); }
 
   void UniqueId(void* id) override {
     NcclCheck(Nccl().ncclGetUniqueId(static_cast<ncclUniqueId*>(id)), "ncclGetUniqueId");
@@ -178,9 +216,28 @@ class NcclLibrary : public tide::CollectiveLibrary {
   }
 
  private:
+  // A library on `stream` alone (the communication stream's).
+  NcclLibrary(NcclContext* c, cudaStream_t stream)
+      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId), /*has_watchdog=*/true),
+        context_(c),
+        device_(c->device),
+        stream_(stream) {}
+
+  // Work queued on `waiter` from now on waits for the work queued on `first` so far.
+  void Order(cudaStream_t first, cudaEvent_t event, cudaStream_t waiter) {
+    DeviceGuard guard(device_);
+    CudaCheck(cudaEventRecord(event, first), "NCCL's communication stream: cudaEventRecord");
+    CudaCheck(cudaStreamWaitEvent(waiter, event, 0),
+              "NCCL's communication stream: cudaStreamWaitEvent");
+  }
+
   NcclContext* const context_;
   const int device_;
   const cudaStream_t stream_;
+  // The primary's: its communication stream, that stream's library, and the two events.
+  cudaStream_t comm_stream_ = nullptr;
+  std::unique_ptr<NcclLibrary> comm_;
+  cudaEvent_t calc_done_ = nullptr, comm_done_ = nullptr;
 };
 
 // Opens NCCL once per process; false (logged once) where it cannot be.
