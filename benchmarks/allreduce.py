@@ -1,8 +1,7 @@
 """Allreduce on loopback: Tide's c_allreduce_sum (plugins/collective, Gloo) against
 torch.distributed's Gloo backend, the same sizes and the same number of processes; bus bandwidth
-(GB/s) = 2 (n - 1) / n * bytes / time, as nccl-tests count it. Then a data-parallel MLP
-(784-512-512-10, SGD, global batch 128): examples per second of 2 processes with one thread each
-(fleet, each fed half the batch) against 1 process with two threads fed all of it, on the same cores.
+(GB/s) = 2 (n - 1) / n * bytes / time, as nccl-tests count it, and Tide's over torch's as a ratio.
+(Data-parallel training throughput against torch DDP: dp_mlp.py.)
 
     benchmarks/.venv-peers/bin/python benchmarks/allreduce.py [--nprocs 2,4]
         [--sizes 4K,64K,1M,16M,64M] [--reps 7] [--json out.json]
@@ -86,36 +85,6 @@ def worker_torch(sizes, reps):
     return w.rank, out
 
 
-def worker_mlp(steps, reps):
-    import tide
-    from tide.distributed import fleet
-
-    fleet.init(is_collective=True)
-    rank, n = fleet.worker_index(), fleet.worker_num()
-    main, startup = tide.Program(), tide.Program()
-    with tide.program_guard(main, startup), tide.unique_name.guard():
-        x = tide.layers.data(name="x", shape=[784])
-        y = tide.layers.data(name="y", shape=[1], dtype="int64")
-        h = tide.layers.fc(tide.layers.fc(x, 512, act="relu"), 512, act="relu")
-        loss = tide.layers.mean(tide.layers.cross_entropy(tide.layers.fc(h, 10, act="softmax"), y))
-        fleet.distributed_optimizer(tide.optimizer.SGD(0.01)).minimize(loss)
-    rng = np.random.RandomState(0)
-    xb = rng.rand(MLP_BATCH, 784).astype("float32")[rank::n]
-    yb = rng.randint(0, 10, (MLP_BATCH, 1)).astype("int64")[rank::n]
-    exe = tide.Executor(tide.CPUPlace())
-    exe.run(startup)
-
-    def run_steps():
-        for _ in range(steps):
-            exe.run(main, feed={"x": xb, "y": yb}, fetch_list=[loss])
-
-    t = measure(run_steps, reps=reps)
-    return rank, [MLP_BATCH * steps / v for v in t]  # examples per second of the whole job
-
-
-MLP_BATCH = 128
-
-
 def job(nprocs, worker, sizes, reps, timeout=900, env=None):
     cmd = [
         sys.executable,
@@ -156,11 +125,6 @@ def main():
     args = ap.parse_args()
     setup_paths()
     sizes = [s for s in args.sizes.split(",") if s]
-    if args.worker == "mlp":
-        rank, out = worker_mlp(20, args.reps)
-        if rank == 0:
-            print(json.dumps(out), flush=True)
-        return
     if args.worker:
         rank, out = (worker_tide if args.worker == "tide" else worker_torch)(sizes, args.reps)
         if rank == 0:
@@ -189,18 +153,6 @@ def main():
     machine = machine_line("OMP_NUM_THREADS=%s" % os.environ["OMP_NUM_THREADS"])
     table.print(machine)
     table.dump(args.json, machine)
-
-    mlp = Table(
-        "data-parallel MLP training, global batch %d" % MLP_BATCH,
-        "examples/s",
-        lower_is_better=False,
-    )
-    one = job(1, "mlp", sizes, args.reps, env={"OMP_NUM_THREADS": "2", "TIDE_CPU_THREADS": "2"})
-    two = job(2, "mlp", sizes, args.reps, env={"OMP_NUM_THREADS": "1", "TIDE_CPU_THREADS": "1"})
-    mlp.add("2 processes x 1 thread (fleet) vs 1 x 2", two, {"1 process, 2 threads": one})
-    mlp.print(machine)
-    if args.json:
-        mlp.dump(args.json.replace(".json", "_mlp.json"), machine)
 
 
 if __name__ == "__main__":

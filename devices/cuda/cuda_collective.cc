@@ -2,6 +2,7 @@
 #include "cuda_collective.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <tide/plugin.hpp>
 
@@ -12,6 +13,22 @@ namespace tide_cuda {
 namespace {
 constexpr const char* kPluginName = "device_cuda";
 }  // namespace
+
+void SynchronizeCommStream(NcclContext* c) {
+  void* comm = c->comm_stream.load();
+  if (!comm) return;
+  CudaCheck(cudaStreamSynchronize(static_cast<cudaStream_t>(comm)),
+            "gpu:" + std::to_string(c->device) +
+                ": cudaStreamSynchronize of the communication stream (an NCCL collective "
+                "failed asynchronously)");
+}
+
+std::string TakeAbortReason(NcclContext* c) {
+  std::lock_guard<std::mutex> lock(c->abort_mu);
+  std::string reason;
+  reason.swap(c->abort_reason);
+  return reason;
+}
 
 #ifndef TIDE_CUDA_WITH_NCCL
 
@@ -81,8 +98,39 @@ ncclRedOp_t NcclOp(TideReduceOp op) {
 // NCCL on one context: its calls run with the context's device current and queue on its stream.
 class NcclLibrary : public tide::CollectiveLibrary {
  public:
-  NcclLibrary(int device, cudaStream_t stream)
-      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId)), device_(device), stream_(stream) {}
+  // On the context's stream, with a communication stream of its own (a second NcclLibrary on it).
+  explicit NcclLibrary(NcclContext* c) : NcclLibrary(c, static_cast<cudaStream_t>(c->stream)) {
+    DeviceGuard guard(device_);
+    const std::string where = "gpu:" + std::to_string(device_) + ": NCCL's communication stream: ";
+    CudaCheck(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking),
+              where + "cudaStreamCreateWithFlags");
+    CudaCheck(cudaEventCreateWithFlags(&calc_done_, cudaEventDisableTiming),
+              where + "cudaEventCreateWithFlags");
+    CudaCheck(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming),
+              where + "cudaEventCreateWithFlags");
+    comm_ = std::unique_ptr<NcclLibrary>(new NcclLibrary(c, comm_stream_));
+    SetCommStream(comm_.get());
+    c->comm_stream.store(comm_stream_);
+  }
+  // Never throws: destroyed with the context, at exit.
+  ~NcclLibrary() override {
+    if (!comm_stream_) return;
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    if (prev != device_) cudaSetDevice(device_);
+    context_->comm_stream.store(nullptr);
+    cudaStreamSynchronize(comm_stream_);
+    comm_.reset();
+    if (calc_done_) cudaEventDestroy(calc_done_);
+    if (comm_done_) cudaEventDestroy(comm_done_);
+    cudaStreamDestroy(comm_stream_);
+    if (prev >= 0 && prev != device_) cudaSetDevice(prev);
+    cudaGetLastError();
+  }
+
+  // The two streams ordered by events, without the host waiting.
+  void CommWaitCalc() override { Order(stream_, calc_done_, comm_stream_); }
+  void CalcWaitComm() override { Order(comm_stream_, comm_done_, stream_); }
 
   void UniqueId(void* id) override {
     NcclCheck(Nccl().ncclGetUniqueId(static_cast<ncclUniqueId*>(id)), "ncclGetUniqueId");
@@ -128,9 +176,68 @@ class NcclLibrary : public tide::CollectiveLibrary {
   void GroupStart() override { NcclCheck(Nccl().ncclGroupStart(), "ncclGroupStart"); }
   void GroupEnd() override { NcclCheck(Nccl().ncclGroupEnd(), "ncclGroupEnd"); }
 
+  // The watchdog's, as ProcessGroupNCCL's: an event after each collective, NCCL's asynchronous
+  // error, ncclCommAbort (which ends the communicator's kernels, so the stream moves on).
+  void* MarkerRecord() override {
+    DeviceGuard guard(device_);
+    cudaEvent_t e = nullptr;
+    CudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+              "NCCL watchdog: cudaEventCreateWithFlags");
+    const cudaError_t r = cudaEventRecord(e, stream_);
+    if (r != cudaSuccess) {
+      cudaEventDestroy(e);
+      CudaCheck(r, "NCCL watchdog: cudaEventRecord");
+    }
+    return e;
+  }
+  bool MarkerQuery(void* marker) override {
+    const cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(marker));
+    if (r == cudaErrorNotReady) {
+      cudaGetLastError();  // not an error: clear it
+      return false;
+    }
+    CudaCheck(r, "NCCL watchdog: cudaEventQuery");
+    return true;
+  }
+  void MarkerDestroy(void* marker) override { cudaEventDestroy(static_cast<cudaEvent_t>(marker)); }
+  void CommAsyncError(TideCollectiveComm* comm) override {
+    ncclResult_t async = ncclSuccess;
+    NcclCheck(Nccl().ncclCommGetAsyncError(AsNccl(comm), &async), "ncclCommGetAsyncError");
+    if (async != ncclSuccess && async != ncclInProgress)
+      TIDE_THROW(TIDE_UNAVAILABLE, "NCCL: ", Nccl().ncclGetErrorString(async));
+  }
+  void CommAbort(TideCollectiveComm* comm, const char* reason) override {
+    {
+      std::lock_guard<std::mutex> lock(context_->abort_mu);
+      context_->abort_reason = reason ? reason : "aborted";
+    }
+    DeviceGuard guard(device_);
+    NcclCheck(Nccl().ncclCommAbort(AsNccl(comm)), "ncclCommAbort");
+  }
+
  private:
+  // A library on `stream` alone (the communication stream's).
+  NcclLibrary(NcclContext* c, cudaStream_t stream)
+      : CollectiveLibrary("NCCL", sizeof(ncclUniqueId), /*has_watchdog=*/true),
+        context_(c),
+        device_(c->device),
+        stream_(stream) {}
+
+  // Work queued on `waiter` from now on waits for the work queued on `first` so far.
+  void Order(cudaStream_t first, cudaEvent_t event, cudaStream_t waiter) {
+    DeviceGuard guard(device_);
+    CudaCheck(cudaEventRecord(event, first), "NCCL's communication stream: cudaEventRecord");
+    CudaCheck(cudaStreamWaitEvent(waiter, event, 0),
+              "NCCL's communication stream: cudaStreamWaitEvent");
+  }
+
+  NcclContext* const context_;
   const int device_;
   const cudaStream_t stream_;
+  // The primary's: its communication stream, that stream's library, and the two events.
+  cudaStream_t comm_stream_ = nullptr;
+  std::unique_ptr<NcclLibrary> comm_;
+  cudaEvent_t calc_done_ = nullptr, comm_done_ = nullptr;
 };
 
 // Opens NCCL once per process; false (logged once) where it cannot be.
@@ -156,8 +263,7 @@ bool NcclLoaded() {
 
 const TideCollectiveDef* CollectiveTable(NcclContext* c) {
   std::call_once(c->once, [c] {
-    if (NcclLoaded())
-      c->library = std::make_unique<NcclLibrary>(c->device, static_cast<cudaStream_t>(c->stream));
+    if (NcclLoaded()) c->library = std::make_unique<NcclLibrary>(c);
   });
   return c->library ? c->library->def() : nullptr;
 }

@@ -54,7 +54,7 @@ struct CudaContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
-  NcclContext nccl;         // the "tide.collective" table (NCCL on `stream`)
+  NcclContext nccl;         // the "tide.collective" table (NCCL on `stream` and its own)
   bool use_pinned = true;   // --use_pinned_memory when the context was made
   std::mutex mu;            // guards the staging slots
   char* staging = nullptr;  // kSlots * kSlotBytes pinned bytes, made on the first H2D copy
@@ -282,6 +282,10 @@ class CudaDevice : public tide::Device {
       *word = 0;
       TIDE_THROW(TIDE_INVALID_ARGUMENT, "gpu:", c->device, ": ", DeviceErrorMessage(code));
     }
+    SynchronizeCommStream(&c->nccl);
+    // An NCCL collective the op pack's watchdog aborted left its output unwritten.
+    const std::string aborted = TakeAbortReason(&c->nccl);
+    if (!aborted.empty()) TIDE_THROW(TIDE_UNAVAILABLE, "gpu:", c->device, ": ", aborted);
   }
 
   void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) override {

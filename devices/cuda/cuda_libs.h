@@ -61,7 +61,9 @@ namespace tide_cuda {
   X(ncclAllGather)             \
   X(ncclReduceScatter)         \
   X(ncclGroupStart)            \
-  X(ncclGroupEnd)
+  X(ncclGroupEnd)              \
+  X(ncclCommGetAsyncError)     \
+  X(ncclCommAbort)
 
 #define TIDE_CUDA_LIB_MEMBER(name) decltype(&::name) name = nullptr;
 struct CublasApi {

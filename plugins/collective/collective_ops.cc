@@ -18,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <tide/plugin.hpp>
+#include <tide/plugin/data_type_visit.hpp>
+#include <utility>
 #include <vector>
 
 #include "communicator.h"
@@ -28,26 +30,11 @@ namespace {
 
 using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 
-// Calls fn(T{}) with T the C++ type of `dtype`; the collectives move these types.
+// Calls fn(tide::TypeTag<T>{}) with T the C++ type of `dtype`: the types Gloo moves here.
 template <typename Fn>
 void Dispatch(TideDataType dtype, const std::string& op, Fn&& fn) {
-  switch (dtype) {
-    case TIDE_FP32:
-      return fn(float{});
-    case TIDE_FP64:
-      return fn(double{});
-    case TIDE_INT32:
-      return fn(int32_t{});
-    case TIDE_INT64:
-      return fn(int64_t{});
-    case TIDE_UINT8:
-      return fn(uint8_t{});
-    case TIDE_INT8:
-      return fn(int8_t{});
-    default:
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "': data type ", tide::DataTypeName(dtype),
-                 " is not supported (float32, float64, int32, int64, uint8, int8)");
-  }
+  tide::VisitDataType<float, double, int32_t, int64_t, uint8_t, int8_t>(dtype, "op '" + op + "'",
+                                                                        std::forward<Fn>(fn));
 }
 
 tide::Variable OutVar(tide::OpRunContext& ctx, const std::string& name) {
@@ -85,15 +72,22 @@ tide::Tensor OutputWithInput(tide::OpRunContext& ctx, const tide::Tensor& x, boo
 }
 
 // Runs `call(device communicator)` as collective `op` of the ring (checked and named as every
-// collective is): queued on the op's stream by the device's library; nothing when `empty`.
+// collective is): queued on the op's stream by the device's library, and watched there by the
+// ring's watchdog; nothing when `empty`. A communicator the watchdog aborted is not used again.
 template <typename Call>
 void RunOnDevice(Communicator& comm, const std::string& op, const std::string& what, bool empty,
                  Call call) {
   DeviceComm* dev = comm.device();
+  const std::string aborted = dev->Aborted();
+  if (!aborted.empty())
+    TIDE_THROW(TIDE_UNAVAILABLE, "op '", op, "': ring ", comm.ring_id(), "'s ", dev->library(),
+               " communicator is unusable: ", aborted);
   comm.Run(
       op, what,
-      [&](uint32_t) {
-        if (!empty) call(*dev);
+      [&](uint32_t seq) {
+        if (empty) return;
+        call(*dev);
+        dev->Watch(comm.Where(op, seq));
       },
       dev->library());
 }
@@ -122,7 +116,7 @@ std::function<void()> GlooAllreduce(Communicator& comm, const std::string& op,
                                     const std::vector<size_t>& bytes, size_t n) {
   std::function<void()> exchange;
   Dispatch(dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     auto packed = std::make_shared<std::vector<T>>();
     if (dst.size() > 1) {
       packed->resize(n);
@@ -182,7 +176,10 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
                                : Describe(dtype, {static_cast<int64_t>(n)}) + " (" +
                                      std::to_string(in_tensors.size()) + " tensors fused)";
   const Route route = RouteOf(ctx, comm, place);
-  if (route == Route::kDevice) {  // queued on the op's stream, whatever use_calc_stream says
+  if (route == Route::kDevice) {
+    // use_calc_stream = false: on the device's communication stream where it has one, else on
+    // the op's stream; the host does not wait either way.
+    const bool comm_stream = !ctx.Attr<bool>("use_calc_stream");
     comm.Wait(op);
     std::vector<DeviceComm::Buffer> buffers;
     for (size_t i = 0; i < in_tensors.size(); ++i) {
@@ -190,8 +187,9 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
       buffers.push_back({in_tensors[i].raw_data(), out.mutable_data(dtype, place),
                          static_cast<size_t>(in_tensors[i].numel())});
     }
-    RunOnDevice(comm, op, what, n == 0,
-                [&](DeviceComm& dev) { dev.AllReduce(buffers, dtype, ReduceOpOf(kind)); });
+    RunOnDevice(comm, op, what, n == 0, [&](DeviceComm& dev) {
+      dev.AllReduce(buffers, dtype, ReduceOpOf(kind), comm_stream);
+    });
     return;
   }
   // Host buffers: the Outs themselves, or host copies of a device's X.
@@ -228,7 +226,7 @@ void AllreduceRun(tide::OpRunContext& ctx, const std::string& kind) {
 void GlooBroadcast(Communicator& comm, const std::string& op, const std::string& what, void* data,
                    size_t n, TideDataType dtype, int root) {
   Dispatch(dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     comm.Run(op, what, [&](uint32_t seq) {
       if (n == 0 || comm.nranks() == 1) return;
       gloo::BroadcastOptions o(comm.context());
@@ -256,8 +254,9 @@ void BroadcastRun(tide::OpRunContext& ctx) {
     case Route::kDevice: {
       tide::Tensor out = OutputWithInput(ctx, x, false);
       void* data = out.mutable_data(x.dtype(), place);
-      RunOnDevice(comm, op, what, n == 0,
-                  [&](DeviceComm& dev) { dev.Broadcast(x.raw_data(), data, n, x.dtype(), root); });
+      RunOnDevice(comm, op, what, n == 0, [&](DeviceComm& dev) {
+        dev.Broadcast(x.raw_data(), data, n, x.dtype(), root, false);
+      });
       return;
     }
     case Route::kHost: {
@@ -334,7 +333,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
     gloo::allgatherv(o);
   });
   Dispatch(vtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     comm.Run(op, "SelectedRows " + Describe(vtype, {-1, width}) + " values", [&](uint32_t seq) {
       gloo::AllgathervOptions o(comm.context());
       o.setInput(reinterpret_cast<T*>(const_cast<char*>(values.data())),
@@ -353,7 +352,7 @@ void AllgatherSelectedRows(tide::OpRunContext& ctx, Communicator& comm, tide::Se
 void GlooAllgather(Communicator& comm, const std::string& op, const std::string& what,
                    const void* in, void* out, size_t n, TideDataType dtype) {
   Dispatch(dtype, op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     comm.Run(op, what, [&](uint32_t seq) {
       if (n == 0) return;
       if (comm.nranks() == 1) {
@@ -395,7 +394,7 @@ void AllgatherRun(tide::OpRunContext& ctx) {
       out.Resize(d);
       void* data = out.mutable_data(x.dtype(), place);
       RunOnDevice(comm, op, what, n == 0,
-                  [&](DeviceComm& dev) { dev.AllGather(x.raw_data(), data, n, x.dtype()); });
+                  [&](DeviceComm& dev) { dev.AllGather(x.raw_data(), data, n, x.dtype(), false); });
       return;
     }
     case Route::kHost:
@@ -437,7 +436,7 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
     out.Resize(d);
     void* data = out.mutable_data(x.dtype(), place);
     RunOnDevice(comm, op, what, part == 0, [&](DeviceComm& dev) {
-      dev.ReduceScatter(x.raw_data(), data, part, x.dtype(), TIDE_REDUCE_SUM);
+      dev.ReduceScatter(x.raw_data(), data, part, x.dtype(), TIDE_REDUCE_SUM, false);
     });
     return;
   }
@@ -445,7 +444,7 @@ void ReduceScatterRun(tide::OpRunContext& ctx) {
   if (route == Route::kStaged) staged = ToHost(x);
   const tide::Tensor hx = route == Route::kStaged ? tide::Tensor(staged) : x;
   Dispatch(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
+    using T = typename decltype(tag)::type;
     // Gloo reduces in place and leaves this rank's part at the front of the buffer.
     std::vector<T> buf(static_cast<const T*>(hx.raw_data()),
                        static_cast<const T*>(hx.raw_data()) + n);
@@ -495,9 +494,12 @@ void SyncCalcStreamRun(tide::OpRunContext& ctx) {
   ShareOutputs(ctx);
 }
 
-// Waits for the ring's asynchronous allreduces (use_calc_stream = false).
+// Waits for the ring's asynchronous allreduces (use_calc_stream = false): those on the ring's
+// thread, and makes the device's stream wait for those on its communication stream.
 void SyncCommStreamRun(tide::OpRunContext& ctx) {
-  GetCommunicator(ctx.Attr<int32_t>("ring_id"), ctx.op_type()).Wait(ctx.op_type());
+  Communicator& comm = GetCommunicator(ctx.Attr<int32_t>("ring_id"), ctx.op_type());
+  comm.Wait(ctx.op_type());
+  if (DeviceComm* dev = comm.device()) dev->CalcWaitComm();
   ShareOutputs(ctx);
 }
 
@@ -520,8 +522,10 @@ tide::OpSchema AllreduceSchema(const std::string& kind) {
       .AsDuplicable()
       .Attr("ring_id", int32_t(0), "the communicator (c_comm_init)")
       .Attr("use_calc_stream", false,
-            "true: reduce before the op returns; false: on the ring's thread, overlapping the "
-            "ops that follow, until c_sync_comm_stream or the ring's next collective")
+            "true: reduce before the op returns (a device's tensors: on its stream); false: on "
+            "the ring's thread (a device's tensors: on its communication stream, where it has "
+            "one), overlapping the ops that follow, until c_sync_comm_stream or the ring's next "
+            "collective")
       .Attr("use_model_parallel", false, "unused (Fluid's)")
       .InferShape([](tide::InferShapeContext& ctx) {
         for (size_t i = 0; i < ctx.InputCount("X") && i < ctx.OutputCount("Out"); ++i) {
@@ -611,8 +615,9 @@ TIDE_REGISTER_OP(tide::OpSchema("c_sync_calc_stream")
 
 TIDE_REGISTER_OP(tide::OpSchema("c_sync_comm_stream")
                      .Comment("Waits for ring ring_id's communication: the c_allreduce_* ops "
-                              "with use_calc_stream = false run on the ring's own thread. Out "
-                              "is X.")
+                              "with use_calc_stream = false run on the ring's own thread, or a "
+                              "device's communication stream, which the device's stream then "
+                              "waits for (without the host waiting). Out is X.")
                      .Input("X", "the tensors")
                      .AsDuplicable()
                      .Output("Out", "the same tensors")

@@ -50,8 +50,8 @@ std::string JoinDeviceLibrary(tide::OpRunContext& ctx, RingStore& store, Communi
     store.wait({key}, comm->timeout());
     id = store.get(key);
   }
-  comm->set_device(
-      std::make_unique<DeviceComm>(ctx.device_context(), def, id, comm->rank(), comm->nranks()));
+  comm->set_device(std::make_unique<DeviceComm>(ctx.device_context(), def, id, comm->ring_id(),
+                                                comm->rank(), comm->nranks(), comm->timeout()));
   return tide::detail::Concat(", ", comm->device()->library(), " on ", place.ToString());
 }
 

@@ -59,13 +59,16 @@ class Communicator {
   void Async(std::function<void()> task);
   void Wait(const std::string& op);
 
+  // "op 'c_allreduce_sum' (collective #3 on ring 0, rank 1 of 2)": how errors name collective
+  // #seq.
+  std::string Where(const std::string& op, uint64_t seq) const;
+
  private:
   void Check(const std::string& op, uint64_t seq, std::chrono::steady_clock::time_point start,
              const std::string& signature);
   [[noreturn]] void Fail(const std::string& op, uint64_t seq,
                          std::chrono::steady_clock::time_point start, const std::string& signature,
                          const std::string& why);
-  std::string Where(const std::string& op, uint64_t seq) const;
   void WorkerLoop();
 
   const int ring_id_, rank_, nranks_;

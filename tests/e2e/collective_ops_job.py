@@ -5,8 +5,10 @@ the outputs as JSON; test_collective_ops.py checks them against numpy.
 
 With a device plugin to load (- for none: the CUDA plugin is on the plugin path) and a place kind
 (the sim device: device 0; gpu: the rank's local rank) the inputs are first assigned on that
-place, so the collectives move the device's tensors; "_places" lists where each output is."""
+place, so the collectives move the device's tensors; "_places" lists where each output is, and
+on the sim "_comm_stream_collectives" how many collectives ran on its communication stream."""
 
+import ctypes
 import json
 import sys
 
@@ -88,6 +90,10 @@ def main():
         places = {n: str(scope.find_var(n).get_tensor().place()) for n in outs}
     result = {n: np.array(g).tolist() for n, g in zip(outs, got)}
     result["_places"] = places
+    if place_kind == "sim":  # the collectives the sim ran on its communication stream
+        sim = ctypes.CDLL(sys.argv[2])
+        sim.tide_sim_comm_stream_collectives.restype = ctypes.c_uint64
+        result["_comm_stream_collectives"] = sim.tide_sim_comm_stream_collectives()
     with open(sys.argv[1].format(rank=rank), "w") as f:
         json.dump(result, f)
 

@@ -72,14 +72,24 @@ def test_a_device_without_a_collective_library_trains_through_host_staging(tmp_p
 @pytest.mark.parametrize("library", ["1", "0"])
 def test_every_op_moves_device_tensors(tmp_path, library):
     # allreduce sum/max/min/prod (float32, float64, int64), broadcast, allgather, reducescatter
-    # and a fused bucket on sim:0 tensors, through the library or staged, against numpy.
-    env = {"GLOG_minloglevel": "0"}
+    # and a fused bucket on sim:0 tensors, through the library or staged, against numpy; random
+    # delays before each task of the sim's streams, so that a collective on the communication
+    # stream that did not wait for its input, or an op that read its output before the device's
+    # stream waited for it, reads stale values.
+    env = {"GLOG_minloglevel": "0", "TIDE_SIM_MAX_DELAY_US": "300"}
     if library == "0":
         env["TIDE_SIM_NO_COLLECTIVE"] = "1"
     r = launch(tmp_path, 2, tmp_path / "out{rank}.json", SIM, "sim", **env)
     out = r.stdout.decode("utf-8", "replace")
     assert r.returncode == 0, out[-6000:]
     assert set(check_outputs(tmp_path, 2).values()) == {"sim:0"}
+    # Through the library, the allreduces with use_calc_stream = false (sum, min, prod, the
+    # float64 sum, the int64 max and the fused pair: 7 calls) ran on the sim's communication
+    # stream, ordered with its stream by events: the values above are right (and again under
+    # random delays below).
+    comm_stream = 7 if library == "1" else 0
+    for rank in range(2):
+        assert load(tmp_path / ("out%d.json" % rank))["_comm_stream_collectives"] == comm_stream
     assert (THROUGH_LIBRARY in out) == (library == "1"), out[-6000:]
     assert (STAGED in out) == (library == "0"), out[-6000:]
 
@@ -107,3 +117,33 @@ def test_two_gpus_train_data_parallel_through_nccl(tmp_path):
     assert "staged through host memory" not in out, out[-6000:]
     ranks = [load(tmp_path / ("rank%d.json" % r)) for r in range(2)]
     assert_data_parallel(load(tmp_path / "local.json"), ranks)
+
+
+def test_the_watchdog_aborts_a_device_collective_a_rank_never_joins(tmp_path):
+    # Rank 1 never issues the allreduce; with collective_check off nothing on the host notices,
+    # and SimGloo would wait three timeouts: the op pack's watchdog aborts it at one, naming the
+    # op, the ring, the rank and the time elapsed, and the ring is unusable afterwards.
+    timeout_ms = 3000
+    r = launch(
+        tmp_path,
+        2,
+        tmp_path / "out.json",
+        SIM,
+        job=HERE + "/collective_watchdog_job.py",
+        timeout=120,
+        TIDE_COLLECTIVE_TIMEOUT_MS=str(timeout_ms),
+        TIDE_COLLECTIVE_CHECK="0",
+    )
+    out = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 3, out[-6000:]
+    got = load(tmp_path / "out.json")
+    error = got["error"]
+    assert "collective watchdog: op 'c_allreduce_sum' (collective #1 on ring 0, rank 0 of 2)" in (
+        error
+    ), error
+    assert "did not finish within %d ms on sim:0 (" % timeout_ms in error, error
+    assert " ms elapsed" in error and "SimGloo's communicator was aborted" in error, error
+    # Within the timeout (and the watchdog's polling), well before SimGloo's own (3x).
+    assert timeout_ms / 1000 <= got["seconds"] < 2 * timeout_ms / 1000, got
+    assert "ring 0's SimGloo communicator is unusable: collective watchdog" in got["again"], got
+    assert got["again_seconds"] < 1.0, got

@@ -15,9 +15,9 @@ from collective_ops_job import inputs  # noqa: E402
 JOB = HERE + "/collective_ops_job.py"
 
 
-def launch(tmp_path, n, *script_args, timeout=120, prefix=(), **env):
+def launch(tmp_path, n, *script_args, timeout=120, prefix=(), job=JOB, **env):
     cmd = list(prefix)
-    cmd += [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), JOB]
+    cmd += [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", str(n), job]
     cmd += [str(a) for a in script_args]
     return subprocess.run(
         cmd,
@@ -124,3 +124,17 @@ def test_gloo_socket_ifname_names_the_interface(tmp_path):
     assert r.returncode != 0, out[-6000:]
     assert "Gloo cannot listen on interface tide_no_if0 (GLOO_SOCKET_IFNAME)" in out, out[-6000:]
     assert "c_comm_init" in out, out[-6000:]
+
+
+def test_c_identity_forward_and_grad(tmp_path):
+    # Tensor parallelism's entry op: Out is X; X's gradient is the sum over the ring of Out's.
+    from collective_identity_job import W0, coefficients
+
+    r = launch(tmp_path, 2, tmp_path / "out{rank}.json", job=HERE + "/collective_identity_job.py")
+    assert r.returncode == 0, r.stdout.decode("utf-8", "replace")[-6000:]
+    grad = coefficients(0) + coefficients(1)
+    for rank in range(2):
+        got = load(tmp_path / ("out%d.json" % rank))
+        np.testing.assert_array_equal(np.array(got["out"], dtype="float32"), W0)
+        np.testing.assert_allclose(np.array(got["grad"]), grad, rtol=1e-6)
+        assert "c_allreduce_sum" in got["ops"], got["ops"]  # c_identity's grad

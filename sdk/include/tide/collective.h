@@ -98,6 +98,48 @@ typedef struct TideCollectiveDef {
   /* Collectives issued between the two run as one (NCCL's groups): a fused bucket's tensors. */
   TideStatus* (*group_start)(void* self);
   TideStatus* (*group_end)(void* self);
+
+  /* --- The watchdog (appended; optional: all five or none) ---
+   * The op pack marks the stream after each collective it queues and, from a thread of its own,
+   * polls the markers and the communicator's asynchronous error. A collective not finished
+   * within the flag collective_timeout_ms, or an asynchronous error, makes it abort the
+   * communicator with a reason naming the op, the ring, the rank and the time elapsed (as
+   * PyTorch's ProcessGroupNCCL watchdog does with ncclCommGetAsyncError and ncclCommAbort).
+   * Without them a collective that never completes (a peer gone after the host-side check)
+   * holds the stream as long as the library waits. */
+  /* A marker of the work queued on the context's stream so far (an event recorded now); the
+   * plugin's until marker_destroy. */
+  TideStatus* (*marker_record)(void* self, void** marker);
+  /* *done = 1 once the work before the marker has finished or was aborted, else 0. */
+  TideStatus* (*marker_query)(void* self, void* marker, int32_t* done);
+  void (*marker_destroy)(void* self, void* marker);
+  /* NULL while `comm` is healthy; else a status with the library's asynchronous error (a peer
+   * or the network failed: ncclCommGetAsyncError). */
+  TideStatus* (*comm_get_async_error)(void* self, TideCollectiveComm* comm);
+  /* Aborts `comm`: its collectives queued or running end without their result (ncclCommAbort),
+   * so the stream moves on, and the context's next synchronize fails with `reason` (copied).
+   * The communicator is gone: no call takes it afterwards, comm_destroy included. The op pack
+   * starts no call with it meanwhile, and waits up to a second for one under way (one the
+   * library blocks in, waiting for a peer, may still be running). */
+  TideStatus* (*comm_abort)(void* self, TideCollectiveComm* comm, const char* reason);
+
+  /* --- A communication stream (appended; optional: all three or none) ---
+   * The collectives an op issues with use_calc_stream = false run on a second stream of the
+   * context, so they overlap the kernels queued after them (Fluid's communication stream). The
+   * op pack orders the two streams by events through comm_wait_calc before such a collective
+   * (its inputs are ready) and calc_wait_comm at c_sync_comm_stream and before the ring's next
+   * collective on the context's stream (its outputs are ready); the host waits for neither.
+   * The context's synchronize waits for both streams. */
+  /* The table whose collectives and markers queue on the communication stream, taking the
+   * communicators this table's comm_init made (its own get_unique_id / comm_init / comm_destroy
+   * / comm_abort are not called); it lives as long as this one. */
+  const struct TideCollectiveDef* comm_stream;
+  /* Work queued on the communication stream from now on waits for the work queued on the
+   * context's stream so far. */
+  TideStatus* (*comm_wait_calc)(void* self);
+  /* Work queued on the context's stream from now on waits for the communication stream's work
+   * queued so far. */
+  TideStatus* (*calc_wait_comm)(void* self);
 } TideCollectiveDef;
 
 #ifdef __cplusplus

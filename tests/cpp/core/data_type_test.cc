@@ -10,6 +10,7 @@
 #include <string>
 #include <tide/plugin/attr_type.hpp>
 #include <tide/plugin/data_type.hpp>
+#include <tide/plugin/data_type_visit.hpp>
 
 #include "core/platform/enforce.h"
 
@@ -97,6 +98,41 @@ TEST(DataTypeTable, CxxTypesMatchTheirSizes) {
   EXPECT_EQ(tide::DataTypeSize(tide::DataTypeOf<float>()), sizeof(float));
   EXPECT_EQ(tide::DataTypeSize(tide::DataTypeOf<double>()), sizeof(double));
   EXPECT_EQ(tide::core::DataTypeOf<float>(), TIDE_FP32);  // the core's is the SDK's
+}
+
+// VisitDataType hands fn the C++ type of each data type that has one, and returns fn's value.
+TEST(DataTypeVisit, CallsFnWithTheCxxType) {
+  for (const tide::DataTypeInfo& d : tide::kDataTypes) {
+    if (d.type == TIDE_FP16 || d.type == TIDE_BF16) continue;
+    const size_t size = tide::VisitDataType(d.type, "test", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      EXPECT_EQ(tide::DataTypeOf<T>(), d.type) << d.name;
+      return sizeof(T);
+    });
+    EXPECT_EQ(size, d.size) << d.name;
+  }
+}
+
+// A type without a C++ type, or outside the caller's list, is an error naming what, the type
+// and the types handled.
+TEST(DataTypeVisit, RefusesTypesOutsideTheList) {
+  int calls = 0;
+  try {
+    tide::VisitDataType(TIDE_FP16, "op 'fill'", [&](auto) { ++calls; });
+    FAIL() << "float16 has no standard C++ type";
+  } catch (const tide::Error& e) {
+    EXPECT_EQ(e.code(), TIDE_UNIMPLEMENTED);
+    EXPECT_NE(std::string(e.what()).find("op 'fill': data type float16 is not supported (float32"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    tide::VisitDataType<float, double>(TIDE_INT32, "Gloo", [&](auto) { ++calls; });
+    FAIL() << "int32 is not in the list";
+  } catch (const tide::Error& e) {
+    EXPECT_STREQ(e.what(), "Gloo: data type int32 is not supported (float32, float64)");
+  }
+  EXPECT_EQ(calls, 0);
 }
 
 }  // namespace

@@ -75,11 +75,19 @@ bool PlantedBug(const char* bug) {
 struct SimContext {
   int32_t device;
   SimStream stream;
-  std::unique_ptr<tide::CollectiveLibrary> collective;  // or null; goes before the stream
+  SimStream comm_stream;  // the collective library's communication stream
+  std::unique_ptr<tide::CollectiveLibrary> collective;  // or null; goes before the streams
   SimContext(int32_t d, unsigned max_delay)
       : device(d),
         stream(max_delay, 1234u + unsigned(d)),
-        collective(CreateSimCollective(&stream)) {}
+        comm_stream(max_delay, 4321u + unsigned(d)),
+        collective(CreateSimCollective(&stream, &comm_stream)) {}
+  // Both streams; the first error.
+  std::string Synchronize() {
+    std::string error = stream.Synchronize();
+    std::string comm = comm_stream.Synchronize();
+    return error.empty() ? comm : error;
+  }
 };
 // Each device's context while it lives (frees are queued on its stream).
 std::atomic<SimContext*> g_contexts[2];
@@ -197,13 +205,13 @@ class SimDevice : public tide::Device {
   }
   void DestroyContext(void* ctx) override {
     auto* c = static_cast<SimContext*>(ctx);
-    c->stream.Synchronize();
+    c->Synchronize();
     g_contexts[c->device].store(nullptr);
     delete c;
     ++g_ctx_destroyed;
   }
   void Synchronize(void* ctx) override {
-    std::string error = static_cast<SimContext*>(ctx)->stream.Synchronize();
+    std::string error = static_cast<SimContext*>(ctx)->Synchronize();
     if (!error.empty()) TIDE_THROW(TIDE_INTERNAL, "sim: a queued kernel failed: ", error);
   }
   void Copy(void* ctx, TideCopyKind kind, void* dst, const void* src, size_t size) override {

@@ -18,9 +18,10 @@ namespace tide {
 class CollectiveLibrary {
  public:
   // `library`: its name in log lines and errors (a static string); `unique_id_size`: the bytes
-  // of its unique id.
-  CollectiveLibrary(const char* library, size_t unique_id_size) {
-    def_.struct_size = TIDE_STRUCT_SIZE(TideCollectiveDef, group_end);
+  // of its unique id; `has_watchdog`: the library overrides the watchdog's functions below (the
+  // table publishes them).
+  CollectiveLibrary(const char* library, size_t unique_id_size, bool has_watchdog = false) {
+    def_.struct_size = TIDE_STRUCT_SIZE(TideCollectiveDef, calc_wait_comm);
     def_.self = this;
     def_.library = library;
     def_.unique_id_size = unique_id_size;
@@ -53,6 +54,20 @@ class CollectiveLibrary {
     };
     def_.group_start = [](void* s) { return detail::Guard([&] { Self(s)->GroupStart(); }); };
     def_.group_end = [](void* s) { return detail::Guard([&] { Self(s)->GroupEnd(); }); };
+    if (!has_watchdog) return;
+    def_.marker_record = [](void* s, void** marker) {
+      return detail::Guard([&] { *marker = Self(s)->MarkerRecord(); });
+    };
+    def_.marker_query = [](void* s, void* marker, int32_t* done) {
+      return detail::Guard([&] { *done = Self(s)->MarkerQuery(marker) ? 1 : 0; });
+    };
+    def_.marker_destroy = [](void* s, void* marker) { Self(s)->MarkerDestroy(marker); };
+    def_.comm_get_async_error = [](void* s, TideCollectiveComm* comm) {
+      return detail::Guard([&] { Self(s)->CommAsyncError(comm); });
+    };
+    def_.comm_abort = [](void* s, TideCollectiveComm* comm, const char* reason) {
+      return detail::Guard([&] { Self(s)->CommAbort(comm, reason); });
+    };
   }
   virtual ~CollectiveLibrary() = default;
   CollectiveLibrary(const CollectiveLibrary&) = delete;
@@ -74,6 +89,26 @@ class CollectiveLibrary {
   // A library whose collectives need no grouping leaves these empty.
   virtual void GroupStart() {}
   virtual void GroupEnd() {}
+  // The watchdog's (published with has_watchdog): a marker of the stream's work so far, whether
+  // that work is done, its release; CommAsyncError throws the communicator's asynchronous error
+  // (returns while there is none); CommAbort ends the communicator's work now and makes the
+  // context's next synchronize fail with `reason`.
+  virtual void* MarkerRecord() { TIDE_THROW(TIDE_UNIMPLEMENTED, "MarkerRecord"); }
+  virtual bool MarkerQuery(void*) { return true; }
+  virtual void MarkerDestroy(void*) {}
+  virtual void CommAsyncError(TideCollectiveComm*) {}
+  virtual void CommAbort(TideCollectiveComm*, const char*) {}
+
+  // A communication stream: `comm` is a library of the same kind whose collectives and markers
+  // queue on the context's second stream (it must outlive this one); CommWaitCalc and
+  // CalcWaitComm order the two streams (tide/collective.h). Call once, before publishing def().
+  void SetCommStream(const CollectiveLibrary* comm) {
+    def_.comm_stream = comm->def();
+    def_.comm_wait_calc = [](void* s) { return detail::Guard([&] { Self(s)->CommWaitCalc(); }); };
+    def_.calc_wait_comm = [](void* s) { return detail::Guard([&] { Self(s)->CalcWaitComm(); }); };
+  }
+  virtual void CommWaitCalc() { TIDE_THROW(TIDE_UNIMPLEMENTED, "CommWaitCalc"); }
+  virtual void CalcWaitComm() { TIDE_THROW(TIDE_UNIMPLEMENTED, "CalcWaitComm"); }
 
   // The C table to return from Device::Extension; lives as long as this object.
   const TideCollectiveDef* def() const { return &def_; }
