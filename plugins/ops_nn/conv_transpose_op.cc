@@ -63,7 +63,8 @@ void ConvTransposeInferShape(tide::InferShapeContext& ctx) {
   const TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
   TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft, "op '", op, "': Input is ",
              tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
-  const Dims out = ConvTransposeOutDims(GeomOf(ctx, ctx.InputDims("Input"), ctx.InputDims("Filter")));
+  const Dims out =
+      ConvTransposeOutDims(GeomOf(ctx, ctx.InputDims("Input"), ctx.InputDims("Filter")));
   ctx.SetOutputDims("Output", ChannelLast(ctx) ? NchwToNhwcDims(out) : out);
   ctx.SetOutputDataType("Output", xt);
 }
@@ -100,29 +101,28 @@ tide::OpSchema ConvTransposeAttrs(tide::OpSchema s) {
 
 using namespace ops_nn;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(
-    ConvTransposeAttrs(
-        tide::OpSchema("conv2d_transpose")
-            .Comment("Output = the transposed convolution of Input by Filter (the Input gradient "
-                     "of conv2d): each input pixel adds Filter times its value into a k x k "
-                     "window of the output at stride steps. Output size per axis: (in - 1) * "
-                     "stride - pad_begin - pad_end + dilation * (k - 1) + 1 + output_padding.")
-            .Input("Input", "[N, C, H, W] (NHWC: [N, H, W, C])")
-            .Input("Filter", "[C, M / groups, kh, kw]")
-            .Input("Bias", "Paddle's oneDNN fusion input: must be absent")
-            .AsDispensable()
-            .Output("Output", "[N, M, OH, OW] (NHWC: [N, OH, OW, M])")
-            .KernelDataTypeFrom("Input")
-            .InferShape(ConvTransposeInferShape)
-            .Grad([](tide::GradMaker& g) {
-              g.NewOp("conv2d_transpose_grad")
-                  .Input("Input", g.Input("Input"))
-                  .Input("Filter", g.Input("Filter"))
-                  .Input(GradVarName("Output"), g.OutputGrad("Output"))
-                  .Output(GradVarName("Input"), g.InputGrad("Input"))
-                  .Output(GradVarName("Filter"), g.InputGrad("Filter"))
-                  .CopyAttrs();
-            })));
+TIDE_REGISTER_OP(ConvTransposeAttrs(
+    tide::OpSchema("conv2d_transpose")
+        .Comment("Output = the transposed convolution of Input by Filter (the Input gradient "
+                 "of conv2d): each input pixel adds Filter times its value into a k x k "
+                 "window of the output at stride steps. Output size per axis: (in - 1) * "
+                 "stride - pad_begin - pad_end + dilation * (k - 1) + 1 + output_padding.")
+        .Input("Input", "[N, C, H, W] (NHWC: [N, H, W, C])")
+        .Input("Filter", "[C, M / groups, kh, kw]")
+        .Input("Bias", "Paddle's oneDNN fusion input: must be absent")
+        .AsDispensable()
+        .Output("Output", "[N, M, OH, OW] (NHWC: [N, OH, OW, M])")
+        .KernelDataTypeFrom("Input")
+        .InferShape(ConvTransposeInferShape)
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("conv2d_transpose_grad")
+              .Input("Input", g.Input("Input"))
+              .Input("Filter", g.Input("Filter"))
+              .Input(GradVarName("Output"), g.OutputGrad("Output"))
+              .Output(GradVarName("Input"), g.InputGrad("Input"))
+              .Output(GradVarName("Filter"), g.InputGrad("Filter"))
+              .CopyAttrs();
+        })));
 TIDE_REGISTER_OP(ConvTransposeAttrs(tide::OpSchema("conv2d_transpose_grad")
                                         .Comment("Input@GRAD and Filter@GRAD of conv2d_transpose")
                                         .Input("Input", "the forward input")

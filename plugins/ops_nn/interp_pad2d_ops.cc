@@ -161,7 +161,7 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
 
 tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
   tide::OpSchema s(type);
-  ScaleAttr(s, type.substr(0, type.size() - 5), false);
+  ScaleAttr(s, type, false);
   return s.Input("X")
       .Input("OutSize")
       .AsDispensable()

@@ -43,8 +43,8 @@ ConvGeom GetConvTransposeGeom(const Ctx& ctx, const char* op, const Dims& x, con
   TIDE_CHECK(g.groups >= 1, "op '", op, "': groups must be >= 1, got ", g.groups);
   TIDE_CHECK(x[1] < 0 || f[0] < 0 || x[1] == f[0], "op '", op, "': Input ", ToString(x), " has ",
              x[1], " channels but Filter ", ToString(f), " is for ", f[0]);
-  TIDE_CHECK(f[0] < 0 || f[0] % g.groups == 0, "op '", op, "': Filter ", ToString(f), " has ",
-             f[0], " input channels, not divisible by groups = ", g.groups);
+  TIDE_CHECK(f[0] < 0 || f[0] % g.groups == 0, "op '", op, "': Filter ", ToString(f), " has ", f[0],
+             " input channels, not divisible by groups = ", g.groups);
   g.n = x[0];
   g.m = x[1];
   g.oh = x[2];
@@ -74,9 +74,9 @@ ConvGeom GetConvTransposeGeom(const Ctx& ctx, const char* op, const Dims& x, con
     if (in < 0 || k < 0) return -1;
     const int64_t base = (in - 1) * s - pb - pe + d * (k - 1) + 1;
     if (!out_size.empty()) {
-      TIDE_CHECK(out_size[axis] >= base && out_size[axis] < base + s, "op '", op,
-                 "': output_size[", axis, "] = ", out_size[axis], " must be in [", base, ", ",
-                 base + s, ") for Input ", ToString(x), " and Filter ", ToString(f));
+      TIDE_CHECK(out_size[axis] >= base && out_size[axis] < base + s, "op '", op, "': output_size[",
+                 axis, "] = ", out_size[axis], " must be in [", base, ", ", base + s,
+                 ") for Input ", ToString(x), " and Filter ", ToString(f));
       return out_size[axis];
     }
     if (!out_pad.empty()) {

@@ -67,8 +67,10 @@ TIDE_OPS_HOST_DEVICE inline InterpTap NearestTapByRatio(int64_t k, int64_t in, d
   return {i, i, 1.0, 0.0};
 }
 
-// Whether the op is one of Paddle 2.x's *_interp_v2 (per-axis scale list, ratio 1 / scale).
-inline bool IsInterpV2(const std::string& op) {
+// Whether the op is one of Paddle 2.x's *_interp_v2 (per-axis scale list, ratio 1 / scale) or
+// its grad.
+inline bool IsInterpV2(std::string op) {
+  if (op.size() > 5 && op.compare(op.size() - 5, 5, "_grad") == 0) op.resize(op.size() - 5);
   return op.size() > 3 && op.compare(op.size() - 3, 3, "_v2") == 0;
 }
 
