@@ -27,7 +27,8 @@ void DeconvKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
     if (DataFormatNhwc(ctx))
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): NHWC runs on the plain kernel");
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+                 "' (oneDNN kernel): NHWC runs on the plain kernel");
     const tide::ops::ConvGeom g = tide::ops::GetConvTransposeGeom(ctx, op, x.dims(), f.dims());
     const Dims out_dims = tide::ops::ConvTransposeOutDims(g);
     auto base = [](int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d) {
@@ -66,8 +67,8 @@ void DeconvKernel(KernelContext& ctx) {
     memory plain = PlainView(e, f, op, "Filter");
     const memory::desc user_w(weights, f32, g.groups > 1 ? Tag::giohw : Tag::iohw);
     std::shared_ptr<ConvertedCopy> filter_copy;  // the reordered Filter, kept per content version
-    memory w = e.ConvertKept(f, e.View(user_w, plain.get_data_handle()), pd.weights_desc(),
-                             &filter_copy);
+    memory w =
+        e.ConvertKept(f, e.View(user_w, plain.get_data_handle()), pd.weights_desc(), &filter_copy);
     memory d = TryOutput(e, out, out_dims, pd.dst_desc(), ctx.place());
     TIDE_CHECK(d, "op '", op, "': oneDNN chose an output format Tide cannot store");
     e.Run(entry->prim, pd, {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, d}});

@@ -90,6 +90,7 @@ tide::OpSchema ConvTransposeAttrs(tide::OpSchema s) {
       .Attr("data_format", std::string("NCHW"), "NCHW (AnyLayout) or NHWC of Input and Output")
       .InSet({"NCHW", "NHWC", "AnyLayout"})
       .Attr("use_cudnn", false, "use cuDNN where available (ignored by the CPU kernel)")
+      .Attr("workspace_size_MB", int32_t(4096), "cuDNN workspace limit (the CUDA kernel's)")
       .Attr("is_test", false, "Paddle's inference hint (ignored)")
       // Paddle's op version 2 (its oneDNN bfloat16 kernel's hints).
       .Attr("force_fp32_output", false, "bfloat16 hint of Paddle's oneDNN kernel (ignored)")

@@ -78,6 +78,22 @@ def test_conv2d_transpose(stride, paddings, dil, groups, extra):
     t.check_grad(["Input", "Filter"], "Output", **GRAD)
 
 
+def test_conv2d_transpose_nhwc():
+    """data_format NHWC: the NCHW result transposed, grads too."""
+    x = RNG.uniform(-1, 1, (2, 4, 3, 4))
+    w = RNG.uniform(-1, 1, (4, 2, 2, 2))
+    want = conv_transpose_ref(x, w, [2, 2], [0, 0, 0, 0], [1, 1], 1, [6, 8])
+    t = make(
+        "conv2d_transpose",
+        # contiguous: the finite differences perturb the array in place through a flat view
+        {"Input": np.ascontiguousarray(x.transpose(0, 2, 3, 1)), "Filter": w},
+        {"Output": want.transpose(0, 2, 3, 1)},
+        {"strides": [2, 2], "data_format": "NHWC"},
+    )
+    t.check_output(rtol=1e-12, atol=1e-12)
+    t.check_grad(["Input", "Filter"], "Output", **GRAD)
+
+
 def test_conv2d_transpose_refuses_an_output_size_past_a_stride():
     x, w = RNG.uniform(-1, 1, (1, 2, 3, 3)), RNG.uniform(-1, 1, (2, 1, 2, 2))
     with pytest.raises(tide.TideError, match=r"output_size\[0\] = 9 must be in \[6, 8\)"):
