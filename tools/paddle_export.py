@@ -4,8 +4,8 @@ legacy program format, with random weights, a fixed random input and Paddle's ow
 test fixtures.
 
 Run it in a separate virtual environment with PaddlePaddle (CPU) from PyPI; the tests never need it.
-The vision models are saved by Paddle 3.x; the text models and the vision transformer by Paddle
-2.6 (Paddle 3.x cannot build `paddle.nn`'s transformer layers in the legacy static graph); each
+The vision models are saved by Paddle 3.x; the text models, the vision transformer and the
+PaddleOCR / PaddleClas / PaddleNLP families (paddle_family_models.py) by Paddle 2.6 (Paddle 3.x cannot build `paddle.nn`'s transformer layers in the legacy static graph); each
 Paddle exports the models made with its major version unless `--only` names others:
 
     python3.11 -m venv /tmp/paddle3 && /tmp/paddle3/bin/pip install paddlepaddle==3.3.1
@@ -17,7 +17,8 @@ Paddle exports the models made with its major version unless `--only` names othe
 Each model goes to OUT/<model>/ as
   inference.pdmodel + inference.pdiparams  (paddle.static.save_inference_model or paddle.jit.save),
   or __model__ + one file per parameter    (Fluid 1.x's layout: the program and save_vars' files),
-  input.npy, expected.npy                  (Paddle's executor on the saved model, reloaded),
+  input.npy, expected.npy                  (Paddle's executor on the saved model, reloaded;
+                                           expected.npz with out0, out1, ... for several outputs),
   or inputs.npz (one array per feed name)  (models with several inputs or int64 ids),
   info.json                                (paddle version, how it was saved, shapes).
 `--only NAME` exports one model; `--big` adds resnet50 (224x224, ~100 MB: for the benchmark only,
