@@ -26,21 +26,15 @@ ConvGeom GetConvTransposeGeom(const Ctx& ctx, const char* op, const Dims& x, con
   TIDE_CHECK(x.size() == 4, "op '", op, "': Input must be 4-D [N, C, H, W], got ", ToString(x));
   TIDE_CHECK(f.size() == 4, "op '", op, "': Filter must be 4-D [C, M/groups, kh, kw], got ",
              ToString(f));
-  const auto strides = ctx.template Attr<std::vector<int32_t>>("strides");
-  const auto dils = ctx.template Attr<std::vector<int32_t>>("dilations");
   const auto out_pad = ctx.template Attr<std::vector<int32_t>>("output_padding");
   const auto out_size = ctx.template Attr<std::vector<int32_t>>("output_size");
-  CheckPair(op, "strides", strides);
-  CheckPair(op, "dilations", dils);
-  const std::vector<int64_t> p4 =
-      FourPaddings(op, ctx.template Attr<std::vector<int32_t>>("paddings"));
   TIDE_CHECK(out_pad.empty() || out_pad.size() == 2, "op '", op,
              "': output_padding needs 0 or 2 values (h, w), got ", out_pad.size());
   TIDE_CHECK(out_size.empty() || out_size.size() == 2, "op '", op,
              "': output_size needs 0 or 2 values (h, w), got ", out_size.size());
   ConvGeom g{};
-  g.groups = ctx.template Attr<int32_t>("groups");
-  TIDE_CHECK(g.groups >= 1, "op '", op, "': groups must be >= 1, got ", g.groups);
+  // Paddle computes SAME / VALID paddings from the transpose's Input size (applied below).
+  const std::string algo = ReadConvWindow(ctx, op, f, &g);
   TIDE_CHECK(x[1] < 0 || f[0] < 0 || x[1] == f[0], "op '", op, "': Input ", ToString(x), " has ",
              x[1], " channels but Filter ", ToString(f), " is for ", f[0]);
   TIDE_CHECK(f[0] < 0 || f[0] % g.groups == 0, "op '", op, "': Filter ", ToString(f), " has ", f[0],
@@ -50,23 +44,6 @@ ConvGeom GetConvTransposeGeom(const Ctx& ctx, const char* op, const Dims& x, con
   g.oh = x[2];
   g.ow = x[3];
   g.c = f[1] < 0 ? -1 : f[1] * g.groups;
-  g.kh = f[2];
-  g.kw = f[3];
-  g.sh = strides[0];
-  g.sw = strides[1];
-  g.ph = p4[0];
-  g.ph_end = p4[1];
-  g.pw = p4[2];
-  g.pw_end = p4[3];
-  g.dh = dils[0];
-  g.dw = dils[1];
-  const std::string algo = PaddingAlgorithm(ctx, op);
-  if (algo == "SAME") g.dh = g.dw = 1;  // as Paddle's UpdatePaddingAndDilation
-  TIDE_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0, "op '", op,
-             "': strides and dilations must be > 0");
-  TIDE_CHECK(g.ph >= 0 && g.pw >= 0 && g.ph_end >= 0 && g.pw_end >= 0, "op '", op,
-             "': paddings must be >= 0");
-  // Paddle computes SAME / VALID paddings from the transpose's Input size.
   ApplyPaddingAlgorithm(algo, g.oh, g.kh, g.sh, &g.ph, &g.ph_end);
   ApplyPaddingAlgorithm(algo, g.ow, g.kw, g.sw, &g.pw, &g.pw_end);
   auto size = [&](int axis, int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe,
