@@ -114,7 +114,8 @@ class ResidualUnit(nn.Layer):
         return paddle.add(x, y) if self.shortcut else y
 
 
-# MobileNetV3-small's blocks (k, expansion, out, SE, activation, stride), PaddleClas NET_CONFIG.
+# MobileNetV3-small's blocks (k, expansion, out, SE, activation, stride), PaddleClas NET_CONFIG
+# without its last block (the fixtures stay small).
 MV3_SMALL = [
     [3, 16, 16, True, "relu", 2],
     [3, 72, 24, False, "relu", 2],
@@ -123,7 +124,6 @@ MV3_SMALL = [
     [5, 240, 40, True, "hardswish", 1],
     [5, 120, 48, True, "hardswish", 1],
     [5, 288, 96, True, "hardswish", 2],
-    [5, 576, 96, True, "hardswish", 1],
 ]
 
 
@@ -186,7 +186,7 @@ class MobileNetV3(Family):
 # --- PP-LCNet (PaddleClas) ---------------------------------------------------------------------
 
 # (k, in, out, stride, SE) per depthwise-separable block, PP-LCNet's NET_CONFIG with one block
-# per stage where it has five (blocks5's SE ones kept).
+# per stage where it has five and one of blocks6's two (its SE).
 LCNET = [
     [3, 16, 32, 1, False],
     [3, 32, 64, 2, False],
@@ -196,7 +196,6 @@ LCNET = [
     [3, 128, 256, 2, False],
     [5, 256, 256, 1, False],
     [5, 256, 512, 2, True],
-    [5, 512, 512, 1, True],
 ]
 
 
@@ -376,16 +375,14 @@ class DBHead(nn.Layer):
         return F.sigmoid(self.conv3(x))
 
 
-# MobileNetV3-large's det config (PaddleOCR det_mobilenet_v3), shortened: two blocks per stage
-# at most.
+# MobileNetV3-large's det config (PaddleOCR det_mobilenet_v3), shortened: a stage's first block,
+# and the stride-4 and stride-16 stages' last.
 MV3_LARGE_DET = [
     [3, 16, 16, False, "relu", 1],
     [3, 64, 24, False, "relu", 2],
     [3, 72, 24, False, "relu", 1],
     [5, 72, 40, True, "relu", 2],
-    [5, 120, 40, True, "relu", 1],
     [3, 240, 80, False, "hardswish", 2],
-    [3, 184, 80, False, "hardswish", 1],
     [3, 480, 112, True, "hardswish", 1],
     [5, 672, 160, True, "hardswish", 2],
 ]
@@ -400,7 +397,7 @@ class DBMobileNetV3(Family):
 
     def __init__(self):
         super().__init__()
-        self.backbone = MobileNetV3Blocks(MV3_LARGE_DET, 0.25, taps=(2, 4, 7, 8))
+        self.backbone = MobileNetV3Blocks(MV3_LARGE_DET, 0.25, taps=(2, 3, 5, 6))
         self.neck = DBFPN(self.backbone.tap_channels, 24)
         self.head = DBHead(24)
 
@@ -428,7 +425,7 @@ class DBResNetVd(Family):
 
 # MobileNetV3-small's rec config (PaddleOCR rec_mobilenet_v3, small_stride [2, 2, 2, 2]):
 # strided blocks reduce the height only.
-MV3_SMALL_REC_STRIDES = [(2, 1), (2, 1), 1, (2, 1), 1, 1, (2, 1), 1]
+MV3_SMALL_REC_STRIDES = [(2, 1), (2, 1), 1, (2, 1), 1, 1, (2, 1)]
 
 
 def im2seq(x):
@@ -537,7 +534,7 @@ class SVTRTiny(Family):
     inputs = [("x", [None, 3, 32, 64], "float32")]
     example = image([2, 3, 32, 64])
 
-    def __init__(self, classes=20, dims=(24, 32, 48), heads=(2, 2, 4)):
+    def __init__(self, classes=20, dims=(16, 24, 32), heads=(2, 2, 4)):
         super().__init__()
         self.patch = nn.Sequential(
             ConvBN(3, dims[0] // 2, 3, 2, act="gelu"),
@@ -551,9 +548,9 @@ class SVTRTiny(Family):
         )
         self.subs = nn.LayerList([SubSample(dims[i], dims[i + 1], hws[i]) for i in range(2)])
         self.avg_pool = nn.AdaptiveAvgPool2D([1, 16])
-        self.last_conv = nn.Conv2D(dims[2], 48, 1, bias_attr=False)
+        self.last_conv = nn.Conv2D(dims[2], 32, 1, bias_attr=False)
         self.dropout = nn.Dropout(p=0.1, mode="downscale_in_infer")
-        self.head = CTCHead(48, classes)
+        self.head = CTCHead(32, classes)
         self.dims = dims
 
     def forward(self, x):
