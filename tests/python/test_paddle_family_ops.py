@@ -145,6 +145,7 @@ def interp_ref(x, method, out_hw, scales):
         ([2.0, 2.0], (3, 4)),  # DBFPN's 2x upsampling
         ([1.5, 2.5], (5, 3)),  # the step is 1 / scale, not in / out (5 x 1.5 -> 7)
         ([], (4, 4)),  # out_h / out_w
+        ([1.2, 1.2], (4, 4)),  # Out has X's size: X as it is (Paddle copies), not the step 1 / 1.2
     ],
 )
 def test_interp_v2(method, scale, in_hw):
@@ -157,7 +158,7 @@ def test_interp_v2(method, scale, in_hw):
     }
     if scale:
         out_hw = [int(np.float32(in_hw[a]) * np.float32(scale[a])) for a in range(2)]
-        scales = scale
+        scales = [0, 0] if tuple(out_hw) == in_hw else scale
     else:
         out_hw, scales = [6, 7], [0, 0]
         attrs.update(out_h=6, out_w=7)
@@ -165,3 +166,17 @@ def test_interp_v2(method, scale, in_hw):
     t = make(method + "_interp_v2", {"X": x}, {"Out": want}, attrs)
     t.check_output(rtol=1e-6, atol=1e-6)
     t.check_grad(["X"], "Out", **GRAD)
+
+
+@pytest.mark.parametrize("method", ["nearest", "bilinear"])
+def test_interp_v2_out_size_keeps_the_scale_step(method):
+    """Paddle's v2: OutSize gives the size, a scale still gives the step (1 / 1.5, not 5 / 9)."""
+    x = RNG.uniform(-1, 1, (1, 2, 5, 4))
+    attrs = {"scale": [1.5, 1.5], "interp_method": method, "align_corners": False, "align_mode": 0}
+    want = interp_ref(x, method, [9, 4], [1.5, 1.5])
+    make(
+        method + "_interp_v2",
+        {"X": x, "OutSize": np.array([9, 4], dtype=np.int32)},
+        {"Out": want},
+        attrs,
+    ).check_output(rtol=1e-6, atol=1e-6)

@@ -118,6 +118,19 @@ InterpSize InterpSizeFromInputs(const KernelContext& ctx, Values values, Scalars
     s.from = "SizeTensor";
     return s;
   }
+  auto take_out_size = [&] {
+    const std::vector<int64_t> v = values("OutSize");
+    TIDE_CHECK(v.size() == 2, "op '", op, "': OutSize must hold 2 values (h, w), got ",
+               ToString(v));
+    s.h = v[0];
+    s.w = v[1];
+    s.from = "OutSize";
+  };
+  const bool out_size = ctx.HasInput("OutSize");
+  if (out_size && !s.v2) {  // v1: OutSize, its own ratio; Scale is not read
+    take_out_size();
+    return s;
+  }
   const bool tensor = ctx.HasInput("Scale");
   if (tensor) {
     const float scale = static_cast<float>(real("Scale"));
@@ -128,15 +141,7 @@ InterpSize InterpSizeFromInputs(const KernelContext& ctx, Values values, Scalars
     s.scale_h = s.scale_w = ctx.Attr<float>("scale");
   }
   if (s.scale_h > 0) s.from = tensor ? "Scale" : "scale";
-  if (ctx.HasInput("OutSize")) {
-    const std::vector<int64_t> v = values("OutSize");
-    TIDE_CHECK(v.size() == 2, "op '", op, "': OutSize must hold 2 values (h, w), got ",
-               ToString(v));
-    s.h = v[0];
-    s.w = v[1];
-    s.from = "OutSize";
-    if (!s.v2) s.scale_h = s.scale_w = 0;  // v1: the size's own ratio
-  }
+  if (out_size) take_out_size();  // v2: the size, with the scale's ratio
   return s;
 }
 
@@ -225,6 +230,9 @@ inline InterpGeom GetInterpGeom(const char* op, const Dims& x, bool nhwc, const 
   const bool ac = size.align_corners;
   g.rh = size.v2 ? InterpRatioV2(g.ih, g.oh, ac, size.scale_h) : InterpRatio(g.ih, g.oh, ac);
   g.rw = size.v2 ? InterpRatioV2(g.iw, g.ow, ac, size.scale_w) : InterpRatio(g.iw, g.ow, ac);
+  // Paddle's v2 kernels copy X when Out has its size (a scale of 1.2 on 4 rows gives 4, read
+  // as they are, not at the step 1 / 1.2): a step of 1 is that copy.
+  if (size.v2 && g.oh == g.ih && g.ow == g.iw) g.rh = g.rw = 1.0;
   return g;
 }
 
