@@ -36,6 +36,8 @@ const Entry kEntries[] = {
     {"pd_op.depthwise_conv2d", "depthwise_conv2d", "Input Filter", "Output", ""},
     {"pd_op.pool2d", "pool2d", "X =ksize", "Out", "kernel_size>ksize"},
     {"pd_op.conv2d_transpose", "conv2d_transpose", "Input Filter =output_size", "Output", ""},
+    {"pd_op.depthwise_conv2d_transpose", "depthwise_conv2d_transpose", "Input Filter =output_size",
+     "Output", ""},
     {"pd_op.batch_norm", "batch_norm", "X Mean Variance Scale Bias",
      "Y MeanOut@1 VarianceOut@2 SavedMean SavedVariance ReserveSpace", "data_format>data_layout"},
     {"pd_op.layer_norm", "layer_norm", "X Scale Bias", "Y Mean Variance", ""},

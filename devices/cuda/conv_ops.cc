@@ -463,3 +463,7 @@ TIDE_REGISTER_KERNEL("depthwise_conv2d_grad", "gpu", ConvGradKernel, TIDE_CUDA_F
 TIDE_REGISTER_KERNEL("conv2d_transpose", "gpu", ConvTransposeKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("conv2d_transpose_grad", "gpu", ConvTransposeGradKernel,
                      TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d_transpose", "gpu", ConvTransposeKernel,
+                     TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d_transpose_grad", "gpu", ConvTransposeGradKernel,
+                     TIDE_CUDA_FLOAT_TYPES);

@@ -82,3 +82,4 @@ void DeconvKernel(KernelContext& ctx) {
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
 TIDE_MKLDNN_KERNEL("conv2d_transpose", DeconvKernel);
+TIDE_MKLDNN_KERNEL("depthwise_conv2d_transpose", DeconvKernel);

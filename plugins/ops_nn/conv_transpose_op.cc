@@ -97,43 +97,59 @@ tide::OpSchema ConvTransposeAttrs(tide::OpSchema s) {
       .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
 }
 
+tide::OpSchema ConvTransposeSchema(const std::string& type) {
+  return ConvTransposeAttrs(
+      tide::OpSchema(type)
+          .Comment("Output = the transposed convolution of Input by Filter (the Input gradient "
+                   "of conv2d): each input pixel adds Filter times its value into a k x k "
+                   "window of the output at stride steps. Output size per axis: (in - 1) * "
+                   "stride - pad_begin - pad_end + dilation * (k - 1) + 1 + output_padding.")
+          .Input("Input", "[N, C, H, W] (NHWC: [N, H, W, C])")
+          .Input("Filter", "[C, M / groups, kh, kw]")
+          .Input("Bias", "Paddle's oneDNN fusion input: must be absent")
+          .AsDispensable()
+          .Output("Output", "[N, M, OH, OW] (NHWC: [N, OH, OW, M])")
+          .KernelDataTypeFrom("Input")
+          .InferShape(ConvTransposeInferShape)
+          .Grad([type](tide::GradMaker& g) {
+            g.NewOp(type + "_grad")
+                .Input("Input", g.Input("Input"))
+                .Input("Filter", g.Input("Filter"))
+                .Input(GradVarName("Output"), g.OutputGrad("Output"))
+                .Output(GradVarName("Input"), g.InputGrad("Input"))
+                .Output(GradVarName("Filter"), g.InputGrad("Filter"))
+                .CopyAttrs();
+          }));
+}
+
+tide::OpSchema ConvTransposeGradSchema(const std::string& type) {
+  return ConvTransposeAttrs(
+      tide::OpSchema(type)
+          .Comment("Input@GRAD and Filter@GRAD of " + type.substr(0, type.size() - 5))
+          .Input("Input", "the forward input")
+          .Input("Filter", "the forward filter")
+          .Input(GradVarName("Output"), "gradient of Output")
+          .Output(GradVarName("Input"), "gradient of Input")
+          .AsDispensable()
+          .Output(GradVarName("Filter"), "gradient of Filter")
+          .AsDispensable()
+          .KernelDataTypeFrom("Input")
+          .InferShape(GradLike({"Input", "Filter"})));
+}
+
 }  // namespace
 }  // namespace ops_nn
 
 using namespace ops_nn;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(ConvTransposeAttrs(
-    tide::OpSchema("conv2d_transpose")
-        .Comment("Output = the transposed convolution of Input by Filter (the Input gradient "
-                 "of conv2d): each input pixel adds Filter times its value into a k x k "
-                 "window of the output at stride steps. Output size per axis: (in - 1) * "
-                 "stride - pad_begin - pad_end + dilation * (k - 1) + 1 + output_padding.")
-        .Input("Input", "[N, C, H, W] (NHWC: [N, H, W, C])")
-        .Input("Filter", "[C, M / groups, kh, kw]")
-        .Input("Bias", "Paddle's oneDNN fusion input: must be absent")
-        .AsDispensable()
-        .Output("Output", "[N, M, OH, OW] (NHWC: [N, OH, OW, M])")
-        .KernelDataTypeFrom("Input")
-        .InferShape(ConvTransposeInferShape)
-        .Grad([](tide::GradMaker& g) {
-          g.NewOp("conv2d_transpose_grad")
-              .Input("Input", g.Input("Input"))
-              .Input("Filter", g.Input("Filter"))
-              .Input(GradVarName("Output"), g.OutputGrad("Output"))
-              .Output(GradVarName("Input"), g.InputGrad("Input"))
-              .Output(GradVarName("Filter"), g.InputGrad("Filter"))
-              .CopyAttrs();
-        })));
-TIDE_REGISTER_OP(ConvTransposeAttrs(tide::OpSchema("conv2d_transpose_grad")
-                                        .Comment("Input@GRAD and Filter@GRAD of conv2d_transpose")
-                                        .Input("Input", "the forward input")
-                                        .Input("Filter", "the forward filter")
-                                        .Input(GradVarName("Output"), "gradient of Output")
-                                        .Output(GradVarName("Input"), "gradient of Input")
-                                        .AsDispensable()
-                                        .Output(GradVarName("Filter"), "gradient of Filter")
-                                        .AsDispensable()
-                                        .KernelDataTypeFrom("Input")
-                                        .InferShape(GradLike({"Input", "Filter"}))));
+TIDE_REGISTER_OP(ConvTransposeSchema("conv2d_transpose"));
+TIDE_REGISTER_OP(ConvTransposeGradSchema("conv2d_transpose_grad"));
+// Paddle emits depthwise_conv2d_transpose when groups == the input channels and each group has one
+// output channel (off cuDNN); the same kernels serve it.
+TIDE_REGISTER_OP(ConvTransposeSchema("depthwise_conv2d_transpose"));
+TIDE_REGISTER_OP(ConvTransposeGradSchema("depthwise_conv2d_transpose_grad"));
 TIDE_REGISTER_KERNEL("conv2d_transpose", "cpu", ConvTransposeKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("conv2d_transpose_grad", "cpu", ConvTransposeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d_transpose", "cpu", ConvTransposeKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d_transpose_grad", "cpu", ConvTransposeGradKernel,
+                     OPS_NN_FLOAT_TYPES);

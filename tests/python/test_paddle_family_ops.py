@@ -78,6 +78,16 @@ def test_conv2d_transpose(stride, paddings, dil, groups, extra):
     t.check_grad(["Input", "Filter"], "Output", **GRAD)
 
 
+def test_depthwise_conv2d_transpose():
+    """What Paddle emits for groups == channels with one output channel each: the same op."""
+    x, w = RNG.uniform(-1, 1, (2, 3, 3, 4)), RNG.uniform(-1, 1, (3, 1, 3, 3))
+    want = conv_transpose_ref(x, w, [2, 2], [1, 1, 1, 1], [1, 1], 3, [5, 7])
+    attrs = {"strides": [2, 2], "paddings": [1, 1], "groups": 3}
+    t = make("depthwise_conv2d_transpose", {"Input": x, "Filter": w}, {"Output": want}, attrs)
+    t.check_output(rtol=1e-12, atol=1e-12)
+    t.check_grad(["Input", "Filter"], "Output", **GRAD)
+
+
 def test_conv2d_transpose_nhwc():
     """data_format NHWC: the NCHW result transposed, grads too."""
     x = RNG.uniform(-1, 1, (2, 4, 3, 4))
