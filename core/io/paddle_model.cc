@@ -257,6 +257,8 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
   static const std::map<std::string, int> known = {{"conv2d", 1},
                                                    {"depthwise_conv2d", 1},
                                                    {"conv3d", 1},
+                                                   {"conv2d_transpose", 2},
+                                                   {"depthwise_conv2d_transpose", 1},
                                                    {"elementwise_add", 1},
                                                    {"elementwise_sub", 1},
                                                    {"elementwise_mul", 1},

@@ -35,10 +35,18 @@ const Entry kEntries[] = {
     {"pd_op.conv2d", "conv2d", "Input Filter", "Output", ""},
     {"pd_op.depthwise_conv2d", "depthwise_conv2d", "Input Filter", "Output", ""},
     {"pd_op.pool2d", "pool2d", "X =ksize", "Out", "kernel_size>ksize"},
+    {"pd_op.conv2d_transpose", "conv2d_transpose", "Input Filter =output_size", "Output", ""},
+    {"pd_op.depthwise_conv2d_transpose", "depthwise_conv2d_transpose", "Input Filter =output_size",
+     "Output", ""},
     {"pd_op.batch_norm", "batch_norm", "X Mean Variance Scale Bias",
      "Y MeanOut@1 VarianceOut@2 SavedMean SavedVariance ReserveSpace", "data_format>data_layout"},
     {"pd_op.layer_norm", "layer_norm", "X Scale Bias", "Y Mean Variance", ""},
     {"pd_op.dropout", "dropout", "X Seed =dropout_prob", "Out Mask", "mode>dropout_implementation"},
+    // Resizing (F.interpolate / F.upsample): Paddle 2.x's v2 ops.
+    {"pd_op.nearest_interp", "nearest_interp_v2", "X OutSize SizeTensor Scale", "Out",
+     "data_format>data_layout"},
+    {"pd_op.bilinear_interp", "bilinear_interp_v2", "X OutSize SizeTensor Scale", "Out",
+     "data_format>data_layout"},
     // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
     {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
     {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
@@ -100,6 +108,9 @@ const Entry kEntries[] = {
     {"pd_op.triu", "tril_triu", "X", "Out", "", {{"lower", false}}},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
+    // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its
+    // dropout_state_out and reserve results (training's) are not Fluid's inputs.
+    {"pd_op.rnn", "rnn", "Input PreState WeightList SequenceLength -", "Out - State -", ""},
 };
 
 std::vector<std::string> Split(const char* s) {

@@ -223,7 +223,11 @@ class Translator {
 
   // Declares the variable of a result from its PIR type ("TT"); returns its data type.
   int DeclareResult(const Json& result, const std::string& name, bool persistable) {
-    const Json tt = result["TT"];
+    return DeclareType(result["TT"], name, persistable);
+  }
+
+  // Declares a variable of PIR type `tt`; returns its data type.
+  int DeclareType(const Json& tt, const std::string& name, bool persistable) {
     const std::string& id = tt["#"].Str();
     last_rank_ = -1;
     if (id == "NULL") {  // a result nothing can read
@@ -244,6 +248,24 @@ class Translator {
            id == "0.t_dtensor" ? proto::VarType::LOD_TENSOR : proto::VarType::LOD_TENSOR_ARRAY,
            *dtype, dims, persistable, lod_level, /*zero_dim=*/true);  // PIR's [] is 0-D
     return *dtype;
+  }
+
+  // The items of a vector result (PIR type 0.t_vec), each a fresh variable under an id of its
+  // own (negative: PIR's ids are positive), listed in `list`.
+  void DeclareVector(const Json& result, const std::string& hint, PirValue* list) {
+    const int64_t id = result["%"].Int();
+    const Json types = result["TT"]["D"];
+    list->is_list = true;
+    for (size_t k = 0; k < types.size(); ++k) {
+      PirValue item;
+      item.made_by = list->made_by;
+      item.var = FreshName(hint, id) + "." + std::to_string(k);
+      item.dtype = DeclareType(types[k], item.var, false);
+      item.rank = last_rank_;
+      const int64_t item_id = next_item_id_--;
+      values_[item_id] = item;
+      list->items.push_back(item_id);
+    }
   }
 
   std::string FreshName(const std::string& hint, int64_t id) {
@@ -395,9 +417,13 @@ class Translator {
 
   void Parameter(const Json& op, const std::string& name) {
     std::string var;
+    bool persistable = true;
     if (op["#"].Str() == "p") {  // compressed: [is_distributed, is_parameter, need_clip, name]
       const Json a = op["A"];
       var = a[a.size() - 1].Str();
+      // Its result's [persistable, stop_gradient, trainable]: a state that is not persistable
+      // (nn.LSTM's dropout state) is not in the parameters file.
+      if (op.Has("OA") && op["OA"].size() > 0) persistable = op["OA"][0].Int() != 0;
     } else {
       const AttributeMap attrs = AttrsOf(op);
       const char* key = name == "builtin.parameter" ? "parameter_name" : "value";
@@ -411,7 +437,7 @@ class Translator {
     PirValue v;
     v.var = var;
     v.made_by = name;
-    v.dtype = DeclareResult(result, var, true);
+    v.dtype = DeclareResult(result, var, persistable);
     v.rank = last_rank_;
     values_[result["%"].Int()] = v;
   }
@@ -638,6 +664,15 @@ class Translator {
         values_[id] = v;  // dropped: reading it is an error
         continue;
       }
+      if (results[j]["TT"]["#"].Str() == "0.t_vec") {
+        // A vector of tensors (rnn's State): one variable per item, the items of the Fluid
+        // op's duplicable output, a list that builtin.split / builtin.slice unpack.
+        DeclareVector(results[j], rule.fluid_type, &v);
+        if (!outputs.count(spec.slot)) output_order.push_back(spec.slot);
+        for (int64_t item : v.items) outputs[spec.slot].push_back(values_.at(item).var);
+        values_[id] = v;
+        continue;
+      }
       if (spec.same_as >= 0) {
         const size_t k = static_cast<size_t>(spec.same_as);
         if (k >= operands.size() || !operands[k]) op.Fail(name + ": in-place operand missing");
@@ -770,6 +805,7 @@ class Translator {
   proto::ProgramDesc program_;
   proto::BlockDesc* block_ = nullptr;
   std::map<int64_t, PirValue> values_;
+  int64_t next_item_id_ = -1;  // DeclareVector's items' ids
   std::set<std::string> names_;
   std::map<std::string, int> unknown_;
   std::set<std::string> bad_attrs_;

@@ -1,10 +1,10 @@
-// conv_ops.cc: conv2d and depthwise_conv2d (NCHW or NHWC data_format, strides, paddings,
-// dilations, groups) and their grads on the GPU through cuDNN, with the shape rules and messages of
-// tide/ops/conv.hpp. NHWC Input / Output are described to cuDNN as NHWC tensors (the Filter stays
-// [M, C/groups, kh, kw], cuDNN's NCHW filter format): no transposes. Paddings cuDNN cannot express
-// (unequal on the two sides: Fluid's 4-value paddings, SAME with an odd total) are made explicit
-// in a padded copy of Input in scratch memory (image_pad.h), which an unpadded convolution then
-// reads. Algorithms come from cuDNN's heuristics (deterministic ones first, within
+// conv_ops.cc: conv2d, depthwise_conv2d and conv2d_transpose (NCHW or NHWC data_format, strides,
+// paddings, dilations, groups) and their grads on the GPU through cuDNN, with the shape rules and
+// messages of tide/ops/conv.hpp. NHWC Input / Output are described to cuDNN as NHWC tensors (the
+// Filter stays [M, C/groups, kh, kw], cuDNN's NCHW filter format): no transposes. Paddings cuDNN
+// cannot express (unequal on the two sides: Fluid's 4-value paddings, SAME with an odd total) are
+// made explicit in a padded copy of Input in scratch memory (image_pad.h), which an unpadded
+// convolution then reads. Algorithms come from cuDNN's heuristics (deterministic ones first, within
 // workspace_size_MB), cached per shape; an NHWC convolution for which cuDNN offers none is
 // declined (the CPU kernel runs it). float32 runs on FMA math (no TF32) unless
 // TIDE_CUDA_ALLOW_TF32=1, so results match the CPU's.
@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <tide/ops/conv.hpp>
+#include <tide/ops/conv_transpose.hpp>
 
 #include "cuda_libs.h"
 #include "gpu.h"
@@ -240,6 +241,92 @@ struct Scalars {
   T one = T(1), zero = T(0);
 };
 
+// The algorithm of each cuDNN pass over one geometry (a conv2d's, or the conv2d whose Input
+// gradient a conv2d_transpose is: the same passes, cached alike).
+template <typename T>
+Choice ChooseForward(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T>& d, const ConvRun& run,
+                     bool nhwc, size_t limit) {
+  const CudnnApi& api = Cudnn();
+  return Choose<cudnnConvolutionFwdAlgoPerf_t>(
+      g, KeyOf(0, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
+      "cudnnGetConvolutionForwardAlgorithm_v7",
+      [&](cudnnConvolutionFwdAlgoPerf_t* p, int n, int* got) {
+        return api.cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.f, d.conv, d.y, n, got, p);
+      },
+      [&](cudnnConvolutionFwdAlgo_t a, size_t* ws) {
+        return api.cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.f, d.conv, d.y, a, ws);
+      });
+}
+template <typename T>
+Choice ChooseBackwardData(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T>& d,
+                          const ConvRun& run, bool nhwc, size_t limit) {
+  const CudnnApi& api = Cudnn();
+  return Choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+      g, KeyOf(1, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
+      "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+      [&](cudnnConvolutionBwdDataAlgoPerf_t* p, int n, int* got) {
+        return api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.f, d.y, d.conv, d.x, n, got, p);
+      },
+      [&](cudnnConvolutionBwdDataAlgo_t a, size_t* ws) {
+        return api.cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.f, d.y, d.conv, d.x, a, ws);
+      });
+}
+template <typename T>
+Choice ChooseBackwardFilter(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T>& d,
+                            const ConvRun& run, bool nhwc, size_t limit) {
+  const CudnnApi& api = Cudnn();
+  return Choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      g, KeyOf(2, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
+      "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+      [&](cudnnConvolutionBwdFilterAlgoPerf_t* p, int n, int* got) {
+        return api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.f, n, got,
+                                                                 p);
+      },
+      [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* ws) {
+        return api.cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.f, a, ws);
+      });
+}
+
+// The passes themselves, each with its chosen algorithm and workspace: y = conv(x); dx (the
+// padded Input's when the run pads, cropped into `dx`) from dy; df from x and dy.
+template <typename T>
+void RunForward(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T>& d, const Choice& c,
+                const T* x, const T* f, T* y) {
+  void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
+  Scalars<T> s;
+  CheckDnn(g,
+           Cudnn().cudnnConvolutionForward(h, &s.one, d.x, x, d.f, f, d.conv,
+                                           static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
+                                           c.workspace, &s.zero, d.y, y),
+           "cudnnConvolutionForward");
+}
+template <typename T>
+void RunBackwardData(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T>& d, const Choice& c,
+                     const ConvRun& run, const T* f, const T* dy, T* dx) {
+  // Padded explicitly: the grad of the padded Input, then its inner box.
+  T* target = run.padded ? g.Temp<T>(run.geo.n * run.geo.c * run.geo.h * run.geo.w) : dx;
+  void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
+  Scalars<T> s;
+  CheckDnn(g,
+           Cudnn().cudnnConvolutionBackwardData(h, &s.one, d.f, f, d.y, dy, d.conv,
+                                                static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
+                                                ws, c.workspace, &s.zero, d.x, target),
+           "cudnnConvolutionBackwardData");
+  if (run.padded) CropImages(g, static_cast<const T*>(target), run.input, run.pads, dx);
+}
+template <typename T>
+void RunBackwardFilter(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T>& d, const Choice& c,
+                       const T* x, const T* dy, T* df) {
+  void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
+  Scalars<T> s;
+  CheckDnn(
+      g,
+      Cudnn().cudnnConvolutionBackwardFilter(h, &s.one, d.x, x, d.y, dy, d.conv,
+                                             static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo),
+                                             ws, c.workspace, &s.zero, d.f, df),
+      "cudnnConvolutionBackwardFilter");
+}
+
 // ---------------------------------------------------------------------------------------------
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
@@ -260,29 +347,11 @@ void ConvKernel(KernelContext& ctx) {
   }
   const ConvRun run = PlanConv(geo, nhwc);
   cudnnHandle_t h = DnnHandle(g);
-  const CudnnApi& api = Cudnn();
   ConvDescriptors<T> d(g, ctx, run.geo, nhwc);
-  const size_t limit = WorkspaceLimit(ctx);
-  Choice c = Choose<cudnnConvolutionFwdAlgoPerf_t>(
-      g, KeyOf(0, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
-      "cudnnGetConvolutionForwardAlgorithm_v7",
-      [&](cudnnConvolutionFwdAlgoPerf_t* p, int n, int* got) {
-        return api.cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.f, d.conv, d.y, n, got, p);
-      },
-      [&](cudnnConvolutionFwdAlgo_t a, size_t* ws) {
-        return api.cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.f, d.conv, d.y, a, ws);
-      });
+  const Choice c = ChooseForward(g, h, d, run, nhwc, WorkspaceLimit(ctx));
   // Chosen (or declined) before anything is written.
   const T* xd = RunInput<T>(g, run, x);
-  const T* fd = f.data<T>();
-  T* od = out.mutable_data<T>(out_dims, g.place());
-  void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
-  Scalars<T> s;
-  CheckDnn(g,
-           api.cudnnConvolutionForward(h, &s.one, d.x, xd, d.f, fd, d.conv,
-                                       static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
-                                       c.workspace, &s.zero, d.y, od),
-           "cudnnConvolutionForward");
+  RunForward(g, h, d, c, xd, f.data<T>(), out.mutable_data<T>(out_dims, g.place()));
 }
 
 template <typename T>
@@ -304,63 +373,82 @@ void ConvGradKernel(KernelContext& ctx) {
   }
   const ConvRun run = PlanConv(geo, nhwc);
   cudnnHandle_t h = DnnHandle(g);
-  const CudnnApi& api = Cudnn();
   ConvDescriptors<T> d(g, ctx, run.geo, nhwc);
   const size_t limit = WorkspaceLimit(ctx);
-  const TideDataType dt = tide::DataTypeOf<T>();
   // Both algorithms are chosen (or the op declined) before anything is written.
   Choice data_algo, filter_algo;
-  if (dx)
-    data_algo = Choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-        g, KeyOf(1, dt, run.geo, nhwc, g.ext().device, limit), limit, nhwc,
-        "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-        [&](cudnnConvolutionBwdDataAlgoPerf_t* p, int n, int* got) {
-          return api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.f, d.y, d.conv, d.x, n, got,
-                                                                 p);
-        },
-        [&](cudnnConvolutionBwdDataAlgo_t a, size_t* ws) {
-          return api.cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.f, d.y, d.conv, d.x, a, ws);
-        });
-  if (df)
-    filter_algo = Choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-        g, KeyOf(2, dt, run.geo, nhwc, g.ext().device, limit), limit, nhwc,
-        "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-        [&](cudnnConvolutionBwdFilterAlgoPerf_t* p, int n, int* got) {
-          return api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.f, n, got,
-                                                                   p);
-        },
-        [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* ws) {
-          return api.cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.f, a,
-                                                                    ws);
-        });
-  const T* fd = f.data<T>();
+  if (dx) data_algo = ChooseBackwardData(g, h, d, run, nhwc, limit);
+  if (df) filter_algo = ChooseBackwardFilter(g, h, d, run, nhwc, limit);
   const T* gd = dout.data<T>();
-  Scalars<T> s;
-  if (dx) {
-    T* dxd = dx.mutable_data<T>(x.dims(), g.place());
-    // Padded explicitly: the grad of the padded Input, then its inner box.
-    T* target = run.padded ? g.Temp<T>(run.geo.n * run.geo.c * run.geo.h * run.geo.w) : dxd;
-    const Choice& c = data_algo;
-    void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
-    CheckDnn(g,
-             api.cudnnConvolutionBackwardData(h, &s.one, d.f, fd, d.y, gd, d.conv,
-                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
-                                              ws, c.workspace, &s.zero, d.x, target),
-             "cudnnConvolutionBackwardData");
-    if (run.padded) CropImages(g, static_cast<const T*>(target), run.input, run.pads, dxd);
+  if (dx)
+    RunBackwardData(g, h, d, data_algo, run, f.data<T>(), gd,
+                    dx.mutable_data<T>(x.dims(), g.place()));
+  if (df)
+    RunBackwardFilter(g, h, d, filter_algo, RunInput<T>(g, run, x), gd,
+                      df.mutable_data<T>(f.dims(), g.place()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// conv2d_transpose: the Input gradient of the conv2d that takes its Output back to its Input
+// (tide/ops/conv_transpose.hpp's geometry), so the forward is that conv's backward-data pass,
+// Input@GRAD its forward of Output@GRAD and Filter@GRAD its filter pass with Output@GRAD as the
+// conv's input and this op's Input as its output gradient.
+template <typename T>
+void ConvTransposeKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  const bool nhwc = ChannelsLastFormat(ctx);
+  Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
+  const ConvGeom geo =
+      tide::ops::GetConvTransposeGeom(ctx, op, AsNchwDims(x.dims(), nhwc), f.dims());
+  const Dims out_dims = InLayout(tide::ops::ConvTransposeOutDims(geo), nhwc);
+  if (tide::ops::DimsProduct(out_dims) == 0) {
+    out.mutable_data<T>(out_dims, g.place());
+    return;
   }
-  if (df) {
-    const T* xd = RunInput<T>(g, run, x);
-    T* dfd = df.mutable_data<T>(f.dims(), g.place());
-    const Choice& c = filter_algo;
-    void* ws = c.workspace ? g.Temp<char>(static_cast<int64_t>(c.workspace)) : nullptr;
-    CheckDnn(
-        g,
-        api.cudnnConvolutionBackwardFilter(h, &s.one, d.x, xd, d.y, gd, d.conv,
-                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws,
-                                           c.workspace, &s.zero, d.f, dfd),
-        "cudnnConvolutionBackwardFilter");
+  if (x.numel() == 0 || f.numel() == 0) {  // an empty sum
+    g.Zero(out.mutable_data<T>(out_dims, g.place()), sizeof(T) * size_t(out.numel()));
+    return;
   }
+  const ConvRun run = PlanConv(geo, nhwc);
+  cudnnHandle_t h = DnnHandle(g);
+  ConvDescriptors<T> d(g, ctx, run.geo, nhwc);
+  const Choice c = ChooseBackwardData(g, h, d, run, nhwc, WorkspaceLimit(ctx));
+  RunBackwardData(g, h, d, c, run, f.data<T>(), x.data<T>(),
+                  out.mutable_data<T>(out_dims, g.place()));
+}
+
+template <typename T>
+void ConvTransposeGradKernel(KernelContext& ctx) {
+  Gpu g(ctx);
+  const char* op = ctx.op_type();
+  const bool nhwc = ChannelsLastFormat(ctx);
+  Tensor x = ctx.Input("Input"), f = ctx.Input("Filter");
+  Tensor dout = ctx.Input(GradVarName("Output").c_str());
+  Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
+  Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
+  const ConvGeom geo =
+      tide::ops::GetConvTransposeGeom(ctx, op, AsNchwDims(x.dims(), nhwc), f.dims());
+  tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(),
+                           InLayout(tide::ops::ConvTransposeOutDims(geo), nhwc));
+  if (!dx && !df) return;
+  if (dout.numel() == 0 || x.numel() == 0 || f.numel() == 0) {  // empty sums: zero grads
+    if (dx) g.Zero(dx.mutable_data<T>(x.dims(), g.place()), sizeof(T) * size_t(x.numel()));
+    if (df) g.Zero(df.mutable_data<T>(f.dims(), g.place()), sizeof(T) * size_t(f.numel()));
+    return;
+  }
+  const ConvRun run = PlanConv(geo, nhwc);
+  cudnnHandle_t h = DnnHandle(g);
+  ConvDescriptors<T> d(g, ctx, run.geo, nhwc);
+  const size_t limit = WorkspaceLimit(ctx);
+  Choice fwd_algo, filter_algo;
+  if (dx) fwd_algo = ChooseForward(g, h, d, run, nhwc, limit);
+  if (df) filter_algo = ChooseBackwardFilter(g, h, d, run, nhwc, limit);
+  const T* gd = RunInput<T>(g, run, dout);  // the conv's input: Output@GRAD, padded if need be
+  if (dx) RunForward(g, h, d, fwd_algo, gd, f.data<T>(), dx.mutable_data<T>(x.dims(), g.place()));
+  if (df)
+    RunBackwardFilter(g, h, d, filter_algo, gd, x.data<T>(),
+                      df.mutable_data<T>(f.dims(), g.place()));
 }
 
 }  // namespace
@@ -372,3 +460,10 @@ TIDE_REGISTER_KERNEL("conv2d", "gpu", ConvKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("conv2d_grad", "gpu", ConvGradKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("depthwise_conv2d", "gpu", ConvKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("depthwise_conv2d_grad", "gpu", ConvGradKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("conv2d_transpose", "gpu", ConvTransposeKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("conv2d_transpose_grad", "gpu", ConvTransposeGradKernel,
+                     TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d_transpose", "gpu", ConvTransposeKernel,
+                     TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d_transpose_grad", "gpu", ConvTransposeGradKernel,
+                     TIDE_CUDA_FLOAT_TYPES);

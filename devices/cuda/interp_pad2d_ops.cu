@@ -38,12 +38,12 @@ struct InterpView {
   bool bilinear, align_corners;
   int align_mode;
   __device__ InterpTap Row(int64_t i) const {
-    return bilinear ? tide::ops::BilinearTap(i, g.ih, g.oh, align_corners, align_mode)
-                    : tide::ops::NearestTap(i, g.ih, g.oh, align_corners);
+    return bilinear ? tide::ops::BilinearTapByRatio(i, g.ih, g.rh, align_corners, align_mode)
+                    : tide::ops::NearestTapByRatio(i, g.ih, g.rh, align_corners);
   }
   __device__ InterpTap Col(int64_t j) const {
-    return bilinear ? tide::ops::BilinearTap(j, g.iw, g.ow, align_corners, align_mode)
-                    : tide::ops::NearestTap(j, g.iw, g.ow, align_corners);
+    return bilinear ? tide::ops::BilinearTapByRatio(j, g.iw, g.rw, align_corners, align_mode)
+                    : tide::ops::NearestTapByRatio(j, g.iw, g.rw, align_corners);
   }
 };
 
@@ -211,5 +211,9 @@ TIDE_REGISTER_KERNEL("bilinear_interp", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("bilinear_interp_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("nearest_interp", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("nearest_interp_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("bilinear_interp_v2", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("bilinear_interp_v2_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp_v2", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp_v2_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("pad2d", "gpu", Pad2d, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("pad2d_grad", "gpu", Pad2dGrad, TIDE_CUDA_FLOAT_TYPES);

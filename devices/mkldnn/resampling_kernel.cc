@@ -1,5 +1,5 @@
-// resampling_kernel.cc: Fluid's bilinear_interp / nearest_interp (plugins/ops_nn/
-// interp_pad2d_ops.cc) and nearest_interp_grad on oneDNN resampling, for the sizes and attributes
+// resampling_kernel.cc: Fluid's bilinear_interp / nearest_interp, their v2 (plugins/ops_nn/
+// interp_pad2d_ops.cc) and the nearest grads on oneDNN resampling, for the sizes and attributes
 // where oneDNN's coordinate rule is Fluid's (tide/ops/interp_pad2d.hpp), declining the rest:
 // - bilinear: oneDNN's linear samples at half-pixel centres, src = (dst + 0.5) * in / out - 0.5,
 //   clamped to the edges: Fluid's align_corners = false with align_mode = 0, except an output
@@ -11,6 +11,7 @@
 // of fewer than 8192 elements run faster on the plain kernel and are declined too (README.md,
 // "Speed"). Only nearest has a grad kernel: oneDNN 2.6's linear backward was never faster than
 // the plain kernel.
+#include <cmath>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/ops/interp_pad2d.hpp>
 
@@ -54,8 +55,14 @@ Resample GetResample(const KernelContext& ctx, const Dims& x) {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): align_corners = ", align_corners,
                ", align_mode = ", align_mode,
                " is not oneDNN's half-pixel rule (align_corners = false, align_mode = 0)");
+  // The v2 ops' step 1 / scale is oneDNN's out / in only where the scale is (nearly) exact.
+  auto same_step = [&](double ratio, int64_t in, int64_t out) {
+    const double fluid = tide::ops::InterpRatio(in, out, align_corners);
+    return std::abs(ratio - fluid) <= 1e-6 * fluid;
+  };
   if (!SameRule(bilinear, g.ih, g.oh, align_corners) ||
-      !SameRule(bilinear, g.iw, g.ow, align_corners))
+      !SameRule(bilinear, g.iw, g.ow, align_corners) || !same_step(g.rh, g.ih, g.oh) ||
+      !same_step(g.rw, g.iw, g.ow))
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): resizing ", g.ih, " x ", g.iw,
                " to ", g.oh, " x ", g.ow, " with align_corners = ", align_corners,
                " picks other source pixels than oneDNN's rule");
@@ -155,3 +162,6 @@ using namespace tide_mkldnn;  // NOLINT: registration macros below
 TIDE_MKLDNN_KERNEL("bilinear_interp", InterpKernel);
 TIDE_MKLDNN_KERNEL("nearest_interp", InterpKernel);
 TIDE_MKLDNN_KERNEL("nearest_interp_grad", InterpGradKernel);
+TIDE_MKLDNN_KERNEL("bilinear_interp_v2", InterpKernel);
+TIDE_MKLDNN_KERNEL("nearest_interp_v2", InterpKernel);
+TIDE_MKLDNN_KERNEL("nearest_interp_v2_grad", InterpGradKernel);

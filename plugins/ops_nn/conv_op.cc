@@ -8,7 +8,7 @@
 // (not every device's kernel implements them).
 #include <tide/ops/conv.hpp>
 
-#include "conv_im2col.h"
+#include "conv_gemm.h"
 #include "fused_activation.h"
 #include "gemm.h"
 #include "layout.h"
@@ -56,12 +56,6 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
   }
   ctx.SetOutputDims("Output", out_dims);
   ctx.SetOutputDataType("Output", xt);
-}
-
-// A 1x1 filter with unit stride and dilation and no padding reads the image as its own columns.
-bool IsPointwise(const ConvGeom& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
-         g.ph_end == 0 && g.pw_end == 0 && g.dh == 1 && g.dw == 1;
 }
 
 // fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
@@ -132,30 +126,7 @@ void ConvKernel(KernelContext& ctx) {
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
-  const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
-  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
-  const bool pointwise = IsPointwise(g);  // the image is its own column matrix
-  const ConvBatchPlan plan = PlanConvBatch(ctx, g, pointwise);
-  T* scratch = plan.chunk_elems()
-                   ? ctx.TempBuffer<T>(static_cast<size_t>(plan.chunks * plan.chunk_elems()))
-                   : nullptr;
-  ForEachChunk(ctx, g.n, plan.chunks, [&](int64_t chunk, int64_t n0, int64_t n1) {
-    T* col = scratch ? scratch + chunk * plan.chunk_elems() : nullptr;
-    T* out_rows = col ? col + plan.col_elems : nullptr;  // [M, nb * ohw] when nb > 1
-    for (int64_t n = n0; n < n1; n += plan.per_gemm) {
-      const int64_t nb = std::min(plan.per_gemm, n1 - n), cols_n = nb * ohw;
-      const T* cols = xd + n * chw;
-      if (!pointwise) {
-        Im2ColImages(g, cols, nb, col);
-        cols = col;
-      }
-      T* o = nb == 1 ? od + n * g.m * ohw : out_rows;
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        Gemm<T>(ctx, false, false, mg, cols_n, k, T(1), fd + gi * mg * k, cols + gi * k * cols_n,
-                T(0), o + gi * mg * cols_n);
-      if (nb > 1) RowsToImages(o, nb, g.m, ohw, od + n * g.m * ohw);
-    }
-  });
+  ConvForwardNchw<T>(ctx, g, xd, fd, od);
   ApplyFusion(ctx, fusion, g, nhwc, od);
   StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
@@ -175,56 +146,10 @@ void ConvGradKernel(KernelContext& ctx) {
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
   const T* gd = AsNchw<T>(ctx, dout, nhwc);
-  const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
-  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
-  const bool pointwise = IsPointwise(g);
   T* dxd = dx ? NchwOutput<T>(ctx, dx, x_nchw, nhwc) : nullptr;
   T* dfd = df ? df.mutable_data<T>(f.dims(), ctx.place()) : nullptr;
   if (!dx && !df) return;
-  const ConvBatchPlan plan = PlanConvBatch(ctx, g, pointwise);
-  // After the chunks' scratch, each chunk but the first sums its own Filter@GRAD, added up at
-  // the end.
-  const int64_t chunks_elems = plan.chunks * plan.chunk_elems();
-  const int64_t partials = df ? (plan.chunks - 1) * f.numel() : 0;
-  T* scratch = chunks_elems + partials
-                   ? ctx.TempBuffer<T>(static_cast<size_t>(chunks_elems + partials))
-                   : nullptr;
-  ForEachChunk(ctx, g.n, plan.chunks, [&](int64_t chunk, int64_t n0, int64_t n1) {
-    T* col = scratch ? scratch + chunk * plan.chunk_elems() : nullptr;
-    T* dout_rows = col ? col + plan.col_elems : nullptr;  // [M, nb * ohw] when nb > 1
-    T* dfc = !df || chunk == 0 ? dfd : scratch + chunks_elems + (chunk - 1) * f.numel();
-    if (df) std::fill(dfc, dfc + f.numel(), T(0));
-    if (dx && !pointwise) std::fill(dxd + n0 * chw, dxd + n1 * chw, T(0));  // col2im adds
-    for (int64_t n = n0; n < n1; n += plan.per_gemm) {
-      const int64_t nb = std::min(plan.per_gemm, n1 - n), cols_n = nb * ohw;
-      const T* gb = gd + n * g.m * ohw;
-      if (nb > 1) {
-        ImagesToRows(gb, nb, g.m, ohw, dout_rows);
-        gb = dout_rows;
-      }
-      if (df) {  // dF_g += dOut_g [mg, cols_n] * col_g^T [cols_n, k]
-        const T* cols = xd + n * chw;
-        if (!pointwise) {
-          Im2ColImages(g, cols, nb, col);
-          cols = col;
-        }
-        for (int64_t gi = 0; gi < g.groups; ++gi)
-          Gemm<T>(ctx, false, true, mg, k, cols_n, T(1), gb + gi * mg * cols_n,
-                  cols + gi * k * cols_n, T(1), dfc + gi * mg * k);
-      }
-      if (dx) {  // dcol_g = F_g^T [k, mg] * dOut_g [mg, cols_n], then col2im
-        T* dcol = pointwise ? dxd + n * chw : col;
-        for (int64_t gi = 0; gi < g.groups; ++gi)
-          Gemm<T>(ctx, true, false, k, cols_n, mg, T(1), fd + gi * mg * k, gb + gi * mg * cols_n,
-                  T(0), dcol + gi * k * cols_n);
-        if (!pointwise) Col2ImImages(g, col, nb, dxd + n * chw);
-      }
-    }
-  });
-  for (int64_t c = 1; df && c < plan.chunks; ++c) {
-    const T* part = scratch + chunks_elems + (c - 1) * f.numel();
-    for (int64_t i = 0; i < f.numel(); ++i) dfd[i] += part[i];
-  }
+  ConvBackwardNchw<T>(ctx, g, xd, fd, gd, dxd, dfd);
   if (dx) StoreNhwc(ctx, dxd, dx, x_nchw, nhwc);
 }
 

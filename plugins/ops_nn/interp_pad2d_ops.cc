@@ -1,5 +1,6 @@
 // interp_pad2d_ops.cc: bilinear_interp / nearest_interp (Fluid 1.x's align_corners and
-// align_mode rules, out size from SizeTensor, OutSize, Scale, scale or out_h/out_w), pad2d
+// align_mode rules, out size from SizeTensor, OutSize, Scale, scale or out_h/out_w) and Paddle
+// 2.x's bilinear_interp_v2 / nearest_interp_v2 (scale per axis, ratio 1 / scale), pad2d
 // (constant, reflect, edge) and crop (a box of X at offsets), with grads. The interps and pad2d
 // take NCHW or NHWC.
 #include <cmath>
@@ -21,12 +22,13 @@ struct Taps {
   std::vector<double> wlo, whi;
 };
 
-Taps InterpTaps(bool bilinear, int64_t in, int64_t out, bool align_corners, int align_mode) {
+Taps InterpTaps(bool bilinear, int64_t in, int64_t out, double ratio, bool align_corners,
+                int align_mode) {
   Taps t;
   for (int64_t k = 0; k < out; ++k) {
     const tide::ops::InterpTap tap =
-        bilinear ? tide::ops::BilinearTap(k, in, out, align_corners, align_mode)
-                 : tide::ops::NearestTap(k, in, out, align_corners);
+        bilinear ? tide::ops::BilinearTapByRatio(k, in, ratio, align_corners, align_mode)
+                 : tide::ops::NearestTapByRatio(k, in, ratio, align_corners);
     t.lo.push_back(tap.lo);
     t.hi.push_back(tap.hi);
     t.wlo.push_back(tap.wlo);
@@ -50,8 +52,8 @@ void Interp(KernelContext& ctx) {
   const bool ac = ctx.Attr<bool>("align_corners");
   const bool bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
   const int mode = ctx.Attr<int32_t>("align_mode");
-  const Taps th = InterpTaps(bilinear, g.ih, g.oh, ac, mode);
-  const Taps tw = InterpTaps(bilinear, g.iw, g.ow, ac, mode);
+  const Taps th = InterpTaps(bilinear, g.ih, g.oh, g.rh, ac, mode);
+  const Taps tw = InterpTaps(bilinear, g.iw, g.ow, g.rw, ac, mode);
   const T* in = nullptr;
   T* o = nullptr;
   const T* gd = nullptr;
@@ -103,12 +105,30 @@ void InterpInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
+// The scale attribute: one float (Fluid's interps), a list [h, w] or [s] with out_d (the v2 ops).
+tide::OpSchema& ScaleAttr(tide::OpSchema& s, const std::string& type, bool doc) {
+  if (!tide::ops::IsInterpV2(type))
+    return s.Attr("scale", 0.0f, doc ? "output size = scale * input size when > 0" : "");
+  return s
+      .Attr("scale", std::vector<float>{},
+            doc ? "[h, w] or [s]: output size = scale * input size when > 0, and the source "
+                  "step 1 / scale (Paddle's scale_factor)"
+                : "")
+      .Attr("out_d", int32_t(-1), doc ? "output depth (5-D only; unused here)" : "");
+}
+
 tide::OpSchema InterpSchema(const std::string& type, const char* method) {
-  return tide::OpSchema(type)
+  tide::OpSchema s(type);
+  ScaleAttr(s, type, true);
+  return s
       .Comment(std::string("Out = X resized to (out_h, out_w) by ") + method +
                " interpolation (NCHW or NHWC); Out's size: SizeTensor, else OutSize, else X's "
                "times Scale or scale (> 0), else out_h/out_w (Fluid 1.8's order); align_corners "
-               "maps the corner pixels onto each other.")
+               "maps the corner pixels onto each other." +
+               (tide::ops::IsInterpV2(type)
+                    ? " Paddle 2.x's v2: scale per axis, and with a scale the source step is 1 / "
+                      "scale (not in / out), also under an OutSize."
+                    : ""))
       .Input("X", "[N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
       .Input("OutSize", "int [2]: (h, w) (optional; over Scale and the attributes)")
       .AsDispensable()
@@ -120,7 +140,6 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
       .Output("Out", "[N, C, out_h, out_w] or [N, out_h, out_w, C]")
       .Attr("out_h", int32_t(-1), "output height")
       .Attr("out_w", int32_t(-1), "output width")
-      .Attr("scale", 0.0f, "output size = scale * input size when > 0")
       .Attr("interp_method", std::string(method), "the method (fixed by the op)")
       .Attr("align_corners", true, "align the corner pixels")
       .Attr("align_mode", int32_t(1),
@@ -141,8 +160,9 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
 }
 
 tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
-  return tide::OpSchema(type)
-      .Input("X")
+  tide::OpSchema s(type);
+  ScaleAttr(s, type, false);
+  return s.Input("X")
       .Input("OutSize")
       .AsDispensable()
       .Input("SizeTensor")
@@ -154,7 +174,6 @@ tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
       .Output(GradVarName("X"))
       .Attr("out_h", int32_t(-1))
       .Attr("out_w", int32_t(-1))
-      .Attr("scale", 0.0f)
       .Attr("interp_method", std::string(method))
       .Attr("align_corners", true)
       .Attr("align_mode", int32_t(1))
@@ -301,6 +320,14 @@ TIDE_REGISTER_KERNEL("bilinear_interp", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES)
 TIDE_REGISTER_KERNEL("bilinear_interp_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("nearest_interp", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("nearest_interp_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_OP(InterpSchema("bilinear_interp_v2", "bilinear"));
+TIDE_REGISTER_OP(InterpGradSchema("bilinear_interp_v2_grad", "bilinear"));
+TIDE_REGISTER_OP(InterpSchema("nearest_interp_v2", "nearest"));
+TIDE_REGISTER_OP(InterpGradSchema("nearest_interp_v2_grad", "nearest"));
+TIDE_REGISTER_KERNEL("bilinear_interp_v2", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("bilinear_interp_v2_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp_v2", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("nearest_interp_v2_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("pad2d")
                      .Comment("Out = X padded on H and W by paddings [top, bottom, left, right]: "

@@ -1,6 +1,6 @@
-"""device_mkldnn's layer_norm, prelu, reduce_*, bilinear_interp / nearest_interp and hard_swish
-kernels from Python: each op with use_mkldnn set on it and its grad op runs the oneDNN kernel
-where it has one (the executor's kernel choices say so), matches a float64 numpy reference of
+"""device_mkldnn's layer_norm, prelu, reduce_*, bilinear_interp / nearest_interp (and their v2),
+conv2d_transpose and hard_swish kernels from Python: each op with use_mkldnn set on it and its
+grad op runs the oneDNN kernel where it has one (the executor's kernel choices say so), matches a float64 numpy reference of
 Fluid's formula, and its gradients (oneDNN's, or the plain grad kernels reading the oneDNN
 forward's outputs) match central finite differences of that reference. What a kernel declines
 (attributes oneDNN computes differently, shapes the plain kernel runs faster: see
@@ -19,7 +19,7 @@ def has_mkldnn():
 
 pytestmark = pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
 
-OUTS = {"layer_norm": ["Y", "Mean", "Variance"]}
+OUTS = {"layer_norm": ["Y", "Mean", "Variance"], "conv2d_transpose": ["Output"]}
 
 
 def run(op, inputs, attrs, out_shape, wrt=(), seed=5):
@@ -398,3 +398,64 @@ def test_hard_swish_after_conv_runs_onednn_blocked(fresh_programs, exe, rng):
     assert ks and all("mkldnn" in k for k in ks), ks
     assert info["transforms"]["layouts"] == 0, info
     np.testing.assert_allclose(out, hard_swish_ref(conv.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+# ---- the v2 interps and conv2d_transpose (PaddleOCR's DB neck and head) -------------------------
+@pytest.mark.parametrize(
+    "op,align_mode,grad_kernel",
+    [("bilinear_interp_v2", 0, "plain"), ("nearest_interp_v2", 1, "mkldnn")],
+)
+def test_interp_v2_scale(op, align_mode, grad_kernel, rng):
+    """F.upsample(scale_factor=2): scale [2, 2], the step 1 / 2 is oneDNN's too."""
+    shape = (2, 16, 16, 16)
+    inputs = {"X": rng.uniform(-1, 1, shape).astype("float32")}
+    attrs = {"scale": [2.0, 2.0], "align_corners": False, "align_mode": align_mode}
+    outs, grads, w, kernels = run(op, inputs, attrs, shape[:2] + (32, 32), ("X",))
+    assert onednn(kernels, op), kernels
+    assert (onednn if grad_kernel == "mkldnn" else plain)(kernels, op + "_grad"), kernels
+    f = interp_ref(op[: -len("_v2")], (32, 32), False, align_mode)
+    np.testing.assert_allclose(outs["Out"], f(inputs["X"].astype(np.float64)), rtol=1e-5, atol=1e-5)
+    check_grads(f, inputs, grads, w, rng)
+
+
+def test_interp_v2_inexact_scale_runs_plain(rng):
+    """scale 1.5 of 21 gives 31 rows at the step 1 / 1.5, not oneDNN's 21 / 31: declined."""
+    inputs = {"X": rng.uniform(-1, 1, (2, 16, 21, 21)).astype("float32")}
+    attrs = {"scale": [1.5, 1.5], "align_corners": False, "align_mode": 0}
+    _, _, _, kernels = run("bilinear_interp_v2", inputs, attrs, (2, 16, 31, 31))
+    assert plain(kernels, "bilinear_interp_v2"), kernels
+
+
+@pytest.mark.parametrize(
+    "strides,paddings,groups,extra,kernel",
+    [
+        ([2, 2], [0, 0], 1, {}, "mkldnn"),  # DBHead's
+        ([2, 1], [1, 0, 0, 1], 2, {}, "mkldnn"),
+        ([2, 2], [1, 1], 1, {"output_padding": [1, 1]}, "plain"),  # oneDNN has no such term
+    ],
+)
+def test_conv2d_transpose(strides, paddings, groups, extra, kernel, rng):
+    from test_paddle_family_ops import conv_transpose_ref
+
+    x = rng.uniform(-1, 1, (2, 8, 5, 6)).astype("float32")
+    f = rng.uniform(-1, 1, (8, 3, 3, 2)).astype("float32")
+    p4 = paddings if len(paddings) == 4 else [paddings[0]] * 2 + [paddings[1]] * 2
+    op_pad = extra.get("output_padding", [0, 0])
+    out_hw = tuple(
+        (x.shape[2 + a] - 1) * strides[a] - p4[2 * a] - p4[2 * a + 1] + f.shape[2 + a] + op_pad[a]
+        for a in range(2)
+    )
+    attrs = {"strides": strides, "paddings": paddings, "groups": groups, **extra}
+    inputs = {"Input": x, "Filter": f}
+    outs, grads, w, kernels = run(
+        "conv2d_transpose", inputs, attrs, (2, 3 * groups) + out_hw, ("Input", "Filter")
+    )
+    assert (onednn if kernel == "mkldnn" else plain)(kernels, "conv2d_transpose"), kernels
+
+    def ref(Input, Filter):
+        return conv_transpose_ref(Input, Filter, strides, p4, [1, 1], groups, out_hw)
+
+    np.testing.assert_allclose(
+        outs["Output"], ref(x.astype(np.float64), f.astype(np.float64)), rtol=1e-5, atol=1e-5
+    )
+    check_grads(ref, inputs, grads, w, rng, samples=20)  # the reference loops in Python

@@ -410,7 +410,7 @@ def test_dense_tensor_names(fresh_programs):
 
 # Saved by Paddle 3.3.1's paddle.jit.save as PIR programs (tests/fixtures/paddle/pir). A fixture
 # whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
-PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit"]
+PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm"]
 
 
 def pir_model(tmp_path, name):

@@ -83,6 +83,41 @@ std::string PaddingAlgorithm(const Ctx& ctx, const char* op) {
   }
 }
 
+// The filter window of a conv (or of conv2d_transpose, conv_transpose.hpp) from `ctx`: kh / kw
+// from the Filter dims, strides, paddings (2 or 4 values), dilations (1 under SAME, as Fluid's),
+// checked, and groups. Returns padding_algorithm, which the caller applies to the size it pads.
+template <typename Ctx>
+std::string ReadConvWindow(const Ctx& ctx, const char* op, const Dims& f, ConvGeom* g) {
+  auto strides = ctx.template Attr<std::vector<int32_t>>("strides");
+  auto pads = ctx.template Attr<std::vector<int32_t>>("paddings");
+  auto dils = ctx.template Attr<std::vector<int32_t>>("dilations");
+  CheckPair(op, "strides", strides);
+  CheckPair(op, "dilations", dils);
+  const std::vector<int64_t> p4 = FourPaddings(op, pads);
+  g->groups = ctx.template Attr<int32_t>("groups");
+  TIDE_CHECK(g->groups >= 1, "op '", op, "': groups must be >= 1, got ", g->groups);
+  g->kh = f[2];
+  g->kw = f[3];
+  g->sh = strides[0];
+  g->sw = strides[1];
+  g->ph = p4[0];
+  g->ph_end = p4[1];
+  g->pw = p4[2];
+  g->pw_end = p4[3];
+  g->dh = dils[0];
+  g->dw = dils[1];
+  const std::string algo = PaddingAlgorithm(ctx, op);
+  if (algo == "SAME") g->dh = g->dw = 1;  // Fluid's SAME convolution is never dilated
+  TIDE_CHECK(g->sh > 0 && g->sw > 0, "op '", op, "': strides must be > 0, got [", g->sh, ", ",
+             g->sw, "]");
+  TIDE_CHECK(g->dh > 0 && g->dw > 0, "op '", op, "': dilations must be > 0, got [", g->dh, ", ",
+             g->dw, "]");
+  TIDE_CHECK(g->ph >= 0 && g->pw >= 0 && g->ph_end >= 0 && g->pw_end >= 0, "op '", op,
+             "': paddings must be >= 0, got [", g->ph, ", ", g->ph_end, ", ", g->pw, ", ",
+             g->pw_end, "] (top, bottom, left, right)");
+  return algo;
+}
+
 // Reads and checks the attributes from `ctx` (any context with Attr<T>(): kernel or shape
 // inference) and the Input/Filter dims (unknown dims allowed at compile time).
 template <typename Ctx>
@@ -90,39 +125,13 @@ ConvGeom GetConvGeom(const Ctx& ctx, const char* op, const Dims& x, const Dims& 
   TIDE_CHECK(x.size() == 4, "op '", op, "': Input must be 4-D [N, C, H, W], got ", ToString(x));
   TIDE_CHECK(f.size() == 4, "op '", op, "': Filter must be 4-D [M, C/groups, kh, kw], got ",
              ToString(f));
-  auto strides = ctx.template Attr<std::vector<int32_t>>("strides");
-  auto pads = ctx.template Attr<std::vector<int32_t>>("paddings");
-  auto dils = ctx.template Attr<std::vector<int32_t>>("dilations");
-  CheckPair(op, "strides", strides);
-  CheckPair(op, "dilations", dils);
-  const std::vector<int64_t> p4 = FourPaddings(op, pads);
   ConvGeom g{};
-  g.groups = ctx.template Attr<int32_t>("groups");
-  TIDE_CHECK(g.groups >= 1, "op '", op, "': groups must be >= 1, got ", g.groups);
+  const std::string algo = ReadConvWindow(ctx, op, f, &g);
   g.n = x[0];
   g.c = x[1];
   g.h = x[2];
   g.w = x[3];
   g.m = f[0];
-  g.kh = f[2];
-  g.kw = f[3];
-  g.sh = strides[0];
-  g.sw = strides[1];
-  g.ph = p4[0];
-  g.ph_end = p4[1];
-  g.pw = p4[2];
-  g.pw_end = p4[3];
-  g.dh = dils[0];
-  g.dw = dils[1];
-  const std::string algo = PaddingAlgorithm(ctx, op);
-  if (algo == "SAME") g.dh = g.dw = 1;  // Fluid's SAME convolution is never dilated
-  TIDE_CHECK(g.sh > 0 && g.sw > 0, "op '", op, "': strides must be > 0, got [", g.sh, ", ", g.sw,
-             "]");
-  TIDE_CHECK(g.dh > 0 && g.dw > 0, "op '", op, "': dilations must be > 0, got [", g.dh, ", ", g.dw,
-             "]");
-  TIDE_CHECK(g.ph >= 0 && g.pw >= 0 && g.ph_end >= 0 && g.pw_end >= 0, "op '", op,
-             "': paddings must be >= 0, got [", g.ph, ", ", g.ph_end, ", ", g.pw, ", ", g.pw_end,
-             "] (top, bottom, left, right)");
   ApplyPaddingAlgorithm(algo, g.h, g.kh, g.sh, &g.ph, &g.ph_end);
   ApplyPaddingAlgorithm(algo, g.w, g.kw, g.sw, &g.pw, &g.pw_end);
   TIDE_CHECK(g.c < 0 || f[1] < 0 || g.c == f[1] * g.groups, "op '", op, "': Input ", ToString(x),

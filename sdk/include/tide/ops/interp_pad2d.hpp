@@ -1,9 +1,10 @@
-// tide/ops/interp_pad2d.hpp: the rules of Fluid's bilinear_interp / nearest_interp (output size;
-// per output row or column the two source indices and their weights, with align_corners and
-// align_mode) and pad2d (geometry; the source index of a padded index for constant, reflect and
-// edge), with their errors, for every implementation. The per-index functions run on the host and
-// on a device. The interps take X in NCHW or NHWC (data_layout), as pad2d does (data_format), and
-// Out's size from Fluid 1.6+'s SizeTensor / OutSize / Scale inputs or the attributes.
+// tide/ops/interp_pad2d.hpp: the rules of Fluid's bilinear_interp / nearest_interp and Paddle
+// 2.x's *_interp_v2 (output size; per output row or column the two source indices and their
+// weights, with align_corners and align_mode) and pad2d (geometry; the source index of a padded
+// index for constant, reflect and edge), with their errors, for every implementation. The per-index
+// functions run on the host and on a device. The interps take X in NCHW or NHWC (data_layout), as
+// pad2d does (data_format), and Out's size from Fluid 1.6+'s SizeTensor / OutSize / Scale inputs or
+// the attributes.
 #ifndef TIDE_OPS_INTERP_PAD2D_HPP_
 #define TIDE_OPS_INTERP_PAD2D_HPP_
 
@@ -28,15 +29,25 @@ struct InterpTap {
   double wlo, whi;
 };
 
+// Source pixels per output pixel along an axis: Fluid's interps, in / out ((in - 1) / (out - 1)
+// with align_corners).
 TIDE_OPS_HOST_DEVICE inline double InterpRatio(int64_t in, int64_t out, bool align_corners) {
   return out > 1 ? (align_corners ? double(in - 1) / double(out - 1) : double(in) / double(out))
                  : 0.0;
 }
 
-// Bilinear: align_mode 0 without align_corners samples at half-pixel centres.
-TIDE_OPS_HOST_DEVICE inline InterpTap BilinearTap(int64_t k, int64_t in, int64_t out,
-                                                  bool align_corners, int align_mode) {
-  const double ratio = InterpRatio(in, out, align_corners);
+// The *_interp_v2 ops' ratio, Paddle's (in float): 1 / scale where a scale gave the size
+// (Paddle 2.x's F.interpolate(scale_factor=...)), else as above.
+inline double InterpRatioV2(int64_t in, int64_t out, bool align_corners, float scale) {
+  if (out <= 1) return 0.0;
+  if (align_corners) return static_cast<float>(in - 1) / static_cast<float>(out - 1);
+  return scale > 0 ? static_cast<float>(1. / scale) : static_cast<float>(in) / out;
+}
+
+// Bilinear: align_mode 0 without align_corners samples at half-pixel centres; `ratio` is the
+// axis's (InterpGeom's rh / rw).
+TIDE_OPS_HOST_DEVICE inline InterpTap BilinearTapByRatio(int64_t k, int64_t in, double ratio,
+                                                         bool align_corners, int align_mode) {
   const bool half_pixel = align_mode == 0 && !align_corners;
   double src = half_pixel ? ratio * (double(k) + 0.5) - 0.5 : ratio * double(k);
   if (src < 0) src = 0;
@@ -48,28 +59,47 @@ TIDE_OPS_HOST_DEVICE inline InterpTap BilinearTap(int64_t k, int64_t in, int64_t
 }
 
 // Nearest: align_corners rounds (half away from zero), else truncates.
-TIDE_OPS_HOST_DEVICE inline InterpTap NearestTap(int64_t k, int64_t in, int64_t out,
-                                                 bool align_corners) {
-  const double ratio = InterpRatio(in, out, align_corners);
+TIDE_OPS_HOST_DEVICE inline InterpTap NearestTapByRatio(int64_t k, int64_t in, double ratio,
+                                                        bool align_corners) {
   int64_t i = align_corners ? static_cast<int64_t>(::lround(ratio * double(k)))
                             : static_cast<int64_t>(ratio * double(k));
   if (i > in - 1) i = in - 1;
   return {i, i, 1.0, 0.0};
 }
 
+// Whether the op is one of Paddle 2.x's *_interp_v2 (per-axis scale list, ratio 1 / scale) or
+// its grad.
+inline bool IsInterpV2(std::string op) {
+  if (op.size() > 5 && op.compare(op.size() - 5, 5, "_grad") == 0) op.resize(op.size() - 5);
+  return op.size() > 3 && op.compare(op.size() - 3, 3, "_v2") == 0;
+}
+
 // Where Out's (h, w) comes from: given outright (out_h / out_w, SizeTensor or OutSize), or X's
 // times scale when scale > 0 (floored, as Fluid's float product).
 struct InterpSize {
   int64_t h = -1, w = -1;
-  float scale = 0;
+  float scale_h = 0, scale_w = 0;  // > 0: Out's size (unless given outright) and v2's ratio
+  bool v2 = false;                 // an *_interp_v2 op
+  bool align_corners = false;
   const char* from = "out_h/out_w";  // named in the errors
 };
 
+// The v2 ops' scale attribute: [] (none), [s] or [h, w].
+inline void InterpScaleListV2(const char* op, const std::vector<float>& v, InterpSize* s) {
+  TIDE_CHECK(v.size() <= 2, "op '", op, "': scale needs 0, 1 or 2 values, got ", v.size());
+  if (v.empty()) return;
+  s->scale_h = v[0];
+  s->scale_w = v.size() == 2 ? v[1] : v[0];
+  if (s->scale_h <= 0 || s->scale_w <= 0) s->scale_h = s->scale_w = 0;  // Paddle: both or none
+}
+
 // At run time, Fluid 1.8's precedence: SizeTensor (one value per variable: h, w) over OutSize
 // (h, w) over Scale (one value) over the scale attribute, each scale only when > 0, over out_h /
-// out_w. Each device reads the tensors its way: `values(param)` every value of a tensor,
-// `scalars(param)` one value per variable of a duplicable input (tide/ops/int_inputs.hpp's
-// IntValues / IntScalars on the host), `real(param)` the one value of a float tensor.
+// out_w. The v2 ops (Paddle's phi kernels) keep Scale's or scale's value for the ratio under an
+// OutSize, and take scale as a list ([h, w] or one for both). Each device reads the tensors its
+// way: `values(param)` every value of a tensor, `scalars(param)` one value per variable of a
+// duplicable input (tide/ops/int_inputs.hpp's IntValues / IntScalars on the host), `real(param)`
+// the one value of a float tensor.
 template <typename Values, typename Scalars, typename Real>
 InterpSize InterpSizeFromInputs(const KernelContext& ctx, Values values, Scalars scalars,
                                 Real real) {
@@ -77,24 +107,41 @@ InterpSize InterpSizeFromInputs(const KernelContext& ctx, Values values, Scalars
   InterpSize s;
   s.h = ctx.Attr<int32_t>("out_h");
   s.w = ctx.Attr<int32_t>("out_w");
+  s.v2 = IsInterpV2(op);
+  s.align_corners = ctx.Attr<bool>("align_corners");
   if (ctx.HasInput("SizeTensor")) {
     const std::vector<int64_t> v = scalars("SizeTensor");
     TIDE_CHECK(v.size() == 2, "op '", op,
                "': SizeTensor must be 2 one-element tensors (h, w), got ", v.size());
-    return {v[0], v[1], 0, "SizeTensor"};
+    s.h = v[0];
+    s.w = v[1];
+    s.from = "SizeTensor";
+    return s;
   }
-  if (ctx.HasInput("OutSize")) {
+  auto take_out_size = [&] {
     const std::vector<int64_t> v = values("OutSize");
     TIDE_CHECK(v.size() == 2, "op '", op, "': OutSize must hold 2 values (h, w), got ",
                ToString(v));
-    return {v[0], v[1], 0, "OutSize"};
+    s.h = v[0];
+    s.w = v[1];
+    s.from = "OutSize";
+  };
+  const bool out_size = ctx.HasInput("OutSize");
+  if (out_size && !s.v2) {  // v1: OutSize, its own ratio; Scale is not read
+    take_out_size();
+    return s;
   }
   const bool tensor = ctx.HasInput("Scale");
-  const float scale = tensor ? static_cast<float>(real("Scale")) : ctx.Attr<float>("scale");
-  if (scale > 0) {
-    s.scale = scale;
-    s.from = tensor ? "Scale" : "scale";
+  if (tensor) {
+    const float scale = static_cast<float>(real("Scale"));
+    if (scale > 0) s.scale_h = s.scale_w = scale;
+  } else if (s.v2) {
+    InterpScaleListV2(op, ctx.template Attr<std::vector<float>>("scale"), &s);
+  } else if (ctx.Attr<float>("scale") > 0) {
+    s.scale_h = s.scale_w = ctx.Attr<float>("scale");
   }
+  if (s.scale_h > 0) s.from = tensor ? "Scale" : "scale";
+  if (out_size) take_out_size();  // v2: the size, with the scale's ratio
   return s;
 }
 
@@ -104,6 +151,8 @@ inline InterpSize InterpSizeAtBuild(const InferShapeContext& ctx) {
   InterpSize s;
   s.h = ctx.Attr<int32_t>("out_h");
   s.w = ctx.Attr<int32_t>("out_w");
+  s.v2 = IsInterpV2(ctx.op_type());
+  s.align_corners = ctx.Attr<bool>("align_corners");
   if (ctx.HasInput("SizeTensor")) {
     TIDE_CHECK(ctx.InputCount("SizeTensor") == 2, "op '", ctx.op_type(),
                "': SizeTensor must be 2 one-element tensors (h, w), got ",
@@ -112,8 +161,11 @@ inline InterpSize InterpSizeAtBuild(const InferShapeContext& ctx) {
   } else if (ctx.HasInput("OutSize") || ctx.HasInput("Scale")) {
     s.h = s.w = -1;
     s.from = ctx.HasInput("OutSize") ? "OutSize" : "Scale";
+  } else if (s.v2) {
+    InterpScaleListV2(ctx.op_type(), ctx.Attr<std::vector<float>>("scale"), &s);
+    if (s.scale_h > 0) s.from = "scale";
   } else if (ctx.Attr<float>("scale") > 0) {
-    s.scale = ctx.Attr<float>("scale");
+    s.scale_h = s.scale_w = ctx.Attr<float>("scale");
     s.from = "scale";
   }
   return s;
@@ -127,9 +179,9 @@ inline std::pair<int64_t, int64_t> InterpOutSize(const char* op, const Dims& x, 
              ", got ", ToString(x));
   const int64_t xh = nhwc ? x[1] : x[2], xw = nhwc ? x[2] : x[3];
   int64_t h = s.h, w = s.w;
-  if (s.scale > 0) {
-    h = xh < 0 ? -1 : static_cast<int64_t>(xh * s.scale);
-    w = xw < 0 ? -1 : static_cast<int64_t>(xw * s.scale);
+  if (s.scale_h > 0 && std::string(s.from) != "OutSize") {
+    h = xh < 0 ? -1 : static_cast<int64_t>(xh * s.scale_h);
+    w = xw < 0 ? -1 : static_cast<int64_t>(xw * s.scale_w);
   }
   const bool ok = run_time ? h > 0 && w > 0 : (h > 0 || h == -1) && (w > 0 || w == -1);
   TIDE_CHECK(ok, "op '", op, "': the output size must be positive (from ", s.from, "), got ", h,
@@ -142,6 +194,7 @@ inline std::pair<int64_t, int64_t> InterpOutSize(const char* op, const Dims& x, 
 struct InterpGeom {
   int64_t n, c, ih, iw, oh, ow;
   bool nhwc;
+  double rh = 0, rw = 0;  // source pixels per output pixel (InterpRatio / InterpRatioV2)
   TIDE_OPS_HOST_DEVICE int64_t XAt(int64_t b, int64_t ch, int64_t h, int64_t w) const {
     return nhwc ? ((b * ih + h) * iw + w) * c + ch : ((b * c + ch) * ih + h) * iw + w;
   }
@@ -172,8 +225,15 @@ struct InterpGeom {
 inline InterpGeom GetInterpGeom(const char* op, const Dims& x, bool nhwc, const InterpSize& size,
                                 bool run_time = true) {
   const auto hw = InterpOutSize(op, x, size, nhwc, run_time);
-  return nhwc ? InterpGeom{x[0], x[3], x[1], x[2], hw.first, hw.second, true}
-              : InterpGeom{x[0], x[1], x[2], x[3], hw.first, hw.second, false};
+  InterpGeom g = nhwc ? InterpGeom{x[0], x[3], x[1], x[2], hw.first, hw.second, true}
+                      : InterpGeom{x[0], x[1], x[2], x[3], hw.first, hw.second, false};
+  const bool ac = size.align_corners;
+  g.rh = size.v2 ? InterpRatioV2(g.ih, g.oh, ac, size.scale_h) : InterpRatio(g.ih, g.oh, ac);
+  g.rw = size.v2 ? InterpRatioV2(g.iw, g.ow, ac, size.scale_w) : InterpRatio(g.iw, g.ow, ac);
+  // Paddle's v2 kernels copy X when Out has its size (a scale of 1.2 on 4 rows gives 4, read
+  // as they are, not at the step 1 / 1.2): a step of 1 is that copy.
+  if (size.v2 && g.oh == g.ih && g.ow == g.iw) g.rh = g.rw = 1.0;
+  return g;
 }
 
 // The interps' X layout (data_layout: NCHW or NHWC).
