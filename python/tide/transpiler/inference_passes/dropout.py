@@ -1,6 +1,7 @@
 """delete_dropout: an inference dropout that passes its input through (is_test with
 upscale_in_train, or a probability of 0) goes; its readers read its input (Paddle's
-delete_dropout_op_pass). downgrade_in_infer's inference scale by 1 - p stays."""
+delete_dropout_op_pass). downgrade_in_infer's inference scale by 1 - p stays, and so does a dropout of a rank-2 tensor (a
+classifier head's, e.g. MobileNet's: the transformer passes leave CNN programs as they were)."""
 
 
 def _identity(op):
@@ -15,6 +16,8 @@ def delete_dropout(g):
         if not _identity(op) or op.input("Seed"):
             continue
         x, out = op.input("X")[0], op.output("Out")[0]
+        if len(g.shape(x) or []) < 3:
+            continue
         if out in g.keep or g.persistable(out) or not g.single_assignment(out):
             continue
         if any(g.readers.get(m) for m in op.output("Mask")):
