@@ -20,19 +20,17 @@ padding after each row's length (128, 112, 96, ...), so the mask matters.
 --skip-passes names InferenceTranspiler passes Tide does not run (inference_passes.PASSES).
 """
 
-import json
 import os
 import subprocess
 import sys
 
 import numpy as np
+import paddle_peers as peers
 from common import (
     ROOT,
     Table,
     machine_line,
-    measure,
     parser,
-    run_isolated,
     set_threads,
     setup_paths,
 )
@@ -69,27 +67,7 @@ def export(model_dir):
             [sys.executable, os.path.abspath(__file__), "--export", "--model-dir", model_dir],
             check=True,
         )
-    if not os.path.exists(prefix + ".onnx"):
-        try:
-            subprocess.run(
-                [
-                    os.path.join(os.path.dirname(sys.executable), "paddle2onnx"),
-                    "--model_dir",
-                    os.path.dirname(prefix),
-                    "--model_filename",
-                    "inference.json",
-                    "--params_filename",
-                    "inference.pdiparams",
-                    "--save_file",
-                    prefix + ".onnx",
-                    "--opset_version",
-                    "14",
-                ],
-                check=True,
-                capture_output=True,
-            )
-        except (OSError, subprocess.CalledProcessError) as e:
-            print("paddle2onnx failed (%s): no ONNX Runtime row" % str(e).splitlines()[0])
+    peers.paddle2onnx(os.path.dirname(prefix), "inference.json", prefix + ".onnx", 14)
     return prefix
 
 
@@ -115,34 +93,9 @@ def make_runner(framework, prefix, feed, threads, skip_passes):
         data = {feeds[0]: tide.LoDTensor(feed)}
         return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
     if framework == "paddle-inference":
-        import paddle.inference as pi
-
-        cfg = pi.Config(prefix + ".json", prefix + ".pdiparams")
-        cfg.disable_gpu()
-        cfg.switch_ir_optim(True)
-        cfg.enable_mkldnn()
-        cfg.set_cpu_math_library_num_threads(threads)
-        cfg.disable_glog_info()
-        pred = pi.create_predictor(cfg)
-        inp = pred.get_input_handle(pred.get_input_names()[0])
-        out = pred.get_output_handle(pred.get_output_names()[0])
-
-        def run():
-            inp.copy_from_cpu(feed)
-            pred.run()
-            return out.copy_to_cpu()
-
-        return run
+        return peers.paddle_inference(prefix + ".json", prefix + ".pdiparams", feed, threads)
     if framework == "onnxruntime":
-        import onnxruntime as ort
-
-        if not os.path.exists(prefix + ".onnx"):
-            raise RuntimeError("no ONNX model (paddle2onnx failed)")
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
-        sess = ort.InferenceSession(prefix + ".onnx", so, providers=["CPUExecutionProvider"])
-        name = sess.get_inputs()[0].name
-        return lambda: sess.run(None, {name: feed})[0]
+        return peers.onnxruntime(prefix + ".onnx", feed, threads)
     raise ValueError(framework)
 
 
@@ -152,10 +105,7 @@ def worker(case, args):
     if framework.startswith("tide"):
         setup_paths()
     fn = make_runner(framework, args.prefix, ids(int(batch)), args.threads, args.skip_passes)
-    out = fn()
-    t = measure(fn, reps=args.reps, warmup=1)
-    np.save(os.path.join(args.model_dir, "out_%s_%s.npy" % (framework, batch)), out)
-    print(json.dumps({"time": [x * 1e3 for x in t]}))
+    peers.time_worker(fn, args.reps, args.model_dir, framework, batch)
 
 
 def main():
@@ -178,33 +128,11 @@ def main():
     extra += ["--threads", str(args.threads), "--skip-passes"] + args.skip_passes
     table = Table("BERT-base inference (seq 128), a model saved by PaddlePaddle", "ms per batch")
     for batch in args.batches:
-        times = {f: [] for f in args.frameworks}
-        for _ in range(args.rounds):  # A B C D A B C D: drift on a shared machine hits all
-            for f in args.frameworks:
-                r = run_isolated(os.path.abspath(__file__), "%s:%d" % (f, batch), extra, 1800)
-                if r:
-                    times[f].append(r["time"])
-        best = {
-            f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
-            for f, ts in times.items()
-            if ts
-        }
-        outs = {
-            f: np.load(os.path.join(args.model_dir, "out_%s_%d.npy" % (f, batch))) for f in best
-        }
-        ref = outs.get("paddle-inference")
-        gaps = {
-            f: float(np.abs(o - ref).max() / np.abs(ref).max())
-            for f, o in outs.items()
-            if ref is not None
-        }
-        peers = {f: best[f] for f in ("paddle-inference", "onnxruntime") if f in best}
-        for f in ("tide", "tide-mkldnn"):
-            if f in best:
-                note = "max |out - Paddle's| / max |Paddle's|: " + ", ".join(
-                    "%s %.1e" % kv for kv in gaps.items()
-                )
-                table.add("b%d %s" % (batch, f), best[f], peers, note)
+        script = os.path.abspath(__file__)
+        best, gaps = peers.interleaved(
+            script, args.frameworks, batch, args.rounds, extra, args.model_dir
+        )
+        peers.add_rows(table, batch, best, gaps)
     import paddle
 
     line = "%d threads, paddle %s, tide passes off: %s" % (

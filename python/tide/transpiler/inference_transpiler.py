@@ -24,6 +24,12 @@ intermediate results are read by nothing else (no other op, no fetch op, no name
 so every fetched value keeps its name and meaning, and never so that a fused op would write its
 own Input, Filter or Bias (programs that reuse names).
 
+On the CPU the transformer passes of inference_passes/ run next (Paddle's delete_dropout,
+fc_fuse, multihead / self-attention and skip_layernorm fusions): matmul_v2 + bias (+ gelu) into
+fc, the Q / K / V projections into one fc, the attention into fused_multihead_attention, a
+residual add + layer_norm into skip_layernorm (docs/paddle_models.md); `skip_passes` names those
+not to run.
+
     t = tide.transpiler.InferenceTranspiler()
     t.transpile(program, place, scope)       # in place; returns the number of ops removed
     t.transpile(program, place, scope, keep=[conv_out])   # values fetched later stay computed

@@ -58,7 +58,9 @@ class Graph:
         if var is None or not var.is_initialized():
             return None
         t = var.get_tensor()
-        return t.numpy() if t._is_initialized() else None
+        # A copy: a view (numpy()) would mark the tensor as written unseen (content version 0),
+        # and the oneDNN kernels would then reorder its weights again on every run.
+        return np.array(t, copy=True) if t._is_initialized() else None
 
     def index(self, op):
         for i, o in enumerate(self.block.ops):
