@@ -6,9 +6,8 @@ program: "Not find predictor_id 0 and pass_name memory_optimize_pass") and ONNX 
 paddle2onnx (default optimisations); batch 1 and 8, sequence 128, the same thread count, each
 framework in a process of its own, rounds interleaved. Every output is compared with Paddle's.
 
-    python3.11 -m venv /work/venvs/bert-peers
-    /work/venvs/bert-peers/bin/pip install paddlepaddle==3.3.1 onnxruntime paddle2onnx
-    /work/venvs/bert-peers/bin/python benchmarks/paddle_bert.py [--batches 1 8] [--rounds 3]
+    benchmarks/.venv-peers/bin/pip install paddlepaddle onnxruntime paddle2onnx
+    benchmarks/.venv-peers/bin/python benchmarks/paddle_bert.py [--batches 1 8] [--rounds 3]
 
 The model: tools/paddle_nn_models.py's BertEncoder (word / position / token type embeddings,
 post-norm nn.TransformerEncoder with gelu and a padding mask, tanh pooler) at BERT-base's size
@@ -129,10 +128,10 @@ def main():
     table = Table("BERT-base inference (seq 128), a model saved by PaddlePaddle", "ms per batch")
     for batch in args.batches:
         script = os.path.abspath(__file__)
-        best, gaps = peers.interleaved(
+        best, gaps, cpu = peers.interleaved(
             script, args.frameworks, batch, args.rounds, extra, args.model_dir
         )
-        peers.add_rows(table, batch, best, gaps)
+        peers.add_rows(table, batch, best, gaps, cpu)
     import paddle
 
     line = "%d threads, paddle %s, tide passes off: %s" % (

@@ -93,13 +93,15 @@ def time_worker(fn, reps, model_dir, framework, batch):
 def interleaved(script, frameworks, batch, rounds, extra, model_dir, env_of=lambda f: None):
     """`rounds` rounds of one process per framework (A B C D A B C D: drift on a shared machine
     hits all): {framework: (median of the rounds' medians, min, max)}, {framework: max |out -
-    Paddle Inference's| / max |Paddle Inference's|}."""
+    Paddle Inference's| / max |Paddle Inference's|}, {framework: median CPU ms per run}."""
     times = {f: [] for f in frameworks}
+    cpu = {f: [] for f in frameworks}
     for _ in range(rounds):
         for f in frameworks:
             r = run_isolated(script, "%s:%d" % (f, batch), extra, timeout=1800, env=env_of(f))
             if r:
                 times[f].append(r["time"])
+                cpu[f].append(r["cpu"])
     best = {
         f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
         for f, ts in times.items()
@@ -110,15 +112,16 @@ def interleaved(script, frameworks, batch, rounds, extra, model_dir, env_of=lamb
     gaps = {}
     if ref is not None:
         gaps = {f: float(np.abs(o - ref).max() / np.abs(ref).max()) for f, o in out.items()}
-    return best, gaps
+    return best, gaps, {f: float(np.median(c)) for f, c in cpu.items() if c}
 
 
-def add_rows(table, batch, best, gaps):
-    """Tide's rows against the peers' times, with every output's gap as the note."""
+def add_rows(table, batch, best, gaps, cpu):
+    """Tide's rows against the peers' times, with every output's gap and CPU time as the note."""
     peers = {f: best[f] for f in ("paddle-inference", "onnxruntime") if f in best}
     note = "max |out - Paddle's| / max |Paddle's|: " + ", ".join(
         "%s %.1e" % kv for kv in gaps.items()
     )
+    note += "; CPU ms per run (all threads): " + ", ".join("%s %.0f" % kv for kv in cpu.items())
     for f in ("tide", "tide-mkldnn"):
         if f in best:
             table.add("b%d %s" % (batch, f), best[f], peers, note)

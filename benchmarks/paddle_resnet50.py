@@ -116,10 +116,10 @@ def main():
 
     for batch in args.batches:
         script = os.path.abspath(__file__)
-        best, gaps = peers.interleaved(
+        best, gaps, cpu = peers.interleaved(
             script, FRAMEWORKS, batch, args.rounds, extra, args.model_dir, env_of
         )
-        peers.add_rows(table, batch, best, gaps)
+        peers.add_rows(table, batch, best, gaps, cpu)
     import paddle
 
     extra_line = "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s" % (

@@ -89,27 +89,19 @@ class Graph:
         self.scope.var(name).get_tensor().set(np.ascontiguousarray(value), self.place, False)
         return name
 
-    def replace(self, old_ops, op_type, inputs, outputs, attrs, at=None):
-        """Removes old_ops and inserts the fused op where `at` (default: the last of them) was.
-        Refuses (False, nothing changed) when an op between the first and that place, not one of
-        old_ops, writes one of the fused op's inputs or outputs (they would change meaning)."""
+    def replace(self, old_ops, op_type, inputs, outputs, attrs):
+        """Removes old_ops and inserts the fused op where the last of them was. Refuses (False,
+        nothing changed) when an op between the first and the last, not one of old_ops, writes
+        one of the fused op's inputs or outputs (they would change meaning)."""
         idx = sorted(self.index(o) for o in old_ops)
-        pos = self.index(at) if at is not None else idx[-1]
         names = set(sum(inputs.values(), [])) | set(sum(outputs.values(), []))
-        lo, hi = min(idx[0], pos), max(idx[-1], pos)
-        for i in range(lo, hi + 1):
-            op = self.block.ops[i]
-            if i not in idx and names & set(op.output_arg_names):
+        for i in range(idx[0], idx[-1] + 1):
+            if i not in idx and names & set(self.block.ops[i].output_arg_names):
                 return False
         for i in reversed(idx):
             self.block._remove_op(i)
-        self.block._insert_op(
-            pos - sum(1 for i in idx if i < pos),
-            op_type,
-            inputs=inputs,
-            outputs=outputs,
-            attrs=attrs,
-        )
+        pos = idx[-1] - (len(idx) - 1)
+        self.block._insert_op(pos, op_type, inputs=inputs, outputs=outputs, attrs=attrs)
         return True
 
     def intermediate(self, name, reader):
