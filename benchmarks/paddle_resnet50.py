@@ -15,22 +15,13 @@ runs on libgomp, whose waiting threads spin, which on a busy machine costs a sch
 slice per primitive (Paddle ships Intel's OpenMP runtime, ONNX Runtime its own pool).
 """
 
-import json
 import os
 import subprocess
 import sys
 
 import numpy as np
-from common import (
-    ROOT,
-    Table,
-    machine_line,
-    measure,
-    parser,
-    run_isolated,
-    set_threads,
-    setup_paths,
-)
+import paddle_peers as peers
+from common import ROOT, Table, machine_line, parser, set_threads, setup_paths
 
 FRAMEWORKS = ["tide", "tide-mkldnn", "paddle-inference", "onnxruntime"]
 
@@ -50,35 +41,7 @@ def export(model_dir):
             env=dict(os.environ, FLAGS_enable_pir_api="0"),
             stdout=subprocess.DEVNULL,
         )
-    onnx = prefix + ".onnx"
-    if not os.path.exists(onnx):
-        try:
-            subprocess.run(
-                [
-                    "paddle2onnx",
-                    "--model_dir",
-                    os.path.dirname(prefix),
-                    "--model_filename",
-                    "inference.pdmodel",
-                    "--params_filename",
-                    "inference.pdiparams",
-                    "--save_file",
-                    onnx,
-                    "--opset_version",
-                    "13",
-                ],
-                check=True,
-                capture_output=True,
-                env=dict(
-                    os.environ,
-                    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-                ),
-            )
-        except (OSError, subprocess.CalledProcessError) as e:
-            print(
-                "paddle2onnx unavailable or failed (%s): no ONNX Runtime row"
-                % str(e).splitlines()[0]
-            )
+    peers.paddle2onnx(os.path.dirname(prefix), "inference.pdmodel", prefix + ".onnx", 13)
     return prefix
 
 
@@ -92,33 +55,9 @@ def make_runner(framework, prefix, feed, threads, optimize=True):
         data = {feeds[0]: tide.LoDTensor(feed)}
         return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
     if framework == "paddle-inference":
-        import paddle.inference as pi
-
-        cfg = pi.Config(prefix + ".pdmodel", prefix + ".pdiparams")
-        cfg.disable_gpu()
-        cfg.enable_mkldnn()
-        cfg.set_cpu_math_library_num_threads(threads)
-        cfg.disable_glog_info()
-        pred = pi.create_predictor(cfg)
-        inp = pred.get_input_handle(pred.get_input_names()[0])
-        out = pred.get_output_handle(pred.get_output_names()[0])
-
-        def run():
-            inp.copy_from_cpu(feed)
-            pred.run()
-            return out.copy_to_cpu()
-
-        return run
+        return peers.paddle_inference(prefix + ".pdmodel", prefix + ".pdiparams", feed, threads)
     if framework == "onnxruntime":
-        import onnxruntime as ort
-
-        if not os.path.exists(prefix + ".onnx"):
-            raise RuntimeError("no ONNX model (paddle2onnx failed)")
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
-        sess = ort.InferenceSession(prefix + ".onnx", so, providers=["CPUExecutionProvider"])
-        name = sess.get_inputs()[0].name
-        return lambda: sess.run(None, {name: feed})[0]
+        return peers.onnxruntime(prefix + ".onnx", feed, threads)
     raise ValueError(framework)
 
 
@@ -133,10 +72,7 @@ def worker(case, args):
         .astype(np.float32)
     )
     fn = make_runner(framework, args.prefix, feed, args.threads, optimize=not args.no_optimize)
-    out = fn()
-    t = measure(fn, reps=args.reps, warmup=1)
-    np.save(os.path.join(args.model_dir, "out_%s_%s.npy" % (framework, batch)), out)
-    print(json.dumps({"time": [x * 1e3 for x in t]}))
+    peers.time_worker(fn, args.reps, args.model_dir, framework, batch)
 
 
 def main():
@@ -172,45 +108,18 @@ def main():
         str(args.threads),
     ] + (["--no-optimize"] if args.no_optimize else [])
     table = Table("ResNet-50 inference, a model saved by PaddlePaddle", "ms per batch")
+
+    def env_of(f):
+        if f.startswith("tide") and args.tide_omp_wait_policy:
+            return {"OMP_WAIT_POLICY": args.tide_omp_wait_policy}
+        return None
+
     for batch in args.batches:
-        times = {f: [] for f in FRAMEWORKS}
-        for _ in range(args.rounds):  # A B C D A B C D: drift on a shared machine hits all
-            for f in FRAMEWORKS:
-                env = (
-                    {"OMP_WAIT_POLICY": args.tide_omp_wait_policy}
-                    if f.startswith("tide") and args.tide_omp_wait_policy
-                    else None
-                )
-                r = run_isolated(
-                    os.path.abspath(__file__), "%s:%d" % (f, batch), extra, timeout=1800, env=env
-                )
-                if r:
-                    times[f].append(r["time"])
-        best = {
-            f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
-            for f, ts in times.items()
-            if ts
-        }
-        ref = (
-            np.load(os.path.join(args.model_dir, "out_paddle-inference_%d.npy" % batch))
-            if "paddle-inference" in best
-            else None
+        script = os.path.abspath(__file__)
+        best, gaps, cpu = peers.interleaved(
+            script, FRAMEWORKS, batch, args.rounds, extra, args.model_dir, env_of
         )
-        gaps = {}
-        for f in best:
-            out = np.load(os.path.join(args.model_dir, "out_%s_%d.npy" % (f, batch)))
-            if ref is not None:
-                gaps[f] = float(np.abs(out - ref).max() / np.abs(ref).max())
-        peers = {f: best[f] for f in ("paddle-inference", "onnxruntime") if f in best}
-        for f in ("tide", "tide-mkldnn"):
-            if f in best:
-                table.add(
-                    "b%d %s" % (batch, f),
-                    best[f],
-                    peers,
-                    "max |out - Paddle's| / max |Paddle's|: "
-                    + ", ".join("%s %.1e" % kv for kv in gaps.items()),
-                )
+        peers.add_rows(table, batch, best, gaps, cpu)
     import paddle
 
     extra_line = "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s" % (

@@ -74,18 +74,24 @@ struct FusedActParams {
   float alpha = 0, beta = 0;
 };
 
-// The op's activation (its schema has checked the name); fuse_relu is Paddle's older relu flag.
-inline FusedActParams GetFusedAct(const KernelContext& ctx) {
+// Activation `name` (one of FusedActNames) with Paddle's alpha / beta.
+inline FusedActParams FusedActOf(const std::string& name, float alpha, float beta) {
   FusedActParams a;
-  const std::string name = ctx.Attr<std::string>("fuse_activation");
   for (const auto& n : FusedActNames())
     if (n.first == name) a.act = n.second;
-  a.alpha = ctx.Attr<float>("fuse_alpha");
-  a.beta = ctx.Attr<float>("fuse_beta");
-  if (a.act == FusedAct::kNone && ctx.Attr<bool>("fuse_relu")) a = {FusedAct::kLeakyRelu, 0, 0};
+  a.alpha = alpha;
+  a.beta = beta;
   if (name == "relu6" && a.beta == 0 && a.alpha > 0) a = {FusedAct::kClip, 0, a.alpha};
   if (a.act == FusedAct::kHardSwish && a.alpha == 0 && a.beta == 0)
     a = {FusedAct::kHardSwish, 1.0f / 6, 0.5f};
+  return a;
+}
+
+// The op's activation (its schema has checked the name); fuse_relu is Paddle's older relu flag.
+inline FusedActParams GetFusedAct(const KernelContext& ctx) {
+  FusedActParams a = FusedActOf(ctx.Attr<std::string>("fuse_activation"),
+                                ctx.Attr<float>("fuse_alpha"), ctx.Attr<float>("fuse_beta"));
+  if (a.act == FusedAct::kNone && ctx.Attr<bool>("fuse_relu")) a = {FusedAct::kLeakyRelu, 0, 0};
   return a;
 }
 

@@ -392,13 +392,13 @@ def _load_paddle_inference_model(path, executor, model_filename, params_filename
     return [program, list(feeds), [block.var(n) for n in fetches]]
 
 
-def _optimize_inference(program, executor, scope, created):
+def _optimize_inference(program, executor, scope, created, skip_passes=()):
     """InferenceTranspiler on a just-loaded program; then the parameters this load created
     (`created`: not in the scope before) that the program no longer reads (a folded filter's
     original, a folded batch_norm's statistics) are dropped from the scope and the program."""
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
-    InferenceTranspiler().transpile(program, place, scope)
+    InferenceTranspiler().transpile(program, place, scope, skip_passes=skip_passes)
     block = program.global_block()
     read = set()
     for b in range(program.num_blocks):
@@ -421,7 +421,13 @@ def _local_names(scope):
 
 
 def load_inference_model(
-    dirname, executor=None, model_filename=None, params_filename=None, scope=None, optimize=True
+    dirname,
+    executor=None,
+    model_filename=None,
+    params_filename=None,
+    scope=None,
+    optimize=True,
+    skip_passes=(),
 ):
     """Returns [program, feed names, fetch target Variables]; the parameters are loaded into
     the scope (on the executor's place; the CPU without one).
@@ -433,7 +439,10 @@ def load_inference_model(
 
     With `optimize` (the default), tide.transpiler.InferenceTranspiler rewrites the program:
     batch_norm folded into the convolutions before it, bias / residual / activation fused into
-    fused_conv2d (the folded parameters are written into the scope)."""
+    fused_conv2d (the folded parameters are written into the scope); transformers' matmul + bias
+    (+ gelu), attention and residual + layer_norm fused into fc, fused_multihead_attention and
+    skip_layernorm. `skip_passes` names transformer passes not to run
+    (tide.transpiler.inference_passes.PASSES; docs/paddle_models.md)."""
     dirname = os.fspath(dirname)
     before = _local_names(scope) if optimize else None
     if _is_paddle_model(dirname, model_filename, params_filename):
@@ -441,7 +450,9 @@ def load_inference_model(
             dirname, executor, model_filename, params_filename, scope
         )
         if optimize:
-            _optimize_inference(result[0], executor, scope, _local_names(scope) - before)
+            _optimize_inference(
+                result[0], executor, scope, _local_names(scope) - before, skip_passes
+            )
         return result
     if executor is None:
         executor = Executor(CPUPlace())
@@ -454,7 +465,7 @@ def load_inference_model(
         program = Program.parse_from_string(f.read())
     load_persistables(executor, dirname, program, params_filename, scope)
     if optimize:
-        _optimize_inference(program, executor, scope, _local_names(scope) - before)
+        _optimize_inference(program, executor, scope, _local_names(scope) - before, skip_passes)
     block = program.global_block()
     feeds = sorted((op.attr("col"), op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attr("col"), op.input("X")[0]) for op in block.ops if op.type == "fetch")

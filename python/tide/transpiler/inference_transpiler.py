@@ -24,6 +24,12 @@ intermediate results are read by nothing else (no other op, no fetch op, no name
 so every fetched value keeps its name and meaning, and never so that a fused op would write its
 own Input, Filter or Bias (programs that reuse names).
 
+On the CPU the transformer passes of inference_passes/ run next (Paddle's delete_dropout,
+fc_fuse, multihead / self-attention and skip_layernorm fusions): matmul_v2 + bias (+ gelu) into
+fc, the Q / K / V projections into one fc, the attention into fused_multihead_attention, a
+residual add + layer_norm into skip_layernorm (docs/paddle_models.md); `skip_passes` names those
+not to run.
+
     t = tide.transpiler.InferenceTranspiler()
     t.transpile(program, place, scope)       # in place; returns the number of ops removed
     t.transpile(program, place, scope, keep=[conv_out])   # values fetched later stay computed
@@ -36,6 +42,8 @@ import numpy as np
 from .. import unique_name
 from ..core import CPUPlace
 from ..executor import global_scope
+from .inference_passes import PASSES, Graph
+from .inference_passes.activation import _ACTIVATIONS, _fused_activation
 
 __all__ = ["InferenceTranspiler"]
 
@@ -45,60 +53,6 @@ _FUSED = "fused_conv2d"
 
 def _nhwc(op):
     return op.has_attr("data_format") and op.attr("data_format") == "NHWC"
-
-
-# The activation ops fused_conv2d can take (Paddle's conv_activation_mkldnn_fuse_pass fuses
-# these and mish, which Tide has no op for).
-_ACTIVATIONS = (
-    "relu",
-    "leaky_relu",
-    "relu6",
-    "clip",
-    "swish",
-    "hard_sigmoid",
-    "hard_swish",
-    "sigmoid",
-    "tanh",
-    "abs",
-    "sqrt",
-    "gelu",
-)
-
-
-def _fused_activation(act):
-    """(fuse_activation, fuse_alpha, fuse_beta) for activation op `act`, as Paddle's pass writes
-    them (its GetAttributeMap: relu6's threshold is fuse_beta over a fuse_alpha of 0, swish's
-    beta is fuse_alpha, hard_sigmoid's slope and offset are fuse_alpha and fuse_beta, gelu
-    becomes gelu_tanh or gelu_erf), or None where the fused op would compute something else:
-    hard_swish other than Fluid's defaults (Paddle writes 1/6, 1/2 whatever its attributes,
-    and oneDNN 2.6's hardswish has no other form), a clip with Min / Max inputs or min > max."""
-
-    def attr(name, default):
-        return float(act.attr(name)) if act.has_attr(name) else default
-
-    t = act.type
-    if t in ("relu", "sigmoid", "tanh", "abs", "sqrt"):
-        return t, 0.0, 0.0
-    if t == "leaky_relu":
-        return t, attr("alpha", 0.02), 0.0
-    if t == "relu6":
-        return t, 0.0, attr("threshold", 6.0)
-    if t == "swish":
-        return t, attr("beta", 1.0), 0.0
-    if t == "hard_sigmoid":
-        return t, attr("slope", 0.2), attr("offset", 0.5)
-    if t == "hard_swish":
-        if (attr("threshold", 6.0), attr("scale", 6.0), attr("offset", 3.0)) != (6.0, 6.0, 3.0):
-            return None
-        return t, 1.0 / 6.0, 0.5
-    if t == "clip":
-        if act.input("Min") or act.input("Max") or attr("min", 0.0) > attr("max", 0.0):
-            return None
-        return t, attr("min", 0.0), attr("max", 0.0)
-    if t == "gelu":
-        approximate = act.has_attr("approximate") and act.attr("approximate")
-        return ("gelu_tanh" if approximate else "gelu_erf"), 0.0, 0.0
-    return None
 
 
 def _activated(attrs):
@@ -140,13 +94,21 @@ class _Graph:
 class InferenceTranspiler:
     """Rewrites an inference program in place (see the module's docstring)."""
 
-    def transpile(self, program, place=None, scope=None, keep=(), fuse_ops=None):
+    def transpile(self, program, place=None, scope=None, keep=(), fuse_ops=None, skip_passes=()):
         """Fuses in program's global block; the parameters folded are read and written in
         `scope` (the global scope by default) on `place` (the CPU by default). Variables named
         in `keep` (or Variables) are read outside the program (fetched later, without a fetch op
         in it) and keep their values. `fuse_ops` (default: whether `place` is a CPU) makes
-        fused_conv2d ops; without it batch_norm becomes a bias add. Returns the number of ops
-        the program lost."""
+        fused_conv2d ops and runs the transformer passes (inference_passes.PASSES: fc,
+        fused_multihead_attention, skip_layernorm, CPU kernels only); without it batch_norm
+        becomes a bias add. `skip_passes` names transformer passes not to run. Returns the
+        number of ops the program lost."""
+        unknown = set(skip_passes) - {name for name, _ in PASSES}
+        if unknown:
+            raise ValueError(
+                "InferenceTranspiler: no pass named %s (the passes: %s)"
+                % (", ".join(sorted(unknown)), ", ".join(name for name, _ in PASSES))
+            )
         self.program = program
         self.keep = [getattr(v, "name", v) for v in keep]
         self.scope = scope if scope is not None else global_scope()
@@ -167,6 +129,12 @@ class InferenceTranspiler:
         for rule in rules:
             while rule():
                 pass
+        if self.fuse:
+            for name, rewrite in PASSES:
+                while name not in skip_passes and rewrite(
+                    Graph(program, self.scope, self.place, self.keep)
+                ):
+                    pass
         return before - len(program.global_block().ops)
 
     # --- helpers ---------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 // kernels. float32 goes to oneDNN's sgemm when the pack defines TIDE_GEMM_WITH_DNNL and links
 // oneDNN (a BLAS with run-time ISA dispatch, as Fluid's CPU kernels call MKL/OpenBLAS); otherwise,
 // and for float64, Eigen's matrix product, split by rows of C over the CPU pool (tide/eigen.hpp)
-// when large.
+// when large. The overload with lda / ldb / ldc takes sub-matrices whose rows are that many
+// elements apart (an attention head's columns inside a [tokens, heads * size] matrix).
 #ifndef TIDE_GEMM_HPP_
 #define TIDE_GEMM_HPP_
 
@@ -19,10 +20,12 @@ namespace tide {
 
 template <typename T>
 void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n,
-               int64_t k, T alpha, const T* a, const T* b, T beta, T* c) {
+               int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+               int64_t ldc) {
   using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using ConstMap = Eigen::Map<const RowMat>;
-  Eigen::Map<RowMat> cm(c, m, n);
+  using Stride = Eigen::OuterStride<>;
+  using ConstMap = Eigen::Map<const RowMat, 0, Stride>;
+  Eigen::Map<RowMat, 0, Stride> cm(c, m, n, Stride(ldc));
   if (m == 0 || n == 0) return;
   if (k == 0) {
     if (beta == T(0))
@@ -31,7 +34,8 @@ void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, 
       cm *= beta;
     return;
   }
-  ConstMap am(a, trans_a ? k : m, trans_a ? m : k), bm(b, trans_b ? n : k, trans_b ? k : n);
+  ConstMap am(a, trans_a ? k : m, trans_a ? m : k, Stride(lda));
+  ConstMap bm(b, trans_b ? n : k, trans_b ? k : n, Stride(ldb));
   // Rows [r0, r1) of C from the same rows of op(A); on the CPU pool by row blocks when large.
   auto rows = [&](int64_t r0, int64_t r1) {
     auto c_rows = cm.middleRows(r0, r1 - r0);
@@ -59,19 +63,27 @@ void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, 
 
 template <typename T>
 void Gemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-          T alpha, const T* a, const T* b, T beta, T* c) {
+          T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
 #ifdef TIDE_GEMM_WITH_DNNL
   if constexpr (std::is_same_v<T, float>) {
     if (m > 0 && n > 0 && k > 0) {
       dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a,
-                                    trans_a ? m : k, b, trans_b ? k : n, beta, c, n);
+                                    lda, b, ldb, beta, c, ldc);
       TIDE_CHECK(st == dnnl_success, "op '", ctx.op_type(), "': oneDNN sgemm failed (status ",
                  int(st), ") for [", m, " x ", k, "] * [", k, " x ", n, "]");
       return;
     }
   }
 #endif
-  EigenGemm<T>(ctx, trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+  EigenGemm<T>(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// Dense matrices: rows of op(A), op(B) and C follow each other.
+template <typename T>
+void Gemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          T alpha, const T* a, const T* b, T beta, T* c) {
+  Gemm<T>(ctx, trans_a, trans_b, m, n, k, alpha, a, trans_a ? m : k, b, trans_b ? k : n, beta, c,
+          n);
 }
 
 }  // namespace tide

@@ -1,0 +1,127 @@
+"""What the benchmarks of models saved by PaddlePaddle (paddle_resnet50.py, paddle_bert.py) share:
+the peers as functions running the model on a feed (Paddle Inference's CPU predictor with oneDNN
+and its IR optimisation passes on, as its users configure it; ONNX Runtime at its default
+optimisations on the model converted by paddle2onnx), the conversion, and the interleaved rounds
+of isolated processes with their summary (median time per framework, each output's gap to
+Paddle Inference's)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from common import measure, run_isolated
+
+
+def paddle2onnx(model_dir, model_filename, onnx, opset):
+    """Converts model_dir/model_filename (+ inference.pdiparams) to `onnx`; says why not."""
+    if os.path.exists(onnx):
+        return
+    tool = os.path.join(os.path.dirname(sys.executable), "paddle2onnx")  # the peers' venv's
+    try:
+        subprocess.run(
+            [
+                tool if os.path.exists(tool) else "paddle2onnx",
+                "--model_dir",
+                model_dir,
+                "--model_filename",
+                model_filename,
+                "--params_filename",
+                "inference.pdiparams",
+                "--save_file",
+                onnx,
+                "--opset_version",
+                str(opset),
+            ],
+            check=True,
+            capture_output=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(
+            "paddle2onnx unavailable or failed (%s): no ONNX Runtime row" % str(e).splitlines()[0]
+        )
+
+
+def paddle_inference(model_file, params_file, feed, threads):
+    """Paddle Inference's CPU predictor: oneDNN on, IR optimisation passes on (its default)."""
+    import paddle.inference as pi
+
+    cfg = pi.Config(model_file, params_file)
+    cfg.disable_gpu()
+    cfg.switch_ir_optim(True)
+    cfg.enable_mkldnn()
+    cfg.set_cpu_math_library_num_threads(threads)
+    cfg.disable_glog_info()
+    pred = pi.create_predictor(cfg)
+    inp = pred.get_input_handle(pred.get_input_names()[0])
+    out = pred.get_output_handle(pred.get_output_names()[0])
+
+    def run():
+        inp.copy_from_cpu(feed)
+        pred.run()
+        return out.copy_to_cpu()
+
+    return run
+
+
+def onnxruntime(onnx, feed, threads):
+    import onnxruntime as ort
+
+    if not os.path.exists(onnx):
+        raise RuntimeError("no ONNX model (paddle2onnx failed)")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
+    sess = ort.InferenceSession(onnx, so, providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    return lambda: sess.run(None, {name: feed})[0]
+
+
+def time_worker(fn, reps, model_dir, framework, batch):
+    """In a worker: times fn, keeps its output for the comparison, prints the times (ms) and the
+    CPU time of all the process's threads per run (ms; on a busy machine, what the work cost
+    apart from how much of the cores the scheduler gave it)."""
+    out = fn()
+    cpu = time.process_time()
+    t = measure(fn, reps=reps, warmup=1)
+    cpu = (time.process_time() - cpu) / (reps + 1)
+    np.save(os.path.join(model_dir, "out_%s_%s.npy" % (framework, batch)), out)
+    print(json.dumps({"time": [x * 1e3 for x in t], "cpu": cpu * 1e3}))
+
+
+def interleaved(script, frameworks, batch, rounds, extra, model_dir, env_of=lambda f: None):
+    """`rounds` rounds of one process per framework (A B C D A B C D: drift on a shared machine
+    hits all): {framework: (median of the rounds' medians, min, max)}, {framework: max |out -
+    Paddle Inference's| / max |Paddle Inference's|}, {framework: median CPU ms per run}."""
+    times = {f: [] for f in frameworks}
+    cpu = {f: [] for f in frameworks}
+    for _ in range(rounds):
+        for f in frameworks:
+            r = run_isolated(script, "%s:%d" % (f, batch), extra, timeout=1800, env=env_of(f))
+            if r:
+                times[f].append(r["time"])
+                cpu[f].append(r["cpu"])
+    best = {
+        f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
+        for f, ts in times.items()
+        if ts
+    }
+    out = {f: np.load(os.path.join(model_dir, "out_%s_%d.npy" % (f, batch))) for f in best}
+    ref = out.get("paddle-inference")
+    gaps = {}
+    if ref is not None:
+        gaps = {f: float(np.abs(o - ref).max() / np.abs(ref).max()) for f, o in out.items()}
+    return best, gaps, {f: float(np.median(c)) for f, c in cpu.items() if c}
+
+
+def add_rows(table, batch, best, gaps, cpu):
+    """Tide's rows against the peers' times, with every output's gap and CPU time as the note."""
+    peers = {f: best[f] for f in ("paddle-inference", "onnxruntime") if f in best}
+    note = "max |out - Paddle's| / max |Paddle's|: " + ", ".join(
+        "%s %.1e" % kv for kv in gaps.items()
+    )
+    note += "; CPU ms per run (all threads): " + ", ".join("%s %.0f" % kv for kv in cpu.items())
+    for f in ("tide", "tide-mkldnn"):
+        if f in best:
+            table.add("b%d %s" % (batch, f), best[f], peers, note)

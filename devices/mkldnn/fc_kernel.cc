@@ -1,0 +1,84 @@
+// fc_kernel.cc: Paddle's fc (plugins/ops_nn/fc_op.cc) on a oneDNN matmul primitive: Input
+// flattened to [M, K] (tide/ops/fc.hpp) times W [K, N], the bias and the activation
+// (fuse_activation, else activation_type; eltwise.h's FusedActivationChain, as fused_conv2d) as
+// the primitive's bias and eltwise post-ops, so Out is written once. W is reordered once into the
+// format the primitive picks and kept until its bytes change (ConvertedCache); Input and Out are
+// plain. Activations no oneDNN 2.6 chain computes are declined (the plain kernel runs them).
+#include <string>
+#include <tide/ops/fc.hpp>
+
+#include "eltwise.h"
+#include "plain_as.h"
+
+namespace tide_mkldnn {
+namespace {
+
+constexpr auto f32 = memory::data_type::f32;
+
+struct FcPrim {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
+std::vector<EltwiseAlgo> Activation(const KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  std::string act = ctx.Attr<std::string>("fuse_activation");
+  float alpha = ctx.Attr<float>("fuse_alpha"), beta = ctx.Attr<float>("fuse_beta");
+  if (act.empty()) {
+    act = ctx.Attr<std::string>("activation_type");
+    alpha = beta = 0.0f;
+  }
+  std::vector<EltwiseAlgo> chain;
+  std::string why;
+  if (!FusedActivationChain(act, alpha, beta, &chain, &why))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): activation '", act, "': ", why,
+               " (the plain kernel computes it)");
+  return chain;
+}
+
+template <typename T>
+void FcKernel(KernelContext& ctx) {
+  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("Input"), w = ctx.Input("W");
+    const tide::ops::FcShape s =
+        tide::ops::GetFcShape(op, x.dims(), w.dims(), ctx.Attr<int32_t>("in_num_col_dims"));
+    const bool bias = ctx.HasInput("Bias");
+    if (bias) tide::ops::CheckFcBias(op, ctx.Input("Bias").dims(), s.n);
+    const std::vector<EltwiseAlgo> act = Activation(ctx);
+    Exec e(ctx);
+    Key key(op);
+    key(s.m)(s.k)(s.n)(int64_t(bias))(int64_t(act.size()));
+    for (const EltwiseAlgo& a : act) AddAlgo(key, a);
+    const memory::desc src_md({s.m, s.k}, f32, Tag::ab), dst_md({s.m, s.n}, f32, Tag::ab);
+    const memory::desc w_md({s.k, s.n}, f32, Tag::ab), b_md({1, s.n}, f32, Tag::ab);
+    auto entry = e.cache().GetOrCreate<FcPrim>(key.str(), [&] {
+      dnnl::primitive_attr attr = DefaultAttr();
+      dnnl::post_ops ops;
+      for (const EltwiseAlgo& a : act) ops.append_eltwise(1.0f, a.algo, a.alpha, a.beta);
+      attr.set_post_ops(ops);
+      const memory::desc any_w({s.k, s.n}, f32, Tag::any);
+      auto d = bias ? dnnl::matmul::desc(src_md, any_w, b_md, dst_md)
+                    : dnnl::matmul::desc(src_md, any_w, dst_md);
+      dnnl::matmul::primitive_desc pd(d, attr, e.engine());
+      return FcPrim{pd, dnnl::matmul(pd)};
+    });
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = PlainInputAs(e, x, src_md, op, "Input");
+    args[DNNL_ARG_WEIGHTS] =
+        e.ConvertKept(w, PlainInputAs(e, w, w_md, op, "W"), entry->pd.weights_desc());
+    if (bias) args[DNNL_ARG_BIAS] = PlainInputAs(e, ctx.Input("Bias"), b_md, op, "Bias");
+    Tensor out = ctx.Output("Out");
+    args[DNNL_ARG_DST] = PlainOutputAs(e, out, s.out, dst_md, ctx.place());
+    e.Run(entry->prim, entry->pd, std::move(args));
+    e.Wait();
+  });
+}
+
+}  // namespace
+}  // namespace tide_mkldnn
+
+using namespace tide_mkldnn;  // NOLINT: registration macros below
+
+TIDE_MKLDNN_KERNEL("fc", FcKernel);

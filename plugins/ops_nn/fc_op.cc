@@ -1,0 +1,100 @@
+// fc_op.cc: Paddle's fc, the inference op its fc_fuse_pass makes of a matmul and its bias add
+// (InferenceTranspiler makes it of matmul_v2 + elementwise_add [+ an activation]):
+// Out = act(Input [M, K] @ W [K, N] + Bias), Input flattened at in_num_col_dims
+// (tide/ops/fc.hpp). act is activation_type (Paddle's fc: "" or relu) or fuse_activation with
+// fuse_alpha / fuse_beta (its oneDNN fc_act fusion; fused_activation.h), e.g. gelu. One GEMM,
+// then the bias and activation in one pass over Out. No gradient.
+#include <string>
+#include <tide/ops/fc.hpp>
+
+#include "fused_activation.h"
+#include "gemm.h"
+
+namespace ops_nn {
+namespace {
+
+using tide::ops::FcShape;
+
+// fuse_activation when set, else activation_type.
+FusedActParams FcActivation(const KernelContext& ctx) {
+  const std::string fused = ctx.Attr<std::string>("fuse_activation");
+  if (!fused.empty())
+    return FusedActOf(fused, ctx.Attr<float>("fuse_alpha"), ctx.Attr<float>("fuse_beta"));
+  return FusedActOf(ctx.Attr<std::string>("activation_type"), 0.0f, 0.0f);
+}
+
+void FcInferShape(tide::InferShapeContext& ctx) {
+  const FcShape s = tide::ops::GetFcShape("fc", ctx.InputDims("Input"), ctx.InputDims("W"),
+                                          ctx.Attr<int32_t>("in_num_col_dims"));
+  if (ctx.HasInput("Bias")) tide::ops::CheckFcBias("fc", ctx.InputDims("Bias"), s.n);
+  ctx.SetOutputDims("Out", s.out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("Input"));
+}
+
+template <typename T>
+void FcKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("Input"), w = ctx.Input("W");
+  const FcShape s =
+      tide::ops::GetFcShape(op, x.dims(), w.dims(), ctx.Attr<int32_t>("in_num_col_dims"));
+  const T* bias = nullptr;
+  if (ctx.HasInput("Bias")) {
+    Tensor b = ctx.Input("Bias");
+    tide::ops::CheckFcBias(op, b.dims(), s.n);
+    bias = b.data<T>();
+  }
+  T* out = ctx.Output("Out").mutable_data<T>(s.out, ctx.place());
+  Gemm<T>(ctx, false, false, s.m, s.n, s.k, T(1), x.data<T>(), w.data<T>(), T(0), out);
+  const FusedActParams act = FcActivation(ctx);
+  if (!bias && act.act == FusedAct::kNone) return;
+  WithFusedAct(act, [&](const auto& f) {
+    ParallelFor(ctx, s.m, s.n * 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        T* o = out + r * s.n;
+        for (int64_t j = 0; j < s.n; ++j) o[j] = f.Fwd(o[j] + (bias ? bias[j] : T(0)));
+      }
+    });
+  });
+}
+
+tide::OpSchema FcSchema() {
+  return tide::OpSchema("fc")
+      .Comment(
+          "Out = act(Input @ W + Bias), Input flattened to [M, K] at in_num_col_dims, Out "
+          "Input's first in_num_col_dims dims then N. act: fuse_activation (with "
+          "fuse_alpha / fuse_beta, the meanings of fused_conv2d's) when set, else "
+          "activation_type. Paddle's inference op (fc_fuse_pass); made by "
+          "tide.transpiler.InferenceTranspiler. No gradient.")
+      .Input("Input", "the rows, [..., K] flattened at in_num_col_dims")
+      .Input("W", "the weights, [K, N]")
+      .Input("Bias", "added to each row, N values ([N] or [1, N])")
+      .AsDispensable()
+      .Output("Out", "Input's first in_num_col_dims dims, then N")
+      .KernelDataTypeFrom("Input")
+      .InferShape(FcInferShape)
+      .Attr("in_num_col_dims", int32_t(1), "Input's leading dims that make the rows")
+      .Attr("activation_type", std::string(""), "Paddle's fc activation: \"\" or relu")
+      .InSet({"", "relu"})
+      .Attr("fuse_activation", std::string(""),
+            "the activation of Paddle's oneDNN fc fusion (fused_conv2d's names: gelu / gelu_erf, "
+            "gelu_tanh, relu, tanh, ...); overrides activation_type")
+      .InSet(FusedActNameList())
+      .Attr("fuse_alpha", 0.0f, "fuse_activation's alpha")
+      .Attr("fuse_beta", 0.0f, "fuse_activation's beta")
+      .Attr("padding_weights", false, "Paddle's padded W (unsupported: must be false)")
+      .Check([](const TideAttrValue& v) {
+        TIDE_CHECK(v.i == 0,
+                   "op 'fc': padding_weights (W padded by 4 on each dim) is not "
+                   "supported");
+      })
+      .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)")
+      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(FcSchema());
+TIDE_REGISTER_KERNEL("fc", "cpu", FcKernel, OPS_NN_FLOAT_TYPES);

@@ -1,0 +1,30 @@
+"""InferenceTranspiler's passes for transformers, in the order they run (each a function of a
+Graph that rewrites one match and returns True, or returns False when nothing is left):
+
+- delete_dropout: inference dropouts that pass their input through;
+- fuse_fc: matmul_v2 + bias add (+ an activation, gelu in both forms) -> fc;
+- fuse_qkv: fc ops on the same input (Q, K, V projections) -> one fc + split;
+- fuse_attention: reshape / transpose / scale / Q K^T / mask add / softmax / P V / transpose /
+  reshape -> fused_multihead_attention; attention_reads_qkv: its Q, K, V from fuse_qkv's split
+  -> the projection's output as QKV;
+- fuse_skip_layernorm: residual add + layer_norm -> skip_layernorm.
+
+`PASSES` names them for InferenceTranspiler.transpile(skip_passes=...)."""
+
+from .attention import attention_reads_qkv, fuse_attention
+from .dropout import delete_dropout
+from .fc import fuse_fc
+from .graph import Graph
+from .qkv import fuse_qkv
+from .skip_layernorm import fuse_skip_layernorm
+
+PASSES = (
+    ("delete_dropout", delete_dropout),
+    ("fuse_fc", fuse_fc),
+    ("fuse_qkv", fuse_qkv),
+    ("fuse_attention", fuse_attention),
+    ("attention_reads_qkv", attention_reads_qkv),
+    ("fuse_skip_layernorm", fuse_skip_layernorm),
+)
+
+__all__ = ["Graph", "PASSES"]

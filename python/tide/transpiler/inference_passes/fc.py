@@ -1,0 +1,51 @@
+"""fuse_fc: matmul_v2(X, W) + elementwise_add(a bias of N values) [+ an activation] becomes
+Paddle's fc (its fc_fuse_pass, and fc_act_mkldnn_fuse_pass for the activation: gelu in both
+forms, relu, tanh, ...): one GEMM with the bias and activation as its epilogue.
+
+Matched only as Paddle's nn.Linear writes it: W a persistable [K, N] parameter, no transposes,
+X of rank >= 3 (the token-wise layers of a transformer; a classifier's rank-2 matmul, e.g.
+ResNet's last layer, is left as it is), the bias a persistable [N] added on the last axis, and
+nothing else reading the matmul's output (nor the sum, when an activation follows)."""
+
+from .activation import _fused_activation
+
+
+def _bias_add(g, out, n):
+    """The elementwise_add reading `out` as X with a persistable [n] Y on its last axis."""
+    add = g.only_reader(out)
+    if add is None or add.type != "elementwise_add" or add.input("X") != [out]:
+        return None
+    b = add.input("Y")[0]
+    rank = len(g.shape(out) or [])
+    if not g.persistable(b) or g.shape(b) != [n] or add.attr("axis") not in (-1, rank - 1):
+        return None
+    return add
+
+
+def fuse_fc(g):
+    for mm in g.ops("matmul_v2"):
+        if mm.attr("trans_x") or mm.attr("trans_y"):
+            continue
+        x, w, out = mm.input("X")[0], mm.input("Y")[0], mm.output("Out")[0]
+        xs, ws = g.shape(x), g.shape(w)
+        if xs is None or len(xs) < 3 or not g.persistable(w) or ws is None or len(ws) != 2:
+            continue
+        if xs[-1] not in (-1, ws[0]):
+            continue
+        add = _bias_add(g, out, ws[1])
+        if add is None or not g.intermediate(out, add):
+            continue
+        ops, result = [mm, add], add.output("Out")[0]
+        attrs = {"in_num_col_dims": len(xs) - 1}
+        act = g.only_reader(result)
+        fused = _fused_activation(act) if act is not None and "X" in act.desc.inputs() else None
+        if fused is not None and act.input("X") == [result] and g.intermediate(result, act):
+            ops.append(act)
+            result = act.output("Out")[0]
+            attrs.update(fuse_activation=fused[0], fuse_alpha=fused[1], fuse_beta=fused[2])
+        if result in (x, w):
+            continue
+        inputs = {"Input": [x], "W": [w], "Bias": add.input("Y")}
+        if g.replace(ops, "fc", inputs, {"Out": [result]}, attrs):
+            return True
+    return False
