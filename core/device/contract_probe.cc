@@ -1,14 +1,18 @@
-// contract_probe.cc: the device-contract checks. Each keeps the device's stream busy with large
-// device-to-device copies, then does what the contract lets the core do at once (change a host
-// buffer right after `copy` returns; free a block a queued copy still reads), then reads back
-// what the device got. Through the core's own paths (DeviceContext::Copy, FreeDeviceMemory), so
-// a device declaring contract 1 is checked with the synchronisation the core adds for it.
+// contract_probe.cc: the device-contract checks (copy, free), then those of the optional entries
+// a device has (event timing, memory statistics, the tracer). The contract checks each keep the
+// device's stream busy with large device-to-device copies, then does what the contract lets the
+// core do at once (change a host buffer right after `copy` returns; free a block a queued copy
+// still reads), then reads back what the device got. Through the core's own paths
+// (DeviceContext::Copy, FreeDeviceMemory), so a device declaring contract 1 is checked with the
+// synchronisation the core adds for it.
 #include "core/device/contract_probe.h"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 
 #include "core/device/device_context.h"
+#include "core/device/device_tracer.h"
 #include "core/platform/status.h"
 
 namespace tide::core {
@@ -127,20 +131,122 @@ std::string CheckFree(DeviceContext* ctx, const DeviceInfo& dev, const Place& pl
                 bad, " of the copy's result");
 }
 
-}  // namespace
+// --- The optional entries of issue 33: event timing, memory statistics, the tracer ---
 
-std::vector<ContractCheck> CheckDeviceContracts(const Place& place) {
+constexpr const char* kElapsedRule =
+    "event_elapsed_ms gives the finite, non-negative time between two done events, no longer than "
+    "the host waited for the work between them";
+constexpr const char* kMemoryStatsRule =
+    "memory_stats counts a block alloc returned in bytes_in_use, with bytes_in_use <= "
+    "peak_bytes_in_use and, where given, bytes_in_use <= bytes_reserved <= bytes_limit";
+constexpr const char* kTracerRule =
+    "the tracer records the copies queued while it runs (kind COPY, their bytes), each with "
+    "begin <= end, inside the host's time around them once its clock is mapped";
+
+std::string CheckElapsed(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  BusyStream busy(dev, place);
+  ctx->Synchronize();
+  const int64_t before = CoreClockNs();
+  void* start = ctx->RecordTimingEvent();
+  busy.Queue(ctx);
+  void* end = ctx->RecordTimingEvent();
+  ctx->SynchronizeEvent(end);
+  const double host_ms = double(CoreClockNs() - before) / 1e6;
+  const TideDeviceDef& d = dev.def;
+  float ms = 0;
+  TideStatus* st = d.event_elapsed_ms(d.self, start, end, &ms);
+  ctx->ReturnTimingEvent(start);
+  ctx->ReturnTimingEvent(end);
+  if (st) {
+    std::string why = st->message;
+    delete st;
+    return "event_elapsed_ms failed on two done events of " + place.ToString() + ": " + why;
+  }
+  const std::string what =
+      StrCat("event_elapsed_ms around ", kBusyCopies, " queued copies of ", kBusyBytes >> 20,
+             " MiB on ", place.ToString(), " gave ", ms, " ms");
+  if (!std::isfinite(ms) || ms < 0) return what + ": not a finite, non-negative time";
+  if (ms > host_ms + 1.0)  // 1 ms of slack for the two clocks' resolution
+    return StrCat(what, ", longer than the ", host_ms, " ms the host waited for that work");
+  return "";
+}
+
+std::string CheckMemoryStats(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  (void)ctx;
+  TideMemoryStats before{}, after{};
+  GetDeviceMemoryStats(place, &before);
+  DeviceBlock block(dev, place, kProbeBytes);
+  GetDeviceMemoryStats(place, &after);
+  const std::string figures =
+      StrCat(" (before: in use ", before.bytes_in_use, "; after: in use ", after.bytes_in_use,
+             ", reserved ", after.bytes_reserved, ", peak ", after.peak_bytes_in_use, ", limit ",
+             after.bytes_limit, ")");
+  if (after.bytes_in_use < before.bytes_in_use + kProbeBytes)
+    return StrCat("a block of ", kProbeBytes, " bytes alloc returned on ", place.ToString(),
+                  " did not show in bytes_in_use", figures);
+  if (after.peak_bytes_in_use < after.bytes_in_use)
+    return "peak_bytes_in_use is below bytes_in_use on " + place.ToString() + figures;
+  if (after.bytes_reserved && after.bytes_reserved < after.bytes_in_use)
+    return "bytes_reserved is below bytes_in_use on " + place.ToString() + figures;
+  if (after.bytes_limit && after.bytes_reserved > after.bytes_limit)
+    return "bytes_reserved is above bytes_limit on " + place.ToString() + figures;
+  return "";
+}
+
+std::string CheckTracer(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  DeviceBlock block(dev, place, kProbeBytes);
+  const std::vector<unsigned char> bytes = Pattern(kProbeBytes, 4);
+  ctx->Synchronize();
+  StartDeviceTracers();
+  const int64_t before = CoreClockNs();
+  ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, block.get(), bytes.data(), kProbeBytes);
+  ctx->Synchronize();
+  const int64_t after = CoreClockNs();
+  std::vector<DeviceTraceClock> clocks;
+  const std::vector<DeviceTraceRecord> records = StopDeviceTracers(&clocks);
+  int64_t slack = 1000000;  // 1 ms, and the clock mapping's uncertainty
+  for (const DeviceTraceClock& c : clocks)
+    if (c.kind == dev.kind_name) slack += c.uncertainty_ns;
+  bool copy_seen = false;
+  for (const DeviceTraceRecord& r : records) {
+    if (r.place.kind != dev.kind) continue;
+    const std::string what = StrCat("record '", r.name, "' (kind ", r.kind, ", stream ", r.stream,
+                                    ") of ", place.ToString());
+    if (r.kind < TIDE_TRACE_KERNEL || r.kind > TIDE_TRACE_OTHER)
+      return what + " has no TideTraceKind";
+    if (r.stream < 0) return what + " has a negative stream";
+    if (r.end_ns < r.begin_ns) return what + " ends before it begins";
+    if (r.place.device != place.device) continue;
+    if (r.begin_ns < before - slack || r.end_ns > after + slack)
+      return StrCat(what, " lies outside the host's time around the work by more than ",
+                    slack / 1000, " us (", (r.begin_ns - before) / 1000, " to ",
+                    (r.end_ns - after) / 1000, " us past its bounds): its clock is not now_ns's");
+    copy_seen = copy_seen || (r.kind == TIDE_TRACE_COPY && r.bytes == kProbeBytes);
+  }
+  if (!copy_seen)
+    return StrCat("the tracer of '", dev.kind_name, "' recorded no copy of ", kProbeBytes,
+                  " bytes for a host-to-device copy queued on ", place.ToString(),
+                  " while it ran (", records.size(), " record(s))");
+  return "";
+}
+
+struct Check {
+  const char* name;
+  const char* rule;
+  std::string (*run)(DeviceContext*, const DeviceInfo&, const Place&);  // null: entry absent
+};
+
+std::vector<ContractCheck> RunChecks(const Place& place, std::initializer_list<Check> checks) {
   const DeviceInfo& dev = CheckedDevice(place);
   DeviceContext* ctx = DeviceContextPool::Global().Get(place);
-  struct Check {
-    const char* name;
-    const char* rule;
-    std::string (*run)(DeviceContext*, const DeviceInfo&, const Place&);
-  };
   std::vector<ContractCheck> out;
-  for (const Check& check :
-       {Check{"copy", kCopyRule, &CheckCopy}, Check{"free", kFreeRule, &CheckFree}}) {
+  for (const Check& check : checks) {
     ContractCheck c{check.name, check.rule, false, ""};
+    if (!check.run) {  // an optional entry the device does not have
+      c.passed = c.skipped = true;
+      out.push_back(c);
+      continue;
+    }
     try {
       c.message = check.run(ctx, dev, place);
       c.passed = c.message.empty();
@@ -150,6 +256,21 @@ std::vector<ContractCheck> CheckDeviceContracts(const Place& place) {
     out.push_back(c);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ContractCheck> CheckDeviceContracts(const Place& place) {
+  return RunChecks(place,
+                   {Check{"copy", kCopyRule, &CheckCopy}, Check{"free", kFreeRule, &CheckFree}});
+}
+
+std::vector<ContractCheck> CheckOptionalDeviceEntries(const Place& place) {
+  const TideDeviceDef& d = CheckedDevice(place).def;
+  return RunChecks(
+      place, {Check{"event_timing", kElapsedRule, d.event_elapsed_ms ? &CheckElapsed : nullptr},
+              Check{"memory_stats", kMemoryStatsRule, d.memory_stats ? &CheckMemoryStats : nullptr},
+              Check{"tracer", kTracerRule, d.tracer ? &CheckTracer : nullptr}});
 }
 
 }  // namespace tide::core

@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -55,6 +56,7 @@ DeviceContext::~DeviceContext() {
   ReleaseStaging();
   const TideDeviceDef& d = device_->def;
   if (marker_) d.event_destroy(d.self, marker_);
+  for (void* ev : timing_events_) d.event_destroy(d.self, ev);
   d.context_destroy(d.self, ctx_);
 }
 
@@ -215,6 +217,50 @@ void DeviceContext::WaitFor(DeviceContext& other) {
       device_->plugin_file);
 }
 
+void* DeviceContext::RecordTimingEvent() {
+  void* ev = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(timing_mu_);
+    if (!timing_events_.empty()) {
+      ev = timing_events_.back();
+      timing_events_.pop_back();
+    }
+  }
+  if (!ev) ev = NewEvent();
+  const TideDeviceDef& d = device_->def;
+  try {
+    CallPlugin([&] { return d.event_record(d.self, ctx_, ev); },
+               [&] { return "recording a timing event on " + place_.ToString(); },
+               device_->plugin_file);
+  } catch (...) {
+    ReturnTimingEvent(ev);
+    throw;
+  }
+  return ev;
+}
+
+void DeviceContext::ReturnTimingEvent(void* event) {
+  std::lock_guard<std::mutex> lock(timing_mu_);
+  timing_events_.push_back(event);
+}
+
+void DeviceContext::SynchronizeEvent(void* event) {
+  const TideDeviceDef& d = device_->def;
+  CallPlugin([&] { return d.event_synchronize(d.self, event); },
+             [&] { return "waiting for an event on " + place_.ToString(); }, device_->plugin_file);
+}
+
+double DeviceContext::ElapsedMs(void* start, void* end) {
+  const TideDeviceDef& d = device_->def;
+  float ms = 0;
+  CallPlugin([&] { return d.event_elapsed_ms(d.self, start, end, &ms); },
+             [&] { return "timing two events on " + place_.ToString(); }, device_->plugin_file);
+  TIDE_ENFORCE(std::isfinite(ms) && ms >= 0, "device plugin ", device_->plugin_file,
+               " timed two events on ", place_.ToString(), " (event_elapsed_ms) at ", ms,
+               " ms: an elapsed time must be finite and >= 0");
+  return ms;
+}
+
 void FreeDeviceMemory(const DeviceInfo& device, const Place& place, void* ptr, size_t size) {
   if (device.legacy_contract())
     if (DeviceContext* ctx = DeviceContextPool::Global().Find(place)) {
@@ -250,6 +296,18 @@ DeviceProperties GetDeviceProperties(const Place& place) {
     out.total_memory = total;
   }
   return out;
+}
+
+bool GetDeviceMemoryStats(const Place& place, TideMemoryStats* stats) {
+  const DeviceInfo& dev = CheckedDevice(place);
+  const TideDeviceDef& d = dev.def;
+  if (!d.memory_stats) return false;
+  *stats = TideMemoryStats{};
+  stats->struct_size = sizeof(*stats);
+  CallPlugin([&] { return d.memory_stats(d.self, place.device, stats); },
+             [&] { return "reading the memory statistics of " + place.ToString(); },
+             dev.plugin_file);
+  return true;
 }
 
 DeviceContextPool& DeviceContextPool::Global() {

@@ -58,6 +58,14 @@ class DeviceContext {
   // event when the device has them (the host does not wait), else other.Synchronize().
   void WaitFor(DeviceContext& other);
 
+  // Event timing (TideDeviceDef.event_elapsed_ms), for the profiler: events from a pool of this
+  // context's, recorded on its stream, timed once done.
+  bool has_event_timing() const { return device_->def.event_elapsed_ms != nullptr; }
+  void* RecordTimingEvent();                 // an event from the pool, recorded now
+  void ReturnTimingEvent(void* event);       // back to the pool (any time after its last use)
+  void SynchronizeEvent(void* event);        // waits until the event's marker is reached
+  double ElapsedMs(void* start, void* end);  // both done; checked finite and >= 0
+
  private:
   struct Staging;  // a pinned host buffer and the event that says when it is free again
   void* NewEvent();
@@ -70,6 +78,8 @@ class DeviceContext {
   std::atomic<const KernelEntry*> last_launch_{nullptr};
   std::mutex staging_mu_;
   std::vector<Staging> staging_;
+  std::mutex timing_mu_;
+  std::vector<void*> timing_events_;  // free events for RecordTimingEvent
 };
 
 // Gives `ptr` (`size` bytes of `place`'s device memory from its alloc) back to the device. For a
@@ -85,6 +95,9 @@ struct DeviceProperties {
   int32_t multiprocessor_count = 0;
 };
 DeviceProperties GetDeviceProperties(const Place& place);
+// The device allocator's own figures (TideDeviceDef.memory_stats); false when the device's plugin
+// reports none.
+bool GetDeviceMemoryStats(const Place& place, TideMemoryStats* stats);
 
 // The device of a place, checked: its kind has a device plugin and the ordinal exists. Errors
 // say which plugin is missing or how many devices there are.

@@ -162,11 +162,12 @@ void PrefetchBindings(const OpInstance& op) {
 
 void Executor::RunOps(PreparedBlock& p, Scope* local) {
   p.counts_ = TransformCounts();
-  OpTimer timer;
+  OpTimer timer;  // resolves the run's device times when destroyed (the outermost run)
   OpTimer* const profile = FLAGS_profile_ops ? &timer : nullptr;  // the loop's one hook
+  if (profile) profile->Begin();
   for (size_t i = 0, n = p.ops_.size(); i < n; ++i) {
     if (i + 1 < n) PrefetchBindings(*p.ops_[i + 1]);
-    if (profile) profile->Start(p.counts_.total());
+    if (profile) profile->Start(*p.ops_[i], p.counts_.total());
     RunOp(p, *p.ops_[i], local);
     ReleaseAfter(p.releases_, i);
     if (profile) profile->Stop(*p.ops_[i], p.counts_.total());

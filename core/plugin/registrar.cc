@@ -193,6 +193,15 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
     TIDE_ENFORCE(events == 0 || events == 6, "device '", d->kind_name, "' has ", events,
                  " of the 6 event functions (event_create, event_destroy, event_record, "
                  "event_query, event_synchronize, context_wait_event); give all or none");
+    TIDE_ENFORCE(!n.event_elapsed_ms || events == 6, "device '", d->kind_name,
+                 "' has event_elapsed_ms but not the 6 event functions it times");
+    if (const TideDeviceTracer* t = n.tracer) {
+      TIDE_ENFORCE(t->struct_size >= TIDE_STRUCT_SIZE(TideDeviceTracer, now_ns), "device '",
+                   d->kind_name, "': TideDeviceTracer.struct_size ", t->struct_size,
+                   " is smaller than ABI 1.0's");
+      TIDE_ENFORCE(t->start && t->stop && t->collect && t->now_ns, "device '", d->kind_name,
+                   "' has a tracer without all of start, stop, collect and now_ns");
+    }
     // Newer contracts than ours are refused (we would not keep their rules); older ones the
     // core keeps working by synchronising as they need (DeviceContext::Copy, the allocator).
     TIDE_ENFORCE(n.contract <= TIDE_DEVICE_CONTRACT, "device '", d->kind_name, "' (",

@@ -192,8 +192,11 @@ class CudaDevice : public tide::Device {
                  "--fraction_of_gpu_memory_to_use or --initial_gpu_memory_in_mb");
     }
     CudaCheck(e, "gpu:" + std::to_string(device) + ": cudaMalloc of " + Bytes(size));
-    in_use_[device] += size;
+    const uint64_t now = in_use_[device] += size;
     ++blocks_[device];
+    uint64_t peak = peak_[device].load();
+    while (now > peak && !peak_[device].compare_exchange_weak(peak, now)) {
+    }
     return p;
   }
 
@@ -360,7 +363,8 @@ class CudaDevice : public tide::Device {
       p->multiprocessor_count = t.sms;
   }
 
-  // Events, for the core's waits between streams (peer copies) without blocking the host. The
+  // Events, for the core's waits between streams (peer copies) without blocking the host, and
+  // for the profiler's op times (so made with timing: the core makes few, from pools). The
   // plugin stages host-to-device copies into its own pinned slots (CopyToDevice), so it offers
   // no host_alloc.
   bool HasEvents() const override { return true; }
@@ -368,7 +372,7 @@ class CudaDevice : public tide::Device {
     auto* c = static_cast<CudaContext*>(ctx);
     DeviceGuard guard(c->device);
     cudaEvent_t e = nullptr;
-    CudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+    CudaCheck(cudaEventCreateWithFlags(&e, cudaEventDefault),
               "gpu:" + std::to_string(c->device) + ": cudaEventCreateWithFlags");
     return e;
   }
@@ -399,6 +403,27 @@ class CudaDevice : public tide::Device {
     DeviceGuard guard(c->device);
     CudaCheck(cudaStreamWaitEvent(c->stream, static_cast<cudaEvent_t>(e), 0),
               "gpu:" + std::to_string(c->device) + ": cudaStreamWaitEvent");
+  }
+
+  // --- Profiling and memory statistics (issue 33) ---
+  bool HasEventTiming() const override { return true; }
+  float EventElapsedMs(void* start, void* end) override {
+    float ms = 0;
+    CudaCheck(
+        cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)),
+        "cudaEventElapsedTime");
+    return ms;
+  }
+  // cudaMalloc straight under the core's allocator: what is in use is what is reserved.
+  bool HasMemoryStats() const override { return true; }
+  void MemoryStats(int32_t device, TideMemoryStats* s) override {
+    CheckDevice(device);
+    s->bytes_in_use = s->bytes_reserved = in_use_[device].load();
+    s->peak_bytes_in_use = peak_[device].load();
+    size_t free_b = 0, total_b = 0;
+    DeviceGuard guard(device);
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) cudaGetLastError();
+    if (TIDE_HAS_FIELD(s, TideMemoryStats, bytes_limit)) s->bytes_limit = total_b;
   }
 
   const void* Extension(void* ctx, const char* name) override {
@@ -465,6 +490,7 @@ class CudaDevice : public tide::Device {
 
   std::array<std::atomic<uint64_t>, kMaxDevices> in_use_{};
   std::array<std::atomic<int64_t>, kMaxDevices> blocks_{};
+  std::array<std::atomic<uint64_t>, kMaxDevices> peak_{};  // the most in_use_ ever
 };
 
 }  // namespace

@@ -45,11 +45,64 @@ void BindExecutor(py::module_& m) {
       [] {
         py::list out;
         for (const auto& e : OpEvents())
-          out.append(py::make_tuple(e.name, e.kernel, e.start_us, e.dur_us, e.thread));
+          out.append(py::make_tuple(e.name, e.kernel, e.start_us, e.dur_us, e.thread, e.place,
+                                    e.device_start_us, e.device_dur_us));
         return py::make_tuple(out, DroppedOpEvents());
       },
-      "The profiled op runs: (type, kernel, start us, duration us, thread), and how many were "
-      "dropped past the limit.");
+      "The profiled op runs: (type, kernel, start us, duration us, thread, place, device start "
+      "us, device duration us; the last three \"\", -1, -1 where the device did not time the op), "
+      "and how many were dropped past the limit.");
+  m.def(
+      "op_timings",
+      [] {
+        py::list out;
+        for (const OpTiming& t : OpTimings())
+          out.append(py::dict(py::arg("place") = t.place, py::arg("method") = t.method,
+                              py::arg("alignment_us") = t.alignment_us));
+        return out;
+      },
+      "How the last profile timed each place's ops: method \"events\" (the device's times, "
+      "aligned to within +- alignment_us) or \"synchronised\" (the host's, after a sync).");
+  m.def(
+      "start_profile",
+      [] {
+        py::gil_scoped_release nogil;
+        StartProfile();
+      },
+      "Resets the op profile and starts the device tracers.");
+  m.def(
+      "stop_profile",
+      [] {
+        py::gil_scoped_release nogil;
+        StopProfile();
+      },
+      "Stops the device tracers and keeps their records (device_traces).");
+  m.def(
+      "device_traces",
+      [] {
+        py::list out;
+        for (const DeviceTrace& t : DeviceTraces()) {
+          const DeviceTraceRecord& r = t.record;
+          static const char* kinds[] = {"kernel", "copy", "other"};
+          out.append(
+              py::dict(py::arg("name") = r.name, py::arg("place") = r.place.ToString(),
+                       py::arg("stream") = r.stream, py::arg("start_us") = t.start_us,
+                       py::arg("dur_us") = t.dur_us, py::arg("bytes") = r.bytes,
+                       py::arg("kind") = r.kind >= 0 && r.kind < 3 ? kinds[r.kind] : "other"));
+        }
+        return out;
+      },
+      "The device tracers' records of the last profile, on the profile's clock.");
+  m.def(
+      "device_trace_clocks",
+      [] {
+        py::list out;
+        for (const DeviceTraceClock& c : DeviceTraceClocks())
+          out.append(py::dict(py::arg("kind") = c.kind, py::arg("offset_ns") = c.offset_ns,
+                              py::arg("uncertainty_us") = double(c.uncertainty_ns) / 1e3));
+        return out;
+      },
+      "How each device kind's tracer clock was mapped onto the core's.");
   m.def("op_profiles", [] {
     py::list out;
     for (const auto& p : OpProfiles())

@@ -72,21 +72,31 @@ void BindTensor(py::module_& m) {
         return out;
       },
       py::arg("place"), "What the device plugin reports of a place (TideDeviceProperties).");
-  m.def(
-      "check_device_contracts",
-      [](const Place& p) {
-        std::vector<ContractCheck> checks;
-        {
-          py::gil_scoped_release nogil;
-          checks = CheckDeviceContracts(p);
-        }
-        py::list out;
-        for (const ContractCheck& c : checks)
-          out.append(py::dict(py::arg("contract") = c.name, py::arg("rule") = c.rule,
-                              py::arg("passed") = c.passed, py::arg("message") = c.message));
-        return out;
-      },
-      py::arg("place"), "Checks that the place's device keeps its device contract (copy, free).");
+  // The conformance kit's device checks (core/device/contract_probe.h), run without the GIL.
+  using Checks = std::vector<ContractCheck> (*)(const Place&);
+  auto def_checks = [&m](const char* name, Checks run, const char* doc) {
+    m.def(
+        name,
+        [run](const Place& p) {
+          std::vector<ContractCheck> checks;
+          {
+            py::gil_scoped_release nogil;
+            checks = run(p);
+          }
+          py::list out;
+          for (const ContractCheck& c : checks)
+            out.append(py::dict(py::arg("contract") = c.name, py::arg("rule") = c.rule,
+                                py::arg("passed") = c.passed, py::arg("message") = c.message,
+                                py::arg("skipped") = c.skipped));
+          return out;
+        },
+        py::arg("place"), doc);
+  };
+  def_checks("check_device_contracts", &CheckDeviceContracts,
+             "Checks that the place's device keeps its device contract (copy, free).");
+  def_checks("check_device_entries", &CheckOptionalDeviceEntries,
+             "Checks the rules of the place's optional device entries (event timing, memory "
+             "statistics, the tracer); those it lacks are skipped.");
   m.def(
       "device_contract", [](const Place& p) { return CheckedDevice(p).contract; }, py::arg("place"),
       "The device contract the core follows for the place's device (1 where it declares none).");
@@ -102,10 +112,17 @@ void BindTensor(py::module_& m) {
       "The place kinds of the loaded device plugins, in load order.");
   m.def("memory_stats", [](const Place& p) {
     memory::AllocatorStats s = memory::Stats(p);
-    return py::dict(py::arg("used") = s.used, py::arg("peak_used") = s.peak_used,
-                    py::arg("reserved") = s.reserved, py::arg("budget") = s.budget,
-                    py::arg("live_blocks") = s.live_blocks,
-                    py::arg("total_allocs") = s.total_allocs, py::arg("arenas") = s.arenas);
+    py::dict out(py::arg("used") = s.used, py::arg("peak_used") = s.peak_used,
+                 py::arg("reserved") = s.reserved, py::arg("budget") = s.budget,
+                 py::arg("live_blocks") = s.live_blocks, py::arg("total_allocs") = s.total_allocs,
+                 py::arg("arenas") = s.arenas);
+    TideMemoryStats d{};
+    if (GetDeviceMemoryStats(p, &d))  // the device plugin's own allocator, where it reports one
+      out["device"] = py::dict(py::arg("bytes_in_use") = d.bytes_in_use,
+                               py::arg("bytes_reserved") = d.bytes_reserved,
+                               py::arg("peak_bytes_in_use") = d.peak_bytes_in_use,
+                               py::arg("bytes_limit") = d.bytes_limit);
+    return out;
   });
   // tide.core's dtype names and codes come from here, so Python, the core and plugins share one
   // table (the SDK's, tide/plugin/data_type.hpp).

@@ -3,7 +3,7 @@ Tide core bindings (descs, tensors, scopes, executor, plugins)
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'append_backward', 'check_device_contracts', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_kinds', 'device_properties', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'set_flag', 'shutdown']
+__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'append_backward', 'check_device_contracts', 'check_device_entries', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_kinds', 'device_properties', 'device_trace_clocks', 'device_traces', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'op_timings', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'set_flag', 'shutdown', 'start_profile', 'stop_profile']
 class TideError(RuntimeError):
     pass
 class InvalidArgumentError(TideError, ValueError):
@@ -291,6 +291,10 @@ def check_device_contracts(place: Place) -> list:
     """
     Checks that the place's device keeps its device contract (copy, free).
     """
+def check_device_entries(place: Place) -> list:
+    """
+    Checks the rules of the place's optional device entries (event timing, memory statistics, the tracer); those it lacks are skipped.
+    """
 def check_place(arg0: Place) -> None:
     """
     Raises unless the place exists.
@@ -314,6 +318,14 @@ def device_kinds() -> list[str]:
 def device_properties(place: Place) -> dict:
     """
     What the device plugin reports of a place (TideDeviceProperties).
+    """
+def device_trace_clocks() -> list:
+    """
+    How each device kind's tracer clock was mapped onto the core's.
+    """
+def device_traces() -> list:
+    """
+    The device tracers' records of the last profile, on the profile's clock.
     """
 def find_paddle_model_files(path: str, model_filename: str = '', params_filename: str = '') -> dict:
     ...
@@ -349,7 +361,7 @@ def memory_used(arg0: Place) -> int:
     ...
 def op_events() -> tuple:
     """
-    The profiled op runs: (type, kernel, start us, duration us, thread), and how many were dropped past the limit.
+    The profiled op runs: (type, kernel, start us, duration us, thread, place, device start us, device duration us; the last three "", -1, -1 where the device did not time the op), and how many were dropped past the limit.
     """
 def op_kernels(arg0: str) -> list[str]:
     ...
@@ -362,6 +374,10 @@ def op_profiles() -> list:
 def op_proto(arg0: str) -> dict:
     """
     The op's inputs, outputs and attributes (with defaults), as a dict.
+    """
+def op_timings() -> list:
+    """
+    How the last profile timed each place's ops: method "events" (the device's times, aligned to within +- alignment_us) or "synchronised" (the host's, after a sync).
     """
 def orphan_kernel_warnings(plugin_file: str = '') -> list[str]:
     """
@@ -396,4 +412,12 @@ def set_flag(name: str, value: str) -> None:
 def shutdown() -> None:
     """
     Ends the devices' and plugins' lives now (what happens at exit); see tide.shutdown.
+    """
+def start_profile() -> None:
+    """
+    Resets the op profile and starts the device tracers.
+    """
+def stop_profile() -> None:
+    """
+    Stops the device tracers and keeps their records (device_traces).
     """

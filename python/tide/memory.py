@@ -9,6 +9,10 @@
 allocator took from the device plugin (used, plus blocks kept for reuse). The budget is
 `fraction_of_<kind>_memory_to_use` of the device's memory; `initial_<kind>_memory_in_mb` sizes the
 first arena. Both are read when the place's first allocation is made.
+
+Where the device plugin reports its own allocator's figures (TideDeviceDef.memory_stats), they
+are under `device`, beside the core's: {'bytes_in_use', 'bytes_reserved', 'peak_bytes_in_use',
+'bytes_limit'} (the core's arenas are part of the device's bytes in use).
 """
 
 from . import _C
@@ -20,7 +24,8 @@ def _place(place):
 
 
 def stats(place):
-    """The allocator statistics of `place` (a Place or "kind:N") as a dict."""
+    """The allocator statistics of `place` (a Place or "kind:N") as a dict; with `device`, the
+    device plugin's own figures, where it reports them."""
     return dict(_C.memory_stats(_place(place)))
 
 

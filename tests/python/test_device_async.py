@@ -5,34 +5,20 @@ reads its configuration when it is loaded."""
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
-from ctest_env import needs, path
+from sim_scripts import SIM, needs_sim, with_counters
+from sim_scripts import run_script as _run
 
-SIM_PARTS = ("tests", "plugins", "sim_device", "libtide_device_sim.so")
-SIM = path("TIDE_BUILD_DIR", *SIM_PARTS)
-pytestmark = needs("TIDE_BUILD_DIR", *SIM_PARTS, what="the sim device plugin")
-
-# TideSimCounters (sim_context.h) as ctypes sees it: every field, in order (the C function returns
-# the whole struct by value, so a shorter definition would let it write past ctypes' buffer).
-COUNTERS = """\
-class Counters(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
-        "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes", "contexts_created",
-        "contexts_destroyed", "finalized", "allocator_errors", "live_blocks", "peer",
-        "pinned_allocs", "pinned_frees", "memsets", "event_records", "event_waits",
-        "wrong_kind")]
-lib.tide_sim_counters.restype = Counters
-"""
+pytestmark = needs_sim
 
 # A net mixing sim kernels (scale, relu, elementwise_add) and CPU fallbacks (matmul, softmax,
 # reduce_mean; ops whose sim kernels would sum in another order than the CPU's),
 # so data goes to and from the device between ops, run many times with fresh inputs; prints
 # whether every run matched the CPU's bit for bit, and the device's counters.
-NET = textwrap.dedent("""
+NET = with_counters(
+    textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -62,18 +48,8 @@ NET = textwrap.dedent("""
     c = lib.tide_sim_counters()
     print(json.dumps({"same": bool(same), "allocator_errors": c.allocator_errors,
                       "h2d": c.h2d, "d2h": c.d2h, "wrong_kind": c.wrong_kind}))
-""").replace("COUNTERS\n", COUNTERS)
-
-
-def _run(code, *args, env=None, check=True):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run(
-        [sys.executable, "-c", code, *args], env=e, capture_output=True, text=True, timeout=300
-    )
-    if check:
-        assert p.returncode == 0, p.stdout + p.stderr
-    return p
+""")
+)
 
 
 @pytest.mark.parametrize("host_accessible", ["0", "1"])
@@ -204,7 +180,8 @@ def test_an_async_fault_names_the_op_that_queued_it_and_the_last_op_launched():
 # Everything dropped, then tide.shutdown(): the contexts go, the core's pools give every block
 # back to the device, the device is finalized once (also not again at exit), and the place
 # refuses further use.
-SHUTDOWN = textwrap.dedent("""
+SHUTDOWN = with_counters(
+    textwrap.dedent("""
     import ctypes, gc, json, sys
     import numpy as np
     import tide
@@ -233,7 +210,8 @@ SHUTDOWN = textwrap.dedent("""
                       "live_before": before.live_blocks, "finalized": after.finalized,
                       "destroyed": after.contexts_destroyed, "created": after.contexts_created,
                       "errors": after.allocator_errors, "refused": refused}))
-""").replace("COUNTERS\n", COUNTERS)
+""")
+)
 
 
 def test_shutdown_hands_the_memory_pool_back_before_finalize(tmp_path):
@@ -256,7 +234,8 @@ def test_shutdown_hands_the_memory_pool_back_before_finalize(tmp_path):
 # Copies a run needs and no more: a feed only a CPU fallback reads stays on the host (it used to
 # be uploaded and copied down again); a fetched tensor a fallback also read is copied down once
 # (it used to be copied down by the fallback's conversion and again by the fetch).
-COPIES = textwrap.dedent("""
+COPIES = with_counters(
+    textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -286,7 +265,8 @@ COPIES = textwrap.dedent("""
         g = layers.sigmoid(h)
     print(json.dumps({"feed_for_fallback": per_run(a, [out], [2 * sig(xs)]),
                       "fetch_read_by_fallback": per_run(b, [h, g], [3 * xs, sig(3 * xs)])}))
-""").replace("COUNTERS\n", COUNTERS)
+""")
+)
 
 
 def test_a_run_copies_feeds_and_fetches_only_where_needed():
@@ -361,7 +341,8 @@ def test_a_vendor_kind_gets_its_own_memory_flags_from_the_environment():
     assert r["budget"] == (1 << 30) // 4  # a quarter of the sim device's 1 GiB
 
 
-PLACEMENT = textwrap.dedent("""
+PLACEMENT = with_counters(
+    textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -385,7 +366,8 @@ PLACEMENT = textwrap.dedent("""
         assert np.allclose(got, i + 0.5)
         per_run.append([after.h2d - before.h2d, after.d2h - before.d2h])
     print(json.dumps({"where": where, "per_run": per_run}))
-""").replace("COUNTERS\n", COUNTERS)
+""")
+)
 
 
 def test_parameters_made_by_a_fallback_kernel_live_on_the_run_place():
@@ -401,7 +383,8 @@ def test_parameters_made_by_a_fallback_kernel_live_on_the_run_place():
 # trained on sim:0, whose kernels cover every op of the training step, and on the CPU with the
 # same initial parameters. Prints both loss curves and the host<->device bytes of each step and of
 # each inference run afterwards.
-MLP = textwrap.dedent("""
+MLP = with_counters(
+    textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -448,7 +431,8 @@ MLP = textwrap.dedent("""
     print(json.dumps({"cpu": cpu_losses, "sim": sim_losses, "traffic": traffic, "infer": infer,
                       "feed_bytes": batch * 64 * 4 + batch * 8, "fetch_bytes": 4,
                       "memsets": lib.tide_sim_counters().memsets}))
-""").replace("COUNTERS\n", COUNTERS)
+""")
+)
 
 
 @pytest.mark.parametrize("delay", ["0", "100"])
@@ -468,7 +452,8 @@ def test_an_mlp_trains_on_the_device_moving_only_its_feeds_and_fetches(delay):
 
 # A host-resident weight read by a sim kernel: copied to the device once, and again only after
 # it changes; a numpy-shared weight (writes go unseen) is copied every run.
-CACHE = textwrap.dedent("""
+CACHE = with_counters(
+    textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -498,7 +483,8 @@ CACHE = textwrap.dedent("""
     set_w(np.full((4, 8), 7, "float32"), True)  # numpy-shared: never cached
     step(); step()
     print(json.dumps(runs))
-""").replace("COUNTERS\n", COUNTERS)
+""")
+)
 
 
 def test_a_converted_input_is_reused_until_its_source_changes():
@@ -516,7 +502,8 @@ def test_a_converted_input_is_reused_until_its_source_changes():
     ], runs
 
 
-PEER = textwrap.dedent("""
+PEER = with_counters(
+    textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -543,7 +530,8 @@ PEER = textwrap.dedent("""
     print(json.dumps({"ok": bool(ok), "peer": c.peer, "event_waits": c.event_waits,
                       "props": tide.device_properties("sim:0"),
                       "cpu": tide.device_properties(tide.Place("cpu", 0))}))
-""").replace("COUNTERS\n", COUNTERS)
+""")
+)
 
 
 def test_peer_copies_wait_on_an_event_and_devices_describe_themselves():

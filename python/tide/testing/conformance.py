@@ -8,9 +8,10 @@ another place's kernel (the executor's fallback, with copies) is "not covered", 
 
 First checks the device contract (tide.testing.device_contracts: a host buffer changed right
 after `copy` returns must not change what arrives; a free on a busy stream must not corrupt work
-queued before it). Prints the contract checks and a coverage table (op, dtype, forward,
-gradient) and exits non-zero when a contract check or a check the device covers fails (or the
-kit could not run). Each test module runs in its own process
+queued before it), then the optional entries the device has (event timing, memory statistics, its
+tracer; a planted negative elapsed time fails naming `event_timing`). Prints those checks and a
+coverage table (op, dtype, forward, gradient) and exits non-zero when a contract or entry check or a
+check the device covers fails (or the kit could not run). Each test module runs in its own process
 (tide.testing.runner), so a kernel that crashes is reported as a failure of its op and the rest
 of the module still runs.
 """
@@ -233,7 +234,8 @@ def _short(cell, width=72):
 
 
 def print_contracts(place, declared, contracts, out=sys.stdout):
-    """The device-contract checks: one line each, then each failure naming its contract."""
+    """The device-contract checks and those of the optional entries: one line each, then each
+    failure naming its contract or entry."""
     out.write(
         "Device contract of %s: %s\n"
         % (
@@ -244,7 +246,10 @@ def print_contracts(place, declared, contracts, out=sys.stdout):
         )
     )
     for c in contracts:
-        out.write("  %-5s %s\n" % (c["contract"], "pass" if c["passed"] else "FAIL"))
+        state = "FAIL"
+        if c["passed"]:
+            state = "skip (the device has none)" if c.get("skipped") else "pass"
+        out.write("  %-12s %s\n" % (c["contract"], state))
     for c in contracts:
         if not c["passed"]:
             out.write(
@@ -407,12 +412,13 @@ def main(argv=None):
     if args.jobs < 1:
         sys.stderr.write("tide-conformance: --jobs must be at least 1, not %d\n" % args.jobs)
         return 2
-    # The device contract first (copy and free on a busy stream), in a process of its own.
-    declared, contracts = device_contracts.check(
+    # The device contract first (copy and free on a busy stream), then the optional entries the
+    # device has (event timing, memory statistics, the tracer), in a process of their own.
+    declared, contracts, entries = device_contracts.check_with_entries(
         args.place, args.plugin, env=_worker_env(), timeout=args.timeout
     )
-    print_contracts(args.place, declared, contracts)
-    contract_failed = not all(c["passed"] for c in contracts)
+    print_contracts(args.place, declared, contracts + entries)
+    contract_failed = not all(c["passed"] for c in contracts + entries)
     checks, errors = [], []
     # Modules run side by side (each in its own worker processes); their results and, with
     # --verbose, their output are taken in the modules' order.
@@ -438,6 +444,7 @@ def main(argv=None):
                     "ops": args.ops or None,
                     "device_contract": declared,
                     "contracts": contracts,
+                    "device_entries": entries,
                     "kernels": kernels,
                     "rows": rows,
                     "untested_kernels": untested,

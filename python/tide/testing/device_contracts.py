@@ -2,7 +2,10 @@
 device contract it declares (TideDeviceDef.contract in tide/plugin_api.h) for `copy` (a host
 buffer changed right after a host-to-device copy returns must not change what arrives) and
 `free` (a block freed while the stream is busy must still be read by the work queued before the
-free). The checks run in the core (tide._C.check_device_contracts) on a busy stream; this module
+free), and those of the optional entries it has: `event_timing` (a finite, non-negative elapsed
+time no longer than the host waited), `memory_stats` (an allocated block shows in bytes_in_use,
+the figures ordered) and `tracer` (a queued copy is recorded, on a clock mapped onto the host's).
+An optional entry the device lacks is reported as skipped. The checks run in the core (tide._C.check_device_contracts) on a busy stream; this module
 runs them in a process of their own, so a device that crashes fails its check instead of the kit.
 
     python -m tide.testing.device_contracts --place sim:0 --plugin libtide_device_sim.so
@@ -18,11 +21,21 @@ import tide
 from tide import _C
 
 CONTRACTS = ("copy", "free")
+ENTRIES = ("event_timing", "memory_stats", "tracer")  # optional device entries (issue 33)
 
 
 def check(place, plugins=(), env=None, timeout=300):
-    """Runs the checks on `place` in a new process; returns (declared contract, [{contract,
-    rule, passed, message}]). A process that dies fails every check it did not report."""
+    """Runs the contract checks on `place` in a new process; returns (declared contract,
+    [{contract, rule, passed, message}]). A process that dies fails every check it did not
+    report."""
+    declared, contracts, _ = check_with_entries(place, plugins, env, timeout)
+    return declared, contracts
+
+
+def check_with_entries(place, plugins=(), env=None, timeout=300):
+    """Like check(), then the checks of the optional entries (ENTRIES) the device has, in the same
+    process; returns (declared contract, contract checks, entry checks). An entry the device lacks
+    is {..., passed: True, skipped: True}."""
     cmd = [sys.executable, "-m", "tide.testing.device_contracts", "--place", place, "--worker"]
     cmd += [a for p in plugins for a in ("--plugin", os.path.abspath(p))]
     try:
@@ -44,11 +57,16 @@ def check(place, plugins=(), env=None, timeout=300):
             continue
     reported = {c["contract"] for c in done}
     died = why + ("\n" + tail if tail else "")
-    return declared, done + [
+    done += [
         {"contract": c, "rule": "", "passed": False, "message": died}
-        for c in CONTRACTS
+        for c in CONTRACTS + ENTRIES
         if c not in reported
     ]
+    return (
+        declared,
+        [c for c in done if c["contract"] in CONTRACTS],
+        [c for c in done if c["contract"] in ENTRIES],
+    )
 
 
 def _worker(place, plugins):
@@ -56,7 +74,7 @@ def _worker(place, plugins):
         tide.load_plugin(path)
     p = _C.parse_place(place)
     result = {"contract": _C.device_contract(p), "checks": []}
-    for c in _C.check_device_contracts(p):
+    for c in _C.check_device_contracts(p) + _C.check_device_entries(p):
         result["checks"].append(dict(c))
         print(json.dumps(result), flush=True)  # what is done so far, should the next one crash
 
@@ -69,7 +87,7 @@ def main(argv=None):
     """
     ap = argparse.ArgumentParser(
         prog="python -m tide.testing.device_contracts",
-        description="Checks a device's copy and free contracts.",
+        description="Checks a device's copy and free contracts and its optional entries.",
     )
     ap.add_argument("--place", required=True)
     ap.add_argument("--plugin", action="append", default=[])
@@ -78,17 +96,17 @@ def main(argv=None):
     if args.worker:
         _worker(args.place, args.plugin)
         return 0
-    contract, checks = check(args.place, args.plugin)
-    for c in checks:
+    contract, checks, entries = check_with_entries(args.place, args.plugin)
+    for c in checks + entries:
         print(
             "%s %s%s"
             % (
-                "pass" if c["passed"] else "FAIL",
+                ("skip" if c.get("skipped") else "pass") if c["passed"] else "FAIL",
                 c["contract"],
                 "" if c["passed"] else ": " + c["message"],
             )
         )
-    return 0 if all(c["passed"] for c in checks) else 1
+    return 0 if all(c["passed"] for c in checks + entries) else 1
 
 
 if __name__ == "__main__":

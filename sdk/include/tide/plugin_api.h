@@ -389,6 +389,65 @@ typedef struct TideDeviceProperties {
   int32_t multiprocessor_count;   /* compute units; 0 when unknown */
 } TideDeviceProperties;
 
+/* --- Profiling and memory statistics (TideDeviceDef's last fields; issue 33) --------------- */
+
+/* A device allocator's own figures (TideDeviceDef.memory_stats). The core sets struct_size
+ * before the call; the plugin writes no field past it. Bytes; 0 where the device does not know. */
+typedef struct TideMemoryStats {
+  size_t struct_size;
+  uint64_t bytes_in_use;      /* handed out by the device's allocator now */
+  uint64_t bytes_reserved;    /* taken from the device by that allocator (in use, plus cached) */
+  uint64_t peak_bytes_in_use; /* the most bytes_in_use since the device was first used */
+  uint64_t bytes_limit;       /* the most the allocator may take; 0: no limit it knows */
+} TideMemoryStats;
+
+/* What a trace record is (TideTraceRecord.kind). */
+typedef enum TideTraceKind {
+  TIDE_TRACE_KERNEL = 0, /* device compute */
+  TIDE_TRACE_COPY = 1,   /* a transfer (bytes says how many) */
+  TIDE_TRACE_OTHER = 2,  /* anything else the device does: a memset, a collective, queue time */
+} TideTraceKind;
+
+/* One thing the device did, as its tracer recorded it. Borrowed: valid only during the `emit`
+ * call that hands it to the core, which copies what it keeps. struct_size is the plugin's (the
+ * core reads no field past it). Times are nanoseconds on the tracer's clock (now_ns). */
+typedef struct TideTraceRecord {
+  size_t struct_size;
+  const char* name; /* e.g. the kernel's name or "memcpy HtoD"; NULL: "" */
+  int32_t device;   /* the ordinal of the place it ran on */
+  int32_t stream;   /* the plugin's number for the stream or queue, >= 0: one trace row each */
+  uint64_t begin_ns, end_ns;
+  uint64_t bytes; /* moved or set, for copies and memsets; else 0 */
+  int32_t kind;   /* a TideTraceKind */
+} TideTraceRecord;
+
+/* What collect hands each record to. `sink` is the core's; call it only during collect. */
+typedef void (*TideTraceEmitFn)(void* sink, const TideTraceRecord* record);
+
+/* A device's own tracer (TideDeviceDef.tracer): the records of what its streams did (kernels,
+ * copies, queue time), which tide.profiler merges into its Chrome trace under the device's rows.
+ * The table is the plugin's and lives as long as the process; struct_size is the plugin's, and
+ * the core calls no entry past it. All four entries are required where the table is given.
+ * Threads: the core calls start, stop and collect from one thread at a time (the one that starts
+ * or ends a profile), concurrently with any other device callback (kernels keep running), and
+ * now_ns from any thread. The core calls start only when stopped and stop only when started.
+ *  - start: begin recording every device of the kind (drops what an earlier session left).
+ *  - stop: stop recording. The core synchronises the kind's contexts first, so the work queued
+ *    while recording has run.
+ *  - collect: hands every record made so far and not yet collected to `emit`, one call each, in
+ *    any order, and forgets them. The core calls it after stop.
+ *  - now_ns: the tracer's clock now, in ns: the clock of begin_ns / end_ns. The core reads it
+ *    between two readings of its own clock (std::chrono::steady_clock, CLOCK_MONOTONIC on Linux)
+ *    when a profile starts and when it is collected, and maps the records onto its clock with the
+ *    offset whose bracket was narrowest; the trace's metadata gives that bracket. */
+typedef struct TideDeviceTracer {
+  size_t struct_size;
+  TideStatus* (*start)(void* self);
+  TideStatus* (*stop)(void* self);
+  TideStatus* (*collect)(void* self, TideTraceEmitFn emit, void* sink);
+  TideStatus* (*now_ns)(void* self, uint64_t* ns);
+} TideDeviceTracer;
+
 /* A device plugin's functions for one place kind. `self` is TideDeviceDef.self, owned by the
  * device plugin; `ctx` is what context_create returned; `event` what event_create returned.
  * The table and `self` must stay valid while the process runs. None of the functions may throw.
@@ -523,6 +582,23 @@ typedef struct TideDeviceDef {
    * that contract needs (and logs once that it does). Higher than the core's
    * TIDE_DEVICE_CONTRACT: the device is refused at registration, both contracts named. */
   uint32_t contract;
+
+  /* --- Profiling and memory statistics (after the contract: a table that ends there has none;
+   * each optional; NULL: not supported) --- */
+  /* The time between two events' markers, in ms, as cudaEventElapsedTime: both recorded and done
+   * (an error otherwise), `end` recorded after `start` on the same context. Requires the six event
+   * functions. The core times ops with it while profiling (tide.profiler): an event before and
+   * after each kernel, resolved at the end of the run, so it need not wait for the device after
+   * every op. Any thread, concurrently with the other event calls; *ms must be finite and >= 0
+   * (the conformance kit checks). NULL: the profiler synchronises after each op instead. */
+  TideStatus* (*event_elapsed_ms)(void* self, void* start, void* end, float* ms);
+  /* The device's own tracer (see TideDeviceTracer), or NULL. The plugin's; valid while the process
+   * runs. */
+  const TideDeviceTracer* tracer;
+  /* Fills `stats` with the device allocator's figures for `device` (see TideMemoryStats), shown
+   * by tide.memory.stats beside the core's allocator. Any thread, concurrently with alloc and
+   * free: the figures may be a moment old. NULL: the core reports its own allocator only. */
+  TideStatus* (*memory_stats)(void* self, int32_t device, TideMemoryStats* stats);
 } TideDeviceDef;
 
 /* ========================================================================================== */

@@ -26,6 +26,9 @@ typedef struct TideSimCounters {
   /* Copies whose kind does not say where their pointers are (a DEVICE_TO_DEVICE copy from
    * memory that is not a sim block, ...): what the core got wrong about TideCopyKind. */
   uint64_t wrong_kind_copies;
+  /* Waits the core asked for (issue 33: the profiler no longer waits after every op): context
+   * synchronize calls, and event_synchronize calls. */
+  uint64_t synchronizes, event_synchronizes;
 } TideSimCounters;
 
 #ifdef __cplusplus

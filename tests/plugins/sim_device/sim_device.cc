@@ -23,13 +23,21 @@
 // not before it returns; free_at_once, a free releases the block at once instead of in stream
 // order (the block is poisoned at once, as if another user took it, and given back on the
 // stream, so the test process reads no unmapped memory).
+//
+// Profiling and memory statistics (issue 33): event timing on the sim clock (sim_stream.h), a
+// tracer recording each kernel (under its op's name), copy and memset the streams run (one stream
+// per device), and its pool's figures as memory_stats. Planted: elapsed_negative, event timing
+// answers a negative time.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <tide/ops/broadcast.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
@@ -46,6 +54,7 @@ std::atomic<uint64_t> g_h2d_bytes{0}, g_d2h_bytes{0}, g_ctx_created{0}, g_ctx_de
 std::atomic<uint64_t> g_finalized{0}, g_alloc_errors{0}, g_peer{0};
 std::atomic<uint64_t> g_pinned_allocs{0}, g_pinned_frees{0}, g_memsets{0}, g_event_records{0};
 std::atomic<uint64_t> g_event_waits{0}, g_wrong_kind{0};
+std::atomic<uint64_t> g_syncs{0}, g_event_syncs{0};
 
 constexpr size_t kGuard = 64;  // guard bytes after each block
 constexpr unsigned char kGuardByte = 0xA5;
@@ -79,8 +88,8 @@ struct SimContext {
   std::unique_ptr<tide::CollectiveLibrary> collective;  // or null; goes before the streams
   SimContext(int32_t d, unsigned max_delay)
       : device(d),
-        stream(max_delay, 1234u + unsigned(d)),
-        comm_stream(max_delay, 4321u + unsigned(d)),
+        stream(max_delay, 1234u + unsigned(d), d),
+        comm_stream(max_delay, 4321u + unsigned(d), d),
         collective(CreateSimCollective(&stream, &comm_stream)) {}
   // Both streams; the first error.
   std::string Synchronize() {
@@ -102,7 +111,15 @@ class CheckedAllocator {
     std::memset(p + size, kGuardByte, kGuard);
     std::lock_guard<std::mutex> lock(mu_);
     sizes_[p] = size;
+    in_use_ += size, reserved_ += padded;
+    peak_ = std::max(peak_, in_use_);
     return p;
+  }
+  // The pool's figures (memory_stats): bytes handed out, bytes taken with padding and guards, the
+  // most ever handed out (both sim devices share the pool).
+  void Stats(TideMemoryStats* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    s->bytes_in_use = in_use_, s->bytes_reserved = reserved_, s->peak_bytes_in_use = peak_;
   }
   void Free(void* ptr, size_t size) {
     auto* p = static_cast<unsigned char*>(ptr);
@@ -126,6 +143,8 @@ class CheckedAllocator {
                        it->second, ptr);
           break;
         }
+      in_use_ -= it->second;
+      reserved_ -= (it->second + kGuard + 63) / 64 * 64;
       sizes_.erase(it);
     }
     std::free(p);
@@ -147,6 +166,7 @@ class CheckedAllocator {
  private:
   std::mutex mu_;
   std::map<unsigned char*, size_t> sizes_;  // ordered: Owns finds the block holding a pointer
+  uint64_t in_use_ = 0, reserved_ = 0, peak_ = 0;
 };
 CheckedAllocator g_memory;
 
@@ -163,6 +183,7 @@ TideSimCounters Snapshot() {
   c.pinned_allocs = g_pinned_allocs, c.pinned_frees = g_pinned_frees, c.memsets = g_memsets;
   c.event_records = g_event_records, c.event_waits = g_event_waits;
   c.wrong_kind_copies = g_wrong_kind;
+  c.synchronizes = g_syncs, c.event_synchronizes = g_event_syncs;
   return c;
 }
 
@@ -173,7 +194,8 @@ class SimDevice : public tide::Device {
         max_delay_us_(EnvUnsigned("TIDE_SIM_MAX_DELAY_US")),
         contract_(EnvUnsigned("TIDE_SIM_CONTRACT", TIDE_DEVICE_CONTRACT)),
         copy_reads_late_(PlantedBug("copy_reads_late")),
-        free_at_once_(PlantedBug("free_at_once")) {}
+        free_at_once_(PlantedBug("free_at_once")),
+        elapsed_negative_(PlantedBug("elapsed_negative")) {}
   const char* kind() const override { return "sim"; }
   uint32_t Contract() const override { return contract_; }
   bool host_accessible() const override { return host_accessible_; }
@@ -211,6 +233,7 @@ class SimDevice : public tide::Device {
     ++g_ctx_destroyed;
   }
   void Synchronize(void* ctx) override {
+    ++g_syncs;
     std::string error = static_cast<SimContext*>(ctx)->Synchronize();
     if (!error.empty()) TIDE_THROW(TIDE_INTERNAL, "sim: a queued kernel failed: ", error);
   }
@@ -228,13 +251,15 @@ class SimDevice : public tide::Device {
       ++g_h2d;
       g_h2d_bytes += size;
       if (IsPinned(src) || copy_reads_late_) {  // read when the copy runs, as a DMA engine would
-        c->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
+        c->stream.EnqueueTraced([dst, src, size] { std::memcpy(dst, src, size); }, "memcpy HtoD",
+                                TIDE_TRACE_COPY, size);
         return;
       }
       // The host buffer may change as soon as this returns (pageable memory): take it now.
       auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
                                                         static_cast<const char*>(src) + size);
-      c->stream.Enqueue([dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
+      c->stream.EnqueueTraced([dst, staged] { std::memcpy(dst, staged->data(), staged->size()); },
+                              "memcpy HtoD", TIDE_TRACE_COPY, size);
       return;
     }
     if (kind == TIDE_COPY_DEVICE_TO_HOST) {
@@ -243,7 +268,9 @@ class SimDevice : public tide::Device {
     } else {
       ++g_d2d;
     }
-    c->stream.Enqueue([dst, src, size] { std::memcpy(dst, src, size); });
+    c->stream.EnqueueTraced([dst, src, size] { std::memcpy(dst, src, size); },
+                            kind == TIDE_COPY_DEVICE_TO_HOST ? "memcpy DtoH" : "memcpy DtoD",
+                            TIDE_TRACE_COPY, size);
   }
   bool IsPinned(const void* p) {
     std::lock_guard<std::mutex> lock(pinned_mu_);
@@ -255,8 +282,8 @@ class SimDevice : public tide::Device {
   void CopyPeer(void* ctx, void* dst, int32_t src_device, const void* src, size_t size) override {
     TIDE_CHECK(src_device >= 0 && src_device < 2, "sim: no device ", src_device);
     ++g_peer;
-    static_cast<SimContext*>(ctx)->stream.Enqueue(
-        [dst, src, size] { std::memcpy(dst, src, size); });
+    static_cast<SimContext*>(ctx)->stream.EnqueueTraced(
+        [dst, src, size] { std::memcpy(dst, src, size); }, "memcpy PtoP", TIDE_TRACE_COPY, size);
   }
   bool HasProperties() const override { return true; }
   void Properties(int32_t, TideDeviceProperties* p) override {
@@ -271,7 +298,8 @@ class SimDevice : public tide::Device {
   bool HasMemset() const override { return true; }
   void Memset(void* ctx, void* dst, int32_t value, size_t size) override {
     ++g_memsets;
-    static_cast<SimContext*>(ctx)->stream.Enqueue([=] { std::memset(dst, value, size); });
+    static_cast<SimContext*>(ctx)->stream.EnqueueTraced([=] { std::memset(dst, value, size); },
+                                                        "memset", TIDE_TRACE_OTHER, size);
   }
   // "Pinned" memory: host memory the copies read when they run (not when queued), so a core that
   // reuses a staging buffer before its copy ran sends the wrong bytes.
@@ -308,6 +336,7 @@ class SimDevice : public tide::Device {
     return ev->reached >= ev->recorded;
   }
   void SynchronizeEvent(void* e) override {
+    ++g_event_syncs;
     auto* ev = static_cast<SimEvent*>(e);
     uint64_t target;
     {
@@ -320,6 +349,46 @@ class SimDevice : public tide::Device {
     ++g_event_waits;
     static_cast<SimContext*>(ctx)->stream.Wait(static_cast<SimEvent*>(e));
   }
+  // --- Profiling and memory statistics (issue 33) ---
+  // Event timing on the sim clock: when the stream reached each marker.
+  bool HasEventTiming() const override { return true; }
+  float EventElapsedMs(void* start, void* end) override {
+    auto when = [](void* e, const char* which) {
+      auto* ev = static_cast<SimEvent*>(e);
+      std::lock_guard<std::mutex> lock(ev->mu);
+      TIDE_CHECK(ev->recorded > 0 && ev->reached >= ev->recorded, "sim: the ", which, " event is ",
+                 ev->recorded ? "not done yet" : "not recorded");
+      return ev->reached_ns;
+    };
+    const uint64_t a = when(start, "start"), b = when(end, "end");
+    TIDE_CHECK(b >= a, "sim: the end event was reached before the start event");
+    const float ms = float(double(b - a) / 1e6);
+    return elapsed_negative_ ? -ms - 1.0f : ms;  // planted: a negative time
+  }
+  bool HasMemoryStats() const override { return true; }
+  void MemoryStats(int32_t, TideMemoryStats* s) override {
+    g_memory.Stats(s);
+    if (TIDE_HAS_FIELD(s, TideMemoryStats, bytes_limit)) s->bytes_limit = size_t(1) << 30;
+  }
+  // The tracer: the streams record what they run while it is on (sim_stream.h).
+  bool HasTracer() const override { return true; }
+  void TraceStart() override {
+    std::lock_guard<std::mutex> lock(SimTrace().mu);
+    SimTrace().records.clear();
+    SimTrace().on = true;
+  }
+  void TraceStop() override { SimTrace().on = false; }
+  void TraceCollect(const TraceEmitter& emit) override {
+    std::vector<SimTraceRecord> records;
+    {
+      std::lock_guard<std::mutex> lock(SimTrace().mu);
+      records.swap(SimTrace().records);
+    }
+    for (const SimTraceRecord& r : records)
+      emit(r.name.c_str(), r.device, /*stream=*/0, r.begin_ns, r.end_ns, r.bytes, r.kind);
+  }
+  uint64_t TraceNowNs() override { return SimClockNs(); }
+
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_SIM_CONTEXT_EXTENSION) == 0) {
       static thread_local TideSimCounters counters;
@@ -356,7 +425,7 @@ class SimDevice : public tide::Device {
   bool host_accessible_;
   unsigned max_delay_us_;
   uint32_t contract_;
-  bool copy_reads_late_, free_at_once_;
+  bool copy_reads_late_, free_at_once_, elapsed_negative_;
   std::mutex pinned_mu_;
   std::vector<std::pair<char*, size_t>> pinned_;
 };
@@ -425,6 +494,22 @@ void Fail(tide::KernelContext& ctx) {
   tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   out.mutable_data<T>(x.dims(), ctx.place());
   StreamOf(ctx).Enqueue([] { throw std::runtime_error("illegal address (sim.fail)"); });
+}
+
+// sim.busy: Out = X, after the stream spends `us` microseconds (a kernel of known device time,
+// for the profiler's tests).
+template <typename T>
+void Busy(tide::KernelContext& ctx) {
+  tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  CheckOnSim(ctx, x, "X");
+  const T* a = x.data<T>();
+  T* o = out.mutable_data<T>(x.dims(), ctx.place());
+  const int64_t n = x.numel();
+  const int32_t us = ctx.Attr<int32_t>("us");
+  StreamOf(ctx).Enqueue([=] {
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+    std::memcpy(o, a, size_t(n) * sizeof(T));
+  });
 }
 
 // Out = X with its layout marked NHWC (the data is reinterpreted, as a test fixture).
@@ -521,6 +606,13 @@ TIDE_REGISTER_OP(tide::OpSchema("sim.fail")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sim.fail", "sim", Fail, float);
+TIDE_REGISTER_OP(tide::OpSchema("sim.busy")
+                     .Input("X")
+                     .Output("Out")
+                     .Attr("us", tide::AttrValue(int32_t(1000)), "device time the kernel takes")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sim.busy", "sim", Busy, float);
 TIDE_REGISTER_OP(tide::OpSchema("sim.no_kernels")
                      .Input("X")
                      .Output("Out")

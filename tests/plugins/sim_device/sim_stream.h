@@ -4,6 +4,10 @@
 // asynchronous fault.
 #pragma once
 
+#include <tide/plugin_api.h>
+
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -11,12 +15,46 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
+
+// --- The sim device's clock and tracer (issue 33) ---
+// Its own clock: ns since the plugin was loaded, plus a day, so that a record the core forgot to
+// map onto its own clock lands far from the ops.
+inline uint64_t SimClockNs() {
+  static const auto origin = std::chrono::steady_clock::now();
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - origin)
+                      .count()) +
+         uint64_t(86400) * 1000000000u;
+}
+
+// What the tracer recorded (TideTraceRecord, with the name owned).
+struct SimTraceRecord {
+  std::string name;
+  int32_t device;
+  uint64_t begin_ns, end_ns, bytes;
+  TideTraceKind kind;
+};
+struct SimTraceLog {
+  std::atomic<bool> on{false};
+  std::mutex mu;
+  std::vector<SimTraceRecord> records;
+  void Add(SimTraceRecord r) {
+    std::lock_guard<std::mutex> lock(mu);
+    records.push_back(std::move(r));
+  }
+};
+inline SimTraceLog& SimTrace() {
+  static SimTraceLog log;
+  return log;
+}
 
 // A sim event: a count of records and of records the stream has reached; done when they match.
 struct SimEvent {
   std::mutex mu;
   std::condition_variable cv;
   uint64_t recorded = 0, reached = 0;
+  uint64_t reached_ns = 0;  // the sim clock when the stream last reached a record of it
   void WaitFor(uint64_t target) {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return reached >= target; });
@@ -25,8 +63,8 @@ struct SimEvent {
 
 class SimStream {
  public:
-  explicit SimStream(unsigned max_delay_us, unsigned seed)
-      : max_delay_us_(max_delay_us), rng_(seed), worker_([this] { Loop(); }) {}
+  explicit SimStream(unsigned max_delay_us, unsigned seed, int32_t device = 0)
+      : max_delay_us_(max_delay_us), rng_(seed), device_(device), worker_([this] { Loop(); }) {}
   ~SimStream() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -38,13 +76,14 @@ class SimStream {
 
   // `op`: the op whose kernel queued the task (copied; may be null), named in its error, as a
   // device's error word names what faulted.
+  // A kernel's task is traced under its op's name (TIDE_TRACE_KERNEL).
   void Enqueue(std::function<void()> task, const char* op = nullptr) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back({std::move(task), op ? op : ""});
-      ++pending_;
-    }
-    cv_.notify_all();
+    Push({std::move(task), op ? op : "", op ? op : "", TIDE_TRACE_KERNEL, 0});
+  }
+  // A copy, memset or other task the tracer records under `name`.
+  void EnqueueTraced(std::function<void()> task, const char* name, TideTraceKind kind,
+                     uint64_t bytes) {
+    Push({std::move(task), "", name, kind, bytes});
   }
 
   // Marks the work queued so far: the event is done when the stream gets here.
@@ -57,7 +96,7 @@ class SimStream {
     Enqueue([e, target] {
       {
         std::lock_guard<std::mutex> lock(e->mu);
-        if (e->reached < target) e->reached = target;
+        if (e->reached < target) e->reached = target, e->reached_ns = SimClockNs();
       }
       e->cv.notify_all();
     });
@@ -96,11 +135,15 @@ class SimStream {
       }
       if (delay) std::this_thread::sleep_for(std::chrono::microseconds(delay));
       std::string error;
+      const bool traced = !task.trace_name.empty() && SimTrace().on.load();
+      const uint64_t begin = traced ? SimClockNs() : 0;
       try {
         task.fn();
       } catch (const std::exception& e) {
         error = task.op.empty() ? e.what() : "op '" + task.op + "': " + e.what();
       }
+      if (traced)
+        SimTrace().Add({task.trace_name, device_, begin, SimClockNs(), task.bytes, task.kind});
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (!error.empty() && error_.empty()) error_ = error;
@@ -110,14 +153,27 @@ class SimStream {
     }
   }
 
-  unsigned max_delay_us_;
-  std::mt19937 rng_;
-  std::mutex mu_;
-  std::condition_variable cv_, idle_;
   struct Task {
     std::function<void()> fn;
-    std::string op;
+    std::string op;          // the op whose kernel queued it, or ""
+    std::string trace_name;  // what the tracer calls it; "": not traced (events, frees)
+    TideTraceKind kind;
+    uint64_t bytes;
   };
+  void Push(Task task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(task));
+      ++pending_;
+    }
+    cv_.notify_all();
+  }
+
+  unsigned max_delay_us_;
+  std::mt19937 rng_;
+  int32_t device_;
+  std::mutex mu_;
+  std::condition_variable cv_, idle_;
   std::deque<Task> queue_;
   size_t pending_ = 0;
   bool stop_ = false;

@@ -69,7 +69,68 @@ class Device {
   virtual void SynchronizeEvent(void* /*event*/) {}
   virtual void WaitEvent(void* /*ctx*/, void* /*event*/) {}
 
+  // Event timing (TideDeviceDef.event_elapsed_ms; needs the six event functions): the ms between
+  // two recorded, done events, finite and >= 0.
+  virtual bool HasEventTiming() const { return false; }
+  virtual float EventElapsedMs(void* /*start*/, void* /*end*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no event timing");
+  }
+  // The device allocator's own figures (TideDeviceDef.memory_stats): fill the fields
+  // stats->struct_size covers (TIDE_HAS_FIELD).
+  virtual bool HasMemoryStats() const { return false; }
+  virtual void MemoryStats(int32_t /*device*/, TideMemoryStats* /*stats*/) {}
+  // The device's tracer (TideDeviceTracer): all four, or HasTracer false. TraceCollect hands
+  // each record to `emit` (see TraceEmitter) and forgets it.
+  class TraceEmitter {
+   public:
+    TraceEmitter(TideTraceEmitFn fn, void* sink) : fn_(fn), sink_(sink) {}
+    void operator()(const char* name, int32_t device, int32_t stream, uint64_t begin_ns,
+                    uint64_t end_ns, uint64_t bytes, TideTraceKind kind) const {
+      TideTraceRecord r{};
+      r.struct_size = TIDE_STRUCT_SIZE(TideTraceRecord, kind);
+      r.name = name, r.device = device, r.stream = stream;
+      r.begin_ns = begin_ns, r.end_ns = end_ns, r.bytes = bytes, r.kind = kind;
+      fn_(sink_, &r);
+    }
+
+   private:
+    TideTraceEmitFn fn_;
+    void* sink_;
+  };
+  virtual bool HasTracer() const { return false; }
+  virtual void TraceStart() {}
+  virtual void TraceStop() {}
+  virtual void TraceCollect(const TraceEmitter& /*emit*/) {}
+  virtual uint64_t TraceNowNs() { return 0; }
+
   void AddOptionalEntries(TideDeviceDef* d) {
+    if (HasEvents() && HasEventTiming())
+      d->event_elapsed_ms = [](void* s, void* start, void* end, float* ms) -> TideStatus* {
+        return detail::Guard([&] { *ms = static_cast<Device*>(s)->EventElapsedMs(start, end); });
+      };
+    if (HasMemoryStats())
+      d->memory_stats = [](void* s, int32_t device, TideMemoryStats* stats) -> TideStatus* {
+        return detail::Guard([&] { static_cast<Device*>(s)->MemoryStats(device, stats); });
+      };
+    if (HasTracer()) {
+      static const TideDeviceTracer kTracer = {
+          TIDE_STRUCT_SIZE(TideDeviceTracer, now_ns),
+          [](void* s) -> TideStatus* {
+            return detail::Guard([&] { static_cast<Device*>(s)->TraceStart(); });
+          },
+          [](void* s) -> TideStatus* {
+            return detail::Guard([&] { static_cast<Device*>(s)->TraceStop(); });
+          },
+          [](void* s, TideTraceEmitFn emit, void* sink) -> TideStatus* {
+            return detail::Guard(
+                [&] { static_cast<Device*>(s)->TraceCollect(TraceEmitter(emit, sink)); });
+          },
+          [](void* s, uint64_t* ns) -> TideStatus* {
+            return detail::Guard([&] { *ns = static_cast<Device*>(s)->TraceNowNs(); });
+          },
+      };
+      d->tracer = &kTracer;
+    }
     if (HasProperties())
       d->properties = [](void* s, int32_t device, TideDeviceProperties* p) -> TideStatus* {
         return detail::Guard([&] { static_cast<Device*>(s)->Properties(device, p); });
@@ -107,7 +168,7 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, contract);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, memory_stats);
     d.contract = Contract();
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();

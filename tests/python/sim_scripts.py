@@ -1,0 +1,44 @@
+"""What the tests of the test-only 'sim' device share: the plugin's path and marker, its counters
+as ctypes sees them (for scripts that load the plugin with ctypes), and running a script in a
+subprocess of its own (the device reads its configuration when it is loaded)."""
+
+import os
+import subprocess
+import sys
+
+from ctest_env import needs, path
+
+SIM_PARTS = ("tests", "plugins", "sim_device", "libtide_device_sim.so")
+SIM = path("TIDE_BUILD_DIR", *SIM_PARTS)
+needs_sim = needs("TIDE_BUILD_DIR", *SIM_PARTS, what="the sim device plugin")
+
+# TideSimCounters (sim_context.h) as ctypes sees it: every field, in order (the C function returns
+# the whole struct by value, so a shorter definition would let it write past ctypes' buffer).
+# A script writes COUNTERS on a line of its own and runs with_counters() over its text.
+COUNTERS = """\
+class Counters(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_uint64) for n in (
+        "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes", "contexts_created",
+        "contexts_destroyed", "finalized", "allocator_errors", "live_blocks", "peer",
+        "pinned_allocs", "pinned_frees", "memsets", "event_records", "event_waits",
+        "wrong_kind", "synchronizes", "event_synchronizes")]
+lib.tide_sim_counters.restype = Counters
+"""
+
+
+def with_counters(script):
+    """`script` with its COUNTERS line replaced by the Counters definition."""
+    return script.replace("COUNTERS\n", COUNTERS)
+
+
+def run_script(code, *args, env=None, check=True):
+    """Runs `code` with `args` in a new Python process, `env` added to this one's; with `check`,
+    asserts it succeeded. Returns the CompletedProcess."""
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run(
+        [sys.executable, "-c", code, *args], env=e, capture_output=True, text=True, timeout=300
+    )
+    if check:
+        assert p.returncode == 0, p.stdout + p.stderr
+    return p
