@@ -157,10 +157,28 @@ def _fuse_one(g, sm):
 
 
 def fuse_attention(g):
+    """Fuses the first attention it finds (scaled Q·K^T, the mask, softmax, ·V, the heads
+    reshaped and transposed) into one fused_multihead_attention op.
+
+    Args:
+        g (Graph): the program's block 0 as the passes see it.
+
+    Returns:
+        bool: whether it changed the program.
+    """
     return any(_fuse_one(g, sm) for sm in g.ops("softmax"))
 
 
 def attention_reads_qkv(g):
+    """Makes a fused_multihead_attention whose Q, K and V are the three outputs of one split
+    read the split's input as QKV instead, and drops the split.
+
+    Args:
+        g (Graph): the program's block 0 as the passes see it.
+
+    Returns:
+        bool: whether it changed the program.
+    """
     for att in g.ops("fused_multihead_attention"):
         if not att.input("Q"):
             continue

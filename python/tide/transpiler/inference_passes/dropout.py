@@ -12,6 +12,15 @@ def _identity(op):
 
 
 def delete_dropout(g):
+    """Removes a dropout that is the identity at inference (the module says when), renaming its
+    output to its input.
+
+    Args:
+        g (Graph): the program's block 0 as the passes see it.
+
+    Returns:
+        bool: whether it changed the program.
+    """
     for op in g.ops("dropout"):
         if not _identity(op) or op.input("Seed"):
             continue

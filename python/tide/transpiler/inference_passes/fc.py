@@ -23,6 +23,15 @@ def _bias_add(g, out, n):
 
 
 def fuse_fc(g):
+    """Fuses the first matmul_v2 + bias add [+ activation] it finds (the module says which)
+    into one fc op.
+
+    Args:
+        g (Graph): the program's block 0 as the passes see it.
+
+    Returns:
+        bool: whether it changed the program (the transpiler runs a pass until it does not).
+    """
     for mm in g.ops("matmul_v2"):
         if mm.attr("trans_x") or mm.attr("trans_y"):
             continue

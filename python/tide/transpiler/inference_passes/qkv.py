@@ -19,6 +19,15 @@ def _plain_fc(g, op):
 
 
 def fuse_qkv(g):
+    """Fuses three fc ops reading the same input (the Q, K and V projections) into one fc on
+    the concatenated weights, followed by a split.
+
+    Args:
+        g (Graph): the program's block 0 as the passes see it.
+
+    Returns:
+        bool: whether it changed the program.
+    """
     groups = {}
     for op in g.ops("fc"):
         if _plain_fc(g, op):

@@ -6,6 +6,14 @@ that differ, an axis other than -1), a sum read by another op or fetched."""
 
 
 def fuse_skip_layernorm(g):
+    """Fuses a residual elementwise_add read only by a layer_norm into one skip_layernorm op.
+
+    Args:
+        g (Graph): the program's block 0 as the passes see it.
+
+    Returns:
+        bool: whether it changed the program.
+    """
     for ln in g.ops("layer_norm"):
         s = ln.input("X")[0]
         add = g.writer(s)
