@@ -79,31 +79,19 @@ def ids(batch):
     return x
 
 
-def make_runner(framework, prefix, feed, threads, skip_passes):
-    if framework.startswith("tide"):
-        import tide
-
-        exe = tide.Executor(tide.CPUPlace())
-        program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=False)
-        tide.transpiler.InferenceTranspiler().transpile(
-            program, exe.place, tide.global_scope(), skip_passes=skip_passes
-        )
-        tide.set_flags({"use_mkldnn": framework == "tide-mkldnn"})
-        data = {feeds[0]: tide.LoDTensor(feed)}
-        return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
-    if framework == "paddle-inference":
-        return peers.paddle_inference(prefix + ".json", prefix + ".pdiparams", feed, threads)
-    if framework == "onnxruntime":
-        return peers.onnxruntime(prefix + ".onnx", feed, threads)
-    raise ValueError(framework)
-
-
 def worker(case, args):
     framework, batch = case.rsplit(":", 1)
     set_threads(args.threads)
     if framework.startswith("tide"):
         setup_paths()
-    fn = make_runner(framework, args.prefix, ids(int(batch)), args.threads, args.skip_passes)
+    fn = peers.make_runner(
+        framework,
+        args.prefix,
+        args.prefix + ".json",
+        ids(int(batch)),
+        args.threads,
+        skip_passes=args.skip_passes,
+    )
     peers.time_worker(fn, args.reps, args.model_dir, framework, batch)
 
 

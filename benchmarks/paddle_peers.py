@@ -78,6 +78,27 @@ def onnxruntime(onnx, feed, threads):
     return lambda: sess.run(None, {name: feed})[0]
 
 
+def make_runner(framework, prefix, model_file, feed, threads, optimize=True, skip_passes=()):
+    """A function running one inference of the model saved at `prefix` (its program file
+    `model_file`) on `feed` with `framework`: tide / tide-mkldnn (load_inference_model, with its
+    optimisations unless `optimize` is false, less `skip_passes`), paddle-inference, onnxruntime."""
+    if framework.startswith("tide"):
+        import tide
+
+        exe = tide.Executor(tide.CPUPlace())
+        program, feeds, fetches = tide.io.load_inference_model(
+            prefix, exe, optimize=optimize, skip_passes=skip_passes
+        )
+        tide.set_flags({"use_mkldnn": framework == "tide-mkldnn"})
+        data = {feeds[0]: tide.LoDTensor(feed)}
+        return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
+    if framework == "paddle-inference":
+        return paddle_inference(model_file, prefix + ".pdiparams", feed, threads)
+    if framework == "onnxruntime":
+        return onnxruntime(prefix + ".onnx", feed, threads)
+    raise ValueError(framework)
+
+
 def time_worker(fn, reps, model_dir, framework, batch):
     """In a worker: times fn, keeps its output for the comparison, prints the times (ms) and the
     CPU time of all the process's threads per run (ms; on a busy machine, what the work cost

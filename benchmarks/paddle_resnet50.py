@@ -45,22 +45,6 @@ def export(model_dir):
     return prefix
 
 
-def make_runner(framework, prefix, feed, threads, optimize=True):
-    if framework.startswith("tide"):
-        import tide
-
-        exe = tide.Executor(tide.CPUPlace())
-        program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=optimize)
-        tide.set_flags({"use_mkldnn": framework == "tide-mkldnn"})
-        data = {feeds[0]: tide.LoDTensor(feed)}
-        return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
-    if framework == "paddle-inference":
-        return peers.paddle_inference(prefix + ".pdmodel", prefix + ".pdiparams", feed, threads)
-    if framework == "onnxruntime":
-        return peers.onnxruntime(prefix + ".onnx", feed, threads)
-    raise ValueError(framework)
-
-
 def worker(case, args):
     framework, batch = case.rsplit(":", 1)
     set_threads(args.threads)
@@ -71,7 +55,14 @@ def worker(case, args):
         .standard_normal((int(batch), 3, 224, 224))
         .astype(np.float32)
     )
-    fn = make_runner(framework, args.prefix, feed, args.threads, optimize=not args.no_optimize)
+    fn = peers.make_runner(
+        framework,
+        args.prefix,
+        args.prefix + ".pdmodel",
+        feed,
+        args.threads,
+        optimize=not args.no_optimize,
+    )
     peers.time_worker(fn, args.reps, args.model_dir, framework, batch)
 
 
