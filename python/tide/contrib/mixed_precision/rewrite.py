@@ -74,9 +74,9 @@ class _Rewriter:
         key = (var.name, dtype)
         inserted = 0
         if key not in self.casts:
-            suffix = "cast_fp16" if dtype == "float16" else "cast_" + dtype.replace("float", "fp")
+            suffix = dtype.replace("float", "fp")  # x.cast_fp16, x.cast_bfp16, x.cast_fp32
             out = self.block.create_var(
-                name=unique_name.generate("%s.%s" % (var.name, suffix)),
+                name=unique_name.generate("%s.cast_%s" % (var.name, suffix)),
                 dtype=dtype,
                 shape=var.shape if var.shape else None,
                 lod_level=var.lod_level,
@@ -107,10 +107,9 @@ class _Rewriter:
             for var in _float_args(self.block, op.input_arg_names):
                 if var.dtype != want:
                     i += self.cast_input(i, op, var, want)
-            if want != "float32":
-                self.low_ops.append(op.type)
             op.desc.infer_shape(self.block.desc)  # outputs take the type the op now computes in
             if want != "float32":  # also where an op's shape rule leaves the type as declared
+                self.low_ops.append(op.type)
                 for var in _float_args(self.block, op.output_arg_names):
                     if not var.persistable:
                         var.desc.dtype = dtype_code(want)
