@@ -199,6 +199,8 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
               << k->plugin
               << (kernel_place != place ? " (fallback to " + kernel_place.ToString() + ")"
                                         : std::string())
+              << (k->key.dtype != dt ? StrCat(" (", DataTypeName(dt), " data, widened)")
+                                     : std::string())
               << "\n";
   return true;
 }
