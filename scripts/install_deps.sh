@@ -25,8 +25,9 @@ if [ ! -x "$TIDE_VENV/bin/python" ]; then
   log "creating the Python virtual environment $TIDE_VENV"
   python3 -m venv "$TIDE_VENV"
 fi
-PY_PACKAGES=(numpy pytest scikit-learn pyzmq scikit-build-core)  # the last: tests/packaging's wheel
-if ! "$TIDE_VENV/bin/python" -c "import numpy, pytest, sklearn, zmq, scikit_build_core" 2>/dev/null; then
+# scikit-build-core: tests/packaging's wheel; ml_dtypes: numpy's bfloat16 (docs/data_types.md).
+PY_PACKAGES=(numpy pytest scikit-learn pyzmq scikit-build-core ml_dtypes)
+if ! "$TIDE_VENV/bin/python" -c "import numpy, pytest, sklearn, zmq, scikit_build_core, ml_dtypes" 2>/dev/null; then
   log "installing Python packages: ${PY_PACKAGES[*]}"
   "$TIDE_VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi

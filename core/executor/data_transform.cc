@@ -173,6 +173,18 @@ const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
   return nullptr;
 }
 
+void CastInPlace(LoDTensor* t, DataType to, const std::string& what) {
+  const Place at = t->place();
+  const TransformEntry* e = Registry::Global().FindCast(at.kind, t->dtype(), to);
+  if (!e)
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, what, ": its data is ", DataTypeName(t->dtype()),
+              " and no plugin registers a ", at.kind_name(), " cast ", DataTypeName(t->dtype()),
+              " -> ", DataTypeName(to));
+  LoDTensor cast;
+  Apply(*e, *t, &cast, DeviceContextPool::Global().Get(at), StrCat(what, ": cast ", CastName(*e)));
+  *t = std::move(cast);
+}
+
 void ToPlainLayout(LoDTensor* t) {
   if (!t->initialized() || !NeedsLayoutTransform(t->layout(), TIDE_LAYOUT_ANY)) return;
   Place at = t->place();

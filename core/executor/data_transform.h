@@ -38,6 +38,10 @@ void TransformInputs(OpInstance& op, TransformCounts* counts);
 const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
                                const Place& place);
 
+// `t` (on a place whose device plugin registers the cast) converted in place to data type `to`,
+// through that cast; `what` names it in errors ("op 'relu' (block 0, #2) output 'Out'").
+void CastInPlace(LoDTensor* t, DataType to, const std::string& what);
+
 // A tensor in a library's layout (a fetched result), converted in place to a plain one through
 // the transform its device plugin registers; plain tensors are left alone.
 void ToPlainLayout(LoDTensor* t);

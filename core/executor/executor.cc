@@ -205,6 +205,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     }
   }
   WaitForKernelIfDebugging(op);
+  if (op.runs_widened()) RoundWidenedOutputs(op);
   TouchOutputs(op);
   GiveDeclaredRankZero(op);
   CheckOutputsWrittenOnce(op);

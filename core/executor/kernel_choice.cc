@@ -1,5 +1,6 @@
 // kernel_choice.cc: which kernel an op runs (Fluid's kernel-type inference): the run's place,
-// the data type, the library the op asks for, and a fallback to another place's kernel.
+// the data type, the library the op asks for, a float32 kernel for float16/bfloat16 data that
+// has none of its own, and a fallback to another place's kernel.
 #include "core/executor/kernel_choice.h"
 
 #include <glog/logging.h>
@@ -28,6 +29,26 @@ void LogFallbackOnce(const OpInstance& op, const Place& from, const Place& to) {
     LOG(WARNING) << "op '" << op.type() << "' has no kernel on " << from.kind_name()
                  << "; running its " << to.kind_name()
                  << " kernel, with its inputs and outputs copied (logged once per op type)";
+}
+
+// The data type whose kernel runs `dt`'s data when `dt` has none: float16 and bfloat16 compute
+// in float32 (the inputs widened, the outputs rounded back: data_transform.h, kernel_outputs.h).
+// TIDE_UNDEFINED for the other types, which have no such stand-in.
+DataType WidenedType(DataType dt) {
+  return dt == TIDE_FP16 || dt == TIDE_BF16 ? TIDE_FP32 : TIDE_UNDEFINED;
+}
+
+// Logs a float16/bfloat16 op running a float32 kernel, once per op type, data type and place.
+void LogWidenedOnce(const OpInstance& op, DataType dt, const KernelEntry& k, const Place& at) {
+  static std::mutex mu;
+  static std::set<std::string> logged;
+  std::lock_guard<std::mutex> lock(mu);
+  if (logged.insert(StrCat(op.type(), "@", DataTypeName(dt), "@", at.kind_name())).second)
+    LOG(WARNING) << "op '" << op.type() << "' has no " << DataTypeName(dt) << " kernel on "
+                 << at.kind_name() << "; running its " << k.key.ToString() << " kernel from "
+                 << k.plugin << ", its " << DataTypeName(dt) << " inputs widened to "
+                 << DataTypeName(k.key.dtype) << " and the outputs the program declares "
+                 << DataTypeName(dt) << " rounded back (logged once per op type)";
 }
 
 const KernelEntry* FirstWhere(const std::vector<const KernelEntry*>& all,
@@ -100,7 +121,7 @@ bool KernelChoice::Choose(OpInstance& op, const Place& place) {
 }
 
 bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
-  if (op.kernel_ && op.kernel_key_.dtype == dt) return false;
+  if (op.kernel_ && op.kernel_data_type_ == dt) return false;
   if (dt == TIDE_UNDEFINED)
     TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(),
               ": cannot tell which data type's kernel to run: "
@@ -117,20 +138,36 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
   auto first_usable = [&](const std::function<bool(const KernelEntry&)>& pred) {
     return FirstWhere(all, [&](const KernelEntry& e) { return pred(e) && usable(&e); });
   };
-  const KernelEntry* k = nullptr;
-  if (op.library_)  // the library's kernel when it has one (with its own, opaque, layout)
-    k = first_usable([&](const KernelEntry& e) {
-      return e.key.place_kind == kind && e.key.dtype == dt && e.key.library == op.library_;
-    });
-  if (!k) k = usable(reg.FindKernel(op.type(), {kind, dt, TIDE_LAYOUT_ANY, 0}));
-  if (!k)
-    k = first_usable(
-        [&](const KernelEntry& e) { return e.key.place_kind == kind && e.key.dtype == dt; });
-  Place kernel_place = place;
-  if (!k) {  // another place's kernel, the host's first, with copies in and out
+  // The place's kernel for data type `d`: the library's when it has one (with its own, opaque,
+  // layout), else the plain one, else any other.
+  auto on_place = [&](DataType d) {
+    const KernelEntry* e = nullptr;
+    if (op.library_)
+      e = first_usable([&](const KernelEntry& c) {
+        return c.key.place_kind == kind && c.key.dtype == d && c.key.library == op.library_;
+      });
+    if (!e) e = usable(reg.FindKernel(op.type(), {kind, d, TIDE_LAYOUT_ANY, 0}));
+    if (!e)
+      e = first_usable(
+          [&](const KernelEntry& c) { return c.key.place_kind == kind && c.key.dtype == d; });
+    return e;
+  };
+  // Another place's kernel for `d`, the host's first.
+  auto elsewhere = [&](DataType d) {
     const int32_t host = PlaceKindId(kHostPlaceKind);
-    k = usable(reg.FindKernel(op.type(), {host, dt, TIDE_LAYOUT_ANY, 0}));
-    if (!k) k = first_usable([&](const KernelEntry& e) { return e.key.dtype == dt; });
+    const KernelEntry* e = usable(reg.FindKernel(op.type(), {host, d, TIDE_LAYOUT_ANY, 0}));
+    if (!e) e = first_usable([&](const KernelEntry& c) { return c.key.dtype == d; });
+    return e;
+  };
+  // The place's own kernel before another place's, and, for float16/bfloat16, the place's
+  // float32 kernel before another place's float16/bfloat16 one: a cast is cheaper than a copy.
+  const DataType wide = WidenedType(dt);
+  const KernelEntry* k = on_place(dt);
+  if (!k && wide != TIDE_UNDEFINED) k = on_place(wide);
+  Place kernel_place = place;
+  if (!k) {  // another place's kernel, with copies in and out
+    k = elsewhere(dt);
+    if (!k && wide != TIDE_UNDEFINED) k = elsewhere(wide);
     if (k) {
       kernel_place = Place(k->key.place_kind, 0);
       if (FLAGS_strict_kernel_placement)
@@ -146,11 +183,15 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
     std::string have;
     for (const KernelEntry* e : all) have += (have.empty() ? "" : ", ") + e->key.ToString();
     TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(),
+              wide != TIDE_UNDEFINED ? StrCat(" (nor a ", DataTypeName(wide), " one to run it in)")
+                                     : std::string(),
               " on any loaded place; registered: ",
               have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
   }
+  if (k->key.dtype != dt) LogWidenedOnce(op, dt, *k, kernel_place);
   op.kernel_ = k;
   op.kernel_key_ = k->key;
+  op.kernel_data_type_ = dt;
   op.kernel_place_ = kernel_place;
   op.kernel_dctx_ = DeviceContextPool::Global().Get(kernel_place);
   if (FLAGS_log_kernels)
@@ -158,6 +199,8 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
               << k->plugin
               << (kernel_place != place ? " (fallback to " + kernel_place.ToString() + ")"
                                         : std::string())
+              << (k->key.dtype != dt ? StrCat(" (", DataTypeName(dt), " data, widened)")
+                                     : std::string())
               << "\n";
   return true;
 }

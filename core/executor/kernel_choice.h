@@ -1,6 +1,9 @@
 // kernel_choice.h: the one place the core decides which kernel an op runs. A registered kernel
 // library (TideLibraryDef) is asked for by its op attribute or flag; the run's place is tried
-// first, then another place's kernel (the host's first) with copies in and out.
+// first, then another place's kernel (the host's first) with copies in and out. float16 and
+// bfloat16 data without a kernel of its type runs the float32 one (logged once per op type):
+// its inputs are widened by the data transform, its declared float16/bfloat16 outputs rounded
+// back after it (kernel_outputs.h), so the program's types stay as declared.
 #pragma once
 
 #include "core/platform/data_type.h"
@@ -23,8 +26,9 @@ class KernelChoice {
   // At Run, before every kernel call: makes op's kernel the one for the data type it goes by
   // (its data-type attribute, else what its data-type input holds now) on `place`. The kernel
   // chosen before stays while that data type is the same; else one is chosen: the library's, the
-  // place's plain one, another of the place's, then another place's with copies (the host's
-  // first), never one that declined the op. Returns true when it chose anew (the op's shapes are
+  // place's plain one, another of the place's (for float16/bfloat16: then the place's float32
+  // one, the same way), then another place's with copies (the host's first), never one that
+  // declined the op. Returns true when it chose anew (the op's shapes are
   // then inferred again). Throws naming the op and the kernels there are, or saying its data-type
   // input holds no data.
   static bool Choose(OpInstance& op, const Place& place);

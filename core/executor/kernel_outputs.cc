@@ -1,6 +1,7 @@
 // kernel_outputs.cc: see kernel_outputs.h.
 #include "core/executor/kernel_outputs.h"
 
+#include "core/executor/data_transform.h"
 #include "core/framework/tensor_util.h"
 
 namespace tide::core {
@@ -33,6 +34,19 @@ void GiveDeclaredRankZero(const OpInstance& op) {
     if (!v || !v->IsType<LoDTensor>()) continue;
     LoDTensor* t = v->GetMutable<LoDTensor>();
     if (t->dims().size() == 1 && t->dims()[0] == 1 && t->lod_levels() == 0) t->Resize(DDim());
+  }
+}
+
+void RoundWidenedOutputs(const OpInstance& op) {
+  for (const LowPrecisionOutput& o : op.low_precision_outputs()) {
+    Variable* v = op.outputs()[o.binding].vars[o.index];
+    if (!v || !v->IsType<LoDTensor>()) continue;
+    LoDTensor* t = v->GetMutable<LoDTensor>();
+    if (!t->initialized() || t->dtype() != op.kernel_key().dtype) continue;
+    CastInPlace(t, o.dtype,
+                StrCat(op.label(), " output '", op.outputs()[o.binding].param, "' ('",
+                       op.outputs()[o.binding].names[o.index], "') of kernel ",
+                       op.kernel_key().ToString()));
   }
 }
 

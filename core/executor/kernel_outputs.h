@@ -17,6 +17,10 @@ void TouchOutputs(const OpInstance& op);
 // of a vector) that the kernel made [1] (Fluid's shape for those ops) becomes rank 0, the same
 // element; the program's declaration decides, so a Fluid program declaring [1] keeps [1].
 void GiveDeclaredRankZero(const OpInstance& op);
+// After a float32 kernel ran float16/bfloat16 data (OpInstance::runs_widened): the outputs the
+// program declares float16/bfloat16 that it wrote as float32 are rounded back to their type
+// (nearest even), so what follows reads the declared type: never a silent float32 program.
+void RoundWidenedOutputs(const OpInstance& op);
 // After a kernel failed: one that failed after shape inference resized its outputs may have left
 // an output with dims larger than its memory; that memory is dropped, so nothing (the next op,
 // numpy, DLPack) reads past it, and the output then holds no data and says so.

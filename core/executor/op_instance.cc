@@ -59,13 +59,16 @@ OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx
       if (dtype_input_ >= 0) break;
     }
   }
-  if (info_->run) return;  // no kernel, so no fallback kernel whose outputs go back
+  if (info_->run) return;  // no kernel, so no fallback kernel whose outputs go back or round
   for (size_t b = 0; b < outputs_.size(); ++b)
     for (size_t i = 0; i < outputs_[b].names.size(); ++i) {
       const VarDesc* v = block.FindVarRecursive(outputs_[b].names[i]);
       if (v && v->persistable()) persistable_outputs_.emplace_back(b, i);
       if (v && v->zero_dim() && v->type() == TIDE_VAR_LOD_TENSOR)
         zero_dim_outputs_.emplace_back(b, i);
+      if (v && v->type() == TIDE_VAR_LOD_TENSOR &&
+          (v->dtype() == TIDE_FP16 || v->dtype() == TIDE_BF16))
+        low_precision_outputs_.push_back({b, i, v->dtype()});
     }
 }
 

@@ -56,6 +56,13 @@ struct InputTransform {
   uint64_t cached_content = 0;
 };
 
+// An output the program declares float16 or bfloat16 (outputs()[binding].vars[index]): when the
+// op runs a float32 kernel on such data, what it wrote is rounded back to `dtype`.
+struct LowPrecisionOutput {
+  size_t binding, index;
+  DataType dtype;
+};
+
 struct ArgBinding {
   std::string param;
   std::vector<std::string> names;
@@ -124,6 +131,10 @@ class OpInstance {
   const std::vector<std::pair<size_t, size_t>>& zero_dim_outputs() const {
     return zero_dim_outputs_;
   }
+  // The outputs the program declares float16 or bfloat16 tensors.
+  const std::vector<LowPrecisionOutput>& low_precision_outputs() const {
+    return low_precision_outputs_;
+  }
 
   // Resolves every bound variable name in `scope` (and its parents); what was kept for the last
   // binding (the inputs' conversions, the shape cache, the outputs check) starts again.
@@ -134,6 +145,10 @@ class OpInstance {
   // asks for (its attribute or flag; 0: plain).
   const KernelEntry* kernel() const { return kernel_; }
   const OpKernelType& kernel_key() const { return kernel_key_; }
+  // The data type the kernel was chosen for: kernel_key().dtype, except for float16 or bfloat16
+  // data that runs a float32 kernel (no kernel of its own type): then that low type.
+  DataType kernel_data_type() const { return kernel_data_type_; }
+  bool runs_widened() const { return kernel_data_type_ != kernel_key_.dtype; }
   const Place& kernel_place() const { return kernel_place_; }
   DeviceContext* kernel_dctx() const { return kernel_dctx_; }
   int32_t library() const { return library_; }
@@ -163,11 +178,13 @@ class OpInstance {
   DataType dtype_from_attr_ = TIDE_UNDEFINED;
   std::vector<std::pair<size_t, size_t>> persistable_outputs_;
   std::vector<std::pair<size_t, size_t>> zero_dim_outputs_;
+  std::vector<LowPrecisionOutput> low_precision_outputs_;
 
   // The chosen kernel: kernel choice writes it.
   friend class KernelChoice;
   const KernelEntry* kernel_ = nullptr;
   OpKernelType kernel_key_;
+  DataType kernel_data_type_ = TIDE_UNDEFINED;
   Place kernel_place_;
   DeviceContext* kernel_dctx_ = nullptr;
   int32_t library_ = 0;

@@ -1,6 +1,6 @@
 // fill_cast_ops.cu: ops_math's fill_constant, fill_zeros_like, fill_any_like, assign and cast on
 // the GPU, and the data-type casts the core's data transform uses on "gpu" places (float <->
-// double <-> half, int32/int64 <-> float).
+// double <-> half and bfloat16, int32/int64 <-> float).
 #include <tide/ops/cast.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/fill_value.hpp>
@@ -15,17 +15,27 @@ namespace tide_cuda {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Conversions, through float for __half (round to nearest); a float to an integer type
-// saturates and maps NaN to 0 (tide/ops/cast.hpp).
+// Conversions, through float for __half and __nv_bfloat16 (round to nearest even; bfloat16 from
+// a double rounds to float first, as on the CPU); a float to an integer type saturates and maps
+// NaN to 0 (tide/ops/cast.hpp); to the same type, the bits.
+template <typename T>
+constexpr bool kLowFloat = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
 template <typename To, typename From>
 __host__ __device__ __forceinline__ To Convert(From v) {
-  if constexpr (std::is_same_v<To, __half>) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, __half>) {
+    return Convert<To>(__half2float(v));
+  } else if constexpr (std::is_same_v<From, __nv_bfloat16>) {
+    return Convert<To>(__bfloat162float(v));
+  } else if constexpr (std::is_same_v<To, __half>) {
     if constexpr (std::is_same_v<From, double>)
       return __double2half(v);
     else
       return __float2half(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<From, __half>) {
-    return Convert<To>(__half2float(v));
+  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
+    return __float2bfloat16(static_cast<float>(v));
   } else if constexpr (tide::ops::NeedsSaturatingCast<From, To>::value) {
     return tide::ops::SaturatingCast<To>(v);  // the CPU's rule: saturate, NaN -> 0
   } else {
@@ -54,7 +64,8 @@ __global__ void FillKernel(T* out, int64_t n, T value) {
 
 // Out's dims: ShapeTensor over ShapeTensorList over shape (tide/ops/shape_inputs.hpp); the value:
 // ValueTensor over str_value over value, refused where T cannot hold it
-// (tide/ops/fill_value.hpp); the tensors read back to the host. __half takes the float value.
+// (tide/ops/fill_value.hpp); the tensors read back to the host. __half and __nv_bfloat16 take the
+// float value.
 template <typename T>
 void FillConstant(KernelContext& ctx) {
   Gpu g(ctx);
@@ -63,7 +74,7 @@ void FillConstant(KernelContext& ctx) {
       [&](const char* p) { return HostIntScalars(ctx, g, p); });
   Tensor out = tide::ops::OutputValue(ctx, "Out");  // a SelectedRows' value, rows kept
   T* od = out.mutable_data<T>(shape, g.place());
-  using V = std::conditional_t<std::is_same_v<T, __half>, float, T>;
+  using V = std::conditional_t<kLowFloat<T>, float, T>;
   const T value = Convert<T>(
       tide::ops::FillValue<V>(ctx, [&](const char* p) { return HostNumber(ctx, g, p); }));
   Launch(g, "FillKernel", out.numel(), FillKernel<T>, od, out.numel(), value);
@@ -81,7 +92,7 @@ void FillZerosLike(KernelContext& ctx) {
 template <typename T>
 void FillAnyLike(KernelContext& ctx) {
   Gpu g(ctx);
-  using V = std::conditional_t<std::is_same_v<T, __half>, float, T>;
+  using V = std::conditional_t<kLowFloat<T>, float, T>;
   const T value =
       Convert<T>(tide::ops::FitValue<V>(ctx.op_type(), ctx.Attr<float>("value"), "value"));
   Tensor out = ctx.Output("Out");
@@ -121,6 +132,9 @@ void CastKernel(KernelContext& ctx) {
     case TIDE_FP16:
       ConvertTensor<From, __half>(g, x, out);
       break;
+    case TIDE_BF16:
+      ConvertTensor<From, __nv_bfloat16>(g, x, out);
+      break;
     case TIDE_INT32:
       ConvertTensor<From, int32_t>(g, x, out);
       break;
@@ -158,19 +172,21 @@ void RegisterCastPair(tide::Registrar& r) {
 using namespace tide_cuda;  // NOLINT: registration macros below
 
 TIDE_REGISTER_KERNEL("fill_constant", "gpu", FillConstant, float, double, int32_t, int64_t, bool,
-                     __half);
+                     __half, __nv_bfloat16);
 TIDE_REGISTER_KERNEL("fill_zeros_like", "gpu", FillZerosLike, float, double, int32_t, int64_t,
-                     __half);
+                     __half, __nv_bfloat16);
 TIDE_REGISTER_KERNEL("fill_any_like", "gpu", FillAnyLike, float, double, int32_t, int64_t, bool,
-                     __half);
+                     __half, __nv_bfloat16);
 TIDE_REGISTER_KERNEL("assign", "gpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,
-                     __half);
+                     __half, __nv_bfloat16);
 TIDE_REGISTER_KERNEL("cast", "gpu", CastKernel, float, double, int32_t, int64_t, bool, uint8_t,
-                     __half);
+                     __half, __nv_bfloat16);
 TIDE_ON_REGISTER([](tide::Registrar& r) {
   RegisterCastPair<float, double>(r);
   RegisterCastPair<float, __half>(r);
   RegisterCastPair<double, __half>(r);
+  RegisterCastPair<float, __nv_bfloat16>(r);
+  RegisterCastPair<double, __nv_bfloat16>(r);
   RegisterCastPair<int32_t, float>(r);
   RegisterCastPair<int64_t, float>(r);
 });

@@ -3,6 +3,7 @@
 // name the op, launch shapes, errors found on the device, and scalar inputs read on the device.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <tide/cuda_context.h>
@@ -16,10 +17,15 @@
 #include <tide/plugin.hpp>
 
 namespace tide {
-// __half tensors are TIDE_FP16 (plugin.hpp knows only the host types).
+// __half tensors are TIDE_FP16, __nv_bfloat16 ones TIDE_BF16 (plugin.hpp knows only the host
+// types).
 template <>
 struct DataTypeTrait<__half> {
   static constexpr TideDataType value = TIDE_FP16;
+};
+template <>
+struct DataTypeTrait<__nv_bfloat16> {
+  static constexpr TideDataType value = TIDE_BF16;
 };
 }  // namespace tide
 

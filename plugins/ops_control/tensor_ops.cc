@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <tide/low_precision.hpp>
 #include <tide/ops/batch_size_like.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/dtype_attr.hpp>
@@ -101,6 +102,8 @@ void AppendValues(std::ostringstream& os, const Tensor& host, int64_t count) {
     if (i) os << ", ";
     if constexpr (std::is_same_v<T, bool>)
       os << (d[i] ? "true" : "false");
+    else if constexpr (std::is_same_v<T, tide::float16> || std::is_same_v<T, tide::bfloat16>)
+      os << static_cast<float>(d[i]);  // exact: float holds every value of both
     else
       os << +d[i];  // + prints int8/uint8 as numbers
   }
@@ -119,6 +122,12 @@ void AppendData(std::ostringstream& os, const Tensor& t, int32_t summarize) {
         break;
       case TIDE_FP64:
         AppendValues<double>(os, host, count);
+        break;
+      case TIDE_FP16:
+        AppendValues<tide::float16>(os, host, count);
+        break;
+      case TIDE_BF16:
+        AppendValues<tide::bfloat16>(os, host, count);
         break;
       case TIDE_INT32:
         AppendValues<int32_t>(os, host, count);

@@ -1,31 +1,30 @@
 // cast_op.cc: cast (Out = X converted to out_dtype); its grad casts back. A float cast to an
 // integer type is defined for every value (C++ leaves NaN and out-of-range values undefined):
 // it truncates toward zero, saturates at the type's limits (+-inf included), and NaN becomes 0.
-// float16 (Eigen::half) converts through float: to it rounding to nearest even (float64 rounds
-// to float first), from it exactly; a float16 to an integer follows the float rule.
+// float16 and bfloat16 (tide/low_precision.hpp) convert through float: to them rounding to
+// nearest even (float64 rounds to float first), from them exactly; one of them to an integer
+// follows the float rule. A cast to the type X already has copies the bits.
+#include <cstring>
+#include <tide/low_precision.hpp>
 #include <tide/ops/cast.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <type_traits>
 
 #include "common.h"
 
-namespace tide {
-// Eigen::half tensors are TIDE_FP16 (plugin.hpp knows only the host's built-in types).
-template <>
-struct DataTypeTrait<Eigen::half> {
-  static constexpr TideDataType value = TIDE_FP16;
-};
-}  // namespace tide
-
 namespace ops_math {
 namespace {
 
-// A float to an integer type: tide/ops/cast.hpp's rule, as on every device; a float16 is
-// widened to float first.
+template <typename T>
+constexpr bool kLowPrecision =
+    std::is_same_v<T, tide::float16> || std::is_same_v<T, tide::bfloat16>;
+
+// A float to an integer type: tide/ops/cast.hpp's rule, as on every device; a float16 or
+// bfloat16 is widened to float first.
 template <typename From, typename To>
 struct Saturating {
   To operator()(From v) const {
-    if constexpr (std::is_same_v<From, Eigen::half>)
+    if constexpr (kLowPrecision<From>)
       return tide::ops::SaturatingCast<To>(static_cast<float>(v));
     else
       return tide::ops::SaturatingCast<To>(v);
@@ -34,16 +33,33 @@ struct Saturating {
 
 template <typename From, typename To>
 constexpr bool kSaturates = tide::ops::NeedsSaturatingCast<From, To>::value ||
-                            (std::is_same_v<From, Eigen::half> && std::is_integral_v<To> &&
+                            (kLowPrecision<From> && std::is_integral_v<To> &&
                              !std::is_same_v<To, bool>);
+
+// One 2-byte float to the other, or a 2-byte float to/from bool or an integer, goes through
+// float: Eigen converts between them only that way.
+template <typename From, typename To>
+struct ThroughFloat {
+  To operator()(From v) const {
+    if constexpr (std::is_same_v<To, bool>)
+      return static_cast<float>(v) != 0.0f;
+    else
+      return To(static_cast<float>(v));
+  }
+};
 
 template <typename From, typename To>
 void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
   out.Resize(x.dims());
-  if constexpr (kSaturates<From, To>)
+  if constexpr (std::is_same_v<From, To>) {  // bits, not values: a NaN's payload stays
+    std::memcpy(Out<To>(out, ctx).data(), x.data<From>(), sizeof(To) * x.numel());
+  } else if constexpr (kSaturates<From, To>) {
     EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(Saturating<From, To>()));
-  else
+  } else if constexpr (kLowPrecision<From> || kLowPrecision<To>) {
+    EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(ThroughFloat<From, To>()));
+  } else {
     EigenEval(ctx, Out<To>(out, ctx), In<From>(x).template cast<To>());
+  }
 }
 
 template <typename T>
@@ -58,7 +74,16 @@ void CastKernel(KernelContext& ctx) {
       CastTo<T, double>(ctx, x, out);
       break;
     case TIDE_FP16:
-      CastTo<T, Eigen::half>(ctx, x, out);
+      CastTo<T, tide::float16>(ctx, x, out);
+      break;
+    case TIDE_BF16:
+      CastTo<T, tide::bfloat16>(ctx, x, out);
+      break;
+    case TIDE_INT8:
+      CastTo<T, int8_t>(ctx, x, out);
+      break;
+    case TIDE_INT16:
+      CastTo<T, int16_t>(ctx, x, out);
       break;
     case TIDE_INT32:
       CastTo<T, int32_t>(ctx, x, out);
@@ -103,5 +128,7 @@ TIDE_REGISTER_OP(
               .Attr("in_dtype", g.Attr<int32_t>("out_dtype"))
               .Attr("out_dtype", g.Attr<int32_t>("in_dtype"));
         }));
+// float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
+// copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("cast", "cpu", CastKernel, float, double, int32_t, int64_t, bool, uint8_t,
-                     Eigen::half);
+                     int8_t, int16_t, tide::float16, tide::bfloat16);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <tide/low_precision.hpp>
 #include <tide/ops/assign_value.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <tide/ops/fill_value.hpp>
@@ -174,7 +175,10 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_constant")
                      .Attr("place_type", int32_t(-1), "Paddle's placement hint (ignored)")
                      .KernelDataTypeFrom("attr:dtype")
                      .InferShape(ShapeInputsInferShape));
-TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES, bool);
+// float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
+// copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
+TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES, bool,
+                     tide::float16, tide::bfloat16);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
                      .NoGradient()
@@ -182,7 +186,8 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
                      .Input("X", "the tensor whose dims and dtype Out takes")
                      .Output("Out", "zeros")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
-TIDE_REGISTER_KERNEL("fill_zeros_like", "cpu", FillZerosLike, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("fill_zeros_like", "cpu", FillZerosLike, OPS_MATH_NUMERIC_TYPES, tide::float16,
+                     tide::bfloat16);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_any_like")
                      .NoGradient()
@@ -194,7 +199,8 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_any_like")
                      .Attr("dtype", int32_t(-1), "element type (TideDataType); -1: X's")
                      .KernelDataTypeFrom("attr:dtype")
                      .InferShape(FillAnyLikeInferShape));
-TIDE_REGISTER_KERNEL("fill_any_like", "cpu", FillAnyLike, OPS_MATH_NUMERIC_TYPES, bool);
+TIDE_REGISTER_KERNEL("fill_any_like", "cpu", FillAnyLike, OPS_MATH_NUMERIC_TYPES, bool,
+                     tide::float16, tide::bfloat16);
 
 TIDE_REGISTER_OP(RandomSchema("uniform_random",
                               "Out ~ U[min, max), then diag_num elements "
@@ -221,7 +227,8 @@ TIDE_REGISTER_OP(
         .Grad([](tide::GradMaker& g) {
           g.NewOp("assign").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
         }));
-TIDE_REGISTER_KERNEL("assign", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t);
+TIDE_REGISTER_KERNEL("assign", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,
+                     tide::float16, tide::bfloat16);
 
 TIDE_REGISTER_OP(tide::OpSchema("assign_value")
                      .NoGradient()

@@ -24,10 +24,12 @@ void BnInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Y", x);
   ctx.SetOutputDataType("Y", t);
   ctx.ShareLoD("X", "Y");
+  // The statistics keep Mean's type: float32 for float16/bfloat16 X (Paddle's rule), X's else.
+  const TideDataType mean_type = ctx.InputDataType("Mean");
   for (const char* p : {"MeanOut", "VarianceOut", "SavedMean", "SavedVariance"}) {
     if (!ctx.HasOutput(p)) continue;
     ctx.SetOutputDims(p, {c});
-    ctx.SetOutputDataType(p, t);
+    ctx.SetOutputDataType(p, mean_type != TIDE_UNDEFINED ? mean_type : t);
   }
 }
 

@@ -2,6 +2,7 @@
 // Shape tensor overrides the attribute at run time) and flatten / flatten2 (to 2-D at `axis`),
 // with grads. The *2 variants output XShape ([0] + X's dims, no data) so their grads need no X.
 #include <cstring>
+#include <tide/low_precision.hpp>
 #include <tide/ops/index_shape.hpp>
 #include <tide/ops/reshape.hpp>
 
@@ -236,12 +237,19 @@ TIDE_REGISTER_OP(CopyGradSchema("flatten_contiguous_range_grad", true,
                      .Attr("start_axis", int32_t(1), "the forward start_axis")
                      .Attr("stop_axis", int32_t(1), "the forward stop_axis")
                      .Attr("mkldnn_data_type", std::string("float32"), "ignored"));
-TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", FlattenRangeKernel, OPS_NN_MOVE_TYPES);
+// float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
+// copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
+TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", FlattenRangeKernel, OPS_NN_MOVE_TYPES,
+                     tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("reshape", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("reshape2", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("flatten", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("flatten2", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("reshape", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
+TIDE_REGISTER_KERNEL("reshape2", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
+TIDE_REGISTER_KERNEL("flatten", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
+TIDE_REGISTER_KERNEL("flatten2", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("reshape_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reshape2_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("flatten_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);

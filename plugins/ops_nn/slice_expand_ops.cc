@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tide/low_precision.hpp>
 #include <tide/ops/expand.hpp>
 #include <tide/ops/slice_inputs.hpp>
 #include <tide/ops/tensor_shape.hpp>
@@ -284,9 +285,12 @@ TIDE_REGISTER_OP(SliceSchema("slice", false));
 TIDE_REGISTER_OP(SliceGradSchema("slice_grad", false));
 TIDE_REGISTER_OP(SliceSchema("strided_slice", true));
 TIDE_REGISTER_OP(SliceGradSchema("strided_slice_grad", true));
-TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES);
+// float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
+// copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
+TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("strided_slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("pad")

@@ -3,6 +3,7 @@
 // rules are tide/ops/split_concat.hpp's. Paddle 2.x's AxisTensor / SectionsTensorList inputs
 // override the attributes at run time.
 #include <cstring>
+#include <tide/low_precision.hpp>
 #include <tide/ops/split_concat.hpp>
 
 #include "common.h"
@@ -111,7 +112,10 @@ TIDE_REGISTER_OP(tide::OpSchema("concat_grad")
                      .Attr("mkldnn_data_type", std::string("float32"), "ignored")
                      .KernelDataTypeFrom(GradVarName("Out"))
                      .InferShape(GradLike({"X"})));
-TIDE_REGISTER_KERNEL("concat", "cpu", ConcatKernel, OPS_NN_MOVE_TYPES);
+// float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
+// copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
+TIDE_REGISTER_KERNEL("concat", "cpu", ConcatKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("concat_grad", "cpu", ConcatGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("split")
@@ -143,4 +147,4 @@ TIDE_REGISTER_OP(tide::OpSchema("split")
                          op.Input("AxisTensor", g.Input("AxisTensor"));
                        op.Output("Out", g.InputGrad("X")).Attr("axis", g.Attr<int32_t>("axis"));
                      }));
-TIDE_REGISTER_KERNEL("split", "cpu", SplitKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("split", "cpu", SplitKernel, OPS_NN_MOVE_TYPES, tide::float16, tide::bfloat16);

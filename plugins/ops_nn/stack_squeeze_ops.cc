@@ -1,6 +1,7 @@
 // stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
 // the grad, like reshape2) and stack / unstack (a new dim at `axis`, each other's grad).
 #include <cstring>
+#include <tide/low_precision.hpp>
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
@@ -155,9 +156,13 @@ TIDE_REGISTER_OP(SqueezeSchema("unsqueeze2",
                      .AsDuplicable()
                      .AsDispensable());
 TIDE_REGISTER_OP(SqueezeGradSchema("unsqueeze2_grad"));
-TIDE_REGISTER_KERNEL("squeeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES);
+// float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
+// copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
+TIDE_REGISTER_KERNEL("squeeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("unsqueeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(
@@ -204,6 +209,7 @@ TIDE_REGISTER_OP(tide::OpSchema("unstack")
                            .Output("Y", g.InputGrad("X"))
                            .Attr("axis", g.Attr<int32_t>("axis"));
                      }));
-TIDE_REGISTER_KERNEL("stack", "cpu", StackKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("stack", "cpu", StackKernel, OPS_NN_MOVE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("stack_grad", "cpu", StackGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("unstack", "cpu", UnstackKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("unstack", "cpu", UnstackKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);

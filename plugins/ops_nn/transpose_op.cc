@@ -1,6 +1,7 @@
 // transpose_op.cc: transpose / transpose2 (Out[i...] = X permuted by `axis`) and their grads
 // (the inverse permutation). transpose2 also outputs XShape ([0] + X's dims, no data) so its
 // grad needs no X.
+#include <tide/low_precision.hpp>
 #include <tide/ops/transpose.hpp>
 
 #include "common.h"
@@ -123,7 +124,11 @@ TIDE_REGISTER_OP(TransposeSchema("transpose", false));
 TIDE_REGISTER_OP(TransposeGradSchema("transpose_grad", false));
 TIDE_REGISTER_OP(TransposeSchema("transpose2", true));
 TIDE_REGISTER_OP(TransposeGradSchema("transpose2_grad", true));
-TIDE_REGISTER_KERNEL("transpose", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("transpose2", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES);
+// float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
+// copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
+TIDE_REGISTER_KERNEL("transpose", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
+TIDE_REGISTER_KERNEL("transpose2", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("transpose_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("transpose2_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);

@@ -9,23 +9,40 @@ namespace tide::python {
 
 using namespace tide::core;  // NOLINT
 
-// Tide's data-type names (the SDK's table) are numpy's, for every type numpy has; numpy has no
-// bfloat16 (a dtype of that name from an extension such as ml_dtypes is not taken for it). The
-// name is read as a Python attribute: pybind11 2.10 reads numpy 1.x's descriptor struct
-// directly, and numpy 2 moved its fields.
+namespace {
+// Whether `dt` is ml_dtypes' bfloat16 (numpy has none of its own; another extension's dtype of
+// that name is not taken for it). Attributes, not pybind11's struct reads (see below).
+bool IsMlDtypesBfloat16(const py::dtype& dt) {
+  const py::object type = dt.attr("type");
+  return dt.attr("itemsize").cast<int>() == 2 && py::hasattr(type, "__module__") &&
+         type.attr("__module__").cast<std::string>().rfind("ml_dtypes", 0) == 0;
+}
+}  // namespace
+
+// Tide's data-type names (the SDK's table) are numpy's, for every type numpy has; bfloat16 is
+// ml_dtypes'. The name is read as a Python attribute: pybind11 2.10 reads numpy 1.x's descriptor
+// struct directly, and numpy 2 moved its fields.
 DataType DataTypeFromNumpy(const py::dtype& dt) {
   const std::string name = dt.attr("name").cast<std::string>();
   DataType t = TIDE_UNDEFINED;
-  if (ParseDataTypeName(name.c_str(), &t, /*canonical_only=*/true) && t != TIDE_BF16) return t;
+  if (ParseDataTypeName(name.c_str(), &t, /*canonical_only=*/true) &&
+      (t != TIDE_BF16 || IsMlDtypesBfloat16(dt)))
+    return t;
   TIDE_FAIL(TIDE_INVALID_ARGUMENT, "numpy dtype ",
             py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
-            " has no Tide data type (use float32/64, int8/16/32/64, uint8, bool or float16)");
+            " has no Tide data type (use float16/32/64, int8/16/32/64, uint8, bool or "
+            "ml_dtypes.bfloat16)");
 }
 
 py::dtype NumpyDtype(DataType t) {
-  if (!IsValidDataType(t) || t == TIDE_BF16)
+  if (!IsValidDataType(t))
     TIDE_FAIL(TIDE_UNIMPLEMENTED, "a ", DataTypeName(t), " tensor has no numpy dtype");
-  return py::dtype(DataTypeName(t));
+  if (t != TIDE_BF16) return py::dtype(DataTypeName(t));
+  try {  // tide.core.bfloat16_dtype: ml_dtypes', or an ImportError saying to install it
+    return py::module_::import("tide.core").attr("bfloat16_dtype")().cast<py::dtype>();
+  } catch (py::error_already_set& e) {
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, "a bfloat16 tensor has no numpy dtype here: ", e.what());
+  }
 }
 
 namespace {

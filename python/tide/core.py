@@ -64,6 +64,23 @@ def convert_dtype(dtype):
     return name
 
 
+def bfloat16_dtype():
+    """numpy's bfloat16 dtype: ml_dtypes' (numpy has none of its own), which tensors of Tide's
+    bfloat16 go to and come from.
+
+    Raises:
+        ImportError: ml_dtypes is not installed.
+    """
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ImportError(
+            "numpy has no bfloat16 of its own: Tide's bfloat16 tensors go to and from numpy as "
+            "ml_dtypes.bfloat16 (pip install ml_dtypes)"
+        ) from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
 def dtype_code(dtype):
     """The TideDataType code (framework.proto's VarType) of `dtype`, a name or numpy dtype.
 

@@ -3,8 +3,8 @@ dict, converting dtypes and shapes and building LoD for sequence inputs."""
 
 import numpy as np
 
-from .core import LoDTensor, convert_dtype
-from .framework import Variable, default_main_program
+from .core import LoDTensor
+from .framework import Variable, default_main_program, to_numpy_dtype
 
 
 def _flatten(var, sample_idx, value, level, lens, rows):
@@ -57,7 +57,7 @@ class DataFeeder:
                 col.append(value)
         out = {}
         for var, col in zip(self.feed_vars, columns):
-            dtype = np.dtype(convert_dtype(var.dtype))
+            dtype = to_numpy_dtype(var.dtype)
             shape = [d for d in var.shape]
             if var.lod_level == 0:
                 arr = np.asarray(col, dtype=dtype)

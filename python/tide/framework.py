@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from . import _C, unique_name
-from .core import VAR_TYPE_NAMES, VAR_TYPES, convert_dtype, dtype_code, dtype_name
+from .core import VAR_TYPE_NAMES, VAR_TYPES, bfloat16_dtype, convert_dtype, dtype_code, dtype_name
 
 # Op roles (the op_role attribute), as the core's backward writes them.
 OP_ROLE_FORWARD = 0
@@ -604,9 +604,10 @@ def program_guard(main_program, startup_program=None):
 
 
 def to_numpy_dtype(dtype):
-    """The numpy dtype of a Tide data type; None for bfloat16, which numpy lacks.
+    """The numpy dtype of a Tide data type; bfloat16's is ml_dtypes' (numpy has none of its own).
 
     Args:
         dtype (str|np.dtype): the data type.
     """
-    return np.dtype(convert_dtype(dtype)) if convert_dtype(dtype) != "bfloat16" else None
+    name = convert_dtype(dtype)
+    return bfloat16_dtype() if name == "bfloat16" else np.dtype(name)

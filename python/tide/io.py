@@ -15,10 +15,10 @@ import struct
 
 import numpy as np
 
-from .core import _C, CPUPlace, LoDTensor, convert_dtype
+from .core import _C, CPUPlace, LoDTensor
 from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader, ...)
 from .executor import Executor, global_scope
-from .framework import Parameter, Program, Variable, default_main_program
+from .framework import Parameter, Program, Variable, default_main_program, to_numpy_dtype
 from .transpiler.inference_transpiler import InferenceTranspiler
 
 MAGIC = b"TIDETNSR"
@@ -105,7 +105,7 @@ def _parse_record(f):
         lod.append(list(struct.unpack("<%dQ" % n, _read_exact(f, 8 * n, "the LoD"))))
     if any(d < 0 for d in dims):
         raise ValueError("%s: record '%s' has negative dims %s" % (f.name, name, list(dims)))
-    np_dtype = np.dtype(convert_dtype(dtype))
+    np_dtype = to_numpy_dtype(dtype)
     (nbytes,) = struct.unpack("<Q", _read_exact(f, 8, "the data size"))
     expect = int(np.prod(dims, dtype=object)) * np_dtype.itemsize
     if nbytes != expect:
@@ -165,7 +165,7 @@ def _check_against_program(src, name, var, arr):
     same_dims = (not want and not var.desc.zero_dim) or (
         len(want) == arr.ndim and all(w < 0 or w == d for w, d in zip(want, arr.shape))
     )
-    if np.dtype(convert_dtype(var.dtype)) != arr.dtype or not same_dims:
+    if to_numpy_dtype(var.dtype) != arr.dtype or not same_dims:
         raise ValueError(
             "%s: cannot load '%s': the file holds %s %s, the program declares %s %s"
             % (src, name, arr.dtype.name, list(arr.shape), var.dtype, list(want))

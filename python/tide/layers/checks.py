@@ -9,7 +9,7 @@ from ..framework import Variable
 
 __all__ = ["check_type", "check_dtype", "check_variable_and_dtype", "check_var", "is_int"]
 
-FLOATS = ("float16", "float32", "float64")
+FLOATS = ("float16", "float32", "float64", "bfloat16")
 INTS = ("int32", "int64")
 
 

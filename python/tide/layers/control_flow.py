@@ -70,7 +70,7 @@ def _keep_values_before(parent, names):
         var = parent.var(name)
         if (
             var.type != "LOD_TENSOR"
-            or var.dtype not in ("float16", "float32", "float64")
+            or var.dtype not in ("float16", "bfloat16", "float32", "float64")
             or var.persistable
             or not any(name in op.output_arg_names for op in parent.ops)
         ):
@@ -152,7 +152,7 @@ class While:
         # A loop-carried float variable (read and written by the body) carries gradients from
         # one iteration to the one before, even when it started as a constant.
         for var in _outer_vars(parent, [n for n in read if n in written]):
-            if var.dtype in ("float16", "float32", "float64"):
+            if var.dtype in ("float16", "bfloat16", "float32", "float64"):
                 var.stop_gradient = False
         _keep_values_before(parent, sorted(written))
         step_scopes = parent.create_var(

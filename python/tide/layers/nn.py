@@ -422,7 +422,7 @@ def _shape_arg(layer, shape, inputs, attrs):
 def fill_constant(shape, dtype, value, force_cpu=False, out=None):
     """A tensor of `shape` (ints, an int Variable, or ints mixed with one-element int
     Variables) filled with `value`."""
-    check_dtype(dtype, "dtype", ("bool", "float16", "float32", "float64") + INTS, "fill_constant")
+    check_dtype(dtype, "dtype", ("bool",) + FLOATS + INTS, "fill_constant")
     dtype = convert_dtype(dtype)
     helper = LayerHelper("fill_constant")
     inputs, attrs = {}, {"dtype": dtype_code(dtype), "value": float(value), "force_cpu": force_cpu}
@@ -542,8 +542,8 @@ def cast(x, dtype):
     Returns:
         Variable: x's values as dtype.
     """
-    check_variable_and_dtype(x, "x", ("bool", "uint8") + FLOATS + INTS, "cast")
-    check_dtype(dtype, "dtype", ("bool", "int8", "uint8") + FLOATS + INTS, "cast")
+    check_variable_and_dtype(x, "x", ("bool", "uint8", "int8", "int16") + FLOATS + INTS, "cast")
+    check_dtype(dtype, "dtype", ("bool", "uint8", "int8", "int16") + FLOATS + INTS, "cast")
     helper = LayerHelper("cast")
     dtype = convert_dtype(dtype)
     out = helper.create_variable_for_type_inference(dtype)
@@ -998,26 +998,30 @@ def batch_norm(
         "batch_norm", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name
     )
     dtype = input.dtype
+    # Paddle's rule: float16/bfloat16 data keeps its scale, bias and statistics in float32.
+    stat_dtype = "float32" if dtype in ("float16", "bfloat16") else dtype
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
-    scale_p = helper.create_parameter(param_attr, [c], dtype, default_initializer=Constant(1.0))
-    bias_p = helper.create_parameter(bias_attr, [c], dtype, is_bias=True)
+    scale_p = helper.create_parameter(
+        param_attr, [c], stat_dtype, default_initializer=Constant(1.0)
+    )
+    bias_p = helper.create_parameter(bias_attr, [c], stat_dtype, is_bias=True)
     block = helper.main_program.global_block()
     mean = block.create_parameter(
         name=moving_mean_name or helper.name + ".mean",
         shape=[c],
-        dtype=dtype,
+        dtype=stat_dtype,
         trainable=False,
         initializer=Constant(0.0),
     )
     var = block.create_parameter(
         name=moving_variance_name or helper.name + ".var",
         shape=[c],
-        dtype=dtype,
+        dtype=stat_dtype,
         trainable=False,
         initializer=Constant(1.0),
     )
-    saved_mean = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
-    saved_var = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    saved_mean = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
+    saved_var = helper.create_variable_for_type_inference(stat_dtype, stop_gradient=True)
     y = helper.create_variable_for_type_inference(dtype)
     helper.append_op(
         "batch_norm",

@@ -30,6 +30,7 @@ __all__ = ["CollectiveTranspiler"]
 
 _DTYPE_BYTES = {
     "float16": 2,
+    "bfloat16": 2,
     "float32": 4,
     "float64": 8,
     "int32": 4,

@@ -61,7 +61,7 @@ T FillValue(const KernelContext& ctx, ValueTensor value_tensor) {
   const std::string sv = ctx.HasAttr("str_value") ? ctx.Attr<std::string>("str_value") : "";
   if (sv.empty()) return FitValue<T>(op, ctx.Attr<float>("value"), "value");
   if (sv == "inf" || sv == "-inf" || sv == "nan") {
-    TIDE_CHECK(std::is_floating_point_v<T>, "op '", op, "': str_value '", sv,
+    TIDE_CHECK(std::numeric_limits<T>::has_quiet_NaN, "op '", op, "': str_value '", sv,
                "' needs a floating-point dtype, got ", DataTypeName(DataTypeOf<T>()));
     if (sv == "nan") return std::numeric_limits<T>::quiet_NaN();
     return sv == "inf" ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();

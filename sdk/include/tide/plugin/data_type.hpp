@@ -106,7 +106,7 @@ inline bool ParseDataTypeName(const char* name, TideDataType* out, bool canonica
 }
 
 // The C++ element type's data type: DataTypeOf<float>() == TIDE_FP32. (float16 and bfloat16
-// have no standard C++ type.)
+// have no standard C++ type: tide/low_precision.hpp adds Eigen's.)
 template <typename T>
 struct DataTypeTrait;
 #define TIDE_DATATYPE_TRAIT(T, V)            \
