@@ -31,6 +31,31 @@ def with_counters(script):
     return script.replace("COUNTERS\n", COUNTERS)
 
 
+# A digits-sized MLP (fc = mul + elementwise_add, relu, softmax_with_cross_entropy, mean, SGD)
+# whose training step sim:0's kernels cover: `batch`, `main`, `startup`, `loss`, `test_program`
+# and `rng` for a script that imports numpy as np, tide and tide's layers. A script writes
+# MLP_PROGRAM on a line of its own and runs with_mlp() over its text.
+MLP_PROGRAM = """\
+batch = 16
+main, startup = tide.Program(), tide.Program()
+main.random_seed = startup.random_seed = 7
+with tide.program_guard(main, startup):
+    x = layers.data(name="x", shape=[64], dtype="float32")
+    label = layers.data(name="label", shape=[1], dtype="int64")
+    h = layers.fc(x, size=32, act="relu")
+    logits = layers.fc(h, size=10)
+    loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
+    test_program = main.clone(for_test=True)
+    tide.optimizer.SGD(learning_rate=0.5).minimize(loss)
+rng = np.random.default_rng(0)
+"""
+
+
+def with_mlp(script):
+    """`script` with its MLP_PROGRAM line replaced by the MLP's programs."""
+    return script.replace("MLP_PROGRAM\n", MLP_PROGRAM)
+
+
 def run_script(code, *args, env=None, check=True):
     """Runs `code` with `args` in a new Python process, `env` added to this one's; with `check`,
     asserts it succeeded. Returns the CompletedProcess."""

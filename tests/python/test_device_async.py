@@ -8,7 +8,7 @@ import os
 import textwrap
 
 import pytest
-from sim_scripts import SIM, needs_sim, with_counters
+from sim_scripts import SIM, needs_sim, with_counters, with_mlp
 from sim_scripts import run_script as _run
 
 pytestmark = needs_sim
@@ -379,12 +379,12 @@ def test_parameters_made_by_a_fallback_kernel_live_on_the_run_place():
     assert r["per_run"] == [[1, 1]] * 3, r
 
 
-# A digits-sized MLP (fc = mul + elementwise_add, relu, softmax_with_cross_entropy, mean, SGD)
-# trained on sim:0, whose kernels cover every op of the training step, and on the CPU with the
-# same initial parameters. Prints both loss curves and the host<->device bytes of each step and of
+# The MLP (sim_scripts.MLP_PROGRAM) trained on sim:0 and on the CPU with the same initial
+# parameters. Prints both loss curves and the host<->device bytes of each step and of
 # each inference run afterwards.
-MLP = with_counters(
-    textwrap.dedent("""
+MLP = with_mlp(
+    with_counters(
+        textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -392,18 +392,8 @@ MLP = with_counters(
     tide.load_plugin(sys.argv[1])
     lib = ctypes.CDLL(sys.argv[1])
     COUNTERS
-    batch, steps = 16, int(sys.argv[2])
-    main, startup = tide.Program(), tide.Program()
-    main.random_seed = startup.random_seed = 7
-    with tide.program_guard(main, startup):
-        x = layers.data(name="x", shape=[64], dtype="float32")
-        label = layers.data(name="label", shape=[1], dtype="int64")
-        h = layers.fc(x, size=32, act="relu")
-        logits = layers.fc(h, size=10)
-        loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
-        test_program = main.clone(for_test=True)
-        tide.optimizer.SGD(learning_rate=0.5).minimize(loss)
-    rng = np.random.default_rng(0)
+    steps = int(sys.argv[2])
+    MLP_PROGRAM
     data = [(rng.standard_normal((batch, 64), dtype="float32"),
              rng.integers(0, 10, (batch, 1)).astype("int64")) for _ in range(4)]
     def train(place):
@@ -432,6 +422,7 @@ MLP = with_counters(
                       "feed_bytes": batch * 64 * 4 + batch * 8, "fetch_bytes": 4,
                       "memsets": lib.tide_sim_counters().memsets}))
 """)
+    )
 )
 
 

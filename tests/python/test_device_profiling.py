@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 
-from sim_scripts import SIM, needs_sim, with_counters
+from sim_scripts import SIM, needs_sim, with_counters, with_mlp
 from sim_scripts import run_script as _run
 
 pytestmark = needs_sim
@@ -109,24 +109,16 @@ def test_sync_ops_keeps_the_wait_after_every_op_and_the_hosts_times(tmp_path):
     assert all(e["dur_us"] >= BUSY_US * 0.95 for e in busy), busy
 
 
-# The MLP of test_device_async trained on sim:0 under the profiler, written as a Chrome trace.
-MLP = textwrap.dedent("""
+# The MLP (sim_scripts.MLP_PROGRAM) trained on sim:0 under the profiler, written as a Chrome
+# trace.
+MLP = with_mlp(
+    textwrap.dedent("""
     import json, sys
     import numpy as np
     import tide
     from tide import layers
     tide.load_plugin(sys.argv[1])
-    batch = 16
-    main, startup = tide.Program(), tide.Program()
-    main.random_seed = startup.random_seed = 7
-    with tide.program_guard(main, startup):
-        x = layers.data(name="x", shape=[64], dtype="float32")
-        label = layers.data(name="label", shape=[1], dtype="int64")
-        h = layers.fc(x, size=32, act="relu")
-        logits = layers.fc(h, size=10)
-        loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
-        tide.optimizer.SGD(learning_rate=0.5).minimize(loss)
-    rng = np.random.default_rng(0)
+    MLP_PROGRAM
     scope = tide.Scope()
     exe = tide.Executor(tide.Place("sim", 0))
     exe.run(startup, scope=scope)
@@ -138,6 +130,7 @@ MLP = textwrap.dedent("""
             exe.run(main, feed={"x": xs, "label": ys}, fetch_list=[loss], scope=scope)
     print(json.dumps({"feed_bytes": [batch * 64 * 4, batch * 8]}))
 """)
+)
 
 
 def test_the_mlps_trace_has_the_devices_rows_with_its_kernels_inside_their_ops(tmp_path):

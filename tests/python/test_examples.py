@@ -7,8 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-
-import tide
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 
 sys.path.insert(
     0,
@@ -39,10 +38,8 @@ def test_digits_mlp_accuracy():
 
 @pytest.mark.parametrize("use_mkldnn", [False, True])
 def test_digits_conv_accuracy(use_mkldnn):
-    if use_mkldnn and not any(
-        p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()
-    ):
-        pytest.skip("the oneDNN plugin is not built")
+    if use_mkldnn and not has_mkldnn():
+        pytest.skip(MKLDNN_SKIP_REASON)
     acc = recognize_digits_conv.train(passes=12, use_mkldnn=use_mkldnn, verbose=False)
     assert acc >= 0.97, acc
 

@@ -14,6 +14,7 @@ does."""
 
 import numpy as np
 import pytest
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 from op_test import make
 from test_ops_nn import distinct, lrn_ref
 from test_ops_tensor import interp_ref
@@ -44,10 +45,6 @@ def rand(rng, shape, dtype, lo=-1.0, hi=1.0):
 
 def nchw_to_nhwc(x):
     return np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-
-
-def has_mkldnn():
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,7 +153,7 @@ def test_lrn_refuses_other_layouts():
         make("lrn", {"X": x}, {"Out": x, "MidOut": None}, {"data_format": "NCDHW"}).check_output()
 
 
-@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
 def test_lrn_onednn_layouts_match_numpy(data_format, fresh_programs, exe, rng):
     """use_mkldnn on lrn runs the oneDNN kernel (nhwc tag for NHWC); Out and MidOut match the

@@ -13,8 +13,9 @@ fill_constant true (Fluid's static_cast, any non-zero value is true)."""
 
 import numpy as np
 import pytest
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 from op_test import make
-from test_fluid_semantics import DTYPE_CODE, DTYPES, grad_args, has_mkldnn, rand
+from test_fluid_semantics import DTYPE_CODE, DTYPES, grad_args, rand
 from test_mkldnn_ops import check_grads, onednn
 from test_mkldnn_ops import run as run_onednn
 from test_ops_selected_rows import TOL, merged, run_op
@@ -449,7 +450,7 @@ def test_cross_entropy_keeps_nan(soft, dtype, rng):
 
 # ---------------------------------------------------------------------------------------------
 # The oneDNN interp kernels read Out's size by the same rule
-@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 @pytest.mark.parametrize("op", ["bilinear_interp", "nearest_interp"])
 @pytest.mark.parametrize("size_from", ["Scale", "OutSize"])
 def test_onednn_interp_takes_scale_and_out_size(op, size_from, rng):

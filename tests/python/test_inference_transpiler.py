@@ -10,20 +10,9 @@ import os
 
 import numpy as np
 import pytest
+from kernel_libraries import LIBS, has_mkldnn
 
 import tide
-
-
-def has_mkldnn():
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
-
-
-LIBS = [
-    "plain",
-    pytest.param(
-        "mkldnn", marks=pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
-    ),
-]
 
 
 def kernels(exe, op_type):

@@ -9,15 +9,11 @@ import math
 
 import numpy as np
 import pytest
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 
 import tide
 
-
-def has_mkldnn():
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
-
-
-pytestmark = pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+pytestmark = pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 
 _erf = np.vectorize(math.erf)
 

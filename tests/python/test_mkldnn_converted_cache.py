@@ -7,13 +7,11 @@ every step (each step's loss equals the plain kernels')."""
 
 import numpy as np
 import pytest
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 
 import tide
 
-pytestmark = pytest.mark.skipif(
-    not any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()),
-    reason="device_mkldnn is not loaded",
-)
+pytestmark = pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 
 
 @pytest.fixture(autouse=True)

@@ -9,15 +9,11 @@ devices/mkldnn/README.md) runs the plain kernel with the same values."""
 import numpy as np
 import pytest
 from float64_grad import numeric_grad
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 
 import tide
 
-
-def has_mkldnn():
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
-
-
-pytestmark = pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+pytestmark = pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 
 OUTS = {"layer_norm": ["Y", "Mean", "Variance"], "conv2d_transpose": ["Output"]}
 

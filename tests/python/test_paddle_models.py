@@ -10,6 +10,7 @@ import struct
 
 import numpy as np
 import pytest
+from kernel_libraries import LIBS
 
 import tide
 
@@ -26,18 +27,6 @@ MODELS = VISION + NN
 # Op gaps (ops_nn, not the loader): Paddle's inference programs have dropout ops without a Mask
 # output (pruned: is_test, upscale_in_train); Tide's dropout accepts that.
 XFAIL = {}
-
-
-def has_mkldnn():
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
-
-
-LIBS = [
-    "plain",
-    pytest.param(
-        "mkldnn", marks=pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
-    ),
-]
 
 
 def model_path(name):

@@ -6,23 +6,12 @@ oneDNN (use_mkldnn) too; gradients by central finite differences."""
 import numpy as np
 import pytest
 from float64_grad import numeric_grad
+from kernel_libraries import LIBS, MKLDNN_SKIP_REASON, has_mkldnn
 from op_test import make
 
 import tide
 
 RNG = np.random.RandomState(15)
-
-
-def has_mkldnn():
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
-
-
-LIBS = [
-    "plain",
-    pytest.param(
-        "mkldnn", marks=pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
-    ),
-]
 
 
 def kernels_of(t):
@@ -190,7 +179,7 @@ def test_conv2d_grad(case):
     make(case[0], ins, outs, attrs).check_grad(["Input", "Filter"], "Output")
 
 
-@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 def test_conv2d_grad_mkldnn_nhwc():
     """oneDNN's grads of an NHWC conv against the plain kernel's (16 channels in and out: fewer
     may be padded to oneDNN's channel blocks, where its conv2d_grad declines)."""
@@ -237,7 +226,7 @@ MKLDNN_CONV_GRAD_CASES = [
 ]
 
 
-@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 @pytest.mark.parametrize("case", MKLDNN_CONV_GRAD_CASES)
 def test_conv2d_grad_mkldnn_paddings(case):
     op, xs, fs, strides, paddings, algo, dils, groups, _ = case
@@ -415,7 +404,7 @@ def test_pool2d_grad(case):
     make("pool2d", ins, outs, attrs).check_grad(["X"], "Out")
 
 
-@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 @pytest.mark.parametrize("case", [POOL_CASES[0], POOL_CASES[5]])
 def test_pool2d_grad_mkldnn_nhwc(case):
     ins, outs, attrs = pool_test(case)
@@ -471,7 +460,7 @@ MKLDNN_POOL_GRAD_CASES = [
 ]
 
 
-@pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
+@pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 @pytest.mark.parametrize("case", MKLDNN_POOL_GRAD_CASES)
 def test_pool2d_grad_mkldnn_paddings(case):
     xs, ptype, ksize, strides, paddings, algo, exclusive, ceil, adaptive, glob, _ = case

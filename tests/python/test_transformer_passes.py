@@ -12,22 +12,11 @@ import shutil
 
 import numpy as np
 import pytest
+from kernel_libraries import LIBS
 
 import tide
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "paddle")
-
-
-def has_mkldnn():
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins())
-
-
-LIBS = [
-    "plain",
-    pytest.param(
-        "mkldnn", marks=pytest.mark.skipif(not has_mkldnn(), reason="device_mkldnn is not loaded")
-    ),
-]
 
 
 def run(lib, program, feed, fetch_list):
