@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstring>
+#include <tide/low_precision.hpp>
+#include <tide/plugin/data_type_visit.hpp>
 
 #include "control_util.h"
 
@@ -42,17 +44,9 @@ inline void Accumulate(tide::OpRunContext& ctx, tide::OwnedTensor& acc, const ti
   if (!on_host) ha.CopyFrom(acc, tide::Place("cpu", 0));
   tide::Tensor a(on_host ? acc.c() : ha.c());
   tide::Tensor b = OnHost(part, hp);
-  switch (acc.dtype()) {
-    case TIDE_FP32:
-      AddHost<float>(a, b);
-      break;
-    case TIDE_FP64:
-      AddHost<double>(a, b);
-      break;
-    default:
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "': cannot sum gradients of '", what,
-                 "' of type ", tide::DataTypeName(acc.dtype()));
-  }
+  tide::VisitDataType<float, double, tide::float16, tide::bfloat16>(
+      acc.dtype(), std::string("op '") + ctx.op_type() + "': the gradients of '" + what + "'",
+      [&](auto tag) { AddHost<typename decltype(tag)::type>(a, b); });
   if (a.c() != acc.c()) acc.CopyFrom(a, ctx.place(), ctx.device_context());
 }
 

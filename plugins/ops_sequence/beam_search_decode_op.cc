@@ -6,6 +6,7 @@
 // their last score; ties keep their order). Outputs SentenceIds / SentenceScores [L, 1] have a
 // 2-level LoD: source -> sentences -> ids. Kernel-less: the steps are tensor arrays.
 #include <algorithm>
+#include <tide/plugin/data_type_visit.hpp>
 
 #include "common.h"
 
@@ -131,18 +132,11 @@ void BeamSearchDecodeRun(tide::OpRunContext& ctx) {
   TIDE_CHECK(ctx.Attr<int32_t>("beam_size") > 0, "op 'beam_search_decode': beam_size must be > 0");
   TIDE_CHECK(scores.at(ids.size() - 1).initialized(),
              "op 'beam_search_decode': the last step of Scores was never written");
-  switch (scores.at(ids.size() - 1).dtype()) {
-    case TIDE_FP32:
-      Decode<float>(ctx, ids, scores, end_id);
-      break;
-    case TIDE_FP64:
-      Decode<double>(ctx, ids, scores, end_id);
-      break;
-    default:
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'beam_search_decode': scores of type ",
-                 tide::DataTypeName(scores.at(ids.size() - 1).dtype()),
-                 " (float32 or float64 only)");
-  }
+  tide::VisitDataType<float, double>(scores.at(ids.size() - 1).dtype(),
+                                     "op 'beam_search_decode': Scores", [&](auto tag) {
+                                       using T = typename decltype(tag)::type;
+                                       Decode<T>(ctx, ids, scores, end_id);
+                                     });
 }
 
 }  // namespace
