@@ -122,6 +122,10 @@ void BindIR(py::module_& m) {
            py::arg("throw_on_error") = true)
       .def("__repr__", &VarDesc::ToString);
 
+  // Declared before OpDesc, whose infer_shape takes one: a signature names only classes
+  // registered before it (else the C++ type's name, which type stubs cannot read).
+  py::class_<BlockDesc> block_desc(m, "BlockDesc");
+
   py::class_<OpDesc, std::shared_ptr<OpDesc>>(m, "OpDesc")
       .def_property(
           "type", [](const OpDesc& op) { return PyName(op.type(), "op type"); }, &OpDesc::set_type)
@@ -164,8 +168,7 @@ void BindIR(py::module_& m) {
       .def("to_proto_text", &DescProtoText<proto::OpDesc, OpDesc>, py::arg("throw_on_error") = true)
       .def("__repr__", &OpDesc::ToString);
 
-  py::class_<BlockDesc>(m, "BlockDesc")
-      .def_property_readonly("idx", &BlockDesc::idx)
+  block_desc.def_property_readonly("idx", &BlockDesc::idx)
       .def_property_readonly("parent_idx", &BlockDesc::parent_idx)
       .def_property("forward_block_idx", &BlockDesc::forward_block_idx,
                     &BlockDesc::set_forward_block_idx)

@@ -143,13 +143,15 @@ void BindTensor(py::module_& m) {
              SetFromNumpy(t.get(), a, place, share);
              return t;
            }),
-           py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true)
+           py::arg("array"), py::arg_v("place", HostPlace(), "Place('cpu', 0)"),
+           py::arg("share") = true)
       .def(
           "set",
           [](LoDTensor& t, const py::array& a, const Place& place, bool share) {
             SetFromNumpy(&t, a, place, share);
           },
-          py::arg("array"), py::arg("place") = HostPlace(), py::arg("share") = true,
+          py::arg("array"), py::arg_v("place", HostPlace(), "Place('cpu', 0)"),
+          py::arg("share") = true,
           "Holds `array` on `place`; on the host a contiguous array is shared, not copied.")
       .def("numpy", &ToNumpy, "A numpy view of the data (a host copy for device tensors).")
       // np.array(t) (copy=True) copies without exporting a view, so the tensor's content
