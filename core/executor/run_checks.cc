@@ -3,18 +3,53 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/framework/tensor_util.h"
 
 namespace tide::core {
 namespace {
 
+// The first Inf or NaN of a tensor on the host: its index (-1: none) and whether it is NaN.
+struct NonFinite {
+  int64_t index = -1;
+  bool nan = false;
+};
+
 template <typename T>
-int64_t FirstNonFinite(const LoDTensor& t) {
-  const T* d = t.data<T>();
+NonFinite FirstNonFinite(const LoDTensor& t) {
+  const T* d = static_cast<const T*>(t.data());
   for (int64_t i = 0, n = t.numel(); i < n; ++i)
-    if (!std::isfinite(d[i])) return i;
-  return -1;
+    if (!std::isfinite(d[i])) return {i, std::isnan(d[i])};
+  return {};
+}
+
+// float16 and bfloat16 by their bits (the core has no arithmetic type for them): Inf or NaN
+// where the exponent bits are all ones, NaN where the mantissa bits are not zero too.
+NonFinite FirstNonFiniteBits(const LoDTensor& t, uint16_t exponent, uint16_t mantissa) {
+  const uint16_t* d = static_cast<const uint16_t*>(t.data());
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    if ((d[i] & exponent) == exponent) return {i, (d[i] & mantissa) != 0};
+  return {};
+}
+
+bool IsFloat(TideDataType dt) {
+  return dt == TIDE_FP32 || dt == TIDE_FP64 || dt == TIDE_FP16 || dt == TIDE_BF16;
+}
+
+NonFinite FindNonFinite(const LoDTensor& t) {
+  switch (t.dtype()) {
+    case TIDE_FP32:
+      return FirstNonFinite<float>(t);
+    case TIDE_FP64:
+      return FirstNonFinite<double>(t);
+    case TIDE_FP16:
+      return FirstNonFiniteBits(t, 0x7C00, 0x03FF);
+    case TIDE_BF16:
+      return FirstNonFiniteBits(t, 0x7F80, 0x007F);
+    default:
+      return {};
+  }
 }
 
 }  // namespace
@@ -72,7 +107,7 @@ void CheckOutputsFinite(const OpInstance& op) {
       const Variable* v = b.vars[i];
       if (!v || !v->IsType<LoDTensor>()) continue;
       const LoDTensor& t = v->Get<LoDTensor>();
-      if (!t.initialized() || (t.dtype() != TIDE_FP32 && t.dtype() != TIDE_FP64)) continue;
+      if (!t.initialized() || !IsFloat(t.dtype())) continue;
       if (t.layout() == TIDE_LAYOUT_OPAQUE) continue;  // a library's own format: not plain values
       // The kernel's device was synchronised after it ran; other memory is copied back.
       LoDTensor host;
@@ -81,14 +116,11 @@ void CheckOutputsFinite(const OpInstance& op) {
         TensorCopySync(t, HostPlace(), &host);
         at = &host;
       }
-      const int64_t bad =
-          t.dtype() == TIDE_FP32 ? FirstNonFinite<float>(*at) : FirstNonFinite<double>(*at);
-      if (bad < 0) continue;
-      const double value =
-          t.dtype() == TIDE_FP32 ? at->data<float>()[bad] : at->data<double>()[bad];
+      const NonFinite bad = FindNonFinite(*at);
+      if (bad.index < 0) continue;
       TIDE_FAIL(TIDE_FAILED_PRECONDITION, "check_nan_inf: ", op.label(), " kernel ",
-                k.key.ToString(), " wrote ", std::isnan(value) ? "NaN" : "Inf", " into output ",
-                b.param, " ('", b.names[i], "') at element ", bad, " of ", t.dims().ToString());
+                k.key.ToString(), " wrote ", bad.nan ? "NaN" : "Inf", " into output ", b.param,
+                " ('", b.names[i], "') at element ", bad.index, " of ", t.dims().ToString());
     }
 }
 

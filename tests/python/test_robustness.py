@@ -641,6 +641,23 @@ def test_check_nan_inf_names_the_first_op_and_variable(exe, nan_inf_checked):
     np.testing.assert_allclose(got, np.sqrt(np.log([1, 2, 4, 3])), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_check_nan_inf_reads_float16_and_bfloat16_outputs(exe, nan_inf_checked, dtype):
+    np_dtype = tide.core.bfloat16_dtype() if dtype == "bfloat16" else np.float16
+    x = layers.data(name="x", shape=[4], dtype=dtype, append_batch_size=False)
+    y = layers.log(x)  # run widened: the float32 kernel, the result rounded back
+    with pytest.raises(
+        tide.PreconditionError,
+        match=r"check_nan_inf: op 'log' .* wrote NaN into output Out \('%s'\) at element 1 of "
+        r"\[4\]" % y.name,
+    ):
+        exe.run(feed={"x": np.array([1, -1, 0, 3]).astype(np_dtype)}, fetch_list=[y])
+    with pytest.raises(tide.PreconditionError, match=r"wrote Inf into output Out .* element 2 "):
+        exe.run(feed={"x": np.array([1, 2, 0, 3]).astype(np_dtype)}, fetch_list=[y])
+    (got,) = exe.run(feed={"x": np.array([1, 2, 4, 3]).astype(np_dtype)}, fetch_list=[y])
+    np.testing.assert_allclose(got.astype("float32"), np.log([1, 2, 4, 3]), rtol=1e-2)
+
+
 def test_without_check_nan_inf_the_values_pass_through(exe):
     x = layers.data(name="x", shape=[2], dtype="float64", append_batch_size=False)
     (got,) = exe.run(feed={"x": np.array([0.0, 1.0])}, fetch_list=[layers.log(x)])
