@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "core/plugin/registrar.h"
 #include "core/platform/status.h"
+#include "core/plugin/registrar.h"
 
 namespace tide::core {
 namespace {
