@@ -36,7 +36,7 @@ from common import (
     setup_paths,
     try_import,
 )
-from op_overhead import onnxruntime_chain
+from op_overhead import onnxruntime_chain, tide_chain, tide_chain_program
 
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "paddle", "resnet18", "inference")
 
@@ -53,32 +53,10 @@ def isa():
     return "no AVX"
 
 
-def chain_program(n_ops):
-    import tide
-
-    main, startup = tide.Program(), tide.Program()
-    with tide.program_guard(main, startup):
-        x = tide.layers.data(name="x", shape=[64], append_batch_size=False)
-        y = tide.layers.data(name="y", shape=[64], append_batch_size=False)
-        h = x
-        for _ in range(n_ops):
-            h = tide.layers.elementwise_add(h, y)
-    return main, h
-
-
-def executor_chain(n_ops, x0, threads):
-    import tide
-
-    main, h = chain_program(n_ops)
-    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
-    feed = {"x": tide.LoDTensor(x0), "y": tide.LoDTensor(x0)}
-    return lambda: exe.run(main, feed=feed, fetch_list=[h], scope=scope)[0]
-
-
 def frozen_chain(n_ops, x0, threads):
     import tide
 
-    main, h = chain_program(n_ops)
+    main, h = tide_chain_program(n_ops)
     path = os.path.join(tempfile.mkdtemp(), "chain.tideaot")
     tide.aot.freeze(main, ["x", "y"], [h], tide.CPUPlace(), {"x": [64], "y": [64]}, path)
     model = tide.aot.FrozenModel(path)
@@ -86,7 +64,11 @@ def frozen_chain(n_ops, x0, threads):
     return lambda: model.run(feed)[0]
 
 
-CHAINS = {"executor": executor_chain, "frozen": frozen_chain, "onnxruntime": onnxruntime_chain}
+CHAINS = {
+    "executor": lambda n, x0, threads: tide_chain(n, x0),
+    "frozen": frozen_chain,
+    "onnxruntime": onnxruntime_chain,
+}
 
 
 def chain_worker(name, args):

@@ -13,10 +13,11 @@ import sys
 import numpy as np
 import pytest
 from ctest_env import plugin_file
+from test_fluid_model_ops import recognize_digits_conv_prediction
 from test_paddle_models import model_path
 
 import tide
-from tide import layers, nets
+from tide import layers
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 import understand_sentiment  # noqa: E402
@@ -58,20 +59,8 @@ def test_fit_a_line_frozen_is_bit_identical(tmp_path):
         assert_bit_identical(exe, main, model, {"x": xs}, [y])
 
 
-def digits_conv():
-    img = layers.data(name="img", shape=[1, 28, 28], dtype="float32")
-    conv_pool_1 = nets.simple_img_conv_pool(
-        input=img, filter_size=5, num_filters=20, pool_size=2, pool_stride=2, act="relu"
-    )
-    conv_pool_1 = layers.batch_norm(conv_pool_1)
-    conv_pool_2 = nets.simple_img_conv_pool(
-        input=conv_pool_1, filter_size=5, num_filters=50, pool_size=2, pool_stride=2, act="relu"
-    )
-    return layers.fc(input=conv_pool_2, size=10, act="softmax")
-
-
 def test_digits_conv_frozen_is_bit_identical_and_reuses_memory(tmp_path):
-    prediction = digits_conv()
+    prediction = recognize_digits_conv_prediction()
     exe = tide.Executor(PLACE)
     exe.run(tide.default_startup_program())
     test = tide.default_main_program().clone(for_test=True)
