@@ -93,18 +93,23 @@ void FrozenModel::Build(const std::string& path) {
   }
   for (const std::string& f : plan_.fetches) fetch_vars_.push_back(scope_->FindVar(f));
 
-  for (const FrozenParam& p : plan_.params) {
+  for (FrozenParam& p : plan_.params) {
+    // On the host the bytes go straight into the parameter; elsewhere through a host tensor.
     LoDTensor host;
-    host.Resize(DDim(p.dims));
-    void* data = host.mutable_data(HostPlace(), p.dtype);
-    TIDE_ENFORCE(p.bytes.size() == static_cast<size_t>(host.numel()) * SizeOf(p.dtype),
-                 "frozen plan '", path, "': parameter '", p.name, "' holds ", p.bytes.size(),
-                 " bytes for dims ", host.dims().ToString());
-    std::memcpy(data, p.bytes.data(), p.bytes.size());
-    host.set_lod(p.lod);
-    Variable* var = scope_->Var(p.name);
-    TensorCopySync(host, place_, var->GetMutable<LoDTensor>(), dctx_);
+    LoDTensor* param = scope_->Var(p.name)->GetMutable<LoDTensor>();
+    LoDTensor* dst = place_ == HostPlace() ? param : &host;
+    dst->Resize(DDim(p.dims));
+    void* data = dst->mutable_data(HostPlace(), p.dtype);
+    const std::string_view bytes = p.data();
+    TIDE_ENFORCE(bytes.size() == static_cast<size_t>(dst->numel()) * SizeOf(p.dtype),
+                 "frozen plan '", path, "': parameter '", p.name, "' holds ", bytes.size(),
+                 " bytes for dims ", dst->dims().ToString());
+    std::memcpy(data, bytes.data(), bytes.size());
+    dst->set_lod(p.lod);
+    if (dst == &host) TensorCopySync(host, place_, param, dctx_);
+    p.view = {};
   }
+  plan_.file.reset();  // the parameters are loaded: the plan need not hold them twice
 
   // The arena, once; each temporary's slot as a view into it that the kernel's mutable_data
   // finds big enough, so it writes there.

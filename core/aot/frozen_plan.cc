@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <type_traits>
 
 #include "core/platform/enforce.h"
@@ -12,9 +11,18 @@
 namespace tide::core {
 namespace {
 
+// FNV-1a over 8-byte little-endian words (then the tail bytes): a byte at a time took a tenth of
+// a second on ResNet-50's 100 MB of parameters, most of a load's reading time.
 uint64_t Fnv1a(const char* data, size_t n) {
   uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    h ^= word;
+    h *= 1099511628211ull;
+  }
+  for (; i < n; ++i) {
     h ^= static_cast<unsigned char>(data[i]);
     h *= 1099511628211ull;
   }
@@ -28,7 +36,7 @@ class Writer {
     static_assert(std::is_trivially_copyable_v<T>);
     out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
   }
-  void Str(const std::string& s) {
+  void Str(std::string_view s) {
     Pod<uint64_t>(s.size());
     out_.append(s);
   }
@@ -69,8 +77,8 @@ class Writer {
 
 class Reader {
  public:
-  Reader(const std::string& bytes, size_t end, std::string path)
-      : data_(bytes.data()), end_(end), path_(std::move(path)) {}
+  Reader(const char* data, size_t end, std::string path)
+      : data_(data), end_(end), path_(std::move(path)) {}
   template <typename T>
   T Pod() {
     Need(sizeof(T));
@@ -84,13 +92,14 @@ class Reader {
     if (n > end_ - pos_) Bad(StrCat("a list of ", n, " entries"));  // each takes a byte or more
     return n;
   }
-  std::string Str() {
+  std::string_view View() {
     uint64_t n = Count();
     Need(n);
-    std::string s(data_ + pos_, n);
+    std::string_view s(data_ + pos_, n);
     pos_ += n;
     return s;
   }
+  std::string Str() { return std::string(View()); }
   std::vector<int64_t> Dims() {
     std::vector<int64_t> d(Count());
     for (auto& v : d) v = Pod<int64_t>();
@@ -236,7 +245,7 @@ void WriteFrozenPlan(const FrozenPlan& plan, const std::string& path) {
       w.Pod<uint64_t>(level.size());
       for (uint64_t o : level) w.Pod(o);
     }
-    w.Str(p.bytes);
+    w.Str(p.data());
   }
   std::string& bytes = w.bytes();
   const uint64_t hash = Fnv1a(bytes.data(), bytes.size());
@@ -248,18 +257,21 @@ void WriteFrozenPlan(const FrozenPlan& plan, const std::string& path) {
 }
 
 FrozenPlan ReadFrozenPlan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) TIDE_FAIL(TIDE_NOT_FOUND, "cannot open frozen plan '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string bytes = ss.str();
+  const size_t size = static_cast<size_t>(in.tellg());
+  std::shared_ptr<char[]> file(new char[size]);  // not zeroed: the read fills it
+  in.seekg(0);
+  in.read(file.get(), static_cast<std::streamsize>(size));
+  if (!in) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot read frozen plan '", path, "'");
+  const char* bytes = file.get();
   constexpr size_t kHeader = sizeof(kFrozenMagic) + 4 * sizeof(uint32_t);
-  if (bytes.size() < kHeader + sizeof(uint64_t) ||
-      std::memcmp(bytes.data(), kFrozenMagic, sizeof(kFrozenMagic)) != 0)
+  if (size < kHeader + sizeof(uint64_t) ||
+      std::memcmp(bytes, kFrozenMagic, sizeof(kFrozenMagic)) != 0)
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, "'", path,
               "' is not a frozen plan (no TIDEAOT header; tide.aot.freeze writes them)");
   uint32_t head[4];
-  std::memcpy(head, bytes.data() + sizeof(kFrozenMagic), sizeof(head));
+  std::memcpy(head, bytes + sizeof(kFrozenMagic), sizeof(head));
   if (head[0] != kFrozenFormatVersion)
     TIDE_FAIL(TIDE_FAILED_PRECONDITION, "frozen plan '", path, "' has format version ", head[0],
               "; this Tide reads version ", kFrozenFormatVersion, ": freeze the program again");
@@ -267,10 +279,10 @@ FrozenPlan ReadFrozenPlan(const std::string& path) {
     TIDE_FAIL(TIDE_FAILED_PRECONDITION, "frozen plan '", path, "' was frozen for plugin ABI ",
               head[1], ".", head[2], " (layout ", head[3], "); this core has ABI ", TIDE_ABI_MAJOR,
               ".", TIDE_ABI_MINOR, " (layout ", TIDE_ABI_LAYOUT, "): freeze the program again");
-  const size_t body_end = bytes.size() - sizeof(uint64_t);
+  const size_t body_end = size - sizeof(uint64_t);
   uint64_t hash;
-  std::memcpy(&hash, bytes.data() + body_end, sizeof(hash));
-  if (hash != Fnv1a(bytes.data(), body_end))
+  std::memcpy(&hash, bytes + body_end, sizeof(hash));
+  if (hash != Fnv1a(bytes, body_end))
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, "frozen plan '", path,
               "' is corrupted or truncated: its checksum does not match its contents");
 
@@ -330,9 +342,10 @@ FrozenPlan ReadFrozenPlan(const std::string& path) {
       level.resize(r.Count());
       for (auto& o : level) o = r.Pod<uint64_t>();
     }
-    p.bytes = r.Str();
+    p.view = r.View();
   }
   if (!r.done()) r.Bad("bytes follow the last parameter");
+  plan.file = std::move(file);
   return plan;
 }
 

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/framework/tensor.h"
@@ -66,7 +68,11 @@ struct FrozenParam {
   DataType dtype = TIDE_UNDEFINED;
   std::vector<int64_t> dims;
   LoD lod;
-  std::string bytes;  // host bytes, dims' row-major order
+  // Host bytes in the dims' row-major order: held (a plan being written), or, as read, a view
+  // into FrozenPlan::file (no copy of a large model's parameters).
+  std::string bytes;
+  std::string_view view;
+  std::string_view data() const { return bytes.empty() ? view : std::string_view(bytes); }
 };
 
 struct FrozenFeed {
@@ -86,6 +92,8 @@ struct FrozenPlan {
   std::vector<FrozenOp> ops;
   uint64_t arena_bytes = 0, alignment = 64;
   std::vector<FrozenParam> params;
+  // As read: the file's bytes, which the parameters' views point into.
+  std::shared_ptr<const char[]> file;
 };
 
 // Writes `plan` to `path`; throws naming the file when it cannot.

@@ -102,7 +102,7 @@ TEST(FrozenPlanFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(p.ops[0].kernel.plugin_file, "/x/libm.so");
   EXPECT_EQ(p.ops[0].transforms, SamplePlan().ops[0].transforms);
   ASSERT_EQ(p.params.size(), 1u);
-  EXPECT_EQ(p.params[0].bytes, std::string(8, '\1'));
+  EXPECT_EQ(p.params[0].data(), std::string(8, '\1'));  // a view into the file read
   std::remove(path.c_str());
 }
 
