@@ -7,7 +7,8 @@ against the executor running the same program on the same kernels.
    executor (load_inference_model + first run) against the frozen plan (FrozenModel + first run);
    the plan is frozen once beforehand.
 3. Peak memory on ResNet-50: the plan's arena against the executor's peak (tide.memory.stats,
-   the allocator's peak_used over a run, parameters excluded).
+   the allocator's peak_used over a run, parameters excluded), both on the program as saved
+   (load_inference_model's optimisations peak higher while folding than the run does).
 
 Every case runs in a process of its own, the rounds interleaved. ResNet-50 comes from
 tools/paddle_export.py --big (Paddle needed once, from --paddle-python); without it the resnet18
@@ -98,43 +99,47 @@ def resnet_model(args):
     return FIXTURE, "resnet18 fixture (1/8 width, 32x32; no ResNet-50 export)", [3, 32, 32]
 
 
-def freeze_resnet(prefix, chw, path):
+def freeze_resnet(prefix, chw, path, optimize=True):
     import tide
 
     exe = tide.Executor(tide.CPUPlace())
-    program, feeds, fetches = tide.io.load_inference_model(prefix, exe)
+    program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=optimize)
     tide.aot.freeze(program, feeds, fetches, tide.CPUPlace(), {feeds[0]: [(1, 1)] + chw}, path)
 
 
 STARTUP = {
     "executor": (
-        "import numpy as np, tide\n"
+        "import numpy as np, tide\nt1 = time.time()\n"
         "exe = tide.Executor(tide.CPUPlace())\n"
         "program, feeds, fetches = tide.io.load_inference_model(PREFIX, exe)\n"
         "out = exe.run(program, feed={feeds[0]: X}, fetch_list=fetches)[0]\n"
     ),
     "frozen": (
-        "import numpy as np, tide\nmodel = tide.aot.FrozenModel(PLAN)\nout = model.run([X])[0]\n"
+        "import numpy as np, tide\nt1 = time.time()\n"
+        "model = tide.aot.FrozenModel(PLAN)\n"
+        "out = model.run([X])[0]\n"
     ),
 }
 
 
 def startup_seconds(case, prefix, plan, chw):
-    """Wall time from spawning the process to its first result (the process prints it)."""
+    """(wall time from spawning the process to its first result, the part after `import tide`:
+    loading and the first run, which the process prints)."""
     code = (
         "import time\nt0 = time.time()\n"
         + STARTUP[case]
         .replace("PREFIX", repr(prefix))
         .replace("PLAN", repr(plan))
         .replace("X", "np.zeros([1] + %r, 'float32')" % (chw,))
-        + "print('done', time.time() - t0, float(out.sum()))\n"
+        + "print('done', time.time() - t1, float(out.sum()))\n"
     )
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit("%s start-up failed: %s" % (case, p.stderr[-500:]))
-    return wall
+    after_import = float(p.stdout.split("done", 1)[1].split()[0])
+    return wall, after_import
 
 
 def memory_worker(case, args):
@@ -150,13 +155,15 @@ def memory_worker(case, args):
         print(json.dumps({"bytes": model.arena_bytes}))
         return
     exe = tide.Executor(place)
-    program, feeds, fetches = tide.io.load_inference_model(prefix, exe)
+    # Unoptimised (as --plan was frozen): InferenceTranspiler's folding peaks above the run, and
+    # the allocator's peak is the process's, so it would hide the run's.
+    program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=False)
     before = tide.memory.stats(place)
-    base = before["used"]  # the parameters (and what loading keeps)
+    base = before["used"]  # the parameters
     exe.run(program, feed={feeds[0]: x}, fetch_list=fetches)
     peak = tide.memory.stats(place)["peak_used"]
-    # The allocator's peak is the process's: when loading peaked higher than the run, the run's
-    # own peak is hidden under it and this is an upper bound (said in the table).
+    # When loading peaked higher than the run, the run's own peak is hidden under it and this
+    # is an upper bound (said in the table).
     print(json.dumps({"bytes": peak - base, "bound": peak == before["peak_used"]}))
 
 
@@ -195,8 +202,13 @@ def main():
     for _ in range(args.rounds):
         for case in starts:
             starts[case].append(startup_seconds(case, prefix, plan, chw))
+    loads = {k: [a for _, a in v] for k, v in starts.items()}
+    loads = {k: (statistics.median(v), min(v), max(v)) for k, v in loads.items()}
+    starts = {k: [w for w, _ in v] for k, v in starts.items()}
     starts = {k: (statistics.median(v), min(v), max(v)) for k, v in starts.items()}
-    mem_args = ["--prefix", prefix, "--plan", plan, "--chw", json.dumps(chw)]
+    plain_plan = os.path.join(os.path.dirname(plan), "resnet_unoptimised.tideaot")
+    freeze_resnet(prefix, chw, plain_plan, optimize=False)
+    mem_args = ["--prefix", prefix, "--plan", plain_plan, "--chw", json.dumps(chw)]
     mem = {
         case: run_isolated(__file__, "memory:" + case, mem_args + ["--threads", str(args.threads)])
         for case in ("executor", "frozen")
@@ -216,13 +228,19 @@ def main():
         {"executor": starts["executor"]},
         note=model_name + "; process spawn and `import tide` included",
     )
+    table.add(
+        "s, load + first run (after import tide)",
+        loads["frozen"],
+        {"executor": loads["executor"]},
+        note=model_name + "; executor: load_inference_model (with its optimisations) + run",
+    )
     if mem["executor"] and mem["frozen"]:
         table.add(
             "MB, peak temporaries, batch 1",
             (mem["frozen"]["bytes"] / 2**20,) * 3,
             {"executor peak": (mem["executor"]["bytes"] / 2**20,) * 3},
             note=model_name
-            + "; the arena against the allocator's peak above the parameters"
+            + " unoptimised; the arena against the allocator's peak above the parameters"
             + (" (an upper bound: loading peaked higher)" if mem["executor"]["bound"] else ""),
         )
     import tide
@@ -253,8 +271,8 @@ def main():
             )
         )
     print(
-        "start-up: executor / frozen = %.2f (target >= 3)"
-        % (starts["executor"][0] / starts["frozen"][0])
+        "start-up: executor / frozen = %.2f (target >= 3); after import tide: %.2f"
+        % (starts["executor"][0] / starts["frozen"][0], loads["executor"][0] / loads["frozen"][0])
     )
     table.dump(args.json, machine)
 

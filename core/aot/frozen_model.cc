@@ -94,22 +94,23 @@ void FrozenModel::Build(const std::string& path) {
   for (const std::string& f : plan_.fetches) fetch_vars_.push_back(scope_->FindVar(f));
 
   for (FrozenParam& p : plan_.params) {
-    // On the host the bytes go straight into the parameter; elsewhere through a host tensor.
-    LoDTensor host;
-    LoDTensor* param = scope_->Var(p.name)->GetMutable<LoDTensor>();
-    LoDTensor* dst = place_ == HostPlace() ? param : &host;
-    dst->Resize(DDim(p.dims));
-    void* data = dst->mutable_data(HostPlace(), p.dtype);
     const std::string_view bytes = p.data();
-    TIDE_ENFORCE(bytes.size() == static_cast<size_t>(dst->numel()) * SizeOf(p.dtype),
+    LoDTensor view;  // the parameter where the file's bytes are, read in place on the host
+    view.ResetHolder(
+        plan_.file, p.dtype, DDim(p.dims),
+        static_cast<size_t>(bytes.data() - static_cast<const char*>(plan_.file->ptr())));
+    TIDE_ENFORCE(bytes.size() == static_cast<size_t>(view.numel()) * SizeOf(p.dtype),
                  "frozen plan '", path, "': parameter '", p.name, "' holds ", bytes.size(),
-                 " bytes for dims ", dst->dims().ToString());
-    std::memcpy(data, bytes.data(), bytes.size());
-    dst->set_lod(p.lod);
-    if (dst == &host) TensorCopySync(host, place_, param, dctx_);
+                 " bytes for dims ", view.dims().ToString());
+    view.set_lod(p.lod);
+    LoDTensor* param = scope_->Var(p.name)->GetMutable<LoDTensor>();
+    if (place_ == HostPlace())
+      *param = std::move(view);
+    else
+      TensorCopySync(view, place_, param, dctx_);
     p.view = {};
   }
-  plan_.file.reset();  // the parameters are loaded: the plan need not hold them twice
+  plan_.file.reset();  // held by the host parameters that view it, freed when elsewhere
 
   // The arena, once; each temporary's slot as a view into it that the kernel's mutable_data
   // finds big enough, so it writes there.

@@ -2,6 +2,8 @@
 // with a u64 length before them, attributes as their variant index then their value.
 #include "core/aot/frozen_plan.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <type_traits>
@@ -100,6 +102,10 @@ class Reader {
     return s;
   }
   std::string Str() { return std::string(View()); }
+  void Skip(size_t n) {
+    Need(n);
+    pos_ += n;
+  }
   std::vector<int64_t> Dims() {
     std::vector<int64_t> d(Count());
     for (auto& v : d) v = Pod<int64_t>();
@@ -245,6 +251,13 @@ void WriteFrozenPlan(const FrozenPlan& plan, const std::string& path) {
       w.Pod<uint64_t>(level.size());
       for (uint64_t o : level) w.Pod(o);
     }
+    // Padding first, so the bytes start at a multiple of the alignment: a host load then uses
+    // them where they are.
+    const size_t at = w.bytes().size() + sizeof(uint32_t) + sizeof(uint64_t);
+    const auto pad = static_cast<uint32_t>((kFrozenParamAlignment - at % kFrozenParamAlignment) %
+                                           kFrozenParamAlignment);
+    w.Pod(pad);
+    w.bytes().append(pad, '\0');
     w.Str(p.data());
   }
   std::string& bytes = w.bytes();
@@ -260,11 +273,20 @@ FrozenPlan ReadFrozenPlan(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) TIDE_FAIL(TIDE_NOT_FOUND, "cannot open frozen plan '", path, "'");
   const size_t size = static_cast<size_t>(in.tellg());
-  std::shared_ptr<char[]> file(new char[size]);  // not zeroed: the read fills it
+  // Aligned host memory of its own (not the allocator's: reading a plan needs no device plugin).
+  const size_t padded = std::max<size_t>(
+      (size + kFrozenParamAlignment - 1) / kFrozenParamAlignment * kFrozenParamAlignment,
+      kFrozenParamAlignment);
+  void* buffer = std::aligned_alloc(kFrozenParamAlignment, padded);
+  if (!buffer)
+    TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "cannot read frozen plan '", path, "': no memory for its ",
+              size, " bytes");
+  AllocationPtr file =
+      std::make_shared<Allocation>(buffer, size, HostPlace(), [](void* p) { std::free(p); });
+  const char* bytes = static_cast<const char*>(file->ptr());
   in.seekg(0);
-  in.read(file.get(), static_cast<std::streamsize>(size));
+  in.read(static_cast<char*>(file->ptr()), static_cast<std::streamsize>(size));
   if (!in) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot read frozen plan '", path, "'");
-  const char* bytes = file.get();
   constexpr size_t kHeader = sizeof(kFrozenMagic) + 4 * sizeof(uint32_t);
   if (size < kHeader + sizeof(uint64_t) ||
       std::memcmp(bytes, kFrozenMagic, sizeof(kFrozenMagic)) != 0)
@@ -342,6 +364,7 @@ FrozenPlan ReadFrozenPlan(const std::string& path) {
       level.resize(r.Count());
       for (auto& o : level) o = r.Pod<uint64_t>();
     }
+    r.Skip(r.Pod<uint32_t>());
     p.view = r.View();
   }
   if (!r.done()) r.Bad("bytes follow the last parameter");

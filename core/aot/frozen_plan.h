@@ -13,14 +13,17 @@
 #include "core/framework/tensor.h"
 #include "core/ir/attribute.h"
 #include "core/ir/op_desc.h"
+#include "core/memory/allocation.h"
 
 namespace tide::core {
 
-// The file: "TIDEAOT\0", u32 format version, u32 plugin ABI major, minor and layout, the plan,
-// then a u64 FNV-1a hash of every byte before it. A reader refuses another format version,
+// The file: "TIDEAOT\0", u32 format version, u32 plugin ABI major, minor and layout, the plan
+// (each parameter's bytes at a multiple of kFrozenParamAlignment), then a u64 FNV-1a hash of
+// every byte before it. A reader refuses another format version,
 // another ABI major or layout, and a hash that does not match (a corrupted or truncated file).
 constexpr char kFrozenMagic[8] = {'T', 'I', 'D', 'E', 'A', 'O', 'T', '\0'};
 constexpr uint32_t kFrozenFormatVersion = 1;
+constexpr size_t kFrozenParamAlignment = 64;
 
 struct FrozenVar {
   std::string name;
@@ -69,7 +72,7 @@ struct FrozenParam {
   std::vector<int64_t> dims;
   LoD lod;
   // Host bytes in the dims' row-major order: held (a plan being written), or, as read, a view
-  // into FrozenPlan::file (no copy of a large model's parameters).
+  // into FrozenPlan::file (no copy of a large model's parameters), 64-byte aligned there.
   std::string bytes;
   std::string_view view;
   std::string_view data() const { return bytes.empty() ? view : std::string_view(bytes); }
@@ -92,8 +95,9 @@ struct FrozenPlan {
   std::vector<FrozenOp> ops;
   uint64_t arena_bytes = 0, alignment = 64;
   std::vector<FrozenParam> params;
-  // As read: the file's bytes, which the parameters' views point into.
-  std::shared_ptr<const char[]> file;
+  // As read: the file's bytes in aligned host memory, which the parameters' views point into
+  // (a host FrozenModel's parameters are views of it).
+  AllocationPtr file;
 };
 
 // Writes `plan` to `path`; throws naming the file when it cannot.
