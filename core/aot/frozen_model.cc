@@ -231,7 +231,9 @@ void FrozenModel::FinishSpecial(Step& s) {
 
 std::vector<LoDTensor> FrozenModel::Run(const std::vector<LoDTensor>& inputs) {
   SetFeeds(inputs);
-  for (Step& s : steps_) {
+  for (size_t i = 0, n = steps_.size(); i < n; ++i) {
+    Step& s = steps_[i];
+    if (i + 1 < n) PrefetchBindings(*steps_[i + 1].op);
     OpInstance& op = *s.op;
     if (s.infer_at_run && !op.shape_cache().Unchanged(op.inputs(), op.outputs()))
       InferShapeAtRunTime(op);
