@@ -183,6 +183,21 @@ std::vector<FrozenParam> SnapshotParams(const PreparedBlock& p, Scope* scope) {
   return params;
 }
 
+// Puts the snapshot's values back into `scope`: the probes ran on zeros, and an op that updates a
+// parameter (batch_norm's running statistics outside is_test) must not leave that in the caller's
+// scope.
+void RestoreParams(const std::vector<FrozenParam>& params, Scope* scope) {
+  for (const FrozenParam& p : params) {
+    LoDTensor host;
+    host.Resize(DDim(p.dims));
+    std::memcpy(host.mutable_data(HostPlace(), p.dtype), p.bytes.data(), p.bytes.size());
+    host.set_lod(p.lod);
+    LoDTensor* t = scope->FindVar(p.name)->GetMutable<LoDTensor>();
+    const Place at = t->place();
+    TensorCopySync(host, at, t);
+  }
+}
+
 }  // namespace
 
 FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::string>& feeds,
@@ -233,6 +248,7 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
             if (b.vars[j]) bound[b.names[j]] = b.vars[j];
     for (const auto& [name, var] : bound) seen[k][name] = Look(var);
   }
+  RestoreParams(plan.params, scope);
 
   // The kernel ops, and who writes each variable.
   std::map<std::string, std::vector<size_t>> writers;  // by index into plan.ops

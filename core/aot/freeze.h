@@ -22,8 +22,10 @@ struct DimRange {
 // The plan for block 0 of `program` fed `feeds`, fetching `fetches`, on `place`, with the
 // parameters `scope` holds. `shapes` gives feeds' dims (a feed not in it takes its declared
 // shape, which must then have no -1). Refuses, naming the op or variable: ops that run without a
-// kernel (control flow, besides feed and fetch), a shape that is not linear in the variable
-// dimension where shape inference cannot recompute it, a parameter missing from `scope`.
+// kernel (control flow, besides feed and fetch), a feed of LoD level above 1, different ranges on
+// two feeds, an op reading a temporary no earlier op writes, a parameter missing from `scope`.
+// The parameters are taken before the probes run and put back after them, so `scope` is left as
+// it was (batch_norm outside is_test would otherwise keep the probes' statistics).
 FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::string>& feeds,
                          const std::vector<std::string>& fetches, const Place& place,
                          const std::map<std::string, std::vector<DimRange>>& shapes, Scope* scope);

@@ -198,3 +198,27 @@ def test_a_range_that_differs_between_feeds_is_refused(tmp_path):
             {"x": [(1, 8), 4], "y": [(1, 4), 4]},
             str(tmp_path / "p"),
         )
+
+
+def test_freezing_leaves_the_parameters_in_the_scope_as_they_were(tmp_path):
+    # batch_norm outside is_test updates its running statistics on every run: the probe runs on
+    # zeros must not leave theirs in the caller's scope, and the plan holds the values before.
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    y = layers.batch_norm(layers.fc(input=x, size=4))
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    main = tide.default_main_program()
+    stats = [
+        op.input(name)[0]
+        for op in main.global_block().ops
+        if op.type == "batch_norm"
+        for name in ("Mean", "Variance")
+    ]
+    scope = tide.global_scope()
+    before = [scope.find_var(n).get_tensor().numpy().copy() for n in stats]
+    model, _ = freeze_and_load(tmp_path, main, ["x"], [y], {"x": [(1, 4), 3]})
+    after = [scope.find_var(n).get_tensor().numpy().copy() for n in stats]
+    for b, a in zip(before, after):
+        assert np.array_equal(b, a)
+    xs = np.random.RandomState(3).standard_normal((4, 3)).astype("float32")
+    assert_bit_identical(exe, main, model, {"x": xs}, [y])
