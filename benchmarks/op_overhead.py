@@ -24,7 +24,8 @@ from common import (
 )
 
 
-def tide_chain(n_ops, x0):
+def tide_chain_program(n_ops):
+    """The chain as a Tide program (feeds x and y, 64 floats each) and its last output."""
     import tide
 
     main, startup = tide.Program(), tide.Program()
@@ -34,6 +35,13 @@ def tide_chain(n_ops, x0):
         h = x
         for _ in range(n_ops):
             h = tide.layers.elementwise_add(h, y)
+    return main, h
+
+
+def tide_chain(n_ops, x0):
+    import tide
+
+    main, h = tide_chain_program(n_ops)
     exe = tide.Executor(tide.CPUPlace())
     feed = {"x": tide.LoDTensor(x0), "y": tide.LoDTensor(x0)}
     scope = tide.Scope()

@@ -148,18 +148,6 @@ void Executor::RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope) {
   RunOps(*sub, Bind(*sub, scope));
 }
 
-namespace {
-// Asks the CPU for the next op's argument bindings while the current one runs: on a chain of tiny
-// ops, each op's first look at its bindings was a cache miss costing about a fifth of its time.
-void PrefetchBindings(const OpInstance& op) {
-  for (const std::vector<ArgBinding>* list : {&op.inputs(), &op.outputs()}) {
-    const char* begin = reinterpret_cast<const char*>(list->data());
-    const char* end = reinterpret_cast<const char*>(list->data() + list->size());
-    for (const char* line = begin; line < end; line += 64) __builtin_prefetch(line);
-  }
-}
-}  // namespace
-
 void Executor::RunOps(PreparedBlock& p, Scope* local) {
   p.counts_ = TransformCounts();
   OpTimer timer;  // resolves the run's device times when destroyed (the outermost run)

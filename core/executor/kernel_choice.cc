@@ -217,4 +217,14 @@ void KernelChoice::Decline(OpInstance& op, const Error& why, const Place& place)
   LogDeclineOnce(op, *declined, why.what(), *op.kernel_);
 }
 
+void KernelChoice::Fix(OpInstance& op, const KernelEntry& kernel, DataType data_type,
+                       const Place& kernel_place) {
+  op.library_ = kernel.key.library;
+  op.kernel_ = &kernel;
+  op.kernel_key_ = kernel.key;
+  op.kernel_data_type_ = data_type;
+  op.kernel_place_ = kernel_place;
+  op.kernel_dctx_ = DeviceContextPool::Global().Get(kernel_place);
+}
+
 }  // namespace tide::core

@@ -14,6 +14,7 @@ namespace tide::core {
 
 class BlockDesc;
 class OpInstance;
+struct KernelEntry;
 
 // The only writer of an op's chosen kernel (OpInstance::kernel() and the rest, whose friend it
 // is); everything else reads it.
@@ -37,6 +38,11 @@ class KernelChoice {
   // place's for a device's) is chosen. Throws `why`, with what ruled the others out, when none is
   // left.
   static void Decline(OpInstance& op, const Error& why, const Place& place);
+  // A frozen plan's choice (core/aot): `kernel`, resolved by the key the plan recorded, for data
+  // of type `data_type` on `kernel_place`, without a search. Choose keeps it while the data type
+  // holds.
+  static void Fix(OpInstance& op, const KernelEntry& kernel, DataType data_type,
+                  const Place& kernel_place);
 
  private:
   // Choose, for data type `dt`.

@@ -200,6 +200,17 @@ class OpInstance {
   ShapeCache shape_cache_;
 };
 
+// Asks the CPU for an op's argument bindings (to call before the op before it runs): on a chain
+// of tiny ops, each op's first look at its bindings was a cache miss costing about a fifth of its
+// time. The executor's run loop and a frozen plan's (core/aot) both do it.
+inline void PrefetchBindings(const OpInstance& op) {
+  for (const std::vector<ArgBinding>* list : {&op.inputs(), &op.outputs()}) {
+    const char* begin = reinterpret_cast<const char*>(list->data());
+    const char* end = reinterpret_cast<const char*>(list->data() + list->size());
+    for (const char* line = begin; line < end; line += 64) __builtin_prefetch(line);
+  }
+}
+
 }  // namespace tide::core
 
 // What a kernel sees through the host API.

@@ -14,5 +14,6 @@ void BindDLPack(py::module_& m);
 void BindExecutor(py::module_& m);
 void BindPlugins(py::module_& m);
 void BindPaddle(py::module_& m);
+void BindAot(py::module_& m);
 
 }  // namespace tide::python

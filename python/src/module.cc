@@ -13,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   tp::BindExecutor(m);
   tp::BindPlugins(m);
   tp::BindPaddle(m);
+  tp::BindAot(m);
 }

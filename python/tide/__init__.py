@@ -24,6 +24,7 @@ _load_entry_point_plugins()
 _warn_orphan_kernels()
 
 from . import (  # noqa: E402  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401  # noqa: E402,F401
+    aot,
     clip,
     contrib,
     core,
@@ -147,6 +148,7 @@ def get_flag(name):
 # The public API: `from tide import *` takes these, and the reference (docs/) has an entry for each.
 __all__ = [
     # modules
+    "aot",
     "backward",
     "clip",
     "contrib",

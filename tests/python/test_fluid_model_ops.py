@@ -41,7 +41,8 @@ def recognize_digits_mlp():
     return avg_cost
 
 
-def recognize_digits_conv():
+def recognize_digits_conv_prediction():
+    """The conv net's forward part: its softmax over the 10 digits (test_aot.py freezes it)."""
     img = layers.data(name="img", shape=[1, 28, 28], dtype="float32")
     conv_pool_1 = nets.simple_img_conv_pool(
         input=img, filter_size=5, num_filters=20, pool_size=2, pool_stride=2, act="relu"
@@ -50,7 +51,11 @@ def recognize_digits_conv():
     conv_pool_2 = nets.simple_img_conv_pool(
         input=conv_pool_1, filter_size=5, num_filters=50, pool_size=2, pool_stride=2, act="relu"
     )
-    avg_cost = _classify(layers.fc(input=conv_pool_2, size=10, act="softmax"))
+    return layers.fc(input=conv_pool_2, size=10, act="softmax")
+
+
+def recognize_digits_conv():
+    avg_cost = _classify(recognize_digits_conv_prediction())
     tide.optimizer.Adam(learning_rate=0.001).minimize(avg_cost)
     return avg_cost
 

@@ -1,0 +1,281 @@
+"""Programs frozen ahead of time (issue 34), part 1: the frozen plan (tide.aot.FrozenModel)
+against the executor running the same program on the same kernels.
+
+1. Framework time per op on op_overhead.py's 1,000-op chain of 64-element elementwise_add: the
+   executor, the frozen plan, and ONNX Runtime (default optimisations) beside them.
+2. Start-up time for ResNet-50 (process start to first result, `import tide` included): the
+   executor (load_inference_model + first run) against the frozen plan (FrozenModel + first run);
+   the plan is frozen once beforehand.
+3. Peak memory on ResNet-50: the plan's arena against the executor's peak (tide.memory.stats,
+   the allocator's peak_used over a run, parameters excluded), both on the program as saved
+   (load_inference_model's optimisations peak higher while folding than the run does).
+
+Every case runs in a process of its own, the rounds interleaved. ResNet-50 comes from
+tools/paddle_export.py --big (Paddle needed once, from --paddle-python); without it the resnet18
+fixture (1/8 width, 32x32) stands in, and the table says so.
+
+    benchmarks/.venv-peers/bin/python benchmarks/aot.py [--ops 1000] [--rounds 3] [--json out.json]
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from common import (
+    ROOT,
+    Table,
+    machine_line,
+    measure,
+    parser,
+    run_isolated,
+    set_threads,
+    setup_paths,
+    try_import,
+)
+from op_overhead import onnxruntime_chain, tide_chain, tide_chain_program
+
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "paddle", "resnet18", "inference")
+
+
+def isa():
+    """The widest vector ISA the CPU offers (the plain kernels' Eigen and oneDNN pick theirs)."""
+    try:
+        flags = open("/proc/cpuinfo").read().split("flags", 1)[1].split("\n", 1)[0].split()
+    except (OSError, IndexError):
+        return "unknown ISA"
+    for name in ("avx512f", "avx2", "avx", "sse4_2"):
+        if name in flags:
+            return name
+    return "no AVX"
+
+
+def frozen_chain(n_ops, x0, threads):
+    import tide
+
+    main, h = tide_chain_program(n_ops)
+    path = os.path.join(tempfile.mkdtemp(), "chain.tideaot")
+    tide.aot.freeze(main, ["x", "y"], [h], tide.CPUPlace(), {"x": [64], "y": [64]}, path)
+    model = tide.aot.FrozenModel(path)
+    feed = [tide.LoDTensor(x0), tide.LoDTensor(x0)]
+    return lambda: model.run(feed)[0]
+
+
+CHAINS = {
+    "executor": lambda n, x0, threads: tide_chain(n, x0),
+    "frozen": frozen_chain,
+    "onnxruntime": onnxruntime_chain,
+}
+
+
+def chain_worker(name, args):
+    x0 = np.random.RandomState(0).rand(64).astype("float32")
+    run = CHAINS[name](args.ops, x0, args.threads)
+    if run is None:
+        raise SystemExit("%s is not installed" % name)
+    got = np.asarray(run())
+    if not np.allclose(got, x0 * (args.ops + 1), rtol=1e-4):
+        raise SystemExit("%s computed something else" % name)
+    t = measure(run, reps=args.reps, warmup=3, inner=5)
+    print(json.dumps({"us_per_op": [v / args.ops * 1e6 for v in t]}))
+
+
+def resnet_model(args):
+    """(model prefix, name): ResNet-50 exported once into --model-dir, else the fixture."""
+    prefix = os.path.join(args.model_dir, "resnet50", "inference")
+    if not os.path.exists(prefix + ".pdiparams") and args.paddle_python:
+        subprocess.run(
+            [args.paddle_python, os.path.join(ROOT, "tools", "paddle_export.py"), args.model_dir]
+            + ["--big", "--only", "resnet50"],
+            env=dict(os.environ, FLAGS_enable_pir_api="0"),
+            capture_output=True,
+        )
+    if os.path.exists(prefix + ".pdiparams"):
+        return prefix, "ResNet-50 (224x224)", [3, 224, 224]
+    return FIXTURE, "resnet18 fixture (1/8 width, 32x32; no ResNet-50 export)", [3, 32, 32]
+
+
+def freeze_resnet(prefix, chw, path, optimize=True):
+    import tide
+
+    exe = tide.Executor(tide.CPUPlace())
+    program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=optimize)
+    tide.aot.freeze(program, feeds, fetches, tide.CPUPlace(), {feeds[0]: [(1, 1)] + chw}, path)
+
+
+STARTUP = {
+    "executor": (
+        "import numpy as np, tide\nt1 = time.time()\n"
+        "exe = tide.Executor(tide.CPUPlace())\n"
+        "program, feeds, fetches = tide.io.load_inference_model(PREFIX, exe)\n"
+        "out = exe.run(program, feed={feeds[0]: X}, fetch_list=fetches)[0]\n"
+    ),
+    "frozen": (
+        "import numpy as np, tide\nt1 = time.time()\n"
+        "model = tide.aot.FrozenModel(PLAN)\n"
+        "out = model.run([X])[0]\n"
+    ),
+}
+
+
+def startup_seconds(case, prefix, plan, chw):
+    """(wall time from spawning the process to its first result, the part after `import tide`:
+    loading and the first run, which the process prints)."""
+    code = (
+        "import time\nt0 = time.time()\n"
+        + STARTUP[case]
+        .replace("PREFIX", repr(prefix))
+        .replace("PLAN", repr(plan))
+        .replace("X", "np.zeros([1] + %r, 'float32')" % (chw,))
+        + "print('done', time.time() - t1, float(out.sum()))\n"
+    )
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit("%s start-up failed: %s" % (case, p.stderr[-500:]))
+    after_import = float(p.stdout.split("done", 1)[1].split()[0])
+    return wall, after_import
+
+
+def memory_worker(case, args):
+    """Peak bytes of a run: the executor's allocator peak past the parameters, or the arena."""
+    import tide
+
+    prefix, chw = args.prefix, json.loads(args.chw)
+    x = np.zeros([1] + chw, "float32")
+    place = tide.CPUPlace()
+    if case == "frozen":
+        model = tide.aot.FrozenModel(args.plan)
+        model.run([x])
+        print(json.dumps({"bytes": model.arena_bytes}))
+        return
+    exe = tide.Executor(place)
+    # Unoptimised (as --plan was frozen): InferenceTranspiler's folding peaks above the run, and
+    # the allocator's peak is the process's, so it would hide the run's.
+    program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=False)
+    before = tide.memory.stats(place)
+    base = before["used"]  # the parameters
+    exe.run(program, feed={feeds[0]: x}, fetch_list=fetches)
+    peak = tide.memory.stats(place)["peak_used"]
+    # When loading peaked higher than the run, the run's own peak is hidden under it and this
+    # is an upper bound (said in the table).
+    print(json.dumps({"bytes": peak - base, "bound": peak == before["peak_used"]}))
+
+
+def main():
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--ops", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (one process each)")
+    ap.add_argument("--model-dir", default=os.path.join(ROOT, "benchmarks", ".models"))
+    ap.add_argument("--paddle-python", default="/work/venvs/paddle3/bin/python")
+    ap.add_argument("--worker", default=None, help="==SUPPRESS==")
+    ap.add_argument("--prefix", default=None, help="==SUPPRESS==")
+    ap.add_argument("--plan", default=None, help="==SUPPRESS==")
+    ap.add_argument("--chw", default=None, help="==SUPPRESS==")
+    args = ap.parse_args()
+    set_threads(args.threads)
+    setup_paths()
+    if args.worker and args.worker.startswith("memory:"):
+        return memory_worker(args.worker.split(":", 1)[1], args)
+    if args.worker:
+        return chain_worker(args.worker, args)
+    load0 = os.getloadavg()[0]
+
+    extra = ["--ops", str(args.ops), "--reps", str(args.reps), "--threads", str(args.threads)]
+    per_op = {name: [] for name in CHAINS}
+    for _ in range(args.rounds):
+        for name in CHAINS:
+            r = run_isolated(__file__, name, extra)
+            if r:
+                per_op[name].append(r["us_per_op"][0])
+    per_op = {k: (statistics.median(v), min(v), max(v)) for k, v in per_op.items() if v}
+
+    prefix, model_name, chw = resnet_model(args)
+    plan = os.path.join(tempfile.mkdtemp(), "resnet.tideaot")
+    freeze_resnet(prefix, chw, plan)
+    starts = {"executor": [], "frozen": []}
+    for _ in range(args.rounds):
+        for case in starts:
+            starts[case].append(startup_seconds(case, prefix, plan, chw))
+    loads = {k: [a for _, a in v] for k, v in starts.items()}
+    loads = {k: (statistics.median(v), min(v), max(v)) for k, v in loads.items()}
+    starts = {k: [w for w, _ in v] for k, v in starts.items()}
+    starts = {k: (statistics.median(v), min(v), max(v)) for k, v in starts.items()}
+    plain_plan = os.path.join(os.path.dirname(plan), "resnet_unoptimised.tideaot")
+    freeze_resnet(prefix, chw, plain_plan, optimize=False)
+    mem_args = ["--prefix", prefix, "--plan", plain_plan, "--chw", json.dumps(chw)]
+    mem = {
+        case: run_isolated(__file__, "memory:" + case, mem_args + ["--threads", str(args.threads)])
+        for case in ("executor", "frozen")
+    }
+    load1 = os.getloadavg()[0]
+
+    table = Table("tide.aot: the frozen plan against the executor (issue 34, part 1)", "see case")
+    table.add(
+        "us per op, %d-op elementwise_add chain" % args.ops,
+        per_op.get("frozen"),
+        {k: v for k, v in per_op.items() if k != "frozen"},
+        note="tide = FrozenModel.run; peers: the executor on the same program, ONNX Runtime",
+    )
+    table.add(
+        "s, start-up to first result, batch 1",
+        starts["frozen"],
+        {"executor": starts["executor"]},
+        note=model_name + "; process spawn and `import tide` included",
+    )
+    table.add(
+        "s, load + first run (after import tide)",
+        loads["frozen"],
+        {"executor": loads["executor"]},
+        note=model_name + "; executor: load_inference_model (with its optimisations) + run",
+    )
+    if mem["executor"] and mem["frozen"]:
+        table.add(
+            "MB, peak temporaries, batch 1",
+            (mem["frozen"]["bytes"] / 2**20,) * 3,
+            {"executor peak": (mem["executor"]["bytes"] / 2**20,) * 3},
+            note=model_name
+            + " unoptimised; the arena against the allocator's peak above the parameters"
+            + (" (an upper bound: loading peaked higher)" if mem["executor"]["bound"] else ""),
+        )
+    import tide
+
+    ort = try_import("onnxruntime")
+    machine = machine_line(
+        "tide %s, %d threads, ISA %s (plain kernels), one process per case, %d interleaved "
+        "rounds, onnxruntime %s; machine busy: load average %.1f before, %.1f after (other "
+        "sessions share its cores)"
+        % (
+            tide.__version__,
+            args.threads,
+            isa(),
+            args.rounds,
+            getattr(ort, "__version__", "n/a"),
+            load0,
+            load1,
+        )
+    )
+    table.print(machine)
+    if "frozen" in per_op and "onnxruntime" in per_op:
+        print(
+            "per op: frozen / onnxruntime = %.2f (issue 34's target <= 0.2), "
+            "frozen / executor = %.2f"
+            % (
+                per_op["frozen"][0] / per_op["onnxruntime"][0],
+                per_op["frozen"][0] / per_op["executor"][0],
+            )
+        )
+    print(
+        "start-up: executor / frozen = %.2f (target >= 3); after import tide: %.2f"
+        % (starts["executor"][0] / starts["frozen"][0], loads["executor"][0] / loads["frozen"][0])
+    )
+    table.dump(args.json, machine)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+// frozen_model.cc: see frozen_model.h.
+#include "core/aot/frozen_model.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/executor/data_transform.h"
+#include "core/executor/kernel_choice.h"
+#include "core/executor/kernel_outputs.h"
+#include "core/executor/runtime_infer_shape.h"
+#include "core/framework/tensor_util.h"
+#include "core/memory/memory.h"
+#include "core/platform/status.h"
+#include "core/registry/registry.h"
+
+namespace tide::core {
+namespace {
+
+// The kernel `op` of `plan` names, from the loaded plugins.
+const KernelEntry& ResolveKernel(const FrozenOp& op, const std::string& path) {
+  const Registry& reg = Registry::Global();
+  const FrozenKernel& k = op.kernel;
+  const std::string what =
+      StrCat("frozen plan '", path, "': op '", op.type, "' (#", op.index, ") runs kernel ",
+             k.ToString(), ", from plugin '", k.plugin, "' (", k.plugin_file, ") when frozen");
+  if (!reg.FindOp(op.type))
+    TIDE_FAIL(TIDE_NOT_FOUND, what, "; no loaded plugin registers op '", op.type,
+              "' (is that plugin on the plugin path?)");
+  const OpKernelType key{PlaceKindId(k.place_kind), k.dtype, k.layout, LibraryId(k.library)};
+  const KernelEntry* e = reg.FindKernel(op.type, key);
+  if (!e)
+    TIDE_FAIL(TIDE_NOT_FOUND, what, "; no loaded plugin registers that kernel (is ", k.plugin_file,
+              " loaded?)");
+  return *e;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::vector<int64_t> DimsAt(const FrozenVar& v, int64_t unit, int64_t upper) {
+  std::vector<int64_t> d = v.dims;
+  for (size_t i = 0; i < d.size(); ++i) d[i] += v.per_unit[i] * (unit - upper);
+  return d;
+}
+
+}  // namespace
+
+std::unique_ptr<FrozenModel> FrozenModel::Load(const std::string& path, const Place& place) {
+  TIDE_ENFORCE(Registry::Global().initialized(), "cannot load frozen plan '", path,
+               "': the core is not started; call tide::core::Initialize() first");
+  std::unique_ptr<FrozenModel> m(new FrozenModel());
+  m->plan_ = ReadFrozenPlan(path);
+  m->path_ = path;
+  m->place_ = place;
+  if (m->plan_.place_kind != place.kind_name())
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "frozen plan '", path, "' was frozen for place kind '",
+              m->plan_.place_kind, "'; cannot load it on ", place.ToString(),
+              ": freeze the program for that place");
+  m->dctx_ = DeviceContextPool::Global().Get(place);
+  m->Build(path);
+  return m;
+}
+
+FrozenModel::~FrozenModel() {
+  ops_.clear();  // kernel states first, then the variables, then the arena they point into
+  scope_.reset();
+}
+
+void FrozenModel::Build(const std::string& path) {
+  // Every kernel first: a missing plugin is the likeliest failure, and names itself best here.
+  std::vector<const KernelEntry*> kernels;
+  for (const FrozenOp& op : plan_.ops) kernels.push_back(&ResolveKernel(op, path));
+
+  BlockDesc* block = program_.MutableBlock(0);
+  for (const FrozenVar& v : plan_.vars) {
+    VarDesc* d = block->Var(v.name);
+    d->set_type(v.type);
+    d->set_dtype(v.dtype);
+    d->set_persistable(v.persistable);
+    d->set_lod_level(v.lod_level);
+    if (v.zero_dim) d->set_zero_dim();
+  }
+  scope_ = std::make_unique<Scope>();
+  for (const FrozenVar& v : plan_.vars) scope_->Var(v.name)->InitByType(v.type);
+  for (const FrozenFeed& f : plan_.feeds) {
+    feed_names_.push_back(f.name);
+    Variable* var = scope_->Var(f.name);
+    var->InitByType(TIDE_VAR_LOD_TENSOR);
+    feed_vars_.push_back(var);
+  }
+  for (const std::string& f : plan_.fetches) fetch_vars_.push_back(scope_->FindVar(f));
+
+  for (FrozenParam& p : plan_.params) {
+    const std::string_view bytes = p.data();
+    LoDTensor view;  // the parameter where the file's bytes are, read in place on the host
+    view.ResetHolder(
+        plan_.file, p.dtype, DDim(p.dims),
+        static_cast<size_t>(bytes.data() - static_cast<const char*>(plan_.file->ptr())));
+    TIDE_ENFORCE(bytes.size() == static_cast<size_t>(view.numel()) * SizeOf(p.dtype),
+                 "frozen plan '", path, "': parameter '", p.name, "' holds ", bytes.size(),
+                 " bytes for dims ", view.dims().ToString());
+    view.set_lod(p.lod);
+    LoDTensor* param = scope_->Var(p.name)->GetMutable<LoDTensor>();
+    if (place_ == HostPlace())
+      *param = std::move(view);
+    else
+      TensorCopySync(view, place_, param, dctx_);
+    p.view = {};
+  }
+  plan_.file.reset();  // held by the host parameters that view it, freed when elsewhere
+
+  // The arena, once; each temporary's slot as a view into it that the kernel's mutable_data
+  // finds big enough, so it writes there.
+  arena_ = memory::AllocShared(place_, std::max<uint64_t>(plan_.arena_bytes, 1));
+  char* base = static_cast<char*>(arena_->ptr());
+  for (const FrozenVar& v : plan_.vars) {
+    if (v.persistable || (v.dims.empty() && v.offset < 0)) continue;
+    LoDTensor* t = scope_->FindVar(v.name)->GetMutable<LoDTensor>();
+    if (v.offset >= 0) {
+      auto slot = std::make_shared<Allocation>(base + v.offset, v.bytes, place_, nullptr);
+      t->ResetHolder(std::move(slot), v.dtype, DDim(v.dims));
+    } else {
+      t->Resize(DDim(v.dims));
+    }
+    t->set_layout(v.layout);
+    if (std::any_of(v.per_unit.begin(), v.per_unit.end(), [](int64_t u) { return u != 0; }))
+      sized_.push_back({t, &v});
+  }
+  unit_ = plan_.upper;
+
+  for (size_t i = 0; i < plan_.ops.size(); ++i) {
+    const FrozenOp& fo = plan_.ops[i];
+    OpDesc* d = block->AppendOp();
+    d->set_type(fo.type);
+    for (const auto& [param, names] : fo.inputs) d->SetInput(param, names);
+    for (const auto& [param, names] : fo.outputs) d->SetOutput(param, names);
+    *d->mutable_attrs() = fo.attrs;
+    ops_.push_back(std::make_unique<OpInstance>(*d, *block, 0, fo.index));
+    OpInstance& op = *ops_.back();
+    op.Bind(*scope_);
+    const KernelEntry& k = *kernels[i];
+    const Place kernel_place =
+        k.key.place_kind == place_.kind ? place_ : Place(k.key.place_kind, 0);
+    KernelChoice::Fix(op, k, fo.kernel.data_type, kernel_place);
+    Step s;
+    s.op = &op;
+    s.kernel = &k;
+    s.dctx = op.kernel_dctx();
+    s.infer_at_run = fo.infer_at_run;
+    s.special = !fo.transforms.empty() || k.key.layout != TIDE_LAYOUT_ANY ||
+                kernel_place != place_ || op.runs_widened() || !op.zero_dim_outputs().empty();
+    touch_outputs_ = touch_outputs_ || !fo.transforms.empty();
+    steps_.push_back(s);
+  }
+}
+
+size_t FrozenModel::num_ops_inferring_shapes() const {
+  return static_cast<size_t>(
+      std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return s.infer_at_run; }));
+}
+
+void FrozenModel::SetFeeds(const std::vector<LoDTensor>& inputs) {
+  TIDE_ENFORCE(inputs.size() == plan_.feeds.size(), "frozen plan '", path_, "' takes ",
+               plan_.feeds.size(), " feed(s) (", Joined(feed_names_), "), given ", inputs.size());
+  int64_t unit = -1;
+  std::string unit_from;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const FrozenFeed& f = plan_.feeds[i];
+    const LoDTensor& t = inputs[i];
+    TIDE_ENFORCE(t.initialized(), "feed '", f.name, "' holds no data");
+    TIDE_ENFORCE(t.dtype() == f.dtype, "feed '", f.name, "' is ", DataTypeName(t.dtype()),
+                 "; the plan was frozen for ", DataTypeName(f.dtype));
+    const DDim& dims = t.dims();
+    TIDE_ENFORCE(static_cast<size_t>(dims.size()) == f.dims.size(), "feed '", f.name, "' has dims ",
+                 dims.ToString(), "; the plan was frozen for rank ", f.dims.size());
+    for (size_t d = 0; d < f.dims.size(); ++d) {
+      if (f.dims[d] >= 0) {
+        TIDE_ENFORCE(dims[d] == f.dims[d], "feed '", f.name, "' dimension ", d, " is ", dims[d],
+                     "; the plan was frozen for ", f.dims[d], " (dims ", dims.ToString(), ")");
+        continue;
+      }
+      if (dims[d] < plan_.lower || dims[d] > plan_.upper)
+        TIDE_FAIL(TIDE_OUT_OF_RANGE, "feed '", f.name, "' dimension ", d, " is ", dims[d],
+                  ", outside the range [", plan_.lower, ", ", plan_.upper,
+                  "] the plan was frozen for");
+      if (unit >= 0 && dims[d] != unit)
+        TIDE_FAIL(TIDE_INVALID_ARGUMENT, "feed '", f.name, "' dimension ", d, " is ", dims[d],
+                  " but ", unit_from, " is ", unit,
+                  ": the plan's variable dimensions are one (the batch)");
+      unit = dims[d];
+      unit_from = StrCat("feed '", f.name, "' dimension ", d);
+    }
+    if (f.lod_level > 0) {
+      TIDE_ENFORCE(t.lod_levels() == static_cast<size_t>(f.lod_level), "feed '", f.name, "' has ",
+                   t.lod_levels(), " LoD level(s); the plan was frozen for ", f.lod_level);
+      const std::string bad = CheckLoD(t.lod(), dims.size() ? dims[0] : 0);
+      TIDE_ENFORCE(bad.empty(), "feed '", f.name, "': ", bad);
+    }
+    LoDTensor* var = feed_vars_[i]->GetMutable<LoDTensor>();
+    if (t.place() == place_) {
+      var->ShareDataWith(t);  // the caller's memory, read in place
+      var->set_lod(t.lod());
+    } else {
+      TensorCopySync(t, place_, var, dctx_);
+    }
+  }
+  if (unit >= 0 && unit != unit_) ResizeFor(unit);
+}
+
+void FrozenModel::ResizeFor(int64_t unit) {
+  for (const Sized& s : sized_) s.tensor->Resize(DDim(DimsAt(*s.var, unit, plan_.upper)));
+  unit_ = unit;
+}
+
+void FrozenModel::RunSpecial(Step& s) {
+  OpInstance& op = *s.op;
+  TransformCounts counts;
+  TransformInputs(op, &counts);
+  if (op.kernel_key().layout != TIDE_LAYOUT_OPAQUE) LabelOutputLayouts(op);
+}
+
+void FrozenModel::FinishSpecial(Step& s) {
+  OpInstance& op = *s.op;
+  if (op.runs_widened()) RoundWidenedOutputs(op);
+  GiveDeclaredRankZero(op);
+  if (op.kernel_place() != place_) ReturnPersistableOutputs(op, place_, dctx_);
+}
+
+std::vector<LoDTensor> FrozenModel::Run(const std::vector<LoDTensor>& inputs) {
+  SetFeeds(inputs);
+  for (size_t i = 0, n = steps_.size(); i < n; ++i) {
+    Step& s = steps_[i];
+    if (i + 1 < n) PrefetchBindings(*steps_[i + 1].op);
+    OpInstance& op = *s.op;
+    if (s.infer_at_run && !op.shape_cache().Unchanged(op.inputs(), op.outputs()))
+      InferShapeAtRunTime(op);
+    if (s.special) RunSpecial(s);
+    const KernelEntry& k = *s.kernel;
+    TideKernelContext ctx{&op, s.dctx, &k, {}};
+    CallPlugin([&] { return k.compute(&ctx, k.user_data); },
+               [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+    if (touch_outputs_) TouchOutputs(op);
+    if (s.special) FinishSpecial(s);
+    if (s.infer_at_run) op.shape_cache().Remember();
+  }
+  std::vector<LoDTensor> out(fetch_vars_.size());
+  for (size_t i = 0; i < fetch_vars_.size(); ++i) {
+    const Variable* v = fetch_vars_[i];
+    TIDE_ENFORCE(v && v->IsType<LoDTensor>() && v->Get<LoDTensor>().initialized(), "frozen plan '",
+                 path_, "': fetch target '", plan_.fetches[i], "' holds no tensor after the run");
+    TensorCopySync(v->Get<LoDTensor>(), HostPlace(), &out[i], dctx_);
+    ToPlainLayout(&out[i]);
+  }
+  return out;
+}
+
+}  // namespace tide::core

@@ -1,0 +1,81 @@
+// frozen_model.h: tide::FrozenModel, a frozen plan (frozen_plan.h) loaded and run. Load resolves
+// every kernel by its recorded key in the loaded plugins, builds the op instances once and
+// allocates the arena once; Run calls the kernels in order: no kernel choice, no shape inference
+// (the variable dimension's dims are recomputed from the plan's linear rule when it changes; ops
+// the plan marks infer theirs), no allocation but the results'.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/aot/frozen_plan.h"
+#include "core/device/device_context.h"
+#include "core/executor/op_instance.h"
+#include "core/framework/scope.h"
+#include "core/ir/program_desc.h"
+
+namespace tide::core {
+
+class FrozenModel {
+ public:
+  // Throws naming the file and what is wrong: see ReadFrozenPlan; a plan for another place kind;
+  // an op whose kernel key no loaded plugin registers (naming the op, the key and the plugin file
+  // that had it at freeze time).
+  static std::unique_ptr<FrozenModel> Load(const std::string& path, const Place& place);
+  ~FrozenModel();
+  FrozenModel(const FrozenModel&) = delete;
+  FrozenModel& operator=(const FrozenModel&) = delete;
+
+  // `inputs` in feed_names() order; returns the fetched tensors on the host in fetch_names()
+  // order. A feed of another data type or rank, another fixed dim, or a variable dim outside the
+  // plan's range is refused, naming the feed, the dimension and the range.
+  std::vector<LoDTensor> Run(const std::vector<LoDTensor>& inputs);
+
+  const std::vector<std::string>& feed_names() const { return feed_names_; }
+  const std::vector<std::string>& fetch_names() const { return plan_.fetches; }
+  const Place& place() const { return place_; }
+  uint64_t arena_bytes() const { return plan_.arena_bytes; }
+  int64_t lower() const { return plan_.lower; }
+  int64_t upper() const { return plan_.upper; }
+  size_t num_ops() const { return steps_.size(); }
+  // The ops the plan has infer their shapes at run time (frozen_plan.h, FrozenOp::infer_at_run).
+  size_t num_ops_inferring_shapes() const;
+
+ private:
+  FrozenModel() = default;
+  // One kernel call: the op bound to its variables and its kernel, resolved at Load.
+  struct Step {
+    OpInstance* op = nullptr;
+    const KernelEntry* kernel = nullptr;
+    DeviceContext* dctx = nullptr;
+    bool infer_at_run = false;
+    bool special = false;  // transforms, a library's layout, another place, widened data, 0-D
+  };
+  struct Sized {
+    LoDTensor* tensor;
+    const FrozenVar* var;
+  };
+  void Build(const std::string& path);
+  void SetFeeds(const std::vector<LoDTensor>& inputs);
+  void ResizeFor(int64_t unit);
+  void RunSpecial(Step& s);  // what the executor does around a kernel, for ops that need it
+  void FinishSpecial(Step& s);
+
+  FrozenPlan plan_;
+  std::string path_;
+  Place place_;
+  DeviceContext* dctx_ = nullptr;
+  std::vector<std::string> feed_names_;
+  std::vector<Variable*> feed_vars_, fetch_vars_;
+  ProgramDesc program_;
+  std::unique_ptr<Scope> scope_;
+  AllocationPtr arena_;
+  std::vector<std::unique_ptr<OpInstance>> ops_;
+  std::vector<Step> steps_;
+  std::vector<Sized> sized_;  // temporaries whose dims follow the variable dimension
+  int64_t unit_ = -1;         // the variable dimension's value the dims are set for
+  bool touch_outputs_ = false;
+};
+
+}  // namespace tide::core

@@ -1,0 +1,126 @@
+"""Programs compiled ahead of time (issue 34; docs/aot.md), part 1: the frozen plan::
+
+    tide.aot.freeze(program, ["x"], [y], tide.CPUPlace(), {"x": [(1, 64), 3, 224, 224]},
+                    "model.tideaot")
+    model = tide.aot.FrozenModel("model.tideaot", tide.CPUPlace())
+    (out,) = model.run({"x": batch})
+
+freeze prepares the program the executor's way, runs it on zero-filled feeds at the declared
+shapes, and writes what those runs did as one file: every op's kernel by its key, every
+variable's shape, the input transforms, one memory arena with an offset per temporary (reused by
+liveness) and the parameters. FrozenModel loads it without parsing a program and calls the
+kernels in order: no kernel choice, no shape inference, no allocation but the results'.
+"""
+
+import os
+
+import numpy as np
+
+from . import _C
+from .core import CPUPlace, LoDTensor
+from .executor import global_scope
+from .framework import Program, Variable
+
+__all__ = ["freeze", "FrozenModel"]
+
+
+def _dim_ranges(name, dims):
+    """[(lower, upper)] per dim: an int is fixed, a (lower, upper) pair is the variable one."""
+    if not isinstance(dims, (list, tuple)):
+        raise TypeError("shapes[%r] must be a list of dims, got %r" % (name, dims))
+    out = []
+    for d in dims:
+        if isinstance(d, (tuple, list)) and len(d) == 2:
+            out.append((int(d[0]), int(d[1])))
+        elif isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+            out.append((int(d), int(d)))
+        else:
+            raise TypeError(
+                "shapes[%r]: each dim is an int or a (lower, upper) range, got %r" % (name, d)
+            )
+    return out
+
+
+def freeze(program, feed_names, fetch_names, place, shapes, path, scope=None):
+    """Freezes block 0 of `program` (feeding `feed_names`, fetching `fetch_names`: names or
+    Variables) on `place` into the file `path`, with the parameters `scope` holds (default: the
+    global scope). `shapes` gives each feed's dims: an int per fixed dim, a (lower, upper) pair
+    for the variable one (the batch: one range for all feeds), e.g. {"x": [(1, 64), 3, 224, 224]};
+    a feed left out takes its declared shape, which must be fully known. Refuses control flow
+    (ops that run sub-blocks) and anything else the plan cannot run, naming the op. Returns
+    `path`."""
+    if not isinstance(program, Program):
+        raise TypeError("freeze: program must be a tide.Program, got %r" % (program,))
+    fetches = [f.name if isinstance(f, Variable) else f for f in fetch_names]
+    ranges = {name: _dim_ranges(name, dims) for name, dims in (shapes or {}).items()}
+    _C.aot_freeze(
+        program.desc,
+        list(feed_names),
+        fetches,
+        place,
+        ranges,
+        os.fspath(path),
+        scope if scope is not None else global_scope(),
+    )
+    return path
+
+
+class FrozenModel:
+    """A frozen plan loaded on `place` (default: the CPU). Loading checks every kernel the plan
+    names is registered by a loaded plugin (an error names the op, the kernel key and the plugin
+    file it came from) and allocates the arena once."""
+
+    def __init__(self, path, place=None):
+        self.place = place if place is not None else CPUPlace()
+        self._core = _C.FrozenModel(os.fspath(path), self.place)
+
+    @property
+    def feed_names(self):
+        """The feeds, in the order run takes them as a list."""
+        return list(self._core.feed_names)
+
+    @property
+    def fetch_names(self):
+        """The fetch targets, in the order run returns them."""
+        return list(self._core.fetch_names)
+
+    @property
+    def arena_bytes(self):
+        """The bytes of the arena every temporary lives in."""
+        return self._core.arena_bytes
+
+    @property
+    def num_ops(self):
+        """The kernel calls of a run."""
+        return self._core.num_ops
+
+    @property
+    def num_ops_inferring_shapes(self):
+        """How many of them infer their shapes at run time: ops whose output dims do not follow
+        the variable dimension linearly, or all of them when a feed carries LoD."""
+        return self._core.num_ops_inferring_shapes
+
+    @property
+    def batch_range(self):
+        """(lower, upper) of the variable dimension ((0, 0) when every dim is fixed)."""
+        return tuple(self._core.range)
+
+    def run(self, feed, return_numpy=True):
+        """Runs the plan on `feed` ({name: ndarray | LoDTensor}, or a list in feed_names order);
+        returns the fetched values in fetch_names order, as numpy arrays unless return_numpy is
+        False. A feed outside the plan's shapes is refused, naming the feed and the dimension."""
+        names = self.feed_names
+        if isinstance(feed, dict):
+            unknown = sorted(set(feed) - set(names))
+            missing = [n for n in names if n not in feed]
+            if unknown or missing:
+                raise ValueError(
+                    "FrozenModel.run: the plan feeds %s; missing %s, unknown %s"
+                    % (names, missing, unknown)
+                )
+            values = [feed[n] for n in names]
+        else:
+            values = list(feed)
+        tensors = [v if isinstance(v, LoDTensor) else LoDTensor(np.asarray(v)) for v in values]
+        results = self._core.run(tensors)
+        return [r.numpy() for r in results] if return_numpy else results
