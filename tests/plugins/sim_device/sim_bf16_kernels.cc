@@ -41,8 +41,9 @@ void MulBf16(KernelContext& ctx) {
   const auto [m, k] = tide::ops::Flatten2D(x.dims(), xc);
   const auto [k2, n] = tide::ops::Flatten2D(y.dims(), yc);
   TIDE_CHECK(k == k2, "sim mul (bfloat16): X's ", k, " columns do not match Y's ", k2, " rows");
-  tide::Dims od(x.dims().begin(), x.dims().begin() + xc);
-  od.insert(od.end(), y.dims().begin() + yc, y.dims().end());
+  const tide::Dims xd = x.dims(), yd = y.dims();
+  tide::Dims od(xd.begin(), xd.begin() + xc);
+  od.insert(od.end(), yd.begin() + yc, yd.end());
   const bfloat16* a = x.data<bfloat16>();
   const bfloat16* b = y.data<bfloat16>();
   bfloat16* o = out.mutable_data<bfloat16>(od, ctx.place());
