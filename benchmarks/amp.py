@@ -115,7 +115,9 @@ def tide_step(net, w, x, y, bf16):
     for k, v in w.items():
         scope.var(k).get_tensor().set(v.copy(), tide.CPUPlace(), False)
     feed = {"img": tide.LoDTensor(x), "label": tide.LoDTensor(y)}
-    return lambda: float(np.asarray(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0]))
+    return lambda: float(
+        np.asarray(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0]).reshape(-1)[0]
+    )
 
 
 def torch_step(net, w, x, y, bf16):
