@@ -103,6 +103,18 @@ void SumChannelsLast(const T* g, int64_t rows, int64_t c, T* dy) {
   for (int64_t j = 0; j < c; ++j) dy[j] = static_cast<T>(acc[j]);
 }
 
+// The grads' broadcast of Y over X: Fluid's rule only (numpy's broadcasting stays with the plain
+// kernel: marked `general`, which the grads decline).
+tide::ops::Broadcast FluidBroadcast(const KernelContext& ctx, const Dims& xd, const Dims& yd) {
+  try {
+    return tide::ops::GetBroadcast(ctx.op_type(), xd, yd, ctx.Attr<int32_t>("axis"));
+  } catch (const std::exception&) {
+    tide::ops::Broadcast b;
+    b.general = true;
+    return b;
+  }
+}
+
 // elementwise_add_grad where oneDNN training leaves blocked data: X@GRAD is Out@GRAD itself (the
 // gradient passes through unchanged; sharing its bytes, as Fluid's in-place add grad does, keeps
 // its format for the next oneDNN grad kernel), Y@GRAD its sums over the dims Y is repeated on (a
@@ -117,12 +129,7 @@ void AddGradKernel(KernelContext& ctx) {
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
     Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
     const Dims xd = x.dims(), yd = y.dims();
-    tide::ops::Broadcast b;
-    try {  // Fluid's rule only: numpy's broadcasting stays with the plain kernel
-      b = tide::ops::GetBroadcast(op, xd, yd, ctx.Attr<int32_t>("axis"));
-    } catch (const std::exception&) {
-      b.general = true;
-    }
+    const tide::ops::Broadcast b = FluidBroadcast(ctx, xd, yd);
     if (b.general || (!b.same && yd.size() != 1))
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(xd),
                  " and Y ", tide::ToString(yd), " are not equal dims or Y one dim of X");
@@ -165,12 +172,7 @@ void MulGradKernel(KernelContext& ctx) {
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
     Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
     const Dims xd = x.dims(), yd = y.dims();
-    tide::ops::Broadcast b;
-    try {
-      b = tide::ops::GetBroadcast(op, xd, yd, ctx.Attr<int32_t>("axis"));
-    } catch (const std::exception&) {
-      b.general = true;
-    }
+    const tide::ops::Broadcast b = FluidBroadcast(ctx, xd, yd);
     if (b.general)
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(xd),
                  " and Y ", tide::ToString(yd), " are not Fluid's broadcast of Y over X");

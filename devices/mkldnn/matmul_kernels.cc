@@ -33,8 +33,8 @@ Mat Transposed(Mat m) {
 }
 
 memory::desc MatDesc(const Mat& m, memory::data_type dt) {
-  const memory::dims strides = m.trans ? memory::dims{m.rows * m.cols, 1, m.rows}
-                                       : memory::dims{m.rows * m.cols, m.cols, 1};
+  const memory::dims strides =
+      m.trans ? memory::dims{m.rows * m.cols, 1, m.rows} : memory::dims{m.rows * m.cols, m.cols, 1};
   return memory::desc({m.batch, m.rows, m.cols}, dt, strides);
 }
 
@@ -156,7 +156,8 @@ void Forward(KernelContext& ctx) {
     void* od = out.mutable_data(tide::DataTypeOf<T>(), ctx.place());
     out.set_layout(TIDE_LAYOUT_ANY);
     out.set_format(0);
-    Gemm(e, op, p.tx ? Transposed(p.x) : p.x, p.ty ? Transposed(p.y) : p.y, od, p.alpha, DnnlTypeOf<T>());
+    Gemm(e, op, p.tx ? Transposed(p.x) : p.x, p.ty ? Transposed(p.y) : p.y, od, p.alpha,
+         DnnlTypeOf<T>());
     e.Wait();
   });
 }

@@ -3,9 +3,9 @@
 // that mixed precision asks the run's place and puts only what the place computes in bfloat16
 // there (tests/python/test_amp_bf16.py). Products accumulate in float32, one rounding per output.
 #include <tide/low_precision.hpp>
-#include <type_traits>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
+#include <type_traits>
 
 #include "sim_kernels.h"
 
