@@ -363,7 +363,10 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
     return ConvBwd{data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
                    dnnl::convolution_backward_weights(weights_pd)};
   };
-  if (!p.nhwc) {
+  // bfloat16: oneDNN 2.6's backward-weights pass on the forward's nhwc (jit_bf16) took 330-370 ms
+  // where the formats it prefers take ~10 (a 3-channel stem and a stride-2 conv of the ResNet-ish
+  // net in benchmarks/amp.py, batch 32): there the backward passes take oneDNN's formats.
+  if (!p.nhwc && p.dt == memory::data_type::f32) {
     dnnl::convolution_forward::primitive_desc inference(
         FwdDesc(prop_kind::forward_inference, p, Any(p, p.src), Any(p, p.dst)), DefaultAttr(), eng);
     if (StorableTag(inference.src_desc(), p.src) != Tag::undef &&
