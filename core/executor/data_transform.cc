@@ -18,6 +18,13 @@ bool IsFloat(DataType t) {
   return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_FP16 || t == TIDE_BF16;
 }
 
+// The data type the kernel reads input `b` in: the kernel's, except float32 for an input declared
+// TIDE_ARG_FLOAT32_PARAM under a float16/bfloat16 kernel (batch_norm's statistics, say).
+DataType WantedType(const OpKernelType& key, const ArgBinding& b) {
+  return b.float32_param && (key.dtype == TIDE_FP16 || key.dtype == TIDE_BF16) ? TIDE_FP32
+                                                                               : key.dtype;
+}
+
 std::string Where(const OpInstance& op, const ArgBinding& b, size_t i) {
   return StrCat(op.label(), " input '", b.param, "' ('", b.names[i], "') for kernel ",
                 op.kernel_key().ToString());
@@ -60,7 +67,8 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   stamp.shape = source->version();
   stamp.offset = source->offset();
   stamp.dtype = source->dtype();
-  stamp.key_dtype = key.dtype;
+  const DataType want = WantedType(key, b);
+  stamp.key_dtype = want;
   stamp.layout = source->layout();
   stamp.key_layout = key.layout;
   stamp.place = op.kernel_place();
@@ -96,13 +104,13 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     ++counts->copies;
     plan += "copy " + from.ToString() + " -> " + op.kernel_place().ToString() + "; ";
   }
-  if (cur->dtype() != key.dtype && IsFloat(cur->dtype()) && IsFloat(key.dtype)) {
+  if (cur->dtype() != want && IsFloat(cur->dtype()) && IsFloat(want)) {
     const TransformEntry* e =
-        Registry::Global().FindCast(op.kernel_place().kind, cur->dtype(), key.dtype);
+        Registry::Global().FindCast(op.kernel_place().kind, cur->dtype(), want);
     if (!e)
       TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is ", DataTypeName(cur->dtype()),
                 " and no plugin registers a ", op.kernel_place().kind_name(), " cast ",
-                DataTypeName(cur->dtype()), " -> ", DataTypeName(key.dtype));
+                DataTypeName(cur->dtype()), " -> ", DataTypeName(want));
     LoDTensor* out = Scratch(&t->cast_tmp);
     Apply(*e, *cur, out, op.kernel_dctx(), StrCat("cast ", CastName(*e)));
     cur = out;
@@ -142,7 +150,7 @@ void TransformInputs(OpInstance& op, TransformCounts* counts) {
       // The common case, inline: already in the kernel's place, layout and data type.
       bool ready = t.layout() == key.layout ||
                    (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_OPAQUE);
-      if (ready && t.dtype() == key.dtype && t.place() == op.kernel_place() &&
+      if (ready && t.dtype() == WantedType(key, b) && t.place() == op.kernel_place() &&
           tr.last_plan.empty()) {
         tr.result = nullptr;
         continue;

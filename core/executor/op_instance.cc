@@ -35,6 +35,8 @@ OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx
   views_ = std::make_unique<AttrViews>(attrs_);
   inputs_ = MakeBindings(desc.inputs());
   outputs_ = MakeBindings(desc.outputs());
+  for (auto& b : inputs_)
+    for (const std::string& p : info_->float32_params) b.float32_param |= b.param == p;
 
   std::string src = info_->kernel_dtype_source;
   if (src.rfind("attr:", 0) == 0) {

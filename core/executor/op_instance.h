@@ -69,6 +69,7 @@ struct ArgBinding {
   std::vector<const char*> name_ptrs;      // names as C strings, for plugins
   std::vector<Variable*> vars;             // resolved by Bind
   std::vector<InputTransform> transforms;  // inputs only, parallel to vars
+  bool float32_param = false;  // declared TIDE_ARG_FLOAT32_PARAM: float32 for a 16-bit kernel
 };
 
 // A kernel's state for one op (KernelContext_SetState), kept across runs; freed with the op or

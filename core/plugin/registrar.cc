@@ -63,6 +63,9 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
     info->proto.set_type(op);
     info->proto.set_comment(Str(def->comment));
     AddArgs(op, def->inputs, def->num_inputs, "input", info->proto.mutable_inputs());
+    for (size_t i = 0; i < def->num_inputs; ++i)
+      if (def->inputs[i].flags & TIDE_ARG_FLOAT32_PARAM)
+        info->float32_params.push_back(Str(def->inputs[i].name));
     AddArgs(op, def->outputs, def->num_outputs, "output", info->proto.mutable_outputs());
     std::set<std::string> seen;
     for (size_t i = 0; i < def->num_attrs; ++i) {

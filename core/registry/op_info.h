@@ -33,9 +33,10 @@ struct OpInfo {
   TideGradMakerFn grad_maker = nullptr;
   void* grad_maker_data = nullptr;
   std::string default_grad_op;
-  std::string kernel_dtype_source;  // "" | input parameter | "attr:<name>"
-  bool no_gradient = false;         // declared: no gradient by design
-  TideOpRunFn run = nullptr;        // set for operators without kernels
+  std::string kernel_dtype_source;          // "" | input parameter | "attr:<name>"
+  std::vector<std::string> float32_params;  // inputs declared TIDE_ARG_FLOAT32_PARAM
+  bool no_gradient = false;                 // declared: no gradient by design
+  TideOpRunFn run = nullptr;                // set for operators without kernels
   void* run_data = nullptr;
   std::string plugin, plugin_file;  // who registered it
 

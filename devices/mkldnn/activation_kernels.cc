@@ -128,6 +128,7 @@ EltwiseAlgo HardSwishGrad(const KernelContext& c) {
 struct Entry {
   const char* op;
   tide::KernelFn fwd, grad;
+  bool bf16 = false;  // registered for bfloat16 too (issue 32: the activations AMP runs low)
 };
 
 // oneDNN 2.6's soft_relu is log(1 + exp(X)) (its alpha is ignored) and logsigmoid
@@ -135,11 +136,11 @@ struct Entry {
 // that), as float32 arithmetic on 1 + exp(X) is.
 const Entry kEntries[] = {
     {"relu", &Forward<Fixed<algorithm::eltwise_relu>>,
-     &GradFromOut<Fixed<algorithm::eltwise_relu_use_dst_for_bwd>>},
+     &GradFromOut<Fixed<algorithm::eltwise_relu_use_dst_for_bwd>>, true},
     {"tanh", &Forward<Fixed<algorithm::eltwise_tanh>>,
-     &GradFromOut<Fixed<algorithm::eltwise_tanh_use_dst_for_bwd>>},
+     &GradFromOut<Fixed<algorithm::eltwise_tanh_use_dst_for_bwd>>, true},
     {"sigmoid", &Forward<Fixed<algorithm::eltwise_logistic>>,
-     &GradFromOut<Fixed<algorithm::eltwise_logistic_use_dst_for_bwd>>},
+     &GradFromOut<Fixed<algorithm::eltwise_logistic_use_dst_for_bwd>>, true},
     {"exp", &Forward<Fixed<algorithm::eltwise_exp>>,
      &GradFromOut<Fixed<algorithm::eltwise_exp_use_dst_for_bwd>>},
     {"sqrt", &Forward<Fixed<algorithm::eltwise_sqrt>>,
@@ -158,7 +159,7 @@ const Entry kEntries[] = {
     {"elu", &Forward<Elu>, &GradFromX<Elu>},
     {"swish", &Forward<Swish>, &GradFromX<Swish>},
     {"pow", &Forward<Pow>, &GradFromX<Pow>},
-    {"gelu", &Forward<Gelu>, &GradFromX<Gelu>},
+    {"gelu", &Forward<Gelu>, &GradFromX<Gelu>, true},
     {"brelu", &Forward<BRelu>, &GradFromX<BReluGrad>},
     {"relu6", &Forward<Relu6>, &GradFromOut<Relu6Grad>},
     {"hard_swish", &Forward<HardSwishOnBlocked>, &GradFromX<HardSwishGrad>},
@@ -209,7 +210,10 @@ bool FusedActivationChain(const std::string& name, float alpha, float beta,
 TIDE_ON_REGISTER([](tide::Registrar& r) {
   using namespace tide_mkldnn;  // NOLINT
   for (const Entry& e : kEntries) {
-    r.Kernel(e.op, "cpu", TIDE_FP32, e.fwd, TIDE_LAYOUT_ONEDNN, "mkldnn");
-    r.Kernel(std::string(e.op) + "_grad", "cpu", TIDE_FP32, e.grad, TIDE_LAYOUT_ONEDNN, "mkldnn");
+    for (TideDataType t : {TIDE_FP32, TIDE_BF16}) {
+      if (t == TIDE_BF16 && !e.bf16) continue;  // the kernels decline without bf16 jit kernels
+      r.Kernel(e.op, "cpu", t, e.fwd, TIDE_LAYOUT_ONEDNN, "mkldnn");
+      r.Kernel(std::string(e.op) + "_grad", "cpu", t, e.grad, TIDE_LAYOUT_ONEDNN, "mkldnn");
+    }
   }
 });

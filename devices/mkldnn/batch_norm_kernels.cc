@@ -83,7 +83,6 @@ struct BnFwd {
 
 template <typename T>
 void BnKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X");
@@ -106,7 +105,7 @@ void BnKernel(KernelContext& ctx) {
 
     Key key(op);
     key(p.x)(int64_t(StorableTag(md, ToDnnlDims(p.x))))(Bits(p.eps))(int64_t(p.global))(
-        int64_t(p.nhwc));
+        int64_t(p.nhwc))(int64_t(x.dtype()));
     auto entry = e.cache().GetOrCreate<BnFwd>(key.str(), [&] {
       dnnl::batch_normalization_forward::primitive_desc pd(
           dnnl::batch_normalization_forward::desc(
@@ -162,7 +161,6 @@ struct BnBwd {
 // variance oneDNN wants).
 template <typename T>
 void BnGradKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), dy = ctx.Input(tide::GradVarName("Y").c_str());
@@ -195,7 +193,8 @@ void BnGradKernel(KernelContext& ctx) {
       for (int64_t i = 0; i < c; ++i) vd[i] = 1.0f / (is[i] * is[i]) - p.eps;
     }
     Key key(op);
-    key(p.x)(int64_t(StorableTag(md, ToDnnlDims(p.x))))(Bits(p.eps))(int64_t(p.global));
+    key(p.x)(int64_t(StorableTag(md, ToDnnlDims(p.x))))(Bits(p.eps))(int64_t(p.global))(
+        int64_t(x.dtype()));
     auto entry = e.cache().GetOrCreate<BnBwd>(key.str(), [&] {
       dnnl::batch_normalization_forward::primitive_desc fwd(
           dnnl::batch_normalization_forward::desc(prop_kind::forward_training, md, p.eps,
@@ -241,5 +240,7 @@ void BnGradKernel(KernelContext& ctx) {
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("batch_norm", BnKernel);
-TIDE_MKLDNN_KERNEL("batch_norm_grad", BnGradKernel);
+// bfloat16: X, Y and their grads in bfloat16; Scale, Bias, the statistics and their grads in
+// float32 (the op declares them TIDE_ARG_FLOAT32_PARAM, as Paddle's bf16 batch_norm has them).
+TIDE_MKLDNN_KERNEL_F32_BF16("batch_norm", BnKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("batch_norm_grad", BnGradKernel);

@@ -17,11 +17,11 @@ namespace {
 
 using dnnl::algorithm;
 using dnnl::prop_kind;
-constexpr auto f32 = memory::data_type::f32;
 
 // The geometry of tide/ops/conv.hpp in oneDNN's terms.
 struct ConvParams {
   bool nhwc = false;  // Input/Output are [N, H, W, C]; x and out below are their NCHW dims
+  memory::data_type dt = memory::data_type::f32;  // Input's, Filter's and Output's
   Dims x, f, out;
   int64_t groups;
   memory::dims src, weights, dst;  // oneDNN dims (weights grouped when groups > 1)
@@ -31,6 +31,7 @@ struct ConvParams {
 ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f) {
   ConvParams p;
   p.nhwc = DataFormatNhwc(ctx);
+  p.dt = ToDnnlType(x.dtype());
   const Dims xd = x.dims();
   p.x = p.nhwc && xd.size() == 4 ? Dims{xd[0], xd[3], xd[1], xd[2]} : xd;
   p.f = f.dims();
@@ -72,11 +73,13 @@ void DeclineWhereThePlainKernelWins(const char* op, const ConvParams& p, const T
 
 Key ConvKey(const char* what, const Tensor& x, const ConvParams& p) {
   Key k(what);
-  k(x)(p.f)(p.d_strides)(p.pad_l)(p.pad_r)(p.d_dils)(p.groups)(int64_t(p.nhwc));
+  k(x)(p.f)(int64_t(p.dt))(p.d_strides)(p.pad_l)(p.pad_r)(p.d_dils)(p.groups)(int64_t(p.nhwc));
   return k;
 }
 
-memory::desc Any(const memory::dims& d) { return memory::desc(d, f32, Tag::any); }
+memory::desc Any(const ConvParams& p, const memory::dims& d) {
+  return memory::desc(d, p.dt, Tag::any);
+}
 
 // [N, C, H, W] -> [N, H, W, C]: the Tide dims of an NHWC tensor.
 Dims Nhwc(const Dims& d) { return {d[0], d[2], d[3], d[1]}; }
@@ -88,7 +91,7 @@ memory ActView(Exec& e, const ConvParams& p, const Tensor& t, const char* op, co
 
 // The filter's plain descriptor in oneDNN's terms: oihw, or goihw over the same bytes.
 memory::desc UserWeightsDesc(const ConvParams& p) {
-  return memory::desc(p.weights, f32, p.groups > 1 ? Tag::goihw : Tag::oihw);
+  return memory::desc(p.weights, p.dt, p.groups > 1 ? Tag::goihw : Tag::oihw);
 }
 memory FilterView(Exec& e, const Tensor& f, const ConvParams& p, const char* op) {
   memory plain = PlainView(e, f, op, "Filter");
@@ -99,11 +102,11 @@ dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p, const
                                         const memory::desc& dst, bool bias = false,
                                         algorithm alg = algorithm::convolution_direct) {
   if (bias)
-    return dnnl::convolution_forward::desc(pk, alg, src, Any(p.weights),
-                                           memory::desc({p.f[0]}, f32, Tag::a), dst, p.d_strides,
+    return dnnl::convolution_forward::desc(pk, alg, src, Any(p, p.weights),
+                                           memory::desc({p.f[0]}, p.dt, Tag::a), dst, p.d_strides,
                                            p.d_dils, p.pad_l, p.pad_r);
-  return dnnl::convolution_forward::desc(pk, alg, src, Any(p.weights), dst, p.d_strides, p.d_dils,
-                                         p.pad_l, p.pad_r);
+  return dnnl::convolution_forward::desc(pk, alg, src, Any(p, p.weights), dst, p.d_strides,
+                                         p.d_dils, p.pad_l, p.pad_r);
 }
 
 // fused_conv2d's fusions (plugins/ops_nn/conv_op.cc has the plain kernel and the checks).
@@ -172,8 +175,9 @@ bool InferenceBlocked(const ConvParams& p) {
 }
 std::optional<dnnl::convolution_forward::primitive_desc> InferenceBlockedPd(
     const ConvParams& p, bool bias, const dnnl::primitive_attr& attr, const dnnl::engine& engine) {
-  const memory::desc src = p.x[1] % 16 == 0 ? memory::desc(p.src, f32, Tag::aBcd16b) : Any(p.src);
-  const memory::desc dst(p.dst, f32, Tag::aBcd16b);
+  const memory::desc src =
+      p.x[1] % 16 == 0 ? memory::desc(p.src, p.dt, Tag::aBcd16b) : Any(p, p.src);
+  const memory::desc dst(p.dst, p.dt, Tag::aBcd16b);
   for (algorithm alg : {algorithm::convolution_winograd, algorithm::convolution_direct}) {
     if (alg == algorithm::convolution_winograd && !WinogradShape(p)) continue;
     try {
@@ -225,7 +229,7 @@ bool RunPrepared(KernelContext& ctx, ConvFwdState& st) {
     if (bias.numel() != st.out_dims[1]) return false;  // the slow path names the error
   }
   out.Resize(st.out_dims);
-  float* o = out.mutable_data<float>(ctx.place());
+  void* o = out.mutable_data(x.dtype(), ctx.place());
   SetLayoutFor(out, st.dst_tag, st.out_dims.size());
   st.src.set_data_handle(const_cast<void*>(x.raw_data()));
   st.dst.set_data_handle(o);
@@ -239,13 +243,12 @@ bool RunPrepared(KernelContext& ctx, ConvFwdState& st) {
 
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     if (ConvFwdState* state = ctx.State<ConvFwdState>(); state && RunPrepared(ctx, *state)) return;
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
     ConvParams p = GetParams(ctx, x, f);
-    DeclineWhereThePlainKernelWins(op, p, x, false);
+    if (kFloat32Kernel<T>) DeclineWhereThePlainKernelWins(op, p, x, false);
     const Fusion fu = GetFusion(ctx);
     if (fu.bias)
       TIDE_CHECK(fu.bias.numel() == p.f[0], "op '", op, "': Bias must hold M = ", p.f[0],
@@ -265,15 +268,15 @@ void ConvKernel(KernelContext& ctx) {
       const bool bias = bool(fu.bias);
       auto make = [&](const memory::desc& dst) {
         return dnnl::convolution_forward::primitive_desc(
-            FwdDesc(prop_kind::forward_inference, p, Any(p.src), dst, bias), FusionAttr(fu),
+            FwdDesc(prop_kind::forward_inference, p, Any(p, p.src), dst, bias), FusionAttr(fu),
             e.engine());
       };
       if (fu.fused && InferenceBlocked(p))
         if (auto pd = InferenceBlockedPd(p, bias, FusionAttr(fu), e.engine()))
           return ConvFwd{*pd, dnnl::convolution_forward(*pd)};
-      auto pd = make(Any(p.dst));
+      auto pd = make(Any(p, p.dst));
       if (StorableTag(pd.dst_desc(), p.dst) == Tag::undef)  // e.g. padded channel blocks
-        pd = make(memory::desc(p.dst, f32, Tag::nchw));
+        pd = make(memory::desc(p.dst, p.dt, Tag::nchw));
       return ConvFwd{pd, dnnl::convolution_forward(pd)};
     });
     const auto& pd = entry->pd;
@@ -295,7 +298,9 @@ void ConvKernel(KernelContext& ctx) {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
     if (fu.bias) {
       memory b = PlainView(e, fu.bias, op, "Bias");
-      args[DNNL_ARG_BIAS] = e.View(memory::desc({p.f[0]}, f32, Tag::a), b.get_data_handle());
+      args[DNNL_ARG_BIAS] = e.Convert(
+          e.View(memory::desc({p.f[0]}, b.get_desc().data_type(), Tag::a), b.get_data_handle()),
+          memory::desc({p.f[0]}, p.dt, Tag::a));
     }
     if (fu.residual && residual.get_data_handle() != dst.get_data_handle())
       e.Reorder(residual, dst);  // the sum post-op adds what dst holds
@@ -347,19 +352,23 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
     dnnl::convolution_forward::primitive_desc fwd(FwdDesc(prop_kind::forward_training, p, src, dst),
                                                   DefaultAttr(), eng);
     dnnl::convolution_backward_data::primitive_desc data_pd(
-        dnnl::convolution_backward_data::desc(algorithm::convolution_direct, src, Any(p.weights),
+        dnnl::convolution_backward_data::desc(algorithm::convolution_direct, src, Any(p, p.weights),
                                               dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r),
         DefaultAttr(), eng, fwd);
     dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src, Any(p.weights),
-                                                 dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r),
+        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src,
+                                                 Any(p, p.weights), dst, p.d_strides, p.d_dils,
+                                                 p.pad_l, p.pad_r),
         DefaultAttr(), eng, fwd);
     return ConvBwd{data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
                    dnnl::convolution_backward_weights(weights_pd)};
   };
-  if (!p.nhwc) {
+  // bfloat16: oneDNN 2.6's backward-weights pass on the forward's nhwc (jit_bf16) took 330-370 ms
+  // where the formats it prefers take ~10 (a 3-channel stem and a stride-2 conv of the ResNet-ish
+  // net in benchmarks/amp.py, batch 32): there the backward passes take oneDNN's formats.
+  if (!p.nhwc && p.dt == memory::data_type::f32) {
     dnnl::convolution_forward::primitive_desc inference(
-        FwdDesc(prop_kind::forward_inference, p, Any(p.src), Any(p.dst)), DefaultAttr(), eng);
+        FwdDesc(prop_kind::forward_inference, p, Any(p, p.src), Any(p, p.dst)), DefaultAttr(), eng);
     if (StorableTag(inference.src_desc(), p.src) != Tag::undef &&
         StorableTag(inference.dst_desc(), p.dst) != Tag::undef) {
       try {
@@ -369,12 +378,11 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
       }
     }
   }
-  return make(Any(p.src), Any(p.dst));
+  return make(Any(p, p.src), Any(p, p.dst));
 }
 
 template <typename T>
 void ConvGradKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter");
@@ -383,7 +391,7 @@ void ConvGradKernel(KernelContext& ctx) {
     Tensor df = ctx.OptionalOutput(tide::GradVarName("Filter").c_str());
     ConvParams p = GetParams(ctx, x, f);
     tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), p.nhwc ? Nhwc(p.out) : p.out);
-    DeclineWhereThePlainKernelWins(op, p, x, bool(dx));
+    if (kFloat32Kernel<T>) DeclineWhereThePlainKernelWins(op, p, x, bool(dx));
     if (!dx && !df) return;
     Exec e(ctx);
     auto entry = e.cache().GetOrCreate<ConvBwd>(ConvKey(op, x, p)(dout).str(),
@@ -393,7 +401,7 @@ void ConvGradKernel(KernelContext& ctx) {
     // (LeNet's 20 -> 50 channels on AVX2: 7.5 ms against 4.7).
     for (const memory::desc& md : {entry->data_pd.diff_src_desc(), entry->data_pd.diff_dst_desc(),
                                    entry->weights_pd.src_desc(), entry->weights_pd.diff_dst_desc()})
-      if (IsPadded(md))
+      if (kFloat32Kernel<T> && IsPadded(md))
         TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
                    "' (oneDNN kernel): oneDNN would pad the "
                    "channels (",
@@ -428,7 +436,7 @@ void ConvGradKernel(KernelContext& ctx) {
       memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
       memory diff_dst = diff_dst_weights;
       df.Resize(p.f);
-      float* fd = df.mutable_data<float>(ctx.place());
+      void* fd = df.mutable_data(x.dtype(), ctx.place());
       df.set_layout(TIDE_LAYOUT_ANY);
       df.set_format(0);
       memory user_dw(UserWeightsDesc(p), e.engine(), fd);
@@ -447,8 +455,8 @@ void ConvGradKernel(KernelContext& ctx) {
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("conv2d", ConvKernel);
-TIDE_MKLDNN_KERNEL("conv2d_grad", ConvGradKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("conv2d", ConvKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("conv2d_grad", ConvGradKernel);
 // Fluid emits depthwise_conv2d when groups == channels: the same oneDNN convolution serves it.
 TIDE_MKLDNN_KERNEL("depthwise_conv2d", ConvKernel);
 TIDE_MKLDNN_KERNEL("depthwise_conv2d_grad", ConvGradKernel);

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/elementwise.hpp>
+#include <vector>
 
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
 namespace {
-
-constexpr auto f32 = memory::data_type::f32;
 
 // Issue 17's rule (README.md, "Speed"): on plain operands the plain forward is faster for equal
 // dims at every measured size and for a broadcast Y over X of fewer than 65536 elements (the
@@ -31,9 +30,35 @@ struct Binary {
   dnnl::binary prim;
 };
 
-template <typename T>
-void AddKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+// dst = src0 (alg) src1 on `e`'s stream, src1 broadcast by oneDNN over its dims of 1.
+void RunBinary(Exec& e, const char* op, dnnl::algorithm alg, const memory& src0, const memory& src1,
+               const memory& dst) {
+  const memory::desc md0 = src0.get_desc(), md1 = src1.get_desc(), mdd = dst.get_desc();
+  std::string key = Key(op)(int64_t(alg)).str();
+  for (const memory::desc* md : {&md0, &md1, &mdd})
+    key.append(reinterpret_cast<const char*>(&md->data), sizeof(md->data));
+  auto entry = e.cache().GetOrCreate<Binary>(key, [&] {
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, md0, md1, mdd), DefaultAttr(),
+                                    e.engine());
+    return Binary{pd, dnnl::binary(pd)};
+  });
+  e.Run(entry->prim, entry->pd,
+        {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}});
+}
+
+// Y as an operand of X's rank (Fluid's broadcast: 1s where Y is repeated), plain.
+memory BroadcastOperand(Exec& e, const KernelContext& ctx, const Tensor& x, const Tensor& y) {
+  const char* op = ctx.op_type();
+  const Dims xd = x.dims(), yd = y.dims();
+  if (xd == yd) return e.View(y, op, "Y");
+  const Dims bd = tide::ops::BroadcastYDims(op, xd, yd, ctx.Attr<int32_t>("axis"));
+  memory plain = PlainView(e, y, op, "Y");
+  return e.View(memory::desc(ToDnnlDims(bd), plain.get_desc().data_type(), PlainTag(bd.size())),
+                plain.get_data_handle());
+}
+
+template <typename T, dnnl::algorithm kAlg>
+void BinaryKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
@@ -41,54 +66,53 @@ void AddKernel(KernelContext& ctx) {
     if (tide::ops::ElementwiseNumpyPath(ctx))  // Paddle 2.x's numpy broadcast: the plain kernel's
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(xd),
                  " and Y ", tide::ToString(yd), " broadcast both ways (numpy's)");
-    if (!IsBlocked(x) && !IsBlocked(y) && (xd == yd || x.numel() < kPlainBroadcastMaxElements))
+    if (kFloat32Kernel<T> && !IsBlocked(x) && !IsBlocked(y) &&
+        (xd == yd || x.numel() < kPlainBroadcastMaxElements))
       DeclinePlainOperands(op, "X and Y");
     Exec e(ctx);
     memory src0 = e.View(x, op, "X");
     if (StorableTag(src0.get_desc(), ToDnnlDims(xd)) == Tag::undef) src0 = PlainView(e, x, op, "X");
-    memory src1;
-    if (xd == yd) {
-      src1 = e.View(y, op, "Y");
-    } else {
-      const Dims bd = tide::ops::BroadcastYDims(op, xd, yd, ctx.Attr<int32_t>("axis"));
-      memory plain = PlainView(e, y, op, "Y");
-      src1 =
-          e.View(memory::desc(ToDnnlDims(bd), f32, PlainTag(bd.size())), plain.get_data_handle());
-    }
-    const memory::desc md0 = src0.get_desc(), md1 = src1.get_desc();
-    Key key(op);
-    key(xd)(int64_t(StorableTag(md0, ToDnnlDims(xd))))(md1.dims());
-    key(IsBlocked(y) && xd == yd ? y.format() : int64_t(0));
-    auto entry = e.cache().GetOrCreate<Binary>(key.str(), [&] {
-      dnnl::binary::primitive_desc pd(
-          dnnl::binary::desc(dnnl::algorithm::binary_add, md0, md1, md0), DefaultAttr(),
-          e.engine());
-      return Binary{pd, dnnl::binary(pd)};
-    });
-    memory dst = TryOutput(e, out, xd, md0, ctx.place());
-    e.Run(entry->prim, entry->pd,
-          {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}});
+    memory src1 = BroadcastOperand(e, ctx, x, y);
+    memory dst = TryOutput(e, out, xd, src0.get_desc(), ctx.place());
+    RunBinary(e, op, kAlg, src0, src1, dst);
     e.Wait();
   });
 }
 
-// dY[j] = the sum of Out@GRAD over every dim but Y's: rows [pre, n, post] of plain data.
-void SumPlain(const float* g, const tide::ops::Broadcast& b, float* dy) {
-  std::fill(dy, dy + b.n, 0.0f);
+// dY[j] = the sum of Out@GRAD over every dim but Y's: rows [pre, n, post] of plain data
+// (accumulated in float32).
+template <typename T>
+void SumPlain(const T* g, const tide::ops::Broadcast& b, T* dy) {
+  std::vector<float> acc(b.n, 0.0f);
   for (int64_t i = 0; i < b.pre; ++i)
     for (int64_t j = 0; j < b.n; ++j) {
-      const float* row = g + (i * b.n + j) * b.post;
-      float acc = 0;
-      for (int64_t k = 0; k < b.post; ++k) acc += row[k];
-      dy[j] += acc;
+      const T* row = g + (i * b.n + j) * b.post;
+      float sum = 0;
+      for (int64_t k = 0; k < b.post; ++k) sum += static_cast<float>(row[k]);
+      acc[j] += sum;
     }
+  for (int64_t j = 0; j < b.n; ++j) dy[j] = static_cast<T>(acc[j]);
 }
 
 // dY[c] = the column sums of [rows, C] channels-last data (nhwc): vectorised row adds.
-void SumChannelsLast(const float* g, int64_t rows, int64_t c, float* dy) {
-  std::fill(dy, dy + c, 0.0f);
+template <typename T>
+void SumChannelsLast(const T* g, int64_t rows, int64_t c, T* dy) {
+  std::vector<float> acc(c, 0.0f);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < c; ++j) dy[j] += g[r * c + j];
+    for (int64_t j = 0; j < c; ++j) acc[j] += static_cast<float>(g[r * c + j]);
+  for (int64_t j = 0; j < c; ++j) dy[j] = static_cast<T>(acc[j]);
+}
+
+// The grads' broadcast of Y over X: Fluid's rule only (numpy's broadcasting stays with the plain
+// kernel: marked `general`, which the grads decline).
+tide::ops::Broadcast FluidBroadcast(const KernelContext& ctx, const Dims& xd, const Dims& yd) {
+  try {
+    return tide::ops::GetBroadcast(ctx.op_type(), xd, yd, ctx.Attr<int32_t>("axis"));
+  } catch (const std::exception&) {
+    tide::ops::Broadcast b;
+    b.general = true;
+    return b;
+  }
 }
 
 // elementwise_add_grad where oneDNN training leaves blocked data: X@GRAD is Out@GRAD itself (the
@@ -98,7 +122,6 @@ void SumChannelsLast(const float* g, int64_t rows, int64_t c, float* dy) {
 // other broadcast declines to the plain kernel.
 template <typename T>
 void AddGradKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), y = ctx.Input("Y");
@@ -106,17 +129,13 @@ void AddGradKernel(KernelContext& ctx) {
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
     Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
     const Dims xd = x.dims(), yd = y.dims();
-    tide::ops::Broadcast b;
-    try {  // Fluid's rule only: numpy's broadcasting stays with the plain kernel
-      b = tide::ops::GetBroadcast(op, xd, yd, ctx.Attr<int32_t>("axis"));
-    } catch (const std::exception&) {
-      b.general = true;
-    }
+    const tide::ops::Broadcast b = FluidBroadcast(ctx, xd, yd);
     if (b.general || (!b.same && yd.size() != 1))
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(xd),
                  " and Y ", tide::ToString(yd), " are not equal dims or Y one dim of X");
     tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), xd);
-    if (!IsBlocked(dout) && !b.same) DeclinePlainOperands(op, "Out@GRAD of a broadcast add");
+    if (kFloat32Kernel<T> && !IsBlocked(dout) && !b.same)
+      DeclinePlainOperands(op, "Out@GRAD of a broadcast add");
     if (dx) dx.ShareDataWith(dout);
     if (!dy) return;
     if (b.same) {
@@ -124,21 +143,72 @@ void AddGradKernel(KernelContext& ctx) {
       return;
     }
     Exec e(ctx);
-    float* dyd = dy.mutable_data<float>(yd, ctx.place());
+    T* dyd = dy.mutable_data<T>(yd, ctx.place());
     dy.set_layout(TIDE_LAYOUT_ANY);
     dy.set_format(0);
     const memory::dims dims = ToDnnlDims(xd);
     if (IsBlocked(dout) && xd.size() == 4 && b.axis == 1 && b.n == xd[1]) {  // a channel bias
-      memory g = e.Convert(e.View(dout, op, "Out@GRAD"), memory::desc(dims, f32, Tag::nhwc));
+      memory g =
+          e.Convert(e.View(dout, op, "Out@GRAD"), memory::desc(dims, DnnlTypeOf<T>(), Tag::nhwc));
       e.Wait();
-      SumChannelsLast(static_cast<const float*>(g.get_data_handle()), xd[0] * xd[2] * xd[3], xd[1],
+      SumChannelsLast(static_cast<const T*>(g.get_data_handle()), xd[0] * xd[2] * xd[3], xd[1],
                       dyd);
       return;
     }
     memory g = PlainView(e, dout, op, "Out@GRAD");
     e.Wait();
-    SumPlain(static_cast<const float*>(g.get_data_handle()), b, dyd);
+    SumPlain(static_cast<const T*>(g.get_data_handle()), b, dyd);
   });
+}
+
+// elementwise_mul_grad (bfloat16): X@GRAD = Out@GRAD * Y (Y broadcast), Y@GRAD = Out@GRAD * X,
+// summed over the dims Y is repeated on (in float32) for Fluid's broadcasts; numpy's decline.
+template <typename T>
+void MulGradKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+    Tensor dout = ctx.Input(tide::GradVarName("Out").c_str());
+    Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
+    Tensor dy = ctx.OptionalOutput(tide::GradVarName("Y").c_str());
+    const Dims xd = x.dims(), yd = y.dims();
+    const tide::ops::Broadcast b = FluidBroadcast(ctx, xd, yd);
+    if (b.general)
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(xd),
+                 " and Y ", tide::ToString(yd), " are not Fluid's broadcast of Y over X");
+    tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), xd);
+    Exec e(ctx);
+    memory g = PlainView(e, dout, op, "Out@GRAD");
+    if (dx) {
+      memory dst = TryOutput(e, dx, xd, g.get_desc(), ctx.place());
+      RunBinary(e, op, dnnl::algorithm::binary_mul, g, BroadcastOperand(e, ctx, x, y), dst);
+    }
+    if (dy) {
+      memory xm = PlainView(e, x, op, "X");
+      if (b.same) {
+        memory dst = TryOutput(e, dy, yd, g.get_desc(), ctx.place());
+        RunBinary(e, op, dnnl::algorithm::binary_mul, g, xm, dst);
+      } else {
+        memory prod = e.TempMemory(g.get_desc());
+        RunBinary(e, op, dnnl::algorithm::binary_mul, g, xm, prod);
+        e.Wait();
+        T* dyd = dy.mutable_data<T>(yd, ctx.place());
+        dy.set_layout(TIDE_LAYOUT_ANY);
+        dy.set_format(0);
+        SumPlain(static_cast<const T*>(prod.get_data_handle()), b, dyd);
+      }
+    }
+    e.Wait();
+  });
+}
+
+template <typename T>
+void AddKernel(KernelContext& ctx) {
+  BinaryKernel<T, dnnl::algorithm::binary_add>(ctx);
+}
+template <typename T>
+void MulKernel(KernelContext& ctx) {
+  BinaryKernel<T, dnnl::algorithm::binary_mul>(ctx);
 }
 
 }  // namespace
@@ -146,5 +216,14 @@ void AddGradKernel(KernelContext& ctx) {
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("elementwise_add", AddKernel);
-TIDE_MKLDNN_KERNEL("elementwise_add_grad", AddGradKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("elementwise_add", AddKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("elementwise_add_grad", AddGradKernel);
+// elementwise_mul in bfloat16 only: in float32 the plain kernel measured faster on plain data
+// (issue 17's rule for the add), and the mul's grad here runs on plain data.
+TIDE_ON_REGISTER([](tide::Registrar& r) {
+  using tide_mkldnn::OnBf16Isa;
+  r.Kernel("elementwise_mul", "cpu", TIDE_BF16, &OnBf16Isa<&MulKernel<tide::bfloat16>>,
+           TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
+  r.Kernel("elementwise_mul_grad", "cpu", TIDE_BF16, &OnBf16Isa<&MulGradKernel<tide::bfloat16>>,
+           TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
+});

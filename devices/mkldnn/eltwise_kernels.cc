@@ -82,7 +82,8 @@ void EltwiseForward(KernelContext& ctx, const EltwiseAlgo& a) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-    if (IsCheap(a) && !IsBlocked(x)) DeclineCheapOnPlain(op, "X");
+    if (x.dtype() == TIDE_BF16) DeclineWithoutBf16Isa(op);
+    if (IsCheap(a) && !IsBlocked(x) && x.dtype() == TIDE_FP32) DeclineCheapOnPlain(op, "X");
     Exec e(ctx);
     const Dims d = x.dims();
     memory src = e.View(x, op, "X");
@@ -90,7 +91,7 @@ void EltwiseForward(KernelContext& ctx, const EltwiseAlgo& a) {
     if (StorableTag(src.get_desc(), ToDnnlDims(d)) == Tag::undef) src = PlainView(e, x, op, "X");
     const memory::desc md = src.get_desc();
     Key key(op);
-    AddAlgo(key(d)(int64_t(StorableTag(md, ToDnnlDims(d)))), a);
+    AddAlgo(key(d)(int64_t(StorableTag(md, ToDnnlDims(d))))(int64_t(x.dtype())), a);
     auto entry = e.cache().GetOrCreate<EltwiseFwd>(key.str(), [&] {
       dnnl::eltwise_forward::primitive_desc pd(
           dnnl::eltwise_forward::desc(prop_kind::forward_inference, a.algo, md, a.alpha, a.beta),
@@ -111,7 +112,9 @@ void EltwiseBackward(KernelContext& ctx, const EltwiseAlgo& a, const char* from)
     const Dims d = v.dims();
     TIDE_CHECK(dout.dims() == d, "op '", op, "': Out@GRAD has dims ", tide::ToString(dout.dims()),
                ", ", from, " has ", tide::ToString(d));
-    if (IsCheap(a) && !IsBlocked(v) && !IsBlocked(dout)) DeclineCheapOnPlain(op, from);
+    if (v.dtype() == TIDE_BF16) DeclineWithoutBf16Isa(op);
+    if (IsCheap(a) && !IsBlocked(v) && !IsBlocked(dout) && v.dtype() == TIDE_FP32)
+      DeclineCheapOnPlain(op, from);
     Exec e(ctx);
     memory data = e.View(v, op, from);
     const memory::desc md = data.get_desc();

@@ -4,6 +4,7 @@
 // the primitive's bias and eltwise post-ops, so Out is written once. W is reordered once into the
 // format the primitive picks and kept until its bytes change (ConvertedCache); Input and Out are
 // plain. Activations no oneDNN 2.6 chain computes are declined (the plain kernel runs them).
+// In bfloat16 every operand is bfloat16 (oneDNN accumulates in float32).
 #include <string>
 #include <tide/ops/fc.hpp>
 
@@ -12,8 +13,6 @@
 
 namespace tide_mkldnn {
 namespace {
-
-constexpr auto f32 = memory::data_type::f32;
 
 struct FcPrim {
   dnnl::matmul::primitive_desc pd;
@@ -38,7 +37,6 @@ std::vector<EltwiseAlgo> Activation(const KernelContext& ctx) {
 
 template <typename T>
 void FcKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("Input"), w = ctx.Input("W");
@@ -49,16 +47,17 @@ void FcKernel(KernelContext& ctx) {
     const std::vector<EltwiseAlgo> act = Activation(ctx);
     Exec e(ctx);
     Key key(op);
-    key(s.m)(s.k)(s.n)(int64_t(bias))(int64_t(act.size()));
+    constexpr auto dt = DnnlTypeOf<T>();
+    key(s.m)(s.k)(s.n)(int64_t(bias))(int64_t(act.size()))(int64_t(dt));
     for (const EltwiseAlgo& a : act) AddAlgo(key, a);
-    const memory::desc src_md({s.m, s.k}, f32, Tag::ab), dst_md({s.m, s.n}, f32, Tag::ab);
-    const memory::desc w_md({s.k, s.n}, f32, Tag::ab), b_md({1, s.n}, f32, Tag::ab);
+    const memory::desc src_md({s.m, s.k}, dt, Tag::ab), dst_md({s.m, s.n}, dt, Tag::ab);
+    const memory::desc w_md({s.k, s.n}, dt, Tag::ab), b_md({1, s.n}, dt, Tag::ab);
     auto entry = e.cache().GetOrCreate<FcPrim>(key.str(), [&] {
       dnnl::primitive_attr attr = DefaultAttr();
       dnnl::post_ops ops;
       for (const EltwiseAlgo& a : act) ops.append_eltwise(1.0f, a.algo, a.alpha, a.beta);
       attr.set_post_ops(ops);
-      const memory::desc any_w({s.k, s.n}, f32, Tag::any);
+      const memory::desc any_w({s.k, s.n}, dt, Tag::any);
       auto d = bias ? dnnl::matmul::desc(src_md, any_w, b_md, dst_md)
                     : dnnl::matmul::desc(src_md, any_w, dst_md);
       dnnl::matmul::primitive_desc pd(d, attr, e.engine());
@@ -81,4 +80,4 @@ void FcKernel(KernelContext& ctx) {
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("fc", FcKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("fc", FcKernel);

@@ -3,7 +3,9 @@
 // (tide/ops/norm.hpp), each row normalised with its mean and biased variance, then Scale and Bias
 // (each optional: oneDNN's use_scale / use_shift) of `right` values. Mean and Variance are
 // oneDNN's statistics, [left] each. The grad op gets no statistics, so the grad recomputes them
-// with a forward pass, as the plain grad does. Everything is read and written plain.
+// with a forward pass, as the plain grad does. Everything is read and written plain. In bfloat16,
+// X, Y, Mean, Variance and the grads of X are bfloat16 (oneDNN's statistics are float32, rounded
+// into Mean and Variance), Scale and Bias and their grads float32 (TIDE_ARG_FLOAT32_PARAM).
 #include <cstring>
 #include <tide/ops/norm.hpp>
 
@@ -14,7 +16,7 @@ namespace {
 
 using dnnl::normalization_flags;
 using dnnl::prop_kind;
-constexpr auto f32 = memory::data_type::f32;
+constexpr auto f32 = memory::data_type::f32;  // the statistics, Scale and Bias
 
 // Fewer elements than this run faster on the plain kernel (README.md, "Speed").
 constexpr int64_t kMinElements = 4096;
@@ -24,7 +26,8 @@ struct LnParams {
   float eps;
   bool scale, shift;
   normalization_flags flags;
-  memory::desc data, stat;
+  memory::desc data, stat;  // X's type; float32
+  memory::data_type dt;
 };
 
 int64_t Bits(float f) {
@@ -35,7 +38,7 @@ int64_t Bits(float f) {
 
 // The [left, right] view of X, the flags of the given Scale / Bias. Declines (before anything is
 // written) the shapes the plain kernel runs faster.
-LnParams GetParams(const KernelContext& ctx, const Dims& x) {
+LnParams GetParams(const KernelContext& ctx, const Dims& x, TideDataType dtype) {
   const char* op = ctx.op_type();
   const tide::ops::NormGroups g =
       tide::ops::LayerNormGroups(op, x, ctx.Attr<int32_t>("begin_norm_axis"));
@@ -53,19 +56,20 @@ LnParams GetParams(const KernelContext& ctx, const Dims& x) {
                " from begin_norm_axis)");
   }
   // Empty X is the plain kernel's to judge.
-  if (p.left * p.right < kMinElements)
+  if (dtype == TIDE_FP32 && p.left * p.right < kMinElements)
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(x),
                " has fewer than ", kMinElements, " elements (the plain kernel runs it faster)");
   p.flags = normalization_flags::none;
   if (p.scale) p.flags = p.flags | normalization_flags::use_scale;
   if (p.shift) p.flags = p.flags | normalization_flags::use_shift;
-  p.data = memory::desc({p.left, p.right}, f32, Tag::ab);
+  p.dt = ToDnnlType(dtype);
+  p.data = memory::desc({p.left, p.right}, p.dt, Tag::ab);
   p.stat = memory::desc({p.left}, f32, Tag::a);
   return p;
 }
 
 Key& KeyOf(Key& key, const LnParams& p) {
-  return key(p.left)(p.right)(Bits(p.eps))(int64_t(p.scale))(int64_t(p.shift));
+  return key(p.left)(p.right)(Bits(p.eps))(int64_t(p.scale))(int64_t(p.shift))(int64_t(p.dt));
 }
 
 memory::desc Vec(int64_t n) { return memory::desc({n}, f32, Tag::a); }
@@ -92,14 +96,25 @@ dnnl::layer_normalization_forward::primitive_desc FwdPd(Exec& e, const LnParams&
       e.engine());
 }
 
+// A statistic's output: `out` itself when it is float32, else a float32 temporary that
+// StoreStat rounds into it.
+memory StatOut(Exec& e, Tensor& out, const LnParams& p, const tide::Place& place) {
+  if (p.dt == f32) return PlainOutputAs(e, out, {p.left}, p.stat, place);
+  return e.TempMemory(p.stat);
+}
+void StoreStat(Exec& e, const memory& stat, Tensor& out, const LnParams& p,
+               const tide::Place& place) {
+  if (p.dt == f32) return;
+  e.Reorder(stat, PlainOutputAs(e, out, {p.left}, memory::desc({p.left}, p.dt, Tag::a), place));
+}
+
 template <typename T>
 void LayerNormKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X");
     const Dims d = x.dims();
-    const LnParams p = GetParams(ctx, d);
+    const LnParams p = GetParams(ctx, d, x.dtype());
     Tensor mean_out = ctx.OptionalOutput("Mean"), var_out = ctx.OptionalOutput("Variance");
     // forward_training is the kind that writes the statistics out.
     const bool stats = mean_out || var_out;
@@ -116,12 +131,15 @@ void LayerNormKernel(KernelContext& ctx) {
     Tensor y = ctx.Output("Y");
     args[DNNL_ARG_DST] = PlainOutputAs(e, y, d, p.data, ctx.place());
     if (stats) {
-      args[DNNL_ARG_MEAN] = mean_out ? PlainOutputAs(e, mean_out, {p.left}, p.stat, ctx.place())
-                                     : e.TempMemory(p.stat);
+      args[DNNL_ARG_MEAN] = mean_out ? StatOut(e, mean_out, p, ctx.place()) : e.TempMemory(p.stat);
       args[DNNL_ARG_VARIANCE] =
-          var_out ? PlainOutputAs(e, var_out, {p.left}, p.stat, ctx.place()) : e.TempMemory(p.stat);
+          var_out ? StatOut(e, var_out, p, ctx.place()) : e.TempMemory(p.stat);
     }
+    const memory mean = stats ? args[DNNL_ARG_MEAN] : memory();
+    const memory var = stats ? args[DNNL_ARG_VARIANCE] : memory();
     e.Run(entry->prim, entry->pd, std::move(args));
+    if (mean_out) StoreStat(e, mean, mean_out, p, ctx.place());
+    if (var_out) StoreStat(e, var, var_out, p, ctx.place());
     e.Wait();
   });
 }
@@ -135,12 +153,11 @@ struct LnBwd {
 
 template <typename T>
 void LayerNormGradKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), dy = ctx.Input(tide::GradVarName("Y").c_str());
     const Dims d = x.dims();
-    const LnParams p = GetParams(ctx, d);
+    const LnParams p = GetParams(ctx, d, x.dtype());
     tide::ops::CheckGradDims(op, "Y@GRAD", dy.dims(), d);
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("X").c_str());
     Tensor dscale = ctx.OptionalOutput(tide::GradVarName("Scale").c_str());
@@ -195,5 +212,5 @@ void LayerNormGradKernel(KernelContext& ctx) {
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("layer_norm", LayerNormKernel);
-TIDE_MKLDNN_KERNEL("layer_norm_grad", LayerNormGradKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("layer_norm", LayerNormKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("layer_norm_grad", LayerNormGradKernel);

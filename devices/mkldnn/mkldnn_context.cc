@@ -97,23 +97,45 @@ memory::data_type ToDnnlType(TideDataType t) {
   }
 }
 
+TideDataType FromDnnlType(memory::data_type t) {
+  switch (t) {
+    case memory::data_type::f32:
+      return TIDE_FP32;
+    case memory::data_type::bf16:
+      return TIDE_BF16;
+    case memory::data_type::f16:
+      return TIDE_FP16;
+    case memory::data_type::s32:
+      return TIDE_INT32;
+    case memory::data_type::s8:
+      return TIDE_INT8;
+    case memory::data_type::u8:
+      return TIDE_UINT8;
+    default:
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "device_mkldnn: oneDNN data type ", static_cast<int>(t),
+                 " has no Tide data type");
+  }
+}
+
 bool IsBlocked(const Tensor& t) { return t.layout() == TIDE_LAYOUT_ONEDNN; }
 
 memory::desc DescOf(const Tensor& t, const char* op, const char* what) {
-  TIDE_CHECK(t.dtype() == TIDE_FP32, "op '", op, "' (oneDNN kernel): ", what, " holds ",
-             tide::DataTypeName(t.dtype()), "; the oneDNN kernels take float32");
+  TIDE_CHECK(t.dtype() == TIDE_FP32 || t.dtype() == TIDE_BF16, "op '", op,
+             "' (oneDNN kernel): ", what, " holds ", tide::DataTypeName(t.dtype()),
+             "; the oneDNN kernels take float32 or bfloat16");
   Dims d = t.dims();
   TIDE_CHECK(!d.empty(), "op '", op, "' (oneDNN kernel): ", what, " has rank 0");
+  const memory::data_type dt = ToDnnlType(t.dtype());
   switch (t.layout()) {
     case TIDE_LAYOUT_ANY:
     case TIDE_LAYOUT_NCHW:
-      return memory::desc(ToDnnlDims(d), memory::data_type::f32, PlainTag(d.size()));
+      return memory::desc(ToDnnlDims(d), dt, PlainTag(d.size()));
     case TIDE_LAYOUT_ONEDNN: {
       const int64_t f = t.format();
       TIDE_CHECK(f > 0 && f < static_cast<int64_t>(dnnl_format_tag_last), "op '", op,
                  "' (oneDNN kernel): ", what, " is in layout ONEDNN with no valid format tag (", f,
                  ")");
-      return memory::desc(ToDnnlDims(d), memory::data_type::f32, static_cast<Tag>(f));
+      return memory::desc(ToDnnlDims(d), dt, static_cast<Tag>(f));
     }
     default:
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): ", what,
@@ -140,9 +162,10 @@ Tag StorableTag(const memory::desc& md, const memory::dims& dims) {
   if (dims.empty() || dims.size() > 6) return Tag::undef;
   int64_t n = 1;
   for (auto d : dims) n *= d;
-  if (md.get_size() != static_cast<size_t>(n) * sizeof(float)) return Tag::undef;
+  if (md.get_size() != static_cast<size_t>(n) * memory::data_type_size(md.data_type()))
+    return Tag::undef;
   for (Tag t : Candidates(dims.size()))
-    if (memory::desc(dims, memory::data_type::f32, t) == md) return t;
+    if (memory::desc(dims, md.data_type(), t) == md) return t;
   return Tag::undef;
 }
 
@@ -155,6 +178,28 @@ bool IsPadded(const memory::desc& md) {
 bool HasAvx512() {
   const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
   return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
+std::string Bf16Isa() {
+  static const std::string isa = [] {
+    const auto has = [](dnnl_cpu_isa_t want) {
+      const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+      return (isa & want) == static_cast<unsigned>(want);
+    };
+    if (has(dnnl_cpu_isa_avx512_core_amx)) return std::string("AMX");
+    if (has(dnnl_cpu_isa_avx512_core_bf16)) return std::string("AVX-512 BF16");
+    if (has(dnnl_cpu_isa_avx512_core)) return std::string("AVX-512 (bf16 emulated)");
+    return std::string();
+  }();
+  return isa;
+}
+
+void DeclineWithoutBf16Isa(const char* op) {
+  if (Bf16Isa().empty())
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+               "' (oneDNN bfloat16 kernel): oneDNN has no bfloat16 jit kernels on this CPU "
+               "(or under ONEDNN_MAX_CPU_ISA), only its reference loops; the float32 kernel "
+               "runs the widened data faster");
 }
 
 Tag DefaultBlockedTag(const memory::dims& dims) {
@@ -295,29 +340,29 @@ memory TryOutput(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
   Tag tag = StorableTag(md, ToDnnlDims(dims));
   if (tag == Tag::undef) return memory();
   out.Resize(dims);
-  float* p = out.mutable_data<float>(place);
+  void* p = out.mutable_data(FromDnnlType(md.data_type()), place);
   SetLayoutFor(out, tag, dims.size());
   return memory(md, e.engine(), p);
 }
 
 void StorePlain(Exec& e, const memory& result, Tensor& out, const Dims& dims,
                 const tide::Place& place) {
+  const memory::data_type dt = result.get_desc().data_type();
   out.Resize(dims);
-  float* p = out.mutable_data<float>(place);
+  void* p = out.mutable_data(FromDnnlType(dt), place);
   out.set_layout(TIDE_LAYOUT_ANY);
   out.set_format(0);
-  memory dst(memory::desc(ToDnnlDims(dims), memory::data_type::f32, PlainTag(dims.size())),
-             e.engine(), p);
+  memory dst(memory::desc(ToDnnlDims(dims), dt, PlainTag(dims.size())), e.engine(), p);
   e.Reorder(result, dst);
 }
 
 memory PlainOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
                          const tide::Place& place, bool* direct) {
-  memory::desc plain(ToDnnlDims(dims), memory::data_type::f32, PlainTag(dims.size()));
+  memory::desc plain(ToDnnlDims(dims), md.data_type(), PlainTag(dims.size()));
   if (md == plain) {
     *direct = true;
     out.Resize(dims);
-    float* p = out.mutable_data<float>(place);
+    void* p = out.mutable_data(FromDnnlType(md.data_type()), place);
     out.set_layout(TIDE_LAYOUT_ANY);
     out.set_format(0);
     return memory(plain, e.engine(), p);
@@ -350,7 +395,7 @@ memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what) {
   memory m = e.View(t, op, what);
   if (!IsBlocked(t)) return m;
   Dims d = t.dims();
-  return e.Convert(m, memory::desc(ToDnnlDims(d), memory::data_type::f32, PlainTag(d.size())));
+  return e.Convert(m, memory::desc(ToDnnlDims(d), m.get_desc().data_type(), PlainTag(d.size())));
 }
 
 bool DataFormatNhwc(const KernelContext& ctx) {
@@ -364,20 +409,19 @@ memory NhwcView(Exec& e, const Tensor& t, const char* op, const char* what) {
              "NHWC, got ",
              tide::ToString(d));
   memory plain = PlainView(e, t, op, what);
-  return e.View(memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32, Tag::nhwc),
+  return e.View(memory::desc({d[0], d[3], d[1], d[2]}, plain.get_desc().data_type(), Tag::nhwc),
                 plain.get_data_handle());
 }
 
 void StoreNhwc(Exec& e, const memory& result, Tensor& out, const Dims& nhwc_dims,
                const tide::Place& place) {
   const Dims& d = nhwc_dims;
+  const memory::data_type dt = result.get_desc().data_type();
   out.Resize(d);
-  float* p = out.mutable_data<float>(place);
+  void* p = out.mutable_data(FromDnnlType(dt), place);
   out.set_layout(TIDE_LAYOUT_ANY);
   out.set_format(0);
-  e.Reorder(result,
-            memory(memory::desc({d[0], d[3], d[1], d[2]}, memory::data_type::f32, Tag::nhwc),
-                   e.engine(), p));
+  e.Reorder(result, memory(memory::desc({d[0], d[3], d[1], d[2]}, dt, Tag::nhwc), e.engine(), p));
 }
 
 }  // namespace tide_mkldnn

@@ -13,8 +13,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tide/low_precision.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -139,11 +141,27 @@ memory::dims ToDnnlDims(const Dims& d);
 // The dense row-major tag of a rank: a, ab, abc, abcd, ...
 Tag PlainTag(size_t rank);
 memory::data_type ToDnnlType(TideDataType t);
+// The Tide data type of oneDNN's `t` (the inverse of ToDnnlType).
+TideDataType FromDnnlType(memory::data_type t);
+// The oneDNN data type of a kernel's element type: f32 for float, bf16 for tide::bfloat16.
+template <typename T>
+constexpr memory::data_type DnnlTypeOf() {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, tide::bfloat16>::value,
+                "the oneDNN kernels compute in float32 or bfloat16");
+  return std::is_same<T, float>::value ? memory::data_type::f32 : memory::data_type::bf16;
+}
+// True for the float32 instantiation of a kernel: the one issue 17's speed rules ("decline where
+// the plain kernel is faster") apply to. A bfloat16 kernel's alternative is the plain float32
+// kernel with every input widened and every output rounded (docs/data_types.md), so it declines
+// only what it cannot compute.
+template <typename T>
+constexpr bool kFloat32Kernel = std::is_same<T, float>::value;
 
 // True when `t` holds blocked oneDNN data (layout ONEDNN with a format tag).
 bool IsBlocked(const Tensor& t);
 // The memory descriptor of what `t` holds: its format tag when blocked, else dense row-major
-// over its (logical) dims. Checks the dtype is float32 and the layout is one the plugin reads.
+// over its (logical) dims, in its data type. Checks the dtype is float32 or bfloat16 and the layout
+// is one the plugin reads.
 memory::desc DescOf(const Tensor& t, const char* op, const char* what);
 
 // A format tag `md` is exactly (dense, no padding beyond its dims' elements), among those an
@@ -153,6 +171,14 @@ Tag StorableTag(const memory::desc& md, const memory::dims& dims);
 // True when oneDNN runs its AVX-512 kernels here (the CPU has them and ONEDNN_MAX_CPU_ISA allows
 // them).
 bool HasAvx512();
+// What oneDNN computes bfloat16 with here: "AMX" (avx512_core_amx), "AVX-512 BF16"
+// (avx512_core_bf16: native dot products), "AVX-512 (bf16 emulated)" (avx512_core: oneDNN
+// converts to float32 in registers), or "" where oneDNN has no bfloat16 jit kernels (AVX2 and
+// below: only its reference loops, slower than the widened float32 kernels).
+std::string Bf16Isa();
+// Declines a bfloat16 kernel's run (UNIMPLEMENTED: the executor runs the float32 kernel on the
+// widened data) where Bf16Isa() is "".
+void DeclineWithoutBf16Isa(const char* op);
 
 // The tag chosen for plain -> ONEDNN conversions: channel blocks of 16 (AVX-512) or 8 when the
 // channel count divides, else the plain tag.
@@ -192,10 +218,11 @@ class Key {
   Key& operator()(const std::vector<int32_t>& v) {
     return (*this)(std::vector<int64_t>(v.begin(), v.end()));
   }
-  // A tensor: its dims and its format (0 when plain).
+  // A tensor: its dims, its format (0 when plain) and its data type.
   Key& operator()(const Tensor& t) {
     (*this)(t.dims());
-    return (*this)(IsBlocked(t) ? t.format() : int64_t(0));
+    (*this)(IsBlocked(t) ? t.format() : int64_t(0));
+    return (*this)(int64_t(t.dtype()));
   }
   const std::string& str() const { return s_; }
 
@@ -321,3 +348,23 @@ auto Guarded(const char* op, F&& fn) -> decltype(fn()) {
 // Registers kernel template `fn` for float32 under {cpu, float32, ONEDNN, mkldnn}.
 #define TIDE_MKLDNN_KERNEL(op_type, fn) \
   TIDE_REGISTER_KERNEL_EX(op_type, "cpu", TIDE_LAYOUT_ONEDNN, "mkldnn", 0, fn, float)
+
+namespace tide_mkldnn {
+// A bfloat16 kernel: `fn`, run where oneDNN has bfloat16 jit kernels, declined elsewhere.
+template <void (*fn)(KernelContext&)>
+void OnBf16Isa(KernelContext& ctx) {
+  DeclineWithoutBf16Isa(ctx.op_type());
+  fn(ctx);
+}
+}  // namespace tide_mkldnn
+
+// Registers `fn` for float32 (as TIDE_MKLDNN_KERNEL) and for bfloat16 under
+// {cpu, bfloat16, ONEDNN, mkldnn}. The executor picks a place's bfloat16 kernel for bfloat16 data
+// with or without use_mkldnn (it is the place's only one), so AMP's rewrite, which asks which
+// types a place has kernels for, puts these ops in bfloat16 on the CPU.
+#define TIDE_MKLDNN_KERNEL_F32_BF16(op_type, fn)                                        \
+  TIDE_MKLDNN_KERNEL(op_type, fn);                                                      \
+  TIDE_ON_REGISTER([](tide::Registrar& r) {                                             \
+    r.Kernel(op_type, "cpu", TIDE_BF16, &::tide_mkldnn::OnBf16Isa<&fn<tide::bfloat16>>, \
+             TIDE_LAYOUT_ONEDNN, "mkldnn", 0);                                          \
+  })

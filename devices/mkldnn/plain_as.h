@@ -10,9 +10,13 @@ namespace tide_mkldnn {
 // Input `t` (reordered first when blocked) seen as `md`.
 inline memory PlainInputAs(Exec& e, const Tensor& t, const memory::desc& md, const char* op,
                            const char* what) {
-  TIDE_CHECK(md.get_size() == static_cast<size_t>(t.numel()) * sizeof(float), "op '", op,
-             "': ", what, " ", tide::ToString(t.dims()), " does not hold the ", md.get_size() / 4,
+  const size_t size = memory::data_type_size(md.data_type());
+  TIDE_CHECK(md.get_size() == static_cast<size_t>(t.numel()) * size, "op '", op, "': ", what, " ",
+             tide::ToString(t.dims()), " does not hold the ", md.get_size() / size,
              " values expected");
+  TIDE_CHECK(ToDnnlType(t.dtype()) == md.data_type(), "op '", op, "': ", what, " holds ",
+             tide::DataTypeName(t.dtype()), ", not the kernel's ",
+             tide::DataTypeName(FromDnnlType(md.data_type())));
   return e.View(md, PlainView(e, t, op, what).get_data_handle());
 }
 
@@ -20,7 +24,7 @@ inline memory PlainInputAs(Exec& e, const Tensor& t, const memory::desc& md, con
 inline memory PlainOutputAs(Exec& e, Tensor& t, const Dims& dims, const memory::desc& md,
                             const tide::Place& place) {
   t.Resize(dims);
-  float* data = t.mutable_data<float>(place);
+  void* data = t.mutable_data(FromDnnlType(md.data_type()), place);
   t.set_layout(TIDE_LAYOUT_ANY);
   t.set_format(0);
   return e.View(md, data);

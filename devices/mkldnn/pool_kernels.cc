@@ -16,7 +16,17 @@ namespace {
 
 using dnnl::algorithm;
 using dnnl::prop_kind;
-constexpr auto f32 = memory::data_type::f32;
+constexpr auto f32 = memory::data_type::f32;  // the loop fallback's data
+
+// The loop fallback computes in float32: a bfloat16 run of such a window declines to the float32
+// kernel on widened data, which runs the same loop.
+template <typename T>
+void DeclineLoopInBf16(const char* op) {
+  if (!kFloat32Kernel<T>)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+               "' (oneDNN bfloat16 kernel): uneven adaptive windows or windows wholly in the "
+               "padding run as a float32 loop");
+}
 
 // The geometry of tide/ops/pool.hpp, and how oneDNN runs it.
 struct PoolParams : tide::ops::PoolGeom {
@@ -145,7 +155,8 @@ std::shared_ptr<PoolBwd> TrainingPrimitives(Exec& e, const std::string& key, con
   return e.cache().GetOrCreate<PoolBwd>(key, [&] {
     const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     dnnl::pooling_forward::primitive_desc fwd_pd(
-        FwdDesc(prop_kind::forward_training, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
+        FwdDesc(prop_kind::forward_training, p, src_md,
+                memory::desc(dst_dims, src_md.data_type(), Tag::any)),
         DefaultAttr(), e.engine());
     dnnl::pooling_backward::primitive_desc bwd_pd(
         dnnl::pooling_backward::desc(Algo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw}, {p.kh, p.kw},
@@ -168,13 +179,13 @@ bool KeepsWorkspace(Exec& e, const PoolParams& p, const Tensor& x, const std::st
 
 template <typename T>
 void PoolKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
     PoolParams p = GetParams(ctx, x.dims());
     Exec e(ctx);
     if (!p.onednn) {
+      DeclineLoopInBf16<T>(op);
       const float* xd = PlainNchw(e, p, x, op, "X");
       memory tmp;
       LoopForward(p, xd, LoopOut(e, p, out, p.out_dims(), &tmp, ctx.place()));
@@ -202,13 +213,14 @@ void PoolKernel(KernelContext& ctx) {
     }
     const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     auto entry = e.cache().GetOrCreate<PoolFwd>(PoolKey(op, x, p).str(), [&] {
+      const auto dt = src_md.data_type();
       dnnl::pooling_forward::primitive_desc pd(
-          FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, f32, Tag::any)),
+          FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, dt, Tag::any)),
           DefaultAttr(), e.engine());
       if (StorableTag(pd.dst_desc(), dst_dims) == Tag::undef)
-        pd = dnnl::pooling_forward::primitive_desc(FwdDesc(prop_kind::forward_inference, p, src_md,
-                                                           memory::desc(dst_dims, f32, Tag::nchw)),
-                                                   DefaultAttr(), e.engine());
+        pd = dnnl::pooling_forward::primitive_desc(
+            FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, dt, Tag::nchw)),
+            DefaultAttr(), e.engine());
       return PoolFwd{pd, dnnl::pooling_forward(pd)};
     });
     DeclineReferenceImpl(op, entry->pd);
@@ -225,7 +237,6 @@ void PoolKernel(KernelContext& ctx) {
 // one the forward kept (above), or the forward run again here.
 template <typename T>
 void PoolGradKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
@@ -236,6 +247,7 @@ void PoolGradKernel(KernelContext& ctx) {
     const Dims x_nchw = p.nhwc ? ToNchw(x.dims()) : x.dims();
     Exec e(ctx);
     if (!p.onednn) {
+      DeclineLoopInBf16<T>(op);
       const float* xd = PlainNchw(e, p, x, op, "X");
       const float* gd = PlainNchw(e, p, dout, op, "Out@GRAD");
       memory tmp;
@@ -284,5 +296,5 @@ void PoolGradKernel(KernelContext& ctx) {
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("pool2d", PoolKernel);
-TIDE_MKLDNN_KERNEL("pool2d_grad", PoolGradKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("pool2d", PoolKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("pool2d_grad", PoolGradKernel);

@@ -265,6 +265,10 @@ enum {
   TIDE_ARG_DUPLICABLE = 1,   /* takes a list of variables */
   TIDE_ARG_DISPENSABLE = 2,  /* may be absent */
   TIDE_ARG_INTERMEDIATE = 4, /* an output only the op itself (or its grad) reads */
+  /* an input that a float16 / bfloat16 kernel reads in float32 (Paddle's rule for the scale,  */
+  /* bias and statistics of batch_norm and layer_norm): the data transform casts it to float32 */
+  /* where it casts the other inputs to the kernel's type                                      */
+  TIDE_ARG_FLOAT32_PARAM = 8,
 };
 
 typedef struct TideArgDef {

@@ -43,6 +43,8 @@ class OpSchema {
   OpSchema& AsDuplicable() { return Flag(TIDE_ARG_DUPLICABLE); }
   OpSchema& AsDispensable() { return Flag(TIDE_ARG_DISPENSABLE); }
   OpSchema& AsIntermediate() { return Flag(TIDE_ARG_INTERMEDIATE); }
+  // An input a float16/bfloat16 kernel reads in float32 (TIDE_ARG_FLOAT32_PARAM).
+  OpSchema& AsFloat32Param() { return Flag(TIDE_ARG_FLOAT32_PARAM); }
 
   // An attribute with a default value; its type is the default's.
   OpSchema& Attr(std::string name, AttrValue default_value, std::string comment = "") {
