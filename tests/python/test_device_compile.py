@@ -107,6 +107,48 @@ def test_a_new_shape_compiles_again_and_a_declined_one_runs_op_by_op():
     assert r["groups"][0]["compiled_runs"] == 2 and r["groups"][0]["fallback_runs"] == 2
 
 
+# x, y, z -> a = x + y; u = 3 z; b = relu(a); c = 2 b + 0.5: the chain add, relu, scale skips
+# over the independent scale of z, which runs before the group's node.
+AROUND = with_counters(
+    textwrap.dedent("""
+    import ctypes, json, sys
+    import numpy as np
+    import tide
+    from tide import layers
+    tide.load_plugin(sys.argv[1])
+    lib = ctypes.CDLL(sys.argv[1])
+    COUNTERS
+    x, y, z = (layers.data(name=n, shape=[16], dtype="float32") for n in "xyz")
+    a = layers.elementwise_add(x, y)
+    u = layers.scale(z, 3.0)
+    c = layers.scale(layers.relu(a), 2.0, bias=0.5)
+    exe = tide.Executor(tide.Place("sim", 0))
+    xs, ys, zs = (np.random.default_rng(i).standard_normal((4, 16), dtype="float32")
+                  for i in range(3))
+    launches = []
+    for _ in range(2):
+        before = lib.tide_sim_counters()
+        got_c, got_u = exe.run(feed={"x": xs, "y": ys, "z": zs}, fetch_list=[c, u])
+        launches.append(lib.tide_sim_counters().kernel_launches - before.kernel_launches)
+    info = exe.last_run_info()
+    print(json.dumps({
+        "exact": bool(np.array_equal(got_c, np.maximum(xs + ys, 0) * np.float32(2) + np.float32(0.5))
+                      and np.array_equal(got_u, zs * np.float32(3))),
+        "launches": launches, "groups": [g["label"] for g in info["compiled_groups"]],
+        "ops": [k for k, _ in info["kernels"]]}))
+""")
+)
+
+
+def test_a_group_whose_ops_are_apart_runs_the_ops_between_before_its_node():
+    r = json.loads(_run(AROUND, SIM, env=COMPILE).stdout.strip().splitlines()[-1])
+    assert r["exact"]
+    (label,) = r["groups"]
+    assert "ops #3 elementwise_add, #5 relu, #6 scale" in label, label
+    assert r["launches"] == [2, 2]  # the scale of z, then the fused chain
+    assert r["ops"][3:5] == ["scale", "device_compiled_group"], r["ops"]
+
+
 @pytest.mark.parametrize(
     "bug, why",
     [

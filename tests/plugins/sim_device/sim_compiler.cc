@@ -3,6 +3,7 @@
 // tide_sim.proto, beside the core's tide.proto in one process).
 #include "sim_compiler.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -100,30 +101,56 @@ std::vector<tide::Device::SubgraphGroup> SimCapability(const std::string& bytes,
   const pb::ProgramDesc p = ParseProgram(bytes);
   TIDE_CHECK(block_idx >= 0 && block_idx < p.blocks_size(), "sim: no block ", block_idx);
   const pb::BlockDesc& block = p.blocks(block_idx);
+  // Chains being built: each op that reads a chain's last value as X extends it, also past ops
+  // between that do not touch the chain (the core then runs those before the group's node). An
+  // op outside a chain that reads or writes one of its values ends it, so no op between a
+  // chain's first and last op depends on the chain: the claim never makes a cycle.
+  struct Open {
+    tide::Device::SubgraphGroup group;
+    std::string last;              // the value the next op must read as X
+    std::set<std::string> values;  // every value the chain computed
+  };
   std::vector<tide::Device::SubgraphGroup> groups;
-  tide::Device::SubgraphGroup chain;
-  std::string last_out;  // the chain's last op's output
+  std::vector<Open> open;
   std::vector<std::string> args;
-  auto close = [&] {
-    if (chain.ops.size() >= 2) groups.push_back(chain);
-    chain = {};
-    last_out.clear();
+  auto close = [&](size_t c) {
+    if (open[c].group.ops.size() >= 2) groups.push_back(open[c].group);
+    open.erase(open.begin() + static_cast<long>(c));
   };
   for (int i = 0; i < block.ops_size(); ++i) {
     const pb::OpDesc& op = block.ops(i);
     const std::string out = FusableOut(p, block_idx, op);
-    if (out.empty()) {
-      close();
-      continue;
+    std::set<std::string> touched;
+    for (const auto* list : {&op.inputs(), &op.outputs()})
+      for (const pb::OpDesc::Var& v : *list)
+        touched.insert(v.arguments().begin(), v.arguments().end());
+    int extends = -1;
+    if (!out.empty() && Args(op.inputs(), "X", &args).size() == 1)
+      for (size_t c = 0; c < open.size(); ++c)
+        if (open[c].last == args[0]) extends = static_cast<int>(c);
+    for (size_t c = open.size(); c-- > 0;) {
+      if (static_cast<int>(c) == extends) continue;
+      bool touches = false;
+      for (const std::string& n : touched) touches = touches || open[c].values.count(n) > 0;
+      if (touches) {
+        close(c);
+        if (extends > static_cast<int>(c)) --extends;
+      }
     }
-    const bool extends =
-        !last_out.empty() && Args(op.inputs(), "X", &args).size() == 1 && args[0] == last_out;
-    if (!extends) close();
-    chain.ops.push_back(i);
-    chain.cache_key += (chain.cache_key.empty() ? "sim.fused:" : "|") + KeyOf(op);
-    last_out = out;
+    if (out.empty()) continue;
+    if (extends < 0) {
+      open.push_back({});
+      extends = static_cast<int>(open.size()) - 1;
+    }
+    Open& chain = open[extends];
+    chain.group.ops.push_back(i);
+    chain.group.cache_key += (chain.group.cache_key.empty() ? "sim.fused:" : "|") + KeyOf(op);
+    chain.last = out;
+    chain.values.insert(out);
   }
-  close();
+  while (!open.empty()) close(0);
+  std::sort(groups.begin(), groups.end(),
+            [](const auto& a, const auto& b) { return a.ops.front() < b.ops.front(); });
   // Planted wrong answers, for the core's checks of them.
   if (!groups.empty() && SimPlantedBug("claim_out_of_range"))
     groups[0].ops.push_back(block.ops_size());

@@ -2,12 +2,13 @@
 // program pass, both only with TIDE_SIM_COMPILE=1 (the other sim tests check what single ops do:
 // which op launched last, each op's trace event). It takes chains of two or more float32
 // elementwise ops it has kernels for (elementwise_add, relu, scale), each reading the one before it
-// as X, and compiles each chain into one fused kernel: one loop over the elements that applies the
-// ops in turn, with the same arithmetic as the ops' kernels, so a fused run equals the op-by-op run
-// exactly. A new input shape compiles again; a group of more elements than
-// TIDE_SIM_FUSE_MAX_ELEMENTS (unset: no limit) is declined, and runs op by op. Counted: compiles,
-// declines and fused launches (sim_context.h). The pass ("sim.drop_identity_scale", for sim places)
-// removes `scale` ops with scale 1 and bias 0, their readers reading the scale's input instead.
+// as X (also past ops between that touch none of the chain's values), and compiles each chain into
+// one fused kernel: one loop over the elements that applies the ops in turn, with the same
+// arithmetic as the ops' kernels, so a fused run equals the op-by-op run exactly. A new input shape
+// compiles again; a group of more elements than TIDE_SIM_FUSE_MAX_ELEMENTS (unset: no limit) is
+// declined, and runs op by op. Counted: compiles, declines and fused launches (sim_context.h). The
+// pass ("sim.drop_identity_scale", for sim places) removes `scale` ops with scale 1 and bias 0,
+// their readers reading the scale's input instead.
 //
 // Planted faults (TIDE_SIM_PLANT_BUG): fused_wrong, the fused kernel's relu lets negative values
 // through (the conformance kit must name the group); claim_out_of_range, claim_overlap,
