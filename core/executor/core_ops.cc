@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/executor/data_transform.h"
+#include "core/executor/device_compile.h"
 #include "core/executor/executor.h"
 #include "core/executor/feed_fetch.h"
 #include "core/executor/op_instance.h"
@@ -168,6 +169,7 @@ void RegisterCoreOps(Registry& registry) {
   del->plugin = "core";
   del->plugin_file = "(the Tide core)";
   staged.ops.push_back(std::move(del));
+  AddCompiledGroupOp(&staged);
   registry.Commit(std::move(staged));
 }
 

@@ -3,6 +3,7 @@
 // run_checks, release_plan, and profiler as the loop's hook.
 #include "core/executor/executor.h"
 
+#include "core/executor/device_compile.h"
 #include "core/executor/kernel_choice.h"
 #include "core/executor/kernel_outputs.h"
 #include "core/executor/profiler.h"
@@ -11,6 +12,7 @@
 #include "core/executor/runtime_infer_shape.h"
 #include "core/platform/flags.h"
 #include "core/platform/status.h"
+#include "core/plugin/program_passes.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {
@@ -48,10 +50,20 @@ std::unique_ptr<PreparedBlock> Executor::Prepare(const ProgramDesc& program, int
   std::vector<std::string> feeds, fetches;
   AddFeedFetchOps(block, feed_names, fetch_names, &feeds, &fetches);
   KeepFetchTargets(block, fetches);
+  // Issue 33: the place's program passes (inference programs), then its device's claims.
+  if (HasProgramPasses(place_.kind) && IsInferenceProgram(*copy)) {
+    std::vector<std::string> keep = feeds;
+    keep.insert(keep.end(), fetches.begin(), fetches.end());
+    std::string bytes = copy->Serialize();
+    if (!RunProgramPasses(&bytes, place_.kind, keep).empty()) *copy = ProgramDesc::Parse(bytes);
+  }
+  auto groups = ClaimSubgraphs(copy.get(), block_idx, place_, fetches);
   auto p = PrepareBlock(copy, block_idx, /*create_local_scope=*/true);
+  p->compiled_groups_ = std::move(groups);
   p->feed_names_ = feeds;
   p->fetch_names_ = fetches;
   p->release_names_ = PlanReleases(*copy, block_idx, fetches);
+  block = copy->MutableBlock(static_cast<size_t>(block_idx));  // the passes may have made a new one
   for (const auto& name : feeds) p->feed_descs_.push_back(block->FindVarRecursive(name));
   return p;
 }

@@ -13,6 +13,7 @@
 
 #include "core/device/device_context.h"
 #include "core/executor/data_transform.h"
+#include "core/executor/device_compile.h"
 #include "core/executor/feed_fetch.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/scope.h"
@@ -30,6 +31,9 @@ class PreparedBlock {
   const OpInstance& op(size_t i) const { return *ops_.at(i); }
   // Transforms applied to inputs during the last Run (layout transforms, device copies, casts).
   const TransformCounts& transform_counts() const { return counts_; }
+  // The groups of ops the place's device compiled (device_compile.h), by their nodes' "group".
+  size_t num_compiled_groups() const { return compiled_groups_.size(); }
+  CompiledGroup& compiled_group(size_t i) { return *compiled_groups_.at(i); }
 
  private:
   friend class Executor;
@@ -49,6 +53,7 @@ class PreparedBlock {
   // Per op: the temporaries released after it (release_plan.h), by name and as bound.
   std::vector<std::vector<std::string>> release_names_;
   std::vector<std::vector<Variable*>> releases_;
+  std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
 };
 
 class Executor {

@@ -4,6 +4,7 @@
 
 #include <glog/logging.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "core/executor/executor.h"
@@ -475,8 +476,8 @@ TideHostApi MakeTable() {
   TideHostApi h{};
   // The last field: every function the table has (TIDE_HOST_FN checks against it). Entries
   // are set in the header's order, section by section.
-  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddDataTypeCast);
-  static_assert(TIDE_STRUCT_SIZE(TideHostApi, Registrar_AddDataTypeCast) == sizeof(TideHostApi),
+  h.struct_size = TIDE_STRUCT_SIZE(TideHostApi, Buffer_Free);
+  static_assert(TIDE_STRUCT_SIZE(TideHostApi, Buffer_Free) == sizeof(TideHostApi),
                 "struct_size must name the table's last field");
   h.abi_major = TIDE_ABI_MAJOR;
   h.abi_minor = TIDE_ABI_MINOR;
@@ -595,6 +596,9 @@ TideHostApi MakeTable() {
   h.Registrar_AddDevice = RegistrarAddDevice;
   h.Registrar_AddLayoutTransform = RegistrarAddLayoutTransform;
   h.Registrar_AddDataTypeCast = RegistrarAddDataTypeCast;
+  h.Registrar_AddProgramPass = RegistrarAddProgramPass;
+  h.Buffer_Alloc = [](size_t size) { return static_cast<char*>(std::malloc(size ? size : 1)); };
+  h.Buffer_Free = [](char* buffer) { std::free(buffer); };
   return h;
 }
 

@@ -40,6 +40,9 @@ DEFINE_bool(
     "a run lets go of each temporary's memory after the op that last uses it (fetch targets "
     "and what control flow reads are kept), so later tensors reuse it; off: every "
     "temporary keeps its own memory between runs");
+DEFINE_bool(disable_device_compile, false,
+            "run every op through its kernels: devices with a compiler (TideDeviceCompiler) are "
+            "not asked for groups of ops at Prepare (TIDE_DISABLE_DEVICE_COMPILE=1)");
 DEFINE_int64(max_while_iterations, 100000,
              "the most iterations one run of a while op may take; past it the run fails naming the "
              "op (a loop whose body never changes its condition otherwise grows memory until it "

@@ -205,6 +205,16 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
       TIDE_ENFORCE(t->start && t->stop && t->collect && t->now_ns, "device '", d->kind_name,
                    "' has a tracer without all of start, stop, collect and now_ns");
     }
+    if (const TideDeviceCompiler* c = n.compiler) {
+      TIDE_ENFORCE(c->struct_size >= TIDE_STRUCT_SIZE(TideDeviceCompiler, release_compiled),
+                   "device '", d->kind_name, "' (", r->plugin_file,
+                   "): TideDeviceCompiler.struct_size ", c->struct_size, " is too small");
+      TIDE_ENFORCE(c->get_capability && c->release_capability && c->compile && c->run_compiled &&
+                       c->release_compiled,
+                   "device '", d->kind_name, "' (", r->plugin_file,
+                   ") has a compiler without all of get_capability, release_capability, compile, "
+                   "run_compiled and release_compiled");
+    }
     // Newer contracts than ours are refused (we would not keep their rules); older ones the
     // core keeps working by synchronising as they need (DeviceContext::Copy, the allocator).
     TIDE_ENFORCE(n.contract <= TIDE_DEVICE_CONTRACT, "device '", d->kind_name, "' (",
@@ -274,6 +284,25 @@ TideStatus* RegistrarAddDataTypeCast(TideRegistrar* r, const TideDataTypeCastDef
                      "data-type cast between invalid or equal types ", int(d.from), " and ",
                      int(d.to));
       });
+}
+
+TideStatus* RegistrarAddProgramPass(TideRegistrar* r, const TideProgramPassDef* def) {
+  return StatusGuard([&] {
+    TIDE_ENFORCE(r && def, "Registrar_AddProgramPass: null argument");
+    TIDE_ENFORCE(def->struct_size >= TIDE_STRUCT_SIZE(TideProgramPassDef, user_data),
+                 "Registrar_AddProgramPass: TideProgramPassDef.struct_size ", def->struct_size,
+                 " is too small");
+    auto p = std::make_unique<ProgramPassEntry>();
+    p->name = Str(def->name);
+    TIDE_ENFORCE(ValidName(p->name), "invalid program pass name '", p->name, "'");
+    TIDE_ENFORCE(def->run, "program pass '", p->name, "' has no function");
+    if (def->place_kind && *def->place_kind) p->place_kind = PlaceKindId(def->place_kind);
+    p->run = def->run;
+    p->user_data = def->user_data;
+    p->plugin = r->plugin;
+    p->plugin_file = r->plugin_file;
+    r->staged.program_passes.push_back(std::move(p));
+  });
 }
 
 }  // namespace tide::core

@@ -22,5 +22,6 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def);
 TideStatus* RegistrarAddLibrary(TideRegistrar* r, const TideLibraryDef* def);
 TideStatus* RegistrarAddLayoutTransform(TideRegistrar* r, const TideLayoutTransformDef* def);
 TideStatus* RegistrarAddDataTypeCast(TideRegistrar* r, const TideDataTypeCastDef* def);
+TideStatus* RegistrarAddProgramPass(TideRegistrar* r, const TideProgramPassDef* def);
 
 }  // namespace tide::core

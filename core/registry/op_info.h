@@ -68,6 +68,15 @@ struct TransformEntry {
   std::string plugin, plugin_file;
 };
 
+// A program pass a plugin registered (TideProgramPassDef, issue 33).
+struct ProgramPassEntry {
+  std::string name;
+  int32_t place_kind = -1;  // -1: every place
+  TideProgramPassFn run = nullptr;
+  void* user_data = nullptr;
+  std::string plugin, plugin_file;
+};
+
 struct DeviceInfo {
   std::string kind_name;
   int32_t kind = -1;

@@ -125,6 +125,13 @@ std::vector<const DeviceInfo*> Registry::AllDevices() const {
   return out;
 }
 
+std::vector<const ProgramPassEntry*> Registry::ProgramPasses() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<const ProgramPassEntry*> out;
+  for (const auto& p : program_passes_) out.push_back(p.get());
+  return out;
+}
+
 void Registry::AddLibrary(const LibraryInfo& lib) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   for (const LibraryInfo& l : libraries_) {
@@ -257,6 +264,11 @@ CommitSummary Registry::Commit(PluginStaging&& staged) {
   check_transforms(staged.layout_transforms, layout_transforms_, "layout transform",
                    LayoutTransformName);
   check_transforms(staged.casts, casts_, "data-type cast", CastName);
+  std::set<std::string> pass_names;
+  for (const auto& p : program_passes_) pass_names.insert(p->name);
+  for (const auto& p : staged.program_passes)
+    if (!pass_names.insert(p->name).second)
+      TIDE_FAIL(TIDE_ALREADY_EXISTS, "program pass '", p->name, "' is already registered");
 
   // Commit.
   CommitSummary summary;
@@ -287,6 +299,10 @@ CommitSummary Registry::Commit(PluginStaging&& staged) {
   for (auto& t : staged.casts) {
     summary.transforms.push_back(CastName(*t));
     casts_[{t->place_kind, t->from, t->to}] = std::move(t);
+  }
+  for (auto& p : staged.program_passes) {
+    summary.program_passes.push_back(p->name);
+    program_passes_.push_back(std::move(p));
   }
   return summary;
 }

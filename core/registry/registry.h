@@ -26,11 +26,12 @@ struct PluginStaging {
   std::vector<std::unique_ptr<KernelEntry>> kernels;
   std::vector<std::unique_ptr<DeviceInfo>> devices;
   std::vector<std::unique_ptr<TransformEntry>> layout_transforms, casts;
+  std::vector<std::unique_ptr<ProgramPassEntry>> program_passes;
 };
 
 // What a commit added, for the plugin's load record.
 struct CommitSummary {
-  std::vector<std::string> ops, kernels, devices, transforms;
+  std::vector<std::string> ops, kernels, devices, transforms, program_passes;
 };
 
 // A kernel library a plugin registered (TideLibraryDef): how ops ask for its kernels.
@@ -64,6 +65,8 @@ class Registry {
   std::vector<std::string> OpTypes() const;  // sorted
   std::vector<const KernelEntry*> AllKernels() const;
   std::vector<const DeviceInfo*> AllDevices() const;
+  // The program passes plugins registered, in registration order.
+  std::vector<const ProgramPassEntry*> ProgramPasses() const;
   // Adds a library; the same name again with the same attribute and flag is a no-op, with
   // others an error.
   void AddLibrary(const LibraryInfo& lib);
@@ -98,6 +101,7 @@ class Registry {
   std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<TransformEntry>>
       layout_transforms_, casts_;
   std::vector<LibraryInfo> libraries_;
+  std::vector<std::unique_ptr<ProgramPassEntry>> program_passes_;
   // Overridden kernels stay alive: prepared programs may still point at them.
   std::vector<std::unique_ptr<KernelEntry>> overridden_;
   std::vector<PluginStaging> retained_;

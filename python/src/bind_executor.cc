@@ -4,6 +4,8 @@
 #include "bindings.h"
 #include "core/executor/executor.h"
 #include "core/executor/profiler.h"
+#include "core/platform/place.h"
+#include "core/plugin/program_passes.h"
 
 namespace tide::python {
 
@@ -25,6 +27,21 @@ void BindExecutor(py::module_& m) {
           "Transforms applied to inputs in the last run: layout transforms, device copies, casts, "
           "and "
           "conversions reused because their source had not changed.")
+      .def(
+          "compiled_groups",
+          [](PreparedBlock& p) {
+            py::list out;
+            for (size_t i = 0; i < p.num_compiled_groups(); ++i) {
+              const CompiledGroup& g = p.compiled_group(i);
+              out.append(py::dict(py::arg("label") = g.label(),
+                                  py::arg("compiled_runs") = g.compiled_runs(),
+                                  py::arg("fallback_runs") = g.fallback_runs()));
+            }
+            return out;
+          },
+          "The groups of ops the place's device compiled at Prepare (issue 33): each one's label "
+          "(device, plugin file, block, ops) and its runs through the compiled function and op "
+          "by op.")
       .def("kernel_choices", [](const PreparedBlock& p) {
         std::vector<std::pair<std::string, std::string>> out;
         for (size_t i = 0; i < p.num_ops(); ++i) {
@@ -110,6 +127,29 @@ void BindExecutor(py::module_& m) {
                           py::arg("total_ms") = p.total_ms));
     return out;
   });
+
+  m.def(
+      "device_has_compiler",
+      [](const Place& place) { return CheckedDevice(place).def.compiler != nullptr; },
+      py::arg("place"),
+      "Whether the place's device compiles groups of ops (TideDeviceDef.compiler, issue 33).");
+  m.def(
+      "run_program_passes",
+      [](const py::bytes& program, const std::string& place_kind,
+         const std::vector<std::string>& keep) {
+        std::string bytes = program;
+        std::vector<std::string> changed;
+        {
+          py::gil_scoped_release nogil;
+          changed =
+              RunProgramPasses(&bytes, place_kind.empty() ? -1 : PlaceKindId(place_kind), keep);
+        }
+        return py::make_tuple(py::bytes(bytes), changed);
+      },
+      py::arg("program"), py::arg("place_kind") = "", py::arg("keep") = std::vector<std::string>{},
+      "Runs the program passes plugins registered for place_kind (every pass for ''; those for "
+      "every place always) over a serialized ProgramDesc; returns (the result, the names of the "
+      "passes that changed it).");
 
   py::class_<Executor>(m, "Executor")
       .def(py::init<const Place&>(), py::arg("place"))

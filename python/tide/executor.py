@@ -117,12 +117,17 @@ class Executor:
         self._last_prepared = None
 
     def last_run_info(self):
-        """The kernel each op of the last program ran with, and the transforms applied (layout
-        transforms, device copies, casts) in that run."""
+        """The kernel each op of the last program ran with, the transforms applied (layout
+        transforms, device copies, casts) in that run, and the groups of ops its place's device
+        compiled (label, runs compiled and op by op)."""
         p = getattr(self, "_last_prepared", None)
         if p is None:
             return None
-        return {"kernels": p.kernel_choices(), "transforms": p.transform_counts()}
+        return {
+            "kernels": p.kernel_choices(),
+            "transforms": p.transform_counts(),
+            "compiled_groups": p.compiled_groups(),
+        }
 
     def _prepare(self, program, feed_names, fetch_names, use_cache):
         key = (id(program), program._version, tuple(feed_names), tuple(fetch_names))

@@ -475,20 +475,7 @@ class Program:
         p._memory_optimized = set(getattr(self, "_memory_optimized", ()))
         if hasattr(self, "_py_readers"):  # its non-iterable DataLoaders feed the copy too
             p._py_readers = list(self._py_readers)
-        # Keep Parameter-ness and Python-only attributes.
-        for block, src in zip(p.blocks, self.blocks):
-            for name, v in src.vars.items():
-                if isinstance(v, Parameter) and name in block.vars:
-                    c = block.vars[name]
-                    c.__class__ = Parameter
-                    for attr in (
-                        "trainable",
-                        "optimize_attr",
-                        "regularizer",
-                        "gradient_clip_attr",
-                        "do_model_average",
-                    ):
-                        setattr(c, attr, getattr(v, attr))
+        _keep_parameters(p.blocks, self.blocks)
         if for_test:
             p._inference_optimize()
         return p
@@ -530,6 +517,17 @@ class Program:
                 block._remove_var(name)
         return p
 
+    def _replace_desc(self, desc):
+        """Makes `desc` this program's (a plugin's program pass rewrote it), keeping its
+        Parameters' Python-side attributes."""
+        old = self.blocks
+        self.desc = desc
+        self.blocks = [Block(self, i) for i in range(desc.num_blocks())]
+        for b in self.blocks:
+            b._sync_with_cpp()
+        _keep_parameters(self.blocks, old)
+        self._bump()
+
     @staticmethod
     def _from_desc(desc):
         p = Program.__new__(Program)
@@ -550,6 +548,24 @@ class Program:
 
     def serialize_to_string(self):
         return self.desc.serialize()
+
+
+def _keep_parameters(blocks, src_blocks):
+    """The variables of `blocks` that are Parameters in `src_blocks` (same names) become
+    Parameters again, with their Python-only attributes."""
+    for block, src in zip(blocks, src_blocks):
+        for name, v in src.vars.items():
+            if isinstance(v, Parameter) and name in block.vars:
+                c = block.vars[name]
+                c.__class__ = Parameter
+                for attr in (
+                    "trainable",
+                    "optimize_attr",
+                    "regularizer",
+                    "gradient_clip_attr",
+                    "do_model_average",
+                ):
+                    setattr(c, attr, getattr(v, attr))
 
 
 _main_program = Program()

@@ -42,3 +42,31 @@ function(tide_add_plugin name)
   endif()
   install(TARGETS ${name} LIBRARY DESTINATION ${dest} COMPONENT runtime)
 endfunction()
+
+# tide_plugin_program_proto(<target> <package>): compiles Tide's program IR (framework.proto, from
+# TIDE_PROTO_DIR) into <target> under the protobuf package <package> (e.g. acme.proto: C++
+# namespace acme::proto), for a plugin that reads or writes serialized programs (a device's
+# get_capability and compile, a program pass; tide/plugin_api.h). The package must be the
+# plugin's own: the core's copy of the messages (package tide.proto, file framework.proto) lives
+# in the same process, and protobuf refuses a file or message name registered twice. The wire
+# format is the same. Sources include "<target>_framework.pb.h". Needs protobuf (protoc and
+# libprotobuf, the version Tide links).
+function(tide_plugin_program_proto target package)
+  if(NOT TIDE_PROTO_DIR OR NOT EXISTS "${TIDE_PROTO_DIR}/framework.proto")
+    message(FATAL_ERROR "tide_plugin_program_proto(${target}): no framework.proto in "
+                        "TIDE_PROTO_DIR ('${TIDE_PROTO_DIR}')")
+  endif()
+  if(NOT COMMAND protobuf_generate_cpp)
+    find_package(Protobuf REQUIRED)
+  endif()
+  file(READ "${TIDE_PROTO_DIR}/framework.proto" text)
+  string(REPLACE "package tide.proto;" "package ${package};" text "${text}")
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${target}_proto")
+  file(WRITE "${dir}/staged.proto" "${text}")
+  # Rewritten only when it changes, so a reconfigure does not rebuild the plugin.
+  configure_file("${dir}/staged.proto" "${dir}/${target}_framework.proto" COPYONLY)
+  protobuf_generate_cpp(srcs hdrs "${dir}/${target}_framework.proto")
+  target_sources(${target} PRIVATE ${srcs})
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
+  target_link_libraries(${target} PRIVATE protobuf::libprotobuf)
+endfunction()

@@ -4,7 +4,9 @@
 cmake_minimum_required(VERSION 3.18)
 project(tide_device_sim CXX)
 find_package(Tide 0.1 REQUIRED)
-tide_add_plugin(tide_device_sim NO_INSTALL sim_device.cc sim_mlp_kernels.cc sim_collective.cc)
+tide_add_plugin(tide_device_sim NO_INSTALL sim_device.cc sim_mlp_kernels.cc sim_collective.cc
+                sim_compiler.cc)
+tide_plugin_program_proto(tide_device_sim tide_sim.proto)
 # Its collective library (sim_collective.h) runs on Gloo where libgloo-dev is installed.
 find_package(Gloo CONFIG QUIET)
 if(Gloo_FOUND AND TARGET gloo)

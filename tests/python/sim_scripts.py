@@ -21,7 +21,8 @@ class Counters(ctypes.Structure):
         "h2d", "d2h", "d2d", "allocs", "frees", "h2d_bytes", "d2h_bytes", "contexts_created",
         "contexts_destroyed", "finalized", "allocator_errors", "live_blocks", "peer",
         "pinned_allocs", "pinned_frees", "memsets", "event_records", "event_waits",
-        "wrong_kind", "synchronizes", "event_synchronizes")]
+        "wrong_kind", "synchronizes", "event_synchronizes", "kernel_launches", "compiles",
+        "compile_declines", "fused_launches")]
 lib.tide_sim_counters.restype = Counters
 """
 

@@ -108,7 +108,8 @@ def test_float64_attributes_are_exact(exe):
 
 def test_feed_and_fetch_are_the_cores_own_ops():
     # With only the CPU device loaded (no op pack), a program of feeds and fetches runs: the
-    # core defines feed, fetch and delete_var itself.
+    # core defines feed, fetch and delete_var itself, and device_compiled_group (the node of a
+    # group of ops a device compiled, issue 33).
     import subprocess
     import sys
 
@@ -130,4 +131,7 @@ def test_feed_and_fetch_are_the_cores_own_ops():
         timeout=120,
     )
     assert p.returncode == 0, p.stdout + p.stderr
-    assert p.stdout.split(" ", 1) == ["15.0", "['delete_var', 'feed', 'fetch']\n"], p.stdout
+    assert p.stdout.split(" ", 1) == [
+        "15.0",
+        "['delete_var', 'device_compiled_group', 'feed', 'fetch']\n",
+    ], p.stdout

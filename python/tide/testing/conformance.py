@@ -9,7 +9,8 @@ another place's kernel (the executor's fallback, with copies) is "not covered", 
 First checks the device contract (tide.testing.device_contracts: a host buffer changed right
 after `copy` returns must not change what arrives; a free on a busy stream must not corrupt work
 queued before it), then the optional entries the device has (event timing, memory statistics, its
-tracer; a planted negative elapsed time fails naming `event_timing`). Prints those checks and a
+tracer, its compiler of subgraphs; a planted negative elapsed time fails naming `event_timing`, a
+wrong fused kernel fails naming `compiler` and the group). Prints those checks and a
 coverage table (op, dtype, forward, gradient) and exits non-zero when a contract or entry check or a
 check the device covers fails (or the kit could not run). Each test module runs in its own process
 (tide.testing.runner), so a kernel that crashes is reported as a failure of its op and the rest

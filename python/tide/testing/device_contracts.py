@@ -4,7 +4,9 @@ buffer changed right after a host-to-device copy returns must not change what ar
 `free` (a block freed while the stream is busy must still be read by the work queued before the
 free), and those of the optional entries it has: `event_timing` (a finite, non-negative elapsed
 time no longer than the host waited), `memory_stats` (an allocated block shows in bytes_in_use,
-the figures ordered) and `tracer` (a queued copy is recorded, on a clock mapped onto the host's).
+the figures ordered), `tracer` (a queued copy is recorded, on a clock mapped onto the host's)
+and, on a device that compiles groups of ops, `compiler` (a group computes what its ops compute
+one by one; tide.testing.subgraph_check).
 An optional entry the device lacks is reported as skipped. The checks run in the core (tide._C.check_device_contracts) on a busy stream; this module
 runs them in a process of their own, so a device that crashes fails its check instead of the kit.
 
@@ -20,8 +22,12 @@ import sys
 import tide
 from tide import _C
 
+from . import subgraph_check
+
 CONTRACTS = ("copy", "free")
 ENTRIES = ("event_timing", "memory_stats", "tracer")  # optional device entries (issue 33)
+# Checked only on a device that has the entry (not reported as skipped on the others).
+COMPILER = "compiler"
 
 
 def check(place, plugins=(), env=None, timeout=300):
@@ -65,7 +71,7 @@ def check_with_entries(place, plugins=(), env=None, timeout=300):
     return (
         declared,
         [c for c in done if c["contract"] in CONTRACTS],
-        [c for c in done if c["contract"] in ENTRIES],
+        [c for c in done if c["contract"] in ENTRIES + (COMPILER,)],
     )
 
 
@@ -77,6 +83,15 @@ def _worker(place, plugins):
     for c in _C.check_device_contracts(p) + _C.check_device_entries(p):
         result["checks"].append(dict(c))
         print(json.dumps(result), flush=True)  # what is done so far, should the next one crash
+    if _C.device_has_compiler(p):
+        # Failed until it reports: a fused kernel that crashes the process fails it.
+        died = "the check process died while a compiled group ran"
+        result["checks"].append(
+            {"contract": COMPILER, "rule": subgraph_check.RULE, "passed": False, "message": died}
+        )
+        print(json.dumps(result), flush=True)
+        result["checks"][-1] = subgraph_check.check(p)
+        print(json.dumps(result), flush=True)
 
 
 def main(argv=None):

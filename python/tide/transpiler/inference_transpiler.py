@@ -39,7 +39,7 @@ tide.io.load_inference_model applies it by default (`optimize=False` turns it of
 
 import numpy as np
 
-from .. import unique_name
+from .. import _C, unique_name
 from ..core import CPUPlace
 from ..executor import global_scope
 from .inference_passes import PASSES, Graph
@@ -94,15 +94,27 @@ class _Graph:
 class InferenceTranspiler:
     """Rewrites an inference program in place (see the module's docstring)."""
 
-    def transpile(self, program, place=None, scope=None, keep=(), fuse_ops=None, skip_passes=()):
+    def transpile(
+        self,
+        program,
+        place=None,
+        scope=None,
+        keep=(),
+        fuse_ops=None,
+        skip_passes=(),
+        plugin_passes=True,
+    ):
         """Fuses in program's global block; the parameters folded are read and written in
         `scope` (the global scope by default) on `place` (the CPU by default). Variables named
         in `keep` (or Variables) are read outside the program (fetched later, without a fetch op
         in it) and keep their values. `fuse_ops` (default: whether `place` is a CPU) makes
         fused_conv2d ops and runs the transformer passes (inference_passes.PASSES: fc,
         fused_multihead_attention, skip_layernorm, CPU kernels only); without it batch_norm
-        becomes a bias add. `skip_passes` names transformer passes not to run. Returns the
-        number of ops the program lost."""
+        becomes a bias add. `skip_passes` names transformer passes not to run. Last, with
+        `plugin_passes`, the program passes plugins registered for `place`'s kind (or for
+        every place) run, in registration order (TideProgramPassDef; the names they changed
+        the program with are in `self.plugin_passes_applied`). Returns the number of ops the
+        program lost."""
         unknown = set(skip_passes) - {name for name, _ in PASSES}
         if unknown:
             raise ValueError(
@@ -135,7 +147,19 @@ class InferenceTranspiler:
                     Graph(program, self.scope, self.place, self.keep)
                 ):
                     pass
+        self.plugin_passes_applied = self._run_plugin_passes() if plugin_passes else []
         return before - len(program.global_block().ops)
+
+    def _run_plugin_passes(self):
+        """The plugins' program passes for the place, over the serialized program (in the core,
+        which refuses a result it cannot load, naming the pass and its plugin); returns the names
+        of those that changed it."""
+        data, changed = _C.run_program_passes(
+            self.program.desc.serialize(), self.place.kind, self.keep
+        )
+        if changed:
+            self.program._replace_desc(_C.ProgramDesc.parse(data))
+        return changed
 
     # --- helpers ---------------------------------------------------------------------------
 

@@ -367,6 +367,31 @@ typedef struct TideDataTypeCastDef {
   void* user_data;
 } TideDataTypeCastDef;
 
+/* A pass over a whole program (Registrar_AddProgramPass; issue 33; TensorFlow's custom graph
+ * optimizers): `run` reads a serialized ProgramDesc (proto/framework.proto; `len` bytes,
+ * borrowed for the call) and either leaves *out NULL (the program is unchanged) or sets *out /
+ * *out_len to a new serialized ProgramDesc in a buffer from TideHostApi.Buffer_Alloc, which the
+ * core then owns (on a status, the core frees a buffer left in *out). `keep` (`num_keep` names,
+ * borrowed) are variables read from outside the program after it runs (fetched, or read by
+ * another program): the pass must leave them computed under their names. A pass must keep what
+ * the program computes; the core refuses a result it cannot parse, naming the pass and the
+ * plugin file. Where passes run (docs/writing_plugins.md): InferenceTranspiler.transpile, after
+ * its own passes; and Executor::Prepare of an inference program (no op with a backward or
+ * optimizer op_role, no grad op) on a place of `place_kind`, before the device's
+ * get_capability. In both, passes run in the order they were registered. Threads: the thread
+ * transpiling or preparing, concurrently with itself on another program. */
+typedef TideStatus* (*TideProgramPassFn)(const char* program, size_t len, const char* const* keep,
+                                         size_t num_keep, char** out, size_t* out_len,
+                                         void* user_data);
+
+typedef struct TideProgramPassDef {
+  size_t struct_size;
+  const char* name;       /* unique among passes, e.g. "acme.drop_identity_scale" */
+  const char* place_kind; /* runs at prepare for this kind only; NULL: for every place */
+  TideProgramPassFn run;
+  void* user_data;
+} TideProgramPassDef;
+
 /* ========================================================================================== */
 /* Devices: what a device plugin registers for its place kind (Registrar_AddDevice).          */
 /* ========================================================================================== */
@@ -451,6 +476,104 @@ typedef struct TideDeviceTracer {
   TideStatus* (*collect)(void* self, TideTraceEmitFn emit, void* sink);
   TideStatus* (*now_ns)(void* self, uint64_t* ns);
 } TideDeviceTracer;
+
+/* --- Subgraph claim-and-compile (TideDeviceDef.compiler; issue 33) ---------------------------
+ * A device whose compiler wants whole subgraphs (ONNX Runtime's GetCapability / Compile): at
+ * Executor::Prepare the core hands it the prepared program, serialized (a ProgramDesc of
+ * proto/framework.proto, with the feed and fetch ops added and the shapes and data types its
+ * VarDescs declare), and asks which groups of ops of the prepared block it takes. The core checks
+ * the answer, replaces each group by one node whose inputs are the names the group reads from
+ * outside and whose outputs are the names read outside it (by another op, block or fetch, or
+ * persistable); the group's other temporaries are never made. When the node first runs with a
+ * set of input shapes and data types, the core asks `compile` for a function, caches it by
+ * (place, cache_key, the inputs' shapes and data types) and calls `run_compiled` on every run.
+ * A new shape compiles again; a compile that answers TIDE_UNIMPLEMENTED declines those shapes,
+ * and the group runs op by op (with the op's kernels) for them. */
+
+/* The plugin's compiled function (opaque to the core). */
+typedef struct TideCompiled TideCompiled;
+
+/* One group a device takes. Borrowed from the plugin's TideCapability until release_capability;
+ * the core copies what it keeps. */
+typedef struct TideSubgraphGroup {
+  size_t struct_size;
+  const int32_t* ops; /* indices of the ops in the block (their order there is kept) */
+  size_t num_ops;
+  /* The plugin's name for the computation (NUL-terminated): two groups of one key, given
+   * inputs of the same shapes and data types, share one compiled function. */
+  const char* cache_key;
+} TideSubgraphGroup;
+
+/* What get_capability answers. The core sets struct_size and zeroes the rest before the call;
+ * the plugin points `groups` at its own array (NULL / 0: it takes nothing) and may keep what it
+ * needs to free it in `release_arg`. The core reads the groups, then calls release_capability
+ * once with the same struct (also when it refuses the answer). */
+typedef struct TideCapability {
+  size_t struct_size;
+  const TideSubgraphGroup* groups;
+  size_t num_groups;
+  void* release_arg; /* the plugin's */
+} TideCapability;
+
+/* One input or output of a group, for compile. Borrowed for the call. */
+typedef struct TideCompileValue {
+  size_t struct_size;
+  const char* name; /* the variable's */
+  TideDataType dtype;
+  const int64_t* dims; /* inputs: the run's; outputs: as declared (-1: not known before running) */
+  int32_t rank;
+} TideCompileValue;
+
+/* What compile is asked for. Borrowed for the call: copy what the compiled function keeps. */
+typedef struct TideCompileRequest {
+  size_t struct_size;
+  int32_t device;                 /* the place's ordinal */
+  const char* program;            /* the serialized program get_capability saw */
+  size_t program_len;             /* its bytes */
+  int32_t block_idx;              /* the block the group is in */
+  const TideSubgraphGroup* group; /* as the plugin answered it (ops, cache_key) */
+  const TideCompileValue* inputs; /* in the order run_compiled gets them */
+  size_t num_inputs;
+  const TideCompileValue* outputs; /* likewise */
+  size_t num_outputs;
+} TideCompileRequest;
+
+/* The device's compiler (TideDeviceDef.compiler): all five entries, or no table. The table is
+ * the plugin's and lives as long as the process; struct_size is the plugin's. None may throw.
+ * Threads: get_capability and compile run on the thread preparing or running the program, and
+ * may run concurrently with each other and with any device callback (two executors prepare at
+ * once); run_compiled as a kernel does (on the executor's thread; one node of one prepared
+ * program at a time, nodes of other programs concurrently, also with one compiled function);
+ * release_compiled once per compiled function, on any thread, after its last run_compiled. */
+typedef struct TideDeviceCompiler {
+  size_t struct_size;
+  /* Which groups of ops of block `block_idx` of `program` (`len` bytes, serialized; borrowed
+   * for the call) the device takes on `device`: fills `out` (see TideCapability). Called once
+   * per block the executor prepares for a place of the kind. The core refuses, naming the
+   * plugin file and the group, an op index out of range or repeated, two groups sharing an op,
+   * an op without kernels (feed, fetch, control flow), a variable that is not a LoDTensor, and a
+   * group whose inputs depend on its own outputs through an op outside it (fusing would make a
+   * cycle). A status: the prepare fails with it. */
+  TideStatus* (*get_capability)(void* self, int32_t device, const char* program, size_t len,
+                                int32_t block_idx, TideCapability* out);
+  /* Frees what `cap->groups` points at (any thread). */
+  void (*release_capability)(void* self, TideCapability* cap);
+  /* A compiled function for `request` in *compiled (the plugin's, until release_compiled).
+   * TIDE_UNIMPLEMENTED: the device declines these shapes (the group runs op by op for them,
+   * without asking again); another status fails the run. */
+  TideStatus* (*compile)(void* self, const TideCompileRequest* request, TideCompiled** compiled);
+  /* Runs a compiled function, asynchronously on `ctx` (the device's context of the place, as
+   * context_create made it) like a kernel: inputs are LoDTensors on the place (borrowed for the
+   * call, of the shapes and data types it was compiled for, in the request's order); the plugin
+   * sizes and allocates each output (Tensor_Resize, Tensor_MutableData on the place) and may
+   * keep no tensor pointer past the call. */
+  TideStatus* (*run_compiled)(void* self, TideCompiled* compiled, void* ctx,
+                              const TideTensor* const* inputs, size_t num_inputs,
+                              TideTensor* const* outputs, size_t num_outputs);
+  /* Frees a compiled function: when the core's cache drops it (at exit or tide.shutdown(),
+   * before the device's finalize, after the contexts were synchronised). */
+  void (*release_compiled)(void* self, TideCompiled* compiled);
+} TideDeviceCompiler;
 
 /* A device plugin's functions for one place kind. `self` is TideDeviceDef.self, owned by the
  * device plugin; `ctx` is what context_create returned; `event` what event_create returned.
@@ -603,6 +726,11 @@ typedef struct TideDeviceDef {
    * by tide.memory.stats beside the core's allocator. Any thread, concurrently with alloc and
    * free: the figures may be a moment old. NULL: the core reports its own allocator only. */
   TideStatus* (*memory_stats)(void* self, int32_t device, TideMemoryStats* stats);
+
+  /* --- Subgraph claim-and-compile (after memory_stats: a table that ends there has none) --- */
+  /* The device's compiler (see TideDeviceCompiler), or NULL: the device runs op by op. The
+   * plugin's; valid while the process runs. */
+  const TideDeviceCompiler* compiler;
 } TideDeviceDef;
 
 /* ========================================================================================== */
@@ -987,6 +1115,18 @@ typedef struct TideHostApi {
   TideStatus* (*Registrar_AddDevice)(TideRegistrar* r, const TideDeviceDef* def);
   TideStatus* (*Registrar_AddLayoutTransform)(TideRegistrar* r, const TideLayoutTransformDef* def);
   TideStatus* (*Registrar_AddDataTypeCast)(TideRegistrar* r, const TideDataTypeCastDef* def);
+
+  /* ======================================================================================== */
+  /* Program passes and their buffers (issue 33; appended: check TIDE_HAS_FIELD).             */
+  /* ======================================================================================== */
+  /* Registers a program pass (see TideProgramPassDef); a name already registered is an error.
+   * Registration rules as above. */
+  TideStatus* (*Registrar_AddProgramPass)(TideRegistrar* r, const TideProgramPassDef* def);
+  /* A buffer of `size` bytes (NULL when out of memory) for a pass's result, owned by the caller
+   * until it hands it to the core through TideProgramPassFn's *out; else Buffer_Free it. Any
+   * thread. */
+  char* (*Buffer_Alloc)(size_t size);
+  void (*Buffer_Free)(char* buffer); /* accepts NULL */
 } TideHostApi;
 
 /* ========================================================================================== */

@@ -48,7 +48,9 @@ TEST(SdkHostFn, TheHostSetsEveryEntry) {
   const size_t first = offsetof(TideHostApi, Status_Create);
   ASSERT_EQ((sizeof(TideHostApi) - first) % sizeof(void (*)()), 0u);
   const size_t n = (sizeof(TideHostApi) - first) / sizeof(void (*)());
-  EXPECT_EQ(n, 115u);  // the count the ABI was frozen with; a new one appends and says so here
+  // The count the ABI was frozen with (115), plus those appended since, each saying so here:
+  // Registrar_AddProgramPass, Buffer_Alloc, Buffer_Free (issue 33).
+  EXPECT_EQ(n, 118u);
   for (size_t i = 0; i < n; ++i) {
     void (*fn)() = nullptr;
     std::memcpy(&fn, reinterpret_cast<const char*>(host) + first + i * sizeof(fn), sizeof(fn));

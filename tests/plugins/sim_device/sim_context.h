@@ -29,6 +29,9 @@ typedef struct TideSimCounters {
   /* Waits the core asked for (issue 33: the profiler no longer waits after every op): context
    * synchronize calls, and event_synchronize calls. */
   uint64_t synchronizes, event_synchronizes;
+  /* Subgraph compilation (issue 33, sim_compiler.h): kernels queued (every kernel's task, a
+   * fused kernel's included), groups compiled, compiles declined, fused kernels queued. */
+  uint64_t kernel_launches, compiles, compile_declines, fused_launches;
 } TideSimCounters;
 
 #ifdef __cplusplus

@@ -8,11 +8,17 @@
 
 #include "sim_stream.h"
 
+// Kernels queued on the sim streams (TideSimCounters.kernel_launches; sim_device.cc).
+void CountSimKernelLaunch();
+
 // The kernel's stream; what it queues is tagged with the op, which a fault of it then names.
 struct KernelStream {
   SimStream& stream;
   const char* op;  // owned by the op; the stream copies it
-  void Enqueue(std::function<void()> task) { stream.Enqueue(std::move(task), op); }
+  void Enqueue(std::function<void()> task) {
+    CountSimKernelLaunch();
+    stream.Enqueue(std::move(task), op);
+  }
 };
 
 inline KernelStream StreamOf(const tide::KernelContext& ctx) {

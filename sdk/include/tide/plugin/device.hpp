@@ -6,7 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <tide/plugin/host.hpp>
+#include <tide/plugin/tensor.hpp>
+#include <vector>
 
 namespace tide {
 
@@ -103,7 +107,82 @@ class Device {
   virtual void TraceCollect(const TraceEmitter& /*emit*/) {}
   virtual uint64_t TraceNowNs() { return 0; }
 
+  // Subgraph claim-and-compile (TideDeviceCompiler): a device that has it returns true from
+  // HasCompiler and overrides the four below. GetCapability: the groups of ops of block
+  // `block_idx` of the serialized `program` the device takes. Compile: the device's function for
+  // the request (throw TIDE_UNIMPLEMENTED to decline its shapes), owned by the device until
+  // ReleaseCompiled. RunCompiled: queue it on ctx like a kernel, sizing and allocating `outputs`.
+  struct SubgraphGroup {
+    std::vector<int32_t> ops;
+    std::string cache_key;
+  };
+  virtual bool HasCompiler() const { return false; }
+  virtual std::vector<SubgraphGroup> GetCapability(int32_t /*device*/,
+                                                   const std::string& /*program*/,
+                                                   int32_t /*block_idx*/) {
+    return {};
+  }
+  virtual void* Compile(const TideCompileRequest& /*request*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' compiles nothing");
+  }
+  virtual void RunCompiled(void* /*compiled*/, void* /*ctx*/, const std::vector<Tensor>& /*inputs*/,
+                           std::vector<Tensor>& /*outputs*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' compiles nothing");
+  }
+  virtual void ReleaseCompiled(void* /*compiled*/) {}
+
+  void AddCompiler(TideDeviceDef* d) {
+    struct Answer {  // what release_arg keeps alive until release_capability
+      std::vector<SubgraphGroup> groups;
+      std::vector<TideSubgraphGroup> c;
+    };
+    static const TideDeviceCompiler kCompiler = {
+        TIDE_STRUCT_SIZE(TideDeviceCompiler, release_compiled),
+        [](void* s, int32_t device, const char* program, size_t len, int32_t block_idx,
+           TideCapability* out) -> TideStatus* {
+          return detail::Guard([&] {
+            auto answer = std::make_unique<Answer>();
+            answer->groups = static_cast<Device*>(s)->GetCapability(
+                device, std::string(program, len), block_idx);
+            for (const SubgraphGroup& g : answer->groups) {
+              TideSubgraphGroup c{};
+              c.struct_size = TIDE_STRUCT_SIZE(TideSubgraphGroup, cache_key);
+              c.ops = g.ops.data(), c.num_ops = g.ops.size(), c.cache_key = g.cache_key.c_str();
+              answer->c.push_back(c);
+            }
+            out->groups = answer->c.data();
+            out->num_groups = answer->c.size();
+            out->release_arg = answer.release();
+          });
+        },
+        [](void*, TideCapability* cap) { delete static_cast<Answer*>(cap->release_arg); },
+        [](void* s, const TideCompileRequest* request, TideCompiled** compiled) -> TideStatus* {
+          *compiled = nullptr;
+          return detail::Guard([&] {
+            *compiled = static_cast<TideCompiled*>(static_cast<Device*>(s)->Compile(*request));
+          });
+        },
+        [](void* s, TideCompiled* compiled, void* ctx, const TideTensor* const* inputs,
+           size_t num_inputs, TideTensor* const* outputs, size_t num_outputs) -> TideStatus* {
+          return detail::Guard([&] {
+            std::vector<Tensor> in, out;
+            for (size_t i = 0; i < num_inputs; ++i) in.emplace_back(inputs[i]);
+            for (size_t i = 0; i < num_outputs; ++i) out.emplace_back(outputs[i]);
+            static_cast<Device*>(s)->RunCompiled(compiled, ctx, in, out);
+          });
+        },
+        [](void* s, TideCompiled* compiled) {
+          try {
+            static_cast<Device*>(s)->ReleaseCompiled(compiled);
+          } catch (...) {  // must not throw; nothing to report to
+          }
+        },
+    };
+    d->compiler = &kCompiler;
+  }
+
   void AddOptionalEntries(TideDeviceDef* d) {
+    if (HasCompiler()) AddCompiler(d);
     if (HasEvents() && HasEventTiming())
       d->event_elapsed_ms = [](void* s, void* start, void* end, float* ms) -> TideStatus* {
         return detail::Guard([&] { *ms = static_cast<Device*>(s)->EventElapsedMs(start, end); });
@@ -168,7 +247,7 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, memory_stats);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, compiler);
     d.contract = Contract();
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();

@@ -4,6 +4,7 @@
 #define TIDE_PLUGIN_REGISTRAR_HPP_
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,6 +91,21 @@ class Registrar {
     ThrowIfError(TIDE_HOST_FN(Registrar_AddLibrary)(r_, &d));
   }
 
+  // Registers a program pass (TideProgramPassDef): `fn` gets the serialized program and the
+  // names to keep, and returns the new serialized program, or "" for "unchanged". `place_kind`:
+  // the kind it runs for at prepare ("" : every place). `fn` lives as long as the process.
+  using ProgramPassFn = std::string (*)(const std::string& program,
+                                        const std::vector<std::string>& keep);
+  void AddProgramPass(const std::string& name, const std::string& place_kind, ProgramPassFn fn) {
+    TideProgramPassDef d{};
+    d.struct_size = TIDE_STRUCT_SIZE(TideProgramPassDef, user_data);
+    d.name = name.c_str();
+    d.place_kind = place_kind.empty() ? nullptr : place_kind.c_str();
+    d.run = &ProgramPassTrampoline;
+    d.user_data = reinterpret_cast<void*>(fn);
+    ThrowIfError(TIDE_HOST_FN(Registrar_AddProgramPass)(r_, &d));
+  }
+
   // Registers a device; the object lives for the life of the process.
   void AddDevice(std::unique_ptr<Device> device) {
     Device* d = device.release();
@@ -98,6 +114,22 @@ class Registrar {
   }
 
  private:
+  static TideStatus* ProgramPassTrampoline(const char* program, size_t len, const char* const* keep,
+                                           size_t num_keep, char** out, size_t* out_len,
+                                           void* data) {
+    *out = nullptr;
+    *out_len = 0;
+    return detail::Guard([&] {
+      const std::string result = reinterpret_cast<ProgramPassFn>(data)(
+          std::string(program, len), std::vector<std::string>(keep, keep + num_keep));
+      if (result.empty()) return;
+      char* buffer = TIDE_HOST_FN(Buffer_Alloc)(result.size());
+      if (!buffer) TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, "no memory for a program pass's result");
+      std::memcpy(buffer, result.data(), result.size());
+      *out = buffer;
+      *out_len = result.size();
+    });
+  }
   static TideStatus* TransformTrampoline(const TideTensor* in, TideTensor* out,
                                          TideDeviceContext* ctx, void* data) {
     return detail::Guard([&] {
