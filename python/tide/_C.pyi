@@ -3,7 +3,7 @@ Tide core bindings (descs, tensors, scopes, executor, plugins)
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'FrozenModel', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'aot_freeze', 'append_backward', 'check_device_contracts', 'check_device_entries', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_kinds', 'device_properties', 'device_trace_clocks', 'device_traces', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'op_timings', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'set_flag', 'shutdown', 'start_profile', 'stop_profile']
+__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'FrozenModel', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'aot_freeze', 'append_backward', 'check_device_contracts', 'check_device_entries', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_has_compiler', 'device_kinds', 'device_properties', 'device_trace_clocks', 'device_traces', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'op_timings', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'run_program_passes', 'set_flag', 'shutdown', 'start_profile', 'stop_profile']
 class TideError(RuntimeError):
     pass
 class InvalidArgumentError(TideError, ValueError):
@@ -255,6 +255,10 @@ class Scope:
         Finds or creates a local variable.
         """
 class PreparedBlock:
+    def compiled_groups(self) -> list:
+        """
+        The groups of ops the place's device compiled at Prepare (issue 33): each one's label (device, plugin file, block, ops) and its runs through the compiled function and op by op.
+        """
     def feed_names(self) -> list[str]:
         ...
     def fetch_names(self) -> list[str]:
@@ -339,6 +343,10 @@ def device_contract(place: Place) -> int:
 def device_count(kind: str) -> int:
     """
     Devices of a place kind (0 when no plugin provides it).
+    """
+def device_has_compiler(place: Place) -> bool:
+    """
+    Whether the place's device compiles groups of ops (TideDeviceDef.compiler, issue 33).
     """
 def device_kinds() -> list[str]:
     """
@@ -436,6 +444,10 @@ def registered_ops() -> list[str]:
     ...
 def reset_op_profiles() -> None:
     ...
+def run_program_passes(program: bytes, place_kind: str = '', keep: list[str] = []) -> tuple:
+    """
+    Runs the program passes plugins registered for place_kind (every pass for ''; those for every place always) over a serialized ProgramDesc; returns (the result, the names of the passes that changed it).
+    """
 def set_flag(name: str, value: str) -> None:
     ...
 def shutdown() -> None:
