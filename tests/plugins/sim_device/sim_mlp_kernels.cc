@@ -2,15 +2,19 @@
 // (fc = mul + elementwise_add, relu, softmax_with_cross_entropy, mean, their gradients,
 // fill_constant and sgd), so tests can assert that a training step moves nothing but its feeds
 // and fetches between host and device. Simple float loops on the device's stream; results match
-// the CPU's to rounding, not bit for bit (sums run in another order).
+// the CPU's to rounding, not bit for bit (sums run in another order). mul and mul_grad also take
+// bfloat16 (the sim's one low-precision op: tests/python/test_amp_bf16.py), summed in float32
+// with one rounding per output.
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <tide/low_precision.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/loss.hpp>
 #include <tide/plugin.hpp>
+#include <type_traits>
 
 #include "sim_kernels.h"
 
@@ -26,6 +30,10 @@ Dims MulOutDims(const Dims& x, const Dims& y, int xc, int yc) {
   out.insert(out.end(), y.begin() + yc, y.end());
   return out;
 }
+
+// What mul's sums run in: float32 for bfloat16, the type itself otherwise.
+template <typename T>
+using SumOf = std::conditional_t<std::is_same_v<T, tide::bfloat16>, float, T>;
 
 // Out[M, N] = X[M, K] * Y[K, N], X and Y flattened to 2-D at their num_col_dims.
 template <typename T>
@@ -43,9 +51,9 @@ void Mul(KernelContext& ctx) {
   StreamOf(ctx).Enqueue([=] {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        T acc = 0;
-        for (int64_t p = 0; p < k; ++p) acc += a[i * k + p] * b[p * n + j];
-        o[i * n + j] = acc;
+        SumOf<T> acc = 0;
+        for (int64_t p = 0; p < k; ++p) acc += SumOf<T>(a[i * k + p]) * SumOf<T>(b[p * n + j]);
+        o[i * n + j] = T(acc);
       }
   });
 }
@@ -69,16 +77,16 @@ void MulGrad(KernelContext& ctx) {
     if (dxd)
       for (int64_t i = 0; i < m; ++i)
         for (int64_t p = 0; p < k; ++p) {
-          T acc = 0;
-          for (int64_t j = 0; j < n; ++j) acc += g[i * n + j] * b[p * n + j];
-          dxd[i * k + p] = acc;
+          SumOf<T> acc = 0;
+          for (int64_t j = 0; j < n; ++j) acc += SumOf<T>(g[i * n + j]) * SumOf<T>(b[p * n + j]);
+          dxd[i * k + p] = T(acc);
         }
     if (dyd)
       for (int64_t p = 0; p < k; ++p)
         for (int64_t j = 0; j < n; ++j) {
-          T acc = 0;
-          for (int64_t i = 0; i < m; ++i) acc += a[i * k + p] * g[i * n + j];
-          dyd[p * n + j] = acc;
+          SumOf<T> acc = 0;
+          for (int64_t i = 0; i < m; ++i) acc += SumOf<T>(a[i * k + p]) * SumOf<T>(g[i * n + j]);
+          dyd[p * n + j] = T(acc);
         }
   });
 }
@@ -283,8 +291,8 @@ void Sgd(KernelContext& ctx) {
 
 }  // namespace
 
-TIDE_REGISTER_KERNEL("mul", "sim", Mul, float);
-TIDE_REGISTER_KERNEL("mul_grad", "sim", MulGrad, float);
+TIDE_REGISTER_KERNEL("mul", "sim", Mul, float, tide::bfloat16);
+TIDE_REGISTER_KERNEL("mul_grad", "sim", MulGrad, float, tide::bfloat16);
 TIDE_REGISTER_KERNEL("elementwise_add_grad", "sim", AddGrad, float);
 TIDE_REGISTER_KERNEL("relu_grad", "sim", ReluGrad, float);
 TIDE_REGISTER_KERNEL("softmax_with_cross_entropy", "sim", SoftmaxXent, float);
