@@ -8,7 +8,7 @@ import json
 import textwrap
 
 import pytest
-from sim_scripts import SIM, needs_sim, with_counters
+from sim_scripts import SIM, needs_sim, with_counters, with_mlp
 from sim_scripts import run_script as _run
 
 pytestmark = needs_sim
@@ -165,11 +165,12 @@ def test_invalid_claims_are_refused_naming_the_plugin_and_the_group(bug, why):
     assert "group" in p.stderr and "elementwise_add" in p.stderr
 
 
-# The MLP of test_device_async (fc = mul + elementwise_add + relu): trained on sim:0 with the
+# The MLP (sim_scripts.MLP_PROGRAM; fc = mul + elementwise_add + relu): trained on sim:0 with the
 # sim's claims on or off (TIDE_DISABLE_DEVICE_COMPILE in argv[2]); prints the losses, the bytes
 # each step moved and the groups of the training and the test program.
-MLP = with_counters(
-    textwrap.dedent("""
+MLP = with_mlp(
+    with_counters(
+        textwrap.dedent("""
     import ctypes, json, sys
     import numpy as np
     import tide
@@ -177,18 +178,8 @@ MLP = with_counters(
     tide.load_plugin(sys.argv[1])
     lib = ctypes.CDLL(sys.argv[1])
     COUNTERS
-    batch, steps = 16, 8
-    main, startup = tide.Program(), tide.Program()
-    main.random_seed = startup.random_seed = 7
-    with tide.program_guard(main, startup):
-        x = layers.data(name="x", shape=[64], dtype="float32")
-        label = layers.data(name="label", shape=[1], dtype="int64")
-        h = layers.fc(x, size=32, act="relu")
-        logits = layers.fc(h, size=10)
-        loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
-        test_program = main.clone(for_test=True)
-        tide.optimizer.SGD(learning_rate=0.5).minimize(loss)
-    rng = np.random.default_rng(0)
+    steps = 8
+    MLP_PROGRAM
     data = [(rng.standard_normal((batch, 64), dtype="float32"),
              rng.integers(0, 10, (batch, 1)).astype("int64")) for _ in range(4)]
     scope = tide.Scope()
@@ -209,6 +200,7 @@ MLP = with_counters(
                       "train_groups": train_groups,
                       "test_groups": exe.last_run_info()["compiled_groups"]}))
 """)
+    )
 )
 
 
