@@ -34,9 +34,7 @@ void LogFallbackOnce(const OpInstance& op, const Place& from, const Place& to) {
 // The data type whose kernel runs `dt`'s data when `dt` has none: float16 and bfloat16 compute
 // in float32 (the inputs widened, the outputs rounded back: data_transform.h, kernel_outputs.h).
 // TIDE_UNDEFINED for the other types, which have no such stand-in.
-DataType WidenedType(DataType dt) {
-  return dt == TIDE_FP16 || dt == TIDE_BF16 ? TIDE_FP32 : TIDE_UNDEFINED;
-}
+DataType WidenedType(DataType dt) { return IsLowPrecision(dt) ? TIDE_FP32 : TIDE_UNDEFINED; }
 
 // Logs a float16/bfloat16 op running a float32 kernel, once per op type, data type and place.
 void LogWidenedOnce(const OpInstance& op, DataType dt, const KernelEntry& k, const Place& at) {
@@ -189,11 +187,7 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
               have.empty() ? "none (no loaded plugin provides kernels for this op)" : have);
   }
   if (k->key.dtype != dt) LogWidenedOnce(op, dt, *k, kernel_place);
-  op.kernel_ = k;
-  op.kernel_key_ = k->key;
-  op.kernel_data_type_ = dt;
-  op.kernel_place_ = kernel_place;
-  op.kernel_dctx_ = DeviceContextPool::Global().Get(kernel_place);
+  SetKernel(op, *k, dt, kernel_place);
   if (FLAGS_log_kernels)
     std::cerr << "tide: " << op.label() << " -> kernel " << k->key.ToString() << " from "
               << k->plugin
@@ -220,6 +214,11 @@ void KernelChoice::Decline(OpInstance& op, const Error& why, const Place& place)
 void KernelChoice::Fix(OpInstance& op, const KernelEntry& kernel, DataType data_type,
                        const Place& kernel_place) {
   op.library_ = kernel.key.library;
+  SetKernel(op, kernel, data_type, kernel_place);
+}
+
+void KernelChoice::SetKernel(OpInstance& op, const KernelEntry& kernel, DataType data_type,
+                             const Place& kernel_place) {
   op.kernel_ = &kernel;
   op.kernel_key_ = kernel.key;
   op.kernel_data_type_ = data_type;

@@ -68,8 +68,7 @@ OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx
       if (v && v->persistable()) persistable_outputs_.emplace_back(b, i);
       if (v && v->zero_dim() && v->type() == TIDE_VAR_LOD_TENSOR)
         zero_dim_outputs_.emplace_back(b, i);
-      if (v && v->type() == TIDE_VAR_LOD_TENSOR &&
-          (v->dtype() == TIDE_FP16 || v->dtype() == TIDE_BF16))
+      if (v && v->type() == TIDE_VAR_LOD_TENSOR && IsLowPrecision(v->dtype()))
         low_precision_outputs_.push_back({b, i, v->dtype()});
     }
 }

@@ -33,10 +33,6 @@ NonFinite FirstNonFiniteBits(const LoDTensor& t, uint16_t exponent, uint16_t man
   return {};
 }
 
-bool IsFloat(TideDataType dt) {
-  return dt == TIDE_FP32 || dt == TIDE_FP64 || dt == TIDE_FP16 || dt == TIDE_BF16;
-}
-
 NonFinite FindNonFinite(const LoDTensor& t) {
   switch (t.dtype()) {
     case TIDE_FP32:
@@ -107,7 +103,7 @@ void CheckOutputsFinite(const OpInstance& op) {
       const Variable* v = b.vars[i];
       if (!v || !v->IsType<LoDTensor>()) continue;
       const LoDTensor& t = v->Get<LoDTensor>();
-      if (!t.initialized() || !IsFloat(t.dtype())) continue;
+      if (!t.initialized() || !IsFloatType(t.dtype())) continue;
       if (t.layout() == TIDE_LAYOUT_OPAQUE) continue;  // a library's own format: not plain values
       // The kernel's device was synchronised after it ran; other memory is copied back.
       LoDTensor host;

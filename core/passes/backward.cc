@@ -14,10 +14,6 @@
 namespace tide::core {
 namespace {
 
-bool IsFloat(DataType t) {
-  return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_FP16 || t == TIDE_BF16;
-}
-
 // The forward variable a gradient name belongs to: "x@GRAD@RENAME@1" -> "x".
 std::string ForwardName(const std::string& grad) {
   auto pos = grad.find("@GRAD");
@@ -34,7 +30,7 @@ std::set<std::string> NoGradVars(const BlockDesc& block, size_t n_ops,
                                  const std::set<std::string>& given) {
   std::set<std::string> fixed = given;  // never get a gradient
   for (const VarDesc* v : block.AllVars())
-    if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !IsFloat(v->dtype())))
+    if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !IsFloatType(v->dtype())))
       fixed.insert(v->name());
   std::set<std::string> no_grad = fixed;
   std::set<std::string> written;
@@ -174,7 +170,7 @@ void FillMissingGrad(const BlockDesc& block, OpDesc* g, const std::string& grad,
                      std::vector<OpDesc>* out) {
   const std::string fwd = ForwardName(grad);
   const VarDesc* v = block.FindVarRecursive(fwd);
-  if (v && v->type() == TIDE_VAR_LOD_TENSOR && IsFloat(v->dtype())) {
+  if (v && v->type() == TIDE_VAR_LOD_TENSOR && IsFloatType(v->dtype())) {
     out->emplace_back("fill_zeros_like", VariableNameMap{{"X", {fwd}}},
                       VariableNameMap{{"Out", {grad}}},
                       AttributeMap{{"op_role", int32_t(kOpRoleBackward)}});
@@ -387,7 +383,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
   const VarDesc* loss_var = block->FindVar(loss);
   TIDE_ENFORCE(loss_var != nullptr, "append_backward: the loss '", loss,
                "' is not a variable of block 0");
-  TIDE_ENFORCE(IsFloat(loss_var->dtype()), "append_backward: the loss '", loss, "' is ",
+  TIDE_ENFORCE(IsFloatType(loss_var->dtype()), "append_backward: the loss '", loss, "' is ",
                DataTypeName(loss_var->dtype()), "; it must be a float tensor");
   size_t loss_op = block->OpSize();
   for (size_t i = block->OpSize(); i-- > 0;)
@@ -459,7 +455,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
   std::vector<std::string> params = parameters;
   if (params.empty())
     for (const VarDesc* v : block->AllVars())
-      if (v->persistable() && IsFloat(v->dtype()) && !no_grad.count(v->name()) &&
+      if (v->persistable() && IsFloatType(v->dtype()) && !no_grad.count(v->name()) &&
           wanted.count(v->name()))
         params.push_back(v->name());
   std::vector<std::pair<std::string, std::string>> pairs;

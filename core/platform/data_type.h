@@ -19,6 +19,12 @@ using ::tide::DataTypeName;  // "float32"; "undefined" for TIDE_UNDEFINED
 // Accepts "float32", "fp32", "float", "int64", ...; throws on an unknown name.
 DataType ParseDataType(const std::string& name);
 bool IsValidDataType(int value);
+// float16 and bfloat16: the types that run a float32 kernel when they have none of their own.
+inline bool IsLowPrecision(DataType t) { return t == TIDE_FP16 || t == TIDE_BF16; }
+// The floating-point types: float32, float64, float16, bfloat16.
+inline bool IsFloatType(DataType t) {
+  return t == TIDE_FP32 || t == TIDE_FP64 || IsLowPrecision(t);
+}
 
 const char* LayoutName(TideLayout l);    // "NCHW"
 const char* VarTypeName(TideVarType t);  // "LOD_TENSOR"
