@@ -14,15 +14,22 @@
 namespace tide::core {
 namespace {
 
-bool IsFloat(DataType t) {
-  return t == TIDE_FP32 || t == TIDE_FP64 || t == TIDE_FP16 || t == TIDE_BF16;
-}
-
 // The data type the kernel reads input `b` in: the kernel's, except float32 for an input declared
 // TIDE_ARG_FLOAT32_PARAM under a float16/bfloat16 kernel (batch_norm's statistics, say).
 DataType WantedType(const OpKernelType& key, const ArgBinding& b) {
-  return b.float32_param && (key.dtype == TIDE_FP16 || key.dtype == TIDE_BF16) ? TIDE_FP32
-                                                                               : key.dtype;
+  return b.float32_param && IsLowPrecision(key.dtype) ? TIDE_FP32 : key.dtype;
+}
+
+// The cast `from` -> `to` a plugin registers for `at`'s kind; else fails naming what `what()`
+// says (made only then: a cast runs on every run of a widened op).
+template <typename What>
+const TransformEntry& FindCastOrFail(const Place& at, DataType from, DataType to, What&& what) {
+  const TransformEntry* e = Registry::Global().FindCast(at.kind, from, to);
+  if (!e)
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, what(), ": its data is ", DataTypeName(from),
+              " and no plugin registers a ", at.kind_name(), " cast ", DataTypeName(from), " -> ",
+              DataTypeName(to));
+  return *e;
 }
 
 std::string Where(const OpInstance& op, const ArgBinding& b, size_t i) {
@@ -104,18 +111,14 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     ++counts->copies;
     plan += "copy " + from.ToString() + " -> " + op.kernel_place().ToString() + "; ";
   }
-  if (cur->dtype() != want && IsFloat(cur->dtype()) && IsFloat(want)) {
-    const TransformEntry* e =
-        Registry::Global().FindCast(op.kernel_place().kind, cur->dtype(), want);
-    if (!e)
-      TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is ", DataTypeName(cur->dtype()),
-                " and no plugin registers a ", op.kernel_place().kind_name(), " cast ",
-                DataTypeName(cur->dtype()), " -> ", DataTypeName(want));
+  if (cur->dtype() != want && IsFloatType(cur->dtype()) && IsFloatType(want)) {
+    const TransformEntry& e =
+        FindCastOrFail(op.kernel_place(), cur->dtype(), want, [&] { return Where(op, b, i); });
     LoDTensor* out = Scratch(&t->cast_tmp);
-    Apply(*e, *cur, out, op.kernel_dctx(), StrCat("cast ", CastName(*e)));
+    Apply(e, *cur, out, op.kernel_dctx(), StrCat("cast ", CastName(e)));
     cur = out;
     ++counts->casts;
-    plan += "cast " + CastName(*e) + "; ";
+    plan += "cast " + CastName(e) + "; ";
   }
   if (FLAGS_log_kernels && plan != t->last_plan && !plan.empty())
     std::cerr << "tide: " << op.label() << " input '" << b.param << "' ('" << b.names[i]
@@ -183,13 +186,9 @@ const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
 
 void CastInPlace(LoDTensor* t, DataType to, const std::string& what) {
   const Place at = t->place();
-  const TransformEntry* e = Registry::Global().FindCast(at.kind, t->dtype(), to);
-  if (!e)
-    TIDE_FAIL(TIDE_UNIMPLEMENTED, what, ": its data is ", DataTypeName(t->dtype()),
-              " and no plugin registers a ", at.kind_name(), " cast ", DataTypeName(t->dtype()),
-              " -> ", DataTypeName(to));
+  const TransformEntry& e = FindCastOrFail(at, t->dtype(), to, [&] { return what; });
   LoDTensor cast;
-  Apply(*e, *t, &cast, DeviceContextPool::Global().Get(at), StrCat(what, ": cast ", CastName(*e)));
+  Apply(e, *t, &cast, DeviceContextPool::Global().Get(at), StrCat(what, ": cast ", CastName(e)));
   *t = std::move(cast);
 }
 
