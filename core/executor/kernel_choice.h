@@ -47,6 +47,9 @@ class KernelChoice {
  private:
   // Choose, for data type `dt`.
   static bool ChooseFor(OpInstance& op, DataType dt, const Place& place);
+  // Records `kernel` as op's, for data of type `data_type` on `kernel_place`.
+  static void SetKernel(OpInstance& op, const KernelEntry& kernel, DataType data_type,
+                        const Place& kernel_place);
 };
 
 }  // namespace tide::core
