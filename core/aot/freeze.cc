@@ -44,14 +44,6 @@ struct KeepTemporaries {
   ~KeepTemporaries() { FLAGS_free_temporaries = saved; }
 };
 
-bool HasSubBlock(const OpInstance& op) {
-  for (const auto& [name, attr] : op.attrs())
-    if (std::holds_alternative<BlockIndex>(attr) ||
-        std::holds_alternative<std::vector<BlockIndex>>(attr))
-      return true;
-  return false;
-}
-
 // Ops the plan leaves out: feed and fetch (FrozenModel::Run takes and gives the tensors itself),
 // and memory_optimize's delete_var (the arena's lifetimes free what it would).
 bool LeftOut(const OpInstance& op) {
@@ -209,9 +201,9 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
   const BlockDesc& block = p->program().Block(0);
   for (size_t i = 0; i < p->num_ops(); ++i) {
     const OpInstance& op = p->op(i);
-    if (HasSubBlock(op) || (op.info().run && !LeftOut(op)))
+    if (HasBlockAttr(op.attrs()) || (op.info().run && !LeftOut(op)))
       TIDE_FAIL(TIDE_UNIMPLEMENTED, "freeze: ", op.label(),
-                HasSubBlock(op) ? " runs a sub-block" : " runs without a kernel",
+                HasBlockAttr(op.attrs()) ? " runs a sub-block" : " runs without a kernel",
                 ": a frozen plan runs kernels in a fixed order, so control flow (and other ops "
                 "that run themselves) is refused (docs/aot.md)");
   }

@@ -371,10 +371,8 @@ void Claimer::Check(std::vector<Claim>* claims) {
         Refuse(g, c,
                StrCat("op #", k, " '", op.type(),
                       "' has no kernels (feed, fetch, control flow): no device takes it"));
-      for (const auto& [name, attr] : op.attrs())
-        if (std::holds_alternative<BlockIndex>(attr) ||
-            std::holds_alternative<std::vector<BlockIndex>>(attr))
-          Refuse(g, c, StrCat("op #", k, " '", op.type(), "' runs a sub-block"));
+      if (HasBlockAttr(op.attrs()))
+        Refuse(g, c, StrCat("op #", k, " '", op.type(), "' runs a sub-block"));
       for (const auto& list : {op.InputArgumentNames(), op.OutputArgumentNames()})
         for (const std::string& n : list) {
           if (n == kEmptyVarName) continue;

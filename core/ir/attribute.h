@@ -33,6 +33,13 @@ inline TideAttrType AttrTypeOf(const Attribute& a) {
   return a.index() == 13 ? TIDE_ATTR_FLOAT64 : static_cast<TideAttrType>(a.index());
 }
 using tide::AttrTypeName;  // the SDK's (tide/plugin/attr_type.hpp): one list of names
+// Whether an op with `attrs` runs a sub-block (a block or a list of blocks among them).
+inline bool HasBlockAttr(const AttributeMap& attrs) {
+  for (const auto& [name, a] : attrs)
+    if (std::holds_alternative<BlockIndex>(a) || std::holds_alternative<std::vector<BlockIndex>>(a))
+      return true;
+  return false;
+}
 std::string AttrToString(const Attribute& a);
 
 void AttrToProto(const std::string& name, const Attribute& a, proto::OpDesc::Attr* out);
