@@ -51,16 +51,23 @@ std::vector<int64_t> DimsAt(const FrozenVar& v, int64_t unit, int64_t upper) {
 std::unique_ptr<FrozenModel> FrozenModel::Load(const std::string& path, const Place& place) {
   TIDE_ENFORCE(Registry::Global().initialized(), "cannot load frozen plan '", path,
                "': the core is not started; call tide::core::Initialize() first");
+  return FromPlan(ReadFrozenPlan(path), path, place);
+}
+
+std::unique_ptr<FrozenModel> FrozenModel::FromPlan(FrozenPlan plan, const std::string& source,
+                                                   const Place& place) {
+  TIDE_ENFORCE(Registry::Global().initialized(), "cannot load frozen plan '", source,
+               "': the core is not started; call tide::core::Initialize() first");
   std::unique_ptr<FrozenModel> m(new FrozenModel());
-  m->plan_ = ReadFrozenPlan(path);
-  m->path_ = path;
+  m->plan_ = std::move(plan);
+  m->path_ = source;
   m->place_ = place;
   if (m->plan_.place_kind != place.kind_name())
-    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "frozen plan '", path, "' was frozen for place kind '",
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "frozen plan '", source, "' was frozen for place kind '",
               m->plan_.place_kind, "'; cannot load it on ", place.ToString(),
               ": freeze the program for that place");
   m->dctx_ = DeviceContextPool::Global().Get(place);
-  m->Build(path);
+  m->Build(source);
   return m;
 }
 

@@ -23,6 +23,10 @@ class FrozenModel {
   // an op whose kernel key no loaded plugin registers (naming the op, the key and the plugin file
   // that had it at freeze time).
   static std::unique_ptr<FrozenModel> Load(const std::string& path, const Place& place);
+  // The same from a plan already in memory (a compiled model's tables, core/compiled), named
+  // `source` in errors; its parameters' views must stay valid (plan.file holds them).
+  static std::unique_ptr<FrozenModel> FromPlan(FrozenPlan plan, const std::string& source,
+                                               const Place& place);
   ~FrozenModel();
   FrozenModel(const FrozenModel&) = delete;
   FrozenModel& operator=(const FrozenModel&) = delete;

@@ -269,9 +269,9 @@ void WriteFrozenPlan(const FrozenPlan& plan, const std::string& path) {
   if (!out) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot write the frozen plan to '", path, "'");
 }
 
-FrozenPlan ReadFrozenPlan(const std::string& path) {
+AllocationPtr ReadFileAligned(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) TIDE_FAIL(TIDE_NOT_FOUND, "cannot open frozen plan '", path, "'");
+  if (!in) TIDE_FAIL(TIDE_NOT_FOUND, "cannot open ", what, " '", path, "'");
   const size_t size = static_cast<size_t>(in.tellg());
   // Aligned host memory of its own (not the allocator's: reading a plan needs no device plugin).
   const size_t padded = std::max<size_t>(
@@ -279,14 +279,20 @@ FrozenPlan ReadFrozenPlan(const std::string& path) {
       kFrozenParamAlignment);
   void* buffer = std::aligned_alloc(kFrozenParamAlignment, padded);
   if (!buffer)
-    TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "cannot read frozen plan '", path, "': no memory for its ",
+    TIDE_FAIL(TIDE_RESOURCE_EXHAUSTED, "cannot read ", what, " '", path, "': no memory for its ",
               size, " bytes");
   AllocationPtr file =
       std::make_shared<Allocation>(buffer, size, HostPlace(), [](void* p) { std::free(p); });
-  const char* bytes = static_cast<const char*>(file->ptr());
   in.seekg(0);
   in.read(static_cast<char*>(file->ptr()), static_cast<std::streamsize>(size));
-  if (!in) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot read frozen plan '", path, "'");
+  if (!in) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot read ", what, " '", path, "'");
+  return file;
+}
+
+FrozenPlan ReadFrozenPlan(const std::string& path) {
+  AllocationPtr file = ReadFileAligned(path, "frozen plan");
+  const size_t size = file->size();
+  const char* bytes = static_cast<const char*>(file->ptr());
   constexpr size_t kHeader = sizeof(kFrozenMagic) + 4 * sizeof(uint32_t);
   if (size < kHeader + sizeof(uint64_t) ||
       std::memcmp(bytes, kFrozenMagic, sizeof(kFrozenMagic)) != 0)

@@ -105,5 +105,8 @@ void WriteFrozenPlan(const FrozenPlan& plan, const std::string& path);
 // Reads a plan; throws naming the file and what is wrong: not a frozen plan, another format
 // version or plugin ABI, corrupted or truncated.
 FrozenPlan ReadFrozenPlan(const std::string& path);
+// A whole file in host memory aligned to kFrozenParamAlignment (parameters are used where they
+// lie in it); throws naming `what` and the file when it cannot be read.
+AllocationPtr ReadFileAligned(const std::string& path, const std::string& what);
 
 }  // namespace tide::core

@@ -10,11 +10,24 @@
 
 namespace tide::core {
 
-void Initialize() {
-  InitOnce();
+namespace {
+void RegisterCoreOpsOnce() {
   static std::once_flag core_ops;
   std::call_once(core_ops, [] { RegisterCoreOps(Registry::Global()); });
+}
+}  // namespace
+
+void Initialize() {
+  InitOnce();
+  RegisterCoreOpsOnce();
   PluginManager::Global().EnsureDiscovered();  // waits for a discovery another thread runs
+  Registry::Global().MarkInitialized();
+}
+
+void InitializeWithPlugins(const std::vector<std::string>& plugin_files) {
+  InitOnce();
+  RegisterCoreOpsOnce();
+  PluginManager::Global().LoadAll(plugin_files);
   Registry::Global().MarkInitialized();
 }
 

@@ -4,6 +4,7 @@
 #include "bindings.h"
 #include "core/aot/freeze.h"
 #include "core/aot/frozen_model.h"
+#include "core/compiled/source_writer.h"
 
 namespace tide::python {
 
@@ -28,6 +29,16 @@ void BindAot(py::module_& m) {
       py::arg("shapes"), py::arg("path"), py::arg("scope"),
       "Freezes block 0 of `program` (shapes: {feed: [(lower, upper) per dim]}) into the file "
       "`path`; returns (arena bytes, kernel ops).");
+
+  m.def(
+      "aot_compile",
+      [](const std::string& plan_path, const std::string& out_dir) {
+        py::gil_scoped_release nogil;
+        CompileFrozenPlan(plan_path, out_dir);
+      },
+      py::arg("plan_path"), py::arg("out_dir"),
+      "Writes the frozen plan `plan_path` as model.cc (its constant tables) and params.bin into "
+      "`out_dir`.");
 
   py::class_<FrozenModel>(m, "FrozenModel")
       .def(py::init([](const std::string& path, const Place& place) {

@@ -1,4 +1,4 @@
-"""Programs compiled ahead of time (issue 34; docs/aot.md), part 1: the frozen plan::
+"""Programs compiled ahead of time (issue 34; docs/aot.md): the frozen plan and C++ source::
 
     tide.aot.freeze(program, ["x"], [y], tide.CPUPlace(), {"x": [(1, 64), 3, 224, 224]},
                     "model.tideaot")
@@ -10,9 +10,17 @@ shapes, and writes what those runs did as one file: every op's kernel by its key
 variable's shape, the input transforms, one memory arena with an offset per temporary (reused by
 liveness) and the parameters. FrozenModel loads it without parsing a program and calls the
 kernels in order: no kernel choice, no shape inference, no allocation but the results'.
+
+compile writes a plan as C++ source a system compiler builds (model.h's C API, model.cc's
+constant tables, params.bin, main.cc, CMakeLists.txt): a library and an executable that link
+libtide_core alone and load only the plugins the plan names::
+
+    tide.aot.compile("model.tideaot", "model_src")
+    # cmake -S model_src -B build <tide.aot.cmake_args()> && cmake --build build
 """
 
 import os
+import shutil
 
 import numpy as np
 
@@ -21,7 +29,11 @@ from .core import CPUPlace, LoDTensor
 from .executor import global_scope
 from .framework import Program, Variable
 
-__all__ = ["freeze", "FrozenModel"]
+__all__ = ["freeze", "FrozenModel", "compile", "cmake_args"]
+
+_TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "aot_template")
+# The files every compiled model has alike, copied beside its model.cc and params.bin.
+_TEMPLATE_FILES = ("model.h", "main.cc", "CMakeLists.txt")
 
 
 def _dim_ranges(name, dims):
@@ -124,3 +136,38 @@ class FrozenModel:
         tensors = [v if isinstance(v, LoDTensor) else LoDTensor(np.asarray(v)) for v in values]
         results = self._core.run(tensors)
         return [r.numpy() for r in results] if return_numpy else results
+
+
+def compile(plan, out_dir):  # noqa: A001 (tide.aot.compile, as the issue names it)
+    """Writes the frozen plan `plan` (a file tide.aot.freeze wrote) as C++ source into `out_dir`
+    (made when missing): model.h (the C API: tide_model_create, tide_model_run,
+    tide_model_destroy, tide_model_last_error), model.cc (the plan as constant tables: every
+    kernel by its key, the arena offsets, the typed attributes, the plugins to load), params.bin
+    (the parameters, 64-byte aligned), main.cc (an example that runs the model and prints its
+    outputs) and CMakeLists.txt (builds libmodel.so and model_main against libtide_core; see
+    cmake_args). The plugins the plan needs are taken from those loaded in this process. Returns
+    `out_dir`."""
+    out_dir = os.fspath(out_dir)
+    _C.aot_compile(os.fspath(plan), out_dir)
+    for name in _TEMPLATE_FILES:
+        shutil.copyfile(os.path.join(_TEMPLATE_DIR, name), os.path.join(out_dir, name))
+    return out_dir
+
+
+def _core_library():
+    """The libtide_core this process runs (the one tide._C links)."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split(None, 5)[-1].strip() if len(line.split()) >= 6 else ""
+            if os.path.basename(path).startswith("libtide_core.so"):
+                plain = os.path.join(os.path.dirname(path), "libtide_core.so")
+                return plain if os.path.exists(plain) else path
+    raise FileNotFoundError("tide.aot: libtide_core is not mapped in this process")
+
+
+def cmake_args():
+    """The -D arguments that point a compiled model's CMakeLists.txt at this tide's headers and
+    libtide_core (a build tree has no CMake package; an install's find_package(Tide) works too)."""
+    from . import sdk
+
+    return ["-DTIDE_INCLUDE_DIR=" + sdk.include_dir(), "-DTIDE_CORE_LIBRARY=" + _core_library()]

@@ -1,0 +1,23 @@
+// plan_tables.h: a frozen plan from a compiled model's constant tables (tide/compiled_model.h's
+// TideAotPlan, which model.cc holds): the plan FrozenModel runs, with no file of a program to
+// parse. The parameters' bytes come from params.bin, checked against the tables.
+#pragma once
+
+#include <tide/compiled_model.h>
+
+#include <string>
+
+#include "core/aot/frozen_plan.h"
+
+namespace tide::core {
+
+// Throws naming the model's source plan when the tables are of another revision, or were
+// generated for another plugin ABI major version or layout.
+FrozenPlan PlanFromTables(const TideAotPlan& tables);
+
+// Reads params.bin (`path`: the file, or the directory holding it) into `plan` (plan->file, each
+// parameter a view into it). Throws naming the file when it is not a parameters file, belongs to
+// another compile (its id), or holds another number of bytes than the tables say.
+void ReadCompiledParams(const TideAotPlan& tables, const std::string& path, FrozenPlan* plan);
+
+}  // namespace tide::core

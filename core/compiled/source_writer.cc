@@ -1,0 +1,313 @@
+// source_writer.cc: see source_writer.h. The tables are named by what they hold and the op or
+// variable's position (kOp12Attrs, kVar3Dims), so a reader of model.cc can follow one op.
+#include "core/compiled/source_writer.h"
+
+#include <tide/compiled_model.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <type_traits>
+#include <variant>
+
+#include "core/platform/enforce.h"
+
+namespace tide::core {
+namespace {
+
+// A C string literal holding `s` exactly (escaped bytes as octal, which never runs on).
+std::string Quoted(const std::string& s, const std::string& what) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == 0)
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, what, " holds a NUL byte, which a compiled model's tables ",
+                "(C strings) cannot hold");
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f || c == '?') {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\%03o", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string Int(int64_t v) {
+  if (v == INT64_MIN) return "INT64_MIN";
+  return std::to_string(v) + (v > INT32_MAX || v < INT32_MIN ? "LL" : "");
+}
+
+// Floating-point literals that read back to the same bits (hexadecimal; inf and NaN by name).
+template <typename T>
+std::string Real(T v) {
+  const char* suffix = std::is_same_v<T, float> ? "f" : "";
+  const char* type = std::is_same_v<T, float> ? "float" : "double";
+  if (std::isnan(v))
+    return StrCat(std::signbit(v) ? "-" : "", "std::numeric_limits<", type, ">::quiet_NaN()");
+  if (std::isinf(v)) return StrCat(v < 0 ? "-" : "", "std::numeric_limits<", type, ">::infinity()");
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%a", static_cast<double>(v));
+  return buf + std::string(suffix);
+}
+
+template <typename T, typename F>
+std::string Joined(const std::vector<T>& v, F f) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + f(v[i]);
+  return out;
+}
+
+class Writer {
+ public:
+  // A named constant array of `type` holding `items` ("nullptr" when empty: C++ has no empty
+  // arrays), as an expression to use in a table.
+  std::string Array(const std::string& type, const std::string& name, const std::string& items,
+                    size_t count) {
+    if (count == 0) return "nullptr";
+    out_ << "const " << type << " " << name << "[] = {" << items << "};\n";
+    return name;
+  }
+  std::string Dims(const std::string& name, const std::vector<int64_t>& d) {
+    return Array("int64_t", name, Joined(d, Int), d.size());
+  }
+  std::string Names(const std::string& name, const std::vector<std::string>& v,
+                    const std::string& what) {
+    return Array("char* const", name,
+                 Joined(v, [&](const std::string& s) { return Quoted(s, what); }), v.size());
+  }
+  std::string Args(const std::string& name, const VariableNameMap& m, const std::string& what) {
+    std::vector<std::string> items;
+    size_t i = 0;
+    for (const auto& [param, names] : m) {
+      const std::string list = Names(StrCat(name, i++), names, what);
+      items.push_back(StrCat("{", Quoted(param, what), ", ", names.size(), ", ", list, "}"));
+    }
+    return Array("TideAotArg", name, Joined(items, [](const std::string& s) { return s; }),
+                 items.size());
+  }
+
+  std::string Attr(const std::string& name, const std::string& attr, const Attribute& a,
+                   const std::string& what) {
+    const std::string w = StrCat(what, " attribute '", attr, "'");
+    auto ints = [](auto v) { return Int(v); };
+    auto reals = [](auto v) { return Real(v); };
+    auto quoted = [&](const std::string& s) { return Quoted(s, w); };
+    std::string values;
+    size_t count = 1;
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, int32_t>) {
+            values = Array("int32_t", name, Int(v), 1);
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            values = Array("int64_t", name, Int(v), 1);
+          } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            values = Array(std::is_same_v<T, float> ? "float" : "double", name, Real(v), 1);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            values = Array("uint8_t", name, v ? "1" : "0", 1);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            values = Array("char* const", name, quoted(v), 1);
+          } else if constexpr (std::is_same_v<T, std::vector<int32_t>>) {
+            count = v.size();
+            values = Array("int32_t", name, Joined(v, ints), count);
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            count = v.size();
+            values = Array("int64_t", name, Joined(v, ints), count);
+          } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+            count = v.size();
+            values = Array("float", name, Joined(v, reals), count);
+          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+            count = v.size();
+            values = Array("double", name, Joined(v, reals), count);
+          } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
+            count = v.size();
+            std::string items;
+            for (size_t i = 0; i < v.size(); ++i)
+              items += (i ? ", " : "") + std::string(v[i] ? "1" : "0");
+            values = Array("uint8_t", name, items, count);
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            count = v.size();
+            values = Array("char* const", name, Joined(v, quoted), count);
+          } else {
+            TIDE_FAIL(TIDE_UNIMPLEMENTED, w,
+                      " names a sub-block, which a compiled model cannot run");
+          }
+        },
+        a);
+    return StrCat("{", Quoted(attr, w), ", ", static_cast<int>(AttrTypeOf(a)), ", ", count, ", ",
+                  values, "}");
+  }
+
+  std::ostringstream& out() { return out_; }
+
+ private:
+  std::ostringstream out_;
+};
+
+std::string Str(const std::string& s, const std::string& what) { return Quoted(s, what); }
+
+}  // namespace
+
+void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
+                         const std::vector<PluginRef>& plugins, const std::string& dir) {
+  namespace fs = std::filesystem;
+  Writer w;
+  std::ostringstream& o = w.out();
+  o << "// model.cc: generated by tide.aot.compile from the frozen plan " << source
+    << "; do not edit.\n"
+       "// The plan as constant tables (tide/compiled_model.h) and model.h's C API over them.\n"
+       "#include \"model.h\"\n\n"
+       "#include <cstdint>\n#include <limits>\n#include <tide/compiled_model.h>\n\n"
+       "namespace {\n\n";
+
+  // Parameters: their bytes' places in params.bin.
+  std::string params_bin(TIDE_AOT_PARAMS_HEADER_BYTES, '\0');
+  std::vector<std::string> params;
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const FrozenParam& p = plan.params[i];
+    const std::string what = StrCat("parameter '", p.name, "'");
+    if (!p.lod.empty())
+      TIDE_FAIL(TIDE_UNIMPLEMENTED, what, " has LoD, which a compiled model does not store");
+    const std::string_view bytes = p.data();
+    const uint64_t offset = params_bin.size();
+    params_bin.append(bytes);
+    params_bin.append(
+        (kFrozenParamAlignment - params_bin.size() % kFrozenParamAlignment) % kFrozenParamAlignment,
+        '\0');
+    const std::string dims = w.Dims(StrCat("kParam", i, "Dims"), p.dims);
+    params.push_back(StrCat("{", Str(p.name, what), ", ", p.dtype, ", ", p.dims.size(), ", ", dims,
+                            ", ", offset, "u, ", bytes.size(), "u}"));
+  }
+  std::random_device rd;
+  const uint64_t params_id = (uint64_t(rd()) << 32) ^ rd();
+  const uint64_t params_size = params_bin.size();
+  std::memcpy(params_bin.data(), TIDE_AOT_PARAMS_MAGIC, sizeof(TIDE_AOT_PARAMS_MAGIC));
+  std::memcpy(params_bin.data() + 8, &params_id, 8);
+  std::memcpy(params_bin.data() + 16, &params_size, 8);
+
+  std::vector<std::string> feeds;
+  for (size_t i = 0; i < plan.feeds.size(); ++i) {
+    const FrozenFeed& f = plan.feeds[i];
+    const std::string what = StrCat("feed '", f.name, "'");
+    const std::string dims = w.Dims(StrCat("kFeed", i, "Dims"), f.dims);
+    feeds.push_back(StrCat("{", Str(f.name, what), ", ", f.dims.size(), ", ", dims, ", ", f.dtype,
+                           ", ", f.lod_level, "}"));
+  }
+  std::vector<std::string> vars;
+  for (size_t i = 0; i < plan.vars.size(); ++i) {
+    const FrozenVar& v = plan.vars[i];
+    const std::string what = StrCat("variable '", v.name, "'");
+    TIDE_ENFORCE(v.dims.size() == v.per_unit.size(), what,
+                 ": dims and their growth differ in rank");
+    const std::string dims = w.Dims(StrCat("kVar", i, "Dims"), v.dims);
+    const std::string per_unit = w.Dims(StrCat("kVar", i, "PerUnit"), v.per_unit);
+    vars.push_back(StrCat("{", Str(v.name, what), ", ", v.type, ", ", v.dtype, ", ", v.layout, ", ",
+                          int(v.persistable), ", ", int(v.zero_dim), ", ", v.lod_level, ", ",
+                          v.dims.size(), ", ", dims, ", ", per_unit, ", ", Int(v.offset), ", ",
+                          v.bytes, "u}"));
+  }
+  std::vector<std::string> ops;
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const FrozenOp& op = plan.ops[i];
+    const std::string what = StrCat("op '", op.type, "' (#", op.index, ")");
+    o << "\n// #" << i << ": " << op.type << "\n";
+    const std::string in = w.Args(StrCat("kOp", i, "In"), op.inputs, what);
+    const std::string out = w.Args(StrCat("kOp", i, "Out"), op.outputs, what);
+    std::vector<std::string> attrs;
+    size_t a = 0;
+    for (const auto& [name, value] : op.attrs)
+      attrs.push_back(w.Attr(StrCat("kOp", i, "Attr", a++), name, value, what));
+    const std::string attr_table =
+        w.Array("TideAotAttr", StrCat("kOp", i, "Attrs"),
+                Joined(attrs, [](const std::string& s) { return s; }), attrs.size());
+    const std::string transforms = w.Names(StrCat("kOp", i, "Transforms"), op.transforms, what);
+    const FrozenKernel& k = op.kernel;
+    ops.push_back(StrCat("{", op.index, "u, ", Str(op.type, what), ", ", op.inputs.size(), ", ",
+                         op.outputs.size(), ", ", op.attrs.size(), ", ", in, ", ", out, ", ",
+                         attr_table, ", ", Str(k.place_kind, what), ", ", Str(k.library, what),
+                         ", ", k.dtype, ", ", k.layout, ", ", k.data_type, ", ",
+                         Str(k.plugin, what), ", ", Str(k.plugin_file, what), ", ",
+                         int(op.infer_at_run), ", ", op.transforms.size(), ", ", transforms, "}"));
+  }
+  o << "\n";
+  std::vector<std::string> plugin_items;
+  for (const PluginRef& p : plugins)
+    plugin_items.push_back(
+        StrCat("{", Str(p.name, "plugin name"), ", ", Str(p.file, "plugin file"), "}"));
+  auto rows = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& r : v) s += "\n    " + r + ",";
+    return s + "\n";
+  };
+  const std::string feed_table = w.Array("TideAotFeed", "kFeeds", rows(feeds), feeds.size());
+  const std::string fetch_table = w.Names("kFetches", plan.fetches, "fetch target");
+  const std::string var_table = w.Array("TideAotVar", "kVars", rows(vars), vars.size());
+  const std::string op_table = w.Array("TideAotOp", "kOps", rows(ops), ops.size());
+  const std::string param_table = w.Array("TideAotParam", "kParams", rows(params), params.size());
+  const std::string plugin_table =
+      w.Array("TideAotPlugin", "kPlugins", rows(plugin_items), plugin_items.size());
+  o << "\nconst TideAotPlan kPlan = {\n"
+    << "    " << TIDE_AOT_TABLES_VERSION << ", " << TIDE_ABI_MAJOR << ", " << TIDE_ABI_LAYOUT
+    << ",\n"
+    << "    " << Str(source, "the plan's path") << ",\n"
+    << "    " << Str(plan.place_kind, "place kind") << ", " << Int(plan.lower) << ", "
+    << Int(plan.upper) << ",\n"
+    << "    " << feeds.size() << ", " << plan.fetches.size() << ", " << vars.size() << ", "
+    << ops.size() << ", " << params.size() << ", " << plugin_items.size() << ",\n"
+    << "    " << feed_table << ", " << fetch_table << ", " << var_table << ", " << op_table << ", "
+    << param_table << ", " << plugin_table << ",\n"
+    << "    " << plan.arena_bytes << "u, " << plan.alignment << "u,\n"
+    << "    " << params_size << "u, " << params_id << "u,\n};\n\n"
+    << "}  // namespace\n\n"
+    << R"(extern "C" {
+
+const TideAotPlan* tide_model_plan(void) { return &kPlan; }
+
+TideModel* tide_model_create(const char* params_path, const char* plugin_dir) {
+  return reinterpret_cast<TideModel*>(tide_aot_model_create(&kPlan, params_path, plugin_dir));
+}
+
+int32_t tide_model_run(TideModel* model, const TideModelTensor* inputs, size_t num_inputs,
+                       TideModelTensor* outputs, size_t num_outputs) {
+  return tide_aot_model_run(reinterpret_cast<TideAotModel*>(model), inputs, num_inputs, outputs,
+                            num_outputs);
+}
+
+void tide_model_destroy(TideModel* model) {
+  tide_aot_model_destroy(reinterpret_cast<TideAotModel*>(model));
+}
+
+const char* tide_model_last_error(void) { return tide_aot_last_error(); }
+
+}  // extern "C"
+)";
+
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    const std::string path = (fs::path(dir) / name).string();
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    if (!f) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot write '", path, "'");
+  };
+  write("params.bin", params_bin);
+  write("model.cc", o.str());
+}
+
+void CompileFrozenPlan(const std::string& plan_path, const std::string& dir) {
+  FrozenPlan plan = ReadFrozenPlan(plan_path);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot make the directory '", dir, "': ", ec.message());
+  WriteCompiledSource(plan, plan_path, PluginsForPlan(plan), dir);
+}
+
+}  // namespace tide::core
