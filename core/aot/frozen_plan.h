@@ -105,6 +105,9 @@ void WriteFrozenPlan(const FrozenPlan& plan, const std::string& path);
 // Reads a plan; throws naming the file and what is wrong: not a frozen plan, another format
 // version or plugin ABI, corrupted or truncated.
 FrozenPlan ReadFrozenPlan(const std::string& path);
+// FNV-1a over 8-byte little-endian words, then the tail bytes: the plan file's checksum (and a
+// compiled model's params.bin id).
+uint64_t Fnv1a(const char* data, size_t n);
 // A whole file in host memory aligned to kFrozenParamAlignment (parameters are used where they
 // lie in it); throws naming `what` and the file when it cannot be read.
 AllocationPtr ReadFileAligned(const std::string& path, const std::string& what);

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <type_traits>
 #include <variant>
@@ -187,13 +186,6 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
     params.push_back(StrCat("{", Str(p.name, what), ", ", p.dtype, ", ", p.dims.size(), ", ", dims,
                             ", ", offset, "u, ", bytes.size(), "u}"));
   }
-  std::random_device rd;
-  const uint64_t params_id = (uint64_t(rd()) << 32) ^ rd();
-  const uint64_t params_size = params_bin.size();
-  std::memcpy(params_bin.data(), TIDE_AOT_PARAMS_MAGIC, sizeof(TIDE_AOT_PARAMS_MAGIC));
-  std::memcpy(params_bin.data() + 8, &params_id, 8);
-  std::memcpy(params_bin.data() + 16, &params_size, 8);
-
   std::vector<std::string> feeds;
   for (size_t i = 0; i < plan.feeds.size(); ++i) {
     const FrozenFeed& f = plan.feeds[i];
@@ -255,6 +247,16 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
   const std::string param_table = w.Array("TideAotParam", "kParams", rows(params), params.size());
   const std::string plugin_table =
       w.Array("TideAotPlugin", "kPlugins", rows(plugin_items), plugin_items.size());
+  // The id ties params.bin to this model.cc: a hash of both (the same plan compiled twice gives
+  // the same files).
+  const std::string tables = o.str();
+  const uint64_t params_id =
+      Fnv1a(params_bin.data(), params_bin.size()) ^ (Fnv1a(tables.data(), tables.size()) * 31);
+  const uint64_t params_size = params_bin.size();
+  std::memcpy(params_bin.data(), TIDE_AOT_PARAMS_MAGIC, sizeof(TIDE_AOT_PARAMS_MAGIC));
+  std::memcpy(params_bin.data() + 8, &params_id, 8);
+  std::memcpy(params_bin.data() + 16, &params_size, 8);
+
   o << "\nconst TideAotPlan kPlan = {\n"
     << "    " << TIDE_AOT_TABLES_VERSION << ", " << TIDE_ABI_MAJOR << ", " << TIDE_ABI_LAYOUT
     << ",\n"

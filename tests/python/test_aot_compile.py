@@ -1,0 +1,238 @@
+"""tide.aot.compile (issue 34, part 2; docs/aot.md): a frozen plan written as C++ source, built
+with the system compiler through its CMakeLists.txt against the build tree's libtide_core and SDK
+headers, and run as the example executable (model_main), gives outputs bit-identical
+(np.array_equal) to the executor's on the same kernels: fit_a_line, the digits conv net, the
+LSTM sentiment model (a LoD feed) and a ResNet from a Paddle model fixture. The model loads only
+the plugins its plan names; a bad feed through the C API is a returned error naming the feed, the
+dimension and the range, and another compile's params.bin is refused. One compile and build per
+model."""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from ctest_env import plugin_file
+from test_fluid_model_ops import recognize_digits_conv_prediction
+from test_paddle_models import model_path
+
+import tide
+from tide import layers
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+import understand_sentiment  # noqa: E402
+
+PLACE = tide.CPUPlace()
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("cmake") is None, reason="building a compiled model needs cmake"
+)
+
+
+def compile_and_build(tmp_path, program, feeds, fetches, shapes):
+    """Freezes, compiles and builds; the source directory and the built model_main."""
+    plan = str(tmp_path / "model.tideaot")
+    tide.aot.freeze(program, feeds, fetches, PLACE, shapes, plan)
+    src = tide.aot.compile(plan, str(tmp_path / "src"))
+    assert sorted(os.listdir(src)) == sorted(
+        ["CMakeLists.txt", "main.cc", "model.cc", "model.h", "params.bin"]
+    )
+    build = str(tmp_path / "build")
+    args = ["-G", "Ninja"] if shutil.which("ninja") else []
+    if shutil.which("ccache"):
+        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    if os.environ.get("CXX"):
+        args.append("-DCMAKE_CXX_COMPILER=" + os.environ["CXX"])
+    for cmd in (
+        ["cmake", "-S", src, "-B", build] + args + tide.aot.cmake_args(),
+        ["cmake", "--build", build],
+    ):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return src, os.path.join(build, "model_main")
+
+
+def run_main(main, tmp_path, inputs, *options):
+    """model_main on `inputs` (arrays, saved as .npy); its outputs, read back."""
+    out = tmp_path / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    files = []
+    for i, x in enumerate(inputs):
+        files.append(str(tmp_path / ("input_%d.npy" % i)))
+        np.save(files[-1], x)
+    p = subprocess.run(
+        [main, "--out", str(out), "--quiet"] + list(options) + files,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    n = len([f for f in os.listdir(out) if f.startswith("output_")])
+    return [np.load(out / ("output_%d.npy" % i)) for i in range(n)]
+
+
+def assert_bit_identical(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        assert np.array_equal(g, w), np.abs(g - w).max()
+
+
+def plugins_in(src):
+    """The (name, file) rows of model.cc's plugin table."""
+    text = open(os.path.join(src, "model.cc")).read()
+    table = text.split("const TideAotPlugin kPlugins[] = {", 1)[1].split("};", 1)[0]
+    return [
+        tuple(s.strip() for s in row.strip(" \n{},").replace('"', "").split(","))
+        for row in table.strip().split("\n")
+        if row.strip()
+    ]
+
+
+def test_fit_a_line_compiled_is_bit_identical_and_refuses_bad_feeds(tmp_path):
+    x = layers.data(name="x", shape=[13], dtype="float32")
+    y = layers.fc(input=x, size=1, act=None)
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    main = tide.default_main_program()
+    src, model_main = compile_and_build(tmp_path, main, ["x"], [y], {"x": [(2, 16), 13]})
+    rng = np.random.RandomState(0)
+    for batch in (3, 16):
+        xs = rng.standard_normal((batch, 13)).astype("float32")
+        want = exe.run(main, feed={"x": xs}, fetch_list=[y])
+        assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
+
+    # Only the plugins the plan names: the device and the op pack of mul and elementwise_add;
+    # a plugin directory holding just those is enough.
+    named = plugins_in(src)
+    assert sorted(n for n, _ in named) == ["device_cpu", "ops_math"], named
+    only = tmp_path / "only"
+    only.mkdir()
+    for _, f in named:
+        os.symlink(os.path.join(os.path.dirname(plugin_file("device_cpu")), f), only / f)
+    xs = rng.standard_normal((4, 13)).astype("float32")
+    got = run_main(model_main, tmp_path, [xs], "--plugins", str(only))
+    assert_bit_identical(got, exe.run(main, feed={"x": xs}, fetch_list=[y]))
+
+    # Bad feeds: the executable exits with the C API's message.
+    def refused(x, *options):
+        np.save(str(tmp_path / "bad.npy"), x)
+        p = subprocess.run(
+            [model_main, *options, str(tmp_path / "bad.npy")], capture_output=True, text=True
+        )
+        assert p.returncode == 1, p.stdout
+        return p.stderr
+
+    for batch in (1, 17):
+        err = refused(np.zeros((batch, 13), "float32"))
+        assert "feed 'x' dimension 0 is %d, outside the range [2, 16]" % batch in err, err
+    assert "feed 'x' is float64; the plan was frozen for float32" in refused(
+        np.zeros((3, 13), "float64")
+    )
+    assert "feed 'x' dimension 1 is 12; the plan was frozen for 13" in refused(
+        np.zeros((3, 12), "float32")
+    )
+    assert "feed 'x' has dims [3, 13, 1]; the plan was frozen for rank 2" in refused(
+        np.zeros((3, 13, 1), "float32")
+    )
+    err = refused(np.zeros((3, 13), "float32"), "--plugins", str(tmp_path))
+    assert "needs plugin 'device_cpu' (libtide_device_cpu.so)" in err, err
+
+    # The C API itself: a returned code (TIDE_OUT_OF_RANGE) and the message, no abort; and a
+    # params.bin of another compile is refused at create.
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(model_main), "libmodel.so"))
+    lib.tide_model_create.restype = ctypes.c_void_p
+    lib.tide_model_create.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    lib.tide_model_last_error.restype = ctypes.c_char_p
+    lib.tide_model_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.tide_model_run.argtypes += [ctypes.c_void_p, ctypes.c_size_t]
+    lib.tide_model_destroy.argtypes = [ctypes.c_void_p]
+    model = lib.tide_model_create(src.encode(), None)
+    assert model, lib.tide_model_last_error()
+
+    class Tensor(ctypes.Structure):
+        _fields_ = [
+            ("data", ctypes.c_void_p),
+            ("dtype", ctypes.c_int32),
+            ("rank", ctypes.c_int32),
+            ("dims", ctypes.POINTER(ctypes.c_int64)),
+            ("lod", ctypes.POINTER(ctypes.c_uint64)),
+            ("lod_size", ctypes.c_size_t),
+        ]
+
+    def run(xs):
+        dims = (ctypes.c_int64 * xs.ndim)(*xs.shape)
+        feed = Tensor(xs.ctypes.data, 5, xs.ndim, dims, None, 0)  # 5: TIDE_FP32
+        out = Tensor()
+        code = lib.tide_model_run(model, ctypes.byref(feed), 1, ctypes.byref(out), 1)
+        return code, out
+
+    code, out = run(np.zeros((20, 13), "float32"))
+    assert code == 3, code  # TIDE_OUT_OF_RANGE
+    assert b"feed 'x' dimension 0 is 20, outside the range [2, 16]" in lib.tide_model_last_error()
+    xs = rng.standard_normal((5, 13)).astype("float32")
+    code, out = run(xs)
+    assert code == 0, lib.tide_model_last_error()
+    got = np.ctypeslib.as_array(ctypes.cast(out.data, ctypes.POINTER(ctypes.c_float)), (5,))
+    want = exe.run(main, feed={"x": xs}, fetch_list=[y])[0]
+    assert [out.dims[i] for i in range(out.rank)] == [5, 1]
+    assert np.array_equal(got.reshape(5, 1), want)
+    lib.tide_model_destroy(model)
+
+    other = tmp_path / "other"
+    other.mkdir()
+    params = bytearray(open(os.path.join(src, "params.bin"), "rb").read())
+    params[8] ^= 1  # another id
+    (other / "params.bin").write_bytes(bytes(params))
+    assert not lib.tide_model_create(str(other).encode(), None)
+    assert b"was written by another compile" in lib.tide_model_last_error()
+
+
+def test_digits_conv_compiled_is_bit_identical(tmp_path):
+    prediction = recognize_digits_conv_prediction()
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    _, model_main = compile_and_build(
+        tmp_path, test, ["img"], [prediction], {"img": [(1, 8), 1, 28, 28]}
+    )
+    rng = np.random.RandomState(1)
+    for batch in (8, 3):
+        imgs = rng.uniform(-1, 1, (batch, 1, 28, 28)).astype("float32")
+        want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+        assert_bit_identical(run_main(model_main, tmp_path, [imgs]), want)
+
+
+def test_lstm_sentiment_compiled_with_a_lod_feed_is_bit_identical(tmp_path):
+    words = layers.data(name="words", shape=[1], dtype="int64", lod_level=1)
+    prediction = understand_sentiment.lstm_net(words)
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    _, model_main = compile_and_build(
+        tmp_path, test, ["words"], [prediction], {"words": [(1, 64), 1]}
+    )
+    for seed, n in ((0, 3), (1, 5)):
+        seqs, _ = understand_sentiment.make_data(n, seed, min_len=4, max_len=12)
+        feed = understand_sentiment.to_lod_tensor(seqs)
+        want = exe.run(test, feed={"words": feed}, fetch_list=[prediction])
+        offsets = np.cumsum([0] + [len(s) for s in seqs])
+        flat = np.concatenate([np.asarray(s, "int64") for s in seqs]).reshape(-1, 1)
+        lod = ",".join(str(o) for o in offsets)
+        assert_bit_identical(run_main(model_main, tmp_path, [flat], "--lod", lod), want)
+
+
+def test_resnet_from_a_paddle_model_compiled_is_bit_identical(tmp_path):
+    exe = tide.Executor(PLACE)
+    program, feeds, fetches = tide.io.load_inference_model(model_path("resnet18"), exe)
+    _, model_main = compile_and_build(tmp_path, program, feeds, fetches, {"x": [(1, 4), 3, 32, 32]})
+    rng = np.random.RandomState(2)
+    for batch in (2, 4):
+        xs = rng.standard_normal((batch, 3, 32, 32)).astype("float32")
+        want = exe.run(program, feed={"x": xs}, fetch_list=fetches)
+        assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
