@@ -1,11 +1,14 @@
-"""Programs frozen ahead of time (issue 34), part 1: the frozen plan (tide.aot.FrozenModel)
+"""Programs compiled ahead of time (issue 34): the frozen plan (tide.aot.FrozenModel) and the
+compiled executable (tide.aot.compile, built with the system compiler: model_main, C++ only)
 against the executor running the same program on the same kernels.
 
 1. Framework time per op on op_overhead.py's 1,000-op chain of 64-element elementwise_add: the
-   executor, the frozen plan, and ONNX Runtime (default optimisations) beside them.
-2. Start-up time for ResNet-50 (process start to first result, `import tide` included): the
-   executor (load_inference_model + first run) against the frozen plan (FrozenModel + first run);
-   the plan is frozen once beforehand.
+   executor, the frozen plan, the compiled executable (its own timing of `--repeat` runs, no
+   Python), and ONNX Runtime (default optimisations) beside them.
+2. Start-up time for ResNet-50 (process start to first result, `import tide` included for the
+   Python cases): the executor (load_inference_model + first run) against the frozen plan
+   (FrozenModel + first run) and the compiled executable (tide_model_create, which loads only the
+   plan's plugins, + first run); the plan is frozen, compiled and built once beforehand.
 3. Peak memory on ResNet-50: the plan's arena against the executor's peak (tide.memory.stats,
    the allocator's peak_used over a run, parameters excluded), both on the program as saved
    (load_inference_model's optimisations peak higher while folding than the run does).
@@ -72,6 +75,58 @@ CHAINS = {
 }
 
 
+def compile_worker(what, args):
+    """Freezes and compiles the chain or ResNet (--plan: where its plan is) into a source
+    directory; prints it with the cmake arguments that build it against this tide."""
+    import tide
+
+    src = os.path.join(tempfile.mkdtemp(), "src")
+    if what == "chain":
+        main, h = tide_chain_program(args.ops)
+        plan = os.path.join(os.path.dirname(src), "chain.tideaot")
+        tide.aot.freeze(main, ["x", "y"], [h], tide.CPUPlace(), {"x": [64], "y": [64]}, plan)
+    else:
+        plan = args.plan
+    tide.aot.compile(plan, src)
+    print(json.dumps({"src": src, "cmake_args": tide.aot.cmake_args()}))
+
+
+def build_compiled(what, extra):
+    """model_main for the chain or ResNet, compiled and built (Release) in a temporary directory."""
+    r = run_isolated(__file__, "compile:" + what, extra)
+    if r is None:
+        return None
+    build = os.path.join(os.path.dirname(r["src"]), "build")
+    for cmd in (
+        ["cmake", "-S", r["src"], "-B", build, "-DCMAKE_BUILD_TYPE=Release"] + r["cmake_args"],
+        ["cmake", "--build", build],
+    ):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            print("aot.py: building the compiled %s failed: %s" % (what, p.stderr[-500:]))
+            return None
+    return os.path.join(build, "model_main")
+
+
+def compiled_chain_us_per_op(model_main, args):
+    """The compiled chain's framework time per op: model_main's own timing of 5 x reps runs
+    (no Python), after checking its result."""
+    work = os.path.dirname(model_main)
+    x0 = np.random.RandomState(0).rand(64).astype("float32")
+    np.save(os.path.join(work, "x0.npy"), x0)
+    inputs = [os.path.join(work, "x0.npy")] * 2
+    p = subprocess.run(
+        [model_main, "--quiet", "--out", work, "--repeat", str(5 * args.reps)] + inputs,
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode != 0:
+        raise SystemExit("compiled chain failed: " + p.stderr[-500:])
+    if not np.allclose(np.load(os.path.join(work, "output_0.npy")), x0 * (args.ops + 1), rtol=1e-4):
+        raise SystemExit("the compiled chain computed something else")
+    return float(p.stdout.split("us per run:")[1].split()[0]) / args.ops
+
+
 def chain_worker(name, args):
     x0 = np.random.RandomState(0).rand(64).astype("float32")
     run = CHAINS[name](args.ops, x0, args.threads)
@@ -120,6 +175,18 @@ STARTUP = {
         "out = model.run([X])[0]\n"
     ),
 }
+
+
+def compiled_startup_seconds(model_main, x_npy):
+    """(wall time from spawning model_main to its exit after the first result, the part the
+    executable reports: tide_model_create and the first run)."""
+    t0 = time.perf_counter()
+    p = subprocess.run([model_main, x_npy], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit("compiled start-up failed: " + p.stderr[-500:])
+    create, first = p.stdout.split("create ", 1)[1].split(" s, first run ")
+    return wall, float(create) + float(first.split()[0])
 
 
 def startup_seconds(case, prefix, plan, chw):
@@ -182,26 +249,39 @@ def main():
     setup_paths()
     if args.worker and args.worker.startswith("memory:"):
         return memory_worker(args.worker.split(":", 1)[1], args)
+    if args.worker and args.worker.startswith("compile:"):
+        return compile_worker(args.worker.split(":", 1)[1], args)
     if args.worker:
         return chain_worker(args.worker, args)
     load0 = os.getloadavg()[0]
 
     extra = ["--ops", str(args.ops), "--reps", str(args.reps), "--threads", str(args.threads)]
-    per_op = {name: [] for name in CHAINS}
+    compiled_chain = build_compiled("chain", extra)
+    per_op = {name: [] for name in list(CHAINS) + ["compiled"]}
     for _ in range(args.rounds):
         for name in CHAINS:
             r = run_isolated(__file__, name, extra)
             if r:
                 per_op[name].append(r["us_per_op"][0])
+        if compiled_chain:
+            per_op["compiled"].append(compiled_chain_us_per_op(compiled_chain, args))
     per_op = {k: (statistics.median(v), min(v), max(v)) for k, v in per_op.items() if v}
 
     prefix, model_name, chw = resnet_model(args)
     plan = os.path.join(tempfile.mkdtemp(), "resnet.tideaot")
     freeze_resnet(prefix, chw, plan)
+    compiled_resnet = build_compiled("resnet", ["--plan", plan, "--threads", str(args.threads)])
+    x_npy = os.path.join(os.path.dirname(plan), "x.npy")
+    np.save(x_npy, np.zeros([1] + chw, "float32"))
     starts = {"executor": [], "frozen": []}
+    if compiled_resnet:
+        starts["compiled"] = []
     for _ in range(args.rounds):
         for case in starts:
-            starts[case].append(startup_seconds(case, prefix, plan, chw))
+            if case == "compiled":
+                starts[case].append(compiled_startup_seconds(compiled_resnet, x_npy))
+            else:
+                starts[case].append(startup_seconds(case, prefix, plan, chw))
     loads = {k: [a for _, a in v] for k, v in starts.items()}
     loads = {k: (statistics.median(v), min(v), max(v)) for k, v in loads.items()}
     starts = {k: [w for w, _ in v] for k, v in starts.items()}
@@ -215,24 +295,29 @@ def main():
     }
     load1 = os.getloadavg()[0]
 
-    table = Table("tide.aot: the frozen plan against the executor (issue 34, part 1)", "see case")
+    table = Table(
+        "tide.aot: the compiled executable and the frozen plan against the executor (issue 34)",
+        "see case",
+    )
     table.add(
         "us per op, %d-op elementwise_add chain" % args.ops,
-        per_op.get("frozen"),
-        {k: v for k, v in per_op.items() if k != "frozen"},
-        note="tide = FrozenModel.run; peers: the executor on the same program, ONNX Runtime",
+        per_op.get("compiled"),
+        {k: v for k, v in per_op.items() if k != "compiled"},
+        note="tide = the compiled model_main's own timing; peers: FrozenModel.run, the executor "
+        "on the same program, ONNX Runtime (from Python)",
     )
     table.add(
         "s, start-up to first result, batch 1",
-        starts["frozen"],
-        {"executor": starts["executor"]},
-        note=model_name + "; process spawn and `import tide` included",
+        starts.get("compiled"),
+        {k: v for k, v in starts.items() if k != "compiled"},
+        note=model_name + "; process spawn to exit; `import tide` included for the Python cases",
     )
     table.add(
-        "s, load + first run (after import tide)",
-        loads["frozen"],
-        {"executor": loads["executor"]},
-        note=model_name + "; executor: load_inference_model (with its optimisations) + run",
+        "s, load + first run",
+        loads.get("compiled"),
+        {k: v for k, v in loads.items() if k != "compiled"},
+        note=model_name + "; compiled: tide_model_create + run; Python cases: after import tide; "
+        "executor: load_inference_model (with its optimisations) + run",
     )
     if mem["executor"] and mem["frozen"]:
         table.add(
@@ -261,19 +346,28 @@ def main():
         )
     )
     table.print(machine)
-    if "frozen" in per_op and "onnxruntime" in per_op:
-        print(
-            "per op: frozen / onnxruntime = %.2f (issue 34's target <= 0.2), "
-            "frozen / executor = %.2f"
-            % (
-                per_op["frozen"][0] / per_op["onnxruntime"][0],
-                per_op["frozen"][0] / per_op["executor"][0],
+    for case in ("compiled", "frozen"):
+        if case in per_op and "onnxruntime" in per_op:
+            print(
+                "per op: %s / onnxruntime = %.2f (issue 34's target <= 0.2), "
+                "%s / executor = %.2f"
+                % (
+                    case,
+                    per_op[case][0] / per_op["onnxruntime"][0],
+                    case,
+                    per_op[case][0] / per_op["executor"][0],
+                )
             )
-        )
-    print(
-        "start-up: executor / frozen = %.2f (target >= 3); after import tide: %.2f"
-        % (starts["executor"][0] / starts["frozen"][0], loads["executor"][0] / loads["frozen"][0])
-    )
+    for case in ("compiled", "frozen"):
+        if case in starts:
+            print(
+                "start-up: executor / %s = %.2f (target >= 3); load + first run: %.2f"
+                % (
+                    case,
+                    starts["executor"][0] / starts[case][0],
+                    loads["executor"][0] / loads[case][0],
+                )
+            )
     table.dump(args.json, machine)
 
 

@@ -47,18 +47,6 @@ int32_t Guarded(F&& f) {
   }
 }
 
-std::vector<std::string> SplitPath(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(':', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // The plan's plugin files, each the first of that name on `dirs` (a directory, or the file).
 std::vector<std::string> FindPlugins(const TideAotPlan& t, const std::vector<std::string>& dirs) {
   namespace fs = std::filesystem;
@@ -89,8 +77,9 @@ std::vector<std::string> FindPlugins(const TideAotPlan& t, const std::vector<std
 
 // Loads the plan's plugins; throws naming one that did not load and why.
 void StartWithPlugins(const TideAotPlan& t, const char* plugin_dir) {
-  const std::vector<std::string> dirs =
-      plugin_dir && *plugin_dir ? SplitPath(plugin_dir) : PluginManager::Global().SearchPath();
+  const std::vector<std::string> dirs = plugin_dir && *plugin_dir
+                                            ? SplitPluginPath(plugin_dir)
+                                            : PluginManager::Global().SearchPath();
   const std::vector<std::string> files = FindPlugins(t, dirs);
   InitializeWithPlugins(files);
   const std::vector<PluginRecord> records = PluginManager::Global().Records();

@@ -38,18 +38,6 @@ std::vector<std::unique_ptr<boost::dll::shared_library>>& OpenLibraries() {
   return *libs;
 }
 
-std::vector<std::string> SplitPath(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(':', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 bool IsPluginFile(const fs::path& p) {
   std::string n = p.filename().string();
   return n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0;
@@ -467,6 +455,18 @@ std::string JsonList(const std::vector<std::string>& v) {
 
 }  // namespace
 
+std::vector<std::string> SplitPluginPath(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 bool PluginPathOnly() {
   const char* v = std::getenv("TIDE_PLUGIN_PATH_ONLY");
   if (!v || !*v) return false;
@@ -491,9 +491,10 @@ PluginManager& PluginManager::Global() {
 }
 
 std::vector<std::string> PluginManager::SearchPath() const {
-  if (!FLAGS_plugin_path.empty()) return SplitPath(FLAGS_plugin_path);  // explicit: only these
+  if (!FLAGS_plugin_path.empty())
+    return SplitPluginPath(FLAGS_plugin_path);  // explicit: only these
   std::vector<std::string> path;
-  if (const char* env = std::getenv("TIDE_PLUGIN_PATH")) path = SplitPath(env);
+  if (const char* env = std::getenv("TIDE_PLUGIN_PATH")) path = SplitPluginPath(env);
   // $TIDE_PLUGIN_PATH adds to the defaults (a vendor directory must not drop Tide's own plugins);
   // TIDE_PLUGIN_PATH_ONLY=1 makes it the whole path (empty: none).
   if (PluginPathOnly()) return path;

@@ -61,6 +61,8 @@ void ShutdownPlugins();
 
 // The install's (or build tree's) default plugin directory: <dir of libtide_core.so>/tide/plugins.
 std::string DefaultPluginDir();
+// A ':'-separated path's entries (empty ones dropped), as $TIDE_PLUGIN_PATH is read.
+std::vector<std::string> SplitPluginPath(const std::string& path);
 // TIDE_PLUGIN_PATH_ONLY is set to a true value: $TIDE_PLUGIN_PATH is the whole search path.
 bool PluginPathOnly();
 
