@@ -24,7 +24,7 @@ import shutil
 
 import numpy as np
 
-from . import _C
+from . import _C, sdk
 from .core import CPUPlace, LoDTensor
 from .executor import global_scope
 from .framework import Program, Variable
@@ -168,6 +168,4 @@ def _core_library():
 def cmake_args():
     """The -D arguments that point a compiled model's CMakeLists.txt at this tide's headers and
     libtide_core (a build tree has no CMake package; an install's find_package(Tide) works too)."""
-    from . import sdk
-
     return ["-DTIDE_INCLUDE_DIR=" + sdk.include_dir(), "-DTIDE_CORE_LIBRARY=" + _core_library()]
