@@ -22,6 +22,7 @@ fixture (1/8 width, 32x32) stands in, and the table says so.
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -294,6 +295,10 @@ def main():
         for case in ("executor", "frozen")
     }
     load1 = os.getloadavg()[0]
+    for built in (compiled_chain, compiled_resnet):  # sources, builds and params.bin copies
+        if built:
+            shutil.rmtree(os.path.dirname(os.path.dirname(built)), ignore_errors=True)
+    shutil.rmtree(os.path.dirname(plan), ignore_errors=True)  # the two ResNet plans
 
     table = Table(
         "tide.aot: the compiled executable and the frozen plan against the executor (issue 34)",
