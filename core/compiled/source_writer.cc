@@ -10,8 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "core/platform/enforce.h"
@@ -57,6 +59,39 @@ std::string Real(T v) {
   std::snprintf(buf, sizeof(buf), "%a", static_cast<double>(v));
   return buf + std::string(suffix);
 }
+
+// The plugin ABI's enumerators by name in the tables, so that model.cc reads as the header does
+// (a value the list lacks as its number).
+#define TIDE_NAMED(e) \
+  { e, #e }
+std::string Named(int v, std::initializer_list<std::pair<int, const char*>> names) {
+  for (const auto& [value, name] : names)
+    if (value == v) return name;
+  return std::to_string(v);
+}
+std::string DTypeName(int v) {
+  return Named(v, {TIDE_NAMED(TIDE_UNDEFINED), TIDE_NAMED(TIDE_BOOL), TIDE_NAMED(TIDE_INT16),
+                   TIDE_NAMED(TIDE_INT32), TIDE_NAMED(TIDE_INT64), TIDE_NAMED(TIDE_FP16),
+                   TIDE_NAMED(TIDE_FP32), TIDE_NAMED(TIDE_FP64), TIDE_NAMED(TIDE_UINT8),
+                   TIDE_NAMED(TIDE_INT8), TIDE_NAMED(TIDE_BF16)});
+}
+std::string LayoutEnum(int v) {
+  return Named(v, {TIDE_NAMED(TIDE_LAYOUT_ANY), TIDE_NAMED(TIDE_LAYOUT_NCHW),
+                   TIDE_NAMED(TIDE_LAYOUT_NHWC), TIDE_NAMED(TIDE_LAYOUT_OPAQUE)});
+}
+std::string VarTypeEnum(int v) {
+  return Named(v, {TIDE_NAMED(TIDE_VAR_LOD_TENSOR), TIDE_NAMED(TIDE_VAR_SELECTED_ROWS),
+                   TIDE_NAMED(TIDE_VAR_LOD_TENSOR_ARRAY), TIDE_NAMED(TIDE_VAR_RAW)});
+}
+std::string AttrTypeEnum(int v) {
+  return Named(
+      v,
+      {TIDE_NAMED(TIDE_ATTR_INT), TIDE_NAMED(TIDE_ATTR_FLOAT), TIDE_NAMED(TIDE_ATTR_STRING),
+       TIDE_NAMED(TIDE_ATTR_INTS), TIDE_NAMED(TIDE_ATTR_FLOATS), TIDE_NAMED(TIDE_ATTR_STRINGS),
+       TIDE_NAMED(TIDE_ATTR_BOOLEAN), TIDE_NAMED(TIDE_ATTR_BOOLEANS), TIDE_NAMED(TIDE_ATTR_LONG),
+       TIDE_NAMED(TIDE_ATTR_LONGS), TIDE_NAMED(TIDE_ATTR_FLOAT64S), TIDE_NAMED(TIDE_ATTR_FLOAT64)});
+}
+#undef TIDE_NAMED
 
 template <typename T, typename F>
 std::string Joined(const std::vector<T>& v, F f) {
@@ -142,7 +177,7 @@ class Writer {
           }
         },
         a);
-    return StrCat("{", Quoted(attr, w), ", ", static_cast<int>(AttrTypeOf(a)), ", ", count, ", ",
+    return StrCat("{", Quoted(attr, w), ", ", AttrTypeEnum(AttrTypeOf(a)), ", ", count, ", ",
                   values, "}");
   }
 
@@ -183,16 +218,16 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
         (kFrozenParamAlignment - params_bin.size() % kFrozenParamAlignment) % kFrozenParamAlignment,
         '\0');
     const std::string dims = w.Dims(StrCat("kParam", i, "Dims"), p.dims);
-    params.push_back(StrCat("{", Str(p.name, what), ", ", p.dtype, ", ", p.dims.size(), ", ", dims,
-                            ", ", offset, "u, ", bytes.size(), "u}"));
+    params.push_back(StrCat("{", Str(p.name, what), ", ", DTypeName(p.dtype), ", ", p.dims.size(),
+                            ", ", dims, ", ", offset, "u, ", bytes.size(), "u}"));
   }
   std::vector<std::string> feeds;
   for (size_t i = 0; i < plan.feeds.size(); ++i) {
     const FrozenFeed& f = plan.feeds[i];
     const std::string what = StrCat("feed '", f.name, "'");
     const std::string dims = w.Dims(StrCat("kFeed", i, "Dims"), f.dims);
-    feeds.push_back(StrCat("{", Str(f.name, what), ", ", f.dims.size(), ", ", dims, ", ", f.dtype,
-                           ", ", f.lod_level, "}"));
+    feeds.push_back(StrCat("{", Str(f.name, what), ", ", f.dims.size(), ", ", dims, ", ",
+                           DTypeName(f.dtype), ", ", f.lod_level, "}"));
   }
   std::vector<std::string> vars;
   for (size_t i = 0; i < plan.vars.size(); ++i) {
@@ -202,10 +237,10 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
                  ": dims and their growth differ in rank");
     const std::string dims = w.Dims(StrCat("kVar", i, "Dims"), v.dims);
     const std::string per_unit = w.Dims(StrCat("kVar", i, "PerUnit"), v.per_unit);
-    vars.push_back(StrCat("{", Str(v.name, what), ", ", v.type, ", ", v.dtype, ", ", v.layout, ", ",
-                          int(v.persistable), ", ", int(v.zero_dim), ", ", v.lod_level, ", ",
-                          v.dims.size(), ", ", dims, ", ", per_unit, ", ", Int(v.offset), ", ",
-                          v.bytes, "u}"));
+    vars.push_back(StrCat("{", Str(v.name, what), ", ", VarTypeEnum(v.type), ", ",
+                          DTypeName(v.dtype), ", ", LayoutEnum(v.layout), ", ", int(v.persistable),
+                          ", ", int(v.zero_dim), ", ", v.lod_level, ", ", v.dims.size(), ", ", dims,
+                          ", ", per_unit, ", ", Int(v.offset), ", ", v.bytes, "u}"));
   }
   std::vector<std::string> ops;
   for (size_t i = 0; i < plan.ops.size(); ++i) {
@@ -223,12 +258,12 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
                 Joined(attrs, [](const std::string& s) { return s; }), attrs.size());
     const std::string transforms = w.Names(StrCat("kOp", i, "Transforms"), op.transforms, what);
     const FrozenKernel& k = op.kernel;
-    ops.push_back(StrCat("{", op.index, "u, ", Str(op.type, what), ", ", op.inputs.size(), ", ",
-                         op.outputs.size(), ", ", op.attrs.size(), ", ", in, ", ", out, ", ",
-                         attr_table, ", ", Str(k.place_kind, what), ", ", Str(k.library, what),
-                         ", ", k.dtype, ", ", k.layout, ", ", k.data_type, ", ",
-                         Str(k.plugin, what), ", ", Str(k.plugin_file, what), ", ",
-                         int(op.infer_at_run), ", ", op.transforms.size(), ", ", transforms, "}"));
+    ops.push_back(StrCat(
+        "{", op.index, "u, ", Str(op.type, what), ", ", op.inputs.size(), ", ", op.outputs.size(),
+        ", ", op.attrs.size(), ", ", in, ", ", out, ", ", attr_table, ", ", Str(k.place_kind, what),
+        ", ", Str(k.library, what), ", ", DTypeName(k.dtype), ", ", LayoutEnum(k.layout), ", ",
+        DTypeName(k.data_type), ", ", Str(k.plugin, what), ", ", Str(k.plugin_file, what), ", ",
+        int(op.infer_at_run), ", ", op.transforms.size(), ", ", transforms, "}"));
   }
   o << "\n";
   std::vector<std::string> plugin_items;
