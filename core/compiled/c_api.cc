@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/aot/frozen_model.h"
@@ -47,12 +49,24 @@ int32_t Guarded(F&& f) {
   }
 }
 
-// The plan's plugin files, each the first of that name on `dirs` (a directory, or the file).
-std::vector<std::string> FindPlugins(const TideAotPlan& t, const std::vector<std::string>& dirs) {
+// The names of the plugins loaded in this process.
+std::set<std::string> LoadedPluginNames() {
+  std::set<std::string> names;
+  for (const PluginRecord& r : PluginManager::Global().Records())
+    if (r.loaded) names.insert(r.name);
+  return names;
+}
+
+// The file of each plan plugin not loaded yet: the first of its name on `dirs` (a directory, or
+// the file itself).
+std::vector<std::pair<const TideAotPlugin*, std::string>> FindPlugins(
+    const TideAotPlan& t, const std::vector<std::string>& dirs) {
   namespace fs = std::filesystem;
-  std::vector<std::string> files;
+  const std::set<std::string> loaded = LoadedPluginNames();
+  std::vector<std::pair<const TideAotPlugin*, std::string>> files;
   for (int32_t i = 0; i < t.num_plugins; ++i) {
     const TideAotPlugin& p = t.plugins[i];
+    if (loaded.count(p.name)) continue;  // the process loaded it already (Python's import tide)
     std::string found;
     for (const std::string& d : dirs) {
       std::error_code ec;
@@ -70,29 +84,29 @@ std::vector<std::string> FindPlugins(const TideAotPlan& t, const std::vector<std
                 p.file, "), which is not in the plugin directories (", list,
                 "): pass its directory to tide_model_create, or set TIDE_PLUGIN_PATH");
     }
-    files.push_back(found);
+    files.emplace_back(&p, found);
   }
   return files;
 }
 
-// Loads the plan's plugins; throws naming one that did not load and why.
+// Starts the core with the plan's plugins; throws naming one that did not load and why.
 void StartWithPlugins(const TideAotPlan& t, const char* plugin_dir) {
   const std::vector<std::string> dirs = plugin_dir && *plugin_dir
                                             ? SplitPluginPath(plugin_dir)
                                             : PluginManager::Global().SearchPath();
-  const std::vector<std::string> files = FindPlugins(t, dirs);
+  const auto wanted = FindPlugins(t, dirs);
+  std::vector<std::string> files;
+  for (const auto& w : wanted) files.push_back(w.second);
   InitializeWithPlugins(files);
+  const std::set<std::string> loaded = LoadedPluginNames();
   const std::vector<PluginRecord> records = PluginManager::Global().Records();
-  for (int32_t i = 0; i < t.num_plugins; ++i) {
-    bool loaded = false;
+  for (const auto& [plugin, file] : wanted) {
+    if (loaded.count(plugin->name)) continue;
     std::string why;
-    for (const PluginRecord& r : records) {
-      if (r.loaded && r.name == t.plugins[i].name) loaded = true;
-      if (r.path == files[i] && !r.error.empty()) why = r.error;
-    }
-    if (!loaded)
-      TIDE_FAIL(TIDE_UNAVAILABLE, "compiled model of '", t.source, "': plugin '", t.plugins[i].name,
-                "' (", files[i], ") did not load: ", why);
+    for (const PluginRecord& r : records)
+      if (r.path == file && !r.error.empty()) why = r.error;
+    TIDE_FAIL(TIDE_UNAVAILABLE, "compiled model of '", t.source, "': plugin '", plugin->name, "' (",
+              file, ") did not load: ", why);
   }
 }
 
