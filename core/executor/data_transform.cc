@@ -87,10 +87,15 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   t->cached = nullptr;
   std::string plan;
 
-  if (NeedsLayoutTransform(cur->layout(), key.layout)) {
+  // A cast converts element by element, so a library's blocked data (reordered, its channels
+  // padded) is made plain first; a kernel of that library reads plain data too.
+  const bool casts = cur->dtype() != want && IsFloatType(cur->dtype()) && IsFloatType(want);
+  const TideLayout target =
+      casts && cur->layout() == TIDE_LAYOUT_OPAQUE ? TIDE_LAYOUT_ANY : key.layout;
+  if (target != key.layout || NeedsLayoutTransform(cur->layout(), key.layout)) {
     Place at = cur->place();
-    TideLayout to = key.layout == TIDE_LAYOUT_ANY ? TIDE_LAYOUT_NCHW : key.layout;
-    const TransformEntry* e = FindLayoutTransformTo(at.kind, cur->layout(), key.layout);
+    TideLayout to = target == TIDE_LAYOUT_ANY ? TIDE_LAYOUT_NCHW : target;
+    const TransformEntry* e = FindLayoutTransformTo(at.kind, cur->layout(), target);
     if (!e)
       TIDE_FAIL(TIDE_UNIMPLEMENTED, Where(op, b, i), ": its data is in layout ",
                 LayoutName(cur->layout()), " on ", at.ToString(), " and no plugin registers a ",
@@ -111,7 +116,7 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     ++counts->copies;
     plan += "copy " + from.ToString() + " -> " + op.kernel_place().ToString() + "; ";
   }
-  if (cur->dtype() != want && IsFloatType(cur->dtype()) && IsFloatType(want)) {
+  if (casts) {
     const TransformEntry& e =
         FindCastOrFail(op.kernel_place(), cur->dtype(), want, [&] { return Where(op, b, i); });
     LoDTensor* out = Scratch(&t->cast_tmp);
@@ -184,7 +189,26 @@ const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
   return nullptr;
 }
 
+namespace {
+
+// `t` in a plain layout; `what` names it in the error when no plugin converts it.
+void MakePlain(LoDTensor* t, const std::string& what) {
+  if (!t->initialized() || !NeedsLayoutTransform(t->layout(), TIDE_LAYOUT_ANY)) return;
+  Place at = t->place();
+  const TransformEntry* e = FindLayoutTransformTo(at.kind, t->layout(), TIDE_LAYOUT_ANY);
+  if (!e)
+    TIDE_FAIL(TIDE_UNIMPLEMENTED, what, " is in layout ", LayoutName(t->layout()),
+              " and no plugin registers a ", at.kind_name(), " transform to a plain layout");
+  LoDTensor plain;
+  Apply(*e, *t, &plain, DeviceContextPool::Global().Get(at),
+        StrCat(what, ": ", LayoutTransformName(*e)));
+  *t = std::move(plain);
+}
+
+}  // namespace
+
 void CastInPlace(LoDTensor* t, DataType to, const std::string& what) {
+  MakePlain(t, what);  // a cast reads dense data (see TransformInput)
   const Place at = t->place();
   const TransformEntry& e = FindCastOrFail(at, t->dtype(), to, [&] { return what; });
   LoDTensor cast;
@@ -192,17 +216,6 @@ void CastInPlace(LoDTensor* t, DataType to, const std::string& what) {
   *t = std::move(cast);
 }
 
-void ToPlainLayout(LoDTensor* t) {
-  if (!t->initialized() || !NeedsLayoutTransform(t->layout(), TIDE_LAYOUT_ANY)) return;
-  Place at = t->place();
-  const TransformEntry* e = FindLayoutTransformTo(at.kind, t->layout(), TIDE_LAYOUT_ANY);
-  if (!e)
-    TIDE_FAIL(TIDE_UNIMPLEMENTED, "a fetched tensor is in layout ", LayoutName(t->layout()),
-              " and no plugin registers a ", at.kind_name(), " transform to a plain layout");
-  LoDTensor plain;
-  Apply(*e, *t, &plain, DeviceContextPool::Global().Get(at),
-        "converting a fetched tensor: " + LayoutTransformName(*e));
-  *t = std::move(plain);
-}
+void ToPlainLayout(LoDTensor* t) { MakePlain(t, "a fetched tensor"); }
 
 }  // namespace tide::core

@@ -39,7 +39,8 @@ const LoDTensor* CurrentCopyOf(const PreparedBlock& block, const LoDTensor& src,
                                const Place& place);
 
 // `t` (on a place whose device plugin registers the cast) converted in place to data type `to`,
-// through that cast; `what` names it in errors ("op 'relu' (block 0, #2) output 'Out'").
+// through that cast; `what` names it in errors ("op 'relu' (block 0, #2) output 'Out'"). Data in
+// a library's layout is made plain first: a cast converts element by element.
 void CastInPlace(LoDTensor* t, DataType to, const std::string& what);
 
 // A tensor in a library's layout (a fetched result), converted in place to a plain one through

@@ -43,6 +43,9 @@ DEFINE_bool(
 DEFINE_bool(disable_device_compile, false,
             "run every op through its kernels: devices with a compiler (TideDeviceCompiler) are "
             "not asked for groups of ops at Prepare (TIDE_DISABLE_DEVICE_COMPILE=1)");
+DEFINE_string(disable_program_passes, "",
+              "comma-separated names of program passes (TideProgramPassDef) not to run, e.g. "
+              "'sim.drop_identity_scale' (TIDE_DISABLE_PROGRAM_PASSES=...); '*': none runs");
 DEFINE_int64(max_while_iterations, 100000,
              "the most iterations one run of a while op may take; past it the run fails naming the "
              "op (a loop whose body never changes its condition otherwise grows memory until it "

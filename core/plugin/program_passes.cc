@@ -6,13 +6,29 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/platform/flags.h"
 #include "core/platform/status.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {
 namespace {
 
+// Whether `name` is on the comma-separated list of --disable_program_passes ('*': every pass).
+bool Disabled(const std::string& name) {
+  const std::string& list = FLAGS_disable_program_passes;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(start, end - start);
+    if (item == "*" || item == name) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 bool Applies(const ProgramPassEntry& pass, int32_t place_kind) {
+  if (Disabled(pass.name)) return false;
   return place_kind < 0 || pass.place_kind < 0 || pass.place_kind == place_kind;
 }
 

@@ -12,10 +12,11 @@
 namespace tide::core {
 
 // Runs every registered pass that applies to `place_kind` (those registered for it and those for
-// every place; -1: every pass) over `program` (serialized), in registration order, each on the
-// last one's result. Returns the names of the passes that changed it; `program` is the result.
-// A pass that fails, or returns bytes that are not a valid ProgramDesc, is an error naming the
-// pass and its plugin file. `keep`: the variables read outside the program (see the ABI).
+// every place; -1: every pass), less those --disable_program_passes names, over `program`
+// (serialized), in registration order, each on the last one's result. Returns the names of the
+// passes that changed it; `program` is the result. A pass that fails, or returns bytes that are not
+// a valid ProgramDesc, is an error naming the pass and its plugin file. `keep`: the variables read
+// outside the program (see the ABI).
 std::vector<std::string> RunProgramPasses(std::string* program, int32_t place_kind,
                                           const std::vector<std::string>& keep);
 

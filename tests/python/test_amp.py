@@ -261,6 +261,26 @@ def test_the_rewrite_uses_only_what_the_device_computes_in(caplog):
     assert loss.dtype == "float32"
 
 
+def test_gray_ops_follow_the_ops_that_wrote_their_inputs(monkeypatch):
+    """Fluid's rule: low after a low op (a float32 parameter beside it is cast down), float32
+    after a black op, float32 when only feeds and parameters feed it. Every op is taken to have
+    low kernels here: the lists' rule is what is tested."""
+    monkeypatch.setattr(amp.rewrite, "_runs_low", lambda *args: True)
+    x = layers.data(name="x", shape=[8])
+    biased = layers.fc(x, size=4)  # mul (white), elementwise_add of the bias (gray)
+    act = layers.relu(biased)  # gray after a low op
+    black = layers.exp(layers.fc(x, size=4, bias_attr=False))  # mul, exp (black)
+    mixed = layers.elementwise_add(act, black)  # gray after a low and a black op
+    fed = layers.scale(x, scale=2.0)  # gray after a feed only
+    low = amp.rewrite_program(tide.default_main_program(), amp.AutoMixedPrecisionLists(), "float16")
+    assert low == ["mul", "elementwise_add", "relu", "mul"]
+    assert (biased.dtype, act.dtype) == ("float16", "float16")
+    assert (black.dtype, mixed.dtype, fed.dtype) == ("float32", "float32", "float32")
+    casts = [op for op in tide.default_main_program().global_block().ops if op.type == "cast"]
+    cast_inputs = sorted(op.input("X")[0] for op in casts)
+    assert any(name.endswith(".b_0") for name in cast_inputs), cast_inputs  # the bias, cast down
+
+
 def test_bad_arguments_are_refused():
     sgd = tide.optimizer.SGD(0.1)
     with pytest.raises(ValueError, match="init_loss_scaling must be > 0"):

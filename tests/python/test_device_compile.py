@@ -267,6 +267,21 @@ def test_a_pass_for_another_place_kind_does_not_run():
     assert r["exact"] and r["ran"].count("scale") == 2 and r["applied"] == []
 
 
+@pytest.mark.parametrize(
+    "names", ["sim.drop_identity_scale", "other.pass,sim.drop_identity_scale", "*"]
+)
+def test_a_pass_the_user_disables_by_name_does_not_run(names):
+    env = dict(PASS_ENV, TIDE_DISABLE_PROGRAM_PASSES=names)
+    r = json.loads(_run(PASS, SIM, "sim", env=env).stdout.strip().splitlines()[-1])
+    assert r["exact"] and r["ran"].count("scale") == 2 and r["applied"] == [], r
+
+
+def test_disabling_another_pass_leaves_this_one_on():
+    env = dict(PASS_ENV, TIDE_DISABLE_PROGRAM_PASSES="sim.drop_identity")  # a prefix, not its name
+    r = json.loads(_run(PASS, SIM, "sim", env=env).stdout.strip().splitlines()[-1])
+    assert r["ran"].count("scale") == 1 and r["applied"] == ["sim.drop_identity_scale"], r
+
+
 def test_a_pass_returning_no_program_is_refused_naming_it_and_its_plugin():
     p = _run(PASS, SIM, "sim", env=dict(PASS_ENV, TIDE_SIM_PLANT_BUG="pass_garbage"), check=False)
     assert p.returncode != 0

@@ -7,6 +7,7 @@ match float64 central differences of that reference. Where oneDNN has no bfloat1
 (ONEDNN_MAX_CPU_ISA=AVX2) the kernels decline and the float32 kernels run the widened data; under
 AVX512_CORE oneDNN emulates bfloat16 and the kernels run."""
 
+import json
 import os
 import subprocess
 import sys
@@ -390,8 +391,6 @@ ISA_SCRIPT = textwrap.dedent("""
 
 
 def _run_isa(isa):
-    import json
-
     env = dict(os.environ, ONEDNN_MAX_CPU_ISA=isa)
     p = subprocess.run(
         [sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True, text=True, timeout=300
@@ -412,3 +411,66 @@ def test_on_avx512_core_onednn_emulates_bfloat16():
     r, _ = _run_isa("AVX512_CORE")
     assert r["dtype"] == "bfloat16" and r["err"] < 2.0**-7, r
     assert r["kernels"] and all("bfloat16" in k and "mkldnn" in k for k in r["kernels"]), r
+
+
+# ---- widened float32 kernels on oneDNN's blocked data -------------------------------------------
+
+# Under use_mkldnn: conv2d -> relu -> adaptive avg pool (uneven windows: the bfloat16 pool
+# declines to the float32 oneDNN kernel's loop) with the grads of x and the filter, in bfloat16 and, on the same rounded values, float32.
+# 5 output channels: oneDNN's blocked formats pad them to 8 or 16, so an element-wise cast of the
+# blocked buffer (instead of the plain data) reads padding and loses the format.
+WIDENED_BLOCKED_SCRIPT = textwrap.dedent("""
+    import json, numpy as np, ml_dtypes, tide
+
+    tide.set_flags({"use_mkldnn": True})  # the widened float32 kernels are oneDNN's too
+
+    def net(dtype, feed):
+        main, startup = tide.Program(), tide.Program()
+        with tide.program_guard(main, startup):
+            def data(name):
+                return tide.layers.data(name, shape=list(feed[name].shape), dtype=dtype,
+                                        append_batch_size=False, stop_gradient=name == "g")
+            x, w, g = data("x"), data("w"), data("g")
+            block = main.global_block()
+            y = block.create_var(name="y", dtype=dtype)
+            block.append_op(type="conv2d", inputs={"Input": [x], "Filter": [w]},
+                            outputs={"Output": [y]},
+                            attrs={"strides": [1, 1], "paddings": [1, 1]})
+            p = tide.layers.adaptive_pool2d(tide.layers.relu(y), [4, 4], pool_type="avg")
+            tide.append_backward(tide.layers.reduce_sum(tide.layers.elementwise_mul(p, g)))
+        exe = tide.Executor(tide.CPUPlace())
+        got = exe.run(main, feed={k: v.astype(dtype) for k, v in feed.items()},
+                      fetch_list=[p, "x@GRAD", "w@GRAD"])
+        return [a.astype(np.float64) for a in got], exe.last_run_info()["kernels"]
+
+    rng = np.random.RandomState(3)
+    feed = {"x": rng.uniform(-1, 1, (2, 3, 9, 9)), "w": rng.uniform(-1, 1, (5, 3, 3, 3)),
+            "g": rng.uniform(0.5, 1.5, (2, 5, 4, 4))}
+    feed = {k: v.astype(ml_dtypes.bfloat16).astype(np.float32) for k, v in feed.items()}
+    low, kernels = net("bfloat16", feed)
+    ref, _ = net("float32", feed)
+    errs = [float(np.abs(a - b).max() / np.abs(b).max()) for a, b in zip(low, ref)]
+    print(json.dumps({"errs": errs, "kernels": kernels}))
+""")
+
+
+@pytest.mark.parametrize("isa", [None, "AVX2"])
+def test_widened_float32_kernels_read_and_write_blocked_data_plain(isa):
+    # None: this CPU's kernels (bfloat16 conv and relu write blocked bfloat16; the pool declines).
+    # AVX2: every bfloat16 kernel declines; the float32 ones write blocked float32, rounded back.
+    # Either way the widened kernels are oneDNN's float32 ones, reading and writing blocked data.
+    env = dict(os.environ)
+    if isa:
+        env["ONEDNN_MAX_CPU_ISA"] = isa
+    p = subprocess.run(
+        [sys.executable, "-c", WIDENED_BLOCKED_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert all(e < 3e-2 for e in r["errs"]), r  # out, x@GRAD, w@GRAD against float32
+    pools = [k for op, k in r["kernels"] if op == "pool2d"]
+    assert pools and all("float32" in k and "mkldnn" in k for k in pools), r  # widened

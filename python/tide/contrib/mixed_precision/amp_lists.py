@@ -1,8 +1,9 @@
 """Which ops run in low precision: Fluid's three lists (fp16_lists.py). White ops compute in the
 low type (they gain from it and are numerically safe: matrix products, convolutions); black ops
-stay float32 (reductions, exponentials, losses); gray ops follow their inputs (low when every
-floating input is low). An op on no list stays float32. The device then has its say: an op runs
-low only where the run's place has a kernel for it in that type (`rewrite_program`)."""
+stay float32 (reductions, exponentials, losses); gray ops follow the ops that wrote their inputs
+(float32 after a black op, else low after a low op; parameters and feeds do not count). An op on
+no list stays float32. The device then has its say: an op runs low only where the run's place
+has a kernel for it in that type (`rewrite_program`)."""
 
 WHITE_LIST = {"conv2d", "matmul", "matmul_v2", "mul"}
 

@@ -50,10 +50,14 @@ class _Rewriter:
         self.casts = {}  # (name, dtype) -> the variable holding name cast to dtype
         self.low_ops = []
         self.declined = set()  # allow-listed op types the device has no low kernel for
+        self.made_by = {}  # value -> "black", "low" or "float32": the kind of op that wrote it
+
+    def forced_float32(self, op):
+        names = op.input_arg_names + op.output_arg_names
+        return op.has_attr("sub_block") or bool(self.lists.black_varnames & set(names))
 
     def precision(self, op):
-        names = op.input_arg_names + op.output_arg_names
-        if op.has_attr("sub_block") or self.lists.black_varnames & set(names):
+        if self.forced_float32(op):
             return "float32"
         if op.type in self.lists.white_list:
             if _runs_low(op.type, self.dtype, self.kind):
@@ -61,8 +65,12 @@ class _Rewriter:
             self.declined.add(op.type)
             return "float32"
         if op.type in self.lists.gray_list:
-            inputs = _float_args(self.block, op.input_arg_names)
-            if inputs and all(v.dtype == self.dtype for v in inputs):
+            # Fluid's rule: a gray op follows the ops that wrote its inputs (parameters and feeds,
+            # which no op wrote, do not count): float32 after a black op, else low after a low op.
+            made_by = {
+                self.made_by.get(v.name) for v in _float_args(self.block, op.input_arg_names)
+            }
+            if "black" not in made_by and "low" in made_by:
                 if _runs_low(op.type, self.dtype, self.kind):
                     return self.dtype
                 self.declined.add(op.type)
@@ -100,7 +108,7 @@ class _Rewriter:
             op = self.block.ops[i]
             role = op.attr("op_role") if op.has_attr("op_role") else 0
             if op.type == "cast" or role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE):
-                self._wrote(op)
+                self._wrote(op, None)
                 i += 1
                 continue
             want = self.precision(op)
@@ -113,15 +121,25 @@ class _Rewriter:
                 for var in _float_args(self.block, op.output_arg_names):
                     if not var.persistable:
                         var.desc.dtype = dtype_code(want)
-            self._wrote(op)
+            self._wrote(op, want)
             i += 1
         self.block.program._bump()
 
-    def _wrote(self, op):
-        # A value written again is not the one cast before.
+    def _wrote(self, op, precision):
+        """Records what wrote op's outputs (precision None: a cast, or backward, by its types)."""
+        black = op.type in self.lists.black_list or self.forced_float32(op)
         for name in op.output_arg_names:
-            for dtype in _FLOATS:
+            for dtype in _FLOATS:  # a value written again is not the one cast before
                 self.casts.pop((name, dtype), None)
+            var = self.block._find_var_recursive(name)
+            if var is None or var.persistable:
+                continue
+            if black:
+                self.made_by[name] = "black"
+            elif (precision or var.dtype) == self.dtype:
+                self.made_by[name] = "low"
+            else:
+                self.made_by[name] = "float32"
 
 
 def rewrite_program(program, amp_lists, dtype="float16", place=None):
