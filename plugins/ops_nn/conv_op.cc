@@ -8,6 +8,7 @@
 // (not every device's kernel implements them).
 #include <tide/ops/conv.hpp>
 
+#include "conv_direct.h"
 #include "conv_gemm.h"
 #include "fused_activation.h"
 #include "gemm.h"
@@ -110,6 +111,53 @@ void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom&
   });
 }
 
+// The direct kernel (conv_direct.h) for float32 NCHW with one group, with Bias, ResidualData and
+// relu applied as it stores (any other activation after, as ApplyFusion does). False where it
+// does not run.
+template <typename T>
+bool ConvDirect(KernelContext& ctx, const ConvGeom& g, const ConvFusion& fu, const Tensor& x,
+                const Tensor& f, Tensor& out) {
+  const DirectConvIsa* isa = DirectConvForCpu();
+  if constexpr (!std::is_same_v<T, float>) return false;
+  if (!isa || !DirectConvFits(g)) return false;
+  const char* op = ctx.op_type();
+  const float* b = nullptr;
+  const float* r = nullptr;
+  if (fu.bias) {
+    TIDE_CHECK(fu.bias.numel() == g.m, "op '", op, "': Bias must hold M = ", g.m,
+               " values, got dims ", tide::ToString(fu.bias.dims()));
+    b = fu.bias.data<float>();
+  }
+  if (fu.residual) {
+    TIDE_CHECK(fu.residual.dims() == g.out_dims(), "op '", op,
+               "': ResidualData must have Output's dims ", tide::ToString(g.out_dims()), ", got ",
+               tide::ToString(fu.residual.dims()));
+    r = fu.residual.data<float>();
+  }
+  // In place (ResidualData is Output's variable): the kernel reads each value before it writes
+  // it, so the bytes need no copy when Output keeps them (memory of the core's allocator, the
+  // same dims); otherwise they are copied first.
+  const bool same = r && r == out.raw_data();
+  if (same && (out.content_version() == 0 || out.dims() != g.out_dims())) {
+    float* copy = ctx.TempBuffer<float>(static_cast<size_t>(fu.residual.numel()));
+    std::copy(r, r + fu.residual.numel(), copy);
+    r = copy;
+  }
+  const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
+  const float* packed = PackedFilterFor(ctx, *isa, g, f);
+  float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
+  TIDE_CHECK(!same || r != out.raw_data() || od == r, "op '", op,
+             "': Output, ResidualData's variable, moved when it was written");
+  ConvForwardDirect(ctx, *isa, g, x.data<float>(), packed, b, r, relu, od);
+  if (!relu && fu.act.act != FusedAct::kNone)
+    WithFusedAct(fu.act, [&](const auto& act) {
+      ParallelFor(ctx, out.numel(), 8, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) od[i] = act.template Fwd<float>(od[i]);
+      });
+    });
+  return true;
+}
+
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
@@ -117,6 +165,7 @@ void ConvKernel(KernelContext& ctx) {
   const bool nhwc = ChannelLast(ctx);
   ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
   ConvFusion fusion = GetFusion(ctx);
+  if (!nhwc && ConvDirect<T>(ctx, g, fusion, x, f, out)) return;
   if (fusion.residual && fusion.residual.raw_data() == out.raw_data()) {  // in place: keep it
     const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
     T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));

@@ -1,0 +1,43 @@
+// conv_direct_job.h: what the direct convolution's ISA kernels (conv_direct_avx512.cc,
+// conv_direct_avx2.cc) read: a plain struct, so those translation units, compiled for their own
+// instruction set, include nothing else of the pack (no inline function or template of another
+// header may be compiled there with AVX-512 and then chosen by the linker for every caller).
+#pragma once
+
+#include <cstdint>
+
+namespace ops_nn {
+
+// One float32 convolution, groups 1, NCHW: Output [n, m, oh, ow] from an input whose padding is
+// already in place (x [n, c, .., ..] with the strides below; every window the output reads lies
+// inside it) and a filter packed by output-channel blocks: filter[mb][c][ky][kx][block], the
+// channels past m zero. Output = act(conv + bias + residual) with act none or relu.
+struct DirectConvJob {
+  const float* x;
+  int64_t x_image, x_chan, x_row;  // element strides of the (padded) input
+  int64_t c, kh, kw, sh, sw, dh, dw;
+  int64_t m, oh, ow;
+  const float* filter;    // packed, 64-byte aligned
+  float* out;             // [n, m, oh, ow]
+  const float* bias;      // [m] or null
+  const float* residual;  // Output's dims, or null; may be `out` itself (read before written)
+  bool relu;
+  int64_t m_blocks, tiles;  // output-channel blocks, and tiles of output positions per image
+};
+
+// The work items of a job: n * m_blocks * tiles, one tile of positions of one channel block of
+// one image each; a kernel runs items [begin, end).
+using DirectConvRange = void (*)(const DirectConvJob& job, int64_t begin, int64_t end);
+
+// A kernel for one instruction set: its output-channel block, its tile of output positions.
+struct DirectConvIsa {
+  const char* name;
+  int64_t block, tile;
+  DirectConvRange run;
+};
+
+// The kernels built in (null where the compiler or the target has none).
+const DirectConvIsa* DirectConvAvx512();
+const DirectConvIsa* DirectConvAvx2();
+
+}  // namespace ops_nn
