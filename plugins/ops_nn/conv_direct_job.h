@@ -8,13 +8,13 @@
 
 namespace ops_nn {
 
-// One float32 convolution, groups 1, NCHW: Output [n, m, oh, ow] from an input whose padding is
-// already in place (x [n, c, .., ..] with the strides below; every window the output reads lies
-// inside it) and a filter packed by output-channel blocks: filter[mb][c][ky][kx][block], the
+// One float32 convolution, groups 1: Output [n, m, oh, ow] (NCHW) from an input whose padding is
+// already in place (x with the strides below, any layout; every window the output reads lies
+// inside it) and a filter packed by output-channel blocks: filter[mb][ky][kx][c][block], the
 // channels past m zero. Output = act(conv + bias + residual) with act none or relu.
 struct DirectConvJob {
   const float* x;
-  int64_t x_image, x_chan, x_row;  // element strides of the (padded) input
+  int64_t x_image, x_chan, x_row, x_col;  // element strides of the (padded) input
   int64_t c, kh, kw, sh, sw, dh, dw;
   int64_t m, oh, ow;
   const float* filter;    // packed, 64-byte aligned

@@ -23,7 +23,7 @@ void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb, int64_t tile)
   for (int w = 0; w < W; ++w) {  // past the image's last position: recompute the last one
     const int64_t p = p0 + (w < valid ? w : valid - 1);
     const int64_t oy = p / j.ow, ox = p - oy * j.ow;
-    base[w] = j.x + n * j.x_image + oy * j.sh * j.x_row + ox * j.sw;
+    base[w] = j.x + n * j.x_image + oy * j.sh * j.x_row + ox * j.sw * j.x_col;
   }
   typename Vec::T acc[F][W];
 #pragma GCC unroll 8
@@ -31,11 +31,10 @@ void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb, int64_t tile)
 #pragma GCC unroll 8
     for (int w = 0; w < W; ++w) acc[f][w] = Vec::Zero();
   const float* fp = j.filter + mb * j.c * j.kh * j.kw * kBlock;
-  const int64_t row_step = j.dh * j.x_row;
-  for (int64_t c = 0; c < j.c; ++c) {
-    for (int64_t ky = 0; ky < j.kh; ++ky) {
-      int64_t off = c * j.x_chan + ky * row_step;
-      for (int64_t kx = 0; kx < j.kw; ++kx, off += j.dw, fp += kBlock) {
+  for (int64_t ky = 0; ky < j.kh; ++ky) {
+    for (int64_t kx = 0; kx < j.kw; ++kx) {
+      int64_t off = ky * j.dh * j.x_row + kx * j.dw * j.x_col;
+      for (int64_t c = 0; c < j.c; ++c, off += j.x_chan, fp += kBlock) {
         typename Vec::T fv[F];
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) fv[f] = Vec::Load(fp + f * Vec::kLanes);

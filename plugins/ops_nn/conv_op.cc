@@ -96,18 +96,19 @@ void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom&
                          : AsNchw<T>(ctx, fu.residual, nhwc);
   }
   if (!b && !r && fu.act.act == FusedAct::kNone) return;
-  WithFusedAct(fu.act, [&](const auto& f) {
-    for (int64_t n = 0; n < g.n; ++n)
-      for (int64_t m = 0; m < g.m; ++m) {
-        T* o = od + (n * g.m + m) * ohw;
-        const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
-        const T bm = b ? b[m] : T(0);
+  WithFusedAct(fu.act, [&](const auto& f) {  // over the CPU pool by (image, channel) planes
+    ParallelFor(ctx, g.n * g.m, 4 * ohw, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        T* o = od + p * ohw;
+        const T* rr = r ? r + p * ohw : nullptr;
+        const T bm = b ? b[p % g.m] : T(0);
         for (int64_t i = 0; i < ohw; ++i) {
           T v = o[i] + bm;
           if (rr) v += rr[i];
           o[i] = f.template Fwd<T>(v);
         }
       }
+    });
   });
 }
 
