@@ -1,10 +1,11 @@
-// conv_direct.h: the plain float32 convolution without im2col: the output computed straight from
-// the (padded) NCHW input in register tiles of output-channel blocks by output positions
-// (conv_direct_kernel.h), the filter packed once by channel blocks and kept in the op's kernel
-// state until its bytes change, bias / residual / relu applied as each tile is stored, the tiles
-// of all images on the CPU pool. The kernel is chosen by the CPU at run time (AVX-512, else AVX2
-// with FMA; the plugin itself stays built for any x86-64); TIDE_PLAIN_CONV_ISA=avx2 holds it to
-// AVX2, =none turns it off (im2col + GEMM everywhere, as where the CPU has neither).
+// conv_direct.h: the plain float32 convolution without im2col: the input staged once as
+// zero-bordered NHWC, the output computed from it in register tiles of output-channel blocks by
+// output positions (conv_direct_kernel.h), the filter packed once by channel blocks and kept in
+// the op's kernel state until its bytes change, bias / residual / relu applied as each tile is
+// stored, the tiles of all images on the CPU pool. The kernel is chosen by the CPU at run time
+// (AVX-512, else AVX2 with FMA; the plugin itself stays built for any x86-64);
+// TIDE_PLAIN_CONV_ISA=avx2 holds it to AVX2, =none turns it off (im2col + GEMM everywhere, as
+// where the CPU has neither).
 #pragma once
 
 #include <cstdlib>
@@ -66,7 +67,8 @@ inline void PackConvFilter(const KernelContext& ctx, const DirectConvIsa& isa,
         for (int64_t c = 0; c < g.c; ++c)
           for (int64_t j = 0; j < isa.block; ++j) {
             const int64_t m = mb * isa.block + j;
-            dst[(k * g.c + c) * isa.block + j] = m < g.m ? f[(m * g.c + c) * g.kh * g.kw + k] : 0.0f;
+            dst[(k * g.c + c) * isa.block + j] =
+                m < g.m ? f[(m * g.c + c) * g.kh * g.kw + k] : 0.0f;
           }
     }
   });
@@ -167,8 +169,7 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   j.tiles = (g.oh * g.ow + isa.tile - 1) / isa.tile;
   const int64_t items = g.n * j.m_blocks * j.tiles;
   const int64_t flops_per_item = 2 * isa.block * isa.tile * g.c * g.kh * g.kw;
-  ParallelFor(ctx, items, flops_per_item,
-              [&](int64_t b, int64_t e) { isa.run(j, b, e); });
+  ParallelFor(ctx, items, flops_per_item, [&](int64_t b, int64_t e) { isa.run(j, b, e); });
 }
 
 }  // namespace ops_nn

@@ -1,10 +1,10 @@
 // conv_direct_kernel.h: the direct convolution's inner kernel (the scheme of ONNX Runtime's MLAS
-// NCHWc kernels, on NCHW input): a register tile of F vectors of output channels by W output
-// positions, accumulated over every input channel and filter tap with one broadcast input value
-// per position and F filter vectors per tap, then stored with the epilogue. Included only by the
-// ISA translation units, each defining `Vec` (the vector, its lane count, load / broadcast / fma /
-// store) first; everything here has internal linkage, so nothing compiled for one instruction set
-// reaches another's callers.
+// NCHWc kernels, on an NHWC-staged input): a register tile of F vectors of output channels by W
+// output positions, accumulated over every input channel and filter tap with one broadcast input
+// value per position and F filter vectors per tap, then stored with the epilogue. Included only by
+// the ISA translation units, each defining `Vec` (the vector, its lane count, load / broadcast /
+// fma / store) first; everything here has internal linkage, so nothing compiled for one instruction
+// set reaches another's callers.
 #pragma once
 
 #include "conv_direct_job.h"

@@ -1,6 +1,7 @@
 // conv_op.cc: conv2d and depthwise_conv2d (NCHW or Paddle 2.x's NHWC data_format, strides,
-// paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp) by im2col +
-// GEMM, and their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter
+// paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp): float32 NCHW
+// with one group by the direct kernel (conv_direct.h) where it is faster, the rest by im2col +
+// GEMM; their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter
 // is [M, C / groups, kh, kw] in both layouts, as in Paddle. fused_conv2d is Paddle's inference op
 // of its oneDNN fusion passes (Paddle >= 2.5), made by tide.transpiler.InferenceTranspiler: Output
 // = act(conv(Input, Filter) + Bias + ResidualData), act any of Paddle's fused activations

@@ -1,11 +1,12 @@
-"""The plain float32 convolution's direct kernel (plugins/ops_nn/conv_direct.h: register tiles of
-output-channel blocks by output positions, the filter packed once per op, the epilogue fused)
-against a float64 numpy reference over many shapes: 1x1, 3x3 stride 1 and 2, the 7x7 stem,
-asymmetric padding, odd sizes with stride 2, dilation, groups (which keep im2col + GEMM), batch 1
-and 16, channel counts off the kernel's block; conv2d and fused_conv2d (bias, residual, in place,
-relu and an activation applied after); a filter rewritten between runs; thread counts 1 and 2;
-and each instruction set the CPU has (TIDE_PLAIN_CONV_ISA, in a process of its own), the result
-of each within float rounding of im2col + GEMM's (TIDE_PLAIN_CONV_ISA=none)."""
+"""The plain float32 convolution's direct kernel (plugins/ops_nn/conv_direct.h: the input staged
+as NHWC, register tiles of output-channel blocks by output positions, the filter packed once per
+op, the epilogue fused) against a float64 numpy reference over many shapes: 3x3 stride 1 and 2,
+the 7x7 stem, strided 1x1, asymmetric padding, odd sizes with stride 2, dilation, batch 1 and 16,
+channel counts off the kernel's block, and those that keep im2col + GEMM (pointwise 1x1, groups,
+depthwise); conv2d and fused_conv2d (bias, residual, in place, relu and an activation applied
+after); a filter rewritten between runs; thread counts 1 and 2; and each instruction set the CPU
+has (TIDE_PLAIN_CONV_ISA, in a process of its own), each within float rounding of im2col +
+GEMM's results (TIDE_PLAIN_CONV_ISA=none)."""
 
 import json
 import os
@@ -83,7 +84,9 @@ def build(case, op, bias, residual, act, in_place=False):
             tide.layers.data(name="b", shape=[m], dtype="float32", append_batch_size=False)
             inputs["Bias"] = ["b"]
         if residual:
-            tide.layers.data(name="r", shape=[n, m, oh, ow], dtype="float32", append_batch_size=False)
+            tide.layers.data(
+                name="r", shape=[n, m, oh, ow], dtype="float32", append_batch_size=False
+            )
             inputs["ResidualData"] = ["r"]
         out = "r" if in_place else block.create_var(name="out", dtype="float32").name
         attrs = {"strides": strides, "paddings": paddings, "dilations": dilations, "groups": groups}
@@ -175,7 +178,9 @@ def test_filter_rewritten_between_runs_is_repacked(rng):
     main = tide.Program()
     startup = tide.Program()
     with tide.program_guard(main, startup):
-        x = tide.layers.data(name="x", shape=[1, 32, 14, 14], dtype="float32", append_batch_size=False)
+        x = tide.layers.data(
+            name="x", shape=[1, 32, 14, 14], dtype="float32", append_batch_size=False
+        )
         y = tide.layers.conv2d(x, num_filters=64, filter_size=3, padding=1, bias_attr=False)
     exe = tide.Executor(tide.CPUPlace())
     scope = tide.Scope()
@@ -190,6 +195,48 @@ def test_filter_rewritten_between_runs_is_repacked(rng):
                 (got,) = exe.run(main, feed={"x": xv}, fetch_list=[y])
                 want = conv_ref(xv, w, [1, 1], [1, 1, 1, 1], [1, 1], 1)
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=tolerance(case))
+
+
+def test_in_place_residual_of_another_conv(rng):
+    """The transpiler's in-place residual: fused_conv2d writes its Output over ResidualData, a
+    tensor another conv made (the core's memory, kept without a copy): each value is read
+    before it is overwritten."""
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        block = main.global_block()
+        for name, shape in (
+            ("x", [2, 16, 9, 9]),
+            ("f1", [32, 16, 3, 3]),
+            ("f2", [32, 16, 3, 3]),
+            ("b", [32]),
+        ):
+            tide.layers.data(name=name, shape=shape, dtype="float32", append_batch_size=False)
+        block.create_var(name="r", dtype="float32")
+        attrs = {"strides": [1, 1], "paddings": [1, 1]}
+        block.append_op(
+            "conv2d",
+            inputs={"Input": ["x"], "Filter": ["f1"]},
+            outputs={"Output": ["r"]},
+            attrs=attrs,
+        )
+        block.append_op(
+            "fused_conv2d",
+            inputs={"Input": ["x"], "Filter": ["f2"], "Bias": ["b"], "ResidualData": ["r"]},
+            outputs={"Output": ["r"]},
+            attrs=dict(attrs, fuse_activation="relu", fuse_residual_connection=True),
+        )
+    feed = {
+        k: rng.uniform(-1, 1, block.var(k).shape).astype("float32") for k in ("x", "f1", "f2", "b")
+    }
+    pads = [1, 1, 1, 1]
+    want = conv_ref(feed["x"], feed["f1"], [1, 1], pads, [1, 1], 1) + conv_ref(
+        feed["x"], feed["f2"], [1, 1], pads, [1, 1], 1
+    )
+    want = np.maximum(want + feed["b"].astype(np.float64).reshape(1, 32, 1, 1), 0)
+    with tide.scope_guard(tide.Scope()):
+        for _ in range(2):
+            (got,) = tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=["r"])
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
 WORKER = r"""
