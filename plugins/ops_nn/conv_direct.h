@@ -36,14 +36,15 @@ inline const DirectConvIsa* DirectConvForCpu() {
   return isa;
 }
 
-// Where the direct kernel runs: one group (depthwise and grouped convs keep im2col + GEMM), and
-// not a pointwise filter (1x1, stride 1, no padding): there the image is already GEMM's column
-// matrix and the GEMM was faster (ResNet-50's 1x1 convs at 1 thread, AVX-512: 0.97x-2.7x the
-// GEMM's time with the direct kernel; its 3x3, 7x7 and strided convs 0.75x-0.99x).
+// Where the direct kernel runs: one group (depthwise and grouped convs keep im2col + GEMM), data
+// to convolve, and not a pointwise filter (1x1, stride 1, no padding): there the image is already
+// GEMM's column matrix and the GEMM was faster (ResNet-50's 1x1 convs at 1 thread, AVX-512:
+// 0.97x-2.7x the GEMM's time with the direct kernel; its 3x3, 7x7 and strided convs 0.75x-0.99x).
 inline bool DirectConvFits(const tide::ops::ConvGeom& g) {
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                          g.pw == 0 && g.ph_end == 0 && g.pw_end == 0;
-  return g.groups == 1 && !pointwise;
+  const bool empty = g.n == 0 || g.c == 0 || g.m == 0 || g.oh <= 0 || g.ow <= 0;
+  return g.groups == 1 && !pointwise && !empty;
 }
 
 // The filter [m, c, kh, kw] packed for `isa`: [m_blocks][kh][kw][c][block], zeros past m, in

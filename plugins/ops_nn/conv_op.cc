@@ -8,6 +8,8 @@
 // (fused_activation.h), with no gradient. conv2d / depthwise_conv2d keep refusing those fusions
 // (not every device's kernel implements them).
 #include <tide/ops/conv.hpp>
+#include <tuple>
+#include <utility>
 
 #include "conv_direct.h"
 #include "conv_gemm.h"
@@ -77,11 +79,12 @@ ConvFusion GetFusion(const KernelContext& ctx) {
   return fu;
 }
 
+// Bias's and ResidualData's values (null where absent), checked against the conv; ResidualData
+// as NCHW (its copy when Output overwrites it).
 template <typename T>
-void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom& g, bool nhwc,
-                 T* od) {
+std::pair<const T*, const T*> FusionOperands(const KernelContext& ctx, const ConvFusion& fu,
+                                             const ConvGeom& g, bool nhwc) {
   const char* op = ctx.op_type();
-  const int64_t ohw = g.oh * g.ow;
   const T* b = nullptr;
   const T* r = nullptr;
   if (fu.bias) {
@@ -96,20 +99,29 @@ void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom&
     r = fu.residual_copy ? static_cast<const T*>(fu.residual_copy)
                          : AsNchw<T>(ctx, fu.residual, nhwc);
   }
+  return {b, r};
+}
+
+template <typename T>
+void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom& g, bool nhwc,
+                 T* od) {
+  const int64_t ohw = g.oh * g.ow;
+  const T* b = nullptr;
+  const T* r = nullptr;
+  std::tie(b, r) = FusionOperands<T>(ctx, fu, g, nhwc);
   if (!b && !r && fu.act.act == FusedAct::kNone) return;
-  WithFusedAct(fu.act, [&](const auto& f) {  // over the CPU pool by (image, channel) planes
-    ParallelFor(ctx, g.n * g.m, 4 * ohw, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        T* o = od + p * ohw;
-        const T* rr = r ? r + p * ohw : nullptr;
-        const T bm = b ? b[p % g.m] : T(0);
+  WithFusedAct(fu.act, [&](const auto& f) {
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t m = 0; m < g.m; ++m) {
+        T* o = od + (n * g.m + m) * ohw;
+        const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
+        const T bm = b ? b[m] : T(0);
         for (int64_t i = 0; i < ohw; ++i) {
           T v = o[i] + bm;
           if (rr) v += rr[i];
           o[i] = f.template Fwd<T>(v);
         }
       }
-    });
   });
 }
 
@@ -125,17 +137,7 @@ bool ConvDirect(KernelContext& ctx, const ConvGeom& g, const ConvFusion& fu, con
   const char* op = ctx.op_type();
   const float* b = nullptr;
   const float* r = nullptr;
-  if (fu.bias) {
-    TIDE_CHECK(fu.bias.numel() == g.m, "op '", op, "': Bias must hold M = ", g.m,
-               " values, got dims ", tide::ToString(fu.bias.dims()));
-    b = fu.bias.data<float>();
-  }
-  if (fu.residual) {
-    TIDE_CHECK(fu.residual.dims() == g.out_dims(), "op '", op,
-               "': ResidualData must have Output's dims ", tide::ToString(g.out_dims()), ", got ",
-               tide::ToString(fu.residual.dims()));
-    r = fu.residual.data<float>();
-  }
+  std::tie(b, r) = FusionOperands<float>(ctx, fu, g, false);
   // In place (ResidualData is Output's variable): the kernel reads each value before it writes
   // it, so the bytes need no copy when Output keeps them (memory of the core's allocator, the
   // same dims); otherwise they are copied first.
