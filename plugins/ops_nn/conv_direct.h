@@ -38,8 +38,9 @@ inline const DirectConvIsa* DirectConvForCpu() {
 
 // Where the direct kernel runs: one group (depthwise and grouped convs keep im2col + GEMM), data
 // to convolve, and not a pointwise filter (1x1, stride 1, no padding): there the image is already
-// GEMM's column matrix and the GEMM was faster (ResNet-50's 1x1 convs at 1 thread, AVX-512:
-// 0.97x-2.7x the GEMM's time with the direct kernel; its 3x3, 7x7 and strided convs 0.75x-0.99x).
+// GEMM's column matrix, and on ResNet-50 b1 (AVX-512, busy 2-core EPYC) the direct kernel there
+// was no faster at 1 thread (CPU per run 88.9-90.5 ms against 87.4-90.4) and slower at 2 (CPU
+// 125-128 ms against 107-122).
 inline bool DirectConvFits(const tide::ops::ConvGeom& g) {
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                          g.pw == 0 && g.ph_end == 0 && g.pw_end == 0;
@@ -125,7 +126,6 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   const int64_t rows = subsample ? g.oh : g.h, cols = subsample ? g.ow : g.w;
   float* xs = ctx.TempBuffer<float>(static_cast<size_t>(g.n * hp * wp * g.c));
   ParallelFor(ctx, g.n * hp, 2 * wp * g.c, [&](int64_t b, int64_t e) {
-    constexpr int64_t kChans = 16;  // channels moved together: 16 read streams, 64-byte writes
     for (int64_t r = b; r < e; ++r) {
       const int64_t n = r / hp, y = r % hp - (subsample ? 0 : g.ph);
       float* dst = xs + r * wp * g.c;
@@ -136,14 +136,7 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
       const int64_t pw = subsample ? 0 : g.pw;
       std::memset(dst, 0, sizeof(float) * pw * g.c);
       std::memset(dst + (pw + cols) * g.c, 0, sizeof(float) * (wp - pw - cols) * g.c);
-      const float* src = xd + n * g.c * hw + y * ssh * g.w;
-      for (int64_t c0 = 0; c0 < g.c; c0 += kChans) {
-        const int64_t c1 = std::min(g.c, c0 + kChans);
-        for (int64_t x = 0; x < cols; ++x) {
-          float* d = dst + (pw + x) * g.c;
-          for (int64_t c = c0; c < c1; ++c) d[c] = src[c * hw + x * ssw];
-        }
-      }
+      isa.stage_row(xd + n * g.c * hw + y * ssh * g.w, hw, ssw, cols, g.c, dst + pw * g.c);
     }
   });
   j.x = xs;

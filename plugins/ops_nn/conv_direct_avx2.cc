@@ -24,7 +24,7 @@ struct Vec {
 
 namespace ops_nn {
 const DirectConvIsa* DirectConvAvx2() {
-  static const DirectConvIsa isa{"avx2", 2 * Vec::kLanes, 6, DirectConvRun<2, 6>};
+  static const DirectConvIsa isa{"avx2", 2 * Vec::kLanes, 6, DirectConvRun<2, 6>, DirectConvStage};
   return &isa;
 }
 }  // namespace ops_nn

@@ -24,7 +24,8 @@ struct Vec {
 
 namespace ops_nn {
 const DirectConvIsa* DirectConvAvx512() {
-  static const DirectConvIsa isa{"avx512", 4 * Vec::kLanes, 6, DirectConvRun<4, 6>};
+  static const DirectConvIsa isa{"avx512", 4 * Vec::kLanes, 6, DirectConvRun<4, 6>,
+                                 DirectConvStage};
   return &isa;
 }
 }  // namespace ops_nn

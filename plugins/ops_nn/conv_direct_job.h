@@ -29,11 +29,17 @@ struct DirectConvJob {
 // one image each; a kernel runs items [begin, end).
 using DirectConvRange = void (*)(const DirectConvJob& job, int64_t begin, int64_t end);
 
+// Stages one row of the input as NHWC: dst[x][ch] = src[ch * chan_stride + x * col_stride] for
+// x < cols, ch < c.
+using DirectConvStageRow = void (*)(const float* src, int64_t chan_stride, int64_t col_stride,
+                                    int64_t cols, int64_t c, float* dst);
+
 // A kernel for one instruction set: its output-channel block, its tile of output positions.
 struct DirectConvIsa {
   const char* name;
   int64_t block, tile;
   DirectConvRange run;
+  DirectConvStageRow stage_row;
 };
 
 // The kernels built in (null where the compiler or the target has none).

@@ -7,6 +7,8 @@
 // set reaches another's callers.
 #pragma once
 
+#include <immintrin.h>
+
 #include "conv_direct_job.h"
 
 namespace ops_nn {
@@ -68,6 +70,46 @@ void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb, int64_t tile)
       oc[w] = v;
     }
   }
+}
+
+// 8 rows of 8 floats transposed in registers (AVX, which both instruction sets have).
+inline void Transpose8x8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+// DirectConvStageRow: 8x8 blocks through registers where the columns are contiguous, the rest
+// element by element.
+void DirectConvStage(const float* src, int64_t chan_stride, int64_t col_stride, int64_t cols,
+                     int64_t c, float* dst) {
+  int64_t x = 0;
+  if (col_stride == 1)
+    for (; x + 8 <= cols; x += 8) {
+      int64_t ch = 0;
+      for (; ch + 8 <= c; ch += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + (ch + i) * chan_stride + x);
+        Transpose8x8(r);
+        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (x + i) * c + ch, r[i]);
+      }
+      for (; ch < c; ++ch)
+        for (int i = 0; i < 8; ++i) dst[(x + i) * c + ch] = src[ch * chan_stride + x + i];
+    }
+  for (; x < cols; ++x)
+    for (int64_t ch = 0; ch < c; ++ch) dst[x * c + ch] = src[ch * chan_stride + x * col_stride];
 }
 
 template <int F, int W>
