@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <tide/ops/conv.hpp>
 
 #include "common.h"
 #include "conv_direct_job.h"
+#include "conv_gemm.h"
 
 namespace ops_nn {
 
@@ -42,10 +44,8 @@ inline const DirectConvIsa* DirectConvForCpu() {
 // was no faster at 1 thread (CPU per run 88.9-90.5 ms against 87.4-90.4) and slower at 2 (CPU
 // 125-128 ms against 107-122).
 inline bool DirectConvFits(const tide::ops::ConvGeom& g) {
-  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                         g.pw == 0 && g.ph_end == 0 && g.pw_end == 0;
   const bool empty = g.n == 0 || g.c == 0 || g.m == 0 || g.oh <= 0 || g.ow <= 0;
-  return g.groups == 1 && !pointwise && !empty;
+  return g.groups == 1 && !IsPointwise(g) && !empty;
 }
 
 // The filter [m, c, kh, kw] packed for `isa`: [m_blocks][kh][kw][c][block], zeros past m, in
@@ -55,7 +55,7 @@ struct PackedConvFilter {
   uint64_t version = 0;          // their content version (0: never reused)
   Dims dims;
   const DirectConvIsa* isa = nullptr;
-  std::unique_ptr<float[]> storage;
+  tide::OwnedTensor storage;  // the core's memory, so its statistics count the copy
   float* data = nullptr;
 };
 
@@ -99,8 +99,7 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
   next->version = version;
   next->dims = filter.dims();
   next->isa = &isa;
-  next->storage.reset(new float[n + kAlign]);
-  float* p = next->storage.get();
+  float* p = next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n + kAlign)}, ctx.place());
   p += (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
   next->data = p;
   PackConvFilter(ctx, isa, g, filter.data<float>(), p);

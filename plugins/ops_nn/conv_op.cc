@@ -102,16 +102,13 @@ std::pair<const T*, const T*> FusionOperands(const KernelContext& ctx, const Con
   return {b, r};
 }
 
+// od's images [n0, n1) (NCHW) = act(od + Bias + ResidualData), with FusionOperands' b and r.
 template <typename T>
-void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom& g, bool nhwc,
-                 T* od) {
+void ApplyFusion(const ConvGeom& g, const FusedActParams& act, const T* b, const T* r, T* od,
+                 int64_t n0, int64_t n1) {
   const int64_t ohw = g.oh * g.ow;
-  const T* b = nullptr;
-  const T* r = nullptr;
-  std::tie(b, r) = FusionOperands<T>(ctx, fu, g, nhwc);
-  if (!b && !r && fu.act.act == FusedAct::kNone) return;
-  WithFusedAct(fu.act, [&](const auto& f) {
-    for (int64_t n = 0; n < g.n; ++n)
+  WithFusedAct(act, [&](const auto& f) {
+    for (int64_t n = n0; n < n1; ++n)
       for (int64_t m = 0; m < g.m; ++m) {
         T* o = od + (n * g.m + m) * ohw;
         const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
@@ -170,17 +167,32 @@ void ConvKernel(KernelContext& ctx) {
   ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
   ConvFusion fusion = GetFusion(ctx);
   if (!nhwc && ConvDirect<T>(ctx, g, fusion, x, f, out)) return;
-  if (fusion.residual && fusion.residual.raw_data() == out.raw_data()) {  // in place: keep it
+  // In place (ResidualData is Output's variable), NCHW, Output keeping its bytes (the core's
+  // memory, the same dims): the GEMM adds the conv to the residual where it lies. Otherwise in
+  // place needs a copy of the residual, which the GEMM overwrites.
+  const bool same = fusion.residual && fusion.residual.raw_data() == out.raw_data();
+  const bool accumulate = same && !nhwc && out.content_version() != 0 && out.dims() == g.out_dims();
+  if (same && !accumulate) {
     const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
     T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));
     std::copy(rd, rd + fusion.residual.numel(), copy);
     fusion.residual_copy = copy;
   }
+  const T* b = nullptr;
+  const T* r = nullptr;
+  std::tie(b, r) = FusionOperands<T>(ctx, fusion, g, nhwc);
+  const void* residual_bytes = r;
+  if (accumulate) r = nullptr;  // already in the output
+  const bool epilogue = b || r || fusion.act.act != FusedAct::kNone;
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
+  TIDE_CHECK(!accumulate || od == residual_bytes, "op '", op,
+             "': Output, ResidualData's variable, moved when it was written");
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
-  ConvForwardNchw<T>(ctx, g, xd, fd, od);
-  ApplyFusion(ctx, fusion, g, nhwc, od);
+  // The epilogue on each chunk's images as they are done (in cache, on the chunk's thread).
+  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate, [&](int64_t n0, int64_t n1) {
+    if (epilogue) ApplyFusion<T>(g, fusion.act, b, r, od, n0, n1);
+  });
   StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 

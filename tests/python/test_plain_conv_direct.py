@@ -176,40 +176,49 @@ def test_filter_rewritten_between_runs_is_repacked(rng):
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=tolerance(case))
 
 
-def test_in_place_residual_of_another_conv(rng):
+@pytest.mark.parametrize(
+    "k,groups", [(3, 1), (1, 1), (3, 2)], ids=["direct", "gemm_pointwise", "gemm_grouped"]
+)
+def test_in_place_residual_of_another_conv(k, groups, rng):
     """The transpiler's in-place residual: fused_conv2d writes its Output over ResidualData, a
-    tensor another conv made (the core's memory, kept without a copy): each value is read
-    before it is overwritten."""
+    tensor another conv made (the core's memory, kept without a copy): the direct kernel reads
+    each value before it overwrites it; the GEMM adds the conv to it where it lies (pointwise:
+    straight into the images; grouped, 2 small images per GEMM: through its row layout)."""
     main = tide.Program()
     with tide.program_guard(main, tide.Program()):
         block = main.global_block()
         for name, shape in (
             ("x", [2, 16, 9, 9]),
             ("f1", [32, 16, 3, 3]),
-            ("f2", [32, 16, 3, 3]),
+            ("f2", [32, 16 // groups, k, k]),
             ("b", [32]),
         ):
             tide.layers.data(name=name, shape=shape, dtype="float32", append_batch_size=False)
         block.create_var(name="r", dtype="float32")
-        attrs = {"strides": [1, 1], "paddings": [1, 1]}
         block.append_op(
             "conv2d",
             inputs={"Input": ["x"], "Filter": ["f1"]},
             outputs={"Output": ["r"]},
-            attrs=attrs,
+            attrs={"paddings": [1, 1]},
         )
         block.append_op(
             "fused_conv2d",
             inputs={"Input": ["x"], "Filter": ["f2"], "Bias": ["b"], "ResidualData": ["r"]},
             outputs={"Output": ["r"]},
-            attrs=dict(attrs, fuse_activation="relu", fuse_residual_connection=True),
+            attrs={
+                "paddings": [k // 2, k // 2],
+                "groups": groups,
+                "fuse_activation": "relu",
+                "fuse_residual_connection": True,
+            },
         )
     feed = {
-        k: rng.uniform(-1, 1, block.var(k).shape).astype("float32") for k in ("x", "f1", "f2", "b")
+        k_: rng.uniform(-1, 1, block.var(k_).shape).astype("float32")
+        for k_ in ("x", "f1", "f2", "b")
     }
-    pads = [1, 1, 1, 1]
-    want = conv_ref(feed["x"], feed["f1"], [1, 1], pads, [1, 1], 1) + conv_ref(
-        feed["x"], feed["f2"], [1, 1], pads, [1, 1], 1
+    p1, p2 = [1] * 4, [k // 2] * 4
+    want = conv_ref(feed["x"], feed["f1"], [1, 1], p1, [1, 1], 1) + conv_ref(
+        feed["x"], feed["f2"], [1, 1], p2, [1, 1], groups
     )
     want = np.maximum(want + feed["b"].astype(np.float64).reshape(1, 32, 1, 1), 0)
     with tide.scope_guard(tide.Scope()):
