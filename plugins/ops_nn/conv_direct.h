@@ -8,6 +8,7 @@
 // where the CPU has neither).
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -39,13 +40,26 @@ inline const DirectConvIsa* DirectConvForCpu() {
 }
 
 // Where the direct kernel runs: one group (depthwise and grouped convs keep im2col + GEMM), data
-// to convolve, and not a pointwise filter (1x1, stride 1, no padding): there the image is already
-// GEMM's column matrix, and on ResNet-50 b1 (AVX-512, busy 2-core EPYC) the direct kernel there
-// was no faster at 1 thread (CPU per run 88.9-90.5 ms against 87.4-90.4) and slower at 2 (CPU
-// 125-128 ms against 107-122).
+// to convolve, at least kDirectConvMinTaps products per output (C * kh * kw: below, the tile's
+// fixed cost, its stores through the epilogue, outweighs its arithmetic), and not a pointwise
+// filter (1x1, stride 1, no padding: there the image is already GEMM's column matrix). Measured
+// at 1 thread, AVX-512, on a busy 2-core EPYC: batch 64 at 28x28, 3x3 and 5x5 filters over 1-8
+// channels (25-72 products) took 1.1x-1.6x im2col + GEMM's time; ResNet-50's stem (147) 0.6x-0.8x,
+// its 3x3 convs (576-4608) 0.5x-1.0x; its pointwise convs were no faster at 1 thread (CPU per run
+// of the whole net 88.9-90.5 ms against 87.4-90.4) and slower at 2 (125-128 ms against 107-122).
+constexpr int64_t kDirectConvMinTaps = 128;
 inline bool DirectConvFits(const tide::ops::ConvGeom& g) {
   const bool empty = g.n == 0 || g.c == 0 || g.m == 0 || g.oh <= 0 || g.ow <= 0;
-  return g.groups == 1 && !IsPointwise(g) && !empty;
+  return g.groups == 1 && !IsPointwise(g) && !empty && g.c * g.kh * g.kw >= kDirectConvMinTaps;
+}
+
+// The output-channel block of `isa`'s kernel for m channels: as many vectors as m fills, at most
+// its largest.
+inline int64_t DirectConvVectors(const DirectConvIsa& isa, int64_t m) {
+  return std::min(isa.max_vectors, (m + isa.lanes - 1) / isa.lanes);
+}
+inline int64_t DirectConvBlock(const DirectConvIsa& isa, int64_t m) {
+  return DirectConvVectors(isa, m) * isa.lanes;
 }
 
 // The filter [m, c, kh, kw] packed for `isa`: [m_blocks][kh][kw][c][block], zeros past m, in
@@ -61,16 +75,16 @@ struct PackedConvFilter {
 
 inline void PackConvFilter(const KernelContext& ctx, const DirectConvIsa& isa,
                            const tide::ops::ConvGeom& g, const float* f, float* packed) {
-  const int64_t taps = g.c * g.kh * g.kw, blocks = (g.m + isa.block - 1) / isa.block;
-  ParallelFor(ctx, blocks, taps * isa.block, [&](int64_t b0, int64_t b1) {
+  const int64_t block = DirectConvBlock(isa, g.m);
+  const int64_t taps = g.c * g.kh * g.kw, blocks = (g.m + block - 1) / block;
+  ParallelFor(ctx, blocks, taps * block, [&](int64_t b0, int64_t b1) {
     for (int64_t mb = b0; mb < b1; ++mb) {
-      float* dst = packed + mb * taps * isa.block;
+      float* dst = packed + mb * taps * block;
       for (int64_t k = 0; k < g.kh * g.kw; ++k)
         for (int64_t c = 0; c < g.c; ++c)
-          for (int64_t j = 0; j < isa.block; ++j) {
-            const int64_t m = mb * isa.block + j;
-            dst[(k * g.c + c) * isa.block + j] =
-                m < g.m ? f[(m * g.c + c) * g.kh * g.kw + k] : 0.0f;
+          for (int64_t j = 0; j < block; ++j) {
+            const int64_t m = mb * block + j;
+            dst[(k * g.c + c) * block + j] = m < g.m ? f[(m * g.c + c) * g.kh * g.kw + k] : 0.0f;
           }
     }
   });
@@ -85,8 +99,8 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
   if (st && version != 0 && st->version == version && st->source == filter.raw_data() &&
       st->dims == filter.dims() && st->isa == &isa)
     return st->data;
-  const int64_t blocks = (g.m + isa.block - 1) / isa.block;
-  const size_t n = static_cast<size_t>(blocks * g.c * g.kh * g.kw * isa.block);
+  const int64_t block = DirectConvBlock(isa, g.m), blocks = (g.m + block - 1) / block;
+  const size_t n = static_cast<size_t>(blocks * g.c * g.kh * g.kw * block);
   constexpr size_t kAlign = 64 / sizeof(float);
   if (version == 0) {  // bytes that may change unseen: packed for this run only
     float* p = ctx.TempBuffer<float>(n + kAlign);
@@ -158,11 +172,13 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   j.bias = bias;
   j.residual = residual;
   j.relu = relu;
-  j.m_blocks = (g.m + isa.block - 1) / isa.block;
+  const int64_t vectors = DirectConvVectors(isa, g.m), block = vectors * isa.lanes;
+  j.m_blocks = (g.m + block - 1) / block;
   j.tiles = (g.oh * g.ow + isa.tile - 1) / isa.tile;
   const int64_t items = g.n * j.m_blocks * j.tiles;
-  const int64_t flops_per_item = 2 * isa.block * isa.tile * g.c * g.kh * g.kw;
-  ParallelFor(ctx, items, flops_per_item, [&](int64_t b, int64_t e) { isa.run(j, b, e); });
+  const int64_t flops_per_item = 2 * block * isa.tile * g.c * g.kh * g.kw;
+  const DirectConvRange run = isa.run[vectors - 1];
+  ParallelFor(ctx, items, flops_per_item, [&](int64_t b, int64_t e) { run(j, b, e); });
 }
 
 }  // namespace ops_nn

@@ -24,7 +24,12 @@ struct Vec {
 
 namespace ops_nn {
 const DirectConvIsa* DirectConvAvx2() {
-  static const DirectConvIsa isa{"avx2", 2 * Vec::kLanes, 6, DirectConvRun<2, 6>, DirectConvStage};
+  static const DirectConvIsa isa{"avx2",
+                                 Vec::kLanes,
+                                 6,
+                                 2,
+                                 {DirectConvRun<1, 6>, DirectConvRun<2, 6>, nullptr, nullptr},
+                                 DirectConvStage};
   return &isa;
 }
 }  // namespace ops_nn

@@ -24,8 +24,13 @@ struct Vec {
 
 namespace ops_nn {
 const DirectConvIsa* DirectConvAvx512() {
-  static const DirectConvIsa isa{"avx512", 4 * Vec::kLanes, 6, DirectConvRun<4, 6>,
-                                 DirectConvStage};
+  static const DirectConvIsa isa{
+      "avx512",
+      Vec::kLanes,
+      6,
+      4,
+      {DirectConvRun<1, 6>, DirectConvRun<2, 6>, DirectConvRun<3, 6>, DirectConvRun<4, 6>},
+      DirectConvStage};
   return &isa;
 }
 }  // namespace ops_nn

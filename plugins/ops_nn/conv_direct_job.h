@@ -34,11 +34,13 @@ using DirectConvRange = void (*)(const DirectConvJob& job, int64_t begin, int64_
 using DirectConvStageRow = void (*)(const float* src, int64_t chan_stride, int64_t col_stride,
                                     int64_t cols, int64_t c, float* dst);
 
-// A kernel for one instruction set: its output-channel block, its tile of output positions.
+// The kernels for one instruction set: its vector's lanes, its tile of output positions, and
+// run[f - 1] for output-channel blocks of f vectors (f <= max_vectors; a conv with few output
+// channels takes a smaller block, computing fewer zero channels).
 struct DirectConvIsa {
   const char* name;
-  int64_t block, tile;
-  DirectConvRange run;
+  int64_t lanes, tile, max_vectors;
+  DirectConvRange run[4];
   DirectConvStageRow stage_row;
 };
 

@@ -1,12 +1,12 @@
 """The plain float32 convolution's direct kernel (plugins/ops_nn/conv_direct.h: the input staged
 as NHWC, register tiles of output-channel blocks by output positions, the filter packed once per
 op, the epilogue fused) against a float64 numpy reference over many shapes: 3x3 stride 1 and 2,
-the 7x7 stem, strided 1x1, asymmetric padding, odd sizes with stride 2, dilation, batch 1 and 16,
-channel counts off the kernel's block, and those that keep im2col + GEMM (pointwise 1x1, groups,
-depthwise); conv2d and fused_conv2d (bias, residual, in place, relu and an activation applied
-after); a filter rewritten between runs; thread counts 1 and 2; and each instruction set the CPU
-has (TIDE_PLAIN_CONV_ISA, in a process of its own), each within float rounding of im2col +
-GEMM's results (TIDE_PLAIN_CONV_ISA=none)."""
+the 7x7 stem, strided and padded 1x1, asymmetric padding, odd sizes with stride 2, dilation,
+batch 1 and 16, channel counts off the kernel's blocks, and those that keep im2col + GEMM
+(pointwise 1x1, few products per output, groups, depthwise); conv2d and fused_conv2d (bias,
+residual, in place, relu and an activation applied after); a filter rewritten between runs;
+thread counts 1 and 2; and each instruction set the CPU has (TIDE_PLAIN_CONV_ISA, in a process of
+its own), each within float rounding of im2col + GEMM's results (TIDE_PLAIN_CONV_ISA=none)."""
 
 import json
 import os
@@ -23,16 +23,17 @@ import tide
 SHAPES = [
     ("1x1", 2, 64, 7, 7, 64, 1, 1, [1, 1], [0, 0], [1, 1], 1),
     ("1x1_b16_odd_channels", 16, 13, 5, 6, 37, 1, 1, [1, 1], [0, 0], [1, 1], 1),
-    ("1x1_stride2_odd", 1, 24, 9, 11, 70, 1, 1, [2, 2], [0, 0], [1, 1], 1),
+    ("1x1_stride2_odd", 1, 130, 9, 11, 70, 1, 1, [2, 2], [0, 0], [1, 1], 1),
+    ("1x1_padded", 1, 129, 5, 5, 20, 1, 1, [1, 1], [1, 1], [1, 1], 1),
     ("3x3", 1, 32, 14, 14, 64, 3, 3, [1, 1], [1, 1], [1, 1], 1),
-    ("3x3_b16", 16, 8, 7, 7, 16, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("3x3_b16", 16, 16, 7, 7, 16, 3, 3, [1, 1], [1, 1], [1, 1], 1),
     ("3x3_many_blocks", 2, 70, 9, 9, 130, 3, 3, [1, 1], [1, 1], [1, 1], 1),
-    ("1x1_padded", 1, 9, 5, 5, 20, 1, 1, [1, 1], [1, 1], [1, 1], 1),
-    ("3x3_stride2_odd", 2, 10, 15, 13, 20, 3, 3, [2, 2], [1, 1], [1, 1], 1),
-    ("3x3_asym_pad", 1, 5, 8, 9, 7, 3, 3, [1, 2], [0, 2, 1, 0], [1, 1], 1),
-    ("3x3_dilated", 2, 6, 12, 10, 9, 3, 3, [1, 1], [2, 2], [2, 2], 1),
-    ("5x3_rect", 1, 4, 11, 9, 65, 5, 3, [1, 1], [2, 1], [1, 1], 1),
+    ("3x3_stride2_odd", 2, 16, 15, 13, 20, 3, 3, [2, 2], [1, 1], [1, 1], 1),
+    ("3x3_asym_pad", 1, 15, 8, 9, 7, 3, 3, [1, 2], [0, 2, 1, 0], [1, 1], 1),
+    ("3x3_dilated", 2, 16, 12, 10, 9, 3, 3, [1, 1], [2, 2], [2, 2], 1),
+    ("5x3_rect", 1, 9, 11, 9, 65, 5, 3, [1, 1], [2, 1], [1, 1], 1),
     ("stem_7x7", 1, 3, 32, 32, 64, 7, 7, [2, 2], [3, 3], [1, 1], 1),
+    ("few_taps", 4, 1, 12, 12, 20, 5, 5, [1, 1], [0, 0], [1, 1], 1),
     ("grouped", 2, 8, 6, 6, 12, 3, 3, [1, 1], [1, 1], [1, 1], 2),
     ("depthwise", 1, 8, 6, 6, 8, 3, 3, [1, 1], [1, 1], [1, 1], 8),
     ("one_position", 3, 17, 1, 1, 33, 1, 1, [1, 1], [0, 0], [1, 1], 1),
