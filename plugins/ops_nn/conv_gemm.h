@@ -17,10 +17,18 @@ inline bool IsPointwise(const tide::ops::ConvGeom& g) {
          g.ph_end == 0 && g.pw_end == 0 && g.dh == 1 && g.dw == 1;
 }
 
-// od [n, m, oh, ow] = conv(xd [n, c, h, w], fd [m, c / groups, kh, kw]).
-template <typename T>
+// No epilogue (ConvForwardNchw's `done`).
+struct NoConvEpilogue {
+  void operator()(int64_t, int64_t) const {}
+};
+
+// od [n, m, oh, ow] = conv(xd [n, c, h, w], fd [m, c / groups, kh, kw]), added to what od holds
+// when `accumulate` (a residual already in place); done(n0, n1) runs on images [n0, n1) of od as
+// soon as they are computed, on the thread that computed them (an epilogue while they are in
+// cache, in parallel as the chunks are).
+template <typename T, typename Done = NoConvEpilogue>
 void ConvForwardNchw(const KernelContext& ctx, const tide::ops::ConvGeom& g, const T* xd,
-                     const T* fd, T* od) {
+                     const T* fd, T* od, bool accumulate = false, Done&& done = Done()) {
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
   const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
   const bool pointwise = IsPointwise(g);  // the image is its own column matrix
@@ -39,10 +47,12 @@ void ConvForwardNchw(const KernelContext& ctx, const tide::ops::ConvGeom& g, con
         cols = col;
       }
       T* o = nb == 1 ? od + n * g.m * ohw : out_rows;
+      if (accumulate && nb > 1) ImagesToRows(od + n * g.m * ohw, nb, g.m, ohw, o);
       for (int64_t gi = 0; gi < g.groups; ++gi)
         Gemm<T>(ctx, false, false, mg, cols_n, k, T(1), fd + gi * mg * k, cols + gi * k * cols_n,
-                T(0), o + gi * mg * cols_n);
+                accumulate ? T(1) : T(0), o + gi * mg * cols_n);
       if (nb > 1) RowsToImages(o, nb, g.m, ohw, od + n * g.m * ohw);
+      done(n, n + nb);
     }
   });
 }

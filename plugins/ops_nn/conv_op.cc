@@ -1,13 +1,17 @@
 // conv_op.cc: conv2d and depthwise_conv2d (NCHW or Paddle 2.x's NHWC data_format, strides,
-// paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp) by im2col +
-// GEMM, and their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter
+// paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp): float32 NCHW
+// with one group by the direct kernel (conv_direct.h) where it is faster, the rest by im2col +
+// GEMM; their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter
 // is [M, C / groups, kh, kw] in both layouts, as in Paddle. fused_conv2d is Paddle's inference op
 // of its oneDNN fusion passes (Paddle >= 2.5), made by tide.transpiler.InferenceTranspiler: Output
 // = act(conv(Input, Filter) + Bias + ResidualData), act any of Paddle's fused activations
 // (fused_activation.h), with no gradient. conv2d / depthwise_conv2d keep refusing those fusions
 // (not every device's kernel implements them).
 #include <tide/ops/conv.hpp>
+#include <tuple>
+#include <utility>
 
+#include "conv_direct.h"
 #include "conv_gemm.h"
 #include "fused_activation.h"
 #include "gemm.h"
@@ -75,11 +79,12 @@ ConvFusion GetFusion(const KernelContext& ctx) {
   return fu;
 }
 
+// Bias's and ResidualData's values (null where absent), checked against the conv; ResidualData
+// as NCHW (its copy when Output overwrites it).
 template <typename T>
-void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom& g, bool nhwc,
-                 T* od) {
+std::pair<const T*, const T*> FusionOperands(const KernelContext& ctx, const ConvFusion& fu,
+                                             const ConvGeom& g, bool nhwc) {
   const char* op = ctx.op_type();
-  const int64_t ohw = g.oh * g.ow;
   const T* b = nullptr;
   const T* r = nullptr;
   if (fu.bias) {
@@ -94,9 +99,16 @@ void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom&
     r = fu.residual_copy ? static_cast<const T*>(fu.residual_copy)
                          : AsNchw<T>(ctx, fu.residual, nhwc);
   }
-  if (!b && !r && fu.act.act == FusedAct::kNone) return;
-  WithFusedAct(fu.act, [&](const auto& f) {
-    for (int64_t n = 0; n < g.n; ++n)
+  return {b, r};
+}
+
+// od's images [n0, n1) (NCHW) = act(od + Bias + ResidualData), with FusionOperands' b and r.
+template <typename T>
+void ApplyFusion(const ConvGeom& g, const FusedActParams& act, const T* b, const T* r, T* od,
+                 int64_t n0, int64_t n1) {
+  const int64_t ohw = g.oh * g.ow;
+  WithFusedAct(act, [&](const auto& f) {
+    for (int64_t n = n0; n < n1; ++n)
       for (int64_t m = 0; m < g.m; ++m) {
         T* o = od + (n * g.m + m) * ohw;
         const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
@@ -110,6 +122,43 @@ void ApplyFusion(const KernelContext& ctx, const ConvFusion& fu, const ConvGeom&
   });
 }
 
+// The direct kernel (conv_direct.h) for float32 NCHW with one group, with Bias, ResidualData and
+// relu applied as it stores (any other activation after, as ApplyFusion does). False where it
+// does not run.
+template <typename T>
+bool ConvDirect(KernelContext& ctx, const ConvGeom& g, const ConvFusion& fu, const Tensor& x,
+                const Tensor& f, Tensor& out) {
+  const DirectConvIsa* isa = DirectConvForCpu();
+  if constexpr (!std::is_same_v<T, float>) return false;
+  if (!isa || !DirectConvFits(g)) return false;
+  const char* op = ctx.op_type();
+  const float* b = nullptr;
+  const float* r = nullptr;
+  std::tie(b, r) = FusionOperands<float>(ctx, fu, g, false);
+  // In place (ResidualData is Output's variable): the kernel reads each value before it writes
+  // it, so the bytes need no copy when Output keeps them (memory of the core's allocator, the
+  // same dims); otherwise they are copied first.
+  const bool same = r && r == out.raw_data();
+  if (same && (out.content_version() == 0 || out.dims() != g.out_dims())) {
+    float* copy = ctx.TempBuffer<float>(static_cast<size_t>(fu.residual.numel()));
+    std::copy(r, r + fu.residual.numel(), copy);
+    r = copy;
+  }
+  const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
+  const float* packed = PackedFilterFor(ctx, *isa, g, f);
+  float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
+  TIDE_CHECK(!same || r != out.raw_data() || od == r, "op '", op,
+             "': Output, ResidualData's variable, moved when it was written");
+  ConvForwardDirect(ctx, *isa, g, x.data<float>(), packed, b, r, relu, od);
+  if (!relu && fu.act.act != FusedAct::kNone)
+    WithFusedAct(fu.act, [&](const auto& act) {
+      ParallelFor(ctx, out.numel(), 8, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) od[i] = act.template Fwd<float>(od[i]);
+      });
+    });
+  return true;
+}
+
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
@@ -117,17 +166,33 @@ void ConvKernel(KernelContext& ctx) {
   const bool nhwc = ChannelLast(ctx);
   ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
   ConvFusion fusion = GetFusion(ctx);
-  if (fusion.residual && fusion.residual.raw_data() == out.raw_data()) {  // in place: keep it
+  if (!nhwc && ConvDirect<T>(ctx, g, fusion, x, f, out)) return;
+  // In place (ResidualData is Output's variable), NCHW, Output keeping its bytes (the core's
+  // memory, the same dims): the GEMM adds the conv to the residual where it lies. Otherwise in
+  // place needs a copy of the residual, which the GEMM overwrites.
+  const bool same = fusion.residual && fusion.residual.raw_data() == out.raw_data();
+  const bool accumulate = same && !nhwc && out.content_version() != 0 && out.dims() == g.out_dims();
+  if (same && !accumulate) {
     const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
     T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));
     std::copy(rd, rd + fusion.residual.numel(), copy);
     fusion.residual_copy = copy;
   }
+  const T* b = nullptr;
+  const T* r = nullptr;
+  std::tie(b, r) = FusionOperands<T>(ctx, fusion, g, nhwc);
+  const void* residual_bytes = r;
+  if (accumulate) r = nullptr;  // already in the output
+  const bool epilogue = b || r || fusion.act.act != FusedAct::kNone;
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
+  TIDE_CHECK(!accumulate || od == residual_bytes, "op '", op,
+             "': Output, ResidualData's variable, moved when it was written");
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
-  ConvForwardNchw<T>(ctx, g, xd, fd, od);
-  ApplyFusion(ctx, fusion, g, nhwc, od);
+  // The epilogue on each chunk's images as they are done (in cache, on the chunk's thread).
+  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate, [&](int64_t n0, int64_t n1) {
+    if (epilogue) ApplyFusion<T>(g, fusion.act, b, r, od, n0, n1);
+  });
   StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 

@@ -8,6 +8,7 @@ relative, on the plain kernels and with oneDNN, and leaves alone what it must no
 
 import os
 
+import conv_reference
 import numpy as np
 import pytest
 from kernel_libraries import LIBS, has_mkldnn
@@ -29,21 +30,7 @@ def run_with(lib, exe, program, feed, fetch_list):
 
 def conv_ref(x, w, stride, pad, groups):
     """float64 NCHW convolution (cross-correlation), symmetric zero padding."""
-    x, w = x.astype(np.float64), w.astype(np.float64)
-    n, c, h, wd = x.shape
-    m, cg, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
-    out = np.zeros((n, m, oh, ow))
-    mg = m // groups
-    for g in range(groups):
-        xs = xp[:, g * cg : (g + 1) * cg]
-        ws = w[g * mg : (g + 1) * mg]
-        for i in range(kh):
-            for j in range(kw):
-                patch = xs[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride]
-                out[:, g * mg : (g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, ws[:, :, i, j])
-    return out
+    return conv_reference.conv_ref(x, w, [stride] * 2, [pad] * 4, [1, 1], groups)
 
 
 # (id, N, C, H, W, M, k, stride, pad, groups, bias, residual, relu)

@@ -5,6 +5,7 @@ oneDNN (use_mkldnn) too; gradients by central finite differences."""
 
 import numpy as np
 import pytest
+from conv_reference import conv_ref
 from float64_grad import numeric_grad
 from kernel_libraries import LIBS, MKLDNN_SKIP_REASON, has_mkldnn
 from op_test import make
@@ -95,31 +96,6 @@ def paddle_pads(algo, in_hw, k, strides, paddings, dilations):
         return pads, [1, 1]
     p = list(paddings)
     return (p if len(p) == 4 else [p[0], p[0], p[1], p[1]]), list(dilations)
-
-
-def conv_ref(x, w, strides, pads, dils, groups):
-    """NCHW x, [M, C/groups, kh, kw] w, float64."""
-    n, c, h, wd = x.shape
-    m, cg, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])))
-    oh = (h + pads[0] + pads[1] - (dils[0] * (kh - 1) + 1)) // strides[0] + 1
-    ow = (wd + pads[2] + pads[3] - (dils[1] * (kw - 1) + 1)) // strides[1] + 1
-    out = np.zeros((n, m, oh, ow))
-    mg = m // groups
-    for g in range(groups):
-        for i in range(kh):
-            for j in range(kw):
-                y0, x0 = i * dils[0], j * dils[1]
-                patch = xp[
-                    :,
-                    g * cg : (g + 1) * cg,
-                    y0 : y0 + strides[0] * (oh - 1) + 1 : strides[0],
-                    x0 : x0 + strides[1] * (ow - 1) + 1 : strides[1],
-                ]
-                out[:, g * mg : (g + 1) * mg] += np.einsum(
-                    "nchw,mc->nmhw", patch, w[g * mg : (g + 1) * mg, :, i, j]
-                )
-    return out
 
 
 CONV_CASES = [

@@ -1,0 +1,184 @@
+// conv_direct.h: the plain float32 convolution without im2col: the input staged once as
+// zero-bordered NHWC, the output computed from it in register tiles of output-channel blocks by
+// output positions (conv_direct_kernel.h), the filter packed once by channel blocks and kept in
+// the op's kernel state until its bytes change, bias / residual / relu applied as each tile is
+// stored, the tiles of all images on the CPU pool. The kernel is chosen by the CPU at run time
+// (AVX-512, else AVX2 with FMA; the plugin itself stays built for any x86-64);
+// TIDE_PLAIN_CONV_ISA=avx2 holds it to AVX2, =none turns it off (im2col + GEMM everywhere, as
+// where the CPU has neither).
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <tide/ops/conv.hpp>
+
+#include "common.h"
+#include "conv_direct_job.h"
+#include "conv_gemm.h"
+
+namespace ops_nn {
+
+// The kernel for this CPU, or null (none fits it, or TIDE_PLAIN_CONV_ISA=none).
+inline const DirectConvIsa* DirectConvForCpu() {
+  static const DirectConvIsa* const isa = [] {
+#if defined(__x86_64__) || defined(__i386__)
+    const char* env = std::getenv("TIDE_PLAIN_CONV_ISA");
+    const std::string want = env ? env : "";
+    if (want == "none") return static_cast<const DirectConvIsa*>(nullptr);
+    __builtin_cpu_init();
+    if (want != "avx2" && __builtin_cpu_supports("avx512f") && DirectConvAvx512())
+      return DirectConvAvx512();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && DirectConvAvx2())
+      return DirectConvAvx2();
+#endif
+    return static_cast<const DirectConvIsa*>(nullptr);
+  }();
+  return isa;
+}
+
+// Where the direct kernel runs: one group (depthwise and grouped convs keep im2col + GEMM), data
+// to convolve, at least kDirectConvMinTaps products per output (C * kh * kw: below, the tile's
+// fixed cost, its stores through the epilogue, outweighs its arithmetic), and not a pointwise
+// filter (1x1, stride 1, no padding: there the image is already GEMM's column matrix). Measured
+// at 1 thread, AVX-512, on a busy 2-core EPYC: batch 64 at 28x28, 3x3 and 5x5 filters over 1-8
+// channels (25-72 products) took 1.1x-1.6x im2col + GEMM's time; ResNet-50's stem (147) 0.6x-0.8x,
+// its 3x3 convs (576-4608) 0.5x-1.0x; its pointwise convs were no faster at 1 thread (CPU per run
+// of the whole net 88.9-90.5 ms against 87.4-90.4) and slower at 2 (125-128 ms against 107-122).
+constexpr int64_t kDirectConvMinTaps = 128;
+inline bool DirectConvFits(const tide::ops::ConvGeom& g) {
+  const bool empty = g.n == 0 || g.c == 0 || g.m == 0 || g.oh <= 0 || g.ow <= 0;
+  return g.groups == 1 && !IsPointwise(g) && !empty && g.c * g.kh * g.kw >= kDirectConvMinTaps;
+}
+
+// The output-channel block of `isa`'s kernel for m channels: as many vectors as m fills, at most
+// its largest.
+inline int64_t DirectConvVectors(const DirectConvIsa& isa, int64_t m) {
+  return std::min(isa.max_vectors, (m + isa.lanes - 1) / isa.lanes);
+}
+inline int64_t DirectConvBlock(const DirectConvIsa& isa, int64_t m) {
+  return DirectConvVectors(isa, m) * isa.lanes;
+}
+
+// The filter [m, c, kh, kw] packed for `isa`: [m_blocks][kh][kw][c][block], zeros past m, in
+// storage that stays 64-byte aligned.
+struct PackedConvFilter {
+  const void* source = nullptr;  // the Filter's bytes it was packed from
+  uint64_t version = 0;          // their content version (0: never reused)
+  Dims dims;
+  const DirectConvIsa* isa = nullptr;
+  tide::OwnedTensor storage;  // the core's memory, so its statistics count the copy
+  float* data = nullptr;
+};
+
+inline void PackConvFilter(const KernelContext& ctx, const DirectConvIsa& isa,
+                           const tide::ops::ConvGeom& g, const float* f, float* packed) {
+  const int64_t block = DirectConvBlock(isa, g.m);
+  const int64_t taps = g.c * g.kh * g.kw, blocks = (g.m + block - 1) / block;
+  ParallelFor(ctx, blocks, taps * block, [&](int64_t b0, int64_t b1) {
+    for (int64_t mb = b0; mb < b1; ++mb) {
+      float* dst = packed + mb * taps * block;
+      for (int64_t k = 0; k < g.kh * g.kw; ++k)
+        for (int64_t c = 0; c < g.c; ++c)
+          for (int64_t j = 0; j < block; ++j) {
+            const int64_t m = mb * block + j;
+            dst[(k * g.c + c) * block + j] = m < g.m ? f[(m * g.c + c) * g.kh * g.kw + k] : 0.0f;
+          }
+    }
+  });
+}
+
+// The packed filter for this run: the op's kept copy when Filter's bytes are the ones it was
+// packed from, else packed anew (and kept when the bytes have a content version).
+inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa,
+                                    const tide::ops::ConvGeom& g, const Tensor& filter) {
+  PackedConvFilter* st = ctx.State<PackedConvFilter>();
+  const uint64_t version = filter.content_version();
+  if (st && version != 0 && st->version == version && st->source == filter.raw_data() &&
+      st->dims == filter.dims() && st->isa == &isa)
+    return st->data;
+  const int64_t block = DirectConvBlock(isa, g.m), blocks = (g.m + block - 1) / block;
+  const size_t n = static_cast<size_t>(blocks * g.c * g.kh * g.kw * block);
+  constexpr size_t kAlign = 64 / sizeof(float);
+  if (version == 0) {  // bytes that may change unseen: packed for this run only
+    float* p = ctx.TempBuffer<float>(n + kAlign);
+    p += (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
+    PackConvFilter(ctx, isa, g, filter.data<float>(), p);
+    return p;
+  }
+  auto next = std::make_unique<PackedConvFilter>();
+  next->source = filter.raw_data();
+  next->version = version;
+  next->dims = filter.dims();
+  next->isa = &isa;
+  float* p = next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n + kAlign)}, ctx.place());
+  p += (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
+  next->data = p;
+  PackConvFilter(ctx, isa, g, filter.data<float>(), p);
+  return ctx.SetState(std::move(next))->data;
+}
+
+// od [n, m, oh, ow] = act(conv(xd, filter) + bias + residual), act relu or none (null bias /
+// residual: none; residual may be od itself).
+inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa,
+                              const tide::ops::ConvGeom& g, const float* xd, const float* packed,
+                              const float* bias, const float* residual, bool relu, float* od) {
+  DirectConvJob j{};
+  // The input staged as zero-bordered NHWC: a tile's positions then read their channels from
+  // consecutive addresses (NCHW planes would be a cache line per channel and position), and the
+  // kernel reads every window without a bounds check.
+  // A 1x1 filter without padding reads only every sh-th row and sw-th column: those alone are
+  // staged, and the kernel runs as a stride-1 conv on them.
+  const bool subsample = g.kh == 1 && g.kw == 1 && !(g.ph || g.pw || g.ph_end || g.pw_end);
+  const int64_t ssh = subsample ? g.sh : 1, ssw = subsample ? g.sw : 1;
+  const int64_t hw = g.h * g.w;
+  const int64_t hp = subsample ? g.oh : g.h + g.ph + g.ph_end;
+  const int64_t wp = subsample ? g.ow : g.w + g.pw + g.pw_end;
+  const int64_t rows = subsample ? g.oh : g.h, cols = subsample ? g.ow : g.w;
+  float* xs = ctx.TempBuffer<float>(static_cast<size_t>(g.n * hp * wp * g.c));
+  ParallelFor(ctx, g.n * hp, 2 * wp * g.c, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / hp, y = r % hp - (subsample ? 0 : g.ph);
+      float* dst = xs + r * wp * g.c;
+      if (y < 0 || y >= rows) {
+        std::memset(dst, 0, sizeof(float) * wp * g.c);
+        continue;
+      }
+      const int64_t pw = subsample ? 0 : g.pw;
+      std::memset(dst, 0, sizeof(float) * pw * g.c);
+      std::memset(dst + (pw + cols) * g.c, 0, sizeof(float) * (wp - pw - cols) * g.c);
+      isa.stage_row(xd + n * g.c * hw + y * ssh * g.w, hw, ssw, cols, g.c, dst + pw * g.c);
+    }
+  });
+  j.x = xs;
+  j.x_chan = 1;
+  j.x_col = g.c;
+  j.x_row = wp * g.c;
+  j.x_image = hp * j.x_row;
+  j.c = g.c;
+  j.kh = g.kh;
+  j.kw = g.kw;
+  j.sh = g.sh / ssh;
+  j.sw = g.sw / ssw;
+  j.dh = g.dh;
+  j.dw = g.dw;
+  j.m = g.m;
+  j.oh = g.oh;
+  j.ow = g.ow;
+  j.filter = packed;
+  j.out = od;
+  j.bias = bias;
+  j.residual = residual;
+  j.relu = relu;
+  const int64_t vectors = DirectConvVectors(isa, g.m), block = vectors * isa.lanes;
+  j.m_blocks = (g.m + block - 1) / block;
+  j.tiles = (g.oh * g.ow + isa.tile - 1) / isa.tile;
+  const int64_t items = g.n * j.m_blocks * j.tiles;
+  const int64_t flops_per_item = 2 * block * isa.tile * g.c * g.kh * g.kw;
+  const DirectConvRange run = isa.run[vectors - 1];
+  ParallelFor(ctx, items, flops_per_item, [&](int64_t b, int64_t e) { run(j, b, e); });
+}
+
+}  // namespace ops_nn

@@ -1,0 +1,51 @@
+// conv_direct_job.h: what the direct convolution's ISA kernels (conv_direct_avx512.cc,
+// conv_direct_avx2.cc) read: a plain struct, so those translation units, compiled for their own
+// instruction set, include nothing else of the pack (no inline function or template of another
+// header may be compiled there with AVX-512 and then chosen by the linker for every caller).
+#pragma once
+
+#include <cstdint>
+
+namespace ops_nn {
+
+// One float32 convolution, groups 1: Output [n, m, oh, ow] (NCHW) from an input whose padding is
+// already in place (x with the strides below, any layout; every window the output reads lies
+// inside it) and a filter packed by output-channel blocks: filter[mb][ky][kx][c][block], the
+// channels past m zero. Output = act(conv + bias + residual) with act none or relu.
+struct DirectConvJob {
+  const float* x;
+  int64_t x_image, x_chan, x_row, x_col;  // element strides of the (padded) input
+  int64_t c, kh, kw, sh, sw, dh, dw;
+  int64_t m, oh, ow;
+  const float* filter;    // packed, 64-byte aligned
+  float* out;             // [n, m, oh, ow]
+  const float* bias;      // [m] or null
+  const float* residual;  // Output's dims, or null; may be `out` itself (read before written)
+  bool relu;
+  int64_t m_blocks, tiles;  // output-channel blocks, and tiles of output positions per image
+};
+
+// The work items of a job: n * m_blocks * tiles, one tile of positions of one channel block of
+// one image each; a kernel runs items [begin, end).
+using DirectConvRange = void (*)(const DirectConvJob& job, int64_t begin, int64_t end);
+
+// Stages one row of the input as NHWC: dst[x][ch] = src[ch * chan_stride + x * col_stride] for
+// x < cols, ch < c.
+using DirectConvStageRow = void (*)(const float* src, int64_t chan_stride, int64_t col_stride,
+                                    int64_t cols, int64_t c, float* dst);
+
+// The kernels for one instruction set: its vector's lanes, its tile of output positions, and
+// run[f - 1] for output-channel blocks of f vectors (f <= max_vectors; a conv with few output
+// channels takes a smaller block, computing fewer zero channels).
+struct DirectConvIsa {
+  const char* name;
+  int64_t lanes, tile, max_vectors;
+  DirectConvRange run[4];
+  DirectConvStageRow stage_row;
+};
+
+// The kernels built in (null where the compiler or the target has none).
+const DirectConvIsa* DirectConvAvx512();
+const DirectConvIsa* DirectConvAvx2();
+
+}  // namespace ops_nn

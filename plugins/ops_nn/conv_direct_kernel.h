@@ -1,0 +1,124 @@
+// conv_direct_kernel.h: the direct convolution's inner kernel (the scheme of ONNX Runtime's MLAS
+// NCHWc kernels, on an NHWC-staged input): a register tile of F vectors of output channels by W
+// output positions, accumulated over every input channel and filter tap with one broadcast input
+// value per position and F filter vectors per tap, then stored with the epilogue. Included only by
+// the ISA translation units, each defining `Vec` (the vector, its lane count, load / broadcast /
+// fma / store) first; everything here has internal linkage, so nothing compiled for one instruction
+// set reaches another's callers.
+#pragma once
+
+#include <immintrin.h>
+
+#include "conv_direct_job.h"
+
+namespace ops_nn {
+namespace {
+
+// Output positions p of an image, flattened over (oy, ox), are cut into tiles of W; a tile's
+// positions may span rows, so each keeps its own input pointer.
+template <int F, int W>
+void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb, int64_t tile) {
+  constexpr int64_t kBlock = F * Vec::kLanes;
+  const int64_t ohw = j.oh * j.ow, p0 = tile * W;
+  const int64_t valid = ohw - p0 < W ? ohw - p0 : W;
+  const float* base[W];
+  for (int w = 0; w < W; ++w) {  // past the image's last position: recompute the last one
+    const int64_t p = p0 + (w < valid ? w : valid - 1);
+    const int64_t oy = p / j.ow, ox = p - oy * j.ow;
+    base[w] = j.x + n * j.x_image + oy * j.sh * j.x_row + ox * j.sw * j.x_col;
+  }
+  typename Vec::T acc[F][W];
+#pragma GCC unroll 8
+  for (int f = 0; f < F; ++f)
+#pragma GCC unroll 8
+    for (int w = 0; w < W; ++w) acc[f][w] = Vec::Zero();
+  const float* fp = j.filter + mb * j.c * j.kh * j.kw * kBlock;
+  for (int64_t ky = 0; ky < j.kh; ++ky) {
+    for (int64_t kx = 0; kx < j.kw; ++kx) {
+      int64_t off = ky * j.dh * j.x_row + kx * j.dw * j.x_col;
+      for (int64_t c = 0; c < j.c; ++c, off += j.x_chan, fp += kBlock) {
+        typename Vec::T fv[F];
+#pragma GCC unroll 8
+        for (int f = 0; f < F; ++f) fv[f] = Vec::Load(fp + f * Vec::kLanes);
+#pragma GCC unroll 8
+        for (int w = 0; w < W; ++w) {
+          const typename Vec::T b = Vec::Broadcast(base[w] + off);
+#pragma GCC unroll 8
+          for (int f = 0; f < F; ++f) acc[f][w] = Vec::Fma(fv[f], b, acc[f][w]);
+        }
+      }
+    }
+  }
+  // The tile, position-major ([W][block]), then written channel by channel with the epilogue.
+  alignas(64) float tmp[W * kBlock];
+#pragma GCC unroll 8
+  for (int w = 0; w < W; ++w)
+#pragma GCC unroll 8
+    for (int f = 0; f < F; ++f) Vec::Store(tmp + w * kBlock + f * Vec::kLanes, acc[f][w]);
+  const int64_t m0 = mb * kBlock;
+  const int64_t mc = j.m - m0 < kBlock ? j.m - m0 : kBlock;
+  float* o = j.out + (n * j.m + m0) * ohw + p0;
+  const float* r = j.residual ? j.residual + (n * j.m + m0) * ohw + p0 : nullptr;
+  for (int64_t ch = 0; ch < mc; ++ch) {
+    const float b = j.bias ? j.bias[m0 + ch] : 0.0f;
+    float* oc = o + ch * ohw;
+    const float* rc = r ? r + ch * ohw : nullptr;
+    for (int64_t w = 0; w < valid; ++w) {
+      float v = tmp[w * kBlock + ch] + b;
+      if (rc) v += rc[w];
+      if (j.relu && !(v > 0.0f)) v = 0.0f;
+      oc[w] = v;
+    }
+  }
+}
+
+// 8 rows of 8 floats transposed in registers (AVX, which both instruction sets have).
+inline void Transpose8x8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+// DirectConvStageRow: 8x8 blocks through registers where the columns are contiguous, the rest
+// element by element.
+void DirectConvStage(const float* src, int64_t chan_stride, int64_t col_stride, int64_t cols,
+                     int64_t c, float* dst) {
+  int64_t x = 0;
+  if (col_stride == 1)
+    for (; x + 8 <= cols; x += 8) {
+      int64_t ch = 0;
+      for (; ch + 8 <= c; ch += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + (ch + i) * chan_stride + x);
+        Transpose8x8(r);
+        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (x + i) * c + ch, r[i]);
+      }
+      for (; ch < c; ++ch)
+        for (int i = 0; i < 8; ++i) dst[(x + i) * c + ch] = src[ch * chan_stride + x + i];
+    }
+  for (; x < cols; ++x)
+    for (int64_t ch = 0; ch < c; ++ch) dst[x * c + ch] = src[ch * chan_stride + x * col_stride];
+}
+
+template <int F, int W>
+void DirectConvRun(const DirectConvJob& j, int64_t begin, int64_t end) {
+  for (int64_t it = begin; it < end; ++it) {
+    const int64_t tile = it % j.tiles, nm = it / j.tiles;
+    DirectConvTile<F, W>(j, nm / j.m_blocks, nm % j.m_blocks, tile);
+  }
+}
+
+}  // namespace
+}  // namespace ops_nn

@@ -1,0 +1,277 @@
+"""The plain float32 convolution's direct kernel (plugins/ops_nn/conv_direct.h: the input staged
+as NHWC, register tiles of output-channel blocks by output positions, the filter packed once per
+op, the epilogue fused) against a float64 numpy reference over many shapes: 3x3 stride 1 and 2,
+the 7x7 stem, strided and padded 1x1, asymmetric padding, odd sizes with stride 2, dilation,
+batch 1 and 16, channel counts off the kernel's blocks, and those that keep im2col + GEMM
+(pointwise 1x1, few products per output, groups, depthwise); conv2d and fused_conv2d (bias,
+residual, in place, relu and an activation applied after); a filter rewritten between runs;
+thread counts 1 and 2; and each instruction set the CPU has (TIDE_PLAIN_CONV_ISA, in a process of
+its own), each within float rounding of im2col + GEMM's results (TIDE_PLAIN_CONV_ISA=none)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conv_reference import conv_ref
+
+import tide
+
+# (id, N, C, H, W, M, kh, kw, strides, paddings, dilations, groups)
+SHAPES = [
+    ("1x1", 2, 64, 7, 7, 64, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+    ("1x1_b16_odd_channels", 16, 13, 5, 6, 37, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+    ("1x1_stride2_odd", 1, 130, 9, 11, 70, 1, 1, [2, 2], [0, 0], [1, 1], 1),
+    ("1x1_padded", 1, 129, 5, 5, 20, 1, 1, [1, 1], [1, 1], [1, 1], 1),
+    ("3x3", 1, 32, 14, 14, 64, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("3x3_b16", 16, 16, 7, 7, 16, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("3x3_many_blocks", 2, 70, 9, 9, 130, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("3x3_stride2_odd", 2, 16, 15, 13, 20, 3, 3, [2, 2], [1, 1], [1, 1], 1),
+    ("3x3_asym_pad", 1, 15, 8, 9, 7, 3, 3, [1, 2], [0, 2, 1, 0], [1, 1], 1),
+    ("3x3_dilated", 2, 16, 12, 10, 9, 3, 3, [1, 1], [2, 2], [2, 2], 1),
+    ("5x3_rect", 1, 9, 11, 9, 65, 5, 3, [1, 1], [2, 1], [1, 1], 1),
+    ("stem_7x7", 1, 3, 32, 32, 64, 7, 7, [2, 2], [3, 3], [1, 1], 1),
+    ("few_taps", 4, 1, 12, 12, 20, 5, 5, [1, 1], [0, 0], [1, 1], 1),
+    ("grouped", 2, 8, 6, 6, 12, 3, 3, [1, 1], [1, 1], [1, 1], 2),
+    ("depthwise", 1, 8, 6, 6, 8, 3, 3, [1, 1], [1, 1], [1, 1], 8),
+    ("one_position", 3, 17, 1, 1, 33, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+]
+
+
+def out_size(case):
+    _, n, c, h, w, m, kh, kw, st, p, d, _ = case
+    pads = [p[0], p[0], p[1], p[1]] if len(p) == 2 else p
+    oh = (h + pads[0] + pads[1] - (d[0] * (kh - 1) + 1)) // st[0] + 1
+    ow = (w + pads[2] + pads[3] - (d[1] * (kw - 1) + 1)) // st[1] + 1
+    return pads, oh, ow
+
+
+def build(case, op, bias, residual, act, in_place=False):
+    """The program: one conv op on fed Input / Filter (and Bias / ResidualData); its output."""
+    _, n, c, h, w, m, kh, kw, strides, paddings, dilations, groups = case
+    _, oh, ow = out_size(case)
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        block = main.global_block()
+        x = tide.layers.data(name="x", shape=[n, c, h, w], dtype="float32", append_batch_size=False)
+        tide.layers.data(
+            name="f", shape=[m, c // groups, kh, kw], dtype="float32", append_batch_size=False
+        )
+        inputs = {"Input": [x.name], "Filter": ["f"]}
+        if bias:
+            tide.layers.data(name="b", shape=[m], dtype="float32", append_batch_size=False)
+            inputs["Bias"] = ["b"]
+        if residual:
+            tide.layers.data(
+                name="r", shape=[n, m, oh, ow], dtype="float32", append_batch_size=False
+            )
+            inputs["ResidualData"] = ["r"]
+        out = "r" if in_place else block.create_var(name="out", dtype="float32").name
+        attrs = {"strides": strides, "paddings": paddings, "dilations": dilations, "groups": groups}
+        if op == "fused_conv2d":
+            attrs.update(fuse_activation=act, fuse_residual_connection=residual)
+            if act == "leaky_relu":
+                attrs["fuse_alpha"] = 0.1
+        block.append_op(op, inputs=inputs, outputs={"Output": [out]}, attrs=attrs)
+    return main, out
+
+
+def reference(case, feed, bias, residual, act):
+    _, n, c, h, w, m, kh, kw, strides, paddings, dilations, groups = case
+    pads, _, _ = out_size(case)
+    want = conv_ref(feed["x"], feed["f"], strides, pads, dilations, groups)
+    if bias:
+        want += feed["b"].astype(np.float64).reshape(1, m, 1, 1)
+    if residual:
+        want += feed["r"]
+    if act == "relu":
+        want = np.maximum(want, 0)
+    elif act == "leaky_relu":
+        want = np.where(want > 0, want, 0.1 * want)
+    elif act == "sigmoid":
+        want = 1 / (1 + np.exp(-want))
+    return want
+
+
+def make_feed(case, rng, bias, residual):
+    _, n, c, h, w, m, kh, kw, _, _, _, groups = case
+    _, oh, ow = out_size(case)
+    feed = {
+        "x": rng.uniform(-1, 1, (n, c, h, w)).astype("float32"),
+        "f": rng.uniform(-1, 1, (m, c // groups, kh, kw)).astype("float32"),
+    }
+    if bias:
+        feed["b"] = rng.uniform(-1, 1, (m,)).astype("float32")
+    if residual:
+        feed["r"] = rng.uniform(-1, 1, (n, m, oh, ow)).astype("float32")
+    return feed
+
+
+def tolerance(case):
+    """float32 sums of C/groups * kh * kw products of values in [-1, 1]."""
+    _, _, c, _, _, _, kh, kw, _, _, _, groups = case
+    return 2e-6 * (c // groups * kh * kw) ** 0.5 + 1e-6
+
+
+@pytest.mark.parametrize("case", SHAPES, ids=[c[0] for c in SHAPES])
+def test_conv2d_matches_float64(case, rng):
+    main, out = build(case, "conv2d", False, False, "")
+    feed = make_feed(case, rng, False, False)
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(tide.Scope()):
+        (got,) = exe.run(main, feed=feed, fetch_list=[out])
+    want = reference(case, feed, False, False, "")
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=tolerance(case))
+
+
+# (bias, residual, activation, in place)
+FUSIONS = [
+    (True, False, "", False),
+    (True, False, "relu", False),
+    (True, True, "relu", False),
+    (False, True, "", True),
+    (True, True, "relu", True),
+    (True, False, "leaky_relu", False),
+    (False, True, "sigmoid", False),
+]
+
+
+@pytest.mark.parametrize("fusion", FUSIONS, ids=lambda f: "-".join(map(str, f)))
+@pytest.mark.parametrize("case", SHAPES, ids=[c[0] for c in SHAPES])
+def test_fused_conv2d_matches_float64(case, fusion, rng):
+    bias, residual, act, in_place = fusion
+    main, out = build(case, "fused_conv2d", bias, residual, act, in_place)
+    feed = make_feed(case, rng, bias, residual)
+    want = reference(case, feed, bias, residual, act)  # in place, the run overwrites feed["r"]
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(tide.Scope()):
+        (got,) = exe.run(main, feed=feed, fetch_list=[out])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=tolerance(case))
+
+
+def test_filter_rewritten_between_runs_is_repacked(rng):
+    """A persistable Filter set anew between runs (an optimizer's step, a reload): the second run
+    convolves with the new values, not the packed copy of the old ones."""
+    case = next(c for c in SHAPES if c[0] == "3x3")
+    main = tide.Program()
+    startup = tide.Program()
+    with tide.program_guard(main, startup):
+        x = tide.layers.data(
+            name="x", shape=[1, 32, 14, 14], dtype="float32", append_batch_size=False
+        )
+        y = tide.layers.conv2d(x, num_filters=64, filter_size=3, padding=1, bias_attr=False)
+    exe = tide.Executor(tide.CPUPlace())
+    scope = tide.Scope()
+    with tide.scope_guard(scope):
+        exe.run(startup)
+        fname = main.global_block().all_parameters()[0].name
+        xv = rng.uniform(-1, 1, (1, 32, 14, 14)).astype("float32")
+        for _ in range(3):
+            w = rng.uniform(-1, 1, (64, 32, 3, 3)).astype("float32")
+            scope.find_var(fname).get_tensor().set(w, tide.CPUPlace())
+            for _ in range(2):  # the second run reads the kept copy
+                (got,) = exe.run(main, feed={"x": xv}, fetch_list=[y])
+                want = conv_ref(xv, w, [1, 1], [1, 1, 1, 1], [1, 1], 1)
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=tolerance(case))
+
+
+@pytest.mark.parametrize(
+    "k,groups", [(3, 1), (1, 1), (3, 2)], ids=["direct", "gemm_pointwise", "gemm_grouped"]
+)
+def test_in_place_residual_of_another_conv(k, groups, rng):
+    """The transpiler's in-place residual: fused_conv2d writes its Output over ResidualData, a
+    tensor another conv made (the core's memory, kept without a copy): the direct kernel reads
+    each value before it overwrites it; the GEMM adds the conv to it where it lies (pointwise:
+    straight into the images; grouped, 2 small images per GEMM: through its row layout)."""
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        block = main.global_block()
+        for name, shape in (
+            ("x", [2, 16, 9, 9]),
+            ("f1", [32, 16, 3, 3]),
+            ("f2", [32, 16 // groups, k, k]),
+            ("b", [32]),
+        ):
+            tide.layers.data(name=name, shape=shape, dtype="float32", append_batch_size=False)
+        block.create_var(name="r", dtype="float32")
+        block.append_op(
+            "conv2d",
+            inputs={"Input": ["x"], "Filter": ["f1"]},
+            outputs={"Output": ["r"]},
+            attrs={"paddings": [1, 1]},
+        )
+        block.append_op(
+            "fused_conv2d",
+            inputs={"Input": ["x"], "Filter": ["f2"], "Bias": ["b"], "ResidualData": ["r"]},
+            outputs={"Output": ["r"]},
+            attrs={
+                "paddings": [k // 2, k // 2],
+                "groups": groups,
+                "fuse_activation": "relu",
+                "fuse_residual_connection": True,
+            },
+        )
+    feed = {
+        k_: rng.uniform(-1, 1, block.var(k_).shape).astype("float32")
+        for k_ in ("x", "f1", "f2", "b")
+    }
+    p1, p2 = [1] * 4, [k // 2] * 4
+    want = conv_ref(feed["x"], feed["f1"], [1, 1], p1, [1, 1], 1) + conv_ref(
+        feed["x"], feed["f2"], [1, 1], p2, [1, 1], groups
+    )
+    want = np.maximum(want + feed["b"].astype(np.float64).reshape(1, 32, 1, 1), 0)
+    with tide.scope_guard(tide.Scope()):
+        for _ in range(2):
+            (got,) = tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=["r"])
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+WORKER = r"""
+import json, sys
+import numpy as np
+import tide
+sys.path.insert(0, {here!r})
+import test_plain_conv_direct as t
+tide.set_flags({{"cpu_threads": {threads!r}}})
+outs = {{}}
+for i, case in enumerate(t.SHAPES):
+    rng = np.random.RandomState(i)
+    for fusion in ((False, False, ""), (True, True, "relu")):
+        op = "fused_conv2d" if fusion[0] else "conv2d"
+        if fusion[0] and case[-1] != 1:
+            continue
+        main, out = t.build(case, op, *fusion)
+        feed = t.make_feed(case, rng, fusion[0], fusion[1])
+        with tide.scope_guard(tide.Scope()):
+            (got,) = tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=[out])
+        outs["%s-%s" % (case[0], op)] = np.asarray(got).tolist()
+print(json.dumps(outs))
+"""
+
+
+def run_worker(isa, threads):
+    env = dict(os.environ, TIDE_PLAIN_CONV_ISA=isa)
+    code = WORKER.format(here=os.path.dirname(os.path.abspath(__file__)), threads=str(threads))
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return {k: np.array(v) for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items()}
+
+
+def test_every_isa_and_thread_count_agree_with_im2col_gemm():
+    """The AVX-512 and AVX2 kernels (where this CPU has them), each at 1 and 2 threads, give
+    im2col + GEMM's results within float rounding."""
+    base = run_worker("none", 1)
+    isas = ["avx512", "avx2"]
+    for isa in isas:
+        for threads in (1, 2):
+            got = run_worker(isa, threads)
+            assert got.keys() == base.keys()
+            for k, v in base.items():
+                case = next(c for c in SHAPES if k.startswith(c[0] + "-"))
+                np.testing.assert_allclose(
+                    got[k], v, rtol=1e-5, atol=2 * tolerance(case), err_msg=f"{isa} {threads} {k}"
+                )
