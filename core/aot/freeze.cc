@@ -13,7 +13,6 @@
 #include "core/executor/release_plan.h"
 #include "core/framework/tensor_util.h"
 #include "core/ir/var_names.h"
-#include "core/platform/flags.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {
@@ -35,13 +34,6 @@ struct Seen {
   const Allocation* holder = nullptr;
   Place place;
   uint64_t bytes = 0;
-};
-
-// Keeps temporaries' memory through the probes (their holders show which outputs alias which).
-struct KeepTemporaries {
-  bool saved = FLAGS_free_temporaries;
-  KeepTemporaries() { FLAGS_free_temporaries = false; }
-  ~KeepTemporaries() { FLAGS_free_temporaries = saved; }
 };
 
 // Ops the plan leaves out: feed and fetch (FrozenModel::Run takes and gives the tensors itself),
@@ -228,7 +220,7 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
   // Every variable the ops are bound to, by name.
   std::map<std::string, const Variable*> bound;
   std::vector<std::map<std::string, Seen>> seen(probes.size());
-  KeepTemporaries keep;
+  p->KeepTemporaries();  // through the probes: the holders show which outputs alias which
   for (size_t k = 0; k < probes.size(); ++k) {
     std::vector<LoDTensor> in;
     for (const FrozenFeed& f : plan.feeds) in.push_back(ProbeFeed(f, probes[k]));

@@ -34,6 +34,12 @@ class PreparedBlock {
   // The groups of ops the place's device compiled (device_compile.h), by their nodes' "group".
   size_t num_compiled_groups() const { return compiled_groups_.size(); }
   CompiledGroup& compiled_group(size_t i) { return *compiled_groups_.at(i); }
+  // This block's runs release no temporary (--free_temporaries=false for it alone): freezing
+  // reads what every output holds after a run, without touching the flag other executors read.
+  void KeepTemporaries() {
+    release_names_.clear();
+    releases_.clear();
+  }
 
  private:
   friend class Executor;
