@@ -135,19 +135,13 @@ bool ConvDirect(KernelContext& ctx, const ConvGeom& g, const ConvFusion& fu, con
   const float* b = nullptr;
   const float* r = nullptr;
   std::tie(b, r) = FusionOperands<float>(ctx, fu, g, false);
-  // In place (ResidualData is Output's variable): the kernel reads each value before it writes
-  // it, so the bytes need no copy when Output keeps them (memory of the core's allocator, the
-  // same dims); otherwise they are copied first.
-  const bool same = r && r == out.raw_data();
-  if (same && (out.content_version() == 0 || out.dims() != g.out_dims())) {
-    float* copy = ctx.TempBuffer<float>(static_cast<size_t>(fu.residual.numel()));
-    std::copy(r, r + fu.residual.numel(), copy);
-    r = copy;
-  }
+  // In place (ConvKernel copied the residual where Output does not keep its bytes): the kernel
+  // reads each value before it writes it.
+  const bool in_place = r && r == out.raw_data();
   const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
   const float* packed = PackedFilterFor(ctx, *isa, g, f);
   float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
-  TIDE_CHECK(!same || r != out.raw_data() || od == r, "op '", op,
+  TIDE_CHECK(!in_place || od == r, "op '", op,
              "': Output, ResidualData's variable, moved when it was written");
   ConvForwardDirect(ctx, *isa, g, x.data<float>(), packed, b, r, relu, od);
   if (!relu && fu.act.act != FusedAct::kNone)
@@ -166,10 +160,9 @@ void ConvKernel(KernelContext& ctx) {
   const bool nhwc = ChannelLast(ctx);
   ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
   ConvFusion fusion = GetFusion(ctx);
-  if (!nhwc && ConvDirect<T>(ctx, g, fusion, x, f, out)) return;
   // In place (ResidualData is Output's variable), NCHW, Output keeping its bytes (the core's
-  // memory, the same dims): the GEMM adds the conv to the residual where it lies. Otherwise in
-  // place needs a copy of the residual, which the GEMM overwrites.
+  // memory, the same dims): the direct kernel reads each value before it writes it, the GEMM adds
+  // the conv to the residual where it lies. Otherwise in place needs a copy of the residual.
   const bool same = fusion.residual && fusion.residual.raw_data() == out.raw_data();
   const bool accumulate = same && !nhwc && out.content_version() != 0 && out.dims() == g.out_dims();
   if (same && !accumulate) {
@@ -178,6 +171,7 @@ void ConvKernel(KernelContext& ctx) {
     std::copy(rd, rd + fusion.residual.numel(), copy);
     fusion.residual_copy = copy;
   }
+  if (!nhwc && ConvDirect<T>(ctx, g, fusion, x, f, out)) return;
   const T* b = nullptr;
   const T* r = nullptr;
   std::tie(b, r) = FusionOperands<T>(ctx, fusion, g, nhwc);
