@@ -15,6 +15,7 @@ bfloat16 with (a CPU without AVX-512 BF16 / AMX is reported as such).
 import numpy as np
 from common import (
     Table,
+    cpu_flags,
     interleaved_rounds,
     machine_line,
     measure,
@@ -170,12 +171,7 @@ def onednn_bf16_isa():
     CPU's flags and ONEDNN_MAX_CPU_ISA)."""
     import os
 
-    flags = set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = set(next(line for line in f if line.startswith("flags")).split(":")[1].split())
-    except (OSError, StopIteration):
-        pass
+    flags = cpu_flags()
     limit = os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper()
     if "amx_bf16" in flags and limit in ("ALL", "AVX512_CORE_AMX"):
         return "AMX"

@@ -33,6 +33,7 @@ import numpy as np
 from common import (
     ROOT,
     Table,
+    cpu_flags,
     machine_line,
     measure,
     parser,
@@ -48,9 +49,8 @@ FIXTURE = os.path.join(ROOT, "tests", "fixtures", "paddle", "resnet18", "inferen
 
 def isa():
     """The widest vector ISA the CPU offers (the plain kernels' Eigen and oneDNN pick theirs)."""
-    try:
-        flags = open("/proc/cpuinfo").read().split("flags", 1)[1].split("\n", 1)[0].split()
-    except (OSError, IndexError):
+    flags = cpu_flags()
+    if not flags:
         return "unknown ISA"
     for name in ("avx512f", "avx2", "avx", "sse4_2"):
         if name in flags:

@@ -52,6 +52,15 @@ def measure(fn, reps=7, warmup=2, inner=1):
     return statistics.median(times), min(times), max(times)
 
 
+def cpu_flags():
+    """The CPU's feature flags from /proc/cpuinfo (empty where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return set(next(line for line in f if line.startswith("flags")).split(":")[1].split())
+    except (OSError, StopIteration, IndexError):
+        return set()
+
+
 def machine_line(extra=""):
     cpu = platform.processor() or "?"
     try:
