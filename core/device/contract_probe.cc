@@ -172,7 +172,10 @@ std::string CheckElapsed(DeviceContext* ctx, const DeviceInfo& dev, const Place&
 }
 
 std::string CheckMemoryStats(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
-  (void)ctx;
+  // Frees earlier checks queued in stream order (a device may release a block only when its
+  // stream reaches the free) land first: else one landing between the two readings hides the
+  // probe's block.
+  ctx->Synchronize();
   TideMemoryStats before{}, after{};
   GetDeviceMemoryStats(place, &before);
   DeviceBlock block(dev, place, kProbeBytes);
