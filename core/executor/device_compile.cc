@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <list>
 #include <mutex>
 #include <set>
 
@@ -27,12 +28,48 @@ struct CompiledGroup::Compiled {
   const DeviceInfo* device = nullptr;
   TideCompiled* fn = nullptr;  // null: the device declined these shapes
   std::string declined;        // its reason
+  ~Compiled();
 };
 
 namespace {
 
-// Entries live until the devices shut down (the compiled functions go back to their devices
-// then, before their finalize): a process compiles each (group, shapes) once.
+// Compiled functions not yet given back to their devices: the cache's and those a node still
+// holds after the cache let go of them. At device shutdown every one goes back (before the
+// devices' finalize); an entry destroyed later has nothing left to give back.
+class LiveCompiled {
+ public:
+  static LiveCompiled& Global() {
+    static auto* live = new LiveCompiled;  // never destroyed: entries may outlive statics
+    return *live;
+  }
+  void Add(CompiledGroup::Compiled* e) {
+    static std::once_flag hook;
+    std::call_once(hook, [] { AddDeviceShutdownHook([] { Global().ReleaseAll(); }); });
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.insert(e);
+  }
+  // Gives e's function back, once (from its destructor or at shutdown).
+  void Release(CompiledGroup::Compiled* e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!entries_.erase(e)) return;
+    if (e->fn) e->device->def.compiler->release_compiled(e->device->def.self, e->fn);
+    e->fn = nullptr;
+  }
+
+ private:
+  void ReleaseAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (CompiledGroup::Compiled* e : entries_)
+      if (e->fn) e->device->def.compiler->release_compiled(e->device->def.self, e->fn);
+    for (CompiledGroup::Compiled* e : entries_) e->fn = nullptr;
+    entries_.clear();
+  }
+  std::mutex mu_;
+  std::set<CompiledGroup::Compiled*> entries_;
+};
+
+// The least recently used entries beyond --device_compile_cache_capacity leave the cache; a
+// node running those shapes keeps its entry (shared) until its shapes change.
 class CompiledCache {
  public:
   static CompiledCache& Global() {
@@ -40,30 +77,51 @@ class CompiledCache {
     return *cache;
   }
   std::mutex& mu() { return mu_; }
-  // Under mu(): the entry of `key`; null when there is none.
-  CompiledGroup::Compiled* Find(const std::string& key) {
-    auto it = entries_.find(key);
-    return it == entries_.end() ? nullptr : it->second.get();
+  // Under mu(): the entry of `key`, now the most recently used; null when there is none.
+  std::shared_ptr<const CompiledGroup::Compiled> Find(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second);
+    return it->second->second;
   }
-  // Under mu(): keeps `entry` under `key`.
-  CompiledGroup::Compiled* Add(const std::string& key,
-                               std::unique_ptr<CompiledGroup::Compiled> entry) {
+  // Under mu(): keeps `entry` under `key` (a new key), dropping the least recently used past
+  // the capacity.
+  std::shared_ptr<const CompiledGroup::Compiled> Add(
+      const std::string& key, std::unique_ptr<CompiledGroup::Compiled> entry) {
     static std::once_flag hook;
-    std::call_once(hook, [] { AddDeviceShutdownHook(&CompiledCache::Release); });
-    return (entries_[key] = std::move(entry)).get();
-  }
-  static void Release() {
-    CompiledCache& c = Global();
-    std::lock_guard<std::mutex> lock(c.mu_);
-    for (auto& [key, e] : c.entries_)
-      if (e->fn) e->device->def.compiler->release_compiled(e->device->def.self, e->fn);
-    c.entries_.clear();
+    std::call_once(hook, [] { AddDeviceShutdownHook(&CompiledCache::Clear); });
+    std::shared_ptr<CompiledGroup::Compiled> shared(std::move(entry));
+    if (shared->fn) LiveCompiled::Global().Add(shared.get());
+    order_.emplace_front(key, shared);
+    index_[key] = order_.begin();
+    const size_t capacity = std::max<uint64_t>(FLAGS_device_compile_cache_capacity, 1);
+    while (order_.size() > capacity) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+    return shared;
   }
 
  private:
+  static void Clear() {  // the functions themselves go back through LiveCompiled's hook
+    CompiledCache& c = Global();
+    std::lock_guard<std::mutex> lock(c.mu_);
+    c.index_.clear();
+    c.order_.clear();
+  }
+  using Entry = std::pair<std::string, std::shared_ptr<const CompiledGroup::Compiled>>;
   std::mutex mu_;
-  std::map<std::string, std::unique_ptr<CompiledGroup::Compiled>> entries_;
+  std::list<Entry> order_;  // most recently used first
+  std::map<std::string, std::list<Entry>::iterator> index_;
 };
+
+}  // namespace
+
+CompiledGroup::Compiled::~Compiled() {
+  if (fn) LiveCompiled::Global().Release(this);
+}
+
+namespace {
 
 std::string DimsText(const int64_t* dims, int rank) {
   std::string s = "[";
@@ -161,11 +219,11 @@ const CompiledGroup::Compiled& CompiledGroup::ForShapes(
       StrCat(device_->kind_name, ":", place_.device, "|", cache_key_, "|", signature);
   CompiledCache& cache = CompiledCache::Global();
   std::lock_guard<std::mutex> lock(cache.mu());  // compiling is rare: one at a time
-  Compiled* entry = cache.Find(key);
+  std::shared_ptr<const Compiled> entry = cache.Find(key);
   if (!entry) entry = cache.Add(key, Compile(inputs, input_names, output_names, signature));
   last_signature_ = signature;
-  last_ = entry;
-  return *entry;
+  last_ = std::move(entry);
+  return *last_;
 }
 
 void CompiledGroup::RunOpByOp(TideOpRunContext* c, const char* why) {

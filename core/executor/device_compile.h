@@ -3,7 +3,8 @@
 // is checked and replaced by one node, an op of the core's type kCompiledGroupOp, whose inputs
 // are what the group reads from outside and whose outputs are what is read outside it. The node
 // runs the device's compiled function for its inputs' shapes (compiled on first use, cached by
-// place, the device's key and the shapes), or, where the device declines those shapes, the
+// place, the device's key and the shapes, least recently used dropped past
+// --device_compile_cache_capacity), or, where the device declines those shapes, the
 // group's ops one by one (kept as a block of their own).
 #pragma once
 
@@ -65,9 +66,10 @@ class CompiledGroup {
   std::string cache_key_, label_;
   std::vector<std::string> internal_;  // temporaries only its ops read (released after a fallback)
   KernelEntry launch_;  // what the place's context names as the last launch after a run
-  // The last shapes' entry, so that a run of unchanged shapes does not look the cache up.
+  // The last shapes' entry, so that a run of unchanged shapes does not look the cache up (held:
+  // the cache may drop it meanwhile).
   std::string last_signature_;
-  const Compiled* last_ = nullptr;
+  std::shared_ptr<const Compiled> last_;
   uint64_t compiled_runs_ = 0, fallback_runs_ = 0;
 };
 

@@ -43,6 +43,10 @@ DEFINE_bool(
 DEFINE_bool(disable_device_compile, false,
             "run every op through its kernels: devices with a compiler (TideDeviceCompiler) are "
             "not asked for groups of ops at Prepare (TIDE_DISABLE_DEVICE_COMPILE=1)");
+DEFINE_uint64(device_compile_cache_capacity, 256,
+              "the most functions devices compiled for groups of ops (one per group and input "
+              "shapes) kept at once; past it the least recently used goes back to its device "
+              "once no run holds it (TIDE_DEVICE_COMPILE_CACHE_CAPACITY=...)");
 DEFINE_string(disable_program_passes, "",
               "comma-separated names of program passes (TideProgramPassDef) not to run, e.g. "
               "'sim.drop_identity_scale' (TIDE_DISABLE_PROGRAM_PASSES=...); '*': none runs");

@@ -50,6 +50,7 @@ CHAIN = with_counters(
             "fused": after.fused_launches - before.fused_launches,
             "compiles": after.compiles - before.compiles,
             "declines": after.compile_declines - before.compile_declines,
+            "releases": after.compiled_releases - before.compiled_releases,
             "values": [g.tolist() for g in got]})
     info = exe.last_run_info()
     print(json.dumps({"runs": runs, "groups": info["compiled_groups"],
@@ -105,6 +106,21 @@ def test_a_new_shape_compiles_again_and_a_declined_one_runs_op_by_op():
     assert [run["launches"] for run in r["runs"]] == [1, 3, 1, 3], r["runs"]
     assert [run["declines"] for run in r["runs"]] == [0, 1, 0, 0]  # asked once per shape
     assert r["groups"][0]["compiled_runs"] == 2 and r["groups"][0]["fallback_runs"] == 2
+
+
+def test_the_cache_keeps_the_most_recently_used_functions_and_gives_back_the_others():
+    # Capacity 2: batch 12's function drops batch 4's (the least recently used, which no node
+    # holds: the node holds the one it runs), given back to the device at once; batch 4 then
+    # compiles again and drops 8's; 12 and 4 stay cached.
+    r = chain(batches="4,8,12,4,12,4", env={"TIDE_DEVICE_COMPILE_CACHE_CAPACITY": "2"})
+    assert all(run["exact"] for run in r["runs"]), r["runs"]
+    assert [run["compiles"] for run in r["runs"]] == [1, 1, 1, 1, 0, 0], r["runs"]
+    assert [run["releases"] for run in r["runs"]] == [0, 0, 1, 1, 0, 0], r["runs"]
+    assert [run["launches"] for run in r["runs"]] == [1] * 6
+    # The default keeps them all.
+    r = chain(batches="4,8,12,4")
+    assert [run["compiles"] for run in r["runs"]] == [1, 1, 1, 0]
+    assert sum(run["releases"] for run in r["runs"]) == 0
 
 
 # x, y, z -> a = x + y; u = 3 z; b = relu(a); c = 2 b + 0.5: the chain add, relu, scale skips

@@ -305,7 +305,10 @@ void SimRunCompiled(void* compiled, SimStream& stream, const std::vector<tide::T
       "sim.fused");
 }
 
-void SimReleaseCompiled(void* compiled) { delete static_cast<Fused*>(compiled); }
+void SimReleaseCompiled(void* compiled) {
+  ++SimCompileStats().releases;
+  delete static_cast<Fused*>(compiled);
+}
 
 // --- The program pass ---
 

@@ -27,7 +27,7 @@
 // Defined in sim_device.cc: whether TIDE_SIM_PLANT_BUG names `bug`; the launch counters.
 bool SimPlantedBug(const char* bug);
 struct SimCompileCounters {
-  std::atomic<uint64_t> compiles{0}, declines{0}, fused_launches{0};
+  std::atomic<uint64_t> compiles{0}, declines{0}, fused_launches{0}, releases{0};
 };
 SimCompileCounters& SimCompileStats();
 

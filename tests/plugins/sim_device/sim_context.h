@@ -32,6 +32,8 @@ typedef struct TideSimCounters {
   /* Subgraph compilation (issue 33, sim_compiler.h): kernels queued (every kernel's task, a
    * fused kernel's included), groups compiled, compiles declined, fused kernels queued. */
   uint64_t kernel_launches, compiles, compile_declines, fused_launches;
+  /* Compiled functions the core gave back (release_compiled). */
+  uint64_t compiled_releases;
 } TideSimCounters;
 
 #ifdef __cplusplus

@@ -190,6 +190,7 @@ TideSimCounters Snapshot() {
   c.kernel_launches = g_kernel_launches;
   c.compiles = SimCompileStats().compiles, c.compile_declines = SimCompileStats().declines;
   c.fused_launches = SimCompileStats().fused_launches;
+  c.compiled_releases = SimCompileStats().releases;
   return c;
 }
 
