@@ -10,13 +10,12 @@
 // Convolutions: bias + relu post-op (the fused_conv2d Tide's transpiler makes), formats "any"
 // (what the plugin asks for); train adds backward data and backward weights. fc: matmul with
 // bias (+ gelu_erf on the first feed-forward layer), weights in the primitive's format.
-#include <dnnl.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dnnl.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -112,16 +111,16 @@ void AddConv(const ConvShape& sh, int batch, Dt t, bool train, const dnnl::engin
   if (!train) return;
 #if DNNL_VERSION_MAJOR >= 3
   dnnl::convolution_backward_data::primitive_desc bd(eng, alg, src, wei, dst, str, pad, pad, fwd);
-  dnnl::convolution_backward_weights::primitive_desc bw(eng, alg, src, wei, bia, dst, str, pad,
-                                                        pad, fwd);
+  dnnl::convolution_backward_weights::primitive_desc bw(eng, alg, src, wei, bia, dst, str, pad, pad,
+                                                        fwd);
 #else
   dnnl::convolution_backward_data::primitive_desc bd(
       dnnl::convolution_backward_data::desc(alg, src, wei, dst, str, pad, pad), eng, fwd);
   dnnl::convolution_backward_weights::primitive_desc bw(
       dnnl::convolution_backward_weights::desc(alg, src, wei, bia, dst, str, pad, pad), eng, fwd);
 #endif
-  *impls += std::string("bwd_data:") + bd.impl_info_str() + " bwd_weights:" +
-            bw.impl_info_str() + " ";
+  *impls +=
+      std::string("bwd_data:") + bd.impl_info_str() + " bwd_weights:" + bw.impl_info_str() + " ";
   steps->push_back({dnnl::convolution_backward_data(bd),
                     {{DNNL_ARG_DIFF_DST, Zeroed(bd.diff_dst_desc(), eng)},
                      {DNNL_ARG_WEIGHTS, Zeroed(bd.weights_desc(), eng)},
