@@ -132,6 +132,22 @@ LoDTensor FeedTensor(const FrozenModel& fm, size_t i, const TideModelTensor& in)
   return out;
 }
 
+// The model of `plan`: the core started with its plugins, its parameters read by `params`.
+template <typename ReadParams>
+TideAotModel* CreateModel(const TideAotPlan* plan, const char* plugin_dir, ReadParams&& params) {
+  std::unique_ptr<TideAotModel> m;
+  const int32_t code = Guarded([&] {
+    TIDE_ENFORCE(plan, "tide_aot_model_create: no plan tables");
+    FrozenPlan frozen = PlanFromTables(*plan);
+    StartWithPlugins(*plan, plugin_dir);
+    params(&frozen);
+    m = std::make_unique<TideAotModel>();
+    m->model = FrozenModel::FromPlan(std::move(frozen), plan->source,
+                                     Place(std::string(plan->place_kind), 0));
+  });
+  return code == TIDE_OK ? m.release() : nullptr;
+}
+
 }  // namespace
 }  // namespace tide::core
 
@@ -141,19 +157,19 @@ extern "C" {
 
 TideAotModel* tide_aot_model_create(const TideAotPlan* plan, const char* params_path,
                                     const char* plugin_dir) {
-  std::unique_ptr<TideAotModel> m;
-  const int32_t code = Guarded([&] {
-    TIDE_ENFORCE(plan, "tide_aot_model_create: no plan tables");
+  return CreateModel(plan, plugin_dir, [&](FrozenPlan* frozen) {
     TIDE_ENFORCE(params_path && *params_path, "compiled model of '", plan->source,
-                 "': no parameters file (params.bin, or its directory) given");
-    FrozenPlan frozen = PlanFromTables(*plan);
-    StartWithPlugins(*plan, plugin_dir);
-    ReadCompiledParams(*plan, params_path, &frozen);
-    m = std::make_unique<TideAotModel>();
-    m->model = FrozenModel::FromPlan(std::move(frozen), plan->source,
-                                     Place(std::string(plan->place_kind), 0));
+                 "': no parameters file (params.bin, or its directory) given",
+                 " (and none embedded: tide.aot.compile(..., embed_params=True) embeds them)");
+    ReadCompiledParams(*plan, params_path, frozen);
   });
-  return code == TIDE_OK ? m.release() : nullptr;
+}
+
+TideAotModel* tide_aot_model_create_from_memory(const TideAotPlan* plan, const void* params,
+                                                size_t bytes, const char* plugin_dir) {
+  return CreateModel(plan, plugin_dir, [&](FrozenPlan* frozen) {
+    UseCompiledParams(*plan, params, bytes, "the parameters in memory", frozen);
+  });
 }
 
 int32_t tide_aot_model_run(TideAotModel* model, const TideModelTensor* inputs, size_t num_inputs,

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "core/platform/enforce.h"
 
@@ -145,27 +146,35 @@ void ReadCompiledParams(const TideAotPlan& t, const std::string& path, FrozenPla
                                ? (std::filesystem::path(path) / "params.bin").string()
                                : path;
   plan->file = ReadFileAligned(file, "parameters file");
-  const char* bytes = static_cast<const char*>(plan->file->ptr());
-  const uint64_t size = plan->file->size();
+  UseCompiledParams(t, plan->file->ptr(), plan->file->size(),
+                    StrCat("parameters file '", file, "'"), plan);
+}
+
+void UseCompiledParams(const TideAotPlan& t, const void* data, size_t size, const std::string& what,
+                       FrozenPlan* plan) {
+  const char* bytes = static_cast<const char*>(data);
   uint64_t head[2] = {0, 0};
   if (size >= TIDE_AOT_PARAMS_HEADER_BYTES) std::memcpy(head, bytes + 8, sizeof(head));
-  if (size < TIDE_AOT_PARAMS_HEADER_BYTES ||
+  if (!bytes || size < TIDE_AOT_PARAMS_HEADER_BYTES ||
       std::memcmp(bytes, TIDE_AOT_PARAMS_MAGIC, sizeof(TIDE_AOT_PARAMS_MAGIC)) != 0)
-    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "'", file,
-              "' is not a compiled model's parameters file (no TIDEPRM header; "
-              "tide.aot.compile writes params.bin)");
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, what,
+              " is not a compiled model's parameters (no TIDEPRM header; tide.aot.compile writes "
+              "params.bin)");
   if (head[0] != t.params_id)
-    TIDE_FAIL(TIDE_FAILED_PRECONDITION, "parameters file '", file,
-              "' was written by another compile (id ", head[0], "; this model.cc, compiled from '",
-              t.source, "', expects ", t.params_id, "): use the params.bin written with it");
+    TIDE_FAIL(TIDE_FAILED_PRECONDITION, what, " was written by another compile (id ", head[0],
+              "; this model.cc, compiled from '", t.source, "', expects ", t.params_id,
+              "): use the params.bin written with it");
   if (head[1] != size || size != t.params_bytes)
-    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "parameters file '", file, "' holds ", size,
-              " bytes; its header says ", head[1], " and the model expects ", t.params_bytes,
-              " (truncated or corrupted?)");
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, what, " holds ", size, " bytes; its header says ", head[1],
+              " and the model expects ", t.params_bytes, " (truncated or corrupted?)");
+  TIDE_ENFORCE(reinterpret_cast<uintptr_t>(bytes) % 64 == 0, what, " are not 64-byte aligned (at ",
+               static_cast<const void*>(bytes), "): the parameters are read in place");
+  if (!plan->file)  // the caller's bytes, which the parameters view (not the core's to free)
+    plan->file = std::make_shared<Allocation>(const_cast<char*>(bytes), size, HostPlace(), nullptr);
   for (size_t i = 0; i < plan->params.size(); ++i) {
     const TideAotParam& tp = t.params[i];
-    TIDE_ENFORCE(tp.offset + tp.bytes <= size, "parameters file '", file, "': parameter '", tp.name,
-                 "' ends at byte ", tp.offset + tp.bytes, ", past its end");
+    TIDE_ENFORCE(tp.offset + tp.bytes <= size, what, ": parameter '", tp.name, "' ends at byte ",
+                 tp.offset + tp.bytes, ", past its end");
     plan->params[i].view = std::string_view(bytes + tp.offset, tp.bytes);
   }
 }

@@ -20,4 +20,9 @@ FrozenPlan PlanFromTables(const TideAotPlan& tables);
 // another compile (its id), or holds another number of bytes than the tables say.
 void ReadCompiledParams(const TideAotPlan& tables, const std::string& path, FrozenPlan* plan);
 
+// The same for params.bin's bytes in memory (`what` names them in errors): each parameter a view
+// into `bytes`, which must outlive the plan; nothing is copied.
+void UseCompiledParams(const TideAotPlan& tables, const void* bytes, size_t size,
+                       const std::string& what, FrozenPlan* plan);
+
 }  // namespace tide::core

@@ -32,13 +32,15 @@ void BindAot(py::module_& m) {
 
   m.def(
       "aot_compile",
-      [](const std::string& plan_path, const std::string& out_dir) {
+      [](const std::string& plan_path, const std::string& out_dir, const std::string& name,
+         bool embed_params) {
         py::gil_scoped_release nogil;
-        CompileFrozenPlan(plan_path, out_dir);
+        CompileFrozenPlan(plan_path, out_dir, name, embed_params);
       },
-      py::arg("plan_path"), py::arg("out_dir"),
-      "Writes the frozen plan `plan_path` as model.cc (its constant tables) and params.bin into "
-      "`out_dir`.");
+      py::arg("plan_path"), py::arg("out_dir"), py::arg("name") = "model",
+      py::arg("embed_params") = false,
+      "Writes the frozen plan `plan_path` as <name>.cc (its constant tables and C functions "
+      "tide_<name>_*), params.bin and, with embed_params, <name>_params.S into `out_dir`.");
 
   py::class_<FrozenModel>(m, "FrozenModel")
       .def(py::init([](const std::string& path, const Place& place) {

@@ -20,7 +20,6 @@ libtide_core alone and load only the plugins the plan names::
 """
 
 import os
-import shutil
 
 import numpy as np
 
@@ -32,8 +31,6 @@ from .framework import Program, Variable
 __all__ = ["freeze", "FrozenModel", "compile", "cmake_args"]
 
 _TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "aot_template")
-# The files every compiled model has alike, copied beside its model.cc and params.bin.
-_TEMPLATE_FILES = ("model.h", "main.cc", "CMakeLists.txt")
 
 
 def _dim_ranges(name, dims):
@@ -138,19 +135,54 @@ class FrozenModel:
         return [r.numpy() for r in results] if return_numpy else results
 
 
-def compile(plan, out_dir):  # noqa: A001 (tide.aot.compile, as the issue names it)
+def compile(plan, out_dir, name="model", embed_params=False):  # noqa: A001 (as the issue names it)
     """Writes the frozen plan `plan` (a file tide.aot.freeze wrote) as C++ source into `out_dir`
-    (made when missing): model.h (the C API: tide_model_create, tide_model_run,
-    tide_model_destroy, tide_model_last_error), model.cc (the plan as constant tables: every
-    kernel by its key, the arena offsets, the typed attributes, the plugins to load), params.bin
-    (the parameters, 64-byte aligned), main.cc (an example that runs the model and prints its
-    outputs) and CMakeLists.txt (builds libmodel.so and model_main against libtide_core; see
-    cmake_args). The plugins the plan needs are taken from those loaded in this process. Returns
-    `out_dir`."""
+    (made when missing): <name>.h (the C API: tide_<name>_create, tide_<name>_run,
+    tide_<name>_destroy, tide_<name>_last_error, tide_<name>_plan), <name>.cc (the plan as
+    constant tables: every kernel by its key, the arena offsets, the typed attributes, the
+    plugins to load), params.bin (the parameters, 64-byte aligned), main.cc (an example that
+    runs the model and prints its outputs) and CMakeLists.txt (builds lib<name>.so and
+    <name>_main against libtide_core; see cmake_args). `name` (a C identifier; "model" by
+    default) lets several compiled models link into one program. With `embed_params`,
+    <name>_params.S puts params.bin into the library, and tide_<name>_create(NULL, ...) uses
+    it: the library is the whole model. The plugins the plan needs are taken from those loaded
+    in this process. Returns `out_dir`."""
     out_dir = os.fspath(out_dir)
-    _C.aot_compile(os.fspath(plan), out_dir)
-    for name in _TEMPLATE_FILES:
-        shutil.copyfile(os.path.join(_TEMPLATE_DIR, name), os.path.join(out_dir, name))
+    if not isinstance(name, str):
+        raise TypeError("tide.aot.compile: name must be a str, got %r" % (name,))
+    _C.aot_compile(os.fspath(plan), out_dir, name, bool(embed_params))
+    for template, target, renames in (
+        (
+            "model.h",
+            name + ".h",
+            [
+                ("tide_model_", "tide_%s_" % name),
+                ("TIDE_COMPILED_MODEL_MODEL_H_", "TIDE_COMPILED_MODEL_%s_H_" % name.upper()),
+                ("/* model.h:", "/* %s.h:" % name),
+                ("model.cc holds", "%s.cc holds" % name),
+            ],
+        ),
+        (
+            "main.cc",
+            "main.cc",
+            [
+                ("tide_model_", "tide_%s_" % name),
+                ('#include "model.h"', '#include "%s.h"' % name),
+                ("model_main", name + "_main"),
+            ],
+        ),
+        (
+            "CMakeLists.txt",
+            "CMakeLists.txt",
+            [("set(TIDE_MODEL_NAME model)", "set(TIDE_MODEL_NAME %s)" % name)],
+        ),
+    ):
+        with open(os.path.join(_TEMPLATE_DIR, template)) as f:
+            text = f.read()
+        for old, new in renames:
+            text = text.replace(old, new)
+        with open(os.path.join(out_dir, target), "w") as f:
+            f.write(text)
     return out_dir
 
 

@@ -236,3 +236,114 @@ def test_resnet_from_a_paddle_model_compiled_is_bit_identical(tmp_path):
         xs = rng.standard_normal((batch, 3, 32, 32)).astype("float32")
         want = exe.run(program, feed={"x": xs}, fetch_list=fetches)
         assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
+
+
+# Two compiled models in one program: each calls its own model, and prints its outputs' bits.
+TWO_MODELS_MAIN = r"""
+#include <cstdio>
+#include <cstring>
+#include "scale.h"
+#include "square.h"
+
+static int Run(TideModel* m, int32_t (*run)(TideModel*, const TideModelTensor*, size_t,
+               TideModelTensor*, size_t), const char* (*error)(void), const float* x) {
+  int64_t dims[2] = {2, 4};
+  TideModelTensor in = {(void*)x, TIDE_FP32, 2, dims, NULL, 0}, out;
+  if (!m || run(m, &in, 1, &out, 1) != TIDE_OK) {
+    std::fprintf(stderr, "%s\n", error());
+    return 1;
+  }
+  const float* y = static_cast<const float*>(out.data);
+  for (int i = 0; i < 8; ++i) std::printf("%a ", y[i]);
+  std::printf("\n");
+  return 0;
+}
+
+int main() {
+  const float x[8] = {-2, -1, 0, 1, 2, 3, 4, 5};
+  TideModel* a = tide_scale_create(NULL, NULL);  // embedded parameters
+  if (!a) return std::fprintf(stderr, "%s\n", tide_scale_last_error()), 1;
+  TideModel* b = tide_square_create(SQUARE_PARAMS, NULL);
+  if (!b) return std::fprintf(stderr, "%s\n", tide_square_last_error()), 1;
+  int rc = Run(a, tide_scale_run, tide_scale_last_error, x) ||
+           Run(b, tide_square_run, tide_square_last_error, x);
+  tide_scale_destroy(a);
+  tide_square_destroy(b);
+  return rc;
+}
+"""
+
+
+def test_two_named_models_link_into_one_program_one_with_its_parameters_embedded(tmp_path):
+    # Two programs with a parameter each: scale = x W + b, square = (x V)^2.
+    exe = tide.Executor(PLACE)
+    programs = {}
+    for name in ("scale", "square"):
+        main, startup = tide.Program(), tide.Program()
+        with tide.program_guard(main, startup):
+            x = layers.data(name="x", shape=[4], dtype="float32")
+            y = layers.fc(input=x, size=4, act=None, bias_attr=name == "scale")
+            if name == "square":
+                y = layers.square(y)
+        exe.run(startup)
+        programs[name] = (main, y)
+    srcs = {}
+    for name, (main, y) in programs.items():
+        plan = str(tmp_path / (name + ".tideaot"))
+        tide.aot.freeze(main, ["x"], [y], PLACE, {"x": [(1, 8), 4]}, plan)
+        srcs[name] = tide.aot.compile(
+            plan, str(tmp_path / name), name=name, embed_params=name == "scale"
+        )
+    assert sorted(os.listdir(srcs["scale"])) == sorted(
+        ["CMakeLists.txt", "main.cc", "scale.cc", "scale.h", "scale_params.S", "params.bin"]
+    )
+    assert "tide_square_create" in open(os.path.join(srcs["square"], "square.h")).read()
+
+    top = tmp_path / "both"
+    top.mkdir()
+    (top / "two.cc").write_text(TWO_MODELS_MAIN)
+    (top / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(both CXX)\n"
+        "add_subdirectory(%s scale)\nadd_subdirectory(%s square)\n"
+        "add_executable(two two.cc)\ntarget_link_libraries(two PRIVATE scale square)\n"
+        'target_compile_definitions(two PRIVATE SQUARE_PARAMS="%s")\n'
+        % (srcs["scale"], srcs["square"], os.path.join(srcs["square"], "params.bin"))
+    )
+    build = str(tmp_path / "build")
+    args = ["-G", "Ninja"] if shutil.which("ninja") else []
+    if shutil.which("ccache"):
+        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    for cmd in (
+        ["cmake", "-S", str(top), "-B", build] + args + tide.aot.cmake_args(),
+        ["cmake", "--build", build],
+    ):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+
+    # The scale model's library is the whole model: its params.bin can go.
+    os.remove(os.path.join(srcs["scale"], "params.bin"))
+    p = subprocess.run([os.path.join(build, "two")], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    xs = np.arange(-2, 6, dtype="float32").reshape(2, 4)
+    for line, name in zip(p.stdout.strip().splitlines(), ("scale", "square")):
+        got = np.array([float.fromhex(v) for v in line.split()], dtype="float32")
+        main, y = programs[name]
+        (want,) = exe.run(main, feed={"x": xs}, fetch_list=[y])
+        assert np.array_equal(got, want.reshape(-1)), (name, got, want)
+    # So is its example executable's, without --params.
+    got = run_main(os.path.join(build, "scale", "scale_main"), tmp_path, [xs])
+    assert_bit_identical(
+        got, exe.run(programs["scale"][0], feed={"x": xs}, fetch_list=[programs["scale"][1]])
+    )
+
+
+def test_a_model_name_that_is_not_a_c_identifier_is_refused(tmp_path):
+    x = layers.data(name="x", shape=[4], dtype="float32")
+    y = layers.fc(input=x, size=2)
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    plan = str(tmp_path / "m.tideaot")
+    tide.aot.freeze(tide.default_main_program(), ["x"], [y], PLACE, {"x": [(1, 2), 4]}, plan)
+    for bad in ("2fast", "my-model", "", "naïve"):
+        with pytest.raises(Exception, match="is not a C identifier"):
+            tide.aot.compile(plan, str(tmp_path / "out"), name=bad)

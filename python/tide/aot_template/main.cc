@@ -170,7 +170,11 @@ void Print(const char* name, const TideModelTensor& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string params = TIDE_MODEL_DIR, plugins, out_dir;
+#ifdef TIDE_MODEL_DIR
+  std::string params = TIDE_MODEL_DIR, plugins, out_dir;  // params.bin beside the source
+#else
+  std::string params, plugins, out_dir;  // none: the library's own (embed_params=True)
+#endif
   std::vector<std::string> files;
   std::vector<uint64_t> lod;
   int64_t batch = -1, repeat = 0;
@@ -249,7 +253,8 @@ int main(int argc, char** argv) {
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  TideModel* model = tide_model_create(params.c_str(), plugins.empty() ? nullptr : plugins.c_str());
+  TideModel* model = tide_model_create(params.empty() ? nullptr : params.c_str(),
+                                       plugins.empty() ? nullptr : plugins.c_str());
   if (!model) Fail(tide_model_last_error());
   const auto t1 = std::chrono::steady_clock::now();
   if (tide_model_run(model, in.data(), in.size(), out.data(), out.size()) != TIDE_OK)

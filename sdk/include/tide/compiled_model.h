@@ -152,6 +152,13 @@ typedef struct TideAotModel TideAotModel;
  * another params.bin, ...). */
 TIDE_AOT_API TideAotModel* tide_aot_model_create(const TideAotPlan* plan, const char* params_path,
                                                  const char* plugin_dir);
+/* The same with the parameters' bytes in memory (params.bin's contents, 64-byte aligned, e.g.
+ * embedded in the model's library by tide.aot.compile(..., embed_params=True)), checked as the
+ * file is; they must stay valid and unchanged while the model lives (the parameters are views of
+ * them, not copies). */
+TIDE_AOT_API TideAotModel* tide_aot_model_create_from_memory(const TideAotPlan* plan,
+                                                             const void* params, size_t bytes,
+                                                             const char* plugin_dir);
 /* Runs the model: `inputs` in the plan's feed order, `outputs` (num_outputs == the plan's
  * num_fetches) filled in its fetch order. Returns TIDE_OK (0), or the failure's code: a feed of
  * another data type or rank, another fixed dim or a variable dim outside the plan's range is
