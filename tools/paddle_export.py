@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 import paddle  # noqa: E402
 import paddle_family_models as families  # noqa: E402
 import paddle_nn_models as nn_models  # noqa: E402
+import paddle_quant_models as quant_models  # noqa: E402
 from paddle import nn  # noqa: E402
 from paddle.vision import models  # noqa: E402
 from paddle.vision.models.resnet import BasicBlock  # noqa: E402
@@ -305,6 +306,21 @@ def record(name, how, out_dir, path, feed):
     )
 
 
+# name: onnx_format of paddle_quant_models' QAT export (Paddle 2.x).
+QUANT_MODELS = {"quant_fake": False, "quant_qdq": True}
+
+
+def export_quant(name, out_root):
+    paddle.disable_static()
+    paddle.seed(SEED)
+    out_dir = fresh_dir(out_root, name)
+    prefix = os.path.join(out_dir, "inference")
+    rng = np.random.default_rng(SEED + sum(map(ord, name)))
+    feed = quant_models.save_quantized(QUANT_MODELS[name], prefix, rng)
+    paddle.enable_static()
+    record(name, "jit", out_dir, prefix, feed)
+
+
 def share_params(out_root, name):
     """A PIR fixture whose parameters are byte for byte the legacy fixture's (same model, seed
     and names) keeps none of its own: info.json's "params" names the legacy file, which the test
@@ -375,8 +391,12 @@ def main():
         names = args.only
     else:  # the models made with this Paddle's major version
         names = list(NN_MODELS) if paddle.__version__.startswith("2.") else list(todo)
+    if not args.only and paddle.__version__.startswith("2."):
+        names += list(QUANT_MODELS)
     for name in names:
-        if name in NN_MODELS:
+        if name in QUANT_MODELS:
+            export_quant(name, args.out)
+        elif name in NN_MODELS:
             export_nn(name, NN_MODELS[name], args.out)
         else:
             export(name, todo[name] if name in todo else BIG[name], args.out)

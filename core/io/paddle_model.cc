@@ -2,6 +2,7 @@
 #include "core/io/paddle_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -35,6 +36,22 @@ bool IsNeutralPrecisionHint(const proto::OpDesc::Attr& a) {
   return n.size() > suffix.size() &&
          n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
          a.type() == proto::STRING && (a.s().empty() || a.s() == "float32");
+}
+
+// What Paddle's quantization passes write on the ops around their quant ops (with_quant_attr):
+// "<Param><i>_threshold", "<Param><i>_bit_length", "out_threshold", "quantization_type", read
+// only by Paddle Lite's and TensorRT's int8 converters; dropped where the op does not declare
+// them (the quant ops themselves carry the scales Tide computes with).
+bool IsQuantAnnotation(const std::string& n) {
+  if (n == "out_threshold" || n == "quantization_type") return true;
+  for (const std::string suffix : {"_threshold", "_bit_length"}) {
+    if (n.size() <= suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix))
+      continue;
+    size_t end = n.size() - suffix.size(), digits = end;
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(n[digits - 1]))) --digits;
+    if (digits < end && digits > 0) return true;  // a parameter's name, then its index
+  }
+  return false;
 }
 
 bool IsUtf8(const std::string& s) {
@@ -220,6 +237,30 @@ FeedFetch FindFeedFetch(const ProgramDesc& program, const std::string& file) {
 bool IsParameterVar(const VarDesc& v) {
   return v.persistable() && v.type() != TIDE_VAR_FEED_MINIBATCH &&
          v.type() != TIDE_VAR_FETCH_LIST && v.type() != TIDE_VAR_RAW;
+}
+
+// The weights whose quantized levels a dequantize op reads (its X): Paddle's quantization
+// (`convert`, onnx_format) stores them as int8 and leaves their variables float32.
+std::set<std::string> QuantizedWeights(const ProgramDesc& program) {
+  std::set<std::string> names;
+  for (const OpDesc* op : program.Block(0).AllOps())
+    if (op->type() == "dequantize_linear" || op->type() == "fake_dequantize_max_abs" ||
+        op->type() == "fake_channel_wise_dequantize_max_abs")
+      for (const std::string& x : op->Input("X")) names.insert(x);
+  return names;
+}
+
+// Such a weight stored as int8: its levels as the float32 the program declares (exact), as
+// Paddle, which loads a tensor in its stored type, computes with them.
+void WidenQuantizedWeight(LoDTensor* t, const VarDesc& v, const std::set<std::string>& quantized) {
+  if (t->dtype() != TIDE_INT8 || v.dtype() != TIDE_FP32 || !quantized.count(v.name())) return;
+  LoDTensor wide;
+  wide.Resize(t->dims());
+  float* out = static_cast<float*>(wide.mutable_data(HostPlace(), TIDE_FP32));
+  const auto* in = t->data<int8_t>();
+  for (int64_t i = 0, n = t->numel(); i < n; ++i) out[i] = in[i];
+  wide.set_lod(t->lod());
+  *t = std::move(wide);
 }
 
 // A parameter read from its file must be what its variable declares.
@@ -418,8 +459,9 @@ ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file) {
       auto* attrs = op.mutable_attrs();
       for (int i = attrs->size() - 1; i >= 0; --i) {
         const auto& a = attrs->Get(i);
+        const bool declared = info && info->FindAttr(a.name());
         if (PaddleOnlyFrameworkAttrs().count(a.name()) ||
-            (IsNeutralPrecisionHint(a) && !(info && info->FindAttr(a.name()))))
+            ((IsNeutralPrecisionHint(a) || IsQuantAnnotation(a.name())) && !declared))
           attrs->DeleteSubrange(i, 1);
       }
     }
@@ -450,6 +492,7 @@ PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* sc
     if (IsParameterVar(*v)) params.emplace(v->name(), v);
   std::vector<std::pair<std::string, LoDTensor>> loaded;
   loaded.reserve(params.size());
+  const std::set<std::string> quantized = QuantizedWeights(program);
   if (!files.params.empty()) {
     std::ifstream in(files.params, std::ios::binary);
     TIDE_ENFORCE(in.good(), files.params, ": cannot open the parameter file");
@@ -459,6 +502,7 @@ PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* sc
                                       params.size(), ", in name order)");
       LoDTensor t;
       ReadPaddleTensor(in, &t, what);
+      WidenQuantizedWeight(&t, *kv.second, quantized);
       CheckAgainstVar(t, *kv.second, what);
       loaded.emplace_back(kv.first, std::move(t));
     }
@@ -484,6 +528,7 @@ PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* sc
       const std::string what = StrCat(file, ": parameter '", kv.first, "'");
       LoDTensor t;
       ReadPaddleTensor(in, &t, what);
+      WidenQuantizedWeight(&t, *kv.second, quantized);
       CheckAgainstVar(t, *kv.second, what);
       TIDE_ENFORCE(in.peek() == std::char_traits<char>::eof(), what,
                    ": bytes left after the tensor: not a file written by Paddle's save op");

@@ -23,7 +23,10 @@ FIXTURES = os.path.join(
 VISION = ["lenet", "lenet_separate", "resnet18", "mobilenet_v1", "mobilenet_v2", "vgg11"]
 # paddle.nn transformers, RNN classifiers and a vision transformer, saved by Paddle 2.6.
 NN = ["bert", "gpt", "lstm", "gru", "simple_rnn", "vit"]
-MODELS = VISION + NN
+# Quantization-aware trained, saved by Paddle 2.6 with its quant-dequant ops and in the QDQ form
+# (quantize_linear / dequantize_linear, int8 weights): tools/paddle_quant_models.py.
+QUANT = ["quant_fake", "quant_qdq"]
+MODELS = VISION + NN + QUANT
 # Op gaps (ops_nn, not the loader): Paddle's inference programs have dropout ops without a Mask
 # output (pruned: is_test, upscale_in_train); Tide's dropout accepts that.
 XFAIL = {}
