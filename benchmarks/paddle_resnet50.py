@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 import paddle_peers as peers
-from common import ROOT, Table, machine_line, parser, set_threads, setup_paths
+from common import ROOT, Table, cpu_flags, machine_line, parser, set_threads, setup_paths
 
 FRAMEWORKS = [
     "tide",
@@ -41,8 +41,7 @@ FRAMEWORKS = [
 
 def bf16_isa():
     """What the CPU computes bfloat16 with (its flags): AMX, AVX-512 BF16, or neither."""
-    with open("/proc/cpuinfo") as f:
-        flags = next((line.split(":")[1].split() for line in f if line.startswith("flags")), [])
+    flags = cpu_flags()
     if "amx_bf16" in flags:
         return "AMX-BF16"
     if "avx512_bf16" in flags:

@@ -14,6 +14,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from cpu_isa import cpu_flags
 from ctest_env import plugin_file
 
 import tide
@@ -28,18 +29,10 @@ FIXTURES = os.path.join(
 )
 
 
-def _cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next((line.split(":")[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return []
-
-
 ONEDNN = "bfloat16" in kernel_types("fused_conv2d", "cpu")
 # Native bfloat16 dot products: what bf16 inference is for (elsewhere oneDNN's kernels decline or
 # emulate bfloat16, and these tests have nothing to measure).
-BF16_ISA = bool({"avx512_bf16", "amx_bf16"} & set(_cpu_flags())) and os.environ.get(
+BF16_ISA = bool({"avx512_bf16", "amx_bf16"} & set(cpu_flags())) and os.environ.get(
     "ONEDNN_MAX_CPU_ISA", "ALL"
 ).upper() in ("ALL", "AVX512_CORE_BF16", "AVX512_CORE_AMX")
 needs_bf16 = pytest.mark.skipif(

@@ -16,6 +16,7 @@ from math import erf
 
 import numpy as np
 import pytest
+from cpu_isa import cpu_flags
 from float64_grad import numeric_grad
 
 import tide
@@ -33,16 +34,8 @@ pytestmark = pytest.mark.skipif(
 RTOL = 2.0**-6
 
 
-def _cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next((line.split(":")[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return []
-
-
 # oneDNN's bfloat16 jit kernels need AVX-512 (avx512_core: emulated; avx512_bf16 / AMX: native).
-BF16_ISA = "avx512bw" in _cpu_flags() and os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper() in (
+BF16_ISA = "avx512bw" in cpu_flags() and os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper() in (
     "ALL",
     "AVX512_CORE",
     "AVX512_CORE_VNNI",
