@@ -140,27 +140,42 @@ def test_a_bad_precision_names_the_allowed_ones():
 
 
 @needs_bf16
-def test_bf16_inference_on_a_program_the_user_built():
-    # conv2d + batch_norm + relu, transpiled into one fused_conv2d, then put in bfloat16; the
-    # fetched value stays float32 and keeps its name.
+def _user_program():
+    """conv2d + batch_norm + relu (transpiled into one fused_conv2d), a reshape (its XShape read
+    by no op), a mul and a bias add; (program, feed, scope, [reshaped, result])."""
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):
         x = tide.layers.data("x", shape=[16, 8, 8])
         y = tide.layers.conv2d(x, 32, 3, padding=1, bias_attr=False)
-        y = tide.layers.batch_norm(y, is_test=True)
-        y = tide.layers.relu(y)
-        out = tide.layers.pool2d(y, global_pooling=True, pool_type="avg")
+        y = tide.layers.relu(tide.layers.batch_norm(y, is_test=True))
+        flat = tide.layers.reshape(y, [-1, 32 * 8 * 8])
+        out = tide.layers.fc(flat, 10)
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     exe.run(startup, scope=scope)
     infer = main.clone(for_test=True)
     tide.transpiler.InferenceTranspiler().transpile(infer, tide.CPUPlace(), scope)
     feed = {"x": np.random.RandomState(0).uniform(-1, 1, (2, 16, 8, 8)).astype(np.float32)}
-    (ref,) = exe.run(infer, feed=feed, fetch_list=[out.name], scope=scope)
-    low = bf16_inference(infer, tide.CPUPlace(), scope)
-    assert low == ["fused_conv2d"], low  # the pooling writes the result: float32
-    (got,) = exe.run(infer, feed=feed, fetch_list=[out.name], scope=scope)
-    assert got.dtype == np.float32
-    np.testing.assert_allclose(got, ref, atol=2e-2 * np.abs(ref).max())
+    return infer, feed, scope, [flat.name, out.name]
+
+
+@needs_bf16
+@pytest.mark.parametrize("fetch_reshaped", [False, True])
+def test_bf16_inference_on_a_program_the_user_built(fetch_reshaped):
+    # What may be fetched stays float32 and keeps its name: the result (no op reads it; the bias
+    # add writing it computes in float32), and with fetch_list the reshaped value too (the reshape
+    # computes in float32; the mul reading it still in bfloat16, through a cast). reshape2's
+    # XShape, which no op reads either, is no result: the reshape follows the convolution.
+    infer, feed, scope, (flat, out) = _user_program()
+    exe = tide.Executor(tide.CPUPlace())
+    fetch = [flat, out] if fetch_reshaped else [out]
+    ref = exe.run(infer, feed=feed, fetch_list=fetch, scope=scope)
+    low = bf16_inference(infer, tide.CPUPlace(), scope, fetch_list=fetch[:-1])
+    want = ["fused_conv2d", "mul"] if fetch_reshaped else ["fused_conv2d", "reshape2", "mul"]
+    assert low == want, low
+    got = exe.run(infer, feed=feed, fetch_list=fetch, scope=scope)
+    for g, r in zip(got, ref):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, r, atol=2e-2 * np.abs(r).max())
 
 
 # ---- where no op runs in bfloat16 -----------------------------------------------------------------

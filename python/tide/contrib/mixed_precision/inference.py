@@ -11,6 +11,7 @@ AVX-512) it warns, naming why, and leaves the program float32."""
 import logging
 import warnings
 
+from ... import _C
 from ...core import CPUPlace
 from .amp_lists import AutoMixedPrecisionListsBF16Inference
 from .rewrite import kernel_types, run_rewriter
@@ -82,12 +83,27 @@ def _cast_params_once(param_casts, place, scope):
     Executor(place).run(once, scope=scope, use_program_cache=False)
 
 
+def _results(op, read):
+    """op's outputs no op reads, less its intermediate ones (reshape2's XShape, dropout's Mask,
+    layer_norm's Mean: nobody fetches them, and they must not keep the op float32)."""
+    proto = _C.op_proto(op.type) if _C.has_op(op.type) else {"outputs": []}
+    intermediate = {o["name"] for o in proto["outputs"] if o["intermediate"]}
+    return {
+        n
+        for param, names in op.desc.outputs().items()
+        if param not in intermediate
+        for n in names
+        if n not in read
+    }
+
+
 def _fetched(block, fetch_list):
     """What the user may fetch: the values fetch ops read, those no op reads (a program's
     results), and `fetch_list` (names or Variables)."""
     read = {n for op in block.ops for n in op.input_arg_names}
     names = {n for op in block.ops if op.type == "fetch" for n in op.input_arg_names}
-    names |= {n for op in block.ops for n in op.output_arg_names if n not in read}
+    for op in block.ops:
+        names |= _results(op, read)
     names |= {getattr(v, "name", v) for v in fetch_list or ()}
     return names
 
@@ -127,13 +143,8 @@ def bf16_inference(program, place=None, scope=None, amp_lists=None, fetch_list=N
         )
         return []
     block = program.global_block()
-    fetched = _fetched(block, fetch_list)
-    saved = lists.black_varnames
-    lists.black_varnames = saved | fetched  # what the user fetches stays float32
-    try:
-        rewriter = run_rewriter(program, lists, "bfloat16", place, inference=True)
-    finally:
-        lists.black_varnames = saved
+    fetched = _fetched(block, fetch_list)  # stays float32: the ops writing it compute in it
+    rewriter = run_rewriter(program, lists, "bfloat16", place, True, fetched)
     low = rewriter.low_ops
     if rewriter.param_casts:
         from ...executor import global_scope

@@ -61,9 +61,10 @@ def _float_args(block, names):
 
 
 class _Rewriter:
-    def __init__(self, block, amp_lists, dtype, place_kind, inference=False):
+    def __init__(self, block, amp_lists, dtype, place_kind, inference=False, float32_outputs=()):
         self.block, self.lists, self.dtype, self.kind = block, amp_lists, dtype, place_kind
         self.inference = inference
+        self.float32_outputs = set(float32_outputs)  # values whose writers compute in float32
         self.param_casts = []  # inference: (float32 parameter, its persistable low copy)
         self.casts = {}  # (name, dtype) -> the variable holding name cast to dtype
         self.low_ops = []
@@ -72,7 +73,11 @@ class _Rewriter:
 
     def forced_float32(self, op):
         names = op.input_arg_names + op.output_arg_names
-        return op.has_attr("sub_block") or bool(self.lists.black_varnames & set(names))
+        return (
+            op.has_attr("sub_block")
+            or bool(self.lists.black_varnames & set(names))
+            or bool(self.float32_outputs & set(op.output_arg_names))
+        )
 
     def precision(self, op):
         if self.forced_float32(op):
@@ -183,13 +188,14 @@ def rewrite_program(program, amp_lists, dtype="float16", place=None):
     return run_rewriter(program, amp_lists, dtype, place).low_ops
 
 
-def run_rewriter(program, amp_lists, dtype, place, inference=False):
+def run_rewriter(program, amp_lists, dtype, place, inference=False, float32_outputs=()):
     """rewrite_program's work; returns the _Rewriter (for inference, see the module's note: its
-    `param_casts` are the casts the caller runs once)."""
+    `param_casts` are the casts the caller runs once). The ops writing `float32_outputs` (names)
+    compute in float32; unlike black_varnames, the ops reading them need not."""
     if dtype not in LOW_TYPES:
         raise ValueError("rewrite_program: dtype must be one of %s, got %r" % (LOW_TYPES, dtype))
     kind = place.kind if place is not None else "cpu"
-    rewriter = _Rewriter(program.global_block(), amp_lists, dtype, kind, inference)
+    rewriter = _Rewriter(program.global_block(), amp_lists, dtype, kind, inference, float32_outputs)
     rewriter.run()
     for op_type in sorted(rewriter.declined):
         _log.info(
