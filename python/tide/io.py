@@ -15,6 +15,7 @@ import struct
 
 import numpy as np
 
+from .contrib.mixed_precision.inference import bf16_inference
 from .core import _C, CPUPlace, LoDTensor
 from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader, ...)
 from .executor import Executor, global_scope
@@ -405,8 +406,6 @@ def _optimize_inference(
     if transpile:
         InferenceTranspiler().transpile(program, place, scope, skip_passes=skip_passes)
     if precision == "bf16":
-        from .contrib.mixed_precision import bf16_inference
-
         bf16_inference(program, place, scope)
     block = program.global_block()
     read = set()

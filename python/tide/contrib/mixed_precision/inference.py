@@ -11,8 +11,10 @@ AVX-512) it warns, naming why, and leaves the program float32."""
 import logging
 import warnings
 
-from ... import _C
-from ...core import CPUPlace
+from ... import _C, layers
+from ...core import CPUPlace, Scope, dtype_code
+from ...executor import Executor, global_scope
+from ...framework import Program, program_guard
 from .amp_lists import AutoMixedPrecisionListsBF16Inference
 from .rewrite import kernel_types, run_rewriter
 
@@ -24,10 +26,6 @@ def _probe(place):
     """Runs one bfloat16 matmul_v2 on `place`: "" when its bfloat16 kernel ran, else why not (the
     kernel that ran instead). A device's kernels may decline at run time where the CPU lacks the
     instructions (oneDNN's without AVX-512), which the kernel keys cannot say."""
-    from ... import layers
-    from ...core import Scope
-    from ...executor import Executor
-    from ...framework import Program, program_guard
 
     main = Program()
     with program_guard(main, Program()):
@@ -65,9 +63,6 @@ def _why_no_bf16(place, lists):
 
 def _cast_params_once(param_casts, place, scope):
     """Writes each parameter's bfloat16 copy into `scope` (one run of their casts on `place`)."""
-    from ...core import dtype_code
-    from ...executor import Executor
-    from ...framework import Program
 
     once = Program()
     block = once.global_block()
@@ -147,8 +142,6 @@ def bf16_inference(program, place=None, scope=None, amp_lists=None, fetch_list=N
     rewriter = run_rewriter(program, lists, "bfloat16", place, True, fetched)
     low = rewriter.low_ops
     if rewriter.param_casts:
-        from ...executor import global_scope
-
         _cast_params_once(rewriter.param_casts, place, scope or global_scope())
     if not low:
         warnings.warn(
