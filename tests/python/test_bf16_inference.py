@@ -38,7 +38,10 @@ BF16_ISA = bool({"avx512_bf16", "amx_bf16"} & set(cpu_flags())) and os.environ.g
 needs_bf16 = pytest.mark.skipif(
     not (ONEDNN and BF16_ISA),
     reason="needs device_mkldnn and a CPU with AVX-512 BF16 or AMX-BF16 (oneDNN %s, flags %s)"
-    % ("loaded" if ONEDNN else "not loaded", "with" if BF16_ISA else "without bf16"),
+    % (
+        "loaded" if ONEDNN else "not loaded",
+        "with bf16" if BF16_ISA else "or ONEDNN_MAX_CPU_ISA without bf16",
+    ),
 )
 
 
