@@ -44,14 +44,17 @@ def paddle2onnx(model_dir, model_filename, onnx, opset):
         )
 
 
-def paddle_inference(model_file, params_file, feed, threads):
-    """Paddle Inference's CPU predictor: oneDNN on, IR optimisation passes on (its default)."""
+def paddle_inference(model_file, params_file, feed, threads, bf16=False):
+    """Paddle Inference's CPU predictor: oneDNN on, IR optimisation passes on (its default);
+    with `bf16`, its oneDNN bfloat16 passes (Config.enable_mkldnn_bfloat16)."""
     import paddle.inference as pi
 
     cfg = pi.Config(model_file, params_file)
     cfg.disable_gpu()
     cfg.switch_ir_optim(True)
     cfg.enable_mkldnn()
+    if bf16:
+        cfg.enable_mkldnn_bfloat16()
     cfg.set_cpu_math_library_num_threads(threads)
     cfg.disable_glog_info()
     pred = pi.create_predictor(cfg)
@@ -80,20 +83,28 @@ def onnxruntime(onnx, feed, threads):
 
 def make_runner(framework, prefix, model_file, feed, threads, optimize=True, skip_passes=()):
     """A function running one inference of the model saved at `prefix` (its program file
-    `model_file`) on `feed` with `framework`: tide / tide-mkldnn (load_inference_model, with its
-    optimisations unless `optimize` is false, less `skip_passes`), paddle-inference, onnxruntime."""
+    `model_file`) on `feed` with `framework`: tide / tide-mkldnn / tide-bf16 (load_inference_model,
+    with its optimisations unless `optimize` is false, less `skip_passes`; tide-bf16 with
+    precision="bf16" and oneDNN for what stays float32), paddle-inference (-bf16: its oneDNN
+    bfloat16), onnxruntime."""
     if framework.startswith("tide"):
         import tide
 
         exe = tide.Executor(tide.CPUPlace())
+        bf16 = framework == "tide-bf16"
         program, feeds, fetches = tide.io.load_inference_model(
-            prefix, exe, optimize=optimize, skip_passes=skip_passes
+            prefix,
+            exe,
+            optimize=optimize,
+            skip_passes=skip_passes,
+            precision="bf16" if bf16 else "float32",
         )
-        tide.set_flags({"use_mkldnn": framework == "tide-mkldnn"})
+        tide.set_flags({"use_mkldnn": framework in ("tide-mkldnn", "tide-bf16")})
         data = {feeds[0]: tide.LoDTensor(feed)}
         return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
-    if framework == "paddle-inference":
-        return paddle_inference(model_file, prefix + ".pdiparams", feed, threads)
+    if framework in ("paddle-inference", "paddle-inference-bf16"):
+        bf16 = framework.endswith("bf16")
+        return paddle_inference(model_file, prefix + ".pdiparams", feed, threads, bf16)
     if framework == "onnxruntime":
         return onnxruntime(prefix + ".onnx", feed, threads)
     raise ValueError(framework)
@@ -136,13 +147,26 @@ def interleaved(script, frameworks, batch, rounds, extra, model_dir, env_of=lamb
     return best, gaps, {f: float(np.median(c)) for f, c in cpu.items() if c}
 
 
+# bfloat16's tolerance: an output within this of Paddle's float32 one, relative to its largest.
+BF16_TOLERANCE = 2e-2
+
+
 def add_rows(table, batch, best, gaps, cpu):
     """Tide's rows against the peers' times, with every output's gap and CPU time as the note."""
-    peers = {f: best[f] for f in ("paddle-inference", "onnxruntime") if f in best}
+    peers = {
+        f: best[f]
+        for f in ("paddle-inference", "paddle-inference-bf16", "onnxruntime")
+        if f in best
+    }
     note = "max |out - Paddle's| / max |Paddle's|: " + ", ".join(
         "%s %.1e" % kv for kv in gaps.items()
     )
+    if "tide-bf16" in gaps:
+        note += " (tide-bf16 %s bfloat16's tolerance, %.0e)" % (
+            "within" if gaps["tide-bf16"] <= BF16_TOLERANCE else "OUTSIDE",
+            BF16_TOLERANCE,
+        )
     note += "; CPU ms per run (all threads): " + ", ".join("%s %.0f" % kv for kv in cpu.items())
-    for f in ("tide", "tide-mkldnn"):
+    for f in ("tide", "tide-mkldnn", "tide-bf16"):
         if f in best:
             table.add("b%d %s" % (batch, f), best[f], peers, note)

@@ -4,6 +4,12 @@ oneDNN, the model read by tide.io.load_inference_model) against Paddle Inference
 converted by paddle2onnx; batch 1 and 16, the same thread count, each framework in a process of
 its own, rounds interleaved. Every framework's output is compared with Paddle's.
 
+bfloat16 (issue 32): tide-bf16 is load_inference_model(precision="bf16") (the fused convolutions
+in bfloat16 on oneDNN, what stays float32 on oneDNN too), against the same peers and Paddle
+Inference's own oneDNN bfloat16 (paddle-inference-bf16); its output must be within bfloat16's
+tolerance (2e-2 of the largest) of Paddle's float32 one. The ISA line says what oneDNN ran
+bfloat16 with. PyTorch is no peer here (no torchvision ResNet-50 loading Paddle's weights).
+
     benchmarks/.venv-peers/bin/pip install paddlepaddle onnxruntime paddle2onnx
     benchmarks/.venv-peers/bin/python benchmarks/paddle_resnet50.py [--batches 1 16] [--json out.json]
 
@@ -21,9 +27,26 @@ import sys
 
 import numpy as np
 import paddle_peers as peers
-from common import ROOT, Table, machine_line, parser, set_threads, setup_paths
+from common import ROOT, Table, cpu_flags, machine_line, parser, set_threads, setup_paths
 
-FRAMEWORKS = ["tide", "tide-mkldnn", "paddle-inference", "onnxruntime"]
+FRAMEWORKS = [
+    "tide",
+    "tide-mkldnn",
+    "tide-bf16",
+    "paddle-inference",
+    "paddle-inference-bf16",
+    "onnxruntime",
+]
+
+
+def bf16_isa():
+    """What the CPU computes bfloat16 with (its flags): AMX, AVX-512 BF16, or neither."""
+    flags = cpu_flags()
+    if "amx_bf16" in flags:
+        return "AMX-BF16"
+    if "avx512_bf16" in flags:
+        return "AVX-512 BF16 (no AMX)"
+    return "none (no AVX-512 BF16 / AMX: Tide's bf16 kernels decline, the program runs float32)"
 
 
 def export(model_dir):
@@ -69,6 +92,7 @@ def worker(case, args):
 def main():
     ap = parser(__doc__.split("\n")[0])
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 16])
+    ap.add_argument("--frameworks", nargs="+", default=FRAMEWORKS, choices=FRAMEWORKS)
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (processes) per case")
     ap.add_argument("--model-dir", default="/tmp/tide-bench-paddle")
     ap.add_argument(
@@ -108,16 +132,18 @@ def main():
     for batch in args.batches:
         script = os.path.abspath(__file__)
         best, gaps, cpu = peers.interleaved(
-            script, FRAMEWORKS, batch, args.rounds, extra, args.model_dir, env_of
+            script, args.frameworks, batch, args.rounds, extra, args.model_dir, env_of
         )
         peers.add_rows(table, batch, best, gaps, cpu)
     import paddle
 
-    extra_line = "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s" % (
+    extra_line = "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s, load %s, bf16 ISA %s" % (
         args.threads,
         paddle.__version__,
         "as saved" if args.no_optimize else "optimised",
         args.tide_omp_wait_policy or os.environ.get("OMP_WAIT_POLICY", "unset"),
+        "%.1f %.1f %.1f" % os.getloadavg(),
+        bf16_isa(),
     )
     try:
         import onnxruntime

@@ -89,22 +89,31 @@ memory ActView(Exec& e, const ConvParams& p, const Tensor& t, const char* op, co
   return p.nhwc ? NhwcView(e, t, op, what) : e.View(t, op, what);
 }
 
-// The filter's plain descriptor in oneDNN's terms: oihw, or goihw over the same bytes.
-memory::desc UserWeightsDesc(const ConvParams& p) {
-  return memory::desc(p.weights, p.dt, p.groups > 1 ? Tag::goihw : Tag::oihw);
+// The filter's plain descriptor in oneDNN's terms (oihw, or goihw over the same bytes) in type
+// `dt`.
+memory::desc UserWeightsDesc(const ConvParams& p, memory::data_type dt) {
+  return memory::desc(p.weights, dt, p.groups > 1 ? Tag::goihw : Tag::oihw);
 }
+memory::desc UserWeightsDesc(const ConvParams& p) { return UserWeightsDesc(p, p.dt); }
+// Filter in its own type: fused_conv2d's bfloat16 kernel reads a float32 Filter (AsFloat32Param)
+// and reorders it into bfloat16 once, with the blocking (ConvertKept).
 memory FilterView(Exec& e, const Tensor& f, const ConvParams& p, const char* op) {
   memory plain = PlainView(e, f, op, "Filter");
-  return e.View(UserWeightsDesc(p), plain.get_data_handle());
+  return e.View(UserWeightsDesc(p, ToDnnlType(f.dtype())), plain.get_data_handle());
+}
+
+// fused_conv2d's Bias: float32 in both kernels (oneDNN's bfloat16 convolutions add a float32
+// bias, as Paddle's; the op declares it AsFloat32Param).
+memory::desc BiasDesc(const ConvParams& p) {
+  return memory::desc({p.f[0]}, memory::data_type::f32, Tag::a);
 }
 
 dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p, const memory::desc& src,
                                         const memory::desc& dst, bool bias = false,
                                         algorithm alg = algorithm::convolution_direct) {
   if (bias)
-    return dnnl::convolution_forward::desc(pk, alg, src, Any(p, p.weights),
-                                           memory::desc({p.f[0]}, p.dt, Tag::a), dst, p.d_strides,
-                                           p.d_dils, p.pad_l, p.pad_r);
+    return dnnl::convolution_forward::desc(pk, alg, src, Any(p, p.weights), BiasDesc(p), dst,
+                                           p.d_strides, p.d_dils, p.pad_l, p.pad_r);
   return dnnl::convolution_forward::desc(pk, alg, src, Any(p, p.weights), dst, p.d_strides,
                                          p.d_dils, p.pad_l, p.pad_r);
 }
@@ -300,7 +309,7 @@ void ConvKernel(KernelContext& ctx) {
       memory b = PlainView(e, fu.bias, op, "Bias");
       args[DNNL_ARG_BIAS] = e.Convert(
           e.View(memory::desc({p.f[0]}, b.get_desc().data_type(), Tag::a), b.get_data_handle()),
-          memory::desc({p.f[0]}, p.dt, Tag::a));
+          BiasDesc(p));
     }
     if (fu.residual && residual.get_data_handle() != dst.get_data_handle())
       e.Reorder(residual, dst);  // the sum post-op adds what dst holds
@@ -460,4 +469,6 @@ TIDE_MKLDNN_KERNEL_F32_BF16("conv2d_grad", ConvGradKernel);
 // Fluid emits depthwise_conv2d when groups == channels: the same oneDNN convolution serves it.
 TIDE_MKLDNN_KERNEL("depthwise_conv2d", ConvKernel);
 TIDE_MKLDNN_KERNEL("depthwise_conv2d_grad", ConvGradKernel);
-TIDE_MKLDNN_KERNEL("fused_conv2d", ConvKernel);
+// bfloat16 too: bf16 inference (tide.contrib.mixed_precision.bf16_inference) puts the
+// transpiler's fused convolutions in it; Filter and Bias stay float32 (AsFloat32Param).
+TIDE_MKLDNN_KERNEL_F32_BF16("fused_conv2d", ConvKernel);

@@ -4,7 +4,9 @@
 // the primitive's bias and eltwise post-ops, so Out is written once. W is reordered once into the
 // format the primitive picks and kept until its bytes change (ConvertedCache); Input and Out are
 // plain. Activations no oneDNN 2.6 chain computes are declined (the plain kernel runs them).
-// In bfloat16 every operand is bfloat16 (oneDNN accumulates in float32).
+// In bfloat16 Input and Out are bfloat16 and W and Bias float32 (the op declares them
+// AsFloat32Param, as Paddle's bf16 fc): W is reordered into bfloat16 once, with its blocking, and
+// the bias is added in float32 (oneDNN accumulates in float32).
 #include <string>
 #include <tide/ops/fc.hpp>
 
@@ -51,7 +53,8 @@ void FcKernel(KernelContext& ctx) {
     key(s.m)(s.k)(s.n)(int64_t(bias))(int64_t(act.size()))(int64_t(dt));
     for (const EltwiseAlgo& a : act) AddAlgo(key, a);
     const memory::desc src_md({s.m, s.k}, dt, Tag::ab), dst_md({s.m, s.n}, dt, Tag::ab);
-    const memory::desc w_md({s.k, s.n}, dt, Tag::ab), b_md({1, s.n}, dt, Tag::ab);
+    const memory::desc w_md({s.k, s.n}, ToDnnlType(w.dtype()), Tag::ab);
+    const memory::desc b_md({1, s.n}, memory::data_type::f32, Tag::ab);
     auto entry = e.cache().GetOrCreate<FcPrim>(key.str(), [&] {
       dnnl::primitive_attr attr = DefaultAttr();
       dnnl::post_ops ops;

@@ -6,6 +6,9 @@
 // the scores by a binary primitive (its dims of 1 broadcast), a softmax primitive in place, then a
 // second batched matmul P V writing each head's columns of Out in place. Declined (the plain kernel
 // runs) where oneDNN has only its reference matmul for these strides.
+// In bfloat16 (bf16 inference) Q, K, V and Out are bfloat16; the scores, the mask (a float32
+// input, AsFloat32Param) and the softmax stay float32, and the probabilities are rounded to
+// bfloat16 once for the second matmul.
 #include <cstring>
 #include <tide/ops/multihead_attention.hpp>
 
@@ -29,18 +32,19 @@ struct MaskAdd {
   dnnl::binary prim;
 };
 
-// A [B, heads, rows, D] view of one of Q, K, V: token rows `row` apart, heads D apart.
-memory::desc HeadsView(const AttentionShape& s, int64_t rows, int64_t row, bool transposed) {
+// A [B, heads, rows, D] view of one of Q, K, V (type dt): token rows `row` apart, heads D apart.
+memory::desc HeadsView(const AttentionShape& s, int64_t rows, int64_t row, bool transposed,
+                       memory::data_type dt) {
   const memory::dims dims = transposed ? memory::dims{s.batch, s.heads, s.head_size, rows}
                                        : memory::dims{s.batch, s.heads, rows, s.head_size};
   const memory::dims strides = transposed ? memory::dims{rows * row, s.head_size, 1, row}
                                           : memory::dims{rows * row, s.head_size, row, 1};
-  return memory::desc(dims, f32, strides);
+  return memory::desc(dims, dt, strides);
 }
 
 template <typename T>
 void AttentionKernel(KernelContext& ctx) {
-  static_assert(std::is_same<T, float>::value, "oneDNN kernels are float32");
+  constexpr auto dt = DnnlTypeOf<T>();
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     const bool qkv = ctx.HasInput("QKV");
@@ -53,12 +57,15 @@ void AttentionKernel(KernelContext& ctx) {
     const float alpha = ctx.Attr<float>("alpha");
     Exec e(ctx);
     Tensor out = ctx.Output("Out");
-    float* od = out.mutable_data<float>(s.out, ctx.place());
+    out.Resize(s.out);
+    void* od = out.mutable_data(q.dtype(), ctx.place());
     out.set_layout(TIDE_LAYOUT_ANY);
     out.set_format(0);
     if (s.batch * s.sq * s.hidden == 0) return;
     const memory::desc scores_md({s.batch, s.heads, s.sq, s.sk}, f32, Tag::abcd);
+    const memory::desc probs_md({s.batch, s.heads, s.sq, s.sk}, dt, Tag::abcd);  // P V's input
     Key key(op);
+    key(int64_t(dt));
     key(std::vector<int64_t>{s.batch, s.heads, s.head_size, s.sq, s.sk, s.q_row, s.k_row, s.v_row});
     int32_t alpha_bits;
     std::memcpy(&alpha_bits, &alpha, sizeof(alpha_bits));
@@ -67,14 +74,14 @@ void AttentionKernel(KernelContext& ctx) {
       dnnl::primitive_attr scaled = DefaultAttr();
       scaled.set_output_scales(0, {alpha});
       dnnl::matmul::primitive_desc qk_pd(
-          dnnl::matmul::desc(HeadsView(s, s.sq, s.q_row, false), HeadsView(s, s.sk, s.k_row, true),
-                             scores_md),
+          dnnl::matmul::desc(HeadsView(s, s.sq, s.q_row, false, dt),
+                             HeadsView(s, s.sk, s.k_row, true, dt), scores_md),
           scaled, e.engine());
-      const memory::desc out_md({s.batch, s.heads, s.sq, s.head_size}, f32,
+      const memory::desc out_md({s.batch, s.heads, s.sq, s.head_size}, dt,
                                 memory::dims{s.sq * s.hidden, s.head_size, s.hidden, 1});
       dnnl::matmul::primitive_desc pv_pd(
-          dnnl::matmul::desc(scores_md, HeadsView(s, s.sk, s.v_row, false), out_md), DefaultAttr(),
-          e.engine());
+          dnnl::matmul::desc(probs_md, HeadsView(s, s.sk, s.v_row, false, dt), out_md),
+          DefaultAttr(), e.engine());
       dnnl::softmax_forward::primitive_desc sm_pd(
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, scores_md, 3),
           DefaultAttr(), e.engine());
@@ -91,7 +98,7 @@ void AttentionKernel(KernelContext& ctx) {
     memory km = qkv ? qm : PlainView(e, k, op, "K");
     memory vm = qkv ? qm : PlainView(e, v, op, "V");
     auto at = [&](const memory& m, int64_t off) {
-      return static_cast<float*>(m.get_data_handle()) + off;
+      return static_cast<T*>(m.get_data_handle()) + off;
     };
     memory scores = e.TempMemory(scores_md);
     e.Run(entry->qk, entry->qk_pd,
@@ -117,8 +124,9 @@ void AttentionKernel(KernelContext& ctx) {
              {DNNL_ARG_DST, scores}});
     }
     e.Run(entry->sm, entry->sm_pd, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
+    memory probs = kFloat32Kernel<T> ? scores : e.Convert(scores, probs_md);
     e.Run(entry->pv, entry->pv_pd,
-          {{DNNL_ARG_SRC, scores},
+          {{DNNL_ARG_SRC, probs},
            {DNNL_ARG_WEIGHTS, e.View(entry->pv_pd.weights_desc(), at(vm, s.v_off))},
            {DNNL_ARG_DST, e.View(entry->pv_pd.dst_desc(), od)}});
     e.Wait();
@@ -130,4 +138,4 @@ void AttentionKernel(KernelContext& ctx) {
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("fused_multihead_attention", AttentionKernel);
+TIDE_MKLDNN_KERNEL_F32_BF16("fused_multihead_attention", AttentionKernel);

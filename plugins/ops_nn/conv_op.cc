@@ -25,10 +25,12 @@ using tide::ops::GetConvGeom;
 
 void ConvInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
-  TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
-  TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft, "op '", op, "': Input is ",
-             tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
   const bool fused = std::string(op) == "fused_conv2d";
+  TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
+  // fused_conv2d reads a float32 Filter under 16-bit Input (AsFloat32Param: bf16 inference).
+  const bool float32_filter = fused && ft == TIDE_FP32 && (xt == TIDE_BF16 || xt == TIDE_FP16);
+  TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft || float32_filter, "op '", op,
+             "': Input is ", tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
   if (!fused)
     for (const char* extra : {"Bias", "ResidualData"})  // Paddle's oneDNN fusion inputs
       TIDE_CHECK(!ctx.HasInput(extra), "op '", op, "': input ", extra,
@@ -332,8 +334,10 @@ tide::OpSchema FusedConvSchema() {
                    "oneDNN fusion op; made by tide.transpiler.InferenceTranspiler. No gradient.")
           .Input("Input", "the images, [N, C, H, W] (NHWC: [N, H, W, C])")
           .Input("Filter", "the filters, [M, C / groups, kh, kw]")
+          .AsFloat32Param()  // a bfloat16 kernel reorders it into its type once (bf16 inference)
           .Input("Bias", "per output channel, [M]")
           .AsDispensable()
+          .AsFloat32Param()  // oneDNN's bfloat16 convolutions add a float32 bias
           .Input("ResidualData", "added to the output (its dims) when fuse_residual_connection")
           .AsDispensable()
           .Output("Output", "the feature maps, [N, M, H_out, W_out] (NHWC: [N, H_out, W_out, M])")

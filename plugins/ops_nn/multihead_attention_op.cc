@@ -129,6 +129,7 @@ TIDE_REGISTER_OP(
         .AsDispensable()
         .Input("Mask", "added to the scores, broadcast to [B, head_number, Sq, Sk]")
         .AsDispensable()
+        .AsFloat32Param()  // a bfloat16 kernel adds it to float32 scores
         .Output("Out", "[B, Sq, H], the heads side by side")
         .InferShape(AttentionInferShape)
         .Attr("head_number", int32_t(1), "the number of heads")

@@ -3,6 +3,8 @@
 #include <google/protobuf/text_format.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include "attr_convert.h"
 #include "bindings.h"
 #include "core/ir/program_desc.h"
@@ -19,13 +21,16 @@ using namespace tide::core;  // NOLINT
 namespace {
 
 py::dict ProtoToDict(const OpInfo& info) {
-  auto vars = [](const auto& list) {
+  auto vars = [&info](const auto& list) {
     py::list out;
-    for (const auto& v : list)
-      out.append(py::dict(py::arg("name") = v.name(), py::arg("comment") = v.comment(),
-                          py::arg("duplicable") = v.duplicable(),
-                          py::arg("dispensable") = v.dispensable(),
-                          py::arg("intermediate") = v.intermediate()));
+    for (const auto& v : list) {
+      const auto& f32 = info.float32_params;  // read in float32 by a 16-bit kernel
+      const bool float32_param = std::find(f32.begin(), f32.end(), v.name()) != f32.end();
+      out.append(py::dict(
+          py::arg("name") = v.name(), py::arg("comment") = v.comment(),
+          py::arg("duplicable") = v.duplicable(), py::arg("dispensable") = v.dispensable(),
+          py::arg("intermediate") = v.intermediate(), py::arg("float32_param") = float32_param));
+    }
     return out;
   };
   py::list attrs;

@@ -15,6 +15,7 @@ import struct
 
 import numpy as np
 
+from .contrib.mixed_precision.inference import bf16_inference
 from .core import _C, CPUPlace, LoDTensor
 from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader, ...)
 from .executor import Executor, global_scope
@@ -392,13 +393,20 @@ def _load_paddle_inference_model(path, executor, model_filename, params_filename
     return [program, list(feeds), [block.var(n) for n in fetches]]
 
 
-def _optimize_inference(program, executor, scope, created, skip_passes=()):
-    """InferenceTranspiler on a just-loaded program; then the parameters this load created
-    (`created`: not in the scope before) that the program no longer reads (a folded filter's
-    original, a folded batch_norm's statistics) are dropped from the scope and the program."""
+def _optimize_inference(
+    program, executor, scope, created, skip_passes=(), precision="float32", transpile=True
+):
+    """InferenceTranspiler on a just-loaded program (with `transpile`), then the rewrite into
+    `precision` ("bf16": tide.contrib.mixed_precision.bf16_inference); then the parameters this
+    load created (`created`: not in the scope before) that the program no longer reads (a folded
+    filter's original, a folded batch_norm's statistics, a parameter cast to bfloat16) are
+    dropped from the scope and the program."""
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
-    InferenceTranspiler().transpile(program, place, scope, skip_passes=skip_passes)
+    if transpile:
+        InferenceTranspiler().transpile(program, place, scope, skip_passes=skip_passes)
+    if precision == "bf16":
+        bf16_inference(program, place, scope)
     block = program.global_block()
     read = set()
     for b in range(program.num_blocks):
@@ -420,6 +428,9 @@ def _local_names(scope):
     return set((scope or global_scope()).local_var_names())
 
 
+PRECISIONS = ("float32", "bf16")  # load_inference_model's `precision`
+
+
 def load_inference_model(
     dirname,
     executor=None,
@@ -428,6 +439,7 @@ def load_inference_model(
     scope=None,
     optimize=True,
     skip_passes=(),
+    precision="float32",
 ):
     """Returns [program, feed names, fetch target Variables]; the parameters are loaded into
     the scope (on the executor's place; the CPU without one).
@@ -442,16 +454,27 @@ def load_inference_model(
     fused_conv2d (the folded parameters are written into the scope); transformers' matmul + bias
     (+ gelu), attention and residual + layer_norm fused into fc, fused_multihead_attention and
     skip_layernorm. `skip_passes` names transformer passes not to run
-    (tide.transpiler.inference_passes.PASSES; docs/paddle_models.md)."""
+    (tide.transpiler.inference_passes.PASSES; docs/paddle_models.md).
+
+    `precision="bf16"` then puts the ops the executor's place computes in bfloat16 in it
+    (tide.contrib.mixed_precision.bf16_inference: feeds and fetched values stay float32; where
+    the place computes no op in bfloat16 a warning says why and the program stays float32;
+    docs/mixed_precision.md, "bf16 inference")."""
+    if precision not in PRECISIONS:
+        raise ValueError(
+            "load_inference_model: precision must be one of %s, got %r" % (PRECISIONS, precision)
+        )
     dirname = os.fspath(dirname)
-    before = _local_names(scope) if optimize else None
+    rewrite = optimize or precision != "float32"
+    before = _local_names(scope) if rewrite else None
     if _is_paddle_model(dirname, model_filename, params_filename):
         result = _load_paddle_inference_model(
             dirname, executor, model_filename, params_filename, scope
         )
-        if optimize:
+        if rewrite:
+            created = _local_names(scope) - before
             _optimize_inference(
-                result[0], executor, scope, _local_names(scope) - before, skip_passes
+                result[0], executor, scope, created, skip_passes, precision, optimize
             )
         return result
     if executor is None:
@@ -464,8 +487,9 @@ def load_inference_model(
     with open(path, "rb") as f:
         program = Program.parse_from_string(f.read())
     load_persistables(executor, dirname, program, params_filename, scope)
-    if optimize:
-        _optimize_inference(program, executor, scope, _local_names(scope) - before, skip_passes)
+    if rewrite:
+        created = _local_names(scope) - before
+        _optimize_inference(program, executor, scope, created, skip_passes, precision, optimize)
     block = program.global_block()
     feeds = sorted((op.attr("col"), op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attr("col"), op.input("X")[0]) for op in block.ops if op.type == "fetch")

@@ -16,6 +16,7 @@ from math import erf
 
 import numpy as np
 import pytest
+from cpu_isa import cpu_flags
 from float64_grad import numeric_grad
 
 import tide
@@ -33,16 +34,8 @@ pytestmark = pytest.mark.skipif(
 RTOL = 2.0**-6
 
 
-def _cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next((line.split(":")[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return []
-
-
 # oneDNN's bfloat16 jit kernels need AVX-512 (avx512_core: emulated; avx512_bf16 / AMX: native).
-BF16_ISA = "avx512bw" in _cpu_flags() and os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper() in (
+BF16_ISA = "avx512bw" in cpu_flags() and os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper() in (
     "ALL",
     "AVX512_CORE",
     "AVX512_CORE_VNNI",
@@ -61,13 +54,14 @@ def f64(a):
 
 OUTS = {
     "conv2d": ["Output"],
+    "fused_conv2d": ["Output"],
     "layer_norm": ["Y", "Mean", "Variance"],
     "batch_norm": ["Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"],
 }
 FLOAT32_PARAMS = ("Scale", "Bias", "Mean", "Variance")  # batch_norm / layer_norm's, as Paddle
 
 
-def run(op, inputs, attrs, wrt=(), seed=5):
+def run(op, inputs, attrs, wrt=(), seed=5, float32=FLOAT32_PARAMS):
     """Runs `op` on `inputs` ({param: float64 array}; bfloat16, FLOAT32_PARAMS float32) and, with
     `wrt`, the grads of loss = sum(w * first output) for random bfloat16 w (so Out@GRAD = w
     exactly). Returns ({output: float64 array}, {param: grad}, w, {op type: [kernel]},
@@ -77,7 +71,7 @@ def run(op, inputs, attrs, wrt=(), seed=5):
         block = main.global_block()
         feed, ins, fed = {}, {}, {}
         for param, value in inputs.items():
-            dtype = "float32" if param in FLOAT32_PARAMS else "bfloat16"
+            dtype = "float32" if param in float32 else "bfloat16"
             arr = value.astype(np.float32) if dtype == "float32" else bf16(value)
             v = tide.layers.data(
                 name=param.lower(),
@@ -134,10 +128,11 @@ def close(got, want, rtol=RTOL, what=""):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, err_msg=what)
 
 
-def check(op, inputs, attrs, ref, wrt=(), samples=48, grad_rtol=RTOL):
+def check(op, inputs, attrs, ref, wrt=(), samples=48, grad_rtol=RTOL, float32=FLOAT32_PARAMS):
     """The op's outputs against `ref` (float64, of the fed values; a dict of outputs or the first
-    output) and its grads against central differences of sum(w * ref's first output)."""
-    outs, grads, w, kernels, dtypes, fed = run(op, inputs, attrs, wrt)
+    output) and its grads against central differences of sum(w * ref's first output). The inputs
+    in `float32` are fed float32, the others bfloat16."""
+    outs, grads, w, kernels, dtypes, fed = run(op, inputs, attrs, wrt, float32=float32)
     assert ran_bf16(kernels, op), kernels
     if wrt:
         assert ran_bf16(kernels, op + "_grad"), kernels
@@ -368,6 +363,127 @@ def test_pool2d(kind):
         {"pooling_type": kind, "ksize": [2, 2], "strides": [2, 2], "use_cudnn": False},
         ref,
         wrt=("X",),
+    )
+
+
+# ---- the inference transpiler's fused ops (bf16 inference) --------------------------------------
+# Their weights and biases are float32 inputs (AsFloat32Param): the kernels round the weights to
+# bfloat16 once (the references round them too) and add the bias in float32.
+
+
+def test_fused_conv2d_with_float32_filter_and_bias_residual_and_relu():
+    def ref(Input, Filter, Bias, ResidualData):
+        conv = _conv(Input, f64(bf16(Filter)))
+        return np.maximum(conv + Bias.reshape(1, -1, 1, 1) + ResidualData, 0)
+
+    check(
+        "fused_conv2d",
+        {
+            "Input": rand(2, 16, 6, 6),
+            "Filter": rand(32, 16, 3, 3, lo=-0.5, hi=0.5),
+            "Bias": rand(32),
+            "ResidualData": rand(2, 32, 6, 6),
+        },
+        {
+            "strides": [1, 1],
+            "paddings": [1, 1],
+            "fuse_activation": "relu",
+            "fuse_residual_connection": True,
+        },
+        ref,
+        float32=("Filter", "Bias"),
+    )
+
+
+def test_fused_conv2d_reads_blocked_bfloat16_input_and_residual():
+    # The first convolution's output (32 channels) is blocked bfloat16 (nChw16c on AVX-512: the
+    # fused convolutions keep 16-channel blocks); the second reads it as Input and ResidualData.
+    rng = np.random.RandomState(7)
+    x = bf16(rng.uniform(-1, 1, (2, 16, 6, 6)))
+    f1, f2 = rng.uniform(-0.3, 0.3, (32, 16, 3, 3)), rng.uniform(-0.2, 0.2, (32, 32, 3, 3))
+    b1, b2 = rng.uniform(-1, 1, 32), rng.uniform(-1, 1, 32)
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        block = main.global_block()
+        xv = tide.layers.data("x", shape=[2, 16, 6, 6], dtype="bfloat16", append_batch_size=False)
+        feed = {"x": x}
+
+        def const(name, value):
+            feed[name] = value.astype(np.float32)
+            return tide.layers.data(
+                name, shape=list(value.shape), dtype="float32", append_batch_size=False
+            )
+
+        def conv(name, inp, f, b, residual=None):
+            out = block.create_var(name=name, dtype="bfloat16")
+            ins = {
+                "Input": [inp],
+                "Filter": [const(name + "_f", f)],
+                "Bias": [const(name + "_b", b)],
+            }
+            if residual is not None:
+                ins["ResidualData"] = [residual]
+            block.append_op(
+                type="fused_conv2d",
+                inputs=ins,
+                outputs={"Output": [out]},
+                attrs={
+                    "strides": [1, 1],
+                    "paddings": [1, 1],
+                    "fuse_activation": "relu",
+                    "fuse_residual_connection": residual is not None,
+                },
+            )
+            return out
+
+        y = conv("y", xv, f1, b1)
+        z = conv("z", y, f2, b2, residual=y)
+    exe = tide.Executor(tide.CPUPlace())
+    got_y, got_z = exe.run(main, feed=feed, fetch_list=[y, z])
+    kernels = {}
+    for t, k in exe.last_run_info()["kernels"]:
+        kernels.setdefault(t, []).append(k)
+    assert ran_bf16(kernels, "fused_conv2d"), kernels
+    assert got_y.dtype == BF16 and got_z.dtype == BF16
+    yf = f64(got_y)
+    want_y = np.maximum(_conv(f64(x), f64(bf16(f1))) + b1.reshape(1, -1, 1, 1), 0)
+    close(yf, want_y, what="fused_conv2d y")
+    want_z = np.maximum(_conv(yf, f64(bf16(f2))) + b2.reshape(1, -1, 1, 1) + yf, 0)
+    close(f64(got_z), want_z, what="fused_conv2d z (blocked Input and ResidualData)")
+
+
+def test_fc_with_float32_weights():
+    check(
+        "fc",
+        {"Input": rand(6, 40), "W": rand(40, 24), "Bias": rand(24)},
+        {"in_num_col_dims": 1, "activation_type": ""},
+        lambda Input, W, Bias: Input @ f64(bf16(W)) + Bias,
+        float32=("W", "Bias"),
+    )
+
+
+def test_fused_multihead_attention_with_float32_mask():
+    batch, seq, heads, size = 2, 5, 2, 8
+    hidden = heads * size
+    mask = np.zeros((batch, 1, 1, seq))
+    mask[1, ..., 3:] = -1e4  # the second sequence's last two tokens are padding
+
+    def ref(QKV, Mask):
+        q, k, v = (
+            QKV[..., i * hidden : (i + 1) * hidden].reshape(batch, seq, heads, size)
+            for i in range(3)
+        )
+        scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(size) + Mask
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        return np.einsum("bhqk,bkhd->bqhd", p, v).reshape(batch, seq, hidden)
+
+    check(
+        "fused_multihead_attention",
+        {"QKV": rand(batch, seq, 3 * hidden), "Mask": mask},
+        {"head_number": heads, "alpha": float(1 / np.sqrt(size))},
+        ref,
+        float32=("Mask",),
     )
 
 

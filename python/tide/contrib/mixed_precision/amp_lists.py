@@ -87,3 +87,15 @@ class AutoMixedPrecisionListsBF16(AutoMixedPrecisionLists):
 
     _white = WHITE_LIST | {"elementwise_add", "relu", "pool2d", "gelu"}
     _gray = GRAY_LIST - {"elementwise_add", "relu", "pool2d", "gelu"}
+
+
+# The inference transpiler's fused ops (tide.transpiler.InferenceTranspiler): convolutions with
+# their bias, residual and activation, matrix products with their bias and activation, attention.
+INFERENCE_WHITE_LIST = {"fused_conv2d", "depthwise_conv2d", "fc", "fused_multihead_attention"}
+
+
+class AutoMixedPrecisionListsBF16Inference(AutoMixedPrecisionListsBF16):
+    """The lists of bfloat16 inference (bf16_inference): bfloat16 mixed precision's, with the
+    inference transpiler's fused ops on the white list (the same arguments)."""
+
+    _white = AutoMixedPrecisionListsBF16._white | INFERENCE_WHITE_LIST

@@ -3,8 +3,15 @@ of block 0 is given a precision by the lists and the device, and casts are inser
 borders: a low-precision op reads float32 values (parameters included: they stay float32, the
 master weights) through a cast to the low type, a float32 op reads low values through a cast
 back. Backward, appended afterwards, mirrors the casts, so every parameter's gradient arrives
-in float32."""
+in float32.
 
+For inference (bf16_inference) an op needs no gradient kernel in the low type, and no cast op
+reads a parameter each run: an input the op declares float32 (`float32_param` in its proto:
+fused_conv2d's and fc's weights and biases, which the oneDNN kernels reorder into bfloat16 once;
+batch_norm's statistics) stays float32, and any other parameter is cast once, before the first
+run, into a persistable copy in the low type (`param_casts`)."""
+
+import functools
 import logging
 
 from ... import _C, unique_name
@@ -27,10 +34,19 @@ def kernel_types(op_type, place_kind):
     return types
 
 
-def _runs_low(op_type, dtype, place_kind):
-    """Whether the device runs `op_type` (and its gradient op, where it has one) in `dtype`."""
+@functools.lru_cache(maxsize=None)
+def _float32_params(op_type):
+    """The inputs of `op_type` its low-precision kernels read in float32 (AsFloat32Param)."""
+    return {v["name"] for v in _C.op_proto(op_type)["inputs"] if v.get("float32_param")}
+
+
+def _runs_low(op_type, dtype, place_kind, inference=False):
+    """Whether the device runs `op_type` (and, unless for `inference`, its gradient op, where it
+    has one) in `dtype`."""
     if dtype not in kernel_types(op_type, place_kind):
         return False
+    if inference:
+        return True
     grad = op_type + "_grad"
     return not _C.has_op(grad) or dtype in kernel_types(grad, place_kind)
 
@@ -45,8 +61,11 @@ def _float_args(block, names):
 
 
 class _Rewriter:
-    def __init__(self, block, amp_lists, dtype, place_kind):
+    def __init__(self, block, amp_lists, dtype, place_kind, inference=False, float32_outputs=()):
         self.block, self.lists, self.dtype, self.kind = block, amp_lists, dtype, place_kind
+        self.inference = inference
+        self.float32_outputs = set(float32_outputs)  # values whose writers compute in float32
+        self.param_casts = []  # inference: (float32 parameter, its persistable low copy)
         self.casts = {}  # (name, dtype) -> the variable holding name cast to dtype
         self.low_ops = []
         self.declined = set()  # allow-listed op types the device has no low kernel for
@@ -54,13 +73,17 @@ class _Rewriter:
 
     def forced_float32(self, op):
         names = op.input_arg_names + op.output_arg_names
-        return op.has_attr("sub_block") or bool(self.lists.black_varnames & set(names))
+        return (
+            op.has_attr("sub_block")
+            or bool(self.lists.black_varnames & set(names))
+            or bool(self.float32_outputs & set(op.output_arg_names))
+        )
 
     def precision(self, op):
         if self.forced_float32(op):
             return "float32"
         if op.type in self.lists.white_list:
-            if _runs_low(op.type, self.dtype, self.kind):
+            if _runs_low(op.type, self.dtype, self.kind, self.inference):
                 return self.dtype
             self.declined.add(op.type)
             return "float32"
@@ -71,7 +94,7 @@ class _Rewriter:
                 self.made_by.get(v.name) for v in _float_args(self.block, op.input_arg_names)
             }
             if "black" not in made_by and "low" in made_by:
-                if _runs_low(op.type, self.dtype, self.kind):
+                if _runs_low(op.type, self.dtype, self.kind, self.inference):
                     return self.dtype
                 self.declined.add(op.type)
         return "float32"
@@ -81,6 +104,7 @@ class _Rewriter:
         many ops were inserted before `index`."""
         key = (var.name, dtype)
         inserted = 0
+        once = self.inference and var.persistable  # cast before the first run, not in each
         if key not in self.casts:
             suffix = dtype.replace("float", "fp")  # x.cast_fp16, x.cast_bfp16, x.cast_fp32
             out = self.block.create_var(
@@ -89,16 +113,20 @@ class _Rewriter:
                 shape=var.shape if var.shape else None,
                 lod_level=var.lod_level,
                 stop_gradient=var.stop_gradient,
+                persistable=once,
             )
-            self.block._insert_op(
-                index,
-                "cast",
-                inputs={"X": var},
-                outputs={"Out": out},
-                attrs={"in_dtype": dtype_code(var.dtype), "out_dtype": dtype_code(dtype)},
-            )
+            if once:
+                self.param_casts.append((var, out))
+            else:
+                self.block._insert_op(
+                    index,
+                    "cast",
+                    inputs={"X": var},
+                    outputs={"Out": out},
+                    attrs={"in_dtype": dtype_code(var.dtype), "out_dtype": dtype_code(dtype)},
+                )
+                inserted = 1
             self.casts[key] = out
-            inserted = 1
         op.desc.rename_input(var.name, self.casts[key].name)
         return inserted
 
@@ -112,8 +140,10 @@ class _Rewriter:
                 i += 1
                 continue
             want = self.precision(op)
+            keep = _float32_params(op.type) if self.inference and want != "float32" else ()
+            kept = {n for p, names in op.desc.inputs().items() if p in keep for n in names}
             for var in _float_args(self.block, op.input_arg_names):
-                if var.dtype != want:
+                if var.dtype != want and var.name not in kept:
                     i += self.cast_input(i, op, var, want)
             op.desc.infer_shape(self.block.desc)  # outputs take the type the op now computes in
             if want != "float32":  # also where an op's shape rule leaves the type as declared
@@ -155,10 +185,17 @@ def rewrite_program(program, amp_lists, dtype="float16", place=None):
     Returns:
         list: the types of the ops that now compute in `dtype`, in program order.
     """
+    return run_rewriter(program, amp_lists, dtype, place).low_ops
+
+
+def run_rewriter(program, amp_lists, dtype, place, inference=False, float32_outputs=()):
+    """rewrite_program's work; returns the _Rewriter (for inference, see the module's note: its
+    `param_casts` are the casts the caller runs once). The ops writing `float32_outputs` (names)
+    compute in float32; unlike black_varnames, the ops reading them need not."""
     if dtype not in LOW_TYPES:
         raise ValueError("rewrite_program: dtype must be one of %s, got %r" % (LOW_TYPES, dtype))
     kind = place.kind if place is not None else "cpu"
-    rewriter = _Rewriter(program.global_block(), amp_lists, dtype, kind)
+    rewriter = _Rewriter(program.global_block(), amp_lists, dtype, kind, inference, float32_outputs)
     rewriter.run()
     for op_type in sorted(rewriter.declined):
         _log.info(
@@ -167,4 +204,4 @@ def rewrite_program(program, amp_lists, dtype="float16", place=None):
             dtype,
             kind,
         )
-    return rewriter.low_ops
+    return rewriter
