@@ -1,9 +1,13 @@
-// skip_layernorm_op.cc: Paddle's skip_layernorm, the inference op its skip_layernorm_fuse_pass
-// makes of a residual add and the layer_norm after it (InferenceTranspiler makes it too):
-// Out = layer_norm(X + Y) with Scale and Bias, X and Y of the same dims, flattened at
-// begin_norm_axis to [left, right] (tide/ops/norm.hpp). One pass writes the sum, a second
-// normalises it in place; the statistics as layer_norm's kernel computes them (in double, in the
-// same order), so the result is layer_norm's of the sum. No gradient.
+// skip_layernorm_op.cc: Paddle's inference ops of a residual add and the layer_norm after it,
+// made by its fuse passes and by InferenceTranspiler (python/tide/transpiler/inference_passes):
+// - skip_layernorm (skip_layernorm_fuse_pass, the sum read only by the layer_norm):
+//   Out = layer_norm(X + Y);
+// - preln_skip_layernorm (preln_skip_layernorm_fuse_pass, a pre-norm model's residual sum that
+//   the next residual add reads too): Out_0 = layer_norm(X + Y) and Out_1 = X + Y.
+// X and Y of the same dims, flattened at begin_norm_axis to [left, right] (tide/ops/norm.hpp),
+// with Scale and Bias. Per row, one pass writes the sum and accumulates its sum and sum of
+// squares (in double), a second normalises it. No gradient.
+#include <algorithm>
 #include <cmath>
 #include <tide/ops/norm.hpp>
 
@@ -12,27 +16,33 @@
 namespace ops_nn {
 namespace {
 
-void SkipLayerNormInferShape(tide::InferShapeContext& ctx) {
+void SkipLayerNormInferShape(tide::InferShapeContext& ctx,
+                             std::initializer_list<const char*> outs) {
+  const char* op = ctx.op_type();
   const Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
-  TIDE_CHECK(x.size() == y.size(), "op 'skip_layernorm': X ", tide::ToString(x), " and Y ",
+  TIDE_CHECK(x.size() == y.size(), "op '", op, "': X ", tide::ToString(x), " and Y ",
              tide::ToString(y), " must have the same dims");
   for (size_t i = 0; i < x.size(); ++i)
-    TIDE_CHECK(DimsCompatible(x[i], y[i]), "op 'skip_layernorm': X ", tide::ToString(x), " and Y ",
+    TIDE_CHECK(DimsCompatible(x[i], y[i]), "op '", op, "': X ", tide::ToString(x), " and Y ",
                tide::ToString(y), " must have the same dims");
   const tide::ops::NormGroups g =
-      tide::ops::LayerNormGroups("skip_layernorm", x, ctx.Attr<int32_t>("begin_norm_axis"));
+      tide::ops::LayerNormGroups(op, x, ctx.Attr<int32_t>("begin_norm_axis"));
   for (const char* p : {"Scale", "Bias"}) {
     const int64_t n = DimsProductOrUnknown(ctx.InputDims(p));
-    TIDE_CHECK(n < 0 || g.size < 0 || n == g.size, "op 'skip_layernorm': ", p, " has ", n,
+    TIDE_CHECK(n < 0 || g.size < 0 || n == g.size, "op '", op, "': ", p, " has ", n,
                " elements, expected ", g.size);
   }
-  ctx.SetOutputDims("Out", x);
-  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-  ctx.ShareLoD("X", "Out");
+  for (const char* out : outs) {
+    ctx.SetOutputDims(out, x);
+    ctx.SetOutputDataType(out, ctx.InputDataType("X"));
+    ctx.ShareLoD("X", out);
+  }
 }
 
+// Writes X + Y into `sum_param` and its layer_norm into `out_param`; the same output for
+// skip_layernorm, whose sum is normalised in place.
 template <typename T>
-void SkipLayerNormKernel(KernelContext& ctx) {
+void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_param) {
   const char* op = ctx.op_type();
   Tensor xt = ctx.Input("X"), yt = ctx.Input("Y"), st = ctx.Input("Scale"), bt = ctx.Input("Bias");
   const Dims d = xt.dims();
@@ -47,30 +57,53 @@ void SkipLayerNormKernel(KernelContext& ctx) {
   const T* y = yt.data<T>();
   const T* scale = st.data<T>();
   const T* bias = bt.data<T>();
-  T* out = ctx.Output("Out").mutable_data<T>(d, ctx.place());
+  T* out = ctx.Output(out_param).mutable_data<T>(d, ctx.place());
+  T* sum = sum_param == out_param ? out : ctx.Output(sum_param).mutable_data<T>(d, ctx.place());
   const double eps = ctx.Attr<float>("epsilon");
   const int64_t n = g.size;
   ParallelFor(ctx, g.groups, n * 6, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * n;
       const T* yr = y + r * n;
-      T* o = out + r * n;
-      double m = 0, v = 0;
+      T* s = sum + r * n;
+      double m = 0, q = 0;
       for (int64_t j = 0; j < n; ++j) {
-        o[j] = xr[j] + yr[j];
-        m += o[j];
+        s[j] = xr[j] + yr[j];
+        const double v = s[j];
+        m += v;
+        q += v * v;
       }
       m /= n;
-      for (int64_t j = 0; j < n; ++j) {
-        const double dv = o[j] - m;
-        v += dv * dv;
-      }
-      v /= n;
+      const double var = std::max(q / n - m * m, 0.0);  // biased, as layer_norm's
       const T mean = static_cast<T>(m);
-      const T rstd = static_cast<T>(1.0 / std::sqrt(v + eps));
-      for (int64_t j = 0; j < n; ++j) o[j] = (o[j] - mean) * rstd * scale[j] + bias[j];
+      const T rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
+      T* o = out + r * n;
+      for (int64_t j = 0; j < n; ++j) o[j] = (s[j] - mean) * rstd * scale[j] + bias[j];
     }
   });
+}
+
+template <typename T>
+void SkipLayerNormKernel(KernelContext& ctx) {
+  AddLayerNorm<T>(ctx, "Out", "Out");
+}
+
+template <typename T>
+void PrelnSkipLayerNormKernel(KernelContext& ctx) {
+  AddLayerNorm<T>(ctx, "Out_0", "Out_1");
+}
+
+tide::OpSchema AddLayerNormSchema(const char* type, const char* comment) {
+  return tide::OpSchema(type)
+      .Comment(comment)
+      .Input("X", "one addend")
+      .Input("Y", "the other addend, X's dims")
+      .Input("Scale", "per normalised element, right values")
+      .Input("Bias", "per normalised element, right values")
+      .KernelDataTypeFrom("X")
+      .Attr("epsilon", 1e-5f, "added to the variance")
+      .Attr("begin_norm_axis", int32_t(1), "the first normalised dim")
+      .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
 }
 
 }  // namespace
@@ -79,20 +112,25 @@ void SkipLayerNormKernel(KernelContext& ctx) {
 using namespace ops_nn;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(
-    tide::OpSchema("skip_layernorm")
-        .Comment("Out = layer_norm(X + Y): the sum flattened to [left, right] at "
-                 "begin_norm_axis, each row normalised with its mean and biased variance, then "
-                 "times Scale plus Bias (right values each). Paddle's inference op "
-                 "(skip_layernorm_fuse_pass); made by tide.transpiler.InferenceTranspiler of a "
-                 "residual add and its layer_norm. No gradient.")
-        .Input("X", "one addend")
-        .Input("Y", "the other addend, X's dims")
-        .Input("Scale", "per normalised element, right values")
-        .Input("Bias", "per normalised element, right values")
+    AddLayerNormSchema("skip_layernorm",
+                       "Out = layer_norm(X + Y): the sum flattened to [left, right] at "
+                       "begin_norm_axis, each row normalised with its mean and biased variance, "
+                       "then times Scale plus Bias (right values each). Paddle's inference op "
+                       "(skip_layernorm_fuse_pass); made by tide.transpiler.InferenceTranspiler "
+                       "of a residual add and its layer_norm. No gradient.")
         .Output("Out", "X's dims")
-        .KernelDataTypeFrom("X")
-        .InferShape(SkipLayerNormInferShape)
-        .Attr("epsilon", 1e-5f, "added to the variance")
-        .Attr("begin_norm_axis", int32_t(1), "the first normalised dim")
-        .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)"));
+        .InferShape([](tide::InferShapeContext& ctx) { SkipLayerNormInferShape(ctx, {"Out"}); }));
+TIDE_REGISTER_OP(
+    AddLayerNormSchema("preln_skip_layernorm",
+                       "Out_0 = layer_norm(X + Y) as skip_layernorm's Out, and Out_1 = X + Y: "
+                       "a pre-norm transformer's residual sum, which the next residual add reads "
+                       "too. Paddle's inference op (preln_skip_layernorm_fuse_pass); made by "
+                       "tide.transpiler.InferenceTranspiler of a residual add read by a "
+                       "layer_norm and by other ops. No gradient.")
+        .Output("Out_0", "the normalised sum, X's dims")
+        .Output("Out_1", "the sum X + Y, X's dims")
+        .InferShape([](tide::InferShapeContext& ctx) {
+          SkipLayerNormInferShape(ctx, {"Out_0", "Out_1"});
+        }));
 TIDE_REGISTER_KERNEL("skip_layernorm", "cpu", SkipLayerNormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("preln_skip_layernorm", "cpu", PrelnSkipLayerNormKernel, OPS_NN_FLOAT_TYPES);

@@ -441,7 +441,7 @@ def load_inference_model(
     batch_norm folded into the convolutions before it, bias / residual / activation fused into
     fused_conv2d (the folded parameters are written into the scope); transformers' matmul + bias
     (+ gelu), attention and residual + layer_norm fused into fc, fused_multihead_attention and
-    skip_layernorm. `skip_passes` names transformer passes not to run
+    skip_layernorm (preln_skip_layernorm in pre-norm models). `skip_passes` names transformer passes not to run
     (tide.transpiler.inference_passes.PASSES; docs/paddle_models.md)."""
     dirname = os.fspath(dirname)
     before = _local_names(scope) if optimize else None
