@@ -5,8 +5,8 @@
 // - preln_skip_layernorm (preln_skip_layernorm_fuse_pass, a pre-norm model's residual sum that
 //   the next residual add reads too): Out_0 = layer_norm(X + Y) and Out_1 = X + Y.
 // X and Y of the same dims, flattened at begin_norm_axis to [left, right] (tide/ops/norm.hpp),
-// with Scale and Bias. Per row, one pass writes the sum and accumulates its sum and sum of
-// squares (in double), a second normalises it. No gradient.
+// with Scale and Bias. Per row, one pass writes the sum and accumulates the statistics, a second
+// normalises it. No gradient.
 #include <algorithm>
 #include <cmath>
 #include <tide/ops/norm.hpp>
@@ -39,6 +39,8 @@ void SkipLayerNormInferShape(tide::InferShapeContext& ctx,
   }
 }
 
+constexpr int kLanes = 4;
+
 // Writes X + Y into `sum_param` and its layer_norm into `out_param`; the same output for
 // skip_layernorm, whose sum is normalised in place.
 template <typename T>
@@ -66,16 +68,34 @@ void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_par
       const T* xr = x + r * n;
       const T* yr = y + r * n;
       T* s = sum + r * n;
+      // kLanes independent sums in double, which the compiler keeps in vector registers (one
+      // sum in order cannot be vectorised: 2.4x slower at [1024, 768]), of the sum less its
+      // first value, so that the variance, E[d^2] - E[d]^2, does not cancel where the mean is
+      // large against the spread.
+      const T shift = n > 0 ? xr[0] + yr[0] : T(0);
+      double ld[kLanes] = {}, lq[kLanes] = {};
+      int64_t j = 0;
+      for (; j + kLanes <= n; j += kLanes)
+        for (int l = 0; l < kLanes; ++l) {
+          s[j + l] = xr[j + l] + yr[j + l];
+          const double dv = s[j + l] - shift;
+          ld[l] += dv;
+          lq[l] += dv * dv;
+        }
       double m = 0, q = 0;
-      for (int64_t j = 0; j < n; ++j) {
+      for (; j < n; ++j) {
         s[j] = xr[j] + yr[j];
-        const double v = s[j];
-        m += v;
-        q += v * v;
+        const double dv = s[j] - shift;
+        m += dv;
+        q += dv * dv;
+      }
+      for (int l = 0; l < kLanes; ++l) {
+        m += ld[l];
+        q += lq[l];
       }
       m /= n;
       const double var = std::max(q / n - m * m, 0.0);  // biased, as layer_norm's
-      const T mean = static_cast<T>(m);
+      const T mean = static_cast<T>(shift + m);
       const T rstd = static_cast<T>(1.0 / std::sqrt(var + eps));
       T* o = out + r * n;
       for (int64_t j = 0; j < n; ++j) o[j] = (s[j] - mean) * rstd * scale[j] + bias[j];
