@@ -22,9 +22,11 @@ struct AddLn {
   dnnl::layer_normalization_forward ln;
 };
 
+// Both ops (Out_0 and Out_1 for preln, Out for skip_layernorm), as the plain kernel.
 template <typename T>
-void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_param) {
+void AddLayerNormKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
+  const bool preln = std::strcmp(op, "preln_skip_layernorm") == 0;
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), y = ctx.Input("Y");
     const Dims d = x.dims();
@@ -60,12 +62,12 @@ void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_par
           DefaultAttr(), e.engine());
       return AddLn{add_pd, dnnl::binary(add_pd), ln_pd, dnnl::layer_normalization_forward(ln_pd)};
     });
-    Tensor out = ctx.Output(out_param);
+    Tensor out = ctx.Output(preln ? "Out_0" : "Out");
     memory out_m = PlainOutputAs(e, out, d, data, ctx.place());
     memory sum_m = out_m;
     Tensor sum;
-    if (sum_param != out_param) {
-      sum = ctx.Output(sum_param);
+    if (preln) {
+      sum = ctx.Output("Out_1");
       sum_m = PlainOutputAs(e, sum, d, data, ctx.place());
     }
     e.Run(entry->add, entry->add_pd,
@@ -81,20 +83,10 @@ void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_par
   });
 }
 
-template <typename T>
-void SkipLayerNormKernel(KernelContext& ctx) {
-  AddLayerNorm<T>(ctx, "Out", "Out");
-}
-
-template <typename T>
-void PrelnSkipLayerNormKernel(KernelContext& ctx) {
-  AddLayerNorm<T>(ctx, "Out_0", "Out_1");
-}
-
 }  // namespace
 }  // namespace tide_mkldnn
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
-TIDE_MKLDNN_KERNEL("skip_layernorm", SkipLayerNormKernel);
-TIDE_MKLDNN_KERNEL("preln_skip_layernorm", PrelnSkipLayerNormKernel);
+TIDE_MKLDNN_KERNEL("skip_layernorm", AddLayerNormKernel);
+TIDE_MKLDNN_KERNEL("preln_skip_layernorm", AddLayerNormKernel);

@@ -9,6 +9,7 @@
 // normalises it. No gradient.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <tide/ops/norm.hpp>
 
 #include "common.h"
@@ -41,11 +42,12 @@ void SkipLayerNormInferShape(tide::InferShapeContext& ctx,
 
 constexpr int kLanes = 4;
 
-// Writes X + Y into `sum_param` and its layer_norm into `out_param`; the same output for
-// skip_layernorm, whose sum is normalised in place.
+// Both ops: the layer_norm of X + Y into Out_0 and the sum into Out_1 (preln), or the sum into
+// Out normalised in place (skip_layernorm).
 template <typename T>
-void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_param) {
+void AddLayerNormKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
+  const bool preln = std::strcmp(op, "preln_skip_layernorm") == 0;
   Tensor xt = ctx.Input("X"), yt = ctx.Input("Y"), st = ctx.Input("Scale"), bt = ctx.Input("Bias");
   const Dims d = xt.dims();
   TIDE_CHECK(yt.dims() == d, "op '", op, "': X ", tide::ToString(d), " and Y ",
@@ -59,8 +61,8 @@ void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_par
   const T* y = yt.data<T>();
   const T* scale = st.data<T>();
   const T* bias = bt.data<T>();
-  T* out = ctx.Output(out_param).mutable_data<T>(d, ctx.place());
-  T* sum = sum_param == out_param ? out : ctx.Output(sum_param).mutable_data<T>(d, ctx.place());
+  T* out = ctx.Output(preln ? "Out_0" : "Out").mutable_data<T>(d, ctx.place());
+  T* sum = preln ? ctx.Output("Out_1").mutable_data<T>(d, ctx.place()) : out;
   const double eps = ctx.Attr<float>("epsilon");
   const int64_t n = g.size;
   ParallelFor(ctx, g.groups, n * 6, [&](int64_t r0, int64_t r1) {
@@ -103,16 +105,6 @@ void AddLayerNorm(KernelContext& ctx, const char* out_param, const char* sum_par
   });
 }
 
-template <typename T>
-void SkipLayerNormKernel(KernelContext& ctx) {
-  AddLayerNorm<T>(ctx, "Out", "Out");
-}
-
-template <typename T>
-void PrelnSkipLayerNormKernel(KernelContext& ctx) {
-  AddLayerNorm<T>(ctx, "Out_0", "Out_1");
-}
-
 tide::OpSchema AddLayerNormSchema(const char* type, const char* comment) {
   return tide::OpSchema(type)
       .Comment(comment)
@@ -152,5 +144,5 @@ TIDE_REGISTER_OP(
         .InferShape([](tide::InferShapeContext& ctx) {
           SkipLayerNormInferShape(ctx, {"Out_0", "Out_1"});
         }));
-TIDE_REGISTER_KERNEL("skip_layernorm", "cpu", SkipLayerNormKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("preln_skip_layernorm", "cpu", PrelnSkipLayerNormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("skip_layernorm", "cpu", AddLayerNormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("preln_skip_layernorm", "cpu", AddLayerNormKernel, OPS_NN_FLOAT_TYPES);

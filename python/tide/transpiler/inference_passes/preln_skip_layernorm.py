@@ -6,7 +6,7 @@ sum under its own name, so its other readers read it unchanged. It runs after
 fuse_skip_layernorm, which takes the sums only a layer_norm reads. Left alone: an add that
 broadcasts, a sum read by an op before the layer_norm, or in a sub-block, or written twice."""
 
-from .skip_layernorm import residual_layer_norm
+from .skip_layernorm import residual_layer_norms
 
 
 def fuse_preln_skip_layernorm(g):
@@ -19,24 +19,14 @@ def fuse_preln_skip_layernorm(g):
     Returns:
         bool: whether it changed the program.
     """
-    for ln in g.ops("layer_norm"):
+    for add, ln, inputs, attrs in residual_layer_norms(g):
         s = ln.input("X")[0]
-        add = g.writer(s)
-        if add is None or not residual_layer_norm(g, add, ln):
-            continue
         if g.persistable(s) or not g.single_assignment(s) or ln.input_arg_names.count(s) != 1:
             continue
         others = [r for r in g.readers.get(s, []) if r is not ln]
         if not others or not all(_reads_after(g, r, ln) for r in others):
             continue
-        inputs = {
-            "X": add.input("X"),
-            "Y": add.input("Y"),
-            "Scale": ln.input("Scale"),
-            "Bias": ln.input("Bias"),
-        }
         outputs = {"Out_0": ln.output("Y"), "Out_1": [s]}
-        attrs = {"epsilon": ln.attr("epsilon"), "begin_norm_axis": ln.attr("begin_norm_axis")}
         if g.replace([add, ln], "preln_skip_layernorm", inputs, outputs, attrs):
             return True
     return False

@@ -15,38 +15,39 @@ def fuse_skip_layernorm(g):
     Returns:
         bool: whether it changed the program.
     """
-    for ln in g.ops("layer_norm"):
-        s = ln.input("X")[0]
-        add = g.writer(s)
-        if add is None or not g.intermediate(s, ln) or not residual_layer_norm(g, add, ln):
+    for add, ln, inputs, attrs in residual_layer_norms(g):
+        if not g.intermediate(ln.input("X")[0], ln):
             continue
-        inputs = {
-            "X": add.input("X"),
-            "Y": add.input("Y"),
-            "Scale": ln.input("Scale"),
-            "Bias": ln.input("Bias"),
-        }
-        attrs = {"epsilon": ln.attr("epsilon"), "begin_norm_axis": ln.attr("begin_norm_axis")}
         if g.replace([add, ln], "skip_layernorm", inputs, {"Out": ln.output("Y")}, attrs):
             return True
     return False
 
 
-def residual_layer_norm(g, add, ln):
-    """`add` is a residual elementwise_add (X and Y of the same declared dims and dtype, rank
-    >= 2, axis -1) and `ln` a layer_norm of its sum with Scale and Bias whose Mean and Variance
-    nothing reads: the pair both fused ops replace."""
-    if add.type != "elementwise_add":
-        return False
-    x, y = add.input("X")[0], add.input("Y")[0]
-    xs = g.shape(x)
-    if add.attr("axis") != -1 or xs is None or xs != g.shape(y) or len(xs) < 2:
-        return False
-    if g.block.var(x).dtype != g.block.var(y).dtype:
-        return False
-    if not (ln.input("Scale") and ln.input("Bias")):
-        return False
-    return _unread(g, ln, "Mean") and _unread(g, ln, "Variance")
+def residual_layer_norms(g):
+    """The pairs both fused ops replace: a residual elementwise_add (X and Y of the same declared
+    dims and dtype, rank >= 2, axis -1) and a layer_norm of its sum with Scale and Bias whose
+    Mean and Variance nothing reads; with the fused op's inputs and attributes.
+
+    Yields:
+        (add op, layer_norm op, inputs, attrs)
+    """
+    for ln in g.ops("layer_norm"):
+        add = g.writer(ln.input("X")[0])
+        if add is None or add.type != "elementwise_add":
+            continue
+        x, y = add.input("X")[0], add.input("Y")[0]
+        xs = g.shape(x)
+        if add.attr("axis") != -1 or xs is None or xs != g.shape(y) or len(xs) < 2:
+            continue
+        if g.block.var(x).dtype != g.block.var(y).dtype:
+            continue
+        if not (ln.input("Scale") and ln.input("Bias")):
+            continue
+        if not (_unread(g, ln, "Mean") and _unread(g, ln, "Variance")):
+            continue
+        inputs = {"X": [x], "Y": [y], "Scale": ln.input("Scale"), "Bias": ln.input("Bias")}
+        attrs = {"epsilon": ln.attr("epsilon"), "begin_norm_axis": ln.attr("begin_norm_axis")}
+        yield add, ln, inputs, attrs
 
 
 def _unread(g, op, param):
