@@ -1,9 +1,9 @@
 // skip_layernorm_kernel.cc: skip_layernorm and preln_skip_layernorm
 // (plugins/ops_nn/skip_layernorm_op.cc) on oneDNN: oneDNN 2.6's layer normalization has no add
 // pre-op, so a binary add writes the sum (Out, or preln's Out_1) and a layer normalization
-// forward_inference normalises it (in place for skip_layernorm). Everything plain, float32. Twice
-// as fast as the plain kernel's one pass at BERT-base's [128, 768] and [1024, 768] (AVX-512 and
-// AVX2 alike), slower below 16384 elements, which it declines (README.md, "Speed").
+// forward_inference normalises it (in place for skip_layernorm). Everything plain, float32.
+// 1.5-2x as fast as the plain kernel's one pass at BERT-base's [128, 768] and [1024, 768]
+// (AVX-512 and AVX2 alike), slower below 16384 elements, which it declines (README.md, "Speed").
 #include <cstring>
 #include <tide/ops/norm.hpp>
 
