@@ -1,6 +1,7 @@
 """oneDNN kernels against Tide's plain kernels for the same op and shape (issue 17's rule: a oneDNN
 kernel is never slower; where it was, it declines that shape class): layer_norm, prelu, reduce_*,
-bilinear_interp / nearest_interp, mul, hard_swish, relu and elementwise_add, forward alone and forward + grad, small and large
+bilinear_interp / nearest_interp, mul, hard_swish, relu, elementwise_add, skip_layernorm and
+preln_skip_layernorm, forward alone and forward + grad, small and large
 shapes, one process per thread count. The two kernels' runs alternate and the medians of single
 runs are reported, as this machine is shared. The ratio column is oneDNN / plain (< 1:
 oneDNN faster); the last column says which kernels the oneDNN run used ("declined": the oneDNN
@@ -190,9 +191,30 @@ CASES = (
             ([8, 64, 56, 56], [64], 1),
         )
     ]
+    +
+    # a transformer's residual + layer_norm: small rows, and BERT-base's (batch 1 and 8, seq 128)
+    [
+        (
+            "%s %dx%d" % (op, rows, cols),
+            op,
+            {"X": [rows, cols], "Y": [rows, cols], "Scale": [cols], "Bias": [cols]},
+            {"begin_norm_axis": 1},
+            False,
+        )
+        for op in ("skip_layernorm", "preln_skip_layernorm")
+        for rows, cols in (
+            (16, 64),
+            (64, 64),
+            (64, 256),
+            (128, 256),
+            (32, 768),
+            (128, 768),
+            (1024, 768),
+        )
+    ]
 )
 
-OUTS = {"layer_norm": ["Y", "Mean", "Variance"]}
+OUTS = {"layer_norm": ["Y", "Mean", "Variance"], "preln_skip_layernorm": ["Out_0", "Out_1"]}
 
 
 def build(op, shapes, attrs, grad, use_mkldnn):

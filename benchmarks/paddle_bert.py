@@ -17,6 +17,11 @@ sigma 0.02 as BERT initialises them; layer norm scales in [0.5, 1.5]), saved onc
 Tide, Paddle Inference and paddle2onnx read; ~440 MB, never committed). The ids are random with
 padding after each row's length (128, 112, 96, ...), so the mask matters.
 --skip-passes names InferenceTranspiler passes Tide does not run (inference_passes.PASSES).
+
+`--model gpt` runs a pre-norm model of the same size instead: tools/paddle_nn_models.py's
+GptDecoder (token and position embeddings, nn.TransformerEncoder with normalize_before under a
+causal mask, the final layer norm, the output projection tied to the embedding: logits over the
+vocabulary), 12 layers, hidden 768, the same vocabulary, weights and ids (saved as gpt_base/).
 """
 
 import os
@@ -38,15 +43,20 @@ FRAMEWORKS = ["tide", "tide-mkldnn", "paddle-inference", "onnxruntime"]
 SEQ, VOCAB = 128, 30522
 
 
-def export_model(model_dir):
-    """Runs in the peers' Python (Paddle 3.x): BertEncoder at BERT-base's size, saved."""
+MODELS = {"bert": ("BertEncoder", "bert_base"), "gpt": ("GptDecoder", "gpt_base")}
+
+
+def export_model(model_dir, model):
+    """Runs in the peers' Python (Paddle 3.x): BertEncoder (or GptDecoder) at BERT-base's size,
+    saved."""
     sys.path.insert(0, os.path.join(ROOT, "tools"))
     import paddle
     import paddle_nn_models as m
 
     m.VOCAB, m.HIDDEN, m.HEADS, m.FFN, m.LAYERS, m.MAX_LEN = VOCAB, 768, 12, 3072, 12, 512
     paddle.seed(2026)
-    net = m.BertEncoder()
+    cls, name = MODELS[model]
+    net = getattr(m, cls)()
     net.eval()
     rng = np.random.default_rng(2026)
     with paddle.no_grad():
@@ -56,14 +66,15 @@ def export_model(model_dir):
             if isinstance(sub, paddle.nn.LayerNorm):
                 sub.weight.set_value(rng.uniform(0.5, 1.5, sub.weight.shape).astype(np.float32))
     spec = [paddle.static.InputSpec(s, d, n) for n, s, d in net.inputs]
-    paddle.jit.save(net, os.path.join(model_dir, "bert_base", "inference"), input_spec=spec)
+    paddle.jit.save(net, os.path.join(model_dir, name, "inference"), input_spec=spec)
 
 
-def export(model_dir):
-    prefix = os.path.join(model_dir, "bert_base", "inference")
+def export(model_dir, model):
+    prefix = os.path.join(model_dir, MODELS[model][1], "inference")
     if not os.path.exists(prefix + ".pdiparams"):
         subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "--export", "--model-dir", model_dir],
+            [sys.executable, os.path.abspath(__file__), "--export", "--model-dir", model_dir]
+            + ["--model", model],
             check=True,
         )
     peers.paddle2onnx(os.path.dirname(prefix), "inference.json", prefix + ".onnx", 14)
@@ -102,18 +113,20 @@ def main():
     ap.add_argument("--model-dir", default="/tmp/tide-bench-paddle")
     ap.add_argument("--skip-passes", nargs="*", default=[], help="InferenceTranspiler passes off")
     ap.add_argument("--frameworks", nargs="+", default=FRAMEWORKS, choices=FRAMEWORKS)
+    ap.add_argument("--model", default="bert", choices=sorted(MODELS), help="gpt: pre-norm")
     ap.add_argument("--export", action="store_true", help=argparse_hidden())
     ap.add_argument("--worker", default=None)
     ap.add_argument("--prefix", default=None)
     args = ap.parse_args()
     if args.export:
-        return export_model(args.model_dir)
+        return export_model(args.model_dir, args.model)
     if args.worker:
         return worker(args.worker, args)
-    prefix = export(args.model_dir)
+    prefix = export(args.model_dir, args.model)
     extra = ["--prefix", prefix, "--model-dir", args.model_dir, "--reps", str(args.reps)]
     extra += ["--threads", str(args.threads), "--skip-passes"] + args.skip_passes
-    table = Table("BERT-base inference (seq 128), a model saved by PaddlePaddle", "ms per batch")
+    title = {"bert": "BERT-base", "gpt": "GPT (pre-norm) at BERT-base's size"}[args.model]
+    table = Table(title + " inference (seq 128), a model saved by PaddlePaddle", "ms per batch")
     for batch in args.batches:
         script = os.path.abspath(__file__)
         best, gaps, cpu = peers.interleaved(

@@ -453,8 +453,8 @@ def load_inference_model(
     batch_norm folded into the convolutions before it, bias / residual / activation fused into
     fused_conv2d (the folded parameters are written into the scope); transformers' matmul + bias
     (+ gelu), attention and residual + layer_norm fused into fc, fused_multihead_attention and
-    skip_layernorm. `skip_passes` names transformer passes not to run
-    (tide.transpiler.inference_passes.PASSES; docs/paddle_models.md).
+    skip_layernorm (preln_skip_layernorm in pre-norm models). `skip_passes` names transformer
+    passes not to run (tide.transpiler.inference_passes.PASSES; docs/paddle_models.md).
 
     `precision="bf16"` then puts the ops the executor's place computes in bfloat16 in it
     (tide.contrib.mixed_precision.bf16_inference: feeds and fetched values stay float32; where

@@ -1,5 +1,6 @@
 """InferenceTranspiler's transformer passes (python/tide/transpiler/inference_passes) and the ops
-they make (fc, fused_multihead_attention, skip_layernorm: plugins/ops_nn, devices/mkldnn):
+they make (fc, fused_multihead_attention, skip_layernorm, preln_skip_layernorm: plugins/ops_nn,
+devices/mkldnn):
 each op's plain and oneDNN kernels against a float64 numpy reference; each pass finds its pattern
 in the bert / gpt / vit fixtures (Paddle 2.6 legacy and Paddle 3.3 PIR) and in a random
 encoder built here (op counts before and after), and changes no output beyond float rounding,
@@ -169,26 +170,51 @@ def test_fused_multihead_attention_refuses_a_mask_that_does_not_broadcast(fresh_
         )
 
 
+# (id, X's dims, begin_norm_axis, the addends' offset: a residual stream far from zero mean)
+ADD_LAYER_NORM_CASES = [
+    ("rows_of_32", [3, 4, 32], 2, 0.0),
+    ("bert_base_rows", [2, 16, 768], 2, 0.0),
+    ("two_dims_normalised", [3, 4, 8], 1, 0.0),
+    ("offset_mean", [4, 96], 1, 20.0),
+    ("offset_mean_large", [64, 256], 1, 20.0),
+]
+# Both ops have a oneDNN kernel, which declines X of fewer elements than this (the plain kernel
+# is faster there: devices/mkldnn/README.md, "Speed").
+ONEDNN_MIN_ELEMENTS = 16384
+
+
 @pytest.mark.parametrize("lib", LIBS)
-def test_skip_layernorm_matches_numpy(lib, fresh_programs, rng):
+@pytest.mark.parametrize("op", ["skip_layernorm", "preln_skip_layernorm"])
+@pytest.mark.parametrize("case", ADD_LAYER_NORM_CASES, ids=[c[0] for c in ADD_LAYER_NORM_CASES])
+def test_add_layer_norm_ops_match_numpy(case, op, lib, fresh_programs, rng):
+    _, dims, axis, offset = case
     main, _ = fresh_programs
-    for n, s in (("x", [3, 4, 32]), ("y", [3, 4, 32]), ("s", [32]), ("b", [32])):
-        data(n, s)
-    out = main.global_block().create_var(name="out", dtype="float32")
+    n = int(np.prod(dims[axis:]))
+    shapes = (("x", dims), ("y", dims), ("s", [n]), ("b", [n]))
+    for name, shape in shapes:
+        data(name, shape)
+    outs = ["out"] if op == "skip_layernorm" else ["out_0", "out_1"]
+    for name in outs:
+        main.global_block().create_var(name=name, dtype="float32")
+    params = ["Out"] if op == "skip_layernorm" else ["Out_0", "Out_1"]
     main.global_block().append_op(
-        "skip_layernorm",
+        op,
         inputs={"X": ["x"], "Y": ["y"], "Scale": ["s"], "Bias": ["b"]},
-        outputs={"Out": ["out"]},
-        attrs={"epsilon": 1e-5, "begin_norm_axis": 2},
+        outputs={p: [name] for p, name in zip(params, outs)},
+        attrs={"epsilon": 1e-5, "begin_norm_axis": axis},
     )
-    feed = {
-        n: rng.uniform(-1, 1, s).astype("float32")
-        for n, s in (("x", (3, 4, 32)), ("y", (3, 4, 32)), ("s", (32,)), ("b", (32,)))
-    }
-    (got,), _ = run(lib, main, feed, [out])
+    feed = {name: rng.uniform(-1, 1, shape).astype("float32") for name, shape in shapes}
+    feed["x"] += np.float32(offset)
+    got, kernels = run(lib, main, feed, outs)
+    onednn = lib == "mkldnn" and np.prod(dims) >= ONEDNN_MIN_ELEMENTS
+    assert all(("mkldnn" in k) == onednn for k in kernel_of(kernels, op)), kernels
     t = feed["x"].astype(np.float64) + feed["y"]
-    want = (t - t.mean(-1, keepdims=True)) / np.sqrt(t.var(-1, keepdims=True) + 1e-5)
-    np.testing.assert_allclose(got, want * feed["s"] + feed["b"], rtol=1e-5, atol=1e-5)
+    rows = t.reshape(-1, n)
+    norm = (rows - rows.mean(-1, keepdims=True)) / np.sqrt(rows.var(-1, keepdims=True) + 1e-5)
+    want = (norm * feed["s"] + feed["b"]).reshape(dims)
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
+    if op == "preln_skip_layernorm":
+        np.testing.assert_array_equal(got[1], feed["x"] + feed["y"])  # the float32 sum
 
 
 # --- the passes on Paddle's fixtures -----------------------------------------------------------
@@ -215,15 +241,18 @@ def fixture_feed(d, feeds):
     return {feeds[0]: np.load(os.path.join(d, "input.npy"))}
 
 
-# name -> ops after the passes: (fc, fused_multihead_attention, skip_layernorm)
+# name -> ops after the passes: (fc, fused_multihead_attention, skip_layernorm,
+# preln_skip_layernorm, layer_norm)
 FIXTURE_COUNTS = {
-    "bert": (8, 2, 5),  # post-norm: every residual + layer_norm fuses
-    "gpt": (8, 2, 1),  # pre-norm: the residual sum feeds the next residual too
-    "vit": (8, 2, 1),
-    "pir/bert": (8, 2, 5),
-    "pir/gpt": (8, 2, 1),
-    "pir/vit": (8, 2, 1),
+    "bert": (8, 2, 5, 0, 0),  # post-norm: each residual sum is read by its layer_norm only
+    # pre-norm: each residual sum feeds the next residual too, but the last (the final norm's)
+    "gpt": (8, 2, 1, 3, 1),
+    "vit": (8, 2, 1, 3, 1),
+    "pir/bert": (8, 2, 5, 0, 0),
+    "pir/gpt": (8, 2, 1, 3, 1),
+    "pir/vit": (8, 2, 1, 3, 1),
 }
+FUSED = ("fc", "fused_multihead_attention", "skip_layernorm", "preln_skip_layernorm", "layer_norm")
 
 
 @pytest.mark.parametrize("lib", LIBS)
@@ -239,8 +268,7 @@ def test_passes_on_paddle_fixtures(name, lib, tmp_path):
         if not optimize:
             assert c["matmul_v2"] == 17 and c["softmax"] == 2, c
             continue
-        fc, att, sln = FIXTURE_COUNTS[name]
-        assert (c["fc"], c["fused_multihead_attention"], c["skip_layernorm"]) == (fc, att, sln), c
+        assert tuple(c[op] for op in FUSED) == FIXTURE_COUNTS[name], c
         for gone in ("dropout", "softmax", "gelu", "split"):
             assert c[gone] == 0, (gone, c)
         assert c["transpose2"] == (1 if name.endswith("vit") else 0), c  # vit's patches' transpose
@@ -271,8 +299,9 @@ def test_passes_can_be_switched_off(tmp_path):
 
 
 class Encoder:
-    """A post-norm transformer encoder as Paddle 2.6 saves nn.TransformerEncoder (the op pattern
-    of the bert fixture), with random parameters in the scope; `variant` breaks one detail."""
+    """A transformer encoder as Paddle 2.6 saves nn.TransformerEncoder, post-norm (the op pattern
+    of the bert fixture) or with `pre_norm` (normalize_before, the gpt and vit fixtures' and a
+    final layer_norm), with random parameters in the scope; `variant` breaks one detail."""
 
     def __init__(
         self,
@@ -284,7 +313,9 @@ class Encoder:
         mask_dims=(-1, 1, 1, -1),
         approximate=False,
         variant=None,
+        pre_norm=False,
     ):
+        self.pre_norm = pre_norm
         self.rng, self.block, self.variant = (
             rng,
             tide.default_main_program().global_block(),
@@ -292,10 +323,11 @@ class Encoder:
         )
         self.heads, self.d, h = heads, d, heads * d
         self.fetch_extra = []
-        x = data("x", [-1, -1, h])
+        x = data("x", [-1, -1, h]).name
         mask = data("mask", list(mask_dims)) if mask_dims else None
         for _ in range(layers):
-            qkv = [self.heads_of(self.linear(x, h, h)) for _ in range(3)]
+            t = self.norm(x) if pre_norm else x
+            qkv = [self.heads_of(self.linear(t, h, h)) for _ in range(3)]
             q = self.op("scale", {"X": [qkv[0]]}, {"scale": d**-0.5})
             k = qkv[1]
             if variant == "keys_transposed_otherwise":  # K as [B, heads, D, S], no trans_y
@@ -324,10 +356,22 @@ class Encoder:
             o = self.op("matmul_v2", {"X": [p], "Y": [qkv[2]]})
             o = self.op("transpose2", {"X": [o]}, {"axis": [0, 2, 1, 3]}, ("Out", "XShape"))
             o = self.op("reshape2", {"X": [o]}, {"shape": [0, 0, h]}, ("Out", "XShape"))
-            x = self.norm(self.op("elementwise_add", {"X": [x], "Y": [self.linear(o, h, h)]}))
-            f = self.op("gelu", {"X": [self.linear(x, h, ffn)]}, {"approximate": approximate})
-            x = self.norm(self.op("elementwise_add", {"X": [x], "Y": [self.linear(f, ffn, h)]}))
-        self.out = x
+            x = self.residual(x, self.linear(o, h, h))
+            t = self.norm(x) if pre_norm else x
+            f = self.op("gelu", {"X": [self.linear(t, h, ffn)]}, {"approximate": approximate})
+            x = self.residual(x, self.linear(f, ffn, h))
+        self.out = self.norm(x) if pre_norm else x
+
+    def residual(self, x, y):
+        """x + y, normalised after (post-norm) or as it is (pre-norm: each reader normalises)."""
+        s = self.op("elementwise_add", {"X": [x], "Y": [y]})
+        if not self.pre_norm:
+            return self.norm(s)
+        if self.variant == "sum_read_before_its_norm":
+            self.fetch_extra.append(self.op("scale", {"X": [s]}, {"scale": 2.0}))
+        if self.variant == "sum_fetched":
+            self.fetch_extra.append(s)
+        return s
 
     def op(self, t, ins, attrs=None, outs=("Out",)):
         names = {o: [tide.unique_name.generate(t + "_" + o.lower())] for o in outs}
@@ -355,12 +399,15 @@ class Encoder:
 
     def norm(self, x):
         n = self.block.var(x).shape[-1]
-        return self.op(
+        y = self.op(
             "layer_norm",
             {"X": [x], "Scale": [self.param((n,), 0.5, 1.5)], "Bias": [self.param((n,))]},
             {"begin_norm_axis": 2},
             ("Y", "Mean", "Variance"),
         )
+        if self.variant == "mean_fetched":
+            self.fetch_extra.append(self.block.ops[-1].output("Mean")[0])
+        return y
 
 
 def encoder_feed(rng, mask_dims=(2, 1, 1, 6)):
@@ -424,5 +471,37 @@ def test_passes_leave_other_patterns_alone(variant, fresh_programs, rng):
     assert after["fc"] == 8 and after["skip_layernorm"] == 4, after  # the rest still fuses
     want, _ = run("plain", main, feed, fetch)
     got, _ = run("plain", program, feed, fetch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * np.abs(w).max())
+
+
+# pre-norm variant -> (skip_layernorm, preln_skip_layernorm, layer_norm) after the passes
+PRE_NORM = {
+    # the first norm reads the input; of the four residual sums, three feed the next residual
+    # too, the last only the final norm
+    None: (1, 3, 1),
+    "sum_fetched": (0, 4, 1),  # fetched sums stay written, under their names
+    "sum_read_before_its_norm": (0, 0, 5),  # the fused op, in the norm's place, would be late
+    "mean_fetched": (0, 0, 5),
+}
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("variant", list(PRE_NORM), ids=lambda v: v or "fused")
+def test_pre_norm_encoder_residuals_fused_and_equal(variant, lib, fresh_programs, rng):
+    main, _ = fresh_programs
+    enc = Encoder(rng, pre_norm=True, variant=variant)
+    feed = encoder_feed(rng)
+    fetch = [enc.out] + enc.fetch_extra
+    program = transpiled(main, fetch)
+    before, after = counts(main), counts(program)
+    assert before["layer_norm"] == 5 and before["elementwise_add"] == 4 + 12 + 2, before
+    got_counts = tuple(after[op] for op in ("skip_layernorm", "preln_skip_layernorm", "layer_norm"))
+    assert got_counts == PRE_NORM[variant], after
+    assert after["fc"] == 8 and after["fused_multihead_attention"] == 2, after
+    want, _ = run(lib, main, feed, fetch)
+    got, kernels = run(lib, program, feed, fetch)
+    if variant is None:
+        kernel_of(kernels, "preln_skip_layernorm")
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * np.abs(w).max())

@@ -3,7 +3,7 @@ CollectiveTranspiler makes it data-parallel on allreduce (tide.distributed.fleet
 memory_optimize frees each temporary variable after its last use; InferenceTranspiler folds
 batch_norm into convolutions and fuses bias, residual and activations into fused_conv2d, and a
 transformer's linear layers, attention and residual layer norms into fc,
-fused_multihead_attention and skip_layernorm (inference_passes/)."""
+fused_multihead_attention, skip_layernorm and preln_skip_layernorm (inference_passes/)."""
 
 from .collective_transpiler import CollectiveTranspiler  # noqa: F401
 from .distribute_transpiler import (

@@ -27,8 +27,8 @@ own Input, Filter or Bias (programs that reuse names).
 On the CPU the transformer passes of inference_passes/ run next (Paddle's delete_dropout,
 fc_fuse, multihead / self-attention and skip_layernorm fusions): matmul_v2 + bias (+ gelu) into
 fc, the Q / K / V projections into one fc, the attention into fused_multihead_attention, a
-residual add + layer_norm into skip_layernorm (docs/paddle_models.md); `skip_passes` names those
-not to run.
+residual add + layer_norm into skip_layernorm (preln_skip_layernorm where later ops read the sum
+too: pre-norm models) (docs/paddle_models.md); `skip_passes` names those not to run.
 
     t = tide.transpiler.InferenceTranspiler()
     t.transpile(program, place, scope)       # in place; returns the number of ops removed
@@ -109,7 +109,7 @@ class InferenceTranspiler:
         in `keep` (or Variables) are read outside the program (fetched later, without a fetch op
         in it) and keep their values. `fuse_ops` (default: whether `place` is a CPU) makes
         fused_conv2d ops and runs the transformer passes (inference_passes.PASSES: fc,
-        fused_multihead_attention, skip_layernorm, CPU kernels only); without it batch_norm
+        fused_multihead_attention, skip_layernorm, preln_skip_layernorm, CPU kernels only); without it batch_norm
         becomes a bias add. `skip_passes` names transformer passes not to run. Last, with
         `plugin_passes`, the program passes plugins registered for `place`'s kind (or for
         every place) run, in registration order (TideProgramPassDef; the names they changed

@@ -7,7 +7,9 @@ Graph that rewrites one match and returns True, or returns False when nothing is
 - fuse_attention: reshape / transpose / scale / Q K^T / mask add / softmax / P V / transpose /
   reshape -> fused_multihead_attention; attention_reads_qkv: its Q, K, V from fuse_qkv's split
   -> the projection's output as QKV;
-- fuse_skip_layernorm: residual add + layer_norm -> skip_layernorm.
+- fuse_skip_layernorm: residual add + layer_norm -> skip_layernorm;
+- fuse_preln_skip_layernorm: a pre-norm model's residual add, whose sum later ops read too, +
+  layer_norm -> preln_skip_layernorm (writing the normalised sum and the sum).
 
 `PASSES` names them for InferenceTranspiler.transpile(skip_passes=...)."""
 
@@ -15,6 +17,7 @@ from .attention import attention_reads_qkv, fuse_attention
 from .dropout import delete_dropout
 from .fc import fuse_fc
 from .graph import Graph
+from .preln_skip_layernorm import fuse_preln_skip_layernorm
 from .qkv import fuse_qkv
 from .skip_layernorm import fuse_skip_layernorm
 
@@ -25,6 +28,7 @@ PASSES = (
     ("fuse_attention", fuse_attention),
     ("attention_reads_qkv", attention_reads_qkv),
     ("fuse_skip_layernorm", fuse_skip_layernorm),
+    ("fuse_preln_skip_layernorm", fuse_preln_skip_layernorm),
 )
 
 __all__ = ["Graph", "PASSES"]
