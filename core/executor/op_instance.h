@@ -186,6 +186,8 @@ class OpInstance {
   // The chosen kernel: kernel choice writes it.
   friend class KernelChoice;
   const KernelEntry* kernel_ = nullptr;
+  // The kernel the inputs' host_input flags were set for: data transform's.
+  const KernelEntry* host_inputs_of_ = nullptr;
   OpKernelType kernel_key_;
   DataType kernel_data_type_ = TIDE_UNDEFINED;
   Place kernel_place_;
@@ -193,10 +195,9 @@ class OpInstance {
   int32_t library_ = 0;
   std::vector<const KernelEntry*> declined_;  // kernels that refused to run this op (UNIMPLEMENTED)
 
-  // The inputs' conversions (ArgBinding::transforms, ::host_input): data transform writes them;
-  // `host_inputs_of_`: the kernel the bindings' host_input flags were set for.
+  // The inputs' conversions (ArgBinding::transforms, ::host_input): data transform writes them,
+  // and host_inputs_of_ (beside kernel_, above, which the run loop reads with it).
   friend void TransformInputs(OpInstance& op, TransformCounts* counts);
-  const KernelEntry* host_inputs_of_ = nullptr;
 
   // The outputs check: run checks write it.
   friend void CheckOutputsWritten(OpInstance& op);
