@@ -157,8 +157,10 @@ void FrozenModel::Build(const std::string& path) {
     s.kernel = &k;
     s.dctx = op.kernel_dctx();
     s.infer_at_run = fo.infer_at_run;
+    // A kernel with host inputs: the plan's variables live on place_, so they go to the host.
     s.special = !fo.transforms.empty() || k.key.layout != TIDE_LAYOUT_ANY ||
-                kernel_place != place_ || op.runs_widened() || !op.zero_dim_outputs().empty();
+                kernel_place != place_ || op.runs_widened() || !op.zero_dim_outputs().empty() ||
+                !k.host_inputs.empty();
     touch_outputs_ = touch_outputs_ || !fo.transforms.empty();
     steps_.push_back(s);
   }

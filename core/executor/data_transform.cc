@@ -20,6 +20,24 @@ DataType WantedType(const OpKernelType& key, const ArgBinding& b) {
   return b.float32_param && IsLowPrecision(key.dtype) ? TIDE_FP32 : key.dtype;
 }
 
+// The host's place, looked up once (the run loop compares with it).
+const Place& HostPlaceOnce() {
+  static const Place host = HostPlace();
+  return host;
+}
+
+// What the kernel reads input `b` as. An input it reads in host memory (ArgBinding::host_input)
+// goes to the CPU place in its own data type, in any plain layout.
+struct InputTarget {
+  Place place;
+  DataType dtype;
+  TideLayout layout;
+};
+InputTarget TargetOf(const OpInstance& op, const ArgBinding& b, const LoDTensor& t) {
+  if (b.host_input) return {HostPlaceOnce(), t.dtype(), TIDE_LAYOUT_ANY};
+  return {op.kernel_place(), WantedType(op.kernel_key(), b), op.kernel_key().layout};
+}
+
 // The cast `from` -> `to` a plugin registers for `at`'s kind; else fails naming what `what()`
 // says (made only then: a cast runs on every run of a widened op).
 template <typename What>
@@ -59,14 +77,15 @@ const TransformEntry* FindLayoutTransformTo(int32_t kind, TideLayout from, TideL
   return e;
 }
 
-// Converts input `b`.vars[i] of `op` as its kernel needs (kernel key and place), updating the
-// slot's scratch tensors and `counts`. Returns what the kernel should read (null: the variable).
+// Converts input `b`.vars[i] of `op` as its kernel needs (kernel key and place, or the host for
+// a host input), updating the slot's scratch tensors and `counts`. Returns what the kernel should
+// read (null: the variable).
 const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_t i,
                                 InputTransform* t, TransformCounts* counts) {
   const LoDTensor* cur = &b.vars[i]->Get<LoDTensor>();
   if (!cur->initialized()) return nullptr;
-  const OpKernelType& key = op.kernel_key();
   const LoDTensor* const source = cur;
+  const InputTarget want = TargetOf(op, b, *source);
   const uint64_t content = source->holder()->content_version();
   ConversionStamp stamp;
   stamp.source = source;
@@ -74,11 +93,10 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
   stamp.shape = source->version();
   stamp.offset = source->offset();
   stamp.dtype = source->dtype();
-  const DataType want = WantedType(key, b);
-  stamp.key_dtype = want;
+  stamp.key_dtype = want.dtype;
   stamp.layout = source->layout();
-  stamp.key_layout = key.layout;
-  stamp.place = op.kernel_place();
+  stamp.key_layout = want.layout;
+  stamp.place = want.place;
   if (content != 0 && t->cached && t->cached_stamp == stamp && t->cached->holder() &&
       t->cached->holder()->content_version() == t->cached_content) {
     ++counts->reused;
@@ -89,10 +107,11 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
 
   // A cast converts element by element, so a library's blocked data (reordered, its channels
   // padded) is made plain first; a kernel of that library reads plain data too.
-  const bool casts = cur->dtype() != want && IsFloatType(cur->dtype()) && IsFloatType(want);
+  const bool casts =
+      cur->dtype() != want.dtype && IsFloatType(cur->dtype()) && IsFloatType(want.dtype);
   const TideLayout target =
-      casts && cur->layout() == TIDE_LAYOUT_OPAQUE ? TIDE_LAYOUT_ANY : key.layout;
-  if (target != key.layout || NeedsLayoutTransform(cur->layout(), key.layout)) {
+      casts && cur->layout() == TIDE_LAYOUT_OPAQUE ? TIDE_LAYOUT_ANY : want.layout;
+  if (target != want.layout || NeedsLayoutTransform(cur->layout(), want.layout)) {
     Place at = cur->place();
     TideLayout to = target == TIDE_LAYOUT_ANY ? TIDE_LAYOUT_NCHW : target;
     const TransformEntry* e = FindLayoutTransformTo(at.kind, cur->layout(), target);
@@ -108,17 +127,20 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     ++counts->layouts;
     plan += "layout " + LayoutTransformName(*e) + "; ";
   }
-  if (cur->place() != op.kernel_place()) {
+  if (cur->place() != want.place) {
+    // To the host for a host input: TensorCopySync queues the copy on the source device's
+    // context, after the work that wrote it, and waits for it.
     LoDTensor* out = Scratch(&t->copy_tmp);
     Place from = cur->place();
-    TensorCopySync(*cur, op.kernel_place(), out, op.kernel_dctx());
+    TensorCopySync(*cur, want.place, out, op.kernel_dctx());
     cur = out;
     ++counts->copies;
-    plan += "copy " + from.ToString() + " -> " + op.kernel_place().ToString() + "; ";
+    plan += "copy " + from.ToString() + " -> " + want.place.ToString() +
+            (b.host_input ? " (host input); " : "; ");
   }
   if (casts) {
     const TransformEntry& e =
-        FindCastOrFail(op.kernel_place(), cur->dtype(), want, [&] { return Where(op, b, i); });
+        FindCastOrFail(want.place, cur->dtype(), want.dtype, [&] { return Where(op, b, i); });
     LoDTensor* out = Scratch(&t->cast_tmp);
     Apply(e, *cur, out, op.kernel_dctx(), StrCat("cast ", CastName(e)));
     cur = out;
@@ -149,17 +171,24 @@ bool NeedsLayoutTransform(TideLayout actual, TideLayout expected) {
 
 void TransformInputs(OpInstance& op, TransformCounts* counts) {
   const OpKernelType& key = op.kernel_key();
+  if (op.host_inputs_of_ != op.kernel()) {  // a kernel chosen since: which inputs it reads on host
+    for (auto& b : op.inputs_) b.host_input = op.kernel() && op.kernel()->ReadsOnHost(b.param);
+    op.host_inputs_of_ = op.kernel();
+  }
   for (auto& b : op.inputs_)
     for (size_t i = 0; i < b.vars.size(); ++i) {
       Variable* v = b.vars[i];
       if (!v || !v->IsType<LoDTensor>()) continue;
       const LoDTensor& t = v->Get<LoDTensor>();
       InputTransform& tr = b.transforms[i];
-      // The common case, inline: already in the kernel's place, layout and data type.
-      bool ready = t.layout() == key.layout ||
-                   (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_OPAQUE);
-      if (ready && t.dtype() == WantedType(key, b) && t.place() == op.kernel_place() &&
-          tr.last_plan.empty()) {
+      // The common case, inline: already in the kernel's place, layout and data type (a host
+      // input: on the host, in a plain layout).
+      bool ready = b.host_input
+                       ? t.place() == HostPlaceOnce() && t.layout() != TIDE_LAYOUT_OPAQUE
+                       : (t.layout() == key.layout ||
+                          (key.layout == TIDE_LAYOUT_ANY && t.layout() != TIDE_LAYOUT_OPAQUE)) &&
+                             t.dtype() == WantedType(key, b) && t.place() == op.kernel_place();
+      if (ready && tr.last_plan.empty()) {
         tr.result = nullptr;
         continue;
       }

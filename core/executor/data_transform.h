@@ -1,7 +1,8 @@
 // data_transform.h: Fluid's data transform: when the tensor an input holds differs from what
 // the chosen kernel expects (place, layout, data type), convert it, through the device plugins'
 // copies and the registered layout transforms and casts, into a scratch tensor the kernel reads;
-// and a run's fetched results, into a plain layout.
+// and a run's fetched results, into a plain layout. An input the kernel reads in host memory
+// (TideKernelDef.host_inputs) goes to the host instead, as it is (no cast, no layout for the key).
 #pragma once
 
 #include <cstdint>

@@ -123,16 +123,18 @@ Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place&
   Place want;
   for (size_t i = 0; i < block.num_ops(); ++i) {
     const OpInstance& op = block.op(i);
-    bool reads = false;
-    for (const ArgBinding& b : op.inputs())
-      reads = reads || std::find(b.names.begin(), b.names.end(), var) != b.names.end();
-    if (!reads) continue;
-    const Place at = op.type() == "fetch"            ? HostPlace()
-                     : op.info().run || !op.kernel() ? run_place
-                                                     : op.kernel_place();
-    if (any && at != want) return run_place;
-    any = true;
-    want = at;
+    for (const ArgBinding& b : op.inputs()) {
+      if (std::find(b.names.begin(), b.names.end(), var) == b.names.end()) continue;
+      // A kernel's host input (KernelEntry::host_inputs) is read on the host: fed there, it is
+      // never copied to the device and back.
+      const Place at = op.type() == "fetch"                ? HostPlace()
+                       : op.info().run || !op.kernel()     ? run_place
+                       : op.kernel()->ReadsOnHost(b.param) ? HostPlace()
+                                                           : op.kernel_place();
+      if (any && at != want) return run_place;
+      any = true;
+      want = at;
+    }
   }
   return any ? want : run_place;
 }

@@ -35,9 +35,9 @@ void CheckFeed(const VarDesc& desc, const LoDTensor& t);
 class PreparedBlock;
 
 // Where the feed op of `block` should put variable `var`: the place every op reading it runs its
-// kernel on (a fetch reads on the host), so that a feed only CPU-fallback ops read is never
-// uploaded to be copied down again; `run_place` when its readers disagree, or one runs without
-// a kernel (control flow) or has none chosen yet.
+// kernel on (a fetch, or a kernel reading it as a host input, reads on the host), so that a feed
+// only CPU-fallback ops read is never uploaded to be copied down again; `run_place` when its
+// readers disagree, or one runs without a kernel (control flow) or has none chosen yet.
 Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place& run_place);
 
 // Puts `feeds` in `scope`'s feed list, for the feed ops.

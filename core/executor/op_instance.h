@@ -70,6 +70,8 @@ struct ArgBinding {
   std::vector<Variable*> vars;             // resolved by Bind
   std::vector<InputTransform> transforms;  // inputs only, parallel to vars
   bool float32_param = false;  // declared TIDE_ARG_FLOAT32_PARAM: float32 for a 16-bit kernel
+  // Its kernel reads it in host memory (KernelEntry::host_inputs); data transform sets it.
+  bool host_input = false;
 };
 
 // A kernel's state for one op (KernelContext_SetState), kept across runs; freed with the op or
@@ -184,6 +186,8 @@ class OpInstance {
   // The chosen kernel: kernel choice writes it.
   friend class KernelChoice;
   const KernelEntry* kernel_ = nullptr;
+  // The kernel the inputs' host_input flags were set for: data transform's.
+  const KernelEntry* host_inputs_of_ = nullptr;
   OpKernelType kernel_key_;
   DataType kernel_data_type_ = TIDE_UNDEFINED;
   Place kernel_place_;
@@ -191,7 +195,8 @@ class OpInstance {
   int32_t library_ = 0;
   std::vector<const KernelEntry*> declined_;  // kernels that refused to run this op (UNIMPLEMENTED)
 
-  // The inputs' conversions (ArgBinding::transforms): data transform writes them.
+  // The inputs' conversions (ArgBinding::transforms, ::host_input): data transform writes them,
+  // and host_inputs_of_ (beside kernel_, above, which the run loop reads with it).
   friend void TransformInputs(OpInstance& op, TransformCounts* counts);
 
   // The outputs check: run checks write it.

@@ -143,6 +143,18 @@ TideStatus* RegistrarAddKernel(TideRegistrar* r, const TideKernelDef* def) {
     k->priority = def->priority;
     k->plugin = r->plugin;
     k->plugin_file = r->plugin_file;
+    if (TIDE_HAS_FIELD(def, TideKernelDef, num_host_inputs) && def->num_host_inputs > 0) {
+      TIDE_ENFORCE(def->host_inputs, "kernel ", k->op_type, " ", k->key.ToString(), " declares ",
+                   def->num_host_inputs, " host input(s) but host_inputs is NULL");
+      for (size_t i = 0; i < def->num_host_inputs; ++i) {
+        const std::string name = Str(def->host_inputs[i]);
+        TIDE_ENFORCE(!name.empty(), "kernel ", k->op_type, " ", k->key.ToString(), ": host input #",
+                     i, " has no name");
+        TIDE_ENFORCE(!k->ReadsOnHost(name), "kernel ", k->op_type, " ", k->key.ToString(),
+                     " declares host input '", name, "' twice");
+        k->host_inputs.push_back(name);
+      }
+    }
     r->staged.kernels.push_back(std::move(k));
   });
 }

@@ -57,6 +57,15 @@ struct KernelEntry {
   void* user_data = nullptr;
   int32_t priority = 0;
   std::string plugin, plugin_file;
+  // Inputs the kernel reads in host memory (TideKernelDef.host_inputs): the data transform hands
+  // them over on the CPU place, as they are.
+  std::vector<std::string> host_inputs;
+
+  bool ReadsOnHost(const std::string& param) const {
+    for (const std::string& p : host_inputs)
+      if (p == param) return true;
+    return false;
+  }
 };
 
 // A layout transform or data-type cast a plugin registered for one place kind.

@@ -195,6 +195,19 @@ std::string SchemaBytes(const proto::OpProto& p) {
   p.SerializeToString(&s);
   return s;
 }
+
+// A kernel's host inputs (TideKernelDef.host_inputs) are inputs its op declares: checked once both
+// are known, whichever plugin registers last.
+void CheckHostInputs(const OpInfo& op, const KernelEntry& k) {
+  for (const std::string& p : k.host_inputs) {
+    if (op.FindInput(p)) continue;
+    std::string inputs;
+    for (const auto& v : op.proto.inputs()) inputs += (inputs.empty() ? "" : ", ") + v.name();
+    TIDE_FAIL(TIDE_INVALID_ARGUMENT, "kernel ", k.op_type, " ", k.key.ToString(), " of plugin '",
+              k.plugin, "' (", k.plugin_file, ") declares host input '", p, "', which op '",
+              op.type, "' (", op.plugin_file, ") does not have; its inputs: ", inputs);
+  }
+}
 }  // namespace
 
 CommitSummary Registry::Commit(PluginStaging&& staged) {
@@ -236,7 +249,15 @@ CommitSummary Registry::Commit(PluginStaging&& staged) {
       }
     }
     kernel_overrides.push_back(override);
+    const OpInfo* op = nullptr;
+    for (const auto& o : staged.ops)
+      if (o->type == k->op_type) op = o.get();
+    if (auto it = ops_.find(k->op_type); !op && it != ops_.end()) op = it->second.get();
+    if (op) CheckHostInputs(*op, *k);
   }
+  for (const auto& op : staged.ops)  // kernels an earlier plugin registered before the op
+    if (auto it = kernels_.find(op->type); it != kernels_.end())
+      for (const auto& kernel : it->second) CheckHostInputs(*op, *kernel.second);
   for (const auto& d : staged.devices) {
     auto it = devices_.find(d->kind);
     if (it != devices_.end())

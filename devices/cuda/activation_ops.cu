@@ -4,6 +4,7 @@
 // computed in float.
 #include <string>
 #include <tide/ops/activation.hpp>
+#include <type_traits>
 
 #include "gpu.h"
 #include "host_ints.h"
@@ -30,7 +31,7 @@ __global__ void ActGradKernel(const T* from, const T* dout, T* dx, int64_t n, F 
 template <typename T, typename F>
 void ActForward(KernelContext& ctx) {
   Gpu g(ctx);
-  const F f = MakeActivation<F>(ctx, ReadBack{g});  // pow's FactorTensor read back
+  const F f = MakeActivation<F>(ctx, ReadBack{g});  // pow's FactorTensor, a host input
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   const T* xd = x.data<T>();
   T* od = out.mutable_data<T>(x.dims(), g.place());
@@ -40,7 +41,7 @@ void ActForward(KernelContext& ctx) {
 template <typename T, typename F>
 void ActGrad(KernelContext& ctx) {
   Gpu g(ctx);
-  const F f = MakeActivation<F>(ctx, ReadBack{g});  // pow's FactorTensor read back
+  const F f = MakeActivation<F>(ctx, ReadBack{g});  // pow's FactorTensor, a host input
   Tensor from = ctx.Input(ActGradFrom<F>()), dout = ctx.Input(GradVarName("Out").c_str());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), from.dims());
   const T* fd = from.data<T>();
@@ -52,8 +53,10 @@ void ActGrad(KernelContext& ctx) {
 template <typename F, typename T>
 void RegisterFor(tide::Registrar& r, TideDataType dtype) {
   const std::string type = F::kName;
-  r.Kernel(type, "gpu", dtype, &ActForward<T, F>);
-  r.Kernel(type + "_grad", "gpu", dtype, &ActGrad<T, F>);
+  const tide::HostInputs host =  // pow's FactorTensor, read by MakeActivation
+      std::is_same_v<F, tide::ops::PowAct> ? tide::HostInputs{"FactorTensor"} : tide::HostInputs{};
+  r.Kernel(type, "gpu", dtype, &ActForward<T, F>, TIDE_LAYOUT_ANY, "plain", 0, host);
+  r.Kernel(type + "_grad", "gpu", dtype, &ActGrad<T, F>, TIDE_LAYOUT_ANY, "plain", 0, host);
 }
 
 }  // namespace

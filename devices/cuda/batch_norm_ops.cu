@@ -171,5 +171,6 @@ void BnGradKernel(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("batch_norm", "gpu", BnKernel, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("batch_norm", "gpu", TIDE_HOST_INPUTS("MomentumTensor"), BnKernel,
+                                 TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("batch_norm_grad", "gpu", BnGradKernel, TIDE_CUDA_FLOAT_TYPES);

@@ -45,5 +45,7 @@ void CropGrad(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("crop", "gpu", Crop, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("crop_grad", "gpu", CropGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("crop", "gpu", TIDE_HOST_INPUTS("Offsets"), Crop,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("crop_grad", "gpu", TIDE_HOST_INPUTS("Offsets"), CropGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);

@@ -516,6 +516,9 @@ TIDE_REGISTER_KERNEL("elementwise_pow_grad", "gpu", PowGradKernel, TIDE_CUDA_FLO
 TIDE_REGISTER_KERNEL("sqrt", "gpu", SqrtKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sqrt_grad", "gpu", SqrtGradKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sign", "gpu", SignKernel, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("clip", "gpu", ClipKernel, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("clip_grad", "gpu", ClipGradKernel, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("scale", "gpu", ScaleKernel, TIDE_CUDA_BINARY_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("clip", "gpu", TIDE_HOST_INPUTS("Min", "Max"), ClipKernel,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("clip_grad", "gpu", TIDE_HOST_INPUTS("Min", "Max"), ClipGradKernel,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("scale", "gpu", TIDE_HOST_INPUTS("ScaleTensor"), ScaleKernel,
+                                 TIDE_CUDA_BINARY_TYPES);

@@ -171,8 +171,10 @@ void RegisterCastPair(tide::Registrar& r) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("fill_constant", "gpu", FillConstant, float, double, int32_t, int64_t, bool,
-                     __half, __nv_bfloat16);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("fill_constant", "gpu",
+                                 TIDE_HOST_INPUTS("ValueTensor", "ShapeTensor", "ShapeTensorList"),
+                                 FillConstant, float, double, int32_t, int64_t, bool, __half,
+                                 __nv_bfloat16);
 TIDE_REGISTER_KERNEL("fill_zeros_like", "gpu", FillZerosLike, float, double, int32_t, int64_t,
                      __half, __nv_bfloat16);
 TIDE_REGISTER_KERNEL("fill_any_like", "gpu", FillAnyLike, float, double, int32_t, int64_t, bool,

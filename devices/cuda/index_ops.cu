@@ -469,8 +469,10 @@ void Cumsum(KernelContext& ctx) {
 using namespace tide_cuda;  // NOLINT: registration macros below
 
 #define TIDE_CUDA_MOVE_TYPES float, double, int32_t, int64_t
-TIDE_REGISTER_KERNEL("gather", "gpu", Gather, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("gather_grad", "gpu", GatherGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("gather", "gpu", TIDE_HOST_INPUTS("Axis"), Gather,
+                                 TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("gather_grad", "gpu", TIDE_HOST_INPUTS("Axis"), GatherGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("scatter", "gpu", Scatter, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("scatter_grad", "gpu", ScatterGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("gather_nd", "gpu", GatherNdFwd, TIDE_CUDA_MOVE_TYPES);

@@ -17,18 +17,14 @@ using tide::ops::InterpTap;
 using tide::ops::Pad2dGeom;
 using tide::ops::Pad2dMode;
 
-// A small int32 input (Paddings) read on the host: copied back when it lives on the
-// device (the kernel waits for it, as reshape's Shape).
+// A small int32 input (Paddings), a host input of the kernel (host_ints.h).
 std::vector<int32_t> HostInts(const KernelContext& ctx, const Gpu& g, const char* param,
                               int64_t count, const char* what) {
   Tensor t = ctx.Input(param);
   TIDE_CHECK(t.numel() == count && t.dtype() == TIDE_INT32, "op '", ctx.op_type(), "': ", param,
              " must be int32 [", count, "] ", what);
   std::vector<int32_t> v(static_cast<size_t>(count));
-  if (t.place() == g.place())
-    g.CopyToHostSync(v.data(), t.raw_data(), sizeof(int32_t) * v.size());
-  else
-    std::memcpy(v.data(), t.raw_data(), sizeof(int32_t) * v.size());
+  ReadBack{g, param}(t, v.data(), sizeof(int32_t) * v.size());
   return v;
 }
 
@@ -207,13 +203,26 @@ void Pad2dGrad(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("bilinear_interp", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("bilinear_interp_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("nearest_interp", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("nearest_interp_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("bilinear_interp_v2", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("bilinear_interp_v2_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("nearest_interp_v2", "gpu", Interp, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("nearest_interp_v2_grad", "gpu", InterpGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("pad2d", "gpu", Pad2d, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("pad2d_grad", "gpu", Pad2dGrad, TIDE_CUDA_FLOAT_TYPES);
+// The output size's inputs the interps read on the host (tide/ops/interp_pad2d.hpp).
+const tide::HostInputs kInterpSize{"OutSize", "SizeTensor", "Scale"};
+
+TIDE_REGISTER_KERNEL_HOST_INPUTS("bilinear_interp", "gpu", kInterpSize, Interp,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("bilinear_interp_grad", "gpu", kInterpSize, InterpGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("nearest_interp", "gpu", kInterpSize, Interp,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("nearest_interp_grad", "gpu", kInterpSize, InterpGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("bilinear_interp_v2", "gpu", kInterpSize, Interp,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("bilinear_interp_v2_grad", "gpu", kInterpSize, InterpGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("nearest_interp_v2", "gpu", kInterpSize, Interp,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("nearest_interp_v2_grad", "gpu", kInterpSize, InterpGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("pad2d", "gpu", TIDE_HOST_INPUTS("Paddings"), Pad2d,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("pad2d_grad", "gpu", TIDE_HOST_INPUTS("Paddings"), Pad2dGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);

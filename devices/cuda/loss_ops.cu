@@ -320,6 +320,7 @@ TIDE_REGISTER_KERNEL("softmax_with_cross_entropy", "gpu", Swce, TIDE_CUDA_FLOAT_
 TIDE_REGISTER_KERNEL("softmax_with_cross_entropy_grad", "gpu", SwceGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("cross_entropy", "gpu", Xe, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("cross_entropy_grad", "gpu", XeGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("top_k", "gpu", TopK, float, double, int32_t, int64_t);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("top_k", "gpu", TIDE_HOST_INPUTS("K"), TopK, float, double,
+                                 int32_t, int64_t);
 TIDE_REGISTER_KERNEL("top_k_grad", "gpu", TopKGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("accuracy", "gpu", Accuracy, TIDE_CUDA_FLOAT_TYPES);

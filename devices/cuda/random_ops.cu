@@ -183,7 +183,12 @@ void DropoutGrad(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("uniform_random", "gpu", UniformRandom, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("gaussian_random", "gpu", GaussianRandom, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("dropout", "gpu", Dropout, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("uniform_random", "gpu",
+                                 TIDE_HOST_INPUTS("ShapeTensor", "ShapeTensorList"), UniformRandom,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("gaussian_random", "gpu",
+                                 TIDE_HOST_INPUTS("ShapeTensor", "ShapeTensorList"), GaussianRandom,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("dropout", "gpu", TIDE_HOST_INPUTS("Seed"), Dropout,
+                                 TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("dropout_grad", "gpu", DropoutGrad, TIDE_CUDA_FLOAT_TYPES);

@@ -1,5 +1,5 @@
 // range_shape_where_ops.cu: ops_nn's ops whose output size the host must know before it
-// allocates: range (Start, End, Step read back to the host; tide/ops/range.hpp's length and
+// allocates: range (Start, End, Step, host inputs; tide/ops/range.hpp's length and
 // elements), shape (Input's dims, int32) and where_index (the coordinates of Condition's true
 // elements in row-major order: a scan on the device, its count read back).
 #include <cub/device/device_scan.cuh>
@@ -7,18 +7,17 @@
 #include <vector>
 
 #include "box.cuh"
+#include "host_ints.h"
 
 namespace tide_cuda {
 namespace {
 
-// The one element of `t` on the host (the kernel waits for it when it lives on the device).
+// The one element of input `param` as T: a host input of the kernel, which the core hands over
+// in its own data type (host_ints.h).
 template <typename T>
-T HostScalar(const Gpu& g, const Tensor& t) {
-  const T* p = t.data<T>();
-  if (t.place() != g.place()) return *p;
-  T v;
-  g.CopyToHostSync(&v, p, sizeof(T));
-  return v;
+T HostScalar(const KernelContext& ctx, const Gpu& g, const char* param) {
+  const tide::ops::Number n = HostNumber(ctx, g, param);
+  return n.is_int ? static_cast<T>(n.i) : static_cast<T>(n.f);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -31,8 +30,8 @@ template <typename T>
 void Range(KernelContext& ctx) {
   Gpu g(ctx);
   tide::ops::CheckRangeInputs(ctx);
-  const T start = HostScalar<T>(g, ctx.Input("Start")), end = HostScalar<T>(g, ctx.Input("End"));
-  const T step = HostScalar<T>(g, ctx.Input("Step"));
+  const T start = HostScalar<T>(ctx, g, "Start"), end = HostScalar<T>(ctx, g, "End");
+  const T step = HostScalar<T>(ctx, g, "Step");
   const int64_t n = tide::ops::RangeSize(ctx.op_type(), start, end, step, ctx.InputName("Step"));
   T* o = ctx.Output("Out").mutable_data<T>({n}, g.place());
   Launch(g, "RangeKernel", n, RangeKernel<T>, start, step, o, n);
@@ -94,6 +93,7 @@ void WhereIndex(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("range", "gpu", Range, float, double, int32_t, int64_t);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("range", "gpu", TIDE_HOST_INPUTS("Start", "End", "Step"), Range,
+                                 float, double, int32_t, int64_t);
 TIDE_REGISTER_KERNEL("shape", "gpu", Shape, float, double, int32_t, int64_t, bool, __half);
 TIDE_REGISTER_KERNEL("where_index", "gpu", WhereIndex, bool);

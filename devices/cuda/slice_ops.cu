@@ -185,16 +185,30 @@ void ExpandV2Grad(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
+// The inputs the kernels read on the host (tide/ops/slice_inputs.hpp, tide/ops/expand.hpp).
+const tide::HostInputs kSliceBounds{"StartsTensor", "EndsTensor", "StartsTensorList",
+                                    "EndsTensorList"};
+const tide::HostInputs kStridedSliceBounds{"StartsTensor",   "EndsTensor",    "StartsTensorList",
+                                           "EndsTensorList", "StridesTensor", "StridesTensorList"};
+const tide::HostInputs kExpandTimes{"ExpandTimes", "expand_times_tensor"};
+const tide::HostInputs kExpandV2Shape{"Shape", "expand_shapes_tensor"};
+
 #define TIDE_CUDA_MOVE_TYPES float, double, int32_t, int64_t
-TIDE_REGISTER_KERNEL("slice", "gpu", Slice, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("slice_grad", "gpu", SliceGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("strided_slice", "gpu", Slice, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("strided_slice_grad", "gpu", SliceGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("slice", "gpu", kSliceBounds, Slice, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("slice_grad", "gpu", kSliceBounds, SliceGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("strided_slice", "gpu", kStridedSliceBounds, Slice,
+                                 TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("strided_slice_grad", "gpu", kStridedSliceBounds, SliceGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("pad", "gpu", Pad, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("pad_grad", "gpu", PadGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("expand", "gpu", Expand, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("expand_grad", "gpu", ExpandGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("expand", "gpu", kExpandTimes, Expand, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("expand_grad", "gpu", kExpandTimes, ExpandGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand_as", "gpu", Expand, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("expand_as_grad", "gpu", ExpandGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("expand_v2", "gpu", ExpandV2, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("expand_v2_grad", "gpu", ExpandV2Grad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("expand_v2", "gpu", kExpandV2Shape, ExpandV2,
+                                 TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("expand_v2_grad", "gpu", kExpandV2Shape, ExpandV2Grad,
+                                 TIDE_CUDA_FLOAT_TYPES);

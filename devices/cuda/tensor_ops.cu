@@ -311,9 +311,13 @@ TIDE_REGISTER_KERNEL("lookup_table", "gpu", Lookup, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("lookup_table_grad", "gpu", LookupGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("lookup_table_v2", "gpu", Lookup, TIDE_CUDA_FLOAT_TYPES);  // int64 Ids
 TIDE_REGISTER_KERNEL("lookup_table_v2_grad", "gpu", LookupGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("concat", "gpu", Concat, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("concat_grad", "gpu", ConcatGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("split", "gpu", Split, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("concat", "gpu", TIDE_HOST_INPUTS("AxisTensor"), Concat,
+                                 TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("concat_grad", "gpu", TIDE_HOST_INPUTS("AxisTensor"), ConcatGrad,
+                                 TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("split", "gpu",
+                                 TIDE_HOST_INPUTS("AxisTensor", "SectionsTensorList"), Split,
+                                 TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("stack", "gpu", StackKernel, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("stack_grad", "gpu", StackGradKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("unstack", "gpu", UnstackKernel, TIDE_CUDA_MOVE_TYPES);
@@ -321,8 +325,10 @@ TIDE_REGISTER_KERNEL("transpose", "gpu", Transpose, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("transpose2", "gpu", Transpose, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("transpose_grad", "gpu", TransposeGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("transpose2_grad", "gpu", TransposeGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("reshape", "gpu", Reshape, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("reshape2", "gpu", Reshape, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("reshape", "gpu", TIDE_HOST_INPUTS("Shape", "ShapeTensor"),
+                                 Reshape, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("reshape2", "gpu", TIDE_HOST_INPUTS("Shape", "ShapeTensor"),
+                                 Reshape, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("flatten", "gpu", Flatten, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("flatten2", "gpu", Flatten, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("reshape_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
@@ -332,6 +338,8 @@ TIDE_REGISTER_KERNEL("flatten2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES)
 TIDE_REGISTER_KERNEL("flatten_contiguous_range", "gpu", FlattenRange, TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("squeeze2", "gpu", Squeeze, TIDE_CUDA_MOVE_TYPES);
-TIDE_REGISTER_KERNEL("unsqueeze2", "gpu", Squeeze, TIDE_CUDA_MOVE_TYPES);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("unsqueeze2", "gpu",
+                                 TIDE_HOST_INPUTS("AxesTensor", "AxesTensorList"), Squeeze,
+                                 TIDE_CUDA_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("squeeze2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("unsqueeze2_grad", "gpu", ReshapeGrad, TIDE_CUDA_FLOAT_TYPES);

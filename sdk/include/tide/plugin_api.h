@@ -332,6 +332,17 @@ typedef struct TideKernelDef {
   /* 0: registering a key that already exists is an error. > 0: replaces a kernel of lower
    * priority under the same key (the override is logged). */
   int32_t priority;
+  /* Inputs (the op's parameter names, `num_host_inputs` of them; copied) the kernel reads in host
+   * memory (issue 33; TensorFlow's HostMemory, ONNX Runtime's OrtMemTypeCPUInput): shape, start,
+   * end, axis and value tensors a device kernel needs on the host to size or configure its work.
+   * The core hands the kernel such an input on the CPU place as it is (not moved to the kernel's
+   * place, nor cast or re-laid-out to its key; data in a library's opaque layout is made plain),
+   * copying it to host memory, after the work that wrote it, when an earlier op left it on a
+   * device. The copy is the core's: valid while the kernel runs (a kernel queueing work that reads
+   * the values later copies them, e.g. with a host-to-device copy). A name the op does not declare
+   * is an error at registration. NULL / 0: none (absent below this field). */
+  const char* const* host_inputs;
+  size_t num_host_inputs;
 } TideKernelDef;
 
 /* A kernel library a plugin brings (oneDNN, cuDNN, a vendor's): kernels register with

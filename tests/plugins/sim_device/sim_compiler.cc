@@ -71,6 +71,7 @@ std::string FusableOut(const pb::ProgramDesc& p, int b, const pb::OpDesc& op) {
   if (!Fusable(op.type())) return "";
   if (const pb::OpDesc::Attr* a = FindAttr(op, "use_mkldnn"); a && a->b()) return "";
   std::vector<std::string> args;
+  if (!Args(op.inputs(), "ScaleTensor", &args).empty()) return "";  // a factor read at run time
   for (const auto* list : {&op.inputs(), &op.outputs()})
     for (const pb::OpDesc::Var& v : *list)
       for (const std::string& n : v.arguments()) {
@@ -323,7 +324,8 @@ std::string SimDropIdentityScale(const std::string& bytes, const std::vector<std
     for (int i = 0; i < block->ops_size(); ++i) {
       const pb::OpDesc& op = block->ops(i);
       if (op.type() != "scale" || FloatAttr(op, "scale", 1.0) != 1.0 ||
-          FloatAttr(op, "bias", 0.0) != 0.0 || Args(op.inputs(), "X", &args).size() != 1)
+          FloatAttr(op, "bias", 0.0) != 0.0 || !Args(op.inputs(), "ScaleTensor", &args).empty() ||
+          Args(op.inputs(), "X", &args).size() != 1)
         continue;
       const std::string x = args[0];
       if (Args(op.outputs(), "Out", &args).size() != 1) continue;

@@ -40,6 +40,7 @@
 #include <mutex>
 #include <thread>
 #include <tide/ops/broadcast.hpp>
+#include <tide/ops/scale.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
 
@@ -498,7 +499,10 @@ template <typename T>
 void Scale(tide::KernelContext& ctx) {
   tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
   CheckOnSim(ctx, x, "X");
-  T s = static_cast<T>(ctx.Attr<float>("scale")), b = static_cast<T>(ctx.Attr<float>("bias"));
+  // ScaleTensor is a host input (registered below): the core hands it over on the host, copied
+  // down after the sim op that wrote it, and the factor is read here, before the work is queued.
+  if (ctx.HasInput("ScaleTensor")) CheckOnHost(ctx, ctx.Input("ScaleTensor"), "ScaleTensor");
+  T s = static_cast<T>(tide::ops::ScaleFactor(ctx)), b = static_cast<T>(ctx.Attr<float>("bias"));
   if (!ctx.Attr<bool>("bias_after_scale")) b *= s;  // scale * (x + bias)
   if (PlantedBug("scale")) b = T(0);
   const T* a = x.data<T>();
@@ -621,7 +625,8 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
 });
 TIDE_REGISTER_KERNEL("elementwise_add", "sim", Add, float, double);
 TIDE_REGISTER_KERNEL("relu", "sim", Relu, float, double);
-TIDE_REGISTER_KERNEL("scale", "sim", Scale, float, double);
+TIDE_REGISTER_KERNEL_HOST_INPUTS("scale", "sim", TIDE_HOST_INPUTS("ScaleTensor"), Scale, float,
+                                 double);
 TIDE_REGISTER_OP(tide::OpSchema("sim.to_nhwc")
                      .Input("X")
                      .Output("Out")

@@ -32,3 +32,10 @@ inline void CheckOnSim(const tide::KernelContext& ctx, const tide::Tensor& t, co
              t.place().ToString(), ", not ", ctx.place().ToString(),
              " (the core should have copied it)");
 }
+
+// For a host input (TIDE_REGISTER_KERNEL_HOST_INPUTS): the core hands it over in host memory.
+inline void CheckOnHost(const tide::KernelContext& ctx, const tide::Tensor& t, const char* what) {
+  TIDE_CHECK(t.place().c().kind == tide::Place("cpu", 0).c().kind, "sim kernel of '", ctx.op_type(),
+             "': host input ", what, " is on ", t.place().ToString(),
+             ", not the host (the core should have copied it there)");
+}

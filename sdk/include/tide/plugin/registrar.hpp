@@ -18,6 +18,9 @@
 
 namespace tide {
 
+// The inputs (parameter names) a kernel reads in host memory: TideKernelDef.host_inputs.
+using HostInputs = std::vector<std::string>;
+
 class Registrar {
  public:
   explicit Registrar(TideRegistrar* r) : r_(r) {}
@@ -37,11 +40,18 @@ class Registrar {
     }
     s->Register(r_);
   }
+  // `host_inputs`: the op's inputs the kernel reads in host memory (TideKernelDef.host_inputs):
+  // the core hands them over on the CPU place, as they are.
   void Kernel(const std::string& op_type, const std::string& place_kind, TideDataType dtype,
               KernelFn fn, TideLayout layout = TIDE_LAYOUT_ANY,
-              const std::string& library = "plain", int32_t priority = 0) {
+              const std::string& library = "plain", int32_t priority = 0,
+              const HostInputs& host_inputs = {}) {
+    std::vector<const char*> names;
+    for (const std::string& n : host_inputs) names.push_back(n.c_str());
     TideKernelDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideKernelDef, priority);
+    d.struct_size = TIDE_STRUCT_SIZE(TideKernelDef, num_host_inputs);
+    d.host_inputs = names.empty() ? nullptr : names.data();
+    d.num_host_inputs = names.size();
     d.op_type = op_type.c_str();
     d.place_kind = place_kind.c_str();
     d.dtype = dtype;

@@ -1,5 +1,5 @@
 // tide/plugin/registration.hpp: a plugin's entry points and static registration:
-// TIDE_REGISTER_OP, TIDE_REGISTER_KERNEL(_EX), TIDE_ON_REGISTER, TIDE_ON_FINALIZE and
+// TIDE_REGISTER_OP, TIDE_REGISTER_KERNEL(_EX, _HOST_INPUTS), TIDE_ON_REGISTER, TIDE_ON_FINALIZE and
 // TIDE_PLUGIN(_REQUIRES), which defines tide_plugin_info, tide_plugin_register and
 // tide_plugin_abi_layout.
 #ifndef TIDE_PLUGIN_REGISTRATION_HPP_
@@ -105,6 +105,23 @@ inline TideStatus* RunRegistrations(const TideHostApi* host, TideRegistrar* r) {
       r.Kernel(op_type, place_kind, ::tide::DataTypeOf<T>(), &fn<T>, layout, library, priority); \
     });                                                                                          \
   })
+
+// Like TIDE_REGISTER_KERNEL, for a kernel that reads the listed inputs in host memory (shape,
+// start, axis or value tensors; TideKernelDef.host_inputs): the core hands them over on the CPU
+// place, copied there from a device when an earlier op wrote them on one.
+//   TIDE_REGISTER_KERNEL_HOST_INPUTS("slice", "gpu", TIDE_HOST_INPUTS("StartsTensor",
+//   "EndsTensor"),
+//                                    Slice, float, double);
+#define TIDE_HOST_INPUTS(...) (::tide::HostInputs{__VA_ARGS__})
+#define TIDE_REGISTER_KERNEL_HOST_INPUTS(op_type, place_kind, host_inputs, fn, ...)                \
+  static const bool TIDE_UNIQUE(tide_kernel_reg_) =                                                \
+      ::tide::detail::AddStaticRegistration([](::tide::Registrar& r) {                             \
+        ::tide::detail::ForEachType<__VA_ARGS__>([&](auto tag) {                                   \
+          using T = typename decltype(tag)::type;                                                  \
+          r.Kernel(op_type, place_kind, ::tide::DataTypeOf<T>(), &fn<T>, TIDE_LAYOUT_ANY, "plain", \
+                   0, host_inputs);                                                                \
+        });                                                                                        \
+      })
 
 // Any other registration step: TIDE_ON_REGISTER([](tide::Registrar& r) { ... });
 #define TIDE_ON_REGISTER(...) \
