@@ -312,9 +312,9 @@ class FrozenModel:
     @property
     def range(self) -> tuple[int, int]:
         ...
-def aot_compile(plan_path: str, out_dir: str) -> None:
+def aot_compile(plan_path: str, out_dir: str, name: str = 'model', embed_params: bool = False) -> None:
     """
-    Writes the frozen plan `plan_path` as model.cc (its constant tables) and params.bin into `out_dir`.
+    Writes the frozen plan `plan_path` as <name>.cc (its constant tables and C functions tide_<name>_*), params.bin and, with embed_params, <name>_params.S into `out_dir`.
     """
 def aot_freeze(program: ProgramDesc, feed_names: list[str], fetch_names: list[str], place: Place, shapes: dict[str, list[tuple[int, int]]], path: str, scope: Scope) -> tuple[int, int]:
     """
