@@ -13,6 +13,7 @@
 // (channel-wise). ZeroPoint is read by no Paddle kernel (symmetric quantization) and neither here.
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common.h"
@@ -144,21 +145,34 @@ void QuantizeLinearKernel(KernelContext& ctx) {
   QuantizeInto<T>(ctx, "Y", x, ScalesOf<T>(ctx, op, "Scale", v), v, RuleOf(ctx, op), false);
 }
 
-template <typename T>
-void DequantizeLinearKernel(KernelContext& ctx) {
+// X's levels of type L (float, or int8 where the program declares the weight so), Y in S, the
+// Scale's type.
+template <typename L, typename S>
+void DequantizeLevels(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X");
-  T* out = ctx.Output("Y").mutable_data<T>(x.dims(), ctx.place());
-  const T* in = x.data<T>();
+  S* out = ctx.Output("Y").mutable_data<S>(x.dims(), ctx.place());
+  const L* in = x.data<L>();
   if (ctx.Attr<bool>("only_observer")) {
     std::copy(in, in + x.numel(), out);
     return;
   }
   const ChannelView v = ViewOf(op, x.dims(), ctx.Attr<int32_t>("quant_axis"));
-  const std::vector<T> scales = ScalesOf<T>(ctx, op, "Scale", v);
-  const T bin = static_cast<T>(RuleOf(ctx, op).bin_cnt);
+  const std::vector<S> scales = ScalesOf<S>(ctx, op, "Scale", v);
+  const S bin = static_cast<S>(RuleOf(ctx, op).bin_cnt);
   for (int64_t i = 0, n = x.numel(); i < n; ++i)
-    out[i] = in[i] * scales[static_cast<size_t>(v.Channel(i))] / bin;
+    out[i] = static_cast<S>(in[i]) * scales[static_cast<size_t>(v.Channel(i))] / bin;
+}
+
+template <typename T>
+void DequantizeLinearKernel(KernelContext& ctx) {
+  if constexpr (std::is_same_v<T, int8_t>) {
+    TIDE_CHECK(ctx.Input("Scale").dtype() == TIDE_FP32, "op '", ctx.op_type(),
+               "': int8 X with a Scale of another type than float32");
+    DequantizeLevels<int8_t, float>(ctx);
+  } else {
+    DequantizeLevels<T, T>(ctx);
+  }
 }
 
 // fake_quantize_dequantize_moving_average_abs_max / fake_quantize_moving_average_abs_max
@@ -308,7 +322,12 @@ tide::OpSchema LinearOp(const char* type, const char* comment) {
       .Attr("is_test", true, "false: training (refused)")
       .Attr("only_observer", false, "true: Y = X")
       .Attr("moving_rate", 0.9f, "training's moving average (unused in inference)")
-      .InferShape([](tide::InferShapeContext& ctx) { SameAsX(ctx, "Y"); });
+      .InferShape([](tide::InferShapeContext& ctx) {
+        SameAsX(ctx, "Y");
+        // int8 levels (a weight the program declares int8) dequantize to the Scale's type.
+        if (ctx.InputDataType("X") == TIDE_INT8 && ctx.HasInput("Scale"))
+          ctx.SetOutputDataType("Y", ctx.InputDataType("Scale"));
+      });
 }
 
 // The fake_* ops: X, Out, OutScale, bit_length, round_type (default 1, as Paddle's extra attr).
@@ -401,7 +420,8 @@ TIDE_REGISTER_OP(tide::OpSchema("moving_average_abs_max_scale")
                      .InferShape([](tide::InferShapeContext& ctx) { SameAsX(ctx, "Out"); }));
 
 TIDE_REGISTER_KERNEL("quantize_linear", "cpu", QuantizeLinearKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("dequantize_linear", "cpu", DequantizeLinearKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("dequantize_linear", "cpu", DequantizeLinearKernel, OPS_NN_FLOAT_TYPES,
+                     int8_t);
 TIDE_REGISTER_KERNEL("fake_quantize_dequantize_moving_average_abs_max", "cpu",
                      FakeQuantDequantMovingAverage, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("fake_quantize_moving_average_abs_max", "cpu", FakeQuantMovingAverage,

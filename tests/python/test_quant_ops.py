@@ -118,6 +118,15 @@ def test_qmax_of_paddle_3_sets_the_levels():
     np.testing.assert_array_equal(y, levels(X, 2.0, 15, 0))
 
 
+def test_int8_levels_dequantize_to_the_scales_type():
+    # A weight the program declares int8 (Paddle's int8-saved quantized weights).
+    q = RNG.integers(-128, 128, (4, 6)).astype(np.int8)
+    s = RNG.uniform(0.5, 2.0, 6).astype(np.float32)
+    (y,) = run_op("dequantize_linear", {"X": q, "Scale": s}, {"Y": q.shape}, {"quant_axis": 1})
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, q.astype(np.float64) * s / 127, rtol=1e-6)
+
+
 def test_only_observer_passes_x_through():
     (y,) = run_op(
         "quantize_linear",
