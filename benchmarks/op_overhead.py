@@ -176,7 +176,7 @@ def main():
     table.print(machine)
     if "tide" in results and "onnxruntime" in results:
         print(
-            "tide / onnxruntime = %.2f (target <= 0.5)"
+            "tide / onnxruntime = %.2f (target <= 0.35, issue 38; was 0.5)"
             % (results["tide"][0] / results["onnxruntime"][0])
         )
     table.dump(args.json, machine)
