@@ -55,28 +55,19 @@ T Quantize(T x, T s, const QuantRule& r) {
   return std::round(bin * inv * c);
 }
 
-// X seen as [outer, channels, inner] around quant_axis (channels 1 for a per-tensor scale).
+// X seen as [pre, channels, inner] around quant_axis (tide::ops::SplitAt; channels 1 for a
+// per-tensor scale): element i is in channel (i / inner) % channels.
 struct ChannelView {
-  int64_t outer = 1, channels = 1, inner = 1;
+  int64_t channels = 1, inner = 1;
   int64_t Channel(int64_t i) const { return (i / inner) % channels; }
 };
 
 ChannelView ViewOf(const char* op, const Dims& dims, int axis) {
-  ChannelView v;
-  if (axis < 0) {
-    v.inner = tide::ops::DimsProduct(dims);
-    return v;
-  }
+  if (axis < 0) return {1, tide::ops::DimsProduct(dims)};
   TIDE_CHECK(axis == 0 || axis == 1, "op '", op, "': quant_axis ", axis,
              " (channel-wise scales are along dim 0 or 1, as Paddle's)");
-  TIDE_CHECK(static_cast<int>(dims.size()) > axis, "op '", op, "': quant_axis ", axis,
-             " of X with dims ", tide::ToString(dims));
-  v.channels = dims[axis];
-  for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
-    if (d < axis) v.outer *= dims[d];
-    if (d > axis) v.inner *= dims[d];
-  }
-  return v;
+  const tide::ops::AxisSplit s = tide::ops::SplitAt(op, dims, axis);
+  return {s.n, s.post};
 }
 
 // The scale of each channel: the input `param` (one value, or one per channel).
