@@ -51,18 +51,18 @@ class LiveCompiled {
   // Gives e's function back, once (from its destructor or at shutdown).
   void Release(CompiledGroup::Compiled* e) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!entries_.erase(e)) return;
-    if (e->fn) e->device->def.compiler->release_compiled(e->device->def.self, e->fn);
-    e->fn = nullptr;
+    if (entries_.erase(e)) GiveBack(e);
   }
 
  private:
   void ReleaseAll() {
     std::lock_guard<std::mutex> lock(mu_);
-    for (CompiledGroup::Compiled* e : entries_)
-      if (e->fn) e->device->def.compiler->release_compiled(e->device->def.self, e->fn);
-    for (CompiledGroup::Compiled* e : entries_) e->fn = nullptr;
+    for (CompiledGroup::Compiled* e : entries_) GiveBack(e);
     entries_.clear();
+  }
+  static void GiveBack(CompiledGroup::Compiled* e) {
+    if (e->fn) e->device->def.compiler->release_compiled(e->device->def.self, e->fn);
+    e->fn = nullptr;
   }
   std::mutex mu_;
   std::set<CompiledGroup::Compiled*> entries_;
