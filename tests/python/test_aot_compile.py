@@ -41,6 +41,12 @@ def compile_and_build(tmp_path, program, feeds, fetches, shapes):
         ["CMakeLists.txt", "main.cc", "model.cc", "model.h", "params.bin"]
     )
     build = str(tmp_path / "build")
+    cmake_build(src, build)
+    return src, os.path.join(build, "model_main")
+
+
+def cmake_build(src, build):
+    """Configures and builds the CMake project `src` into `build` against this tide."""
     args = ["-G", "Ninja"] if shutil.which("ninja") else []
     if shutil.which("ccache"):
         args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
@@ -52,7 +58,6 @@ def compile_and_build(tmp_path, program, feeds, fetches, shapes):
     ):
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return src, os.path.join(build, "model_main")
 
 
 def run_main(main, tmp_path, inputs, *options):
@@ -310,15 +315,7 @@ def test_two_named_models_link_into_one_program_one_with_its_parameters_embedded
         % (srcs["scale"], srcs["square"], os.path.join(srcs["square"], "params.bin"))
     )
     build = str(tmp_path / "build")
-    args = ["-G", "Ninja"] if shutil.which("ninja") else []
-    if shutil.which("ccache"):
-        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
-    for cmd in (
-        ["cmake", "-S", str(top), "-B", build] + args + tide.aot.cmake_args(),
-        ["cmake", "--build", build],
-    ):
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    cmake_build(str(top), build)
 
     # The scale model's library is the whole model: its params.bin can go.
     os.remove(os.path.join(srcs["scale"], "params.bin"))
