@@ -3,6 +3,8 @@
 // run_checks, release_plan, and profiler as the loop's hook.
 #include "core/executor/executor.h"
 
+#include <algorithm>
+
 #include "core/executor/device_compile.h"
 #include "core/executor/kernel_choice.h"
 #include "core/executor/kernel_outputs.h"
@@ -16,6 +18,18 @@
 #include "core/registry/registry.h"
 
 namespace tide::core {
+
+const std::vector<PreparedBlock::Reader>& PreparedBlock::ReadersOf(const std::string& var) const {
+  auto [it, added] = readers_.try_emplace(var);
+  if (added)
+    for (const auto& op : ops_)
+      for (size_t i = 0; i < op->inputs().size(); ++i) {
+        const std::vector<std::string>& names = op->inputs()[i].names;
+        if (std::find(names.begin(), names.end(), var) != names.end())
+          it->second.push_back({op.get(), i, op->type() == "fetch"});
+      }
+  return it->second;
+}
 
 Executor::Executor(const Place& place) : place_(place) {
   if (!Registry::Global().initialized())

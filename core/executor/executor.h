@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/device/device_context.h"
@@ -34,6 +35,13 @@ class PreparedBlock {
   // The groups of ops the place's device compiled (device_compile.h), by their nodes' "group".
   size_t num_compiled_groups() const { return compiled_groups_.size(); }
   CompiledGroup& compiled_group(size_t i) { return *compiled_groups_.at(i); }
+  // The ops reading `var` and which of their inputs does, found once: a feed asks on every run.
+  struct Reader {
+    const OpInstance* op;
+    size_t input;  // index into op->inputs()
+    bool fetch;    // the op is a fetch: it reads on the host
+  };
+  const std::vector<Reader>& ReadersOf(const std::string& var) const;
   // This block's runs release no temporary (--free_temporaries=false for it alone): freezing
   // reads what every output holds after a run, without touching the flag other executors read.
   void KeepTemporaries() {
@@ -60,6 +68,7 @@ class PreparedBlock {
   std::vector<std::vector<std::string>> release_names_;
   std::vector<std::vector<Variable*>> releases_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
+  mutable std::unordered_map<std::string, std::vector<Reader>> readers_;  // ReadersOf's answers
 };
 
 class Executor {

@@ -121,20 +121,17 @@ void CheckFeed(const VarDesc& desc, const LoDTensor& t) {
 Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place& run_place) {
   bool any = false;
   Place want;
-  for (size_t i = 0; i < block.num_ops(); ++i) {
-    const OpInstance& op = block.op(i);
-    for (const ArgBinding& b : op.inputs()) {
-      if (std::find(b.names.begin(), b.names.end(), var) == b.names.end()) continue;
-      // A kernel's host input (KernelEntry::host_inputs) is read on the host: fed there, it is
-      // never copied to the device and back.
-      const Place at = op.type() == "fetch"                ? HostPlace()
-                       : op.info().run || !op.kernel()     ? run_place
-                       : op.kernel()->ReadsOnHost(b.param) ? HostPlace()
-                                                           : op.kernel_place();
-      if (any && at != want) return run_place;
-      any = true;
-      want = at;
-    }
+  for (const PreparedBlock::Reader& r : block.ReadersOf(var)) {
+    const OpInstance& op = *r.op;
+    // A kernel's host input (KernelEntry::host_inputs) is read on the host: fed there, it is
+    // never copied to the device and back.
+    const Place at = r.fetch                                                ? HostPlace()
+                     : op.info().run || !op.kernel()                        ? run_place
+                     : op.kernel()->ReadsOnHost(op.inputs()[r.input].param) ? HostPlace()
+                                                                            : op.kernel_place();
+    if (any && at != want) return run_place;
+    any = true;
+    want = at;
   }
   return any ? want : run_place;
 }
