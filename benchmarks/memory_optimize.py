@@ -1,5 +1,7 @@
 """Peak memory of a training step: every temporary kept (--free_temporaries=false), Tide's default
-(the executor frees each temporary after its last use) and tide.memory_optimize, against PyTorch.
+(the executor frees each temporary after its last use), tide.memory_optimize, and memory_optimize
+with fuse_weight_updates=True (fc weight gradients computed into their momentum update, never
+stored; results equal to float rounding: the losses are compared), against PyTorch.
 
 For each model (an MLP, LeNet, a ResNet-18-sized residual conv net at 32x32), each configuration
 runs in its own process (run by this script with --child) and trains 3 steps:
@@ -33,7 +35,7 @@ def rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def tide_child(model, optimize, free_temporaries=True):
+def tide_child(model, optimize, free_temporaries=True, fuse=False):
     import tide
 
     tide.set_flags({"free_temporaries": free_temporaries})
@@ -90,16 +92,22 @@ def tide_child(model, optimize, free_temporaries=True):
         loss = layers.mean(layers.softmax_with_cross_entropy(logits, label))
         tide.optimizer.Momentum(learning_rate=0.01, momentum=0.9).minimize(loss)
     if optimize:
-        tide.memory_optimize(main, skip_opt_set=[loss], skip_grads=False)
+        tide.memory_optimize(main, skip_opt_set=[loss], skip_grads=False, fuse_weight_updates=fuse)
     place = tide.Place("cpu", 0)
     exe = tide.Executor(place)
     scope = tide.Scope()
     exe.run(startup, scope=scope)
     xs, ys = feeds(model)
     before = rss_kb()
-    for _ in range(3):
-        exe.run(main, feed={"x": xs, "label": ys}, fetch_list=[loss], scope=scope)
-    return {"peak_used": tide.memory.stats(place)["peak_used"], "rss": (rss_kb() - before) * 1024}
+    losses = [
+        float(exe.run(main, feed={"x": xs, "label": ys}, fetch_list=[loss], scope=scope)[0][0])
+        for _ in range(3)
+    ]
+    return {
+        "peak_used": tide.memory.stats(place)["peak_used"],
+        "rss": (rss_kb() - before) * 1024,
+        "losses": losses,
+    }
 
 
 def torch_child(model):
@@ -212,18 +220,22 @@ def main():
         out = (
             torch_child(model)
             if kind == "torch"
-            else tide_child(model, kind == "tide-opt", kind != "tide-keep")
+            else tide_child(
+                model, kind in ("tide-opt", "tide-fused"), kind != "tide-keep", kind == "tide-fused"
+            )
         )
         print(json.dumps(out))
         return
     print(
-        "%-7s %10s %10s %7s %10s %7s %10s %10s %9s"
+        "%-7s %10s %10s %7s %10s %7s %10s %7s %10s %10s %9s"
         % (
             "model",
             "keep all",
             "default",
             "ratio",
             "+memopt",
+            "ratio",
+            "+fused",
             "ratio",
             "tide rss",
             "torch rss",
@@ -234,11 +246,12 @@ def main():
         keep, _ = run_child("tide-keep", model)
         default, _ = run_child("tide", model)
         opt, _ = run_child("tide-opt", model)
+        fused, _ = run_child("tide-fused", model)
         peer, why = run_child("torch", model)
         torch_rss = mib(peer["rss"]) if peer else "n/a"
         vs = "%.2fx" % (default["rss"] / peer["rss"]) if peer and peer["rss"] else "n/a"
         print(
-            "%-7s %10s %10s %6.2fx %10s %6.2fx %10s %10s %9s"
+            "%-7s %10s %10s %6.2fx %10s %6.2fx %10s %6.2fx %10s %10s %9s"
             % (
                 model,
                 mib(keep["peak_used"]),
@@ -246,15 +259,21 @@ def main():
                 default["peak_used"] / keep["peak_used"],
                 mib(opt["peak_used"]),
                 opt["peak_used"] / keep["peak_used"],
+                mib(fused["peak_used"]),
+                fused["peak_used"] / keep["peak_used"],
                 mib(default["rss"]),
                 torch_rss,
                 vs,
             )
         )
+        drift = max(abs(a - b) / abs(a) for a, b in zip(default["losses"], fused["losses"]))
+        print("  losses of +fused against default's: max relative difference %.1e" % drift)
         if why:
             print("  (PyTorch: %s)" % why)
     print(
         "MiB of peak bytes in use; 'ratio' = that case's peak / keep all's (target <= 0.7x); "
+        "'+fused' = +memopt with fuse_weight_updates=True (fc weight gradients computed into "
+        "their momentum update, never stored); "
         "'tide rss' and 'vs torch' = Tide's default peak RSS growth, and over PyTorch's "
         "(target <= 1.0x)."
     )

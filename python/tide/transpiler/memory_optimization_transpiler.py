@@ -22,6 +22,7 @@ variable only skips giving its memory back, so results stay bit-identical.
 """
 
 from ..framework import Program
+from .fuse_weight_updates import fuse_weight_updates as _fuse
 
 DELETE_OP = "delete_var"
 
@@ -63,7 +64,14 @@ def _freeable(block, name, skip):
     return not var.persistable and var.type in ("LOD_TENSOR", "LOD_TENSOR_ARRAY")
 
 
-def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, skip_grads=True):
+def memory_optimize(
+    input_program,
+    skip_opt_set=None,
+    print_log=False,
+    level=0,
+    skip_grads=True,
+    fuse_weight_updates=False,
+):
     """Frees each temporary variable of `input_program`'s global block right after its last use
     (in place: the program gains `delete_var` ops). Returns the names freed.
 
@@ -71,7 +79,12 @@ def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, 
     executor). skip_grads (True
     by default, as in Fluid) keeps every @GRAD variable; skip_grads=False frees them too. level
     is accepted for Fluid compatibility (level 0 and 1 behave the same). Running it twice frees
-    nothing more."""
+    nothing more.
+
+    fuse_weight_updates=True first computes each fully connected layer's weight gradient straight
+    into its SGD / momentum update where nothing else reads the gradient (fuse_weight_updates.py):
+    those gradients are never stored, which changes results by float rounding only, and they
+    cannot be fetched unless named in skip_opt_set."""
     if not isinstance(input_program, Program):
         raise TypeError("memory_optimize needs a Program, got %r" % (input_program,))
     if level not in (0, 1):
@@ -80,6 +93,10 @@ def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, 
     for item in skip_opt_set or ():
         skip.add(getattr(item, "name", item))
     block = input_program.global_block()
+    if fuse_weight_updates:
+        fused = _fuse(input_program, skip)
+        if print_log and fused:
+            print("memory_optimize: weight gradients fused into their update: " + ", ".join(fused))
     if any(op.type == DELETE_OP for op in block.ops):
         return sorted(getattr(input_program, "_memory_optimized", set()))
     last = _last_uses(input_program, block)
