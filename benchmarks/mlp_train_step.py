@@ -1,7 +1,9 @@
 """One training step (forward, backward, SGD update) of an MLP 784-512-512-10 with batch 64,
 in Tide, PyTorch and PaddlePaddle (static graph), on the CPU with the same initial weights and
 data (every framework's loss is checked at each of the first CHECK_STEPS steps). Each framework
-runs in a process of its own, rounds interleaved. Prints steps/s and tide/peer.
+runs in a process of its own, rounds interleaved. Prints steps/s and tide/peer. "tide (fused
+updates)" is the same program after tide.transpiler.fuse_weight_updates (each weight's gradient
+computed straight into its SGD update, never stored; an opt-in, docs/memory.md).
 
     benchmarks/.venv-peers/bin/python benchmarks/mlp_train_step.py [--json out.json]
 """
@@ -39,7 +41,7 @@ def init(seed=0):
     return ws, bs, x, y
 
 
-def tide_step(ws, bs, x, y, use_mkldnn):
+def tide_step(ws, bs, x, y, use_mkldnn, fuse=False):
     import tide
 
     tide.set_flags({"use_mkldnn": use_mkldnn})
@@ -55,6 +57,8 @@ def tide_step(ws, bs, x, y, use_mkldnn):
             )
         loss = tide.layers.mean(tide.layers.softmax_with_cross_entropy(h, label))
         tide.optimizer.SGD(learning_rate=LR).minimize(loss)
+    if fuse:  # the weight gradients computed straight into the update (docs/memory.md)
+        tide.transpiler.fuse_weight_updates(main)
     exe = tide.Executor(tide.CPUPlace())
     scope = tide.Scope()
     exe.run(startup, scope=scope)
@@ -130,6 +134,7 @@ def paddle_step(ws, bs, x, y):
 CASES = {
     "tide": lambda ws, bs, x, y: tide_step(ws, bs, x, y, False),
     "tide (oneDNN)": lambda ws, bs, x, y: tide_step(ws, bs, x, y, True),
+    "tide (fused updates)": lambda ws, bs, x, y: tide_step(ws, bs, x, y, False, fuse=True),
     "pytorch": torch_step,
     "paddle static": paddle_step,
 }
@@ -166,7 +171,7 @@ def main():
         return worker(args.worker, args)
     import tide
 
-    cases = ["tide", "pytorch", "paddle static"]
+    cases = ["tide", "tide (fused updates)", "pytorch", "paddle static"]
     if any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in tide.plugins()):
         cases.insert(1, "tide (oneDNN)")
     extra = ["--reps", str(args.reps), "--threads", str(args.threads)]

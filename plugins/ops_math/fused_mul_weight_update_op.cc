@@ -80,12 +80,11 @@ using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(
     tide::OpSchema("fused_mul_weight_update")
-        .Comment(
-            "The weight gradient of mul (Out = flatten(X) Param) computed into its optimizer "
-            "update, never stored: G = flatten(X, x_num_col_dims)^T OutGrad; with Velocity, "
-            "momentum (VelocityOut = mu * Velocity + G; ParamOut = Param - LearningRate * "
-            "VelocityOut), without it, SGD (ParamOut = Param - LearningRate * G). Made by "
-            "memory_optimize(fuse_weight_updates=True) from mul_grad and sgd / momentum.")
+        .Comment("The weight gradient of mul (Out = flatten(X) Param) computed into its optimizer "
+                 "update, never stored: G = flatten(X, x_num_col_dims)^T OutGrad; with Velocity, "
+                 "momentum (VelocityOut = mu * Velocity + G; ParamOut = Param - LearningRate * "
+                 "VelocityOut), without it, SGD (ParamOut = Param - LearningRate * G). Made by "
+                 "memory_optimize(fuse_weight_updates=True) from mul_grad and sgd / momentum.")
         .Input("X", "(Tensor) mul's X, the layer's input")
         .Input("OutGrad", "(Tensor) the gradient of mul's Out")
         .Input("Param", "(Tensor [k, n]) the weight, mul's Y")
