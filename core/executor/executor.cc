@@ -19,14 +19,14 @@
 
 namespace tide::core {
 
-const std::vector<PreparedBlock::Reader>& PreparedBlock::ReadersOf(const std::string& var) const {
+PreparedBlock::Readers& PreparedBlock::ReadersOf(const std::string& var) const {
   auto [it, added] = readers_.try_emplace(var);
   if (added)
     for (const auto& op : ops_)
       for (size_t i = 0; i < op->inputs().size(); ++i) {
         const std::vector<std::string>& names = op->inputs()[i].names;
         if (std::find(names.begin(), names.end(), var) != names.end())
-          it->second.push_back({op.get(), i, op->type() == "fetch"});
+          it->second.ops.push_back({op.get(), i, op->type() == "fetch"});
       }
   return it->second;
 }
@@ -195,10 +195,17 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     CallPlugin([&] { return info.run(&ctx, info.run_data); }, op.label(), info.plugin_file);
     return;
   }
-  CheckInputsReady(op);
+  // Inputs that are the tensors, dims and LoD of the op's last run (its shape cache says so) were
+  // ready then: only an op whose inputs changed is checked again.
+  bool unchanged = op.kernel() && op.shape_cache().Unchanged(op.inputs(), op.outputs());
+  if (!unchanged) CheckInputsReady(op);
   for (;;) {  // once, unless the kernel declines this run (UNIMPLEMENTED): then the next one
-    if (KernelChoice::Choose(op, place_)) op.shape_cache().Reset();
-    if (!op.shape_cache().Unchanged(op.inputs(), op.outputs())) InferShapeAtRunTime(op);
+    if (KernelChoice::Choose(op, place_)) {
+      op.shape_cache().Reset();
+      unchanged = false;
+    }
+    if (!unchanged && !op.shape_cache().Unchanged(op.inputs(), op.outputs()))
+      InferShapeAtRunTime(op);
     TransformInputs(op, &p.counts_);
     if (op.kernel_key().layout != TIDE_LAYOUT_OPAQUE) LabelOutputLayouts(op);
     const KernelEntry& k = *op.kernel();
@@ -213,6 +220,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
       if (e.code() != TIDE_UNIMPLEMENTED) throw;
       KernelChoice::Decline(op, e, place_);  // throws when no other kernel can run the op
       op.shape_cache().Reset();
+      unchanged = false;
     } catch (...) {
       DropUnbackedOutputs(op);
       throw;

@@ -41,7 +41,13 @@ class PreparedBlock {
     size_t input;  // index into op->inputs()
     bool fetch;    // the op is a fetch: it reads on the host
   };
-  const std::vector<Reader>& ReadersOf(const std::string& var) const;
+  struct Readers {
+    std::vector<Reader> ops;
+    // FeedPlace's last answer for `run_place`, while KernelChoice::Generation() is `generation`.
+    uint64_t generation = UINT64_MAX;
+    Place run_place, place;
+  };
+  Readers& ReadersOf(const std::string& var) const;
   // This block's runs release no temporary (--free_temporaries=false for it alone): freezing
   // reads what every output holds after a run, without touching the flag other executors read.
   void KeepTemporaries() {
@@ -68,7 +74,7 @@ class PreparedBlock {
   std::vector<std::vector<std::string>> release_names_;
   std::vector<std::vector<Variable*>> releases_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
-  mutable std::unordered_map<std::string, std::vector<Reader>> readers_;  // ReadersOf's answers
+  mutable std::unordered_map<std::string, Readers> readers_;  // ReadersOf's answers
 };
 
 class Executor {

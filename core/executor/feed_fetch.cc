@@ -7,6 +7,7 @@
 #include "core/executor/core_ops.h"
 #include "core/executor/data_transform.h"
 #include "core/executor/executor.h"
+#include "core/executor/kernel_choice.h"
 
 namespace tide::core {
 
@@ -119,9 +120,12 @@ void CheckFeed(const VarDesc& desc, const LoDTensor& t) {
 }
 
 Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place& run_place) {
-  bool any = false;
+  PreparedBlock::Readers& readers = block.ReadersOf(var);
+  const uint64_t generation = KernelChoice::Generation();
+  if (readers.generation == generation && readers.run_place == run_place) return readers.place;
+  bool any = false, agree = true;
   Place want;
-  for (const PreparedBlock::Reader& r : block.ReadersOf(var)) {
+  for (const PreparedBlock::Reader& r : readers.ops) {
     const OpInstance& op = *r.op;
     // A kernel's host input (KernelEntry::host_inputs) is read on the host: fed there, it is
     // never copied to the device and back.
@@ -129,11 +133,17 @@ Place FeedPlace(const PreparedBlock& block, const std::string& var, const Place&
                      : op.info().run || !op.kernel()                        ? run_place
                      : op.kernel()->ReadsOnHost(op.inputs()[r.input].param) ? HostPlace()
                                                                             : op.kernel_place();
-    if (any && at != want) return run_place;
+    if (any && at != want) {
+      agree = false;
+      break;
+    }
     any = true;
     want = at;
   }
-  return any ? want : run_place;
+  readers.generation = generation;
+  readers.run_place = run_place;
+  readers.place = any && agree ? want : run_place;
+  return readers.place;
 }
 
 void SetFeedList(Scope* scope, const std::vector<LoDTensor>& feeds) {

@@ -203,6 +203,7 @@ void KernelChoice::Decline(OpInstance& op, const Error& why, const Place& place)
   const KernelEntry* declined = op.kernel_;
   op.declined_.push_back(declined);
   op.kernel_ = nullptr;
+  generation_.fetch_add(1, std::memory_order_relaxed);
   try {
     Choose(op, place);
   } catch (const Error& none) {
@@ -220,6 +221,7 @@ void KernelChoice::Fix(OpInstance& op, const KernelEntry& kernel, DataType data_
 void KernelChoice::SetKernel(OpInstance& op, const KernelEntry& kernel, DataType data_type,
                              const Place& kernel_place) {
   op.kernel_ = &kernel;
+  generation_.fetch_add(1, std::memory_order_relaxed);
   op.kernel_key_ = kernel.key;
   op.kernel_data_type_ = data_type;
   op.kernel_place_ = kernel_place;

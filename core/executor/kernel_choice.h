@@ -6,6 +6,9 @@
 // back after it (kernel_outputs.h), so the program's types stay as declared.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "core/platform/data_type.h"
 #include "core/platform/enforce.h"
 #include "core/platform/place.h"
@@ -43,6 +46,9 @@ class KernelChoice {
   // holds.
   static void Fix(OpInstance& op, const KernelEntry& kernel, DataType data_type,
                   const Place& kernel_place);
+  // Bumped whenever any op's kernel changes, anywhere: what was derived from kernel choices (a
+  // feed's place) holds while it stays the same.
+  static uint64_t Generation() { return generation_.load(std::memory_order_relaxed); }
 
  private:
   // Choose, for data type `dt`.
@@ -50,6 +56,7 @@ class KernelChoice {
   // Records `kernel` as op's, for data of type `data_type` on `kernel_place`.
   static void SetKernel(OpInstance& op, const KernelEntry& kernel, DataType data_type,
                         const Place& kernel_place);
+  static inline std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace tide::core
