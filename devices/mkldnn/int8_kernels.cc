@@ -1,0 +1,274 @@
+// int8_kernels.cc: int8 inference on oneDNN (issue 32; the rule is tide/ops/int8.hpp, its
+// oneDNN terms int8.h): quantize (float32 -> u8 / s8) and dequantize as scaled reorders, and
+// fused_conv2d with u8 / s8 Input: s8 weights per output channel (quantized once, kept), the
+// scaled bias, Scale_out and the residual folded into the primitive's attributes, the
+// activation's post-ops kept; Output u8 / s8 in the format oneDNN picks (the next int8
+// convolution reads it as it is), or float32 with force_fp32_output. fc's int8 kernel is in
+// fc_kernel.cc. oneDNN runs int8 on any x86-64 (VNNI makes it fast; without it, slower, same
+// results), so nothing here depends on the ISA.
+#include <cmath>
+#include <cstring>
+#include <tide/ops/int8.hpp>
+
+#include "conv_common.h"
+#include "int8.h"
+
+namespace tide_mkldnn {
+
+using tide::ops::Int8Scales;
+
+namespace {
+
+// A float's bits, for keys.
+int64_t Bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof(b));
+  return b;
+}
+
+std::vector<int64_t> BitsOf(const std::vector<float>& v) {
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (float f : v) out.push_back(Bits(f));
+  return out;
+}
+
+}  // namespace
+
+Int8Residual PlanResidual(const Tensor& residual, memory::data_type dst_type,
+                          const Int8Scales& s) {
+  Int8Residual r;
+  const memory::data_type own = ToDnnlType(residual.dtype());
+  r.from_scale = own == memory::data_type::f32 ? 1.0f : s.residual;
+  if (dst_type == memory::data_type::f32) {
+    r.type = memory::data_type::f32;
+    r.scale = 1.0f;
+  } else if (own != memory::data_type::f32) {
+    r.type = own;
+    r.scale = s.residual;
+  } else {  // float32 residual, int8 dst: a float32 dst, rounded after
+    r.type = memory::data_type::f32;
+    r.via_float = true;
+  }
+  return r;
+}
+
+namespace {
+// True where Scale_out may be folded into the output scales: act(k v) = k act(v) for k > 0.
+bool CommutesWithScale(const std::vector<EltwiseAlgo>& act) {
+  return act.empty() || (act.size() == 1 && act[0].algo == dnnl::algorithm::eltwise_relu);
+}
+}  // namespace
+
+dnnl::primitive_attr Int8Attr(const Int8Scales& s, bool quantized, memory::data_type dst_type,
+                              const std::vector<EltwiseAlgo>& act, const Int8Residual& residual,
+                              int channel_mask) {
+  const bool fold = quantized && CommutesWithScale(act);
+  const float post = fold ? s.out : 1.0f;
+  std::vector<float> scales(s.weights.size());
+  for (size_t c = 0; c < scales.size(); ++c) scales[c] = post / (s.in * s.weights[c]);
+  dnnl::primitive_attr a = DefaultAttr();
+  a.set_output_scales(channel_mask, scales);
+  dnnl::post_ops ops;
+  if (residual.type != memory::data_type::undef)
+    ops.append_sum(post / residual.scale,
+                   residual.type == dst_type ? memory::data_type::undef : residual.type);
+  for (size_t i = 0; i < act.size(); ++i) {
+    const float scale = quantized && !fold && i + 1 == act.size() ? s.out : 1.0f;
+    ops.append_eltwise(scale, act[i].algo, act[i].alpha, act[i].beta);
+  }
+  a.set_post_ops(ops);
+  return a;
+}
+
+Key& AddInt8(Key& key, const Int8Scales& s, memory::data_type dst_type,
+             const std::vector<EltwiseAlgo>& act, const Int8Residual& residual) {
+  key("int8")(Bits(s.in))(Bits(s.out))(BitsOf(s.weights))(int64_t(dst_type));
+  key(int64_t(residual.type))(Bits(residual.scale))(int64_t(residual.via_float));
+  key(int64_t(act.size()));
+  for (const EltwiseAlgo& a : act) AddAlgo(key, a);
+  return key;
+}
+
+memory QuantizedWeights(Exec& e, const Tensor& w, const memory& plain, const memory::desc& want,
+                        const std::vector<float>& scales, int mask) {
+  const uint64_t version = w.content_version();
+  std::string key("int8 weights:");
+  const void* source = w.raw_data();
+  key.append(reinterpret_cast<const char*>(&source), sizeof(source));
+  key.append(reinterpret_cast<const char*>(&want.data), sizeof(want.data));
+  key.append(reinterpret_cast<const char*>(scales.data()), scales.size() * sizeof(float));
+  std::shared_ptr<ConvertedCopy> copy;
+  if (version != 0) copy = e.FindKept(e.context().converted, key, version);
+  if (!copy) {
+    copy = e.NewKept(want, version);
+    const memory dst(want, e.engine(), copy->data);
+    try {
+      e.Reorder(plain, dst, scales, mask);
+    } catch (const dnnl::error&) {
+      // No float32 -> s8 reorder into `want` with its scales (formats with an s8 source's
+      // compensation, for one): dense s8 levels first.
+      const memory::dims dims = plain.get_desc().dims();
+      const memory levels =
+          e.TempMemory(memory::desc(dims, memory::data_type::s8, PlainTag(dims.size())));
+      e.Reorder(plain, levels, scales, mask);
+      e.Reorder(levels, dst);
+    }
+    e.Wait();  // complete before another thread may read it
+    if (version != 0) e.context().converted.Put(key, copy);
+  }
+  return memory(want, e.engine(), copy->data);
+}
+
+memory ScaledBias(Exec& e, const Tensor& bias, const Int8Scales& s, const memory::desc& md,
+                  const char* op) {
+  const size_t n = s.weights.size();
+  TIDE_CHECK(bias.dtype() == TIDE_FP32 && static_cast<size_t>(bias.numel()) == n, "op '", op,
+             "' (int8): Bias must be ", n, " float32 values, got ", tide::DataTypeName(bias.dtype()),
+             " ", tide::ToString(bias.dims()));
+  const float* b = static_cast<const float*>(PlainView(e, bias, op, "Bias").get_data_handle());
+  auto* out = static_cast<float*>(e.Temp(n * sizeof(float)));
+  for (size_t c = 0; c < n; ++c) out[c] = b[c] * s.in * s.weights[c];
+  return e.View(md, out);
+}
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+float ScaleAttr(const KernelContext& ctx, const char* op) {
+  const float s = ctx.Attr<float>("Scale");
+  TIDE_CHECK(std::isfinite(s) && s > 0.0f, "op '", op, "': Scale ", s,
+             " is not a positive finite scale");
+  TIDE_CHECK(ctx.Attr<float>("Shift") == 0.0f, "op '", op, "': Shift ", ctx.Attr<float>("Shift"),
+             " (asymmetric quantization) is not supported; only 0");
+  return s;
+}
+
+// Output <- Input converted to `type`, each value times `scale`, in Input's format.
+void ScaledCopy(KernelContext& ctx, memory::data_type type, float scale) {
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("Input"), out = ctx.Output("Output");
+    Exec e(ctx);
+    const memory src = e.View(DescOfAnyType(x, op, "Input"), x.raw_data());
+    const Tag tag = IsBlocked(x) ? static_cast<Tag>(x.format()) : PlainTag(x.dims().size());
+    const memory::desc md(ToDnnlDims(x.dims()), type, tag);
+    out.Resize(x.dims());
+    void* o = out.mutable_data(FromDnnlType(type), ctx.place());
+    SetLayoutFor(out, tag, x.dims().size());
+    e.Reorder(src, memory(md, e.engine(), o), {scale}, 0);
+    e.Wait();
+  });
+}
+
+void QuantizeKernel(KernelContext& ctx) {
+  const float scale = ScaleAttr(ctx, ctx.op_type());
+  ScaledCopy(ctx, ctx.Attr<bool>("is_negative_input") ? memory::data_type::s8
+                                                      : memory::data_type::u8,
+             scale);
+}
+
+void DequantizeKernel(KernelContext& ctx) {
+  ScaledCopy(ctx, memory::data_type::f32, 1.0f / ScaleAttr(ctx, ctx.op_type()));
+}
+
+struct Int8ConvPrim {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+};
+
+void Int8ConvKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
+    const ConvParams p = GetParams(ctx, x, f);
+    TIDE_CHECK(!p.nhwc, "op '", op, "' (int8): data_format NHWC is not supported");
+    TIDE_CHECK(f.dtype() == TIDE_FP32, "op '", op, "' (int8): Filter must be float32, got ",
+               tide::DataTypeName(f.dtype()));
+    const Fusion fu = GetFusion(ctx);
+    const Int8Scales s = tide::ops::GetInt8Scales(ctx, op, p.f[0]);
+    const memory::data_type dst_type = ToDnnlType(tide::ops::Int8OutputTypeOf(ctx));
+    Int8Residual res;
+    if (fu.residual) {
+      TIDE_CHECK(fu.residual.dims() == p.out, "op '", op, "': ResidualData must have Output's dims ",
+                 tide::ToString(p.out), ", got ", tide::ToString(fu.residual.dims()));
+      res = PlanResidual(fu.residual, dst_type, s);
+    }
+    const memory::data_type prim_type = res.via_float ? memory::data_type::f32 : dst_type;
+    const int weights_mask = p.groups > 1 ? 3 : 1;
+    Key key("fused_conv2d int8");
+    key(x)(p.f)(p.d_strides)(p.pad_l)(p.pad_r)(p.d_dils)(p.groups)(int64_t(bool(fu.bias)));
+    AddInt8(key, s, dst_type, fu.act, res);
+    Exec e(ctx);
+    const memory::desc bias_md({p.f[0]}, memory::data_type::f32, Tag::a);
+    auto entry = e.cache().GetOrCreate<Int8ConvPrim>(key.str(), [&] {
+      const dnnl::primitive_attr attr =
+          Int8Attr(s, dst_type != memory::data_type::f32, prim_type, fu.act, res, 1 << 1);
+      auto make = [&](const memory::desc& dst) {
+        const memory::desc src(p.src, p.dt, Tag::any);
+        const memory::desc w(p.weights, memory::data_type::s8, Tag::any);
+        auto d = fu.bias ? dnnl::convolution_forward::desc(
+                               prop_kind::forward_inference, algorithm::convolution_direct, src,
+                               w, bias_md, dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r)
+                         : dnnl::convolution_forward::desc(
+                               prop_kind::forward_inference, algorithm::convolution_direct, src,
+                               w, dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r);
+        return dnnl::convolution_forward::primitive_desc(d, attr, e.engine());
+      };
+      auto pd = make(memory::desc(p.dst, prim_type, Tag::any));
+      if (StorableTag(pd.dst_desc(), p.dst) == Tag::undef)
+        pd = make(memory::desc(p.dst, prim_type, Tag::nchw));
+      return Int8ConvPrim{pd, dnnl::convolution_forward(pd)};
+    });
+    const auto& pd = entry->pd;
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] =
+        e.Convert(e.View(DescOfAnyType(x, op, "Input"), x.raw_data()), pd.src_desc());
+    const memory plain_w =
+        e.View(UserWeightsDesc(p, memory::data_type::f32), PlainView(e, f, op, "Filter").get_data_handle());
+    args[DNNL_ARG_WEIGHTS] =
+        QuantizedWeights(e, f, plain_w, pd.weights_desc(), s.weights, weights_mask);
+    if (fu.bias) args[DNNL_ARG_BIAS] = ScaledBias(e, fu.bias, s, bias_md, op);
+    memory residual;
+    if (fu.residual) {
+      residual = e.View(DescOfAnyType(fu.residual, op, "ResidualData"), fu.residual.raw_data());
+      if (fu.residual.raw_data() == out.raw_data()) {  // Output is its variable: copy it first
+        memory copy = e.TempMemory(residual.get_desc());
+        e.Reorder(residual, copy);
+        residual = copy;
+      }
+    }
+    const Tag dst_tag = StorableTag(pd.dst_desc(), p.dst);
+    const memory::desc out_md(p.dst, dst_type, dst_tag);
+    memory dst = TryOutput(e, out, p.out, out_md, ctx.place());
+    TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
+    memory result = res.via_float ? e.TempMemory(pd.dst_desc()) : dst;
+    if (fu.residual) {  // the sum post-op adds what dst holds
+      const memory::desc as(p.dst, res.type, dst_tag);
+      const float scale = res.scale / res.from_scale;
+      e.Reorder(residual, memory(as, e.engine(), result.get_data_handle()),
+                scale == 1.0f ? std::vector<float>{} : std::vector<float>{scale}, 0);
+    }
+    args[DNNL_ARG_DST] = result;
+    e.Run(entry->prim, pd, std::move(args));
+    if (res.via_float) e.Reorder(result, dst);  // rounded half to even, saturated
+    e.Wait();
+  });
+}
+
+}  // namespace
+}  // namespace tide_mkldnn
+
+using namespace tide_mkldnn;  // NOLINT: registration macros below
+
+// u8 / s8 data picks these under use_mkldnn (the int8 rewrite sets it where they are registered);
+// plugins/ops_nn/int8_ops.cc has the plain kernels of the same ops.
+TIDE_ON_REGISTER([](tide::Registrar& r) {
+  for (TideDataType t : {TIDE_UINT8, TIDE_INT8}) {
+    r.Kernel("fused_conv2d", "cpu", t, &Int8ConvKernel, TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
+    r.Kernel("dequantize", "cpu", t, &DequantizeKernel, TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
+  }
+  r.Kernel("quantize", "cpu", TIDE_FP32, &QuantizeKernel, TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
+});
