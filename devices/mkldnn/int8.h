@@ -24,8 +24,8 @@ namespace tide_mkldnn {
 // scale: the primitive then writes float32 (already times Scale_out) and a reorder rounds it.
 struct Int8Residual {
   memory::data_type type = memory::data_type::undef;  // undef: no residual
-  float scale = 1.0f;       // the copy's scale (1: real values)
-  float from_scale = 1.0f;  // ResidualData's own (1 for float32)
+  float scale = 1.0f;                                 // the copy's scale (1: real values)
+  float from_scale = 1.0f;                            // ResidualData's own (1 for float32)
   bool via_float = false;
 };
 Int8Residual PlanResidual(const Tensor& residual, memory::data_type dst_type,

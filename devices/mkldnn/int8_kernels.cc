@@ -35,8 +35,7 @@ std::vector<int64_t> BitsOf(const std::vector<float>& v) {
 
 }  // namespace
 
-Int8Residual PlanResidual(const Tensor& residual, memory::data_type dst_type,
-                          const Int8Scales& s) {
+Int8Residual PlanResidual(const Tensor& residual, memory::data_type dst_type, const Int8Scales& s) {
   Int8Residual r;
   const memory::data_type own = ToDnnlType(residual.dtype());
   r.from_scale = own == memory::data_type::f32 ? 1.0f : s.residual;
@@ -124,8 +123,8 @@ memory ScaledBias(Exec& e, const Tensor& bias, const Int8Scales& s, const memory
                   const char* op) {
   const size_t n = s.weights.size();
   TIDE_CHECK(bias.dtype() == TIDE_FP32 && static_cast<size_t>(bias.numel()) == n, "op '", op,
-             "' (int8): Bias must be ", n, " float32 values, got ", tide::DataTypeName(bias.dtype()),
-             " ", tide::ToString(bias.dims()));
+             "' (int8): Bias must be ", n, " float32 values, got ",
+             tide::DataTypeName(bias.dtype()), " ", tide::ToString(bias.dims()));
   const float* b = static_cast<const float*>(PlainView(e, bias, op, "Bias").get_data_handle());
   auto* out = static_cast<float*>(e.Temp(n * sizeof(float)));
   for (size_t c = 0; c < n; ++c) out[c] = b[c] * s.in * s.weights[c];
@@ -165,8 +164,8 @@ void ScaledCopy(KernelContext& ctx, memory::data_type type, float scale) {
 
 void QuantizeKernel(KernelContext& ctx) {
   const float scale = ScaleAttr(ctx, ctx.op_type());
-  ScaledCopy(ctx, ctx.Attr<bool>("is_negative_input") ? memory::data_type::s8
-                                                      : memory::data_type::u8,
+  ScaledCopy(ctx,
+             ctx.Attr<bool>("is_negative_input") ? memory::data_type::s8 : memory::data_type::u8,
              scale);
 }
 
@@ -192,8 +191,9 @@ void Int8ConvKernel(KernelContext& ctx) {
     const memory::data_type dst_type = ToDnnlType(tide::ops::Int8OutputTypeOf(ctx));
     Int8Residual res;
     if (fu.residual) {
-      TIDE_CHECK(fu.residual.dims() == p.out, "op '", op, "': ResidualData must have Output's dims ",
-                 tide::ToString(p.out), ", got ", tide::ToString(fu.residual.dims()));
+      TIDE_CHECK(fu.residual.dims() == p.out, "op '", op,
+                 "': ResidualData must have Output's dims ", tide::ToString(p.out), ", got ",
+                 tide::ToString(fu.residual.dims()));
       res = PlanResidual(fu.residual, dst_type, s);
     }
     const memory::data_type prim_type = res.via_float ? memory::data_type::f32 : dst_type;
@@ -210,11 +210,11 @@ void Int8ConvKernel(KernelContext& ctx) {
         const memory::desc src(p.src, p.dt, Tag::any);
         const memory::desc w(p.weights, memory::data_type::s8, Tag::any);
         auto d = fu.bias ? dnnl::convolution_forward::desc(
-                               prop_kind::forward_inference, algorithm::convolution_direct, src,
-                               w, bias_md, dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r)
+                               prop_kind::forward_inference, algorithm::convolution_direct, src, w,
+                               bias_md, dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r)
                          : dnnl::convolution_forward::desc(
-                               prop_kind::forward_inference, algorithm::convolution_direct, src,
-                               w, dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r);
+                               prop_kind::forward_inference, algorithm::convolution_direct, src, w,
+                               dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r);
         return dnnl::convolution_forward::primitive_desc(d, attr, e.engine());
       };
       auto pd = make(memory::desc(p.dst, prim_type, Tag::any));
@@ -226,8 +226,8 @@ void Int8ConvKernel(KernelContext& ctx) {
     std::unordered_map<int, memory> args;
     args[DNNL_ARG_SRC] =
         e.Convert(e.View(DescOfAnyType(x, op, "Input"), x.raw_data()), pd.src_desc());
-    const memory plain_w =
-        e.View(UserWeightsDesc(p, memory::data_type::f32), PlainView(e, f, op, "Filter").get_data_handle());
+    const memory plain_w = e.View(UserWeightsDesc(p, memory::data_type::f32),
+                                  PlainView(e, f, op, "Filter").get_data_handle());
     args[DNNL_ARG_WEIGHTS] =
         QuantizedWeights(e, f, plain_w, pd.weights_desc(), s.weights, weights_mask);
     if (fu.bias) args[DNNL_ARG_BIAS] = ScaledBias(e, fu.bias, s, bias_md, op);

@@ -206,8 +206,9 @@ void Int8FcKernel(KernelContext& ctx) {
   }
   const std::string fused = ctx.Attr<std::string>("fuse_activation");
   const FusedActParams act =
-      fused.empty() ? FusedActOf(ctx.Attr<std::string>("activation_type"), 0.0f, 0.0f)
-                    : FusedActOf(fused, ctx.Attr<float>("fuse_alpha"), ctx.Attr<float>("fuse_beta"));
+      fused.empty()
+          ? FusedActOf(ctx.Attr<std::string>("activation_type"), 0.0f, 0.0f)
+          : FusedActOf(fused, ctx.Attr<float>("fuse_alpha"), ctx.Attr<float>("fuse_beta"));
   const Int8Epilogue epi(ctx, s, act, bias);
   Tensor out = ctx.Output("Out");
   out.Resize(sh.out);
@@ -253,8 +254,9 @@ tide::OpSchema QuantizeSchema() {
 
 tide::OpSchema DequantizeSchema() {
   return tide::OpSchema("dequantize")
-      .Comment("Output = Input * (1 / Scale), float32: the exit of an int8 region (Paddle's "
-               "oneDNN dequantize op).")
+      .Comment(
+          "Output = Input * (1 / Scale), float32: the exit of an int8 region (Paddle's "
+          "oneDNN dequantize op).")
       .Input("Input", "uint8 or int8 levels")
       .Output("Output", "float32, Input's dims")
       .KernelDataTypeFrom("Input")

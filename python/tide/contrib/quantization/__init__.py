@@ -1,0 +1,11 @@
+"""int8 post-training quantization (issue 32; docs/mixed_precision.md, "int8 inference"):
+`quantize_post_training(program, executor, scope, calib_feeds, ...)` rewrites an inference program
+so that its convolutions and fc ops compute in int8 (tide/ops/int8.hpp's kernels: oneDNN's where
+device_mkldnn is loaded, the plain ones elsewhere), and `PostTrainingQuantization` is the same
+with Paddle's class and parameter names (paddle.static.quantization.PostTrainingQuantization)."""
+
+from .calibration import ALGOS
+from .post_training import QUANTIZABLE_OP_TYPES, quantize_post_training
+from .ptq_class import PostTrainingQuantization
+
+__all__ = ["ALGOS", "QUANTIZABLE_OP_TYPES", "PostTrainingQuantization", "quantize_post_training"]
