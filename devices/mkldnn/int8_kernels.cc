@@ -145,14 +145,18 @@ float ScaleAttr(const KernelContext& ctx, const char* op) {
   return s;
 }
 
-// Output <- Input converted to `type`, each value times `scale`, in Input's format.
-void ScaledCopy(KernelContext& ctx, memory::data_type type, float scale) {
+// Output <- Input converted to `type`, each value times `scale`, in Input's format; with
+// `int8_nhwc`, plain 4-D data in nhwc, the format oneDNN's int8 convolutions read.
+void ScaledCopy(KernelContext& ctx, memory::data_type type, float scale, bool int8_nhwc) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("Input"), out = ctx.Output("Output");
     Exec e(ctx);
     const memory src = e.View(DescOfAnyType(x, op, "Input"), x.raw_data());
-    const Tag tag = IsBlocked(x) ? static_cast<Tag>(x.format()) : PlainTag(x.dims().size());
+    const bool nhwc = int8_nhwc && !IsBlocked(x) && x.dims().size() == 4;
+    const Tag tag = IsBlocked(x) ? static_cast<Tag>(x.format())
+                    : nhwc       ? Tag::acdb
+                                 : PlainTag(x.dims().size());
     const memory::desc md(ToDnnlDims(x.dims()), type, tag);
     out.Resize(x.dims());
     void* o = out.mutable_data(FromDnnlType(type), ctx.place());
@@ -166,11 +170,11 @@ void QuantizeKernel(KernelContext& ctx) {
   const float scale = ScaleAttr(ctx, ctx.op_type());
   ScaledCopy(ctx,
              ctx.Attr<bool>("is_negative_input") ? memory::data_type::s8 : memory::data_type::u8,
-             scale);
+             scale, true);
 }
 
 void DequantizeKernel(KernelContext& ctx) {
-  ScaledCopy(ctx, memory::data_type::f32, 1.0f / ScaleAttr(ctx, ctx.op_type()));
+  ScaledCopy(ctx, memory::data_type::f32, 1.0f / ScaleAttr(ctx, ctx.op_type()), false);
 }
 
 struct Int8ConvPrim {
@@ -231,21 +235,28 @@ void Int8ConvKernel(KernelContext& ctx) {
     args[DNNL_ARG_WEIGHTS] =
         QuantizedWeights(e, f, plain_w, pd.weights_desc(), s.weights, weights_mask);
     if (fu.bias) args[DNNL_ARG_BIAS] = ScaledBias(e, fu.bias, s, bias_md, op);
-    memory residual;
-    if (fu.residual) {
-      residual = e.View(DescOfAnyType(fu.residual, op, "ResidualData"), fu.residual.raw_data());
-      if (fu.residual.raw_data() == out.raw_data()) {  // Output is its variable: copy it first
-        memory copy = e.TempMemory(residual.get_desc());
-        e.Reorder(residual, copy);
-        residual = copy;
-      }
-    }
     const Tag dst_tag = StorableTag(pd.dst_desc(), p.dst);
     const memory::desc out_md(p.dst, dst_type, dst_tag);
+    memory residual;
+    bool in_place = false;  // Output is ResidualData's variable, which already holds what the sum
+                            // adds: its type, format and scale
+    if (fu.residual) {
+      residual = e.View(DescOfAnyType(fu.residual, op, "ResidualData"), fu.residual.raw_data());
+      if (fu.residual.raw_data() == out.raw_data()) {
+        in_place = residual.get_desc() == out_md && res.type == dst_type && !res.via_float;
+        if (!in_place) {  // copied before Output is written
+          memory copy = e.TempMemory(residual.get_desc());
+          e.Reorder(residual, copy);
+          residual = copy;
+        }
+      }
+    }
     memory dst = TryOutput(e, out, p.out, out_md, ctx.place());
     TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
+    TIDE_CHECK(!in_place || dst.get_data_handle() == residual.get_data_handle(), "op '", op,
+               "': Output, ResidualData's variable, moved when it was written");
     memory result = res.via_float ? e.TempMemory(pd.dst_desc()) : dst;
-    if (fu.residual) {  // the sum post-op adds what dst holds
+    if (fu.residual && !in_place) {  // the sum post-op adds what dst holds
       const memory::desc as(p.dst, res.type, dst_tag);
       const float scale = res.scale / res.from_scale;
       e.Reorder(residual, memory(as, e.engine(), result.get_data_handle()),

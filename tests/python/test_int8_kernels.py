@@ -244,3 +244,50 @@ def test_bad_scales_are_named(lib):
         )
     with pytest.raises(Exception, match="Shift 3 .*not supported"):
         run_op("quantize", {"Input": wf}, "Output", "uint8", {"Scale": 1.0, "Shift": 3.0}, lib)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("in_place", [True, False])
+def test_fused_conv2d_int8_residual_from_an_int8_conv(lib, in_place):
+    # conv1 (u8 -> u8) writes R; conv2 adds R, writing R's own variable (the transpiler's
+    # in-place residual: summed where it lies, in oneDNN's format) or another one.
+    xq = levels((1, 16, 6, 6), "uint8")
+    w1, w2 = (RNG.normal(0, 0.2, (16, 16, 1, 1)).astype(np.float32) for _ in range(2))
+    s1, s2 = ((127 / np.abs(w).reshape(16, -1).max(axis=1)).astype(np.float32) for w in (w1, w2))
+    common = {"fuse_activation": "relu", "Scale_in": 40.0, "Scale_out": 30.0}
+    conv1 = dict(common, Scale_weights=s1.tolist(), use_mkldnn=lib == "mkldnn")
+    conv2 = dict(
+        conv1, Scale_weights=s2.tolist(), fuse_residual_connection=True, Scale_in_eltwise=30.0
+    )
+
+    def run(both):
+        prog = tide.Program()
+        block = prog.global_block()
+        x = block.create_var(name="x", shape=xq.shape, dtype="uint8")
+        f1 = block.create_var(name="f1", shape=w1.shape, dtype="float32")
+        f2 = block.create_var(name="f2", shape=w2.shape, dtype="float32")
+        r = block.create_var(name="r", dtype="uint8")
+        out = r if in_place else block.create_var(name="out", dtype="uint8")
+        block.append_op(
+            type="fused_conv2d",
+            inputs={"Input": [x], "Filter": [f1]},
+            outputs={"Output": [r]},
+            attrs=conv1,
+        )
+        if both:
+            block.append_op(
+                type="fused_conv2d",
+                inputs={"Input": [x], "Filter": [f2], "ResidualData": [r]},
+                outputs={"Output": [out]},
+                attrs=conv2,
+            )
+        exe = tide.Executor(tide.CPUPlace())
+        feed = {"x": xq, "f1": w1, "f2": w2} if both else {"x": xq, "f1": w1}
+        (got,) = exe.run(prog, feed=feed, fetch_list=[out if both else r], scope=tide.Scope())
+        check_library([k for t, k in exe.last_run_info()["kernels"] if t == "fused_conv2d"], lib)
+        return np.asarray(got)
+
+    r = run(False)
+    acc = conv_reference(xq, quantized_weights(w2, s2, 0), 1, 0, 1)
+    want = epilogue(acc, 40.0, s2, None, r / np.float32(30.0), "relu", 30.0, "uint8", 1)
+    assert_int8_close(run(True), want, "uint8")

@@ -122,7 +122,9 @@ def _check_feeds(block, feeds):
 def _split_in_place(block, ops):
     """A fused_conv2d writing its ResidualData's variable (the InferenceTranspiler's in-place
     residual) gets an Output of its own, and the ops after it read that: the residual and the
-    output are then two values, each with its own type and scale."""
+    output are then two values, each calibrated, with its own type and scale. Returns
+    [(op, residual, output)] for _rejoin_in_place."""
+    split = []
     for op in ops:
         r = _residual(op)
         if r is None or _output(op) != r:
@@ -133,12 +135,30 @@ def _split_in_place(block, ops):
         )
         i = block.ops.index(op)
         op.desc.set_output("Output", [fresh.name])
-        for later in block.ops[i + 1 :]:
-            if r in later.input_arg_names:
-                later.desc.rename_input(r, fresh.name)
-            if r in later.output_arg_names:
-                break
+        _rename_reads(block, i, r, fresh.name)
+        split.append((op, r, fresh.name))
     block.program._bump()
+    return split
+
+
+def _rename_reads(block, i, old, new):
+    """The ops after block.ops[i] read `new` for `old`, until one writes `old` again."""
+    for later in block.ops[i + 1 :]:
+        if old in later.input_arg_names:
+            later.desc.rename_input(old, new)
+        if old in later.output_arg_names:
+            break
+
+
+def _rejoin_in_place(block, split, int8_values):
+    """Undoes _split_in_place where the residual and the output have one type (both u8, or both
+    s8): the op then writes the residual's buffer in place, as the transpiler had it, and the
+    int8 kernel's sum reads it there without a copy."""
+    for op, r, out in split:
+        if r in int8_values and out in int8_values and int8_values[r][0] == int8_values[out][0]:
+            op.desc.set_output("Output", [r])
+            _rename_reads(block, block.ops.index(op), out, r)
+            block._remove_var(out)
 
 
 def _calibrate(executor, program, scope, feeds, names, algo):
@@ -158,7 +178,9 @@ def _calibrate(executor, program, scope, feeds, names, algo):
 
 
 def _weight_scales(scope, op, per_channel):
-    w = np.asarray(scope.find_var(_weight(op)).get_tensor().numpy(), np.float32)
+    # A copy: a numpy view would mark the parameter's bytes as written unseen, and the kernels
+    # would then quantize them again on every run instead of once.
+    w = np.array(scope.find_var(_weight(op)).get_tensor(), np.float32, copy=True)
     axis = 1 if op.type == "fc" else 0
     moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
     top = np.abs(moved).max(axis=1) if per_channel else np.full(w.shape[axis], np.abs(w).max())
@@ -263,14 +285,18 @@ def quantize_post_training(
         _log.info("int8: left float32: %s", s)
 
     ops = [_as_fused_conv(block, op) if op.type in _CONVS else op for op in ops]
-    _split_in_place(block, ops)
+    split = _split_in_place(block, ops)
     names = []
     for op in ops:
         for n in (op.input("Input")[0], _output(op), _residual(op)):
             if n is not None and n not in names:
                 names.append(n)
     ranges = _calibrate(executor, program, scope, feeds, names, algo)
-    _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place, fetch_list)
+    int8_values = _rewrite(
+        program, ops, ranges, algo, hist_percent, per_channel, scope, place, fetch_list
+    )
+    _rejoin_in_place(block, split, int8_values)
+    block.program._bump()
     return program
 
 
@@ -342,6 +368,7 @@ def _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place
         len(entries),
         len(int8_values),
     )
+    return int8_values
 
 
 def _has_onednn_int8():
