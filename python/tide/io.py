@@ -416,9 +416,12 @@ def _optimize_inference(
     if precision == "bf16":
         bf16_inference(program, place, scope)
     if precision == "int8":
-        from .contrib.quantization import quantize_post_training
+        from .contrib import quantization
 
-        quantize_post_training(program, executor, scope, calibration, place)
+        if calibration is None:  # a QDQ model: its own scales
+            quantization.quantize_qdq(program, scope, place)
+        else:
+            quantization.quantize_post_training(program, executor, scope, calibration, place)
     block = program.global_block()
     read = set()
     for b in range(program.num_blocks):
@@ -474,17 +477,17 @@ def load_inference_model(
     the place computes no op in bfloat16 a warning says why and the program stays float32;
     docs/mixed_precision.md, "bf16 inference"). `precision="int8"` quantizes its convolutions
     and fc ops to int8 after calibrating on `calibration`, a list of {feed name: array} batches
-    (tide.contrib.quantization.quantize_post_training with algo "abs_max"; docs/mixed_precision.md,
-    "int8 inference")."""
+    (tide.contrib.quantization.quantize_post_training with algo "abs_max"); a model Paddle's
+    quantization tools saved in QDQ form needs no calibration: its own scales are used
+    (tide.contrib.quantization.quantize_qdq; docs/mixed_precision.md, "int8 inference")."""
     if precision not in PRECISIONS:
         raise ValueError(
             "load_inference_model: precision must be one of %s, got %r" % (PRECISIONS, precision)
         )
-    if (precision == "int8") != (calibration is not None):
+    if calibration is not None and precision != "int8":
         raise ValueError(
             "load_inference_model: calibration (the {feed name: array} batches int8 calibrates "
-            "on) goes with precision='int8' and only with it; got precision=%r, calibration %s"
-            % (precision, "given" if calibration is not None else "None")
+            "on) goes with precision='int8', got precision=%r" % precision
         )
     dirname = os.fspath(dirname)
     rewrite = optimize or precision != "float32"

@@ -5,7 +5,8 @@ with each calibration method; a Paddle-saved ResNet-18 fixture quantizes every c
 agrees with float32's top-1; a quantized program saves and loads back as it is; bad input
 (an unknown algo, no calibration data, a feed of the wrong shape) is an error naming what, and a
 program with nothing quantizable a warning saying why. On the plain kernels (no use_mkldnn) the
-same program gives oneDNN's results within 1 level."""
+same program gives oneDNN's results within 1 level. A model Paddle's quantization saved in QDQ
+form runs its convolutions and fc in int8 with its own scales."""
 
 import collections
 import os
@@ -224,7 +225,7 @@ def test_bad_input_is_named(tmp_path_factory):
     with pytest.raises(ValueError, match=r"quantizable_op_type \['pool2d'\]"):
         quantize_post_training(program, exe, scope, calib, quantizable_op_type=["pool2d"])
     with pytest.raises(ValueError, match="calibration .*goes with precision='int8'"):
-        tide.io.load_inference_model(d, exe, scope=tide.Scope(), precision="int8")
+        tide.io.load_inference_model(d, exe, scope=tide.Scope(), calibration=calib)
     assert int8_ops(program) == {}  # nothing changed
 
 
@@ -238,3 +239,40 @@ def test_nothing_quantizable_is_a_warning():
             main, calib_feeds=[{"x": np.ones((2, 8), "float32")}], fetch_list=[y]
         )
     assert [op.type for op in main.global_block().ops] == ["relu", "softmax"]
+
+
+def test_paddle_qdq_model_runs_in_int8_with_its_own_scales():
+    # quant_qdq: Paddle 2.6's PTQ in QDQ form (a conv, a depthwise conv, a linear; int8 weights).
+    # No calibration: the quantize_linear scales are the Inputs' (x: 127 / s), the weights are
+    # dequantized once into float32 parameters and requantized per channel by the kernels.
+    d = os.path.join(FIXTURES, "quant_qdq")
+    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    program, feeds, fetches = tide.io.load_inference_model(
+        os.path.join(d, "inference"), exe, scope=scope, precision="int8"
+    )
+    types = [op.type for op in program.global_block().ops]
+    assert "quantize_linear" not in types and "dequantize_linear" not in types, types
+    assert int8_ops(program) == {"fused_conv2d": 2, "fc": 1}, int8_ops(program)
+    scales = [op.attr("Scale_in") for op in program.global_block().ops if op.type == "fused_conv2d"]
+    as_saved = tide.Scope()  # the float32 load keeps the QDQ ops, and their scales
+    tide.io.load_inference_model(os.path.join(d, "inference"), exe, scope=as_saved)
+    s = np.array(as_saved.find_var("conv2d_0.scale_0").get_tensor(), copy=True).reshape(-1)[0]
+    assert scales[0] == pytest.approx(127 / s)  # x may be negative: s8, the model's scale
+    (out,) = exe.run(
+        program,
+        feed={feeds[0]: np.load(os.path.join(d, "input.npy"))},
+        fetch_list=fetches,
+        scope=scope,
+    )
+    want = np.load(os.path.join(d, "expected.npy"))  # Paddle's run of the QDQ program
+    # Paddle's program also fake-quantizes each layer's output; the int8 program does not.
+    err = float(np.abs(out - want).max() / np.abs(want).max())
+    print("quant_qdq int8: max error %.4f of the largest output" % err)
+    assert err < 0.05, err
+    assert (out.argmax(1) == want.argmax(1)).all()
+
+
+def test_int8_without_calibration_needs_a_qdq_model(tmp_path_factory):
+    d, _, _ = trained_model("mlp", tmp_path_factory)
+    with pytest.raises(ValueError, match="no quantize_linear ops .*no calibration data"):
+        tide.io.load_inference_model(d, scope=tide.Scope(), precision="int8")

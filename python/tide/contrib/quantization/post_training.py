@@ -256,9 +256,26 @@ def quantize_post_training(
         place = executor.place if executor is not None else CPUPlace()
     executor = executor or Executor(place)
     scope = scope or global_scope()
-    block = program.global_block()
-    _check_feeds(block, feeds)
+    _check_feeds(program.global_block(), feeds)
+    prepared = _prepare(program, scope, place, quantizable_op_type, fetch_list)
+    if prepared is None:
+        return program
+    ops, split = prepared
+    names = []
+    for op in ops:
+        for n in (op.input("Input")[0], _output(op), _residual(op)):
+            if n is not None and n not in names:
+                names.append(n)
+    ranges = _calibrate(executor, program, scope, feeds, names, algo)
+    _finish(program, ops, split, ranges, algo, hist_percent, per_channel, scope, place, fetch_list)
+    return program
 
+
+def _prepare(program, scope, place, quantizable_op_type, fetch_list, known=None):
+    """The ops to quantize, as the int8 kernels' ops (mul / matmul_v2 + bias made fc, convs made
+    fused_conv2d), each in-place residual split (_split_in_place): (ops, split); with `known`,
+    only ops whose Input has a known range. None, with a warning saying why, when there is none."""
+    block = program.global_block()
     if "fc" in quantizable_op_type:  # mul / matmul_v2 + bias (+ activation): fc, int8's op
         keep = _fetched(block, fetch_list)
         while fuse_fc(Graph(program, scope, place, keep), min_rank=2, op_types=_PRODUCTS):
@@ -267,6 +284,8 @@ def quantize_post_training(
     for op in block.ops:
         if op.type in quantizable_op_type:
             why = _why_not(op, block, scope)
+            if not why and known is not None and op.input("Input")[0] not in known:
+                why = "the model gives its Input no scale"
             (skipped.append("%s (%s)" % (op.type, why)) if why else ops.append(op))
     if not ops:
         why = (
@@ -275,29 +294,23 @@ def quantize_post_training(
             else "it has no op of the quantizable types %s" % list(quantizable_op_type)
         )
         warnings.warn(
-            "int8 post-training quantization: nothing in this program is quantizable: %s; it "
-            "stays float32" % why,
+            "int8 quantization: nothing in this program is quantizable: %s; it stays float32" % why,
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-        return program
+        return None
     for s in skipped:
         _log.info("int8: left float32: %s", s)
-
     ops = [_as_fused_conv(block, op) if op.type in _CONVS else op for op in ops]
-    split = _split_in_place(block, ops)
-    names = []
-    for op in ops:
-        for n in (op.input("Input")[0], _output(op), _residual(op)):
-            if n is not None and n not in names:
-                names.append(n)
-    ranges = _calibrate(executor, program, scope, feeds, names, algo)
+    return ops, _split_in_place(block, ops)
+
+
+def _finish(program, ops, split, ranges, algo, hist_percent, per_channel, scope, place, fetch_list):
     int8_values = _rewrite(
         program, ops, ranges, algo, hist_percent, per_channel, scope, place, fetch_list
     )
-    _rejoin_in_place(block, split, int8_values)
-    block.program._bump()
-    return program
+    _rejoin_in_place(program.global_block(), split, int8_values)
+    program._bump()
 
 
 def _scale(ranges, name, unsigned, algo, hist_percent):
@@ -324,6 +337,7 @@ def _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place
         var = block._var_recursive(out)
         if (
             rs
+            and out in ranges.abs_max  # a range: calibrated, or the model's
             and out not in fetched
             and not var.persistable
             and all(id(r) in quantized and p in _INT8_INPUTS for r, p in rs)
