@@ -228,45 +228,49 @@ void Int8FcKernel(KernelContext& ctx) {
   });
 }
 
-tide::OpSchema QuantizeSchema() {
-  return tide::OpSchema("quantize")
-      .Comment(
-          "Output = saturate(round_half_even(Input * Scale)) as uint8, or as int8 with "
-          "is_negative_input: the entry of an int8 region (Paddle's oneDNN quantize op).")
-      .Input("Input", "float32 values")
-      .Output("Output", "their int8 levels, Input's dims")
+// quantize / dequantize: Output of Input's dims and `out_type(ctx)`'s type, Paddle's Scale and
+// Shift (which must be 0).
+tide::OpSchema BorderSchema(const char* type, const char* comment, const char* input,
+                            const char* output, const char* scale,
+                            TideDataType (*out_type)(tide::InferShapeContext&)) {
+  return tide::OpSchema(type)
+      .Comment(comment)
+      .Input("Input", input)
+      .Output("Output", output)
       .KernelDataTypeFrom("Input")
-      .InferShape([](tide::InferShapeContext& ctx) {
+      .InferShape([out_type](tide::InferShapeContext& ctx) {
         ctx.SetOutputDims("Output", ctx.InputDims("Input"));
-        ctx.SetOutputDataType("Output",
-                              ctx.Attr<bool>("is_negative_input") ? TIDE_INT8 : TIDE_UINT8);
+        ctx.SetOutputDataType("Output", out_type(ctx));
       })
-      .Attr("Scale", 1.0f, "the multiplier of Input")
+      .Attr("Scale", 1.0f, scale)
       .Attr("Shift", 0.0f, "Paddle's zero point (asymmetric quantization): must be 0")
+      .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
+}
+
+tide::OpSchema QuantizeSchema() {
+  return BorderSchema(
+             "quantize",
+             "Output = saturate(round_half_even(Input * Scale)) as uint8, or as int8 with "
+             "is_negative_input: the entry of an int8 region (Paddle's oneDNN quantize op).",
+             "float32 values", "their int8 levels, Input's dims", "the multiplier of Input",
+             [](tide::InferShapeContext& ctx) {
+               return ctx.Attr<bool>("is_negative_input") ? TIDE_INT8 : TIDE_UINT8;
+             })
       .Attr("is_negative_input", false, "Output int8 (values may be negative), else uint8")
       .Attr("output_format", std::string("NCHW"), "Paddle's layout hint (ignored)")
       .Attr("bfloat16", false, "Paddle's bfloat16 quantization (unsupported: must be false)")
       .Check([](const TideAttrValue& v) {
         TIDE_CHECK(v.i == 0, "op 'quantize': bfloat16 = true is not supported (int8 only)");
-      })
-      .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
+      });
 }
 
 tide::OpSchema DequantizeSchema() {
-  return tide::OpSchema("dequantize")
-      .Comment(
-          "Output = Input * (1 / Scale), float32: the exit of an int8 region (Paddle's "
-          "oneDNN dequantize op).")
-      .Input("Input", "uint8 or int8 levels")
-      .Output("Output", "float32, Input's dims")
-      .KernelDataTypeFrom("Input")
-      .InferShape([](tide::InferShapeContext& ctx) {
-        ctx.SetOutputDims("Output", ctx.InputDims("Input"));
-        ctx.SetOutputDataType("Output", TIDE_FP32);
-      })
-      .Attr("Scale", 1.0f, "Input's scale (Input = Output * Scale)")
-      .Attr("Shift", 0.0f, "Paddle's zero point (asymmetric quantization): must be 0")
-      .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)");
+  return BorderSchema("dequantize",
+                      "Output = Input * (1 / Scale), float32: the exit of an int8 region "
+                      "(Paddle's oneDNN dequantize op).",
+                      "uint8 or int8 levels", "float32, Input's dims",
+                      "Input's scale (Input = Output * Scale)",
+                      [](tide::InferShapeContext&) { return TIDE_FP32; });
 }
 
 }  // namespace

@@ -416,7 +416,7 @@ def _optimize_inference(
     if precision == "bf16":
         bf16_inference(program, place, scope)
     if precision == "int8":
-        from .contrib import quantization
+        from .contrib import quantization  # breaks the cycle io -> quantization.ptq_class -> io
 
         if calibration is None:  # a QDQ model: its own scales
             quantization.quantize_qdq(program, scope, place)

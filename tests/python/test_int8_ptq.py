@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 import pytest
+from digits_nets import digits, lenet, mlp
 from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 
 import tide
@@ -26,31 +27,7 @@ FIXTURES = os.path.join(
 )
 
 
-def _digits(shape):
-    datasets = pytest.importorskip("sklearn.datasets")
-    x, y = datasets.load_digits(return_X_y=True)
-    x = (x / 16.0).astype("float32").reshape((-1,) + shape)
-    idx = np.random.RandomState(0).permutation(len(x))
-    cut = int(0.8 * len(x))
-    return (x[idx[:cut]], y[idx[:cut]]), (x[idx[cut:]], y[idx[cut:]])
-
-
-def _mlp(img):
-    h = tide.layers.fc(img, size=128, act="relu")
-    h = tide.layers.fc(h, size=64, act="relu")
-    return tide.layers.fc(h, size=10, act="softmax")
-
-
-def _lenet(img):
-    c1 = tide.layers.conv2d(img, num_filters=16, filter_size=3, padding=1, act="relu")
-    p1 = tide.layers.pool2d(c1, pool_size=2, pool_stride=2, pool_type="max")
-    c2 = tide.layers.conv2d(p1, num_filters=32, filter_size=3, padding=1, act="relu")
-    p2 = tide.layers.pool2d(c2, pool_size=2, pool_stride=2, pool_type="max")
-    h = tide.layers.fc(p2, size=64, act="relu")
-    return tide.layers.fc(h, size=10, act="softmax")
-
-
-NETS = {"mlp": (_mlp, (64,), 20), "conv": (_lenet, (1, 8, 8), 12)}
+NETS = {"mlp": (mlp, (64,), 20), "conv": (lenet, (1, 8, 8), 12)}
 _saved = {}
 
 
@@ -58,7 +35,8 @@ def trained_model(name, tmp_path_factory):
     """The saved inference model of net `name` trained on the digits (once per session), and the
     data."""
     net, shape, passes = NETS[name]
-    (train_x, train_y), test = _digits(shape)
+    (train_x, train_y), (test_x, test_y) = digits(shape)
+    test = (test_x, test_y.reshape(-1))
     if name not in _saved:
         main, startup = tide.Program(), tide.Program()
         main.random_seed = startup.random_seed = 1
@@ -77,7 +55,7 @@ def trained_model(name, tmp_path_factory):
                 order = rng.permutation(len(train_x))
                 for i in range(0, len(order), 64):
                     b = order[i : i + 64]
-                    feed = {"img": train_x[b], "label": train_y[b].reshape(-1, 1).astype("int64")}
+                    feed = {"img": train_x[b], "label": train_y[b]}
                     exe.run(main, feed=feed, fetch_list=[loss])
             tide.io.save_inference_model(d, ["img"], [pred], exe, main_program=main)
         _saved[name] = d

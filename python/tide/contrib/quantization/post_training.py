@@ -22,6 +22,7 @@ import numpy as np
 from ... import unique_name
 from ...core import CPUPlace, dtype_code
 from ...executor import Executor, global_scope
+from ...plugins import plugins as _plugins
 from ...transpiler.inference_passes import Graph
 from ...transpiler.inference_passes.fc import fuse_fc
 from ..mixed_precision.inference import _fetched
@@ -276,6 +277,14 @@ def _prepare(program, scope, place, quantizable_op_type, fetch_list, known=None)
     fused_conv2d), each in-place residual split (_split_in_place): (ops, split); with `known`,
     only ops whose Input has a known range. None, with a warning saying why, when there is none."""
     block = program.global_block()
+    if not any("uint8" in kernel_types(t, place.kind) for t in ("fused_conv2d", "fc")):
+        warnings.warn(
+            "int8 quantization: no loaded plugin registers int8 kernels on the %s device; the "
+            "program stays float32" % place.kind,
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
     if "fc" in quantizable_op_type:  # mul / matmul_v2 + bias (+ activation): fc, int8's op
         keep = _fetched(block, fetch_list)
         while fuse_fc(Graph(program, scope, place, keep), min_rank=2, op_types=_PRODUCTS):
@@ -386,9 +395,7 @@ def _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place
 
 
 def _has_onednn_int8():
-    from ... import plugins
-
-    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in plugins())
+    return any(p["name"] == "device_mkldnn" and p["status"] == "loaded" for p in _plugins())
 
 
 def _insert_quantize(block, before, x, scale, unsigned, onednn):
