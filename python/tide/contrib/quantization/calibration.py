@@ -1,5 +1,5 @@
-"""Activation ranges for post-training quantization: each value's largest |x| over the calibration
-batches ("abs_max"), or a threshold from its histogram of |x| ("hist": the hist_percent quantile,
+"""Activation ranges for post-training quantization: each value's largest abs(x) over the calibration
+batches ("abs_max"), or a threshold from its histogram of abs(x) ("hist": the hist_percent quantile,
 Paddle's; "KL": the threshold whose quantized histogram is closest to the original by
 Kullback-Leibler divergence, TensorRT's and Paddle's method)."""
 
@@ -27,7 +27,7 @@ class Ranges:
                 self.min[n] = min(self.min[n], float(v.min()))
 
     def observe_hist(self, values):
-        """Second pass (the histogram methods): |x| counted in BINS bins up to the first pass's
+        """Second pass (the histogram methods): abs(x) counted in BINS bins up to the first pass's
         abs_max."""
         for n, v in values.items():
             top = self.abs_max[n]
@@ -37,7 +37,7 @@ class Ranges:
             self.hist[n] = self.hist.get(n, 0) + h
 
     def threshold(self, name, algo, unsigned, hist_percent):
-        """The |x| mapped to the top level of `name`'s int8 type."""
+        """The abs(x) mapped to the top level of `name`'s int8 type."""
         top = self.abs_max[name]
         if algo == "abs_max" or name not in self.hist:
             return top

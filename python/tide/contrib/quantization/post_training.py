@@ -225,8 +225,8 @@ def quantize_post_training(
             a generator: it is read once into a list).
         place (Place): where the program will run (default: the executor's, else the CPU): the
             int8 ops use oneDNN's kernels where its plugin registers them (use_mkldnn).
-        algo (str): how an activation's range is found: "abs_max" (the largest |x| seen),
-            "hist" (the hist_percent quantile of |x|) or "KL" (the KL-divergence threshold).
+        algo (str): how an activation's range is found: "abs_max" (the largest abs(x) seen),
+            "hist" (the hist_percent quantile of abs(x)) or "KL" (the KL-divergence threshold).
         quantizable_op_type (list): op types to quantize, among QUANTIZABLE_OP_TYPES.
         per_channel (bool): weights scaled per output channel (else one scale per op).
         hist_percent (float): "hist"'s quantile.
