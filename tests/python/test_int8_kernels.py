@@ -291,3 +291,80 @@ def test_fused_conv2d_int8_residual_from_an_int8_conv(lib, in_place):
     acc = conv_reference(xq, quantized_weights(w2, s2, 0), 1, 0, 1)
     want = epilogue(acc, 40.0, s2, None, r / np.float32(30.0), "relu", 30.0, "uint8", 1)
     assert_int8_close(run(True), want, "uint8")
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_int8_results_within_the_quantization_error_of_float32(lib):
+    # Real x and w, x quantized by quantize (s8, Scale_in = 127 / max|x|), the int8 convolution
+    # and fc with float32 output against float64 of the unquantized x and w: each output is
+    # within the rounding of its operands, sum over taps of |x| dw / 2 + |w| dx / 2 + dx dw / 4
+    # (dx = 1 / Scale_in, dw = 1 / Scale_weights[c]: half a level of each), plus float32's.
+    x = RNG.normal(0, 1, (2, 16, 7, 7)).astype(np.float32)
+    w = RNG.normal(0, 0.3, (24, 16, 3, 3)).astype(np.float32)
+    s_in = np.float32(127 / np.abs(x).max())
+    s_w = (127 / np.abs(w).reshape(24, -1).max(axis=1)).astype(np.float32)
+    xq, kernels = run_op(
+        "quantize",
+        {"Input": x},
+        "Output",
+        "int8",
+        {"Scale": float(s_in), "is_negative_input": True},
+        lib,
+    )
+    attrs = {
+        "paddings": [1, 1],
+        "Scale_in": float(s_in),
+        "Scale_weights": s_w.tolist(),
+        "force_fp32_output": True,
+    }
+    got, _ = run_op("fused_conv2d", {"Input": xq, "Filter": w}, "Output", "float32", attrs, lib)
+
+    def conv(a, b):  # float64 NCHW convolution, padding 1
+        n, c, h, wd = a.shape
+        ap = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        out = np.zeros((n, b.shape[0], h, wd))
+        for ky in range(3):
+            for kx in range(3):
+                out += np.einsum(
+                    "nchw,mc->nmhw", ap[:, :, ky : ky + h, kx : kx + wd], b[:, :, ky, kx]
+                )
+        return out
+
+    dw = (1 / s_w.astype(np.float64)).reshape(-1, 1, 1, 1) * np.ones_like(w, np.float64)
+    bound = (
+        conv(np.abs(x).astype(np.float64), dw / 2)
+        + conv(np.full(x.shape, 0.5 / s_in), np.abs(w).astype(np.float64))
+        + conv(np.full(x.shape, 0.25 / s_in), dw)
+    )
+    exact = conv(x.astype(np.float64), w.astype(np.float64))
+    err = np.abs(got - exact)
+    assert (err <= bound + 1e-5 * np.abs(exact).max()).all(), (err - bound).max()
+    # What it comes to: a fifth of the bound at most, ~1% of the largest output (144 taps).
+    print(
+        "int8 conv (%s): max error %.4f of the largest output, %.2f of the bound's largest"
+        % (lib, err.max() / np.abs(exact).max(), (err / bound).max())
+    )
+    assert err.max() < 0.02 * np.abs(exact).max(), err.max() / np.abs(exact).max()
+
+    xf = x.reshape(2, -1)[:, :64]
+    wf = RNG.normal(0, 0.1, (64, 32)).astype(np.float32)
+    s_in = np.float32(127 / np.abs(xf).max())
+    s_w = (127 / np.abs(wf).max(axis=0)).astype(np.float32)
+    xq, _ = run_op(
+        "quantize",
+        {"Input": xf},
+        "Output",
+        "int8",
+        {"Scale": float(s_in), "is_negative_input": True},
+        lib,
+    )
+    attrs = {"Scale_in": float(s_in), "Scale_weights": s_w.tolist(), "force_fp32_output": True}
+    got, _ = run_op("fc", {"Input": xq, "W": wf}, "Out", "float32", attrs, lib)
+    exact = xf.astype(np.float64) @ wf.astype(np.float64)
+    dwf = 1 / s_w.astype(np.float64)
+    bound = (
+        np.abs(xf) @ np.broadcast_to(dwf / 2, wf.shape)
+        + (0.5 / s_in) * np.abs(wf).sum(axis=0)
+        + 64 * 0.25 / s_in * dwf
+    )
+    assert (np.abs(got - exact) <= bound + 1e-5 * np.abs(exact).max()).all()
