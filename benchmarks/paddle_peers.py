@@ -44,9 +44,10 @@ def paddle2onnx(model_dir, model_filename, onnx, opset):
         )
 
 
-def paddle_inference(model_file, params_file, feed, threads, bf16=False):
+def paddle_inference(model_file, params_file, feed, threads, bf16=False, int8=False):
     """Paddle Inference's CPU predictor: oneDNN on, IR optimisation passes on (its default);
-    with `bf16`, its oneDNN bfloat16 passes (Config.enable_mkldnn_bfloat16)."""
+    with `bf16`, its oneDNN bfloat16 passes (Config.enable_mkldnn_bfloat16); with `int8`, its
+    oneDNN int8 passes (Config.enable_mkldnn_int8) on a model its quantization saved."""
     import paddle.inference as pi
 
     cfg = pi.Config(model_file, params_file)
@@ -55,6 +56,8 @@ def paddle_inference(model_file, params_file, feed, threads, bf16=False):
     cfg.enable_mkldnn()
     if bf16:
         cfg.enable_mkldnn_bfloat16()
+    if int8:
+        cfg.enable_mkldnn_int8()
     cfg.set_cpu_math_library_num_threads(threads)
     cfg.disable_glog_info()
     pred = pi.create_predictor(cfg)
@@ -121,13 +124,68 @@ def onnxruntime_int8(onnx, int8_onnx, feed_shape):
         print("onnxruntime int8 quantization failed (%s): no onnxruntime-int8 row" % e)
 
 
+# Paddle's own post-training quantization, as its users run it: abs_max activations,
+# channel-wise weights, on calibration_batches (run by paddle_int8_model in a process of its own:
+# it needs Paddle's static mode and the old program format).
+PADDLE_PTQ = """
+import sys
+import numpy as np
+import paddle
+sys.path.insert(0, sys.argv[4])
+from paddle_peers import calibration_batches
+paddle.enable_static()
+from paddle.static.quantization import PostTrainingQuantization
+exe = paddle.static.Executor(paddle.CPUPlace())
+model_dir, out_dir, feed = sys.argv[1], sys.argv[2], sys.argv[3]
+batches = calibration_batches((1, 3, 224, 224))
+ptq = PostTrainingQuantization(
+    executor=exe, model_dir=model_dir, model_filename="inference.pdmodel",
+    params_filename="inference.pdiparams", data_loader=lambda: ({feed: b} for b in batches),
+    batch_nums=len(batches), algo="abs_max",
+    quantizable_op_type=["conv2d", "depthwise_conv2d", "mul", "matmul", "matmul_v2"])
+ptq.quantize()
+ptq.save_quantized_model(out_dir, model_filename="inference.pdmodel",
+                         params_filename="inference.pdiparams")
+"""
+
+
+def paddle_int8_model(model_dir, out_dir, feed_name="x"):
+    """Paddle's PostTrainingQuantization of model_dir's inference model into out_dir (its
+    fake-quant format, which Paddle Inference's enable_mkldnn_int8 runs); says why not."""
+    if os.path.exists(os.path.join(out_dir, "inference.pdiparams")):
+        return
+    try:
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                PADDLE_PTQ,
+                model_dir,
+                out_dir,
+                feed_name,
+                os.path.dirname(os.path.abspath(__file__)),
+            ],
+            check=True,
+            env=dict(os.environ, FLAGS_enable_pir_api="0"),
+            capture_output=True,
+            text=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as e:
+        tail = getattr(e, "stderr", "") or str(e)
+        print(
+            "Paddle's int8 quantization failed (%s): no paddle-inference-int8 row"
+            % tail.strip().splitlines()[-1]
+        )
+
+
 def make_runner(framework, prefix, model_file, feed, threads, optimize=True, skip_passes=()):
     """A function running one inference of the model saved at `prefix` (its program file
     `model_file`) on `feed` with `framework`: tide / tide-mkldnn / tide-bf16 / tide-int8
     (load_inference_model, with its optimisations unless `optimize` is false, less `skip_passes`;
     tide-bf16 with precision="bf16", tide-int8 with precision="int8" calibrated on
     calibration_batches, both with oneDNN for what stays float32), paddle-inference (-bf16: its
-    oneDNN bfloat16), onnxruntime (-int8: onnxruntime_int8's model)."""
+    oneDNN bfloat16; -int8: its oneDNN int8 on paddle_int8_model's model), onnxruntime (-int8:
+    onnxruntime_int8's model)."""
     if framework.startswith("tide"):
         import tide
 
@@ -151,6 +209,10 @@ def make_runner(framework, prefix, model_file, feed, threads, optimize=True, ski
     if framework in ("paddle-inference", "paddle-inference-bf16"):
         bf16 = framework.endswith("bf16")
         return paddle_inference(model_file, prefix + ".pdiparams", feed, threads, bf16)
+    if framework == "paddle-inference-int8":
+        d = os.path.join(os.path.dirname(prefix), "paddle_int8")
+        model, params = (os.path.join(d, "inference." + e) for e in ("pdmodel", "pdiparams"))
+        return paddle_inference(model, params, feed, threads, int8=True)
     if framework == "onnxruntime":
         return onnxruntime(prefix + ".onnx", feed, threads)
     if framework == "onnxruntime-int8":
@@ -215,7 +277,13 @@ def add_rows(table, batch, best, gaps, cpu):
     """Tide's rows against the peers' times, with every output's gap and CPU time as the note."""
     peers = {
         f: best[f]
-        for f in ("paddle-inference", "paddle-inference-bf16", "onnxruntime", "onnxruntime-int8")
+        for f in (
+            "paddle-inference",
+            "paddle-inference-bf16",
+            "paddle-inference-int8",
+            "onnxruntime",
+            "onnxruntime-int8",
+        )
         if f in best
     }
     ref = "Paddle's" if "paddle-inference" in best else "float32's"

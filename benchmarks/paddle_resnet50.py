@@ -14,7 +14,9 @@ int8 (issue 32): tide-int8 is load_inference_model(precision="int8") calibrated 
 batches of 2 (every convolution and the classifier in int8 on oneDNN), against ONNX Runtime's
 static int8 quantization of the paddle2onnx model (onnxruntime-int8: quant_pre_process, then
 quantize_static in QDQ format with per-channel weights, calibrated on the same batches) and
-float32; both int8 outputs are compared with float32's (max error, top-1 agreement).
+float32, and against Paddle Inference's oneDNN int8 (paddle-inference-int8: enable_mkldnn_int8
+on the model Paddle's own PostTrainingQuantization made: abs_max, channel-wise weights, the same
+batches); every int8 output is compared with float32's (max error, top-1 agreement).
 
     benchmarks/.venv-peers/bin/pip install paddlepaddle onnxruntime paddle2onnx
     benchmarks/.venv-peers/bin/python benchmarks/paddle_resnet50.py [--batches 1 16] [--json out.json]
@@ -43,6 +45,7 @@ FRAMEWORKS = [
     "paddle-inference-bf16",
     "onnxruntime",
     "tide-int8",
+    "paddle-inference-int8",
     "onnxruntime-int8",
 ]
 
@@ -87,6 +90,10 @@ def export(model_dir, frameworks):
     peers.paddle2onnx(os.path.dirname(prefix), "inference.pdmodel", prefix + ".onnx", 13)
     if "onnxruntime-int8" in frameworks and os.path.exists(prefix + ".onnx"):
         peers.onnxruntime_int8(prefix + ".onnx", prefix + ".int8.onnx", (1, 3, 224, 224))
+    if "paddle-inference-int8" in frameworks:
+        peers.paddle_int8_model(
+            os.path.dirname(prefix), os.path.join(model_dir, "resnet50", "paddle_int8")
+        )
     return prefix
 
 

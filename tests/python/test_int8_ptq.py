@@ -174,6 +174,23 @@ def test_paddle_resnet18_in_int8_agrees_with_float32():
     # Every convolution (20 fused_conv2d after the transpiler) and the classifier (matmul_v2 +
     # bias: an fc) in int8.
     assert int8_ops(program) == {"fused_conv2d": 20, "fc": 1}, int8_ops(program)
+    # Each value its own type and scale: the transpiler's in-place residuals write one variable
+    # block after block (a downsampling conv's s8 output, then each block's u8 one); each write
+    # is calibrated apart, and an op's residual scale is the Scale_out of the op that wrote it.
+    block = program.global_block()
+    last_writer = {}
+    for op in block.ops:
+        if op.type == "fused_conv2d" and not op.attr("force_fp32_output"):
+            out = op.output("Output")[0]
+            want = "uint8" if op.attr("fuse_activation") == "relu" else "int8"
+            assert block.var(out).dtype == want, (out, block.var(out).dtype, want)
+            writer = last_writer.get(
+                op.input("ResidualData")[0] if op.input("ResidualData") else ""
+            )
+            if writer is not None and writer.type == "fused_conv2d":  # an int8 residual
+                assert op.attr("Scale_in_eltwise") == writer.attr("Scale_out"), op.summary()
+        for n in op.output_arg_names:
+            last_writer[n] = op
     x = np.concatenate([np.load(os.path.join(d, "input.npy")), _resnet18_input(31, 99)])
     (ref,) = exe.run(ref_prog, feed={feeds[0]: x}, fetch_list=fetches, scope=s32)
     (out,) = exe.run(program, feed={feeds[0]: x}, fetch_list=fetches, scope=s8)

@@ -51,12 +51,13 @@ class Ranges:
 
 def kl_threshold_bin(hist, levels, step=4):
     """The bin whose end, as the top level, quantizes `hist` with the least KL divergence
-    (candidates every `step` bins from `levels` on)."""
+    (candidates every `step` bins over the upper half of the range, as Paddle's KL: below it, a
+    histogram dominated by its zeros, a relu's, would have most values clipped)."""
     n = len(hist)
     if hist[levels:].sum() == 0:
         return int(np.nonzero(hist)[0].max()) if hist.any() else n - 1
     best, best_kl = n - 1, np.inf
-    for i in range(levels, n + 1, step):
+    for i in range(max(levels, n // 2), n + 1, step):
         p = hist[:i].copy()
         p[-1] += hist[i:].sum()  # the clipped tail piles up in the last bin
         src = hist[:i]

@@ -120,25 +120,38 @@ def _check_feeds(block, feeds):
                 )
 
 
-def _split_in_place(block, ops):
-    """A fused_conv2d writing its ResidualData's variable (the InferenceTranspiler's in-place
-    residual) gets an Output of its own, and the ops after it read that: the residual and the
-    output are then two values, each calibrated, with its own type and scale. Returns
-    [(op, residual, output)] for _rejoin_in_place."""
-    split = []
-    for op in ops:
-        r = _residual(op)
-        if r is None or _output(op) != r:
-            continue
-        var = block._var_recursive(r)
-        fresh = block.create_var(
-            name=unique_name.generate(r + ".int8_out"), dtype=var.dtype, shape=var.shape
-        )
-        i = block.ops.index(op)
-        op.desc.set_output("Output", [fresh.name])
-        _rename_reads(block, i, r, fresh.name)
-        split.append((op, r, fresh.name))
-    block.program._bump()
+def _single_assignment(block, ops):
+    """Gives each write of a temporary of block 0 a name of its own (later readers read it), so
+    that each value is calibrated, typed and scaled apart: the InferenceTranspiler's in-place
+    residuals write one variable block after block (a downsampling conv's s8 output, then each
+    block's u8 one). Names a sub-block uses are left alone. Returns [(op, residual, output)] for
+    the quantized ops that wrote their ResidualData's variable, for _rejoin_in_place."""
+    program = block.program
+    in_sub_blocks = {
+        n
+        for b in range(1, program.num_blocks)
+        for op in program.block(b).ops
+        for n in op.input_arg_names + op.output_arg_names
+    }
+    in_place = {id(op) for op in ops if _residual(op) is not None and _residual(op) == _output(op)}
+    written, split = set(), []
+    for i, op in enumerate(block.ops):
+        for name in list(op.output_arg_names):
+            var = block._find_var_recursive(name)
+            if var is None or var.persistable or name in in_sub_blocks or op.type == "feed":
+                continue
+            if name not in written and name not in op.input_arg_names:
+                written.add(name)
+                continue
+            fresh = block.create_var(
+                name=unique_name.generate(name + ".ssa"), dtype=var.dtype, shape=var.shape
+            )
+            op.desc.rename_output(name, fresh.name)
+            _rename_reads(block, i, name, fresh.name)
+            written.add(fresh.name)
+            if id(op) in in_place:  # its residual: the value it overwrote (renamed before)
+                split.append((op, _residual(op), fresh.name))
+    program._bump()
     return split
 
 
@@ -152,14 +165,18 @@ def _rename_reads(block, i, old, new):
 
 
 def _rejoin_in_place(block, split, int8_values):
-    """Undoes _split_in_place where the residual and the output have one type (both u8, or both
-    s8): the op then writes the residual's buffer in place, as the transpiler had it, and the
-    int8 kernel's sum reads it there without a copy."""
+    """Where a residual and the output written in its place have one type (both u8, or both s8),
+    the op writes the residual's variable again, as the transpiler had it: the int8 kernel's sum
+    then reads the residual where it lies, with no copy. A chain of such blocks shares one
+    variable, as before."""
+    alias = {}
     for op, r, out in split:
         if r in int8_values and out in int8_values and int8_values[r][0] == int8_values[out][0]:
-            op.desc.set_output("Output", [r])
-            _rename_reads(block, block.ops.index(op), out, r)
+            target = alias.get(r, r)
+            op.desc.rename_output(out, target)
+            _rename_reads(block, block.ops.index(op), out, target)
             block._remove_var(out)
+            alias[out] = target
 
 
 def _calibrate(executor, program, scope, feeds, names, algo):
@@ -274,7 +291,8 @@ def quantize_post_training(
 
 def _prepare(program, scope, place, quantizable_op_type, fetch_list, known=None):
     """The ops to quantize, as the int8 kernels' ops (mul / matmul_v2 + bias made fc, convs made
-    fused_conv2d), each in-place residual split (_split_in_place): (ops, split); with `known`,
+    fused_conv2d), block 0's temporaries in single assignment (_single_assignment): (ops, split);
+    with `known`,
     only ops whose Input has a known range. None, with a warning saying why, when there is none."""
     block = program.global_block()
     if not any("uint8" in kernel_types(t, place.kind) for t in ("fused_conv2d", "fc")):
@@ -311,7 +329,7 @@ def _prepare(program, scope, place, quantizable_op_type, fetch_list, known=None)
     for s in skipped:
         _log.info("int8: left float32: %s", s)
     ops = [_as_fused_conv(block, op) if op.type in _CONVS else op for op in ops]
-    return ops, _split_in_place(block, ops)
+    return ops, _single_assignment(block, ops)
 
 
 def _finish(program, ops, split, ranges, algo, hist_percent, per_channel, scope, place, fetch_list):

@@ -128,6 +128,7 @@ def quantize_qdq(program, scope=None, place=None, fetch_list=None):
     if prepared is None:
         return program
     ops, split = prepared
+    ops = [op for op in ops if op.input("Input")[0] in thresholds]  # a renamed one has none
     ranges = Ranges(thresholds)
     writer = {n: op for op in block.ops for n in op.output_arg_names}
     for n, t in thresholds.items():
