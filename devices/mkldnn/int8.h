@@ -43,9 +43,10 @@ Key& AddInt8(Key& key, const tide::ops::Int8Scales& s, memory::data_type dst_typ
 
 // The float32 weights `w` (viewed as `plain`) quantized to s8 in `want` (the primitive's format)
 // by Scale_weights along `mask`: reordered once and kept in the place's ConvertedCache while w's
-// bytes and the scales stay the same.
+// bytes and the scales stay the same. `copy`, when given, gets the copy the result views.
 memory QuantizedWeights(Exec& e, const Tensor& w, const memory& plain, const memory::desc& want,
-                        const std::vector<float>& scales, int mask);
+                        const std::vector<float>& scales, int mask,
+                        std::shared_ptr<ConvertedCopy>* copy = nullptr);
 
 // Bias * Scale_in * Scale_weights[c] (what oneDNN adds to the accumulation), float32 [n], in a
 // temporary seen as `md`.

@@ -368,3 +368,66 @@ def test_int8_results_within_the_quantization_error_of_float32(lib):
         + 64 * 0.25 / s_in * dwf
     )
     assert (np.abs(got - exact) <= bound + 1e-5 * np.abs(exact).max()).all()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_int8_conv_reruns_give_each_inputs_result(lib):
+    # The oneDNN kernel keeps its last run's primitive and memories (its kernel state) and
+    # reuses them while Input, Filter and Bias are the same: new values in them, or a new
+    # Filter, must give the new result, as a fresh program does.
+    w1, w2 = (RNG.normal(0, 0.2, (16, 16, 3, 3)).astype(np.float32) for _ in range(2))
+    b = RNG.normal(0, 1, 16).astype(np.float32)
+    s_w = [float(127 / np.abs(w1).max())]
+    attrs = {
+        "paddings": [1, 1],
+        "fuse_activation": "relu",
+        "Scale_in": 40.0,
+        "Scale_out": 30.0,
+        "Scale_weights": s_w,
+        "use_mkldnn": lib == "mkldnn",
+    }
+
+    def program():
+        prog = tide.Program()
+        block = prog.global_block()
+        x = block.create_var(name="x", shape=(1, 16, 8, 8), dtype="uint8")
+        f = block.create_var(name="f", shape=w1.shape, dtype="float32")
+        bias = block.create_var(name="b", shape=b.shape, dtype="float32")
+        h = block.create_var(name="h", dtype="uint8")
+        out = block.create_var(name="out", dtype="float32")
+        block.append_op(
+            type="fused_conv2d",
+            inputs={"Input": [x], "Filter": [f], "Bias": [bias]},
+            outputs={"Output": [h]},
+            attrs=attrs,
+        )
+        block.append_op(
+            type="fused_conv2d",
+            inputs={"Input": [h], "Filter": [f], "ResidualData": [h]},
+            outputs={"Output": [h]},
+            attrs=dict(attrs, fuse_residual_connection=True, Scale_in=30.0, Scale_in_eltwise=30.0),
+        )
+        block.append_op(
+            type="dequantize",
+            inputs={"Input": [h]},
+            outputs={"Output": [out]},
+            attrs={"Scale": 30.0, "use_mkldnn": lib == "mkldnn"},
+        )
+        return prog, out
+
+    def fresh(xq, w):
+        prog, out = program()
+        return tide.Executor(tide.CPUPlace()).run(
+            prog, feed={"x": xq, "f": w, "b": b}, fetch_list=[out], scope=tide.Scope()
+        )[0]
+
+    prog, out = program()
+    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    inputs = [
+        (levels((1, 16, 8, 8), "uint8"), w1),
+        (levels((1, 16, 8, 8), "uint8"), w1),
+        (levels((1, 16, 8, 8), "uint8"), w2),
+    ]
+    for xq, w in inputs + inputs[:1]:
+        (got,) = exe.run(prog, feed={"x": xq, "f": w, "b": b}, fetch_list=[out], scope=scope)
+        np.testing.assert_array_equal(got, fresh(xq, w))
