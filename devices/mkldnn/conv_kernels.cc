@@ -148,8 +148,8 @@ struct ConvFwdState {
   Tag dst_tag = Tag::undef;
   std::shared_ptr<ConvFwd> entry;
   std::shared_ptr<ConvertedCopy> filter_copy;  // the reordered Filter `args` reads, if any
-  memory src, dst, bias_mem, scratch;
-  std::unordered_map<int, memory> args;
+  memory src, dst, bias_mem;
+  KeptArgs kept;
 };
 
 bool RunPrepared(KernelContext& ctx, ConvFwdState& st) {
@@ -177,9 +177,7 @@ bool RunPrepared(KernelContext& ctx, ConvFwdState& st) {
   st.dst.set_data_handle(o);
   if (st.bias) st.bias_mem.set_data_handle(const_cast<void*>(bias.raw_data()));
   Exec e(ctx);
-  if (st.scratch) st.scratch.set_data_handle(e.Temp(st.scratch.get_desc().get_size()));
-  st.entry->prim.execute(e.stream(), st.args);
-  e.Wait();
+  st.kept.Run(e, st.entry->prim);
   return true;
 }
 
@@ -264,11 +262,7 @@ void ConvKernel(KernelContext& ctx) {
       st->src = src;
       st->dst = dst;
       if (fu.bias) st->bias_mem = args[DNNL_ARG_BIAS];
-      st->args = args;
-      if (pd.scratchpad_desc().get_size() > 0) {  // its buffer is each run's (RunPrepared)
-        st->scratch = memory(pd.scratchpad_desc(), e.engine(), DNNL_MEMORY_NONE);
-        st->args[DNNL_ARG_SCRATCHPAD] = st->scratch;
-      }
+      st->kept.Keep(args, pd, e.engine());
       ctx.SetState(std::move(st));
     }
     e.Run(entry->prim, pd, std::move(args));

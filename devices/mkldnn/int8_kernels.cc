@@ -204,8 +204,8 @@ struct Int8ConvState {
   std::shared_ptr<Int8ConvPrim> entry;
   std::shared_ptr<ConvertedCopy> weights_copy;  // what args' weights view, kept alive
   std::vector<float> scaled_bias;
-  memory src, dst, scratch;
-  std::unordered_map<int, memory> args;
+  memory src, dst;
+  KeptArgs kept;
 };
 
 bool RunPrepared(KernelContext& ctx, Int8ConvState& st) {
@@ -233,9 +233,7 @@ bool RunPrepared(KernelContext& ctx, Int8ConvState& st) {
   st.src.set_data_handle(const_cast<void*>(x.raw_data()));
   st.dst.set_data_handle(o);
   Exec e(ctx);
-  if (st.scratch) st.scratch.set_data_handle(e.Temp(st.scratch.get_desc().get_size()));
-  st.entry->prim.execute(e.stream(), st.args);
-  e.Wait();
+  st.kept.Run(e, st.entry->prim);
   return true;
 }
 
@@ -348,11 +346,7 @@ void Int8ConvKernel(KernelContext& ctx) {
       st->weights_copy = weights_copy;
       st->src = args[DNNL_ARG_SRC];
       st->dst = dst;
-      st->args = args;
-      if (pd.scratchpad_desc().get_size() > 0) {  // its buffer is each run's (RunPrepared)
-        st->scratch = memory(pd.scratchpad_desc(), e.engine(), DNNL_MEMORY_NONE);
-        st->args[DNNL_ARG_SCRATCHPAD] = st->scratch;
-      }
+      st->kept.Keep(args, pd, e.engine());
       ctx.SetState(std::move(st));
     }
     e.Run(entry->prim, pd, std::move(args));

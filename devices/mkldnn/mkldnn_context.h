@@ -296,6 +296,29 @@ class Exec {
 // counts it).
 dnnl::primitive_attr DefaultAttr();
 
+// A primitive's arguments kept for reruns (a convolution's kernel state): the kernel points their
+// memories at each run's tensors; the scratchpad's buffer is each run's own.
+struct KeptArgs {
+  std::unordered_map<int, memory> args;
+  memory scratch;
+
+  // Keeps `a` for a primitive of `pd`, with a scratchpad placeholder where it needs one.
+  void Keep(std::unordered_map<int, memory> a, const dnnl::primitive_desc_base& pd,
+            const dnnl::engine& engine) {
+    args = std::move(a);
+    if (pd.scratchpad_desc().get_size() > 0) {
+      scratch = memory(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE);
+      args[DNNL_ARG_SCRATCHPAD] = scratch;
+    }
+  }
+  // Runs `p` on them with this run's scratchpad, and waits.
+  void Run(Exec& e, const dnnl::primitive& p) {
+    if (scratch) scratch.set_data_handle(e.Temp(scratch.get_desc().get_size()));
+    p.execute(e.stream(), args);
+    e.Wait();
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Output helpers.
 
