@@ -44,9 +44,10 @@ def paddle2onnx(model_dir, model_filename, onnx, opset):
         )
 
 
-def paddle_inference(model_file, params_file, feed, threads, bf16=False):
+def paddle_inference(model_file, params_file, feed, threads, bf16=False, int8=False):
     """Paddle Inference's CPU predictor: oneDNN on, IR optimisation passes on (its default);
-    with `bf16`, its oneDNN bfloat16 passes (Config.enable_mkldnn_bfloat16)."""
+    with `bf16`, its oneDNN bfloat16 passes (Config.enable_mkldnn_bfloat16); with `int8`, its
+    oneDNN int8 passes (Config.enable_mkldnn_int8) on a model its quantization saved."""
     import paddle.inference as pi
 
     cfg = pi.Config(model_file, params_file)
@@ -55,6 +56,8 @@ def paddle_inference(model_file, params_file, feed, threads, bf16=False):
     cfg.enable_mkldnn()
     if bf16:
         cfg.enable_mkldnn_bfloat16()
+    if int8:
+        cfg.enable_mkldnn_int8()
     cfg.set_cpu_math_library_num_threads(threads)
     cfg.disable_glog_info()
     pred = pi.create_predictor(cfg)
@@ -81,32 +84,139 @@ def onnxruntime(onnx, feed, threads):
     return lambda: sess.run(None, {name: feed})[0]
 
 
+def calibration_batches(feed_shape, count=4, batch=2, seed=1234):
+    """int8's calibration data, the same for every framework: `count` batches of `batch` random
+    normal images of feed_shape's other dims."""
+    rng = np.random.RandomState(seed)
+    return [
+        rng.standard_normal((batch,) + tuple(feed_shape[1:])).astype(np.float32)
+        for _ in range(count)
+    ]
+
+
+def onnxruntime_int8(onnx, int8_onnx, feed_shape):
+    """ONNX Runtime's static int8 quantization of `onnx` into `int8_onnx` as its documentation
+    has users do it: quant_pre_process (shape inference, graph optimisation), then
+    quantize_static in QDQ format with per-channel weights (s8 activations and weights, its
+    defaults), calibrated (MinMax) on calibration_batches. Says why not where it fails."""
+    if os.path.exists(int8_onnx):
+        return
+    try:
+        import onnx as onnx_lib
+        from onnxruntime import quantization as q
+
+        pre = int8_onnx + ".pre.onnx"
+        q.quant_pre_process(onnx, pre)
+        name = onnx_lib.load(pre).graph.input[0].name
+
+        class Reader(q.CalibrationDataReader):
+            def __init__(self):
+                self.batches = iter(calibration_batches(feed_shape))
+
+            def get_next(self):
+                b = next(self.batches, None)
+                return None if b is None else {name: b}
+
+        q.quantize_static(
+            pre, int8_onnx, Reader(), quant_format=q.QuantFormat.QDQ, per_channel=True
+        )
+    except Exception as e:  # noqa: BLE001: any failure of the peer's tooling drops its row
+        print("onnxruntime int8 quantization failed (%s): no onnxruntime-int8 row" % e)
+
+
+# Paddle's own post-training quantization, as its users run it: abs_max activations,
+# channel-wise weights, on calibration_batches (run by paddle_int8_model in a process of its own:
+# it needs Paddle's static mode and the old program format).
+PADDLE_PTQ = """
+import sys
+import numpy as np
+import paddle
+sys.path.insert(0, sys.argv[4])
+from paddle_peers import calibration_batches
+paddle.enable_static()
+from paddle.static.quantization import PostTrainingQuantization
+exe = paddle.static.Executor(paddle.CPUPlace())
+model_dir, out_dir, feed = sys.argv[1], sys.argv[2], sys.argv[3]
+batches = calibration_batches((1, 3, 224, 224))
+ptq = PostTrainingQuantization(
+    executor=exe, model_dir=model_dir, model_filename="inference.pdmodel",
+    params_filename="inference.pdiparams", data_loader=lambda: ({feed: b} for b in batches),
+    batch_nums=len(batches), algo="abs_max",
+    quantizable_op_type=["conv2d", "depthwise_conv2d", "mul", "matmul", "matmul_v2"])
+ptq.quantize()
+ptq.save_quantized_model(out_dir, model_filename="inference.pdmodel",
+                         params_filename="inference.pdiparams")
+"""
+
+
+def paddle_int8_model(model_dir, out_dir, feed_name="x"):
+    """Paddle's PostTrainingQuantization of model_dir's inference model into out_dir (its
+    fake-quant format, which Paddle Inference's enable_mkldnn_int8 runs); says why not."""
+    if os.path.exists(os.path.join(out_dir, "inference.pdiparams")):
+        return
+    try:
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                PADDLE_PTQ,
+                model_dir,
+                out_dir,
+                feed_name,
+                os.path.dirname(os.path.abspath(__file__)),
+            ],
+            check=True,
+            env=dict(os.environ, FLAGS_enable_pir_api="0"),
+            capture_output=True,
+            text=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as e:
+        tail = getattr(e, "stderr", "") or str(e)
+        print(
+            "Paddle's int8 quantization failed (%s): no paddle-inference-int8 row"
+            % tail.strip().splitlines()[-1]
+        )
+
+
 def make_runner(framework, prefix, model_file, feed, threads, optimize=True, skip_passes=()):
     """A function running one inference of the model saved at `prefix` (its program file
-    `model_file`) on `feed` with `framework`: tide / tide-mkldnn / tide-bf16 (load_inference_model,
-    with its optimisations unless `optimize` is false, less `skip_passes`; tide-bf16 with
-    precision="bf16" and oneDNN for what stays float32), paddle-inference (-bf16: its oneDNN
-    bfloat16), onnxruntime."""
+    `model_file`) on `feed` with `framework`: tide / tide-mkldnn / tide-bf16 / tide-int8
+    (load_inference_model, with its optimisations unless `optimize` is false, less `skip_passes`;
+    tide-bf16 with precision="bf16", tide-int8 with precision="int8" calibrated on
+    calibration_batches, both with oneDNN for what stays float32), paddle-inference (-bf16: its
+    oneDNN bfloat16; -int8: its oneDNN int8 on paddle_int8_model's model), onnxruntime (-int8:
+    onnxruntime_int8's model)."""
     if framework.startswith("tide"):
         import tide
 
         exe = tide.Executor(tide.CPUPlace())
-        bf16 = framework == "tide-bf16"
+        precision = {"tide-bf16": "bf16", "tide-int8": "int8"}.get(framework, "float32")
+        calibration = None
+        if precision == "int8":
+            feed_name = tide.io.load_inference_model(prefix, exe, scope=tide.Scope())[1][0]
+            calibration = [{feed_name: b} for b in calibration_batches(feed.shape)]
         program, feeds, fetches = tide.io.load_inference_model(
             prefix,
             exe,
             optimize=optimize,
             skip_passes=skip_passes,
-            precision="bf16" if bf16 else "float32",
+            precision=precision,
+            calibration=calibration,
         )
-        tide.set_flags({"use_mkldnn": framework in ("tide-mkldnn", "tide-bf16")})
+        tide.set_flags({"use_mkldnn": framework != "tide"})
         data = {feeds[0]: tide.LoDTensor(feed)}
         return lambda: exe.run(program, feed=data, fetch_list=fetches)[0]
     if framework in ("paddle-inference", "paddle-inference-bf16"):
         bf16 = framework.endswith("bf16")
         return paddle_inference(model_file, prefix + ".pdiparams", feed, threads, bf16)
+    if framework == "paddle-inference-int8":
+        d = os.path.join(os.path.dirname(prefix), "paddle_int8")
+        model, params = (os.path.join(d, "inference." + e) for e in ("pdmodel", "pdiparams"))
+        return paddle_inference(model, params, feed, threads, int8=True)
     if framework == "onnxruntime":
         return onnxruntime(prefix + ".onnx", feed, threads)
+    if framework == "onnxruntime-int8":
+        return onnxruntime(prefix + ".int8.onnx", feed, threads)
     raise ValueError(framework)
 
 
@@ -140,11 +250,23 @@ def interleaved(script, frameworks, batch, rounds, extra, model_dir, env_of=lamb
         if ts
     }
     out = {f: np.load(os.path.join(model_dir, "out_%s_%d.npy" % (f, batch))) for f in best}
-    ref = out.get("paddle-inference")
+    ref = reference_output(out)
     gaps = {}
     if ref is not None:
         gaps = {f: float(np.abs(o - ref).max() / np.abs(ref).max()) for f, o in out.items()}
+        for f, o in out.items():  # int8's top-1 against float32's, image by image
+            if f.endswith("int8") and o.ndim == 2:
+                gaps[f + " top-1"] = float((o.argmax(1) == ref.argmax(1)).mean())
     return best, gaps, {f: float(np.median(c)) for f, c in cpu.items() if c}
+
+
+# The float32 output the others are compared with: Paddle Inference's where it ran, else the
+# first float32 framework's.
+REFERENCES = ("paddle-inference", "tide-mkldnn", "onnxruntime", "tide")
+
+
+def reference_output(out):
+    return next((out[f] for f in REFERENCES if f in out), None)
 
 
 # bfloat16's tolerance: an output within this of Paddle's float32 one, relative to its largest.
@@ -155,11 +277,18 @@ def add_rows(table, batch, best, gaps, cpu):
     """Tide's rows against the peers' times, with every output's gap and CPU time as the note."""
     peers = {
         f: best[f]
-        for f in ("paddle-inference", "paddle-inference-bf16", "onnxruntime")
+        for f in (
+            "paddle-inference",
+            "paddle-inference-bf16",
+            "paddle-inference-int8",
+            "onnxruntime",
+            "onnxruntime-int8",
+        )
         if f in best
     }
-    note = "max |out - Paddle's| / max |Paddle's|: " + ", ".join(
-        "%s %.1e" % kv for kv in gaps.items()
+    ref = "Paddle's" if "paddle-inference" in best else "float32's"
+    note = ("max |out - %s| / max |%s|: " % (ref, ref)) + ", ".join(
+        ("%s %.3f" if k.endswith("top-1") else "%s %.1e") % (k, v) for k, v in gaps.items()
     )
     if "tide-bf16" in gaps:
         note += " (tide-bf16 %s bfloat16's tolerance, %.0e)" % (
@@ -167,6 +296,6 @@ def add_rows(table, batch, best, gaps, cpu):
             BF16_TOLERANCE,
         )
     note += "; CPU ms per run (all threads): " + ", ".join("%s %.0f" % kv for kv in cpu.items())
-    for f in ("tide", "tide-mkldnn", "tide-bf16"):
+    for f in ("tide", "tide-mkldnn", "tide-bf16", "tide-int8"):
         if f in best:
             table.add("b%d %s" % (batch, f), best[f], peers, note)

@@ -10,6 +10,14 @@ Inference's own oneDNN bfloat16 (paddle-inference-bf16); its output must be with
 tolerance (2e-2 of the largest) of Paddle's float32 one. The ISA line says what oneDNN ran
 bfloat16 with. PyTorch is no peer here (no torchvision ResNet-50 loading Paddle's weights).
 
+int8 (issue 32): tide-int8 is load_inference_model(precision="int8") calibrated on 4 random
+batches of 2 (every convolution and the classifier in int8 on oneDNN), against ONNX Runtime's
+static int8 quantization of the paddle2onnx model (onnxruntime-int8: quant_pre_process, then
+quantize_static in QDQ format with per-channel weights, calibrated on the same batches) and
+float32, and against Paddle Inference's oneDNN int8 (paddle-inference-int8: enable_mkldnn_int8
+on the model Paddle's own PostTrainingQuantization made: abs_max, channel-wise weights, the same
+batches); every int8 output is compared with float32's (max error, top-1 agreement).
+
     benchmarks/.venv-peers/bin/pip install paddlepaddle onnxruntime paddle2onnx
     benchmarks/.venv-peers/bin/python benchmarks/paddle_resnet50.py [--batches 1 16] [--json out.json]
 
@@ -36,6 +44,9 @@ FRAMEWORKS = [
     "paddle-inference",
     "paddle-inference-bf16",
     "onnxruntime",
+    "tide-int8",
+    "paddle-inference-int8",
+    "onnxruntime-int8",
 ]
 
 
@@ -49,7 +60,19 @@ def bf16_isa():
     return "none (no AVX-512 BF16 / AMX: Tide's bf16 kernels decline, the program runs float32)"
 
 
-def export(model_dir):
+def int8_isa():
+    """What the CPU computes int8 dot products with: VNNI (AVX-512 or AVX) or neither."""
+    flags = cpu_flags()
+    if "amx_int8" in flags:
+        return "AMX-INT8"
+    if "avx512_vnni" in flags:
+        return "AVX-512 VNNI (no AMX)"
+    if "avx_vnni" in flags:
+        return "AVX-VNNI"
+    return "no VNNI (oneDNN's int8 runs without it, slower)"
+
+
+def export(model_dir, frameworks):
     prefix = os.path.join(model_dir, "resnet50", "inference")
     if not os.path.exists(prefix + ".pdiparams"):
         subprocess.run(
@@ -65,6 +88,12 @@ def export(model_dir):
             stdout=subprocess.DEVNULL,
         )
     peers.paddle2onnx(os.path.dirname(prefix), "inference.pdmodel", prefix + ".onnx", 13)
+    if "onnxruntime-int8" in frameworks and os.path.exists(prefix + ".onnx"):
+        peers.onnxruntime_int8(prefix + ".onnx", prefix + ".int8.onnx", (1, 3, 224, 224))
+    if "paddle-inference-int8" in frameworks:
+        peers.paddle_int8_model(
+            os.path.dirname(prefix), os.path.join(model_dir, "resnet50", "paddle_int8")
+        )
     return prefix
 
 
@@ -111,7 +140,7 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, args)
-    prefix = export(args.model_dir)
+    prefix = export(args.model_dir, args.frameworks)
     extra = [
         "--prefix",
         prefix,
@@ -137,13 +166,17 @@ def main():
         peers.add_rows(table, batch, best, gaps, cpu)
     import paddle
 
-    extra_line = "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s, load %s, bf16 ISA %s" % (
-        args.threads,
-        paddle.__version__,
-        "as saved" if args.no_optimize else "optimised",
-        args.tide_omp_wait_policy or os.environ.get("OMP_WAIT_POLICY", "unset"),
-        "%.1f %.1f %.1f" % os.getloadavg(),
-        bf16_isa(),
+    extra_line = (
+        "%d threads, paddle %s, tide %s, tide OMP_WAIT_POLICY %s, load %s, bf16 ISA %s"
+        % (
+            args.threads,
+            paddle.__version__,
+            "as saved" if args.no_optimize else "optimised",
+            args.tide_omp_wait_policy or os.environ.get("OMP_WAIT_POLICY", "unset"),
+            "%.1f %.1f %.1f" % os.getloadavg(),
+            bf16_isa(),
+        )
+        + ", int8 ISA %s" % int8_isa()
     )
     try:
         import onnxruntime

@@ -9,47 +9,13 @@
 #include <optional>
 #include <tide/ops/conv.hpp>
 
-#include "eltwise.h"
-#include "mkldnn_context.h"
+#include "conv_common.h"
 
 namespace tide_mkldnn {
 namespace {
 
 using dnnl::algorithm;
 using dnnl::prop_kind;
-
-// The geometry of tide/ops/conv.hpp in oneDNN's terms.
-struct ConvParams {
-  bool nhwc = false;  // Input/Output are [N, H, W, C]; x and out below are their NCHW dims
-  memory::data_type dt = memory::data_type::f32;  // Input's, Filter's and Output's
-  Dims x, f, out;
-  int64_t groups;
-  memory::dims src, weights, dst;  // oneDNN dims (weights grouped when groups > 1)
-  memory::dims d_strides, d_dils, pad_l, pad_r;
-};
-
-ConvParams GetParams(const KernelContext& ctx, const Tensor& x, const Tensor& f) {
-  ConvParams p;
-  p.nhwc = DataFormatNhwc(ctx);
-  p.dt = ToDnnlType(x.dtype());
-  const Dims xd = x.dims();
-  p.x = p.nhwc && xd.size() == 4 ? Dims{xd[0], xd[3], xd[1], xd[2]} : xd;
-  p.f = f.dims();
-  const tide::ops::ConvGeom g = tide::ops::GetConvGeom(ctx, ctx.op_type(), p.x, p.f);
-  p.out = g.out_dims();
-  p.groups = g.groups;
-  p.src = ToDnnlDims(p.x);
-  p.dst = ToDnnlDims(p.out);
-  if (p.groups > 1)
-    p.weights = {p.groups, p.f[0] / p.groups, p.f[1], p.f[2], p.f[3]};
-  else
-    p.weights = ToDnnlDims(p.f);
-  p.d_strides = {g.sh, g.sw};
-  p.d_dils = {g.dh - 1, g.dw - 1};  // oneDNN counts the gaps
-  p.pad_l = {g.ph, g.pw};
-  p.pad_r = {g.ph_end, g.pw_end};  // oneDNN's floor-division check matches Fluid's output size
-  return p;
-}
 
 // Issue 17's rule (devices/mkldnn/README.md, "Speed"): shapes where the plain kernel measured
 // faster decline to it. A 1x1 stride-1 unpadded conv2d of plain NCHW data is one GEMM per image
@@ -81,19 +47,11 @@ memory::desc Any(const ConvParams& p, const memory::dims& d) {
   return memory::desc(d, p.dt, Tag::any);
 }
 
-// [N, C, H, W] -> [N, H, W, C]: the Tide dims of an NHWC tensor.
-Dims Nhwc(const Dims& d) { return {d[0], d[2], d[3], d[1]}; }
-
 // Input (or Output@GRAD) as oneDNN memory of logical NCHW dims.
 memory ActView(Exec& e, const ConvParams& p, const Tensor& t, const char* op, const char* what) {
   return p.nhwc ? NhwcView(e, t, op, what) : e.View(t, op, what);
 }
 
-// The filter's plain descriptor in oneDNN's terms (oihw, or goihw over the same bytes) in type
-// `dt`.
-memory::desc UserWeightsDesc(const ConvParams& p, memory::data_type dt) {
-  return memory::desc(p.weights, dt, p.groups > 1 ? Tag::goihw : Tag::oihw);
-}
 memory::desc UserWeightsDesc(const ConvParams& p) { return UserWeightsDesc(p, p.dt); }
 // Filter in its own type: fused_conv2d's bfloat16 kernel reads a float32 Filter (AsFloat32Param)
 // and reorders it into bfloat16 once, with the blocking (ConvertKept).
@@ -116,31 +74,6 @@ dnnl::convolution_forward::desc FwdDesc(prop_kind pk, const ConvParams& p, const
                                            p.d_strides, p.d_dils, p.pad_l, p.pad_r);
   return dnnl::convolution_forward::desc(pk, alg, src, Any(p, p.weights), dst, p.d_strides,
                                          p.d_dils, p.pad_l, p.pad_r);
-}
-
-// fused_conv2d's fusions (plugins/ops_nn/conv_op.cc has the plain kernel and the checks).
-struct Fusion {
-  bool fused = false;            // the op is fused_conv2d
-  std::vector<EltwiseAlgo> act;  // the activation's post-ops (none: empty)
-  Tensor bias, residual;         // empty when absent
-};
-
-Fusion GetFusion(const KernelContext& ctx) {
-  Fusion fu;
-  const char* op = ctx.op_type();
-  if (std::string(op) != "fused_conv2d") return fu;
-  fu.fused = true;
-  std::string act = ctx.Attr<std::string>("fuse_activation");
-  if ((act.empty() || act == "identity") && ctx.Attr<bool>("fuse_relu")) act = "relu";
-  const float alpha = ctx.Attr<float>("fuse_alpha"), beta = ctx.Attr<float>("fuse_beta");
-  std::string why;
-  if (!FusedActivationChain(act, alpha, beta, &fu.act, &why))
-    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): fuse_activation '", act,
-               "' with fuse_alpha = ", alpha, ", fuse_beta = ", beta, ": ", why,
-               "; run it without use_mkldnn (the plain kernel computes it)");
-  if (ctx.HasInput("Bias")) fu.bias = ctx.Input("Bias");
-  if (ctx.Attr<bool>("fuse_residual_connection")) fu.residual = ctx.Input("ResidualData");
-  return fu;
 }
 
 // Post-ops in Paddle's order: the residual sum over what dst holds (ResidualData, copied there
@@ -215,8 +148,8 @@ struct ConvFwdState {
   Tag dst_tag = Tag::undef;
   std::shared_ptr<ConvFwd> entry;
   std::shared_ptr<ConvertedCopy> filter_copy;  // the reordered Filter `args` reads, if any
-  memory src, dst, bias_mem, scratch;
-  std::unordered_map<int, memory> args;
+  memory src, dst, bias_mem;
+  KeptArgs kept;
 };
 
 bool RunPrepared(KernelContext& ctx, ConvFwdState& st) {
@@ -244,9 +177,7 @@ bool RunPrepared(KernelContext& ctx, ConvFwdState& st) {
   st.dst.set_data_handle(o);
   if (st.bias) st.bias_mem.set_data_handle(const_cast<void*>(bias.raw_data()));
   Exec e(ctx);
-  if (st.scratch) st.scratch.set_data_handle(e.Temp(st.scratch.get_desc().get_size()));
-  st.entry->prim.execute(e.stream(), st.args);
-  e.Wait();
+  st.kept.Run(e, st.entry->prim);
   return true;
 }
 
@@ -331,11 +262,7 @@ void ConvKernel(KernelContext& ctx) {
       st->src = src;
       st->dst = dst;
       if (fu.bias) st->bias_mem = args[DNNL_ARG_BIAS];
-      st->args = args;
-      if (pd.scratchpad_desc().get_size() > 0) {  // its buffer is each run's (RunPrepared)
-        st->scratch = memory(pd.scratchpad_desc(), e.engine(), DNNL_MEMORY_NONE);
-        st->args[DNNL_ARG_SCRATCHPAD] = st->scratch;
-      }
+      st->kept.Keep(args, pd, e.engine());
       ctx.SetState(std::move(st));
     }
     e.Run(entry->prim, pd, std::move(args));

@@ -11,6 +11,7 @@
 #include <tide/ops/fc.hpp>
 
 #include "eltwise.h"
+#include "int8.h"
 #include "plain_as.h"
 
 namespace tide_mkldnn {
@@ -78,9 +79,58 @@ void FcKernel(KernelContext& ctx) {
   });
 }
 
+// int8 (tide/ops/int8.hpp, int8.h): u8 / s8 Input [M, K], W quantized to s8 per column (kept),
+// the scaled bias, Scale_out and the activation in the attributes; Out u8 / s8 / float32, plain.
+void Int8FcKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Guarded(op, [&] {
+    Tensor x = ctx.Input("Input"), w = ctx.Input("W");
+    const tide::ops::FcShape s =
+        tide::ops::GetFcShape(op, x.dims(), w.dims(), ctx.Attr<int32_t>("in_num_col_dims"));
+    TIDE_CHECK(w.dtype() == TIDE_FP32, "op '", op, "' (int8): W must be float32, got ",
+               tide::DataTypeName(w.dtype()));
+    const bool bias = ctx.HasInput("Bias");
+    if (bias) tide::ops::CheckFcBias(op, ctx.Input("Bias").dims(), s.n);
+    const std::vector<EltwiseAlgo> act = Activation(ctx);
+    const tide::ops::Int8Scales sc = tide::ops::GetInt8Scales(ctx, op, s.n);
+    const memory::data_type dst_type = ToDnnlType(tide::ops::Int8OutputTypeOf(ctx));
+    const memory::data_type src_type = ToDnnlType(x.dtype());
+    const Int8Residual none;
+    Key key("fc int8");
+    key(s.m)(s.k)(s.n)(int64_t(bias))(int64_t(src_type));
+    AddInt8(key, sc, dst_type, act, none);
+    Exec e(ctx);
+    const memory::desc src_md({s.m, s.k}, src_type, Tag::ab), dst_md({s.m, s.n}, dst_type, Tag::ab);
+    const memory::desc w_md({s.k, s.n}, memory::data_type::f32, Tag::ab);
+    const memory::desc b_md({1, s.n}, memory::data_type::f32, Tag::ab);
+    auto entry = e.cache().GetOrCreate<FcPrim>(key.str(), [&] {
+      const memory::desc any_w({s.k, s.n}, memory::data_type::s8, Tag::any);
+      auto d = bias ? dnnl::matmul::desc(src_md, any_w, b_md, dst_md)
+                    : dnnl::matmul::desc(src_md, any_w, dst_md);
+      dnnl::matmul::primitive_desc pd(
+          d, Int8Attr(sc, dst_type != memory::data_type::f32, dst_type, act, none, 1 << 1),
+          e.engine());
+      return FcPrim{pd, dnnl::matmul(pd)};
+    });
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = PlainInputAs(e, x, src_md, op, "Input");
+    args[DNNL_ARG_WEIGHTS] = QuantizedWeights(e, w, PlainInputAs(e, w, w_md, op, "W"),
+                                              entry->pd.weights_desc(), sc.weights, 1 << 1);
+    if (bias) args[DNNL_ARG_BIAS] = ScaledBias(e, ctx.Input("Bias"), sc, b_md, op);
+    Tensor out = ctx.Output("Out");
+    args[DNNL_ARG_DST] = PlainOutputAs(e, out, s.out, dst_md, ctx.place());
+    e.Run(entry->prim, entry->pd, std::move(args));
+    e.Wait();
+  });
+}
+
 }  // namespace
 }  // namespace tide_mkldnn
 
 using namespace tide_mkldnn;  // NOLINT: registration macros below
 
 TIDE_MKLDNN_KERNEL_F32_BF16("fc", FcKernel);
+TIDE_ON_REGISTER([](tide::Registrar& r) {
+  for (TideDataType t : {TIDE_UINT8, TIDE_INT8})
+    r.Kernel("fc", "cpu", t, &Int8FcKernel, TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
+});

@@ -123,6 +123,10 @@ memory::desc DescOf(const Tensor& t, const char* op, const char* what) {
   TIDE_CHECK(t.dtype() == TIDE_FP32 || t.dtype() == TIDE_BF16, "op '", op,
              "' (oneDNN kernel): ", what, " holds ", tide::DataTypeName(t.dtype()),
              "; the oneDNN kernels take float32 or bfloat16");
+  return DescOfAnyType(t, op, what);
+}
+
+memory::desc DescOfAnyType(const Tensor& t, const char* op, const char* what) {
   Dims d = t.dims();
   TIDE_CHECK(!d.empty(), "op '", op, "' (oneDNN kernel): ", what, " has rank 0");
   const memory::data_type dt = ToDnnlType(t.dtype());
@@ -310,17 +314,24 @@ std::shared_ptr<ConvertedCopy> Exec::FindKept(ConvertedCache& cache, const std::
   return copy;
 }
 
-void Exec::Reorder(const memory& src, const memory& dst) {
+void Exec::Reorder(const memory& src, const memory& dst, const std::vector<float>& scales,
+                   int mask) {
   const memory::desc sd = src.get_desc(), dd = dst.get_desc();
   std::string key("reorder:");
   key.append(reinterpret_cast<const char*>(&sd.data), sizeof(sd.data));
   key.append(reinterpret_cast<const char*>(&dd.data), sizeof(dd.data));
+  if (!scales.empty()) {
+    key.append(reinterpret_cast<const char*>(&mask), sizeof(mask));
+    key.append(reinterpret_cast<const char*>(scales.data()), scales.size() * sizeof(float));
+  }
   struct Entry {
     dnnl::reorder::primitive_desc pd;
     dnnl::reorder prim;
   };
   auto entry = cache().GetOrCreate<Entry>(key, [&] {
-    dnnl::reorder::primitive_desc pd(engine(), sd, engine(), dd, DefaultAttr());
+    dnnl::primitive_attr attr = DefaultAttr();
+    if (!scales.empty()) attr.set_output_scales(mask, scales);
+    dnnl::reorder::primitive_desc pd(engine(), sd, engine(), dd, attr);
     return Entry{pd, dnnl::reorder(pd)};
   });
   Run(entry->prim, entry->pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
@@ -392,7 +403,12 @@ memory StorableOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory
 }
 
 memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what) {
-  memory m = e.View(t, op, what);
+  DescOf(t, op, what);  // its checks
+  return PlainViewAnyType(e, t, op, what);
+}
+
+memory PlainViewAnyType(Exec& e, const Tensor& t, const char* op, const char* what) {
+  memory m = e.View(DescOfAnyType(t, op, what), t.raw_data());
   if (!IsBlocked(t)) return m;
   Dims d = t.dims();
   return e.Convert(m, memory::desc(ToDnnlDims(d), m.get_desc().data_type(), PlainTag(d.size())));

@@ -163,6 +163,8 @@ bool IsBlocked(const Tensor& t);
 // over its (logical) dims, in its data type. Checks the dtype is float32 or bfloat16 and the layout
 // is one the plugin reads.
 memory::desc DescOf(const Tensor& t, const char* op, const char* what);
+// DescOf for data of any type oneDNN knows (the int8 kernels' u8 / s8 too).
+memory::desc DescOfAnyType(const Tensor& t, const char* op, const char* what);
 
 // A format tag `md` is exactly (dense, no padding beyond its dims' elements), among those an
 // output may be stored in; Tag::undef when none. The plain tag comes first.
@@ -269,8 +271,11 @@ class Exec {
   // returns), else null.
   std::shared_ptr<ConvertedCopy> FindKept(ConvertedCache& cache, const std::string& key,
                                           uint64_t content_version);
-  // dst <- src, converting the format (a cached reorder primitive).
-  void Reorder(const memory& src, const memory& dst);
+  // dst <- src, converting the format (a cached reorder primitive); with `scales`, each value
+  // multiplied by its scale (oneDNN's output scales: one, or one per index of the dims in `mask`)
+  // and converted to dst's type as oneDNN does (rounded half to even, saturated).
+  void Reorder(const memory& src, const memory& dst, const std::vector<float>& scales = {},
+               int mask = 0);
   // Runs `p`, adding a scratchpad of `pd`'s size (primitives are made with a user scratchpad).
   void Run(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
            std::unordered_map<int, memory> args);
@@ -290,6 +295,29 @@ class Exec {
 // Primitive attributes every kernel uses: a user-provided scratchpad (so the core's allocator
 // counts it).
 dnnl::primitive_attr DefaultAttr();
+
+// A primitive's arguments kept for reruns (a convolution's kernel state): the kernel points their
+// memories at each run's tensors; the scratchpad's buffer is each run's own.
+struct KeptArgs {
+  std::unordered_map<int, memory> args;
+  memory scratch;
+
+  // Keeps `a` for a primitive of `pd`, with a scratchpad placeholder where it needs one.
+  void Keep(std::unordered_map<int, memory> a, const dnnl::primitive_desc_base& pd,
+            const dnnl::engine& engine) {
+    args = std::move(a);
+    if (pd.scratchpad_desc().get_size() > 0) {
+      scratch = memory(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE);
+      args[DNNL_ARG_SCRATCHPAD] = scratch;
+    }
+  }
+  // Runs `p` on them with this run's scratchpad, and waits.
+  void Run(Exec& e, const dnnl::primitive& p) {
+    if (scratch) scratch.set_data_handle(e.Temp(scratch.get_desc().get_size()));
+    p.execute(e.stream(), args);
+    e.Wait();
+  }
+};
 
 // ---------------------------------------------------------------------------------------------
 // Output helpers.
@@ -316,6 +344,8 @@ memory StorableOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory
 
 // The dense row-major copy of any tensor (a reorder into a temporary when it is blocked).
 memory PlainView(Exec& e, const Tensor& t, const char* op, const char* what);
+// PlainView of data of any type oneDNN knows (DescOfAnyType).
+memory PlainViewAnyType(Exec& e, const Tensor& t, const char* op, const char* what);
 
 // Paddle's data_format = "NHWC" (conv2d, pool2d): a Tide tensor of dims [N, H, W, C] is oneDNN's
 // logical [N, C, H, W] in tag nhwc. NhwcView reads one (blocked data is made plain first);

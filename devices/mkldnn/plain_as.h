@@ -17,7 +17,7 @@ inline memory PlainInputAs(Exec& e, const Tensor& t, const memory::desc& md, con
   TIDE_CHECK(ToDnnlType(t.dtype()) == md.data_type(), "op '", op, "': ", what, " holds ",
              tide::DataTypeName(t.dtype()), ", not the kernel's ",
              tide::DataTypeName(FromDnnlType(md.data_type())));
-  return e.View(md, PlainView(e, t, op, what).get_data_handle());
+  return e.View(md, PlainViewAnyType(e, t, op, what).get_data_handle());
 }
 
 // Output `t`, allocated plain with `dims`, seen as `md`.

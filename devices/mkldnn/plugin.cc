@@ -84,5 +84,6 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
 TIDE_PLUGIN_REQUIRES("device_mkldnn", "0.1.0",
                      "oneDNN (MKLDNN) kernels and blocked layouts on the cpu place: conv2d, "
                      "pool2d, activations (eltwise), softmax, batch_norm, lrn, elementwise_add, "
-                     "concat, layer_norm, prelu, reduce_*, bilinear/nearest_interp and grads",
+                     "concat, layer_norm, prelu, reduce_*, bilinear/nearest_interp and grads; int8 "
+                     "fused_conv2d, fc, quantize, dequantize",
                      "device_cpu");

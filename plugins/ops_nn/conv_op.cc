@@ -8,6 +8,7 @@
 // (fused_activation.h), with no gradient. conv2d / depthwise_conv2d keep refusing those fusions
 // (not every device's kernel implements them).
 #include <tide/ops/conv.hpp>
+#include <tide/ops/int8.hpp>
 #include <tuple>
 #include <utility>
 
@@ -27,8 +28,10 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   const bool fused = std::string(op) == "fused_conv2d";
   TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
-  // fused_conv2d reads a float32 Filter under 16-bit Input (AsFloat32Param: bf16 inference).
-  const bool float32_filter = fused && ft == TIDE_FP32 && (xt == TIDE_BF16 || xt == TIDE_FP16);
+  // fused_conv2d reads a float32 Filter under 16-bit Input (AsFloat32Param: bf16 inference) and
+  // under u8/s8 Input (int8 inference: tide/ops/int8.hpp).
+  const bool float32_filter =
+      fused && ft == TIDE_FP32 && (xt == TIDE_BF16 || xt == TIDE_FP16 || tide::ops::IsInt8Type(xt));
   TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft || float32_filter, "op '", op,
              "': Input is ", tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
   if (!fused)
@@ -61,7 +64,8 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
     }
   }
   ctx.SetOutputDims("Output", out_dims);
-  ctx.SetOutputDataType("Output", xt);
+  ctx.SetOutputDataType("Output",
+                        fused && tide::ops::IsInt8Type(xt) ? tide::ops::Int8OutputTypeOf(ctx) : xt);
 }
 
 // fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
@@ -253,13 +257,13 @@ tide::OpSchema ConvAttrs(tide::OpSchema s, bool fused = false) {
       // Paddle 2.x's backend hints, carried by its saved programs; none changes the result.
       .Attr("is_test", false, "Paddle's inference hint (ignored)")
       .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
-      .Attr("force_fp32_output", false, "int8 hint of Paddle's oneDNN kernel (ignored)")
-      .Attr("Scale_in", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
-      .Attr("Scale_out", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
-      .Attr("Scale_in_eltwise", 1.0f, "int8 scale of Paddle's oneDNN kernel (ignored)")
+      // int8 inference (tide/ops/int8.hpp): read by fused_conv2d's u8/s8 kernels, else ignored.
+      .Attr("force_fp32_output", false, "int8: Output float32 (else u8 / s8 by Scale_out)")
+      .Attr("Scale_in", 1.0f, "int8: Input's scale (Input = round(x * Scale_in))")
+      .Attr("Scale_out", 1.0f, "int8: Output's scale, unless force_fp32_output")
+      .Attr("Scale_in_eltwise", 1.0f, "int8: ResidualData's scale when it is u8 / s8")
       .Attr("Scale_weights", std::vector<float>{1.0f},
-            "int8 scales of Paddle's oneDNN kernel "
-            "(ignored)")
+            "int8: the Filter's scale per output channel (or one for all)")
       .Attr("fuse_alpha", 0.0f,
             fused ? "fuse_activation's alpha (Paddle's meaning: see "
                     "fuse_activation)"

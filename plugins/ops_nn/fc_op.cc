@@ -6,6 +6,7 @@
 // then the bias and activation in one pass over Out. No gradient.
 #include <string>
 #include <tide/ops/fc.hpp>
+#include <tide/ops/int8.hpp>
 
 #include "fused_activation.h"
 #include "gemm.h"
@@ -28,7 +29,8 @@ void FcInferShape(tide::InferShapeContext& ctx) {
                                           ctx.Attr<int32_t>("in_num_col_dims"));
   if (ctx.HasInput("Bias")) tide::ops::CheckFcBias("fc", ctx.InputDims("Bias"), s.n);
   ctx.SetOutputDims("Out", s.out);
-  ctx.SetOutputDataType("Out", ctx.InputDataType("Input"));
+  const TideDataType xt = ctx.InputDataType("Input");
+  ctx.SetOutputDataType("Out", tide::ops::IsInt8Type(xt) ? tide::ops::Int8OutputTypeOf(ctx) : xt);
 }
 
 template <typename T>
@@ -90,7 +92,13 @@ tide::OpSchema FcSchema() {
                    "supported");
       })
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)")
-      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)");
+      .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
+      // int8 inference (tide/ops/int8.hpp): read by the u8/s8 kernels (Paddle's names).
+      .Attr("force_fp32_output", false, "int8: Out float32 (else u8 / s8 by Scale_out)")
+      .Attr("Scale_in", 1.0f, "int8: Input's scale (Input = round(x * Scale_in))")
+      .Attr("Scale_out", 1.0f, "int8: Out's scale, unless force_fp32_output")
+      .Attr("Scale_weights", std::vector<float>{1.0f},
+            "int8: W's scale per column (output channel), or one for all");
 }
 
 }  // namespace

@@ -394,10 +394,18 @@ def _load_paddle_inference_model(path, executor, model_filename, params_filename
 
 
 def _optimize_inference(
-    program, executor, scope, created, skip_passes=(), precision="float32", transpile=True
+    program,
+    executor,
+    scope,
+    created,
+    skip_passes=(),
+    precision="float32",
+    transpile=True,
+    calibration=None,
 ):
     """InferenceTranspiler on a just-loaded program (with `transpile`), then the rewrite into
-    `precision` ("bf16": tide.contrib.mixed_precision.bf16_inference); then the parameters this
+    `precision` ("bf16": tide.contrib.mixed_precision.bf16_inference; "int8":
+    tide.contrib.quantization.quantize_post_training on `calibration`); then the parameters this
     load created (`created`: not in the scope before) that the program no longer reads (a folded
     filter's original, a folded batch_norm's statistics, a parameter cast to bfloat16) are
     dropped from the scope and the program."""
@@ -407,6 +415,13 @@ def _optimize_inference(
         InferenceTranspiler().transpile(program, place, scope, skip_passes=skip_passes)
     if precision == "bf16":
         bf16_inference(program, place, scope)
+    if precision == "int8":
+        from .contrib import quantization  # breaks the cycle io -> quantization.ptq_class -> io
+
+        if calibration is None:  # a QDQ model: its own scales
+            quantization.quantize_qdq(program, scope, place)
+        else:
+            quantization.quantize_post_training(program, executor, scope, calibration, place)
     block = program.global_block()
     read = set()
     for b in range(program.num_blocks):
@@ -428,7 +443,7 @@ def _local_names(scope):
     return set((scope or global_scope()).local_var_names())
 
 
-PRECISIONS = ("float32", "bf16")  # load_inference_model's `precision`
+PRECISIONS = ("float32", "bf16", "int8")  # load_inference_model's `precision`
 
 
 def load_inference_model(
@@ -440,6 +455,7 @@ def load_inference_model(
     optimize=True,
     skip_passes=(),
     precision="float32",
+    calibration=None,
 ):
     """Returns [program, feed names, fetch target Variables]; the parameters are loaded into
     the scope (on the executor's place; the CPU without one).
@@ -459,10 +475,19 @@ def load_inference_model(
     `precision="bf16"` then puts the ops the executor's place computes in bfloat16 in it
     (tide.contrib.mixed_precision.bf16_inference: feeds and fetched values stay float32; where
     the place computes no op in bfloat16 a warning says why and the program stays float32;
-    docs/mixed_precision.md, "bf16 inference")."""
+    docs/mixed_precision.md, "bf16 inference"). `precision="int8"` quantizes its convolutions
+    and fc ops to int8 after calibrating on `calibration`, a list of {feed name: array} batches
+    (tide.contrib.quantization.quantize_post_training with algo "abs_max"); a model Paddle's
+    quantization tools saved in QDQ form needs no calibration: its own scales are used
+    (tide.contrib.quantization.quantize_qdq; docs/mixed_precision.md, "int8 inference")."""
     if precision not in PRECISIONS:
         raise ValueError(
             "load_inference_model: precision must be one of %s, got %r" % (PRECISIONS, precision)
+        )
+    if calibration is not None and precision != "int8":
+        raise ValueError(
+            "load_inference_model: calibration (the {feed name: array} batches int8 calibrates "
+            "on) goes with precision='int8', got precision=%r" % precision
         )
     dirname = os.fspath(dirname)
     rewrite = optimize or precision != "float32"
@@ -474,7 +499,7 @@ def load_inference_model(
         if rewrite:
             created = _local_names(scope) - before
             _optimize_inference(
-                result[0], executor, scope, created, skip_passes, precision, optimize
+                result[0], executor, scope, created, skip_passes, precision, optimize, calibration
             )
         return result
     if executor is None:
@@ -489,7 +514,9 @@ def load_inference_model(
     load_persistables(executor, dirname, program, params_filename, scope)
     if rewrite:
         created = _local_names(scope) - before
-        _optimize_inference(program, executor, scope, created, skip_passes, precision, optimize)
+        _optimize_inference(
+            program, executor, scope, created, skip_passes, precision, optimize, calibration
+        )
     block = program.global_block()
     feeds = sorted((op.attr("col"), op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attr("col"), op.input("X")[0]) for op in block.ops if op.type == "fetch")

@@ -10,6 +10,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from digits_nets import digits as _digits
+from digits_nets import lenet as _lenet
+from digits_nets import mlp as _mlp
 from sim_scripts import SIM, needs_sim
 from sim_scripts import run_script as _run
 
@@ -20,31 +23,6 @@ from tide.contrib.mixed_precision.rewrite import kernel_types
 has_bf16_kernels = pytest.mark.skipif(
     "bfloat16" not in kernel_types("mul", "cpu"), reason="no oneDNN bfloat16 kernels loaded"
 )
-
-
-def _digits(shape, seed=0):
-    datasets = pytest.importorskip("sklearn.datasets")
-    x, y = datasets.load_digits(return_X_y=True)
-    x = (x / 16.0).astype("float32").reshape((-1,) + shape)
-    y = y.astype("int64").reshape(-1, 1)
-    idx = np.random.RandomState(seed).permutation(len(x))
-    cut = int(0.8 * len(x))
-    return (x[idx[:cut]], y[idx[:cut]]), (x[idx[cut:]], y[idx[cut:]])
-
-
-def _mlp(img):
-    h = tide.layers.fc(img, size=128, act="relu")
-    h = tide.layers.fc(h, size=64, act="relu")
-    return tide.layers.fc(h, size=10, act="softmax")
-
-
-def _lenet(img):
-    c1 = tide.layers.conv2d(img, num_filters=16, filter_size=3, padding=1, act="relu")
-    p1 = tide.layers.pool2d(c1, pool_size=2, pool_stride=2, pool_type="max")
-    c2 = tide.layers.conv2d(p1, num_filters=32, filter_size=3, padding=1, act="relu")
-    p2 = tide.layers.pool2d(c2, pool_size=2, pool_stride=2, pool_type="max")
-    h = tide.layers.fc(p2, size=64, act="relu")
-    return tide.layers.fc(h, size=10, act="softmax")
 
 
 def _train(net, shape, bf16, passes, lr=0.002, batch=64, seed=1):

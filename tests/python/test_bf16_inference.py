@@ -137,7 +137,7 @@ def test_float32_is_the_default_and_changes_nothing():
 
 def test_a_bad_precision_names_the_allowed_ones():
     with pytest.raises(
-        ValueError, match=r"precision must be one of \('float32', 'bf16'\), got 'fp8'"
+        ValueError, match=r"precision must be one of \('float32', 'bf16', 'int8'\), got 'fp8'"
     ):
         tide.io.load_inference_model(os.path.join(FIXTURES, "resnet18"), precision="fp8")
 

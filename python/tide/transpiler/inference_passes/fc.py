@@ -7,6 +7,8 @@ X of rank >= 3 (the token-wise layers of a transformer; a classifier's rank-2 ma
 ResNet's last layer, is left as it is), the bias a persistable [N] added on the last axis, and
 nothing else reading the matmul's output (nor the sum, when an activation follows)."""
 
+import numpy as np
+
 from .activation import _fused_activation
 
 
@@ -22,30 +24,40 @@ def _bias_add(g, out, n):
     return add
 
 
-def fuse_fc(g):
+def _columns(mm, xs):
+    """in_num_col_dims of the fc computing matmul `mm` of an X of dims `xs`: matmul_v2's last
+    axis, mul's x_num_col_dims (None where its Y is not [K, N])."""
+    if mm.type == "mul":
+        return mm.attr("x_num_col_dims") if mm.attr("y_num_col_dims") == 1 else None
+    return None if mm.attr("trans_x") or mm.attr("trans_y") else len(xs) - 1
+
+
+def fuse_fc(g, min_rank=3, op_types=("matmul_v2",)):
     """Fuses the first matmul_v2 + bias add [+ activation] it finds (the module says which)
     into one fc op.
 
     Args:
         g (Graph): the program's block 0 as the passes see it.
+        min_rank (int): X's least rank (int8 quantization, which has int8 kernels for fc only,
+            fuses a classifier's rank-2 products too: 2).
+        op_types (tuple): the products fused: matmul_v2, and for int8 mul (Fluid's fc layer).
 
     Returns:
         bool: whether it changed the program (the transpiler runs a pass until it does not).
     """
-    for mm in g.ops("matmul_v2"):
-        if mm.attr("trans_x") or mm.attr("trans_y"):
-            continue
+    for mm in [op for op in g.block.ops if op.type in op_types]:
         x, w, out = mm.input("X")[0], mm.input("Y")[0], mm.output("Out")[0]
         xs, ws = g.shape(x), g.shape(w)
-        if xs is None or len(xs) < 3 or not g.persistable(w) or ws is None or len(ws) != 2:
+        if xs is None or len(xs) < min_rank or not g.persistable(w) or ws is None or len(ws) != 2:
             continue
-        if xs[-1] not in (-1, ws[0]):
+        cols = _columns(mm, xs)
+        if cols is None or (min(xs[cols:]) >= 0 and int(np.prod(xs[cols:])) != ws[0]):
             continue
         add = _bias_add(g, out, ws[1])
         if add is None or not g.intermediate(out, add):
             continue
         ops, result = [mm, add], add.output("Out")[0]
-        attrs = {"in_num_col_dims": len(xs) - 1}
+        attrs = {"in_num_col_dims": cols}
         act = g.only_reader(result)
         fused = _fused_activation(act) if act is not None and "X" in act.desc.inputs() else None
         if fused is not None and act.input("X") == [result] and g.intermediate(result, act):
