@@ -283,6 +283,8 @@ def add_rows(table, batch, best, gaps, cpu):
             "paddle-inference-int8",
             "onnxruntime",
             "onnxruntime-int8",
+            "pytorch",
+            "pytorch-bf16",
         )
         if f in best
     }

@@ -8,7 +8,9 @@ bfloat16 (issue 32): tide-bf16 is load_inference_model(precision="bf16") (the fu
 in bfloat16 on oneDNN, what stays float32 on oneDNN too), against the same peers and Paddle
 Inference's own oneDNN bfloat16 (paddle-inference-bf16); its output must be within bfloat16's
 tolerance (2e-2 of the largest) of Paddle's float32 one. The ISA line says what oneDNN ran
-bfloat16 with. PyTorch is no peer here (no torchvision ResNet-50 loading Paddle's weights).
+bfloat16 with. PyTorch (pytorch, pytorch-bf16: torchvision's ResNet-50 holding the saved model's
+weights, traced and frozen, bf16 by autocast; torch_resnet50.py) is a peer where the venv has
+torch and torchvision.
 
 int8 (issue 32): tide-int8 is load_inference_model(precision="int8") calibrated on 4 random
 batches of 2 (every convolution and the classifier in int8 on oneDNN), against ONNX Runtime's
@@ -47,6 +49,8 @@ FRAMEWORKS = [
     "tide-int8",
     "paddle-inference-int8",
     "onnxruntime-int8",
+    "pytorch",
+    "pytorch-bf16",
 ]
 
 
@@ -100,21 +104,26 @@ def export(model_dir, frameworks):
 def worker(case, args):
     framework, batch = case.rsplit(":", 1)
     set_threads(args.threads)
-    if framework.startswith("tide"):
-        setup_paths()
+    if framework.startswith(("tide", "pytorch")):
+        setup_paths()  # PyTorch's peer reads the saved weights with Tide's loader
     feed = (
         np.random.RandomState(int(batch))
         .standard_normal((int(batch), 3, 224, 224))
         .astype(np.float32)
     )
-    fn = peers.make_runner(
-        framework,
-        args.prefix,
-        args.prefix + ".pdmodel",
-        feed,
-        args.threads,
-        optimize=not args.no_optimize,
-    )
+    if framework.startswith("pytorch"):
+        import torch_resnet50
+
+        fn = torch_resnet50.runner(args.prefix, feed, args.threads, bf16=framework.endswith("bf16"))
+    else:
+        fn = peers.make_runner(
+            framework,
+            args.prefix,
+            args.prefix + ".pdmodel",
+            feed,
+            args.threads,
+            optimize=not args.no_optimize,
+        )
     peers.time_worker(fn, args.reps, args.model_dir, framework, batch)
 
 
