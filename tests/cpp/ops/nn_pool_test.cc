@@ -99,6 +99,22 @@ NnOp PoolOp(const PoolCase& k, TestTensor x) {
       .Attr("adaptive", k.adaptive);
 }
 
+// pool2d on x and its grad op fed Out@GRAD = dout: "out" and "x@GRAD".
+std::map<std::string, TestTensor> RunPoolWithGrad(const PoolCase& k, TestTensor x,
+                                                  TestTensor dout) {
+  NnOp op = PoolOp(k, std::move(x));
+  core::OpDesc fwd;
+  core::ProgramDesc prog = op.Build(&fwd);
+  core::BlockDesc* b = prog.MutableBlock(0);
+  core::VarDesc* dv = b->Var("out@GRAD");
+  dv->set_dtype(dout.dtype);
+  dv->set_shape(dout.dims);
+  for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
+  auto feeds = op.feeds();
+  feeds["out@GRAD"] = std::move(dout);
+  return RunProgram(prog, feeds, {"x@GRAD", "out"});
+}
+
 class NnPool2dTest : public ::testing::TestWithParam<TideDataType> {};
 
 TEST_P(NnPool2dTest, ForwardMatchesReference) {
@@ -144,17 +160,8 @@ TEST_P(NnPool2dTest, MaxGradGoesToTheFirstMaximum) {
   k.n = k.c = 1;
   k.h = k.w = 2;
   k.out_hw = {1, 1};
-  NnOp op = PoolOp(k, Values({1, 1, 2, 2}, {0.5, 2.0, 2.0, -1.0}, GetParam()));
-  core::OpDesc fwd;
-  core::ProgramDesc prog = op.Build(&fwd);
-  core::BlockDesc* b = prog.MutableBlock(0);
-  core::VarDesc* dv = b->Var("out@GRAD");
-  dv->set_dtype(GetParam());
-  dv->set_shape({1, 1, 1, 1});
-  for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
-  auto feeds = op.feeds();
-  feeds["out@GRAD"] = Values({1, 1, 1, 1}, {3.0}, GetParam());
-  auto got = RunProgram(prog, feeds, {"x@GRAD", "out"});
+  auto got = RunPoolWithGrad(k, Values({1, 1, 2, 2}, {0.5, 2.0, 2.0, -1.0}, GetParam()),
+                             Values({1, 1, 1, 1}, {3.0}, GetParam()));
   ExpectNear(got["out"], {2.0});
   ExpectNear(got["x@GRAD"], {0.0, 3.0, 0.0, 0.0});
 }
@@ -186,17 +193,8 @@ TEST_P(NnPool2dTest, Max2x2TiesGoToTheFirstMaximum) {
   k.h = 2;
   k.w = w;
   k.out_hw = {1, ow};
-  NnOp op = PoolOp(k, Values({1, 1, 2, w}, x, GetParam()));
-  core::OpDesc fwd;
-  core::ProgramDesc prog = op.Build(&fwd);
-  core::BlockDesc* b = prog.MutableBlock(0);
-  core::VarDesc* dv = b->Var("out@GRAD");
-  dv->set_dtype(GetParam());
-  dv->set_shape({1, 1, 1, ow});
-  for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
-  auto feeds = op.feeds();
-  feeds["out@GRAD"] = Values({1, 1, 1, ow}, go, GetParam());
-  auto got = RunProgram(prog, feeds, {"x@GRAD", "out"});
+  auto got = RunPoolWithGrad(k, Values({1, 1, 2, w}, x, GetParam()),
+                             Values({1, 1, 1, ow}, go, GetParam()));
   ExpectNear(got["out"], want_out);
   ExpectNear(got["x@GRAD"], want_dx);
 }
