@@ -99,20 +99,13 @@ NnOp PoolOp(const PoolCase& k, TestTensor x) {
       .Attr("adaptive", k.adaptive);
 }
 
-// pool2d on x and its grad op fed Out@GRAD = dout: "out" and "x@GRAD".
+// pool2d's Out and X@GRAD (keys "out", "x@GRAD") for x, with Out@GRAD = dout.
 std::map<std::string, TestTensor> RunPoolWithGrad(const PoolCase& k, TestTensor x,
                                                   TestTensor dout) {
-  NnOp op = PoolOp(k, std::move(x));
-  core::OpDesc fwd;
-  core::ProgramDesc prog = op.Build(&fwd);
-  core::BlockDesc* b = prog.MutableBlock(0);
-  core::VarDesc* dv = b->Var("out@GRAD");
-  dv->set_dtype(dout.dtype);
-  dv->set_shape(dout.dims);
-  for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
-  auto feeds = op.feeds();
-  feeds["out@GRAD"] = std::move(dout);
-  return RunProgram(prog, feeds, {"x@GRAD", "out"});
+  const NnOp op = PoolOp(k, std::move(x));
+  auto got = op.Run();
+  got["x@GRAD"] = op.RunGrad(core::Place("cpu", 0), {"x"}, {{"out", std::move(dout)}})["x"];
+  return got;
 }
 
 class NnPool2dTest : public ::testing::TestWithParam<TideDataType> {};
