@@ -304,6 +304,22 @@ struct PowG {
   }
 };
 
+// f(0) + ... + f(n - 1) in kLanes interleaved partial sums: one serial chain of float adds
+// reassociated so that it vectorises (a conv bias's gradient sums oh * ow values per image).
+template <typename F>
+auto RunSum(int64_t n, F&& f) {
+  using T = decltype(f(int64_t(0)));
+  constexpr int64_t kLanes = 8;
+  T part[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) part[l] += f(k + l);
+  T acc = T(0);
+  for (; k < n; ++k) acc += f(k);
+  for (int64_t l = 0; l < kLanes; ++l) acc += part[l];
+  return acc;
+}
+
 // The grads read their inputs through tide/ops/elementwise.hpp; dY is summed into (zeroed first),
 // and dX too on the numpy path.
 template <typename T, typename G>
@@ -348,25 +364,27 @@ void ElementwiseGradKernel(KernelContext& ctx) {
     }
     return;
   }
-  for (int64_t i = 0; i < b.pre; ++i)
-    for (int64_t j = 0; j < b.n; ++j) {
-      const T yv = g.y[j];
-      const int64_t base = (i * b.n + j) * b.post;
-      T acc = 0;
-      for (int64_t k = 0; k < b.post; ++k) {
-        const int64_t e = base + k;
-        const T o = g.out ? g.out[e] : T(0);
-        const T yy = b.same ? g.y[e] : yv;
-        if (g.dx) g.dx[e] = g.dout[e] * G::DX(g.x[e], yy, o);
-        if (g.dy) {
-          if (b.same)
-            g.dy[e] = g.dout[e] * G::DY(g.x[e], yy, o);
-          else
-            acc += g.dout[e] * G::DY(g.x[e], yy, o);
-        }
+  if (!b.same) {  // Y over X's middle dims (a conv's bias): dY sums each run of `post` elements
+    for (int64_t i = 0; i < b.pre; ++i)
+      for (int64_t j = 0; j < b.n; ++j) {
+        const T yv = g.y[j];
+        const int64_t base = (i * b.n + j) * b.post;
+        const T* o = g.out ? g.out + base : nullptr;
+        if (g.dx)
+          for (int64_t k = 0; k < b.post; ++k)
+            g.dx[base + k] = g.dout[base + k] * G::DX(g.x[base + k], yv, o ? o[k] : T(0));
+        if (g.dy)
+          g.dy[j] += RunSum(b.post, [&](int64_t k) {
+            return g.dout[base + k] * G::DY(g.x[base + k], yv, o ? o[k] : T(0));
+          });
       }
-      if (g.dy && !b.same) g.dy[j] += acc;
-    }
+    return;
+  }
+  for (int64_t e = 0; e < g.x_numel; ++e) {  // same dims
+    const T o = g.out ? g.out[e] : T(0);
+    if (g.dx) g.dx[e] = g.dout[e] * G::DX(g.x[e], g.y[e], o);
+    if (g.dy) g.dy[e] = g.dout[e] * G::DY(g.x[e], g.y[e], o);
+  }
 }
 
 template <typename T>

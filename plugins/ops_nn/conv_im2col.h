@@ -2,7 +2,8 @@
 // A batch is cut into chunks of images, one per CPU thread when there are enough images (each
 // chunk with its own scratch, its GEMMs single-threaded inside the pool's range); within a chunk,
 // up to `per_gemm` images sit side by side in one column matrix [C*kh*kw, per_gemm * oh*ow], so
-// small images (LeNet's 8x8) still give GEMMs a long dimension instead of one tiny GEMM per image.
+// small images (LeNet's 8x8) still give GEMMs a long dimension instead of one tiny GEMM per image
+// (larger ones, a long dimension of their own, keep one image per GEMM).
 #pragma once
 
 #include <tide/cpu_context.h>
@@ -15,6 +16,12 @@
 #include "common.h"
 
 namespace ops_nn {
+
+// dst[0, n) += src[0, n), vectorised (the two never overlap: col2im's image and columns).
+template <typename T>
+inline void AddRow(const T* __restrict src, int64_t n, T* __restrict dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+}
 
 // col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - ph + i*dh][ox*sw - pw + j*dw] (0 outside the
 // image), rows `ld` elements apart (ld >= oh*ow: other images' columns sit between).
@@ -65,7 +72,10 @@ void Col2Im(const tide::ops::ConvGeom& g, const T* col, int64_t ld, T* dx) {
           if (iy < 0 || iy >= g.h) continue;
           T* d = dst + iy * g.w;
           const T* s = src + oy * g.ow;
-          for (int64_t ox = ox0; ox < ox1; ++ox) d[ox * g.sw + dxo] += s[ox];
+          if (g.sw == 1)
+            AddRow(s + ox0, ox1 - ox0, d + ox0 + dxo);
+          else
+            for (int64_t ox = ox0; ox < ox1; ++ox) d[ox * g.sw + dxo] += s[ox];
         }
       }
 }
@@ -80,9 +90,14 @@ struct ConvBatchPlan {
   int64_t chunk_elems() const { return col_elems + rows_elems; }
 };
 
-// Column matrices of at most this many elements per chunk (1 MiB of float32): long enough GEMMs
-// while the scratch stays small next to the activations.
-constexpr int64_t kColBudget = int64_t(1) << 18;
+// Column matrices of at most this many elements per chunk (256 KiB of float32): long enough GEMMs
+// while the columns and the GEMM's output rows stay in a core's L2 (1 MiB columns spilled it:
+// LeNet's 20->50 5x5 conv at batch 64, forward + backward, took 1.06x this CPU time at 1 thread).
+constexpr int64_t kColBudget = int64_t(1) << 16;
+// Images share a GEMM only until it has this many columns: more adds only the copies between
+// images and rows (LeNet's 1->20 5x5 conv, 576 columns an image, forward + backward at 1 thread:
+// 1.78-1.81 ms CPU one image per GEMM, 1.90-1.98 four).
+constexpr int64_t kGemmCols = 256;
 
 inline ConvBatchPlan PlanConvBatch(const tide::KernelContext& ctx, const tide::ops::ConvGeom& g,
                                    bool pointwise) {
@@ -94,8 +109,10 @@ inline ConvBatchPlan PlanConvBatch(const tide::KernelContext& ctx, const tide::o
   if (flops >= (int64_t(1) << 22))
     p.chunks = std::max<int64_t>(1, std::min<int64_t>(cpu.num_threads, g.n));
   if (pointwise) return p;
-  p.per_gemm = std::max<int64_t>(1, std::min((g.n + p.chunks - 1) / p.chunks,
-                                             kColBudget / std::max<int64_t>(col_per_image, 1)));
+  const int64_t ohw = std::max<int64_t>(g.oh * g.ow, 1);
+  p.per_gemm =
+      std::max<int64_t>(1, std::min({(g.n + p.chunks - 1) / p.chunks, (kGemmCols + ohw - 1) / ohw,
+                                     kColBudget / std::max<int64_t>(col_per_image, 1)}));
   p.col_elems = p.per_gemm * col_per_image;
   if (p.per_gemm > 1) p.rows_elems = g.m * p.per_gemm * g.oh * g.ow;
   return p;

@@ -1,11 +1,13 @@
 // pool_op.cc: pool2d (max / avg over NCHW windows, or NHWC ones on transposed copies; global,
 // ceil_mode, exclusive, adaptive, padding_algorithm) and its grad, with Fluid 1.x window rules
 // (tide/ops/pool.hpp): a window is clipped to the image (padding never wins a max); an exclusive
-// avg divides by the clipped window's size, a non-exclusive one by kh * kw.
+// avg divides by the clipped window's size, a non-exclusive one by kh * kw. Max over 2x2 windows
+// at stride 2 takes its own loops (pool_max2x2.h), with the same results.
 #include <tide/ops/pool.hpp>
 
 #include "common.h"
 #include "layout.h"
+#include "pool_max2x2.h"
 
 namespace ops_nn {
 namespace {
@@ -30,8 +32,13 @@ void PoolKernel(KernelContext& ctx) {
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
+  const bool max2x2 = IsMaxPool2x2(g);
   ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) tide::ops::PoolPlane(g, xd + p * plane, od + p * oplane);
+    for (int64_t p = b; p < e; ++p)
+      if (max2x2)
+        MaxPool2x2Plane(g, xd + p * plane, od + p * oplane);
+      else
+        tide::ops::PoolPlane(g, xd + p * plane, od + p * oplane);
   });
   StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
@@ -52,9 +59,13 @@ void PoolGradKernel(KernelContext& ctx) {
   const T* gd = AsNchw<T>(ctx, dout, nhwc);
   T* dd = NchwOutput<T>(ctx, dx, x_nchw, nhwc);
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
+  const bool max2x2 = IsMaxPool2x2(g);
   ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p)
-      tide::ops::PoolGradPlane(g, xd + p * plane, gd + p * oplane, dd + p * plane);
+      if (max2x2)
+        MaxPool2x2GradPlane(g, xd + p * plane, gd + p * oplane, dd + p * plane);
+      else
+        tide::ops::PoolGradPlane(g, xd + p * plane, gd + p * oplane, dd + p * plane);
   });
   StoreNhwc(ctx, dd, dx, x_nchw, nhwc);
 }

@@ -78,6 +78,13 @@ TEST_P(ElementwiseTest, GradsMatchFiniteDifferences) {
         .Output("Out", "out")
         .Attr("axis", int32_t(1))
         .CheckGrad({"x", "y"}, "out", rtol, 1e-4, delta);
+    // A conv bias's shape: dY sums runs of 19 (8-lane partial sums, then a tail of 3).
+    OpTester(c.op)
+        .Input("X", "x", Random({2, 3, 19}, GetParam(), -1, 1, 12))
+        .Input("Y", "y", Random({3}, GetParam(), 0.5, 2, 13))
+        .Output("Out", "out")
+        .Attr("axis", int32_t(1))
+        .CheckGrad({"x", "y"}, "out", rtol, 1e-4, delta);
     OpTester(c.op)
         .Input("X", "x", Random({2, 3}, GetParam(), -1, 1, 10))
         .Input("Y", "y", Random({2, 3}, GetParam(), 0.5, 2, 11))

@@ -1,6 +1,7 @@
 // nn_pool_test.cc: pool2d (max/avg, paddings, global, ceil_mode, exclusive, adaptive) against a
 // float64 loop written from Fluid 1.x's window rules, grads against finite differences.
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <random>
 
@@ -31,6 +32,9 @@ const PoolCase kCases[] = {
     {"avg_ceil_inclusive", "avg", 1, 2, 7, 6, 3, 3, 2, 2, 0, 0, false, true, false, false, {3, 3}},
     {"avg_adaptive", "avg", 1, 2, 7, 5, 3, 2, 1, 1, 0, 0, false, false, true, true, {3, 2}},
     {"max_adaptive", "max", 1, 2, 7, 5, 3, 2, 1, 1, 0, 0, false, false, true, true, {3, 2}},
+    // 2x2 / 2 with a last row and column outside every window; 5 outputs a row (4 at once + 1).
+    {"max2x2_odd", "max", 2, 3, 7, 11, 2, 2, 2, 2, 0, 0, false, false, true, false, {3, 5}},
+    {"max2x2_wide", "max", 1, 2, 4, 20, 2, 2, 2, 2, 0, 0, false, false, true, false, {2, 10}},
 };
 
 // Fluid 1.x: window [i*s - p, i*s - p + k) clipped to the image; avg divides by the clipped
@@ -95,6 +99,15 @@ NnOp PoolOp(const PoolCase& k, TestTensor x) {
       .Attr("adaptive", k.adaptive);
 }
 
+// pool2d's Out and X@GRAD (keys "out", "x@GRAD") for x, with Out@GRAD = dout.
+std::map<std::string, TestTensor> RunPoolWithGrad(const PoolCase& k, TestTensor x,
+                                                  TestTensor dout) {
+  const NnOp op = PoolOp(k, std::move(x));
+  auto got = op.Run();
+  got["x@GRAD"] = op.RunGrad(core::Place("cpu", 0), {"x"}, {{"out", std::move(dout)}})["x"];
+  return got;
+}
+
 class NnPool2dTest : public ::testing::TestWithParam<TideDataType> {};
 
 TEST_P(NnPool2dTest, ForwardMatchesReference) {
@@ -140,19 +153,43 @@ TEST_P(NnPool2dTest, MaxGradGoesToTheFirstMaximum) {
   k.n = k.c = 1;
   k.h = k.w = 2;
   k.out_hw = {1, 1};
-  NnOp op = PoolOp(k, Values({1, 1, 2, 2}, {0.5, 2.0, 2.0, -1.0}, GetParam()));
-  core::OpDesc fwd;
-  core::ProgramDesc prog = op.Build(&fwd);
-  core::BlockDesc* b = prog.MutableBlock(0);
-  core::VarDesc* dv = b->Var("out@GRAD");
-  dv->set_dtype(GetParam());
-  dv->set_shape({1, 1, 1, 1});
-  for (const auto& g : core::MakeGradOps(fwd, {})) AppendChecked(b, g);
-  auto feeds = op.feeds();
-  feeds["out@GRAD"] = Values({1, 1, 1, 1}, {3.0}, GetParam());
-  auto got = RunProgram(prog, feeds, {"x@GRAD", "out"});
+  auto got = RunPoolWithGrad(k, Values({1, 1, 2, 2}, {0.5, 2.0, 2.0, -1.0}, GetParam()),
+                             Values({1, 1, 1, 1}, {3.0}, GetParam()));
   ExpectNear(got["out"], {2.0});
   ExpectNear(got["x@GRAD"], {0.0, 3.0, 0.0, 0.0});
+}
+
+TEST_P(NnPool2dTest, Max2x2TiesGoToTheFirstMaximum) {
+  // 2x2 windows at stride 2 (pool_max2x2.h's loops, 4 windows at once and then one by one):
+  // each window's gradient to its first maximum in scan order (a b / c d), whatever ties.
+  const std::vector<std::array<double, 4>> windows = {
+      {1, 1, 1, 1}, {0, 2, 2, 1},     {0, 1, 2, 2},
+      {0, 1, 2, 3}, {3, 1, 3, 0},     {-0.0, 0.0, 0.0, -0.0},
+      {1, 2, 1, 2}, {-5, -4, -3, -6}, {-1e30, -2e30, -1e30, -1e30}};
+  const int64_t ow = static_cast<int64_t>(windows.size()), w = 2 * ow;
+  std::vector<double> x(2 * w), go(ow), want_out(ow), want_dx(2 * w, 0.0);
+  for (int64_t i = 0; i < ow; ++i) {
+    const auto& v = windows[i];
+    x[2 * i] = v[0];
+    x[2 * i + 1] = v[1];
+    x[w + 2 * i] = v[2];
+    x[w + 2 * i + 1] = v[3];
+    go[i] = 1.5 + i;
+    int first = 0;
+    for (int k = 1; k < 4; ++k)
+      if (v[k] > v[first]) first = k;
+    want_out[i] = v[first];
+    want_dx[(first / 2) * w + 2 * i + first % 2] = go[i];
+  }
+  PoolCase k = kCases[0];
+  k.n = k.c = 1;
+  k.h = 2;
+  k.w = w;
+  k.out_hw = {1, ow};
+  auto got = RunPoolWithGrad(k, Values({1, 1, 2, w}, x, GetParam()),
+                             Values({1, 1, 1, ow}, go, GetParam()));
+  ExpectNear(got["out"], want_out);
+  ExpectNear(got["x@GRAD"], want_dx);
 }
 
 INSTANTIATE_TEST_SUITE_P(Nn, NnPool2dTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeName);

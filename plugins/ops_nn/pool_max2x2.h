@@ -1,0 +1,116 @@
+// pool_max2x2.h: pool2d's most common case, max over 2x2 windows at stride 2 with every window
+// inside the image (LeNet's, VGG's), as straight loops over row pairs that the compiler
+// vectorises, instead of the reference's window arithmetic per output (tide/ops/pool.hpp). The
+// same results bit for bit: the same comparisons in the same order (padding, clipped windows and
+// every other geometry keep the reference).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <tide/ops/pool.hpp>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace ops_nn {
+
+// Max pooling, 2x2 windows, stride 2, no padding, none clipped (an odd last row or column is
+// outside every window).
+inline bool IsMaxPool2x2(const tide::ops::PoolGeom& g) {
+  return g.max && !g.adaptive && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 &&
+         g.pw == 0 && g.ph_end == 0 && g.pw_end == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
+}
+
+// tide::ops::PoolPlane for IsMaxPool2x2: the running max from lowest() over the window in scan
+// order, as there.
+template <typename T>
+void MaxPool2x2Plane(const tide::ops::PoolGeom& g, const T* x, T* out) {
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const T* r0 = x + 2 * oy * g.w;
+    const T* r1 = r0 + g.w;
+    T* o = out + oy * g.ow;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      T r = std::max(std::numeric_limits<T>::lowest(), r0[2 * ox]);
+      r = std::max(r, r0[2 * ox + 1]);
+      r = std::max(r, r1[2 * ox]);
+      o[ox] = std::max(r, r1[2 * ox + 1]);
+    }
+  }
+}
+
+// Out@GRAD's share of each cell of one window (a, b on the top row, c, d below): all of it to
+// the first maximum in scan order (the reference keeps the first cell unless a later one is
+// strictly greater), 0 to the others. `go` is 0 + Out@GRAD, as the reference adds it to a zeroed
+// dx (-0 becomes +0 there too).
+template <typename T>
+inline void MaxPool2x2Route(T a, T b, T c, T d, T go, T* da, T* db, T* dc, T* dd) {
+  const bool win_b = b > a;
+  const T ab = win_b ? b : a;
+  const bool win_c = c > ab;
+  const bool win_d = d > (win_c ? c : ab);
+  *dd = win_d ? go : T(0);
+  *dc = win_c && !win_d ? go : T(0);
+  *db = win_b && !win_c && !win_d ? go : T(0);
+  *da = !win_b && !win_c && !win_d ? go : T(0);
+}
+
+#if defined(__SSE2__)
+// Four windows of float32 rows at once (SSE2, which every x86-64 has): MaxPool2x2Route with the
+// comparisons as masks; x0 / x1 and d0 / d1 point at the windows' first cells in the two rows.
+inline int64_t MaxPool2x2GradVec(const float* x0, const float* x1, const float* go, float* d0,
+                                 float* d1, int64_t ow) {
+  int64_t ox = 0;
+  for (; ox + 4 <= ow; ox += 4) {
+    const __m128 t0 = _mm_loadu_ps(x0 + 2 * ox), t1 = _mm_loadu_ps(x0 + 2 * ox + 4);
+    const __m128 u0 = _mm_loadu_ps(x1 + 2 * ox), u1 = _mm_loadu_ps(x1 + 2 * ox + 4);
+    const __m128 a = _mm_shuffle_ps(t0, t1, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m128 b = _mm_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 1, 3, 1));
+    const __m128 c = _mm_shuffle_ps(u0, u1, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m128 d = _mm_shuffle_ps(u0, u1, _MM_SHUFFLE(3, 1, 3, 1));
+    const __m128 win_b = _mm_cmpgt_ps(b, a);
+    const __m128 ab = _mm_or_ps(_mm_and_ps(win_b, b), _mm_andnot_ps(win_b, a));
+    const __m128 win_c = _mm_cmpgt_ps(c, ab);
+    const __m128 abc = _mm_or_ps(_mm_and_ps(win_c, c), _mm_andnot_ps(win_c, ab));
+    const __m128 win_d = _mm_cmpgt_ps(d, abc);
+    const __m128 v = _mm_add_ps(_mm_setzero_ps(), _mm_loadu_ps(go + ox));
+    const __m128 later = _mm_or_ps(win_c, win_d);  // a later row-1 cell took it
+    const __m128 gd = _mm_and_ps(win_d, v);
+    const __m128 gc = _mm_andnot_ps(win_d, _mm_and_ps(win_c, v));
+    const __m128 gb = _mm_andnot_ps(later, _mm_and_ps(win_b, v));
+    const __m128 ga = _mm_andnot_ps(_mm_or_ps(later, win_b), v);
+    _mm_storeu_ps(d0 + 2 * ox, _mm_unpacklo_ps(ga, gb));
+    _mm_storeu_ps(d0 + 2 * ox + 4, _mm_unpackhi_ps(ga, gb));
+    _mm_storeu_ps(d1 + 2 * ox, _mm_unpacklo_ps(gc, gd));
+    _mm_storeu_ps(d1 + 2 * ox + 4, _mm_unpackhi_ps(gc, gd));
+  }
+  return ox;
+}
+#endif
+
+// tide::ops::PoolGradPlane for IsMaxPool2x2, in one pass writing every cell of dx once
+// (MaxPool2x2Route; 0 outside every window).
+template <typename T>
+void MaxPool2x2GradPlane(const tide::ops::PoolGeom& g, const T* x, const T* dout, T* dx) {
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const T* r0 = x + 2 * oy * g.w;
+    const T* r1 = r0 + g.w;
+    T* d0 = dx + 2 * oy * g.w;
+    T* d1 = d0 + g.w;
+    const T* go = dout + oy * g.ow;
+    int64_t ox = 0;
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<T, float>) ox = MaxPool2x2GradVec(r0, r1, go, d0, d1, g.ow);
+#endif
+    for (; ox < g.ow; ++ox)
+      MaxPool2x2Route(r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1], T(0) + go[ox],
+                      d0 + 2 * ox, d0 + 2 * ox + 1, d1 + 2 * ox, d1 + 2 * ox + 1);
+    std::fill(d0 + 2 * g.ow, d0 + g.w, T(0));
+    std::fill(d1 + 2 * g.ow, d1 + g.w, T(0));
+  }
+  std::fill(dx + 2 * g.oh * g.w, dx + g.h * g.w, T(0));
+}
+
+}  // namespace ops_nn
