@@ -9,6 +9,7 @@ optimizer op goes. It changes results by float rounding only (the GEMM adds into
 where momentum added the stored gradient).
 
 A weight is fused only where nothing else needs its gradient, as a plain update reads it:
+
 - the gradient has one writer, a `mul_grad` whose Y is the parameter, and one reader, an `sgd`
   or a `momentum` without Nesterov, updating the parameter (and velocity) in place;
 - nothing else reads it: gradient clipping, regularization, AMP's unscaling, data-parallel
@@ -16,6 +17,7 @@ A weight is fused only where nothing else needs its gradient, as a plain update 
 - no op between `mul_grad` and the update writes the parameter, the velocity, or what the GEMM
   reads; the update goes after the last op reading the parameter or the velocity and after the
   learning rate is computed.
+
 A gradient fused away cannot be fetched: name it in `skip_opt_set` to keep it.
 """
 
