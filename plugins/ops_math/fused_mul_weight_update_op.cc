@@ -15,14 +15,6 @@ namespace {
 using tide::ToString;
 using tide::ops::Flatten2D;
 
-template <typename T>
-T LearningRate(const KernelContext& ctx) {
-  Tensor lr = ctx.Input("LearningRate");
-  tide::ops::CheckScalarInput(ctx, "LearningRate", lr);
-  return lr.dtype() == TIDE_FP32 ? static_cast<T>(lr.data<float>()[0])
-                                 : static_cast<T>(lr.data<double>()[0]);
-}
-
 // `out` (the variable of `in`, or another one given `in`'s values) for an update in place.
 template <typename T>
 T* InPlace(const KernelContext& ctx, const Tensor& in, Tensor out) {
@@ -47,7 +39,7 @@ void FusedMulWeightUpdateKernel(KernelContext& ctx) {
   TIDE_CHECK(dout.numel() == m * n, "op '", op, "': OutGrad ('", ctx.InputName("OutGrad"),
              "') has dims ", ToString(dout.dims()), ", not the ", m, " x ", n,
              " values of X's rows by Param's columns");
-  const T lr = LearningRate<T>(ctx);
+  const T lr = tide::ops::ScalarInput<T>(ctx, "LearningRate");
   T* p_out = InPlace<T>(ctx, param, ctx.Output("ParamOut"));
   if (!ctx.HasInput("Velocity")) {
     Gemm<T>(ctx, true, false, k, n, m, -lr, x.data<T>(), dout.data<T>(), T(1), p_out);

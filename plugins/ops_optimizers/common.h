@@ -25,6 +25,7 @@ using tide::Tensor;
 // A Param-shaped state input / output (checked / allocated: tide/ops/optimizer_update.hpp).
 using tide::ops::OptimizerStateInput;
 using tide::ops::OptimizerStateOutput;
+using tide::ops::ScalarInput;  // Fluid makes the learning rate float32 even for float64 params
 
 // Runs f(i) for i in [0, n), on the CPU pool when n is large enough to benefit.
 template <typename F>
@@ -33,17 +34,6 @@ void ForEach(const KernelContext& ctx, int64_t n, const F& f) {
   tide::ParallelFor(ctx, n, 4, [&f](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) f(i);
   });
-}
-
-// The value of a one-element input (LearningRate, Beta1Pow, ...) as T. It may hold float32 or
-// float64 whatever T is: Fluid's optimizers make the learning rate float32 even for float64
-// parameters.
-template <typename T>
-T ScalarInput(const KernelContext& ctx, const char* param) {
-  Tensor t = ctx.Input(param);
-  tide::ops::CheckScalarInput(ctx, param, t);
-  return t.dtype() == TIDE_FP64 ? static_cast<T>(t.data<double>()[0])
-                                : static_cast<T>(t.data<float>()[0]);
 }
 
 // A SelectedRows Grad, checked against Param (tide/ops/optimizer.hpp), its values on the host.

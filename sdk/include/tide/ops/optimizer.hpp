@@ -27,6 +27,15 @@ void CheckScalarInput(const Ctx& ctx, const char* param, const Tensor& t) {
              DataTypeName(t.dtype()), "; it must be float32 or float64");
 }
 
+// The value of a one-element input on the host (a CPU kernel's), checked, as T.
+template <typename T>
+T ScalarInput(const KernelContext& ctx, const char* param) {
+  Tensor t = ctx.Input(param);
+  CheckScalarInput(ctx, param, t);
+  return t.dtype() == TIDE_FP64 ? static_cast<T>(t.data<double>()[0])
+                                : static_cast<T>(t.data<float>()[0]);
+}
+
 // A dense input that must match Param `p` in dtype (T) and dims: a moment, a velocity, a Grad.
 template <typename T, typename Ctx>
 void CheckStateInput(const Ctx& ctx, const char* param, const Tensor& t, const Tensor& p) {
