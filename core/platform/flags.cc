@@ -40,6 +40,11 @@ DEFINE_bool(
     "a run lets go of each temporary's memory after the op that last uses it (fetch targets "
     "and what control flow reads are kept), so later tensors reuse it; off: every "
     "temporary keeps its own memory between runs");
+DEFINE_bool(fuse_weight_updates, true,
+            "the Python Executor computes each fully connected weight's gradient straight into "
+            "its SGD / momentum update on CPU places, where nothing else reads the gradient and "
+            "it is not fetched (with --free_temporaries only: the gradient is let go of anyway); "
+            "off: every gradient is stored (docs/memory.md)");
 DEFINE_bool(disable_device_compile, false,
             "run every op through its kernels: devices with a compiler (TideDeviceCompiler) are "
             "not asked for groups of ops at Prepare (TIDE_DISABLE_DEVICE_COMPILE=1)");

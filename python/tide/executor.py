@@ -129,11 +129,34 @@ class Executor:
             "compiled_groups": p.compiled_groups(),
         }
 
+    def _fused_for_run(self, program, fetch_names):
+        """`program`, or a copy whose fully connected weights' gradients go straight into their
+        SGD / momentum update (transpiler.fuse_weight_updates), where the run would let go of
+        those gradients anyway: on a CPU place, with --free_temporaries and
+        --fuse_weight_updates on, and not fetched. Results change by float rounding only."""
+        from .transpiler.fuse_weight_updates import (  # breaks the cycle executor -> transpiler
+            FUSED_OP,
+            UPDATES,
+            fuse_weight_updates,
+        )
+
+        if self.place.kind != "cpu" or not any(
+            op.type in UPDATES for op in program.global_block().ops
+        ):
+            return program
+        if _C.get_flag("fuse_weight_updates") != "true":
+            return program
+        if _C.get_flag("free_temporaries") != "true" or not _C.has_op(FUSED_OP):
+            return program
+        fused = program.clone()
+        return fused if fuse_weight_updates(fused, skip_opt_set=fetch_names) else program
+
     def _prepare(self, program, feed_names, fetch_names, use_cache):
         key = (id(program), program._version, tuple(feed_names), tuple(fetch_names))
         prepared = self._cache.get(key) if use_cache else None
         if prepared is None:
-            prepared = self._core.prepare(program.desc, 0, list(feed_names), list(fetch_names))
+            run_program = self._fused_for_run(program, fetch_names)
+            prepared = self._core.prepare(run_program.desc, 0, list(feed_names), list(fetch_names))
             self._note_pservers(program)
             if use_cache:
                 # Drop this program's stale versions (a program edited since); its other
@@ -142,7 +165,7 @@ class Executor:
                     k for k in self._cache if k[0] == id(program) and k[1] != program._version
                 ]:
                     del self._cache[k]
-                self._cache[key] = (prepared, program)
+                self._cache[key] = (prepared, program, run_program)
         else:
             prepared = prepared[0]
         return prepared

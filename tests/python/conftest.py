@@ -54,6 +54,20 @@ def fresh_programs():
 
 
 @pytest.fixture
+def core_flags():
+    """core_flags(name=value, ...) sets core flags (tide.set_flags) until the test ends."""
+    saved = {}
+
+    def set_flags(**values):
+        for name in values:
+            saved.setdefault(name, tide.get_flag(name))
+        tide.set_flags(values)
+
+    yield set_flags
+    tide.set_flags(saved)
+
+
+@pytest.fixture
 def exe():
     return tide.Executor(tide.CPUPlace())
 

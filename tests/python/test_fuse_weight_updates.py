@@ -4,6 +4,7 @@ float64 numpy reference; the rewrite trains to the parameters the unfused progra
 rounding apart), leaves alone every program where something else reads the gradient, and lowers
 the step's peak memory by the gradients it no longer stores."""
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -86,17 +87,33 @@ def mlp(optimizer, hidden=(64, 32), shared=False, **opt_args):
     return main, startup, loss
 
 
-def train(main, startup, loss, steps=6):
+@contextlib.contextmanager
+def flags(**values):
+    before = {name: tide.get_flag(name) for name in values}
+    tide.set_flags(values)
+    try:
+        yield
+    finally:
+        tide.set_flags(before)
+
+
+def train(main, startup, loss, steps=6, fetch=(), executor_fuses=False, info=None):
+    """Losses and weights after `steps` steps; the Executor's own fusion off unless
+    `executor_fuses`; `info` (a list) gets the last run's kernels and the fetched `fetch`."""
     rng = np.random.default_rng(2)
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     exe.run(startup, scope=scope)
     losses = []
-    for _ in range(steps):
-        feed = {
-            "x": rng.standard_normal((16, 20), dtype="float32"),
-            "label": rng.integers(0, 4, (16, 1)).astype("int64"),
-        }
-        losses.append(float(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0][0]))
+    with flags(fuse_weight_updates=executor_fuses):
+        for _ in range(steps):
+            feed = {
+                "x": rng.standard_normal((16, 20), dtype="float32"),
+                "label": rng.integers(0, 4, (16, 1)).astype("int64"),
+            }
+            out = exe.run(main, feed=feed, fetch_list=[loss, *fetch], scope=scope)
+            losses.append(float(out[0][0]))
+    if info is not None:
+        info.extend([[k for k, _ in exe.last_run_info()["kernels"]], out[1:]])
     params = {
         v.name: np.array(scope.find_var(v.name).get_tensor())
         for v in main.global_block().vars.values()
@@ -176,6 +193,7 @@ PEAK = textwrap.dedent("""
         h = layers.fc(layers.fc(x, size=1024, act="relu"), size=1024, act="relu")
         loss = layers.mean(layers.fc(h, size=1))
         tide.optimizer.Momentum(learning_rate=0.01, momentum=0.9).minimize(loss)
+    tide.set_flags({"fuse_weight_updates": sys.argv[1] == "executor"})
     tide.memory_optimize(main, skip_opt_set=[loss], skip_grads=False,
                          fuse_weight_updates=sys.argv[1] == "fused")
     place = tide.Place("cpu", 0)
@@ -199,3 +217,50 @@ def test_fusion_lowers_the_peak_by_the_gradients_it_no_longer_stores():
     # Unfused, the step's peak also holds at least the largest gradient (4 MiB); fused, none.
     plain, fused = peak("plain"), peak("fused")
     assert fused <= plain - 1024 * 1024 * 4 * 0.9, (plain, fused)
+    assert peak("executor") <= plain - 1024 * 1024 * 4 * 0.9  # the Executor's own fusion
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_the_executor_fuses_what_it_would_let_go_of(name):
+    opt, args = OPTIMIZERS[name]
+    main, startup, loss = mlp(opt, **args)
+    before = op_types(main)
+    plain_info, fused_info = [], []
+    plain = train(main, startup, loss, info=plain_info)
+    fused = train(main, startup, loss, executor_fuses=True, info=fused_info)
+    assert op_types(main) == before  # the user's program is not rewritten; a copy runs
+    assert plain_info[0].count("fused_mul_weight_update") == 0
+    assert fused_info[0].count("fused_mul_weight_update") == 3  # w0, w1, w_out
+    assert fused_info[0].count(name) == 3  # the biases' updates stay
+    np.testing.assert_allclose(fused[0], plain[0], rtol=1e-5)
+    for w, value in plain[1].items():
+        np.testing.assert_allclose(fused[1][w], value, rtol=1e-5, atol=1e-6, err_msg=w)
+
+
+def test_the_executor_keeps_a_fetched_gradient():
+    main, startup, loss = mlp(*OPTIMIZERS["momentum"][:1], **OPTIMIZERS["momentum"][1])
+    plain_info, fused_info = [], []
+    plain = train(main, startup, loss, fetch=["w1@GRAD"], info=plain_info)
+    fused = train(main, startup, loss, fetch=["w1@GRAD"], executor_fuses=True, info=fused_info)
+    assert fused_info[0].count("fused_mul_weight_update") == 2  # w0 and w_out only
+    np.testing.assert_allclose(fused_info[1][0], plain_info[1][0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(fused[0], plain[0], rtol=1e-5)
+
+
+def test_the_executor_stores_every_gradient_when_temporaries_are_kept():
+    # --free_temporaries off: a user inspects the scope's temporaries after a run, gradients too.
+    main, startup, loss = mlp(*OPTIMIZERS["sgd"][:1], **OPTIMIZERS["sgd"][1])
+    info = []
+    with flags(free_temporaries=False):
+        train(main, startup, loss, steps=1, executor_fuses=True, info=info)
+    assert "fused_mul_weight_update" not in info[0]
+
+
+def test_a_gradient_a_sub_block_reads_is_not_fused():
+    main, _, _ = mlp(*OPTIMIZERS["sgd"][:1], **OPTIMIZERS["sgd"][1])
+    sub = main._create_block()  # a control-flow op's block (gradient merging, say) reads w1@GRAD
+    sub.append_op(
+        "scale", inputs={"X": ["w1@GRAD"]}, outputs={"Out": ["w1@GRAD"]}, attrs={"scale": 0.5}
+    )
+    main._rollback()
+    assert sorted(tide.transpiler.fuse_weight_updates(main)) == ["w0", "w_out"]

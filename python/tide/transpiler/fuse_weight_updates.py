@@ -13,7 +13,9 @@ A weight is fused only where nothing else needs its gradient, as a plain update 
 - the gradient has one writer, a `mul_grad` whose Y is the parameter, and one reader, an `sgd`
   or a `momentum` without Nesterov, updating the parameter (and velocity) in place;
 - nothing else reads it: gradient clipping, regularization, AMP's unscaling, data-parallel
-  allreduce all do, so those programs are left as they are; nor is it in `skip_opt_set`;
+  allreduce all do, so those programs are left as they are; nor is it in `skip_opt_set`, nor
+  named in a sub-block (a `While` or a conditional block reads it while its block runs: gradient
+  merging, for one), nor is the parameter or its velocity;
 - no op between `mul_grad` and the update writes the parameter, the velocity, or what the GEMM
   reads; the update goes after the last op reading the parameter or the velocity and after the
   learning rate is computed.
@@ -24,7 +26,8 @@ A gradient fused away cannot be fetched: name it in `skip_opt_set` to keep it.
 from ..framework import OP_ROLE_OPTIMIZE, Program
 
 FUSED_OP = "fused_mul_weight_update"
-_UPDATES = ("sgd", "momentum")
+DELETE_OP = "delete_var"  # memory_optimize's
+UPDATES = ("sgd", "momentum")  # the updates it fuses
 
 
 def _names(op):
@@ -36,20 +39,27 @@ def _single(op, param, outputs=False):
     return names[0] if len(names) == 1 else None
 
 
-def _fusable_update(block, op, skip):
+def _fusable_update(block, op, skip, in_sub_blocks):
     """(param, grad, velocity or None) of an in-place sgd / plain momentum op, else None."""
-    if op.type not in _UPDATES:
+    if op.type not in UPDATES:
         return None
     if op.type == "momentum" and op.attr("use_nesterov"):
         return None
     param, grad = _single(op, "Param"), _single(op, "Grad")
-    if not param or not grad or grad in skip or _single(op, "ParamOut", True) != param:
+    if not param or not grad or grad in skip or {param, grad} & in_sub_blocks:
+        return None
+    if _single(op, "ParamOut", True) != param:
         return None
     velocity = None
     if op.type == "momentum":
         velocity = _single(op, "Velocity")
-        if not velocity or _single(op, "VelocityOut", True) != velocity:
+        if not velocity or velocity in in_sub_blocks:
             return None
+        if _single(op, "VelocityOut", True) != velocity:
+            return None
+    grad_var = block.vars.get(grad)
+    if grad_var is not None and grad_var.persistable:  # kept across runs: someone reads it
+        return None
     var = block.vars.get(param)
     if var is None or len(var.shape) != 2 or var.dtype not in ("float32", "float64"):
         return None
@@ -62,7 +72,9 @@ def _fuse_one(block, j, param, grad, velocity):
     ops = block.ops
     update = ops[j]
     writers = [i for i, o in enumerate(ops) if grad in o.output_arg_names]
-    readers = [i for i, o in enumerate(ops) if grad in o.input_arg_names]
+    # memory_optimize's delete_var ops let go of the gradient after its last use: not readers.
+    deleters = [o for o in ops if o.type == DELETE_OP and grad in o.input_arg_names]
+    readers = [i for i, o in enumerate(ops) if grad in o.input_arg_names and o.type != DELETE_OP]
     if len(writers) != 1 or readers != [j] or writers[0] > j:
         return False
     w = writers[0]
@@ -79,13 +91,17 @@ def _fuse_one(block, j, param, grad, velocity):
     if not x or not out_grad or not lr:
         return False
     state = {param, velocity} - {None}
-    pos = w
+    pos, freed = w, len(ops)
     for i in range(w + 1, j):
         op = ops[i]
         if set(op.output_arg_names) & (state | {x, out_grad}):
             return False  # something rewrites what the fused op reads: keep the program
+        if op.type == DELETE_OP and {x, out_grad} & set(op.input_arg_names):
+            freed = min(freed, i)
         if _names(op) & state or lr in op.output_arg_names:
             pos = i
+    if freed <= pos:
+        return False  # the fused op would come after X or Out@GRAD is let go of
     inputs = {"X": [x], "OutGrad": [out_grad], "Param": [param], "LearningRate": [lr]}
     outputs = {"ParamOut": [param]}
     attrs = {"x_num_col_dims": mul_grad.attr("x_num_col_dims"), "op_role": OP_ROLE_OPTIMIZE}
@@ -100,8 +116,15 @@ def _fuse_one(block, j, param, grad, velocity):
         block.program._bump()
     else:  # the first layer: mul_grad has nothing left to compute
         block._remove_op(w)
+    for op in deleters:
+        kept = [n for n in op.input("X") if n != grad]
+        if kept:
+            op.desc.set_input("X", kept)
+        else:
+            block._remove_op(block.ops.index(op))
     if grad in block.vars:
         block._remove_var(grad)
+    block.program._bump()
     return True
 
 
@@ -111,11 +134,13 @@ def fuse_weight_updates(program, skip_opt_set=None):
     if not isinstance(program, Program):
         raise TypeError("fuse_weight_updates needs a Program, got %r" % (program,))
     skip = {getattr(item, "name", item) for item in skip_opt_set or ()}
+    # What a control-flow op's block reads or writes while it runs is not ours to move.
+    in_sub_blocks = {n for b in program.blocks[1:] for op in b.ops for n in _names(op)}
     block = program.global_block()
     fused = []
     j = 0
     while j < len(block.ops):
-        candidate = _fusable_update(block, block.ops[j], skip)
+        candidate = _fusable_update(block, block.ops[j], skip, in_sub_blocks)
         if candidate and _fuse_one(block, j, *candidate):
             fused.append(candidate[0])  # the ops before j moved by at most one: look at j again
         else:
