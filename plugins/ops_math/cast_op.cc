@@ -10,6 +10,7 @@
 #include <tide/ops/dtype_attr.hpp>
 #include <type_traits>
 
+#include "bf16_convert.h"
 #include "common.h"
 
 namespace ops_math {
@@ -48,10 +49,24 @@ struct ThroughFloat {
   }
 };
 
+// float <-> bfloat16 (AMP's casts) over the CPU pool, in vectorized chunks (bf16_convert.h).
+// tide::bfloat16 is Eigen's: one uint16_t of bits.
+template <typename From, typename To, typename Convert>
+void ConvertChunks(const KernelContext& ctx, const From* x, To* y, int64_t n, Convert convert) {
+  ParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) { convert(x + b, y + b, e - b); });
+}
+
 template <typename From, typename To>
 void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
   out.Resize(x.dims());
-  if constexpr (std::is_same_v<From, To>) {  // bits, not values: a NaN's payload stays
+  static_assert(sizeof(tide::bfloat16) == sizeof(uint16_t));
+  if constexpr (std::is_same_v<From, float> && std::is_same_v<To, tide::bfloat16>) {
+    ConvertChunks(ctx, x.data<float>(), reinterpret_cast<uint16_t*>(Out<To>(out, ctx).data()),
+                  x.numel(), FloatToBfloat16);
+  } else if constexpr (std::is_same_v<From, tide::bfloat16> && std::is_same_v<To, float>) {
+    ConvertChunks(ctx, reinterpret_cast<const uint16_t*>(x.data<From>()),
+                  Out<To>(out, ctx).data(), x.numel(), Bfloat16ToFloat);
+  } else if constexpr (std::is_same_v<From, To>) {  // bits, not values: a NaN's payload stays
     std::memcpy(Out<To>(out, ctx).data(), x.data<From>(), sizeof(To) * x.numel());
   } else if constexpr (kSaturates<From, To>) {
     EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(Saturating<From, To>()));

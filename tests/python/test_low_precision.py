@@ -208,6 +208,26 @@ def test_casts_round_to_nearest_even_keep_nan_and_saturate():
     )
 
 
+def _bf16_bits_reference(u32):
+    """float32 bits -> bfloat16 bits, rounding to nearest even; a NaN -> the quiet NaN of its sign."""
+    u = u32.astype(np.uint64)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+    nan = ((u >> 16) & 0x8000) | 0x7FC0
+    return np.where((u & 0x7FFFFFFF) > 0x7F800000, nan, rounded).astype(np.uint16)
+
+
+def test_large_casts_between_float32_and_bfloat16_are_exact_bit_for_bit():
+    # Every class of float32 (normals, subnormals, ties, infinities, NaNs with payloads), in an
+    # array large enough to be split over the CPU pool and run through the vectorized loops.
+    bits = np.random.default_rng(7).integers(0, 2**32, size=200_003, dtype=np.uint64)
+    bits[:6] = [0x3F808000, 0x3F818000, 0x7F800000, 0xFF800001, 0x00008000, 0x7F7FFFFF]
+    x = bits.astype(np.uint32).view(np.float32)
+    out = run_cast(x, "bfloat16")
+    np.testing.assert_array_equal(out.view(np.uint16), _bf16_bits_reference(bits))
+    back = run_cast(out, "float32")  # widening is exact, NaN payloads included
+    np.testing.assert_array_equal(back.view(np.uint32), out.view(np.uint16).astype(np.uint32) << 16)
+
+
 # --- ops ----------------------------------------------------------------------------------------
 
 rng = np.random.RandomState(0)
