@@ -64,8 +64,8 @@ void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
     ConvertChunks(ctx, x.data<float>(), reinterpret_cast<uint16_t*>(Out<To>(out, ctx).data()),
                   x.numel(), FloatToBfloat16);
   } else if constexpr (std::is_same_v<From, tide::bfloat16> && std::is_same_v<To, float>) {
-    ConvertChunks(ctx, reinterpret_cast<const uint16_t*>(x.data<From>()),
-                  Out<To>(out, ctx).data(), x.numel(), Bfloat16ToFloat);
+    ConvertChunks(ctx, reinterpret_cast<const uint16_t*>(x.data<From>()), Out<To>(out, ctx).data(),
+                  x.numel(), Bfloat16ToFloat);
   } else if constexpr (std::is_same_v<From, To>) {  // bits, not values: a NaN's payload stays
     std::memcpy(Out<To>(out, ctx).data(), x.data<From>(), sizeof(To) * x.numel());
   } else if constexpr (kSaturates<From, To>) {
