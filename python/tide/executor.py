@@ -96,6 +96,7 @@ class Executor:
             raise TypeError("Executor needs a tide.Place, got %r" % (self.place,))
         self._core = _C.Executor(self.place)
         self._cache = {}
+        self._fused = {}  # (program, version, fetches) -> (program, what runs: _fused_for_run)
         self._pservers = {}  # RPC client attrs -> endpoints of the pservers its programs talked to
         self._completed = set()  # (client attrs, endpoint) told this trainer is done
 
@@ -114,6 +115,7 @@ class Executor:
                 self.run(program, use_program_cache=False)  # marks them completed
         self._pservers = {}
         self._cache.clear()
+        self._fused.clear()
         self._last_prepared = None
 
     def last_run_info(self):
@@ -148,8 +150,16 @@ class Executor:
             return program
         if _C.get_flag("free_temporaries") != "true" or not _C.has_op(FUSED_OP):
             return program
-        fused = program.clone()
-        return fused if fuse_weight_updates(fused, skip_opt_set=fetch_names) else program
+        # Kept per program version and fetch list even where prepared programs are not
+        # (use_program_cache=False): the copy and the rewrite cost more than a small prepare.
+        key = (id(program), program._version, tuple(fetch_names))
+        if key not in self._fused:
+            for k in [k for k in self._fused if k[0] == id(program) and k[1] != program._version]:
+                del self._fused[k]
+            fused = program.clone()
+            fused_any = fuse_weight_updates(fused, skip_opt_set=fetch_names)
+            self._fused[key] = (program, fused if fused_any else program)
+        return self._fused[key][1]
 
     def _prepare(self, program, feed_names, fetch_names, use_cache):
         key = (id(program), program._version, tuple(feed_names), tuple(fetch_names))
