@@ -313,8 +313,8 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
         DefaultAttr(), eng);
     b.weights_pd = dnnl::convolution_backward_weights::primitive_desc(
         dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, fwd.src_desc(),
-                                                 Any(wide, p.weights), fwd.dst_desc(),
-                                                 p.d_strides, p.d_dils, p.pad_l, p.pad_r),
+                                                 Any(wide, p.weights), fwd.dst_desc(), p.d_strides,
+                                                 p.d_dils, p.pad_l, p.pad_r),
         DefaultAttr(), eng, fwd);
     b.weights = dnnl::convolution_backward_weights(b.weights_pd);
     return b;
