@@ -29,4 +29,13 @@ OPS_MATH_CLONES void Bfloat16ToFloat(const uint16_t* x, float* y, int64_t n) {
   }
 }
 
+OPS_MATH_CLONES void AddBfloat16(const uint16_t* x, float* acc, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t u = static_cast<uint32_t>(x[i]) << 16;
+    float v;
+    std::memcpy(&v, &u, sizeof v);
+    acc[i] += v;
+  }
+}
+
 }  // namespace ops_math

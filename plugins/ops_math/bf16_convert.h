@@ -15,4 +15,7 @@ void FloatToBfloat16(const float* x, uint16_t* y, int64_t n);
 // y[i] = x[i] widened to float (exact).
 void Bfloat16ToFloat(const uint16_t* x, float* y, int64_t n);
 
+// acc[i] += x[i] widened to float.
+void AddBfloat16(const uint16_t* x, float* acc, int64_t n);
+
 }  // namespace ops_math

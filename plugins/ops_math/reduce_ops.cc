@@ -1,11 +1,14 @@
 // reduce_ops.cc: mean (of all elements), sum (of a list of tensors) and their grads.
 #include <algorithm>
 #include <mutex>
+#include <tide/low_precision.hpp>
 #include <tide/ops/reduce.hpp>
 #include <tide/ops/sum.hpp>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "bf16_convert.h"
 #include "common.h"
 #include "selected_rows.h"
 
@@ -59,8 +62,29 @@ void SumMixed(KernelContext& ctx, size_t n) {
   std::copy(acc, acc + total, o);
 }
 
+// bfloat16 tensors: summed in float32 and rounded once (as oneDNN's sum), range by range, so
+// Out may be one of the inputs. AMP's gradient accumulation (a residual's two branches).
+void SumBfloat16(KernelContext& ctx, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (ctx.InputVar("X", i).IsSelectedRows())
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'sum': bfloat16 SelectedRows inputs (input ", i, ")");
+  const std::vector<Tensor> xs = tide::ops::GetDenseSumInputs(ctx);
+  const int64_t numel = xs[0].numel();
+  std::vector<const uint16_t*> in;
+  for (const Tensor& x : xs) in.push_back(reinterpret_cast<const uint16_t*>(x.raw_data()));
+  Tensor out = ctx.Output("Out");
+  out.Resize(xs[0].dims());
+  auto* o = reinterpret_cast<uint16_t*>(out.mutable_data(TIDE_BF16, ctx.place()));
+  float* acc = ctx.TempBuffer<float>(static_cast<size_t>(numel));
+  ParallelFor(ctx, numel, static_cast<int64_t>(in.size()), [&](int64_t b, int64_t e) {
+    Bfloat16ToFloat(in[0] + b, acc + b, e - b);
+    for (size_t i = 1; i < in.size(); ++i) AddBfloat16(in[i] + b, acc + b, e - b);
+    FloatToBfloat16(acc + b, o + b, e - b);
+  });
+}
+
 template <typename T>
-void SumKernel(KernelContext& ctx) {
+void SumNumeric(KernelContext& ctx) {
   const size_t count = ctx.InputCount("X");
   size_t sparse = 0;
   for (size_t i = 0; i < count; ++i) sparse += ctx.InputVar("X", i).IsSelectedRows() ? 1 : 0;
@@ -77,6 +101,14 @@ void SumKernel(KernelContext& ctx) {
   Tensor out = ctx.Output("Out");
   out.Resize(xs[0].dims());
   EigenEval(ctx, Out<T>(out, ctx), a);
+}
+
+template <typename T>
+void SumKernel(KernelContext& ctx) {
+  if constexpr (std::is_same_v<T, tide::bfloat16>)
+    SumBfloat16(ctx, ctx.InputCount("X"));
+  else
+    SumNumeric<T>(ctx);
 }
 
 }  // namespace
@@ -131,4 +163,4 @@ TIDE_REGISTER_OP(
                 .Attr("scale", 1.0f);
           }
         }));
-TIDE_REGISTER_KERNEL("sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES, tide::bfloat16);

@@ -303,6 +303,13 @@ OPS = [
     ("reduce_max", {"X": _rand(4, 6)}, {"dim": [1]}, lambda X: {"Out": X.max(1)}),
     ("mean", {"X": _rand(4, 6)}, {}, lambda X: {"Out": np.array(X.mean()).reshape(())}),
     ("sum", {"X": [("a", _rand(3, 4)), ("b", _rand(3, 4))]}, {}, None),
+    # Three inputs, large enough to be split over the CPU pool.
+    (
+        "sum",
+        {"X": [("a", _rand(300, 200)), ("b", _rand(300, 200)), ("c", _rand(300, 200))]},
+        {},
+        None,
+    ),
     (
         "clip",
         {"X": _rand(4, 5)},
@@ -356,7 +363,7 @@ def _reference(op, ins, ref):
         x = as64["X"]
         return {"Out": 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))}
     if op == "sum":
-        return {"Out": as64["X"][0] + as64["X"][1]}
+        return {"Out": sum(as64["X"])}
     if op == "concat":
         return {"Out": np.concatenate(as64["X"], axis=1)}
     if op == "layer_norm":
