@@ -129,7 +129,8 @@ def test_load_int8_and_save_it_back(tmp_path, tmp_path_factory):
     tide.io.save_inference_model(out_dir, feeds, fetches, exe, main_program=program, scope=scope)
     again, feeds2, fetches2 = tide.io.load_inference_model(out_dir, exe, scope=tide.Scope())
     assert int8_ops(again) == int8_ops(program) == {"fused_conv2d": 2, "fc": 2}
-    assert [op.type for op in again.global_block().ops].count("quantize") == 3
+    # One quantize, at the input: the max pools between the int8 ops stay int8.
+    assert [op.type for op in again.global_block().ops].count("quantize") == 1
     s2 = tide.Scope()
     again, feeds2, fetches2 = tide.io.load_inference_model(out_dir, exe, scope=s2)
     (after,) = exe.run(again, feed={feeds2[0]: test_x}, fetch_list=fetches2, scope=s2)
@@ -279,3 +280,38 @@ def test_int8_without_calibration_needs_a_quantized_model(tmp_path_factory):
     d, _, _ = trained_model("mlp", tmp_path_factory)
     with pytest.raises(ValueError, match="no quantize_linear ops nor fake-quant ops .*no calibr"):
         tide.io.load_inference_model(d, scope=tide.Scope(), precision="int8")
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg"])
+def test_a_pool_between_int8_convolutions_stays_int8(pool_type):
+    # conv (relu) -> pool -> conv: the pool reads the first conv's u8 output and writes u8 in its
+    # scale, which the second conv reads: no dequantize before the pool, no quantize after it.
+    main, startup = tide.Program(), tide.Program()
+    main.random_seed = startup.random_seed = 3
+    with tide.program_guard(main, startup), tide.unique_name.guard():
+        img = tide.layers.data(name="img", shape=[4, 12, 12], dtype="float32")
+        c1 = tide.layers.conv2d(img, num_filters=8, filter_size=3, padding=1, act="relu")
+        p = tide.layers.pool2d(c1, pool_size=3, pool_stride=2, pool_padding=1, pool_type=pool_type)
+        out = tide.layers.conv2d(p, num_filters=6, filter_size=3, padding=1)
+    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    rng = np.random.RandomState(5)
+    batches = [{"img": rng.standard_normal((4, 4, 12, 12)).astype("float32")} for _ in range(3)]
+    with tide.scope_guard(scope):
+        exe.run(startup)
+    (want,) = exe.run(main, feed=batches[0], fetch_list=[out], scope=scope)
+    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), scope)  # as a load does
+    quantize_post_training(main, exe, scope, batches, fetch_list=[out])
+    block = main.global_block()
+    types = [op.type for op in block.ops]
+    assert types.count("quantize") == 1 and "dequantize" not in types, types
+    pool = next(op for op in block.ops if op.type == "pool2d")
+    for name in (pool.input("X")[0], pool.output("Out")[0]):
+        assert block.var(name).dtype == "uint8", (name, block.var(name).dtype)
+    convs = [op for op in block.ops if op.type == "fused_conv2d"]
+    assert convs[0].attr("Scale_out") == convs[1].attr("Scale_in")  # the pool keeps the scale
+    (got,) = exe.run(main, feed=batches[0], fetch_list=[out], scope=scope)
+    kernels = [k for t, k in exe.last_run_info()["kernels"] if t == "pool2d"]
+    assert kernels and all("uint8" in k for k in kernels), kernels
+    err = float(np.abs(got - want).max() / np.abs(want).max())
+    print("conv-%s pool-conv int8: max error %.4f of the largest output" % (pool_type, err))
+    assert err < 0.05, err
