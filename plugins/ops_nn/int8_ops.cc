@@ -4,9 +4,10 @@
 // dequantize Output = Input * (1 / Scale)), and the plain int8 kernels of fused_conv2d and fc: u8
 // or s8 Input, the float32 weights quantized per output channel, int32 accumulation, then the
 // real value's epilogue in float (bias, residual, activation) and Output's quantization; pool2d
-// on u8 / s8 (Out in X's type and scale). They are
-// the reference the oneDNN kernels (devices/mkldnn/int8_kernels.cc) are tested against, and run a
-// quantized program where oneDNN is absent.
+// on u8 / s8 (Out in X's type and scale). They are the reference the oneDNN kernels
+// (devices/mkldnn/int8_kernels.cc, int8_pool_kernel.cc) are tested against, and run a quantized
+// program where oneDNN is absent.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tide/ops/conv.hpp>

@@ -5,10 +5,10 @@ read as Paddle's quant2_int8_mkldnn_pass reads them, for qdq.quantize_qdq's int8
 - an activation's fake-quant op (fake_quantize_dequantize_moving_average_abs_max,
   fake_quantize_moving_average_abs_max: InScale; moving_average_abs_max_scale: OutScale) gives
   that value's range; fake_quantize_dequantize_abs_max keeps none (its scale is each run's);
-- a weight's fake_(channel_wise_)quantize_dequantize_abs_max is folded: the parameter holds the
-  fake-quantized weights the model computed with;
-- a weight stored as int8 levels behind a fake_(channel_wise_)dequantize_max_abs is dequantized
-  once; one such op after a convolution or product (the freeze pass's form: the op computed with
+- a weight's ``fake_(channel_wise_)quantize_dequantize_abs_max`` is folded: the parameter holds
+  the fake-quantized weights the model computed with;
+- a weight stored as int8 levels behind a ``fake_(channel_wise_)dequantize_max_abs`` is
+  dequantized once; one such op after a convolution or product (the freeze pass's form: the op computed with
   levels, Out = X * scales / range) dequantizes that op's weights instead.
 
 Every op is removed and its readers read its X."""
@@ -27,16 +27,23 @@ _ACTIVATION_SCALE = {  # op type -> the input / output holding the value's range
 }
 _WEIGHT_QDQ = ("fake_quantize_dequantize_abs_max", "fake_channel_wise_quantize_dequantize_abs_max")
 _DEQUANTIZE = ("fake_dequantize_max_abs", "fake_channel_wise_dequantize_max_abs")
-_WEIGHTS = {"conv2d": "Filter", "depthwise_conv2d": "Filter", "mul": "Y", "matmul": "Y"}
-_WEIGHTS["matmul_v2"] = "Y"
+_WEIGHTS = {  # a product's weights, which the freeze pass's form stores as levels
+    "conv2d": "Filter",
+    "depthwise_conv2d": "Filter",
+    "mul": "Y",
+    "matmul": "Y",
+    "matmul_v2": "Y",
+}
 FAKE_QUANT_OP_TYPES = (
-    tuple(_ACTIVATION_SCALE)
-    + _WEIGHT_QDQ[1:]
-    + _DEQUANTIZE
-    + (
-        "fake_quantize_abs_max",
-        "fake_channel_wise_quantize_abs_max",
-    )
+    "fake_quantize_dequantize_moving_average_abs_max",
+    "fake_quantize_moving_average_abs_max",
+    "fake_quantize_dequantize_abs_max",
+    "fake_quantize_abs_max",
+    "fake_channel_wise_quantize_dequantize_abs_max",
+    "fake_channel_wise_quantize_abs_max",
+    "fake_dequantize_max_abs",
+    "fake_channel_wise_dequantize_max_abs",
+    "moving_average_abs_max_scale",
 )
 
 

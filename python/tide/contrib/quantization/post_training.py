@@ -357,21 +357,13 @@ def _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place
     writer = {n: op for op in block.ops for n in op.output_arg_names}
 
     pools = _int8_pools(block, quantized, readers, writer, fetched, ranges, place)
-
-    def int8_readers(name):  # only quantized ops (Input, ResidualData) and int8 pools read it
-        rs = readers.get(name, [])
-        return rs and all(
-            (id(r) in quantized and p in _INT8_INPUTS) or (id(r) in pools and p == "X")
-            for r, p in rs
-        )
-
     # Outputs read only by quantized ops, as their Input or ResidualData, or int8 pools: int8.
     int8_values = {}  # name -> (dtype, scale)
     for op in ops:
         out = _output(op)
         var = block._var_recursive(out)
         if (
-            int8_readers(out)
+            _int8_readers(readers.get(out), quantized, pools)
             and out in ranges.abs_max  # a range: calibrated, or the model's
             and out not in fetched
             and not var.persistable
@@ -427,6 +419,14 @@ def _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place
     return int8_values
 
 
+def _int8_readers(rs, quantized, pools):
+    """Whether readers `rs` ([(op, param)]) are some, each a quantized op's int8 input (Input,
+    ResidualData) or an int8 pool's X."""
+    return bool(rs) and all(
+        (id(r) in quantized and p in _INT8_INPUTS) or (id(r) in pools and p == "X") for r, p in rs
+    )
+
+
 def _int8_pools(block, quantized, readers, writer, fetched, ranges, place):
     """The ids of the pool2d ops that stay in int8: max / avg, not adaptive, NCHW, between
     quantized ops (X written by one or by such a pool; X and Out read only by quantized ops'
@@ -454,12 +454,7 @@ def _int8_pools(block, quantized, readers, writer, fetched, ranges, place):
             w = writer.get(x)
             ok = w is not None and (id(w) in quantized or id(w) in pools)
             for name in (x, out):
-                rs = readers.get(name, [])
-                ok = ok and bool(rs)
-                ok = ok and all(
-                    (id(r) in quantized and p in _INT8_INPUTS) or (id(r) in pools and p == "X")
-                    for r, p in rs
-                )
+                ok = ok and _int8_readers(readers.get(name), quantized, pools)
             if not ok:
                 del pools[key]
                 changed = True
