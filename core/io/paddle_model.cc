@@ -39,11 +39,12 @@ bool IsNeutralPrecisionHint(const proto::OpDesc::Attr& a) {
 }
 
 // What Paddle's quantization passes write on the ops around their quant ops (with_quant_attr):
-// "<Param><i>_threshold", "<Param><i>_bit_length", "out_threshold", "quantization_type", read
-// only by Paddle Lite's and TensorRT's int8 converters; dropped where the op does not declare
-// them (the quant ops themselves carry the scales Tide computes with).
+// "<Param><i>_threshold", "<Param><i>_bit_length", "quantization_type", read only by Paddle
+// Lite's and TensorRT's int8 converters; dropped where the op does not declare them (the quant
+// ops themselves carry the scales Tide computes with). "out_threshold" stays: any op may carry
+// it (an output's range, which Tide's int8 rewrite reads).
 bool IsQuantAnnotation(const std::string& n) {
-  if (n == "out_threshold" || n == "quantization_type") return true;
+  if (n == "quantization_type") return true;
   for (const std::string suffix : {"_threshold", "_bit_length"}) {
     if (n.size() <= suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix))
       continue;

@@ -12,10 +12,13 @@
 namespace tide::core {
 namespace {
 
-// Attributes any op may carry: set by the framework (roles, placement), not declared by ops.
+// Attributes any op may carry: set by the framework (roles, placement), not declared by ops;
+// out_threshold is the range Paddle's quantization observed of an op's output (the int8 rewrite
+// of a quantized model reads it: python/tide/contrib/quantization/qdq.py).
 const std::set<std::string>& FrameworkAttrs() {
   static const std::set<std::string> names = {"op_role",      "op_role_var", "op_namescope",
-                                              "op_callstack", "op_device",   "library"};
+                                              "op_callstack", "op_device",   "library",
+                                              "out_threshold"};
   return names;
 }
 

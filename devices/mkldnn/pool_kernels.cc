@@ -7,9 +7,8 @@
 // runs through oneDNN's nhwc tag (the loop on an NCHW copy); NHWC outputs are written plain, NCHW
 // ones (Out, X@GRAD) in the format oneDNN picks.
 #include <algorithm>
-#include <tide/ops/pool.hpp>
 
-#include "mkldnn_context.h"
+#include "pool.h"
 
 namespace tide_mkldnn {
 namespace {
@@ -28,18 +27,13 @@ void DeclineLoopInBf16(const char* op) {
                "padding run as a float32 loop");
 }
 
-// The geometry of tide/ops/pool.hpp, and how oneDNN runs it.
-struct PoolParams : tide::ops::PoolGeom {
-  int64_t pr_h = 0, pr_w = 0;  // oneDNN's right paddings
-  bool onednn = true;          // false: the loop fallback
-  bool nhwc = false;           // X/Out are [N, H, W, C] (the geometry is in NCHW terms)
-};
-
 // [N, H, W, C] <-> [N, C, H, W].
 Dims ToNchw(const Dims& d) { return d.size() == 4 ? Dims{d[0], d[3], d[1], d[2]} : d; }
 Dims ToNhwc(const Dims& d) { return {d[0], d[2], d[3], d[1]}; }
 
-PoolParams GetParams(const KernelContext& ctx, const Dims& x_dims) {
+}  // namespace
+
+PoolParams GetPoolParams(const KernelContext& ctx, const Dims& x_dims) {
   PoolParams p;
   const bool nhwc = DataFormatNhwc(ctx);
   const Dims x = nhwc ? ToNchw(x_dims) : x_dims;
@@ -67,7 +61,7 @@ PoolParams GetParams(const KernelContext& ctx, const Dims& x_dims) {
   return p;
 }
 
-algorithm Algo(const PoolParams& p) {
+algorithm PoolAlgo(const PoolParams& p) {
   if (p.max) return algorithm::pooling_max;
   return p.exclusive ? algorithm::pooling_avg_exclude_padding
                      : algorithm::pooling_avg_include_padding;
@@ -75,16 +69,18 @@ algorithm Algo(const PoolParams& p) {
 
 Key PoolKey(const char* what, const Tensor& x, const PoolParams& p) {
   Key k(what);
-  k(x)(p.kh)(p.kw)(p.sh)(p.sw)(p.ph)(p.pw)(p.pr_h)(p.pr_w)(p.oh)(p.ow)(int64_t(Algo(p)))(
+  k(x)(p.kh)(p.kw)(p.sh)(p.sw)(p.ph)(p.pw)(p.pr_h)(p.pr_w)(p.oh)(p.ow)(int64_t(PoolAlgo(p)))(
       int64_t(p.nhwc));
   return k;
 }
 
-dnnl::pooling_forward::desc FwdDesc(prop_kind pk, const PoolParams& p, const memory::desc& src,
-                                    const memory::desc& dst) {
-  return dnnl::pooling_forward::desc(pk, Algo(p), src, dst, {p.sh, p.sw}, {p.kh, p.kw},
+dnnl::pooling_forward::desc PoolFwdDesc(prop_kind pk, const PoolParams& p, const memory::desc& src,
+                                        const memory::desc& dst) {
+  return dnnl::pooling_forward::desc(pk, PoolAlgo(p), src, dst, {p.sh, p.sw}, {p.kh, p.kw},
                                      {p.ph, p.pw}, {p.pr_h, p.pr_w});
 }
+
+namespace {
 
 // ---- The loop fallback: Fluid's windows over plain data. ----
 void LoopForward(const PoolParams& g, const float* x, float* out) {
@@ -155,12 +151,12 @@ std::shared_ptr<PoolBwd> TrainingPrimitives(Exec& e, const std::string& key, con
   return e.cache().GetOrCreate<PoolBwd>(key, [&] {
     const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     dnnl::pooling_forward::primitive_desc fwd_pd(
-        FwdDesc(prop_kind::forward_training, p, src_md,
-                memory::desc(dst_dims, src_md.data_type(), Tag::any)),
+        PoolFwdDesc(prop_kind::forward_training, p, src_md,
+                    memory::desc(dst_dims, src_md.data_type(), Tag::any)),
         DefaultAttr(), e.engine());
     dnnl::pooling_backward::primitive_desc bwd_pd(
-        dnnl::pooling_backward::desc(Algo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw}, {p.kh, p.kw},
-                                     {p.ph, p.pw}, {p.pr_h, p.pr_w}),
+        dnnl::pooling_backward::desc(PoolAlgo(p), src_md, fwd_pd.dst_desc(), {p.sh, p.sw},
+                                     {p.kh, p.kw}, {p.ph, p.pw}, {p.pr_h, p.pr_w}),
         DefaultAttr(), e.engine(), fwd_pd);
     return PoolBwd{fwd_pd, dnnl::pooling_forward(fwd_pd), bwd_pd, dnnl::pooling_backward(bwd_pd)};
   });
@@ -182,7 +178,7 @@ void PoolKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-    PoolParams p = GetParams(ctx, x.dims());
+    PoolParams p = GetPoolParams(ctx, x.dims());
     Exec e(ctx);
     if (!p.onednn) {
       DeclineLoopInBf16<T>(op);
@@ -214,12 +210,13 @@ void PoolKernel(KernelContext& ctx) {
     const memory::dims dst_dims = ToDnnlDims(p.out_dims());
     auto entry = e.cache().GetOrCreate<PoolFwd>(PoolKey(op, x, p).str(), [&] {
       const auto dt = src_md.data_type();
-      dnnl::pooling_forward::primitive_desc pd(
-          FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, dt, Tag::any)),
-          DefaultAttr(), e.engine());
+      dnnl::pooling_forward::primitive_desc pd(PoolFwdDesc(prop_kind::forward_inference, p, src_md,
+                                                           memory::desc(dst_dims, dt, Tag::any)),
+                                               DefaultAttr(), e.engine());
       if (StorableTag(pd.dst_desc(), dst_dims) == Tag::undef)
         pd = dnnl::pooling_forward::primitive_desc(
-            FwdDesc(prop_kind::forward_inference, p, src_md, memory::desc(dst_dims, dt, Tag::nchw)),
+            PoolFwdDesc(prop_kind::forward_inference, p, src_md,
+                        memory::desc(dst_dims, dt, Tag::nchw)),
             DefaultAttr(), e.engine());
       return PoolFwd{pd, dnnl::pooling_forward(pd)};
     });
@@ -241,7 +238,7 @@ void PoolGradKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), dout = ctx.Input(tide::GradVarName("Out").c_str());
     Tensor dx = ctx.Output(tide::GradVarName("X").c_str());
-    PoolParams p = GetParams(ctx, x.dims());
+    PoolParams p = GetPoolParams(ctx, x.dims());
     tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(),
                              p.nhwc ? ToNhwc(p.out_dims()) : p.out_dims());
     const Dims x_nchw = p.nhwc ? ToNchw(x.dims()) : x.dims();

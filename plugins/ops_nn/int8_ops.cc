@@ -3,14 +3,17 @@
 // quantize Output = saturate(round(Input * Scale)) as u8, or s8 with is_negative_input;
 // dequantize Output = Input * (1 / Scale)), and the plain int8 kernels of fused_conv2d and fc: u8
 // or s8 Input, the float32 weights quantized per output channel, int32 accumulation, then the
-// real value's epilogue in float (bias, residual, activation) and Output's quantization. They are
-// the reference the oneDNN kernels (devices/mkldnn/int8_kernels.cc) are tested against, and run a
-// quantized program where oneDNN is absent.
+// real value's epilogue in float (bias, residual, activation) and Output's quantization; pool2d
+// on u8 / s8 (Out in X's type and scale). They are the reference the oneDNN kernels
+// (devices/mkldnn/int8_kernels.cc, int8_pool_kernel.cc) are tested against, and run a quantized
+// program where oneDNN is absent.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tide/ops/conv.hpp>
 #include <tide/ops/fc.hpp>
 #include <tide/ops/int8.hpp>
+#include <tide/ops/pool.hpp>
 #include <vector>
 
 #include "fused_activation.h"
@@ -273,6 +276,28 @@ tide::OpSchema DequantizeSchema() {
                       [](tide::InferShapeContext&) { return TIDE_FP32; });
 }
 
+// pool2d on u8 / s8 X: Out in X's type and scale, each window pooled in float (tide/ops/pool.hpp's
+// windows), then rounded half to even and saturated, as oneDNN's int8 pooling.
+template <typename Q>
+void Int8PoolKernel(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  TIDE_CHECK(!ctx.HasAttr("data_format") || ctx.Attr<std::string>("data_format") != "NHWC", "op '",
+             op, "' (int8): data_format NHWC is not supported");
+  const tide::ops::PoolGeom g = tide::ops::GetPoolGeom(ctx, op, x.dims());
+  const Q* xd = x.data<Q>();
+  Q* od = out.mutable_data<Q>(g.out_dims(), ctx.place());
+  const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
+  ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
+    std::vector<float> in(static_cast<size_t>(plane)), pooled(static_cast<size_t>(oplane));
+    for (int64_t p = b; p < e; ++p) {
+      std::copy(xd + p * plane, xd + (p + 1) * plane, in.begin());
+      tide::ops::PoolPlane(g, in.data(), pooled.data());
+      for (int64_t i = 0; i < oplane; ++i) od[p * oplane + i] = SaturateRound<Q>(pooled[i]);
+    }
+  });
+}
+
 }  // namespace
 }  // namespace ops_nn
 
@@ -284,3 +309,4 @@ TIDE_REGISTER_KERNEL("quantize", "cpu", QuantizeKernel, float);
 TIDE_REGISTER_KERNEL("dequantize", "cpu", DequantizeKernel, uint8_t, int8_t);
 TIDE_REGISTER_KERNEL("fused_conv2d", "cpu", Int8ConvKernel, uint8_t, int8_t);
 TIDE_REGISTER_KERNEL("fc", "cpu", Int8FcKernel, uint8_t, int8_t);
+TIDE_REGISTER_KERNEL("pool2d", "cpu", Int8PoolKernel, uint8_t, int8_t);

@@ -411,15 +411,16 @@ def _optimize_inference(
     dropped from the scope and the program."""
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
-    if transpile:
+    own_scales = precision == "int8" and calibration is None
+    if transpile and not own_scales:  # quantize_qdq transpiles once its quant ops are gone
         InferenceTranspiler().transpile(program, place, scope, skip_passes=skip_passes)
     if precision == "bf16":
         bf16_inference(program, place, scope)
     if precision == "int8":
         from .contrib import quantization  # breaks the cycle io -> quantization.ptq_class -> io
 
-        if calibration is None:  # a QDQ model: its own scales
-            quantization.quantize_qdq(program, scope, place)
+        if own_scales:  # a QDQ or fake-quant model: its own scales
+            quantization.quantize_qdq(program, scope, place, skip_passes=skip_passes)
         else:
             quantization.quantize_post_training(program, executor, scope, calibration, place)
     block = program.global_block()
@@ -478,8 +479,9 @@ def load_inference_model(
     docs/mixed_precision.md, "bf16 inference"). `precision="int8"` quantizes its convolutions
     and fc ops to int8 after calibrating on `calibration`, a list of {feed name: array} batches
     (tide.contrib.quantization.quantize_post_training with algo "abs_max"); a model Paddle's
-    quantization tools saved in QDQ form needs no calibration: its own scales are used
-    (tide.contrib.quantization.quantize_qdq; docs/mixed_precision.md, "int8 inference")."""
+    quantization tools saved in QDQ form or with their fake-quant ops needs no calibration: its
+    own scales are used (tide.contrib.quantization.quantize_qdq; docs/mixed_precision.md, "int8
+    inference")."""
     if precision not in PRECISIONS:
         raise ValueError(
             "load_inference_model: precision must be one of %s, got %r" % (PRECISIONS, precision)

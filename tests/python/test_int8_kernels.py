@@ -431,3 +431,78 @@ def test_int8_conv_reruns_give_each_inputs_result(lib):
     for xq, w in inputs + inputs[:1]:
         (got,) = exe.run(prog, feed={"x": xq, "f": w, "b": b}, fetch_list=[out], scope=scope)
         np.testing.assert_array_equal(got, fresh(xq, w))
+
+
+def pool_reference(xq, pooling, k, stride, pad, exclusive):
+    """pool2d of levels xq (NCHW) in float64: each window clipped to the image (padding never
+    wins a max; an exclusive avg divides by the cells inside, else by k * k), the avg rounded
+    half to even; Out keeps X's type."""
+    n, c, h, w = xq.shape
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    v = xq.astype(np.float64)
+    out = np.zeros((n, c, oh, ow))
+    for y in range(oh):
+        for x in range(ow):
+            y0, x0 = y * stride - pad, x * stride - pad
+            win = v[:, :, max(y0, 0) : min(y0 + k, h), max(x0, 0) : min(x0 + k, w)]
+            if pooling == "max":
+                out[:, :, y, x] = win.max(axis=(2, 3))
+            else:
+                cells = win.shape[2] * win.shape[3] if exclusive else k * k
+                out[:, :, y, x] = win.sum(axis=(2, 3)) / cells
+    return saturate(out, xq.dtype.name)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+@pytest.mark.parametrize(
+    "pooling,k,stride,pad,exclusive",
+    [
+        ("max", 2, 2, 0, True),
+        ("max", 3, 2, 1, True),
+        ("avg", 2, 2, 0, True),
+        ("avg", 3, 2, 1, True),
+        ("avg", 3, 1, 1, False),
+    ],
+)
+def test_pool2d_int8(lib, dtype, pooling, k, stride, pad, exclusive):
+    # Int8 data between int8 convolutions: Out in X's type and scale (a pool commutes with it).
+    xq = levels((2, 16, 7, 7), dtype)
+    xq.flat[:4] = I8[dtype][1]  # saturated levels stay in range
+    attrs = {
+        "pooling_type": pooling,
+        "ksize": [k, k],
+        "strides": [stride, stride],
+        "paddings": [pad, pad],
+        "exclusive": exclusive,
+    }
+    got, kernels = run_op("pool2d", {"X": xq}, "Out", dtype, attrs, lib)
+    check_library(kernels, lib)
+    assert all(dtype in k for k in kernels), kernels
+    want = pool_reference(xq, pooling, k, stride, pad, exclusive)
+    assert got.dtype == np.dtype(dtype) and got.shape == want.shape, (got.dtype, got.shape)
+    if pooling == "max":
+        np.testing.assert_array_equal(got, want)
+    else:  # oneDNN divides in float32: a mean at x.5 may round either way
+        assert_int8_close(got, want, dtype)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_pool2d_int8_global_and_refusals(lib):
+    xq = levels((2, 16, 5, 5), "uint8")
+    got, _ = run_op(
+        "pool2d",
+        {"X": xq},
+        "Out",
+        "uint8",
+        {"pooling_type": "avg", "ksize": [1, 1], "global_pooling": True},
+        lib,
+    )
+    np.testing.assert_array_equal(
+        got, saturate(xq.astype(np.float64).mean(axis=(2, 3), keepdims=True), "uint8")
+    )
+    nhwc = {"pooling_type": "max", "ksize": [2, 2], "strides": [2, 2], "data_format": "NHWC"}
+    with pytest.raises(
+        Exception, match="op 'pool2d' \\(int8\\): data_format NHWC is not supported"
+    ):
+        run_op("pool2d", {"X": xq}, "Out", "uint8", nhwc, lib)

@@ -6,7 +6,8 @@ agrees with float32's top-1; a quantized program saves and loads back as it is; 
 (an unknown algo, no calibration data, a feed of the wrong shape) is an error naming what, and a
 program with nothing quantizable a warning saying why. On the plain kernels (no use_mkldnn) the
 same program gives oneDNN's results within 1 level. A model Paddle's quantization saved in QDQ
-form runs its convolutions and fc in int8 with its own scales."""
+form or with its fake-quant ops runs its convolutions and fc in int8 with its own scales
+(test_int8_fake_quant.py: the fake-quant forms the fixture lacks)."""
 
 import collections
 import os
@@ -128,7 +129,8 @@ def test_load_int8_and_save_it_back(tmp_path, tmp_path_factory):
     tide.io.save_inference_model(out_dir, feeds, fetches, exe, main_program=program, scope=scope)
     again, feeds2, fetches2 = tide.io.load_inference_model(out_dir, exe, scope=tide.Scope())
     assert int8_ops(again) == int8_ops(program) == {"fused_conv2d": 2, "fc": 2}
-    assert [op.type for op in again.global_block().ops].count("quantize") == 3
+    # One quantize, at the input: the max pools between the int8 ops stay int8.
+    assert [op.type for op in again.global_block().ops].count("quantize") == 1
     s2 = tide.Scope()
     again, feeds2, fetches2 = tide.io.load_inference_model(out_dir, exe, scope=s2)
     (after,) = exe.run(again, feed={feeds2[0]: test_x}, fetch_list=fetches2, scope=s2)
@@ -236,20 +238,23 @@ def test_nothing_quantizable_is_a_warning():
     assert [op.type for op in main.global_block().ops] == ["relu", "softmax"]
 
 
-def test_paddle_qdq_model_runs_in_int8_with_its_own_scales():
-    # quant_qdq: Paddle 2.6's PTQ in QDQ form (a conv, a depthwise conv, a linear; int8 weights).
-    # No calibration: the quantize_linear scales are the Inputs' (x: 127 / s), the weights are
+@pytest.mark.parametrize("name", ["quant_qdq", "quant_fake"])
+def test_paddle_quantized_model_runs_in_int8_with_its_own_scales(name):
+    # quant_qdq: Paddle 2.6's QAT in QDQ form (a conv, a depthwise conv, a linear; int8 weights);
+    # quant_fake: the same net saved with its fake-quant ops (fake_quantize_dequantize_moving_
+    # average_abs_max on activations, fake_channel_wise_quantize_dequantize_abs_max on weights).
+    # No calibration: the quant ops' scales are the Inputs' (x: 127 / s), the weights are
     # dequantized once into float32 parameters and requantized per channel by the kernels.
-    d = os.path.join(FIXTURES, "quant_qdq")
+    d = os.path.join(FIXTURES, name)
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     program, feeds, fetches = tide.io.load_inference_model(
         os.path.join(d, "inference"), exe, scope=scope, precision="int8"
     )
     types = [op.type for op in program.global_block().ops]
-    assert "quantize_linear" not in types and "dequantize_linear" not in types, types
+    assert not [t for t in types if "quantize_" in t or "_quantize" in t], types
     assert int8_ops(program) == {"fused_conv2d": 2, "fc": 1}, int8_ops(program)
     scales = [op.attr("Scale_in") for op in program.global_block().ops if op.type == "fused_conv2d"]
-    as_saved = tide.Scope()  # the float32 load keeps the QDQ ops, and their scales
+    as_saved = tide.Scope()  # the float32 load keeps the quant ops, and their scales
     tide.io.load_inference_model(os.path.join(d, "inference"), exe, scope=as_saved)
     s = np.array(as_saved.find_var("conv2d_0.scale_0").get_tensor(), copy=True).reshape(-1)[0]
     assert scales[0] == pytest.approx(127 / s)  # x may be negative: s8, the model's scale
@@ -259,15 +264,54 @@ def test_paddle_qdq_model_runs_in_int8_with_its_own_scales():
         fetch_list=fetches,
         scope=scope,
     )
-    want = np.load(os.path.join(d, "expected.npy"))  # Paddle's run of the QDQ program
-    # Paddle's program also fake-quantizes each layer's output; the int8 program does not.
+    kernels = [k for t, k in exe.last_run_info()["kernels"] if t in ("fused_conv2d", "fc")]
+    assert len(kernels) == 3 and all("int8" in k for k in kernels), kernels  # int8 or uint8
+    if has_mkldnn():
+        assert all("mkldnn" in k for k in kernels), kernels
+    want = np.load(os.path.join(d, "expected.npy"))  # Paddle's run of the quantized program
+    # Paddle's QDQ program also fake-quantizes each layer's output; the int8 program does not.
     err = float(np.abs(out - want).max() / np.abs(want).max())
-    print("quant_qdq int8: max error %.4f of the largest output" % err)
+    print("%s int8: max error %.4f of the largest output" % (name, err))
     assert err < 0.05, err
     assert (out.argmax(1) == want.argmax(1)).all()
 
 
-def test_int8_without_calibration_needs_a_qdq_model(tmp_path_factory):
+def test_int8_without_calibration_needs_a_quantized_model(tmp_path_factory):
     d, _, _ = trained_model("mlp", tmp_path_factory)
-    with pytest.raises(ValueError, match="no quantize_linear ops .*no calibration data"):
+    with pytest.raises(ValueError, match="no quantize_linear ops nor fake-quant ops .*no calibr"):
         tide.io.load_inference_model(d, scope=tide.Scope(), precision="int8")
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg"])
+def test_a_pool_between_int8_convolutions_stays_int8(pool_type):
+    # conv (relu) -> pool -> conv: the pool reads the first conv's u8 output and writes u8 in its
+    # scale, which the second conv reads: no dequantize before the pool, no quantize after it.
+    main, startup = tide.Program(), tide.Program()
+    main.random_seed = startup.random_seed = 3
+    with tide.program_guard(main, startup), tide.unique_name.guard():
+        img = tide.layers.data(name="img", shape=[4, 12, 12], dtype="float32")
+        c1 = tide.layers.conv2d(img, num_filters=8, filter_size=3, padding=1, act="relu")
+        p = tide.layers.pool2d(c1, pool_size=3, pool_stride=2, pool_padding=1, pool_type=pool_type)
+        out = tide.layers.conv2d(p, num_filters=6, filter_size=3, padding=1)
+    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    rng = np.random.RandomState(5)
+    batches = [{"img": rng.standard_normal((4, 4, 12, 12)).astype("float32")} for _ in range(3)]
+    with tide.scope_guard(scope):
+        exe.run(startup)
+    (want,) = exe.run(main, feed=batches[0], fetch_list=[out], scope=scope)
+    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), scope)  # as a load does
+    quantize_post_training(main, exe, scope, batches, fetch_list=[out])
+    block = main.global_block()
+    types = [op.type for op in block.ops]
+    assert types.count("quantize") == 1 and "dequantize" not in types, types
+    pool = next(op for op in block.ops if op.type == "pool2d")
+    for name in (pool.input("X")[0], pool.output("Out")[0]):
+        assert block.var(name).dtype == "uint8", (name, block.var(name).dtype)
+    convs = [op for op in block.ops if op.type == "fused_conv2d"]
+    assert convs[0].attr("Scale_out") == convs[1].attr("Scale_in")  # the pool keeps the scale
+    (got,) = exe.run(main, feed=batches[0], fetch_list=[out], scope=scope)
+    kernels = [k for t, k in exe.last_run_info()["kernels"] if t == "pool2d"]
+    assert kernels and all("uint8" in k for k in kernels), kernels
+    err = float(np.abs(got - want).max() / np.abs(want).max())
+    print("conv-%s pool-conv int8: max error %.4f of the largest output" % (pool_type, err))
+    assert err < 0.05, err

@@ -356,24 +356,31 @@ def _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place
                 readers.setdefault(n, []).append((op, param))
     writer = {n: op for op in block.ops for n in op.output_arg_names}
 
-    # Outputs read only by quantized ops, as their Input or ResidualData: int8.
+    pools = _int8_pools(block, quantized, readers, writer, fetched, ranges, place)
+    # Outputs read only by quantized ops, as their Input or ResidualData, or int8 pools: int8.
     int8_values = {}  # name -> (dtype, scale)
     for op in ops:
         out = _output(op)
-        rs = readers.get(out, [])
         var = block._var_recursive(out)
         if (
-            rs
+            _int8_readers(readers.get(out), quantized, pools)
             and out in ranges.abs_max  # a range: calibrated, or the model's
             and out not in fetched
             and not var.persistable
-            and all(id(r) in quantized and p in _INT8_INPUTS for r, p in rs)
         ):
             unsigned = _non_negative(op)
             dtype = "uint8" if unsigned else "int8"
             int8_values[out] = (dtype, _scale(ranges, out, unsigned, algo, hist_percent))
-
+    # A pool of int8 data writes it in X's type and scale (max: its largest level; avg: the
+    # mean, rounded): no dequantize before it, no quantize after it.
     onednn = "uint8" in kernel_types("fused_conv2d", place.kind) and _has_onednn_int8()
+    for op in block.ops:
+        if id(op) in pools and op.input("X")[0] in int8_values:
+            out = op.output("Out")[0]
+            int8_values[out] = int8_values[op.input("X")[0]]
+            block._var_recursive(out).desc.dtype = dtype_code(int8_values[out][0])
+            op._set_attr("use_mkldnn", onednn)
+
     entries = {}  # float32 value -> its quantize op's output
     for op in ops:
         x = op.input("Input")[0]
@@ -410,6 +417,53 @@ def _rewrite(program, ops, ranges, algo, hist_percent, per_channel, scope, place
         len(int8_values),
     )
     return int8_values
+
+
+def _int8_readers(rs, quantized, pools):
+    """Whether readers `rs` ([(op, param)]) are some, each a quantized op's int8 input (Input,
+    ResidualData) or an int8 pool's X."""
+    return bool(rs) and all(
+        (id(r) in quantized and p in _INT8_INPUTS) or (id(r) in pools and p == "X") for r, p in rs
+    )
+
+
+def _int8_pools(block, quantized, readers, writer, fetched, ranges, place):
+    """The ids of the pool2d ops that stay in int8: max / avg, not adaptive, NCHW, between
+    quantized ops (X written by one or by such a pool; X and Out read only by quantized ops'
+    int8 inputs or such pools), where the place has int8 pool2d kernels. A range known on one
+    side only is the other's too (Paddle's scale propagation: a pool keeps its input's scale)."""
+    if "uint8" not in kernel_types("pool2d", place.kind):
+        return set()
+    pools = {}
+    for op in block.ops:
+        if (
+            op.type == "pool2d"
+            and op.attr("pooling_type") in ("max", "avg")
+            and not op.attr("adaptive")
+            and op.attr("data_format") != "NHWC"
+            and op.output("Out")[0] not in fetched
+            and op.input("X")[0] not in fetched
+            and not block._var_recursive(op.output("Out")[0]).persistable
+        ):
+            pools[id(op)] = op
+    changed = True
+    while changed:  # drop the pools whose neighbours are not int8, until none is dropped
+        changed = False
+        for key, op in list(pools.items()):
+            x, out = op.input("X")[0], op.output("Out")[0]
+            w = writer.get(x)
+            ok = w is not None and (id(w) in quantized or id(w) in pools)
+            for name in (x, out):
+                ok = ok and _int8_readers(readers.get(name), quantized, pools)
+            if not ok:
+                del pools[key]
+                changed = True
+    for op in pools.values():
+        x, out = op.input("X")[0], op.output("Out")[0]
+        for a, b in ((x, out), (out, x)):
+            if ranges.abs_max.get(a, 0.0) <= 0.0 and ranges.abs_max.get(b, 0.0) > 0.0:
+                ranges.abs_max[a], ranges.min[a] = ranges.abs_max[b], ranges.min[b]
+    return set(pools)
 
 
 def _has_onednn_int8():
