@@ -219,6 +219,7 @@ bool RunPrepared(KernelContext& ctx, Int8ConvState& st) {
     if (b.raw_data() != st.bias || b.content_version() != st.bias_version) return false;
   }
   Tensor out = ctx.Output("Output");
+  if (x.raw_data() == out.raw_data()) return false;  // Input is Output's variable: a copy first
   if (st.residual) {  // ResidualData's variable must be Output's, in dst's type and format
     Tensor r = ctx.Input("ResidualData");
     if (r.raw_data() != out.raw_data() || r.dims() != st.out_dims || r.dtype() != st.out_type ||
@@ -287,6 +288,13 @@ void Int8ConvKernel(KernelContext& ctx) {
     std::unordered_map<int, memory> args;
     args[DNNL_ARG_SRC] =
         e.Convert(e.View(DescOfAnyType(x, op, "Input"), x.raw_data()), pd.src_desc());
+    // Input may be Output's own variable (a program writing a conv's result over its input): the
+    // primitive must not read what it is writing, so it reads a copy.
+    if (args[DNNL_ARG_SRC].get_data_handle() == out.raw_data()) {
+      memory copy = e.TempMemory(args[DNNL_ARG_SRC].get_desc());
+      e.Reorder(args[DNNL_ARG_SRC], copy);
+      args[DNNL_ARG_SRC] = copy;
+    }
     const memory plain_w = e.View(UserWeightsDesc(p, memory::data_type::f32),
                                   PlainView(e, f, op, "Filter").get_data_handle());
     std::shared_ptr<ConvertedCopy> weights_copy;

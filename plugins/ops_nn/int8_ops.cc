@@ -164,6 +164,11 @@ void Int8ConvKernel(KernelContext& ctx) {
   out.Resize(g.out_dims());
   void* o = out.mutable_data(epi.out_type(), ctx.place());
   const Q* in = x.data<Q>();
+  std::vector<Q> input_copy;  // Input is Output's variable: read a copy while Output is written
+  if (static_cast<const void*>(in) == o) {
+    input_copy.assign(in, in + x.numel());
+    in = input_copy.data();
+  }
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, ohw = g.oh * g.ow;
   ParallelFor(ctx, g.n * g.m, 1, [&](int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j) {
