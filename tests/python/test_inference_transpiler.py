@@ -511,6 +511,59 @@ def test_transpiler_keeps_what_is_read_elsewhere(fresh_programs, exe, rng):
 
 
 @pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("reshape_op", ["reshape2", "unsqueeze2"])
+def test_transpiler_folds_a_reshaped_bias(reshape_op, lib, fresh_programs, exe, rng):
+    """Paddle 2.x's dygraph-to-static conv: conv2d, then elementwise_add of its bias reshaped to
+    [1, M, 1, 1] (axis -1), then relu: one fused_conv2d with the bias as its [M] Bias, the
+    reshape folded, no variable of the folding left over; a reshaped bias that is fetched stays."""
+    main, startup = fresh_programs
+    block = main.global_block()
+    x = tide.layers.data(name="x", shape=[4, 6, 6], dtype="float32")
+    c = tide.layers.conv2d(x, num_filters=8, filter_size=3, padding=1, bias_attr=False)
+    b = tide.layers.create_parameter([8], "float32", name="conv_b")
+    shaped = block.create_var(name="conv_b_shaped", dtype="float32")
+    if reshape_op == "reshape2":
+        xshape = block.create_var(name="conv_b_xshape", dtype="float32")
+        block.append_op(
+            type="reshape2",
+            inputs={"X": [b]},
+            outputs={"Out": [shaped], "XShape": [xshape]},
+            attrs={"shape": [1, 8, 1, 1]},
+        )
+    else:
+        block.append_op(
+            type="unsqueeze2",
+            inputs={"X": [b]},
+            outputs={"Out": [shaped], "XShape": [block.create_var(name="xs", dtype="float32")]},
+            attrs={"axes": [0, 2, 3]},
+        )
+    y = tide.layers.relu(tide.layers.elementwise_add(c, shaped, axis=-1))
+    exe.run(startup)
+    scope = tide.global_scope()
+    scope.find_var("conv_b").get_tensor().set(
+        rng.uniform(-1, 1, 8).astype("float32"), tide.CPUPlace(), False
+    )
+    feed = {"x": rng.uniform(-1, 1, (2, 4, 6, 6)).astype("float32")}
+    (want,) = run_with(lib, exe, main, feed, [y])
+    kept = main.clone()
+    persistables = {v.name for v in main.global_block().vars.values() if v.persistable}
+    tide.transpiler.InferenceTranspiler().transpile(main, tide.CPUPlace(), scope, keep=[y])
+    assert [t for t in op_types(main) if t not in ("feed", "fetch")] == ["fused_conv2d"]
+    (conv,) = [op for op in main.global_block().ops if op.type == "fused_conv2d"]
+    assert conv.attr("fuse_activation") == "relu"
+    (bias,) = conv.input("Bias")
+    assert list(main.global_block().var(bias).shape) == [8]
+    made = {v.name for v in main.global_block().vars.values() if v.persistable} - persistables
+    assert made == {bias}, made  # the reshaped [1, 8, 1, 1] copy is gone, from the scope too
+    assert all(scope.find_var(n) is None for n in made if "shaped" in n and n != bias)
+    (got,) = run_with(lib, exe, main, feed, [y])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # Fetched, the reshaped bias keeps its op.
+    tide.transpiler.InferenceTranspiler().transpile(kept, tide.CPUPlace(), scope, keep=[shaped, y])
+    assert reshape_op in op_types(kept)
+
+
+@pytest.mark.parametrize("lib", LIBS)
 def test_transpiler_residual_that_is_the_conv_input(lib, fresh_programs, exe, rng):
     """z = 2 relu(conv(h) + h): the residual is the conv's own Input, so it is not overwritten
     in place (the convolution still reads it)."""

@@ -5,7 +5,11 @@ conv_activation / residual fuse passes):
 - conv2d / depthwise_conv2d + batch_norm (is_test or use_global_stats): the normalisation is
   folded into the Filter and a Bias (computed in float64, stored as the parameters' dtype in new
   variables: the originals stay as they are for other programs of the scope);
-- conv + elementwise_add of a persistable [M] vector on the channel axis: that vector is the Bias;
+- reshape2 / reshape / unsqueeze2 of a persistable (a conv's bias as Paddle 2.x's
+  dygraph-to-static export writes it: reshape2(b, [1, M, 1, 1]) then elementwise_add, axis -1)
+  is folded into a persistable holding the reshaped values;
+- conv + elementwise_add of a persistable [M] vector on the channel axis, or of one shaped
+  [1, M, 1, 1] ([1, 1, 1, M] in NHWC) broadcast from the last axis: that vector is the Bias;
 - conv + elementwise_add of another tensor of the output's dims: ResidualData;
 - conv (+ ...) + an activation fused_conv2d computes (relu, leaky_relu, relu6, clip, swish,
   hard_sigmoid, hard_swish with Fluid's defaults, sigmoid, tanh, abs, sqrt, gelu):
@@ -48,6 +52,7 @@ from .inference_passes.activation import _ACTIVATIONS, _fused_activation
 __all__ = ["InferenceTranspiler"]
 
 _CONVS = ("conv2d", "depthwise_conv2d")
+_CONSTANT_RESHAPES = ("reshape2", "reshape", "unsqueeze2")
 _FUSED = "fused_conv2d"
 
 
@@ -129,6 +134,7 @@ class InferenceTranspiler:
         before = len(program.global_block().ops)
         rules = (
             (
+                self._fold_constant_reshapes,
                 self._fold_batch_norm,
                 self._fuse_bias,
                 self._fuse_residual,
@@ -138,9 +144,11 @@ class InferenceTranspiler:
             if self.fuse
             else (self._fold_batch_norm,)
         )
+        self._created = set()  # persistables _store made
         for rule in rules:
             while rule():
                 pass
+        self._drop_unread_created()
         if self.fuse:
             for name, rewrite in PASSES:
                 while name not in skip_passes and rewrite(
@@ -189,7 +197,18 @@ class InferenceTranspiler:
         block = self.program.global_block()
         if not block.has_var(name):
             block.create_var(name=name, shape=list(value.shape), dtype=like.dtype, persistable=True)
+            self._created.add(name)
         self.scope.var(name).get_tensor().set(np.ascontiguousarray(value), self.place, False)
+
+    def _drop_unread_created(self):
+        """Removes the persistables the rules made that a later rule folded further (a reshaped
+        bias become a fused conv's Bias vector): from the program and the scope."""
+        g = _Graph(self.program, self.keep)
+        unread = sorted(n for n in self._created if n not in g.readers)
+        for name in unread:
+            g.block._remove_var(name)
+        if unread:
+            self.scope.erase_vars(unread)
 
     def _conv_parts(self, op):
         """The fused_conv2d view of a conv op: (inputs, attrs), or None when op is not a conv
@@ -318,8 +337,38 @@ class InferenceTranspiler:
             return True
         return False
 
+    def _fold_constant_reshapes(self):
+        """reshape2 / reshape / unsqueeze2 of a persistable (a conv's bias as Paddle 2.x's
+        dygraph-to-static writes it: reshape2(b, [1, M, 1, 1]) + elementwise_add) becomes a
+        persistable holding the reshaped values, so the fusions see the constant."""
+        g = _Graph(self.program, self.keep)
+        for i, op in enumerate(g.block.ops):
+            if op.type not in _CONSTANT_RESHAPES:
+                continue
+            x, out = op.input("X")[0], op.output("Out")[0]
+            value = self._value(x) if self._persistable(x) else None
+            out_var = g.block.var(out) if g.block.has_var(out) else None
+            shape = list(out_var.shape) if out_var is not None else []
+            if value is None or not shape or any(d < 0 for d in shape):
+                continue
+            if out in self.keep or np.prod(shape) != value.size:
+                continue
+            written_elsewhere = [
+                o for o in g.block.ops if out in o.output_arg_names and o is not op
+            ]
+            if written_elsewhere or any(n in g.readers for n in op.output("XShape")):
+                continue
+            folded = self._fresh_name(x + ".reshaped")
+            self._store(folded, value.reshape(shape), g.block.var(x))
+            for reader in g.readers.get(out, []):
+                reader.desc.rename_input(out, folded)
+            g.block._remove_op(i)
+            return True
+        return False
+
     def _fuse_bias(self):
-        """conv + elementwise_add(Y = a persistable [M] vector on the channel axis): Bias."""
+        """conv + elementwise_add(Y = a persistable [M] vector on the channel axis, or one of
+        the output's rank with M values on the channel axis and 1 elsewhere): Bias."""
         g = _Graph(self.program, self.keep)
         for conv, inputs, attrs, add in self._convs_then(
             g, "elementwise_add", absent=("Bias", "ResidualData")
@@ -329,18 +378,25 @@ class InferenceTranspiler:
             m = conv.block.var(inputs["Filter"][0]).shape[0]
             axis = add.attr("axis")
             channel_axis = 3 if _nhwc(conv) else 1
-            if (
-                yv is None
-                or not yv.persistable
-                or list(yv.shape) != [m]
-                or axis not in (channel_axis, channel_axis - 4)
-            ):
+            if yv is None or not yv.persistable:
                 continue
-            if _nhwc(conv) and axis not in (3, -1):
+            if list(yv.shape) == [m]:
+                if axis not in (channel_axis, channel_axis - 4):
+                    continue
+                if _nhwc(conv) and axis not in (3, -1):
+                    continue
+                bias = y
+            else:  # [1, M, 1, 1] (NHWC: [1, 1, 1, M]) broadcast from the last axis
+                want = [1, 1, 1, 1]
+                want[channel_axis] = m
+                value = self._value(y)
+                if list(yv.shape) != want or axis not in (-1, 0) or value is None:
+                    continue
+                bias = self._fresh_name(y + ".vector")
+                self._store(bias, value.reshape(m), yv)
+            if self._reads(dict(inputs, Bias=[bias]), add.output("Out")[0]):
                 continue
-            if self._reads(dict(inputs, Bias=[y]), add.output("Out")[0]):
-                continue
-            inputs["Bias"] = [y]
+            inputs["Bias"] = [bias]
             self._replace([conv, add], conv, inputs, add.output("Out")[0], attrs)
             return True
         return False
