@@ -9,6 +9,7 @@ model."""
 
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,6 +100,39 @@ def plugins_in(src):
     ]
 
 
+def ops_in(src):
+    """The (type, direct call or None) of each row of model.cc's op table: a direct call is the
+    SDK's header-only kernel model.cc calls instead of resolving the op's kernel key."""
+    text = open(os.path.join(src, "model.cc")).read()
+    table = text.split("const TideAotOp kOps[] = {", 1)[1].split("\n};", 1)[0]
+    rows = []
+    for row in table.strip().split("\n"):
+        m = re.match(r'\s*\{\d+u, "([^"]+)", .*, (nullptr|&tide::kernels::Direct<.*>)\},$', row)
+        assert m, row
+        rows.append((m.group(1), None if m.group(2) == "nullptr" else m.group(2)))
+    return rows
+
+
+def assert_called_directly(src, types):
+    """Every op of `types` in model.cc is a direct call of its SDK header's kernel (included),
+    none resolved by its key."""
+    text = open(os.path.join(src, "model.cc")).read()
+    ops = ops_in(src)
+    for t, call in ops:
+        if t in types:
+            assert call is not None, (t, ops)
+    headers = {
+        "mul": "mul.hpp",
+        "elementwise_add": "elementwise.hpp",
+        "relu": "activation.hpp",
+        "softmax": "softmax.hpp",
+        "scale": "scale.hpp",
+    }
+    for t in types:
+        assert "#include <tide/kernels/%s>" % headers[t] in text, t
+    return ops
+
+
 def test_fit_a_line_compiled_is_bit_identical_and_refuses_bad_feeds(tmp_path):
     x = layers.data(name="x", shape=[13], dtype="float32")
     y = layers.fc(input=x, size=1, act=None)
@@ -112,10 +146,13 @@ def test_fit_a_line_compiled_is_bit_identical_and_refuses_bad_feeds(tmp_path):
         want = exe.run(main, feed={"x": xs}, fetch_list=[y])
         assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
 
-    # Only the plugins the plan names: the device and the op pack of mul and elementwise_add;
-    # a plugin directory holding just those is enough.
+    # mul and elementwise_add are called directly (the SDK's header-only kernels), so the plan
+    # names the CPU device plugin alone, no op pack; a plugin directory holding just it is
+    # enough.
+    ops = assert_called_directly(src, {"mul", "elementwise_add"})
+    assert sorted(t for t, _ in ops) == ["elementwise_add", "mul"], ops
     named = plugins_in(src)
-    assert sorted(n for n, _ in named) == ["device_cpu", "ops_math"], named
+    assert [n for n, _ in named] == ["device_cpu"], named
     only = tmp_path / "only"
     only.mkdir()
     for _, f in named:
@@ -198,14 +235,54 @@ def test_fit_a_line_compiled_is_bit_identical_and_refuses_bad_feeds(tmp_path):
     assert b"was written by another compile" in lib.tide_model_last_error()
 
 
+def test_mlp_with_relu_softmax_and_scale_calls_every_kernel_directly(tmp_path):
+    # fc (mul + elementwise_add) + relu twice, scale, fc + softmax: every op in the SDK's table
+    # of header-only kernels, so the model loads no op pack at all.
+    img = layers.data(name="img", shape=[64], dtype="float32")
+    h = layers.fc(input=img, size=32, act="relu")
+    h = layers.fc(input=h, size=16, act="relu")
+    h = layers.scale(h, scale=0.5, bias=0.25)
+    prediction = layers.fc(input=h, size=10, act="softmax")
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    src, model_main = compile_and_build(
+        tmp_path, test, ["img"], [prediction], {"img": [(1, 32), 64]}
+    )
+    ops = assert_called_directly(src, {"mul", "elementwise_add", "relu", "scale", "softmax"})
+    assert all(call is not None for _, call in ops), ops
+    assert (
+        "tide::kernels::UseHost(tide_aot_host_api());" in open(os.path.join(src, "model.cc")).read()
+    )
+    assert [n for n, _ in plugins_in(src)] == ["device_cpu"], plugins_in(src)
+    rng = np.random.RandomState(2)
+    for batch in (32, 1, 7):
+        imgs = rng.standard_normal((batch, 64)).astype("float32")
+        want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+        assert_bit_identical(run_main(model_main, tmp_path, [imgs]), want)
+    # The model runs with a plugin directory holding the CPU device plugin alone.
+    only = tmp_path / "only"
+    only.mkdir()
+    os.symlink(plugin_file("device_cpu"), only / os.path.basename(plugin_file("device_cpu")))
+    imgs = rng.standard_normal((5, 64)).astype("float32")
+    want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+    assert_bit_identical(run_main(model_main, tmp_path, [imgs], "--plugins", str(only)), want)
+
+
 def test_digits_conv_compiled_is_bit_identical(tmp_path):
     prediction = recognize_digits_conv_prediction()
     exe = tide.Executor(PLACE)
     exe.run(tide.default_startup_program())
     test = tide.default_main_program().clone(for_test=True)
-    _, model_main = compile_and_build(
+    src, model_main = compile_and_build(
         tmp_path, test, ["img"], [prediction], {"img": [(1, 8), 1, 28, 28]}
     )
+    # A mixed model: the fc's mul and the softmax are called directly, the convolutions go
+    # through their op pack's kernels, resolved by key.
+    ops = assert_called_directly(src, {"mul", "softmax"})
+    assert any(t == "conv2d" for t, _ in ops), ops
+    assert all(call is None for t, call in ops if t == "conv2d"), ops
+    assert "ops_nn" in [n for n, _ in plugins_in(src)], plugins_in(src)
     rng = np.random.RandomState(1)
     for batch in (8, 3):
         imgs = rng.uniform(-1, 1, (batch, 1, 28, 28)).astype("float32")
