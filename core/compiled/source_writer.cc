@@ -306,6 +306,8 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
 #ifdef TIDE_KERNELS_GEMM_WITH_DNNL
     // The GEMM as the op packs build it (oneDNN's sgemm for float32; CMakeLists.txt links it).
     if (needs & tide::kernels::kNeedsGemm) o << "#define TIDE_GEMM_WITH_DNNL 1\n";
+#else
+    (void)needs;  // Eigen's GEMM, as the packs use it: nothing to define
 #endif
     o << "#include <tide/kernels/direct.hpp>\n";
     std::set<std::string> headers;

@@ -269,6 +269,40 @@ def test_mlp_with_relu_softmax_and_scale_calls_every_kernel_directly(tmp_path):
     assert_bit_identical(run_main(model_main, tmp_path, [imgs], "--plugins", str(only)), want)
 
 
+def test_paddles_fc_op_is_called_directly_from_ops_nns_header(tmp_path):
+    # Paddle's fused fc (ops_nn's kernel: GEMM, bias and relu in one op) over rank-3 rows, then
+    # softmax: both called directly, so neither ops_nn nor ops_math is loaded.
+    x = layers.data(name="x", shape=[3, 16], dtype="float32")
+    w = layers.create_parameter([16, 8], "float32", default_initializer=tide.initializer.Normal())
+    b = layers.create_parameter(
+        [8], "float32", is_bias=True, default_initializer=tide.initializer.Uniform(-1, 1)
+    )
+    block = tide.default_main_program().global_block()
+    fc_out = block.create_var(name="fc_out", dtype="float32")
+    block.append_op(
+        "fc",
+        inputs={"Input": [x.name], "W": [w.name], "Bias": [b.name]},
+        outputs={"Out": [fc_out.name]},
+        attrs={"in_num_col_dims": 2, "activation_type": "relu"},
+    )
+    prediction = layers.softmax(fc_out)
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    src, model_main = compile_and_build(tmp_path, test, ["x"], [prediction], {"x": [(1, 8), 3, 16]})
+    text = open(os.path.join(src, "model.cc")).read()
+    assert "#include <tide/kernels/fc.hpp>" in text
+    ops = ops_in(src)
+    assert [t for t, _ in ops] == ["fc", "softmax"], ops
+    assert all(call is not None for _, call in ops), ops
+    assert [n for n, _ in plugins_in(src)] == ["device_cpu"], plugins_in(src)
+    rng = np.random.RandomState(3)
+    for batch in (8, 2):
+        xs = rng.standard_normal((batch, 3, 16)).astype("float32")
+        want = exe.run(test, feed={"x": xs}, fetch_list=[prediction])
+        assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
+
+
 def test_digits_conv_compiled_is_bit_identical(tmp_path):
     prediction = recognize_digits_conv_prediction()
     exe = tide.Executor(PLACE)
@@ -421,3 +455,57 @@ def test_a_model_name_that_is_not_a_c_identifier_is_refused(tmp_path):
     for bad in ("2fast", "my-model", "", "naïve"):
         with pytest.raises(Exception, match="is not a C identifier"):
             tide.aot.compile(plan, str(tmp_path / "out"), name=bad)
+
+
+def test_every_kernel_of_the_sdk_table_compiles_and_is_registered_by_its_pack(tmp_path):
+    # tide/kernels/registry.hpp's rows, printed by a program that includes it; each row's
+    # function, for each of its data types, must compile as a compiled model calls it, and its
+    # op pack must register the CPU place's plain kernel of that op and type.
+    table_cc = tmp_path / "table.cc"
+    table_cc.write_text(
+        "#include <cstdio>\n#include <tide/kernels/registry.hpp>\n"
+        "int main() {\n"
+        "  for (const auto& k : tide::kernels::kDirectKernels)\n"
+        "    for (int t = 0; t < 32; ++t)\n"
+        "      if ((k.dtypes >> t) & 1u)\n"
+        '        std::printf("%s\\t%s\\t%s\\t%s\\t%d\\t%s\\n", k.op_type, k.plugin, k.header,\n'
+        "                    k.function, t, tide::kernels::CTypeOf(t));\n"
+        "}\n"
+    )
+    table = str(tmp_path / "table")
+    cxx = os.environ.get("CXX", "c++")
+    p = subprocess.run(
+        [cxx, "-std=c++17", "-I", tide.sdk.include_dir(), str(table_cc), "-o", table],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    rows = [line.split("\t") for line in subprocess.check_output([table], text=True).splitlines()]
+    assert {"mul", "elementwise_add", "relu", "softmax", "scale", "fc"} <= {r[0] for r in rows}
+
+    names = {2: "int32", 3: "int64", 5: "float32", 6: "float64"}
+    kernels = {r["name"]: set(r["kernels"]) for r in tide.plugins() if r["status"] == "loaded"}
+    headers, calls = [], []
+    for op, plugin, header, function, dtype, ctype in rows:
+        key = "%s {cpu, %s, ANY, plain}" % (op, names[int(dtype)])
+        assert key in kernels.get(plugin, set()), (plugin, key)
+        if header not in headers:
+            headers.append(header)
+        calls.append("&tide::kernels::Direct<&%s>" % function.replace("{T}", ctype))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "check.cc").write_text(
+        "#include <tide/kernels/direct.hpp>\n"
+        + "".join("#include <%s>\n" % h for h in headers)
+        + "[[maybe_unused]] const TideKernelFn kKernels[] = {\n    "
+        + ",\n    ".join(calls)
+        + "};\n"
+    )
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(check CXX)\n"
+        "set(CMAKE_CXX_STANDARD 17)\nfind_package(Eigen3 3.3 REQUIRED NO_MODULE)\n"
+        "add_library(check OBJECT check.cc)\n"
+        "target_include_directories(check PRIVATE ${TIDE_INCLUDE_DIR})\n"
+        "target_link_libraries(check PRIVATE Eigen3::Eigen)\n"
+    )
+    cmake_build(str(src), str(tmp_path / "build"))

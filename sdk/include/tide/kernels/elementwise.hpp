@@ -131,11 +131,11 @@ template <typename F>
 struct NeedsNonZeroY<F, std::void_t<decltype(F::kIntNeedsNonZeroY)>> : std::true_type {};
 
 // Paddle 2.x's numpy broadcast where Fluid's rule does not fit: tide/ops/elementwise.hpp.
+using ops::Broadcast;
+using ops::GetBroadcast;
 using ops::GetNumpyBroadcast;
 using ops::NumpyBroadcast;
 using ops::NumpyPath;
-using ops::Broadcast;
-using ops::GetBroadcast;
 
 bool TakesNumpyPath(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
   return NumpyPath(x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));

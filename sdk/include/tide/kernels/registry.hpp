@@ -20,8 +20,7 @@ namespace kernels {
 // Data types as bits of DirectKernel::dtypes.
 constexpr uint32_t DTypeBit(TideDataType t) { return uint32_t(1) << static_cast<uint32_t>(t); }
 constexpr uint32_t kFloatTypes = DTypeBit(TIDE_FP32) | DTypeBit(TIDE_FP64);
-constexpr uint32_t kNumericTypes =
-    kFloatTypes | DTypeBit(TIDE_INT32) | DTypeBit(TIDE_INT64);
+constexpr uint32_t kNumericTypes = kFloatTypes | DTypeBit(TIDE_INT32) | DTypeBit(TIDE_INT64);
 
 // What a kernel needs besides its header when a compiled model builds it (DirectKernel::needs).
 // kNeedsGemm: tide/gemm.hpp, built as the op pack built it (oneDNN's sgemm for float32 where the
@@ -37,23 +36,22 @@ struct DirectKernel {
   uint32_t needs;        // kNeeds* bits
 };
 
-#define TIDE_KERNELS_ACT(op, functor)                                                  \
-  {                                                                                    \
-    op, "ops_math", "tide/kernels/activation.hpp",                                     \
+#define TIDE_KERNELS_ACT(op, functor)                                             \
+  {                                                                               \
+    op, "ops_math", "tide/kernels/activation.hpp",                                \
         "tide::kernels::Activation<{T}, tide::ops::" #functor ">", kFloatTypes, 0 \
   }
-#define TIDE_KERNELS_ELEMENTWISE(op, fn)                                                   \
-  {                                                                                        \
-    op, "ops_math", "tide/kernels/elementwise.hpp", "tide::kernels::" #fn "<{T}>", \
-        kNumericTypes, 0                                                                   \
+#define TIDE_KERNELS_ELEMENTWISE(op, fn)                                                          \
+  {                                                                                               \
+    op, "ops_math", "tide/kernels/elementwise.hpp", "tide::kernels::" #fn "<{T}>", kNumericTypes, \
+        0                                                                                         \
   }
 inline constexpr DirectKernel kDirectKernels[] = {
-    {"mul", "ops_math", "tide/kernels/mul.hpp", "tide::kernels::Mul<{T}>", kFloatTypes,
-     kNeedsGemm},
-    {"softmax", "ops_math", "tide/kernels/softmax.hpp", "tide::kernels::Softmax<{T}>",
-     kFloatTypes, 0},
-    {"scale", "ops_math", "tide/kernels/scale.hpp", "tide::kernels::Scale<{T}>", kNumericTypes,
+    {"mul", "ops_math", "tide/kernels/mul.hpp", "tide::kernels::Mul<{T}>", kFloatTypes, kNeedsGemm},
+    {"fc", "ops_nn", "tide/kernels/fc.hpp", "tide::kernels::Fc<{T}>", kFloatTypes, kNeedsGemm},
+    {"softmax", "ops_math", "tide/kernels/softmax.hpp", "tide::kernels::Softmax<{T}>", kFloatTypes,
      0},
+    {"scale", "ops_math", "tide/kernels/scale.hpp", "tide::kernels::Scale<{T}>", kNumericTypes, 0},
     TIDE_KERNELS_ELEMENTWISE("elementwise_add", ElementwiseAdd),
     TIDE_KERNELS_ELEMENTWISE("elementwise_sub", ElementwiseSub),
     TIDE_KERNELS_ELEMENTWISE("elementwise_mul", ElementwiseMul),
@@ -123,8 +121,7 @@ inline const char* CTypeOf(int32_t dtype) {
 inline const DirectKernel* FindDirectKernel(const char* op_type, int32_t dtype) {
   if (dtype < 0 || dtype >= 32 || !CTypeOf(dtype)) return nullptr;
   for (const DirectKernel& k : kDirectKernels)
-    if (std::strcmp(k.op_type, op_type) == 0 && (k.dtypes & (uint32_t(1) << dtype)))
-      return &k;
+    if (std::strcmp(k.op_type, op_type) == 0 && (k.dtypes & (uint32_t(1) << dtype))) return &k;
   return nullptr;
 }
 
