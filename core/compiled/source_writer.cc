@@ -303,11 +303,12 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
   if (std::any_of(direct.begin(), direct.end(), [](const auto* d) { return d != nullptr; })) {
     o << "\n// Kernels called directly: the SDK's header-only plain CPU kernels "
          "(tide/kernels/registry.hpp).\n";
-#ifdef TIDE_KERNELS_GEMM_WITH_DNNL
-    // The GEMM as the op packs build it (oneDNN's sgemm for float32; CMakeLists.txt links it).
-    if (needs & tide::kernels::kNeedsGemm) o << "#define TIDE_GEMM_WITH_DNNL 1\n";
+#ifdef TIDE_KERNELS_GEMM_DEFINE
+    // tide/gemm.hpp built as the op packs build it: the definition they compile with
+    // (plugins/CMakeLists.txt names it; the core knows no GEMM library).
+    if (needs & tide::kernels::kNeedsGemm) o << "#define " << TIDE_KERNELS_GEMM_DEFINE << " 1\n";
 #else
-    (void)needs;  // Eigen's GEMM, as the packs use it: nothing to define
+    (void)needs;  // the packs build tide/gemm.hpp as it is: nothing to define
 #endif
     o << "#include <tide/kernels/direct.hpp>\n";
     std::set<std::string> headers;

@@ -3,7 +3,7 @@
 // registers it, and a compiled model (tide.aot.compile) calls it directly
 // (tide/kernels/registry.hpp). The GEMM is oneDNN's sgemm for float32 when TIDE_GEMM_WITH_DNNL is
 // defined (as ops_math builds it where oneDNN is found), Eigen's otherwise: a compiled model
-// builds it the pack's way (tide/kernels/registry.hpp, TIDE_KERNELS_GEMM_WITH_DNNL).
+// builds it the pack's way (tide/kernels/registry.hpp, kNeedsGemm).
 #ifndef TIDE_KERNELS_MUL_HPP_
 #define TIDE_KERNELS_MUL_HPP_
 
