@@ -1,5 +1,5 @@
-// tide/kernels/fused_activation.hpp: the activation of Paddle's fusion ops (fc, fused_conv2d) (fuse_activation,
-// fuse_alpha, fuse_beta), computed by the standalone activation ops' functors
+// tide/kernels/fused_activation.hpp: the activation of Paddle's fusion ops (fc, fused_conv2d:
+// fuse_activation, fuse_alpha, fuse_beta), computed by the standalone activation ops' functors
 // (tide/ops/activation.hpp) so a fused activation gives the unfused op's values.
 //
 // alpha / beta mean what Paddle's oneDNN kernel makes of them (its eltwise post-op's alpha and
