@@ -34,6 +34,43 @@ const KernelEntry& ResolveKernel(const FrozenOp& op, const std::string& path) {
   return *e;
 }
 
+// The kernel entry of `op`'s directly called kernel (a compiled model's, FrozenOp::direct): its
+// frozen key, the function model.cc holds.
+std::unique_ptr<KernelEntry> DirectKernel(const FrozenOp& op, const std::string& path) {
+  const FrozenKernel& k = op.kernel;
+  auto e = std::make_unique<KernelEntry>();
+  e->op_type = op.type;
+  e->key = OpKernelType{PlaceKindId(k.place_kind), k.dtype, k.layout, LibraryId(k.library)};
+  e->compute = op.direct;
+  e->plugin = "compiled model";
+  e->plugin_file = path;
+  return e;
+}
+
+// An op's info from the plan alone, for a directly called kernel whose op no loaded plugin
+// registers (the op pack is not loaded): the plan's arguments and attributes as declared, which
+// the freeze checked against the real op.
+std::unique_ptr<OpInfo> DirectOpInfo(const FrozenOp& op) {
+  auto info = std::make_unique<OpInfo>();
+  info->type = op.type;
+  info->proto.set_type(op.type);
+  for (const auto& [param, names] : op.inputs) {
+    proto::OpProto::Var* v = info->proto.add_inputs();
+    v->set_name(param);
+    v->set_duplicable(true);
+    v->set_dispensable(true);
+  }
+  for (const auto& [param, names] : op.outputs) {
+    proto::OpProto::Var* v = info->proto.add_outputs();
+    v->set_name(param);
+    v->set_duplicable(true);
+    v->set_dispensable(true);
+  }
+  for (const auto& [name, value] : op.attrs) info->attrs.push_back({name, AttrTypeOf(value)});
+  info->plugin = "compiled model";
+  return info;
+}
+
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -79,7 +116,14 @@ FrozenModel::~FrozenModel() {
 void FrozenModel::Build(const std::string& path) {
   // Every kernel first: a missing plugin is the likeliest failure, and names itself best here.
   std::vector<const KernelEntry*> kernels;
-  for (const FrozenOp& op : plan_.ops) kernels.push_back(&ResolveKernel(op, path));
+  for (const FrozenOp& op : plan_.ops) {
+    if (op.direct) {
+      direct_kernels_.push_back(DirectKernel(op, path));
+      kernels.push_back(direct_kernels_.back().get());
+    } else {
+      kernels.push_back(&ResolveKernel(op, path));
+    }
+  }
 
   BlockDesc* block = program_.MutableBlock(0);
   for (const FrozenVar& v : plan_.vars) {
@@ -145,7 +189,12 @@ void FrozenModel::Build(const std::string& path) {
     for (const auto& [param, names] : fo.inputs) d->SetInput(param, names);
     for (const auto& [param, names] : fo.outputs) d->SetOutput(param, names);
     *d->mutable_attrs() = fo.attrs;
-    ops_.push_back(std::make_unique<OpInstance>(*d, *block, 0, fo.index));
+    const OpInfo* info = nullptr;
+    if (fo.direct && !Registry::Global().FindOp(fo.type)) {
+      direct_infos_.push_back(DirectOpInfo(fo));
+      info = direct_infos_.back().get();
+    }
+    ops_.push_back(std::make_unique<OpInstance>(*d, *block, 0, fo.index, info));
     OpInstance& op = *ops_.back();
     op.Bind(*scope_);
     const KernelEntry& k = *kernels[i];

@@ -75,6 +75,10 @@ class FrozenModel {
   ProgramDesc program_;
   std::unique_ptr<Scope> scope_;
   AllocationPtr arena_;
+  // A compiled model's directly called kernels (FrozenOp::direct) and, for those whose op no
+  // loaded plugin registers, the op's info from the plan: before ops_, which point at them.
+  std::vector<std::unique_ptr<KernelEntry>> direct_kernels_;
+  std::vector<std::unique_ptr<OpInfo>> direct_infos_;
   std::vector<std::unique_ptr<OpInstance>> ops_;
   std::vector<Step> steps_;
   std::vector<Sized> sized_;  // temporaries whose dims follow the variable dimension

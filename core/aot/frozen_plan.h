@@ -64,6 +64,10 @@ struct FrozenOp {
   // The input transforms the executor made for it, one line each ("layout ...; copy ...; cast
   // ..."): the frozen run makes them through the executor's data transform.
   std::vector<std::string> transforms;
+  // A compiled model's kernel called directly (an SDK header-only kernel its model.cc holds,
+  // tide/kernels/registry.hpp): run instead of resolving `kernel` through the plugins. Never in a
+  // plan file.
+  TideKernelFn direct = nullptr;
 };
 
 struct FrozenParam {

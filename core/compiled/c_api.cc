@@ -13,6 +13,7 @@
 
 #include "core/aot/frozen_model.h"
 #include "core/compiled/plan_tables.h"
+#include "core/host/host_api.h"
 #include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/platform/enforce.h"
@@ -207,5 +208,7 @@ void tide_aot_model_destroy(TideAotModel* model) {
 }
 
 const char* tide_aot_last_error(void) { return g_last_error.c_str(); }
+
+const TideHostApi* tide_aot_host_api(void) { return GetHostApi(); }
 
 }  // extern "C"

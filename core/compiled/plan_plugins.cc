@@ -12,14 +12,16 @@
 
 namespace tide::core {
 
-std::vector<PluginRef> PluginsForPlan(const FrozenPlan& plan) {
+std::vector<PluginRef> PluginsForPlan(const FrozenPlan& plan,
+                                      const std::vector<bool>& called_directly) {
   std::map<std::string, PluginRecord> loaded;  // by name
   for (PluginRecord& r : PluginManager::Global().Records())
     if (r.loaded) loaded.emplace(r.name, std::move(r));
 
   std::set<std::string> wanted, kinds{plan.place_kind};
-  for (const FrozenOp& op : plan.ops) {
-    wanted.insert(op.kernel.plugin);
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const FrozenOp& op = plan.ops[i];
+    if (i >= called_directly.size() || !called_directly[i]) wanted.insert(op.kernel.plugin);
     kinds.insert(op.kernel.place_kind);
   }
   for (const std::string& kind : kinds) {

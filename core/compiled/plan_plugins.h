@@ -17,7 +17,9 @@ struct PluginRef {
 
 // In load order (each after the plugins it requires). Throws naming the plugin when a plugin
 // the plan names (or one it requires) is not loaded in this process, or no loaded plugin
-// provides one of its place kinds.
-std::vector<PluginRef> PluginsForPlan(const FrozenPlan& plan);
+// provides one of its place kinds. An op whose `called_directly` entry is true (the compiled
+// model calls its kernel itself, tide/kernels/registry.hpp) needs no plugin for its kernel.
+std::vector<PluginRef> PluginsForPlan(const FrozenPlan& plan,
+                                      const std::vector<bool>& called_directly = {});
 
 }  // namespace tide::core

@@ -128,6 +128,7 @@ FrozenPlan PlanFromTables(const TideAotPlan& t) {
     fo.kernel.plugin_file = op.plugin_file;
     fo.infer_at_run = op.infer_at_run != 0;
     for (int32_t i = 0; i < op.num_transforms; ++i) fo.transforms.emplace_back(op.transforms[i]);
+    fo.direct = op.direct_kernel;
   }
   p.arena_bytes = t.arena_bytes;
   p.alignment = t.alignment;

@@ -4,6 +4,7 @@
 
 #include <tide/compiled_model.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -12,7 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <set>
 #include <sstream>
+#include <tide/kernels/registry.hpp>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -203,7 +206,7 @@ void CheckModelName(const std::string& name) {
 
 // The C API of <name>.h over the core's tide_aot_model_*. With embedded parameters, create
 // without a params path uses the bytes <name>_params.S puts into the library.
-std::string Wrappers(const std::string& name, bool embed_params) {
+std::string Wrappers(const std::string& name, bool embed_params, bool direct_kernels) {
   const std::string p = "tide_" + name + "_";
   std::ostringstream o;
   o << "extern \"C\" {\n\n";
@@ -213,6 +216,7 @@ std::string Wrappers(const std::string& name, bool embed_params) {
       << "extern const char " << p << "params_end[];\n\n";
   o << "const TideAotPlan* " << p << "plan(void) { return &kPlan; }\n\n"
     << "TideModel* " << p << "create(const char* params_path, const char* plugin_dir) {\n";
+  if (direct_kernels) o << "  tide::kernels::UseHost(tide_aot_host_api());\n";
   if (embed_params)
     o << "  if (!params_path)\n"
       << "    return reinterpret_cast<TideModel*>(tide_aot_model_create_from_memory(\n"
@@ -246,7 +250,35 @@ std::string EmbeddedParams(const std::string& name) {
                 "  .section .note.GNU-stack,\"\",@progbits\n");
 }
 
+// The header-only kernel model.cc calls for `op` instead of resolving its key (nullptr: none):
+// the plan's CPU place, the table's plain CPU kernel of that data type from the same op pack, and
+// nothing the frozen run does around the kernel (transforms, widened data, shapes inferred at
+// run time).
+const tide::kernels::DirectKernel* DirectKernelOf(const FrozenPlan& plan, const FrozenOp& op) {
+  const FrozenKernel& k = op.kernel;
+  if (plan.place_kind != "cpu" || k.place_kind != "cpu" || k.library != "plain" ||
+      k.layout != TIDE_LAYOUT_ANY || k.data_type != k.dtype || op.infer_at_run ||
+      !op.transforms.empty())
+    return nullptr;
+  const tide::kernels::DirectKernel* d = tide::kernels::FindDirectKernel(op.type.c_str(), k.dtype);
+  return d && k.plugin == d->plugin ? d : nullptr;
+}
+
+// The C++ expression of `d`'s function for `dtype`, as the core calls a kernel.
+std::string DirectCall(const tide::kernels::DirectKernel& d, DataType dtype) {
+  std::string fn = d.function;
+  const std::string t = tide::kernels::CTypeOf(dtype);
+  for (size_t at; (at = fn.find("{T}")) != std::string::npos;) fn.replace(at, 3, t);
+  return StrCat("&tide::kernels::Direct<&", fn, ">");
+}
+
 }  // namespace
+
+std::vector<bool> CalledDirectly(const FrozenPlan& plan) {
+  std::vector<bool> direct;
+  for (const FrozenOp& op : plan.ops) direct.push_back(DirectKernelOf(plan, op) != nullptr);
+  return direct;
+}
 
 void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
                          const std::vector<PluginRef>& plugins, const std::string& dir,
@@ -260,8 +292,32 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
     << "// The plan as constant tables (tide/compiled_model.h) and " << name
     << ".h's C API over them.\n"
     << "#include \"" << name << ".h\"\n\n"
-    << "#include <cstdint>\n#include <limits>\n#include <tide/compiled_model.h>\n\n"
-       "namespace {\n\n";
+    << "#include <cstdint>\n#include <limits>\n#include <tide/compiled_model.h>\n";
+  // The kernels called directly: their headers (each once, in table order).
+  std::vector<const tide::kernels::DirectKernel*> direct;
+  uint32_t needs = 0;
+  for (const FrozenOp& op : plan.ops) {
+    direct.push_back(DirectKernelOf(plan, op));
+    if (direct.back()) needs |= direct.back()->needs;
+  }
+  if (std::any_of(direct.begin(), direct.end(), [](const auto* d) { return d != nullptr; })) {
+    o << "\n// Kernels called directly: the SDK's header-only plain CPU kernels "
+         "(tide/kernels/registry.hpp).\n";
+#ifdef TIDE_KERNELS_GEMM_DEFINE
+    // tide/gemm.hpp built as the op packs build it: the definition they compile with
+    // (plugins/CMakeLists.txt names it; the core knows no GEMM library).
+    if (needs & tide::kernels::kNeedsGemm) o << "#define " << TIDE_KERNELS_GEMM_DEFINE << " 1\n";
+#else
+    (void)needs;  // the packs build tide/gemm.hpp as it is: nothing to define
+#endif
+    o << "#include <tide/kernels/direct.hpp>\n";
+    std::set<std::string> headers;
+    for (const tide::kernels::DirectKernel& k : tide::kernels::kDirectKernels)
+      if (std::find(direct.begin(), direct.end(), &k) != direct.end() &&
+          headers.insert(k.header).second)
+        o << "#include <" << k.header << ">\n";
+  }
+  o << "\nnamespace {\n\n";
 
   // Parameters: their bytes' places in params.bin.
   std::string params_bin(TIDE_AOT_PARAMS_HEADER_BYTES, '\0');
@@ -323,7 +379,8 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
         ", ", op.attrs.size(), ", ", in, ", ", out, ", ", attr_table, ", ", Str(k.place_kind, what),
         ", ", Str(k.library, what), ", ", DTypeName(k.dtype), ", ", LayoutEnum(k.layout), ", ",
         DTypeName(k.data_type), ", ", Str(k.plugin, what), ", ", Str(k.plugin_file, what), ", ",
-        int(op.infer_at_run), ", ", op.transforms.size(), ", ", transforms, "}"));
+        int(op.infer_at_run), ", ", op.transforms.size(), ", ", transforms, ", ",
+        direct[i] ? DirectCall(*direct[i], k.dtype) : "nullptr", "}"));
   }
   o << "\n";
   std::vector<std::string> plugin_items;
@@ -365,7 +422,9 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
     << "    " << plan.arena_bytes << "u, " << plan.alignment << "u,\n"
     << "    " << params_size << "u, " << params_id << "u,\n};\n\n"
     << "}  // namespace\n\n"
-    << Wrappers(name, embed_params);
+    << Wrappers(name, embed_params, std::any_of(direct.begin(), direct.end(), [](const auto* d) {
+                  return d != nullptr;
+                }));
 
   auto write = [&](const std::string& name, const std::string& bytes) {
     const std::string path = (fs::path(dir) / name).string();
@@ -385,7 +444,8 @@ void CompileFrozenPlan(const std::string& plan_path, const std::string& dir,
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) TIDE_FAIL(TIDE_UNAVAILABLE, "cannot make the directory '", dir, "': ", ec.message());
-  WriteCompiledSource(plan, plan_path, PluginsForPlan(plan), dir, name, embed_params);
+  WriteCompiledSource(plan, plan_path, PluginsForPlan(plan, CalledDirectly(plan)), dir, name,
+                      embed_params);
 }
 
 }  // namespace tide::core

@@ -13,6 +13,11 @@
 
 namespace tide::core {
 
+// Per op of `plan`: whether model.cc calls its kernel directly (the SDK's header-only plain CPU
+// kernel of the op and data type, tide/kernels/registry.hpp, on the CPU place, with nothing the
+// frozen run does around it) instead of resolving it by its key through the plugins.
+std::vector<bool> CalledDirectly(const FrozenPlan& plan);
+
 // Writes <name>.cc (its C functions tide_<name>_create, ...) and params.bin into `dir` (which
 // must exist), and with `embed_params` <name>_params.S, which puts params.bin into the library.
 // `source` names the plan in the model's errors. Throws naming what it cannot hold (a string
@@ -22,7 +27,8 @@ void WriteCompiledSource(const FrozenPlan& plan, const std::string& source,
                          const std::vector<PluginRef>& plugins, const std::string& dir,
                          const std::string& name = "model", bool embed_params = false);
 
-// ReadFrozenPlan(plan_path), PluginsForPlan (from the plugins loaded in this process), then
+// ReadFrozenPlan(plan_path), PluginsForPlan (from the plugins loaded in this process; an op
+// called directly needs no plugin for its kernel), then
 // WriteCompiledSource into `dir` (made when missing).
 void CompileFrozenPlan(const std::string& plan_path, const std::string& dir,
                        const std::string& name = "model", bool embed_params = false);

@@ -21,8 +21,9 @@ std::vector<ArgBinding> MakeBindings(const VariableNameMap& m) {
 }
 }  // namespace
 
-OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx, size_t index)
-    : info_(&Registry::Global().GetOp(desc.type())),
+OpInstance::OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx, size_t index,
+                       const OpInfo* info)
+    : info_(info ? info : &Registry::Global().GetOp(desc.type())),
       type_(desc.type()),
       label_(StrCat("op '", desc.type(), "' (block ", block_idx, ", #", index, ")")),
       attrs_(desc.attrs()) {

@@ -105,8 +105,11 @@ class KernelState {
 
 class OpInstance {
  public:
-  // `desc` is op `index` of `block`, the program's block `block_idx`.
-  OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx, size_t index);
+  // `desc` is op `index` of `block`, the program's block `block_idx`. `info`: the op's info when
+  // not the registry's (a compiled model's directly called kernel, whose op pack may not be
+  // loaded); it must outlive the instance.
+  OpInstance(const OpDesc& desc, const BlockDesc& block, int block_idx, size_t index,
+             const OpInfo* info = nullptr);
   OpInstance(const OpInstance&) = delete;  // views_ point into attrs_
   OpInstance& operator=(const OpInstance&) = delete;
 

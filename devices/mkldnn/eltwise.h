@@ -21,7 +21,7 @@ struct EltwiseAlgo {
 Key& AddAlgo(Key& key, const EltwiseAlgo& a);
 
 // Paddle's fused activation (fused_conv2d's fuse_activation, fuse_alpha, fuse_beta; their meaning
-// is in plugins/ops_nn/fused_activation.h) as a chain of eltwise post-ops computing what the
+// is in tide/kernels/fused_activation.hpp) as a chain of eltwise post-ops computing what the
 // plain kernel computes (activation_kernels.cc; empty for "" / "identity"). False, with *why,
 // when no oneDNN 2.6 chain computes it (hard_swish other than Fluid's defaults, an unknown name).
 bool FusedActivationChain(const std::string& name, float alpha, float beta,

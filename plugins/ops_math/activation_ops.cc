@@ -1,11 +1,14 @@
 // activation_ops.cc: Fluid's activations, table-driven: the functors (name, formula, attributes
 // with Fluid's defaults, Out = f(X) and dX = df(dOut)) are the SDK's tide/ops/activation.hpp,
 // shared with the CUDA plugin; one helper here registers the op, its grad op and float/double
-// CPU kernels for each. A grad reads X or Out, as the activation's Fluid grad op does (kDep), so
-// other devices' grad kernels see the same inputs. Also scale (a linear op with its own grad
-// rule).
+// CPU kernels for each (the forward one the SDK's header-only tide/kernels/activation.hpp). A grad
+// reads X or Out, as the activation's Fluid grad op does (kDep), so other devices' grad kernels see
+// the same inputs. Also scale (a linear op with its own grad rule; its CPU kernel is
+// tide/kernels/scale.hpp).
 #include <cmath>
 #include <limits>
+#include <tide/kernels/activation.hpp>
+#include <tide/kernels/scale.hpp>
 #include <tide/ops/activation.hpp>
 #include <tide/ops/scale.hpp>
 #include <type_traits>
@@ -19,17 +22,6 @@ using tide::GradVarName;
 using tide::ops::ActGradFrom;
 using tide::ops::GeluAct;
 using tide::ops::MakeActivation;
-
-template <typename T, typename F>
-void ActKernel(KernelContext& ctx) {
-  const F f = MakeActivation<F>(ctx);
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const T* __restrict__ xd = x.data<T>();
-  T* __restrict__ od = out.mutable_data<T>(x.dims(), ctx.place());
-  tide::ParallelFor(ctx, x.numel(), 8, [f, xd, od](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) od[i] = f.template Fwd<T>(xd[i]);
-  });
-}
 
 template <typename T, typename F>
 void ActGradKernel(KernelContext& ctx) {
@@ -90,68 +82,10 @@ void RegisterActivation(tide::Registrar& r) {
                         .Input(GradVarName("Out"))
                         .Output(GradVarName("X"))
                         .InferShape(tide::SameShapeAsInput(from, GradVarName("X")))));
-  r.Kernel(type, "cpu", TIDE_FP32, &ActKernel<float, F>);
-  r.Kernel(type, "cpu", TIDE_FP64, &ActKernel<double, F>);
+  r.Kernel(type, "cpu", TIDE_FP32, &tide::kernels::Activation<float, F>);
+  r.Kernel(type, "cpu", TIDE_FP64, &tide::kernels::Activation<double, F>);
   r.Kernel(type + "_grad", "cpu", TIDE_FP32, &ActGradKernel<float, F>);
   r.Kernel(type + "_grad", "cpu", TIDE_FP64, &ActGradKernel<double, F>);
-}
-
-// The factor: Paddle 2.x's ScaleTensor (one element) when given, else the attribute.
-double ScaleFactor(const KernelContext& ctx) {
-  if (!ctx.HasInput("ScaleTensor")) return ctx.Attr<float>("scale");
-  Tensor t = ctx.Input("ScaleTensor");
-  TIDE_CHECK(t.numel() == 1, "op 'scale': ScaleTensor ('", ctx.InputName("ScaleTensor"),
-             "') must hold one element, got ", tide::ToString(t.dims()));
-  switch (t.dtype()) {
-    case TIDE_FP32:
-      return t.data<float>()[0];
-    case TIDE_FP64:
-      return t.data<double>()[0];
-    case TIDE_INT32:
-      return t.data<int32_t>()[0];
-    case TIDE_INT64:
-      return static_cast<double>(t.data<int64_t>()[0]);
-    default:
-      TIDE_THROW(TIDE_INVALID_ARGUMENT,
-                 "op 'scale': ScaleTensor must be float32, float64, int32 "
-                 "or int64, got ",
-                 tide::DataTypeName(t.dtype()));
-  }
-}
-
-// scale or bias as X's type, as Fluid casts them; for an integer X the value must be finite and
-// within the type's range (a fuzzer finding: a NaN scale on an int64 X was undefined behaviour).
-template <typename T>
-T ScaleParam(double v, const char* what) {
-  TIDE_CHECK(tide::ops::HoldsScaleValue<T>(v), "op 'scale': ", what, " ", v, " has no ",
-             tide::DataTypeName(tide::DataTypeOf<T>()), " value (X is ",
-             tide::DataTypeName(tide::DataTypeOf<T>()), ")");
-  return static_cast<T>(v);
-}
-
-// Out = scale * X + bias (or scale * (X + bias)) elementwise, Out resized like X.
-template <typename T>
-void ScaleValues(KernelContext& ctx, const Tensor& x, Tensor& out) {
-  T scale = ScaleParam<T>(tide::ops::ScaleFactor(ctx), "scale"),
-    bias = ScaleParam<T>(ctx.Attr<float>("bias"), "bias");
-  out.ResizeLike(x);
-  if (ctx.Attr<bool>("bias_after_scale"))
-    EigenEval(ctx, Out<T>(out, ctx), In<T>(x) * scale + bias);
-  else
-    EigenEval(ctx, Out<T>(out, ctx), (In<T>(x) + bias) * scale);
-}
-
-// Fluid: a SelectedRows X gives a SelectedRows Out with X's rows and height, values scaled.
-template <typename T>
-void ScaleKernel(KernelContext& ctx) {
-  tide::Variable xv = ctx.InputVar("X");
-  if (xv && xv.IsSelectedRows()) {
-    tide::ops::ScaledRows r = tide::ops::GetScaledRows(ctx);
-    if (r.x.initialized()) ScaleValues<T>(ctx, r.x, r.out);
-    return;
-  }
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  ScaleValues<T>(ctx, x, out);
 }
 
 }  // namespace
@@ -194,4 +128,4 @@ TIDE_REGISTER_OP(
               .Attr("scale", g.Attr<float>("scale"))
               .Attr("bias", 0.0f);
         }));
-TIDE_REGISTER_KERNEL("scale", "cpu", ScaleKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("scale", "cpu", tide::kernels::Scale, OPS_MATH_NUMERIC_TYPES);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <tide/eigen.hpp>
+#include <tide/kernels/common.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
@@ -23,23 +24,9 @@ using tide::ops::DimsProduct;
 using tide::ops::Flatten2D;
 using tide::ops::GetBroadcast;
 
-template <typename T>
-tide::ConstEigenVector<T> In(const Tensor& t) {
-  return tide::Flat<T>(t);
-}
-template <typename T>
-tide::EigenVector<T> Out(Tensor& t, const KernelContext& ctx) {
-  return tide::FlatMutable<T>(t, ctx.place());
-}
-// The same over n elements that tide/ops' readers give as pointers.
-template <typename T>
-tide::ConstEigenVector<T> In(const T* p, int64_t n) {
-  return tide::ConstEigenVector<T>(p, n);
-}
-template <typename T>
-tide::EigenVector<T> Out(T* p, int64_t n) {
-  return tide::EigenVector<T>(p, n);
-}
+// Eigen views of inputs and outputs: the SDK's header-only kernels' (tide/kernels/common.hpp).
+using tide::kernels::In;
+using tide::kernels::Out;
 
 // Kernels for float and double.
 #define OPS_MATH_FLOAT_TYPES float, double

@@ -1,14 +1,12 @@
 // elementwise_ops.cc: elementwise_add/sub/mul/div/max/min/pow/mod/floordiv with Fluid's
 // broadcast rule (Y repeated over X at `axis`, tide/ops/broadcast.hpp), and the grads of the
-// differentiable ones (dY summed over the dims Y is repeated over).
-//
-// Integer division is defined for every input but a zero divisor, which is an error naming the
-// op and Y: INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0 (numpy's results), never SIGFPE.
-// floordiv and mod round toward -inf (Python's // and %, like Fluid's elementwise_mod).
+// differentiable ones (dY summed over the dims Y is repeated over). The forward CPU kernels are
+// the SDK's header-only tide/kernels/elementwise.hpp (which a compiled model calls directly).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tide/kernels/elementwise.hpp>
 #include <tide/ops/elementwise.hpp>
 #include <type_traits>
 #include <vector>
@@ -18,217 +16,10 @@
 namespace ops_math {
 namespace {
 
-// x / y for integers with y != 0; INT_MIN / -1 wraps (two's complement) instead of trapping.
-template <typename T>
-T IntDiv(T x, T y) {
-  if (y == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(x));
-  return x / y;
-}
-// x mod y with the sign of y (Python's %), for y != 0.
-template <typename T>
-T FloorMod(T x, T y) {
-  if constexpr (std::is_integral_v<T>) {
-    if (y == T(-1)) return T(0);  // INT_MIN % -1 traps on x86
-    T r = x % y;
-    return (r != 0 && ((r < 0) != (y < 0))) ? static_cast<T>(r + y) : r;
-  } else {
-    T r = std::fmod(x, y);
-    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
-  }
-}
-
-// Each functor works on scalars; kExpr ones also on Eigen expressions (the same-dims fast path).
-struct AddF {
-  static constexpr bool kExpr = true;
-  template <typename A, typename B>
-  static auto Fwd(const A& x, const B& y) {
-    return x + y;
-  }
-};
-struct SubF {
-  static constexpr bool kExpr = true;
-  template <typename A, typename B>
-  static auto Fwd(const A& x, const B& y) {
-    return x - y;
-  }
-};
-struct MulF {
-  static constexpr bool kExpr = true;
-  template <typename A, typename B>
-  static auto Fwd(const A& x, const B& y) {
-    return x * y;
-  }
-};
-struct DivF {
-  static constexpr bool kExpr = true;  // for floats; integers take the checked scalar path
-  static constexpr bool kIntNeedsNonZeroY = true;
-  template <typename A, typename B>
-  static auto Fwd(const A& x, const B& y) {
-    if constexpr (std::is_integral_v<A>)
-      return IntDiv(x, y);
-    else
-      return x / y;
-  }
-};
-struct MaxF {
-  static constexpr bool kExpr = true;
-  template <typename A, typename B>
-  static auto Fwd(const A& x, const B& y) {
-    if constexpr (std::is_arithmetic_v<A>)
-      return x > y ? x : y;
-    else
-      return x.cwiseMax(y);
-  }
-};
-struct MinF {
-  static constexpr bool kExpr = true;
-  template <typename A, typename B>
-  static auto Fwd(const A& x, const B& y) {
-    if constexpr (std::is_arithmetic_v<A>)
-      return x < y ? x : y;
-    else
-      return x.cwiseMin(y);
-  }
-};
-struct PowF {
-  static constexpr bool kExpr = false;
-  template <typename T>
-  static T Fwd(T x, T y) {
-    if constexpr (std::is_integral_v<T>)  // to the nearest (Paddle's llrint): 2^-1 is 0
-      return static_cast<T>(std::llrint(std::pow(static_cast<double>(x), static_cast<double>(y))));
-    else
-      return std::pow(x, y);
-  }
-};
-struct ModF {
-  static constexpr bool kExpr = false;
-  static constexpr bool kIntNeedsNonZeroY = true;
-  template <typename T>
-  static T Fwd(T x, T y) {
-    return FloorMod(x, y);
-  }
-};
-struct FloorDivF {
-  static constexpr bool kExpr = false;
-  static constexpr bool kIntNeedsNonZeroY = true;
-  template <typename T>
-  static T Fwd(T x, T y) {
-    if constexpr (std::is_integral_v<T>) {
-      const T q = IntDiv(x, y);
-      return (y != T(-1) && x % y != 0 && ((x < 0) != (y < 0))) ? static_cast<T>(q - 1) : q;
-    } else {
-      return std::floor(x / y);
-    }
-  }
-};
-
-template <typename F, typename = void>
-struct NeedsNonZeroY : std::false_type {};
-template <typename F>
-struct NeedsNonZeroY<F, std::void_t<decltype(F::kIntNeedsNonZeroY)>> : std::true_type {};
-
 // Paddle 2.x's numpy broadcast where Fluid's rule does not fit: tide/ops/elementwise.hpp.
 using tide::ops::GetNumpyBroadcast;
 using tide::ops::NumpyBroadcast;
 using tide::ops::NumpyPath;
-
-bool TakesNumpyPath(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
-  return NumpyPath(x.dims(), y.dims(), ctx.Attr<int32_t>("axis"));
-}
-
-Broadcast BroadcastOf(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
-  return GetBroadcast(ctx.op_type(), x.dims(), y.dims(), ctx.Attr<int32_t>("axis"), true);
-}
-
-template <typename T, typename F>
-void ElementwiseKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-  constexpr bool kChecked = std::is_integral_v<T> && NeedsNonZeroY<F>::value;
-  if constexpr (F::kExpr && !kChecked) {
-    if (x.SameDims(y)) {  // the common case
-      out.ResizeLike(x);
-      EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));
-      return;
-    }
-  }
-  const T* yd = y.data<T>();
-  if constexpr (kChecked) {
-    TIDE_CHECK(std::find(yd, yd + y.numel(), T(0)) == yd + y.numel(), "op '", ctx.op_type(),
-               "': integer division by zero (Y '", ctx.InputName("Y"), "' holds a 0)");
-  }
-  if (TakesNumpyPath(ctx, x, y)) {
-    const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
-    const T* xd = x.data<T>();
-    T* od = out.mutable_data<T>(nb.out, ctx.place());
-    for (int64_t e = 0, xi, yi; e < nb.numel; ++e) {
-      nb.Index(e, &xi, &yi);
-      od[e] = F::Fwd(xd[xi], yd[yi]);
-    }
-    return;
-  }
-  const Broadcast b = BroadcastOf(ctx, x, y);
-  const T* xd = x.data<T>();
-  T* od = out.mutable_data<T>(x.dims(), ctx.place());
-  if (b.same) {
-    for (int64_t e = 0; e < b.n; ++e) od[e] = F::Fwd(xd[e], yd[e]);
-  } else if (b.general) {
-    const int64_t inner = b.index.InnerSize(), stride = b.index.InnerStride();
-    for (int64_t row = 0, total = x.numel(); row < total; row += inner) {
-      const T* yr = yd + b.index(row);
-      for (int64_t k = 0; k < inner; ++k) od[row + k] = F::Fwd(xd[row + k], yr[k * stride]);
-    }
-  } else if (b.post == 1) {  // Y over X's trailing dims (a bias): rows of n, vectorised
-    for (int64_t i = 0; i < b.pre; ++i) {
-      const T* xr = xd + i * b.n;
-      T* orow = od + i * b.n;
-      for (int64_t j = 0; j < b.n; ++j) orow[j] = F::Fwd(xr[j], yd[j]);
-    }
-  } else {
-    for (int64_t i = 0; i < b.pre; ++i)
-      for (int64_t j = 0; j < b.n; ++j) {
-        const T yv = yd[j];
-        const int64_t base = (i * b.n + j) * b.post;
-        for (int64_t k = 0; k < b.post; ++k) od[base + k] = F::Fwd(xd[base + k], yv);
-      }
-  }
-}
-
-template <typename T>
-void AddKernel(KernelContext& c) {
-  ElementwiseKernel<T, AddF>(c);
-}
-template <typename T>
-void SubKernel(KernelContext& c) {
-  ElementwiseKernel<T, SubF>(c);
-}
-template <typename T>
-void MulKernel(KernelContext& c) {
-  ElementwiseKernel<T, MulF>(c);
-}
-template <typename T>
-void DivKernel(KernelContext& c) {
-  ElementwiseKernel<T, DivF>(c);
-}
-template <typename T>
-void MaxKernel(KernelContext& c) {
-  ElementwiseKernel<T, MaxF>(c);
-}
-template <typename T>
-void MinKernel(KernelContext& c) {
-  ElementwiseKernel<T, MinF>(c);
-}
-template <typename T>
-void PowKernel(KernelContext& c) {
-  ElementwiseKernel<T, PowF>(c);
-}
-template <typename T>
-void ModKernel(KernelContext& c) {
-  ElementwiseKernel<T, ModF>(c);
-}
-template <typename T>
-void FloorDivKernel(KernelContext& c) {
-  ElementwiseKernel<T, FloorDivF>(c);
-}
 
 // Per-element partial derivatives: dx = dout * DX(x, y, out), dy = dout * DY(x, y, out).
 struct AddG {
@@ -532,18 +323,24 @@ TIDE_REGISTER_OP(ElementwiseSchema("elementwise_max", "max(X, Y)", false));
 TIDE_REGISTER_OP(ElementwiseSchema("elementwise_min", "min(X, Y)", false));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_max_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_min_grad"));
-TIDE_REGISTER_KERNEL("elementwise_max", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_min", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_max", "cpu", tide::kernels::ElementwiseMax,
+                     OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_min", "cpu", tide::kernels::ElementwiseMin,
+                     OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_max_grad", "cpu", MaxGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_min_grad", "cpu", MinGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_add_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_sub_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_mul_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_div_grad"));
-TIDE_REGISTER_KERNEL("elementwise_add", "cpu", AddKernel, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_sub", "cpu", SubKernel, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_mul", "cpu", MulKernel, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_div", "cpu", DivKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_add", "cpu", tide::kernels::ElementwiseAdd,
+                     OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_sub", "cpu", tide::kernels::ElementwiseSub,
+                     OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_mul", "cpu", tide::kernels::ElementwiseMul,
+                     OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_div", "cpu", tide::kernels::ElementwiseDiv,
+                     OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_add_grad", "cpu", AddGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_sub_grad", "cpu", SubGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_mul_grad", "cpu", MulGradKernel, OPS_MATH_FLOAT_TYPES);
@@ -551,12 +348,15 @@ TIDE_REGISTER_KERNEL("elementwise_div_grad", "cpu", DivGradKernel, OPS_MATH_FLOA
 
 TIDE_REGISTER_OP(ElementwiseSchema("elementwise_pow", "X ^ Y", false));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_pow_grad"));
-TIDE_REGISTER_KERNEL("elementwise_pow", "cpu", PowKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_pow", "cpu", tide::kernels::ElementwisePow,
+                     OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_pow_grad", "cpu", PowGradKernel, OPS_MATH_FLOAT_TYPES);
 // Piecewise constant in X and Y: no gradient, as in Fluid.
 TIDE_REGISTER_OP(
     ElementwiseBaseSchema("elementwise_mod", "X mod Y (the sign of Y, Python's %)").NoGradient());
 TIDE_REGISTER_OP(
     ElementwiseBaseSchema("elementwise_floordiv", "floor(X / Y) (Python's //)").NoGradient());
-TIDE_REGISTER_KERNEL("elementwise_mod", "cpu", ModKernel, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_floordiv", "cpu", FloorDivKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_mod", "cpu", tide::kernels::ElementwiseMod,
+                     OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_floordiv", "cpu", tide::kernels::ElementwiseFloorDiv,
+                     OPS_MATH_NUMERIC_TYPES);

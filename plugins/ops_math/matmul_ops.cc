@@ -1,5 +1,7 @@
 // matmul_ops.cc: mul (Fluid's flatten-to-2D product, the fc layer's core) and matmul (batched,
-// with transposes and 1-D operands), and their grads.
+// with transposes and 1-D operands), and their grads. mul's forward CPU kernel is the SDK's
+// header-only tide/kernels/mul.hpp.
+#include <tide/kernels/mul.hpp>
 #include <tide/ops/matmul.hpp>
 
 #include "gemm.h"
@@ -18,12 +20,6 @@ void MulShape(tide::InferShapeContext& ctx) {
                         ctx.Attr<int32_t>("x_num_col_dims"), ctx.Attr<int32_t>("y_num_col_dims")));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   ctx.ShareLoD("X", "Out");
-}
-
-template <typename T>
-void MulKernel(KernelContext& ctx) {
-  const auto a = tide::ops::GetMulArgs<T>(ctx);
-  Gemm<T>(ctx, false, false, a.m, a.n, a.k, T(1), a.x, a.y, T(0), a.out);
 }
 
 template <typename T>
@@ -132,7 +128,7 @@ TIDE_REGISTER_OP(tide::OpSchema("mul")
 TIDE_REGISTER_OP(BinaryGradSchema("mul_grad")
                      .Attr("x_num_col_dims", int32_t(1))
                      .Attr("y_num_col_dims", int32_t(1)));
-TIDE_REGISTER_KERNEL("mul", "cpu", MulKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("mul", "cpu", tide::kernels::Mul, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("mul_grad", "cpu", MulGradKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("matmul")

@@ -1,5 +1,7 @@
-// softmax_op.cc: softmax along one axis (numerically stable) and its grad.
+// softmax_op.cc: softmax along one axis (numerically stable) and its grad; the forward CPU
+// kernel is the SDK's header-only tide/kernels/softmax.hpp.
 #include <cmath>
+#include <tide/kernels/softmax.hpp>
 #include <tide/ops/softmax.hpp>
 
 #include "common.h"
@@ -9,24 +11,6 @@ namespace {
 
 using tide::GradVarName;
 using tide::ops::AxisSplit;
-
-template <typename T>
-void SoftmaxKernel(KernelContext& ctx) {
-  const auto a = tide::ops::GetSoftmaxArgs<T>(ctx);
-  const AxisSplit s = a.s;
-  const T* xd = a.x;
-  T* od = a.out;
-  for (int64_t i = 0; i < s.pre; ++i)
-    for (int64_t k = 0; k < s.post; ++k) {
-      const T* xi = xd + i * s.n * s.post + k;
-      T* oi = od + i * s.n * s.post + k;
-      T mx = xi[0];
-      for (int64_t j = 1; j < s.n; ++j) mx = std::max(mx, xi[j * s.post]);
-      T sum = 0;
-      for (int64_t j = 0; j < s.n; ++j) sum += (oi[j * s.post] = std::exp(xi[j * s.post] - mx));
-      for (int64_t j = 0; j < s.n; ++j) oi[j * s.post] /= sum;
-    }
-}
 
 // dX = (dOut - sum(dOut * Out)) * Out along the axis.
 template <typename T>
@@ -81,5 +65,5 @@ TIDE_REGISTER_OP(tide::OpSchema("softmax_grad")
                      .Attr("is_test", false)
                      .Attr("mkldnn_data_type", std::string("float32"))
                      .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
-TIDE_REGISTER_KERNEL("softmax", "cpu", SoftmaxKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("softmax", "cpu", tide::kernels::Softmax, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);

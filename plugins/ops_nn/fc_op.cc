@@ -3,26 +3,19 @@
 // Out = act(Input [M, K] @ W [K, N] + Bias), Input flattened at in_num_col_dims
 // (tide/ops/fc.hpp). act is activation_type (Paddle's fc: "" or relu) or fuse_activation with
 // fuse_alpha / fuse_beta (its oneDNN fc_act fusion; fused_activation.h), e.g. gelu. One GEMM,
-// then the bias and activation in one pass over Out. No gradient.
+// then the bias and activation in one pass over Out (the SDK's header-only kernel,
+// tide/kernels/fc.hpp). No gradient.
 #include <string>
+#include <tide/kernels/fc.hpp>
 #include <tide/ops/fc.hpp>
 #include <tide/ops/int8.hpp>
 
 #include "fused_activation.h"
-#include "gemm.h"
 
 namespace ops_nn {
 namespace {
 
 using tide::ops::FcShape;
-
-// fuse_activation when set, else activation_type.
-FusedActParams FcActivation(const KernelContext& ctx) {
-  const std::string fused = ctx.Attr<std::string>("fuse_activation");
-  if (!fused.empty())
-    return FusedActOf(fused, ctx.Attr<float>("fuse_alpha"), ctx.Attr<float>("fuse_beta"));
-  return FusedActOf(ctx.Attr<std::string>("activation_type"), 0.0f, 0.0f);
-}
 
 void FcInferShape(tide::InferShapeContext& ctx) {
   const FcShape s = tide::ops::GetFcShape("fc", ctx.InputDims("Input"), ctx.InputDims("W"),
@@ -31,32 +24,6 @@ void FcInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", s.out);
   const TideDataType xt = ctx.InputDataType("Input");
   ctx.SetOutputDataType("Out", tide::ops::IsInt8Type(xt) ? tide::ops::Int8OutputTypeOf(ctx) : xt);
-}
-
-template <typename T>
-void FcKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("Input"), w = ctx.Input("W");
-  const FcShape s =
-      tide::ops::GetFcShape(op, x.dims(), w.dims(), ctx.Attr<int32_t>("in_num_col_dims"));
-  const T* bias = nullptr;
-  if (ctx.HasInput("Bias")) {
-    Tensor b = ctx.Input("Bias");
-    tide::ops::CheckFcBias(op, b.dims(), s.n);
-    bias = b.data<T>();
-  }
-  T* out = ctx.Output("Out").mutable_data<T>(s.out, ctx.place());
-  Gemm<T>(ctx, false, false, s.m, s.n, s.k, T(1), x.data<T>(), w.data<T>(), T(0), out);
-  const FusedActParams act = FcActivation(ctx);
-  if (!bias && act.act == FusedAct::kNone) return;
-  WithFusedAct(act, [&](const auto& f) {
-    ParallelFor(ctx, s.m, s.n * 4, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        T* o = out + r * s.n;
-        for (int64_t j = 0; j < s.n; ++j) o[j] = f.Fwd(o[j] + (bias ? bias[j] : T(0)));
-      }
-    });
-  });
 }
 
 tide::OpSchema FcSchema() {
@@ -107,4 +74,4 @@ tide::OpSchema FcSchema() {
 using namespace ops_nn;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(FcSchema());
-TIDE_REGISTER_KERNEL("fc", "cpu", FcKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("fc", "cpu", tide::kernels::Fc, OPS_NN_FLOAT_TYPES);

@@ -140,13 +140,14 @@ def compile(plan, out_dir, name="model", embed_params=False):  # noqa: A001 (as 
     (made when missing): <name>.h (the C API: tide_<name>_create, tide_<name>_run,
     tide_<name>_destroy, tide_<name>_last_error, tide_<name>_plan), <name>.cc (the plan as
     constant tables: every kernel by its key, the arena offsets, the typed attributes, the
-    plugins to load), params.bin (the parameters, 64-byte aligned), main.cc (an example that
-    runs the model and prints its outputs) and CMakeLists.txt (builds lib<name>.so and
-    <name>_main against libtide_core; see cmake_args). `name` (a C identifier; "model" by
-    default) lets several compiled models link into one program. With `embed_params`,
-    <name>_params.S puts params.bin into the library, and tide_<name>_create(NULL, ...) uses
-    it: the library is the whole model. The plugins the plan needs are taken from those loaded
-    in this process. Returns `out_dir`."""
+    plugins to load; the SDK's header-only CPU kernels, from tide/kernels/, included and called
+    directly, so their op packs need not be loaded), params.bin (the parameters, 64-byte
+    aligned), main.cc (an example that runs the model and prints its outputs) and
+    CMakeLists.txt (builds lib<name>.so and <name>_main against libtide_core; see cmake_args).
+    `name` (a C identifier; "model" by default) lets several compiled models link into one
+    program. With `embed_params`, <name>_params.S puts params.bin into the library, and
+    tide_<name>_create(NULL, ...) uses it: the library is the whole model. The plugins the plan
+    needs are taken from those loaded in this process. Returns `out_dir`."""
     out_dir = os.fspath(out_dir)
     if not isinstance(name, str):
         raise TypeError("tide.aot.compile: name must be a str, got %r" % (name,))

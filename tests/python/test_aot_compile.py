@@ -9,6 +9,7 @@ model."""
 
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,6 +100,39 @@ def plugins_in(src):
     ]
 
 
+def ops_in(src):
+    """The (type, direct call or None) of each row of model.cc's op table: a direct call is the
+    SDK's header-only kernel model.cc calls instead of resolving the op's kernel key."""
+    text = open(os.path.join(src, "model.cc")).read()
+    table = text.split("const TideAotOp kOps[] = {", 1)[1].split("\n};", 1)[0]
+    rows = []
+    for row in table.strip().split("\n"):
+        m = re.match(r'\s*\{\d+u, "([^"]+)", .*, (nullptr|&tide::kernels::Direct<.*>)\},$', row)
+        assert m, row
+        rows.append((m.group(1), None if m.group(2) == "nullptr" else m.group(2)))
+    return rows
+
+
+def assert_called_directly(src, types):
+    """Every op of `types` in model.cc is a direct call of its SDK header's kernel (included),
+    none resolved by its key."""
+    text = open(os.path.join(src, "model.cc")).read()
+    ops = ops_in(src)
+    for t, call in ops:
+        if t in types:
+            assert call is not None, (t, ops)
+    headers = {
+        "mul": "mul.hpp",
+        "elementwise_add": "elementwise.hpp",
+        "relu": "activation.hpp",
+        "softmax": "softmax.hpp",
+        "scale": "scale.hpp",
+    }
+    for t in types:
+        assert "#include <tide/kernels/%s>" % headers[t] in text, t
+    return ops
+
+
 def test_fit_a_line_compiled_is_bit_identical_and_refuses_bad_feeds(tmp_path):
     x = layers.data(name="x", shape=[13], dtype="float32")
     y = layers.fc(input=x, size=1, act=None)
@@ -112,10 +146,13 @@ def test_fit_a_line_compiled_is_bit_identical_and_refuses_bad_feeds(tmp_path):
         want = exe.run(main, feed={"x": xs}, fetch_list=[y])
         assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
 
-    # Only the plugins the plan names: the device and the op pack of mul and elementwise_add;
-    # a plugin directory holding just those is enough.
+    # mul and elementwise_add are called directly (the SDK's header-only kernels), so the plan
+    # names the CPU device plugin alone, no op pack; a plugin directory holding just it is
+    # enough.
+    ops = assert_called_directly(src, {"mul", "elementwise_add"})
+    assert sorted(t for t, _ in ops) == ["elementwise_add", "mul"], ops
     named = plugins_in(src)
-    assert sorted(n for n, _ in named) == ["device_cpu", "ops_math"], named
+    assert [n for n, _ in named] == ["device_cpu"], named
     only = tmp_path / "only"
     only.mkdir()
     for _, f in named:
@@ -198,14 +235,88 @@ def test_fit_a_line_compiled_is_bit_identical_and_refuses_bad_feeds(tmp_path):
     assert b"was written by another compile" in lib.tide_model_last_error()
 
 
+def test_mlp_with_relu_softmax_and_scale_calls_every_kernel_directly(tmp_path):
+    # fc (mul + elementwise_add) + relu twice, scale, fc + softmax: every op in the SDK's table
+    # of header-only kernels, so the model loads no op pack at all.
+    img = layers.data(name="img", shape=[64], dtype="float32")
+    h = layers.fc(input=img, size=32, act="relu")
+    h = layers.fc(input=h, size=16, act="relu")
+    h = layers.scale(h, scale=0.5, bias=0.25)
+    prediction = layers.fc(input=h, size=10, act="softmax")
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    src, model_main = compile_and_build(
+        tmp_path, test, ["img"], [prediction], {"img": [(1, 32), 64]}
+    )
+    ops = assert_called_directly(src, {"mul", "elementwise_add", "relu", "scale", "softmax"})
+    assert all(call is not None for _, call in ops), ops
+    assert (
+        "tide::kernels::UseHost(tide_aot_host_api());" in open(os.path.join(src, "model.cc")).read()
+    )
+    assert [n for n, _ in plugins_in(src)] == ["device_cpu"], plugins_in(src)
+    rng = np.random.RandomState(2)
+    for batch in (32, 1, 7):
+        imgs = rng.standard_normal((batch, 64)).astype("float32")
+        want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+        assert_bit_identical(run_main(model_main, tmp_path, [imgs]), want)
+    # The model runs with a plugin directory holding the CPU device plugin alone.
+    only = tmp_path / "only"
+    only.mkdir()
+    os.symlink(plugin_file("device_cpu"), only / os.path.basename(plugin_file("device_cpu")))
+    imgs = rng.standard_normal((5, 64)).astype("float32")
+    want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+    assert_bit_identical(run_main(model_main, tmp_path, [imgs], "--plugins", str(only)), want)
+
+
+def test_paddles_fc_op_is_called_directly_from_ops_nns_header(tmp_path):
+    # Paddle's fused fc (ops_nn's kernel: GEMM, bias and relu in one op) over rank-3 rows, then
+    # softmax: both called directly, so neither ops_nn nor ops_math is loaded.
+    x = layers.data(name="x", shape=[3, 16], dtype="float32")
+    w = layers.create_parameter([16, 8], "float32", default_initializer=tide.initializer.Normal())
+    b = layers.create_parameter(
+        [8], "float32", is_bias=True, default_initializer=tide.initializer.Uniform(-1, 1)
+    )
+    block = tide.default_main_program().global_block()
+    fc_out = block.create_var(name="fc_out", dtype="float32")
+    block.append_op(
+        "fc",
+        inputs={"Input": [x.name], "W": [w.name], "Bias": [b.name]},
+        outputs={"Out": [fc_out.name]},
+        attrs={"in_num_col_dims": 2, "activation_type": "relu"},
+    )
+    prediction = layers.softmax(fc_out)
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    src, model_main = compile_and_build(tmp_path, test, ["x"], [prediction], {"x": [(1, 8), 3, 16]})
+    text = open(os.path.join(src, "model.cc")).read()
+    assert "#include <tide/kernels/fc.hpp>" in text
+    ops = ops_in(src)
+    assert [t for t, _ in ops] == ["fc", "softmax"], ops
+    assert all(call is not None for _, call in ops), ops
+    assert [n for n, _ in plugins_in(src)] == ["device_cpu"], plugins_in(src)
+    rng = np.random.RandomState(3)
+    for batch in (8, 2):
+        xs = rng.standard_normal((batch, 3, 16)).astype("float32")
+        want = exe.run(test, feed={"x": xs}, fetch_list=[prediction])
+        assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
+
+
 def test_digits_conv_compiled_is_bit_identical(tmp_path):
     prediction = recognize_digits_conv_prediction()
     exe = tide.Executor(PLACE)
     exe.run(tide.default_startup_program())
     test = tide.default_main_program().clone(for_test=True)
-    _, model_main = compile_and_build(
+    src, model_main = compile_and_build(
         tmp_path, test, ["img"], [prediction], {"img": [(1, 8), 1, 28, 28]}
     )
+    # A mixed model: the fc's mul and the softmax are called directly, the convolutions go
+    # through their op pack's kernels, resolved by key.
+    ops = assert_called_directly(src, {"mul", "softmax"})
+    assert any(t == "conv2d" for t, _ in ops), ops
+    assert all(call is None for t, call in ops if t == "conv2d"), ops
+    assert "ops_nn" in [n for n, _ in plugins_in(src)], plugins_in(src)
     rng = np.random.RandomState(1)
     for batch in (8, 3):
         imgs = rng.uniform(-1, 1, (batch, 1, 28, 28)).astype("float32")
@@ -344,3 +455,57 @@ def test_a_model_name_that_is_not_a_c_identifier_is_refused(tmp_path):
     for bad in ("2fast", "my-model", "", "naïve"):
         with pytest.raises(Exception, match="is not a C identifier"):
             tide.aot.compile(plan, str(tmp_path / "out"), name=bad)
+
+
+def test_every_kernel_of_the_sdk_table_compiles_and_is_registered_by_its_pack(tmp_path):
+    # tide/kernels/registry.hpp's rows, printed by a program that includes it; each row's
+    # function, for each of its data types, must compile as a compiled model calls it, and its
+    # op pack must register the CPU place's plain kernel of that op and type.
+    table_cc = tmp_path / "table.cc"
+    table_cc.write_text(
+        "#include <cstdio>\n#include <tide/kernels/registry.hpp>\n"
+        "int main() {\n"
+        "  for (const auto& k : tide::kernels::kDirectKernels)\n"
+        "    for (int t = 0; t < 32; ++t)\n"
+        "      if ((k.dtypes >> t) & 1u)\n"
+        '        std::printf("%s\\t%s\\t%s\\t%s\\t%d\\t%s\\n", k.op_type, k.plugin, k.header,\n'
+        "                    k.function, t, tide::kernels::CTypeOf(t));\n"
+        "}\n"
+    )
+    table = str(tmp_path / "table")
+    cxx = os.environ.get("CXX", "c++")
+    p = subprocess.run(
+        [cxx, "-std=c++17", "-I", tide.sdk.include_dir(), str(table_cc), "-o", table],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    rows = [line.split("\t") for line in subprocess.check_output([table], text=True).splitlines()]
+    assert {"mul", "elementwise_add", "relu", "softmax", "scale", "fc"} <= {r[0] for r in rows}
+
+    names = {2: "int32", 3: "int64", 5: "float32", 6: "float64"}
+    kernels = {r["name"]: set(r["kernels"]) for r in tide.plugins() if r["status"] == "loaded"}
+    headers, calls = [], []
+    for op, plugin, header, function, dtype, ctype in rows:
+        key = "%s {cpu, %s, ANY, plain}" % (op, names[int(dtype)])
+        assert key in kernels.get(plugin, set()), (plugin, key)
+        if header not in headers:
+            headers.append(header)
+        calls.append("&tide::kernels::Direct<&%s>" % function.replace("{T}", ctype))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "check.cc").write_text(
+        "#include <tide/kernels/direct.hpp>\n"
+        + "".join("#include <%s>\n" % h for h in headers)
+        + "[[maybe_unused]] const TideKernelFn kKernels[] = {\n    "
+        + ",\n    ".join(calls)
+        + "};\n"
+    )
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(check CXX)\n"
+        "set(CMAKE_CXX_STANDARD 17)\nfind_package(Eigen3 3.3 REQUIRED NO_MODULE)\n"
+        "add_library(check OBJECT check.cc)\n"
+        "target_include_directories(check PRIVATE ${TIDE_INCLUDE_DIR})\n"
+        "target_link_libraries(check PRIVATE Eigen3::Eigen)\n"
+    )
+    cmake_build(str(src), str(tmp_path / "build"))

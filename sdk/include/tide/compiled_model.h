@@ -23,7 +23,7 @@ extern "C" {
 
 /* The tables' revision: model.cc records the one it was generated for, and a core of another
  * revision refuses to create the model (compile the plan again). */
-#define TIDE_AOT_TABLES_VERSION 1
+#define TIDE_AOT_TABLES_VERSION 2
 
 #define TIDE_AOT_API __attribute__((visibility("default")))
 
@@ -64,6 +64,10 @@ typedef struct TideAotOp {
   int32_t infer_at_run; /* infers its shapes at run time (docs/aot.md) */
   int32_t num_transforms;
   const char* const* transforms; /* the input transforms the executor made, one line each */
+  /* Tables version 2: the kernel as a function model.cc holds (an SDK header-only kernel,
+   * tide/kernels/registry.hpp), called with the core's kernel context instead of the kernel the
+   * key resolves to; NULL: resolved by the key through the plugins. */
+  TideKernelFn direct_kernel;
 } TideAotOp;
 
 typedef struct TideAotVar {
@@ -170,6 +174,10 @@ TIDE_AOT_API int32_t tide_aot_model_run(TideAotModel* model, const TideModelTens
 TIDE_AOT_API void tide_aot_model_destroy(TideAotModel* model);
 /* The message of this thread's last failure ("" when none); valid until its next call here. */
 TIDE_AOT_API const char* tide_aot_last_error(void);
+/* The core's host table (tide/plugin_api.h), which a plugin gets at registration: a model.cc
+ * that calls kernels directly hands it to the SDK code in its library (tide/kernels/direct.hpp)
+ * before creating the model. Lives as long as the process. */
+TIDE_AOT_API const TideHostApi* tide_aot_host_api(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
