@@ -271,6 +271,11 @@ void ConvKernel(KernelContext& ctx) {
   });
 }
 
+// Whether conv2d_grad's bfloat16 kernel computes in float32 on widened values (MakeConvBwd).
+bool WidenedBf16Backward(const ConvParams& p) {
+  return p.dt == memory::data_type::bf16 && !p.nhwc && Bf16Isa() != "AMX";
+}
+
 struct ConvBwd {
   dnnl::convolution_backward_data::primitive_desc data_pd;
   dnnl::convolution_backward_data data;
@@ -284,40 +289,37 @@ struct ConvBwd {
 // where oneDNN has no backward for that format (or only its reference loop), the formats it
 // prefers ("any").
 ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
-  auto make = [&](const memory::desc& src, const memory::desc& dst) {
-    dnnl::convolution_forward::primitive_desc fwd(FwdDesc(prop_kind::forward_training, p, src, dst),
+  auto make_with = [&](const ConvParams& q, const memory::desc& src, const memory::desc& dst) {
+    dnnl::convolution_forward::primitive_desc fwd(FwdDesc(prop_kind::forward_training, q, src, dst),
                                                   DefaultAttr(), eng);
     dnnl::convolution_backward_data::primitive_desc data_pd(
-        dnnl::convolution_backward_data::desc(algorithm::convolution_direct, src, Any(p, p.weights),
-                                              dst, p.d_strides, p.d_dils, p.pad_l, p.pad_r),
+        dnnl::convolution_backward_data::desc(algorithm::convolution_direct, src, Any(q, q.weights),
+                                              dst, q.d_strides, q.d_dils, q.pad_l, q.pad_r),
         DefaultAttr(), eng, fwd);
     dnnl::convolution_backward_weights::primitive_desc weights_pd(
         dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, src,
-                                                 Any(p, p.weights), dst, p.d_strides, p.d_dils,
-                                                 p.pad_l, p.pad_r),
+                                                 Any(q, q.weights), dst, q.d_strides, q.d_dils,
+                                                 q.pad_l, q.pad_r),
         DefaultAttr(), eng, fwd);
     return ConvBwd{data_pd, dnnl::convolution_backward_data(data_pd), weights_pd,
                    dnnl::convolution_backward_weights(weights_pd)};
   };
-  // bfloat16 without AMX: the backward-weights pass runs in float32 on the widened values (a
-  // product of two bfloat16s is exact in float32, and oneDNN's bf16 kernels accumulate in float32
-  // too), its result rounded to bfloat16 as before. oneDNN 2.7's jit_bf16 pass took 2.2x float32's
-  // time on a Xeon with AVX-512 BF16 (10.2 ms against 4.5 on a 32-channel 3x3 conv at batch 32),
-  // and 70x on a stride-2 one (215 ms against 3.0; benchmarks/amp.py's ResNet-ish net).
-  if (p.dt == memory::data_type::bf16 && Bf16Isa() != "AMX") {
+  auto make = [&](const memory::desc& src, const memory::desc& dst) {
+    return make_with(p, src, dst);
+  };
+  auto make_wide = [&](const ConvParams& wide) {
+    return make_with(wide, Any(wide, wide.src), Any(wide, wide.dst));
+  };
+  // bfloat16 without AMX (NCHW): both passes run in float32 on the widened values (a product of
+  // two bfloat16s is exact in float32, and oneDNN's bf16 kernels accumulate in float32 too), the
+  // results rounded to bfloat16 as before. On a Xeon with AVX-512 BF16, oneDNN 2.7's jit_bf16
+  // passes took 2.2x-2.3x float32's time on 32- and 64-channel 3x3 convs at batch 32 (weights
+  // 10.2 ms against 4.5, data 8.2 against 3.6), and the weights pass 70x on a stride-2 one (215 ms
+  // against 3.0; benchmarks/amp.py's ResNet-ish net).
+  if (WidenedBf16Backward(p)) {
     ConvParams wide = p;
     wide.dt = memory::data_type::f32;
-    ConvBwd b = make(Any(p, p.src), Any(p, p.dst));
-    dnnl::convolution_forward::primitive_desc fwd(
-        FwdDesc(prop_kind::forward_training, wide, Any(wide, p.src), Any(wide, p.dst)),
-        DefaultAttr(), eng);
-    b.weights_pd = dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, fwd.src_desc(),
-                                                 Any(wide, p.weights), fwd.dst_desc(), p.d_strides,
-                                                 p.d_dils, p.pad_l, p.pad_r),
-        DefaultAttr(), eng, fwd);
-    b.weights = dnnl::convolution_backward_weights(b.weights_pd);
-    return b;
+    return make_wide(wide);
   }
   // bfloat16: oneDNN 2.6's backward-weights pass on the forward's nhwc (jit_bf16) took 330-370 ms
   // where the formats it prefers take ~10 (a 3-channel stem and a stride-2 conv of the ResNet-ish
@@ -377,15 +379,23 @@ void ConvGradKernel(KernelContext& ctx) {
       memory diff_dst = diff_dst_data;
       memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
       bool direct = false;
-      memory diff_src =
-          p.nhwc ? e.TempMemory(pd.diff_src_desc())
-                 : StorableOutputOrTemp(e, dx, p.x, pd.diff_src_desc(), ctx.place(), &direct);
+      const bool widened = WidenedBf16Backward(p);
+      memory diff_src = p.nhwc || widened ? e.TempMemory(pd.diff_src_desc())
+                                          : StorableOutputOrTemp(e, dx, p.x, pd.diff_src_desc(),
+                                                                 ctx.place(), &direct);
       e.Run(entry->data, pd,
             {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, diff_src}});
-      if (p.nhwc)
+      if (p.nhwc) {
         StoreNhwc(e, diff_src, dx, Nhwc(p.x), ctx.place());
-      else if (!direct)
+      } else if (widened) {  // rounded into Input@GRAD's own type, plain
+        dx.Resize(p.x);
+        void* d = dx.mutable_data(x.dtype(), ctx.place());
+        dx.set_layout(TIDE_LAYOUT_ANY);
+        dx.set_format(0);
+        e.Reorder(diff_src, memory(memory::desc(p.src, p.dt, PlainTag(p.x.size())), e.engine(), d));
+      } else if (!direct) {
         StorePlain(e, diff_src, dx, p.x, ctx.place());
+      }
     }
     if (df) {
       const auto& pd = entry->weights_pd;
