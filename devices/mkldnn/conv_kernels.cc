@@ -181,6 +181,42 @@ bool RunPrepared(KernelContext& ctx, ConvFwdState& st) {
   return true;
 }
 
+// Whether a bfloat16 convolution computes in float32 on widened values: without AMX, NCHW.
+// oneDNN 2.7's bfloat16 kernels took 2.2x-2.5x float32's time on a Xeon with AVX-512 BF16 (3x3
+// convs of 32 and 64 channels at batch 32: forward 8.75 ms against 3.43, backward data 8.2
+// against 3.6, backward weights 10.2 against 4.5, and 215 against 3.0 on a stride-2 one). A
+// product of two bfloat16s is exact in float32 and the bf16 kernels accumulate in float32 too, so
+// the results, rounded to bfloat16, are theirs up to the order of the additions.
+bool WidenedBf16(const ConvParams& p) {
+  return p.dt == memory::data_type::bf16 && !p.nhwc && Bf16Isa() != "AMX";
+}
+
+// conv2d's forward (training's: no fusion) in float32 on widened bfloat16 values (WidenedBf16);
+// Output in bfloat16, in the float32 result's format where it can be stored (the next oneDNN
+// kernel reads it as it is), else plain.
+void WidenedBf16Forward(KernelContext& ctx, Exec& e, const Tensor& x, const Tensor& f, Tensor& out,
+                        const ConvParams& p, const char* op) {
+  ConvParams wide = p;
+  wide.dt = memory::data_type::f32;
+  auto entry = e.cache().GetOrCreate<ConvFwd>(ConvKey("conv2d widened", x, p).str(), [&] {
+    dnnl::convolution_forward::primitive_desc pd(
+        FwdDesc(prop_kind::forward_inference, wide, Any(wide, p.src), Any(wide, p.dst)),
+        DefaultAttr(), e.engine());
+    return ConvFwd{pd, dnnl::convolution_forward(pd)};
+  });
+  const auto& pd = entry->pd;
+  memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
+  memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
+  memory result = e.TempMemory(pd.dst_desc());
+  e.Run(entry->prim, pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, result}});
+  const Tag tag = StorableTag(pd.dst_desc(), p.dst);
+  const memory::desc out_md(p.dst, p.dt, tag != Tag::undef ? tag : PlainTag(p.out.size()));
+  memory dst = TryOutput(e, out, p.out, out_md, ctx.place());
+  TIDE_CHECK(dst, "op '", op, "': oneDNN chose an output format Tide cannot store");
+  e.Reorder(result, dst);
+  e.Wait();
+}
+
 template <typename T>
 void ConvKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
@@ -199,6 +235,7 @@ void ConvKernel(KernelContext& ctx) {
                  tide::ToString(want), ", got ", tide::ToString(fu.residual.dims()));
     }
     Exec e(ctx);
+    if (!fu.fused && WidenedBf16(p)) return WidenedBf16Forward(ctx, e, x, f, out, p, op);
     memory residual;
     Key key = ConvKey(op, x, p);
     key(int64_t(bool(fu.bias)))(int64_t(bool(fu.residual)))(int64_t(fu.act.size()));
@@ -271,11 +308,6 @@ void ConvKernel(KernelContext& ctx) {
   });
 }
 
-// Whether conv2d_grad's bfloat16 kernel computes in float32 on widened values (MakeConvBwd).
-bool WidenedBf16Backward(const ConvParams& p) {
-  return p.dt == memory::data_type::bf16 && !p.nhwc && Bf16Isa() != "AMX";
-}
-
 struct ConvBwd {
   dnnl::convolution_backward_data::primitive_desc data_pd;
   dnnl::convolution_backward_data data;
@@ -310,13 +342,8 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
   auto make_wide = [&](const ConvParams& wide) {
     return make_with(wide, Any(wide, wide.src), Any(wide, wide.dst));
   };
-  // bfloat16 without AMX (NCHW): both passes run in float32 on the widened values (a product of
-  // two bfloat16s is exact in float32, and oneDNN's bf16 kernels accumulate in float32 too), the
-  // results rounded to bfloat16 as before. On a Xeon with AVX-512 BF16, oneDNN 2.7's jit_bf16
-  // passes took 2.2x-2.3x float32's time on 32- and 64-channel 3x3 convs at batch 32 (weights
-  // 10.2 ms against 4.5, data 8.2 against 3.6), and the weights pass 70x on a stride-2 one (215 ms
-  // against 3.0; benchmarks/amp.py's ResNet-ish net).
-  if (WidenedBf16Backward(p)) {
+  // bfloat16 without AMX: both passes in float32 on the widened values (WidenedBf16).
+  if (WidenedBf16(p)) {
     ConvParams wide = p;
     wide.dt = memory::data_type::f32;
     return make_wide(wide);
@@ -379,7 +406,7 @@ void ConvGradKernel(KernelContext& ctx) {
       memory diff_dst = diff_dst_data;
       memory w = e.ConvertKept(f, FilterView(e, f, p, op), pd.weights_desc());
       bool direct = false;
-      const bool widened = WidenedBf16Backward(p);
+      const bool widened = WidenedBf16(p);
       memory diff_src = p.nhwc || widened ? e.TempMemory(pd.diff_src_desc())
                                           : StorableOutputOrTemp(e, dx, p.x, pd.diff_src_desc(),
                                                                  ctx.place(), &direct);
