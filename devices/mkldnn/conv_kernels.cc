@@ -191,13 +191,18 @@ bool WidenedBf16(const ConvParams& p) {
   return p.dt == memory::data_type::bf16 && !p.nhwc && Bf16Isa() != "AMX";
 }
 
+// `p` computed in float32.
+ConvParams Widened(ConvParams p) {
+  p.dt = memory::data_type::f32;
+  return p;
+}
+
 // conv2d's forward (training's: no fusion) in float32 on widened bfloat16 values (WidenedBf16);
 // Output in bfloat16, in the float32 result's format where it can be stored (the next oneDNN
 // kernel reads it as it is), else plain.
 void WidenedBf16Forward(KernelContext& ctx, Exec& e, const Tensor& x, const Tensor& f, Tensor& out,
                         const ConvParams& p, const char* op) {
-  ConvParams wide = p;
-  wide.dt = memory::data_type::f32;
+  const ConvParams wide = Widened(p);
   auto entry = e.cache().GetOrCreate<ConvFwd>(ConvKey("conv2d widened", x, p).str(), [&] {
     dnnl::convolution_forward::primitive_desc pd(
         FwdDesc(prop_kind::forward_inference, wide, Any(wide, p.src), Any(wide, p.dst)),
@@ -339,14 +344,10 @@ ConvBwd MakeConvBwd(const ConvParams& p, const dnnl::engine& eng) {
   auto make = [&](const memory::desc& src, const memory::desc& dst) {
     return make_with(p, src, dst);
   };
-  auto make_wide = [&](const ConvParams& wide) {
-    return make_with(wide, Any(wide, wide.src), Any(wide, wide.dst));
-  };
   // bfloat16 without AMX: both passes in float32 on the widened values (WidenedBf16).
   if (WidenedBf16(p)) {
-    ConvParams wide = p;
-    wide.dt = memory::data_type::f32;
-    return make_wide(wide);
+    const ConvParams wide = Widened(p);
+    return make_with(wide, Any(wide, wide.src), Any(wide, wide.dst));
   }
   // bfloat16: oneDNN 2.6's backward-weights pass on the forward's nhwc (jit_bf16) took 330-370 ms
   // where the formats it prefers take ~10 (a 3-channel stem and a stride-2 conv of the ResNet-ish
@@ -412,17 +413,10 @@ void ConvGradKernel(KernelContext& ctx) {
                                                                  ctx.place(), &direct);
       e.Run(entry->data, pd,
             {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, diff_src}});
-      if (p.nhwc) {
+      if (p.nhwc)
         StoreNhwc(e, diff_src, dx, Nhwc(p.x), ctx.place());
-      } else if (widened) {  // rounded into Input@GRAD's own type, plain
-        dx.Resize(p.x);
-        void* d = dx.mutable_data(x.dtype(), ctx.place());
-        dx.set_layout(TIDE_LAYOUT_ANY);
-        dx.set_format(0);
-        e.Reorder(diff_src, memory(memory::desc(p.src, p.dt, PlainTag(p.x.size())), e.engine(), d));
-      } else if (!direct) {
-        StorePlain(e, diff_src, dx, p.x, ctx.place());
-      }
+      else if (!direct)  // in Input's type: a widened result is rounded back to bfloat16
+        StorePlain(e, diff_src, dx, p.x, ctx.place(), p.dt);
     }
     if (df) {
       const auto& pd = entry->weights_pd;

@@ -357,8 +357,8 @@ memory TryOutput(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
 }
 
 void StorePlain(Exec& e, const memory& result, Tensor& out, const Dims& dims,
-                const tide::Place& place) {
-  const memory::data_type dt = result.get_desc().data_type();
+                const tide::Place& place, memory::data_type dt) {
+  if (dt == memory::data_type::undef) dt = result.get_desc().data_type();
   out.Resize(dims);
   void* p = out.mutable_data(FromDnnlType(dt), place);
   out.set_layout(TIDE_LAYOUT_ANY);

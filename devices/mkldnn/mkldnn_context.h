@@ -327,9 +327,10 @@ struct KeptArgs {
 // empty memory and leaves `out` alone.
 memory TryOutput(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,
                  const tide::Place& place);
-// `result` (any descriptor) written into `out` as plain dense data with `dims`.
+// `result` (any descriptor) written into `out` as plain dense data with `dims`, in type `dt`
+// (undef: result's own; another converts, e.g. a float32 result rounded to bfloat16).
 void StorePlain(Exec& e, const memory& result, Tensor& out, const Dims& dims,
-                const tide::Place& place);
+                const tide::Place& place, memory::data_type dt = memory::data_type::undef);
 // A memory the primitive can write its `md` result to, backed by `out` when `md` is plain dense
 // data (then *direct = true), else a temporary to be stored with StorePlain.
 memory PlainOutputOrTemp(Exec& e, Tensor& out, const Dims& dims, const memory::desc& md,

@@ -112,8 +112,7 @@ def _fuse_one(block, j, param, grad, velocity):
     block._remove_op(j)
     block._insert_op(pos + 1, FUSED_OP, inputs=inputs, outputs=outputs, attrs=attrs)
     if [n for n in mul_grad.output("X@GRAD") if n != "@EMPTY@"]:
-        mul_grad.desc.set_output("Y@GRAD", [])
-        block.program._bump()
+        mul_grad.desc.set_output("Y@GRAD", [])  # the version is bumped below
     else:  # the first layer: mul_grad has nothing left to compute
         block._remove_op(w)
     for op in deleters:

@@ -380,6 +380,8 @@ class InferenceTranspiler:
             channel_axis = 3 if _nhwc(conv) else 1
             if yv is None or not yv.persistable:
                 continue
+            if self._reads(dict(inputs, Bias=[y]), add.output("Out")[0]):
+                continue
             if list(yv.shape) == [m]:
                 if axis not in (channel_axis, channel_axis - 4):
                     continue
@@ -392,10 +394,8 @@ class InferenceTranspiler:
                 value = self._value(y)
                 if list(yv.shape) != want or axis not in (-1, 0) or value is None:
                     continue
-                bias = self._fresh_name(y + ".vector")
+                bias = self._fresh_name(y + ".vector")  # a new name: no op reads it yet
                 self._store(bias, value.reshape(m), yv)
-            if self._reads(dict(inputs, Bias=[bias]), add.output("Out")[0]):
-                continue
             inputs["Bias"] = [bias]
             self._replace([conv, add], conv, inputs, add.output("Out")[0], attrs)
             return True
