@@ -1,8 +1,8 @@
 // contract_probe.cc: the device-contract checks (copy, free), then those of the optional entries
-// a device has (event timing, memory statistics, the tracer). The contract checks each keep the
-// device's stream busy with large device-to-device copies, then does what the contract lets the
-// core do at once (change a host buffer right after `copy` returns; free a block a queued copy
-// still reads), then reads back what the device got. Through the core's own paths
+// a device has (event timing, memory statistics, the tracer, the copy stream). The contract checks
+// each keep the device's stream busy with large device-to-device copies, then does what the
+// contract lets the core do at once (change a host buffer right after `copy` returns; free a block
+// a queued copy still reads), then reads back what the device got. Through the core's own paths
 // (DeviceContext::Copy, FreeDeviceMemory), so a device declaring contract 1 is checked with the
 // synchronisation the core adds for it.
 #include "core/device/contract_probe.h"
@@ -143,6 +143,32 @@ constexpr const char* kTracerRule =
     "the tracer records the copies queued while it runs (kind COPY, their bytes), each with "
     "begin <= end, inside the host's time around them once its clock is mapped";
 
+constexpr const char* kCopyStreamRule =
+    "a role context (context_create_role) orders against the compute context by events: work the "
+    "compute context queues after waiting for an event recorded on the copy stream sees the copy "
+    "stream's writes";
+
+// The copy stream kept busy, then an upload on it; the compute context waits for it (as
+// TensorUpload does) and copies the block: what it copied must be what was uploaded.
+std::string CheckCopyStream(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  DeviceContext* copy = ctx->ForRole(TIDE_STREAM_COPY_IN);
+  if (copy == ctx) return "";  // --copy_stream off: nothing to order
+  BusyStream busy(dev, place);
+  DeviceBlock up(dev, place, kProbeBytes), seen(dev, place, kProbeBytes);
+  const std::vector<unsigned char> want = Pattern(kProbeBytes, 4);
+  busy.Queue(copy);
+  copy->Copy(TIDE_COPY_HOST_TO_DEVICE, up.get(), want.data(), kProbeBytes);
+  ctx->WaitFor(*copy);
+  ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, seen.get(), up.get(), kProbeBytes);
+  const std::string bad = Compare(ctx, seen, want);
+  copy->Synchronize();  // before the blocks go: the copy stream may still use them
+  if (bad.empty()) return "";
+  return StrCat("a copy on the compute context of ", place.ToString(),
+                " queued after waiting for an event recorded on its copy stream read the block "
+                "before the copy stream's upload landed: ",
+                bad);
+}
+
 std::string CheckElapsed(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
   BusyStream busy(dev, place);
   ctx->Synchronize();
@@ -271,9 +297,11 @@ std::vector<ContractCheck> CheckDeviceContracts(const Place& place) {
 std::vector<ContractCheck> CheckOptionalDeviceEntries(const Place& place) {
   const TideDeviceDef& d = CheckedDevice(place).def;
   return RunChecks(
-      place, {Check{"event_timing", kElapsedRule, d.event_elapsed_ms ? &CheckElapsed : nullptr},
-              Check{"memory_stats", kMemoryStatsRule, d.memory_stats ? &CheckMemoryStats : nullptr},
-              Check{"tracer", kTracerRule, d.tracer ? &CheckTracer : nullptr}});
+      place,
+      {Check{"event_timing", kElapsedRule, d.event_elapsed_ms ? &CheckElapsed : nullptr},
+       Check{"memory_stats", kMemoryStatsRule, d.memory_stats ? &CheckMemoryStats : nullptr},
+       Check{"tracer", kTracerRule, d.tracer ? &CheckTracer : nullptr},
+       Check{"copy_stream", kCopyStreamRule, d.context_create_role ? &CheckCopyStream : nullptr}});
 }
 
 }  // namespace tide::core

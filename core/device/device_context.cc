@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/platform/enforce.h"
+#include "core/platform/flags.h"
 #include "core/platform/status.h"
 #include "core/registry/registry.h"
 
@@ -45,6 +46,28 @@ DeviceContext::DeviceContext(const DeviceInfo& device, const Place& place)
              "creating the device context of " + place.ToString(), device.plugin_file);
 }
 
+DeviceContext::DeviceContext(const DeviceInfo& device, const Place& place, TideStreamRole role,
+                             int32_t priority)
+    : device_(&device), place_(place), role_(role) {
+  CallPlugin(
+      [&] {
+        return device.def.context_create_role(device.def.self, place.device, role, priority, &ctx_);
+      },
+      [&] { return StrCat("creating the stream of role ", int(role), " on ", place.ToString()); },
+      device.plugin_file);
+  if (!ctx_)
+    TIDE_FAIL(TIDE_INTERNAL, "device plugin ", device.plugin_file,
+              " returned no context for the stream of role ", int(role), " on ", place.ToString());
+}
+
+DeviceContext* DeviceContext::ForRole(TideStreamRole role) {
+  if (role != TIDE_STREAM_COPY_IN || !FLAGS_copy_stream) return this;
+  if (DeviceContext* c = copy_in_ready_.load(std::memory_order_acquire)) return c;
+  if (!device_->def.context_create_role || legacy_contract() || role_ != TIDE_STREAM_COMPUTE)
+    return this;
+  return DeviceContextPool::Global().MakeRoleContext(*this, role);
+}
+
 struct DeviceContext::Staging {
   void* ptr;
   size_t size;
@@ -53,6 +76,14 @@ struct DeviceContext::Staging {
 
 DeviceContext::~DeviceContext() {
   if (!ctx_) return;
+  if (copy_in_) {  // before this context: its queued copies feed this one's work
+    try {
+      copy_in_->Synchronize();
+    } catch (const std::exception& e) {
+      LOG(WARNING) << "destroying the copy stream of " << place_.ToString() << ": " << e.what();
+    }
+    copy_in_.reset();
+  }
   ReleaseStaging();
   const TideDeviceDef& d = device_->def;
   if (marker_) d.event_destroy(d.self, marker_);
@@ -217,6 +248,22 @@ void DeviceContext::WaitFor(DeviceContext& other) {
       device_->plugin_file);
 }
 
+void DeviceContext::DestroyEvent(void* event) {
+  device_->def.event_destroy(device_->def.self, event);
+}
+
+void DeviceContext::RecordEvent(void* event) {
+  const TideDeviceDef& d = device_->def;
+  CallPlugin([&] { return d.event_record(d.self, ctx_, event); },
+             [&] { return "recording an event on " + place_.ToString(); }, device_->plugin_file);
+}
+
+void DeviceContext::WaitEvent(void* event) {
+  const TideDeviceDef& d = device_->def;
+  CallPlugin([&] { return d.context_wait_event(d.self, ctx_, event); },
+             [&] { return place_.ToString() + " waiting for an event"; }, device_->plugin_file);
+}
+
 void* DeviceContext::RecordTimingEvent() {
   void* ev = nullptr;
   {
@@ -358,6 +405,20 @@ DeviceContext* DeviceContextPool::Get(const Place& place) {
   }
   if (fast) fast_[slot].store(owned.get(), std::memory_order_release);
   return owned.get();
+}
+
+DeviceContext* DeviceContextPool::MakeRoleContext(DeviceContext& compute, TideStreamRole role) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TIDE_ENFORCE(!g_shut_down.load(), "the device of ", compute.place().ToString(),
+               " was already shut down (by tide.shutdown(), or the process is ending)");
+  TIDE_ENFORCE(role == TIDE_STREAM_COPY_IN, "no context of role ", int(role), " is made");
+  if (!compute.copy_in_) {
+    // Copies are short and feed the compute stream: ahead of its kernels where the device ranks.
+    compute.copy_in_ =
+        std::make_unique<DeviceContext>(*compute.device_, compute.place(), role, /*priority=*/-1);
+    compute.copy_in_ready_.store(compute.copy_in_.get(), std::memory_order_release);
+  }
+  return compute.copy_in_.get();
 }
 
 void DeviceContextPool::Clear() {

@@ -21,11 +21,20 @@ namespace tide::core {
 class DeviceContext {
  public:
   DeviceContext(const DeviceInfo& device, const Place& place);
+  // A context for work of `role` (not TIDE_STREAM_COMPUTE): the device's context_create_role.
+  DeviceContext(const DeviceInfo& device, const Place& place, TideStreamRole role,
+                int32_t priority);
   ~DeviceContext();
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
 
   const Place& place() const { return place_; }
+  TideStreamRole role() const { return role_; }
+  // The context for work of `role`: for TIDE_STREAM_COPY_IN the device's copy stream
+  // (context_create_role at priority -1, made on first use) where the device has one, follows
+  // contract 2 and --copy_stream is on; otherwise, and for the other roles, this context.
+  // Called on the place's compute context; kernels run only there.
+  DeviceContext* ForRole(TideStreamRole role);
   const DeviceInfo& device() const { return *device_; }
   void* plugin_context() const { return ctx_; }
   bool host_accessible() const { return device_->def.host_accessible != 0; }
@@ -58,6 +67,13 @@ class DeviceContext {
   // event when the device has them (the host does not wait), else other.Synchronize().
   void WaitFor(DeviceContext& other);
 
+  // Events for ordering contexts of one device (has_events()): RecordEvent marks the work queued
+  // here so far; WaitEvent makes work queued here from now on wait for an event's marker.
+  void* CreateEvent() { return NewEvent(); }
+  void DestroyEvent(void* event);
+  void RecordEvent(void* event);
+  void WaitEvent(void* event);
+
   // Event timing (TideDeviceDef.event_elapsed_ms), for the profiler: events from a pool of this
   // context's, recorded on its stream, timed once done.
   bool has_event_timing() const { return device_->def.event_elapsed_ms != nullptr; }
@@ -71,9 +87,16 @@ class DeviceContext {
   void* NewEvent();
   void ReleaseStaging();
 
+  friend class DeviceContextPool;  // makes the role contexts, under its lock
+
   const DeviceInfo* device_;
   Place place_;
+  TideStreamRole role_ = TIDE_STREAM_COMPUTE;
   void* ctx_ = nullptr;
+  // The copy stream's context (ForRole), destroyed before this one; set once, under the pool's
+  // lock.
+  std::unique_ptr<DeviceContext> copy_in_;
+  std::atomic<DeviceContext*> copy_in_ready_{nullptr};
   void* marker_ = nullptr;  // event recorded by WaitFor callers on this context
   std::atomic<const KernelEntry*> last_launch_{nullptr};
   std::mutex staging_mu_;
@@ -114,6 +137,8 @@ class DeviceContextPool {
   DeviceContext* Find(const Place& place);
   // Synchronises and destroys every context; later Gets make new ones.
   void Clear();
+  // `compute`'s context for `role`, made now if it has none (ForRole's slow path).
+  DeviceContext* MakeRoleContext(DeviceContext& compute, TideStreamRole role);
 
  private:
   static constexpr int kFastKinds = 32, kFastDevices = 16;

@@ -69,7 +69,7 @@ TideStatus* FeedRun(TideOpRunContext* c, void*) {
       dst->ShareDataWith(src);
       dst->set_lod(src.lod());
     } else {
-      TensorCopySync(src, place, dst, c->dctx);
+      TensorUpload(src, place, dst, c->dctx);  // on the copy stream where the device has one
     }
   });
 }

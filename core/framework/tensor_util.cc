@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "core/memory/copy_pool.h"
+
 namespace tide::core {
 namespace {
 DeviceContext* ContextFor(const Place& p, DeviceContext* given) {
@@ -60,6 +62,27 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
     src_ctx->Synchronize();
     dst_ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, out, staging.data(), bytes);
   }
+}
+
+void TensorUpload(const LoDTensor& src, const Place& place, LoDTensor* dst, DeviceContext* ctx) {
+  TIDE_ENFORCE(src.initialized(), "cannot copy a tensor that holds no data");
+  const size_t bytes = static_cast<size_t>(src.numel()) * SizeOf(src.dtype());
+  DeviceContext* src_ctx = bytes && dst != &src ? ContextFor(src.place(), ctx) : nullptr;
+  DeviceContext* compute = src_ctx ? ContextFor(place, ctx) : nullptr;
+  DeviceContext* copy = compute && src_ctx->host_accessible() && !compute->host_accessible()
+                            ? compute->ForRole(TIDE_STREAM_COPY_IN)
+                            : compute;
+  if (copy == compute) {
+    TensorCopySync(src, place, dst, ctx);
+    return;
+  }
+  if (src_ctx != compute) src_ctx->Synchronize();  // an async kernel may still write the source
+  dst->ResetHolder(memory::AllocForCopy(*compute, *copy, bytes), src.dtype(), src.dims());
+  dst->set_layout(src.layout());
+  dst->set_format(src.format());
+  dst->set_lod(src.lod());
+  copy->CopyFromHost(dst->raw_mutable_data(), src.data(), bytes);
+  compute->WaitFor(*copy);  // the kernels queued from now on read it after the copy
 }
 
 }  // namespace tide::core

@@ -14,4 +14,12 @@ namespace tide::core {
 void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst,
                     DeviceContext* ctx = nullptr);
 
+// TensorCopySync for a tensor that arrives on a device (a feed, a DataLoader's batch): from the
+// host to a place whose device has a copy stream (DeviceContext::ForRole), the copy goes on that
+// stream, into new memory (dst gets its own block: the one it held may still be read by queued
+// kernels), and the place's compute stream waits for it with an event, so the copy overlaps the
+// kernels queued before it. Otherwise exactly TensorCopySync.
+void TensorUpload(const LoDTensor& src, const Place& place, LoDTensor* dst,
+                  DeviceContext* ctx = nullptr);
+
 }  // namespace tide::core

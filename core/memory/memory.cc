@@ -12,6 +12,7 @@
 
 #include "core/device/device_context.h"
 #include "core/memory/buddy_allocator.h"
+#include "core/memory/copy_pool.h"
 #include "core/platform/flags.h"
 #include "core/platform/status.h"
 
@@ -159,7 +160,10 @@ class AllocatorTable {
 
 AllocatorTable& Table() {
   static auto* t = [] {
-    AddDeviceShutdownHook([] { Table().Close(); });
+    AddDeviceShutdownHook([] {
+      CloseCopyPools();  // their blocks are the allocators' own
+      Table().Close();
+    });
     return new AllocatorTable;  // never destroyed: tensors may be freed during exit
   }();
   return *t;
@@ -176,7 +180,10 @@ void* Alloc(const Place& place, size_t size) { return Table().Get(place).Alloc(s
 void Free(const Place& place, void* ptr) { FreeInto(Table().Get(place), ptr); }
 size_t Used(const Place& place) { return Table().Get(place).Stats().used; }
 AllocatorStats Stats(const Place& place) { return Table().Get(place).Stats(); }
-void EmptyCache(const Place& place) { Table().Get(place).EmptyCache(); }
+void EmptyCache(const Place& place) {
+  EmptyCopyPool(place);
+  Table().Get(place).EmptyCache();
+}
 
 AllocationPtr AllocShared(const Place& place, size_t size) {
   PlaceAllocator* a = &Table().Get(place);

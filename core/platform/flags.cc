@@ -45,6 +45,11 @@ DEFINE_bool(fuse_weight_updates, true,
             "its SGD / momentum update on CPU places, where nothing else reads the gradient and "
             "it is not fetched (with --free_temporaries only: the gradient is let go of anyway); "
             "off: every gradient is stored (docs/memory.md)");
+DEFINE_bool(copy_stream, true,
+            "host-to-device copies of tensors (feeds, a DataLoader's batches) go on a copy "
+            "stream of their own where the device has one (TideDeviceDef.context_create_role), "
+            "so they overlap the compute stream's kernels; off: on the compute stream "
+            "(TIDE_COPY_STREAM=0)");
 DEFINE_bool(disable_device_compile, false,
             "run every op through its kernels: devices with a compiler (TideDeviceCompiler) are "
             "not asked for groups of ops at Prepare (TIDE_DISABLE_DEVICE_COMPILE=1)");

@@ -210,6 +210,9 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
                  "event_query, event_synchronize, context_wait_event); give all or none");
     TIDE_ENFORCE(!n.event_elapsed_ms || events == 6, "device '", d->kind_name,
                  "' has event_elapsed_ms but not the 6 event functions it times");
+    TIDE_ENFORCE(!n.context_create_role || events == 6, "device '", d->kind_name,
+                 "' has context_create_role but not the 6 event functions that order its "
+                 "contexts");
     if (const TideDeviceTracer* t = n.tracer) {
       TIDE_ENFORCE(t->struct_size >= TIDE_STRUCT_SIZE(TideDeviceTracer, now_ns), "device '",
                    d->kind_name, "': TideDeviceTracer.struct_size ", t->struct_size,

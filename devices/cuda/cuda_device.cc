@@ -5,6 +5,7 @@
 // cuda_collective.cc), and the plugin's entry points. The kernels are in *_ops.*.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -51,6 +52,7 @@ struct StagingSlot {
 struct CudaContext {
   ContextState state;  // first: kernels reach it from the extension pointer
   int device = 0;
+  int32_t role = TIDE_STREAM_COMPUTE;  // a role context (the copy stream) has no library handles
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
@@ -221,15 +223,33 @@ class CudaDevice : public tide::Device {
   }
 
   void* CreateContext(int32_t device) override {
+    return NewContext(device, TIDE_STREAM_COMPUTE, 0);
+  }
+  // Streams with roles (issue 33): the copy stream, a stream of its own at the priority asked
+  // (clamped to the device's range; lower first, as the core's), for copies and events only.
+  bool HasRoleContexts() const override { return true; }
+  void* CreateRoleContext(int32_t device, int32_t role, int32_t priority) override {
+    TIDE_CHECK(role != TIDE_STREAM_COMPUTE, "gpu:", device, ": the compute stream is no role's");
+    return NewContext(device, role, priority);
+  }
+
+  void* NewContext(int32_t device, int32_t role, int32_t priority) {
     CheckDevice(device);
-    const std::string where = "creating the context of gpu:" + std::to_string(device);
+    const std::string where =
+        "creating the context of gpu:" + std::to_string(device) +
+        (role == TIDE_STREAM_COMPUTE ? "" : " (stream role " + std::to_string(role) + ")");
     DeviceGuard guard(device);
     auto* c = new CudaContext;
     c->device = device;
+    c->role = role;
     try {
-      CudaCheck(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking),
-                where + ": cudaStreamCreateWithFlags");
-      CreateLibraryHandles(c, where);
+      int least = 0, greatest = 0;
+      CudaCheck(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+                where + ": cudaDeviceGetStreamPriorityRange");
+      const int p = std::min(std::max(int(priority), greatest), least);  // greatest is lowest
+      CudaCheck(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, p),
+                where + ": cudaStreamCreateWithPriority");
+      if (role == TIDE_STREAM_COMPUTE) CreateLibraryHandles(c, where);
       void* word = nullptr;
       CudaCheck(cudaHostAlloc(&word, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable),
                 where + ": cudaHostAlloc of the error word");
@@ -285,6 +305,7 @@ class CudaDevice : public tide::Device {
       *word = 0;
       TIDE_THROW(TIDE_INVALID_ARGUMENT, "gpu:", c->device, ": ", DeviceErrorMessage(code));
     }
+    if (c->role != TIDE_STREAM_COMPUTE) return;
     SynchronizeCommStream(&c->nccl);
     // An NCCL collective the op pack's watchdog aborted left its output unwritten.
     const std::string aborted = TakeAbortReason(&c->nccl);
@@ -429,7 +450,8 @@ class CudaDevice : public tide::Device {
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_CUDA_CONTEXT_EXTENSION) == 0)
       return &static_cast<CudaContext*>(ctx)->state.ext;
-    if (std::strcmp(name, TIDE_COLLECTIVE_EXTENSION) == 0)
+    if (std::strcmp(name, TIDE_COLLECTIVE_EXTENSION) == 0 &&
+        static_cast<CudaContext*>(ctx)->role == TIDE_STREAM_COMPUTE)
       return CollectiveTable(&static_cast<CudaContext*>(ctx)->nccl);
     return nullptr;
   }

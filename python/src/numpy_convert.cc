@@ -127,7 +127,7 @@ void SetFromNumpy(LoDTensor* t, const py::array& array, const Place& place, bool
   } else {  // stage on the host, then copy to the device
     LoDTensor staged;
     SetFromNumpy(&staged, c, host, /*share=*/false);
-    TensorCopySync(staged, place, t);
+    TensorUpload(staged, place, t);  // on the device's copy stream where it has one
   }
 }
 

@@ -22,7 +22,8 @@ class Counters(ctypes.Structure):
         "contexts_destroyed", "finalized", "allocator_errors", "live_blocks", "peer",
         "pinned_allocs", "pinned_frees", "memsets", "event_records", "event_waits",
         "wrong_kind", "synchronizes", "event_synchronizes", "kernel_launches", "compiles",
-        "compile_declines", "fused_launches", "compiled_releases")]
+        "compile_declines", "fused_launches", "compiled_releases", "role_contexts")] + [
+        ("role_priority", ctypes.c_int64)]
 lib.tide_sim_counters.restype = Counters
 """
 

@@ -151,14 +151,14 @@ def test_the_mlps_trace_has_the_devices_rows_with_its_kernels_inside_their_ops(t
         for e in events
         if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == sim_pid
     }
-    assert rows == {0: "ops (device time)", 1: "stream 0"}, rows
+    # The compute stream's row and the copy stream's (test_copy_stream.py), under the ops' row.
+    assert rows == {0: "ops (device time)", 1: "stream 0", 2: "stream 1"}, rows
     boxes = [e for e in events if e["ph"] == "X" and e["pid"] == sim_pid]
     ops = [e for e in boxes if e["tid"] == 0]
-    records = [e for e in boxes if e["tid"] == 1]
-    kernels = [e for e in records if e["cat"] == "kernel"]
-    copies = [e for e in records if e["cat"] == "copy"]
+    kernels = [e for e in boxes if e["tid"] == 1 and e["cat"] == "kernel"]
+    copies = [e for e in boxes if e["tid"] == 2 and e["cat"] == "copy"]
     assert {"mul", "mul_grad", "relu", "sgd"} <= {k["name"] for k in kernels}
-    # The feeds' uploads, with their bytes.
+    # The feeds' uploads, with their bytes, on the copy stream.
     uploads = sorted(c["args"]["bytes"] for c in copies if c["name"] == "memcpy HtoD")
     assert uploads.count(r["feed_bytes"][0]) >= 4 and uploads.count(r["feed_bytes"][1]) >= 4
     # Both clocks are mapped onto the host's within the bounds the trace states; each kernel
@@ -229,8 +229,15 @@ def _entries(env=None):
 def test_the_conformance_checks_pass_the_sims_optional_entries():
     p = _entries()
     assert p.returncode == 0, p.stdout + p.stderr
-    for name in ("copy", "free", "event_timing", "memory_stats", "tracer"):
+    for name in ("copy", "free", "event_timing", "memory_stats", "tracer", "copy_stream"):
         assert "pass %s" % name in p.stdout, p.stdout
+
+
+def test_a_copy_stream_whose_events_do_not_order_the_compute_stream_is_caught():
+    p = _entries({"TIDE_SIM_PLANT_BUG": "wait_ignored"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL copy_stream" in p.stdout, p.stdout
+    assert "before the copy stream's upload landed" in p.stdout, p.stdout
 
 
 def test_a_planted_negative_elapsed_time_is_caught_and_named():

@@ -4,8 +4,9 @@ buffer changed right after a host-to-device copy returns must not change what ar
 `free` (a block freed while the stream is busy must still be read by the work queued before the
 free), and those of the optional entries it has: `event_timing` (a finite, non-negative elapsed
 time no longer than the host waited), `memory_stats` (an allocated block shows in bytes_in_use,
-the figures ordered), `tracer` (a queued copy is recorded, on a clock mapped onto the host's)
-and, on a device that compiles groups of ops, `compiler` (a group computes what its ops compute
+the figures ordered), `tracer` (a queued copy is recorded, on a clock mapped onto the host's),
+`copy_stream` (work the compute context queues after waiting for the copy stream's event sees
+its upload) and, on a device that compiles groups of ops, `compiler` (a group computes what its ops compute
 one by one; tide.testing.subgraph_check).
 An optional entry the device lacks is reported as skipped. The checks run in the core (tide._C.check_device_contracts) on a busy stream; this module
 runs them in a process of their own, so a device that crashes fails its check instead of the kit.
@@ -25,7 +26,7 @@ from tide import _C
 from . import subgraph_check
 
 CONTRACTS = ("copy", "free")
-ENTRIES = ("event_timing", "memory_stats", "tracer")  # optional device entries (issue 33)
+ENTRIES = ("event_timing", "memory_stats", "tracer", "copy_stream")  # optional entries (issue 33)
 # Checked only on a device that has the entry (not reported as skipped on the others).
 COMPILER = "compiler"
 

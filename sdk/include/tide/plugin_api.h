@@ -441,6 +441,15 @@ typedef struct TideMemoryStats {
   uint64_t bytes_limit;       /* the most the allocator may take; 0: no limit it knows */
 } TideMemoryStats;
 
+/* What a context's work is for (TideDeviceDef.context_create_role). */
+typedef enum TideStreamRole {
+  TIDE_STREAM_COMPUTE = 0,       /* kernels: the place's context, context_create's */
+  TIDE_STREAM_COPY_IN = 1,       /* host-to-device copies of feeds and loaded batches */
+  TIDE_STREAM_COPY_OUT = 2,      /* device-to-host copies (reserved: the core asks for none yet) */
+  TIDE_STREAM_COMMUNICATION = 3, /* collectives (reserved: a device's collective library keeps
+                                  * its own stream today, see tide/collective.h) */
+} TideStreamRole;
+
 /* What a trace record is (TideTraceRecord.kind). */
 typedef enum TideTraceKind {
   TIDE_TRACE_KERNEL = 0, /* device compute */
@@ -742,6 +751,23 @@ typedef struct TideDeviceDef {
   /* The device's compiler (see TideDeviceCompiler), or NULL: the device runs op by op. The
    * plugin's; valid while the process runs. */
   const TideDeviceCompiler* compiler;
+
+  /* --- Streams with roles (after compiler: a table that ends there has none) --- */
+  /* Makes a further context of `device` for work of `role` (a TideStreamRole other than
+   * TIDE_STREAM_COMPUTE, whose context is context_create's) at `priority`: 0 the device's
+   * default, lower numbers first (CUDA's order; the plugin clamps to its range). The core queues
+   * on it only copies, memsets and events, never a kernel, and orders it against the place's
+   * compute context with events: work on a role context that compute reads is followed by
+   * context_wait_event on the compute context, and memory the core writes there is memory no
+   * queued work of another context still uses. context_destroy destroys it (after synchronize),
+   * before the place's compute context. Same threads rules as context_create: at most once per
+   * place and role, never concurrently with another create. Requires the six event functions
+   * (registration refuses it without them); devices of contract 1 get no role context.
+   * Optional; NULL: every role's work goes on the place's one context. The core asks for
+   * TIDE_STREAM_COPY_IN at priority -1 (copies are short and feed the compute stream) when the
+   * --copy_stream flag is on (default). */
+  TideStatus* (*context_create_role)(void* self, int32_t device, int32_t role, int32_t priority,
+                                     void** ctx);
 } TideDeviceDef;
 
 /* ========================================================================================== */

@@ -34,6 +34,10 @@ typedef struct TideSimCounters {
   uint64_t kernel_launches, compiles, compile_declines, fused_launches;
   /* Compiled functions the core gave back (release_compiled). */
   uint64_t compiled_releases;
+  /* Streams with roles (issue 33): role contexts made (context_create_role), and the priority the
+   * last one was asked for. */
+  uint64_t role_contexts;
+  int64_t role_priority;
 } TideSimCounters;
 
 #ifdef __cplusplus

@@ -27,8 +27,10 @@
 // Profiling and memory statistics (issue 33): event timing on the sim clock (sim_stream.h), a
 // tracer recording each kernel (under its op's name), copy and memset the streams run (one stream
 // per device), and its pool's figures as memory_stats. Planted: elapsed_negative, event timing
-// answers a negative time. Subgraph claim-and-compile and a program pass (issue 33), with
-// TIDE_SIM_COMPILE=1: see sim_compiler.h, with its planted faults.
+// answers a negative time. Streams with roles (issue 33): a copy stream of its own per device
+// (context_create_role; TIDE_SIM_NO_ROLE_CONTEXTS=1 offers none), traced on its own row; planted:
+// wait_ignored, context_wait_event waits for nothing. Subgraph claim-and-compile and a program pass
+// (issue 33), with TIDE_SIM_COMPILE=1: see sim_compiler.h, with its planted faults.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -58,6 +60,8 @@ std::atomic<uint64_t> g_finalized{0}, g_alloc_errors{0}, g_peer{0};
 std::atomic<uint64_t> g_pinned_allocs{0}, g_pinned_frees{0}, g_memsets{0}, g_event_records{0};
 std::atomic<uint64_t> g_event_waits{0}, g_wrong_kind{0};
 std::atomic<uint64_t> g_syncs{0}, g_event_syncs{0};
+std::atomic<uint64_t> g_role_contexts{0};
+std::atomic<int64_t> g_role_priority{0};
 std::atomic<uint64_t> g_kernel_launches{0};
 
 constexpr size_t kGuard = 64;  // guard bytes after each block
@@ -87,14 +91,17 @@ bool PlantedBug(const char* bug) {
 // The per-device state a context points at.
 struct SimContext {
   int32_t device;
+  int32_t role;  // TideStreamRole: compute (context_create) or a role context's
   SimStream stream;
   SimStream comm_stream;  // the collective library's communication stream
   std::unique_ptr<tide::CollectiveLibrary> collective;  // or null; goes before the streams
-  SimContext(int32_t d, unsigned max_delay)
+  SimContext(int32_t d, unsigned max_delay, int32_t r = TIDE_STREAM_COMPUTE)
       : device(d),
-        stream(max_delay, 1234u + unsigned(d), d),
-        comm_stream(max_delay, 4321u + unsigned(d), d),
-        collective(CreateSimCollective(&stream, &comm_stream)) {}
+        role(r),
+        stream(max_delay, 1234u + unsigned(d) + 101u * unsigned(r), d, r),
+        comm_stream(max_delay, 4321u + unsigned(d), d, TIDE_STREAM_COMMUNICATION),
+        collective(r == TIDE_STREAM_COMPUTE ? CreateSimCollective(&stream, &comm_stream)
+                                            : nullptr) {}
   // Both streams; the first error.
   std::string Synchronize() {
     std::string error = stream.Synchronize();
@@ -192,6 +199,7 @@ TideSimCounters Snapshot() {
   c.compiles = SimCompileStats().compiles, c.compile_declines = SimCompileStats().declines;
   c.fused_launches = SimCompileStats().fused_launches;
   c.compiled_releases = SimCompileStats().releases;
+  c.role_contexts = g_role_contexts, c.role_priority = g_role_priority;
   return c;
 }
 
@@ -203,7 +211,8 @@ class SimDevice : public tide::Device {
         contract_(EnvUnsigned("TIDE_SIM_CONTRACT", TIDE_DEVICE_CONTRACT)),
         copy_reads_late_(PlantedBug("copy_reads_late")),
         free_at_once_(PlantedBug("free_at_once")),
-        elapsed_negative_(PlantedBug("elapsed_negative")) {}
+        elapsed_negative_(PlantedBug("elapsed_negative")),
+        wait_ignored_(PlantedBug("wait_ignored")) {}
   const char* kind() const override { return "sim"; }
   uint32_t Contract() const override { return contract_; }
   bool host_accessible() const override { return host_accessible_; }
@@ -233,10 +242,19 @@ class SimDevice : public tide::Device {
     g_contexts[device].store(c);
     return c;
   }
+  // Streams with roles (issue 33): a copy stream of its own, traced on its own row.
+  bool HasRoleContexts() const override { return EnvUnsigned("TIDE_SIM_NO_ROLE_CONTEXTS") == 0; }
+  void* CreateRoleContext(int32_t device, int32_t role, int32_t priority) override {
+    TIDE_CHECK(role > TIDE_STREAM_COMPUTE && role <= TIDE_STREAM_COMMUNICATION, "sim: role ", role,
+               " is no role context's");
+    ++g_role_contexts;
+    g_role_priority = priority;
+    return new SimContext(device, max_delay_us_, role);
+  }
   void DestroyContext(void* ctx) override {
     auto* c = static_cast<SimContext*>(ctx);
     c->Synchronize();
-    g_contexts[c->device].store(nullptr);
+    if (c->role == TIDE_STREAM_COMPUTE) g_contexts[c->device].store(nullptr);
     delete c;
     ++g_ctx_destroyed;
   }
@@ -355,6 +373,7 @@ class SimDevice : public tide::Device {
   }
   void WaitEvent(void* ctx, void* e) override {
     ++g_event_waits;
+    if (wait_ignored_) return;  // planted: later work does not wait
     static_cast<SimContext*>(ctx)->stream.Wait(static_cast<SimEvent*>(e));
   }
   // --- Profiling and memory statistics (issue 33) ---
@@ -393,7 +412,7 @@ class SimDevice : public tide::Device {
       records.swap(SimTrace().records);
     }
     for (const SimTraceRecord& r : records)
-      emit(r.name.c_str(), r.device, /*stream=*/0, r.begin_ns, r.end_ns, r.bytes, r.kind);
+      emit(r.name.c_str(), r.device, r.stream, r.begin_ns, r.end_ns, r.bytes, r.kind);
   }
   uint64_t TraceNowNs() override { return SimClockNs(); }
 
@@ -447,7 +466,7 @@ class SimDevice : public tide::Device {
   bool host_accessible_;
   unsigned max_delay_us_;
   uint32_t contract_;
-  bool copy_reads_late_, free_at_once_, elapsed_negative_;
+  bool copy_reads_late_, free_at_once_, elapsed_negative_, wait_ignored_;
   std::mutex pinned_mu_;
   std::vector<std::pair<char*, size_t>> pinned_;
 };

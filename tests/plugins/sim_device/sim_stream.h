@@ -31,7 +31,7 @@ inline uint64_t SimClockNs() {
 // What the tracer recorded (TideTraceRecord, with the name owned).
 struct SimTraceRecord {
   std::string name;
-  int32_t device;
+  int32_t device, stream;
   uint64_t begin_ns, end_ns, bytes;
   TideTraceKind kind;
 };
@@ -63,8 +63,11 @@ struct SimEvent {
 
 class SimStream {
  public:
-  explicit SimStream(unsigned max_delay_us, unsigned seed, int32_t device = 0)
-      : max_delay_us_(max_delay_us), rng_(seed), device_(device), worker_([this] { Loop(); }) {}
+  // `id`: its trace row (the role of the context it serves, TideStreamRole).
+  explicit SimStream(unsigned max_delay_us, unsigned seed, int32_t device = 0, int32_t id = 0)
+      : max_delay_us_(max_delay_us), rng_(seed), device_(device), id_(id), worker_([this] {
+          Loop();
+        }) {}
   ~SimStream() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -143,7 +146,7 @@ class SimStream {
         error = task.op.empty() ? e.what() : "op '" + task.op + "': " + e.what();
       }
       if (traced)
-        SimTrace().Add({task.trace_name, device_, begin, SimClockNs(), task.bytes, task.kind});
+        SimTrace().Add({task.trace_name, device_, id_, begin, SimClockNs(), task.bytes, task.kind});
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (!error.empty() && error_.empty()) error_ = error;
@@ -171,7 +174,7 @@ class SimStream {
 
   unsigned max_delay_us_;
   std::mt19937 rng_;
-  int32_t device_;
+  int32_t device_, id_;
   std::mutex mu_;
   std::condition_variable cv_, idle_;
   std::deque<Task> queue_;

@@ -131,6 +131,14 @@ class Device {
   }
   virtual void ReleaseCompiled(void* /*compiled*/) {}
 
+  // Streams with roles (TideDeviceDef.context_create_role; needs HasEvents): a device that has
+  // them returns true from HasRoleContexts and makes a context for `role` (a TideStreamRole, never
+  // TIDE_STREAM_COMPUTE) at `priority` (0 default, lower first), destroyed by DestroyContext.
+  virtual bool HasRoleContexts() const { return false; }
+  virtual void* CreateRoleContext(int32_t /*device*/, int32_t role, int32_t /*priority*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no context for role ", role);
+  }
+
   void AddCompiler(TideDeviceDef* d) {
     struct Answer {  // what release_arg keeps alive until release_capability
       std::vector<SubgraphGroup> groups;
@@ -226,6 +234,13 @@ class Device {
       d->host_free = [](void* s, void* p) { static_cast<Device*>(s)->HostFree(p); };
     }
     if (!HasEvents()) return;
+    if (HasRoleContexts())
+      d->context_create_role = [](void* s, int32_t device, int32_t role, int32_t priority,
+                                  void** ctx) -> TideStatus* {
+        *ctx = nullptr;
+        return detail::Guard(
+            [&] { *ctx = static_cast<Device*>(s)->CreateRoleContext(device, role, priority); });
+      };
     d->event_create = [](void* s, void* ctx, void** e) -> TideStatus* {
       *e = nullptr;
       return detail::Guard([&] { *e = static_cast<Device*>(s)->CreateEvent(ctx); });
@@ -247,7 +262,7 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, compiler);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, context_create_role);
     d.contract = Contract();
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();
