@@ -258,6 +258,14 @@ void DeviceContext::RecordEvent(void* event) {
              [&] { return "recording an event on " + place_.ToString(); }, device_->plugin_file);
 }
 
+bool DeviceContext::QueryEvent(void* event) {
+  const TideDeviceDef& d = device_->def;
+  int32_t done = 0;
+  CallPlugin([&] { return d.event_query(d.self, event, &done); },
+             [&] { return "querying an event on " + place_.ToString(); }, device_->plugin_file);
+  return done != 0;
+}
+
 void DeviceContext::WaitEvent(void* event) {
   const TideDeviceDef& d = device_->def;
   CallPlugin([&] { return d.context_wait_event(d.self, ctx_, event); },

@@ -73,6 +73,7 @@ class DeviceContext {
   void DestroyEvent(void* event);
   void RecordEvent(void* event);
   void WaitEvent(void* event);
+  bool QueryEvent(void* event);  // true when the event's marker is reached
 
   // Event timing (TideDeviceDef.event_elapsed_ms), for the profiler: events from a pool of this
   // context's, recorded on its stream, timed once done.

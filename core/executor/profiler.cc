@@ -97,8 +97,9 @@ struct PendingOp {
   void* end;
   int64_t begin_recorded_ns;
 };
-thread_local std::vector<PendingOp> t_pending;
 thread_local int t_profiled_runs = 0;  // nesting of profiled runs on this thread
+// Past this many ops waiting to be timed, a run's end waits for them (events are held meanwhile).
+constexpr size_t kMaxDeferredOps = 4096;
 
 void ReturnEvents(const std::vector<PendingOp>& ops) {
   for (const PendingOp& p : ops) {
@@ -159,10 +160,8 @@ void ResolveOn(DeviceContext* ctx, const std::vector<PendingOp>& ops) {
   }
 }
 
-// Resolves the thread's pending ops, context by context in the order they ran.
-void ResolvePending() {
-  std::vector<PendingOp> pending;
-  pending.swap(t_pending);
+// Resolves `pending`, context by context in the order they ran.
+void Resolve(std::vector<PendingOp> pending) {
   std::map<DeviceContext*, std::vector<PendingOp>> by_ctx;
   for (PendingOp& p : pending) by_ctx[p.ctx].push_back(std::move(p));
   for (auto& [ctx, ops] : by_ctx) {
@@ -174,6 +173,35 @@ void ResolvePending() {
     }
     ReturnEvents(ops);
   }
+}
+
+// The thread's ops timed with events and not yet resolved; those of a thread that ends are
+// resolved then.
+struct PendingOps {
+  std::vector<PendingOp> ops;
+  ~PendingOps() {
+    if (ops.empty() || DevicesShutDown()) return;  // at exit: the devices may be gone
+    try {
+      Resolve(std::move(ops));
+    } catch (...) {  // a destructor: nothing to report to
+    }
+  }
+};
+thread_local PendingOps t_pending;
+
+void ResolvePending() {
+  std::vector<PendingOp> pending;
+  pending.swap(t_pending.ops);
+  Resolve(std::move(pending));
+}
+
+// True when each context's last pending op is done: resolving them waits for nothing.
+bool PendingDone() {
+  std::map<DeviceContext*, void*> last;
+  for (const PendingOp& p : t_pending.ops) last[p.ctx] = p.end;
+  for (const auto& [ctx, event] : last)
+    if (!ctx->QueryEvent(event)) return false;
+  return true;
 }
 }  // namespace
 
@@ -255,6 +283,7 @@ void StartProfile() {
 }
 
 void StopProfile() {
+  if (!t_pending.ops.empty()) ResolvePending();  // runs that did not wait for their device
   std::vector<DeviceTraceClock> clocks;
   std::vector<DeviceTraceRecord> records = StopDeviceTracers(&clocks);
   std::lock_guard<std::mutex> lock(g_mu);
@@ -302,7 +331,11 @@ void OpTimer::Begin() {
 
 void OpTimer::End() {
   active_ = false;
-  if (--t_profiled_runs == 0 && !t_pending.empty()) ResolvePending();
+  if (--t_profiled_runs != 0 || t_pending.ops.empty()) return;
+  // A run that did not wait for its device (no fetch) stays asynchronous under the profiler:
+  // its ops are timed once done (at a later run's end), when the profile stops, or past
+  // kMaxDeferredOps.
+  if (t_pending.ops.size() > kMaxDeferredOps || PendingDone()) ResolvePending();
 }
 
 void OpTimer::Start(const OpInstance& op, uint64_t transforms) {
@@ -335,8 +368,8 @@ void OpTimer::Stop(const OpInstance& op, uint64_t transforms) {
   if (transforms != transforms_) name += " +transforms";
   if (begin_) {
     void* end = ctx->RecordTimingEvent();
-    t_pending.push_back({std::move(name), op.type(), std::move(kernel), start_, ms, ThreadNumber(),
-                         ctx, begin_, end, begin_recorded_ns_});
+    t_pending.ops.push_back({std::move(name), op.type(), std::move(kernel), start_, ms,
+                             ThreadNumber(), ctx, begin_, end, begin_recorded_ns_});
     begin_ = nullptr;
     return;
   }

@@ -4,8 +4,9 @@
 //
 // How an op is timed: on a device with event timing (TideDeviceDef.event_elapsed_ms), an event is
 // recorded on the kernel's context before and after the op and the times are resolved when the
-// outermost run on the thread ends, so the device is not synchronised after every op; the op's
-// time is the device's. Elsewhere (no event timing, --sync_ops or --check_nan_inf) the loop
+// outermost run on the thread ends and its ops are done (else at a later run's end, or when the
+// profile stops), so the device is synchronised neither after every op nor after every run; the
+// op's time is the device's. Elsewhere (no event timing, --sync_ops or --check_nan_inf) the loop
 // synchronises after each kernel and the op's time is the host's, sync included.
 #pragma once
 
@@ -79,7 +80,7 @@ std::vector<DeviceTraceClock> DeviceTraceClocks();
 // release of its temporaries included, into the table (under its type and kernel, "+transforms"
 // when it converted inputs) and the timeline. Off, the loop has no timer and pays one test an op.
 // Begin() before the first op of a run; the device times are resolved when the outermost profiled
-// run on the thread ends (its timer is destroyed).
+// run on the thread ends (its timer is destroyed) once its ops are done.
 class OpTimer {
  public:
   OpTimer() = default;

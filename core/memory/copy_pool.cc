@@ -42,8 +42,7 @@ class PlacePool {
         throw;
       }
     }
-    return std::make_shared<Allocation>(b.ptr, b.size, place_,
-                                        [this, b](void*) { Return(b); });
+    return std::make_shared<Allocation>(b.ptr, b.size, place_, [this, b](void*) { Return(b); });
   }
 
   // Gives the blocks kept for reuse back (their last users done first: the events are waited).
@@ -54,6 +53,12 @@ class PlacePool {
       blocks.swap(free_);
     }
     Release(blocks);
+  }
+
+  void Cached(size_t* bytes, size_t* blocks) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Block& b : free_) *bytes += b.size;
+    *blocks += free_.size();
   }
 
   void Close() {
@@ -72,7 +77,8 @@ class PlacePool {
     std::lock_guard<std::mutex> lock(mu_);
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (it->size >= size && it->size < 2 * size && (best == free_.end() || it->size <= best->size))
+      if (it->size >= size && it->size < 2 * size &&
+          (best == free_.end() || it->size <= best->size))
         best = it;
     if (best == free_.end()) return false;
     *out = *best;
@@ -158,6 +164,11 @@ AllocationPtr AllocForCopy(DeviceContext& compute, DeviceContext& copy, size_t s
 
 void EmptyCopyPool(const Place& place) {
   if (PlacePool* pool = FindPool(place, false)) pool->Empty();
+}
+
+void CopyPoolCached(const Place& place, size_t* bytes, size_t* blocks) {
+  *bytes = *blocks = 0;
+  if (PlacePool* pool = FindPool(place, false)) pool->Cached(bytes, blocks);
 }
 
 void CloseCopyPools() {

@@ -3,6 +3,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -174,12 +175,35 @@ void FreeInto(PlaceAllocator& a, void* ptr) {
   if (Table().closed()) a.EmptyCache();  // exiting: nothing will reuse it
 }
 
+// Out of memory: the copy stream's cached blocks go back first, then one more try.
+void* AllocOrFlush(PlaceAllocator& a, const Place& place, size_t size) {
+  try {
+    return a.Alloc(size);
+  } catch (const Error& e) {
+    size_t cached = 0, blocks = 0;
+    CopyPoolCached(place, &cached, &blocks);
+    if (e.code() != TIDE_RESOURCE_EXHAUSTED || blocks == 0) throw;
+    EmptyCopyPool(place);
+    return a.Alloc(size);
+  }
+}
+
 }  // namespace
 
-void* Alloc(const Place& place, size_t size) { return Table().Get(place).Alloc(size); }
+void* Alloc(const Place& place, size_t size) {
+  return AllocOrFlush(Table().Get(place), place, size);
+}
 void Free(const Place& place, void* ptr) { FreeInto(Table().Get(place), ptr); }
-size_t Used(const Place& place) { return Table().Get(place).Stats().used; }
-AllocatorStats Stats(const Place& place) { return Table().Get(place).Stats(); }
+size_t Used(const Place& place) { return Stats(place).used; }
+AllocatorStats Stats(const Place& place) {
+  AllocatorStats s = Table().Get(place).Stats();
+  // The copy stream's cached blocks are held for reuse, in no tensor: reserved, not used.
+  size_t cached = 0, blocks = 0;
+  CopyPoolCached(place, &cached, &blocks);
+  s.used -= std::min(s.used, cached);
+  s.live_blocks -= std::min(s.live_blocks, blocks);
+  return s;
+}
 void EmptyCache(const Place& place) {
   EmptyCopyPool(place);
   Table().Get(place).EmptyCache();
@@ -187,7 +211,7 @@ void EmptyCache(const Place& place) {
 
 AllocationPtr AllocShared(const Place& place, size_t size) {
   PlaceAllocator* a = &Table().Get(place);
-  void* p = a->Alloc(size);
+  void* p = AllocOrFlush(*a, place, size);
   return std::make_shared<Allocation>(p, size, place, [a](void* ptr) { FreeInto(*a, ptr); });
 }
 

@@ -7,10 +7,11 @@
 //
 // It behaves like a real accelerator, so the core's synchronisation is tested: kernels and copies
 // run asynchronously on a per-device stream (a worker thread; TIDE_SIM_MAX_DELAY_US adds a random
-// delay before each task), the allocator is checked (guard bytes after each block, unknown and
-// double frees counted), and frees are ordered on the stream. TIDE_SIM_HOST_ACCESSIBLE=1 declares
-// the memory host-accessible (the core then reads it directly, after synchronising). It has
-// events and "pinned" host memory whose copies read the source when they run, not when queued
+// delay before each task, TIDE_SIM_KERNEL_US / TIDE_SIM_COPY_US a device time to each kernel /
+// copy), the allocator is checked (guard bytes after each block, unknown and double frees counted),
+// and frees are ordered on the stream. TIDE_SIM_HOST_ACCESSIBLE=1 declares the memory
+// host-accessible (the core then reads it directly, after synchronising). It has events and
+// "pinned" host memory whose copies read the source when they run, not when queued
 // (TIDE_SIM_NO_PINNED=1: none), so a staging buffer reused too early sends the wrong bytes.
 // TIDE_SIM_LIFECYCLE_LOG=<file>: at finalize, the counters are written there. It publishes a
 // collective library ("tide.collective", sim_collective.h: Gloo behind the stream), unless
@@ -247,7 +248,7 @@ class SimDevice : public tide::Device {
   void* CreateRoleContext(int32_t device, int32_t role, int32_t priority) override {
     TIDE_CHECK(role > TIDE_STREAM_COMPUTE && role <= TIDE_STREAM_COMMUNICATION, "sim: role ", role,
                " is no role context's");
-    ++g_role_contexts;
+    ++g_role_contexts, ++g_ctx_created;  // contexts_created counts every kind, as destroyed does
     g_role_priority = priority;
     return new SimContext(device, max_delay_us_, role);
   }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -141,6 +142,12 @@ class SimStream {
       const bool traced = !task.trace_name.empty() && SimTrace().on.load();
       const uint64_t begin = traced ? SimClockNs() : 0;
       try {
+        // TIDE_SIM_KERNEL_US / TIDE_SIM_COPY_US: each kernel's / copy's own device time, inside
+        // its trace record.
+        const unsigned own_us = task.kind == TIDE_TRACE_KERNEL && !task.op.empty() ? KernelUs()
+                                : task.kind == TIDE_TRACE_COPY                     ? CopyUs()
+                                                                                   : 0;
+        if (own_us) std::this_thread::sleep_for(std::chrono::microseconds(own_us));
         task.fn();
       } catch (const std::exception& e) {
         error = task.op.empty() ? e.what() : "op '" + task.op + "': " + e.what();
@@ -154,6 +161,19 @@ class SimStream {
       }
       idle_.notify_all();
     }
+  }
+
+  static unsigned EnvUs(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? unsigned(std::strtoul(v, nullptr, 10)) : 0u;
+  }
+  static unsigned KernelUs() {
+    static const unsigned us = EnvUs("TIDE_SIM_KERNEL_US");
+    return us;
+  }
+  static unsigned CopyUs() {
+    static const unsigned us = EnvUs("TIDE_SIM_COPY_US");
+    return us;
   }
 
   struct Task {
