@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <tide/eigen.hpp>
 #include <tide/ops/batch_norm.hpp>
 #include <tide/plugin.hpp>
 #include <vector>

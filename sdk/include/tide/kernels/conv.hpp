@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tide/eigen.hpp>
 #include <tide/kernels/conv_direct.hpp>
 #include <tide/kernels/conv_gemm.hpp>
 #include <tide/kernels/fused_activation.hpp>
@@ -99,7 +100,7 @@ bool ConvDirectIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusi
   const float* b = nullptr;
   const float* r = nullptr;
   std::tie(b, r) = ConvFusionOperands<float>(ctx, fu, g, false);
-  // In place (ConvKernel copied the residual where Output does not keep its bytes): the kernel
+  // In place (Conv2d copied the residual where Output does not keep its bytes): the kernel
   // reads each value before it writes it.
   const bool in_place = r && r == out.raw_data();
   const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tide/eigen.hpp>
 #include <tide/kernels/conv_direct_isa.hpp>
 #include <tide/kernels/conv_direct_job.hpp>
 #include <tide/kernels/conv_gemm.hpp>

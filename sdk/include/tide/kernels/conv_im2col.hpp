@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tide/eigen.hpp>
 #include <tide/ops/conv.hpp>
 #include <tide/plugin.hpp>
 #include <utility>

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <tide/eigen.hpp>
 #include <tide/kernels/layout.hpp>
 #include <tide/ops/pool.hpp>
 #include <tide/plugin.hpp>
