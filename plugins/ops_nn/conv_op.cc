@@ -1,21 +1,19 @@
 // conv_op.cc: conv2d and depthwise_conv2d (NCHW or Paddle 2.x's NHWC data_format, strides,
-// paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp): float32 NCHW
-// with one group by the direct kernel (conv_direct.h) where it is faster, the rest by im2col +
-// GEMM; their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter
-// is [M, C / groups, kh, kw] in both layouts, as in Paddle. fused_conv2d is Paddle's inference op
-// of its oneDNN fusion passes (Paddle >= 2.5), made by tide.transpiler.InferenceTranspiler: Output
+// paddings, padding_algorithm, dilations, groups; geometry from tide/ops/conv.hpp): their schemas
+// and shape inference, the forward kernel (the SDK's header-only tide/kernels/conv.hpp: float32
+// NCHW with one group by the direct kernel where it is faster, the rest by im2col + GEMM), and
+// their grads (col2im for Input@GRAD), the batch cut as conv_im2col.h plans. The Filter is
+// [M, C / groups, kh, kw] in both layouts, as in Paddle. fused_conv2d is Paddle's inference op of
+// its oneDNN fusion passes (Paddle >= 2.5), made by tide.transpiler.InferenceTranspiler: Output
 // = act(conv(Input, Filter) + Bias + ResidualData), act any of Paddle's fused activations
-// (fused_activation.h), with no gradient. conv2d / depthwise_conv2d keep refusing those fusions
-// (not every device's kernel implements them).
+// (fused_activation.h), with no gradient; the same header kernel. conv2d / depthwise_conv2d keep
+// refusing those fusions (not every device's kernel implements them).
+#include <tide/kernels/conv.hpp>
 #include <tide/ops/conv.hpp>
 #include <tide/ops/int8.hpp>
-#include <tuple>
-#include <utility>
 
-#include "conv_direct.h"
 #include "conv_gemm.h"
 #include "fused_activation.h"
-#include "gemm.h"
 #include "layout.h"
 
 namespace ops_nn {
@@ -66,134 +64,6 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Output", out_dims);
   ctx.SetOutputDataType("Output",
                         fused && tide::ops::IsInt8Type(xt) ? tide::ops::Int8OutputTypeOf(ctx) : xt);
-}
-
-// fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
-// Output may be ResidualData's own variable (InferenceTranspiler's in-place residual).
-struct ConvFusion {
-  FusedActParams act;     // fuse_activation with fuse_alpha / fuse_beta (fused_activation.h)
-  Tensor bias, residual;  // empty when absent
-  const void* residual_copy = nullptr;  // ResidualData's values when Output overwrites them
-};
-
-ConvFusion GetFusion(const KernelContext& ctx) {
-  ConvFusion fu;
-  if (std::string(ctx.op_type()) != "fused_conv2d") return fu;
-  fu.act = GetFusedAct(ctx);
-  if (ctx.HasInput("Bias")) fu.bias = ctx.Input("Bias");
-  if (ctx.Attr<bool>("fuse_residual_connection")) fu.residual = ctx.Input("ResidualData");
-  return fu;
-}
-
-// Bias's and ResidualData's values (null where absent), checked against the conv; ResidualData
-// as NCHW (its copy when Output overwrites it).
-template <typename T>
-std::pair<const T*, const T*> FusionOperands(const KernelContext& ctx, const ConvFusion& fu,
-                                             const ConvGeom& g, bool nhwc) {
-  const char* op = ctx.op_type();
-  const T* b = nullptr;
-  const T* r = nullptr;
-  if (fu.bias) {
-    TIDE_CHECK(fu.bias.numel() == g.m, "op '", op, "': Bias must hold M = ", g.m,
-               " values, got dims ", tide::ToString(fu.bias.dims()));
-    b = fu.bias.data<T>();
-  }
-  if (fu.residual) {
-    const Dims want = nhwc ? NchwToNhwcDims(g.out_dims()) : g.out_dims();
-    TIDE_CHECK(fu.residual.dims() == want, "op '", op, "': ResidualData must have Output's dims ",
-               tide::ToString(want), ", got ", tide::ToString(fu.residual.dims()));
-    r = fu.residual_copy ? static_cast<const T*>(fu.residual_copy)
-                         : AsNchw<T>(ctx, fu.residual, nhwc);
-  }
-  return {b, r};
-}
-
-// od's images [n0, n1) (NCHW) = act(od + Bias + ResidualData), with FusionOperands' b and r.
-template <typename T>
-void ApplyFusion(const ConvGeom& g, const FusedActParams& act, const T* b, const T* r, T* od,
-                 int64_t n0, int64_t n1) {
-  const int64_t ohw = g.oh * g.ow;
-  WithFusedAct(act, [&](const auto& f) {
-    for (int64_t n = n0; n < n1; ++n)
-      for (int64_t m = 0; m < g.m; ++m) {
-        T* o = od + (n * g.m + m) * ohw;
-        const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
-        const T bm = b ? b[m] : T(0);
-        for (int64_t i = 0; i < ohw; ++i) {
-          T v = o[i] + bm;
-          if (rr) v += rr[i];
-          o[i] = f.template Fwd<T>(v);
-        }
-      }
-  });
-}
-
-// The direct kernel (conv_direct.h) for float32 NCHW with one group, with Bias, ResidualData and
-// relu applied as it stores (any other activation after, as ApplyFusion does). False where it
-// does not run.
-template <typename T>
-bool ConvDirect(KernelContext& ctx, const ConvGeom& g, const ConvFusion& fu, const Tensor& x,
-                const Tensor& f, Tensor& out) {
-  const DirectConvIsa* isa = DirectConvForCpu();
-  if constexpr (!std::is_same_v<T, float>) return false;
-  if (!isa || !DirectConvFits(g)) return false;
-  const char* op = ctx.op_type();
-  const float* b = nullptr;
-  const float* r = nullptr;
-  std::tie(b, r) = FusionOperands<float>(ctx, fu, g, false);
-  // In place (ConvKernel copied the residual where Output does not keep its bytes): the kernel
-  // reads each value before it writes it.
-  const bool in_place = r && r == out.raw_data();
-  const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
-  const float* packed = PackedFilterFor(ctx, *isa, g, f);
-  float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
-  TIDE_CHECK(!in_place || od == r, "op '", op,
-             "': Output, ResidualData's variable, moved when it was written");
-  ConvForwardDirect(ctx, *isa, g, x.data<float>(), packed, b, r, relu, od);
-  if (!relu && fu.act.act != FusedAct::kNone)
-    WithFusedAct(fu.act, [&](const auto& act) {
-      ParallelFor(ctx, out.numel(), 8, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) od[i] = act.template Fwd<float>(od[i]);
-      });
-    });
-  return true;
-}
-
-template <typename T>
-void ConvKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
-  const bool nhwc = ChannelLast(ctx);
-  ConvGeom g = GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
-  ConvFusion fusion = GetFusion(ctx);
-  // In place (ResidualData is Output's variable), NCHW, Output keeping its bytes (the core's
-  // memory, the same dims): the direct kernel reads each value before it writes it, the GEMM adds
-  // the conv to the residual where it lies. Otherwise in place needs a copy of the residual.
-  const bool same = fusion.residual && fusion.residual.raw_data() == out.raw_data();
-  const bool accumulate = same && !nhwc && out.content_version() != 0 && out.dims() == g.out_dims();
-  if (same && !accumulate) {
-    const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
-    T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));
-    std::copy(rd, rd + fusion.residual.numel(), copy);
-    fusion.residual_copy = copy;
-  }
-  if (!nhwc && ConvDirect<T>(ctx, g, fusion, x, f, out)) return;
-  const T* b = nullptr;
-  const T* r = nullptr;
-  std::tie(b, r) = FusionOperands<T>(ctx, fusion, g, nhwc);
-  const void* residual_bytes = r;
-  if (accumulate) r = nullptr;  // already in the output
-  const bool epilogue = b || r || fusion.act.act != FusedAct::kNone;
-  T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
-  TIDE_CHECK(!accumulate || od == residual_bytes, "op '", op,
-             "': Output, ResidualData's variable, moved when it was written");
-  const T* xd = AsNchw<T>(ctx, x, nhwc);
-  const T* fd = f.data<T>();
-  // The epilogue on each chunk's images as they are done (in cache, on the chunk's thread).
-  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate, [&](int64_t n0, int64_t n1) {
-    if (epilogue) ApplyFusion<T>(g, fusion.act, b, r, od, n0, n1);
-  });
-  StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 
 template <typename T>
@@ -374,9 +244,9 @@ TIDE_REGISTER_OP(ConvGradSchema("conv2d_grad"));
 // Fluid's layers emit depthwise_conv2d when groups == channels; the same kernels serve it.
 TIDE_REGISTER_OP(ConvSchema("depthwise_conv2d"));
 TIDE_REGISTER_OP(ConvGradSchema("depthwise_conv2d_grad"));
-TIDE_REGISTER_KERNEL("conv2d", "cpu", ConvKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("conv2d", "cpu", tide::kernels::Conv2d, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("conv2d_grad", "cpu", ConvGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("depthwise_conv2d", "cpu", ConvKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d", "cpu", tide::kernels::Conv2d, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("depthwise_conv2d_grad", "cpu", ConvGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_OP(FusedConvSchema());
-TIDE_REGISTER_KERNEL("fused_conv2d", "cpu", ConvKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("fused_conv2d", "cpu", tide::kernels::Conv2d, OPS_NN_FLOAT_TYPES);

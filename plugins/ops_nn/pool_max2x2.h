@@ -1,13 +1,13 @@
-// pool_max2x2.h: pool2d's most common case, max over 2x2 windows at stride 2 with every window
-// inside the image (LeNet's, VGG's), as straight loops over row pairs that the compiler
-// vectorises, instead of the reference's window arithmetic per output (tide/ops/pool.hpp). The
-// same results bit for bit: the same comparisons in the same order (padding, clipped windows and
-// every other geometry keep the reference).
+// pool_max2x2.h: pool2d_grad's most common case, max over 2x2 windows at stride 2 with every
+// window inside the image (IsMaxPool2x2, beside the forward's loops in the SDK's
+// tide/kernels/pool.hpp), in one pass instead of the reference's window arithmetic per output
+// (tide/ops/pool.hpp). The same results bit for bit: the same comparisons in the same order
+// (padding, clipped windows and every other geometry keep the reference).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
+#include <tide/kernels/pool.hpp>
 #include <tide/ops/pool.hpp>
 #include <type_traits>
 
@@ -17,29 +17,7 @@
 
 namespace ops_nn {
 
-// Max pooling, 2x2 windows, stride 2, no padding, none clipped (an odd last row or column is
-// outside every window).
-inline bool IsMaxPool2x2(const tide::ops::PoolGeom& g) {
-  return g.max && !g.adaptive && g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 &&
-         g.pw == 0 && g.ph_end == 0 && g.pw_end == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
-}
-
-// tide::ops::PoolPlane for IsMaxPool2x2: the running max from lowest() over the window in scan
-// order, as there.
-template <typename T>
-void MaxPool2x2Plane(const tide::ops::PoolGeom& g, const T* x, T* out) {
-  for (int64_t oy = 0; oy < g.oh; ++oy) {
-    const T* r0 = x + 2 * oy * g.w;
-    const T* r1 = r0 + g.w;
-    T* o = out + oy * g.ow;
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      T r = std::max(std::numeric_limits<T>::lowest(), r0[2 * ox]);
-      r = std::max(r, r0[2 * ox + 1]);
-      r = std::max(r, r1[2 * ox]);
-      o[ox] = std::max(r, r1[2 * ox + 1]);
-    }
-  }
-}
+using tide::kernels::IsMaxPool2x2;
 
 // Out@GRAD's share of each cell of one window (a, b on the top row, c, d below): all of it to
 // the first maximum in scan order (the reference keeps the first cell unless a later one is

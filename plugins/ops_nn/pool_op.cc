@@ -1,8 +1,10 @@
 // pool_op.cc: pool2d (max / avg over NCHW windows, or NHWC ones on transposed copies; global,
 // ceil_mode, exclusive, adaptive, padding_algorithm) and its grad, with Fluid 1.x window rules
 // (tide/ops/pool.hpp): a window is clipped to the image (padding never wins a max); an exclusive
-// avg divides by the clipped window's size, a non-exclusive one by kh * kw. Max over 2x2 windows
-// at stride 2 takes its own loops (pool_max2x2.h), with the same results.
+// avg divides by the clipped window's size, a non-exclusive one by kh * kw. The forward kernel is
+// the SDK's header-only tide/kernels/pool.hpp; max over 2x2 windows at stride 2 takes its own
+// loops (there, and pool_max2x2.h for the grad), with the same results.
+#include <tide/kernels/pool.hpp>
 #include <tide/ops/pool.hpp>
 
 #include "common.h"
@@ -21,26 +23,6 @@ void PoolInferShape(tide::InferShapeContext& ctx) {
   Dims out = GetPoolGeom(ctx, ctx.op_type(), nhwc ? NhwcToNchwDims(x) : x).out_dims();
   ctx.SetOutputDims("Out", nhwc ? NchwToNhwcDims(out) : out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-}
-
-template <typename T>
-void PoolKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  const bool nhwc = ChannelLast(ctx);
-  PoolGeom g = GetPoolGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims());
-  const T* xd = AsNchw<T>(ctx, x, nhwc);
-  T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
-  const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
-  const bool max2x2 = IsMaxPool2x2(g);
-  ParallelFor(ctx, g.n * g.c, plane + oplane, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p)
-      if (max2x2)
-        MaxPool2x2Plane(g, xd + p * plane, od + p * oplane);
-      else
-        tide::ops::PoolPlane(g, xd + p * plane, od + p * oplane);
-  });
-  StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 
 // The reference gradient per plane (tide::ops::PoolGradPlane): max to the first maximum of the
@@ -129,5 +111,5 @@ TIDE_REGISTER_OP(PoolAttrs(tide::OpSchema("pool2d_grad")
                                .Input(GradVarName("Out"), "gradient of Out")
                                .Output(GradVarName("X"), "gradient of X")
                                .InferShape(GradLike({"X"}))));
-TIDE_REGISTER_KERNEL("pool2d", "cpu", PoolKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pool2d", "cpu", tide::kernels::Pool2d, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("pool2d_grad", "cpu", PoolGradKernel, OPS_NN_FLOAT_TYPES);

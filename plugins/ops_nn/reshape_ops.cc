@@ -1,7 +1,9 @@
 // reshape_ops.cc: reshape / reshape2 (shape with 0 = copy X's dim, one -1 = inferred; an optional
 // Shape tensor overrides the attribute at run time) and flatten / flatten2 (to 2-D at `axis`),
 // with grads. The *2 variants output XShape ([0] + X's dims, no data) so their grads need no X.
+// The forward kernels (and flatten_contiguous_range's) are the SDK's tide/kernels/reshape.hpp.
 #include <cstring>
+#include <tide/kernels/reshape.hpp>
 #include <tide/low_precision.hpp>
 #include <tide/ops/index_shape.hpp>
 #include <tide/ops/reshape.hpp>
@@ -48,24 +50,6 @@ void ReshapeInferShape(tide::InferShapeContext& ctx) {
   if (!x.empty() && !out.empty() && x[0] == out[0]) ctx.ShareLoD("X", "Out");  // rows unchanged
 }
 
-// Out = X's data with new dims (a copy, unless Out is X).
-template <typename T>
-void CopyWithDims(KernelContext& ctx, Tensor src, Tensor dst, const Dims& dims) {
-  if (dst.c() == src.c()) {
-    dst.Resize(dims);
-    return;
-  }
-  T* d = dst.mutable_data<T>(dims, ctx.place());
-  std::memcpy(d, src.data<T>(), sizeof(T) * src.numel());
-}
-
-template <typename T>
-void ReshapeKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  Dims od = ReshapeDims(ctx.op_type(), tide::ops::ReshapeTarget(ctx), x.dims());
-  CopyWithDims<T>(ctx, x, ctx.Output("Out"), od);
-}
-
 void GradInferShape(tide::InferShapeContext& ctx) {
   const std::string g = GradVarName("X");
   Dims x;
@@ -83,8 +67,8 @@ void GradInferShape(tide::InferShapeContext& ctx) {
 template <typename T>
 void ReshapeGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  CopyWithDims<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()),
-                  tide::ops::ReshapeGradXDims(ctx, dout));
+  tide::kernels::CopyWithDims<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()),
+                                 tide::ops::ReshapeGradXDims(ctx, dout));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -93,13 +77,6 @@ void FlattenInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", FlattenDims(ctx.op_type(), x, ctx.Attr<int32_t>("axis")));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   SetXShape(ctx, x);
-}
-
-template <typename T>
-void FlattenKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  CopyWithDims<T>(ctx, x, ctx.Output("Out"),
-                  FlattenDims(ctx.op_type(), x.dims(), ctx.Attr<int32_t>("axis")));
 }
 
 // Paddle 2.x's flatten_contiguous_range (tide/ops/index_shape.hpp).
@@ -116,12 +93,6 @@ void FlattenRangeInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   SetXShape(ctx, x);
   if (!x.empty() && !out.empty() && x[0] == out[0]) ctx.ShareLoD("X", "Out");
-}
-
-template <typename T>
-void FlattenRangeKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  CopyWithDims<T>(ctx, x, ctx.Output("Out"), FlattenRangeDims(ctx, x.dims()));
 }
 
 // Grad op of reshape/flatten (v1: reads X's dims from X) or the *2 ops (from XShape).
@@ -239,16 +210,16 @@ TIDE_REGISTER_OP(CopyGradSchema("flatten_contiguous_range_grad", true,
                      .Attr("mkldnn_data_type", std::string("float32"), "ignored"));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
-TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", FlattenRangeKernel, OPS_NN_MOVE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", tide::kernels::FlattenContiguousRange,
+                     OPS_NN_MOVE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("reshape", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("reshape", "cpu", tide::kernels::Reshape, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
-TIDE_REGISTER_KERNEL("reshape2", "cpu", ReshapeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("reshape2", "cpu", tide::kernels::Reshape, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
-TIDE_REGISTER_KERNEL("flatten", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("flatten", "cpu", tide::kernels::Flatten, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
-TIDE_REGISTER_KERNEL("flatten2", "cpu", FlattenKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("flatten2", "cpu", tide::kernels::Flatten, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
 TIDE_REGISTER_KERNEL("reshape_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reshape2_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);

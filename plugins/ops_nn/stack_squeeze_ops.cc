@@ -1,6 +1,8 @@
 // stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
-// the grad, like reshape2) and stack / unstack (a new dim at `axis`, each other's grad).
+// the grad, like reshape2; their forward kernel is the SDK's tide/kernels/reshape.hpp) and stack /
+// unstack (a new dim at `axis`, each other's grad).
 #include <cstring>
+#include <tide/kernels/reshape.hpp>
 #include <tide/low_precision.hpp>
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/tensor_shape.hpp>
@@ -19,24 +21,12 @@ Dims SqueezeOut(const tide::InferShapeContext& ctx, const Dims& x) {
                                        : tide::ops::UnsqueezeDims(op, x, axes);
 }
 
-template <typename T>
-void CopyAs(KernelContext& ctx, const Tensor& src, Tensor dst, const Dims& dims) {
-  T* d = dst.mutable_data<T>(dims, ctx.place());
-  if (d != src.data<T>()) std::memcpy(d, src.data<T>(), sizeof(T) * src.numel());
-}
-
-template <typename T>
-void SqueezeKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  CopyAs<T>(ctx, x, ctx.Output("Out"), tide::ops::SqueezeOutDims(ctx, x.dims()));
-}
-
 // X@GRAD = Out@GRAD with X's dims (from XShape).
 template <typename T>
 void SqueezeGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
-  CopyAs<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()),
-            tide::ops::ReshapeGradXDims(ctx, dout));
+  tide::kernels::CopyAs<T>(ctx, dout, ctx.Output(GradVarName("X").c_str()),
+                           tide::ops::ReshapeGradXDims(ctx, dout));
 }
 
 void SqueezeInferShape(tide::InferShapeContext& ctx) {
@@ -158,10 +148,10 @@ TIDE_REGISTER_OP(SqueezeSchema("unsqueeze2",
 TIDE_REGISTER_OP(SqueezeGradSchema("unsqueeze2_grad"));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
-TIDE_REGISTER_KERNEL("squeeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("squeeze2", "cpu", tide::kernels::Squeeze, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
 TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", SqueezeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", tide::kernels::Squeeze, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
 TIDE_REGISTER_KERNEL("unsqueeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
 

@@ -1,9 +1,11 @@
 """tide.aot.compile (issue 34, part 2; docs/aot.md): a frozen plan written as C++ source, built
 with the system compiler through its CMakeLists.txt against the build tree's libtide_core and SDK
 headers, and run as the example executable (model_main), gives outputs bit-identical
-(np.array_equal) to the executor's on the same kernels: fit_a_line, the digits conv net, the
-LSTM sentiment model (a LoD feed) and a ResNet from a Paddle model fixture. The model loads only
-the plugins its plan names; a bad feed through the C API is a returned error naming the feed, the
+(np.array_equal) to the executor's on the same kernels: fit_a_line, the digits conv net, a
+ResNet-ish net, the LSTM sentiment model (a LoD feed) and a ResNet from a Paddle model fixture.
+The SDK's header-only kernels (tide/kernels/) are called directly, so a model of only those ops
+(the conv nets included) loads no op pack, and an op outside the table still runs through its
+plugin. The model loads only the plugins its plan names; a bad feed through the C API is a returned error naming the feed, the
 dimension and the range, and another compile's params.bin is refused. One compile and build per
 model."""
 
@@ -17,7 +19,7 @@ import sys
 import numpy as np
 import pytest
 from ctest_env import plugin_file
-from test_fluid_model_ops import recognize_digits_conv_prediction
+from test_fluid_model_ops import _resnet_cifar10, recognize_digits_conv_prediction
 from test_paddle_models import model_path
 
 import tide
@@ -113,6 +115,40 @@ def ops_in(src):
     return rows
 
 
+# The SDK header of each op's kernel called directly (tide/kernels/registry.hpp).
+HEADERS = {
+    "mul": "mul.hpp",
+    "fc": "fc.hpp",
+    "elementwise_add": "elementwise.hpp",
+    "relu": "activation.hpp",
+    "softmax": "softmax.hpp",
+    "scale": "scale.hpp",
+    "conv2d": "conv.hpp",
+    "depthwise_conv2d": "conv.hpp",
+    "fused_conv2d": "conv.hpp",
+    "pool2d": "pool.hpp",
+    "batch_norm": "batch_norm.hpp",
+    "reshape2": "reshape.hpp",
+    "flatten": "reshape.hpp",
+    "flatten2": "reshape.hpp",
+    "flatten_contiguous_range": "reshape.hpp",
+    "squeeze2": "reshape.hpp",
+    "unsqueeze2": "reshape.hpp",
+}
+
+
+def infer_at_run_in(src):
+    """Per row of model.cc's op table: whether the op infers its shapes at run time."""
+    text = open(os.path.join(src, "model.cc")).read()
+    table = text.split("const TideAotOp kOps[] = {", 1)[1].split("\n};", 1)[0]
+    rows = []
+    for row in table.strip().split("\n"):
+        m = re.match(r'.*, "[^"]*", "[^"]*", (\d+), \d+, [^,]+, [^,]+\},$', row)
+        assert m, row
+        rows.append(m.group(1) == "1")
+    return rows
+
+
 def assert_called_directly(src, types):
     """Every op of `types` in model.cc is a direct call of its SDK header's kernel (included),
     none resolved by its key."""
@@ -121,15 +157,8 @@ def assert_called_directly(src, types):
     for t, call in ops:
         if t in types:
             assert call is not None, (t, ops)
-    headers = {
-        "mul": "mul.hpp",
-        "elementwise_add": "elementwise.hpp",
-        "relu": "activation.hpp",
-        "softmax": "softmax.hpp",
-        "scale": "scale.hpp",
-    }
     for t in types:
-        assert "#include <tide/kernels/%s>" % headers[t] in text, t
+        assert "#include <tide/kernels/%s>" % HEADERS[t] in text, t
     return ops
 
 
@@ -303,7 +332,29 @@ def test_paddles_fc_op_is_called_directly_from_ops_nns_header(tmp_path):
         assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
 
 
+def only_device_cpu(tmp_path):
+    """A plugin directory holding the CPU device plugin alone."""
+    only = tmp_path / "only"
+    only.mkdir(exist_ok=True)
+    if not (only / os.path.basename(plugin_file("device_cpu"))).exists():
+        os.symlink(plugin_file("device_cpu"), only / os.path.basename(plugin_file("device_cpu")))
+    return str(only)
+
+
+def assert_no_op_pack(src, types):
+    """model.cc calls every kernel directly (the ops of `types` among them, each from its SDK
+    header), so its plugin list names the CPU device plugin alone."""
+    ops = assert_called_directly(src, types)
+    assert {t for t, _ in ops} >= types, ops
+    assert all(call is not None for _, call in ops), ops
+    assert [n for n, _ in plugins_in(src)] == ["device_cpu"], plugins_in(src)
+    return ops
+
+
 def test_digits_conv_compiled_is_bit_identical(tmp_path):
+    # conv2d (1 -> 20 channels 5x5: im2col + GEMM; 20 -> 50: the direct kernel where the CPU has
+    # AVX2 or AVX-512), its bias add and relu, max pool2d 2x2 (its own loops), batch_norm in
+    # inference, the fc's mul and add, softmax: every kernel called directly, no op pack loaded.
     prediction = recognize_digits_conv_prediction()
     exe = tide.Executor(PLACE)
     exe.run(tide.default_startup_program())
@@ -311,17 +362,52 @@ def test_digits_conv_compiled_is_bit_identical(tmp_path):
     src, model_main = compile_and_build(
         tmp_path, test, ["img"], [prediction], {"img": [(1, 8), 1, 28, 28]}
     )
-    # A mixed model: the fc's mul and the softmax are called directly, the convolutions go
-    # through their op pack's kernels, resolved by key.
-    ops = assert_called_directly(src, {"mul", "softmax"})
-    assert any(t == "conv2d" for t, _ in ops), ops
-    assert all(call is None for t, call in ops if t == "conv2d"), ops
-    assert "ops_nn" in [n for n, _ in plugins_in(src)], plugins_in(src)
+    types = {"conv2d", "elementwise_add", "relu", "pool2d", "batch_norm", "mul", "softmax"}
+    ops = assert_no_op_pack(src, types)
+    assert sum(t == "conv2d" for t, _ in ops) == 2, ops
     rng = np.random.RandomState(1)
-    for batch in (8, 3):
+    for batch in (8, 3, 1):
         imgs = rng.uniform(-1, 1, (batch, 1, 28, 28)).astype("float32")
         want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
         assert_bit_identical(run_main(model_main, tmp_path, [imgs]), want)
+    imgs = rng.uniform(-1, 1, (5, 1, 28, 28)).astype("float32")
+    want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+    got = run_main(model_main, tmp_path, [imgs], "--plugins", only_device_cpu(tmp_path))
+    assert_bit_identical(got, want)
+
+
+def test_resnet_ish_net_compiled_calls_every_kernel_directly(tmp_path):
+    # A ResNet-ish net (Fluid's CIFAR ResNet: conv + batch_norm + relu, residual adds, 1x1
+    # shortcut convs at stride 2, a global avg pool2d) after a depthwise conv and a max pool with
+    # padding (the reference window loops), flattened, unsqueezed, squeezed and reshaped back,
+    # then fc + softmax: every kernel called directly from the SDK's headers, no op pack loaded,
+    # bit-identical to the executor at batch 1 (the direct conv splits each image's tiles between
+    # threads) and 4 (images per thread).
+    img = layers.data(name="img", shape=[3, 32, 32], dtype="float32")
+    dw = layers.conv2d(img, 3, 3, padding=1, groups=3, bias_attr=False, use_cudnn=False)
+    feat = _resnet_cifar10(layers.relu(dw), depth=8)  # [N, 64, 1, 1]
+    pooled = layers.pool2d(feat, pool_size=3, pool_type="max", pool_stride=1, pool_padding=1)
+    flat = layers.flatten(pooled, axis=1)  # [N, 64]
+    flat = layers.unsqueeze(layers.squeeze(layers.unsqueeze(flat, [2]), [2]), [1])  # [N, 1, 64]
+    prediction = layers.fc(input=layers.reshape(flat, [-1, 64]), size=10, act="softmax")
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    src, model_main = compile_and_build(
+        tmp_path, test, ["img"], [prediction], {"img": [(1, 4), 3, 32, 32]}
+    )
+    types = {"depthwise_conv2d", "conv2d", "batch_norm", "relu", "elementwise_add", "pool2d"}
+    types |= {"flatten", "squeeze2", "unsqueeze2", "reshape2", "mul", "softmax"}
+    assert_no_op_pack(src, types)
+    rng = np.random.RandomState(4)
+    for batch in (1, 4):
+        imgs = rng.standard_normal((batch, 3, 32, 32)).astype("float32")
+        want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+        assert_bit_identical(run_main(model_main, tmp_path, [imgs]), want)
+    imgs = rng.standard_normal((2, 3, 32, 32)).astype("float32")
+    want = exe.run(test, feed={"img": imgs}, fetch_list=[prediction])
+    got = run_main(model_main, tmp_path, [imgs], "--plugins", only_device_cpu(tmp_path))
+    assert_bit_identical(got, want)
 
 
 def test_lstm_sentiment_compiled_with_a_lod_feed_is_bit_identical(tmp_path):
@@ -344,14 +430,39 @@ def test_lstm_sentiment_compiled_with_a_lod_feed_is_bit_identical(tmp_path):
 
 
 def test_resnet_from_a_paddle_model_compiled_is_bit_identical(tmp_path):
+    # Paddle's ResNet-18 as loaded (fused_conv2d: conv + bias + residual + relu; pool2d,
+    # flatten_contiguous_range, the classifier's add): a mixed model. Its matmul_v2 is outside the
+    # SDK's table and runs through ops_math; a fused_conv2d that writes its residual's variable in
+    # place, and the pool2d that wrote that variable first, infer their shapes at run time (a
+    # variable with two writers), which needs their op pack's shape inference, so they run
+    # through ops_nn; every other kernel is called directly.
     exe = tide.Executor(PLACE)
     program, feeds, fetches = tide.io.load_inference_model(model_path("resnet18"), exe)
-    _, model_main = compile_and_build(tmp_path, program, feeds, fetches, {"x": [(1, 4), 3, 32, 32]})
+    src, model_main = compile_and_build(
+        tmp_path, program, feeds, fetches, {"x": [(1, 4), 3, 32, 32]}
+    )
+    ops = ops_in(src)
+    at_run = infer_at_run_in(src)
+    by_key = {(t, at_run[i]) for i, (t, call) in enumerate(ops) if call is None}
+    assert by_key == {("matmul_v2", False), ("fused_conv2d", True), ("pool2d", True)}, by_key
+    direct = {t for t, call in ops if call is not None}
+    assert direct == {"fused_conv2d", "pool2d", "flatten_contiguous_range", "elementwise_add"}, ops
+    text = open(os.path.join(src, "model.cc")).read()
+    assert all("#include <tide/kernels/%s>" % HEADERS[t] in text for t in direct), direct
+    assert [n for n, _ in plugins_in(src)] == ["device_cpu", "ops_math", "ops_nn"], plugins_in(src)
+    assert plugin_of("matmul_v2") == "ops_math"
     rng = np.random.RandomState(2)
     for batch in (2, 4):
         xs = rng.standard_normal((batch, 3, 32, 32)).astype("float32")
         want = exe.run(program, feed={"x": xs}, fetch_list=fetches)
         assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
+
+
+def plugin_of(op_type):
+    """The loaded plugin that registers `op_type`'s plain float32 CPU kernel."""
+    key = "%s {cpu, float32, ANY, plain}" % op_type
+    (name,) = [r["name"] for r in tide.plugins() if key in r.get("kernels", [])]
+    return name
 
 
 # Two compiled models in one program: each calls its own model, and prints its outputs' bits.
@@ -482,6 +593,9 @@ def test_every_kernel_of_the_sdk_table_compiles_and_is_registered_by_its_pack(tm
     assert p.returncode == 0, p.stderr
     rows = [line.split("\t") for line in subprocess.check_output([table], text=True).splitlines()]
     assert {"mul", "elementwise_add", "relu", "softmax", "scale", "fc"} <= {r[0] for r in rows}
+    assert {"conv2d", "depthwise_conv2d", "pool2d", "batch_norm", "reshape2"} <= {
+        r[0] for r in rows
+    }
 
     names = {2: "int32", 3: "int64", 5: "float32", 6: "float64"}
     kernels = {r["name"]: set(r["kernels"]) for r in tide.plugins() if r["status"] == "loaded"}

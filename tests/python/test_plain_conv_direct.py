@@ -1,4 +1,4 @@
-"""The plain float32 convolution's direct kernel (plugins/ops_nn/conv_direct.h: the input staged
+"""The plain float32 convolution's direct kernel (tide/kernels/conv_direct.hpp: the input staged
 as NHWC, register tiles of output-channel blocks by output positions, the filter packed once per
 op, the epilogue fused) against a float64 numpy reference over many shapes: 3x3 stride 1 and 2,
 the 7x7 stem, strided and padded 1x1, asymmetric padding, odd sizes with stride 2, dilation,

@@ -4,6 +4,7 @@
 #ifndef TIDE_KERNELS_DIRECT_HPP_
 #define TIDE_KERNELS_DIRECT_HPP_
 
+#include <mutex>
 #include <tide/plugin.hpp>
 
 namespace tide {
@@ -21,7 +22,13 @@ TideStatus* Direct(TideKernelContext* c, void* /*user_data*/) {
 
 // Gives the SDK in this library the core's host table (a plugin gets it at registration); a
 // compiled model's create function calls it with tide_aot_host_api() before any kernel runs.
-inline void UseHost(const TideHostApi* host) { detail::HostSlot() = host; }
+// Stored once per library (the core has one table, the same at every call): models created by
+// two threads at once do not race on the slot, and a create never writes it while another
+// model's kernels read it; each caller returns after the store, which it then sees.
+inline void UseHost(const TideHostApi* host) {
+  static std::once_flag once;
+  std::call_once(once, [host] { detail::HostSlot() = host; });
+}
 
 }  // namespace kernels
 }  // namespace tide

@@ -46,11 +46,32 @@ struct DirectKernel {
     op, "ops_math", "tide/kernels/elementwise.hpp", "tide::kernels::" #fn "<{T}>", kNumericTypes, \
         0                                                                                         \
   }
+#define TIDE_KERNELS_VIEW(op, fn) \
+  { op, "ops_nn", "tide/kernels/reshape.hpp", "tide::kernels::" #fn "<{T}>", kNumericTypes, 0 }
 inline constexpr DirectKernel kDirectKernels[] = {
     {"mul", "ops_math", "tide/kernels/mul.hpp", "tide::kernels::Mul<{T}>", kFloatTypes, kNeedsGemm},
     {"fc", "ops_nn", "tide/kernels/fc.hpp", "tide::kernels::Fc<{T}>", kFloatTypes, kNeedsGemm},
     {"softmax", "ops_math", "tide/kernels/softmax.hpp", "tide::kernels::Softmax<{T}>", kFloatTypes,
      0},
+    // Convolutions: the GEMM of im2col, and the direct kernel (float32, AVX-512 / AVX2 picked by
+    // the CPU at run time: the header builds both into any x86-64 file).
+    {"conv2d", "ops_nn", "tide/kernels/conv.hpp", "tide::kernels::Conv2d<{T}>", kFloatTypes,
+     kNeedsGemm},
+    {"depthwise_conv2d", "ops_nn", "tide/kernels/conv.hpp", "tide::kernels::Conv2d<{T}>",
+     kFloatTypes, kNeedsGemm},
+    {"fused_conv2d", "ops_nn", "tide/kernels/conv.hpp", "tide::kernels::Conv2d<{T}>", kFloatTypes,
+     kNeedsGemm},
+    {"pool2d", "ops_nn", "tide/kernels/pool.hpp", "tide::kernels::Pool2d<{T}>", kFloatTypes, 0},
+    {"batch_norm", "ops_nn", "tide/kernels/batch_norm.hpp", "tide::kernels::BatchNorm<{T}>",
+     kFloatTypes, 0},
+    // The view-like ops: X's data with other dims.
+    TIDE_KERNELS_VIEW("reshape", Reshape),
+    TIDE_KERNELS_VIEW("reshape2", Reshape),
+    TIDE_KERNELS_VIEW("flatten", Flatten),
+    TIDE_KERNELS_VIEW("flatten2", Flatten),
+    TIDE_KERNELS_VIEW("flatten_contiguous_range", FlattenContiguousRange),
+    TIDE_KERNELS_VIEW("squeeze2", Squeeze),
+    TIDE_KERNELS_VIEW("unsqueeze2", Squeeze),
     {"scale", "ops_math", "tide/kernels/scale.hpp", "tide::kernels::Scale<{T}>", kNumericTypes, 0},
     TIDE_KERNELS_ELEMENTWISE("elementwise_add", ElementwiseAdd),
     TIDE_KERNELS_ELEMENTWISE("elementwise_sub", ElementwiseSub),
@@ -100,6 +121,7 @@ inline constexpr DirectKernel kDirectKernels[] = {
 };
 #undef TIDE_KERNELS_ACT
 #undef TIDE_KERNELS_ELEMENTWISE
+#undef TIDE_KERNELS_VIEW
 
 // The C++ type a "{T}" stands for, or nullptr for a data type no kernel here takes.
 inline const char* CTypeOf(int32_t dtype) {

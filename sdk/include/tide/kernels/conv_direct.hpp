@@ -1,32 +1,37 @@
-// conv_direct.h: the plain float32 convolution without im2col: the input staged once as
-// zero-bordered NHWC, the output computed from it in register tiles of output-channel blocks by
-// output positions (conv_direct_kernel.h), the filter packed once by channel blocks and kept in
-// the op's kernel state until its bytes change, bias / residual / relu applied as each tile is
-// stored, the tiles of all images on the CPU pool. The kernel is chosen by the CPU at run time
-// (AVX-512, else AVX2 with FMA; the plugin itself stays built for any x86-64);
-// TIDE_PLAIN_CONV_ISA=avx2 holds it to AVX2, =none turns it off (im2col + GEMM everywhere, as
-// where the CPU has neither).
-#pragma once
+// tide/kernels/conv_direct.hpp: the plain float32 convolution without im2col: the input staged
+// once as zero-bordered NHWC, the output computed from it in register tiles of output-channel
+// blocks by output positions (conv_direct_tile.hpp), the filter packed once by channel blocks and
+// kept in the op's kernel state until its bytes change, bias / residual / relu applied as each
+// tile is stored, the tiles of all images on the CPU pool. The kernel is chosen by the CPU at run
+// time (AVX-512, else AVX2 with FMA: conv_direct_isa.hpp; whatever the file including this is
+// built for); TIDE_PLAIN_CONV_ISA=avx2 holds it to AVX2, =none turns it off (im2col + GEMM
+// everywhere, as where the CPU has neither).
+#ifndef TIDE_KERNELS_CONV_DIRECT_HPP_
+#define TIDE_KERNELS_CONV_DIRECT_HPP_
 
 #include <tide/cpu_context.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tide/eigen.hpp>
+#include <tide/kernels/conv_direct_isa.hpp>
+#include <tide/kernels/conv_direct_job.hpp>
+#include <tide/kernels/conv_gemm.hpp>
 #include <tide/ops/conv.hpp>
+#include <tide/plugin.hpp>
+#include <utility>
 
-#include "common.h"
-#include "conv_direct_job.h"
-#include "conv_gemm.h"
-
-namespace ops_nn {
+namespace tide {
+namespace kernels {
 
 // The kernel for this CPU, or null (none fits it, or TIDE_PLAIN_CONV_ISA=none).
 inline const DirectConvIsa* DirectConvForCpu() {
   static const DirectConvIsa* const isa = [] {
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef TIDE_KERNELS_CONV_X86
     const char* env = std::getenv("TIDE_PLAIN_CONV_ISA");
     const std::string want = env ? env : "";
     if (want == "none") return static_cast<const DirectConvIsa*>(nullptr);
@@ -50,7 +55,7 @@ inline const DirectConvIsa* DirectConvForCpu() {
 // its 3x3 convs (576-4608) 0.5x-1.0x; its pointwise convs were no faster at 1 thread (CPU per run
 // of the whole net 88.9-90.5 ms against 87.4-90.4) and slower at 2 (125-128 ms against 107-122).
 constexpr int64_t kDirectConvMinTaps = 128;
-inline bool DirectConvFits(const tide::ops::ConvGeom& g) {
+inline bool DirectConvFits(const ops::ConvGeom& g) {
   const bool empty = g.n == 0 || g.c == 0 || g.m == 0 || g.oh <= 0 || g.ow <= 0;
   return g.groups == 1 && !IsPointwise(g) && !empty && g.c * g.kh * g.kw >= kDirectConvMinTaps;
 }
@@ -71,12 +76,12 @@ struct PackedConvFilter {
   uint64_t version = 0;          // their content version (0: never reused)
   Dims dims;
   const DirectConvIsa* isa = nullptr;
-  tide::OwnedTensor storage;  // the core's memory, so its statistics count the copy
+  OwnedTensor storage;  // the core's memory, so its statistics count the copy
   float* data = nullptr;
 };
 
 inline void PackConvFilter(const KernelContext& ctx, const DirectConvIsa& isa,
-                           const tide::ops::ConvGeom& g, const float* f, float* packed) {
+                           const ops::ConvGeom& g, const float* f, float* packed) {
   const int64_t block = DirectConvBlock(isa, g.m);
   const int64_t taps = g.c * g.kh * g.kw, blocks = (g.m + block - 1) / block;
   ParallelFor(ctx, blocks, taps * block, [&](int64_t b0, int64_t b1) {
@@ -95,7 +100,7 @@ inline void PackConvFilter(const KernelContext& ctx, const DirectConvIsa& isa,
 // The packed filter for this run: the op's kept copy when Filter's bytes are the ones it was
 // packed from, else packed anew (and kept when the bytes have a content version).
 inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa,
-                                    const tide::ops::ConvGeom& g, const Tensor& filter) {
+                                    const ops::ConvGeom& g, const Tensor& filter) {
   PackedConvFilter* st = ctx.State<PackedConvFilter>();
   const uint64_t version = filter.content_version();
   if (st && version != 0 && st->version == version && st->source == filter.raw_data() &&
@@ -125,7 +130,7 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
 // od [n, m, oh, ow] = act(conv(xd, filter) + bias + residual), act relu or none (null bias /
 // residual: none; residual may be od itself).
 inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa,
-                              const tide::ops::ConvGeom& g, const float* xd, const float* packed,
+                              const ops::ConvGeom& g, const float* xd, const float* packed,
                               const float* bias, const float* residual, bool relu, float* od) {
   DirectConvJob j{};
   // The input staged as zero-bordered NHWC: a tile's positions then read their channels from
@@ -197,4 +202,7 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   ParallelFor(ctx, items, flops_per_item, [&](int64_t b, int64_t e) { run(j, b, e); });
 }
 
-}  // namespace ops_nn
+}  // namespace kernels
+}  // namespace tide
+
+#endif  // TIDE_KERNELS_CONV_DIRECT_HPP_

@@ -1,12 +1,14 @@
-// conv_direct_job.h: what the direct convolution's ISA kernels (conv_direct_avx512.cc,
-// conv_direct_avx2.cc) read: a plain struct, so those translation units, compiled for their own
-// instruction set, include nothing else of the pack (no inline function or template of another
-// header may be compiled there with AVX-512 and then chosen by the linker for every caller).
-#pragma once
+// tide/kernels/conv_direct_job.hpp: what the direct convolution's instruction-set kernels
+// (conv_direct_isa.hpp) read and how they are called: plain structs and function pointers, so the
+// code built for one instruction set (functions with its target attribute) calls nothing else
+// of the SDK.
+#ifndef TIDE_KERNELS_CONV_DIRECT_JOB_HPP_
+#define TIDE_KERNELS_CONV_DIRECT_JOB_HPP_
 
 #include <cstdint>
 
-namespace ops_nn {
+namespace tide {
+namespace kernels {
 
 // One float32 convolution, groups 1: Output [n, m, oh, ow] (NCHW) from an input whose padding is
 // already in place (x with the strides below, any layout; every window the output reads lies
@@ -44,8 +46,7 @@ struct DirectConvIsa {
   DirectConvStageRow stage_row;
 };
 
-// The kernels built in (null where the compiler or the target has none).
-const DirectConvIsa* DirectConvAvx512();
-const DirectConvIsa* DirectConvAvx2();
+}  // namespace kernels
+}  // namespace tide
 
-}  // namespace ops_nn
+#endif  // TIDE_KERNELS_CONV_DIRECT_JOB_HPP_

@@ -1,23 +1,19 @@
-// conv_direct_kernel.h: the direct convolution's inner kernel (the scheme of ONNX Runtime's MLAS
-// NCHWc kernels, on an NHWC-staged input): a register tile of F vectors of output channels by W
-// output positions, accumulated over every input channel and filter tap with one broadcast input
-// value per position and F filter vectors per tap, then stored with the epilogue. Included only by
-// the ISA translation units, each defining `Vec` (the vector, its lane count, load / broadcast /
-// fma / store) first; everything here has internal linkage, so nothing compiled for one instruction
-// set reaches another's callers.
-#pragma once
-
-#include <immintrin.h>
-
-#include "conv_direct_job.h"
-
-namespace ops_nn {
-namespace {
+// tide/kernels/conv_direct_tile.hpp: the direct convolution's inner kernel (the scheme of ONNX
+// Runtime's MLAS NCHWc kernels, on an NHWC-staged input): a register tile of F vectors of output
+// channels by W output positions, accumulated over every input channel and filter tap with one
+// broadcast input value per position and F filter vectors per tap, then stored with the epilogue.
+//
+// No include guard: conv_direct_isa.hpp includes it once per instruction set, inside that set's
+// namespace, after defining `Vec` (the vector, its lane count, load / broadcast / fma / store) and
+// TIDE_KERNELS_CONV_TARGET (the set's target attribute, on every function here, so a file built
+// for any x86-64, a compiled model's at plain -O2 too, holds the set's code; it runs only where
+// the CPU has the set). It includes nothing: everything it uses is included before.
 
 // Output positions p of an image, flattened over (oy, ox), are cut into tiles of W; a tile's
 // positions may span rows, so each keeps its own input pointer.
 template <int F, int W>
-void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb, int64_t tile) {
+TIDE_KERNELS_CONV_TARGET void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb,
+                                             int64_t tile) {
   constexpr int64_t kBlock = F * Vec::kLanes;
   const int64_t ohw = j.oh * j.ow, p0 = tile * W;
   const int64_t valid = ohw - p0 < W ? ohw - p0 : W;
@@ -73,7 +69,7 @@ void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb, int64_t tile)
 }
 
 // 8 rows of 8 floats transposed in registers (AVX, which both instruction sets have).
-inline void Transpose8x8(__m256 r[8]) {
+TIDE_KERNELS_CONV_TARGET inline void Transpose8x8(__m256 r[8]) {
   __m256 t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
@@ -93,8 +89,9 @@ inline void Transpose8x8(__m256 r[8]) {
 
 // DirectConvStageRow: 8x8 blocks through registers where the columns are contiguous, the rest
 // element by element.
-void DirectConvStage(const float* src, int64_t chan_stride, int64_t col_stride, int64_t cols,
-                     int64_t c, float* dst) {
+TIDE_KERNELS_CONV_TARGET inline void DirectConvStage(const float* src, int64_t chan_stride,
+                                                     int64_t col_stride, int64_t cols, int64_t c,
+                                                     float* dst) {
   int64_t x = 0;
   if (col_stride == 1)
     for (; x + 8 <= cols; x += 8) {
@@ -113,12 +110,9 @@ void DirectConvStage(const float* src, int64_t chan_stride, int64_t col_stride, 
 }
 
 template <int F, int W>
-void DirectConvRun(const DirectConvJob& j, int64_t begin, int64_t end) {
+TIDE_KERNELS_CONV_TARGET void DirectConvRun(const DirectConvJob& j, int64_t begin, int64_t end) {
   for (int64_t it = begin; it < end; ++it) {
     const int64_t tile = it % j.tiles, nm = it / j.tiles;
     DirectConvTile<F, W>(j, nm / j.m_blocks, nm % j.m_blocks, tile);
   }
 }
-
-}  // namespace
-}  // namespace ops_nn

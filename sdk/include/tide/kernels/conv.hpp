@@ -1,0 +1,161 @@
+// tide/kernels/conv.hpp: the plain CPU kernel of conv2d, depthwise_conv2d and fused_conv2d
+// (NCHW or Paddle 2.x's NHWC data_format, strides, paddings, padding_algorithm, dilations,
+// groups; geometry from tide/ops/conv.hpp): float32 NCHW with one group by the direct kernel
+// (conv_direct.hpp, AVX-512 or AVX2 by the CPU at run time) where it is faster, the rest by
+// im2col + GEMM (conv_gemm.hpp); fused_conv2d's epilogue (Paddle's oneDNN fusion op: Output =
+// act(conv + Bias + ResidualData)) applied as the output is stored. Header-only: ops_nn registers
+// it for the three ops, and a compiled model (tide.aot.compile) calls it directly
+// (tide/kernels/registry.hpp; the GEMM built as the pack builds it, as for mul).
+#ifndef TIDE_KERNELS_CONV_HPP_
+#define TIDE_KERNELS_CONV_HPP_
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tide/eigen.hpp>
+#include <tide/kernels/conv_direct.hpp>
+#include <tide/kernels/conv_gemm.hpp>
+#include <tide/kernels/fused_activation.hpp>
+#include <tide/kernels/layout.hpp>
+#include <tide/ops/conv.hpp>
+#include <tide/plugin.hpp>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace tide {
+namespace kernels {
+
+// fused_conv2d's epilogue (Paddle's semantics): Output = act(conv + Bias + ResidualData).
+// Output may be ResidualData's own variable (InferenceTranspiler's in-place residual).
+struct ConvFusion {
+  FusedActParams
+      act;  // fuse_activation with fuse_alpha / fuse_beta (tide/kernels/fused_activation.hpp)
+  Tensor bias, residual;                // empty when absent
+  const void* residual_copy = nullptr;  // ResidualData's values when Output overwrites them
+};
+
+inline ConvFusion GetConvFusion(const KernelContext& ctx) {
+  ConvFusion fu;
+  if (std::string(ctx.op_type()) != "fused_conv2d") return fu;
+  fu.act = GetFusedAct(ctx);
+  if (ctx.HasInput("Bias")) fu.bias = ctx.Input("Bias");
+  if (ctx.Attr<bool>("fuse_residual_connection")) fu.residual = ctx.Input("ResidualData");
+  return fu;
+}
+
+// Bias's and ResidualData's values (null where absent), checked against the conv; ResidualData
+// as NCHW (its copy when Output overwrites it).
+template <typename T>
+std::pair<const T*, const T*> ConvFusionOperands(const KernelContext& ctx, const ConvFusion& fu,
+                                                 const ops::ConvGeom& g, bool nhwc) {
+  const char* op = ctx.op_type();
+  const T* b = nullptr;
+  const T* r = nullptr;
+  if (fu.bias) {
+    TIDE_CHECK(fu.bias.numel() == g.m, "op '", op, "': Bias must hold M = ", g.m,
+               " values, got dims ", ToString(fu.bias.dims()));
+    b = fu.bias.data<T>();
+  }
+  if (fu.residual) {
+    const Dims want = nhwc ? NchwToNhwcDims(g.out_dims()) : g.out_dims();
+    TIDE_CHECK(fu.residual.dims() == want, "op '", op, "': ResidualData must have Output's dims ",
+               ToString(want), ", got ", ToString(fu.residual.dims()));
+    r = fu.residual_copy ? static_cast<const T*>(fu.residual_copy)
+                         : AsNchw<T>(ctx, fu.residual, nhwc);
+  }
+  return {b, r};
+}
+
+// od's images [n0, n1) (NCHW) = act(od + Bias + ResidualData), with ConvFusionOperands' b and r.
+template <typename T>
+void ApplyConvFusion(const ops::ConvGeom& g, const FusedActParams& act, const T* b, const T* r,
+                     T* od, int64_t n0, int64_t n1) {
+  const int64_t ohw = g.oh * g.ow;
+  WithFusedAct(act, [&](const auto& f) {
+    for (int64_t n = n0; n < n1; ++n)
+      for (int64_t m = 0; m < g.m; ++m) {
+        T* o = od + (n * g.m + m) * ohw;
+        const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
+        const T bm = b ? b[m] : T(0);
+        for (int64_t i = 0; i < ohw; ++i) {
+          T v = o[i] + bm;
+          if (rr) v += rr[i];
+          o[i] = f.template Fwd<T>(v);
+        }
+      }
+  });
+}
+
+// The direct kernel (tide/kernels/conv_direct.hpp) for float32 NCHW with one group, with Bias,
+// ResidualData and relu applied as it stores (any other activation after, as ApplyConvFusion does).
+// False where it does not run.
+template <typename T>
+bool ConvDirectIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusion& fu,
+                      const Tensor& x, const Tensor& f, Tensor& out) {
+  const DirectConvIsa* isa = DirectConvForCpu();
+  if constexpr (!std::is_same_v<T, float>) return false;
+  if (!isa || !DirectConvFits(g)) return false;
+  const char* op = ctx.op_type();
+  const float* b = nullptr;
+  const float* r = nullptr;
+  std::tie(b, r) = ConvFusionOperands<float>(ctx, fu, g, false);
+  // In place (Conv2d copied the residual where Output does not keep its bytes): the kernel
+  // reads each value before it writes it.
+  const bool in_place = r && r == out.raw_data();
+  const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
+  const float* packed = PackedFilterFor(ctx, *isa, g, f);
+  float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
+  TIDE_CHECK(!in_place || od == r, "op '", op,
+             "': Output, ResidualData's variable, moved when it was written");
+  ConvForwardDirect(ctx, *isa, g, x.data<float>(), packed, b, r, relu, od);
+  if (!relu && fu.act.act != FusedAct::kNone)
+    WithFusedAct(fu.act, [&](const auto& act) {
+      ParallelFor(ctx, out.numel(), 8, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) od[i] = act.template Fwd<float>(od[i]);
+      });
+    });
+  return true;
+}
+
+template <typename T>
+void Conv2d(KernelContext& ctx) {
+  const char* op = ctx.op_type();
+  Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
+  const bool nhwc = ChannelLast(ctx);
+  ops::ConvGeom g = ops::GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
+  ConvFusion fusion = GetConvFusion(ctx);
+  // In place (ResidualData is Output's variable), NCHW, Output keeping its bytes (the core's
+  // memory, the same dims): the direct kernel reads each value before it writes it, the GEMM adds
+  // the conv to the residual where it lies. Otherwise in place needs a copy of the residual.
+  const bool same = fusion.residual && fusion.residual.raw_data() == out.raw_data();
+  const bool accumulate = same && !nhwc && out.content_version() != 0 && out.dims() == g.out_dims();
+  if (same && !accumulate) {
+    const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
+    T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));
+    std::copy(rd, rd + fusion.residual.numel(), copy);
+    fusion.residual_copy = copy;
+  }
+  if (!nhwc && ConvDirectIfFits<T>(ctx, g, fusion, x, f, out)) return;
+  const T* b = nullptr;
+  const T* r = nullptr;
+  std::tie(b, r) = ConvFusionOperands<T>(ctx, fusion, g, nhwc);
+  const void* residual_bytes = r;
+  if (accumulate) r = nullptr;  // already in the output
+  const bool epilogue = b || r || fusion.act.act != FusedAct::kNone;
+  T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
+  TIDE_CHECK(!accumulate || od == residual_bytes, "op '", op,
+             "': Output, ResidualData's variable, moved when it was written");
+  const T* xd = AsNchw<T>(ctx, x, nhwc);
+  const T* fd = f.data<T>();
+  // The epilogue on each chunk's images as they are done (in cache, on the chunk's thread).
+  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate, [&](int64_t n0, int64_t n1) {
+    if (epilogue) ApplyConvFusion<T>(g, fusion.act, b, r, od, n0, n1);
+  });
+  StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
+}
+
+}  // namespace kernels
+}  // namespace tide
+
+#endif  // TIDE_KERNELS_CONV_HPP_

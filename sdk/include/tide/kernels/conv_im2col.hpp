@@ -1,0 +1,130 @@
+// tide/kernels/conv_im2col.hpp: the plain convolution's im2col and how it cuts a batch into
+// work (the forward of tide/kernels/conv.hpp; the op packs' backward adds col2im).
+// A batch is cut into chunks of images, one per CPU thread when there are enough images (each
+// chunk with its own scratch, its GEMMs single-threaded inside the pool's range); within a chunk,
+// up to `per_gemm` images sit side by side in one column matrix [C*kh*kw, per_gemm * oh*ow], so
+// small images (LeNet's 8x8) still give GEMMs a long dimension instead of one tiny GEMM per image
+// (larger ones, a long dimension of their own, keep one image per GEMM).
+#ifndef TIDE_KERNELS_CONV_IM2COL_HPP_
+#define TIDE_KERNELS_CONV_IM2COL_HPP_
+
+#include <tide/cpu_context.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <tide/eigen.hpp>
+#include <tide/ops/conv.hpp>
+#include <tide/plugin.hpp>
+#include <utility>
+
+namespace tide {
+namespace kernels {
+
+// col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - ph + i*dh][ox*sw - pw + j*dw] (0 outside the
+// image), rows `ld` elements apart (ld >= oh*ow: other images' columns sit between).
+template <typename T>
+void Im2Col(const ops::ConvGeom& g, const T* x, T* col, int64_t ld) {
+  for (int64_t c = 0; c < g.c; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        T* dst = col + ((c * g.kh + i) * g.kw + j) * ld;
+        const T* src = x + c * g.h * g.w;
+        const int64_t dx = j * g.dw - g.pw;
+        // ox range whose ix = ox*sw + dx lies inside the image; the rest is padding.
+        const int64_t ox0 = std::min(g.ow, dx >= 0 ? 0 : (-dx + g.sw - 1) / g.sw);
+        const int64_t ox1 =
+            std::max(ox0, std::min(g.ow, g.w - dx <= 0 ? 0 : (g.w - dx + g.sw - 1) / g.sw));
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          T* row = dst + oy * g.ow;
+          if (iy < 0 || iy >= g.h) {
+            std::fill(row, row + g.ow, T(0));
+            continue;
+          }
+          const T* s = src + iy * g.w;  // s[ox * sw + dx] is x[iy][ix]
+          std::fill(row, row + ox0, T(0));
+          if (g.sw == 1)
+            std::copy(s + ox0 + dx, s + ox1 + dx, row + ox0);
+          else
+            for (int64_t ox = ox0; ox < ox1; ++ox) row[ox] = s[ox * g.sw + dx];
+          std::fill(row + ox1, row + g.ow, T(0));
+        }
+      }
+}
+
+// How a batch of g.n images is cut: `chunks` ranges of images run in parallel, each doing up to
+// `per_gemm` images per GEMM; each chunk's scratch holds its column matrix (none when the image is
+// its own, a pointwise filter's) and, when images share a GEMM, their outputs (or Output@GRAD) as
+// [M, per_gemm * oh*ow].
+struct ConvBatchPlan {
+  int64_t chunks = 1, per_gemm = 1;
+  int64_t col_elems = 0, rows_elems = 0;
+  int64_t chunk_elems() const { return col_elems + rows_elems; }
+};
+
+// Column matrices of at most this many elements per chunk (256 KiB of float32): long enough GEMMs
+// while the columns and the GEMM's output rows stay in a core's L2 (1 MiB columns spilled it:
+// LeNet's 20->50 5x5 conv at batch 64, forward + backward, took 1.06x this CPU time at 1 thread).
+constexpr int64_t kColBudget = int64_t(1) << 16;
+// Images share a GEMM only until it has this many columns: more adds only the copies between
+// images and rows (LeNet's 1->20 5x5 conv, 576 columns an image, forward + backward at 1 thread:
+// 1.78-1.81 ms CPU one image per GEMM, 1.90-1.98 four).
+constexpr int64_t kGemmCols = 256;
+
+inline ConvBatchPlan PlanConvBatch(const KernelContext& ctx, const ops::ConvGeom& g,
+                                   bool pointwise) {
+  ConvBatchPlan p;
+  const int64_t col_per_image = g.c * g.kh * g.kw * g.oh * g.ow;
+  const int64_t flops = 2 * g.n * g.m * col_per_image / g.groups;
+  const auto& cpu = ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION);
+  // A chunk per thread only when each has work worth a hand-off; one chunk lets the GEMMs thread.
+  if (flops >= (int64_t(1) << 22))
+    p.chunks = std::max<int64_t>(1, std::min<int64_t>(cpu.num_threads, g.n));
+  if (pointwise) return p;
+  const int64_t ohw = std::max<int64_t>(g.oh * g.ow, 1);
+  p.per_gemm =
+      std::max<int64_t>(1, std::min({(g.n + p.chunks - 1) / p.chunks, (kGemmCols + ohw - 1) / ohw,
+                                     kColBudget / std::max<int64_t>(col_per_image, 1)}));
+  p.col_elems = p.per_gemm * col_per_image;
+  if (p.per_gemm > 1) p.rows_elems = g.m * p.per_gemm * g.oh * g.ow;
+  return p;
+}
+
+// Im2Col of nb consecutive images x [nb, C, H, W] side by side: col [C*kh*kw, nb * oh*ow].
+template <typename T>
+void Im2ColImages(const ops::ConvGeom& g, const T* x, int64_t nb, T* col) {
+  const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
+  for (int64_t i = 0; i < nb; ++i) Im2Col(g, x + i * chw, col + i * ohw, nb * ohw);
+}
+
+// [nb, M, ohw] images <-> [M, nb * ohw] rows: the layout of a GEMM over several images.
+template <typename T>
+void ImagesToRows(const T* images, int64_t nb, int64_t m, int64_t ohw, T* rows) {
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      std::copy_n(images + (i * m + r) * ohw, ohw, rows + (r * nb + i) * ohw);
+}
+template <typename T>
+void RowsToImages(const T* rows, int64_t nb, int64_t m, int64_t ohw, T* images) {
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      std::copy_n(rows + (r * nb + i) * ohw, ohw, images + (i * m + r) * ohw);
+}
+
+// fn(chunk, n0, n1) for each chunk's images [n0, n1), the chunks in parallel on the CPU pool.
+template <typename F>
+void ForEachChunk(const KernelContext& ctx, int64_t n, int64_t chunks, F&& fn) {
+  auto range = [&](int64_t c) { return std::make_pair(n * c / chunks, n * (c + 1) / chunks); };
+  if (chunks == 1) {
+    fn(int64_t(0), int64_t(0), n);
+    return;
+  }
+  ParallelFor(ctx, chunks, kParallelThreshold, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) fn(c, range(c).first, range(c).second);
+  });
+}
+
+}  // namespace kernels
+}  // namespace tide
+
+#endif  // TIDE_KERNELS_CONV_IM2COL_HPP_
