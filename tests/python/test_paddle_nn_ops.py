@@ -5,6 +5,7 @@ of Paddle's rule, with gradients by central finite differences where the op trai
 
 import numpy as np
 import pytest
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 from op_test import make
 
 RNG = np.random.RandomState(31)
@@ -281,6 +282,40 @@ def test_rnn(mode, layers, dirs, lengths):
 def test_rnn_float32(mode):
     ins, outs, attrs = rnn_case(mode, 2, 2, RNN_LENGTHS["mixed"], dtype="float32")
     make("rnn", ins, outs, attrs).check_output(atol=1e-5, rtol=1e-5)
+
+
+def kernels_of(t):
+    """The kernels the op under test ran with (the executor's choices: "mkldnn" in oneDNN's)."""
+    import tide
+
+    main, _, feeds, outs = t._build()
+    expected = t._expected_outputs()
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(tide.Scope()):
+        exe.run(main, feed=feeds, fetch_list=[n for n in outs if expected[n][1] is not None])
+    return [k for op, k in exe.last_run_info()["kernels"] if op == t.op_type]
+
+
+def ran_onednn(t):
+    ks = kernels_of(t)
+    return bool(ks) and all("mkldnn" in k for k in ks)
+
+
+onednn_only = pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
+
+
+@onednn_only
+@pytest.mark.parametrize("lengths", list(RNN_LENGTHS))
+@pytest.mark.parametrize("layers,dirs", [(1, 1), (1, 2), (2, 2), (3, 1), (3, 2)])
+@pytest.mark.parametrize("mode", RNN_MODES)
+def test_rnn_onednn(mode, layers, dirs, lengths):
+    """devices/mkldnn's kernel (use_mkldnn, float32) against the same references: oneDNN's
+    lstm / lbr_gru / vanilla_rnn primitives, the rows of each length as a sub-batch of their own.
+    The executor's kernel choice shows oneDNN ran, not the plain kernel after a decline."""
+    ins, outs, attrs = rnn_case(mode, layers, dirs, RNN_LENGTHS[lengths], dtype="float32")
+    t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
+    t.check_output(atol=1e-6, rtol=1e-5)
+    assert ran_onednn(t), kernels_of(t)
 
 
 RNN_GRAD = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-6}
