@@ -23,6 +23,8 @@ FIXTURES = os.path.join(
 VISION = ["lenet", "lenet_separate", "resnet18", "mobilenet_v1", "mobilenet_v2", "vgg11"]
 # paddle.nn transformers, RNN classifiers and a vision transformer, saved by Paddle 2.6.
 NN = ["bert", "gpt", "lstm", "gru", "simple_rnn", "vit"]
+# Those with the rnn op (2 layers, bidirectional, sequence lengths 11, 6, 1): oneDNN runs it.
+RNN = ["lstm", "gru", "simple_rnn"]
 # Quantization-aware trained, saved by Paddle 2.6 with its quant-dequant ops and in the QDQ form
 # (quantize_linear / dequantize_linear, int8 weights): tools/paddle_quant_models.py.
 QUANT = ["quant_fake", "quant_qdq"]
@@ -93,6 +95,14 @@ def test_matches_paddle(name, lib, optimize):
         assert any("mkldnn" in k for k in kernels), kernels
     else:
         assert not any("mkldnn" in k for k in kernels), kernels
+    if lib == "mkldnn" and name in RNN:
+        assert_rnn_ran_onednn(exe)
+
+
+def assert_rnn_ran_onednn(exe):
+    """The rnn ops ran devices/mkldnn's kernel, not the plain one after a decline."""
+    ks = [k for op, k in exe.last_run_info()["kernels"] if op == "rnn"]
+    assert ks and all("mkldnn" in k for k in ks), ks
 
 
 def test_layouts_and_entry_points(tmp_path):
@@ -433,6 +443,8 @@ def test_pir_matches_paddle(tmp_path, name, lib, optimize):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     kernels = [k for _, k in exe.last_run_info()["kernels"]]
     assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
+    if lib == "mkldnn" and name in RNN:
+        assert_rnn_ran_onednn(exe)
 
 
 def test_pir_program_translated():
