@@ -245,8 +245,10 @@ void RnnKernel(KernelContext& ctx) {
     op.input = x[2];
     if (tide::ops::RnnDropsOut(s))
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", name, "' (oneDNN kernel): training (is_test false) ",
-                 "with dropout_prob ", s.dropout, " between ", s.layers,
-                 " layers: the plain kernel draws the dropout masks (Reserve) its grad reads");
+                 "with dropout_prob ", s.dropout, " between its ", s.layers,
+                 " layers: the plain kernel draws the dropout masks its grad reads (Reserve ",
+                 ctx.OptionalOutput("Reserve") ? "'" + ctx.OutputName("Reserve") + "'" : "absent",
+                 ")");
     // Empty Input is the plain kernel's to judge.
     if (steps == 0 || batch == 0 || op.input == 0)
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", name, "' (oneDNN kernel): Input ('",
