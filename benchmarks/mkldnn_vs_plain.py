@@ -58,12 +58,15 @@ def _interp(op, x, out):
     )
 
 
-def _rnn(mode, hidden, batch, layers, steps=50):
-    """Paddle's nn.LSTM / nn.GRU for inference, bidirectional, input width = hidden."""
+def _rnn(mode, hidden, batch, layers, steps=50, lengths=0):
+    """Paddle's nn.LSTM / nn.GRU for inference, bidirectional, input width = hidden; `lengths`
+    distinct sequence lengths (SequenceLength, evenly over [1, steps], each row one of them; 0:
+    none given): oneDNN runs the rows of each length as a sub-batch."""
     return (
-        "rnn %s h%d b%d %dL bi" % (mode, hidden, batch, layers),
+        "rnn %s h%d b%d %dL bi%s"
+        % (mode, hidden, batch, layers, " %d lengths" % lengths if lengths else ""),
         "rnn",
-        {"Input": [steps, batch, hidden]},
+        {"Input": [steps, batch, hidden], "SequenceLength": lengths},
         {
             "mode": mode,
             "hidden_size": hidden,
@@ -238,6 +241,7 @@ CASES = (
         for batch in (1, 64)
         for layers in (1, 2)
     ]
+    + [_rnn("LSTM", 256, 64, 1, lengths=n) for n in (4, 50)]
 )
 
 OUTS = {"layer_norm": ["Y", "Mean", "Variance"], "preln_skip_layernorm": ["Out_0", "Out_1"]}
@@ -272,6 +276,12 @@ def build_rnn(shapes, attrs, use_mkldnn):
         return block.create_var(name=name, shape=shape, dtype="float32")
 
     x = fed("x", [steps, batch, width])
+    inputs = {"Input": [x]}
+    n = shapes["SequenceLength"]
+    if n:
+        lengths = np.linspace(1, steps, n).round().astype("int64")[np.arange(batch) % n]
+        feed["lengths"] = tide.LoDTensor(rng.permutation(lengths))
+        inputs["SequenceLength"] = [block.create_var(name="lengths", shape=[batch], dtype="int64")]
     states = [fed(n, [layers * dirs, batch, h]) for n in ("h0", "c0")[: 2 if gates == 4 else 1]]
     wl = []
     for name, shape in weights + biases:
@@ -279,9 +289,10 @@ def build_rnn(shapes, attrs, use_mkldnn):
         wl.append(block.create_var(name=name, shape=shape, dtype="float32", persistable=True))
     out = block.create_var(name="out", dtype="float32")
     last = [block.create_var(name="last_%d" % i, dtype="float32") for i in range(len(states))]
+    inputs.update(PreState=states, WeightList=wl)
     block.append_op(
         type="rnn",
-        inputs={"Input": [x], "PreState": states, "WeightList": wl},
+        inputs=inputs,
         outputs={"Out": [out], "State": last},
         attrs=dict(attrs, use_mkldnn=use_mkldnn),
     )
