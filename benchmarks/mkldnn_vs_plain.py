@@ -241,7 +241,7 @@ CASES = (
         for batch in (1, 64)
         for layers in (1, 2)
     ]
-    + [_rnn("LSTM", 256, 64, 1, lengths=n) for n in (4, 50)]
+    + [_rnn("LSTM", 256, 64, 1, lengths=n) for n in (4, 16, 50)]
 )
 
 OUTS = {"layer_norm": ["Y", "Mean", "Variance"], "preln_skip_layernorm": ["Out_0", "Out_1"]}
