@@ -9,8 +9,9 @@
 // formats the primitive picks and kept while its bytes do not change. SequenceLength: the rows of
 // one length run as their own sub-batch with T = that length, so each row's backward direction
 // starts at its last step and its final states are those of its last step, and the steps past it
-// output 0 (Paddle's rule). Training with dropout between layers is declined: the plain kernel
-// draws the masks its grad reads.
+// output 0 (Paddle's rule). Training with dropout between layers is declined (the plain kernel
+// draws the masks its grad reads), and so are small (sub-)batches, which the plain kernel runs
+// faster (kMinRowsPerRun).
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -52,6 +53,33 @@ struct RnnPrim {
   dnnl::rnn_primitive_desc_base pd;
   dnnl::primitive prim;
 };
+
+// Rows per primitive run (a sub-batch of one sequence length) below which the plain kernel is
+// faster (README.md, "Speed"; 1 thread, 50 steps, bidirectional): an LSTM of batch 1 took
+// 2.0-2.6x the plain kernel's time at hidden 256 and 1.15-1.4x at 512 (batch 64: 0.81-0.89);
+// LSTM h256 b64 with 50 distinct lengths (sub-batches of ~1 row) 2.05x, with 16 (4 rows each)
+// 0.92x, with 4 0.58x. GRU of batch 1 is faster on oneDNN (0.68x), so a GRU / simple RNN is
+// declined only when lengths split its batch into small sub-batches.
+constexpr int64_t kMinRowsPerRun = 4;
+
+// Declines (before anything is written) the runs the plain kernel does faster: `groups` maps each
+// sequence length to its rows.
+void DeclineSlowRuns(const KernelContext& ctx, const RnnSpec& s,
+                     const std::map<int64_t, std::vector<int64_t>>& groups) {
+  int64_t runs = 0, rows = 0;
+  for (const auto& [len, r] : groups)
+    if (len > 0) ++runs, rows += static_cast<int64_t>(r.size());
+  if (runs == 0 || rows >= kMinRowsPerRun * runs || (s.mode != RnnMode::kLstm && runs == 1)) return;
+  const std::string mode = ctx.Attr<std::string>("mode");
+  if (runs == 1)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "' (oneDNN kernel): ", mode, " of ", rows,
+               " sequence(s) (Input '", ctx.InputName("Input"), "'): fewer than ", kMinRowsPerRun,
+               " rows, which the plain kernel runs faster");
+  TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "' (oneDNN kernel): ", mode, " of ", rows,
+             " sequence(s) of ", runs, " distinct lengths (SequenceLength '",
+             ctx.InputName("SequenceLength"), "'): sub-batches of fewer than ", kMinRowsPerRun,
+             " rows on average, which the plain kernel runs faster as one batch");
+}
 
 // One layer's primitive over [steps, batch, in_w] (both directions), cached by shape.
 std::shared_ptr<RnnPrim> LayerPrimitive(Exec& e, const RnnSpec& s, int64_t steps, int64_t batch,
@@ -254,6 +282,10 @@ void RnnKernel(KernelContext& ctx) {
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", name, "' (oneDNN kernel): Input ('",
                  ctx.InputName("Input"), "') ", tide::ToString(x), " is empty");
     const std::vector<int64_t> lengths = tide::ops::RnnSequenceLengths(ctx, steps);
+    // The rows of each length (every row runs all steps without SequenceLength).
+    std::map<int64_t, std::vector<int64_t>> groups;
+    for (int64_t n = 0; n < batch; ++n) groups[lengths.empty() ? steps : lengths[n]].push_back(n);
+    DeclineSlowRuns(ctx, s, groups);
     Exec e(ctx);
     const auto data = [&](const char* param, size_t i) {
       return static_cast<const float*>(
@@ -272,9 +304,6 @@ void RnnKernel(KernelContext& ctx) {
       uint8_t* p = ds.mutable_data<uint8_t>(ctx.place());
       std::fill(p, p + DimsProduct(od), uint8_t(1));
     }
-    // The rows of each length (every row runs all steps without SequenceLength).
-    std::map<int64_t, std::vector<int64_t>> groups;
-    for (int64_t n = 0; n < batch; ++n) groups[lengths.empty() ? steps : lengths[n]].push_back(n);
     if (groups.begin()->first < steps)  // steps past a length output 0
       std::fill(out, out + DimsProduct(od), 0.0f);
     const int64_t h = s.hidden, width = s.dirs * h, cells = s.cells();

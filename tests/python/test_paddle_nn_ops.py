@@ -307,16 +307,28 @@ def ran_onednn(t):
 
 onednn_only = pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
 
+# test_rnn's lengths for a batch of 10: oneDNN's kernel runs the rows of each length as a
+# sub-batch and leaves sub-batches of fewer than 4 rows on average to the plain kernel, faster
+# there (devices/mkldnn/README.md, "Speed").
+ONEDNN_LENGTHS = {
+    "none": None,
+    "mixed": np.array([5, 0, 3, 5, 3, 5, 3, 5, 3, 0], "int32"),  # 4 full, 4 shorter, 2 empty
+    "full": np.full(10, 5, "int64"),
+    "equal": np.full(10, 3, "int32"),
+}
+
 
 @onednn_only
-@pytest.mark.parametrize("lengths", list(RNN_LENGTHS))
+@pytest.mark.parametrize("lengths", list(ONEDNN_LENGTHS))
 @pytest.mark.parametrize("layers,dirs", [(1, 1), (1, 2), (2, 2), (3, 1), (3, 2)])
 @pytest.mark.parametrize("mode", RNN_MODES)
 def test_rnn_onednn(mode, layers, dirs, lengths):
     """devices/mkldnn's kernel (use_mkldnn, float32) against the same references: oneDNN's
     lstm / lbr_gru / vanilla_rnn primitives, the rows of each length as a sub-batch of their own.
     The executor's kernel choice shows oneDNN ran, not the plain kernel after a decline."""
-    ins, outs, attrs = rnn_case(mode, layers, dirs, RNN_LENGTHS[lengths], dtype="float32")
+    ins, outs, attrs = rnn_case(
+        mode, layers, dirs, ONEDNN_LENGTHS[lengths], batch=10, dtype="float32"
+    )
     t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
     t.check_output(atol=1e-6, rtol=1e-5)
     assert ran_onednn(t), kernels_of(t)
@@ -327,10 +339,10 @@ def test_rnn_onednn(mode, layers, dirs, lengths):
 def test_rnn_onednn_wider(mode):
     """Widths where oneDNN picks other weight formats and GEMMs than at hidden 4 (weights at
     Paddle's initial scale, so that RNN_RELU's values stay in float32's reach), and lengths that
-    group several rows each (12, 7: three rows each; 3, 1; 0)."""
-    lengths = np.array([12, 7, 7, 0, 12, 3, 7, 12, 1], "int64")
+    group several rows each (12, 7: five rows each, 3: four, 0: two)."""
+    lengths = np.array([12, 7, 7, 0, 12, 3, 7, 12, 3, 7, 12, 3, 0, 12, 7, 3], "int64")
     ins, outs, attrs = rnn_case(
-        mode, 2, 2, lengths, steps=12, batch=9, inputs=20, hidden=32, dtype="float32", k=32**-0.5
+        mode, 2, 2, lengths, steps=12, batch=16, inputs=20, hidden=32, dtype="float32", k=32**-0.5
     )
     t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
     t.check_output(atol=1e-5, rtol=1e-5)
@@ -339,12 +351,24 @@ def test_rnn_onednn_wider(mode):
 
 @onednn_only
 def test_rnn_onednn_declines_to_the_plain_kernel():
-    """What the oneDNN kernel does not take runs the plain kernel, with its results: float64, and
-    training with dropout between layers (the plain kernel draws the masks the grad reads)."""
+    """What the oneDNN kernel does not take runs the plain kernel, with its results: float64,
+    shapes the plain kernel runs faster (an LSTM of 3 rows; lengths that split 3 rows into
+    sub-batches of 1), and training with dropout between layers (the plain kernel draws the masks
+    the grad reads). A GRU of one row stays on oneDNN (faster there)."""
     ins, outs, attrs = rnn_case("GRU", 2, 2, RNN_LENGTHS["mixed"])
     t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
     t.check_output(atol=1e-12, rtol=1e-10)
     assert kernels_of(t) and not ran_onednn(t), kernels_of(t)
+
+    for mode, lengths, batch, onednn in (
+        ("LSTM", None, 3, False),
+        ("GRU", RNN_LENGTHS["mixed"], 3, False),
+        ("GRU", None, 1, True),
+    ):
+        ins, outs, attrs = rnn_case(mode, 2, 2, lengths, batch=batch, dtype="float32")
+        t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
+        t.check_output(atol=1e-6, rtol=1e-5)
+        assert kernels_of(t) and ran_onednn(t) == onednn, (mode, kernels_of(t))
 
     ins, _, attrs = rnn_case("LSTM", 3, 2, None, dtype="float32")
     attrs.update(is_test=False, dropout_prob=0.4, seed=7, use_mkldnn=True)
@@ -424,7 +448,7 @@ def test_rnn_onednn_forward_of_a_training_program(mode):
     """Training without dropout (is_test false, dropout_prob 0): oneDNN runs the forward (Reserve
     left empty, as the plain kernel leaves it), the plain rnn_grad the backward; Out and the
     states match the reference, the gradients those of the plain kernels alone."""
-    ins, outs, attrs = rnn_case(mode, 2, 2, RNN_LENGTHS["mixed"], dtype="float32")
+    ins, outs, attrs = rnn_case(mode, 2, 2, ONEDNN_LENGTHS["mixed"], batch=10, dtype="float32")
     attrs.update(is_test=False, dropout_prob=0.0)
     plain, plain_kernels = rnn_program_run(ins, attrs, True)
     got, kernels = rnn_program_run(ins, dict(attrs, use_mkldnn=True), True)
