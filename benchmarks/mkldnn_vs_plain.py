@@ -1,10 +1,10 @@
 """oneDNN kernels against Tide's plain kernels for the same op and shape (issue 17's rule: a oneDNN
 kernel is never slower; where it was, it declines that shape class): layer_norm, prelu, reduce_*,
 bilinear_interp / nearest_interp, mul, hard_swish, relu, elementwise_add, skip_layernorm and
-preln_skip_layernorm, forward alone and forward + grad, small and large
-shapes, and rnn's inference (LSTM and GRU, 50 steps, bidirectional; its weights kept in the
-scope, as a model's), one process per thread count. The two kernels' runs alternate and the medians of single
-runs are reported, as this machine is shared. The ratio column is oneDNN / plain (< 1:
+preln_skip_layernorm, forward alone and forward + grad, small and large shapes, and rnn's
+inference (LSTM and GRU, 50 steps, bidirectional; its weights kept in the scope, as a model's),
+one process per thread count. The two kernels' runs alternate and the medians of single runs are
+reported, as this machine is shared. The ratio column is oneDNN / plain (< 1:
 oneDNN faster); the last column says which kernels the oneDNN run used ("declined": the oneDNN
 kernel declined the shape and the plain one ran).
 
