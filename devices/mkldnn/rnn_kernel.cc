@@ -58,8 +58,8 @@ struct RnnPrim {
 // faster (README.md, "Speed"; 1 thread, 50 steps, bidirectional): an LSTM of batch 1 took
 // 2.0-2.6x the plain kernel's time at hidden 256 and 1.15-1.4x at 512 (batch 64: 0.81-0.89);
 // LSTM h256 b64 with 50 distinct lengths (sub-batches of ~1 row) 2.05x, with 16 (4 rows each)
-// 0.92x, with 4 0.58x. GRU of batch 1 is faster on oneDNN (0.68x), so a GRU / simple RNN is
-// declined only when lengths split its batch into small sub-batches.
+// 0.92x, with 4 0.58x. A GRU of batch 1 is faster on oneDNN (0.68x), so a GRU is declined only
+// when lengths split its batch into small sub-batches; the simple RNN (not measured) as a GRU.
 constexpr int64_t kMinRowsPerRun = 4;
 
 // Declines (before anything is written) the runs the plain kernel does faster: `groups` maps each
@@ -67,8 +67,11 @@ constexpr int64_t kMinRowsPerRun = 4;
 void DeclineSlowRuns(const KernelContext& ctx, const RnnSpec& s,
                      const std::map<int64_t, std::vector<int64_t>>& groups) {
   int64_t runs = 0, rows = 0;
-  for (const auto& [len, r] : groups)
-    if (len > 0) ++runs, rows += static_cast<int64_t>(r.size());
+  for (const auto& [len, r] : groups) {
+    if (len == 0) continue;  // rows that run no step
+    ++runs;
+    rows += static_cast<int64_t>(r.size());
+  }
   if (runs == 0 || rows >= kMinRowsPerRun * runs || (s.mode != RnnMode::kLstm && runs == 1)) return;
   const std::string mode = ctx.Attr<std::string>("mode");
   if (runs == 1)
