@@ -1,9 +1,10 @@
 """oneDNN kernels against Tide's plain kernels for the same op and shape (issue 17's rule: a oneDNN
 kernel is never slower; where it was, it declines that shape class): layer_norm, prelu, reduce_*,
 bilinear_interp / nearest_interp, mul, hard_swish, relu, elementwise_add, skip_layernorm and
-preln_skip_layernorm, forward alone and forward + grad, small and large
-shapes, one process per thread count. The two kernels' runs alternate and the medians of single
-runs are reported, as this machine is shared. The ratio column is oneDNN / plain (< 1:
+preln_skip_layernorm, forward alone and forward + grad, small and large shapes, and rnn's
+inference (LSTM and GRU, 50 steps, bidirectional; its weights kept in the scope, as a model's),
+one process per thread count. The two kernels' runs alternate and the medians of single runs are
+reported, as this machine is shared. The ratio column is oneDNN / plain (< 1:
 oneDNN faster); the last column says which kernels the oneDNN run used ("declined": the oneDNN
 kernel declined the shape and the plain one ran).
 
@@ -54,6 +55,27 @@ def _interp(op, x, out):
         {"X": x},
         attrs,
         True,
+    )
+
+
+def _rnn(mode, hidden, batch, layers, steps=50, lengths=0):
+    """Paddle's nn.LSTM / nn.GRU for inference, bidirectional, input width = hidden; `lengths`
+    distinct sequence lengths (SequenceLength, evenly over [1, steps], each row one of them; 0:
+    none given): oneDNN runs the rows of each length as a sub-batch."""
+    return (
+        "rnn %s h%d b%d %dL bi%s"
+        % (mode, hidden, batch, layers, " %d lengths" % lengths if lengths else ""),
+        "rnn",
+        {"Input": [steps, batch, hidden], "SequenceLength": lengths},
+        {
+            "mode": mode,
+            "hidden_size": hidden,
+            "input_size": hidden,
+            "num_layers": layers,
+            "is_bidirec": True,
+            "is_test": True,
+        },
+        False,
     )
 
 
@@ -212,15 +234,79 @@ CASES = (
             (1024, 768),
         )
     ]
+    + [
+        _rnn(mode, hidden, batch, layers)
+        for mode in ("LSTM", "GRU")
+        for hidden in (256, 512)
+        for batch in (1, 64)
+        for layers in (1, 2)
+    ]
+    + [_rnn("LSTM", 256, 64, 1, lengths=n) for n in (4, 16, 50)]
 )
 
 OUTS = {"layer_norm": ["Y", "Mean", "Variance"], "preln_skip_layernorm": ["Out_0", "Out_1"]}
 
 
+def build_rnn(shapes, attrs, use_mkldnn):
+    """rnn on a fed Input and initial states, its WeightList persistable (set in the scope once,
+    as a loaded model's: the oneDNN kernel keeps them reordered). Returns (program, feed, the op
+    types that must run oneDNN, {parameter: value})."""
+    import tide
+
+    main = tide.Program()
+    rng = np.random.RandomState(0)
+    steps, batch, width = shapes["Input"]
+    h, dirs, layers = attrs["hidden_size"], 2 if attrs["is_bidirec"] else 1, attrs["num_layers"]
+    gates = {"LSTM": 4, "GRU": 3}.get(attrs["mode"], 1)
+    k = h**-0.5  # Paddle's initialisation
+    params, weights, biases = {}, [], []
+    for layer in range(layers):
+        for d in range(dirs):
+            cell = "l%d_d%d" % (layer, d)
+            weights += [
+                ("w_ih_" + cell, [gates * h, width if layer == 0 else dirs * h]),
+                ("w_hh_" + cell, [gates * h, h]),
+            ]
+            biases += [("b_ih_" + cell, [gates * h]), ("b_hh_" + cell, [gates * h])]
+    block = main.global_block()
+    feed = {}
+
+    def fed(name, shape):
+        feed[name] = tide.LoDTensor(rng.uniform(-1, 1, shape).astype("float32"))
+        return block.create_var(name=name, shape=shape, dtype="float32")
+
+    x = fed("x", [steps, batch, width])
+    inputs = {"Input": [x]}
+    n = shapes["SequenceLength"]
+    if n:
+        lengths = np.linspace(1, steps, n).round().astype("int64")[np.arange(batch) % n]
+        feed["lengths"] = tide.LoDTensor(rng.permutation(lengths))
+        inputs["SequenceLength"] = [block.create_var(name="lengths", shape=[batch], dtype="int64")]
+    states = [fed(n, [layers * dirs, batch, h]) for n in ("h0", "c0")[: 2 if gates == 4 else 1]]
+    wl = []
+    for name, shape in weights + biases:
+        params[name] = rng.uniform(-k, k, shape).astype("float32")
+        wl.append(block.create_var(name=name, shape=shape, dtype="float32", persistable=True))
+    out = block.create_var(name="out", dtype="float32")
+    last = [block.create_var(name="last_%d" % i, dtype="float32") for i in range(len(states))]
+    inputs.update(PreState=states, WeightList=wl)
+    block.append_op(
+        type="rnn",
+        inputs=inputs,
+        outputs={"Out": [out], "State": last},
+        attrs=dict(attrs, use_mkldnn=use_mkldnn),
+    )
+    return main, feed, ("rnn",), params
+
+
 def build(op, shapes, attrs, grad, use_mkldnn):
     """The op (use_mkldnn on it and its grad op) on fed inputs; with grad, mean(Out) and its
-    backward. Returns (program, feed, the op types that must run oneDNN)."""
+    backward. Returns (program, feed, the op types that must run oneDNN, {parameter: value} to
+    set in the scope)."""
     import tide
+
+    if op == "rnn":
+        return build_rnn(shapes, attrs, use_mkldnn)
 
     main, startup = tide.Program(), tide.Program()
     rng = np.random.RandomState(0)
@@ -261,7 +347,7 @@ def build(op, shapes, attrs, grad, use_mkldnn):
     for o in main.global_block().ops:
         if o.type in marked:
             o._set_attr("use_mkldnn", use_mkldnn)
-    return main, feed, marked if grad else (op,)
+    return main, feed, marked if grad else (op,), {}
 
 
 def ran(exe, types):
@@ -284,9 +370,11 @@ def time_case(case, seconds):
     for with_grad in [False, True] if grad else [False]:
         runs = {}
         for use in (False, True):
-            main, feed, types = build(op, shapes, attrs, with_grad, use)
+            main, feed, types, params = build(op, shapes, attrs, with_grad, use)
             exe = tide.Executor(tide.CPUPlace())
             scope = tide.Scope()
+            for name, value in params.items():  # a copy: the core sees its writes
+                scope.var(name).get_tensor().set(value, tide.CPUPlace(), False)
 
             def fn(e=exe, m=main, f=feed, s=scope):
                 return e.run(m, feed=f, fetch_list=[], scope=s)

@@ -177,3 +177,54 @@ def test_a_prepared_conv_follows_new_inputs(fresh_programs, exe, rng):
     w2_tensor.set(w2, tide.CPUPlace(), False)
     (out,) = exe.run(main, feed={"x": x}, fetch_list=[y])
     np.testing.assert_allclose(out, conv_ref(conv_ref(x, w1), w2), rtol=1e-4, atol=1e-4)
+
+
+def test_rnn_weights_follow_each_tensor_of_a_layer(fresh_programs, exe, rng):
+    """rnn keeps each layer's WeightList tensors gathered into oneDNN's gate order and reordered
+    (devices/mkldnn/rnn_kernel.cc): one kept copy made from several tensors (both directions'
+    weight_hh, or their four biases), used while none of them changes. A change to any one of
+    them is used at once: a backward direction's weight_hh, GRU's candidate hidden bias (lbr_gru's
+    fourth), the first weight_ih."""
+    from test_paddle_nn_ops import rnn_case, rnn_reference
+
+    main, _ = fresh_programs
+    layers, dirs, hidden = 2, 2, 8
+    ins, _, attrs = rnn_case("GRU", layers, dirs, None, hidden=hidden, dtype="float32", k=0.35)
+    block = main.global_block()
+    xs, (name_h, h0) = ins["Input"], ins["PreState"][0]
+    x = block.create_var(name="x", shape=xs.shape, dtype="float32")
+    pre_h = block.create_var(name=name_h, shape=h0.shape, dtype="float32")
+    weights = [
+        block.create_var(name=n, shape=a.shape, dtype="float32", persistable=True)
+        for n, a in ins["WeightList"]
+    ]
+    out = block.create_var(name="out", dtype="float32")
+    last = block.create_var(name="last_h", dtype="float32")
+    block.append_op(
+        "rnn",
+        inputs={"Input": x, "PreState": [pre_h], "WeightList": weights},
+        outputs={"Out": out, "State": [last]},
+        attrs=dict(attrs, use_mkldnn=True),
+    )
+    ws = [a for _, a in ins["WeightList"]]
+    scope = tide.global_scope()
+
+    def put(i, value):
+        ws[i] = value
+        scope.var(weights[i].name).get_tensor().set(value, tide.CPUPlace(), False)  # a copy
+
+    for i, w in enumerate(ws):
+        put(i, w)
+    # WeightList's order: weight_ih, weight_hh per layer and direction, then the biases.
+    for change in (None, 2 * 3 + 1, 2 * 2 * 2 + 2 * 3 + 1, 0):
+        if change is not None:
+            put(change, (rng.uniform(-0.35, 0.35, ws[change].shape)).astype("float32"))
+        want, (want_h,) = rnn_reference(
+            "GRU", xs, [h0], [w.astype("float64") for w in ws], layers, dirs, hidden
+        )
+        for _ in range(2):  # the second run reads the kept copies
+            got, got_h = exe.run(main, feed={"x": xs, name_h: h0}, fetch_list=[out, last])
+            ks = [k for op, k in exe.last_run_info()["kernels"] if op == "rnn"]
+            assert ks and all("mkldnn" in k for k in ks), ks
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(change))
+            np.testing.assert_allclose(got_h, want_h, rtol=1e-5, atol=1e-6, err_msg=str(change))

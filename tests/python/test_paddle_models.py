@@ -10,7 +10,7 @@ import struct
 
 import numpy as np
 import pytest
-from kernel_libraries import LIBS
+from kernel_libraries import LIBS, MKLDNN_SKIP_REASON, has_mkldnn
 
 import tide
 
@@ -23,6 +23,8 @@ FIXTURES = os.path.join(
 VISION = ["lenet", "lenet_separate", "resnet18", "mobilenet_v1", "mobilenet_v2", "vgg11"]
 # paddle.nn transformers, RNN classifiers and a vision transformer, saved by Paddle 2.6.
 NN = ["bert", "gpt", "lstm", "gru", "simple_rnn", "vit"]
+# Those with the rnn op (2 layers, bidirectional, 3 sequences of lengths 11, 6, 1).
+RNN = ["lstm", "gru", "simple_rnn"]
 # Quantization-aware trained, saved by Paddle 2.6 with its quant-dequant ops and in the QDQ form
 # (quantize_linear / dequantize_linear, int8 weights): tools/paddle_quant_models.py.
 QUANT = ["quant_fake", "quant_qdq"]
@@ -93,6 +95,24 @@ def test_matches_paddle(name, lib, optimize):
         assert any("mkldnn" in k for k in kernels), kernels
     else:
         assert not any("mkldnn" in k for k in kernels), kernels
+
+
+@pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
+@pytest.mark.parametrize("name,fmt", [(n, "legacy") for n in RNN] + [("lstm", "pir")])
+def test_rnn_fixtures_on_onednn(tmp_path, name, fmt):
+    """The RNN classifiers with their batch repeated 4 times, so that each sequence length has 4
+    rows (oneDNN's rnn kernel leaves smaller sub-batches to the plain kernel, faster there:
+    devices/mkldnn/README.md, "Speed"): each row gives Paddle's output for it, and the rnn op
+    ran oneDNN (its sub-batch per length), not the plain kernel after a decline."""
+    d = os.path.join(FIXTURES, *(["pir", name] if fmt == "pir" else [name]))
+    feed = {k: np.concatenate([v] * 4) for k, v in load_feed(d).items()}
+    expected = np.concatenate([np.load(os.path.join(d, "expected.npy"))] * 4)
+    path = pir_model(tmp_path, name) if fmt == "pir" else model_path(name)
+    with tide.scope_guard(tide.Scope()):
+        out, exe = run(path, feed, use_mkldnn=True)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    ks = [k for op, k in exe.last_run_info()["kernels"] if op == "rnn"]
+    assert ks and all("mkldnn" in k for k in ks), ks
 
 
 def test_layouts_and_entry_points(tmp_path):

@@ -5,6 +5,7 @@ of Paddle's rule, with gradients by central finite differences where the op trai
 
 import numpy as np
 import pytest
+from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
 from op_test import make
 
 RNG = np.random.RandomState(31)
@@ -221,17 +222,20 @@ def rnn_reference(mode, x, states, weights, layers, dirs, hidden, lengths=None, 
 RNN_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def rnn_case(mode, layers, dirs, lengths, steps=5, batch=3, inputs=3, hidden=4, dtype="float64"):
-    """Random inputs, states and weights in Paddle's WeightList order; the op's inputs, attrs,
-    and the reference's outputs as OpTest wants them."""
+def rnn_case(
+    mode, layers, dirs, lengths, steps=5, batch=3, inputs=3, hidden=4, dtype="float64", k=1.0
+):
+    """Random inputs, states and weights (uniform in [-k, k]: Paddle initialises them with
+    k = 1 / sqrt(hidden)) in Paddle's WeightList order; the op's inputs, attrs, and the
+    reference's outputs as OpTest wants them."""
     g = RNN_GATES[mode] * hidden
     x = rand(steps, batch, inputs)
     states = [rand(layers * dirs, batch, hidden) for _ in range(2 if mode == "LSTM" else 1)]
     weights, biases = [], []
     for layer in range(layers):
         for _ in range(dirs):
-            weights += [rand(g, inputs if layer == 0 else dirs * hidden), rand(g, hidden)]
-            biases += [rand(g), rand(g)]
+            weights += [k * rand(g, inputs if layer == 0 else dirs * hidden), k * rand(g, hidden)]
+            biases += [k * rand(g), k * rand(g)]
     weights += biases
     out, last = rnn_reference(mode, x, states, weights, layers, dirs, hidden, lengths)
     cast = lambda a: a.astype(dtype)  # noqa: E731
@@ -265,6 +269,7 @@ RNN_LENGTHS = {
     "none": None,
     "mixed": np.array([5, 0, 3], "int32"),  # a full, an empty and a shorter sequence
     "full": np.array([5, 5, 5], "int64"),  # Paddle takes int64 lengths too (nn.LSTM's fixtures)
+    "equal": np.array([3, 3, 3], "int32"),  # every sequence shorter than T
 }
 
 
@@ -281,6 +286,181 @@ def test_rnn(mode, layers, dirs, lengths):
 def test_rnn_float32(mode):
     ins, outs, attrs = rnn_case(mode, 2, 2, RNN_LENGTHS["mixed"], dtype="float32")
     make("rnn", ins, outs, attrs).check_output(atol=1e-5, rtol=1e-5)
+
+
+def kernels_of(t):
+    """The kernels the op under test ran with (the executor's choices: "mkldnn" in oneDNN's)."""
+    import tide
+
+    main, _, feeds, outs = t._build()
+    expected = t._expected_outputs()
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(tide.Scope()):
+        exe.run(main, feed=feeds, fetch_list=[n for n in outs if expected[n][1] is not None])
+    return [k for op, k in exe.last_run_info()["kernels"] if op == t.op_type]
+
+
+def ran_onednn(t):
+    ks = kernels_of(t)
+    return bool(ks) and all("mkldnn" in k for k in ks)
+
+
+onednn_only = pytest.mark.skipif(not has_mkldnn(), reason=MKLDNN_SKIP_REASON)
+
+# test_rnn's lengths for a batch of 10: oneDNN's kernel runs the rows of each length as a
+# sub-batch and leaves sub-batches of fewer than 4 rows on average to the plain kernel, faster
+# there (devices/mkldnn/README.md, "Speed").
+ONEDNN_LENGTHS = {
+    "none": None,
+    "mixed": np.array([5, 0, 3, 5, 3, 5, 3, 5, 3, 0], "int32"),  # 4 full, 4 shorter, 2 empty
+    "full": np.full(10, 5, "int64"),
+    "equal": np.full(10, 3, "int32"),
+}
+
+
+@onednn_only
+@pytest.mark.parametrize("lengths", list(ONEDNN_LENGTHS))
+@pytest.mark.parametrize("layers,dirs", [(1, 1), (1, 2), (2, 2), (3, 1), (3, 2)])
+@pytest.mark.parametrize("mode", RNN_MODES)
+def test_rnn_onednn(mode, layers, dirs, lengths):
+    """devices/mkldnn's kernel (use_mkldnn, float32) against the same references: oneDNN's
+    lstm / lbr_gru / vanilla_rnn primitives, the rows of each length as a sub-batch of their own.
+    The executor's kernel choice shows oneDNN ran, not the plain kernel after a decline.
+    Tolerances as test_rnn_float32's (float32's rounding where 3 layers of RNN_RELU cancel)."""
+    ins, outs, attrs = rnn_case(
+        mode, layers, dirs, ONEDNN_LENGTHS[lengths], batch=10, dtype="float32"
+    )
+    t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
+    t.check_output(atol=1e-5, rtol=1e-5)
+    assert ran_onednn(t), kernels_of(t)
+
+
+@onednn_only
+@pytest.mark.parametrize("mode", RNN_MODES)
+def test_rnn_onednn_wider(mode):
+    """Widths where oneDNN picks other weight formats and GEMMs than at hidden 4 (weights at
+    Paddle's initial scale, so that RNN_RELU's values stay in float32's reach), and lengths that
+    group several rows each (12, 7: five rows each, 3: four, 0: two)."""
+    lengths = np.array([12, 7, 7, 0, 12, 3, 7, 12, 3, 7, 12, 3, 0, 12, 7, 3], "int64")
+    ins, outs, attrs = rnn_case(
+        mode, 2, 2, lengths, steps=12, batch=16, inputs=20, hidden=32, dtype="float32", k=32**-0.5
+    )
+    t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
+    t.check_output(atol=1e-5, rtol=1e-5)
+    assert ran_onednn(t), kernels_of(t)
+
+
+@onednn_only
+def test_rnn_onednn_declines_to_the_plain_kernel():
+    """What the oneDNN kernel does not take runs the plain kernel, with its results: float64,
+    shapes the plain kernel runs faster (an LSTM of 3 rows; lengths that split 3 rows into
+    sub-batches of 1), and training with dropout between layers (the plain kernel draws the masks
+    the grad reads). A GRU of one row stays on oneDNN (faster there)."""
+    ins, outs, attrs = rnn_case("GRU", 2, 2, RNN_LENGTHS["mixed"])
+    t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
+    t.check_output(atol=1e-12, rtol=1e-10)
+    assert kernels_of(t) and not ran_onednn(t), kernels_of(t)
+
+    for mode, lengths, batch, onednn in (
+        ("LSTM", None, 3, False),
+        ("GRU", RNN_LENGTHS["mixed"], 3, False),
+        ("GRU", None, 1, True),
+    ):
+        ins, outs, attrs = rnn_case(mode, 2, 2, lengths, batch=batch, dtype="float32")
+        t = make("rnn", ins, outs, dict(attrs, use_mkldnn=True))
+        t.check_output(atol=1e-5, rtol=1e-5)
+        assert kernels_of(t) and ran_onednn(t) == onednn, (mode, kernels_of(t))
+
+    ins, _, attrs = rnn_case("LSTM", 3, 2, None, dtype="float32")
+    attrs.update(is_test=False, dropout_prob=0.4, seed=7, use_mkldnn=True)
+    outs = {
+        "Out": ins["Input"][:, :, :1] * 0,  # placeholders: compared with the masks' reference
+        "State": [("last_%s" % k, s) for k, s in ins["PreState"]],
+        "Reserve": np.zeros(1, "float32"),
+    }
+    t = make("rnn", ins, outs, attrs)
+    got = t.forward()
+    assert kernels_of(t) and not ran_onednn(t), kernels_of(t)
+    want, last = rnn_reference(
+        "LSTM",
+        ins["Input"].astype("float64"),
+        [s.astype("float64") for _, s in ins["PreState"]],
+        [w.astype("float64") for _, w in ins["WeightList"]],
+        3,
+        2,
+        4,
+        masks=got["Reserve"],
+    )
+    np.testing.assert_allclose(got["Out"], want, rtol=1e-5, atol=1e-5)
+    for a, b in zip(got["State"], last):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def rnn_program_run(ins, attrs, fetch_grads):
+    """The rnn op in a program of its own (loss: the mean of Out, and of the final h), run once:
+    (Out, final states, the gradients of Input and WeightList when `fetch_grads`, the rnn and
+    rnn_grad kernels)."""
+    import tide
+
+    main = tide.Program()
+    dtype = ins["Input"].dtype.name
+    with tide.program_guard(main, tide.Program()):
+        block = main.global_block()
+
+        def var(name, arr):
+            return block.create_var(name=name, shape=arr.shape, dtype=arr.dtype.name)
+
+        x = var("x", ins["Input"])
+        states = [var(n, a) for n, a in ins["PreState"]]
+        weights = [var(n, a) for n, a in ins["WeightList"]]
+        inputs = {"Input": x, "PreState": states, "WeightList": weights}
+        if "SequenceLength" in ins:
+            inputs["SequenceLength"] = var("lengths", ins["SequenceLength"])
+        out = block.create_var(name="out", dtype=dtype)
+        last = [block.create_var(name="last_" + k, dtype=dtype) for k in "hc"[: len(states)]]
+        reserve = block.create_var(name="reserve", dtype=dtype)
+        block.append_op(
+            "rnn",
+            inputs=inputs,
+            outputs={"Out": out, "State": last, "Reserve": reserve},
+            attrs=attrs,
+        )
+        if fetch_grads:
+            loss = tide.layers.elementwise_add(tide.layers.mean(out), tide.layers.mean(last[0]))
+            tide.append_backward(loss)
+    feed = {"x": ins["Input"]}
+    feed.update(dict(ins["PreState"]))
+    feed.update(dict(ins["WeightList"]))
+    if "SequenceLength" in ins:
+        feed["lengths"] = ins["SequenceLength"]
+    names = ["out"] + [v.name for v in last]
+    if fetch_grads:
+        names += ["x@GRAD"] + [n + "@GRAD" for n, _ in ins["WeightList"]]
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(tide.Scope()):
+        got = exe.run(main, feed=feed, fetch_list=names)
+    kernels = [(op, k) for op, k in exe.last_run_info()["kernels"] if op.startswith("rnn")]
+    return got, kernels
+
+
+@onednn_only
+@pytest.mark.parametrize("mode", RNN_MODES)
+def test_rnn_onednn_forward_of_a_training_program(mode):
+    """Training without dropout (is_test false, dropout_prob 0): oneDNN runs the forward (Reserve
+    left empty, as the plain kernel leaves it), the plain rnn_grad the backward; Out and the
+    states match the reference, the gradients those of the plain kernels alone."""
+    ins, outs, attrs = rnn_case(mode, 2, 2, ONEDNN_LENGTHS["mixed"], batch=10, dtype="float32")
+    attrs.update(is_test=False, dropout_prob=0.0)
+    plain, plain_kernels = rnn_program_run(ins, attrs, True)
+    got, kernels = rnn_program_run(ins, dict(attrs, use_mkldnn=True), True)
+    assert [o for o, _ in kernels] == ["rnn", "rnn_grad"], kernels
+    assert "mkldnn" in kernels[0][1] and not any("mkldnn" in k for _, k in plain_kernels)
+    n = len(ins["PreState"])
+    np.testing.assert_allclose(got[0], outs["Out"], rtol=1e-5, atol=1e-5)
+    for a, (_, b) in zip(got[1 : 1 + n], outs["State"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    for a, b in zip(got[1 + n :], plain[1 + n :]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
 RNN_GRAD = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-6}
