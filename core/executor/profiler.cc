@@ -192,6 +192,8 @@ thread_local PendingOps t_pending;
 void ResolvePending() {
   std::vector<PendingOp> pending;
   pending.swap(t_pending.ops);
+  // After tide.shutdown() the contexts (and their events) are gone: those times are lost.
+  if (DevicesShutDown()) return;
   Resolve(std::move(pending));
 }
 
