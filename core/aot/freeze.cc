@@ -78,6 +78,18 @@ Seen Look(const Variable* v) {
   return s;
 }
 
+// Whether the writers of a variable that several ops write all left it as the run ends with it
+// (dims, data type, layout) at one probe: `after` holds what it held right after each writer.
+// Then the plan's dims hold from its first writer on, and no writer needs its shapes inferred
+// at run time.
+bool WritersAgree(const std::vector<Seen>& after, const Seen& last, size_t n_writers) {
+  if (after.size() != n_writers || !last.initialized) return false;
+  for (const Seen& s : after)
+    if (!s.initialized || s.dims != last.dims || s.dtype != last.dtype || s.layout != last.layout)
+      return false;
+  return true;
+}
+
 // The feeds as the plan declares them: dims with -1 for the variable dimension, whose range
 // goes to `lower`/`upper`.
 std::vector<FrozenFeed> DeclareFeeds(const PreparedBlock& p,
@@ -217,6 +229,26 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
   const int64_t mid = plan.lower + (plan.upper - plan.lower) / 2;
   if (mid != plan.lower && mid != plan.upper) probes.push_back({mid, false});
 
+  // Variables more than one kernel op writes (an op that writes its input in place, as the
+  // inference transpiler's residual convolutions do): what each writer left in them, per probe.
+  std::map<std::string, size_t> n_writes;
+  for (size_t i = 0; i < p->num_ops(); ++i)
+    if (!LeftOut(p->op(i)))
+      for (const ArgBinding& b : p->op(i).outputs())
+        for (const std::string& n : b.names)
+          if (n != kEmptyVarName) ++n_writes[n];
+  std::vector<std::map<std::string, std::vector<Seen>>> after_writer(probes.size());
+  size_t probe = 0;
+  p->ObserveOps([&](size_t i) {
+    if (LeftOut(p->op(i))) return;
+    for (const ArgBinding& b : p->op(i).outputs())
+      for (size_t j = 0; j < b.names.size() && j < b.vars.size(); ++j) {
+        auto w = n_writes.find(b.names[j]);
+        if (w != n_writes.end() && w->second > 1)
+          after_writer[probe][b.names[j]].push_back(Look(b.vars[j]));
+      }
+  });
+
   // Every variable the ops are bound to, by name.
   std::map<std::string, const Variable*> bound;
   std::vector<std::map<std::string, Seen>> seen(probes.size());
@@ -224,6 +256,7 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
   for (size_t k = 0; k < probes.size(); ++k) {
     std::vector<LoDTensor> in;
     for (const FrozenFeed& f : plan.feeds) in.push_back(ProbeFeed(f, probes[k]));
+    probe = k;
     exec.Run(*p, scope, in);
     for (size_t i = 0; i < p->num_ops(); ++i)
       for (const auto* list : {&p->op(i).inputs(), &p->op(i).outputs()})
@@ -232,6 +265,7 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
             if (b.vars[j]) bound[b.names[j]] = b.vars[j];
     for (const auto& [name, var] : bound) seen[k][name] = Look(var);
   }
+  p->ObserveOps(nullptr);
   RestoreParams(plan.params, scope);
 
   // The kernel ops, and who writes each variable.
@@ -355,7 +389,12 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
         linear = linear && delta == fv.per_unit[d] * du;
       }
     }
-    if (!linear || lod_feeds || writers[name].size() > 1)
+    // Several writers: each must leave the dims the plan records, at every probe (so, as for
+    // any temporary, at every batch of the range: they are linear), else each infers its own.
+    bool writers_agree = true;
+    for (size_t k = 0; k < probes.size() && writers_agree && writers[name].size() > 1; ++k)
+      writers_agree = WritersAgree(after_writer[k][name], seen[k][name], writers[name].size());
+    if (!linear || lod_feeds || !writers_agree)
       for (size_t w : writers[name]) plan.ops[w].infer_at_run = true;
     uint64_t bytes = 0;
     for (size_t k = 0; k < probes.size(); ++k) bytes = std::max(bytes, seen[k][name].bytes);

@@ -59,7 +59,8 @@ struct FrozenOp {
   AttributeMap attrs;
   FrozenKernel kernel;
   // Shape inference at run time: for ops whose outputs do not follow the variable dimension
-  // linearly (LoD, data-dependent sizes) or that write a variable another op writes too.
+  // linearly (LoD, data-dependent sizes) or that write a variable another op writes too, where
+  // the writers leave it with different dims (at some probe).
   bool infer_at_run = false;
   // The input transforms the executor made for it, one line each ("layout ...; copy ...; cast
   // ..."): the frozen run makes them through the executor's data transform.

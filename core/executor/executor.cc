@@ -183,6 +183,7 @@ void Executor::RunOps(PreparedBlock& p, Scope* local) {
     if (i + 1 < n) PrefetchBindings(*p.ops_[i + 1]);
     if (profile) profile->Start(*p.ops_[i], p.counts_.total());
     RunOp(p, *p.ops_[i], local);
+    if (p.observe_) p.observe_(i);
     ReleaseAfter(p.releases_, i);
     if (profile) profile->Stop(*p.ops_[i], p.counts_.total());
   }

@@ -6,6 +6,7 @@
 // of those steps live beside this file, one job each.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,9 @@ class PreparedBlock {
     release_names_.clear();
     releases_.clear();
   }
+  // Calls `fn` with each op's index right after the op runs, in this block's runs (freezing reads
+  // the dims an op leaves in a variable that a later op writes again); empty: no call.
+  void ObserveOps(std::function<void(size_t op_index)> fn) { observe_ = std::move(fn); }
 
  private:
   friend class Executor;
@@ -75,6 +79,7 @@ class PreparedBlock {
   std::vector<std::vector<Variable*>> releases_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
   mutable std::unordered_map<std::string, Readers> readers_;  // ReadersOf's answers
+  std::function<void(size_t)> observe_;                       // ObserveOps'
 };
 
 class Executor {

@@ -1,9 +1,11 @@
 // matmul_v2_op.cc: Paddle 2.x's matmul_v2 (numpy's matmul: trans_x / trans_y, batch dims
 // broadcast numpy-style, a 1-D operand is a vector whose unit dim is dropped from Out; no alpha)
-// and its grad (each input's gradient summed over the batch dims it was broadcast along).
+// and its grad (each input's gradient summed over the batch dims it was broadcast along); the
+// forward CPU kernel is the SDK's header-only tide/kernels/matmul_v2.hpp.
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tide/kernels/matmul_v2.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/matmul_v2.hpp>
 #include <vector>
@@ -26,18 +28,6 @@ void MatmulV2InferShape(tide::InferShapeContext& ctx) {
                                      ctx.Attr<bool>("trans_x"), ctx.Attr<bool>("trans_y"), false)
                         .out);
   ctx.SetOutputDataType("Out", xt);
-}
-
-template <typename T>
-void MatmulV2Kernel(KernelContext& ctx) {
-  const auto a = tide::ops::GetMatmulV2Args<T>(ctx);
-  const MatmulV2Shape& s = a.s;
-  const int64_t xs = s.m * s.k, ys = s.k * s.n, os = s.m * s.n;
-  if (s.k == 0) std::fill(a.out, a.out + s.batch * os, T(0));
-  if (s.k == 0 || os == 0) return;
-  for (int64_t b = 0; b < s.batch; ++b)
-    Gemm<T>(ctx, s.tx, s.ty, s.m, s.n, s.k, T(1), a.x + s.x_off[b] * xs, a.y + s.y_off[b] * ys,
-            T(0), a.out + b * os);
 }
 
 // dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise);
@@ -138,5 +128,5 @@ TIDE_REGISTER_OP(MatmulV2Attrs(tide::OpSchema("matmul_v2_grad")
                                    .Output(GradVarName("Y"), "gradient of Y")
                                    .AsDispensable()
                                    .InferShape(MatmulV2GradInferShape)));
-TIDE_REGISTER_KERNEL("matmul_v2", "cpu", MatmulV2Kernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul_v2", "cpu", tide::kernels::MatmulV2, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("matmul_v2_grad", "cpu", MatmulV2GradKernel, OPS_MATH_FLOAT_TYPES);

@@ -1,8 +1,10 @@
 // norm_ops.cc: layer_norm, group_norm and instance_norm (Fluid 1.x), with grads: X seen as
 // groups normalised on their own (tide/ops/norm.hpp), then Y = Scale * (X - mean) / sqrt(var +
 // epsilon) + Bias with Scale/Bias per feature (layer_norm) or per channel. The grads recompute
-// the statistics from X rather than trusting the saved ones.
+// the statistics from X rather than trusting the saved ones. The forward CPU kernel is the SDK's
+// header-only tide/kernels/norm.hpp.
 #include <cmath>
+#include <tide/kernels/norm.hpp>
 #include <tide/ops/data_layout.hpp>
 #include <tide/ops/norm.hpp>
 
@@ -19,51 +21,6 @@ using tide::ops::NormMeanName;
 using tide::ops::NormStatDims;
 using tide::ops::NormVarName;
 
-// Group k's statistics, its elements summed in NormGroups::Offset's order.
-template <typename T>
-void Stats(const T* x, const NormGroups& g, int64_t k, double eps, T* mean, T* rstd, T* var) {
-  const int64_t n = g.size;
-  double m = 0, v = 0;
-  for (int64_t j = 0; j < n; ++j) m += x[g.Offset(k, j)];
-  m /= n;
-  for (int64_t j = 0; j < n; ++j) {
-    const double d = x[g.Offset(k, j)] - m;
-    v += d * d;
-  }
-  v /= n;
-  *mean = static_cast<T>(m);
-  *var = static_cast<T>(v);
-  *rstd = static_cast<T>(1.0 / std::sqrt(v + eps));
-}
-
-template <typename T>
-void NormKernel(KernelContext& ctx) {
-  const char* op = ctx.op_type();
-  const auto in = tide::ops::GetNormArgs<T>(ctx);
-  const NormGroups& g = in.g;
-  const double eps = in.eps;
-  const T* xd = in.x;
-  const T* scale = in.scale;
-  const T* bias = in.bias;
-  T* y = in.y;
-  Tensor mt = ctx.OptionalOutput(NormMeanName(op)), vt = ctx.OptionalOutput(NormVarName(op));
-  const Dims stat = NormStatDims(ctx, in.x_dims, g);
-  T* md = mt ? mt.mutable_data<T>(stat, ctx.place()) : nullptr;
-  T* vd = vt ? vt.mutable_data<T>(stat, ctx.place()) : nullptr;
-  tide::ParallelFor(ctx, g.groups, g.size * 4, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      T mean, rstd, var;
-      Stats(xd, g, k, eps, &mean, &rstd, &var);
-      if (md) md[k] = mean;
-      if (vd) vd[k] = IsInstanceNorm(op) ? rstd : var;
-      for (int64_t j = 0; j < g.size; ++j) {
-        const int64_t i = g.Offset(k, j), a = g.AffineIndex(i);
-        y[i] = (xd[i] - mean) * rstd * (scale ? scale[a] : T(1)) + (bias ? bias[a] : T(0));
-      }
-    }
-  });
-}
-
 template <typename T>
 void NormGradKernel(KernelContext& ctx) {
   const auto in = tide::ops::GetNormGradArgs<T>(ctx);
@@ -79,7 +36,7 @@ void NormGradKernel(KernelContext& ctx) {
   if (db) std::fill(db, db + g.affine, T(0));
   for (int64_t k = 0; k < g.groups; ++k) {
     T mean, rstd, var;
-    Stats(xd, g, k, eps, &mean, &rstd, &var);
+    tide::kernels::NormStats(xd, g, k, eps, &mean, &rstd, &var);
     double m1 = 0, m2 = 0;  // means of dy_hat and dy_hat * xhat
     for (int64_t j = 0; j < g.size; ++j) {
       const int64_t i = g.Offset(k, j), a = g.AffineIndex(i);
@@ -204,9 +161,9 @@ TIDE_REGISTER_OP(NormSchema("instance_norm",
                             "Bias per channel, the statistics over each "
                             "sample's channel (X [N, C, ...])."));
 TIDE_REGISTER_OP(NormGradSchema("instance_norm_grad"));
-TIDE_REGISTER_KERNEL("layer_norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("layer_norm", "cpu", tide::kernels::Norm, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("layer_norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("group_norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("group_norm", "cpu", tide::kernels::Norm, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("group_norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("instance_norm", "cpu", NormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("instance_norm", "cpu", tide::kernels::Norm, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("instance_norm_grad", "cpu", NormGradKernel, OPS_NN_FLOAT_TYPES);

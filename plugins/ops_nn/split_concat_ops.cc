@@ -1,13 +1,14 @@
 // split_concat_ops.cc: concat (inputs joined along an axis) with concat_grad, and split (an input
 // cut into `num` equal parts or `sections` along an axis) whose grad is a concat; their shape
 // rules are tide/ops/split_concat.hpp's. Paddle 2.x's AxisTensor / SectionsTensorList inputs
-// override the attributes at run time.
+// override the attributes at run time. The CPU copies, and concat's forward kernel, are the SDK's
+// header-only tide/kernels/concat.hpp.
 #include <cstring>
+#include <tide/kernels/concat.hpp>
 #include <tide/low_precision.hpp>
 #include <tide/ops/split_concat.hpp>
 
 #include "common.h"
-#include "join_cut.h"
 
 namespace ops_nn {
 namespace {
@@ -35,15 +36,10 @@ void ConcatInferShape(tide::InferShapeContext& ctx) {
   ctx.ShareLoD("X", "Out");
 }
 
-template <typename T>
-void ConcatKernel(KernelContext& ctx) {
-  Join(tide::ops::GetConcatArgs<T>(ctx));
-}
-
 // X@GRAD[i] = the slice of Out@GRAD that X[i] filled (only where wanted).
 template <typename T>
 void ConcatGradKernel(KernelContext& ctx) {
-  Cut(tide::ops::GetConcatGradArgs<T>(ctx));
+  tide::kernels::Cut(tide::ops::GetConcatGradArgs<T>(ctx));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -66,7 +62,7 @@ void SplitInferShape(tide::InferShapeContext& ctx) {
 
 template <typename T>
 void SplitKernel(KernelContext& ctx) {
-  Cut(tide::ops::GetSplitArgs<T>(ctx));
+  tide::kernels::Cut(tide::ops::GetSplitArgs<T>(ctx));
 }
 
 }  // namespace
@@ -114,7 +110,7 @@ TIDE_REGISTER_OP(tide::OpSchema("concat_grad")
                      .InferShape(GradLike({"X"})));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
-TIDE_REGISTER_KERNEL("concat", "cpu", ConcatKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("concat", "cpu", tide::kernels::Concat, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
 TIDE_REGISTER_KERNEL("concat_grad", "cpu", ConcatGradKernel, OPS_NN_FLOAT_TYPES);
 

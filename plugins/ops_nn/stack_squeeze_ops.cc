@@ -1,14 +1,14 @@
 // stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
 // the grad, like reshape2; their forward kernel is the SDK's tide/kernels/reshape.hpp) and stack /
-// unstack (a new dim at `axis`, each other's grad).
+// unstack (a new dim at `axis`, each other's grad; their copies are tide/kernels/concat.hpp's).
 #include <cstring>
+#include <tide/kernels/concat.hpp>
 #include <tide/kernels/reshape.hpp>
 #include <tide/low_precision.hpp>
 #include <tide/ops/reshape.hpp>
 #include <tide/ops/tensor_shape.hpp>
 
 #include "common.h"
-#include "join_cut.h"
 
 namespace ops_nn {
 namespace {
@@ -88,18 +88,18 @@ tide::OpSchema SqueezeGradSchema(const std::string& type) {
 // stack: inputs [pre, post] each; Out [pre, n, post].
 template <typename T>
 void StackKernel(KernelContext& ctx) {
-  Join(tide::ops::GetStackArgs<T>(ctx));
+  tide::kernels::Join(tide::ops::GetStackArgs<T>(ctx));
 }
 
 // unstack: X [pre, n, post] -> n outputs [pre, post] (also stack's grad).
 template <typename T>
 void UnstackKernel(KernelContext& ctx) {
-  Cut(tide::ops::GetUnstackArgs<T>(ctx));
+  tide::kernels::Cut(tide::ops::GetUnstackArgs<T>(ctx));
 }
 
 template <typename T>
 void StackGradKernel(KernelContext& ctx) {
-  Cut(tide::ops::GetStackGradArgs<T>(ctx));
+  tide::kernels::Cut(tide::ops::GetStackGradArgs<T>(ctx));
 }
 
 void StackInferShape(tide::InferShapeContext& ctx) {

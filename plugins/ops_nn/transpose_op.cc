@@ -1,6 +1,7 @@
 // transpose_op.cc: transpose / transpose2 (Out[i...] = X permuted by `axis`) and their grads
 // (the inverse permutation). transpose2 also outputs XShape ([0] + X's dims, no data) so its
-// grad needs no X.
+// grad needs no X. The forward CPU kernel is the SDK's header-only tide/kernels/transpose.hpp.
+#include <tide/kernels/transpose.hpp>
 #include <tide/low_precision.hpp>
 #include <tide/ops/transpose.hpp>
 
@@ -14,36 +15,6 @@ using tide::ops::ForwardXDims;
 using tide::ops::InversePerm;
 using tide::ops::Permuted;
 
-// out[j] = in[offset(j)], where out dim i walks in dim perm[i].
-template <typename T>
-void TransposeData(const T* in, const Dims& in_dims, const std::vector<int>& perm, T* out) {
-  const int r = static_cast<int>(in_dims.size());
-  int64_t n = DimsProduct(in_dims);
-  if (r == 0 || n == 0) {
-    if (n) out[0] = in[0];
-    return;
-  }
-  std::vector<int64_t> in_stride(r, 1);
-  for (int i = r - 2; i >= 0; --i) in_stride[i] = in_stride[i + 1] * in_dims[i + 1];
-  std::vector<int64_t> od(r), os(r);  // out dims and the input stride of each out dim
-  for (int i = 0; i < r; ++i) {
-    od[i] = in_dims[perm[i]];
-    os[i] = in_stride[perm[i]];
-  }
-  std::vector<int64_t> idx(r, 0);
-  int64_t src = 0;
-  const int64_t inner = od[r - 1], inner_stride = os[r - 1];
-  for (int64_t j = 0; j < n; j += inner) {
-    for (int64_t t = 0; t < inner; ++t) out[j + t] = in[src + t * inner_stride];
-    for (int i = r - 2; i >= 0; --i) {  // advance the outer index (odometer)
-      src += os[i];
-      if (++idx[i] < od[i]) break;
-      src -= os[i] * od[i];
-      idx[i] = 0;
-    }
-  }
-}
-
 void TransposeInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   Dims x = ctx.InputDims("X");
@@ -56,12 +27,6 @@ void TransposeInferShape(tide::InferShapeContext& ctx) {
   }
 }
 
-template <typename T>
-void TransposeKernel(KernelContext& ctx) {
-  const auto a = tide::ops::GetTransposeArgs<T>(ctx);
-  TransposeData(a.x, a.x_dims, a.perm, a.out);
-}
-
 void GradFromXShape(tide::InferShapeContext& ctx) {
   const std::string g = GradVarName("X");
   Dims xs = ctx.InputDims("XShape");
@@ -72,7 +37,7 @@ void GradFromXShape(tide::InferShapeContext& ctx) {
 template <typename T>
 void TransposeGradKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetTransposeGradArgs<T>(ctx);
-  TransposeData(a.dout, a.dout_dims, a.inverse, a.dx);
+  tide::kernels::TransposeData(a.dout, a.dout_dims, a.inverse, a.dx);
 }
 
 tide::OpSchema TransposeSchema(const std::string& type, bool v2) {
@@ -126,9 +91,9 @@ TIDE_REGISTER_OP(TransposeSchema("transpose2", true));
 TIDE_REGISTER_OP(TransposeGradSchema("transpose2_grad", true));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
-TIDE_REGISTER_KERNEL("transpose", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES, tide::float16,
+TIDE_REGISTER_KERNEL("transpose", "cpu", tide::kernels::Transpose, OPS_NN_MOVE_TYPES, tide::float16,
                      tide::bfloat16);
-TIDE_REGISTER_KERNEL("transpose2", "cpu", TransposeKernel, OPS_NN_MOVE_TYPES, tide::float16,
-                     tide::bfloat16);
+TIDE_REGISTER_KERNEL("transpose2", "cpu", tide::kernels::Transpose, OPS_NN_MOVE_TYPES,
+                     tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("transpose_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("transpose2_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);

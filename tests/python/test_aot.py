@@ -100,6 +100,51 @@ def test_resnet_from_a_paddle_model_frozen_is_bit_identical(tmp_path):
         xs = rng.standard_normal((batch, 3, 32, 32)).astype("float32")
         assert_bit_identical(exe, program, model, {"x": xs}, fetches)
 
+    # Its in-place residual fused_conv2d and the pool2d that first wrote their variable give it
+    # the same dims at every probe: nothing infers shapes at run time.
+    assert model.num_ops_inferring_shapes == 0
+
+
+def two_writers(second_dims_differ):
+    """A program in which two ops write one variable `v`, with a reader between them: v = 2x,
+    y = relu(v), then v = v + x in place (the same dims) or v = concat(x, x) (twice as wide)."""
+    x = layers.data(name="x", shape=[4], dtype="float32")
+    block = tide.default_main_program().global_block()
+    v = block.create_var(name="v", dtype="float32")
+    block.append_op(
+        "scale", inputs={"X": [x.name]}, outputs={"Out": [v.name]}, attrs={"scale": 2.0}
+    )
+    y = layers.relu(v)
+    if second_dims_differ:
+        block.append_op(
+            "concat", inputs={"X": [x.name, x.name]}, outputs={"Out": [v.name]}, attrs={"axis": 1}
+        )
+    else:
+        block.append_op(
+            "elementwise_add", inputs={"X": [v.name], "Y": [x.name]}, outputs={"Out": [v.name]}
+        )
+    return [y, v]
+
+
+@pytest.mark.parametrize("second_dims_differ", [False, True])
+def test_a_variable_two_ops_write_infers_shapes_only_where_their_dims_differ(
+    tmp_path, second_dims_differ
+):
+    # Two writers that give the variable the same dims at every probe run as any other step;
+    # where the second one's differ ([b, 8] after [b, 4]), both infer their shapes at run time,
+    # and the reader between them still sees the first one's dims.
+    fetches = two_writers(second_dims_differ)
+    exe = tide.Executor(PLACE)
+    main = tide.default_main_program()
+    model, _ = freeze_and_load(tmp_path, main, ["x"], fetches, {"x": [(1, 6), 4]})
+    assert model.num_ops_inferring_shapes == (2 if second_dims_differ else 0)
+    rng = np.random.RandomState(5)
+    for batch in (6, 2, 5):
+        xs = rng.standard_normal((batch, 4)).astype("float32")
+        assert_bit_identical(exe, main, model, {"x": xs}, fetches)
+    (_, v) = model.run({"x": rng.standard_normal((3, 4)).astype("float32")})
+    assert v.shape == ((3, 8) if second_dims_differ else (3, 4))
+
 
 # --- refusals ------------------------------------------------------------------------------
 

@@ -2,10 +2,11 @@
 with the system compiler through its CMakeLists.txt against the build tree's libtide_core and SDK
 headers, and run as the example executable (model_main), gives outputs bit-identical
 (np.array_equal) to the executor's on the same kernels: fit_a_line, the digits conv net, a
-ResNet-ish net, the LSTM sentiment model (a LoD feed) and a ResNet from a Paddle model fixture.
-The SDK's header-only kernels (tide/kernels/) are called directly, so a model of only those ops
-(the conv nets included) loads no op pack, and an op outside the table still runs through its
-plugin. The model loads only the plugins its plan names; a bad feed through the C API is a returned error naming the feed, the
+ResNet-ish net, the LSTM sentiment model (a LoD feed), a ResNet from a Paddle model fixture and
+a transformer-ish net (matmul_v2, layer_norm, concat, softmax). The SDK's header-only kernels
+(tide/kernels/) are called directly, so a model of only those ops (the conv nets, the Paddle ResNet
+and the transformer-ish net included) loads no op pack, and an op outside the table still runs
+through its plugin. The model loads only the plugins its plan names; a bad feed through the C API is a returned error naming the feed, the
 dimension and the range, and another compile's params.bin is refused. One compile and build per
 model."""
 
@@ -122,6 +123,11 @@ HEADERS = {
     "elementwise_add": "elementwise.hpp",
     "relu": "activation.hpp",
     "softmax": "softmax.hpp",
+    "matmul_v2": "matmul_v2.hpp",
+    "layer_norm": "norm.hpp",
+    "concat": "concat.hpp",
+    "transpose": "transpose.hpp",
+    "transpose2": "transpose.hpp",
     "scale": "scale.hpp",
     "conv2d": "conv.hpp",
     "depthwise_conv2d": "conv.hpp",
@@ -429,40 +435,82 @@ def test_lstm_sentiment_compiled_with_a_lod_feed_is_bit_identical(tmp_path):
         assert_bit_identical(run_main(model_main, tmp_path, [flat], "--lod", lod), want)
 
 
-def test_resnet_from_a_paddle_model_compiled_is_bit_identical(tmp_path):
+def test_resnet_from_a_paddle_model_compiled_names_no_op_pack(tmp_path):
     # Paddle's ResNet-18 as loaded (fused_conv2d: conv + bias + residual + relu; pool2d,
-    # flatten_contiguous_range, the classifier's add): a mixed model. Its matmul_v2 is outside the
-    # SDK's table and runs through ops_math; a fused_conv2d that writes its residual's variable in
-    # place, and the pool2d that wrote that variable first, infer their shapes at run time (a
-    # variable with two writers), which needs their op pack's shape inference, so they run
-    # through ops_nn; every other kernel is called directly.
+    # flatten_contiguous_range, the classifier's matmul_v2 and add): every kernel called directly,
+    # no op pack loaded. Its in-place residual fused_conv2d and the pool2d that first wrote their
+    # variable give it the same dims at every probe, so the freeze marks neither to infer shapes
+    # at run time (the op pack's inference) and both are direct calls like any other step.
     exe = tide.Executor(PLACE)
     program, feeds, fetches = tide.io.load_inference_model(model_path("resnet18"), exe)
     src, model_main = compile_and_build(
         tmp_path, program, feeds, fetches, {"x": [(1, 4), 3, 32, 32]}
     )
-    ops = ops_in(src)
-    at_run = infer_at_run_in(src)
-    by_key = {(t, at_run[i]) for i, (t, call) in enumerate(ops) if call is None}
-    assert by_key == {("matmul_v2", False), ("fused_conv2d", True), ("pool2d", True)}, by_key
-    direct = {t for t, call in ops if call is not None}
-    assert direct == {"fused_conv2d", "pool2d", "flatten_contiguous_range", "elementwise_add"}, ops
-    text = open(os.path.join(src, "model.cc")).read()
-    assert all("#include <tide/kernels/%s>" % HEADERS[t] in text for t in direct), direct
-    assert [n for n, _ in plugins_in(src)] == ["device_cpu", "ops_math", "ops_nn"], plugins_in(src)
-    assert plugin_of("matmul_v2") == "ops_math"
+    types = {"fused_conv2d", "pool2d", "flatten_contiguous_range", "matmul_v2", "elementwise_add"}
+    ops = assert_no_op_pack(src, types)
+    assert {t for t, _ in ops} == types, ops
+    assert not any(infer_at_run_in(src)), infer_at_run_in(src)
+    assert "ResidualData" in open(os.path.join(src, "model.cc")).read()
     rng = np.random.RandomState(2)
     for batch in (2, 4):
         xs = rng.standard_normal((batch, 3, 32, 32)).astype("float32")
         want = exe.run(program, feed={"x": xs}, fetch_list=fetches)
         assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
+    xs = rng.standard_normal((3, 3, 32, 32)).astype("float32")
+    want = exe.run(program, feed={"x": xs}, fetch_list=fetches)
+    got = run_main(model_main, tmp_path, [xs], "--plugins", only_device_cpu(tmp_path))
+    assert_bit_identical(got, want)
 
 
-def plugin_of(op_type):
-    """The loaded plugin that registers `op_type`'s plain float32 CPU kernel."""
-    key = "%s {cpu, float32, ANY, plain}" % op_type
-    (name,) = [r["name"] for r in tide.plugins() if key in r.get("kernels", [])]
-    return name
+def matmul_v2(x, y, trans_y=False):
+    """Paddle 2.x's matmul_v2 (no layer of its own in Fluid's API)."""
+    block = tide.default_main_program().global_block()
+    out = block.create_var(name=tide.unique_name.generate("matmul_v2"), dtype="float32")
+    block.append_op(
+        "matmul_v2",
+        inputs={"X": [x.name], "Y": [y.name]},
+        outputs={"Out": [out.name]},
+        attrs={"trans_x": False, "trans_y": trans_y},
+    )
+    return out
+
+
+def test_a_transformer_ish_net_compiled_names_no_op_pack(tmp_path):
+    # One attention head over [N, 6, 16] rows (matmul_v2 for the projections and the batched
+    # Q K^T and weights V, scale, softmax), its output concatenated with the input, layer_norm
+    # over the features, a transpose and a matmul_v2 against a weight broadcast over the batch:
+    # every kernel called directly, no op pack loaded, bit-identical at two batch sizes.
+    x = layers.data(name="x", shape=[6, 16], dtype="float32")
+    normal = tide.initializer.Normal(scale=0.5)
+    w = {n: layers.create_parameter([16, 16], "float32", default_initializer=normal) for n in "qkv"}
+    q, k, v = (matmul_v2(x, w[n]) for n in "qkv")
+    weights = layers.softmax(layers.scale(matmul_v2(q, k, trans_y=True), scale=0.25))
+    attended = matmul_v2(weights, v)  # [N, 6, 16]
+    joined = layers.concat([attended, x], axis=2)  # [N, 6, 32]
+    normed = layers.layer_norm(
+        joined,
+        begin_norm_axis=2,
+        param_attr=tide.ParamAttr(initializer=normal),
+        bias_attr=tide.ParamAttr(initializer=normal),
+    )
+    turned = layers.transpose(normed, [0, 2, 1])  # [N, 32, 6]
+    out = matmul_v2(turned, layers.create_parameter([6, 3], "float32", default_initializer=normal))
+    exe = tide.Executor(PLACE)
+    exe.run(tide.default_startup_program())
+    test = tide.default_main_program().clone(for_test=True)
+    src, model_main = compile_and_build(tmp_path, test, ["x"], [out], {"x": [(1, 8), 6, 16]})
+    types = {"matmul_v2", "scale", "softmax", "concat", "layer_norm", "transpose"}
+    ops = assert_no_op_pack(src, types)
+    assert sum(t == "matmul_v2" for t, _ in ops) == 6, ops
+    rng = np.random.RandomState(6)
+    for batch in (8, 3):
+        xs = rng.standard_normal((batch, 6, 16)).astype("float32")
+        want = exe.run(test, feed={"x": xs}, fetch_list=[out])
+        assert_bit_identical(run_main(model_main, tmp_path, [xs]), want)
+    xs = rng.standard_normal((2, 6, 16)).astype("float32")
+    want = exe.run(test, feed={"x": xs}, fetch_list=[out])
+    got = run_main(model_main, tmp_path, [xs], "--plugins", only_device_cpu(tmp_path))
+    assert_bit_identical(got, want)
 
 
 # Two compiled models in one program: each calls its own model, and prints its outputs' bits.
@@ -596,6 +644,7 @@ def test_every_kernel_of_the_sdk_table_compiles_and_is_registered_by_its_pack(tm
     assert {"conv2d", "depthwise_conv2d", "pool2d", "batch_norm", "reshape2"} <= {
         r[0] for r in rows
     }
+    assert {"matmul_v2", "layer_norm", "concat", "transpose2"} <= {r[0] for r in rows}
 
     names = {2: "int32", 3: "int64", 5: "float32", 6: "float64"}
     kernels = {r["name"]: set(r["kernels"]) for r in tide.plugins() if r["status"] == "loaded"}

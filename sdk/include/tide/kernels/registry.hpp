@@ -53,6 +53,13 @@ inline constexpr DirectKernel kDirectKernels[] = {
     {"fc", "ops_nn", "tide/kernels/fc.hpp", "tide::kernels::Fc<{T}>", kFloatTypes, kNeedsGemm},
     {"softmax", "ops_math", "tide/kernels/softmax.hpp", "tide::kernels::Softmax<{T}>", kFloatTypes,
      0},
+    {"matmul_v2", "ops_math", "tide/kernels/matmul_v2.hpp", "tide::kernels::MatmulV2<{T}>",
+     kFloatTypes, kNeedsGemm},
+    // The normalisations over groups of X (tide/ops/norm.hpp): one kernel.
+    {"layer_norm", "ops_nn", "tide/kernels/norm.hpp", "tide::kernels::Norm<{T}>", kFloatTypes, 0},
+    {"group_norm", "ops_nn", "tide/kernels/norm.hpp", "tide::kernels::Norm<{T}>", kFloatTypes, 0},
+    {"instance_norm", "ops_nn", "tide/kernels/norm.hpp", "tide::kernels::Norm<{T}>", kFloatTypes,
+     0},
     // Convolutions: the GEMM of im2col, and the direct kernel (float32, AVX-512 / AVX2 picked by
     // the CPU at run time: the header builds both into any x86-64 file).
     {"conv2d", "ops_nn", "tide/kernels/conv.hpp", "tide::kernels::Conv2d<{T}>", kFloatTypes,
@@ -72,6 +79,12 @@ inline constexpr DirectKernel kDirectKernels[] = {
     TIDE_KERNELS_VIEW("flatten_contiguous_range", FlattenContiguousRange),
     TIDE_KERNELS_VIEW("squeeze2", Squeeze),
     TIDE_KERNELS_VIEW("unsqueeze2", Squeeze),
+    // The data-moving ops.
+    {"concat", "ops_nn", "tide/kernels/concat.hpp", "tide::kernels::Concat<{T}>", kNumericTypes, 0},
+    {"transpose", "ops_nn", "tide/kernels/transpose.hpp", "tide::kernels::Transpose<{T}>",
+     kNumericTypes, 0},
+    {"transpose2", "ops_nn", "tide/kernels/transpose.hpp", "tide::kernels::Transpose<{T}>",
+     kNumericTypes, 0},
     {"scale", "ops_math", "tide/kernels/scale.hpp", "tide::kernels::Scale<{T}>", kNumericTypes, 0},
     TIDE_KERNELS_ELEMENTWISE("elementwise_add", ElementwiseAdd),
     TIDE_KERNELS_ELEMENTWISE("elementwise_sub", ElementwiseSub),
