@@ -229,24 +229,16 @@ FrozenPlan FreezeProgram(const ProgramDesc& program, const std::vector<std::stri
   const int64_t mid = plan.lower + (plan.upper - plan.lower) / 2;
   if (mid != plan.lower && mid != plan.upper) probes.push_back({mid, false});
 
-  // Variables more than one kernel op writes (an op that writes its input in place, as the
-  // inference transpiler's residual convolutions do): what each writer left in them, per probe.
-  std::map<std::string, size_t> n_writes;
-  for (size_t i = 0; i < p->num_ops(); ++i)
-    if (!LeftOut(p->op(i)))
-      for (const ArgBinding& b : p->op(i).outputs())
-        for (const std::string& n : b.names)
-          if (n != kEmptyVarName) ++n_writes[n];
+  // What each kernel op left in each variable it wrote, per probe: for the variables several ops
+  // write (an op that writes its input in place, as the inference transpiler's residual
+  // convolutions do), whether the writers agree.
   std::vector<std::map<std::string, std::vector<Seen>>> after_writer(probes.size());
   size_t probe = 0;
   p->ObserveOps([&](size_t i) {
     if (LeftOut(p->op(i))) return;
     for (const ArgBinding& b : p->op(i).outputs())
-      for (size_t j = 0; j < b.names.size() && j < b.vars.size(); ++j) {
-        auto w = n_writes.find(b.names[j]);
-        if (w != n_writes.end() && w->second > 1)
-          after_writer[probe][b.names[j]].push_back(Look(b.vars[j]));
-      }
+      for (size_t j = 0; j < b.names.size() && j < b.vars.size(); ++j)
+        if (b.names[j] != kEmptyVarName) after_writer[probe][b.names[j]].push_back(Look(b.vars[j]));
   });
 
   // Every variable the ops are bound to, by name.

@@ -65,7 +65,7 @@ DeviceContext* DeviceContext::ForRole(TideStreamRole role) {
   if (DeviceContext* c = copy_in_ready_.load(std::memory_order_acquire)) return c;
   if (!device_->def.context_create_role || legacy_contract() || role_ != TIDE_STREAM_COMPUTE)
     return this;
-  return DeviceContextPool::Global().MakeRoleContext(*this, role);
+  return DeviceContextPool::Global().MakeCopyContext(*this);
 }
 
 struct DeviceContext::Staging {
@@ -86,8 +86,8 @@ DeviceContext::~DeviceContext() {
   }
   ReleaseStaging();
   const TideDeviceDef& d = device_->def;
-  if (marker_) d.event_destroy(d.self, marker_);
-  for (void* ev : timing_events_) d.event_destroy(d.self, ev);
+  if (marker_) DestroyEvent(marker_);
+  for (void* ev : timing_events_) DestroyEvent(ev);
   d.context_destroy(d.self, ctx_);
 }
 
@@ -108,7 +108,7 @@ void DeviceContext::ReleaseStaging() {
                    << st->message;
       delete st;
     }
-    d.event_destroy(d.self, s.event);
+    DestroyEvent(s.event);
     d.host_free(d.self, s.ptr);
   }
   staging_.clear();
@@ -184,10 +184,7 @@ void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
   std::lock_guard<std::mutex> lock(staging_mu_);
   Staging* use = nullptr;
   for (Staging& s : staging_) {
-    int32_t done = 0;
-    CallPlugin([&] { return d.event_query(d.self, s.event, &done); },
-               [&] { return "querying an event on " + place_.ToString(); }, device_->plugin_file);
-    if (done && s.size >= size) {
+    if (s.size >= size && QueryEvent(s.event)) {
       use = &s;
       break;
     }
@@ -199,7 +196,7 @@ void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
     CallPlugin([&] { return d.event_synchronize(d.self, smallest->event); },
                [&] { return "waiting for a staged copy on " + place_.ToString(); },
                device_->plugin_file);
-    d.event_destroy(d.self, smallest->event);
+    DestroyEvent(smallest->event);
     d.host_free(d.self, smallest->ptr);
     staging_.erase(smallest);
   }
@@ -224,8 +221,7 @@ void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
   }
   std::memcpy(use->ptr, src, size);
   Copy(TIDE_COPY_HOST_TO_DEVICE, dst, use->ptr, size);
-  CallPlugin([&] { return d.event_record(d.self, ctx_, use->event); },
-             [&] { return "recording an event on " + place_.ToString(); }, device_->plugin_file);
+  RecordEvent(use->event);
 }
 
 void DeviceContext::WaitFor(DeviceContext& other) {
@@ -239,9 +235,7 @@ void DeviceContext::WaitFor(DeviceContext& other) {
     std::lock_guard<std::mutex> lock(other.staging_mu_);
     if (!other.marker_) other.marker_ = other.NewEvent();
   }
-  CallPlugin([&] { return d.event_record(d.self, other.ctx_, other.marker_); },
-             [&] { return "recording an event on " + other.place_.ToString(); },
-             device_->plugin_file);
+  other.RecordEvent(other.marker_);
   CallPlugin(
       [&] { return d.context_wait_event(d.self, ctx_, other.marker_); },
       [&] { return place_.ToString() + " waiting for an event of " + other.place_.ToString(); },
@@ -415,15 +409,14 @@ DeviceContext* DeviceContextPool::Get(const Place& place) {
   return owned.get();
 }
 
-DeviceContext* DeviceContextPool::MakeRoleContext(DeviceContext& compute, TideStreamRole role) {
+DeviceContext* DeviceContextPool::MakeCopyContext(DeviceContext& compute) {
   std::lock_guard<std::mutex> lock(mu_);
   TIDE_ENFORCE(!g_shut_down.load(), "the device of ", compute.place().ToString(),
                " was already shut down (by tide.shutdown(), or the process is ending)");
-  TIDE_ENFORCE(role == TIDE_STREAM_COPY_IN, "no context of role ", int(role), " is made");
   if (!compute.copy_in_) {
     // Copies are short and feed the compute stream: ahead of its kernels where the device ranks.
-    compute.copy_in_ =
-        std::make_unique<DeviceContext>(*compute.device_, compute.place(), role, /*priority=*/-1);
+    compute.copy_in_ = std::make_unique<DeviceContext>(*compute.device_, compute.place(),
+                                                       TIDE_STREAM_COPY_IN, /*priority=*/-1);
     compute.copy_in_ready_.store(compute.copy_in_.get(), std::memory_order_release);
   }
   return compute.copy_in_.get();

@@ -29,7 +29,6 @@ class DeviceContext {
   DeviceContext& operator=(const DeviceContext&) = delete;
 
   const Place& place() const { return place_; }
-  TideStreamRole role() const { return role_; }
   // The context for work of `role`: for TIDE_STREAM_COPY_IN the device's copy stream
   // (context_create_role at priority -1, made on first use) where the device has one, follows
   // contract 2 and --copy_stream is on; otherwise, and for the other roles, this context.
@@ -88,7 +87,7 @@ class DeviceContext {
   void* NewEvent();
   void ReleaseStaging();
 
-  friend class DeviceContextPool;  // makes the role contexts, under its lock
+  friend class DeviceContextPool;  // makes the copy stream's context, under its lock
 
   const DeviceInfo* device_;
   Place place_;
@@ -138,8 +137,8 @@ class DeviceContextPool {
   DeviceContext* Find(const Place& place);
   // Synchronises and destroys every context; later Gets make new ones.
   void Clear();
-  // `compute`'s context for `role`, made now if it has none (ForRole's slow path).
-  DeviceContext* MakeRoleContext(DeviceContext& compute, TideStreamRole role);
+  // `compute`'s copy stream (TIDE_STREAM_COPY_IN), made now if it has none (ForRole's slow path).
+  DeviceContext* MakeCopyContext(DeviceContext& compute);
 
  private:
   static constexpr int kFastKinds = 32, kFastDevices = 16;

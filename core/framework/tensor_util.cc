@@ -10,6 +10,12 @@ namespace {
 DeviceContext* ContextFor(const Place& p, DeviceContext* given) {
   return given && given->place() == p ? given : DeviceContextPool::Global().Get(p);
 }
+// What a copy carries besides the bytes and dims.
+void CopyMetadata(const LoDTensor& src, LoDTensor* dst) {
+  dst->set_layout(src.layout());
+  dst->set_format(src.format());
+  dst->set_lod(src.lod());
+}
 }  // namespace
 
 void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, DeviceContext* ctx) {
@@ -24,9 +30,7 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst, De
   size_t bytes = static_cast<size_t>(src.numel()) * SizeOf(src.dtype());
   dst->Resize(src.dims());
   void* out = dst->mutable_data(place, src.dtype());
-  dst->set_layout(src.layout());
-  dst->set_format(src.format());
-  dst->set_lod(src.lod());
+  CopyMetadata(src, dst);
   const void* in = src.data();
   if (bytes == 0) return;
 
@@ -78,9 +82,7 @@ void TensorUpload(const LoDTensor& src, const Place& place, LoDTensor* dst, Devi
   }
   if (src_ctx != compute) src_ctx->Synchronize();  // an async kernel may still write the source
   dst->ResetHolder(memory::AllocForCopy(*compute, *copy, bytes), src.dtype(), src.dims());
-  dst->set_layout(src.layout());
-  dst->set_format(src.format());
-  dst->set_lod(src.lod());
+  CopyMetadata(src, dst);
   copy->CopyFromHost(dst->raw_mutable_data(), src.data(), bytes);
   compute->WaitFor(*copy);  // the kernels queued from now on read it after the copy
 }

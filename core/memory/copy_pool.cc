@@ -45,14 +45,16 @@ class PlacePool {
     return std::make_shared<Allocation>(b.ptr, b.size, place_, [this, b](void*) { Return(b); });
   }
 
-  // Gives the blocks kept for reuse back (their last users done first: the events are waited).
-  void Empty() {
+  // Gives the blocks kept for reuse back (their last users done first: the events are waited);
+  // returns how many.
+  size_t Empty() {
     std::vector<Block> blocks;
     {
       std::lock_guard<std::mutex> lock(mu_);
       blocks.swap(free_);
     }
     Release(blocks);
+    return blocks.size();
   }
 
   void Cached(size_t* bytes, size_t* blocks) {
@@ -162,8 +164,9 @@ AllocationPtr AllocForCopy(DeviceContext& compute, DeviceContext& copy, size_t s
   return FindPool(compute.place(), true)->Alloc(compute, copy, size);
 }
 
-void EmptyCopyPool(const Place& place) {
-  if (PlacePool* pool = FindPool(place, false)) pool->Empty();
+size_t EmptyCopyPool(const Place& place) {
+  PlacePool* pool = FindPool(place, false);
+  return pool ? pool->Empty() : 0;
 }
 
 void CopyPoolCached(const Place& place, size_t* bytes, size_t* blocks) {

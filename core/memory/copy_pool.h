@@ -21,8 +21,8 @@ namespace tide::core::memory {
 AllocationPtr AllocForCopy(DeviceContext& compute, DeviceContext& copy, size_t size);
 
 // Gives the blocks the pool of `place` keeps for reuse back to the place's allocator (also when
-// the allocator runs out of memory, before it gives up).
-void EmptyCopyPool(const Place& place);
+// the allocator runs out of memory, before it gives up); returns how many.
+size_t EmptyCopyPool(const Place& place);
 // The bytes and blocks the pool of `place` keeps for reuse: the allocator's, but in no tensor.
 void CopyPoolCached(const Place& place, size_t* bytes, size_t* blocks);
 // At shutdown (the memory pools' hook): every pool gives back what no tensor holds, and from then

@@ -180,10 +180,7 @@ void* AllocOrFlush(PlaceAllocator& a, const Place& place, size_t size) {
   try {
     return a.Alloc(size);
   } catch (const Error& e) {
-    size_t cached = 0, blocks = 0;
-    CopyPoolCached(place, &cached, &blocks);
-    if (e.code() != TIDE_RESOURCE_EXHAUSTED || blocks == 0) throw;
-    EmptyCopyPool(place);
+    if (e.code() != TIDE_RESOURCE_EXHAUSTED || EmptyCopyPool(place) == 0) throw;
     return a.Alloc(size);
   }
 }
