@@ -34,9 +34,8 @@ void Col2Im(const tide::ops::ConvGeom& g, const T* col, int64_t ld, T* dx) {
         const T* src = col + ((c * g.kh + i) * g.kw + j) * ld;
         T* dst = dx + c * g.h * g.w;
         const int64_t dxo = j * g.dw - g.pw;
-        const int64_t ox0 = std::min(g.ow, dxo >= 0 ? 0 : (-dxo + g.sw - 1) / g.sw);
-        const int64_t ox1 =
-            std::max(ox0, std::min(g.ow, g.w - dxo <= 0 ? 0 : (g.w - dxo + g.sw - 1) / g.sw));
+        int64_t ox0, ox1;
+        tide::kernels::ColumnsInside(g, dxo, &ox0, &ox1);
         for (int64_t oy = 0; oy < g.oh; ++oy) {
           const int64_t iy = oy * g.sh - g.ph + i * g.dh;
           if (iy < 0 || iy >= g.h) continue;

@@ -20,6 +20,13 @@
 namespace tide {
 namespace kernels {
 
+// The output columns [*ox0, *ox1) whose input column ix = ox*sw + dx lies inside the image; the
+// rest read padding (im2col's and col2im's shared bound).
+inline void ColumnsInside(const ops::ConvGeom& g, int64_t dx, int64_t* ox0, int64_t* ox1) {
+  *ox0 = std::min(g.ow, dx >= 0 ? 0 : (-dx + g.sw - 1) / g.sw);
+  *ox1 = std::max(*ox0, std::min(g.ow, g.w - dx <= 0 ? 0 : (g.w - dx + g.sw - 1) / g.sw));
+}
+
 // col[(c*kh + i)*kw + j][oy*ow + ox] = x[c][oy*sh - ph + i*dh][ox*sw - pw + j*dw] (0 outside the
 // image), rows `ld` elements apart (ld >= oh*ow: other images' columns sit between).
 template <typename T>
@@ -30,10 +37,8 @@ void Im2Col(const ops::ConvGeom& g, const T* x, T* col, int64_t ld) {
         T* dst = col + ((c * g.kh + i) * g.kw + j) * ld;
         const T* src = x + c * g.h * g.w;
         const int64_t dx = j * g.dw - g.pw;
-        // ox range whose ix = ox*sw + dx lies inside the image; the rest is padding.
-        const int64_t ox0 = std::min(g.ow, dx >= 0 ? 0 : (-dx + g.sw - 1) / g.sw);
-        const int64_t ox1 =
-            std::max(ox0, std::min(g.ow, g.w - dx <= 0 ? 0 : (g.w - dx + g.sw - 1) / g.sw));
+        int64_t ox0, ox1;
+        ColumnsInside(g, dx, &ox0, &ox1);
         for (int64_t oy = 0; oy < g.oh; ++oy) {
           const int64_t iy = oy * g.sh - g.ph + i * g.dh;
           T* row = dst + oy * g.ow;
