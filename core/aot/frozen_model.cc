@@ -1,6 +1,8 @@
 // frozen_model.cc: see frozen_model.h.
 #include "core/aot/frozen_model.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -108,7 +110,21 @@ std::unique_ptr<FrozenModel> FrozenModel::FromPlan(FrozenPlan plan, const std::s
   return m;
 }
 
+// A captured run: the device's graph, the tensors' addresses it was recorded with, and every
+// block it reads or writes, kept alive and in place until the graph goes.
+struct FrozenModel::Graph {
+  void* graph = nullptr;
+  int64_t unit = -1;
+  std::vector<std::pair<const LoDTensor*, const void*>> addresses;
+  std::vector<AllocationPtr> kept;
+};
+
 FrozenModel::~FrozenModel() {
+  try {
+    DropGraph();
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "frozen plan '" << path_ << "': releasing its captured graph: " << e.what();
+  }
   ops_.clear();  // kernel states first, then the variables, then the arena they point into
   scope_.reset();
 }
@@ -142,6 +158,7 @@ void FrozenModel::Build(const std::string& path) {
     var->InitByType(TIDE_VAR_LOD_TENSOR);
     feed_vars_.push_back(var);
   }
+  feed_shared_.assign(feed_vars_.size(), false);
   for (const std::string& f : plan_.fetches) fetch_vars_.push_back(scope_->FindVar(f));
 
   for (FrozenParam& p : plan_.params) {
@@ -258,11 +275,13 @@ void FrozenModel::SetFeeds(const std::vector<LoDTensor>& inputs) {
       TIDE_ENFORCE(bad.empty(), "feed '", f.name, "': ", bad);
     }
     LoDTensor* var = feed_vars_[i]->GetMutable<LoDTensor>();
-    if (t.place() == place_) {
+    if (feed_shared_[i]) *var = LoDTensor();  // never write into the caller's tensor
+    feed_shared_[i] = t.place() == place_ && !capture_;
+    if (feed_shared_[i]) {
       var->ShareDataWith(t);  // the caller's memory, read in place
       var->set_lod(t.lod());
     } else {
-      TensorCopySync(t, place_, var, dctx_);
+      TensorCopySync(t, place_, var, dctx_);  // into the model's own block while it fits
     }
   }
   if (unit >= 0 && unit != unit_) ResizeFor(unit);
@@ -287,8 +306,91 @@ void FrozenModel::FinishSpecial(Step& s) {
   if (op.kernel_place() != place_) ReturnPersistableOutputs(op, place_, dctx_);
 }
 
-std::vector<LoDTensor> FrozenModel::Run(const std::vector<LoDTensor>& inputs) {
-  SetFeeds(inputs);
+std::string FrozenModel::CaptureBlocker() const {
+  if (!dctx_->has_graphs())
+    return StrCat("the device of ", place_.ToString(), " (", dctx_->device().plugin_file,
+                  ") cannot capture and replay (it has no TideDeviceGraphs)");
+  for (const FrozenFeed& f : plan_.feeds)
+    if (f.lod_level > 0) return StrCat("feed '", f.name, "' carries LoD");
+  for (const Step& s : steps_) {
+    const std::string& op = s.op->label();
+    if (s.infer_at_run) return op + " infers its shapes at run time";
+    if (s.special)
+      return StrCat(op, " runs kernel ", s.kernel->key.ToString(),
+                    ", which needs the host around it (its inputs converted or copied, host "
+                    "inputs, another place, widened data or 0-D outputs)");
+  }
+  return "";
+}
+
+void FrozenModel::EnableCapture(bool on) {
+  if (on == capture_) return;
+  DropGraph();
+  warm_unit_ = -1;
+  capture_ = on;
+  capture_blocked_ = on ? CaptureBlocker() : "";
+  if (!capture_blocked_.empty())
+    LOG(INFO) << "frozen plan '" << path_ << "' on " << place_.ToString() << " " << capture_note();
+}
+
+std::string FrozenModel::capture_note() const {
+  if (!capture_) return "";
+  if (!capture_blocked_.empty()) return "runs op by op: " + capture_blocked_;
+  return graph_ ? "captured" : "warming up";
+}
+
+void FrozenModel::DropGraph() {
+  if (!graph_) return;
+  std::unique_ptr<Graph> g = std::move(graph_);
+  dctx_->Synchronize();  // its last launch done before the device lets it go
+  dctx_->DestroyGraph(g->graph);
+}
+
+bool FrozenModel::GraphStillValid() const {
+  if (graph_->unit != unit_) return false;
+  for (const auto& [tensor, ptr] : graph_->addresses)
+    if (tensor->data() != ptr) return false;
+  return true;
+}
+
+bool FrozenModel::Capture() {
+  auto g = std::make_unique<Graph>();
+  g->unit = unit_;
+  dctx_->BeginCapture();
+  try {
+    RunSteps(&g->kept);
+  } catch (const std::exception& e) {
+    try {
+      dctx_->DestroyGraph(dctx_->EndCapture());
+    } catch (const std::exception&) {  // the device failed the capture itself: expected here
+    }
+    capture_blocked_ = StrCat("capturing its run failed: ", e.what());
+    LOG(WARNING) << "frozen plan '" << path_ << "' on " << place_.ToString() << " "
+                 << capture_note();
+    return false;
+  }
+  try {
+    g->graph = dctx_->EndCapture();
+  } catch (const std::exception& e) {
+    capture_blocked_ = StrCat("the device could not record its run: ", e.what());
+    LOG(WARNING) << "frozen plan '" << path_ << "' on " << place_.ToString() << " "
+                 << capture_note();
+    return false;
+  }
+  // Every tensor the graph may touch stays where it is while the graph lives.
+  for (const std::string& name : scope_->LocalVarNames()) {
+    const Variable* v = scope_->FindVar(name);
+    if (!v || !v->IsType<LoDTensor>()) continue;
+    const LoDTensor& t = v->Get<LoDTensor>();
+    if (!t.initialized()) continue;
+    g->addresses.emplace_back(&t, t.data());
+    g->kept.push_back(t.holder());
+  }
+  graph_ = std::move(g);
+  return true;
+}
+
+void FrozenModel::RunSteps(std::vector<AllocationPtr>* kept) {
   for (size_t i = 0, n = steps_.size(); i < n; ++i) {
     Step& s = steps_[i];
     if (i + 1 < n) PrefetchBindings(*steps_[i + 1].op);
@@ -300,10 +402,31 @@ std::vector<LoDTensor> FrozenModel::Run(const std::vector<LoDTensor>& inputs) {
     TideKernelContext ctx{&op, s.dctx, &k, {}};
     CallPlugin([&] { return k.compute(&ctx, k.user_data); },
                [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
+    if (kept)  // a captured kernel's scratch is read again by every replay
+      for (AllocationPtr& t : ctx.temps) kept->push_back(std::move(t));
     if (touch_outputs_) TouchOutputs(op);
     if (s.special) FinishSpecial(s);
     if (s.infer_at_run) op.shape_cache().Remember();
   }
+}
+
+std::vector<LoDTensor> FrozenModel::Run(const std::vector<LoDTensor>& inputs) {
+  SetFeeds(inputs);
+  if (capture_ && capture_blocked_.empty()) {
+    if (graph_ && !GraphStillValid()) DropGraph();  // another batch size, or a block moved
+    if (!graph_ && warm_unit_ == unit_) Capture();
+    if (graph_) {
+      dctx_->LaunchGraph(graph_->graph);
+      ++replays_;
+      return Fetch();
+    }
+    warm_unit_ = unit_;  // this run, op by op, warms the kernels up for a capture at this size
+  }
+  RunSteps();
+  return Fetch();
+}
+
+std::vector<LoDTensor> FrozenModel::Fetch() {
   std::vector<LoDTensor> out(fetch_vars_.size());
   for (size_t i = 0; i < fetch_vars_.size(); ++i) {
     const Variable* v = fetch_vars_[i];

@@ -36,6 +36,19 @@ class FrozenModel {
   // plan's range is refused, naming the feed, the dimension and the range.
   std::vector<LoDTensor> Run(const std::vector<LoDTensor>& inputs);
 
+  // Capture and replay (the place's TideDeviceGraphs, e.g. CUDA graphs), off by default: with
+  // it on, the second run at a batch size is captured and every later run at that size replays
+  // it, with no kernel called on the host. Feeds are then copied into the model's own slots
+  // (never read in place), so the captured addresses stay valid. A plan the device cannot replay
+  // (no graphs on the place, ops that run elsewhere or convert data, shapes inferred at run time,
+  // a kernel the device cannot record) runs op by op; capture_note() says why.
+  void EnableCapture(bool on);
+  bool capture_enabled() const { return capture_; }
+  // "" with capture off; else "warming up", "captured" (replayed from the next run), or why the
+  // plan runs op by op.
+  std::string capture_note() const;
+  uint64_t replays() const { return replays_; }  // runs that replayed a captured graph
+
   const std::vector<std::string>& feed_names() const { return feed_names_; }
   const std::vector<std::string>& fetch_names() const { return plan_.fetches; }
   const Place& place() const { return place_; }
@@ -65,7 +78,18 @@ class FrozenModel {
   void ResizeFor(int64_t unit);
   void RunSpecial(Step& s);  // what the executor does around a kernel, for ops that need it
   void FinishSpecial(Step& s);
+  // The kernel calls, in order; the kernels' scratch blocks are moved into `kept` when given.
+  void RunSteps(std::vector<AllocationPtr>* kept = nullptr);
+  std::vector<LoDTensor> Fetch();
+  // Why this plan cannot be captured on its place, or "".
+  std::string CaptureBlocker() const;
+  // Runs the steps under a capture and keeps the graph; false (capture_blocked_ set) when the
+  // device could not record them (nothing ran then).
+  bool Capture();
+  bool GraphStillValid() const;
+  void DropGraph();
 
+  struct Graph;  // a captured run: the device's graph and every block it reads or writes
   FrozenPlan plan_;
   std::string path_;
   Place place_;
@@ -84,6 +108,12 @@ class FrozenModel {
   std::vector<Sized> sized_;  // temporaries whose dims follow the variable dimension
   int64_t unit_ = -1;         // the variable dimension's value the dims are set for
   bool touch_outputs_ = false;
+  std::vector<bool> feed_shared_;  // feed i's variable reads the caller's tensor in place
+  bool capture_ = false;
+  std::string capture_blocked_;  // why the plan runs op by op under capture, or ""
+  int64_t warm_unit_ = -1;       // the variable dimension of the last run op by op under capture
+  std::unique_ptr<Graph> graph_;
+  uint64_t replays_ = 0;
 };
 
 }  // namespace tide::core

@@ -23,6 +23,7 @@ struct TideAotModel {
   std::vector<tide::core::LoDTensor> outputs;  // the last run's, which the caller's views show
   std::vector<std::vector<int64_t>> output_dims;
   std::vector<std::vector<uint64_t>> output_lod;
+  std::string capture_note;  // tide_aot_model_capture_note's answer
 };
 
 namespace tide::core {
@@ -201,6 +202,20 @@ int32_t tide_aot_model_run(TideAotModel* model, const TideModelTensor* inputs, s
       o.lod_size = model->output_lod[i].size();
     }
   });
+}
+
+int32_t tide_aot_model_set_capture(TideAotModel* model, int32_t on) {
+  return Guarded([&] {
+    TIDE_ENFORCE(model, "tide_aot_model_set_capture: no model");
+    model->model->EnableCapture(on != 0);
+  });
+}
+
+const char* tide_aot_model_capture_note(TideAotModel* model, uint64_t* replays) {
+  if (replays) *replays = model ? model->model->replays() : 0;
+  if (!model) return "";
+  model->capture_note = model->model->capture_note();
+  return model->capture_note.c_str();
 }
 
 void tide_aot_model_destroy(TideAotModel* model) {

@@ -9,6 +9,7 @@
 
 #include "core/host/loader.h"
 #include "core/platform/enforce.h"
+#include "core/registry/registry.h"
 
 namespace tide::core {
 
@@ -21,7 +22,12 @@ std::vector<PluginRef> PluginsForPlan(const FrozenPlan& plan,
   std::set<std::string> wanted, kinds{plan.place_kind};
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const FrozenOp& op = plan.ops[i];
-    if (i >= called_directly.size() || !called_directly[i]) wanted.insert(op.kernel.plugin);
+    if (i >= called_directly.size() || !called_directly[i]) {
+      wanted.insert(op.kernel.plugin);
+      // The op's own plugin too: a device plugin's kernel runs an op another pack defines.
+      const OpInfo* info = Registry::Global().FindOp(op.type);
+      if (info && loaded.count(info->plugin)) wanted.insert(info->plugin);
+    }
     kinds.insert(op.kernel.place_kind);
   }
   for (const std::string& kind : kinds) {

@@ -233,6 +233,11 @@ std::string Wrappers(const std::string& name, bool embed_params, bool direct_ker
     << "void " << p << "destroy(TideModel* model) {\n"
     << "  tide_aot_model_destroy(reinterpret_cast<TideAotModel*>(model));\n}\n\n"
     << "const char* " << p << "last_error(void) { return tide_aot_last_error(); }\n\n"
+    << "int32_t " << p << "set_capture(TideModel* model, int32_t on) {\n"
+    << "  return tide_aot_model_set_capture(reinterpret_cast<TideAotModel*>(model), on);\n}\n\n"
+    << "const char* " << p << "capture_note(TideModel* model, uint64_t* replays) {\n"
+    << "  return tide_aot_model_capture_note(reinterpret_cast<TideAotModel*>(model), replays);\n"
+    << "}\n\n"
     << "}  // extern \"C\"\n";
   return o.str();
 }

@@ -1,14 +1,15 @@
 // contract_probe.cc: the device-contract checks (copy, free), then those of the optional entries
-// a device has (event timing, memory statistics, the tracer, the copy stream). The contract checks
-// each keep the device's stream busy with large device-to-device copies, then does what the
-// contract lets the core do at once (change a host buffer right after `copy` returns; free a block
-// a queued copy still reads), then reads back what the device got. Through the core's own paths
-// (DeviceContext::Copy, FreeDeviceMemory), so a device declaring contract 1 is checked with the
-// synchronisation the core adds for it.
+// a device has (event timing, memory statistics, the tracer, the copy stream, graphs). The
+// contract checks each keep the device's stream busy with large device-to-device copies, then do
+// what the contract lets the core do at once (change a host buffer right after `copy` returns;
+// free a block a queued copy still reads), then read back what the device got. Through the core's
+// own paths (DeviceContext::Copy, FreeDeviceMemory), so a device declaring contract 1 is checked
+// with the synchronisation the core adds for it.
 #include "core/device/contract_probe.h"
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "core/device/device_context.h"
@@ -169,6 +170,47 @@ std::string CheckCopyStream(DeviceContext* ctx, const DeviceInfo& dev, const Pla
                 bad);
 }
 
+constexpr const char* kGraphsRule =
+    "a captured graph (TideDeviceGraphs) runs none of its work while capturing and all of it at "
+    "every launch, reading the captured addresses' bytes as they are at that launch";
+
+// A graph of a device-to-device copy (src -> dst), launched twice with new bytes uploaded into
+// src before each launch: dst must follow src each time, and the capture itself (src already
+// holding bytes then) must leave dst alone.
+std::string CheckGraphs(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  DeviceBlock src(dev, place, kProbeBytes), dst(dev, place, kProbeBytes);
+  const std::vector<unsigned char> zeros(kProbeBytes, 0), before = Pattern(kProbeBytes, 9);
+  ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, dst.get(), zeros.data(), kProbeBytes);
+  ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, src.get(), before.data(), kProbeBytes);
+  ctx->Synchronize();
+  ctx->BeginCapture();
+  try {
+    ctx->Copy(TIDE_COPY_DEVICE_TO_DEVICE, dst.get(), src.get(), kProbeBytes);
+  } catch (...) {
+    try {
+      ctx->DestroyGraph(ctx->EndCapture());
+    } catch (...) {  // the capture failed as well: the copy's error says why
+    }
+    throw;
+  }
+  std::unique_ptr<void, std::function<void(void*)>> graph(
+      ctx->EndCapture(), [ctx](void* g) { ctx->Synchronize(), ctx->DestroyGraph(g); });
+  std::string bad = Compare(ctx, dst, zeros);
+  if (!bad.empty())
+    return StrCat("a copy queued on ", place.ToString(),
+                  " while capturing ran before any launch: ", bad);
+  for (unsigned round = 0; round < 2; ++round) {
+    const std::vector<unsigned char> want = Pattern(kProbeBytes, 10 + round);
+    ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, src.get(), want.data(), kProbeBytes);
+    ctx->LaunchGraph(graph.get());
+    bad = Compare(ctx, dst, want);
+    if (!bad.empty())
+      return StrCat("launch ", round + 1, " of a captured copy on ", place.ToString(),
+                    " did not copy the bytes there at that launch: ", bad);
+  }
+  return "";
+}
+
 std::string CheckElapsed(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
   BusyStream busy(dev, place);
   ctx->Synchronize();
@@ -301,7 +343,9 @@ std::vector<ContractCheck> CheckOptionalDeviceEntries(const Place& place) {
       {Check{"event_timing", kElapsedRule, d.event_elapsed_ms ? &CheckElapsed : nullptr},
        Check{"memory_stats", kMemoryStatsRule, d.memory_stats ? &CheckMemoryStats : nullptr},
        Check{"tracer", kTracerRule, d.tracer ? &CheckTracer : nullptr},
-       Check{"copy_stream", kCopyStreamRule, d.context_create_role ? &CheckCopyStream : nullptr}});
+       Check{"copy_stream", kCopyStreamRule, d.context_create_role ? &CheckCopyStream : nullptr},
+       // A contract-1 device's graphs are not used (DeviceContext::has_graphs): not checked.
+       Check{"graphs", kGraphsRule, d.graphs && d.contract >= 2 ? &CheckGraphs : nullptr}});
 }
 
 }  // namespace tide::core

@@ -128,6 +128,34 @@ void DeviceContext::Synchronize() {
              device_->plugin_file);
 }
 
+void DeviceContext::BeginCapture() {
+  const TideDeviceGraphs& g = *device_->def.graphs;
+  CallPlugin([&] { return g.capture_begin(device_->def.self, ctx_); },
+             [&] { return "starting a capture on " + place_.ToString(); }, device_->plugin_file);
+}
+
+void* DeviceContext::EndCapture() {
+  const TideDeviceGraphs& g = *device_->def.graphs;
+  void* graph = nullptr;
+  CallPlugin([&] { return g.capture_end(device_->def.self, ctx_, &graph); },
+             [&] { return "ending the capture on " + place_.ToString(); }, device_->plugin_file);
+  if (!graph)
+    TIDE_FAIL(TIDE_INTERNAL, "device plugin ", device_->plugin_file,
+              " returned no graph for the capture on ", place_.ToString());
+  return graph;
+}
+
+void DeviceContext::LaunchGraph(void* graph) {
+  const TideDeviceGraphs& g = *device_->def.graphs;
+  CallPlugin([&] { return g.graph_launch(device_->def.self, ctx_, graph); },
+             [&] { return "launching a captured graph on " + place_.ToString(); },
+             device_->plugin_file);
+}
+
+void DeviceContext::DestroyGraph(void* graph) {
+  device_->def.graphs->graph_destroy(device_->def.self, graph);
+}
+
 const void* DeviceContext::Extension(const char* name) const {
   if (!device_->def.context_extension) return nullptr;
   return device_->def.context_extension(device_->def.self, ctx_, name);

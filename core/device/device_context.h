@@ -74,6 +74,17 @@ class DeviceContext {
   void WaitEvent(void* event);
   bool QueryEvent(void* event);  // true when the event's marker is reached
 
+  // Capture and replay (TideDeviceDef.graphs): BeginCapture records the work queued here from
+  // now on instead of running it; EndCapture returns what was recorded (throws when the capture
+  // failed; the context is out of capture either way); LaunchGraph queues it here; DestroyGraph
+  // gives it back, after the caller synchronised its last launch. A device of contract 1 gets
+  // no capture (the core synchronises it after copies, which a capture cannot hold).
+  bool has_graphs() const { return device_->def.graphs != nullptr && !legacy_contract(); }
+  void BeginCapture();
+  void* EndCapture();
+  void LaunchGraph(void* graph);
+  void DestroyGraph(void* graph);
+
   // Event timing (TideDeviceDef.event_elapsed_ms), for the profiler: events from a pool of this
   // context's, recorded on its stream, timed once done.
   bool has_event_timing() const { return device_->def.event_elapsed_ms != nullptr; }

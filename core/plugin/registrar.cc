@@ -230,6 +230,15 @@ TideStatus* RegistrarAddDevice(TideRegistrar* r, const TideDeviceDef* def) {
                    ") has a compiler without all of get_capability, release_capability, compile, "
                    "run_compiled and release_compiled");
     }
+    if (const TideDeviceGraphs* g = n.graphs) {
+      TIDE_ENFORCE(g->struct_size >= TIDE_STRUCT_SIZE(TideDeviceGraphs, graph_destroy), "device '",
+                   d->kind_name, "' (", r->plugin_file, "): TideDeviceGraphs.struct_size ",
+                   g->struct_size, " is too small");
+      TIDE_ENFORCE(g->capture_begin && g->capture_end && g->graph_launch && g->graph_destroy,
+                   "device '", d->kind_name, "' (", r->plugin_file,
+                   ") has graphs without all of capture_begin, capture_end, graph_launch and "
+                   "graph_destroy");
+    }
     // Newer contracts than ours are refused (we would not keep their rules); older ones the
     // core keeps working by synchronising as they need (DeviceContext::Copy, the allocator).
     TIDE_ENFORCE(n.contract <= TIDE_DEVICE_CONTRACT, "device '", d->kind_name, "' (",

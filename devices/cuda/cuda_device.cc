@@ -233,6 +233,43 @@ class CudaDevice : public tide::Device {
     return NewContext(device, role, priority);
   }
 
+  // Capture and replay (issue 34, TideDeviceGraphs): CUDA graphs. The capture is relaxed (the
+  // core's pool may still cudaMalloc meanwhile, and other threads use other streams); the graph
+  // is instantiated once and launched on the context's stream.
+  bool HasGraphs() const override { return true; }
+  void BeginCapture(void* ctx) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    CudaCheck(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed),
+              "gpu:" + std::to_string(c->device) + ": cudaStreamBeginCapture");
+  }
+  void* EndCapture(void* ctx) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    const std::string where = "gpu:" + std::to_string(c->device);
+    cudaGraph_t graph = nullptr;
+    // Ends the capture even when it was invalidated (a call the graph cannot hold): the error
+    // names the first such call's failure.
+    CudaCheck(cudaStreamEndCapture(c->stream, &graph),
+              where +
+                  ": cudaStreamEndCapture (something queued while capturing cannot be "
+                  "recorded in a CUDA graph)");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);  // the executable graph is a copy
+    CudaCheck(e, where + ": cudaGraphInstantiate");
+    return exec;
+  }
+  void LaunchGraph(void* ctx, void* graph) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    CudaCheck(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), c->stream),
+              "gpu:" + std::to_string(c->device) + ": cudaGraphLaunch");
+  }
+  void DestroyGraph(void* graph) override {
+    cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+  }
+
   void* NewContext(int32_t device, int32_t role, int32_t priority) {
     CheckDevice(device);
     const std::string where =

@@ -58,6 +58,15 @@ void BindAot(py::module_& m) {
             return fm.Run(in);
           },
           py::arg("feeds"), "Runs the plan on feeds in feed_names order; the fetched tensors.")
+      .def_property(
+          "capture", &FrozenModel::capture_enabled,
+          [](FrozenModel& fm, bool on) {
+            py::gil_scoped_release nogil;
+            fm.EnableCapture(on);
+          },
+          "Capture and replay on the place's device (TideDeviceGraphs): off by default.")
+      .def_property_readonly("capture_note", &FrozenModel::capture_note)
+      .def_property_readonly("replays", &FrozenModel::replays)
       .def_property_readonly("feed_names", &FrozenModel::feed_names)
       .def_property_readonly("fetch_names", &FrozenModel::fetch_names)
       .def_property_readonly("arena_bytes", &FrozenModel::arena_bytes)

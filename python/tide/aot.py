@@ -77,11 +77,37 @@ def freeze(program, feed_names, fetch_names, place, shapes, path, scope=None):
 class FrozenModel:
     """A frozen plan loaded on `place` (default: the CPU). Loading checks every kernel the plan
     names is registered by a loaded plugin (an error names the op, the kernel key and the plugin
-    file it came from) and allocates the arena once."""
+    file it came from) and allocates the arena once.
 
-    def __init__(self, path, place=None):
+    With `capture` (off by default), a place whose device can capture and replay (CUDA graphs;
+    TideDeviceGraphs in the plugin ABI) records the second run at a batch size and replays it on
+    every later run at that size: no kernel is called on the host, so per-op overhead vanishes.
+    Feeds are then copied into the model's own device memory before each run. `capture_note`
+    says what capture does ("warming up", "captured") or why the plan runs op by op."""
+
+    def __init__(self, path, place=None, capture=False):
         self.place = place if place is not None else CPUPlace()
         self._core = _C.FrozenModel(os.fspath(path), self.place)
+        self.capture = capture
+
+    @property
+    def capture(self):
+        """Whether runs are captured and replayed where the place's device can (see the class)."""
+        return self._core.capture
+
+    @capture.setter
+    def capture(self, on):
+        self._core.capture = bool(on)
+
+    @property
+    def capture_note(self):
+        """ "" with capture off; else "warming up", "captured", or why the plan runs op by op."""
+        return self._core.capture_note
+
+    @property
+    def replays(self):
+        """How many runs launched a captured graph instead of calling the kernels."""
+        return self._core.replays
 
     @property
     def feed_names(self):

@@ -23,7 +23,8 @@ class Counters(ctypes.Structure):
         "pinned_allocs", "pinned_frees", "memsets", "event_records", "event_waits",
         "wrong_kind", "synchronizes", "event_synchronizes", "kernel_launches", "compiles",
         "compile_declines", "fused_launches", "compiled_releases", "role_contexts")] + [
-        ("role_priority", ctypes.c_int64)]
+        ("role_priority", ctypes.c_int64)] + [
+        (n, ctypes.c_uint64) for n in ("captures", "graph_launches")]
 lib.tide_sim_counters.restype = Counters
 """
 

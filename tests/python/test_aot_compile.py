@@ -49,9 +49,10 @@ def compile_and_build(tmp_path, program, feeds, fetches, shapes):
     return src, os.path.join(build, "model_main")
 
 
-def cmake_build(src, build):
-    """Configures and builds the CMake project `src` into `build` against this tide."""
-    args = ["-G", "Ninja"] if shutil.which("ninja") else []
+def cmake_build(src, build, extra=()):
+    """Configures and builds the CMake project `src` into `build` against this tide (`extra`:
+    more CMake arguments)."""
+    args = (["-G", "Ninja"] if shutil.which("ninja") else []) + list(extra)
     if shutil.which("ccache"):
         args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
     if os.environ.get("CXX"):

@@ -229,7 +229,16 @@ def _entries(env=None):
 def test_the_conformance_checks_pass_the_sims_optional_entries():
     p = _entries()
     assert p.returncode == 0, p.stdout + p.stderr
-    for name in ("copy", "free", "event_timing", "memory_stats", "tracer", "copy_stream"):
+    for name in ("copy", "free", "event_timing", "memory_stats", "tracer", "copy_stream", "graphs"):
+        assert "pass %s" % name in p.stdout, p.stdout
+
+
+def test_a_graph_that_does_not_redo_its_work_at_every_launch_is_caught():
+    p = _entries({"TIDE_SIM_PLANT_BUG": "graph_once"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL graphs" in p.stdout, p.stdout
+    assert "launch 2 of a captured copy" in p.stdout, p.stdout
+    for name in ("copy", "free", "copy_stream"):
         assert "pass %s" % name in p.stdout, p.stdout
 
 

@@ -1,14 +1,16 @@
 // main.cc: runs a model compiled by tide.aot.compile once (docs/aot.md) and prints its outputs.
 //
 //   model_main [--params PATH] [--plugins DIRS] [--batch N] [--lod 0,3,7] [--repeat N]
-//              [--out DIR] [--quiet] [INPUT...]
+//              [--capture] [--out DIR] [--quiet] [INPUT...]
 //
 // One INPUT per feed, in the plan's order: a .npy file, or raw bytes in the feed's data type
 // at its dims (the variable one --batch, default the range's lower end); without INPUTs the
 // feeds are made (a fixed pattern). --lod gives a LoD level-1 feed's offsets (its first dim is
-// their last). --out writes each output as DIR/output_<i>.npy; --repeat N runs N more times and
-// prints the median time per run. Unless --quiet, prints each output's first values and the seconds
-// tide_model_create and the first run took. Exits 1 with the model's error on failure.
+// their last). --out writes each output of the last run as DIR/output_<i>.npy; --repeat N runs N
+// more times and prints the median time per run. --capture captures and replays the runs where
+// the plan's device can (CUDA graphs) and prints what capture did. Unless --quiet, prints each
+// output's first values and the seconds tide_model_create and the first run took. Exits 1 with the
+// model's error on failure.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -178,7 +180,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::vector<uint64_t> lod;
   int64_t batch = -1, repeat = 0;
-  bool quiet = false;
+  bool quiet = false, capture = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -197,6 +199,8 @@ int main(int argc, char** argv) {
       out_dir = value();
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--capture") {
+      capture = true;
     } else if (a == "--lod") {
       std::stringstream ss(value());
       for (std::string o; std::getline(ss, o, ',');) lod.push_back(std::stoull(o));
@@ -256,6 +260,7 @@ int main(int argc, char** argv) {
   TideModel* model = tide_model_create(params.empty() ? nullptr : params.c_str(),
                                        plugins.empty() ? nullptr : plugins.c_str());
   if (!model) Fail(tide_model_last_error());
+  if (capture && tide_model_set_capture(model, 1) != TIDE_OK) Fail(tide_model_last_error());
   const auto t1 = std::chrono::steady_clock::now();
   if (tide_model_run(model, in.data(), in.size(), out.data(), out.size()) != TIDE_OK)
     Fail(tide_model_last_error());
@@ -263,10 +268,8 @@ int main(int argc, char** argv) {
   if (!quiet)
     std::printf("create %.6f s, first run %.6f s\n", std::chrono::duration<double>(t1 - t0).count(),
                 std::chrono::duration<double>(t2 - t1).count());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!quiet) Print(plan->fetches[i], out[i]);
-    if (!out_dir.empty()) WriteNpy(out_dir + "/output_" + std::to_string(i) + ".npy", out[i]);
-  }
+  if (!quiet)
+    for (size_t i = 0; i < out.size(); ++i) Print(plan->fetches[i], out[i]);
   if (repeat > 0) {  // the median run: a busy machine's preemptions land in a few runs
     std::vector<double> us(static_cast<size_t>(repeat));
     for (double& t : us) {
@@ -279,6 +282,13 @@ int main(int argc, char** argv) {
     std::sort(us.begin(), us.end());
     std::printf("us per run: %.3f (median of %lld; fastest %.3f)\n", us[us.size() / 2],
                 static_cast<long long>(repeat), us.front());
+  }
+  for (size_t i = 0; i < out.size() && !out_dir.empty(); ++i)
+    WriteNpy(out_dir + "/output_" + std::to_string(i) + ".npy", out[i]);
+  if (capture) {
+    uint64_t replays = 0;
+    const char* note = tide_model_capture_note(model, &replays);
+    std::printf("capture: %s; %llu replay(s)\n", note, static_cast<unsigned long long>(replays));
   }
   tide_model_destroy(model);
   return 0;

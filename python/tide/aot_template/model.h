@@ -35,6 +35,13 @@ int32_t tide_model_run(TideModel* model, const TideModelTensor* inputs, size_t n
 void tide_model_destroy(TideModel* model);
 /* This thread's last failure's message ("" when none). */
 const char* tide_model_last_error(void);
+/* Capture and replay on a device that has it (CUDA graphs; docs/aot.md): 1 on, 0 off (the
+ * default). With it on, the second run at a batch size is captured and later runs at that size
+ * replay it. TIDE_OK or the failure's code. */
+int32_t tide_model_set_capture(TideModel* model, int32_t on);
+/* "" with capture off, "warming up", "captured", or why the model runs op by op; `replays` (may
+ * be NULL): the runs that replayed. Valid until the model's next call. */
+const char* tide_model_capture_note(TideModel* model, uint64_t* replays);
 /* The plan's tables: feeds (names, dims with -1 for the batch, data types), fetches, the batch
  * range (lower, upper). */
 const TideAotPlan* tide_model_plan(void);

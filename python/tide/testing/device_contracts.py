@@ -6,7 +6,8 @@ free), and those of the optional entries it has: `event_timing` (a finite, non-n
 time no longer than the host waited), `memory_stats` (an allocated block shows in bytes_in_use,
 the figures ordered), `tracer` (a queued copy is recorded, on a clock mapped onto the host's),
 `copy_stream` (work the compute context queues after waiting for the copy stream's event sees
-its upload) and, on a device that compiles groups of ops, `compiler` (a group computes what its ops compute
+its upload), `graphs` (a captured copy runs at every launch, not while capturing, on the bytes
+there at that launch) and, on a device that compiles groups of ops, `compiler` (a group computes what its ops compute
 one by one; tide.testing.subgraph_check).
 An optional entry the device lacks is reported as skipped. The checks run in the core (tide._C.check_device_contracts) on a busy stream; this module
 runs them in a process of their own, so a device that crashes fails its check instead of the kit.
@@ -26,7 +27,8 @@ from tide import _C
 from . import subgraph_check
 
 CONTRACTS = ("copy", "free")
-ENTRIES = ("event_timing", "memory_stats", "tracer", "copy_stream")  # optional entries (issue 33)
+# optional entries (issues 33 and 34)
+ENTRIES = ("event_timing", "memory_stats", "tracer", "copy_stream", "graphs")
 # Checked only on a device that has the entry (not reported as skipped on the others).
 COMPILER = "compiler"
 

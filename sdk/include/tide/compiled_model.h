@@ -172,6 +172,13 @@ TIDE_AOT_API int32_t tide_aot_model_run(TideAotModel* model, const TideModelTens
                                         size_t num_inputs, TideModelTensor* outputs,
                                         size_t num_outputs);
 TIDE_AOT_API void tide_aot_model_destroy(TideAotModel* model);
+/* Capture and replay on the plan's place (docs/aot.md; a device with TideDeviceGraphs, e.g. CUDA
+ * graphs): `on` 1 or 0; off when the model is created. TIDE_OK or the failure's code. */
+TIDE_AOT_API int32_t tide_aot_model_set_capture(TideAotModel* model, int32_t on);
+/* What capture does: "" when off, "warming up", "captured", or why the model runs op by op;
+ * `replays` (may be NULL) gets the runs that launched a captured graph. Valid until the model's
+ * next call. */
+TIDE_AOT_API const char* tide_aot_model_capture_note(TideAotModel* model, uint64_t* replays);
 /* The message of this thread's last failure ("" when none); valid until its next call here. */
 TIDE_AOT_API const char* tide_aot_last_error(void);
 /* The core's host table (tide/plugin_api.h), which a plugin gets at registration: a model.cc

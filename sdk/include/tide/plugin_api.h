@@ -595,6 +595,34 @@ typedef struct TideDeviceCompiler {
   void (*release_compiled)(void* self, TideCompiled* compiled);
 } TideDeviceCompiler;
 
+/* --- Capture and replay (TideDeviceDef.graphs; issue 34) ------------------------------------
+ * A device that can record the work queued on a context and queue it again as one unit (CUDA
+ * graphs: cudaStreamBeginCapture, cudaStreamEndCapture, cudaGraphLaunch). The core captures a
+ * frozen model's run (tide.aot, FrozenModel's `capture`) once its kernels are warm, then replays
+ * it instead of calling the kernels: no host work per op. All four entries, or no table; the
+ * table is the plugin's and lives as long as the process; struct_size is the plugin's. None may
+ * throw.
+ *  - capture_begin: from now on the work queued on ctx (kernels, device-to-device copies,
+ *    memsets) is recorded, not run, until capture_end on the same thread. Meanwhile the core
+ *    queues no host-to-device or device-to-host copy, event or synchronize on ctx; a plugin may
+ *    fail such calls (CUDA does) and then fails capture_end. alloc may still be called (the
+ *    core's pool growing), and other threads may use the device's other contexts: only ctx's
+ *    own work is recorded (CUDA's relaxed capture mode).
+ *  - capture_end: ends the capture; *graph is what was recorded (the plugin's), or NULL and an
+ *    error when the capture failed (a kernel did what the device cannot record): ctx is out of
+ *    capture mode either way, and the recorded work never ran.
+ *  - graph_launch: queues the recorded work on ctx, in its order, on the same addresses as when
+ *    captured (the core keeps every block the capture used alive and in place until
+ *    graph_destroy, and writes new inputs into them before a launch).
+ *  - graph_destroy: after the core synchronised the context of the graph's last launch. */
+typedef struct TideDeviceGraphs {
+  size_t struct_size;
+  TideStatus* (*capture_begin)(void* self, void* ctx);
+  TideStatus* (*capture_end)(void* self, void* ctx, void** graph);
+  TideStatus* (*graph_launch)(void* self, void* ctx, void* graph);
+  void (*graph_destroy)(void* self, void* graph);
+} TideDeviceGraphs;
+
 /* A device plugin's functions for one place kind. `self` is TideDeviceDef.self, owned by the
  * device plugin; `ctx` is what context_create returned; `event` what event_create returned.
  * The table and `self` must stay valid while the process runs. None of the functions may throw.
@@ -768,6 +796,12 @@ typedef struct TideDeviceDef {
    * --copy_stream flag is on (default). */
   TideStatus* (*context_create_role)(void* self, int32_t device, int32_t role, int32_t priority,
                                      void** ctx);
+
+  /* --- Capture and replay (after context_create_role: a table that ends there has none) --- */
+  /* The device's capture and replay (see TideDeviceGraphs), or NULL: the core calls kernels op by
+   * op. Used under contract 2 only (a contract-1 device's is ignored). The plugin's; valid while
+   * the process runs. */
+  const TideDeviceGraphs* graphs;
 } TideDeviceDef;
 
 /* ========================================================================================== */

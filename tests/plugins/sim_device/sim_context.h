@@ -38,6 +38,8 @@ typedef struct TideSimCounters {
    * last one was asked for. */
   uint64_t role_contexts;
   int64_t role_priority;
+  /* Capture and replay (issue 34, TideDeviceGraphs): captures begun, graphs launched. */
+  uint64_t captures, graph_launches;
 } TideSimCounters;
 
 #ifdef __cplusplus

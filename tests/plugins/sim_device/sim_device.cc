@@ -30,8 +30,10 @@
 // per device), and its pool's figures as memory_stats. Planted: elapsed_negative, event timing
 // answers a negative time. Streams with roles (issue 33): a copy stream of its own per device
 // (context_create_role; TIDE_SIM_NO_ROLE_CONTEXTS=1 offers none), traced on its own row; planted:
-// wait_ignored, context_wait_event waits for nothing. Subgraph claim-and-compile and a program pass
-// (issue 33), with TIDE_SIM_COMPILE=1: see sim_compiler.h, with its planted faults.
+// wait_ignored, context_wait_event waits for nothing. Capture and replay (issue 34,
+// TideDeviceGraphs; TIDE_SIM_NO_GRAPHS=1: none); planted: graph_once, a graph runs at its first
+// launch only. Subgraph claim-and-compile and a program pass (issue 33), with TIDE_SIM_COMPILE=1:
+// see sim_compiler.h, with its planted faults.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -64,6 +66,7 @@ std::atomic<uint64_t> g_syncs{0}, g_event_syncs{0};
 std::atomic<uint64_t> g_role_contexts{0};
 std::atomic<int64_t> g_role_priority{0};
 std::atomic<uint64_t> g_kernel_launches{0};
+std::atomic<uint64_t> g_captures{0}, g_graph_launches{0};
 
 constexpr size_t kGuard = 64;  // guard bytes after each block
 constexpr unsigned char kGuardByte = 0xA5;
@@ -201,6 +204,7 @@ TideSimCounters Snapshot() {
   c.fused_launches = SimCompileStats().fused_launches;
   c.compiled_releases = SimCompileStats().releases;
   c.role_contexts = g_role_contexts, c.role_priority = g_role_priority;
+  c.captures = g_captures, c.graph_launches = g_graph_launches;
   return c;
 }
 
@@ -213,7 +217,8 @@ class SimDevice : public tide::Device {
         copy_reads_late_(PlantedBug("copy_reads_late")),
         free_at_once_(PlantedBug("free_at_once")),
         elapsed_negative_(PlantedBug("elapsed_negative")),
-        wait_ignored_(PlantedBug("wait_ignored")) {}
+        wait_ignored_(PlantedBug("wait_ignored")),
+        graph_once_(PlantedBug("graph_once")) {}
   const char* kind() const override { return "sim"; }
   uint32_t Contract() const override { return contract_; }
   bool host_accessible() const override { return host_accessible_; }
@@ -229,8 +234,8 @@ class SimDevice : public tide::Device {
     // work still reads it.
     if (free_at_once_) std::memset(p, 0xFF, size);
     // Work queued before the free may still use the block: free it in stream order.
-    if (c)
-      c->stream.Enqueue([p, size] { g_memory.Free(p, size); });
+    if (c)  // never recorded by a capture: the core keeps what a capture uses alive
+      c->stream.EnqueueLive([p, size] { g_memory.Free(p, size); });
     else
       g_memory.Free(p, size);
   }
@@ -261,6 +266,7 @@ class SimDevice : public tide::Device {
   }
   void Synchronize(void* ctx) override {
     ++g_syncs;
+    RefuseWhileCapturing(ctx, "synchronize");
     std::string error = static_cast<SimContext*>(ctx)->Synchronize();
     if (!error.empty()) TIDE_THROW(TIDE_INTERNAL, "sim: a queued kernel failed: ", error);
   }
@@ -274,6 +280,7 @@ class SimDevice : public tide::Device {
       std::fprintf(stderr, "sim: a copy of kind %d from %s memory to %s memory\n", int(kind),
                    src_sim ? "sim" : "host", dst_sim ? "sim" : "host");
     }
+    if (kind != TIDE_COPY_DEVICE_TO_DEVICE) RefuseWhileCapturing(ctx, "a copy to or from the host");
     if (kind == TIDE_COPY_HOST_TO_DEVICE) {
       ++g_h2d;
       g_h2d_bytes += size;
@@ -355,6 +362,7 @@ class SimDevice : public tide::Device {
   void DestroyEvent(void* e) override { delete static_cast<SimEvent*>(e); }
   void RecordEvent(void* ctx, void* e) override {
     ++g_event_records;
+    RefuseWhileCapturing(ctx, "an event record");
     static_cast<SimContext*>(ctx)->stream.Record(static_cast<SimEvent*>(e));
   }
   bool QueryEvent(void* e) override {
@@ -375,7 +383,45 @@ class SimDevice : public tide::Device {
   void WaitEvent(void* ctx, void* e) override {
     ++g_event_waits;
     if (wait_ignored_) return;  // planted: later work does not wait
+    RefuseWhileCapturing(ctx, "an event wait");
     static_cast<SimContext*>(ctx)->stream.Wait(static_cast<SimEvent*>(e));
+  }
+
+  // --- Capture and replay (issue 34; TideDeviceGraphs) ---
+  // The compute stream records the tasks queued between BeginCapture and EndCapture, and a
+  // launch queues them again. As CUDA, it refuses what a graph cannot hold while capturing (host
+  // copies, events, synchronize) and then fails the capture. TIDE_SIM_NO_GRAPHS=1 offers none.
+  // Planted: graph_once, a graph runs at its first launch only (later launches queue nothing).
+  struct SimGraph {
+    std::vector<SimStream::Task> tasks;
+    bool launched = false;
+  };
+  bool HasGraphs() const override { return EnvUnsigned("TIDE_SIM_NO_GRAPHS") == 0; }
+  void BeginCapture(void* ctx) override {
+    ++g_captures;
+    static_cast<SimContext*>(ctx)->stream.BeginCapture();
+  }
+  void* EndCapture(void* ctx) override {
+    try {
+      return new SimGraph{static_cast<SimContext*>(ctx)->stream.EndCapture()};
+    } catch (const std::runtime_error& e) {
+      TIDE_THROW(TIDE_FAILED_PRECONDITION, e.what());
+    }
+  }
+  void LaunchGraph(void* ctx, void* graph) override {
+    ++g_graph_launches;
+    RefuseWhileCapturing(ctx, "a graph launch");
+    auto* g = static_cast<SimGraph*>(graph);
+    if (!(graph_once_ && g->launched)) static_cast<SimContext*>(ctx)->stream.Launch(g->tasks);
+    g->launched = true;
+  }
+  void DestroyGraph(void* graph) override { delete static_cast<SimGraph*>(graph); }
+  // Throws (and spoils the capture) when ctx's stream is capturing.
+  static void RefuseWhileCapturing(void* ctx, const char* what) {
+    auto* c = static_cast<SimContext*>(ctx);
+    if (c->stream.FailCapture(std::string(what) + " while capturing"))
+      TIDE_THROW(TIDE_FAILED_PRECONDITION, "sim: ", what,
+                 " while the stream is capturing (a graph cannot hold it)");
   }
   // --- Profiling and memory statistics (issue 33) ---
   // Event timing on the sim clock: when the stream reached each marker.
@@ -467,7 +513,7 @@ class SimDevice : public tide::Device {
   bool host_accessible_;
   unsigned max_delay_us_;
   uint32_t contract_;
-  bool copy_reads_late_, free_at_once_, elapsed_negative_, wait_ignored_;
+  bool copy_reads_late_, free_at_once_, elapsed_negative_, wait_ignored_, graph_once_;
   std::mutex pinned_mu_;
   std::vector<std::pair<char*, size_t>> pinned_;
 };

@@ -14,6 +14,7 @@
 #include <functional>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +65,14 @@ struct SimEvent {
 
 class SimStream {
  public:
+  struct Task {
+    std::function<void()> fn;
+    std::string op;          // the op whose kernel queued it, or ""
+    std::string trace_name;  // what the tracer calls it; "": not traced (events, frees)
+    TideTraceKind kind;
+    uint64_t bytes;
+  };
+
   // `id`: its trace row (the role of the context it serves, TideStreamRole).
   explicit SimStream(unsigned max_delay_us, unsigned seed, int32_t device = 0, int32_t id = 0)
       : max_delay_us_(max_delay_us), rng_(seed), device_(device), id_(id), worker_([this] {
@@ -113,6 +122,44 @@ class SimStream {
       target = e->recorded;
     }
     Enqueue([e, target] { e->WaitFor(target); });
+  }
+
+  // Capture (TideDeviceGraphs): between BeginCapture and EndCapture the tasks pushed are
+  // recorded instead of queued; Launch queues copies of them, in order. A call the stream cannot
+  // record (FailCapture: a host copy, an event, a wait) spoils the capture, as CUDA's does.
+  void BeginCapture() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (capturing_) throw std::runtime_error("sim: the stream is capturing already");
+    capturing_ = true;
+    captured_.clear();
+    capture_error_.clear();
+  }
+  bool capturing() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return capturing_;
+  }
+  // Marks the capture failed (the first reason is kept); false when the stream is not capturing.
+  bool FailCapture(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!capturing_) return false;
+    if (capture_error_.empty()) capture_error_ = why;
+    return true;
+  }
+  // The recorded tasks; throws (out of capture either way) when the capture was spoiled.
+  std::vector<Task> EndCapture() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!capturing_) throw std::runtime_error("sim: the stream is not capturing");
+    capturing_ = false;
+    if (!capture_error_.empty())
+      throw std::runtime_error("sim: the capture failed: " + capture_error_);
+    return std::move(captured_);
+  }
+  void Launch(const std::vector<Task>& tasks) {
+    for (const Task& t : tasks) Push(t, /*capturable=*/false);
+  }
+  // Queued now even while capturing (frees: the core keeps what a capture uses alive).
+  void EnqueueLive(std::function<void()> task) {
+    Push({std::move(task), "", "", TIDE_TRACE_OTHER, 0}, /*capturable=*/false);
   }
 
   // Waits for every queued task; returns (and clears) the first error one of them raised.
@@ -176,16 +223,13 @@ class SimStream {
     return us;
   }
 
-  struct Task {
-    std::function<void()> fn;
-    std::string op;          // the op whose kernel queued it, or ""
-    std::string trace_name;  // what the tracer calls it; "": not traced (events, frees)
-    TideTraceKind kind;
-    uint64_t bytes;
-  };
-  void Push(Task task) {
+  void Push(Task task, bool capturable = true) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (capturing_ && capturable) {
+        captured_.push_back(std::move(task));
+        return;
+      }
       queue_.push_back(std::move(task));
       ++pending_;
     }
@@ -201,5 +245,8 @@ class SimStream {
   size_t pending_ = 0;
   bool stop_ = false;
   std::string error_;
+  bool capturing_ = false;
+  std::vector<Task> captured_;
+  std::string capture_error_;
   std::thread worker_;  // last: starts after the members it uses
 };

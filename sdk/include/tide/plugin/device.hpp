@@ -139,6 +139,45 @@ class Device {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' has no context for role ", role);
   }
 
+  // Capture and replay (TideDeviceGraphs; contract 2): a device that has it returns true from
+  // HasGraphs and overrides the four below. BeginCapture: work queued on ctx from now on is
+  // recorded, not run; EndCapture: what was recorded (the device's; throw when the capture
+  // failed); LaunchGraph: queue it on ctx; DestroyGraph: after the core synchronised it.
+  virtual bool HasGraphs() const { return false; }
+  virtual void BeginCapture(void* /*ctx*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' captures nothing");
+  }
+  virtual void* EndCapture(void* /*ctx*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' captures nothing");
+  }
+  virtual void LaunchGraph(void* /*ctx*/, void* /*graph*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' captures nothing");
+  }
+  virtual void DestroyGraph(void* /*graph*/) {}
+
+  void AddGraphs(TideDeviceDef* d) {
+    static const TideDeviceGraphs kGraphs = {
+        TIDE_STRUCT_SIZE(TideDeviceGraphs, graph_destroy),
+        [](void* s, void* ctx) -> TideStatus* {
+          return detail::Guard([&] { static_cast<Device*>(s)->BeginCapture(ctx); });
+        },
+        [](void* s, void* ctx, void** graph) -> TideStatus* {
+          *graph = nullptr;
+          return detail::Guard([&] { *graph = static_cast<Device*>(s)->EndCapture(ctx); });
+        },
+        [](void* s, void* ctx, void* graph) -> TideStatus* {
+          return detail::Guard([&] { static_cast<Device*>(s)->LaunchGraph(ctx, graph); });
+        },
+        [](void* s, void* graph) {
+          try {
+            static_cast<Device*>(s)->DestroyGraph(graph);
+          } catch (...) {  // must not throw; nothing to report to
+          }
+        },
+    };
+    d->graphs = &kGraphs;
+  }
+
   void AddCompiler(TideDeviceDef* d) {
     struct Answer {  // what release_arg keeps alive until release_capability
       std::vector<SubgraphGroup> groups;
@@ -191,6 +230,7 @@ class Device {
 
   void AddOptionalEntries(TideDeviceDef* d) {
     if (HasCompiler()) AddCompiler(d);
+    if (HasGraphs()) AddGraphs(d);
     if (HasEvents() && HasEventTiming())
       d->event_elapsed_ms = [](void* s, void* start, void* end, float* ms) -> TideStatus* {
         return detail::Guard([&] { *ms = static_cast<Device*>(s)->EventElapsedMs(start, end); });
@@ -262,7 +302,7 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, context_create_role);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, graphs);
     d.contract = Contract();
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();
