@@ -1,7 +1,7 @@
 // philox.cuh: the counter-based generator of the CUDA plugin's random numbers (Philox4x32-10):
 // element i's numbers depend only on (seed, i), so a seeded op repeats them on every run and every
 // launch shape. Shared by random_ops.cu (uniform_random, gaussian_random, dropout) and
-// rnn_dropout.cu (the rnn op's dropout masks). CUDA sources only.
+// rnn_util.cu (the rnn op's dropout masks). CUDA sources only.
 #pragma once
 
 #include <cstdint>

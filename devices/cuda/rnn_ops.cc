@@ -24,8 +24,13 @@
 // - The grad runs the forward again in training mode (cuDNN's reserve space is the call's
 //   scratch memory, as the CPU grad recomputes its steps), then BackwardData and BackwardWeights
 //   per run of layers, from the top down.
-// - Declined (the CPU kernel runs, with copies): an empty Input (T or N = 0), a sequence length
-//   of 0 (cuDNN's RNN takes sequences of at least one step), dims beyond cuDNN's ints.
+// - A sequence of length 0 (cuDNN takes lengths of at least 1) runs one step in cuDNN, whose
+//   results are then discarded: its rows of Out become 0 and of State PreState's (sequences are
+//   independent, so no other row depends on them); in the grad its rows of Out@GRAD and
+//   State@GRAD are zeroed before cuDNN (so it adds nothing to any gradient: they are linear in
+//   those), its rows of Input@GRAD are 0 and of PreState@GRAD State@GRAD's, as on the CPU.
+// - Declined (the CPU kernel runs, with copies): an empty Input (T or N = 0), dims beyond cuDNN's
+//   ints.
 // float32 runs on FMA math (no TF32) unless TIDE_CUDA_ALLOW_TF32=1. Not yet run on a GPU.
 #include <algorithm>
 #include <cstdint>
@@ -38,7 +43,7 @@
 
 #include "dnn.h"
 #include "host_ints.h"
-#include "rnn_dropout.h"
+#include "rnn_util.h"
 
 namespace tide_cuda {
 namespace {
@@ -86,37 +91,45 @@ RnnArgs<T> GetArgs(const KernelContext& ctx, const Gpu& g) {
     Decline(ctx, "an empty Input (dims [" + std::to_string(a.steps) + ", " +
                      std::to_string(a.batch) + ", " + std::to_string(a.input) +
                      "]): cuDNN's RNN needs T >= 1 and N >= 1");
-  for (size_t n = 0; n < a.lengths.size(); ++n)
-    if (a.lengths[n] == 0)
-      Decline(ctx, "SequenceLength[" + std::to_string(n) +
-                       "] = 0: cuDNN's RNN takes sequences of at least one step");
   for (int64_t v : {a.steps, a.batch, a.input, s.hidden, s.cells(), s.dirs * s.hidden,
-                    s.gate_width() * std::max(a.input, s.dirs * s.hidden)})
+                    a.batch * s.hidden, s.gate_width() * std::max(a.input, s.dirs * s.hidden)})
     if (v > INT32_MAX) Decline(ctx, "dim " + std::to_string(v) + ", beyond cuDNN's int range");
   return a;
 }
 
 // The sequence lengths as cuDNN takes them: int32 on the host (the data descriptors) and on the
-// device (the calls). All T without SequenceLength.
+// device (the calls), each at least 1; all T without SequenceLength. Where some length is 0,
+// `empty` holds the op's lengths on the device, for RnnSetEmptyRows.
 struct Lengths {
   std::vector<int32_t> host;
   int32_t* dev = nullptr;
+  const int32_t* empty = nullptr;
 };
 
 template <typename T>
 Lengths GetLengths(const Gpu& g, const RnnArgs<T>& a) {
   Lengths len;
-  len.host.assign(static_cast<size_t>(a.batch), static_cast<int32_t>(a.steps));
-  len.dev = g.Temp<int32_t>(a.batch);
+  const size_t n = static_cast<size_t>(a.batch);
+  len.host.assign(n, static_cast<int32_t>(a.steps));
   if (a.lengths.empty()) {
+    len.dev = g.Temp<int32_t>(a.batch);
     FillInt32(g, len.dev, a.batch, static_cast<int32_t>(a.steps));
     return len;
   }
-  for (size_t n = 0; n < len.host.size(); ++n) len.host[n] = static_cast<int32_t>(a.lengths[n]);
+  // [cuDNN's lengths, the op's], uploaded at once.
+  std::vector<int32_t> both(2 * n);
+  bool empty = false;
+  for (size_t i = 0; i < n; ++i) {
+    both[n + i] = static_cast<int32_t>(a.lengths[i]);
+    both[i] = len.host[i] = std::max<int32_t>(both[n + i], 1);
+    empty = empty || both[n + i] == 0;
+  }
+  len.dev = g.Temp<int32_t>(2 * a.batch);
   // The upload reads the kernel's own vector, not the core's host copy of SequenceLength: a
   // pageable buffer, which cudaMemcpyAsync has taken (staged) by the time it returns
   // (Gpu::CopyFromHost), so nothing on the stream reads host memory after the kernel returns.
-  g.CopyFromHost(len.dev, len.host.data(), sizeof(int32_t) * len.host.size());
+  g.CopyFromHost(len.dev, both.data(), sizeof(int32_t) * both.size());
+  if (empty) len.empty = len.dev + n;
   return len;
 }
 
@@ -303,10 +316,11 @@ class DnnRnn {
                  api.cudnnGetRNNWeightParams(handle_, rnn_, static_cast<int32_t>(p), weight_bytes,
                                              space, static_cast<int32_t>(k), m_, &m, b_, &b),
                  "cudnnGetRNNWeightParams");
-        TIDE_CHECK(m && b && Elements(m_) == h * width && Elements(b_) == h, "op '", g_.op(),
-                   "': cuDNN's weight space holds pseudo-layer ", p, "'s linear layer ", k, " as ",
-                   Elements(m_), " weights and ", Elements(b_), " biases, not ", h * width, " and ",
-                   h, " (", h, " rows of width ", width, ")");
+        if (!m || !b || Elements(m_) != h * width || Elements(b_) != h)
+          TIDE_THROW(TIDE_INTERNAL, "op '", g_.op(), "': cuDNN's weight space holds pseudo-layer ",
+                     p, "'s linear layer ", k, " as ", m ? Elements(m_) : 0, " weights and ",
+                     b ? Elements(b_) : 0, " biases, not ", h * width, " and ", h, " (", h,
+                     " rows of width ", width, ")");
         add({s.WeightIndex(layer, dir, rec ? RnnParam::kWeightHh : RnnParam::kWeightIh),
              gate * h * width, h * width, static_cast<char*>(m)});
         biases.push_back({s.WeightIndex(layer, dir, rec ? RnnParam::kBiasHh : RnnParam::kBiasIh),
@@ -400,6 +414,12 @@ void Rnn(KernelContext& ctx) {
                 g.Temp<char>(static_cast<int64_t>(rnn.work_bytes)), nullptr);
     x = y;
   }
+  if (len.empty) {  // sequences of length 0: Out 0, State PreState
+    const int64_t states = s.cells(), n = a.batch, h = s.hidden;
+    RnnSetEmptyRows<T>(g, out, nullptr, a.steps, n, a.out_width(), len.empty);
+    RnnSetEmptyRows<T>(g, last_h, a.h0, states, n, h, len.empty);
+    if (last_c) RnnSetEmptyRows<T>(g, last_c, a.c0, states, n, h, len.empty);
+  }
   // The CPU kernel's: the last layer's keep mask (all 1 without dropout), uint8 of Out's dims.
   if (Tensor ds = ctx.OptionalOutput("DropoutState")) {
     uint8_t* p = ds.mutable_data<uint8_t>(tide::ops::RnnOutDims(s, xd), place);
@@ -418,6 +438,25 @@ const T* GradInput(const KernelContext& ctx, const Gpu& g, const char* param, si
              ctx.InputName(name.c_str(), i), "') has dims ", tide::ToString(t.dims()), ", ", n,
              " elements expected");
   return DeviceData<T>(g, t);
+}
+
+// An output's gradient d ([outer, N, inner]) as cuDNN takes it: d itself; where some sequence has
+// length 0, a copy with its rows zeroed (so that the step cuDNN runs for it adds nothing); zeros
+// for a null d when cuDNN `needs` one (Out's), else null (a state's: cuDNN takes it as zero).
+template <typename T>
+const T* GradForDnn(const Gpu& g, const T* d, int64_t outer, const Lengths& len, int64_t inner,
+                    bool needs) {
+  if (!d && !needs) return nullptr;
+  if (d && !len.empty) return d;
+  const int64_t batch = static_cast<int64_t>(len.host.size()), n = outer * batch * inner;
+  T* copy = g.Temp<T>(n);
+  if (!d) {
+    g.Zero(copy, sizeof(T) * size_t(n));
+    return copy;
+  }
+  g.CopyD2D(copy, d, sizeof(T) * size_t(n));
+  RnnSetEmptyRows<T>(g, copy, nullptr, outer, batch, inner, len.empty);
+  return copy;
 }
 
 // One cuDNN run of the grad's forward: its input and output, weights and spaces, kept for the
@@ -494,12 +533,9 @@ void RnnGrad(KernelContext& ctx) {
     runs.push_back(std::move(r));
   }
   // Back through the runs from the top: Out's gradient, then each run's input's.
-  const T* dy = dout;
-  if (!dy) {
-    T* zeros = g.Temp<T>(out_elems);
-    g.Zero(zeros, sizeof(T) * size_t(out_elems));
-    dy = zeros;
-  }
+  const T* dy = GradForDnn(g, dout, a.steps, len, a.out_width(), true);
+  const T* dhy_dnn = GradForDnn(g, dhy, s.cells(), len, s.hidden, false);
+  const T* dcy_dnn = GradForDnn(g, dcy, s.cells(), len, s.hidden, false);
   for (size_t i = runs.size(); i-- > 0;) {
     const GradRun<T>& r = runs[i];
     const int64_t first = static_cast<int64_t>(i) * per_run;
@@ -509,8 +545,8 @@ void RnnGrad(KernelContext& ctx) {
     T* dx = i == 0 && dinput ? dinput : g.Temp<T>(dx_elems);
     g.Zero(dx, sizeof(T) * size_t(dx_elems));
     const int64_t off = r.rnn->state_offset();
-    r.rnn->BackwardData(r.y, dy, dx, a.h0 + off, Offset(dhy, off), Offset(dhx, off),
-                        Offset(a.c0, off), Offset(dcy, off), Offset(dcx, off), r.w, r.work,
+    r.rnn->BackwardData(r.y, dy, dx, a.h0 + off, Offset(dhy_dnn, off), Offset(dhx, off),
+                        Offset(a.c0, off), Offset(dcy_dnn, off), Offset(dcx, off), r.w, r.work,
                         r.reserve);
     if (r.rnn->WantsWeightGrads(dw)) {
       char* dspace = g.Temp<char>(static_cast<int64_t>(r.rnn->weight_bytes));
@@ -522,6 +558,12 @@ void RnnGrad(KernelContext& ctx) {
     // The run below's output gradient: through the mask its output was multiplied by.
     if (masks) RnnApplyMask(g, dx, masks + (first - 1) * out_elems, dx, out_elems);
     dy = dx;
+  }
+  if (len.empty) {  // sequences of length 0: Input@GRAD 0, PreState@GRAD State@GRAD
+    const int64_t states = s.cells(), n = a.batch, h = s.hidden;
+    if (dinput) RnnSetEmptyRows<T>(g, dinput, nullptr, a.steps, n, a.input, len.empty);
+    if (dhx) RnnSetEmptyRows<T>(g, dhx, dhy, states, n, h, len.empty);
+    if (dcx) RnnSetEmptyRows<T>(g, dcx, dcy, states, n, h, len.empty);
   }
 }
 

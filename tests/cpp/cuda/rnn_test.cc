@@ -4,12 +4,12 @@
 // training (dropout 0) and inference; the grads of Input, PreState and WeightList. Dropout
 // between layers: the masks cannot match the CPU's, so the forward is checked for their form
 // (Reserve, DropoutState, a difference from is_test) and the grad, run on masks the test gives,
-// against the CPU's. A zero sequence length is declined and runs on the CPU.
+// against the CPU's. Sequences of length 0 too.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "core/platform/flags.h"
 #include "cuda_test_util.h"
 
 namespace tide::test::cuda {
@@ -193,12 +193,14 @@ TEST_P(GpuRnnTest, DropoutMasksAreWellFormed) {
 TEST_P(GpuRnnTest, GradThroughGivenMasksMatchesCpu) {
   const float p = 0.5f;
   for (const char* mode : {"LSTM", "GRU", "RNN_TANH"})
-    for (bool lengths : {false, true}) {
-      const RnnCase k{mode, 3, true, lengths, false};
-      SCOPED_TRACE(Name(k));
+    for (const std::vector<double>& lengths :
+         {std::vector<double>{}, std::vector<double>{kSteps, 2, 4},
+          std::vector<double>{kSteps, 0, 4}}) {
+      const RnnCase k{mode, 3, true, !lengths.empty(), false};
+      SCOPED_TRACE(Name(k) + (lengths.size() == 3 && lengths[1] == 0 ? " (a length 0)" : ""));
       const int64_t dirs = 2, width = dirs * kHidden;
       OpCase c("rnn_grad");
-      AddInputs(c, k, {kSteps, 2, 4});
+      AddInputs(c, k, lengths);
       TestTensor masks = R({k.layers - 1, kSteps, kBatch, width}, 40, 0, 1);
       for (double& m : masks.data) m = m < p ? 0.0 : 1.0 / (1.0 - p);
       c.In("Reserve", "reserve", masks);
@@ -214,15 +216,20 @@ TEST_P(GpuRnnTest, GradThroughGivenMasksMatchesCpu) {
     }
 }
 
-// A sequence of length 0: the cuDNN kernel declines (cuDNN takes none), the CPU kernel runs it
-// (with copies) and the result is the CPU's.
-TEST_P(GpuRnnTest, ZeroLengthSequenceRunsOnCpu) {
-  struct Lenient {  // the decline needs the core to fall back to the CPU kernel
-    Lenient() { core::SetFlag("strict_kernel_placement", "false"); }
-    ~Lenient() { core::SetFlag("strict_kernel_placement", "true"); }
-  } lenient;
-  const RnnCase k{"GRU", 2, true, true, false};
-  ExpectGpuMatchesCpu(Rnn(k, 0.0f, 0, {0, kSteps, 2}), Loose());
+// Sequences of length 0 (cuDNN takes none: the kernel runs them one step and sets their rows
+// after): Out 0, State PreState, Input@GRAD 0, PreState@GRAD State@GRAD, and nothing added to
+// the weights' gradients, as on the CPU.
+TEST_P(GpuRnnTest, ZeroLengthSequencesMatchCpu) {
+  for (const char* mode : {"LSTM", "GRU", "RNN_TANH"})
+    for (const std::vector<double>& lengths :
+         {std::vector<double>{0, kSteps, 2}, std::vector<double>{3, 0, 0}}) {
+      const RnnCase k{mode, 2, true, true, false};
+      SCOPED_TRACE(Name(k) + " lengths " + std::to_string(int(lengths[0])) + "," +
+                   std::to_string(int(lengths[1])) + "," + std::to_string(int(lengths[2])));
+      const OpCase c = Rnn(k, 0.0f, 0, lengths);
+      ExpectGpuMatchesCpu(c, Loose());
+      ExpectGpuGradsMatchCpu(c, Wrt(k), Outs(k), Loose());
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GpuRnnTest, ::testing::Values(TIDE_FP32, TIDE_FP64), DtypeParam);

@@ -1,7 +1,8 @@
-// rnn_dropout.h: the element-wise pieces of the rnn op's CUDA kernels (rnn_ops.cc), which cuDNN's
+// rnn_util.h: the element-wise pieces of the rnn op's CUDA kernels (rnn_ops.cc), which cuDNN's
 // RNN calls do not do: the dropout masks between layers in the CPU kernel's format (each element
 // 0 or 1 / (1 - p), upscale_in_train, drawn on philox.cuh's generator), their application, the
-// DropoutState bytes, and a device array of sequence lengths. Host functions, float and double.
+// DropoutState bytes, a device array of sequence lengths, and the rows of sequences of length 0
+// (which cuDNN does not take) set after it. Host functions, float and double.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,12 @@ void RnnKeepBytes(const Gpu& g, const T* masks, uint8_t* bytes, int64_t n);
 
 // p[0, n) = v.
 void FillInt32(const Gpu& g, int32_t* p, int64_t n, int32_t v);
+
+// In dst [outer, batch, inner], the rows [o, b, :] of each sequence b whose lengths[b] (device) is
+// 0 become src's (0 where src is null); the rest stay.
+template <typename T>
+void RnnSetEmptyRows(const Gpu& g, T* dst, const T* src, int64_t outer, int64_t batch,
+                     int64_t inner, const int32_t* lengths);
 
 // The rnn op's seed attribute as a generator seed: 0 draws a fresh one (philox.cuh's SeedOf).
 uint64_t RnnDropoutSeed(int32_t seed);

@@ -1,6 +1,6 @@
-// rnn_dropout.cu: see rnn_dropout.h.
+// rnn_util.cu: see rnn_util.h.
 #include "philox.cuh"
-#include "rnn_dropout.h"
+#include "rnn_util.h"
 
 namespace tide_cuda {
 namespace {
@@ -22,6 +22,14 @@ __global__ void KeepBytesKernel(const T* masks, uint8_t* bytes, int64_t n) {
 
 __global__ void FillInt32Kernel(int32_t* p, int64_t n, int32_t v) {
   TIDE_CUDA_LOOP(i, n) { p[i] = v; }
+}
+
+template <typename T>
+__global__ void SetEmptyRowsKernel(T* dst, const T* src, int64_t n, int64_t batch, int64_t inner,
+                                   const int32_t* lengths) {
+  TIDE_CUDA_LOOP(i, n) {
+    if (lengths[(i / inner) % batch] == 0) dst[i] = src ? src[i] : T(0);
+  }
 }
 
 }  // namespace
@@ -47,14 +55,23 @@ void FillInt32(const Gpu& g, int32_t* p, int64_t n, int32_t v) {
   Launch(g, "FillInt32Kernel", n, FillInt32Kernel, p, n, v);
 }
 
+template <typename T>
+void RnnSetEmptyRows(const Gpu& g, T* dst, const T* src, int64_t outer, int64_t batch,
+                     int64_t inner, const int32_t* lengths) {
+  const int64_t n = outer * batch * inner;
+  Launch(g, "RnnSetEmptyRowsKernel", n, SetEmptyRowsKernel<T>, dst, src, n, batch, inner, lengths);
+}
+
 uint64_t RnnDropoutSeed(int32_t seed) { return SeedOf(seed); }
 
-#define TIDE_RNN_DROPOUT_INSTANTIATE(T)                                       \
-  template void RnnDropoutMasks<T>(const Gpu&, T*, int64_t, uint64_t, float); \
-  template void RnnApplyMask<T>(const Gpu&, const T*, const T*, T*, int64_t); \
-  template void RnnKeepBytes<T>(const Gpu&, const T*, uint8_t*, int64_t);
-TIDE_RNN_DROPOUT_INSTANTIATE(float)
-TIDE_RNN_DROPOUT_INSTANTIATE(double)
-#undef TIDE_RNN_DROPOUT_INSTANTIATE
+#define TIDE_RNN_UTIL_INSTANTIATE(T)                                                    \
+  template void RnnDropoutMasks<T>(const Gpu&, T*, int64_t, uint64_t, float);           \
+  template void RnnApplyMask<T>(const Gpu&, const T*, const T*, T*, int64_t);           \
+  template void RnnKeepBytes<T>(const Gpu&, const T*, uint8_t*, int64_t);               \
+  template void RnnSetEmptyRows<T>(const Gpu&, T*, const T*, int64_t, int64_t, int64_t, \
+                                   const int32_t*);
+TIDE_RNN_UTIL_INSTANTIATE(float)
+TIDE_RNN_UTIL_INSTANTIATE(double)
+#undef TIDE_RNN_UTIL_INSTANTIATE
 
 }  // namespace tide_cuda
