@@ -9,15 +9,12 @@
 // declined (the CPU kernel runs it). float32 runs on FMA math (no TF32) unless
 // TIDE_CUDA_ALLOW_TF32=1, so results match the CPU's.
 #include <array>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <tide/ops/conv.hpp>
 #include <tide/ops/conv_transpose.hpp>
 
-#include "cuda_libs.h"
-#include "gpu.h"
+#include "dnn.h"
 #include "image_pad.h"
 
 namespace tide_cuda {
@@ -27,31 +24,7 @@ using tide::ops::ConvGeom;
 using tide::ops::GetConvGeom;
 
 // ---------------------------------------------------------------------------------------------
-// cuDNN plumbing.
-void CheckDnn(const Gpu& g, cudnnStatus_t s, const char* call) {
-  if (s != CUDNN_STATUS_SUCCESS)
-    TIDE_THROW(s == CUDNN_STATUS_ALLOC_FAILED ? TIDE_RESOURCE_EXHAUSTED : TIDE_INTERNAL, "op '",
-               g.op(), "' on ", g.place().ToString(), ": ", call, ": ", CudnnStatusText(s));
-}
-
-cudnnHandle_t DnnHandle(const Gpu& g) {
-  Cudnn();  // throws with the loader's reason when cuDNN is missing
-  if (!g.ext().cudnn)
-    TIDE_THROW(TIDE_UNAVAILABLE, "op '", g.op(), "': cuDNN could not be set up on ",
-               g.place().ToString(), " (the reason is in the log of its context's creation)");
-  return static_cast<cudnnHandle_t>(g.ext().cudnn);
-}
-
-bool AllowTf32() {
-  const char* v = std::getenv("TIDE_CUDA_ALLOW_TF32");
-  return v && std::strcmp(v, "1") == 0;
-}
-
-int AsInt(const KernelContext& ctx, int64_t v) {
-  TIDE_CHECK(v >= 0 && v <= INT32_MAX, "op '", ctx.op_type(), "': dim ", v,
-             " exceeds cuDNN's int range");
-  return static_cast<int>(v);
-}
+// cuDNN plumbing (CheckDnn, DnnHandle, AllowTf32, AsInt: dnn.h).
 
 // The descriptors of one convolution, destroyed with it.
 template <typename T>

@@ -48,7 +48,24 @@ namespace tide_cuda {
   X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
   X(cudnnConvolutionForward)                        \
   X(cudnnConvolutionBackwardData)                   \
-  X(cudnnConvolutionBackwardFilter)
+  X(cudnnConvolutionBackwardFilter)                 \
+  X(cudnnSetTensorNdDescriptor)                     \
+  X(cudnnGetTensorNdDescriptor)                     \
+  X(cudnnCreateDropoutDescriptor)                   \
+  X(cudnnDestroyDropoutDescriptor)                  \
+  X(cudnnSetDropoutDescriptor)                      \
+  X(cudnnCreateRNNDescriptor)                       \
+  X(cudnnDestroyRNNDescriptor)                      \
+  X(cudnnSetRNNDescriptor_v8)                       \
+  X(cudnnCreateRNNDataDescriptor)                   \
+  X(cudnnDestroyRNNDataDescriptor)                  \
+  X(cudnnSetRNNDataDescriptor)                      \
+  X(cudnnGetRNNWeightSpaceSize)                     \
+  X(cudnnGetRNNWeightParams)                        \
+  X(cudnnGetRNNTempSpaceSizes)                      \
+  X(cudnnRNNForward)                                \
+  X(cudnnRNNBackwardData_v8)                        \
+  X(cudnnRNNBackwardWeights_v8)
 
 #define TIDE_NCCL_FUNCTIONS(X) \
   X(ncclGetVersion)            \
