@@ -350,7 +350,9 @@ def export_pir_quant(name, out_root):
     paddle.enable_static()
     if form == "fake":
         outs, _ = reference(prefix, "pir", feed)
-        record(name, "pir", out_dir, prefix, feed, extra={"dygraph_rel_gap": rel_gap(outs[0], dygraph)})
+        record(
+            name, "pir", out_dir, prefix, feed, extra={"dygraph_rel_gap": rel_gap(outs[0], dygraph)}
+        )
         return
     twin = os.path.join(out_dir, "legacy")
     os.makedirs(twin)
@@ -367,7 +369,7 @@ def export_pir_quant(name, out_root):
     try:
         predict(prefix + ".json", prefix + ".pdiparams", feed, False)
         predictor = "ran"
-    except Exception as e:  # noqa: BLE001: Paddle 3.3.1's own failure, recorded
+    except Exception as e:  # noqa: BLE001 (Paddle 3.3.1's own failure, recorded)
         lines = [ln.strip() for ln in str(e).split("\n") if "Error" in ln] or [str(e)]
         predictor = "fails: " + lines[0][:120]
     extra = {

@@ -86,7 +86,8 @@ def _quanters():
     from paddle.quantization.quanters.abs_max import FakeQuanterWithAbsMaxObserverLayer
 
     class MovingAverageLayer(FakeQuanterWithAbsMaxObserverLayer):
-        def zero_points(self):  # symmetric: zeros (Paddle 3.3's returns None, which convert refuses)
+        # Symmetric: zeros (Paddle 3.3's returns None, which convert refuses).
+        def zero_points(self):
             return paddle.zeros_like(self._scale)
 
     class MovingAverageAbsMax(QuanterFactory):
