@@ -325,8 +325,8 @@ def export_quant(name, out_root):
     record(name, "jit", out_dir, prefix, feed)
 
 
-# name: the form of paddle_quant_models.save_pir_quantized (Paddle 3.x's QAT, PIR programs).
-PIR_QUANT_MODELS = {"quant_fake": "fake", "quant_qdq": "qdq"}
+# name: the form of paddle_quant_models.save_pir_quantized (Paddle 3.x's QAT / PTQ, PIR programs).
+PIR_QUANT_MODELS = {"quant_fake": "fake", "quant_qdq": "qdq", "quant_ptq": "ptq"}
 
 
 def rel_gap(a, b):
@@ -340,7 +340,8 @@ def export_pir_quant(name, out_root):
     levels of the activations, ~1e5) and its predictor fails to build the program, so expected.npy
     is Paddle's dygraph output of the converted net that was saved, checked against Paddle's
     executor on the same net saved in the legacy format (its twin, legacy/, run in a second
-    process with FLAGS_enable_pir_api=0); info.json records both gaps."""
+    process with FLAGS_enable_pir_api=0); info.json records both gaps. quant_ptq (post-training
+    quantization, converted) likewise."""
     import subprocess
 
     out_dir = fresh_dir(out_root, name)
@@ -358,7 +359,7 @@ def export_pir_quant(name, out_root):
     os.makedirs(twin)
     env = dict(os.environ, FLAGS_enable_pir_api="0")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "paddle_quant_models.py")
-    subprocess.run([sys.executable, script, "legacy-twin", twin], env=env, check=True)
+    subprocess.run([sys.executable, script, "legacy-twin", form, twin], env=env, check=True)
     legacy = np.load(os.path.join(twin, "paddle_out.npy"))
     os.remove(os.path.join(twin, "paddle_out.npy"))
     os.remove(os.path.join(twin, "inference.pdiparams.info"))

@@ -18,8 +18,12 @@ no channel-wise weight quanter), so the two quanters here are Paddle 3's
 `fake_channel_wise_quantize_dequantize_abs_max` (as PaddleSlim's), the quanters' documented
 extension point (`BaseQuanter`, `QuanterFactory`).
 
-Run as a script with FLAGS_enable_pir_api=0 (`legacy-twin DIR`), it trains the very same net and
-saves the converted one in the legacy format to DIR, with Paddle's executor output on it: the
+`quant_ptq`: the untrained net through Paddle 3's post-training quantization (`PTQ`, its own
+`AbsmaxObserver` on activations and weights: one scale per tensor), four calibration batches,
+converted and saved the same way.
+
+Run as a script with FLAGS_enable_pir_api=0 (`legacy-twin qdq|ptq DIR`), it makes the very same
+converted net and saves it in the legacy format to DIR, with Paddle's executor output on it: the
 PIR fixture's cross-check (paddle_export.py runs it)."""
 
 import numpy as np
@@ -169,24 +173,45 @@ def train_qat3(steps=4):
     return qat, net, rng
 
 
-def converted_qat3():
-    """train_qat3's net after QAT.convert (quantize_linear / dequantize_linear, int8 weight
-    levels), and the feed."""
-    qat, net, rng = train_qat3()
+def calibrated_ptq3(batches=4):
+    """QuantConvNet (as initialised, eval mode) through Paddle 3's post-training quantization,
+    `paddle.quantization.PTQ` with its own `AbsmaxObserver` on activations and weights (one scale
+    each: the largest |x| over `batches` calibration batches of random data): (ptq, net, rng)."""
+    from paddle.quantization import PTQ, QuantConfig
+    from paddle.quantization.observers import AbsmaxObserver
+
+    paddle.disable_static()
+    paddle.seed(QAT3_SEED)
+    rng = np.random.default_rng(QAT3_SEED)
+    with paddle.utils.unique_name.guard():
+        net = QuantConvNet()
+        net.eval()
+        ptq = PTQ(QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()))
+        net = ptq.quantize(net)
+        for _ in range(batches):
+            net(paddle.to_tensor(rng.standard_normal((4, 3, 16, 16)).astype(np.float32)))
+    return ptq, net, rng
+
+
+def converted3(form):
+    """form "qdq": train_qat3's net after QAT.convert; "ptq": calibrated_ptq3's after
+    PTQ.convert (quantize_linear / dequantize_linear, int8 weight levels). (net, feed)."""
+    quantizer, net, rng = train_qat3() if form == "qdq" else calibrated_ptq3()
     with paddle.utils.unique_name.guard("converted_"):
-        inference = qat.convert(net)
+        inference = quantizer.convert(net)
     return inference, QuantConvNet.example(rng)
 
 
 def save_pir_quantized(form, prefix):
-    """form "fake": the trained net as is; "qdq": converted. Saved by paddle.jit.save (PIR with
-    Paddle 3's default flags). Returns (feed, Paddle's dygraph output of the saved net)."""
+    """form "fake": train_qat3's net as is; "qdq" / "ptq": converted3's. Saved by paddle.jit.save
+    (PIR with Paddle 3's default flags). Returns (feed, Paddle's dygraph output of the saved
+    net)."""
     if form == "fake":
         _, net, rng = train_qat3()
         feed = QuantConvNet.example(rng)
         shape = [None, 3, 16, 16]
     else:
-        net, feed = converted_qat3()
+        net, feed = converted3(form)
         # Paddle 3.3's LinearQuanter builds a persistable of the input's shape in PIR mode, which
         # a dynamic dim breaks ("shape[0] = -1"): the batch is fixed.
         shape = list(feed["x"].shape)
@@ -196,12 +221,12 @@ def save_pir_quantized(form, prefix):
     return feed, out
 
 
-def save_legacy_twin(out_dir):
-    """(FLAGS_enable_pir_api=0) converted_qat3's net saved in the legacy format to out_dir, and
+def save_legacy_twin(form, out_dir):
+    """(FLAGS_enable_pir_api=0) converted3(form)'s net saved in the legacy format to out_dir, and
     Paddle's executor output on it (paddle_out.npy)."""
     import os
 
-    net, feed = converted_qat3()
+    net, feed = converted3(form)
     prefix = os.path.join(out_dir, "inference")
     spec = [paddle.static.InputSpec([None, 3, 16, 16], "float32", "x")]
     paddle.jit.save(net, prefix, input_spec=spec)
@@ -217,8 +242,8 @@ if __name__ == "__main__":
     import os
     import sys
 
-    if len(sys.argv) != 3 or sys.argv[1] != "legacy-twin":
-        sys.exit("usage: FLAGS_enable_pir_api=0 paddle_quant_models.py legacy-twin DIR")
+    if len(sys.argv) != 4 or sys.argv[1] != "legacy-twin" or sys.argv[2] not in ("qdq", "ptq"):
+        sys.exit("usage: FLAGS_enable_pir_api=0 paddle_quant_models.py legacy-twin qdq|ptq DIR")
     if os.environ.get("FLAGS_enable_pir_api") != "0":
         sys.exit("legacy-twin needs FLAGS_enable_pir_api=0")
-    save_legacy_twin(sys.argv[2])
+    save_legacy_twin(sys.argv[2], sys.argv[3])

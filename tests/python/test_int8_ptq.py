@@ -277,11 +277,12 @@ def test_paddle_quantized_model_runs_in_int8_with_its_own_scales(name):
     assert (out.argmax(1) == want.argmax(1)).all()
 
 
-@pytest.mark.parametrize("name", ["quant_qdq", "quant_fake"])
+@pytest.mark.parametrize("name", ["quant_qdq", "quant_fake", "quant_ptq"])
 def test_paddle3_pir_quantized_model_runs_in_int8_with_its_own_scales(name):
     # The same net through Paddle 3.3's paddle.quantization.QAT, saved as PIR programs
     # (tests/fixtures/paddle/pir): quant_qdq converted (quantize_linear / dequantize_linear, the
-    # weights' int8 levels stored as float32), quant_fake as trained (the quanters' fake ops).
+    # weights' int8 levels stored as float32), quant_fake as trained (the quanters' fake ops);
+    # quant_ptq: through Paddle 3.3's PTQ (one scale per weight tensor), converted.
     d = os.path.join(FIXTURES, "pir", name)
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     program, feeds, fetches = tide.io.load_inference_model(

@@ -424,11 +424,13 @@ def test_dense_tensor_names(fresh_programs):
 # whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
 PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
-# as trained, its quanters' fake quant-dequant ops; after QAT.convert, quantize_linear /
-# dequantize_linear with the weights' int8 levels (stored as float32). quant_qdq's expected.npy
-# is Paddle's dygraph output of the saved net (Paddle 3.3.1 runs its PIR dequantize_linear as a
-# quantize), equal to Paddle's executor on the same net saved in the legacy format (legacy/).
-PIR_QUANT = ["quant_fake", "quant_qdq"]
+# as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
+# / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
+# weight scales); quant_ptq: the untrained net through Paddle 3.3's PTQ (AbsmaxObserver: one scale
+# per tensor, weights too), converted. The converted ones' expected.npy is Paddle's dygraph output
+# of the saved net (Paddle 3.3.1 runs its PIR dequantize_linear as a quantize), equal to Paddle's
+# executor on the same net saved in the legacy format (legacy/).
+PIR_QUANT = ["quant_fake", "quant_qdq", "quant_ptq"]
 PIR += PIR_QUANT
 
 
@@ -484,28 +486,35 @@ def test_pir_quantized_programs_translated():
     axes = [op.attr("quant_axis") for op in ops if op.type.startswith("fake_channel_wise")]
     assert axes == [0, 0, 1], axes  # conv, depthwise conv: dim 0; Linear's [in, out]: dim 1
 
-    ops, scope = got["quant_qdq"]
-    types = [op.type for op in ops]
-    assert types.count("quantize_linear") == 5 and types.count("dequantize_linear") == 8, types
-    assert not [t for t in types if t.startswith("fake_")], types
-    for op in ops:
-        if op.type in ("quantize_linear", "dequantize_linear"):
-            assert (op.attr("qmin"), op.attr("qmax"), op.attr("bit_length")) == (-128, 127, 8)
-            assert op.attr("round_type") == 0 and op.attr("is_test")
-            assert not op.attr("only_observer") and op.input("InState") == []
-    weights = [op for op in ops if op.type == "dequantize_linear" and op.attr("quant_axis") >= 0]
-    assert [op.attr("quant_axis") for op in weights] == [0, 0, 1]
-    for op in weights:  # float32 parameters holding int8 levels, as Paddle 3.3 stores them
-        w = np.array(scope.find_var(op.input("X")[0]).get_tensor(), copy=True)
-        assert w.dtype == np.float32 and (w == np.round(w)).all()
-        assert w.min() >= -128 and w.max() <= 127 and np.abs(w).max() >= 120, (w.min(), w.max())
+    for name, weight_axes in (("quant_qdq", [0, 0, 1]), ("quant_ptq", [-1, -1, -1])):
+        ops, scope = got[name]
+        types = [op.type for op in ops]
+        assert types.count("quantize_linear") == 5 and types.count("dequantize_linear") == 8, types
+        assert not [t for t in types if t.startswith("fake_")], types
+        for op in ops:
+            if op.type in ("quantize_linear", "dequantize_linear"):
+                assert (op.attr("qmin"), op.attr("qmax"), op.attr("bit_length")) == (-128, 127, 8)
+                assert op.attr("round_type") == 0 and op.attr("is_test")
+                assert not op.attr("only_observer") and op.input("InState") == []
+        # A weight's dequantize_linear reads a parameter (loaded into the scope; nothing ran yet).
+        weights = [
+            op
+            for op in ops
+            if op.type == "dequantize_linear" and scope.find_var(op.input("X")[0]) is not None
+        ]
+        assert [op.attr("quant_axis") for op in weights] == weight_axes, name
+        for op in weights:  # float32 parameters holding int8 levels, as Paddle 3.3 stores them
+            w = np.array(scope.find_var(op.input("X")[0]).get_tensor(), copy=True)
+            assert w.dtype == np.float32 and (w == np.round(w)).all()
+            assert w.min() >= -128 and w.max() <= 127 and np.abs(w).max() >= 120, (name, w.max())
 
 
 @pytest.mark.parametrize("lib", LIBS)
-def test_pir_quantized_legacy_twin_matches(lib):
-    """The converted net saved by Paddle 3.3 in both formats (quant_qdq: PIR; its legacy/: the
-    legacy program) gives the same output in Tide, and Paddle's."""
-    d = os.path.join(FIXTURES, "pir", "quant_qdq")
+@pytest.mark.parametrize("name", ["quant_qdq", "quant_ptq"])
+def test_pir_quantized_legacy_twin_matches(name, lib):
+    """The converted net saved by Paddle 3.3 in both formats (PIR; its legacy/: the legacy
+    program) gives the same output in Tide, and Paddle's."""
+    d = os.path.join(FIXTURES, "pir", name)
     x, expected = np.load(os.path.join(d, "input.npy")), np.load(os.path.join(d, "expected.npy"))
     outs = []
     for prefix in (os.path.join(d, "inference"), os.path.join(d, "legacy", "inference")):
@@ -522,7 +531,7 @@ def test_pir_quant_fake_and_qdq_agree():
     SGD step), round_type 0 and the level -128. Tide's outputs as Paddle's: within 2%, same
     classes."""
     outs = {}
-    for name in PIR_QUANT:
+    for name in ("quant_fake", "quant_qdq"):
         d = os.path.join(FIXTURES, "pir", name)
         with tide.scope_guard(tide.Scope()):
             outs[name], _ = run(os.path.join(d, "inference"), np.load(os.path.join(d, "input.npy")))
