@@ -259,9 +259,12 @@ def save_nn(ctor, out_dir, rng):
     return prefix, net.example(rng)
 
 
-def record(name, how, out_dir, path, feed):
-    """Paddle's output for `feed`, written with the feed and info.json."""
-    outs, preds = reference(path, how, feed)
+def record(name, how, out_dir, path, feed, outs=None, extra=None):
+    """Paddle's output for `feed` (its executor on the saved files unless `outs` gives it),
+    written with the feed and info.json (plus `extra`'s keys)."""
+    preds = None
+    if outs is None:
+        outs, preds = reference(path, how, feed)
     if len(feed) == 1 and "x" in feed:
         np.save(os.path.join(out_dir, "input.npy"), feed["x"])
     else:
@@ -294,6 +297,7 @@ def record(name, how, out_dir, path, feed):
         "seed": SEED,
         "predictor_rel_gap": gap,
     }
+    info.update(extra or {})
     if list(feed) == ["x"]:
         info["input_shape"] = list(feed["x"].shape)
     else:
@@ -319,6 +323,64 @@ def export_quant(name, out_root):
     feed = quant_models.save_quantized(QUANT_MODELS[name], prefix, rng)
     paddle.enable_static()
     record(name, "jit", out_dir, prefix, feed)
+
+
+# name: the form of paddle_quant_models.save_pir_quantized (Paddle 3.x's QAT / PTQ, PIR programs).
+PIR_QUANT_MODELS = {"quant_fake": "fake", "quant_qdq": "qdq", "quant_ptq": "ptq"}
+
+
+def rel_gap(a, b):
+    return float(np.max(np.abs(a - b)) / (np.max(np.abs(a)) + 1e-12))
+
+
+def export_pir_quant(name, out_root):
+    """Paddle 3.x's QAT net as a PIR program. quant_fake: Paddle's executor on the reloaded file
+    gives expected.npy (as every fixture). quant_qdq: Paddle 3.3.1 runs its own PIR
+    dequantize_linear as a quantize (the reloaded program outputs the weights' levels times the
+    levels of the activations, ~1e5) and its predictor fails to build the program, so expected.npy
+    is Paddle's dygraph output of the converted net that was saved, checked against Paddle's
+    executor on the same net saved in the legacy format (its twin, legacy/, run in a second
+    process with FLAGS_enable_pir_api=0); info.json records both gaps. quant_ptq (post-training
+    quantization, converted) likewise."""
+    import subprocess
+
+    out_dir = fresh_dir(out_root, name)
+    prefix = os.path.join(out_dir, "inference")
+    form = PIR_QUANT_MODELS[name]
+    feed, dygraph = quant_models.save_pir_quantized(form, prefix)
+    paddle.enable_static()
+    if form == "fake":
+        outs, _ = reference(prefix, "pir", feed)
+        record(
+            name, "pir", out_dir, prefix, feed, extra={"dygraph_rel_gap": rel_gap(outs[0], dygraph)}
+        )
+        return
+    twin = os.path.join(out_dir, "legacy")
+    os.makedirs(twin)
+    env = dict(os.environ, FLAGS_enable_pir_api="0")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "paddle_quant_models.py")
+    subprocess.run([sys.executable, script, "legacy-twin", form, twin], env=env, check=True)
+    legacy = np.load(os.path.join(twin, "paddle_out.npy"))
+    os.remove(os.path.join(twin, "paddle_out.npy"))
+    os.remove(os.path.join(twin, "inference.pdiparams.info"))
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        prog, _, fetches = paddle.static.load_inference_model(prefix, exe)
+        (pir_exe,) = exe.run(prog, feed=feed, fetch_list=fetches)
+    try:
+        predict(prefix + ".json", prefix + ".pdiparams", feed, False)
+        predictor = "ran"
+    except Exception as e:  # noqa: BLE001 (Paddle 3.3.1's own failure, recorded)
+        lines = [ln.strip() for ln in str(e).split("\n") if "Error" in ln] or [str(e)]
+        predictor = "fails: " + lines[0][:120]
+    extra = {
+        "expected_from": "Paddle's dygraph run of the converted net that paddle.jit.save saved",
+        "legacy_twin_executor_rel_gap": rel_gap(dygraph, legacy),
+        "paddle_pir_executor_rel_gap": rel_gap(dygraph, pir_exe),
+        "paddle_pir_predictor": predictor,
+    }
+    assert extra["legacy_twin_executor_rel_gap"] < 1e-5, extra
+    record(name, "pir", out_dir, prefix, feed, outs=[dygraph], extra=extra)
 
 
 def share_params(out_root, name):
@@ -376,7 +438,10 @@ def main():
         if paddle.__version__.startswith("2.") or os.environ["FLAGS_enable_pir_api"] in ("0",):
             sys.exit("--pir needs Paddle 3.x with FLAGS_enable_pir_api on (its default)")
         out = os.path.join(args.out, "pir")
-        for name in args.only or PIR_MODELS:
+        for name in args.only or PIR_MODELS + list(PIR_QUANT_MODELS):
+            if name in PIR_QUANT_MODELS:
+                export_pir_quant(name, out)
+                continue
             if name in NN_MODELS:
                 export_nn(name, NN_MODELS[name], out, how="pir")
             else:

@@ -111,6 +111,29 @@ const Entry kEntries[] = {
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its
     // dropout_state_out and reserve results (training's) are not Fluid's inputs.
     {"pd_op.rnn", "rnn", "Input PreState WeightList SequenceLength -", "Out - State -", ""},
+    // Quantization (plugins/ops_nn/quant_ops.cc): Paddle 3.x's paddle.quantization QAT / PTQ
+    // after `convert` (quantize_linear / dequantize_linear: x, scale, zero_point, in_accum,
+    // in_state -> y, out_state, out_accum, out_scale) and its quanters' fake ops before it. The
+    // training state (in_accum / in_state, whose saved values are zeros, and every result but
+    // the first) is not read in inference: dropped. Their attributes are Fluid's, by name.
+    {"pd_op.quantize_linear", "quantize_linear", "X Scale ZeroPoint - -", "Y - - -", ""},
+    {"pd_op.dequantize_linear", "dequantize_linear", "X Scale ZeroPoint - -", "Y - - -", ""},
+    {"pd_op.fake_quantize_dequantize_moving_average_abs_max",
+     "fake_quantize_dequantize_moving_average_abs_max", "X InScale - -", "Out - - -", ""},
+    {"pd_op.fake_quantize_moving_average_abs_max", "fake_quantize_moving_average_abs_max",
+     "X InScale - -", "Out - - -", ""},
+    {"pd_op.fake_quantize_dequantize_abs_max", "fake_quantize_dequantize_abs_max", "X", "Out -",
+     ""},
+    {"pd_op.fake_quantize_abs_max", "fake_quantize_abs_max", "X", "Out -", ""},
+    {"pd_op.fake_channel_wise_quantize_dequantize_abs_max",
+     "fake_channel_wise_quantize_dequantize_abs_max", "X", "Out -", ""},
+    {"pd_op.fake_channel_wise_quantize_abs_max", "fake_channel_wise_quantize_abs_max", "X", "Out -",
+     ""},
+    {"pd_op.fake_dequantize_max_abs", "fake_dequantize_max_abs", "X Scale", "Out", ""},
+    {"pd_op.fake_channel_wise_dequantize_max_abs", "fake_channel_wise_dequantize_max_abs",
+     "X Scales", "Out", ""},
+    {"pd_op.moving_average_abs_max_scale", "moving_average_abs_max_scale", "X - -", "Out - - -",
+     ""},
 };
 
 std::vector<std::string> Split(const char* s) {

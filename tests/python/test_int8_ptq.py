@@ -6,7 +6,8 @@ agrees with float32's top-1; a quantized program saves and loads back as it is; 
 (an unknown algo, no calibration data, a feed of the wrong shape) is an error naming what, and a
 program with nothing quantizable a warning saying why. On the plain kernels (no use_mkldnn) the
 same program gives oneDNN's results within 1 level. A model Paddle's quantization saved in QDQ
-form or with its fake-quant ops runs its convolutions and fc in int8 with its own scales
+form or with its fake-quant ops runs its convolutions and fc in int8 with its own scales, saved
+by Paddle 2.6 in the legacy format and by Paddle 3.3's paddle.quantization as PIR programs
 (test_int8_fake_quant.py: the fake-quant forms the fixture lacks)."""
 
 import collections
@@ -272,6 +273,37 @@ def test_paddle_quantized_model_runs_in_int8_with_its_own_scales(name):
     # Paddle's QDQ program also fake-quantizes each layer's output; the int8 program does not.
     err = float(np.abs(out - want).max() / np.abs(want).max())
     print("%s int8: max error %.4f of the largest output" % (name, err))
+    assert err < 0.05, err
+    assert (out.argmax(1) == want.argmax(1)).all()
+
+
+@pytest.mark.parametrize("name", ["quant_qdq", "quant_fake", "quant_ptq"])
+def test_paddle3_pir_quantized_model_runs_in_int8_with_its_own_scales(name):
+    # The same net through Paddle 3.3's paddle.quantization.QAT, saved as PIR programs
+    # (tests/fixtures/paddle/pir): quant_qdq converted (quantize_linear / dequantize_linear, the
+    # weights' int8 levels stored as float32), quant_fake as trained (the quanters' fake ops);
+    # quant_ptq: through Paddle 3.3's PTQ (one scale per weight tensor), converted.
+    d = os.path.join(FIXTURES, "pir", name)
+    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    program, feeds, fetches = tide.io.load_inference_model(
+        os.path.join(d, "inference"), exe, scope=scope, precision="int8"
+    )
+    types = [op.type for op in program.global_block().ops]
+    assert not [t for t in types if "quantize_" in t or "_quantize" in t], types
+    assert int8_ops(program) == {"fused_conv2d": 2, "fc": 1}, int8_ops(program)
+    (out,) = exe.run(
+        program,
+        feed={feeds[0]: np.load(os.path.join(d, "input.npy"))},
+        fetch_list=fetches,
+        scope=scope,
+    )
+    kernels = [k for t, k in exe.last_run_info()["kernels"] if t in ("fused_conv2d", "fc")]
+    assert len(kernels) == 3 and all("int8" in k for k in kernels), kernels
+    if has_mkldnn():
+        assert all("mkldnn" in k for k in kernels), kernels
+    want = np.load(os.path.join(d, "expected.npy"))
+    err = float(np.abs(out - want).max() / np.abs(want).max())
+    print("pir/%s int8: max error %.4f of the largest output" % (name, err))
     assert err < 0.05, err
     assert (out.argmax(1) == want.argmax(1)).all()
 

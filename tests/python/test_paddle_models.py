@@ -423,6 +423,15 @@ def test_dense_tensor_names(fresh_programs):
 # Saved by Paddle 3.3.1's paddle.jit.save as PIR programs (tests/fixtures/paddle/pir). A fixture
 # whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
 PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm"]
+# The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
+# as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
+# / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
+# weight scales); quant_ptq: the untrained net through Paddle 3.3's PTQ (AbsmaxObserver: one scale
+# per tensor, weights too), converted. The converted ones' expected.npy is Paddle's dygraph output
+# of the saved net (Paddle 3.3.1 runs its PIR dequantize_linear as a quantize), equal to Paddle's
+# executor on the same net saved in the legacy format (legacy/).
+PIR_QUANT = ["quant_fake", "quant_qdq", "quant_ptq"]
+PIR += PIR_QUANT
 
 
 def pir_model(tmp_path, name):
@@ -453,6 +462,82 @@ def test_pir_matches_paddle(tmp_path, name, lib, optimize):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     kernels = [k for _, k in exe.last_run_info()["kernels"]]
     assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
+
+
+def test_pir_quantized_programs_translated():
+    """Paddle 3.3's quantization ops become quant_ops' Fluid ops with Paddle 3's attributes; the
+    converted weights hold their int8 levels."""
+    got = {}
+    for name in PIR_QUANT:
+        scope = tide.Scope()
+        with tide.scope_guard(scope):
+            program, feeds, fetches = tide.io.load_inference_model(
+                os.path.join(FIXTURES, "pir", name, "inference"), optimize=False
+            )
+        got[name] = (program.global_block().ops, scope)
+        assert feeds == ["x"] and len(fetches) == 1
+    ops, _ = got["quant_fake"]
+    types = [op.type for op in ops]
+    assert types.count("fake_quantize_dequantize_moving_average_abs_max") == 5, types
+    assert types.count("fake_channel_wise_quantize_dequantize_abs_max") == 3, types
+    act = next(op for op in ops if op.type.startswith("fake_quantize_dequantize_moving"))
+    assert act.attr("round_type") == 1 and act.attr("is_test") and act.attr("bit_length") == 8
+    assert act.input("InAccum") == [] and act.output("OutScale") == []  # training state dropped
+    axes = [op.attr("quant_axis") for op in ops if op.type.startswith("fake_channel_wise")]
+    assert axes == [0, 0, 1], axes  # conv, depthwise conv: dim 0; Linear's [in, out]: dim 1
+
+    for name, weight_axes in (("quant_qdq", [0, 0, 1]), ("quant_ptq", [-1, -1, -1])):
+        ops, scope = got[name]
+        types = [op.type for op in ops]
+        assert types.count("quantize_linear") == 5 and types.count("dequantize_linear") == 8, types
+        assert not [t for t in types if t.startswith("fake_")], types
+        for op in ops:
+            if op.type in ("quantize_linear", "dequantize_linear"):
+                assert (op.attr("qmin"), op.attr("qmax"), op.attr("bit_length")) == (-128, 127, 8)
+                assert op.attr("round_type") == 0 and op.attr("is_test")
+                assert not op.attr("only_observer") and op.input("InState") == []
+        # A weight's dequantize_linear reads a parameter (loaded into the scope; nothing ran yet).
+        weights = [
+            op
+            for op in ops
+            if op.type == "dequantize_linear" and scope.find_var(op.input("X")[0]) is not None
+        ]
+        assert [op.attr("quant_axis") for op in weights] == weight_axes, name
+        for op in weights:  # float32 parameters holding int8 levels, as Paddle 3.3 stores them
+            w = np.array(scope.find_var(op.input("X")[0]).get_tensor(), copy=True)
+            assert w.dtype == np.float32 and (w == np.round(w)).all()
+            assert w.min() >= -128 and w.max() <= 127 and np.abs(w).max() >= 120, (name, w.max())
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("name", ["quant_qdq", "quant_ptq"])
+def test_pir_quantized_legacy_twin_matches(name, lib):
+    """The converted net saved by Paddle 3.3 in both formats (PIR; its legacy/: the legacy
+    program) gives the same output in Tide, and Paddle's."""
+    d = os.path.join(FIXTURES, "pir", name)
+    x, expected = np.load(os.path.join(d, "input.npy")), np.load(os.path.join(d, "expected.npy"))
+    outs = []
+    for prefix in (os.path.join(d, "inference"), os.path.join(d, "legacy", "inference")):
+        with tide.scope_guard(tide.Scope()):
+            out, _ = run(prefix, x, use_mkldnn=lib == "mkldnn")
+        np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_pir_quant_fake_and_qdq_agree():
+    """quant_fake and quant_qdq are one trained net in two forms; they differ only by what convert
+    changes: the weights quantized with the scales of the last training forward (before the last
+    SGD step), round_type 0 and the level -128. Tide's outputs as Paddle's: within 2%, same
+    classes."""
+    outs = {}
+    for name in ("quant_fake", "quant_qdq"):
+        d = os.path.join(FIXTURES, "pir", name)
+        with tide.scope_guard(tide.Scope()):
+            outs[name], _ = run(os.path.join(d, "inference"), np.load(os.path.join(d, "input.npy")))
+    a, b = outs["quant_fake"], outs["quant_qdq"]
+    assert np.abs(a - b).max() / np.abs(a).max() < 0.02
+    assert (a.argmax(1) == b.argmax(1)).all()
 
 
 def test_pir_program_translated():
@@ -545,6 +630,21 @@ def test_pir_unknown_operations_listed_at_once(tmp_path):
         "2 PIR operation type(s) have no translation to Tide ops",
         "pd_op.poolzd (2 ops), pd_op.relx (2 ops)",
         "PIR format version 4",
+    )
+
+
+def test_pir_quantized_unknown_operations_listed_at_once(tmp_path):
+    """A quantized program with operations Tide lacks: all of them named, with their counts."""
+    d = tmp_path / "pir_quant_qdq"
+    shutil.copytree(os.path.join(FIXTURES, "pir", "quant_qdq"), d)
+    text = (d / "inference.json").read_text()
+    text = text.replace('"#":"1.quantize_linear"', '"#":"1.quantize_linearx"')
+    (d / "inference.json").write_text(text.replace('"#":"1.relu"', '"#":"1.relux"'))
+    expect_error(
+        d / "inference",
+        "inference.json",
+        "2 PIR operation type(s) have no translation to Tide ops",
+        "pd_op.quantize_linearx (5 ops), pd_op.relux (2 ops)",
     )
 
 
