@@ -114,21 +114,22 @@ const Entry kEntries[] = {
     // Quantization (plugins/ops_nn/quant_ops.cc): Paddle 3.x's paddle.quantization QAT / PTQ
     // after `convert` (quantize_linear / dequantize_linear: x, scale, zero_point, in_accum,
     // in_state -> y, out_state, out_accum, out_scale) and its quanters' fake ops before it. The
-    // training state (in_accum / in_state, whose saved values are zeros, and every result but
-    // the first) is not read in inference: dropped. Their attributes are Fluid's, by name.
+    // training state (in_accum / in_state, whose saved values are zeros, and out_state /
+    // out_accum) is not read in inference: dropped; the fake ops' out_scale is kept (the legacy
+    // pattern's fake_dequantize_max_abs reads it). Their attributes are Fluid's, by name.
     {"pd_op.quantize_linear", "quantize_linear", "X Scale ZeroPoint - -", "Y - - -", ""},
     {"pd_op.dequantize_linear", "dequantize_linear", "X Scale ZeroPoint - -", "Y - - -", ""},
     {"pd_op.fake_quantize_dequantize_moving_average_abs_max",
-     "fake_quantize_dequantize_moving_average_abs_max", "X InScale - -", "Out - - -", ""},
+     "fake_quantize_dequantize_moving_average_abs_max", "X InScale - -", "Out OutScale - -", ""},
     {"pd_op.fake_quantize_moving_average_abs_max", "fake_quantize_moving_average_abs_max",
-     "X InScale - -", "Out - - -", ""},
-    {"pd_op.fake_quantize_dequantize_abs_max", "fake_quantize_dequantize_abs_max", "X", "Out -",
-     ""},
-    {"pd_op.fake_quantize_abs_max", "fake_quantize_abs_max", "X", "Out -", ""},
+     "X InScale - -", "Out OutScale - -", ""},
+    {"pd_op.fake_quantize_dequantize_abs_max", "fake_quantize_dequantize_abs_max", "X",
+     "Out OutScale", ""},
+    {"pd_op.fake_quantize_abs_max", "fake_quantize_abs_max", "X", "Out OutScale", ""},
     {"pd_op.fake_channel_wise_quantize_dequantize_abs_max",
-     "fake_channel_wise_quantize_dequantize_abs_max", "X", "Out -", ""},
-    {"pd_op.fake_channel_wise_quantize_abs_max", "fake_channel_wise_quantize_abs_max", "X", "Out -",
-     ""},
+     "fake_channel_wise_quantize_dequantize_abs_max", "X", "Out OutScale", ""},
+    {"pd_op.fake_channel_wise_quantize_abs_max", "fake_channel_wise_quantize_abs_max", "X",
+     "Out OutScale", ""},
     {"pd_op.fake_dequantize_max_abs", "fake_dequantize_max_abs", "X Scale", "Out", ""},
     {"pd_op.fake_channel_wise_dequantize_max_abs", "fake_channel_wise_dequantize_max_abs",
      "X Scales", "Out", ""},
