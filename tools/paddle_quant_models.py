@@ -52,6 +52,19 @@ class QuantConvNet(nn.Layer):
         return {"x": rng.standard_normal((2, 3, 16, 16)).astype(np.float32)}
 
 
+def _train(net, rng, steps):
+    """`steps` SGD steps of the quantized net on random batches (the quanters' scales move), then
+    eval mode."""
+    opt = paddle.optimizer.SGD(0.01, parameters=net.parameters())
+    for _ in range(steps):
+        x = paddle.to_tensor(rng.standard_normal((4, 3, 16, 16)).astype(np.float32))
+        loss = net(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    net.eval()
+
+
 def save_quantized(onnx_format, prefix, rng, steps=4):
     """QuantConvNet through QAT (channel-wise abs-max weights, moving-average abs-max
     activations), `steps` SGD steps on random data, saved at `prefix`; returns the feed."""
@@ -64,14 +77,7 @@ def save_quantized(onnx_format, prefix, rng, steps=4):
         onnx_format=onnx_format,
     )
     qat.quantize(net)
-    opt = paddle.optimizer.SGD(0.01, parameters=net.parameters())
-    for _ in range(steps):
-        x = paddle.to_tensor(rng.standard_normal((4, 3, 16, 16)).astype(np.float32))
-        loss = net(x).square().mean()
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-    net.eval()
+    _train(net, rng, steps)
     spec = [paddle.static.InputSpec(s, d, n) for n, s, d in QuantConvNet.inputs]
     qat.save_quantized_model(net, prefix, input_spec=spec)
     return QuantConvNet.example(rng)
@@ -162,14 +168,7 @@ def train_qat3(steps=4):
         activation, weight = _quanters()
         qat = QAT(QuantConfig(activation=activation, weight=weight))
         net = qat.quantize(QuantConvNet())
-        opt = paddle.optimizer.SGD(0.01, parameters=net.parameters())
-        for _ in range(steps):
-            x = paddle.to_tensor(rng.standard_normal((4, 3, 16, 16)).astype(np.float32))
-            loss = net(x).square().mean()
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-    net.eval()
+        _train(net, rng, steps)
     return qat, net, rng
 
 

@@ -36,7 +36,7 @@ class FrozenModel {
   // plan's range is refused, naming the feed, the dimension and the range.
   std::vector<LoDTensor> Run(const std::vector<LoDTensor>& inputs);
 
-  // Capture and replay (the place's TideDeviceGraphs, e.g. CUDA graphs), off by default: with
+  // Capture and replay (the place device's TideDeviceGraphs), off by default: with
   // it on, the second run at a batch size is captured and every later run at that size replays
   // it, with no kernel called on the host. Feeds are then copied into the model's own slots
   // (never read in place), so the captured addresses stay valid. A plan the device cannot replay
