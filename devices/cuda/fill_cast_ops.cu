@@ -18,9 +18,6 @@ namespace {
 // Conversions, through float for __half and __nv_bfloat16 (round to nearest even; bfloat16 from
 // a double rounds to float first, as on the CPU); a float to an integer type saturates and maps
 // NaN to 0 (tide/ops/cast.hpp); to the same type, the bits.
-template <typename T>
-constexpr bool kLowFloat = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
-
 template <typename To, typename From>
 __host__ __device__ __forceinline__ To Convert(From v) {
   if constexpr (std::is_same_v<To, From>) {

@@ -90,8 +90,9 @@ void SumOp(KernelContext& ctx) {
   size_t sparse = 0;
   for (size_t i = 0; i < count; ++i) sparse += ctx.InputVar("X", i).IsSelectedRows() ? 1 : 0;
   if (sparse > 0) {
-    if constexpr (std::is_same_v<T, __half>) {
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'sum': no float16 kernel for SelectedRows inputs");
+    if constexpr (kLowFloat<T>) {
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'sum': no ", tide::DataTypeName(tide::DataTypeOf<T>()),
+                 " kernel for SelectedRows inputs");
     } else {
       // All sparse: each distinct row once, ascending, as the CPU kernel (merge_rows.cuh).
       if (sparse == count) return MergeInputsIntoOut<T>(ctx, g, count);
@@ -247,7 +248,8 @@ using namespace tide_cuda;  // NOLINT: registration macros below
 
 TIDE_REGISTER_KERNEL("mean", "gpu", MeanKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("mean_grad", "gpu", MeanGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("sum", "gpu", SumOp, float, double, int32_t, int64_t, __half);
+TIDE_REGISTER_KERNEL("sum", "gpu", SumOp, float, double, int32_t, int64_t,
+                     TIDE_CUDA_LOW_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("squared_l2_norm", "gpu", SquaredL2Norm, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("squared_l2_norm_grad", "gpu", SquaredL2NormGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("clip_by_norm", "gpu", ClipByNorm, TIDE_CUDA_FLOAT_TYPES);
