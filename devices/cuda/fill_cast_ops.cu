@@ -8,6 +8,7 @@
 #include <tide/ops/shape_inputs.hpp>
 #include <type_traits>
 
+#include "convert.h"
 #include "gpu.h"
 #include "host_ints.h"
 
@@ -164,6 +165,14 @@ void RegisterCastPair(tide::Registrar& r) {
 }
 
 }  // namespace
+
+template <typename T>
+void FloatToLow(const Gpu& g, const float* in, T* out, int64_t n) {
+  Launch(g, "ConvertKernel", n, ConvertKernel<float, T>, in, out, n);
+}
+template void FloatToLow<__half>(const Gpu&, const float*, __half*, int64_t);
+template void FloatToLow<__nv_bfloat16>(const Gpu&, const float*, __nv_bfloat16*, int64_t);
+
 }  // namespace tide_cuda
 
 using namespace tide_cuda;  // NOLINT: registration macros below
