@@ -38,6 +38,16 @@ int AsInt(const Gpu& g, int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// A 16-bit GEMM this device's cuBLAS does not run (bfloat16 below compute capability 8.0) is
+// declined: every GEMM of the op fails alike, so the first fails before anything is written, and
+// the core runs the float32 kernel on widened data.
+void CheckLowBlas(const Gpu& g, cublasStatus_t s, const char* call) {
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", g.op(), "' on ", g.place().ToString(), ": ", call,
+               " does not take this 16-bit GEMM here: ", CublasStatusText(s));
+  CheckBlas(g, s, call);
+}
+
 // alpha and beta: float for the 16-bit types (cuBLAS's CUBLAS_COMPUTE_32F scale type), T
 // otherwise.
 template <typename T>
@@ -110,14 +120,14 @@ void Gemm(const Gpu& g, bool ta, bool tb, int64_t m, int64_t n, int64_t k, Scal<
     if (batch == 1) {
       s = api.cublasGemmEx(h, opb, opa, in, im, ik, &alpha, b, ab, ldb, a, ab, lda, &beta, c, ct,
                            in, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-      CheckBlas(g, s, "cublasGemmEx");
+      CheckLowBlas(g, s, "cublasGemmEx");
       return;
     }
     const int ib = AsInt(g, batch, "batch");
     s = api.cublasGemmStridedBatchedEx(h, opb, opa, in, im, ik, &alpha, b, ab, ldb, stride_b, a, ab,
                                        lda, stride_a, &beta, c, ct, in, stride_c, ib,
                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    CheckBlas(g, s, "cublasGemmStridedBatchedEx");
+    CheckLowBlas(g, s, "cublasGemmStridedBatchedEx");
     return;
   } else {
     if (batch == 1) {
