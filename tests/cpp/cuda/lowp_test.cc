@@ -10,7 +10,9 @@
 // the CPU lacks a 16-bit kernel a case needs (it has few), the case runs in float32 there (its
 // shapes, attributes and bounds checked) and the test then skips, saying which kernels were
 // missing.
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "cuda_test_util.h"
 
@@ -67,21 +69,28 @@ std::string MissingKernels(const std::vector<std::string>& ops, TideDataType dty
          " kernel of " + missing;
 }
 
-// `type` in `dtype` on the GPU: each input fed in float32 and cast there, each output cast back.
+// `type` in `dtype` on the GPU: each input fed in float32 and cast there, each output cast back;
+// the variables in `keep32` (float32 parameters and statistics) are fed and fetched as they are.
 std::map<std::string, TestTensor> RunLow(const std::string& type, const Io& ins, const Io& outs,
                                          const std::map<std::string, TestTensor>& feeds,
-                                         const core::AttributeMap& attrs, TideDataType dtype) {
+                                         const core::AttributeMap& attrs, TideDataType dtype,
+                                         const std::set<std::string>& keep32 = {}) {
   core::VariableNameMap in, out;
   std::vector<core::OpDesc> ops;
   std::vector<std::string> fetch;
   for (const auto& [param, var] : ins) {
+    if (keep32.count(var)) {
+      in[param].push_back(var);
+      continue;
+    }
     in[param].push_back(var + "_low");
     ops.push_back(Cast(var, var + "_low", TIDE_FP32, dtype));
   }
-  for (const auto& [param, var] : outs) out[param].push_back(var + "_low");
+  for (const auto& [param, var] : outs)
+    out[param].push_back(keep32.count(var) ? var : var + "_low");
   ops.push_back(core::OpDesc(type, in, out, attrs));
   for (const auto& [param, var] : outs) {
-    ops.push_back(Cast(var + "_low", var, dtype, TIDE_FP32));
+    if (!keep32.count(var)) ops.push_back(Cast(var + "_low", var, dtype, TIDE_FP32));
     fetch.push_back(var);
   }
   return RunOps(Gpu(), ops, feeds, fetch);
@@ -110,6 +119,31 @@ void ExpectLowMatches(const std::string& type, const Io& ins, const Io& outs,
   auto ref = RunCpu32(type, ins, outs, feeds, attrs);
   for (const auto& [param, var] : outs)
     ExpectClose(low[var], ref[var], LowTol(dtype), type + " " + param + " in " + LowName(dtype));
+}
+
+// Values k / 32 for integers |k| < 64: exact in float16 and bfloat16, so a 16-bit run's inputs
+// are the float32 run's and only its own arithmetic (float32) and rounding of results differ.
+TestTensor Dyadic(std::vector<int64_t> dims, unsigned seed) {
+  TestTensor t = Random(std::move(dims), TIDE_FP32, -2, 2, seed);
+  for (double& v : t.data) v = std::round(v * 32 > 63 ? 63 : v * 32 < -63 ? -63 : v * 32) / 32;
+  return t;
+}
+
+// An op on such exact inputs (those in `keep32` fed and fetched float32): each 16-bit output within
+// its own rounding (u relative, twice the unit roundoff) of the float32 op's, plus `atol`; the
+// float32 ones within 1e-4.
+void ExpectExactInputsMatch(const std::string& type, const Io& ins, const Io& outs,
+                            const std::map<std::string, TestTensor>& feeds, TideDataType dtype,
+                            const core::AttributeMap& attrs, const std::set<std::string>& keep32,
+                            double atol = 1e-4) {
+  SCOPED_TRACE(type + " in " + LowName(dtype));
+  auto low = RunLow(type, ins, outs, feeds, attrs, dtype, keep32);
+  auto ref = RunCpu32(type, ins, outs, feeds, attrs);
+  for (const auto& [param, var] : outs) {
+    const Tolerance tol =
+        keep32.count(var) ? Tolerance{1e-4, 1e-4} : Tolerance{std::max(LowU(dtype), 1e-5), atol};
+    ExpectClose(low[var], ref[var], tol, type + " " + param + " in " + LowName(dtype));
+  }
 }
 
 // A bilinear op (GEMM, convolution, or a grad of one) in `dtype` against float32: each element
@@ -452,6 +486,79 @@ TEST_P(GpuLowpTest, PoolingAndGradMatchFloat32) {
                      {{"x", x}, {"o", out}, {"g", Random(out.dims, TIDE_FP32, -1, 1, 96)}}, dt,
                      attrs);
   }
+  TIDE_STAND_IN_SKIP();
+}
+
+// ---------------------------------------------------------------------------------------------
+// layer_norm and batch_norm: X (and Y@GRAD) in the 16-bit type, Scale, Bias (and batch_norm's
+// statistics) float32 (AsFloat32Param); computed in float32. Exact inputs: each result within its
+// own rounding.
+TEST_P(GpuLowpTest, LayerNormAndGradMatchFloat32) {
+  const TideDataType dt = RunType({"layer_norm", "layer_norm_grad", "cast"});
+  const std::string dy = core::GradVarName("Y");
+  for (int32_t axis : {1, 2}) {
+    SCOPED_TRACE("begin_norm_axis " + std::to_string(axis));
+    const std::vector<int64_t> x = {3, 4, 6};
+    const int64_t right = axis == 1 ? 24 : 6;
+    const core::AttributeMap attrs = {{"begin_norm_axis", axis}, {"epsilon", 1e-5f}};
+    std::map<std::string, TestTensor> feeds = {{"x", Dyadic(x, 100 + axis)},
+                                               {"s", Random({right}, TIDE_FP32, 0.5, 1.5, 102)},
+                                               {"b", Random({right}, TIDE_FP32, -1, 1, 103)},
+                                               {"g", Dyadic(x, 104 + axis)}};
+    ExpectExactInputsMatch("layer_norm", {{"X", "x"}, {"Scale", "s"}, {"Bias", "b"}},
+                           {{"Y", "y"}, {"Mean", "mean"}, {"Variance", "var"}}, feeds, dt, attrs,
+                           {"s", "b"});
+    ExpectExactInputsMatch("layer_norm_grad",
+                           {{"X", "x"}, {"Scale", "s"}, {"Bias", "b"}, {dy, "g"}},
+                           {{core::GradVarName("X"), "dx"},
+                            {core::GradVarName("Scale"), "ds"},
+                            {core::GradVarName("Bias"), "db"}},
+                           feeds, dt, attrs, {"s", "b", "ds", "db"});
+  }
+  TIDE_STAND_IN_SKIP();
+}
+
+TEST_P(GpuLowpTest, BatchNormAndGradMatchFloat32) {
+  const TideDataType dt = RunType({"batch_norm", "batch_norm_grad", "cast"});
+  const std::string dy = core::GradVarName("Y");
+  for (const char* layout : {"NCHW", "NHWC"})
+    for (bool test : {false, true}) {
+      SCOPED_TRACE(std::string(layout) + (test ? " is_test" : " training"));
+      const std::vector<int64_t> x = std::string(layout) == "NCHW"
+                                         ? std::vector<int64_t>{2, 3, 4, 4}
+                                         : std::vector<int64_t>{2, 4, 4, 3};
+      const core::AttributeMap attrs = {{"data_layout", std::string(layout)},
+                                        {"is_test", test},
+                                        {"epsilon", 1e-5f},
+                                        {"momentum", 0.9f}};
+      std::map<std::string, TestTensor> feeds = {{"x", Dyadic(x, 110)},
+                                                 {"s", Random({3}, TIDE_FP32, 0.5, 1.5, 111)},
+                                                 {"b", Random({3}, TIDE_FP32, -1, 1, 112)},
+                                                 {"m", Random({3}, TIDE_FP32, -0.5, 0.5, 113)},
+                                                 {"v", Random({3}, TIDE_FP32, 0.5, 1.5, 114)},
+                                                 {"g", Dyadic(x, 115)}};
+      const Io ins = {{"X", "x"}, {"Scale", "s"}, {"Bias", "b"}, {"Mean", "m"}, {"Variance", "v"}};
+      const Io outs = {{"Y", "y"},
+                       {"MeanOut", "mo"},
+                       {"VarianceOut", "vo"},
+                       {"SavedMean", "sm"},
+                       {"SavedVariance", "sv"}};
+      const std::set<std::string> f32 = {"s", "b", "m", "v", "mo", "vo", "sm", "sv", "ds", "db"};
+      ExpectExactInputsMatch("batch_norm", ins, outs, feeds, dt, attrs, f32);
+      // The grad reads the forward's SavedMean / SavedVariance (float32, from the CPU's run).
+      auto fwd = RunCpu32("batch_norm", ins, outs, feeds, attrs);
+      feeds["sm"] = fwd["sm"];
+      feeds["sv"] = fwd["sv"];
+      Io grad_ins = ins;
+      grad_ins.push_back({"SavedMean", "sm"});
+      grad_ins.push_back({"SavedVariance", "sv"});
+      grad_ins.push_back({dy, "g"});
+      ExpectExactInputsMatch("batch_norm_grad", grad_ins,
+                             {{core::GradVarName("X"), "dx"},
+                              {core::GradVarName("Scale"), "ds"},
+                              {core::GradVarName("Bias"), "db"}},
+                             feeds, dt, attrs, f32);
+    }
   TIDE_STAND_IN_SKIP();
 }
 
