@@ -1,7 +1,7 @@
 // activation_ops.cu: every activation of ops_math's table (tide/ops/activation.hpp: relu,
 // sigmoid, tanh, gelu, elu, swish, ...) and its grad on the GPU: one forward and one grad kernel
-// over the shared functor, so the formulas are the CPU's own. float and double, and __half
-// computed in float.
+// over the shared functor, so the formulas are the CPU's own. float and double, and __half and
+// __nv_bfloat16 computed in float.
 #include <string>
 #include <tide/ops/activation.hpp>
 #include <type_traits>
@@ -69,5 +69,6 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
     RegisterFor<F, float>(r, TIDE_FP32);
     RegisterFor<F, double>(r, TIDE_FP64);
     RegisterFor<F, __half>(r, TIDE_FP16);
+    RegisterFor<F, __nv_bfloat16>(r, TIDE_BF16);
   });
 });

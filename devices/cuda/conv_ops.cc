@@ -7,12 +7,17 @@
 // convolution then reads. Algorithms come from cuDNN's heuristics (deterministic ones first, within
 // workspace_size_MB), cached per shape; an NHWC convolution for which cuDNN offers none is
 // declined (the CPU kernel runs it). float32 runs on FMA math (no TF32) unless
-// TIDE_CUDA_ALLOW_TF32=1, so results match the CPU's.
+// TIDE_CUDA_ALLOW_TF32=1, so results match the CPU's. conv2d and depthwise_conv2d (+ grads) also
+// take float16 and bfloat16: CUDNN_DATA_HALF / CUDNN_DATA_BFLOAT16 tensors, float32 compute in the
+// convolution descriptor, CUDNN_TENSOR_OP_MATH (tensor cores), float scaling factors; where cuDNN's
+// heuristics offer no algorithm for them, the op is declined (the core runs the float32 kernel on
+// widened data).
 #include <array>
 #include <map>
 #include <mutex>
 #include <tide/ops/conv.hpp>
 #include <tide/ops/conv_transpose.hpp>
+#include <type_traits>
 
 #include "dnn.h"
 #include "image_pad.h"
@@ -25,6 +30,34 @@ using tide::ops::GetConvGeom;
 
 // ---------------------------------------------------------------------------------------------
 // cuDNN plumbing (CheckDnn, DnnHandle, AllowTf32, AsInt: dnn.h).
+
+// The data type of T's tensors and filters.
+template <typename T>
+constexpr cudnnDataType_t DnnType() {
+  if constexpr (std::is_same_v<T, float>)
+    return CUDNN_DATA_FLOAT;
+  else if constexpr (std::is_same_v<T, double>)
+    return CUDNN_DATA_DOUBLE;
+  else if constexpr (std::is_same_v<T, __half>)
+    return CUDNN_DATA_HALF;
+  else
+    return CUDNN_DATA_BFLOAT16;
+}
+// The convolution's compute type: T's for float and double, float for the 16-bit types (cuDNN's
+// "pseudo half" configuration: 16-bit data, float32 accumulation).
+template <typename T>
+constexpr cudnnDataType_t DnnComputeType() {
+  return kLowFloat<T> ? CUDNN_DATA_FLOAT : DnnType<T>();
+}
+// Math: FMA for float (TF32 tensor cores only with TIDE_CUDA_ALLOW_TF32=1) and double, tensor
+// cores for the 16-bit types.
+template <typename T>
+cudnnMathType_t DnnMathType() {
+  if constexpr (kLowFloat<T>)
+    return CUDNN_TENSOR_OP_MATH;
+  else
+    return std::is_same_v<T, float> && AllowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+}
 
 // The descriptors of one convolution, destroyed with it.
 template <typename T>
@@ -52,7 +85,7 @@ class ConvDescriptors {
   void Set(const Gpu& g, const KernelContext& ctx, const ConvGeom& geo,
            cudnnTensorFormat_t layout) {
     const CudnnApi& api = Cudnn();
-    const cudnnDataType_t dt = std::is_same_v<T, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+    const cudnnDataType_t dt = DnnType<T>();
     CheckDnn(g, api.cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor");
     CheckDnn(g, api.cudnnCreateTensorDescriptor(&y), "cudnnCreateTensorDescriptor");
     CheckDnn(g, api.cudnnCreateFilterDescriptor(&f), "cudnnCreateFilterDescriptor");
@@ -74,15 +107,12 @@ class ConvDescriptors {
              api.cudnnSetConvolution2dDescriptor(conv, AsInt(ctx, geo.ph), AsInt(ctx, geo.pw),
                                                  AsInt(ctx, geo.sh), AsInt(ctx, geo.sw),
                                                  AsInt(ctx, geo.dh), AsInt(ctx, geo.dw),
-                                                 CUDNN_CROSS_CORRELATION, dt),
+                                                 CUDNN_CROSS_CORRELATION, DnnComputeType<T>()),
              "cudnnSetConvolution2dDescriptor");
     CheckDnn(g, api.cudnnSetConvolutionGroupCount(conv, AsInt(ctx, geo.groups)),
              "cudnnSetConvolutionGroupCount");
-    CheckDnn(
-        g,
-        api.cudnnSetConvolutionMathType(
-            conv, std::is_same_v<T, float> && AllowTf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
-        "cudnnSetConvolutionMathType");
+    CheckDnn(g, api.cudnnSetConvolutionMathType(conv, DnnMathType<T>()),
+             "cudnnSetConvolutionMathType");
   }
   void Destroy() noexcept {
     if (!x && !y && !f && !conv) return;
@@ -170,10 +200,12 @@ std::map<ChoiceKey, Choice>& Cache() {
 
 // Picks from cuDNN's heuristic ranking: the first deterministic algorithm that runs within
 // `limit` bytes of workspace, else the first that runs within it. `Perf` is the perf struct,
-// `get` fills a ranking, `size` returns an algorithm's workspace.
+// `get` fills a ranking, `size` returns an algorithm's workspace. With none, `decline` (an NHWC or
+// a 16-bit convolution, whose support in cuDNN depends on its version) declines the op, else it
+// is an error.
 template <typename Perf, typename Get, typename Size>
-Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, bool nhwc, const char* what,
-              Get get, Size size) {
+Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, bool nhwc, bool decline,
+              const char* what, Get get, Size size) {
   {
     std::lock_guard<std::mutex> lock(CacheMutex());
     auto it = Cache().find(key);
@@ -190,10 +222,12 @@ Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, bool nhwc, const
       if (pass == 0 && p.determinism != CUDNN_DETERMINISTIC) continue;
       pick = &p;
     }
-  if (!pick && nhwc)  // cuDNN's NHWC support varies by version and type: the CPU kernel runs it
-    TIDE_THROW(
-        TIDE_UNIMPLEMENTED, "op '", g.op(), "': cuDNN (", what,
-        ") offers no algorithm for this NHWC convolution within workspace_size_MB = ", limit >> 20);
+  if (!pick && decline)  // cuDNN's NHWC and 16-bit support varies by version and type: the CPU
+                         // kernel (or the float32 one) runs it
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", g.op(), "': cuDNN (", what,
+               ") offers no algorithm for this ", nhwc ? "NHWC " : "",
+               tide::DataTypeName(static_cast<TideDataType>(key[1])),
+               " convolution within workspace_size_MB = ", limit >> 20);
   TIDE_CHECK(pick != nullptr, "op '", g.op(), "': cuDNN (", what,
              ") offers no algorithm for this convolution within workspace_size_MB = ", limit >> 20);
   Choice c;
@@ -209,9 +243,11 @@ size_t WorkspaceLimit(const KernelContext& ctx) {
   return static_cast<size_t>(std::max<int64_t>(mb, 0)) << 20;
 }
 
+// cuDNN's alpha and beta: double for double data, float otherwise (the 16-bit types too).
 template <typename T>
 struct Scalars {
-  T one = T(1), zero = T(0);
+  using S = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  S one = S(1), zero = S(0);
 };
 
 // The algorithm of each cuDNN pass over one geometry (a conv2d's, or the conv2d whose Input
@@ -222,7 +258,7 @@ Choice ChooseForward(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T>& d,
   const CudnnApi& api = Cudnn();
   return Choose<cudnnConvolutionFwdAlgoPerf_t>(
       g, KeyOf(0, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
-      "cudnnGetConvolutionForwardAlgorithm_v7",
+      nhwc || kLowFloat<T>, "cudnnGetConvolutionForwardAlgorithm_v7",
       [&](cudnnConvolutionFwdAlgoPerf_t* p, int n, int* got) {
         return api.cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.f, d.conv, d.y, n, got, p);
       },
@@ -236,7 +272,7 @@ Choice ChooseBackwardData(const Gpu& g, cudnnHandle_t h, const ConvDescriptors<T
   const CudnnApi& api = Cudnn();
   return Choose<cudnnConvolutionBwdDataAlgoPerf_t>(
       g, KeyOf(1, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
-      "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+      nhwc || kLowFloat<T>, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
       [&](cudnnConvolutionBwdDataAlgoPerf_t* p, int n, int* got) {
         return api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.f, d.y, d.conv, d.x, n, got, p);
       },
@@ -250,7 +286,7 @@ Choice ChooseBackwardFilter(const Gpu& g, cudnnHandle_t h, const ConvDescriptors
   const CudnnApi& api = Cudnn();
   return Choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
       g, KeyOf(2, tide::DataTypeOf<T>(), run.geo, nhwc, g.ext().device, limit), limit, nhwc,
-      "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+      nhwc || kLowFloat<T>, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
       [&](cudnnConvolutionBwdFilterAlgoPerf_t* p, int n, int* got) {
         return api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.f, n, got,
                                                                  p);
@@ -429,10 +465,11 @@ void ConvTransposeGradKernel(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("conv2d", "gpu", ConvKernel, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("conv2d_grad", "gpu", ConvGradKernel, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("depthwise_conv2d", "gpu", ConvKernel, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("depthwise_conv2d_grad", "gpu", ConvGradKernel, TIDE_CUDA_FLOAT_TYPES);
+#define TIDE_CUDA_CONV_TYPES TIDE_CUDA_FLOAT_TYPES, TIDE_CUDA_LOW_FLOAT_TYPES
+TIDE_REGISTER_KERNEL("conv2d", "gpu", ConvKernel, TIDE_CUDA_CONV_TYPES);
+TIDE_REGISTER_KERNEL("conv2d_grad", "gpu", ConvGradKernel, TIDE_CUDA_CONV_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d", "gpu", ConvKernel, TIDE_CUDA_CONV_TYPES);
+TIDE_REGISTER_KERNEL("depthwise_conv2d_grad", "gpu", ConvGradKernel, TIDE_CUDA_CONV_TYPES);
 TIDE_REGISTER_KERNEL("conv2d_transpose", "gpu", ConvTransposeKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("conv2d_transpose_grad", "gpu", ConvTransposeGradKernel,
                      TIDE_CUDA_FLOAT_TYPES);

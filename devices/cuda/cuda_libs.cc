@@ -15,6 +15,11 @@
 #endif
 
 namespace tide_cuda {
+
+// The typed members' signatures are the C functions' (no overload matches otherwise).
+static_assert(static_cast<CublasGemmExFn>(&::cublasGemmEx) != nullptr);
+static_assert(static_cast<CublasGemmStridedBatchedExFn>(&::cublasGemmStridedBatchedEx) != nullptr);
+
 namespace {
 
 // The soname first (LD_LIBRARY_PATH, the ld.so cache, this plugin's RUNPATH), then the
@@ -67,6 +72,7 @@ const Api& Get(Library<Api>& lib, const char* what, const std::string& soname, F
 #define TIDE_CUDA_LIB_LOAD(name)                                      \
   api->name = reinterpret_cast<decltype(api->name)>(dlsym(h, #name)); \
   if (!api->name) *missing += " " #name;
+#define TIDE_CUDA_LIB_LOAD_TYPED(name, type) TIDE_CUDA_LIB_LOAD(name)
 
 }  // namespace
 
@@ -75,6 +81,7 @@ const CublasApi& Cublas() {
   return Get(lib, "cuBLAS", "libcublas.so." TIDE_CUDA_STR(CUBLAS_VER_MAJOR),
              [](void* h, CublasApi* api, std::string* missing) {
                TIDE_CUBLAS_FUNCTIONS(TIDE_CUDA_LIB_LOAD)
+               TIDE_CUBLAS_TYPED_FUNCTIONS(TIDE_CUDA_LIB_LOAD_TYPED)
              });
 }
 

@@ -17,11 +17,26 @@ namespace tide_cuda {
   X(cublasDestroy_v2)            \
   X(cublasSetStream_v2)          \
   X(cublasSetMathMode)           \
+  X(cublasGetMathMode)           \
   X(cublasGetStatusString)       \
   X(cublasSgemm_v2)              \
   X(cublasDgemm_v2)              \
   X(cublasSgemmStridedBatched)   \
   X(cublasDgemmStridedBatched)
+
+// Functions the C++ header overloads (an inline wrapper taking the old cudaDataType compute type):
+// declared with the C signature's type, as decltype cannot pick an overload.
+using CublasGemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                          int, int, const void*, const void*, cudaDataType, int,
+                                          const void*, cudaDataType, int, const void*, void*,
+                                          cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using CublasGemmStridedBatchedExFn = cublasStatus_t (*)(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
+    cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*,
+    void*, cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
+#define TIDE_CUBLAS_TYPED_FUNCTIONS(X) \
+  X(cublasGemmEx, CublasGemmExFn)      \
+  X(cublasGemmStridedBatchedEx, CublasGemmStridedBatchedExFn)
 
 #define TIDE_CUDNN_FUNCTIONS(X)                     \
   X(cudnnGetVersion)                                \
@@ -83,8 +98,10 @@ namespace tide_cuda {
   X(ncclCommAbort)
 
 #define TIDE_CUDA_LIB_MEMBER(name) decltype(&::name) name = nullptr;
+#define TIDE_CUDA_LIB_TYPED_MEMBER(name, type) type name = nullptr;
 struct CublasApi {
   TIDE_CUBLAS_FUNCTIONS(TIDE_CUDA_LIB_MEMBER)
+  TIDE_CUBLAS_TYPED_FUNCTIONS(TIDE_CUDA_LIB_TYPED_MEMBER)
 };
 struct CudnnApi {
   TIDE_CUDNN_FUNCTIONS(TIDE_CUDA_LIB_MEMBER)
@@ -95,6 +112,7 @@ struct NcclApi {
 };
 #endif
 #undef TIDE_CUDA_LIB_MEMBER
+#undef TIDE_CUDA_LIB_TYPED_MEMBER
 
 // The library's functions, opened once (thread-safe). Throws TIDE_UNAVAILABLE naming the files
 // tried and the loader's error when the library or one of its functions is missing.

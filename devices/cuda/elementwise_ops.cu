@@ -1,8 +1,9 @@
 // elementwise_ops.cu: the elementwise ops of ops_math on the GPU: elementwise_add/sub/mul/div/
 // max/min/pow/mod/floordiv with Fluid's broadcast and the grads of the differentiable ones (dY
 // summed over the broadcast dims), sqrt, sign, clip, scale, with grads; clip and scale also take a
-// SelectedRows X, scale its ScaleTensor. add/sub/mul/div/max/min also take __half (computed in
-// float); grads are float and double, like the CPU's. The activations are activation_ops.cu.
+// SelectedRows X, scale its ScaleTensor. add/sub/mul/div/max/min also take __half and
+// __nv_bfloat16 (computed in float); grads are float and double, like the CPU's. The activations
+// are activation_ops.cu.
 #include <cmath>
 #include <limits>
 #include <tide/ops/clip.hpp>
@@ -458,8 +459,8 @@ void ClipGradKernel(KernelContext& ctx) {
 
 // scale: the factor (ScaleTensor's one element, read back to the host, over `scale`) and the
 // offset are converted to T first, as the CPU kernel does (so integer kernels truncate them);
-// __half computes in float. A SelectedRows X gives a SelectedRows Out with X's rows and height
-// (values scaled, rows not merged), as on the CPU.
+// __half and __nv_bfloat16 compute in float. A SelectedRows X gives a SelectedRows Out with X's
+// rows and height (values scaled, rows not merged), as on the CPU.
 template <typename T>
 void ScaleKernel(KernelContext& ctx) {
   Gpu g(ctx);
@@ -471,7 +472,7 @@ void ScaleKernel(KernelContext& ctx) {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'scale': the CUDA kernel leaves a scale or bias that ",
                tide::DataTypeName(tide::DataTypeOf<T>()), " cannot hold to the CPU kernel");
   A scale, bias;
-  if constexpr (std::is_same_v<T, __half>) {
+  if constexpr (kLowFloat<T>) {
     scale = static_cast<float>(s);
     bias = static_cast<float>(b);
   } else {
@@ -493,7 +494,7 @@ void ScaleKernel(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-#define TIDE_CUDA_BINARY_TYPES float, double, int32_t, int64_t, __half
+#define TIDE_CUDA_BINARY_TYPES float, double, int32_t, int64_t, TIDE_CUDA_LOW_FLOAT_TYPES
 TIDE_REGISTER_KERNEL("elementwise_add", "gpu", AddKernel, TIDE_CUDA_BINARY_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_sub", "gpu", SubKernel, TIDE_CUDA_BINARY_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_mul", "gpu", MulKernel, TIDE_CUDA_BINARY_TYPES);

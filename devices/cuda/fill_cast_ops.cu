@@ -8,6 +8,7 @@
 #include <tide/ops/shape_inputs.hpp>
 #include <type_traits>
 
+#include "convert.h"
 #include "gpu.h"
 #include "host_ints.h"
 
@@ -18,9 +19,6 @@ namespace {
 // Conversions, through float for __half and __nv_bfloat16 (round to nearest even; bfloat16 from
 // a double rounds to float first, as on the CPU); a float to an integer type saturates and maps
 // NaN to 0 (tide/ops/cast.hpp); to the same type, the bits.
-template <typename T>
-constexpr bool kLowFloat = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
-
 template <typename To, typename From>
 __host__ __device__ __forceinline__ To Convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -167,6 +165,14 @@ void RegisterCastPair(tide::Registrar& r) {
 }
 
 }  // namespace
+
+template <typename T>
+void FloatToLow(const Gpu& g, const float* in, T* out, int64_t n) {
+  Launch(g, "ConvertKernel", n, ConvertKernel<float, T>, in, out, n);
+}
+template void FloatToLow<__half>(const Gpu&, const float*, __half*, int64_t);
+template void FloatToLow<__nv_bfloat16>(const Gpu&, const float*, __nv_bfloat16*, int64_t);
+
 }  // namespace tide_cuda
 
 using namespace tide_cuda;  // NOLINT: registration macros below

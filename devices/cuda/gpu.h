@@ -15,6 +15,7 @@
 #include <tide/ops/data_layout.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
+#include <type_traits>
 
 namespace tide {
 // __half tensors are TIDE_FP16, __nv_bfloat16 ones TIDE_BF16 (plugin.hpp knows only the host
@@ -172,6 +173,12 @@ Scalar ScalarInput(const KernelContext& ctx, const Gpu& g, const char* param);
 
 // Floating-point kernels; ops whose CPU kernels take integers too add int32_t, int64_t.
 #define TIDE_CUDA_FLOAT_TYPES float, double
+// The 16-bit floating-point types (float16, bfloat16), computed in float.
+#define TIDE_CUDA_LOW_FLOAT_TYPES __half, __nv_bfloat16
+
+// True for __half and __nv_bfloat16 (stored in 16 bits, computed in float).
+template <typename T>
+constexpr bool kLowFloat = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 }  // namespace tide_cuda
 
@@ -180,13 +187,17 @@ Scalar ScalarInput(const KernelContext& ctx, const Gpu& g, const char* param);
 #ifdef __CUDACC__
 namespace tide_cuda {
 
-// The type arithmetic happens in: float for __half, the type itself otherwise.
+// The type arithmetic happens in: float for __half and __nv_bfloat16, the type itself otherwise.
 template <typename T>
 struct AccOf {
   using type = T;
 };
 template <>
 struct AccOf<__half> {
+  using type = float;
+};
+template <>
+struct AccOf<__nv_bfloat16> {
   using type = float;
 };
 template <typename T>

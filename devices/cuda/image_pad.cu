@@ -75,5 +75,13 @@ template void CropImages<float>(const Gpu&, const float*, const ImageDims&, cons
                                 float*);
 template void CropImages<double>(const Gpu&, const double*, const ImageDims&, const ImagePads&,
                                  double*);
+template void PadImages<__half>(const Gpu&, const __half*, const ImageDims&, const ImagePads&,
+                                __half*);
+template void CropImages<__half>(const Gpu&, const __half*, const ImageDims&, const ImagePads&,
+                                 __half*);
+template void PadImages<__nv_bfloat16>(const Gpu&, const __nv_bfloat16*, const ImageDims&,
+                                       const ImagePads&, __nv_bfloat16*);
+template void CropImages<__nv_bfloat16>(const Gpu&, const __nv_bfloat16*, const ImageDims&,
+                                        const ImagePads&, __nv_bfloat16*);
 
 }  // namespace tide_cuda

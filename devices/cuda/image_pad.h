@@ -1,7 +1,8 @@
 // image_pad.h: explicit zero padding of an image batch (NCHW or NHWC) into scratch memory, and the
 // crop back, so that a cuDNN convolution, which pads both sides alike, can run Fluid's asymmetric
 // (4-value, or SAME with an odd total) paddings: conv2d pads Input and runs unpadded; its grad
-// crops the padded Input@GRAD. Host functions (callable from .cc files), float and double.
+// crops the padded Input@GRAD. Host functions (callable from .cc files), float and double, __half
+// and __nv_bfloat16.
 #pragma once
 
 #include <cstdint>

@@ -3,10 +3,12 @@
 // exactly (cuDNN's differ: ceil_mode, adaptive windows, a window wholly in the padding). NHWC is
 // read in place: a plane's pixels are C apart. The grads gather per input pixel, visiting the
 // windows in the CPU's order, so they are deterministic and add up as the CPU's do; only big max
-// windows (global or adaptive) scatter with atomics.
+// windows (global or adaptive) scatter with atomics. __half and __nv_bfloat16 compute in float (the
+// scatter into float32 scratch, rounded once).
 #include <cfloat>
 #include <tide/ops/pool.hpp>
 
+#include "convert.h"
 #include "gpu.h"
 
 namespace tide_cuda {
@@ -51,7 +53,7 @@ __device__ int64_t ArgMax(const T* xp, int64_t step, const PoolGeom& g, const Po
   int64_t arg = win.y0 * g.w + win.x0;
   for (int64_t y = win.y0; y < win.y1; ++y)
     for (int64_t xx = win.x0; xx < win.x1; ++xx)
-      if (xp[(y * g.w + xx) * step] > xp[arg * step]) arg = y * g.w + xx;
+      if (Load(xp, (y * g.w + xx) * step) > Load(xp, arg * step)) arg = y * g.w + xx;
   return arg;
 }
 
@@ -63,23 +65,24 @@ __global__ void PoolKernel(const T* x, T* out, PoolGeom g, Planes pl, int64_t to
     pl.Split(i, g.oh * g.ow, &p, &opix);
     const T* xp = x + pl.Base(p, g.h * g.w);
     const PoolWindow win = GetPoolWindow(g, opix / g.ow, opix % g.ow);
-    T r;
+    using A = Acc<T>;
+    A r;
     if (win.size == 0) {
-      r = T(0);
+      r = A(0);
     } else if (g.max) {
-      r = Lowest<T>();
+      r = Lowest<A>();
       for (int64_t y = win.y0; y < win.y1; ++y)
         for (int64_t xx = win.x0; xx < win.x1; ++xx) {
-          const T v = xp[(y * g.w + xx) * step];
+          const A v = Load(xp, (y * g.w + xx) * step);
           r = r < v ? v : r;  // std::max(r, v)
         }
     } else {
-      r = T(0);
+      r = A(0);
       for (int64_t y = win.y0; y < win.y1; ++y)
-        for (int64_t xx = win.x0; xx < win.x1; ++xx) r += xp[(y * g.w + xx) * step];
-      r /= static_cast<T>(win.size);
+        for (int64_t xx = win.x0; xx < win.x1; ++xx) r += Load(xp, (y * g.w + xx) * step);
+      r /= static_cast<A>(win.size);
     }
-    out[i] = r;
+    out[i] = static_cast<T>(r);
   }
 }
 
@@ -108,25 +111,27 @@ __global__ void PoolGradGatherKernel(const T* x, const T* dout, T* dx, PoolGeom 
       WindowRange(y, g.kh, g.ph, g.sh, g.oh, &oy0, &oy1);
       WindowRange(xx, g.kw, g.pw, g.sw, g.ow, &ox0, &ox1);
     }
-    T acc = T(0);
+    using A = Acc<T>;
+    A acc = A(0);
     for (int64_t oy = oy0; oy <= oy1; ++oy)
       for (int64_t ox = ox0; ox <= ox1; ++ox) {
         const PoolWindow win = GetPoolWindow(g, oy, ox);
         if (win.size == 0 || y < win.y0 || y >= win.y1 || xx < win.x0 || xx >= win.x1) continue;
-        const T go = gp[(oy * g.ow + ox) * step];
+        const A go = Load(gp, (oy * g.ow + ox) * step);
         if (g.max) {
           if (ArgMax(xp, step, g, win) == pix) acc += go;
         } else {
-          acc += go / static_cast<T>(win.size);
+          acc += go / static_cast<A>(win.size);
         }
       }
-    dx[i] = acc;
+    dx[i] = static_cast<T>(acc);
   }
 }
 
-// Max pooling over big windows: one thread per output adds its gradient to its maximum.
-template <typename T>
-__global__ void MaxPoolGradScatterKernel(const T* x, const T* dout, T* dx, PoolGeom g, Planes pl,
+// Max pooling over big windows: one thread per output adds its gradient to its maximum (in
+// dx's type D: T, or float32 scratch for the 16-bit types).
+template <typename T, typename D>
+__global__ void MaxPoolGradScatterKernel(const T* x, const T* dout, D* dx, PoolGeom g, Planes pl,
                                          int64_t total) {
   const int64_t step = pl.Step();
   TIDE_CUDA_LOOP(i, total) {
@@ -135,7 +140,7 @@ __global__ void MaxPoolGradScatterKernel(const T* x, const T* dout, T* dx, PoolG
     const PoolWindow win = GetPoolWindow(g, opix / g.ow, opix % g.ow);
     if (win.size == 0) continue;
     const int64_t base = pl.Base(p, g.h * g.w);
-    atomicAdd(dx + base + ArgMax(x + base, step, g, win) * step, dout[i]);
+    AtomicAdd(dx + base + ArgMax(x + base, step, g, win) * step, static_cast<D>(Load(dout, i)));
   }
 }
 
@@ -166,9 +171,12 @@ void PoolGrad(KernelContext& ctx) {
   const Planes pl{g.c, nhwc};
   const bool scatter = g.max && (g.adaptive || g.kh * g.kw > 64);
   if (scatter) {
-    gpu.Zero(dd, sizeof(T) * size_t(x.numel()));
-    Launch(gpu, "MaxPoolGradScatterKernel", dout.numel(), MaxPoolGradScatterKernel<T>, xd, gd, dd,
-           g, pl, dout.numel());
+    using D = Acc<T>;
+    D* acc = kLowFloat<T> ? gpu.Temp<D>(x.numel()) : reinterpret_cast<D*>(dd);
+    gpu.Zero(acc, sizeof(D) * size_t(x.numel()));
+    Launch(gpu, "MaxPoolGradScatterKernel", dout.numel(), MaxPoolGradScatterKernel<T, D>, xd, gd,
+           acc, g, pl, dout.numel());
+    if constexpr (kLowFloat<T>) FloatToLow<T>(gpu, acc, dd, x.numel());
     return;
   }
   Launch(gpu, "PoolGradGatherKernel", x.numel(), PoolGradGatherKernel<T>, xd, gd, dd, g, pl,
@@ -180,5 +188,6 @@ void PoolGrad(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-TIDE_REGISTER_KERNEL("pool2d", "gpu", Pool, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("pool2d_grad", "gpu", PoolGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pool2d", "gpu", Pool, TIDE_CUDA_FLOAT_TYPES, TIDE_CUDA_LOW_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pool2d_grad", "gpu", PoolGrad, TIDE_CUDA_FLOAT_TYPES,
+                     TIDE_CUDA_LOW_FLOAT_TYPES);

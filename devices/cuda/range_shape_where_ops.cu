@@ -95,5 +95,6 @@ using namespace tide_cuda;  // NOLINT: registration macros below
 
 TIDE_REGISTER_KERNEL_HOST_INPUTS("range", "gpu", TIDE_HOST_INPUTS("Start", "End", "Step"), Range,
                                  float, double, int32_t, int64_t);
-TIDE_REGISTER_KERNEL("shape", "gpu", Shape, float, double, int32_t, int64_t, bool, __half);
+TIDE_REGISTER_KERNEL("shape", "gpu", Shape, float, double, int32_t, int64_t, bool,
+                     TIDE_CUDA_LOW_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("where_index", "gpu", WhereIndex, bool);

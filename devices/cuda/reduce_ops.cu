@@ -90,8 +90,9 @@ void SumOp(KernelContext& ctx) {
   size_t sparse = 0;
   for (size_t i = 0; i < count; ++i) sparse += ctx.InputVar("X", i).IsSelectedRows() ? 1 : 0;
   if (sparse > 0) {
-    if constexpr (std::is_same_v<T, __half>) {
-      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'sum': no float16 kernel for SelectedRows inputs");
+    if constexpr (kLowFloat<T>) {
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'sum': no ", tide::DataTypeName(tide::DataTypeOf<T>()),
+                 " kernel for SelectedRows inputs");
     } else {
       // All sparse: each distinct row once, ascending, as the CPU kernel (merge_rows.cuh).
       if (sparse == count) return MergeInputsIntoOut<T>(ctx, g, count);
@@ -176,40 +177,50 @@ void ClipByNorm(KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------------------------
 // softmax: one block per row of the [pre, n, post] view (a row: the n elements along the axis,
-// `post` apart).
+// `post` apart). __half and __nv_bfloat16 compute in float: the exponentials are summed first and
+// computed again for Out, so each element is rounded to T once.
 template <typename T>
 __global__ void SoftmaxKernel(const T* x, T* out, int64_t rows, int64_t n, int64_t post) {
+  using A = Acc<T>;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int64_t base = (r / post) * n * post + r % post;
     const T* xr = x + base;
     T* orow = out + base;
-    T mx = T(-INFINITY);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = max(mx, xr[j * post]);
-    mx = BlockMax(mx, T(-INFINITY));
-    T sum = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-      const T e = Exp(xr[j * post] - mx);
-      orow[j * post] = e;
-      sum += e;
+    A mx = A(-INFINITY);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = max(mx, Load(xr, j * post));
+    mx = BlockMax(mx, A(-INFINITY));
+    A sum = 0;
+    if constexpr (kLowFloat<T>) {
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += Exp(Load(xr, j * post) - mx);
+      sum = BlockSum(sum);
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+        orow[j * post] = static_cast<T>(Exp(Load(xr, j * post) - mx) / sum);
+    } else {
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+        const T e = Exp(xr[j * post] - mx);
+        orow[j * post] = e;
+        sum += e;
+      }
+      sum = BlockSum(sum);
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) orow[j * post] /= sum;
     }
-    sum = BlockSum(sum);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) orow[j * post] /= sum;
   }
 }
 
-// dX = (dOut - sum(dOut * Out)) * Out along the axis.
+// dX = (dOut - sum(dOut * Out)) * Out along the axis (in float for __half and __nv_bfloat16).
 template <typename T>
 __global__ void SoftmaxGradKernel(const T* out, const T* dout, T* dx, int64_t rows, int64_t n,
                                   int64_t post) {
+  using A = Acc<T>;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int64_t base = (r / post) * n * post + r % post;
-    T dot = 0;
+    A dot = 0;
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
-      dot += dout[base + j * post] * out[base + j * post];
+      dot += Load(dout, base + j * post) * Load(out, base + j * post);
     dot = BlockSum(dot);
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
       const int64_t e = base + j * post;
-      dx[e] = (dout[e] - dot) * out[e];
+      dx[e] = static_cast<T>((Load(dout, e) - dot) * Load(out, e));
     }
   }
 }
@@ -247,9 +258,11 @@ using namespace tide_cuda;  // NOLINT: registration macros below
 
 TIDE_REGISTER_KERNEL("mean", "gpu", MeanKernel, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("mean_grad", "gpu", MeanGrad, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("sum", "gpu", SumOp, float, double, int32_t, int64_t, __half);
+TIDE_REGISTER_KERNEL("sum", "gpu", SumOp, float, double, int32_t, int64_t,
+                     TIDE_CUDA_LOW_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("squared_l2_norm", "gpu", SquaredL2Norm, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("squared_l2_norm_grad", "gpu", SquaredL2NormGrad, TIDE_CUDA_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("clip_by_norm", "gpu", ClipByNorm, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("softmax", "gpu", Softmax, TIDE_CUDA_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("softmax_grad", "gpu", SoftmaxGrad, TIDE_CUDA_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("softmax", "gpu", Softmax, TIDE_CUDA_FLOAT_TYPES, TIDE_CUDA_LOW_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("softmax_grad", "gpu", SoftmaxGrad, TIDE_CUDA_FLOAT_TYPES,
+                     TIDE_CUDA_LOW_FLOAT_TYPES);

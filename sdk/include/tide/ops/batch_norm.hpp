@@ -57,74 +57,76 @@ T BnMomentum(const KernelContext& ctx, Read read = {}) {
 
 // batch_norm: X as [outer, C, inner], Scale, Bias, Mean and Variance ([C] each), the attributes.
 // The kernel allocates the outputs (MeanOut / VarianceOut are usually Mean / Variance: it reads
-// them first).
-template <typename T>
+// them first). X is T; Scale, Bias and the statistics P: T, or float32 for a float16 / bfloat16 X
+// (the op declares them AsFloat32Param, as Paddle's).
+template <typename T, typename P = T>
 struct BnArgs {
   BnView v;
   Dims x_dims;
-  T eps, momentum;
+  P eps, momentum;
   bool global;  // the running statistics (BnUsesGlobalStats)
   const T* x;
-  const T* scale;
-  const T* bias;
-  const T* mean;
-  const T* var;
+  const P* scale;
+  const P* bias;
+  const P* mean;
+  const P* var;
 };
 
-template <typename T, typename Read = ReadOnHost>
-BnArgs<T> GetBnArgs(const KernelContext& ctx, Read read = {}) {
+template <typename T, typename Read = ReadOnHost, typename P = T>
+BnArgs<T, P> GetBnArgs(const KernelContext& ctx, Read read = {}) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), scale = ctx.Input("Scale"), bias = ctx.Input("Bias");
   Tensor mean = ctx.Input("Mean"), var = ctx.Input("Variance");
-  BnArgs<T> a;
+  BnArgs<T, P> a;
   a.x_dims = x.dims();
   a.v = GetBnView(op, a.x_dims, ctx.Attr<std::string>("data_layout"));
   for (const Tensor* t : {&scale, &bias, &mean, &var})
     TIDE_CHECK(t->rank() == 1 && t->dim(0) == a.v.c, "op '", op,
                "': Scale, Bias, Mean and Variance must be [", a.v.c, "] for X ", ToString(a.x_dims),
                ", got ", ToString(t->dims()));
-  a.eps = static_cast<T>(ctx.Attr<float>("epsilon"));
-  a.momentum = BnMomentum<T>(ctx, read);
+  a.eps = static_cast<P>(ctx.Attr<float>("epsilon"));
+  a.momentum = BnMomentum<P>(ctx, read);
   a.global = BnUsesGlobalStats(ctx);
   TIDE_CHECK(a.global || a.v.outer * a.v.inner > 0, "op '", op, "': X ", ToString(a.x_dims),
              " holds no elements to take batch statistics of");
   a.x = x.data<T>();
-  a.scale = scale.data<T>();
-  a.bias = bias.data<T>();
-  a.mean = mean.data<T>();
-  a.var = var.data<T>();
+  a.scale = scale.data<P>();
+  a.bias = bias.data<P>();
+  a.mean = mean.data<P>();
+  a.var = var.data<P>();
   return a;
 }
 
 // batch_norm_grad: X, Scale ([C]), Y@GRAD (X's dims) and the statistics the forward used: Mean and
 // Variance ([C]) with global statistics, else SavedMean and SavedVariance (the batch's mean and
-// inverse std). The kernel allocates the gradients.
-template <typename T>
+// inverse std). The kernel allocates the gradients. X and Y@GRAD are T, Scale and the statistics P
+// (as BnArgs).
+template <typename T, typename P = T>
 struct BnGradArgs {
   BnView v;
   Dims x_dims;
-  T eps;
+  P eps;
   bool global;
   const T* x;
-  const T* scale;
+  const P* scale;
   const T* dy;
-  const T* mean;  // Mean, or SavedMean
-  const T* var;   // Variance (global), or SavedVariance: the inverse std
+  const P* mean;  // Mean, or SavedMean
+  const P* var;   // Variance (global), or SavedVariance: the inverse std
 };
 
-template <typename T>
-BnGradArgs<T> GetBnGradArgs(const KernelContext& ctx) {
+template <typename T, typename P = T>
+BnGradArgs<T, P> GetBnGradArgs(const KernelContext& ctx) {
   const char* op = ctx.op_type();
   Tensor x = ctx.Input("X"), scale = ctx.Input("Scale");
   Tensor dy = ctx.Input(GradVarName("Y").c_str());
-  BnGradArgs<T> a;
+  BnGradArgs<T, P> a;
   a.x_dims = x.dims();
   a.v = GetBnView(op, a.x_dims, ctx.Attr<std::string>("data_layout"));
   TIDE_CHECK(dy.dims() == a.x_dims, "op '", op, "': Y@GRAD has dims ", ToString(dy.dims()),
              ", expected X's ", ToString(a.x_dims));
   TIDE_CHECK(scale.numel() == a.v.c, "op '", op, "': Scale must be [", a.v.c, "], got ",
              ToString(scale.dims()));
-  a.eps = static_cast<T>(ctx.Attr<float>("epsilon"));
+  a.eps = static_cast<P>(ctx.Attr<float>("epsilon"));
   a.global = BnUsesGlobalStats(ctx);
   const char* mean_param = a.global ? "Mean" : "SavedMean";
   const char* var_param = a.global ? "Variance" : "SavedVariance";
@@ -133,10 +135,10 @@ BnGradArgs<T> GetBnGradArgs(const KernelContext& ctx) {
              var_param, " must hold C = ", a.v.c, " values, got ", mean.numel(), " / ",
              var.numel());
   a.x = x.data<T>();
-  a.scale = scale.data<T>();
+  a.scale = scale.data<P>();
   a.dy = dy.data<T>();
-  a.mean = mean.data<T>();
-  a.var = var.data<T>();
+  a.mean = mean.data<P>();
+  a.var = var.data<P>();
   return a;
 }
 

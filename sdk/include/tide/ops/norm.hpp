@@ -125,26 +125,27 @@ const T* NormAffine(const KernelContext& ctx, const NormGroups& g, const char* p
 }
 
 // layer_norm / group_norm / instance_norm: X, Scale and Bias (optional), epsilon; Y allocated. The
-// kernel allocates the statistics it is asked for (NormMeanName, NormVarName; NormStatDims).
-template <typename T>
+// kernel allocates the statistics it is asked for (NormMeanName, NormVarName; NormStatDims). X and
+// Y are T; Scale and Bias P: T, or float32 for a float16 / bfloat16 X (AsFloat32Param, as Paddle).
+template <typename T, typename P = T>
 struct NormArgs {
   NormGroups g;
   Dims x_dims;
   double eps;
   const T* x;
-  const T* scale;
-  const T* bias;
+  const P* scale;
+  const P* bias;
   T* y;
 };
 
-template <typename T>
-NormArgs<T> GetNormArgs(const KernelContext& ctx) {
+template <typename T, typename P = T>
+NormArgs<T, P> GetNormArgs(const KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  NormArgs<T> a;
+  NormArgs<T, P> a;
   a.x_dims = x.dims();
   a.g = NormGroupsOf(ctx, a.x_dims);
-  a.scale = NormAffine<T>(ctx, a.g, "Scale");
-  a.bias = NormAffine<T>(ctx, a.g, "Bias");
+  a.scale = NormAffine<P>(ctx, a.g, "Scale");
+  a.bias = NormAffine<P>(ctx, a.g, "Bias");
   a.eps = ctx.Attr<float>("epsilon");
   a.x = x.data<T>();
   a.y = ctx.Output("Y").mutable_data<T>(a.x_dims, ctx.place());
@@ -152,36 +153,37 @@ NormArgs<T> GetNormArgs(const KernelContext& ctx) {
 }
 
 // The grads: X, Y@GRAD (X's dims), Scale and Bias (checked as the forward's), and X@GRAD,
-// Scale@GRAD and Bias@GRAD where wanted (null else).
-template <typename T>
+// Scale@GRAD and Bias@GRAD where wanted (null else). Scale, Bias and their grads are P (as
+// NormArgs).
+template <typename T, typename P = T>
 struct NormGradArgs {
   NormGroups g;
   Dims x_dims;
   double eps;
   const T* x;
   const T* dy;
-  const T* scale;
+  const P* scale;
   T* dx;
-  T* dscale;
-  T* dbias;
+  P* dscale;
+  P* dbias;
 };
 
-template <typename T>
-NormGradArgs<T> GetNormGradArgs(const KernelContext& ctx) {
+template <typename T, typename P = T>
+NormGradArgs<T, P> GetNormGradArgs(const KernelContext& ctx) {
   Tensor x = ctx.Input("X"), dy = ctx.Input(GradVarName("Y").c_str());
-  NormGradArgs<T> a;
+  NormGradArgs<T, P> a;
   a.x_dims = x.dims();
   a.g = NormGroupsOf(ctx, a.x_dims);
   CheckGradDims(ctx.op_type(), "Y@GRAD", dy.dims(), a.x_dims);
   a.eps = ctx.Attr<float>("epsilon");
-  a.scale = NormAffine<T>(ctx, a.g, "Scale");
-  NormAffine<T>(ctx, a.g, "Bias");
+  a.scale = NormAffine<P>(ctx, a.g, "Scale");
+  NormAffine<P>(ctx, a.g, "Bias");
   a.x = x.data<T>();
   a.dy = dy.data<T>();
   a.dx = OptionalGrad<T>(ctx, "X", a.x_dims);
-  auto grad_of = [&](const char* p) -> T* {  // Scale@GRAD / Bias@GRAD: only with Scale / Bias
+  auto grad_of = [&](const char* p) -> P* {  // Scale@GRAD / Bias@GRAD: only with Scale / Bias
     Tensor t = ctx.OptionalOutput(GradVarName(p).c_str());
-    return t ? t.template mutable_data<T>(ctx.Input(p).dims(), ctx.place()) : nullptr;
+    return t ? t.template mutable_data<P>(ctx.Input(p).dims(), ctx.place()) : nullptr;
   };
   a.dscale = grad_of("Scale");
   a.dbias = grad_of("Bias");
