@@ -298,6 +298,17 @@ class FrozenModel:
     def arena_bytes(self) -> int:
         ...
     @property
+    def capture(self) -> bool:
+        """
+        Capture and replay on the place's device (TideDeviceGraphs): off by default.
+        """
+    @capture.setter
+    def capture(self, arg1: bool) -> None:
+        ...
+    @property
+    def capture_note(self) -> str:
+        ...
+    @property
     def feed_names(self) -> list[str]:
         ...
     @property
@@ -311,6 +322,9 @@ class FrozenModel:
         ...
     @property
     def range(self) -> tuple[int, int]:
+        ...
+    @property
+    def replays(self) -> int:
         ...
 def aot_compile(plan_path: str, out_dir: str, name: str = 'model', embed_params: bool = False) -> None:
     """
