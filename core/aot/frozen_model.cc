@@ -356,6 +356,12 @@ bool FrozenModel::GraphStillValid() const {
 bool FrozenModel::Capture() {
   auto g = std::make_unique<Graph>();
   g->unit = unit_;
+  auto give_up = [&](const std::string& why) {
+    capture_blocked_ = why;
+    LOG(WARNING) << "frozen plan '" << path_ << "' on " << place_.ToString() << " "
+                 << capture_note();
+    return false;
+  };
   dctx_->BeginCapture();
   try {
     RunSteps(&g->kept);
@@ -364,18 +370,12 @@ bool FrozenModel::Capture() {
       dctx_->DestroyGraph(dctx_->EndCapture());
     } catch (const std::exception&) {  // the device failed the capture itself: expected here
     }
-    capture_blocked_ = StrCat("capturing its run failed: ", e.what());
-    LOG(WARNING) << "frozen plan '" << path_ << "' on " << place_.ToString() << " "
-                 << capture_note();
-    return false;
+    return give_up(StrCat("capturing its run failed: ", e.what()));
   }
   try {
     g->graph = dctx_->EndCapture();
   } catch (const std::exception& e) {
-    capture_blocked_ = StrCat("the device could not record its run: ", e.what());
-    LOG(WARNING) << "frozen plan '" << path_ << "' on " << place_.ToString() << " "
-                 << capture_note();
-    return false;
+    return give_up(StrCat("the device could not record its run: ", e.what()));
   }
   // Every tensor the graph may touch stays where it is while the graph lives.
   for (const std::string& name : scope_->LocalVarNames()) {

@@ -159,15 +159,18 @@ void Gemm(const Gpu& g, bool ta, bool tb, int64_t m, int64_t n, int64_t k, Scal<
 // A gradient summed over several GEMMs (beta = 1 after the first): `run(out)` writes it into
 // `out`. In T for float and double; for the 16-bit types into float32 scratch, rounded to T once
 // at the end (so the sum over the batches is float32 too, as within one GEMM).
+// Where `sums` is false (one GEMM writes each element once) run(d) writes d directly.
 template <typename T, typename Run>
-void Accumulated(const Gpu& g, T* d, int64_t numel, Run run) {
+void Accumulated(const Gpu& g, T* d, int64_t numel, bool sums, Run run) {
   if constexpr (kLowFloat<T>) {
-    float* acc = g.Temp<float>(numel);
-    run(acc);
-    FloatToLow<T>(g, acc, d, numel);
-  } else {
-    run(d);
+    if (sums) {
+      float* acc = g.Temp<float>(numel);
+      run(acc);
+      FloatToLow<T>(g, acc, d, numel);
+      return;
+    }
   }
+  run(d);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,10 +234,7 @@ void MatmulGradKernel(KernelContext& ctx) {
         for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? S(1) : S(0));
       if (s.batch == 0) g.Zero(out, sizeof(C) * size_t(a.x_numel));
     };
-    if (!s.x_batched && s.batch > 1)
-      Accumulated<T>(g, d, a.x_numel, run);
-    else
-      run(d);
+    Accumulated<T>(g, d, a.x_numel, !s.x_batched && s.batch > 1, run);
   }
   if (T* d = a.dy) {
     auto run = [&](auto* out) {
@@ -255,10 +255,7 @@ void MatmulGradKernel(KernelContext& ctx) {
         for (int64_t b = 0; b < s.batch; ++b) one(b, 1, b > 0 ? S(1) : S(0));
       if (s.batch == 0) g.Zero(out, sizeof(C) * size_t(a.y_numel));
     };
-    if (!s.y_batched && s.batch > 1)
-      Accumulated<T>(g, d, a.y_numel, run);
-    else
-      run(d);
+    Accumulated<T>(g, d, a.y_numel, !s.y_batched && s.batch > 1, run);
   }
 }
 
@@ -310,10 +307,7 @@ void MatmulV2GradKernel(KernelContext& ctx) {
                      r.x_step * xs, r.len);
       }
     };
-    if (!once)
-      Accumulated<T>(g, d, a.x_numel, run);
-    else
-      run(d);
+    Accumulated<T>(g, d, a.x_numel, !once, run);
   }
   if (T* d = a.dy) {
     const bool once = a.y_numel == s.batch * ys && gs > 0;
@@ -334,10 +328,7 @@ void MatmulV2GradKernel(KernelContext& ctx) {
                      r.y_step * ys, r.len);
       }
     };
-    if (!once)
-      Accumulated<T>(g, d, a.y_numel, run);
-    else
-      run(d);
+    Accumulated<T>(g, d, a.y_numel, !once, run);
   }
 }
 

@@ -29,20 +29,8 @@ using tide::ops::ConvGeom;
 using tide::ops::GetConvGeom;
 
 // ---------------------------------------------------------------------------------------------
-// cuDNN plumbing (CheckDnn, DnnHandle, AllowTf32, AsInt: dnn.h).
+// cuDNN plumbing (CheckDnn, DnnHandle, DnnType, AllowTf32, AsInt: dnn.h).
 
-// The data type of T's tensors and filters.
-template <typename T>
-constexpr cudnnDataType_t DnnType() {
-  if constexpr (std::is_same_v<T, float>)
-    return CUDNN_DATA_FLOAT;
-  else if constexpr (std::is_same_v<T, double>)
-    return CUDNN_DATA_DOUBLE;
-  else if constexpr (std::is_same_v<T, __half>)
-    return CUDNN_DATA_HALF;
-  else
-    return CUDNN_DATA_BFLOAT16;
-}
 // The convolution's compute type: T's for float and double, float for the 16-bit types (cuDNN's
 // "pseudo half" configuration: 16-bit data, float32 accumulation).
 template <typename T>

@@ -1,10 +1,12 @@
 // dnn.h: what the cuDNN kernels share (conv_ops.cc, rnn_ops.cc): cuDNN errors naming the op and
-// the place, the context's cuDNN handle, the TF32 opt-in, and dims as cuDNN's ints.
+// the place, the context's cuDNN handle, T's cuDNN data type, the TF32 opt-in, and dims as
+// cuDNN's ints.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "cuda_libs.h"
 #include "gpu.h"
@@ -24,6 +26,19 @@ inline cudnnHandle_t DnnHandle(const Gpu& g) {
     TIDE_THROW(TIDE_UNAVAILABLE, "op '", g.op(), "': cuDNN could not be set up on ",
                g.place().ToString(), " (the reason is in the log of its context's creation)");
   return static_cast<cudnnHandle_t>(g.ext().cudnn);
+}
+
+// The cuDNN data type of T's tensors and filters.
+template <typename T>
+constexpr cudnnDataType_t DnnType() {
+  if constexpr (std::is_same_v<T, float>)
+    return CUDNN_DATA_FLOAT;
+  else if constexpr (std::is_same_v<T, double>)
+    return CUDNN_DATA_DOUBLE;
+  else if constexpr (std::is_same_v<T, __half>)
+    return CUDNN_DATA_HALF;
+  else
+    return CUDNN_DATA_BFLOAT16;
 }
 
 // TIDE_CUDA_ALLOW_TF32=1: float32 may be rounded to TF32 on tensor cores (README).

@@ -53,11 +53,6 @@ using tide::ops::RnnMode;
 using tide::ops::RnnParam;
 using tide::ops::RnnSpec;
 
-template <typename T>
-constexpr cudnnDataType_t DnnType() {
-  return std::is_same_v<T, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
-}
-
 cudnnRNNMode_t DnnCell(RnnMode m) {
   switch (m) {
     case RnnMode::kLstm:

@@ -239,14 +239,11 @@ def test_nothing_quantizable_is_a_warning():
     assert [op.type for op in main.global_block().ops] == ["relu", "softmax"]
 
 
-@pytest.mark.parametrize("name", ["quant_qdq", "quant_fake"])
-def test_paddle_quantized_model_runs_in_int8_with_its_own_scales(name):
-    # quant_qdq: Paddle 2.6's QAT in QDQ form (a conv, a depthwise conv, a linear; int8 weights);
-    # quant_fake: the same net saved with its fake-quant ops (fake_quantize_dequantize_moving_
-    # average_abs_max on activations, fake_channel_wise_quantize_dequantize_abs_max on weights).
-    # No calibration: the quant ops' scales are the Inputs' (x: 127 / s), the weights are
-    # dequantized once into float32 parameters and requantized per channel by the kernels.
-    d = os.path.join(FIXTURES, name)
+def load_and_run_int8(d, label):
+    """The quantized fixture in `d` loaded with precision="int8" and run on its input: checks that
+    no quant op is left, that its two convolutions and its fc run int8 kernels (oneDNN's where the
+    plugin is there) and that the output is within 5% of Paddle's, same top class. Returns the
+    int8 program and the executor."""
     exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
     program, feeds, fetches = tide.io.load_inference_model(
         os.path.join(d, "inference"), exe, scope=scope, precision="int8"
@@ -254,11 +251,6 @@ def test_paddle_quantized_model_runs_in_int8_with_its_own_scales(name):
     types = [op.type for op in program.global_block().ops]
     assert not [t for t in types if "quantize_" in t or "_quantize" in t], types
     assert int8_ops(program) == {"fused_conv2d": 2, "fc": 1}, int8_ops(program)
-    scales = [op.attr("Scale_in") for op in program.global_block().ops if op.type == "fused_conv2d"]
-    as_saved = tide.Scope()  # the float32 load keeps the quant ops, and their scales
-    tide.io.load_inference_model(os.path.join(d, "inference"), exe, scope=as_saved)
-    s = np.array(as_saved.find_var("conv2d_0.scale_0").get_tensor(), copy=True).reshape(-1)[0]
-    assert scales[0] == pytest.approx(127 / s)  # x may be negative: s8, the model's scale
     (out,) = exe.run(
         program,
         feed={feeds[0]: np.load(os.path.join(d, "input.npy"))},
@@ -272,9 +264,26 @@ def test_paddle_quantized_model_runs_in_int8_with_its_own_scales(name):
     want = np.load(os.path.join(d, "expected.npy"))  # Paddle's run of the quantized program
     # Paddle's QDQ program also fake-quantizes each layer's output; the int8 program does not.
     err = float(np.abs(out - want).max() / np.abs(want).max())
-    print("%s int8: max error %.4f of the largest output" % (name, err))
+    print("%s int8: max error %.4f of the largest output" % (label, err))
     assert err < 0.05, err
     assert (out.argmax(1) == want.argmax(1)).all()
+    return program, exe
+
+
+@pytest.mark.parametrize("name", ["quant_qdq", "quant_fake"])
+def test_paddle_quantized_model_runs_in_int8_with_its_own_scales(name):
+    # quant_qdq: Paddle 2.6's QAT in QDQ form (a conv, a depthwise conv, a linear; int8 weights);
+    # quant_fake: the same net saved with its fake-quant ops (fake_quantize_dequantize_moving_
+    # average_abs_max on activations, fake_channel_wise_quantize_dequantize_abs_max on weights).
+    # No calibration: the quant ops' scales are the Inputs' (x: 127 / s), the weights are
+    # dequantized once into float32 parameters and requantized per channel by the kernels.
+    d = os.path.join(FIXTURES, name)
+    program, exe = load_and_run_int8(d, name)
+    scales = [op.attr("Scale_in") for op in program.global_block().ops if op.type == "fused_conv2d"]
+    as_saved = tide.Scope()  # the float32 load keeps the quant ops, and their scales
+    tide.io.load_inference_model(os.path.join(d, "inference"), exe, scope=as_saved)
+    s = np.array(as_saved.find_var("conv2d_0.scale_0").get_tensor(), copy=True).reshape(-1)[0]
+    assert scales[0] == pytest.approx(127 / s)  # x may be negative: s8, the model's scale
 
 
 @pytest.mark.parametrize("name", ["quant_qdq", "quant_fake", "quant_ptq"])
@@ -283,29 +292,7 @@ def test_paddle3_pir_quantized_model_runs_in_int8_with_its_own_scales(name):
     # (tests/fixtures/paddle/pir): quant_qdq converted (quantize_linear / dequantize_linear, the
     # weights' int8 levels stored as float32), quant_fake as trained (the quanters' fake ops);
     # quant_ptq: through Paddle 3.3's PTQ (one scale per weight tensor), converted.
-    d = os.path.join(FIXTURES, "pir", name)
-    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
-    program, feeds, fetches = tide.io.load_inference_model(
-        os.path.join(d, "inference"), exe, scope=scope, precision="int8"
-    )
-    types = [op.type for op in program.global_block().ops]
-    assert not [t for t in types if "quantize_" in t or "_quantize" in t], types
-    assert int8_ops(program) == {"fused_conv2d": 2, "fc": 1}, int8_ops(program)
-    (out,) = exe.run(
-        program,
-        feed={feeds[0]: np.load(os.path.join(d, "input.npy"))},
-        fetch_list=fetches,
-        scope=scope,
-    )
-    kernels = [k for t, k in exe.last_run_info()["kernels"] if t in ("fused_conv2d", "fc")]
-    assert len(kernels) == 3 and all("int8" in k for k in kernels), kernels
-    if has_mkldnn():
-        assert all("mkldnn" in k for k in kernels), kernels
-    want = np.load(os.path.join(d, "expected.npy"))
-    err = float(np.abs(out - want).max() / np.abs(want).max())
-    print("pir/%s int8: max error %.4f of the largest output" % (name, err))
-    assert err < 0.05, err
-    assert (out.argmax(1) == want.argmax(1)).all()
+    load_and_run_int8(os.path.join(FIXTURES, "pir", name), "pir/" + name)
 
 
 def test_int8_without_calibration_needs_a_quantized_model(tmp_path_factory):

@@ -117,22 +117,18 @@ std::map<std::string, TestTensor> RunHalfOrFloat(const core::Place& place, bool 
   core::ProgramDesc prog;
   core::BlockDesc* b = prog.MutableBlock(0);
   DeclareFeeds(b, feeds);
-  auto cast = [](const std::string& in, const std::string& to, TideDataType from, TideDataType dt) {
-    return core::OpDesc("cast", {{"X", {in}}}, {{"Out", {to}}},
-                        {{"in_dtype", int32_t(from)}, {"out_dtype", int32_t(dt)}});
-  };
   core::VariableNameMap ins = op.inputs(), outs = op.outputs();
   if (half) {
     for (auto& [param, vars] : ins)
       for (auto& v : vars) {
-        AppendChecked(b, cast(v, v + "_h", TIDE_FP32, TIDE_FP16));
+        AppendChecked(b, CastOp(v, v + "_h", TIDE_FP32, TIDE_FP16));
         v += "_h";
       }
     for (auto& [param, vars] : outs)
       for (auto& v : vars) v += "_h";
   }
   AppendChecked(b, core::OpDesc(op.type(), ins, outs, op.attrs()));
-  if (half) AppendChecked(b, cast(out + "_h", out, TIDE_FP16, TIDE_FP32));
+  if (half) AppendChecked(b, CastOp(out + "_h", out, TIDE_FP16, TIDE_FP32));
   return RunProgram(prog, place, feeds, {out});
 }
 

@@ -130,6 +130,25 @@ inline void ExpectClose(const TestTensor& gpu, const TestTensor& cpu, Tolerance 
 // A one-op program on any place (one_op_program.h): In/Out/Attr, Run(place), RunGrad(place).
 using OpCase = OneOpProgram;
 
+// A cast op from `in` to `out` (the low-precision tests' way onto and off the 16-bit types).
+inline core::OpDesc CastOp(const std::string& in, const std::string& out, TideDataType from,
+                           TideDataType to) {
+  return core::OpDesc("cast", {{"X", {in}}}, {{"Out", {out}}},
+                      {{"in_dtype", int32_t(from)}, {"out_dtype", int32_t(to)}});
+}
+
+// Runs `ops` with `feeds` on `place`, fetching `fetch`.
+inline std::map<std::string, TestTensor> RunOps(const core::Place& place,
+                                                const std::vector<core::OpDesc>& ops,
+                                                const std::map<std::string, TestTensor>& feeds,
+                                                const std::vector<std::string>& fetch) {
+  core::ProgramDesc prog;
+  core::BlockDesc* b = prog.MutableBlock(0);
+  DeclareFeeds(b, feeds);
+  for (const auto& op : ops) AppendChecked(b, op);
+  return RunProgram(prog, place, feeds, fetch);
+}
+
 // Runs `c` on cpu:0 and gpu:0 and checks every fetched output agrees.
 inline void ExpectGpuMatchesCpu(const OpCase& c, Tolerance tol) {
   auto cpu = c.Run(Cpu());

@@ -6,24 +6,6 @@
 namespace tide::test::cuda {
 namespace {
 
-core::OpDesc Cast(const std::string& in, const std::string& out, TideDataType from,
-                  TideDataType to) {
-  return core::OpDesc("cast", {{"X", {in}}}, {{"Out", {out}}},
-                      {{"in_dtype", int32_t(from)}, {"out_dtype", int32_t(to)}});
-}
-
-// Runs `ops` with `feeds` (float32) on `place`, fetching `fetch`.
-std::map<std::string, TestTensor> RunOps(const core::Place& place,
-                                         const std::vector<core::OpDesc>& ops,
-                                         const std::map<std::string, TestTensor>& feeds,
-                                         const std::vector<std::string>& fetch) {
-  core::ProgramDesc prog;
-  core::BlockDesc* b = prog.MutableBlock(0);
-  DeclareFeeds(b, feeds);
-  for (const auto& op : ops) AppendChecked(b, op);
-  return RunProgram(prog, place, feeds, fetch);
-}
-
 // op(inputs) in float16 on the GPU vs float32 on the CPU. `inputs`: param -> var; outputs: one.
 void ExpectHalfMatches(const std::string& type, const std::map<std::string, std::string>& inputs,
                        const std::string& out_param, const std::map<std::string, TestTensor>& feeds,
@@ -34,10 +16,10 @@ void ExpectHalfMatches(const std::string& type, const std::map<std::string, std:
   for (const auto& [param, var] : inputs) {
     in32[param].push_back(var);
     in16[param].push_back(var + "_h");
-    gpu_ops.push_back(Cast(var, var + "_h", TIDE_FP32, TIDE_FP16));
+    gpu_ops.push_back(CastOp(var, var + "_h", TIDE_FP32, TIDE_FP16));
   }
   gpu_ops.push_back(core::OpDesc(type, in16, {{out_param, {"out_h"}}}, attrs));
-  gpu_ops.push_back(Cast("out_h", "out", TIDE_FP16, TIDE_FP32));
+  gpu_ops.push_back(CastOp("out_h", "out", TIDE_FP16, TIDE_FP32));
   auto gpu = RunOps(Gpu(), gpu_ops, feeds, {"out"});
   auto cpu =
       RunOps(Cpu(), {core::OpDesc(type, in32, {{out_param, {"out"}}}, attrs)}, feeds, {"out"});
@@ -75,9 +57,9 @@ TEST(GpuHalf, ScaleSumAssignMatchFloat32) {
   ExpectHalfMatches("assign", {{"X", "x"}}, "Out", {{"x", Random({9}, TIDE_FP32, -2, 2, 9)}});
   // sum takes a list: built by hand.
   std::vector<core::OpDesc> ops = {
-      Cast("a", "a_h", TIDE_FP32, TIDE_FP16), Cast("b", "b_h", TIDE_FP32, TIDE_FP16),
+      CastOp("a", "a_h", TIDE_FP32, TIDE_FP16), CastOp("b", "b_h", TIDE_FP32, TIDE_FP16),
       core::OpDesc("sum", {{"X", {"a_h", "b_h"}}}, {{"Out", {"s_h"}}}, {}),
-      Cast("s_h", "s", TIDE_FP16, TIDE_FP32)};
+      CastOp("s_h", "s", TIDE_FP16, TIDE_FP32)};
   std::map<std::string, TestTensor> feeds{{"a", Random({6}, TIDE_FP32, -1, 1, 10)},
                                           {"b", Random({6}, TIDE_FP32, -1, 1, 11)}};
   auto got = RunOps(Gpu(), ops, feeds, {"s"});
@@ -91,7 +73,7 @@ TEST(GpuHalf, FillConstantAndCastsRoundTrip) {
                                                 {{"shape", std::vector<int64_t>{2, 3}},
                                                  {"value", 0.375f},
                                                  {"dtype", int32_t(TIDE_FP16)}}),
-                                   Cast("f_h", "f", TIDE_FP16, TIDE_FP64)};
+                                   CastOp("f_h", "f", TIDE_FP16, TIDE_FP64)};
   auto got = RunOps(Gpu(), ops, {}, {"f"});
   ASSERT_EQ(got["f"].data.size(), 6u);
   for (double v : got["f"].data) EXPECT_EQ(v, 0.375);  // exact in float16

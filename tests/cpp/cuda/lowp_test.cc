@@ -35,23 +35,6 @@ Tolerance LowTol(TideDataType t) {
                           : Tolerance{1e-5, 1e-5};
 }
 
-core::OpDesc Cast(const std::string& in, const std::string& out, TideDataType from,
-                  TideDataType to) {
-  return core::OpDesc("cast", {{"X", {in}}}, {{"Out", {out}}},
-                      {{"in_dtype", int32_t(from)}, {"out_dtype", int32_t(to)}});
-}
-
-std::map<std::string, TestTensor> RunOps(const core::Place& place,
-                                         const std::vector<core::OpDesc>& ops,
-                                         const std::map<std::string, TestTensor>& feeds,
-                                         const std::vector<std::string>& fetch) {
-  core::ProgramDesc prog;
-  core::BlockDesc* b = prog.MutableBlock(0);
-  DeclareFeeds(b, feeds);
-  for (const auto& op : ops) AppendChecked(b, op);
-  return RunProgram(prog, place, feeds, fetch);
-}
-
 // Under TIDE_CUDA_TEST_PLACE: the ops of `ops` the replacing place has no `dtype` kernel of
 // ("" when it has them all, and always on a real GPU, where a missing kernel is a failure).
 std::string MissingKernels(const std::vector<std::string>& ops, TideDataType dtype) {
@@ -84,13 +67,13 @@ std::map<std::string, TestTensor> RunLow(const std::string& type, const Io& ins,
       continue;
     }
     in[param].push_back(var + "_low");
-    ops.push_back(Cast(var, var + "_low", TIDE_FP32, dtype));
+    ops.push_back(CastOp(var, var + "_low", TIDE_FP32, dtype));
   }
   for (const auto& [param, var] : outs)
     out[param].push_back(keep32.count(var) ? var : var + "_low");
   ops.push_back(core::OpDesc(type, in, out, attrs));
   for (const auto& [param, var] : outs) {
-    if (!keep32.count(var)) ops.push_back(Cast(var + "_low", var, dtype, TIDE_FP32));
+    if (!keep32.count(var)) ops.push_back(CastOp(var + "_low", var, dtype, TIDE_FP32));
     fetch.push_back(var);
   }
   return RunOps(Gpu(), ops, feeds, fetch);
@@ -176,6 +159,22 @@ void ExpectBilinearMatches(const std::string& type, const Io& ins, const Io& out
   ExpectBilinearMatches(type, ins, outs, feeds, dtype, attrs, attrs);
 }
 
+// A GEMM op and its grad on random X [x], Y [y] and Out@GRAD [out] (seeds from *seed on), each
+// output within its bilinear bound (attrs_abs: the attributes of the bound's run).
+void ExpectGemmAndGradMatch(const std::string& type, const std::vector<int64_t>& x,
+                            const std::vector<int64_t>& y, const std::vector<int64_t>& out,
+                            unsigned* seed, TideDataType dtype, const core::AttributeMap& attrs,
+                            const core::AttributeMap& attrs_abs) {
+  const std::map<std::string, TestTensor> feeds = {{"x", Random(x, TIDE_FP32, -1, 1, (*seed)++)},
+                                                   {"y", Random(y, TIDE_FP32, -1, 1, (*seed)++)},
+                                                   {"g", Random(out, TIDE_FP32, -1, 1, (*seed)++)}};
+  ExpectBilinearMatches(type, {{"X", "x"}, {"Y", "y"}}, {{"Out", "out"}}, feeds, dtype, attrs,
+                        attrs_abs);
+  ExpectBilinearMatches(type + "_grad", {{"X", "x"}, {"Y", "y"}, {core::GradVarName("Out"), "g"}},
+                        {{core::GradVarName("X"), "dx"}, {core::GradVarName("Y"), "dy"}}, feeds,
+                        dtype, attrs, attrs_abs);
+}
+
 class GpuLowpTest : public ::testing::TestWithParam<TideDataType> {
  protected:
   void SetUp() override { TIDE_REQUIRE_GPU(); }
@@ -247,11 +246,11 @@ TEST_P(GpuLowpTest, ScaleSumAssignMatchFloat32) {
   std::vector<core::OpDesc> ops;
   std::vector<std::string> low;
   for (const char* v : {"a", "b", "c"}) {
-    ops.push_back(Cast(v, std::string(v) + "_low", TIDE_FP32, dt));
+    ops.push_back(CastOp(v, std::string(v) + "_low", TIDE_FP32, dt));
     low.push_back(std::string(v) + "_low");
   }
   ops.push_back(core::OpDesc("sum", {{"X", low}}, {{"Out", {"s_low"}}}, {}));
-  ops.push_back(Cast("s_low", "s", dt, TIDE_FP32));
+  ops.push_back(CastOp("s_low", "s", dt, TIDE_FP32));
   std::map<std::string, TestTensor> feeds{{"a", Random({6}, TIDE_FP32, -1, 1, 10)},
                                           {"b", Random({6}, TIDE_FP32, -1, 1, 11)},
                                           {"c", Random({6}, TIDE_FP32, -1, 1, 12)}};
@@ -270,11 +269,11 @@ TEST_P(GpuLowpTest, FillsAndCastsRoundTrip) {
       core::OpDesc(
           "fill_constant", {}, {{"Out", {"f_low"}}},
           {{"shape", std::vector<int64_t>{2, 3}}, {"value", 0.375f}, {"dtype", int32_t(dt)}}),
-      Cast("f_low", "f", dt, TIDE_FP64),
+      CastOp("f_low", "f", dt, TIDE_FP64),
       core::OpDesc("fill_any_like", {{"X", {"f_low"}}}, {{"Out", {"a_low"}}}, {{"value", -2.5f}}),
-      Cast("a_low", "a", dt, TIDE_FP32),
+      CastOp("a_low", "a", dt, TIDE_FP32),
       core::OpDesc("fill_zeros_like", {{"X", {"f_low"}}}, {{"Out", {"z_low"}}}, {}),
-      Cast("z_low", "z", dt, TIDE_FP32)};
+      CastOp("z_low", "z", dt, TIDE_FP32)};
   auto got = RunOps(Gpu(), ops, {}, {"f", "a", "z"});
   ASSERT_EQ(got["f"].data.size(), 6u);
   for (double v : got["f"].data) EXPECT_EQ(v, 0.375);
@@ -293,8 +292,8 @@ TEST_P(GpuLowpTest, CastsBetweenEveryFloatPair) {
     SCOPED_TRACE(std::string(LowName(t())) + " -> " + tide::DataTypeName(via));
     if (via == other && PlaceOverride() && !MissingKernels({"cast"}, other).empty()) continue;
     std::vector<core::OpDesc> ops = {
-        Cast("x", "x_low", TIDE_FP32, t()), Cast("x_low", "x_via", t(), via),
-        Cast("x_via", "x_back", via, t()), Cast("x_back", "y", t(), TIDE_FP32)};
+        CastOp("x", "x_low", TIDE_FP32, t()), CastOp("x_low", "x_via", t(), via),
+        CastOp("x_via", "x_back", via, t()), CastOp("x_back", "y", t(), TIDE_FP32)};
     std::map<std::string, TestTensor> feeds{{"x", Random({17}, TIDE_FP32, -3, 3, 13)}};
     auto got = RunOps(Gpu(), ops, feeds, {"y"});
     ASSERT_EQ(got["y"].data.size(), 17u);
@@ -311,21 +310,14 @@ TEST_P(GpuLowpTest, CastsBetweenEveryFloatPair) {
 // GEMMs: cuBLAS on tensor cores, float32 accumulation.
 TEST_P(GpuLowpTest, MulAndGradMatchFloat32) {
   const TideDataType dt = RunType({"mul", "mul_grad", "cast"});
-  const std::string dout = core::GradVarName("Out");
-  const std::map<std::string, TestTensor> feeds = {{"x", Random({3, 4, 64}, TIDE_FP32, -1, 1, 20)},
-                                                   {"y", Random({64, 5}, TIDE_FP32, -1, 1, 21)},
-                                                   {"g", Random({3, 4, 5}, TIDE_FP32, -1, 1, 22)}};
   const core::AttributeMap attrs = {{"x_num_col_dims", int32_t(2)}};
-  ExpectBilinearMatches("mul", {{"X", "x"}, {"Y", "y"}}, {{"Out", "out"}}, feeds, dt, attrs);
-  ExpectBilinearMatches("mul_grad", {{"X", "x"}, {"Y", "y"}, {dout, "g"}},
-                        {{core::GradVarName("X"), "dx"}, {core::GradVarName("Y"), "dy"}}, feeds, dt,
-                        attrs);
+  unsigned seed = 20;
+  ExpectGemmAndGradMatch("mul", {3, 4, 64}, {64, 5}, {3, 4, 5}, &seed, dt, attrs, attrs);
   TIDE_STAND_IN_SKIP();
 }
 
 TEST_P(GpuLowpTest, MatmulAndGradMatchFloat32) {
   const TideDataType dt = RunType({"matmul", "matmul_grad", "cast"});
-  const std::string dout = core::GradVarName("Out");
   struct Case {
     std::vector<int64_t> x, y, out;
     bool tx, ty;
@@ -339,25 +331,16 @@ TEST_P(GpuLowpTest, MatmulAndGradMatchFloat32) {
   unsigned seed = 30;
   for (const Case& k : cases) {
     SCOPED_TRACE("X " + DimsStr(k.x) + " Y " + DimsStr(k.y));
-    const std::map<std::string, TestTensor> feeds = {
-        {"x", Random(k.x, TIDE_FP32, -1, 1, seed++)},
-        {"y", Random(k.y, TIDE_FP32, -1, 1, seed++)},
-        {"g", Random(k.out, TIDE_FP32, -1, 1, seed++)}};
     const core::AttributeMap attrs = {
         {"transpose_X", k.tx}, {"transpose_Y", k.ty}, {"alpha", -1.3f}};
     const core::AttributeMap abs = {{"transpose_X", k.tx}, {"transpose_Y", k.ty}, {"alpha", 1.3f}};
-    ExpectBilinearMatches("matmul", {{"X", "x"}, {"Y", "y"}}, {{"Out", "out"}}, feeds, dt, attrs,
-                          abs);
-    ExpectBilinearMatches("matmul_grad", {{"X", "x"}, {"Y", "y"}, {dout, "g"}},
-                          {{core::GradVarName("X"), "dx"}, {core::GradVarName("Y"), "dy"}}, feeds,
-                          dt, attrs, abs);
+    ExpectGemmAndGradMatch("matmul", k.x, k.y, k.out, &seed, dt, attrs, abs);
   }
   TIDE_STAND_IN_SKIP();
 }
 
 TEST_P(GpuLowpTest, MatmulV2AndGradMatchFloat32) {
   const TideDataType dt = RunType({"matmul_v2", "matmul_v2_grad", "cast"});
-  const std::string dout = core::GradVarName("Out");
   struct Case {
     std::vector<int64_t> x, y, out;
     bool tx, ty;
@@ -371,16 +354,8 @@ TEST_P(GpuLowpTest, MatmulV2AndGradMatchFloat32) {
   unsigned seed = 50;
   for (const Case& k : cases) {
     SCOPED_TRACE("X " + DimsStr(k.x) + " Y " + DimsStr(k.y));
-    const std::map<std::string, TestTensor> feeds = {
-        {"x", Random(k.x, TIDE_FP32, -1, 1, seed++)},
-        {"y", Random(k.y, TIDE_FP32, -1, 1, seed++)},
-        {"g", Random(k.out, TIDE_FP32, -1, 1, seed++)}};
     const core::AttributeMap attrs = {{"trans_x", k.tx}, {"trans_y", k.ty}};
-    ExpectBilinearMatches("matmul_v2", {{"X", "x"}, {"Y", "y"}}, {{"Out", "out"}}, feeds, dt,
-                          attrs);
-    ExpectBilinearMatches("matmul_v2_grad", {{"X", "x"}, {"Y", "y"}, {dout, "g"}},
-                          {{core::GradVarName("X"), "dx"}, {core::GradVarName("Y"), "dy"}}, feeds,
-                          dt, attrs);
+    ExpectGemmAndGradMatch("matmul_v2", k.x, k.y, k.out, &seed, dt, attrs, attrs);
   }
   TIDE_STAND_IN_SKIP();
 }
