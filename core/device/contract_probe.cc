@@ -1,5 +1,6 @@
 // contract_probe.cc: the device-contract checks (copy, free), then those of the optional entries
-// a device has (event timing, memory statistics, the tracer, the copy stream, graphs). The
+// a device has (event timing, memory statistics, the tracer, the copy stream, graphs, host
+// functions). The
 // contract checks each keep the device's stream busy with large device-to-device copies, then do
 // what the contract lets the core do at once (change a host buffer right after `copy` returns;
 // free a block a queued copy still reads), then read back what the device got. Through the core's
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "core/device/device_context.h"
 #include "core/device/device_tracer.h"
@@ -301,6 +304,57 @@ std::string CheckTracer(DeviceContext* ctx, const DeviceInfo& dev, const Place& 
   return "";
 }
 
+constexpr const char* kHostFuncRule =
+    "a host function (launch_host_func) is called once, after the work queued before it is done, "
+    "in the order queued, and before synchronize returns";
+
+// Three host functions queued behind a busy stream and a download: the first must see the
+// download's bytes; each must run once, in order, by the time synchronize returns.
+std::string CheckHostFunc(DeviceContext* ctx, const DeviceInfo& dev, const Place& place) {
+  if (!ctx->has_host_func()) return "";  // a contract-1 device's are not used
+  struct Probe {
+    std::mutex* mu;
+    std::vector<int>* order;
+    int id;
+    const std::vector<unsigned char>* host;
+    std::vector<unsigned char> seen;
+  };
+  BusyStream busy(dev, place);
+  DeviceBlock block(dev, place, kProbeBytes);
+  const std::vector<unsigned char> want = Pattern(kProbeBytes, 5);
+  ctx->Copy(TIDE_COPY_HOST_TO_DEVICE, block.get(), want.data(), kProbeBytes);
+  ctx->Synchronize();
+  std::vector<unsigned char> host(kProbeBytes, 0);
+  std::mutex mu;
+  std::vector<int> order;
+  Probe probes[3] = {{&mu, &order, 0, &host, {}}, {&mu, &order, 1, nullptr, {}},
+                     {&mu, &order, 2, nullptr, {}}};
+  busy.Queue(ctx);
+  ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, host.data(), block.get(), kProbeBytes);
+  for (Probe& p : probes)
+    ctx->LaunchHostFunc(
+        [](void* data) {
+          auto* p = static_cast<Probe*>(data);
+          if (p->host) p->seen = *p->host;
+          std::lock_guard<std::mutex> lock(*p->mu);
+          p->order->push_back(p->id);
+        },
+        &p);
+  ctx->Synchronize();
+  std::lock_guard<std::mutex> lock(mu);
+  std::string calls;
+  for (int id : order) calls += StrCat(calls.empty() ? "" : ", ", id);
+  if (order != std::vector<int>{0, 1, 2})
+    return StrCat("three host functions queued on ", place.ToString(),
+                  " ran as [", calls, "] by the time synchronize returned, want [0, 1, 2]");
+  const std::string bad = FirstMismatch(probes[0].seen, want);
+  if (!bad.empty())
+    return StrCat("a host function queued on ", place.ToString(),
+                  " after a device-to-host copy ran before the copy landed: ", bad,
+                  " of what it saw");
+  return "";
+}
+
 struct Check {
   const char* name;
   const char* rule;
@@ -345,7 +399,9 @@ std::vector<ContractCheck> CheckOptionalDeviceEntries(const Place& place) {
        Check{"tracer", kTracerRule, d.tracer ? &CheckTracer : nullptr},
        Check{"copy_stream", kCopyStreamRule, d.context_create_role ? &CheckCopyStream : nullptr},
        // A contract-1 device's graphs are not used (DeviceContext::has_graphs): not checked.
-       Check{"graphs", kGraphsRule, d.graphs && d.contract >= 2 ? &CheckGraphs : nullptr}});
+       Check{"graphs", kGraphsRule, d.graphs && d.contract >= 2 ? &CheckGraphs : nullptr},
+       Check{"host_func", kHostFuncRule,
+             d.launch_host_func && d.contract >= 2 ? &CheckHostFunc : nullptr}});
 }
 
 }  // namespace tide::core

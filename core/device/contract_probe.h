@@ -12,7 +12,7 @@
 namespace tide::core {
 
 struct ContractCheck {
-  std::string name;  // "copy", "free"; or "event_timing", "memory_stats", "tracer", "copy_stream"
+  std::string name;  // "copy", "free"; or an optional entry's (CheckOptionalDeviceEntries)
   std::string rule;  // the rule checked, as the header states it
   bool passed = false;
   std::string message;   // what went wrong (empty when it passed)
@@ -22,9 +22,8 @@ struct ContractCheck {
 // Runs each check on `place` (its context is made if need be); the device's memory is given
 // back before it returns. Throws only when the place cannot be used at all.
 std::vector<ContractCheck> CheckDeviceContracts(const Place& place);
-// The checks of the optional entries of issue 33 ("event_timing", "memory_stats", "tracer",
-// "copy_stream"), each
-// skipped where the device does not have the entry. The tracer's check starts and stops every
+// The checks of the optional entries ("event_timing", "memory_stats", "tracer", "copy_stream",
+// "graphs", "host_func"), each skipped where the device does not have the entry. The tracer's check starts and stops every
 // device kind's tracer: not while a profile runs.
 std::vector<ContractCheck> CheckOptionalDeviceEntries(const Place& place);
 

@@ -60,12 +60,17 @@ DeviceContext::DeviceContext(const DeviceInfo& device, const Place& place, TideS
               " returned no context for the stream of role ", int(role), " on ", place.ToString());
 }
 
+bool DeviceContext::HasRole(TideStreamRole role) const {
+  return (role == TIDE_STREAM_COPY_IN || role == TIDE_STREAM_COPY_OUT) && FLAGS_copy_stream &&
+         device_->def.context_create_role && !legacy_contract() && role_ == TIDE_STREAM_COMPUTE;
+}
+
 DeviceContext* DeviceContext::ForRole(TideStreamRole role) {
-  if (role != TIDE_STREAM_COPY_IN || !FLAGS_copy_stream) return this;
-  if (DeviceContext* c = copy_in_ready_.load(std::memory_order_acquire)) return c;
-  if (!device_->def.context_create_role || legacy_contract() || role_ != TIDE_STREAM_COMPUTE)
-    return this;
-  return DeviceContextPool::Global().MakeCopyContext(*this);
+  if (role != TIDE_STREAM_COPY_IN && role != TIDE_STREAM_COPY_OUT) return this;
+  if (DeviceContext* c = copy_ready_[CopyRoleSlot(role)].load(std::memory_order_acquire))
+    return FLAGS_copy_stream ? c : this;
+  if (!HasRole(role)) return this;
+  return DeviceContextPool::Global().MakeCopyContext(*this, role);
 }
 
 struct DeviceContext::Staging {
@@ -76,15 +81,17 @@ struct DeviceContext::Staging {
 
 DeviceContext::~DeviceContext() {
   if (!ctx_) return;
-  if (copy_in_) {  // before this context: its queued copies feed this one's work
+  for (auto& copy : copy_) {  // before this context: their queued copies feed this one's work
+    if (!copy) continue;
     try {
-      copy_in_->Synchronize();
+      copy->Synchronize();
     } catch (const std::exception& e) {
-      LOG(WARNING) << "destroying the copy stream of " << place_.ToString() << ": " << e.what();
+      LOG(WARNING) << "destroying a copy stream of " << place_.ToString() << ": " << e.what();
     }
-    copy_in_.reset();
+    copy.reset();
   }
   ReleaseStaging();
+  for (auto& [ptr, size] : pinned_) device_->def.host_free(device_->def.self, ptr);
   const TideDeviceDef& d = device_->def;
   if (marker_) DestroyEvent(marker_);
   for (void* ev : timing_events_) DestroyEvent(ev);
@@ -250,6 +257,51 @@ void DeviceContext::CopyFromHost(void* dst, const void* src, size_t size) {
   std::memcpy(use->ptr, src, size);
   Copy(TIDE_COPY_HOST_TO_DEVICE, dst, use->ptr, size);
   RecordEvent(use->event);
+}
+
+void DeviceContext::LaunchHostFunc(void (*fn)(void*), void* data) {
+  const TideDeviceDef& d = device_->def;
+  CallPlugin([&] { return d.launch_host_func(d.self, ctx_, fn, data); },
+             [&] { return "queuing a host function on " + place_.ToString(); },
+             device_->plugin_file);
+}
+
+void* DeviceContext::TakePinned(size_t size, size_t* got) {
+  const TideDeviceDef& d = device_->def;
+  if (!d.host_alloc) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pinned_mu_);
+    for (auto it = pinned_.begin(); it != pinned_.end(); ++it) {
+      if (it->second < size) continue;
+      void* ptr = it->first;
+      *got = it->second;
+      pinned_.erase(it);
+      return ptr;
+    }
+  }
+  size_t bytes = size_t(4) << 10;  // powers of two: a few sizes serve every run
+  while (bytes < size) bytes *= 2;
+  void* ptr = nullptr;
+  CallPlugin([&] { return d.host_alloc(d.self, bytes, &ptr); },
+             [&] {
+               return StrCat("allocating ", bytes, " bytes of pinned host memory for ",
+                             place_.ToString());
+             },
+             device_->plugin_file);
+  *got = bytes;
+  return ptr;
+}
+
+void DeviceContext::GivePinned(void* ptr, size_t size) {
+  constexpr size_t kKeep = 16;  // a run's fetches, reused by the next run
+  {
+    std::lock_guard<std::mutex> lock(pinned_mu_);
+    if (pinned_.size() < kKeep) {
+      pinned_.emplace_back(ptr, size);
+      return;
+    }
+  }
+  device_->def.host_free(device_->def.self, ptr);
 }
 
 void DeviceContext::WaitFor(DeviceContext& other) {
@@ -437,17 +489,20 @@ DeviceContext* DeviceContextPool::Get(const Place& place) {
   return owned.get();
 }
 
-DeviceContext* DeviceContextPool::MakeCopyContext(DeviceContext& compute) {
+DeviceContext* DeviceContextPool::MakeCopyContext(DeviceContext& compute, TideStreamRole role) {
   std::lock_guard<std::mutex> lock(mu_);
   TIDE_ENFORCE(!g_shut_down.load(), "the device of ", compute.place().ToString(),
                " was already shut down (by tide.shutdown(), or the process is ending)");
-  if (!compute.copy_in_) {
-    // Copies are short and feed the compute stream: ahead of its kernels where the device ranks.
-    compute.copy_in_ = std::make_unique<DeviceContext>(*compute.device_, compute.place(),
-                                                       TIDE_STREAM_COPY_IN, /*priority=*/-1);
-    compute.copy_in_ready_.store(compute.copy_in_.get(), std::memory_order_release);
+  const int slot = DeviceContext::CopyRoleSlot(role);
+  auto& copy = compute.copy_[slot];
+  if (!copy) {
+    // Copies are short and feed the compute stream or the host: ahead of its kernels where the
+    // device ranks.
+    copy = std::make_unique<DeviceContext>(*compute.device_, compute.place(), role,
+                                           /*priority=*/-1);
+    compute.copy_ready_[slot].store(copy.get(), std::memory_order_release);
   }
-  return compute.copy_in_.get();
+  return copy.get();
 }
 
 void DeviceContextPool::Clear() {
@@ -461,6 +516,15 @@ void DeviceContextPool::Clear() {
     }
   }
   contexts_.clear();
+}
+
+void DeviceContextPool::SynchronizeAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& kv : contexts_) {
+    for (auto& copy : kv.second->copy_)
+      if (copy) copy->Synchronize();
+    kv.second->Synchronize();
+  }
 }
 
 void ShutdownDevices() {

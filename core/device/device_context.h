@@ -29,11 +29,13 @@ class DeviceContext {
   DeviceContext& operator=(const DeviceContext&) = delete;
 
   const Place& place() const { return place_; }
-  // The context for work of `role`: for TIDE_STREAM_COPY_IN the device's copy stream
-  // (context_create_role at priority -1, made on first use) where the device has one, follows
-  // contract 2 and --copy_stream is on; otherwise, and for the other roles, this context.
-  // Called on the place's compute context; kernels run only there.
+  // The context for work of `role`: for TIDE_STREAM_COPY_IN and TIDE_STREAM_COPY_OUT the
+  // device's copy streams (context_create_role at priority -1, each made on first use) where the
+  // device has them, follows contract 2 and --copy_stream is on; otherwise, and for the other
+  // roles, this context. Called on the place's compute context; kernels run only there.
   DeviceContext* ForRole(TideStreamRole role);
+  // Whether ForRole(role) gives a context of its own (without making it).
+  bool HasRole(TideStreamRole role) const;
   const DeviceInfo& device() const { return *device_; }
   void* plugin_context() const { return ctx_; }
   bool host_accessible() const { return device_->def.host_accessible != 0; }
@@ -62,6 +64,17 @@ class DeviceContext {
   // the device's pinned memory when it has host_alloc and events, so the copy overlaps compute.
   void CopyFromHost(void* dst, const void* src, size_t size);
   bool has_events() const { return device_->def.event_create != nullptr; }
+  // Host functions (TideDeviceDef.launch_host_func): fn(data) runs on a thread of the plugin
+  // once the work queued here so far is done, and must not call the device or the core.
+  bool has_host_func() const {
+    return device_->def.launch_host_func != nullptr && !legacy_contract();
+  }
+  void LaunchHostFunc(void (*fn)(void*), void* data);
+  // Pinned host memory (the device's host_alloc) of at least `size` bytes, from this context's
+  // free list or new; *got is its size. nullptr when the device has no host_alloc. GivePinned
+  // takes it back once no queued work uses it.
+  void* TakePinned(size_t size, size_t* got);
+  void GivePinned(void* ptr, size_t size);
   // Work queued on this context from now on waits for the work queued on `other` so far: an
   // event when the device has them (the host does not wait), else other.Synchronize().
   void WaitFor(DeviceContext& other);
@@ -98,22 +111,28 @@ class DeviceContext {
   void* NewEvent();
   void ReleaseStaging();
 
-  friend class DeviceContextPool;  // makes the copy stream's context, under its lock
+  friend class DeviceContextPool;  // makes the copy streams' contexts, under its lock
+
+  // The roles ForRole makes contexts for: TIDE_STREAM_COPY_IN and TIDE_STREAM_COPY_OUT.
+  static constexpr int kCopyRoles = 2;
+  static int CopyRoleSlot(TideStreamRole role) { return role == TIDE_STREAM_COPY_IN ? 0 : 1; }
 
   const DeviceInfo* device_;
   Place place_;
   TideStreamRole role_ = TIDE_STREAM_COMPUTE;
   void* ctx_ = nullptr;
-  // The copy stream's context (ForRole), destroyed before this one; set once, under the pool's
-  // lock.
-  std::unique_ptr<DeviceContext> copy_in_;
-  std::atomic<DeviceContext*> copy_in_ready_{nullptr};
+  // The copy streams' contexts (ForRole), destroyed before this one; each set once, under the
+  // pool's lock.
+  std::array<std::unique_ptr<DeviceContext>, kCopyRoles> copy_;
+  std::array<std::atomic<DeviceContext*>, kCopyRoles> copy_ready_{};
   void* marker_ = nullptr;  // event recorded by WaitFor callers on this context
   std::atomic<const KernelEntry*> last_launch_{nullptr};
   std::mutex staging_mu_;
   std::vector<Staging> staging_;
   std::mutex timing_mu_;
   std::vector<void*> timing_events_;  // free events for RecordTimingEvent
+  std::mutex pinned_mu_;
+  std::vector<std::pair<void*, size_t>> pinned_;  // free pinned buffers for TakePinned
 };
 
 // Gives `ptr` (`size` bytes of `place`'s device memory from its alloc) back to the device. For a
@@ -148,8 +167,11 @@ class DeviceContextPool {
   DeviceContext* Find(const Place& place);
   // Synchronises and destroys every context; later Gets make new ones.
   void Clear();
-  // `compute`'s copy stream (TIDE_STREAM_COPY_IN), made now if it has none (ForRole's slow path).
-  DeviceContext* MakeCopyContext(DeviceContext& compute);
+  // Waits for the work queued on every context made so far (their copy streams' too).
+  void SynchronizeAll();
+  // `compute`'s copy stream of `role` (TIDE_STREAM_COPY_IN or TIDE_STREAM_COPY_OUT), made now
+  // if it has none (ForRole's slow path).
+  DeviceContext* MakeCopyContext(DeviceContext& compute, TideStreamRole role);
 
  private:
   static constexpr int kFastKinds = 32, kFastDevices = 16;

@@ -75,7 +75,8 @@ TideStatus* FeedRun(TideOpRunContext* c, void*) {
 }
 
 // fetch[col] = a host copy of X: from the host copy a fallback op's input conversion made this
-// run when it is still current, so the tensor is not copied down twice.
+// run when it is still current, so the tensor is not copied down twice. A device's tensor comes
+// down on its copy-out stream where it has one, in place when the run returns (Executor::Run).
 TideStatus* FetchRun(TideOpRunContext* c, void*) {
   return StatusGuard([&] {
     const int32_t col = Col(c);
@@ -93,7 +94,10 @@ TideStatus* FetchRun(TideOpRunContext* c, void*) {
     const LoDTensor* from = &src;
     if (src.place() != HostPlace())
       if (const LoDTensor* copy = CurrentCopyOf(*c->block, src, HostPlace())) from = copy;
-    TensorCopySync(*from, HostPlace(), &list[col]);
+    if (from->place() != HostPlace())  // on the copy-out stream where there is one
+      TensorDownload(*from, &list[col], &c->block->downloads());
+    else
+      TensorCopySync(*from, HostPlace(), &list[col]);
   });
 }
 

@@ -72,6 +72,10 @@ std::unique_ptr<PreparedBlock> Executor::Prepare(const ProgramDesc& program, int
     if (!RunProgramPasses(&bytes, place_.kind, keep).empty()) *copy = ProgramDesc::Parse(bytes);
   }
   auto groups = ClaimSubgraphs(copy.get(), block_idx, place_, fetches);
+  // Downloads start as soon as their values are computed where a copy-out stream takes them
+  // (after the claims: a fetched intermediate leaves its group as the group's output).
+  if (dctx_->HasRole(TIDE_STREAM_COPY_OUT))
+    MoveFetchesEarly(copy->MutableBlock(static_cast<size_t>(block_idx)));
   auto p = PrepareBlock(copy, block_idx, /*create_local_scope=*/true);
   p->compiled_groups_ = std::move(groups);
   p->feed_names_ = feeds;
@@ -125,7 +129,13 @@ std::vector<LoDTensor> Executor::Run(PreparedBlock& p, Scope* scope,
   for (size_t i = 0; i < feeds.size(); ++i) CheckFeed(*p.feed_descs_[i], feeds[i]);
   Scope* local = Bind(p, scope);
   if (!p.feed_names_.empty()) SetFeedList(scope, feeds);
-  RunOps(p, local);
+  try {
+    RunOps(p, local);
+  } catch (...) {
+    p.downloads_.Drop();  // a failed run: nothing may land in its fetch list later
+    throw;
+  }
+  p.downloads_.Finish();  // the fetched values on the host: the host waits for these copies only
   if (p.fetch_names_.empty()) return {};
   return TakeFetchList(scope, p.fetch_names_.size());
 }
@@ -172,6 +182,7 @@ void Executor::RunSubBlock(PreparedBlock& parent, int block_idx, Scope* scope) {
   auto& sub = parent.sub_blocks_[block_idx];
   if (!sub) sub = PrepareBlock(parent.program_, block_idx, /*create_local_scope=*/false);
   RunOps(*sub, Bind(*sub, scope));
+  sub->downloads_.Finish();  // a sub-block's own fetch ops (none in programs Fluid writes)
 }
 
 void Executor::RunOps(PreparedBlock& p, Scope* local) {

@@ -17,6 +17,7 @@
 #include "core/executor/data_transform.h"
 #include "core/executor/device_compile.h"
 #include "core/executor/feed_fetch.h"
+#include "core/device/download_queue.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"
@@ -25,6 +26,8 @@ namespace tide::core {
 
 class PreparedBlock {
  public:
+  // Where the fetch ops queue their downloads (the run finishes them before it returns).
+  DownloadQueue& downloads() { return downloads_; }
   const ProgramDesc& program() const { return *program_; }
   int block_idx() const { return block_idx_; }
   const std::vector<std::string>& feed_names() const { return feed_names_; }
@@ -78,6 +81,8 @@ class PreparedBlock {
   std::vector<std::vector<std::string>> release_names_;
   std::vector<std::vector<Variable*>> releases_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
+  // The fetch ops' downloads on a copy-out stream, finished before the run returns its fetches.
+  DownloadQueue downloads_;
   mutable std::unordered_map<std::string, Readers> readers_;  // ReadersOf's answers
   std::function<void(size_t)> observe_;                       // ObserveOps'
 };

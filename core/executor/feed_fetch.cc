@@ -75,6 +75,52 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
   }
 }
 
+namespace {
+bool RunsSubBlocks(const OpDesc& op) {
+  for (const auto& [name, attr] : op.attrs())
+    if (std::holds_alternative<BlockIndex>(attr) ||
+        std::holds_alternative<std::vector<BlockIndex>>(attr))
+      return true;
+  return false;
+}
+}  // namespace
+
+void MoveFetchesEarly(BlockDesc* block) {
+  size_t first = block->OpSize();  // the trailing fetch ops: [first, OpSize())
+  while (first > 0 && block->Op(first - 1)->type() == "fetch") --first;
+  if (first == block->OpSize()) return;
+  std::vector<std::pair<size_t, OpDesc>> moved;  // (index to insert at, the fetch op)
+  for (size_t f = first; f < block->OpSize(); ++f) {
+    const OpDesc& fetch = *block->Op(f);
+    const std::vector<std::string>& x = fetch.Input("X");
+    size_t at = 0;
+    for (size_t i = first; i-- > 0;) {
+      const OpDesc& op = *block->Op(i);
+      const std::vector<std::string> outs = op.OutputArgumentNames();
+      const bool writes = x.size() == 1 && std::find(outs.begin(), outs.end(), x[0]) != outs.end();
+      if (writes || RunsSubBlocks(op) || x.size() != 1) {
+        at = i + 1;
+        break;
+      }
+    }
+    moved.emplace_back(at, fetch);
+  }
+  block->RemoveOps(first, block->OpSize());
+  // Latest position first, so earlier indices hold; ties in reverse, so columns keep their order.
+  std::stable_sort(moved.begin(), moved.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; i < moved.size();) {
+    size_t j = i;
+    while (j < moved.size() && moved[j].first == moved[i].first) ++j;
+    for (size_t k = j; k-- > i;) {
+      OpDesc* op = block->InsertOp(moved[k].first);
+      *op = moved[k].second;
+      op->set_block(block);
+    }
+    i = j;
+  }
+}
+
 void KeepFetchTargets(BlockDesc* block, const std::vector<std::string>& fetches) {
   if (fetches.empty()) return;
   for (size_t i = block->OpSize(); i-- > 0;) {

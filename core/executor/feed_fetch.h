@@ -28,6 +28,14 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
 // is removed).
 void KeepFetchTargets(BlockDesc* block, const std::vector<std::string>& fetches);
 
+// Moves the fetch ops at the end of `block` up to right after the last op that may change their
+// variable (one writing it by name, or one running sub-blocks), in column order there: on a place
+// with a copy-out stream the download starts while the ops after it (a training step's backward
+// and optimizer) are still queued, and the run returns once the fetched values are down. A value
+// is fetched as that op left it, as at the end of the block unless a later op writes its memory
+// under another name.
+void MoveFetchesEarly(BlockDesc* block);
+
 // Checks the tensor fed to variable `desc`: it holds data of the declared data type and a shape
 // the declared one matches (-1 matches any size), with a valid LoD. Errors name the feed.
 void CheckFeed(const VarDesc& desc, const LoDTensor& t);

@@ -280,6 +280,9 @@ void ResetOpProfiles() {
 }
 
 void StartProfile() {
+  // Work queued before the profile (a run that returned once its fetches were down) finishes
+  // first: every device record in the trace then belongs to an op the profile saw.
+  if (!DevicesShutDown()) DeviceContextPool::Global().SynchronizeAll();
   ResetOpProfiles();
   StartDeviceTracers();
 }

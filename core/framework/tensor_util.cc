@@ -87,4 +87,20 @@ void TensorUpload(const LoDTensor& src, const Place& place, LoDTensor* dst, Devi
   compute->WaitFor(*copy);  // the kernels queued from now on read it after the copy
 }
 
+void TensorDownload(const LoDTensor& src, LoDTensor* dst, DownloadQueue* queue) {
+  TIDE_ENFORCE(src.initialized(), "cannot copy a tensor that holds no data");
+  const size_t bytes = static_cast<size_t>(src.numel()) * SizeOf(src.dtype());
+  DeviceContext* compute =
+      bytes && dst != &src ? DeviceContextPool::Global().Get(src.place()) : nullptr;
+  if (!compute || compute->host_accessible() || !compute->HasRole(TIDE_STREAM_COPY_OUT)) {
+    TensorCopySync(src, HostPlace(), dst);
+    return;
+  }
+  DeviceContext* copy_out = compute->ForRole(TIDE_STREAM_COPY_OUT);
+  dst->Resize(src.dims());
+  void* out = dst->mutable_data(HostPlace(), src.dtype());
+  CopyMetadata(src, dst);
+  queue->Add(*compute, *copy_out, out, src.data(), bytes);
+}
+
 }  // namespace tide::core

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/device/device_context.h"
+#include "core/device/download_queue.h"
 #include "core/framework/tensor.h"
 
 namespace tide::core {
@@ -21,5 +22,11 @@ void TensorCopySync(const LoDTensor& src, const Place& place, LoDTensor* dst,
 // kernels queued before it. Otherwise exactly TensorCopySync.
 void TensorUpload(const LoDTensor& src, const Place& place, LoDTensor* dst,
                   DeviceContext* ctx = nullptr);
+
+// TensorCopySync to the host for a value a run fetches: from a place whose device has a copy-out
+// stream (DeviceContext::ForRole), the copy is queued there after the work queued so far on the
+// place's compute stream, and is in `dst` once `queue` finished; the compute stream's later work
+// waits for it on the device, not the host. Otherwise exactly TensorCopySync (in dst on return).
+void TensorDownload(const LoDTensor& src, LoDTensor* dst, DownloadQueue* queue);
 
 }  // namespace tide::core

@@ -46,9 +46,10 @@ DEFINE_bool(fuse_weight_updates, true,
             "it is not fetched (with --free_temporaries only: the gradient is let go of anyway); "
             "off: every gradient is stored (docs/memory.md)");
 DEFINE_bool(copy_stream, true,
-            "host-to-device copies of tensors (feeds, a DataLoader's batches) go on a copy "
-            "stream of their own where the device has one (TideDeviceDef.context_create_role), "
-            "so they overlap the compute stream's kernels; off: on the compute stream "
+            "host-to-device copies of tensors (feeds, a DataLoader's batches) and the downloads "
+            "of fetched values go on copy streams of their own where the device has them "
+            "(TideDeviceDef.context_create_role), so they overlap the compute stream's kernels "
+            "and a run returns once its fetches are down; off: on the compute stream "
             "(TIDE_COPY_STREAM=0)");
 DEFINE_bool(disable_device_compile, false,
             "run every op through its kernels: devices with a compiler (TideDeviceCompiler) are "

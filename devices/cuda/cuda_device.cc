@@ -270,6 +270,16 @@ class CudaDevice : public tide::Device {
     cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
   }
 
+  // Host functions (issue 33, launch_host_func): cudaLaunchHostFunc, whose rules the ABI's are
+  // (called on a CUDA thread once the stream gets there; none after a fault).
+  bool HasHostFunc() const override { return true; }
+  void LaunchHostFunc(void* ctx, void (*fn)(void*), void* data) override {
+    auto* c = static_cast<CudaContext*>(ctx);
+    DeviceGuard guard(c->device);
+    CudaCheck(cudaLaunchHostFunc(c->stream, fn, data),
+              "gpu:" + std::to_string(c->device) + ": cudaLaunchHostFunc");
+  }
+
   void* NewContext(int32_t device, int32_t role, int32_t priority) {
     CheckDevice(device);
     const std::string where =

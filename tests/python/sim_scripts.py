@@ -24,7 +24,8 @@ class Counters(ctypes.Structure):
         "wrong_kind", "synchronizes", "event_synchronizes", "kernel_launches", "compiles",
         "compile_declines", "fused_launches", "compiled_releases", "role_contexts")] + [
         ("role_priority", ctypes.c_int64)] + [
-        (n, ctypes.c_uint64) for n in ("captures", "graph_launches")]
+        (n, ctypes.c_uint64) for n in ("captures", "graph_launches", "host_funcs",
+                                       "host_funcs_run", "kernels_run")]
 lib.tide_sim_counters.restype = Counters
 """
 

@@ -180,7 +180,7 @@ def test_sim_judges_a_sample_of_ops(tmp_path):
     assert report["device_contract"] == 2
     assert sorted(c["contract"] for c in report["contracts"]) == ["copy", "free"]
     assert all(c["passed"] for c in report["contracts"]), report["contracts"]
-    # And the rules of its optional entries (issues 33, 34), none skipped: it has all five.
+    # And the rules of its optional entries (issues 33, 34), none skipped: it has all six.
     entries = {
         c["contract"]: (c["passed"], c.get("skipped", False)) for c in report["device_entries"]
     }
@@ -190,6 +190,7 @@ def test_sim_judges_a_sample_of_ops(tmp_path):
         "tracer": (True, False),
         "copy_stream": (True, False),
         "graphs": (True, False),
+        "host_func": (True, False),
     }, report["device_entries"]
     assert "event_timing pass" in " ".join(p.stdout.split()), p.stdout
     for op in own:

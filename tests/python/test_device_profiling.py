@@ -151,8 +151,9 @@ def test_the_mlps_trace_has_the_devices_rows_with_its_kernels_inside_their_ops(t
         for e in events
         if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == sim_pid
     }
-    # The compute stream's row and the copy stream's (test_copy_stream.py), under the ops' row.
-    assert rows == {0: "ops (device time)", 1: "stream 0", 2: "stream 1"}, rows
+    # The compute stream's row and the copy streams' (uploads: test_copy_stream.py; the loss's
+    # downloads: test_copy_out_stream.py), under the ops' row.
+    assert rows == {0: "ops (device time)", 1: "stream 0", 2: "stream 1", 3: "stream 2"}, rows
     boxes = [e for e in events if e["ph"] == "X" and e["pid"] == sim_pid]
     ops = [e for e in boxes if e["tid"] == 0]
     kernels = [e for e in boxes if e["tid"] == 1 and e["cat"] == "kernel"]
@@ -161,6 +162,8 @@ def test_the_mlps_trace_has_the_devices_rows_with_its_kernels_inside_their_ops(t
     # The feeds' uploads, with their bytes, on the copy stream.
     uploads = sorted(c["args"]["bytes"] for c in copies if c["name"] == "memcpy HtoD")
     assert uploads.count(r["feed_bytes"][0]) >= 4 and uploads.count(r["feed_bytes"][1]) >= 4
+    downloads = [e for e in boxes if e["tid"] == 3 and e["name"] == "memcpy DtoH"]
+    assert [d["args"]["bytes"] for d in downloads] == [4] * 4, downloads
     # Both clocks are mapped onto the host's within the bounds the trace states; each kernel
     # record lies inside a box of the op that launched it (its name), to within those bounds.
     slack = (
@@ -229,7 +232,25 @@ def _entries(env=None):
 def test_the_conformance_checks_pass_the_sims_optional_entries():
     p = _entries()
     assert p.returncode == 0, p.stdout + p.stderr
-    for name in ("copy", "free", "event_timing", "memory_stats", "tracer", "copy_stream", "graphs"):
+    for name in (
+        "copy",
+        "free",
+        "event_timing",
+        "memory_stats",
+        "tracer",
+        "copy_stream",
+        "graphs",
+        "host_func",
+    ):
+        assert "pass %s" % name in p.stdout, p.stdout
+
+
+def test_a_host_function_run_before_the_work_queued_ahead_of_it_is_caught():
+    p = _entries({"TIDE_SIM_PLANT_BUG": "host_func_early"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL host_func" in p.stdout, p.stdout
+    assert "ran before the copy landed" in p.stdout, p.stdout
+    for name in ("copy", "free", "copy_stream", "graphs"):
         assert "pass %s" % name in p.stdout, p.stdout
 
 

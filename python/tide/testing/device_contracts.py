@@ -7,7 +7,8 @@ time no longer than the host waited), `memory_stats` (an allocated block shows i
 the figures ordered), `tracer` (a queued copy is recorded, on a clock mapped onto the host's),
 `copy_stream` (work the compute context queues after waiting for the copy stream's event sees
 its upload), `graphs` (a captured copy runs at every launch, not while capturing, on the bytes
-there at that launch) and, on a device that compiles groups of ops, `compiler` (a group computes what its ops compute
+there at that launch), `host_func` (host functions run once each, in order, after the work queued
+before them) and, on a device that compiles groups of ops, `compiler` (a group computes what its ops compute
 one by one; tide.testing.subgraph_check).
 An optional entry the device lacks is reported as skipped. The checks run in the core (tide._C.check_device_contracts) on a busy stream; this module
 runs them in a process of their own, so a device that crashes fails its check instead of the kit.
@@ -28,7 +29,7 @@ from . import subgraph_check
 
 CONTRACTS = ("copy", "free")
 # optional entries (issues 33 and 34)
-ENTRIES = ("event_timing", "memory_stats", "tracer", "copy_stream", "graphs")
+ENTRIES = ("event_timing", "memory_stats", "tracer", "copy_stream", "graphs", "host_func")
 # Checked only on a device that has the entry (not reported as skipped on the others).
 COMPILER = "compiler"
 

@@ -445,9 +445,10 @@ typedef struct TideMemoryStats {
 typedef enum TideStreamRole {
   TIDE_STREAM_COMPUTE = 0,       /* kernels: the place's context, context_create's */
   TIDE_STREAM_COPY_IN = 1,       /* host-to-device copies of feeds and loaded batches */
-  TIDE_STREAM_COPY_OUT = 2,      /* device-to-host copies (reserved: the core asks for none yet) */
-  TIDE_STREAM_COMMUNICATION = 3, /* collectives (reserved: a device's collective library keeps
-                                  * its own stream today, see tide/collective.h) */
+  TIDE_STREAM_COPY_OUT = 2,      /* device-to-host copies of the values a run fetches */
+  TIDE_STREAM_COMMUNICATION = 3, /* collectives (reserved: a device's collective library brings
+                                  * its own communication stream, TideCollectiveDef.comm_stream
+                                  * in tide/collective.h, as PaddlePaddle's xccl does) */
 } TideStreamRole;
 
 /* What a trace record is (TideTraceRecord.kind). */
@@ -792,8 +793,10 @@ typedef struct TideDeviceDef {
    * place and role, never concurrently with another create. Requires the six event functions
    * (registration refuses it without them); devices of contract 1 get no role context.
    * Optional; NULL: every role's work goes on the place's one context. The core asks for
-   * TIDE_STREAM_COPY_IN at priority -1 (copies are short and feed the compute stream) when the
-   * --copy_stream flag is on (default). */
+   * TIDE_STREAM_COPY_IN and TIDE_STREAM_COPY_OUT at priority -1 (copies are short and feed the
+   * compute stream or the host) when the --copy_stream flag is on (default), each on first use:
+   * copy-in for uploads, copy-out for the downloads of the values a run fetches (the host waits
+   * for those copies only, not for the work the run queued after them). */
   TideStatus* (*context_create_role)(void* self, int32_t device, int32_t role, int32_t priority,
                                      void** ctx);
 
@@ -802,6 +805,20 @@ typedef struct TideDeviceDef {
    * op. Used under contract 2 only (a contract-1 device's is ignored). The plugin's; valid while
    * the process runs. */
   const TideDeviceGraphs* graphs;
+
+  /* --- Host functions (after graphs: a table that ends there has none) --- */
+  /* Queues `fn(data)` on ctx's stream, as cudaLaunchHostFunc: the plugin calls it once, on a
+   * thread of its own, when the work queued on ctx before it is done; work queued on ctx after
+   * it waits until it returns, and host functions of one context run in the order queued. fn
+   * does not fail and must not call the device plugin nor the core's host API (it copies host
+   * memory, sets flags, wakes threads). synchronize(ctx) returns after every host function queued
+   * before it returned, or, when queued work faulted, after the plugin dropped those it will not
+   * call (CUDA calls none after a fault): the core uses fn only to finish early what it would
+   * otherwise do after synchronize. Never queued while ctx is capturing. Any thread, as copy.
+   * Contract 2 only (a contract-1 device's is ignored). Optional; NULL: the core does that work
+   * after synchronize. The core queues one after each download of a fetched value on the
+   * TIDE_STREAM_COPY_OUT context, to move it out of pinned memory as soon as it lands. */
+  TideStatus* (*launch_host_func)(void* self, void* ctx, void (*fn)(void* data), void* data);
 } TideDeviceDef;
 
 /* ========================================================================================== */

@@ -40,6 +40,10 @@ typedef struct TideSimCounters {
   int64_t role_priority;
   /* Capture and replay (issue 34, TideDeviceGraphs): captures begun, graphs launched. */
   uint64_t captures, graph_launches;
+  /* Host functions (issue 33, launch_host_func): queued, and run. */
+  uint64_t host_funcs, host_funcs_run;
+  /* Kernels the streams ran (of kernel_launches, those done; a failed one is not counted). */
+  uint64_t kernels_run;
 } TideSimCounters;
 
 #ifdef __cplusplus

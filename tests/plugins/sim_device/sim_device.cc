@@ -32,7 +32,8 @@
 // (context_create_role; TIDE_SIM_NO_ROLE_CONTEXTS=1 offers none), traced on its own row; planted:
 // wait_ignored, context_wait_event waits for nothing. Capture and replay (issue 34,
 // TideDeviceGraphs; TIDE_SIM_NO_GRAPHS=1: none); planted: graph_once, a graph runs at its first
-// launch only. Subgraph claim-and-compile and a program pass (issue 33), with TIDE_SIM_COMPILE=1:
+// launch only. Host functions (launch_host_func; TIDE_SIM_NO_HOST_FUNC=1: none); planted:
+// host_func_early, a host function runs when queued. Subgraph claim-and-compile and a program pass (issue 33), with TIDE_SIM_COMPILE=1:
 // see sim_compiler.h, with its planted faults.
 #include <algorithm>
 #include <atomic>
@@ -65,8 +66,9 @@ std::atomic<uint64_t> g_event_waits{0}, g_wrong_kind{0};
 std::atomic<uint64_t> g_syncs{0}, g_event_syncs{0};
 std::atomic<uint64_t> g_role_contexts{0};
 std::atomic<int64_t> g_role_priority{0};
-std::atomic<uint64_t> g_kernel_launches{0};
+std::atomic<uint64_t> g_kernel_launches{0}, g_kernels_run{0};
 std::atomic<uint64_t> g_captures{0}, g_graph_launches{0};
+std::atomic<uint64_t> g_host_funcs{0}, g_host_funcs_run{0};
 
 constexpr size_t kGuard = 64;  // guard bytes after each block
 constexpr unsigned char kGuardByte = 0xA5;
@@ -205,6 +207,8 @@ TideSimCounters Snapshot() {
   c.compiled_releases = SimCompileStats().releases;
   c.role_contexts = g_role_contexts, c.role_priority = g_role_priority;
   c.captures = g_captures, c.graph_launches = g_graph_launches;
+  c.host_funcs = g_host_funcs, c.host_funcs_run = g_host_funcs_run;
+  c.kernels_run = g_kernels_run;
   return c;
 }
 
@@ -218,7 +222,8 @@ class SimDevice : public tide::Device {
         free_at_once_(PlantedBug("free_at_once")),
         elapsed_negative_(PlantedBug("elapsed_negative")),
         wait_ignored_(PlantedBug("wait_ignored")),
-        graph_once_(PlantedBug("graph_once")) {}
+        graph_once_(PlantedBug("graph_once")),
+        host_func_early_(PlantedBug("host_func_early")) {}
   const char* kind() const override { return "sim"; }
   uint32_t Contract() const override { return contract_; }
   bool host_accessible() const override { return host_accessible_; }
@@ -416,6 +421,23 @@ class SimDevice : public tide::Device {
     g->launched = true;
   }
   void DestroyGraph(void* graph) override { delete static_cast<SimGraph*>(graph); }
+  // --- Host functions (issue 33; launch_host_func) ---
+  // Queued on the stream and called by its worker when it gets there (after the work queued
+  // before; the work queued after waits for it). TIDE_SIM_NO_HOST_FUNC=1 offers none. Planted:
+  // host_func_early, the function is called at once, before the work queued ahead of it ran.
+  bool HasHostFunc() const override { return EnvUnsigned("TIDE_SIM_NO_HOST_FUNC") == 0; }
+  void LaunchHostFunc(void* ctx, void (*fn)(void*), void* data) override {
+    ++g_host_funcs;
+    RefuseWhileCapturing(ctx, "a host function");
+    auto run = [fn, data] {
+      ++g_host_funcs_run;
+      fn(data);
+    };
+    if (host_func_early_)
+      run();
+    else
+      static_cast<SimContext*>(ctx)->stream.Enqueue(run);
+  }
   // Throws (and spoils the capture) when ctx's stream is capturing.
   static void RefuseWhileCapturing(void* ctx, const char* what) {
     auto* c = static_cast<SimContext*>(ctx);
@@ -514,6 +536,7 @@ class SimDevice : public tide::Device {
   unsigned max_delay_us_;
   uint32_t contract_;
   bool copy_reads_late_, free_at_once_, elapsed_negative_, wait_ignored_, graph_once_;
+  bool host_func_early_;
   std::mutex pinned_mu_;
   std::vector<std::pair<char*, size_t>> pinned_;
 };
@@ -666,6 +689,7 @@ SimCompileCounters& SimCompileStats() {
   return counters;
 }
 void CountSimKernelLaunch() { ++g_kernel_launches; }
+void CountSimKernelRun() { ++g_kernels_run; }
 
 extern "C" __attribute__((visibility("default"))) TideSimCounters tide_sim_counters(void) {
   return Snapshot();

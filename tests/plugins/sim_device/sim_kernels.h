@@ -8,8 +8,10 @@
 
 #include "sim_stream.h"
 
-// Kernels queued on the sim streams (TideSimCounters.kernel_launches; sim_device.cc).
+// Kernels queued on the sim streams, and those of them the streams ran
+// (TideSimCounters.kernel_launches, kernels_run; sim_device.cc).
 void CountSimKernelLaunch();
+void CountSimKernelRun();
 
 // The kernel's stream; what it queues is tagged with the op, which a fault of it then names.
 struct KernelStream {
@@ -17,7 +19,12 @@ struct KernelStream {
   const char* op;  // owned by the op; the stream copies it
   void Enqueue(std::function<void()> task) {
     CountSimKernelLaunch();
-    stream.Enqueue(std::move(task), op);
+    stream.Enqueue(
+        [task = std::move(task)] {
+          task();
+          CountSimKernelRun();
+        },
+        op);
   }
 };
 

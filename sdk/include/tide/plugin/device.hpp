@@ -155,6 +155,14 @@ class Device {
   }
   virtual void DestroyGraph(void* /*graph*/) {}
 
+  // Host functions (TideDeviceDef.launch_host_func; contract 2): a device that has them returns
+  // true from HasHostFunc and queues fn(data) on ctx, called once its earlier work is done (see
+  // plugin_api.h for the rules fn keeps).
+  virtual bool HasHostFunc() const { return false; }
+  virtual void LaunchHostFunc(void* /*ctx*/, void (*/*fn*/)(void*), void* /*data*/) {
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' queues no host functions");
+  }
+
   void AddGraphs(TideDeviceDef* d) {
     static const TideDeviceGraphs kGraphs = {
         TIDE_STRUCT_SIZE(TideDeviceGraphs, graph_destroy),
@@ -231,6 +239,10 @@ class Device {
   void AddOptionalEntries(TideDeviceDef* d) {
     if (HasCompiler()) AddCompiler(d);
     if (HasGraphs()) AddGraphs(d);
+    if (HasHostFunc())
+      d->launch_host_func = [](void* s, void* ctx, void (*fn)(void*), void* data) -> TideStatus* {
+        return detail::Guard([&] { static_cast<Device*>(s)->LaunchHostFunc(ctx, fn, data); });
+      };
     if (HasEvents() && HasEventTiming())
       d->event_elapsed_ms = [](void* s, void* start, void* end, float* ms) -> TideStatus* {
         return detail::Guard([&] { *ms = static_cast<Device*>(s)->EventElapsedMs(start, end); });
@@ -302,7 +314,7 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, graphs);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, launch_host_func);
     d.contract = Contract();
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();
