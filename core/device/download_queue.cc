@@ -29,6 +29,7 @@ void DownloadQueue::Add(DeviceContext& compute, DeviceContext& copy_out, void* d
                         const void* src, size_t size) {
   if (size == 0) return;
   auto item = std::make_unique<Item>();
+  item->compute = &compute;
   item->copy_out = &copy_out;
   item->dst = dst;
   item->size = size;
@@ -52,7 +53,14 @@ void DownloadQueue::Finish() {
     try {
       item->copy_out->Synchronize();  // also waits for the host functions queued there
     } catch (...) {
-      if (!error) error = std::current_exception();
+      // A fault of the work the copies waited for fails them too (the device contract): the
+      // compute context reports it, naming the last op launched there.
+      try {
+        item->compute->Synchronize();
+        if (!error) error = std::current_exception();
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
     }
   }
   for (const auto& item : items_) {

@@ -34,6 +34,7 @@ class DownloadQueue {
 
  private:
   struct Item {
+    DeviceContext* compute;
     DeviceContext* copy_out;
     void* pinned;  // null: copied straight to dst
     size_t pinned_size;

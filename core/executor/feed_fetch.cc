@@ -6,8 +6,10 @@
 
 #include "core/executor/core_ops.h"
 #include "core/executor/data_transform.h"
+#include "core/executor/device_compile.h"
 #include "core/executor/executor.h"
 #include "core/executor/kernel_choice.h"
+#include "core/registry/registry.h"
 
 namespace tide::core {
 
@@ -83,6 +85,23 @@ bool RunsSubBlocks(const OpDesc& op) {
       return true;
   return false;
 }
+
+bool Names(const std::vector<std::string>& names, const std::string& var) {
+  return std::find(names.begin(), names.end(), var) != names.end();
+}
+
+// Whether a fetch of `var` must stay after `op`: it writes or reads var (a reader may be a CPU
+// fallback, whose host copy the fetch then reuses), runs sub-blocks, or runs itself (control
+// flow, collectives: an op without kernels may finish its outputs later, e.g. an allreduce on a
+// communication stream that a later sync op waits for). The core's compiled-group node is a
+// kernel call on the compute stream.
+bool FetchStaysAfter(const OpDesc& op, const std::string& var) {
+  if (Names(op.OutputArgumentNames(), var) || Names(op.InputArgumentNames(), var)) return true;
+  if (RunsSubBlocks(op)) return true;
+  if (op.type() == kCompiledGroupOp) return false;
+  const OpInfo* info = Registry::Global().FindOp(op.type());
+  return !info || info->run != nullptr;
+}
 }  // namespace
 
 void MoveFetchesEarly(BlockDesc* block) {
@@ -93,15 +112,14 @@ void MoveFetchesEarly(BlockDesc* block) {
   for (size_t f = first; f < block->OpSize(); ++f) {
     const OpDesc& fetch = *block->Op(f);
     const std::vector<std::string>& x = fetch.Input("X");
-    size_t at = 0;
-    for (size_t i = first; i-- > 0;) {
-      const OpDesc& op = *block->Op(i);
-      const std::vector<std::string> outs = op.OutputArgumentNames();
-      const bool writes = x.size() == 1 && std::find(outs.begin(), outs.end(), x[0]) != outs.end();
-      if (writes || RunsSubBlocks(op) || x.size() != 1) {
-        at = i + 1;
-        break;
-      }
+    size_t at = first;  // a malformed fetch stays where it is
+    if (x.size() == 1) {
+      at = 0;
+      for (size_t i = first; i-- > 0;)
+        if (FetchStaysAfter(*block->Op(i), x[0])) {
+          at = i + 1;
+          break;
+        }
     }
     moved.emplace_back(at, fetch);
   }

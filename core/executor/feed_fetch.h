@@ -28,12 +28,12 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
 // is removed).
 void KeepFetchTargets(BlockDesc* block, const std::vector<std::string>& fetches);
 
-// Moves the fetch ops at the end of `block` up to right after the last op that may change their
-// variable (one writing it by name, or one running sub-blocks), in column order there: on a place
-// with a copy-out stream the download starts while the ops after it (a training step's backward
-// and optimizer) are still queued, and the run returns once the fetched values are down. A value
-// is fetched as that op left it, as at the end of the block unless a later op writes its memory
-// under another name.
+// Moves the fetch ops at the end of `block` up to right after the last op that writes or reads
+// their variable, runs sub-blocks or runs itself without kernels (control flow, collectives), in
+// column order there: on a place with a copy-out stream the download starts while the ops after
+// it (a training step's backward and optimizer) are still queued, and the run returns once the
+// fetched values are down. A value is fetched as that op left it, as at the end of the block
+// unless a later op writes its memory under another name.
 void MoveFetchesEarly(BlockDesc* block);
 
 // Checks the tensor fed to variable `desc`: it holds data of the declared data type and a shape

@@ -40,7 +40,9 @@ from . import _C
 @contextlib.contextmanager
 def profile(profile_path=None):
     """Times every op run inside (the --profile_ops flag), from a clean slate; with
-    `profile_path`, writes the timeline there as a Chrome trace when the block ends."""
+    `profile_path`, writes the timeline there as a Chrome trace when the block ends. The devices
+    finish the work queued before it first (a run returns once its fetches are down, with the rest
+    of its work still queued), so every device record belongs to an op the profile saw."""
     _C.start_profile()
     _C.set_flag("profile_ops", "true")
     try:

@@ -736,7 +736,10 @@ typedef struct TideDeviceDef {
    * host waits). event_create makes an event (the plugin's) for ctx's device; record marks the
    * work queued on ctx so far (recording again moves the marker); query sets *done to 1 when that
    * work is done, 0 if not (an event never recorded is done); context_wait_event makes work
-   * queued on ctx later wait for the event, without blocking the host. */
+   * queued on ctx later wait for the event, without blocking the host. A fault of the work an
+   * event marks reaches the contexts that wait for it: their synchronize reports it too (CUDA's
+   * faults are sticky to the whole device, which keeps this), so a copy stream that waited for a
+   * failed kernel never hands the host its garbage as a result. */
   TideStatus* (*event_create)(void* self, void* ctx, void** event);
   void (*event_destroy)(void* self, void* event);
   TideStatus* (*event_record)(void* self, void* ctx, void* event);

@@ -57,6 +57,9 @@ struct SimEvent {
   std::condition_variable cv;
   uint64_t recorded = 0, reached = 0;
   uint64_t reached_ns = 0;  // the sim clock when the stream last reached a record of it
+  // The error of the work its last record marked (the stream's pending fault), or "": work
+  // that waits for it fails with it, as the device contract asks.
+  std::string error;
   void WaitFor(uint64_t target) {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return reached >= target; });
@@ -106,10 +109,12 @@ class SimStream {
       std::lock_guard<std::mutex> lock(e->mu);
       target = ++e->recorded;
     }
-    Enqueue([e, target] {
+    Enqueue([this, e, target] {
+      const std::string fault = PendingError();
       {
         std::lock_guard<std::mutex> lock(e->mu);
         if (e->reached < target) e->reached = target, e->reached_ns = SimClockNs();
+        e->error = fault;
       }
       e->cv.notify_all();
     });
@@ -121,7 +126,17 @@ class SimStream {
       std::lock_guard<std::mutex> lock(e->mu);
       target = e->recorded;
     }
-    Enqueue([e, target] { e->WaitFor(target); });
+    Enqueue([e, target] {
+      e->WaitFor(target);
+      std::lock_guard<std::mutex> lock(e->mu);
+      if (!e->error.empty())
+        throw std::runtime_error("waited for work of another stream that failed: " + e->error);
+    });
+  }
+  // The first error a task raised since the last Synchronize, or "".
+  std::string PendingError() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
   }
 
   // Capture (TideDeviceGraphs): between BeginCapture and EndCapture the tasks pushed are
