@@ -2,7 +2,8 @@
 // device), cudaMalloc memory under the core's allocator, one context per place (a stream, cuBLAS
 // and cuDNN handles bound to it, published as "tide.cuda"), copies queued on the stream (host to
 // device through pinned staging), NCCL as its collective library ("tide.collective",
-// cuda_collective.cc), and the plugin's entry points. The kernels are in *_ops.*.
+// cuda_collective.cc), the tracer on CUPTI (cupti_tracer.cc), and the plugin's entry points. The
+// kernels are in *_ops.*.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "cuda_check.h"
 #include "cuda_collective.h"
 #include "cuda_libs.h"
+#include "cupti_tracer.h"
 #include "gpu.h"
 
 namespace tide_cuda {
@@ -493,6 +495,16 @@ class CudaDevice : public tide::Device {
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) cudaGetLastError();
     if (TIDE_HAS_FIELD(s, TideMemoryStats, bytes_limit)) s->bytes_limit = total_b;
   }
+
+  // The tracer, on CUPTI (cupti_tracer.cc): where libcupti opens. Without a GPU it records
+  // nothing (CUPTI cannot be enabled there) and start succeeds with no records.
+  bool HasTracer() const override { return CuptiTracerAvailable(); }
+  void TraceStart() override {
+    if (Count() > 0) CuptiTraceStart();
+  }
+  void TraceStop() override { CuptiTraceStop(); }
+  void TraceCollect(const TraceEmitter& emit) override { CuptiTraceCollect(emit); }
+  uint64_t TraceNowNs() override { return CuptiTraceNowNs(); }
 
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_CUDA_CONTEXT_EXTENSION) == 0)
