@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -496,15 +497,28 @@ class CudaDevice : public tide::Device {
     if (TIDE_HAS_FIELD(s, TideMemoryStats, bytes_limit)) s->bytes_limit = total_b;
   }
 
-  // The tracer, on CUPTI (cupti_tracer.cc): where libcupti opens. Without a GPU it records
-  // nothing (CUPTI cannot be enabled there) and start succeeds with no records.
-  bool HasTracer() const override { return CuptiTracerAvailable(); }
+  // The tracer, on CUPTI (cupti_tracer.cc), opened by the first profile on a machine with a GPU:
+  // a process that never profiles, or has no GPU, never loads libcupti (4 MB). Without a GPU it
+  // records nothing, on the host's clock; without libcupti, start fails saying why (the core
+  // then profiles with events alone).
+  bool HasTracer() const override { return CuptiTracerBuilt(); }
   void TraceStart() override {
-    if (Count() > 0) CuptiTraceStart();
+    if (Count() == 0) return;
+    if (!CuptiTracerAvailable()) TIDE_THROW(TIDE_UNAVAILABLE, "CUPTI: ", CuptiUnavailableReason());
+    CuptiTraceStart();
   }
-  void TraceStop() override { CuptiTraceStop(); }
-  void TraceCollect(const TraceEmitter& emit) override { CuptiTraceCollect(emit); }
-  uint64_t TraceNowNs() override { return CuptiTraceNowNs(); }
+  void TraceStop() override {
+    if (Count() > 0 && CuptiTracerAvailable()) CuptiTraceStop();
+  }
+  void TraceCollect(const TraceEmitter& emit) override {
+    if (Count() > 0 && CuptiTracerAvailable()) CuptiTraceCollect(emit);
+  }
+  uint64_t TraceNowNs() override {
+    if (Count() > 0 && CuptiTracerAvailable()) return CuptiTraceNowNs();
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+  }
 
   const void* Extension(void* ctx, const char* name) override {
     if (std::strcmp(name, TIDE_CUDA_CONTEXT_EXTENSION) == 0)

@@ -301,6 +301,9 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
 
 }  // namespace
 
+bool CuptiTracerBuilt() { return true; }
+std::string CuptiUnavailableReason() { return Cupti().ok ? std::string() : Cupti().error; }
+
 bool CuptiTracerAvailable() {
   static const bool ok = [] {
     const Library& lib = Cupti();
@@ -389,7 +392,9 @@ uint64_t CuptiTraceNowNs() {
 
 namespace tide_cuda {
 
+bool CuptiTracerBuilt() { return false; }
 bool CuptiTracerAvailable() { return false; }
+std::string CuptiUnavailableReason() { return "the CUDA plugin was built without cupti.h"; }
 void CuptiTraceStart() { TIDE_THROW(TIDE_UNAVAILABLE, "the CUDA plugin was built without CUPTI"); }
 void CuptiTraceStop() {}
 void CuptiTraceCollect(const tide::Device::TraceEmitter&) {}

@@ -6,14 +6,18 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <tide/plugin.hpp>
 
 namespace tide_cuda {
 
+// Whether the plugin was built with cupti.h (the tracer may then run, where libcupti opens).
+bool CuptiTracerBuilt();
 // Whether the tracer can run: built with cupti.h and libcupti opened with every function it
-// needs, of the major version of the header (probed once, thread-safe; the reason is logged when
-// not).
+// needs, of the major version of the header (opened on the first call, once, thread-safe; the
+// reason is logged when not, and kept in CuptiUnavailableReason()).
 bool CuptiTracerAvailable();
+std::string CuptiUnavailableReason();
 
 // The process's one tracer (CUPTI's activity API is process-wide), under the core's rules for
 // TideDeviceTracer: start, stop and collect from one thread at a time, now_ns from any. Each
