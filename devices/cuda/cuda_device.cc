@@ -2,12 +2,14 @@
 // device), cudaMalloc memory under the core's allocator, one context per place (a stream, cuBLAS
 // and cuDNN handles bound to it, published as "tide.cuda"), copies queued on the stream (host to
 // device through pinned staging), NCCL as its collective library ("tide.collective",
-// cuda_collective.cc), and the plugin's entry points. The kernels are in *_ops.*.
+// cuda_collective.cc), the tracer on CUPTI (cupti_tracer.cc), and the plugin's entry points. The
+// kernels are in *_ops.*.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "cuda_check.h"
 #include "cuda_collective.h"
 #include "cuda_libs.h"
+#include "cupti_tracer.h"
 #include "gpu.h"
 
 namespace tide_cuda {
@@ -492,6 +495,29 @@ class CudaDevice : public tide::Device {
     DeviceGuard guard(device);
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) cudaGetLastError();
     if (TIDE_HAS_FIELD(s, TideMemoryStats, bytes_limit)) s->bytes_limit = total_b;
+  }
+
+  // The tracer, on CUPTI (cupti_tracer.cc), opened by the first profile on a machine with a GPU:
+  // a process that never profiles, or has no GPU, never loads libcupti (4 MB). Without a GPU it
+  // records nothing, on the host's clock; without libcupti, start fails saying why (the core
+  // then profiles with events alone).
+  bool HasTracer() const override { return CuptiTracerBuilt(); }
+  void TraceStart() override {
+    if (Count() == 0) return;
+    if (!CuptiTracerAvailable()) TIDE_THROW(TIDE_UNAVAILABLE, "CUPTI: ", CuptiUnavailableReason());
+    CuptiTraceStart();
+  }
+  void TraceStop() override {
+    if (Count() > 0 && CuptiTracerAvailable()) CuptiTraceStop();
+  }
+  void TraceCollect(const TraceEmitter& emit) override {
+    if (Count() > 0 && CuptiTracerAvailable()) CuptiTraceCollect(emit);
+  }
+  uint64_t TraceNowNs() override {
+    if (Count() > 0 && CuptiTracerAvailable()) return CuptiTraceNowNs();
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
   }
 
   const void* Extension(void* ctx, const char* name) override {
