@@ -327,8 +327,8 @@ std::string CheckHostFunc(DeviceContext* ctx, const DeviceInfo& dev, const Place
   std::vector<unsigned char> host(kProbeBytes, 0);
   std::mutex mu;
   std::vector<int> order;
-  Probe probes[3] = {{&mu, &order, 0, &host, {}}, {&mu, &order, 1, nullptr, {}},
-                     {&mu, &order, 2, nullptr, {}}};
+  Probe probes[3] = {
+      {&mu, &order, 0, &host, {}}, {&mu, &order, 1, nullptr, {}}, {&mu, &order, 2, nullptr, {}}};
   busy.Queue(ctx);
   ctx->Copy(TIDE_COPY_DEVICE_TO_HOST, host.data(), block.get(), kProbeBytes);
   for (Probe& p : probes)
@@ -345,8 +345,8 @@ std::string CheckHostFunc(DeviceContext* ctx, const DeviceInfo& dev, const Place
   std::string calls;
   for (int id : order) calls += StrCat(calls.empty() ? "" : ", ", id);
   if (order != std::vector<int>{0, 1, 2})
-    return StrCat("three host functions queued on ", place.ToString(),
-                  " ran as [", calls, "] by the time synchronize returned, want [0, 1, 2]");
+    return StrCat("three host functions queued on ", place.ToString(), " ran as [", calls,
+                  "] by the time synchronize returned, want [0, 1, 2]");
   const std::string bad = FirstMismatch(probes[0].seen, want);
   if (!bad.empty())
     return StrCat("a host function queued on ", place.ToString(),

@@ -23,8 +23,8 @@ struct ContractCheck {
 // back before it returns. Throws only when the place cannot be used at all.
 std::vector<ContractCheck> CheckDeviceContracts(const Place& place);
 // The checks of the optional entries ("event_timing", "memory_stats", "tracer", "copy_stream",
-// "graphs", "host_func"), each skipped where the device does not have the entry. The tracer's check starts and stops every
-// device kind's tracer: not while a profile runs.
+// "graphs", "host_func"), each skipped where the device does not have the entry. The tracer's check
+// starts and stops every device kind's tracer: not while a profile runs.
 std::vector<ContractCheck> CheckOptionalDeviceEntries(const Place& place);
 
 }  // namespace tide::core

@@ -25,8 +25,8 @@ void DownloadQueue::Land(void* item) {
   it->landed.store(true, std::memory_order_release);
 }
 
-void DownloadQueue::Add(DeviceContext& compute, DeviceContext& copy_out, void* dst,
-                        const void* src, size_t size) {
+void DownloadQueue::Add(DeviceContext& compute, DeviceContext& copy_out, void* dst, const void* src,
+                        size_t size) {
   if (size == 0) return;
   auto item = std::make_unique<Item>();
   item->compute = &compute;

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "core/device/device_context.h"
+#include "core/device/download_queue.h"
 #include "core/executor/data_transform.h"
 #include "core/executor/device_compile.h"
 #include "core/executor/feed_fetch.h"
-#include "core/device/download_queue.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"

@@ -33,8 +33,8 @@
 // wait_ignored, context_wait_event waits for nothing. Capture and replay (issue 34,
 // TideDeviceGraphs; TIDE_SIM_NO_GRAPHS=1: none); planted: graph_once, a graph runs at its first
 // launch only. Host functions (launch_host_func; TIDE_SIM_NO_HOST_FUNC=1: none); planted:
-// host_func_early, a host function runs when queued. Subgraph claim-and-compile and a program pass (issue 33), with TIDE_SIM_COMPILE=1:
-// see sim_compiler.h, with its planted faults.
+// host_func_early, a host function runs when queued. Subgraph claim-and-compile and a program pass
+// (issue 33), with TIDE_SIM_COMPILE=1: see sim_compiler.h, with its planted faults.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

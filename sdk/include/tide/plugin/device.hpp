@@ -159,7 +159,7 @@ class Device {
   // true from HasHostFunc and queues fn(data) on ctx, called once its earlier work is done (see
   // plugin_api.h for the rules fn keeps).
   virtual bool HasHostFunc() const { return false; }
-  virtual void LaunchHostFunc(void* /*ctx*/, void (*/*fn*/)(void*), void* /*data*/) {
+  virtual void LaunchHostFunc(void* /*ctx*/, void (* /*fn*/)(void*), void* /*data*/) {
     TIDE_THROW(TIDE_UNIMPLEMENTED, "device '", kind(), "' queues no host functions");
   }
 
