@@ -71,3 +71,19 @@ def run_script(code, *args, env=None, check=True):
     if check:
         assert p.returncode == 0, p.stdout + p.stderr
     return p
+
+
+def trace_rows(trace, place="sim:0"):
+    """A Chrome trace's rows of `place` (its process): {row name: tid}, and its boxes ("X" events)."""
+    events = trace["traceEvents"]
+    (pid,) = [
+        e["pid"]
+        for e in events
+        if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"] == place
+    ]
+    rows = {
+        e["args"]["name"]: e["tid"]
+        for e in events
+        if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid
+    }
+    return rows, [e for e in events if e["ph"] == "X" and e["pid"] == pid]

@@ -9,7 +9,7 @@ loaded."""
 import json
 import textwrap
 
-from sim_scripts import SIM, needs_sim, with_counters, with_mlp
+from sim_scripts import SIM, needs_sim, trace_rows, with_counters, with_mlp
 from sim_scripts import run_script as _run
 
 pytestmark = needs_sim
@@ -72,21 +72,6 @@ def _fetching(tmp_path, name, env):
     return json.loads(p.stdout.strip().splitlines()[-1]), json.loads(trace.read_text())
 
 
-def _rows(trace, place="sim:0"):
-    events = trace["traceEvents"]
-    (pid,) = [
-        e["pid"]
-        for e in events
-        if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"] == place
-    ]
-    rows = {
-        e["args"]["name"]: e["tid"]
-        for e in events
-        if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid
-    }
-    return rows, [e for e in events if e["ph"] == "X" and e["pid"] == pid]
-
-
 def test_a_fetched_loss_comes_down_while_the_rest_of_the_step_runs(tmp_path):
     r, trace = _fetching(tmp_path, "copy_out", {})
     off, _ = _fetching(tmp_path, "compute", {"TIDE_COPY_STREAM": "0"})
@@ -102,7 +87,7 @@ def test_a_fetched_loss_comes_down_while_the_rest_of_the_step_runs(tmp_path):
     # ...where a fetch on the compute stream waits for all of it.
     assert off["queued"] == [0] * STEPS, off["queued"]
     # On the copy-out stream's row, each loss's download ended before its step's sgd kernels ran.
-    rows, boxes = _rows(trace)
+    rows, boxes = trace_rows(trace)
     assert {"stream 0", "stream 2"} <= set(rows), rows
     kernels = sorted(
         (b for b in boxes if b["tid"] == rows["stream 0"] and b["cat"] == "kernel"),

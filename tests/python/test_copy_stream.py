@@ -7,7 +7,7 @@ case runs in a subprocess, since the device reads its configuration when it is l
 import json
 import textwrap
 
-from sim_scripts import SIM, needs_sim, with_counters, with_mlp
+from sim_scripts import SIM, needs_sim, trace_rows, with_counters, with_mlp
 from sim_scripts import run_script as _run
 
 pytestmark = needs_sim
@@ -55,22 +55,6 @@ OVERLAP = with_counters(
 )
 
 
-def _rows(trace, place="sim:0"):
-    events = trace["traceEvents"]
-    (pid,) = [
-        e["pid"]
-        for e in events
-        if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"] == place
-    ]
-    rows = {
-        e["args"]["name"]: e["tid"]
-        for e in events
-        if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid
-    }
-    boxes = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
-    return rows, boxes
-
-
 def _overlaps(a, b):
     return a["ts"] < b["ts"] + b["dur"] and b["ts"] < a["ts"] + a["dur"]
 
@@ -104,7 +88,7 @@ def test_uploads_go_on_the_copy_stream_and_overlap_the_kernels_queued_before(tmp
     r = json.loads(p.stdout.strip().splitlines()[-1])
     assert r["got"] == [2.0 * k for k in range(10)], r["got"]
     assert r["role_contexts"] == 1 and r["role_priority"] == -1, r
-    rows, boxes = _rows(json.loads(trace_path.read_text()))
+    rows, boxes = trace_rows(json.loads(trace_path.read_text()))
     assert {"stream 0", "stream 1"} <= set(rows), rows
     compute = [b for b in boxes if b["tid"] == rows["stream 0"]]
     copies = [b for b in boxes if b["tid"] == rows["stream 1"]]
@@ -220,7 +204,7 @@ def test_the_mlps_trace_shows_its_next_batch_uploaded_while_its_kernels_run(tmp_
     (r, trace_path), (r_off, off_path) = runs["copy"], runs["compute"]
     # The same training either way, to the bit.
     assert r["losses"] == r_off["losses"], (r["losses"], r_off["losses"])
-    rows, boxes = _rows(json.loads(trace_path.read_text()))
+    rows, boxes = trace_rows(json.loads(trace_path.read_text()))
     kernels = [b for b in boxes if b["tid"] == rows["stream 0"] and b["cat"] == "kernel"]
     uploads = [
         b
@@ -233,7 +217,7 @@ def test_the_mlps_trace_shows_its_next_batch_uploaded_while_its_kernels_run(tmp_
     # Each batch but the first went up while the step before it ran, beside its kernels.
     assert len(_inside(uploads, kernels)) >= 8, (kernels, uploads)
     # Without the copy stream the uploads are queued on the compute stream, between the steps.
-    rows_off, boxes_off = _rows(json.loads(off_path.read_text()))
+    rows_off, boxes_off = trace_rows(json.loads(off_path.read_text()))
     assert "stream 1" not in rows_off, rows_off
     compute_off = [b for b in boxes_off if b["tid"] == rows_off["stream 0"]]
     uploads_off = [

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from sim_scripts import SIM, needs_sim, with_counters, with_mlp
 from sim_scripts import run_script as _run
 
@@ -245,21 +246,26 @@ def test_the_conformance_checks_pass_the_sims_optional_entries():
         assert "pass %s" % name in p.stdout, p.stdout
 
 
-def test_a_host_function_run_before_the_work_queued_ahead_of_it_is_caught():
-    p = _entries({"TIDE_SIM_PLANT_BUG": "host_func_early"})
+@pytest.mark.parametrize(
+    "bug, entry, why, passing",
+    [
+        # A graph that does not redo its work at every launch.
+        ("graph_once", "graphs", "launch 2 of a captured copy", ("copy", "free", "copy_stream")),
+        # A host function run before the work queued ahead of it.
+        (
+            "host_func_early",
+            "host_func",
+            "ran before the copy landed",
+            ("copy", "free", "copy_stream", "graphs"),
+        ),
+    ],
+)
+def test_a_planted_fault_of_an_entry_is_caught_and_the_others_pass(bug, entry, why, passing):
+    p = _entries({"TIDE_SIM_PLANT_BUG": bug})
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "FAIL host_func" in p.stdout, p.stdout
-    assert "ran before the copy landed" in p.stdout, p.stdout
-    for name in ("copy", "free", "copy_stream", "graphs"):
-        assert "pass %s" % name in p.stdout, p.stdout
-
-
-def test_a_graph_that_does_not_redo_its_work_at_every_launch_is_caught():
-    p = _entries({"TIDE_SIM_PLANT_BUG": "graph_once"})
-    assert p.returncode == 1, p.stdout + p.stderr
-    assert "FAIL graphs" in p.stdout, p.stdout
-    assert "launch 2 of a captured copy" in p.stdout, p.stdout
-    for name in ("copy", "free", "copy_stream"):
+    assert "FAIL " + entry in p.stdout, p.stdout
+    assert why in p.stdout, p.stdout
+    for name in passing:
         assert "pass %s" % name in p.stdout, p.stdout
 
 
