@@ -30,7 +30,6 @@ class DownloadQueue {
   void Finish();
   // Finish for a run that failed: errors are logged, not thrown.
   void Drop() noexcept;
-  bool empty() const { return items_.empty(); }
 
  private:
   struct Item {

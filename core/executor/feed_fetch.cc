@@ -78,14 +78,6 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
 }
 
 namespace {
-bool RunsSubBlocks(const OpDesc& op) {
-  for (const auto& [name, attr] : op.attrs())
-    if (std::holds_alternative<BlockIndex>(attr) ||
-        std::holds_alternative<std::vector<BlockIndex>>(attr))
-      return true;
-  return false;
-}
-
 bool Names(const std::vector<std::string>& names, const std::string& var) {
   return std::find(names.begin(), names.end(), var) != names.end();
 }
@@ -97,7 +89,7 @@ bool Names(const std::vector<std::string>& names, const std::string& var) {
 // kernel call on the compute stream.
 bool FetchStaysAfter(const OpDesc& op, const std::string& var) {
   if (Names(op.OutputArgumentNames(), var) || Names(op.InputArgumentNames(), var)) return true;
-  if (RunsSubBlocks(op)) return true;
+  if (HasBlockAttr(op.attrs())) return true;
   if (op.type() == kCompiledGroupOp) return false;
   const OpInfo* info = Registry::Global().FindOp(op.type());
   return !info || info->run != nullptr;
@@ -124,18 +116,14 @@ void MoveFetchesEarly(BlockDesc* block) {
     moved.emplace_back(at, fetch);
   }
   block->RemoveOps(first, block->OpSize());
-  // Latest position first, so earlier indices hold; ties in reverse, so columns keep their order.
+  // Inserted from the last (position, column) back: earlier indices hold, and fetches at one
+  // position end up in column order.
   std::stable_sort(moved.begin(), moved.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t i = 0; i < moved.size();) {
-    size_t j = i;
-    while (j < moved.size() && moved[j].first == moved[i].first) ++j;
-    for (size_t k = j; k-- > i;) {
-      OpDesc* op = block->InsertOp(moved[k].first);
-      *op = moved[k].second;
-      op->set_block(block);
-    }
-    i = j;
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto it = moved.rbegin(); it != moved.rend(); ++it) {
+    OpDesc* op = block->InsertOp(it->first);
+    *op = it->second;
+    op->set_block(block);
   }
 }
 

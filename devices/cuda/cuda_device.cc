@@ -502,19 +502,20 @@ class CudaDevice : public tide::Device {
   // records nothing, on the host's clock; without libcupti, start fails saying why (the core
   // then profiles with events alone).
   bool HasTracer() const override { return CuptiTracerBuilt(); }
+  bool CuptiTracing() { return Count() > 0 && CuptiTracerAvailable(); }
   void TraceStart() override {
     if (Count() == 0) return;
     if (!CuptiTracerAvailable()) TIDE_THROW(TIDE_UNAVAILABLE, "CUPTI: ", CuptiUnavailableReason());
     CuptiTraceStart();
   }
   void TraceStop() override {
-    if (Count() > 0 && CuptiTracerAvailable()) CuptiTraceStop();
+    if (CuptiTracing()) CuptiTraceStop();
   }
   void TraceCollect(const TraceEmitter& emit) override {
-    if (Count() > 0 && CuptiTracerAvailable()) CuptiTraceCollect(emit);
+    if (CuptiTracing()) CuptiTraceCollect(emit);
   }
   uint64_t TraceNowNs() override {
-    if (Count() > 0 && CuptiTracerAvailable()) return CuptiTraceNowNs();
+    if (CuptiTracing()) return CuptiTraceNowNs();
     return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now().time_since_epoch())
                         .count());
