@@ -1,12 +1,13 @@
-"""The plain float32 convolution's direct kernel (tide/kernels/conv_direct.hpp: the input staged
-as NHWC, register tiles of output-channel blocks by output positions, the filter packed once per
-op, the epilogue fused) against a float64 numpy reference over many shapes: 3x3 stride 1 and 2,
-the 7x7 stem, strided and padded 1x1, asymmetric padding, odd sizes with stride 2, dilation,
-batch 1 and 16, channel counts off the kernel's blocks, and those that keep im2col + GEMM
-(pointwise 1x1, few products per output, groups, depthwise); conv2d and fused_conv2d (bias,
-residual, in place, relu and an activation applied after); a filter rewritten between runs;
-thread counts 1 and 2; and each instruction set the CPU has (TIDE_PLAIN_CONV_ISA, in a process of
-its own), each within float rounding of im2col + GEMM's results (TIDE_PLAIN_CONV_ISA=none)."""
+"""The plain float32 convolution's direct kernel (tide/kernels/conv_direct.hpp: the input staged as
+NHWC, register tiles of output-channel blocks by output positions, the filter packed once per op,
+the epilogue fused) against a float64 numpy reference over many shapes: 3x3 stride 1 and 2, the 7x7
+stem, strided and padded 1x1, asymmetric padding, odd sizes with stride 2, dilation, batch 1 and
+16, channel counts off the kernel's blocks, and those that keep im2col + GEMM (1x1 without padding,
+strided too, its GEMM in tiles over the threads; few products per output, groups, depthwise);
+conv2d and fused_conv2d (bias, residual, in place, relu and an activation applied after); a filter
+rewritten between runs; thread counts 1, 2 and 3; and each instruction set the CPU has
+(TIDE_PLAIN_CONV_ISA, in a process of its own), each within float rounding of im2col + GEMM's
+results (TIDE_PLAIN_CONV_ISA=none)."""
 
 import json
 import os
@@ -39,6 +40,10 @@ SHAPES = [
     ("grouped", 2, 8, 6, 6, 12, 3, 3, [1, 1], [1, 1], [1, 1], 2),
     ("depthwise", 1, 8, 6, 6, 8, 3, 3, [1, 1], [1, 1], [1, 1], 8),
     ("one_position", 3, 17, 1, 1, 33, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+    # batch 1 pointwise: the GEMM cut into tiles over the threads, each with its epilogue
+    # (columns in tiles, 130 rows in one; 35 columns in one, 300 rows in uneven tiles)
+    ("1x1_b1_many_positions", 1, 96, 37, 29, 130, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+    ("1x1_b1_few_positions", 1, 256, 5, 7, 300, 1, 1, [1, 1], [0, 0], [1, 1], 1),
 ]
 
 
@@ -264,16 +269,16 @@ def run_worker(isa, threads):
 
 
 def test_every_isa_and_thread_count_agree_with_im2col_gemm():
-    """The AVX-512 and AVX2 kernels (where this CPU has them), each at 1 and 2 threads, give
-    im2col + GEMM's results within float rounding."""
+    """The AVX-512 and AVX2 kernels (where this CPU has them), each at 1 and 2 threads, and
+    im2col + GEMM at 3 (batch 1 pointwise GEMMs in tiles for a thread count that divides none of
+    the shapes' tiles evenly), give im2col + GEMM's 1-thread results within float rounding."""
     base = run_worker("none", 1)
-    isas = ["avx512", "avx2"]
-    for isa in isas:
-        for threads in (1, 2):
-            got = run_worker(isa, threads)
-            assert got.keys() == base.keys()
-            for k, v in base.items():
-                case = next(c for c in SHAPES if k.startswith(c[0] + "-"))
-                np.testing.assert_allclose(
-                    got[k], v, rtol=1e-5, atol=2 * tolerance(case), err_msg=f"{isa} {threads} {k}"
-                )
+    runs = [(isa, threads) for isa in ("avx512", "avx2") for threads in (1, 2)] + [("none", 3)]
+    for isa, threads in runs:
+        got = run_worker(isa, threads)
+        assert got.keys() == base.keys()
+        for k, v in base.items():
+            case = next(c for c in SHAPES if k.startswith(c[0] + "-"))
+            np.testing.assert_allclose(
+                got[k], v, rtol=1e-5, atol=2 * tolerance(case), err_msg=f"{isa} {threads} {k}"
+            )

@@ -67,23 +67,23 @@ std::pair<const T*, const T*> ConvFusionOperands(const KernelContext& ctx, const
   return {b, r};
 }
 
-// od's images [n0, n1) (NCHW) = act(od + Bias + ResidualData), with ConvFusionOperands' b and r.
+// Channels [m0, m1) at positions [p0, p1) of od's image n (NCHW) = act(od + Bias +
+// ResidualData), with ConvFusionOperands' b and r.
 template <typename T>
 void ApplyConvFusion(const ops::ConvGeom& g, const FusedActParams& act, const T* b, const T* r,
-                     T* od, int64_t n0, int64_t n1) {
+                     T* od, int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
   const int64_t ohw = g.oh * g.ow;
   WithFusedAct(act, [&](const auto& f) {
-    for (int64_t n = n0; n < n1; ++n)
-      for (int64_t m = 0; m < g.m; ++m) {
-        T* o = od + (n * g.m + m) * ohw;
-        const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
-        const T bm = b ? b[m] : T(0);
-        for (int64_t i = 0; i < ohw; ++i) {
-          T v = o[i] + bm;
-          if (rr) v += rr[i];
-          o[i] = f.template Fwd<T>(v);
-        }
+    for (int64_t m = m0; m < m1; ++m) {
+      T* o = od + (n * g.m + m) * ohw;
+      const T* rr = r ? r + (n * g.m + m) * ohw : nullptr;
+      const T bm = b ? b[m] : T(0);
+      for (int64_t i = p0; i < p1; ++i) {
+        T v = o[i] + bm;
+        if (rr) v += rr[i];
+        o[i] = f.template Fwd<T>(v);
       }
+    }
   });
 }
 
@@ -149,9 +149,10 @@ void Conv2d(KernelContext& ctx) {
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
   // The epilogue on each chunk's images as they are done (in cache, on the chunk's thread).
-  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate, [&](int64_t n0, int64_t n1) {
-    if (epilogue) ApplyConvFusion<T>(g, fusion.act, b, r, od, n0, n1);
-  });
+  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate,
+                     [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+                       if (epilogue) ApplyConvFusion<T>(g, fusion.act, b, r, od, n, m0, m1, p0, p1);
+                     });
   StoreNhwc(ctx, od, out, g.out_dims(), nhwc);
 }
 

@@ -48,8 +48,9 @@ inline const DirectConvIsa* DirectConvForCpu() {
 
 // Where the direct kernel runs: one group (depthwise and grouped convs keep im2col + GEMM), data
 // to convolve, at least kDirectConvMinTaps products per output (C * kh * kw: below, the tile's
-// fixed cost, its stores through the epilogue, outweighs its arithmetic), and not a pointwise
-// filter (1x1, stride 1, no padding: there the image is already GEMM's column matrix). Measured
+// fixed cost, its stores through the epilogue, outweighs its arithmetic), and not a 1x1 filter
+// without padding (the image, or the positions a stride reads gathered, is GEMM's column matrix:
+// ResNet-50's strided 1x1s took 1.0x-1.3x the GEMM's time on the direct kernel). Measured
 // at 1 thread, AVX-512, on a busy 2-core EPYC: batch 64 at 28x28, 3x3 and 5x5 filters over 1-8
 // channels (25-72 products) took 1.1x-1.6x im2col + GEMM's time; ResNet-50's stem (147) 0.6x-0.8x,
 // its 3x3 convs (576-4608) 0.5x-1.0x; its pointwise convs were no faster at 1 thread (CPU per run
@@ -57,7 +58,8 @@ inline const DirectConvIsa* DirectConvForCpu() {
 constexpr int64_t kDirectConvMinTaps = 128;
 inline bool DirectConvFits(const ops::ConvGeom& g) {
   const bool empty = g.n == 0 || g.c == 0 || g.m == 0 || g.oh <= 0 || g.ow <= 0;
-  return g.groups == 1 && !IsPointwise(g) && !empty && g.c * g.kh * g.kw >= kDirectConvMinTaps;
+  return g.groups == 1 && !IsPointwise(g) && !IsStridedPointwise(g) && !empty &&
+         g.c * g.kh * g.kw >= kDirectConvMinTaps;
 }
 
 // The output-channel block of `isa`'s kernel for m channels: as many vectors as m fills, at most
@@ -136,27 +138,20 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   // The input staged as zero-bordered NHWC: a tile's positions then read their channels from
   // consecutive addresses (NCHW planes would be a cache line per channel and position), and the
   // kernel reads every window without a bounds check.
-  // A 1x1 filter without padding reads only every sh-th row and sw-th column: those alone are
-  // staged, and the kernel runs as a stride-1 conv on them.
-  const bool subsample = g.kh == 1 && g.kw == 1 && !(g.ph || g.pw || g.ph_end || g.pw_end);
-  const int64_t ssh = subsample ? g.sh : 1, ssw = subsample ? g.sw : 1;
   const int64_t hw = g.h * g.w;
-  const int64_t hp = subsample ? g.oh : g.h + g.ph + g.ph_end;
-  const int64_t wp = subsample ? g.ow : g.w + g.pw + g.pw_end;
-  const int64_t rows = subsample ? g.oh : g.h, cols = subsample ? g.ow : g.w;
+  const int64_t hp = g.h + g.ph + g.ph_end, wp = g.w + g.pw + g.pw_end;
   float* xs = ctx.TempBuffer<float>(static_cast<size_t>(g.n * hp * wp * g.c));
   auto stage = [&](int64_t b, int64_t e) {  // rows [b, e) of the staged images
     for (int64_t r = b; r < e; ++r) {
-      const int64_t n = r / hp, y = r % hp - (subsample ? 0 : g.ph);
+      const int64_t n = r / hp, y = r % hp - g.ph;
       float* dst = xs + r * wp * g.c;
-      if (y < 0 || y >= rows) {
+      if (y < 0 || y >= g.h) {
         std::memset(dst, 0, sizeof(float) * wp * g.c);
         continue;
       }
-      const int64_t pw = subsample ? 0 : g.pw;
-      std::memset(dst, 0, sizeof(float) * pw * g.c);
-      std::memset(dst + (pw + cols) * g.c, 0, sizeof(float) * (wp - pw - cols) * g.c);
-      isa.stage_row(xd + n * g.c * hw + y * ssh * g.w, hw, ssw, cols, g.c, dst + pw * g.c);
+      std::memset(dst, 0, sizeof(float) * g.pw * g.c);
+      std::memset(dst + (g.pw + g.w) * g.c, 0, sizeof(float) * (wp - g.pw - g.w) * g.c);
+      isa.stage_row(xd + n * g.c * hw + y * g.w, hw, 1, g.w, g.c, dst + g.pw * g.c);
     }
   };
   j.x = xs;
@@ -167,8 +162,8 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   j.c = g.c;
   j.kh = g.kh;
   j.kw = g.kw;
-  j.sh = g.sh / ssh;
-  j.sw = g.sw / ssw;
+  j.sh = g.sh;
+  j.sw = g.sw;
   j.dh = g.dh;
   j.dw = g.dw;
   j.m = g.m;
