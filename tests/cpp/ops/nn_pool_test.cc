@@ -35,6 +35,8 @@ const PoolCase kCases[] = {
     // 2x2 / 2 with a last row and column outside every window; 5 outputs a row (4 at once + 1).
     {"max2x2_odd", "max", 2, 3, 7, 11, 2, 2, 2, 2, 0, 0, false, false, true, false, {3, 5}},
     {"max2x2_wide", "max", 1, 2, 4, 20, 2, 2, 2, 2, 0, 0, false, false, true, false, {2, 10}},
+    // ResNet's stem pool (3x3 / 2, padded) over odd sizes: the row-wise max's clipped edges.
+    {"max3x3_pad_wide", "max", 1, 3, 13, 17, 3, 3, 2, 2, 1, 1, false, false, true, false, {7, 9}},
 };
 
 // Fluid 1.x: window [i*s - p, i*s - p + k) clipped to the image; avg divides by the clipped
