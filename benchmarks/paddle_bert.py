@@ -129,10 +129,10 @@ def main():
     table = Table(title + " inference (seq 128), a model saved by PaddlePaddle", "ms per batch")
     for batch in args.batches:
         script = os.path.abspath(__file__)
-        best, gaps, cpu = peers.interleaved(
+        best, gaps, cpu, per_round = peers.interleaved(
             script, args.frameworks, batch, args.rounds, extra, args.model_dir
         )
-        peers.add_rows(table, batch, best, gaps, cpu)
+        peers.add_rows(table, batch, best, gaps, cpu, per_round)
     import paddle
 
     line = "%d threads, paddle %s, tide passes off: %s" % (

@@ -235,15 +235,19 @@ def time_worker(fn, reps, model_dir, framework, batch):
 def interleaved(script, frameworks, batch, rounds, extra, model_dir, env_of=lambda f: None):
     """`rounds` rounds of one process per framework (A B C D A B C D: drift on a shared machine
     hits all): {framework: (median of the rounds' medians, min, max)}, {framework: max |out -
-    Paddle Inference's| / max |Paddle Inference's|}, {framework: median CPU ms per run}."""
+    Paddle Inference's| / max |Paddle Inference's|}, {framework: median CPU ms per run}, and
+    [{framework: its median}] per round (for paired ratios: paired_ratios)."""
     times = {f: [] for f in frameworks}
     cpu = {f: [] for f in frameworks}
+    per_round = []
     for _ in range(rounds):
+        per_round.append({})
         for f in frameworks:
             r = run_isolated(script, "%s:%d" % (f, batch), extra, timeout=1800, env=env_of(f))
             if r:
                 times[f].append(r["time"])
                 cpu[f].append(r["cpu"])
+                per_round[-1][f] = r["time"][0]
     best = {
         f: (float(np.median([t[0] for t in ts])), min(t[1] for t in ts), max(t[2] for t in ts))
         for f, ts in times.items()
@@ -257,7 +261,15 @@ def interleaved(script, frameworks, batch, rounds, extra, model_dir, env_of=lamb
         for f, o in out.items():  # int8's top-1 against float32's, image by image
             if f.endswith("int8") and o.ndim == 2:
                 gaps[f + " top-1"] = float((o.argmax(1) == ref.argmax(1)).mean())
-    return best, gaps, {f: float(np.median(c)) for f, c in cpu.items() if c}
+    return best, gaps, {f: float(np.median(c)) for f, c in cpu.items() if c}, per_round
+
+
+def paired_ratios(per_round, framework, peer):
+    """framework's time / peer's in each round both ran (processes a minute apart: on a machine
+    whose speed drifts between phases, the pair shares the phase far more often than two
+    medians over all rounds do): (median, min, max), or None."""
+    r = [t[framework] / t[peer] for t in per_round if framework in t and peer in t]
+    return (float(np.median(r)), min(r), max(r)) if r else None
 
 
 # The float32 output the others are compared with: Paddle Inference's where it ran, else the
@@ -273,8 +285,9 @@ def reference_output(out):
 BF16_TOLERANCE = 2e-2
 
 
-def add_rows(table, batch, best, gaps, cpu):
-    """Tide's rows against the peers' times, with every output's gap and CPU time as the note."""
+def add_rows(table, batch, best, gaps, cpu, per_round=()):
+    """Tide's rows against the peers' times, with every output's gap, CPU time and (given the
+    rounds) the ratio paired round by round to each peer as the note."""
     peers = {
         f: best[f]
         for f in (
@@ -300,4 +313,7 @@ def add_rows(table, batch, best, gaps, cpu):
     note += "; CPU ms per run (all threads): " + ", ".join("%s %.0f" % kv for kv in cpu.items())
     for f in ("tide", "tide-mkldnn", "tide-bf16", "tide-int8"):
         if f in best:
-            table.add("b%d %s" % (batch, f), best[f], peers, note)
+            paired = [(p, paired_ratios(per_round, f, p)) for p in peers]
+            paired = ", ".join("%s %.2f (%.2f-%.2f)" % ((p,) + r) for p, r in paired if r)
+            extra = "; paired per-round ratio: " + paired if paired else ""
+            table.add("b%d %s" % (batch, f), best[f], peers, note + extra)

@@ -169,10 +169,10 @@ def main():
 
     for batch in args.batches:
         script = os.path.abspath(__file__)
-        best, gaps, cpu = peers.interleaved(
+        best, gaps, cpu, per_round = peers.interleaved(
             script, args.frameworks, batch, args.rounds, extra, args.model_dir, env_of
         )
-        peers.add_rows(table, batch, best, gaps, cpu)
+        peers.add_rows(table, batch, best, gaps, cpu, per_round)
     import paddle
 
     extra_line = (
