@@ -171,11 +171,18 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   j.ow = g.ow;
   j.filter = packed;
   j.out = od;
-  j.bias = bias;
+  j.bias = nullptr;
   j.residual = residual;
   j.relu = relu;
   const int64_t vectors = DirectConvVectors(isa, g.m), block = vectors * isa.lanes;
   j.m_blocks = (g.m + block - 1) / block;
+  if (bias) {  // padded to whole blocks, aligned: the kernel loads it a vector at a time
+    constexpr size_t kAlign = 64 / sizeof(float);
+    float* padded = ctx.TempBuffer<float>(static_cast<size_t>(j.m_blocks * block) + kAlign);
+    padded += (kAlign - reinterpret_cast<uintptr_t>(padded) / sizeof(float) % kAlign) % kAlign;
+    std::fill(std::copy(bias, bias + g.m, padded), padded + j.m_blocks * block, 0.0f);
+    j.bias = padded;
+  }
   j.tiles = (g.oh * g.ow + isa.tile - 1) / isa.tile;
   const int64_t per_image = j.m_blocks * j.tiles, items = g.n * per_image;
   const int64_t flops_per_item = 2 * block * isa.tile * g.c * g.kh * g.kw;

@@ -31,6 +31,8 @@ struct Vec {
   TIDE_KERNELS_CONV_TARGET static T Load(const float* p) { return _mm512_load_ps(p); }
   TIDE_KERNELS_CONV_TARGET static T Broadcast(const float* p) { return _mm512_set1_ps(*p); }
   TIDE_KERNELS_CONV_TARGET static T Fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  TIDE_KERNELS_CONV_TARGET static T Add(T a, T b) { return _mm512_add_ps(a, b); }
+  TIDE_KERNELS_CONV_TARGET static T Relu(T a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
   TIDE_KERNELS_CONV_TARGET static void Store(float* p, T v) { _mm512_store_ps(p, v); }
 };
 #include <tide/kernels/conv_direct_tile.hpp>  // NOLINT(build/include): once per set, by design
@@ -46,6 +48,8 @@ struct Vec {
   TIDE_KERNELS_CONV_TARGET static T Load(const float* p) { return _mm256_load_ps(p); }
   TIDE_KERNELS_CONV_TARGET static T Broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   TIDE_KERNELS_CONV_TARGET static T Fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  TIDE_KERNELS_CONV_TARGET static T Add(T a, T b) { return _mm256_add_ps(a, b); }
+  TIDE_KERNELS_CONV_TARGET static T Relu(T a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
   TIDE_KERNELS_CONV_TARGET static void Store(float* p, T v) { _mm256_store_ps(p, v); }
 };
 #include <tide/kernels/conv_direct_tile.hpp>  // NOLINT(build/include): once per set, by design

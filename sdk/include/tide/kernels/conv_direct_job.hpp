@@ -21,7 +21,7 @@ struct DirectConvJob {
   int64_t m, oh, ow;
   const float* filter;    // packed, 64-byte aligned
   float* out;             // [n, m, oh, ow]
-  const float* bias;      // [m] or null
+  const float* bias;      // [m_blocks * block] (zeros past m), 64-byte aligned, or null
   const float* residual;  // Output's dims, or null; may be `out` itself (read before written)
   bool relu;
   int64_t m_blocks, tiles;  // output-channel blocks, and tiles of output positions per image

@@ -45,23 +45,40 @@ TIDE_KERNELS_CONV_TARGET void DirectConvTile(const DirectConvJob& j, int64_t n, 
       }
     }
   }
-  // The tile, position-major ([W][block]), then written channel by channel with the epilogue.
+  const int64_t m0 = mb * kBlock;
+  const int64_t mc = j.m - m0 < kBlock ? j.m - m0 : kBlock;
+  float* o = j.out + (n * j.m + m0) * ohw + p0;
+  if (!j.residual) {
+    // Bias and relu in the registers (the bias padded to whole blocks, 64-byte aligned:
+    // DirectConvJob); the stores below only put each channel's positions in place.
+#pragma GCC unroll 8
+    for (int f = 0; f < F; ++f) {
+      const typename Vec::T bv = j.bias ? Vec::Load(j.bias + m0 + f * Vec::kLanes) : Vec::Zero();
+#pragma GCC unroll 8
+      for (int w = 0; w < W; ++w) {
+        acc[f][w] = Vec::Add(acc[f][w], bv);
+        if (j.relu) acc[f][w] = Vec::Relu(acc[f][w]);
+      }
+    }
+  }
+  // The tile, position-major ([W][block]), then written channel by channel.
   alignas(64) float tmp[W * kBlock];
 #pragma GCC unroll 8
   for (int w = 0; w < W; ++w)
 #pragma GCC unroll 8
     for (int f = 0; f < F; ++f) Vec::Store(tmp + w * kBlock + f * Vec::kLanes, acc[f][w]);
-  const int64_t m0 = mb * kBlock;
-  const int64_t mc = j.m - m0 < kBlock ? j.m - m0 : kBlock;
-  float* o = j.out + (n * j.m + m0) * ohw + p0;
-  const float* r = j.residual ? j.residual + (n * j.m + m0) * ohw + p0 : nullptr;
+  if (!j.residual) {
+    for (int64_t ch = 0; ch < mc; ++ch)
+      for (int64_t w = 0; w < valid; ++w) o[ch * ohw + w] = tmp[w * kBlock + ch];
+    return;
+  }
+  const float* r = j.residual + (n * j.m + m0) * ohw + p0;
   for (int64_t ch = 0; ch < mc; ++ch) {
     const float b = j.bias ? j.bias[m0 + ch] : 0.0f;
     float* oc = o + ch * ohw;
-    const float* rc = r ? r + ch * ohw : nullptr;
+    const float* rc = r + ch * ohw;
     for (int64_t w = 0; w < valid; ++w) {
-      float v = tmp[w * kBlock + ch] + b;
-      if (rc) v += rc[w];
+      float v = tmp[w * kBlock + ch] + b + rc[w];
       if (j.relu && !(v > 0.0f)) v = 0.0f;
       oc[w] = v;
     }
