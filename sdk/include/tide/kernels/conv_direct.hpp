@@ -151,7 +151,7 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
       }
       std::memset(dst, 0, sizeof(float) * g.pw * g.c);
       std::memset(dst + (g.pw + g.w) * g.c, 0, sizeof(float) * (wp - g.pw - g.w) * g.c);
-      isa.stage_row(xd + n * g.c * hw + y * g.w, hw, 1, g.w, g.c, dst + g.pw * g.c);
+      isa.stage_row(xd + n * g.c * hw + y * g.w, hw, g.w, g.c, dst + g.pw * g.c);
     }
   };
   j.x = xs;

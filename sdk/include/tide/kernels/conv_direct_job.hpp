@@ -31,10 +31,10 @@ struct DirectConvJob {
 // one image each; a kernel runs items [begin, end).
 using DirectConvRange = void (*)(const DirectConvJob& job, int64_t begin, int64_t end);
 
-// Stages one row of the input as NHWC: dst[x][ch] = src[ch * chan_stride + x * col_stride] for
-// x < cols, ch < c.
-using DirectConvStageRow = void (*)(const float* src, int64_t chan_stride, int64_t col_stride,
-                                    int64_t cols, int64_t c, float* dst);
+// Stages one row of the input as NHWC: dst[x][ch] = src[ch * chan_stride + x] for x < cols,
+// ch < c.
+using DirectConvStageRow = void (*)(const float* src, int64_t chan_stride, int64_t cols, int64_t c,
+                                    float* dst);
 
 // The kernels for one instruction set: its vector's lanes, its tile of output positions, and
 // run[f - 1] for output-channel blocks of f vectors (f <= max_vectors; a conv with few output

@@ -104,26 +104,23 @@ TIDE_KERNELS_CONV_TARGET inline void Transpose8x8(__m256 r[8]) {
   }
 }
 
-// DirectConvStageRow: 8x8 blocks through registers where the columns are contiguous, the rest
-// element by element.
+// DirectConvStageRow: 8x8 blocks through registers, the rest element by element.
 TIDE_KERNELS_CONV_TARGET inline void DirectConvStage(const float* src, int64_t chan_stride,
-                                                     int64_t col_stride, int64_t cols, int64_t c,
-                                                     float* dst) {
+                                                     int64_t cols, int64_t c, float* dst) {
   int64_t x = 0;
-  if (col_stride == 1)
-    for (; x + 8 <= cols; x += 8) {
-      int64_t ch = 0;
-      for (; ch + 8 <= c; ch += 8) {
-        __m256 r[8];
-        for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + (ch + i) * chan_stride + x);
-        Transpose8x8(r);
-        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (x + i) * c + ch, r[i]);
-      }
-      for (; ch < c; ++ch)
-        for (int i = 0; i < 8; ++i) dst[(x + i) * c + ch] = src[ch * chan_stride + x + i];
+  for (; x + 8 <= cols; x += 8) {
+    int64_t ch = 0;
+    for (; ch + 8 <= c; ch += 8) {
+      __m256 r[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + (ch + i) * chan_stride + x);
+      Transpose8x8(r);
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (x + i) * c + ch, r[i]);
     }
+    for (; ch < c; ++ch)
+      for (int i = 0; i < 8; ++i) dst[(x + i) * c + ch] = src[ch * chan_stride + x + i];
+  }
   for (; x < cols; ++x)
-    for (int64_t ch = 0; ch < c; ++ch) dst[x * c + ch] = src[ch * chan_stride + x * col_stride];
+    for (int64_t ch = 0; ch < c; ++ch) dst[x * c + ch] = src[ch * chan_stride + x];
 }
 
 template <int F, int W>
