@@ -44,6 +44,8 @@ SHAPES = [
     # (columns in tiles, 130 rows in one; 35 columns in one, 300 rows in uneven tiles)
     ("1x1_b1_many_positions", 1, 96, 37, 29, 130, 1, 1, [1, 1], [0, 0], [1, 1], 1),
     ("1x1_b1_few_positions", 1, 256, 5, 7, 300, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+    # a strided 1x1 whose gathered positions are split between the threads by channel planes
+    ("1x1_stride2_many_planes", 1, 160, 29, 27, 48, 1, 1, [2, 2], [0, 0], [1, 1], 1),
 ]
 
 

@@ -71,6 +71,13 @@ inline int64_t DirectConvBlock(const DirectConvIsa& isa, int64_t m) {
   return DirectConvVectors(isa, m) * isa.lanes;
 }
 
+// Floats of slack that let AlignTo64 move a buffer's start to the next 64-byte boundary.
+constexpr size_t kAlignSlack = 64 / sizeof(float);
+inline float* AlignTo64(float* p) {
+  return p +
+         (kAlignSlack - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlignSlack) % kAlignSlack;
+}
+
 // The filter [m, c, kh, kw] packed for `isa`: [m_blocks][kh][kw][c][block], zeros past m, in
 // storage that stays 64-byte aligned.
 struct PackedConvFilter {
@@ -110,10 +117,8 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
     return st->data;
   const int64_t block = DirectConvBlock(isa, g.m), blocks = (g.m + block - 1) / block;
   const size_t n = static_cast<size_t>(blocks * g.c * g.kh * g.kw * block);
-  constexpr size_t kAlign = 64 / sizeof(float);
   if (version == 0) {  // bytes that may change unseen: packed for this run only
-    float* p = ctx.TempBuffer<float>(n + kAlign);
-    p += (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
+    float* p = AlignTo64(ctx.TempBuffer<float>(n + kAlignSlack));
     PackConvFilter(ctx, isa, g, filter.data<float>(), p);
     return p;
   }
@@ -122,8 +127,8 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
   next->version = version;
   next->dims = filter.dims();
   next->isa = &isa;
-  float* p = next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n + kAlign)}, ctx.place());
-  p += (kAlign - reinterpret_cast<uintptr_t>(p) / sizeof(float) % kAlign) % kAlign;
+  float* p = AlignTo64(
+      next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n + kAlignSlack)}, ctx.place()));
   next->data = p;
   PackConvFilter(ctx, isa, g, filter.data<float>(), p);
   return ctx.SetState(std::move(next))->data;
@@ -177,9 +182,8 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   const int64_t vectors = DirectConvVectors(isa, g.m), block = vectors * isa.lanes;
   j.m_blocks = (g.m + block - 1) / block;
   if (bias) {  // padded to whole blocks, aligned: the kernel loads it a vector at a time
-    constexpr size_t kAlign = 64 / sizeof(float);
-    float* padded = ctx.TempBuffer<float>(static_cast<size_t>(j.m_blocks * block) + kAlign);
-    padded += (kAlign - reinterpret_cast<uintptr_t>(padded) / sizeof(float) % kAlign) % kAlign;
+    float* padded =
+        AlignTo64(ctx.TempBuffer<float>(static_cast<size_t>(j.m_blocks * block) + kAlignSlack));
     std::fill(std::copy(bias, bias + g.m, padded), padded + j.m_blocks * block, 0.0f);
     j.bias = padded;
   }

@@ -72,11 +72,12 @@ inline GemmTiles PlanGemmTiles(int64_t m, int64_t p, int64_t images, int64_t thr
 // od [n, m, ohw] = Filter * xd for a pointwise conv (one group) in PlanGemmTiles' tiles over the
 // CPU pool; done(n, m0, m1, p0, p1) on each tile.
 template <typename T, typename Done>
-void PointwiseTiled(const KernelContext& ctx, const ops::ConvGeom& g, int64_t threads, const T* xd,
-                    const T* fd, T* od, bool accumulate, Done& done) {
+void PointwiseTiled(const KernelContext& ctx, const ops::ConvGeom& g, const T* xd, const T* fd,
+                    T* od, bool accumulate, Done& done) {
   const int64_t p = g.oh * g.ow, k = g.c;
   if (g.n <= 0 || g.m <= 0 || p <= 0) return;  // no output
-  const GemmTiles t = PlanGemmTiles(g.m, p, g.n, threads);
+  const auto& cpu = ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION);
+  const GemmTiles t = PlanGemmTiles(g.m, p, g.n, cpu.num_threads);
   // Tiles ordered image, column tile, row tile: a thread's range reads part of the image's
   // columns with all the filter rows (many positions) or part of the filter (few positions).
   ParallelFor(ctx, g.n * t.count(), 2 * t.rows * t.cols * k, [&](int64_t b, int64_t e) {
@@ -102,24 +103,20 @@ void ConvForwardNchw(const KernelContext& ctx, const ops::ConvGeom& g, const T* 
   const int64_t cg = g.c / g.groups, mg = g.m / g.groups, k = cg * g.kh * g.kw;
   const int64_t ohw = g.oh * g.ow, chw = g.c * g.h * g.w;
   const bool pointwise = IsPointwise(g);  // the image is its own column matrix
-  if ((pointwise || IsStridedPointwise(g)) && g.groups == 1) {
-    const auto& cpu = ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION);
-    if (pointwise) {
-      PointwiseTiled<T>(ctx, g, cpu.num_threads, xd, fd, od, accumulate, done);
-      return;
-    }
-    // The positions a strided 1x1 reads, gathered as [n, c, oh, ow]: a pointwise conv's input.
+  if (pointwise && g.groups == 1) {
+    PointwiseTiled<T>(ctx, g, xd, fd, od, accumulate, done);
+    return;
+  }
+  if (IsStridedPointwise(g) && g.groups == 1) {
+    // The positions a strided 1x1 reads, gathered as [n, c, oh, ow] (Im2Col of its planes, as
+    // many channels of one image): a pointwise conv's input.
     T* xs = ctx.TempBuffer<T>(static_cast<size_t>(g.n * g.c * ohw));
     ParallelFor(ctx, g.n * g.c, 2 * ohw, [&](int64_t b, int64_t e) {
-      for (int64_t plane = b; plane < e; ++plane) {
-        const T* src = xd + plane * g.h * g.w;
-        T* dst = xs + plane * ohw;
-        for (int64_t oy = 0; oy < g.oh; ++oy)
-          for (int64_t ox = 0; ox < g.ow; ++ox)
-            dst[oy * g.ow + ox] = src[oy * g.sh * g.w + ox * g.sw];
-      }
+      ops::ConvGeom planes = g;
+      planes.c = e - b;
+      Im2Col(planes, xd + b * g.h * g.w, xs + b * ohw, ohw);
     });
-    PointwiseTiled<T>(ctx, g, cpu.num_threads, xs, fd, od, accumulate, done);
+    PointwiseTiled<T>(ctx, g, xs, fd, od, accumulate, done);
     return;
   }
   const ConvBatchPlan plan = PlanConvBatch(ctx, g, pointwise);
