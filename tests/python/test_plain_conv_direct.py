@@ -1,6 +1,7 @@
 """The plain float32 convolution's direct kernel (tide/kernels/conv_direct.hpp: the input staged as
 NHWC, register tiles of output-channel blocks by output positions, the filter packed once per op,
-the epilogue fused) against a float64 numpy reference over many shapes: 3x3 stride 1 and 2, the 7x7
+the epilogue fused) and its Winograd F(2x2, 3x3) for 3x3 stride-1 convs (conv_winograd.hpp)
+against a float64 numpy reference over many shapes: 3x3 stride 1 and 2, the 7x7
 stem, strided and padded 1x1, asymmetric padding, odd sizes with stride 2, dilation, batch 1 and
 16, channel counts off the kernel's blocks, and those that keep im2col + GEMM (1x1 without padding,
 strided too, its GEMM in tiles over the threads; few products per output, groups, depthwise);
@@ -46,6 +47,17 @@ SHAPES = [
     ("1x1_b1_few_positions", 1, 256, 5, 7, 300, 1, 1, [1, 1], [0, 0], [1, 1], 1),
     # a strided 1x1 whose gathered positions are split between the threads by channel planes
     ("1x1_stride2_many_planes", 1, 160, 29, 27, 48, 1, 1, [2, 2], [0, 0], [1, 1], 1),
+    # Winograd F(2x2, 3x3) (3x3 stride 1, >= 32 channels each way, >= 64 tiles of 2x2 outputs):
+    # odd output sizes (half tiles at the right and bottom), channel counts off every vector,
+    # chunks of tiles that cut tile rows, output channels split between jobs (batch 1), no
+    # padding, asymmetric padding, padding wider than the filter's reach, one position per image
+    ("wino_odd", 1, 33, 17, 15, 45, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("wino_chunks_cut_rows", 1, 64, 61, 57, 64, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("wino_channels_split", 1, 96, 15, 17, 200, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("wino_unpadded", 3, 40, 12, 11, 36, 3, 3, [1, 1], [0, 0], [1, 1], 1),
+    ("wino_asym_pad", 1, 32, 16, 17, 32, 3, 3, [1, 1], [0, 2, 1, 0], [1, 1], 1),
+    ("wino_wide_pad", 2, 48, 8, 10, 33, 3, 3, [1, 1], [3, 3], [1, 1], 1),
+    ("wino_one_position", 64, 64, 1, 1, 64, 3, 3, [1, 1], [1, 1], [1, 1], 1),
 ]
 
 
@@ -160,15 +172,17 @@ def test_fused_conv2d_matches_float64(case, fusion, rng):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=tolerance(case))
 
 
-def test_filter_rewritten_between_runs_is_repacked(rng):
+@pytest.mark.parametrize("size", [14, 18], ids=["direct", "winograd"])
+def test_filter_rewritten_between_runs_is_repacked(size, rng):
     """A persistable Filter set anew between runs (an optimizer's step, a reload): the second run
-    convolves with the new values, not the packed copy of the old ones."""
+    convolves with the new values, not the packed (or Winograd-transformed) copy of the old
+    ones."""
     case = next(c for c in SHAPES if c[0] == "3x3")
     main = tide.Program()
     startup = tide.Program()
     with tide.program_guard(main, startup):
         x = tide.layers.data(
-            name="x", shape=[1, 32, 14, 14], dtype="float32", append_batch_size=False
+            name="x", shape=[1, 32, size, size], dtype="float32", append_batch_size=False
         )
         y = tide.layers.conv2d(x, num_filters=64, filter_size=3, padding=1, bias_attr=False)
     exe = tide.Executor(tide.CPUPlace())
@@ -176,7 +190,7 @@ def test_filter_rewritten_between_runs_is_repacked(rng):
     with tide.scope_guard(scope):
         exe.run(startup)
         fname = main.global_block().all_parameters()[0].name
-        xv = rng.uniform(-1, 1, (1, 32, 14, 14)).astype("float32")
+        xv = rng.uniform(-1, 1, (1, 32, size, size)).astype("float32")
         for _ in range(3):
             w = rng.uniform(-1, 1, (64, 32, 3, 3)).astype("float32")
             scope.find_var(fname).get_tensor().set(w, tide.CPUPlace())
@@ -187,20 +201,22 @@ def test_filter_rewritten_between_runs_is_repacked(rng):
 
 
 @pytest.mark.parametrize(
-    "k,groups", [(3, 1), (1, 1), (3, 2)], ids=["direct", "gemm_pointwise", "gemm_grouped"]
+    "k,groups,ic",
+    [(3, 1, 16), (3, 1, 32), (1, 1, 16), (3, 2, 16)],
+    ids=["direct", "winograd", "gemm_pointwise", "gemm_grouped"],
 )
-def test_in_place_residual_of_another_conv(k, groups, rng):
+def test_in_place_residual_of_another_conv(k, groups, ic, rng):
     """The transpiler's in-place residual: fused_conv2d writes its Output over ResidualData, a
-    tensor another conv made (the core's memory, kept without a copy): the direct kernel reads
-    each value before it overwrites it; the GEMM adds the conv to it where it lies (pointwise:
+    tensor another conv made (the core's memory, kept without a copy): the direct kernel and
+    Winograd's read each value before they overwrite it; the GEMM adds the conv to it where it lies (pointwise:
     straight into the images; grouped, 2 small images per GEMM: through its row layout)."""
     main = tide.Program()
     with tide.program_guard(main, tide.Program()):
         block = main.global_block()
         for name, shape in (
-            ("x", [2, 16, 9, 9]),
-            ("f1", [32, 16, 3, 3]),
-            ("f2", [32, 16 // groups, k, k]),
+            ("x", [2, ic, 12, 12]),
+            ("f1", [32, ic, 3, 3]),
+            ("f2", [32, ic // groups, k, k]),
             ("b", [32]),
         ):
             tide.layers.data(name=name, shape=shape, dtype="float32", append_batch_size=False)
@@ -260,8 +276,8 @@ print(json.dumps(outs))
 """
 
 
-def run_worker(isa, threads):
-    env = dict(os.environ, TIDE_PLAIN_CONV_ISA=isa)
+def run_worker(isa, threads, winograd="1"):
+    env = dict(os.environ, TIDE_PLAIN_CONV_ISA=isa, TIDE_PLAIN_CONV_WINOGRAD=winograd)
     code = WORKER.format(here=os.path.dirname(os.path.abspath(__file__)), threads=str(threads))
     r = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
@@ -271,16 +287,23 @@ def run_worker(isa, threads):
 
 
 def test_every_isa_and_thread_count_agree_with_im2col_gemm():
-    """The AVX-512 and AVX2 kernels (where this CPU has them), each at 1 and 2 threads, and
-    im2col + GEMM at 3 (batch 1 pointwise GEMMs in tiles for a thread count that divides none of
-    the shapes' tiles evenly), give im2col + GEMM's 1-thread results within float rounding."""
+    """The AVX-512 and AVX2 kernels (where this CPU has them; Winograd's row kernels too), each
+    at 1 and 2 threads, Winograd at 3 (jobs split unevenly), the direct kernel on the 3x3 shapes
+    Winograd takes (TIDE_PLAIN_CONV_WINOGRAD=0), and im2col + GEMM at 3 (batch 1 pointwise GEMMs
+    in tiles for a thread count that divides none of the shapes' tiles evenly), give im2col +
+    GEMM's 1-thread results within float rounding."""
     base = run_worker("none", 1)
-    runs = [(isa, threads) for isa in ("avx512", "avx2") for threads in (1, 2)] + [("none", 3)]
-    for isa, threads in runs:
-        got = run_worker(isa, threads)
+    runs = [(isa, threads, "1") for isa in ("avx512", "avx2") for threads in (1, 2)]
+    runs += [("avx512", 3, "1"), ("avx512", 2, "0"), ("none", 3, "1")]
+    for isa, threads, winograd in runs:
+        got = run_worker(isa, threads, winograd)
         assert got.keys() == base.keys()
         for k, v in base.items():
             case = next(c for c in SHAPES if k.startswith(c[0] + "-"))
             np.testing.assert_allclose(
-                got[k], v, rtol=1e-5, atol=2 * tolerance(case), err_msg=f"{isa} {threads} {k}"
+                got[k],
+                v,
+                rtol=1e-5,
+                atol=2 * tolerance(case),
+                err_msg=f"{isa} {threads} winograd={winograd} {k}",
             )

@@ -15,6 +15,7 @@
 #include <tide/eigen.hpp>
 #include <tide/kernels/conv_direct.hpp>
 #include <tide/kernels/conv_gemm.hpp>
+#include <tide/kernels/conv_winograd.hpp>
 #include <tide/kernels/fused_activation.hpp>
 #include <tide/kernels/layout.hpp>
 #include <tide/ops/conv.hpp>
@@ -87,6 +88,18 @@ void ApplyConvFusion(const ops::ConvGeom& g, const FusedActParams& act, const T*
   });
 }
 
+// The activation a kernel that applies only relu as it stores leaves for after (none when `relu`
+// was it).
+inline void ApplyActAfter(const KernelContext& ctx, const FusedActParams& act, bool relu, float* od,
+                          int64_t numel) {
+  if (relu || act.act == FusedAct::kNone) return;
+  WithFusedAct(act, [&](const auto& f) {
+    ParallelFor(ctx, numel, 8, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) od[i] = f.template Fwd<float>(od[i]);
+    });
+  });
+}
+
 // The direct kernel (tide/kernels/conv_direct.hpp) for float32 NCHW with one group, with Bias,
 // ResidualData and relu applied as it stores (any other activation after, as ApplyConvFusion does).
 // False where it does not run.
@@ -109,12 +122,29 @@ bool ConvDirectIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusi
   TIDE_CHECK(!in_place || od == r, "op '", op,
              "': Output, ResidualData's variable, moved when it was written");
   ConvForwardDirect(ctx, *isa, g, x.data<float>(), packed, b, r, relu, od);
-  if (!relu && fu.act.act != FusedAct::kNone)
-    WithFusedAct(fu.act, [&](const auto& act) {
-      ParallelFor(ctx, out.numel(), 8, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) od[i] = act.template Fwd<float>(od[i]);
-      });
-    });
+  ApplyActAfter(ctx, fu.act, relu, od, out.numel());
+  return true;
+}
+
+// Winograd's F(2x2, 3x3) (tide/kernels/conv_winograd.hpp) for float32 NCHW 3x3 stride-1 convs,
+// Bias, ResidualData and relu applied as it stores (any other activation after). False where it
+// does not run.
+template <typename T>
+bool ConvWinogradIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusion& fu,
+                        const Tensor& x, const Tensor& f, Tensor& out) {
+  if constexpr (!std::is_same_v<T, float>) return false;
+  if (!WinogradFits(g)) return false;
+  const float* b = nullptr;
+  const float* r = nullptr;
+  std::tie(b, r) = ConvFusionOperands<float>(ctx, fu, g, false);
+  const bool in_place = r && r == out.raw_data();
+  const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
+  const float* u = WinogradFilterFor(ctx, g, f);
+  float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
+  TIDE_CHECK(!in_place || od == r, "op '", ctx.op_type(),
+             "': Output, ResidualData's variable, moved when it was written");
+  ConvForwardWinograd(ctx, *DirectConvForCpu(), g, x.data<float>(), u, b, r, relu, od);
+  ApplyActAfter(ctx, fu.act, relu, od, out.numel());
   return true;
 }
 
@@ -136,6 +166,7 @@ void Conv2d(KernelContext& ctx) {
     std::copy(rd, rd + fusion.residual.numel(), copy);
     fusion.residual_copy = copy;
   }
+  if (!nhwc && ConvWinogradIfFits<T>(ctx, g, fusion, x, f, out)) return;
   if (!nhwc && ConvDirectIfFits<T>(ctx, g, fusion, x, f, out)) return;
   const T* b = nullptr;
   const T* r = nullptr;

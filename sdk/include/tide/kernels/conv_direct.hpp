@@ -85,7 +85,8 @@ struct PackedConvFilter {
   uint64_t version = 0;          // their content version (0: never reused)
   Dims dims;
   const DirectConvIsa* isa = nullptr;
-  OwnedTensor storage;  // the core's memory, so its statistics count the copy
+  bool winograd = false;  // holds conv_winograd.hpp's transformed filter instead
+  OwnedTensor storage;    // the core's memory, so its statistics count the copy
   float* data = nullptr;
 };
 
@@ -113,7 +114,7 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
   PackedConvFilter* st = ctx.State<PackedConvFilter>();
   const uint64_t version = filter.content_version();
   if (st && version != 0 && st->version == version && st->source == filter.raw_data() &&
-      st->dims == filter.dims() && st->isa == &isa)
+      st->dims == filter.dims() && st->isa == &isa && !st->winograd)
     return st->data;
   const int64_t block = DirectConvBlock(isa, g.m), blocks = (g.m + block - 1) / block;
   const size_t n = static_cast<size_t>(blocks * g.c * g.kh * g.kw * block);

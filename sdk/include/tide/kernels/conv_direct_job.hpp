@@ -36,6 +36,14 @@ using DirectConvRange = void (*)(const DirectConvJob& job, int64_t begin, int64_
 using DirectConvStageRow = void (*)(const float* src, int64_t chan_stride, int64_t cols, int64_t c,
                                     float* dst);
 
+// Winograd F(2x2, 3x3)'s transforms of one row of tiles (conv_winograd_row.hpp): the input's
+// (rows: the tile row's 4 input rows) and the output's (m: the products of one output channel).
+using WinogradInputRowFn = void (*)(const float* const* rows, int64_t tiles, float* v,
+                                    int64_t stride);
+using WinogradOutputRowFn = void (*)(const float* m, int64_t stride, int64_t tiles, float bias,
+                                     const float* res0, const float* res1, bool relu, float* out0,
+                                     float* out1, int64_t cols);
+
 // The kernels for one instruction set: its vector's lanes, its tile of output positions, and
 // run[f - 1] for output-channel blocks of f vectors (f <= max_vectors; a conv with few output
 // channels takes a smaller block, computing fewer zero channels).
@@ -44,6 +52,8 @@ struct DirectConvIsa {
   int64_t lanes, tile, max_vectors;
   DirectConvRange run[4];
   DirectConvStageRow stage_row;
+  WinogradInputRowFn winograd_input_row;
+  WinogradOutputRowFn winograd_output_row;
 };
 
 }  // namespace kernels
