@@ -45,6 +45,11 @@ SHAPES = [
     # (columns in tiles, 130 rows in one; 35 columns in one, 300 rows in uneven tiles)
     ("1x1_b1_many_positions", 1, 96, 37, 29, 130, 1, 1, [1, 1], [0, 0], [1, 1], 1),
     ("1x1_b1_few_positions", 1, 256, 5, 7, 300, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+    # pointwise over images of few positions, batched side by side into wide GEMMs: groups of
+    # uneven size, strided, filter rows in tiles
+    ("1x1_b5_stride2_batched", 5, 48, 13, 13, 70, 1, 1, [2, 2], [0, 0], [1, 1], 1),
+    ("1x1_b4_batched_row_tiles", 4, 40, 7, 7, 300, 1, 1, [1, 1], [0, 0], [1, 1], 1),
+    ("1x1_b23_batched_groups", 23, 24, 5, 5, 40, 1, 1, [1, 1], [0, 0], [1, 1], 1),
     # a strided 1x1 whose gathered positions are split between the threads by channel planes
     ("1x1_stride2_many_planes", 1, 160, 29, 27, 48, 1, 1, [2, 2], [0, 0], [1, 1], 1),
     # Winograd F(2x2, 3x3) (3x3 stride 1, >= 32 channels each way, >= 64 tiles of 2x2 outputs):

@@ -1,8 +1,9 @@
 // tide/kernels/conv.hpp: the plain CPU kernel of conv2d, depthwise_conv2d and fused_conv2d
 // (NCHW or Paddle 2.x's NHWC data_format, strides, paddings, padding_algorithm, dilations,
-// groups; geometry from tide/ops/conv.hpp): float32 NCHW with one group by the direct kernel
-// (conv_direct.hpp, AVX-512 or AVX2 by the CPU at run time) where it is faster, the rest by
-// im2col + GEMM (conv_gemm.hpp); fused_conv2d's epilogue (Paddle's oneDNN fusion op: Output =
+// groups; geometry from tide/ops/conv.hpp): float32 NCHW with one group by Winograd's
+// F(2x2, 3x3) for 3x3 stride-1 filters (conv_winograd.hpp) or the direct kernel (conv_direct.hpp;
+// both AVX-512 or AVX2 by the CPU at run time) where they are faster, the rest by im2col + GEMM
+// (conv_gemm.hpp); fused_conv2d's epilogue (Paddle's oneDNN fusion op: Output =
 // act(conv + Bias + ResidualData)) applied as the output is stored. Header-only: ops_nn registers
 // it for the three ops, and a compiled model (tide.aot.compile) calls it directly
 // (tide/kernels/registry.hpp; the GEMM built as the pack builds it, as for mul).

@@ -1,7 +1,8 @@
 // tide/kernels/conv_direct_isa.hpp: the direct convolution's kernels per instruction set, built
 // in a header: every function of one set carries that set's target attribute (AVX-512F with FMA:
 // 4 vectors of 16 output channels by 6 output positions, 24 of the 32 registers accumulating;
-// AVX2 with FMA: 2 vectors of 8 by 6, 12 of the 16), so an op pack or a compiled model built for
+// AVX2 with FMA: 2 vectors of 8 by 6, 12 of the 16; and Winograd's row transforms,
+// conv_winograd_row.hpp), so an op pack or a compiled model built for
 // any x86-64 (plain -O2, no -m flags) still holds both, and conv_direct.hpp picks one by the CPU
 // at run time. Nothing else is built with a set's attribute, so no inline function of another
 // header is compiled for it and then chosen by the linker for every caller. Elsewhere (another

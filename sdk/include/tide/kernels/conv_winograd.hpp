@@ -111,18 +111,21 @@ inline const float* WinogradFilterFor(KernelContext& ctx, const ops::ConvGeom& g
   return ctx.SetState(std::move(next))->data;
 }
 
-// The work: tiles of 2x2 output positions, th x tw per image; output channels cut into k_chunks
-// ranges where there are fewer images than threads (each thread then reads only its part of the
-// transformed filter, 16 x a 3x3 filter's size), tiles into chunks of at most
-// kWinogradChunkFloats of transformed input and products (16 * (c + k_rows) floats a tile). A
-// job is one (image, tile chunk, channel range), a thread takes an equal run of them. Large
-// chunks make the 16 GEMMs wide: measured at batch 1 on ResNet-50's 3x3 convs (2 threads,
-// AVX-512), whole images with the channels split in two took 0.75x-0.95x the time of chunks
-// that fit 1 MiB with the channels whole.
-constexpr int64_t kWinogradChunkFloats = int64_t(1) << 20;  // 4 MiB
+// The work: tiles of 2x2 output positions, th x tw per image, numbered over the batch; output
+// channels cut into k_chunks ranges where there are fewer images than threads (each thread then
+// reads only its part of the transformed filter, 16 x a 3x3 filter's size), the tiles into
+// chunks of at most kWinogradChunkFloats of transformed input and products (16 * (c + k_rows)
+// floats a tile), a chunk spanning images where they are small. A job is one (tile chunk,
+// channel range), a thread takes an equal run of them. Wide chunks make the 16 GEMMs wide:
+// measured on ResNet-50's 3x3 convs (2 threads, AVX-512), at batch 1 whole images with the
+// channels split in two took 0.75x-0.95x the time of chunks that fit 1 MiB with the channels
+// whole. On many threads the chunks shrink so that all the threads' scratch stays within
+// kWinogradScratchFloats.
+constexpr int64_t kWinogradChunkFloats = int64_t(1) << 20;    // 4 MiB
+constexpr int64_t kWinogradScratchFloats = int64_t(1) << 23;  // 32 MiB
 struct WinogradPlan {
   int64_t th = 0, tw = 0, tiles = 0;  // per image
-  int64_t chunk = 0, chunks = 0;      // tiles per chunk, chunks per image
+  int64_t chunk = 0, chunks = 0;      // tiles per chunk, chunks over the batch
   int64_t k_rows = 0, k_chunks = 1;   // output channels per range, ranges
   int64_t jobs = 0;
 };
@@ -132,20 +135,33 @@ inline WinogradPlan PlanWinograd(const ops::ConvGeom& g, int64_t threads) {
   p.th = (g.oh + 1) / 2;
   p.tw = (g.ow + 1) / 2;
   p.tiles = p.th * p.tw;
+  const int64_t total = g.n * p.tiles;
   const int64_t max_k_chunks = std::max<int64_t>(1, g.m / 16);
   p.k_chunks = std::min(max_k_chunks, std::max<int64_t>(1, threads / g.n));
-  const int64_t fit = kWinogradChunkFloats / (kWinogradElems * (g.c + g.m / p.k_chunks));
-  p.chunk = std::min(p.tiles, std::max<int64_t>(16, fit));
-  p.chunks = (p.tiles + p.chunk - 1) / p.chunk;
-  p.chunk = (p.tiles + p.chunks - 1) / p.chunks;  // even chunks
+  const int64_t budget = std::min(kWinogradChunkFloats, kWinogradScratchFloats / threads);
+  const int64_t fit = budget / (kWinogradElems * (g.c + g.m / p.k_chunks));
+  p.chunk = std::min(total, std::max<int64_t>(16, fit));
+  p.chunks = (total + p.chunk - 1) / p.chunk;
+  p.chunk = (total + p.chunks - 1) / p.chunks;  // even chunks
   // More ranges where the jobs would leave threads uneven and are few.
-  while (p.k_chunks < max_k_chunks && (g.n * p.chunks * p.k_chunks) % threads != 0 &&
-         g.n * p.chunks * p.k_chunks < 8 * threads)
+  while (p.k_chunks < max_k_chunks && (p.chunks * p.k_chunks) % threads != 0 &&
+         p.chunks * p.k_chunks < 8 * threads)
     ++p.k_chunks;
   p.k_rows = (g.m + p.k_chunks - 1) / p.k_chunks;
   p.k_chunks = (g.m + p.k_rows - 1) / p.k_rows;
-  p.jobs = g.n * p.chunks * p.k_chunks;
+  p.jobs = p.chunks * p.k_chunks;
   return p;
+}
+
+// fn(n, t0, count, col) for each image n that the batch's tiles [first, first + nb) reach: its
+// tiles [t0, t0 + count), at column col of the chunk.
+template <typename Fn>
+void ForEachImageOfChunk(const WinogradPlan& p, int64_t first, int64_t nb, Fn&& fn) {
+  for (int64_t n = first / p.tiles; n * p.tiles < first + nb; ++n) {
+    const int64_t t0 = std::max(first, n * p.tiles) - n * p.tiles;
+    const int64_t t1 = std::min(first + nb, (n + 1) * p.tiles) - n * p.tiles;
+    fn(n, t0, t1 - t0, n * p.tiles + t0 - first);
+  }
 }
 
 // The distance between the 16 elements' matrices in the scratch, at least `elems`: 64 bytes past
@@ -196,9 +212,8 @@ inline void WinogradInput(const DirectConvIsa& isa, const ops::ConvGeom& g, cons
 // ISA's row kernel (residual may be the output itself: each value is read before it is written).
 inline void WinogradOutput(const DirectConvIsa& isa, const ops::ConvGeom& g, const WinogradPlan& p,
                            const float* mm, int64_t ld, int64_t step, int64_t n, int64_t t0,
-                           int64_t nb,
-                           int64_t k0, int64_t kc, const float* bias, const float* residual,
-                           bool relu, float* out) {
+                           int64_t nb, int64_t k0, int64_t kc, const float* bias,
+                           const float* residual, bool relu, float* out) {
   const int64_t ohw = g.oh * g.ow, ty0 = t0 / p.tw, ty1 = (t0 + nb - 1) / p.tw;
   for (int64_t kk = 0; kk < kc; ++kk) {
     const int64_t plane = (n * g.m + k0 + kk) * ohw;
@@ -212,8 +227,7 @@ inline void WinogradOutput(const DirectConvIsa& isa, const ops::ConvGeom& g, con
       isa.winograd_output_row(mm + kk * ld + ty * p.tw + tx0 - t0, step, tx1 - tx0, bk,
                               residual ? residual + at0 : nullptr,
                               residual && second ? residual + at1 : nullptr, relu, out + at0,
-                              second ? out + at1 : nullptr,
-                              std::min(2 * tx1, g.ow) - 2 * tx0);
+                              second ? out + at1 : nullptr, std::min(2 * tx1, g.ow) - 2 * tx0);
     }
   }
 }
@@ -232,7 +246,8 @@ inline void ConvForwardWinograd(const KernelContext& ctx, const DirectConvIsa& i
   const int64_t ld = (p.chunk + isa.lanes - 1) / isa.lanes * isa.lanes + isa.lanes;
   const int64_t v_step = WinogradElemStep(g.c * ld), m_step = WinogradElemStep(p.k_rows * ld);
   const int64_t v_elems = kWinogradElems * v_step, m_elems = kWinogradElems * m_step;
-  const int64_t staged_elems = (2 * (p.chunk / p.tw + 2) + 4) * WinogradRowWidth(p, isa.lanes);
+  const int64_t staged_elems =
+      (2 * (std::min(p.chunk, p.tiles) / p.tw + 2) + 4) * WinogradRowWidth(p, isa.lanes);
   const int64_t per_slot = v_elems + m_elems + staged_elems + 2 * int64_t(kAlignSlack);
   float* scratch = ctx.TempBuffer<float>(static_cast<size_t>(slots * per_slot));
   const int64_t image = g.c * g.h * g.w, mk = g.m * g.c;
@@ -242,22 +257,27 @@ inline void ConvForwardWinograd(const KernelContext& ctx, const DirectConvIsa& i
       float* v = AlignTo64(scratch + s * per_slot);
       float* mm = AlignTo64(v + v_elems);
       float* staged = mm + m_elems;
-      int64_t transformed = -1;  // the (image, chunk) whose input v holds
+      int64_t transformed = -1;  // the chunk whose input v holds
       for (int64_t j = p.jobs * s / slots; j < p.jobs * (s + 1) / slots; ++j) {
-        // Jobs ordered image, chunk, channel range: a thread's run of one chunk's ranges
-        // transforms its input once.
-        const int64_t kci = j % p.k_chunks, ci = j / p.k_chunks % p.chunks,
-                      n = j / (p.k_chunks * p.chunks);
-        const int64_t t0 = ci * p.chunk, nb = std::min(p.chunk, p.tiles - t0);
+        // Jobs ordered chunk, channel range: a thread's run of one chunk's ranges transforms its
+        // input once. A chunk's images one after another: a row kernel's writes past an image's
+        // last tile land on the next image's columns before that image writes them.
+        const int64_t ci = j / p.k_chunks, kci = j % p.k_chunks;
+        const int64_t first = ci * p.chunk, nb = std::min(p.chunk, g.n * p.tiles - first);
         const int64_t k0 = kci * p.k_rows, kc = std::min(p.k_rows, g.m - k0);
-        if (transformed != j / p.k_chunks) {
-          WinogradInput(isa, g, p, xd + n * image, t0, nb, v, ld, v_step, staged);
-          transformed = j / p.k_chunks;
+        if (transformed != ci) {
+          ForEachImageOfChunk(p, first, nb, [&](int64_t n, int64_t t0, int64_t count, int64_t col) {
+            WinogradInput(isa, g, p, xd + n * image, t0, count, v + col, ld, v_step, staged);
+          });
+          transformed = ci;
         }
         for (int64_t e = 0; e < kWinogradElems; ++e)
           Gemm<float>(ctx, false, false, kc, nb, g.c, 1.0f, u + e * mk + k0 * g.c, g.c,
                       v + e * v_step, ld, 0.0f, mm + e * m_step, ld);
-        WinogradOutput(isa, g, p, mm, ld, m_step, n, t0, nb, k0, kc, bias, residual, relu, od);
+        ForEachImageOfChunk(p, first, nb, [&](int64_t n, int64_t t0, int64_t count, int64_t col) {
+          WinogradOutput(isa, g, p, mm + col, ld, m_step, n, t0, count, k0, kc, bias, residual,
+                         relu, od);
+        });
       }
     }
   });

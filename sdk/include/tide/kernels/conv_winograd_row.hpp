@@ -52,10 +52,9 @@ TIDE_KERNELS_CONV_TARGET inline void WinogradInputRow(const float* const* rows, 
 // to output row 2 ty (out0) and 2 ty + 1 (out1; null past the output), `cols` columns from the
 // first tile's (an odd output width ends in half a tile). res0 / res1 may be out0 / out1.
 TIDE_KERNELS_CONV_TARGET inline void WinogradOutputRow(const float* m, int64_t stride,
-                                                       int64_t tiles, float bias,
-                                                       const float* res0, const float* res1,
-                                                       bool relu, float* out0, float* out1,
-                                                       int64_t cols) {
+                                                       int64_t tiles, float bias, const float* res0,
+                                                       const float* res1, bool relu, float* out0,
+                                                       float* out1, int64_t cols) {
   constexpr int64_t L = Vec::kLanes;
   using V = typename Vec::T;
   const V bv = Vec::Set1(bias);
