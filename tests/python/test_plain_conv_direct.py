@@ -52,6 +52,10 @@ SHAPES = [
     ("1x1_b23_batched_groups", 23, 24, 5, 5, 40, 1, 1, [1, 1], [0, 0], [1, 1], 1),
     # a strided 1x1 whose gathered positions are split between the threads by channel planes
     ("1x1_stride2_many_planes", 1, 160, 29, 27, 48, 1, 1, [2, 2], [0, 0], [1, 1], 1),
+    # a channel block's filter of over 1 MiB over few tiles: taken a chunk of taps at a time
+    # by every tile (chunks that end inside a filter tap, a last short chunk), by image at batch 5
+    ("3x3_chunked_filter", 1, 460, 9, 11, 70, 3, 3, [1, 1], [1, 1], [1, 1], 1),
+    ("3x3_s2_chunked_b5", 5, 500, 12, 10, 64, 3, 3, [2, 2], [1, 1], [1, 1], 1),
     # Winograd F(2x2, 3x3) (3x3 stride 1, >= 32 channels each way, >= 64 tiles of 2x2 outputs):
     # odd output sizes (half tiles at the right and bottom), channel counts off every vector,
     # chunks of tiles that cut tile rows, output channels split between jobs (batch 1), no

@@ -25,6 +25,10 @@ struct DirectConvJob {
   const float* residual;  // Output's dims, or null; may be `out` itself (read before written)
   bool relu;
   int64_t m_blocks, tiles;  // output-channel blocks, and tiles of output positions per image
+  // Taps per chunk where a channel block's tiles take the filter a chunk at a time (0: whole),
+  // and room for the sums of `tiles` tiles between chunks (64-byte aligned).
+  int64_t tap_chunk;
+  float* partial;
 };
 
 // The work items of a job: n * m_blocks * tiles, one tile of positions of one channel block of

@@ -11,9 +11,13 @@
 
 // Output positions p of an image, flattened over (oy, ox), are cut into tiles of W; a tile's
 // positions may span rows, so each keeps its own input pointer.
+// Taps (ky, kx, c), flattened in the packed filter's order, [t0, t1) of them: all for a whole
+// tile; a part with `partial` (the tile's F x W vectors) holding the sums of the taps before t0
+// (none when t0 is 0), where the sums are left again unless t1 is the last tap.
 template <int F, int W>
 TIDE_KERNELS_CONV_TARGET void DirectConvTile(const DirectConvJob& j, int64_t n, int64_t mb,
-                                             int64_t tile) {
+                                             int64_t tile, int64_t t0 = 0, int64_t t1 = -1,
+                                             float* partial = nullptr) {
   constexpr int64_t kBlock = F * Vec::kLanes;
   const int64_t ohw = j.oh * j.ow, p0 = tile * W;
   const int64_t valid = ohw - p0 < W ? ohw - p0 : W;
@@ -23,16 +27,22 @@ TIDE_KERNELS_CONV_TARGET void DirectConvTile(const DirectConvJob& j, int64_t n, 
     const int64_t oy = p / j.ow, ox = p - oy * j.ow;
     base[w] = j.x + n * j.x_image + oy * j.sh * j.x_row + ox * j.sw * j.x_col;
   }
+  const int64_t taps = j.c * j.kh * j.kw;
+  if (t1 < 0) t1 = taps;
   typename Vec::T acc[F][W];
 #pragma GCC unroll 8
   for (int f = 0; f < F; ++f)
 #pragma GCC unroll 8
-    for (int w = 0; w < W; ++w) acc[f][w] = Vec::Zero();
-  const float* fp = j.filter + mb * j.c * j.kh * j.kw * kBlock;
-  for (int64_t ky = 0; ky < j.kh; ++ky) {
-    for (int64_t kx = 0; kx < j.kw; ++kx) {
-      int64_t off = ky * j.dh * j.x_row + kx * j.dw * j.x_col;
-      for (int64_t c = 0; c < j.c; ++c, off += j.x_chan, fp += kBlock) {
+    for (int w = 0; w < W; ++w)
+      acc[f][w] = t0 > 0 ? Vec::Load(partial + (f * W + w) * Vec::kLanes) : Vec::Zero();
+  const float* fp = j.filter + (mb * taps + t0) * kBlock;
+  for (int64_t t = t0; t < t1;) {  // one filter tap (ky, kx) a pass, its channels [c0, c1)
+    const int64_t k = t / j.c, c0 = t - k * j.c, c1 = j.c < c0 + t1 - t ? j.c : c0 + t1 - t;
+    const int64_t ky = k / j.kw, kx = k - ky * j.kw;
+    t += c1 - c0;
+    {
+      int64_t off = ky * j.dh * j.x_row + kx * j.dw * j.x_col + c0 * j.x_chan;
+      for (int64_t c = c0; c < c1; ++c, off += j.x_chan, fp += kBlock) {
         typename Vec::T fv[F];
 #pragma GCC unroll 8
         for (int f = 0; f < F; ++f) fv[f] = Vec::Load(fp + f * Vec::kLanes);
@@ -44,6 +54,13 @@ TIDE_KERNELS_CONV_TARGET void DirectConvTile(const DirectConvJob& j, int64_t n, 
         }
       }
     }
+  }
+  if (t1 < taps) {
+#pragma GCC unroll 8
+    for (int f = 0; f < F; ++f)
+#pragma GCC unroll 8
+      for (int w = 0; w < W; ++w) Vec::Store(partial + (f * W + w) * Vec::kLanes, acc[f][w]);
+    return;
   }
   const int64_t m0 = mb * kBlock;
   const int64_t mc = j.m - m0 < kBlock ? j.m - m0 : kBlock;
@@ -123,10 +140,30 @@ TIDE_KERNELS_CONV_TARGET inline void DirectConvStage(const float* src, int64_t c
     for (int64_t ch = 0; ch < c; ++ch) dst[x * c + ch] = src[ch * chan_stride + x];
 }
 
+// Items [begin, end). With j.tap_chunk, each channel block's tiles in the range take the filter
+// a chunk of taps at a time, all of them per chunk (their sums kept in j.partial between
+// chunks): the chunk is read from memory once and used by every tile while in cache, so a
+// large filter streams at the pace of the arithmetic instead of stalling the first tile.
 template <int F, int W>
 TIDE_KERNELS_CONV_TARGET void DirectConvRun(const DirectConvJob& j, int64_t begin, int64_t end) {
-  for (int64_t it = begin; it < end; ++it) {
-    const int64_t tile = it % j.tiles, nm = it / j.tiles;
-    DirectConvTile<F, W>(j, nm / j.m_blocks, nm % j.m_blocks, tile);
+  if (j.tap_chunk <= 0) {
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t tile = it % j.tiles, nm = it / j.tiles;
+      DirectConvTile<F, W>(j, nm / j.m_blocks, nm % j.m_blocks, tile);
+    }
+    return;
+  }
+  constexpr int64_t kTileFloats = F * W * Vec::kLanes;
+  const int64_t taps = j.c * j.kh * j.kw;
+  for (int64_t it = begin; it < end;) {
+    const int64_t nm = it / j.tiles, ta = it % j.tiles;
+    const int64_t tb = j.tiles < ta + end - it ? j.tiles : ta + end - it;
+    for (int64_t t0 = 0; t0 < taps; t0 += j.tap_chunk) {
+      const int64_t t1 = taps < t0 + j.tap_chunk ? taps : t0 + j.tap_chunk;
+      for (int64_t tile = ta; tile < tb; ++tile)
+        DirectConvTile<F, W>(j, nm / j.m_blocks, nm % j.m_blocks, tile, t0, t1,
+                             j.partial + (tile - ta) * kTileFloats);
+    }
+    it += tb - ta;
   }
 }
