@@ -35,6 +35,11 @@ struct Vec {
   TIDE_KERNELS_CONV_TARGET static T Add(T a, T b) { return _mm512_add_ps(a, b); }
   TIDE_KERNELS_CONV_TARGET static T Relu(T a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
   TIDE_KERNELS_CONV_TARGET static void Store(float* p, T v) { _mm512_store_ps(p, v); }
+  // Lanes 8h .. 8h + 7 (h 0 or 1).
+  TIDE_KERNELS_CONV_TARGET static __m256 Half(T v, int h) {
+    return h == 0 ? _mm512_castps512_ps256(v)
+                  : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  }
   // For Winograd's rows (conv_winograd_row.hpp): unaligned, partial (the first n lanes; n < 1
   // none), lane shuffles.
   TIDE_KERNELS_CONV_TARGET static T LoadU(const float* p) { return _mm512_loadu_ps(p); }
@@ -89,6 +94,7 @@ struct Vec {
   TIDE_KERNELS_CONV_TARGET static T Add(T a, T b) { return _mm256_add_ps(a, b); }
   TIDE_KERNELS_CONV_TARGET static T Relu(T a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
   TIDE_KERNELS_CONV_TARGET static void Store(float* p, T v) { _mm256_store_ps(p, v); }
+  TIDE_KERNELS_CONV_TARGET static __m256 Half(T v, int) { return v; }
   TIDE_KERNELS_CONV_TARGET static T LoadU(const float* p) { return _mm256_loadu_ps(p); }
   TIDE_KERNELS_CONV_TARGET static void StoreU(float* p, T v) { _mm256_storeu_ps(p, v); }
   TIDE_KERNELS_CONV_TARGET static __m256i Mask(int64_t n) {
