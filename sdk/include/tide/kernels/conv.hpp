@@ -75,6 +75,18 @@ template <typename T>
 void ApplyConvFusion(const ops::ConvGeom& g, const FusedActParams& act, const T* b, const T* r,
                      T* od, int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
   const int64_t ohw = g.oh * g.ow;
+  if constexpr (std::is_same_v<T, float>) {
+    // float with relu or none: the CPU's vector rows (the pointwise GEMMs' epilogue, per tile).
+    const DirectConvIsa* isa = DirectConvForCpu();
+    const bool relu = act.act == FusedAct::kLeakyRelu && act.alpha == 0;
+    if (isa && (relu || act.act == FusedAct::kNone)) {
+      for (int64_t m = m0; m < m1; ++m) {
+        const int64_t at = (n * g.m + m) * ohw + p0;
+        isa->epilogue_row(od + at, r ? r + at : nullptr, p1 - p0, b ? b[m] : 0.0f, relu);
+      }
+      return;
+    }
+  }
   WithFusedAct(act, [&](const auto& f) {
     for (int64_t m = m0; m < m1; ++m) {
       T* o = od + (n * g.m + m) * ohw;

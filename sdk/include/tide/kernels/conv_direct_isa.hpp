@@ -144,7 +144,8 @@ inline const DirectConvIsa* DirectConvAvx512() {
       {DirectConvRun<1, 6>, DirectConvRun<2, 6>, DirectConvRun<3, 6>, DirectConvRun<4, 6>},
       DirectConvStage,
       WinogradInputRow,
-      WinogradOutputRow};
+      WinogradOutputRow,
+      DirectConvEpilogue};
   return &isa;
 }
 inline const DirectConvIsa* DirectConvAvx2() {
@@ -156,7 +157,8 @@ inline const DirectConvIsa* DirectConvAvx2() {
                                  {DirectConvRun<1, 6>, DirectConvRun<2, 6>, nullptr, nullptr},
                                  DirectConvStage,
                                  WinogradInputRow,
-                                 WinogradOutputRow};
+                                 WinogradOutputRow,
+                                 DirectConvEpilogue};
   return &isa;
 }
 

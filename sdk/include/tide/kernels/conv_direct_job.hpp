@@ -48,6 +48,9 @@ using WinogradOutputRowFn = void (*)(const float* m, int64_t stride, int64_t til
                                      const float* res0, const float* res1, bool relu, float* out0,
                                      float* out1, int64_t cols);
 
+// A row of n outputs: o = act(o + bias + r), act relu or none, r null for none (it may be o).
+using DirectConvEpilogueRow = void (*)(float* o, const float* r, int64_t n, float bias, bool relu);
+
 // The kernels for one instruction set: its vector's lanes, its tile of output positions, and
 // run[f - 1] for output-channel blocks of f vectors (f <= max_vectors; a conv with few output
 // channels takes a smaller block, computing fewer zero channels).
@@ -58,6 +61,7 @@ struct DirectConvIsa {
   DirectConvStageRow stage_row;
   WinogradInputRowFn winograd_input_row;
   WinogradOutputRowFn winograd_output_row;
+  DirectConvEpilogueRow epilogue_row;
 };
 
 }  // namespace kernels

@@ -130,6 +130,18 @@ TIDE_KERNELS_CONV_TARGET void DirectConvTile(const DirectConvJob& j, int64_t n, 
   }
 }
 
+// DirectConvEpilogueRow: o[i] = o[i] + bias (+ r[i]) (relu) over a row of n outputs.
+TIDE_KERNELS_CONV_TARGET inline void DirectConvEpilogue(float* o, const float* r, int64_t n,
+                                                        float bias, bool relu) {
+  const typename Vec::T bv = Vec::Set1(bias);
+  for (int64_t i = 0; i < n; i += Vec::kLanes) {
+    typename Vec::T v = Vec::Add(Vec::LoadN(o + i, n - i), bv);
+    if (r) v = Vec::Add(v, Vec::LoadN(r + i, n - i));
+    if (relu) v = Vec::Relu(v);
+    Vec::StoreN(o + i, v, n - i);
+  }
+}
+
 // DirectConvStageRow: 8x8 blocks through registers, the rest element by element.
 TIDE_KERNELS_CONV_TARGET inline void DirectConvStage(const float* src, int64_t chan_stride,
                                                      int64_t cols, int64_t c, float* dst) {
