@@ -12,6 +12,7 @@
 #include <tide/ops/conv.hpp>
 #include <tide/ops/int8.hpp>
 
+#include "conv_backward_data.h"
 #include "conv_gemm.h"
 #include "fused_activation.h"
 #include "layout.h"
@@ -84,7 +85,9 @@ void ConvGradKernel(KernelContext& ctx) {
   T* dxd = dx ? NchwOutput<T>(ctx, dx, x_nchw, nhwc) : nullptr;
   T* dfd = df ? df.mutable_data<T>(f.dims(), ctx.place()) : nullptr;
   if (!dx && !df) return;
-  ConvBackwardNchw<T>(ctx, g, xd, fd, gd, dxd, dfd);
+  // Input@GRAD by the forward kernels where they take it; the rest by GEMMs.
+  const bool dx_done = dx && ConvInputGradByForward<T>(ctx, g, fd, gd, dxd);
+  if (!dx_done || df) ConvBackwardNchw<T>(ctx, g, xd, fd, gd, dx_done ? nullptr : dxd, dfd);
   if (dx) StoreNhwc(ctx, dxd, dx, x_nchw, nhwc);
 }
 
