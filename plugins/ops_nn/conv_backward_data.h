@@ -43,9 +43,8 @@ inline bool BackwardDataGeom(const tide::ops::ConvGeom& g, tide::ops::ConvGeom* 
 
 // dxd [n, c, h, w] = Input@GRAD from gd [n, m, oh, ow] = Output@GRAD and the filter fd; false
 // (nothing written) where the forward kernels do not take it.
-inline bool ConvInputGradByForwardF32(const tide::KernelContext& ctx,
-                                      const tide::ops::ConvGeom& g, const float* fd,
-                                      const float* gd, float* dxd) {
+inline bool ConvInputGradByForwardF32(const tide::KernelContext& ctx, const tide::ops::ConvGeom& g,
+                                      const float* fd, const float* gd, float* dxd) {
   namespace k = tide::kernels;
   tide::ops::ConvGeom b;
   const k::DirectConvIsa* isa = k::DirectConvForCpu();
@@ -62,17 +61,12 @@ inline bool ConvInputGradByForwardF32(const tide::KernelContext& ctx,
         for (int64_t t = 0; t < taps; ++t)
           flipped[(c * g.m + m) * taps + t] = fd[(m * g.c + c) * taps + taps - 1 - t];
   });
-  if (winograd) {
-    float* u = ctx.TempBuffer<float>(static_cast<size_t>(k::kWinogradElems * g.c * g.m));
-    k::WinogradTransformFilter(ctx, b, flipped, u);
-    k::ConvForwardWinograd(ctx, *isa, b, gd, u, nullptr, nullptr, false, dxd);
-    return true;
-  }
-  const int64_t block = k::DirectConvBlock(*isa, b.m), blocks = (b.m + block - 1) / block;
-  float* packed = k::AlignTo64(ctx.TempBuffer<float>(
-      static_cast<size_t>(blocks * b.c * taps * block) + k::kAlignSlack));
-  k::PackConvFilter(ctx, *isa, b, flipped, packed);
-  k::ConvForwardDirect(ctx, *isa, b, gd, packed, nullptr, nullptr, false, dxd);
+  if (winograd)
+    k::ConvForwardWinograd(ctx, *isa, b, gd, k::WinogradFilterForRun(ctx, b, flipped), nullptr,
+                           nullptr, false, dxd);
+  else
+    k::ConvForwardDirect(ctx, *isa, b, gd, k::PackConvFilterForRun(ctx, *isa, b, flipped), nullptr,
+                         nullptr, false, dxd);
   return true;
 }
 

@@ -78,7 +78,7 @@ void ApplyConvFusion(const ops::ConvGeom& g, const FusedActParams& act, const T*
   if constexpr (std::is_same_v<T, float>) {
     // float with relu or none: the CPU's vector rows (the pointwise GEMMs' epilogue, per tile).
     const DirectConvIsa* isa = DirectConvForCpu();
-    const bool relu = act.act == FusedAct::kLeakyRelu && act.alpha == 0;
+    const bool relu = act.IsRelu();
     if (isa && (relu || act.act == FusedAct::kNone)) {
       for (int64_t m = m0; m < m1; ++m) {
         const int64_t at = (n * g.m + m) * ohw + p0;
@@ -101,27 +101,17 @@ void ApplyConvFusion(const ops::ConvGeom& g, const FusedActParams& act, const T*
   });
 }
 
-// The activation a kernel that applies only relu as it stores leaves for after (none when `relu`
-// was it).
-inline void ApplyActAfter(const KernelContext& ctx, const FusedActParams& act, bool relu, float* od,
-                          int64_t numel) {
-  if (relu || act.act == FusedAct::kNone) return;
-  WithFusedAct(act, [&](const auto& f) {
-    ParallelFor(ctx, numel, 8, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) od[i] = f.template Fwd<float>(od[i]);
-    });
-  });
-}
-
-// The direct kernel (tide/kernels/conv_direct.hpp) for float32 NCHW with one group, with Bias,
-// ResidualData and relu applied as it stores (any other activation after, as ApplyConvFusion does).
-// False where it does not run.
+// The direct kernel (tide/kernels/conv_direct.hpp), or for 3x3 stride-1 filters Winograd's
+// F(2x2, 3x3) (conv_winograd.hpp), for float32 NCHW with one group, with Bias, ResidualData and
+// relu applied as it stores (any other activation after, as ApplyConvFusion does). False where
+// neither runs.
 template <typename T>
 bool ConvDirectIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusion& fu,
                       const Tensor& x, const Tensor& f, Tensor& out) {
   const DirectConvIsa* isa = DirectConvForCpu();
   if constexpr (!std::is_same_v<T, float>) return false;
-  if (!isa || !DirectConvFits(g)) return false;
+  const bool winograd = WinogradFits(g);
+  if (!isa || !(winograd || DirectConvFits(g))) return false;
   const char* op = ctx.op_type();
   const float* b = nullptr;
   const float* r = nullptr;
@@ -129,35 +119,21 @@ bool ConvDirectIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusi
   // In place (Conv2d copied the residual where Output does not keep its bytes): the kernel
   // reads each value before it writes it.
   const bool in_place = r && r == out.raw_data();
-  const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
-  const float* packed = PackedFilterFor(ctx, *isa, g, f);
+  const bool relu = fu.act.IsRelu();
+  const float* filter = winograd ? WinogradFilterFor(ctx, g, f) : PackedFilterFor(ctx, *isa, g, f);
   float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
   TIDE_CHECK(!in_place || od == r, "op '", op,
              "': Output, ResidualData's variable, moved when it was written");
-  ConvForwardDirect(ctx, *isa, g, x.data<float>(), packed, b, r, relu, od);
-  ApplyActAfter(ctx, fu.act, relu, od, out.numel());
-  return true;
-}
-
-// Winograd's F(2x2, 3x3) (tide/kernels/conv_winograd.hpp) for float32 NCHW 3x3 stride-1 convs,
-// Bias, ResidualData and relu applied as it stores (any other activation after). False where it
-// does not run.
-template <typename T>
-bool ConvWinogradIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusion& fu,
-                        const Tensor& x, const Tensor& f, Tensor& out) {
-  if constexpr (!std::is_same_v<T, float>) return false;
-  if (!WinogradFits(g)) return false;
-  const float* b = nullptr;
-  const float* r = nullptr;
-  std::tie(b, r) = ConvFusionOperands<float>(ctx, fu, g, false);
-  const bool in_place = r && r == out.raw_data();
-  const bool relu = fu.act.act == FusedAct::kLeakyRelu && fu.act.alpha == 0;
-  const float* u = WinogradFilterFor(ctx, g, f);
-  float* od = out.mutable_data<float>(g.out_dims(), ctx.place());
-  TIDE_CHECK(!in_place || od == r, "op '", ctx.op_type(),
-             "': Output, ResidualData's variable, moved when it was written");
-  ConvForwardWinograd(ctx, *DirectConvForCpu(), g, x.data<float>(), u, b, r, relu, od);
-  ApplyActAfter(ctx, fu.act, relu, od, out.numel());
+  if (winograd)
+    ConvForwardWinograd(ctx, *isa, g, x.data<float>(), filter, b, r, relu, od);
+  else
+    ConvForwardDirect(ctx, *isa, g, x.data<float>(), filter, b, r, relu, od);
+  if (!relu && fu.act.act != FusedAct::kNone)
+    WithFusedAct(fu.act, [&](const auto& act) {
+      ParallelFor(ctx, out.numel(), 8, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) od[i] = act.template Fwd<float>(od[i]);
+      });
+    });
   return true;
 }
 
@@ -179,7 +155,6 @@ void Conv2d(KernelContext& ctx) {
     std::copy(rd, rd + fusion.residual.numel(), copy);
     fusion.residual_copy = copy;
   }
-  if (!nhwc && ConvWinogradIfFits<T>(ctx, g, fusion, x, f, out)) return;
   if (!nhwc && ConvDirectIfFits<T>(ctx, g, fusion, x, f, out)) return;
   const T* b = nullptr;
   const T* r = nullptr;

@@ -117,6 +117,20 @@ inline void PackConvFilter(const KernelContext& ctx, const DirectConvIsa& isa,
   });
 }
 
+// Floats of the filter packed for `isa`.
+inline size_t PackedConvFilterSize(const DirectConvIsa& isa, const ops::ConvGeom& g) {
+  const int64_t block = DirectConvBlock(isa, g.m), blocks = (g.m + block - 1) / block;
+  return static_cast<size_t>(blocks * g.c * g.kh * g.kw * block);
+}
+
+// The filter f packed into scratch of this run.
+inline const float* PackConvFilterForRun(const KernelContext& ctx, const DirectConvIsa& isa,
+                                         const ops::ConvGeom& g, const float* f) {
+  float* p = AlignTo64(ctx.TempBuffer<float>(PackedConvFilterSize(isa, g) + kAlignSlack));
+  PackConvFilter(ctx, isa, g, f, p);
+  return p;
+}
+
 // The packed filter for this run: the op's kept copy when Filter's bytes are the ones it was
 // packed from, else packed anew (and kept when the bytes have a content version).
 inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa,
@@ -126,13 +140,9 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
   if (st && version != 0 && st->version == version && st->source == filter.raw_data() &&
       st->dims == filter.dims() && st->isa == &isa && !st->winograd)
     return st->data;
-  const int64_t block = DirectConvBlock(isa, g.m), blocks = (g.m + block - 1) / block;
-  const size_t n = static_cast<size_t>(blocks * g.c * g.kh * g.kw * block);
-  if (version == 0) {  // bytes that may change unseen: packed for this run only
-    float* p = AlignTo64(ctx.TempBuffer<float>(n + kAlignSlack));
-    PackConvFilter(ctx, isa, g, filter.data<float>(), p);
-    return p;
-  }
+  if (version == 0)  // bytes that may change unseen: packed for this run only
+    return PackConvFilterForRun(ctx, isa, g, filter.data<float>());
+  const size_t n = PackedConvFilterSize(isa, g);
   auto next = std::make_unique<PackedConvFilter>();
   next->source = filter.raw_data();
   next->version = version;
@@ -203,48 +213,38 @@ inline void ConvForwardDirect(const KernelContext& ctx, const DirectConvIsa& isa
   const int64_t flops_per_item = 2 * block * isa.tile * g.c * g.kh * g.kw;
   const DirectConvRange run = isa.run[vectors - 1];
   const auto& cpu = ctx.DeviceExtension<TideCpuContext>(TIDE_CPU_CONTEXT_EXTENSION);
+  // A large filter over few positions: each thread's channel blocks take it a chunk of taps at a
+  // time (DirectConvRun), the tiles' sums in the thread's own room.
   const int64_t block_bytes = g.c * g.kh * g.kw * block * int64_t(sizeof(float));
-  j.tap_chunk = 0;
+  const bool chunked =
+      block_bytes >= kDirectConvChunkedFilterBytes && j.tiles <= kDirectConvMaxChunkedTiles;
+  j.tap_chunk =
+      chunked ? std::max<int64_t>(1, kDirectConvChunkBytes / (block * int64_t(sizeof(float)))) : 0;
   j.partial = nullptr;
-  if (block_bytes >= kDirectConvChunkedFilterBytes && j.tiles <= kDirectConvMaxChunkedTiles) {
-    // A large filter over few positions: each thread's channel blocks take it a chunk of taps
-    // at a time (DirectConvRun), the tiles' sums in its own room.
-    j.tap_chunk = std::max<int64_t>(1, kDirectConvChunkBytes / (block * int64_t(sizeof(float))));
-    const int64_t slots = std::min<int64_t>(std::max<int64_t>(1, cpu.num_threads), items);
-    const int64_t room = j.tiles * vectors * isa.tile * isa.lanes + int64_t(kAlignSlack);
-    float* partials = ctx.TempBuffer<float>(static_cast<size_t>(slots * room));
-    const bool by_image = g.n >= 2 * slots;
-    if (!by_image) ParallelFor(ctx, g.n * hp, 2 * wp * g.c, stage);
-    ParallelFor(ctx, slots, items / slots * flops_per_item, [&](int64_t s0, int64_t s1) {
-      for (int64_t s = s0; s < s1; ++s) {
+  const int64_t slots = std::min<int64_t>(std::max<int64_t>(1, cpu.num_threads), items);
+  const int64_t room =
+      chunked ? j.tiles * vectors * isa.tile * isa.lanes + int64_t(kAlignSlack) : 0;
+  float* partials = chunked ? ctx.TempBuffer<float>(static_cast<size_t>(slots * room)) : nullptr;
+  // Images enough for every thread: each stages its images and runs their tiles image by image,
+  // one parallel region instead of two, the staged image still in cache. (Few images, batch 1
+  // above all, split the tiles of each image between the threads instead.)
+  const bool by_image = g.n >= 2 * slots;
+  if (!by_image) ParallelFor(ctx, g.n * hp, 2 * wp * g.c, stage);
+  ForEachChunk(
+      ctx, by_image ? g.n : items, slots,
+      [&](int64_t s, int64_t u0, int64_t u1) {
         DirectConvJob js = j;
-        js.partial = AlignTo64(partials + s * room);
+        if (chunked) js.partial = AlignTo64(partials + s * room);
         if (!by_image) {
-          run(js, items * s / slots, items * (s + 1) / slots);
-          continue;
+          run(js, u0, u1);
+          return;
         }
-        for (int64_t n = g.n * s / slots; n < g.n * (s + 1) / slots; ++n) {
+        for (int64_t n = u0; n < u1; ++n) {
           stage(n * hp, (n + 1) * hp);
           run(js, n * per_image, (n + 1) * per_image);
         }
-      }
-    });
-    return;
-  }
-  if (g.n >= 2 * int64_t(cpu.num_threads)) {
-    // Images enough for every thread: each stages its images and runs their tiles image by image,
-    // one parallel region instead of two, the staged image still in cache. (Few images, batch 1
-    // above all, split the tiles of each image between the threads instead.)
-    ParallelFor(ctx, g.n, per_image * flops_per_item, [&](int64_t n0, int64_t n1) {
-      for (int64_t n = n0; n < n1; ++n) {
-        stage(n * hp, (n + 1) * hp);
-        run(j, n * per_image, (n + 1) * per_image);
-      }
-    });
-    return;
-  }
-  ParallelFor(ctx, g.n * hp, 2 * wp * g.c, stage);
-  ParallelFor(ctx, items, flops_per_item, [&](int64_t b, int64_t e) { run(j, b, e); });
+      },
+      items / slots * flops_per_item);
 }
 
 }  // namespace kernels

@@ -51,20 +51,28 @@ struct GemmTiles {
 // as many as make the tile count over all images a multiple of the threads, at least two per
 // thread (the pool gives each thread a contiguous range of tiles: equal counts, equal work).
 constexpr int64_t kTileCols = 256, kTileElems = int64_t(1) << 16;  // 256 KiB of float32 C
-inline GemmTiles PlanGemmTiles(int64_t m, int64_t p, int64_t images, int64_t threads) {
-  auto up16 = [](int64_t v) { return (v + 15) / 16 * 16; };
-  GemmTiles t;
-  t.col_tiles = std::max<int64_t>(1, (p + kTileCols / 2) / kTileCols);
-  t.cols = std::min(p, up16((p + t.col_tiles - 1) / t.col_tiles));
-  t.col_tiles = (p + t.cols - 1) / t.cols;
+inline int64_t Up16(int64_t v) { return (v + 15) / 16 * 16; }
+
+// Rows per tile (16-aligned) of m rows by `cols` columns: within kTileElems, and as many tiles as
+// make their count times `per_row_tile` (the other tiles each row tile is paired with) a multiple
+// of the threads, at least two per thread.
+inline int64_t PlanTileRows(int64_t m, int64_t cols, int64_t per_row_tile, int64_t threads) {
   const int64_t max_row_tiles = std::max<int64_t>(1, m / 16);
-  int64_t r = std::min(max_row_tiles, std::max<int64_t>(1, m * t.cols / kTileElems));
+  int64_t r = std::min(max_row_tiles, std::max<int64_t>(1, m * cols / kTileElems));
   auto balanced = [&](int64_t rt) {
-    const int64_t count = images * rt * t.col_tiles;
+    const int64_t count = per_row_tile * rt;
     return count % threads == 0 && count >= 2 * threads;
   };
   while (r < max_row_tiles && !balanced(r)) ++r;
-  t.rows = std::min(m, up16((m + r - 1) / r));
+  return std::min(m, Up16((m + r - 1) / r));
+}
+
+inline GemmTiles PlanGemmTiles(int64_t m, int64_t p, int64_t images, int64_t threads) {
+  GemmTiles t;
+  t.col_tiles = std::max<int64_t>(1, (p + kTileCols / 2) / kTileCols);
+  t.cols = std::min(p, Up16((p + t.col_tiles - 1) / t.col_tiles));
+  t.col_tiles = (p + t.cols - 1) / t.cols;
+  t.rows = PlanTileRows(m, t.cols, images * t.col_tiles, threads);
   t.row_tiles = (m + t.rows - 1) / t.rows;
   return t;
 }
@@ -88,10 +96,7 @@ inline BatchedGemmPlan PlanBatchedGemm(int64_t m, int64_t p, int64_t n, int64_t 
   b.images = std::min(n, std::max<int64_t>(1, 2 * kTileCols / p));  // about 512 columns
   b.groups = (n + b.images - 1) / b.images;
   b.images = (n + b.groups - 1) / b.groups;  // even groups
-  const int64_t cols = b.images * p, max_row_tiles = std::max<int64_t>(1, m / 16);
-  int64_t r = std::min(max_row_tiles, std::max<int64_t>(1, m * cols / kTileElems));
-  while (r < max_row_tiles && !((b.groups * r) % threads == 0 && b.groups * r >= 2 * threads)) ++r;
-  b.rows = std::min(m, ((m + r - 1) / r + 15) / 16 * 16);  // 16-aligned, as PlanGemmTiles'
+  b.rows = PlanTileRows(m, b.images * p, b.groups, threads);
   b.row_tiles = (m + b.rows - 1) / b.rows;
   return b;
 }
@@ -106,36 +111,36 @@ void PointwiseBatched(const KernelContext& ctx, const ops::ConvGeom& g, const T*
   const int64_t cols = b.images * p, slots = std::min(threads, b.jobs());
   const int64_t per_slot = k * cols + b.rows * cols;
   T* scratch = ctx.TempBuffer<T>(static_cast<size_t>(slots * per_slot));
-  ParallelFor(ctx, slots, b.jobs() / slots * 2 * b.rows * cols * k, [&](int64_t s0, int64_t s1) {
-    for (int64_t s = s0; s < s1; ++s) {
-      T* x = scratch + s * per_slot;  // [k, cols]: the group's images side by side
-      T* c = x + k * cols;            // [rows, cols]
-      int64_t gathered = -1;
-      for (int64_t j = b.jobs() * s / slots; j < b.jobs() * (s + 1) / slots; ++j) {
-        const int64_t gi = j / b.row_tiles, rt = j % b.row_tiles;
-        const int64_t n0 = gi * b.images, nb = std::min(b.images, g.n - n0), w = nb * p;
-        if (gathered != gi) {
-          for (int64_t i = 0; i < nb; ++i)
-            for (int64_t kk = 0; kk < k; ++kk)
-              std::copy_n(xd + ((n0 + i) * k + kk) * p, p, x + kk * w + i * p);
-          gathered = gi;
-        }
-        const int64_t m0 = rt * b.rows, m1 = std::min(g.m, m0 + b.rows);
-        Gemm<T>(ctx, false, false, m1 - m0, w, k, T(1), fd + m0 * k, k, x, w, T(0), c, w);
-        for (int64_t i = 0; i < nb; ++i) {
-          for (int64_t m = m0; m < m1; ++m) {
-            const T* src = c + (m - m0) * w + i * p;
-            T* dst = od + ((n0 + i) * g.m + m) * p;
-            if (accumulate)
-              for (int64_t q = 0; q < p; ++q) dst[q] += src[q];
-            else
-              std::copy_n(src, p, dst);
+  // One chunk of jobs per thread, each with its own scratch.
+  ForEachChunk(
+      ctx, b.jobs(), slots,
+      [&](int64_t s, int64_t j0, int64_t j1) {
+        T* x = scratch + s * per_slot;  // [k, cols]: the group's images side by side
+        T* c = x + k * cols;            // [rows, cols]
+        int64_t gathered = -1;
+        for (int64_t j = j0; j < j1; ++j) {
+          const int64_t gi = j / b.row_tiles, rt = j % b.row_tiles;
+          const int64_t n0 = gi * b.images, nb = std::min(b.images, g.n - n0), w = nb * p;
+          if (gathered != gi) {
+            ImagesToRows(xd + n0 * k * p, nb, k, p, x);
+            gathered = gi;
           }
-          done(n0 + i, m0, m1, int64_t(0), p);
+          const int64_t m0 = rt * b.rows, m1 = std::min(g.m, m0 + b.rows);
+          Gemm<T>(ctx, false, false, m1 - m0, w, k, T(1), fd + m0 * k, k, x, w, T(0), c, w);
+          for (int64_t i = 0; i < nb; ++i) {
+            for (int64_t m = m0; m < m1; ++m) {
+              const T* src = c + (m - m0) * w + i * p;
+              T* dst = od + ((n0 + i) * g.m + m) * p;
+              if (accumulate)
+                for (int64_t q = 0; q < p; ++q) dst[q] += src[q];
+              else
+                std::copy_n(src, p, dst);
+            }
+            done(n0 + i, m0, m1, int64_t(0), p);
+          }
         }
-      }
-    }
-  });
+      },
+      b.jobs() / slots * 2 * b.rows * cols * k);
 }
 
 // od [n, m, ohw] = Filter * xd for a pointwise conv (one group) in PlanGemmTiles' tiles over the

@@ -116,15 +116,17 @@ void RowsToImages(const T* rows, int64_t nb, int64_t m, int64_t ohw, T* images) 
       std::copy_n(rows + (r * nb + i) * ohw, ohw, images + (i * m + r) * ohw);
 }
 
-// fn(chunk, n0, n1) for each chunk's images [n0, n1), the chunks in parallel on the CPU pool.
+// fn(chunk, n0, n1) for each chunk's items [n0, n1) (images, jobs), the chunks in parallel on the
+// CPU pool (each chunk's work `cost_per_chunk`, by default enough for a thread of its own).
 template <typename F>
-void ForEachChunk(const KernelContext& ctx, int64_t n, int64_t chunks, F&& fn) {
+void ForEachChunk(const KernelContext& ctx, int64_t n, int64_t chunks, F&& fn,
+                  int64_t cost_per_chunk = kParallelThreshold) {
   auto range = [&](int64_t c) { return std::make_pair(n * c / chunks, n * (c + 1) / chunks); };
   if (chunks == 1) {
     fn(int64_t(0), int64_t(0), n);
     return;
   }
-  ParallelFor(ctx, chunks, kParallelThreshold, [&](int64_t b, int64_t e) {
+  ParallelFor(ctx, chunks, cost_per_chunk, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) fn(c, range(c).first, range(c).second);
   });
 }

@@ -84,6 +84,14 @@ inline void WinogradTransformFilter(const KernelContext& ctx, const ops::ConvGeo
   });
 }
 
+// The filter f transformed into scratch of this run.
+inline const float* WinogradFilterForRun(const KernelContext& ctx, const ops::ConvGeom& g,
+                                         const float* f) {
+  float* u = ctx.TempBuffer<float>(static_cast<size_t>(kWinogradElems * g.m * g.c));
+  WinogradTransformFilter(ctx, g, f, u);
+  return u;
+}
+
 // The transformed filter for this run: the op's kept copy when Filter's bytes are the ones it was
 // transformed from, else transformed anew (and kept when the bytes have a content version). The
 // op's state slot is the direct kernel's PackedConvFilter (an op may take either kernel as its
@@ -95,12 +103,9 @@ inline const float* WinogradFilterFor(KernelContext& ctx, const ops::ConvGeom& g
   if (st && version != 0 && st->version == version && st->source == filter.raw_data() &&
       st->dims == filter.dims() && st->winograd)
     return st->data;
+  if (version == 0)  // bytes that may change unseen: transformed for this run only
+    return WinogradFilterForRun(ctx, g, filter.data<float>());
   const size_t n = static_cast<size_t>(kWinogradElems * g.m * g.c);
-  if (version == 0) {  // bytes that may change unseen: transformed for this run only
-    float* u = ctx.TempBuffer<float>(n);
-    WinogradTransformFilter(ctx, g, filter.data<float>(), u);
-    return u;
-  }
   auto next = std::make_unique<PackedConvFilter>();
   next->source = filter.raw_data();
   next->version = version;
@@ -252,35 +257,38 @@ inline void ConvForwardWinograd(const KernelContext& ctx, const DirectConvIsa& i
   float* scratch = ctx.TempBuffer<float>(static_cast<size_t>(slots * per_slot));
   const int64_t image = g.c * g.h * g.w, mk = g.m * g.c;
   const int64_t flops = 2 * kWinogradElems * g.c * p.k_rows * p.chunk;
-  ParallelFor(ctx, slots, p.jobs / slots * flops, [&](int64_t s0, int64_t s1) {
-    for (int64_t s = s0; s < s1; ++s) {
-      float* v = AlignTo64(scratch + s * per_slot);
-      float* mm = AlignTo64(v + v_elems);
-      float* staged = mm + m_elems;
-      int64_t transformed = -1;  // the chunk whose input v holds
-      for (int64_t j = p.jobs * s / slots; j < p.jobs * (s + 1) / slots; ++j) {
-        // Jobs ordered chunk, channel range: a thread's run of one chunk's ranges transforms its
-        // input once. A chunk's images one after another: a row kernel's writes past an image's
-        // last tile land on the next image's columns before that image writes them.
-        const int64_t ci = j / p.k_chunks, kci = j % p.k_chunks;
-        const int64_t first = ci * p.chunk, nb = std::min(p.chunk, g.n * p.tiles - first);
-        const int64_t k0 = kci * p.k_rows, kc = std::min(p.k_rows, g.m - k0);
-        if (transformed != ci) {
+  // One chunk of jobs per thread, each with its own scratch.
+  ForEachChunk(
+      ctx, p.jobs, slots,
+      [&](int64_t s, int64_t j0, int64_t j1) {
+        float* v = AlignTo64(scratch + s * per_slot);
+        float* mm = AlignTo64(v + v_elems);
+        float* staged = mm + m_elems;
+        int64_t transformed = -1;  // the chunk whose input v holds
+        for (int64_t j = j0; j < j1; ++j) {
+          // Jobs ordered chunk, channel range: a thread's run of one chunk's ranges transforms
+          // its input once. A chunk's images one after another: a row kernel's writes past an
+          // image's last tile land on the next image's columns before that image writes them.
+          const int64_t ci = j / p.k_chunks, kci = j % p.k_chunks;
+          const int64_t first = ci * p.chunk, nb = std::min(p.chunk, g.n * p.tiles - first);
+          const int64_t k0 = kci * p.k_rows, kc = std::min(p.k_rows, g.m - k0);
+          if (transformed != ci) {
+            ForEachImageOfChunk(
+                p, first, nb, [&](int64_t n, int64_t t0, int64_t count, int64_t col) {
+                  WinogradInput(isa, g, p, xd + n * image, t0, count, v + col, ld, v_step, staged);
+                });
+            transformed = ci;
+          }
+          for (int64_t e = 0; e < kWinogradElems; ++e)
+            Gemm<float>(ctx, false, false, kc, nb, g.c, 1.0f, u + e * mk + k0 * g.c, g.c,
+                        v + e * v_step, ld, 0.0f, mm + e * m_step, ld);
           ForEachImageOfChunk(p, first, nb, [&](int64_t n, int64_t t0, int64_t count, int64_t col) {
-            WinogradInput(isa, g, p, xd + n * image, t0, count, v + col, ld, v_step, staged);
+            WinogradOutput(isa, g, p, mm + col, ld, m_step, n, t0, count, k0, kc, bias, residual,
+                           relu, od);
           });
-          transformed = ci;
         }
-        for (int64_t e = 0; e < kWinogradElems; ++e)
-          Gemm<float>(ctx, false, false, kc, nb, g.c, 1.0f, u + e * mk + k0 * g.c, g.c,
-                      v + e * v_step, ld, 0.0f, mm + e * m_step, ld);
-        ForEachImageOfChunk(p, first, nb, [&](int64_t n, int64_t t0, int64_t count, int64_t col) {
-          WinogradOutput(isa, g, p, mm + col, ld, m_step, n, t0, count, k0, kc, bias, residual,
-                         relu, od);
-        });
-      }
-    }
-  });
+      },
+      p.jobs / slots * flops);
 }
 
 }  // namespace kernels

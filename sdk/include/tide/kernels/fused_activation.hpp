@@ -73,6 +73,8 @@ inline std::vector<std::string> FusedActNameList() {
 struct FusedActParams {
   FusedAct act = FusedAct::kNone;
   float alpha = 0, beta = 0;
+  // relu itself (leaky_relu with no slope), which kernels apply in their vector registers.
+  bool IsRelu() const { return act == FusedAct::kLeakyRelu && alpha == 0; }
 };
 
 // Activation `name` (one of FusedActNames) with Paddle's alpha / beta.
