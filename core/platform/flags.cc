@@ -45,6 +45,12 @@ DEFINE_bool(fuse_weight_updates, true,
             "its SGD / momentum update on CPU places, where nothing else reads the gradient and "
             "it is not fetched (with --free_temporaries only: the gradient is let go of anyway); "
             "off: every gradient is stored (docs/memory.md)");
+DEFINE_bool(fuse_conv_bias_act, true,
+            "the Python Executor runs a convolution, its bias add and its activation as one "
+            "fused_conv2d on CPU places, training programs included, where the values it no "
+            "longer computes are temporaries nothing else reads or fetches (with "
+            "--free_temporaries only); off: the three ops as the program has them "
+            "(transpiler/fuse_conv_bias_act.py)");
 DEFINE_bool(copy_stream, true,
             "host-to-device copies of tensors (feeds, a DataLoader's batches) and the downloads "
             "of fetched values go on copy streams of their own where the device has them "

@@ -132,32 +132,48 @@ class Executor:
         }
 
     def _fused_for_run(self, program, fetch_names):
-        """`program`, or a copy whose fully connected weights' gradients go straight into their
-        SGD / momentum update (transpiler.fuse_weight_updates), where the run would let go of
-        those gradients anyway: on a CPU place, with --free_temporaries and
-        --fuse_weight_updates on, and not fetched. Results change by float rounding only."""
+        """`program`, or a copy rewritten where the run would let go of the values the rewrite
+        no longer computes (on a CPU place, with --free_temporaries on, not fetched): a conv's
+        bias add and activation in one fused_conv2d (transpiler.fuse_conv_bias_act, with
+        --fuse_conv_bias_act), fully connected weights' gradients straight into their SGD /
+        momentum update (transpiler.fuse_weight_updates, with --fuse_weight_updates). Results
+        change by float rounding only."""
+        from .transpiler.fuse_conv_bias_act import (  # breaks the cycle executor -> transpiler
+            fuse_conv_bias_act,
+        )
         from .transpiler.fuse_weight_updates import (  # breaks the cycle executor -> transpiler
             FUSED_OP,
             UPDATES,
             fuse_weight_updates,
         )
 
-        if self.place.kind != "cpu" or not any(
-            op.type in UPDATES for op in program.global_block().ops
-        ):
+        if self.place.kind != "cpu" or _C.get_flag("free_temporaries") != "true":
             return program
-        if _C.get_flag("fuse_weight_updates") != "true":
+        types = {op.type for op in program.global_block().ops}
+        weights = (
+            bool(types & set(UPDATES))
+            and _C.get_flag("fuse_weight_updates") == "true"
+            and _C.has_op(FUSED_OP)
+        )
+        convs = (
+            bool(types & {"conv2d", "depthwise_conv2d"})
+            and _C.get_flag("fuse_conv_bias_act") == "true"
+            and _C.has_op("fused_conv2d")
+        )
+        if not (weights or convs):
             return program
-        if _C.get_flag("free_temporaries") != "true" or not _C.has_op(FUSED_OP):
-            return program
-        # Kept per program version and fetch list even where prepared programs are not
+        # Kept per program version, fetch list and flags even where prepared programs are not
         # (use_program_cache=False): the copy and the rewrite cost more than a small prepare.
-        key = (id(program), program._version, tuple(fetch_names))
+        key = (id(program), program._version, tuple(fetch_names), weights, convs)
         if key not in self._fused:
             for k in [k for k in self._fused if k[0] == id(program) and k[1] != program._version]:
                 del self._fused[k]
             fused = program.clone()
-            fused_any = fuse_weight_updates(fused, skip_opt_set=fetch_names)
+            fused_any = False
+            if convs:
+                fused_any |= bool(fuse_conv_bias_act(fused, skip_opt_set=fetch_names))
+            if weights:
+                fused_any |= bool(fuse_weight_updates(fused, skip_opt_set=fetch_names))
             self._fused[key] = (program, fused if fused_any else program)
         return self._fused[key][1]
 

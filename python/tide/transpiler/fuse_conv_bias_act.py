@@ -1,0 +1,221 @@
+"""fuse_conv_bias_act: a convolution's bias and activation computed in its epilogue while training,
+as the InferenceTranspiler does for inference.
+
+`layers.conv2d(..., act=...)` writes three ops, conv2d, elementwise_add of the bias and the
+activation, each a pass over the feature map: LeNet's first layer, [64, 20, 24, 24] at batch 64,
+spends more time in the add and the relu than in the convolution. The rewrite runs them as one
+`fused_conv2d` (Output = act(conv(Input, Filter) + Bias)), whose kernels add the bias and apply
+the activation while the output is still in registers, and leaves the backward computing the
+same values from the same inputs:
+
+- the bias add's gradient op read the conv's output only for its dims: it now reads its own
+  Out@GRAD there (the same dims);
+- the conv's gradient reads the add's Out@GRAD directly where the add's X@GRAD was a copy of it
+  (read by nothing else), and the add's gradient computes the bias's gradient only.
+
+A conv is fused where the program would let go of the values it no longer computes: its output
+and the add's output are temporaries of block 0, written once, read by nothing but those ops and
+the add's gradient (not fetched, not named in `skip_opt_set`, not read by a sub-block); the
+activation joins only where its gradient reads its Out, not its X (relu, sigmoid, tanh do), and
+fused_conv2d computes it (inference_passes/activation.py). The bias is a [M] vector on the
+channel axis. Results are the same to float rounding (the plain kernels' are bitwise the same).
+"""
+
+from ..framework import Program
+from .inference_passes.activation import _ACTIVATIONS, _fused_activation
+
+_CONVS = ("conv2d", "depthwise_conv2d")
+_CONV_GRADS = ("conv2d_grad", "depthwise_conv2d_grad")
+_FUSED = "fused_conv2d"
+_ADD, _ADD_GRAD = "elementwise_add", "elementwise_add_grad"
+_DELETE = "delete_var"  # memory_optimize's
+_EMPTY = "@EMPTY@"
+
+
+class _Uses:
+    """Readers and writers of each name in block 0 (delete_var ops apart); names a sub-block
+    touches are opaque."""
+
+    def __init__(self, program, skip):
+        block = program.global_block()
+        self.ops = block.ops
+        self.readers, self.writers, self.deleters = {}, {}, {}
+        for op in self.ops:
+            if op.type == _DELETE:
+                for n in op.input_arg_names:
+                    self.deleters.setdefault(n, []).append(op)
+                continue
+            for n in op.input_arg_names:
+                self.readers.setdefault(n, []).append(op)
+            for n in op.output_arg_names:
+                self.writers.setdefault(n, []).append(op)
+        self.opaque = set(skip)
+        for b in program.blocks[1:]:
+            for op in b.ops:
+                self.opaque |= set(op.input_arg_names) | set(op.output_arg_names)
+        self.vars = block.vars
+
+    def written_once(self, name, writer):
+        """`writer` alone writes `name`, once."""
+        return self.writers.get(name, []) == [writer] and writer.output_arg_names.count(name) == 1
+
+    def temporary(self, name, writer):
+        """`name` is a temporary of block 0 that `writer` alone writes, once, and that nothing
+        outside the ops of this block reads (a fetch, a sub-block)."""
+        var = self.vars.get(name)
+        if name in self.opaque or var is None or var.persistable:
+            return False
+        return self.written_once(name, writer)
+
+    def index(self, op):
+        return next(i for i, o in enumerate(self.ops) if o is op)
+
+    def touched_between(self, names, first, last, writes_only=False):
+        """Some op strictly between ops `first` and `last` writes (or reads) one of `names`."""
+        names = set(names)
+        for op in self.ops[self.index(first) + 1 : self.index(last)]:
+            used = set(op.output_arg_names)
+            if not writes_only:
+                used |= set(op.input_arg_names)
+            if used & names:
+                return True
+        return False
+
+
+def _single(op, param, outputs=False):
+    names = [n for n in (op.output(param) if outputs else op.input(param)) if n != _EMPTY]
+    return names[0] if len(names) == 1 else None
+
+
+def _bias_add(uses, conv, out):
+    """(add, add_grad or None, bias) where `out`'s readers are one elementwise_add of a [M]
+    persistable vector on the channel axis and its gradient op (reading `out` as X), else None."""
+    adds = [op for op in uses.readers.get(out, []) if op.type == _ADD]
+    grads = [op for op in uses.readers.get(out, []) if op.type == _ADD_GRAD]
+    if len(adds) != 1 or len(grads) > 1 or len(adds) + len(grads) != len(uses.readers[out]):
+        return None
+    add = adds[0]
+    bias = _single(add, "Y")
+    if add.input("X") != [out] or bias is None or bias not in uses.vars:
+        return None
+    nhwc = conv.has_attr("data_format") and conv.attr("data_format") == "NHWC"
+    channel_axis = 3 if nhwc else 1
+    m = uses.vars[conv.input("Filter")[0]].shape[0]
+    bias_var = uses.vars[bias]
+    if not bias_var.persistable or list(bias_var.shape) != [m]:
+        return None
+    if add.attr("axis") not in ((3, -1) if nhwc else (channel_axis, channel_axis - 4)):
+        return None
+    if bias_var.dtype != uses.vars[out].dtype:
+        return None
+    add_grad = grads[0] if grads else None
+    if add_grad is not None and (add_grad.input("X") != [out] or add_grad.input("Y") != [bias]):
+        return None
+    return add, add_grad, bias
+
+
+def _activation(uses, y):
+    """(act op, (fuse_activation, alpha, beta)) where `y`'s one reader is an activation
+    fused_conv2d computes, reading it as X, and no other op (its gradient) reads `y`."""
+    readers = uses.readers.get(y, [])
+    if len(readers) != 1 or readers[0].type not in _ACTIVATIONS or readers[0].input("X") != [y]:
+        return None
+    fused = _fused_activation(readers[0])
+    return (readers[0], fused) if fused is not None else None
+
+
+def _fuse_backward(uses, add_grad, out):
+    """The conv's gradient reads the add's Out@GRAD where it read the add's X@GRAD (a copy of
+    it): returns whether it did."""
+    dx, dout = _single(add_grad, "X@GRAD", True), _single(add_grad, "Out@GRAD")
+    if dx is None or dout is None or not uses.temporary(dx, add_grad):
+        return False
+    readers = uses.readers.get(dx, [])
+    if len(readers) != 1 or readers[0].type not in _CONV_GRADS:
+        return False
+    conv_grad = readers[0]
+    if conv_grad.input("Output@GRAD") != [dx] or conv_grad.input_arg_names.count(dx) != 1:
+        return False
+    if uses.touched_between([dout], add_grad, conv_grad, writes_only=True):
+        return False
+    # memory_optimize lets go of Out@GRAD after its last reader, which the conv's grad now is
+    for op in uses.ops[uses.index(add_grad) + 1 : uses.index(conv_grad)]:
+        if op.type == _DELETE and dout in op.input_arg_names:
+            return False
+    conv_grad.desc.rename_input(dx, dout)
+    add_grad.desc.set_output("X@GRAD", [])
+    return True
+
+
+def _fuse_one(block, uses, conv):
+    """Fuses `conv` with its bias add (and activation) where it can; returns whether it did."""
+    if conv.desc.inputs().get("Bias") or conv.desc.inputs().get("ResidualData"):
+        return False
+    out = _single(conv, "Output", True)
+    if out is None or not uses.temporary(out, conv):
+        return False
+    found = _bias_add(uses, conv, out)
+    if found is None:
+        return False
+    add, add_grad, bias = found
+    y = _single(add, "Out", True)
+    if y is None or not uses.written_once(y, add):
+        return False
+    # The activation joins where the add's output need not exist (else the fused op writes it)
+    act = _activation(uses, y) if uses.temporary(y, add) else None
+    last, result = add, y
+    if act is not None and uses.written_once(act[0].output("Out")[0], act[0]):
+        last, result = act[0], act[0].output("Out")[0]
+    else:
+        act = None
+    # The fused op runs where the conv did: what it reads must not change before the add (the
+    # activation), and what it writes must not be read or written before them.
+    reads = conv.input_arg_names + [bias]
+    if result in reads or uses.touched_between(reads, conv, last, writes_only=True):
+        return False
+    if uses.touched_between([result], conv, last):
+        return False
+
+    attrs = {n: conv.attr(n) for n in conv.attr_names}  # fused_conv2d declares all of conv2d's
+    if act is not None:
+        attrs["fuse_activation"], attrs["fuse_alpha"], attrs["fuse_beta"] = act[1]
+    inputs = {"Input": conv.input("Input"), "Filter": conv.input("Filter"), "Bias": [bias]}
+    gone = [out] + ([y] if act is not None else [])
+    if add_grad is not None:
+        add_grad.desc.rename_input(out, add_grad.input("Out@GRAD")[0])
+        dx = _single(add_grad, "X@GRAD", True)
+        if _fuse_backward(uses, add_grad, out):
+            gone.append(dx)
+    at = uses.index(conv)
+    for op in sorted([conv, add] + ([act[0]] if act else []), key=uses.index, reverse=True):
+        block._remove_op(uses.index(op))
+        uses.ops = block.ops
+    block._insert_op(at, _FUSED, inputs=inputs, outputs={"Output": [result]}, attrs=attrs)
+    for name in gone:
+        for op in uses.deleters.get(name, []):
+            kept = [n for n in op.input("X") if n != name]
+            if kept:
+                op.desc.set_input("X", kept)
+            else:
+                block._remove_op(block.ops.index(op))
+        if name in block.vars:
+            block._remove_var(name)
+    block.program._bump()
+    return True
+
+
+def fuse_conv_bias_act(program, skip_opt_set=None):
+    """Rewrites `program`'s global block in place (see the module's doc); returns the outputs of
+    the fused convolutions."""
+    if not isinstance(program, Program):
+        raise TypeError("fuse_conv_bias_act needs a Program, got %r" % (program,))
+    skip = {getattr(item, "name", item) for item in skip_opt_set or ()}
+    block = program.global_block()
+    fused = []
+    i = 0
+    while i < len(block.ops):
+        op = block.ops[i]
+        if op.type in _CONVS and _fuse_one(block, _Uses(program, skip), op):
+            fused.append(block.ops[i].output("Output")[0])
+        i += 1
+    return fused
