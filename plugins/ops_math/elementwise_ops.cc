@@ -156,19 +156,22 @@ void ElementwiseGradKernel(KernelContext& ctx) {
     return;
   }
   if (!b.same) {  // Y over X's middle dims (a conv's bias): dY sums each run of `post` elements
-    for (int64_t i = 0; i < b.pre; ++i)
-      for (int64_t j = 0; j < b.n; ++j) {
-        const T yv = g.y[j];
-        const int64_t base = (i * b.n + j) * b.post;
-        const T* o = g.out ? g.out + base : nullptr;
-        if (g.dx)
-          for (int64_t k = 0; k < b.post; ++k)
-            g.dx[base + k] = g.dout[base + k] * G::DX(g.x[base + k], yv, o ? o[k] : T(0));
-        if (g.dy)
-          g.dy[j] += RunSum(b.post, [&](int64_t k) {
-            return g.dout[base + k] * G::DY(g.x[base + k], yv, o ? o[k] : T(0));
-          });
-      }
+    // Threads take ranges of Y's elements, each summed in the serial order (same results)
+    tide::ParallelFor(ctx, b.n, b.pre * b.post, [&](int64_t j0, int64_t j1) {
+      for (int64_t i = 0; i < b.pre; ++i)
+        for (int64_t j = j0; j < j1; ++j) {
+          const T yv = g.y[j];
+          const int64_t base = (i * b.n + j) * b.post;
+          const T* o = g.out ? g.out + base : nullptr;
+          if (g.dx)
+            for (int64_t k = 0; k < b.post; ++k)
+              g.dx[base + k] = g.dout[base + k] * G::DX(g.x[base + k], yv, o ? o[k] : T(0));
+          if (g.dy)
+            g.dy[j] += RunSum(b.post, [&](int64_t k) {
+              return g.dout[base + k] * G::DY(g.x[base + k], yv, o ? o[k] : T(0));
+            });
+        }
+    });
     return;
   }
   for (int64_t e = 0; e < g.x_numel; ++e) {  // same dims
