@@ -35,13 +35,15 @@ def net(act2="sigmoid", data_format="NCHW", depthwise=False):
     return loss, {"h1": h1, "h2": h2, "h3": h3, "h1_sum": h1_sum, "h2_conv": h2_conv}
 
 
-def train(core_flags, fused, build=net, fetch=(), use_mkldnn=False, **kw):
+def train(core_flags, fused, build=net, fetch=(), use_mkldnn=False, memopt=False, **kw):
     """Losses (and the fetched values) of STEPS steps, and the final parameters."""
     core_flags(fuse_conv_bias_act=fused, use_mkldnn=use_mkldnn)
     main, startup = tide.Program(), tide.Program()
     main.random_seed = startup.random_seed = 3
     with tide.program_guard(main, startup), tide.unique_name.guard():
         loss, outs = build(**kw)
+    if memopt:  # delete_var ops after each temporary's last use: the rewrite prunes its names
+        tide.memory_optimize(main, skip_opt_set=[outs[n] for n in fetch])
     exe = tide.Executor(tide.CPUPlace())
     scope = tide.Scope()
     exe.run(startup, scope=scope)
@@ -82,6 +84,12 @@ def test_trains_as_the_program_as_written(core_flags, act2, data_format):
     assert fused[2].count("fused_conv2d") == 3
     assert fused[2].count(act2) == (1 if act2 == "gelu" else 0)
     assert "fused_conv2d" not in plain[2]
+
+
+def test_after_memory_optimize(core_flags):
+    fused = train(core_flags, True, memopt=True)
+    assert_same_training(fused, train(core_flags, False, memopt=True))
+    assert fused[2].count("fused_conv2d") == 3
 
 
 def test_depthwise_conv(core_flags):

@@ -22,6 +22,7 @@ channel axis. Results are the same to float rounding (the plain kernels' are bit
 """
 
 from ..framework import Program
+from .fuse_weight_updates import forget_var
 from .inference_passes.activation import _ACTIVATIONS, _fused_activation
 
 _CONVS = ("conv2d", "depthwise_conv2d")
@@ -192,14 +193,7 @@ def _fuse_one(block, uses, conv):
         uses.ops = block.ops
     block._insert_op(at, _FUSED, inputs=inputs, outputs={"Output": [result]}, attrs=attrs)
     for name in gone:
-        for op in uses.deleters.get(name, []):
-            kept = [n for n in op.input("X") if n != name]
-            if kept:
-                op.desc.set_input("X", kept)
-            else:
-                block._remove_op(block.ops.index(op))
-        if name in block.vars:
-            block._remove_var(name)
+        forget_var(block, name, uses.deleters.get(name, []))
     block.program._bump()
     return True
 

@@ -115,16 +115,22 @@ def _fuse_one(block, j, param, grad, velocity):
         mul_grad.desc.set_output("Y@GRAD", [])  # the version is bumped below
     else:  # the first layer: mul_grad has nothing left to compute
         block._remove_op(w)
+    forget_var(block, grad, deleters)
+    block.program._bump()
+    return True
+
+
+def forget_var(block, name, deleters):
+    """Removes `name`, which no op reads or writes any more, from the `delete_var` ops among
+    `deleters` (an op left with nothing to delete goes) and from the block."""
     for op in deleters:
-        kept = [n for n in op.input("X") if n != grad]
+        kept = [n for n in op.input("X") if n != name]
         if kept:
             op.desc.set_input("X", kept)
         else:
             block._remove_op(block.ops.index(op))
-    if grad in block.vars:
-        block._remove_var(grad)
-    block.program._bump()
-    return True
+    if name in block.vars:
+        block._remove_var(name)
 
 
 def fuse_weight_updates(program, skip_opt_set=None):
