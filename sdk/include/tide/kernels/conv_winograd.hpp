@@ -92,23 +92,18 @@ inline const float* WinogradFilterForRun(const KernelContext& ctx, const ops::Co
   return u;
 }
 
-// The transformed filter for this run: the op's kept copy when Filter's bytes are the ones it was
-// transformed from, else transformed anew (and kept when the bytes have a content version). The
-// op's state slot is the direct kernel's PackedConvFilter (an op may take either kernel as its
-// input's size changes), marked `winograd`.
+// The transformed filter for this run: the op's kept copy, or transformed anew (and kept:
+// PlanFilterCopy). The op's state slot is the direct kernel's PackedConvFilter (an op may take
+// either kernel as its input's size changes), marked `winograd`.
 inline const float* WinogradFilterFor(KernelContext& ctx, const ops::ConvGeom& g,
                                       const Tensor& filter) {
-  PackedConvFilter* st = ctx.State<PackedConvFilter>();
-  const uint64_t version = filter.content_version();
-  if (st && version != 0 && st->version == version && st->source == filter.raw_data() &&
-      st->dims == filter.dims() && st->winograd)
-    return st->data;
-  if (version == 0)  // bytes that may change unseen: transformed for this run only
-    return WinogradFilterForRun(ctx, g, filter.data<float>());
+  const FilterCopy plan = PlanFilterCopy(ctx, filter, true, nullptr);
+  if (plan == FilterCopy::kUseKept) return ctx.State<PackedConvFilter>()->data;
+  if (plan == FilterCopy::kPerRun) return WinogradFilterForRun(ctx, g, filter.data<float>());
   const size_t n = static_cast<size_t>(kWinogradElems * g.m * g.c);
   auto next = std::make_unique<PackedConvFilter>();
   next->source = filter.raw_data();
-  next->version = version;
+  next->version = filter.content_version();
   next->dims = filter.dims();
   next->winograd = true;
   next->data = next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n)}, ctx.place());
