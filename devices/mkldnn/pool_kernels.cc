@@ -7,8 +7,10 @@
 // runs through oneDNN's nhwc tag (the loop on an NCHW copy); NHWC outputs are written plain, NCHW
 // ones (Out, X@GRAD) in the format oneDNN picks.
 #include <algorithm>
+#include <tide/kernels/pool.hpp>
 
 #include "pool.h"
+#include "pool_channels_last.h"
 
 namespace tide_mkldnn {
 namespace {
@@ -130,6 +132,15 @@ void FinishLoop(Exec& e, const PoolParams& p, Tensor& out, const Dims& d, const 
   e.Wait();
 }
 
+// X holds channels-last float32 data (acdb) and the op is a 2x2 / stride-2 max pooling:
+// pool_channels_last.h's loops run it.
+bool ChannelsLastMaxPool2x2(const PoolParams& p, const Tensor& x, const char* op) {
+  if (p.nhwc || !IsBlocked(x) || !tide::kernels::IsMaxPool2x2(p) || x.dims().size() != 4)
+    return false;
+  return DescOf(x, op, "X") == memory::desc(ToDnnlDims(x.dims()), f32, Tag::acdb);
+}
+memory::desc ChannelsLast(const Dims& d) { return memory::desc(ToDnnlDims(d), f32, Tag::acdb); }
+
 struct PoolFwd {
   dnnl::pooling_forward::primitive_desc pd;
   dnnl::pooling_forward prim;
@@ -180,6 +191,13 @@ void PoolKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
     PoolParams p = GetPoolParams(ctx, x.dims());
     Exec e(ctx);
+    if (kFloat32Kernel<T> && ChannelsLastMaxPool2x2(p, x, op)) {
+      memory dst = TryOutput(e, out, p.out_dims(), ChannelsLast(p.out_dims()), ctx.place());
+      if (dst) {
+        MaxPool2x2ChannelsLast(ctx, p, x.data<float>(), static_cast<float*>(dst.get_data_handle()));
+        return;
+      }
+    }
     if (!p.onednn) {
       DeclineLoopInBf16<T>(op);
       const float* xd = PlainNchw(e, p, x, op, "X");
@@ -243,6 +261,17 @@ void PoolGradKernel(KernelContext& ctx) {
                              p.nhwc ? ToNhwc(p.out_dims()) : p.out_dims());
     const Dims x_nchw = p.nhwc ? ToNchw(x.dims()) : x.dims();
     Exec e(ctx);
+    if (kFloat32Kernel<T> && ChannelsLastMaxPool2x2(p, x, op)) {
+      memory d = TryOutput(e, dx, x.dims(), ChannelsLast(x.dims()), ctx.place());
+      if (d) {
+        memory g = e.Convert(e.View(dout, op, "Out@GRAD"), ChannelsLast(p.out_dims()));
+        e.Wait();
+        MaxPool2x2GradChannelsLast(ctx, p, x.data<float>(),
+                                   static_cast<const float*>(g.get_data_handle()),
+                                   static_cast<float*>(d.get_data_handle()));
+        return;
+      }
+    }
     if (!p.onednn) {
       DeclineLoopInBf16<T>(op);
       const float* xd = PlainNchw(e, p, x, op, "X");
