@@ -11,11 +11,8 @@
 #include <cstdint>
 #include <limits>
 #include <tide/eigen.hpp>
+#include <tide/kernels/pool.hpp>
 #include <tide/ops/pool.hpp>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace tide_mkldnn {
 
@@ -45,7 +42,7 @@ inline void MaxPool2x2ChannelsLast(const tide::KernelContext& ctx, const tide::o
 }
 
 // One window's channels: Out@GRAD go to the first maximum of (a, b / c, d) in scan order, 0 to the
-// other cells (as plugins/ops_nn/pool_max2x2.h's MaxPool2x2GradVec, over channels here).
+// other cells (tide::kernels::MaxPool2x2RouteVec on four channels at once).
 inline void MaxPool2x2RouteChannels(const float* __restrict a, const float* __restrict b,
                                     const float* __restrict c, const float* __restrict d,
                                     const float* __restrict go, float* __restrict da,
@@ -53,39 +50,24 @@ inline void MaxPool2x2RouteChannels(const float* __restrict a, const float* __re
                                     float* __restrict dd, int64_t n) {
   int64_t k = 0;
 #if defined(__SSE2__)
-  for (; k + 4 <= n; k += 4) {  // the comparisons as masks, four channels at once
-    const __m128 va = _mm_loadu_ps(a + k), vb = _mm_loadu_ps(b + k);
-    const __m128 vc = _mm_loadu_ps(c + k), vd = _mm_loadu_ps(d + k);
-    const __m128 win_b = _mm_cmpgt_ps(vb, va);
-    const __m128 ab = _mm_or_ps(_mm_and_ps(win_b, vb), _mm_andnot_ps(win_b, va));
-    const __m128 win_c = _mm_cmpgt_ps(vc, ab);
-    const __m128 abc = _mm_or_ps(_mm_and_ps(win_c, vc), _mm_andnot_ps(win_c, ab));
-    const __m128 win_d = _mm_cmpgt_ps(vd, abc);
-    const __m128 v = _mm_add_ps(_mm_setzero_ps(), _mm_loadu_ps(go + k));
-    const __m128 later = _mm_or_ps(win_c, win_d);
-    _mm_storeu_ps(dd + k, _mm_and_ps(win_d, v));
-    _mm_storeu_ps(dc + k, _mm_andnot_ps(win_d, _mm_and_ps(win_c, v)));
-    _mm_storeu_ps(db + k, _mm_andnot_ps(later, _mm_and_ps(win_b, v)));
-    _mm_storeu_ps(da + k, _mm_andnot_ps(_mm_or_ps(later, win_b), v));
+  for (; k + 4 <= n; k += 4) {  // four channels at once
+    const auto r = tide::kernels::MaxPool2x2RouteVec(_mm_loadu_ps(a + k), _mm_loadu_ps(b + k),
+                                                     _mm_loadu_ps(c + k), _mm_loadu_ps(d + k),
+                                                     _mm_loadu_ps(go + k));
+    _mm_storeu_ps(da + k, r.a);
+    _mm_storeu_ps(db + k, r.b);
+    _mm_storeu_ps(dc + k, r.c);
+    _mm_storeu_ps(dd + k, r.d);
   }
 #endif
-  for (; k < n; ++k) {
-    const bool win_b = b[k] > a[k];
-    const float ab = win_b ? b[k] : a[k];
-    const bool win_c = c[k] > ab;
-    const bool win_d = d[k] > (win_c ? c[k] : ab);
-    const float v = 0.0f + go[k];  // as the plain kernel's zeroed dx plus Out@GRAD
-    dd[k] = win_d ? v : 0.0f;
-    dc[k] = win_c && !win_d ? v : 0.0f;
-    db[k] = win_b && !win_c && !win_d ? v : 0.0f;
-    da[k] = !win_b && !win_c && !win_d ? v : 0.0f;
-  }
+  for (; k < n; ++k)
+    tide::kernels::MaxPool2x2Route(a[k], b[k], c[k], d[k], 0.0f + go[k], da + k, db + k, dc + k,
+                                   dd + k);
 }
 
 // dx [n, h, w, c] = each window's Out@GRAD dout [n, oh, ow, c] routed to its first maximum in x.
-inline void MaxPool2x2GradChannelsLast(const tide::KernelContext& ctx,
-                                       const tide::ops::PoolGeom& g, const float* x,
-                                       const float* dout, float* dx) {
+inline void MaxPool2x2GradChannelsLast(const tide::KernelContext& ctx, const tide::ops::PoolGeom& g,
+                                       const float* x, const float* dout, float* dx) {
   const int64_t c = g.c, row = g.w * c;
   tide::ParallelFor(ctx, g.n * g.h, 2 * row, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {  // input rows; a window's two rows are written by

@@ -18,22 +18,7 @@
 namespace ops_nn {
 
 using tide::kernels::IsMaxPool2x2;
-
-// Out@GRAD's share of each cell of one window (a, b on the top row, c, d below): all of it to
-// the first maximum in scan order (the reference keeps the first cell unless a later one is
-// strictly greater), 0 to the others. `go` is 0 + Out@GRAD, as the reference adds it to a zeroed
-// dx (-0 becomes +0 there too).
-template <typename T>
-inline void MaxPool2x2Route(T a, T b, T c, T d, T go, T* da, T* db, T* dc, T* dd) {
-  const bool win_b = b > a;
-  const T ab = win_b ? b : a;
-  const bool win_c = c > ab;
-  const bool win_d = d > (win_c ? c : ab);
-  *dd = win_d ? go : T(0);
-  *dc = win_c && !win_d ? go : T(0);
-  *db = win_b && !win_c && !win_d ? go : T(0);
-  *da = !win_b && !win_c && !win_d ? go : T(0);
-}
+using tide::kernels::MaxPool2x2Route;
 
 #if defined(__SSE2__)
 // Four windows of float32 rows at once (SSE2, which every x86-64 has): MaxPool2x2Route with the
@@ -48,21 +33,11 @@ inline int64_t MaxPool2x2GradVec(const float* x0, const float* x1, const float* 
     const __m128 b = _mm_shuffle_ps(t0, t1, _MM_SHUFFLE(3, 1, 3, 1));
     const __m128 c = _mm_shuffle_ps(u0, u1, _MM_SHUFFLE(2, 0, 2, 0));
     const __m128 d = _mm_shuffle_ps(u0, u1, _MM_SHUFFLE(3, 1, 3, 1));
-    const __m128 win_b = _mm_cmpgt_ps(b, a);
-    const __m128 ab = _mm_or_ps(_mm_and_ps(win_b, b), _mm_andnot_ps(win_b, a));
-    const __m128 win_c = _mm_cmpgt_ps(c, ab);
-    const __m128 abc = _mm_or_ps(_mm_and_ps(win_c, c), _mm_andnot_ps(win_c, ab));
-    const __m128 win_d = _mm_cmpgt_ps(d, abc);
-    const __m128 v = _mm_add_ps(_mm_setzero_ps(), _mm_loadu_ps(go + ox));
-    const __m128 later = _mm_or_ps(win_c, win_d);  // a later row-1 cell took it
-    const __m128 gd = _mm_and_ps(win_d, v);
-    const __m128 gc = _mm_andnot_ps(win_d, _mm_and_ps(win_c, v));
-    const __m128 gb = _mm_andnot_ps(later, _mm_and_ps(win_b, v));
-    const __m128 ga = _mm_andnot_ps(_mm_or_ps(later, win_b), v);
-    _mm_storeu_ps(d0 + 2 * ox, _mm_unpacklo_ps(ga, gb));
-    _mm_storeu_ps(d0 + 2 * ox + 4, _mm_unpackhi_ps(ga, gb));
-    _mm_storeu_ps(d1 + 2 * ox, _mm_unpacklo_ps(gc, gd));
-    _mm_storeu_ps(d1 + 2 * ox + 4, _mm_unpackhi_ps(gc, gd));
+    const auto r = tide::kernels::MaxPool2x2RouteVec(a, b, c, d, _mm_loadu_ps(go + ox));
+    _mm_storeu_ps(d0 + 2 * ox, _mm_unpacklo_ps(r.a, r.b));
+    _mm_storeu_ps(d0 + 2 * ox + 4, _mm_unpackhi_ps(r.a, r.b));
+    _mm_storeu_ps(d1 + 2 * ox, _mm_unpacklo_ps(r.c, r.d));
+    _mm_storeu_ps(d1 + 2 * ox + 4, _mm_unpackhi_ps(r.c, r.d));
   }
   return ox;
 }

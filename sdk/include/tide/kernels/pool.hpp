@@ -19,8 +19,46 @@
 #include <tide/plugin.hpp>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tide {
 namespace kernels {
+
+// Out@GRAD's share of each cell of one window (a, b on the top row, c, d below): all of it to
+// the first maximum in scan order (the reference keeps the first cell unless a later one is
+// strictly greater), 0 to the others. `go` is 0 + Out@GRAD, as the reference adds it to a zeroed
+// dx (-0 becomes +0 there too).
+template <typename T>
+inline void MaxPool2x2Route(T a, T b, T c, T d, T go, T* da, T* db, T* dc, T* dd) {
+  const bool win_b = b > a;
+  const T ab = win_b ? b : a;
+  const bool win_c = c > ab;
+  const bool win_d = d > (win_c ? c : ab);
+  *dd = win_d ? go : T(0);
+  *dc = win_c && !win_d ? go : T(0);
+  *db = win_b && !win_c && !win_d ? go : T(0);
+  *da = !win_b && !win_c && !win_d ? go : T(0);
+}
+
+#if defined(__SSE2__)
+// MaxPool2x2Route on four lanes (SSE2, which every x86-64 has), the comparisons as masks.
+struct MaxPool2x2Grads {
+  __m128 a, b, c, d;
+};
+inline MaxPool2x2Grads MaxPool2x2RouteVec(__m128 a, __m128 b, __m128 c, __m128 d, __m128 go) {
+  const __m128 win_b = _mm_cmpgt_ps(b, a);
+  const __m128 ab = _mm_or_ps(_mm_and_ps(win_b, b), _mm_andnot_ps(win_b, a));
+  const __m128 win_c = _mm_cmpgt_ps(c, ab);
+  const __m128 abc = _mm_or_ps(_mm_and_ps(win_c, c), _mm_andnot_ps(win_c, ab));
+  const __m128 win_d = _mm_cmpgt_ps(d, abc);
+  const __m128 v = _mm_add_ps(_mm_setzero_ps(), go);
+  const __m128 later = _mm_or_ps(win_c, win_d);  // a later row-1 cell took it
+  return {_mm_andnot_ps(_mm_or_ps(later, win_b), v), _mm_andnot_ps(later, _mm_and_ps(win_b, v)),
+          _mm_andnot_ps(win_d, _mm_and_ps(win_c, v)), _mm_and_ps(win_d, v)};
+}
+#endif
 
 // Max pooling, 2x2 windows, stride 2, no padding, none clipped (an odd last row or column is
 // outside every window).
