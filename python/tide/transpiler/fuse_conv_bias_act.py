@@ -101,9 +101,11 @@ def _bias_add(uses, conv, out):
         return None
     nhwc = conv.has_attr("data_format") and conv.attr("data_format") == "NHWC"
     channel_axis = 3 if nhwc else 1
-    m = uses.vars[conv.input("Filter")[0]].shape[0]
+    filter_var = uses.vars.get(_single(conv, "Filter"))
+    if filter_var is None or not filter_var.shape:
+        return None
     bias_var = uses.vars[bias]
-    if not bias_var.persistable or list(bias_var.shape) != [m]:
+    if not bias_var.persistable or list(bias_var.shape) != [filter_var.shape[0]]:
         return None
     if add.attr("axis") not in ((3, -1) if nhwc else (channel_axis, channel_axis - 4)):
         return None
