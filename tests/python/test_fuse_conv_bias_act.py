@@ -92,6 +92,23 @@ def test_after_memory_optimize(core_flags):
     assert fused[2].count("fused_conv2d") == 3
 
 
+def bias_free_net():
+    """conv (no bias) + tanh, then conv (no bias, no act): the first fuses with its tanh alone."""
+    img = layers.data(name="img", shape=[3, 12, 12])
+    h = layers.conv2d(img, 6, 3, padding=1, bias_attr=False, act="tanh")
+    h = layers.conv2d(h, 4, 3, bias_attr=False)
+    loss = layers.mean(layers.square(h))
+    tide.optimizer.SGD(0.1).minimize(loss)
+    return loss, {"h": h}
+
+
+def test_a_conv_without_bias_fuses_its_activation(core_flags):
+    fused = train(core_flags, True, build=bias_free_net)
+    assert_same_training(fused, train(core_flags, False, build=bias_free_net))
+    assert fused[2].count("fused_conv2d") == 1 and fused[2].count("conv2d") == 1
+    assert "tanh" not in fused[2]
+
+
 def test_depthwise_conv(core_flags):
     assert_same_training(
         train(core_flags, True, depthwise=True), train(core_flags, False, depthwise=True)

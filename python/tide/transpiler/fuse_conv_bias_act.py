@@ -18,7 +18,8 @@ and the add's output are temporaries of block 0, written once, read by nothing b
 the add's gradient (not fetched, not named in `skip_opt_set`, not read by a sub-block); the
 activation joins only where its gradient reads its Out, not its X (relu, sigmoid, tanh do), and
 fused_conv2d computes it (inference_passes/activation.py). The bias is a [M] vector on the
-channel axis. Results are the same to float rounding (the plain kernels' are bitwise the same).
+channel axis; a conv without one (`bias_attr=False`) fuses with its activation alone. Results are
+the same to float rounding (the plain kernels' are bitwise the same).
 """
 
 from ..framework import Program
@@ -151,29 +152,33 @@ def _fuse_backward(uses, add_grad, out):
 
 
 def _fuse_one(block, uses, conv):
-    """Fuses `conv` with its bias add (and activation) where it can; returns whether it did."""
+    """Fuses `conv` with its bias add and / or activation where it can; returns whether it did."""
     if conv.desc.inputs().get("Bias") or conv.desc.inputs().get("ResidualData"):
         return False
     out = _single(conv, "Output", True)
     if out is None or not uses.temporary(out, conv):
         return False
     found = _bias_add(uses, conv, out)
-    if found is None:
-        return False
-    add, add_grad, bias = found
-    y = _single(add, "Out", True)
-    if y is None or not uses.written_once(y, add):
-        return False
-    # The activation joins where the add's output need not exist (else the fused op writes it)
-    act = _activation(uses, y) if uses.temporary(y, add) else None
-    last, result = add, y
+    add = add_grad = bias = None
+    last, result = conv, out  # the last op fused, and the name the fused op writes
+    if found is not None:
+        add, add_grad, bias = found
+        result = _single(add, "Out", True)
+        if result is None or not uses.written_once(result, add):
+            return False
+        last = add
+    # The activation joins where its input need not exist (else the fused op writes it)
+    act = _activation(uses, result) if uses.temporary(result, last) else None
     if act is not None and uses.written_once(act[0].output("Out")[0], act[0]):
+        gone = [out] + ([result] if add else [])  # what is computed no more
         last, result = act[0], act[0].output("Out")[0]
+    elif add is not None:
+        act, gone = None, [out]
     else:
-        act = None
+        return False
     # The fused op runs where the conv did: what it reads must not change before the add (the
     # activation), and what it writes must not be read or written before them.
-    reads = conv.input_arg_names + [bias]
+    reads = conv.input_arg_names + ([bias] if bias else [])
     if result in reads or uses.touched_between(reads, conv, last, writes_only=True):
         return False
     if uses.touched_between([result], conv, last):
@@ -182,15 +187,17 @@ def _fuse_one(block, uses, conv):
     attrs = {n: conv.attr(n) for n in conv.attr_names}  # fused_conv2d declares all of conv2d's
     if act is not None:
         attrs["fuse_activation"], attrs["fuse_alpha"], attrs["fuse_beta"] = act[1]
-    inputs = {"Input": conv.input("Input"), "Filter": conv.input("Filter"), "Bias": [bias]}
-    gone = [out] + ([y] if act is not None else [])
+    inputs = {"Input": conv.input("Input"), "Filter": conv.input("Filter")}
+    if bias:
+        inputs["Bias"] = [bias]
     if add_grad is not None:
         add_grad.desc.rename_input(out, add_grad.input("Out@GRAD")[0])
         dx = _single(add_grad, "X@GRAD", True)
         if _fuse_backward(uses, add_grad, out):
             gone.append(dx)
     at = uses.index(conv)
-    for op in sorted([conv, add] + ([act[0]] if act else []), key=uses.index, reverse=True):
+    fused_ops = [conv] + ([add] if add else []) + ([act[0]] if act else [])
+    for op in sorted(fused_ops, key=uses.index, reverse=True):
         block._remove_op(uses.index(op))
         uses.ops = block.ops
     block._insert_op(at, _FUSED, inputs=inputs, outputs={"Output": [result]}, attrs=attrs)
