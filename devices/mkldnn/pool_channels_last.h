@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <tide/eigen.hpp>
 #include <tide/kernels/pool.hpp>
 #include <tide/ops/pool.hpp>
@@ -30,12 +29,8 @@ inline void MaxPool2x2ChannelsLast(const tide::KernelContext& ctx, const tide::o
         const float* b = a + c;
         const float* d0 = a + row;
         const float* d1 = d0 + c;
-        for (int64_t k = 0; k < c; ++k) {
-          float m = std::max(std::numeric_limits<float>::lowest(), a[k]);
-          m = std::max(m, b[k]);
-          m = std::max(m, d0[k]);
-          o[k] = std::max(m, d1[k]);
-        }
+        for (int64_t k = 0; k < c; ++k)
+          o[k] = tide::kernels::MaxPool2x2Max(a[k], b[k], d0[k], d1[k]);
       }
     }
   });

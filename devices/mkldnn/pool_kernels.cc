@@ -132,14 +132,15 @@ void FinishLoop(Exec& e, const PoolParams& p, Tensor& out, const Dims& d, const 
   e.Wait();
 }
 
+memory::desc ChannelsLast(const Dims& d) { return memory::desc(ToDnnlDims(d), f32, Tag::acdb); }
+
 // X holds channels-last float32 data (acdb) and the op is a 2x2 / stride-2 max pooling:
 // pool_channels_last.h's loops run it.
 bool ChannelsLastMaxPool2x2(const PoolParams& p, const Tensor& x, const char* op) {
   if (p.nhwc || !IsBlocked(x) || !tide::kernels::IsMaxPool2x2(p) || x.dims().size() != 4)
     return false;
-  return DescOf(x, op, "X") == memory::desc(ToDnnlDims(x.dims()), f32, Tag::acdb);
+  return DescOf(x, op, "X") == ChannelsLast(x.dims());
 }
-memory::desc ChannelsLast(const Dims& d) { return memory::desc(ToDnnlDims(d), f32, Tag::acdb); }
 
 struct PoolFwd {
   dnnl::pooling_forward::primitive_desc pd;

@@ -130,6 +130,21 @@ inline FilterCopy PlanFilterCopy(KernelContext& ctx, const Tensor& filter, bool 
   return FilterCopy::kPerRun;
 }
 
+// Room for the op's kept copy of `filter` (FilterCopy::kKeep), `n` floats 64-byte aligned, made
+// the op's state; the caller packs or transforms the filter into it.
+inline float* KeepFilterCopy(KernelContext& ctx, const Tensor& filter, size_t n, bool winograd,
+                             const DirectConvIsa* isa) {
+  auto next = std::make_unique<PackedConvFilter>();
+  next->source = filter.raw_data();
+  next->version = filter.content_version();
+  next->dims = filter.dims();
+  next->winograd = winograd;
+  next->isa = isa;
+  next->data = AlignTo64(
+      next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n + kAlignSlack)}, ctx.place()));
+  return ctx.SetState(std::move(next))->data;
+}
+
 inline void PackConvFilter(const KernelContext& ctx, const DirectConvIsa& isa,
                            const ops::ConvGeom& g, const float* f, float* packed) {
   const int64_t block = DirectConvBlock(isa, g.m);
@@ -167,17 +182,9 @@ inline const float* PackedFilterFor(KernelContext& ctx, const DirectConvIsa& isa
   const FilterCopy plan = PlanFilterCopy(ctx, filter, false, &isa);
   if (plan == FilterCopy::kUseKept) return ctx.State<PackedConvFilter>()->data;
   if (plan == FilterCopy::kPerRun) return PackConvFilterForRun(ctx, isa, g, filter.data<float>());
-  const size_t n = PackedConvFilterSize(isa, g);
-  auto next = std::make_unique<PackedConvFilter>();
-  next->source = filter.raw_data();
-  next->version = filter.content_version();
-  next->dims = filter.dims();
-  next->isa = &isa;
-  float* p = AlignTo64(
-      next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n + kAlignSlack)}, ctx.place()));
-  next->data = p;
+  float* p = KeepFilterCopy(ctx, filter, PackedConvFilterSize(isa, g), false, &isa);
   PackConvFilter(ctx, isa, g, filter.data<float>(), p);
-  return ctx.SetState(std::move(next))->data;
+  return p;
 }
 
 // od [n, m, oh, ow] = act(conv(xd, filter) + bias + residual), act relu or none (null bias /

@@ -21,22 +21,25 @@
 namespace tide {
 namespace kernels {
 
-// The output columns [*ox0, *ox1) whose input column ix = ox*sw + dx lies inside the image; the
-// rest read padding (im2col's and col2im's shared bound).
-inline void ColumnsInside(const ops::ConvGeom& g, int64_t dx, int64_t* ox0, int64_t* ox1) {
-  if (g.sw == 1) {  // no divisions, which cost as much as a short row's copy
-    *ox0 = std::clamp<int64_t>(-dx, 0, g.ow);
-    *ox1 = std::max(*ox0, std::min(g.ow, g.w - dx));
+// The outputs [*o0, *o1) of `out` along one axis (stride `s`) whose input i = o*s + d lies in
+// [0, in); the rest read padding. At stride 1 without divisions, which cost as much as a short
+// row's copy.
+inline void OutputsInside(int64_t out, int64_t in, int64_t s, int64_t d, int64_t* o0, int64_t* o1) {
+  if (s == 1) {
+    *o0 = std::clamp<int64_t>(-d, 0, out);
+    *o1 = std::max(*o0, std::min(out, in - d));
     return;
   }
-  *ox0 = std::min(g.ow, dx >= 0 ? 0 : (-dx + g.sw - 1) / g.sw);
-  *ox1 = std::max(*ox0, std::min(g.ow, g.w - dx <= 0 ? 0 : (g.w - dx + g.sw - 1) / g.sw));
+  *o0 = std::min(out, d >= 0 ? 0 : (-d + s - 1) / s);
+  *o1 = std::max(*o0, std::min(out, in - d <= 0 ? 0 : (in - d + s - 1) / s));
 }
-
-// The output rows [*oy0, *oy1) whose input row iy = oy*sh + dy lies inside the image.
+// The output columns [*ox0, *ox1) whose input column ix = ox*sw + dx lies inside the image, and
+// the rows likewise (im2col's and col2im's shared bounds).
+inline void ColumnsInside(const ops::ConvGeom& g, int64_t dx, int64_t* ox0, int64_t* ox1) {
+  OutputsInside(g.ow, g.w, g.sw, dx, ox0, ox1);
+}
 inline void RowsInside(const ops::ConvGeom& g, int64_t dy, int64_t* oy0, int64_t* oy1) {
-  *oy0 = std::min(g.oh, dy >= 0 ? 0 : (-dy + g.sh - 1) / g.sh);
-  *oy1 = std::max(*oy0, std::min(g.oh, g.h - dy <= 0 ? 0 : (g.h - dy + g.sh - 1) / g.sh));
+  OutputsInside(g.oh, g.h, g.sh, dy, oy0, oy1);
 }
 
 // Short rows (an output row of im2col / col2im: 7 to 56 elements in common nets) copied, zeroed

@@ -101,14 +101,9 @@ inline const float* WinogradFilterFor(KernelContext& ctx, const ops::ConvGeom& g
   if (plan == FilterCopy::kUseKept) return ctx.State<PackedConvFilter>()->data;
   if (plan == FilterCopy::kPerRun) return WinogradFilterForRun(ctx, g, filter.data<float>());
   const size_t n = static_cast<size_t>(kWinogradElems * g.m * g.c);
-  auto next = std::make_unique<PackedConvFilter>();
-  next->source = filter.raw_data();
-  next->version = filter.content_version();
-  next->dims = filter.dims();
-  next->winograd = true;
-  next->data = next->storage.mutable_data<float>(Dims{static_cast<int64_t>(n)}, ctx.place());
-  WinogradTransformFilter(ctx, g, filter.data<float>(), next->data);
-  return ctx.SetState(std::move(next))->data;
+  float* u = KeepFilterCopy(ctx, filter, n, true, nullptr);
+  WinogradTransformFilter(ctx, g, filter.data<float>(), u);
+  return u;
 }
 
 // The work: tiles of 2x2 output positions, th x tw per image, numbered over the batch; output

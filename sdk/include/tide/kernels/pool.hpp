@@ -67,20 +67,22 @@ inline bool IsMaxPool2x2(const ops::PoolGeom& g) {
          g.pw == 0 && g.ph_end == 0 && g.pw_end == 0 && 2 * g.oh <= g.h && 2 * g.ow <= g.w;
 }
 
-// ops::PoolPlane for IsMaxPool2x2: the running max from lowest() over the window in scan
-// order, as there.
+// One window's max (a, b on the top row, c, d below): the running max from lowest() in scan
+// order, as ops::PoolPlane takes it.
+template <typename T>
+inline T MaxPool2x2Max(T a, T b, T c, T d) {
+  return std::max(std::max(std::max(std::max(std::numeric_limits<T>::lowest(), a), b), c), d);
+}
+
+// ops::PoolPlane for IsMaxPool2x2.
 template <typename T>
 void MaxPool2x2Plane(const ops::PoolGeom& g, const T* x, T* out) {
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     const T* r0 = x + 2 * oy * g.w;
     const T* r1 = r0 + g.w;
     T* o = out + oy * g.ow;
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      T r = std::max(std::numeric_limits<T>::lowest(), r0[2 * ox]);
-      r = std::max(r, r0[2 * ox + 1]);
-      r = std::max(r, r1[2 * ox]);
-      o[ox] = std::max(r, r1[2 * ox + 1]);
-    }
+    for (int64_t ox = 0; ox < g.ow; ++ox)
+      o[ox] = MaxPool2x2Max(r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]);
   }
 }
 
