@@ -3,6 +3,7 @@
 
 #include <glog/logging.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -85,6 +86,7 @@ namespace tide::core {
 namespace {
 
 std::mutex g_consumed_mu;
+std::atomic<uint64_t> g_prepare_flags_version{0};
 struct ConsumedBy {
   std::string by, instead;  // what read the flag; what to do instead of changing it
 };
@@ -96,6 +98,19 @@ std::map<std::string, ConsumedBy>& Consumed() {  // flag -> what read it
 bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 bool EndsWith(const std::string& s, const std::string& p) {
   return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+// The flags a program's preparation reads: which kernel library an op asks for (use_<library>),
+// the Python Executor's rewrites (fuse_*, free_temporaries), device compilation and program
+// passes, kernel placement.
+bool ReadWhenPreparing(const std::string& name) {
+  static const char* const kNames[] = {"free_temporaries",       "fuse_weight_updates",
+                                       "fuse_conv_bias_act",     "disable_device_compile",
+                                       "disable_program_passes", "strict_kernel_placement"};
+  if (StartsWith(name, "use_")) return true;
+  for (const char* n : kNames)
+    if (name == n) return true;
+  return false;
 }
 
 std::string Upper(std::string s) {
@@ -223,7 +238,12 @@ void SetFlag(const std::string& name, const std::string& value) {
   }
   if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty())
     TIDE_FAIL(TIDE_INVALID_ARGUMENT, "flag '", name, "': invalid value '", value, "'");
+  std::string now;
+  if (ReadWhenPreparing(name) && gflags::GetCommandLineOption(name.c_str(), &now) && now != current)
+    ++g_prepare_flags_version;
 }
+
+uint64_t PrepareFlagsVersion() { return g_prepare_flags_version.load(); }
 
 double DoubleFlagOr(const std::string& name, double fallback) {
   std::string v;

@@ -3,6 +3,7 @@
 
 #include <gflags/gflags.h>
 
+#include <cstdint>
 #include <string>
 
 DECLARE_string(plugin_path);
@@ -40,6 +41,11 @@ bool GetFlag(const std::string& name, std::string* value);
 // Sets a flag from text; an error names the flag and the reason (a value out of the flag's
 // range, or a flag read once at start-up after it was read).
 void SetFlag(const std::string& name, const std::string& value);
+// Counts the changes (by SetFlag) of the flags a program's preparation reads: kernel libraries'
+// use_<library>, the Python Executor's rewrites (fuse_*, free_temporaries),
+// disable_device_compile, disable_program_passes, strict_kernel_placement. A cache of prepared
+// programs keyed by it prepares again after one changes (a PreparedBlock keeps what it read).
+uint64_t PrepareFlagsVersion();
 // Empty when `value` is valid for flag `name`; else why not.
 std::string CheckFlagValue(const std::string& name, const std::string& value);
 // Records that `name` has been read for good (e.g. an allocator's size when the allocator is

@@ -62,6 +62,8 @@ void BindPlugins(py::module_& m) {
   m.def("plugins_json", [] { return PluginManager::Global().RecordsJson(); });
   m.def("plugin_search_path", [] { return PluginManager::Global().SearchPath(); });
   m.def("set_flag", &SetFlag, py::arg("name"), py::arg("value"));
+  m.def("prepare_flags_version", &PrepareFlagsVersion,
+        "Changes so far of the flags a program's preparation reads (core/platform/flags.h).");
   m.def("get_flag", [](const std::string& name) -> py::object {
     std::string v;
     if (!GetFlag(name, &v)) return py::none();

@@ -178,17 +178,28 @@ class Executor:
         return self._fused[key][1]
 
     def _prepare(self, program, feed_names, fetch_names, use_cache):
-        key = (id(program), program._version, tuple(feed_names), tuple(fetch_names))
+        # The flags preparing reads (use_mkldnn, the rewrites' fuse_*, ...) are part of the key:
+        # tide.set_flags between two runs prepares the program again instead of being ignored.
+        key = (
+            id(program),
+            program._version,
+            tuple(feed_names),
+            tuple(fetch_names),
+            _C.prepare_flags_version(),
+        )
         prepared = self._cache.get(key) if use_cache else None
         if prepared is None:
             run_program = self._fused_for_run(program, fetch_names)
             prepared = self._core.prepare(run_program.desc, 0, list(feed_names), list(fetch_names))
             self._note_pservers(program)
             if use_cache:
-                # Drop this program's stale versions (a program edited since); its other
-                # feed/fetch lists stay prepared, so alternating them prepares nothing again.
+                # Drop this program's stale versions (a program edited since, or prepared under
+                # other flags); its other feed/fetch lists stay prepared, so alternating them
+                # prepares nothing again.
                 for k in [
-                    k for k in self._cache if k[0] == id(program) and k[1] != program._version
+                    k
+                    for k in self._cache
+                    if k[0] == id(program) and (k[1] != program._version or k[4] != key[4])
                 ]:
                     del self._cache[k]
                 self._cache[key] = (prepared, program, run_program)

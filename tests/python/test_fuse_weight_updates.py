@@ -264,3 +264,33 @@ def test_a_gradient_a_sub_block_reads_is_not_fused():
     )
     main._rollback()
     assert sorted(tide.transpiler.fuse_weight_updates(main)) == ["w0", "w_out"]
+
+
+def test_flags_set_between_runs_prepare_the_program_again():
+    # A cached prepared program keeps the flags it was prepared under; set_flags between runs
+    # must reach the next run, not be ignored (and a set that changes nothing, or a flag no
+    # preparation reads, must not throw the prepared program and its kernels' state away).
+    main, startup, loss = mlp(*OPTIMIZERS["sgd"][:1], **OPTIMIZERS["sgd"][1])
+    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    exe.run(startup, scope=scope)
+    rng = np.random.default_rng(3)
+    feed = {
+        "x": rng.standard_normal((16, 20), dtype="float32"),
+        "label": rng.integers(0, 4, (16, 1)).astype("int64"),
+    }
+
+    def run():
+        exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
+        return [k for k, _ in exe.last_run_info()["kernels"]], exe._last_prepared
+
+    with flags(fuse_weight_updates=True):
+        kernels, prepared = run()
+        assert kernels.count("fused_mul_weight_update") == 3
+        tide.set_flags({"fuse_weight_updates": True})  # no change
+        with flags(check_nan_inf=True):  # read by each run, not by preparing
+            assert run()[1] is prepared
+        tide.set_flags({"fuse_weight_updates": False})
+        kernels, _ = run()
+        assert "fused_mul_weight_update" not in kernels and kernels.count("mul_grad") == 3
+        tide.set_flags({"fuse_weight_updates": True})
+        assert run()[0].count("fused_mul_weight_update") == 3

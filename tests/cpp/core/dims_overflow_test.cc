@@ -105,5 +105,18 @@ TEST(FlagValidationTest, AConsumedFlagCanNoLongerChange) {
   SetFlag("initial_testkind_memory_in_mb", current);  // setting the value it has is harmless
 }
 
+TEST(FlagValidationTest, OnlyAChangedPreparationFlagCounts) {
+  const uint64_t start = PrepareFlagsVersion();
+  SetFlag("fuse_weight_updates", "false");
+  SetFlag("fuse_weight_updates", "false");  // the value it has: prepared programs stay valid
+  SetFlag("profile_ops", "true");           // read by each run, not by preparing
+  SetFlag("profile_ops", "false");
+  EXPECT_EQ(PrepareFlagsVersion(), start + 1);
+  SetFlag("fuse_weight_updates", "true");
+  EXPECT_EQ(PrepareFlagsVersion(), start + 2);
+  EXPECT_THAT(ErrorOf([] { SetFlag("free_temporaries", "maybe"); }), HasSubstr("free_temporaries"));
+  EXPECT_EQ(PrepareFlagsVersion(), start + 2);  // a refused value changes nothing
+}
+
 }  // namespace
 }  // namespace tide::core
