@@ -65,37 +65,6 @@ def _activated(attrs):
     return bool(attrs.get("fuse_activation") or attrs.get("fuse_relu"))
 
 
-class _Graph:
-    """Who reads and writes each variable name in block 0 (sub-blocks count as readers)."""
-
-    def __init__(self, program, keep=()):
-        self.block = program.global_block()
-        self.readers = {n: ["kept"] for n in keep}  # fetched by the caller: read outside
-        for b in range(program.num_blocks):
-            for op in program.block(b).ops:
-                for n in op.input_arg_names:
-                    self.readers.setdefault(n, []).append(op)
-                if b != 0:  # a sub-block that writes a name: treat as a reader too (opaque)
-                    for n in op.output_arg_names:
-                        self.readers.setdefault(n, []).append(op)
-
-    def index(self, op):
-        for i, o in enumerate(self.block.ops):
-            if o is op:
-                return i
-        raise ValueError("op not in block 0")
-
-    def only_reader(self, name):
-        """The one op reading `name`, or None (no reader, several, or read outside)."""
-        r = self.readers.get(name, [])
-        return r[0] if len(r) == 1 and not isinstance(r[0], str) else None
-
-    def writers_between(self, names, lo, hi):
-        """True when an op of block 0 strictly between indices lo and hi writes one of names."""
-        names = set(names)
-        return any(names & set(op.output_arg_names) for op in self.block.ops[lo + 1 : hi])
-
-
 class InferenceTranspiler:
     """Rewrites an inference program in place (see the module's docstring)."""
 
@@ -203,7 +172,7 @@ class InferenceTranspiler:
     def _drop_unread_created(self):
         """Removes the persistables the rules made that a later rule folded further (a reshaped
         bias become a fused conv's Bias vector): from the program and the scope."""
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         unread = sorted(n for n in self._created if n not in g.readers)
         for name in unread:
             g.block._remove_var(name)
@@ -232,7 +201,7 @@ class InferenceTranspiler:
     def _replace(self, old_ops, at, inputs, output, attrs):
         """Removes old_ops and inserts a fused_conv2d at the index `at` had."""
         block = self.program.global_block()
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         index = g.index(at)
         removed_before = sum(1 for o in old_ops if g.index(o) < index)
         for o in sorted(old_ops, key=g.index, reverse=True):
@@ -269,7 +238,7 @@ class InferenceTranspiler:
     # --- rules (each returns True after one rewrite) ---------------------------------------
 
     def _fold_batch_norm(self):
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         for conv, inputs, attrs, bn in self._convs_then(g, "batch_norm", absent=("ResidualData",)):
             out = conv.output("Output")[0]
             test = bn.attr("is_test") and not (
@@ -341,7 +310,7 @@ class InferenceTranspiler:
         """reshape2 / reshape / unsqueeze2 of a persistable (a conv's bias as Paddle 2.x's
         dygraph-to-static writes it: reshape2(b, [1, M, 1, 1]) + elementwise_add) becomes a
         persistable holding the reshaped values, so the fusions see the constant."""
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         for i, op in enumerate(g.block.ops):
             if op.type not in _CONSTANT_RESHAPES:
                 continue
@@ -369,7 +338,7 @@ class InferenceTranspiler:
     def _fuse_bias(self):
         """conv + elementwise_add(Y = a persistable [M] vector on the channel axis, or one of
         the output's rank with M values on the channel axis and 1 elsewhere): Bias."""
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         for conv, inputs, attrs, add in self._convs_then(
             g, "elementwise_add", absent=("Bias", "ResidualData")
         ):
@@ -404,7 +373,7 @@ class InferenceTranspiler:
     def _fuse_residual(self):
         """conv + elementwise_add(the conv's output, R of the same dims): ResidualData = R,
         the fused op placed where the add was (R is ready there)."""
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         for add in list(g.block.ops):
             if add.type != "elementwise_add":
                 continue
@@ -440,7 +409,7 @@ class InferenceTranspiler:
 
     def _fuse_activation(self):
         """conv (+ Bias, ResidualData) + an activation fused_conv2d computes as the op does."""
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         for conv, inputs, attrs, act in self._convs_then(g, _ACTIVATIONS, absent=()):
             fused = _fused_activation(act)
             if fused is None or self._reads(inputs, act.output("Out")[0]):
@@ -453,7 +422,7 @@ class InferenceTranspiler:
     def _residual_in_place(self):
         """fused_conv2d(ResidualData = R, Output = O) -> Output = R when R is a temporary that
         no op after it reads, and O is not read outside the program; O's later readers read R."""
-        g = _Graph(self.program, self.keep)
+        g = Graph(self.program, self.scope, self.place, self.keep)
         block = g.block
         for conv in list(block.ops):
             if conv.type != _FUSED or not conv.input("ResidualData"):

@@ -68,6 +68,11 @@ class Graph:
                 return i
         raise ValueError("op not in block 0")
 
+    def writers_between(self, names, lo, hi):
+        """True when an op of block 0 strictly between indices lo and hi writes one of names."""
+        names = set(names)
+        return any(names & set(op.output_arg_names) for op in self.block.ops[lo + 1 : hi])
+
     def _fresh(self, prefix):
         while True:
             name = unique_name.generate(prefix)
