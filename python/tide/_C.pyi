@@ -3,7 +3,7 @@ Tide core bindings (descs, tensors, scopes, executor, plugins)
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'FrozenModel', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'aot_compile', 'aot_freeze', 'append_backward', 'check_device_contracts', 'check_device_entries', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_has_compiler', 'device_kinds', 'device_properties', 'device_trace_clocks', 'device_traces', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'op_timings', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'run_program_passes', 'set_flag', 'shutdown', 'start_profile', 'stop_profile']
+__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'FrozenModel', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'aot_compile', 'aot_freeze', 'append_backward', 'check_device_contracts', 'check_device_entries', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_has_compiler', 'device_kinds', 'device_properties', 'device_trace_clocks', 'device_traces', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'op_timings', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'prepare_flags_version', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'run_program_passes', 'set_flag', 'shutdown', 'start_profile', 'stop_profile']
 class TideError(RuntimeError):
     pass
 class InvalidArgumentError(TideError, ValueError):
@@ -454,6 +454,10 @@ def plugins() -> list:
     ...
 def plugins_json() -> str:
     ...
+def prepare_flags_version() -> int:
+    """
+    Changes so far of the flags a program's preparation reads (core/platform/flags.h).
+    """
 def program_op_versions(arg0: ProgramDesc) -> dict[str, int]:
     """
     A program's op_version_map (Paddle's: the version of each op's definition it was written with).
