@@ -52,6 +52,11 @@ DEFINE_bool(fuse_conv_bias_act, true,
             "longer computes are temporaries nothing else reads or fetches (with "
             "--free_temporaries only); off: the three ops as the program has them "
             "(transpiler/fuse_conv_bias_act.py)");
+DEFINE_bool(fuse_fc_bias_act, true,
+            "the Python Executor runs a fully connected layer's mul, bias add and activation as "
+            "one fc on CPU places, training programs included, under the same conditions as "
+            "--fuse_conv_bias_act; off: the three ops as the program has them "
+            "(transpiler/fuse_conv_bias_act.py)");
 DEFINE_bool(copy_stream, true,
             "host-to-device copies of tensors (feeds, a DataLoader's batches) and the downloads "
             "of fetched values go on copy streams of their own where the device has them "
@@ -105,8 +110,9 @@ bool EndsWith(const std::string& s, const std::string& p) {
 // passes, kernel placement.
 bool ReadWhenPreparing(const std::string& name) {
   static const char* const kNames[] = {"free_temporaries",       "fuse_weight_updates",
-                                       "fuse_conv_bias_act",     "disable_device_compile",
-                                       "disable_program_passes", "strict_kernel_placement"};
+                                       "fuse_conv_bias_act",     "fuse_fc_bias_act",
+                                       "disable_device_compile", "disable_program_passes",
+                                       "strict_kernel_placement"};
   if (StartsWith(name, "use_")) return true;
   for (const char* n : kNames)
     if (name == n) return true;

@@ -18,6 +18,7 @@ DECLARE_bool(profile_ops);
 DECLARE_bool(free_temporaries);
 DECLARE_bool(fuse_weight_updates);
 DECLARE_bool(fuse_conv_bias_act);
+DECLARE_bool(fuse_fc_bias_act);
 DECLARE_bool(copy_stream);
 DECLARE_bool(disable_device_compile);
 DECLARE_uint64(device_compile_cache_capacity);

@@ -24,6 +24,7 @@ void FcInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", s.out);
   const TideDataType xt = ctx.InputDataType("Input");
   ctx.SetOutputDataType("Out", tide::ops::IsInt8Type(xt) ? tide::ops::Int8OutputTypeOf(ctx) : xt);
+  ctx.ShareLoD("Input", "Out");  // as mul's: the rows keep their sequences (Paddle's fc too)
 }
 
 tide::OpSchema FcSchema() {

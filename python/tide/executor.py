@@ -135,11 +135,13 @@ class Executor:
         """`program`, or a copy rewritten where the run would let go of the values the rewrite
         no longer computes (on a CPU place, with --free_temporaries on, not fetched): a conv's
         bias add and activation in one fused_conv2d (transpiler.fuse_conv_bias_act, with
-        --fuse_conv_bias_act), fully connected weights' gradients straight into their SGD /
-        momentum update (transpiler.fuse_weight_updates, with --fuse_weight_updates). Results
-        change by float rounding only."""
+        --fuse_conv_bias_act), a mul's in one fc (fuse_fc_bias_act, --fuse_fc_bias_act), fully
+        connected weights' gradients straight into their SGD / momentum update
+        (transpiler.fuse_weight_updates, with --fuse_weight_updates). Results change by float
+        rounding only."""
         from .transpiler.fuse_conv_bias_act import (  # breaks the cycle executor -> transpiler
             fuse_conv_bias_act,
+            fuse_fc_bias_act,
         )
         from .transpiler.fuse_weight_updates import (  # breaks the cycle executor -> transpiler
             FUSED_OP,
@@ -160,11 +162,12 @@ class Executor:
             and _C.get_flag("fuse_conv_bias_act") == "true"
             and _C.has_op("fused_conv2d")
         )
-        if not (weights or convs):
+        fcs = "mul" in types and _C.get_flag("fuse_fc_bias_act") == "true" and _C.has_op("fc")
+        if not (weights or convs or fcs):
             return program
         # Kept per program version, fetch list and flags even where prepared programs are not
         # (use_program_cache=False): the copy and the rewrite cost more than a small prepare.
-        key = (id(program), program._version, tuple(fetch_names), weights, convs)
+        key = (id(program), program._version, tuple(fetch_names), weights, convs, fcs)
         if key not in self._fused:
             for k in [k for k in self._fused if k[0] == id(program) and k[1] != program._version]:
                 del self._fused[k]
@@ -172,6 +175,8 @@ class Executor:
             fused_any = False
             if convs:
                 fused_any |= bool(fuse_conv_bias_act(fused, skip_opt_set=fetch_names))
+            if fcs:
+                fused_any |= bool(fuse_fc_bias_act(fused, skip_opt_set=fetch_names))
             if weights:
                 fused_any |= bool(fuse_weight_updates(fused, skip_opt_set=fetch_names))
             self._fused[key] = (program, fused if fused_any else program)

@@ -59,7 +59,8 @@ def test_the_profiler_writes_a_chrome_trace_with_nested_loop_ops(tmp_path, capsy
     trace = json.load(open(path))["traceEvents"]
     runs = [e for e in trace if e.get("ph") == "X"]
     names = [e["name"] for e in runs]
-    assert names.count("mul") == 2 and names.count("scale") == 6  # 2 runs x 3 iterations
+    # the fc layer runs as one fc op (fuse_fc_bias_act); 2 runs x 3 iterations of the loop
+    assert names.count("fc") == 2 and names.count("scale") == 6
     while_ = [e for e in runs if e["name"] == "while"]
     scales = [e for e in runs if e["name"] == "scale"]
     # The loop body's ops sit inside the while op's box on the timeline.
@@ -67,8 +68,8 @@ def test_the_profiler_writes_a_chrome_trace_with_nested_loop_ops(tmp_path, capsy
         any(w["ts"] <= s["ts"] and s["ts"] + s["dur"] <= w["ts"] + w["dur"] + 1e-3 for w in while_)
         for s in scales
     )
-    mul = next(e for e in runs if e["name"] == "mul")
-    assert mul["args"]["kernel"].startswith("{cpu, float32") and mul["dur"] >= 0
+    fc = next(e for e in runs if e["name"] == "fc")
+    assert fc["args"]["kernel"].startswith("{cpu, float32") and fc["dur"] >= 0
 
 
 def test_profiler_state_is_checked():

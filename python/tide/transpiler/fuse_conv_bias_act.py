@@ -20,15 +20,19 @@ activation joins only where its gradient reads its Out, not its X (relu, sigmoid
 fused_conv2d computes it (inference_passes/activation.py). The bias is a [M] vector on the
 channel axis; a conv without one (`bias_attr=False`) fuses with its activation alone. Results are
 the same to float rounding (the plain kernels' are bitwise the same).
+
+`fuse_fc_bias_act` does the same for a fully connected layer (`layers.fc(..., act=...)`: mul, the
+bias add on its last axis, the activation) with Paddle's `fc` op (Out = act(X W + Bias), one pass
+over Out after the GEMM where the ops made two), mul_grad reading the add's Out@GRAD. W is 2-D
+(y_num_col_dims 1), the bias a [N] vector.
 """
+
+from collections import namedtuple
 
 from ..framework import Program
 from .fuse_weight_updates import forget_var
 from .inference_passes.activation import _ACTIVATIONS, _fused_activation
 
-_CONVS = ("conv2d", "depthwise_conv2d")
-_CONV_GRADS = ("conv2d_grad", "depthwise_conv2d_grad")
-_FUSED = "fused_conv2d"
 _ADD, _ADD_GRAD = "elementwise_add", "elementwise_add_grad"
 _DELETE = "delete_var"  # memory_optimize's
 _EMPTY = "@EMPTY@"
@@ -89,33 +93,91 @@ def _single(op, param, outputs=False):
     return names[0] if len(names) == 1 else None
 
 
-def _bias_add(uses, conv, out):
-    """(add, add_grad or None, bias) where `out`'s readers are one elementwise_add of a [M]
-    persistable vector on the channel axis and its gradient op (reading `out` as X), else None."""
-    adds = [op for op in uses.readers.get(out, []) if op.type == _ADD]
-    grads = [op for op in uses.readers.get(out, []) if op.type == _ADD_GRAD]
+def _bias_add(uses, family, op, out):
+    """(add, add_grad or None, bias) where `out`'s readers are one elementwise_add of a
+    persistable bias the family's op takes (family.bias_fits) and its gradient op (reading `out`
+    as X), else None."""
+    adds = [o for o in uses.readers.get(out, []) if o.type == _ADD]
+    grads = [o for o in uses.readers.get(out, []) if o.type == _ADD_GRAD]
     if len(adds) != 1 or len(grads) > 1 or len(adds) + len(grads) != len(uses.readers[out]):
         return None
     add = adds[0]
     bias = _single(add, "Y")
     if add.input("X") != [out] or bias is None or bias not in uses.vars:
         return None
-    nhwc = conv.has_attr("data_format") and conv.attr("data_format") == "NHWC"
-    channel_axis = 3 if nhwc else 1
-    filter_var = uses.vars.get(_single(conv, "Filter"))
-    if filter_var is None or not filter_var.shape:
-        return None
     bias_var = uses.vars[bias]
-    if not bias_var.persistable or list(bias_var.shape) != [filter_var.shape[0]]:
+    if not bias_var.persistable or bias_var.dtype != uses.vars[out].dtype:
         return None
-    if add.attr("axis") not in ((3, -1) if nhwc else (channel_axis, channel_axis - 4)):
-        return None
-    if bias_var.dtype != uses.vars[out].dtype:
+    if not family.bias_fits(uses, op, add, list(bias_var.shape)):
         return None
     add_grad = grads[0] if grads else None
     if add_grad is not None and (add_grad.input("X") != [out] or add_grad.input("Y") != [bias]):
         return None
     return add, add_grad, bias
+
+
+def _conv_bias_fits(uses, conv, add, bias_dims):
+    """A [M] bias on the channel axis."""
+    nhwc = conv.has_attr("data_format") and conv.attr("data_format") == "NHWC"
+    filter_var = uses.vars.get(_single(conv, "Filter"))
+    if filter_var is None or not filter_var.shape or bias_dims != [filter_var.shape[0]]:
+        return False
+    return add.attr("axis") in ((3, -1) if nhwc else (1, -3))
+
+
+def _mul_bias_fits(uses, mul, add, bias_dims):
+    """A 2-D W (y_num_col_dims 1) and a [N] bias on the output's last axis."""
+    w = uses.vars.get(_single(mul, "Y"))
+    if w is None or len(w.shape) != 2 or mul.attr("y_num_col_dims") != 1:
+        return False
+    return bias_dims == [w.shape[1]] and add.attr("axis") in (mul.attr("x_num_col_dims"), -1)
+
+
+def _mul_fits(uses, mul):
+    """fc computes it: a 2-D W (y_num_col_dims 1)."""
+    w = uses.vars.get(_single(mul, "Y"))
+    return w is not None and len(w.shape) == 2 and mul.attr("y_num_col_dims") == 1
+
+
+def _conv_fused(conv, bias, act):
+    attrs = {n: conv.attr(n) for n in conv.attr_names}  # fused_conv2d declares all of conv2d's
+    inputs = {"Input": conv.input("Input"), "Filter": conv.input("Filter")}
+    return inputs, attrs
+
+
+def _mul_fused(mul, bias, act):
+    attrs = {"in_num_col_dims": mul.attr("x_num_col_dims")}
+    if mul.has_attr("use_mkldnn"):
+        attrs["use_mkldnn"] = mul.attr("use_mkldnn")
+    return {"Input": mul.input("X"), "W": mul.input("Y")}, attrs
+
+
+# What differs between the layers fused: the ops, their gradients, the fused op and its names.
+_Family = namedtuple(
+    "_Family", "types grads fused out grad_out fits bias_fits fused_op_args residual"
+)
+_CONV = _Family(
+    types=("conv2d", "depthwise_conv2d"),
+    grads=("conv2d_grad", "depthwise_conv2d_grad"),
+    fused="fused_conv2d",
+    out="Output",
+    grad_out="Output@GRAD",
+    fits=lambda uses, op: _single(op, "Filter") in uses.vars,
+    bias_fits=_conv_bias_fits,
+    fused_op_args=_conv_fused,
+    residual="ResidualData",
+)
+_MUL = _Family(
+    types=("mul",),
+    grads=("mul_grad",),
+    fused="fc",
+    out="Out",
+    grad_out="Out@GRAD",
+    fits=_mul_fits,
+    bias_fits=_mul_bias_fits,
+    fused_op_args=_mul_fused,
+    residual=None,
+)
 
 
 def _activation(uses, y):
@@ -128,39 +190,44 @@ def _activation(uses, y):
     return (readers[0], fused) if fused is not None else None
 
 
-def _fuse_backward(uses, add_grad, out):
-    """The conv's gradient reads the add's Out@GRAD where it read the add's X@GRAD (a copy of
-    it): returns whether it did."""
+def _fuse_backward(uses, family, add_grad, out):
+    """The layer's gradient op reads the add's Out@GRAD where it read the add's X@GRAD (a copy
+    of it): returns whether it did."""
     dx, dout = _single(add_grad, "X@GRAD", True), _single(add_grad, "Out@GRAD")
     if dx is None or dout is None or not uses.temporary(dx, add_grad):
         return False
     readers = uses.readers.get(dx, [])
-    if len(readers) != 1 or readers[0].type not in _CONV_GRADS:
+    if len(readers) != 1 or readers[0].type not in family.grads:
         return False
-    conv_grad = readers[0]
-    if conv_grad.input("Output@GRAD") != [dx] or conv_grad.input_arg_names.count(dx) != 1:
+    grad = readers[0]
+    if grad.input(family.grad_out) != [dx] or grad.input_arg_names.count(dx) != 1:
         return False
-    if uses.touched_between([dout], add_grad, conv_grad, writes_only=True):
+    if uses.touched_between([dout], add_grad, grad, writes_only=True):
         return False
-    # memory_optimize lets go of Out@GRAD after its last reader, which the conv's grad now is
-    for op in uses.ops[uses.index(add_grad) + 1 : uses.index(conv_grad)]:
+    # memory_optimize lets go of Out@GRAD after its last reader, which the layer's grad now is
+    for op in uses.ops[uses.index(add_grad) + 1 : uses.index(grad)]:
         if op.type == _DELETE and dout in op.input_arg_names:
             return False
-    conv_grad.desc.rename_input(dx, dout)
+    grad.desc.rename_input(dx, dout)
     add_grad.desc.set_output("X@GRAD", [])
     return True
 
 
-def _fuse_one(block, uses, conv):
-    """Fuses `conv` with its bias add and / or activation where it can; returns whether it did."""
-    if conv.desc.inputs().get("Bias") or conv.desc.inputs().get("ResidualData"):
+def _fuse_one(block, uses, family, layer):
+    """Fuses `layer` (a conv or mul) with its bias add and / or activation where it can; returns
+    whether it did."""
+    if not family.fits(uses, layer):
         return False
-    out = _single(conv, "Output", True)
-    if out is None or not uses.temporary(out, conv):
+    if layer.desc.inputs().get("Bias") or (
+        family.residual and layer.desc.inputs().get(family.residual)
+    ):
         return False
-    found = _bias_add(uses, conv, out)
+    out = _single(layer, family.out, True)
+    if out is None or not uses.temporary(out, layer):
+        return False
+    found = _bias_add(uses, family, layer, out)
     add = add_grad = bias = None
-    last, result = conv, out  # the last op fused, and the name the fused op writes
+    last, result = layer, out  # the last op fused, and the name the fused op writes
     if found is not None:
         add, add_grad, bias = found
         result = _single(add, "Out", True)
@@ -176,49 +243,58 @@ def _fuse_one(block, uses, conv):
         act, gone = None, [out]
     else:
         return False
-    # The fused op runs where the conv did: what it reads must not change before the add (the
+    # The fused op runs where the layer did: what it reads must not change before the add (the
     # activation), and what it writes must not be read or written before them.
-    reads = conv.input_arg_names + ([bias] if bias else [])
-    if result in reads or uses.touched_between(reads, conv, last, writes_only=True):
+    reads = layer.input_arg_names + ([bias] if bias else [])
+    if result in reads or uses.touched_between(reads, layer, last, writes_only=True):
         return False
-    if uses.touched_between([result], conv, last):
+    if uses.touched_between([result], layer, last):
         return False
 
-    attrs = {n: conv.attr(n) for n in conv.attr_names}  # fused_conv2d declares all of conv2d's
+    inputs, attrs = family.fused_op_args(layer, bias, act)
     if act is not None:
         attrs["fuse_activation"], attrs["fuse_alpha"], attrs["fuse_beta"] = act[1]
-    inputs = {"Input": conv.input("Input"), "Filter": conv.input("Filter")}
     if bias:
         inputs["Bias"] = [bias]
     if add_grad is not None:
         add_grad.desc.rename_input(out, add_grad.input("Out@GRAD")[0])
         dx = _single(add_grad, "X@GRAD", True)
-        if _fuse_backward(uses, add_grad, out):
+        if _fuse_backward(uses, family, add_grad, out):
             gone.append(dx)
-    at = uses.index(conv)
-    fused_ops = [conv] + ([add] if add else []) + ([act[0]] if act else [])
+    at = uses.index(layer)
+    fused_ops = [layer] + ([add] if add else []) + ([act[0]] if act else [])
     for op in sorted(fused_ops, key=uses.index, reverse=True):
         block._remove_op(uses.index(op))
         uses.ops = block.ops
-    block._insert_op(at, _FUSED, inputs=inputs, outputs={"Output": [result]}, attrs=attrs)
+    block._insert_op(at, family.fused, inputs=inputs, outputs={family.out: [result]}, attrs=attrs)
     for name in gone:
         forget_var(block, name, uses.deleters.get(name, []))
     block.program._bump()
     return True
 
 
-def fuse_conv_bias_act(program, skip_opt_set=None):
-    """Rewrites `program`'s global block in place (see the module's doc); returns the outputs of
-    the fused convolutions."""
+def _fuse_all(program, skip_opt_set, family, what):
     if not isinstance(program, Program):
-        raise TypeError("fuse_conv_bias_act needs a Program, got %r" % (program,))
+        raise TypeError("%s needs a Program, got %r" % (what, program))
     skip = {getattr(item, "name", item) for item in skip_opt_set or ()}
     block = program.global_block()
     fused = []
     i = 0
     while i < len(block.ops):
         op = block.ops[i]
-        if op.type in _CONVS and _fuse_one(block, _Uses(program, skip), op):
-            fused.append(block.ops[i].output("Output")[0])
+        if op.type in family.types and _fuse_one(block, _Uses(program, skip), family, op):
+            fused.append(block.ops[i].output(family.out)[0])
         i += 1
     return fused
+
+
+def fuse_conv_bias_act(program, skip_opt_set=None):
+    """Rewrites `program`'s global block in place (see the module's doc); returns the outputs of
+    the fused convolutions."""
+    return _fuse_all(program, skip_opt_set, _CONV, "fuse_conv_bias_act")
+
+
+def fuse_fc_bias_act(program, skip_opt_set=None):
+    """Rewrites `program`'s global block in place: each mul with its bias add and / or activation
+    as one fc (see the module's doc); returns the outputs of the fused layers."""
+    return _fuse_all(program, skip_opt_set, _MUL, "fuse_fc_bias_act")
