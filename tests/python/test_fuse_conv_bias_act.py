@@ -6,7 +6,9 @@ leaves alone every conv whose intermediate values something else reads."""
 
 import numpy as np
 import pytest
+import training_fusion
 from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
+from training_fusion import assert_same_training, op_types
 
 import tide
 from tide import layers
@@ -62,16 +64,6 @@ def train(core_flags, fused, build=net, fetch=(), use_mkldnn=False, memopt=False
     }
     kernels = [op for op, _ in exe.last_run_info()["kernels"]]
     return results, params, kernels
-
-
-def assert_same_training(a, b, rtol=1e-5):
-    (ra, pa, _), (rb, pb, _) = a, b
-    for step_a, step_b in zip(ra, rb):
-        for va, vb in zip(step_a, step_b):
-            np.testing.assert_allclose(va, vb, rtol=rtol, atol=1e-6)
-    assert pa.keys() == pb.keys()
-    for name in pa:
-        np.testing.assert_allclose(pa[name], pb[name], rtol=rtol, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize("act2", ["sigmoid", "tanh", "relu6", "gelu"])
@@ -133,15 +125,7 @@ def test_a_fetched_intermediate_keeps_its_conv_unfused(core_flags):
 
 
 def rewrite(build=net, skip=(), **kw):
-    main, startup = tide.Program(), tide.Program()
-    with tide.program_guard(main, startup), tide.unique_name.guard():
-        loss, outs = build(**kw)
-    fused = fuse_conv_bias_act(main, skip_opt_set=[outs[n] for n in skip])
-    return main, outs, fused
-
-
-def op_types(program):
-    return [op.type for op in program.global_block().ops]
+    return training_fusion.rewrite(fuse_conv_bias_act, build, skip, **kw)
 
 
 def test_the_rewritten_program():

@@ -7,7 +7,9 @@ cannot take."""
 
 import numpy as np
 import pytest
+import training_fusion
 from kernel_libraries import MKLDNN_SKIP_REASON, has_mkldnn
+from training_fusion import assert_same_training, op_types
 
 import tide
 from tide import layers
@@ -53,16 +55,6 @@ def train(core_flags, fused, build=mlp, fetch=(), weights=False, use_mkldnn=Fals
     return results, params, [op for op, _ in exe.last_run_info()["kernels"]]
 
 
-def assert_same_training(a, b, rtol=1e-5):
-    (ra, pa, _), (rb, pb, _) = a, b
-    for step_a, step_b in zip(ra, rb):
-        for va, vb in zip(step_a, step_b):
-            np.testing.assert_allclose(va, vb, rtol=rtol, atol=1e-6)
-    assert pa.keys() == pb.keys()
-    for name in pa:
-        np.testing.assert_allclose(pa[name], pb[name], rtol=rtol, atol=1e-6, err_msg=name)
-
-
 @pytest.mark.parametrize("act2", ["sigmoid", "tanh", "relu", "gelu"])
 def test_trains_as_the_program_as_written(core_flags, act2):
     fused = train(core_flags, True, act2=act2)
@@ -102,15 +94,7 @@ def test_a_fetched_intermediate_keeps_its_layer_unfused(core_flags):
 
 
 def rewrite(build=mlp, skip=(), **kw):
-    main, startup = tide.Program(), tide.Program()
-    with tide.program_guard(main, startup), tide.unique_name.guard():
-        _, outs = build(**kw)
-    fused = fuse_fc_bias_act(main, skip_opt_set=[outs[n] for n in skip])
-    return main, outs, fused
-
-
-def op_types(program):
-    return [op.type for op in program.global_block().ops]
+    return training_fusion.rewrite(fuse_fc_bias_act, build, skip, **kw)
 
 
 def test_the_rewritten_program():
