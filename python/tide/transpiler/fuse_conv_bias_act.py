@@ -134,9 +134,16 @@ def _mul_bias_fits(uses, mul, add, bias_dims):
 
 
 def _mul_fits(uses, mul):
-    """fc computes it: a 2-D W (y_num_col_dims 1)."""
+    """fc computes it: a 2-D W (y_num_col_dims 1), float32 or float64 (fc's plain kernels)."""
     w = uses.vars.get(_single(mul, "Y"))
-    return w is not None and len(w.shape) == 2 and mul.attr("y_num_col_dims") == 1
+    out = uses.vars.get(_single(mul, "Out", True))
+    return (
+        w is not None
+        and len(w.shape) == 2
+        and mul.attr("y_num_col_dims") == 1
+        and out is not None
+        and out.dtype in ("float32", "float64")
+    )
 
 
 def _conv_fused(conv, bias, act):
