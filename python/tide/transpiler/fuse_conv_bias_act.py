@@ -119,18 +119,24 @@ def _bias_add(uses, family, op, out):
 def _conv_bias_fits(uses, conv, add, bias_dims):
     """A [M] bias on the channel axis."""
     nhwc = conv.has_attr("data_format") and conv.attr("data_format") == "NHWC"
-    filter_var = uses.vars.get(_single(conv, "Filter"))
-    if filter_var is None or not filter_var.shape or bias_dims != [filter_var.shape[0]]:
+    filter_var = uses.vars[_single(conv, "Filter")]  # declared: _conv_fits
+    if not filter_var.shape or bias_dims != [filter_var.shape[0]]:
         return False
     return add.attr("axis") in ((3, -1) if nhwc else (1, -3))
 
 
 def _mul_bias_fits(uses, mul, add, bias_dims):
-    """A 2-D W (y_num_col_dims 1) and a [N] bias on the output's last axis."""
-    w = uses.vars.get(_single(mul, "Y"))
-    if w is None or len(w.shape) != 2 or mul.attr("y_num_col_dims") != 1:
-        return False
-    return bias_dims == [w.shape[1]] and add.attr("axis") in (mul.attr("x_num_col_dims"), -1)
+    """A [N] bias on the output's last axis (W is 2-D: _mul_fits)."""
+    n = uses.vars[_single(mul, "Y")].shape[1]
+    return bias_dims == [n] and add.attr("axis") in (mul.attr("x_num_col_dims"), -1)
+
+
+def _conv_fits(uses, conv):
+    """A declared Filter, and no Bias or ResidualData of its own yet."""
+    inputs = conv.desc.inputs()
+    return _single(conv, "Filter") in uses.vars and not (
+        inputs.get("Bias") or inputs.get("ResidualData")
+    )
 
 
 def _mul_fits(uses, mul):
@@ -146,13 +152,13 @@ def _mul_fits(uses, mul):
     )
 
 
-def _conv_fused(conv, bias, act):
+def _conv_fused(conv):
     attrs = {n: conv.attr(n) for n in conv.attr_names}  # fused_conv2d declares all of conv2d's
     inputs = {"Input": conv.input("Input"), "Filter": conv.input("Filter")}
     return inputs, attrs
 
 
-def _mul_fused(mul, bias, act):
+def _mul_fused(mul):
     attrs = {"in_num_col_dims": mul.attr("x_num_col_dims")}
     if mul.has_attr("use_mkldnn"):
         attrs["use_mkldnn"] = mul.attr("use_mkldnn")
@@ -160,19 +166,16 @@ def _mul_fused(mul, bias, act):
 
 
 # What differs between the layers fused: the ops, their gradients, the fused op and its names.
-_Family = namedtuple(
-    "_Family", "types grads fused out grad_out fits bias_fits fused_op_args residual"
-)
+_Family = namedtuple("_Family", "types grads fused out grad_out fits bias_fits fused_op_args")
 _CONV = _Family(
     types=("conv2d", "depthwise_conv2d"),
     grads=("conv2d_grad", "depthwise_conv2d_grad"),
     fused="fused_conv2d",
     out="Output",
     grad_out="Output@GRAD",
-    fits=lambda uses, op: _single(op, "Filter") in uses.vars,
+    fits=_conv_fits,
     bias_fits=_conv_bias_fits,
     fused_op_args=_conv_fused,
-    residual="ResidualData",
 )
 _MUL = _Family(
     types=("mul",),
@@ -183,7 +186,6 @@ _MUL = _Family(
     fits=_mul_fits,
     bias_fits=_mul_bias_fits,
     fused_op_args=_mul_fused,
-    residual=None,
 )
 
 
@@ -225,10 +227,6 @@ def _fuse_one(block, uses, family, layer):
     whether it did."""
     if not family.fits(uses, layer):
         return False
-    if layer.desc.inputs().get("Bias") or (
-        family.residual and layer.desc.inputs().get(family.residual)
-    ):
-        return False
     out = _single(layer, family.out, True)
     if out is None or not uses.temporary(out, layer):
         return False
@@ -258,7 +256,7 @@ def _fuse_one(block, uses, family, layer):
     if uses.touched_between([result], layer, last):
         return False
 
-    inputs, attrs = family.fused_op_args(layer, bias, act)
+    inputs, attrs = family.fused_op_args(layer)
     if act is not None:
         attrs["fuse_activation"], attrs["fuse_alpha"], attrs["fuse_beta"] = act[1]
     if bias:
