@@ -16,6 +16,12 @@ def make_layer(op_type):
     def layer(*args, **kwargs):
         name = kwargs.pop("name", None)
         helper = LayerHelper(op_type.replace(".", "_"), name=name)
+        if len(args) > len(inputs):
+            # zip() would drop the extras and build the op without them
+            raise TypeError(
+                "%s() takes %d positional argument(s), its inputs %s, but %d were given"
+                % (op_type, len(inputs), [i["name"] for i in inputs], len(args))
+            )
         given = {}
         for spec, value in zip(inputs, args):
             given[spec["name"]] = value
@@ -24,6 +30,10 @@ def make_layer(op_type):
                 continue  # an attribute (clip's min vs its Min input): inputs are Variables
             for spec in inputs:
                 if key in (spec["name"], spec["name"].lower()):
+                    if spec["name"] in given:
+                        raise TypeError(
+                            "%s(): got multiple values for input '%s'" % (op_type, spec["name"])
+                        )
                     given[spec["name"]] = kwargs.pop(key)
                     break
         unknown = set(kwargs) - attr_names
@@ -49,9 +59,11 @@ def make_layer(op_type):
         return result[0] if len(result) == 1 else tuple(result)
 
     layer.__name__ = op_type.replace(".", "_")
-    layer.__doc__ = "%s\n\nInputs: %s\nAttributes: %s" % (
+    # Outputs in the order the layer returns them (a tuple when more than one).
+    layer.__doc__ = "%s\n\nInputs: %s\nOutputs: %s\nAttributes: %s" % (
         proto["comment"],
-        ", ".join(i["name"] for i in inputs),
-        ", ".join("%s=%r" % (a["name"], a.get("default")) for a in proto["attrs"]),
+        ", ".join(i["name"] for i in inputs) or "none",
+        ", ".join(o["name"] for o in outputs) or "none",
+        ", ".join("%s=%r" % (a["name"], a.get("default")) for a in proto["attrs"]) or "none",
     )
     return layer
