@@ -129,11 +129,27 @@ def shutdown():
     _C.shutdown()
 
 
+def _flag_name(name):
+    """Fluid and Paddle spell core flags FLAGS_<name> (FLAGS_check_nan_inf); the core, <name>."""
+    if not isinstance(name, str):
+        raise TypeError(
+            "tide flags: a flag name is a str, got %s (%r)" % (type(name).__name__, name)
+        )
+    return name[len("FLAGS_") :] if name.startswith("FLAGS_") else name
+
+
 def set_flags(flags):
-    """Sets core flags, e.g. tide.set_flags({"cpu_threads": "2"}). A kernel library's flag
+    """Sets core flags from a dict, e.g. tide.set_flags({"cpu_threads": "2"}); a name may carry
+    Paddle's FLAGS_ prefix ({"FLAGS_check_nan_inf": True}). A kernel library's flag
     (use_mkldnn) exists once its plugin is loaded; turning one off that does not exist does
     nothing (there is nothing to turn off), turning it on is an error naming the flag."""
+    if not isinstance(flags, dict):
+        raise TypeError(
+            "tide.set_flags: expected a dict of flag name to value, e.g. "
+            '{"check_nan_inf": True}, got %s' % type(flags).__name__
+        )
     for name, value in flags.items():
+        name = _flag_name(name)
         text = str(value).lower() if isinstance(value, bool) else str(value)
         if name.startswith("use_") and text in ("false", "0") and _C.get_flag(name) is None:
             continue
@@ -141,8 +157,29 @@ def set_flags(flags):
 
 
 def get_flag(name):
-    """The value of core flag `name` (see set_flags), or None when no such flag exists."""
-    return _C.get_flag(name)
+    """The value of core flag `name` (see set_flags; FLAGS_<name> too), or None when no such flag
+    exists."""
+    return _C.get_flag(_flag_name(name))
+
+
+def get_flags(flags):
+    """Paddle's get_flags: the values of core flags `flags` (a name or a list of names, each with
+    or without the FLAGS_ prefix) as {name as given: value}. Values are the core's text, as
+    get_flag gives them ("true", "2"), so set_flags takes the dict back. A name no flag has is a
+    NotFoundError, as in set_flags."""
+    if isinstance(flags, str):
+        flags = [flags]
+    elif not isinstance(flags, (list, tuple)):
+        raise TypeError(
+            "tide.get_flags: expected a flag name or a list of names, got %s" % type(flags).__name__
+        )
+    values = {}
+    for name in flags:
+        value = _C.get_flag(_flag_name(name))
+        if value is None:
+            raise NotFoundError("no flag named '%s'" % name)
+        values[name] = value
+    return values
 
 
 # The public API: `from tide import *` takes these, and the reference (docs/) has an entry for each.
@@ -217,6 +254,7 @@ __all__ = [
     "entry_point_plugin_dirs",
     "set_flags",
     "get_flag",
+    "get_flags",
     "shutdown",
     # errors
     "TideError",
