@@ -477,16 +477,18 @@ DeviceContext* DeviceContextPool::Get(const Place& place) {
   std::lock_guard<std::mutex> lock(mu_);
   TIDE_ENFORCE(!g_shut_down.load(), "the device of ", place.ToString(),
                " was already shut down (by tide.shutdown(), or the process is ending)");
-  auto& owned = contexts_[place];
-  if (!owned) {
-    owned = std::make_unique<DeviceContext>(dev, place);
+  auto it = contexts_.find(place);
+  if (it == contexts_.end()) {
+    // Made before the entry: a plugin whose context_create fails leaves no null entry behind.
+    auto made = std::make_unique<DeviceContext>(dev, place);
+    it = contexts_.emplace(place, std::move(made)).first;
     // After the first context, so that it runs before the teardown of any runtime the plugin
     // started while making it (atexit handlers run last-registered first).
     static bool at_exit = (std::atexit(ShutdownDevices), true);
     (void)at_exit;
   }
-  if (fast) fast_[slot].store(owned.get(), std::memory_order_release);
-  return owned.get();
+  if (fast) fast_[slot].store(it->second.get(), std::memory_order_release);
+  return it->second.get();
 }
 
 DeviceContext* DeviceContextPool::MakeCopyContext(DeviceContext& compute, TideStreamRole role) {

@@ -137,6 +137,38 @@ def test_contexts_are_destroyed_and_the_device_finalized_once_at_exit(tmp_path):
     assert fields["pinned_frees"] == fields["pinned_allocs"]
 
 
+VENDOR_MISTAKE = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import tide
+    tide.load_plugin(sys.argv[1])
+    cpu = tide.Executor(tide.CPUPlace())  # a context that exists before the failing one
+    cpu.run(tide.Program())
+    if sys.argv[2] == "context":
+        try:
+            tide.Executor(tide.Place("sim", 0)).run(tide.Program())
+        except tide.TideError as e:
+            print("raised:", e)
+    else:
+        t = tide.LoDTensor(np.ones(1 << 16, "float32"), tide.Place("sim", 0))
+        del t
+        tide.memory.empty_cache(tide.Place("sim", 0))
+        print("freed")
+""")
+
+
+@pytest.mark.parametrize("mistake", ["context", "free"])
+def test_a_device_entry_that_fails_leaves_the_process_able_to_exit(mistake):
+    bug = {"context": "context_fails", "free": "free_throws"}[mistake]
+    p = _run(VENDOR_MISTAKE, SIM, mistake, env={"TIDE_SIM_PLANT_BUG": bug}, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr  # no crash at exit (a null context, terminate)
+    if mistake == "context":
+        assert "raised:" in p.stdout and "planted: no stream" in p.stdout, p.stdout
+    else:  # logged under the device's kind, naming the entry, not thrown across the C ABI
+        assert "freed" in p.stdout, p.stdout + p.stderr
+        assert "device 'sim': Free threw" in p.stderr and "planted free failure" in p.stderr
+
+
 FAULT = textwrap.dedent("""
     import sys
     import numpy as np

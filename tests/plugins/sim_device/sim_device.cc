@@ -34,7 +34,9 @@
 // TideDeviceGraphs; TIDE_SIM_NO_GRAPHS=1: none); planted: graph_once, a graph runs at its first
 // launch only. Host functions (launch_host_func; TIDE_SIM_NO_HOST_FUNC=1: none); planted:
 // host_func_early, a host function runs when queued. Subgraph claim-and-compile and a program pass
-// (issue 33), with TIDE_SIM_COMPILE=1: see sim_compiler.h, with its planted faults.
+// (issue 33), with TIDE_SIM_COMPILE=1: see sim_compiler.h, with its planted faults. Vendor
+// mistakes the core must survive: context_fails, context creation throws; free_throws, a free
+// throws (after freeing), an exception from an entry that returns no status.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -243,11 +245,13 @@ class SimDevice : public tide::Device {
       c->stream.EnqueueLive([p, size] { g_memory.Free(p, size); });
     else
       g_memory.Free(p, size);
+    if (PlantedBug("free_throws")) TIDE_THROW(TIDE_INTERNAL, "sim: planted free failure");
   }
   void MemoryInfo(int32_t, size_t* total, size_t* available) override {
     *total = *available = size_t(1) << 30;  // 1 GiB per sim device
   }
   void* CreateContext(int32_t device) override {
+    if (PlantedBug("context_fails")) TIDE_THROW(TIDE_UNAVAILABLE, "sim: planted: no stream");
     ++g_ctx_created;
     auto* c = new SimContext(device, max_delay_us_);
     g_contexts[device].store(c);

@@ -14,6 +14,30 @@
 
 namespace tide {
 
+namespace detail {
+// For the device entries that return no status (free, destroy, count, extension): an exception
+// must not cross the C ABI, and the core has no way to hear it, so it is logged under the
+// device's kind and the entry answers `fallback`.
+template <typename R, typename F>
+R Swallowed(const char* kind, const char* entry, R fallback, F&& fn) noexcept {
+  std::string why;
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "an unknown C++ exception";
+  }
+  try {
+    Log(TIDE_LOG_ERROR, kind,
+        std::string("device '") + kind + "': " + entry + " threw (" + why +
+            "); this entry must not throw, so the core goes on without it");
+  } catch (...) {
+  }
+  return fallback;
+}
+}  // namespace detail
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -177,10 +201,9 @@ class Device {
           return detail::Guard([&] { static_cast<Device*>(s)->LaunchGraph(ctx, graph); });
         },
         [](void* s, void* graph) {
-          try {
-            static_cast<Device*>(s)->DestroyGraph(graph);
-          } catch (...) {  // must not throw; nothing to report to
-          }
+          auto* self = static_cast<Device*>(s);
+          detail::Swallowed(self->kind(), "DestroyGraph", 0,
+                            [&] { return self->DestroyGraph(graph), 0; });
         },
     };
     d->graphs = &kGraphs;
@@ -227,10 +250,9 @@ class Device {
           });
         },
         [](void* s, TideCompiled* compiled) {
-          try {
-            static_cast<Device*>(s)->ReleaseCompiled(compiled);
-          } catch (...) {  // must not throw; nothing to report to
-          }
+          auto* self = static_cast<Device*>(s);
+          detail::Swallowed(self->kind(), "ReleaseCompiled", 0,
+                            [&] { return self->ReleaseCompiled(compiled), 0; });
         },
     };
     d->compiler = &kCompiler;
@@ -283,7 +305,10 @@ class Device {
         *p = nullptr;
         return detail::Guard([&] { *p = static_cast<Device*>(s)->HostAlloc(size); });
       };
-      d->host_free = [](void* s, void* p) { static_cast<Device*>(s)->HostFree(p); };
+      d->host_free = [](void* s, void* p) {
+        auto* self = static_cast<Device*>(s);
+        detail::Swallowed(self->kind(), "HostFree", 0, [&] { return self->HostFree(p), 0; });
+      };
     }
     if (!HasEvents()) return;
     if (HasRoleContexts())
@@ -297,7 +322,10 @@ class Device {
       *e = nullptr;
       return detail::Guard([&] { *e = static_cast<Device*>(s)->CreateEvent(ctx); });
     };
-    d->event_destroy = [](void* s, void* e) { static_cast<Device*>(s)->DestroyEvent(e); };
+    d->event_destroy = [](void* s, void* e) {
+      auto* self = static_cast<Device*>(s);
+      detail::Swallowed(self->kind(), "DestroyEvent", 0, [&] { return self->DestroyEvent(e), 0; });
+    };
     d->event_record = [](void* s, void* ctx, void* e) -> TideStatus* {
       return detail::Guard([&] { static_cast<Device*>(s)->RecordEvent(ctx, e); });
     };
@@ -323,13 +351,17 @@ class Device {
     d.self = this;
     d.host_accessible = host_accessible() ? 1 : 0;
     d.alignment = alignment();
-    d.device_count = [](void* s) -> int32_t { return static_cast<Device*>(s)->Count(); };
+    d.device_count = [](void* s) -> int32_t {
+      auto* dev = static_cast<Device*>(s);
+      return detail::Swallowed(dev->kind(), "Count", int32_t{0}, [&] { return dev->Count(); });
+    };
     d.alloc = [](void* s, int32_t dev, size_t size, void** p) -> TideStatus* {
       *p = nullptr;
       return detail::Guard([&] { *p = static_cast<Device*>(s)->Alloc(dev, size); });
     };
     d.free = [](void* s, int32_t dev, void* p, size_t size) {
-      static_cast<Device*>(s)->Free(dev, p, size);
+      auto* self = static_cast<Device*>(s);
+      detail::Swallowed(self->kind(), "Free", 0, [&] { return self->Free(dev, p, size), 0; });
     };
     d.memory_info = [](void* s, int32_t dev, size_t* total, size_t* avail) -> TideStatus* {
       return detail::Guard([&] { static_cast<Device*>(s)->MemoryInfo(dev, total, avail); });
@@ -337,7 +369,11 @@ class Device {
     d.context_create = [](void* s, int32_t dev, void** ctx) -> TideStatus* {
       return detail::Guard([&] { *ctx = static_cast<Device*>(s)->CreateContext(dev); });
     };
-    d.context_destroy = [](void* s, void* ctx) { static_cast<Device*>(s)->DestroyContext(ctx); };
+    d.context_destroy = [](void* s, void* ctx) {
+      auto* self = static_cast<Device*>(s);
+      detail::Swallowed(self->kind(), "DestroyContext", 0,
+                        [&] { return self->DestroyContext(ctx), 0; });
+    };
     d.synchronize = [](void* s, void* ctx) -> TideStatus* {
       return detail::Guard([&] { static_cast<Device*>(s)->Synchronize(ctx); });
     };
@@ -346,7 +382,9 @@ class Device {
       return detail::Guard([&] { static_cast<Device*>(s)->Copy(ctx, k, dst, src, size); });
     };
     d.context_extension = [](void* s, void* ctx, const char* name) -> const void* {
-      return static_cast<Device*>(s)->Extension(ctx, name);
+      auto* self = static_cast<Device*>(s);
+      return detail::Swallowed(self->kind(), "Extension", static_cast<const void*>(nullptr),
+                               [&] { return self->Extension(ctx, name); });
     };
     if (HasPeerCopy())
       d.copy_peer = [](void* s, void* ctx, void* dst, int32_t src_device, const void* src,
