@@ -167,7 +167,8 @@ struct AdamUpdate {
     const T gi = g[i];
     const T m1i = beta1 * m1[i] + (T(1) - beta1) * gi;
     const T m2i = beta2 * m2[i] + (T(1) - beta2) * gi * gi;
-    const T pi = p[i] - lr_t * (m1i / (Sqrt(m2i) + epsilon));
+    // epsilon joins the bias-corrected second moment (Paddle 2+, PyTorch), as on the CPU.
+    const T pi = p[i] - lr_t * (m1i / (Sqrt(m2i) + epsilon * Sqrt(T(1) - b2p)));
     m1_out[i] = m1i;
     m2_out[i] = m2i;
     p_out[i] = pi;

@@ -9,14 +9,14 @@ namespace {
 // One element's update; reads all of element i before writing any of it (outputs may alias).
 template <typename T>
 struct AdamUpdate {
-  T beta1, beta2, epsilon, lr_t;
+  T beta1, beta2, epsilon_t, lr_t;
   const T *g, *m1, *m2, *p;
   T *m1_out, *m2_out, *p_out;
   void operator()(int64_t i) const {
     const T gi = g[i];
     const T m1i = beta1 * m1[i] + (T(1) - beta1) * gi;
     const T m2i = beta2 * m2[i] + (T(1) - beta2) * gi * gi;
-    const T pi = p[i] - lr_t * (m1i / (std::sqrt(m2i) + epsilon));
+    const T pi = p[i] - lr_t * (m1i / (std::sqrt(m2i) + epsilon_t));
     m1_out[i] = m1i;
     m2_out[i] = m2i;
     p_out[i] = pi;
@@ -34,7 +34,9 @@ void AdamKernel(KernelContext &ctx) {
   AdamUpdate<T> u;
   u.beta1 = static_cast<T>(ctx.Attr<double>("beta1"));  // float64 attributes: exact for double
   u.beta2 = static_cast<T>(ctx.Attr<double>("beta2"));
-  u.epsilon = static_cast<T>(ctx.Attr<double>("epsilon"));
+  // epsilon joins the bias-corrected second moment, as in Paddle 2+ and PyTorch:
+  // lr_t * m1 / (sqrt(m2) + epsilon * sqrt(1 - beta2^t)) = lr * m1_hat / (sqrt(m2_hat) + epsilon).
+  u.epsilon_t = static_cast<T>(ctx.Attr<double>("epsilon")) * std::sqrt(T(1) - beta2_pow);
   u.lr_t = lr * std::sqrt(T(1) - beta2_pow) / (T(1) - beta1_pow);
   u.g = grad.data;
   u.m1 = OptimizerStateInput<T>(ctx, "Moment1", param);
@@ -67,7 +69,10 @@ TIDE_REGISTER_OP(
         .Comment(
             "Adam: Moment1Out = beta1 * Moment1 + (1 - beta1) * Grad; Moment2Out = beta2 * "
             "Moment2 + (1 - beta2) * Grad^2; lr_t = LearningRate * sqrt(1 - Beta2Pow) / (1 - "
-            "Beta1Pow); ParamOut = Param - lr_t * Moment1Out / (sqrt(Moment2Out) + epsilon). "
+            "Beta1Pow); ParamOut = Param - lr_t * Moment1Out / (sqrt(Moment2Out) + epsilon * "
+            "sqrt(1 - "
+            "Beta2Pow)), i.e. Param - LearningRate * m1_hat / (sqrt(m2_hat) + epsilon) with the "
+            "bias-corrected moments (Paddle 2+ and PyTorch; Fluid 1.x added epsilon unscaled). "
             "As in Fluid 1.x, this op does not advance Beta1Pow and Beta2Pow: the Python "
             "optimizer appends a scale op for each (Beta1Pow *= beta1, Beta2Pow *= beta2) after "
             "the updates. Outputs are normally their inputs' variables (in place). A "
@@ -86,7 +91,8 @@ TIDE_REGISTER_OP(
         .Output("Moment2Out", "(Tensor) the updated second moment; normally Moment2 itself")
         .Attr("beta1", 0.9, "(float64) the exponential decay rate of the first moment")
         .Attr("beta2", 0.999, "(float64) the exponential decay rate of the second moment")
-        .Attr("epsilon", 1.0e-8, "(float64) added to sqrt(Moment2Out) for numerical stability")
+        .Attr("epsilon", 1.0e-8,
+              "(float64) added to the bias-corrected sqrt(m2_hat) for numerical stability")
         .Attr("lazy_mode", false,
               "(bool) with a SelectedRows Grad, update only the rows it lists (Fluid's lazy "
               "Adam); no effect on a dense Grad")

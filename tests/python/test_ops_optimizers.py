@@ -51,9 +51,10 @@ def adam_ref(i, a):  # adam's attributes are float64: exact
     g = i["Grad"]
     m1 = b1 * i["Moment1"] + (1 - b1) * g
     m2 = b2 * i["Moment2"] + (1 - b2) * g * g
-    lr_t = i["LearningRate"][0] * np.sqrt(1 - i["Beta2Pow"][0]) / (1 - i["Beta1Pow"][0])
+    # The paper's bias-corrected form (Paddle 2+, PyTorch): epsilon joins sqrt(m2_hat).
+    m1_hat, m2_hat = m1 / (1 - i["Beta1Pow"][0]), m2 / (1 - i["Beta2Pow"][0])
     return {
-        "ParamOut": i["Param"] - lr_t * m1 / (np.sqrt(m2) + eps),
+        "ParamOut": i["Param"] - i["LearningRate"][0] * m1_hat / (np.sqrt(m2_hat) + eps),
         "Moment1Out": m1,
         "Moment2Out": m2,
     }
@@ -169,11 +170,11 @@ def test_adam_does_not_advance_beta_pows(rng):
     t = make("adam", ins, want)
     t.check_output(**TOL["float64"])
     # lr_t's bias correction: with Beta1Pow = 0.9^3, Beta2Pow = 0.999^3 the first step moves
-    # Param by lr * sqrt(1 - 0.999^3) / (1 - 0.9^3) * m1 / (sqrt(m2) + eps).
+    # Param by lr * sqrt(1 - 0.999^3) / (1 - 0.9^3) * m1 / (sqrt(m2) + eps * sqrt(1 - 0.999^3)).
     lr_t = 0.05 * np.sqrt(1 - 0.999**3) / (1 - 0.9**3)
     np.testing.assert_allclose(
         ins["Param"] - want["ParamOut"],
-        lr_t * want["Moment1Out"] / (np.sqrt(want["Moment2Out"]) + F(1e-8)),
+        lr_t * want["Moment1Out"] / (np.sqrt(want["Moment2Out"]) + 1e-8 * np.sqrt(1 - 0.999**3)),
         rtol=1e-12,
     )
 

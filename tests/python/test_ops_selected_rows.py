@@ -204,8 +204,8 @@ def run_lazy_adam(ins, rows, values, prefill, dtype="float64"):
 def adam_ref(p, m1, m2, g, lr, b1p, b2p, beta1=0.9, beta2=0.999, eps=1e-8):
     m1 = beta1 * m1 + (1 - beta1) * g
     m2 = beta2 * m2 + (1 - beta2) * g * g
-    lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
-    return p - lr_t * m1 / (np.sqrt(m2) + eps), m1, m2
+    # bias-corrected moments, epsilon joining sqrt(m2_hat) (Paddle 2+, PyTorch)
+    return p - lr * (m1 / (1 - b1p)) / (np.sqrt(m2 / (1 - b2p)) + eps), m1, m2
 
 
 @pytest.mark.parametrize("prefilled", [True, False], ids=["prefilled_outputs", "fresh_outputs"])

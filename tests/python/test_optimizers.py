@@ -83,10 +83,31 @@ def test_adam(rng):
         b1, b2, eps, lr = 0.9, 0.999, 1e-8, 0.01
         m = s["m"] = b1 * s.get("m", 0.0) + (1 - b1) * g
         v = s["v"] = b2 * s.get("v", 0.0) + (1 - b2) * g * g
-        lr_t = lr * np.sqrt(1 - b2**t) / (1 - b1**t)
-        return w - lr_t * m / (np.sqrt(v) + eps)
+        # bias-corrected moments, epsilon joining sqrt(v_hat) (Paddle 2+, PyTorch)
+        return w - lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps)
 
     check(tide.optimizer.Adam(0.01), step, rng)
+
+
+def test_adam_matches_paddle_where_epsilon_matters(rng):
+    """Paddle 2+ (and PyTorch) add epsilon to the bias-corrected sqrt(v_hat); with a large epsilon
+    and gradients of very different sizes the two formulas differ in the first digit: these are
+    the parameters Paddle 3's Adam(0.1, epsilon=1e-2) reaches after two steps of
+    sum(w * [1e-3, 1, 10]) from w = 1."""
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        w = tide.layers.create_parameter(
+            [3], "float32", default_initializer=tide.initializer.Constant(1.0)
+        )
+        c = tide.layers.assign(np.array([1e-3, 1.0, 10.0], "float32"))
+        loss = tide.layers.reduce_sum(w * c)
+        tide.optimizer.Adam(0.1, epsilon=1e-2).minimize(loss)
+    exe, scope = tide.Executor(tide.CPUPlace()), tide.Scope()
+    exe.run(startup, scope=scope)
+    for _ in range(2):
+        exe.run(main, scope=scope)
+    got = np.array(scope.find_var(w.name).get_tensor())
+    np.testing.assert_allclose(got, [0.98182, 0.80198, 0.80020], atol=2e-5)
 
 
 def test_adagrad(rng):

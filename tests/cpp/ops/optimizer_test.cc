@@ -86,13 +86,13 @@ Spec Adam(std::string name, double b1, double b2, double eps, bool set_attrs) {
                            {"Beta2Pow", std::pow(b2, t)}};
           },
           [b1, b2, eps](State& s, const std::vector<double>& g, const Scalars& in) {
-            const double lr_t =
-                in.at("LearningRate") * std::sqrt(1 - in.at("Beta2Pow")) / (1 - in.at("Beta1Pow"));
+            // The paper's bias-corrected form: epsilon joins sqrt(m2_hat) (Paddle 2+, PyTorch).
+            const double c1 = 1 - in.at("Beta1Pow"), c2 = 1 - in.at("Beta2Pow");
             auto &p = s["Param"], &m1 = s["Moment1"], &m2 = s["Moment2"];
             for (size_t i = 0; i < g.size(); ++i) {
               m1[i] = b1 * m1[i] + (1 - b1) * g[i];
               m2[i] = b2 * m2[i] + (1 - b2) * g[i] * g[i];
-              p[i] -= lr_t * m1[i] / (std::sqrt(m2[i]) + eps);
+              p[i] -= in.at("LearningRate") * (m1[i] / c1) / (std::sqrt(m2[i] / c2) + eps);
             }
           }};
 }
