@@ -3,6 +3,7 @@ LoDTensor) feeds and fetches. Prepared programs are cached per (program version,
 fetches), so repeated runs skip preparation."""
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -57,6 +58,28 @@ def _as_feed(name, value, var):
         raise named from e
 
 
+def _feed_by_name(feed):
+    """`feed` keyed by variable names. Fluid takes names only, but {x_var: array} is common: a
+    Variable key stands for its name (the core binding would refuse it with a pybind dump)."""
+    by_name = {}
+    for key, value in feed.items():
+        if isinstance(key, Variable):
+            name = key.name
+        elif isinstance(key, str):
+            name = key
+        else:
+            raise TypeError(
+                "Executor.run: feed key %r is a %s; a key is a variable name (str) or a Variable"
+                % (key, type(key).__name__)
+            )
+        if name in by_name:
+            raise ValueError(
+                "Executor.run: feed '%s' is given twice (as its name and as its Variable)" % name
+            )
+        by_name[name] = value
+    return by_name
+
+
 # The trainer side of parameter-server training (DistributeTranspiler's trainer programs): ops
 # that talk to pservers, and the one that tells them the trainer is done.
 _RPC_OPS = ("send", "recv", "send_barrier", "fetch_barrier", "send_complete")
@@ -88,7 +111,11 @@ def _pserver_clients(program):
 
 
 class Executor:
-    """Runs programs on `place` (tide.CPUPlace(), tide.CUDAPlace(i), tide.Place(kind, i))."""
+    """Runs programs on `place` (tide.CPUPlace(), tide.CUDAPlace(i), tide.Place(kind, i)).
+
+    Thread safety: one Executor may be used from several threads, but its runs (and close())
+    are serialised: a run waits for the one in progress. To run concurrently, give each thread
+    an Executor of its own and a Scope of its own."""
 
     def __init__(self, place=None):
         self.place = place if place is not None else CPUPlace()
@@ -99,12 +126,20 @@ class Executor:
         self._fused = {}  # (program, version, fetches) -> (program, what runs: _fused_for_run)
         self._pservers = {}  # RPC client attrs -> endpoints of the pservers its programs talked to
         self._completed = set()  # (client attrs, endpoint) told this trainer is done
+        # Held by run() and close(): the core executor, the caches and _last_prepared are not
+        # safe to use from two threads at once (heap corruption, hangs, false errors). Reentrant:
+        # close() runs send_complete programs.
+        self._lock = threading.RLock()
 
     def close(self):
         """Tells the parameter servers this executor's trainer programs talked to that the
         trainer is done (send_complete, as Fluid's Executor.close does: a pserver stops once all
         its trainers are), unless a send_complete already did; then drops every program this
         executor prepared (and what its kernels kept with its ops)."""
+        with self._lock:
+            self._close()
+
+    def _close(self):
         for key, endpoints in list(self._pservers.items()):
             endpoints = [e for e in endpoints if (key, e) not in self._completed]
             if endpoints:
@@ -232,8 +267,13 @@ class Executor:
         use_program_cache=True,
     ):
         """Runs `program` (default: the default main program) in `scope` (default: the global
-        scope); feeds a {name: ndarray | LoDTensor | list} dict; returns the fetched values, as
-        numpy arrays unless return_numpy is False."""
+        scope); feeds a {name: ndarray | LoDTensor | list} dict (a Variable as a key stands for
+        its name); returns the fetched values, as numpy arrays unless return_numpy is False.
+        Runs on one Executor from several threads wait for each other (see Executor)."""
+        with self._lock:
+            return self._run(program, feed, fetch_list, scope, return_numpy, use_program_cache)
+
+    def _run(self, program, feed, fetch_list, scope, return_numpy, use_program_cache):
         program = program if program is not None else default_main_program()
         if not isinstance(program, Program):
             raise TypeError("Executor.run: program must be a tide.Program, got %r" % (program,))
@@ -249,6 +289,7 @@ class Executor:
             raise TypeError(
                 "Executor.run: feed must be a dict {name: value}, got %r" % (type(feed),)
             )
+        feed = _feed_by_name(feed)
         readers = getattr(program, "_py_readers", ())
         if readers:  # non-iterable DataLoaders: the program reads a batch from each on every run
             feed = dict(feed)
@@ -258,14 +299,15 @@ class Executor:
         if isinstance(fetch_list, (Variable, str)):
             fetch_list = [fetch_list]
         fetch_names = []
-        for f in fetch_list:
+        for i, f in enumerate(fetch_list):
             if isinstance(f, Variable):
                 fetch_names.append(f.name)
             elif isinstance(f, str):
                 fetch_names.append(f)
             else:
                 raise TypeError(
-                    "Executor.run: fetch_list holds %r, not a Variable or a name" % (f,)
+                    "Executor.run: fetch_list[%d] is a %s (%r), not a Variable or a variable name"
+                    % (i, type(f).__name__, f)
                 )
         block = program.global_block()
         feed_names = list(feed.keys())
