@@ -1,7 +1,9 @@
 """Optimizers: minimize(loss) appends backward, gradient clipping, regularisation and the
 update ops (from the ops_optimizers plugin), in that order (as in Fluid)."""
 
-from . import unique_name
+import warnings
+
+from . import _C, unique_name
 from .backward import append_backward
 from .clip import append_gradient_clip_ops
 from .core import dtype_code
@@ -146,7 +148,84 @@ class Optimizer:
         with program_guard(program, startup):
             params_grads = self.backward(loss, startup, parameter_list, no_grad_set)
             ops = self.apply_gradients(params_grads)
+        _warn_if_nothing_trains(loss, params_grads, parameter_list, no_grad_set)
         return ops, params_grads
+
+
+def _var_names(items):
+    return [v.name if isinstance(v, Variable) else str(v) for v in (items or [])]
+
+
+def _where_gradients_stop(block, params, loss):
+    """Between `params` and `loss` in `block`: the types of the ops that declare no gradient
+    (arg_max, a plugin's NoGradient op) and the variables with stop_gradient."""
+    ops = list(block.ops)
+    last = max((i for i, op in enumerate(ops) if loss in op.output_arg_names), default=-1)
+    ops = ops[: last + 1]  # the forward part: backward ops come after the loss's
+    reached, after_params = set(params), set()
+    for i, op in enumerate(ops):
+        if reached.intersection(op.input_arg_names):
+            reached.update(op.output_arg_names)
+            after_params.add(i)
+    wanted, no_grad_ops = {loss}, set()
+    for i in reversed(range(len(ops))):
+        op = ops[i]
+        if not wanted.intersection(op.output_arg_names):
+            continue
+        wanted.update(op.input_arg_names)
+        if i in after_params and _C.has_op(op.type) and not _C.op_proto(op.type)["has_grad"]:
+            no_grad_ops.add(op.type)
+    between = (reached & wanted) - set(params)
+    stopped = [n for n in between if n in block.vars and block.vars[n].stop_gradient]
+    return sorted(no_grad_ops), sorted(stopped)
+
+
+def _warn_if_nothing_trains(loss, params_grads, parameter_list=None, no_grad_set=None):
+    """A minimize() with nothing to train is almost always a mistake (training would silently
+    change nothing): warns, naming the loss and why, when no parameter got a gradient."""
+    if any(g is not None for _, g in params_grads):
+        return
+    block = loss.block.program.global_block()
+    if parameter_list is None:
+        all_params = block.all_parameters()
+        params = [p.name for p in all_params if p.trainable]
+        frozen = sorted(p.name for p in all_params if not p.trainable)
+        what = "%s: trainable=False" % ", ".join(frozen) if frozen else "none at all"
+    else:
+        params = _var_names(parameter_list)
+        what = "parameter_list is empty"
+    if not params:
+        warnings.warn(
+            "minimize(loss '%s'): the program has no trainable parameters (%s), so nothing is "
+            "updated and training changes nothing" % (loss.name, what),
+            UserWarning,
+            stacklevel=3,
+        )
+        return
+    why = []
+    stopped = set(_var_names(no_grad_set))
+    stopped.update(n for n in params if n in block.vars and block.vars[n].stop_gradient)
+    stopped = sorted(stopped.intersection(params))
+    if stopped:
+        why.append("%s: stop_gradient or in no_grad_set" % ", ".join(stopped))
+    no_grad_ops, stopped_vars = _where_gradients_stop(block, params, loss.name)
+    if no_grad_ops:
+        why.append(
+            "the gradient stops at op(s) that declare none: %s"
+            % ", ".join("'%s'" % t for t in no_grad_ops)
+        )
+    if stopped_vars:
+        why.append("stop_gradient on the way: %s" % ", ".join(stopped_vars))
+    if not why:
+        why.append("no gradient from the loss reaches them")
+    shown = sorted(params) if len(params) <= 8 else sorted(params)[:8] + ["..."]
+    warnings.warn(
+        "minimize(loss '%s'): no trainable parameter receives a gradient (parameters: %s; %s), "
+        "so nothing is updated and training changes nothing"
+        % (loss.name, ", ".join(shown), "; ".join(why)),
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 class SGD(Optimizer):

@@ -15,6 +15,7 @@ from ...framework import (
 )
 from ...initializer import Constant
 from ...layers.control_flow import ConditionalBlock
+from ...optimizer import _warn_if_nothing_trains
 from .amp_lists import AutoMixedPrecisionLists, AutoMixedPrecisionListsBF16
 from .rewrite import rewrite_program
 
@@ -203,6 +204,7 @@ class OptimizerWithMixedPrecision:
         with program_guard(program, startup):
             params_grads = self.backward(loss, startup, parameter_list, no_grad_set)
             ops = self.apply_gradients(params_grads, startup)
+        _warn_if_nothing_trains(loss, params_grads, parameter_list, no_grad_set)
         return ops, params_grads
 
 
