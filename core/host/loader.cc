@@ -337,15 +337,20 @@ void Open(const std::string& path, Candidate* c) {
   }
 }
 
+// Whether `path` is one of Tide's own plugins (the install's plugin directory).
+bool InTidesOwnDirectory(const std::string& path) {
+  std::error_code ec1, ec2;
+  const fs::path dir = fs::weakly_canonical(fs::path(path).parent_path(), ec1);
+  return !ec1 && dir == fs::weakly_canonical(DefaultPluginDir(), ec2) && !ec2;
+}
+
 // Registers a candidate whose requirements are loaded; fills record.error on failure.
 // Undotted op types are Fluid's names, kept for Tide's own packs (which live in the default
 // plugin directory); a plugin elsewhere names its ops "vendor.op", so a later Tide op of the same
 // name can never collide with it. A warning, not an error: the rule guards against mistakes.
 std::vector<std::string> VendorPrefixWarnings(const PluginRecord& r) {
   std::vector<std::string> warnings;
-  std::error_code ec1, ec2;
-  const fs::path dir = fs::weakly_canonical(fs::path(r.path).parent_path(), ec1);
-  if (!ec1 && dir == fs::weakly_canonical(DefaultPluginDir(), ec2) && !ec2) return warnings;
+  if (InTidesOwnDirectory(r.path)) return warnings;
   for (const auto& op : r.ops)
     if (op.find('.') == std::string::npos)
       warnings.push_back(StrCat("op '", op,
@@ -388,6 +393,7 @@ void Register(Candidate* c) {
     r.devices = std::move(s.devices);
     r.transforms = std::move(s.transforms);
     r.warnings = VendorPrefixWarnings(r);
+    r.warnings.insert(r.warnings.end(), s.warnings.begin(), s.warnings.end());
     r.loaded = true;
     AddFinalizer(c->lib);
   } catch (const Error& e) {
@@ -546,6 +552,11 @@ void PluginManager::LoadAllLocked(const std::vector<std::string>& entries) {
   std::vector<Candidate*> pending;
   for (auto& c : batch)
     if (c.record.error.empty()) pending.push_back(&c);
+  // Tide's own plugins register first: a vendor's op or plugin name that clashes with one of
+  // them fails the vendor's plugin, never Tide's op packs (whose loss would take every model's
+  // ops with it). Otherwise the path's order.
+  std::stable_partition(pending.begin(), pending.end(),
+                        [](const Candidate* c) { return InTidesOwnDirectory(c->record.path); });
   bool progress = true;
   while (!pending.empty() && progress) {
     progress = false;

@@ -295,7 +295,16 @@ CommitSummary Registry::Commit(PluginStaging&& staged) {
   CommitSummary summary;
   for (size_t i = 0; i < staged.ops.size(); ++i) {
     summary.ops.push_back(staged.ops[i]->type);
-    if (op_is_new[i]) ops_[staged.ops[i]->type] = std::move(staged.ops[i]);
+    if (op_is_new[i]) {
+      ops_[staged.ops[i]->type] = std::move(staged.ops[i]);
+      continue;
+    }
+    // The schemas match, but shape inference and the grad maker are code: the first one stays.
+    const OpInfo& first = *ops_.at(staged.ops[i]->type);
+    summary.warnings.push_back(StrCat("op '", first.type, "' is also defined by ",
+                                      first.plugin_file,
+                                      " with the same schema: its shape inference and gradient "
+                                      "are used, this plugin's are not"));
   }
   for (size_t i = 0; i < staged.kernels.size(); ++i) {
     auto& k = staged.kernels[i];

@@ -32,6 +32,7 @@ struct PluginStaging {
 // What a commit added, for the plugin's load record.
 struct CommitSummary {
   std::vector<std::string> ops, kernels, devices, transforms, program_passes;
+  std::vector<std::string> warnings;  // what registered but may surprise its author
 };
 
 // A kernel library a plugin registered (TideLibraryDef): how ops ask for its kernels.

@@ -1,5 +1,6 @@
 """Plugins at run time: what loaded, and loading more."""
 
+import re
 import warnings
 
 from . import _C, _entry_points
@@ -19,17 +20,65 @@ def load_plugin(path):
         raise PluginError(str(e)) from None
     for w in (
         record["warnings"]
-        + _C.orphan_kernel_warnings(record["file"])
+        + _orphan_summaries(_C.orphan_kernel_warnings(record["file"]))
         + layer_name_collisions(record["ops"])
+        + _shadowed_layers(record["ops"])
     ):
         warnings.warn("tide: " + w, UserWarning, stacklevel=2)
     return record
 
 
+_ORPHAN = re.compile(r"kernel (\S+) .*\((.+)\): no loaded plugin defines op ")
+
+
+def _orphan_summaries(lines, keep=3):
+    """`lines` (one per orphaned kernel) with each plugin file's beyond `keep` said once: an op
+    pack that failed to load leaves hundreds, which would bury the one line saying why."""
+    by_file = {}
+    for line in lines:
+        m = _ORPHAN.match(line)
+        by_file.setdefault(m.group(2) if m else None, []).append((line, m))
+    out = []
+    for file, items in by_file.items():
+        if file is None or len(items) <= keep:
+            out += [line for line, _ in items]
+            continue
+        ops = sorted({m.group(1) for _, m in items})
+        failed = [r["file"] for r in _C.plugins() if r["status"] != "loaded"]
+        out.append(
+            f"{len(items)} kernels of {file} are for ops no loaded plugin defines "
+            f"({', '.join(repr(o) for o in ops[:5])}{', ...' if len(ops) > 5 else ''})"
+            + (
+                f"; a plugin that did not load may define them: {', '.join(failed)} "
+                "(tide.plugins() says why)"
+                if failed
+                else ""
+            )
+        )
+    return out
+
+
+def _shadowed_layers(op_types):
+    """A message for each vendor op whose layer name is one of Tide's own layers (written in
+    Python), which wins: "dynamic.lstm" is not tide.layers.dynamic_lstm."""
+    from . import layers  # here: tide.layers imports this module's callers
+
+    out = []
+    for t in op_types:
+        name = t.replace(".", "_")
+        if "." in t and name in vars(layers):
+            out.append(
+                "op '%s' is not tide.layers.%s, which is Tide's own layer; "
+                "tide.layers.op_layer(%r) is the op's" % (t, name, t)
+            )
+    return out
+
+
 def _warn_orphan_kernels():
     """At import, once every plugin of the path and the entry points loaded: a kernel for an op
-    none of them defines never runs (what `tide-plugins --strict` fails on) and is a UserWarning."""
-    for w in _C.orphan_kernel_warnings():
+    none of them defines never runs (what `tide-plugins --strict` fails on) and is a UserWarning,
+    a plugin file's many said once."""
+    for w in _orphan_summaries(_C.orphan_kernel_warnings()):
         warnings.warn("tide: " + w, UserWarning, stacklevel=3)
 
 

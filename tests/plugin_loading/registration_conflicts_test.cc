@@ -59,6 +59,10 @@ TEST(RegistrationConflicts, SameSchemaTwiceIsANoOp) {
   const tide::core::OpInfo* op = Registry::Global().FindOp("test_dupop.op");
   ASSERT_NE(op, nullptr);
   EXPECT_EQ(op->plugin_file, first->path);  // the first registration stays
+  // ... and the second plugin hears that its shape inference and gradient are not the ones used.
+  ASSERT_EQ(same->warnings.size(), 1u);
+  EXPECT_CONTAINS(same->warnings[0], "op 'test_dupop.op' is also defined by " + first->path);
+  EXPECT_CONTAINS(same->warnings[0], "this plugin's are not");
 }
 
 TEST(RegistrationConflicts, DuplicateKernelKeyFailsNamingFirstFile) {

@@ -179,3 +179,56 @@ def test_an_op_without_a_vendor_prefix_outside_tides_directory_is_a_warning():
     assert "WARNED tide: op 'unprefixed_twice' has no vendor prefix" in r.stdout, (
         r.stdout + r.stderr
     )
+
+
+def test_a_vendor_op_named_like_one_of_tides_fails_the_vendor_plugin_not_tides():
+    """A plugin on TIDE_PLUGIN_PATH registers before Tide's own directory would in path order; an
+    op name it shares with Tide's relu (another schema) must fail it, not ops_math."""
+    clash = path("TIDE_TEST_PLUGIN_DIR", "libtide_test_clash_ops.so")
+    require("TIDE_TEST_PLUGIN_DIR", "libtide_test_clash_ops.so", what="the clash_ops test plugin")
+    code = (
+        "import tide, numpy as np\n"
+        "rec = {p['name']: p for p in tide.plugins()}\n"
+        "print('ops_math', rec['ops_math']['status'])\n"
+        "print('clash', rec['clash_ops']['status'], rec['clash_ops']['error'])\n"
+        "x = tide.layers.data(name='x', shape=[3], dtype='float32')\n"
+        "y = tide.layers.relu(x)\n"
+        "out, = tide.Executor(tide.CPUPlace()).run(\n"
+        "    feed={'x': np.array([[-1, 0, 2]], 'float32')}, fetch_list=[y])\n"
+        "print('relu', out.tolist())\n"
+    )
+    env = dict(os.environ, TIDE_PLUGIN_PATH=clash)
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "ops_math loaded" in p.stdout, p.stdout
+    assert re.search(r"clash failed op 'relu' is already registered by \S*ops_math", p.stdout)
+    assert "relu [[0.0, 0.0, 2.0]]" in p.stdout, p.stdout
+
+
+def test_a_vendor_op_whose_layer_name_is_one_of_tides_layers_is_a_warning():
+    """sequence.conv's layer name is Tide's own sequence_conv layer, which wins: load_plugin says
+    so and names the way to the op."""
+    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+    assert any(
+        "op 'sequence.conv' is not tide.layers.sequence_conv, which is Tide's own layer" in w
+        and "tide.layers.op_layer('sequence.conv')" in w
+        for w in seen
+    ), seen
+    assert layers.sequence_conv.__module__.startswith("tide.layers")  # still Tide's
+    assert layers.op_layer("sequence.conv") is not layers.sequence_conv
+
+
+def test_a_missing_op_pack_leaves_one_warning_per_plugin_file_not_one_per_kernel():
+    """Without ops_math, the device plugins' kernels for its ops have no op: hundreds of kernels,
+    said once per file (with examples), so they do not bury what went wrong."""
+    own = os.environ["TIDE_PLUGIN_PATH"].split(":")[-1]
+    files = [
+        os.path.join(own, f)
+        for f in sorted(os.listdir(own))
+        if f.endswith(".so") and "ops_math" not in f
+    ]
+    seen = [w for w in _warnings_of("", FLAGS_plugin_path=":".join(files)) if "kernels of" in w]
+    assert seen, "expected a summary of the orphaned kernels"
+    for w in seen:
+        assert re.search(r"\d+ kernels of \S+\.so are for ops no loaded plugin defines \('", w), w
+    assert len(seen) <= len(files)

@@ -62,6 +62,16 @@ TIDE_REGISTER_OP(tide::OpSchema("sloppy_dup.twice")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sloppy_dup.twice", "cpu", Twice, float);
 
+// An op whose layer name is one of Tide's own Python layers (tide.layers.sequence_conv), which
+// wins: tide.load_plugin warns.
+TIDE_REGISTER_OP(tide::OpSchema("sequence.conv")
+                     .Comment("Out = 2 X, under a layer name Tide's sequence_conv has")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sequence.conv", "cpu", Twice, float);
+
 // An op named without a vendor prefix, outside Tide's plugin directory: a warning.
 TIDE_REGISTER_OP(tide::OpSchema("unprefixed_twice")
                      .Comment("Out = 2 X, under a name that belongs to Fluid")
