@@ -62,13 +62,19 @@ def _train(net, shape, bf16, passes, lr=0.002, batch=64, seed=1):
     ids=["mlp", "conv"],
 )
 def test_bf16_amp_reaches_float32_accuracy(net, shape, passes):
-    f32, _ = _train(net, shape, False, passes)
-    b16, low = _train(net, shape, True, passes)
-    assert "mul" in low and "relu" in low and "elementwise_add" in low, low
-    if net is _lenet:
-        assert "conv2d" in low and "pool2d" in low, low
-    assert f32 >= 0.95, f32
-    assert b16 >= f32 - 0.005, (b16, f32)
+    # Means over three seeds: one seed's test accuracies move by 1-3 of the 360 test images
+    # (0.3-0.8%) with any change in the trajectory (seen when Adam's epsilon changed), more
+    # than the 0.5% asked of bfloat16.
+    f32, b16 = [], []
+    for seed in (1, 2, 3):
+        f32.append(_train(net, shape, False, passes, seed=seed)[0])
+        acc, low = _train(net, shape, True, passes, seed=seed)
+        b16.append(acc)
+        assert "mul" in low and "relu" in low and "elementwise_add" in low, low
+        if net is _lenet:
+            assert "conv2d" in low and "pool2d" in low, low
+    assert min(f32) >= 0.95, f32
+    assert np.mean(b16) >= np.mean(f32) - 0.005, (b16, f32)
 
 
 # The sim device: a bfloat16 kernel for mul only. The rewrite for sim:0 puts the two muls in

@@ -20,6 +20,20 @@ def test_unique_names_and_to_string():
     assert a.shape == (-1, 2) and b.dtype == "float32"
 
 
+def test_batch_norm_statistics_carry_fluids_names():
+    """Fluid names batch_norm's running mean and variance batch_norm_0.w_1 / .w_2 (after the
+    scale's w_0): the same names here, so a checkpoint Fluid saved loads into the model."""
+    x = layers.data(name="x", shape=[3, 4, 4], dtype="float32")
+    layers.batch_norm(layers.batch_norm(x))
+    params = sorted(p.name for p in tide.default_main_program().all_parameters())
+    names = ["batch_norm_%d.%s" % (i, s) for i in (0, 1) for s in ("b_0", "w_0", "w_1", "w_2")]
+    assert params == names
+    # Named by the user: those names, and the generated ones unchanged.
+    layers.batch_norm(x, moving_mean_name="m", moving_variance_name="v")
+    params = {p.name for p in tide.default_main_program().all_parameters()}
+    assert {"m", "v", "batch_norm_2.w_0", "batch_norm_2.b_0"} <= params
+
+
 def test_program_guard_and_startup_ops():
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):

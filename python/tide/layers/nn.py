@@ -1006,15 +1006,17 @@ def batch_norm(
     )
     bias_p = helper.create_parameter(bias_attr, [c], stat_dtype, is_bias=True)
     block = helper.main_program.global_block()
+    # Fluid's names (batch_norm_0.w_1 / .w_2 after the scale's w_0), so a checkpoint Fluid saved
+    # loads into the same model built here.
     mean = block.create_parameter(
-        name=moving_mean_name or helper.name + ".mean",
+        name=moving_mean_name or unique_name.generate(helper.name + ".w"),
         shape=[c],
         dtype=stat_dtype,
         trainable=False,
         initializer=Constant(0.0),
     )
     var = block.create_parameter(
-        name=moving_variance_name or helper.name + ".var",
+        name=moving_variance_name or unique_name.generate(helper.name + ".w"),
         shape=[c],
         dtype=stat_dtype,
         trainable=False,
