@@ -66,10 +66,12 @@ void FillConstantBatchSizeLike(KernelContext& ctx) {
 }
 
 void BatchSizeLikeShape(tide::InferShapeContext& ctx) {
-  const Dims out =
-      BatchSizeLikeDims(ctx.op_type(), ctx.InputName("Input"), ctx.InputDims("Input"),
-                        ctx.Attr<std::vector<int64_t>>("shape"), ctx.Attr<int32_t>("input_dim_idx"),
-                        ctx.Attr<int32_t>("output_dim_idx"));
+  const int32_t in_idx = ctx.Attr<int32_t>("input_dim_idx");
+  const int32_t out_idx = ctx.Attr<int32_t>("output_dim_idx");
+  Dims out = BatchSizeLikeDims(ctx.op_type(), ctx.InputName("Input"), ctx.InputDims("Input"),
+                               ctx.Attr<std::vector<int64_t>>("shape"), in_idx, out_idx);
+  // A LoD Input's batch is its number of sequences, known only at run time.
+  if (!ctx.IsRuntime() && in_idx == 0 && ctx.InputLoDLevel("Input") > 0) out[out_idx] = -1;
   ctx.SetOutputDims("Out", out);
   ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
 }

@@ -232,3 +232,25 @@ def test_a_missing_op_pack_leaves_one_warning_per_plugin_file_not_one_per_kernel
     for w in seen:
         assert re.search(r"\d+ kernels of \S+\.so are for ops no loaded plugin defines \('", w), w
     assert len(seen) <= len(files)
+
+
+def test_op_test_names_what_shape_inference_declared_and_the_kernel_did_not_write():
+    """Ops after this one are built on its declared dtype and dims: OpTest compares them with
+    what the kernel wrote (as PyTorch's opcheck), naming each."""
+    from tide.testing.op_test import OpTest
+
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+
+    class Misdeclared(OpTest):
+        op_type = "sloppy.misdeclared"
+
+        def setup(self, dtype):
+            self.inputs = {"X": x}
+            self.outputs = {"Out": 2 * x}
+
+    t = Misdeclared()
+    t.setup("float32")
+    with pytest.raises(
+        AssertionError, match="the kernel wrote float32, shape inference declared int64"
+    ):
+        t.check_output()

@@ -174,6 +174,24 @@ class OpTest:
                 result[param] = arrs if isinstance(value, list) else arrs[0]
         return result
 
+    def _check_declared(self, param, var, arr):
+        """What the op's shape inference declared for an output when the program was built
+        (its dtype, and each dim it knew) must be what the kernel wrote: ops after it are built
+        on the declaration (as PyTorch's opcheck compares a fake kernel with the real one)."""
+        declared = tide.core.convert_dtype(var.dtype)
+        wrote = "bfloat16" if declared == "bfloat16" and arr.dtype == np.uint16 else arr.dtype.name
+        assert declared == wrote, "%s %s: the kernel wrote %s, shape inference declared %s" % (
+            self.op_type,
+            param,
+            wrote,
+            declared,
+        )
+        dims = list(var.shape)
+        assert len(dims) == arr.ndim and all(d in (-1, n) for d, n in zip(dims, arr.shape)), (
+            "%s %s: the kernel wrote dims %s, shape inference declared %s"
+            % (self.op_type, param, list(arr.shape), dims)
+        )
+
     def check_output(self, atol=1e-5, rtol=1e-5, no_check_set=()):
         """Compares every output (but those in no_check_set) with its expected value; outputs
         expected None are neither fetched nor compared. Returns the fetched LoDTensors."""
@@ -190,6 +208,7 @@ class OpTest:
             if param in no_check_set or want.dtype == object:
                 continue
             arr = tensor.numpy()
+            self._check_declared(param, out_vars[name], arr)
             assert arr.shape == want.shape, "%s %s: shape %s, expected %s" % (
                 self.op_type,
                 param,

@@ -72,6 +72,21 @@ TIDE_REGISTER_OP(tide::OpSchema("sequence.conv")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("sequence.conv", "cpu", Twice, float);
 
+// Shape inference that declares what the kernel does not write (int64 and one more dim):
+// OpTest.check_output names each difference.
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.misdeclared")
+                     .Comment("Out = 2 X, declared int64 [rows, cols, 1]")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       tide::Dims d = ctx.InputDims("X");
+                       d.push_back(1);
+                       ctx.SetOutputDims("Out", d);
+                       ctx.SetOutputDataType("Out", TIDE_INT64);
+                     }));
+TIDE_REGISTER_KERNEL("sloppy.misdeclared", "cpu", Twice, float);
+
 // An op named without a vendor prefix, outside Tide's plugin directory: a warning.
 TIDE_REGISTER_OP(tide::OpSchema("unprefixed_twice")
                      .Comment("Out = 2 X, under a name that belongs to Fluid")
