@@ -150,11 +150,15 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
           [&](const KernelEntry& c) { return c.key.place_kind == kind && c.key.dtype == d; });
     return e;
   };
-  // Another place's kernel for `d`, the host's first.
+  // Another place's kernel for `d`, the host's first; only a place some device plugin provides
+  // (a kernel for a kind none does never runs: tide-plugins warns of it).
   auto elsewhere = [&](DataType d) {
     const int32_t host = PlaceKindId(kHostPlaceKind);
     const KernelEntry* e = usable(reg.FindKernel(op.type(), {host, d, TIDE_LAYOUT_ANY, 0}));
-    if (!e) e = first_usable([&](const KernelEntry& c) { return c.key.dtype == d; });
+    if (!e)
+      e = first_usable([&](const KernelEntry& c) {
+        return c.key.dtype == d && reg.FindDevice(c.key.place_kind);
+      });
     return e;
   };
   // The place's own kernel before another place's, and, for float16/bfloat16, the place's
@@ -179,7 +183,11 @@ bool KernelChoice::ChooseFor(OpInstance& op, DataType dt, const Place& place) {
   }
   if (!k) {
     std::string have;
-    for (const KernelEntry* e : all) have += (have.empty() ? "" : ", ") + e->key.ToString();
+    for (const KernelEntry* e : all)
+      have += (have.empty() ? "" : ", ") + e->key.ToString() +
+              (reg.FindDevice(e->key.place_kind) ? std::string()
+                                                 : " (no loaded device plugin provides '" +
+                                                       PlaceKindName(e->key.place_kind) + "')");
     TIDE_FAIL(TIDE_NOT_FOUND, op.label(), ": no kernel for ", want.ToString(),
               wide != TIDE_UNDEFINED ? StrCat(" (nor a ", DataTypeName(wide), " one to run it in)")
                                      : std::string(),

@@ -110,10 +110,16 @@ std::vector<const KernelEntry*> Registry::AllKernels() const {
 std::vector<std::string> OrphanKernelWarnings(const std::string& plugin_file) {
   const Registry& registry = Registry::Global();
   std::vector<std::string> out;
-  for (const auto* k : registry.AllKernels())
-    if ((plugin_file.empty() || k->plugin_file == plugin_file) && !registry.FindOp(k->op_type))
-      out.push_back("kernel " + k->op_type + " " + k->key.ToString() + " (" + k->plugin_file +
-                    "): no loaded plugin defines op '" + k->op_type + "'");
+  for (const auto* k : registry.AllKernels()) {
+    if (!plugin_file.empty() && k->plugin_file != plugin_file) continue;
+    const std::string kernel =
+        "kernel " + k->op_type + " " + k->key.ToString() + " (" + k->plugin_file + "): ";
+    if (!registry.FindOp(k->op_type))
+      out.push_back(kernel + "no loaded plugin defines op '" + k->op_type + "'");
+    else if (!registry.FindDevice(k->key.place_kind))  // a misspelt kind, or a missing device
+      out.push_back(kernel + "no loaded device plugin provides place kind '" +
+                    PlaceKindName(k->key.place_kind) + "'");
+  }
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -109,9 +109,11 @@ class Registry {
   std::atomic<bool> initialized_{false};
 };
 
-// Kernels for an op no loaded plugin defines, which never run (a misspelt op type, or a missing
-// pack): one warning each naming the kernel, its plugin file and the op, sorted; only those of
-// `plugin_file` when it is given. tide-plugins prints them, tide.load_plugin and import warn.
+// Kernels that never run: for an op no loaded plugin defines (a misspelt op type, or a missing
+// pack), or for a place kind no loaded device plugin provides (a misspelt kind, or a missing
+// device): one warning each naming the kernel, its plugin file and the op or kind, sorted; only
+// those of `plugin_file` when it is given. tide-plugins prints them, tide.load_plugin and import
+// warn.
 std::vector<std::string> OrphanKernelWarnings(const std::string& plugin_file = "");
 
 // Why nothing is registered yet when Initialize() has not run ("" once it has): appended to errors

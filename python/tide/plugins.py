@@ -28,7 +28,9 @@ def load_plugin(path):
     return record
 
 
-_ORPHAN = re.compile(r"kernel (\S+) .*\((.+)\): no loaded plugin defines op ")
+_ORPHAN = re.compile(
+    r"kernel (\S+) .*\((.+)\): no loaded (plugin defines op|device plugin provides place kind) "
+)
 
 
 def _orphan_summaries(lines, keep=3):
@@ -37,20 +39,21 @@ def _orphan_summaries(lines, keep=3):
     by_file = {}
     for line in lines:
         m = _ORPHAN.match(line)
-        by_file.setdefault(m.group(2) if m else None, []).append((line, m))
+        by_file.setdefault((m.group(2), m.group(3)) if m else None, []).append((line, m))
     out = []
-    for file, items in by_file.items():
-        if file is None or len(items) <= keep:
+    for key, items in by_file.items():
+        if key is None or len(items) <= keep:
             out += [line for line, _ in items]
             continue
+        file, why = key
         ops = sorted({m.group(1) for _, m in items})
         failed = [r["file"] for r in _C.plugins() if r["status"] != "loaded"]
+        why = "their ops" if why.startswith("plugin") else "their place kinds"
         out.append(
-            f"{len(items)} kernels of {file} are for ops no loaded plugin defines "
-            f"({', '.join(repr(o) for o in ops[:5])}{', ...' if len(ops) > 5 else ''})"
+            f"{len(items)} kernels of {file} never run: no loaded plugin provides {why} "
+            f"(ops {', '.join(repr(o) for o in ops[:5])}{', ...' if len(ops) > 5 else ''})"
             + (
-                f"; a plugin that did not load may define them: {', '.join(failed)} "
-                "(tide.plugins() says why)"
+                f"; a plugin that did not load may: {', '.join(failed)} (tide.plugins() says why)"
                 if failed
                 else ""
             )

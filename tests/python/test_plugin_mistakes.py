@@ -230,7 +230,9 @@ def test_a_missing_op_pack_leaves_one_warning_per_plugin_file_not_one_per_kernel
     seen = [w for w in _warnings_of("", FLAGS_plugin_path=":".join(files)) if "kernels of" in w]
     assert seen, "expected a summary of the orphaned kernels"
     for w in seen:
-        assert re.search(r"\d+ kernels of \S+\.so are for ops no loaded plugin defines \('", w), w
+        assert re.search(
+            r"\d+ kernels of \S+\.so never run: no loaded plugin provides their ops \(ops '", w
+        ), w
     assert len(seen) <= len(files)
 
 
@@ -254,3 +256,20 @@ def test_op_test_names_what_shape_inference_declared_and_the_kernel_did_not_writ
         AssertionError, match="the kernel wrote float32, shape inference declared int64"
     ):
         t.check_output()
+
+
+def test_a_kernel_for_a_place_kind_no_device_provides_is_a_warning_and_never_chosen(exe):
+    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+    assert any(
+        "kernel sloppy.elsewhere {npuu, float32, ANY, plain}" in w
+        and "no loaded device plugin provides place kind 'npuu'" in w
+        for w in seen
+    ), seen
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    out = layers.op_layer("sloppy.elsewhere")(x)
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'sloppy.elsewhere'.*no kernel for \{cpu, float32.*registered: "
+        r"\{npuu, float32, ANY, plain\} \(no loaded device plugin provides 'npuu'\)",
+    ):
+        exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[out])

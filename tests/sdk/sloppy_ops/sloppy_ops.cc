@@ -87,6 +87,16 @@ TIDE_REGISTER_OP(tide::OpSchema("sloppy.misdeclared")
                      }));
 TIDE_REGISTER_KERNEL("sloppy.misdeclared", "cpu", Twice, float);
 
+// A kernel for a place kind no device plugin provides (a misspelt "npu"): it never runs; the
+// op has no other kernel, so running it names the kernel and the missing device.
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.elsewhere")
+                     .Comment("Out = 2 X, with a kernel for place kind 'npuu' only")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sloppy.elsewhere", "npuu", Twice, float);
+
 // An op named without a vendor prefix, outside Tide's plugin directory: a warning.
 TIDE_REGISTER_OP(tide::OpSchema("unprefixed_twice")
                      .Comment("Out = 2 X, under a name that belongs to Fluid")
