@@ -161,6 +161,11 @@ void BindTensor(py::module_& m) {
           "__array__",
           [](const LoDTensor& t, py::object dtype, py::object copy) {
             const bool copied = !copy.is_none() && copy.cast<bool>();
+            // NumPy 2's copy=False: never a copy, a ValueError where one is needed.
+            if (!copy.is_none() && !copied && t.initialized() && !NumpyViews(t))
+              throw py::value_error("the tensor is on " + t.place().ToString() +
+                                    ", whose memory the host cannot read: an array of it is a "
+                                    "copy (np.array(t) or t.numpy() make one)");
             py::array a = copied ? NumpyCopy(t) : ToNumpy(t);
             if (!dtype.is_none()) a = a.attr("astype")(dtype, py::arg("copy") = false);
             return a;

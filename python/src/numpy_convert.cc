@@ -166,5 +166,6 @@ py::array HostArray(const LoDTensor& t, bool copy) {
 
 py::array ToNumpy(const LoDTensor& t) { return HostArray(t, false); }
 py::array NumpyCopy(const LoDTensor& t) { return HostArray(t, true); }
+bool NumpyViews(const LoDTensor& t) { return t.initialized() && HostAccessible(t.place()); }
 
 }  // namespace tide::python

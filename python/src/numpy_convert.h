@@ -21,4 +21,7 @@ py::array ToNumpy(const core::LoDTensor& t);
 // A numpy array with a copy of t's data; unlike ToNumpy's view, the tensor's content version stays.
 py::array NumpyCopy(const core::LoDTensor& t);
 
+// Whether ToNumpy views t's memory (a host-accessible place) rather than copying it.
+bool NumpyViews(const core::LoDTensor& t);
+
 }  // namespace tide::python

@@ -169,6 +169,29 @@ def test_a_device_entry_that_fails_leaves_the_process_able_to_exit(mistake):
         assert "device 'sim': Free threw" in p.stderr and "planted free failure" in p.stderr
 
 
+def test_copy_false_on_a_place_the_host_cannot_read_is_a_value_error():
+    """NumPy 2's copy=False means never a copy: a tensor on sim:0 (not host-accessible) cannot be
+    viewed, so np.array(t, copy=False) raises instead of copying in silence."""
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import tide
+        tide.load_plugin(sys.argv[1])
+        t = tide.LoDTensor(np.arange(4, dtype="float32"), tide.Place("sim", 0))
+        assert np.array(t).tolist() == [0, 1, 2, 3]  # a copy, asked for
+        try:
+            np.array(t, copy=False)
+        except ValueError as e:
+            print("refused:", e)
+        host = tide.LoDTensor(np.arange(4, dtype="float32"))
+        assert np.shares_memory(np.array(host, copy=False), np.asarray(host))
+    """)
+    p = _run(code, SIM)
+    assert "refused: the tensor is on sim:0, whose memory the host cannot read" in p.stdout, (
+        p.stdout
+    )
+
+
 FAULT = textwrap.dedent("""
     import sys
     import numpy as np
