@@ -27,6 +27,44 @@ std::vector<std::vector<uint64_t>> LengthsToOffsets(
   return lod;
 }
 
+// A LoD (offsets) or its lengths from Python: a list of levels, each a list of non-negative
+// ints; anything else is a TypeError / ValueError saying which element (not pybind's dump).
+LoD LevelsFromPython(py::handle levels, const char* what) {
+  auto is_seq = [](py::handle h) {
+    return py::isinstance<py::sequence>(h) && !py::isinstance<py::str>(h);
+  };
+  if (!is_seq(levels))
+    throw py::type_error(StrCat(what, " must be a list of levels, each a list of ints; got ",
+                                std::string(py::str(py::type::of(levels).attr("__name__")))));
+  LoD out;
+  size_t i = 0;
+  for (py::handle level : levels) {
+    if (!is_seq(level))
+      throw py::type_error(StrCat(what, " must be a list of levels, each a list of ints: level ", i,
+                                  " is ", std::string(py::repr(level)),
+                                  " (one level is written [[2, 3]], not [2, 3])"));
+    std::vector<uint64_t> values;
+    size_t j = 0;
+    for (py::handle v : level) {
+      py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));  // numpy ints
+      if (!index) {
+        PyErr_Clear();
+        throw py::type_error(StrCat(what, ": level ", i, " element ", j, " is ",
+                                    std::string(py::repr(v)), ", not an int"));
+      }
+      const long long n = index.cast<long long>();
+      if (n < 0)
+        throw py::value_error(
+            StrCat(what, ": level ", i, " element ", j, " is ", n, "; it must be >= 0"));
+      values.push_back(static_cast<uint64_t>(n));
+      ++j;
+    }
+    out.push_back(std::move(values));
+    ++i;
+  }
+  return out;
+}
+
 void SetLoDChecked(LoDTensor& t, const LoD& lod) {
   std::string err = CheckLoD(lod, t.dims().size() ? t.dims()[0] : 0);
   TIDE_ENFORCE(err.empty(), "invalid LoD ", LoDToString(lod), " for a tensor of dims ",
@@ -180,7 +218,10 @@ void BindTensor(py::module_& m) {
       .def("place", &LoDTensor::place)
       .def("_is_initialized", &LoDTensor::initialized)
       .def("lod", &LoDTensor::lod)
-      .def("set_lod", &SetLoDChecked, py::arg("lod"))
+      .def(
+          "set_lod",
+          [](LoDTensor& t, py::handle lod) { SetLoDChecked(t, LevelsFromPython(lod, "lod")); },
+          py::arg("lod"))
       .def("recursive_sequence_lengths",
            [](const LoDTensor& t) {
              LoD lens;
@@ -192,7 +233,9 @@ void BindTensor(py::module_& m) {
              return lens;
            })
       .def("set_recursive_sequence_lengths",
-           [](LoDTensor& t, const LoD& lens) { SetLoDChecked(t, LengthsToOffsets(lens)); })
+           [](LoDTensor& t, py::handle lens) {
+             SetLoDChecked(t, LengthsToOffsets(LevelsFromPython(lens, "sequence lengths")));
+           })
       .def("__repr__", &TensorRepr);
 
   py::class_<SelectedRows>(m, "SelectedRows")
