@@ -62,7 +62,8 @@ void CheckInputsReady(const OpInstance& op) {
         TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), " input '", b.param, "': variable '",
                   b.names[i],
                   "' holds no data (it is not fed, not set by the startup program, "
-                  "and no earlier op writes it)");
+                  "and no earlier op writes it; a startup program run in another Scope set it "
+                  "there: run it in this one)");
     }
   }
 }
