@@ -38,6 +38,14 @@ std::vector<std::unique_ptr<boost::dll::shared_library>>& OpenLibraries() {
   return *libs;
 }
 
+// When each file now in the process was opened (canonical path -> its modification time then):
+// dlopen of the same path hands back the image already mapped, so a file rebuilt since is not
+// what would run.
+std::map<std::string, fs::file_time_type>& OpenedFileTimes() {
+  static auto* times = new std::map<std::string, fs::file_time_type>;
+  return *times;
+}
+
 bool IsPluginFile(const fs::path& p) {
   std::string n = p.filename().string();
   return n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0;
@@ -277,6 +285,9 @@ void Open(const std::string& path, Candidate* c) {
     r.error = DlopenReason(path);
     return;
   }
+  std::error_code time_ec;
+  const auto mtime = fs::last_write_time(path, time_ec);
+  if (!time_ec) OpenedFileTimes().emplace(fs::weakly_canonical(path).string(), mtime);
   for (const char* sym : {TIDE_PLUGIN_INFO_SYMBOL, TIDE_PLUGIN_REGISTER_SYMBOL}) {
     if (!lib->has(sym)) {
       r.error = StrCat("missing entry symbol '", sym,
@@ -614,7 +625,21 @@ PluginRecord PluginManager::Load(const std::string& path) {
   size_t before;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // A file that failed before may be retried (it may have been rebuilt).
+    // A file that failed before may be retried (a plugin it requires may load now); one that
+    // changed on disk since it was opened cannot be: dlopen would hand back the old image.
+    auto opened = OpenedFileTimes().find(canonical);
+    std::error_code ec;
+    if (opened != OpenedFileTimes().end() && fs::last_write_time(path, ec) != opened->second &&
+        !ec) {
+      std::string before;
+      for (const auto& r : records_)
+        if (fs::weakly_canonical(r.path).string() == canonical) before = r.error;
+      TIDE_FAIL(TIDE_FAILED_PRECONDITION, "cannot load plugin ", path,
+                ": this process opened the file before",
+                before.empty() ? "" : " (it failed: ", before, before.empty() ? "" : ")",
+                " and it has changed on disk since; a shared object cannot be replaced in a "
+                "running process, so start a new one (restart Python) to load the new file");
+    }
     records_.erase(std::remove_if(records_.begin(), records_.end(),
                                   [&](const PluginRecord& r) {
                                     return !r.loaded &&

@@ -5,6 +5,7 @@ ops of one layer name (tests/sdk/sloppy_ops)."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -273,3 +274,23 @@ def test_a_kernel_for_a_place_kind_no_device_provides_is_a_warning_and_never_cho
         r"\{npuu, float32, ANY, plain\} \(no loaded device plugin provides 'npuu'\)",
     ):
         exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[out])
+
+
+def test_a_plugin_file_rebuilt_after_it_failed_says_a_new_process_is_needed(tmp_path):
+    """dlopen of a path this process opened before hands back the old image: a file changed
+    since would not be what runs, and saying the old error again would mislead."""
+    require("TIDE_TEST_PLUGIN_DIR", "libtide_test_noinfer_ops.so", what="the noinfer test plugin")
+    copy = tmp_path / "libnoinfer_copy.so"
+    shutil.copy(NOINFER, copy)
+    with pytest.raises(tide.PluginError, match="shape inference"):
+        tide.load_plugin(str(copy))
+    with pytest.raises(tide.PluginError, match="shape inference"):  # unchanged: the same reason
+        tide.load_plugin(str(copy))
+    later = os.stat(copy).st_mtime + 10
+    os.utime(copy, (later, later))  # "rebuilt"
+    with pytest.raises(
+        tide.PluginError,
+        match=r"this process opened the file before \(it failed: .*shape inference.*\) and it "
+        r"has changed on disk since;.*start a new one \(restart Python\)",
+    ):
+        tide.load_plugin(str(copy))
