@@ -127,6 +127,29 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     ++counts->layouts;
     plan += "layout " + LayoutTransformName(*e) + "; ";
   }
+  // A cast the kernel's place lacks (a device plugin without it) runs where a plugin has it: at
+  // the data's place, else on the host (staged there), before the copy to the kernel's place.
+  bool cast_done = false;
+  if (casts && !Registry::Global().FindCast(want.place.kind, cur->dtype(), want.dtype)) {
+    Place at = cur->place();
+    if (!Registry::Global().FindCast(at.kind, cur->dtype(), want.dtype) &&
+        Registry::Global().FindCast(HostPlaceOnce().kind, cur->dtype(), want.dtype)) {
+      LoDTensor* staged = Scratch(&t->stage_tmp);
+      TensorCopySync(*cur, HostPlaceOnce(), staged, op.kernel_dctx());
+      plan += "copy " + at.ToString() + " -> " + HostPlaceOnce().ToString() + " (to cast); ";
+      cur = staged;
+      at = HostPlaceOnce();
+      ++counts->copies;
+    }
+    const TransformEntry& e =
+        FindCastOrFail(at, cur->dtype(), want.dtype, [&] { return Where(op, b, i); });
+    LoDTensor* out = Scratch(&t->cast_tmp);
+    Apply(e, *cur, out, DeviceContextPool::Global().Get(at), StrCat("cast ", CastName(e)));
+    cur = out;
+    ++counts->casts;
+    plan += "cast " + CastName(e) + " on " + at.ToString() + "; ";
+    cast_done = true;
+  }
   if (cur->place() != want.place) {
     // To the host for a host input: TensorCopySync queues the copy on the source device's
     // context, after the work that wrote it, and waits for it.
@@ -138,7 +161,7 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     plan += "copy " + from.ToString() + " -> " + want.place.ToString() +
             (b.host_input ? " (host input); " : "; ");
   }
-  if (casts) {
+  if (casts && !cast_done) {
     const TransformEntry& e =
         FindCastOrFail(want.place, cur->dtype(), want.dtype, [&] { return Where(op, b, i); });
     LoDTensor* out = Scratch(&t->cast_tmp);

@@ -48,7 +48,8 @@ struct ConversionStamp {
 struct InputTransform {
   const LoDTensor* result = nullptr;  // what the kernel reads; nullptr: the variable itself
   std::unique_ptr<LoDTensor> layout_tmp, copy_tmp, cast_tmp;
-  std::string last_plan;  // for --log_kernels: logged when it changes
+  std::unique_ptr<LoDTensor> stage_tmp;  // on the host, for a cast the kernel's place lacks
+  std::string last_plan;                 // for --log_kernels: logged when it changes
   // The last conversion, reused while its stamp holds and its own contents are unchanged
   // (`cached_content`: an op sharing and writing the copy spoils it).
   const LoDTensor* cached = nullptr;
