@@ -202,9 +202,9 @@ class LoDTensor:
         """
         Holds `array` on `place`; on the host a contiguous array is shared, not copied.
         """
-    def set_lod(self, lod: list[list[int]]) -> None:
+    def set_lod(self, lod: typing.Any) -> None:
         ...
-    def set_recursive_sequence_lengths(self, arg0: list[list[int]]) -> None:
+    def set_recursive_sequence_lengths(self, arg0: typing.Any) -> None:
         ...
     def shape(self) -> list[int]:
         ...

@@ -130,7 +130,8 @@ def shutdown():
 
 
 def _flag_name(name):
-    """Fluid and Paddle spell core flags FLAGS_<name> (FLAGS_check_nan_inf); the core, <name>."""
+    """Fluid and Paddle spell core flags ``FLAGS_<name>`` (``FLAGS_check_nan_inf``); the core,
+    ``<name>``."""
     if not isinstance(name, str):
         raise TypeError(
             "tide flags: a flag name is a str, got %s (%r)" % (type(name).__name__, name)
@@ -140,7 +141,7 @@ def _flag_name(name):
 
 def set_flags(flags):
     """Sets core flags from a dict, e.g. tide.set_flags({"cpu_threads": "2"}); a name may carry
-    Paddle's FLAGS_ prefix ({"FLAGS_check_nan_inf": True}). A kernel library's flag
+    Paddle's ``FLAGS_`` prefix (``{"FLAGS_check_nan_inf": True}``). A kernel library's flag
     (use_mkldnn) exists once its plugin is loaded; turning one off that does not exist does
     nothing (there is nothing to turn off), turning it on is an error naming the flag."""
     if not isinstance(flags, dict):
@@ -157,14 +158,14 @@ def set_flags(flags):
 
 
 def get_flag(name):
-    """The value of core flag `name` (see set_flags; FLAGS_<name> too), or None when no such flag
-    exists."""
+    """The value of core flag `name` (see set_flags; ``FLAGS_<name>`` too), or None when no such
+    flag exists."""
     return _C.get_flag(_flag_name(name))
 
 
 def get_flags(flags):
     """Paddle's get_flags: the values of core flags `flags` (a name or a list of names, each with
-    or without the FLAGS_ prefix) as {name as given: value}. Values are the core's text, as
+    or without the ``FLAGS_`` prefix) as {name as given: value}. Values are the core's text, as
     get_flag gives them ("true", "2"), so set_flags takes the dict back. A name no flag has is a
     NotFoundError, as in set_flags."""
     if isinstance(flags, str):
