@@ -3,7 +3,7 @@
 import re
 import warnings
 
-from . import _C, _entry_points
+from . import _C, _entry_points, layers
 from .core import PluginError, TideError
 from .layer_names import layer_name_collisions
 
@@ -64,8 +64,6 @@ def _orphan_summaries(lines, keep=3):
 def _shadowed_layers(op_types):
     """A message for each vendor op whose layer name is one of Tide's own layers (written in
     Python), which wins: "dynamic.lstm" is not tide.layers.dynamic_lstm."""
-    from . import layers  # here: tide.layers imports this module's callers
-
     out = []
     for t in op_types:
         name = t.replace(".", "_")

@@ -206,10 +206,16 @@ def test_a_vendor_op_named_like_one_of_tides_fails_the_vendor_plugin_not_tides()
     assert "relu [[0.0, 0.0, 2.0]]" in p.stdout, p.stdout
 
 
-def test_a_vendor_op_whose_layer_name_is_one_of_tides_layers_is_a_warning():
+@pytest.fixture(scope="module")
+def sloppy_load_warnings():
+    """The UserWarnings tide.load_plugin of the sloppy pack gives in a fresh process."""
+    return _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+
+
+def test_a_vendor_op_whose_layer_name_is_one_of_tides_layers_is_a_warning(sloppy_load_warnings):
     """sequence.conv's layer name is Tide's own sequence_conv layer, which wins: load_plugin says
     so and names the way to the op."""
-    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+    seen = sloppy_load_warnings
     assert any(
         "op 'sequence.conv' is not tide.layers.sequence_conv, which is Tide's own layer" in w
         and "tide.layers.op_layer('sequence.conv')" in w
@@ -259,8 +265,10 @@ def test_op_test_names_what_shape_inference_declared_and_the_kernel_did_not_writ
         t.check_output()
 
 
-def test_a_kernel_for_a_place_kind_no_device_provides_is_a_warning_and_never_chosen(exe):
-    seen = _warnings_of("tide.load_plugin(%r)" % SLOPPY)
+def test_a_kernel_for_a_place_kind_no_device_provides_is_a_warning_and_never_chosen(
+    exe, sloppy_load_warnings
+):
+    seen = sloppy_load_warnings
     assert any(
         "kernel sloppy.elsewhere {npuu, float32, ANY, plain}" in w
         and "no loaded device plugin provides place kind 'npuu'" in w
