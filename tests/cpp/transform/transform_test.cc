@@ -101,9 +101,11 @@ TEST_F(TransformTest, CopiesAroundAFallbackAreCountedAndCorrect) {
     ASSERT_EQ(got[0].place(), HostPlace());
     const float want[] = {16.5f, 20.5f, 15.5f, 20.5f};
     for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[0].data<float>()[i], want[i]);
+    // The pool keeps the device's blocks; TIDE_USE_SYSTEM_ALLOCATOR (the sanitizer runs) makes
+    // every tensor its own allocation, so only the pool's count can stay flat.
     if (run == 0)
       allocs_after_first = after.allocs;
-    else
+    else if (!std::getenv("TIDE_USE_SYSTEM_ALLOCATOR"))
       EXPECT_EQ(after.allocs, allocs_after_first) << "scratch tensors are reused, not reallocated";
   }
 }
