@@ -24,7 +24,9 @@ const DeviceInfo& CheckedDevice(const Place& place) {
       kinds += (kinds.empty() ? "" : ", ") + d->kind_name;
     TIDE_FAIL(TIDE_UNAVAILABLE, "place ", place.ToString(),
               " is not available: no loaded device plugin provides kind '", place.kind_name(),
-              "' (loaded device kinds: ", kinds.empty() ? "none" : kinds, ")",
+              "' (loaded device kinds: ", kinds.empty() ? "none" : kinds,
+              "; a plugin that failed to load may provide it: tide.plugins() or tide-plugins "
+              "says why)",
               NotInitializedHint());
   }
   int32_t n = dev->def.device_count(dev->def.self);

@@ -82,7 +82,11 @@ std::string TensorRepr(const LoDTensor& t) {
 }  // namespace
 
 void BindTensor(py::module_& m) {
-  py::class_<Place>(m, "Place")
+  py::class_<Place>(
+      m, "Place",
+      "A device of a kind a device plugin provides: Place(\"cpu\"), Place(\"gpu\", 1), "
+      "a vendor's Place(\"acme\", 0). Made for any kind name; using it (an "
+      "Executor's run, a tensor on it) needs a loaded plugin of that kind.")
       .def(py::init([](const std::string& kind, int32_t device) { return Place(kind, device); }),
            py::arg("kind"), py::arg("device") = 0)
       .def_property_readonly("kind", [](const Place& p) { return p.kind_name(); })

@@ -149,6 +149,9 @@ class ProgramDesc:
     def version(self) -> int:
         ...
 class Place:
+    """
+    A device of a kind a device plugin provides: Place("cpu"), Place("gpu", 1), a vendor's Place("acme", 0). Made for any kind name; using it (an Executor's run, a tensor on it) needs a loaded plugin of that kind.
+    """
     def __eq__(self, arg0: Place) -> bool:
         ...
     def __hash__(self) -> int:

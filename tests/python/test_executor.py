@@ -66,7 +66,9 @@ def test_parameters_not_initialised(exe):
 
 def test_unknown_place():
     with pytest.raises(
-        tide.UnavailableError, match="no loaded device plugin provides kind 'nosuch'"
+        tide.UnavailableError,
+        match="no loaded device plugin provides kind 'nosuch'.*a plugin that failed to load may "
+        "provide it: tide.plugins\\(\\)",
     ):
         tide.Executor(tide.Place("nosuch", 0))
     with pytest.raises(tide.UnavailableError, match="cpu:3 does not exist"):
