@@ -127,28 +127,38 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     ++counts->layouts;
     plan += "layout " + LayoutTransformName(*e) + "; ";
   }
-  // A cast the kernel's place lacks (a device plugin without it) runs where a plugin has it: at
-  // the data's place, else on the host (staged there), before the copy to the kernel's place.
-  bool cast_done = false;
-  if (casts && !Registry::Global().FindCast(want.place.kind, cur->dtype(), want.dtype)) {
-    Place at = cur->place();
-    if (!Registry::Global().FindCast(at.kind, cur->dtype(), want.dtype) &&
-        Registry::Global().FindCast(HostPlaceOnce().kind, cur->dtype(), want.dtype)) {
-      LoDTensor* staged = Scratch(&t->stage_tmp);
-      TensorCopySync(*cur, HostPlaceOnce(), staged, op.kernel_dctx());
-      plan += "copy " + at.ToString() + " -> " + HostPlaceOnce().ToString() + " (to cast); ";
-      cur = staged;
-      at = HostPlaceOnce();
-      ++counts->copies;
-    }
+  // Where a cast runs: on the kernel's place; where that place's plugin lacks it (a device
+  // without casts), where one has it, the data's place or else the host (staged there), before
+  // the copy to the kernel's place.
+  Place cast_at = want.place;
+  const Registry& reg = Registry::Global();
+  if (casts && !reg.FindCast(want.place.kind, cur->dtype(), want.dtype)) {
+    if (reg.FindCast(cur->place().kind, cur->dtype(), want.dtype))
+      cast_at = cur->place();
+    else if (reg.FindCast(HostPlaceOnce().kind, cur->dtype(), want.dtype))
+      cast_at = HostPlaceOnce();
+  }
+  auto cast = [&] {
     const TransformEntry& e =
-        FindCastOrFail(at, cur->dtype(), want.dtype, [&] { return Where(op, b, i); });
+        FindCastOrFail(cast_at, cur->dtype(), want.dtype, [&] { return Where(op, b, i); });
     LoDTensor* out = Scratch(&t->cast_tmp);
-    Apply(e, *cur, out, DeviceContextPool::Global().Get(at), StrCat("cast ", CastName(e)));
+    const bool on_kernel_place = cast_at == want.place;
+    Apply(e, *cur, out,
+          on_kernel_place ? op.kernel_dctx() : DeviceContextPool::Global().Get(cast_at),
+          StrCat("cast ", CastName(e)));
     cur = out;
     ++counts->casts;
-    plan += "cast " + CastName(e) + " on " + at.ToString() + "; ";
-    cast_done = true;
+    plan += "cast " + CastName(e) + (on_kernel_place ? "" : " on " + cast_at.ToString()) + "; ";
+  };
+  if (casts && cast_at != want.place) {
+    if (cur->place() != cast_at) {
+      LoDTensor* staged = Scratch(&t->stage_tmp);
+      TensorCopySync(*cur, cast_at, staged, op.kernel_dctx());
+      plan += "copy " + cur->place().ToString() + " -> " + cast_at.ToString() + " (to cast); ";
+      cur = staged;
+      ++counts->copies;
+    }
+    cast();
   }
   if (cur->place() != want.place) {
     // To the host for a host input: TensorCopySync queues the copy on the source device's
@@ -161,15 +171,7 @@ const LoDTensor* TransformInput(const OpInstance& op, const ArgBinding& b, size_
     plan += "copy " + from.ToString() + " -> " + want.place.ToString() +
             (b.host_input ? " (host input); " : "; ");
   }
-  if (casts && !cast_done) {
-    const TransformEntry& e =
-        FindCastOrFail(want.place, cur->dtype(), want.dtype, [&] { return Where(op, b, i); });
-    LoDTensor* out = Scratch(&t->cast_tmp);
-    Apply(e, *cur, out, op.kernel_dctx(), StrCat("cast ", CastName(e)));
-    cur = out;
-    ++counts->casts;
-    plan += "cast " + CastName(e) + "; ";
-  }
+  if (casts && cast_at == want.place) cast();
   if (FLAGS_log_kernels && plan != t->last_plan && !plan.empty())
     std::cerr << "tide: " << op.label() << " input '" << b.param << "' ('" << b.names[i]
               << "'): " << plan << "\n";
