@@ -289,10 +289,9 @@ class Executor:
             raise TypeError(
                 "Executor.run: feed must be a dict {name: value}, got %r" % (type(feed),)
             )
-        feed = _feed_by_name(feed)
+        feed = _feed_by_name(feed)  # a new dict: the readers' batches go in, not the caller's
         readers = getattr(program, "_py_readers", ())
         if readers:  # non-iterable DataLoaders: the program reads a batch from each on every run
-            feed = dict(feed)
             for reader in readers:
                 feed.update(reader._next_feed())
         fetch_list = fetch_list or []

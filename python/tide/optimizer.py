@@ -4,7 +4,7 @@ update ops (from the ops_optimizers plugin), in that order (as in Fluid)."""
 import warnings
 
 from . import _C, unique_name
-from .backward import append_backward
+from .backward import _names, append_backward
 from .clip import append_gradient_clip_ops
 from .core import dtype_code
 from .framework import (
@@ -152,10 +152,6 @@ class Optimizer:
         return ops, params_grads
 
 
-def _var_names(items):
-    return [v.name if isinstance(v, Variable) else str(v) for v in (items or [])]
-
-
 def _where_gradients_stop(block, params, loss):
     """Between `params` and `loss` in `block`: the types of the ops that declare no gradient
     (arg_max, a plugin's NoGradient op) and the variables with stop_gradient."""
@@ -192,7 +188,7 @@ def _warn_if_nothing_trains(loss, params_grads, parameter_list=None, no_grad_set
         frozen = sorted(p.name for p in all_params if not p.trainable)
         what = "%s: trainable=False" % ", ".join(frozen) if frozen else "none at all"
     else:
-        params = _var_names(parameter_list)
+        params = _names(parameter_list)
         what = "parameter_list is empty"
     if not params:
         warnings.warn(
@@ -203,7 +199,7 @@ def _warn_if_nothing_trains(loss, params_grads, parameter_list=None, no_grad_set
         )
         return
     why = []
-    stopped = set(_var_names(no_grad_set))
+    stopped = set(_names(no_grad_set))
     stopped.update(n for n in params if n in block.vars and block.vars[n].stop_gradient)
     stopped = sorted(stopped.intersection(params))
     if stopped:

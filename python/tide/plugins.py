@@ -41,13 +41,15 @@ def _orphan_summaries(lines, keep=3):
         m = _ORPHAN.match(line)
         by_file.setdefault((m.group(2), m.group(3)) if m else None, []).append((line, m))
     out = []
+    failed = None  # the plugins that did not load, read once when a file is summarised
     for key, items in by_file.items():
         if key is None or len(items) <= keep:
             out += [line for line, _ in items]
             continue
         file, why = key
         ops = sorted({m.group(1) for _, m in items})
-        failed = [r["file"] for r in _C.plugins() if r["status"] != "loaded"]
+        if failed is None:
+            failed = [r["file"] for r in _C.plugins() if r["status"] != "loaded"]
         why = "their ops" if why.startswith("plugin") else "their place kinds"
         out.append(
             f"{len(items)} kernels of {file} never run: no loaded plugin provides {why} "
