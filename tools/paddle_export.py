@@ -119,11 +119,22 @@ NN_MODELS = {
     # Paddle 2.6 and, as PIR programs, by Paddle 3.x.
     **families.FAMILIES,
 }
+# paddle.nn models saved as PIR programs only: a model without parameters (Paddle 2.6's
+# predictor, which the legacy export's reference runs, refuses to load no parameters).
+PIR_NN_MODELS = {"no_params": nn_models.NoParams}
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
-PIR_MODELS = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "zero_d", "lstm"] + list(
-    families.FAMILIES
-)
+PIR_MODELS = [
+    "lenet",
+    "resnet18",
+    "mobilenet_v2",
+    "bert",
+    "gpt",
+    "vit",
+    "zero_d",
+    "no_params",
+    "lstm",
+] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 
 
@@ -442,8 +453,8 @@ def main():
             if name in PIR_QUANT_MODELS:
                 export_pir_quant(name, out)
                 continue
-            if name in NN_MODELS:
-                export_nn(name, NN_MODELS[name], out, how="pir")
+            if name in NN_MODELS or name in PIR_NN_MODELS:
+                export_nn(name, {**NN_MODELS, **PIR_NN_MODELS}[name], out, how="pir")
             else:
                 export(name, MODELS[name], out, how="pir")
             share_params(args.out, name)

@@ -164,6 +164,21 @@ class ZeroD(nn.Layer):
         return {"x": rng.standard_normal((3, 4)).astype(np.float32)}
 
 
+class NoParams(nn.Layer):
+    """A model without parameters: Paddle saves no .pdiparams for it (Paddle 3.x's PIR form is
+    inference.json alone), which the loader must still take by its prefix."""
+
+    inputs = [("x", [None, 4, 6], "float32")]
+
+    def forward(self, x):
+        y = paddle.nn.functional.relu(x) * 2.0 + paddle.tanh(x)
+        return paddle.transpose(y, [0, 2, 1]).reshape([-1, 24])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 4, 6)).astype(np.float32)}
+
+
 def randomize(net, rng):
     """Weights from a fixed seed; layer norms' scales and biases away from 1 and 0 so that a kernel
     ignoring one shows."""

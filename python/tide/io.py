@@ -361,6 +361,8 @@ def _is_paddle_model(dirname, model_filename, params_filename):
         dirname.endswith(".pdmodel")
         or (dirname.endswith(".json") and os.path.isfile(dirname))
         or any(os.path.isfile(dirname + e) for e in (".pdmodel", ".pdiparams"))
+        # Paddle 3.x's PIR program alone: a model without parameters has no .pdiparams
+        or (os.path.isfile(dirname + ".json") and not os.path.isdir(dirname))
     ):
         return True
     if not os.path.isdir(dirname):
@@ -382,9 +384,26 @@ def _is_paddle_model(dirname, model_filename, params_filename):
     return False
 
 
+def _pir_without_params(path):
+    """(directory, model file name) for a PIR program `prefix.json` (named by its prefix or
+    itself) with no `prefix.pdiparams` and no `prefix.pdmodel` beside it: Paddle 3.x writes no
+    parameter file for a model without parameters, and the loader's prefix rule wants one. Named
+    as Fluid's model_filename instead, the program loads (a program that has parameters then gets
+    the loader's error listing those without a file). None for any other path."""
+    prefix = path[: -len(".json")] if path.endswith(".json") else path
+    if not os.path.isfile(prefix + ".json") or os.path.isdir(prefix):
+        return None
+    if any(os.path.isfile(prefix + e) for e in (".pdmodel", ".pdiparams")):
+        return None
+    return os.path.dirname(prefix) or ".", os.path.basename(prefix) + ".json"
+
+
 def _load_paddle_inference_model(path, executor, model_filename, params_filename, scope):
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
+    alone = None if model_filename or params_filename else _pir_without_params(path)
+    if alone:
+        path, model_filename = alone
     desc, feeds, fetches, _, _ = _C.load_paddle_inference_model(
         path, scope, place, model_filename or "", params_filename or ""
     )

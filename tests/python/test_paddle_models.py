@@ -464,6 +464,23 @@ def test_pir_matches_paddle(tmp_path, name, lib, optimize):
     assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
 
 
+def test_pir_model_without_parameters(tmp_path):
+    """Paddle 3.x saves a model without parameters as inference.json alone (no .pdiparams,
+    tools/paddle_export.py's no_params): it loads by its prefix, as every model, and by the
+    file's name, and matches Paddle."""
+    d = os.path.join(FIXTURES, "pir", "no_params")
+    assert sorted(n for n in os.listdir(d) if n.startswith("inference")) == ["inference.json"]
+    feed, expected = load_feed(d), np.load(os.path.join(d, "expected.npy"))
+    prefix = os.path.join(d, "inference")
+    for path in (prefix, prefix + ".json"):
+        with tide.scope_guard(tide.Scope()):
+            out, _ = run(path, feed)
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    # A model that has parameters, its .pdiparams missing: the error lists them.
+    shutil.copy(os.path.join(FIXTURES, "pir", "lenet", "inference.json"), tmp_path)
+    expect_error(tmp_path / "inference", "inference.json", "no combined parameter file")
+
+
 def test_pir_quantized_programs_translated():
     """Paddle 3.3's quantization ops become quant_ops' Fluid ops with Paddle 3's attributes; the
     converted weights hold their int8 levels."""
