@@ -12,6 +12,8 @@ Tensor file format (little-endian), one record per variable:
 
 import os
 import struct
+import warnings
+import weakref
 
 import numpy as np
 
@@ -398,15 +400,51 @@ def _pir_without_params(path):
     return os.path.dirname(prefix) or ".", os.path.basename(prefix) + ".json"
 
 
+# Per scope, the model file each parameter a Paddle model loaded into it came from. Paddle names
+# parameters by layer counters (linear_0.w_0, conv2d_0.w_0, ...), so two models usually share
+# names: a second model loaded into the same scope replaces the first one's values, and the
+# program loaded first then computes with them.
+_LOADED_FROM = weakref.WeakKeyDictionary()
+
+
+def _warn_replaced(scope, before, params, model):
+    """A warning where this load replaced variables of the scope that another model (or anything
+    but an earlier load of the same file) put there; reloading a model is quiet."""
+    model = os.path.abspath(model)
+    try:
+        owners = _LOADED_FROM.setdefault(scope, {})
+    except TypeError:  # a scope that takes no weak reference: not tracked
+        return
+    replaced = sorted(n for n in params if n in before and owners.get(n) != model)
+    owners.update((n, model) for n in params)
+    if replaced:
+        warnings.warn(
+            "load_inference_model(%s): %d of its %d parameters replaced variables of the same "
+            "names already in the scope (%s%s), which another model or program put there: a "
+            "program loaded before that reads them now computes with this model's values. Load "
+            "each model into its own scope (scope=tide.Scope(), and exe.run(..., scope=it))"
+            % (
+                model,
+                len(replaced),
+                len(params),
+                ", ".join(replaced[:5]),
+                ", ..." if len(replaced) > 5 else "",
+            ),
+            stacklevel=4,
+        )
+
+
 def _load_paddle_inference_model(path, executor, model_filename, params_filename, scope):
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
     alone = None if model_filename or params_filename else _pir_without_params(path)
     if alone:
         path, model_filename = alone
-    desc, feeds, fetches, _, _ = _C.load_paddle_inference_model(
+    before = set(scope.local_var_names())
+    desc, feeds, fetches, params, files = _C.load_paddle_inference_model(
         path, scope, place, model_filename or "", params_filename or ""
     )
+    _warn_replaced(scope, before, params, files["model"])
     program = Program._from_desc(desc)
     block = program.global_block()
     return [program, list(feeds), [block.var(n) for n in fetches]]

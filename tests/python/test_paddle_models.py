@@ -130,6 +130,7 @@ def test_layouts_and_entry_points(tmp_path):
         tide.Executor(tide.CPUPlace()),
         model_filename="net.pdmodel",
         params_filename="net.pdiparams",
+        scope=tide.Scope(),  # another file: in the global scope, a warning that it replaced lenet's
     )
     assert feeds == ["x"] and program.desc.version == 3003001
     files = tide._C.find_paddle_model_files(os.path.join(d, "inference"))
@@ -479,6 +480,33 @@ def test_pir_model_without_parameters(tmp_path):
     # A model that has parameters, its .pdiparams missing: the error lists them.
     shutil.copy(os.path.join(FIXTURES, "pir", "lenet", "inference.json"), tmp_path)
     expect_error(tmp_path / "inference", "inference.json", "no combined parameter file")
+
+
+def test_second_model_in_a_scope_warns():
+    """Paddle names parameters by layer counters, so two models share names (conv2d_0.w_0, ...):
+    loading the second into the scope of the first replaces the first one's weights, and the
+    first program then computes with them. That load warns, naming the parameters and the fix;
+    reloading the same model, or a model in a scope of its own, is quiet."""
+    import warnings
+
+    # LeNet saved by Paddle 3.3 in the legacy format and as a PIR program: the same names and
+    # dims (conv2d_0.w_0, ...), other weights.
+    lenet, other = model_path("lenet"), os.path.join(FIXTURES, "pir", "lenet", "inference")
+    feed = load_feed(os.path.join(FIXTURES, "lenet"))["x"]
+    expected = np.load(os.path.join(FIXTURES, "lenet", "expected.npy"))
+    scope = tide.Scope()
+    with tide.scope_guard(scope), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exe = tide.Executor(tide.CPUPlace())
+        program, feeds, fetches = tide.io.load_inference_model(lenet, exe)
+        tide.io.load_inference_model(lenet, exe)  # the same model again: quiet
+        with tide.scope_guard(tide.Scope()):
+            tide.io.load_inference_model(other, exe)  # a scope of its own: quiet
+        with pytest.warns(UserWarning, match=r"replaced variables .*conv2d_0\.w_0.*own scope"):
+            tide.io.load_inference_model(other, exe)
+        (out,) = exe.run(program, feed={feeds[0]: feed}, fetch_list=fetches)
+    # What the warning is about: the first LeNet now runs with the second one's weights.
+    assert not np.allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
 
 
 def test_pir_quantized_programs_translated():
