@@ -201,7 +201,19 @@ Choice Choose(const Gpu& g, const ChoiceKey& key, size_t limit, bool nhwc, bool 
   }
   Perf perf[16];
   int returned = 0;
-  CheckDnn(g, get(perf, 16, &returned), what);
+  const cudnnStatus_t got = get(perf, 16, &returned);
+  // cuDNN may refuse the whole configuration up front (NOT_SUPPORTED, in cuDNN 9 a family of
+  // codes 3000-3999) instead of ranking algorithms that all fail: declined like an empty ranking.
+  const bool not_supported = got == CUDNN_STATUS_NOT_SUPPORTED
+#if CUDNN_MAJOR >= 9
+                             || (int(got) >= 3000 && int(got) < 4000)
+#endif
+      ;
+  if (not_supported && decline)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", g.op(), "': cuDNN (", what, ") does not support this ",
+               nhwc ? "NHWC " : "", tide::DataTypeName(static_cast<TideDataType>(key[1])),
+               " convolution: ", CudnnStatusText(got));
+  CheckDnn(g, got, what);
   const Perf* pick = nullptr;
   for (int pass = 0; pass < 2 && !pick; ++pass)
     for (int i = 0; i < returned && !pick; ++i) {
