@@ -260,7 +260,8 @@ class Operator:
         return self.desc.has_attr(name)
 
     def _set_attr(self, name, value):
-        self.desc.set_attr(name, value)
+        # A Block (sub_block) is set as its desc, as append_op does (Fluid's _set_attr takes one).
+        self.desc.set_attr(name, value.desc if isinstance(value, Block) else value)
         self.block.program._bump()
 
     @property
