@@ -145,3 +145,36 @@ def test_local_and_errors():
         world({"RANK": "x", "WORLD_SIZE": "2", "MASTER_ADDR": "a", "MASTER_PORT": "1"})
     with pytest.raises(WorldError, match="TIDE_STORE"):
         world({"TIDE_RANK": "0", "TIDE_WORLD_SIZE": "1", "TIDE_STORE": "redis://x"})
+
+
+def test_half_a_world_is_an_error_not_one_process():
+    # WORLD_SIZE without RANK (or the reverse) is a launcher set up wrong: read as "no world",
+    # every process would train alone on its share, silently.
+    with pytest.raises(WorldError, match="WORLD_SIZE=2 is set but RANK is not"):
+        world({"WORLD_SIZE": "2", "MASTER_ADDR": "a", "MASTER_PORT": "1"})
+    with pytest.raises(WorldError, match="RANK=1 is set but WORLD_SIZE is not"):
+        world({"RANK": "1", "MASTER_ADDR": "a", "MASTER_PORT": "1"})
+    with pytest.raises(WorldError, match="OMPI_COMM_WORLD_SIZE=4 is set but OMPI_COMM_WORLD_RANK"):
+        world({"OMPI_COMM_WORLD_SIZE": "4", "MASTER_ADDR": "a", "MASTER_PORT": "1"})
+    with pytest.raises(WorldError, match="PADDLE_TRAINERS_NUM=2 is set but PADDLE_TRAINER_ID"):
+        world({"PADDLE_TRAINERS_NUM": "2", "PADDLE_TRAINER_ENDPOINTS": "a:1,a:2"})
+    # A world of one (WORLD_SIZE=1 alone, as some schedulers set) is still one process.
+    assert world({"WORLD_SIZE": "1"}).world_size == 1
+
+
+def test_every_variable_read_is_named_when_it_is_bad():
+    base = {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "a", "MASTER_PORT": "1"}
+    with pytest.raises(WorldError, match="LOCAL_RANK=.x. is not an integer"):
+        world(dict(base, LOCAL_RANK="x"))
+    for port in ("0", "70000", "-1"):
+        with pytest.raises(WorldError, match="MASTER_PORT=%s is not a port" % port):
+            world(dict(base, MASTER_PORT=port))
+    with pytest.raises(WorldError, match="TIDE_MASTER=.h:99999. is not host:port"):
+        world({"TIDE_RANK": "0", "TIDE_WORLD_SIZE": "2", "TIDE_MASTER": "h:99999"})
+    slurm = {"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "n1"}
+    with pytest.raises(WorldError, match="SLURM_JOB_ID=.abc. is not an integer"):
+        world(dict(slurm, SLURM_JOB_ID="abc"))
+    with pytest.raises(WorldError, match="SLURM_LOCALID=.y. is not an integer"):
+        world(dict(slurm, SLURM_JOB_ID="5", SLURM_LOCALID="y"))
+    with pytest.raises(WorldError, match="TIDE_MASTER_PORT=.p. is not an integer"):
+        world(dict(slurm, TIDE_MASTER_PORT="p"))

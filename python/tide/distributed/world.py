@@ -33,12 +33,58 @@ class WorldError(ValueError):
     """The environment describes no valid world (names the variables at fault)."""
 
 
-def _int(env, name):
+def _int(env, name, default=None):
+    """env[name] as an int (default when it is unset and a default is given); a WorldError
+    naming the variable otherwise."""
     text = env.get(name)
+    if text is None and default is not None:
+        return default
     try:
         return int(text)
     except (TypeError, ValueError):
         raise WorldError("%s=%r is not an integer" % (name, text)) from None
+
+
+def _port(env, name):
+    port = _int(env, name)
+    if not 0 < port < 65536:
+        raise WorldError("%s=%d is not a port (1 to 65535)" % (name, port))
+    return port
+
+
+def _endpoint(text, name):
+    """text ('host:port', from the variable `name`) checked: a WorldError naming the variable."""
+    host, _, port = text.strip().rpartition(":")
+    if not host or ":" in host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise WorldError("%s=%r is not host:port" % (name, text))
+    return text.strip()
+
+
+# (rank variable, world size variable) of the launchers whose pair must come whole: one of them
+# without the other is a launcher set up wrong, not a local run (each process would train alone).
+_PAIRS = (
+    ("TIDE_RANK", "TIDE_WORLD_SIZE"),
+    ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM"),
+    ("RANK", "WORLD_SIZE"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+)
+
+
+def _half_a_world(env):
+    """A WorldError for the first launcher pair set by half (a world size of 1 alone is one
+    process, as some schedulers set it), else None."""
+    for rank_var, size_var in _PAIRS:
+        if rank_var in env and size_var not in env:
+            return WorldError(
+                "%s=%s is set but %s is not: set both (or neither, for one process)"
+                % (rank_var, env[rank_var], size_var)
+            )
+        if size_var in env and rank_var not in env and env[size_var].strip() != "1":
+            return WorldError(
+                "%s=%s is set but %s is not: set both (or neither, for one process)"
+                % (size_var, env[size_var], rank_var)
+            )
+    return None
 
 
 def expand_first_host(nodelist):
@@ -68,9 +114,9 @@ def _check(rank, world_size, names):
 
 def _master_from(env, what):
     if env.get("TIDE_MASTER"):
-        return env["TIDE_MASTER"]
+        return _endpoint(env["TIDE_MASTER"], "TIDE_MASTER")
     if env.get("MASTER_ADDR") and env.get("MASTER_PORT"):
-        return "%s:%s" % (env["MASTER_ADDR"], env["MASTER_PORT"])
+        return "%s:%d" % (env["MASTER_ADDR"], _port(env, "MASTER_PORT"))
     if env.get("TIDE_STORE"):
         return ""
     raise WorldError(
@@ -83,10 +129,13 @@ def _read(env):
     """(rank, world_size, local_rank, master, current_endpoint, source, (rank var, size var))."""
     if "TIDE_RANK" in env or "TIDE_WORLD_SIZE" in env:
         names = ("TIDE_RANK", "TIDE_WORLD_SIZE")
+        for have, lack in (names, names[::-1]):
+            if have in env and lack not in env:  # the launcher sets both
+                raise WorldError("%s=%s is set but %s is not" % (have, env[have], lack))
         return (
             _int(env, "TIDE_RANK"),
             _int(env, "TIDE_WORLD_SIZE"),
-            int(env.get("TIDE_LOCAL_RANK", "0")),
+            _int(env, "TIDE_LOCAL_RANK", 0),
             _master_from(env, "TIDE_RANK"),
             "",
             "tide",
@@ -101,11 +150,15 @@ def _read(env):
                 "PADDLE_TRAINER_ENDPOINTS lists %d endpoints but PADDLE_TRAINERS_NUM "
                 "is %d" % (len(eps), size)
             )
-        master = eps[0] if eps else _master_from(env, "PADDLE_TRAINER_ID")
+        master = (
+            _endpoint(eps[0], "PADDLE_TRAINER_ENDPOINTS")
+            if eps
+            else _master_from(env, "PADDLE_TRAINER_ID")
+        )
         return (
             _int(env, "PADDLE_TRAINER_ID"),
             size,
-            int(env.get("PADDLE_RANK_IN_NODE", "0")),
+            _int(env, "PADDLE_RANK_IN_NODE", 0),
             master,
             env.get("PADDLE_CURRENT_ENDPOINT", ""),
             "paddle",
@@ -117,14 +170,14 @@ def _read(env):
             raise WorldError("RANK and WORLD_SIZE are set but MASTER_ADDR or MASTER_PORT is not")
         master = ""
         if env.get("MASTER_ADDR"):
-            port = _int(env, "MASTER_PORT")
+            port = _port(env, "MASTER_PORT")
             if env.get("TORCHELASTIC_RUN_ID"):  # torchrun's agent holds MASTER_PORT itself
                 port += 1
             master = "%s:%d" % (env["MASTER_ADDR"], port)
         return (
             _int(env, "RANK"),
             _int(env, "WORLD_SIZE"),
-            int(env.get("LOCAL_RANK", "0")),
+            _int(env, "LOCAL_RANK", 0),
             master,
             "",
             "torchrun",
@@ -135,7 +188,7 @@ def _read(env):
         return (
             _int(env, "OMPI_COMM_WORLD_RANK"),
             _int(env, "OMPI_COMM_WORLD_SIZE"),
-            int(env.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")),
+            _int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0),
             _master_from(env, "Open MPI's OMPI_COMM_WORLD_RANK"),
             "",
             "openmpi",
@@ -144,7 +197,7 @@ def _read(env):
     if "SLURM_PROCID" in env:
         names = ("SLURM_PROCID", "SLURM_NTASKS")
         if env.get("TIDE_MASTER"):
-            master = env["TIDE_MASTER"]
+            master = _endpoint(env["TIDE_MASTER"], "TIDE_MASTER")
         else:
             nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST")
             if not nodelist:
@@ -152,18 +205,25 @@ def _read(env):
                     "SLURM_PROCID is set but neither SLURM_STEP_NODELIST nor "
                     "SLURM_JOB_NODELIST names the hosts"
                 )
-            port = env.get("MASTER_PORT") or env.get("TIDE_MASTER_PORT")
-            port = int(port) if port else 10000 + int(env.get("SLURM_JOB_ID", "0")) % 50000
+            if env.get("MASTER_PORT"):
+                port = _port(env, "MASTER_PORT")
+            elif env.get("TIDE_MASTER_PORT"):
+                port = _port(env, "TIDE_MASTER_PORT")
+            else:
+                port = 10000 + _int(env, "SLURM_JOB_ID", 0) % 50000
             master = "%s:%d" % (expand_first_host(nodelist), port)
         return (
             _int(env, "SLURM_PROCID"),
             _int(env, "SLURM_NTASKS"),
-            int(env.get("SLURM_LOCALID", "0")),
+            _int(env, "SLURM_LOCALID", 0),
             master,
             "",
             "slurm",
             names,
         )
+    half = _half_a_world(env)
+    if half is not None:
+        raise half
     return None
 
 
