@@ -294,8 +294,8 @@ bool IsPirProgramFile(const std::string& model) {
 
 const std::map<std::string, int>& KnownPaddleOpVersions() {
   // Each of these versions added an attribute or an input (or fixed leaky_relu's alpha outside
-  // [0, 1], which Tide computes as Paddle now does): a program that uses what Tide's op lacks is
-  // refused by the op's own attribute and input checks.
+  // [0, 1], and mish's softplus above `threshold`, which Tide computes as Paddle now does): a
+  // program that uses what Tide's op lacks is refused by the op's own attribute and input checks.
   static const std::map<std::string, int> known = {{"conv2d", 1},
                                                    {"depthwise_conv2d", 1},
                                                    {"conv3d", 1},
@@ -326,7 +326,8 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    {"p_norm", 1},
                                                    {"flip", 1},
                                                    {"roll", 2},
-                                                   {"instance_norm", 1}};
+                                                   {"instance_norm", 1},
+                                                   {"mish", 1}};
   return known;
 }
 

@@ -4,7 +4,8 @@
 // CPU kernels for each (the forward one the SDK's header-only tide/kernels/activation.hpp). A grad
 // reads X or Out, as the activation's Fluid grad op does (kDep), so other devices' grad kernels see
 // the same inputs. Also scale (a linear op with its own grad rule; its CPU kernel is
-// tide/kernels/scale.hpp).
+// tide/kernels/scale.hpp). silu and mish (Paddle 2.x) are this pack's own functors,
+// paddle_activations.h, with CPU kernels only.
 #include <cmath>
 #include <limits>
 #include <tide/kernels/activation.hpp>
@@ -14,6 +15,7 @@
 #include <type_traits>
 
 #include "common.h"
+#include "paddle_activations.h"
 
 namespace ops_math {
 namespace {
@@ -96,6 +98,9 @@ using namespace ops_math;  // NOLINT: registration macros below
 TIDE_ON_REGISTER([](tide::Registrar& r) {
   tide::ops::ForEachActivation(
       [&](auto tag) { RegisterActivation<typename decltype(tag)::type>(r); });
+  // Paddle 2.x's, CPU only (paddle_activations.h).
+  RegisterActivation<SiluAct>(r);
+  RegisterActivation<MishAct>(r);
 });
 
 TIDE_REGISTER_OP(

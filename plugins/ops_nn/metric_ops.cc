@@ -1,11 +1,13 @@
 // metric_ops.cc: top_k (the k largest values of the last axis and their int64 indices, ties by
-// lower index) with its grad, and accuracy (top-k hits against int64 labels; no grad).
+// lower index; the selection is top_k.h's, shared with top_k_v2) with its grad, and accuracy (top-k
+// hits against int64 labels; no grad).
 #include <algorithm>
 #include <numeric>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/ops/metric.hpp>
 
 #include "common.h"
+#include "top_k.h"
 
 namespace ops_nn {
 namespace {
@@ -32,21 +34,7 @@ void TopKInferShape(tide::InferShapeContext& ctx) {
 template <typename T>
 void TopKKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetTopKArgs<T>(ctx);
-  const int64_t d = a.d, k = a.k;
-  ParallelFor(ctx, a.rows, d * 4, [&](int64_t b, int64_t e) {
-    std::vector<int64_t> order(d);
-    for (int64_t r = b; r < e; ++r) {
-      const T* row = a.x + r * d;
-      std::iota(order.begin(), order.end(), 0);
-      std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int64_t p, int64_t q) {
-        return row[p] > row[q] || (row[p] == row[q] && p < q);
-      });
-      for (int64_t j = 0; j < k; ++j) {
-        a.out[r * k + j] = row[order[j]];
-        a.indices[r * k + j] = order[j];
-      }
-    }
-  });
+  TopKLines(ctx, a.x, a.rows, a.d, 1, a.k, true, true, a.out, a.indices);
 }
 
 // X@GRAD[Indices[r, j]] = Out@GRAD[r, j], 0 elsewhere.

@@ -31,4 +31,16 @@ void ForEachIndex(const tide::Dims& dims, F&& fn) {
   }
 }
 
+// fn(i, off) for every element i of `out` and the element `off` of X (dims `x`, of out's rank,
+// each dividing out's) it repeats: Out[i] = X[i mod X's dims] (expand, tile).
+template <typename F>
+void ForEachRepeat(const tide::Dims& x, const tide::Dims& out, F&& fn) {
+  const std::vector<int64_t> xs = Strides(x);
+  ForEachIndex(out, [&](const std::vector<int64_t>& idx, int64_t i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] % x[d]) * xs[d];
+    fn(i, off);
+  });
+}
+
 }  // namespace ops_nn

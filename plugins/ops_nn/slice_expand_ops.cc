@@ -172,16 +172,8 @@ void PadGradKernel(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// expand / expand_as: Out[i] = X[i mod X's dims]; the grad sums every repeat.
-template <typename F>
-void ForEachRepeat(const Dims& x, const Dims& out, F&& fn) {
-  const std::vector<int64_t> xs = Strides(x);
-  ForEachIndex(out, [&](const std::vector<int64_t>& idx, int64_t i) {
-    int64_t off = 0;
-    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] % x[d]) * xs[d];
-    fn(i, off);
-  });
-}
+// expand / expand_as: Out[i] = X[i mod X's dims] (nd_index.h's ForEachRepeat); the grad sums
+// every repeat.
 
 std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Dims& x) {
   if (ctx.HasInput("target_tensor"))
