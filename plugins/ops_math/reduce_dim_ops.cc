@@ -20,8 +20,10 @@ BroadcastIndex OutIndex(const char* op, const Dims& x, const ReduceShape& s) {
   return tide::ops::MakeBroadcastIndex(op, x, s.keep, 0);
 }
 
-// Each reducer: an initial value, a combine, and a finish (given the count reduced).
+// Each reducer: an initial value, a combine, a finish (given the count reduced), and whether an
+// empty group has a value (the initial one, finished).
 struct SumR {
+  static constexpr bool kEmptyOk = true;
   template <typename T>
   static T Init() {
     return T(0);
@@ -42,6 +44,7 @@ struct MeanR : SumR {
   }
 };
 struct MaxR {
+  static constexpr bool kEmptyOk = false;
   template <typename T>
   static T Init() {
     return std::numeric_limits<T>::lowest();
@@ -56,6 +59,7 @@ struct MaxR {
   }
 };
 struct MinR {
+  static constexpr bool kEmptyOk = false;
   template <typename T>
   static T Init() {
     return std::numeric_limits<T>::max();
@@ -70,6 +74,7 @@ struct MinR {
   }
 };
 struct ProdR {
+  static constexpr bool kEmptyOk = true;
   template <typename T>
   static T Init() {
     return T(1);
@@ -84,6 +89,7 @@ struct ProdR {
   }
 };
 struct AllR {
+  static constexpr bool kEmptyOk = true;
   template <typename T>
   static T Init() {
     return true;
@@ -98,6 +104,7 @@ struct AllR {
   }
 };
 struct AnyR {
+  static constexpr bool kEmptyOk = true;
   template <typename T>
   static T Init() {
     return false;
@@ -114,7 +121,7 @@ struct AnyR {
 
 template <typename T, typename R>
 void ReduceKernel(KernelContext& ctx) {
-  const auto a = tide::ops::GetReduceArgs<T>(ctx);
+  const auto a = tide::ops::GetReduceArgs<T>(ctx, R::kEmptyOk);
   T* o = a.out;
   std::fill(o, o + a.n_out, R::template Init<T>());
   const BroadcastIndex index = OutIndex(ctx.op_type(), a.x_dims, a.s);

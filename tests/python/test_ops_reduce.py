@@ -124,11 +124,37 @@ def test_layer_reduces_unknown_batch(exe):
 
 
 def test_reduce_over_empty_tensors():
-    """A reduction that keeps an empty dim gives an empty result (never a crash); reducing an empty
-    dim into kept elements is an error naming the op and X."""
+    """A reduction that keeps an empty dim gives an empty result (never a crash). Reducing an empty
+    dim into kept elements gives the reduction's identity where it has one (sum 0, prod 1, all
+    true, any false; mean NaN, as NumPy and Paddle), and for max / min an error naming the op and
+    X. Their gradients are empty."""
     x = np.zeros((0, 3), "float32")
     make("reduce_sum", {"X": x}, {"Out": np.zeros((0,), "float32")}, {"dim": [1]}).check_output()
-    with pytest.raises(tide.TideError, match="reduce_max.*x_in.*empty along a reduced dim"):
-        make(
-            "reduce_max", {"X": x}, {"Out": np.zeros((3,), "float32")}, {"dim": [0]}
-        ).check_output()
+    for op, ref in [("reduce_sum", np.sum), ("reduce_prod", np.prod)]:
+        for dtype in ["float32", "float64", "int32", "int64"]:
+            xd = np.zeros((2, 0, 3), dtype)
+            want = ref(xd, axis=1).astype(dtype)  # numpy widens int32 sums; Tide keeps X's type
+            make(op, {"X": xd}, {"Out": want}, {"dim": [1]}).check_output()
+            whole = ref(xd).astype(dtype).reshape(1)
+            make(op, {"X": xd}, {"Out": whole}, {"reduce_all": True}).check_output()
+    with np.errstate(invalid="ignore"):
+        want = np.mean(x, axis=0)
+    assert np.isnan(want).all()
+    make("reduce_mean", {"X": x}, {"Out": want}, {"dim": [0]}).check_output()  # NaN == NaN here
+    for op, ref in [("reduce_all", np.all), ("reduce_any", np.any)]:
+        xb = np.zeros((0, 3), bool)
+        make(op, {"X": xb}, {"Out": ref(xb, axis=0)}, {"dim": [0]}).check_output()
+    for op in ["reduce_max", "reduce_min"]:
+        with pytest.raises(tide.TideError, match=op + ".*x_in.*empty along a reduced dim"):
+            make(op, {"X": x}, {"Out": np.zeros((3,), "float32")}, {"dim": [0]}).check_output()
+
+
+def test_reduce_grads_over_empty_tensors(exe):
+    """Backward through a sum or mean of an empty batch gives an empty X@GRAD, no crash."""
+    x = tide.layers.data(name="x", shape=[3], dtype="float32")
+    x.stop_gradient = False
+    loss = tide.layers.reduce_sum(tide.layers.reduce_sum(x, dim=[0]) + tide.layers.reduce_mean(x))
+    tide.append_backward(loss)
+    out, g = exe.run(feed={"x": np.zeros((0, 3), "float32")}, fetch_list=[loss, "x@GRAD"])
+    assert np.isnan(out).all()  # the mean of nothing
+    assert np.asarray(g).shape == (0, 3)

@@ -65,7 +65,8 @@ void CheckReduceDtypes(const Ctx& ctx, TideDataType x) {
 }
 
 // reduce_*: X reduced to n_out values of `count` elements each; Out allocated. An X empty along a
-// reduced dim with kept elements has nothing to reduce: an error.
+// reduced dim with kept elements reduces nothing: `empty_ok` reductions (those with an identity:
+// sum, prod, any, all; mean's 0/0 is NaN, as in NumPy and Paddle) give it, the others an error.
 template <typename T>
 struct ReduceArgs {
   ReduceShape s;
@@ -77,17 +78,18 @@ struct ReduceArgs {
 };
 
 template <typename T>
-ReduceArgs<T> GetReduceArgs(const KernelContext& ctx) {
+ReduceArgs<T> GetReduceArgs(const KernelContext& ctx, bool empty_ok = false) {
   Tensor x = ctx.Input("X");
   ReduceArgs<T> a;
   a.x_dims = x.dims();
   a.s = ReduceShapeOf(ctx, a.x_dims);
   a.n_out = DimsProduct(a.s.keep);
   a.total = x.numel();
-  TIDE_CHECK(a.total > 0 || a.n_out == 0, "op '", ctx.op_type(), "': X ('", ctx.InputName("X"),
-             "') ", ToString(a.x_dims), " is empty along a reduced dim");
+  TIDE_CHECK(a.total > 0 || a.n_out == 0 || empty_ok, "op '", ctx.op_type(), "': X ('",
+             ctx.InputName("X"), "') ", ToString(a.x_dims),
+             " is empty along a reduced dim, which has no ", ctx.op_type());
   a.out = ctx.Output("Out").mutable_data<T>(a.s.out, ctx.place());
-  a.x = a.n_out ? x.data<T>() : nullptr;
+  a.x = a.total ? x.data<T>() : nullptr;
   return a;
 }
 
@@ -122,8 +124,8 @@ ReduceGradArgs<T> GetReduceGradArgs(const KernelContext& ctx, bool with_out) {
   }
   a.total = x.numel();
   a.n_out = DimsProduct(a.s.keep);
-  a.x = x.data<T>();
-  a.dout = dout.data<T>();
+  a.x = a.total ? x.data<T>() : nullptr;
+  a.dout = a.n_out ? dout.data<T>() : nullptr;
   a.dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(a.x_dims, ctx.place());
   return a;
 }
