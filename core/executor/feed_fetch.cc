@@ -59,9 +59,18 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
     }
     *feed_out = feeds;
   }
-  if (!have_fetch.empty()) {
+  if (!have_fetch.empty() && (fetches.empty() || targets(have_fetch) == fetches)) {
     *fetch_out = targets(have_fetch);
-  } else if (!fetches.empty()) {
+    return;
+  }
+  if (!have_fetch.empty()) {
+    // The caller asks for other variables, or another order, than the program's own fetch ops
+    // (a loaded model's outputs): those ops go, and the caller's list is fetched instead.
+    for (size_t i = block->OpSize(); i-- > 0;)
+      if (block->Op(i)->type() == "fetch" && block->Op(i)->HasAttr("col"))
+        block->RemoveOps(i, i + 1);
+  }
+  if (!fetches.empty()) {
     VarDesc* fv = block->Var(kFetchVarName);
     fv->set_type(TIDE_VAR_FETCH_LIST);
     fv->set_persistable(true);

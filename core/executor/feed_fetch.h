@@ -16,7 +16,9 @@ constexpr const char* kFetchVarName = "fetch";
 
 // Adds feed ops (prepended) and fetch ops (appended) to `block` for `feeds` and `fetches`,
 // unless it has them already (a saved inference model does); returns the feed and fetch targets
-// in column order. Errors name a feed or fetch target the block does not declare.
+// in column order. A fetch list other than the block's own fetch targets (a subset, another
+// order, an intermediate) replaces its fetch ops; a feed list must match its feed ops. Errors
+// name a feed or fetch target the block does not declare.
 void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
                      const std::vector<std::string>& fetches, std::vector<std::string>* feed_out,
                      std::vector<std::string>* fetch_out);

@@ -62,6 +62,35 @@ def test_inference_model_round_trip(tmp_path, exe, rng):
     assert got.tobytes() == want.tobytes()
 
 
+def test_loaded_model_fetches_what_is_asked(tmp_path, exe, rng):
+    """A loaded model's program has its own fetch ops; a fetch_list that differs (a subset,
+    another order, an intermediate) is what the run returns, never the program's own targets in
+    their order."""
+    x = layers.data(name="x", shape=[6])
+    h = layers.fc(input=x, size=5, act="tanh")
+    y = layers.fc(input=h, size=2)
+    z = layers.reduce_sum(y, dim=[1])
+    exe.run(tide.default_startup_program())
+    xs = rng.rand(3, 6).astype("float32")
+    want_h, want_y, want_z = exe.run(feed={"x": xs}, fetch_list=[h, y, z])
+    tide.io.save_inference_model(str(tmp_path), ["x"], [y, z], exe)
+    with tide.scope_guard(tide.Scope()):
+        program, feeds, fetches = tide.io.load_inference_model(str(tmp_path), exe)
+        assert [v.name for v in fetches] == [y.name, z.name]
+        got_y, got_z = exe.run(program, feed={"x": xs}, fetch_list=fetches)
+        np.testing.assert_allclose(got_y, want_y, rtol=1e-6)
+        np.testing.assert_allclose(got_z, want_z, rtol=1e-6)
+        got = exe.run(program, feed={"x": xs}, fetch_list=[fetches[1], fetches[0]])
+        assert [a.shape for a in got] == [(3,), (3, 2)]
+        np.testing.assert_allclose(got[0], want_z, rtol=1e-6)
+        (only_z,) = exe.run(program, feed={"x": xs}, fetch_list=[fetches[1]])
+        np.testing.assert_allclose(only_z, want_z, rtol=1e-6)
+        (inner,) = exe.run(program, feed={"x": xs}, fetch_list=[h.name])
+        np.testing.assert_allclose(inner, want_h, rtol=1e-6)
+        again = exe.run(program, feed={"x": xs}, fetch_list=fetches)  # its own targets again
+        np.testing.assert_allclose(again[0], want_y, rtol=1e-6)
+
+
 def test_inference_model_flags(tmp_path, exe, rng):
     # Fluid 1.x's export_for_deployment and program_only.
     x, y, loss = _model()
