@@ -121,7 +121,7 @@ NN_MODELS = {
 }
 # paddle.nn models saved as PIR programs only: a model without parameters (Paddle 2.6's
 # predictor, which the legacy export's reference runs, refuses to load no parameters).
-PIR_NN_MODELS = {"no_params": nn_models.NoParams}
+PIR_NN_MODELS = {"no_params": nn_models.NoParams, "tensor_ops": nn_models.TensorOps}
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
 PIR_MODELS = [
@@ -133,6 +133,7 @@ PIR_MODELS = [
     "vit",
     "zero_d",
     "no_params",
+    "tensor_ops",
     "lstm",
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}

@@ -179,6 +179,40 @@ class NoParams(nn.Layer):
         return {"x": rng.standard_normal((3, 4, 6)).astype(np.float32)}
 
 
+class TensorOps(nn.Layer):
+    """Tensor operations whose PIR forms translate to Fluid ops Tide has: split by number and by
+    sections, gather on an axis, a strided slice, argmax / argsort indices, clip, pow, log, sin,
+    cos, logical_and, a float32 arange, and a causal mask filled with -inf (Paddle 3 writes the
+    non-finite attribute as a string)."""
+
+    inputs = [("x", [None, 8], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        a, b = paddle.split(y, 2, axis=1)
+        c, d, e = paddle.split(y, [2, 2, 4], axis=1)
+        g = paddle.gather(e, paddle.to_tensor([3, 0, 1]), axis=1)
+        s = y[:, 1:8:3]
+        arg = paddle.argmax(y, axis=1, keepdim=True).astype("float32")
+        order = paddle.argsort(a, axis=1).astype("float32")
+        clipped = paddle.clip(b, -0.2, 0.3)
+        pw = paddle.pow(paddle.abs(c) + 1.0, 2.5) + paddle.log(paddle.abs(d) + 1.0)
+        both = paddle.logical_and(a > 0, b < 0.1).astype("float32")
+        mask = paddle.triu(paddle.full([4, 4], float("-inf")), diagonal=1)
+        att = paddle.nn.functional.softmax(a.unsqueeze(1) * a.unsqueeze(2) + mask, axis=-1)
+        pos = paddle.arange(4, dtype="float32") * 0.25
+        waves = paddle.sin(a + pos) + paddle.cos(b - pos)
+        return paddle.concat([g, s, arg, order, clipped, pw, both, att.sum(axis=1), waves], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 8)).astype(np.float32)}
+
+
 def randomize(net, rng):
     """Weights from a fixed seed; layer norms' scales and biases away from 1 and 0 so that a kernel
     ignoring one shows."""

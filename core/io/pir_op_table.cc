@@ -23,7 +23,7 @@ struct Entry {
   const char* renames;
   AttributeMap fixed;
   const char* dtype_of_input = "";
-  bool cast_result = false;
+  int cast_result_from = PirOpRule::kSameType;
 };
 
 // Fluid's element-wise ops broadcast as numpy does with axis -1, which PIR's always mean; the
@@ -64,6 +64,12 @@ const Entry kEntries[] = {
     {"pd_op.greater_than", "greater_than", "X Y", "Out", "", kAxis},
     {"pd_op.greater_equal", "greater_equal", "X Y", "Out", "", kAxis},
     {"pd_op.cumsum", "cumsum", "X =axis", "Out", ""},
+    {"pd_op.pow", "pow", "X", "Out", "y>factor"},
+    {"pd_op.clip", "clip", "X =min/Min =max/Max", "Out", ""},
+    {"pd_op.logical_and", "logical_and", "X Y", "Out", ""},
+    {"pd_op.logical_or", "logical_or", "X Y", "Out", ""},
+    {"pd_op.logical_xor", "logical_xor", "X Y", "Out", ""},
+    {"pd_op.logical_not", "logical_not", "X", "Out", ""},
     // Reductions: an empty axis reduces every dim (to a 0-D result, as the program declares).
     {"pd_op.mean", "reduce_mean", "X =dim", "Out", "keepdim>keep_dim"},
     {"pd_op.sum", "reduce_sum", "X =dim", "Out", "keepdim>keep_dim dtype>out_dtype"},
@@ -75,6 +81,9 @@ const Entry kEntries[] = {
     {"pd_op.sigmoid", "sigmoid", "X", "Out", ""},
     {"pd_op.tanh", "tanh", "X", "Out", ""},
     {"pd_op.exp", "exp", "X", "Out", ""},
+    {"pd_op.log", "log", "X", "Out", ""},
+    {"pd_op.sin", "sin", "X", "Out", ""},
+    {"pd_op.cos", "cos", "X", "Out", ""},
     {"pd_op.sqrt", "sqrt", "X", "Out", ""},
     {"pd_op.abs", "abs", "X", "Out", ""},
     {"pd_op.gelu", "gelu", "X", "Out", ""},
@@ -92,10 +101,22 @@ const Entry kEntries[] = {
     {"pd_op.expand", "expand_v2", "X =shape/Shape/expand_shapes_tensor", "Out", ""},
     {"pd_op.slice", "slice",
      "Input =starts/StartsTensor/StartsTensorList =ends/EndsTensor/EndsTensorList", "Out", ""},
+    {"pd_op.strided_slice", "strided_slice",
+     "Input =starts/StartsTensor/StartsTensorList =ends/EndsTensor/EndsTensorList "
+     "=strides/StridesTensor/StridesTensorList",
+     "Out", ""},
     {"pd_op.concat", "concat", "X =axis/AxisTensor", "Out", ""},
+    // split's results are a vector of tensors that builtin.split unpacks.
+    {"pd_op.split_with_num", "split", "X =axis/AxisTensor", "Out", ""},
+    {"pd_op.split", "split", "X =sections//SectionsTensorList =axis/AxisTensor", "Out", ""},
+    {"pd_op.gather", "gather", "X Index =axis/Axis", "Out", ""},
+    // Indices are int64, as Paddle's; argsort is stable in Tide, what `stable` asks.
+    {"pd_op.argmax", "arg_max", "X =axis", "Out", ""},
+    {"pd_op.argmin", "arg_min", "X =axis", "Out", ""},
+    {"pd_op.argsort", "argsort", "X", "Out Indices", "stable>-"},
     {"pd_op.stack", "stack", "X", "Y", ""},
     {"pd_op.shape", "shape", "Input", "Out", ""},
-    {"pd_op.shape64", "shape", "Input", "Out", "", {}, "", /*cast_result=*/true},
+    {"pd_op.shape64", "shape", "Input", "Out", "", {}, "", proto::VarType::INT32},
     {"pd_op.cast", "cast", "X", "Out", "dtype>out_dtype", {}, "in_dtype"},
     {"pd_op.assign", "assign", "X", "Out", ""},
     // Creating tensors (place: where Paddle puts them; Tide's executor decides).
@@ -103,7 +124,15 @@ const Entry kEntries[] = {
     {"pd_op.full_like", "fill_any_like", "X =value", "Out", "place>-"},
     {"pd_op.full_with_tensor", "fill_constant",
      "=value/ValueTensor =shape/ShapeTensor/ShapeTensorList", "Out", ""},
-    {"pd_op.arange", "range", "Start End Step", "Out", "place>- dtype>-"},
+    // Fluid's range computes in its inputs' type (Paddle 3 saves them float64), PIR's in `dtype`.
+    {"pd_op.arange",
+     "range",
+     "Start End Step",
+     "Out",
+     "place>- dtype>-",
+     {},
+     "",
+     PirOpRule::kFirstOperandType},
     {"pd_op.tril", "tril_triu", "X", "Out", "", {{"lower", true}}},
     {"pd_op.triu", "tril_triu", "X", "Out", "", {{"lower", false}}},
     // Embeddings.
@@ -181,7 +210,7 @@ std::map<std::string, PirOpRule> BuildTable() {
     }
     r.fixed = e.fixed;
     r.dtype_of_input = e.dtype_of_input;
-    r.cast_result = e.cast_result;
+    r.cast_result_from = e.cast_result_from;
     TIDE_ENFORCE(table.emplace(e.pir, std::move(r)).second, "pir_op_table: ", e.pir, " twice");
   }
   return table;

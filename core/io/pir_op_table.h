@@ -35,7 +35,11 @@ struct PirOpRule {
   std::map<std::string, std::string> renames;
   AttributeMap fixed;          // attributes the Fluid op takes from the PIR op's kind (tril: lower)
   std::string dtype_of_input;  // a Fluid attribute set to operand 0's data type (cast: in_dtype)
-  bool cast_result = false;    // the Fluid op computes another dtype (shape: int32): cast to PIR's
+  // The Fluid op computes another data type than PIR's result declares, cast to it after:
+  // kSameType none, kFirstOperandType the first operand's (range: its Start's), else that type
+  // (shape: int32).
+  int cast_result_from = kSameType;
+  static constexpr int kSameType = -2, kFirstOperandType = -1;
 };
 
 // The rule of a PIR operation ("pd_op.conv2d"), or nullptr. An in-place variant ("pd_op.relu_")

@@ -9,11 +9,14 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "core/io/pir_op_table.h"
 #include "core/platform/enforce.h"
@@ -70,6 +73,16 @@ class Json {
     if (d >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
     if (d <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
     return static_cast<int64_t>(d);
+  }
+  // A float: a number, or the string Paddle writes for a non-finite one ("INF", "-INF", "NAN").
+  double Float() const {
+    if (v_.kind_case() != pb::Value::kStringValue) return Num();
+    std::string t = v_.string_value();
+    for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (t == "INF" || t == "+INF") return std::numeric_limits<double>::infinity();
+    if (t == "-INF") return -std::numeric_limits<double>::infinity();
+    if (t == "NAN" || t == "-NAN") return std::numeric_limits<double>::quiet_NaN();
+    Fail("a number, or INF / -INF / NAN, was expected");
   }
   bool Bool() const {
     if (v_.kind_case() != pb::Value::kBoolValue) Fail("true or false was expected");
@@ -287,12 +300,13 @@ class Translator {
   std::optional<Attribute> AttrOf(const Json& at) {
     const std::string& kind = at["#"].Str();
     if (kind == "1.a_place") return std::nullopt;
-    const Json d = at["D"];
+    // A non-finite float comes as {"#": "0.a_f64", "VD": "-INF"} (a causal mask's fill value).
+    const Json d = at.Has("VD") && !at.Has("D") ? at["VD"] : at["D"];
     if (kind == "0.a_bool") return d.Bool();
     if (kind == "0.a_i32") return static_cast<int32_t>(d.Int());
     if (kind == "0.a_i64" || kind == "0.a_index") return d.Int();
-    if (kind == "0.a_f32") return static_cast<float>(d.Num());
-    if (kind == "0.a_f64") return d.Num();
+    if (kind == "0.a_f32") return static_cast<float>(d.Float());
+    if (kind == "0.a_f64") return d.Float();
     if (kind == "0.a_str" || kind == "1.a_layout") return d.Str();
     if (kind == "1.a_intarray") {
       std::vector<int64_t> v;
@@ -309,7 +323,7 @@ class Translator {
       if (!t) Fail(d[0], "scalar type '" + d[0].Str() + "' is not one Tide holds");
       if (*t == proto::VarType::BOOL) return d[1].Bool();
       if (IsIntegerType(*t)) return d[1].Int();
-      return d[1].Num();
+      return d[1].Float();
     }
     if (kind == "0.a_array") return ArrayOf(d);
     Fail(at["#"], "attribute kind '" + kind + "' is not one Tide reads");
@@ -379,10 +393,12 @@ class Translator {
 
     if (name == "builtin.parameter" || name == "builtin.constant") return Parameter(op, name);
     if (name == "builtin.combine") return Combine(op);
-    if (name == "builtin.split" || name == "builtin.slice") return Unpack(op, name);
+    if (name == "builtin.split" || name == "builtin.slice")  // of an untranslated op's list
+      return ReadsUntranslated(op) ? MarkUntranslated(op, name) : Unpack(op, name);
     if (name == "pd_op.data" || name == "pd_op.feed") return Feed(op);
     if (name == "pd_op.fetch") return ReadsUntranslated(op) ? void() : Fetch(op);
     if (name == "pd_op.full_int_array") return FullIntArray(op);
+    if (name == "pd_op.assign_value_" || name == "pd_op.assign_value") return AssignValue(op);
     const PirOpRule* rule = op.Has("regions") ? nullptr : FindPirOpRule(name);
     if (!rule) {
       ++unknown_[name];
@@ -557,6 +573,62 @@ class Translator {
     }
   }
 
+  // pd_op.assign_value(_) (paddle.to_tensor of a list): its values, as Fluid's assign_value of
+  // the result's type (its in-place operand, a placeholder, is not read). Integer values are a
+  // constant too, for readers taking an IntArray attribute.
+  void AssignValue(const Json& op) {
+    const AttributeMap attrs = AttrsOf(op);
+    auto values = attrs.find("values"), dims = attrs.find("shape");
+    if (values == attrs.end() || dims == attrs.end())
+      op.Fail("pd_op.assign_value without its attributes 'values' and 'shape'");
+    Attribute shape_attr;
+    if (!ConvertAttr(dims->second, TIDE_ATTR_INTS, &shape_attr))
+      op.Fail("pd_op.assign_value's 'shape' is not a list of integers");
+    std::vector<double> v;
+    const bool numbers = std::visit(
+        [&v](const auto& list) {
+          using L = std::decay_t<decltype(list)>;
+          if constexpr (std::is_same_v<L, std::vector<double>> ||
+                        std::is_same_v<L, std::vector<float>> ||
+                        std::is_same_v<L, std::vector<int32_t>> ||
+                        std::is_same_v<L, std::vector<int64_t>> ||
+                        std::is_same_v<L, std::vector<bool>>) {
+            for (auto x : list) v.push_back(static_cast<double>(x));
+            return true;
+          }
+          return false;
+        },
+        values->second);
+    if (!numbers) op.Fail("pd_op.assign_value's 'values' is not a list of numbers");
+    const Json result = FirstResult(op);
+    const int64_t id = result["%"].Int();
+    PirValue pv;
+    pv.var = FreshName("assign_value", id);
+    pv.made_by = "pd_op.assign_value";
+    pv.dtype = DeclareResult(result, pv.var, false);
+    pv.rank = last_rank_;
+    auto* a = block_->add_ops();
+    a->set_type("assign_value");
+    AddArgs(a->add_outputs(), "Out", {pv.var});
+    AttrToProto("shape", shape_attr, a->add_attrs());
+    AttrToProto("dtype", int32_t{pv.dtype}, a->add_attrs());
+    if (pv.dtype == proto::VarType::BOOL || pv.dtype == proto::VarType::INT32) {
+      AttrToProto(pv.dtype == proto::VarType::BOOL ? "bool_values" : "int32_values",
+                  std::vector<int32_t>(v.begin(), v.end()), a->add_attrs());
+    } else if (pv.dtype == proto::VarType::INT64) {
+      std::vector<int64_t> ints(v.begin(), v.end());
+      AttrToProto("int64_values", ints, a->add_attrs());
+      pv.constant = ints;
+    } else if (pv.dtype == proto::VarType::FP32 || pv.dtype == proto::VarType::FP64) {
+      AttrToProto("fp32_values", std::vector<float>(v.begin(), v.end()), a->add_attrs());
+    } else {
+      op.Fail("pd_op.assign_value of type " +
+              std::string(DataTypeName(static_cast<DataType>(pv.dtype))) +
+              ", which Tide's assign_value does not hold");
+    }
+    values_[id] = pv;
+  }
+
   static void AddArgs(proto::OpDesc::Var* var, const std::string& param,
                       const std::vector<std::string>& args) {
     var->set_parameter(param);
@@ -652,9 +724,15 @@ class Translator {
               std::to_string(rule.results.size()));
     struct Cast {
       std::string from, to;
-      int dtype;
+      int from_dtype, dtype;
     };
-    std::vector<Cast> casts;  // cast_result: the Fluid op's int32 output into the PIR result
+    std::vector<Cast> casts;  // cast_result_from: the Fluid op's output into the PIR result's type
+    int fluid_dtype = rule.cast_result_from;
+    if (fluid_dtype == PirOpRule::kFirstOperandType) {
+      if (operands.empty() || !operands[0] || operands[0]->dtype < 0)
+        op.Fail(name + ": the data type of its first operand is unknown");
+      fluid_dtype = operands[0]->dtype;
+    }
     for (size_t j = 0; j < results.size(); ++j) {
       const PirResult& spec = rule.results[j];
       const int64_t id = results[j]["%"].Int();
@@ -684,10 +762,10 @@ class Translator {
         v.rank = last_rank_;
       }
       std::string out = v.var;
-      if (rule.cast_result) {
-        out = v.var + ".int32";
-        AddVar(out, proto::VarType::LOD_TENSOR, proto::VarType::INT32, {}, false);
-        casts.push_back({out, v.var, v.dtype});
+      if (fluid_dtype != PirOpRule::kSameType && fluid_dtype != v.dtype) {
+        out = v.var + "." + DataTypeName(static_cast<DataType>(fluid_dtype));
+        AddVar(out, proto::VarType::LOD_TENSOR, fluid_dtype, {}, false);
+        casts.push_back({out, v.var, fluid_dtype, v.dtype});
       }
       if (name == "pd_op.full") v.constant = FullScalar(attrs);
       if (name == "pd_op.stack") StackOfScalars(operands, attrs, &v);
@@ -726,7 +804,7 @@ class Translator {
       cast->set_type("cast");
       AddArgs(cast->add_inputs(), "X", {c.from});
       AddArgs(cast->add_outputs(), "Out", {c.to});
-      AttrToProto("in_dtype", int32_t{proto::VarType::INT32}, cast->add_attrs());
+      AttrToProto("in_dtype", int32_t{c.from_dtype}, cast->add_attrs());
       AttrToProto("out_dtype", int32_t{c.dtype}, cast->add_attrs());
     }
   }

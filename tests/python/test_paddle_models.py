@@ -423,7 +423,7 @@ def test_dense_tensor_names(fresh_programs):
 
 # Saved by Paddle 3.3.1's paddle.jit.save as PIR programs (tests/fixtures/paddle/pir). A fixture
 # whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
-PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm"]
+PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm", "tensor_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
@@ -678,6 +678,20 @@ def test_pir_unknown_operations_listed_at_once(tmp_path):
         "pd_op.poolzd (2 ops), pd_op.relx (2 ops)",
         "PIR format version 4",
     )
+
+
+def test_pir_unknown_list_operations_listed(tmp_path):
+    """An operation Tide lacks whose result is a list (split's, unpacked by builtin.split) is
+    listed with the others, not reported as a builtin.split of a non-list."""
+    d = pir_copy(tmp_path, "tensor_ops")
+    edit_json(d, '"#":"1.split_with_num"', '"#":"1.split_with_numx"')
+    edit_json(d, '"#":"1.argsort"', '"#":"1.argsortx"')
+    msg = expect_error(
+        d / "inference",
+        "2 PIR operation type(s) have no translation to Tide ops",
+        "pd_op.argsortx (1 op), pd_op.split_with_numx (1 op)",
+    )
+    assert "builtin.split" not in msg, msg
 
 
 def test_pir_quantized_unknown_operations_listed_at_once(tmp_path):
