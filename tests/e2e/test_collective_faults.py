@@ -234,3 +234,55 @@ def test_max_restarts_resumes_from_the_checkpoint(tmp_path):
         assert first in (3, 4), first
         assert resumed["params"] == whole_run["params"]
         assert resumed["losses"] == whole_run["losses"][first:]
+
+
+def test_max_restarts_with_a_file_store(tmp_path):
+    # Gloo's file store refuses keys a previous attempt left ("File already exists"): each
+    # restart meets in a fresh subdirectory of TIDE_STORE's (restart1, ...), which every node's
+    # launcher names alike.
+    store = tmp_path / "store"
+    store.mkdir()
+    r = subprocess.run(
+        [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", "2"]
+        + ["--max_restarts", "1", MODEL, "--steps", "5", "--die_rank", "1", "--die_step", "3"]
+        + ["--out", str(tmp_path / "r{rank}.json"), "--checkpoint_dir", str(tmp_path / "ckpt")],
+        env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=TIMEOUT_MS, TIDE_STORE="file://%s" % store),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=120,
+    )
+    out = r.stdout.decode()
+    assert r.returncode == 0, out[-4000:]
+    assert "restarting the job (restart 1 of 1)" in out and "resumes at step" in out, out[-4000:]
+    assert (store / "restart1").is_dir()
+
+
+def test_the_launcher_names_a_stopped_rank_and_ends_it_at_once(tmp_path):
+    # Rank 1 stops (SIGSTOP): rank 0 fails at the collective timeout, naming rank 1; the
+    # launcher says rank.1 is stopped and ends it at once (SIGCONT after SIGTERM), not after the
+    # 5 s it grants before SIGKILL.
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", "2", MODEL]
+        + ["--steps", "4", "--die_rank", "1", "--die_step", "2", "--die_signal", "STOP"]
+        + ["--out", str(tmp_path / "r{rank}.json")],
+        env=child_env(TIDE_COLLECTIVE_TIMEOUT_MS=2000),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    lines, stopping_at = [], None
+    try:
+        for line in iter(p.stdout.readline, b""):
+            lines.append(line.decode("utf-8", "replace"))
+            if stopping_at is None and lines[-1].startswith("[launch] stopping"):
+                stopping_at = time.time()
+        p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    ended_after = time.time() - stopping_at if stopping_at else None
+    out = "".join(lines)
+    assert p.returncode != 0, out[-4000:]
+    assert "rank(s) 1 did not reach it" in out, out[-4000:]
+    assert "stopping rank.1 (stopped by a signal): rank.0 exited" in out, out[-4000:]
+    assert ended_after is not None and ended_after < 4, (ended_after, out[-4000:])

@@ -176,6 +176,18 @@ def parse_args(argv):
     return args
 
 
+def _stopped(pid):
+    """Whether process pid is stopped (state T or t in /proc; False where /proc is not)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("State:"):
+                    return line.split()[1] in ("T", "t")
+    except (OSError, IndexError):
+        pass
+    return False
+
+
 class Job:
     """The processes of one launch (pservers and trainers, or collective workers), started, watched and ended together.
 
@@ -249,10 +261,14 @@ class Job:
         live = [(n, p) for n, p, _ in procs if p.poll() is None]
         if not live:
             return
-        self.say("stopping %s: %s" % (", ".join(n for n, _ in live), why))
+        # A process stopped by a signal (SIGSTOP, a debugger, ^Z) is most often why the others
+        # failed (they name it as missing from a collective): say so.
+        names = [n + (" (stopped by a signal)" if _stopped(p.pid) else "") for n, p in live]
+        self.say("stopping %s: %s" % (", ".join(names), why))
         for _, p in live:
             try:
                 os.killpg(p.pid, signal.SIGTERM)
+                os.killpg(p.pid, signal.SIGCONT)  # a stopped process then takes the SIGTERM
             except ProcessLookupError:
                 pass
         end = time.time() + 5
@@ -274,16 +290,26 @@ class Job:
             "collective job: %d process(es) of %d here (ranks %d..%d), master %s"
             % (a.nproc_per_node, world, first, first + a.nproc_per_node - 1, self.master)
         )
+        extra = {}
+        store = os.environ.get("TIDE_STORE", "")
+        if attempt and store.startswith("file://"):
+            # Gloo's file store refuses the keys the last attempt left there ("File already
+            # exists"): each restart meets in its own subdirectory, named alike on every node.
+            path = os.path.join(store[len("file://") :], "restart%d" % attempt)
+            os.makedirs(path, exist_ok=True)
+            extra["TIDE_STORE"] = "file://" + path
+            self.say("restart %d meets in the file store %s" % (attempt, path))
         for i in range(a.nproc_per_node):
             self.start(
                 "rank.%d" % (first + i),
-                {
-                    "TIDE_RANK": str(first + i),
-                    "TIDE_WORLD_SIZE": str(world),
-                    "TIDE_LOCAL_RANK": str(i),
-                    "TIDE_MASTER": self.master,
-                    "TIDE_RESTART_COUNT": str(attempt),
-                },
+                dict(
+                    extra,
+                    TIDE_RANK=str(first + i),
+                    TIDE_WORLD_SIZE=str(world),
+                    TIDE_LOCAL_RANK=str(i),
+                    TIDE_MASTER=self.master,
+                    TIDE_RESTART_COUNT=str(attempt),
+                ),
                 True,
             )
 
