@@ -239,6 +239,8 @@ TIDE_REGISTER_OP(tide::OpSchema("assign_value")
                      .Attr("shape", std::vector<int32_t>{}, "dims of Out")
                      .Attr("dtype", int32_t(TIDE_FP32), "element type (TideDataType)")
                      .Attr("fp32_values", std::vector<float>{}, "the values of a float32 Out")
+                     .Attr("fp64_values", std::vector<double>{},
+                           "the values of a float64 Out (Paddle 2.6)")
                      .Attr("int32_values", std::vector<int32_t>{}, "the values of an int32 Out")
                      .Attr("int64_values", std::vector<int64_t>{}, "the values of an int64 Out")
                      .Attr("bool_values", std::vector<int32_t>{},
@@ -249,4 +251,4 @@ TIDE_REGISTER_OP(tide::OpSchema("assign_value")
                        ctx.SetOutputDims("Out", tide::ops::AssignValueDims(ctx));
                        ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
                      }));
-TIDE_REGISTER_KERNEL("assign_value", "cpu", AssignValue, float, int32_t, int64_t, bool);
+TIDE_REGISTER_KERNEL("assign_value", "cpu", AssignValue, float, double, int32_t, int64_t, bool);

@@ -1,6 +1,7 @@
 // index_ops.cc: Fluid's index ops: gather / scatter (rows by an int Index, with grads),
-// gather_nd, one_hot, arg_max / arg_min, argsort (with grad), where_index, range, shape and
-// cumsum (with grad). Indices out of range are errors naming the op, the input and the value.
+// gather_nd, one_hot (and Paddle's one_hot_v2), arg_max / arg_min, argsort (with grad),
+// where_index, range, shape and cumsum (with grad). Indices out of range are errors naming the op,
+// the input and the value.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -111,7 +112,10 @@ void GatherNd(KernelContext& ctx) {
   const auto a = tide::ops::GetGatherNdArgsOf<T, kGrad>(ctx);
   const std::vector<int64_t> idx = IntValues(ctx, "Index");
   const int64_t k = a.k, inner = a.inner;
-  const int64_t n = k ? static_cast<int64_t>(idx.size()) / k : DimsProduct(a.index.dims());
+  // One gathered slice per index tuple: Index's dims but the last (of size k; k = 0 takes all of
+  // X each time).
+  const Dims& id = a.index.dims();
+  const int64_t n = id.empty() ? 1 : DimsProduct(id, 0, id.size() - 1);
   const std::vector<int64_t> xs = Strides(a.x_dims);
   if constexpr (!kGrad) {
     for (int64_t i = 0; i < n; ++i)
@@ -153,6 +157,45 @@ void OneHotInferShape(tide::InferShapeContext& ctx) {
                                                     ctx.Attr<int32_t>("depth")));
   ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
   ctx.ShareLoD("X", "Out");
+}
+
+// one_hot_v2 (Paddle 2.x's F.one_hot): X int [...] -> Out [..., depth], depth from depth_tensor
+// (one int) over the attribute; the rows as one_hot's.
+int64_t OneHotV2Depth(const KernelContext& ctx) {
+  const int64_t depth =
+      ctx.HasInput("depth_tensor") ? IntScalar(ctx, "depth_tensor") : ctx.Attr<int32_t>("depth");
+  TIDE_CHECK(depth > 0, "op '", ctx.op_type(), "': depth must be > 0, got ", depth);
+  return depth;
+}
+
+template <typename T>
+void OneHotV2Kernel(KernelContext& ctx) {
+  const int64_t depth = OneHotV2Depth(ctx);
+  const bool allow = ctx.Attr<bool>("allow_out_of_range");
+  Dims od = ctx.Input("X").dims();
+  od.push_back(depth);
+  const std::vector<int64_t> ids = IntValues(ctx, "X");
+  T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  std::fill(out, out + DimsProduct(od), T(0));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (allow && (ids[i] < 0 || ids[i] >= depth)) continue;
+    CheckIndex(ctx, "X", ids[i], depth);
+    out[i * depth + ids[i]] = T(1);
+  }
+}
+
+void OneHotV2InferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  const TideDataType t = ctx.InputDataType("X");
+  TIDE_CHECK(t == TIDE_UNDEFINED || t == TIDE_INT32 || t == TIDE_INT64, "op '", op, "': X ('",
+             ctx.InputName("X"), "') must be int32 or int64, got ", tide::DataTypeName(t));
+  Dims od = ctx.InputDims("X");
+  const int32_t depth = ctx.Attr<int32_t>("depth");
+  if (!ctx.HasInput("depth_tensor"))
+    TIDE_CHECK(depth > 0, "op '", op, "': depth must be > 0, got ", depth);
+  od.push_back(ctx.HasInput("depth_tensor") ? -1 : depth);
+  if (!ctx.HasInput("depth_tensor") || !ctx.IsRuntime()) ctx.SetOutputDims("Out", od);
+  ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -446,6 +489,20 @@ TIDE_REGISTER_OP(tide::OpSchema("one_hot")
                      .KernelDataTypeFrom("attr:dtype")
                      .InferShape(OneHotInferShape));
 TIDE_REGISTER_KERNEL("one_hot", "cpu", OneHotKernel, float, double, int32_t, int64_t);
+TIDE_REGISTER_OP(
+    tide::OpSchema("one_hot_v2")
+        .NoGradient()
+        .Comment("Out[..., X] = 1, else 0: X's int ids [...] as [..., depth] (F.one_hot).")
+        .Input("X", "int32/int64 ids, any dims")
+        .Input("depth_tensor", "depth as an int tensor of one value (optional; over depth)")
+        .AsDispensable()
+        .Output("Out", "X's dims and [depth]")
+        .Attr("depth", int32_t(-1), "the number of classes")
+        .Attr("dtype", int32_t(TIDE_FP32), "Out's type (TideDataType)")
+        .Attr("allow_out_of_range", false, "an id outside [0, depth) gives a zero row")
+        .KernelDataTypeFrom("attr:dtype")
+        .InferShape(OneHotV2InferShape));
+TIDE_REGISTER_KERNEL("one_hot_v2", "cpu", OneHotV2Kernel, float, double, int32_t, int64_t);
 
 TIDE_REGISTER_OP(
     tide::OpSchema("arg_max")

@@ -1,6 +1,6 @@
 // slice_expand_ops.cc: ops that move a box of elements (Fluid 1.x): slice and strided_slice
 // (Input -> Out; the grad scatters back into zeros), pad (constant pad_value; grad slices),
-// expand / expand_as / expand_v2 (repeats; the grad sums the repeats). Shape rules:
+// expand / expand_as / expand_v2 / expand_as_v2 (repeats; the grad sums the repeats). Shape rules:
 // tide/ops/tensor_shape.hpp; bounds and repeats from tensors: tide/ops/slice_inputs.hpp,
 // tide/ops/expand.hpp.
 #include <algorithm>
@@ -256,6 +256,57 @@ void ExpandV2InferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
+// expand_as_v2 (Paddle 2.x's expand_as): X expanded to Y's dims where Y is given, else to the
+// target_shape attribute (-1: X's dim), by expand_v2's rules. The grad reads Out@GRAD's dims.
+Dims ExpandAsV2Target(const char* op, const Dims& x, const Dims* y,
+                      const std::vector<int32_t>& target) {
+  if (y) return tide::ops::ExpandV2Dims(op, x, std::vector<int64_t>(y->begin(), y->end()));
+  TIDE_CHECK(!target.empty(), "op '", op, "': needs Y or the target_shape attribute");
+  return tide::ops::ExpandV2Dims(op, x, std::vector<int64_t>(target.begin(), target.end()));
+}
+
+template <typename T>
+void ExpandAsV2Kernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  Tensor y = ctx.OptionalInput("Y");
+  const Dims yd = y ? y.dims() : Dims{};
+  const Dims od = ExpandAsV2Target(ctx.op_type(), x.dims(), y ? &yd : nullptr,
+                                   ctx.Attr<std::vector<int32_t>>("target_shape"));
+  const T* xv = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  ForEachRepeat(tide::ops::ExpandV2XDims(x.dims(), od.size()), od,
+                [&](int64_t i, int64_t off) { o[i] = xv[off]; });
+}
+
+template <typename T>
+void ExpandAsV2GradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const Dims od = dout.dims();
+  tide::ops::ExpandV2Dims(ctx.op_type(), x.dims(), std::vector<int64_t>(od.begin(), od.end()));
+  const T* gd = dout.data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  ForEachRepeat(tide::ops::ExpandV2XDims(x.dims(), od.size()), od,
+                [&](int64_t i, int64_t off) { dx[off] += gd[i]; });
+}
+
+void ExpandAsV2InferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  const auto target = ctx.Attr<std::vector<int32_t>>("target_shape");
+  if (ctx.HasInput("Y")) {
+    const Dims y = ctx.InputDims("Y");
+    // at build time an unknown dim of Y (the batch) stays unknown
+    Dims shape(y.size());
+    for (size_t i = 0; i < y.size(); ++i) shape[i] = y[i] < 0 ? -2 : y[i];
+    ctx.SetOutputDims("Out",
+                      tide::ops::ExpandV2Dims(ctx.op_type(), x,
+                                              std::vector<int64_t>(shape.begin(), shape.end())));
+  } else {
+    ctx.SetOutputDims("Out", ExpandAsV2Target(ctx.op_type(), x, nullptr, target));
+  }
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+}
+
 tide::GradMakerFn XGradMaker(const std::string& grad_type, std::vector<std::string> extra) {
   return [grad_type, extra](tide::GradMaker& g) {
     auto op = g.NewOp(grad_type);
@@ -384,6 +435,27 @@ TIDE_REGISTER_OP(tide::OpSchema("expand_v2_grad")
                      .Attr("shape", std::vector<int32_t>{})
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
+TIDE_REGISTER_OP(
+    tide::OpSchema("expand_as_v2")
+        .Comment("Out = X expanded to Y's dims, else to target_shape (paddle.expand_as): "
+                 "expand_v2's rules, X's dims aligned to the end, a dim of 1 repeated.")
+        .Input("X", "the input")
+        .Input("Y", "gives Out's dims (optional; over target_shape)")
+        .AsDispensable()
+        .Output("Out", "the expanded input")
+        .Attr("target_shape", std::vector<int32_t>{}, "Out's dims (-1: X's dim)")
+        .KernelDataTypeFrom("X")
+        .InferShape(ExpandAsV2InferShape)
+        .Grad(XGradMaker("expand_as_v2_grad", {})));
+TIDE_REGISTER_OP(tide::OpSchema("expand_as_v2_grad")
+                     .Input("X")
+                     .Input(GradVarName("Out"))
+                     .Output(GradVarName("X"))
+                     .Attr("target_shape", std::vector<int32_t>{})
+                     .KernelDataTypeFrom("X")
+                     .InferShape(GradLike({"X"})));
+TIDE_REGISTER_KERNEL("expand_as_v2", "cpu", ExpandAsV2Kernel, OPS_NN_MOVE_TYPES, bool);
+TIDE_REGISTER_KERNEL("expand_as_v2_grad", "cpu", ExpandAsV2GradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand_v2", "cpu", ExpandV2Kernel, OPS_NN_MOVE_TYPES, bool);
 TIDE_REGISTER_KERNEL("expand_v2_grad", "cpu", ExpandV2GradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);

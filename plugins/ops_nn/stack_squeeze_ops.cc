@@ -97,6 +97,28 @@ void UnstackKernel(KernelContext& ctx) {
   tide::kernels::Cut(tide::ops::GetUnstackArgs<T>(ctx));
 }
 
+// unbind (Paddle 2.x's paddle.unbind): unstack with the pieces in Out and their count from it.
+template <typename T>
+void UnbindKernel(KernelContext& ctx) {
+  tide::kernels::Cut(tide::ops::GetUnstackArgs<T>(ctx, ctx.Input("X"), ctx.Outputs("Out")));
+}
+
+void UnbindInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  const Dims x = ctx.InputDims("X");
+  TIDE_CHECK(!x.empty(), "op '", op, "': X must have rank >= 1");
+  const int a = NormAxis(op, ctx.Attr<int32_t>("axis"), x.size());
+  const size_t n = ctx.OutputCount("Out");
+  TIDE_CHECK(x[a] < 0 || static_cast<size_t>(x[a]) == n, "op '", op, "': ", n,
+             " outputs Out for X ", tide::ToString(x), " with ", x[a], " at axis ", a);
+  Dims od = x;
+  od.erase(od.begin() + a);
+  for (size_t i = 0; i < n; ++i) {
+    ctx.SetOutputDims("Out", od, i);
+    ctx.SetOutputDataType("Out", ctx.InputDataType("X"), i);
+  }
+}
+
 template <typename T>
 void StackGradKernel(KernelContext& ctx) {
   tide::kernels::Cut(tide::ops::GetStackGradArgs<T>(ctx));
@@ -199,6 +221,21 @@ TIDE_REGISTER_OP(tide::OpSchema("unstack")
                            .Output("Y", g.InputGrad("X"))
                            .Attr("axis", g.Attr<int32_t>("axis"));
                      }));
+TIDE_REGISTER_OP(tide::OpSchema("unbind")
+                     .Comment("Out = X split along axis into X's dim of pieces without that dim "
+                              "(paddle.unbind).")
+                     .Input("X", "the input")
+                     .Output("Out", "the pieces, one per index of the axis")
+                     .AsDuplicable()
+                     .Attr("axis", int32_t(0), "the split dim (negative: from the end)")
+                     .InferShape(UnbindInferShape)
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("stack")
+                           .Input("X", g.OutputGrad("Out"))
+                           .Output("Y", g.InputGrad("X"))
+                           .Attr("axis", g.Attr<int32_t>("axis"));
+                     }));
+TIDE_REGISTER_KERNEL("unbind", "cpu", UnbindKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("stack", "cpu", StackKernel, OPS_NN_MOVE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("stack_grad", "cpu", StackGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("unstack", "cpu", UnstackKernel, OPS_NN_MOVE_TYPES, tide::float16,

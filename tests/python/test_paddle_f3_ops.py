@@ -251,3 +251,232 @@ def test_layers():
     np.testing.assert_allclose(got[0], log_softmax(xs.astype("float64"), 0), rtol=1e-5)
     np.testing.assert_allclose(got[3], np.tile(xs, [2, 1]))
     np.testing.assert_allclose(got[4], -np.sort(-xs, axis=1)[:, :2])
+
+
+# --- bmm ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bmm(dtype):
+    x, y = rand(3, 2, 4, dtype=dtype), rand(3, 4, 5, dtype=dtype)
+    t = make("bmm", {"X": x, "Y": y}, {"Out": np.matmul(x, y)})
+    t.check_output(atol=1e-5, rtol=1e-5)
+    t.check_grad(["X", "Y"], "Out", **grad_args(dtype))
+
+
+def test_bmm_errors():
+    with pytest.raises(tide.TideError, match="bmm.*X must be 3-D"):
+        make("bmm", {"X": rand(2, 3), "Y": rand(2, 3, 4)}, {"Out": rand(1)}).check_output()
+    with pytest.raises(tide.TideError, match="bmm.*must have one batch size"):
+        make("bmm", {"X": rand(2, 2, 3), "Y": rand(3, 3, 4)}, {"Out": rand(1)}).check_output()
+    with pytest.raises(tide.TideError, match="bmm.*do not multiply"):
+        make("bmm", {"X": rand(2, 2, 3), "Y": rand(2, 4, 4)}, {"Out": rand(1)}).check_output()
+
+
+# --- index_select ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_index_select(dim, index_dtype):
+    x = rand(3, 4, 5)
+    index = np.array([2, 0, 2], index_dtype)  # a repeat: its gradient adds up
+    t = make(
+        "index_select", {"X": x, "Index": index}, {"Out": np.take(x, index, axis=dim)}, {"dim": dim}
+    )
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_index_select_types_and_errors():
+    x = RNG.randint(0, 9, (3, 4)).astype("int64")
+    idx = np.array([1, 3])
+    make("index_select", {"X": x, "Index": idx}, {"Out": x[:, idx]}, {"dim": 1}).check_output()
+    with pytest.raises(tide.TideError, match=r"index_select.*Index .*\[1\] = 4 is out of range"):
+        make(
+            "index_select", {"X": x, "Index": np.array([0, 4])}, {"Out": x}, {"dim": 1}
+        ).check_output()
+    with pytest.raises(tide.TideError, match="index_select.*Index .* must be int32 or int64"):
+        make("index_select", {"X": x, "Index": np.array([0.0])}, {"Out": x}).check_output()
+
+
+# --- one_hot_v2 --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 3, 1)])
+def test_one_hot_v2(shape):
+    """Out is X's dims plus [depth] (one_hot's X ends in 1; v2's any dims)."""
+    x = RNG.randint(0, 5, shape).astype("int64")
+    make(
+        "one_hot_v2", {"X": x}, {"Out": np.eye(5, dtype="float32")[x]}, {"depth": 5}
+    ).check_output()
+
+
+def test_one_hot_v2_depth_tensor_dtype_and_range():
+    x = np.array([0, 2, 1], "int32")
+    want = np.eye(3)[x]
+    make(
+        "one_hot_v2",
+        {"X": x, "depth_tensor": np.array([3], "int32")},
+        {"Out": want},
+        {"dtype": 6},  # float64
+    ).check_output()
+    with pytest.raises(tide.TideError, match=r"one_hot_v2.*X .* holds 3, outside \[0, 3\)"):
+        make("one_hot_v2", {"X": np.array([3])}, {"Out": want}, {"depth": 3}).check_output()
+    want = np.array([[0, 1, 0], [0, 0, 0]], "float32")
+    make(
+        "one_hot_v2",
+        {"X": np.array([1, 5])},
+        {"Out": want},
+        {"depth": 3, "allow_out_of_range": True},
+    ).check_output()
+
+
+# --- expand_as_v2 ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "x_shape,y_shape", [((1, 3), (4, 3)), ((3, 1), (2, 3, 5)), ((2, 3), (2, 3))]
+)
+def test_expand_as_v2(x_shape, y_shape):
+    x, y = rand(*x_shape), rand(*y_shape)
+    want = np.broadcast_to(x, y_shape)
+    t = make("expand_as_v2", {"X": x, "Y": y}, {"Out": want}, {"target_shape": list(y_shape)})
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **GRAD)
+    # without Y: the attribute (-1 keeps X's dim)
+    target = [
+        -1
+        if i >= len(y_shape) - len(x_shape) and x_shape[i - len(y_shape) + len(x_shape)] == n
+        else n
+        for i, n in enumerate(y_shape)
+    ]
+    make("expand_as_v2", {"X": x}, {"Out": want}, {"target_shape": target}).check_output()
+
+
+def test_expand_as_v2_errors():
+    with pytest.raises(tide.TideError, match=r"expand_as_v2.*cannot expand to \[4, 3\]"):
+        make("expand_as_v2", {"X": rand(2, 3), "Y": rand(4, 3)}, {"Out": rand(4, 3)}).check_output()
+
+
+# --- p_norm ------------------------------------------------------------------------------------
+
+
+def p_norm_ref(x, p, axis, keepdim, asvector):
+    ax = None if asvector else axis
+    a = np.abs(x)
+    if p == np.inf:
+        r = a.max(axis=ax, keepdims=keepdim)
+    elif p == -np.inf:
+        r = a.min(axis=ax, keepdims=keepdim)
+    elif p == 0:
+        r = (x != 0).sum(axis=ax, keepdims=keepdim).astype(x.dtype)
+    else:
+        r = (a**p).sum(axis=ax, keepdims=keepdim) ** (1.0 / p)
+    return np.asarray(r, x.dtype)
+
+
+@pytest.mark.parametrize(
+    "p,axis,keepdim,asvector",
+    [
+        (2.0, -1, False, False),
+        (2.0, 0, True, False),
+        (3.0, 1, False, False),
+        (1.0, 1, False, False),
+        (2.0, -1, False, True),
+        (2.0, -1, True, True),
+        (np.inf, 1, False, False),
+        (-np.inf, 0, False, False),
+        (0.0, 1, False, False),
+    ],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_p_norm(p, axis, keepdim, asvector, dtype):
+    x = rand(2, 3, 4, dtype=dtype) + 0.1  # no zeros, where |X|^(p-1)'s derivative breaks
+    x[0, 0, 0] = 0 if p == 0 else x[0, 0, 0]
+    attrs = {"porder": float(p), "axis": axis, "keepdim": keepdim, "asvector": asvector}
+    t = make("p_norm", {"X": x}, {"Out": p_norm_ref(x, p, axis, keepdim, asvector)}, attrs)
+    t.check_output(atol=1e-5, rtol=1e-5)
+    if p not in (0.0,) and dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_p_norm_axis_out_of_range():
+    with pytest.raises(tide.TideError, match="p_norm.*axis 3 is out of range"):
+        make("p_norm", {"X": rand(2, 3)}, {"Out": rand(2)}, {"axis": 3}).check_output()
+
+
+# --- unbind ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_unbind(axis):
+    x = rand(2, 3, 4)
+    parts = [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+    t = make(
+        "unbind", {"X": x}, {"Out": [("out%d" % i, p) for i, p in enumerate(parts)]}, {"axis": axis}
+    )
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_unbind_output_count_must_match():
+    x = rand(2, 3)
+    with pytest.raises(
+        tide.TideError, match=r"unbind.*2 outputs Out for X \[2, 3\] with 3 at axis 1"
+    ):
+        make(
+            "unbind", {"X": x}, {"Out": [("a", x[:, 0]), ("b", x[:, 1])]}, {"axis": 1}
+        ).check_output()
+
+
+# --- pad3d -------------------------------------------------------------------------------------
+
+NP_MODE = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def pad3d_ref(x, p, mode, value, fmt):
+    """paddings (left, right, top, bottom, front, back) as numpy's per-dim pairs."""
+    spatial = [(p[4], p[5]), (p[2], p[3]), (p[0], p[1])]
+    width = [(0, 0), (0, 0)] + spatial if fmt == "NCDHW" else [(0, 0)] + spatial + [(0, 0)]
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return np.pad(x, width, mode=NP_MODE[mode], **kw)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("fmt", ["NCDHW", "NDHWC"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pad3d(mode, fmt, dtype):
+    x = rand(2, 3, 3, 3, 4, dtype=dtype)
+    p = [1, 2, 0, 2, 1, 0]
+    attrs = {"paddings": p, "mode": mode, "value": 0.5, "data_format": fmt}
+    t = make("pad3d", {"X": x}, {"Out": pad3d_ref(x, p, mode, 0.5, fmt)}, attrs)
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+def test_pad3d_paddings_tensor_and_errors():
+    x = rand(1, 2, 1, 3, 3)
+    p = np.array([1, 1, 2, 0, 0, 0], "int32")
+    want = pad3d_ref(x, list(p), "replicate", 0, "NCDHW")
+    t = make("pad3d", {"X": x, "Paddings": p}, {"Out": want}, {"mode": "replicate"})
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **GRAD)
+    with pytest.raises(tide.TideError, match="pad3d.*reflect padding 3, 0 must be less than"):
+        make(
+            "pad3d", {"X": x}, {"Out": x}, {"paddings": [3, 0, 0, 0, 0, 0], "mode": "reflect"}
+        ).check_output()
+    with pytest.raises(tide.TideError, match="pad3d.*X must be 5-D"):
+        make("pad3d", {"X": rand(2, 3, 4)}, {"Out": x}).check_output()
+    with pytest.raises(tide.TideError, match="mode.*must be one of"):
+        make("pad3d", {"X": x}, {"Out": x}, {"mode": "edge"}).check_output()
+
+
+def test_assign_value_fp64_values():
+    """Paddle 2.6 holds a float64 array's values in fp64_values (the index_select model's
+    assign_value has the attribute, empty); older programs put them in fp32_values."""
+    want = np.array([[0.1, 2.0], [3.0, -1e-300]])
+    attrs = {"shape": [2, 2], "dtype": 6, "fp64_values": list(want.ravel())}
+    make("assign_value", {}, {"Out": want}, attrs).check_output(atol=0, rtol=0)
+    attrs = {"shape": [2], "dtype": 6, "fp32_values": [0.5, 2.0]}
+    make("assign_value", {}, {"Out": np.array([0.5, 2.0])}, attrs).check_output(atol=0, rtol=0)

@@ -1,6 +1,7 @@
 // tide/ops/assign_value.hpp: assign_value (Fluid's assign of a numpy array): Out's dims are
 // `shape` and its values the attribute of Out's dtype (fp32_values, int32_values, int64_values, or
-// Paddle 2.0's bool_values), which must hold one value per element; as every kernel reads them.
+// Paddle 2.0's bool_values, Paddle 2.6's fp64_values), which must hold one value per element; as
+// every kernel reads them.
 #ifndef TIDE_OPS_ASSIGN_VALUE_HPP_
 #define TIDE_OPS_ASSIGN_VALUE_HPP_
 
@@ -17,6 +18,7 @@ namespace ops {
 template <typename T>
 constexpr const char* AssignValuesAttr() {
   if constexpr (std::is_same_v<T, float>) return "fp32_values";
+  if constexpr (std::is_same_v<T, double>) return "fp64_values";
   if constexpr (std::is_same_v<T, int32_t>) return "int32_values";
   if constexpr (std::is_same_v<T, int64_t>) return "int64_values";
   return "bool_values";
@@ -36,6 +38,11 @@ std::vector<T> AssignValues(const KernelContext& ctx, const Dims& dims) {
   std::vector<T> v;
   if constexpr (std::is_same_v<T, bool>) {
     for (int32_t b : ctx.Attr<std::vector<int32_t>>(attr)) v.push_back(b != 0);
+  } else if constexpr (std::is_same_v<T, double>) {
+    // Paddle before 2.6 (and Tide's PIR reader) hold a float64 Out's values in fp32_values.
+    v = ctx.Attr<std::vector<double>>(attr);
+    if (v.empty())
+      for (float f : ctx.Attr<std::vector<float>>("fp32_values")) v.push_back(f);
   } else {
     v = ctx.Attr<std::vector<T>>(attr);
   }
