@@ -480,3 +480,123 @@ def test_assign_value_fp64_values():
     make("assign_value", {}, {"Out": want}, attrs).check_output(atol=0, rtol=0)
     attrs = {"shape": [2], "dtype": 6, "fp32_values": [0.5, 2.0]}
     make("assign_value", {}, {"Out": np.array([0.5, 2.0])}, attrs).check_output(atol=0, rtol=0)
+
+
+# --- max_pool2d_with_index ---------------------------------------------------------------------
+
+
+def max_pool_index_ref(x, windows_h, windows_w):
+    """Out and Mask (h * W + w, the first of equal maxima) over the given windows."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, len(windows_h), len(windows_w)), x.dtype)
+    mask = np.zeros(out.shape, "int32")
+    for i, (h0, h1) in enumerate(windows_h):
+        for j, (w0, w1) in enumerate(windows_w):
+            win = x[:, :, h0:h1, w0:w1].reshape(n, c, -1)
+            k = win.argmax(axis=2)
+            out[:, :, i, j] = win.max(axis=2)
+            mask[:, :, i, j] = (h0 + k // (w1 - w0)) * w + w0 + k % (w1 - w0)
+    return out, mask
+
+
+def adaptive_windows(size, out):
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def strided_windows(size, k, s, p, ceil_mode=False):
+    span = size + 2 * p - k
+    n = (-(-span // s) if ceil_mode else span // s) + 1
+    return [(max(i * s - p, 0), min(i * s - p + k, size)) for i in range(n)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_pool2d_with_index_adaptive(dtype):
+    x = RNG.permutation(2 * 3 * 7 * 5).reshape(2, 3, 7, 5).astype(dtype)  # no ties
+    out, mask = max_pool_index_ref(x, adaptive_windows(7, 3), adaptive_windows(5, 2))
+    attrs = {"ksize": [3, 2], "adaptive": True}
+    t = make("max_pool2d_with_index", {"X": x}, {"Out": out, "Mask": mask}, attrs)
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+@pytest.mark.parametrize(
+    "ksize,strides,paddings,ceil_mode",
+    [
+        ([2, 2], [2, 2], [0, 0], False),
+        ([3, 3], [2, 1], [1, 1], False),
+        ([2, 2], [2, 2], [0, 1], True),
+    ],
+)
+def test_max_pool2d_with_index_windows(ksize, strides, paddings, ceil_mode):
+    x = RNG.permutation(2 * 2 * 5 * 6).reshape(2, 2, 5, 6).astype("float64")
+    wh = strided_windows(5, ksize[0], strides[0], paddings[0], ceil_mode)
+    ww = strided_windows(6, ksize[1], strides[1], paddings[1], ceil_mode)
+    out, mask = max_pool_index_ref(x, wh, ww)
+    attrs = {"ksize": ksize, "strides": strides, "paddings": paddings, "ceil_mode": ceil_mode}
+    t = make("max_pool2d_with_index", {"X": x}, {"Out": out, "Mask": mask}, attrs)
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_max_pool2d_with_index_global_ties_and_errors():
+    x = np.array([[[[1.0, 3.0], [3.0, 0.0]]]])
+    make(
+        "max_pool2d_with_index",
+        {"X": x},
+        {"Out": np.array([[[[3.0]]]]), "Mask": np.array([[[[1]]]], "int32")},  # the first 3
+        {"ksize": [1, 1], "global_pooling": True},
+    ).check_output()
+    with pytest.raises(tide.TideError, match=r"max_pool2d_with_index.*X must be 4-D"):
+        make(
+            "max_pool2d_with_index", {"X": rand(2, 3)}, {"Out": x, "Mask": x}, {"ksize": [1, 1]}
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"max_pool2d_with_index.*window 3 is larger"):
+        make(
+            "max_pool2d_with_index", {"X": x}, {"Out": x, "Mask": x}, {"ksize": [3, 3]}
+        ).check_output()
+
+
+# --- select_input / select_output (Paddle 2.x's cond) -------------------------------------------
+
+
+@pytest.mark.parametrize("mask", [0, 1])
+def test_select_input_output(mask):
+    a, b = rand(2, 3), rand(2, 3)
+    m = np.array([mask], "int32")
+    t = make("select_input", {"X": [("a", a), ("b", b)], "Mask": m}, {"Out": [a, b][mask]})
+    t.check_output(atol=0, rtol=0)
+    # the gradient goes to the branch taken (the other's, as in Paddle, is not written)
+    t.check_grad(["ab"[mask]], "Out", **GRAD)
+
+
+@pytest.mark.parametrize("mask", [0, 1])
+def test_select_output_writes_the_branch_taken(mask, exe):
+    x = tide.layers.data(name="x", shape=[3], dtype="float32")
+    m = tide.layers.data(name="mask", shape=[1], dtype="int32", append_batch_size=False)
+    block = tide.default_main_program().global_block()
+    outs = [block.create_var(name="o%d" % i, dtype="float32") for i in range(2)]
+    block.append_op("select_output", inputs={"X": x, "Mask": m}, outputs={"Out": outs})
+    assert list(outs[0].shape) == [-1, 3]
+    xs = rand(2, 3, dtype="float32")
+    (got,) = exe.run(feed={"x": xs, "mask": np.array([mask], "int32")}, fetch_list=[outs[mask]])
+    np.testing.assert_array_equal(got, xs)
+
+
+def test_select_input_reads_only_the_branch_taken(exe):
+    """The branch that did not run left its output without data: only X[Mask] is read."""
+    x = tide.layers.data(name="x", shape=[3], dtype="float32")
+    mask = tide.layers.data(name="mask", shape=[1], dtype="int32", append_batch_size=False)
+    block = tide.default_main_program().global_block()
+    unset = block.create_var(name="never_written", dtype="float32", shape=[-1, 3])
+    out = block.create_var(name="selected", dtype="float32")
+    block.append_op("select_input", inputs={"X": [unset, x], "Mask": mask}, outputs={"Out": out})
+    xs = rand(2, 3, dtype="float32")
+    (got,) = exe.run(feed={"x": xs, "mask": np.array([1], "int32")}, fetch_list=[out])
+    np.testing.assert_array_equal(got, xs)
+    with pytest.raises(
+        tide.TideError, match=r"select_input.*Mask 'mask' holds 2, outside \[0, 2\)"
+    ):
+        exe.run(feed={"x": xs, "mask": np.array([2], "int32")}, fetch_list=[out])
+    with pytest.raises(tide.TideError, match="select_input.*'never_written' holds no data"):
+        exe.run(feed={"x": xs, "mask": np.array([0], "int32")}, fetch_list=[out])
