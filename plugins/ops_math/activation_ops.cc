@@ -4,7 +4,7 @@
 // CPU kernels for each (the forward one the SDK's header-only tide/kernels/activation.hpp). A grad
 // reads X or Out, as the activation's Fluid grad op does (kDep), so other devices' grad kernels see
 // the same inputs. Also scale (a linear op with its own grad rule; its CPU kernel is
-// tide/kernels/scale.hpp). silu and mish (Paddle 2.x) are this pack's own functors,
+// tide/kernels/scale.hpp). silu, mish and erf (Paddle 2.x) are this pack's own functors,
 // paddle_activations.h, with CPU kernels only.
 #include <cmath>
 #include <limits>
@@ -101,6 +101,7 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
   // Paddle 2.x's, CPU only (paddle_activations.h).
   RegisterActivation<SiluAct>(r);
   RegisterActivation<MishAct>(r);
+  RegisterActivation<ErfAct>(r);
 });
 
 TIDE_REGISTER_OP(

@@ -55,4 +55,22 @@ struct MishAct {
   }
 };
 
+// erf (paddle.erf): the error function; dX = 2 / sqrt(pi) exp(-X^2) dOut.
+struct ErfAct {
+  static constexpr const char* kName = "erf";
+  static constexpr const char* kFormula = "erf(X)";
+  static constexpr tide::ops::ActDep kDep = tide::ops::kDepX;
+  static constexpr int kNumAttrs = 0;
+  static constexpr tide::ops::ActAttrSpec kAttrs[1] = {{"", 0, ""}};
+  explicit ErfAct(const float*) {}
+  template <typename T>
+  T Fwd(T x) const {
+    return tide::ops::act_math::Erf(x);
+  }
+  template <typename T>
+  T Bwd(T x, T g) const {
+    return g * T(1.1283791670955126) * tide::ops::act_math::Exp(-x * x);  // 2 / sqrt(pi)
+  }
+};
+
 }  // namespace ops_math

@@ -600,3 +600,131 @@ def test_select_input_reads_only_the_branch_taken(exe):
         exe.run(feed={"x": xs, "mask": np.array([2], "int32")}, fetch_list=[out])
     with pytest.raises(tide.TideError, match="select_input.*'never_written' holds no data"):
         exe.run(feed={"x": xs, "mask": np.array([0], "int32")}, fetch_list=[out])
+
+
+# --- erf, flip, roll, logsumexp (priority 4) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_erf(dtype):
+    from math import erf
+
+    x = rand(3, 4, dtype=dtype) * 2
+    want = np.vectorize(erf)(x.astype("float64"))
+    t = make("erf", {"X": x}, {"Out": want})
+    t.check_output(atol=1e-6, rtol=1e-5)
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("axis", [[0], [1, -1], [0, 1, 2], []])
+@pytest.mark.parametrize("dtype", DTYPES + ["int64"])
+def test_flip(axis, dtype):
+    x = RNG.permutation(24).reshape(2, 3, 4).astype(dtype)
+    t = make("flip", {"X": x}, {"Out": np.flip(x, axis=tuple(axis))}, {"axis": axis})
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_flip_repeated_axis():
+    with pytest.raises(tide.TideError, match="flip.*names dim 1 twice"):
+        make("flip", {"X": rand(2, 3)}, {"Out": rand(2, 3)}, {"axis": [1, -1]}).check_output()
+
+
+@pytest.mark.parametrize(
+    "shifts,axis", [([1], [0]), ([-2, 5], [1, 2]), ([7], []), ([1, 1], [1, 1])]
+)
+@pytest.mark.parametrize("dtype", DTYPES + ["int32"])
+def test_roll(shifts, axis, dtype):
+    x = RNG.permutation(24).reshape(2, 3, 4).astype(dtype)
+    want = np.roll(x, shifts, axis=tuple(axis)) if axis else np.roll(x, shifts[0])
+    t = make("roll", {"X": x}, {"Out": want}, {"shifts": shifts, "axis": axis})
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_roll_shifts_tensor_and_errors():
+    x = rand(3, 4)
+    make(
+        "roll",
+        {"X": x, "ShiftsTensor": np.array([2], "int64")},
+        {"Out": np.roll(x, 2, axis=1)},
+        {"axis": [1]},
+    ).check_output()
+    with pytest.raises(tide.TideError, match="roll.*must have one length"):
+        make("roll", {"X": x}, {"Out": x}, {"shifts": [1, 2], "axis": [0]}).check_output()
+
+
+@pytest.mark.parametrize(
+    "axis,keepdim,reduce_all",
+    [([0], False, False), ([1, -1], True, False), ([-1], False, False), ([0], False, True)],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_logsumexp(axis, keepdim, reduce_all, dtype):
+    x = rand(2, 3, 4, dtype=dtype) * 2
+    x64 = x.astype("float64")
+    ax = None if reduce_all else tuple(a % 3 for a in axis)
+    m = x64.max(axis=ax, keepdims=True)
+    want = np.log(np.exp(x64 - m).sum(axis=ax, keepdims=True)) + m
+    want = want if keepdim else np.squeeze(want, axis=ax)
+    attrs = {"axis": axis, "keepdim": keepdim, "reduce_all": reduce_all}
+    t = make("logsumexp", {"X": x}, {"Out": np.asarray(want)}, attrs)
+    t.check_output(atol=1e-5, rtol=1e-5)
+    t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+def test_logsumexp_large_and_minus_inf():
+    x = np.array([[1000.0, 1000.0], [-np.inf, -np.inf]])
+    out = np.array([1000.0 + np.log(2.0), -np.inf])
+    make("logsumexp", {"X": x}, {"Out": out}, {"axis": [1]}).check_output()
+
+
+# --- index_sample, take_along_axis, masked_select ----------------------------------------------
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_index_sample(index_dtype):
+    x = rand(3, 5)
+    index = np.array([[0, 4, 4], [1, 1, 2], [3, 0, 2]], index_dtype)
+    t = make("index_sample", {"X": x, "Index": index}, {"Out": np.take_along_axis(x, index, 1)})
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **GRAD)
+    with pytest.raises(tide.TideError, match=r"index_sample.*Index .*\[1\] = 5 is out of range"):
+        make("index_sample", {"X": x, "Index": index * 0 + [[0, 5, 0]]}, {"Out": x}).check_output()
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_take_along_axis(axis):
+    x = rand(3, 4, 5)
+    shape = [3, 4, 5]
+    shape[axis] = 2
+    index = RNG.randint(0, x.shape[axis], shape).astype("int64")
+    want = np.take_along_axis(x, index, axis)
+    t = make("take_along_axis", {"Input": x, "Index": index}, {"Result": want}, {"Axis": axis})
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["Input"], "Result", **GRAD)
+
+
+def test_take_along_axis_errors():
+    x = rand(3, 4)
+    with pytest.raises(tide.TideError, match="take_along_axis.*must have Input's rank"):
+        make(
+            "take_along_axis", {"Input": x, "Index": np.zeros(3, "int64")}, {"Result": x}
+        ).check_output()
+
+
+@pytest.mark.parametrize("mask_shape", [(3, 4), (4,), (3, 1)])
+def test_masked_select(mask_shape):
+    x = rand(3, 4)
+    mask = RNG.rand(*mask_shape) > 0.4
+    want = x[np.broadcast_to(mask, x.shape)]
+    t = make("masked_select", {"X": x, "Mask": mask}, {"Y": want})
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Y", **GRAD)
+
+
+def test_masked_select_mask_must_be_bool():
+    x = rand(2, 2)
+    with pytest.raises(tide.TideError, match="masked_select.*Mask .* must be bool"):
+        make("masked_select", {"X": x, "Mask": x}, {"Y": x.ravel()}).check_output()
