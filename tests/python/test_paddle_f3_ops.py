@@ -728,3 +728,16 @@ def test_masked_select_mask_must_be_bool():
     x = rand(2, 2)
     with pytest.raises(tide.TideError, match="masked_select.*Mask .* must be bool"):
         make("masked_select", {"X": x, "Mask": x}, {"Y": x.ravel()}).check_output()
+
+
+def test_unbind_layer(exe):
+    """Fluid 1.8's layers.unbind: one part per index of the axis, each without it."""
+    x = tide.layers.data(name="x", shape=[3, 4], dtype="float32")
+    parts = tide.layers.unbind(x, axis=-1)
+    assert len(parts) == 4 and list(parts[0].shape) == [-1, 3]
+    xs = rand(2, 3, 4, dtype="float32")
+    got = exe.run(feed={"x": xs}, fetch_list=parts)
+    for i, g in enumerate(got):
+        np.testing.assert_array_equal(g, xs[:, :, i])
+    with pytest.raises(ValueError, match="unbind: input's dim 0 is unknown"):
+        tide.layers.unbind(x, axis=0)

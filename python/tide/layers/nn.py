@@ -1750,6 +1750,32 @@ def unstack(x, axis=0, num=None):
     return outs
 
 
+def unbind(input, axis=0):
+    """`input` split along `axis` into one tensor per index, without that dim (Fluid 1.8's
+    unbind, Paddle 2.x's paddle.unbind: the unbind op).
+
+    Args:
+        input (Variable): the input; its dim at `axis` must be known.
+        axis (int): the dim split (negative: from the end).
+
+    Returns:
+        list: the parts.
+    """
+    check_var("unbind", "input", input)
+    if not isinstance(axis, int):
+        raise TypeError("unbind: 'axis' must be an int, got %r" % (axis,))
+    rank = len(input.shape)
+    if not -rank <= axis < rank:
+        raise ValueError("unbind: axis %d is out of range for rank %d" % (axis, rank))
+    num = input.shape[axis]
+    if num < 0:
+        raise ValueError("unbind: input's dim %d is unknown; unbind needs it" % axis)
+    helper = LayerHelper("unbind")
+    outs = [helper.create_variable_for_type_inference(input.dtype) for _ in [0] * num]
+    helper.append_op("unbind", inputs={"X": input}, outputs={"Out": outs}, attrs={"axis": axis})
+    return outs
+
+
 def _arg(op_type, x, axis):
     check_var(op_type, "x", x)
     if not isinstance(axis, int):
@@ -2428,6 +2454,7 @@ __all__ += [
     "expand_as",
     "stack",
     "unstack",
+    "unbind",
     "argmax",
     "argmin",
     "argsort",
