@@ -561,6 +561,11 @@ namespace {
 TideStatus* CompiledGroupRun(TideOpRunContext* c, void*) {
   return StatusGuard([&] {
     const int32_t g = std::get<int32_t>(c->op->attrs().at("group"));
+    // The executor makes this op for its own groups; a program that carries one names another's.
+    TIDE_ENFORCE(g >= 0 && static_cast<size_t>(g) < c->block->num_compiled_groups(), "op '",
+                 kCompiledGroupOp, "': attribute group = ", g,
+                 " names no group this run compiled (", c->block->num_compiled_groups(),
+                 "): the op is the executor's own, never part of a saved or hand-written program");
     c->block->compiled_group(static_cast<size_t>(g)).Run(c);
   });
 }

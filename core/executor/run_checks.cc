@@ -55,15 +55,20 @@ void CheckInputsReady(const OpInstance& op) {
     for (size_t i = 0; i < b.vars.size(); ++i) {
       const Variable* v = b.vars[i];
       if (!v) continue;
-      bool empty =
-          !v->IsInitialized() || (v->IsType<LoDTensor>() && !v->Get<LoDTensor>().initialized() &&
-                                  v->Get<LoDTensor>().dims().size() == 0);
-      if (empty)
+      if (!v->IsInitialized() || (v->IsType<LoDTensor>() && !v->Get<LoDTensor>().initialized() &&
+                                  v->Get<LoDTensor>().dims().size() == 0))
         TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), " input '", b.param, "': variable '",
                   b.names[i],
                   "' holds no data (it is not fed, not set by the startup program, "
                   "and no earlier op writes it; a startup program run in another Scope set it "
                   "there: run it in this one)");
+      // Dims with elements but no memory: a delete_var op (or a release) freed it before.
+      if (v->IsType<LoDTensor>() && !v->Get<LoDTensor>().initialized() &&
+          v->Get<LoDTensor>().numel() > 0)
+        TIDE_FAIL(TIDE_FAILED_PRECONDITION, op.label(), " input '", b.param, "': variable '",
+                  b.names[i], "' ", v->Get<LoDTensor>().dims().ToString(),
+                  " holds no data: its memory was freed earlier in the run (a delete_var op "
+                  "before this reader, as a program edited after memory_optimize can have)");
     }
   }
 }

@@ -75,6 +75,9 @@ void SequencePadGradKernel(KernelContext& ctx) {
   TIDE_CHECK(dout.rank() >= 2 && dout.dim(0) == n && dout.numel() == n * dout.dim(1) * step, "op '",
              op, "': Out@GRAD ", tide::ToString(dout.dims()), " is not [", n,
              ", padded_length, ...] with X's step of ", step, " elements");
+  TIDE_CHECK(dout.dim(1) >= LongestOf(level), "op '", op, "': Out@GRAD ",
+             tide::ToString(dout.dims()), "'s padded length is shorter than X's longest sequence, ",
+             LongestOf(level));
   T* d = dx.mutable_data<T>(x.dims(), ctx.place());
   SetGradLoD(ctx, dx, x);
   Unpad(dout.data<T>(), level, step, dout.dim(1), d);

@@ -26,9 +26,10 @@ std::vector<std::pair<int64_t, int64_t>> SliceRows(const KernelContext& ctx) {
     const int64_t seq_len = static_cast<int64_t>(level[s + 1] - level[s]);
     TIDE_CHECK(o[s] >= 0 && l[s] >= 0, "op '", op, "': Offset[", s, "] = ", o[s], " and Length[", s,
                "] = ", l[s], " must be >= 0");
-    TIDE_CHECK(o[s] + l[s] <= seq_len, "op '", op, "': Offset[", s, "] + Length[", s,
-               "] = ", o[s] + l[s], " exceeds the length ", seq_len, " of sequence ", s, " of X ('",
-               ctx.InputName("X"), "', LoD ", LevelString(level), ")");
+    // Compared without the sum, which a huge Offset would overflow.
+    TIDE_CHECK(o[s] <= seq_len && l[s] <= seq_len - o[s], "op '", op, "': Offset[", s, "] = ", o[s],
+               " plus Length[", s, "] = ", l[s], " exceeds the length ", seq_len, " of sequence ",
+               s, " of X ('", ctx.InputName("X"), "', LoD ", LevelString(level), ")");
     const int64_t b = static_cast<int64_t>(level[s]) + o[s];
     rows.emplace_back(b, b + l[s]);
   }

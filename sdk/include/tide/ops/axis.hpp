@@ -12,12 +12,13 @@ namespace tide {
 namespace ops {
 
 // `axis` in [0, rank) (negative counts from the end); throws naming the op (concat, split,
-// softmax_with_cross_entropy).
-inline int NormAxis(const char* op, int axis, size_t rank) {
-  const int r = static_cast<int>(rank);
-  const int a = axis < 0 ? axis + r : axis;
+// softmax_with_cross_entropy). Taken as int64 so that a long attribute or an int64 tensor's value
+// is checked whole, never narrowed first.
+inline int NormAxis(const char* op, int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  const int64_t a = axis < 0 ? axis + r : axis;
   TIDE_CHECK(a >= 0 && a < r, "op '", op, "': axis ", axis, " is out of range for rank ", rank);
-  return a;
+  return static_cast<int>(a);
 }
 
 // Dims as [pre, n, post] around `axis`, the normalised axis in `axis` (softmax).
@@ -25,12 +26,13 @@ struct AxisSplit {
   int64_t pre, n, post;
   int axis;
 };
-inline AxisSplit SplitAt(const char* op, const Dims& d, int axis) {
-  const int rank = static_cast<int>(d.size());
-  const int a = axis < 0 ? axis + rank : axis;
+inline AxisSplit SplitAt(const char* op, const Dims& d, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(d.size());
+  const int64_t a = axis < 0 ? axis + rank : axis;
   TIDE_CHECK(a >= 0 && a < rank, "op '", op, "': axis ", axis, " is out of range for dims ",
              ToString(d));
-  return {DimsProduct(d, 0, a), d[a], DimsProduct(d, a + 1, d.size()), a};
+  const auto i = static_cast<size_t>(a);
+  return {DimsProduct(d, 0, i), d[i], DimsProduct(d, i + 1, d.size()), static_cast<int>(a)};
 }
 
 }  // namespace ops

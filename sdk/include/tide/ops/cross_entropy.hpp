@@ -80,6 +80,9 @@ inline Dims XeOneValuePerRow(const Dims& x) {
 template <typename Args>
 void ReadXeRows(const KernelContext& ctx, const Dims& x, Args* a) {
   const XeRows r = GetXeRows(x);
+  // Rows with no classes have no probability to read: the rows-of-zero case divides them away.
+  TIDE_CHECK(r.d > 0 || DimsProduct(x, 0, x.size() - 1) == 0, "op '", ctx.op_type(), "': X ",
+             ToString(x), " has no classes on its last axis");
   a->n = r.n;
   a->d = r.d;
   a->ignore = ctx.Attr<int32_t>("ignore_index");

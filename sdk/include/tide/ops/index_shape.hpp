@@ -59,7 +59,7 @@ inline Dims GatherNdDims(const char* op, const Dims& x, const Dims& index) {
 
 // arg_max / arg_min along `axis`: the axis dropped (keepdims: kept as 1); [1] when none is left.
 inline Dims ArgOutDims(const char* op, const Dims& x, int64_t axis, bool keepdims) {
-  const int a = NormAxis(op, static_cast<int>(axis), x.size());
+  const int a = NormAxis(op, axis, x.size());
   Dims od = x;
   if (keepdims)
     od[a] = 1;
@@ -103,7 +103,7 @@ int GatherAxisOf(const KernelContext& ctx, size_t rank, Read read = {}) {
                ToString(t.dims()));
     a = IntScalar(ctx, "Axis", 0, read);
   }
-  return NormAxis(ctx.op_type(), static_cast<int>(a), rank);
+  return NormAxis(ctx.op_type(), a, rank);
 }
 
 // gather: X as [pre, n, post] around the axis, Index (m int32 / int64 ids, 1-D or [m, 1]); Out
@@ -322,7 +322,7 @@ ArgArgs<T> GetArgArgs(const KernelContext& ctx) {
   const int64_t axis = flat ? 0 : ctx.Attr<int64_t>("axis");
   const Dims xd = flat ? Dims{x.numel()} : x.dims();
   ArgArgs<T> a;
-  a.s = SplitAt(op, xd, static_cast<int>(axis));
+  a.s = SplitAt(op, xd, axis);
   TIDE_CHECK(a.s.n > 0, "op '", op, "': X ", ToString(x.dims()), " is empty along axis ", axis);
   const bool keep = ctx.Attr<bool>("keepdims");
   a.out_dims = flat ? ArgFlatOutDims(x.dims(), keep) : ArgOutDims(op, xd, axis, keep);

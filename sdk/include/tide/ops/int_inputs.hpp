@@ -60,6 +60,16 @@ std::vector<int64_t> IntScalars(const KernelContext& ctx, const char* param, Rea
   return v;
 }
 
+// Input `param`'s int64 values narrowed to int32 for an int32 attribute (sections, axes); a value
+// outside int32 is refused, naming the op and the input, never wrapped.
+inline std::vector<int32_t> AsInt32s(const KernelContext& ctx, const char* param,
+                                     const std::vector<int64_t>& v) {
+  for (int64_t x : v)
+    TIDE_CHECK(x >= INT32_MIN && x <= INT32_MAX, "op '", ctx.op_type(), "': ", param, " ('",
+               ctx.InputName(param), "') holds ", x, ", outside int32");
+  return std::vector<int32_t>(v.begin(), v.end());
+}
+
 // The one value of float32 or float64 input `param` (a factor given as a tensor).
 template <typename Read = ReadOnHost>
 double FloatScalar(const KernelContext& ctx, const char* param, Read read = {}) {

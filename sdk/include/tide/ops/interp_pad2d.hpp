@@ -227,6 +227,9 @@ inline InterpGeom GetInterpGeom(const char* op, const Dims& x, bool nhwc, const 
   const auto hw = InterpOutSize(op, x, size, nhwc, run_time);
   InterpGeom g = nhwc ? InterpGeom{x[0], x[3], x[1], x[2], hw.first, hw.second, true}
                       : InterpGeom{x[0], x[1], x[2], x[3], hw.first, hw.second, false};
+  // An image of no rows or columns has no pixel to sample (an empty batch or channels is fine).
+  TIDE_CHECK(!run_time || g.n * g.c == 0 || (g.ih > 0 && g.iw > 0), "op '", op, "': X ",
+             ToString(x), " has no pixels to interpolate");
   const bool ac = size.align_corners;
   g.rh = size.v2 ? InterpRatioV2(g.ih, g.oh, ac, size.scale_h) : InterpRatio(g.ih, g.oh, ac);
   g.rw = size.v2 ? InterpRatioV2(g.iw, g.ow, ac, size.scale_w) : InterpRatio(g.iw, g.ow, ac);
@@ -288,6 +291,10 @@ inline Pad2dGeom GetPad2dGeom(const char* op, const Dims& x, const std::vector<i
                "': reflect paddings must be smaller than the padded dims (X ", ToString(x), ")");
   g.oh = g.h < 0 ? -1 : g.h + p[0] + p[1];
   g.ow = g.w < 0 ? -1 : g.w + p[2] + p[3];
+  // Edge padding repeats X's border: a padded image of X's with no rows or columns has none.
+  if (g.mode == Pad2dMode::kEdge && g.oh > 0 && g.ow > 0)
+    TIDE_CHECK(g.h != 0 && g.w != 0, "op '", op, "': edge padding of X ", ToString(x),
+               ", which has no rows or columns to repeat");
   return g;
 }
 

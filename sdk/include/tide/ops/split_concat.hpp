@@ -123,8 +123,8 @@ struct CutArgs {
 // concat's axis: AxisTensor's value (read with `read`) when given, else the attribute.
 template <typename Read = ReadOnHost>
 int ConcatAxisAttr(const KernelContext& ctx, Read read = {}) {
-  return static_cast<int>(ctx.HasInput("AxisTensor") ? IntScalar(ctx, "AxisTensor", 0, read)
-                                                     : ctx.Attr<int32_t>("axis"));
+  if (!ctx.HasInput("AxisTensor")) return ctx.Attr<int32_t>("axis");
+  return AsInt32s(ctx, "AxisTensor", {IntScalar(ctx, "AxisTensor", 0, read)})[0];
 }
 
 template <typename T, typename Read = ReadOnHost>
@@ -182,8 +182,7 @@ CutArgs<T> GetSplitArgs(const KernelContext& ctx, Read read = {}) {
   Tensor x = ctx.Input("X");
   std::vector<int32_t> sections = ctx.Attr<std::vector<int32_t>>("sections");
   if (ctx.HasInput("SectionsTensorList")) {
-    const std::vector<int64_t> v = IntScalars(ctx, "SectionsTensorList", read);
-    sections.assign(v.begin(), v.end());
+    sections = AsInt32s(ctx, "SectionsTensorList", IntScalars(ctx, "SectionsTensorList", read));
   }
   int axis = 0;
   const std::vector<Dims> dims =

@@ -177,12 +177,14 @@ template <typename Read = ReadOnHost>
 Dims SqueezeOutDims(const KernelContext& ctx, const Dims& x, Read read = {}) {
   const char* op = ctx.op_type();
   auto axes = ctx.Attr<std::vector<int32_t>>("axes");
-  std::vector<int64_t> v;
-  if (ctx.HasInput("AxesTensor"))
-    v = IntValues(ctx, "AxesTensor", 0, read);
-  else if (ctx.HasInput("AxesTensorList"))
-    v = IntScalars(ctx, "AxesTensorList", read);
-  if (!v.empty()) axes.assign(v.begin(), v.end());
+  const char* from = ctx.HasInput("AxesTensor")       ? "AxesTensor"
+                     : ctx.HasInput("AxesTensorList") ? "AxesTensorList"
+                                                      : nullptr;
+  if (from) {
+    const std::vector<int64_t> v = std::string(from) == "AxesTensor" ? IntValues(ctx, from, 0, read)
+                                                                     : IntScalars(ctx, from, read);
+    if (!v.empty()) axes = AsInt32s(ctx, from, v);
+  }
   return std::string(op) == "squeeze2" ? SqueezeDims(op, x, axes) : UnsqueezeDims(op, x, axes);
 }
 
