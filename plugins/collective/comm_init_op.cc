@@ -6,7 +6,9 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -55,6 +57,39 @@ std::string JoinDeviceLibrary(tide::OpRunContext& ctx, RingStore& store, Communi
   return tide::detail::Concat(", ", comm->device()->library(), " on ", place.ToString());
 }
 
+// Every rank publishes the world size it was started with; rank 0 compares all of them, the
+// others rank 0's, so that ranks started with different sizes all stop naming it (Gloo's own
+// failure is an address-size enforce, or a wait for ranks that never come).
+void CheckWorldSizes(RingStore& store, int ring_id, int rank, int nranks,
+                     std::chrono::milliseconds timeout) {
+  auto key = [](int r) { return "world_size/" + std::to_string(r); };
+  const std::string mine = std::to_string(nranks);
+  store.set(key(rank), std::vector<char>(mine.begin(), mine.end()));
+  std::vector<int> others;
+  if (rank == 0) {
+    for (int r = 1; r < nranks; ++r) others.push_back(r);
+  } else {
+    others.push_back(0);
+  }
+  std::vector<std::string> keys;
+  for (int r : others) keys.push_back(key(r));
+  const auto missing = store.Missing(keys, std::chrono::steady_clock::now() + timeout);
+  if (!missing.empty()) {
+    std::string ranks;
+    for (const auto& k : missing) ranks += " " + k.substr(k.find('/') + 1);
+    TIDE_THROW(TIDE_UNAVAILABLE, "ring ", ring_id, ": rank(s)", ranks, " did not join within ",
+               timeout.count(), " ms (are they running, with the same world size and master?)");
+  }
+  for (int r : others) {
+    const std::vector<char> v = store.get(key(r));
+    const std::string theirs(v.begin(), v.end());
+    TIDE_CHECK(theirs == mine, "ring ", ring_id, ": rank ", r, " was started with a world of ",
+               theirs, " processes, this rank with ", mine,
+               " (every rank's world size must be the same: WORLD_SIZE, PADDLE_TRAINERS_NUM, "
+               "or the launcher's --nproc_per_node x --nnodes)");
+  }
+}
+
 void CommInitRun(tide::OpRunContext& ctx) {
   const int ring_id = ctx.Attr<int32_t>("ring_id");
   const int rank = ctx.Attr<int32_t>("rank");
@@ -80,7 +115,11 @@ void CommInitRun(tide::OpRunContext& ctx) {
       base = std::make_shared<TcpStore>(host, port, timeout);
       store_host = host;
     } else if (store_uri.rfind("file://", 0) == 0) {
-      base = std::make_shared<gloo::rendezvous::FileStore>(store_uri.substr(7));
+      const std::string dir = store_uri.substr(7);
+      struct stat st {};
+      TIDE_CHECK(stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode), "store ", store_uri, ": ", dir,
+                 " is not a directory (make it, on a file system every rank sees)");
+      base = std::make_shared<gloo::rendezvous::FileStore>(dir);
     } else {
       TIDE_THROW(TIDE_INVALID_ARGUMENT,
                  "attribute store must be tcp://host:port or "
@@ -99,6 +138,7 @@ void CommInitRun(tide::OpRunContext& ctx) {
                  " (set GLOO_SOCKET_IFNAME to an interface the other ranks reach, or the "
                  "endpoint attribute; PADDLE_CURRENT_ENDPOINT under fleet)");
     }
+    CheckWorldSizes(*store, ring_id, rank, nranks, timeout);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, nranks);
     context->setTimeout(timeout);
     context->connectFullMesh(*store, device);
@@ -112,7 +152,12 @@ void CommInitRun(tide::OpRunContext& ctx) {
   } catch (const tide::Error& e) {
     TIDE_THROW(e.code(), where, ": ", e.what());
   } catch (const std::exception& e) {
-    TIDE_THROW(TIDE_UNAVAILABLE, where, ": ", e.what());
+    const std::string what = e.what();
+    if (store_uri.rfind("file://", 0) == 0 && what.find("File already exists") != std::string::npos)
+      TIDE_THROW(TIDE_FAILED_PRECONDITION, where, ": store ", store_uri,
+                 " holds an earlier job's keys (Gloo's file store takes each key once): give "
+                 "every job, and every restart, an empty directory");
+    TIDE_THROW(TIDE_UNAVAILABLE, where, ": ", what);
   }
 }
 
