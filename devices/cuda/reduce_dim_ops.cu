@@ -199,12 +199,26 @@ bool MidView(const Dims& x, const ReduceShape& s, int64_t* pre, int64_t* n, int6
   return true;
 }
 
+// Out elements of an empty group: the reducer's identity, finished (mean: 0 / 0, NaN).
+template <typename T, typename R>
+__global__ void EmptyGroupsKernel(T* out, int64_t n_out, T init) {
+  TIDE_CUDA_LOOP(o, n_out) { out[o] = R::Finish(init, 0); }
+}
+
+// Max and min have no value for an empty group (GetReduceArgs refuses it, as on the CPU).
+template <template <typename> class R, typename T>
+constexpr bool kHasIdentity = !std::is_same_v<R<T>, MaxR<T>> && !std::is_same_v<R<T>, MinR<T>>;
+
 template <typename T, template <typename> class R>
 void Reduce(KernelContext& ctx, T init) {
   Gpu g(ctx);
   const char* op = ctx.op_type();
-  const auto a = tide::ops::GetReduceArgs<T>(ctx);
+  const auto a = tide::ops::GetReduceArgs<T>(ctx, kHasIdentity<R, T>);
   if (a.n_out == 0) return;
+  if (a.total == 0) {
+    Launch(g, "EmptyGroupsKernel", a.n_out, EmptyGroupsKernel<T, R<T>>, a.out, a.n_out, init);
+    return;
+  }
   constexpr bool kMean = std::is_same_v<R<T>, MeanR<T>>;
   if constexpr (kMean || std::is_same_v<R<T>, SumR<T>>) {
     int64_t pre, n, post;
