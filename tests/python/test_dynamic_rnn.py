@@ -419,3 +419,36 @@ def test_gradient_through_an_array_a_loop_reads_and_writes(exe):
     tide.append_backward(layers.mean(layers.array_read(arr, n)), parameter_list=["x"])
     (got,) = exe.run(feed={"x": np.ones((1, 2))}, fetch_list=["x@GRAD"])
     np.testing.assert_allclose(got, [[4.0, 4.0]])  # d mean(8 x) / dx over 2 elements
+
+
+@pytest.mark.parametrize("lens", [[0], [0, 0], [2, 0, 1]])
+def test_dynamic_rnn_memory_by_shape_with_only_empty_sequences(exe, rng, fresh_programs, lens):
+    """A batch whose sequences are all empty runs no step; memory(shape=...) must not read step
+    0's input (there is none) to size its initial value."""
+    main, startup = fresh_programs
+    x, hidden, _ = _rnn_net("float64", "shape")
+    last = layers.sequence_last_step(hidden)
+    loss = layers.reduce_sum(last)
+    tide.backward.append_backward(loss)
+    exe.run(startup)
+    xs = rng.uniform(-1, 1, (sum(lens), D))
+    got, got_loss = exe.run(
+        main, feed={"x": _lod(xs, lens)}, fetch_list=[hidden, loss], return_numpy=False
+    )
+    assert got.recursive_sequence_lengths() == [lens]
+    if sum(lens):
+        params = _params(["wx", "wh", "b"])
+        params["b"] = params["b"].reshape(-1)
+        np.testing.assert_allclose(np.array(got), _numpy_rnn(xs, lens, params), rtol=1e-12)
+    else:
+        assert np.array(got).size == 0
+        assert float(np.array(got_loss).sum()) == 0.0
+
+
+def test_dynamic_rnn_memory_init_from_the_step_block_names_the_mistake():
+    x = layers.data(name="x", shape=[2], dtype="float32", lod_level=1)
+    drnn = layers.DynamicRNN()
+    with pytest.raises(ValueError, match="outside"):
+        with drnn.block():
+            word = drnn.step_input(x)
+            drnn.memory(init=layers.fc(word, 3))

@@ -33,6 +33,17 @@ def _new(block, prefix, **kwargs):
 
 
 # -- the ops --------------------------------------------------------------------------------------
+def _declared_in(block, name):
+    """Whether `name` is declared in `block` or one of its ancestors."""
+    program = block.program
+    while True:
+        if name in block.vars:
+            return True
+        if block.parent_idx < 0:
+            return False
+        block = program.block(block.parent_idx)
+
+
 def lod_rank_table(x, level=0):
     """The sequences of x's LoD level `level`, sorted by length (longest first)."""
     check_var("lod_rank_table", "x", x)
@@ -136,7 +147,7 @@ class DynamicRNN:
         self.max_seq_len = None
         self.step_idx = None
         self.zero_idx = None
-        self.input_array = []  # (array, dtype) per step_input
+        self.input_array = []  # (array, dtype, x, level) per step_input
         self.input_lod_level = 1
         self.mem_dict = {}  # the name memory() returned -> the variable carried across steps
         self.mem_link = []  # (new value, carried variable)
@@ -213,7 +224,7 @@ class DynamicRNN:
                 attrs={"force_cpu": True},
             )
         array = _new(parent, "dynamic_rnn_input_array", type="LOD_TENSOR_ARRAY", dtype=x.dtype)
-        self.input_array.append((array, x.dtype))
+        self.input_array.append((array, x.dtype, x, int(level)))
         parent.append_op(
             "lod_tensor_to_array",
             inputs={"X": x, "RankTable": self.lod_rank_table},
@@ -252,6 +263,12 @@ class DynamicRNN:
         parent = self._parent_block()
         if init is not None:
             check_var("DynamicRNN.memory", "init", init)
+            if not _declared_in(parent, init.name):
+                raise ValueError(
+                    "DynamicRNN.memory: init '%s' is a variable of the step block; give a "
+                    "variable made outside the block (one row per sequence, e.g. an encoder's "
+                    "last state), or use memory(shape=..., value=...)" % init.name
+                )
             source = init
             if need_reorder:
                 if self.lod_rank_table is None:
@@ -284,11 +301,26 @@ class DynamicRNN:
                 outputs={"Out": self.zero_idx},
                 attrs={"shape": [1], "dtype": dtype_code("int64"), "value": 0.0, "force_cpu": True},
             )
-        array, in_dtype = self.input_array[0]
-        first = _new(parent, "dynamic_rnn_in0", dtype=in_dtype, stop_gradient=True)
-        parent.append_op(
-            "read_from_array", inputs={"X": array, "I": self.zero_idx}, outputs={"Out": first}
-        )
+        array, in_dtype, x, level = self.input_array[0]
+        if convert_dtype(in_dtype) in ("float32", "float64"):
+            # One row per sequence (the first step of each, pad_value for an empty one): unlike
+            # step 0's input (Fluid's batch reference) it exists when every sequence is empty.
+            first = x
+            for _ in range(max(1, x.lod_level) - level):
+                pooled = _new(parent, "dynamic_rnn_in0", dtype=in_dtype, stop_gradient=True)
+                max_index = _new(parent, "dynamic_rnn_in0", dtype="int32", stop_gradient=True)
+                parent.append_op(
+                    "sequence_pool",
+                    inputs={"X": first},
+                    outputs={"Out": pooled, "MaxIndex": max_index},
+                    attrs={"pooltype": "FIRST", "is_test": True, "pad_value": 0.0},
+                )
+                first = pooled
+        else:
+            first = _new(parent, "dynamic_rnn_in0", dtype=in_dtype, stop_gradient=True)
+            parent.append_op(
+                "read_from_array", inputs={"X": array, "I": self.zero_idx}, outputs={"Out": first}
+            )
         dtype = convert_dtype(dtype)
         boot = _new(
             parent,
