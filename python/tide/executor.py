@@ -4,6 +4,7 @@ fetches), so repeated runs skip preparation."""
 
 import contextlib
 import threading
+import weakref
 
 import numpy as np
 
@@ -122,8 +123,12 @@ class Executor:
         if not isinstance(self.place, Place):
             raise TypeError("Executor needs a tide.Place, got %r" % (self.place,))
         self._core = _C.Executor(self.place)
-        self._cache = {}
-        self._fused = {}  # (program, version, fetches) -> (program, what runs: _fused_for_run)
+        # Keyed by the program itself, held weakly: a program's prepared copies go with it (a
+        # server reloading a model with one Executor keeps only the live ones).
+        # program -> {(version, feeds, fetches, flags version): PreparedBlock}
+        self._cache = weakref.WeakKeyDictionary()
+        # program -> {(version, fetches, rewrites): the rewritten copy that runs, None: itself}
+        self._fused = weakref.WeakKeyDictionary()
         self._pservers = {}  # RPC client attrs -> endpoints of the pservers its programs talked to
         self._completed = set()  # (client attrs, endpoint) told this trainer is done
         # Held by run() and close(): the core executor, the caches and _last_prepared are not
@@ -202,10 +207,11 @@ class Executor:
             return program
         # Kept per program version, fetch list and flags even where prepared programs are not
         # (use_program_cache=False): the copy and the rewrite cost more than a small prepare.
-        key = (id(program), program._version, tuple(fetch_names), weights, convs, fcs)
-        if key not in self._fused:
-            for k in [k for k in self._fused if k[0] == id(program) and k[1] != program._version]:
-                del self._fused[k]
+        key = (program._version, tuple(fetch_names), weights, convs, fcs)
+        kept = self._fused.setdefault(program, {})
+        if key not in kept:
+            for k in [k for k in kept if k[0] != program._version]:
+                del kept[k]
             fused = program.clone()
             fused_any = False
             if convs:
@@ -214,37 +220,32 @@ class Executor:
                 fused_any |= bool(fuse_fc_bias_act(fused, skip_opt_set=fetch_names))
             if weights:
                 fused_any |= bool(fuse_weight_updates(fused, skip_opt_set=fetch_names))
-            self._fused[key] = (program, fused if fused_any else program)
-        return self._fused[key][1]
+            kept[key] = fused if fused_any else None  # never the program: it is the weak key
+        return program if kept[key] is None else kept[key]
 
     def _prepare(self, program, feed_names, fetch_names, use_cache):
         # The flags preparing reads (use_mkldnn, the rewrites' fuse_*, ...) are part of the key:
         # tide.set_flags between two runs prepares the program again instead of being ignored.
         key = (
-            id(program),
             program._version,
             tuple(feed_names),
             tuple(fetch_names),
             _C.prepare_flags_version(),
         )
-        prepared = self._cache.get(key) if use_cache else None
+        prepared = self._cache.get(program, {}).get(key) if use_cache else None
         if prepared is None:
             run_program = self._fused_for_run(program, fetch_names)
+            # The core prepares its own copy of the program: nothing here must outlive it.
             prepared = self._core.prepare(run_program.desc, 0, list(feed_names), list(fetch_names))
             self._note_pservers(program)
             if use_cache:
                 # Drop this program's stale versions (a program edited since, or prepared under
                 # other flags); its other feed/fetch lists stay prepared, so alternating them
                 # prepares nothing again.
-                for k in [
-                    k
-                    for k in self._cache
-                    if k[0] == id(program) and (k[1] != program._version or k[4] != key[4])
-                ]:
-                    del self._cache[k]
-                self._cache[key] = (prepared, program, run_program)
-        else:
-            prepared = prepared[0]
+                kept = self._cache.setdefault(program, {})
+                for k in [k for k in kept if k[0] != program._version or k[3] != key[3]]:
+                    del kept[k]
+                kept[key] = prepared
         return prepared
 
     def _note_pservers(self, program):
