@@ -513,3 +513,63 @@ def test_max_while_iterations_is_not_negative():
         tide.InvalidArgumentError, match="flag 'max_while_iterations'.*-1 is negative"
     ):
         tide.set_flags({"max_while_iterations": -1})
+
+
+# -- layers.cond (Fluid 1.8) ----------------------------------------------------------------------
+
+
+def _cond_net(dtype="float64"):
+    x = layers.data(name="x", shape=[3], dtype=dtype, stop_gradient=False)
+    flag = layers.data(name="flag", shape=[1], dtype="bool", append_batch_size=False)
+
+    def true_fn():
+        return layers.fc(x, 2, param_attr="w_true", bias_attr=False), layers.scale(x, 2.0)
+
+    def false_fn():
+        return layers.fc(x, 2, act="tanh", param_attr="w_false", bias_attr=False), x
+
+    a, b = layers.cond(flag, true_fn, false_fn)
+    loss = layers.reduce_sum(layers.square(a)) + layers.reduce_sum(b)
+    return x, a, b, loss
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_cond_takes_the_branch_the_predicate_picks_and_trains_it(exe, rng, flag):
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        x, a, b, loss = _cond_net()
+        tide.backward.append_backward(loss)
+    exe.run(startup)
+    scope = tide.global_scope()
+    xv = rng.uniform(-1, 1, (4, 3))
+    feed = {"x": xv, "flag": np.array([flag])}
+    got_a, got_b, gx, gt, gf = exe.run(
+        main, feed=feed, fetch_list=[a, b, "x@GRAD", "w_true@GRAD", "w_false@GRAD"]
+    )
+    wt = np.array(scope.find_var("w_true").get_tensor())
+    wf = np.array(scope.find_var("w_false").get_tensor())
+    if flag:
+        want_a, want_b = xv @ wt, 2 * xv
+        np.testing.assert_allclose(gt, 2 * xv.T @ want_a, rtol=1e-12)
+        np.testing.assert_allclose(gx, 2 * want_a @ wt.T + 2.0, rtol=1e-12)
+        assert not np.any(gf)
+    else:
+        want_a, want_b = np.tanh(xv @ wf), xv
+        assert not np.any(gt)
+        np.testing.assert_allclose(gx, (2 * want_a * (1 - want_a**2)) @ wf.T + 1.0, rtol=1e-12)
+    np.testing.assert_allclose(got_a, want_a, rtol=1e-12)
+    np.testing.assert_allclose(got_b, want_b, rtol=1e-12)
+
+
+def test_cond_argument_errors():
+    flag = layers.fill_constant([1], "bool", True)
+    x = layers.fill_constant([2], "float32", 1.0)
+    with pytest.raises(TypeError, match="cond"):
+        layers.cond(layers.fill_constant([1], "float32", 1.0), lambda: x, lambda: x)
+    with pytest.raises(TypeError, match="true_fn"):
+        layers.cond(flag, x, lambda: x)
+    with pytest.raises(ValueError, match="same number"):
+        layers.cond(flag, lambda: (x, x), lambda: x)
+    with pytest.raises(ValueError, match="None"):
+        layers.cond(flag, lambda: x, None)
+    assert layers.cond(flag, None, None) is None

@@ -4,6 +4,7 @@ control-flow ops (the ops_control plugin) run in scopes of their own; variables 
 enclosing blocks are read and written by name."""
 
 from .. import unique_name
+from ..core import dtype_code
 from ..framework import Variable, default_main_program
 from ..layer_helper import LayerHelper
 from .logic import logical_and, logical_not
@@ -14,6 +15,7 @@ __all__ = [
     "Switch",
     "IfElse",
     "ConditionalBlock",
+    "cond",
     "create_array",
     "array_write",
     "array_read",
@@ -222,6 +224,97 @@ class ConditionalBlock:
             outputs={"Out": _outer_vars(parent, sorted(written)), "Scope": [scope]},
             attrs={"sub_block": inside, "is_scalar_condition": self.is_scalar_condition},
         )
+
+
+def _flatten(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _branch(pred, fn, which):
+    """Runs `fn` inside a conditional block on `pred`; its outputs copied to the parent block."""
+    block = ConditionalBlock([pred], is_scalar_condition=True)
+    with block.block():
+        out = fn()
+        if out is None:
+            return None, None
+        outs = _flatten(out)
+        for v in outs:
+            if not isinstance(v, Variable):
+                raise TypeError(
+                    "cond: %s must return Variables (or a list / tuple of them, or None), got %r"
+                    % (which, v)
+                )
+        program = default_main_program()
+        parent = program.block(program.current_block().parent_idx)
+        copies = []
+        for v in outs:
+            copy = parent.create_var(
+                name=unique_name.generate("cond_%s_out" % which.split("_")[0]),
+                dtype=v.dtype,
+                shape=v.shape,
+                lod_level=v.lod_level,
+            )
+            assign(v, copy)
+            copies.append(copy)
+    return out, copies
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """Fluid 1.8's cond: runs true_fn() when the one-element bool `pred` holds, else false_fn(),
+    each in a conditional block, and returns the branch's outputs (a Variable, or a list / tuple
+    like the branches return; the two must match in number). A branch None returns None when
+    both are None; only one None is an error, as in Fluid. Gradients flow into the branch that
+    ran."""
+    _check_condition("cond", pred)
+    for which, fn in (("true_fn", true_fn), ("false_fn", false_fn)):
+        if fn is not None and not callable(fn):
+            raise TypeError("cond: %s must be callable, got %r" % (which, fn))
+    if true_fn is None and false_fn is None:
+        return None
+    true_out = true_copies = false_out = false_copies = None
+    if true_fn is not None:
+        true_out, true_copies = _branch(pred, true_fn, "true_fn")
+    if false_fn is not None:
+        false_out, false_copies = _branch(logical_not(pred), false_fn, "false_fn")
+    if true_copies is None and false_copies is None:
+        return None
+    if true_copies is None or false_copies is None:
+        raise ValueError(
+            "cond: true_fn %s None while false_fn %s None; both must return the same "
+            "number of Variables"
+            % (
+                "returns" if true_copies is None else "does not return",
+                "returns" if false_copies is None else "does not return",
+            )
+        )
+    if len(true_copies) != len(false_copies):
+        raise ValueError(
+            "cond: true_fn and false_fn must return the same number of Variables, got %d and %d"
+            % (len(true_copies), len(false_copies))
+        )
+    helper = LayerHelper("cond", name=name)
+    mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    helper.append_op(
+        "cast",
+        inputs={"X": pred},
+        outputs={"Out": mask},
+        attrs={"in_dtype": dtype_code("bool"), "out_dtype": dtype_code("int32")},
+    )
+    merged = []
+    for t, f in zip(true_copies, false_copies):
+        if t.dtype != f.dtype:
+            raise ValueError(
+                "cond: the branches' outputs '%s' (%s) and '%s' (%s) must have one dtype"
+                % (t.name, t.dtype, f.name, f.dtype)
+            )
+        out = helper.create_variable_for_type_inference(t.dtype)
+        out.desc.lod_level = max(t.lod_level, f.lod_level)
+        helper.append_op("select_input", inputs={"X": [f, t], "Mask": mask}, outputs={"Out": out})
+        merged.append(out)
+    shape = true_out if isinstance(true_out, (list, tuple)) else None
+    if shape is None:
+        return merged[0]
+    return tuple(merged) if isinstance(shape, tuple) else merged
 
 
 class _ConditionalBlockGuard(BlockGuard):
