@@ -760,3 +760,15 @@ def test_layer_argument_errors():
             tide.layers.dynamic_gru(xv, size=2, candidate_activation="elu")
         with pytest.raises(TypeError, match="sequence_conv"):
             tide.layers.sequence_conv("x", num_filters=2)
+
+
+def test_dynamic_lstm_dtype_other_than_its_input_is_refused_when_built():
+    """dynamic_lstm's weights take `dtype` (Fluid's default float32): a float64 input with it ran
+    forward and then failed in sgd (a float64 gradient of a float32 bias)."""
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        x = tide.layers.data(name="x", shape=[8], dtype="float64", lod_level=1)
+        with pytest.raises(ValueError, match="dtype='float64'"):
+            tide.layers.dynamic_lstm(x, 8)
+        h, c = tide.layers.dynamic_lstm(x, 8, dtype="float64")
+        assert h.dtype == c.dtype == "float64"

@@ -363,6 +363,12 @@ def dynamic_lstm(
         ("candidate_activation", candidate_activation),
     ):
         _check_activation("dynamic_lstm", arg, act)
+    dtype = convert_dtype(dtype)
+    if input.dtype in ("float32", "float64") and dtype != input.dtype:
+        raise ValueError(
+            "dynamic_lstm: input '%s' is %s but dtype (the weights' and outputs') is %r; pass "
+            "dtype='%s'" % (input.name, input.dtype, dtype, input.dtype)
+        )
     helper = LayerHelper("lstm", param_attr=param_attr, bias_attr=bias_attr, name=name)
     d = size // 4
     weight = helper.create_parameter(param_attr, [d, 4 * d], dtype)
