@@ -115,13 +115,18 @@ NN_MODELS = {
     "simple_rnn": lambda: nn_models.RnnClassifier("simple_rnn"),
     "vit": nn_models.TinyViT,
     "zero_d": nn_models.ZeroD,
+    "new_ops": nn_models.NewOps,
     # PaddleOCR, PaddleClas and PaddleNLP families (tools/paddle_family_models.py), saved by
     # Paddle 2.6 and, as PIR programs, by Paddle 3.x.
     **families.FAMILIES,
 }
 # paddle.nn models saved as PIR programs only: a model without parameters (Paddle 2.6's
 # predictor, which the legacy export's reference runs, refuses to load no parameters).
-PIR_NN_MODELS = {"no_params": nn_models.NoParams, "tensor_ops": nn_models.TensorOps}
+PIR_NN_MODELS = {
+    "no_params": nn_models.NoParams,
+    "tensor_ops": nn_models.TensorOps,
+    "new_ops": lambda: nn_models.NewOps(with_cond=False),
+}
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
 PIR_MODELS = [
@@ -134,6 +139,7 @@ PIR_MODELS = [
     "zero_d",
     "no_params",
     "tensor_ops",
+    "new_ops",
     "lstm",
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}

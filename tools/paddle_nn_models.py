@@ -6,6 +6,7 @@ models. Used by tools/paddle_export.py; each model's `example(rng)` gives its fe
 import numpy as np
 import paddle
 from paddle import nn
+from paddle.nn import functional as F
 
 VOCAB, HIDDEN, HEADS, FFN, LAYERS, MAX_LEN = 100, 32, 4, 64, 2, 32
 
@@ -211,6 +212,54 @@ class TensorOps(nn.Layer):
     @staticmethod
     def example(rng):
         return {"x": rng.standard_normal((3, 8)).astype(np.float32)}
+
+
+class NewOps(nn.Layer):
+    """The ops of ordinary paddle.nn / paddle layers Tide gained from users' models: where,
+    tile, topk, log_softmax, silu, mish, bmm, index_select, one_hot, expand_as, p_norm (norm),
+    unbind, pad3d (F.pad of a 4-D tensor), max_pool2d_with_index (AdaptiveMaxPool2D), flip, roll,
+    logsumexp, erf (gelu's exact form is its own op), take_along_axis; with_cond adds a
+    data-dependent `if` (Paddle 2.x: conditional_block + select_input; PIR's pd_op.if Tide does
+    not read)."""
+
+    inputs = [("x", [None, 4, 6, 6], "float32"), ("ids", [None], "int64")]
+
+    def __init__(self, with_cond=True):
+        super().__init__()
+        self.with_cond = with_cond
+        self.conv = nn.Conv2D(4, 4, 3, padding=1)
+        self.pool = nn.AdaptiveMaxPool2D(3)
+        self.fc = nn.Linear(36, 8)
+
+    def forward(self, x, ids):
+        f = F.pad(self.conv(x), [1, 0, 0, 1], mode="reflect")  # pad3d
+        f = self.pool(F.silu(f))  # [B, 4, 3, 3]
+        h = self.fc(f.reshape([-1, 36]))  # [B, 8]
+        h = paddle.where(h > 0, h, F.mish(h) * 0.5)
+        if self.with_cond:
+            if paddle.mean(h) > 0:
+                h = h * 2.0
+            else:
+                h = paddle.erf(h) - 1.0
+        sq = paddle.bmm(h.unsqueeze(2), h.unsqueeze(1))  # [B, 8, 8]
+        cols = paddle.index_select(sq, paddle.to_tensor([0, 3, 5]), axis=2)  # [B, 8, 3]
+        a, b, c = paddle.unbind(cols, axis=2)
+        top, idx = paddle.topk(a, 3)
+        along = paddle.take_along_axis(b, idx, axis=1)
+        hot = F.one_hot(ids % 8, 8)  # [B, 8]
+        tiled = paddle.tile(paddle.norm(h, p=2, axis=1, keepdim=True), [1, 2])  # [B, 2]
+        grown = paddle.expand_as(tiled[:, :1], h)
+        rolled = paddle.roll(paddle.flip(c, axis=[1]), shifts=2, axis=1)
+        lse = paddle.logsumexp(h, axis=1, keepdim=True)
+        out = [F.log_softmax(h + hot, axis=1), top, along, tiled, grown, rolled, lse]
+        return paddle.concat(out, axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {
+            "x": rng.standard_normal((3, 4, 6, 6)).astype(np.float32),
+            "ids": rng.integers(0, 50, size=(3,)).astype(np.int64),
+        }
 
 
 def randomize(net, rng):

@@ -57,6 +57,8 @@ const Entry kEntries[] = {
     {"pd_op.maximum", "elementwise_max", "X Y", "Out", "", kAxis},
     {"pd_op.minimum", "elementwise_min", "X Y", "Out", "", kAxis},
     {"pd_op.elementwise_pow", "elementwise_pow", "X Y", "Out", "", kAxis},
+    {"pd_op.remainder", "elementwise_mod", "X Y", "Out", "", kAxis},
+    {"pd_op.floor_divide", "elementwise_floordiv", "X Y", "Out", "", kAxis},
     {"pd_op.bmm", "bmm", "X Y", "Out", ""},
     {"pd_op.where", "where", "Condition X Y", "Out", ""},
     {"pd_op.p_norm", "p_norm", "X", "Out", ""},

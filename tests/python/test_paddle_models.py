@@ -21,8 +21,9 @@ FIXTURES = os.path.join(
     "paddle",
 )
 VISION = ["lenet", "lenet_separate", "resnet18", "mobilenet_v1", "mobilenet_v2", "vgg11"]
-# paddle.nn transformers, RNN classifiers and a vision transformer, saved by Paddle 2.6.
-NN = ["bert", "gpt", "lstm", "gru", "simple_rnn", "vit"]
+# paddle.nn transformers, RNN classifiers, a vision transformer and the ops users' models brought
+# (new_ops, with a cond: conditional_block + select_input), saved by Paddle 2.6.
+NN = ["bert", "gpt", "lstm", "gru", "simple_rnn", "vit", "new_ops"]
 # Those with the rnn op (2 layers, bidirectional, 3 sequences of lengths 11, 6, 1).
 RNN = ["lstm", "gru", "simple_rnn"]
 # Quantization-aware trained, saved by Paddle 2.6 with its quant-dequant ops and in the QDQ form
@@ -423,7 +424,7 @@ def test_dense_tensor_names(fresh_programs):
 
 # Saved by Paddle 3.3.1's paddle.jit.save as PIR programs (tests/fixtures/paddle/pir). A fixture
 # whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
-PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm", "tensor_ops"]
+PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm", "tensor_ops", "new_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
