@@ -268,9 +268,11 @@ void FrozenModel::SetFeeds(const std::vector<LoDTensor>& inputs) {
       unit = dims[d];
       unit_from = StrCat("feed '", f.name, "' dimension ", d);
     }
+    // Either way: sequences given to a dense input would be read as plain rows, silently.
+    TIDE_ENFORCE(t.lod_levels() == static_cast<size_t>(f.lod_level), "feed '", f.name, "' has ",
+                 t.lod_levels(), " LoD level(s); the plan was frozen for ", f.lod_level,
+                 f.lod_level ? "" : " (a dense input: its rows are not sequences)");
     if (f.lod_level > 0) {
-      TIDE_ENFORCE(t.lod_levels() == static_cast<size_t>(f.lod_level), "feed '", f.name, "' has ",
-                   t.lod_levels(), " LoD level(s); the plan was frozen for ", f.lod_level);
       const std::string bad = CheckLoD(t.lod(), dims.size() ? dims[0] : 0);
       TIDE_ENFORCE(bad.empty(), "feed '", f.name, "': ", bad);
     }

@@ -2,6 +2,7 @@
 #include "core/executor/feed_fetch.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "core/executor/core_ops.h"
@@ -45,8 +46,20 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
     auto a = *feed_out, b = feeds;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    TIDE_ENFORCE(b.empty() || a == b, "the program already feeds [", StrCat(a.size()),
-                 " variable(s)] through its feed ops; feed exactly those");
+    if (!b.empty() && a != b) {
+      std::vector<std::string> missing, extra;
+      std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(missing));
+      std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(extra));
+      auto list = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& n : v) out += (out.empty() ? "'" : ", '") + n + "'";
+        return out.empty() ? std::string("none") : out;
+      };
+      TIDE_FAIL(TIDE_INVALID_ARGUMENT, "the program feeds ", list(a),
+                " through its own feed ops (a loaded model's inputs): feed exactly those. "
+                "Missing: ",
+                list(missing), "; not its inputs: ", list(extra));
+    }
   } else if (!feeds.empty()) {
     VarDesc* fv = block->Var(kFeedVarName);
     fv->set_type(TIDE_VAR_FEED_MINIBATCH);

@@ -169,6 +169,10 @@ def test_a_feed_outside_the_range_names_the_feed_dimension_and_range(frozen_line
     with pytest.raises(tide.TideError, match="feed 'x' is float64; .* frozen for float32"):
         model.run({"x": np.zeros((3, 13), "float64")})
     model.run({"x": np.zeros((3, 13), "float32")})  # and inside it, it still runs
+    seqs = tide.LoDTensor(np.zeros((3, 13), "float32"))
+    seqs.set_recursive_sequence_lengths([[1, 2]])
+    with pytest.raises(tide.TideError, match="feed 'x' has 1 LoD level.*a dense input"):
+        model.run({"x": seqs})  # sequences would be read as plain rows
 
 
 def test_corrupted_truncated_and_wrong_version_files_are_refused(frozen_line, tmp_path):

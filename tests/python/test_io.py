@@ -2,6 +2,7 @@
 file); inference models reload and predict the same; bad files give clear errors."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -89,6 +90,12 @@ def test_loaded_model_fetches_what_is_asked(tmp_path, exe, rng):
         np.testing.assert_allclose(inner, want_h, rtol=1e-6)
         again = exe.run(program, feed={"x": xs}, fetch_list=fetches)  # its own targets again
         np.testing.assert_allclose(again[0], want_y, rtol=1e-6)
+        with pytest.raises(
+            tide.TideError,
+            match="feeds 'x' through its own feed ops.*Missing: 'x'; not its inputs: '%s'"
+            % re.escape(h.name),
+        ):
+            exe.run(program, feed={h.name: np.zeros((3, 5), "float32")}, fetch_list=fetches)
 
 
 def test_inference_model_flags(tmp_path, exe, rng):
