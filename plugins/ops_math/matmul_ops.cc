@@ -35,6 +35,7 @@ void MatmulInferShape(tide::InferShapeContext& ctx) {
                             ctx.Attr<bool>("transpose_Y"))
                  .out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  ctx.ShareLoD("X", "Out");  // as Fluid's: X's rows are Out's (attention scores of sequences)
 }
 
 template <typename T>

@@ -252,6 +252,8 @@ void ReduceInferShape(tide::InferShapeContext& ctx) {
   tide::ops::CheckReduceDtypes(ctx, ctx.InputDataType("X"));
   ctx.SetOutputDims("Out", s.out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  // Rows not reduced stay X's sequences (as Fluid, which shares the LoD when dim[0] is not 0).
+  if (!s.reduced.empty() && !s.reduced[0]) ctx.ShareLoD("X", "Out");
 }
 
 tide::OpSchema ReduceAttrs(tide::OpSchema s) {

@@ -65,6 +65,10 @@ void SliceInferShape(tide::InferShapeContext& ctx) {
   if (!tide::ops::SliceBoundsFromTensors(ctx) || !ctx.IsRuntime())
     ctx.SetOutputDims("Out", tide::ops::SliceGeomAtBuild(ctx, ctx.InputDims("Input")).out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("Input"));
+  // Rows kept whole: they stay X's sequences, as Fluid's slice shares the LoD.
+  const auto axes = ctx.Attr<std::vector<int32_t>>("axes");
+  if (std::string(ctx.op_type()) == "slice" && std::find(axes.begin(), axes.end(), 0) == axes.end())
+    ctx.ShareLoD("Input", "Out");
 }
 
 // The bounds' tensor inputs: slice's (Paddle 2.x) and strided_slice's (Fluid 1.6+, strides too).
