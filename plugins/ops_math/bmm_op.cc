@@ -64,15 +64,6 @@ void BmmGradKernel(KernelContext& ctx) {
   }
 }
 
-void BmmGradInferShape(tide::InferShapeContext& ctx) {
-  for (const char* p : {"X", "Y"}) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
-
 }  // namespace
 }  // namespace ops_math
 
@@ -100,6 +91,6 @@ TIDE_REGISTER_OP(tide::OpSchema("bmm_grad")
                      .AsDispensable()
                      .Output(GradVarName("Y"))
                      .AsDispensable()
-                     .InferShape(BmmGradInferShape));
+                     .InferShape(GradsLikeXY));
 TIDE_REGISTER_KERNEL("bmm", "cpu", BmmKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("bmm_grad", "cpu", BmmGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <tide/eigen.hpp>
 #include <tide/kernels/common.hpp>
 #include <tide/ops/broadcast.hpp>
@@ -27,6 +28,17 @@ using tide::ops::GetBroadcast;
 // Eigen views of inputs and outputs: the SDK's header-only kernels' (tide/kernels/common.hpp).
 using tide::kernels::In;
 using tide::kernels::Out;
+
+// A grad op's shape inference: X@GRAD and Y@GRAD, where the op outputs them, take X's and Y's
+// dims and data type.
+inline void GradsLikeXY(tide::InferShapeContext& ctx) {
+  for (const char* p : {"X", "Y"}) {
+    const std::string g = tide::GradVarName(p);
+    if (!ctx.HasOutput(g.c_str())) continue;
+    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
+    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
+  }
+}
 
 // Kernels for float and double.
 #define OPS_MATH_FLOAT_TYPES float, double

@@ -64,15 +64,6 @@ void MatmulV2GradKernel(KernelContext& ctx) {
   }
 }
 
-void MatmulV2GradInferShape(tide::InferShapeContext& ctx) {
-  for (const char* p : {"X", "Y"}) {
-    std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
-
 // An ints attribute that must stay empty: Paddle's oneDNN fusion passes set fused_* on
 // matmul_v2 in an optimised program; a saved model has them empty.
 tide::AttrCheckFn MustBeEmpty(std::string name) {
@@ -127,6 +118,6 @@ TIDE_REGISTER_OP(MatmulV2Attrs(tide::OpSchema("matmul_v2_grad")
                                    .AsDispensable()
                                    .Output(GradVarName("Y"), "gradient of Y")
                                    .AsDispensable()
-                                   .InferShape(MatmulV2GradInferShape)));
+                                   .InferShape(GradsLikeXY)));
 TIDE_REGISTER_KERNEL("matmul_v2", "cpu", tide::kernels::MatmulV2, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("matmul_v2_grad", "cpu", MatmulV2GradKernel, OPS_MATH_FLOAT_TYPES);

@@ -129,15 +129,6 @@ void WhereGradKernel(KernelContext& ctx) {
   }
 }
 
-void WhereGradInferShape(tide::InferShapeContext& ctx) {
-  for (const char* p : {"X", "Y"}) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
-
 }  // namespace
 }  // namespace ops_math
 
@@ -173,6 +164,6 @@ TIDE_REGISTER_OP(tide::OpSchema("where_grad")
                      .Output(GradVarName("Y"))
                      .AsDispensable()
                      .KernelDataTypeFrom("X")
-                     .InferShape(WhereGradInferShape));
+                     .InferShape(GradsLikeXY));
 TIDE_REGISTER_KERNEL("where", "cpu", WhereKernel, OPS_MATH_NUMERIC_TYPES, bool);
 TIDE_REGISTER_KERNEL("where_grad", "cpu", WhereGradKernel, OPS_MATH_FLOAT_TYPES);
