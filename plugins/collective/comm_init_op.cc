@@ -8,10 +8,12 @@
 #include <gloo/transport/tcp/device.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <tide/plugin.hpp>
 
 #include "communicator.h"
@@ -90,6 +92,57 @@ void CheckWorldSizes(RingStore& store, int ring_id, int rank, int nranks,
   }
 }
 
+// "b0: mul, relu; b1: ..." as each block's op types.
+std::vector<std::vector<std::string>> ParseOpList(const std::string& s) {
+  std::vector<std::vector<std::string>> blocks;
+  std::stringstream all(s);
+  for (std::string block; std::getline(all, block, ';');) {
+    blocks.emplace_back();
+    std::stringstream ops(block.substr(block.find(':') + 1));
+    for (std::string op; std::getline(ops, op, ',');) {
+      op.erase(0, op.find_first_not_of(' '));
+      blocks.back().push_back(op);
+    }
+  }
+  return blocks;
+}
+
+// The ranks' main programs, as the transpiler lists their op types: rank 0 compares every other
+// rank's with its own and warns at the first difference (a rank may build another program on
+// purpose, e.g. one that also evaluates; by mistake, the ranks train different models silently).
+void CompareProgramOps(RingStore& store, int ring_id, int rank, int nranks, const std::string& ops,
+                       std::chrono::milliseconds timeout) {
+  if (ops.empty()) return;  // a c_comm_init not made by the transpiler
+  auto key = [](int r) { return "program_ops/" + std::to_string(r); };
+  store.set(key(rank), std::vector<char>(ops.begin(), ops.end()));
+  if (rank != 0) return;
+  const auto mine = ParseOpList(ops);
+  for (int r = 1; r < nranks; ++r) {
+    if (!store.Missing({key(r)}, std::chrono::steady_clock::now() + timeout).empty()) continue;
+    const std::vector<char> v = store.get(key(r));
+    const auto theirs = ParseOpList(std::string(v.begin(), v.end()));
+    if (theirs == mine) continue;
+    for (size_t b = 0; b < std::max(mine.size(), theirs.size()); ++b) {
+      static const std::vector<std::string> none;
+      const auto& m = b < mine.size() ? mine[b] : none;
+      const auto& t = b < theirs.size() ? theirs[b] : none;
+      if (m == t) continue;
+      size_t i = 0;
+      while (i < m.size() && i < t.size() && m[i] == t[i]) ++i;
+      auto at = [i](const std::vector<std::string>& ops) {
+        return i < ops.size() ? "'" + ops[i] + "'" : std::string("no op");
+      };
+      tide::Log(TIDE_LOG_WARNING, kPlugin,
+                tide::detail::Concat(
+                    "ring ", ring_id, ": rank ", r, "'s main program differs from rank 0's at op ",
+                    i, " of block ", b, ": ", at(t), " there, ", at(m),
+                    " here. Unless the ranks build different programs on purpose, they train "
+                    "different models (a layer chosen by rank?)"));
+      break;
+    }
+  }
+}
+
 void CommInitRun(tide::OpRunContext& ctx) {
   const int ring_id = ctx.Attr<int32_t>("ring_id");
   const int rank = ctx.Attr<int32_t>("rank");
@@ -139,6 +192,7 @@ void CommInitRun(tide::OpRunContext& ctx) {
                  "endpoint attribute; PADDLE_CURRENT_ENDPOINT under fleet)");
     }
     CheckWorldSizes(*store, ring_id, rank, nranks, timeout);
+    CompareProgramOps(*store, ring_id, rank, nranks, ctx.Attr<std::string>("program_ops"), timeout);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, nranks);
     context->setTimeout(timeout);
     context->connectFullMesh(*store, device);
@@ -180,6 +234,9 @@ TIDE_REGISTER_OP(
         .Attr("endpoint", std::string(""),
               "this rank's address for Gloo (host or host:port); empty: the interface that "
               "routes to the store's host")
+        .Attr("program_ops", std::string(""),
+              "the ranks' main program's op types (the transpiler's list): rank 0 warns where "
+              "another rank's differ")
         .Attr("device_id", int32_t(0),
               "unused (Fluid's): the device is the op's place, whose collective library "
               "(tide/collective.h) the ring joins")

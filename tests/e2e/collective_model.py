@@ -5,9 +5,10 @@ equals the local one (to float rounding). Writes a JSON result per rank.
 
     python collective_model.py --out result{rank}.json [--model mlp|embedding] [--steps 8]
         [--fuse_mb 32] [--die_rank R --die_step S [--die_signal KILL|STOP]]
-        [--checkpoint_dir D] [--plugin libtide_device_sim.so --place sim]
+        [--checkpoint_dir D] [--plugin libtide_device_sim.so --place sim] [--sigmoid_rank R]
 
---plugin loads a device plugin first; --place trains on that place kind's device: the rank's
+--sigmoid_rank R: rank R's first layer is sigmoid, the others' relu (ranks that built different
+models by mistake). --plugin loads a device plugin first; --place trains on that place kind's device: the rank's
 local rank for gpu, else 0 (the sim device is host memory, so every process has its own).
 
 With --checkpoint_dir rank 0 saves the persistables after every step (tide.io.save_persistables)
@@ -41,11 +42,11 @@ def data(model, steps):
     return x, y
 
 
-def build(model):
+def build(model, act="relu"):
     layers = tide.layers
     if model == "mlp":
         x = layers.data(name="x", shape=[16])
-        h = layers.fc(input=x, size=32, act="relu")
+        h = layers.fc(input=x, size=32, act=act)
         h = layers.fc(input=h, size=32, act="tanh")
         pred = layers.fc(input=h, size=1)
         opt = tide.optimizer.Momentum(learning_rate=0.05, momentum=0.9)
@@ -69,6 +70,7 @@ def main():
     ap.add_argument("--die_step", type=int, default=-1)
     ap.add_argument("--die_signal", default="KILL")
     ap.add_argument("--checkpoint_dir", default="")
+    ap.add_argument("--sigmoid_rank", type=int, default=-1)  # a rank building another model
     ap.add_argument("--plugin", default="")
     ap.add_argument("--place", default="cpu")
     args = ap.parse_args()
@@ -84,7 +86,7 @@ def main():
     # local run, rank 0 of 1, starts from rank 0's values).
     main_prog.random_seed = startup.random_seed = 7 + rank
     with tide.program_guard(main_prog, startup), tide.unique_name.guard():
-        loss, opt = build(args.model)
+        loss, opt = build(args.model, "sigmoid" if rank == args.sigmoid_rank else "relu")
         strategy = fleet.DistributedStrategy()
         strategy.fuse_all_reduce_ops = args.fuse_mb > 0
         strategy.fuse_grad_size_in_MB = args.fuse_mb

@@ -1,4 +1,4 @@
-"""The rendezvous refuses, naming why, what Gloo would report in its own terms: ranks started with
+"""The rendezvous warns where a rank's main program differs from rank 0's, and refuses, naming why, what Gloo would report in its own terms: ranks started with
 different world sizes (every one of them stops, none waits for the timeout), a file store whose
 directory does not exist, and one that holds an earlier job's keys."""
 
@@ -62,3 +62,35 @@ def test_file_store_of_an_earlier_job(procs, tmp_path):
     for p in again:
         assert p.wait(60) != 0
         assert "holds an earlier job's keys" in p.output(), p.output()[-3000:]
+
+
+def test_a_rank_that_built_another_model_is_named(procs, tmp_path):
+    master = "127.0.0.1:%d" % free_ports(1)[0]
+    ranks = [
+        procs(
+            "rank%d" % r,
+            [
+                sys.executable,
+                "-u",
+                MODEL,
+                "--out",
+                str(tmp_path / "r{rank}.json"),
+                "--steps",
+                "1",
+                "--sigmoid_rank",
+                "1",
+            ],
+            TIDE_RANK=r,
+            TIDE_WORLD_SIZE=2,
+            TIDE_MASTER=master,
+            TIDE_COLLECTIVE_TIMEOUT_MS=20000,
+        )
+        for r in range(2)
+    ]
+    for p in ranks:
+        assert p.wait(120) == 0, p.output()[-3000:]  # a warning: programs may differ on purpose
+    out = ranks[0].output()
+    assert (
+        "rank 1's main program differs from rank 0's at op 2 of block 0: 'sigmoid' there, "
+        "'relu' here" in out
+    ), out[-3000:]

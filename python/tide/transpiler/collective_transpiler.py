@@ -52,6 +52,13 @@ def _dtype_name(var):
     return str(var.dtype).replace("VarType.", "").lower()
 
 
+def _op_list(program):
+    """The op types of every block of `program`, in order ("b0: mul, elementwise_add; b1: ...")."""
+    return "; ".join(
+        "b%d: %s" % (b.idx, ", ".join(op.type for op in b.ops)) for b in program.blocks
+    )
+
+
 class CollectiveTranspiler:
     """Rewrites a program for data-parallel training: allreduces the gradients (fused into buckets) before the update ops.
 
@@ -91,6 +98,10 @@ class CollectiveTranspiler:
             return
         self._transpile_startup()
         self._transpile_main(params_grads)
+        # Ranks that built different models (a layer's activation chosen by rank by mistake)
+        # would train on silently: c_comm_init compares the main programs' op lists and warns.
+        comm_init = [op for op in self.startup.global_block().ops if op.type == "c_comm_init"]
+        comm_init[-1]._set_attr("program_ops", _op_list(self.main))
 
     # ------------------------------------------------------------------ startup
     def _transpile_startup(self):
