@@ -1414,18 +1414,17 @@ def elementwise_min(x, y, axis=-1, act=None, name=None):
 
 
 def _int_list(layer, arg, value):
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [value]
-    if isinstance(value, (list, tuple)) and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
-    ):
-        return list(value)
+    if is_int(value):  # numpy integers too
+        return [int(value)]
+    if isinstance(value, (list, tuple)) and all(is_int(v) for v in value):
+        return [int(v) for v in value]
     raise TypeError("%s: '%s' must be an int or a list of ints, got %r" % (layer, arg, value))
 
 
 def _reduce(op_type, input, dim, keep_dim, name):
     check_var(op_type, "input", input)
-    attrs = {"keep_dim": bool(keep_dim), "reduce_all": dim is None or dim == []}
+    reduce_all = dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0)
+    attrs = {"keep_dim": bool(keep_dim), "reduce_all": reduce_all}
     attrs["dim"] = [0] if attrs["reduce_all"] else _int_list(op_type, "dim", dim)
     return _single(LayerHelper(op_type, name=name), op_type, {"X": input}, attrs)
 
@@ -1762,14 +1761,17 @@ def unbind(input, axis=0):
         list: the parts.
     """
     check_var("unbind", "input", input)
-    if not isinstance(axis, int):
+    if not is_int(axis):
         raise TypeError("unbind: 'axis' must be an int, got %r" % (axis,))
+    axis = int(axis)
     rank = len(input.shape)
     if not -rank <= axis < rank:
         raise ValueError("unbind: axis %d is out of range for rank %d" % (axis, rank))
     num = input.shape[axis]
     if num < 0:
         raise ValueError("unbind: input's dim %d is unknown; unbind needs it" % axis)
+    if num == 0:  # no parts (as numpy's list(a) and torch.unbind); the op needs >= 1 output
+        return []
     helper = LayerHelper("unbind")
     outs = [helper.create_variable_for_type_inference(input.dtype) for _ in [0] * num]
     helper.append_op("unbind", inputs={"X": input}, outputs={"Out": outs}, attrs={"axis": axis})
@@ -1778,8 +1780,9 @@ def unbind(input, axis=0):
 
 def _arg(op_type, x, axis):
     check_var(op_type, "x", x)
-    if not isinstance(axis, int):
+    if not is_int(axis):
         raise TypeError("%s: 'axis' must be an int, got %r" % (op_type, axis))
+    axis = int(axis)
     helper = LayerHelper(op_type)
     out = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     helper.append_op(op_type, inputs={"X": x}, outputs={"Out": out}, attrs={"axis": axis})
@@ -1839,8 +1842,9 @@ def one_hot(input, depth, allow_out_of_range=False):
         Variable: float32 [N, depth].
     """
     check_var("one_hot", "input", input)
-    if not isinstance(depth, int):
+    if not is_int(depth):
         raise TypeError("one_hot: 'depth' must be an int, got %r" % (depth,))
+    depth = int(depth)
     helper = LayerHelper("one_hot")
     out = helper.create_variable_for_type_inference("float32", stop_gradient=True)
     helper.append_op(
