@@ -86,6 +86,7 @@ void BnKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X");
+    DeclineEmpty(op, {&x});
     BnParams p = GetParams(ctx, x.dims());
     const int64_t c = p.c;
     Exec e(ctx);
@@ -164,6 +165,7 @@ void BnGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("X"), dy = ctx.Input(tide::GradVarName("Y").c_str());
+    DeclineEmpty(op, {&x, &dy});
     BnParams p = GetParams(ctx, x.dims());
     const int64_t c = p.c;
     TIDE_CHECK(dy.dims() == x.dims(), "op '", op, "': Y@GRAD has dims ", tide::ToString(dy.dims()),

@@ -32,8 +32,10 @@ void ConcatKernel(KernelContext& ctx) {
       TIDE_CHECK(a.numel() == 1 && (a.dtype() == TIDE_INT32 || a.dtype() == TIDE_INT64), "op '", op,
                  "': AxisTensor must hold one int32/int64, got ", tide::DataTypeName(a.dtype()),
                  " ", tide::ToString(a.dims()));
-      axis_attr =
-          a.dtype() == TIDE_INT32 ? a.data<int32_t>()[0] : static_cast<int>(a.data<int64_t>()[0]);
+      const int64_t v = a.dtype() == TIDE_INT32 ? a.data<int32_t>()[0] : a.data<int64_t>()[0];
+      TIDE_CHECK(v >= INT32_MIN && v <= INT32_MAX, "op '", op, "': AxisTensor ('",
+                 ctx.InputName("AxisTensor"), "') holds ", v, ", outside int32");
+      axis_attr = static_cast<int>(v);
     }
     const Dims od = tide::ops::ConcatDims(op, dims, axis_attr, &axis);
     Exec e(ctx);

@@ -228,6 +228,7 @@ void ConvKernel(KernelContext& ctx) {
   Guarded(op, [&] {
     if (ConvFwdState* state = ctx.State<ConvFwdState>(); state && RunPrepared(ctx, *state)) return;
     Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
+    DeclineEmpty(op, {&x, &f});
     ConvParams p = GetParams(ctx, x, f);
     if (kFloat32Kernel<T>) DeclineWhereThePlainKernelWins(op, p, x, false);
     const Fusion fu = GetFusion(ctx);
@@ -375,6 +376,7 @@ void ConvGradKernel(KernelContext& ctx) {
     Tensor dout = ctx.Input(tide::GradVarName("Output").c_str());
     Tensor dx = ctx.OptionalOutput(tide::GradVarName("Input").c_str());
     Tensor df = ctx.OptionalOutput(tide::GradVarName("Filter").c_str());
+    DeclineEmpty(op, {&x, &f, &dout});
     ConvParams p = GetParams(ctx, x, f);
     tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(), p.nhwc ? Nhwc(p.out) : p.out);
     if (kFloat32Kernel<T>) DeclineWhereThePlainKernelWins(op, p, x, bool(dx));

@@ -85,6 +85,7 @@ void Int8FcKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   Guarded(op, [&] {
     Tensor x = ctx.Input("Input"), w = ctx.Input("W");
+    DeclineEmpty(op, {&x, &w});
     const tide::ops::FcShape s =
         tide::ops::GetFcShape(op, x.dims(), w.dims(), ctx.Attr<int32_t>("in_num_col_dims"));
     TIDE_CHECK(w.dtype() == TIDE_FP32, "op '", op, "' (int8): W must be float32, got ",

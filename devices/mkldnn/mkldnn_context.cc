@@ -387,6 +387,13 @@ bool IsReferenceImpl(const dnnl::primitive_desc_base& pd) {
   return impl.rfind("ref", 0) == 0 || impl.rfind("simple", 0) == 0;
 }
 
+void DeclineEmpty(const char* op, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors)
+    if (t->numel() == 0)
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): an empty tensor ",
+                 tide::ToString(t->dims()), ": the plain kernel takes it");
+}
+
 void DeclineReferenceImpl(const char* op, const dnnl::primitive_desc_base& pd) {
   if (IsReferenceImpl(pd))
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <dnnl.hpp>
+#include <initializer_list>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -362,6 +363,11 @@ bool IsReferenceImpl(const dnnl::primitive_desc_base& pd);
 // Declines the run (an UNIMPLEMENTED error, before anything is written: the plain kernel runs)
 // when `pd` is a reference implementation.
 void DeclineReferenceImpl(const char* op, const dnnl::primitive_desc_base& pd);
+
+// Declines the run (UNIMPLEMENTED, before anything is written) when one of `tensors` holds no
+// element: oneDNN's primitives are not made for empty shapes (some divide by a zero dim while
+// picking an implementation), and the plain kernels give empty tensors the SDK's semantics.
+void DeclineEmpty(const char* op, std::initializer_list<const Tensor*> tensors);
 
 // Runs `fn`, turning oneDNN errors into tide errors that name the op.
 template <typename F>

@@ -87,7 +87,8 @@ void SquaredL2NormGradKernel(KernelContext& ctx) {
 template <typename T>
 void SqrtKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetUnaryArgs<T>(ctx);
-  EigenEval(ctx, Out(a.out, a.n), In(a.x, a.n).sqrt());
+  // std::sqrt per element: Eigen's fast vectorised sqrt is x * rsqrt(x), NaN for +inf.
+  EigenEval(ctx, Out(a.out, a.n), In(a.x, a.n).unaryExpr([](T v) { return std::sqrt(v); }));
 }
 
 // dX = dOut / (2 * Out).

@@ -71,6 +71,13 @@ std::vector<int64_t> RollShifts(const KernelContext& ctx) {
   return ctx.Attr<std::vector<int64_t>>("shifts");
 }
 
+// sign * shift as a shift in [0, n), reduced before it is negated or added: a shift near the
+// int64 limits (-2^63 has no negation) never overflows.
+int64_t Shift(int64_t shift, int64_t sign, int64_t n) {
+  const int64_t r = shift % n;  // |r| < n
+  return ((sign > 0 ? r : -r) % n + n) % n;
+}
+
 // Out[i] = X[(i - shift) mod n] along each axis (all of X flat when axis is empty).
 template <typename T>
 void RollRun(KernelContext& ctx, const char* in, const char* out_name, int64_t sign) {
@@ -86,7 +93,7 @@ void RollRun(KernelContext& ctx, const char* in, const char* out_name, int64_t s
     TIDE_CHECK(shifts.size() == 1, "op '", op, "': without axis, shifts needs 1 value, got ",
                shifts.size());
     if (numel == 0) return;
-    const int64_t s = ((sign * shifts[0]) % numel + numel) % numel;
+    const int64_t s = Shift(shifts[0], sign, numel);
     for (int64_t i = 0; i < numel; ++i) o[(i + s) % numel] = xd[i];
     return;
   }
@@ -100,7 +107,8 @@ void RollRun(KernelContext& ctx, const char* in, const char* out_name, int64_t s
     if (n == 0) continue;
     std::vector<int64_t>& m = maps[a];
     std::vector<int64_t> rolled(n);
-    for (int64_t i = 0; i < n; ++i) rolled[i] = m[(((i - sign * shifts[k]) % n) + n) % n];
+    const int64_t s = Shift(shifts[k], sign, n);
+    for (int64_t i = 0; i < n; ++i) rolled[i] = m[(i - s + n) % n];
     m = rolled;
   }
   PermuteByDims(d, maps, xd, o);

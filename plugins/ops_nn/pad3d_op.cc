@@ -53,7 +53,12 @@ Pad3dGeom GetPad3dGeom(const char* op, const Dims& x, const std::vector<int64_t>
     const int64_t in = x[first + s];
     g.in[s] = in;
     g.before[s] = b;
-    g.out[s] = in < 0 ? -1 : in + b + a;
+    g.out[s] = -1;
+    if (in >= 0)
+      TIDE_CHECK(!__builtin_add_overflow(in, b, &g.out[s]) &&
+                     !__builtin_add_overflow(g.out[s], a, &g.out[s]),
+                 "op '", op, "': paddings ", tide::ToString(p), " of X ", tide::ToString(x),
+                 " make a dim past int64");
     if (in < 0) continue;
     if (g.mode == Pad3dMode::kReflect)
       TIDE_CHECK(b < in && a < in, "op '", op, "': reflect padding ", b, ", ", a,

@@ -22,7 +22,15 @@ std::pair<Dims, Dims> TileDims(const char* op, Dims x, std::vector<int64_t> time
   x.insert(x.begin(), r - x.size(), 1);
   times.insert(times.begin(), r - times.size(), 1);
   Dims out(r);
-  for (size_t i = 0; i < r; ++i) out[i] = x[i] < 0 || times[i] < 0 ? -1 : x[i] * times[i];
+  for (size_t i = 0; i < r; ++i) {
+    if (x[i] < 0 || times[i] < 0) {
+      out[i] = -1;
+      continue;
+    }
+    TIDE_CHECK(!__builtin_mul_overflow(x[i], times[i], &out[i]), "op '", op, "': X ",
+               tide::ToString(x), " repeated ", tide::ToString(times), " has a dim past int64 at ",
+               i);
+  }
   return {x, out};
 }
 

@@ -4,12 +4,13 @@ as numpy does. One op per case, built by hand as a hand-written or transpiled pr
 
 import numpy as np
 import pytest
+from kernel_libraries import LIBS
 
 import tide
 from tide import layers
 
 
-def run_op(op, inputs, outputs, attrs=None, lod=None):
+def run_op(op, inputs, outputs, attrs=None, lod=None, lib="plain"):
     """Runs one `op` on numpy `inputs` ({param: array or [arrays]}); returns the fetched outputs
     ({param: count}) in order. `lod`: {input name: recursive sequence lengths}."""
     main, feed, fetch = tide.Program(), {}, []
@@ -33,7 +34,8 @@ def run_op(op, inputs, outputs, attrs=None, lod=None):
             for n in names:
                 b.create_var(name=n, dtype="float32")
             fetch += names
-        b.append_op(op, inputs=ins, outputs=outs, attrs=attrs or {})
+        attrs = dict(attrs or {}, **({"use_mkldnn": True} if lib == "mkldnn" else {}))
+        b.append_op(op, inputs=ins, outputs=outs, attrs=attrs)
     return tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=fetch)
 
 
@@ -156,3 +158,78 @@ def test_sequence_pad_grad_shorter_than_the_longest_sequence():
             {"padded_length": -1},
             lod={"X_0": [[2, 0, 4, 1]]},
         )
+
+
+# --- round two: the new ops, and the oneDNN kernels --------------------------------------------
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_int8_fc_of_an_empty_batch(lib):
+    """oneDNN's int8 matmul divided by the zero dim (SIGFPE); empty inputs go to the plain kernel."""
+    attrs = {
+        "in_num_col_dims": 2,
+        "Scale_in": 50.0,
+        "Scale_out": 25.0,
+        "Scale_weights": [100.0, 100.0],
+    }
+    x, w = np.zeros((0, 3, 4), "uint8"), np.ones((4, 2), "float32")
+    (out,) = run_op("fc", {"Input": x, "W": w}, {"Out": 1}, attrs, lib=lib)
+    assert out.shape == (0, 3, 2)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_batch_norm_training_on_an_empty_batch(lib):
+    """oneDNN's wrote garbage into the running statistics; every kernel refuses it alike."""
+    ins = {
+        "X": np.zeros((0, 3, 2, 2), "float32"),
+        "Scale": np.ones(3, "float32"),
+        "Bias": np.zeros(3, "float32"),
+        "Mean": np.zeros(3, "float32"),
+        "Variance": np.ones(3, "float32"),
+    }
+    outs = {"Y": 1, "MeanOut": 1, "VarianceOut": 1, "SavedMean": 1, "SavedVariance": 1}
+    with pytest.raises(tide.TideError, match="batch_norm"):
+        run_op("batch_norm", ins, outs, {"is_test": False, "momentum": 0.9}, lib=lib)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_concat_axis_tensor_beyond_int32(lib):
+    ins = {"X": [np.ones((2, 3), "float32")] * 2, "AxisTensor": np.array([2**32 + 1], "int64")}
+    with pytest.raises(tide.TideError, match="concat.*4294967297, outside int32"):
+        run_op("concat", ins, {"Out": 1}, lib=lib)
+
+
+@pytest.mark.parametrize("n", [1, 8, 16, 17])
+def test_sqrt_of_infinity(n):
+    """Eigen's vectorised fast sqrt (x * rsqrt(x)) gave NaN for +inf inside a packet."""
+    for dtype in ["float32", "float64"]:
+        x = np.full(n, np.inf, dtype)
+        x[0] = 4.0
+        (out,) = run_op("sqrt", {"X": x}, {"Out": 1})
+        np.testing.assert_array_equal(out, np.sqrt(x))
+
+
+@pytest.mark.parametrize(
+    "op,ins",
+    [
+        ("tile", {"X": np.ones(4, "float32"), "RepeatTimes": np.array([2**62])}),
+        (
+            "pad3d",
+            {
+                "X": np.ones((1, 1, 2, 2, 2), "float32"),
+                "Paddings": np.array([2**63 - 1, 2**63 - 1, 0, 0, 0, 0]),
+            },
+        ),
+    ],
+)
+def test_output_sizes_past_int64(op, ins):
+    with pytest.raises(tide.TideError, match=op + ".*past int64"):
+        run_op(op, ins, {"Out": 1})
+
+
+@pytest.mark.parametrize("shift", [-(2**63 - 1), -(2**63), 2**63 - 1, 5, -4])
+@pytest.mark.parametrize("axis", [[0], []])
+def test_roll_by_any_int64_shift(shift, axis):
+    x = np.arange(3, dtype="float32")
+    (out,) = run_op("roll", {"X": x}, {"Out": 1}, {"shifts": [shift], "axis": axis})
+    np.testing.assert_array_equal(out, np.roll(x, shift % 3))
