@@ -646,3 +646,17 @@ def test_cross_entropy_hard_labels_emit_cross_entropy2(exe, rng, dtype):
         got_soft, -(p_np * np.log(p_np)).sum(axis=1, keepdims=True), rtol=1e-5
     )
     check_grad(exe, lambda v: layers.cross_entropy(v, label), p_np, {"p": p_np, "label": label_np})
+
+
+def test_clip_takes_fluids_positional_min_and_max(exe):
+    """Fluid 1.8's clip(x, min, max) with numbers: the generated layer gives a number for an input
+    that an attribute of its name also holds (clip's Min / min) to the attribute."""
+    x = layers.data(name="x", shape=[4], dtype="float32")
+    y = layers.clip(x, -1.0, 1.0)
+    z = layers.clip(x, min=-0.5, max=0.5)
+    xs = np.array([[-3.0, -0.7, 0.2, 4.0]], "float32")
+    got_y, got_z = exe.run(feed={"x": xs}, fetch_list=[y, z])
+    np.testing.assert_array_equal(got_y, np.clip(xs, -1.0, 1.0))
+    np.testing.assert_array_equal(got_z, np.clip(xs, -0.5, 0.5))
+    with pytest.raises(TypeError, match="multiple values for 'min'"):
+        layers.clip(x, -1.0, 1.0, min=0.0)

@@ -24,6 +24,14 @@ def make_layer(op_type):
             )
         given = {}
         for spec, value in zip(inputs, args):
+            attr = spec["name"].lower()
+            if not isinstance(value, (Variable, list, tuple)) and attr in attr_names:
+                # A number for an input an attribute of its name also holds: clip(x, -1.0, 1.0)
+                # (Fluid's min / max attributes; the Min / Max inputs are Paddle 2.x's tensors).
+                if attr in kwargs:
+                    raise TypeError("%s(): got multiple values for '%s'" % (op_type, attr))
+                kwargs[attr] = value
+                continue
             given[spec["name"]] = value
         for key, value in list(kwargs.items()):
             if key in attr_names and not isinstance(value, (Variable, list, tuple)):
