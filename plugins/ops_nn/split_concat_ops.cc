@@ -57,7 +57,6 @@ void SplitInferShape(tide::InferShapeContext& ctx) {
   for (size_t i = 0; i < dims.size(); ++i) {
     ctx.SetOutputDims("Out", dims[i], i);
     ctx.SetOutputDataType("Out", ctx.InputDataType("X"), i);
-    if (axis != 0) ctx.ShareLoD("X", "Out", 0, i);  // the rows stay X's sequences (Fluid's)
   }
 }
 
