@@ -779,3 +779,25 @@ def test_bag_of_words_classifier_trains(pool):
         for _ in range(40)
     ]
     assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5]), losses
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_sequence_enumerate(exe, dtype):
+    """Fluid's sequence_enumerate: each id with the win_size - 1 that follow it in its sequence,
+    pad_value past the end (an empty sequence in the batch too); Out keeps the LoD."""
+    ids = np.array([[1], [2], [3], [4], [5], [6]], dtype)
+    lengths = [3, 0, 2, 1]
+    x = tide.layers.data(name="x", shape=[1], dtype=dtype, lod_level=1)
+    out = tide.layers.sequence_enumerate(x, win_size=3, pad_value=-1)
+    (got,) = exe.run(
+        feed={"x": tide.create_lod_tensor(ids, [lengths])}, fetch_list=[out], return_numpy=False
+    )
+    want, start = [], 0
+    for n in lengths:
+        seq = ids[start : start + n, 0].tolist()
+        want += [[seq[i + k] if i + k < n else -1 for k in range(3)] for i in range(n)]
+        start += n
+    np.testing.assert_array_equal(np.array(got), np.array(want, dtype))
+    assert got.recursive_sequence_lengths() == [lengths]
+    with pytest.raises(tide.TideError, match="win_size.*must be > 1"):
+        tide.layers.sequence_enumerate(x, win_size=1)

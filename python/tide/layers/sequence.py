@@ -22,6 +22,7 @@ __all__ = [
     "sequence_unpad",
     "sequence_mask",
     "sequence_reverse",
+    "sequence_enumerate",
     "lod_reset",
     "edit_distance",
 ]
@@ -302,6 +303,31 @@ def sequence_reverse(x, name=None):
     y = _out(helper, x.dtype)
     helper.append_op("sequence_reverse", inputs={"X": x}, outputs={"Y": y})
     return y
+
+
+def sequence_enumerate(input, win_size, pad_value=0, name=None):
+    """Each element of an int sequence with the win_size - 1 that follow it in its sequence,
+    pad_value past the sequence's end (Fluid's n-gram ids).
+
+    Args:
+        input (Variable): int32 or int64 [N, 1] with a one-level LoD.
+        win_size (int): the window's length, >= 2.
+        pad_value (int): the value past a sequence's end.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: [N, win_size], input's LoD.
+    """
+    check_var("sequence_enumerate", "input", input)
+    helper = LayerHelper("sequence_enumerate", name=name)
+    out = _out(helper, input.dtype, stop_gradient=True)
+    helper.append_op(
+        "sequence_enumerate",
+        inputs={"X": input},
+        outputs={"Out": out},
+        attrs={"win_size": int(win_size), "pad_value": int(pad_value)},
+    )
+    return out
 
 
 def lod_reset(x, y=None, target_lod=None):
