@@ -204,6 +204,15 @@ void CommInitRun(tide::OpRunContext& ctx) {
                                    listen_on, on_device, ")"));
     SetCommunicator(ring_id, std::move(comm));
   } catch (const tide::Error& e) {
+    // Rank 0 hosts the store on every address; not reaching it means the master address is not
+    // one of this host's, not that rank 0 died (what the store's client says).
+    if (rank == 0 && !store_host.empty() &&
+        std::string(e.what()).find("hosted by rank 0") != std::string::npos)
+      TIDE_THROW(e.code(), where, ": this rank hosts the rendezvous store (", store_uri,
+                 ") but cannot reach it at ", store_host,
+                 ": is the master address (MASTER_ADDR, TIDE_MASTER, the launcher's --master) "
+                 "an address of this host? (",
+                 e.what(), ")");
     TIDE_THROW(e.code(), where, ": ", e.what());
   } catch (const std::exception& e) {
     const std::string what = e.what();

@@ -13,12 +13,12 @@ MODEL = HERE + "/collective_model.py"
 
 
 def start(procs, tmp_path, rank, size, tag="", **env):
+    env.setdefault("TIDE_COLLECTIVE_TIMEOUT_MS", 20000)
     return procs(
         "%srank%d_of_%d" % (tag, rank, size),
         [sys.executable, "-u", MODEL, "--out", str(tmp_path / "r{rank}.json"), "--steps", "2"],
         TIDE_RANK=rank,
         TIDE_WORLD_SIZE=size,
-        TIDE_COLLECTIVE_TIMEOUT_MS=20000,
         **env,
     )
 
@@ -94,3 +94,17 @@ def test_a_rank_that_built_another_model_is_named(procs, tmp_path):
         "rank 1's main program differs from rank 0's at op 2 of block 0: 'sigmoid' there, "
         "'relu' here" in out
     ), out[-3000:]
+
+
+def test_rank_0_given_a_master_address_not_its_own(procs, tmp_path):
+    """Rank 0 hosts the store on every address of its host; a master address that is not one of
+    them is named as such, not as 'rank 0 stopped or died' said by rank 0 itself."""
+    port = free_ports(1)[0]
+    r0 = start(
+        procs, tmp_path, 0, 2, TIDE_MASTER="10.255.255.1:%d" % port, TIDE_COLLECTIVE_TIMEOUT_MS=2000
+    )
+    assert r0.wait(60) != 0
+    out = r0.output()
+    assert "this rank hosts the rendezvous store" in out and "an address of this host" in out, out[
+        -3000:
+    ]
