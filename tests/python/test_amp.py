@@ -293,3 +293,55 @@ def test_bad_arguments_are_refused():
         amp.AutoMixedPrecisionLists(custom_white_list={"mul"}, custom_black_list={"mul"})
     with pytest.raises(ValueError, match="dtype must be one of"):
         amp.rewrite_program(tide.default_main_program(), amp.AutoMixedPrecisionLists(), "int8")
+
+
+def test_bad_lists_and_loss_scales_are_refused():
+    # an op name no op type has (a typo) would leave the op silently where it was
+    with pytest.raises(ValueError, match=r"\['relux'\] on the custom lists is no registered op"):
+        amp.AutoMixedPrecisionListsBF16(custom_black_list={"relux"})
+    with pytest.raises(ValueError, match=r"\['matmul_v3', 'not_an_op'\]"):
+        amp.AutoMixedPrecisionLists(custom_white_list=["not_an_op", "matmul_v3", "mul"])
+    # a string is one name, not a set of letters
+    with pytest.raises(TypeError, match="custom_white_list must be a set or list of names"):
+        amp.AutoMixedPrecisionLists(custom_white_list="relu")
+    with pytest.raises(TypeError, match="custom_black_varnames must be a set or list"):
+        amp.AutoMixedPrecisionLists(custom_black_varnames="fc_0.tmp_0")
+    # Fluid's own list entries and registered ops pass
+    lists = amp.AutoMixedPrecisionLists(
+        custom_white_list=["tanh"], custom_black_list={"sigmoid_cross_entropy_with_logits"}
+    )
+    assert "tanh" in lists.white_list and "tanh" not in lists.gray_list
+    sgd = tide.optimizer.SGD(0.1)
+    for bad in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError, match="init_loss_scaling must be > 0 and finite"):
+            amp.decorate(sgd, init_loss_scaling=bad)
+
+
+def test_inference_model_of_amp_training(tmp_path):
+    # docs/mixed_precision.md: the test clone taken before minimize saves a float32 model;
+    # the rewritten training program saves its casts
+    main, start = tide.Program(), tide.Program()
+    with tide.program_guard(main, start):
+        x = tide.layers.data("x", [8], dtype="float32")
+        y = tide.layers.data("y", [1], dtype="int64")
+        logits = tide.layers.fc(tide.layers.fc(x, 16, act="relu"), 4)
+        loss = tide.layers.mean(tide.layers.softmax_with_cross_entropy(logits, y))
+        test = main.clone(for_test=True)
+        amp.decorate_bf16(tide.optimizer.SGD(0.1), place=tide.CPUPlace()).minimize(loss)
+    exe = tide.Executor(tide.CPUPlace())
+    rng = np.random.RandomState(0)
+    xv, yv = rng.randn(4, 8).astype("float32"), rng.randint(0, 4, (4, 1)).astype("int64")
+    with tide.scope_guard(tide.Scope()):
+        exe.run(start)
+        exe.run(main, feed={"x": xv, "y": yv}, fetch_list=[loss])
+        (ref,) = exe.run(test, feed={"x": xv, "y": yv}, fetch_list=[logits.name])
+        tide.io.save_inference_model(str(tmp_path / "f32"), ["x"], [logits], exe, test)
+        tide.io.save_inference_model(str(tmp_path / "amp"), ["x"], [logits], exe, main)
+    for name, has_casts in (("f32", False), ("amp", True)):
+        with tide.scope_guard(tide.Scope()):
+            prog, feeds, fetches = tide.io.load_inference_model(str(tmp_path / name), exe)
+            types = [op.type for op in prog.global_block().ops]
+            assert ("cast" in types) == has_casts, (name, types)
+            if name == "f32":
+                (out,) = exe.run(prog, feed={feeds[0]: xv}, fetch_list=fetches)
+                np.testing.assert_array_equal(out, ref)

@@ -5,6 +5,8 @@ stay float32 (reductions, exponentials, losses); gray ops follow the ops that wr
 no list stays float32. The device then has its say: an op runs low only where the run's place
 has a kernel for it in that type (`rewrite_program`)."""
 
+from ... import _C
+
 WHITE_LIST = {"conv2d", "matmul", "matmul_v2", "mul"}
 
 BLACK_LIST = {
@@ -68,7 +70,16 @@ class AutoMixedPrecisionLists:
     _white, _black, _gray = WHITE_LIST, BLACK_LIST, GRAY_LIST
 
     def __init__(self, custom_white_list=None, custom_black_list=None, custom_black_varnames=None):
-        white, black = set(custom_white_list or ()), set(custom_black_list or ())
+        white = self._names("custom_white_list", custom_white_list)
+        black = self._names("custom_black_list", custom_black_list)
+        known = self._white | self._black | self._gray
+        unknown = sorted(n for n in white | black if n not in known and not _C.has_op(n))
+        if unknown:
+            raise ValueError(
+                "AutoMixedPrecisionLists: %s on the custom lists %s no registered op type (a "
+                "typo? an op of a plugin not loaded?)"
+                % (unknown, "is" if len(unknown) == 1 else "are")
+            )
         both = white & black
         if both:
             raise ValueError(
@@ -78,7 +89,24 @@ class AutoMixedPrecisionLists:
         self.white_list = (set(self._white) - black) | white
         self.black_list = (set(self._black) - white) | black
         self.gray_list = set(self._gray) - white - black
-        self.black_varnames = set(custom_black_varnames or ())
+        self.black_varnames = self._names("custom_black_varnames", custom_black_varnames)
+
+    @staticmethod
+    def _names(arg, names):
+        """`names` (an iterable of strings, or None) as a set; a single string is refused rather
+        than taken letter by letter."""
+        if names is None:
+            return set()
+        if isinstance(names, (str, bytes)):
+            raise TypeError(
+                "AutoMixedPrecisionLists: %s must be a set or list of names, got the string %r "
+                "(write {%r})" % (arg, names, names)
+            )
+        names = set(names)
+        bad = [n for n in names if not isinstance(n, str)]
+        if bad:
+            raise TypeError("AutoMixedPrecisionLists: %s must hold strings, got %r" % (arg, bad[0]))
+        return names
 
 
 class AutoMixedPrecisionListsBF16(AutoMixedPrecisionLists):

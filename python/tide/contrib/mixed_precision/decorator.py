@@ -5,6 +5,8 @@ divides the gradients by the scale and checks them (check_finite_and_unscale), a
 (update_loss_scaling) and runs the wrapped optimizer's update only on a step whose gradients are
 all finite: an overflowed step changes no parameter and no optimizer state."""
 
+import math
+
 from ... import unique_name
 from ...framework import (
     OP_ROLE_OPTIMIZE,
@@ -51,8 +53,10 @@ class OptimizerWithMixedPrecision:
     ):
         if not hasattr(optimizer, "apply_gradients") or not hasattr(optimizer, "backward"):
             raise TypeError("decorate: %r is not a tide optimizer" % (optimizer,))
-        if init_loss_scaling <= 0:
-            raise ValueError("decorate: init_loss_scaling must be > 0, got %r" % init_loss_scaling)
+        if not 0 < init_loss_scaling < math.inf:  # refuses NaN too
+            raise ValueError(
+                "decorate: init_loss_scaling must be > 0 and finite, got %r" % init_loss_scaling
+            )
         if use_dynamic_loss_scaling:
             if incr_every_n_steps < 1 or decr_every_n_nan_or_inf < 1:
                 raise ValueError(
