@@ -121,6 +121,15 @@ const Entry kEntries[] = {
      "Input =starts/StartsTensor/StartsTensorList =ends/EndsTensor/EndsTensorList "
      "=strides/StridesTensor/StridesTensorList",
      "Out", ""},
+    // A slice assignment x[...] = v: a constant's elements in `values` (as float64) and
+    // `shape`, a tensor in set_value_with_tensor's second operand; the in-place set_value_ /
+    // set_value_with_tensor_ that to_static writes read as these (a fresh Out).
+    {"pd_op.set_value", "set_value",
+     "Input =starts//StartsTensorList =ends//EndsTensorList =steps//StepsTensorList", "Out", ""},
+    {"pd_op.set_value_with_tensor", "set_value",
+     "Input ValueTensor =starts//StartsTensorList =ends//EndsTensorList "
+     "=steps//StepsTensorList",
+     "Out", ""},
     {"pd_op.concat", "concat", "X =axis/AxisTensor", "Out", ""},
     // split's results are a vector of tensors that builtin.split unpacks.
     {"pd_op.split_with_num", "split", "X =axis/AxisTensor", "Out", ""},
