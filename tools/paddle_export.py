@@ -116,6 +116,7 @@ NN_MODELS = {
     "vit": nn_models.TinyViT,
     "zero_d": nn_models.ZeroD,
     "new_ops": nn_models.NewOps,
+    "set_value": nn_models.SetValue,
     # PaddleOCR, PaddleClas and PaddleNLP families (tools/paddle_family_models.py), saved by
     # Paddle 2.6 and, as PIR programs, by Paddle 3.x.
     **families.FAMILIES,
@@ -141,6 +142,7 @@ PIR_MODELS = [
     "tensor_ops",
     "new_ops",
     "lstm",
+    "set_value",
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 

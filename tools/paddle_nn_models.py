@@ -214,6 +214,43 @@ class TensorOps(nn.Layer):
         return {"x": rng.standard_normal((3, 8)).astype(np.float32)}
 
 
+class SetValue(nn.Layer):
+    """Slice assignments, which Paddle writes as set_value (PIR: set_value_ with a constant,
+    set_value_with_tensor_ with a tensor): a tensor broadcast over a dropped axis (y[:, 0] = t),
+    a constant on a strided box, a tensor at a negative index (y[..., -1]), a vector broadcast
+    over a box with a negative start, a constant under a None axis (y[0, None, 2]), a tensor on
+    a backwards step, and an int64 tensor's slices (a constant, then a tensor)."""
+
+    inputs = [("x", [None, 6, 8], "float32"), ("ids", [None, 5], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    # Paddle 2.6's to_static, SOT or AST, drops the assignments into k when it is read inside
+    # `paddle.cast(k, ...).sum(...)` (its program reads k as it was before them): t is apart.
+    def forward(self, x, ids):
+        k = ids + 0
+        k[:, 1:4] = 7
+        k[:, -1] = k[:, 0] * 2
+        y = self.fc(x)  # [B, 6, 8]
+        y[:, 0] = y[:, 1] * 2.0
+        y[:, 1:5:2, ::3] = 0.5
+        y[..., -1] = paddle.tanh(y[..., -2])
+        y[:, -2:, 2:4] = paddle.to_tensor([3.0, -3.0])
+        y[0, None, 2] = -1.0
+        y[:, 5:1:-2, 5] = y[:, 0:2, 6]
+        t = paddle.cast(k, "float32")
+        return y + t.sum(axis=1).reshape([-1, 1, 1]) * 0.01
+
+    @staticmethod
+    def example(rng):
+        return {
+            "x": rng.standard_normal((3, 6, 8)).astype(np.float32),
+            "ids": rng.integers(0, 50, size=(3, 5)).astype(np.int64),
+        }
+
+
 class NewOps(nn.Layer):
     """The ops of ordinary paddle.nn / paddle layers Tide gained from users' models: where,
     tile, topk, log_softmax, silu, mish, bmm, index_select, one_hot, expand_as, p_norm (norm),
