@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/io/pir_control_flow.h"
 #include "core/io/pir_op_table.h"
 #include "core/platform/enforce.h"
 #include "core/registry/registry.h"
@@ -143,6 +144,32 @@ bool IsIgnoredAttr(const std::string& name) {
   return names.count(name) > 0;
 }
 
+// The tensor-array and counter operations of PIR's loops, read where core/io/pir_op_table.cc
+// has no line for them (it is looked up first): array_write_ writes into its array operand's
+// variable, as Fluid's write_to_array into its Out.
+const PirOpRule* FindPirControlFlowRule(const std::string& pir_name) {
+  static const std::map<std::string, PirOpRule> rules = [] {
+    auto rule = [](const char* fluid, std::vector<PirOperand> in, std::vector<PirResult> out,
+                   std::map<std::string, std::string> renames = {}) {
+      PirOpRule r;
+      r.fluid_type = fluid;
+      r.operands = std::move(in);
+      r.results = std::move(out);
+      r.renames = std::move(renames);
+      return r;
+    };
+    return std::map<std::string, PirOpRule>{
+        {"pd_op.increment", rule("increment", {{"X"}}, {{"Out"}}, {{"value", "step"}})},
+        {"pd_op.array_write_", rule("write_to_array", {{""}, {"X"}, {"I"}}, {{"Out", 0}})},
+        {"pd_op.array_read", rule("read_from_array", {{"X"}, {"I"}}, {{"Out"}})},
+        {"pd_op.array_length", rule("array_length", {{"X"}}, {{"Out"}})}};
+  }();
+  auto it = rules.find(pir_name);
+  if (it == rules.end() && pir_name.size() > 1 && pir_name.back() == '_')
+    it = rules.find(pir_name.substr(0, pir_name.size() - 1));
+  return it == rules.end() ? nullptr : &it->second;
+}
+
 // One PIR value: the Fluid variable holding it, or a builtin.combine's list of values; and the
 // value itself when a constant op made it (for folding into attributes).
 struct PirValue {
@@ -187,6 +214,7 @@ class Translator {
     AddVar("feed", proto::VarType::FEED_MINIBATCH, -1, {}, true);
     AddVar("fetch", proto::VarType::FETCH_LIST, -1, {}, true);
     const Json ops = blocks[0]["ops"];
+    FindMutated(ops);
     for (size_t i = 0; i < ops.size(); ++i) Op(ops[i]);
 
     if (!unknown_.empty()) {
@@ -205,7 +233,7 @@ class Translator {
       for (const auto& s : bad_attrs_) list += (list.empty() ? "" : "; ") + s;
       TIDE_FAIL(TIDE_UNIMPLEMENTED, file_, ": attributes Tide's ops do not take: ", list);
     }
-    Prune();
+    FinishPirBlocks(&program_);
     return std::move(program_);
   }
 
@@ -232,6 +260,7 @@ class Translator {
     }
     v->set_persistable(persistable);
     names_.insert(name);
+    var_block_[name] = block_->idx();
   }
 
   // Declares the variable of a result from its PIR type ("TT"); returns its data type.
@@ -247,7 +276,8 @@ class Translator {
       AddVar(name, proto::VarType::LOD_TENSOR, proto::VarType::FP32, {}, persistable);
       return -1;
     }
-    if (id != "0.t_dtensor" && id != "1.t_dtensor_array")
+    const bool array = id == "1.t_dtensor_array" || id == "1.t_dense_tensor_array";
+    if (id != "0.t_dtensor" && !array)
       Fail(tt["#"], "value type '" + id + "' is not one Tide reads (dense tensors only)");
     const Json d = tt["D"];
     const auto dtype = DataTypeFromTypeId(d[0]["#"].Str());
@@ -257,9 +287,8 @@ class Translator {
     for (size_t i = 0; i < jd.size(); ++i) dims.push_back(jd[i].Int());
     const int lod_level = id == "0.t_dtensor" ? static_cast<int>(d[3].size()) : 0;
     last_rank_ = static_cast<int>(dims.size());
-    AddVar(name,
-           id == "0.t_dtensor" ? proto::VarType::LOD_TENSOR : proto::VarType::LOD_TENSOR_ARRAY,
-           *dtype, dims, persistable, lod_level, /*zero_dim=*/true);  // PIR's [] is 0-D
+    AddVar(name, array ? proto::VarType::LOD_TENSOR_ARRAY : proto::VarType::LOD_TENSOR, *dtype,
+           dims, persistable, lod_level, /*zero_dim=*/true);  // PIR's [] is 0-D
     return *dtype;
   }
 
@@ -382,7 +411,8 @@ class Translator {
     return results[0];
   }
 
-  void Op(const Json& op) {
+  // An op's name with its dialect spelled out ("1.relu" is "pd_op.relu").
+  static std::string OpName(const Json& op) {
     std::string name = op["#"].Str();
     if (name == "p") name = "0.parameter";
     const auto dot = name.find('.');
@@ -390,7 +420,11 @@ class Translator {
     static const std::map<std::string, std::string> dialects = {
         {"0", "builtin"}, {"1", "pd_op"}, {"2", "cf"}, {"3", "custom_op"}, {"4", "dist_op"}};
     if (dialects.count(dialect)) name = dialects.at(dialect) + name.substr(dot);
+    return name;
+  }
 
+  void Op(const Json& op) {
+    const std::string name = OpName(op);
     if (name == "builtin.parameter" || name == "builtin.constant") return Parameter(op, name);
     if (name == "builtin.combine") return Combine(op);
     if (name == "builtin.split" || name == "builtin.slice")  // of an untranslated op's list
@@ -399,14 +433,355 @@ class Translator {
     if (name == "pd_op.fetch") return ReadsUntranslated(op) ? void() : Fetch(op);
     if (name == "pd_op.full_int_array") return FullIntArray(op);
     if (name == "pd_op.assign_value_" || name == "pd_op.assign_value") return AssignValue(op);
-    const PirOpRule* rule = op.Has("regions") ? nullptr : FindPirOpRule(name);
+    if (name == "pd_op.if") return If(op);
+    if (name == "pd_op.while") return While(op);
+    if (name == "pd_op.create_array") return CreateArray(op);
+    if (name == "cf.yield") op.Fail("a cf.yield that does not end a pd_op.if or pd_op.while block");
+    const PirOpRule* rule = nullptr;
+    if (!op.Has("regions")) {
+      rule = FindPirOpRule(name);
+      if (!rule) rule = FindPirControlFlowRule(name);
+    }
     if (!rule) {
       ++unknown_[name];
       MarkUntranslated(op, name);
+      // Its regions' operations too, so that one error lists every operation Tide lacks.
+      if (op.Has("regions")) SkipRegions(op);
       return;
     }
     if (ReadsUntranslated(op)) return MarkUntranslated(op, name);
     Translate(op, name, *rule);
+  }
+
+  // --- Control flow: pd_op.if and pd_op.while as Fluid's conditional_block and while ----------
+
+  // Records the values that in-place operations change (their operand; PIR's in-place result is
+  // the same tensor): a constant op made them, but they must not be folded into attributes.
+  void FindMutated(const Json& ops) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Json op = ops[i];
+      const std::string name = OpName(op);
+      const int k = InPlaceOperand(name);
+      if (k >= 0 && op.Has("I") && op["I"].size() > static_cast<size_t>(k))
+        mutated_.insert(op["I"][static_cast<size_t>(k)]["%"].Int());
+      if (!op.Has("regions")) continue;
+      const Json regions = op["regions"];
+      for (size_t r = 0; r < regions.size(); ++r) {
+        const Json blocks = regions[r]["blocks"];
+        for (size_t b = 0; b < blocks.size(); ++b) FindMutated(blocks[b]["ops"]);
+      }
+    }
+  }
+
+  // The operand whose tensor an in-place operation ("pd_op.relu_") changes into its first result,
+  // or -1. Paddle's in-place ops change their first operand (ops.yaml's `inplace : (x -> out)`),
+  // but for a few; those whose table line says which results share operands (batch_norm_'s mean
+  // and variance) are handled by the line.
+  static int InPlaceOperand(const std::string& name) {
+    if (name.size() < 2 || name.back() != '_' || name.rfind("pd_op.", 0) != 0) return -1;
+    static const std::map<std::string, int> others = {{"pd_op.where_", 1},
+                                                      {"pd_op.assign_out_", 1}};
+    auto it = others.find(name);
+    if (it != others.end()) return it->second;
+    const PirOpRule* rule = FindPirOpRule(name);
+    if (!rule) rule = FindPirControlFlowRule(name);
+    if (rule)
+      for (const auto& r : rule->results)
+        if (r.same_as >= 0) return -1;
+    return 0;
+  }
+
+  // After an in-place operation: its result holds the operand's tensor, changed. The Fluid op
+  // wrote a variable of its own; where the operand is a variable of this block, readers of the
+  // operand from now on read that one; where it is a variable of an enclosing block (a loop's
+  // counter incremented in the loop body), the result is copied into it, so that the next
+  // iteration and the ops after the loop see the change, as in Paddle.
+  void InPlace(int64_t operand_id, int64_t result_id) {
+    auto o = values_.find(operand_id), r = values_.find(result_id);
+    if (o == values_.end() || r == values_.end()) return;
+    PirValue& operand = o->second;
+    const PirValue result = r->second;
+    if (operand.is_list || operand.var.empty() || result.var.empty() || operand.var == result.var)
+      return;
+    operand.constant.reset();
+    operand.scalars.clear();
+    if (VarBlock(operand.var) == block_->idx()) {
+      operand.var = result.var;
+      return;
+    }
+    AddAssign(result.var, operand.var);
+    values_[result_id] = operand;
+  }
+
+  int VarBlock(const std::string& var) const {
+    auto it = var_block_.find(var);
+    return it == var_block_.end() ? 0 : it->second;
+  }
+
+  void AddAssign(const std::string& from, const std::string& to) {
+    auto* a = block_->add_ops();
+    a->set_type("assign");
+    AddArgs(a->add_inputs(), "X", {from});
+    AddArgs(a->add_outputs(), "Out", {to});
+  }
+
+  // A sub-block of the current block, made the current one.
+  void EnterNewBlock() {
+    const int parent = block_->idx();
+    block_ = program_.add_blocks();
+    block_->set_idx(program_.blocks_size() - 1);
+    block_->set_parent_idx(parent);
+  }
+
+  // Translates the ops of a region's one block into the current block, up to its closing
+  // cf.yield, whose operands it returns.
+  std::vector<Json> RegionBody(const Json& region, const std::string& owner) {
+    const Json blocks = region["blocks"];
+    if (blocks.size() != 1) blocks.Fail(owner + ": a region of one block was expected");
+    const Json ops = blocks[0]["ops"];
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (OpName(ops[i]) != "cf.yield") {
+        Op(ops[i]);
+        continue;
+      }
+      if (i + 1 != ops.size()) ops[i].Fail("a cf.yield before the end of a " + owner + " block");
+      std::vector<Json> yielded;
+      if (ops[i].Has("I"))
+        for (size_t k = 0; k < ops[i]["I"].size(); ++k) yielded.push_back(ops[i]["I"][k]);
+      return yielded;
+    }
+    ops.Fail(owner + ": the block does not end with a cf.yield");
+  }
+
+  // The ops of an operation Tide does not translate, only for listing the unknown ones (the
+  // region's block arguments are unknown values, as are its results).
+  void SkipRegions(const Json& op) {
+    proto::BlockDesc* outer = block_;
+    const Json regions = op["regions"];
+    for (size_t r = 0; r < regions.size(); ++r) {
+      const Json blocks = regions[r]["blocks"];
+      for (size_t b = 0; b < blocks.size(); ++b) {
+        EnterNewBlock();
+        if (blocks[b].Has("args")) {
+          const Json args = blocks[b]["args"];
+          for (size_t a = 0; a < args.size(); ++a) {
+            PirValue& v = values_[args[a]["#"].Int()];
+            v.made_by = OpName(op);
+            v.untranslated = true;
+          }
+        }
+        const Json ops = blocks[b]["ops"];
+        for (size_t i = 0; i < ops.size(); ++i)
+          if (OpName(ops[i]) != "cf.yield") Op(ops[i]);
+        block_ = outer;
+      }
+    }
+  }
+
+  // A yielded value (the if's or the loop's result), or why it cannot be one.
+  const PirValue* Yielded(const Json& operand, const std::string& owner) {
+    const PirValue& v = ValueOf(operand);
+    if (v.untranslated) return nullptr;  // an operation Tide lacks made it (listed in one error)
+    if (v.is_list || v.var.empty())
+      Fail(operand, owner + " yields a value of " + v.made_by + " that Tide does not compute");
+    return &v;
+  }
+
+  // pd_op.if (cond) {true region} {false region}, each region ending in cf.yield(results...):
+  // Paddle 2.x's form of `cond`: two conditional_blocks, on cond and on its negation, whose
+  // sub-blocks assign their yields to variables of their own, and per result a select_input of
+  // the one the branch that ran wrote (Mask: cond as int32). Values of enclosing blocks that
+  // the regions read are read by name; FinishPirBlocks lists them as the ops' inputs.
+  void If(const Json& op) {
+    const Json in = op["I"];
+    if (in.size() != 1)
+      op.Fail("pd_op.if with " + std::to_string(in.size()) +
+              " operands; one, its condition, was expected");
+    const PirValue cond = ValueOf(in[0]);
+    if (!cond.untranslated && (cond.is_list || cond.var.empty()))
+      Fail(in[0],
+           "pd_op.if's condition comes from " + cond.made_by + ", which Tide does not compute");
+    const Json regions = op["regions"];
+    if (regions.size() != 2) regions.Fail("pd_op.if: two regions (true, false) were expected");
+    const auto results = Results(op);
+    std::vector<PirValue> outs(results.size());
+    std::vector<std::string> branch_vars[2];
+    for (size_t k = 0; k < results.size(); ++k) {
+      const int64_t id = results[k]["%"].Int();
+      outs[k].var = FreshName("if", id);
+      outs[k].made_by = "pd_op.if";
+      outs[k].dtype = DeclareResult(results[k], outs[k].var, false);
+      outs[k].rank = last_rank_;
+      for (int b = 0; b < 2; ++b) {
+        branch_vars[b].push_back(FreshName(b == 0 ? "if_true" : "if_false", id));
+        DeclareResult(results[k], branch_vars[b].back(), false);
+      }
+    }
+    proto::BlockDesc* outer = block_;
+    bool complete = !cond.untranslated;
+    int sub[2];
+    for (int b = 0; b < 2; ++b) {
+      EnterNewBlock();
+      sub[b] = block_->idx();
+      const std::vector<Json> yielded = RegionBody(regions[static_cast<size_t>(b)], "pd_op.if");
+      if (yielded.size() != results.size())
+        op.Fail("pd_op.if's " + std::string(b == 0 ? "true" : "false") + " region yields " +
+                std::to_string(yielded.size()) + " values for its " +
+                std::to_string(results.size()) + " results");
+      for (size_t k = 0; k < yielded.size(); ++k) {
+        const PirValue* y = Yielded(yielded[k], "pd_op.if");
+        if (y) AddAssign(y->var, branch_vars[b][k]);
+        complete = complete && y;
+      }
+      block_ = outer;
+    }
+    if (!complete) return MarkUntranslated(op, "pd_op.if");
+
+    // The negation and the mask first: a branch changing cond in place must not run the other.
+    const std::string negation = FreshName("if_not", results.empty() ? 0 : results[0]["%"].Int());
+    AddVar(negation, proto::VarType::LOD_TENSOR, proto::VarType::BOOL, {}, false);
+    auto* n = block_->add_ops();
+    n->set_type("logical_not");
+    AddArgs(n->add_inputs(), "X", {cond.var});
+    AddArgs(n->add_outputs(), "Out", {negation});
+    std::string mask;
+    if (!results.empty()) {
+      mask = FreshName("if_mask", results[0]["%"].Int());
+      AddVar(mask, proto::VarType::LOD_TENSOR, proto::VarType::INT32, {}, false);
+      auto* c = block_->add_ops();
+      c->set_type("cast");
+      AddArgs(c->add_inputs(), "X", {cond.var});
+      AddArgs(c->add_outputs(), "Out", {mask});
+      AttrToProto("in_dtype", int32_t{proto::VarType::BOOL}, c->add_attrs());
+      AttrToProto("out_dtype", int32_t{proto::VarType::INT32}, c->add_attrs());
+    }
+    for (int b = 0; b < 2; ++b) {
+      const std::string scope = FreshName("if_scope", sub[b]);
+      AddVar(scope, proto::VarType::STEP_SCOPES, -1, {}, false);
+      auto* cb = block_->add_ops();
+      cb->set_type("conditional_block");
+      AddArgs(cb->add_inputs(), "Cond", {b == 0 ? cond.var : negation});
+      AddArgs(cb->add_outputs(), "Scope", {scope});
+      AttrToProto("sub_block", BlockIndex{sub[b]}, cb->add_attrs());
+      AttrToProto("is_scalar_condition", true, cb->add_attrs());
+    }
+    for (size_t k = 0; k < results.size(); ++k) {
+      auto* s = block_->add_ops();
+      s->set_type("select_input");
+      AddArgs(s->add_inputs(), "X", {branch_vars[1][k], branch_vars[0][k]});
+      AddArgs(s->add_inputs(), "Mask", {mask});
+      AddArgs(s->add_outputs(), "Out", {outs[k].var});
+      values_[results[k]["%"].Int()] = outs[k];
+    }
+  }
+
+  // pd_op.while (cond, init...) {body(args...) ... cf.yield(next cond, next values...)}, its
+  // results the values of the last iteration: Fluid's while. Each loop-carried value gets a
+  // variable of the enclosing block, assigned its initial value before the loop, which the body
+  // reads as its block argument and the loop's result is; the body's yield assigns the next
+  // values to them and the next condition to the loop's condition variable, as Fluid's While
+  // writes its variables back. is_test: one scope serves every iteration (inference).
+  void While(const Json& op) {
+    const Json in = op["I"];
+    if (in.size() < 1) op.Fail("pd_op.while without its condition operand");
+    const size_t n = in.size() - 1;
+    const auto results = Results(op);
+    if (results.size() != n)
+      op.Fail("pd_op.while with " + std::to_string(n) + " loop-carried operands and " +
+              std::to_string(results.size()) + " results");
+    const Json regions = op["regions"];
+    if (regions.size() != 1) regions.Fail("pd_op.while: one region, its body, was expected");
+    const Json body = regions[0]["blocks"];
+    if (body.size() != 1) body.Fail("pd_op.while: a body of one block was expected");
+    const Json args = body[0]["args"];
+    if (args.size() != n)
+      args.Fail("pd_op.while's body has " + std::to_string(args.size()) + " arguments for its " +
+                std::to_string(n) + " loop-carried values");
+
+    bool complete = true;
+    std::vector<const PirValue*> init(n + 1);
+    for (size_t k = 0; k <= n; ++k) {
+      init[k] = Yielded(in[k], "pd_op.while's operand " + std::to_string(k) + ":");
+      complete = complete && init[k];
+    }
+    const int64_t tag = n > 0 ? results[0]["%"].Int() : in[0]["%"].Int();
+    std::vector<PirValue> carried(n);
+    for (size_t k = 0; k < n; ++k) {
+      carried[k].var = FreshName("while_carried", results[k]["%"].Int());
+      carried[k].made_by = "pd_op.while";
+      carried[k].dtype = DeclareResult(results[k], carried[k].var, false);
+      carried[k].rank = last_rank_;
+    }
+    const std::string cond_var = FreshName("while_cond", tag);
+    AddVar(cond_var, proto::VarType::LOD_TENSOR, proto::VarType::BOOL, {}, false);
+    const std::string steps = FreshName("while_scopes", tag);
+    AddVar(steps, proto::VarType::STEP_SCOPES, -1, {}, false);
+
+    proto::BlockDesc* outer = block_;
+    EnterNewBlock();
+    const int sub = block_->idx();
+    for (size_t k = 0; k < n; ++k) values_[args[k]["#"].Int()] = carried[k];
+    const std::vector<Json> yielded = RegionBody(regions[0], "pd_op.while");
+    if (yielded.size() != n + 1)
+      op.Fail("pd_op.while's body yields " + std::to_string(yielded.size()) +
+              " values; its condition and " + std::to_string(n) + " loop-carried values expected");
+    std::vector<const PirValue*> next(n + 1);
+    for (size_t k = 0; k <= n; ++k) {
+      next[k] = Yielded(yielded[k], "pd_op.while's body");
+      complete = complete && next[k];
+    }
+    if (complete) {
+      // The yields are assigned at once: a value that is another carried variable (a swap) is
+      // copied first, before that variable is assigned its own next value.
+      std::set<std::string> carried_vars;
+      for (const auto& c : carried) carried_vars.insert(c.var);
+      std::vector<std::string> from(n + 1);
+      for (size_t k = 0; k <= n; ++k) {
+        from[k] = next[k]->var;
+        if (k > 0 && from[k] == carried[k - 1].var) continue;
+        if (carried_vars.count(from[k])) {
+          const std::string copy = FreshName("while_next", yielded[k]["%"].Int());
+          AddVar(copy, proto::VarType::LOD_TENSOR, next[k]->dtype, {}, false);
+          AddAssign(from[k], copy);
+          from[k] = copy;
+        }
+      }
+      AddAssign(from[0], cond_var);
+      for (size_t k = 0; k < n; ++k)
+        if (from[k + 1] != carried[k].var) AddAssign(from[k + 1], carried[k].var);
+    }
+    block_ = outer;
+    if (!complete) return MarkUntranslated(op, "pd_op.while");
+
+    for (size_t k = 0; k < n; ++k) AddAssign(init[k + 1]->var, carried[k].var);
+    AddAssign(init[0]->var, cond_var);
+    auto* w = block_->add_ops();
+    w->set_type("while");
+    AddArgs(w->add_inputs(), "Condition", {cond_var});
+    AddArgs(w->add_outputs(), "StepScopes", {steps});
+    AttrToProto("sub_block", BlockIndex{sub}, w->add_attrs());
+    AttrToProto("is_test", true, w->add_attrs());
+    for (size_t k = 0; k < n; ++k) values_[results[k]["%"].Int()] = carried[k];
+  }
+
+  // pd_op.create_array: an empty tensor array, written by array_write_ in place. Tide's executor
+  // keeps a block's variables from one run (or iteration) to the next, so the array is emptied
+  // where Paddle creates it: tensor_array_sum of an array nothing writes, which has no elements.
+  void CreateArray(const Json& op) {
+    const Json result = FirstResult(op);
+    const int64_t id = result["%"].Int();
+    PirValue v;
+    v.var = FreshName("array", id);
+    v.made_by = "pd_op.create_array";
+    v.dtype = DeclareResult(result, v.var, false);
+    const std::string none = v.var + ".empty";
+    AddVar(none, proto::VarType::LOD_TENSOR_ARRAY, v.dtype < 0 ? proto::VarType::FP32 : v.dtype, {},
+           false);
+    auto* e = block_->add_ops();
+    e->set_type("tensor_array_sum");
+    AddArgs(e->add_inputs(), "X", {none});
+    AddArgs(e->add_outputs(), "Out", {v.var});
+    values_[id] = v;
   }
 
   // An op Tide lacks, or one reading its results: skipped, so that the error lists every
@@ -557,7 +932,7 @@ class Translator {
     PirValue v;
     v.var = FreshName("full_int_array", id);
     v.made_by = "pd_op.full_int_array";
-    v.constant = values;
+    if (!mutated_.count(id)) v.constant = values;
     v.dtype = DeclareResult(result, v.var, false);
     values_[id] = v;
     auto* a = block_->add_ops();
@@ -618,7 +993,7 @@ class Translator {
     } else if (pv.dtype == proto::VarType::INT64) {
       std::vector<int64_t> ints(v.begin(), v.end());
       AttrToProto("int64_values", ints, a->add_attrs());
-      pv.constant = ints;
+      if (!mutated_.count(id)) pv.constant = ints;
     } else if (pv.dtype == proto::VarType::FP32 || pv.dtype == proto::VarType::FP64) {
       AttrToProto("fp32_values", std::vector<float>(v.begin(), v.end()), a->add_attrs());
     } else {
@@ -767,7 +1142,7 @@ class Translator {
         AddVar(out, proto::VarType::LOD_TENSOR, fluid_dtype, {}, false);
         casts.push_back({out, v.var, fluid_dtype, v.dtype});
       }
-      if (name == "pd_op.full") v.constant = FullScalar(attrs);
+      if (name == "pd_op.full" && !mutated_.count(id)) v.constant = FullScalar(attrs);
       if (name == "pd_op.stack") StackOfScalars(operands, attrs, &v);
       values_[id] = v;
       if (!outputs.count(spec.slot)) output_order.push_back(spec.slot);
@@ -807,6 +1182,10 @@ class Translator {
       AttrToProto("in_dtype", int32_t{c.from_dtype}, cast->add_attrs());
       AttrToProto("out_dtype", int32_t{c.dtype}, cast->add_attrs());
     }
+    const int inplace = InPlaceOperand(name);
+    if (inplace >= 0 && static_cast<size_t>(inplace) < n_in && !results.empty() &&
+        in[static_cast<size_t>(inplace)]["%"].Int() != 0)
+      InPlace(in[static_cast<size_t>(inplace)]["%"].Int(), results[0]["%"].Int());
   }
 
   // Records a stack (axis 0) of a builtin.combine of 0-D values as those values, and as a
@@ -847,37 +1226,6 @@ class Translator {
     return Attribute(d);
   }
 
-  // Drops the ops whose results nothing reads (the constants folded into attributes) and the
-  // variables no op names; parameters stay (their file holds them all).
-  void Prune() {
-    std::set<std::string> live;
-    std::vector<bool> keep(static_cast<size_t>(block_->ops_size()));
-    for (int i = block_->ops_size() - 1; i >= 0; --i) {
-      const auto& op = block_->ops(i);
-      bool k = op.type() == "feed" || op.type() == "fetch";
-      for (const auto& o : op.outputs())
-        for (const auto& a : o.arguments()) k = k || live.count(a);
-      if (!k) continue;
-      keep[static_cast<size_t>(i)] = true;
-      for (const auto& in : op.inputs())
-        for (const auto& a : in.arguments()) live.insert(a);
-    }
-    proto::BlockDesc pruned;
-    pruned.set_idx(0);
-    pruned.set_parent_idx(-1);
-    std::set<std::string> used;
-    for (int i = 0; i < block_->ops_size(); ++i) {
-      if (!keep[static_cast<size_t>(i)]) continue;
-      auto* op = pruned.add_ops();
-      op->Swap(block_->mutable_ops(i));
-      for (const auto* side : {&op->inputs(), &op->outputs()})
-        for (const auto& v : *side) used.insert(v.arguments().begin(), v.arguments().end());
-    }
-    for (auto& v : *block_->mutable_vars())
-      if (v.persistable() || used.count(v.name())) pruned.add_vars()->Swap(&v);
-    block_->Swap(&pruned);
-  }
-
   const std::string& file_;
   int64_t version_ = 0;
   proto::ProgramDesc program_;
@@ -886,6 +1234,8 @@ class Translator {
   int64_t next_item_id_ = -1;  // DeclareVector's items' ids
   std::set<std::string> names_;
   std::map<std::string, int> unknown_;
+  std::set<int64_t> mutated_;             // values in-place operations change (FindMutated)
+  std::map<std::string, int> var_block_;  // the block declaring each variable
   std::set<std::string> bad_attrs_;
   int32_t feeds_ = 0;
   int last_rank_ = -1;  // of the last DeclareResult

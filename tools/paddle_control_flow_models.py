@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Models whose `paddle.jit.to_static` forward has data-dependent control flow, which Paddle 3.x
+saves as PIR's `pd_op.if` and `pd_op.while` (regions ending in `cf.yield`): Tide's fixtures
+`pir/cond_if`, `pir/cond_while` and `pir/cond_while_swap` (tests/fixtures/paddle/README.md). Run with Paddle 3.x (PIR, its
+default program format):
+
+    /tmp/paddle3/bin/python tools/paddle_control_flow_models.py tests/fixtures/paddle
+
+Each model goes to OUT/pir/<name>/ as tools/paddle_export.py writes PIR fixtures (inference.json,
+inference.pdiparams, inputs.npz, expected.npy: Paddle's executor on the reloaded files, info.json),
+plus cases.npz: more feeds (`<feed>_<i>`) that take the other branch or another trip count, with
+Paddle's output for each (`out_<i>`)."""
+
+import os
+import sys
+
+os.environ.setdefault("FLAGS_enable_pir_api", "1")  # PIR programs
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+from paddle import nn  # noqa: E402
+
+
+class CondIf(nn.Layer):
+    """`if x.mean() > 0:` on a tensor (pd_op.if with two results), the branches reading values
+    computed before the if (free variables of the regions), the results used after it."""
+
+    inputs = [("x", [None, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.out = nn.Linear(6, 3)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if x.mean() > 0:
+            a = paddle.tanh(y) * 2.0
+            b = y.max(axis=1, keepdim=True)
+        else:
+            a = y - x.sum()
+            b = paddle.exp(y).mean(axis=1, keepdim=True)
+        return self.out(a * b) + b
+
+    @staticmethod
+    def example(rng):
+        return {"x": (rng.standard_normal((3, 4)) + 0.5).astype(np.float32)}
+
+    @staticmethod
+    def cases(rng):
+        """The false branch, the true one at batch 1 and 5."""
+        return [
+            {"x": (rng.standard_normal((3, 4)) - 0.5).astype(np.float32)},
+            {"x": (rng.standard_normal((1, 4)) + 1.0).astype(np.float32)},
+            {"x": (rng.standard_normal((5, 4)) - 1.0).astype(np.float32)},
+        ]
+
+
+class CondWhile(nn.Layer):
+    """`while i < n:` (n a feed) carrying an RNN-like state h = tanh(h W + x U), with an `if` on
+    the state inside the loop (pd_op.if in pd_op.while's body), `i` incremented in place
+    (pd_op.increment_ on a value of the enclosing block), the states appended to a list (a tensor
+    array: create_array, array_write_, array_length) and the last one read back (array_read)."""
+
+    inputs = [("x", [None, 4], "float32"), ("n", [1], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(4, 8)
+        self.rec = nn.Linear(8, 8, bias_attr=False)
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x, n):
+        u = self.inp(x)
+        h = paddle.tanh(u)
+        states = [h]
+        i = paddle.zeros([1], "int64")
+        while i < n:
+            h = paddle.tanh(self.rec(h) + u)
+            if h.mean() > 0:
+                h = h * 0.5
+            else:
+                h = h + 0.25
+            states.append(h)
+            paddle.increment(i)
+        last = paddle.tensor.array_read(states, i)
+        return self.out(h + last) + paddle.cast(len(states), "float32")
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 4)).astype(np.float32), "n": np.array([3], np.int64)}
+
+    @staticmethod
+    def cases(rng):
+        """No iteration, one, and seven (both branches of the inner if)."""
+        return [
+            {"x": rng.standard_normal((2, 4)).astype(np.float32), "n": np.array([k], np.int64)}
+            for k in (0, 1, 7)
+        ] + [
+            {
+                "x": (rng.standard_normal((3, 4)) - 2.0).astype(np.float32),
+                "n": np.array([5], np.int64),
+            }
+        ]
+
+
+def while_swap_program():
+    """paddle.static.nn.while_loop carrying (i, a, b) to (i + 1, b, a + b / 2): a loop-carried value
+    yielded as another's next value (a swap), no parameters. Returns (program, feeds, fetches) and
+    the feeds: x float32 [2, 3], n int64 [1] (0, 1 and 4 iterations)."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [-1, 3], "float32")
+        n = paddle.static.data("n", [1], "int64")
+        i = paddle.full([1], 0, "int64")
+        _, a, b = paddle.static.nn.while_loop(
+            lambda i, a, b: i < n, lambda i, a, b: [i + 1, b, a + b * 0.5], [i, x, x * 2.0]
+        )
+        y = a - b
+    return main, [x, n], [y]
+
+
+def while_swap_feeds(rng):
+    return [
+        {"x": rng.standard_normal((2, 3)).astype(np.float32), "n": np.array([k], np.int64)}
+        for k in (3, 0, 1, 4)
+    ]
+
+
+MODELS = {"cond_if": CondIf, "cond_while": CondWhile, "cond_while_swap": None}
+
+
+def paddle_outputs(path, feed):
+    """Paddle's executor on the saved files, reloaded. (Paddle 3.3.1's predictor does not finish
+    cond_while: its tensor array hangs it, so the reference is the executor's, checked against the
+    dygraph net.)"""
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        prog, feeds, fetches = paddle.static.load_inference_model(path, exe)
+        assert sorted(feeds) == sorted(feed), (feeds, list(feed))
+        return exe.run(prog, feed=feed, fetch_list=fetches)
+
+
+def main():
+    import paddle_export as export  # after the flag: it reads FLAGS_enable_pir_api
+    import paddle_nn_models as nn_models
+
+    out_root = os.path.join(sys.argv[1], "pir")
+    for name in sys.argv[2:] or list(MODELS):
+        ctor = MODELS[name]
+        out_dir = export.fresh_dir(out_root, name)
+        rng = np.random.default_rng(export.SEED + sum(map(ord, name)))
+        path = os.path.join(out_dir, "inference")
+        if ctor is None:  # the static-graph swap
+            paddle.enable_static()
+            program, feed_vars, fetch_vars = while_swap_program()
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            paddle.static.save_inference_model(path, feed_vars, fetch_vars, exe, program=program)
+            feeds = while_swap_feeds(rng)
+            direct = [exe.run(program, feed=f, fetch_list=fetch_vars)[0] for f in feeds]
+            save_cases(export, name, out_dir, path, feeds, direct, STATIC_SAVED_BY)
+            continue
+        paddle.disable_static()
+        paddle.seed(export.SEED)
+        net = ctor()
+        net.eval()
+        nn_models.randomize(net, rng)
+        spec = [paddle.static.InputSpec(shape, dtype, n) for n, shape, dtype in net.inputs]
+        path = os.path.join(out_dir, "inference")
+        paddle.jit.save(paddle.jit.to_static(net, input_spec=spec, full_graph=True), path)
+        feeds = [ctor.example(rng)] + ctor.cases(rng)
+        dygraph = [net(*[paddle.to_tensor(f[n]) for n, _, _ in net.inputs]).numpy() for f in feeds]
+        paddle.enable_static()
+        save_cases(export, name, out_dir, path, feeds, dygraph)
+
+
+STATIC_SAVED_BY = "paddle.static.save_inference_model (PIR program: inference.json)"
+
+
+def save_cases(export, name, out_dir, path, feeds, direct, saved_by=None):
+    """Paddle's executor on the reloaded files for each feed, checked against `direct` (the
+    dygraph net's outputs, or the static program's before saving): the first as the fixture's
+    feed and expected.npy, the others in cases.npz."""
+    outs = [paddle_outputs(path, f)[0] for f in feeds]
+    gap = max(export.rel_gap(o, d) for o, d in zip(outs, direct))
+    assert gap < 1e-5, gap
+    export.record(
+        name,
+        "pir",
+        out_dir,
+        path,
+        feeds[0],
+        outs=[outs[0]],
+        extra={
+            "cases": len(feeds) - 1,
+            "direct_rel_gap": gap,
+            "expected_from": "Paddle's executor on the reloaded PIR program",
+            **({"saved_by": saved_by} if saved_by else {}),
+        },
+    )
+    cases = {}
+    for i, (case, out) in enumerate(zip(feeds[1:], outs[1:])):
+        cases.update({"%s_%d" % (k, i): v for k, v in case.items()})
+        cases["out_%d" % i] = out
+    np.savez(os.path.join(out_dir, "cases.npz"), **cases)
+
+
+if __name__ == "__main__":
+    main()
