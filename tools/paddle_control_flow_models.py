@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Models whose `paddle.jit.to_static` forward has data-dependent control flow, which Paddle 3.x
 saves as PIR's `pd_op.if` and `pd_op.while` (regions ending in `cf.yield`): Tide's fixtures
-`pir/cond_if`, `pir/cond_while` and `pir/cond_while_swap` (tests/fixtures/paddle/README.md). Run with Paddle 3.x (PIR, its
+`pir/cond_if`, `pir/cond_while`, `pir/cond_nested` and `pir/cond_while_swap`
+(tests/fixtures/paddle/README.md). Run with Paddle 3.x (PIR, its
 default program format):
 
     /tmp/paddle3/bin/python tools/paddle_control_flow_models.py tests/fixtures/paddle
@@ -105,6 +106,50 @@ class CondWhile(nn.Layer):
         ]
 
 
+class CondNested(nn.Layer):
+    """A loop inside a branch: `if x.mean() > 0:` runs `while i < n:` over h = tanh(h W + b) + 0.3
+    with an `if h.sum() > 3:` in the loop, and adds the counter after it; the other branch
+    doubles x (pd_op.while in pd_op.if's true region, pd_op.if in the loop's body)."""
+
+    inputs = [("x", [None, 4], "float32"), ("n", [1], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, n):
+        h = x
+        if x.mean() > 0:
+            i = paddle.zeros([1], "int64")
+            while i < n:
+                h = paddle.tanh(self.fc(h)) + 0.3
+                if h.sum() > 3.0:
+                    h = h - 1.0
+                i += 1
+            h = h + i.astype("float32")
+        else:
+            h = h * 2.0
+        return h
+
+    @staticmethod
+    def example(rng):
+        return {
+            "x": (rng.standard_normal((2, 4)) + 1.0).astype(np.float32),
+            "n": np.array([3], np.int64),
+        }
+
+    @staticmethod
+    def cases(rng):
+        """The other branch, and the loop's 0, 1 and 6 iterations."""
+        return [
+            {
+                "x": (rng.standard_normal((2, 4)) + 1.0 - 2.0 * (k == 3)).astype(np.float32),
+                "n": np.array([k], np.int64),
+            }
+            for k in (3, 0, 1, 6)
+        ]
+
+
 def while_swap_program():
     """paddle.static.nn.while_loop carrying (i, a, b) to (i + 1, b, a + b / 2): a loop-carried value
     yielded as another's next value (a swap), no parameters. Returns (program, feeds, fetches) and
@@ -128,7 +173,12 @@ def while_swap_feeds(rng):
     ]
 
 
-MODELS = {"cond_if": CondIf, "cond_while": CondWhile, "cond_while_swap": None}
+MODELS = {
+    "cond_if": CondIf,
+    "cond_while": CondWhile,
+    "cond_nested": CondNested,
+    "cond_while_swap": None,
+}
 
 
 def paddle_outputs(path, feed):

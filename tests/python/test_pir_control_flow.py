@@ -21,7 +21,7 @@ FIXTURES = os.path.join(
     "paddle",
     "pir",
 )
-MODELS = ["cond_if", "cond_while", "cond_while_swap"]
+MODELS = ["cond_if", "cond_while", "cond_nested", "cond_while_swap"]
 
 
 def cases(name):
@@ -96,6 +96,18 @@ def cond_while_numpy(p, x, n):
     return out, (i, frozenset(branches))
 
 
+def cond_nested_numpy(p, x, n):
+    if x.mean() <= 0:
+        return x * 2.0, (False, n)
+    h, i = x, 0
+    while i < n:
+        h = np.tanh(h @ p["linear_0.w_0"] + p["linear_0.b_0"]) + 0.3
+        if h.sum() > 3.0:
+            h = h - 1.0
+        i += 1
+    return h + i, (True, n)
+
+
 def while_swap_numpy(p, x, n):
     a, b = x, x * 2.0
     for _ in range(n):
@@ -105,13 +117,14 @@ def while_swap_numpy(p, x, n):
 
 def test_numpy_reference_and_branches_taken():
     """Tide's outputs equal a numpy forward of each model; the cases take both branches of the
-    if, and of the if inside the loop, and the loops run 0, 1, 3, 5 and 7 times (the swap 0, 1, 3
-    and 4)."""
+    if, of the if inside the loop and of the if around a loop, and the loops run 0, 1, 3, 5 and 7
+    times (the swap 0, 1, 3 and 4, the loop in a branch 0, 1, 3 and 6)."""
     exe = tide.Executor(tide.CPUPlace())
     seen = {}
     for name, reference in [
         ("cond_if", cond_if_numpy),
         ("cond_while", cond_while_numpy),
+        ("cond_nested", cond_nested_numpy),
         ("cond_while_swap", while_swap_numpy),
     ]:
         program, feeds, fetches, scope = load(name, exe)
@@ -127,6 +140,7 @@ def test_numpy_reference_and_branches_taken():
     assert {n for n, _ in seen["cond_while"]} == {0, 1, 3, 5, 7}
     assert set().union(*(b for _, b in seen["cond_while"])) == {True, False}
     assert seen["cond_while_swap"] == {0, 1, 3, 4}
+    assert seen["cond_nested"] == {(True, 3), (False, 3), (True, 0), (True, 1), (True, 6)}
 
 
 def test_translated_program():
@@ -148,6 +162,10 @@ def test_translated_program():
     body = [op.type for op in program.block(1).ops]
     assert body.count("conditional_block") == 2 and "increment" in body and "write_to_array" in body
     assert body[-1] == "assign", body
+    program, _, _, _ = load("cond_nested", exe, optimize=False)
+    (branch,) = [op for op in program.global_block().ops if op.type == "conditional_block"][:1]
+    loops = [op for op in program.block(branch.attr("sub_block")).ops if op.type == "while"]
+    assert len(loops) == 1 and "n" in loops[0].input("X")
 
 
 def copy(tmp_path, name):
