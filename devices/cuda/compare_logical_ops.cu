@@ -1,6 +1,8 @@
-// compare_logical_ops.cu: ops_control's comparisons (less_than, ..., not_equal: X op Y with
-// Fluid's broadcast of Y over X, Out bool) and logical_and/or/xor/not (bool tensors of one
-// shape) on the GPU, with the CPU kernels' types and checks (compare_logical_ops.cc).
+// compare_logical_ops.cu: ops_control's comparisons (less_than, ..., not_equal: X op Y, Out
+// bool) and logical_and/or/xor/not on the GPU, with the CPU kernels' types and checks
+// (compare_logical_ops.cc), for operands Fluid's rule pairs (Y broadcast over X). Operands that
+// broadcast both ways (Paddle's rule: a 0-D X against Y [1], X [3, 1] against Y [4]) are
+// declined to the CPU kernels, which take them.
 #include <tide/ops/compare_logical.hpp>
 
 #include "broadcast.cuh"
@@ -59,11 +61,22 @@ __global__ void CompareKernel(const T* x, const T* y, bool* out, int64_t n, YPai
   TIDE_CUDA_LOOP(i, n) { out[i] = Cmp()(x[i], y[pair(i)]); }
 }
 
+// Before anything is allocated or queued, as a declining kernel must.
+void DeclineBothWays(const KernelContext& ctx, int axis) {
+  if (tide::ops::CompareNeedsBothWays(ctx, axis))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(),
+               "': the CUDA kernel broadcasts Y over X (Fluid's rule), not X ",
+               tide::ToString(ctx.Input("X").dims()), " and Y ",
+               tide::ToString(ctx.Input("Y").dims()),
+               " both ways (Paddle's); run the op on the CPU");
+}
+
 template <typename T, typename Cmp>
 void Compare(KernelContext& ctx) {
   Gpu g(ctx);
+  DeclineBothWays(ctx, ctx.Attr<int32_t>("axis"));
   const auto a = tide::ops::GetCompareArgs<T>(ctx);
-  Launch(g, "CompareKernel", a.n, CompareKernel<T, Cmp>, a.x, a.y, a.out, a.n, YPairing(a.b));
+  Launch(g, "CompareKernel", a.n, CompareKernel<T, Cmp>, a.x, a.y, a.out, a.n, YPairing(a.p.b));
 }
 
 template <typename T>
@@ -92,15 +105,18 @@ void NotEqual(KernelContext& c) {
 }
 
 template <typename Op>
-__global__ void LogicalBinaryKernel(const bool* x, const bool* y, bool* out, int64_t n) {
-  TIDE_CUDA_LOOP(i, n) { out[i] = Op()(x[i], y[i]); }
+__global__ void LogicalBinaryKernel(const bool* x, const bool* y, bool* out, int64_t n,
+                                    YPairing pair) {
+  TIDE_CUDA_LOOP(i, n) { out[i] = Op()(x[i], y[pair(i)]); }
 }
 
 template <typename T, typename Op>
 void LogicalBinary(KernelContext& ctx) {
   Gpu g(ctx);
+  DeclineBothWays(ctx, -1);
   const tide::ops::LogicalArgs a = tide::ops::GetLogicalArgs(ctx, true);
-  Launch(g, "LogicalBinaryKernel", a.n, LogicalBinaryKernel<Op>, a.x, a.y, a.out, a.n);
+  Launch(g, "LogicalBinaryKernel", a.n, LogicalBinaryKernel<Op>, a.x, a.y, a.out, a.n,
+         YPairing(a.p.b));
 }
 
 template <typename T>

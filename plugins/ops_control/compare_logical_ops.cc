@@ -1,8 +1,8 @@
-// compare_logical_ops.cc: the comparisons (less_than, ..., not_equal: X op Y with Fluid's
-// elementwise broadcast of Y over X, Out bool) and the logical ops (logical_and/or/xor/not on
-// bool tensors of one shape). No gradients, as in Fluid: their outputs are bool, which
-// append_backward never differentiates, and the ops have no grad maker.
-#include <algorithm>
+// compare_logical_ops.cc: the comparisons (less_than, ..., not_equal: X op Y, Out bool) and the
+// logical ops (logical_and/or/xor/not on bool tensors), X and Y broadcast both ways by Paddle's
+// rule (tide/ops/compare_logical.hpp; Fluid's Y over X is the case where Out has X's dims). No
+// gradients, as in Fluid: their outputs are bool, which append_backward never differentiates,
+// and the ops have no grad maker.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,26 +18,28 @@ using tide::Dims;
 using tide::KernelContext;
 using tide::Tensor;
 
-bool Known(const Dims& d) {
-  return std::none_of(d.begin(), d.end(), [](int64_t v) { return v < 0; });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Comparisons.
-template <typename T, typename Cmp>
-void CompareKernel(KernelContext& ctx) {
-  const auto a = tide::ops::GetCompareArgs<T>(ctx);
-  const tide::ops::Broadcast& b = a.b;
-  const T* xd = a.x;
-  const T* yd = a.y;
-  bool* od = a.out;
-  const Cmp cmp;
+// Out[e] = op(X's element, Y's element) for each of Out's elements, paired by `p`.
+template <typename T, typename Op>
+void PairedKernel(const tide::ops::ComparePairing& p, int64_t n, const T* xd, const T* yd,
+                  bool* od) {
+  const Op cmp;
+  if (!p.fluid) {  // both ways: X [3, 1] against Y [4]
+    int64_t xi = 0, yi = 0;
+    for (int64_t e = 0; e < n; ++e) {
+      p.nb.Index(e, &xi, &yi);
+      od[e] = cmp(xd[xi], yd[yi]);
+    }
+    return;
+  }
+  const tide::ops::Broadcast& b = p.b;
   if (b.same) {
     for (int64_t i = 0; i < b.n; ++i) od[i] = cmp(xd[i], yd[i]);
     return;
   }
   if (b.general) {  // Y with size-1 dims inside its range (X [2,3,4] vs Y [2,1,4])
-    for (int64_t e = 0; e < a.n; ++e) od[e] = cmp(xd[e], yd[b.index(e)]);
+    for (int64_t e = 0; e < n; ++e) od[e] = cmp(xd[e], yd[b.index(e)]);
     return;
   }
   for (int64_t i = 0; i < b.pre; ++i)
@@ -46,6 +48,12 @@ void CompareKernel(KernelContext& ctx) {
       const int64_t base = (i * b.n + j) * b.post;
       for (int64_t k = 0; k < b.post; ++k) od[base + k] = cmp(xd[base + k], yv);
     }
+}
+
+template <typename T, typename Cmp>
+void CompareKernel(KernelContext& ctx) {
+  const auto a = tide::ops::GetCompareArgs<T>(ctx);
+  PairedKernel<T, Cmp>(a.p, a.n, a.x, a.y, a.out);
 }
 
 template <typename T>
@@ -73,26 +81,30 @@ void NotEqual(KernelContext& c) {
   CompareKernel<T, std::not_equal_to<T>>(c);
 }
 
-void CompareShape(tide::InferShapeContext& ctx) {
-  const Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
-  // Unknown (-1) dims are checked at run time.
-  if (Known(x) && Known(y))
-    tide::ops::GetBroadcast(ctx.op_type(), x, y, ctx.Attr<int32_t>("axis"), true);
-  ctx.SetOutputDims("Out", x);
+// Out's dims by the broadcast rule; unknown (-1) dims are checked at run time.
+void BinaryShape(tide::InferShapeContext& ctx, int axis) {
+  const Dims out = tide::ops::CompareOutDims(ctx.op_type(), ctx.InputName("X"), ctx.InputDims("X"),
+                                             ctx.InputName("Y"), ctx.InputDims("Y"), axis);
+  ctx.SetOutputDims("Out", out);
   ctx.SetOutputDataType("Out", TIDE_BOOL);
   ctx.ShareLoD("X", "Out");
 }
+
+void CompareShape(tide::InferShapeContext& ctx) { BinaryShape(ctx, ctx.Attr<int32_t>("axis")); }
 
 tide::OpSchema CompareSchema(const std::string& type, const char* formula) {
   return tide::OpSchema(type)
       .NoGradient()
       .Comment(std::string("Out = ") + formula +
-               " elementwise (bool), Y broadcast over X: Y's dims match X's from `axis` "
-               "(-1: the trailing dims).")
+               " elementwise (bool), X and Y broadcast both ways (Paddle's rule): the one of "
+               "lower rank is aligned at `axis` of the other (-1: the trailing dims), each pair "
+               "of dims equal or one of them 1.")
       .Input("X", "the first operand; its data type picks the kernel")
-      .Input("Y", "the second operand, broadcast over X, of X's data type")
-      .Output("Out", "bool, X's dims")
-      .Attr("axis", int32_t(-1), "where Y's dims start in X's; -1 aligns the trailing dims")
+      .Input("Y", "the second operand, of X's data type")
+      .Output("Out", "bool, the broadcast dims (X's where Y broadcasts over X)")
+      .Attr("axis", int32_t(-1),
+            "where the lower-rank operand's dims start in the other's; -1 aligns the trailing "
+            "dims")
       .Attr("force_cpu", false, "accepted for Fluid compatibility")
       .KernelDataTypeFrom("X")
       .InferShape(CompareShape);
@@ -100,13 +112,10 @@ tide::OpSchema CompareSchema(const std::string& type, const char* formula) {
 
 // ---------------------------------------------------------------------------------------------
 // Logical ops.
-using tide::ops::CheckSameDims;
-
 template <typename T, typename Op>
 void LogicalBinaryKernel(KernelContext& ctx) {
   const tide::ops::LogicalArgs a = tide::ops::GetLogicalArgs(ctx, true);
-  const Op op;
-  for (int64_t i = 0; i < a.n; ++i) a.out[i] = op(a.x[i], a.y[i]);
+  PairedKernel<bool, Op>(a.p, a.n, a.x, a.y, a.out);
 }
 
 struct Xor {
@@ -140,12 +149,7 @@ void CheckBool(tide::InferShapeContext& ctx, const char* param) {
 void LogicalBinaryShape(tide::InferShapeContext& ctx) {
   CheckBool(ctx, "X");
   CheckBool(ctx, "Y");
-  const Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
-  if (Known(x) && Known(y))  // unknown (-1) dims are checked at run time
-    CheckSameDims(ctx.op_type(), ctx.InputName("X"), x, ctx.InputName("Y"), y);
-  ctx.SetOutputDims("Out", x);
-  ctx.SetOutputDataType("Out", TIDE_BOOL);
-  ctx.ShareLoD("X", "Out");
+  BinaryShape(ctx, -1);
 }
 
 void LogicalNotShape(tide::InferShapeContext& ctx) {
@@ -158,10 +162,12 @@ void LogicalNotShape(tide::InferShapeContext& ctx) {
 tide::OpSchema LogicalBinarySchema(const std::string& type, const char* formula) {
   return tide::OpSchema(type)
       .NoGradient()
-      .Comment(std::string("Out = ") + formula + " elementwise; X and Y are bool of the same dims.")
+      .Comment(std::string("Out = ") + formula +
+               " elementwise; X and Y are bool, broadcast both ways as numpy does (the trailing "
+               "dims aligned, each pair equal or one of them 1).")
       .Input("X", "bool")
-      .Input("Y", "bool, X's dims")
-      .Output("Out", "bool, X's dims")
+      .Input("Y", "bool")
+      .Output("Out", "bool, the broadcast dims")
       .InferShape(LogicalBinaryShape);
 }
 

@@ -1,5 +1,5 @@
 """The ops_control pack's small ops: comparisons and logical ops against numpy (with Fluid's
-elementwise broadcast), increment (in place), is_empty, fill_constant_batch_size_like and print
+elementwise broadcast; Paddle's both ways in test_compare_logical_broadcast.py), increment (in place), is_empty, fill_constant_batch_size_like and print
 (its log line, its pass-through and its gradient), their layers' compile-time shapes and bool
 dtypes, append_backward over bool outputs, and the errors for bad inputs."""
 
@@ -88,7 +88,9 @@ def test_compare_bad_broadcast_is_an_error(rng):
         {"Out": np.zeros((2, 3), bool)},
     )
     with pytest.raises(
-        tide.TideError, match=r"op 'less_than': cannot broadcast Y \[4\] onto X \[2, 3\]"
+        tide.TideError,
+        match=r"op 'less_than': X \('x_in'\) \[2, 3\] and Y \('y_in'\) \[4\] do not broadcast "
+        r"\(trailing dims aligned; dim 1: 3 vs 4\)",
     ):
         t.check_output()
 
@@ -195,25 +197,25 @@ def test_logical_layers(exe, rng):
         np.testing.assert_array_equal(g, w)
 
 
-def test_logical_dims_must_match_at_compile_time():
+def test_logical_dims_must_broadcast_at_compile_time():
     a = layers.data("a", shape=[2, 3], dtype="bool", append_batch_size=False)
     b = layers.data("b", shape=[3, 2], dtype="bool", append_batch_size=False)
     with pytest.raises(
         tide.TideError,
         match=r"op 'logical_and': X \('a'\) \[2, 3\] and Y \('b'\) \[3, 2\] "
-        r"must have the same dims",
+        r"do not broadcast \(trailing dims aligned; dim 0: 2 vs 3\)",
     ):
         layers.logical_and(a, b)
 
 
-def test_logical_dims_must_match_at_run_time(exe):
+def test_logical_dims_must_broadcast_at_run_time(exe):
     a = layers.data("a", shape=[3], dtype="bool")
     b = layers.data("b", shape=[3], dtype="bool")
     out = layers.logical_xor(a, b)  # [-1, 3] and [-1, 3]: checked when run
     with pytest.raises(
         tide.TideError,
         match=r"op 'logical_xor': X \('a'\) \[2, 3\] and Y \('b'\) "
-        r"\[4, 3\] must have the same dims",
+        r"\[4, 3\] do not broadcast \(trailing dims aligned; dim 0: 2 vs 4\)",
     ):
         exe.run(feed=feed(a=np.ones((2, 3), bool), b=np.ones((4, 3), bool)), fetch_list=[out])
 
