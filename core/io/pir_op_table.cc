@@ -121,6 +121,19 @@ const Entry kEntries[] = {
      "Input =starts/StartsTensor/StartsTensorList =ends/EndsTensor/EndsTensorList "
      "=strides/StridesTensor/StridesTensorList",
      "Out", ""},
+    // The counter and tensor-array operations of PIR's loops; array_write_ writes into its
+    // array operand's variable, as Fluid's write_to_array into its Out.
+    {"pd_op.increment", "increment", "X", "Out", "value>step"},
+    {"pd_op.array_write_", "write_to_array", "- X I", "Out@0", ""},
+    {"pd_op.array_read", "read_from_array", "X I", "Out", ""},
+    {"pd_op.array_length", "array_length", "X", "Out", ""},
+    // paddle.stack / concat of such a list, list[i] and list[a:b] (a negative index counts from
+    // the array's end at run time: ops of their own, plugins/ops_control/slice_array_ops.cc).
+    {"pd_op.array_to_tensor", "tensor_array_to_tensor", "X", "Out OutIndex", ""},
+    {"pd_op.slice_array_dense", "slice_array_dense", "Input =starts/StartsTensor/StartsTensorList",
+     "Out", ""},
+    {"pd_op.slice_array", "slice_array",
+     "Input =starts/StartsTensor/StartsTensorList =ends/EndsTensor/EndsTensorList", "Out", ""},
     // A slice assignment x[...] = v: a constant's elements in `values` (as float64) and
     // `shape`, a tensor in set_value_with_tensor's second operand; the in-place set_value_ /
     // set_value_with_tensor_ that to_static writes read as these (a fresh Out).

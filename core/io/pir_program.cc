@@ -144,32 +144,6 @@ bool IsIgnoredAttr(const std::string& name) {
   return names.count(name) > 0;
 }
 
-// The tensor-array and counter operations of PIR's loops, read where core/io/pir_op_table.cc
-// has no line for them (it is looked up first): array_write_ writes into its array operand's
-// variable, as Fluid's write_to_array into its Out.
-const PirOpRule* FindPirControlFlowRule(const std::string& pir_name) {
-  static const std::map<std::string, PirOpRule> rules = [] {
-    auto rule = [](const char* fluid, std::vector<PirOperand> in, std::vector<PirResult> out,
-                   std::map<std::string, std::string> renames = {}) {
-      PirOpRule r;
-      r.fluid_type = fluid;
-      r.operands = std::move(in);
-      r.results = std::move(out);
-      r.renames = std::move(renames);
-      return r;
-    };
-    return std::map<std::string, PirOpRule>{
-        {"pd_op.increment", rule("increment", {{"X"}}, {{"Out"}}, {{"value", "step"}})},
-        {"pd_op.array_write_", rule("write_to_array", {{""}, {"X"}, {"I"}}, {{"Out", 0}})},
-        {"pd_op.array_read", rule("read_from_array", {{"X"}, {"I"}}, {{"Out"}})},
-        {"pd_op.array_length", rule("array_length", {{"X"}}, {{"Out"}})}};
-  }();
-  auto it = rules.find(pir_name);
-  if (it == rules.end() && pir_name.size() > 1 && pir_name.back() == '_')
-    it = rules.find(pir_name.substr(0, pir_name.size() - 1));
-  return it == rules.end() ? nullptr : &it->second;
-}
-
 // One PIR value: the Fluid variable holding it, or a builtin.combine's list of values; and the
 // value itself when a constant op made it (for folding into attributes).
 struct PirValue {
@@ -440,7 +414,6 @@ class Translator {
     const PirOpRule* rule = nullptr;
     if (!op.Has("regions")) {
       rule = FindPirOpRule(name);
-      if (!rule) rule = FindPirControlFlowRule(name);
     }
     if (!rule) {
       ++unknown_[name];
@@ -484,7 +457,6 @@ class Translator {
     auto it = others.find(name);
     if (it != others.end()) return it->second;
     const PirOpRule* rule = FindPirOpRule(name);
-    if (!rule) rule = FindPirControlFlowRule(name);
     if (rule)
       for (const auto& r : rule->results)
         if (r.same_as >= 0) return -1;
