@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Models whose `paddle.jit.to_static` forward has data-dependent control flow, which Paddle 3.x
 saves as PIR's `pd_op.if` and `pd_op.while` (regions ending in `cf.yield`): Tide's fixtures
-`pir/cond_if`, `pir/cond_while`, `pir/cond_nested` and `pir/cond_while_swap`
-(tests/fixtures/paddle/README.md). Run with Paddle 3.x (PIR, its
+`pir/cond_if`, `pir/cond_while`, `pir/cond_nested`, `pir/cond_while_swap` and
+`pir/cond_while_break` (tests/fixtures/paddle/README.md). Run with Paddle 3.x (PIR, its
 default program format):
 
     /tmp/paddle3/bin/python tools/paddle_control_flow_models.py tests/fixtures/paddle
@@ -150,6 +150,69 @@ class CondNested(nn.Layer):
         ]
 
 
+class CondWhileBreak(nn.Layer):
+    """`while i < n:` over the RNN-like state, the states appended to a list, leaving with `break`
+    once the activation spent (the sum of each step's mean |h|) exceeds a budget (a feed):
+    Paddle writes the break as a bool carried by the loop, `logical_and` of the [1] condition
+    and that 0-D flag, and an `if` around the rest of the body. After the loop the list is
+    stacked and concatenated (pd_op.array_to_tensor) and read at -1 and -2 (slice_array_dense;
+    -2 of a list of one is its first element, Paddle clamping the index at 0)."""
+
+    inputs = [("x", [None, 4], "float32"), ("n", [1], "int64"), ("budget", [1], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(4, 8)
+        self.rec = nn.Linear(8, 8, bias_attr=False)
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x, n, budget):
+        u = self.inp(x)
+        h = paddle.tanh(u)
+        states = [h]
+        spent = paddle.zeros([1], "float32")
+        i = paddle.zeros([1], "int64")
+        while i < n:
+            h = paddle.tanh(self.rec(h) + u)
+            states.append(h)
+            spent = spent + h.abs().mean()
+            i += 1
+            if spent > budget:
+                break
+        stacked = paddle.stack(states)
+        joined = paddle.concat(states, axis=1)
+        y = self.out(stacked.mean(0) + states[-1]) + states[-2].mean()
+        return y + joined.sum(1, keepdim=True) * 0.1 + i.astype("float32")
+
+    @staticmethod
+    def example(rng):
+        return {
+            "x": rng.standard_normal((2, 4)).astype(np.float32),
+            "n": np.array([6], np.int64),
+            "budget": np.array([1.2], np.float32),
+        }
+
+    @staticmethod
+    def cases(rng):
+        """No iteration; n reached before the budget; a break at the first step; the budget
+        spent in mid-loop at batch 1 and 3; n = 1 with the budget spent at once."""
+        return [
+            {
+                "x": rng.standard_normal((b, 4)).astype(np.float32),
+                "n": np.array([n], np.int64),
+                "budget": np.array([budget], np.float32),
+            }
+            for b, n, budget in [
+                (2, 0, 1.0),
+                (2, 4, 50.0),
+                (2, 6, 0.0),
+                (1, 9, 2.0),
+                (3, 9, 3.1),
+                (2, 1, 0.0),
+            ]
+        ]
+
+
 def while_swap_program():
     """paddle.static.nn.while_loop carrying (i, a, b) to (i + 1, b, a + b / 2): a loop-carried value
     yielded as another's next value (a swap), no parameters. Returns (program, feeds, fetches) and
@@ -178,6 +241,7 @@ MODELS = {
     "cond_while": CondWhile,
     "cond_nested": CondNested,
     "cond_while_swap": None,
+    "cond_while_break": CondWhileBreak,
 }
 
 

@@ -1,8 +1,8 @@
 """PIR programs with control flow (Paddle 3.x's pd_op.if and pd_op.while, made by
 tools/paddle_control_flow_models.py): they load as Fluid's conditional_block / select_input and
 while ops with sub-blocks, and run to Paddle's outputs for inputs that take each branch and several
-trip counts (cases.npz), and to a numpy reference of the forward written here. PaddlePaddle itself
-is not needed."""
+trip counts (cases.npz), and to a numpy reference of the forward written here; a loop left by
+`break`, its list stacked and read at -1 and -2, too. PaddlePaddle itself is not needed."""
 
 import json
 import os
@@ -21,7 +21,7 @@ FIXTURES = os.path.join(
     "paddle",
     "pir",
 )
-MODELS = ["cond_if", "cond_while", "cond_nested", "cond_while_swap"]
+MODELS = ["cond_if", "cond_while", "cond_nested", "cond_while_swap", "cond_while_break"]
 
 
 def cases(name):
@@ -115,10 +115,29 @@ def while_swap_numpy(p, x, n):
     return a - b, n
 
 
+def while_break_numpy(p, x, n, budget):
+    u = x @ p["linear_0.w_0"] + p["linear_0.b_0"]
+    h = np.tanh(u)
+    states, spent, i, broke = [h], 0.0, 0, False
+    while i < n:
+        h = np.tanh(h @ p["linear_1.w_0"] + u)
+        states.append(h)
+        spent += np.abs(h).mean()
+        i += 1
+        if spent > budget:
+            broke = True
+            break
+    # list[-2] of a list of one is its first element: Paddle clamps the index at 0.
+    y = (np.stack(states).mean(0) + states[-1]) @ p["linear_2.w_0"] + p["linear_2.b_0"]
+    y = y + states[max(len(states) - 2, 0)].mean()
+    return y + np.concatenate(states, axis=1).sum(1, keepdims=True) * 0.1 + i, (n, i, broke)
+
+
 def test_numpy_reference_and_branches_taken():
     """Tide's outputs equal a numpy forward of each model; the cases take both branches of the
     if, of the if inside the loop and of the if around a loop, and the loops run 0, 1, 3, 5 and 7
-    times (the swap 0, 1, 3 and 4, the loop in a branch 0, 1, 3 and 6)."""
+    times (the swap 0, 1, 3 and 4, the loop in a branch 0, 1, 3 and 6, the loop with a break
+    0 to 8 times, left by its condition or by the break)."""
     exe = tide.Executor(tide.CPUPlace())
     seen = {}
     for name, reference in [
@@ -126,6 +145,7 @@ def test_numpy_reference_and_branches_taken():
         ("cond_while", cond_while_numpy),
         ("cond_nested", cond_nested_numpy),
         ("cond_while_swap", while_swap_numpy),
+        ("cond_while_break", while_break_numpy),
     ]:
         program, feeds, fetches, scope = load(name, exe)
         p = params(scope, program)
@@ -133,6 +153,7 @@ def test_numpy_reference_and_branches_taken():
         for feed, _ in cases(name):
             (out,) = exe.run(program, feed=feed, fetch_list=fetches, scope=scope)
             args = [feed["x"].astype(np.float64)] + ([int(feed["n"][0])] if "n" in feed else [])
+            args += [float(feed["budget"][0])] if "budget" in feed else []
             want, path = reference({k: v.astype(np.float64) for k, v in p.items()}, *args)
             np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
             seen[name].add(path)
@@ -141,6 +162,17 @@ def test_numpy_reference_and_branches_taken():
     assert set().union(*(b for _, b in seen["cond_while"])) == {True, False}
     assert seen["cond_while_swap"] == {0, 1, 3, 4}
     assert seen["cond_nested"] == {(True, 3), (False, 3), (True, 0), (True, 1), (True, 6)}
+    # (n, iterations, left by break): none; n reached within the budget; a break at the first
+    # step, at the last, and in mid-loop (6 and 8 of 9).
+    assert seen["cond_while_break"] == {
+        (6, 6, True),
+        (0, 0, False),
+        (4, 4, False),
+        (6, 1, True),
+        (9, 6, True),
+        (9, 8, True),
+        (1, 1, True),
+    }
 
 
 def test_translated_program():
@@ -166,6 +198,26 @@ def test_translated_program():
     (branch,) = [op for op in program.global_block().ops if op.type == "conditional_block"][:1]
     loops = [op for op in program.block(branch.attr("sub_block")).ops if op.type == "while"]
     assert len(loops) == 1 and "n" in loops[0].input("X")
+
+
+def test_break_stack_and_list_index_translated():
+    """A break: logical_and of the [1] loop condition and the 0-D break flag, before the loop and
+    in its body; the list stacked and concatenated (tensor_array_to_tensor) and read at -1 and -2
+    (slice_array_dense, the index an attribute)."""
+    exe = tide.Executor(tide.CPUPlace())
+    program, _, _, _ = load("cond_while_break", exe, optimize=False)
+    ops = program.global_block().ops
+    types = [op.type for op in ops]
+    assert "logical_and" in types and types.count("while") == 1
+    (loop,) = [op for op in ops if op.type == "while"]
+    assert "logical_and" in [op.type for op in program.block(loop.attr("sub_block")).ops]
+    joins = [op for op in ops if op.type == "tensor_array_to_tensor"]
+    assert sorted((op.attr("use_stack"), op.attr("axis")) for op in joins) == [
+        (False, 1),
+        (True, 0),
+    ]
+    reads = [op for op in ops if op.type == "slice_array_dense"]
+    assert sorted(op.attr("starts")[0] for op in reads) == [-2, -1]
 
 
 def copy(tmp_path, name):
