@@ -102,6 +102,14 @@ inline bool CompareNeedsBothWays(const KernelContext& ctx, int axis) {
   return !FluidRuleFits(ctx.Input("X").dims(), ctx.Input("Y").dims(), axis);
 }
 
+// X and Y of one dims (what the logical ops asked before they broadcast; kept for plugins that
+// call it).
+inline void CheckSameDims(const char* op, const std::string& x_name, const Dims& x,
+                          const std::string& y_name, const Dims& y) {
+  TIDE_CHECK(x == y, "op '", op, "': X ('", x_name, "') ", ToString(x), " and Y ('", y_name, "') ",
+             ToString(y), " must have the same dims");
+}
+
 // A comparison: X, Y (X's type: the core casts a float Y, not an integer one).
 template <typename T>
 struct CompareArgs {
