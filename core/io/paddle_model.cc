@@ -327,7 +327,11 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    {"flip", 1},
                                                    {"roll", 2},
                                                    {"instance_norm", 1},
-                                                   {"mish", 1}};
+                                                   {"mish", 1},
+                                                   // 1-3: steps and the bound lists,
+                                                   // decrease_axes, none_axes; 4: the constant
+                                                   // in `values` (Scalars)
+                                                   {"set_value", 4}};
   return known;
 }
 

@@ -147,19 +147,26 @@ Attribute ScalarFromProto(const std::string& name, const proto::Scalar& v) {
             "' is a complex scalar, which Tide does not support");
 }
 
+// A bool is 0 or 1 there (Paddle 2.6's set_value writes `mask[...] = True` as a BOOLEAN scalar).
 Attribute ScalarsFromProto(const proto::OpDesc::Attr& p) {
-  bool all_long = true;
-  for (const auto& v : p.scalars()) all_long = all_long && v.type() == proto::Scalar::LONG;
-  if (all_long) {
+  auto integer = [](const proto::Scalar& v) {
+    return v.type() == proto::Scalar::LONG || v.type() == proto::Scalar::BOOLEAN;
+  };
+  auto as_long = [](const proto::Scalar& v) {
+    return v.type() == proto::Scalar::BOOLEAN ? int64_t{v.b()} : static_cast<int64_t>(v.i());
+  };
+  bool all_integer = true;
+  for (const auto& v : p.scalars()) all_integer = all_integer && integer(v);
+  if (all_integer) {
     std::vector<int64_t> out;
-    for (const auto& v : p.scalars()) out.push_back(v.i());
+    for (const auto& v : p.scalars()) out.push_back(as_long(v));
     return out;
   }
   std::vector<double> out;
   for (const auto& v : p.scalars()) {
-    TIDE_ENFORCE(v.type() == proto::Scalar::FLOAT64 || v.type() == proto::Scalar::LONG,
-                 "attribute '", p.name(), "' mixes scalar types Tide cannot hold in one list");
-    out.push_back(v.type() == proto::Scalar::LONG ? static_cast<double>(v.i()) : v.r());
+    TIDE_ENFORCE(v.type() == proto::Scalar::FLOAT64 || integer(v), "attribute '", p.name(),
+                 "' mixes scalar types Tide cannot hold in one list");
+    out.push_back(integer(v) ? static_cast<double>(as_long(v)) : v.r());
   }
   return out;
 }

@@ -71,20 +71,12 @@ def test_pir_fixture_matches_paddle(tmp_path, lib, optimize):
     assert len(half) == 1 and list(half[0].attr("steps")) == [2, 3]
 
 
-def legacy_set_value_version_known():
-    return tide._C.paddle_op_versions().get("set_value", 0) >= 4
-
-
 @pytest.mark.parametrize("optimize", [True, False], ids=["optimized", "as_saved"])
 @pytest.mark.parametrize("lib", LIBS)
 def test_legacy_fixture_matches_paddle(lib, optimize):
-    if not legacy_set_value_version_known():
-        # Paddle 2.6 records set_value at version 4 (its 4th change: the constant in `values`,
-        # Scalars, in place of the typed lists; Tide's op declares both): the loader's table of
-        # known versions (core/io/paddle_model.cc) must list it.
-        with pytest.raises(tide.TideError, match=r"set_value \(version 4, Tide implements up to"):
-            tide.io.load_inference_model(os.path.join(LEGACY, "inference"), scope=tide.Scope())
-        pytest.skip("core/io/paddle_model.cc's KnownPaddleOpVersions lacks set_value 4")
+    # Paddle 2.6 records set_value at version 4 (the constant in `values`, Scalars, in place of the
+    # typed lists; Tide's op declares both), which the loader's known versions list.
+    assert tide._C.paddle_op_versions().get("set_value", 0) >= 4
     program = run(os.path.join(LEGACY, "inference"), LEGACY, lib, optimize)
     ops = set_value_ops(program)
     assert len(ops) == 8 and sum(bool(op.input("ValueTensor")) for op in ops) == 5

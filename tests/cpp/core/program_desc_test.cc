@@ -631,6 +631,30 @@ TEST(AttributeTest, MissingValueOfEveryProtoTypeIsNamed) {
   }
 }
 
+// Paddle's SCALARS lists: integers (and bools: Paddle 2.6's set_value writes `mask[...] = True`
+// as a BOOLEAN scalar) give longs; a list with a float gives doubles.
+TEST(AttributeTest, ScalarListsOfBoolsIntegersAndFloats) {
+  auto scalars = [](std::initializer_list<std::pair<proto::Scalar::Type, double>> items) {
+    proto::OpDesc::Attr p;
+    p.set_name("values");
+    p.set_type(proto::SCALARS);
+    for (const auto& [type, v] : items) {
+      proto::Scalar* s = p.add_scalars();
+      s->set_type(type);
+      if (type == proto::Scalar::BOOLEAN) s->set_b(v != 0);
+      if (type == proto::Scalar::LONG) s->set_i(static_cast<int64_t>(v));
+      if (type == proto::Scalar::FLOAT64) s->set_r(v);
+    }
+    return AttrFromProto(p);
+  };
+  EXPECT_EQ(scalars({{proto::Scalar::BOOLEAN, 1}, {proto::Scalar::BOOLEAN, 0}}),
+            Attribute(std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(scalars({{proto::Scalar::LONG, -3}, {proto::Scalar::BOOLEAN, 1}}),
+            Attribute(std::vector<int64_t>{-3, 1}));
+  EXPECT_EQ(scalars({{proto::Scalar::FLOAT64, 0.5}, {proto::Scalar::BOOLEAN, 1}}),
+            Attribute(std::vector<double>{0.5, 1.0}));
+}
+
 TEST(AttributeTest, ConvertAttr) {
   Attribute out;
   // Same type: copied.
