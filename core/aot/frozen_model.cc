@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/executor/aliased_inputs.h"
 #include "core/executor/data_transform.h"
 #include "core/executor/kernel_choice.h"
 #include "core/executor/kernel_outputs.h"
@@ -397,8 +398,10 @@ void FrozenModel::RunSteps(std::vector<AllocationPtr>* kept) {
     Step& s = steps_[i];
     if (i + 1 < n) PrefetchBindings(*steps_[i + 1].op);
     OpInstance& op = *s.op;
+    AliasedInputsGuard aliased(op);
     if (s.infer_at_run && !op.shape_cache().Unchanged(op.inputs(), op.outputs()))
       InferShapeAtRunTime(op);
+    aliased.Separate();
     if (s.special) RunSpecial(s);
     const KernelEntry& k = *s.kernel;
     TideKernelContext ctx{&op, s.dctx, &k, {}};

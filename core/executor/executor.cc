@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/executor/aliased_inputs.h"
 #include "core/executor/device_compile.h"
 #include "core/executor/kernel_choice.h"
 #include "core/executor/kernel_outputs.h"
@@ -207,6 +208,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     CallPlugin([&] { return info.run(&ctx, info.run_data); }, op.label(), info.plugin_file);
     return;
   }
+  AliasedInputsGuard aliased(op);
   // Inputs that are the tensors, dims and LoD of the op's last run (its shape cache says so) were
   // ready then: only an op whose inputs changed is checked again.
   bool unchanged = op.kernel() && op.shape_cache().Unchanged(op.inputs(), op.outputs());
@@ -218,6 +220,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
     }
     if (!unchanged && !op.shape_cache().Unchanged(op.inputs(), op.outputs()))
       InferShapeAtRunTime(op);
+    aliased.Separate();
     TransformInputs(op, &p.counts_);
     if (op.kernel_key().layout != TIDE_LAYOUT_OPAQUE) LabelOutputLayouts(op);
     const KernelEntry& k = *op.kernel();

@@ -1,6 +1,7 @@
 // op_instance.cc: building an op instance from its OpDesc and binding it to a scope.
 #include "core/executor/op_instance.h"
 
+#include "core/executor/aliased_inputs.h"
 #include "core/ir/var_names.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
@@ -97,6 +98,7 @@ void OpInstance::Bind(const Scope& scope) {
     b.transforms.clear();
     b.transforms.resize(b.vars.size());
   }
+  FindAliasedInputs(*this);
   shape_cache_.Reset();
   outputs_checked_ = false;
 }

@@ -1,8 +1,9 @@
 // op_instance.h: an op prepared for running. What it is: its OpInfo, checked attributes (and
 // their C views), its parameters bound to Variable pointers. And what the run loop keeps for it
 // across runs, each part written by one module only: the chosen kernel (kernel_choice.h), the
-// inputs' conversions (data_transform.h), the shape cache (shape_cache.h), the outputs check
-// (run_checks.h) and the running kernel's own state (the host API's KernelContext_SetState).
+// inputs' conversions (data_transform.h), the inputs an output shares (aliased_inputs.h), the
+// shape cache (shape_cache.h), the outputs check (run_checks.h) and the running kernel's own
+// state (the host API's KernelContext_SetState).
 #pragma once
 
 #include <tide/plugin_api.h>
@@ -77,6 +78,18 @@ struct ArgBinding {
 
 // A kernel's state for one op (KernelContext_SetState), kept across runs; freed with the op or
 // when another kernel sets its own.
+// An input bound to the variable an output of the same op writes (aliased_inputs.h): the kernel
+// reads it through `view`, a variable of the op's own.
+struct AliasedInput {
+  size_t binding = 0, index = 0;          // inputs()[binding].vars[index]
+  size_t out_binding = 0, out_index = 0;  // the output writing the same variable
+  Variable* shared = nullptr;             // that variable
+  std::unique_ptr<Variable> view;         // holds a LoDTensor
+  std::unique_ptr<LoDTensor> copy;        // the view's own memory, kept across runs
+  bool in_place = false;                  // the op declares the pair in place
+  bool separate = false;                  // this run reads `copy`
+};
+
 class KernelState {
  public:
   KernelState() = default;
@@ -160,6 +173,9 @@ class OpInstance {
   DeviceContext* kernel_dctx() const { return kernel_dctx_; }
   int32_t library() const { return library_; }
 
+  // Inputs bound to a variable an output writes (aliased_inputs.h).
+  const std::vector<AliasedInput>& aliased_inputs() const { return aliased_; }
+
   // Whether the kernel's first run since Bind was checked to write its outputs (run_checks.h).
   bool outputs_checked() const { return outputs_checked_; }
   // Whether its shapes need inferring again (shape_cache.h).
@@ -202,6 +218,13 @@ class OpInstance {
   // The inputs' conversions (ArgBinding::transforms, ::host_input): data transform writes them,
   // and host_inputs_of_ (beside kernel_, above, which the run loop reads with it).
   friend void TransformInputs(OpInstance& op, TransformCounts* counts);
+
+  // The aliased inputs and their bindings while the op runs: aliased_inputs.cc's.
+  friend void FindAliasedInputs(OpInstance& op);
+  friend void ViewAliasedInputs(OpInstance& op);
+  friend void SeparateAliasedInputs(OpInstance& op);
+  friend void ReleaseAliasedInputs(OpInstance& op);
+  std::vector<AliasedInput> aliased_;
 
   // The outputs check: run checks write it.
   friend void CheckOutputsWritten(OpInstance& op);

@@ -45,6 +45,20 @@ void AddArgs(const std::string& op, const TideArgDef* args, size_t n, const char
   }
 }
 
+// TideOpDef.in_place: each pair's input and output must be the op's.
+void AddInPlacePairs(const TideOpDef& def, OpInfo* info) {
+  TIDE_ENFORCE(def.num_in_place == 0 || def.in_place, "op '", info->type, "': num_in_place is ",
+               def.num_in_place, " but in_place is null");
+  for (size_t i = 0; i < def.num_in_place; ++i) {
+    const std::string in = Str(def.in_place[i].input), out = Str(def.in_place[i].output);
+    TIDE_ENFORCE(info->FindInput(in) && info->FindOutput(out), "op '", info->type,
+                 "' declares in-place pair #", i, " (input '", in, "', output '", out,
+                 "'), but the op has no ", info->FindInput(in) ? "output '" + out : "input '" + in,
+                 "'");
+    info->in_place.emplace_back(in, out);
+  }
+}
+
 }  // namespace
 
 TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
@@ -108,6 +122,8 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
     info->run_data = def->run_data;
     if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, no_gradient))
       info->no_gradient = def->no_gradient != 0;
+    if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, num_in_place))
+      AddInPlacePairs(*def, info.get());
     TIDE_ENFORCE(info->run || info->infer_shape, "op '", op,
                  "' has kernels but no shape inference: "
                  "give its schema InferShape(...) (its outputs would have no dims, and the error "

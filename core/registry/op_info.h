@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ir/attribute.h"
@@ -36,10 +37,17 @@ struct OpInfo {
   std::string kernel_dtype_source;          // "" | input parameter | "attr:<name>"
   std::vector<std::string> float32_params;  // inputs declared TIDE_ARG_FLOAT32_PARAM
   bool no_gradient = false;                 // declared: no gradient by design
-  TideOpRunFn run = nullptr;                // set for operators without kernels
+  // (input, output) parameters its kernels compute in place (TideOpDef.in_place)
+  std::vector<std::pair<std::string, std::string>> in_place;
+  TideOpRunFn run = nullptr;  // set for operators without kernels
   void* run_data = nullptr;
   std::string plugin, plugin_file;  // who registered it
 
+  bool InPlace(const std::string& input, const std::string& output) const {
+    for (const auto& [in, out] : in_place)
+      if (in == input && out == output) return true;
+    return false;
+  }
   bool HasGrad() const { return grad_maker != nullptr || !default_grad_op.empty(); }
   const AttrSpec* FindAttr(const std::string& name) const {
     for (const auto& a : attrs)

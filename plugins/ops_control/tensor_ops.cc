@@ -221,6 +221,7 @@ TIDE_REGISTER_OP(tide::OpSchema("increment")
                      .Input("X", "a one-element tensor")
                      .Output("Out", "X + step, X's dims")
                      .Attr("step", 1.0f, "the amount added")
+                     .InPlace("X", "Out")
                      .InferShape(IncrementShape));
 TIDE_REGISTER_KERNEL("increment", "cpu", Increment, float, double, int32_t, int64_t);
 

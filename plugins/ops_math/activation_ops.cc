@@ -67,6 +67,7 @@ void RegisterActivation(tide::Registrar& r) {
                         .Input("X", "input")
                         .Output("Out", "same dims as X")
                         .InferShape(tide::SameShapeAsInput("X", "Out"))
+                        .InPlace("X", "Out")
                         .Grad([type, from](tide::GradMaker& g) {
                           auto op = g.NewOp(type + "_grad");
                           if (std::string(from) == "X")
@@ -120,6 +121,7 @@ TIDE_REGISTER_OP(
               "(ignored)")
         .Attr("bias", 0.0f, "the offset")
         .Attr("bias_after_scale", true, "add bias after scaling")
+        .InPlace("X", "Out")
         .InferShape([](tide::InferShapeContext& c) {
           // A SelectedRows X (a sparse gradient) gives a SelectedRows Out.
           if (c.InputVarType("X") == TIDE_VAR_SELECTED_ROWS)

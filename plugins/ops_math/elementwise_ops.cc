@@ -281,7 +281,8 @@ tide::OpSchema ElementwiseBaseSchema(const std::string& type, const char* formul
           .Input("Y", "the second operand, broadcast over X")
           .Output("Out", "same dims as X")
           .Attr("axis", int32_t(-1), "where Y's dims start in X's; -1 aligns the trailing dims")
-          .InferShape(ElementwiseShape);
+          .InferShape(ElementwiseShape)
+          .InPlace("X", "Out");
   return PaddleHints(s);
 }
 

@@ -90,6 +90,8 @@ TIDE_REGISTER_OP(
         .Attr("mu", 0.0f, "the momentum factor (read with Velocity)")
         .KernelDataTypeFrom("Param")
         .NoGradient()
+        .InPlace("Param", "ParamOut")
+        .InPlace("Velocity", "VelocityOut")
         .InferShape(FusedMulWeightUpdateShape));
 TIDE_REGISTER_KERNEL("fused_mul_weight_update", "cpu", FusedMulWeightUpdateKernel,
                      OPS_MATH_FLOAT_TYPES);

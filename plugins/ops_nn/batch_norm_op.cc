@@ -147,6 +147,8 @@ TIDE_REGISTER_OP(
                 .AsIntermediate()
                 .AsDispensable()
                 .KernelDataTypeFrom("X")
+                .InPlace("Mean", "MeanOut")
+                .InPlace("Variance", "VarianceOut")
                 .InferShape(BnInferShape)
                 .Grad([](tide::GradMaker& g) {
                   g.NewOp("batch_norm_grad")

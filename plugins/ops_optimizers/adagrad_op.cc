@@ -44,6 +44,8 @@ TIDE_REGISTER_OP(
         .Output("MomentOut", "(Tensor) the updated moment; normally the same variable as Moment")
         .Attr("epsilon", 1.0e-6f, "(float) added to sqrt(MomentOut) for numerical stability")
         .KernelDataTypeFrom("Param")
+        .InPlace("Param", "ParamOut")
+        .InPlace("Moment", "MomentOut")
         .InferShape(OptimizerShapes({"adagrad",
                                      {{"Param", "ParamOut"}, {"Grad", ""}, {"Moment", "MomentOut"}},
                                      {"LearningRate"}})));

@@ -100,6 +100,9 @@ TIDE_REGISTER_OP(
               "(int64) accepted for Fluid's Python optimizer, which sets it; unused: the kernel "
               "goes parallel by element count")
         .KernelDataTypeFrom("Param")
+        .InPlace("Param", "ParamOut")
+        .InPlace("Moment1", "Moment1Out")
+        .InPlace("Moment2", "Moment2Out")
         .InferShape(OptimizerShapes({"adam",
                                      {{"Param", "ParamOut"},
                                       {"Grad", ""},

@@ -59,6 +59,8 @@ TIDE_REGISTER_OP(
         .Attr("lars_coeff", 0.001f, "(float) LARS's trust coefficient")
         .Attr("lars_weight_decay", 0.0005f, "(float) the weight decay inside LARS")
         .KernelDataTypeFrom("Param")
+        .InPlace("Param", "ParamOut")
+        .InPlace("Velocity", "VelocityOut")
         .InferShape([](tide::InferShapeContext& ctx) {
           tide::ops::CheckDenseGrad(ctx, ctx.InputVarType("Grad") == TIDE_VAR_SELECTED_ROWS);
           static const tide::InferShapeFn shapes =

@@ -140,6 +140,7 @@ TIDE_REGISTER_OP(
         .Output("FoundInfinite", "(Tensor, one bool) whether any X held inf or NaN")
         .KernelDataTypeFrom("X")
         .NoGradient()
+        .InPlace("X", "Out")
         .InferShape(PairsAndScalars({{"FoundInfinite", TIDE_BOOL}})));
 TIDE_REGISTER_KERNEL("check_finite_and_unscale", "cpu", CheckFiniteAndUnscaleKernel,
                      OPS_OPTIMIZERS_FLOAT_TYPES);
@@ -178,6 +179,10 @@ TIDE_REGISTER_OP(
         .Attr("stop_update", false, "keep the scale and the counts as they are")
         .KernelDataTypeFrom("X")
         .NoGradient()
+        .InPlace("X", "Out")
+        .InPlace("PrevLossScaling", "LossScaling")
+        .InPlace("InGoodSteps", "OutGoodSteps")
+        .InPlace("InBadSteps", "OutBadSteps")
         .InferShape(PairsAndScalars({{"LossScaling", TIDE_FP32},
                                      {"OutGoodSteps", TIDE_INT32},
                                      {"OutBadSteps", TIDE_INT32}})));

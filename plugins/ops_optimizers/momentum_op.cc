@@ -36,6 +36,8 @@ TIDE_REGISTER_OP(
         .RequiredAttr("mu", TIDE_ATTR_FLOAT, "(float) the momentum factor; no default")
         .Attr("use_nesterov", false, "(bool) use Nesterov's momentum")
         .KernelDataTypeFrom("Param")
+        .InPlace("Param", "ParamOut")
+        .InPlace("Velocity", "VelocityOut")
         .InferShape(
             OptimizerShapes({"momentum",
                              {{"Param", "ParamOut"}, {"Grad", ""}, {"Velocity", "VelocityOut"}},

@@ -65,5 +65,9 @@ TIDE_REGISTER_OP(
               "(bool) normalise by the gradient's estimated variance (MeanSquare - MeanGrad^2) "
               "instead of its second moment")
         .KernelDataTypeFrom("Param")
+        .InPlace("Param", "ParamOut")
+        .InPlace("Moment", "MomentOut")
+        .InPlace("MeanSquare", "MeanSquareOut")
+        .InPlace("MeanGrad", "MeanGradOut")
         .InferShape(RmspropShapes));
 TIDE_REGISTER_KERNEL("rmsprop", "cpu", RmspropKernel, OPS_OPTIMIZERS_FLOAT_TYPES);

@@ -97,6 +97,7 @@ TIDE_REGISTER_OP(
                "of the loss with respect to Param")
         .Output("ParamOut", "(Tensor) the updated parameter; normally the same variable as Param")
         .KernelDataTypeFrom("Param")
+        .InPlace("Param", "ParamOut")
         .InferShape(
             OptimizerShapes({"sgd", {{"Param", "ParamOut"}, {"Grad", ""}}, {"LearningRate"}})));
 TIDE_REGISTER_KERNEL("sgd", "cpu", SgdKernel, OPS_OPTIMIZERS_FLOAT_TYPES);

@@ -288,6 +288,12 @@ typedef struct TideAttrDef {
   void* check_data;
 } TideAttrDef;
 
+/* An input and an output of an op (parameter names, as in its TideArgDefs). */
+typedef struct TideInPlacePair {
+  const char* input;
+  const char* output;
+} TideInPlacePair;
+
 typedef struct TideOpDef {
   size_t struct_size;
   const char* type;    /* "name" for in-tree packs, "vendor.name" for others */
@@ -318,6 +324,15 @@ typedef struct TideOpDef {
    * inputs: comparisons, shape-only inputs, random numbers). An op with neither a gradient nor
    * this flag, met by append_backward on the way to a parameter, is an error naming it. */
   int32_t no_gradient;
+  /* Input / output pairs the op computes in place: every kernel of the op, on every device,
+   * computes right when the output is bound to the input's variable and ends with the input's
+   * dims (element-wise math, an optimizer's Param / ParamOut, batch_norm's Mean / MeanOut). For
+   * any other input an output shares a variable with (concat(X = [a, b], Out = a)), and for a
+   * pair whose output takes other dims (an element-wise op broadcasting X to Out), the core
+   * hands the kernel a copy of the input first. NULL / 0 (or a struct without the fields):
+   * none. */
+  const TideInPlacePair* in_place;
+  size_t num_in_place;
 } TideOpDef;
 
 typedef struct TideKernelDef {

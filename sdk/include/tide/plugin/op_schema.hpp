@@ -107,6 +107,14 @@ class OpSchema {
     no_gradient_ = true;
     return *this;
   }
+  // Declares that every kernel of the op, on every device, computes right with output `output`
+  // bound to input `input`'s variable and of its dims (Fluid's in-place pairs: an activation's
+  // X / Out, an optimizer's Param / ParamOut). For an input an output shares a variable with and
+  // no pair declares, the core hands the kernel a copy of the input.
+  OpSchema& InPlace(std::string input, std::string output) {
+    in_place_.push_back({std::move(input), std::move(output)});
+    return *this;
+  }
   // Makes this an operator without kernels, run by `fn`.
   OpSchema& Run(OpRunFn fn) {
     run_ = std::move(fn);
@@ -166,6 +174,7 @@ class OpSchema {
   GradMakerFn grad_;
   OpRunFn run_;
   bool no_gradient_ = false;
+  std::vector<std::pair<std::string, std::string>> in_place_;
 };
 
 inline void OpSchema::Register(TideRegistrar* r) const {
@@ -191,7 +200,7 @@ inline void OpSchema::Register(TideRegistrar* r) const {
     attrs.push_back(d);
   }
   TideOpDef def{};
-  def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, no_gradient);
+  def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, num_in_place);
   def.type = type_.c_str();
   def.comment = comment_.c_str();
   def.inputs = ins.data();
@@ -215,6 +224,10 @@ inline void OpSchema::Register(TideRegistrar* r) const {
     def.run_data = const_cast<OpRunFn*>(&run_);
   }
   def.no_gradient = no_gradient_ ? 1 : 0;
+  std::vector<TideInPlacePair> pairs;
+  for (const auto& [in, out] : in_place_) pairs.push_back({in.c_str(), out.c_str()});
+  def.in_place = pairs.data();
+  def.num_in_place = pairs.size();
   ThrowIfError(Host().Registrar_AddOp(r, &def));
 }
 
