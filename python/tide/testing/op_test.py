@@ -94,7 +94,7 @@ class OpTest:
                         lod_level=len(lod) if lod else 0,
                         stop_gradient=stop_gradient_inputs or not _is_float(arr),
                     )
-                    t = tide.LoDTensor(np.ascontiguousarray(arr))
+                    t = tide.LoDTensor(np.require(arr, requirements="C"))
                     if lod:
                         t.set_recursive_sequence_lengths(lod)
                     feeds[name] = t
