@@ -1,6 +1,8 @@
 """python -m tide.distributed.launch: the environment of each process, prefixed output, free or
-given ports, stopping everything when one process fails, and the pservers' grace period."""
+given ports, stopping everything when one process fails, the pservers' grace period, and
+the ranks ending when the launcher is killed."""
 
+import os
 import re
 import subprocess
 import sys
@@ -97,3 +99,54 @@ def test_pservers_that_do_not_stop_get_a_grace_period(tmp_path):
     assert code == 0, out
     assert "[launch] stopping pserver.0: the trainers finished 1 s ago" in out, out
     assert took < 30
+
+
+def test_ranks_end_when_the_launcher_is_killed(tmp_path):
+    # SIGKILL (the OOM killer, a scheduler's hard stop) gives the launcher no chance to stop its
+    # ranks, which run in sessions of their own: Linux's parent-death signal ends them.
+    script = tmp_path / "sleeper.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "open(os.path.join(sys.argv[1], 'pid.%s' % os.environ['TIDE_RANK']), 'w').write(str(os.getpid()))\n"
+        "time.sleep(300)\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tide.distributed.launch", "--nproc_per_node", "2", str(script)]
+        + [str(tmp_path)],
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_files = [tmp_path / "pid.0", tmp_path / "pid.1"]
+    try:
+        deadline = time.time() + 60
+        while not all(f.exists() and f.read_text() for f in pid_files):
+            assert time.time() < deadline and p.poll() is None, "the ranks did not start"
+            time.sleep(0.05)
+        pids = [int(f.read_text()) for f in pid_files]
+        p.kill()
+        p.wait()
+        deadline = time.time() + 10
+        alive = pids
+        while alive and time.time() < deadline:
+            time.sleep(0.05)
+            alive = [pid for pid in alive if os.path.exists("/proc/%d" % pid) and not _zombie(pid)]
+        assert not alive, "ranks %s outlived the launcher" % alive
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for f in pid_files:
+            if f.exists() and f.read_text():
+                try:
+                    os.kill(int(f.read_text()), 9)
+                except ProcessLookupError:
+                    pass
+
+
+def _zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -176,6 +176,25 @@ def parse_args(argv):
     return args
 
 
+# Run before the script, in its process: asks Linux for SIGTERM when the launcher dies (killed by
+# SIGKILL, the OOM killer, a scheduler's hard stop), which its own signal handlers never see; its
+# children run in sessions of their own, so nothing else would end them. Then execs the script.
+_PDEATHSIG_SHIM = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit('tide.distributed.launch: the launcher ended before this process started')\n"
+    "os.execv(sys.executable, [sys.executable] + sys.argv[2:])\n"
+)
+
+
+def _dies_with_launcher(cmd):
+    """cmd (a Python command line) run so that the process ends when the launcher dies."""
+    if not sys.platform.startswith("linux"):
+        return cmd
+    return [sys.executable, "-c", _PDEATHSIG_SHIM, str(os.getpid())] + cmd[1:]
+
+
 def _stopped(pid):
     """Whether process pid is stopped (state T or t in /proc; False where /proc is not)."""
     try:
@@ -244,7 +263,7 @@ class Job:
             )
         if self.args.bind:
             env["TIDE_PSERVER_BIND"] = self.args.bind
-        cmd = [sys.executable, "-u", self.args.script] + self.args.script_args
+        cmd = _dies_with_launcher([sys.executable, "-u", self.args.script] + self.args.script_args)
         p = subprocess.Popen(
             cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
         )
