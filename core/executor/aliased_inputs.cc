@@ -72,7 +72,8 @@ void SeparateAliasedInputs(OpInstance& op) {
 void ReleaseAliasedInputs(OpInstance& op) {
   // The views stay bound (the shape cache watches them), holding dims and LoD but no data.
   for (AliasedInput& a : op.aliased_)
-    if (op.inputs_[a.binding].vars[a.index] == a.view.get()) a.view->GetMutable<LoDTensor>()->Clear();
+    if (op.inputs_[a.binding].vars[a.index] == a.view.get())
+      a.view->GetMutable<LoDTensor>()->Clear();
 }
 
 }  // namespace tide::core
