@@ -213,6 +213,45 @@ class CondWhileBreak(nn.Layer):
         ]
 
 
+class CondWhileGru(nn.Layer):
+    """A GRU cell stepped in `while i < n:` with its state fed back: nn.GRUCell splits its gates
+    (pd_op.split, whose pieces are a list result) inside the loop body, and the body splits the
+    state again. The pieces' ids once met the loop's block arguments' (-1, -2, ...), so a split in
+    a loop overwrote the values the loop carries: a silent wrong result, or a dtype error."""
+
+    inputs = [("x", [None, 4], "float32"), ("n", [1], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.init = nn.Linear(4, 6)
+        self.cell = nn.GRUCell(4, 6)
+        self.back = nn.Linear(6, 4)
+        self.out = nn.Linear(6, 3)
+
+    def forward(self, x, n):
+        h = paddle.tanh(self.init(x))
+        inp = x
+        i = paddle.zeros([1], "int64")
+        while i < n:
+            _, h = self.cell(inp, h)
+            a, b = paddle.split(h, 2, axis=1)
+            inp = paddle.tanh(self.back(h)) + paddle.concat([b, a], axis=1)[:, :4]
+            i += 1
+        return self.out(h) + i.astype("float32")
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 4)).astype(np.float32), "n": np.array([3], np.int64)}
+
+    @staticmethod
+    def cases(rng):
+        """No step, one, several, at batch 1 and 3."""
+        return [
+            {"x": rng.standard_normal((b, 4)).astype(np.float32), "n": np.array([n], np.int64)}
+            for b, n in [(2, 0), (1, 1), (3, 4), (1, 6)]
+        ]
+
+
 def while_swap_program():
     """paddle.static.nn.while_loop carrying (i, a, b) to (i + 1, b, a + b / 2): a loop-carried value
     yielded as another's next value (a swap), no parameters. Returns (program, feeds, fetches) and
@@ -242,6 +281,7 @@ MODELS = {
     "cond_nested": CondNested,
     "cond_while_swap": None,
     "cond_while_break": CondWhileBreak,
+    "cond_while_gru": CondWhileGru,
 }
 
 

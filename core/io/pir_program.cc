@@ -267,7 +267,9 @@ class Translator {
   }
 
   // The items of a vector result (PIR type 0.t_vec), each a fresh variable under an id of its
-  // own (negative: PIR's ids are positive), listed in `list`.
+  // own, listed in `list`. Their ids count up from INT64_MIN: PIR numbers op results 1, 2, ...
+  // and block arguments -1, -2, ..., so neither range meets theirs (items counted down from -1
+  // were a while body's arguments: a split in a loop overwrote the loop's carried values).
   void DeclareVector(const Json& result, const std::string& hint, PirValue* list) {
     const int64_t id = result["%"].Int();
     const Json types = result["TT"]["D"];
@@ -278,7 +280,7 @@ class Translator {
       item.var = FreshName(hint, id) + "." + std::to_string(k);
       item.dtype = DeclareType(types[k], item.var, false);
       item.rank = last_rank_;
-      const int64_t item_id = next_item_id_--;
+      const int64_t item_id = next_item_id_++;
       values_[item_id] = item;
       list->items.push_back(item_id);
     }
@@ -1203,7 +1205,7 @@ class Translator {
   proto::ProgramDesc program_;
   proto::BlockDesc* block_ = nullptr;
   std::map<int64_t, PirValue> values_;
-  int64_t next_item_id_ = -1;  // DeclareVector's items' ids
+  int64_t next_item_id_ = std::numeric_limits<int64_t>::min();  // DeclareVector's items' ids
   std::set<std::string> names_;
   std::map<std::string, int> unknown_;
   std::set<int64_t> mutated_;             // values in-place operations change (FindMutated)

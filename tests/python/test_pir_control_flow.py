@@ -21,7 +21,14 @@ FIXTURES = os.path.join(
     "paddle",
     "pir",
 )
-MODELS = ["cond_if", "cond_while", "cond_nested", "cond_while_swap", "cond_while_break"]
+MODELS = [
+    "cond_if",
+    "cond_while",
+    "cond_nested",
+    "cond_while_swap",
+    "cond_while_break",
+    "cond_while_gru",
+]
 
 
 def cases(name):
