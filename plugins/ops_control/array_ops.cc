@@ -1,7 +1,9 @@
 // array_ops.cc: tensor arrays (LoDTensorArray variables): write_to_array, read_from_array and
 // array_length, kernel-less as in Fluid (an array is no tensor), and the gradients' helpers. The
 // index I is a one-element int64 (or int32) tensor on any place; elements are copied on the op's
-// place with their LoD.
+// place with their LoD. A while_grad step's gradient arrays may be views (array_views.h): these
+// ops read, write and clear their elements one at a time; tensor_array_sum materializes them.
+#include "array_views.h"
 #include "control_util.h"
 #include "grad_util.h"
 
@@ -25,7 +27,12 @@ void WriteToArrayRun(tide::OpRunContext& ctx) {
   const std::string x_name = OnlyInput(ctx, "X");
   tide::Tensor x = InputTensor(ctx, x_name);
   const int64_t i = ReadIndex(ctx);
-  tide::TensorArray arr = Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensorArray();
+  tide::Variable out = Lookup(ctx, OnlyOutput(ctx, "Out"));
+  if (ArrayView* view = FindView(out)) {
+    view->Set(static_cast<size_t>(i)).CopyFrom(x, ctx.place(), ctx.device_context());
+    return;
+  }
+  tide::TensorArray arr = out.GetTensorArray();
   if (arr.size() <= static_cast<size_t>(i)) arr.resize(i + 1);
   arr.at(i).CopyFrom(x, ctx.place(), ctx.device_context());
 }
@@ -35,20 +42,26 @@ void ReadFromArrayRun(tide::OpRunContext& ctx) {
   tide::Variable av = Lookup(ctx, arr_name);
   TIDE_CHECK(av.IsTensorArray(), "op 'read_from_array': variable '", arr_name,
              "' does not hold a tensor array");
-  tide::TensorArray arr = av.GetTensorArray();
   const int64_t i = ReadIndex(ctx);
   tide::Tensor out = Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor();
-  const bool held = static_cast<size_t>(i) < arr.size() && arr.at(i).initialized();
+  ArrayView* view = FindView(av);
+  const size_t size = view ? view->size() : av.GetTensorArray().size();
+  tide::Tensor elem;
+  if (view)
+    elem = view->Get(static_cast<size_t>(i));
+  else if (static_cast<size_t>(i) < size)
+    elem = av.GetTensorArray().at(i);
+  const bool held = elem && elem.initialized();
   const auto written = ctx.Inputs("X_W");
   if (!held && !written.empty()) {  // write_to_array's gradient: an element nothing read is 0
     ZerosLike(ctx, InputTensor(ctx, written[0]), out);
     return;
   }
-  TIDE_CHECK(static_cast<size_t>(i) < arr.size(), "op 'read_from_array': index ", i,
-             " is past the end of array '", arr_name, "' (", arr.size(), " element(s))");
+  TIDE_CHECK(static_cast<size_t>(i) < size, "op 'read_from_array': index ", i,
+             " is past the end of array '", arr_name, "' (", size, " element(s))");
   TIDE_CHECK(held, "op 'read_from_array': element ", i, " of array '", arr_name,
              "' was never written");
-  out.CopyFrom(arr.at(i), ctx.place(), ctx.device_context());
+  out.CopyFrom(elem, ctx.place(), ctx.device_context());
 }
 
 // Out = X without element I's data (the element is kept, holding nothing: a zero gradient to
@@ -59,7 +72,14 @@ void ClearArrayElementRun(tide::OpRunContext& ctx) {
   TIDE_CHECK(in.IsTensorArray(), "op 'clear_array_element': variable '", in_name,
              "' does not hold a tensor array");
   const size_t i = static_cast<size_t>(ReadIndex(ctx));
-  tide::TensorArray x = in.GetTensorArray(), out = Lookup(ctx, out_name).GetTensorArray();
+  tide::Variable outv = Lookup(ctx, out_name);
+  if (out_name == in_name) {
+    if (ArrayView* view = FindView(in)) return view->Clear(i);
+  } else {
+    MaterializeView(in);
+    MaterializeView(outv);
+  }
+  tide::TensorArray x = in.GetTensorArray(), out = outv.GetTensorArray();
   if (out_name != in_name) {
     out.resize(0);
     out.resize(x.size());
@@ -75,9 +95,10 @@ void ArrayLengthRun(tide::OpRunContext& ctx) {
   tide::Variable av = Lookup(ctx, arr_name);
   TIDE_CHECK(av.IsTensorArray(), "op 'array_length': variable '", arr_name,
              "' does not hold a tensor array");
+  const ArrayView* view = FindView(av);
   tide::OwnedTensor n;
   *n.mutable_data<int64_t>({1}, tide::Place("cpu", 0)) =
-      static_cast<int64_t>(av.GetTensorArray().size());
+      static_cast<int64_t>(view ? view->size() : av.GetTensorArray().size());
   Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensor().CopyFrom(n, ctx.place(), ctx.device_context());
 }
 
@@ -89,12 +110,15 @@ void TensorArraySumRun(tide::OpRunContext& ctx) {
     tide::Variable v = Lookup(ctx, name);
     TIDE_CHECK(v.IsTensorArray(), "op 'tensor_array_sum': variable '", name,
                "' does not hold a tensor array");
+    MaterializeView(v);
     tide::TensorArray arr = v.GetTensorArray();
     if (sums.size() < arr.size()) sums.resize(arr.size());
     for (size_t i = 0; i < arr.size(); ++i)
       if (arr.at(i).initialized()) Accumulate(ctx, sums[i], arr.at(i), name);
   }
-  tide::TensorArray out = Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensorArray();
+  tide::Variable outv = Lookup(ctx, OnlyOutput(ctx, "Out"));
+  MaterializeView(outv);
+  tide::TensorArray out = outv.GetTensorArray();
   out.resize(sums.size());
   for (size_t i = 0; i < sums.size(); ++i)
     if (sums[i].initialized()) out.at(i).CopyFrom(sums[i], ctx.place(), ctx.device_context());

@@ -4,6 +4,7 @@
 // t-th part (one row, or a sub-sequence with its LoD when X has deeper levels). That is what
 // DynamicRNN's step t reads. array_to_lod_tensor puts such an array back into one LoDTensor,
 // sequences in index order, with the table's coarse LoD above them.
+#include "array_views.h"
 #include "control_util.h"
 #include "rank_table.h"
 
@@ -25,7 +26,9 @@ void LoDTensorToArrayRun(tide::OpRunContext& ctx) {
   const int64_t max_len = table.max_len();
   tide::OwnedTensor staged;
   tide::Tensor host = OnHost(x, staged);
-  tide::TensorArray out = Lookup(ctx, OnlyOutput(ctx, "Out")).GetTensorArray();
+  tide::Variable outv = Lookup(ctx, OnlyOutput(ctx, "Out"));
+  MaterializeView(outv);  // a while_grad step's gradient array: written whole
+  tide::TensorArray out = outv.GetTensorArray();
   out.resize(static_cast<size_t>(max_len));
   for (int64_t t = 0; t < max_len; ++t) {
     tide::LoD step_lod;
@@ -58,6 +61,7 @@ void ArrayToLoDTensorRun(tide::OpRunContext& ctx) {
   const std::string x_name = OnlyInput(ctx, "X");
   tide::Variable xv = Lookup(ctx, x_name);
   TIDE_CHECK(xv.IsTensorArray(), "op '", op, "': X ('", x_name, "') does not hold a tensor array");
+  MaterializeView(xv);  // a while_grad step's gradient array: read whole
   tide::TensorArray arr = xv.GetTensorArray();
   TIDE_CHECK(static_cast<int64_t>(arr.size()) >= table.max_len(), "op '", op, "': array '", x_name,
              "' has ", arr.size(), " element(s), the longest sequence of the rank table has ",

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "array_views.h"
 #include "control_util.h"
 #include "grad_util.h"
 
@@ -51,6 +52,7 @@ tide::TensorArray InputArray(tide::OpRunContext& ctx, std::string* name) {
   tide::Variable v = Lookup(ctx, *name);
   TIDE_CHECK(v.IsTensorArray(), "op '", ctx.op_type(), "': Input ('", *name,
              "') does not hold a tensor array");
+  MaterializeView(v);  // a while_grad step's gradient array: read whole
   return v.GetTensorArray();
 }
 
@@ -110,7 +112,9 @@ void SliceArrayRun(tide::OpRunContext& ctx) {
 template <typename Fill>
 void ZerosThen(tide::OpRunContext& ctx, const tide::TensorArray& arr, const std::string& name,
                Fill fill) {
-  tide::TensorArray grad = Lookup(ctx, OnlyOutput(ctx, "Input@GRAD")).GetTensorArray();
+  tide::Variable gv = Lookup(ctx, OnlyOutput(ctx, "Input@GRAD"));
+  MaterializeView(gv);
+  tide::TensorArray grad = gv.GetTensorArray();
   grad.resize(0);
   grad.resize(arr.size());
   for (size_t i = 0; i < arr.size(); ++i) ZerosLike(ctx, Written(ctx, arr, i, name), grad.at(i));
@@ -135,6 +139,7 @@ void SliceArrayGradRun(tide::OpRunContext& ctx) {
   tide::Variable dv = Lookup(ctx, dout_name);
   TIDE_CHECK(dv.IsTensorArray(), "op '", ctx.op_type(), "': Out@GRAD ('", dout_name,
              "') does not hold a tensor array");
+  MaterializeView(dv);
   const tide::TensorArray dout = dv.GetTensorArray();
   ZerosThen(ctx, arr, name, [&](tide::TensorArray& grad) {
     for (size_t k = 0; k < dout.size() && range.first + k < range.second; ++k)

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "array_views.h"
 #include "control_util.h"
 
 namespace ops_control {
@@ -95,6 +96,7 @@ tide::TensorArray InputArray(tide::OpRunContext& ctx, const std::string& name) {
   tide::Variable v = Lookup(ctx, name);
   TIDE_CHECK(v.IsTensorArray(), "op '", ctx.op_type(), "': X ('", name,
              "') does not hold a tensor array");
+  MaterializeView(v);  // a while_grad step's gradient array: read whole
   return v.GetTensorArray();
 }
 
@@ -139,7 +141,9 @@ void TensorArrayToTensorGradRun(tide::OpRunContext& ctx) {
              tide::ToString(dout.dims()), ", expected ", tide::DataTypeName(l.dtype), " ",
              tide::ToString(l.out));
   const char* src = static_cast<const char*>(dout.raw_data());
-  tide::TensorArray dx = Lookup(ctx, OnlyOutput(ctx, "X@GRAD")).GetTensorArray();
+  tide::Variable dxv = Lookup(ctx, OnlyOutput(ctx, "X@GRAD"));
+  MaterializeView(dxv);
+  tide::TensorArray dx = dxv.GetTensorArray();
   dx.resize(arr.size());
   for (size_t i = 0; i < arr.size(); ++i) {
     tide::OwnedTensor e;

@@ -8,10 +8,14 @@
 // to every iteration; that of an array the body only reads is summed element by element; that of
 // an array the body reads and writes (an array carrying the loop's state: read element i, write
 // element i + 1) is carried from one iteration to the one before, as a loop-carried tensor's.
+// The first two reach a step through views (array_views.h): the step touches the elements it
+// reads or writes, so a step costs O(1) in the array's length instead of O(length).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
+#include "array_views.h"
 #include "grad_util.h"
 
 namespace ops_control {
@@ -38,6 +42,7 @@ class ArrayGrads {
       if (out_grads[j] == kEmpty || !Lookup(ctx, outs[j]).IsTensorArray()) continue;
       tide::Variable og = Lookup(ctx, out_grads[j]);
       if (!og.IsTensorArray()) continue;
+      MaterializeView(og);  // an enclosing loop's step's view: this loop reads it whole
       if (!carried.count(outs[j])) {
         shown_.insert_or_assign(outs[j], og.GetTensorArray());
         continue;
@@ -52,18 +57,17 @@ class ArrayGrads {
     for (const auto& x : carried) summed_[x];  // no gradient after the loop: none yet
     carried_.insert(carried.begin(), carried.end());
   }
+  ~ArrayGrads() { views_.clear(); }  // also when the block threw: no view outlives its step
   // Gives the iteration the gradients of the arrays it writes (its ops read their elements): the
-  // outer ones shared, read only; copies of the carried ones, which its ops update.
+  // outer ones through views that leave them unchanged; copies of the carried ones, which its
+  // ops update. The gradients of the arrays it only reads start as empty views.
   void ShowTo(tide::Scope step) {
-    for (auto& [name, og] : shown_) {
-      tide::TensorArray local = step.Var(name + "@GRAD").GetTensorArray();
-      local.resize(og.size());
-      for (size_t i = 0; i < og.size(); ++i) {
-        if (!og.at(i).initialized()) continue;
-        local.at(i).ShareDataWith(og.at(i));  // read only: the block's ops copy elements out
-        local.at(i).set_lod(og.at(i).lod());
-      }
-    }
+    views_.clear();
+    for (auto& [name, og] : shown_)
+      views_[name] = std::make_unique<ArrayView>(step.Var(name + "@GRAD"), og);
+    for (const auto& [name, sum] : summed_)
+      if (!carried_.count(name))
+        views_[name] = std::make_unique<ArrayView>(step.Var(name + "@GRAD"), std::nullopt);
     for (const auto& name : carried_) {
       const std::vector<tide::OwnedTensor>& g = summed_[name];
       tide::TensorArray local = step.Var(name + "@GRAD").GetTensorArray();
@@ -75,16 +79,25 @@ class ArrayGrads {
   }
   // Takes the gradients the iteration left for the arrays it reads: added to the sums of the
   // read-only ones; for a carried one, the gradient reaching the iteration's start.
+  // Each element the step wrote reaches the sum once: through its view, or (an op that wrote the
+  // whole array ended the view) in the variable.
   void Gather(tide::Scope step) {
     for (auto& [name, sum] : summed_) {
       tide::Variable v = step.FindLocalVar(name + "@GRAD");
       if (!v || !v.IsTensorArray()) continue;
       tide::TensorArray local = v.GetTensorArray();
       if (carried_.count(name)) sum.clear();
+      auto view = views_.find(name);
+      if (view != views_.end() && view->second->attached()) {
+        if (sum.size() < view->second->size()) sum.resize(view->second->size());
+        for (const auto& [i, part] : view->second->written())
+          if (part.initialized()) Accumulate(ctx_, sum[i], part, name);
+      }
       if (sum.size() < local.size()) sum.resize(local.size());
       for (size_t i = 0; i < local.size(); ++i)
         if (local.at(i).initialized()) Accumulate(ctx_, sum[i], local.at(i), name);
     }
+    views_.clear();
   }
   // Writes the gradient of array `x` (read by the body) to `grad`; false when x is no such array.
   // Elements no gradient reached get zeros shaped like x's.
@@ -92,7 +105,9 @@ class ArrayGrads {
     auto it = summed_.find(x);
     if (it == summed_.end()) return false;
     tide::TensorArray fwd = Lookup(ctx_, x).GetTensorArray();
-    tide::TensorArray out = Lookup(ctx_, grad).GetTensorArray();  // a carried one's: the one shown
+    tide::Variable gv = Lookup(ctx_, grad);
+    MaterializeView(gv);                          // an enclosing loop's step's view: written whole
+    tide::TensorArray out = gv.GetTensorArray();  // a carried one's: the one shown
     out.resize(0);
     out.resize(std::max(fwd.size(), it->second.size()));
     for (size_t i = 0; i < out.size(); ++i) {
@@ -109,6 +124,7 @@ class ArrayGrads {
   std::map<std::string, tide::TensorArray> shown_;
   std::map<std::string, std::vector<tide::OwnedTensor>> summed_;  // carried ones' too
   std::set<std::string> carried_;
+  std::map<std::string, std::unique_ptr<ArrayView>> views_;  // the running step's
 };
 
 void WhileGradRun(tide::OpRunContext& ctx) {
