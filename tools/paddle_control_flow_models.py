@@ -216,7 +216,8 @@ class CondWhileBreak(nn.Layer):
 class CondWhileGru(nn.Layer):
     """A GRU cell stepped in `while i < n:` with its state fed back: nn.GRUCell splits its gates
     (pd_op.split, whose pieces are a list result) inside the loop body, and the body splits the
-    state again. The pieces' ids once met the loop's block arguments' (-1, -2, ...), so a split in
+    state again, and leaves early when all of the state is near 0 or any of it near 1 (pd_op.all,
+    pd_op.any). The pieces' ids once met the loop's block arguments' (-1, -2, ...), so a split in
     a loop overwrote the values the loop carries: a silent wrong result, or a dtype error."""
 
     inputs = [("x", [None, 4], "float32"), ("n", [1], "int64")]
@@ -237,6 +238,8 @@ class CondWhileGru(nn.Layer):
             a, b = paddle.split(h, 2, axis=1)
             inp = paddle.tanh(self.back(h)) + paddle.concat([b, a], axis=1)[:, :4]
             i += 1
+            if paddle.all(paddle.abs(h) < 0.05) or paddle.any(h > 0.995):  # pd_op.all / any
+                break
         return self.out(h) + i.astype("float32")
 
     @staticmethod

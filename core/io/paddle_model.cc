@@ -12,6 +12,7 @@
 #include "core/framework/tensor_util.h"
 #include "core/io/pir_program.h"
 #include "core/platform/enforce.h"
+#include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
 
 namespace tide::core {
@@ -479,6 +480,18 @@ ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file) {
   }
   CheckOpsRegistered(p, file);
   CheckOpVersions(p, file);
+  // Attribute defaults filled, as in a program the layers build: a pass, a rewrite or a
+  // compile-time shape inference reads them (a PIR program writes only some: reduce_all).
+  for (size_t b = 0; b < program->Size(); ++b)
+    for (size_t i = 0; i < program->Block(b).OpSize(); ++i) {
+      OpDesc* op = program->MutableBlock(b)->Op(i);
+      try {
+        CheckAndFillAttrs(Registry::Global().GetOp(op->type()), op->mutable_attrs());
+      } catch (const Error& e) {
+        TIDE_FAIL(e.code(), file, ": invalid program: op '", op->type(), "' (block ", b, ", #", i,
+                  "): ", e.what());
+      }
+    }
   return std::move(*program);
 }
 

@@ -82,6 +82,8 @@ const Entry kEntries[] = {
     {"pd_op.sum", "reduce_sum", "X =dim", "Out", "keepdim>keep_dim dtype>out_dtype"},
     {"pd_op.max", "reduce_max", "X =dim", "Out", "keepdim>keep_dim"},
     {"pd_op.min", "reduce_min", "X =dim", "Out", "keepdim>keep_dim"},
+    {"pd_op.all", "reduce_all", "X", "Out", "axis>dim keepdim>keep_dim"},
+    {"pd_op.any", "reduce_any", "X", "Out", "axis>dim keepdim>keep_dim"},
     // Activations.
     {"pd_op.relu", "relu", "X", "Out", ""},
     {"pd_op.relu6", "relu6", "X", "Out", ""},

@@ -466,6 +466,24 @@ def test_pir_matches_paddle(tmp_path, name, lib, optimize):
     assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
 
 
+def test_pir_ops_have_every_attribute(tmp_path):
+    """A PIR program writes only some of an op's attributes (pd_op.mean no reduce_all): the
+    loader fills the rest with their defaults, as the layers do, so what reads the program (the
+    bf16 rewrite's compile-time shape inference, a pass) finds them; bf16 inference of a model
+    with a mean ran into 'op reduce_mean has no attribute reduce_all'."""
+    with tide.scope_guard(tide.Scope()):
+        exe = tide.Executor(tide.CPUPlace())
+        program, _, _ = tide.io.load_inference_model(
+            pir_model(tmp_path, "lstm"), exe, optimize=False
+        )
+        means = [op for b in program.blocks for op in b.ops if op.type == "reduce_mean"]
+        assert means and all(op.desc.has_attr("reduce_all") for op in means)
+        program, _, _ = tide.io.load_inference_model(
+            pir_model(tmp_path, "zero_d"), exe, precision="bf16"
+        )
+        assert any(op.type == "reduce_mean" for b in program.blocks for op in b.ops)
+
+
 def test_pir_model_without_parameters(tmp_path):
     """Paddle 3.x saves a model without parameters as inference.json alone (no .pdiparams,
     tools/paddle_export.py's no_params): it loads by its prefix, as every model, and by the
