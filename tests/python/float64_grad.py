@@ -20,3 +20,14 @@ def numeric_grad(f, inputs, param, w, idx=None, delta=1e-6):
         flat[i] = old
         grads.append((hi - lo) / (2 * delta))
     return np.array(grads)
+
+
+def central_diff(f, x, eps=1e-6):
+    """d f(x) / d x by central differences, element by element (f: array -> scalar)."""
+    g = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        g[idx] = (f(hi) - f(lo)) / (2 * eps)
+    return g

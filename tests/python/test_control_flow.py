@@ -4,6 +4,7 @@ ConditionalBlock, tensor arrays, piecewise_decay), forward, against numpy; bad i
 import numpy as np
 import pytest
 from ctest_env import require
+from float64_grad import central_diff
 
 import tide
 from tide import layers
@@ -298,16 +299,6 @@ def _grad_of(exe, loss, wrt, feed):
     return float(np.asarray(got_loss).ravel()[0]), got_grad
 
 
-def _numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        g[idx] = (f(hi) - f(lo)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_while_grad_matches_finite_differences(exe, rng, dtype):
     iters = 4
@@ -332,7 +323,7 @@ def test_while_grad_matches_finite_differences(exe, rng, dtype):
     xs = rng.uniform(-1, 1, (2, 3))
     got_loss, got_grad = _grad_of(exe, loss, "x", {"x": xs.astype(dtype)})
     np.testing.assert_allclose(got_loss, forward(xs), rtol=1e-5)
-    want = _numeric_grad(forward, xs)
+    want = central_diff(forward, xs)
     np.testing.assert_allclose(got_grad, want, rtol=1e-4 if dtype == "float32" else 1e-7, atol=1e-6)
     # The step scopes were freed by the backward pass; a second run gives the same.
     again = exe.run(feed={"x": xs.astype(dtype)}, fetch_list=["x@GRAD"])[0]
@@ -396,7 +387,7 @@ def test_ifelse_grad_matches_numpy(exe, rng):
 
     got_loss, got_grad = _grad_of(exe, loss, "x", {"x": xs, "mask": ms})
     np.testing.assert_allclose(got_loss, forward(xs), rtol=1e-12)
-    np.testing.assert_allclose(got_grad, _numeric_grad(forward, xs), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got_grad, central_diff(forward, xs), rtol=1e-6, atol=1e-9)
 
 
 def test_while_grad_reaches_the_ops_before_the_loop(exe, rng):
@@ -422,7 +413,7 @@ def test_while_grad_reaches_the_ops_before_the_loop(exe, rng):
 
     got_loss, got_grad = _grad_of(exe, loss, "p", {"x": xs, "p": ps})
     np.testing.assert_allclose(got_loss, forward(ps), rtol=1e-12)
-    np.testing.assert_allclose(got_grad, _numeric_grad(forward, ps), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got_grad, central_diff(forward, ps), rtol=1e-6, atol=1e-9)
     (got_h,) = exe.run(feed={"x": xs, "p": ps}, fetch_list=[h])  # h is still the loop's result
     hv = np.tanh(xs * ps)
     for _ in range(iters):

@@ -5,6 +5,7 @@ differences, a training run, bad input."""
 
 import numpy as np
 import pytest
+from float64_grad import central_diff
 
 import tide
 from tide import layers
@@ -26,16 +27,6 @@ def _rank(lens):
 def _seqs(x, lens):
     offs = np.cumsum([0] + list(lens))
     return [x[offs[i] : offs[i + 1]] for i in range(len(lens))]
-
-
-def _numeric_grad(f, x, eps):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        g[idx] = (f(hi) - f(lo)) / (2 * eps)
-    return g
 
 
 # -- the ops ------------------------------------------------------------------------------------
@@ -296,7 +287,7 @@ def test_dynamic_rnn_gradients_match_finite_differences(exe, rng, fresh_programs
 
     base = _params(["wh"])["wh"] if wrt == "wh" else feeds[wrt]
     got = np.array(exe.run(main, feed=feed_with(wrt, base), fetch_list=[wrt + "@GRAD"])[0])
-    want = _numeric_grad(loss_at, base, 1e-6)
+    want = central_diff(loss_at, base, 1e-6)
     if wrt == "wh":
         tide.global_scope().find_var("wh").get_tensor().set(
             np.asarray(base), tide.CPUPlace(), False

@@ -4,21 +4,12 @@ from shape and batch_ref, several outputs, training, bad input."""
 
 import numpy as np
 import pytest
+from float64_grad import central_diff
 
 import tide
 from tide import layers
 
 T, B, D, H = 4, 3, 2, 3
-
-
-def _numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        g[idx] = (f(hi) - f(lo)) / (2 * eps)
-    return g
 
 
 def _net(dtype, boot_from_shape=False):
@@ -108,7 +99,7 @@ def test_static_rnn_gradients_match_finite_differences(exe, rng, fresh_programs,
 
     base = np.array(scope.find_var(wrt).get_tensor()) if is_param else feeds[wrt]
     got = np.array(exe.run(main, feed=feeds, fetch_list=[wrt + "@GRAD"])[0])
-    want = _numeric_grad(loss_at, base.copy())
+    want = central_diff(loss_at, base.copy())
     if is_param:
         scope.find_var(wrt).get_tensor().set(base, tide.CPUPlace(), False)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)

@@ -6,6 +6,7 @@ reads twice (its gradient parts summed by tensor_array_sum, which ends the view)
 
 import numpy as np
 import pytest
+from float64_grad import central_diff
 
 import tide
 from tide import layers
@@ -17,16 +18,6 @@ def _lod(arr, lens):
     t = tide.LoDTensor(np.ascontiguousarray(arr))
     t.set_recursive_sequence_lengths([list(lens)])
     return t
-
-
-def _numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[idx] += eps
-        lo[idx] -= eps
-        g[idx] = (f(hi) - f(lo)) / (2 * eps)
-    return g
 
 
 def _rnn(x, dtype="float64"):
@@ -85,7 +76,7 @@ def test_dynamic_rnn_with_an_empty_sequence_matches_finite_differences(
 
     base = xs if wrt == "x" else _param(wrt).astype(np.float64)
     (got,) = exe.run(main, feed={"x": _lod(xs, LENS), "w": ws}, fetch_list=[wrt + "@GRAD"])
-    want = _numeric_grad(loss_at, base)
+    want = central_diff(loss_at, base)
     np.testing.assert_allclose(np.array(got), want, rtol=1e-6, atol=1e-9)
 
 
