@@ -31,3 +31,9 @@ def central_diff(f, x, eps=1e-6):
         lo[idx] -= eps
         g[idx] = (f(hi) - f(lo)) / (2 * eps)
     return g
+
+
+def central_diff_of(f, inputs, name, eps=1e-6):
+    """d f(**inputs) / d inputs[name] by central differences, the inputs in float64."""
+    base = {k: np.array(v, dtype=np.float64) for k, v in inputs.items()}
+    return central_diff(lambda v: f(**{**base, name: v}), base[name], eps)

@@ -4,22 +4,10 @@ test_while_op pattern), each against central differences of a float64 numpy refe
 
 import numpy as np
 import pytest
+from float64_grad import central_diff_of
 
 import tide
 from tide import layers
-
-
-def _numeric_grad(f, inputs, name, eps=1e-6):
-    """d f(**inputs) / d inputs[name] by central differences (float64)."""
-    base = {k: np.array(v, dtype=np.float64) for k, v in inputs.items()}
-    g = np.zeros_like(base[name])
-    for idx in np.ndindex(*g.shape):
-        hi = {k: v.copy() for k, v in base.items()}
-        lo = {k: v.copy() for k, v in base.items()}
-        hi[name][idx] += eps
-        lo[name][idx] -= eps
-        g[idx] = (f(**hi) - f(**lo)) / (2 * eps)
-    return g
 
 
 def _data(name, shape=(2, 3)):
@@ -40,7 +28,7 @@ def _check_grads(exe, loss, reference, feed, wrt):
     for name, g in zip(wrt, got[1:]):
         np.testing.assert_allclose(
             g,
-            _numeric_grad(reference, feed, name),
+            central_diff_of(reference, feed, name),
             rtol=1e-6,
             atol=1e-9,
             err_msg="gradient of " + name,
@@ -135,7 +123,7 @@ def test_while_whose_state_is_an_array(exe, rng):
     feed = {k: rng.uniform(-1, 1, (2, 3)) for k in ("x", "d0", "d1", "d2")}
     _check_grads(exe, loss, reference, feed, ["x", "d0", "d1", "d2"])
     (got,) = exe.run(feed=feed, fetch_list=["x@GRAD"])  # a second run: the same gradient
-    np.testing.assert_allclose(got, _numeric_grad(reference, feed, "x"), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got, central_diff_of(reference, feed, "x"), rtol=1e-6, atol=1e-9)
 
 
 def test_while_updating_an_array_element_in_place(exe, rng):

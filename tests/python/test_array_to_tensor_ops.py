@@ -6,22 +6,10 @@ differences of a float64 numpy reference, and the errors for bad arrays and indi
 
 import numpy as np
 import pytest
+from float64_grad import central_diff_of
 
 import tide
 from tide import layers
-
-
-def numeric_grad(f, inputs, name, eps=1e-6):
-    """d f(**inputs) / d inputs[name] by central differences (float64)."""
-    base = {k: np.array(v, dtype=np.float64) for k, v in inputs.items()}
-    g = np.zeros_like(base[name])
-    for idx in np.ndindex(*g.shape):
-        hi = {k: v.copy() for k, v in base.items()}
-        lo = {k: v.copy() for k, v in base.items()}
-        hi[name][idx] += eps
-        lo[name][idx] -= eps
-        g[idx] = (f(**hi) - f(**lo)) / (2 * eps)
-    return g
 
 
 def array_of(shapes, dtype="float64"):
@@ -76,7 +64,7 @@ def check_grads(exe, loss, reference, feed):
     np.testing.assert_allclose(np.asarray(got[0]).ravel()[0], reference(**feed), rtol=1e-12)
     for name, g in zip(names, got[1:]):
         np.testing.assert_allclose(
-            g, numeric_grad(reference, feed, name), rtol=1e-6, atol=1e-9, err_msg=name
+            g, central_diff_of(reference, feed, name), rtol=1e-6, atol=1e-9, err_msg=name
         )
 
 
