@@ -126,20 +126,23 @@ std::string CheckVariableMessage(const VariableMessage& m, size_t frame_bytes) {
     return Concat(who, ": unknown variable type ", static_cast<int>(m.type()));
   if (!KnownDataType(m.dtype())) return Concat(who, ": unknown data type ", m.dtype());
   if (m.dims_size() > kMaxRank) return Concat(who, ": rank ", m.dims_size(), " > ", kMaxRank);
-  uint64_t numel = 1;
+  // Empty dims are left out of the overflow check: a shape like [0, 2^40, 2^40] holds nothing, but
+  // a row of it (what SelectedRows and LoD code multiply out) would overflow int64.
+  int64_t numel = 1, nonzero = 1;
   for (int64_t d : m.dims()) {
     if (d < 0) return Concat(who, ": negative dim ", d);
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel))
-      return Concat(who, ": dims overflow");
+    if (d && __builtin_mul_overflow(nonzero, d, &nonzero)) return Concat(who, ": dims overflow");
+    numel *= d;  // at most `nonzero`
   }
-  uint64_t bytes = 0;
-  if (__builtin_mul_overflow(numel, tide::DataTypeSize(static_cast<TideDataType>(m.dtype())),
-                             &bytes))
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(
+          numel, static_cast<int64_t>(tide::DataTypeSize(static_cast<TideDataType>(m.dtype()))),
+          &bytes))
     return Concat(who, ": size overflows");
-  if (bytes != m.data_bytes())
+  if (static_cast<uint64_t>(bytes) != m.data_bytes())
     return Concat(who, ": declares ", m.data_bytes(), " data bytes, its dims and type make ",
                   bytes);
-  if (bytes != frame_bytes)
+  if (static_cast<uint64_t>(bytes) != frame_bytes)
     return Concat(who, ": truncated or padded data frame: ", frame_bytes, " bytes, expected ",
                   bytes);
   const int64_t rows = m.dims_size() ? m.dims(0) : 0;
@@ -236,12 +239,6 @@ std::string FirstNonFinite(const VariableMessage& m, const zmq::message_t& frame
     default:
       return "";
   }
-}
-
-int64_t RowBytes(const VariableMessage& m) {
-  int64_t n = static_cast<int64_t>(tide::DataTypeSize(static_cast<TideDataType>(m.dtype())));
-  for (int i = 1; i < m.dims_size(); ++i) n *= m.dims(i);
-  return n;
 }
 
 }  // namespace tide_zmq

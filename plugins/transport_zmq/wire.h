@@ -71,7 +71,4 @@ std::string FirstNonFinite(const transport::VariableMessage& m, const zmq::messa
 void DecodeVariable(const transport::VariableMessage& m, zmq::message_t* frame, tide::Variable var,
                     const tide::Place& place);
 
-// Bytes of one dim-0 row of a message's tensor (the product of the other dims * dtype size).
-int64_t RowBytes(const transport::VariableMessage& m);
-
 }  // namespace tide_zmq

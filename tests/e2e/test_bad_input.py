@@ -85,6 +85,10 @@ def test_bad_messages_are_rejected_and_training_goes_on(procs, tmp_path):
             request(1, 13, [var_message("fc_0.w_0@GRAD", [1 << 40, 1 << 40], 1)]),
             b"\0",
         ],  # lying dims
+        [
+            request(1, 19, [var_message("fc_0.b_0@GRAD", [0, 1 << 40, 1 << 40], 0)]),
+            b"",
+        ],  # empty, but a row of it overflows
         [request(1, 14), os.urandom(MAX // 2), os.urandom(MAX // 2 + 4096)],  # oversized in all
         [request(1, 15, trainer_id=7)],  # no such trainer
         [request(1, 17, [var_message("fc_0.b_0@GRAD", [5, 2], 40)]), b"\0" * 40],  # wrong shape
@@ -130,7 +134,8 @@ def test_bad_messages_are_rejected_and_training_goes_on(procs, tmp_path):
         "not a Tide transport request",
         "truncated or padded data frame",
         "the header lists 1 variable(s), 0 data frame(s) came",
-        "dims overflow",
+        "variable 'fc_0.w_0@GRAD': dims overflow",
+        "variable 'fc_0.b_0@GRAD': dims overflow",
         "over max_message_size 1048576",
         "trainer id 7 is outside [0, Fanin=2)",
         "serves no variable",

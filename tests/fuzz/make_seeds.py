@@ -101,6 +101,12 @@ def transport():
     out("transport_fuzzer", "send_two", frames(request(1, 2, two), data[:16], data[:16]))
     out("transport_fuzzer", "get", frames(request(2, 3, names=["w"], round=5)))
     out("transport_fuzzer", "barrier", frames(request(3, 4, trainer_id=1)))
+    # found by the fuzzer: no elements, but a row of it overflows int64
+    out(
+        "transport_fuzzer",
+        "empty_huge_rows",
+        frames(request(1, 5, [var_message("e", [0, 1 << 40, 1 << 40], 0)]), b""),
+    )
 
 
 def dlpack():
