@@ -4,8 +4,8 @@
 // index t for one write) made each of a loop's N backward steps O(N): quadratic in the steps. A
 // view stands in for that variable while the step runs:
 //  - shown: the gradient of an array the body only writes (DynamicRNN's outputs); element i reads
-//    as the outer gradient's until the step writes or clears it there, and the outer array is
-//    never changed (another iteration still sees it whole);
+//    as the step left it, else as the iterations after it (run before it) left it, else as the
+//    outer gradient's; the outer array is not changed while the steps run;
 //  - collected: the gradient of an array the body reads (DynamicRNN's inputs); it starts empty
 //    and keeps the elements the step writes, which while_grad then adds up.
 // read_from_array, write_to_array, clear_array_element (in place) and array_length use the view
@@ -41,10 +41,16 @@ inline std::unordered_map<TideVariable*, ArrayView*>& Views() {
 
 class ArrayView {
  public:
+  // Elements changed (written, or cleared: holding nothing), by index.
+  using Changes = std::map<size_t, tide::OwnedTensor>;
+
   // `var` is the step's own array variable (left empty while the view lives); `base` the outer
-  // array shown through it, none for a collected view.
-  ArrayView(tide::Variable var, std::optional<tide::TensorArray> base)
-      : var_(var), base_(base), size_(base ? base->size() : 0) {
+  // array shown through it, none for a collected view; `later` what the iterations after this
+  // one changed in it, shown over `base`.
+  ArrayView(tide::Variable var, std::optional<tide::TensorArray> base,
+            const Changes* later = nullptr)
+      : var_(var), base_(base), later_(later), size_(base ? base->size() : 0) {
+    if (later_ && !later_->empty()) size_ = std::max(size_, later_->rbegin()->first + 1);
     var_.GetTensorArray().resize(0);
     std::lock_guard<std::mutex> lock(detail::ViewsMutex());
     detail::Views()[var_.c()] = this;
@@ -58,7 +64,7 @@ class ArrayView {
   // Element i as the step sees it; a null Tensor when it holds nothing.
   tide::Tensor Get(size_t i) const {
     auto it = own_.find(i);
-    if (it != own_.end())
+    if (it != own_.end() || (later_ && (it = later_->find(i)) != later_->end()))
       return it->second.initialized() ? tide::Tensor(it->second.c()) : tide::Tensor();
     if (base_ && i < base_->size()) {
       tide::Tensor t = base_->at(i);
@@ -79,7 +85,8 @@ class ArrayView {
     own_[i];  // an empty tensor: cleared
   }
   // The elements the step wrote (and cleared: those hold nothing), by index.
-  const std::map<size_t, tide::OwnedTensor>& written() const { return own_; }
+  const Changes& written() const { return own_; }
+  Changes TakeWritten() { return std::move(own_); }
 
   // Fills the variable with the elements the view shows, shared, and ends the view.
   void Materialize() {
@@ -107,8 +114,9 @@ class ArrayView {
 
   tide::Variable var_;
   std::optional<tide::TensorArray> base_;
+  const Changes* later_;
   size_t size_;
-  std::map<size_t, tide::OwnedTensor> own_;  // written or cleared by the step
+  Changes own_;  // written or cleared by the step
   bool attached_ = true;
 };
 

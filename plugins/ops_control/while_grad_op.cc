@@ -5,8 +5,9 @@
 // loop-carried variable is carried from one iteration to the one before; the gradients of the
 // other inputs are summed over the iterations. The step scopes are freed afterwards.
 // Tensor arrays: the gradient of an array the body only writes (DynamicRNN's outputs) is shown
-// to every iteration; that of an array the body only reads is summed element by element; that of
-// an array the body reads and writes (an array carrying the loop's state: read element i, write
+// to every iteration, as the iterations after it left it (an element written again later gets
+// nothing from the loss); that of an array the body only reads is summed element by element; that
+// of an array the body reads and writes (an array carrying the loop's state: read element i, write
 // element i + 1) is carried from one iteration to the one before, as a loop-carried tensor's.
 // The first two reach a step through views (array_views.h): the step touches the elements it
 // reads or writes, so a step costs O(1) in the array's length instead of O(length).
@@ -64,7 +65,7 @@ class ArrayGrads {
   void ShowTo(tide::Scope step) {
     views_.clear();
     for (auto& [name, og] : shown_)
-      views_[name] = std::make_unique<ArrayView>(step.Var(name + "@GRAD"), og);
+      views_[name] = std::make_unique<ArrayView>(step.Var(name + "@GRAD"), og, &changed_[name]);
     for (const auto& [name, sum] : summed_)
       if (!carried_.count(name))
         views_[name] = std::make_unique<ArrayView>(step.Var(name + "@GRAD"), std::nullopt);
@@ -82,6 +83,7 @@ class ArrayGrads {
   // Each element the step wrote reaches the sum once: through its view, or (an op that wrote the
   // whole array ended the view) in the variable.
   void Gather(tide::Scope step) {
+    for (const auto& [name, og] : shown_) KeepChanges(step, name, og);
     for (auto& [name, sum] : summed_) {
       tide::Variable v = step.FindLocalVar(name + "@GRAD");
       if (!v || !v.IsTensorArray()) continue;
@@ -98,6 +100,15 @@ class ArrayGrads {
         if (local.at(i).initialized()) Accumulate(ctx_, sum[i], local.at(i), name);
     }
     views_.clear();
+  }
+  // After the last step: the elements the iterations overwrote get no gradient before the loop.
+  void Finish() {
+    for (auto& [name, og] : shown_)
+      for (const auto& [i, t] : changed_[name]) {
+        if (i >= og.size()) og.resize(i + 1);
+        og.at(i).ShareDataWith(t);  // none when cleared
+        if (t.initialized()) og.at(i).set_lod(t.lod());
+      }
   }
   // Writes the gradient of array `x` (read by the body) to `grad`; false when x is no such array.
   // Elements no gradient reached get zeros shaped like x's.
@@ -121,7 +132,32 @@ class ArrayGrads {
 
  private:
   tide::OpRunContext& ctx_;
+  // The elements of a shown array's gradient that a step changes (write_to_array's gradient
+  // clears the one written) are changed for the steps still to run: an iteration's write is
+  // overwritten by a later one, which the loss then reads instead.
+  void KeepChanges(tide::Scope step, const std::string& name, tide::TensorArray og) {
+    ArrayView::Changes& changes = changed_[name];
+    ArrayView& view = *views_.at(name);
+    if (view.attached()) {
+      for (auto& [i, t] : view.TakeWritten()) changes[i] = std::move(t);
+      return;
+    }
+    // An op took the whole array (the view ended): the step's variable holds all of it.
+    tide::TensorArray local = step.FindLocalVar(name + "@GRAD").GetTensorArray();
+    size_t n = std::max(local.size(), og.size());
+    if (!changes.empty()) n = std::max(n, changes.rbegin()->first + 1);
+    for (size_t i = 0; i < n; ++i) {
+      tide::OwnedTensor t;
+      if (i < local.size() && local.at(i).initialized()) {
+        t.ShareDataWith(local.at(i));
+        t.set_lod(local.at(i).lod());
+      }
+      changes[i] = std::move(t);
+    }
+  }
+
   std::map<std::string, tide::TensorArray> shown_;
+  std::map<std::string, ArrayView::Changes> changed_;             // by the steps run so far
   std::map<std::string, std::vector<tide::OwnedTensor>> summed_;  // carried ones' too
   std::set<std::string> carried_;
   std::map<std::string, std::unique_ptr<ArrayView>> views_;  // the running step's
@@ -177,6 +213,7 @@ void WhileGradRun(tide::OpRunContext& ctx) {
       }
     }
   }
+  arrays.Finish();
   for (size_t j = 0; j < xs.size() && j < x_grads.size(); ++j) {
     if (x_grads[j] == kEmpty || arrays.Write(xs[j], x_grads[j])) continue;
     tide::Tensor out = Lookup(ctx, x_grads[j]).GetTensor();

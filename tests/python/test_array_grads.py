@@ -153,3 +153,65 @@ def test_while_updating_an_array_element_in_place(exe, rng):
         return np.mean(v * v)
 
     _check_grads(exe, loss, reference, {"x": rng.uniform(-1, 1, (2, 3))}, ["x"])
+
+
+def test_while_overwriting_an_element_it_never_reads(exe, rng):
+    # Each iteration replaces a[0] (written before the loop) and a[1] without reading them: only
+    # the last iteration's writes reach the loss, and a[0]'s value before the loop gets nothing.
+    # Paddle (2.6, 3.x) gives every iteration's write the gradient: 1 + 2 + 3 times too much.
+    x, y = _data("x"), _data("y")
+    zero, one = _index(0), _index(1)
+    arr = layers.array_write(layers.tanh(y), zero)
+    i = layers.fill_constant([1], "int64", 0)
+    n = layers.fill_constant([1], "int64", 3)
+    cond = layers.less_than(i, n)
+    loop = layers.While(cond)
+    with loop.block():
+        k = layers.scale(layers.cast(i, "float64"), 1.0, bias=1.0)  # 1, 2, 3
+        layers.array_write(layers.elementwise_mul(x, k), zero, array=arr)
+        layers.array_write(layers.tanh(layers.elementwise_mul(x, k)), one, array=arr)
+        layers.increment(i, in_place=True)
+        layers.less_than(i, n, cond=cond)
+    a0, a1 = layers.array_read(arr, zero), layers.array_read(arr, one)
+    loss = layers.mean(layers.elementwise_add(layers.elementwise_mul(a0, a0), a1))
+
+    def reference(x, y):
+        return np.mean((3 * x) ** 2 + np.tanh(3 * x))
+
+    feed = {"x": rng.uniform(-1, 1, (2, 3)), "y": rng.uniform(-1, 1, (2, 3))}
+    _check_grads(exe, loss, reference, feed, ["x", "y"])
+
+
+def test_nested_whiles_overwriting_an_element(exe, rng):
+    # The inner loop's gradient takes the outer step's array gradient whole; the element it
+    # clears stays cleared for the outer loop's earlier iterations.
+    x, y = _data("x"), _data("y")
+    zero = _index(0)
+    arr = layers.array_write(layers.tanh(y), zero)
+    j = layers.fill_constant([1], "int64", 0)
+    two = layers.fill_constant([1], "int64", 2)
+    outer_cond = layers.less_than(j, two)
+    outer = layers.While(outer_cond)
+    with outer.block():
+        i = layers.fill_constant([1], "int64", 0)
+        three = layers.fill_constant([1], "int64", 3)
+        inner_cond = layers.less_than(i, three)
+        inner = layers.While(inner_cond)
+        with inner.block():
+            k = layers.elementwise_mul(
+                layers.scale(layers.cast(j, "float64"), 1.0, bias=1.0),
+                layers.scale(layers.cast(i, "float64"), 1.0, bias=1.0),
+            )
+            layers.array_write(layers.elementwise_mul(x, k), zero, array=arr)
+            layers.increment(i, in_place=True)
+            layers.less_than(i, three, cond=inner_cond)
+        layers.increment(j, in_place=True)
+        layers.less_than(j, two, cond=outer_cond)
+    a = layers.array_read(arr, zero)
+    loss = layers.mean(layers.elementwise_mul(a, a))
+
+    def reference(x, y):
+        return np.mean((6 * x) ** 2)  # the last write: j = 1, i = 2
+
+    feed = {"x": rng.uniform(-1, 1, (2, 3)), "y": rng.uniform(-1, 1, (2, 3))}
+    _check_grads(exe, loss, reference, feed, ["x", "y"])
