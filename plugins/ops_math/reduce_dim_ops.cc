@@ -1,4 +1,5 @@
-// reduce_dim_ops.cc: Fluid's reduce_sum/mean/max/min/prod over `dim` (keep_dim, reduce_all;
+// reduce_dim_ops.cc: Fluid's reduce_sum/mean/max/min/prod (and Paddle's reduce_amax/amin, whose
+// grad splits among tied extremes) over `dim` (keep_dim, reduce_all;
 // tide/ops/reduce.hpp), with grads, and the logical reduce_all/reduce_any over bools. Out seen
 // with keep_dim's dims is a Y broadcast over X, so each element of X finds its Out element
 // through the broadcast index of tide/ops/broadcast.hpp.
@@ -180,6 +181,22 @@ void ReduceGradKernel(KernelContext& ctx) {
   }
 }
 
+// Paddle's amax / amin: Out@GRAD split evenly among the elements equal to the max (min).
+template <typename T>
+void ReduceAmaxGradKernel(KernelContext& ctx) {
+  const auto a = tide::ops::GetReduceGradArgs<T>(ctx, true);
+  const BroadcastIndex index = OutIndex(ctx.op_type(), a.x_dims, a.s);
+  std::vector<int64_t> ties(static_cast<size_t>(a.n_out), 0);
+  for (int64_t e = 0; e < a.total; ++e) {
+    const int64_t j = index(e);
+    if (a.x[e] == a.out[j]) ++ties[j];
+  }
+  for (int64_t e = 0; e < a.total; ++e) {
+    const int64_t j = index(e);
+    a.dx[e] = a.x[e] == a.out[j] ? a.dout[j] / static_cast<T>(ties[j]) : T(0);
+  }
+}
+
 // X@GRAD = Out@GRAD * the product of the other elements of X's group.
 template <typename T>
 void ReduceProdGradKernel(KernelContext& ctx) {
@@ -302,6 +319,9 @@ TIDE_REGISTER_OP(ReduceSchema("reduce_mean", "mean", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_max", "maximum", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_min", "minimum", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_prod", "product", true));
+// Paddle 2.x's amax / amin: reduce_max / reduce_min whose grad splits among ties.
+TIDE_REGISTER_OP(ReduceSchema("reduce_amax", "maximum", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_amin", "minimum", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_all", "logical and (bool)", false));
 TIDE_REGISTER_OP(ReduceSchema("reduce_any", "logical or (bool)", false));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_sum_grad"));
@@ -309,11 +329,15 @@ TIDE_REGISTER_OP(ReduceGradSchema("reduce_mean_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_max_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_min_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_prod_grad"));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_amax_grad"));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_amin_grad"));
 TIDE_REGISTER_KERNEL("reduce_sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_max", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_min", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_prod", "cpu", ProdKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_amax", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_amin", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_all", "cpu", AllKernel, bool);
 TIDE_REGISTER_KERNEL("reduce_any", "cpu", AnyKernel, bool);
 TIDE_REGISTER_KERNEL("reduce_sum_grad", "cpu", SumGradKernel, OPS_MATH_FLOAT_TYPES);
@@ -321,3 +345,5 @@ TIDE_REGISTER_KERNEL("reduce_mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_T
 TIDE_REGISTER_KERNEL("reduce_max_grad", "cpu", ExtremeGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_min_grad", "cpu", ExtremeGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_prod_grad", "cpu", ReduceProdGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_amax_grad", "cpu", ReduceAmaxGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reduce_amin_grad", "cpu", ReduceAmaxGradKernel, OPS_MATH_FLOAT_TYPES);
