@@ -5,7 +5,8 @@
 // reads X or Out, as the activation's Fluid grad op does (kDep), so other devices' grad kernels see
 // the same inputs. Also scale (a linear op with its own grad rule; its CPU kernel is
 // tide/kernels/scale.hpp). silu, mish and erf (Paddle 2.x) are this pack's own functors,
-// paddle_activations.h, with CPU kernels only.
+// paddle_activations.h, and Paddle 2.x's math ops (log1p ... digamma) paddle_math_activations.h,
+// with CPU kernels only.
 #include <cmath>
 #include <limits>
 #include <tide/kernels/activation.hpp>
@@ -16,6 +17,7 @@
 
 #include "common.h"
 #include "paddle_activations.h"
+#include "paddle_math_activations.h"
 
 namespace ops_math {
 namespace {
@@ -103,6 +105,21 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
   RegisterActivation<SiluAct>(r);
   RegisterActivation<MishAct>(r);
   RegisterActivation<ErfAct>(r);
+  // Paddle 2.x's math ops, CPU only (paddle_math_activations.h).
+  RegisterActivation<Log1pAct>(r);
+  RegisterActivation<Expm1Act>(r);
+  RegisterActivation<SinhAct>(r);
+  RegisterActivation<CoshAct>(r);
+  RegisterActivation<AsinhAct>(r);
+  RegisterActivation<AcoshAct>(r);
+  RegisterActivation<AtanhAct>(r);
+  RegisterActivation<TruncAct>(r);
+  RegisterActivation<ErfinvAct>(r);
+  RegisterActivation<LgammaAct>(r);
+  RegisterActivation<DigammaAct>(r);
+  RegisterActivation<SeluAct>(r);
+  RegisterActivation<CeluAct>(r);
+  RegisterActivation<LogitAct>(r);
 });
 
 TIDE_REGISTER_OP(
