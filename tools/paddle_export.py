@@ -127,6 +127,8 @@ PIR_NN_MODELS = {
     "no_params": nn_models.NoParams,
     "tensor_ops": nn_models.TensorOps,
     "new_ops": lambda: nn_models.NewOps(with_cond=False),
+    "shape_ops": nn_models.ShapeOps,
+    "unary_ops": nn_models.UnaryOps,
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
@@ -143,6 +145,8 @@ PIR_MODELS = [
     "new_ops",
     "lstm",
     "set_value",
+    "shape_ops",
+    "unary_ops",
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 

@@ -299,6 +299,81 @@ class NewOps(nn.Layer):
         }
 
 
+class ShapeOps(nn.Layer):
+    """Shape and rearrangement ops: pixel_shuffle, pixel_unshuffle (NHWC), channel_shuffle,
+    diagonal, trace (axes reversed, below the diagonal), numel (an int64 0-D), amax / amin (over
+    axes, keepdim, and everything to a 0-D), cumprod, linspace and meshgrid."""
+
+    inputs = [("x", [None, 8, 4, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2D(8, 8, 1)
+
+    def forward(self, x):
+        y = self.conv(x)  # [B, 8, 4, 4]
+        ps = F.pixel_shuffle(y, 2)  # [B, 2, 8, 8]
+        pu = F.pixel_unshuffle(ps, 2, data_format="NHWC")  # [B, 1, 4, 32]
+        cs = F.channel_shuffle(y, 4)
+        d = paddle.diagonal(cs, offset=1, axis1=2, axis2=3)  # [B, 8, 3]
+        t = paddle.trace(y, offset=-1, axis1=3, axis2=2)  # [B, 8]
+        n = paddle.numel(y).astype("float32")
+        am = paddle.amax(y, axis=[2, 3])  # [B, 8]
+        ai = paddle.amin(ps, axis=[1, 3], keepdim=True)  # [B, 1, 8, 1]
+        lowest = paddle.amin(y)  # 0-D
+        cp = paddle.cumprod(d * 2.0, dim=-1)
+        gx, gy = paddle.meshgrid(paddle.linspace(-1, 1, 8), paddle.linspace(0, 1, 3))  # [8, 3]
+        a = (cp + d * gx + gy).reshape([-1, 24])
+        b = t + am + n * 0.001 + lowest
+        return paddle.concat([a, b, ai.reshape([-1, 8]), pu.mean(axis=[1, 2])], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 8, 4, 4)).astype(np.float32)}
+
+
+class UnaryOps(nn.Layer):
+    """Elementwise math and activations whose PIR forms Tide reads (the "unary" ops): log1p ...
+    digamma, logit, selu / celu, isnan / isinf / isfinite, hardtanh, elu, reciprocal, rsqrt, sign,
+    logsigmoid, softsign, tanh_shrink, and gather_nd, scatter, group_norm and instance_norm; each
+    input kept in its op's domain."""
+
+    inputs = [("x", [None, 8], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.gn = nn.GroupNorm(2, 4)
+        self.inorm = nn.InstanceNorm1D(4)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 8]
+        a, t = paddle.abs(y), paddle.tanh(y) * 0.9  # a >= 0, |t| < 1
+        math_ops = [
+            paddle.log1p(a), paddle.expm1(y * 0.5), paddle.sinh(y), paddle.cosh(y),
+            paddle.asinh(y), paddle.acosh(a + 1.1), paddle.atanh(t), paddle.trunc(y * 3.0),
+            F.selu(y), F.celu(y, alpha=0.7), paddle.logit(F.sigmoid(y * 4.0), eps=0.05),
+            paddle.erfinv(t), paddle.lgamma(a + 0.3), paddle.digamma(a + 0.3),
+        ]  # fmt: skip
+        inf_nan = paddle.log(F.relu(y)) + paddle.sqrt(y)  # -inf, NaN where y <= 0 / y < 0
+        tests = [paddle.isnan(inf_nan), paddle.isinf(inf_nan), paddle.isfinite(inf_nan)]
+        acts = [
+            F.hardtanh(y, -0.5, 0.5), F.elu(y, alpha=0.8), paddle.reciprocal(a + 1.0),
+            paddle.rsqrt(a + 1.0), paddle.sign(y), F.log_sigmoid(y), F.softsign(y),
+            F.tanhshrink(y),
+        ]  # fmt: skip
+        picked = paddle.gather_nd(y, paddle.to_tensor([[0, 1], [2, 3], [1, 7]]))  # [3]
+        rows = paddle.scatter(y, paddle.to_tensor([2, 0]), y[:2] * 2.0)  # [B, 8]
+        grouped = self.gn(y.reshape([-1, 4, 2])).reshape([-1, 8])
+        inst = self.inorm(y.reshape([-1, 4, 2])).reshape([-1, 8])
+        out = math_ops + [v.astype("float32") for v in tests] + acts + [rows, grouped, inst]
+        return paddle.concat(out + [picked.unsqueeze(0).expand([y.shape[0], 3])], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 8)).astype(np.float32)}
+
+
 def randomize(net, rng):
     """Weights from a fixed seed; layer norms' scales and biases away from 1 and 0 so that a kernel
     ignoring one shows."""

@@ -183,6 +183,20 @@ const Entry kEntries[] = {
      PirOpRule::kFirstOperandType},
     {"pd_op.tril", "tril_triu", "X", "Out", "", {{"lower", true}}},
     {"pd_op.triu", "tril_triu", "X", "Out", "", {{"lower", false}}},
+    // Shape and rearrangement ops (plugins/ops_nn/shuffle_ops.cc, diagonal_trace_ops.cc,
+    // meshgrid_op.cc, cumprod_op.cc; plugins/ops_math/linspace_numel_ops.cc, reduce_dim_ops.cc):
+    // numel is Fluid's size; meshgrid's results, a vector, are unpacked by builtin.split.
+    {"pd_op.pixel_shuffle", "pixel_shuffle", "X", "Out", ""},
+    {"pd_op.pixel_unshuffle", "pixel_unshuffle", "X", "Out", ""},
+    {"pd_op.channel_shuffle", "channel_shuffle", "X", "Out", ""},
+    {"pd_op.diagonal", "diagonal", "Input", "Out", ""},
+    {"pd_op.trace", "trace", "Input", "Out", ""},
+    {"pd_op.numel", "size", "Input", "Out", ""},
+    {"pd_op.meshgrid", "meshgrid", "X", "Out", ""},
+    {"pd_op.linspace", "linspace", "Start Stop Num", "Out", "place>-"},
+    {"pd_op.amax", "reduce_amax", "X", "Out", "axis>dim keepdim>keep_dim"},
+    {"pd_op.amin", "reduce_amin", "X", "Out", "axis>dim keepdim>keep_dim"},
+    {"pd_op.cumprod", "cumprod", "X", "Out", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its

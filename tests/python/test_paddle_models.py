@@ -425,6 +425,9 @@ def test_dense_tensor_names(fresh_programs):
 # Saved by Paddle 3.3.1's paddle.jit.save as PIR programs (tests/fixtures/paddle/pir). A fixture
 # whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
 PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm", "tensor_ops", "new_ops"]
+# pixel_shuffle / unshuffle, channel_shuffle, diagonal, trace, numel, amax / amin, cumprod,
+# linspace, meshgrid (tools/paddle_nn_models.py's ShapeOps).
+PIR += ["shape_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
