@@ -425,6 +425,9 @@ def test_dense_tensor_names(fresh_programs):
 # Saved by Paddle 3.3.1's paddle.jit.save as PIR programs (tests/fixtures/paddle/pir). A fixture
 # whose parameters are the legacy fixture's, byte for byte, names that file in info.json.
 PIR = ["lenet", "resnet18", "mobilenet_v2", "bert", "gpt", "vit", "lstm", "tensor_ops", "new_ops"]
+# Elementwise math (log1p ... digamma), isnan / isinf / isfinite, activations (hardtanh ...
+# tanh_shrink), gather_nd, scatter, group_norm, instance_norm (paddle_nn_models.UnaryOps).
+PIR += ["unary_ops"]
 # pixel_shuffle / unshuffle, channel_shuffle, diagonal, trace, numel, amax / amin, cumprod,
 # linspace, meshgrid (tools/paddle_nn_models.py's ShapeOps).
 PIR += ["shape_ops"]
