@@ -350,3 +350,76 @@ def test_cumprod_dim_out_of_range():
     x = rand(2, 3)
     with pytest.raises(tide.TideError, match="cumprod.*2.*out of range"):
         make("cumprod", {"X": x}, {"Out": x}, {"dim": 2}).check_output()
+
+
+# --- kron --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "x_shape,y_shape", [((2, 3), (3, 2)), ((2,), (3,)), ((2, 1, 3), (2, 2)), ((3,), (2, 2, 1))]
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kron(x_shape, y_shape, dtype):
+    x, y = rand(*x_shape, dtype=dtype), rand(*y_shape, dtype=dtype)
+    t = make("kron", {"X": x, "Y": y}, {"Out": np.kron(x, y)})
+    t.check_output(atol=1e-6, rtol=1e-6)
+    if dtype == "float64":
+        t.check_grad(["X", "Y"], "Out", **GRAD)
+
+
+def test_kron_int():
+    x = RNG.randint(-4, 5, (2, 2)).astype("int64")
+    y = RNG.randint(-4, 5, (3, 1)).astype("int64")
+    make("kron", {"X": x, "Y": y}, {"Out": np.kron(x, y)}).check_output()
+
+
+def test_kron_type_mismatch():
+    x = rand(2, 2)
+    with pytest.raises(tide.TideError, match="kron.*X is float64 but Y is float32"):
+        make("kron", {"X": x, "Y": x.astype("float32")}, {"Out": x}).check_output()
+
+
+# --- repeat_interleave -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_repeat_interleave_int_repeats(dim, dtype):
+    x = rand(2, 3, 4, dtype=dtype)
+    t = make(
+        "repeat_interleave",
+        {"X": x},
+        {"Out": np.repeat(x, 3, axis=dim)},
+        {"Repeats": 3, "dim": dim},
+    )
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+@pytest.mark.parametrize("rep_dtype", ["int32", "int64"])
+def test_repeat_interleave_tensor_repeats(rep_dtype):
+    x = rand(2, 4, 3)
+    reps = np.array([1, 0, 3, 2], rep_dtype)  # a count of 0 drops the slice
+    t = make(
+        "repeat_interleave",
+        {"X": x, "RepeatsTensor": reps},
+        {"Out": np.repeat(x, reps, axis=1)},
+        {"dim": 1},
+    )
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_repeat_interleave_errors():
+    x = rand(2, 3)
+    with pytest.raises(tide.TideError, match=r"repeat_interleave.*RepeatsTensor.*\(3\), got 2"):
+        reps = np.array([1, 2], np.int64)
+        make(
+            "repeat_interleave", {"X": x, "RepeatsTensor": reps}, {"Out": x}, {"dim": 1}
+        ).check_output()
+    with pytest.raises(tide.TideError, match="repeat_interleave.*must be >= 0, got -1"):
+        reps = np.array([1, -1], np.int64)
+        make("repeat_interleave", {"X": x, "RepeatsTensor": reps}, {"Out": x}).check_output()
+    with pytest.raises(tide.TideError, match="repeat_interleave.*axis 2 is out of range"):
+        make("repeat_interleave", {"X": x}, {"Out": x}, {"Repeats": 2, "dim": 2}).check_output()
