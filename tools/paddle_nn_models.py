@@ -302,7 +302,8 @@ class NewOps(nn.Layer):
 class ShapeOps(nn.Layer):
     """Shape and rearrangement ops: pixel_shuffle, pixel_unshuffle (NHWC), channel_shuffle,
     diagonal, trace (axes reversed, below the diagonal), numel (an int64 0-D), amax / amin (over
-    axes, keepdim, and everything to a 0-D), cumprod, linspace and meshgrid."""
+    axes, keepdim, and everything to a 0-D), cumprod, linspace, meshgrid, kron and
+    repeat_interleave (an int and a tensor of counts)."""
 
     inputs = [("x", [None, 8, 4, 4], "float32")]
 
@@ -325,7 +326,11 @@ class ShapeOps(nn.Layer):
         gx, gy = paddle.meshgrid(paddle.linspace(-1, 1, 8), paddle.linspace(0, 1, 3))  # [8, 3]
         a = (cp + d * gx + gy).reshape([-1, 24])
         b = t + am + n * 0.001 + lowest
-        return paddle.concat([a, b, ai.reshape([-1, 8]), pu.mean(axis=[1, 2])], axis=1)
+        k = paddle.kron(am[:, :2], paddle.linspace(0.5, 2.0, 3))  # [B, 6]
+        r = paddle.repeat_interleave(am[:, :3], 2, axis=1)  # [B, 6]
+        rt = paddle.repeat_interleave(am[:, :3], paddle.to_tensor([2, 0, 1]), axis=1)  # [B, 3]
+        out = [a, b, ai.reshape([-1, 8]), pu.mean(axis=[1, 2]), k, r, rt]
+        return paddle.concat(out, axis=1)
 
     @staticmethod
     def example(rng):

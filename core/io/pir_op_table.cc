@@ -185,7 +185,8 @@ const Entry kEntries[] = {
     {"pd_op.triu", "tril_triu", "X", "Out", "", {{"lower", false}}},
     // Shape and rearrangement ops (plugins/ops_nn/shuffle_ops.cc, diagonal_trace_ops.cc,
     // meshgrid_op.cc, cumprod_op.cc; plugins/ops_math/linspace_numel_ops.cc, reduce_dim_ops.cc):
-    // numel is Fluid's size; meshgrid's results, a vector, are unpacked by builtin.split.
+    // numel is Fluid's size; meshgrid's results, a vector, are unpacked by builtin.split;
+    // repeat_interleave's output_size (a hint, -1 when unknown) is not Fluid's.
     {"pd_op.pixel_shuffle", "pixel_shuffle", "X", "Out", ""},
     {"pd_op.pixel_unshuffle", "pixel_unshuffle", "X", "Out", ""},
     {"pd_op.channel_shuffle", "channel_shuffle", "X", "Out", ""},
@@ -197,6 +198,11 @@ const Entry kEntries[] = {
     {"pd_op.amax", "reduce_amax", "X", "Out", "axis>dim keepdim>keep_dim"},
     {"pd_op.amin", "reduce_amin", "X", "Out", "axis>dim keepdim>keep_dim"},
     {"pd_op.cumprod", "cumprod", "X", "Out", ""},
+    {"pd_op.kron", "kron", "X Y", "Out", ""},
+    {"pd_op.repeat_interleave", "repeat_interleave", "X", "Out",
+     "repeats>Repeats axis>dim output_size>-"},
+    {"pd_op.repeat_interleave_with_tensor_index", "repeat_interleave", "X RepeatsTensor", "Out",
+     "axis>dim output_size>-"},
     // Elementwise math, tests and activations (the "unary" ops: plugins/ops_math/
     // paddle_math_activations.h, isfinite_ops.cc; hardtanh is Fluid's brelu), gather_nd,
     // scatter, group_norm and instance_norm (their mean / variance results: Fluid's slots).
