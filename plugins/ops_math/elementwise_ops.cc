@@ -364,3 +364,113 @@ TIDE_REGISTER_KERNEL("elementwise_mod", "cpu", tide::kernels::ElementwiseMod,
                      OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_floordiv", "cpu", tide::kernels::ElementwiseFloorDiv,
                      OPS_MATH_NUMERIC_TYPES);
+
+// Paddle's NaN-ignoring elementwise_fmax / elementwise_fmin (std::fmax / fmin: a NaN operand
+// yields the other) and elementwise_heaviside (Y where X == 0, else the step of X).
+namespace ops_math {
+namespace {
+
+struct FMaxF {
+  static constexpr bool kExpr = false;
+  template <typename T>
+  static T Fwd(T x, T y) {
+    if constexpr (std::is_integral_v<T>)
+      return x > y ? x : y;
+    else
+      return std::fmax(x, y);
+  }
+};
+struct FMinF {
+  static constexpr bool kExpr = false;
+  template <typename T>
+  static T Fwd(T x, T y) {
+    if constexpr (std::is_integral_v<T>)
+      return x < y ? x : y;
+    else
+      return std::fmin(x, y);
+  }
+};
+struct HeavisideF {
+  static constexpr bool kExpr = false;
+  template <typename T>
+  static T Fwd(T x, T y) {
+    return x == T(0) ? y : static_cast<T>(x > T(0));
+  }
+};
+// Paddle's rule: X takes the gradient where x >= y (x <= y for fmin) or y is NaN, else Y.
+struct FMaxG {
+  template <typename T>
+  static T DX(T x, T y, T) {
+    return (x >= y || std::isnan(y)) ? T(1) : T(0);
+  }
+  template <typename T>
+  static T DY(T x, T y, T o) {
+    return T(1) - DX(x, y, o);
+  }
+};
+struct FMinG {
+  template <typename T>
+  static T DX(T x, T y, T) {
+    return (x <= y || std::isnan(y)) ? T(1) : T(0);
+  }
+  template <typename T>
+  static T DY(T x, T y, T o) {
+    return T(1) - DX(x, y, o);
+  }
+};
+// Piecewise constant in X (Paddle's gradient is 0 there, the step's delta ignored); Out is Y
+// where X == 0.
+struct HeavisideG {
+  template <typename T>
+  static T DX(T, T, T) {
+    return T(0);
+  }
+  template <typename T>
+  static T DY(T x, T, T) {
+    return x == T(0) ? T(1) : T(0);
+  }
+};
+
+template <typename T>
+void FMaxKernel(KernelContext& c) {
+  tide::kernels::Elementwise<T, FMaxF>(c);
+}
+template <typename T>
+void FMinKernel(KernelContext& c) {
+  tide::kernels::Elementwise<T, FMinF>(c);
+}
+template <typename T>
+void HeavisideKernel(KernelContext& c) {
+  tide::kernels::Elementwise<T, HeavisideF>(c);
+}
+template <typename T>
+void FMaxGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, FMaxG>(c);
+}
+template <typename T>
+void FMinGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, FMinG>(c);
+}
+template <typename T>
+void HeavisideGradKernel(KernelContext& c) {
+  ElementwiseGradKernel<T, HeavisideG>(c);
+}
+
+}  // namespace
+}  // namespace ops_math
+
+TIDE_REGISTER_OP(ElementwiseSchema("elementwise_fmax", "fmax(X, Y) (a NaN operand: the other)",
+                                   false));
+TIDE_REGISTER_OP(ElementwiseSchema("elementwise_fmin", "fmin(X, Y) (a NaN operand: the other)",
+                                   false));
+TIDE_REGISTER_OP(ElementwiseSchema("elementwise_heaviside", "Y where X == 0, else (X > 0)", false));
+TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_fmax_grad"));
+TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_fmin_grad"));
+TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_heaviside_grad"));
+TIDE_REGISTER_KERNEL("elementwise_fmax", "cpu", FMaxKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_fmin", "cpu", FMinKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_heaviside", "cpu", HeavisideKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_fmax_grad", "cpu", FMaxGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_fmin_grad", "cpu", FMinGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_heaviside_grad", "cpu", HeavisideGradKernel,
+                     OPS_MATH_FLOAT_TYPES);
