@@ -17,14 +17,14 @@ using tide::ops::NumpyBroadcast;
 
 // X1's and X2's numpy broadcast, an error naming both when they do not broadcast.
 NumpyBroadcast Atan2Broadcast(const char* op, const Dims& x1, const Dims& x2) {
-  TIDE_CHECK(tide::ops::NumpyFits(x1, x2), "op '", op, "': X1 ", tide::ToString(x1),
-             " and X2 ", tide::ToString(x2), " do not broadcast");
+  TIDE_CHECK(tide::ops::NumpyFits(x1, x2), "op '", op, "': X1 ", tide::ToString(x1), " and X2 ",
+             tide::ToString(x2), " do not broadcast");
   return GetNumpyBroadcast(op, x1, x2);
 }
 
 void Atan2InferShape(tide::InferShapeContext& ctx) {
-  TIDE_CHECK(ctx.InputDataType("X1") == ctx.InputDataType("X2"), "op '", ctx.op_type(),
-             "': X1 is ", tide::DataTypeName(ctx.InputDataType("X1")), " but X2 is ",
+  TIDE_CHECK(ctx.InputDataType("X1") == ctx.InputDataType("X2"), "op '", ctx.op_type(), "': X1 is ",
+             tide::DataTypeName(ctx.InputDataType("X1")), " but X2 is ",
              tide::DataTypeName(ctx.InputDataType("X2")));
   const Dims x1 = ctx.InputDims("X1"), x2 = ctx.InputDims("X2");
   const bool known = std::none_of(x1.begin(), x1.end(), [](int64_t d) { return d < 0; }) &&

@@ -5,6 +5,7 @@ errors of bad inputs."""
 
 import numpy as np
 import pytest
+from float64_grad import central_diff
 from op_test import make
 
 import tide
@@ -126,8 +127,119 @@ def test_heaviside_grad():
     )
 
 
+# --- logcumsumexp -------------------------------------------------------------------------
+
+LOWEST = {"float32": np.finfo(np.float32).min, "float64": np.finfo(np.float64).min}
+
+
+def logcumsumexp(x, axis, flatten=False, exclusive=False, reverse=False):
+    """Paddle's rule in float64 by an explicit log of prefix sums (shifted by the max)."""
+    if flatten:
+        x, axis = x.reshape(-1), 0
+    y = np.flip(x, axis) if reverse else x
+    m = np.max(y, axis=axis, keepdims=True)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.cumsum(np.exp(y.astype("float64") - m), axis=axis)) + m
+    if exclusive:
+        first = np.full_like(np.take(out, [0], axis=axis), LOWEST[str(x.dtype)])
+        out = np.concatenate([first, np.delete(out, -1, axis=axis)], axis=axis)
+    return (np.flip(out, axis) if reverse else out).astype(x.dtype)
+
+
+@pytest.mark.parametrize(
+    "axis,flatten,exclusive,reverse",
+    [
+        (1, False, False, False),
+        (0, False, True, False),
+        (-1, False, False, True),
+        (1, False, True, True),
+        (-1, True, False, False),
+        (0, True, True, True),
+    ],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_logcumsumexp(axis, flatten, exclusive, reverse, dtype):
+    x = (rand(3, 4, 5) * 5).astype(dtype)
+    attrs = {"axis": axis, "flatten": flatten, "exclusive": exclusive, "reverse": reverse}
+    want = logcumsumexp(x, axis, flatten, exclusive, reverse)
+    t = make("logcumsumexp", {"X": x}, {"Out": want}, attrs)
+    t.check_output(atol=1e-5, rtol=1e-5)
+    if dtype == "float64" and not exclusive:
+        t.check_grad(["X"], "Out", **GRAD)
+    if dtype == "float64" and exclusive:  # the empty sums (lowest) left out of the loss
+        dx = grads_of("logcumsumexp", {"X": x}, attrs)[0]
+
+        def loss(v):
+            out = logcumsumexp(v, axis, flatten, exclusive, reverse)
+            return out[out != LOWEST["float64"]].sum()
+
+        np.testing.assert_allclose(dx, central_diff(loss, x), rtol=1e-5, atol=1e-7)
+
+
+def test_logcumsumexp_is_stable():
+    x = np.array([[1000.0, 1000.0, -1000.0, 999.0]], dtype="float32")
+    want = logcumsumexp(x.astype("float64"), 1).astype("float32")
+    make("logcumsumexp", {"X": x}, {"Out": want}, {"axis": 1}).check_output(atol=1e-3, rtol=0)
+    dx = grads_of("logcumsumexp", {"X": x.astype("float64")}, {"axis": 1})[0]
+    assert np.all(np.isfinite(dx)), dx
+
+
+def test_logcumsumexp_errors():
+    with pytest.raises(tide.TideError, match="logcumsumexp.*axis 2.*flattened.*expected -1 or 0"):
+        make(
+            "logcumsumexp", {"X": rand(3, 4)}, {"Out": rand(12)}, {"axis": 2, "flatten": True}
+        ).check_output()
+    with pytest.raises(tide.TideError, match="logcumsumexp.*axis"):
+        make("logcumsumexp", {"X": rand(3, 4)}, {"Out": rand(3, 4)}, {"axis": 3}).check_output()
+
+
+# --- dist ----------------------------------------------------------------------------------
+
+
+def dist(x, y, p):
+    z = np.abs(x - y).astype("float64").ravel()
+    if p == 0:
+        return np.array(np.count_nonzero(z), dtype=x.dtype)
+    if np.isinf(p):
+        return np.array(z.max() if p > 0 else z.min(), dtype=x.dtype)
+    return np.array(np.sum(z**p) ** (1.0 / p), dtype=x.dtype)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.5, 0.5, 0.0, float("inf"), float("-inf")])
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((2, 3, 4), (4,))])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dist(p, shapes, dtype):
+    x, y = rand(*shapes[0], dtype=dtype), rand(*shapes[1], dtype=dtype)
+    t = make("dist", {"X": x, "Y": y}, {"Out": dist(x, y, p)}, {"p": p})
+    t.check_output(atol=1e-5, rtol=1e-5)
+    if dtype == "float64" and p != 0:
+        t.check_grad(["X", "Y"], "Out", **GRAD)
+
+
+def test_dist_grad_special_cases():
+    x, y = np.array([1.0, -2.0, 2.0, 0.5]), np.zeros(4)
+    gx, gy = grads_of("dist", {"X": x, "Y": y}, {"p": float("inf")})
+    np.testing.assert_array_equal(gx, [0, -1, 1, 0])  # every tie takes dOut, as Paddle's
+    np.testing.assert_array_equal(gy, [0, 1, -1, 0])
+    gx, _ = grads_of("dist", {"X": x, "Y": y}, {"p": 0.0})
+    np.testing.assert_array_equal(gx, np.zeros(4))
+    gx, _ = grads_of("dist", {"X": x, "Y": x.copy()}, {"p": 2.0})  # Out 0: no NaN
+    np.testing.assert_array_equal(gx, np.zeros(4))
+
+
+def test_dist_errors():
+    with pytest.raises(tide.TideError, match=r"dist.*X \[3, 4\] and Y \[2, 4\] do not broadcast"):
+        make("dist", {"X": rand(3, 4), "Y": rand(2, 4)}, {"Out": rand()}).check_output()
+
+
 def grads_of(op_type, inputs, attrs=None, extra_outputs=()):
-    """d(sum(Out))/d(each input), in the order of `inputs`, through the op's grad op."""
+    """d(sum(Out))/d(each input), in the order of `inputs`, through the op's grad op (a
+    program of its own)."""
+    with tide.program_guard(tide.Program(), tide.Program()):
+        return _grads_in_program(op_type, inputs, attrs, extra_outputs)
+
+
+def _grads_in_program(op_type, inputs, attrs, extra_outputs):
     block = tide.default_main_program().global_block()
     ins = {}
     for name, arr in inputs.items():
@@ -148,4 +260,6 @@ def grads_of(op_type, inputs, attrs=None, extra_outputs=()):
     tide.append_backward(layers.reduce_sum(out), parameter_list=[n.lower() for n in inputs])
     feed = {n.lower(): a for n, a in inputs.items()}
     fetch = [n.lower() + "@GRAD" for n in inputs]
-    return tide.Executor(tide.CPUPlace()).run(feed=feed, fetch_list=fetch)
+    return tide.Executor(tide.CPUPlace()).run(
+        tide.default_main_program(), feed=feed, fetch_list=fetch
+    )
