@@ -236,6 +236,15 @@ const Entry kEntries[] = {
     {"pd_op.group_norm", "group_norm", "X Scale Bias", "Y Mean Variance",
      "data_format>data_layout"},
     {"pd_op.instance_norm", "instance_norm", "X Scale Bias", "Y SavedMean SavedVariance", ""},
+    // Binary and selection math ops (plugins/ops_math/atan2_op.cc, elementwise_ops.cc,
+    // logcumsumexp_op.cc, dist_op.cc): atan2's operands are Fluid's X1 / X2; fmax, fmin and
+    // heaviside are Fluid's elementwise_* ops.
+    {"pd_op.atan2", "atan2", "X1 X2", "Out", ""},
+    {"pd_op.fmax", "elementwise_fmax", "X Y", "Out", "", kAxis},
+    {"pd_op.fmin", "elementwise_fmin", "X Y", "Out", "", kAxis},
+    {"pd_op.heaviside", "elementwise_heaviside", "X Y", "Out", "", kAxis},
+    {"pd_op.logcumsumexp", "logcumsumexp", "X", "Out", ""},
+    {"pd_op.dist", "dist", "X Y", "Out", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its
