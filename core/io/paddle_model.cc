@@ -329,6 +329,10 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    {"roll", 2},
                                                    {"instance_norm", 1},
                                                    {"mish", 1},
+                                                   // 1: data_format; 1: axis1 / axis2
+                                                   // (were dim1 / dim2)
+                                                   {"pixel_shuffle", 1},
+                                                   {"trace", 1},
                                                    // 1-3: steps and the bound lists,
                                                    // decrease_axes, none_axes; 4: the constant
                                                    // in `values` (Scalars)

@@ -273,22 +273,44 @@ void ReduceInferShape(tide::InferShapeContext& ctx) {
   if (!s.reduced.empty() && !s.reduced[0]) ctx.ShareLoD("X", "Out");
 }
 
-tide::OpSchema ReduceAttrs(tide::OpSchema s) {
-  return s.Attr("dim", std::vector<int32_t>{0}, "the dims to reduce (negative: from the end)")
-      .Attr("keep_dim", false, "keep the reduced dims as 1s")
+// Paddle's reduce_amax / reduce_amin declare `dim` int64 (`long_dim`), the others int32.
+tide::OpSchema ReduceAttrs(tide::OpSchema s, bool long_dim = false) {
+  const char* dim_doc = "the dims to reduce (negative: from the end)";
+  if (long_dim)
+    s.Attr("dim", std::vector<int64_t>{0}, dim_doc);
+  else
+    s.Attr("dim", std::vector<int32_t>{0}, dim_doc);
+  return s.Attr("keep_dim", false, "keep the reduced dims as 1s")
       .Attr("reduce_all", false, "reduce every dim")
       .Attr("in_dtype", int32_t(-1), "Paddle 2.x: X's type to reduce in (-1: X's own)")
       .Attr("out_dtype", int32_t(-1), "Paddle 2.x: Out's type (-1: X's)");
 }
 
-tide::OpSchema ReduceSchema(const std::string& type, const std::string& what, bool grad) {
-  auto s = ReduceAttrs(tide::OpSchema(type)
-                           .Comment("Out = the " + what +
-                                    " of X over `dim` (every dim with "
-                                    "reduce_all); keep_dim keeps them as 1s.")
-                           .Input("X", "input")
-                           .Output("Out", "the reduction")
-                           .InferShape(ReduceInferShape));
+// Paddle 2.x's reduce_amax / reduce_amin programs declare AxisTensor / AxisTensorList (the dims
+// from tensors), which paddle.amax fills only for an axis given as a tensor: Tide refuses that.
+void ReduceAxisTensorInferShape(tide::InferShapeContext& ctx) {
+  TIDE_CHECK(!ctx.HasInput("AxisTensor") && !ctx.HasInput("AxisTensorList"), "op '", ctx.op_type(),
+             "': dims from AxisTensor / AxisTensorList are not supported; give the `dim` "
+             "attribute (an axis of Python ints)");
+  ReduceInferShape(ctx);
+}
+
+tide::OpSchema ReduceSchema(const std::string& type, const std::string& what, bool grad,
+                            bool long_dim = false) {
+  tide::OpSchema base = tide::OpSchema(type)
+                            .Comment("Out = the " + what +
+                                     " of X over `dim` (every dim with "
+                                     "reduce_all); keep_dim keeps them as 1s.")
+                            .Input("X", "input");
+  if (long_dim)
+    base.Input("AxisTensor", "Paddle 2.x: the dims as a tensor (refused)")
+        .AsDispensable()
+        .Input("AxisTensorList", "Paddle 2.x: the dims as tensors (refused)")
+        .AsDuplicable()
+        .AsDispensable();
+  auto s = ReduceAttrs(base.Output("Out", "the reduction")
+                           .InferShape(long_dim ? ReduceAxisTensorInferShape : ReduceInferShape),
+                       long_dim);
   if (!grad) return s.NoGradient();
   return s.Grad([type](tide::GradMaker& g) {
     g.NewOp(type + "_grad")
@@ -300,13 +322,14 @@ tide::OpSchema ReduceSchema(const std::string& type, const std::string& what, bo
   });
 }
 
-tide::OpSchema ReduceGradSchema(const std::string& type) {
+tide::OpSchema ReduceGradSchema(const std::string& type, bool long_dim = false) {
   return ReduceAttrs(tide::OpSchema(type)
                          .Input("X")
                          .Input("Out")
                          .Input(GradVarName("Out"))
                          .Output(GradVarName("X"))
-                         .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
+                         .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))),
+                     long_dim);
 }
 
 }  // namespace
@@ -320,8 +343,8 @@ TIDE_REGISTER_OP(ReduceSchema("reduce_max", "maximum", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_min", "minimum", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_prod", "product", true));
 // Paddle 2.x's amax / amin: reduce_max / reduce_min whose grad splits among ties.
-TIDE_REGISTER_OP(ReduceSchema("reduce_amax", "maximum", true));
-TIDE_REGISTER_OP(ReduceSchema("reduce_amin", "minimum", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_amax", "maximum", true, true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_amin", "minimum", true, true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_all", "logical and (bool)", false));
 TIDE_REGISTER_OP(ReduceSchema("reduce_any", "logical or (bool)", false));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_sum_grad"));
@@ -329,8 +352,8 @@ TIDE_REGISTER_OP(ReduceGradSchema("reduce_mean_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_max_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_min_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_prod_grad"));
-TIDE_REGISTER_OP(ReduceGradSchema("reduce_amax_grad"));
-TIDE_REGISTER_OP(ReduceGradSchema("reduce_amin_grad"));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_amax_grad", true));
+TIDE_REGISTER_OP(ReduceGradSchema("reduce_amin_grad", true));
 TIDE_REGISTER_KERNEL("reduce_sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_max", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);

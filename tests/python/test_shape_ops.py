@@ -423,3 +423,11 @@ def test_repeat_interleave_errors():
         make("repeat_interleave", {"X": x, "RepeatsTensor": reps}, {"Out": x}).check_output()
     with pytest.raises(tide.TideError, match="repeat_interleave.*axis 2 is out of range"):
         make("repeat_interleave", {"X": x}, {"Out": x}, {"Repeats": 2, "dim": 2}).check_output()
+
+
+def test_amax_axis_tensor_refused():
+    """Paddle 2.x's reduce_amax declares AxisTensor (dims from a tensor): refused, naming it."""
+    x = rand(2, 3)
+    with pytest.raises(tide.TideError, match="reduce_amax.*AxisTensor.*not supported"):
+        ins = {"X": x, "AxisTensor": np.array([1], np.int64)}
+        make("reduce_amax", ins, {"Out": x.max(1)}).check_output()
