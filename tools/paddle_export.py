@@ -129,6 +129,7 @@ PIR_NN_MODELS = {
     "new_ops": lambda: nn_models.NewOps(with_cond=False),
     "shape_ops": nn_models.ShapeOps,
     "unary_ops": nn_models.UnaryOps,
+    "binary_ops": nn_models.BinaryOps,
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
@@ -147,6 +148,7 @@ PIR_MODELS = [
     "set_value",
     "shape_ops",
     "unary_ops",
+    "binary_ops",
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 

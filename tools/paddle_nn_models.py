@@ -379,6 +379,37 @@ class UnaryOps(nn.Layer):
         return {"x": rng.standard_normal((3, 8)).astype(np.float32)}
 
 
+class BinaryOps(nn.Layer):
+    """Binary and selection math ops (plugins/ops_math's atan2, dist, logcumsumexp and
+    elementwise_fmax / fmin / heaviside): atan2, fmax / fmin with NaNs on one side, heaviside
+    with exact zeros in X, logcumsumexp (along an axis, and flattened) and dist (p 2, inf, 0.5)."""
+
+    inputs = [("x", [None, 8], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x) * 2.0  # [B, 8]
+        a, b = y[:, :4], y[:, 4:]  # [B, 4] each
+        at = paddle.atan2(a, b)
+        nans = paddle.sqrt(a)  # NaN where a < 0
+        fx, fn = paddle.fmax(nans, b), paddle.fmin(b, nans)
+        hv = paddle.heaviside(F.relu(a), b)  # X == 0 where a <= 0
+        lc = paddle.logcumsumexp(y * 3.0, axis=1)
+        lx = paddle.logcumsumexp(a, axis=0)
+        lf = paddle.logcumsumexp(b).reshape([-1, 4])  # axis None: flattened
+        d2, di = paddle.dist(a, b), paddle.dist(a, b, float("inf"))
+        dh = paddle.dist(a, b, 0.5)
+        ds = paddle.stack([d2, di, dh]).unsqueeze(0).expand([y.shape[0], 3])
+        return paddle.concat([at, fx, fn, hv, lc, lx, lf, ds], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 8)).astype(np.float32)}
+
+
 def randomize(net, rng):
     """Weights from a fixed seed; layer norms' scales and biases away from 1 and 0 so that a kernel
     ignoring one shows."""

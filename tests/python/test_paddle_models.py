@@ -431,6 +431,9 @@ PIR += ["unary_ops"]
 # pixel_shuffle / unshuffle, channel_shuffle, diagonal, trace, numel, amax / amin, cumprod,
 # linspace, meshgrid (tools/paddle_nn_models.py's ShapeOps).
 PIR += ["shape_ops"]
+# atan2, fmax / fmin (NaNs on one side), heaviside, logcumsumexp, dist (paddle_nn_models's
+# BinaryOps).
+PIR += ["binary_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
