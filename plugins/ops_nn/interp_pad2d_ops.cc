@@ -1,6 +1,7 @@
 // interp_pad2d_ops.cc: bilinear_interp / nearest_interp (Fluid 1.x's align_corners and
 // align_mode rules, out size from SizeTensor, OutSize, Scale, scale or out_h/out_w) and Paddle
-// 2.x's bilinear_interp_v2 / nearest_interp_v2 (scale per axis, ratio 1 / scale), pad2d
+// 2.x's bilinear_interp_v2 / nearest_interp_v2 / bicubic_interp_v2 (scale per axis, ratio
+// 1 / scale; bicubic: Paddle's A = -0.75 over 4 x 4 clamped pixels), pad2d
 // (constant, reflect, edge) and crop (a box of X at offsets), with grads. The interps and pad2d
 // take NCHW or NHWC.
 #include <cmath>
@@ -15,24 +16,50 @@ namespace ops_nn {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Interpolation: per output row (or column) the two source indices and their weights
-// (tide/ops/interp_pad2d.hpp).
+// Interpolation: per output row (or column) `k` source indices and their weights
+// (tide/ops/interp_pad2d.hpp's two for bilinear and nearest, four for bicubic).
 struct Taps {
-  std::vector<int64_t> lo, hi;
-  std::vector<double> wlo, whi;
+  int k = 2;
+  std::vector<int64_t> idx;  // [out, k]
+  std::vector<double> w;     // [out, k]
 };
 
-Taps InterpTaps(bool bilinear, int64_t in, int64_t out, double ratio, bool align_corners,
-                int align_mode) {
+// Paddle's bicubic (phi's interpolate kernel): the convolution with A = -0.75 over the four
+// pixels around the source position, their indices clamped to the input; half-pixel centres
+// without align_corners (align_mode is not read), the position not clamped at 0.
+void BicubicTap(int64_t k, int64_t in, double ratio, bool align_corners, int64_t* idx, double* w) {
+  constexpr double A = -0.75;
+  const double src = align_corners ? ratio * double(k) : ratio * (double(k) + 0.5) - 0.5;
+  const int64_t base = static_cast<int64_t>(std::floor(src));
+  const double t = src - double(base);
+  auto near = [](double x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };       // |x| <= 1
+  auto far = [](double x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };  // 1 < |x| < 2
+  w[0] = far(t + 1);
+  w[1] = near(t);
+  w[2] = near(1 - t);
+  w[3] = far(2 - t);
+  for (int m = 0; m < 4; ++m) idx[m] = std::min(std::max(base - 1 + m, int64_t(0)), in - 1);
+}
+
+Taps InterpTaps(const std::string& method, int64_t in, int64_t out, double ratio,
+                bool align_corners, int align_mode) {
   Taps t;
+  t.k = method == "bicubic" ? 4 : 2;
+  t.idx.resize(out * t.k);
+  t.w.resize(out * t.k);
   for (int64_t k = 0; k < out; ++k) {
+    if (t.k == 4) {
+      BicubicTap(k, in, ratio, align_corners, &t.idx[k * 4], &t.w[k * 4]);
+      continue;
+    }
     const tide::ops::InterpTap tap =
-        bilinear ? tide::ops::BilinearTapByRatio(k, in, ratio, align_corners, align_mode)
-                 : tide::ops::NearestTapByRatio(k, in, ratio, align_corners);
-    t.lo.push_back(tap.lo);
-    t.hi.push_back(tap.hi);
-    t.wlo.push_back(tap.wlo);
-    t.whi.push_back(tap.whi);
+        method == "bilinear"
+            ? tide::ops::BilinearTapByRatio(k, in, ratio, align_corners, align_mode)
+            : tide::ops::NearestTapByRatio(k, in, ratio, align_corners);
+    t.idx[2 * k] = tap.lo;
+    t.idx[2 * k + 1] = tap.hi;
+    t.w[2 * k] = tap.wlo;
+    t.w[2 * k + 1] = tap.whi;
   }
   return t;
 }
@@ -50,10 +77,11 @@ void Interp(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
   const tide::ops::InterpGeom g = InterpGeomOf(ctx, x.dims());
   const bool ac = ctx.Attr<bool>("align_corners");
-  const bool bilinear = std::string(ctx.op_type()).rfind("bilinear", 0) == 0;
+  const std::string op = ctx.op_type();
+  const std::string method = op.substr(0, op.find('_'));  // bilinear, nearest or bicubic
   const int mode = ctx.Attr<int32_t>("align_mode");
-  const Taps th = InterpTaps(bilinear, g.ih, g.oh, g.rh, ac, mode);
-  const Taps tw = InterpTaps(bilinear, g.iw, g.ow, g.rw, ac, mode);
+  const Taps th = InterpTaps(method, g.ih, g.oh, g.rh, ac, mode);
+  const Taps tw = InterpTaps(method, g.iw, g.ow, g.rw, ac, mode);
   const T* in = nullptr;
   T* o = nullptr;
   const T* gd = nullptr;
@@ -68,22 +96,29 @@ void Interp(KernelContext& ctx) {
     dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
     std::fill(dx, dx + x.numel(), T(0));
   }
+  const int kh = th.k, kw = tw.k;
   for (int64_t b = 0; b < g.n; ++b)
     for (int64_t c = 0; c < g.c; ++c)
       for (int64_t i = 0; i < g.oh; ++i)
         for (int64_t j = 0; j < g.ow; ++j) {
-          const int64_t ll = g.XAt(b, c, th.lo[i], tw.lo[j]), lh = g.XAt(b, c, th.lo[i], tw.hi[j]);
-          const int64_t hl = g.XAt(b, c, th.hi[i], tw.lo[j]), hh = g.XAt(b, c, th.hi[i], tw.hi[j]);
           const int64_t oi = g.OutAt(b, c, i, j);
+          const int64_t* rows = &th.idx[i * kh];
+          const int64_t* cols = &tw.idx[j * kw];
+          const double* wr = &th.w[i * kh];
+          const double* wc = &tw.w[j * kw];
           if constexpr (!kGrad) {
-            o[oi] = static_cast<T>(th.wlo[i] * (tw.wlo[j] * in[ll] + tw.whi[j] * in[lh]) +
-                                   th.whi[i] * (tw.wlo[j] * in[hl] + tw.whi[j] * in[hh]));
+            double acc = 0;
+            for (int a = 0; a < kh; ++a) {
+              double row = 0;
+              for (int e = 0; e < kw; ++e) row += wc[e] * in[g.XAt(b, c, rows[a], cols[e])];
+              acc += wr[a] * row;
+            }
+            o[oi] = static_cast<T>(acc);
           } else {
             const double gv = gd[oi];
-            dx[ll] += static_cast<T>(gv * th.wlo[i] * tw.wlo[j]);
-            dx[lh] += static_cast<T>(gv * th.wlo[i] * tw.whi[j]);
-            dx[hl] += static_cast<T>(gv * th.whi[i] * tw.wlo[j]);
-            dx[hh] += static_cast<T>(gv * th.whi[i] * tw.whi[j]);
+            for (int a = 0; a < kh; ++a)
+              for (int e = 0; e < kw; ++e)
+                dx[g.XAt(b, c, rows[a], cols[e])] += static_cast<T>(gv * wr[a] * wc[e]);
           }
         }
 }
@@ -328,6 +363,10 @@ TIDE_REGISTER_KERNEL("bilinear_interp_v2", "cpu", InterpKernel, OPS_NN_FLOAT_TYP
 TIDE_REGISTER_KERNEL("bilinear_interp_v2_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("nearest_interp_v2", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("nearest_interp_v2_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_OP(InterpSchema("bicubic_interp_v2", "bicubic"));
+TIDE_REGISTER_OP(InterpGradSchema("bicubic_interp_v2_grad", "bicubic"));
+TIDE_REGISTER_KERNEL("bicubic_interp_v2", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("bicubic_interp_v2_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("pad2d")
                      .Comment("Out = X padded on H and W by paddings [top, bottom, left, right]: "
