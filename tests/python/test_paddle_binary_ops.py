@@ -232,6 +232,160 @@ def test_dist_errors():
         make("dist", {"X": rand(3, 4), "Y": rand(2, 4)}, {"Out": rand()}).check_output()
 
 
+# --- kthvalue / mode / median ----------------------------------------------------------------
+
+
+def pick_grad(x, axis, idx):
+    """dX of sum(Out) for a pick along `axis` at `idx` (Out's dims with keepdim)."""
+    dx = np.zeros_like(x)
+    np.put_along_axis(dx, idx, 1.0, axis=axis)
+    return dx
+
+
+@pytest.mark.parametrize("axis,keepdim", [(1, False), (-1, True), (0, False)])
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("dtype", DTYPES + ["int32", "int64"])
+def test_kthvalue(axis, keepdim, k, dtype):
+    x = RNG.permutation(4 * 5 * 6).reshape(4, 5, 6).astype(dtype)  # distinct: one answer
+    idx = np.take(np.argsort(x, axis=axis, kind="stable"), [k - 1], axis=axis)
+    val = np.take_along_axis(x, idx, axis=axis)
+    if not keepdim:
+        val, idx = val.squeeze(axis), idx.squeeze(axis)
+    attrs = {"k": k, "axis": axis, "keepdim": keepdim}
+    t = make("kthvalue", {"X": x}, {"Out": val, "Indices": idx.astype("int64")}, attrs)
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        dx = grads_of("kthvalue", {"X": x}, attrs, [("Indices", "int64")])[0]
+        np.testing.assert_array_equal(
+            dx, pick_grad(x, axis, np.expand_dims(idx, axis) if not keepdim else idx)
+        )
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_kthvalue_ties_and_nan():
+    """Ties: the index names an element of the k-th value; NaN sorts last."""
+    x = np.array([[3.0, 1.0, 1.0, 3.0, 2.0], [np.nan, 0.5, 2.0, 0.5, 1.0]], dtype="float32")
+    for k, want in [(2, [1.0, 0.5]), (4, [3.0, 2.0]), (5, [3.0, np.nan])]:
+        out = run_selection("kthvalue", x, {"k": k, "axis": 1})
+        np.testing.assert_array_equal(out[0], want)
+        np.testing.assert_array_equal(np.take_along_axis(x, out[1][:, None], 1)[:, 0], want)
+
+
+def test_kthvalue_errors():
+    with pytest.raises(tide.TideError, match=r"kthvalue.*k must be in \[1, 5\].*got 6"):
+        run_selection("kthvalue", rand(3, 5), {"k": 6, "axis": 1})
+
+
+def mode_ref(x):
+    """Paddle's mode of each row: the most frequent value, the smallest of ties; its last index."""
+    vals, idxs = [], []
+    for row in x:
+        uniq, counts = np.unique(row, return_counts=True)
+        v = uniq[np.argmax(counts)]  # argmax: the first (smallest) of the most frequent
+        vals.append(v)
+        idxs.append(np.flatnonzero(row == v)[-1])
+    return np.array(vals, dtype=x.dtype), np.array(idxs, dtype="int64")
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES + ["int64"])
+def test_mode(keepdim, dtype):
+    x = RNG.randint(0, 4, (5, 9)).astype(dtype)  # rows of 9 (<= 16): the last index of the run
+    val, idx = mode_ref(x)
+    if keepdim:
+        val, idx = val[:, None], idx[:, None]
+    attrs = {"axis": 1, "keepdim": keepdim}
+    make("mode", {"X": x}, {"Out": val, "Indices": idx}, attrs).check_output(atol=0, rtol=0)
+    # along axis 0: the transposed rows
+    val0, idx0 = mode_ref(x.T)
+    make("mode", {"X": x}, {"Out": val0, "Indices": idx0}, {"axis": 0}).check_output(atol=0)
+
+
+def test_mode_grad():
+    x = RNG.randint(0, 3, (4, 7)).astype("float64")
+    _, idx = mode_ref(x)
+    dx = grads_of("mode", {"X": x}, {"axis": -1}, [("Indices", "int64")])[0]
+    np.testing.assert_array_equal(dx, pick_grad(x, 1, idx[:, None]))
+    x = RNG.permutation(24).reshape(4, 6).astype("float64")  # no repeats: every element a mode
+    val, idx = mode_ref(x)
+    t = make("mode", {"X": x}, {"Out": val, "Indices": idx}, {"axis": 1})
+    t.check_grad(["X"], "Out", **GRAD)
+
+
+def median_ref(x, axes, keepdim, mode):
+    """Paddle's median: the reduced dims (ascending) moved last and flattened."""
+    axes = sorted(a % x.ndim for a in axes) if axes and x.ndim > 1 else list(range(x.ndim))
+    kept = [a for a in range(x.ndim) if a not in axes]
+    rows = x.transpose(kept + axes).reshape([x.shape[a] for a in kept] + [-1])
+    s = np.sort(rows, axis=-1)
+    n = s.shape[-1]
+    right = s[..., n // 2]
+    left = s[..., n // 2 - 1] if n % 2 == 0 else right
+    out = ((left + right) / 2).astype(x.dtype) if mode == "avg" else left
+    if keepdim:
+        out = out.reshape([1 if a in axes else x.shape[a] for a in range(x.ndim)])
+    return out, rows, left, right
+
+
+@pytest.mark.parametrize("axes", [[1], [0, 2], [-1, 0], []])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("mode", ["avg", "min"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_median(axes, keepdim, mode, dtype):
+    x = RNG.randint(0, 5, (2, 3, 4)).astype(dtype)  # ties
+    want, rows, left, right = median_ref(x, axes, keepdim, mode)
+    attrs = {"axis": axes, "keepdim": keepdim, "mode": mode}
+    out, index = run_selection("median", x, attrs, index="MedianIndex")
+    np.testing.assert_array_equal(out, want)
+    index = index.reshape(left.shape + ((2,) if mode == "avg" else (1,)))
+    # the indices name elements with the middle values (which of equal ones: Paddle's top-k's)
+    np.testing.assert_array_equal(np.take_along_axis(rows, index[..., :1], -1)[..., 0], left)
+    if mode == "avg":
+        np.testing.assert_array_equal(np.take_along_axis(rows, index[..., 1:], -1)[..., 0], right)
+
+
+def test_median_grad():
+    """'avg': dOut split among the elements equal to Out, else halved between the two middle
+    ones; 'min': dOut to the index (Paddle's rule, exact at ties)."""
+    x = np.array([[3.0, 1.0, 1.0, 3.0, 2.0, 0.0], [4.0, 4.0, 4.0, 1.0, 9.0, 9.0]])
+    dx = grads_of("median", {"X": x}, {"axis": [1], "mode": "avg"}, [("MedianIndex", "int64")])[0]
+    np.testing.assert_allclose(dx, [[0, 0, 0.5, 0, 0.5, 0], [1 / 3, 1 / 3, 1 / 3, 0, 0, 0]])
+    dx = grads_of("median", {"X": x}, {"axis": [1], "mode": "min"}, [("MedianIndex", "int64")])[0]
+    assert dx[0].tolist() in ([0, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0])
+    assert dx[1].sum() == 1 and dx[1][:3].sum() == 1
+    x = RNG.permutation(30).reshape(5, 6).astype("float64")  # distinct: finite differences hold
+    for mode in ["avg", "min"]:
+        attrs = {"axis": [0], "mode": mode}
+        want = median_ref(x, [0], False, mode)[0]
+        idx_dims = (6, 2) if mode == "avg" else (6,)
+        t = make(
+            "median", {"X": x}, {"Out": want, "MedianIndex": np.zeros(idx_dims, "int64")}, attrs
+        )
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_median_nan_and_errors():
+    x = np.array([[3.0, np.nan, 1.0, 2.0]], dtype="float32")
+    out, index = run_selection("median", x, {"axis": [1]}, index="MedianIndex")
+    assert np.isnan(out[0]) and index.tolist() == [[1, 1]]
+    with pytest.raises(tide.TideError, match="median.*mode must be 'avg' or 'min', got 'max'"):
+        run_selection("median", x, {"axis": [1], "mode": "max"}, index="MedianIndex")
+
+
+def run_selection(op_type, x, attrs, index="Indices"):
+    """Out and the index output of a selection op."""
+    with tide.program_guard(tide.Program(), tide.Program()):
+        xv = layers.data(name="x", shape=list(x.shape), dtype=str(x.dtype), append_batch_size=False)
+        block = tide.default_main_program().global_block()
+        out = block.create_var(name="out", dtype=str(x.dtype))
+        ind = block.create_var(name="ind", dtype="int64")
+        block.append_op(
+            type=op_type, inputs={"X": [xv]}, outputs={"Out": [out], index: [ind]}, attrs=attrs
+        )
+        exe = tide.Executor(tide.CPUPlace())
+        return exe.run(tide.default_main_program(), feed={"x": x}, fetch_list=[out, ind])
+
+
 def grads_of(op_type, inputs, attrs=None, extra_outputs=()):
     """d(sum(Out))/d(each input), in the order of `inputs`, through the op's grad op (a
     program of its own)."""

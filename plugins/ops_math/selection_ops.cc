@@ -1,0 +1,378 @@
+// selection_ops.cc: Paddle's kthvalue, mode and median (each picks elements of X along reduced
+// axes; Out and an int64 index into the reduced elements) and their grads (dOut to the picked
+// elements). The picks follow Paddle's CPU kernels, ties included: the line's (value, index)
+// pairs ordered by value alone (NaN last) by the same standard algorithms Paddle calls, so
+// which of equal elements is picked is Paddle's:
+//  - kthvalue: std::partial_sort when k * 64 < n, else std::nth_element; the k-th pair;
+//  - mode: std::sort; the most frequent value (the smallest of equally frequent ones), the
+//    index of the last pair of its run;
+//  - median: the n / 2 + 1 smallest as Paddle's top-k finds them (std::nth_element, then
+//    std::sort of those before); odd n: the middle
+//    pair; even n: 'avg' the mean of the two middle values (MedianIndex both indices), 'min' the
+//    lower one. A NaN in the line gives NaN and the first NaN's index. Its grad ('avg'): dOut
+//    split evenly among the elements equal to Out, else halved between the two indices;
+//    ('min'): dOut to the index.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tide/ops/axis.hpp>
+#include <utility>
+#include <vector>
+
+#include "common.h"
+
+namespace ops_math {
+namespace {
+
+using tide::GradVarName;
+
+// X's elements as rows (the kept dims' positions, row-major) of columns (the reduced dims',
+// ascending and row-major): element (r, c) is at row[r] + col[c].
+struct Rows {
+  std::vector<int64_t> row, col;
+};
+
+Rows RowsOf(const Dims& x, const std::vector<bool>& reduced) {
+  std::vector<int64_t> stride(x.size(), 1);
+  for (int k = static_cast<int>(x.size()) - 2; k >= 0; --k) stride[k] = stride[k + 1] * x[k + 1];
+  Rows r{{0}, {0}};
+  for (size_t k = 0; k < x.size(); ++k) {  // each dim multiplies its side's offsets
+    std::vector<int64_t>& side = reduced[k] ? r.col : r.row;
+    std::vector<int64_t> next;
+    next.reserve(side.size() * x[k]);
+    for (int64_t o : side)
+      for (int64_t i = 0; i < x[k]; ++i) next.push_back(o + i * stride[k]);
+    side = std::move(next);
+  }
+  return r;
+}
+
+// Out's dims: the reduced dims dropped, or 1 with keepdim.
+Dims ReducedDims(const Dims& x, const std::vector<bool>& reduced, bool keepdim) {
+  Dims out;
+  for (size_t k = 0; k < x.size(); ++k)
+    if (!reduced[k])
+      out.push_back(x[k]);
+    else if (keepdim)
+      out.push_back(1);
+  return out;
+}
+
+std::vector<bool> OneAxis(const char* op, int64_t axis, const Dims& x) {
+  std::vector<bool> reduced(x.size(), false);
+  if (!x.empty()) reduced[tide::ops::NormAxis(op, axis, x.size())] = true;
+  return reduced;
+}
+
+// Paddle's order: by value, NaN after every number.
+template <typename T>
+bool LessNanLast(const std::pair<T, int64_t>& l, const std::pair<T, int64_t>& r) {
+  return (!std::isnan(static_cast<double>(l.first)) && std::isnan(static_cast<double>(r.first))) ||
+         (l.first < r.first);
+}
+
+template <typename T>
+std::vector<std::pair<T, int64_t>> LineOf(const T* x, const Rows& rows, int64_t r) {
+  std::vector<std::pair<T, int64_t>> line;
+  line.reserve(rows.col.size());
+  for (size_t c = 0; c < rows.col.size(); ++c)
+    line.emplace_back(x[rows.row[r] + rows.col[c]], static_cast<int64_t>(c));
+  return line;
+}
+
+// --- kthvalue / mode ---
+
+template <typename Ctx>
+std::vector<bool> AxisOf(const Ctx& ctx, const Dims& x) {
+  return OneAxis(ctx.op_type(), ctx.template Attr<int32_t>("axis"), x);
+}
+
+void PickInferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  const std::vector<bool> reduced = AxisOf(ctx, x);
+  if (ctx.op_type() == std::string("kthvalue")) {
+    const int32_t k = ctx.Attr<int32_t>("k");
+    const int64_t n =
+        x.empty() ? 1 : x[tide::ops::NormAxis(ctx.op_type(), ctx.Attr<int32_t>("axis"), x.size())];
+    TIDE_CHECK(k >= 1 && (n < 0 || k <= n), "op 'kthvalue': k must be in [1, ", n,
+               "] (X's dim along axis), got ", k);
+  }
+  const Dims out = ReducedDims(x, reduced, ctx.Attr<bool>("keepdim"));
+  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  ctx.SetOutputDims("Indices", out);
+  ctx.SetOutputDataType("Indices", TIDE_INT64);
+}
+
+// Picks (value, index) per row; kthvalue and mode differ only in the pick.
+template <typename T, typename Pick>
+void PickKernel(KernelContext& ctx, Pick&& pick) {
+  Tensor x = ctx.Input("X");
+  const std::vector<bool> reduced = AxisOf(ctx, x.dims());
+  const Rows rows = RowsOf(x.dims(), reduced);
+  const Dims out_dims = ReducedDims(x.dims(), reduced, ctx.Attr<bool>("keepdim"));
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(out_dims, ctx.place());
+  int64_t* idx = ctx.Output("Indices").mutable_data<int64_t>(out_dims, ctx.place());
+  TIDE_CHECK(!rows.col.empty(), "op '", ctx.op_type(), "': X ", tide::ToString(x.dims()),
+             " has no elements along axis");
+  for (size_t r = 0; r < rows.row.size(); ++r) {
+    auto line = LineOf(xd, rows, r);
+    const std::pair<T, int64_t> p = pick(line);
+    o[r] = p.first;
+    idx[r] = p.second;
+  }
+}
+
+template <typename T>
+void KthvalueKernel(KernelContext& ctx) {
+  const int64_t k = ctx.Attr<int32_t>("k");
+  PickKernel<T>(ctx, [&](std::vector<std::pair<T, int64_t>>& line) {
+    const int64_t n = static_cast<int64_t>(line.size());
+    TIDE_CHECK(k >= 1 && k <= n, "op 'kthvalue': k must be in [1, ", n,
+               "] (X's dim along axis), got ", k);
+    if (k * 64 < n)
+      std::partial_sort(line.begin(), line.begin() + k, line.end(), LessNanLast<T>);
+    else
+      std::nth_element(line.begin(), line.begin() + k - 1, line.end(), LessNanLast<T>);
+    return line[k - 1];
+  });
+}
+
+template <typename T>
+void ModeKernel(KernelContext& ctx) {
+  PickKernel<T>(ctx, [](std::vector<std::pair<T, int64_t>>& line) {
+    std::sort(line.begin(), line.end(), LessNanLast<T>);
+    std::pair<T, int64_t> best{T(0), 0};
+    int64_t run = 0, most = 0;
+    for (size_t i = 0; i < line.size(); ++i) {
+      ++run;
+      if (i + 1 == line.size() || line[i + 1].first != line[i].first) {
+        if (run > most) {
+          most = run;
+          best = line[i];
+        }
+        run = 0;
+      }
+    }
+    return best;
+  });
+}
+
+// dX: dOut at each row's picked element, zero elsewhere.
+template <typename T>
+void PickGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const std::vector<bool> reduced = AxisOf(ctx, x.dims());
+  const Rows rows = RowsOf(x.dims(), reduced);
+  const int64_t* idx = ctx.Input("Indices").data<int64_t>();
+  const T* g = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  for (size_t r = 0; r < rows.row.size(); ++r) dx[rows.row[r] + rows.col[idx[r]]] = g[r];
+}
+
+// --- median ---
+
+template <typename Ctx>
+std::vector<bool> MedianAxes(const Ctx& ctx, const Dims& x) {
+  const auto axes = ctx.template Attr<std::vector<int64_t>>("axis");
+  std::vector<bool> reduced(x.size(), axes.empty() || x.size() <= 1);
+  for (int64_t a : axes)
+    if (!x.empty()) reduced[tide::ops::NormAxis(ctx.op_type(), a, x.size())] = true;
+  return reduced;
+}
+
+template <typename Ctx>
+bool AvgMode(const Ctx& ctx) {
+  const std::string mode = ctx.template Attr<std::string>("mode");
+  TIDE_CHECK(mode == "avg" || mode == "min", "op '", ctx.op_type(),
+             "': mode must be 'avg' or 'min', got '", mode, "'");
+  return mode == "avg";
+}
+
+void MedianInferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  const Dims out = ReducedDims(x, MedianAxes(ctx, x), ctx.Attr<bool>("keepdim"));
+  Dims index = out;
+  if (AvgMode(ctx)) index.push_back(2);
+  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  ctx.SetOutputDims("MedianIndex", index);
+  ctx.SetOutputDataType("MedianIndex", TIDE_INT64);
+}
+
+template <typename T>
+void MedianKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const std::vector<bool> reduced = MedianAxes(ctx, x.dims());
+  const Rows rows = RowsOf(x.dims(), reduced);
+  const bool avg = AvgMode(ctx);
+  const Dims out_dims = ReducedDims(x.dims(), reduced, ctx.Attr<bool>("keepdim"));
+  Dims index_dims = out_dims;
+  if (avg) index_dims.push_back(2);
+  const T* xd = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(out_dims, ctx.place());
+  int64_t* mi = ctx.Output("MedianIndex").mutable_data<int64_t>(index_dims, ctx.place());
+  const int64_t n = static_cast<int64_t>(rows.col.size()), per = avg ? 2 : 1;
+  TIDE_CHECK(n > 0, "op 'median': X ", tide::ToString(x.dims()),
+             " has no elements along the reduced axes");
+  for (size_t r = 0; r < rows.row.size(); ++r) {
+    auto line = LineOf(xd, rows, r);
+    int64_t* m = mi + r * per;
+    const auto nan = std::find_if(line.begin(), line.end(), [](const auto& p) {
+      return std::isnan(static_cast<double>(p.first));
+    });
+    if (nan != line.end()) {  // NaN, at the first NaN
+      o[r] = std::numeric_limits<T>::quiet_NaN();
+      std::fill(m, m + per, nan->second);
+      continue;
+    }
+    const int64_t k = n / 2 + 1;
+    // Paddle's top-k for k * 64 >= n: the k-th by nth_element, the k - 1 before it sorted.
+    std::nth_element(line.begin(), line.begin() + k - 1, line.end(), LessNanLast<T>);
+    std::sort(line.begin(), line.begin() + k - 1, LessNanLast<T>);
+    const auto& right = line[k - 1];
+    const auto& left = (n % 2 == 0 && k > 1) ? line[k - 2] : right;
+    if (avg) {
+      o[r] = n % 2 ? right.first : static_cast<T>((left.first + right.first) / T(2));
+      m[0] = left.second;
+      m[1] = right.second;
+    } else {
+      o[r] = left.first;
+      m[0] = left.second;
+    }
+  }
+}
+
+template <typename T>
+void MedianGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const std::vector<bool> reduced = MedianAxes(ctx, x.dims());
+  const Rows rows = RowsOf(x.dims(), reduced);
+  const bool avg = AvgMode(ctx);
+  const T* xd = x.data<T>();
+  const T* out = ctx.Input("Out").data<T>();
+  const int64_t* mi = ctx.Input("MedianIndex").data<int64_t>();
+  const T* g = ctx.Input(GradVarName("Out").c_str()).data<T>();
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  std::fill(dx, dx + x.numel(), T(0));
+  for (size_t r = 0; r < rows.row.size(); ++r) {
+    const int64_t base = rows.row[r];
+    if (!avg) {
+      dx[base + rows.col[mi[r]]] = g[r];
+      continue;
+    }
+    int64_t equal = 0;
+    for (int64_t c : rows.col) equal += xd[base + c] == out[r];
+    if (equal == 0) {  // the mean of two different values
+      dx[base + rows.col[mi[2 * r]]] += g[r] / T(2);
+      dx[base + rows.col[mi[2 * r + 1]]] += g[r] / T(2);
+      continue;
+    }
+    for (int64_t c : rows.col)
+      if (xd[base + c] == out[r]) dx[base + c] = g[r] / static_cast<T>(equal);
+  }
+}
+
+void GradLikeX(tide::InferShapeContext& ctx) {
+  const std::string dx = GradVarName("X");
+  if (!ctx.HasOutput(dx.c_str())) return;
+  ctx.SetOutputDims(dx.c_str(), ctx.InputDims("X"));
+  ctx.SetOutputDataType(dx.c_str(), ctx.InputDataType("X"));
+}
+
+tide::OpSchema KthvalueAttrs(tide::OpSchema s) {
+  return s.Attr("k", int32_t{1}, "which smallest element (1: the smallest)")
+      .Attr("axis", int32_t{-1}, "the dim searched (negative: from the end)")
+      .Attr("keepdim", false, "keep the dim searched, as 1");
+}
+tide::OpSchema ModeAttrs(tide::OpSchema s) {
+  return s.Attr("axis", int32_t{-1}, "the dim searched (negative: from the end)")
+      .Attr("keepdim", false, "keep the dim searched, as 1");
+}
+tide::OpSchema MedianAttrs(tide::OpSchema s) {
+  return s.Attr("axis", std::vector<int64_t>{}, "the dims reduced (empty: all)")
+      .Attr("keepdim", false, "keep the reduced dims, as 1s")
+      .Attr("mode", std::string("avg"),
+            "even counts: 'avg' the mean of the two middle values, 'min' the lower");
+}
+
+// The grad maker of kthvalue and mode: X, Indices, Out@GRAD -> X@GRAD.
+void PickGrad(tide::GradMaker& g, const std::string& type) {
+  g.NewOp(type + "_grad")
+      .Input("X", g.Input("X"))
+      .Input("Indices", g.Output("Indices"))
+      .Input(GradVarName("Out"), g.OutputGrad("Out"))
+      .Output(GradVarName("X"), g.InputGrad("X"))
+      .CopyAttrs();
+}
+
+}  // namespace
+}  // namespace ops_math
+
+using namespace ops_math;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(KthvalueAttrs(tide::OpSchema("kthvalue")
+                                   .Comment("Out = the k-th smallest element of X along axis, "
+                                            "Indices its position there (paddle.kthvalue).")
+                                   .Input("X", "the input")
+                                   .Output("Out", "X's dims less axis (1 with keepdim)")
+                                   .Output("Indices", "int64, Out's dims")
+                                   .InferShape(PickInferShape))
+                     .Grad([](tide::GradMaker& g) { PickGrad(g, "kthvalue"); }));
+TIDE_REGISTER_OP(KthvalueAttrs(tide::OpSchema("kthvalue_grad")
+                                   .Input("X")
+                                   .Input("Indices")
+                                   .Input(GradVarName("Out"))
+                                   .Output(GradVarName("X"))
+                                   .KernelDataTypeFrom("X")
+                                   .InferShape(GradLikeX)));
+TIDE_REGISTER_OP(ModeAttrs(tide::OpSchema("mode")
+                               .Comment("Out = the most frequent element of X along axis (the "
+                                        "smallest of ties), Indices its last position there "
+                                        "(paddle.mode).")
+                               .Input("X", "the input")
+                               .Output("Out", "X's dims less axis (1 with keepdim)")
+                               .Output("Indices", "int64, Out's dims")
+                               .InferShape(PickInferShape))
+                     .Grad([](tide::GradMaker& g) { PickGrad(g, "mode"); }));
+TIDE_REGISTER_OP(ModeAttrs(tide::OpSchema("mode_grad")
+                               .Input("X")
+                               .Input("Indices")
+                               .Input(GradVarName("Out"))
+                               .Output(GradVarName("X"))
+                               .KernelDataTypeFrom("X")
+                               .InferShape(GradLikeX)));
+TIDE_REGISTER_OP(MedianAttrs(tide::OpSchema("median")
+                                 .Comment("Out = the median of X over axis (paddle.median), "
+                                          "MedianIndex the positions of the middle elements "
+                                          "among the reduced ones.")
+                                 .Input("X", "the input")
+                                 .Output("Out", "X's dims less the reduced ones (1s with keepdim)")
+                                 .Output("MedianIndex", "int64: Out's dims, and 2 more with 'avg'")
+                                 .InferShape(MedianInferShape))
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("median_grad")
+                           .Input("X", g.Input("X"))
+                           .Input("Out", g.Output("Out"))
+                           .Input("MedianIndex", g.Output("MedianIndex"))
+                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(MedianAttrs(tide::OpSchema("median_grad")
+                                 .Input("X")
+                                 .Input("Out")
+                                 .Input("MedianIndex")
+                                 .Input(GradVarName("Out"))
+                                 .Output(GradVarName("X"))
+                                 .KernelDataTypeFrom("X")
+                                 .InferShape(GradLikeX)));
+TIDE_REGISTER_KERNEL("kthvalue", "cpu", KthvalueKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("kthvalue_grad", "cpu", PickGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("mode", "cpu", ModeKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("mode_grad", "cpu", PickGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("median", "cpu", MedianKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("median_grad", "cpu", MedianGradKernel, OPS_MATH_FLOAT_TYPES);
