@@ -130,6 +130,7 @@ PIR_NN_MODELS = {
     "shape_ops": nn_models.ShapeOps,
     "unary_ops": nn_models.UnaryOps,
     "binary_ops": nn_models.BinaryOps,
+    "vision_ops": nn_models.VisionOps,
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
@@ -148,6 +149,7 @@ PIR_MODELS = [
     "set_value",
     "shape_ops",
     "unary_ops",
+    "vision_ops",
     "binary_ops",
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}

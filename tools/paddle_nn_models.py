@@ -337,6 +337,44 @@ class ShapeOps(nn.Layer):
         return {"x": rng.standard_normal((3, 8, 4, 4)).astype(np.float32)}
 
 
+class VisionOps(nn.Layer):
+    """Vision ops: F.affine_grid (align_corners off) feeding F.grid_sample (bilinear, zeros; and
+    nearest with reflection), F.interpolate(mode="bicubic") (a size, and a scale_factor with
+    align_corners), F.unfold (stride, padding, dilation), paddle.put_along_axis (assign and add, at
+    top-k's indices) and paddle.searchsorted (right, and int32)."""
+
+    inputs = [("x", [None, 4, 6, 6], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2D(4, 4, 1)
+        self.fc = nn.Linear(4, 6)
+
+    def forward(self, x):
+        y = self.conv(x)  # [B, 4, 6, 6]
+        theta = self.fc(y.mean(axis=[2, 3])).reshape([-1, 2, 3])
+        grid = F.affine_grid(theta, [x.shape[0], 4, 5, 3], align_corners=False)  # [B, 5, 3, 2]
+        gs = F.grid_sample(y, grid, align_corners=False)  # [B, 4, 5, 3]
+        gn = F.grid_sample(y, grid * 1.5, mode="nearest", padding_mode="reflection")
+        bc = F.interpolate(y, size=[4, 9], mode="bicubic")  # [B, 4, 4, 9]
+        bs = F.interpolate(y, scale_factor=1.5, mode="bicubic", align_corners=True)  # 9 x 9
+        uf = F.unfold(y, [3, 2], strides=2, paddings=1, dilations=[1, 2])  # [B, 24, 12]
+        flat = y.reshape([-1, 4, 36])
+        top, ti = paddle.topk(flat, 5, axis=2)
+        pa = paddle.put_along_axis(flat, ti, top * 2.0, axis=2, broadcast=False)
+        pd = paddle.put_along_axis(flat, ti % 3, top, axis=2, reduce="add", broadcast=False)
+        seq = paddle.sort(flat, axis=2)
+        ss = paddle.searchsorted(seq, flat * 0.5, right=True)
+        s32 = paddle.searchsorted(seq, flat, out_int32=True)
+        parts = [gs, gn, bc, bs, uf, pa, pd, ss.astype("float32"), s32.astype("float32")]
+        sizes = [60, 60, 144, 324, 216, 144, 144, 144, 144]  # each part's elements per sample
+        return paddle.concat([p.reshape([-1, n]) for p, n in zip(parts, sizes)], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 4, 6, 6)).astype(np.float32)}
+
+
 class UnaryOps(nn.Layer):
     """Elementwise math and activations whose PIR forms Tide reads (the "unary" ops): log1p ...
     digamma, logit, selu / celu, isnan / isinf / isfinite, hardtanh, elu, reciprocal, rsqrt, sign,
@@ -382,7 +420,9 @@ class UnaryOps(nn.Layer):
 class BinaryOps(nn.Layer):
     """Binary and selection math ops (plugins/ops_math's atan2, dist, logcumsumexp and
     elementwise_fmax / fmin / heaviside): atan2, fmax / fmin with NaNs on one side, heaviside
-    with exact zeros in X, logcumsumexp (along an axis, and flattened) and dist (p 2, inf, 0.5)."""
+    with exact zeros in X, logcumsumexp (along an axis, and flattened), dist (p 2, inf, 0.5),
+    and on rounded values (ties) kthvalue, mode (keepdim) and median ('avg', 'min' over every
+    element, and an odd count)."""
 
     inputs = [("x", [None, 8], "float32")]
 
@@ -403,7 +443,15 @@ class BinaryOps(nn.Layer):
         d2, di = paddle.dist(a, b), paddle.dist(a, b, float("inf"))
         dh = paddle.dist(a, b, 0.5)
         ds = paddle.stack([d2, di, dh]).unsqueeze(0).expand([y.shape[0], 3])
-        return paddle.concat([at, fx, fn, hv, lc, lx, lf, ds], axis=1)
+        r = paddle.round(y * 2.0)  # ties for mode / median / kthvalue
+        kv, ki = paddle.kthvalue(r, 3, axis=1)
+        mv, mi = paddle.mode(r, axis=1, keepdim=True)
+        md = paddle.median(r, axis=1, keepdim=True)  # mean of the middle two
+        mm = paddle.median(r[:, :6], mode="min").expand([y.shape[0]])  # every element
+        mc = paddle.median(r, axis=0)  # odd count (batch 3)
+        ids = paddle.stack([ki, mi[:, 0]], axis=1).astype("float32")
+        picks = [kv.unsqueeze(1), mv, md, mm.unsqueeze(1), mc.unsqueeze(0).expand([y.shape[0], 8])]
+        return paddle.concat([at, fx, fn, hv, lc, lx, lf, ds, ids] + picks, axis=1)
 
     @staticmethod
     def example(rng):

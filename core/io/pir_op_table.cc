@@ -203,6 +203,17 @@ const Entry kEntries[] = {
      "repeats>Repeats axis>dim output_size>-"},
     {"pd_op.repeat_interleave_with_tensor_index", "repeat_interleave", "X RepeatsTensor", "Out",
      "axis>dim output_size>-"},
+    // Vision ops (plugins/ops_nn/grid_sample_ops.cc, unfold_op.cc, put_along_searchsorted_ops.cc,
+    // interp_pad2d_ops.cc): grid_sample is Fluid's grid_sampler; affine_grid's output_shape a
+    // constant or a tensor (OutputShape).
+    {"pd_op.grid_sample", "grid_sampler", "X Grid", "Output", ""},
+    {"pd_op.affine_grid", "affine_grid", "Theta =output_shape/OutputShape", "Output", ""},
+    {"pd_op.bicubic_interp", "bicubic_interp_v2", "X OutSize SizeTensor Scale", "Out",
+     "data_format>data_layout"},
+    {"pd_op.unfold", "unfold", "X", "Y", ""},
+    {"pd_op.put_along_axis", "put_along_axis", "Input Index Value", "Result",
+     "axis>Axis reduce>Reduce include_self>Include_self"},
+    {"pd_op.searchsorted", "searchsorted", "SortedSequence Values", "Out", ""},
     // Elementwise math, tests and activations (the "unary" ops: plugins/ops_math/
     // paddle_math_activations.h, isfinite_ops.cc; hardtanh is Fluid's brelu), gather_nd,
     // scatter, group_norm and instance_norm (their mean / variance results: Fluid's slots).
@@ -237,14 +248,17 @@ const Entry kEntries[] = {
      "data_format>data_layout"},
     {"pd_op.instance_norm", "instance_norm", "X Scale Bias", "Y SavedMean SavedVariance", ""},
     // Binary and selection math ops (plugins/ops_math/atan2_op.cc, elementwise_ops.cc,
-    // logcumsumexp_op.cc, dist_op.cc): atan2's operands are Fluid's X1 / X2; fmax, fmin and
-    // heaviside are Fluid's elementwise_* ops.
+    // logcumsumexp_op.cc, dist_op.cc, selection_ops.cc): atan2's operands are Fluid's X1 / X2;
+    // fmax, fmin and heaviside are Fluid's elementwise_* ops; median's indices: MedianIndex.
     {"pd_op.atan2", "atan2", "X1 X2", "Out", ""},
     {"pd_op.fmax", "elementwise_fmax", "X Y", "Out", "", kAxis},
     {"pd_op.fmin", "elementwise_fmin", "X Y", "Out", "", kAxis},
     {"pd_op.heaviside", "elementwise_heaviside", "X Y", "Out", "", kAxis},
     {"pd_op.logcumsumexp", "logcumsumexp", "X", "Out", ""},
     {"pd_op.dist", "dist", "X Y", "Out", ""},
+    {"pd_op.kthvalue", "kthvalue", "X", "Out Indices", ""},
+    {"pd_op.mode", "mode", "X", "Out Indices", ""},
+    {"pd_op.median", "median", "X", "Out MedianIndex", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its

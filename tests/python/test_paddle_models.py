@@ -434,6 +434,9 @@ PIR += ["shape_ops"]
 # atan2, fmax / fmin (NaNs on one side), heaviside, logcumsumexp, dist (paddle_nn_models's
 # BinaryOps).
 PIR += ["binary_ops"]
+# grid_sample (from affine_grid), bicubic interpolate, unfold, put_along_axis, searchsorted
+# (tools/paddle_nn_models.py's VisionOps).
+PIR += ["vision_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
