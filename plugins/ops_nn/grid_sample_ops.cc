@@ -132,7 +132,8 @@ void GridSampler(KernelContext& ctx) {
         double gx = 0, gy = 0;
         for (int64_t ch = 0; ch < c; ++ch) {
           double v[4];
-          for (int k = 0; k < 4; ++k) v[k] = in[k] ? static_cast<double>(xb[ch * plane + at[k]]) : 0;
+          for (int k = 0; k < 4; ++k)
+            v[k] = in[k] ? static_cast<double>(xb[ch * plane + at[k]]) : 0;
           if constexpr (!kGrad) {
             o[out_at(ch)] = static_cast<T>(v[0] * w[0] + v[1] * w[1] + v[2] * w[2] + v[3] * w[3]);
           } else {

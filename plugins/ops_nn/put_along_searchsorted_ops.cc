@@ -16,8 +16,7 @@ namespace {
 // put_along_axis
 std::string PutReduce(const char* op, std::string r) {
   if (r == "multiply") r = "mul";
-  TIDE_CHECK(r == "assign" || r == "add" || r == "mul" || r == "mean" || r == "amin" ||
-                 r == "amax",
+  TIDE_CHECK(r == "assign" || r == "add" || r == "mul" || r == "mean" || r == "amin" || r == "amax",
              "op '", op, "': Reduce must be assign, add, mul (multiply), mean, amin or amax, got '",
              r, "'");
   return r;
@@ -70,8 +69,8 @@ void ForEachPut(const KernelContext& ctx, const Dims& in, const Dims& id, const 
       if (static_cast<int>(k) == a) {
         at = idx[i];
         TIDE_CHECK(at >= -in[a] && at < in[a], "op '", ctx.op_type(), "': Index ('",
-                   ctx.InputName("Index"), "')[", i, "] = ", at, " is out of range [", -in[a],
-                   ", ", in[a], ")");
+                   ctx.InputName("Index"), "')[", i, "] = ", at, " is out of range [", -in[a], ", ",
+                   in[a], ")");
         if (at < 0) at += in[a];
       }
       off += at * st[k];
@@ -190,7 +189,8 @@ void SearchsortedKernel(KernelContext& ctx) {
   const bool shared = seq.dims().size() == 1;
   for (int64_t i = 0; i < values.numel(); ++i) {
     const T* row = s + (shared || k == 0 ? 0 : (i / k) * m);
-    const T* at = right ? std::upper_bound(row, row + m, v[i]) : std::lower_bound(row, row + m, v[i]);
+    const T* at =
+        right ? std::upper_bound(row, row + m, v[i]) : std::lower_bound(row, row + m, v[i]);
     const int64_t r = at - row;
     if (i32)
       o32[i] = static_cast<int32_t>(r);

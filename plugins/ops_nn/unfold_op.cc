@@ -31,16 +31,15 @@ UnfoldGeom GetUnfold(const Ctx& ctx, const Dims& x) {
   TIDE_CHECK(d.size() == 2 && d[0] > 0 && d[1] > 0, "op '", op,
              "': dilations must be 2 positive values, got ", IntsString(d));
   TIDE_CHECK(p.size() == 4 && *std::min_element(p.begin(), p.end()) >= 0, "op '", op,
-             "': paddings must be 4 values >= 0 (top, left, bottom, right), got ",
-             IntsString(p));
+             "': paddings must be 4 values >= 0 (top, left, bottom, right), got ", IntsString(p));
   UnfoldGeom g{x[0], x[1], x[2], x[3], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], -1, -1};
   auto out_size = [&](int64_t in, int64_t lo, int64_t hi, int64_t kk, int64_t dd, int64_t ss,
                       const char* axis) -> int64_t {
     if (in < 0) return -1;
     const int64_t span = dd * (kk - 1) + 1;
-    TIDE_CHECK(in + lo + hi >= span, "op '", op, "': the ", axis, " kernel (", kk,
-               ", dilation ", dd, ") spans ", span, " pixels, more than X's padded ", axis, " ",
-               in + lo + hi, " (X ", tide::ToString(x), ")");
+    TIDE_CHECK(in + lo + hi >= span, "op '", op, "': the ", axis, " kernel (", kk, ", dilation ",
+               dd, ") spans ", span, " pixels, more than X's padded ", axis, " ", in + lo + hi,
+               " (X ", tide::ToString(x), ")");
     return (in + lo + hi - span) / ss + 1;
   };
   g.oh = out_size(g.h, p[0], p[2], g.kh, g.dh, g.sh, "height");
@@ -107,8 +106,7 @@ TIDE_REGISTER_OP(tide::OpSchema("unfold")
                      .Output("Y", "[N, C * kh * kw, L], L = out_h * out_w")
                      .Attr("kernel_sizes", std::vector<int32_t>{}, "kh, kw")
                      .Attr("strides", std::vector<int32_t>{1, 1}, "stride h, w")
-                     .Attr("paddings", std::vector<int32_t>{0, 0, 0, 0},
-                           "top, left, bottom, right")
+                     .Attr("paddings", std::vector<int32_t>{0, 0, 0, 0}, "top, left, bottom, right")
                      .Attr("dilations", std::vector<int32_t>{1, 1}, "dilation h, w")
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
