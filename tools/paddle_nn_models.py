@@ -443,7 +443,7 @@ class BinaryOps(nn.Layer):
         d2, di = paddle.dist(a, b), paddle.dist(a, b, float("inf"))
         dh = paddle.dist(a, b, 0.5)
         ds = paddle.stack([d2, di, dh]).unsqueeze(0).expand([y.shape[0], 3])
-        r = paddle.round(y * 2.0)  # ties for mode / median / kthvalue
+        r = (y * 2.0).astype("int32").astype("float32")  # ties for mode / median / kthvalue
         kv, ki = paddle.kthvalue(r, 3, axis=1)
         mv, mi = paddle.mode(r, axis=1, keepdim=True)
         md = paddle.median(r, axis=1, keepdim=True)  # mean of the middle two
