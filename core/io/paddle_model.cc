@@ -333,6 +333,9 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    // (were dim1 / dim2)
                                                    {"pixel_shuffle", 1},
                                                    {"trace", 1},
+                                                   // 1: mode; 1: align_corners
+                                                   {"grid_sampler", 1},
+                                                   {"affine_grid", 1},
                                                    // 1-3: steps and the bound lists,
                                                    // decrease_axes, none_axes; 4: the constant
                                                    // in `values` (Scalars)
