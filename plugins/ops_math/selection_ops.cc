@@ -9,9 +9,9 @@
 //  - median: the n / 2 + 1 smallest as Paddle's top-k finds them (std::nth_element, then
 //    std::sort of those before); odd n: the middle
 //    pair; even n: 'avg' the mean of the two middle values (MedianIndex both indices), 'min' the
-//    lower one. A NaN in the line gives NaN and the first NaN's index. Its grad ('avg'): dOut
-//    split evenly among the elements equal to Out, else halved between the two indices;
-//    ('min'): dOut to the index.
+//    lower one. A NaN in the line gives NaN and the first NaN's index. Its grad: 'min' over one
+//    axis gives dOut to the index; otherwise dOut is split evenly among the elements equal to
+//    Out (NaNs, when Out is NaN), else halved between the two indices.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -252,27 +252,37 @@ void MedianGradKernel(KernelContext& ctx) {
   const std::vector<bool> reduced = MedianAxes(ctx, x.dims());
   const Rows rows = RowsOf(x.dims(), reduced);
   const bool avg = AvgMode(ctx);
+  // Paddle's rule: 'min' over one axis gives dOut to the index, else it is split evenly.
+  const bool evenly = avg || ctx.Attr<std::vector<int64_t>>("axis").size() != 1;
   const T* xd = x.data<T>();
   const T* out = ctx.Input("Out").data<T>();
   const int64_t* mi = ctx.Input("MedianIndex").data<int64_t>();
   const T* g = ctx.Input(GradVarName("Out").c_str()).data<T>();
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
   std::fill(dx, dx + x.numel(), T(0));
+  const int64_t per = avg ? 2 : 1;
   for (size_t r = 0; r < rows.row.size(); ++r) {
     const int64_t base = rows.row[r];
-    if (!avg) {
-      dx[base + rows.col[mi[r]]] = g[r];
+    const int64_t* m = mi + r * per;
+    if (!evenly) {
+      dx[base + rows.col[m[0]]] = g[r];
       continue;
     }
-    int64_t equal = 0;
-    for (int64_t c : rows.col) equal += xd[base + c] == out[r];
-    if (equal == 0) {  // the mean of two different values
-      dx[base + rows.col[mi[2 * r]]] += g[r] / T(2);
-      dx[base + rows.col[mi[2 * r + 1]]] += g[r] / T(2);
-      continue;
+    auto same = [&](int64_t c) {  // NaN matches NaN
+      const T v = xd[base + c];
+      return v == out[r] ||
+             (std::isnan(static_cast<double>(v)) && std::isnan(static_cast<double>(out[r])));
+    };
+    const int64_t equal = std::count_if(rows.col.begin(), rows.col.end(), same);
+    if (equal > 0) {
+      for (int64_t c : rows.col)
+        if (same(c)) dx[base + c] = g[r] / static_cast<T>(equal);
+    } else if (m[0] == m[per - 1]) {
+      dx[base + rows.col[m[0]]] = g[r];
+    } else {  // the mean of two different values
+      dx[base + rows.col[m[0]]] = g[r] / T(2);
+      dx[base + rows.col[m[1]]] = g[r] / T(2);
     }
-    for (int64_t c : rows.col)
-      if (xd[base + c] == out[r]) dx[base + c] = g[r] / static_cast<T>(equal);
   }
 }
 

@@ -345,14 +345,22 @@ def test_median(axes, keepdim, mode, dtype):
 
 
 def test_median_grad():
-    """'avg': dOut split among the elements equal to Out, else halved between the two middle
-    ones; 'min': dOut to the index (Paddle's rule, exact at ties)."""
+    """'min' over one axis: dOut to the index; otherwise dOut split among the elements equal to
+    Out, else halved between the two middle ones (Paddle's rule, exact at ties)."""
     x = np.array([[3.0, 1.0, 1.0, 3.0, 2.0, 0.0], [4.0, 4.0, 4.0, 1.0, 9.0, 9.0]])
     dx = grads_of("median", {"X": x}, {"axis": [1], "mode": "avg"}, [("MedianIndex", "int64")])[0]
     np.testing.assert_allclose(dx, [[0, 0, 0.5, 0, 0.5, 0], [1 / 3, 1 / 3, 1 / 3, 0, 0, 0]])
     dx = grads_of("median", {"X": x}, {"axis": [1], "mode": "min"}, [("MedianIndex", "int64")])[0]
     assert dx[0].tolist() in ([0, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0])
     assert dx[1].sum() == 1 and dx[1][:3].sum() == 1
+    # 'min' over all (or several) dims: split evenly among the equal elements, as 'avg'
+    dx = grads_of("median", {"X": x}, {"axis": [], "mode": "min"}, [("MedianIndex", "int64")])[0]
+    np.testing.assert_allclose(dx, (x == 3.0) / 2)  # sorted: 0 1 1 1 2 3 | 3 4 ...: 3
+    dx = grads_of("median", {"X": x}, {"axis": [0, 1], "mode": "min"}, [("MedianIndex", "int64")])
+    np.testing.assert_allclose(dx[0], (x == 3.0) / 2)
+    xn = np.array([[3.0, np.nan, 1.0, np.nan]])
+    dx = grads_of("median", {"X": xn}, {"axis": [1]}, [("MedianIndex", "int64")])[0]
+    np.testing.assert_array_equal(dx, [[0, 0.5, 0, 0.5]])  # NaN: its NaNs share dOut
     x = RNG.permutation(30).reshape(5, 6).astype("float64")  # distinct: finite differences hold
     for mode in ["avg", "min"]:
         attrs = {"axis": [0], "mode": mode}
