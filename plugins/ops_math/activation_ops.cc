@@ -120,6 +120,10 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
   RegisterActivation<SeluAct>(r);
   RegisterActivation<CeluAct>(r);
   RegisterActivation<LogitAct>(r);
+  RegisterActivation<TanAct>(r);
+  RegisterActivation<Log2Act>(r);
+  RegisterActivation<Log10Act>(r);
+  RegisterActivation<FracAct>(r);
 });
 
 TIDE_REGISTER_OP(

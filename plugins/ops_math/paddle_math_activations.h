@@ -46,6 +46,12 @@ OPS_MATH_ACT(LgammaAct, "lgamma", "ln|gamma(X)|", kDepX, T(special::Lgamma(doubl
              g* T(special::Digamma(double(v))))
 OPS_MATH_ACT(DigammaAct, "digamma", "d/dX ln gamma(X)", kDepX, T(special::Digamma(double(x))),
              g* T(special::Trigamma(double(v))))
+// tan, log2, log10 (Paddle's pd_op.tan / log2 / log10) and frac (paddle.frac, which Paddle
+// itself builds from trunc and subtract; gradient 1, as X - trunc(X)'s).
+OPS_MATH_ACT(TanAct, "tan", "tan(X)", kDepX, std::tan(x), g / (std::cos(v) * std::cos(v)))
+OPS_MATH_ACT(Log2Act, "log2", "log2(X)", kDepX, std::log2(x), g / (v * T(0.69314718055994531)))
+OPS_MATH_ACT(Log10Act, "log10", "log10(X)", kDepX, std::log10(x), g / (v * T(2.3025850929940457)))
+OPS_MATH_ACT(FracAct, "frac", "X - trunc(X)", kDepX, x - std::trunc(x), g)
 #undef OPS_MATH_ACT
 
 // selu (F.selu, nn.SELU): scale * (X > 0 ? X : alpha * (exp(X) - 1)); its grad reads Out.

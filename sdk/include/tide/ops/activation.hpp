@@ -112,10 +112,8 @@ TIDE_SIMPLE_ACT(RsqrtAct, "rsqrt", "1 / sqrt(X)", kDepOut, T(1) / Sqrt(x), T(-0.
 // Piecewise constant: the gradient is 0 (Fluid's ZeroGradFunctor). round: half away from zero.
 TIDE_SIMPLE_ACT(CeilAct, "ceil", "ceil(X)", kDepX, Ceil(x), T(0))
 TIDE_SIMPLE_ACT(FloorAct, "floor", "floor(X)", kDepX, Floor(x), T(0))
-TIDE_SIMPLE_ACT(RoundAct, "round", "round(X), halves away from 0", kDepX, Round(x), T(0))
 TIDE_SIMPLE_ACT(LogSigmoidAct, "logsigmoid", "log(1 / (1 + exp(-X)))", kDepX, -Softplus(-x),
                 g* Sigm(-v))
-TIDE_SIMPLE_ACT(SoftplusAct, "softplus", "log(1 + exp(X))", kDepX, Softplus(x), g* Sigm(v))
 TIDE_SIMPLE_ACT(SoftsignAct, "softsign", "X / (1 + |X|)", kDepX, x / (T(1) + Abs(x)),
                 g / ((T(1) + Abs(v)) * (T(1) + Abs(v))))
 TIDE_SIMPLE_ACT(TanhShrinkAct, "tanh_shrink", "X - tanh(X)", kDepX, x - Tanh(x),
@@ -129,6 +127,44 @@ TIDE_SIMPLE_ACT(TanhShrinkAct, "tanh_shrink", "X - tanh(X)", kDepX, x - Tanh(x),
   static constexpr ActDep kDep = dep;              \
   static constexpr int kNumAttrs = n;
 
+// round (Paddle 3.x's decimals: an int in Paddle, a whole float here): half away from 0, as
+// Paddle's; decimals < 0 rounds to tens, hundreds, ...
+struct RoundAct {
+  TIDE_ACT_HEAD("round", "round(X * 10^decimals) / 10^decimals, halves away from 0", kDepX, 1)
+  static constexpr ActAttrSpec kAttrs[1] = {{"decimals", 0.0f, "the decimal places kept"}};
+  int decimals;
+  TIDE_OPS_HOST_DEVICE explicit RoundAct(const float* a) : decimals(int(a[0])) {}
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+    if (decimals == 0) return act_math::Round(x);
+    T p = T(1);  // Paddle's: multiply by 10^d for d > 0, divide by 10^-d for d < 0
+    for (int i = 0; i < (decimals > 0 ? decimals : -decimals); ++i) p *= T(10);
+    return decimals > 0 ? act_math::Round(x * p) / p : act_math::Round(x / p) * p;
+  }
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T, T) const {
+    return T(0);
+  }
+};
+// softplus with Paddle's beta and threshold: X where beta * X > threshold, else
+// log(1 + exp(beta * X)) / beta.
+struct SoftplusAct {
+  TIDE_ACT_HEAD("softplus", "beta * X > threshold ? X : log(1 + exp(beta * X)) / beta", kDepX, 2)
+  static constexpr ActAttrSpec kAttrs[2] = {{"beta", 1.0f, "the sharpness"},
+                                            {"threshold", 20.0f, "beta * X above it: X itself"}};
+  float beta, threshold;
+  TIDE_OPS_HOST_DEVICE explicit SoftplusAct(const float* a) : beta(a[0]), threshold(a[1]) {}
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
+    const T bx = T(beta) * x;
+    return bx > T(threshold) ? x : act_math::Softplus(bx) / T(beta);
+  }
+  template <typename T>
+  TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
+    const T bx = T(beta) * x;
+    return bx > T(threshold) ? g : g * act_math::Sigm(bx);
+  }
+};
 struct BReluAct {
   TIDE_ACT_HEAD("brelu", "min(max(X, t_min), t_max)", kDepX, 2)
   static constexpr ActAttrSpec kAttrs[2] = {{"t_min", 0.0f, "lower bound"},
@@ -308,14 +344,16 @@ struct SwishAct {
     return g * (s + T(beta) * x * s * (T(1) - s));
   }
 };
+// Paddle 3.x's thresholded_relu has `value` (what replaces X up to the threshold; 2.x: 0).
 struct ThresholdedReluAct {
-  TIDE_ACT_HEAD("thresholded_relu", "X > threshold ? X : 0", kDepX, 1)
-  static constexpr ActAttrSpec kAttrs[1] = {{"threshold", 1.0f, "values up to it become 0"}};
-  float t;
-  TIDE_OPS_HOST_DEVICE explicit ThresholdedReluAct(const float* a) : t(a[0]) {}
+  TIDE_ACT_HEAD("thresholded_relu", "X > threshold ? X : value", kDepX, 2)
+  static constexpr ActAttrSpec kAttrs[2] = {{"threshold", 1.0f, "values up to it become `value`"},
+                                            {"value", 0.0f, "what replaces them"}};
+  float t, value;
+  TIDE_OPS_HOST_DEVICE explicit ThresholdedReluAct(const float* a) : t(a[0]), value(a[1]) {}
   template <typename T>
   TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
-    return x > T(t) ? x : T(0);
+    return x > T(t) ? x : T(value);
   }
   template <typename T>
   TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
