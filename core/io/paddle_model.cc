@@ -312,6 +312,7 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    {"gather", 1},
                                                    {"matmul", 1},
                                                    {"leaky_relu", 1},
+                                                   {"softplus", 1},
                                                    {"equal", 1},
                                                    {"not_equal", 1},
                                                    {"less_than", 1},

@@ -999,6 +999,18 @@ class Translator {
       *out = v;
       return true;
     }
+    // A Scalar operand folded from a float full (pd_op.eye's num_rows: Paddle casts it): a whole
+    // value only, never truncated.
+    if ((want == TIDE_ATTR_LONG || want == TIDE_ATTR_INT) && std::holds_alternative<double>(a)) {
+      const double v = std::get<double>(a);
+      const double lim = want == TIDE_ATTR_INT ? double(INT32_MAX) : 9.007199254740992e15;
+      if (!(v == std::trunc(v) && std::fabs(v) <= lim)) return false;
+      if (want == TIDE_ATTR_INT)
+        *out = static_cast<int32_t>(v);
+      else
+        *out = static_cast<int64_t>(v);
+      return true;
+    }
     return ConvertAttr(a, want, out);
   }
 

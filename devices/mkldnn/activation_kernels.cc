@@ -68,6 +68,15 @@ EltwiseAlgo ReciprocalGrad(const KernelContext&) {
   return {algorithm::eltwise_pow, -1.0f / 3.0f, 3.0f};
 }
 EltwiseAlgo RsqrtGrad(const KernelContext&) { return {algorithm::eltwise_pow, -0.125f, 4.0f}; }
+// softplus with Paddle's defaults (beta 1, threshold 20; above it oneDNN's log(1 + exp(X)) is X
+// to float precision); other values are declined (the plain kernel has them).
+EltwiseAlgo Softplus(const KernelContext& c) {
+  const float beta = F(c, "beta"), threshold = F(c, "threshold");
+  if (beta != 1.0f || threshold != 20.0f)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", c.op_type(), "' (oneDNN kernel): beta ", beta,
+               ", threshold ", threshold, " are not oneDNN soft_relu's 1, 20");
+  return {algorithm::eltwise_soft_relu};
+}
 EltwiseAlgo Gelu(const KernelContext& c) {
   return {c.Attr<bool>("approximate") ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf};
 }
@@ -149,8 +158,7 @@ const Entry kEntries[] = {
     {"log", &Forward<Fixed<algorithm::eltwise_log>>, &GradFromX<Fixed<algorithm::eltwise_log>>},
     {"square", &Forward<Fixed<algorithm::eltwise_square>>,
      &GradFromX<Fixed<algorithm::eltwise_square>>},
-    {"softplus", &Forward<Fixed<algorithm::eltwise_soft_relu>>,
-     &GradFromX<Fixed<algorithm::eltwise_soft_relu>>},
+    {"softplus", &Forward<Softplus>, &GradFromX<Softplus>},
     {"logsigmoid", &Forward<Fixed<algorithm::eltwise_logsigmoid>>,
      &GradFromX<Fixed<algorithm::eltwise_logsigmoid>>},
     {"reciprocal", &Forward<Reciprocal>, &GradFromOut<ReciprocalGrad>},

@@ -39,6 +39,10 @@ PreluView ViewOf(const KernelContext& ctx, const Tensor& x, int64_t alpha_numel)
   const Dims d = x.dims();
   const std::string mode = ctx.Attr<std::string>("mode");
   tide::ops::GetPreluAlphaIndex(op, mode, d, alpha_numel, ctx.InputName("Alpha"));
+  if (mode == "channel" && ctx.HasAttr("data_format") &&
+      ctx.Attr<std::string>("data_format") == "NHWC")
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+               "' (oneDNN kernel): data_format NHWC (channels last) is the plain kernel's");
   const int64_t n = DimsProduct(d);
   if (n < kMinElements)
     TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): X ", tide::ToString(d),

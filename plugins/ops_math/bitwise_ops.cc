@@ -36,8 +36,8 @@ void BinaryShape(tide::InferShapeContext& ctx) {
   const bool known = std::none_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) &&
                      std::none_of(y.begin(), y.end(), [](int64_t d) { return d < 0; });
   // Unknown (-1) dims are checked when the kernel runs.
-  ctx.SetOutputDims("Out", known ? BitwiseBroadcast(ctx.op_type(), x, y).out
-                                 : (x.size() >= y.size() ? x : y));
+  ctx.SetOutputDims(
+      "Out", known ? BitwiseBroadcast(ctx.op_type(), x, y).out : (x.size() >= y.size() ? x : y));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 

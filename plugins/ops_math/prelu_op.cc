@@ -54,6 +54,8 @@ TIDE_REGISTER_OP(tide::OpSchema("prelu")
                      .Output("Out", "same dims as X")
                      .Attr("mode", std::string("all"), "'all', 'channel' or 'element'")
                      .InSet({"all", "channel", "element"})
+                     .Attr("data_format", std::string("NCHW"),
+                           "NHWC: mode 'channel' takes X's last dim as the channels")
                      .InferShape(PreluInferShape)
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("prelu_grad")
@@ -73,6 +75,7 @@ TIDE_REGISTER_OP(tide::OpSchema("prelu_grad")
                      .Output(GradVarName("Alpha"))
                      .AsDispensable()
                      .Attr("mode", std::string("all"))
+                     .Attr("data_format", std::string("NCHW"))
                      .InferShape([](tide::InferShapeContext& c) {
                        for (const char* p : {"X", "Alpha"}) {
                          std::string gn = GradVarName(p);

@@ -61,7 +61,8 @@ void EyeShape(tide::InferShapeContext& ctx) {
 template <typename T>
 void EyeKernel(KernelContext& ctx) {
   const int64_t rows = ctx.Attr<int64_t>("num_rows");
-  const int64_t cols = ctx.Attr<int64_t>("num_columns") < 0 ? rows : ctx.Attr<int64_t>("num_columns");
+  const int64_t cols =
+      ctx.Attr<int64_t>("num_columns") < 0 ? rows : ctx.Attr<int64_t>("num_columns");
   T* o = ctx.Output("Out").mutable_data<T>({rows, cols}, ctx.place());
   std::fill(o, o + rows * cols, T(0));
   for (int64_t i = 0; i < std::min(rows, cols); ++i) o[i * cols + i] = T(1);
@@ -182,8 +183,8 @@ void MvShape(tide::InferShapeContext& ctx) {
              "': X must be 2-D and Vec 1-D, but are ", tide::ToString(x), " and ",
              tide::ToString(v));
   if (x[1] >= 0 && v[0] >= 0)
-    TIDE_CHECK(x[1] == v[0], "op '", ctx.op_type(), "': X ", tide::ToString(x), "'s columns and Vec ",
-               tide::ToString(v), " differ");
+    TIDE_CHECK(x[1] == v[0], "op '", ctx.op_type(), "': X ", tide::ToString(x),
+               "'s columns and Vec ", tide::ToString(v), " differ");
   ctx.SetOutputDims("Out", {x[0]});
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
@@ -467,7 +468,9 @@ TIDE_REGISTER_OP(tide::OpSchema("diag_v2_grad")
                      .Attr("offset", int32_t(0))
                      .Attr("padding_value", 0.0f)
                      .KernelDataTypeFrom("X")
-                     .InferShape([](tide::InferShapeContext& c) { GradShapeLikeInputs(c, {"X"}); }));
+                     .InferShape([](tide::InferShapeContext& c) {
+                       GradShapeLikeInputs(c, {"X"});
+                     }));
 TIDE_REGISTER_OP(
     tide::OpSchema("dot")
         .Comment("Out = sum(X * Y) over the last dim (paddle.dot): 1-D -> 0-D, [B, N] -> [B].")
@@ -475,7 +478,9 @@ TIDE_REGISTER_OP(
         .Input("Y", "X's dims and type")
         .Output("Out", "0-D or [B]")
         .InferShape(DotShape)
-        .Grad([](tide::GradMaker& g) { MakeGrad(g, "dot_grad", {"X", "Y"}, {"X", "Y"}); }));
+        .Grad([](tide::GradMaker& g) {
+          MakeGrad(g, "dot_grad", {"X", "Y"}, {"X", "Y"});
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("dot_grad")
                      .Input("X")
                      .Input("Y")
@@ -488,14 +493,15 @@ TIDE_REGISTER_OP(tide::OpSchema("dot_grad")
                      .InferShape([](tide::InferShapeContext& c) {
                        GradShapeLikeInputs(c, {"X", "Y"});
                      }));
-TIDE_REGISTER_OP(
-    tide::OpSchema("mv")
-        .Comment("Out = X Vec (paddle.mv): X [M, N], Vec [N], Out [M].")
-        .Input("X", "[M, N]")
-        .Input("Vec", "[N], X's type")
-        .Output("Out", "[M]")
-        .InferShape(MvShape)
-        .Grad([](tide::GradMaker& g) { MakeGrad(g, "mv_grad", {"X", "Vec"}, {"X", "Vec"}); }));
+TIDE_REGISTER_OP(tide::OpSchema("mv")
+                     .Comment("Out = X Vec (paddle.mv): X [M, N], Vec [N], Out [M].")
+                     .Input("X", "[M, N]")
+                     .Input("Vec", "[N], X's type")
+                     .Output("Out", "[M]")
+                     .InferShape(MvShape)
+                     .Grad([](tide::GradMaker& g) {
+                       MakeGrad(g, "mv_grad", {"X", "Vec"}, {"X", "Vec"});
+                     }));
 TIDE_REGISTER_OP(tide::OpSchema("mv_grad")
                      .Input("X")
                      .Input("Vec")
@@ -516,7 +522,9 @@ TIDE_REGISTER_OP(
         .Output("Out", "X's dims")
         .Attr("dim", int32_t(kCrossDefaultDim), "the dim of the vectors; 9: the first of size 3")
         .InferShape(CrossShape)
-        .Grad([](tide::GradMaker& g) { MakeGrad(g, "cross_grad", {"X", "Y"}, {"X", "Y"}); }));
+        .Grad([](tide::GradMaker& g) {
+          MakeGrad(g, "cross_grad", {"X", "Y"}, {"X", "Y"});
+        }));
 TIDE_REGISTER_OP(tide::OpSchema("cross_grad")
                      .Input("X")
                      .Input("Y")
@@ -530,17 +538,16 @@ TIDE_REGISTER_OP(tide::OpSchema("cross_grad")
                      .InferShape([](tide::InferShapeContext& c) {
                        GradShapeLikeInputs(c, {"X", "Y"});
                      }));
-TIDE_REGISTER_OP(
-    tide::OpSchema("lerp")
-        .Comment("Out = X + Weight * (Y - X) (paddle.lerp), broadcast numpy-style.")
-        .Input("X", "start")
-        .Input("Y", "end, X's type")
-        .Input("Weight", "X's type")
-        .Output("Out", "the broadcast dims")
-        .InferShape(LerpShape)
-        .Grad([](tide::GradMaker& g) {
-          MakeGrad(g, "lerp_grad", {"X", "Y", "Weight"}, {"X", "Y"});
-        }));
+TIDE_REGISTER_OP(tide::OpSchema("lerp")
+                     .Comment("Out = X + Weight * (Y - X) (paddle.lerp), broadcast numpy-style.")
+                     .Input("X", "start")
+                     .Input("Y", "end, X's type")
+                     .Input("Weight", "X's type")
+                     .Output("Out", "the broadcast dims")
+                     .InferShape(LerpShape)
+                     .Grad([](tide::GradMaker& g) {
+                       MakeGrad(g, "lerp_grad", {"X", "Y", "Weight"}, {"X", "Y"});
+                     }));
 TIDE_REGISTER_OP(tide::OpSchema("lerp_grad")
                      .Input("X")
                      .Input("Y")

@@ -245,3 +245,20 @@ def test_addmm_error():
     a = uniform(0, 1, (4, 3))
     with pytest.raises(tide.TideError, match=r"addmm.*X \[4, 3\] and Y \[4, 3\] do not multiply"):
         make("addmm", {"Input": a, "X": a, "Y": a}, {"Out": a}).check_output()
+
+
+# --- prelu's data_format -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_prelu_channel_data_format(data_format):
+    """mode 'channel' takes dim 1 (NCHW) or the last dim (NHWC) as the channels."""
+    x = uniform(-1, 1, (2, 3, 4, 5))
+    c = 3 if data_format == "NCHW" else 5
+    alpha = uniform(0.1, 0.5, (c,))
+    shape = (1, c, 1, 1) if data_format == "NCHW" else (1, 1, 1, c)
+    want = np.where(x > 0, x, alpha.reshape(shape) * x)
+    attrs = {"mode": "channel", "data_format": data_format}
+    t = make("prelu", {"X": x, "Alpha": alpha}, {"Out": want}, attrs)
+    t.check_output(atol=1e-12, rtol=1e-12)
+    t.check_grad(["X", "Alpha"], "Out", **GRAD)

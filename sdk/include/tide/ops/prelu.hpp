@@ -28,15 +28,17 @@ struct PreluAlphaIndex {
 };
 
 // The rule for `mode` on X, checked against Alpha's element count (`alpha` names the variable).
+// channel_last (Paddle's data_format NHWC): mode 'channel' takes X's last dim as the channels.
 inline PreluAlphaIndex GetPreluAlphaIndex(const char* op, const std::string& mode, const Dims& x,
-                                          int64_t alpha_numel, const std::string& alpha) {
+                                          int64_t alpha_numel, const std::string& alpha,
+                                          bool channel_last = false) {
   PreluAlphaIndex a;
   if (mode == "channel") {
     TIDE_CHECK(x.size() >= 2, "op '", op,
                "': mode 'channel' needs X of rank >= 2 ([N, C, ...]), got ", ToString(x));
     a.mode = PreluAlphaIndex::kChannel;
-    a.channels = x[1];
-    a.inner = DimsProduct(x, 2, x.size());
+    a.channels = channel_last ? x.back() : x[1];
+    a.inner = channel_last ? 1 : DimsProduct(x, 2, x.size());
   } else if (mode == "element") {
     TIDE_CHECK(x.size() >= 1, "op '", op, "': mode 'element' needs X of rank >= 1");
     a.mode = PreluAlphaIndex::kElement;
@@ -54,8 +56,11 @@ inline PreluAlphaIndex GetPreluAlphaIndex(const char* op, const std::string& mod
 // inference).
 template <typename Ctx>
 PreluAlphaIndex PreluAlphaIndexOf(const Ctx& ctx, const Dims& x, int64_t alpha_numel) {
+  // data_format: Paddle 2.x's attribute; an op schema without it is NCHW.
+  const bool channel_last =
+      ctx.HasAttr("data_format") && ctx.template Attr<std::string>("data_format") == "NHWC";
   return GetPreluAlphaIndex(ctx.op_type(), ctx.template Attr<std::string>("mode"), x, alpha_numel,
-                            ctx.InputName("Alpha"));
+                            ctx.InputName("Alpha"), channel_last);
 }
 
 // prelu: X, Alpha; Out allocated with X's dims.
