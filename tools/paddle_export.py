@@ -131,6 +131,7 @@ PIR_NN_MODELS = {
     "unary_ops": nn_models.UnaryOps,
     "binary_ops": nn_models.BinaryOps,
     "vision_ops": nn_models.VisionOps,
+    "misc_ops": nn_models.MiscOps,
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
@@ -151,6 +152,7 @@ PIR_MODELS = [
     "unary_ops",
     "vision_ops",
     "binary_ops",
+    "misc_ops",
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 

@@ -467,3 +467,88 @@ def randomize(net, rng):
         for sub in net.sublayers():
             if isinstance(sub, nn.LayerNorm):
                 sub.weight.set_value(rng.uniform(0.5, 1.5, sub.weight.shape).astype(np.float32))
+
+
+class MiscOps(nn.Layer):
+    """Math ops with PIR rows of their own (mathmisc): round (decimals 0, 1, -1), floor, ceil,
+    square, asin, acos, atan, softplus (default and beta / threshold), softshrink, hardshrink,
+    prelu (channel), stanh, thresholded_relu (with value), clip_by_norm, prod, nonzero, argsort,
+    p_norm; tan, log2, log10, frac (Paddle's trunc and subtract); bitwise_and / or / xor / not on
+    int32 (broadcasting) and bool; eye, diag (vector -> matrix with an offset and padding, matrix
+    -> diagonal), dot (1-D and 2-D), mv, cross (the default axis and 1), lerp, addmm."""
+
+    inputs = [("x", [None, 8], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.prelu = nn.PReLU(8, 0.1)
+
+    def forward(self, x):
+        y = self.fc(x) * 2.0  # [B, 8]
+        t = paddle.tanh(y) * 0.9  # |t| < 1
+        a = paddle.abs(y) + 0.1  # > 0
+        outs = [
+            paddle.round(y * 3.0),
+            paddle.round(y, decimals=1),
+            paddle.round(y * 30.0, decimals=-1),
+            paddle.floor(y),
+            paddle.ceil(y),
+            paddle.square(y),
+            paddle.asin(t),
+            paddle.acos(t),
+            paddle.atan(y),
+            F.softplus(y),
+            F.softplus(y, beta=2.0, threshold=1.5),
+            F.softshrink(y, 0.3),
+            F.hardshrink(y, 0.4),
+            self.prelu(y),
+            paddle.stanh(y),
+            F.thresholded_relu(y, 0.5, 0.25),
+            paddle.nn.clip.clip_by_norm(y, 1.5),
+            paddle.prod(t + 1.0, axis=1, keepdim=True),
+            paddle.tan(t),
+            paddle.log2(a),
+            paddle.log10(a),
+            paddle.frac(y * 3.0),
+        ]
+        nz = paddle.nonzero(x > 0.0).astype("float32")  # [count, 2] coordinates
+        nz = (nz * paddle.to_tensor([8.0, 1.0])).sum(axis=1)  # flat indices
+        nzs = paddle.stack([nz.sum(), nz.max(), (nz * nz).sum()]).unsqueeze(0)
+        i = (y * 20.0).astype("int32")
+        bits = [
+            paddle.bitwise_and(i, i[:1]),
+            paddle.bitwise_or(i, i[:, :1]),
+            paddle.bitwise_xor(i, i[:1]),
+            paddle.bitwise_not(i),
+        ]  # int32: and with a broadcast row, or with a broadcast column
+        bits = paddle.concat(bits, axis=1).astype("float32")
+        bs = (y > 0).astype("bool")
+        b0 = y[:1] < 0.5  # [1, 8] bool, broadcast
+        bbits = [paddle.bitwise_and(bs, b0), paddle.bitwise_not(bs)]
+        bbits = paddle.concat([b.astype("float32") for b in bbits], axis=1)
+        n = y.shape[0]
+        lin = [
+            paddle.matmul(
+                y, paddle.eye(8) + paddle.eye(8, 10, dtype="float64")[:, 1:9].astype("float32")
+            ),
+            paddle.diag(y[0, :4], offset=1, padding_value=0.5)
+            .reshape([-1, 25])[:1]
+            .expand([n, 25]),
+            paddle.diag(y[:, :5], offset=-1).unsqueeze(0).expand([n, 2]),
+            paddle.dot(y, t).unsqueeze(1),
+            paddle.dot(y[0], t[1]).reshape([1, 1]).expand([n, 1]),
+            paddle.mv(y, t[0]).unsqueeze(1),
+            paddle.cross(y[:, :3], t[:, 3:6]),
+            paddle.cross(y[:, 2:5], t[:, 5:8], axis=1),
+            paddle.lerp(y, t, a[:1] * 0.3),
+            paddle.addmm(y[:, :3], y, self.fc.weight[:, :3], beta=0.5, alpha=2.0),
+        ]
+        srt = paddle.argsort(y, axis=1).astype("float32")
+        pn = paddle.linalg.norm(y, p=3, axis=1, keepdim=True)
+        nzs = nzs.expand([y.shape[0], 3])
+        return paddle.concat(outs + [srt, pn, nzs, bits, bbits] + lin, axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 8)).astype(np.float32)}

@@ -259,6 +259,42 @@ const Entry kEntries[] = {
     {"pd_op.kthvalue", "kthvalue", "X", "Out Indices", ""},
     {"pd_op.mode", "mode", "X", "Out Indices", ""},
     {"pd_op.median", "median", "X", "Out MedianIndex", ""},
+    // Math ops Tide had without PIR rows, and the "misc" ops (mathmisc; docs/paddle_ops.md):
+    // hardshrink is Fluid's hard_shrink, softshrink's threshold Fluid's lambda, nonzero Fluid's
+    // where_index, prod Fluid's reduce_prod.
+    {"pd_op.round", "round", "X", "Out", ""},
+    {"pd_op.floor", "floor", "X", "Out", ""},
+    {"pd_op.ceil", "ceil", "X", "Out", ""},
+    {"pd_op.square", "square", "X", "Out", ""},
+    {"pd_op.asin", "asin", "X", "Out", ""},
+    {"pd_op.acos", "acos", "X", "Out", ""},
+    {"pd_op.atan", "atan", "X", "Out", ""},
+    {"pd_op.softplus", "softplus", "X", "Out", ""},
+    {"pd_op.softshrink", "softshrink", "X", "Out", "threshold>lambda"},
+    {"pd_op.hardshrink", "hard_shrink", "X", "Out", ""},
+    {"pd_op.prelu", "prelu", "X Alpha", "Out", ""},
+    {"pd_op.stanh", "stanh", "X", "Out", ""},
+    {"pd_op.thresholded_relu", "thresholded_relu", "X", "Out", ""},
+    {"pd_op.clip_by_norm", "clip_by_norm", "X", "Out", ""},
+    {"pd_op.nonzero", "where_index", "Condition", "Out", ""},
+    {"pd_op.prod", "reduce_prod", "X =dim", "Out", "keepdim>keep_dim"},
+    // plugins/ops_math/paddle_math_activations.h, bitwise_ops.cc and vector_ops.cc: diag is
+    // Fluid's diag_v2, cross's axis its dim, addmm's alpha / beta its Alpha / Beta; eye's
+    // num_rows / num_columns are constants (full) folded into its attributes.
+    {"pd_op.tan", "tan", "X", "Out", ""},
+    {"pd_op.log2", "log2", "X", "Out", ""},
+    {"pd_op.log10", "log10", "X", "Out", ""},
+    {"pd_op.bitwise_and", "bitwise_and", "X Y", "Out", ""},
+    {"pd_op.bitwise_or", "bitwise_or", "X Y", "Out", ""},
+    {"pd_op.bitwise_xor", "bitwise_xor", "X Y", "Out", ""},
+    {"pd_op.bitwise_not", "bitwise_not", "X", "Out", ""},
+    {"pd_op.eye", "eye", "=num_rows =num_columns", "Out", "place>-"},
+    {"pd_op.diag", "diag_v2", "X", "Out", ""},
+    {"pd_op.dot", "dot", "X Y", "Out", ""},
+    {"pd_op.mv", "mv", "X Vec", "Out", ""},
+    {"pd_op.cross", "cross", "X Y", "Out", "axis>dim"},
+    {"pd_op.lerp", "lerp", "X Y Weight", "Out", ""},
+    {"pd_op.addmm", "addmm", "Input X Y", "Out", "alpha>Alpha beta>Beta"},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its

@@ -434,6 +434,11 @@ PIR += ["shape_ops"]
 # atan2, fmax / fmin (NaNs on one side), heaviside, logcumsumexp, dist (paddle_nn_models's
 # BinaryOps).
 PIR += ["binary_ops"]
+# round (decimals), floor, ceil, square, asin / acos / atan, softplus (beta, threshold), softshrink,
+# hardshrink, prelu, stanh, thresholded_relu (value), clip_by_norm, prod, nonzero, argsort, p_norm,
+# tan, log2, log10, frac, bitwise_and / or / xor / not, eye, diag, dot, mv, cross, lerp, addmm
+# (paddle_nn_models's MiscOps).
+PIR += ["misc_ops"]
 # grid_sample (from affine_grid), bicubic interpolate, unfold, put_along_axis, searchsorted
 # (tools/paddle_nn_models.py's VisionOps).
 PIR += ["vision_ops"]
