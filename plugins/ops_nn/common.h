@@ -85,5 +85,8 @@ inline tide::AttrCheckFn PaddingsCheck() {
 #define OPS_NN_FLOAT_TYPES float, double
 // Kernels for shape-only ops (data moves, no arithmetic).
 #define OPS_NN_MOVE_TYPES float, double, int32_t, int64_t
+// Also bool and the byte types, for the ops that reshape, slice, join and gather (masks are bool
+// in Paddle's models; images uint8).
+#define OPS_NN_BYTE_TYPES bool, uint8_t, int8_t
 
 }  // namespace ops_nn

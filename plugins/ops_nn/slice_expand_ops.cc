@@ -334,10 +334,11 @@ TIDE_REGISTER_OP(SliceSchema("strided_slice", true));
 TIDE_REGISTER_OP(SliceGradSchema("strided_slice_grad", true));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
-TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
+                     tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, tide::float16,
-                     tide::bfloat16);
+TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
+                     tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("strided_slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("pad")
