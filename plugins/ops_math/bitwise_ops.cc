@@ -12,12 +12,6 @@ namespace {
 using tide::ops::GetNumpyBroadcast;
 using tide::ops::NumpyBroadcast;
 
-NumpyBroadcast BitwiseBroadcast(const char* op, const Dims& x, const Dims& y) {
-  TIDE_CHECK(tide::ops::NumpyFits(x, y), "op '", op, "': X ", tide::ToString(x), " and Y ",
-             tide::ToString(y), " do not broadcast");
-  return GetNumpyBroadcast(op, x, y);
-}
-
 void CheckBitwiseType(tide::InferShapeContext& ctx, const char* slot) {
   const TideDataType t = ctx.InputDataType(slot);
   TIDE_CHECK(t == TIDE_BOOL || t == TIDE_UINT8 || t == TIDE_INT8 || t == TIDE_INT16 ||
@@ -37,7 +31,7 @@ void BinaryShape(tide::InferShapeContext& ctx) {
                      std::none_of(y.begin(), y.end(), [](int64_t d) { return d < 0; });
   // Unknown (-1) dims are checked when the kernel runs.
   ctx.SetOutputDims(
-      "Out", known ? BitwiseBroadcast(ctx.op_type(), x, y).out : (x.size() >= y.size() ? x : y));
+      "Out", known ? GetNumpyBroadcast(ctx.op_type(), x, y).out : (x.size() >= y.size() ? x : y));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
@@ -69,7 +63,7 @@ struct Xor {
 template <typename Fn, typename T>
 void BinaryKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  const NumpyBroadcast nb = BitwiseBroadcast(ctx.op_type(), x.dims(), y.dims());
+  const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
   const T *a = x.data<T>(), *b = y.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(nb.out, ctx.place());
   for (int64_t e = 0, i, j; e < nb.numel; ++e) {

@@ -19,12 +19,6 @@ using tide::GradVarName;
 using tide::ops::GetNumpyBroadcast;
 using tide::ops::NumpyBroadcast;
 
-NumpyBroadcast DistBroadcast(const char* op, const Dims& x, const Dims& y) {
-  TIDE_CHECK(tide::ops::NumpyFits(x, y), "op '", op, "': X ", tide::ToString(x), " and Y ",
-             tide::ToString(y), " do not broadcast");
-  return GetNumpyBroadcast(op, x, y);
-}
-
 template <typename T>
 T Sign(T v) {
   return static_cast<T>((v > T(0)) - (v < T(0)));
@@ -33,7 +27,7 @@ T Sign(T v) {
 template <typename T>
 void DistKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  const NumpyBroadcast nb = DistBroadcast(ctx.op_type(), x.dims(), y.dims());
+  const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
   const T *xd = x.data<T>(), *yd = y.data<T>();
   const double p = ctx.Attr<float>("p");
   T* out = ctx.Output("Out").mutable_data<T>(Dims{}, ctx.place());
@@ -56,7 +50,7 @@ void DistKernel(KernelContext& ctx) {
 template <typename T>
 void DistGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y");
-  const NumpyBroadcast nb = DistBroadcast(ctx.op_type(), x.dims(), y.dims());
+  const NumpyBroadcast nb = GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
   const T *xd = x.data<T>(), *yd = y.data<T>();
   const T norm = *ctx.Input("Out").data<T>();
   const T dout = *ctx.Input(GradVarName("Out").c_str()).data<T>();
@@ -93,7 +87,7 @@ void DistInferShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
   const bool known = std::none_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) &&
                      std::none_of(y.begin(), y.end(), [](int64_t d) { return d < 0; });
-  if (known) DistBroadcast(ctx.op_type(), x, y);  // unknown dims: checked when the kernel runs
+  if (known) GetNumpyBroadcast(ctx.op_type(), x, y);  // unknown dims: checked when the kernel runs
   ctx.SetOutputDims("Out", Dims{});
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }

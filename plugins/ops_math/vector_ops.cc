@@ -311,9 +311,7 @@ struct Lerp3 {
 };
 
 Lerp3 LerpBroadcast(const char* op, const Dims& x, const Dims& y, const Dims& w) {
-  TIDE_CHECK(tide::ops::NumpyFits(x, y), "op '", op, "': X ", tide::ToString(x), " and Y ",
-             tide::ToString(y), " do not broadcast");
-  const Dims xy = GetNumpyBroadcast(op, x, y).out;
+  const Dims xy = GetNumpyBroadcast(op, x, y).out;  // an error naming X and Y if they do not
   TIDE_CHECK(tide::ops::NumpyFits(xy, w), "op '", op, "': Weight ", tide::ToString(w),
              " does not broadcast with X and Y's ", tide::ToString(xy));
   const Dims out = GetNumpyBroadcast(op, xy, w).out;
