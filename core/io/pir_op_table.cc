@@ -295,6 +295,9 @@ const Entry kEntries[] = {
     {"pd_op.cross", "cross", "X Y", "Out", "axis>dim"},
     {"pd_op.lerp", "lerp", "X Y Weight", "Out", ""},
     {"pd_op.addmm", "addmm", "Input X Y", "Out", "alpha>Alpha beta>Beta"},
+    // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc).
+    {"pd_op.cummax", "cummax", "x", "out indices", ""},
+    {"pd_op.cummin", "cummin", "x", "out indices", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its
