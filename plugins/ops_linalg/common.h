@@ -1,0 +1,114 @@
+// common.h: helpers shared by the ops_linalg kernels. Every op takes a batch of matrices
+// [..., M, N] (the leading dims the batch, row-major) and works on one matrix at a time through
+// Eigen maps; the shape checks name the op, the variable, what was expected and what was found.
+#pragma once
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tide/plugin.hpp>
+#include <vector>
+
+namespace ops_linalg {
+
+using tide::Dims;
+using tide::GradVarName;
+using tide::KernelContext;
+using tide::Tensor;
+
+// Kernels for float and double: Eigen's decompositions compute in the input type.
+#define OPS_LINALG_FLOAT_TYPES float, double
+
+template <typename T>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using MatrixMap = Eigen::Map<Matrix<T>>;
+template <typename T>
+using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
+
+// A dim known at build time (shape inference sees -1 for an unknown one).
+inline bool Known(int64_t d) { return d >= 0; }
+
+// The product of dims (1 for none).
+inline int64_t Product(const Dims& d, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t n = 1;
+  for (size_t i = from; i < std::min(to, d.size()); ++i) n *= d[i];
+  return n;
+}
+
+// The leading (batch) dims of [..., M, N].
+inline Dims BatchDims(const Dims& d) { return Dims(d.begin(), d.end() - 2); }
+
+// Checks that `var` holds matrices [..., M, N] (rank >= 2).
+inline void CheckMatrices(const char* op, const char* var, const Dims& d) {
+  TIDE_CHECK(d.size() >= 2, "op '", op, "': ", var, " must be a matrix or a batch of matrices [..., M, N], but its dims are ", tide::ToString(d));
+}
+
+// Checks that `var` holds square matrices [..., M, M] (an unknown dim passes).
+inline void CheckSquare(const char* op, const char* var, const Dims& d) {
+  TIDE_CHECK(d.size() >= 2, "op '", op, "': ", var, " must be a square matrix or a batch of square matrices [..., M, M], but its dims are ", tide::ToString(d));
+  const int64_t m = d[d.size() - 2], n = d[d.size() - 1];
+  TIDE_CHECK(!Known(m) || !Known(n) || m == n, "op '", op, "': ", var, " must be square matrices [..., M, M], but its dims are ", tide::ToString(d), " (", m, " rows, ", n, " columns)");
+}
+
+// Two batches of matrices paired numpy-style over their batch dims (a batch dim of 1 repeats):
+// the result's batch dims and, per result matrix, the X and Y matrix it reads.
+struct BatchPairs {
+  Dims out;                     // the result's batch dims
+  std::vector<int64_t> xi, yi;  // per result matrix: X's / Y's matrix index
+};
+
+inline Dims BroadcastBatchDims(const char* op, const Dims& xb, const Dims& yb, const Dims& x, const Dims& y) {
+  const size_t r = std::max(xb.size(), yb.size());
+  Dims out(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t dx = i + xb.size() >= r ? xb[i + xb.size() - r] : 1;
+    const int64_t dy = i + yb.size() >= r ? yb[i + yb.size() - r] : 1;
+    TIDE_CHECK(!Known(dx) || !Known(dy) || dx == dy || dx == 1 || dy == 1, "op '", op, "': the batch dims of X ", tide::ToString(x), " and Y ", tide::ToString(y), " do not broadcast (", dx, " vs ", dy, ")");
+    out[i] = dx == 1 ? dy : (dy == 1 ? dx : (Known(dx) ? dx : dy));
+  }
+  return out;
+}
+
+inline BatchPairs PairBatches(const char* op, const Dims& xb, const Dims& yb, const Dims& x, const Dims& y) {
+  BatchPairs p;
+  p.out = BroadcastBatchDims(op, xb, yb, x, y);
+  const size_t r = p.out.size();
+  const int64_t n = Product(p.out);
+  p.xi.assign(n, 0);
+  p.yi.assign(n, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t rest = e, sx = 1, sy = 1;
+    for (size_t d = r; d-- > 0;) {
+      const int64_t c = rest % p.out[d];
+      rest /= p.out[d];
+      const int64_t dx = d + xb.size() >= r ? xb[d + xb.size() - r] : 1;
+      const int64_t dy = d + yb.size() >= r ? yb[d + yb.size() - r] : 1;
+      if (dx != 1) p.xi[e] += c * sx;
+      if (dy != 1) p.yi[e] += c * sy;
+      sx *= dx;
+      sy *= dy;
+    }
+  }
+  return p;
+}
+
+// dims = batch + tail.
+inline Dims Concat(Dims batch, std::initializer_list<int64_t> tail) {
+  batch.insert(batch.end(), tail.begin(), tail.end());
+  return batch;
+}
+
+// A grad op's shape inference: each X@GRAD-style output that the op has takes its input's dims
+// and data type.
+inline void GradsLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<const char*> inputs) {
+  for (const char* p : inputs) {
+    const std::string g = GradVarName(p);
+    if (!ctx.HasOutput(g.c_str())) continue;
+    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
+    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
+  }
+}
+
+}  // namespace ops_linalg
