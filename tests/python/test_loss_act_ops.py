@@ -1,0 +1,159 @@
+"""Paddle's losses and special functions (lossact): huber_loss, kldiv_loss and
+sigmoid_cross_entropy_with_logits; against numpy float64 references, gradients by central
+differences, and the errors of bad inputs."""
+
+import numpy as np
+import pytest
+from op_test import make
+
+import tide
+
+RNG = np.random.RandomState(61)
+GRAD = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-6}  # float64
+DTYPES = ["float32", "float64"]
+
+
+def tol(dtype):
+    return {"atol": 1e-5, "rtol": 1e-5} if dtype == "float32" else {"atol": 1e-12, "rtol": 1e-12}
+
+
+# --- huber_loss ----------------------------------------------------------------------------
+
+
+def huber(x, y, delta):
+    r = y - x
+    return np.where(np.abs(r) <= delta, 0.5 * r * r, delta * (np.abs(r) - 0.5 * delta)), r
+
+
+@pytest.mark.parametrize("delta", [1.0, 0.3])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_huber_loss(delta, dtype):
+    x, y = RNG.uniform(-1, 1, (4, 5)), RNG.uniform(-1, 1, (4, 5))
+    r = y - x
+    y[np.abs(np.abs(r) - delta) < 1e-3] += 0.01  # off the switch
+    x, y = x.astype(dtype), y.astype(dtype)
+    # delta is a float32 attribute: the reference uses its float32 value.
+    out, res = huber(x.astype("float64"), y.astype("float64"), float(np.float32(delta)))
+    t = make(
+        "huber_loss",
+        {"X": x, "Y": y},
+        {"Out": out.astype(dtype), "Residual": res.astype(dtype)},
+        {"delta": delta},
+    )
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["X", "Y"], "Out", **GRAD)
+
+
+def test_huber_loss_errors():
+    x = np.zeros((3, 4))
+    with pytest.raises(
+        tide.TideError, match=r"huber_loss.*Y .*must have X's dims \[3, 4\].*\[3, 5\]"
+    ):
+        y = np.zeros((3, 5))
+        make(
+            "huber_loss", {"X": x, "Y": y}, {"Out": x, "Residual": x}, {"delta": 1.0}
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"delta.*huber_loss must be >= 0, got -1"):
+        make(
+            "huber_loss", {"X": x, "Y": x}, {"Out": x, "Residual": x}, {"delta": -1.0}
+        ).check_output()
+
+
+# --- kldiv_loss ----------------------------------------------------------------------------
+
+
+def kldiv(x, t, reduction, log_target):
+    if log_target:
+        loss = np.exp(t) * (t - x)
+    else:
+        loss = np.where(t > 0, t * np.log(np.where(t > 0, t, 1.0)) - t * x, 0.0)
+    if reduction == "none":
+        return loss
+    s = loss.sum()
+    return {"sum": s, "mean": s / loss.size, "batchmean": s / x.shape[0]}[reduction]
+
+
+@pytest.mark.parametrize("reduction", ["none", "batchmean", "mean", "sum"])
+@pytest.mark.parametrize("log_target", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kldiv_loss(reduction, log_target, dtype):
+    x = np.log(RNG.uniform(0.05, 1, (3, 4, 2)))
+    t = RNG.uniform(-0.2, 1, (3, 4, 2))  # some targets <= 0: loss 0 there
+    if log_target:
+        t = np.log(RNG.uniform(0.05, 1, (3, 4, 2)))
+    x, t = x.astype(dtype), t.astype(dtype)
+    want = np.asarray(kldiv(x.astype("float64"), t.astype("float64"), reduction, log_target))
+    attrs = {"reduction": reduction, "log_target": log_target}
+    tt = make("kldiv_loss", {"X": x, "Target": t}, {"Loss": want.astype(dtype)}, attrs)
+    tt.check_output(**tol(dtype))
+    if dtype == "float64":
+        tt.check_grad(["X"], "Loss", **GRAD)
+
+
+def test_kldiv_loss_errors():
+    x = np.zeros((3, 4))
+    with pytest.raises(tide.TideError, match=r"kldiv_loss.*reduction must be 'none'.*got 'avg'"):
+        make("kldiv_loss", {"X": x, "Target": x}, {"Loss": x}, {"reduction": "avg"}).check_output()
+    with pytest.raises(tide.TideError, match=r"kldiv_loss.*Target .*must have X's dims"):
+        make("kldiv_loss", {"X": x, "Target": x[:2]}, {"Loss": x}).check_output()
+
+
+# --- sigmoid_cross_entropy_with_logits -----------------------------------------------------
+
+
+def sigmoid_ce(x, label, pos_weight, normalize, ignore_index):
+    w = 1.0 if pos_weight is None else pos_weight  # F's 1 + (pos_weight - 1) * label
+    out = (1 - label) * x + w * np.log1p(np.exp(-x))
+    ignored = label.astype(np.int64) == ignore_index
+    out = np.where(ignored, 0.0, out)
+    if normalize:
+        out = out / max(np.sum(np.abs(label - ignore_index) > 1e-6), 1)
+    return out
+
+
+@pytest.mark.parametrize(
+    "with_pos_weight,normalize,ignore_index",
+    [(False, False, -100), (True, False, -100), (False, True, -1), (True, True, 1)],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigmoid_cross_entropy_with_logits(with_pos_weight, normalize, ignore_index, dtype):
+    x = RNG.uniform(-5, 5, (4, 6))
+    label = RNG.uniform(0, 1, (4, 6))
+    label[0, :3] = 1.0
+    label[1, :2] = ignore_index  # ignored entries: loss and gradient 0
+    inputs = {"X": x.astype(dtype), "Label": label.astype(dtype)}
+    pw = None
+    if with_pos_weight:
+        pw = RNG.uniform(0.5, 3, (4, 6))
+        inputs["pos_weight"] = pw.astype(dtype)
+    want = sigmoid_ce(
+        x.astype(dtype).astype("float64"),
+        label.astype(dtype).astype("float64"),
+        None if pw is None else pw.astype(dtype).astype("float64"),
+        normalize,
+        ignore_index,
+    )
+    attrs = {"normalize": normalize, "ignore_index": ignore_index}
+    t = make("sigmoid_cross_entropy_with_logits", inputs, {"Out": want.astype(dtype)}, attrs)
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_sigmoid_cross_entropy_large_logits():
+    """No overflow: e^-|x| only."""
+    x = np.array([[-800.0, 800.0, 0.0]])
+    label = np.array([[1.0, 0.0, 0.5]])
+    want = np.array([[800.0, 800.0, np.log(2.0)]])
+    op = "sigmoid_cross_entropy_with_logits"
+    make(op, {"X": x, "Label": label}, {"Out": want}).check_output(atol=1e-12, rtol=1e-12)
+
+
+def test_sigmoid_cross_entropy_errors():
+    x = np.zeros((3, 4))
+    op = "sigmoid_cross_entropy_with_logits"
+    with pytest.raises(tide.TideError, match=r"sigmoid_cross_entropy_with_logits.*pos_weight"):
+        make(op, {"X": x, "Label": x, "pos_weight": x[:, :2]}, {"Out": x}).check_output()
+    with pytest.raises(tide.TideError, match=r"sigmoid_cross_entropy_with_logits.*Label .*float64"):
+        make(op, {"X": x, "Label": x.astype("float32")}, {"Out": x}).check_output()
