@@ -295,6 +295,10 @@ const Entry kEntries[] = {
     {"pd_op.cross", "cross", "X Y", "Out", "axis>dim"},
     {"pd_op.lerp", "lerp", "X Y Weight", "Out", ""},
     {"pd_op.addmm", "addmm", "Input X Y", "Out", "alpha>Alpha beta>Beta"},
+    // einsum, frobenius_norm, matrix_power, baddbmm, renorm (helper einsum: plugins/ops_math/
+    // einsum_op.cc, ...): einsum's operands are one builtin.combine list (Fluid's Operands); its
+    // inner_cache and xshape results are Paddle's grad's.
+    {"pd_op.einsum", "einsum", "Operands", "Out - -", ""},
     // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc).
     {"pd_op.cummax", "cummax", "x", "out indices", ""},
     {"pd_op.cummin", "cummin", "x", "out indices", ""},
