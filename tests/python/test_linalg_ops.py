@@ -9,6 +9,7 @@ import pytest
 from op_test import make
 
 import tide
+from tide import layers
 
 RNG = np.random.RandomState(31)
 GRAD = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-6}  # float64
@@ -27,6 +28,66 @@ def spd(*shape, dtype="float64"):
     """Symmetric positive definite matrices [..., n, n]."""
     a = RNG.uniform(-1, 1, shape)
     return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def run_op(op_type, inputs, outputs, attrs=None, weights=None):
+    """The op's outputs ({param: array}) and, when `weights` ({output param: array}) is given,
+    d sum(w * out) / d each input through its grad op: one program of its own."""
+    with tide.program_guard(tide.Program(), tide.Program()):
+        block = tide.default_main_program().global_block()
+        ins = {
+            n: layers.data(
+                name=n.lower(),
+                shape=list(a.shape),
+                dtype=str(a.dtype),
+                append_batch_size=False,
+                stop_gradient=False,
+            )
+            for n, a in inputs.items()
+        }
+        dtype = str(next(iter(inputs.values())).dtype)
+        outs = {n: block.create_var(name="out_" + n.lower(), dtype=dtype) for n in outputs}
+        block.append_op(
+            type=op_type,
+            inputs={k: [v] for k, v in ins.items()},
+            outputs={k: [v] for k, v in outs.items()},
+            attrs=attrs or {},
+        )
+        feed = {n.lower(): a for n, a in inputs.items()}
+        fetch = [outs[n].name for n in outputs]
+        if weights:
+            terms = []
+            for n, w in weights.items():
+                wv = layers.data(
+                    name="w_" + n.lower(), shape=list(w.shape), dtype=dtype, append_batch_size=False
+                )
+                feed[wv.name] = w
+                terms.append(layers.reduce_sum(layers.elementwise_mul(outs[n], wv)))
+            loss = terms[0] if len(terms) == 1 else layers.sums(terms)
+            tide.append_backward(loss, parameter_list=[n.lower() for n in inputs])
+            fetch += [n.lower() + "@GRAD" for n in inputs]
+        got = tide.Executor(tide.CPUPlace()).run(
+            tide.default_main_program(), feed=feed, fetch_list=fetch
+        )
+    return dict(zip(list(outputs) + ["d" + n for n in inputs] * bool(weights), got))
+
+
+def symmetric_central_diff(f, a, eps=1e-6):
+    """d f / d a[i, j] along a symmetric perturbation (a[i, j] and a[j, i] together) for i >= j,
+    as a lower-triangular array: what a gradient G of an op reading one triangle of a symmetric
+    input must match as G[i, j] + G[j, i] (G[i, i] on the diagonal)."""
+    g = np.zeros_like(a)
+    for idx in np.ndindex(*a.shape):
+        i, j = idx[-2:]
+        if i < j:
+            continue
+        hi, lo = a.copy(), a.copy()
+        t = idx[:-2] + (j, i)
+        for m in {idx, t}:
+            hi[m] += eps
+            lo[m] -= eps
+        g[idx] = (f(hi) - f(lo)) / (2 * eps)
+    return g
 
 
 def error(op, inputs, outputs, match, attrs=None):
@@ -74,3 +135,75 @@ def test_determinant_errors():
             op, {"Input": np.ones((2, 3))}, {"Out": np.ones(())}, op + r".*Input.*square.*\[2, 3\]"
         )
         error(op, {"Input": np.ones(3)}, {"Out": np.ones(())}, op + r".*Input.*\[3\]")
+
+
+# --- inverse ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (2, 3, 2, 2)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_inverse(shape, dtype):
+    x = well_conditioned(*shape, dtype=dtype)
+    t = make("inverse", {"Input": x}, {"Output": np.linalg.inv(x.astype(np.float64))})
+    t.check_output(atol=TOL[dtype], rtol=TOL[dtype])
+    if dtype == "float64":
+        t.check_grad(["Input"], "Output", **GRAD)
+
+
+def test_inverse_errors():
+    singular = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 4.0]]])
+    error(
+        "inverse",
+        {"Input": singular},
+        {"Output": singular},
+        r"inverse.*Input.*matrix 1 of 2 is not invertible",
+    )
+    error(
+        "inverse",
+        {"Input": np.ones((2, 3))},
+        {"Output": np.ones((2, 3))},
+        r"inverse.*Input.*square.*\[2, 3\]",
+    )
+
+
+# --- cholesky -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (2, 1, 3, 3)])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cholesky(shape, upper, dtype):
+    a = spd(*shape, dtype=dtype)
+    low = np.linalg.cholesky(a.astype(np.float64))
+    want = np.swapaxes(low, -1, -2) if upper else low
+    make("cholesky", {"X": a}, {"Out": want}, {"upper": upper}).check_output(
+        atol=TOL[dtype], rtol=TOL[dtype]
+    )
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_grad(upper):
+    """Cholesky reads one triangle of a symmetric X: its (symmetric) gradient against central
+    differences along symmetric perturbations of X."""
+    a = spd(2, 4, 4)
+    w = RNG.uniform(0.5, 1.5, a.shape)
+
+    def f(v):
+        low = np.linalg.cholesky(v)
+        return np.sum(w * (np.swapaxes(low, -1, -2) if upper else low))
+
+    got = run_op("cholesky", {"X": a}, ["Out"], {"upper": upper}, {"Out": w})["dX"]
+    np.testing.assert_allclose(got, np.swapaxes(got, -1, -2), atol=1e-12)
+    want = symmetric_central_diff(f, a)
+    np.testing.assert_allclose(
+        np.tril(got + np.swapaxes(got, -1, -2)) - np.tril(got) * np.eye(4),
+        want,
+        rtol=1e-6,
+        atol=1e-8,
+    )
+
+
+def test_cholesky_errors():
+    a = np.stack([spd(3, 3), -np.eye(3)])
+    error("cholesky", {"X": a}, {"Out": a}, r"cholesky.*X.*matrix 1 of 2 is not positive definite")
+    error("cholesky", {"X": np.ones((3, 2))}, {"Out": np.ones((3, 2))}, r"cholesky.*X.*square")
