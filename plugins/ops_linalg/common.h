@@ -42,14 +42,21 @@ inline Dims BatchDims(const Dims& d) { return Dims(d.begin(), d.end() - 2); }
 
 // Checks that `var` holds matrices [..., M, N] (rank >= 2).
 inline void CheckMatrices(const char* op, const char* var, const Dims& d) {
-  TIDE_CHECK(d.size() >= 2, "op '", op, "': ", var, " must be a matrix or a batch of matrices [..., M, N], but its dims are ", tide::ToString(d));
+  TIDE_CHECK(d.size() >= 2, "op '", op, "': ", var,
+             " must be a matrix or a batch of matrices [..., M, N], but its dims are ",
+             tide::ToString(d));
 }
 
 // Checks that `var` holds square matrices [..., M, M] (an unknown dim passes).
 inline void CheckSquare(const char* op, const char* var, const Dims& d) {
-  TIDE_CHECK(d.size() >= 2, "op '", op, "': ", var, " must be a square matrix or a batch of square matrices [..., M, M], but its dims are ", tide::ToString(d));
+  TIDE_CHECK(
+      d.size() >= 2, "op '", op, "': ", var,
+      " must be a square matrix or a batch of square matrices [..., M, M], but its dims are ",
+      tide::ToString(d));
   const int64_t m = d[d.size() - 2], n = d[d.size() - 1];
-  TIDE_CHECK(!Known(m) || !Known(n) || m == n, "op '", op, "': ", var, " must be square matrices [..., M, M], but its dims are ", tide::ToString(d), " (", m, " rows, ", n, " columns)");
+  TIDE_CHECK(!Known(m) || !Known(n) || m == n, "op '", op, "': ", var,
+             " must be square matrices [..., M, M], but its dims are ", tide::ToString(d), " (", m,
+             " rows, ", n, " columns)");
 }
 
 // Two batches of matrices paired numpy-style over their batch dims (a batch dim of 1 repeats):
@@ -59,19 +66,23 @@ struct BatchPairs {
   std::vector<int64_t> xi, yi;  // per result matrix: X's / Y's matrix index
 };
 
-inline Dims BroadcastBatchDims(const char* op, const Dims& xb, const Dims& yb, const Dims& x, const Dims& y) {
+inline Dims BroadcastBatchDims(const char* op, const Dims& xb, const Dims& yb, const Dims& x,
+                               const Dims& y) {
   const size_t r = std::max(xb.size(), yb.size());
   Dims out(r, 1);
   for (size_t i = 0; i < r; ++i) {
     const int64_t dx = i + xb.size() >= r ? xb[i + xb.size() - r] : 1;
     const int64_t dy = i + yb.size() >= r ? yb[i + yb.size() - r] : 1;
-    TIDE_CHECK(!Known(dx) || !Known(dy) || dx == dy || dx == 1 || dy == 1, "op '", op, "': the batch dims of X ", tide::ToString(x), " and Y ", tide::ToString(y), " do not broadcast (", dx, " vs ", dy, ")");
+    TIDE_CHECK(!Known(dx) || !Known(dy) || dx == dy || dx == 1 || dy == 1, "op '", op,
+               "': the batch dims of X ", tide::ToString(x), " and Y ", tide::ToString(y),
+               " do not broadcast (", dx, " vs ", dy, ")");
     out[i] = dx == 1 ? dy : (dy == 1 ? dx : (Known(dx) ? dx : dy));
   }
   return out;
 }
 
-inline BatchPairs PairBatches(const char* op, const Dims& xb, const Dims& yb, const Dims& x, const Dims& y) {
+inline BatchPairs PairBatches(const char* op, const Dims& xb, const Dims& yb, const Dims& x,
+                              const Dims& y) {
   BatchPairs p;
   p.out = BroadcastBatchDims(op, xb, yb, x, y);
   const size_t r = p.out.size();
@@ -102,7 +113,8 @@ inline Dims Concat(Dims batch, std::initializer_list<int64_t> tail) {
 
 // A grad op's shape inference: each X@GRAD-style output that the op has takes its input's dims
 // and data type.
-inline void GradsLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<const char*> inputs) {
+inline void GradsLikeInputs(tide::InferShapeContext& ctx,
+                            std::initializer_list<const char*> inputs) {
   for (const char* p : inputs) {
     const std::string g = GradVarName(p);
     if (!ctx.HasOutput(g.c_str())) continue;

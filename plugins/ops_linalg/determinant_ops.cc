@@ -95,7 +95,8 @@ template <typename T>
 void DeterminantGradKernel(KernelContext& ctx) {
   const T* det = ctx.Input("Out").data<T>();
   const T* dout = ctx.Input(GradVarName("Out").c_str()).data<T>();
-  InverseTransposeGrad<T>(ctx, [&](int64_t b) { return dout[b] * det[b]; }, T(0));
+  InverseTransposeGrad<T>(
+      ctx, [&](int64_t b) { return dout[b] * det[b]; }, T(0));
 }
 
 template <typename T>
@@ -103,8 +104,8 @@ void SlogDeterminantGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const int64_t batch = dout.numel() / 2;
   const T* dlog = dout.data<T>() + batch;  // the sign has no gradient
-  InverseTransposeGrad<T>(ctx, [&](int64_t b) { return dlog[b]; },
-                          std::numeric_limits<T>::quiet_NaN());
+  InverseTransposeGrad<T>(
+      ctx, [&](int64_t b) { return dlog[b]; }, std::numeric_limits<T>::quiet_NaN());
 }
 
 void DeterminantInferShape(tide::InferShapeContext& ctx) {
@@ -131,14 +132,14 @@ void InputGradInferShape(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"
 using namespace ops_linalg;  // NOLINT: registration macros below
 
 // The grad op reads Input, Out and Out@GRAD.
-#define OPS_LINALG_DET_GRAD(grad_op)                     \
-  [](tide::GradMaker& g) {                               \
-    g.NewOp(grad_op)                                     \
-        .Input("Input", g.Input("Input"))                \
-        .Input("Out", g.Output("Out"))                   \
-        .Input(GradVarName("Out"), g.OutputGrad("Out"))  \
+#define OPS_LINALG_DET_GRAD(grad_op)                        \
+  [](tide::GradMaker& g) {                                  \
+    g.NewOp(grad_op)                                        \
+        .Input("Input", g.Input("Input"))                   \
+        .Input("Out", g.Output("Out"))                      \
+        .Input(GradVarName("Out"), g.OutputGrad("Out"))     \
         .Output(GradVarName("Input"), g.InputGrad("Input")) \
-        .CopyAttrs();                                    \
+        .CopyAttrs();                                       \
   }
 
 TIDE_REGISTER_OP(tide::OpSchema("determinant")
