@@ -1,0 +1,231 @@
+"""Volumetric (NCDHW) ops of 3-D CNNs for video and medical images: conv3d, conv3d_transpose,
+pool3d, max_pool3d_with_index, trilinear_interp_v2 and nearest_interp_v2 on 5-D inputs, each
+against an independent numpy reference of Paddle's rule (float32 and float64; NCDHW and NDHWC),
+gradients by central finite differences (float64), and the errors of bad inputs."""
+
+import itertools
+
+import numpy as np
+import pytest
+from op_test import make
+
+import tide
+
+RNG = np.random.RandomState(11)
+GRAD = {"max_relative_error": 1e-5, "numeric_grad_delta": 1e-6}  # float64
+DTYPES = ["float32", "float64"]
+
+
+def rand(*shape, dtype="float64"):
+    return RNG.uniform(-1, 1, shape).astype(dtype)
+
+
+def tol(dtype):
+    return {"atol": 1e-5, "rtol": 1e-4} if dtype == "float32" else {"atol": 1e-10, "rtol": 1e-10}
+
+
+def six(p):
+    """paddings of 3 (d, h, w) or 6 (front, back, top, bottom, left, right) values as pairs."""
+    return (
+        [(p[a], p[a]) for a in range(3)]
+        if len(p) == 3
+        else [(p[2 * a], p[2 * a + 1]) for a in range(3)]
+    )
+
+
+def to_last(a):
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
+
+
+# --- conv3d ------------------------------------------------------------------------------------
+
+
+def conv3d_ref(x, w, strides, paddings, dilations, groups):
+    """Correlation of x [N, C, D, H, W] by w [M, C / groups, kd, kh, kw] with zero padding."""
+    pads = six(paddings)
+    xp = np.pad(x, [(0, 0), (0, 0)] + pads)
+    m, cg = w.shape[:2]
+    ks = w.shape[2:]
+    outs = [
+        (xp.shape[2 + a] - (dilations[a] * (ks[a] - 1) + 1)) // strides[a] + 1 for a in range(3)
+    ]
+    out = np.zeros((x.shape[0], m) + tuple(outs))
+    mg = m // groups
+    for g in range(groups):
+        for tap in itertools.product(*[range(k) for k in ks]):
+            sl = tuple(
+                slice(
+                    tap[a] * dilations[a],
+                    tap[a] * dilations[a] + strides[a] * (outs[a] - 1) + 1,
+                    strides[a],
+                )
+                for a in range(3)
+            )
+            patch = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + sl]
+            out[:, g * mg : (g + 1) * mg] += np.einsum(
+                "ncdhw,mc->nmdhw", patch, w[g * mg : (g + 1) * mg, :][(Ellipsis,) + tap]
+            )
+    return out
+
+
+def conv3d_attrs(strides, paddings, dilations, groups, fmt="NCDHW", algo="EXPLICIT"):
+    return {
+        "strides": strides,
+        "paddings": paddings,
+        "dilations": dilations,
+        "groups": groups,
+        "data_format": fmt,
+        "padding_algorithm": algo,
+    }
+
+
+CONV3D_CASES = [
+    # x shape, w shape, strides, paddings, dilations, groups
+    ((2, 3, 4, 5, 5), (4, 3, 3, 3, 3), [1, 1, 1], [1, 1, 1], [1, 1, 1], 1),
+    ((1, 4, 5, 6, 4), (6, 2, 2, 3, 2), [2, 1, 2], [0, 1, 1, 0, 2, 1], [1, 2, 1], 2),
+    ((2, 2, 3, 4, 4), (3, 2, 1, 1, 1), [1, 1, 1], [0, 0, 0], [1, 1, 1], 1),  # pointwise
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV3D_CASES)
+@pytest.mark.parametrize("fmt", ["NCDHW", "NDHWC"])
+def test_conv3d(dtype, case, fmt):
+    xs, ws, s, p, d, g = case
+    x, w = rand(*xs, dtype=dtype), rand(*ws, dtype=dtype)
+    want = conv3d_ref(x, w, s, p, d, g).astype(dtype)
+    if fmt == "NDHWC":
+        x, want = to_last(x), to_last(want)
+    t = make("conv3d", {"Input": x, "Filter": w}, {"Output": want}, conv3d_attrs(s, p, d, g, fmt))
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["Input", "Filter"], "Output", **GRAD)
+
+
+def test_conv3d_same_and_valid():
+    x, w = rand(1, 2, 5, 6, 7), rand(3, 2, 3, 2, 3)
+    # SAME: output ceil(in / stride), the padding split with the extra cell at the end.
+    s = [2, 2, 3]
+    pads = []
+    for a, (n, k) in enumerate(zip(x.shape[2:], w.shape[2:])):
+        total = max((-(-n // s[a]) - 1) * s[a] + k - n, 0)
+        pads += [total // 2, total - total // 2]
+    want = conv3d_ref(x, w, s, pads, [1, 1, 1], 1)
+    attrs = conv3d_attrs(s, [0, 0, 0], [2, 2, 2], 1, algo="SAME")  # SAME is never dilated
+    make("conv3d", {"Input": x, "Filter": w}, {"Output": want}, attrs).check_output(
+        **tol("float64")
+    )
+    want = conv3d_ref(x, w, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)
+    attrs = conv3d_attrs([1, 1, 1], [1, 1, 1], [1, 1, 1], 1, algo="VALID")
+    make("conv3d", {"Input": x, "Filter": w}, {"Output": want}, attrs).check_output(
+        **tol("float64")
+    )
+
+
+def test_conv3d_errors():
+    x, w = rand(1, 4, 3, 3, 3), rand(2, 4, 2, 2, 2)
+    attrs = conv3d_attrs([1, 1, 1], [0, 0, 0], [1, 1, 1], 1)
+    with pytest.raises(
+        tide.TideError, match=r"conv3d.*Input must be 5-D \[N, C, D, H, W\], got \[4, 3, 3, 3\]"
+    ):
+        make("conv3d", {"Input": x[0], "Filter": w}, {"Output": x}, attrs).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"conv3d.*Input \[1, 4, 3, 3, 3\] has 4 channels but Filter"
+    ):
+        make(
+            "conv3d", {"Input": x, "Filter": w}, {"Output": x}, dict(attrs, groups=2)
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"conv3d.*paddings' needs 3 values \(d, h, w\) or 6"):
+        make(
+            "conv3d", {"Input": x, "Filter": w}, {"Output": x}, dict(attrs, paddings=[1, 1])
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"conv3d.*the output would be empty"):
+        make(
+            "conv3d", {"Input": x, "Filter": rand(2, 4, 4, 2, 2)}, {"Output": x}, attrs
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"conv3d.*Input is float64 but Filter is float32"):
+        make(
+            "conv3d", {"Input": x, "Filter": w.astype("float32")}, {"Output": x}, attrs
+        ).check_output()
+
+
+# --- conv3d_transpose --------------------------------------------------------------------------
+
+
+def conv3d_transpose_ref(x, w, strides, paddings, dilations, groups, output_padding=(0, 0, 0)):
+    """Each input cell adds w times its value into the output window at stride steps; then the
+    paddings are cut off each side (output_padding extends the end)."""
+    pads = six(paddings)
+    c, mg = w.shape[:2]
+    ks = w.shape[2:]
+    ins = x.shape[2:]
+    full = [(ins[a] - 1) * strides[a] + dilations[a] * (ks[a] - 1) + 1 for a in range(3)]
+    out = np.zeros((x.shape[0], mg * groups) + tuple(f + op for f, op in zip(full, output_padding)))
+    cg = c // groups
+    for g in range(groups):
+        for tap in itertools.product(*[range(k) for k in ks]):
+            sl = tuple(
+                slice(
+                    tap[a] * dilations[a],
+                    tap[a] * dilations[a] + strides[a] * (ins[a] - 1) + 1,
+                    strides[a],
+                )
+                for a in range(3)
+            )
+            out[(slice(None), slice(g * mg, (g + 1) * mg)) + sl] += np.einsum(
+                "ncdhw,cm->nmdhw",
+                x[:, g * cg : (g + 1) * cg],
+                w[g * cg : (g + 1) * cg][(Ellipsis,) + tap],
+            )
+    size = [full[a] - pads[a][0] - pads[a][1] + output_padding[a] for a in range(3)]
+    return out[
+        (slice(None), slice(None))
+        + tuple(slice(pads[a][0], pads[a][0] + size[a]) for a in range(3))
+    ]
+
+
+CONV3D_T_CASES = [
+    # x shape, w shape, strides, paddings, dilations, groups, output_padding
+    ((2, 3, 3, 4, 3), (3, 2, 3, 3, 3), [1, 1, 1], [1, 1, 1], [1, 1, 1], 1, []),
+    ((1, 4, 3, 2, 3), (4, 3, 2, 3, 2), [2, 2, 1], [0, 1, 1, 0, 0, 0], [1, 1, 2], 2, [1, 0, 0]),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV3D_T_CASES)
+@pytest.mark.parametrize("fmt", ["NCDHW", "NDHWC"])
+def test_conv3d_transpose(dtype, case, fmt):
+    xs, ws, s, p, d, g, op = case
+    x, w = rand(*xs, dtype=dtype), rand(*ws, dtype=dtype)
+    want = conv3d_transpose_ref(x, w, s, p, d, g, op or (0, 0, 0)).astype(dtype)
+    if fmt == "NDHWC":
+        x, want = to_last(x), to_last(want)
+    attrs = dict(conv3d_attrs(s, p, d, g, fmt), output_padding=op)
+    t = make("conv3d_transpose", {"Input": x, "Filter": w}, {"Output": want}, attrs)
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["Input", "Filter"], "Output", **GRAD)
+
+
+def test_conv3d_transpose_output_size():
+    x, w = rand(1, 2, 3, 3, 3), rand(2, 2, 3, 3, 3)
+    want = conv3d_transpose_ref(x, w, [2, 2, 2], [1, 1, 1], [1, 1, 1], 1, (1, 0, 1))
+    attrs = dict(conv3d_attrs([2, 2, 2], [1, 1, 1], [1, 1, 1], 1), output_size=[6, 5, 6])
+    make("conv3d_transpose", {"Input": x, "Filter": w}, {"Output": want}, attrs).check_output(
+        **tol("float64")
+    )
+    with pytest.raises(
+        tide.TideError, match=r"conv3d_transpose.*output_size\[0\] = 8 must be in \[5, 7\)"
+    ):
+        attrs["output_size"] = [8, 5, 5]
+        make("conv3d_transpose", {"Input": x, "Filter": w}, {"Output": want}, attrs).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"conv3d_transpose.*Input \[1, 2, 3, 3, 3\] has 2 channels but Filter \[3",
+    ):
+        make(
+            "conv3d_transpose",
+            {"Input": x, "Filter": rand(3, 2, 3, 3, 3)},
+            {"Output": want},
+            conv3d_attrs([1, 1, 1], [0, 0, 0], [1, 1, 1], 1),
+        ).check_output()
