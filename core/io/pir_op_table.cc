@@ -48,6 +48,10 @@ const Entry kEntries[] = {
      "data_format>data_layout"},
     {"pd_op.bilinear_interp", "bilinear_interp_v2", "X OutSize SizeTensor Scale", "Out",
      "data_format>data_layout"},
+    // Volumetric ops of 3-D CNNs (vol3d: conv3d_ops.cc, pool3d_op.cc, max_pool_with_index_op.cc,
+    // interp_pad2d_ops.cc's 5-D interps).
+    {"pd_op.conv3d", "conv3d", "Input Filter", "Output", ""},
+    {"pd_op.conv3d_transpose", "conv3d_transpose", "Input Filter =output_size", "Output", ""},
     // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
     {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
     {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
