@@ -51,7 +51,8 @@ const Entry kEntries[] = {
     // Volumetric ops of 3-D CNNs (vol3d: conv3d_ops.cc, pool3d_op.cc, max_pool_with_index_op.cc,
     // interp_pad2d_ops.cc's 5-D interps).
     {"pd_op.conv3d", "conv3d", "Input Filter", "Output", ""},
-    {"pd_op.conv3d_transpose", "conv3d_transpose", "Input Filter =output_size", "Output", ""},
+    // PIR's conv3d_transpose takes output_size as an attribute (conv2d_transpose's is an operand).
+    {"pd_op.conv3d_transpose", "conv3d_transpose", "Input Filter", "Output", ""},
     // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
     {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
     {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
