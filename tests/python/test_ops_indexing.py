@@ -78,3 +78,125 @@ def test_cum_extreme_errors():
         make(
             "cummin", {"x": x}, {"out": x, "indices": x.astype("int64")}, {"dtype": 5}
         ).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# masked_fill
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((4,), (2, 4))]
+)
+def test_masked_fill(dtype, shapes, rng):
+    x = rand(rng, shapes[0], dtype)
+    mask = rng.randint(0, 2, shapes[1]).astype(bool)
+    value = np.array(0.75, dtype)
+    want = np.where(mask, value, x)
+    t = make("masked_fill", {"x": x, "mask": mask, "value": value}, {"out": want})
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["x", "value"], "out", **grad_args(dtype))
+
+
+def test_masked_fill_ints_and_errors():
+    x = np.arange(6, dtype="int64").reshape(2, 3)
+    mask = np.array([True, False, True])
+    want = np.where(mask, -1, x)
+    value = np.array([-1], "int64")
+    make("masked_fill", {"x": x, "mask": mask, "value": value}, {"out": want}).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"masked_fill.*mask \[2\] does not broadcast with x \[2, 3\]"
+    ):
+        make("masked_fill", {"x": x, "mask": mask[:2], "value": value}, {"out": x}).check_output()
+    with pytest.raises(tide.TideError, match="masked_fill.*mask .* must be bool, got int64"):
+        make("masked_fill", {"x": x, "mask": x, "value": value}, {"out": x}).check_output()
+    with pytest.raises(tide.TideError, match="masked_fill.*value .* must hold one element"):
+        make("masked_fill", {"x": x, "mask": mask, "value": x}, {"out": x}).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# index_add
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("axis,index", [(0, [0, 2, 0]), (1, [3, -1]), (-1, [1, 0, 1, 4])])
+def test_index_add(dtype, axis, index, rng):
+    x = rand(rng, (3, 4, 5), dtype)
+    index = np.array(index, "int64")
+    vshape = list(x.shape)
+    vshape[axis] = len(index)
+    value = rand(rng, vshape, dtype)
+    want = x.copy()
+    np.add.at(np.moveaxis(want, axis, 0), index, np.moveaxis(value, axis, 0))
+    t = make(
+        "index_add", {"X": x, "Index": index, "AddValue": value}, {"Out": want}, {"axis": axis}
+    )
+    t.check_output(atol=1e-6, rtol=1e-6)
+    t.check_grad(["X", "AddValue"], "Out", **grad_args(dtype))
+
+
+def test_index_add_ints_and_errors():
+    x = np.zeros((3, 2), "int32")
+    index = np.array([2, 2], "int32")
+    value = np.array([[1, 2], [3, 4]], "int32")
+    want = np.array([[0, 0], [0, 0], [4, 6]], "int32")
+    make("index_add", {"X": x, "Index": index, "AddValue": value}, {"Out": want}).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"index_add.*Index .*\[1\] = 3 is out of range \[-3, 3\)"
+    ):
+        bad = np.array([0, 3], "int32")
+        make("index_add", {"X": x, "Index": bad, "AddValue": value}, {"Out": x}).check_output()
+    with pytest.raises(tide.TideError, match=r"index_add.*AddValue .* must be \[3, 2\]"):
+        make(
+            "index_add", {"X": x, "Index": index, "AddValue": value}, {"Out": x}, {"axis": 1}
+        ).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# scatter_nd_add
+
+
+def scatter_nd_add_ref(x, index, updates):
+    out = x.copy()
+    k = index.shape[-1]
+    flat_index = index.reshape(int(np.prod(index.shape[:-1])), k)
+    flat_updates = updates.reshape((flat_index.shape[0],) + x.shape[k:])
+    for tup, u in zip(flat_index, flat_updates):
+        out[tuple(tup)] += u  # numpy wraps negative indices as Paddle does
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "index",
+    [[[0, 1], [2, 3], [0, 1]], [[1], [-1]], [[[0, 0, 4]], [[2, 3, -1]]], [[]]],
+)
+def test_scatter_nd_add(dtype, index, rng):
+    x = rand(rng, (3, 4, 5), dtype)
+    index = np.array(index, "int64").reshape(np.array(index).shape)
+    k = index.shape[-1]
+    updates = rand(rng, index.shape[:-1] + x.shape[k:], dtype)
+    want = scatter_nd_add_ref(x, index, updates)
+    t = make("scatter_nd_add", {"X": x, "Index": index, "Updates": updates}, {"Out": want})
+    t.check_output(atol=1e-6, rtol=1e-6)
+    t.check_grad(["X", "Updates"], "Out", **grad_args(dtype))
+
+
+def test_scatter_nd_add_errors():
+    x = np.zeros((3, 4), "float32")
+    index = np.array([[0, 4]], "int64")
+    updates = np.ones((1,), "float32")
+    with pytest.raises(
+        tide.TideError, match=r"scatter_nd_add.*Index .* holds 4 for dim 1 of X \[3, 4\]"
+    ):
+        make(
+            "scatter_nd_add", {"X": x, "Index": index, "Updates": updates}, {"Out": x}
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"scatter_nd_add.*Updates .* must be \[1\]"):
+        u = np.ones((2,), "float32")
+        make("scatter_nd_add", {"X": x, "Index": index, "Updates": u}, {"Out": x}).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"scatter_nd_add.*last dim \(3\) must be at most X's rank"
+    ):
+        i3 = np.zeros((1, 3), "int64")
+        make("scatter_nd_add", {"X": x, "Index": i3, "Updates": updates}, {"Out": x}).check_output()
