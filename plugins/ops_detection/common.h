@@ -1,0 +1,67 @@
+// common.h: helpers shared by the ops_detection kernels: the dims checks every detection op
+// makes (an error names the op, the variable, what was expected and what was found) and the box
+// geometry of Paddle's detection kernels (area and IoU, +1 on pixel boxes when not normalized).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tide/ops/dims.hpp>
+#include <tide/plugin.hpp>
+#include <vector>
+
+namespace ops_detection {
+
+using tide::Dims;
+using tide::GradVarName;
+using tide::KernelContext;
+using tide::Tensor;
+using tide::ops::DimsProduct;
+
+// Kernels for float and double (what Paddle registers for its detection ops).
+#define OPS_DETECTION_FLOAT_TYPES float, double
+
+// True when every dim of `d` is known (shape inference sees -1 for a batch dim fed later).
+inline bool Known(const Dims& d) {
+  return std::none_of(d.begin(), d.end(), [](int64_t v) { return v < 0; });
+}
+
+// Checks that input `param` has `rank` dims.
+inline void CheckRank(const char* op, const char* param, const Dims& d, size_t rank) {
+  TIDE_CHECK(d.size() == rank, "op '", op, "': ", param, " must have ", rank, " dims, got ",
+             tide::ToString(d));
+}
+
+// Checks that dim `i` of input `param` is `want` (skipped while either is unknown).
+inline void CheckDim(const char* op, const char* param, const Dims& d, size_t i, int64_t want,
+                     const char* what) {
+  TIDE_CHECK(d[i] < 0 || want < 0 || d[i] == want, "op '", op, "': ", param, " ", tide::ToString(d),
+             " must have ", want, " (", what, ") at dim ", i, ", got ", d[i]);
+}
+
+// A box's area: 0 when xmax < xmin or ymax < ymin; pixel boxes (normalized false) count both
+// end pixels, (w + 1) (h + 1), as Paddle's BBoxArea.
+template <typename T>
+T BoxArea(const T* b, bool normalized) {
+  if (b[2] < b[0] || b[3] < b[1]) return T(0);
+  const T w = b[2] - b[0], h = b[3] - b[1];
+  return normalized ? w * h : (w + 1) * (h + 1);
+}
+
+// Intersection over union of two [xmin, ymin, xmax, ymax] boxes (Paddle's JaccardOverlap).
+template <typename T>
+T BoxIoU(const T* a, const T* b, bool normalized) {
+  if (b[0] > a[2] || b[2] < a[0] || b[1] > a[3] || b[3] < a[1]) return T(0);
+  const T pad = normalized ? T(0) : T(1);
+  const T iw = std::min(a[2], b[2]) - std::max(a[0], b[0]) + pad;
+  const T ih = std::min(a[3], b[3]) - std::max(a[1], b[1]) + pad;
+  const T inter = iw * ih;
+  return inter / (BoxArea(a, normalized) + BoxArea(b, normalized) - inter);
+}
+
+// The per-image box counts of an optional RoisNum input (int32 or int64), else the last LoD
+// level of `boxes_param`: the offsets [0, n0, n0 + n1, ...] of each image's rows.
+std::vector<int64_t> ImageOffsets(const KernelContext& ctx, const char* rois_num_param,
+                                  const char* boxes_param, int64_t rows);
+
+}  // namespace ops_detection
