@@ -304,9 +304,13 @@ const Entry kEntries[] = {
     // einsum_op.cc, ...): einsum's operands are one builtin.combine list (Fluid's Operands); its
     // inner_cache and xshape results are Paddle's grad's.
     {"pd_op.einsum", "einsum", "Operands", "Out - -", ""},
-    // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc).
+    // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc,
+    // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc).
     {"pd_op.cummax", "cummax", "x", "out indices", ""},
     {"pd_op.cummin", "cummin", "x", "out indices", ""},
+    {"pd_op.masked_fill", "masked_fill", "x mask value", "out", ""},
+    {"pd_op.index_add", "index_add", "X Index AddValue", "Out", ""},
+    {"pd_op.scatter_nd_add", "scatter_nd_add", "X Index Updates", "Out", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its
@@ -336,6 +340,9 @@ const Entry kEntries[] = {
      "X Scales", "Out", ""},
     {"pd_op.moving_average_abs_max_scale", "moving_average_abs_max_scale", "X - -", "Out - - -",
      ""},
+    // Object detection (plugins/ops_detection, detect's rows):
+    {"pd_op.yolo_box", "yolo_box", "X ImgSize", "Boxes Scores", ""},
+    // (end of detect's rows)
 };
 
 std::vector<std::string> Split(const char* s) {
