@@ -96,3 +96,48 @@ def test_einsum_errors():
     einsum_error("...i->i", [(2, 3)], r"einsum.*'...' in its operands but not in its output")
     einsum_error("i2->i", [(2, 3)], r"einsum.*has '2' in 'i2'; labels are letters")
     einsum_error("ij->ii", [(2, 3)], r"einsum.*output label 'i'.*repeats")
+
+
+# --- baddbmm ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("in_shape", [(2, 3, 5), (2, 5), (2, 1), (1, 3, 5), (2, 1, 5), (1, 1, 1)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_baddbmm(in_shape, dtype):
+    x, y = uniform((2, 3, 4)).astype(dtype), uniform((2, 4, 5)).astype(dtype)
+    inp = uniform(in_shape).astype(dtype)
+    alpha, beta = 1.5, -0.5
+    wide = inp.astype("float64")
+    if wide.ndim == 2:  # [B, N]: read as [B, 1, N]
+        wide = wide[:, None, :]
+    want = beta * wide + alpha * (x.astype("float64") @ y.astype("float64"))
+    t = make(
+        "baddbmm",
+        {"Input": inp, "X": x, "Y": y},
+        {"Out": want.astype(dtype)},
+        {"Alpha": alpha, "Beta": beta},
+    )
+    t.check_output(atol=TOL[dtype], rtol=TOL[dtype])
+    if dtype == "float64":
+        t.check_grad(["Input", "X", "Y"], "Out", **GRAD)
+
+
+def test_baddbmm_defaults():
+    inp, x, y = uniform((2, 3, 5)), uniform((2, 3, 4)), uniform((2, 4, 5))
+    make("baddbmm", {"Input": inp, "X": x, "Y": y}, {"Out": inp + x @ y}).check_output()
+
+
+@pytest.mark.parametrize(
+    "shapes,match",
+    [
+        (((2, 3, 5), (2, 3, 4), (2, 5, 5)), r"baddbmm.*do not multiply"),
+        (((2, 3, 5), (2, 3, 4), (3, 4, 5)), r"baddbmm.*one batch size"),
+        (((2, 3, 5), (3, 4), (4, 5)), r"baddbmm.*X and Y must be 3-D"),
+        (((2, 2, 5), (2, 3, 4), (2, 4, 5)), r"baddbmm.*Input \[2, 2, 5\] does not broadcast"),
+        (((5,), (2, 3, 4), (2, 4, 5)), r"baddbmm.*Input must be 3-D \[B, M, N\] or 2-D"),
+    ],
+)
+def test_baddbmm_errors(shapes, match):
+    inp, x, y = (uniform(s).astype("float32") for s in shapes)
+    with pytest.raises(tide.TideError, match=match):
+        make("baddbmm", {"Input": inp, "X": x, "Y": y}, {"Out": inp}).check_output()
