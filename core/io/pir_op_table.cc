@@ -304,6 +304,7 @@ const Entry kEntries[] = {
     // einsum_op.cc, ...): einsum's operands are one builtin.combine list (Fluid's Operands); its
     // inner_cache and xshape results are Paddle's grad's.
     {"pd_op.einsum", "einsum", "Operands", "Out - -", ""},
+    {"pd_op.baddbmm", "baddbmm", "Input X Y", "Out", "alpha>Alpha beta>Beta"},
     // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc,
     // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc).
     {"pd_op.cummax", "cummax", "x", "out indices", ""},
