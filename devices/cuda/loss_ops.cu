@@ -61,6 +61,9 @@ __global__ void SwceKernel(const T* x, const T* soft_lbl, const int64_t* hard_lb
 
 template <typename T>
 void Swce(KernelContext& ctx) {
+  TIDE_CHECK(ctx.Attr<bool>("use_softmax"), "op '", ctx.op_type(),
+             "': use_softmax = false (Logits holding probabilities) has no CUDA kernel; the CPU "
+             "kernel computes it");
   Gpu g(ctx);
   const auto a = tide::ops::GetSwceArgs<T>(ctx);
   if (a.rows() == 0) return;
@@ -100,6 +103,9 @@ __global__ void SwceGradKernel(const T* sm, const T* soft_lbl, const int64_t* ha
 
 template <typename T>
 void SwceGrad(KernelContext& ctx) {
+  TIDE_CHECK(ctx.Attr<bool>("use_softmax"), "op '", ctx.op_type(),
+             "': use_softmax = false (Logits holding probabilities) has no CUDA kernel; the CPU "
+             "kernel computes it");
   Gpu g(ctx);
   const auto a = tide::ops::GetSwceGradArgs<T>(ctx);
   if (a.rows() == 0 || a.v.k == 0) return;

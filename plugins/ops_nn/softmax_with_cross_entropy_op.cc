@@ -1,6 +1,8 @@
 // softmax_with_cross_entropy_op.cc: softmax and cross-entropy in one numerically stable pass
 // (log-sum-exp), hard (int64 class ids, ignore_index) or soft (distribution) labels, along any
-// axis, and its grad Logits@GRAD = (Softmax * sum(Label) - Label) * Loss@GRAD.
+// axis, and its grad Logits@GRAD = (Softmax * sum(Label) - Label) * Loss@GRAD; with use_softmax
+// false, the cross entropy of Logits taken as probabilities.
+#include <algorithm>
 #include <cmath>
 #include <tide/ops/loss.hpp>
 
@@ -35,12 +37,42 @@ void SwceInferShape(tide::InferShapeContext& ctx) {
 
 // The kernels read their inputs through tide/ops/loss.hpp; hard labels are checked before the
 // (parallel) loops.
+// log(p), its infinities clamped to +-1e20 as Paddle's TolerableValue does.
+template <typename T>
+T TolerableLog(T p) {
+  const T l = std::log(p);
+  return std::isinf(l) ? (l > 0 ? T(1e20) : T(-1e20)) : l;
+}
+
+// use_softmax = false: Logits already hold probabilities; Softmax is a copy of them and Loss their
+// cross entropy (Paddle's cross_entropy_with_softmax without its softmax step).
+template <typename T>
+void CrossEntropyOfProbs(KernelContext& ctx, const tide::ops::SwceArgs<T>& a) {
+  const ClassView v = a.v;
+  const T* p = a.logits;
+  std::copy(p, p + a.rows() * v.k, a.softmax);
+  for (int64_t r = 0; r < a.rows(); ++r) {
+    const int64_t i = r / v.post, j = r % v.post, base = i * v.k * v.post + j;
+    if (a.label.soft) {
+      T l = 0;
+      for (int64_t c = 0; c < v.k; ++c)
+        l -= a.label.soft[base + c * v.post] * TolerableLog(p[base + c * v.post]);
+      a.loss[r] = l;
+    } else {
+      const int64_t cls = a.label.hard[r];
+      a.loss[r] = cls == a.ignore ? T(0) : -TolerableLog(p[base + cls * v.post]);
+    }
+  }
+  (void)ctx;
+}
+
 template <typename T>
 void SwceKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetSwceArgs<T>(ctx);
   const ClassView v = a.v;
   const T* x = a.logits;
   if (a.label.hard) tide::ops::CheckHardLabels(ctx, a.label.hard, a.rows(), v.k, a.ignore);
+  if (!ctx.Attr<bool>("use_softmax")) return CrossEntropyOfProbs(ctx, a);
   ParallelFor(ctx, a.rows(), 4 * v.k, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t i = r / v.post, j = r % v.post, base = i * v.k * v.post + j;
@@ -64,12 +96,30 @@ void SwceKernel(KernelContext& ctx) {
   });
 }
 
+// use_softmax = false: Logits@GRAD = -Label / Softmax * Loss@GRAD (soft), or -Loss@GRAD /
+// Softmax at the label's class and 0 elsewhere (hard), for rows [b, e).
+template <typename T>
+void ProbsGrad(const tide::ops::SwceGradArgs<T>& a, int64_t b, int64_t e) {
+  const ClassView v = a.v;
+  for (int64_t r = b; r < e; ++r) {
+    const int64_t i = r / v.post, j = r % v.post, base = i * v.k * v.post + j;
+    const int64_t cls = a.label.soft ? -1 : a.label.hard[r];
+    for (int64_t c = 0; c < v.k; ++c) {
+      const int64_t e2 = base + c * v.post;
+      const T lab = a.label.soft ? a.label.soft[e2] : T(c == cls && cls != a.ignore ? 1 : 0);
+      a.dlogits[e2] = lab == T(0) ? T(0) : -lab / a.softmax[e2] * a.dloss[r];
+    }
+  }
+}
+
 template <typename T>
 void SwceGradKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetSwceGradArgs<T>(ctx);
   const ClassView v = a.v;
   if (a.label.hard) tide::ops::CheckHardLabels(ctx, a.label.hard, a.rows(), v.k, a.ignore);
+  const bool use_softmax = ctx.Attr<bool>("use_softmax");
   ParallelFor(ctx, a.rows(), 2 * v.k, [&](int64_t b, int64_t e) {
+    if (!use_softmax) return ProbsGrad(a, b, e);
     for (int64_t r = b; r < e; ++r) {
       const int64_t i = r / v.post, j = r % v.post, base = i * v.k * v.post + j;
       const T g = a.dloss[r];
@@ -99,7 +149,10 @@ tide::OpSchema SwceAttrs(tide::OpSchema s) {
       .Attr("numeric_stable_mode", true,
             "kept for Fluid programs: the kernel is always stable "
             "(log-sum-exp)")
-      .Attr("axis", int32_t(-1), "the class axis (negative counts from the end)");
+      .Attr("axis", int32_t(-1), "the class axis (negative counts from the end)")
+      .Attr("use_softmax", true,
+            "false: Logits already hold probabilities (Softmax is a copy of them; Paddle's "
+            "F.cross_entropy(use_softmax=False))");
 }
 
 }  // namespace

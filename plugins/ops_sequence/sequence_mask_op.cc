@@ -1,5 +1,6 @@
 // sequence_mask_op.cc: sequence_mask (Y[..., j] = 1 where j < X[...] (a length), else 0; Y's last
-// dim is maxlen, or max(X) when maxlen is -1; Y's type is out_dtype). No gradient.
+// dim is maxlen (or MaxLenTensor's value), or max(X) when it is -1; Y's type is out_dtype). No
+// gradient.
 #include <tide/ops/dtype_attr.hpp>
 
 #include "common.h"
@@ -13,6 +14,19 @@ void FillMask(const L* len, int64_t n, int64_t maxlen, O* y) {
     for (int64_t j = 0; j < maxlen; ++j) y[i * maxlen + j] = static_cast<O>(j < len[i] ? 1 : 0);
 }
 
+// MaxLenTensor's one value (int32 or int64), which replaces the maxlen attribute.
+int64_t MaxLenOf(KernelContext& ctx) {
+  Tensor m = ctx.Input("MaxLenTensor");
+  TIDE_CHECK(m.numel() == 1, "op '", ctx.op_type(), "': MaxLenTensor ('",
+             ctx.InputName("MaxLenTensor"), "') must hold one value, but has dims ",
+             tide::ToString(m.dims()));
+  if (m.dtype() == TIDE_INT32) return *m.data<int32_t>();
+  TIDE_CHECK(m.dtype() == TIDE_INT64, "op '", ctx.op_type(), "': MaxLenTensor ('",
+             ctx.InputName("MaxLenTensor"), "') must be int32 or int64, got ",
+             tide::DataTypeName(m.dtype()));
+  return *m.data<int64_t>();
+}
+
 template <typename L>
 void SequenceMaskKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
@@ -23,6 +37,7 @@ void SequenceMaskKernel(KernelContext& ctx) {
     TIDE_CHECK(len[i] >= 0, "op '", op, "': X ('", ctx.InputName("X"), "')[", i,
                "] = ", static_cast<int64_t>(len[i]), " is not a length (must be >= 0)");
   int64_t maxlen = ctx.Attr<int32_t>("maxlen");
+  if (ctx.HasInput("MaxLenTensor")) maxlen = MaxLenOf(ctx);
   TIDE_CHECK(maxlen == -1 || maxlen >= 0, "op '", op, "': maxlen must be -1 or >= 0, got ", maxlen);
   if (maxlen == -1) {
     maxlen = 0;
@@ -78,6 +93,8 @@ TIDE_REGISTER_OP(
         .NoGradient()
         .Comment("Y[..., j] = (j < X[...]), of type out_dtype; Y = X's dims + [maxlen].")
         .Input("X", "int64 (or int32) lengths")
+        .Input("MaxLenTensor", "Y's last dim as a 1-element int tensor (optional; replaces maxlen)")
+        .AsDispensable()
         .Output("Y", "the mask")
         .Attr("maxlen", int32_t(-1), "Y's last dim; -1: max(X)")
         .Attr("out_dtype", int32_t(TIDE_INT64), "Y's type (TideDataType)")
@@ -93,7 +110,7 @@ TIDE_REGISTER_OP(
                      maxlen);
           if (c.IsRuntime()) return;  // the kernel sizes Y
           Dims y = c.InputDims("X");
-          y.push_back(maxlen);
+          y.push_back(c.HasInput("MaxLenTensor") ? -1 : maxlen);
           c.SetOutputDims("Y", y);
           c.SetOutputDataType("Y", tide::ops::DataTypeAttr(c, "out_dtype"));
           c.ShareLoD("X", "Y");

@@ -157,3 +157,63 @@ def test_sigmoid_cross_entropy_errors():
         make(op, {"X": x, "Label": x, "pos_weight": x[:, :2]}, {"Out": x}).check_output()
     with pytest.raises(tide.TideError, match=r"sigmoid_cross_entropy_with_logits.*Label .*float64"):
         make(op, {"X": x, "Label": x.astype("float32")}, {"Out": x}).check_output()
+
+
+# --- softmax_with_cross_entropy's use_softmax (PIR's cross_entropy_with_softmax) -------------
+
+
+@pytest.mark.parametrize("soft_label", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_with_cross_entropy_of_probabilities(soft_label, dtype):
+    """use_softmax = false: Logits are probabilities; Softmax is a copy, Loss -log p[label]."""
+    p = RNG.uniform(0.1, 1, (5, 4))
+    p /= p.sum(-1, keepdims=True)
+    p = p.astype(dtype)
+    if soft_label:
+        label = RNG.uniform(0, 1, (5, 4))
+        label = (label / label.sum(-1, keepdims=True)).astype(dtype)
+        loss = -np.sum(label * np.log(p.astype("float64")), -1, keepdims=True)
+    else:
+        label = RNG.randint(0, 4, (5, 1)).astype("int64")
+        label[2, 0] = -100  # ignore_index: loss 0
+        picked = np.take_along_axis(p.astype("float64"), np.maximum(label, 0), -1)
+        loss = np.where(label == -100, 0.0, -np.log(picked))
+    attrs = {"soft_label": soft_label, "use_softmax": False}
+    t = make(
+        "softmax_with_cross_entropy",
+        {"Logits": p, "Label": label},
+        {"Softmax": p, "Loss": loss.astype(dtype)},
+        attrs,
+    )
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["Logits"], "Loss", **GRAD)
+
+
+# --- sequence_mask's MaxLenTensor (PIR's sequence_mask passes max_len as a tensor) ----------
+
+
+@pytest.mark.parametrize("maxlen_dtype", ["int32", "int64"])
+def test_sequence_mask_max_len_tensor(maxlen_dtype):
+    lengths = np.array([[1, 3], [5, 0]], "int64")
+    maxlen = np.array([6], maxlen_dtype)
+    want = (np.arange(6) < lengths[..., None]).astype("float32")
+    t = make(
+        "sequence_mask",
+        {"X": lengths, "MaxLenTensor": maxlen},
+        {"Y": want},
+        {"maxlen": 2, "out_dtype": 5},  # MaxLenTensor wins over the attribute
+    )
+    t.check_output(atol=0, rtol=0)
+
+
+def test_sequence_mask_max_len_tensor_errors():
+    lengths = np.array([1, 3], "int64")
+    with pytest.raises(tide.TideError, match=r"sequence_mask.*MaxLenTensor .*one value.*\[2\]"):
+        t = make("sequence_mask", {"X": lengths, "MaxLenTensor": lengths}, {"Y": lengths})
+        t.check_output()
+    with pytest.raises(
+        tide.TideError, match=r"sequence_mask.*MaxLenTensor .*int32 or int64.*float"
+    ):
+        m = np.array([4.0], "float32")
+        make("sequence_mask", {"X": lengths, "MaxLenTensor": m}, {"Y": lengths}).check_output()
