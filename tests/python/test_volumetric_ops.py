@@ -229,3 +229,128 @@ def test_conv3d_transpose_output_size():
             {"Output": want},
             conv3d_attrs([1, 1, 1], [0, 0, 0], [1, 1, 1], 1),
         ).check_output()
+
+
+# --- pool3d ------------------------------------------------------------------------------------
+
+
+def pool_windows(n, out, k, s, pb, adaptive):
+    """Per output index the input window [b, e) and the padded span (Paddle 3's divisor when not
+    exclusive)."""
+    wins = []
+    for i in range(out):
+        if adaptive:
+            b, e = i * n // out, -(-(i + 1) * n // out)
+            wins.append((b, e, e - b))
+        else:
+            start = i * s - pb
+            end = min(start + k, n + pb)
+            wins.append((max(start, 0), min(end, n), end - start))
+    return wins
+
+
+def pool3d_ref(
+    x, pooling, ksize, strides, paddings, ceil_mode=False, exclusive=True, adaptive=False
+):
+    pads = six(paddings)
+    wins = []
+    for a in range(3):
+        n = x.shape[2 + a]
+        if adaptive:
+            out = ksize[a]
+        else:
+            span = n - ksize[a] + pads[a][0] + pads[a][1]
+            out = (span + (strides[a] - 1 if ceil_mode else 0)) // strides[a] + 1
+        wins.append(pool_windows(n, out, ksize[a], strides[a], pads[a][0], adaptive))
+    out = np.zeros(x.shape[:2] + tuple(len(w) for w in wins), x.dtype)
+    for i, j, k in itertools.product(*[range(len(w)) for w in wins]):
+        (d0, d1, sd), (h0, h1, sh), (w0, w1, sw) = wins[0][i], wins[1][j], wins[2][k]
+        cell = x[:, :, d0:d1, h0:h1, w0:w1]
+        if pooling == "max":
+            out[:, :, i, j, k] = cell.max(axis=(2, 3, 4))
+        else:
+            div = cell[0, 0].size if exclusive or adaptive else sd * sh * sw
+            out[:, :, i, j, k] = cell.sum(axis=(2, 3, 4)) / div
+    return out
+
+
+def pool3d_attrs(pooling, ksize, strides, paddings, fmt="NCDHW", **kw):
+    attrs = {
+        "pooling_type": pooling,
+        "ksize": ksize,
+        "strides": strides,
+        "paddings": paddings,
+        "data_format": fmt,
+        "ceil_mode": False,
+        "exclusive": True,
+        "adaptive": False,
+        "global_pooling": False,
+    }
+    attrs.update(kw)
+    return attrs
+
+
+POOL3D_CASES = [
+    # pooling, ksize, strides, paddings, extra attributes
+    ("max", [2, 2, 2], [2, 2, 2], [0, 0, 0], {}),
+    ("max", [3, 2, 3], [2, 1, 2], [1, 0, 1, 1, 0, 1], {"ceil_mode": True}),
+    ("avg", [3, 3, 3], [1, 1, 1], [1, 1, 1], {}),
+    ("avg", [3, 3, 2], [2, 2, 2], [1, 1, 1], {"exclusive": False, "ceil_mode": True}),
+    ("avg", [2, 3, 2], [1, 1, 1], [0, 0, 0], {"adaptive": True}),
+    ("max", [3, 2, 2], [1, 1, 1], [0, 0, 0], {"adaptive": True}),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", POOL3D_CASES)
+@pytest.mark.parametrize("fmt", ["NCDHW", "NDHWC"])
+def test_pool3d(dtype, case, fmt):
+    pooling, k, s, p, extra = case
+    x = rand(2, 3, 5, 6, 5, dtype=dtype)
+    want = pool3d_ref(x, pooling, k, s, p, **extra)
+    if fmt == "NDHWC":
+        x, want = to_last(x), to_last(want)
+    t = make("pool3d", {"X": x}, {"Out": want}, pool3d_attrs(pooling, k, s, p, fmt, **extra))
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_pool3d_global_and_same():
+    x = rand(2, 3, 4, 5, 3)
+    for pooling in ("max", "avg"):
+        want = (
+            x.max(axis=(2, 3, 4), keepdims=True)
+            if pooling == "max"
+            else x.mean(axis=(2, 3, 4), keepdims=True)
+        )
+        attrs = pool3d_attrs(pooling, [1, 1, 1], [1, 1, 1], [0, 0, 0], global_pooling=True)
+        make("pool3d", {"X": x}, {"Out": want}, attrs).check_output(**tol("float64"))
+    # SAME: output ceil(in / stride); the padding (split, the extra cell at the end) is skipped.
+    attrs = pool3d_attrs("avg", [2, 3, 2], [2, 2, 2], [0, 0, 0], padding_algorithm="SAME")
+    want = pool3d_ref(x, "avg", [2, 3, 2], [2, 2, 2], [0, 0, 1, 1, 0, 1])
+    make("pool3d", {"X": x}, {"Out": want}, attrs).check_output(**tol("float64"))
+
+
+def test_local_response_norm_as_pool3d():
+    """F.local_response_norm's export: the squares, padded on the channel axis, avg-pooled by a
+    (size, 1, 1) window over [N, 1, C, H, W]."""
+    x = rand(2, 5, 3, 4)
+    size = 3
+    sq = np.pad(x * x, [(0, 0), (size // 2, (size - 1) // 2), (0, 0), (0, 0)])[:, None]
+    want = np.stack([sq[:, :, c : c + size].mean(axis=2) for c in range(5)], axis=2)
+    attrs = pool3d_attrs("avg", [size, 1, 1], [1, 1, 1], [0, 0, 0])
+    make("pool3d", {"X": sq}, {"Out": want}, attrs).check_output(**tol("float64"))
+
+
+def test_pool3d_errors():
+    x = rand(1, 2, 3, 3, 3)
+    attrs = pool3d_attrs("max", [2, 2, 2], [1, 1, 1], [0, 0, 0])
+    with pytest.raises(
+        tide.TideError, match=r"pool3d.*X must be 5-D \[N, C, D, H, W\], got \[2, 3, 3, 3\]"
+    ):
+        make("pool3d", {"X": x[0]}, {"Out": x}, attrs).check_output()
+    with pytest.raises(tide.TideError, match=r"pool3d.*ksize needs 3 values \(d, h, w\), got 2"):
+        make("pool3d", {"X": x}, {"Out": x}, dict(attrs, ksize=[2, 2])).check_output()
+    with pytest.raises(tide.TideError, match=r"pool3d.*the output would be empty"):
+        make("pool3d", {"X": x}, {"Out": x}, dict(attrs, ksize=[4, 2, 2])).check_output()
