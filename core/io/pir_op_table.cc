@@ -53,6 +53,8 @@ const Entry kEntries[] = {
     {"pd_op.conv3d", "conv3d", "Input Filter", "Output", ""},
     // PIR's conv3d_transpose takes output_size as an attribute (conv2d_transpose's is an operand).
     {"pd_op.conv3d_transpose", "conv3d_transpose", "Input Filter", "Output", ""},
+    // pool3d's kernel_size is an attribute too (pool2d's an operand).
+    {"pd_op.pool3d", "pool3d", "X", "Out", "kernel_size>ksize"},
     // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
     {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
     {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
