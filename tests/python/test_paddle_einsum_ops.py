@@ -141,3 +141,45 @@ def test_baddbmm_errors(shapes, match):
     inp, x, y = (uniform(s).astype("float32") for s in shapes)
     with pytest.raises(tide.TideError, match=match):
         make("baddbmm", {"Input": inp, "X": x, "Y": y}, {"Out": inp}).check_output()
+
+
+# --- frobenius_norm --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dim,keep_dim,reduce_all",
+    [
+        ([1, 2], False, False),
+        ([-1, -2], True, False),
+        ([0], False, False),
+        ([0, 1, 2], False, False),
+        ([1], False, True),
+        ([], True, False),
+    ],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_frobenius_norm(dim, keep_dim, reduce_all, dtype):
+    x = uniform((2, 3, 4)).astype(dtype)
+    axes = None if reduce_all or not dim else tuple(dim)
+    want = np.sqrt(np.sum(x.astype("float64") ** 2, axis=axes, keepdims=keep_dim))
+    if want.ndim == 0:
+        want = want.reshape(1)  # Fluid's reduce ops give [1] for a full reduction
+    attrs = {"dim": dim, "keep_dim": keep_dim, "reduce_all": reduce_all}
+    t = make("frobenius_norm", {"X": x}, {"Out": want.astype(dtype)}, attrs)
+    t.check_output(atol=TOL[dtype], rtol=TOL[dtype])
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_frobenius_norm_matches_linalg_norm():
+    x = uniform((3, 4, 5))
+    want = np.linalg.norm(x, "fro", axis=(0, 2))
+    make("frobenius_norm", {"X": x}, {"Out": want}, {"dim": [0, 2]}).check_output(atol=1e-12)
+
+
+def test_frobenius_norm_errors():
+    x = uniform((2, 3)).astype("float32")
+    with pytest.raises(
+        tide.TideError, match=r"frobenius_norm.*dim 2 is out of range for X \[2, 3\]"
+    ):
+        make("frobenius_norm", {"X": x}, {"Out": x}, {"dim": [2]}).check_output()
