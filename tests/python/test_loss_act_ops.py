@@ -217,3 +217,47 @@ def test_sequence_mask_max_len_tensor_errors():
     ):
         m = np.array([4.0], "float32")
         make("sequence_mask", {"X": lengths, "MaxLenTensor": m}, {"Y": lengths}).check_output()
+
+
+# --- temporal_shift --------------------------------------------------------------------------
+
+
+def temporal_shift(x, seg_num, ratio, nhwc):
+    if nhwc:
+        x = x.transpose(0, 3, 1, 2)
+    nt, c, h, w = x.shape
+    v = x.reshape(nt // seg_num, seg_num, c, h, w)
+    c1, c2 = int(c * np.float32(ratio)), int(c * 2 * np.float32(ratio))
+    out = np.zeros_like(v)
+    out[:, 1:, :c1] = v[:, :-1, :c1]  # from the previous frame
+    out[:, :-1, c1:c2] = v[:, 1:, c1:c2]  # from the next frame
+    out[:, :, c2:] = v[:, :, c2:]
+    out = out.reshape(nt, c, h, w)
+    return out.transpose(0, 2, 3, 1) if nhwc else out
+
+
+@pytest.mark.parametrize("seg_num,ratio", [(2, 0.25), (3, 0.2), (4, 0.4)])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_temporal_shift(seg_num, ratio, data_format, dtype):
+    shape = (2 * seg_num, 5, 2, 3) if data_format == "NCHW" else (2 * seg_num, 2, 3, 5)
+    x = RNG.uniform(-1, 1, shape).astype(dtype)
+    want = temporal_shift(x, seg_num, ratio, data_format == "NHWC")
+    attrs = {"seg_num": seg_num, "shift_ratio": ratio, "data_format": data_format}
+    t = make("temporal_shift", {"X": x}, {"Out": want}, attrs)
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_temporal_shift_errors():
+    x = np.zeros((6, 4, 2, 2))
+    op = "temporal_shift"
+    with pytest.raises(tide.TideError, match=r"temporal_shift.*X .*first dim 6 is not a multiple"):
+        make(op, {"X": x}, {"Out": x}, {"seg_num": 4}).check_output()
+    with pytest.raises(tide.TideError, match=r"temporal_shift.*shift_ratio must be in \(0, 0.5\)"):
+        make(op, {"X": x}, {"Out": x}, {"seg_num": 2, "shift_ratio": 0.6}).check_output()
+    with pytest.raises(tide.TideError, match=r"temporal_shift.*data_format must be 'NCHW' or"):
+        make(op, {"X": x}, {"Out": x}, {"seg_num": 2, "data_format": "NCDHW"}).check_output()
+    with pytest.raises(tide.TideError, match=r"temporal_shift.*X .*must be 4-D.*\[6, 4\]"):
+        make(op, {"X": x[:, :, 0, 0]}, {"Out": x}, {"seg_num": 2}).check_output()
