@@ -120,25 +120,49 @@ struct AnyR {
   }
 };
 
-template <typename T, typename R>
-void ReduceKernel(KernelContext& ctx) {
-  const auto a = tide::ops::GetReduceArgs<T>(ctx, R::kEmptyOk);
-  T* o = a.out;
-  std::fill(o, o + a.n_out, R::template Init<T>());
-  const BroadcastIndex index = OutIndex(ctx.op_type(), a.x_dims, a.s);
+// Reduces X (elements T) into Out (elements O, each X element converted to O first: a bool sum
+// counts, an any / all over numbers tests for non-zero).
+template <typename T, typename O, typename R>
+void ReduceInto(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const Dims x_dims = x.dims();
+  const ReduceShape s = tide::ops::ReduceShapeOf(ctx, x_dims);
+  const int64_t n_out = tide::ops::DimsProduct(s.keep), total = x.numel();
+  TIDE_CHECK(total > 0 || n_out == 0 || R::kEmptyOk, "op '", ctx.op_type(), "': X ('",
+             ctx.InputName("X"), "') ", tide::ToString(x_dims),
+             " is empty along a reduced dim, which has no ", ctx.op_type());
+  O* o = ctx.Output("Out").mutable_data<O>(s.out, ctx.place());
+  const T* xd = total ? x.data<T>() : nullptr;
+  std::fill(o, o + n_out, R::template Init<O>());
+  const BroadcastIndex index = OutIndex(ctx.op_type(), x_dims, s);
   const int64_t inner = index.InnerSize(), stride = index.InnerStride();
-  for (int64_t row = 0; row < a.total; row += inner) {
-    T* orow = o + index(row);
+  for (int64_t row = 0; row < total; row += inner) {
+    O* orow = o + index(row);
     if (stride == 0) {  // the innermost run is reduced: one accumulator
-      T acc = *orow;
-      for (int64_t k = 0; k < inner; ++k) acc = R::Combine(acc, a.x[row + k]);
+      O acc = *orow;
+      for (int64_t k = 0; k < inner; ++k) acc = R::Combine(acc, static_cast<O>(xd[row + k]));
       *orow = acc;
     } else {
       for (int64_t k = 0; k < inner; ++k)
-        orow[k * stride] = R::Combine(orow[k * stride], a.x[row + k]);
+        orow[k * stride] = R::Combine(orow[k * stride], static_cast<O>(xd[row + k]));
     }
   }
-  for (int64_t i = 0; i < a.n_out; ++i) o[i] = R::Finish(o[i], a.count());
+  const int64_t count = n_out ? total / n_out : 0;
+  for (int64_t i = 0; i < n_out; ++i) o[i] = R::Finish(o[i], count);
+}
+
+template <typename T, typename R>
+void ReduceKernel(KernelContext& ctx) {
+  ReduceInto<T, T, R>(ctx);
+}
+
+// reduce_sum's Out type, Paddle's rule: out_dtype when given, else X's, but a bool X sums to
+// int64 (its count).
+template <typename Ctx>
+TideDataType SumOutType(const Ctx& ctx, TideDataType x) {
+  if (ctx.HasAttr("out_dtype") && ctx.template Attr<int32_t>("out_dtype") != -1)
+    return tide::ops::DataTypeAttr(ctx, "out_dtype");
+  return x == TIDE_BOOL ? TIDE_INT64 : x;
 }
 
 // Grads: dX[e] = G(x, out, dout, count) for e's Out element.
@@ -225,7 +249,22 @@ void ReduceProdGradKernel(KernelContext& ctx) {
 
 template <typename T>
 void SumKernel(KernelContext& c) {
-  ReduceKernel<T, SumR>(c);
+  const TideDataType x = c.Input("X").dtype(), out = SumOutType(c, x);
+  if (out == x) return ReduceKernel<T, SumR>(c);
+  switch (out) {
+    case TIDE_INT32:
+      return ReduceInto<T, int32_t, SumR>(c);
+    case TIDE_INT64:
+      return ReduceInto<T, int64_t, SumR>(c);
+    case TIDE_FP32:
+      return ReduceInto<T, float, SumR>(c);
+    case TIDE_FP64:
+      return ReduceInto<T, double, SumR>(c);
+    default:
+      TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", c.op_type(), "': out_dtype ",
+                 tide::DataTypeName(out), " is not one reduce_sum gives for X of ",
+                 tide::DataTypeName(x), "; expected X's type, int32, int64, float32 or float64");
+  }
 }
 template <typename T>
 void MeanKernel(KernelContext& c) {
@@ -243,13 +282,14 @@ template <typename T>
 void ProdKernel(KernelContext& c) {
   ReduceKernel<T, ProdR>(c);
 }
+// Over numbers (Paddle's all / any on float and int tensors): whether they are non-zero.
 template <typename T>
 void AllKernel(KernelContext& c) {
-  ReduceKernel<T, AllR>(c);
+  ReduceInto<T, bool, AllR>(c);
 }
 template <typename T>
 void AnyKernel(KernelContext& c) {
-  ReduceKernel<T, AnyR>(c);
+  ReduceInto<T, bool, AnyR>(c);
 }
 template <typename T>
 void SumGradKernel(KernelContext& c) {
@@ -270,6 +310,29 @@ void ReduceInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDims("Out", s.out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   // Rows not reduced stay X's sequences (as Fluid, which shares the LoD when dim[0] is not 0).
+  if (!s.reduced.empty() && !s.reduced[0]) ctx.ShareLoD("X", "Out");
+}
+
+// reduce_sum: Out's type by SumOutType; in_dtype, when given, must be X's.
+void SumInferShape(tide::InferShapeContext& ctx) {
+  const ReduceShape s = tide::ops::ReduceShapeOf(ctx, ctx.InputDims("X"));
+  const TideDataType x = ctx.InputDataType("X");
+  if (ctx.HasAttr("in_dtype") && ctx.Attr<int32_t>("in_dtype") != -1) {
+    const TideDataType in = tide::ops::DataTypeAttr(ctx, "in_dtype");
+    TIDE_CHECK(in == x, "op '", ctx.op_type(), "': in_dtype ", tide::DataTypeName(in),
+               " differs from X's ", tide::DataTypeName(x),
+               "; Tide reduces in X's type (cast X instead)");
+  }
+  ctx.SetOutputDims("Out", s.out);
+  ctx.SetOutputDataType("Out", x == TIDE_UNDEFINED ? x : SumOutType(ctx, x));
+  if (!s.reduced.empty() && !s.reduced[0]) ctx.ShareLoD("X", "Out");
+}
+
+// reduce_all / reduce_any: Out is bool whatever X's type.
+void LogicalReduceInferShape(tide::InferShapeContext& ctx) {
+  const ReduceShape s = tide::ops::ReduceShapeOf(ctx, ctx.InputDims("X"));
+  ctx.SetOutputDims("Out", s.out);
+  ctx.SetOutputDataType("Out", TIDE_BOOL);
   if (!s.reduced.empty() && !s.reduced[0]) ctx.ShareLoD("X", "Out");
 }
 
@@ -337,7 +400,7 @@ tide::OpSchema ReduceGradSchema(const std::string& type, bool long_dim = false) 
 
 using namespace ops_math;  // NOLINT: registration macros below
 
-TIDE_REGISTER_OP(ReduceSchema("reduce_sum", "sum", true));
+TIDE_REGISTER_OP(ReduceSchema("reduce_sum", "sum", true).InferShape(SumInferShape));
 TIDE_REGISTER_OP(ReduceSchema("reduce_mean", "mean", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_max", "maximum", true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_min", "minimum", true));
@@ -345,8 +408,10 @@ TIDE_REGISTER_OP(ReduceSchema("reduce_prod", "product", true));
 // Paddle 2.x's amax / amin: reduce_max / reduce_min whose grad splits among ties.
 TIDE_REGISTER_OP(ReduceSchema("reduce_amax", "maximum", true, true));
 TIDE_REGISTER_OP(ReduceSchema("reduce_amin", "minimum", true, true));
-TIDE_REGISTER_OP(ReduceSchema("reduce_all", "logical and (bool)", false));
-TIDE_REGISTER_OP(ReduceSchema("reduce_any", "logical or (bool)", false));
+TIDE_REGISTER_OP(ReduceSchema("reduce_all", "logical and (bool; numbers: non-zero)", false)
+                     .InferShape(LogicalReduceInferShape));
+TIDE_REGISTER_OP(ReduceSchema("reduce_any", "logical or (bool; numbers: non-zero)", false)
+                     .InferShape(LogicalReduceInferShape));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_sum_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_mean_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_max_grad"));
@@ -354,15 +419,18 @@ TIDE_REGISTER_OP(ReduceGradSchema("reduce_min_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_prod_grad"));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_amax_grad", true));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_amin_grad", true));
-TIDE_REGISTER_KERNEL("reduce_sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("reduce_mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES);
+// Paddle's sum also takes bool (counting, to int64) and the byte and int16 types (in their own).
+TIDE_REGISTER_KERNEL("reduce_sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES, bool, uint8_t, int8_t,
+                     int16_t);
+// Paddle's mean of integers divides as integers (truncating).
+TIDE_REGISTER_KERNEL("reduce_mean", "cpu", MeanKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_max", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_min", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_prod", "cpu", ProdKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_amax", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_amin", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("reduce_all", "cpu", AllKernel, bool);
-TIDE_REGISTER_KERNEL("reduce_any", "cpu", AnyKernel, bool);
+TIDE_REGISTER_KERNEL("reduce_all", "cpu", AllKernel, bool, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_any", "cpu", AnyKernel, bool, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_sum_grad", "cpu", SumGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_max_grad", "cpu", ExtremeGradKernel, OPS_MATH_FLOAT_TYPES);

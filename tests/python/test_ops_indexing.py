@@ -200,3 +200,52 @@ def test_scatter_nd_add_errors():
     ):
         i3 = np.zeros((1, 3), "int64")
         make("scatter_nd_add", {"X": x, "Index": i3, "Updates": updates}, {"Out": x}).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions over bool and small integer types (paddle.nansum / quantile sum a bool mask)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("dim,keep", [([1], False), ([0, 2], True), ([], False)])
+def test_reduce_sum_small_types(dtype, dim, keep, rng):
+    x = rng.randint(0, 2 if dtype == "bool" else 5, (3, 4, 5)).astype(dtype)
+    axis = tuple(dim) if dim else None
+    # Paddle's rule: a bool sum counts (int64); the other types sum in their own type.
+    want = x.sum(axis=axis, keepdims=keep).astype("int64" if dtype == "bool" else dtype)
+    attrs = {"dim": dim, "keep_dim": keep, "reduce_all": not dim}
+    make("reduce_sum", {"X": x}, {"Out": want.reshape(want.shape or (1,))}, attrs).check_output()
+
+
+@pytest.mark.parametrize(
+    "xtype,otype",
+    [("bool", "int32"), ("int32", "int64"), ("float32", "float64"), ("int64", "float32")],
+)
+def test_reduce_sum_out_dtype(xtype, otype, rng):
+    x = rng.randint(0, 3, (4, 6)).astype(xtype)
+    code = {"int32": 2, "int64": 3, "float32": 5, "float64": 6}[otype]
+    want = x.astype(otype).sum(axis=1, dtype=otype)
+    make("reduce_sum", {"X": x}, {"Out": want}, {"dim": [1], "out_dtype": code}).check_output()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_reduce_mean_integers_truncate(dtype):
+    x = np.array([[1, 2], [-3, -4], [7, 7]], dtype)
+    want = np.trunc(x.sum(axis=1) / 2).astype(dtype)
+    make("reduce_mean", {"X": x}, {"Out": want}, {"dim": [1]}).check_output()
+
+
+@pytest.mark.parametrize("op,ref", [("reduce_all", np.all), ("reduce_any", np.any)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_reduce_all_any_numbers(op, ref, dtype, rng):
+    x = (rng.randint(0, 3, (3, 4)) * rng.randint(0, 2, (3, 1))).astype(dtype)
+    x[0, 0] = 0.5 if dtype.startswith("float") else x[0, 0]  # non-zero, not 1: still true
+    make(op, {"X": x}, {"Out": ref(x != 0, axis=1)}, {"dim": [1]}).check_output()
+
+
+def test_reduce_sum_bad_out_dtype():
+    x = np.ones((2, 3), "float32")
+    with pytest.raises(tide.TideError, match="reduce_sum': attribute 'out_dtype' is 99"):
+        make(
+            "reduce_sum", {"X": x}, {"Out": x.sum(1)}, {"dim": [1], "out_dtype": 99}
+        ).check_output()

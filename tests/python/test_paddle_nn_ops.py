@@ -588,10 +588,10 @@ def test_reduce_takes_paddle_dtype_attributes():
         t.check_output()
         t.check_grad(["X"], "Out", **GRAD)
     with pytest.raises(
-        tide.TideError, match="reduce_sum': out_dtype int64 differs from X's float64"
+        tide.TideError, match="reduce_mean': out_dtype int64 differs from X's float64"
     ):
         make(
-            "reduce_sum", {"X": x}, {"Out": x.sum(axis=1)}, {"dim": [1], "out_dtype": 3}
+            "reduce_mean", {"X": x}, {"Out": x.mean(axis=1)}, {"dim": [1], "out_dtype": 3}
         ).check_output()
 
 
