@@ -183,3 +183,36 @@ def test_frobenius_norm_errors():
         tide.TideError, match=r"frobenius_norm.*dim 2 is out of range for X \[2, 3\]"
     ):
         make("frobenius_norm", {"X": x}, {"Out": x}, {"dim": [2]}).check_output()
+
+
+# --- matrix_power ----------------------------------------------------------------------------
+
+
+def well_conditioned(shape):
+    return uniform(shape, -0.5, 0.5) + 2.0 * np.eye(shape[-1])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, -1, -2, -3])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 4, 4)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matrix_power(n, shape, dtype):
+    x = well_conditioned(shape).astype(dtype)
+    want = np.linalg.matrix_power(x.astype("float64"), n).astype(dtype)
+    t = make("matrix_power", {"X": x}, {"Out": want}, {"n": n})
+    t.check_output(
+        atol=1e-4 if dtype == "float32" else 1e-11, rtol=1e-4 if dtype == "float32" else 1e-11
+    )
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_matrix_power_errors():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]], "float32")
+    with pytest.raises(tide.TideError, match=r"matrix_power.*matrix 0 of X is singular.*n = -1"):
+        make("matrix_power", {"X": singular}, {"Out": singular}, {"n": -1}).check_output()
+    x = uniform((2, 3)).astype("float32")
+    with pytest.raises(tide.TideError, match=r"matrix_power.*must be square, got X \[2, 3\]"):
+        make("matrix_power", {"X": x}, {"Out": x}, {"n": 2}).check_output()
+    v = uniform((3,)).astype("float32")
+    with pytest.raises(tide.TideError, match=r"matrix_power.*at least 2-D\), got \[3\]"):
+        make("matrix_power", {"X": v}, {"Out": v}, {"n": 2}).check_output()
