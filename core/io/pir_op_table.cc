@@ -308,6 +308,7 @@ const Entry kEntries[] = {
     {"pd_op.einsum", "einsum", "Operands", "Out - -", ""},
     {"pd_op.baddbmm", "baddbmm", "Input X Y", "Out", "alpha>Alpha beta>Beta"},
     {"pd_op.frobenius_norm", "frobenius_norm", "X =dim", "Out", ""},
+    {"pd_op.matrix_power", "matrix_power", "X", "Out", ""},
     // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc,
     // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc).
     {"pd_op.cummax", "cummax", "x", "out indices", ""},
