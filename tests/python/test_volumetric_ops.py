@@ -354,3 +354,87 @@ def test_pool3d_errors():
         make("pool3d", {"X": x}, {"Out": x}, dict(attrs, ksize=[2, 2])).check_output()
     with pytest.raises(tide.TideError, match=r"pool3d.*the output would be empty"):
         make("pool3d", {"X": x}, {"Out": x}, dict(attrs, ksize=[4, 2, 2])).check_output()
+
+
+# --- max_pool3d_with_index ---------------------------------------------------------------------
+
+
+def max_pool3d_index_ref(x, ksize, strides, paddings, ceil_mode=False, adaptive=False):
+    """The max of each window and its flat position (d * H + h) * W + w in the volume, the first
+    of equal maxima winning."""
+    dims = x.shape[2:]
+    wins = []
+    for a in range(3):
+        if adaptive:
+            out = ksize[a]
+        else:
+            span = dims[a] - ksize[a] + 2 * paddings[a]
+            out = (span + (strides[a] - 1 if ceil_mode else 0)) // strides[a] + 1
+        wins.append(pool_windows(dims[a], out, ksize[a], strides[a], paddings[a], adaptive))
+    shape = x.shape[:2] + tuple(len(w) for w in wins)
+    out, mask = np.zeros(shape, x.dtype), np.zeros(shape, np.int32)
+    for i, j, k in itertools.product(*[range(len(w)) for w in wins]):
+        (d0, d1, _), (h0, h1, _), (w0, w1, _) = wins[0][i], wins[1][j], wins[2][k]
+        cell = x[:, :, d0:d1, h0:h1, w0:w1].reshape(x.shape[:2] + (-1,))
+        arg = cell.argmax(axis=2)
+        dd, hh, ww = np.unravel_index(arg, (d1 - d0, h1 - h0, w1 - w0))
+        out[:, :, i, j, k] = cell.max(axis=2)
+        mask[:, :, i, j, k] = ((dd + d0) * dims[1] + hh + h0) * dims[2] + ww + w0
+    return out, mask
+
+
+MAX_POOL3D_INDEX_CASES = [
+    # ksize, strides, paddings, extra attributes
+    ([2, 2, 2], [2, 2, 2], [0, 0, 0], {}),
+    ([3, 3, 2], [2, 1, 2], [1, 1, 0], {"ceil_mode": True}),
+    ([2, 3, 2], [1, 1, 1], [0, 0, 0], {"adaptive": True}),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", MAX_POOL3D_INDEX_CASES)
+def test_max_pool3d_with_index(dtype, case):
+    k, s, p, extra = case
+    x = rand(2, 3, 5, 6, 5, dtype=dtype)
+    out, mask = max_pool3d_index_ref(x, k, s, p, **extra)
+    attrs = {"ksize": k, "strides": s, "paddings": p, "global_pooling": False, "adaptive": False}
+    attrs.update(extra)
+    t = make("max_pool3d_with_index", {"X": x}, {"Out": out, "Mask": mask}, attrs)
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_max_pool3d_with_index_global():
+    x = rand(2, 3, 3, 4, 2)
+    out, mask = max_pool3d_index_ref(x, [3, 4, 2], [1, 1, 1], [0, 0, 0])
+    attrs = {
+        "ksize": [1, 1, 1],
+        "strides": [1, 1, 1],
+        "paddings": [1, 1, 1],
+        "global_pooling": True,
+    }
+    make("max_pool3d_with_index", {"X": x}, {"Out": out, "Mask": mask}, attrs).check_output(
+        atol=0, rtol=0
+    )
+
+
+def test_max_pool3d_with_index_errors():
+    x = rand(1, 2, 3, 3, 3)
+    attrs = {"ksize": [2, 2, 2], "strides": [1, 1, 1], "paddings": [0, 0, 0]}
+    with pytest.raises(
+        tide.TideError, match=r"max_pool3d_with_index.*X must be 5-D \[N, C, D, H, W\]"
+    ):
+        make("max_pool3d_with_index", {"X": x[0]}, {"Out": x, "Mask": x}, attrs).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"max_pool3d_with_index.*need 3 values each \(d, h, w\), got 2"
+    ):
+        make(
+            "max_pool3d_with_index", {"X": x}, {"Out": x, "Mask": x}, dict(attrs, ksize=[2, 2])
+        ).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"max_pool3d_with_index.*window 4 is larger than the padded input 3"
+    ):
+        make(
+            "max_pool3d_with_index", {"X": x}, {"Out": x, "Mask": x}, dict(attrs, ksize=[4, 2, 2])
+        ).check_output()
