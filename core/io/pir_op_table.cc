@@ -55,6 +55,7 @@ const Entry kEntries[] = {
     {"pd_op.conv3d_transpose", "conv3d_transpose", "Input Filter", "Output", ""},
     // pool3d's kernel_size is an attribute too (pool2d's an operand).
     {"pd_op.pool3d", "pool3d", "X", "Out", "kernel_size>ksize"},
+    {"pd_op.max_pool3d_with_index", "max_pool3d_with_index", "X", "Out Mask", "kernel_size>ksize"},
     // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
     {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
     {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
