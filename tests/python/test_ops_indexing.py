@@ -249,3 +249,82 @@ def test_reduce_sum_bad_out_dtype():
         make(
             "reduce_sum", {"X": x}, {"Out": x.sum(1)}, {"dim": [1], "out_dtype": 99}
         ).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# index_put
+
+
+def index_put_ref(x, indices, value, accumulate):
+    out = x.copy()
+    key = tuple(indices)
+    if accumulate:
+        np.add.at(out, key, np.broadcast_to(value, out[key].shape))
+    else:
+        out[key] = value  # numpy, as Paddle's CPU kernel, keeps the last of repeated positions
+    return out
+
+
+INDEX_PUTS = [  # x's shape, indices, value's shape
+    ((4, 5), [[0, 2, -1]], (5,)),
+    ((4, 5), [[0, 2], [1, -2]], (2,)),
+    ((4, 5), [[0, 2], [1, 4]], ()),
+    ((3, 4, 5), [[[0], [2]], [1, 3, 0]], (2, 3, 5)),
+    ((3, 4, 5), [[2, 1]], (1, 5)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("case", range(len(INDEX_PUTS)))
+def test_index_put(dtype, accumulate, case, rng):
+    shape, indices, vshape = INDEX_PUTS[case]
+    x = rand(rng, shape, dtype)
+    idx = [np.array(i, "int64") for i in indices]
+    value = rand(rng, vshape, dtype)
+    want = index_put_ref(x, idx, value, accumulate)
+    ins = {"x": x, "indices": [("idx%d" % k, i) for k, i in enumerate(idx)], "value": value}
+    t = make("index_put", ins, {"out": want}, {"accumulate": accumulate})
+    t.check_output(atol=1e-6, rtol=1e-6)
+    t.check_grad(["x", "value"], "out", **grad_args(dtype))
+
+
+def test_index_put_repeats_bool_mask_and_int32():
+    x = np.zeros((3, 4), "float64")
+    rows, cols = np.array([0, 0], "int32"), np.array([1, 1], "int32")
+    value = np.array([1.0, 2.0])
+    for accumulate, v in [(False, 2.0), (True, 3.0)]:
+        want = x.copy()
+        want[0, 1] = v
+        ins = {"x": x, "indices": [("r", rows), ("c", cols)], "value": value}
+        make("index_put", ins, {"out": want}, {"accumulate": accumulate}).check_output()
+    mask = np.array([[True, False, False, True], [False] * 4, [False, True, False, False]])
+    xi = np.arange(12, dtype="int64").reshape(3, 4)
+    want = xi.copy()
+    want[mask] = -7
+    ins = {"x": xi, "indices": [("m", mask)], "value": np.array(-7, "int64")}
+    make("index_put", ins, {"out": want}).check_output()
+
+
+def test_index_put_errors():
+    x = np.zeros((3, 4), "float32")
+    v = np.ones((2,), "float32")
+    with pytest.raises(
+        tide.TideError, match=r"index_put.*indices\[1\] .* holds 4, out of range \[-4, 4\)"
+    ):
+        ins = {"x": x, "indices": [("r", np.array([0, 1])), ("c", np.array([0, 4]))], "value": v}
+        make("index_put", ins, {"out": x}).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"index_put.*value .* \[3\] does not broadcast to .* \[2\]"
+    ):
+        ins = {
+            "x": x,
+            "indices": [("r", np.array([0, 1])), ("c", np.array([0, 1]))],
+            "value": np.ones(3, "float32"),
+        }
+        make("index_put", ins, {"out": x}).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"index_put.*indices\[1\] .* \[3\] does not broadcast"
+    ):
+        ins = {"x": x, "indices": [("r", np.array([0, 1])), ("c", np.array([0, 1, 2]))], "value": v}
+        make("index_put", ins, {"out": x}).check_output()
