@@ -124,3 +124,38 @@ inline void GradsLikeInputs(tide::InferShapeContext& ctx,
 }
 
 }  // namespace ops_linalg
+
+namespace ops_linalg {
+
+// A linear solve's operands: A (`a_var`) square matrices [..., M, M] and B (`b_var`) right-hand
+// sides [..., M, K], their batch dims broadcast; returns the solution's dims [batch..., M, K].
+inline Dims SolveOutDims(const char* op, const char* a_var, const Dims& a, const char* b_var,
+                         const Dims& b) {
+  CheckSquare(op, a_var, a);
+  CheckMatrices(op, b_var, b);
+  const int64_t m = a[a.size() - 1], bm = b[b.size() - 2];
+  TIDE_CHECK(!Known(m) || !Known(bm) || m == bm, "op '", op, "': ", b_var, " ", tide::ToString(b),
+             " must have as many rows as ", a_var, " ", tide::ToString(a), " (", m,
+             "), but it has ", bm);
+  const bool a_first = std::string(a_var) == "X";
+  const Dims& x = a_first ? a : b;
+  const Dims& y = a_first ? b : a;
+  return Concat(BroadcastBatchDims(op, BatchDims(x), BatchDims(y), x, y), {m, b.back()});
+}
+
+// Sums per-result-matrix gradients into an operand's gradient (the operand's matrix `index[e]`
+// takes result matrix e's): the operand's dims repeated along the broadcast batch dims.
+template <typename T>
+struct BatchGrad {
+  T* data = nullptr;
+  BatchGrad(KernelContext& ctx, const char* input) {
+    const std::string g = GradVarName(input);
+    if (!ctx.HasOutput(g.c_str())) return;
+    Tensor in = ctx.Input(input);
+    data = ctx.Output(g.c_str()).mutable_data<T>(in.dims(), ctx.place());
+    std::fill(data, data + in.numel(), T(0));
+  }
+  explicit operator bool() const { return data != nullptr; }
+};
+
+}  // namespace ops_linalg

@@ -207,3 +207,151 @@ def test_cholesky_errors():
     a = np.stack([spd(3, 3), -np.eye(3)])
     error("cholesky", {"X": a}, {"Out": a}, r"cholesky.*X.*matrix 1 of 2 is not positive definite")
     error("cholesky", {"X": np.ones((3, 2))}, {"Out": np.ones((3, 2))}, r"cholesky.*X.*square")
+
+
+# --- triangular_solve ---------------------------------------------------------------------
+
+
+def triangular_reference(x, y, upper, transpose, unitriangular):
+    a = np.triu(x) if upper else np.tril(x)
+    if unitriangular:
+        a = a - a * np.eye(x.shape[-1]) + np.eye(x.shape[-1])
+    if transpose:
+        a = np.swapaxes(a, -1, -2)
+    return np.linalg.solve(a.astype(np.float64), y.astype(np.float64))
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [((3, 3), (3, 2)), ((2, 4, 4), (2, 4, 1)), ((3, 3), (2, 3, 2)), ((2, 1, 3, 3), (3, 3, 2))],
+)
+@pytest.mark.parametrize(
+    "upper,transpose,unitriangular",
+    [
+        (True, False, False),
+        (False, False, False),
+        (True, True, False),
+        (False, True, True),
+        (True, False, True),
+    ],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_triangular_solve(shapes, upper, transpose, unitriangular, dtype):
+    x = well_conditioned(*shapes[0], dtype=dtype)
+    y = RNG.uniform(-1, 1, shapes[1]).astype(dtype)
+    attrs = {"upper": upper, "transpose": transpose, "unitriangular": unitriangular}
+    want = triangular_reference(x, y, upper, transpose, unitriangular)
+    t = make("triangular_solve", {"X": x, "Y": y}, {"Out": want}, attrs)
+    t.check_output(atol=TOL[dtype], rtol=TOL[dtype])
+    if dtype == "float64":
+        t.check_grad(["X", "Y"], "Out", **GRAD)
+
+
+def test_triangular_solve_errors():
+    x, y = well_conditioned(3, 3), np.ones((3, 2))
+    error(
+        "triangular_solve",
+        {"X": np.ones((3, 2)), "Y": y},
+        {"Out": y},
+        r"triangular_solve.*X.*square.*\[3, 2\]",
+    )
+    error(
+        "triangular_solve",
+        {"X": x, "Y": np.ones((4, 2))},
+        {"Out": y},
+        r"triangular_solve.*Y \[4, 2\].*as many rows as X \[3, 3\] \(3\).*4",
+    )
+    error("triangular_solve", {"X": x, "Y": np.ones(3)}, {"Out": y}, r"triangular_solve.*Y.*\[3\]")
+    error(
+        "triangular_solve",
+        {"X": well_conditioned(2, 3, 3), "Y": np.ones((4, 3, 2))},
+        {"Out": y},
+        r"triangular_solve.*batch dims of X \[2, 3, 3\] and Y \[4, 3, 2\] do not broadcast",
+    )
+
+
+# --- solve --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((3, 3), (3, 2)),
+        ((2, 3, 3), (2, 3, 2)),
+        ((2, 3, 3), (4, 1, 3, 2)),
+        ((2, 3, 3), (3,)),
+        ((2, 3, 3), (2, 3)),
+        ((1, 3, 3), (2, 3, 1)),
+    ],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_solve(shapes, dtype):
+    x = well_conditioned(*shapes[0], dtype=dtype)
+    y = RNG.uniform(-1, 1, shapes[1]).astype(dtype)
+    vector = y.ndim == 1 or y.shape == x.shape[:-1]
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    want = np.linalg.solve(x64, y64[..., None])[..., 0] if vector else np.linalg.solve(x64, y64)
+    t = make("solve", {"X": x, "Y": y}, {"Out": want})
+    t.check_output(atol=TOL[dtype], rtol=TOL[dtype])
+    if dtype == "float64":
+        t.check_grad(["X", "Y"], "Out", **GRAD)
+
+
+def test_solve_errors():
+    singular = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 4.0]]])
+    y = np.ones((2, 2, 1))
+    error(
+        "solve", {"X": singular, "Y": y}, {"Out": y}, r"solve.*X.*matrix 1 of 2 is not invertible"
+    )
+    error(
+        "solve",
+        {"X": np.eye(3), "Y": np.ones((2, 1))},
+        {"Out": y},
+        r"solve.*Y \[2, 1\].*as many rows as X \[3, 3\]",
+    )
+    error(
+        "solve",
+        {"X": np.ones((2, 3)), "Y": np.ones((2, 1))},
+        {"Out": y},
+        r"solve.*X.*square.*\[2, 3\]",
+    )
+
+
+# --- cholesky_solve -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shapes", [((3, 2), (3, 3)), ((2, 4, 1), (2, 4, 4)), ((2, 3, 2), (3, 3)), ((3, 2), (2, 3, 3))]
+)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cholesky_solve(shapes, upper, dtype):
+    b = RNG.uniform(-1, 1, shapes[0]).astype(dtype)
+    low = np.linalg.cholesky(spd(*shapes[1]))
+    f = np.swapaxes(low, -1, -2) if upper else low
+    # Only the factor's triangle is read: noise in the other one changes nothing.
+    noise = RNG.uniform(-1, 1, f.shape) * (
+        np.tril(np.ones(f.shape[-2:]), -1) if upper else np.triu(np.ones(f.shape[-2:]), 1)
+    )
+    f = (f + noise).astype(dtype)
+    a = low @ np.swapaxes(low, -1, -2)
+    want = np.linalg.solve(a, b.astype(np.float64))
+    t = make("cholesky_solve", {"X": b, "Y": f}, {"Out": want}, {"upper": upper})
+    t.check_output(atol=TOL[dtype] * 10, rtol=TOL[dtype] * 10)
+    if dtype == "float64":
+        t.check_grad(["X", "Y"], "Out", **GRAD)
+
+
+def test_cholesky_solve_errors():
+    error(
+        "cholesky_solve",
+        {"X": np.ones((3, 2)), "Y": np.ones((3, 2))},
+        {"Out": np.ones((3, 2))},
+        r"cholesky_solve.*Y.*square.*\[3, 2\]",
+    )
+    error(
+        "cholesky_solve",
+        {"X": np.ones((4, 2)), "Y": np.eye(3)},
+        {"Out": np.ones((3, 2))},
+        r"cholesky_solve.*X \[4, 2\].*as many rows as Y \[3, 3\]",
+    )
