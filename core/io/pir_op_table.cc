@@ -311,12 +311,14 @@ const Entry kEntries[] = {
     {"pd_op.frobenius_norm", "frobenius_norm", "X =dim", "Out", ""},
     {"pd_op.matrix_power", "matrix_power", "X", "Out", ""},
     // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc,
-    // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc).
+    // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc, index_put_op.cc; index_put's
+    // indices are a builtin.combine list).
     {"pd_op.cummax", "cummax", "x", "out indices", ""},
     {"pd_op.cummin", "cummin", "x", "out indices", ""},
     {"pd_op.masked_fill", "masked_fill", "x mask value", "out", ""},
     {"pd_op.index_add", "index_add", "X Index AddValue", "Out", ""},
     {"pd_op.scatter_nd_add", "scatter_nd_add", "X Index Updates", "Out", ""},
+    {"pd_op.index_put", "index_put", "x indices value", "out", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its
