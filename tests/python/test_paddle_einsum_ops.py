@@ -216,3 +216,33 @@ def test_matrix_power_errors():
     v = uniform((3,)).astype("float32")
     with pytest.raises(tide.TideError, match=r"matrix_power.*at least 2-D\), got \[3\]"):
         make("matrix_power", {"X": v}, {"Out": v}, {"n": 2}).check_output()
+
+
+# --- renorm ----------------------------------------------------------------------------------
+
+
+def renorm_ref(x, p, axis, max_norm):
+    others = tuple(d for d in range(x.ndim) if d != axis % x.ndim)
+    norm = np.sum(np.abs(x) ** p, axis=others, keepdims=True) ** (1.0 / p)
+    return np.where(norm > max_norm, x * (max_norm / norm), x)
+
+
+@pytest.mark.parametrize(
+    "p,axis,max_norm", [(2.0, 1, 1.0), (1.0, 0, 2.0), (3.0, -1, 0.75), (2.0, 2, 100.0)]
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_renorm(p, axis, max_norm, dtype):
+    x = uniform((2, 3, 4)).astype(dtype)
+    want = renorm_ref(x.astype("float64"), p, axis, max_norm).astype(dtype)
+    t = make("renorm", {"X": x}, {"Out": want}, {"p": p, "axis": axis, "max_norm": max_norm})
+    t.check_output(atol=TOL[dtype], rtol=TOL[dtype])
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_renorm_errors():
+    x = uniform((2, 3)).astype("float32")
+    with pytest.raises(tide.TideError, match=r"renorm.*axis"):
+        make("renorm", {"X": x}, {"Out": x}, {"p": 2.0, "axis": 2, "max_norm": 1.0}).check_output()
+    with pytest.raises(tide.TideError, match=r"renorm.*p must be > 0, got -1"):
+        make("renorm", {"X": x}, {"Out": x}, {"p": -1.0, "axis": 0, "max_norm": 1.0}).check_output()
