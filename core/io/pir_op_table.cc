@@ -303,13 +303,15 @@ const Entry kEntries[] = {
     {"pd_op.cross", "cross", "X Y", "Out", "axis>dim"},
     {"pd_op.lerp", "lerp", "X Y Weight", "Out", ""},
     {"pd_op.addmm", "addmm", "Input X Y", "Out", "alpha>Alpha beta>Beta"},
-    // einsum, frobenius_norm, matrix_power, baddbmm, renorm (helper einsum: plugins/ops_math/
-    // einsum_op.cc, ...): einsum's operands are one builtin.combine list (Fluid's Operands); its
-    // inner_cache and xshape results are Paddle's grad's.
+    // einsum, baddbmm, frobenius_norm, matrix_power, renorm (plugins/ops_math/einsum_op.cc,
+    // baddbmm_op.cc, frobenius_norm_op.cc, matrix_power_op.cc, renorm_op.cc): einsum's operands
+    // are one builtin.combine list (Fluid's Operands), its inner_cache and xshape results Paddle's
+    // grad's (dropped); frobenius_norm's axis operand is Fluid's dim.
     {"pd_op.einsum", "einsum", "Operands", "Out - -", ""},
     {"pd_op.baddbmm", "baddbmm", "Input X Y", "Out", "alpha>Alpha beta>Beta"},
     {"pd_op.frobenius_norm", "frobenius_norm", "X =dim", "Out", ""},
     {"pd_op.matrix_power", "matrix_power", "X", "Out", ""},
+    {"pd_op.renorm", "renorm", "X", "Out", ""},
     // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc,
     // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc, index_put_op.cc; index_put's
     // indices are a builtin.combine list).
