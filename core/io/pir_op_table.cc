@@ -321,6 +321,16 @@ const Entry kEntries[] = {
     {"pd_op.index_add", "index_add", "X Index AddValue", "Out", ""},
     {"pd_op.scatter_nd_add", "scatter_nd_add", "X Index Updates", "Out", ""},
     {"pd_op.index_put", "index_put", "x indices value", "out", ""},
+    // Dense linear algebra (plugins/ops_linalg, linalg's rows): det and slogdet are Fluid's
+    // determinant / slogdeterminant (Input -> Out), inverse's result Fluid's Output.
+    {"pd_op.det", "determinant", "Input", "Out", ""},
+    {"pd_op.slogdet", "slogdeterminant", "Input", "Out", ""},
+    {"pd_op.inverse", "inverse", "Input", "Output", ""},
+    {"pd_op.cholesky", "cholesky", "X", "Out", ""},
+    {"pd_op.triangular_solve", "triangular_solve", "X Y", "Out", ""},
+    {"pd_op.solve", "solve", "X Y", "Out", ""},
+    {"pd_op.cholesky_solve", "cholesky_solve", "X Y", "Out", ""},
+    // (end of linalg's rows)
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its
