@@ -3,4 +3,5 @@
 #include <tide/plugin.hpp>
 
 TIDE_PLUGIN("ops_detection", "0.1.0",
-            "object-detection ops (Paddle's detection operators, CPU kernels): yolo_box");
+            "object-detection ops (Paddle's detection operators, CPU kernels): yolo_box, nms, "
+            "multiclass_nms3");

@@ -168,3 +168,261 @@ def test_yolo_box_errors():
             {"Boxes": np.zeros(1), "Scores": np.zeros(1)},
             {"anchors": [1, 2]},
         ).check_output()
+
+
+# --- IoU and greedy NMS ------------------------------------------------------------------------
+
+
+def iou(a, b, normalized=True):
+    """Paddle's JaccardOverlap: pixel boxes (normalized False) count both end pixels."""
+    if b[0] > a[2] or b[2] < a[0] or b[1] > a[3] or b[3] < a[1]:
+        return 0.0
+    pad = 0.0 if normalized else 1.0
+
+    def area(x):
+        return 0.0 if x[2] < x[0] or x[3] < x[1] else (x[2] - x[0] + pad) * (x[3] - x[1] + pad)
+
+    inter = (min(a[2], b[2]) - max(a[0], b[0]) + pad) * (min(a[3], b[3]) - max(a[1], b[1]) + pad)
+    return inter / (area(a) + area(b) - inter)
+
+
+def greedy_nms(boxes, scores, score_thr, nms_thr, top_k=-1, normalized=True, eta=1.0):
+    """Indices kept, best first: candidates above score_thr by score (ties: the earlier box),
+    the top_k best, each kept unless its IoU with a kept box exceeds the (eta-shrunk) threshold."""
+    cand = sorted(
+        (i for i in range(len(scores)) if scores[i] > score_thr), key=lambda i: -scores[i]
+    )
+    if top_k > -1:
+        cand = cand[:top_k]
+    kept, thr = [], nms_thr
+    for i in cand:
+        if all(iou(boxes[i], boxes[k], normalized) <= thr for k in kept):
+            kept.append(i)
+            if eta < 1 and thr > 0.5:
+                thr *= eta
+    return kept
+
+
+def random_boxes(n, size=1.0, rng=RNG):
+    xy = rng.uniform(0, size * 0.7, (n, 2))
+    wh = rng.uniform(size * 0.05, size * 0.4, (n, 2))
+    return np.concatenate([xy, xy + wh], 1)
+
+
+# --- nms -----------------------------------------------------------------------------------------
+
+
+def plain_nms(boxes, thr):
+    """paddle.vision.ops.nms's kernel: boxes in their order, IoU without the +1."""
+
+    def plain_iou(a, b):
+        iw = max(min(a[2], b[2]) - max(a[0], b[0]), 0)
+        ih = max(min(a[3], b[3]) - max(a[1], b[1]), 0)
+        inter = iw * ih
+        return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+    kept = []
+    for i in range(len(boxes)):
+        if all(plain_iou(boxes[k], boxes[i]) <= thr for k in kept):
+            kept.append(i)
+    return np.array(kept, np.int64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("thr", [0.1, 0.5])
+def test_nms(dtype, thr):
+    boxes = random_boxes(30, 10.0).astype(dtype)
+    keep = plain_nms(boxes.astype(np.float64), thr)
+    assert 1 < len(keep) < 30
+    make("nms", {"Boxes": boxes}, {"KeepBoxesIdxs": keep}, {"iou_threshold": thr}).check_output()
+
+
+def test_nms_all_overlapping_and_default_threshold():
+    boxes = np.array([[0, 0, 2, 2], [0.1, 0.1, 2, 2], [0, 0, 2, 2.1], [0, 0, 2, 2]], np.float32)
+    make(
+        "nms", {"Boxes": boxes}, {"KeepBoxesIdxs": np.array([0], np.int64)}, {"iou_threshold": 0.5}
+    ).check_output()
+    # The default threshold, 1: only IoU > 1 would drop a box, so every box stays.
+    make("nms", {"Boxes": boxes}, {"KeepBoxesIdxs": np.arange(4, dtype=np.int64)}).check_output()
+    make(
+        "nms", {"Boxes": np.zeros((0, 4), np.float32)}, {"KeepBoxesIdxs": np.zeros(0, np.int64)}
+    ).check_output()
+
+
+def test_nms_errors():
+    with pytest.raises(
+        tide.TideError,
+        match=r"nms.*Boxes .*must have 4 \(xmin, ymin, xmax, "
+        r"ymax\) at dim 1, got 5",
+    ):
+        make(
+            "nms", {"Boxes": np.zeros((3, 5), np.float32)}, {"KeepBoxesIdxs": np.zeros(0, np.int64)}
+        ).check_output()
+
+
+# --- multiclass_nms3 -----------------------------------------------------------------------------
+
+
+def multiclass_nms(bboxes, scores, a, rois_num=None):
+    """(Out [K, 6], Index [K, 1] int32, NmsRoisNum [N] int32) of Paddle's multiclass_nms3."""
+    f32 = scores.astype(np.float32)  # Paddle sorts on float scores
+    shared = scores.ndim == 3
+    starts = np.arange(len(bboxes) + 1) if shared else np.concatenate([[0], np.cumsum(rois_num)])
+    classes = scores.shape[1]
+    rows, index, nums = [], [], []
+    for i in range(len(starts) - 1):
+        s, e = starts[i], starts[i + 1]
+
+        def cls(c, i=i, s=s, e=e):
+            if shared:
+                return bboxes[i], scores[i, c], f32[i, c]
+            return bboxes[s:e, c], scores[s:e, c], f32[s:e, c]
+
+        kept = {}
+        for c in range(classes):
+            if c == a["background_label"] or e == s:
+                continue
+            b, sc, sf = cls(c)
+            k = greedy_nms(
+                b,
+                sf,
+                a["score_threshold"],
+                a["nms_threshold"],
+                a["nms_top_k"],
+                a["normalized"],
+                a["nms_eta"],
+            )
+            kept[c] = k if shared else sorted(k)
+        total = sum(len(v) for v in kept.values())
+        if -1 < a["keep_top_k"] < total:
+            pairs = [(cls(c)[2][k], c, k) for c in sorted(kept) for k in kept[c]]
+            pairs = sorted(pairs, key=lambda p: -p[0])[: a["keep_top_k"]]
+            kept = {}
+            for _, c, k in pairs:
+                kept.setdefault(c, []).append(k)
+            if not shared:
+                kept = {c: sorted(v) for c, v in kept.items()}
+        n = 0
+        for c in sorted(kept):
+            b, sc, _ = cls(c)
+            for k in kept[c]:
+                rows.append([c, sc[k], *b[k]])
+                index.append(i * bboxes.shape[1] + k if shared else (s + k) * classes + c)
+                n += 1
+        nums.append(n)
+    out = np.array(rows, scores.dtype).reshape(-1, 6)
+    return out, np.array(index, np.int32).reshape(-1, 1), np.array(nums, np.int32)
+
+
+NMS_ATTRS = {
+    "score_threshold": 0.3,
+    "nms_top_k": -1,
+    "keep_top_k": -1,
+    "nms_threshold": 0.4,
+    "normalized": True,
+    "nms_eta": 1.0,
+    "background_label": 0,
+}
+
+
+def nms3_test(bboxes, scores, attrs, rois_num=None, lod=None):
+    a = {**NMS_ATTRS, **attrs}
+    out, index, nums = multiclass_nms(bboxes, scores, a, rois_num if lod is None else lod[0])
+    inputs = {"BBoxes": bboxes if lod is None else (bboxes, lod), "Scores": scores}
+    if rois_num is not None:
+        inputs["RoisNum"] = np.array(rois_num, np.int32)
+    outputs = {"Out": out, "Index": index, "NmsRoisNum": nums}
+    return make("multiclass_nms3", inputs, outputs, a), out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {},
+        {"keep_top_k": 7},
+        {"nms_top_k": 4, "background_label": -1},
+        {"normalized": False, "nms_threshold": 0.5},
+        {"nms_eta": 0.7, "nms_threshold": 0.9, "background_label": 2},
+    ],
+)
+def test_multiclass_nms3(dtype, attrs):
+    size = 1.0 if attrs.get("normalized", True) else 20.0
+    bboxes = np.stack([random_boxes(16, size) for _ in range(2)]).astype(dtype)
+    scores = RNG.uniform(0, 1, (2, 3, 16)).astype(dtype)
+    t, out = nms3_test(bboxes, scores, attrs)
+    assert len(out) > 2
+    t.check_output(**tol(dtype))
+
+
+@pytest.mark.parametrize("use_lod", [False, True])
+def test_multiclass_nms3_per_class_boxes(use_lod):
+    # BBoxes [M, C, 4], Scores [M, C], the images' rows by RoisNum or LoD (an empty image too).
+    counts = [6, 0, 9]
+    bboxes = np.stack([random_boxes(15) for _ in range(4)], 1)  # [15, 4, 4]
+    scores = RNG.uniform(0, 1, (15, 4))
+    attrs = {"keep_top_k": 4, "score_threshold": 0.2}
+    t, out = nms3_test(
+        bboxes, scores, attrs, None if use_lod else counts, [counts] if use_lod else None
+    )
+    t.check_output(atol=1e-12, rtol=1e-12)
+
+
+def test_multiclass_nms3_nothing_kept_and_all_overlapping():
+    bboxes = np.tile(np.array([[[0.1, 0.1, 0.5, 0.5]]]), (2, 5, 1))  # identical boxes
+    scores = RNG.uniform(0, 0.2, (2, 3, 5))
+    t, out = nms3_test(bboxes, scores, {"score_threshold": 0.5})
+    assert out.shape == (0, 6)
+    t.check_output()
+    scores[:, :, 2] = 0.9  # above the threshold; every class keeps exactly one of its copies
+    scores[:, :, 3] = 0.9
+    t, out = nms3_test(bboxes, scores, {"score_threshold": 0.5})
+    assert out[:, 0].tolist() == [1, 2, 1, 2]
+    t.check_output()
+
+
+def test_multiclass_nms_without_index_writes_minus_one():
+    # multiclass_nms (no Index): nothing kept gives one row holding -1, as Paddle's.
+    bboxes = random_boxes(4)[None]
+    scores = np.full((1, 2, 4), 0.1)
+    a = {k: v for k, v in NMS_ATTRS.items()}
+    make(
+        "multiclass_nms", {"BBoxes": bboxes, "Scores": scores}, {"Out": np.array([[-1.0]])}, a
+    ).check_output(atol=0, rtol=0)
+    scores[0, 1, 2] = 0.8
+    want = np.array([[1, 0.8, *bboxes[0, 2]]])
+    make("multiclass_nms", {"BBoxes": bboxes, "Scores": scores}, {"Out": want}, a).check_output(
+        atol=0, rtol=0
+    )
+
+
+def test_multiclass_nms3_errors():
+    with pytest.raises(
+        tide.TideError,
+        match=r"multiclass_nms3.*BBoxes .*must have 4 .*polygon "
+        r"boxes are not supported.*got 8",
+    ):
+        nms3_test(np.zeros((1, 3, 8)), np.zeros((1, 2, 3)), {})[0].check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"multiclass_nms3.*BBoxes .*must have 5 \(Scores' "
+        r"boxes, dim 2\) at dim 1, got 3",
+    ):
+        nms3_test(np.zeros((1, 3, 4)), np.zeros((1, 2, 5)), {})[0].check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"multiclass_nms3.*RoisNum .*counts 5 boxes but "
+        r"BBoxes has 6 rows",
+    ):
+        nms3_test(np.zeros((6, 2, 4)), np.zeros((6, 2)), {}, rois_num=[2, 3])[0].check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"multiclass_nms3.*BBoxes .*needs a LoD .*or the "
+        r"RoisNum input",
+    ):
+        make(
+            "multiclass_nms3",
+            {"BBoxes": np.zeros((6, 2, 4)), "Scores": np.zeros((6, 2))},
+            {"Out": np.zeros((0, 6)), "Index": np.zeros((0, 1), np.int32)},
+            NMS_ATTRS,
+        ).check_output()
