@@ -3,13 +3,15 @@
 // 2.x's bilinear_interp_v2 / nearest_interp_v2 / bicubic_interp_v2 (scale per axis, ratio
 // 1 / scale; bicubic: Paddle's A = -0.75 over 4 x 4 clamped pixels), pad2d
 // (constant, reflect, edge) and crop (a box of X at offsets), with grads. The interps and pad2d
-// take NCHW or NHWC.
+// take NCHW or NHWC; trilinear_interp_v2, and nearest_interp_v2 on a 5-D X, NCDHW or NDHWC
+// (interp3d.h).
 #include <cmath>
 #include <cstring>
 #include <tide/ops/crop.hpp>
 #include <tide/ops/interp_pad2d.hpp>
 
 #include "common.h"
+#include "interp3d.h"
 #include "nd_index.h"
 
 namespace ops_nn {
@@ -72,13 +74,60 @@ tide::ops::InterpGeom InterpGeomOf(const KernelContext& ctx, const Dims& x) {
       [&](const char* p) { return tide::ops::FloatScalar(ctx, p); });
 }
 
+// The 5-D interps (nearest, trilinear) read by interp3d.h's rules.
+bool IsInterp3d(const std::string& op, const Dims& x) {
+  const bool trilinear = op.rfind("trilinear", 0) == 0;
+  TIDE_CHECK(!trilinear || x.size() == 5, "op '", op, "': X must be 5-D [N, C, D, H, W], got ",
+             tide::ToString(x));
+  return trilinear || (op.rfind("nearest_interp_v2", 0) == 0 && x.size() == 5);
+}
+
+// Every value of a float tensor (Scale of a 5-D interp: 1 or 3 values).
+std::vector<double> FloatValues(const KernelContext& ctx, const char* param) {
+  Tensor t = ctx.Input(param);
+  TIDE_CHECK(t.dtype() == TIDE_FP32 || t.dtype() == TIDE_FP64, "op '", ctx.op_type(), "': ", param,
+             " must be float32 or float64, got ", tide::DataTypeName(t.dtype()));
+  if (t.dtype() == TIDE_FP64)
+    return std::vector<double>(t.data<double>(), t.data<double>() + t.numel());
+  return std::vector<double>(t.data<float>(), t.data<float>() + t.numel());
+}
+
+Interp3dGeom Interp3dGeomOf(const KernelContext& ctx, const Dims& x) {
+  return GetInterp3dGeom(
+      ctx, x, true, [&](const char* p) { return IntValues(ctx, p); },
+      [&](const char* p) { return IntScalars(ctx, p); },
+      [&](const char* p) { return FloatValues(ctx, p); });
+}
+
+template <typename T, bool kGrad>
+void Interp5d(KernelContext& ctx, const std::string& method) {
+  Tensor x = ctx.Input("X");
+  const Interp3dGeom g = Interp3dGeomOf(ctx, x.dims());
+  const bool ac = ctx.Attr<bool>("align_corners");
+  const int mode = ctx.Attr<int32_t>("align_mode");
+  const std::string tap = method == "trilinear" ? "bilinear" : method;  // linear along each axis
+  Taps taps[3];
+  for (int a = 0; a < 3; ++a) taps[a] = InterpTaps(tap, g.in[a], g.out[a], g.ratio[a], ac, mode);
+  if constexpr (!kGrad) {
+    Interp3dLoop<T, false>(g, taps, x.data<T>(),
+                           ctx.Output("Out").mutable_data<T>(g.OutDims(), ctx.place()));
+  } else {
+    Tensor dout = ctx.Input(GradVarName("Out").c_str());
+    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), g.OutDims());
+    T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+    std::fill(dx, dx + x.numel(), T(0));
+    Interp3dLoop<T, true>(g, taps, dout.data<T>(), dx);
+  }
+}
+
 template <typename T, bool kGrad>
 void Interp(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
+  const std::string op = ctx.op_type();
+  const std::string method = op.substr(0, op.find('_'));  // bilinear, nearest, bicubic, trilinear
+  if (IsInterp3d(op, x.dims())) return Interp5d<T, kGrad>(ctx, method);
   const tide::ops::InterpGeom g = InterpGeomOf(ctx, x.dims());
   const bool ac = ctx.Attr<bool>("align_corners");
-  const std::string op = ctx.op_type();
-  const std::string method = op.substr(0, op.find('_'));  // bilinear, nearest or bicubic
   const int mode = ctx.Attr<int32_t>("align_mode");
   const Taps th = InterpTaps(method, g.ih, g.oh, g.rh, ac, mode);
   const Taps tw = InterpTaps(method, g.iw, g.ow, g.rw, ac, mode);
@@ -136,7 +185,14 @@ constexpr const char* kSizeInputs[] = {"OutSize", "SizeTensor", "Scale"};
 
 void InterpInferShape(tide::InferShapeContext& ctx) {
   // With a size input the kernel sets Out's dims; before, those sizes are -1.
-  ctx.SetOutputDims("Out", tide::ops::InterpOutDimsAtBuild(ctx, ctx.InputDims("X")));
+  const Dims x = ctx.InputDims("X");
+  if (IsInterp3d(ctx.op_type(), x)) {
+    auto none = [](const char*) { return std::vector<int64_t>{}; };
+    auto no_reals = [](const char*) { return std::vector<double>{}; };
+    ctx.SetOutputDims("Out", GetInterp3dGeom(ctx, x, false, none, none, no_reals).OutDims());
+  } else {
+    ctx.SetOutputDims("Out", tide::ops::InterpOutDimsAtBuild(ctx, x));
+  }
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
@@ -149,7 +205,7 @@ tide::OpSchema& ScaleAttr(tide::OpSchema& s, const std::string& type, bool doc) 
             doc ? "[h, w] or [s]: output size = scale * input size when > 0, and the source "
                   "step 1 / scale (Paddle's scale_factor)"
                 : "")
-      .Attr("out_d", int32_t(-1), doc ? "output depth (5-D only; unused here)" : "");
+      .Attr("out_d", int32_t(-1), doc ? "output depth (5-D X only)" : "");
 }
 
 tide::OpSchema InterpSchema(const std::string& type, const char* method) {
@@ -162,9 +218,11 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
                "maps the corner pixels onto each other." +
                (tide::ops::IsInterpV2(type)
                     ? " Paddle 2.x's v2: scale per axis, and with a scale the source step is 1 / "
-                      "scale (not in / out), also under an OutSize."
+                      "scale (not in / out), also under an OutSize. nearest_interp_v2 also and "
+                      "trilinear_interp_v2 only take a 5-D X [N, C, D, H, W] (NCDHW / NDHWC), "
+                      "resized to (out_d, out_h, out_w) along each axis (interp3d.h)."
                     : ""))
-      .Input("X", "[N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
+      .Input("X", "[N, C, H, W] (NCHW) or [N, H, W, C] (NHWC); 5-D for trilinear")
       .Input("OutSize", "int [2]: (h, w) (optional; over Scale and the attributes)")
       .AsDispensable()
       .Input("SizeTensor", "2 one-element int tensors: h, w (optional; over the others)")
@@ -179,8 +237,9 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
       .Attr("align_corners", true, "align the corner pixels")
       .Attr("align_mode", int32_t(1),
             "0: half-pixel centres (without align_corners), 1: src = ratio * dst")
-      .Attr("data_layout", std::string("NCHW"), "NCHW or NHWC")
-      .InSet({"NCHW", "NHWC"})
+      .Attr("data_layout", std::string("NCHW"),
+            "NCHW or NHWC; for a 5-D X (v2 nearest, trilinear) also NCDHW or NDHWC")
+      .InSet({"NCHW", "NHWC", "NCDHW", "NDHWC"})
       .KernelDataTypeFrom("X")
       .InferShape(InterpInferShape)
       .Grad([type](tide::GradMaker& g) {
@@ -213,7 +272,7 @@ tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
       .Attr("align_corners", true)
       .Attr("align_mode", int32_t(1))
       .Attr("data_layout", std::string("NCHW"))
-      .InSet({"NCHW", "NHWC"})
+      .InSet({"NCHW", "NHWC", "NCDHW", "NDHWC"})
       .KernelDataTypeFrom("X")
       .InferShape(GradLike({"X"}));
 }
@@ -367,6 +426,11 @@ TIDE_REGISTER_OP(InterpSchema("bicubic_interp_v2", "bicubic"));
 TIDE_REGISTER_OP(InterpGradSchema("bicubic_interp_v2_grad", "bicubic"));
 TIDE_REGISTER_KERNEL("bicubic_interp_v2", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("bicubic_interp_v2_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
+// 5-D only (interp3d.h); nearest_interp_v2 takes a 5-D X too.
+TIDE_REGISTER_OP(InterpSchema("trilinear_interp_v2", "trilinear"));
+TIDE_REGISTER_OP(InterpGradSchema("trilinear_interp_v2_grad", "trilinear"));
+TIDE_REGISTER_KERNEL("trilinear_interp_v2", "cpu", InterpKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("trilinear_interp_v2_grad", "cpu", InterpGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("pad2d")
                      .Comment("Out = X padded on H and W by paddings [top, bottom, left, right]: "

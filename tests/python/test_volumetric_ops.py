@@ -438,3 +438,141 @@ def test_max_pool3d_with_index_errors():
         make(
             "max_pool3d_with_index", {"X": x}, {"Out": x, "Mask": x}, dict(attrs, ksize=[4, 2, 2])
         ).check_output()
+
+
+# --- trilinear_interp_v2, nearest_interp_v2 on 5-D X -------------------------------------------
+
+
+def interp_matrix(method, n_in, n_out, scale, align_corners, align_mode):
+    """[n_out, n_in]: each output index's weights over the input (Paddle's Interpolate3D rule for
+    one axis; the step in float32 as Paddle's)."""
+    m = np.zeros((n_out, n_in))
+    if n_out == n_in and scale is None:
+        return np.eye(n_in)
+    if n_out > 1:
+        if align_corners:
+            ratio = np.float32(n_in - 1) / np.float32(n_out - 1)
+        else:
+            ratio = np.float32(1.0 / scale) if scale else np.float32(n_in) / np.float32(n_out)
+    else:
+        ratio = np.float32(0)
+    ratio = float(ratio)
+    for k in range(n_out):
+        if method == "nearest":
+            i = int(np.floor(ratio * k + 0.5)) if align_corners else int(ratio * k)
+            m[k, min(i, n_in - 1)] = 1
+            continue
+        src = ratio * (k + 0.5) - 0.5 if (align_mode == 0 and not align_corners) else ratio * k
+        src = max(src, 0.0)
+        lo = min(int(src), n_in - 1)
+        hi = lo + 1 if lo + 1 < n_in else lo
+        frac = src - lo
+        m[k, lo] += 1 - frac
+        m[k, hi] += frac
+    return m
+
+
+def interp3d_ref(x, method, out, scales=None, align_corners=False, align_mode=0):
+    same = tuple(out) == x.shape[2:]
+    ms = [
+        np.eye(x.shape[2 + a])
+        if same
+        else interp_matrix(
+            method, x.shape[2 + a], out[a], scales[a] if scales else None, align_corners, align_mode
+        )
+        for a in range(3)
+    ]
+    return np.einsum("ncdhw,id,jh,kw->ncijk", x, *ms)
+
+
+def interp_attrs(
+    method, out=(-1, -1, -1), scale=(), align_corners=False, align_mode=0, layout="NCDHW"
+):
+    return {
+        "out_d": out[0],
+        "out_h": out[1],
+        "out_w": out[2],
+        "scale": list(scale),
+        "interp_method": method,
+        "align_corners": align_corners,
+        "align_mode": align_mode,
+        "data_layout": layout,
+    }
+
+
+INTERP3D_CASES = [
+    # method, out size attrs, scale attr, align_corners, align_mode, the reference's out size
+    ("trilinear", (-1, -1, -1), (2.0, 2.0, 2.0), False, 0, (6, 8, 10)),
+    ("trilinear", (5, 3, 7), (), True, 1, (5, 3, 7)),
+    ("trilinear", (2, 6, 4), (), False, 1, (2, 6, 4)),
+    ("trilinear", (-1, -1, -1), (1.5, 0.75, 1.3), False, 0, (4, 3, 6)),
+    ("nearest", (-1, -1, -1), (2.0, 1.5, 2.0), False, 1, (6, 6, 10)),
+    ("nearest", (4, 7, 3), (), True, 1, (4, 7, 3)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", INTERP3D_CASES)
+@pytest.mark.parametrize("layout", ["NCDHW", "NDHWC"])
+def test_interp3d(dtype, case, layout):
+    method, out, scale, ac, mode, ref_out = case
+    x = rand(2, 2, 3, 4, 5, dtype=dtype)
+    want = interp3d_ref(x, method, ref_out, scale or None, ac, mode).astype(dtype)
+    if layout == "NDHWC":
+        x, want = to_last(x), to_last(want)
+    t = make(
+        method + "_interp_v2",
+        {"X": x},
+        {"Out": want},
+        interp_attrs(method, out, scale, ac, mode, layout),
+    )
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_interp3d_size_inputs():
+    x = rand(1, 2, 3, 4, 5)
+    want = interp3d_ref(x, "trilinear", (4, 6, 3), None, False, 0)
+    # PIR writes NCHW as the layout of a 5-D X too.
+    attrs = interp_attrs("trilinear", (2, 2, 2), layout="NCHW")
+    size = np.array([4, 6, 3], np.int32)
+    make("trilinear_interp_v2", {"X": x, "OutSize": size}, {"Out": want}, attrs).check_output(
+        **tol("float64")
+    )
+    parts = [("sz%d" % i, np.array([v], np.int64)) for i, v in enumerate([4, 6, 3])]
+    t = make("trilinear_interp_v2", {"X": x, "SizeTensor": parts}, {"Out": want}, attrs)
+    t.check_output(**tol("float64"))
+    t.check_grad(["X"], "Out", **GRAD)
+    # A Scale tensor: the size and the step 1 / scale.
+    want = interp3d_ref(x, "nearest", (6, 8, 10), (2.0, 2.0, 2.0))
+    scale = np.array([2.0], np.float32)
+    attrs = interp_attrs("nearest")
+    make("nearest_interp_v2", {"X": x, "Scale": scale}, {"Out": want}, attrs).check_output(
+        **tol("float64")
+    )
+
+
+def test_interp3d_errors():
+    x = rand(1, 2, 3, 4, 5)
+    attrs = interp_attrs("trilinear", (4, 4, 4))
+    with pytest.raises(
+        tide.TideError,
+        match=r"trilinear_interp_v2.*X must be 5-D \[N, C, D, H, W\], got \[2, 3, 4, 5\]",
+    ):
+        make("trilinear_interp_v2", {"X": x[0]}, {"Out": x}, attrs).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"trilinear_interp_v2.*scale of a 5-D X needs 0, 1 or 3 values"
+    ):
+        make(
+            "trilinear_interp_v2", {"X": x}, {"Out": x}, dict(attrs, scale=[2.0, 2.0])
+        ).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"trilinear_interp_v2.*OutSize must give 3 values \(d, h, w\)"
+    ):
+        size = np.array([4, 4], np.int32)
+        make("trilinear_interp_v2", {"X": x, "OutSize": size}, {"Out": x}, attrs).check_output()
+    with pytest.raises(tide.TideError, match=r"nearest_interp_v2.*output size must be positive"):
+        make(
+            "nearest_interp_v2", {"X": x}, {"Out": x}, interp_attrs("nearest", (0, 4, 4))
+        ).check_output()
