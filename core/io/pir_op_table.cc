@@ -56,6 +56,9 @@ const Entry kEntries[] = {
     // pool3d's kernel_size is an attribute too (pool2d's an operand).
     {"pd_op.pool3d", "pool3d", "X", "Out", "kernel_size>ksize"},
     {"pd_op.max_pool3d_with_index", "max_pool3d_with_index", "X", "Out Mask", "kernel_size>ksize"},
+    // pd_op.nearest_interp (above) reads a 5-D X as well.
+    {"pd_op.trilinear_interp", "trilinear_interp_v2", "X OutSize SizeTensor Scale", "Out",
+     "data_format>data_layout"},
     // Linear algebra and element-wise arithmetic (Fluid's axis -1: numpy broadcasting).
     {"pd_op.matmul", "matmul_v2", "X Y", "Out", "transpose_x>trans_x transpose_y>trans_y"},
     {"pd_op.add", "elementwise_add", "X Y", "Out", "", kAxis},
@@ -362,6 +365,9 @@ const Entry kEntries[] = {
      ""},
     // Object detection (plugins/ops_detection, detect's rows):
     {"pd_op.yolo_box", "yolo_box", "X ImgSize", "Boxes Scores", ""},
+    {"pd_op.nms", "nms", "Boxes", "KeepBoxesIdxs", "threshold>iou_threshold"},
+    {"pd_op.multiclass_nms3", "multiclass_nms3", "BBoxes Scores RoisNum", "Out Index NmsRoisNum",
+     ""},
     // (end of detect's rows)
 };
 
