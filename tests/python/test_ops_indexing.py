@@ -328,3 +328,76 @@ def test_index_put_errors():
     ):
         ins = {"x": x, "indices": [("r", np.array([0, 1])), ("c", np.array([0, 1, 2]))], "value": v}
         make("index_put", ins, {"out": x}).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# diag_embed, triu_indices, tril_indices
+
+
+def diag_embed_ref(x, offset, dim1, dim2):
+    n = x.shape[-1]
+    m = n + abs(offset)
+    mats = np.zeros(x.shape[:-1] + (m, m), x.dtype)
+    for i in range(n):
+        r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
+        mats[..., r, c] = x[..., i]
+    rank = x.ndim + 1
+    a1, a2 = dim1 % rank, dim2 % rank
+    # mats' last two dims (rows, columns) go to a1, a2; the batch dims keep their order
+    return np.moveaxis(mats, [-2, -1], [a1, a2])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape,offset,dim1,dim2",
+    [((4,), 0, -2, -1), ((2, 3), 1, -2, -1), ((2, 3), -2, 0, 2), ((2, 3, 4), 0, 3, 1)],
+)
+def test_diag_embed(dtype, shape, offset, dim1, dim2, rng):
+    x = rand(rng, shape, dtype)
+    want = diag_embed_ref(x, offset, dim1, dim2)
+    if shape == (4,) and offset == 0:
+        np.testing.assert_array_equal(want, np.diag(x))
+    attrs = {"offset": offset, "dim1": dim1, "dim2": dim2}
+    t = make("diag_embed", {"Input": x}, {"Out": want}, attrs)
+    t.check_output(atol=0, rtol=0)
+    t.check_grad(["Input"], "Out", **grad_args(dtype))
+
+
+def test_diag_embed_ints_and_errors():
+    x = np.array([[1, 2], [3, 4]], "int64")
+    make("diag_embed", {"Input": x}, {"Out": diag_embed_ref(x, 0, -2, -1)}).check_output()
+    with pytest.raises(
+        tide.TideError, match="diag_embed.*dim1 \\(1\\) and dim2 \\(-2\\) must name different"
+    ):
+        make("diag_embed", {"Input": x}, {"Out": x}, {"dim1": 1, "dim2": -2}).check_output()
+    with pytest.raises(tide.TideError, match=r"diag_embed.*dim1 3 is out of range \[-3, 3\)"):
+        make("diag_embed", {"Input": x}, {"Out": x}, {"dim1": 3}).check_output()
+
+
+@pytest.mark.parametrize(
+    "rows,cols,offset", [(4, 4, 0), (4, 3, -1), (3, 5, 1), (3, 5, 7), (3, 5, -9), (0, 2, 0)]
+)
+@pytest.mark.parametrize("dtype,code", [("int64", 3), ("int32", 2)])
+def test_tri_indices(rows, cols, offset, dtype, code):
+    up = np.array(np.triu_indices(rows, offset, cols), dtype).reshape(2, -1)
+    low = np.array(np.tril_indices(rows, offset, cols), dtype).reshape(2, -1)
+    attrs = {"row": rows, "col": cols, "offset": offset, "dtype": code}
+    make("triu_indices", {}, {"out": up}, attrs).check_output()
+    attrs = {"rows": rows, "cols": cols, "offset": offset, "dtype": code}
+    make("tril_indices", {}, {"out": low}, attrs).check_output()
+
+
+def test_tri_indices_errors():
+    with pytest.raises(
+        tide.TideError, match="tril_indices.*'dtype' must be int32 or int64, got float32"
+    ):
+        make(
+            "tril_indices",
+            {},
+            {"out": np.zeros((2, 1), "int64")},
+            {"rows": 2, "cols": 2, "dtype": 5},
+        ).check_output()
+    with pytest.raises(tide.TideError, match="triu_indices.*>= 0 rows and columns, got -1 x 2"):
+        make(
+            "triu_indices", {}, {"out": np.zeros((2, 1), "int64")}, {"row": -1, "col": 2}
+        ).check_output()
