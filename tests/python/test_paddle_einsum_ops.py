@@ -246,3 +246,10 @@ def test_renorm_errors():
         make("renorm", {"X": x}, {"Out": x}, {"p": 2.0, "axis": 2, "max_norm": 1.0}).check_output()
     with pytest.raises(tide.TideError, match=r"renorm.*p must be > 0, got -1"):
         make("renorm", {"X": x}, {"Out": x}, {"p": -1.0, "axis": 0, "max_norm": 1.0}).check_output()
+
+
+def test_unsqueeze2_without_axes_keeps_x():
+    # paddle.einsum("...ij,jk->...ik", y, w) saves an unsqueeze of y with no axes ('...' needs
+    # no dims added): Paddle 3.x leaves y as it is.
+    x = uniform((2, 3)).astype("float32")
+    make("unsqueeze2", {"X": x}, {"Out": x, "XShape": None}, {"axes": []}).check_output(atol=0)

@@ -95,8 +95,9 @@ inline Dims SqueezeDims(const char* op, const Dims& x, const std::vector<int32_t
 }
 
 // unsqueeze2: a 1 inserted at each of `axes` in turn (negative: counted in the growing dims).
+// No axes leave X as it is, as in Paddle 3.x (whose paddle.einsum writes such an unsqueeze for an
+// operand its '...' needs no dims added to).
 inline Dims UnsqueezeDims(const char* op, const Dims& x, const std::vector<int32_t>& axes) {
-  TIDE_CHECK(!axes.empty(), "op '", op, "': axes must not be empty");
   Dims out = x;
   for (int32_t a : axes) {
     const int r = static_cast<int>(out.size()) + 1;
