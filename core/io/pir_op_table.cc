@@ -316,14 +316,17 @@ const Entry kEntries[] = {
     {"pd_op.matrix_power", "matrix_power", "X", "Out", ""},
     {"pd_op.renorm", "renorm", "X", "Out", ""},
     // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc,
-    // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc, index_put_op.cc; index_put's
-    // indices are a builtin.combine list).
+    // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc, index_put_op.cc, diag_embed_op.cc,
+    // tri_indices_op.cc; index_put's indices are a builtin.combine list).
     {"pd_op.cummax", "cummax", "x", "out indices", ""},
     {"pd_op.cummin", "cummin", "x", "out indices", ""},
     {"pd_op.masked_fill", "masked_fill", "x mask value", "out", ""},
     {"pd_op.index_add", "index_add", "X Index AddValue", "Out", ""},
     {"pd_op.scatter_nd_add", "scatter_nd_add", "X Index Updates", "Out", ""},
     {"pd_op.index_put", "index_put", "x indices value", "out", ""},
+    {"pd_op.diag_embed", "diag_embed", "Input", "Out", ""},
+    {"pd_op.triu_indices", "triu_indices", "", "out", "place>-"},
+    {"pd_op.tril_indices", "tril_indices", "", "out", "place>-"},
     // Dense linear algebra (plugins/ops_linalg, linalg's rows): det and slogdet are Fluid's
     // determinant / slogdeterminant (Input -> Out), inverse's result Fluid's Output.
     {"pd_op.det", "determinant", "Input", "Out", ""},
