@@ -375,6 +375,45 @@ class VisionOps(nn.Layer):
         return {"x": rng.standard_normal((2, 4, 6, 6)).astype(np.float32)}
 
 
+class VolumetricOps(nn.Layer):
+    """Volumetric (NCDHW) ops of 3-D CNNs (vol3d): Conv3D (padding, groups), Conv3DTranspose
+    (stride 2, output_padding), F.max_pool3d (ceil_mode, and return_mask), F.avg_pool3d
+    (exclusive=False), F.adaptive_avg_pool3d, F.adaptive_max_pool3d, F.interpolate on 5-D
+    (trilinear by a scale and by a size with align_corners; nearest) and F.local_response_norm,
+    which Paddle builds from pool3d over the padded channel axis. The larger parts are averaged
+    over their channels (a small fixture)."""
+
+    inputs = [("x", [None, 2, 2, 4, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3D(2, 4, 3, padding=1, groups=2)
+        self.up = nn.Conv3DTranspose(4, 2, 2, stride=2, output_padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)  # [B, 4, 2, 4, 4]
+        small = F.adaptive_avg_pool3d(y, [2, 2, 2])
+        val, idx = F.max_pool3d(y, 2, 2, return_mask=True)  # [B, 4, 1, 2, 2]
+        parts = [
+            self.up(small).mean(axis=1),  # [B, 5, 5, 5]
+            F.max_pool3d(y, 3, 2, 1, ceil_mode=True),  # [B, 4, 2, 3, 3]
+            F.avg_pool3d(y, [2, 3, 3], 2, [1, 1, 0], exclusive=False),  # [B, 4, 2, 2, 1]
+            F.adaptive_avg_pool3d(y, [2, 3, 3]),
+            F.adaptive_max_pool3d(y, [1, 3, 2]),
+            F.interpolate(y, scale_factor=[1.5, 0.5, 1.5], mode="trilinear").mean(axis=1),
+            F.interpolate(y, size=[3, 3, 5], mode="trilinear", align_corners=True).mean(axis=1),
+            F.interpolate(y, size=[3, 6, 5], mode="nearest").mean(axis=1),
+            F.local_response_norm(y.reshape([-1, 8, 4, 4]), 5),
+            val,
+            idx.astype("float32"),
+        ]
+        return paddle.concat([p.flatten(1) for p in parts], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 2, 2, 4, 4)).astype(np.float32)}
+
+
 class UnaryOps(nn.Layer):
     """Elementwise math and activations whose PIR forms Tide reads (the "unary" ops): log1p ...
     digamma, logit, selu / celu, isnan / isinf / isfinite, hardtanh, elu, reciprocal, rsqrt, sign,

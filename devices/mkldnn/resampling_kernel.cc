@@ -43,6 +43,10 @@ bool SameRule(bool bilinear, int64_t in, int64_t out, bool align_corners) {
 // anything is written) where oneDNN's rule is not Fluid's.
 Resample GetResample(const KernelContext& ctx, const Dims& x) {
   const char* op = ctx.op_type();
+  // A 5-D X (nearest_interp_v2's volumes, interp3d.h) is the plain kernel's.
+  if (x.size() == 5)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op, "' (oneDNN kernel): a 5-D X ", tide::ToString(x),
+               " (the plain kernel resizes volumes)");
   // Out's size by the plain kernel's rule (SizeTensor, OutSize, Scale, the attributes).
   const tide::ops::InterpGeom g = tide::ops::InterpGeomFromInputs(
       ctx, x, [&](const char* p) { return tide::ops::IntValues(ctx, p); },

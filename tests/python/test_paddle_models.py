@@ -442,6 +442,11 @@ PIR += ["misc_ops"]
 # grid_sample (from affine_grid), bicubic interpolate, unfold, put_along_axis, searchsorted
 # (tools/paddle_nn_models.py's VisionOps).
 PIR += ["vision_ops"]
+# conv3d (groups), conv3d_transpose (output_padding), pool3d (max with ceil_mode, avg not exclusive,
+# adaptive avg, and local_response_norm's channel window), max_pool3d_with_index (adaptive, and
+# return_mask), trilinear interpolate (scale; size with align_corners), nearest on 5-D
+# (tools/paddle_nn_models.py's VolumetricOps).
+PIR += ["volumetric_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
