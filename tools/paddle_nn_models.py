@@ -591,3 +591,49 @@ class MiscOps(nn.Layer):
     @staticmethod
     def example(rng):
         return {"x": rng.standard_normal((3, 8)).astype(np.float32)}
+
+
+class EinsumOps(nn.Layer):
+    """Linear-algebra ops with PIR rows of their own: einsum (attention "bhqd,bhkd->bhqk", a
+    batched matmul, a reduction, an outer product, a diagonal, '...' against a weight),
+    frobenius_norm (over two axes, keepdim), baddbmm (alpha / beta), renorm and matrix_power
+    (n 3, 0 and -2)."""
+
+    inputs = [("x", [None, 4, 6], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 4, 6]
+        yt = y.transpose([0, 2, 1])  # [B, 6, 4]
+        q = y.reshape([-1, 2, 2, 6])  # [B, heads, queries, dims]
+        sq = y[:, :, :4] * 0.5  # [B, 4, 4]
+        eye = paddle.eye(4)
+        mm = paddle.einsum("bij,bjk->bik", y, yt)
+        outs = [
+            paddle.einsum("bhqd,bhkd->bhqk", q, q * 0.5),
+            mm,
+            paddle.einsum("bij->bj", y),
+            paddle.einsum("bi,bj->bij", y[:, 0], y[:, 1]),
+            paddle.einsum("bii->bi", sq),
+            paddle.einsum("...ij,jk->...ik", y, self.fc.weight),
+            paddle.linalg.norm(y, "fro", axis=[1, 2], keepdim=True),
+            paddle.baddbmm(mm, y, yt, beta=0.5, alpha=2.0),
+            paddle.renorm(y, 2.0, 1, 1.0),
+        ]
+        # matrix_power refuses an unknown batch dim when saved: the first sample's matrix, added to
+        # a zero column for the batch.
+        zero, m = y[:, 0, :1] * 0.0, sq[0]
+        for p in (
+            paddle.linalg.matrix_power(m, 3),
+            paddle.linalg.matrix_power(m, 0),
+            paddle.linalg.matrix_power(m + eye * 2.0, -2),
+        ):
+            outs.append(p.reshape([1, 16]) + zero)
+        return paddle.concat([o.reshape([0, -1]) for o in outs], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 4, 6)).astype(np.float32)}

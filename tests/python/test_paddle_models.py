@@ -439,6 +439,9 @@ PIR += ["binary_ops"]
 # tan, log2, log10, frac, bitwise_and / or / xor / not, eye, diag, dot, mv, cross, lerp, addmm
 # (paddle_nn_models's MiscOps).
 PIR += ["misc_ops"]
+# einsum (attention, batched matmul, reduction, outer product, diagonal, '...'), frobenius_norm,
+# baddbmm, renorm, matrix_power (n 3, 0, -2) (paddle_nn_models's EinsumOps).
+PIR += ["einsum_ops"]
 # grid_sample (from affine_grid), bicubic interpolate, unfold, put_along_axis, searchsorted
 # (tools/paddle_nn_models.py's VisionOps).
 PIR += ["vision_ops"]
