@@ -637,3 +637,36 @@ class EinsumOps(nn.Layer):
     @staticmethod
     def example(rng):
         return {"x": rng.standard_normal((3, 4, 6)).astype(np.float32)}
+
+
+# detect's model (plugins/ops_detection):
+class DetectOps(nn.Layer):
+    """A YOLOv3-style detector's end (helper detect's ops): a 1x1 conv head decoded by
+    paddle.vision.ops.yolo_box (2 anchors, 2 classes, scale_x_y, clip_bbox) and
+    multiclass_nms3 as PaddleDetection calls it (paddle._C_ops inside to_static: pixel boxes, no
+    background class, nms_top_k and keep_top_k). Out, Index and NmsRoisNum, flattened."""
+
+    inputs = [("x", [None, 8, 4, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2D(8, 14, 1)  # 2 anchors x (5 + 2 classes)
+
+    def forward(self, x):
+        head = self.head(x)
+        img_size = (x[:, :2, 0, 0] * 0.0 + 64.0).astype("int32")  # [B, 2]: 64 x 64 images
+        boxes, scores = paddle.vision.ops.yolo_box(
+            head, img_size, [10, 13, 16, 30], 2, 0.01, 16, clip_bbox=True, scale_x_y=1.05
+        )
+        out, index, nums = paddle._C_ops.multiclass_nms3(
+            boxes, scores.transpose([0, 2, 1]), None, 0.05, 20, 12, 0.45, False, 1.0, -1
+        )
+        parts = [out.reshape([-1]), index.astype("float32").reshape([-1]), nums.astype("float32")]
+        return paddle.concat(parts)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 8, 4, 4)).astype(np.float32)}
+
+
+# (end of detect's model)
