@@ -73,6 +73,10 @@ __global__ void InterpGradKernel(const T* dout, InterpView v, T* dx, int64_t n) 
 }
 
 InterpView InterpOf(const KernelContext& ctx, const Gpu& g, const Dims& xd) {
+  // A 5-D X (nearest_interp_v2's volumes, plugins/ops_nn/interp3d.h) runs on the CPU.
+  if (xd.size() == 5)
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(), "' (CUDA kernel): a 5-D X ",
+               tide::ToString(xd), " (only the CPU kernel resizes volumes)");
   // Out's size from SizeTensor / OutSize / Scale (read back to the host) or the attributes.
   InterpView v;
   v.g = tide::ops::InterpGeomFromInputs(
