@@ -401,3 +401,124 @@ def test_tri_indices_errors():
         make(
             "triu_indices", {}, {"out": np.zeros((2, 1), "int64")}, {"row": -1, "col": 2}
         ).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# bincount, histogram
+
+
+@pytest.mark.parametrize("xtype", ["int32", "int64"])
+@pytest.mark.parametrize("wtype", [None, "float32", "float64", "int64"])
+@pytest.mark.parametrize("minlength", [0, 3, 12])
+def test_bincount(xtype, wtype, minlength, rng):
+    x = rng.randint(0, 8, (20,)).astype(xtype)
+    ins = {"X": x}
+    if wtype is None:
+        want = np.bincount(x, minlength=minlength).astype("int64")
+    else:
+        w = rng.randint(-3, 4, (20,)).astype(wtype)
+        ins["Weights"] = w
+        out_type = "float32" if wtype == "float32" else "float64"
+        want = np.bincount(x, w.astype("float64"), minlength).astype(out_type)
+    make("bincount", ins, {"Out": want}, {"minlength": minlength}).check_output(atol=1e-6)
+
+
+def test_bincount_errors():
+    x = np.array([0, 2, -1, 1], "int64")
+    with pytest.raises(tide.TideError, match=r"bincount.*X .* holds -1 at index 2; .*non-negative"):
+        make("bincount", {"X": x}, {"Out": x}).check_output()
+    with pytest.raises(tide.TideError, match="bincount.*minlength must be >= 0, got -2"):
+        make("bincount", {"X": np.abs(x)}, {"Out": x}, {"minlength": -2}).check_output()
+    with pytest.raises(tide.TideError, match="bincount.*X .* must be int32 or int64, got float32"):
+        make("bincount", {"X": x.astype("float32")}, {"Out": x}).check_output()
+
+
+def histogram_ref(x, bins, lo, hi, weight=None, density=False):
+    """np.histogram with Paddle's range rules (min = max = 0: X's range; an empty range widened
+    by 1 each way)."""
+    if lo == 0 and hi == 0 and x.size:
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    counts, _ = np.histogram(x.astype("float64"), bins, (lo, hi), weights=weight)
+    if density:
+        return (counts / (counts.sum() * (hi - lo) / bins)).astype("float32")
+    return counts.astype("int64" if weight is None else weight.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize(
+    "bins,lo,hi", [(5, -1.0, 1.0), (4, 0.0, 0.0), (7, -0.5, 3.5), (3, 2.0, 2.0)]
+)
+@pytest.mark.parametrize("density", [False, True])
+def test_histogram(dtype, bins, lo, hi, density, rng):
+    x = rng.uniform(-2, 4, (4, 6)) if dtype.startswith("float") else rng.randint(-2, 5, (4, 6))
+    x = x.astype(dtype)
+    attrs = {"bins": bins, "min": lo, "max": hi, "density": density}
+    want = histogram_ref(x, bins, lo, hi, density=density)
+    make("histogram", {"X": x}, {"Out": want}, attrs).check_output(atol=1e-6, rtol=1e-5)
+    if dtype.startswith("float"):
+        w = rng.uniform(0.1, 2, x.shape).astype(dtype)
+        want = histogram_ref(x, bins, lo, hi, w, density)
+        make("histogram", {"X": x, "Weight": w}, {"Out": want}, attrs).check_output(
+            atol=1e-5, rtol=1e-5
+        )
+
+
+def test_histogram_errors():
+    x = np.ones((3,), "float32")
+    with pytest.raises(tide.TideError, match=r"histogram.*max \(1\) must be >= min \(3\)"):
+        make("histogram", {"X": x}, {"Out": x}, {"bins": 4, "min": 3.0, "max": 1.0}).check_output()
+    with pytest.raises(tide.TideError, match="histogram.*bins must be >= 1, got 0"):
+        make("histogram", {"X": x}, {"Out": x}, {"bins": 0}).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# unique
+
+
+def unique_ref(x, axis, sorted_):
+    """np.unique's four returns; unsorted: the distinct values in order of first appearance."""
+    out, first, inverse, counts = np.unique(
+        x, return_index=True, return_inverse=True, return_counts=True, axis=axis
+    )
+    inverse = inverse.reshape(-1)
+    if not sorted_:
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        out = np.take(out, order, axis=0 if axis is None else axis)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    return out, first, inverse, counts
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("is_sorted", [True, False])
+@pytest.mark.parametrize("itype,code", [("int64", 3), ("int32", 2)])
+def test_unique(dtype, axis, is_sorted, itype, code, rng):
+    x = rng.randint(0, 3, (5, 4)).astype(dtype)
+    x[3] = x[1]  # a repeated row
+    x[:, 2] = x[:, 0]  # and a repeated column
+    out, first, inverse, counts = unique_ref(x, axis, is_sorted)
+    attrs = {"axis": [] if axis is None else [axis], "dtype": code, "is_sorted": is_sorted}
+    attrs.update(return_index=True, return_inverse=True, return_counts=True)
+    want = {
+        "Out": out,
+        "Indices": first.astype(itype),
+        "Index": inverse.astype(itype),
+        "Counts": counts.astype(itype),
+    }
+    make("unique", {"X": x}, want, attrs).check_output(atol=0, rtol=0)
+
+
+def test_unique_out_and_index_only_and_errors():
+    x = np.array([3.0, 1.0, 3.0, 2.0, 1.0])
+    want = {"Out": np.array([3.0, 1.0, 2.0]), "Index": np.array([0, 1, 0, 2, 1])}
+    make("unique", {"X": x}, want).check_output()  # Fluid's defaults: unsorted, int64
+    with pytest.raises(
+        tide.TideError, match="unique.*'dtype' .* must be int32 or int64, got float64"
+    ):
+        make("unique", {"X": x}, want, {"dtype": 6}).check_output()
+    with pytest.raises(tide.TideError, match="unique.*axis 1 is out of range for rank 1"):
+        make("unique", {"X": x}, want, {"axis": [1]}).check_output()

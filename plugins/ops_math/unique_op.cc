@@ -1,0 +1,167 @@
+// unique_op.cc: Paddle's unique (paddle.unique): Out = X's distinct elements (axis empty: of X
+// flattened) or distinct slices along axis[0], sorted ascending (is_sorted; slices compared
+// lexicographically) or, is_sorted false (Fluid's old unique), in order of first appearance.
+// Indices: where each first appears in X; Index: which Out element each X element (slice) is;
+// Counts: how often each occurs. The three are `dtype` (int32 or int64). No gradient (Paddle has
+// none).
+#include <map>
+#include <numeric>
+#include <tide/ops/axis.hpp>
+#include <tide/ops/dtype_attr.hpp>
+
+#include "common.h"
+
+namespace ops_math {
+namespace {
+
+template <typename Ctx>
+TideDataType IndexType(const Ctx& ctx) {
+  const TideDataType t = tide::ops::DataTypeAttr(ctx, "dtype");
+  TIDE_CHECK(t == TIDE_INT32 || t == TIDE_INT64, "op '", ctx.op_type(),
+             "': attribute 'dtype' (the indices' type) must be int32 or int64, got ",
+             tide::DataTypeName(t));
+  return t;
+}
+
+// The axis of the slices compared, or -1 for X's elements.
+template <typename Ctx>
+int UniqueAxis(const Ctx& ctx, const Dims& x) {
+  const auto axis = ctx.template Attr<std::vector<int32_t>>("axis");
+  TIDE_CHECK(axis.size() <= 1, "op '", ctx.op_type(), "': axis must hold at most one dim, got ",
+             axis.size());
+  if (axis.empty()) return -1;
+  return tide::ops::NormAxis(ctx.op_type(), axis[0], x.size());
+}
+
+void UniqueInferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  const int a = UniqueAxis(ctx, x);
+  const TideDataType it = IndexType(ctx);
+  Dims out = {-1};
+  if (a >= 0) {
+    out = x;
+    out[a] = -1;
+  }
+  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  const int64_t n = a >= 0 ? x[a] : tide::ops::DimsProductOrUnknown(x);
+  ctx.SetOutputDims("Index", {n});
+  ctx.SetOutputDataType("Index", it);
+  for (const char* p : {"Indices", "Counts"})
+    if (ctx.HasOutput(p)) {
+      ctx.SetOutputDims(p, {-1});
+      ctx.SetOutputDataType(p, it);
+    }
+}
+
+// X as `n` slices of `len` elements, slice k's j-th element at x[pre-block ...]: X viewed
+// [pre, n, post] around the axis (n = numel, pre = post = 1 without one).
+struct Slices {
+  int64_t pre = 1, n = 0, post = 1;
+  template <typename T>
+  std::vector<T> Get(const T* x, int64_t k) const {
+    std::vector<T> s;
+    s.reserve(static_cast<size_t>(pre * post));
+    for (int64_t p = 0; p < pre; ++p)
+      s.insert(s.end(), x + (p * n + k) * post, x + (p * n + k + 1) * post);
+    return s;
+  }
+};
+
+template <typename I>
+void WriteInts(KernelContext& ctx, const char* param, const std::vector<int64_t>& v) {
+  if (!ctx.HasOutput(param)) return;
+  I* o = ctx.Output(param).mutable_data<I>({static_cast<int64_t>(v.size())}, ctx.place());
+  for (size_t i = 0; i < v.size(); ++i) o[i] = static_cast<I>(v[i]);
+}
+
+template <typename T>
+void UniqueKernel(KernelContext& ctx) {
+  Tensor xt = ctx.Input("X");
+  const Dims xd = xt.dims();
+  const T* x = xt.data<T>();
+  const int a = UniqueAxis(ctx, xd);
+  Slices s;
+  if (a < 0) {
+    s.n = xt.numel();
+  } else {
+    const auto sp = tide::ops::SplitAt(ctx.op_type(), xd, a);
+    s.pre = sp.pre;
+    s.n = sp.n;
+    s.post = sp.post;
+  }
+  std::vector<std::vector<T>> slices(static_cast<size_t>(s.n));
+  for (int64_t k = 0; k < s.n; ++k) slices[k] = s.Get(x, k);
+  // Groups of equal slices: `order` lists the slice indices by group, each group's first
+  // appearance first.
+  std::vector<int64_t> order(static_cast<size_t>(s.n));
+  std::iota(order.begin(), order.end(), 0);
+  const bool sorted = ctx.Attr<bool>("is_sorted");
+  if (sorted) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t l, int64_t r) { return slices[l] < slices[r]; });
+  } else {  // by first appearance: each slice's group is the first equal one's
+    std::map<std::vector<T>, int64_t> first;
+    std::vector<int64_t> group(static_cast<size_t>(s.n));
+    for (int64_t k = 0; k < s.n; ++k) group[k] = first.emplace(slices[k], k).first->second;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t l, int64_t r) { return group[l] < group[r]; });
+  }
+  std::vector<int64_t> firsts, counts, inverse(static_cast<size_t>(s.n));
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || slices[order[i]] != slices[order[i - 1]]) {
+      firsts.push_back(order[i]);
+      counts.push_back(0);
+    }
+    ++counts.back();
+    inverse[order[i]] = static_cast<int64_t>(firsts.size()) - 1;
+  }
+  const int64_t m = static_cast<int64_t>(firsts.size());
+  Dims od = {m};
+  if (a >= 0) {
+    od = xd;
+    od[a] = m;
+  }
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  for (int64_t p = 0; p < s.pre; ++p)
+    for (int64_t j = 0; j < m; ++j)
+      std::copy(slices[firsts[j]].begin() + p * s.post,
+                slices[firsts[j]].begin() + (p + 1) * s.post, o + (p * m + j) * s.post);
+  if (IndexType(ctx) == TIDE_INT32) {
+    WriteInts<int32_t>(ctx, "Indices", firsts);
+    WriteInts<int32_t>(ctx, "Index", inverse);
+    WriteInts<int32_t>(ctx, "Counts", counts);
+  } else {
+    WriteInts<int64_t>(ctx, "Indices", firsts);
+    WriteInts<int64_t>(ctx, "Index", inverse);
+    WriteInts<int64_t>(ctx, "Counts", counts);
+  }
+}
+
+}  // namespace
+}  // namespace ops_math
+
+using namespace ops_math;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(
+    tide::OpSchema("unique")
+        .Comment("Out = X's distinct elements (or slices along axis), with where each first "
+                 "appears (Indices), which each X element is (Index) and their counts "
+                 "(paddle.unique).")
+        .Input("X", "the input")
+        .Output("Out", "the distinct elements (1-D) or slices (X's dims, fewer along axis)")
+        .Output("Indices", "`dtype`: each Out element's first position in X")
+        .AsDispensable()
+        .Output("Index", "`dtype`: each X element's (slice's) position in Out")
+        .Output("Counts", "`dtype`: how often each Out element occurs")
+        .AsDispensable()
+        .Attr("return_index", false, "Paddle's request for Indices (Tide writes it when present)")
+        .Attr("return_inverse", false, "Paddle's request for Index")
+        .Attr("return_counts", false, "Paddle's request for Counts")
+        .Attr("axis", std::vector<int32_t>{}, "the axis of the slices compared (empty: elements)")
+        .Attr("dtype", int32_t{TIDE_INT64}, "Indices', Index's and Counts' type: int32 or int64")
+        .Attr("is_sorted", false, "sort Out ascending (false: Fluid's order of first appearance)")
+        .KernelDataTypeFrom("X")
+        .InferShape(UniqueInferShape)
+        .NoGradient());
+TIDE_REGISTER_KERNEL("unique", "cpu", UniqueKernel, OPS_MATH_NUMERIC_TYPES);
