@@ -302,6 +302,8 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    {"conv3d", 1},
                                                    {"conv2d_transpose", 2},
                                                    {"depthwise_conv2d_transpose", 1},
+                                                   // 1: output_padding
+                                                   {"conv3d_transpose", 1},
                                                    {"elementwise_add", 1},
                                                    {"elementwise_sub", 1},
                                                    {"elementwise_mul", 1},
