@@ -317,7 +317,8 @@ const Entry kEntries[] = {
     {"pd_op.renorm", "renorm", "X", "Out", ""},
     // Indexing, scattering and counting ops (indexops: plugins/ops_nn/cummax_cummin_op.cc,
     // masked_fill_op.cc, index_add_op.cc, scatter_nd_add_op.cc, index_put_op.cc, diag_embed_op.cc,
-    // tri_indices_op.cc; index_put's indices are a builtin.combine list).
+    // tri_indices_op.cc; plugins/ops_math/bincount_histogram_ops.cc, unique_op.cc; index_put's
+    // indices are a builtin.combine list, bincount's minlength a constant).
     {"pd_op.cummax", "cummax", "x", "out indices", ""},
     {"pd_op.cummin", "cummin", "x", "out indices", ""},
     {"pd_op.masked_fill", "masked_fill", "x mask value", "out", ""},
@@ -327,6 +328,9 @@ const Entry kEntries[] = {
     {"pd_op.diag_embed", "diag_embed", "Input", "Out", ""},
     {"pd_op.triu_indices", "triu_indices", "", "out", "place>-"},
     {"pd_op.tril_indices", "tril_indices", "", "out", "place>-"},
+    {"pd_op.bincount", "bincount", "X Weights =minlength", "Out", ""},
+    {"pd_op.histogram", "histogram", "X Weight", "Out", ""},
+    {"pd_op.unique", "unique", "X", "Out Indices Index Counts", ""},
     // Dense linear algebra (plugins/ops_linalg, linalg's rows): det and slogdet are Fluid's
     // determinant / slogdeterminant (Input -> Out), inverse's result Fluid's Output.
     {"pd_op.det", "determinant", "Input", "Out", ""},
