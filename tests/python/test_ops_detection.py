@@ -426,3 +426,372 @@ def test_multiclass_nms3_errors():
             {"Out": np.zeros((0, 6)), "Index": np.zeros((0, 1), np.int32)},
             NMS_ATTRS,
         ).check_output()
+
+
+# --- box_coder -----------------------------------------------------------------------------------
+
+
+def center_size(b, pad):
+    w = b[..., 2] - b[..., 0] + pad
+    h = b[..., 3] - b[..., 1] + pad
+    return w, h, b[..., 0] + w / 2, b[..., 1] + h / 2
+
+
+def box_coder(prior, target, code_type, normalized=True, axis=0, var=None, variance=()):
+    """Centre-size offsets of target from prior (encode), or the boxes offsets give (decode)."""
+    pad = 0.0 if normalized else 1.0
+    # The variance attribute is float32, as Paddle's.
+    attr = np.array(variance or [1.0] * 4, np.float32).astype(np.float64)
+    v = var if var is not None else np.tile(attr, (len(prior), 1))
+    pw, ph, pcx, pcy = center_size(prior, pad)
+    if code_type == "encode_center_size":
+        tw, th, _, _ = center_size(target, pad)
+        tcx, tcy = (target[:, 2] + target[:, 0]) / 2, (target[:, 3] + target[:, 1]) / 2
+        out = np.stack(
+            [
+                (tcx[:, None] - pcx) / pw,
+                (tcy[:, None] - pcy) / ph,
+                np.log(np.abs(tw[:, None] / pw)),
+                np.log(np.abs(th[:, None] / ph)),
+            ],
+            -1,
+        )
+        return out / v[None]
+    expand = (lambda a: a[None]) if axis == 0 else (lambda a: a[:, None])
+    pw, ph, pcx, pcy, v = map(expand, (pw, ph, pcx, pcy, v))
+    cx = v[..., 0] * target[..., 0] * pw + pcx
+    cy = v[..., 1] * target[..., 1] * ph + pcy
+    w = np.exp(v[..., 2] * target[..., 2]) * pw
+    h = np.exp(v[..., 3] * target[..., 3]) * ph
+    return np.stack([cx - w / 2, cy - h / 2, cx + w / 2 - pad, cy + h / 2 - pad], -1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("variances", ["input", "attr", "none"])
+def test_box_coder_encode(dtype, normalized, variances):
+    size = 1.0 if normalized else 30.0
+    prior, target = random_boxes(5, size).astype(dtype), random_boxes(3, size).astype(dtype)
+    var = RNG.uniform(0.1, 0.3, (5, 4)).astype(dtype)
+    inputs = {"PriorBox": prior, "TargetBox": target}
+    attrs = {"code_type": "encode_center_size", "box_normalized": normalized}
+    kw = {}
+    if variances == "input":
+        inputs["PriorBoxVar"], kw["var"] = var, var.astype(np.float64)
+    elif variances == "attr":
+        attrs["variance"] = kw["variance"] = [0.1, 0.1, 0.2, 0.2]
+    want = box_coder(
+        prior.astype(np.float64), target.astype(np.float64), "encode_center_size", normalized, **kw
+    )
+    t = make("box_coder", inputs, {"OutputBox": want.astype(dtype)}, attrs)
+    t.check_output(
+        atol=1e-4 if dtype == "float32" else 1e-12, rtol=1e-5 if dtype == "float32" else 1e-12
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("variances", ["input", "attr"])
+def test_box_coder_decode(dtype, axis, variances):
+    prior = random_boxes(4, 30.0).astype(dtype)
+    target = RNG.uniform(-1, 1, (3, 4, 4) if axis == 0 else (4, 3, 4)).astype(dtype)
+    var = RNG.uniform(0.1, 0.3, (4, 4)).astype(dtype)
+    inputs = {"PriorBox": prior, "TargetBox": target}
+    attrs = {"code_type": "decode_center_size", "box_normalized": False, "axis": axis}
+    kw = {}
+    if variances == "input":
+        inputs["PriorBoxVar"], kw["var"] = var, var.astype(np.float64)
+    else:
+        attrs["variance"] = kw["variance"] = [0.1, 0.1, 0.2, 0.2]
+    want = box_coder(
+        prior.astype(np.float64), target.astype(np.float64), "decode_center_size", False, axis, **kw
+    )
+    t = make("box_coder", inputs, {"OutputBox": want.astype(dtype)}, attrs)
+    t.check_output(
+        atol=1e-4 if dtype == "float32" else 1e-12, rtol=1e-5 if dtype == "float32" else 1e-12
+    )
+
+
+def test_box_coder_errors():
+    prior, target = random_boxes(3), random_boxes(2)
+    with pytest.raises(tide.TideError, match=r"box_coder.*code_type.*decode_center"):
+        make(
+            "box_coder",
+            {"PriorBox": prior, "TargetBox": target},
+            {"OutputBox": prior},
+            {"code_type": "center"},
+        ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"box_coder.*TargetBox must have 3 dims, got "
+        r"\[2, 4\]",
+    ):
+        make(
+            "box_coder",
+            {"PriorBox": prior, "TargetBox": target},
+            {"OutputBox": prior},
+            {"code_type": "decode_center_size"},
+        ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"box_coder.*either as PriorBoxVar or as the "
+        r"variance attribute",
+    ):
+        make(
+            "box_coder",
+            {"PriorBox": prior, "PriorBoxVar": prior, "TargetBox": target},
+            {"OutputBox": prior},
+            {"variance": [1.0, 1.0, 1.0, 1.0]},
+        ).check_output()
+
+
+# --- prior_box -----------------------------------------------------------------------------------
+
+
+def prior_box(
+    fh,
+    fw,
+    ih,
+    iw,
+    min_sizes,
+    max_sizes=(),
+    ratios=(),
+    variances=(0.1, 0.1, 0.2, 0.2),
+    flip=True,
+    clip=True,
+    step=(0.0, 0.0),
+    offset=0.5,
+    min_max_order=False,
+):
+    # Paddle's sizes and ratios are float32 (1 / r too), its arithmetic double.
+    f32 = np.float32
+    ars = [f32(1.0)]
+    for r in map(f32, ratios):
+        if all(abs(r - a) >= 1e-6 for a in ars):
+            ars += [r, f32(1.0) / r] if flip else [r]
+    ars = [float(a) for a in ars]
+    sw, sh = (iw / fw, ih / fh) if 0.0 in step else step
+    boxes = []
+    for h in range(fh):
+        for w in range(fw):
+            cx, cy = (w + offset) * sw, (h + offset) * sh
+            cell = []
+            for s, m in enumerate(min_sizes):
+                sizes = [(m * np.sqrt(a), m / np.sqrt(a)) for a in ars]
+                big = [(np.sqrt(float(f32(m) * f32(max_sizes[s]))),) * 2] if max_sizes else []
+                if min_max_order:
+                    rest = [(m * np.sqrt(a), m / np.sqrt(a)) for a in ars if abs(a - 1) >= 1e-6]
+                    cell += [(m, m)] + big + rest
+                else:
+                    cell += sizes + big
+            for bw, bh in cell:
+                boxes.append(
+                    [(cx - bw / 2) / iw, (cy - bh / 2) / ih, (cx + bw / 2) / iw, (cy + bh / 2) / ih]
+                )
+    out = np.array(boxes).reshape(fh, fw, -1, 4)
+    if clip:
+        out = np.clip(out, 0, 1)
+    return out, np.broadcast_to(np.array(variances, f32).astype(np.float64), out.shape)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"min_sizes": [4.0], "aspect_ratios": [2.0]},
+        {
+            "min_sizes": [4.0, 8.0],
+            "max_sizes": [6.0, 12.0],
+            "aspect_ratios": [2.0, 3.0, 1.0],
+            "flip": False,
+            "clip": False,
+        },
+        {
+            "min_sizes": [5.0],
+            "max_sizes": [9.0],
+            "aspect_ratios": [2.0, 0.5],
+            "min_max_aspect_ratios_order": True,
+            "step_w": 6.0,
+            "step_h": 4.0,
+            "offset": 0.25,
+        },
+    ],
+)
+def test_prior_box(dtype, attrs):
+    x, img = np.zeros((1, 2, 3, 4), dtype), np.zeros((1, 3, 24, 30), dtype)
+    full = {"variances": [0.1, 0.1, 0.2, 0.2], **attrs}
+    boxes, var = prior_box(
+        3,
+        4,
+        24,
+        30,
+        attrs["min_sizes"],
+        attrs.get("max_sizes", ()),
+        attrs.get("aspect_ratios", ()),
+        full["variances"],
+        attrs.get("flip", True),
+        attrs.get("clip", True),
+        (attrs.get("step_w", 0.0), attrs.get("step_h", 0.0)),
+        attrs.get("offset", 0.5),
+        attrs.get("min_max_aspect_ratios_order", False),
+    )
+    t = make(
+        "prior_box",
+        {"Input": x, "Image": img},
+        {"Boxes": boxes.astype(dtype), "Variances": var.astype(dtype)},
+        full,
+    )
+    t.check_output(**tol(dtype))
+
+
+def test_prior_box_errors():
+    x, img = np.zeros((1, 2, 3, 4), np.float32), np.zeros((1, 3, 24, 30), np.float32)
+    out = {"Boxes": x, "Variances": x}
+    with pytest.raises(
+        tide.TideError,
+        match=r"prior_box.*max_sizes\[0\] \(3\) must be greater "
+        r"than min_sizes\[0\] \(4\)",
+    ):
+        make(
+            "prior_box",
+            {"Input": x, "Image": img},
+            out,
+            {"min_sizes": [4.0], "max_sizes": [3.0], "variances": [1.0] * 4},
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"prior_box.*variances must hold 4 values, got 2"):
+        make(
+            "prior_box",
+            {"Input": x, "Image": img},
+            out,
+            {"min_sizes": [4.0], "variances": [1.0] * 2},
+        ).check_output()
+
+
+# --- roi_align -----------------------------------------------------------------------------------
+
+
+def bilinear(img, y, x):
+    """img [C, H, W] at (y, x): 0 outside [-1, H] x [-1, W], else clamped to the border."""
+    _, h, w = img.shape
+    if y < -1 or y > h or x < -1 or x > w:
+        return np.zeros(img.shape[0])
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    return (
+        (1 - ly) * (1 - lx) * img[:, y0, x0]
+        + (1 - ly) * lx * img[:, y0, x1]
+        + ly * (1 - lx) * img[:, y1, x0]
+        + ly * lx * img[:, y1, x1]
+    )
+
+
+def roi_align(x, rois, counts, ph, pw, scale=1.0, ratio=-1, aligned=False):
+    x, rois = x.astype(np.float64), rois.astype(np.float64)
+    image = np.repeat(np.arange(len(counts)), counts)
+    out = np.zeros((len(rois), x.shape[1], ph, pw))
+    off = 0.5 if aligned else 0.0
+    for n, roi in enumerate(rois):
+        x0, y0, x1, y1 = roi * scale - off
+        rw, rh = x1 - x0, y1 - y0
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        gh = ratio if ratio > 0 else int(np.ceil(rh / ph))
+        gw = ratio if ratio > 0 else int(np.ceil(rw / pw))
+        for i in range(ph):
+            for j in range(pw):
+                acc = np.zeros(x.shape[1])
+                for a in range(gh):
+                    for b in range(gw):
+                        yy = y0 + rh / ph * (i + (a + 0.5) / gh)
+                        xx = x0 + rw / pw * (j + (b + 0.5) / gw)
+                        acc += bilinear(x[image[n]], yy, xx)
+                out[n, :, i, j] = acc / (gh * gw)
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"pooled_height": 2, "pooled_width": 3},
+        {"pooled_height": 3, "pooled_width": 2, "spatial_scale": 0.5, "sampling_ratio": 2},
+        {"pooled_height": 2, "pooled_width": 2, "aligned": True},
+    ],
+)
+@pytest.mark.parametrize("use_lod", [False, True])
+def test_roi_align(dtype, attrs, use_lod):
+    x = RNG.uniform(-1, 1, (2, 3, 7, 8)).astype(dtype)
+    s = 1.0 / attrs.get("spatial_scale", 1.0)
+    # RoIs inside, over the border (samples clamped and beyond -1: 0), and under a pixel.
+    rois = (
+        np.array(
+            [
+                [0.5, 0.5, 4.0, 5.0],
+                [2.0, 1.0, 7.5, 6.9],
+                [-3.0, -2.5, 2.0, 3.0],
+                [3.2, 2.1, 3.6, 2.4],
+                [1.0, 0.0, 9.0, 8.0],
+            ]
+        )
+        * s
+    )
+    rois = rois.astype(dtype)
+    counts = [2, 3]
+    want = roi_align(
+        x,
+        rois,
+        counts,
+        attrs["pooled_height"],
+        attrs["pooled_width"],
+        attrs.get("spatial_scale", 1.0),
+        attrs.get("sampling_ratio", -1),
+        attrs.get("aligned", False),
+    )
+    inputs = {"X": x, "ROIs": (rois, [counts]) if use_lod else rois}
+    if not use_lod:
+        inputs["RoisNum"] = np.array(counts, np.int32)
+    t = make("roi_align", inputs, {"Out": want.astype(dtype)}, attrs)
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_roi_align_defaults_and_int64_rois_num():
+    # Paddle's defaults: one 1 x 1 bin, sampling ceil(RoI size), not aligned.
+    x = RNG.uniform(-1, 1, (1, 2, 5, 5))
+    rois = np.array([[1.0, 1.0, 3.5, 4.0]])
+    make(
+        "roi_align",
+        {"X": x, "ROIs": rois, "RoisNum": np.array([1], np.int64)},
+        {"Out": roi_align(x, rois, [1], 1, 1)},
+    ).check_output(atol=1e-12, rtol=1e-12)
+
+
+def test_roi_align_errors():
+    x, rois = np.zeros((2, 1, 4, 4)), np.zeros((3, 4))
+    out = {"Out": np.zeros((3, 1, 1, 1))}
+    with pytest.raises(
+        tide.TideError,
+        match=r"roi_align.*RoisNum .*counts 2 boxes but ROIs "
+        r"has 3 rows",
+    ):
+        make(
+            "roi_align", {"X": x, "ROIs": rois, "RoisNum": np.array([1, 1], np.int32)}, out
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"roi_align.*given for 1 images but X has 2"):
+        make(
+            "roi_align", {"X": x, "ROIs": rois, "RoisNum": np.array([3], np.int32)}, out
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"roi_align.*ROIs .*must have 4 .*at dim 1, got 5"):
+        make("roi_align", {"X": x, "ROIs": np.zeros((3, 5))}, out).check_output()
