@@ -375,6 +375,9 @@ const Entry kEntries[] = {
     {"pd_op.nms", "nms", "Boxes", "KeepBoxesIdxs", "threshold>iou_threshold"},
     {"pd_op.multiclass_nms3", "multiclass_nms3", "BBoxes Scores RoisNum", "Out Index NmsRoisNum",
      ""},
+    {"pd_op.box_coder", "box_coder", "PriorBox PriorBoxVar TargetBox", "OutputBox", ""},
+    {"pd_op.prior_box", "prior_box", "Input Image", "Boxes Variances", ""},
+    {"pd_op.roi_align", "roi_align", "X ROIs RoisNum", "Out", ""},
     // (end of detect's rows)
 };
 
