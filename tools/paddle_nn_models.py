@@ -670,3 +670,75 @@ class DetectOps(nn.Layer):
 
 
 # (end of detect's model)
+
+
+# indexops's model (plugins/ops_nn/cummax_cummin_op.cc ..., plugins/ops_math/unique_op.cc ...):
+class IndexOps(nn.Layer):
+    """Indexing, scattering and counting ops with PIR rows of their own (helper indexops): cummax /
+    cummin (values and indices), masked_fill (a broadcast mask), index_add, index_put (a tuple of
+    index tensors, with and without accumulate), scatter_nd_add, diag_embed, bincount (minlength),
+    histogram, unique (Out, Indices, Counts), triu_indices / tril_indices, and the reductions over
+    bool and int tensors that paddle.nansum, paddle.quantile, paddle.sum of a mask and paddle.mean
+    of ints export (paddle.any of ints fails in Paddle 3.3.1's own executor)."""
+
+    inputs = [("x", [None, 6], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x):
+        y = self.fc(x) * 2.0  # [B, 6]
+        n = y.shape[0]
+        vmax, imax = paddle.cummax(y, axis=1)
+        vmin, imin = paddle.cummin(y, axis=0)
+        rows = paddle.to_tensor([0, 1, 0])
+        cols = paddle.to_tensor([1, 4, 5])
+        nd_index = paddle.to_tensor([[0, 1], [1, 2], [0, 1]])
+        zero = y * 0.0
+        nan = zero / zero  # computed: Paddle 3.3.1 cannot reload a NaN constant it saved
+        outs = [
+            vmax,
+            imax.astype("float32"),
+            vmin,
+            imin.astype("float32"),
+            paddle.masked_fill(y, y[:1] > 0.3, 0.5),
+            paddle.index_add(y, paddle.to_tensor([0, 2, 0]), 1, y[:, 3:] * 2.0),
+            paddle.index_put(y, (rows, cols), y[1, 1:4]),
+            paddle.index_put(y, (rows, cols), y[2, :3] * 3.0, accumulate=True),
+            paddle.scatter_nd_add(y, nd_index, y[0, :3] * 3.0),
+            paddle.diag_embed(y[:, :3], offset=1).reshape([-1, 16]),
+            paddle.quantile(y, 0.3, axis=1, keepdim=True),
+            paddle.nansum(paddle.where(y > 1.0, nan, y), axis=1, keepdim=True),
+            paddle.sum(y > 0.0, axis=1, keepdim=True).astype("float32"),
+            paddle.mean((y * 5.0).astype("int32"), axis=1, keepdim=True).astype("float32"),
+        ]
+        ints = paddle.clip(paddle.abs(y) * 3.0, 0.0, 7.5).astype("int64").flatten()
+        # unique's inverse is left out: Paddle 3.3.1's PIR program declares it float32, and its
+        # executor fails on the int64 it holds once the program is reloaded.
+        u, first, _, counts = paddle.unique(
+            paddle.round(y * 2.0), return_index=True, return_inverse=True, return_counts=True
+        )
+        fixed = [
+            paddle.bincount(ints, minlength=8).astype("float32"),
+            paddle.histogram(y, 5, -1.0, 1.0).astype("float32"),
+            paddle.stack(
+                [
+                    u.sum(),
+                    (u * u).sum(),
+                    first.astype("float32").sum(),
+                    (counts.astype("float32") * counts.astype("float32")).sum(),
+                ]
+            ),
+            paddle.triu_indices(4, 5, 1).astype("float32").flatten(),
+            paddle.tril_indices(4, 3, -1).astype("float32").flatten(),
+        ]
+        fixed = paddle.concat(fixed).unsqueeze(0).expand([n, -1])
+        return paddle.concat(outs + [fixed], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 6)).astype(np.float32)}
+
+
+# (end of indexops's model)

@@ -453,6 +453,10 @@ PIR += ["volumetric_ops"]
 # yolo_box decoding a conv head, then multiclass_nms3 (pixel boxes, keep_top_k), as a PaddleDetection
 # model ends (tools/paddle_nn_models.py's DetectOps; helper detect's plugins/ops_detection).
 PIR += ["detect_ops"]
+# cummax / cummin, masked_fill, index_add, index_put (with accumulate), scatter_nd_add, diag_embed,
+# bincount, histogram, unique, triu_indices / tril_indices, and sums of bool masks (nansum,
+# quantile) and means of ints (tools/paddle_nn_models.py's IndexOps; helper indexops).
+PIR += ["index_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
