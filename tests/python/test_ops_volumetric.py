@@ -501,13 +501,13 @@ def interp_attrs(
 
 
 INTERP3D_CASES = [
-    # method, out size attrs, scale attr, align_corners, align_mode, the reference's out size
-    ("trilinear", (-1, -1, -1), (2.0, 2.0, 2.0), False, 0, (6, 8, 10)),
-    ("trilinear", (5, 3, 7), (), True, 1, (5, 3, 7)),
-    ("trilinear", (2, 6, 4), (), False, 1, (2, 6, 4)),
-    ("trilinear", (-1, -1, -1), (1.5, 0.75, 1.3), False, 0, (4, 3, 6)),
-    ("nearest", (-1, -1, -1), (2.0, 1.5, 2.0), False, 1, (6, 6, 10)),
-    ("nearest", (4, 7, 3), (), True, 1, (4, 7, 3)),
+    # op, out size attrs, scale attr, align_corners, align_mode, the reference's out size
+    ("trilinear_interp_v2", (-1, -1, -1), (2.0, 2.0, 2.0), False, 0, (6, 8, 10)),
+    ("trilinear_interp_v2", (5, 3, 7), (), True, 1, (5, 3, 7)),
+    ("trilinear_interp_v2", (2, 6, 4), (), False, 1, (2, 6, 4)),
+    ("trilinear_interp_v2", (-1, -1, -1), (1.5, 0.75, 1.3), False, 0, (4, 3, 6)),
+    ("nearest_interp_v2", (-1, -1, -1), (2.0, 1.5, 2.0), False, 1, (6, 6, 10)),
+    ("nearest_interp_v2", (4, 7, 3), (), True, 1, (4, 7, 3)),
 ]
 
 
@@ -515,7 +515,8 @@ INTERP3D_CASES = [
 @pytest.mark.parametrize("case", INTERP3D_CASES)
 @pytest.mark.parametrize("layout", ["NCDHW", "NDHWC"])
 def test_interp3d(dtype, case, layout):
-    method, out, scale, ac, mode, ref_out = case
+    op, out, scale, ac, mode, ref_out = case
+    method = op.split("_")[0]
     x = rand(2, 2, 3, 4, 5, dtype=dtype)
     want = interp3d_ref(x, method, ref_out, scale or None, ac, mode).astype(dtype)
     if layout == "NDHWC":
