@@ -522,3 +522,42 @@ def test_unique_out_and_index_only_and_errors():
         make("unique", {"X": x}, want, {"dtype": 6}).check_output()
     with pytest.raises(tide.TideError, match="unique.*axis 1 is out of range for rank 1"):
         make("unique", {"X": x}, want, {"axis": [1]}).check_output()
+
+
+# ---------------------------------------------------------------------------------------------
+# the integer and bool kernels of the ops that move data
+
+
+def typed(rng, shape, dtype):
+    if dtype == "bool":
+        return rng.randint(0, 2, shape).astype(bool)
+    return rng.randint(-9, 10, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64"])
+def test_moves_of_ints_and_bools(dtype, rng):
+    x = typed(rng, (3, 4), dtype)
+    make(
+        "diag_embed", {"Input": x}, {"Out": diag_embed_ref(x, 1, -2, -1)}, {"offset": 1}
+    ).check_output()
+    mask = rng.randint(0, 2, (4,)).astype(bool)
+    value = typed(rng, (1,), dtype)
+    want = np.where(mask, value[0], x)
+    make("masked_fill", {"x": x, "mask": mask, "value": value}, {"out": want}).check_output()
+    rows, cols = np.array([2, 0]), np.array([1, 3])
+    v = typed(rng, (2,), dtype)
+    ins = {"x": x, "indices": [("r", rows), ("c", cols)], "value": v}
+    make("index_put", ins, {"out": index_put_ref(x, [rows, cols], v, False)}).check_output()
+    if dtype == "bool":
+        return
+    index = np.array([1, 1, 0])
+    add = typed(rng, (3, 3), dtype)
+    want = x.copy()
+    np.add.at(want.T, index, add.T)
+    make(
+        "index_add", {"X": x, "Index": index, "AddValue": add}, {"Out": want}, {"axis": 1}
+    ).check_output()
+    nd = np.array([[0, 1], [2, 3], [0, 1]])
+    upd = typed(rng, (3,), dtype)
+    want = scatter_nd_add_ref(x, nd, upd)
+    make("scatter_nd_add", {"X": x, "Index": nd, "Updates": upd}, {"Out": want}).check_output()
