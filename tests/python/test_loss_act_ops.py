@@ -2,6 +2,8 @@
 sigmoid_cross_entropy_with_logits; against numpy float64 references, gradients by central
 differences, and the errors of bad inputs."""
 
+import math
+
 import numpy as np
 import pytest
 from op_test import make
@@ -261,3 +263,102 @@ def test_temporal_shift_errors():
         make(op, {"X": x}, {"Out": x}, {"seg_num": 2, "data_format": "NCDHW"}).check_output()
     with pytest.raises(tide.TideError, match=r"temporal_shift.*X .*must be 4-D.*\[6, 4\]"):
         make(op, {"X": x[:, :, 0, 0]}, {"Out": x}, {"seg_num": 2}).check_output()
+
+
+# --- i0, i0e, i1, i1e, polygamma ----------------------------------------------------------
+
+
+def bessel_i(order, x):
+    """I_order(x) (order 0 or 1) from its power series sum (x/2)^(2k+order) / (k! (k+order)!),
+    in float64: every term positive, so exact to rounding for the |x| <= 12 tested here."""
+    out = np.zeros_like(x, dtype="float64")
+    for idx, v in np.ndenumerate(x.astype("float64")):
+        term = (abs(v) / 2) ** order
+        k, s = 0, 0.0
+        while True:
+            s += term
+            k += 1
+            term *= (v / 2) ** 2 / (k * (k + order))
+            if term <= 1e-17 * s:
+                break
+        out[idx] = s if order == 0 or v >= 0 else -s
+    return out
+
+
+BESSEL = {
+    "i0": lambda x: bessel_i(0, x),
+    "i0e": lambda x: np.exp(-np.abs(x)) * bessel_i(0, x),
+    "i1": lambda x: bessel_i(1, x),
+    "i1e": lambda x: np.exp(-np.abs(x)) * bessel_i(1, x),
+}
+
+
+@pytest.mark.parametrize("op", sorted(BESSEL))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bessel(op, dtype):
+    x = RNG.uniform(-12, 12, (4, 6))  # both of Cephes' intervals, |x| <= 8 and beyond
+    x[0, :3] = [0.0, 8.0, -8.0]
+    x = x.astype(dtype)
+    want = BESSEL[op](x)
+    t = make(op, {"x": x}, {"out": want.astype(dtype)})
+    t.check_output(atol=0, rtol=2e-6 if dtype == "float32" else 1e-13)
+    if dtype == "float64":
+        x[0, 0] = 0.5  # the grads' 0 / 0 form at x = 0 is checked below
+        make(op, {"x": x}, {"out": BESSEL[op](x)}).check_grad(["x"], "out", **GRAD)
+
+
+@pytest.mark.parametrize("op", ["i1", "i1e"])
+def test_bessel_grad_at_zero(op):
+    x, g = np.zeros((1, 3)), np.array([[1.0, 2.0, -3.0]])
+    t = make(op + "_grad", {"x": x, "out@GRAD": g}, {"x@GRAD": 0.5 * g})
+    t.check_output(atol=0, rtol=0)
+
+
+def polygamma(n, x, terms=2000):
+    """psi^(n)(x) = (-1)^(n+1) n! sum_k 1 / (x + k)^(n+1), the sum's tail past `terms` by
+    Euler-Maclaurin (integral, half term, first derivative term)."""
+    k = np.arange(terms, dtype="float64")
+    x = np.asarray(x, dtype="float64")[..., None]
+    s = np.sum((x + k) ** -(n + 1.0), axis=-1)
+    a = x[..., 0] + terms
+    s += a**-n / n + 0.5 * a ** -(n + 1.0) + (n + 1) / 12 * a ** -(n + 2.0)
+    return (-1) ** (n + 1) * math.factorial(n) * s
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_polygamma(n, dtype):
+    x = RNG.uniform(0.3, 12, (3, 5))
+    x[0, 0] = -1.5  # a negative non-integer: the sum holds there too
+    x = x.astype(dtype)
+    t = make("polygamma", {"x": x}, {"out": polygamma(n, x).astype(dtype)}, {"n": n})
+    t.check_output(atol=0, rtol=2e-6 if dtype == "float32" else 1e-11)
+    if dtype == "float64":
+        t.check_grad(["x"], "out", **GRAD)
+
+
+def test_polygamma_order_zero_is_digamma():
+    x = np.array([[0.5, 1.0, 3.25, 10.0]])
+    g = 0.5772156649015329  # Euler's constant; digamma's closed forms at these points
+    h9 = sum(1.0 / k for k in range(1, 10))
+    psi_quarter = -g - math.pi / 2 - 3 * math.log(2)
+    digamma = np.array([[-g - 2 * math.log(2), -g, psi_quarter + 4 + 0.8 + 1 / 2.25, h9 - g]])
+    make("polygamma", {"x": x}, {"out": digamma}, {"n": 0}).check_output(atol=0, rtol=1e-12)
+    # Its gradient is trigamma: polygamma of order 1.
+    grad = make(
+        "polygamma_grad",
+        {"x": x, "out@GRAD": np.ones_like(x)},
+        {"x@GRAD": polygamma(1, x)},
+        {"n": 0},
+    )
+    grad.check_output(atol=0, rtol=1e-11)
+
+
+def test_polygamma_poles_and_errors():
+    x = np.array([[0.0, -2.0]])
+    out = make("polygamma", {"x": x}, {"out": x}, {"n": 1}).forward()
+    assert np.all(np.isinf(out["out"]))
+    with pytest.raises(
+        tide.TideError, match=r"attribute 'n' of polygamma must be a non-negative.*-1"
+    ):
+        make("polygamma", {"x": x}, {"out": x}, {"n": -1}).check_output()
