@@ -159,3 +159,16 @@ struct BatchGrad {
 };
 
 }  // namespace ops_linalg
+
+namespace ops_linalg {
+
+// An optional gradient input (a grad op's dOut of an output the loss does not use): null when
+// absent.
+template <typename T>
+const T* OptionalGrad(KernelContext& ctx, const char* output) {
+  const std::string g = GradVarName(output);
+  Tensor t = ctx.OptionalInput(g.c_str());
+  return t && t.initialized() ? t.data<T>() : nullptr;
+}
+
+}  // namespace ops_linalg

@@ -355,3 +355,184 @@ def test_cholesky_solve_errors():
         {"Out": np.ones((3, 2))},
         r"cholesky_solve.*X \[4, 2\].*as many rows as Y \[3, 3\]",
     )
+
+
+# --- svd ----------------------------------------------------------------------------------
+
+
+def orthonormal_columns(a, tol):
+    k = a.shape[-1]
+    np.testing.assert_allclose(
+        np.swapaxes(a, -1, -2) @ a, np.broadcast_to(np.eye(k), a.shape[:-2] + (k, k)), atol=tol
+    )
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 4), (2, 3, 5, 2)])
+@pytest.mark.parametrize("full", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_svd(shape, full, dtype):
+    """Singular vectors are unique up to sign: S against numpy, U diag(S) VH == X, U and VH
+    orthonormal."""
+    x = RNG.uniform(-1, 1, shape).astype(dtype)
+    m, n = shape[-2:]
+    k = min(m, n)
+    got = run_op("svd", {"X": x}, ["U", "S", "VH"], {"full_matrices": full})
+    u, s, vh = got["U"], got["S"], got["VH"]
+    assert u.shape == shape[:-2] + ((m, m) if full else (m, k)) and u.dtype == dtype
+    assert s.shape == shape[:-2] + (k,) and vh.shape == shape[:-2] + ((n, n) if full else (k, n))
+    tol = TOL[dtype] * 10
+    np.testing.assert_allclose(s, np.linalg.svd(x.astype(np.float64), compute_uv=False), atol=tol)
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], x, atol=tol)
+    orthonormal_columns(u, tol)
+    orthonormal_columns(np.swapaxes(vh, -1, -2), tol)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3)])
+def test_svd_grad(shape):
+    x = RNG.uniform(-1, 1, shape)
+    out = run_op("svd", {"X": x}, ["U", "S", "VH"])
+    t = make("svd", {"X": x}, {"U": out["U"], "S": out["S"], "VH": out["VH"]})
+    t.check_grad(["X"], "S", **GRAD)
+    t.check_grad(["X"], ["U", "S", "VH"], max_relative_error=1e-4, numeric_grad_delta=1e-6)
+
+
+def test_svd_full_matrices_grad():
+    """With full_matrices only U's first K columns (VH's rows) carry gradient (Paddle's rule):
+    square matrices, where every column is one of them, and S of a wide one."""
+    x = RNG.uniform(-1, 1, (2, 3, 3))
+    out = run_op("svd", {"X": x}, ["U", "S", "VH"], {"full_matrices": True})
+    t = make("svd", {"X": x}, out, {"full_matrices": True})
+    t.check_grad(["X"], ["U", "S", "VH"], max_relative_error=1e-4, numeric_grad_delta=1e-6)
+    x = RNG.uniform(-1, 1, (3, 5))
+    out = run_op("svd", {"X": x}, ["U", "S", "VH"], {"full_matrices": True})
+    make("svd", {"X": x}, out, {"full_matrices": True}).check_grad(["X"], "S", **GRAD)
+
+
+def test_svd_errors():
+    error(
+        "svd",
+        {"X": np.ones(3)},
+        {"U": np.ones(3), "S": np.ones(3), "VH": np.ones(3)},
+        r"svd.*X.*\[3\]",
+    )
+
+
+# --- qr -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (3, 3), (2, 3, 5, 2)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qr(shape, mode, dtype):
+    """R as numpy's (LAPACK's Householder signs, Paddle's too), Q R == X, Q orthonormal."""
+    x = RNG.uniform(-1, 1, shape).astype(dtype)
+    m, n = shape[-2:]
+    got = run_op("qr", {"X": x}, ["Q", "R"], {"mode": mode})
+    q, r = got["Q"], got["R"]
+    tol = TOL[dtype] * 10
+    want_r = np.linalg.qr(
+        x.astype(np.float64), mode="complete" if mode == "complete" else "reduced"
+    )[1]
+    assert r.dtype == dtype
+    np.testing.assert_allclose(r, want_r, atol=tol)
+    if mode == "r":
+        assert q.shape == (0,)
+        return
+    assert q.shape == shape[:-2] + (m, r.shape[-2])
+    np.testing.assert_allclose(q @ r, x, atol=tol)
+    orthonormal_columns(q, tol)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (3, 5), (2, 3, 2)])
+def test_qr_grad(shape):
+    x = RNG.uniform(-1, 1, shape)
+    out = run_op("qr", {"X": x}, ["Q", "R"])
+    t = make("qr", {"X": x}, out)
+    t.check_grad(["X"], ["Q", "R"], **GRAD)
+    t.check_grad(["X"], "R", **GRAD)
+    t.check_grad(["X"], "Q", **GRAD)
+
+
+def test_qr_complete_grad_when_wide():
+    x = RNG.uniform(-1, 1, (3, 4))
+    out = run_op("qr", {"X": x}, ["Q", "R"], {"mode": "complete"})
+    make("qr", {"X": x}, out, {"mode": "complete"}).check_grad(["X"], ["Q", "R"], **GRAD)
+
+
+def test_qr_errors():
+    x = RNG.uniform(-1, 1, (4, 3))
+    outs = {"Q": x, "R": x}
+    error(
+        "qr",
+        {"X": x},
+        outs,
+        r"qr.*mode must be 'reduced', 'complete' or 'r'.*'full'",
+        {"mode": "full"},
+    )
+    error("qr", {"X": np.ones(3)}, outs, r"qr.*X.*\[3\]")
+    w = {"R": np.ones((3, 3))}
+    with pytest.raises(tide.TideError, match=r"qr.*no gradient with mode 'r'"):
+        run_op("qr", {"X": x}, ["Q", "R"], {"mode": "r"}, w)
+    with pytest.raises(tide.TideError, match=r"qr.*no gradient with mode 'complete' when M > N"):
+        run_op("qr", {"X": x}, ["Q", "R"], {"mode": "complete"}, {"R": np.ones((4, 3))})
+
+
+# --- eigh ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (2, 1, 5, 5)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigh(shape, uplo, dtype):
+    """Eigenvectors are unique up to sign: the eigenvalues against numpy's (ascending), A V == V
+    diag(w), V orthonormal; only the UPLO triangle of X is read."""
+    a = spd(*shape) - shape[-1] * 1.5 * np.eye(shape[-1])  # eigenvalues of both signs
+    tri = np.tril if uplo == "L" else np.triu
+    other = np.triu if uplo == "L" else np.tril
+    k = 1 if uplo == "U" else -1
+    x = (tri(a) + other(RNG.uniform(-9, 9, shape), -k)).astype(dtype)  # noise off the triangle
+    got = run_op("eigh", {"X": x}, ["Eigenvalues", "Eigenvectors"], {"UPLO": uplo})
+    w, v = got["Eigenvalues"], got["Eigenvectors"]
+    tol = TOL[dtype] * 50
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=tol)
+    assert np.all(np.diff(w, axis=-1) > 0)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol)
+    orthonormal_columns(v, tol)
+
+
+def aligned_columns(v, ref):
+    """v with each column's sign flipped to point as ref's does."""
+    return v * np.sign(np.sum(v * ref, axis=-2, keepdims=True))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_grad(uplo):
+    """d sum(w1 * eigenvalues + w2 * eigenvectors): symmetric, and against central differences
+    of numpy's eigh along symmetric perturbations (eigenvector signs aligned with Tide's)."""
+    a = spd(2, 4, 4)
+    w1, w2 = RNG.uniform(0.5, 1.5, (2, 4)), RNG.uniform(0.5, 1.5, (2, 4, 4))
+    got = run_op(
+        "eigh",
+        {"X": a},
+        ["Eigenvalues", "Eigenvectors"],
+        {"UPLO": uplo},
+        {"Eigenvalues": w1, "Eigenvectors": w2},
+    )
+    v0 = got["Eigenvectors"]
+
+    def f(x):
+        w, v = np.linalg.eigh(x, UPLO=uplo)
+        return np.sum(w1 * w) + np.sum(w2 * aligned_columns(v, v0))
+
+    g = got["dX"]
+    np.testing.assert_allclose(g, np.swapaxes(g, -1, -2), atol=1e-10)
+    want = symmetric_central_diff(f, a)
+    np.testing.assert_allclose(
+        np.tril(g + np.swapaxes(g, -1, -2)) - np.tril(g) * np.eye(4), want, rtol=1e-5, atol=1e-7
+    )
+
+
+def test_eigh_errors():
+    outs = {"Eigenvalues": np.ones(3), "Eigenvectors": np.eye(3)}
+    error("eigh", {"X": np.eye(3)}, outs, r"eigh.*UPLO must be 'L' or 'U'.*'X'", {"UPLO": "X"})
+    error("eigh", {"X": np.ones((3, 2))}, outs, r"eigh.*X.*square.*\[3, 2\]")
