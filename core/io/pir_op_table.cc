@@ -332,7 +332,8 @@ const Entry kEntries[] = {
     {"pd_op.histogram", "histogram", "X Weight", "Out", ""},
     {"pd_op.unique", "unique", "X", "Out Indices Index Counts", ""},
     // Dense linear algebra (plugins/ops_linalg, linalg's rows): det and slogdet are Fluid's
-    // determinant / slogdeterminant (Input -> Out), inverse's result Fluid's Output.
+    // determinant / slogdeterminant (Input -> Out), inverse's result Fluid's Output;
+    // paddle.linalg.pinv is svd and element-wise ops.
     {"pd_op.det", "determinant", "Input", "Out", ""},
     {"pd_op.slogdet", "slogdeterminant", "Input", "Out", ""},
     {"pd_op.inverse", "inverse", "Input", "Output", ""},
@@ -340,6 +341,11 @@ const Entry kEntries[] = {
     {"pd_op.triangular_solve", "triangular_solve", "X Y", "Out", ""},
     {"pd_op.solve", "solve", "X Y", "Out", ""},
     {"pd_op.cholesky_solve", "cholesky_solve", "X Y", "Out", ""},
+    {"pd_op.svd", "svd", "X", "U S VH", ""},
+    {"pd_op.qr", "qr", "X", "Q R", ""},
+    {"pd_op.eigh", "eigh", "X", "Eigenvalues Eigenvectors", ""},
+    // paddle.linalg.eigvalsh: eigh's eigenvalues (its uplo Fluid's UPLO; is_test unused).
+    {"pd_op.eigvalsh", "eigh", "X", "Eigenvalues Eigenvectors", "uplo>UPLO is_test>-"},
     // (end of linalg's rows)
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
