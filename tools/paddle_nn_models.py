@@ -742,3 +742,64 @@ class IndexOps(nn.Layer):
 
 
 # (end of indexops's model)
+
+
+class LinalgOps(nn.Layer):
+    """Dense linear algebra with PIR rows of their own (helper linalg, plugins/ops_linalg): det,
+    slogdet, inv, cholesky (lower and upper), triangular_solve (lower, transposed, unit
+    diagonal), solve (matrix and vector right-hand sides), cholesky_solve, svd (S, |U|, |VH| and
+    U S VH; full_matrices), qr (reduced R and Q, complete, 'r'), eigh (L and U; |eigenvectors|),
+    eigvalsh and pinv, on a batch of 4 x 3 matrices and square ones made from them. Eigenvector
+    signs are not unique: their absolute values (Tide's agree with Paddle's as saved anyway)."""
+
+    inputs = [("x", [None, 4, 3], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 4, 3]
+        a = y[:, :3, :] + paddle.eye(3) * 3.0  # well conditioned [B, 3, 3]
+        spd = a @ a.transpose([0, 2, 1]) + paddle.eye(3)
+        low = paddle.linalg.cholesky(spd)
+        b = y[:, 1:, :2]  # [B, 3, 2]
+        u, s, vh = paddle.linalg.svd(y)
+        q, r = paddle.linalg.qr(y)
+        w, v = paddle.linalg.eigh(spd)
+        outs = [
+            paddle.linalg.det(a),
+            paddle.linalg.slogdet(a),
+            paddle.linalg.inv(a),
+            low,
+            paddle.linalg.cholesky(spd, upper=True),
+            paddle.linalg.triangular_solve(a, b, upper=False, transpose=True, unitriangular=True),
+            paddle.linalg.triangular_solve(a, b),
+            paddle.linalg.solve(a, b),
+            paddle.linalg.solve(a, y[:, 0, :]),  # a vector per matrix
+            paddle.linalg.cholesky_solve(b, low),
+            s,
+            paddle.abs(u),
+            paddle.abs(vh),
+            (u * s.unsqueeze(1)) @ vh,
+            paddle.abs(paddle.linalg.svd(y, full_matrices=True)[0]),
+            q,
+            r,
+            paddle.linalg.qr(y, mode="complete")[1],
+            paddle.linalg.qr(y, mode="r"),
+            w,
+            paddle.abs(v),
+            paddle.linalg.eigh(spd, UPLO="U")[0],
+            paddle.linalg.eigvalsh(spd),
+            paddle.linalg.pinv(y),
+        ]
+        # reshape, not flatten: Paddle 3.3.1 declares slogdet's and a vector solve's results with
+        # wrong ranks, and flatten's saved stop_axis follows the declaration.
+        return paddle.concat([o.reshape([-1]) for o in outs])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 4, 3)).astype(np.float32)}
+
+
+# (end of linalg's model)

@@ -457,6 +457,9 @@ PIR += ["detect_ops"]
 # bincount, histogram, unique, triu_indices / tril_indices, and sums of bool masks (nansum,
 # quantile) and means of ints (tools/paddle_nn_models.py's IndexOps; helper indexops).
 PIR += ["index_ops"]
+# det, slogdet, inv, cholesky, triangular_solve, solve, cholesky_solve, svd, qr, eigh, eigvalsh,
+# pinv (plugins/ops_linalg; tools/paddle_nn_models.py's LinalgOps).
+PIR += ["linalg_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
