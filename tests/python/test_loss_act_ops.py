@@ -362,3 +362,75 @@ def test_polygamma_poles_and_errors():
         tide.TideError, match=r"attribute 'n' of polygamma must be a non-negative.*-1"
     ):
         make("polygamma", {"x": x}, {"out": x}, {"n": -1}).check_output()
+
+
+# --- rms_norm, fused_rms_norm_quant ----------------------------------------------------------
+
+
+def rms(s, axis_from, eps):
+    axes = tuple(range(axis_from, s.ndim))
+    return 1.0 / np.sqrt(np.mean(s * s, axis=axes, keepdims=True) + eps)
+
+
+@pytest.mark.parametrize("with_scale", [True, False])
+@pytest.mark.parametrize("normalized", [(4,), (3, 4)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm(with_scale, normalized, dtype):
+    x = RNG.uniform(-1, 1, (2, 3, 4)).astype(dtype)
+    scale = RNG.uniform(0.5, 1.5, normalized).astype(dtype)
+    at = x.ndim - len(normalized)
+    r = rms(x.astype("float64"), at, 1e-5)
+    y = x * r * (scale if with_scale else 1.0)
+    inputs = {"x": x, "scale": scale} if with_scale else {"x": x}
+    outs = {"y": y.astype(dtype), "invvar": r.reshape(x.shape[:at]).astype(dtype)}
+    t = make("rms_norm", inputs, outs, {"normalized_shape": list(normalized), "epsilon": 1e-5})
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["x", "scale"] if with_scale else ["x"], "y", **GRAD)
+
+
+def fused_rms(x, weight, eps, axis, bias=None, residual=None, norm_bias=None):
+    s = x + residual + (0 if bias is None else bias) if residual is not None else x
+    out = s * rms(s, axis, eps) * weight + (0 if norm_bias is None else norm_bias)
+    return out, s, rms(s, axis, eps).reshape(-1)
+
+
+@pytest.mark.parametrize(
+    "parts", [(), ("norm_bias",), ("residual",), ("residual", "bias", "norm_bias"), ("bias",)]
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fused_rms_norm_quant(parts, dtype):
+    x = RNG.uniform(-1, 1, (3, 2, 4)).astype(dtype)
+    cols = 8  # begin_norm_axis 1: [3] rows of 2 * 4
+    inputs = {"x": x, "norm_weight": RNG.uniform(0.5, 1.5, (cols,)).astype(dtype)}
+    for p in parts:
+        inputs[p] = RNG.uniform(-1, 1, x.shape if p == "residual" else (cols,)).astype(dtype)
+    f64 = {k: v.astype("float64") for k, v in inputs.items()}
+    w = f64["norm_weight"].reshape(2, 4)
+    nb = f64["norm_bias"].reshape(2, 4) if "norm_bias" in f64 else None
+    bias = f64["bias"].reshape(2, 4) if "bias" in f64 else None
+    # Paddle's kernels use bias only with residual.
+    out, s, inv = fused_rms(f64["x"], w, 1e-6, 1, bias, f64.get("residual"), nb)
+    outs = {"out": out.astype(dtype), "residual_out": s.astype(dtype), "inv_var": inv.astype(dtype)}
+    attrs = {"epsilon": 1e-6, "begin_norm_axis": 1}
+    t = make("fused_rms_norm_quant", inputs, outs, attrs)
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(sorted(inputs), ["out", "residual_out"] if parts else "out", **GRAD)
+
+
+def test_rms_norm_errors():
+    x = np.ones((2, 3, 4))
+    w = np.ones(12)
+    attrs = {"epsilon": 1e-6, "begin_norm_axis": 1, "quant_scale": 0.5}
+    op = "fused_rms_norm_quant"
+    outs = {"out": x}
+    with pytest.raises(tide.TideError, match=r"fused_rms_norm_quant.*quant_scale = 0.5 asks for"):
+        make(op, {"x": x, "norm_weight": w}, outs, attrs).check_output()
+    attrs["quant_scale"] = -1.0
+    with pytest.raises(tide.TideError, match=r"fused_rms_norm_quant.*norm_weight .*\(12\).*\[5\]"):
+        make(op, {"x": x, "norm_weight": np.ones(5)}, outs, attrs).check_output()
+    with pytest.raises(tide.TideError, match=r"fused_rms_norm_quant.*begin_norm_axis 3 is outside"):
+        make(op, {"x": x, "norm_weight": w}, outs, {**attrs, "begin_norm_axis": 3}).check_output()
+    with pytest.raises(tide.TideError, match=r"rms_norm.*x .*\[2, 3, 4\] does not end in.*\[3\]"):
+        make("rms_norm", {"x": x}, {"y": x}, {"normalized_shape": [3]}).check_output()
