@@ -434,3 +434,33 @@ def test_rms_norm_errors():
         make(op, {"x": x, "norm_weight": w}, outs, {**attrs, "begin_norm_axis": 3}).check_output()
     with pytest.raises(tide.TideError, match=r"rms_norm.*x .*\[2, 3, 4\] does not end in.*\[3\]"):
         make("rms_norm", {"x": x}, {"y": x}, {"normalized_shape": [3]}).check_output()
+
+
+# --- swiglu ----------------------------------------------------------------------------------
+
+
+def silu(a):
+    return a / (1 + np.exp(-a))
+
+
+@pytest.mark.parametrize("with_y", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_swiglu(with_y, dtype):
+    x = RNG.uniform(-3, 3, (2, 3, 6)).astype(dtype)
+    if with_y:
+        y = RNG.uniform(-1, 1, (2, 3, 6)).astype(dtype)
+        inputs, want = {"x": x, "y": y}, silu(x.astype("float64")) * y
+    else:
+        inputs, want = {"x": x}, silu(x[..., :3].astype("float64")) * x[..., 3:]
+    t = make("swiglu", inputs, {"out": want.astype(dtype)})
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(sorted(inputs), "out", **GRAD)
+
+
+def test_swiglu_errors():
+    x = np.ones((2, 5))
+    with pytest.raises(tide.TideError, match=r"swiglu.*x .*\[2, 5\] is split in two halves"):
+        make("swiglu", {"x": x}, {"out": x}).check_output()
+    with pytest.raises(tide.TideError, match=r"swiglu.*y \[2, 4\] must have x's dims \[2, 5\]"):
+        make("swiglu", {"x": x, "y": np.ones((2, 4))}, {"out": x}).check_output()
