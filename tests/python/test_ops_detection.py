@@ -795,3 +795,124 @@ def test_roi_align_errors():
         ).check_output()
     with pytest.raises(tide.TideError, match=r"roi_align.*ROIs .*must have 4 .*at dim 1, got 5"):
         make("roi_align", {"X": x, "ROIs": np.zeros((3, 5))}, out).check_output()
+
+
+# --- deformable_conv -----------------------------------------------------------------------------
+
+
+def sample_zero_padded(img, h, w):
+    """img [H, W] at (h, w): 0 outside (-1, H) x (-1, W), else bilinear with 0 beyond the edge."""
+    height, width = img.shape
+    if not (-1 < h < height and -1 < w < width):
+        return 0.0
+    h0, w0 = int(np.floor(h)), int(np.floor(w))
+    lh, lw = h - h0, w - w0
+
+    def at(y, x):
+        return img[y, x] if 0 <= y < height and 0 <= x < width else 0.0
+
+    return (
+        (1 - lh) * (1 - lw) * at(h0, w0)
+        + (1 - lh) * lw * at(h0, w0 + 1)
+        + lh * (1 - lw) * at(h0 + 1, w0)
+        + lh * lw * at(h0 + 1, w0 + 1)
+    )
+
+
+def deform_conv(x, offset, filt, mask, stride, pad, dil, groups, dgroups):
+    n, c, h, w = x.shape
+    m, cg, kh, kw = filt.shape
+    ho = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    cols = np.zeros((n, c, kh, kw, ho, wo))
+    for b, ch, i, j, y, xo in np.ndindex(n, c, kh, kw, ho, wo):
+        dg, tap = ch // (c // dgroups), i * kw + j
+        dy = offset[b, 2 * (dg * kh * kw + tap), y, xo]
+        dx = offset[b, 2 * (dg * kh * kw + tap) + 1, y, xo]
+        v = sample_zero_padded(
+            x[b, ch],
+            y * stride[0] - pad[0] + i * dil[0] + dy,
+            xo * stride[1] - pad[1] + j * dil[1] + dx,
+        )
+        cols[b, ch, i, j, y, xo] = v * (1.0 if mask is None else mask[b, dg * kh * kw + tap, y, xo])
+    out = np.zeros((n, m, ho, wo))
+    mg = m // groups
+    for g in range(groups):
+        out[:, g * mg : (g + 1) * mg] = np.einsum(
+            "mcij,ncijyx->nmyx", filt[g * mg : (g + 1) * mg], cols[:, g * cg : (g + 1) * cg]
+        )
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "case",
+    [
+        {},  # 3 x 3, padding 1
+        {"strides": [2, 1], "dilations": [1, 2], "paddings": [1, 2]},
+        {"groups": 2, "deformable_groups": 2},
+        {"no_mask": True},
+    ],
+)
+def test_deformable_conv(dtype, case):
+    attrs = {k: v for k, v in case.items() if k != "no_mask"}
+    stride = attrs.get("strides", [1, 1])
+    pad = attrs.setdefault("paddings", [1, 1])
+    dil = attrs.get("dilations", [1, 1])
+    groups, dgroups = attrs.get("groups", 1), attrs.get("deformable_groups", 1)
+    x = RNG.uniform(-1, 1, (2, 4, 5, 6))
+    filt = RNG.uniform(-1, 1, (6, 4 // groups, 3, 3))
+    ho = (5 + 2 * pad[0] - dil[0] * 2 - 1) // stride[0] + 1
+    wo = (6 + 2 * pad[1] - dil[1] * 2 - 1) // stride[1] + 1
+    offset = RNG.uniform(-1.5, 1.5, (2, 2 * dgroups * 9, ho, wo))  # samples past the border too
+    mask = None if case.get("no_mask") else RNG.uniform(0, 1, (2, dgroups * 9, ho, wo))
+    want = deform_conv(x, offset, filt, mask, stride, pad, dil, groups, dgroups)
+    inputs = {"Input": x, "Offset": offset, "Filter": filt}
+    if mask is not None:
+        inputs["Mask"] = mask
+    inputs = {k: v.astype(dtype) for k, v in inputs.items()}
+    op = "deformable_conv_v1" if case.get("no_mask") else "deformable_conv"
+    t = make(op, inputs, {"Output": want.astype(dtype)}, attrs)
+    t.check_output(atol=1e-4 if dtype == "float32" else 1e-10, rtol=1e-5)
+    if dtype == "float64":
+        t.check_grad(sorted(inputs), "Output", max_relative_error=1e-4, numeric_grad_delta=1e-6)
+
+
+def test_deformable_conv_without_mask_input_and_errors():
+    # deformable_conv with no Mask is DCNv1.
+    x, filt = RNG.uniform(-1, 1, (1, 2, 4, 4)), RNG.uniform(-1, 1, (3, 2, 3, 3))
+    offset = RNG.uniform(-1, 1, (1, 18, 2, 2))
+    want = deform_conv(x, offset, filt, None, [1, 1], [0, 0], [1, 1], 1, 1)
+    make(
+        "deformable_conv", {"Input": x, "Offset": offset, "Filter": filt}, {"Output": want}
+    ).check_output(atol=1e-12, rtol=1e-12)
+    with pytest.raises(
+        tide.TideError,
+        match=r"deformable_conv.*Offset .*must have 18 \(2 "
+        r"deformable_groups kh kw\) at dim 1, got 9",
+    ):
+        make(
+            "deformable_conv",
+            {"Input": x, "Offset": offset[:, :9], "Filter": filt},
+            {"Output": want},
+        ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"deformable_conv.*Mask .*must have 9 "
+        r"\(deformable_groups kh kw\) at dim 1, got 4",
+    ):
+        make(
+            "deformable_conv",
+            {"Input": x, "Offset": offset, "Filter": filt, "Mask": np.ones((1, 4, 2, 2))},
+            {"Output": want},
+        ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"deformable_conv.*Filter .*must have 2 \(Input's "
+        r"channels / groups\) at dim 1, got 1",
+    ):
+        make(
+            "deformable_conv",
+            {"Input": x, "Offset": offset, "Filter": filt[:, :1]},
+            {"Output": want},
+        ).check_output()
