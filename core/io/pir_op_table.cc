@@ -386,6 +386,7 @@ const Entry kEntries[] = {
     {"pd_op.box_coder", "box_coder", "PriorBox PriorBoxVar TargetBox", "OutputBox", ""},
     {"pd_op.prior_box", "prior_box", "Input Image", "Boxes Variances", ""},
     {"pd_op.roi_align", "roi_align", "X ROIs RoisNum", "Out", ""},
+    {"pd_op.deformable_conv", "deformable_conv", "Input Offset Filter Mask", "Output", ""},
     // (end of detect's rows)
 };
 
