@@ -641,28 +641,54 @@ class EinsumOps(nn.Layer):
 
 # detect's model (plugins/ops_detection):
 class DetectOps(nn.Layer):
-    """A YOLOv3-style detector's end (helper detect's ops): a 1x1 conv head decoded by
-    paddle.vision.ops.yolo_box (2 anchors, 2 classes, scale_x_y, clip_bbox) and
-    multiclass_nms3 as PaddleDetection calls it (paddle._C_ops inside to_static: pixel boxes, no
-    background class, nms_top_k and keep_top_k). Out, Index and NmsRoisNum, flattened."""
+    """Detectors' ends (helper detect's ops): a YOLOv3 head decoded by paddle.vision.ops.yolo_box
+    (2 anchors, 2 classes, scale_x_y, clip_bbox) and multiclass_nms3 as PaddleDetection calls it
+    (paddle._C_ops inside to_static: pixel boxes, no background class, nms_top_k and keep_top_k);
+    an SSD head's deltas decoded against prior_box's priors by box_coder; roi_align (aligned,
+    RoisNum) of the first YOLO boxes; a DCNv2 layer (deform_conv2d with an offset and a mask from
+    convs). Flattened and concatenated."""
 
     inputs = [("x", [None, 8, 4, 4], "float32")]
 
     def __init__(self):
         super().__init__()
         self.head = nn.Conv2D(8, 14, 1)  # 2 anchors x (5 + 2 classes)
+        self.deltas = nn.Conv2D(8, 12, 1)  # 3 priors x 4 offsets per cell
+        self.offset = nn.Conv2D(8, 18, 3, padding=1)
+        self.mask = nn.Conv2D(8, 9, 3, padding=1)
+        self.dcn = paddle.vision.ops.DeformConv2D(8, 4, 3, padding=1)
 
     def forward(self, x):
         head = self.head(x)
-        img_size = (x[:, :2, 0, 0] * 0.0 + 64.0).astype("int32")  # [B, 2]: 64 x 64 images
+        ones = x[:, :2, 0, 0] * 0.0 + 1.0  # [B, 2]
+        img_size = (ones * 64.0).astype("int32")  # 64 x 64 images
         boxes, scores = paddle.vision.ops.yolo_box(
             head, img_size, [10, 13, 16, 30], 2, 0.01, 16, clip_bbox=True, scale_x_y=1.05
         )
         out, index, nums = paddle._C_ops.multiclass_nms3(
             boxes, scores.transpose([0, 2, 1]), None, 0.05, 20, 12, 0.45, False, 1.0, -1
         )
-        parts = [out.reshape([-1]), index.astype("float32").reshape([-1]), nums.astype("float32")]
-        return paddle.concat(parts)
+        image = paddle.zeros([1, 3, 64, 64])
+        priors, variances = paddle.vision.ops.prior_box(
+            x,
+            image,
+            min_sizes=[16.0],
+            max_sizes=[32.0],
+            aspect_ratios=[2.0],
+            flip=False,
+            variance=[0.1, 0.1, 0.2, 0.2],
+            clip=True,
+        )  # [4, 4, 3, 4]
+        deltas = self.deltas(x).reshape([-1, 3, 4, 16]).transpose([0, 3, 1, 2]).reshape([-1, 48, 4])
+        decoded = paddle.vision.ops.box_coder(
+            priors.reshape([-1, 4]), variances.reshape([-1, 4]), deltas, "decode_center_size"
+        )
+        rois = boxes[:, :3].reshape([-1, 4])
+        rois_num = (ones[:, 0] * 3.0).astype("int32")
+        pooled = paddle.vision.ops.roi_align(x, rois, rois_num, 2, 4.0 / 64.0, aligned=True)
+        dcn = self.dcn(x, self.offset(x), F.sigmoid(self.mask(x)))
+        parts = [out, index.astype("float32"), nums.astype("float32"), decoded, pooled, dcn]
+        return paddle.concat([p.reshape([-1]) for p in parts])
 
     @staticmethod
     def example(rng):

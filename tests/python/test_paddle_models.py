@@ -451,7 +451,8 @@ PIR += ["vision_ops"]
 # (tools/paddle_nn_models.py's VolumetricOps).
 PIR += ["volumetric_ops"]
 # yolo_box decoding a conv head, then multiclass_nms3 (pixel boxes, keep_top_k), as a PaddleDetection
-# model ends (tools/paddle_nn_models.py's DetectOps; helper detect's plugins/ops_detection).
+# model ends; prior_box and box_coder (an SSD head), roi_align, deform_conv2d (DCNv2)
+# (tools/paddle_nn_models.py's DetectOps; helper detect's plugins/ops_detection).
 PIR += ["detect_ops"]
 # cummax / cummin, masked_fill, index_add, index_put (with accumulate), scatter_nd_add, diag_embed,
 # bincount, histogram, unique, triu_indices / tril_indices, and sums of bool masks (nansum,
