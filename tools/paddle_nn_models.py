@@ -829,3 +829,83 @@ class LinalgOps(nn.Layer):
 
 
 # (end of linalg's model)
+
+
+class LossActOps(nn.Layer):
+    """Losses and special functions with PIR rows of their own (helper lossact): F.cross_entropy
+    (pd_op.cross_entropy_with_softmax: hard labels, and use_softmax=False on probabilities),
+    mean_all (losses' reduction 'mean'), F.kl_div (kldiv_loss; 'none' with log_target, mean,
+    batchmean), F.smooth_l1_loss (huber_loss), F.binary_cross_entropy_with_logits with a pos_weight
+    (sigmoid_cross_entropy_with_logits), F.label_smooth, F.maxout, F.sequence_mask (max_len a
+    constant and a tensor), F.temporal_shift (NCHW and NHWC), i0 / i0e / i1 / i1e, polygamma
+    (n 1 and 2), swiglu (with y and split) and fused_rms_norm (plain; with residual, bias and
+    norm_bias), on a batch of 4 frames (2 clips of 2) of 4 x 2 x 3."""
+
+    inputs = [("x", [None, 4, 2, 3], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        from paddle.incubate.nn.functional import fused_rms_norm, swiglu
+
+        y = self.fc(x)  # [B, 4, 2, 3]
+        n = y.shape[0]
+        logits = y.mean(axis=[2, 3])  # [B, 4]
+        label = paddle.argmax(logits, axis=1, keepdim=True)
+        probs = F.softmax(logits * 2.0, axis=1)
+        flat = y.reshape([-1, 24])  # [B, 24]
+        target = F.sigmoid(flat * 3.0)
+        lengths = (paddle.abs(y[:, 0, 0, :]) * 4.0).astype("int64")  # [B, 3]
+        maxlen = (paddle.abs(y).max() > -1.0).astype("int64") * 5  # a tensor, not a constant
+        rows = y.reshape([-1, 6])
+        losses = [
+            F.cross_entropy(logits, label, reduction="none"),
+            F.cross_entropy(probs, label, use_softmax=False, reduction="none"),
+            F.kl_div(F.log_softmax(flat, axis=1), target, reduction="mean").expand([n, 1]),
+            F.kl_div(F.log_softmax(flat, axis=1), flat, reduction="none", log_target=True),
+            F.kl_div(F.log_softmax(logits, axis=1), probs, reduction="batchmean").expand([n, 1]),
+            F.smooth_l1_loss(flat, flat * 0.3 + 0.5, reduction="none", delta=0.4),
+            F.binary_cross_entropy_with_logits(
+                flat * 2.0, target, pos_weight=paddle.linspace(0.5, 2.0, 24), reduction="none"
+            ),
+            F.mse_loss(flat, target).expand([n, 1]),
+            F.binary_cross_entropy_with_logits(flat, target).expand([n, 1]),  # mean_all
+        ]
+        acts = [
+            F.label_smooth(probs, epsilon=0.1),
+            F.maxout(y, 2, axis=1).reshape([-1, 12]),
+            F.sequence_mask(lengths, 6, dtype="float32").reshape([-1, 18]),
+            F.sequence_mask(lengths, maxlen, dtype="float32").reshape([-1, 15]),
+            F.temporal_shift(y, 2, 0.25).reshape([-1, 24]),
+            F.temporal_shift(y.transpose([0, 2, 3, 1]), 2, 0.3, data_format="NHWC").reshape(
+                [-1, 24]
+            ),
+            paddle.i0(flat * 3.0),
+            paddle.i0e(flat * 3.0),
+            paddle.i1(flat * 3.0),
+            paddle.i1e(flat * 3.0),
+            paddle.polygamma(paddle.abs(flat) + 0.5, 1),
+            paddle.polygamma(paddle.abs(flat) + 0.5, 2),
+            swiglu(flat, target).reshape([-1, 24]),
+            swiglu(flat).reshape([-1, 12]),
+            fused_rms_norm(rows, self.fc.weight[0].tile([2]), None, 1e-6, 1)[0].reshape([-1, 24]),
+            fused_rms_norm(
+                rows,
+                self.fc.weight[1].tile([2]),
+                self.fc.bias.tile([2]),
+                1e-5,
+                1,
+                bias=self.fc.weight[2].tile([2]),
+                residual=rows * 0.5,
+            )[0].reshape([-1, 24]),
+        ]
+        return paddle.concat([o.astype("float32") for o in losses + acts], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((4, 4, 2, 3)).astype(np.float32)}
+
+
+# (end of lossact's model)

@@ -349,6 +349,30 @@ const Entry kEntries[] = {
     // paddle.linalg.pinv of a batch of dynamic size fills its cut-off through it.
     {"pd_op.full_batch_size_like", "fill_constant_batch_size_like", "Input", "Out", "place>-"},
     // (end of linalg's rows)
+    // Losses and special functions (lossact: plugins/ops_nn/loss_ops.cc, temporal_shift_op.cc,
+    // rms_norm_ops.cc; plugins/ops_math/bessel_polygamma_ops.cc, swiglu_op.cc): F.cross_entropy is
+    // Fluid's softmax_with_cross_entropy, a reduction 'mean' Fluid's mean; sequence_mask's max_len
+    // a constant or a tensor; fused_rms_norm_quant refuses quantisation (quant_scale > 0).
+    {"pd_op.cross_entropy_with_softmax", "softmax_with_cross_entropy", "Logits Label",
+     "Softmax Loss", ""},
+    {"pd_op.mean_all", "mean", "X", "Out", ""},
+    {"pd_op.label_smooth", "label_smooth", "X PriorDist", "Out", ""},
+    {"pd_op.maxout", "maxout", "X", "Out", ""},
+    {"pd_op.sequence_mask", "sequence_mask", "X =maxlen/MaxLenTensor", "Y", ""},
+    {"pd_op.huber_loss", "huber_loss", "X Y", "Out Residual", ""},
+    {"pd_op.kldiv_loss", "kldiv_loss", "X Target", "Loss", ""},
+    {"pd_op.sigmoid_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
+     "X Label pos_weight", "Out", ""},
+    {"pd_op.temporal_shift", "temporal_shift", "X", "Out", ""},
+    {"pd_op.i0", "i0", "x", "out", ""},
+    {"pd_op.i0e", "i0e", "x", "out", ""},
+    {"pd_op.i1", "i1", "x", "out", ""},
+    {"pd_op.i1e", "i1e", "x", "out", ""},
+    {"pd_op.polygamma", "polygamma", "x", "out", ""},
+    {"pd_op.swiglu", "swiglu", "x y", "out", ""},
+    {"pd_op.rms_norm", "rms_norm", "x scale", "y invvar", ""},
+    {"pd_op.fused_rms_norm_quant", "fused_rms_norm_quant", "x bias residual norm_weight norm_bias",
+     "out residual_out inv_var", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its

@@ -461,6 +461,11 @@ PIR += ["index_ops"]
 # det, slogdet, inv, cholesky, triangular_solve, solve, cholesky_solve, svd, qr, eigh, eigvalsh,
 # pinv (plugins/ops_linalg; tools/paddle_nn_models.py's LinalgOps).
 PIR += ["linalg_ops"]
+# F.cross_entropy (also on probabilities), mean_all, kl_div, smooth_l1_loss,
+# binary_cross_entropy_with_logits (pos_weight), label_smooth, maxout, sequence_mask (max_len
+# constant and tensor), temporal_shift (NCHW, NHWC), i0 / i0e / i1 / i1e, polygamma, swiglu,
+# fused_rms_norm (tools/paddle_nn_models.py's LossActOps).
+PIR += ["loss_act_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
