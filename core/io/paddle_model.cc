@@ -339,6 +339,8 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    // 1: mode; 1: align_corners
                                                    {"grid_sampler", 1},
                                                    {"affine_grid", 1},
+                                                   // 1: Weight, density (indexops)
+                                                   {"histogram", 1},
                                                    // 1-3: steps and the bound lists,
                                                    // decrease_axes, none_axes; 4: the constant
                                                    // in `values` (Scalars)

@@ -561,3 +561,8 @@ def test_moves_of_ints_and_bools(dtype, rng):
     upd = typed(rng, (3,), dtype)
     want = scatter_nd_add_ref(x, nd, upd)
     make("scatter_nd_add", {"X": x, "Index": nd, "Updates": upd}, {"Out": want}).check_output()
+
+
+def test_histogram_reads_paddle_3_programs():
+    # Paddle 3's legacy programs record histogram at version 1 (Weight, density): Tide has both.
+    assert tide._C.paddle_op_versions()["histogram"] == 1
