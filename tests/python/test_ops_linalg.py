@@ -381,7 +381,11 @@ def test_svd(shape, full, dtype):
     assert u.shape == shape[:-2] + ((m, m) if full else (m, k)) and u.dtype == dtype
     assert s.shape == shape[:-2] + (k,) and vh.shape == shape[:-2] + ((n, n) if full else (k, n))
     tol = TOL[dtype] * 10
-    np.testing.assert_allclose(s, np.linalg.svd(x.astype(np.float64), compute_uv=False), atol=tol)
+    want_s = np.linalg.svd(x.astype(np.float64), compute_uv=False)
+    np.testing.assert_allclose(s, want_s, atol=tol)
+    # S alone through OpTest too (U and VH only declared): the conformance kit's check.
+    outs = {"U": None, "S": want_s.astype(dtype), "VH": None}
+    make("svd", {"X": x}, outs, {"full_matrices": full}).check_output(atol=tol, rtol=tol)
     np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], x, atol=tol)
     orthonormal_columns(u, tol)
     orthonormal_columns(np.swapaxes(vh, -1, -2), tol)
@@ -435,6 +439,8 @@ def test_qr(shape, mode, dtype):
     )[1]
     assert r.dtype == dtype
     np.testing.assert_allclose(r, want_r, atol=tol)
+    outs = {"Q": None, "R": want_r.astype(dtype)}  # R through OpTest too (the kit's check)
+    make("qr", {"X": x}, outs, {"mode": mode}).check_output(atol=tol, rtol=tol)
     if mode == "r":
         assert q.shape == (0,)
         return
@@ -495,6 +501,8 @@ def test_eigh(shape, uplo, dtype):
     w, v = got["Eigenvalues"], got["Eigenvectors"]
     tol = TOL[dtype] * 50
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=tol)
+    outs = {"Eigenvalues": np.linalg.eigvalsh(a).astype(dtype), "Eigenvectors": None}
+    make("eigh", {"X": x}, outs, {"UPLO": uplo}).check_output(atol=tol, rtol=tol)
     assert np.all(np.diff(w, axis=-1) > 0)
     np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol)
     orthonormal_columns(v, tol)
