@@ -61,9 +61,10 @@ __global__ void SwceKernel(const T* x, const T* soft_lbl, const int64_t* hard_lb
 
 template <typename T>
 void Swce(KernelContext& ctx) {
-  TIDE_CHECK(ctx.Attr<bool>("use_softmax"), "op '", ctx.op_type(),
-             "': use_softmax = false (Logits holding probabilities) has no CUDA kernel; the CPU "
-             "kernel computes it");
+  // use_softmax = false (Logits holding probabilities) is declined: the CPU kernel runs it.
+  if (!ctx.Attr<bool>("use_softmax"))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(),
+               "' (CUDA kernel): use_softmax = false is the CPU kernel's");
   Gpu g(ctx);
   const auto a = tide::ops::GetSwceArgs<T>(ctx);
   if (a.rows() == 0) return;
@@ -103,9 +104,10 @@ __global__ void SwceGradKernel(const T* sm, const T* soft_lbl, const int64_t* ha
 
 template <typename T>
 void SwceGrad(KernelContext& ctx) {
-  TIDE_CHECK(ctx.Attr<bool>("use_softmax"), "op '", ctx.op_type(),
-             "': use_softmax = false (Logits holding probabilities) has no CUDA kernel; the CPU "
-             "kernel computes it");
+  // use_softmax = false (Logits holding probabilities) is declined: the CPU kernel runs it.
+  if (!ctx.Attr<bool>("use_softmax"))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", ctx.op_type(),
+               "' (CUDA kernel): use_softmax = false is the CPU kernel's");
   Gpu g(ctx);
   const auto a = tide::ops::GetSwceGradArgs<T>(ctx);
   if (a.rows() == 0 || a.v.k == 0) return;

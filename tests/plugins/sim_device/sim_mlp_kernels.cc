@@ -142,6 +142,9 @@ void ReluGrad(KernelContext& ctx) {
 template <typename T>
 void SoftmaxXent(KernelContext& ctx) {
   const char* op = ctx.op_type();
+  // use_softmax = false (Logits holding probabilities) is declined: the CPU kernel runs it.
+  if (ctx.HasAttr("use_softmax") && !ctx.Attr<bool>("use_softmax"))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "sim ", op, ": use_softmax = false is the CPU kernel's");
   Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
   CheckOnSim(ctx, logits, "Logits");
   CheckOnSim(ctx, label, "Label");
@@ -187,6 +190,9 @@ void SoftmaxXent(KernelContext& ctx) {
 template <typename T>
 void SoftmaxXentGrad(KernelContext& ctx) {
   const char* op = ctx.op_type();
+  // use_softmax = false (Logits holding probabilities) is declined: the CPU kernel runs it.
+  if (ctx.HasAttr("use_softmax") && !ctx.Attr<bool>("use_softmax"))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "sim ", op, ": use_softmax = false is the CPU kernel's");
   Tensor softmax = ctx.Input("Softmax"), label = ctx.Input("Label");
   Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
   CheckOnSim(ctx, dloss, "Loss@GRAD");
