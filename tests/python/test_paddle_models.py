@@ -791,3 +791,32 @@ def test_pir_random_damage_is_refused_or_harmless(tmp_path):
             assert "inference." in str(e), str(e)
             refused += 1
     assert refused >= 10, refused
+
+
+# --- lossact: pd_op.rms_norm ------------------------------------------------------------------
+
+
+def test_pir_rms_norm(tmp_path):
+    """Paddle 3.3.1 has pd_op.rms_norm (F.rms_norm) but builds it only for CUDA, so no program
+    saved on the CPU holds it: loss_act_ops's plain fused_rms_norm_quant (no bias, residual or
+    norm_bias; rows of 6 from begin_norm_axis 1) rewritten as rms_norm (x, scale;
+    normalized_shape [6], the same epsilon) reads and gives Paddle's result."""
+    d = pir_copy(tmp_path, "loss_act_ops")
+    program = json.loads((d / "inference.json").read_text())
+    ops = program["program"]["regions"][0]["blocks"][0]["ops"]
+    fused = [o for o in ops if o["#"] == "1.fused_rms_norm_quant"]
+    op = next(o for o in fused if [i["%"] for i in o["I"]][1:3] == [0, 0])
+    eps = next(a["AT"]["D"] for a in op["A"] if a["N"] == "epsilon")
+    op["#"] = "1.rms_norm"
+    op["I"] = [op["I"][0], op["I"][3]]
+    op["O"] = [op["O"][0], op["O"][2]]
+    op["A"] = [
+        {"AT": {"#": "0.a_array", "D": [{"#": "0.a_i64", "D": 6}]}, "N": "normalized_shape"},
+        {"AT": {"#": "0.a_f64", "D": eps}, "N": "epsilon"},
+    ]
+    (d / "inference.json").write_text(json.dumps(program))
+    feed, expected = load_feed(d), np.load(d / "expected.npy")
+    with tide.scope_guard(tide.Scope()):
+        out, exe = run(str(d / "inference"), feed)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    assert "rms_norm" in [t for t, _ in exe.last_run_info()["kernels"]]
