@@ -196,8 +196,9 @@ def test_softmax_with_cross_entropy_of_probabilities(soft_label, dtype):
 
 
 @pytest.mark.parametrize("maxlen_dtype", ["int32", "int64"])
-def test_sequence_mask_max_len_tensor(maxlen_dtype):
-    lengths = np.array([[1, 3], [5, 0]], "int64")
+@pytest.mark.parametrize("lengths_dtype", ["int32", "int64"])
+def test_sequence_mask_max_len_tensor(maxlen_dtype, lengths_dtype):
+    lengths = np.array([[1, 3], [5, 0]], lengths_dtype)
     maxlen = np.array([6], maxlen_dtype)
     want = (np.arange(6) < lengths[..., None]).astype("float32")
     t = make(
