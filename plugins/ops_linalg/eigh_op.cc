@@ -3,6 +3,8 @@
 // their orthonormal columns, unique up to sign; Eigen's SelfAdjointEigenSolver in the input's
 // type) and its grad, Paddle's (paddle/phi/kernels/impl/eigh_grad_kernel_impl.h):
 // dX = V (diag(dW) + (V^T dV - dV^T V) / 2 / E) V^T, E_ij = w_j - w_i off the diagonal.
+// eigvalsh (paddle.linalg.eigvalsh) is the same op under Paddle's other name, with its is_test
+// attribute (unused: the eigenvectors are always written, which its grad reads).
 #include <string>
 
 #include "common.h"
@@ -114,3 +116,33 @@ TIDE_REGISTER_OP(tide::OpSchema("eigh_grad")
                      .InferShape(EighGradInferShape));
 TIDE_REGISTER_KERNEL("eigh", "cpu", EighKernel, OPS_LINALG_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("eigh_grad", "cpu", EighGradKernel, OPS_LINALG_FLOAT_TYPES);
+
+TIDE_REGISTER_OP(tide::OpSchema("eigvalsh")
+                     .Comment("eigh's eigenvalues (paddle.linalg.eigvalsh); Eigenvectors too, "
+                              "which the grad reads.")
+                     .Input("X", "symmetric matrices [..., M, M]")
+                     .Output("Eigenvalues", "[..., M], ascending")
+                     .Output("Eigenvectors", "[..., M, M], orthonormal columns")
+                     .Attr("UPLO", std::string("L"), "the triangle read: 'L' (lower) or 'U'")
+                     .Attr("is_test", false, "Paddle's hint that no grad follows (unused)")
+                     .InferShape(EighInferShape)
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("eigvalsh_grad")
+                           .Input("Eigenvalues", g.Output("Eigenvalues"))
+                           .Input("Eigenvectors", g.Output("Eigenvectors"))
+                           .Input(GradVarName("Eigenvalues"), g.OutputGrad("Eigenvalues"))
+                           .Output(GradVarName("X"), g.InputGrad("X"))
+                           .CopyAttrs();
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("eigvalsh_grad")
+                     .Input("Eigenvalues")
+                     .Input("Eigenvectors")
+                     .Input(GradVarName("Eigenvalues"))
+                     .AsDispensable()
+                     .Output(GradVarName("X"))
+                     .Attr("UPLO", std::string("L"))
+                     .Attr("is_test", false)
+                     .KernelDataTypeFrom("Eigenvectors")
+                     .InferShape(EighGradInferShape));
+TIDE_REGISTER_KERNEL("eigvalsh", "cpu", EighKernel, OPS_LINALG_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("eigvalsh_grad", "cpu", EighGradKernel, OPS_LINALG_FLOAT_TYPES);

@@ -544,3 +544,23 @@ def test_eigh_errors():
     outs = {"Eigenvalues": np.ones(3), "Eigenvectors": np.eye(3)}
     error("eigh", {"X": np.eye(3)}, outs, r"eigh.*UPLO must be 'L' or 'U'.*'X'", {"UPLO": "X"})
     error("eigh", {"X": np.ones((3, 2))}, outs, r"eigh.*X.*square.*\[3, 2\]")
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eigvalsh(uplo, dtype):
+    """eigvalsh: eigh under Paddle's other name (with is_test); its grad V diag(dW) V^T against
+    central differences along symmetric perturbations."""
+    a = spd(2, 4, 4)
+    attrs = {"UPLO": uplo, "is_test": False}
+    outs = {"Eigenvalues": np.linalg.eigvalsh(a).astype(dtype), "Eigenvectors": None}
+    make("eigvalsh", {"X": a.astype(dtype)}, outs, attrs).check_output(atol=TOL[dtype] * 50)
+    if dtype == "float32":
+        return
+    w1 = RNG.uniform(0.5, 1.5, (2, 4))
+    got = run_op("eigvalsh", {"X": a}, ["Eigenvalues", "Eigenvectors"], attrs, {"Eigenvalues": w1})
+    g = got["dX"]
+    want = symmetric_central_diff(lambda x: np.sum(w1 * np.linalg.eigvalsh(x, UPLO=uplo)), a)
+    np.testing.assert_allclose(
+        np.tril(g + np.swapaxes(g, -1, -2)) - np.tril(g) * np.eye(4), want, rtol=1e-5, atol=1e-7
+    )
