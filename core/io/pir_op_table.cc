@@ -344,8 +344,7 @@ const Entry kEntries[] = {
     {"pd_op.svd", "svd", "X", "U S VH", ""},
     {"pd_op.qr", "qr", "X", "Q R", ""},
     {"pd_op.eigh", "eigh", "X", "Eigenvalues Eigenvectors", ""},
-    // paddle.linalg.eigvalsh: eigh's eigenvalues (its uplo Fluid's UPLO; is_test unused).
-    {"pd_op.eigvalsh", "eigh", "X", "Eigenvalues Eigenvectors", "uplo>UPLO is_test>-"},
+    {"pd_op.eigvalsh", "eigvalsh", "X", "Eigenvalues Eigenvectors", "uplo>UPLO"},
     // paddle.linalg.pinv of a batch of dynamic size fills its cut-off through it.
     {"pd_op.full_batch_size_like", "fill_constant_batch_size_like", "Input", "Out", "place>-"},
     // (end of linalg's rows)
