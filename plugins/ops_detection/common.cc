@@ -32,4 +32,14 @@ std::vector<int64_t> ImageOffsets(const KernelContext& ctx, const char* rois_num
   return offsets;
 }
 
+std::vector<int64_t> RoiImages(const KernelContext& ctx, int64_t rois, int64_t batch) {
+  const std::vector<int64_t> offsets = ImageOffsets(ctx, "RoisNum", "ROIs", rois);
+  TIDE_CHECK(static_cast<int64_t>(offsets.size()) - 1 == batch, "op '", ctx.op_type(),
+             "': the RoIs are given for ", offsets.size() - 1, " images but X has ", batch);
+  std::vector<int64_t> image(rois);
+  for (size_t i = 0; i + 1 < offsets.size(); ++i)
+    std::fill(image.begin() + offsets[i], image.begin() + offsets[i + 1], i);
+  return image;
+}
+
 }  // namespace ops_detection

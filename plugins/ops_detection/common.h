@@ -64,4 +64,7 @@ T BoxIoU(const T* a, const T* b, bool normalized) {
 std::vector<int64_t> ImageOffsets(const KernelContext& ctx, const char* rois_num_param,
                                   const char* boxes_param, int64_t rows);
 
+// Each RoI's image (RoisNum or ROIs' LoD), checked against X's batch: the RoI ops' pairing.
+std::vector<int64_t> RoiImages(const KernelContext& ctx, int64_t rois, int64_t batch);
+
 }  // namespace ops_detection

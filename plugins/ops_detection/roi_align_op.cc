@@ -122,17 +122,6 @@ RoiSamples<T> SampleRoi(const T* roi, const RoiAlignArgs& a, int64_t height, int
   return r;
 }
 
-// Each RoI's image, from RoisNum or ROIs' LoD, checked against X's batch.
-std::vector<int64_t> RoiImages(const KernelContext& ctx, int64_t rois, int64_t batch) {
-  const std::vector<int64_t> offsets = ImageOffsets(ctx, "RoisNum", "ROIs", rois);
-  TIDE_CHECK(static_cast<int64_t>(offsets.size()) - 1 == batch, "op '", ctx.op_type(),
-             "': the RoIs are given for ", offsets.size() - 1, " images but X has ", batch);
-  std::vector<int64_t> image(rois);
-  for (size_t i = 0; i + 1 < offsets.size(); ++i)
-    std::fill(image.begin() + offsets[i], image.begin() + offsets[i + 1], i);
-  return image;
-}
-
 template <typename T>
 void RoiAlignKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), rois = ctx.Input("ROIs");

@@ -916,3 +916,199 @@ def test_deformable_conv_without_mask_input_and_errors():
             {"Input": x, "Offset": offset, "Filter": filt[:, :1]},
             {"Output": want},
         ).check_output()
+
+
+# --- matrix_nms ----------------------------------------------------------------------------------
+
+
+def matrix_nms(bboxes, scores, a):
+    """(Out, Index, RoisNum) of Matrix NMS: scores decayed by IoU with the better boxes."""
+    rows, index, nums = [], [], []
+    n, classes, m = scores.shape
+    for i in range(n):
+        dets = []  # (decayed score, label, box)
+        for c in range(classes):
+            if c == a["background_label"]:
+                continue
+            sc = scores[i, c]
+            cand = sorted(
+                (j for j in range(m) if sc[j] > a["score_threshold"]), key=lambda j: -sc[j]
+            )
+            if a["nms_top_k"] > -1:
+                cand = cand[: a["nms_top_k"]]
+            ious = [[iou(bboxes[i, p], bboxes[i, q], a["normalized"]) for q in cand] for p in cand]
+            worst = [max(ious[x][:x], default=0.0) for x in range(len(cand))]
+            for x, j in enumerate(cand):
+                decay = 1.0
+                for y in range(x):
+                    if a["use_gaussian"]:
+                        d = np.exp((worst[y] ** 2 - ious[x][y] ** 2) * a["gaussian_sigma"])
+                    else:
+                        d = (1 - ious[x][y]) / (1 - worst[y])
+                    decay = min(decay, d)
+                if decay * sc[j] > a["post_threshold"]:
+                    dets.append((decay * sc[j], c, j))
+        dets.sort(key=lambda d: -d[0])
+        if a["keep_top_k"] > -1:
+            dets = dets[: a["keep_top_k"]]
+        for ds, c, j in dets:
+            rows.append([c, ds, *bboxes[i, j]])
+            index.append(i * m + j)
+        nums.append(len(dets))
+    return (
+        np.array(rows, scores.dtype).reshape(-1, 6),
+        np.array(index, np.int32).reshape(-1, 1),
+        np.array(nums, np.int32),
+    )
+
+
+MATRIX_ATTRS = {
+    "score_threshold": 0.25,
+    "nms_top_k": -1,
+    "keep_top_k": -1,
+    "post_threshold": 0.0,
+    "use_gaussian": False,
+    "gaussian_sigma": 2.0,
+    "background_label": 0,
+    "normalized": True,
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {},
+        {"use_gaussian": True, "post_threshold": 0.25, "keep_top_k": 9},
+        {"nms_top_k": 5, "background_label": -1, "normalized": False, "post_threshold": 0.125},
+    ],
+)
+def test_matrix_nms(dtype, attrs):
+    a = {**MATRIX_ATTRS, **attrs}
+    size = 1.0 if a["normalized"] else 20.0
+    bboxes = np.stack([random_boxes(14, size) for _ in range(2)]).astype(dtype)
+    scores = RNG.uniform(0, 1, (2, 3, 14)).astype(dtype)
+    out, index, nums = matrix_nms(bboxes.astype(np.float64), scores.astype(np.float64), a)
+    assert len(out) > 3
+    t = make(
+        "matrix_nms",
+        {"BBoxes": bboxes, "Scores": scores},
+        {"Out": out.astype(dtype), "Index": index, "RoisNum": nums},
+        a,
+    )
+    t.check_output(**tol(dtype))
+
+
+def test_matrix_nms_nothing_kept_and_errors():
+    bboxes, scores = random_boxes(5)[None], np.full((1, 2, 5), 0.1)
+    make(
+        "matrix_nms",
+        {"BBoxes": bboxes, "Scores": scores},
+        {
+            "Out": np.zeros((0, 6)),
+            "Index": np.zeros((0, 1), np.int32),
+            "RoisNum": np.zeros(1, np.int32),
+        },
+        MATRIX_ATTRS,
+    ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"matrix_nms.*BBoxes .*must have 4 \(Scores' boxes, "
+        r"dim 2\) at dim 1, got 5",
+    ):
+        make(
+            "matrix_nms",
+            {"BBoxes": bboxes, "Scores": np.zeros((1, 2, 4))},
+            {"Out": np.zeros((0, 6)), "Index": np.zeros((0, 1), np.int32)},
+            MATRIX_ATTRS,
+        ).check_output()
+
+
+# --- roi_pool ------------------------------------------------------------------------------------
+
+
+def roi_pool(x, rois, counts, ph, pw, scale=1.0):
+    """(Out, Argmax) of RoI max pooling; 0 and -1 for an empty bin."""
+    image = np.repeat(np.arange(len(counts)), counts)
+    _, c, h, w = x.shape
+    out, arg = np.zeros((len(rois), c, ph, pw), x.dtype), np.full((len(rois), c, ph, pw), -1)
+    for n, roi in enumerate(rois):
+        x0, y0, x1, y1 = (int(np.sign(v) * np.floor(abs(v) + 0.5)) for v in roi * scale)
+        bh, bw = np.float32(max(y1 - y0 + 1, 1)) / ph, np.float32(max(x1 - x0 + 1, 1)) / pw
+        for i, j in np.ndindex(ph, pw):
+            hs = min(max(int(np.floor(i * bh)) + y0, 0), h)
+            he = min(max(int(np.ceil((i + 1) * bh)) + y0, 0), h)
+            ws = min(max(int(np.floor(j * bw)) + x0, 0), w)
+            we = min(max(int(np.ceil((j + 1) * bw)) + x0, 0), w)
+            if he <= hs or we <= ws:
+                continue
+            win = x[image[n], :, hs:he, ws:we].reshape(c, -1)
+            best = win.argmax(1)  # the first maximum
+            out[n, :, i, j] = win[np.arange(c), best]
+            arg[n, :, i, j] = (hs + best // (we - ws)) * w + ws + best % (we - ws)
+    return out, arg
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"pooled_height": 2, "pooled_width": 3},
+        {"pooled_height": 3, "pooled_width": 2, "spatial_scale": 0.5},
+    ],
+)
+def test_roi_pool(dtype, attrs):
+    x = RNG.permutation(2 * 3 * 7 * 8).reshape(2, 3, 7, 8).astype(dtype) / 100  # no ties
+    s = 1.0 / attrs.get("spatial_scale", 1.0)
+    rois = (
+        np.array(
+            [
+                [0.4, 0.6, 4.0, 5.0],
+                [2.0, 1.0, 7.5, 6.9],
+                [-3.0, -2.5, 2.0, 3.0],
+                [3.2, 2.1, 3.6, 2.4],
+                [9.0, 8.0, 12.0, 11.0],
+            ]
+        )
+        * s
+    ).astype(dtype)
+    counts = [2, 3]
+    out, arg = roi_pool(
+        x,
+        rois,
+        counts,
+        attrs["pooled_height"],
+        attrs["pooled_width"],
+        attrs.get("spatial_scale", 1.0),
+    )
+    assert (arg == -1).any()  # the last RoI lies outside X
+    t = make(
+        "roi_pool",
+        {"X": x, "ROIs": rois, "RoisNum": np.array(counts, np.int32)},
+        {"Out": out, "Argmax": arg},
+        attrs,
+    )
+    t.check_output(atol=0, rtol=0)
+    if dtype == "float64":
+        t.check_grad(["X"], "Out", **GRAD)
+
+
+def test_roi_pool_errors():
+    x, rois = np.zeros((2, 1, 4, 4)), np.zeros((3, 4))
+    with pytest.raises(tide.TideError, match=r"roi_pool.*given for 1 images but X has 2"):
+        make(
+            "roi_pool",
+            {"X": x, "ROIs": rois, "RoisNum": np.array([3], np.int32)},
+            {"Out": np.zeros((3, 1, 1, 1)), "Argmax": None},
+        ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"roi_pool.*pooled_height and pooled_width must be "
+        r"> 0, got 0 and 1",
+    ):
+        make(
+            "roi_pool",
+            {"X": x, "ROIs": rois, "RoisNum": np.array([1, 2], np.int32)},
+            {"Out": np.zeros((3, 1, 1, 1)), "Argmax": None},
+            {"pooled_height": 0},
+        ).check_output()
