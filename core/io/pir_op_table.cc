@@ -410,6 +410,8 @@ const Entry kEntries[] = {
     {"pd_op.prior_box", "prior_box", "Input Image", "Boxes Variances", ""},
     {"pd_op.roi_align", "roi_align", "X ROIs RoisNum", "Out", ""},
     {"pd_op.deformable_conv", "deformable_conv", "Input Offset Filter Mask", "Output", ""},
+    {"pd_op.matrix_nms", "matrix_nms", "BBoxes Scores", "Out Index RoisNum", ""},
+    {"pd_op.roi_pool", "roi_pool", "X ROIs RoisNum", "Out Argmax", ""},
     // (end of detect's rows)
 };
 
