@@ -1112,3 +1112,79 @@ def test_roi_pool_errors():
             {"Out": np.zeros((3, 1, 1, 1)), "Argmax": None},
             {"pooled_height": 0},
         ).check_output()
+
+
+# --- distribute_fpn_proposals --------------------------------------------------------------------
+
+
+def distribute_fpn(rois, counts, min_level, max_level, refer_level, refer_scale, pixel_offset):
+    """([level RoIs], [level RoIs per image], RestoreIndex) of FPN's level assignment."""
+    pad = 1.0 if pixel_offset else 0.0
+    w, h = rois[:, 2] - rois[:, 0] + pad, rois[:, 3] - rois[:, 1] + pad
+    area = np.where((rois[:, 2] < rois[:, 0]) | (rois[:, 3] < rois[:, 1]), 0.0, w * h)
+    lvl = np.floor(np.log2(np.sqrt(area) / refer_scale + 1e-6) + refer_level)
+    lvl = np.clip(lvl, min_level, max_level).astype(int)
+    image = np.repeat(np.arange(len(counts)), counts)
+    order = [r for level in range(min_level, max_level + 1) for r in np.flatnonzero(lvl == level)]
+    restore = np.empty(len(rois), np.int32)
+    restore[order] = np.arange(len(rois))
+    levels = [rois[lvl == level] for level in range(min_level, max_level + 1)]
+    nums = [
+        np.array([np.sum((lvl == level) & (image == i)) for i in range(len(counts))], np.int32)
+        for level in range(min_level, max_level + 1)
+    ]
+    return levels, nums, restore.reshape(-1, 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("pixel_offset", [True, False])
+def test_distribute_fpn_proposals(dtype, pixel_offset):
+    xy = RNG.uniform(0, 200, (20, 2))
+    rois = np.concatenate([xy, xy + RNG.uniform(2, 400, (20, 2))], 1).astype(dtype)
+    counts = [8, 0, 12]
+    attrs = {
+        "min_level": 2,
+        "max_level": 5,
+        "refer_level": 4,
+        "refer_scale": 224,
+        "pixel_offset": pixel_offset,
+    }
+    levels, nums, restore = distribute_fpn(
+        rois.astype(np.float64), counts, 2, 5, 4, 224, pixel_offset
+    )
+    assert sum(len(v) > 0 for v in levels) >= 3
+    outputs = {
+        "MultiFpnRois": [("rois%d" % i, v.astype(dtype)) for i, v in enumerate(levels)],
+        "MultiLevelRoIsNum": [("num%d" % i, v) for i, v in enumerate(nums)],
+        "RestoreIndex": restore,
+    }
+    make(
+        "distribute_fpn_proposals",
+        {"FpnRois": rois, "RoisNum": np.array(counts, np.int32)},
+        outputs,
+        attrs,
+    ).check_output(atol=0, rtol=0)
+    # The same from FpnRois' LoD.
+    del outputs["MultiLevelRoIsNum"]
+    make("distribute_fpn_proposals", {"FpnRois": (rois, [counts])}, outputs, attrs).check_output(
+        atol=0, rtol=0
+    )
+
+
+def test_distribute_fpn_proposals_errors():
+    rois = random_boxes(4, 100.0)
+    attrs = {"min_level": 2, "max_level": 3, "refer_level": 4, "refer_scale": 224}
+    with pytest.raises(
+        tide.TideError,
+        match=r"distribute_fpn_proposals.*MultiFpnRois must have "
+        r"one variable per level .*= 2\), got 3",
+    ):
+        make(
+            "distribute_fpn_proposals",
+            {"FpnRois": rois, "RoisNum": np.array([4], np.int32)},
+            {
+                "MultiFpnRois": [("r%d" % i, rois) for i in range(3)],
+                "RestoreIndex": np.zeros((4, 1), np.int32),
+            },
+            attrs,
+        ).check_output()
