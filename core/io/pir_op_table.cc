@@ -412,6 +412,8 @@ const Entry kEntries[] = {
     {"pd_op.deformable_conv", "deformable_conv", "Input Offset Filter Mask", "Output", ""},
     {"pd_op.matrix_nms", "matrix_nms", "BBoxes Scores", "Out Index RoisNum", ""},
     {"pd_op.roi_pool", "roi_pool", "X ROIs RoisNum", "Out Argmax", ""},
+    {"pd_op.distribute_fpn_proposals", "distribute_fpn_proposals", "FpnRois RoisNum",
+     "MultiFpnRois MultiLevelRoIsNum RestoreIndex", ""},
     // (end of detect's rows)
 };
 
