@@ -1188,3 +1188,132 @@ def test_distribute_fpn_proposals_errors():
             },
             attrs,
         ).check_output()
+
+
+# --- generate_proposals_v2 -----------------------------------------------------------------------
+
+
+def generate_proposals(scores, deltas, im_shape, anchors, var, a):
+    """(RpnRois, RpnRoiProbs, RpnRoisNum) of an RPN: decode, clip, filter, NMS, per image."""
+    n, na, h, w = scores.shape
+    sc = scores.transpose(0, 2, 3, 1).reshape(n, -1)
+    dl = deltas.reshape(n, na, 4, h, w).transpose(0, 3, 4, 1, 2).reshape(n, -1, 4)
+    an, va = anchors.reshape(-1, 4), var.reshape(-1, 4)
+    off = 1.0 if a["pixel_offset"] else 0.0
+    rois, probs, nums = [], [], []
+    for i in range(n):
+        order = np.argsort(-sc[i], kind="stable")
+        if 0 < a["pre_nms_topN"] < len(order):
+            order = order[: a["pre_nms_topN"]]
+        p, d, v = an[order], dl[i, order], va[order]
+        aw, ah = p[:, 2] - p[:, 0] + off, p[:, 3] - p[:, 1] + off
+        cx, cy = (
+            v[:, 0] * d[:, 0] * aw + p[:, 0] + 0.5 * aw,
+            v[:, 1] * d[:, 1] * ah + p[:, 1] + 0.5 * ah,
+        )
+        bw = np.exp(np.minimum(v[:, 2] * d[:, 2], np.log(1000.0 / 16.0))) * aw
+        bh = np.exp(np.minimum(v[:, 3] * d[:, 3], np.log(1000.0 / 16.0))) * ah
+        b = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2 - off, cy + bh / 2 - off], 1)
+        b[:, 0::2] = np.clip(b[:, 0::2], 0, im_shape[i, 1] - off)
+        b[:, 1::2] = np.clip(b[:, 1::2], 0, im_shape[i, 0] - off)
+        ws, hs = b[:, 2] - b[:, 0] + off, b[:, 3] - b[:, 1] + off
+        keep = (ws >= max(a["min_size"], 1.0)) & (hs >= max(a["min_size"], 1.0))
+        if a["pixel_offset"]:
+            keep &= (b[:, 0] + ws / 2 <= im_shape[i, 1]) & (b[:, 1] + hs / 2 <= im_shape[i, 0])
+        b, s = b[keep], sc[i, order][keep]
+        if not len(s):
+            b, s = np.zeros((1, 4)), np.zeros(1)
+        elif a["nms_thresh"] > 0:
+            kept = greedy_nms(b, s, -np.inf, a["nms_thresh"], -1, not a["pixel_offset"], a["eta"])
+            if a["post_nms_topN"] > 0:
+                kept = kept[: a["post_nms_topN"]]
+            b, s = b[kept], s[kept]
+        rois.append(b)
+        probs.append(s)
+        nums.append(len(s))
+    return (np.concatenate(rois), np.concatenate(probs).reshape(-1, 1), np.array(nums, np.int32))
+
+
+def rpn_inputs(n=2, na=3, h=4, w=5, stride=8.0):
+    scores = RNG.uniform(0, 1, (n, na, h, w))
+    deltas = RNG.uniform(-0.5, 0.5, (n, 4 * na, h, w))
+    ys, xs = np.meshgrid(np.arange(h) * stride, np.arange(w) * stride, indexing="ij")
+    sizes = np.array([8.0, 16.0, 24.0])[:na]
+    anchors = np.zeros((h, w, na, 4))
+    anchors[..., 0], anchors[..., 1] = xs[..., None] - sizes / 2, ys[..., None] - sizes / 2
+    anchors[..., 2], anchors[..., 3] = xs[..., None] + sizes / 2, ys[..., None] + sizes / 2
+    var = np.tile(np.array([0.1, 0.1, 0.2, 0.2]), (h, w, na, 1))
+    im_shape = np.array([[32.0, 40.0], [28.0, 30.0]])[:n]
+    return scores, deltas, im_shape, anchors, var
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"pre_nms_topN": 30, "post_nms_topN": 10, "nms_thresh": 0.5, "min_size": 2.0, "eta": 1.0},
+        {
+            "pre_nms_topN": 0,
+            "post_nms_topN": 0,
+            "nms_thresh": 0.7,
+            "min_size": 0.1,
+            "eta": 0.9,
+            "pixel_offset": False,
+        },
+        {"pre_nms_topN": 100, "post_nms_topN": 5, "nms_thresh": 0.0, "min_size": 1.0, "eta": 1.0},
+    ],
+)
+def test_generate_proposals_v2(dtype, attrs):
+    a = {"pixel_offset": True, **attrs}
+    scores, deltas, im_shape, anchors, var = rpn_inputs()
+    rois, probs, nums = generate_proposals(scores, deltas, im_shape, anchors, var, a)
+    assert (nums > 3).all()
+    inputs = {
+        "Scores": scores,
+        "BboxDeltas": deltas,
+        "ImShape": im_shape,
+        "Anchors": anchors,
+        "Variances": var,
+    }
+    t = make(
+        "generate_proposals_v2",
+        {k: v.astype(dtype) for k, v in inputs.items()},
+        {"RpnRois": rois.astype(dtype), "RpnRoiProbs": probs.astype(dtype), "RpnRoisNum": nums},
+        a,
+    )
+    t.check_output(**tol(dtype) if dtype == "float64" else {"atol": 1e-4, "rtol": 1e-5})
+
+
+def test_generate_proposals_v2_nothing_kept_and_errors():
+    scores, deltas, im_shape, anchors, var = rpn_inputs(n=1)
+    a = {"pre_nms_topN": 10, "post_nms_topN": 5, "nms_thresh": 0.5, "min_size": 100.0, "eta": 1.0}
+    inputs = {
+        "Scores": scores,
+        "BboxDeltas": deltas,
+        "ImShape": im_shape,
+        "Anchors": anchors,
+        "Variances": var,
+    }
+    # No box is min_size wide: one zero box of score 0.
+    make(
+        "generate_proposals_v2",
+        inputs,
+        {
+            "RpnRois": np.zeros((1, 4)),
+            "RpnRoiProbs": np.zeros((1, 1)),
+            "RpnRoisNum": np.ones(1, np.int32),
+        },
+        a,
+    ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"generate_proposals_v2.*Anchors .*must hold H W A = "
+        r"60 boxes, got 45",
+    ):
+        bad = {**inputs, "Anchors": anchors[:3], "Variances": var[:3]}
+        make(
+            "generate_proposals_v2",
+            bad,
+            {"RpnRois": np.zeros((1, 4)), "RpnRoiProbs": np.zeros((1, 1))},
+            a,
+        ).check_output()
