@@ -414,6 +414,9 @@ const Entry kEntries[] = {
     {"pd_op.roi_pool", "roi_pool", "X ROIs RoisNum", "Out Argmax", ""},
     {"pd_op.distribute_fpn_proposals", "distribute_fpn_proposals", "FpnRois RoisNum",
      "MultiFpnRois MultiLevelRoIsNum RestoreIndex", ""},
+    {"pd_op.generate_proposals", "generate_proposals_v2",
+     "Scores BboxDeltas ImShape Anchors Variances", "RpnRois RpnRoiProbs RpnRoisNum",
+     "pre_nms_top_n>pre_nms_topN post_nms_top_n>post_nms_topN"},
     // (end of detect's rows)
 };
 
