@@ -14,7 +14,7 @@ void CholeskyKernel(KernelContext& ctx) {
   const Dims d = x.dims();
   CheckSquare(ctx.op_type(), "X", d);
   const bool upper = ctx.Attr<bool>("upper");
-  const int64_t n = d.back(), batch = Product(d, 0, d.size() - 2);
+  const int64_t n = d.back(), batch = DimsProduct(d, 0, d.size() - 2);
   T* out = ctx.Output("Out").mutable_data<T>(d, ctx.place());
   for (int64_t b = 0; b < batch; ++b) {
     Eigen::LLT<Matrix<T>> llt(ConstMatrixMap<T>(x.data<T>() + b * n * n, n, n));
@@ -34,7 +34,7 @@ void CholeskyGradKernel(KernelContext& ctx) {
   Tensor out = ctx.Input("Out"), dout = ctx.Input(GradVarName("Out").c_str());
   const Dims d = out.dims();
   const bool upper = ctx.Attr<bool>("upper");
-  const int64_t n = d.back(), batch = Product(d, 0, d.size() - 2);
+  const int64_t n = d.back(), batch = DimsProduct(d, 0, d.size() - 2);
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(d, ctx.place());
   for (int64_t b = 0; b < batch; ++b) {
     ConstMatrixMap<T> o(out.data<T>() + b * n * n, n, n), g(dout.data<T>() + b * n * n, n, n);

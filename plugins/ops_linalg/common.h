@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tide/ops/dims.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
 
@@ -16,6 +17,7 @@ using tide::Dims;
 using tide::GradVarName;
 using tide::KernelContext;
 using tide::Tensor;
+using tide::ops::DimsProduct;
 
 // Kernels for float and double: Eigen's decompositions compute in the input type.
 #define OPS_LINALG_FLOAT_TYPES float, double
@@ -30,15 +32,10 @@ using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
 // A dim known at build time (shape inference sees -1 for an unknown one).
 inline bool Known(int64_t d) { return d >= 0; }
 
-// The product of dims (1 for none).
-inline int64_t Product(const Dims& d, size_t from = 0, size_t to = SIZE_MAX) {
-  int64_t n = 1;
-  for (size_t i = from; i < std::min(to, d.size()); ++i) n *= d[i];
-  return n;
+// The leading (batch) dims of [..., M, N] (none for a rank below 2, which CheckMatrices refuses).
+inline Dims BatchDims(const Dims& d) {
+  return d.size() < 2 ? Dims() : Dims(d.begin(), d.end() - 2);
 }
-
-// The leading (batch) dims of [..., M, N].
-inline Dims BatchDims(const Dims& d) { return Dims(d.begin(), d.end() - 2); }
 
 // Checks that `var` holds matrices [..., M, N] (rank >= 2).
 inline void CheckMatrices(const char* op, const char* var, const Dims& d) {
@@ -86,7 +83,7 @@ inline BatchPairs PairBatches(const char* op, const Dims& xb, const Dims& yb, co
   BatchPairs p;
   p.out = BroadcastBatchDims(op, xb, yb, x, y);
   const size_t r = p.out.size();
-  const int64_t n = Product(p.out);
+  const int64_t n = DimsProduct(p.out);
   p.xi.assign(n, 0);
   p.yi.assign(n, 0);
   for (int64_t e = 0; e < n; ++e) {

@@ -38,7 +38,7 @@ void DeterminantKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("Input");
   const Dims d = x.dims();
   CheckSquare(ctx.op_type(), "Input", d);
-  const int64_t n = d.back(), batch = Product(d, 0, d.size() - 2);
+  const int64_t n = d.back(), batch = DimsProduct(d, 0, d.size() - 2);
   T* out = ctx.Output("Out").mutable_data<T>(BatchDims(d), ctx.place());
   for (int64_t b = 0; b < batch; ++b) {
     if (n == 0) {
@@ -55,7 +55,7 @@ void SlogDeterminantKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("Input");
   const Dims d = x.dims();
   CheckSquare(ctx.op_type(), "Input", d);
-  const int64_t n = d.back(), batch = Product(d, 0, d.size() - 2);
+  const int64_t n = d.back(), batch = DimsProduct(d, 0, d.size() - 2);
   Dims od = BatchDims(d);
   od.insert(od.begin(), 2);
   T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
@@ -76,7 +76,7 @@ template <typename T, typename Scale>
 void InverseTransposeGrad(KernelContext& ctx, Scale scale, T singular) {
   Tensor x = ctx.Input("Input");
   const Dims d = x.dims();
-  const int64_t n = d.back(), batch = Product(d, 0, d.size() - 2);
+  const int64_t n = d.back(), batch = DimsProduct(d, 0, d.size() - 2);
   T* dx = ctx.Output(GradVarName("Input").c_str()).mutable_data<T>(d, ctx.place());
   for (int64_t b = 0; b < batch; ++b) {
     MatrixMap<T> g(dx + b * n * n, n, n);

@@ -24,7 +24,7 @@ void EighKernel(KernelContext& ctx) {
   const Dims d = x.dims();
   CheckSquare(ctx.op_type(), "X", d);
   const bool upper = UpperFromUplo(ctx.op_type(), ctx.Attr<std::string>("UPLO"));
-  const int64_t m = d.back(), nb = Product(BatchDims(d));
+  const int64_t m = d.back(), nb = DimsProduct(BatchDims(d));
   T* w = ctx.Output("Eigenvalues").mutable_data<T>(Concat(BatchDims(d), {m}), ctx.place());
   T* v = ctx.Output("Eigenvectors").mutable_data<T>(d, ctx.place());
   for (int64_t b = 0; b < nb; ++b) {
@@ -43,7 +43,7 @@ template <typename T>
 void EighGradKernel(KernelContext& ctx) {
   Tensor wt = ctx.Input("Eigenvalues"), vt = ctx.Input("Eigenvectors");
   const Dims d = vt.dims();
-  const int64_t m = d.back(), nb = Product(BatchDims(d));
+  const int64_t m = d.back(), nb = DimsProduct(BatchDims(d));
   const T* dw_all = OptionalGrad<T>(ctx, "Eigenvalues");
   const T* dv_all = OptionalGrad<T>(ctx, "Eigenvectors");
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(d, ctx.place());

@@ -12,7 +12,7 @@ void InverseKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("Input");
   const Dims d = x.dims();
   CheckSquare(ctx.op_type(), "Input", d);
-  const int64_t n = d.back(), batch = Product(d, 0, d.size() - 2);
+  const int64_t n = d.back(), batch = DimsProduct(d, 0, d.size() - 2);
   T* out = ctx.Output("Output").mutable_data<T>(d, ctx.place());
   for (int64_t b = 0; b < batch; ++b) {
     Eigen::PartialPivLU<Matrix<T>> lu(ConstMatrixMap<T>(x.data<T>() + b * n * n, n, n));
@@ -28,7 +28,7 @@ template <typename T>
 void InverseGradKernel(KernelContext& ctx) {
   Tensor inv = ctx.Input("Output"), dinv = ctx.Input(GradVarName("Output").c_str());
   const Dims d = inv.dims();
-  const int64_t n = d.back(), batch = Product(d, 0, d.size() - 2);
+  const int64_t n = d.back(), batch = DimsProduct(d, 0, d.size() - 2);
   T* dx = ctx.Output(GradVarName("Input").c_str()).mutable_data<T>(d, ctx.place());
   for (int64_t b = 0; b < batch; ++b) {
     ConstMatrixMap<T> y(inv.data<T>() + b * n * n, n, n), dy(dinv.data<T>() + b * n * n, n, n);

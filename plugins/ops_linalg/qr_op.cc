@@ -46,7 +46,7 @@ void QrKernel(KernelContext& ctx) {
   const QrMode mode = ParseQrMode(ctx.op_type(), ctx.Attr<std::string>("mode"));
   const QrDims qd = GetQrDims(ctx.op_type(), d, mode);
   const int64_t m = d[d.size() - 2], n = d.back(), rows = qd.r[qd.r.size() - 2];
-  const int64_t nb = Product(BatchDims(d));
+  const int64_t nb = DimsProduct(BatchDims(d));
   T* q = ctx.Output("Q").mutable_data<T>(qd.q, ctx.place());
   T* r = ctx.Output("R").mutable_data<T>(qd.r, ctx.place());
   for (int64_t b = 0; b < nb; ++b) {
@@ -81,7 +81,7 @@ void QrGradKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   const std::string mode_name = ctx.Attr<std::string>("mode");
   const QrMode mode = ParseQrMode(op, mode_name);
-  const int64_t m = d[d.size() - 2], n = d.back(), nb = Product(BatchDims(d));
+  const int64_t m = d[d.size() - 2], n = d.back(), nb = DimsProduct(BatchDims(d));
   TIDE_CHECK(mode.compute_q, "op '", op, "': qr has no gradient with mode 'r' (as Paddle's)");
   TIDE_CHECK(m <= n || mode.reduced, "op '", op,
              "': qr has no gradient with mode 'complete' when M > N (here ", m, " > ", n,

@@ -46,7 +46,7 @@ void SolveKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   const Dims od = SolveDims(op, x.dims(), y.dims()), yd = RhsAsMatrices(x.dims(), y.dims());
   const BatchPairs p = PairBatches(op, BatchDims(x.dims()), BatchDims(yd), x.dims(), yd);
-  const int64_t m = x.dims().back(), k = yd.back(), xn = Product(BatchDims(x.dims()));
+  const int64_t m = x.dims().back(), k = yd.back(), xn = DimsProduct(BatchDims(x.dims()));
   T* out = ctx.Output("Out").mutable_data<T>(od, ctx.place());
   for (size_t e = 0; e < p.xi.size(); ++e) {
     const auto lu = Factor<T>(ctx, x.data<T>() + p.xi[e] * m * m, m, p.xi[e], xn);
@@ -61,7 +61,7 @@ void SolveGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const Dims yd = RhsAsMatrices(x.dims(), y.dims());
   const BatchPairs p = PairBatches(ctx.op_type(), BatchDims(x.dims()), BatchDims(yd), x.dims(), yd);
-  const int64_t m = x.dims().back(), k = yd.back(), xn = Product(BatchDims(x.dims()));
+  const int64_t m = x.dims().back(), k = yd.back(), xn = DimsProduct(BatchDims(x.dims()));
   BatchGrad<T> dx(ctx, "X"), dy(ctx, "Y");
   for (size_t e = 0; e < p.xi.size(); ++e) {
     const auto lu = Factor<T>(ctx, x.data<T>() + p.xi[e] * m * m, m, p.xi[e], xn);

@@ -33,7 +33,7 @@ void SvdKernel(KernelContext& ctx) {
   const bool full = ctx.Attr<bool>("full_matrices");
   const SvdShape s = GetSvdShape(d, full);
   const Dims batch = BatchDims(d);
-  const int64_t nb = Product(batch);
+  const int64_t nb = DimsProduct(batch);
   T* u = ctx.Output("U").mutable_data<T>(Concat(batch, {s.m, s.ucols}), ctx.place());
   T* sv = ctx.Output("S").mutable_data<T>(Concat(batch, {s.k}), ctx.place());
   T* vh = ctx.Output("VH").mutable_data<T>(Concat(batch, {s.vrows, s.n}), ctx.place());
@@ -52,7 +52,7 @@ void SvdGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), ut = ctx.Input("U"), st = ctx.Input("S"), vht = ctx.Input("VH");
   const Dims d = x.dims();
   const SvdShape s = GetSvdShape(d, ctx.Attr<bool>("full_matrices"));
-  const int64_t m = s.m, n = s.n, k = s.k, nb = Product(BatchDims(d));
+  const int64_t m = s.m, n = s.n, k = s.k, nb = DimsProduct(BatchDims(d));
   const T* du_all = OptionalGrad<T>(ctx, "U");
   const T* ds_all = OptionalGrad<T>(ctx, "S");
   const T* dvh_all = OptionalGrad<T>(ctx, "VH");
