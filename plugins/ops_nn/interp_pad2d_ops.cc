@@ -208,6 +208,13 @@ tide::OpSchema& ScaleAttr(tide::OpSchema& s, const std::string& type, bool doc) 
       .Attr("out_d", int32_t(-1), doc ? "output depth (5-D X only)" : "");
 }
 
+// The layouts an interp op (or its grad) accepts: the 5-D ones only where a 5-D X is taken.
+std::vector<std::string> InterpLayouts(const std::string& type) {
+  for (const char* op : {"nearest_interp_v2", "trilinear_interp_v2"})
+    if (type == op || type == std::string(op) + "_grad") return {"NCHW", "NHWC", "NCDHW", "NDHWC"};
+  return {"NCHW", "NHWC"};
+}
+
 tide::OpSchema InterpSchema(const std::string& type, const char* method) {
   tide::OpSchema s(type);
   ScaleAttr(s, type, true);
@@ -239,7 +246,7 @@ tide::OpSchema InterpSchema(const std::string& type, const char* method) {
             "0: half-pixel centres (without align_corners), 1: src = ratio * dst")
       .Attr("data_layout", std::string("NCHW"),
             "NCHW or NHWC; for a 5-D X (v2 nearest, trilinear) also NCDHW or NDHWC")
-      .InSet({"NCHW", "NHWC", "NCDHW", "NDHWC"})
+      .InSet(InterpLayouts(type))
       .KernelDataTypeFrom("X")
       .InferShape(InterpInferShape)
       .Grad([type](tide::GradMaker& g) {
@@ -272,7 +279,7 @@ tide::OpSchema InterpGradSchema(const std::string& type, const char* method) {
       .Attr("align_corners", true)
       .Attr("align_mode", int32_t(1))
       .Attr("data_layout", std::string("NCHW"))
-      .InSet({"NCHW", "NHWC", "NCDHW", "NDHWC"})
+      .InSet(InterpLayouts(type))
       .KernelDataTypeFrom("X")
       .InferShape(GradLike({"X"}));
 }
