@@ -39,6 +39,44 @@ inline void CheckDim(const char* op, const char* param, const Dims& d, size_t i,
              " must have ", want, " (", what, ") at dim ", i, ", got ", d[i]);
 }
 
+// The pooled grid of the RoI ops (roi_align, roi_pool): their shared attributes, checked.
+struct RoiGrid {
+  int64_t ph, pw;
+  float spatial_scale;
+};
+
+template <typename Ctx>
+RoiGrid GetRoiGrid(const Ctx& ctx) {
+  RoiGrid g{ctx.template Attr<int32_t>("pooled_height"), ctx.template Attr<int32_t>("pooled_width"),
+            ctx.template Attr<float>("spatial_scale")};
+  TIDE_CHECK(g.ph > 0 && g.pw > 0, "op '", ctx.op_type(),
+             "': pooled_height and pooled_width must be > 0, got ", g.ph, " and ", g.pw);
+  TIDE_CHECK(g.spatial_scale > 0, "op '", ctx.op_type(), "': spatial_scale must be > 0, got ",
+             g.spatial_scale);
+  return g;
+}
+
+// A RoI op's X [N, C, H, W] and ROIs [R, 4].
+inline void CheckRoiInputs(const char* op, const Dims& x, const Dims& rois) {
+  CheckRank(op, "X", x, 4);
+  CheckRank(op, "ROIs", rois, 2);
+  CheckDim(op, "ROIs", rois, 1, 4, "xmin, ymin, xmax, ymax");
+}
+
+// A RoI op's Out [R, C, pooled_height, pooled_width] in X's type (ROIs must share it); its dims.
+inline Dims RoiInferOut(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X"), rois = ctx.InputDims("ROIs");
+  CheckRoiInputs(ctx.op_type(), x, rois);
+  const RoiGrid g = GetRoiGrid(ctx);
+  TIDE_CHECK(ctx.InputDataType("ROIs") == ctx.InputDataType("X"), "op '", ctx.op_type(),
+             "': ROIs is ", tide::DataTypeName(ctx.InputDataType("ROIs")), " but X is ",
+             tide::DataTypeName(ctx.InputDataType("X")));
+  const Dims out{rois[0], x[1], g.ph, g.pw};
+  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  return out;
+}
+
 // A box's area: 0 when xmax < xmin or ymax < ymin; pixel boxes (normalized false) count both
 // end pixels, (w + 1) (h + 1), as Paddle's BBoxArea.
 template <typename T>

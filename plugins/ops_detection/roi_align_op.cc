@@ -12,42 +12,18 @@
 namespace ops_detection {
 namespace {
 
-struct RoiAlignArgs {
-  int64_t ph, pw;
-  float spatial_scale;
+struct RoiAlignArgs : RoiGrid {
   int sampling_ratio;
   bool aligned;
 };
 
 template <typename Ctx>
 RoiAlignArgs GetRoiAlignArgs(const Ctx& ctx) {
-  RoiAlignArgs a{ctx.template Attr<int32_t>("pooled_height"),
-                 ctx.template Attr<int32_t>("pooled_width"),
-                 ctx.template Attr<float>("spatial_scale"),
-                 ctx.template Attr<int32_t>("sampling_ratio"), ctx.template Attr<bool>("aligned")};
-  TIDE_CHECK(a.ph > 0 && a.pw > 0, "op '", ctx.op_type(),
-             "': pooled_height and pooled_width must be > 0, got ", a.ph, " and ", a.pw);
-  TIDE_CHECK(a.spatial_scale > 0, "op '", ctx.op_type(), "': spatial_scale must be > 0, got ",
-             a.spatial_scale);
-  return a;
+  return {GetRoiGrid(ctx), ctx.template Attr<int32_t>("sampling_ratio"),
+          ctx.template Attr<bool>("aligned")};
 }
 
-void CheckRoiAlignInputs(const char* op, const Dims& x, const Dims& rois) {
-  CheckRank(op, "X", x, 4);
-  CheckRank(op, "ROIs", rois, 2);
-  CheckDim(op, "ROIs", rois, 1, 4, "xmin, ymin, xmax, ymax");
-}
-
-void RoiAlignInferShape(tide::InferShapeContext& ctx) {
-  const Dims x = ctx.InputDims("X"), rois = ctx.InputDims("ROIs");
-  CheckRoiAlignInputs(ctx.op_type(), x, rois);
-  const RoiAlignArgs a = GetRoiAlignArgs(ctx);
-  TIDE_CHECK(ctx.InputDataType("ROIs") == ctx.InputDataType("X"), "op '", ctx.op_type(),
-             "': ROIs is ", tide::DataTypeName(ctx.InputDataType("ROIs")), " but X is ",
-             tide::DataTypeName(ctx.InputDataType("X")));
-  ctx.SetOutputDims("Out", {rois[0], x[1], a.ph, a.pw});
-  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-}
+void RoiAlignInferShape(tide::InferShapeContext& ctx) { RoiInferOut(ctx); }
 
 // One bilinear sample: 4 pixel offsets in an H x W plane and their weights (all 0 outside).
 template <typename T>
@@ -126,7 +102,7 @@ template <typename T>
 void RoiAlignKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), rois = ctx.Input("ROIs");
   const Dims xd = x.dims(), rd = rois.dims();
-  CheckRoiAlignInputs(ctx.op_type(), xd, rd);
+  CheckRoiInputs(ctx.op_type(), xd, rd);
   const RoiAlignArgs a = GetRoiAlignArgs(ctx);
   const int64_t channels = xd[1], plane = xd[2] * xd[3], bins = a.ph * a.pw;
   const std::vector<int64_t> image = RoiImages(ctx, rd[0], xd[0]);
@@ -165,7 +141,7 @@ void RoiAlignGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), rois = ctx.Input("ROIs");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const Dims xd = x.dims(), rd = rois.dims();
-  CheckRoiAlignInputs(ctx.op_type(), xd, rd);
+  CheckRoiInputs(ctx.op_type(), xd, rd);
   const RoiAlignArgs a = GetRoiAlignArgs(ctx);
   const int64_t channels = xd[1], plane = xd[2] * xd[3], bins = a.ph * a.pw;
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), {rd[0], channels, a.ph, a.pw});

@@ -12,39 +12,8 @@
 namespace ops_detection {
 namespace {
 
-struct RoiPoolArgs {
-  int64_t ph, pw;
-  float spatial_scale;
-};
-
-template <typename Ctx>
-RoiPoolArgs GetRoiPoolArgs(const Ctx& ctx) {
-  RoiPoolArgs a{ctx.template Attr<int32_t>("pooled_height"),
-                ctx.template Attr<int32_t>("pooled_width"),
-                ctx.template Attr<float>("spatial_scale")};
-  TIDE_CHECK(a.ph > 0 && a.pw > 0, "op '", ctx.op_type(),
-             "': pooled_height and pooled_width must be > 0, got ", a.ph, " and ", a.pw);
-  TIDE_CHECK(a.spatial_scale > 0, "op '", ctx.op_type(), "': spatial_scale must be > 0, got ",
-             a.spatial_scale);
-  return a;
-}
-
-void CheckRoiPoolInputs(const char* op, const Dims& x, const Dims& rois) {
-  CheckRank(op, "X", x, 4);
-  CheckRank(op, "ROIs", rois, 2);
-  CheckDim(op, "ROIs", rois, 1, 4, "xmin, ymin, xmax, ymax");
-}
-
 void RoiPoolInferShape(tide::InferShapeContext& ctx) {
-  const Dims x = ctx.InputDims("X"), rois = ctx.InputDims("ROIs");
-  CheckRoiPoolInputs(ctx.op_type(), x, rois);
-  const RoiPoolArgs a = GetRoiPoolArgs(ctx);
-  TIDE_CHECK(ctx.InputDataType("ROIs") == ctx.InputDataType("X"), "op '", ctx.op_type(),
-             "': ROIs is ", tide::DataTypeName(ctx.InputDataType("ROIs")), " but X is ",
-             tide::DataTypeName(ctx.InputDataType("X")));
-  const Dims out{rois[0], x[1], a.ph, a.pw};
-  ctx.SetOutputDims("Out", out);
-  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  const Dims out = RoiInferOut(ctx);
   if (ctx.HasOutput("Argmax")) {
     ctx.SetOutputDims("Argmax", out);
     ctx.SetOutputDataType("Argmax", TIDE_INT64);
@@ -55,8 +24,8 @@ template <typename T>
 void RoiPoolKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), rois = ctx.Input("ROIs");
   const Dims xd = x.dims(), rd = rois.dims();
-  CheckRoiPoolInputs(ctx.op_type(), xd, rd);
-  const RoiPoolArgs a = GetRoiPoolArgs(ctx);
+  CheckRoiInputs(ctx.op_type(), xd, rd);
+  const RoiGrid a = GetRoiGrid(ctx);
   const int64_t channels = xd[1], height = xd[2], width = xd[3], bins = a.ph * a.pw;
   const std::vector<int64_t> image = RoiImages(ctx, rd[0], xd[0]);
   const Dims od{rd[0], channels, a.ph, a.pw};
@@ -124,8 +93,8 @@ void RoiPoolGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), rois = ctx.Input("ROIs"), argmax_t = ctx.Input("Argmax");
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   const Dims xd = x.dims(), rd = rois.dims();
-  CheckRoiPoolInputs(ctx.op_type(), xd, rd);
-  const RoiPoolArgs a = GetRoiPoolArgs(ctx);
+  CheckRoiInputs(ctx.op_type(), xd, rd);
+  const RoiGrid a = GetRoiGrid(ctx);
   const Dims od{rd[0], xd[1], a.ph, a.pw};
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   tide::ops::CheckGradDims(ctx.op_type(), "Argmax", argmax_t.dims(), od);
