@@ -54,6 +54,17 @@ inline tide::InferShapeFn GradLike(std::initializer_list<const char*> params) {
   };
 }
 
+// A bool attribute that must stay false / a string that must stay empty: Paddle's oneDNN fusion
+// passes set them in an optimised program (a saved model has them at their defaults).
+inline tide::AttrCheckFn NotFused(std::string name) {
+  return [name](const TideAttrValue& v) {
+    const bool set = v.type == TIDE_ATTR_BOOLEAN ? v.i != 0 : (v.s != nullptr && v.s[0] != 0);
+    TIDE_CHECK(!set, "attribute '", name,
+               "' (a Paddle oneDNN fusion) is not supported; export "
+               "the model without Paddle's inference optimisations");
+  };
+}
+
 // An ints attribute check: exactly `n` values, each > `lower_bound`.
 inline tide::AttrCheckFn IntsCheck(std::string name, size_t n, int lower_bound) {
   return [name, n, lower_bound](const TideAttrValue& v) {

@@ -82,17 +82,6 @@ void Conv3dGradKernel(KernelContext& ctx) {
   if (dx) StoreNdhwc(ctx, dxd, dx, x_ncdhw, last);
 }
 
-// A bool attribute that must stay false / a string that must stay empty: Paddle's oneDNN fusion
-// passes set them in an optimised program.
-tide::AttrCheckFn NoFusion(std::string name) {
-  return [name](const TideAttrValue& v) {
-    const bool set = v.type == TIDE_ATTR_BOOLEAN ? v.i != 0 : (v.s != nullptr && v.s[0] != 0);
-    TIDE_CHECK(!set, "attribute '", name,
-               "' (a Paddle oneDNN fusion) is not supported; export the model without Paddle's "
-               "inference optimisations");
-  };
-}
-
 tide::OpSchema Conv3dAttrs(tide::OpSchema s, bool transpose) {
   s.Attr("strides", std::vector<int32_t>{1, 1, 1}, "stride (d, h, w) of the filter")
       .Check(IntsCheck("strides", 3, 0))
@@ -127,9 +116,9 @@ tide::OpSchema Conv3dAttrs(tide::OpSchema s, bool transpose) {
       .Attr("fuse_alpha", 0.0f, "parameter of fuse_activation (unused: no fusion)")
       .Attr("fuse_beta", 0.0f, "parameter of fuse_activation (unused: no fusion)")
       .Attr("fuse_activation", std::string(""), "Paddle oneDNN fusion; must be empty")
-      .Check(NoFusion("fuse_activation"));
+      .Check(NotFused("fuse_activation"));
   for (const char* f : {"fuse_relu", "use_addto", "fuse_residual_connection"})
-    s.Attr(f, false, "Paddle oneDNN fusion; must be false").Check(NoFusion(f));
+    s.Attr(f, false, "Paddle oneDNN fusion; must be false").Check(NotFused(f));
   return s;
 }
 

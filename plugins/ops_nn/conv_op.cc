@@ -91,17 +91,6 @@ void ConvGradKernel(KernelContext& ctx) {
   if (dx) StoreNhwc(ctx, dxd, dx, x_nchw, nhwc);
 }
 
-// A bool attribute that must stay false / a string that must stay empty: Paddle's oneDNN fusion
-// passes set them in an optimised program (a saved model has them at their defaults).
-tide::AttrCheckFn NotFused(std::string name) {
-  return [name](const TideAttrValue& v) {
-    const bool set = v.type == TIDE_ATTR_BOOLEAN ? v.i != 0 : (v.s != nullptr && v.s[0] != 0);
-    TIDE_CHECK(!set, "attribute '", name,
-               "' (a Paddle oneDNN fusion) is not supported; export "
-               "the model without Paddle's inference optimisations");
-  };
-}
-
 // fused_conv2d's fusions (Paddle's names): a fuse_activation of Paddle's oneDNN fusions with
 // fuse_alpha / fuse_beta (fused_activation.h; fuse_relu is the older relu flag),
 // fuse_residual_connection with ResidualData, and Bias.
