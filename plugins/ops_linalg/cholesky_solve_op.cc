@@ -69,8 +69,6 @@ void CholeskySolveInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
-void XYGradInferShape(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
-
 }  // namespace
 }  // namespace ops_linalg
 

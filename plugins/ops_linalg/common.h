@@ -120,6 +120,9 @@ inline void GradsLikeInputs(tide::InferShapeContext& ctx,
   }
 }
 
+// The solve ops' grads (solve, triangular_solve, cholesky_solve): X@GRAD and Y@GRAD.
+inline void XYGradInferShape(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
+
 }  // namespace ops_linalg
 
 namespace ops_linalg {

@@ -78,8 +78,6 @@ void SolveInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
-void XYGradInferShape(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
-
 }  // namespace
 }  // namespace ops_linalg
 

@@ -79,8 +79,6 @@ void TriangularSolveInferShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 
-void XYGradInferShape(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
-
 }  // namespace
 }  // namespace ops_linalg
 

@@ -73,14 +73,7 @@ void Atan2GradKernel(KernelContext& ctx) {
   }
 }
 
-void Atan2GradShape(tide::InferShapeContext& ctx) {
-  for (const char* p : {"X1", "X2"}) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
+void Atan2GradShape(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X1", "X2"}); }
 
 }  // namespace
 }  // namespace ops_math

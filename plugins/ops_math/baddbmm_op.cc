@@ -116,12 +116,7 @@ void BaddbmmGradKernel(KernelContext& ctx) {
 }
 
 void BaddbmmGradInferShape(tide::InferShapeContext& ctx) {
-  for (const char* p : {"Input", "X", "Y"}) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
+  GradsLikeInputs(ctx, {"Input", "X", "Y"});
 }
 
 }  // namespace

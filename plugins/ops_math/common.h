@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <tide/eigen.hpp>
 #include <tide/kernels/common.hpp>
@@ -29,16 +30,17 @@ using tide::ops::GetBroadcast;
 using tide::kernels::In;
 using tide::kernels::Out;
 
-// A grad op's shape inference: X@GRAD and Y@GRAD, where the op outputs them, take X's and Y's
-// dims and data type.
-inline void GradsLikeXY(tide::InferShapeContext& ctx) {
-  for (const char* p : {"X", "Y"}) {
+// A grad op's shape inference: each <input>@GRAD the op outputs takes that input's dims and
+// data type.
+inline void GradsLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<const char*> ins) {
+  for (const char* p : ins) {
     const std::string g = tide::GradVarName(p);
     if (!ctx.HasOutput(g.c_str())) continue;
     ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
     ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
   }
 }
+inline void GradsLikeXY(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
 
 // Kernels for float and double.
 #define OPS_MATH_FLOAT_TYPES float, double

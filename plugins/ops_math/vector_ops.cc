@@ -34,16 +34,6 @@ T* ZeroGrad(KernelContext& ctx, const char* input, const Dims& dims) {
   return p;
 }
 
-// Each grad output gets its forward input's dims and type.
-void GradShapeLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<const char*> ins) {
-  for (const char* p : ins) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
-
 void CheckSameType(tide::InferShapeContext& ctx, const char* a, const char* b) {
   TIDE_CHECK(ctx.InputDataType(a) == ctx.InputDataType(b), "op '", ctx.op_type(), "': ", a, " is ",
              tide::DataTypeName(ctx.InputDataType(a)), " but ", b, " is ",
@@ -466,9 +456,7 @@ TIDE_REGISTER_OP(tide::OpSchema("diag_v2_grad")
                      .Attr("offset", int32_t(0))
                      .Attr("padding_value", 0.0f)
                      .KernelDataTypeFrom("X")
-                     .InferShape([](tide::InferShapeContext& c) {
-                       GradShapeLikeInputs(c, {"X"});
-                     }));
+                     .InferShape([](tide::InferShapeContext& c) { GradsLikeInputs(c, {"X"}); }));
 TIDE_REGISTER_OP(
     tide::OpSchema("dot")
         .Comment("Out = sum(X * Y) over the last dim (paddle.dot): 1-D -> 0-D, [B, N] -> [B].")
@@ -489,7 +477,7 @@ TIDE_REGISTER_OP(tide::OpSchema("dot_grad")
                      .AsDispensable()
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
-                       GradShapeLikeInputs(c, {"X", "Y"});
+                       GradsLikeInputs(c, {"X", "Y"});
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("mv")
                      .Comment("Out = X Vec (paddle.mv): X [M, N], Vec [N], Out [M].")
@@ -510,7 +498,7 @@ TIDE_REGISTER_OP(tide::OpSchema("mv_grad")
                      .AsDispensable()
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
-                       GradShapeLikeInputs(c, {"X", "Vec"});
+                       GradsLikeInputs(c, {"X", "Vec"});
                      }));
 TIDE_REGISTER_OP(
     tide::OpSchema("cross")
@@ -534,7 +522,7 @@ TIDE_REGISTER_OP(tide::OpSchema("cross_grad")
                      .Attr("dim", int32_t(kCrossDefaultDim))
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
-                       GradShapeLikeInputs(c, {"X", "Y"});
+                       GradsLikeInputs(c, {"X", "Y"});
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("lerp")
                      .Comment("Out = X + Weight * (Y - X) (paddle.lerp), broadcast numpy-style.")
@@ -557,7 +545,7 @@ TIDE_REGISTER_OP(tide::OpSchema("lerp_grad")
                      .AsDispensable()
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
-                       GradShapeLikeInputs(c, {"X", "Y"});
+                       GradsLikeInputs(c, {"X", "Y"});
                      }));
 TIDE_REGISTER_OP(tide::OpSchema("addmm")
                      .Comment("Out = Beta * Input + Alpha * X Y (paddle.addmm), Input broadcast "
@@ -587,7 +575,7 @@ TIDE_REGISTER_OP(tide::OpSchema("addmm_grad")
                      .Attr("Beta", 1.0f)
                      .KernelDataTypeFrom("X")
                      .InferShape([](tide::InferShapeContext& c) {
-                       GradShapeLikeInputs(c, {"Input", "X", "Y"});
+                       GradsLikeInputs(c, {"Input", "X", "Y"});
                      }));
 TIDE_REGISTER_KERNEL("eye", "cpu", EyeKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("diag_v2", "cpu", DiagKernel, OPS_MATH_NUMERIC_TYPES);
