@@ -93,6 +93,28 @@ void RegisterActivation(tide::Registrar& r) {
   r.Kernel(type + "_grad", "cpu", TIDE_FP64, &ActGradKernel<double, F>);
 }
 
+// abs and square of an integer X (the SDK's functors are for floats).
+struct IntAbs {
+  template <typename T>
+  T operator()(T x) const {
+    return x < 0 ? static_cast<T>(-x) : x;
+  }
+};
+struct IntSquare {
+  template <typename T>
+  T operator()(T x) const {
+    return static_cast<T>(x * x);
+  }
+};
+
+template <typename T, typename F>
+void IntActKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X");
+  const T* v = x.data<T>();
+  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < x.numel(); ++i) o[i] = F()(v[i]);
+}
+
 }  // namespace
 }  // namespace ops_math
 
@@ -124,6 +146,12 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
   RegisterActivation<Log2Act>(r);
   RegisterActivation<Log10Act>(r);
   RegisterActivation<FracAct>(r);
+  // Paddle's abs and square also take int32 / int64 (forward only: paddle.gcd / lcm's abs,
+  // paddle.square of ints).
+  r.Kernel("abs", "cpu", TIDE_INT32, &IntActKernel<int32_t, IntAbs>);
+  r.Kernel("abs", "cpu", TIDE_INT64, &IntActKernel<int64_t, IntAbs>);
+  r.Kernel("square", "cpu", TIDE_INT32, &IntActKernel<int32_t, IntSquare>);
+  r.Kernel("square", "cpu", TIDE_INT64, &IntActKernel<int64_t, IntSquare>);
 });
 
 TIDE_REGISTER_OP(

@@ -156,8 +156,8 @@ TIDE_REGISTER_OP(tide::OpSchema("clip_grad")
                      .Attr("max", 0.0f)
                      .Attr("mkldnn_data_type", std::string("float32"))
                      .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
-TIDE_REGISTER_KERNEL("clip", "cpu", ClipKernel, OPS_MATH_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("clip_grad", "cpu", ClipGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("clip", "cpu", ClipKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("clip_grad", "cpu", ClipGradKernel, OPS_MATH_NUMERIC_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("clip_by_norm")
                      .Comment("Out = X * max_norm / max(L2 norm of X, max_norm). A SelectedRows X "

@@ -2,12 +2,15 @@
 // flattened) or distinct slices along axis[0], sorted ascending (is_sorted; slices compared
 // lexicographically) or, is_sorted false (Fluid's old unique), in order of first appearance.
 // Indices: where each first appears in X; Index: which Out element each X element (slice) is;
-// Counts: how often each occurs. The three are `dtype` (int32 or int64). No gradient (Paddle has
-// none).
+// Counts: how often each occurs. The three are `dtype` (int32 or int64). And unique_consecutive
+// (paddle.unique_consecutive): Out = X's elements (slices along axis) with each run of equal
+// consecutive ones kept once (NaN equals nothing), in order; Index: which Out element each X
+// element (slice) is; Counts: each run's length. No gradient (Paddle has none).
 #include <map>
 #include <numeric>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dtype_attr.hpp>
+#include <utility>
 
 #include "common.h"
 
@@ -138,6 +141,75 @@ void UniqueKernel(KernelContext& ctx) {
   }
 }
 
+void UniqueConsecutiveInferShape(tide::InferShapeContext& ctx) {
+  const Dims x = ctx.InputDims("X");
+  const int a = UniqueAxis(ctx, x);
+  const TideDataType it = IndexType(ctx);
+  Dims out = {-1};
+  if (a >= 0) {
+    out = x;
+    out[a] = -1;
+  }
+  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
+  if (ctx.HasOutput("Index")) {
+    ctx.SetOutputDims("Index", {a >= 0 ? x[a] : tide::ops::DimsProductOrUnknown(x)});
+    ctx.SetOutputDataType("Index", it);
+  }
+  if (ctx.HasOutput("Counts")) {
+    ctx.SetOutputDims("Counts", {-1});
+    ctx.SetOutputDataType("Counts", it);
+  }
+}
+
+template <typename T>
+void UniqueConsecutiveKernel(KernelContext& ctx) {
+  Tensor xt = ctx.Input("X");
+  const Dims xd = xt.dims();
+  const T* x = xt.data<T>();
+  const int a = UniqueAxis(ctx, xd);
+  Slices s;
+  if (a < 0) {
+    s.n = xt.numel();
+  } else {
+    const auto sp = tide::ops::SplitAt(ctx.op_type(), xd, a);
+    s.pre = sp.pre;
+    s.n = sp.n;
+    s.post = sp.post;
+  }
+  // Each run's first slice, its length, and each slice's run.
+  std::vector<int64_t> firsts, counts, inverse(static_cast<size_t>(s.n));
+  std::vector<T> prev;
+  for (int64_t k = 0; k < s.n; ++k) {
+    std::vector<T> cur = s.Get(x, k);
+    if (k == 0 || cur != prev) {
+      firsts.push_back(k);
+      counts.push_back(0);
+    }
+    ++counts.back();
+    inverse[k] = static_cast<int64_t>(firsts.size()) - 1;
+    prev = std::move(cur);
+  }
+  const int64_t m = static_cast<int64_t>(firsts.size());
+  Dims od = {m};
+  if (a >= 0) {
+    od = xd;
+    od[a] = m;
+  }
+  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
+  for (int64_t p = 0; p < s.pre; ++p)
+    for (int64_t j = 0; j < m; ++j)
+      std::copy(x + (p * s.n + firsts[j]) * s.post, x + (p * s.n + firsts[j] + 1) * s.post,
+                o + (p * m + j) * s.post);
+  if (IndexType(ctx) == TIDE_INT32) {
+    WriteInts<int32_t>(ctx, "Index", inverse);
+    WriteInts<int32_t>(ctx, "Counts", counts);
+  } else {
+    WriteInts<int64_t>(ctx, "Index", inverse);
+    WriteInts<int64_t>(ctx, "Counts", counts);
+  }
+}
+
 }  // namespace
 }  // namespace ops_math
 
@@ -165,3 +237,23 @@ TIDE_REGISTER_OP(
         .InferShape(UniqueInferShape)
         .NoGradient());
 TIDE_REGISTER_KERNEL("unique", "cpu", UniqueKernel, OPS_MATH_NUMERIC_TYPES);
+
+TIDE_REGISTER_OP(
+    tide::OpSchema("unique_consecutive")
+        .Comment("Out = X with each run of equal consecutive elements (or slices along axis) "
+                 "kept once, with which Out element each X element is (Index) and the runs' "
+                 "lengths (Counts) (paddle.unique_consecutive).")
+        .Input("X", "float32, float64, int32 or int64")
+        .Output("Out", "the runs' elements (1-D) or slices (X's dims, fewer along axis)")
+        .Output("Index", "`dtype`: each X element's (slice's) position in Out")
+        .AsDispensable()
+        .Output("Counts", "`dtype`: each run's length")
+        .AsDispensable()
+        .Attr("return_inverse", false, "Paddle's request for Index (Tide writes it when present)")
+        .Attr("return_counts", false, "Paddle's request for Counts (Tide writes it when present)")
+        .Attr("axis", std::vector<int32_t>{}, "the axis of the slices compared (empty: elements)")
+        .Attr("dtype", int32_t{TIDE_INT64}, "Index's and Counts' type: int32 or int64")
+        .KernelDataTypeFrom("X")
+        .InferShape(UniqueConsecutiveInferShape)
+        .NoGradient());
+TIDE_REGISTER_KERNEL("unique_consecutive", "cpu", UniqueConsecutiveKernel, OPS_MATH_NUMERIC_TYPES);
