@@ -138,6 +138,7 @@ PIR_NN_MODELS = {
     "index_ops": nn_models.IndexOps,  # indexops: cummax ... unique, bool / int reductions
     "linalg_ops": nn_models.LinalgOps,  # linalg: det ... eigh, pinv
     "loss_act_ops": nn_models.LossActOps,  # lossact: losses, i0 ... polygamma, swiglu, rms norm
+    "elem_extra_ops": nn_models.ElemExtraOps,  # elem: isclose ... clip of ints
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
@@ -165,6 +166,7 @@ PIR_MODELS = [
     "index_ops",  # indexops
     "linalg_ops",  # linalg
     "loss_act_ops",  # lossact
+    "elem_extra_ops",  # elem
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 

@@ -909,3 +909,64 @@ class LossActOps(nn.Layer):
 
 
 # (end of lossact's model)
+
+
+# (elem's model)
+class ElemExtraOps(nn.Layer):
+    """Paddle's extra element-wise and tensor ops with PIR rows of their own (helper elem):
+    isclose (tolerances as tensors), allclose, angle, copysign (broadcast), nextafter,
+    bitwise_left_shift / bitwise_right_shift (arithmetic and logical), logspace,
+    broadcast_tensors, unique_consecutive (flat, and along an axis with its inverse and counts),
+    diagonal_scatter (fill_diagonal_tensor, with an offset over dims 1 and 2), unstack and clip of
+    int64, on a batch of 3 x 4 rows; every result flattened into one float32 vector. Not
+    equal_all: Paddle 3.3.1 declares its result float32, and its own executor then reads the bool
+    as float32 in whatever follows (the trial's equal_all program, fetching it, checks it)."""
+
+    inputs = [("x", [None, 3, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 3, 4]
+        b = y[0]  # [3, 4]
+        ints = (y * 10.0).astype("int64")
+        counts = (paddle.abs(y) * 4.0).astype("int64") % 5
+        small = (paddle.abs(y) * 3.0).astype("int64")  # runs of equal values once sorted
+        flat_sorted = paddle.sort(small.reshape([-1]))
+        rows = paddle.sort(small[:, :, 0], axis=1)  # [B, 3]
+        uc_out, _, _ = paddle.unique_consecutive(
+            rows, return_inverse=True, return_counts=True, axis=1
+        )
+        bt = paddle.broadcast_tensors([y[:, :1, :], b[:, :1]])
+        outs = [
+            paddle.isclose(y, y * 1.0000001),
+            paddle.isclose(y, y + 1e-3, rtol=0.0, atol=2e-3),
+            paddle.isclose(y, y + 1e-3, rtol=1e-4, atol=1e-4),
+            paddle.allclose(y, y + 1e-9),
+            paddle.allclose(y, y + 1e-2),
+            paddle.angle(y),
+            paddle.copysign(y, b[0]),
+            (paddle.nextafter(y, b) - y) * 1e6,
+            paddle.bitwise_left_shift(ints, counts),
+            paddle.bitwise_right_shift(ints, counts),
+            paddle.bitwise_right_shift(ints.astype("int32"), counts.astype("int32"), False),
+            paddle.logspace(0, 2, 5, base=2.0),
+            paddle.logspace(-1.0, 1.5, 4, dtype="float64"),
+            bt[0],
+            bt[1],
+            paddle.unique_consecutive(flat_sorted),
+            uc_out,  # Paddle 3.3.1 declares uc_index / uc_counts float32 (run: int64), unusable
+            paddle.diagonal_scatter(y, y[:, :, 0] * 5.0, offset=1, axis1=1, axis2=2),
+            paddle.unstack(y, axis=1)[2],
+            paddle.clip(ints, -3, 5),
+        ]
+        return paddle.concat([o.astype("float32").reshape([-1]) for o in outs])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((4, 3, 4)).astype(np.float32)}
+
+
+# (end of elem's model)

@@ -418,6 +418,25 @@ const Entry kEntries[] = {
      "Scores BboxDeltas ImShape Anchors Variances", "RpnRois RpnRoiProbs RpnRoisNum",
      "pre_nms_top_n>pre_nms_topN post_nms_top_n>post_nms_topN"},
     // (end of detect's rows)
+    // Extra element-wise and tensor ops (elem: plugins/ops_math/close_compare_ops.cc,
+    // elementwise_extra_ops.cc, broadcast_tensors_op.cc, fill_diagonal_tensor_op.cc,
+    // unique_op.cc, linspace_numel_ops.cc; plugins/ops_nn's unstack): isclose / allclose take
+    // rtol / atol as their float64 Rtol / Atol inputs; broadcast_tensors' and unstack's results are
+    // vectors unpacked by builtin.split; paddle.diagonal_scatter is fill_diagonal_tensor.
+    {"pd_op.isclose", "isclose", "Input Other Rtol Atol", "Out", ""},
+    {"pd_op.allclose", "allclose", "Input Other Rtol Atol", "Out", ""},
+    {"pd_op.equal_all", "equal_all", "X Y", "Out", ""},
+    {"pd_op.angle", "angle", "X", "Out", ""},
+    {"pd_op.copysign", "copysign", "x y", "out", ""},
+    {"pd_op.nextafter", "nextafter", "x y", "out", ""},
+    {"pd_op.bitwise_left_shift", "bitwise_left_shift", "x y", "out", ""},
+    {"pd_op.bitwise_right_shift", "bitwise_right_shift", "x y", "out", ""},
+    {"pd_op.logspace", "logspace", "Start Stop Num Base", "Out", "place>-"},
+    {"pd_op.broadcast_tensors", "broadcast_tensors", "X", "Out", ""},
+    {"pd_op.unique_consecutive", "unique_consecutive", "X", "Out Index Counts", ""},
+    {"pd_op.fill_diagonal_tensor", "fill_diagonal_tensor", "X Y", "Out", ""},
+    {"pd_op.unstack", "unstack", "X", "Y", ""},
+    // (end of elem's rows)
 };
 
 std::vector<std::string> Split(const char* s) {

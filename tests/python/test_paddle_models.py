@@ -466,6 +466,10 @@ PIR += ["linalg_ops"]
 # constant and tensor), temporal_shift (NCHW, NHWC), i0 / i0e / i1 / i1e, polygamma, swiglu,
 # fused_rms_norm (tools/paddle_nn_models.py's LossActOps).
 PIR += ["loss_act_ops"]
+# isclose, allclose, angle, copysign, nextafter, bitwise shifts, logspace, broadcast_tensors,
+# unique_consecutive, diagonal_scatter (fill_diagonal_tensor), unstack, clip of int64
+# (tools/paddle_nn_models.py's ElemExtraOps; helper elem).
+PIR += ["elem_extra_ops"]
 # The quant conv net through Paddle 3.3's paddle.quantization.QAT (tools/paddle_quant_models.py):
 # as trained, its quanters' fake quant-dequant ops (quant_fake); after QAT.convert, quantize_linear
 # / dequantize_linear with the weights' int8 levels stored as float32 (quant_qdq: channel-wise
