@@ -92,6 +92,31 @@ inline tide::AttrCheckFn PaddingsCheck() {
   };
 }
 
+// Input `b` must have input `a`'s dims (unknown -1 dims pass) / its dtype; the errors name the
+// op, both inputs and `b`'s variable. Losses of a prediction and a same-shaped target use them.
+inline void CheckSameDims(tide::InferShapeContext& ctx, const char* a, const char* b) {
+  const Dims da = ctx.InputDims(a), db = ctx.InputDims(b);
+  bool ok = da.size() == db.size();
+  for (size_t i = 0; ok && i < da.size(); ++i) ok = DimsCompatible(da[i], db[i]);
+  TIDE_CHECK(ok, "op '", ctx.op_type(), "': ", b, " ('", ctx.InputName(b), "') must have ", a,
+             "'s dims ", tide::ToString(da), ", but has ", tide::ToString(db));
+}
+
+inline void CheckSameType(tide::InferShapeContext& ctx, const char* a, const char* b) {
+  const TideDataType ta = ctx.InputDataType(a), tb = ctx.InputDataType(b);
+  TIDE_CHECK(ta == TIDE_UNDEFINED || tb == TIDE_UNDEFINED || ta == tb, "op '", ctx.op_type(),
+             "': ", b, " ('", ctx.InputName(b), "') must be ", tide::DataTypeName(ta), " as ", a,
+             " is, but is ", tide::DataTypeName(tb));
+}
+
+// The kernel's check of the same: tensor `b` (input `bn`) has tensor `a`'s (input `an`) dims.
+inline void CheckSameDims(const KernelContext& ctx, const Tensor& a, const Tensor& b,
+                          const char* an, const char* bn) {
+  TIDE_CHECK(a.dims() == b.dims(), "op '", ctx.op_type(), "': ", bn, " ('", ctx.InputName(bn),
+             "') must have ", an, "'s dims ", tide::ToString(a.dims()), ", but has ",
+             tide::ToString(b.dims()));
+}
+
 // Kernels for float and double.
 #define OPS_NN_FLOAT_TYPES float, double
 // Kernels for shape-only ops (data moves, no arithmetic).

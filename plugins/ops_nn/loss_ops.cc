@@ -13,28 +13,6 @@
 namespace ops_nn {
 namespace {
 
-void CheckSameDims(tide::InferShapeContext& ctx, const char* a, const char* b) {
-  const Dims da = ctx.InputDims(a), db = ctx.InputDims(b);
-  bool ok = da.size() == db.size();
-  for (size_t i = 0; ok && i < da.size(); ++i) ok = DimsCompatible(da[i], db[i]);
-  TIDE_CHECK(ok, "op '", ctx.op_type(), "': ", b, " ('", ctx.InputName(b), "') must have ", a,
-             "'s dims ", tide::ToString(da), ", but has ", tide::ToString(db));
-}
-
-void CheckSameType(tide::InferShapeContext& ctx, const char* a, const char* b) {
-  const TideDataType ta = ctx.InputDataType(a), tb = ctx.InputDataType(b);
-  TIDE_CHECK(ta == TIDE_UNDEFINED || tb == TIDE_UNDEFINED || ta == tb, "op '", ctx.op_type(),
-             "': ", b, " ('", ctx.InputName(b), "') must be ", tide::DataTypeName(ta), " as ", a,
-             " is, but is ", tide::DataTypeName(tb));
-}
-
-void CheckSameDims(KernelContext& ctx, const Tensor& a, const Tensor& b, const char* an,
-                   const char* bn) {
-  TIDE_CHECK(a.dims() == b.dims(), "op '", ctx.op_type(), "': ", bn, " ('", ctx.InputName(bn),
-             "') must have ", an, "'s dims ", tide::ToString(a.dims()), ", but has ",
-             tide::ToString(b.dims()));
-}
-
 // A grad output of forward input `p`, sized as `like`; null when not asked for.
 template <typename T>
 T* GradOut(KernelContext& ctx, const char* p, const Tensor& like) {
