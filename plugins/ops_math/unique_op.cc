@@ -6,6 +6,7 @@
 // (paddle.unique_consecutive): Out = X's elements (slices along axis) with each run of equal
 // consecutive ones kept once (NaN equals nothing), in order; Index: which Out element each X
 // element (slice) is; Counts: each run's length. No gradient (Paddle has none).
+#include <initializer_list>
 #include <map>
 #include <numeric>
 #include <tide/ops/axis.hpp>
@@ -36,16 +37,19 @@ int UniqueAxis(const Ctx& ctx, const Dims& x) {
   return tide::ops::NormAxis(ctx.op_type(), axis[0], x.size());
 }
 
+// Out's dims: m elements, or X's with m slices along axis `a`.
+Dims OutDims(const Dims& xd, int a, int64_t m) {
+  if (a < 0) return {m};
+  Dims od = xd;
+  od[a] = m;
+  return od;
+}
+
 void UniqueInferShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X");
   const int a = UniqueAxis(ctx, x);
   const TideDataType it = IndexType(ctx);
-  Dims out = {-1};
-  if (a >= 0) {
-    out = x;
-    out[a] = -1;
-  }
-  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDims("Out", OutDims(x, a, -1));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   const int64_t n = a >= 0 ? x[a] : tide::ops::DimsProductOrUnknown(x);
   ctx.SetOutputDims("Index", {n});
@@ -78,21 +82,40 @@ void WriteInts(KernelContext& ctx, const char* param, const std::vector<int64_t>
   for (size_t i = 0; i < v.size(); ++i) o[i] = static_cast<I>(v[i]);
 }
 
+// The integer outputs given, each 1-D in `dtype`.
+void WriteIndexOutputs(
+    KernelContext& ctx,
+    std::initializer_list<std::pair<const char*, const std::vector<int64_t>*>> outs) {
+  const bool i32 = IndexType(ctx) == TIDE_INT32;
+  for (const auto& [param, v] : outs) {
+    if (i32)
+      WriteInts<int32_t>(ctx, param, *v);
+    else
+      WriteInts<int64_t>(ctx, param, *v);
+  }
+}
+
+// X's slices along axis `a` (its elements when a < 0).
+Slices XSlices(const char* op, const Dims& xd, int a) {
+  Slices s;
+  if (a < 0) {
+    s.n = DimsProduct(xd);
+    return s;
+  }
+  const auto sp = tide::ops::SplitAt(op, xd, a);
+  s.pre = sp.pre;
+  s.n = sp.n;
+  s.post = sp.post;
+  return s;
+}
+
 template <typename T>
 void UniqueKernel(KernelContext& ctx) {
   Tensor xt = ctx.Input("X");
   const Dims xd = xt.dims();
   const T* x = xt.data<T>();
   const int a = UniqueAxis(ctx, xd);
-  Slices s;
-  if (a < 0) {
-    s.n = xt.numel();
-  } else {
-    const auto sp = tide::ops::SplitAt(ctx.op_type(), xd, a);
-    s.pre = sp.pre;
-    s.n = sp.n;
-    s.post = sp.post;
-  }
+  const Slices s = XSlices(ctx.op_type(), xd, a);
   std::vector<std::vector<T>> slices(static_cast<size_t>(s.n));
   for (int64_t k = 0; k < s.n; ++k) slices[k] = s.Get(x, k);
   // Groups of equal slices: `order` lists the slice indices by group, each group's first
@@ -120,37 +143,20 @@ void UniqueKernel(KernelContext& ctx) {
     inverse[order[i]] = static_cast<int64_t>(firsts.size()) - 1;
   }
   const int64_t m = static_cast<int64_t>(firsts.size());
-  Dims od = {m};
-  if (a >= 0) {
-    od = xd;
-    od[a] = m;
-  }
+  const Dims od = OutDims(xd, a, m);
   T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
   for (int64_t p = 0; p < s.pre; ++p)
     for (int64_t j = 0; j < m; ++j)
       std::copy(slices[firsts[j]].begin() + p * s.post,
                 slices[firsts[j]].begin() + (p + 1) * s.post, o + (p * m + j) * s.post);
-  if (IndexType(ctx) == TIDE_INT32) {
-    WriteInts<int32_t>(ctx, "Indices", firsts);
-    WriteInts<int32_t>(ctx, "Index", inverse);
-    WriteInts<int32_t>(ctx, "Counts", counts);
-  } else {
-    WriteInts<int64_t>(ctx, "Indices", firsts);
-    WriteInts<int64_t>(ctx, "Index", inverse);
-    WriteInts<int64_t>(ctx, "Counts", counts);
-  }
+  WriteIndexOutputs(ctx, {{"Indices", &firsts}, {"Index", &inverse}, {"Counts", &counts}});
 }
 
 void UniqueConsecutiveInferShape(tide::InferShapeContext& ctx) {
   const Dims x = ctx.InputDims("X");
   const int a = UniqueAxis(ctx, x);
   const TideDataType it = IndexType(ctx);
-  Dims out = {-1};
-  if (a >= 0) {
-    out = x;
-    out[a] = -1;
-  }
-  ctx.SetOutputDims("Out", out);
+  ctx.SetOutputDims("Out", OutDims(x, a, -1));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
   if (ctx.HasOutput("Index")) {
     ctx.SetOutputDims("Index", {a >= 0 ? x[a] : tide::ops::DimsProductOrUnknown(x)});
@@ -168,15 +174,7 @@ void UniqueConsecutiveKernel(KernelContext& ctx) {
   const Dims xd = xt.dims();
   const T* x = xt.data<T>();
   const int a = UniqueAxis(ctx, xd);
-  Slices s;
-  if (a < 0) {
-    s.n = xt.numel();
-  } else {
-    const auto sp = tide::ops::SplitAt(ctx.op_type(), xd, a);
-    s.pre = sp.pre;
-    s.n = sp.n;
-    s.post = sp.post;
-  }
+  const Slices s = XSlices(ctx.op_type(), xd, a);
   // Each run's first slice, its length, and each slice's run.
   std::vector<int64_t> firsts, counts, inverse(static_cast<size_t>(s.n));
   std::vector<T> prev;
@@ -191,23 +189,13 @@ void UniqueConsecutiveKernel(KernelContext& ctx) {
     prev = std::move(cur);
   }
   const int64_t m = static_cast<int64_t>(firsts.size());
-  Dims od = {m};
-  if (a >= 0) {
-    od = xd;
-    od[a] = m;
-  }
+  const Dims od = OutDims(xd, a, m);
   T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
   for (int64_t p = 0; p < s.pre; ++p)
     for (int64_t j = 0; j < m; ++j)
       std::copy(x + (p * s.n + firsts[j]) * s.post, x + (p * s.n + firsts[j] + 1) * s.post,
                 o + (p * m + j) * s.post);
-  if (IndexType(ctx) == TIDE_INT32) {
-    WriteInts<int32_t>(ctx, "Index", inverse);
-    WriteInts<int32_t>(ctx, "Counts", counts);
-  } else {
-    WriteInts<int64_t>(ctx, "Index", inverse);
-    WriteInts<int64_t>(ctx, "Counts", counts);
-  }
+  WriteIndexOutputs(ctx, {{"Index", &inverse}, {"Counts", &counts}});
 }
 
 }  // namespace
