@@ -138,6 +138,8 @@ PIR_NN_MODELS = {
     "index_ops": nn_models.IndexOps,  # indexops: cummax ... unique, bool / int reductions
     "linalg_ops": nn_models.LinalgOps,  # linalg: det ... eigh, pinv
     "loss_act_ops": nn_models.LossActOps,  # lossact: losses, i0 ... polygamma, swiglu, rms norm
+    "loss_seq_ops": nn_models.LossSeqOps,  # lossseq: bce, log, nll and CTC losses, gather_tree
+    "viterbi_ops": nn_models.ViterbiOps,  # lossseq: viterbi_decode
     "elem_extra_ops": nn_models.ElemExtraOps,  # elem: isclose ... clip of ints
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
@@ -166,6 +168,8 @@ PIR_MODELS = [
     "index_ops",  # indexops
     "linalg_ops",  # linalg
     "loss_act_ops",  # lossact
+    "loss_seq_ops",  # lossseq
+    "viterbi_ops",  # lossseq
     "elem_extra_ops",  # elem
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}

@@ -911,6 +911,94 @@ class LossActOps(nn.Layer):
 # (end of lossact's model)
 
 
+# (lossseq's model)
+class LossSeqOps(nn.Layer):
+    """Probability losses and sequence decoding with PIR rows of their own (helper lossseq):
+    F.binary_cross_entropy (pd_op.bce_loss; 'none' and mean_all), F.log_loss, F.nll_loss
+    (weighted with an ignore_index on [N, C, 2, 3] ('none'), plain 'mean', weighted 'sum'; an
+    ignored label under a reduction makes Paddle's CPU kernel write past its 0-D Out),
+    F.ctc_loss (pd_op.warpctc: blank 0 and 4, lengths and labels of each sequence from the input)
+    and F.gather_tree, on a batch of 3 sequences of 6 steps of 5 classes. viterbi_decode is
+    ViterbiOps: Paddle 3.3.1's PIR types its results wrongly (Scores int64, Path float32 0-D), so
+    Paddle's own executor fails on any op that reads them."""
+
+    inputs = [("x", [None, 6, 5], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 5)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 6, 5]
+        probs = F.sigmoid(y)
+        target = F.sigmoid(x * 2.0)
+        logp = F.log_softmax(y, axis=2)  # [B, 6, 5]
+        label = paddle.argmax(x, axis=2)  # [B, 6] int64
+        ctc_in = y.transpose([1, 0, 2])  # [T 6, B, C 5]
+        steps = 6 - (paddle.abs(x[:, 0, 0]) * 2.0).astype("int64").clip(0, 2)  # 4 ... 6
+        label_len = 1 + (paddle.abs(x[:, 0, 1]) * 2.0).astype("int64").clip(0, 2)  # 1 ... 3
+        ctc_label = (label[:, :3] % 4 + 1).astype("int32")  # 1 ... 4, blank 0
+        ids = (paddle.abs(y) * 10.0).astype("int64").transpose([1, 0, 2])  # [6, B, beam 5]
+        parents = (paddle.abs(x) * 7.0).astype("int64").transpose([1, 0, 2]) % 5
+        outs = [
+            F.binary_cross_entropy(probs, target, reduction="none").reshape([-1, 30]),
+            F.binary_cross_entropy(probs, target).expand([y.shape[0], 1]),
+            F.log_loss(probs[:, :, :1].reshape([-1, 1]), target[:, :, :1].reshape([-1, 1])).reshape(
+                [-1, 6]
+            ),
+            F.nll_loss(
+                logp.reshape([-1, 2, 3, 5]).transpose([0, 3, 1, 2]),  # [N, C, d1, d2]
+                label.reshape([-1, 2, 3]),
+                weight=paddle.linspace(0.5, 1.5, 5),
+                ignore_index=2,
+                reduction="none",
+            ).reshape([-1, 6]),
+            F.nll_loss(logp.reshape([-1, 5]), label.reshape([-1])).expand([y.shape[0], 1]),
+            F.nll_loss(
+                logp.reshape([-1, 5]),
+                label.reshape([-1]),
+                weight=paddle.linspace(1.5, 0.5, 5),
+                reduction="sum",
+            ).expand([y.shape[0], 1]),
+            F.ctc_loss(ctc_in, ctc_label, steps, label_len, reduction="none").reshape([-1, 1]),
+            F.ctc_loss(ctc_in, ctc_label - 1, steps, label_len, blank=4, reduction="none").reshape(
+                [-1, 1]
+            ),
+            F.ctc_loss(ctc_in, ctc_label, steps, label_len).expand([y.shape[0], 1]),
+        ]
+        # Each step's [B, beam] (Paddle's oneDNN predictor fails on a transpose then a reshape).
+        outs += paddle.unbind(F.gather_tree(ids, parents), axis=0)
+        return paddle.concat([o.astype("float32") for o in outs], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 6, 5)).astype(np.float32)}
+
+
+class ViterbiOps(nn.Layer):
+    """paddle.text.viterbi_decode with the start / stop tags (helper lossseq), its Scores fetched
+    as they come (Paddle 3.3.1's PIR types them int64, so no op may read them in Paddle), on 3
+    sequences of up to 6 steps of 5 tags with lengths from the input."""
+
+    inputs = [("x", [None, 6, 5], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 5)
+
+    def forward(self, x):
+        lengths = 1 + (paddle.abs(x[:, 1, 0]) * 4.0).astype("int64").clip(0, 5)  # 1 ... 6
+        potentials = F.softmax(self.fc(x), axis=2) * 4.0  # softmax: a oneDNN kernel to run
+        return paddle.text.viterbi_decode(potentials, self.fc.weight, lengths, True)[0]
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 6, 5)).astype(np.float32)}
+
+
+# (end of lossseq's model)
+
+
 # (elem's model)
 class ElemExtraOps(nn.Layer):
     """Paddle's extra element-wise and tensor ops with PIR rows of their own (helper elem):

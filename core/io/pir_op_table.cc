@@ -418,6 +418,16 @@ const Entry kEntries[] = {
      "Scores BboxDeltas ImShape Anchors Variances", "RpnRois RpnRoiProbs RpnRoisNum",
      "pre_nms_top_n>pre_nms_topN post_nms_top_n>post_nms_topN"},
     // (end of detect's rows)
+    // Probability losses and sequence decoding (lossseq: plugins/ops_nn/prob_loss_ops.cc;
+    // plugins/ops_sequence/warpctc_op.cc, viterbi_decode_op.cc, gather_tree_op.cc): F.ctc_loss is
+    // Fluid's warpctc on padded logits with their lengths (WarpCTCGrad kept for its grad).
+    {"pd_op.bce_loss", "bce_loss", "X Label", "Out", ""},
+    {"pd_op.log_loss", "log_loss", "Predicted Labels", "Loss", ""},
+    {"pd_op.nll_loss", "nll_loss", "X Label Weight", "Out Total_weight", ""},
+    {"pd_op.warpctc", "warpctc", "Logits Label LogitsLength LabelLength", "Loss WarpCTCGrad", ""},
+    {"pd_op.viterbi_decode", "viterbi_decode", "Input Transition Length", "Scores Path", ""},
+    {"pd_op.gather_tree", "gather_tree", "Ids Parents", "Out", ""},
+    // (end of lossseq's rows)
     // Extra element-wise and tensor ops (elem: plugins/ops_math/close_compare_ops.cc,
     // elementwise_extra_ops.cc, broadcast_tensors_op.cc, fill_diagonal_tensor_op.cc,
     // unique_op.cc, linspace_numel_ops.cc; plugins/ops_nn's unstack): isclose / allclose take

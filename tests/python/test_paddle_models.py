@@ -466,6 +466,9 @@ PIR += ["linalg_ops"]
 # constant and tensor), temporal_shift (NCHW, NHWC), i0 / i0e / i1 / i1e, polygamma, swiglu,
 # fused_rms_norm (tools/paddle_nn_models.py's LossActOps).
 PIR += ["loss_act_ops"]
+# bce_loss, log_loss, nll_loss (2-D, 4-D, weighted, ignore_index), warpctc (F.ctc_loss, blank 0 and
+# 4), gather_tree; viterbi_decode's Scores (tools/paddle_nn_models.py's LossSeqOps, ViterbiOps).
+PIR += ["loss_seq_ops", "viterbi_ops"]
 # isclose, allclose, angle, copysign, nextafter, bitwise shifts, logspace, broadcast_tensors,
 # unique_consecutive, diagonal_scatter (fill_diagonal_tensor), unstack, clip of int64
 # (tools/paddle_nn_models.py's ElemExtraOps; helper elem).
