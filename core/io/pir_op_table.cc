@@ -348,6 +348,15 @@ const Entry kEntries[] = {
     // paddle.linalg.pinv of a batch of dynamic size fills its cut-off through it.
     {"pd_op.full_batch_size_like", "fill_constant_batch_size_like", "Input", "Out", "place>-"},
     // (end of linalg's rows)
+    // Graph message passing (plugins/ops_graph, graph's rows): paddle.geometric's segment_* and
+    // send_* ops; out_size a constant (Fluid's attribute) or a tensor (Out_size).
+    {"pd_op.segment_pool", "segment_pool", "X SegmentIds", "Out SummedIds", ""},
+    {"pd_op.send_u_recv", "send_u_recv", "X Src_index Dst_index =out_size/Out_size",
+     "Out Dst_count", ""},
+    {"pd_op.send_ue_recv", "send_ue_recv", "X Y Src_index Dst_index =out_size/Out_size",
+     "Out Dst_count", ""},
+    {"pd_op.send_uv", "send_uv", "X Y Src_index Dst_index", "Out", ""},
+    // (end of graph's rows)
     // Losses and special functions (lossact: plugins/ops_nn/loss_ops.cc, temporal_shift_op.cc,
     // rms_norm_ops.cc; plugins/ops_math/bessel_polygamma_ops.cc, swiglu_op.cc): F.cross_entropy is
     // Fluid's softmax_with_cross_entropy, a reduction 'mean' Fluid's mean; sequence_mask's max_len
