@@ -831,6 +831,60 @@ class LinalgOps(nn.Layer):
 # (end of linalg's model)
 
 
+class GraphOps(nn.Layer):
+    """paddle.geometric's message passing with PIR rows of their own (helper graph,
+    plugins/ops_graph): segment_sum / mean / max / min (sorted ids, an empty segment),
+    send_u_recv (sum, mean, max, min; out_size a constant and a tensor; int32 indices),
+    send_ue_recv (add, mul, and sub / div as Paddle rewrites them; edge features of the nodes'
+    width and of width 1) and send_uv (add, mul, a broadcast width-1 operand), on the first
+    sample's 6 nodes x 3 features over 8 edges."""
+
+    inputs = [("x", [None, 6, 3], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        from paddle import geometric as G
+
+        h = self.fc(x)[0]  # [6, 3] node features
+        seg = paddle.to_tensor(np.array([0, 0, 1, 3, 3, 3], "int64"))  # segment 2 empty
+        src = paddle.to_tensor(np.array([0, 1, 2, 3, 4, 5, 0, 2], "int64"))
+        dst = paddle.to_tensor(np.array([1, 2, 0, 0, 3, 3, 5, 1], "int64"))  # node 4 gets none
+        src32 = src.astype("int32")
+        near = paddle.to_tensor(np.array([1, 2, 0, 0, 3, 3, 2, 1], "int32"))  # rows < 4
+        w = paddle.concat([h, h[:2]]) * 0.5  # [8, 3] edge features
+        w1 = paddle.abs(w[:, :1]) + 0.5  # [8, 1]
+        outs = [
+            G.segment_sum(h, seg),
+            G.segment_mean(h, seg),
+            G.segment_max(h, seg),
+            G.segment_min(h, seg.astype("int32")),
+            G.send_u_recv(h, src, dst, "sum"),
+            G.send_u_recv(h, src, dst, "mean"),
+            G.send_u_recv(h, src, dst, "max"),
+            G.send_u_recv(h, src, dst, "min"),
+            G.send_u_recv(h, src32, near, "max", out_size=4),
+            G.send_u_recv(h, src32, near, "mean", out_size=paddle.max(near) + 1),
+            G.send_ue_recv(h, w, src, dst, "add", "sum"),
+            G.send_ue_recv(h, w, src, dst, "mul", "mean"),
+            G.send_ue_recv(h, w1, src, dst, "sub", "max"),
+            G.send_ue_recv(h, w1, src32, near, "div", "min", out_size=4),
+            G.send_uv(h, h, src, dst, "add"),
+            G.send_uv(h, h, src32, near.astype("int32"), "mul"),
+            G.send_uv(h, h[:, 1:2], src, dst, "sub"),
+        ]
+        return paddle.concat([o.reshape([-1]) for o in outs])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 6, 3)).astype(np.float32)}
+
+
+# (end of graph's model)
+
+
 class LossActOps(nn.Layer):
     """Losses and special functions with PIR rows of their own (helper lossact): F.cross_entropy
     (pd_op.cross_entropy_with_softmax: hard labels, and use_softmax=False on probabilities),

@@ -466,6 +466,9 @@ PIR += ["linalg_ops"]
 # constant and tensor), temporal_shift (NCHW, NHWC), i0 / i0e / i1 / i1e, polygamma, swiglu,
 # fused_rms_norm (tools/paddle_nn_models.py's LossActOps).
 PIR += ["loss_act_ops"]
+# paddle.geometric's segment_sum / mean / max / min, send_u_recv (out_size constant and tensor),
+# send_ue_recv, send_uv (plugins/ops_graph; tools/paddle_nn_models.py's GraphOps).
+PIR += ["graph_ops"]
 # bce_loss, log_loss, nll_loss (2-D, 4-D, weighted, ignore_index), warpctc (F.ctc_loss, blank 0 and
 # 4), gather_tree; viterbi_decode's Scores (tools/paddle_nn_models.py's LossSeqOps, ViterbiOps).
 PIR += ["loss_seq_ops", "viterbi_ops"]
