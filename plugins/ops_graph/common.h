@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/int_inputs.hpp>
@@ -149,6 +150,29 @@ inline FeaturePairing PairFeatures(const char* op, const char* xn, const Dims& x
   }
   return p;
 }
+
+// The wanted gradient `param`@GRAD of a grad kernel, with `dims`, zeroed (the kernels add into
+// it); nullptr when the backward pass does not want it.
+template <typename T>
+T* ZeroedGrad(KernelContext& ctx, const char* param, const Dims& dims) {
+  Tensor t = ctx.OptionalOutput(GradVarName(param).c_str());
+  if (!t) return nullptr;
+  T* d = t.mutable_data<T>(dims, ctx.place());
+  std::fill(d, d + DimsProduct(dims), T(0));
+  return d;
+}
+
+// Grad shape inference: each wanted `param`@GRAD gets input `param`'s dims and type.
+inline void GradsLikeInputs(tide::InferShapeContext& ctx,
+                            std::initializer_list<const char*> params) {
+  for (const char* p : params) {
+    const std::string g = GradVarName(p);
+    if (!ctx.HasOutput(g.c_str())) continue;
+    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
+    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
+  }
+}
+inline void GradsLikeXY(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
 
 // The messages' reduction into `rows` rows of `len` elements: out[dst[e]] (reduce)= msg(e, j).
 // Rows no message reaches are 0 (also for MAX / MIN), as Paddle's. `count` gets each row's number

@@ -73,7 +73,8 @@ void SegmentPoolGradKernel(KernelContext& ctx) {
   std::vector<int32_t> count(segments, 0);
   for (int64_t id : ids) ++count[id];
   const T *xs = x.data<T>(), *os = out.data<T>(), *g = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
+  T* dx = ZeroedGrad<T>(ctx, "X", xd);
+  if (!dx) return;
   for (size_t i = 0; i < ids.size(); ++i)
     for (int64_t j = 0; j < len; ++j) {
       const int64_t o = ids[i] * len + j;
@@ -103,13 +104,6 @@ void SegmentPoolInferShape(tide::InferShapeContext& ctx) {
     ctx.SetOutputDims("SummedIds", Dims{-1, 1});
     ctx.SetOutputDataType("SummedIds", ctx.InputDataType("X"));
   }
-}
-
-void SegmentPoolGradInferShape(tide::InferShapeContext& ctx) {
-  const std::string g = GradVarName("X");
-  if (!ctx.HasOutput(g.c_str())) return;
-  ctx.SetOutputDims(g.c_str(), ctx.InputDims("X"));
-  ctx.SetOutputDataType(g.c_str(), ctx.InputDataType("X"));
 }
 
 }  // namespace
@@ -148,6 +142,8 @@ TIDE_REGISTER_OP(tide::OpSchema("segment_pool_grad")
                      .Attr("pooltype", std::string("SUM"))
                      .InSet(ReduceNames())
                      .KernelDataTypeFrom("X")
-                     .InferShape(SegmentPoolGradInferShape));
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       GradsLikeInputs(ctx, {"X"});
+                     }));
 TIDE_REGISTER_KERNEL("segment_pool", "cpu", SegmentPoolKernel, OPS_GRAPH_FEATURE_TYPES);
 TIDE_REGISTER_KERNEL("segment_pool_grad", "cpu", SegmentPoolGradKernel, OPS_GRAPH_FLOAT_TYPES);

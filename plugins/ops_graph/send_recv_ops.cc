@@ -82,17 +82,8 @@ void SendRecvGradKernel(KernelContext& ctx) {
   const T* y = kWithY ? ctx.Input("Y").data<T>() : x;
   const T *o = out.data<T>(), *g = dout.data<T>();
   const FeaturePairing& f = a.f;
-  T* dx = nullptr;
-  T* dy = nullptr;
-  if (Tensor t = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    dx = t.mutable_data<T>(a.x, ctx.place());
-    std::fill(dx, dx + DimsProduct(a.x), T(0));
-  }
-  if (kWithY)
-    if (Tensor t = ctx.OptionalOutput(GradVarName("Y").c_str())) {
-      dy = t.mutable_data<T>(a.y, ctx.place());
-      std::fill(dy, dy + DimsProduct(a.y), T(0));
-    }
+  T* dx = ZeroedGrad<T>(ctx, "X", a.x);
+  T* dy = kWithY ? ZeroedGrad<T>(ctx, "Y", a.y) : nullptr;
   std::vector<int32_t> count(a.rows, 0);
   for (int64_t d : a.dst) ++count[d];
   for (size_t e = 0; e < a.src.size(); ++e) {
@@ -159,15 +150,6 @@ void SendRecvInferShape(tide::InferShapeContext& ctx) {
   }
 }
 
-void SendRecvGradInferShape(tide::InferShapeContext& ctx) {
-  for (const char* p : {"X", "Y"}) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
-
 tide::OpSchema SendRecvSchema(const char* type, bool with_y) {
   tide::OpSchema s(type);
   s.Input("X", "node features [N, ...]");
@@ -212,7 +194,7 @@ tide::OpSchema SendRecvGradSchema(const char* type, bool with_y) {
   s.Attr("reduce_op", std::string("SUM"))
       .InSet(ReduceNames())
       .KernelDataTypeFrom("X")
-      .InferShape(SendRecvGradInferShape);
+      .InferShape(GradsLikeXY);
   return s;
 }
 

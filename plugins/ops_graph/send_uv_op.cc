@@ -52,16 +52,8 @@ void SendUVGradKernel(KernelContext& ctx) {
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), a.out);
   const T *x = ctx.Input("X").data<T>(), *y = ctx.Input("Y").data<T>(), *g = dout.data<T>();
   const FeaturePairing& f = a.f;
-  T* dx = nullptr;
-  T* dy = nullptr;
-  if (Tensor t = ctx.OptionalOutput(GradVarName("X").c_str())) {
-    dx = t.mutable_data<T>(a.x, ctx.place());
-    std::fill(dx, dx + DimsProduct(a.x), T(0));
-  }
-  if (Tensor t = ctx.OptionalOutput(GradVarName("Y").c_str())) {
-    dy = t.mutable_data<T>(a.y, ctx.place());
-    std::fill(dy, dy + DimsProduct(a.y), T(0));
-  }
+  T* dx = ZeroedGrad<T>(ctx, "X", a.x);
+  T* dy = ZeroedGrad<T>(ctx, "Y", a.y);
   for (size_t e = 0; e < a.src.size(); ++e) {
     const int64_t xr = a.src[e] * f.x_len, yr = a.dst[e] * f.y_len;
     for (int64_t j = 0; j < f.out_len; ++j) {
@@ -82,15 +74,6 @@ void SendUVInferShape(tide::InferShapeContext& ctx) {
   out.insert(out.begin(), es >= 0 ? es : ed);
   ctx.SetOutputDims("Out", out);
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-}
-
-void SendUVGradInferShape(tide::InferShapeContext& ctx) {
-  for (const char* p : {"X", "Y"}) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
 }
 
 }  // namespace
@@ -132,6 +115,6 @@ TIDE_REGISTER_OP(tide::OpSchema("send_uv_grad")
                      .Attr("message_op", std::string("ADD"))
                      .InSet({"ADD", "MUL"})
                      .KernelDataTypeFrom("X")
-                     .InferShape(SendUVGradInferShape));
+                     .InferShape(GradsLikeXY));
 TIDE_REGISTER_KERNEL("send_uv", "cpu", SendUVKernel, OPS_GRAPH_FEATURE_TYPES);
 TIDE_REGISTER_KERNEL("send_uv_grad", "cpu", SendUVGradKernel, OPS_GRAPH_FLOAT_TYPES);
