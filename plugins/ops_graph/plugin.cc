@@ -3,4 +3,4 @@
 
 TIDE_PLUGIN("ops_graph", "0.1.0",
             "paddle.geometric's message passing: segment_pool, send_u_recv, send_ue_recv, "
-            "send_uv");
+            "send_uv, graph_reindex");

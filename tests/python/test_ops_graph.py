@@ -377,3 +377,64 @@ def test_send_uv_errors():
         run(i([0, 1], "int64"), i([0, 1], "int64"), np.zeros((4, 3)))
     with pytest.raises(tide.TideError, match=r"send_uv.*Src_index.*has 2 edges but Dst_index.*3"):
         run(i([0, 1], "int64"), i([0, 1, 2], "int64"))
+
+
+# --- graph_reindex -------------------------------------------------------------------------
+
+
+def reindex(x, neighbors, count):
+    """Paddle's renumbering: X's positions (a repeated node: its last), then new neighbours."""
+    ids = {int(v): i for i, v in enumerate(x)}
+    nodes = [int(v) for v in x]
+    src = []
+    for v in neighbors:
+        if int(v) not in ids:
+            ids[int(v)] = len(nodes)
+            nodes.append(int(v))
+        src.append(ids[int(v)])
+    dst = [ids[int(v)] for v, c in zip(x, count) for _ in range(c)]
+    return np.array(src), np.array(dst), np.array(nodes)
+
+
+@pytest.mark.parametrize("itype", ["int32", "int64"])
+@pytest.mark.parametrize(
+    "x,neighbors,count",
+    [
+        ([0, 1, 2], [8, 9, 0, 4, 7, 6, 7, 9], [2, 3, 3]),  # Paddle's documented example
+        ([5, 1, 5], [8, 5, 0, 1, 7, 6, 1, 9], [2, 3, 3]),  # a repeated centre node
+        ([3, 4], [], [0, 0]),  # no neighbours
+        ([7], [7, 7, 2], [3]),
+    ],
+)
+def test_graph_reindex(x, neighbors, count, itype):
+    x, nb = np.array(x, itype), np.array(neighbors, itype)
+    src, dst, nodes = reindex(x, nb, count)
+    make(
+        "graph_reindex",
+        {"X": x, "Neighbors": nb, "Count": np.array(count, "int32")},
+        {
+            "Reindex_Src": src.astype(itype),
+            "Reindex_Dst": dst.astype(itype),
+            "Out_Nodes": nodes.astype(itype),
+        },
+    ).check_output()
+
+
+def test_graph_reindex_errors():
+    x, nb = np.array([0, 1], "int64"), np.array([4, 5, 6], "int64")
+
+    def run(count, neighbors=nb):
+        make(
+            "graph_reindex",
+            {"X": x, "Neighbors": neighbors, "Count": np.array(count, "int32")},
+            {"Reindex_Src": nb, "Reindex_Dst": nb, "Out_Nodes": nb},
+        ).check_output()
+
+    with pytest.raises(tide.TideError, match=r"graph_reindex.*Count.*adds up to 2 but Neighbors"):
+        run([1, 1])
+    with pytest.raises(tide.TideError, match=r"graph_reindex.*Count.*\[0\] = -1 is negative"):
+        run([-1, 4])
+    with pytest.raises(tide.TideError, match=r"graph_reindex.*Count.*has 3 values but X"):
+        run([1, 1, 1])
+    with pytest.raises(tide.TideError, match=r"graph_reindex.*Neighbors.*must have X's type"):
+        run([1, 2], nb.astype("int32"))
