@@ -356,6 +356,8 @@ const Entry kEntries[] = {
     {"pd_op.send_ue_recv", "send_ue_recv", "X Y Src_index Dst_index =out_size/Out_size",
      "Out Dst_count", ""},
     {"pd_op.send_uv", "send_uv", "X Y Src_index Dst_index", "Out", ""},
+    {"pd_op.reindex_graph", "graph_reindex", "X Neighbors Count HashTable_Value HashTable_Index",
+     "Reindex_Src Reindex_Dst Out_Nodes", ""},
     // (end of graph's rows)
     // Losses and special functions (lossact: plugins/ops_nn/loss_ops.cc, temporal_shift_op.cc,
     // rms_norm_ops.cc; plugins/ops_math/bessel_polygamma_ops.cc, swiglu_op.cc): F.cross_entropy is
