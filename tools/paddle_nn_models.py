@@ -837,7 +837,7 @@ class GraphOps(nn.Layer):
     send_u_recv (sum, mean, max, min; out_size a constant and a tensor; int32 indices),
     send_ue_recv (add, mul, and sub / div as Paddle rewrites them; edge features of the nodes'
     width and of width 1) and send_uv (add, mul, a broadcast width-1 operand), on the first
-    sample's 6 nodes x 3 features over 8 edges."""
+    sample's 6 nodes x 3 features over 8 edges; and reindex_graph of 3 centre nodes."""
 
     inputs = [("x", [None, 6, 3], "float32")]
 
@@ -875,6 +875,9 @@ class GraphOps(nn.Layer):
             G.send_uv(h, h, src32, near.astype("int32"), "mul"),
             G.send_uv(h, h[:, 1:2], src, dst, "sub"),
         ]
+        # reindex_graph: the first 3 sources as centre nodes, dst as their 2, 3 and 3 neighbours.
+        count = paddle.to_tensor(np.array([2, 3, 3], "int32"))
+        outs += [o.astype("float32") for o in G.reindex_graph(src[:3], dst, count)]
         return paddle.concat([o.reshape([-1]) for o in outs])
 
     @staticmethod
