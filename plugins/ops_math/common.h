@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <tide/eigen.hpp>
 #include <tide/kernels/common.hpp>
@@ -41,6 +42,15 @@ inline void GradsLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<
   }
 }
 inline void GradsLikeXY(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
+
+// The random ops' shared pieces (fill_ops.cc): Out's dims from ShapeTensor, ShapeTensorList or
+// `shape` (Fluid's precedence) at compile time and at run time; the schema of those inputs with
+// `seed` and `dtype` (default `dtype`); and the generator of an op's `seed` attribute (0: a fresh
+// seed each run, else the same numbers each run).
+void ShapeInputsInferShape(tide::InferShapeContext& ctx);
+Dims ShapeInputsDims(const KernelContext& ctx);
+tide::OpSchema RandomSchema(const char* type, const char* comment, TideDataType dtype = TIDE_FP32);
+std::mt19937_64 RandomEngine(const KernelContext& ctx);
 
 // Kernels for float and double.
 #define OPS_MATH_FLOAT_TYPES float, double

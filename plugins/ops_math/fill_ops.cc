@@ -17,11 +17,12 @@
 #include "common.h"
 
 namespace ops_math {
-namespace {
 
-// fill_constant, uniform_random, gaussian_random: ShapeTensor (1-D) over ShapeTensorList (one
-// value each) over the `shape` attribute give Out's dims (Fluid's precedence); with a tensor, only
-// the rank is known at compile time.
+// The random ops' shared pieces (declared in common.h).
+
+// fill_constant, uniform_random, gaussian_random, randint: ShapeTensor (1-D) over ShapeTensorList
+// (one value each) over the `shape` attribute give Out's dims (Fluid's precedence); with a tensor,
+// only the rank is known at compile time.
 void ShapeInputsInferShape(tide::InferShapeContext& ctx) {
   const char* op = ctx.op_type();
   ctx.SetOutputDataType("Out", tide::ops::DataTypeAttr(ctx, "dtype"));
@@ -37,16 +38,41 @@ void ShapeInputsInferShape(tide::InferShapeContext& ctx) {
 }
 
 // Out's dims at run time, by the same precedence.
-Dims OutShape(const KernelContext& ctx) {
+Dims ShapeInputsDims(const KernelContext& ctx) {
   return tide::ops::ShapeFromInputs(
       ctx, [&](const char* p) { return tide::ops::IntValues(ctx, p); },
       [&](const char* p) { return tide::ops::IntScalars(ctx, p); });
 }
 
+// A seed of 0 draws a fresh one; any other seed repeats the same numbers on every run.
+std::mt19937_64 RandomEngine(const KernelContext& ctx) {
+  int seed = ctx.Attr<int32_t>("seed");
+  return std::mt19937_64(seed ? static_cast<uint64_t>(seed) : std::random_device{}());
+}
+
+// uniform_random, gaussian_random, randint: the shape inputs and attributes, seed, dtype.
+tide::OpSchema RandomSchema(const char* type, const char* comment, TideDataType dtype) {
+  return tide::OpSchema(type)
+      .Comment(comment)
+      .Input("ShapeTensor", "Out's dims as a 1-D int tensor (optional; over the others)")
+      .AsDispensable()
+      .Input("ShapeTensorList", "Out's dims as one-element int tensors (optional; over shape)")
+      .AsDuplicable()
+      .AsDispensable()
+      .Output("Out", "the random tensor")
+      .Attr("shape", std::vector<int64_t>{}, "dims of Out")
+      .Attr("seed", int32_t(0), "0: a fresh seed each run; otherwise the same numbers each run")
+      .Attr("dtype", int32_t(dtype), "element type (TideDataType)")
+      .KernelDataTypeFrom("attr:dtype")
+      .InferShape(ShapeInputsInferShape);
+}
+
+namespace {
+
 template <typename T>
 void FillConstant(KernelContext& ctx) {
   Tensor out = tide::ops::OutputValue(ctx, "Out");
-  out.Resize(OutShape(ctx));
+  out.Resize(ShapeInputsDims(ctx));
   auto o = Out<T>(out, ctx);
   // The value: ValueTensor, str_value or value (tide/ops/fill_value.hpp).
   const T value =
@@ -80,20 +106,14 @@ void FillAnyLike(KernelContext& ctx) {
   EigenEval(ctx, o, o.constant(value));
 }
 
-// A seed of 0 draws a fresh one; any other seed repeats the same numbers on every run.
-std::mt19937_64 Engine(const KernelContext& ctx) {
-  int seed = ctx.Attr<int32_t>("seed");
-  return std::mt19937_64(seed ? static_cast<uint64_t>(seed) : std::random_device{}());
-}
-
 template <typename T>
 void UniformRandom(KernelContext& ctx) {
   const auto [lo, hi] = tide::ops::GetUniformRange<T>(ctx);
   Tensor out = tide::ops::OutputValue(ctx, "Out");
-  out.Resize(OutShape(ctx));
+  out.Resize(ShapeInputsDims(ctx));
   const tide::ops::UniformDiag diag = tide::ops::GetUniformDiag(ctx, out.numel());
   T* o = out.mutable_data<T>(ctx.place());
-  auto engine = Engine(ctx);
+  auto engine = RandomEngine(ctx);
   std::uniform_real_distribution<T> dist(lo, hi);
   // dist computes lo + u * (hi - lo), which rounds up to hi itself when u is close to 1 and the
   // type's grid near hi is coarse (e.g. float on [10000, 10001): about 1 draw in 2000). Redraw
@@ -111,9 +131,9 @@ template <typename T>
 void GaussianRandom(KernelContext& ctx) {
   const auto [mean, stddev] = tide::ops::GetGaussianParams<T>(ctx);
   Tensor out = ctx.Output("Out");
-  out.Resize(OutShape(ctx));
+  out.Resize(ShapeInputsDims(ctx));
   T* o = out.mutable_data<T>(ctx.place());
-  auto engine = Engine(ctx);
+  auto engine = RandomEngine(ctx);
   std::normal_distribution<T> dist(mean, stddev);
   for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = dist(engine);
 }
@@ -130,22 +150,6 @@ void AssignValue(KernelContext& ctx) {
   const std::vector<T> values = tide::ops::AssignValues<T>(ctx, dims);
   T* o = ctx.Output("Out").mutable_data<T>(dims, ctx.place());
   std::copy(values.begin(), values.end(), o);
-}
-
-tide::OpSchema RandomSchema(const char* type, const char* comment) {
-  return tide::OpSchema(type)
-      .Comment(comment)
-      .Input("ShapeTensor", "Out's dims as a 1-D int tensor (optional; over the others)")
-      .AsDispensable()
-      .Input("ShapeTensorList", "Out's dims as one-element int tensors (optional; over shape)")
-      .AsDuplicable()
-      .AsDispensable()
-      .Output("Out", "the random tensor")
-      .Attr("shape", std::vector<int64_t>{}, "dims of Out")
-      .Attr("seed", int32_t(0), "0: a fresh seed each run; otherwise the same numbers each run")
-      .Attr("dtype", int32_t(TIDE_FP32), "element type (TideDataType)")
-      .KernelDataTypeFrom("attr:dtype")
-      .InferShape(ShapeInputsInferShape);
 }
 
 }  // namespace

@@ -67,3 +67,5 @@ TIDE_REGISTER_OP(tide::OpSchema("softmax_grad")
                      .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("softmax", "cpu", tide::kernels::Softmax, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);
+// gumbel_softmax's grad (random_ops.cc) is softmax's of its Out, as Paddle's.
+TIDE_REGISTER_KERNEL("gumbel_softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);
