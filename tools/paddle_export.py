@@ -138,6 +138,7 @@ PIR_NN_MODELS = {
     "index_ops": nn_models.IndexOps,  # indexops: cummax ... unique, bool / int reductions
     "linalg_ops": nn_models.LinalgOps,  # linalg: det ... eigh, pinv
     "loss_act_ops": nn_models.LossActOps,  # lossact: losses, i0 ... polygamma, swiglu, rms norm
+    "random_ops": nn_models.RandomOps,  # random: uniform ... rrelu, deterministic outputs
     "graph_ops": nn_models.GraphOps,  # graph: segment_pool, send_u_recv, send_ue_recv, send_uv
     "loss_seq_ops": nn_models.LossSeqOps,  # lossseq: bce, log, nll and CTC losses, gather_tree
     "viterbi_ops": nn_models.ViterbiOps,  # lossseq: viterbi_decode
@@ -169,6 +170,7 @@ PIR_MODELS = [
     "index_ops",  # indexops
     "linalg_ops",  # linalg
     "loss_act_ops",  # lossact
+    "random_ops",  # random
     "graph_ops",  # graph
     "loss_seq_ops",  # lossseq
     "viterbi_ops",  # lossseq

@@ -1056,6 +1056,55 @@ class ViterbiOps(nn.Layer):
 # (end of lossseq's model)
 
 
+# (random's model)
+class RandomOps(nn.Layer):
+    """Paddle's random ops with PIR rows of their own (helper random), each feeding something its
+    draw cannot change, so the output is deterministic and Paddle's executor gives it: the ranges
+    of paddle.uniform (pd_op.uniform, dims from the batch: a shape tensor), paddle.randn
+    (pd_op.gaussian: finite, times 0) and paddle.randint; the sorted paddle.randperm; paddle.bernoulli
+    of 0 / 1 probabilities; paddle.multinomial of rows with one non-zero weight (with replacement)
+    and sorted without replacement over every category; F.gumbel_softmax's sums along axes 1 and
+    -1 (soft and hard) and its hard one-hot of logits 60 apart (Gumbel noise spans less than 20);
+    F.rrelu in test mode (the mean slope), on a batch of 4 x 3 x 5."""
+
+    inputs = [("x", [None, 3, 5], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(5, 5)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 3, 5]
+        n = y.shape[0]
+        flat = y.reshape([-1, 15])
+        u = paddle.uniform([n, 15], min=-2.0, max=3.0)
+        g = paddle.randn([n, 15])
+        r = paddle.randint(-3, 4, [n, 15])
+        in_range = [
+            ((u >= -2.0) & (u < 3.0)).astype("float32"),
+            paddle.isfinite(g).astype("float32") + g * 0.0,
+            ((r >= -3) & (r < 4)).astype("float32"),
+        ]
+        perm = paddle.sort(paddle.randperm(15)).astype("float32").expand([n, 15])
+        coins = paddle.bernoulli((flat > 0).astype("float32"))
+        hot = F.one_hot(paddle.argmax(flat, axis=1), 15)  # one non-zero weight per row
+        picks = paddle.multinomial(hot + 0.0, 4, replacement=True).astype("float32")
+        every = paddle.sort(paddle.multinomial(F.softmax(flat, axis=1), 15), axis=1)
+        soft = F.gumbel_softmax(y, temperature=0.5, axis=1).sum(axis=1)  # [B, 5] of ones
+        hard = F.gumbel_softmax(flat, hard=True).sum(axis=-1, keepdim=True)
+        onehot = F.gumbel_softmax(hot * 60.0, temperature=2.0, hard=True)
+        leaky = F.rrelu(flat, 0.1, 0.3, training=False)
+        outs = in_range + [perm, coins, picks, every.astype("float32"), soft, hard, onehot, leaky]
+        return paddle.concat(outs, axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((4, 3, 5)).astype(np.float32)}
+
+
+# (end of random's model)
+
+
 # (elem's model)
 class ElemExtraOps(nn.Layer):
     """Paddle's extra element-wise and tensor ops with PIR rows of their own (helper elem):

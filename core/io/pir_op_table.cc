@@ -192,6 +192,17 @@ const Entry kEntries[] = {
      {},
      "",
      PirOpRule::kFirstOperandType},
+    // Random ops (plugins/ops_math/fill_ops.cc, random_ops.cc; seed 0, or none: a fresh draw
+    // each run): paddle.uniform's min / max are constant operands; rrelu's Noise is its grad's.
+    {"pd_op.gaussian", "gaussian_random", "=shape/ShapeTensor/ShapeTensorList", "Out", "place>-"},
+    {"pd_op.uniform", "uniform_random", "=shape/ShapeTensor/ShapeTensorList =min =max", "Out",
+     "place>-"},
+    {"pd_op.randint", "randint", "=shape/ShapeTensor/ShapeTensorList", "Out", "place>-"},
+    {"pd_op.randperm", "randperm", "", "Out", "place>-"},
+    {"pd_op.bernoulli", "bernoulli", "X", "Out", ""},
+    {"pd_op.multinomial", "multinomial", "X =num_samples", "Out", ""},
+    {"pd_op.gumbel_softmax", "gumbel_softmax", "X", "Out", ""},
+    {"pd_op.rrelu", "rrelu", "X", "Out Noise", ""},
     {"pd_op.tril", "tril_triu", "X", "Out", "", {{"lower", true}}},
     {"pd_op.triu", "tril_triu", "X", "Out", "", {{"lower", false}}},
     // Shape and rearrangement ops (plugins/ops_nn/shuffle_ops.cc, diagonal_trace_ops.cc,

@@ -466,6 +466,10 @@ PIR += ["linalg_ops"]
 # constant and tensor), temporal_shift (NCHW, NHWC), i0 / i0e / i1 / i1e, polygamma, swiglu,
 # fused_rms_norm (tools/paddle_nn_models.py's LossActOps).
 PIR += ["loss_act_ops"]
+# paddle.uniform, randn, randint, randperm, bernoulli, multinomial, F.gumbel_softmax, F.rrelu, each
+# feeding what its draw cannot change (ranges, sorted permutations, certain probabilities, one-hot
+# logits, sums) (tools/paddle_nn_models.py's RandomOps).
+PIR += ["random_ops"]
 # paddle.geometric's segment_sum / mean / max / min, send_u_recv (out_size constant and tensor),
 # send_ue_recv, send_uv (plugins/ops_graph; tools/paddle_nn_models.py's GraphOps).
 PIR += ["graph_ops"]
