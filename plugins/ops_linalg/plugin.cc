@@ -4,4 +4,4 @@
 TIDE_PLUGIN("ops_linalg", "0.1.0",
             "dense linear algebra on Eigen, batched over leading dims: determinant, "
             "slogdeterminant, inverse, cholesky, triangular_solve, solve, cholesky_solve, svd, "
-            "qr, eigh");
+            "qr, eigh, lu, lu_unpack, matrix_rank, lstsq, multi_dot");
