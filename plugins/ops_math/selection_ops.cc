@@ -21,64 +21,17 @@
 #include <vector>
 
 #include "common.h"
+#include "selection.h"
 
 namespace ops_math {
 namespace {
 
 using tide::GradVarName;
 
-// X's elements as rows (the kept dims' positions, row-major) of columns (the reduced dims',
-// ascending and row-major): element (r, c) is at row[r] + col[c].
-struct Rows {
-  std::vector<int64_t> row, col;
-};
-
-Rows RowsOf(const Dims& x, const std::vector<bool>& reduced) {
-  std::vector<int64_t> stride(x.size(), 1);
-  for (int k = static_cast<int>(x.size()) - 2; k >= 0; --k) stride[k] = stride[k + 1] * x[k + 1];
-  Rows r{{0}, {0}};
-  for (size_t k = 0; k < x.size(); ++k) {  // each dim multiplies its side's offsets
-    std::vector<int64_t>& side = reduced[k] ? r.col : r.row;
-    std::vector<int64_t> next;
-    next.reserve(side.size() * x[k]);
-    for (int64_t o : side)
-      for (int64_t i = 0; i < x[k]; ++i) next.push_back(o + i * stride[k]);
-    side = std::move(next);
-  }
-  return r;
-}
-
-// Out's dims: the reduced dims dropped, or 1 with keepdim.
-Dims ReducedDims(const Dims& x, const std::vector<bool>& reduced, bool keepdim) {
-  Dims out;
-  for (size_t k = 0; k < x.size(); ++k)
-    if (!reduced[k])
-      out.push_back(x[k]);
-    else if (keepdim)
-      out.push_back(1);
-  return out;
-}
-
 std::vector<bool> OneAxis(const char* op, int64_t axis, const Dims& x) {
   std::vector<bool> reduced(x.size(), false);
   if (!x.empty()) reduced[tide::ops::NormAxis(op, axis, x.size())] = true;
   return reduced;
-}
-
-// Paddle's order: by value, NaN after every number.
-template <typename T>
-bool LessNanLast(const std::pair<T, int64_t>& l, const std::pair<T, int64_t>& r) {
-  return (!std::isnan(static_cast<double>(l.first)) && std::isnan(static_cast<double>(r.first))) ||
-         (l.first < r.first);
-}
-
-template <typename T>
-std::vector<std::pair<T, int64_t>> LineOf(const T* x, const Rows& rows, int64_t r) {
-  std::vector<std::pair<T, int64_t>> line;
-  line.reserve(rows.col.size());
-  for (size_t c = 0; c < rows.col.size(); ++c)
-    line.emplace_back(x[rows.row[r] + rows.col[c]], static_cast<int64_t>(c));
-  return line;
 }
 
 // --- kthvalue / mode ---
@@ -175,74 +128,25 @@ void PickGradKernel(KernelContext& ctx) {
 
 // --- median ---
 
-template <typename Ctx>
-std::vector<bool> MedianAxes(const Ctx& ctx, const Dims& x) {
-  const auto axes = ctx.template Attr<std::vector<int64_t>>("axis");
-  std::vector<bool> reduced(x.size(), axes.empty() || x.size() <= 1);
-  for (int64_t a : axes)
-    if (!x.empty()) reduced[tide::ops::NormAxis(ctx.op_type(), a, x.size())] = true;
-  return reduced;
-}
-
-template <typename Ctx>
-bool AvgMode(const Ctx& ctx) {
-  const std::string mode = ctx.template Attr<std::string>("mode");
-  TIDE_CHECK(mode == "avg" || mode == "min", "op '", ctx.op_type(),
-             "': mode must be 'avg' or 'min', got '", mode, "'");
-  return mode == "avg";
-}
-
-void MedianInferShape(tide::InferShapeContext& ctx) {
-  const Dims x = ctx.InputDims("X");
-  const Dims out = ReducedDims(x, MedianAxes(ctx, x), ctx.Attr<bool>("keepdim"));
-  Dims index = out;
-  if (AvgMode(ctx)) index.push_back(2);
-  ctx.SetOutputDims("Out", out);
-  ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
-  ctx.SetOutputDims("MedianIndex", index);
-  ctx.SetOutputDataType("MedianIndex", TIDE_INT64);
-}
-
 template <typename T>
 void MedianKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
-  const std::vector<bool> reduced = MedianAxes(ctx, x.dims());
-  const Rows rows = RowsOf(x.dims(), reduced);
-  const bool avg = AvgMode(ctx);
-  const Dims out_dims = ReducedDims(x.dims(), reduced, ctx.Attr<bool>("keepdim"));
-  Dims index_dims = out_dims;
-  if (avg) index_dims.push_back(2);
+  const MedianOutputs<T> m = MedianOutputsOf<T>(ctx, x);
   const T* xd = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(out_dims, ctx.place());
-  int64_t* mi = ctx.Output("MedianIndex").mutable_data<int64_t>(index_dims, ctx.place());
-  const int64_t n = static_cast<int64_t>(rows.col.size()), per = avg ? 2 : 1;
-  TIDE_CHECK(n > 0, "op 'median': X ", tide::ToString(x.dims()),
-             " has no elements along the reduced axes");
-  for (size_t r = 0; r < rows.row.size(); ++r) {
-    auto line = LineOf(xd, rows, r);
-    int64_t* m = mi + r * per;
+  const int64_t n = static_cast<int64_t>(m.rows.col.size());
+  for (size_t r = 0; r < m.rows.row.size(); ++r) {
+    auto line = LineOf(xd, m.rows, r);
+    int64_t* idx = m.index + r * m.per;
     const auto nan = std::find_if(line.begin(), line.end(), [](const auto& p) {
       return std::isnan(static_cast<double>(p.first));
     });
     if (nan != line.end()) {  // NaN, at the first NaN
-      o[r] = std::numeric_limits<T>::quiet_NaN();
-      std::fill(m, m + per, nan->second);
+      m.out[r] = std::numeric_limits<T>::quiet_NaN();
+      std::fill(idx, idx + m.per, nan->second);
       continue;
     }
-    const int64_t k = n / 2 + 1;
-    // Paddle's top-k for k * 64 >= n: the k-th by nth_element, the k - 1 before it sorted.
-    std::nth_element(line.begin(), line.begin() + k - 1, line.end(), LessNanLast<T>);
-    std::sort(line.begin(), line.begin() + k - 1, LessNanLast<T>);
-    const auto& right = line[k - 1];
-    const auto& left = (n % 2 == 0 && k > 1) ? line[k - 2] : right;
-    if (avg) {
-      o[r] = n % 2 ? right.first : static_cast<T>((left.first + right.first) / T(2));
-      m[0] = left.second;
-      m[1] = right.second;
-    } else {
-      o[r] = left.first;
-      m[0] = left.second;
-    }
+    PaddleSmallestK(&line, n / 2 + 1);
+    WriteMiddle(line, n, m.avg, m.out + r, idx);
   }
 }
 
@@ -302,13 +206,6 @@ tide::OpSchema ModeAttrs(tide::OpSchema s) {
   return s.Attr("axis", int32_t{-1}, "the dim searched (negative: from the end)")
       .Attr("keepdim", false, "keep the dim searched, as 1");
 }
-tide::OpSchema MedianAttrs(tide::OpSchema s) {
-  return s.Attr("axis", std::vector<int64_t>{}, "the dims reduced (empty: all)")
-      .Attr("keepdim", false, "keep the reduced dims, as 1s")
-      .Attr("mode", std::string("avg"),
-            "even counts: 'avg' the mean of the two middle values, 'min' the lower");
-}
-
 // The grad maker of kthvalue and mode: X, Indices, Out@GRAD -> X@GRAD.
 void PickGrad(tide::GradMaker& g, const std::string& type) {
   g.NewOp(type + "_grad")
