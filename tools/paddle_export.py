@@ -137,6 +137,8 @@ PIR_NN_MODELS = {
     "detect_ops": nn_models.DetectOps,  # detect: yolo_box, multiclass_nms3
     "index_ops": nn_models.IndexOps,  # indexops: cummax ... unique, bool / int reductions
     "linalg_ops": nn_models.LinalgOps,  # linalg: det ... eigh, pinv
+    "linalg2_ops": nn_models.Linalg2Ops,  # linalg2: lu ... lstsq, multi_dot, nanmedian
+    "linalg2_rank": nn_models.Linalg2Rank,  # linalg2: matrix_rank (Paddle misdeclares its type)
     "loss_act_ops": nn_models.LossActOps,  # lossact: losses, i0 ... polygamma, swiglu, rms norm
     "random_ops": nn_models.RandomOps,  # random: uniform ... rrelu, deterministic outputs
     "graph_ops": nn_models.GraphOps,  # graph: segment_pool, send_u_recv, send_ue_recv, send_uv
@@ -169,6 +171,8 @@ PIR_MODELS = [
     "detect_ops",
     "index_ops",  # indexops
     "linalg_ops",  # linalg
+    "linalg2_ops",  # linalg2
+    "linalg2_rank",  # linalg2
     "loss_act_ops",  # lossact
     "random_ops",  # random
     "graph_ops",  # graph

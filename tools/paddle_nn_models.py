@@ -831,6 +831,93 @@ class LinalgOps(nn.Layer):
 # (end of linalg's model)
 
 
+# (linalg2's model)
+class Linalg2Ops(nn.Layer):
+    """Dense linear algebra and statistics with PIR rows of their own (helper linalg2): lu (square
+    and tall; Pivots, Infos) and lu_unpack (P, L, U), lstsq (gelsy, gels, gelsd, gelss: Solution,
+    Residuals, SingularValues), multi_dot (a vector first; three matrices), corrcoef (cov's
+    conj) and nanmedian ('avg' over one axis, 'min' over two with keepdim, over all) of an input
+    with NaNs, on a batch of 4 x 3 matrices and square ones made from them. Not matrix_rank nor
+    lstsq's Rank: Paddle 3.3.1 declares them float32 but writes int64 / int32, and its executor
+    then fails in any op reading them (Linalg2Rank fetches one as it is)."""
+
+    inputs = [("x", [None, 4, 3], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 4, 3]
+        a = y[:, :3, :] + paddle.eye(3) * 0.5  # [B, 3, 3]
+        b = y[:, :, :2] * 2.0 + 1.0  # [B, 4, 2]
+        lu, piv, info = paddle.linalg.lu(a, get_infos=True)
+        lu_t, piv_t = paddle.linalg.lu(y)
+        p, l, u = paddle.linalg.lu_unpack(lu, piv)
+        p_t, l_t, u_t = paddle.linalg.lu_unpack(lu_t, piv_t)
+        m0 = y[0]  # [4, 3]: the ops that take one matrix
+        # NaN where y > 1 (0 / 0: Paddle 3.3.1 cannot read back a NaN constant it saved).
+        masked = paddle.where(y > 1.0, (y - y) / (y - y), y)
+        outs = [
+            lu,
+            piv,
+            info,
+            lu_t,
+            piv_t,
+            p,
+            l,
+            u,
+            p_t @ l_t @ u_t,
+            l_t,
+            u_t,
+        ]
+        # The results Paddle gives non-empty: gelsy no Residuals nor SingularValues, gels no Rank.
+        outs.append(paddle.linalg.lstsq(y, b)[0])  # gelsy
+        sol, res, _, _ = paddle.linalg.lstsq(y, b, rcond=1e-4, driver="gels")
+        outs += [sol, res]
+        for driver in ("gelsd", "gelss"):
+            sol, res, _, sv = paddle.linalg.lstsq(y, b, driver=driver)
+            outs += [sol, res, sv]
+        outs += [
+            paddle.linalg.multi_dot([m0[0], m0.T, m0, self.fc.weight]),
+            paddle.linalg.multi_dot([m0, self.fc.weight, m0.T]),
+            paddle.linalg.corrcoef(m0),
+            paddle.nanmedian(masked, axis=1),
+            paddle.nanmedian(masked, axis=[1, 2], keepdim=True, mode="min"),
+            paddle.nanmedian(masked),
+        ]
+        return paddle.concat([o.astype("float32").reshape([-1]) for o in outs])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 4, 3)).astype(np.float32)}
+
+
+class Linalg2Rank(nn.Layer):
+    """paddle.linalg.matrix_rank with a tolerance tensor (pd_op.matrix_rank_tol) of full-rank
+    and rank-2 matrices, fetched as it is: its result, declared float32 by Paddle 3.3.1 but
+    int64 in Paddle's kernel, is something no op of Paddle's executor can read."""
+
+    inputs = [("x", [None, 4, 3], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 4, 3]
+        m = paddle.concat([y, y[:, :, :2] @ y[:, :2, :]])  # [2B, 4, 3], the second half rank 2
+        s = paddle.linalg.svd(m)[1]
+        return paddle.linalg.matrix_rank(m, tol=s[:, 0] * 1e-4)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 4, 3)).astype(np.float32)}
+
+
+# (end of linalg2's model)
+
+
 class GraphOps(nn.Layer):
     """paddle.geometric's message passing with PIR rows of their own (helper graph,
     plugins/ops_graph): segment_sum / mean / max / min (sorted ids, an empty segment),

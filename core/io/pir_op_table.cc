@@ -359,6 +359,20 @@ const Entry kEntries[] = {
     // paddle.linalg.pinv of a batch of dynamic size fills its cut-off through it.
     {"pd_op.full_batch_size_like", "fill_constant_batch_size_like", "Input", "Out", "place>-"},
     // (end of linalg's rows)
+    // linalg2's rows (plugins/ops_linalg/lu_ops.cc, matrix_rank_op.cc, lstsq_op.cc,
+    // multi_dot_op.cc; plugins/ops_math/conj_op.cc, nanmedian_op.cc): matrix_rank_tol is Fluid's
+    // matrix_rank with its TolTensor, lstsq's rcond a constant, multi_dot's operand a
+    // builtin.combine list. Paddle 3.3.1 declares matrix_rank's results float32, yet its kernels
+    // write int64 and its executor gives int64: so does Tide's.
+    {"pd_op.lu", "lu", "X", "Out Pivots Infos", ""},
+    {"pd_op.lu_unpack", "lu_unpack", "X Pivots", "Pmat L U", ""},
+    {"pd_op.matrix_rank", "matrix_rank", "X", "Out", ""},
+    {"pd_op.matrix_rank_tol", "matrix_rank", "X TolTensor", "Out", ""},
+    {"pd_op.matrix_rank_atol_rtol", "matrix_rank_atol_rtol", "X atol rtol", "Out", ""},
+    {"pd_op.lstsq", "lstsq", "X Y =rcond", "Solution Residuals Rank SingularValues", ""},
+    {"pd_op.multi_dot", "multi_dot", "X", "Out", ""},
+    {"pd_op.conj", "conj", "X", "Out", ""},
+    {"pd_op.nanmedian", "nanmedian", "X", "Out MedianIndex", ""},
     // Graph message passing (plugins/ops_graph, graph's rows): paddle.geometric's segment_* and
     // send_* ops; out_size a constant (Fluid's attribute) or a tensor (Out_size).
     {"pd_op.segment_pool", "segment_pool", "X SegmentIds", "Out SummedIds", ""},
