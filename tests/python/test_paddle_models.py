@@ -461,6 +461,11 @@ PIR += ["index_ops"]
 # det, slogdet, inv, cholesky, triangular_solve, solve, cholesky_solve, svd, qr, eigh, eigvalsh,
 # pinv (plugins/ops_linalg; tools/paddle_nn_models.py's LinalgOps).
 PIR += ["linalg_ops"]
+# lu (square, tall) and lu_unpack, lstsq (its four drivers), multi_dot (a vector first),
+# corrcoef (cov's conj), nanmedian of an input with NaNs (tools/paddle_nn_models.py's Linalg2Ops);
+# matrix_rank with a tolerance tensor, fetched as it is (Linalg2Rank: Paddle 3.3.1 declares its
+# result float32, writes int64 and fails in any op reading it).
+PIR += ["linalg2_ops", "linalg2_rank"]
 # F.cross_entropy (also on probabilities), mean_all, kl_div, smooth_l1_loss,
 # binary_cross_entropy_with_logits (pos_weight), label_smooth, maxout, sequence_mask (max_len
 # constant and tensor), temporal_shift (NCHW, NHWC), i0 / i0e / i1 / i1e, polygamma, swiglu,
