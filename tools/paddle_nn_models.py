@@ -1251,3 +1251,70 @@ class ElemExtraOps(nn.Layer):
 
 
 # (end of elem's model)
+
+
+# (nnextra's model)
+class NnExtraOps(nn.Layer):
+    """More nn ops with PIR rows of their own (helper nnextra): F.fold (plain and with strides,
+    paddings and dilations), F.max_unpool2d / max_unpool3d (pd_op.unpool /
+    unpool3d, after max pools with masks), F.lp_pool2d (p 2; p 3 with padding and ceil_mode),
+    F.interpolate mode 'linear' (pd_op.linear_interp: NCW with a size, NWC with a scale and
+    align_corners), F.pad's constant pad of a 2-D tensor (pd_op.pad) and pad3d of a 3-D one
+    (reflect) and 4-D (circular), paddle.crop (pd_op.crop), nn.SpectralNorm (dim 1, 2 power
+    iterations), F.bilinear (pd_op.bilinear, with bias), paddle.multiplex and paddle.shard_index,
+    on a batch of 2 x 4 x 4 images."""
+
+    inputs = [("x", [None, 2, 4, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.sn = nn.SpectralNorm([3, 4, 2], dim=1, power_iters=2)
+        self.sn_weight = self.create_parameter([3, 4, 2])
+        self.bl = nn.Bilinear(8, 8, 3)
+        # fold's input: patches of a known batch (F.fold refuses an unknown one), scaled by x.
+        self.cols = self.create_parameter([1, 8, 9])
+        self.cols2 = self.create_parameter([1, 12, 3])
+
+    def forward(self, x):
+        y = self.fc(x)  # [B, 2, 4, 4]
+        n = y.shape[0]
+        rows = y.reshape([-1, 32])
+        seq = y.reshape([-1, 2, 16])
+        label = (paddle.abs(rows[:, :1]) * 7).astype("int64") % 20  # [B, 1] in [0, 20)
+        pooled, mask = F.max_pool2d(y, 2, return_mask=True)
+        pooled3, mask3 = F.max_pool3d(y.reshape([-1, 2, 2, 2, 4]), 2, return_mask=True)
+        a, b = rows[:, :8], rows[:, 8:16]
+        ids = (a.sum(axis=1, keepdim=True) > b.sum(axis=1, keepdim=True)).astype("int32")
+        outs = [
+            y + F.fold(self.cols * y.mean(), [4, 4], 2),
+            y + F.fold(self.cols2 * y.mean(), [4, 4], [2, 3], 2, 1, [1, 2]),
+            F.max_unpool2d(pooled, mask, 2),
+            F.max_unpool3d(pooled3, mask3, 2),
+            F.lp_pool2d(paddle.abs(y) + 0.1, 2, 2),
+            F.lp_pool2d(paddle.abs(y) + 0.1, 3.0, 3, stride=2, padding=1, ceil_mode=True),
+            F.interpolate(seq, size=[9], mode="linear", data_format="NCW"),
+            F.interpolate(
+                seq.transpose([0, 2, 1]),
+                scale_factor=1.5,
+                mode="linear",
+                align_corners=True,
+                data_format="NWC",
+            ),
+            F.pad(rows, [1, 2, 3, 1], value=2.0),
+            F.pad(seq, [2, 1], mode="reflect", data_format="NCL"),
+            F.pad(y, [1, 1, 2, 0], mode="circular"),
+            paddle.crop(y, shape=[-1, 2, 3, 2], offsets=[0, 0, 1, 2]),
+            rows[:, :24].reshape([-1, 3, 8]).matmul(self.sn(self.sn_weight).reshape([3, 8, 1])),
+            self.bl(a, b),
+            paddle.multiplex([a, b], ids),
+            paddle.shard_index(label, 20, 3, 1),
+        ]
+        return paddle.concat([o.astype("float32").reshape([n, -1]) for o in outs], axis=1)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((3, 2, 4, 4)).astype(np.float32)}
+
+
+# (end of nnextra's model)

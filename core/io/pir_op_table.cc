@@ -454,6 +454,24 @@ const Entry kEntries[] = {
      "Scores BboxDeltas ImShape Anchors Variances", "RpnRois RpnRoiProbs RpnRoisNum",
      "pre_nms_top_n>pre_nms_topN post_nms_top_n>post_nms_topN"},
     // (end of detect's rows)
+    // More nn ops (nnextra: plugins/ops_nn's fold in unfold_op.cc, unpool_op.cc, lp_pool2d_op.cc,
+    // linear_interp_op.cc, crop_tensor_op.cc, spectral_norm_op.cc,
+    // bilinear_tensor_product_op.cc, multiplex_op.cc, shard_index_op.cc; pad is Fluid's, its
+    // pad_value a constant).
+    {"pd_op.fold", "fold", "X", "Y", ""},
+    {"pd_op.unpool", "unpool", "X Indices =output_size", "Out", "padding>paddings"},
+    {"pd_op.unpool3d", "unpool3d", "X Indices", "Out", ""},
+    {"pd_op.lp_pool2d", "lp_pool2d", "X", "Out", "kernel_size>ksize"},
+    {"pd_op.linear_interp", "linear_interp_v2", "X OutSize SizeTensor Scale", "Out",
+     "data_format>data_layout"},
+    {"pd_op.pad", "pad", "X =pad_value", "Out", ""},
+    {"pd_op.crop", "crop_tensor", "X =shape/Shape/ShapeTensor =offsets/Offsets/OffsetsTensor",
+     "Out", ""},
+    {"pd_op.spectral_norm", "spectral_norm", "Weight U V", "Out", ""},
+    {"pd_op.bilinear", "bilinear_tensor_product", "X Y Weight Bias", "Out", ""},
+    {"pd_op.multiplex", "multiplex", "X Ids", "Out", ""},
+    {"pd_op.shard_index", "shard_index", "X", "Out", ""},
+    // (end of nnextra's rows)
     // Probability losses and sequence decoding (lossseq: plugins/ops_nn/prob_loss_ops.cc;
     // plugins/ops_sequence/warpctc_op.cc, viterbi_decode_op.cc, gather_tree_op.cc): F.ctc_loss is
     // Fluid's warpctc on padded logits with their lengths (WarpCTCGrad kept for its grad).

@@ -471,6 +471,10 @@ PIR += ["linalg2_ops", "linalg2_rank"]
 # constant and tensor), temporal_shift (NCHW, NHWC), i0 / i0e / i1 / i1e, polygamma, swiglu,
 # fused_rms_norm (tools/paddle_nn_models.py's LossActOps).
 PIR += ["loss_act_ops"]
+# fold, max_unpool2d / 3d, lp_pool2d, linear interpolate (NCW, NWC), pd_op.pad, pad3d (reflect,
+# circular), crop, SpectralNorm, bilinear, multiplex, shard_index (tools/paddle_nn_models.py's
+# NnExtraOps; helper nnextra).
+PIR += ["nn_extra_ops"]
 # paddle.uniform, randn, randint, randperm, bernoulli, multinomial, F.gumbel_softmax, F.rrelu, each
 # feeding what its draw cannot change (ranges, sorted permutations, certain probabilities, one-hot
 # logits, sums) (tools/paddle_nn_models.py's RandomOps).
