@@ -26,12 +26,7 @@ void BinaryShape(tide::InferShapeContext& ctx) {
   TIDE_CHECK(ctx.InputDataType("X") == ctx.InputDataType("Y"), "op '", ctx.op_type(), "': X is ",
              tide::DataTypeName(ctx.InputDataType("X")), " but Y is ",
              tide::DataTypeName(ctx.InputDataType("Y")));
-  const Dims x = ctx.InputDims("X"), y = ctx.InputDims("Y");
-  const bool known = std::none_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) &&
-                     std::none_of(y.begin(), y.end(), [](int64_t d) { return d < 0; });
-  // Unknown (-1) dims are checked when the kernel runs.
-  ctx.SetOutputDims(
-      "Out", known ? GetNumpyBroadcast(ctx.op_type(), x, y).out : (x.size() >= y.size() ? x : y));
+  ctx.SetOutputDims("Out", NumpyOutDims(ctx.op_type(), ctx.InputDims("X"), ctx.InputDims("Y")));
   ctx.SetOutputDataType("Out", ctx.InputDataType("X"));
 }
 

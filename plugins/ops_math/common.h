@@ -12,6 +12,7 @@
 #include <tide/kernels/common.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/elementwise.hpp>
 #include <tide/plugin.hpp>
 
 namespace ops_math {
@@ -42,6 +43,17 @@ inline void GradsLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<
   }
 }
 inline void GradsLikeXY(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
+
+// Out's dims for two inputs broadcast numpy-style (tide/ops/elementwise.hpp), an error naming
+// both when they do not broadcast; with an unknown (-1) dim, the longer input's dims (the kernel
+// checks them when it runs).
+inline Dims NumpyOutDims(const char* op, const Dims& x, const Dims& y) {
+  const auto known = [](const Dims& d) {
+    return std::none_of(d.begin(), d.end(), [](int64_t v) { return v < 0; });
+  };
+  if (!known(x) || !known(y)) return x.size() >= y.size() ? x : y;
+  return tide::ops::GetNumpyBroadcast(op, x, y).out;
+}
 
 // The random ops' shared pieces (fill_ops.cc): Out's dims from ShapeTensor, ShapeTensorList or
 // `shape` (Fluid's precedence) at compile time and at run time; the schema of those inputs with

@@ -21,17 +21,12 @@ using tide::GradVarName;
 using tide::ops::GetNumpyBroadcast;
 using tide::ops::NumpyBroadcast;
 
-// x and y: one dtype, out their numpy broadcast (unknown -1 dims are checked when the kernel
-// runs).
+// x and y: one dtype, out their numpy broadcast.
 void BroadcastShape(tide::InferShapeContext& ctx) {
   TIDE_CHECK(ctx.InputDataType("x") == ctx.InputDataType("y"), "op '", ctx.op_type(), "': x ('",
              ctx.InputName("x"), "') is ", tide::DataTypeName(ctx.InputDataType("x")), " but y ('",
              ctx.InputName("y"), "') is ", tide::DataTypeName(ctx.InputDataType("y")));
-  const Dims x = ctx.InputDims("x"), y = ctx.InputDims("y");
-  const bool known = std::none_of(x.begin(), x.end(), [](int64_t d) { return d < 0; }) &&
-                     std::none_of(y.begin(), y.end(), [](int64_t d) { return d < 0; });
-  ctx.SetOutputDims(
-      "out", known ? GetNumpyBroadcast(ctx.op_type(), x, y).out : (x.size() >= y.size() ? x : y));
+  ctx.SetOutputDims("out", NumpyOutDims(ctx.op_type(), ctx.InputDims("x"), ctx.InputDims("y")));
   ctx.SetOutputDataType("out", ctx.InputDataType("x"));
 }
 
