@@ -1,6 +1,6 @@
 // pir_control_flow.cc: see pir_control_flow.h. The translation of pd_op.if and pd_op.while
-// (pir_program.cc) writes each sub-block's ops without their control-flow op's lists of outer
-// variables; they are known only once the sub-block is complete and pruned, which this does,
+// (pir_translate_control.cc) writes each sub-block's ops without their control-flow op's lists of
+// outer variables; they are known only once the sub-block is complete and pruned, which this does,
 // innermost block first.
 #include "core/io/pir_control_flow.h"
 

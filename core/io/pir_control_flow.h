@@ -1,6 +1,6 @@
 // pir_control_flow.h: the last step of reading a PIR program with control flow (pd_op.if,
-// pd_op.while, translated by pir_program.cc into Fluid's conditional_block / while ops with
-// sub-blocks): what each control-flow op's sub-block reads and writes of the enclosing blocks
+// pd_op.while, translated by pir_translate_control.cc into Fluid's conditional_block / while ops
+// with sub-blocks): what each control-flow op's sub-block reads and writes of the enclosing blocks
 // becomes the op's inputs and outputs, as Fluid lists them, and the ops whose results nothing
 // reads are dropped from every block.
 #pragma once

@@ -1,6 +1,7 @@
 // pir_op_table.h: how each operation of a PaddlePaddle 3.x PIR program becomes a Tide (Fluid) op:
 // its op type, which Fluid parameter or attribute each PIR operand and result becomes, and the
-// attribute renames. One entry per PIR operation (pir_op_table.cc); pir_program.cc applies them.
+// attribute renames. One entry per PIR operation (pir_op_table.cc); pir_translate_ops.cc applies
+// them.
 #pragma once
 
 #include <map>
