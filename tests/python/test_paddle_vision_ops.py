@@ -1,4 +1,5 @@
-"""Paddle's vision ops: grid_sampler (F.grid_sample) and affine_grid (F.affine_grid),
+"""Paddle's vision ops: grid_sampler (F.grid_sample, 4-D and 5-D X) and affine_grid
+(F.affine_grid, 4-D and 5-D output shapes),
 bicubic_interp_v2 (F.interpolate(mode="bicubic")), unfold (F.unfold), put_along_axis and
 searchsorted, each against a float64 numpy reference of Paddle's rule (its CPU kernels),
 gradients by central finite differences (float64), and the errors of bad inputs."""
@@ -75,6 +76,34 @@ def grid_sample(x, grid, mode, padding, align_corners):
     return out
 
 
+def grid_sample_3d(x, grid, mode, padding, align_corners):
+    """A 5-D X [N, C, D, H, W] at Grid [N, D', H', W'] = (x, y, z): trilinear or nearest."""
+    n, c, d, h, w = x.shape
+    _, od, oh, ow, _ = grid.shape
+    out = np.zeros((n, c, od, oh, ow))
+
+    def voxel(b, zz, yy, xx):
+        if 0 <= xx <= w - 1 and 0 <= yy <= h - 1 and 0 <= zz <= d - 1:
+            return x[b, :, int(zz), int(yy), int(xx)].astype(np.float64)
+        return np.zeros(c)
+
+    for b, k, i, j in itertools.product(range(n), range(od), range(oh), range(ow)):
+        px = source_position(float(grid[b, k, i, j, 0]), w, align_corners, padding)
+        py = source_position(float(grid[b, k, i, j, 1]), h, align_corners, padding)
+        pz = source_position(float(grid[b, k, i, j, 2]), d, align_corners, padding)
+        if mode == "nearest":
+            out[b, :, k, i, j] = voxel(b, np.rint(pz), np.rint(py), np.rint(px))
+            continue
+        x0, y0, z0 = np.floor(px), np.floor(py), np.floor(pz)
+        fx, fy, fz = px - x0, py - y0, pz - z0
+        acc = np.zeros(c)
+        for dz, dy, dx in itertools.product((0, 1), repeat=3):
+            wgt = (fx if dx else 1 - fx) * (fy if dy else 1 - fy) * (fz if dz else 1 - fz)
+            acc += voxel(b, z0 + dz, y0 + dy, x0 + dx) * wgt
+        out[b, :, k, i, j] = acc
+    return out
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [True, False])
@@ -88,6 +117,48 @@ def test_grid_sampler(mode, padding, align_corners, dtype):
     t.check_output(**tol(dtype))
     if dtype == "float64":
         t.check_grad(["X", "Grid"] if mode == "bilinear" else ["X"], "Output", **GRAD)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_grid_sampler_3d(mode, padding, align_corners, dtype):
+    # The rule checked against Paddle 3.3.1 (outputs, and its X / Grid grads the exact derivative)
+    x = rand(2, 3, 3, 4, 5, dtype=dtype)
+    grid = rand(2, 2, 3, 4, 3, dtype=dtype, lo=-1.6, hi=1.6)  # some points outside X
+    want = grid_sample_3d(x, grid, mode, padding, align_corners).astype(dtype)
+    attrs = {"mode": mode, "padding_mode": padding, "align_corners": align_corners}
+    t = make("grid_sampler", {"X": x, "Grid": grid}, {"Output": want}, attrs)
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["X", "Grid"] if mode == "bilinear" else ["X"], "Output", **GRAD)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1), (1, 2, 2, 1, 3), (3, 1, 4, 2, 2)])
+def test_grid_sampler_3d_shapes(shape):
+    x = rand(*shape)
+    grid = rand(shape[0], 1, 2, 3, 3, lo=-1.2, hi=1.2)
+    for ac in (True, False):
+        want = grid_sample_3d(x, grid, "bilinear", "reflection", ac)
+        attrs = {"padding_mode": "reflection", "align_corners": ac}
+        t = make("grid_sampler", {"X": x, "Grid": grid}, {"Output": want}, attrs)
+        t.check_output(**tol("float64"))
+        t.check_grad(["X"], "Output", **GRAD)
+
+
+def test_grid_sampler_3d_exact_points_and_halves():
+    x = np.arange(24, dtype=np.float64).reshape(1, 1, 2, 3, 4)
+    grid = np.array([[[[[-1, -1, -1], [1, 1, 1], [0, 0, 0], [1, -1, 1], [3, 0, 0]]]]], np.float64)
+    want = np.array([[[[[0, 23, 11.5, 15, 0]]]]])
+    make("grid_sampler", {"X": x, "Grid": grid}, {"Output": want}).check_output(atol=0, rtol=0)
+    # nearest: positions 0.5, 1.5, 2.5, 3.5 read columns 0, 2, 2, 4 (Paddle 3.3.1, as in 2-D)
+    x = np.arange(5, dtype=np.float64).reshape(1, 1, 1, 1, 5).repeat(2, 2).repeat(2, 3)
+    grid = np.array([[[[[-0.75, -1, -1], [-0.25, -1, -1], [0.25, -1, -1], [0.75, -1, -1]]]]])
+    want = np.array([[[[[0, 2, 2, 4]]]]], np.float64)
+    make(
+        "grid_sampler", {"X": x, "Grid": grid}, {"Output": want}, {"mode": "nearest"}
+    ).check_output(atol=0, rtol=0)
 
 
 def test_grid_sampler_defaults_and_exact_points():
@@ -117,6 +188,17 @@ def test_grid_sampler_errors():
         make(
             "grid_sampler", {"X": rand(2, 3, 3), "Grid": rand(2, 2, 2, 2)}, {"Output": x}
         ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"grid_sampler.*Grid must be \[N, D_out, H_out, W_out, 3\].*\[1, 2, 2, 2\]",
+    ):
+        make(
+            "grid_sampler", {"X": rand(1, 2, 3, 3, 3), "Grid": rand(1, 2, 2, 2)}, {"Output": x}
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"grid_sampler.*must have one batch size"):
+        make(
+            "grid_sampler", {"X": rand(1, 2, 3, 3, 3), "Grid": rand(2, 1, 2, 2, 3)}, {"Output": x}
+        ).check_output()
     with pytest.raises(tide.TideError, match="padding_mode.*got 'wrap'"):
         grid = rand(1, 2, 2, 2)
         make(
@@ -139,6 +221,19 @@ def affine_grid(theta, shape, align_corners):
     return np.einsum("hwj,nkj->nhwk", base, theta.astype(np.float64))
 
 
+def affine_grid_3d(theta, shape, align_corners):
+    n, _, d, h, w = shape
+
+    def lin(k):
+        # One point: its centre 0 (Paddle 3.3.1 computes 0 / 0 = NaN there with align_corners).
+        v = np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(k)
+        return v if align_corners else v * (k - 1) / k
+
+    zs, ys, xs = np.meshgrid(lin(d), lin(h), lin(w), indexing="ij")  # [d, h, w]
+    base = np.stack([xs, ys, zs, np.ones_like(xs)], -1)  # [d, h, w, 4]
+    return np.einsum("dhwj,nkj->ndhwk", base, theta.astype(np.float64))
+
+
 @pytest.mark.parametrize("align_corners", [True, False])
 @pytest.mark.parametrize("shape_input", [False, True])
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -158,9 +253,30 @@ def test_affine_grid(align_corners, shape_input, dtype):
         t.check_grad(["Theta"], "Output", **GRAD)
 
 
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize("shape_input", [False, True])
+@pytest.mark.parametrize("shape", [[2, 3, 4, 5, 6], [1, 1, 1, 3, 2], [2, 1, 3, 1, 1]])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_affine_grid_3d(align_corners, shape_input, shape, dtype):
+    # The rule checked against Paddle 3.3.1's F.affine_grid of a 5-D out_shape.
+    theta = rand(shape[0], 3, 4, dtype=dtype)
+    want = affine_grid_3d(theta, shape, align_corners).astype(dtype)
+    inputs = {"Theta": theta}
+    attrs = {"align_corners": align_corners}
+    if shape_input:
+        inputs["OutputShape"] = np.array(shape, np.int32)
+    else:
+        attrs["output_shape"] = shape
+    t = make("affine_grid", inputs, {"Output": want}, attrs)
+    t.check_output(**tol(dtype))
+    if dtype == "float64":
+        t.check_grad(["Theta"], "Output", **GRAD)
+
+
 def test_affine_grid_errors():
     with pytest.raises(
-        tide.TideError, match=r"affine_grid.*Theta must be \[N, 2, 3\], got \[2, 3, 3\]"
+        tide.TideError,
+        match=r"affine_grid.*Theta must be \[N, 2, 3\] or \[N, 3, 4\], got \[2, 3, 3\]",
     ):
         make(
             "affine_grid",
@@ -169,10 +285,32 @@ def test_affine_grid_errors():
             {"output_shape": [2, 1, 2, 2]},
         ).check_output()
     with pytest.raises(
-        tide.TideError, match=r"affine_grid.*output_shape.*\[N, C, H, W\], got \[2, 2\]"
+        tide.TideError, match=r"affine_grid.*output_shape.*\[N, C, D, H, W\], got \[2, 2\]"
     ):
         make(
             "affine_grid", {"Theta": rand(2, 2, 3)}, {"Output": rand(1)}, {"output_shape": [2, 2]}
+        ).check_output()
+    with pytest.raises(
+        tide.TideError,
+        match=r"affine_grid.*Theta must be \[N, 3, 4\] for output_shape \[2, 1, 2, 2, 2\]",
+    ):
+        make(
+            "affine_grid",
+            {"Theta": rand(2, 2, 3)},
+            {"Output": rand(1)},
+            {"output_shape": [2, 1, 2, 2, 2]},
+        ).check_output()
+    with pytest.raises(
+        tide.TideError, match=r"affine_grid.*Theta must be \[2, 3, 4\].*got \[2, 2, 3\]"
+    ):
+        shape = np.array([2, 1, 2, 2, 2], np.int32)
+        make(
+            "affine_grid", {"Theta": rand(2, 2, 3), "OutputShape": shape}, {"Output": rand(1)}
+        ).check_output()
+    with pytest.raises(tide.TideError, match=r"affine_grid.*holds -2 at index 3"):
+        shape = np.array([2, 1, 2, -2, 2], np.int32)
+        make(
+            "affine_grid", {"Theta": rand(2, 3, 4), "OutputShape": shape}, {"Output": rand(1)}
         ).check_output()
 
 
