@@ -339,7 +339,7 @@ const Entry kEntries[] = {
     {"pd_op.diag_embed", "diag_embed", "Input", "Out", ""},
     {"pd_op.triu_indices", "triu_indices", "", "out", "place>-"},
     {"pd_op.tril_indices", "tril_indices", "", "out", "place>-"},
-    {"pd_op.bincount", "bincount", "X Weights =minlength", "Out", ""},
+    {"pd_op.bincount", "bincount", "X Weights =minlength/MinLength", "Out", ""},
     {"pd_op.histogram", "histogram", "X Weight", "Out", ""},
     {"pd_op.unique", "unique", "X", "Out Indices Index Counts", ""},
     // Dense linear algebra (plugins/ops_linalg, linalg's rows): det and slogdet are Fluid's

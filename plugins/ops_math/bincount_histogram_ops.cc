@@ -59,6 +59,14 @@ void BincountKernel(KernelContext& ctx) {
   CheckIntX(op, ctx.InputName("X"), xt.dtype());
   const std::vector<int64_t> x = tide::ops::IntValues(ctx, "X");
   int64_t n = ctx.Attr<int32_t>("minlength");
+  if (ctx.HasInput("MinLength")) {  // computed at run time (PIR's minlength operand)
+    const std::vector<int64_t> m = tide::ops::IntValues(ctx, "MinLength");
+    TIDE_CHECK(m.size() == 1, "op '", op, "': MinLength ('", ctx.InputName("MinLength"),
+               "') must hold one value, got ", m.size());
+    n = m[0];
+    TIDE_CHECK(n >= 0, "op '", op, "': MinLength ('", ctx.InputName("MinLength"),
+               "') must be >= 0, got ", n);
+  }
   TIDE_CHECK(n >= 0, "op '", op, "': minlength must be >= 0, got ", n);
   for (size_t i = 0; i < x.size(); ++i) {
     TIDE_CHECK(x[i] >= 0, "op '", op, "': X ('", ctx.InputName("X"), "') holds ", x[i],
@@ -188,6 +196,10 @@ TIDE_REGISTER_OP(tide::OpSchema("bincount")
                      .Comment("Out[v] = the count (or Weights' sum) of v in X (paddle.bincount).")
                      .Input("X", "int32/int64, 1-D, non-negative")
                      .Input("Weights", "X's dims: what each element adds (default 1)")
+                     .AsDispensable()
+                     .Input("MinLength",
+                            "int32/int64 [1] or []: minlength at run time "
+                            "(optional; over the attribute)")
                      .AsDispensable()
                      .Output("Out", "max(X) + 1 values, at least minlength")
                      .Attr("minlength", int32_t{0}, "Out's least length")

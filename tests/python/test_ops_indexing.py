@@ -423,12 +423,30 @@ def test_bincount(xtype, wtype, minlength, rng):
     make("bincount", ins, {"Out": want}, {"minlength": minlength}).check_output(atol=1e-6)
 
 
+@pytest.mark.parametrize("mtype", ["int32", "int64"])
+@pytest.mark.parametrize("minlength", [0, 5, 12])
+def test_bincount_minlength_tensor(mtype, minlength, rng):
+    # paddle.histogramdd computes bincount's minlength at run time (PIR operand 2): the MinLength
+    # input ([1] or []) wins over the attribute.
+    x = rng.randint(0, 8, (15,)).astype("int64")
+    want = np.bincount(x, minlength=minlength).astype("int64")
+    for m in (np.array([minlength], mtype), np.array(minlength, mtype)):
+        ins = {"X": x, "MinLength": m}
+        make("bincount", ins, {"Out": want}, {"minlength": 30}).check_output(atol=0)
+
+
 def test_bincount_errors():
     x = np.array([0, 2, -1, 1], "int64")
     with pytest.raises(tide.TideError, match=r"bincount.*X .* holds -1 at index 2; .*non-negative"):
         make("bincount", {"X": x}, {"Out": x}).check_output()
     with pytest.raises(tide.TideError, match="bincount.*minlength must be >= 0, got -2"):
         make("bincount", {"X": np.abs(x)}, {"Out": x}, {"minlength": -2}).check_output()
+    with pytest.raises(tide.TideError, match=r"bincount.*MinLength .* must be >= 0, got -3"):
+        ins = {"X": np.abs(x), "MinLength": np.array([-3], "int64")}
+        make("bincount", ins, {"Out": x}).check_output()
+    with pytest.raises(tide.TideError, match=r"bincount.*MinLength .* must hold one value, got 2"):
+        ins = {"X": np.abs(x), "MinLength": np.array([3, 4], "int64")}
+        make("bincount", ins, {"Out": x}).check_output()
     with pytest.raises(tide.TideError, match="bincount.*X .* must be int32 or int64, got float32"):
         make("bincount", {"X": x.astype("float32")}, {"Out": x}).check_output()
 
