@@ -380,8 +380,10 @@ class VolumetricOps(nn.Layer):
     (stride 2, output_padding), F.max_pool3d (ceil_mode, and return_mask), F.avg_pool3d
     (exclusive=False), F.adaptive_avg_pool3d, F.adaptive_max_pool3d, F.interpolate on 5-D
     (trilinear by a scale and by a size with align_corners; nearest) and F.local_response_norm,
-    which Paddle builds from pool3d over the padded channel axis. The larger parts are averaged
-    over their channels (a small fixture)."""
+    which Paddle builds from pool3d over the padded channel axis; F.affine_grid of a 5-D shape
+    (the batch from x.shape[0]) feeding F.grid_sample of a 5-D tensor (trilinear / border with
+    align_corners, nearest / reflection without). The larger parts are averaged over their
+    channels (a small fixture)."""
 
     inputs = [("x", [None, 2, 2, 4, 4], "float32")]
 
@@ -406,6 +408,15 @@ class VolumetricOps(nn.Layer):
             F.local_response_norm(y.reshape([-1, 8, 4, 4]), 5),
             val,
             idx.astype("float32"),
+        ]
+        theta = paddle.tanh(small.reshape([-1, 32])[:, :12]).reshape([-1, 3, 4])
+        grid = F.affine_grid(theta, [x.shape[0], 1, 2, 3, 3], align_corners=False)  # [B,2,3,3,3]
+        parts += [
+            grid,
+            F.grid_sample(y, grid * 1.4, padding_mode="border"),  # [B, 4, 2, 3, 3]
+            F.grid_sample(
+                y, grid * 1.4, mode="nearest", padding_mode="reflection", align_corners=False
+            ),
         ]
         return paddle.concat([p.flatten(1) for p in parts], axis=1)
 
