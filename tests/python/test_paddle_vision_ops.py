@@ -210,57 +210,30 @@ def test_grid_sampler_errors():
 
 
 def affine_grid(theta, shape, align_corners):
-    n, _, h, w = shape
-
-    def lin(k):
-        v = np.linspace(-1.0, 1.0, k)
-        return v if align_corners else v * (k - 1) / k
-
-    xs, ys = np.meshgrid(lin(w), lin(h))  # [h, w]
-    base = np.stack([xs, ys, np.ones_like(xs)], -1)  # [h, w, 3]
-    return np.einsum("hwj,nkj->nhwk", base, theta.astype(np.float64))
-
-
-def affine_grid_3d(theta, shape, align_corners):
-    n, _, d, h, w = shape
+    """Output [N, (D,) H, W, k] = Theta [N, k, k + 1] times (x, y, (z,) 1) (k = 2 or 3)."""
+    spatial = shape[2:]  # (D,) H, W
 
     def lin(k):
         # One point: its centre 0 (Paddle 3.3.1 computes 0 / 0 = NaN there with align_corners).
         v = np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(k)
         return v if align_corners else v * (k - 1) / k
 
-    zs, ys, xs = np.meshgrid(lin(d), lin(h), lin(w), indexing="ij")  # [d, h, w]
-    base = np.stack([xs, ys, zs, np.ones_like(xs)], -1)  # [d, h, w, 4]
-    return np.einsum("dhwj,nkj->ndhwk", base, theta.astype(np.float64))
+    axes = np.meshgrid(*[lin(k) for k in spatial], indexing="ij")  # (z,) y, x over (D,) H, W
+    base = np.stack(list(axes)[::-1] + [np.ones_like(axes[0])], -1)  # [(D,) H, W, k + 1]
+    return np.einsum("...j,nkj->n...k", base, theta.astype(np.float64))
 
 
 @pytest.mark.parametrize("align_corners", [True, False])
 @pytest.mark.parametrize("shape_input", [False, True])
+@pytest.mark.parametrize(
+    "shape", [[2, 3, 4, 5], [2, 3, 4, 5, 6], [1, 1, 1, 3, 2], [2, 1, 3, 1, 1], [1, 2, 1, 3]]
+)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_affine_grid(align_corners, shape_input, dtype):
-    theta = rand(2, 2, 3, dtype=dtype)
-    shape = [2, 3, 4, 5]
+def test_affine_grid(align_corners, shape_input, shape, dtype):
+    # The 5-D rule checked against Paddle 3.3.1's F.affine_grid of a 5-D out_shape.
+    k = len(shape) - 2
+    theta = rand(shape[0], k, k + 1, dtype=dtype)
     want = affine_grid(theta, shape, align_corners).astype(dtype)
-    inputs = {"Theta": theta}
-    attrs = {"align_corners": align_corners}
-    if shape_input:
-        inputs["OutputShape"] = np.array(shape, np.int32)
-    else:
-        attrs["output_shape"] = shape
-    t = make("affine_grid", inputs, {"Output": want}, attrs)
-    t.check_output(**tol(dtype))
-    if dtype == "float64":
-        t.check_grad(["Theta"], "Output", **GRAD)
-
-
-@pytest.mark.parametrize("align_corners", [True, False])
-@pytest.mark.parametrize("shape_input", [False, True])
-@pytest.mark.parametrize("shape", [[2, 3, 4, 5, 6], [1, 1, 1, 3, 2], [2, 1, 3, 1, 1]])
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_affine_grid_3d(align_corners, shape_input, shape, dtype):
-    # The rule checked against Paddle 3.3.1's F.affine_grid of a 5-D out_shape.
-    theta = rand(shape[0], 3, 4, dtype=dtype)
-    want = affine_grid_3d(theta, shape, align_corners).astype(dtype)
     inputs = {"Theta": theta}
     attrs = {"align_corners": align_corners}
     if shape_input:
