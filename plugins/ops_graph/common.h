@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <tide/ops/broadcast_dims.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
@@ -104,16 +106,12 @@ inline Dims BroadcastFeatureDims(const char* op, const char* xn, const Dims& x, 
                                  const Dims& y) {
   TIDE_CHECK(!x.empty() && !y.empty(), "op '", op, "': ", xn, " ", tide::ToString(x), " and ", yn,
              " ", tide::ToString(y), " must have at least one dim (rows first)");
-  const size_t rx = x.size() - 1, ry = y.size() - 1, r = std::max(rx, ry);
-  Dims out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t a = i + rx >= r ? x[1 + i + rx - r] : 1;
-    const int64_t b = i + ry >= r ? y[1 + i + ry - r] : 1;
-    TIDE_CHECK(a == b || a == 1 || b == 1 || a < 0 || b < 0, "op '", op, "': the feature dims of ",
-               xn, " ", tide::ToString(x), " and ", yn, " ", tide::ToString(y),
-               " do not broadcast (", a, " vs ", b, ")");
-    out[i] = (a == b || b == 1) ? a : (a == 1 || a < 0) ? b : a;
-  }
+  Dims out;
+  tide::ops::DimsClash c;
+  TIDE_CHECK(tide::ops::BroadcastDims(Dims(x.begin() + 1, x.end()), Dims(y.begin() + 1, y.end()),
+                                      &out, &c),
+             "op '", op, "': the feature dims of ", xn, " ", tide::ToString(x), " and ", yn, " ",
+             tide::ToString(y), " do not broadcast (", c.a, " vs ", c.b, ")");
   return out;
 }
 
@@ -163,15 +161,7 @@ T* ZeroedGrad(KernelContext& ctx, const char* param, const Dims& dims) {
 }
 
 // Grad shape inference: each wanted `param`@GRAD gets input `param`'s dims and type.
-inline void GradsLikeInputs(tide::InferShapeContext& ctx,
-                            std::initializer_list<const char*> params) {
-  for (const char* p : params) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
+using tide::ops::GradsLikeInputs;
 inline void GradsLikeXY(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
 
 // The messages' reduction into `rows` rows of `len` elements: out[dst[e]] (reduce)= msg(e, j).

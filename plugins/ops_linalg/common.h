@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tide/ops/broadcast_dims.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
 
@@ -65,16 +67,11 @@ struct BatchPairs {
 
 inline Dims BroadcastBatchDims(const char* op, const Dims& xb, const Dims& yb, const Dims& x,
                                const Dims& y) {
-  const size_t r = std::max(xb.size(), yb.size());
-  Dims out(r, 1);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t dx = i + xb.size() >= r ? xb[i + xb.size() - r] : 1;
-    const int64_t dy = i + yb.size() >= r ? yb[i + yb.size() - r] : 1;
-    TIDE_CHECK(!Known(dx) || !Known(dy) || dx == dy || dx == 1 || dy == 1, "op '", op,
-               "': the batch dims of X ", tide::ToString(x), " and Y ", tide::ToString(y),
-               " do not broadcast (", dx, " vs ", dy, ")");
-    out[i] = dx == 1 ? dy : (dy == 1 ? dx : (Known(dx) ? dx : dy));
-  }
+  Dims out;
+  tide::ops::DimsClash c;
+  TIDE_CHECK(tide::ops::BroadcastDims(xb, yb, &out, &c), "op '", op, "': the batch dims of X ",
+             tide::ToString(x), " and Y ", tide::ToString(y), " do not broadcast (", c.a, " vs ",
+             c.b, ")");
   return out;
 }
 
@@ -110,15 +107,7 @@ inline Dims Concat(Dims batch, std::initializer_list<int64_t> tail) {
 
 // A grad op's shape inference: each X@GRAD-style output that the op has takes its input's dims
 // and data type.
-inline void GradsLikeInputs(tide::InferShapeContext& ctx,
-                            std::initializer_list<const char*> inputs) {
-  for (const char* p : inputs) {
-    const std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
+using tide::ops::GradsLikeInputs;
 
 // The solve ops' grads (solve, triangular_solve, cholesky_solve): X@GRAD and Y@GRAD.
 inline void XYGradInferShape(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }

@@ -17,16 +17,11 @@ namespace {
 
 // numpy-style broadcast of `a` and `b` (an unknown dim passes).
 Dims Broadcast2(const char* op, const char* what, const Dims& a, const Dims& b) {
-  const size_t r = std::max(a.size(), b.size());
-  Dims out(r, 1);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
-    const int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
-    TIDE_CHECK(!Known(da) || !Known(db) || da == db || da == 1 || db == 1, "op '", op, "': ", what,
-               " ", tide::ToString(b), " does not broadcast with X's batch dims ",
-               tide::ToString(a), " (", da, " vs ", db, ")");
-    out[i] = da == 1 ? db : (db == 1 ? da : (Known(da) ? da : db));
-  }
+  Dims out;
+  tide::ops::DimsClash c;
+  TIDE_CHECK(tide::ops::BroadcastDims(a, b, &out, &c), "op '", op, "': ", what, " ",
+             tide::ToString(b), " does not broadcast with X's batch dims ", tide::ToString(a), " (",
+             c.a, " vs ", c.b, ")");
   return out;
 }
 

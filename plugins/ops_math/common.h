@@ -13,6 +13,7 @@
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/elementwise.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
 
 namespace ops_math {
@@ -34,14 +35,7 @@ using tide::kernels::Out;
 
 // A grad op's shape inference: each <input>@GRAD the op outputs takes that input's dims and
 // data type.
-inline void GradsLikeInputs(tide::InferShapeContext& ctx, std::initializer_list<const char*> ins) {
-  for (const char* p : ins) {
-    const std::string g = tide::GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    ctx.SetOutputDims(g.c_str(), ctx.InputDims(p));
-    ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p));
-  }
-}
+using tide::ops::GradsLikeInputs;
 inline void GradsLikeXY(tide::InferShapeContext& ctx) { GradsLikeInputs(ctx, {"X", "Y"}); }
 
 // Out's dims for two inputs broadcast numpy-style (tide/ops/elementwise.hpp), an error naming

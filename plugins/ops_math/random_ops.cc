@@ -13,6 +13,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <tide/kernels/softmax.hpp>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dtype_attr.hpp>
 #include <vector>
@@ -138,16 +139,24 @@ void MultinomialKernel(KernelContext& ctx) {
     TIDE_CHECK(replacement || k <= nonzero, "op '", op, "': without replacement num_samples (", k,
                ") must be at most the ", nonzero, " non-zero weights of row ", r, " of X ('",
                ctx.InputName("X"), "')");
+    double total = 0;
+    bool stale = true;  // the cumulative weights change only as draws without replacement zero one
     for (int32_t s = 0; s < k; ++s) {
-      double total = 0;
-      for (int64_t j = 0; j < c; ++j) cum[j] = total += weight[j];
+      if (stale) {
+        total = 0;
+        for (int64_t j = 0; j < c; ++j) cum[j] = total += weight[j];
+        stale = false;
+      }
       // The first category whose cumulative weight exceeds u * total; never one of weight 0
       // (u * total < total, and a category of weight 0 never raises the running sum).
       const double u = dist(engine) * total;
       int64_t pick = std::upper_bound(cum.begin(), cum.end(), u) - cum.begin();
       while (pick >= c || weight[pick] == 0) --pick;  // u * total rounded up to total
       out[r * k + s] = pick;
-      if (!replacement) weight[pick] = 0;
+      if (!replacement) {
+        weight[pick] = 0;
+        stale = true;
+      }
     }
   }
 }
@@ -178,21 +187,16 @@ void GumbelSoftmaxKernel(KernelContext& ctx) {
   std::uniform_real_distribution<T> dist(T(1e-5), T(1));
   for (int64_t i = 0, n = x.numel(); i < n; ++i)
     o[i] = (xd[i] - std::log(-std::log(dist(engine)))) / temperature;
+  tide::kernels::SoftmaxLines(o, o, s);
+  if (!hard) return;
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
       T* line = o + i * s.n * s.post + k;
       auto at = [&](int64_t j) -> T& { return line[j * s.post]; };
-      T mx = at(0);
-      for (int64_t j = 1; j < s.n; ++j) mx = std::max(mx, at(j));
-      T sum = 0;
-      for (int64_t j = 0; j < s.n; ++j) sum += (at(j) = std::exp(at(j) - mx));
       int64_t best = 0;
-      for (int64_t j = 0; j < s.n; ++j) {
-        at(j) /= sum;
+      for (int64_t j = 1; j < s.n; ++j)
         if (at(j) > at(best)) best = j;
-      }
-      if (hard)
-        for (int64_t j = 0; j < s.n; ++j) at(j) = j == best ? T(1) : T(0);
+      for (int64_t j = 0; j < s.n; ++j) at(j) = j == best ? T(1) : T(0);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <tide/eigen.hpp>
 #include <tide/ops/axis.hpp>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
@@ -36,21 +37,11 @@ inline bool Known(const Dims& d) {
 }
 
 // For each forward input `p` whose gradient the grad op outputs: p@GRAD gets p's dims and dtype.
-inline void GradLikeInputs(tide::InferShapeContext& ctx,
-                           std::initializer_list<const char*> params) {
-  for (const char* p : params) {
-    std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    for (size_t i = 0; i < ctx.OutputCount(g.c_str()); ++i) {
-      ctx.SetOutputDims(g.c_str(), ctx.InputDims(p, i), i);
-      ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p, i), i);
-    }
-  }
-}
+using tide::ops::GradsLikeInputs;
 inline tide::InferShapeFn GradLike(std::initializer_list<const char*> params) {
   std::vector<std::string> names(params.begin(), params.end());
   return [names](tide::InferShapeContext& ctx) {
-    for (const auto& n : names) GradLikeInputs(ctx, {n.c_str()});
+    for (const auto& n : names) GradsLikeInputs(ctx, {n.c_str()});
   };
 }
 

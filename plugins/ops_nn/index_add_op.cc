@@ -134,7 +134,7 @@ TIDE_REGISTER_OP(tide::OpSchema("index_add_grad")
                          ctx.SetOutputDims(dx.c_str(), ctx.InputDims(dout.c_str()));
                          ctx.SetOutputDataType(dx.c_str(), ctx.InputDataType(dout.c_str()));
                        }
-                       GradLikeInputs(ctx, {"AddValue"});
+                       GradsLikeInputs(ctx, {"AddValue"});
                      }));
 TIDE_REGISTER_KERNEL("index_add", "cpu", IndexAddKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("index_add_grad", "cpu", IndexAddGradKernel, OPS_NN_FLOAT_TYPES);

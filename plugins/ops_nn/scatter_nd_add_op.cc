@@ -136,7 +136,7 @@ TIDE_REGISTER_OP(tide::OpSchema("scatter_nd_add_grad")
                          ctx.SetOutputDims(dx.c_str(), ctx.InputDims(dout.c_str()));
                          ctx.SetOutputDataType(dx.c_str(), ctx.InputDataType(dout.c_str()));
                        }
-                       GradLikeInputs(ctx, {"Updates"});
+                       GradsLikeInputs(ctx, {"Updates"});
                      }));
 TIDE_REGISTER_KERNEL("scatter_nd_add", "cpu", ScatterNdAddKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("scatter_nd_add_grad", "cpu", ScatterNdAddGradKernel, OPS_NN_FLOAT_TYPES);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <tide/ops/dims.hpp>
+#include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
 #include <vector>
 
@@ -93,15 +94,7 @@ inline Dims WithRows(Dims d, int64_t rows) {
 // and LoD level.
 inline void GradLikeInputs(tide::InferShapeContext& ctx,
                            std::initializer_list<const char*> params) {
-  for (const char* p : params) {
-    std::string g = GradVarName(p);
-    if (!ctx.HasOutput(g.c_str())) continue;
-    for (size_t i = 0; i < ctx.OutputCount(g.c_str()); ++i) {
-      ctx.SetOutputDims(g.c_str(), ctx.InputDims(p, i), i);
-      ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p, i), i);
-      ctx.ShareLoD(p, g.c_str(), i, i);
-    }
-  }
+  tide::ops::GradsLikeInputs(ctx, params, /*share_lod=*/true);
 }
 
 // At run time, a grad output p@GRAD takes p's LoD (the kernel resized it first).

@@ -13,12 +13,9 @@
 namespace tide {
 namespace kernels {
 
+// Softmax along the middle dim of `s` ([pre, n, post]) from x into out, which may be x.
 template <typename T>
-void Softmax(KernelContext& ctx) {
-  const auto a = tide::ops::GetSoftmaxArgs<T>(ctx);
-  const ops::AxisSplit s = a.s;
-  const T* xd = a.x;
-  T* od = a.out;
+void SoftmaxLines(const T* xd, T* od, const ops::AxisSplit& s) {
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t k = 0; k < s.post; ++k) {
       const T* xi = xd + i * s.n * s.post + k;
@@ -29,6 +26,12 @@ void Softmax(KernelContext& ctx) {
       for (int64_t j = 0; j < s.n; ++j) sum += (oi[j * s.post] = std::exp(xi[j * s.post] - mx));
       for (int64_t j = 0; j < s.n; ++j) oi[j * s.post] /= sum;
     }
+}
+
+template <typename T>
+void Softmax(KernelContext& ctx) {
+  const auto a = tide::ops::GetSoftmaxArgs<T>(ctx);
+  SoftmaxLines(a.x, a.out, a.s);
 }
 
 }  // namespace kernels

@@ -1,14 +1,32 @@
-// tide/ops/grad_outputs.hpp: a grad kernel's outputs: the gradient of an input, allocated on the
-// kernel's place where the grad op has it (a gradient nobody needs is left out of the op); and the
-// data of a two-input op's grad (X, Y, Out@GRAD in; X@GRAD, Y@GRAD out).
+// tide/ops/grad_outputs.hpp: a grad op's outputs: their shape inference where each input's
+// gradient is shaped as the input; the gradient of an input, allocated on the kernel's place where
+// the grad op has it (a gradient nobody needs is left out of the op); and the data of a two-input
+// op's grad (X, Y, Out@GRAD in; X@GRAD, Y@GRAD out).
 #ifndef TIDE_OPS_GRAD_OUTPUTS_HPP_
 #define TIDE_OPS_GRAD_OUTPUTS_HPP_
 
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <tide/plugin.hpp>
 
 namespace tide {
 namespace ops {
+
+// Grad shape inference: for each forward input `p` whose gradient the grad op outputs, each part
+// of p@GRAD gets the dims and data type of that part of p (and its LoD with `share_lod`).
+inline void GradsLikeInputs(InferShapeContext& ctx, std::initializer_list<const char*> params,
+                            bool share_lod = false) {
+  for (const char* p : params) {
+    const std::string g = GradVarName(p);
+    if (!ctx.HasOutput(g.c_str())) continue;
+    for (size_t i = 0; i < ctx.OutputCount(g.c_str()); ++i) {
+      ctx.SetOutputDims(g.c_str(), ctx.InputDims(p, i), i);
+      ctx.SetOutputDataType(g.c_str(), ctx.InputDataType(p, i), i);
+      if (share_lod) ctx.ShareLoD(p, g.c_str(), i, i);
+    }
+  }
+}
 
 // The gradient of input `param` (output param@GRAD; part i of a duplicable one) allocated with
 // `dims`; null when the grad op does not have it.
