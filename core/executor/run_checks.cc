@@ -16,11 +16,12 @@ struct NonFinite {
   bool nan = false;
 };
 
+// `parts` reals per element: 2 for a complex type (its real and imaginary parts).
 template <typename T>
-NonFinite FirstNonFinite(const LoDTensor& t) {
+NonFinite FirstNonFinite(const LoDTensor& t, int parts = 1) {
   const T* d = static_cast<const T*>(t.data());
-  for (int64_t i = 0, n = t.numel(); i < n; ++i)
-    if (!std::isfinite(d[i])) return {i, std::isnan(d[i])};
+  for (int64_t i = 0, n = t.numel() * parts; i < n; ++i)
+    if (!std::isfinite(d[i])) return {i / parts, std::isnan(d[i])};
   return {};
 }
 
@@ -39,6 +40,10 @@ NonFinite FindNonFinite(const LoDTensor& t) {
       return FirstNonFinite<float>(t);
     case TIDE_FP64:
       return FirstNonFinite<double>(t);
+    case TIDE_COMPLEX64:
+      return FirstNonFinite<float>(t, 2);
+    case TIDE_COMPLEX128:
+      return FirstNonFinite<double>(t, 2);
     case TIDE_FP16:
       return FirstNonFiniteBits(t, 0x7C00, 0x03FF);
     case TIDE_BF16:
@@ -109,7 +114,7 @@ void CheckOutputsFinite(const OpInstance& op) {
       const Variable* v = b.vars[i];
       if (!v || !v->IsType<LoDTensor>()) continue;
       const LoDTensor& t = v->Get<LoDTensor>();
-      if (!t.initialized() || !IsFloatType(t.dtype())) continue;
+      if (!t.initialized() || !(IsFloatType(t.dtype()) || IsComplexType(t.dtype()))) continue;
       if (t.layout() == TIDE_LAYOUT_OPAQUE) continue;  // a library's own format: not plain values
       // The kernel's device was synchronised after it ran; other memory is copied back.
       LoDTensor host;

@@ -26,6 +26,9 @@ inline bool IsFloatType(DataType t) {
   return t == TIDE_FP32 || t == TIDE_FP64 || IsLowPrecision(t);
 }
 
+// complex64 and complex128.
+inline bool IsComplexType(DataType t) { return t == TIDE_COMPLEX64 || t == TIDE_COMPLEX128; }
+
 const char* LayoutName(TideLayout l);    // "NCHW"
 const char* VarTypeName(TideVarType t);  // "LOD_TENSOR"
 

@@ -52,6 +52,10 @@ DLDataType ToDL(DataType t) {
       return {kDLFloat, 16, 1};
     case TIDE_BF16:
       return {kDLBfloat, 16, 1};
+    case TIDE_COMPLEX64:
+      return {kDLComplex, 64, 1};
+    case TIDE_COMPLEX128:
+      return {kDLComplex, 128, 1};
     case TIDE_INT8:
       return {kDLInt, 8, 1};
     case TIDE_INT16:

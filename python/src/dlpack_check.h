@@ -45,6 +45,10 @@ inline DataType FromDL(DLDataType d) {
     case kDLBoolCode:
       if (d.bits == 8) return TIDE_BOOL;
       break;
+    case kDLComplex:
+      if (d.bits == 64) return TIDE_COMPLEX64;
+      if (d.bits == 128) return TIDE_COMPLEX128;
+      break;
   }
   TIDE_FAIL(TIDE_UNIMPLEMENTED, "DLPack data type (code ", int(d.code), ", ", int(d.bits),
             " bits) has no Tide type");

@@ -30,7 +30,7 @@ DataType DataTypeFromNumpy(const py::dtype& dt) {
     return t;
   TIDE_FAIL(TIDE_INVALID_ARGUMENT, "numpy dtype ",
             py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
-            " has no Tide data type (use float16/32/64, int8/16/32/64, uint8, bool or "
+            " has no Tide data type (use float16/32/64, complex64/128, int8/16/32/64, uint8, bool or "
             "ml_dtypes.bfloat16)");
 }
 

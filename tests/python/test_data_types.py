@@ -21,6 +21,8 @@ ABI = {
     "uint8": (20, 1),
     "int8": (21, 1),
     "bfloat16": (22, 2),
+    "complex64": (23, 8),
+    "complex128": (24, 16),
 }
 NUMPY_TYPES = sorted(ABI)  # bfloat16's numpy dtype is ml_dtypes' (test_low_precision.py)
 
@@ -44,6 +46,8 @@ def test_a_tensor_of_each_type_round_trips_through_the_core(name):
         pytest.importorskip("ml_dtypes")
     dtype = tide.framework.to_numpy_dtype(name)
     array = np.arange(6).reshape(2, 3).astype(dtype)
+    if dtype.kind == "c":
+        array = array + 1j * array[::-1]  # an imaginary part that is not the real one
     t = tide.LoDTensor()
     t.set(array, tide.CPUPlace())
     assert t.dtype() == name  # the core's name for what numpy handed it
@@ -56,10 +60,20 @@ def test_a_tensor_of_each_type_round_trips_through_the_core(name):
 
 def test_what_is_no_type_is_refused():
     assert core.dtype_name(7) == "undefined"
-    with pytest.raises(ValueError, match="unknown data type code 23"):
-        core.convert_dtype(23)
+    with pytest.raises(ValueError, match="unknown data type code 25"):
+        core.convert_dtype(25)
     with pytest.raises(ValueError, match="not supported by Tide"):
-        core.convert_dtype(np.complex64)
+        core.convert_dtype(np.uint32)
     t = tide.LoDTensor()
-    with pytest.raises(tide.core.InvalidArgumentError, match="complex64.* has no Tide data type"):
-        t.set(np.zeros(2, np.complex64), tide.CPUPlace())
+    with pytest.raises(tide.core.InvalidArgumentError, match="uint32.* has no Tide data type"):
+        t.set(np.zeros(2, np.uint32), tide.CPUPlace())
+
+
+@pytest.mark.parametrize("name", ["complex64", "complex128"])
+def test_a_complex_tensor_goes_to_numpy_by_dlpack(name):
+    array = (np.arange(6) - 2.5j * np.arange(6)).astype(name).reshape(3, 2)
+    t = tide.LoDTensor(array)
+    back = np.from_dlpack(t)
+    assert back.dtype == np.dtype(name)
+    np.testing.assert_array_equal(back, array)
+    np.testing.assert_array_equal(np.array(tide.from_dlpack(array)), array)

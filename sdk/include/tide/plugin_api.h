@@ -118,6 +118,8 @@ typedef enum TideDataType {
   TIDE_UINT8 = 20,
   TIDE_INT8 = 21,
   TIDE_BF16 = 22,
+  TIDE_COMPLEX64 = 23,  /* two float32: real, imaginary (C++'s std::complex<float>) */
+  TIDE_COMPLEX128 = 24, /* two float64 */
 } TideDataType;
 
 typedef enum TideLayout {

@@ -55,7 +55,7 @@ TEST(DataTypeTable, NamesAndCodesRoundTripInTheCore) {
 }
 
 TEST(DataTypeTable, WhatIsNoTypeIsRefused) {
-  for (int code : {-1, 7, 19, 23, 100, -100}) {
+  for (int code : {-1, 7, 19, 25, 100, -100}) {
     EXPECT_EQ(tide::FindDataType(code), nullptr) << code;
     EXPECT_FALSE(tide::core::IsValidDataType(code)) << code;
   }
@@ -67,11 +67,11 @@ TEST(DataTypeTable, WhatIsNoTypeIsRefused) {
   EXPECT_FALSE(tide::ParseDataTypeName(nullptr, &t));
   EXPECT_EQ(t, TIDE_FP32);  // untouched
   try {
-    tide::core::ParseDataType("complex64");
+    tide::core::ParseDataType("complex32");
     FAIL() << "no error";
   } catch (const tide::core::Error& e) {
     EXPECT_EQ(e.code(), TIDE_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(e.what()).find("'complex64'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'complex32'"), std::string::npos) << e.what();
   }
 }
 

@@ -24,6 +24,8 @@ TideDataType DataTypeAttr(const Ctx& ctx, const char* name) {
     case TIDE_UINT8:
     case TIDE_INT8:
     case TIDE_BF16:
+    case TIDE_COMPLEX64:
+    case TIDE_COMPLEX128:
       return static_cast<TideDataType>(v);
     default:
       TIDE_THROW(TIDE_INVALID_ARGUMENT, "op '", ctx.op_type(), "': attribute '", name, "' is ", v,

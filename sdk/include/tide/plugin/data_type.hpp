@@ -7,6 +7,7 @@
 
 #include <tide/plugin_api.h>
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,7 +25,7 @@ inline constexpr DataTypeInfo kDataTypes[] = {
     {TIDE_BOOL, "bool", 1},     {TIDE_INT16, "int16", 2},  {TIDE_INT32, "int32", 4},
     {TIDE_INT64, "int64", 8},   {TIDE_FP16, "float16", 2}, {TIDE_FP32, "float32", 4},
     {TIDE_FP64, "float64", 8},  {TIDE_UINT8, "uint8", 1},  {TIDE_INT8, "int8", 1},
-    {TIDE_BF16, "bfloat16", 2},
+    {TIDE_BF16, "bfloat16", 2}, {TIDE_COMPLEX64, "complex64", 8}, {TIDE_COMPLEX128, "complex128", 16},
 };
 
 // Other spellings ParseDataTypeName accepts (C's and the short ones); never printed.
@@ -122,6 +123,8 @@ TIDE_DATATYPE_TRAIT(int32_t, TIDE_INT32)
 TIDE_DATATYPE_TRAIT(int64_t, TIDE_INT64)
 TIDE_DATATYPE_TRAIT(float, TIDE_FP32)
 TIDE_DATATYPE_TRAIT(double, TIDE_FP64)
+TIDE_DATATYPE_TRAIT(std::complex<float>, TIDE_COMPLEX64)
+TIDE_DATATYPE_TRAIT(std::complex<double>, TIDE_COMPLEX128)
 #undef TIDE_DATATYPE_TRAIT
 
 template <typename T>
