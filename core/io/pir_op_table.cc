@@ -384,6 +384,15 @@ const Entry kEntries[] = {
     {"pd_op.reindex_graph", "graph_reindex", "X Neighbors Count HashTable_Value HashTable_Index",
      "Reindex_Src Reindex_Dst Out_Nodes", ""},
     // (end of graph's rows)
+    // Spectral ops (plugins/ops_fft, fft's rows): paddle.fft's transforms (axes, normalization,
+    // forward, onesided, last_dim_size as Fluid's), paddle.signal's frame and overlap_add (stft /
+    // istft, paddle.audio's spectrograms).
+    {"pd_op.fft_c2c", "fft_c2c", "X", "Out", ""},
+    {"pd_op.fft_r2c", "fft_r2c", "X", "Out", ""},
+    {"pd_op.fft_c2r", "fft_c2r", "X", "Out", ""},
+    {"pd_op.frame", "frame", "X", "Out", ""},
+    {"pd_op.overlap_add", "overlap_add", "X", "Out", ""},
+    // (end of fft's rows)
     // Losses and special functions (lossact: plugins/ops_nn/loss_ops.cc, temporal_shift_op.cc,
     // rms_norm_ops.cc; plugins/ops_math/bessel_polygamma_ops.cc, swiglu_op.cc): F.cross_entropy is
     // Fluid's softmax_with_cross_entropy, a reduction 'mean' Fluid's mean; sequence_mask's max_len
