@@ -356,3 +356,35 @@ def test_frame_errors():
         run("overlap_add", x, {"hop_length": 3})  # frame length 2
     with pytest.raises(tide.TideError, match=r"overlap_add.*at least 2 dims"):
         run("overlap_add", real_input((10,), "float32"), {"hop_length": 1})
+
+
+def test_dims_unknown_at_compile_time():
+    # A batch dim of -1 stays -1; an unknown signal length gives -1 bins, points and frames;
+    # at run time the kernels give the real dims.
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        x = tide.layers.data(name="x", shape=[-1, -1], dtype="float64", append_batch_size=False)
+        block = main.global_block()
+
+        def op(type, inp, **attrs):  # the output's dims and data type from shape inference
+            out = block.create_var(name=type + "_out")
+            block.append_op(type=type, inputs={"X": [inp]}, outputs={"Out": [out]}, attrs=attrs)
+            return out
+
+        spec = op("fft_r2c", x, axes=[1])
+        back = op("fft_c2r", spec, axes=[1], forward=False)
+        framed = op("frame", x, frame_length=4, hop_length=2)
+        summed = op("overlap_add", framed, hop_length=2)
+    dtypes = [tide.core.convert_dtype(v.dtype) for v in (spec, back, framed, summed)]
+    assert dtypes == ["complex128", "float64", "float64", "float64"]
+    assert list(spec.shape) == [-1, -1]
+    assert list(back.shape) == [-1, -1] and list(framed.shape) == [-1, 4, -1]
+    assert list(summed.shape) == [-1, -1]
+    xs = real_input((3, 10), "float64")
+    got = tide.Executor(tide.CPUPlace()).run(
+        main, feed={"x": xs}, fetch_list=[spec, back, framed, summed]
+    )
+    np.testing.assert_allclose(got[0], np.fft.rfft(xs), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], xs, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got[2], frame_ref(xs, 4, 2, -1))
+    np.testing.assert_allclose(got[3], overlap_add_ref(frame_ref(xs, 4, 2, -1), 2, -1), 1e-12)
