@@ -1,6 +1,6 @@
 // fft_ops.cc: Paddle's FFT ops (paddle.fft.*, paddle.signal.stft / istft, paddle.audio's
-// spectrograms) on Eigen's FFT (kissfft: any length, 1-D): an n-D transform over `axes` is a 1-D
-// transform along each axis in turn.
+// spectrograms) on Eigen's FFT (fft_1d.h: kissfft, Bluestein's algorithm over it for lengths with
+// a large prime factor): an n-D transform over `axes` is a 1-D transform along each axis in turn.
 //  - fft_c2c: complex X -> complex Out of X's dims; forward (exponent -i) or inverse (+i).
 //  - fft_r2c: real X -> complex Out; the real transform along the last of `axes` (onesided: its
 //    n/2+1 bins, else all n), then complex ones along the others; forward = false conjugates the
@@ -12,48 +12,29 @@
 //    ignored, as Paddle's (pocketfft / MKL) and numpy's.
 // Each then scales by Paddle's normalization factor (common.h). An X of no elements gives zeros.
 // No gradient: the backward pass does not differentiate through complex values.
-#include <unsupported/Eigen/FFT>
-
 #include "common.h"
+#include "fft_1d.h"
 
 namespace ops_fft {
 namespace {
 
-template <typename R>
-using Fft = Eigen::FFT<R>;
-
-// An FFT object of unscaled transforms (Paddle's factor is applied once, at the end); one per
-// kernel call, so its plans serve every line.
-template <typename R>
-Fft<R> MakeFft(bool half_spectrum) {
-  Fft<R> fft;
-  fft.SetFlag(Fft<R>::Unscaled);
-  if (half_spectrum) fft.SetFlag(Fft<R>::HalfSpectrum);
-  return fft;
-}
-
 // Complex transforms of `data` (dims d) along each of `axes`, in place.
 template <typename R>
-void ComplexTransforms(const char* op, Fft<R>& fft, std::complex<R>* data, const Dims& d,
+void ComplexTransforms(const char* op, Fft1D<R>& fft, std::complex<R>* data, const Dims& d,
                        const std::vector<int>& axes, bool forward) {
   using C = std::complex<R>;
   for (int a : axes) {
     const int n = FftLength(op, d[a]);
-    ForEachLine(data, d, data, d, a, [&](const C* in, C* out) {
-      if (n == 1)
-        out[0] = in[0];
-      else if (forward)
-        fft.fwd(out, in, n);
-      else
-        fft.inv(out, in, n);
-    });
+    ForEachLine(data, d, data, d, a,
+                [&](const C* in, C* out) { fft.Complex(in, out, n, forward); });
   }
 }
 
+// p[0, n) *= factor (Paddle's normalization), in T's real type.
 template <typename T>
 void Scale(T* p, int64_t n, double factor) {
   if (factor == 1.0) return;
-  using R = decltype(std::abs(T()));
+  using R = decltype(std::abs(T()));  // float / double for T and std::complex<T>
   const R f = static_cast<R>(factor);
   for (int64_t i = 0; i < n; ++i) p[i] *= f;
 }
@@ -98,7 +79,7 @@ void FftC2CKernel(KernelContext& ctx) {
   const int64_t numel = x.numel();
   std::copy(x.data<C>(), x.data<C>() + numel, out);
   if (numel == 0) return;
-  Fft<R> fft = MakeFft<R>(false);
+  Fft1D<R> fft(ctx.op_type());
   ComplexTransforms(ctx.op_type(), fft, out, a.x, a.axes, a.forward);
   Scale(out, numel, NormFactor(a.norm, a.forward, SignalSize(a.x, a.axes)));
 }
@@ -118,14 +99,10 @@ void FftR2CKernel(KernelContext& ctx) {
     std::fill(out, out + numel, C(0));
     return;
   }
-  Fft<R> fft = MakeFft<R>(onesided);
+  Fft1D<R> fft(ctx.op_type());
   const int n = FftLength(ctx.op_type(), a.x[last]);
-  ForEachLine(x.data<R>(), a.x, out, od, last, [&](const R* in, C* o) {
-    if (n == 1)
-      o[0] = C(in[0]);
-    else
-      fft.fwd(o, in, n);
-  });
+  ForEachLine(x.data<R>(), a.x, out, od, last,
+              [&](const R* in, C* o) { fft.RealForward(in, o, n, onesided); });
   ComplexTransforms(ctx.op_type(), fft, out, od, {a.axes.begin(), a.axes.end() - 1}, true);
   if (!a.forward)  // a real signal's transform with exponent +i is the conjugate of its forward one
     for (int64_t i = 0; i < numel; ++i) out[i] = std::conj(out[i]);
@@ -162,15 +139,11 @@ void FftC2RKernel(KernelContext& ctx) {
       o[i] = a.forward ? std::conj(v) : v;
     }
   });
-  Fft<R> fft = MakeFft<R>(true);
+  Fft1D<R> fft(ctx.op_type());
   ComplexTransforms(ctx.op_type(), fft, half.data(), hd, {a.axes.begin(), a.axes.end() - 1}, false);
   const int nn = FftLength(ctx.op_type(), n);
-  ForEachLine(half.data(), hd, out, od, last, [&](const C* in, R* o) {
-    if (nn == 1)
-      o[0] = in[0].real();
-    else
-      fft.inv(o, in, nn);
-  });
+  ForEachLine(half.data(), hd, out, od, last,
+              [&](const C* in, R* o) { fft.RealInverse(in, o, nn); });
   Scale(out, numel, NormFactor(a.norm, a.forward, SignalSize(od, a.axes)));
 }
 

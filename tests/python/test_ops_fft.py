@@ -77,6 +77,34 @@ def test_fft_c2c_long_prime_and_power_of_two():
         check("fft_c2c", x, want, {"axes": [0], "forward": False})
 
 
+# Lengths with a prime factor over 64 go through Bluestein's algorithm (fft_1d.h): primes, a
+# composite (3 * 67), an even one (2 * 101: the real inverse's Nyquist bin) and 65537.
+@pytest.mark.parametrize("n", [67, 201, 202, 1009])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_long_prime_factors(n, dtype):
+    ctype = "complex64" if dtype == "float32" else "complex128"
+    x = complex_input((3, n), ctype)
+    x64 = x.astype(np.complex128)
+    check("fft_c2c", x, np.fft.fft(x64, axis=1).astype(ctype), {"axes": [1]})
+    want = np.fft.ifftn(x64, axes=[1, 0], norm="ortho").astype(ctype)
+    check("fft_c2c", x, want, {"axes": [1, 0], "forward": False, "normalization": "ortho"})
+    r = real_input((2, n), dtype)
+    check("fft_r2c", r, np.fft.rfft(r.astype(np.float64)).astype(ctype), {"axes": [1]})
+    want = np.fft.ifft(r.astype(np.float64)).astype(ctype)
+    check("fft_r2c", r, want, {"axes": [1], "onesided": False, "forward": False})
+    h = complex_input((2, n // 2 + 1), ctype)
+    want = np.fft.irfft(h.astype(np.complex128), n=n).astype(dtype)
+    check("fft_c2r", h, want, {"axes": [1], "forward": False, "last_dim_size": n})
+    want = np.fft.hfft(h.astype(np.complex128), n=n, norm="ortho").astype(dtype)
+    attrs = {"axes": [1], "normalization": "ortho", "last_dim_size": n}
+    check("fft_c2r", h, want, attrs)
+
+
+def test_prime_65537():
+    x = complex_input((65537,), "complex128")
+    check("fft_c2c", x, np.fft.fft(x), {"axes": [0]})
+
+
 # --- fft_r2c ---------------------------------------------------------------------------------
 
 R2C_CASES = [
