@@ -6,6 +6,8 @@
 // Integer division is defined for every input but a zero divisor, which is an error naming the
 // op and Y: INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0 (numpy's results), never SIGFPE.
 // floordiv and mod round toward -inf (Python's // and %, like Fluid's elementwise_mod).
+// add / sub / mul / div also run on complex64 / complex128 (std::complex): numpy's results, a
+// complex division C99's (no overflow on the way, 1 / 0 infinite), never Eigen's vectorized one.
 #ifndef TIDE_KERNELS_ELEMENTWISE_HPP_
 #define TIDE_KERNELS_ELEMENTWISE_HPP_
 
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <tide/kernels/common.hpp>
 #include <tide/ops/broadcast.hpp>
+#include <tide/ops/complex.hpp>
 #include <tide/ops/elementwise.hpp>
 #include <tide/plugin.hpp>
 #include <type_traits>
@@ -150,7 +153,10 @@ template <typename T, typename F>
 void Elementwise(KernelContext& ctx) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
   constexpr bool kChecked = std::is_integral_v<T> && NeedsNonZeroY<F>::value;
-  if constexpr (F::kExpr && !kChecked) {
+  // Eigen's vectorized complex division is the textbook formula: |y|^2 overflows (1e30 / 2e30
+  // is NaN in complex64) and 1 / 0 is NaN. std::complex's is C99's, as numpy's.
+  constexpr bool kEigenDiv = !(ops::kIsComplex<T> && std::is_same_v<F, DivF>);
+  if constexpr (F::kExpr && !kChecked && kEigenDiv) {
     if (x.SameDims(y)) {  // the common case
       out.ResizeLike(x);
       EigenEval(ctx, Out<T>(out, ctx), F::Fwd(In<T>(x), In<T>(y)));

@@ -1,8 +1,9 @@
 // tide/ops/fill_value.hpp: fill_constant's value, as Paddle reads it: ValueTensor's one element,
 // else a non-empty str_value ("inf", "-inf", "nan", an exact integer), else the float attribute
 // `value`; converted to Out's type only where that type holds it (an error naming the op and
-// where the value came from, never a saturated or wrapped number). Each device reads ValueTensor
-// its way.
+// where the value came from, never a saturated or wrapped number). A complex Out takes the value
+// as its real part, imaginary 0 (Paddle saves a complex fill as two real fills and `complex`).
+// Each device reads ValueTensor its way.
 #ifndef TIDE_OPS_FILL_VALUE_HPP_
 #define TIDE_OPS_FILL_VALUE_HPP_
 
@@ -11,6 +12,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <tide/ops/complex.hpp>
 #include <tide/ops/int_inputs.hpp>
 #include <tide/plugin.hpp>
 #include <type_traits>
@@ -52,9 +54,9 @@ T FitNumber(const char* op, const Number& n, const char* from) {
   return n.is_int ? FitValue<T>(op, n.i, from) : FitValue<T>(op, n.f, from);
 }
 
-// The fill value. `value_tensor(param)` gives ValueTensor's one element (NumberInput).
+// The fill value of a real T. `value_tensor(param)` gives ValueTensor's one element (NumberInput).
 template <typename T, typename ValueTensor>
-T FillValue(const KernelContext& ctx, ValueTensor value_tensor) {
+T RealFillValue(const KernelContext& ctx, ValueTensor value_tensor) {
   const char* op = ctx.op_type();
   if (ctx.HasInput("ValueTensor"))
     return FitNumber<T>(op, value_tensor("ValueTensor"), "ValueTensor");
@@ -83,6 +85,15 @@ T FillValue(const KernelContext& ctx, ValueTensor value_tensor) {
              DataTypeName(DataTypeOf<T>()));
   if constexpr (kExact) return FitValue<T>(op, i, "str_value");
   return FitValue<T>(op, d, "str_value");
+}
+
+// The fill value; of a complex T, the real value with imaginary part 0.
+template <typename T, typename ValueTensor>
+T FillValue(const KernelContext& ctx, ValueTensor value_tensor) {
+  if constexpr (kIsComplex<T>)
+    return T(RealFillValue<RealType<T>>(ctx, value_tensor));
+  else
+    return RealFillValue<T>(ctx, value_tensor);
 }
 
 }  // namespace ops
