@@ -510,6 +510,14 @@ const Entry kEntries[] = {
     {"pd_op.fill_diagonal_tensor", "fill_diagonal_tensor", "X Y", "Out", ""},
     {"pd_op.unstack", "unstack", "X", "Y", ""},
     // (end of elem's rows)
+    // Complex values (complex: plugins/ops_math/complex_ops.cc): paddle.complex, real, imag,
+    // as_complex and as_real; conj, angle and abs read complex tensors through their rows above.
+    {"pd_op.complex", "complex", "X Y", "Out", ""},
+    {"pd_op.real", "real", "X", "Out", ""},
+    {"pd_op.imag", "imag", "X", "Out", ""},
+    {"pd_op.as_complex", "as_complex", "X", "Out", ""},
+    {"pd_op.as_real", "as_real", "X", "Out", ""},
+    // (end of complex's rows)
 };
 
 std::vector<std::string> Split(const char* s) {

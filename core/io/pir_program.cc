@@ -198,11 +198,35 @@ Attribute Translator::ArrayOf(const Json& d) {
   Fail(d[0]["#"], "an array of '" + kind + "' is not one Tide reads");
 }
 
+// An array of complex scalars (x[0] = 1 + 2j on a complex tensor: set_value's `values`, each
+// {"#": "0.a_c128", "D": [re, im]}), which no Fluid attribute holds: its real parts go to `name`,
+// its imaginary parts to `name` + "_imag". False for any other attribute.
+namespace {
+bool ComplexScalars(const Json& at, const std::string& name, AttributeMap* attrs) {
+  if (at["#"].Str() != "0.a_array" || !at.Has("D") || at["D"].size() == 0) return false;
+  const Json d = at["D"];
+  const std::string kind = d[0]["#"].Str();
+  if (kind != "0.a_c64" && kind != "0.a_c128") return false;
+  std::vector<double> re, im;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i]["#"].Str() != kind) d[i].Fail("an array of mixed kinds");
+    const Json v = d[i]["D"];
+    if (v.size() != 2) v.Fail("a complex scalar [real, imaginary] was expected");
+    re.push_back(v[0].Float());
+    im.push_back(v[1].Float());
+  }
+  (*attrs)[name] = re;
+  (*attrs)[name + "_imag"] = im;
+  return true;
+}
+}  // namespace
+
 AttributeMap Translator::AttrsOf(const Json& op) {
   AttributeMap attrs;
   if (!op.Has("A")) return attrs;
   const Json a = op["A"];
   for (size_t i = 0; i < a.size(); ++i) {
+    if (ComplexScalars(a[i]["AT"], a[i]["N"].Str(), &attrs)) continue;
     auto v = AttrOf(a[i]["AT"]);
     if (v) attrs[a[i]["N"].Str()] = std::move(*v);
   }

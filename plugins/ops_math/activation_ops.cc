@@ -58,17 +58,26 @@ tide::OpSchema WithAttrs(tide::OpSchema s) {
   }
 }
 
+// abs of a complex X is its modulus, of X's real type (Paddle's RealAndImagInferMeta; its
+// complex kernel is in complex_ops.cc).
+void AbsShape(tide::InferShapeContext& c) {
+  tide::SameShapeAsInput("X", "Out")(c);
+  c.SetOutputDataType("Out", tide::ops::RealTypeOf(c.InputDataType("X")));
+}
+
 // The op, its grad op (reading X or Out, and Out@GRAD), and float/double CPU kernels.
 template <typename F>
 void RegisterActivation(tide::Registrar& r) {
   const std::string formula = F::kFormula;
   const std::string type = F::kName;
   const char* from = ActGradFrom<F>();
+  tide::InferShapeFn shape = tide::SameShapeAsInput("X", "Out");
+  if constexpr (std::is_same_v<F, tide::ops::AbsAct>) shape = AbsShape;
   r.Op(WithAttrs<F>(tide::OpSchema(type)
                         .Comment("Out = " + formula + ", elementwise.")
                         .Input("X", "input")
                         .Output("Out", "same dims as X")
-                        .InferShape(tide::SameShapeAsInput("X", "Out"))
+                        .InferShape(shape)
                         .InPlace("X", "Out")
                         .Grad([type, from](tide::GradMaker& g) {
                           auto op = g.NewOp(type + "_grad");
@@ -185,4 +194,6 @@ TIDE_REGISTER_OP(
               .Attr("scale", g.Attr<float>("scale"))
               .Attr("bias", 0.0f);
         }));
-TIDE_REGISTER_KERNEL("scale", "cpu", tide::kernels::Scale, OPS_MATH_NUMERIC_TYPES);
+// A complex X takes a real scale and bias (Paddle's complex * 2, complex + 1).
+TIDE_REGISTER_KERNEL("scale", "cpu", tide::kernels::Scale, OPS_MATH_NUMERIC_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);

@@ -3,7 +3,10 @@
 // it truncates toward zero, saturates at the type's limits (+-inf included), and NaN becomes 0.
 // float16 and bfloat16 (tide/low_precision.hpp) convert through float: to them rounding to
 // nearest even (float64 rounds to float first), from them exactly; one of them to an integer
-// follows the float rule. A cast to the type X already has copies the bits.
+// follows the float rule. A cast to the type X already has copies the bits. A real X to complex64 /
+// complex128 gives imaginary parts 0; a complex X to a real type keeps the real part (then the
+// rules above), to bool whether the number is not 0, as Paddle's.
+#include <complex>
 #include <cstring>
 #include <tide/low_precision.hpp>
 #include <tide/ops/cast.hpp>
@@ -56,6 +59,40 @@ void ConvertChunks(const KernelContext& ctx, const From* x, To* y, int64_t n, Co
   ParallelFor(ctx, n, 1, [&](int64_t b, int64_t e) { convert(x + b, y + b, e - b); });
 }
 
+// A real value by the rules above.
+template <typename From, typename To>
+struct RealConvert {
+  To operator()(From v) const {
+    if constexpr (kSaturates<From, To>)
+      return Saturating<From, To>()(v);
+    else if constexpr (kLowPrecision<From> || kLowPrecision<To>)
+      return ThroughFloat<From, To>()(v);
+    else
+      return static_cast<To>(v);
+  }
+};
+
+// From or To complex: a real value as the complex number (v, 0), through float for the 2-byte
+// floats; a complex one's real part by RealConvert, or to bool whether the number is not 0.
+template <typename From, typename To>
+struct ComplexCast {
+  To operator()(From v) const {
+    if constexpr (kIsComplex<From> && kIsComplex<To>) {
+      return To(v);
+    } else if constexpr (kIsComplex<To>) {
+      using R = RealType<To>;
+      if constexpr (kLowPrecision<From>)
+        return To(static_cast<R>(static_cast<float>(v)), R(0));
+      else
+        return To(static_cast<R>(v), R(0));
+    } else if constexpr (std::is_same_v<To, bool>) {
+      return v != From(0);
+    } else {
+      return RealConvert<RealType<From>, To>()(v.real());
+    }
+  }
+};
+
 template <typename From, typename To>
 void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
   out.Resize(x.dims());
@@ -68,6 +105,8 @@ void CastTo(const KernelContext& ctx, const Tensor& x, Tensor& out) {
                   x.numel(), Bfloat16ToFloat);
   } else if constexpr (std::is_same_v<From, To>) {  // bits, not values: a NaN's payload stays
     std::memcpy(Out<To>(out, ctx).data(), x.data<From>(), sizeof(To) * x.numel());
+  } else if constexpr (kIsComplex<From> || kIsComplex<To>) {
+    EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(ComplexCast<From, To>()));
   } else if constexpr (kSaturates<From, To>) {
     EigenEval(ctx, Out<To>(out, ctx), In<From>(x).unaryExpr(Saturating<From, To>()));
   } else if constexpr (kLowPrecision<From> || kLowPrecision<To>) {
@@ -112,6 +151,12 @@ void CastKernel(KernelContext& ctx) {
     case TIDE_UINT8:
       CastTo<T, uint8_t>(ctx, x, out);
       break;
+    case TIDE_COMPLEX64:
+      CastTo<T, std::complex<float>>(ctx, x, out);
+      break;
+    case TIDE_COMPLEX128:
+      CastTo<T, std::complex<double>>(ctx, x, out);
+      break;
     default:
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op 'cast': no CPU cast from ", tide::DataTypeName(x.dtype()),
                  " to ", tide::DataTypeName(to));
@@ -146,4 +191,4 @@ TIDE_REGISTER_OP(
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("cast", "cpu", CastKernel, float, double, int32_t, int64_t, bool, uint8_t,
-                     int8_t, int16_t, tide::float16, tide::bfloat16);
+                     int8_t, int16_t, tide::float16, tide::bfloat16, OPS_MATH_COMPLEX_TYPES);

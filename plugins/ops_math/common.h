@@ -11,6 +11,7 @@
 #include <tide/eigen.hpp>
 #include <tide/kernels/common.hpp>
 #include <tide/ops/broadcast.hpp>
+#include <tide/ops/complex.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/elementwise.hpp>
 #include <tide/ops/grad_outputs.hpp>
@@ -62,5 +63,11 @@ std::mt19937_64 RandomEngine(const KernelContext& ctx);
 #define OPS_MATH_FLOAT_TYPES float, double
 // Kernels for float, double and the integer types where the op makes sense.
 #define OPS_MATH_NUMERIC_TYPES float, double, int32_t, int64_t
+// complex64 and complex128 (tide/ops/complex.hpp), for the ops whose arithmetic is numpy's on
+// complex numbers too (never those that compare values: max, min, relu, sort); forward only, the
+// backward pass does not differentiate through complex values.
+#define OPS_MATH_COMPLEX_TYPES std::complex<float>, std::complex<double>
+using tide::ops::kIsComplex;
+using tide::ops::RealType;
 
 }  // namespace ops_math

@@ -1,8 +1,9 @@
-// conj_op.cc: Paddle's conj (paddle.conj: the complex conjugate, element-wise). Tide holds no
-// complex data type (a complex tensor is refused where it is read or fed), so on the real types
-// Paddle's CPU kernel takes (float, double, int32, int64) Out is a copy of X; its grad is conj
-// of dOut, as Paddle's (conj again).
+// conj_op.cc: Paddle's conj (paddle.conj: the complex conjugate, element-wise). On the real types
+// Paddle's CPU kernel takes (float, double, int32, int64) Out is a copy of X; on complex64 /
+// complex128 the imaginary parts change sign. Its grad is conj of dOut, as Paddle's (conj again);
+// the backward pass does not differentiate through complex values, so only the real one runs.
 #include <algorithm>
+#include <complex>
 
 #include "common.h"
 
@@ -13,7 +14,12 @@ template <typename T>
 void ConjKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
   T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  std::copy(x.data<T>(), x.data<T>() + x.numel(), o);
+  if (x.numel() == 0) return;
+  const T* xd = x.data<T>();
+  if constexpr (kIsComplex<T>)
+    std::transform(xd, xd + x.numel(), o, [](const T& z) { return std::conj(z); });
+  else
+    std::copy(xd, xd + x.numel(), o);
 }
 
 }  // namespace
@@ -24,11 +30,11 @@ using namespace ops_math;  // NOLINT: registration macros below
 TIDE_REGISTER_OP(
     tide::OpSchema("conj")
         .Comment("Out = the complex conjugate of X (paddle.conj): X itself on the "
-                 "real types Tide holds.")
-        .Input("X", "the input (float, double, int32 or int64)")
+                 "real types.")
+        .Input("X", "the input (float, double, int32, int64, complex64 or complex128)")
         .Output("Out", "X's dims and data type")
         .InferShape(tide::SameShapeAsInput("X", "Out"))
         .Grad([](tide::GradMaker& g) {
           g.NewOp("conj").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
         }));
-TIDE_REGISTER_KERNEL("conj", "cpu", ConjKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("conj", "cpu", ConjKernel, OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);

@@ -513,5 +513,6 @@ TIDE_REGISTER_OP(tide::OpSchema("einsum_grad")
                      .Attr("equation", std::string(""))
                      .KernelDataTypeFrom("Operands")
                      .InferShape(EinsumGradInferShape));
-TIDE_REGISTER_KERNEL("einsum", "cpu", EinsumKernel, OPS_MATH_FLOAT_TYPES);
+// complex64 / complex128: no operand is conjugated, as in Paddle and numpy.
+TIDE_REGISTER_KERNEL("einsum", "cpu", EinsumKernel, OPS_MATH_FLOAT_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("einsum_grad", "cpu", EinsumGradKernel, OPS_MATH_FLOAT_TYPES);

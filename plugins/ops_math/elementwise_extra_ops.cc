@@ -3,8 +3,9 @@
 // nextafter (paddle.nextafter: the next representable value after x towards y),
 // bitwise_left_shift / bitwise_right_shift (paddle.bitwise_*_shift: is_arithmetic; a shift
 // count below 0 or of at least the type's bits gives 0, or, shifting right arithmetically a
-// negative x, -1, as Paddle's kernels) and angle of a real X (paddle.angle: pi where X < 0,
-// else 0, NaN kept; grad 0). x and y broadcast numpy-style.
+// negative x, -1, as Paddle's kernels) and angle (paddle.angle: of a real X pi where X < 0, else
+// 0, NaN kept, grad 0; of a complex X atan2(imag, real), real, forward only). x and y broadcast
+// numpy-style.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -125,14 +126,22 @@ void FloatBroadcastShape(tide::InferShapeContext& ctx) {
   BroadcastShape(ctx);
 }
 
-// A real X's angle: pi where X < 0, else 0; NaN stays NaN.
+// A real X's angle: pi where X < 0, else 0; NaN stays NaN. A complex X's: atan2(imag, real)
+// (std::arg), of X's real type.
 template <typename T>
 void AngleKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
+  using R = RealType<T>;
+  R* o = ctx.Output("Out").mutable_data<R>(x.dims(), ctx.place());
+  if (x.numel() == 0) return;
   const T* a = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  const T pi = static_cast<T>(M_PI);
-  for (int64_t i = 0; i < x.numel(); ++i) o[i] = std::isnan(a[i]) ? a[i] : (a[i] < 0 ? pi : T(0));
+  const R pi = static_cast<R>(M_PI);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if constexpr (kIsComplex<T>)
+      o[i] = std::arg(a[i]);
+    else
+      o[i] = std::isnan(a[i]) ? a[i] : (a[i] < 0 ? pi : T(0));
+  }
 }
 
 // A real X's angle is piecewise constant: X@GRAD = 0.
@@ -147,11 +156,11 @@ void AngleGradKernel(KernelContext& ctx) {
 
 void AngleShape(tide::InferShapeContext& ctx) {
   const TideDataType t = ctx.InputDataType("X");
-  TIDE_CHECK(t == TIDE_UNDEFINED || t == TIDE_FP32 || t == TIDE_FP64, "op '", ctx.op_type(),
-             "': X ('", ctx.InputName("X"), "') must be float32 or float64, got ",
-             tide::DataTypeName(t));
+  TIDE_CHECK(t == TIDE_UNDEFINED || t == TIDE_FP32 || t == TIDE_FP64 || tide::ops::IsComplexType(t),
+             "op '", ctx.op_type(), "': X ('", ctx.InputName("X"),
+             "') must be float32, float64, complex64 or complex128, got ", tide::DataTypeName(t));
   ctx.SetOutputDims("Out", ctx.InputDims("X"));
-  ctx.SetOutputDataType("Out", t);
+  ctx.SetOutputDataType("Out", tide::ops::RealTypeOf(t));
 }
 
 tide::OpSchema BinarySchema(const char* name, const char* what, const char* types) {
@@ -212,10 +221,10 @@ TIDE_REGISTER_OP(BinarySchema("bitwise_right_shift",
                      .Attr("is_arithmetic", true, "arithmetic (true) or logical shift")
                      .InferShape(ShiftShape));
 TIDE_REGISTER_OP(tide::OpSchema("angle")
-                     .Comment("Out = the angle of real X (paddle.angle): pi where X < 0, else 0; "
-                              "NaN stays NaN.")
-                     .Input("X", "float32 or float64")
-                     .Output("Out", "X's type and dims")
+                     .Comment("Out = the angle of X (paddle.angle): of a real X pi where X < 0, "
+                              "else 0, NaN staying NaN; of a complex X atan2(imag, real).")
+                     .Input("X", "float32, float64, complex64 or complex128")
+                     .Output("Out", "X's dims; X's type, or a complex X's real type")
                      .InferShape(AngleShape)
                      .Grad([](tide::GradMaker& g) {
                        g.NewOp("angle_grad")
@@ -235,5 +244,5 @@ TIDE_REGISTER_KERNEL("copysign_grad", "cpu", CopysignGradKernel, OPS_MATH_FLOAT_
 TIDE_REGISTER_KERNEL("nextafter", "cpu", NextafterKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("bitwise_left_shift", "cpu", LeftShiftKernel, OPS_MATH_SHIFT_TYPES);
 TIDE_REGISTER_KERNEL("bitwise_right_shift", "cpu", RightShiftKernel, OPS_MATH_SHIFT_TYPES);
-TIDE_REGISTER_KERNEL("angle", "cpu", AngleKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("angle", "cpu", AngleKernel, OPS_MATH_FLOAT_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("angle_grad", "cpu", AngleGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -337,14 +337,15 @@ TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_add_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_sub_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_mul_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_div_grad"));
+// complex64 / complex128: numpy's complex arithmetic, forward only.
 TIDE_REGISTER_KERNEL("elementwise_add", "cpu", tide::kernels::ElementwiseAdd,
-                     OPS_MATH_NUMERIC_TYPES);
+                     OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_sub", "cpu", tide::kernels::ElementwiseSub,
-                     OPS_MATH_NUMERIC_TYPES);
+                     OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_mul", "cpu", tide::kernels::ElementwiseMul,
-                     OPS_MATH_NUMERIC_TYPES);
+                     OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_div", "cpu", tide::kernels::ElementwiseDiv,
-                     OPS_MATH_NUMERIC_TYPES);
+                     OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_add_grad", "cpu", AddGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_sub_grad", "cpu", SubGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_mul_grad", "cpu", MulGradKernel, OPS_MATH_FLOAT_TYPES);

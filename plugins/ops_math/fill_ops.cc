@@ -181,8 +181,9 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_constant")
                      .InferShape(ShapeInputsInferShape));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
+// A complex Out takes the (real) value as its real part, imaginary 0 (tide/ops/fill_value.hpp).
 TIDE_REGISTER_KERNEL("fill_constant", "cpu", FillConstant, OPS_MATH_NUMERIC_TYPES, bool,
-                     tide::float16, tide::bfloat16);
+                     tide::float16, tide::bfloat16, OPS_MATH_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
                      .NoGradient()
@@ -191,7 +192,7 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_zeros_like")
                      .Output("Out", "zeros")
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("fill_zeros_like", "cpu", FillZerosLike, OPS_MATH_NUMERIC_TYPES, tide::float16,
-                     tide::bfloat16);
+                     tide::bfloat16, OPS_MATH_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("fill_any_like")
                      .NoGradient()
@@ -204,7 +205,7 @@ TIDE_REGISTER_OP(tide::OpSchema("fill_any_like")
                      .KernelDataTypeFrom("attr:dtype")
                      .InferShape(FillAnyLikeInferShape));
 TIDE_REGISTER_KERNEL("fill_any_like", "cpu", FillAnyLike, OPS_MATH_NUMERIC_TYPES, bool,
-                     tide::float16, tide::bfloat16);
+                     tide::float16, tide::bfloat16, OPS_MATH_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(RandomSchema("uniform_random",
                               "Out ~ U[min, max), then diag_num elements "
@@ -232,7 +233,7 @@ TIDE_REGISTER_OP(
           g.NewOp("assign").Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
         }));
 TIDE_REGISTER_KERNEL("assign", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,
-                     tide::float16, tide::bfloat16);
+                     tide::float16, tide::bfloat16, OPS_MATH_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("assign_value")
                      .NoGradient()

@@ -119,5 +119,8 @@ TIDE_REGISTER_OP(MatmulV2Attrs(tide::OpSchema("matmul_v2_grad")
                                    .Output(GradVarName("Y"), "gradient of Y")
                                    .AsDispensable()
                                    .InferShape(GradsLikeXY)));
-TIDE_REGISTER_KERNEL("matmul_v2", "cpu", tide::kernels::MatmulV2, OPS_MATH_FLOAT_TYPES);
+// complex64 / complex128: Eigen's product; trans_x / trans_y transpose without conjugating, as
+// Paddle's.
+TIDE_REGISTER_KERNEL("matmul_v2", "cpu", tide::kernels::MatmulV2, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("matmul_v2_grad", "cpu", MatmulV2GradKernel, OPS_MATH_FLOAT_TYPES);

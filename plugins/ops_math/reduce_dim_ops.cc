@@ -120,6 +120,15 @@ struct AnyR {
   }
 };
 
+// An X element as O: a complex one to a real O keeps its real part (Paddle's cast).
+template <typename O, typename T>
+O ToOut(const T& v) {
+  if constexpr (kIsComplex<T> && !kIsComplex<O>)
+    return static_cast<O>(v.real());
+  else
+    return static_cast<O>(v);
+}
+
 // Reduces X (elements T) into Out (elements O, each X element converted to O first: a bool sum
 // counts, an any / all over numbers tests for non-zero).
 template <typename T, typename O, typename R>
@@ -140,11 +149,11 @@ void ReduceInto(KernelContext& ctx) {
     O* orow = o + index(row);
     if (stride == 0) {  // the innermost run is reduced: one accumulator
       O acc = *orow;
-      for (int64_t k = 0; k < inner; ++k) acc = R::Combine(acc, static_cast<O>(xd[row + k]));
+      for (int64_t k = 0; k < inner; ++k) acc = R::Combine(acc, ToOut<O>(xd[row + k]));
       *orow = acc;
     } else {
       for (int64_t k = 0; k < inner; ++k)
-        orow[k * stride] = R::Combine(orow[k * stride], static_cast<O>(xd[row + k]));
+        orow[k * stride] = R::Combine(orow[k * stride], ToOut<O>(xd[row + k]));
     }
   }
   const int64_t count = n_out ? total / n_out : 0;
@@ -421,9 +430,10 @@ TIDE_REGISTER_OP(ReduceGradSchema("reduce_amax_grad", true));
 TIDE_REGISTER_OP(ReduceGradSchema("reduce_amin_grad", true));
 // Paddle's sum also takes bool (counting, to int64) and the byte and int16 types (in their own).
 TIDE_REGISTER_KERNEL("reduce_sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES, bool, uint8_t, int8_t,
-                     int16_t);
+                     int16_t, OPS_MATH_COMPLEX_TYPES);
 // Paddle's mean of integers divides as integers (truncating).
-TIDE_REGISTER_KERNEL("reduce_mean", "cpu", MeanKernel, OPS_MATH_NUMERIC_TYPES);
+TIDE_REGISTER_KERNEL("reduce_mean", "cpu", MeanKernel, OPS_MATH_NUMERIC_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("reduce_max", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_min", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_prod", "cpu", ProdKernel, OPS_MATH_NUMERIC_TYPES);

@@ -28,7 +28,9 @@ void MeanKernel(KernelContext& ctx) {
     std::lock_guard<std::mutex> lock(mu);
     parts.emplace_back(b, s);
   });
-  std::sort(parts.begin(), parts.end());
+  // By range (their starts differ): complex values have no order to break ties with.
+  std::sort(parts.begin(), parts.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   T sum = 0;
   for (const auto& p : parts) sum += p.second;
   a.out[0] = sum / static_cast<T>(a.n);
@@ -132,7 +134,7 @@ TIDE_REGISTER_OP(tide::OpSchema("mean_grad")
                      .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
-TIDE_REGISTER_KERNEL("mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(
@@ -163,4 +165,5 @@ TIDE_REGISTER_OP(
                 .Attr("scale", 1.0f);
           }
         }));
-TIDE_REGISTER_KERNEL("sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES, tide::bfloat16);
+TIDE_REGISTER_KERNEL("sum", "cpu", SumKernel, OPS_MATH_NUMERIC_TYPES, tide::bfloat16,
+                     OPS_MATH_COMPLEX_TYPES);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <tide/eigen.hpp>
@@ -115,5 +116,8 @@ inline void CheckSameDims(const KernelContext& ctx, const Tensor& a, const Tenso
 // Also bool and the byte types, for the ops that reshape, slice, join and gather (masks are bool
 // in Paddle's models; images uint8).
 #define OPS_NN_BYTE_TYPES bool, uint8_t, int8_t
+// complex64 and complex128, for the ops that only move values (reshape, slice, join, gather, flip,
+// tile ...): never those that compare them (top_k, sort, cummax) or pad (its value is real).
+#define OPS_NN_COMPLEX_TYPES std::complex<float>, std::complex<double>
 
 }  // namespace ops_nn

@@ -400,7 +400,8 @@ TIDE_REGISTER_OP(tide::OpSchema("gather_grad")
                      .Attr("axis", int32_t(0))
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
-TIDE_REGISTER_KERNEL("gather", "cpu", GatherKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES);
+TIDE_REGISTER_KERNEL("gather", "cpu", GatherKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES);
 TIDE_REGISTER_KERNEL("gather_grad", "cpu", GatherGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(
@@ -475,7 +476,8 @@ TIDE_REGISTER_OP(tide::OpSchema("gather_nd_grad")
                      .Output(GradVarName("X"))
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
-TIDE_REGISTER_KERNEL("gather_nd", "cpu", GatherNdKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES);
+TIDE_REGISTER_KERNEL("gather_nd", "cpu", GatherNdKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES);
 TIDE_REGISTER_KERNEL("gather_nd_grad", "cpu", GatherNdGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("one_hot")
@@ -603,7 +605,8 @@ TIDE_REGISTER_OP(tide::OpSchema("shape")
                        c.SetOutputDims("Out", {static_cast<int64_t>(c.InputDims("Input").size())});
                        c.SetOutputDataType("Out", TIDE_INT32);
                      }));
-TIDE_REGISTER_KERNEL("shape", "cpu", ShapeKernel, float, double, int32_t, int64_t, bool);
+TIDE_REGISTER_KERNEL("shape", "cpu", ShapeKernel, float, double, int32_t, int64_t, bool,
+                     OPS_NN_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(
     tide::OpSchema("cumsum")

@@ -211,16 +211,17 @@ TIDE_REGISTER_OP(CopyGradSchema("flatten_contiguous_range_grad", true,
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", tide::kernels::FlattenContiguousRange,
-                     OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
+                     OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("reshape", "cpu", tide::kernels::Reshape, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("reshape", "cpu", tide::kernels::Reshape, OPS_NN_MOVE_TYPES,
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("reshape2", "cpu", tide::kernels::Reshape, OPS_NN_MOVE_TYPES,
-                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("flatten", "cpu", tide::kernels::Flatten, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("flatten", "cpu", tide::kernels::Flatten, OPS_NN_MOVE_TYPES,
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("flatten2", "cpu", tide::kernels::Flatten, OPS_NN_MOVE_TYPES,
-                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("reshape_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reshape2_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("flatten_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);

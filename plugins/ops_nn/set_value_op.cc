@@ -3,13 +3,16 @@
 // (Python's slice rules) set to a value broadcast to the box. The value is ValueTensor, else the
 // constants of the attributes (Paddle 2.6+ writes `values`, older releases one typed list).
 // decrease_axes / none_axes only reshape the box the value broadcasts to (x[0] = v drops axis
-// 0, x[None, 0] adds a 1). set_value_grad: Input@GRAD is Out@GRAD with the box zeroed,
-// ValueTensor@GRAD the box of Out@GRAD summed to the value's dims.
+// 0, x[None, 0] adds a 1). A complex constant (x[0] = 1 + 2j on a complex x) has its imaginary
+// parts in `values_imag` (the PIR reader splits Paddle's complex Scalars so). set_value_grad:
+// Input@GRAD is Out@GRAD with the box zeroed, ValueTensor@GRAD the box of Out@GRAD summed to the
+// value's dims.
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
 #include <tide/low_precision.hpp>
+#include <tide/ops/complex.hpp>
 #include <tide/ops/tensor_shape.hpp>
 #include <type_traits>
 #include <vector>
@@ -167,8 +170,19 @@ std::vector<T> ConstantValues(const KernelContext& ctx, Dims* dims, std::string*
   std::vector<T> v;
   *from = "values";
   const auto values = ctx.Attr<std::vector<double>>("values");
+  const auto imag = ctx.Attr<std::vector<double>>("values_imag");
   if (!values.empty()) {
     v = CastAll<T>(values);
+    TIDE_CHECK(imag.empty() || imag.size() == values.size(), "op '", op, "': values_imag has ",
+               imag.size(), " elements, values ", values.size());
+    if constexpr (tide::ops::kIsComplex<T>) {
+      using R = tide::ops::RealType<T>;
+      for (size_t i = 0; i < imag.size(); ++i) v[i] = T(R(values[i]), R(imag[i]));
+    } else {
+      TIDE_CHECK(std::all_of(imag.begin(), imag.end(), [](double x) { return x == 0; }), "op '", op,
+                 "': a complex value (values_imag) for Input '", ctx.InputName("Input"), "' of ",
+                 tide::DataTypeName(tide::DataTypeOf<T>()), "; cast Input to complex");
+    }
   } else {
     for (const char* name : kTypedValues) {
       const std::string n = name;
@@ -290,6 +304,8 @@ tide::OpSchema& SetValueAttrs(tide::OpSchema& s) {
       .Attr("none_axes", std::vector<int64_t>{},
             "positions of None in the index: a 1 in the dims the value broadcasts to")
       .Attr("values", std::vector<double>{}, "the value's elements (Paddle 2.6+; Scalars)")
+      .Attr("values_imag", std::vector<double>{},
+            "the imaginary parts of a complex constant's elements (PIR's complex Scalars; Tide's)")
       .Attr("bool_values", std::vector<int32_t>{}, "the value's elements (Paddle < 2.6, bool)")
       .Attr("fp32_values", std::vector<float>{}, "the value's elements (Paddle < 2.6, float32)")
       .Attr("int32_values", std::vector<int32_t>{}, "the value's elements (Paddle < 2.6, int32)")
@@ -364,6 +380,6 @@ using namespace ops_nn;  // NOLINT: registration macros below
 TIDE_REGISTER_OP(SetValueSchema());
 TIDE_REGISTER_OP(SetValueGradSchema());
 // float16 / bfloat16 get kernels of their own: the op only moves values (as slice).
-TIDE_REGISTER_KERNEL("set_value", "cpu", SetValueKernel, OPS_NN_MOVE_TYPES, bool, tide::float16,
-                     tide::bfloat16);
+TIDE_REGISTER_KERNEL("set_value", "cpu", SetValueKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     bool, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("set_value_grad", "cpu", SetValueGradKernel, OPS_NN_FLOAT_TYPES);

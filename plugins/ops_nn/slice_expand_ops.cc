@@ -334,11 +334,11 @@ TIDE_REGISTER_OP(SliceSchema("strided_slice", true));
 TIDE_REGISTER_OP(SliceGradSchema("strided_slice_grad", true));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
-TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("strided_slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("pad")
@@ -459,9 +459,11 @@ TIDE_REGISTER_OP(tide::OpSchema("expand_as_v2_grad")
                      .Attr("target_shape", std::vector<int32_t>{})
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
-TIDE_REGISTER_KERNEL("expand_as_v2", "cpu", ExpandAsV2Kernel, OPS_NN_MOVE_TYPES, bool);
+TIDE_REGISTER_KERNEL("expand_as_v2", "cpu", ExpandAsV2Kernel, OPS_NN_MOVE_TYPES,
+                     OPS_NN_COMPLEX_TYPES, bool);
 TIDE_REGISTER_KERNEL("expand_as_v2_grad", "cpu", ExpandAsV2GradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("expand_v2", "cpu", ExpandV2Kernel, OPS_NN_MOVE_TYPES, bool);
+TIDE_REGISTER_KERNEL("expand_v2", "cpu", ExpandV2Kernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     bool);
 TIDE_REGISTER_KERNEL("expand_v2_grad", "cpu", ExpandV2GradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("expand_grad", "cpu", ExpandGradKernel, OPS_NN_FLOAT_TYPES);

@@ -110,8 +110,8 @@ TIDE_REGISTER_OP(tide::OpSchema("concat_grad")
                      .InferShape(GradLike({"X"})));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
-TIDE_REGISTER_KERNEL("concat", "cpu", tide::kernels::Concat, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("concat", "cpu", tide::kernels::Concat, OPS_NN_MOVE_TYPES,
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("concat_grad", "cpu", ConcatGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("split")
@@ -143,5 +143,5 @@ TIDE_REGISTER_OP(tide::OpSchema("split")
                          op.Input("AxisTensor", g.Input("AxisTensor"));
                        op.Output("Out", g.InputGrad("X")).Attr("axis", g.Attr<int32_t>("axis"));
                      }));
-TIDE_REGISTER_KERNEL("split", "cpu", SplitKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("split", "cpu", SplitKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);

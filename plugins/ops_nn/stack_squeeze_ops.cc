@@ -171,10 +171,10 @@ TIDE_REGISTER_OP(SqueezeGradSchema("unsqueeze2_grad"));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("squeeze2", "cpu", tide::kernels::Squeeze, OPS_NN_MOVE_TYPES,
-                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", tide::kernels::Squeeze, OPS_NN_MOVE_TYPES,
-                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("unsqueeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(
@@ -235,9 +235,10 @@ TIDE_REGISTER_OP(tide::OpSchema("unbind")
                            .Output("Y", g.InputGrad("X"))
                            .Attr("axis", g.Attr<int32_t>("axis"));
                      }));
-TIDE_REGISTER_KERNEL("unbind", "cpu", UnbindKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES);
-TIDE_REGISTER_KERNEL("stack", "cpu", StackKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("unbind", "cpu", UnbindKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES);
+TIDE_REGISTER_KERNEL("stack", "cpu", StackKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("stack_grad", "cpu", StackGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("unstack", "cpu", UnstackKernel, OPS_NN_MOVE_TYPES, OPS_NN_BYTE_TYPES,
-                     tide::float16, tide::bfloat16);
+TIDE_REGISTER_KERNEL("unstack", "cpu", UnstackKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
+                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);

@@ -129,5 +129,5 @@ TIDE_REGISTER_OP(tide::OpSchema("tile_grad")
                      .Attr("repeat_times", std::vector<int32_t>{})
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
-TIDE_REGISTER_KERNEL("tile", "cpu", TileKernel, OPS_NN_MOVE_TYPES, bool);
+TIDE_REGISTER_KERNEL("tile", "cpu", TileKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES, bool);
 TIDE_REGISTER_KERNEL("tile_grad", "cpu", TileGradKernel, OPS_NN_FLOAT_TYPES);

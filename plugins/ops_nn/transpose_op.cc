@@ -92,8 +92,8 @@ TIDE_REGISTER_OP(TransposeGradSchema("transpose2_grad", true));
 // float16 and bfloat16 get kernels of their own where the op only moves or makes values: they
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("transpose", "cpu", tide::kernels::Transpose, OPS_NN_MOVE_TYPES,
-                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("transpose2", "cpu", tide::kernels::Transpose, OPS_NN_MOVE_TYPES,
-                     OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
+                     OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("transpose_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("transpose2_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);

@@ -166,7 +166,10 @@ def test_angle(dtype):
 
 
 def test_angle_errors():
-    with pytest.raises(tide.TideError, match=r"angle.*X .* must be float32 or float64, got int64"):
+    with pytest.raises(
+        tide.TideError,
+        match=r"angle.*X .* must be float32, float64, complex64 or complex128, got int64",
+    ):
         x = np.arange(3)
         make("angle", {"X": x}, {"Out": x}).check_output()
 

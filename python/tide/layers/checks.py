@@ -11,6 +11,7 @@ __all__ = ["check_type", "check_dtype", "check_variable_and_dtype", "check_var",
 
 FLOATS = ("float16", "float32", "float64", "bfloat16")
 INTS = ("int32", "int64")
+COMPLEX = ("complex64", "complex128")  # the layers whose ops have complex kernels take them
 
 
 def is_int(v):

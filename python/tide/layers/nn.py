@@ -10,6 +10,7 @@ from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
 from ..param_attr import ParamAttr
 from .checks import (
+    COMPLEX,
     FLOATS,
     INTS,
     check_dtype,
@@ -146,7 +147,7 @@ def mean(x, name=None):
         Variable: the mean, shape [1].
     """
     helper = LayerHelper("mean", name=name)
-    check_variable_and_dtype(x, "x", FLOATS, "mean")
+    check_variable_and_dtype(x, "x", FLOATS + COMPLEX, "mean")
     return _single(helper, "mean", {"X": x})
 
 
@@ -228,9 +229,9 @@ def softmax(input, axis=-1, name=None, use_cudnn=False):
     return _single(LayerHelper("softmax", name=name), "softmax", {"X": input}, {"axis": axis})
 
 
-def _activation(op_type):
+def _activation(op_type, dtypes=FLOATS):
     def layer(x, name=None):
-        check_variable_and_dtype(x, "x", FLOATS, op_type)
+        check_variable_and_dtype(x, "x", dtypes, op_type)
         return _single(LayerHelper(op_type, name=name), op_type, {"X": x})
 
     layer.__name__ = op_type
@@ -244,9 +245,14 @@ tanh = _activation("tanh")
 square = _activation("square")
 
 
+# The element-wise ops with complex kernels.
+_COMPLEX_ELEMENTWISE = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div")
+
+
 def _elementwise(op_type, x, y, axis=-1, act=None, name=None):
-    check_variable_and_dtype(x, "x", FLOATS + INTS, op_type)
-    check_variable_and_dtype(y, "y", FLOATS + INTS, op_type)
+    kinds = FLOATS + INTS + (COMPLEX if op_type in _COMPLEX_ELEMENTWISE else ())
+    check_variable_and_dtype(x, "x", kinds, op_type)
+    check_variable_and_dtype(y, "y", kinds, op_type)
     helper = LayerHelper(op_type, act=act, name=name)
     out = _single(helper, op_type, {"X": x, "Y": y}, {"axis": axis})
     return helper.append_activation(out)
@@ -377,7 +383,7 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     Returns:
         Variable: x's shape and type.
     """
-    check_variable_and_dtype(x, "x", FLOATS + ("int8", "int16", "uint8") + INTS, "scale")
+    check_variable_and_dtype(x, "x", FLOATS + ("int8", "int16", "uint8") + INTS + COMPLEX, "scale")
     helper = LayerHelper("scale", act=act, name=name)
     out = _single(
         helper,
@@ -400,9 +406,9 @@ def sums(input, out=None):
     """
     check_type(input, "input", (Variable, tuple, list), "sums")
     for x in input if isinstance(input, (list, tuple)) else [input]:
-        check_variable_and_dtype(x, "input", ("float32", "float64") + INTS, "sums")
+        check_variable_and_dtype(x, "input", ("float32", "float64") + INTS + COMPLEX, "sums")
     if out is not None:
-        check_variable_and_dtype(out, "out", ("float32", "float64") + INTS, "sums")
+        check_variable_and_dtype(out, "out", ("float32", "float64") + INTS + COMPLEX, "sums")
     helper = LayerHelper("sum", input=input)
     inputs = helper.multiple_input()
     if out is None:
@@ -422,7 +428,7 @@ def _shape_arg(layer, shape, inputs, attrs):
 def fill_constant(shape, dtype, value, force_cpu=False, out=None):
     """A tensor of `shape` (ints, an int Variable, or ints mixed with one-element int
     Variables) filled with `value`."""
-    check_dtype(dtype, "dtype", ("bool",) + FLOATS + INTS, "fill_constant")
+    check_dtype(dtype, "dtype", ("bool",) + FLOATS + INTS + COMPLEX, "fill_constant")
     dtype = convert_dtype(dtype)
     helper = LayerHelper("fill_constant")
     inputs, attrs = {}, {"dtype": dtype_code(dtype), "value": float(value), "force_cpu": force_cpu}
@@ -494,7 +500,7 @@ def assign(input, output=None):
     check_type(input, "input", (Variable, np.ndarray, LoDTensor), "assign")
     helper = LayerHelper("assign")
     if isinstance(input, Variable):
-        check_dtype(input.dtype, "input", ("bool",) + FLOATS + INTS, "assign")
+        check_dtype(input.dtype, "input", ("bool",) + FLOATS + INTS + COMPLEX, "assign")
         if output is None:
             output = helper.create_variable_for_type_inference(input.dtype)
         helper.append_op("assign", inputs={"X": input}, outputs={"Out": output})
@@ -542,8 +548,9 @@ def cast(x, dtype):
     Returns:
         Variable: x's values as dtype.
     """
-    check_variable_and_dtype(x, "x", ("bool", "uint8", "int8", "int16") + FLOATS + INTS, "cast")
-    check_dtype(dtype, "dtype", ("bool", "uint8", "int8", "int16") + FLOATS + INTS, "cast")
+    kinds = ("bool", "uint8", "int8", "int16") + FLOATS + INTS + COMPLEX
+    check_variable_and_dtype(x, "x", kinds, "cast")
+    check_dtype(dtype, "dtype", kinds, "cast")
     helper = LayerHelper("cast")
     dtype = convert_dtype(dtype)
     out = helper.create_variable_for_type_inference(dtype)
@@ -556,7 +563,7 @@ def cast(x, dtype):
     return out
 
 
-_MOVE_TYPES = ("bool",) + FLOATS + INTS  # the dtypes Fluid's data-moving layers take
+_MOVE_TYPES = ("bool",) + FLOATS + INTS + COMPLEX  # the dtypes the data-moving layers take
 
 
 def _axis_arg(layer, arg, axis, inputs, attrs):
@@ -647,7 +654,7 @@ def transpose(x, perm, name=None):
     Returns:
         Variable: the transposed tensor.
     """
-    check_variable_and_dtype(x, "x", FLOATS + INTS, "transpose")
+    check_variable_and_dtype(x, "x", FLOATS + INTS + COMPLEX, "transpose")
     check_type(perm, "perm", (list, tuple), "transpose")
     if len(perm) != len(x.shape):
         raise ValueError(
@@ -1256,9 +1263,9 @@ def _act_with_attrs(op_type, *attr_defaults):
 
 
 # The attribute-less activations (Fluid's generated layers op(x, name=None)), type-checked.
-exp = _activation("exp")
+exp = _activation("exp", FLOATS + COMPLEX)
 log = _activation("log")
-abs = _activation("abs")  # noqa: A001 (Fluid's name)
+abs = _activation("abs", FLOATS + COMPLEX)  # noqa: A001 (Fluid's name); of complex: real
 ceil = _activation("ceil")
 floor = _activation("floor")
 round = _activation("round")  # noqa: A001 (Fluid's name)
