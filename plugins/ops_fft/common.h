@@ -1,6 +1,6 @@
 // common.h: what the ops_fft kernels share: the FFT ops' attributes (axes checked against the
-// rank, normalization), Paddle's normalization factor, the real <-> complex data types, and the
-// walk over every 1-D line of a tensor along one axis that each 1-D transform runs on.
+// rank, normalization) and X's data type, Paddle's normalization factor, and the walk over every
+// 1-D line of a tensor along one axis that each 1-D transform runs on.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <tide/ops/complex.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
 #include <tide/plugin.hpp>
@@ -20,6 +21,8 @@ using tide::GradVarName;
 using tide::KernelContext;
 using tide::Tensor;
 using tide::ops::DimsProduct;
+using tide::ops::IsComplexType;
+using tide::ops::RealType;
 
 // Paddle's CPU kernels: the FFTs on float / double and their complex types; frame and
 // overlap_add also on the integer types, their grads on the real float types only (the backward
@@ -28,18 +31,12 @@ using tide::ops::DimsProduct;
 #define OPS_FFT_COMPLEX_TYPES std::complex<float>, std::complex<double>
 #define OPS_FFT_FRAME_TYPES int32_t, int64_t, float, double, OPS_FFT_COMPLEX_TYPES
 
-inline bool IsComplex(TideDataType t) { return t == TIDE_COMPLEX64 || t == TIDE_COMPLEX128; }
-inline TideDataType ComplexOf(TideDataType t) {
-  return t == TIDE_FP64 ? TIDE_COMPLEX128 : TIDE_COMPLEX64;
-}
-inline TideDataType RealOf(TideDataType t) { return t == TIDE_COMPLEX128 ? TIDE_FP64 : TIDE_FP32; }
-
 // Checks X's data type at compile time (TIDE_UNDEFINED passes): complex for fft_c2c / fft_c2r,
 // float32 / float64 for fft_r2c.
 inline void CheckFftInputType(tide::InferShapeContext& ctx, bool complex) {
   const TideDataType t = ctx.InputDataType("X");
   const bool ok =
-      t == TIDE_UNDEFINED || (complex ? IsComplex(t) : (t == TIDE_FP32 || t == TIDE_FP64));
+      t == TIDE_UNDEFINED || (complex ? IsComplexType(t) : (t == TIDE_FP32 || t == TIDE_FP64));
   TIDE_CHECK(ok, "op '", ctx.op_type(), "': X ('", ctx.InputName("X"), "') must be ",
              complex ? "complex64 or complex128" : "float32 or float64", ", got ",
              tide::DataTypeName(t));

@@ -34,8 +34,7 @@ void ComplexTransforms(const char* op, Fft1D<R>& fft, std::complex<R>* data, con
 template <typename T>
 void Scale(T* p, int64_t n, double factor) {
   if (factor == 1.0) return;
-  using R = decltype(std::abs(T()));  // float / double for T and std::complex<T>
-  const R f = static_cast<R>(factor);
+  const RealType<T> f = static_cast<RealType<T>>(factor);
   for (int64_t i = 0; i < n; ++i) p[i] *= f;
 }
 
@@ -169,7 +168,7 @@ void FftR2CInferShape(tide::InferShapeContext& ctx) {
   if (ctx.Attr<bool>("onesided") && x[last] >= 0) out[last] = x[last] / 2 + 1;
   ctx.SetOutputDims("Out", out);
   const TideDataType t = ctx.InputDataType("X");
-  if (t != TIDE_UNDEFINED) ctx.SetOutputDataType("Out", ComplexOf(t));
+  if (t != TIDE_UNDEFINED) ctx.SetOutputDataType("Out", tide::ops::ComplexTypeOf(t));
 }
 
 void FftC2RInferShape(tide::InferShapeContext& ctx) {
@@ -181,7 +180,7 @@ void FftC2RInferShape(tide::InferShapeContext& ctx) {
                          x[last], last);
   ctx.SetOutputDims("Out", out);
   const TideDataType t = ctx.InputDataType("X");
-  if (t != TIDE_UNDEFINED) ctx.SetOutputDataType("Out", RealOf(t));
+  if (t != TIDE_UNDEFINED) ctx.SetOutputDataType("Out", tide::ops::RealTypeOf(t));
 }
 
 // The attributes every FFT op has.
