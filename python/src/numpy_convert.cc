@@ -28,10 +28,11 @@ DataType DataTypeFromNumpy(const py::dtype& dt) {
   if (ParseDataTypeName(name.c_str(), &t, /*canonical_only=*/true) &&
       (t != TIDE_BF16 || IsMlDtypesBfloat16(dt)))
     return t;
-  TIDE_FAIL(TIDE_INVALID_ARGUMENT, "numpy dtype ",
-            py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
-            " has no Tide data type (use float16/32/64, complex64/128, int8/16/32/64, uint8, bool or "
-            "ml_dtypes.bfloat16)");
+  TIDE_FAIL(
+      TIDE_INVALID_ARGUMENT, "numpy dtype ",
+      py::str(static_cast<const py::object&>(dt)).cast<std::string>(),
+      " has no Tide data type (use float16/32/64, complex64/128, int8/16/32/64, uint8, bool or "
+      "ml_dtypes.bfloat16)");
 }
 
 py::dtype NumpyDtype(DataType t) {

@@ -22,10 +22,12 @@ struct DataTypeInfo {
 
 // Every data type of the ABI, in the enum's order.
 inline constexpr DataTypeInfo kDataTypes[] = {
-    {TIDE_BOOL, "bool", 1},     {TIDE_INT16, "int16", 2},  {TIDE_INT32, "int32", 4},
-    {TIDE_INT64, "int64", 8},   {TIDE_FP16, "float16", 2}, {TIDE_FP32, "float32", 4},
-    {TIDE_FP64, "float64", 8},  {TIDE_UINT8, "uint8", 1},  {TIDE_INT8, "int8", 1},
-    {TIDE_BF16, "bfloat16", 2}, {TIDE_COMPLEX64, "complex64", 8}, {TIDE_COMPLEX128, "complex128", 16},
+    {TIDE_BOOL, "bool", 1},           {TIDE_INT16, "int16", 2},
+    {TIDE_INT32, "int32", 4},         {TIDE_INT64, "int64", 8},
+    {TIDE_FP16, "float16", 2},        {TIDE_FP32, "float32", 4},
+    {TIDE_FP64, "float64", 8},        {TIDE_UINT8, "uint8", 1},
+    {TIDE_INT8, "int8", 1},           {TIDE_BF16, "bfloat16", 2},
+    {TIDE_COMPLEX64, "complex64", 8}, {TIDE_COMPLEX128, "complex128", 16},
 };
 
 // Other spellings ParseDataTypeName accepts (C's and the short ones); never printed.
