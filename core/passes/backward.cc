@@ -24,14 +24,18 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// Variables that get no gradient: given, stop_gradient, non-float, and everything computed only
-// from such variables (forward propagation, as Fluid's _find_no_grad_vars).
+// Variables that get no gradient: given, stop_gradient, non-float (complex too unless
+// `complex_too`), and everything computed only from such variables (forward propagation, as
+// Fluid's _find_no_grad_vars).
 std::set<std::string> NoGradVars(const BlockDesc& block, size_t n_ops,
-                                 const std::set<std::string>& given) {
+                                 const std::set<std::string>& given, bool complex_too = false) {
   std::set<std::string> fixed = given;  // never get a gradient
-  for (const VarDesc* v : block.AllVars())
-    if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !IsFloatType(v->dtype())))
+  for (const VarDesc* v : block.AllVars()) {
+    const bool differentiable =
+        IsFloatType(v->dtype()) || (complex_too && IsComplexType(v->dtype()));
+    if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !differentiable))
       fixed.insert(v->name());
+  }
   std::set<std::string> no_grad = fixed;
   std::set<std::string> written;
   for (size_t i = 0; i < n_ops; ++i) {
@@ -374,6 +378,46 @@ std::vector<OpDesc> GradOpsWithOutputs(ProgramDesc* program, const OpDesc& fwd,
   return grads;
 }
 
+// Ops on a path to the loss, walking back from it (the last first); `wanted` gets the loss and
+// every input of them whose gradient the loss needs.
+std::vector<size_t> OpsOnPathToLoss(const BlockDesc& block, const std::string& loss, size_t loss_op,
+                                    const std::set<std::string>& no_grad,
+                                    std::set<std::string>* wanted) {
+  wanted->insert(loss);
+  std::vector<size_t> path;
+  for (size_t i = loss_op + 1; i-- > 0;) {
+    const OpDesc* op = block.Op(i);
+    std::vector<std::string> outs = op->OutputArgumentNames();
+    if (std::none_of(outs.begin(), outs.end(),
+                     [&](const std::string& o) { return wanted->count(o) > 0; }))
+      continue;
+    path.push_back(i);
+    for (const auto& in : op->InputArgumentNames())
+      if (!no_grad.count(in)) wanted->insert(in);
+  }
+  return path;
+}
+
+// The backward pass does not differentiate through complex values: a gradient that would reach
+// the loss through one is an error naming it, not a parameter silently left untrained.
+void CheckNoComplexPath(const BlockDesc& block, const std::string& loss, size_t loss_op,
+                        const std::set<std::string>& given) {
+  const std::set<std::string> no_grad = NoGradVars(block, loss_op + 1, given, true);
+  std::set<std::string> wanted;
+  for (size_t i : OpsOnPathToLoss(block, loss, loss_op, no_grad, &wanted)) {
+    const OpDesc* op = block.Op(i);
+    for (const auto& in : op->InputArgumentNames()) {
+      const VarDesc* v = wanted.count(in) ? block.FindVarRecursive(in) : nullptr;
+      TIDE_ENFORCE(!v || v->type() != TIDE_VAR_LOD_TENSOR || !IsComplexType(v->dtype()),
+                   "append_backward: the loss '", loss, "' depends on the ",
+                   DataTypeName(v->dtype()), " variable '", in, "' (an input of op '", op->type(),
+                   "'), which is computed from variables with gradients; Tide does not "
+                   "differentiate through complex values yet (put '",
+                   in, "' in no_grad_set or set its stop_gradient to train the rest)");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> AppendBackward(
@@ -401,20 +445,10 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
 
   std::set<std::string> no_grad = NoGradVars(*block, loss_op + 1, no_grad_set);
   std::vector<std::string> no_grad_sorted(no_grad.begin(), no_grad.end());
+  CheckNoComplexPath(*block, loss, loss_op, no_grad_set);
 
-  // Ops on a path to the loss, walking back from it.
-  std::set<std::string> wanted = {loss};
-  std::vector<size_t> path;
-  for (size_t i = loss_op + 1; i-- > 0;) {
-    const OpDesc* op = block->Op(i);
-    std::vector<std::string> outs = op->OutputArgumentNames();
-    if (std::none_of(outs.begin(), outs.end(),
-                     [&](const std::string& o) { return wanted.count(o) > 0; }))
-      continue;
-    path.push_back(i);
-    for (const auto& in : op->InputArgumentNames())
-      if (!no_grad.count(in)) wanted.insert(in);
-  }
+  std::set<std::string> wanted;
+  const std::vector<size_t> path = OpsOnPathToLoss(*block, loss, loss_op, no_grad, &wanted);
 
   // Grad ops in reverse order; output grads nobody produced are zero-filled first.
   std::string loss_grad = GradVarName(loss);

@@ -99,6 +99,42 @@ def test_backward_errors():
         tide.append_backward(h)
 
 
+
+def _complex_abs_of(h, width, name="c"):
+    """|h + i h| through a complex64 variable `name` (ops_math's complex and abs)."""
+    block = tide.default_main_program().global_block()
+    c = block.create_var(name=name, dtype="complex64", shape=[-1, width])
+    block.append_op(type="complex", inputs={"X": [h], "Y": [h]}, outputs={"Out": [c]})
+    a = block.create_var(name=name + "_abs", dtype="float32", shape=[-1, width])
+    block.append_op(type="abs", inputs={"X": [c]}, outputs={"Out": [a]})
+    return a
+
+
+def test_a_gradient_through_complex_values_is_refused_naming_the_variable():
+    """Tide does not differentiate through complex values: a parameter whose gradient would pass
+    through one is an error, not a parameter silently left untrained."""
+    x = layers.data(name="x", shape=[4])
+    h = layers.fc(input=x, size=3, param_attr="w")
+    loss = layers.mean(layers.elementwise_add(_complex_abs_of(h, 3), h))
+    with pytest.raises(
+        tide.InvalidArgumentError,
+        match=r"depends on the complex64 variable 'c' \(an input of op 'abs'\).*"
+        r"does not differentiate through complex values",
+    ):
+        tide.append_backward(loss)
+
+
+def test_complex_values_without_a_gradient_leave_the_rest_trained():
+    """Complex values computed from data only, or named in no_grad_set, are no error."""
+    x = layers.data(name="x", shape=[4])
+    h = layers.fc(input=x, size=4, param_attr="w", bias_attr=False)
+    from_data = _complex_abs_of(x, 4, "c_data")
+    from_w = _complex_abs_of(h, 4, "c_w")
+    loss = layers.mean(layers.elementwise_mul(layers.elementwise_add(from_data, from_w), h))
+    pairs = tide.append_backward(loss, no_grad_set={"c_w"})
+    assert [p.name for p, _ in pairs] == ["w"]
+
+
 @pytest.mark.parametrize("dense_use", [False, True])
 def test_shared_sparse_embedding_gradients_are_summed(exe, dense_use):
     """Two sparse lookups of one table: backward sums two SelectedRows (a SelectedRows), or with
