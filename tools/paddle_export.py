@@ -92,6 +92,20 @@ def tiny_vgg11():
     return net
 
 
+class ScaleBias(nn.Layer):
+    """A linear layer, then x * 2 + 1 and paddle.scale with its bias before the scale: Paddle 3.x
+    saves each `scale` of a legacy program with an empty BiasTensor input, which Paddle 2.x's
+    definition (and Fluid's) lacks."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return paddle.scale(h * 2.0 + 1.0, scale=0.5, bias=0.25, bias_after_scale=False)
+
+
 # name: (constructor, input shape (NCHW, batch 2), how it is saved)
 MODELS = {
     "lenet": (lambda: models.LeNet(num_classes=10), [2, 1, 28, 28], "static"),
@@ -104,6 +118,7 @@ MODELS = {
     ),
     "mobilenet_v2": (lambda: models.MobileNetV2(scale=0.25, num_classes=10), [2, 3, 32, 32], "jit"),
     "vgg11": (tiny_vgg11, [2, 3, 48, 48], "static"),
+    "scale_bias": (ScaleBias, [2, 8], "static"),
 }
 # name: constructor of a paddle_nn_models layer (its inputs and example feed), saved by
 # paddle.jit.save with Paddle 2.x.
@@ -146,6 +161,10 @@ PIR_NN_MODELS = {
     "loss_seq_ops": nn_models.LossSeqOps,  # lossseq: bce, log, nll and CTC losses, gather_tree
     "viterbi_ops": nn_models.ViterbiOps,  # lossseq: viterbi_decode
     "elem_extra_ops": nn_models.ElemExtraOps,  # elem: isclose ... clip of ints
+    "spectral_ops": nn_models.SpectralOps,  # fft: paddle.fft, frame, overlap_add, stft, istft
+    "audio_features": nn_models.AudioFeatures,  # fft: paddle.audio's LogMelSpectrogram, MFCC
+    "complex_ops": nn_models.ComplexOps,  # complex: complex64 arithmetic, polar, as_complex
+    "spectral_conv": nn_models.SpectralConv,  # an FNO layer: rfft2, complex einsum, irfft2
 }
 # The models saved as PIR programs by Paddle 3.x with --pir: the vision CNNs by dynamic-to-static
 # ("jit"), the paddle.nn models as NN_MODELS (Paddle 3.x builds their transformer layers in PIR).
@@ -181,6 +200,10 @@ PIR_MODELS = [
     "loss_seq_ops",  # lossseq
     "viterbi_ops",  # lossseq
     "elem_extra_ops",  # elem
+    "spectral_ops",  # fft
+    "audio_features",  # fft
+    "complex_ops",  # complex
+    "spectral_conv",  # fft + complex
 ] + list(families.FAMILIES)
 BIG = {"resnet50": (lambda: models.resnet50(), [1, 3, 224, 224], "static")}
 
@@ -266,8 +289,9 @@ def build(ctor, shape, how, out_dir, rng):
 
 
 # Models whose cross-check skips Paddle Inference's oneDNN predictor: Paddle 3.3.1's oneDNN
-# pd_op.pad corrupts the heap (malloc aborts) or hangs, its executor and plain predictor are fine.
-NO_ONEDNN_PREDICTOR = {"nn_extra_ops"}
+# pd_op.pad corrupts the heap (malloc aborts) or hangs, its executor and plain predictor are fine;
+# its oneDNN pass fuses a complex matmul into a pd_op.fused_matmul it has no kernel for.
+NO_ONEDNN_PREDICTOR = {"nn_extra_ops", "complex_ops"}
 
 
 def reference(path, how, feed):

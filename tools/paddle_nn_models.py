@@ -1329,3 +1329,130 @@ class NnExtraOps(nn.Layer):
 
 
 # (end of nnextra's model)
+
+
+class SpectralOps(nn.Layer):
+    """paddle.fft and paddle.signal (plugins/ops_fft: fft_r2c, fft_c2c, fft_c2r, frame,
+    overlap_add), on a batch of 4 x 16 signals: rfft (|X|; 'ortho' real and imaginary parts of an
+    odd length), irfft (n given, and an odd n with 'forward'), fft / ifft of a complex signal,
+    fft2 and fftn, rfft2 -> irfft2, hfft, ihfft, frame and overlap_add, stft (no window) and
+    istft; every result real, flattened into one float32 vector. (Not fftshift: Paddle 3.3.1
+    cannot save it for an input with a batch dim unknown, and it is a roll.)"""
+
+    inputs = [("x", [None, 4, 16], "float32")]
+
+    def forward(self, x):
+        fft, signal = paddle.fft, paddle.signal
+        r = fft.rfft(x[:, :, :15], norm="ortho")
+        c = paddle.complex(x, x * 0.5)
+        outs = [
+            fft.rfft(x).abs(),
+            paddle.real(r) + 2 * paddle.imag(r),
+            fft.irfft(fft.rfft(x) * 2, n=16),
+            fft.irfft(fft.rfft(x[:, :, :9]), n=9, norm="forward"),
+            paddle.real(fft.ifft(fft.fft(c) * 3)),
+            paddle.imag(fft.fft(c, n=20, axis=1)),
+            paddle.real(fft.fft2(x)),
+            paddle.abs(fft.fftn(x, axes=[0, 2], norm="ortho")),
+            fft.irfft2(fft.rfft2(x) * 0.5, s=[4, 16]),
+            fft.hfft(c[:, :, :5], n=8),
+            paddle.imag(fft.ihfft(x)),
+            signal.overlap_add(signal.frame(x, 6, 3) * 0.5, 3),
+            signal.stft(x[:, 0], n_fft=8, hop_length=2).abs(),
+            signal.istft(signal.stft(x[:, 1], n_fft=8, hop_length=2), n_fft=8, hop_length=2),
+        ]
+        return paddle.concat([o.reshape([-1]) for o in outs])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 4, 16)).astype(np.float32)}
+
+
+class AudioFeatures(nn.Layer):
+    """paddle.audio's LogMelSpectrogram and MFCC (a Hann-windowed stft: pad3d's reflection,
+    frame, fft_r2c, |.|^2, the mel filter bank's matmul, log10, the DCT) on 2 x 800 samples at
+    8 kHz; joined along the feature axis ([N, 30, frames])."""
+
+    inputs = [("x", [None, 800], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        features = paddle.audio.features
+        self.logmel = features.LogMelSpectrogram(sr=8000, n_fft=128, hop_length=32, n_mels=20)
+        self.mfcc = features.MFCC(sr=8000, n_mfcc=10, n_fft=128, hop_length=32, n_mels=20)
+
+    def forward(self, x):
+        return paddle.concat([self.logmel(x), self.mfcc(x)], axis=1)
+
+    @staticmethod
+    def example(rng):
+        t = np.arange(800) / 8000.0
+        tone = np.sin(2 * np.pi * 440 * t) + 0.3 * np.sin(2 * np.pi * 1250 * t)
+        return {"x": (tone + 0.1 * rng.standard_normal((2, 800))).astype(np.float32)}
+
+
+class ComplexOps(nn.Layer):
+    """Complex numbers (plugins/ops_math): complex, real, imag, as_complex, as_real, polar, abs,
+    angle, conj, exp; add, subtract, multiply, divide (broadcast), scale, sum, mean, matmul and
+    cast of complex64, on a batch of 3 x 4 rows, every result real, flattened into one float32
+    vector."""
+
+    inputs = [("x", [None, 3, 4], "float32")]
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, x):
+        h = self.fc(x)  # [N, 3, 8]
+        c = paddle.complex(h[:, :, :4], h[:, :, 4:])  # [N, 3, 4]
+        p = paddle.polar(paddle.abs(x) + 0.5, x)
+        z = paddle.as_complex(h.reshape([-1, 3, 4, 2]))
+        d = c / (c + 2) - z * 2 + p[:, :1]
+        w = paddle.complex(x[0].T, x[0].T * 2)  # [4, 3]
+        outs = [
+            paddle.real(d),
+            paddle.imag(d),
+            paddle.abs(c),
+            paddle.angle(c),
+            paddle.real(paddle.conj(c) * c),
+            paddle.as_real(paddle.exp(c * 0.1)),
+            paddle.abs(c.sum(axis=1)) + paddle.abs(c.mean()),
+            paddle.abs(paddle.matmul(c, w)),
+            paddle.real(x.astype("complex64") * (2 - 1j) * 0.5),
+        ]
+        return paddle.concat([o.reshape([-1]) for o in outs])
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 3, 4)).astype(np.float32)}
+
+
+class SpectralConv(nn.Layer):
+    """A Fourier neural operator's spectral convolution (as PaddleScience writes it): rfft2, an
+    einsum of the lowest modes with complex weights built from two real parameters, written into
+    a zero complex spectrum (set_value) and back by irfft2, plus a 3x3 convolution."""
+
+    inputs = [("x", [None, 3, 16, 16], "float32")]
+
+    def __init__(self, modes=4):
+        super().__init__()
+        self.modes = modes
+        self.wr = self.create_parameter([3, 4, modes, modes])
+        self.wi = self.create_parameter([3, 4, modes, modes])
+        self.conv = nn.Conv2D(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        m = self.modes
+        xf = paddle.fft.rfft2(x)
+        o = paddle.einsum("bixy,ioxy->boxy", xf[:, :, :m, :m], paddle.complex(self.wr, self.wi))
+        out = paddle.zeros([paddle.shape(x)[0], 4, 16, 9], dtype="complex64")
+        out[:, :, :m, :m] = o
+        return paddle.fft.irfft2(out, s=[16, 16]) + self.conv(x)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 3, 16, 16)).astype(np.float32)}
+
+
+# (end of the complex / spectral models)

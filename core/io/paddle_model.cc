@@ -483,6 +483,14 @@ ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file) {
             ((IsNeutralPrecisionHint(a) || IsQuantAnnotation(a.name())) && !declared))
           attrs->DeleteSubrange(i, 1);
       }
+      // A slot binding no variable that the op does not declare: Paddle 3.x writes its newer
+      // dispensable inputs so (scale's empty BiasTensor in a legacy program); it binds nothing.
+      auto* inputs = op.mutable_inputs();
+      for (int i = inputs->size() - 1; i >= 0; --i) {
+        const auto& in = inputs->Get(i);
+        if (info && in.arguments_size() == 0 && !info->FindInput(in.parameter()))
+          inputs->DeleteSubrange(i, 1);
+      }
     }
   std::optional<ProgramDesc> program;
   try {

@@ -362,7 +362,7 @@ TIDE_REGISTER_OP(tide::OpSchema("pad_grad")
                      .RequiredAttr("paddings", TIDE_ATTR_INTS)
                      .Attr("pad_value", 0.0f)
                      .InferShape(GradLike({"X"})));
-TIDE_REGISTER_KERNEL("pad", "cpu", PadKernel, OPS_NN_MOVE_TYPES);
+TIDE_REGISTER_KERNEL("pad", "cpu", PadKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("pad_grad", "cpu", PadGradKernel, OPS_NN_FLOAT_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("expand")

@@ -459,6 +459,8 @@ def moves(x):
         ("expand_as_v2", {"X": x[:1]}, {"Out": np.broadcast_to(x[:1], (2, 3, 4))},
          {"target_shape": [2, 3, 4]}),
         ("tile", {"X": x}, {"Out": np.tile(x, (1, 2, 1))}, {"repeat_times": [1, 2, 1]}),
+        ("pad", {"X": x}, {"Out": np.pad(x, ((0, 0), (1, 0), (0, 2)), constant_values=1.5)},
+         {"paddings": [0, 0, 1, 0, 0, 2], "pad_value": 1.5}),  # a real pad value: 1.5 + 0j
         ("shape", {"Input": x}, {"Out": np.array([2, 3, 4], "int32")}, {}),
     ]  # fmt: skip
 
