@@ -99,7 +99,6 @@ def test_backward_errors():
         tide.append_backward(h)
 
 
-
 def _complex_abs_of(h, width, name="c"):
     """|h + i h| through a complex64 variable `name` (ops_math's complex and abs)."""
     block = tide.default_main_program().global_block()
