@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <tide/eigen.hpp>
 #include <tide/ops/complex.hpp>
 #include <tide/ops/dims.hpp>
 #include <tide/ops/grad_outputs.hpp>
@@ -85,25 +86,35 @@ inline int64_t SignalSize(const Dims& dims, const std::vector<int>& axes) {
   return n;
 }
 
-// Calls fn(in, out) on every 1-D line along `axis` of `src` (dims `sd`) and the matching line of
-// `dst` (dims `dd`, equal to sd but at `axis`): each line gathered into a contiguous buffer, fn
-// writing the other, which is scattered back. src and dst may be the same tensor.
-template <typename S, typename D, typename Fn>
-void ForEachLine(const S* src, const Dims& sd, D* dst, const Dims& dd, int axis, Fn fn) {
+// Runs a line function on every 1-D line along `axis` of `src` (dims `sd`) and the matching line
+// of `dst` (dims `dd`, equal to sd but at `axis`): each line gathered into a contiguous buffer,
+// the function writing the other, which is scattered back. src and dst may be the same tensor.
+// The lines are split over the CPU pool; each thread's range gets its own line function from
+// make_fn() (a transform with its own plans and buffers: Eigen's FFT objects are not shared).
+// cost_per_point: the work per point of a line, for the split.
+template <typename S, typename D, typename MakeFn>
+void ForEachLine(const KernelContext& ctx, int64_t cost_per_point, const S* src, const Dims& sd,
+                 D* dst, const Dims& dd, int axis, MakeFn make_fn) {
   const int64_t pre = DimsProduct(sd, 0, axis), post = DimsProduct(sd, axis + 1, sd.size());
   const int64_t ns = sd[axis], nd = dd[axis];
-  std::vector<S> in(static_cast<size_t>(ns));
-  std::vector<D> out(static_cast<size_t>(nd));
-  for (int64_t p = 0; p < pre; ++p) {
-    for (int64_t q = 0; q < post; ++q) {
+  tide::ParallelFor(ctx, pre * post, cost_per_point * std::max(ns, nd), [&](int64_t b, int64_t e) {
+    auto fn = make_fn();
+    std::vector<S> in(static_cast<size_t>(ns));
+    std::vector<D> out(static_cast<size_t>(nd));
+    for (int64_t line = b; line < e; ++line) {
+      const int64_t p = line / post, q = line % post;
       const S* s = src + p * ns * post + q;
       for (int64_t i = 0; i < ns; ++i) in[i] = s[i * post];
       fn(in.data(), out.data());
       D* d = dst + p * nd * post + q;
       for (int64_t i = 0; i < nd; ++i) d[i * post] = out[i];
     }
-  }
+  });
 }
+
+// The work per point of an FFT line (n log n, for ForEachLine's split) and of a copy.
+constexpr int64_t kFftCostPerPoint = 32;
+constexpr int64_t kCopyCostPerPoint = 1;
 
 // Checks that a 1-D transform of n points fits Eigen's FFT, which counts in int.
 inline int FftLength(const char* op, int64_t n) {

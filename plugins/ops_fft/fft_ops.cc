@@ -20,13 +20,17 @@ namespace {
 
 // Complex transforms of `data` (dims d) along each of `axes`, in place.
 template <typename R>
-void ComplexTransforms(const char* op, Fft1D<R>& fft, std::complex<R>* data, const Dims& d,
+void ComplexTransforms(const KernelContext& ctx, std::complex<R>* data, const Dims& d,
                        const std::vector<int>& axes, bool forward) {
   using C = std::complex<R>;
+  const char* op = ctx.op_type();
   for (int a : axes) {
     const int n = FftLength(op, d[a]);
-    ForEachLine(data, d, data, d, a,
-                [&](const C* in, C* out) { fft.Complex(in, out, n, forward); });
+    ForEachLine(ctx, kFftCostPerPoint, data, d, data, d, a, [&] {
+      return [fft = Fft1D<R>(op), n, forward](const C* in, C* out) mutable {
+        fft.Complex(in, out, n, forward);
+      };
+    });
   }
 }
 
@@ -78,8 +82,7 @@ void FftC2CKernel(KernelContext& ctx) {
   const int64_t numel = x.numel();
   std::copy(x.data<C>(), x.data<C>() + numel, out);
   if (numel == 0) return;
-  Fft1D<R> fft(ctx.op_type());
-  ComplexTransforms(ctx.op_type(), fft, out, a.x, a.axes, a.forward);
+  ComplexTransforms(ctx, out, a.x, a.axes, a.forward);
   Scale(out, numel, NormFactor(a.norm, a.forward, SignalSize(a.x, a.axes)));
 }
 
@@ -98,11 +101,13 @@ void FftR2CKernel(KernelContext& ctx) {
     std::fill(out, out + numel, C(0));
     return;
   }
-  Fft1D<R> fft(ctx.op_type());
   const int n = FftLength(ctx.op_type(), a.x[last]);
-  ForEachLine(x.data<R>(), a.x, out, od, last,
-              [&](const R* in, C* o) { fft.RealForward(in, o, n, onesided); });
-  ComplexTransforms(ctx.op_type(), fft, out, od, {a.axes.begin(), a.axes.end() - 1}, true);
+  ForEachLine(ctx, kFftCostPerPoint, x.data<R>(), a.x, out, od, last, [&] {
+    return [fft = Fft1D<R>(ctx.op_type()), n, onesided](const R* in, C* o) mutable {
+      fft.RealForward(in, o, n, onesided);
+    };
+  });
+  ComplexTransforms(ctx, out, od, {a.axes.begin(), a.axes.end() - 1}, true);
   if (!a.forward)  // a real signal's transform with exponent +i is the conjugate of its forward one
     for (int64_t i = 0; i < numel; ++i) out[i] = std::conj(out[i]);
   Scale(out, numel, NormFactor(a.norm, a.forward, SignalSize(a.x, a.axes)));
@@ -132,17 +137,21 @@ void FftC2RKernel(KernelContext& ctx) {
   Dims hd = a.x;
   hd[last] = h;
   std::vector<C> half(static_cast<size_t>(DimsProduct(hd)));
-  ForEachLine(x.data<C>(), a.x, half.data(), hd, last, [&](const C* in, C* o) {
-    for (int64_t i = 0; i < h; ++i) {
-      const C v = i < m ? in[i] : C(0);
-      o[i] = a.forward ? std::conj(v) : v;
-    }
+  ForEachLine(ctx, kCopyCostPerPoint, x.data<C>(), a.x, half.data(), hd, last, [&] {
+    return [&](const C* in, C* o) {
+      for (int64_t i = 0; i < h; ++i) {
+        const C v = i < m ? in[i] : C(0);
+        o[i] = a.forward ? std::conj(v) : v;
+      }
+    };
   });
-  Fft1D<R> fft(ctx.op_type());
-  ComplexTransforms(ctx.op_type(), fft, half.data(), hd, {a.axes.begin(), a.axes.end() - 1}, false);
+  ComplexTransforms(ctx, half.data(), hd, {a.axes.begin(), a.axes.end() - 1}, false);
   const int nn = FftLength(ctx.op_type(), n);
-  ForEachLine(half.data(), hd, out, od, last,
-              [&](const C* in, R* o) { fft.RealInverse(in, o, nn); });
+  ForEachLine(ctx, kFftCostPerPoint, half.data(), hd, out, od, last, [&] {
+    return [fft = Fft1D<R>(ctx.op_type()), nn](const C* in, R* o) mutable {
+      fft.RealInverse(in, o, nn);
+    };
+  });
   Scale(out, numel, NormFactor(a.norm, a.forward, SignalSize(od, a.axes)));
 }
 
