@@ -32,7 +32,7 @@ TEST(DataTypeTable, EveryTypeHasOneNameAndOneCode) {
     EXPECT_TRUE(codes.insert(d.type).second) << "code " << d.type << " is listed twice";
     EXPECT_GT(d.size, 0u) << d.name;
   }
-  EXPECT_EQ(codes.size(), 10u);  // the ABI's data types, TIDE_BOOL .. TIDE_BF16
+  EXPECT_EQ(codes.size(), 12u);  // the ABI's data types, TIDE_BOOL .. TIDE_COMPLEX128
 }
 
 TEST(DataTypeTable, NamesAndCodesRoundTripInTheSdk) {
@@ -100,15 +100,20 @@ TEST(DataTypeTable, CxxTypesMatchTheirSizes) {
   EXPECT_EQ(tide::core::DataTypeOf<float>(), TIDE_FP32);  // the core's is the SDK's
 }
 
-// VisitDataType hands fn the C++ type of each data type that has one, and returns fn's value.
+// VisitDataType hands fn the C++ type of each data type that has one (the complex ones when
+// listed), and returns fn's value.
 TEST(DataTypeVisit, CallsFnWithTheCxxType) {
   for (const tide::DataTypeInfo& d : tide::kDataTypes) {
     if (d.type == TIDE_FP16 || d.type == TIDE_BF16) continue;
-    const size_t size = tide::VisitDataType(d.type, "test", [&](auto tag) {
+    auto size_of = [&](auto tag) {
       using T = typename decltype(tag)::type;
       EXPECT_EQ(tide::DataTypeOf<T>(), d.type) << d.name;
       return sizeof(T);
-    });
+    };
+    const bool complex = d.type == TIDE_COMPLEX64 || d.type == TIDE_COMPLEX128;
+    const size_t size = complex ? tide::VisitDataType<std::complex<float>, std::complex<double>>(
+                                      d.type, "test", size_of)
+                                : tide::VisitDataType(d.type, "test", size_of);
     EXPECT_EQ(size, d.size) << d.name;
   }
 }
@@ -123,6 +128,14 @@ TEST(DataTypeVisit, RefusesTypesOutsideTheList) {
   } catch (const tide::Error& e) {
     EXPECT_EQ(e.code(), TIDE_UNIMPLEMENTED);
     EXPECT_NE(std::string(e.what()).find("op 'fill': data type float16 is not supported (float32"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    tide::VisitDataType(TIDE_COMPLEX64, "op 'fill'", [&](auto) { ++calls; });
+    FAIL() << "complex types are not in the default list";
+  } catch (const tide::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("op 'fill': data type complex64 is not supported"),
               std::string::npos)
         << e.what();
   }

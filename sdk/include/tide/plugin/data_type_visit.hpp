@@ -46,9 +46,10 @@ decltype(auto) VisitDataTypeIn(TideDataType dtype, const std::string& what, Fn&&
 
 // Calls fn(TypeTag<T>{}) with T the C++ type of `dtype` (DataTypeOf<T>() == dtype) and returns
 // what fn returns (every instantiation must return the same type). Ts, when given, are the types
-// the caller handles; by default every type with a standard C++ type. Another data type (float16,
-// bfloat16 and undefined by default) throws TIDE_UNIMPLEMENTED naming `what` (the op, the
-// library), the data type and those handled.
+// the caller handles; by default every real and integer type with a standard C++ type (a
+// complex type only when listed: code written for the real types may compare or order values).
+// Another data type (float16, bfloat16, complex64 / complex128 and undefined by default) throws
+// TIDE_UNIMPLEMENTED naming `what` (the op, the library), the data type and those handled.
 //   tide::VisitDataType(t.dtype(), "op 'print'", [&](auto tag) {
 //     using T = typename decltype(tag)::type;
 //     Print(static_cast<const T*>(t.raw_data()), t.numel());
