@@ -402,6 +402,11 @@ std::vector<size_t> OpsOnPathToLoss(const BlockDesc& block, const std::string& l
 // the loss through one is an error naming it, not a parameter silently left untrained.
 void CheckNoComplexPath(const BlockDesc& block, const std::string& loss, size_t loss_op,
                         const std::set<std::string>& given) {
+  const std::vector<VarDesc*> vars = block.AllVars();
+  if (std::none_of(vars.begin(), vars.end(), [](const VarDesc* v) {
+        return v->type() == TIDE_VAR_LOD_TENSOR && IsComplexType(v->dtype());
+      }))
+    return;  // the common case: nothing to walk again
   const std::set<std::string> no_grad = NoGradVars(block, loss_op + 1, given, true);
   std::set<std::string> wanted;
   for (size_t i : OpsOnPathToLoss(block, loss, loss_op, no_grad, &wanted)) {

@@ -37,6 +37,19 @@ void ForEachFrameSample(const FrameGeometry& g, Fn fn) {
   }
 }
 
+// Signal -> frames (frame; overlap_add's grad).
+template <typename T>
+void CutFrames(const FrameGeometry& g, const T* signal, T* frames) {
+  ForEachFrameSample(g, [&](int64_t si, int64_t fi) { frames[fi] = signal[si]; });
+}
+
+// Frames -> a signal of n samples, overlapping samples summed (overlap_add; frame's grad).
+template <typename T>
+void AddFrames(const FrameGeometry& g, const T* frames, T* signal, int64_t n) {
+  std::fill(signal, signal + n, T(0));
+  ForEachFrameSample(g, [&](int64_t si, int64_t fi) { signal[si] += frames[fi]; });
+}
+
 int CheckAxisAttr(const char* op, int axis) {
   TIDE_CHECK(axis == 0 || axis == -1, "op '", op, "': attribute 'axis' must be 0 or -1, got ",
              axis);
@@ -123,9 +136,7 @@ void FrameKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
   const Dims od = FrameOutDims(ctx.op_type(), ctx.InputName("X"), x.dims(), a.len, a.hop, a.axis);
   const FrameGeometry g = FrameGeometryOf(x.dims(), od, a.hop, a.axis);
-  const T* s = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  ForEachFrameSample(g, [&](int64_t si, int64_t fi) { o[fi] = s[si]; });
+  CutFrames(g, x.data<T>(), ctx.Output("Out").mutable_data<T>(od, ctx.place()));
 }
 
 template <typename T>
@@ -136,10 +147,8 @@ void FrameGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   const FrameGeometry g = FrameGeometryOf(xd, od, a.hop, a.axis);
-  const T* go = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
-  std::fill(dx, dx + DimsProduct(xd), T(0));
-  ForEachFrameSample(g, [&](int64_t si, int64_t fi) { dx[si] += go[fi]; });
+  AddFrames(g, dout.data<T>(),
+            ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place()), DimsProduct(xd));
 }
 
 template <typename T>
@@ -148,10 +157,7 @@ void OverlapAddKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("X");
   const Dims od = OverlapAddOutDims(ctx.op_type(), ctx.InputName("X"), x.dims(), a.hop, a.axis);
   const FrameGeometry g = FrameGeometryOf(od, x.dims(), a.hop, a.axis);
-  const T* f = x.data<T>();
-  T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  std::fill(o, o + DimsProduct(od), T(0));
-  ForEachFrameSample(g, [&](int64_t si, int64_t fi) { o[si] += f[fi]; });
+  AddFrames(g, x.data<T>(), ctx.Output("Out").mutable_data<T>(od, ctx.place()), DimsProduct(od));
 }
 
 template <typename T>
@@ -162,9 +168,8 @@ void OverlapAddGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   const FrameGeometry g = FrameGeometryOf(od, xd, a.hop, a.axis);
-  const T* go = dout.data<T>();
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place());
-  ForEachFrameSample(g, [&](int64_t si, int64_t fi) { dx[fi] = go[si]; });
+  CutFrames(g, dout.data<T>(),
+            ctx.Output(GradVarName("X").c_str()).mutable_data<T>(xd, ctx.place()));
 }
 
 void FrameInferShape(tide::InferShapeContext& ctx) {

@@ -117,7 +117,7 @@ inline void CheckSameDims(const KernelContext& ctx, const Tensor& a, const Tenso
 // in Paddle's models; images uint8).
 #define OPS_NN_BYTE_TYPES bool, uint8_t, int8_t
 // complex64 and complex128, for the ops that only move values (reshape, slice, join, gather, flip,
-// tile ...): never those that compare them (top_k, sort, cummax) or pad (its value is real).
+// tile, pad with its real value ...): never those that compare them (top_k, sort, cummax).
 #define OPS_NN_COMPLEX_TYPES std::complex<float>, std::complex<double>
 
 }  // namespace ops_nn
