@@ -485,9 +485,10 @@ def fill_zeros_like(x):
 
 
 # assign_value's attribute for each numpy dtype (Fluid 1.8: float32, int32; Paddle 2.0: int64,
-# bool).
+# bool; Paddle 2.6: float64).
 _ASSIGN_VALUES = {
     "float32": ("fp32_values", float),
+    "float64": ("fp64_values", float),
     "int32": ("int32_values", int),
     "int64": ("int64_values", int),
     "bool": ("bool_values", int),
@@ -1285,6 +1286,130 @@ tanh_shrink = _activation("tanh_shrink")
 elu = _act_with_attrs("elu", ("alpha", 1.0))
 leaky_relu = _act_with_attrs("leaky_relu", ("alpha", 0.02))
 relu6 = _act_with_attrs("relu6", ("threshold", 6.0))
+
+
+# --- complex values (paddle.complex, real, imag, as_complex, as_real, conj, angle) ----------
+
+_REAL_FLOATS = ("float32", "float64")  # the real types complex values are made of
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
+_REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
+
+
+def complex(real, imag, name=None):  # noqa: A001 (Paddle's name)
+    """real + i * imag, element-wise (paddle.complex; the complex op).
+
+    Args:
+        real (Variable): the real parts, float32 or float64.
+        imag (Variable): the imaginary parts, real's data type; broadcast with real numpy-style.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: complex64 (of float32) or complex128 (of float64), the broadcast shape.
+    """
+    check_variable_and_dtype(real, "real", _REAL_FLOATS, "complex")
+    check_variable_and_dtype(imag, "imag", _REAL_FLOATS, "complex")
+    if real.dtype != imag.dtype:
+        raise TypeError(
+            "complex: 'real' is %s but 'imag' is %s; they must have one data type"
+            % (real.dtype, imag.dtype)
+        )
+    helper = LayerHelper("complex", name=name)
+    return _single(helper, "complex", {"X": real, "Y": imag}, dtype=_COMPLEX_OF[real.dtype])
+
+
+def _complex_part(op_type, x, name):
+    """real / imag / abs-like: a complex x to its real type."""
+    check_variable_and_dtype(x, "x", COMPLEX, op_type)
+    return _single(LayerHelper(op_type, name=name), op_type, {"X": x}, dtype=_REAL_OF[x.dtype])
+
+
+def real(x, name=None):
+    """The real parts of complex x (paddle.real).
+
+    Args:
+        x (Variable): complex64 or complex128.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape, float32 (of complex64) or float64 (of complex128).
+    """
+    return _complex_part("real", x, name)
+
+
+def imag(x, name=None):
+    """The imaginary parts of complex x (paddle.imag).
+
+    Args:
+        x (Variable): complex64 or complex128.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape, float32 (of complex64) or float64 (of complex128).
+    """
+    return _complex_part("imag", x, name)
+
+
+def as_complex(x, name=None):
+    """Complex values of the (real, imaginary) pairs along x's last dim (paddle.as_complex).
+
+    Args:
+        x (Variable): float32 or float64 of shape [..., 2].
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: complex64 / complex128 of shape [...] (x's without its last dim).
+    """
+    check_variable_and_dtype(x, "x", _REAL_FLOATS, "as_complex")
+    if not x.shape or x.shape[-1] not in (2, -1):
+        raise ValueError(
+            "as_complex: 'x' must have a last dim of 2 (real, imaginary), got shape %s"
+            % (list(x.shape),)
+        )
+    helper = LayerHelper("as_complex", name=name)
+    return _single(helper, "as_complex", {"X": x}, dtype=_COMPLEX_OF[x.dtype])
+
+
+def as_real(x, name=None):
+    """The (real, imaginary) pairs of complex x along a new last dim (paddle.as_real).
+
+    Args:
+        x (Variable): complex64 or complex128.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: float32 / float64 of shape x.shape + [2].
+    """
+    return _complex_part("as_real", x, name)
+
+
+def conj(x, name=None):
+    """The complex conjugate of x, element-wise (paddle.conj); a real x is copied.
+
+    Args:
+        x (Variable): complex64, complex128, float32, float64, int32 or int64.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape and data type.
+    """
+    check_variable_and_dtype(x, "x", _REAL_FLOATS + INTS + COMPLEX, "conj")
+    return _single(LayerHelper("conj", name=name), "conj", {"X": x})
+
+
+def angle(x, name=None):
+    """The angle (argument) of x, element-wise (paddle.angle): atan2(imag, real) of a complex x,
+    in (-pi, pi]; of a real x pi where x < 0, else 0.
+
+    Args:
+        x (Variable): complex64, complex128, float32 or float64.
+        name (str): the output's name prefix, or None.
+
+    Returns:
+        Variable: x's shape; float32 / float64 (a complex x's real type, a real x's own).
+    """
+    check_variable_and_dtype(x, "x", _REAL_FLOATS + COMPLEX, "angle")
+    helper = LayerHelper("angle", name=name)
+    return _single(helper, "angle", {"X": x}, dtype=_REAL_OF.get(x.dtype, x.dtype))
 
 
 def pow(x, factor=1.0, name=None):  # noqa: A001 (Fluid's name)
@@ -2428,6 +2553,13 @@ __all__ += [
     "elu",
     "leaky_relu",
     "relu6",
+    "complex",
+    "real",
+    "imag",
+    "as_complex",
+    "as_real",
+    "conj",
+    "angle",
     "pow",
     "stanh",
     "hard_sigmoid",
