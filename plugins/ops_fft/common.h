@@ -26,11 +26,12 @@ using tide::ops::IsComplexType;
 using tide::ops::RealType;
 
 // Paddle's CPU kernels: the FFTs on float / double and their complex types; frame and
-// overlap_add also on the integer types, their grads on the real float types only (the backward
-// pass does not differentiate through complex values).
+// overlap_add also on the integer types, their grads (which only move and sum values) on the
+// float and complex types.
 #define OPS_FFT_REAL_TYPES float, double
 #define OPS_FFT_COMPLEX_TYPES std::complex<float>, std::complex<double>
 #define OPS_FFT_FRAME_TYPES int32_t, int64_t, float, double, OPS_FFT_COMPLEX_TYPES
+#define OPS_FFT_FRAME_GRAD_TYPES OPS_FFT_REAL_TYPES, OPS_FFT_COMPLEX_TYPES
 
 // Checks X's data type at compile time (TIDE_UNDEFINED passes): complex for fft_c2c / fft_c2r,
 // float32 / float64 for fft_r2c.

@@ -7,6 +7,8 @@
 //  - overlap_add: the inverse layout (axis -1: X [..., frame_length, frames], Out [..., seq];
 //    axis 0: X [frames, frame_length, ...], Out [seq, ...]), seq = (frames - 1) * hop_length +
 //    frame_length, overlapping samples summed. Its grad is the frames of Out's gradient.
+// The grads only move and sum values: on complex types too (z@GRAD = dL/dx + i dL/dy moves as
+// z does).
 // Bad attributes (axis not 0 / -1, hop_length <= 0, frame_length <= 0 or over the signal,
 // overlap_add's hop_length over the frame length) are refused naming the op and value.
 #include "common.h"
@@ -247,6 +249,6 @@ TIDE_REGISTER_OP(FrameAttrsOf(tide::OpSchema("overlap_add_grad")
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLikeX));
 TIDE_REGISTER_KERNEL("frame", "cpu", FrameKernel, OPS_FFT_FRAME_TYPES);
-TIDE_REGISTER_KERNEL("frame_grad", "cpu", FrameGradKernel, OPS_FFT_REAL_TYPES);
+TIDE_REGISTER_KERNEL("frame_grad", "cpu", FrameGradKernel, OPS_FFT_FRAME_GRAD_TYPES);
 TIDE_REGISTER_KERNEL("overlap_add", "cpu", OverlapAddKernel, OPS_FFT_FRAME_TYPES);
-TIDE_REGISTER_KERNEL("overlap_add_grad", "cpu", OverlapAddGradKernel, OPS_FFT_REAL_TYPES);
+TIDE_REGISTER_KERNEL("overlap_add_grad", "cpu", OverlapAddGradKernel, OPS_FFT_FRAME_GRAD_TYPES);

@@ -4,7 +4,17 @@ flag mapped onto numpy's direction), float32 and float64, ranks 1 to 4, one axis
 negative and non-contiguous ones, odd, even and prime lengths, onesided false, last_dim_size
 given (fewer and more bins than X has) and 0, 0-size and 1-point transforms; frame and
 overlap_add against numpy loops written here, with their gradients by central differences; bad
-inputs' errors."""
+inputs' errors.
+
+Gradients: fft_c2c_grad, fft_r2c_grad and fft_c2r_grad run alone against the adjoint of the
+numpy forward (built from it one basis vector at a time: the gradient of Re<g, f(x)>, the
+convention's dL/dx + i dL/dy), and through append_backward by OpTest.check_grad's central
+differences, complex64 / float32 and complex128 / float64, every normalization and direction,
+onesided both ways, even and odd outputs, bins cut and zero-padded, a length through Bluestein's
+algorithm; frame and overlap_add of complex values; rfft -> a complex product -> irfft of a real
+input trained through append_backward."""
+
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,13 +24,25 @@ import tide
 
 RNG = np.random.RandomState(63)
 NORMS = ["backward", "forward", "ortho"]
-GRAD = {"max_relative_error": 1e-6, "numeric_grad_delta": 1e-6}  # float64, linear ops
+REAL_OF = {"complex64": "float32", "complex128": "float64"}
+COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
+
+
+def single(dtype):
+    return np.dtype(dtype) in (np.float32, np.complex64)
 
 
 def tol(dtype):
     """float32 FFTs sum n terms: a looser tolerance than float64's."""
-    single = np.dtype(dtype) in (np.float32, np.complex64)
-    return {"atol": 2e-4, "rtol": 2e-4} if single else {"atol": 1e-10, "rtol": 1e-10}
+    return {"atol": 2e-4, "rtol": 2e-4} if single(dtype) else {"atol": 1e-10, "rtol": 1e-10}
+
+
+def grad_tol(dtype):
+    """check_grad's tolerances. Every op here is linear: central differences are exact but for
+    the loss's rounding (1e-7 in float32), which a large step keeps small."""
+    if single(dtype):
+        return {"max_relative_error": 1e-2, "numeric_grad_delta": 0.5}
+    return {"max_relative_error": 1e-8, "numeric_grad_delta": 0.5}
 
 
 def real_input(shape, dtype):
@@ -57,14 +79,17 @@ C2C_CASES = [
 ]
 
 
+def c2c_reference(x, axes, norm, forward):
+    return (np.fft.fftn if forward else np.fft.ifftn)(x, axes=axes, norm=norm)
+
+
 @pytest.mark.parametrize("forward", [True, False])
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("shape,axes", C2C_CASES)
 def test_fft_c2c(shape, axes, dtype, norm, forward):
     x = complex_input(shape, dtype)
-    ref = np.fft.fftn if forward else np.fft.ifftn
-    want = ref(x.astype(np.complex128), axes=axes, norm=norm).astype(dtype)
+    want = c2c_reference(x.astype(np.complex128), axes, norm, forward).astype(dtype)
     check("fft_c2c", x, want, {"axes": axes, "normalization": norm, "forward": forward})
 
 
@@ -119,6 +144,15 @@ R2C_CASES = [
 ]
 
 
+def r2c_reference(x, axes, norm, forward, onesided):
+    # forward=False: the transform with exponent +i (paddle.fft.ihfft), numpy's ifftn.
+    full = c2c_reference(x, axes, norm, forward)
+    if not onesided:
+        return full
+    last = axes[-1] % x.ndim
+    return np.take(full, range(x.shape[last] // 2 + 1), axis=last)
+
+
 @pytest.mark.parametrize("onesided", [True, False])
 @pytest.mark.parametrize("forward", [True, False])
 @pytest.mark.parametrize("norm", NORMS)
@@ -127,12 +161,7 @@ R2C_CASES = [
 def test_fft_r2c(shape, axes, dtype, norm, forward, onesided):
     x = real_input(shape, dtype)
     ctype = "complex64" if dtype == "float32" else "complex128"
-    # forward=False: the transform with exponent +i (paddle.fft.ihfft), numpy's ifftn.
-    full = (np.fft.fftn if forward else np.fft.ifftn)(x.astype(np.float64), axes=axes, norm=norm)
-    want = full
-    if onesided:
-        last = axes[-1] % len(shape)
-        want = np.take(full, range(shape[last] // 2 + 1), axis=last)
+    want = r2c_reference(x.astype(np.float64), axes, norm, forward, onesided)
     attrs = {"axes": axes, "normalization": norm, "forward": forward, "onesided": onesided}
     check("fft_r2c", x, want.astype(ctype), attrs)
 
@@ -204,6 +233,166 @@ def test_round_trips():
     check("fft_c2c", np.fft.fft(z), z, {"axes": [1], "forward": False})
 
 
+# --- gradients of the FFTs -------------------------------------------------------------------
+
+
+def adjoint(f, x, g):
+    """The gradient of L = Re<g, f(x)> = sum(real(conj(g) f(x))) for a linear f, from f itself
+    one basis vector at a time: dL/d(real x) + i dL/d(imag x) for a complex x, dL/dx for a real
+    one. It is f's adjoint applied to g, the gradient a grad op must give for Out@GRAD = g."""
+    basis = np.eye(x.size).reshape((x.size,) + x.shape)
+    grad = np.array([np.sum(np.real(np.conj(g) * f(e))) for e in basis])
+    if np.iscomplexobj(x):
+        grad = grad + 1j * np.array([np.sum(np.real(np.conj(g) * f(1j * e))) for e in basis])
+    return grad.reshape(x.shape)
+
+
+def check_grads(op, x, want, attrs, f):
+    """The grad op alone against the adjoint of the numpy forward f (for a random Out@GRAD),
+    then through append_backward by check_grad's central differences."""
+    g = (complex_input if np.iscomplexobj(want) else real_input)(want.shape, want.dtype)
+    wide = np.complex128 if np.iscomplexobj(x) else np.float64
+    expected = adjoint(f, x.astype(wide), g.astype(np.complex128)).astype(x.dtype)
+    ins = {"Out@GRAD": g} if op == "fft_c2c" else {"X": x, "Out@GRAD": g}
+    scale = max(1.0, float(np.max(np.abs(expected))))
+    atol = (2e-5 if single(x.dtype) else 1e-12) * scale
+    make(op + "_grad", ins, {"X@GRAD": expected}, attrs).check_output(atol=atol, rtol=atol)
+    t = make(op, {"X": x}, {"Out": want}, attrs)
+    t.check_output(**tol(x.dtype))
+    t.check_grad(["X"], "Out", **grad_tol(x.dtype))
+
+
+C2C_GRAD_CASES = [((6,), [0]), ((3, 4), [1, 0]), ((2, 3, 4), [0, 2])]
+
+
+@pytest.mark.parametrize("forward", [True, False])
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape,axes", C2C_GRAD_CASES)
+def test_fft_c2c_grad(shape, axes, dtype, norm, forward):
+    x = complex_input(shape, dtype)
+
+    def f(v):
+        return c2c_reference(v, axes, norm, forward)
+
+    attrs = {"axes": axes, "normalization": norm, "forward": forward}
+    check_grads("fft_c2c", x, f(x.astype(np.complex128)).astype(dtype), attrs, f)
+
+
+# Even and odd real axes, the real axis first of two, three dims with one left alone.
+R2C_GRAD_CASES = [((8,), [0]), ((7,), [0]), ((5, 3), [1, 0]), ((2, 3, 4), [0, 2])]
+
+
+@pytest.mark.parametrize("onesided", [True, False])
+@pytest.mark.parametrize("forward", [True, False])
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,axes", R2C_GRAD_CASES)
+def test_fft_r2c_grad(shape, axes, dtype, norm, forward, onesided):
+    x = real_input(shape, dtype)
+
+    def f(v):
+        return r2c_reference(v, axes, norm, forward, onesided)
+
+    want = f(x.astype(np.float64)).astype(COMPLEX_OF[dtype])
+    attrs = {"axes": axes, "normalization": norm, "forward": forward, "onesided": onesided}
+    check_grads("fft_r2c", x, want, attrs, f)
+
+
+# (X's shape, axes, last_dim_size): n = 8 (0: 2 * (5 - 1)) reads all 5 bins; 9 (odd) all 5;
+# 9 from 4 bins (more than 2 * (4 - 1): the fifth one zero); 5 from 6 bins (fewer: 3 read, 3
+# never); two and three dims, the real axis first, even outputs with bins zero-padded and cut.
+C2R_GRAD_CASES = [
+    ((5,), [0], 0),
+    ((5,), [0], 9),
+    ((4,), [0], 9),
+    ((6,), [0], 5),
+    ((3, 4), [0, 1], 7),
+    ((2, 3, 4), [2, 0], 4),
+    ((3, 2, 5), [1, 2], 6),
+]
+
+
+@pytest.mark.parametrize("forward", [False, True])
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape,axes,last_dim_size", C2R_GRAD_CASES)
+def test_fft_c2r_grad(shape, axes, last_dim_size, dtype, norm, forward):
+    x = complex_input(shape, dtype)
+    n = last_dim_size or 2 * (shape[axes[-1]] - 1)
+
+    def f(v):
+        return c2r_reference(v, axes, n, norm, forward)
+
+    attrs = {"axes": axes, "normalization": norm, "forward": forward, "last_dim_size": n}
+    check_grads("fft_c2r", x, f(x.astype(np.complex128)).astype(REAL_OF[dtype]), attrs, f)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_grads_through_bluestein(dtype):
+    # 67 is prime (fft_1d.h's Bluestein path), 134 = 2 * 67 an even real inverse.
+    ctype = COMPLEX_OF[dtype]
+    x = complex_input((67,), ctype)
+    for forward, norm in [(True, "backward"), (False, "ortho")]:
+        c2c = partial(c2c_reference, axes=[0], norm=norm, forward=forward)
+        attrs = {"axes": [0], "normalization": norm, "forward": forward}
+        check_grads("fft_c2c", x, c2c(x.astype(np.complex128)).astype(ctype), attrs, c2c)
+    r = real_input((67,), dtype)
+    r2c = partial(r2c_reference, axes=[0], norm="forward", forward=True, onesided=True)
+    attrs = {"axes": [0], "normalization": "forward"}
+    check_grads("fft_r2c", r, r2c(r.astype(np.float64)).astype(ctype), attrs, r2c)
+    for m, n, forward in [(34, 67, False), (68, 134, True)]:
+        h = complex_input((m,), ctype)
+        c2r = partial(c2r_reference, axes=[0], n=n, norm="backward", forward=forward)
+        attrs = {"axes": [0], "forward": forward, "last_dim_size": n}
+        check_grads("fft_c2r", h, c2r(h.astype(np.complex128)).astype(dtype), attrs, c2r)
+
+
+def test_rfft_filter_irfft_trains_through_append_backward():
+    """A real signal's rfft times a constant complex filter, back through irfft, into a real
+    loss: x's gradient from append_backward (fft_c2r_grad, elementwise_mul's complex grad,
+    fft_r2c_grad) against central differences of the same program, and y against numpy."""
+    xv = real_input((3, 8), "float64")
+    cv = complex_input((5,), "complex128")
+    wv = real_input((3, 8), "float64")
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        block = main.global_block()
+
+        def data(name, arr):
+            return tide.layers.data(
+                name=name, shape=list(arr.shape), dtype=arr.dtype.name, append_batch_size=False
+            )
+
+        def op(type, inp, dtype, **attrs):
+            out = block.create_var(name=type + "_out", dtype=dtype)
+            block.append_op(type=type, inputs={"X": [inp]}, outputs={"Out": [out]}, attrs=attrs)
+            return out
+
+        x, c, w = data("x", xv), data("c", cv), data("w", wv)
+        x.stop_gradient = False
+        spec = op("fft_r2c", x, "complex128", axes=[1])
+        y = op("fft_c2r", tide.layers.elementwise_mul(spec, c), "float64", axes=[1], forward=False)
+        loss = tide.layers.mean(tide.layers.elementwise_mul(y, w))
+    forward_only = main.clone()
+    tide.append_backward(loss)
+    exe = tide.Executor(tide.CPUPlace())
+    feed = {"x": xv, "c": cv, "w": wv}
+    got_y, grad = exe.run(main, feed=feed, fetch_list=[y, "x@GRAD"])
+    np.testing.assert_allclose(got_y, np.fft.irfft(np.fft.rfft(xv) * cv, n=8), atol=1e-12)
+
+    def loss_at(v):
+        return exe.run(forward_only, feed=dict(feed, x=v), fetch_list=[loss])[0].item()
+
+    delta, numeric = 0.5, np.zeros(xv.size)  # the loss is linear in x: any step is exact
+    for i in range(xv.size):
+        step = np.zeros(xv.size)
+        step[i] = delta
+        step = step.reshape(xv.shape)
+        numeric[i] = (loss_at(xv + step) - loss_at(xv - step)) / (2 * delta)
+    np.testing.assert_allclose(grad, numeric.reshape(xv.shape), rtol=1e-9, atol=1e-12)
+
+
 # --- sizes 0 and 1 ---------------------------------------------------------------------------
 
 
@@ -225,6 +414,18 @@ def test_zero_size():
     )
     # One bin and last_dim_size 0: 2 * (1 - 1) = 0 points.
     check("fft_c2r", complex_input((2, 1), "complex64"), np.zeros((2, 0), "float32"), {"axes": [1]})
+
+
+def test_zero_size_grads():
+    # No output points (one bin, last_dim_size 0): X's gradient is zeros; an empty X, empty.
+    x = complex_input((2, 1), "complex64")
+    ins = {"X": x, "Out@GRAD": np.zeros((2, 0), "float32")}
+    make("fft_c2r_grad", ins, {"X@GRAD": np.zeros_like(x)}, {"axes": [1]}).check_output()
+    x = np.zeros((3, 0), "float64")
+    ins = {"X": x, "Out@GRAD": np.ones((3, 1), "complex128")}
+    make("fft_r2c_grad", ins, {"X@GRAD": x}, {"axes": [1]}).check_output()
+    g = np.zeros((0, 4), "complex64")
+    make("fft_c2c_grad", {"Out@GRAD": g}, {"X@GRAD": g}, {"axes": [1]}).check_output()
 
 
 def test_one_point():
@@ -286,7 +487,7 @@ FRAME_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "complex64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", *COMPLEX_OF.values()])
 @pytest.mark.parametrize("shape,length,hop,axis", FRAME_CASES)
 def test_frame(shape, length, hop, axis, dtype):
     if dtype.startswith("complex"):
@@ -296,8 +497,9 @@ def test_frame(shape, length, hop, axis, dtype):
     attrs = {"frame_length": length, "hop_length": hop, "axis": axis}
     t = make("frame", {"X": x}, {"Out": frame_ref(x, length, hop, axis)}, attrs)
     t.check_output(atol=0, rtol=0)
-    if dtype == "float64":
-        t.check_grad(["X"], "Out", **GRAD)
+    # The grads of the float and complex types (float32's kernel is float64's template).
+    if dtype != "float32" and np.issubdtype(x.dtype, np.inexact):
+        t.check_grad(["X"], "Out", **grad_tol(dtype))
 
 
 OVERLAP_CASES = [
@@ -310,7 +512,7 @@ OVERLAP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex128"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", *COMPLEX_OF.values()])
 @pytest.mark.parametrize("shape,hop,axis", OVERLAP_CASES)
 def test_overlap_add(shape, hop, axis, dtype):
     if dtype.startswith("complex"):
@@ -319,9 +521,9 @@ def test_overlap_add(shape, hop, axis, dtype):
         x = (RNG.uniform(-5, 5, shape)).astype(dtype)
     attrs = {"hop_length": hop, "axis": axis}
     t = make("overlap_add", {"X": x}, {"Out": overlap_add_ref(x, hop, axis)}, attrs)
-    t.check_output(**tol("float32" if dtype == "float32" else "float64"))
-    if dtype == "float64":
-        t.check_grad(["X"], "Out", **GRAD)
+    t.check_output(**tol("float32" if single(dtype) else "float64"))
+    if dtype != "float32" and np.issubdtype(x.dtype, np.inexact):
+        t.check_grad(["X"], "Out", **grad_tol(dtype))
 
 
 def test_frame_then_overlap_add():
@@ -364,6 +566,22 @@ def test_fft_errors():
         run("fft_c2c", c, {"axes": [1], "normalization": "none"})
     with pytest.raises(tide.TideError, match=r"fft_c2r.*no elements along axis 1.*last_dim_size"):
         run("fft_c2r", np.zeros((3, 0), "complex64"), {"axes": [1]}, out=r)
+
+
+def test_fft_grad_errors():
+    # An Out@GRAD of other dims than the forward's Out (onesided's 3 bins; 5 points).
+    r = real_input((3, 4), "float32")
+    c = complex_input((3, 4), "complex64")
+
+    def grad(op, x, dout, attrs):
+        make(op, {"X": x, "Out@GRAD": dout}, {"X@GRAD": x}, attrs).check_output()
+
+    with pytest.raises(tide.TideError, match=r"fft_r2c_grad.*Out@GRAD has dims \[3, 4\], expe"):
+        grad("fft_r2c_grad", r, c, {"axes": [1]})
+    with pytest.raises(tide.TideError, match=r"fft_c2r_grad.*Out@GRAD has dims \[3, 4\], expe"):
+        grad("fft_c2r_grad", c, r, {"axes": [1], "last_dim_size": 5})
+    with pytest.raises(tide.TideError, match=r"fft_c2c_grad.*'axes'\[0\] = 2 is out of range"):
+        make("fft_c2c_grad", {"Out@GRAD": c}, {"X@GRAD": c}, {"axes": [2]}).check_output()
 
 
 def test_frame_errors():
