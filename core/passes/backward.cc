@@ -24,16 +24,16 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// Variables that get no gradient: given, stop_gradient, non-float (complex too unless
-// `complex_too`), and everything computed only from such variables (forward propagation, as
-// Fluid's _find_no_grad_vars).
+// Float and complex tensors take gradients (a complex one's holds dL/d(real) + i dL/d(imag)).
+bool IsDifferentiable(DataType t) { return IsFloatType(t) || IsComplexType(t); }
+
+// Variables that get no gradient: given, stop_gradient, neither float nor complex, and everything
+// computed only from such variables (forward propagation, as Fluid's _find_no_grad_vars).
 std::set<std::string> NoGradVars(const BlockDesc& block, size_t n_ops,
-                                 const std::set<std::string>& given, bool complex_too = false) {
+                                 const std::set<std::string>& given) {
   std::set<std::string> fixed = given;  // never get a gradient
   for (const VarDesc* v : block.AllVars()) {
-    const bool differentiable =
-        IsFloatType(v->dtype()) || (complex_too && IsComplexType(v->dtype()));
-    if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !differentiable))
+    if (v->stop_gradient() || (v->type() == TIDE_VAR_LOD_TENSOR && !IsDifferentiable(v->dtype())))
       fixed.insert(v->name());
   }
   std::set<std::string> no_grad = fixed;
@@ -174,7 +174,7 @@ void FillMissingGrad(const BlockDesc& block, OpDesc* g, const std::string& grad,
                      std::vector<OpDesc>* out) {
   const std::string fwd = ForwardName(grad);
   const VarDesc* v = block.FindVarRecursive(fwd);
-  if (v && v->type() == TIDE_VAR_LOD_TENSOR && IsFloatType(v->dtype())) {
+  if (v && v->type() == TIDE_VAR_LOD_TENSOR && IsDifferentiable(v->dtype())) {
     out->emplace_back("fill_zeros_like", VariableNameMap{{"X", {fwd}}},
                       VariableNameMap{{"Out", {grad}}},
                       AttributeMap{{"op_role", int32_t(kOpRoleBackward)}});
@@ -398,31 +398,6 @@ std::vector<size_t> OpsOnPathToLoss(const BlockDesc& block, const std::string& l
   return path;
 }
 
-// The backward pass does not differentiate through complex values: a gradient that would reach
-// the loss through one is an error naming it, not a parameter silently left untrained.
-void CheckNoComplexPath(const BlockDesc& block, const std::string& loss, size_t loss_op,
-                        const std::set<std::string>& given) {
-  const std::vector<VarDesc*> vars = block.AllVars();
-  if (std::none_of(vars.begin(), vars.end(), [](const VarDesc* v) {
-        return v->type() == TIDE_VAR_LOD_TENSOR && IsComplexType(v->dtype());
-      }))
-    return;  // the common case: nothing to walk again
-  const std::set<std::string> no_grad = NoGradVars(block, loss_op + 1, given, true);
-  std::set<std::string> wanted;
-  for (size_t i : OpsOnPathToLoss(block, loss, loss_op, no_grad, &wanted)) {
-    const OpDesc* op = block.Op(i);
-    for (const auto& in : op->InputArgumentNames()) {
-      const VarDesc* v = wanted.count(in) ? block.FindVarRecursive(in) : nullptr;
-      TIDE_ENFORCE(!v || v->type() != TIDE_VAR_LOD_TENSOR || !IsComplexType(v->dtype()),
-                   "append_backward: the loss '", loss, "' depends on the ",
-                   DataTypeName(v->dtype()), " variable '", in, "' (an input of op '", op->type(),
-                   "'), which is computed from variables with gradients; Tide does not "
-                   "differentiate through complex values yet (put '",
-                   in, "' in no_grad_set or set its stop_gradient to train the rest)");
-    }
-  }
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> AppendBackward(
@@ -450,7 +425,6 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
 
   std::set<std::string> no_grad = NoGradVars(*block, loss_op + 1, no_grad_set);
   std::vector<std::string> no_grad_sorted(no_grad.begin(), no_grad.end());
-  CheckNoComplexPath(*block, loss, loss_op, no_grad_set);
 
   std::set<std::string> wanted;
   const std::vector<size_t> path = OpsOnPathToLoss(*block, loss, loss_op, no_grad, &wanted);
@@ -494,7 +468,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
   std::vector<std::string> params = parameters;
   if (params.empty())
     for (const VarDesc* v : block->AllVars())
-      if (v->persistable() && IsFloatType(v->dtype()) && !no_grad.count(v->name()) &&
+      if (v->persistable() && IsDifferentiable(v->dtype()) && !no_grad.count(v->name()) &&
           wanted.count(v->name()))
         params.push_back(v->name());
   std::vector<std::pair<std::string, std::string>> pairs;

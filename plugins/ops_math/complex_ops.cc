@@ -2,10 +2,14 @@
 // broadcasting), real, imag, as_complex ([..., 2] -> [...]) and as_real (the reverse), and the
 // complex kernels of the activation table's abs (|z|, real) and exp. complex64 / complex128 are
 // std::complex<float> / <double>, stored as (real, imaginary) pairs, numpy's and Paddle's layout.
-// Forward only: the backward pass does not differentiate through complex values.
+// Their gradients: complex_grad (the real and imaginary parts of Out@GRAD back to X and Y),
+// real_grad / imag_grad (Out@GRAD into the real or imaginary parts), and as_complex and as_real
+// are each other's.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <tide/ops/elementwise.hpp>
+#include <tide/ops/grad_outputs.hpp>
 
 #include "common.h"
 
@@ -124,6 +128,56 @@ void AsRealShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("Out", RealTypeOf(ctx.InputDataType("X")));
 }
 
+// --- gradients (Out@GRAD of a complex Out holds dL/d(real) + i dL/d(imag)) ---------------
+
+// complex_grad: X@GRAD = real(Out@GRAD), Y@GRAD = imag(Out@GRAD), each summed over the dims
+// its input was broadcast along.
+template <typename R>
+void ComplexGradKernel(KernelContext& ctx) {
+  using C = std::complex<R>;
+  Tensor x = ctx.Input("X"), y = ctx.Input("Y");
+  Tensor dout = ctx.Input(tide::GradVarName("Out").c_str());
+  const auto nb = tide::ops::GetNumpyBroadcast(ctx.op_type(), x.dims(), y.dims());
+  const C* g = nb.numel ? dout.data<C>() : nullptr;
+  R* dx = tide::ops::OptionalGrad<R>(ctx, "X", x.dims());
+  R* dy = tide::ops::OptionalGrad<R>(ctx, "Y", y.dims());
+  if (dx) std::fill(dx, dx + x.numel(), R(0));
+  if (dy) std::fill(dy, dy + y.numel(), R(0));
+  for (int64_t e = 0, xi, yi; e < nb.numel; ++e) {
+    nb.Index(e, &xi, &yi);
+    if (dx) dx[xi] += g[e].real();
+    if (dy) dy[yi] += g[e].imag();
+  }
+}
+
+// real_grad / imag_grad: X@GRAD = Out@GRAD as the real or the imaginary parts, the others 0.
+template <typename R, bool kImag>
+void RealPartGradKernel(KernelContext& ctx) {
+  Tensor dout = ctx.Input(tide::GradVarName("Out").c_str());
+  auto* dx = ctx.Output(tide::GradVarName("X").c_str())
+                 .mutable_data<std::complex<R>>(dout.dims(), ctx.place());
+  const R* g = dout.numel() ? dout.data<R>() : nullptr;
+  tide::ParallelFor(ctx, dout.numel(), 8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dx[i] = kImag ? std::complex<R>(0, g[i]) : g[i];
+  });
+}
+template <typename R>
+void RealGradKernel(KernelContext& ctx) {
+  RealPartGradKernel<R, false>(ctx);
+}
+template <typename R>
+void ImagGradKernel(KernelContext& ctx) {
+  RealPartGradKernel<R, true>(ctx);
+}
+
+// real_grad / imag_grad: X@GRAD is Out@GRAD's dims in its complex type.
+void RealPartGradShape(tide::InferShapeContext& ctx) {
+  const std::string dout = tide::GradVarName("Out"), dx = tide::GradVarName("X");
+  ctx.SetOutputDims(dx.c_str(), ctx.InputDims(dout.c_str()));
+  const TideDataType t = ctx.InputDataType(dout.c_str());
+  ctx.SetOutputDataType(dx.c_str(), t == TIDE_UNDEFINED ? t : ComplexTypeOf(t));
+}
+
 // std::complex<R> is laid out as R[2] (the C++ standard says so): both ops copy the bytes.
 template <typename R>
 void AsComplexKernel(KernelContext& ctx) {
@@ -145,47 +199,96 @@ void AsRealKernel(KernelContext& ctx) {
   if (x.numel()) std::memcpy(o, x.data<T>(), sizeof(T) * static_cast<size_t>(x.numel()));
 }
 
+// One op's gradient as another's forward op: as_complex's is as_real and the other way round.
+tide::GradMakerFn GradAs(const char* grad_type) {
+  return [grad_type](tide::GradMaker& g) {
+    g.NewOp(grad_type).Input("X", g.OutputGrad("Out")).Output("Out", g.InputGrad("X"));
+  };
+}
+
+// real / imag: real_grad / imag_grad of Out@GRAD.
+tide::GradMakerFn RealPartGrad(const std::string& type) {
+  return [type](tide::GradMaker& g) {
+    g.NewOp(type + "_grad")
+        .Input(tide::GradVarName("Out"), g.OutputGrad("Out"))
+        .Output(tide::GradVarName("X"), g.InputGrad("X"));
+  };
+}
+
+tide::OpSchema RealPartGradSchema(const char* type, const char* part) {
+  return tide::OpSchema(type)
+      .Comment(std::string("X@GRAD = Out@GRAD as the ") + part + " parts of a complex tensor.")
+      .Input(tide::GradVarName("Out"), "float32 or float64")
+      .Output(tide::GradVarName("X"), "complex64 or complex128, Out@GRAD's dims")
+      .InferShape(RealPartGradShape);
+}
+
 }  // namespace
 }  // namespace ops_math
 
 using namespace ops_math;  // NOLINT: registration macros below
 
 TIDE_REGISTER_OP(tide::OpSchema("complex")
-                     .NoGradient()
                      .Comment("Out = X + iY (paddle.complex), X and Y broadcast numpy-style.")
                      .Input("X", "the real parts: float32 or float64")
                      .Input("Y", "the imaginary parts: X's type")
                      .Output("Out", "complex64 for float32, complex128 for float64")
-                     .InferShape(ComplexShape));
+                     .InferShape(ComplexShape)
+                     .Grad([](tide::GradMaker& g) {
+                       g.NewOp("complex_grad")
+                           .Input("X", g.Input("X"))
+                           .Input("Y", g.Input("Y"))
+                           .Input(tide::GradVarName("Out"), g.OutputGrad("Out"))
+                           .Output(tide::GradVarName("X"), g.InputGrad("X"))
+                           .Output(tide::GradVarName("Y"), g.InputGrad("Y"));
+                     }));
+TIDE_REGISTER_OP(tide::OpSchema("complex_grad")
+                     .Comment("X@GRAD = real(Out@GRAD), Y@GRAD = imag(Out@GRAD), summed over "
+                              "the dims each was broadcast along.")
+                     .Input("X")
+                     .Input("Y")
+                     .Input(tide::GradVarName("Out"))
+                     .Output(tide::GradVarName("X"))
+                     .AsDispensable()
+                     .Output(tide::GradVarName("Y"))
+                     .AsDispensable()
+                     .InferShape([](tide::InferShapeContext& ctx) {
+                       tide::ops::GradsLikeInputs(ctx, {"X", "Y"});
+                     }));
 TIDE_REGISTER_OP(tide::OpSchema("real")
-                     .NoGradient()
                      .Comment("Out = the real parts of a complex X (paddle.real).")
                      .Input("X", "complex64 or complex128")
                      .Output("Out", "X's dims; float32 for complex64, float64 for complex128")
-                     .InferShape(ComplexToRealShape));
+                     .InferShape(ComplexToRealShape)
+                     .Grad(RealPartGrad("real")));
 TIDE_REGISTER_OP(tide::OpSchema("imag")
-                     .NoGradient()
                      .Comment("Out = the imaginary parts of a complex X (paddle.imag).")
                      .Input("X", "complex64 or complex128")
                      .Output("Out", "X's dims; float32 for complex64, float64 for complex128")
-                     .InferShape(ComplexToRealShape));
+                     .InferShape(ComplexToRealShape)
+                     .Grad(RealPartGrad("imag")));
+TIDE_REGISTER_OP(RealPartGradSchema("real_grad", "real"));
+TIDE_REGISTER_OP(RealPartGradSchema("imag_grad", "imaginary"));
 TIDE_REGISTER_OP(tide::OpSchema("as_complex")
-                     .NoGradient()
                      .Comment("Out = X's last-dim pairs (real, imaginary) as complex numbers "
                               "(paddle.as_complex).")
                      .Input("X", "float32 or float64, last dim 2")
                      .Output("Out", "X's dims without the last; complex64 or complex128")
-                     .InferShape(AsComplexShape));
+                     .InferShape(AsComplexShape)
+                     .Grad(GradAs("as_real")));
 TIDE_REGISTER_OP(tide::OpSchema("as_real")
-                     .NoGradient()
                      .Comment("Out = X's complex numbers as (real, imaginary) pairs along a new "
                               "last dim (paddle.as_real).")
                      .Input("X", "complex64 or complex128")
                      .Output("Out", "X's dims and 2; float32 or float64")
-                     .InferShape(AsRealShape));
+                     .InferShape(AsRealShape)
+                     .Grad(GradAs("as_complex")));
 TIDE_REGISTER_KERNEL("complex", "cpu", ComplexKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("complex_grad", "cpu", ComplexGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("real", "cpu", RealKernel, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("imag", "cpu", ImagKernel, OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("real_grad", "cpu", RealGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("imag_grad", "cpu", ImagGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("as_complex", "cpu", AsComplexKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("as_real", "cpu", AsRealKernel, OPS_MATH_COMPLEX_TYPES);
 // The activation table's abs (whose shape inference gives a complex X's real type) and exp.

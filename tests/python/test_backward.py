@@ -109,18 +109,22 @@ def _complex_abs_of(h, width, name="c"):
     return a
 
 
-def test_a_gradient_through_complex_values_is_refused_naming_the_variable():
-    """Tide does not differentiate through complex values: a parameter whose gradient would pass
-    through one is an error, not a parameter silently left untrained."""
+def test_a_gradient_through_complex_values_reaches_the_parameter(exe):
+    """h = fc(x) feeds the loss directly and through complex values (|h + ih|): the parameter's
+    gradient sums both paths, d/dh mean(sqrt(2)|h| + h) = (sqrt(2) sign(h) + 1) / n."""
     x = layers.data(name="x", shape=[4])
-    h = layers.fc(input=x, size=3, param_attr="w")
+    h = layers.fc(input=x, size=3, param_attr="w", bias_attr=False)
     loss = layers.mean(layers.elementwise_add(_complex_abs_of(h, 3), h))
-    with pytest.raises(
-        tide.InvalidArgumentError,
-        match=r"depends on the complex64 variable 'c' \(an input of op 'abs'\).*"
-        r"does not differentiate through complex values",
-    ):
-        tide.append_backward(loss)
+    pairs = tide.append_backward(loss)
+    assert [p.name for p, _ in pairs] == ["w"]
+    ops = [op.type for op in tide.default_main_program().global_block().ops]
+    assert "complex_grad" in ops and "abs_grad" in ops
+    exe.run(tide.default_startup_program())
+    xv = np.random.RandomState(3).uniform(-1, 1, (5, 4)).astype("float32")
+    w = np.array(tide.global_scope().find_var("w").get_tensor())
+    (g,) = exe.run(feed={"x": xv}, fetch_list=[pairs[0][1]])
+    dh = (np.sqrt(2) * np.sign(xv @ w) + 1) / (5 * 3)
+    np.testing.assert_allclose(g, xv.T @ dh, rtol=1e-5, atol=1e-6)
 
 
 def test_complex_values_without_a_gradient_leave_the_rest_trained():

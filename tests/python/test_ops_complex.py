@@ -4,8 +4,8 @@ arithmetic, scale, the reductions, matmul_v2, einsum, cast, the fill ops, assign
 the data-movement ops of ops_nn; each against numpy's complex arithmetic on the same data, with
 the output data types (complex <-> its real type), broadcast, 0-D and empty shapes, and the
 errors of bad input. Then the Python side (feeding, fetching, saving and loading complex
-tensors), what the backward pass does with complex values (it does not differentiate through
-them) and small PIR programs using the new rows, written here as Paddle 3.3.1 saves them."""
+tensors), gradients through complex values reaching real parameters (the complex grads
+themselves: test_complex_grads.py) and small PIR programs using the new rows, written here as Paddle 3.3.1 saves them."""
 
 import json
 
@@ -580,43 +580,48 @@ def test_complex_variables_save_and_load(tmp_path, dtype, filename):
 # --- the backward pass ------------------------------------------------------------------------
 
 
-def test_a_gradient_through_complex_values_is_refused():
-    """A real parameter used both directly and through complex values: the backward pass does
-    not differentiate through complex variables, so it refuses (naming the variable) rather than
-    give the real path's gradient alone; with the complex variable in no_grad_set, w trains on
-    the real path."""
-    main, startup = tide.Program(), tide.Program()
-    with tide.program_guard(main, startup):
-        x = tide.layers.data(name="x", shape=[4], dtype="float32")
-        w = tide.layers.create_parameter([4], "float32", name="w")
-        c = tide.layers.complex(w, w)
-        through_complex = tide.layers.reduce_mean(tide.layers.abs(c))
-        real_path = tide.layers.reduce_mean(tide.layers.elementwise_mul(x, w))
-        loss = tide.layers.elementwise_add(real_path, through_complex)
-        with pytest.raises(
-            tide.InvalidArgumentError,
-            match="depends on the complex64 variable '%s' \\(an input of op 'abs'\\)" % c.name,
-        ):
-            tide.append_backward(loss)
-        params_grads = tide.append_backward(loss, no_grad_set={c.name})
-    assert [p.name for p, _ in params_grads] == ["w"]
-    assert not any(op.type in ("abs_grad", "complex_grad") for op in main.global_block().ops)
+def test_a_gradient_through_complex_values_adds_to_the_real_path():
+    """A real parameter used both directly and through complex values: its gradient is the sum
+    of both paths (mean(|w + iw|) adds sqrt(2) sign(w) / 4); with the complex variable in
+    no_grad_set, w trains on the real path alone."""
     xv = RNG.uniform(-1, 1, (2, 4)).astype("float32")
-    (g,) = run(main, startup, {"x": xv}, [params_grads[0][1]])
-    np.testing.assert_allclose(g, xv.mean(0) / 4, rtol=1e-6)
+    for no_grad in (False, True):
+        main, startup = tide.Program(), tide.Program()
+        with tide.program_guard(main, startup):
+            x = tide.layers.data(name="x", shape=[4], dtype="float32")
+            w = tide.layers.create_parameter([4], "float32", name="w")
+            c = tide.layers.complex(w, w)
+            through_complex = tide.layers.reduce_mean(tide.layers.abs(c))
+            real_path = tide.layers.reduce_mean(tide.layers.elementwise_mul(x, w))
+            loss = tide.layers.elementwise_add(real_path, through_complex)
+            params_grads = tide.append_backward(loss, no_grad_set={c.name} if no_grad else None)
+        assert [p.name for p, _ in params_grads] == ["w"]
+        grad_ops = {op.type for op in main.global_block().ops}
+        assert ("complex_grad" in grad_ops) != no_grad
+        scope = tide.Scope()
+        exe = tide.Executor(tide.CPUPlace())
+        exe.run(startup, scope=scope)
+        wv = np.array(scope.find_var("w").get_tensor())
+        (g,) = exe.run(main, feed={"x": xv}, fetch_list=[params_grads[0][1]], scope=scope)
+        want = xv.mean(0) / 4 + (0 if no_grad else np.sqrt(2) * np.sign(wv) / 4)
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-7)
 
 
-def test_training_only_through_complex_values_is_refused():
-    """Paddle would train w here (it has complex gradients); Tide says why it cannot."""
+def test_training_only_through_complex_values():
+    """A parameter whose only path to the loss is complex trains (SGD: w -= lr * grad)."""
     main, startup = tide.Program(), tide.Program()
     with tide.program_guard(main, startup):
         w = tide.layers.create_parameter([4], "float32", name="w")
         loss = tide.layers.reduce_mean(tide.layers.abs(tide.layers.complex(w, w)))
-        with pytest.raises(
-            tide.InvalidArgumentError, match="does not differentiate through complex values"
-        ):
-            tide.optimizer.SGD(learning_rate=0.1).minimize(loss)
-    assert not any(op.type.endswith("_grad") for op in main.global_block().ops)
+        tide.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    scope = tide.Scope()
+    exe = tide.Executor(tide.CPUPlace())
+    exe.run(startup, scope=scope)
+    w0 = np.array(scope.find_var("w").get_tensor())
+    (lv,) = exe.run(main, fetch_list=[loss], scope=scope)
+    w1 = np.array(scope.find_var("w").get_tensor())
+    np.testing.assert_allclose(lv, np.mean(np.sqrt(2) * np.abs(w0)), rtol=1e-6)
+    np.testing.assert_allclose(w1, w0 - 0.1 * np.sqrt(2) * np.sign(w0) / 4, rtol=1e-5, atol=1e-7)
 
 
 # --- PIR programs (Paddle 3.3.1's format) -----------------------------------------------------

@@ -51,6 +51,11 @@ def _is_float(arr):
     return np.issubdtype(np.asarray(arr).dtype, np.floating)
 
 
+def _is_differentiable(arr):
+    """Float and complex inputs take gradients."""
+    return np.issubdtype(np.asarray(arr).dtype, np.inexact)
+
+
 def _expected(param, value):
     """[(var name, expected array or None, lod)] of an output as _build names its variables."""
     if isinstance(value, list):
@@ -92,7 +97,7 @@ class OpTest:
                         shape=arr.shape,
                         dtype=arr.dtype.name,
                         lod_level=len(lod) if lod else 0,
-                        stop_gradient=stop_gradient_inputs or not _is_float(arr),
+                        stop_gradient=stop_gradient_inputs or not _is_differentiable(arr),
                     )
                     t = tide.LoDTensor(np.require(arr, requirements="C"))
                     if lod:
@@ -279,11 +284,17 @@ class OpTest:
         fwd_outs = self._run(main, feeds, loss_outs)
         # An empty output (e.g. a 0-size part of split) adds nothing to the loss.
         kept = [(n, o) for n, o in zip(loss_outs, fwd_outs) if o.numpy().size]
+        kept_shapes = {n: tuple(o.shape()) for n, o in kept}
         assert kept, "%s: every output in %s is empty" % (self.op_type, output_names)
         loss_outs = [n for n, _ in kept]
-        weights = {
-            n: rng.uniform(0.5, 1.5, size=o.shape()).astype(o.numpy().dtype) for n, o in kept
-        }
+        # A complex output enters the loss through its (real, imaginary) pairs (as_real), each
+        # part with a weight of its own.
+        weights = {}
+        for n, o in kept:
+            a = o.numpy()
+            real = a.real.dtype if np.iscomplexobj(a) else a.dtype
+            shape = tuple(o.shape()) + ((2,) if np.iscomplexobj(a) else ())
+            weights[n] = rng.uniform(0.5, 1.5, size=shape).astype(real)
         with tide.program_guard(main, startup):
             block = main.global_block()
             terms = []
@@ -295,7 +306,10 @@ class OpTest:
                     stop_gradient=True,
                 )
                 feeds[w.name] = tide.LoDTensor(weights[n])
-                terms.append(tide.layers.mean(tide.layers.elementwise_mul(out_vars[n], w)))
+                out = out_vars[n]
+                if weights[n].ndim > len(kept_shapes[n]):
+                    out = _as_real(block, out, weights[n].dtype.name)
+                terms.append(tide.layers.mean(tide.layers.elementwise_mul(out, w)))
             loss = terms[0] if len(terms) == 1 else tide.layers.sums(terms)
         forward_only = main.clone()
         checked = []  # (var name, base array)
@@ -332,17 +346,22 @@ class OpTest:
             return float(self._run(forward_only, f, [loss.name])[0].numpy().reshape(-1)[0])
 
         for (name, base), a in zip(checked, analytic):
-            base = np.array(base, dtype=np.float64 if base.dtype == np.float64 else base.dtype)
-            numeric = np.zeros(base.size)
+            base = np.array(base, dtype=base.dtype)
+            # A complex input's gradient is dL/d(real) + i dL/d(imag): one difference each.
+            steps = [numeric_grad_delta] + (
+                [1j * numeric_grad_delta] if np.iscomplexobj(base) else []
+            )
+            numeric = np.zeros(base.size, dtype=np.complex128 if len(steps) == 2 else np.float64)
             flat = base.reshape(-1)
             for i in range(flat.size):
                 orig = flat[i]
-                flat[i] = orig + numeric_grad_delta
-                hi = loss_at(name, base.copy())
-                flat[i] = orig - numeric_grad_delta
-                lo = loss_at(name, base.copy())
-                flat[i] = orig
-                numeric[i] = (hi - lo) / (2 * numeric_grad_delta)
+                for step in steps:
+                    flat[i] = orig + step
+                    hi = loss_at(name, base.copy())
+                    flat[i] = orig - step
+                    lo = loss_at(name, base.copy())
+                    flat[i] = orig
+                    numeric[i] += (hi - lo) / (2 * numeric_grad_delta) * (step / numeric_grad_delta)
             numeric = numeric.reshape(base.shape)
             assert a.shape == numeric.shape, "%s: grad of %s has shape %s, expected %s" % (
                 self.op_type,
@@ -357,6 +376,13 @@ class OpTest:
                 "analytic:\n%s\nnumeric:\n%s"
                 % (self.op_type, name, err, max_relative_error, a, numeric)
             )
+
+
+def _as_real(block, var, real_dtype):
+    """as_real(var): a complex variable's (real, imaginary) pairs along a new last dim."""
+    out = block.create_var(name=var.name + "@as_real", dtype=real_dtype)
+    block.append_op("as_real", inputs={"X": var}, outputs={"Out": out})
+    return out
 
 
 def _grad_ops_of(block, tested, backward_from):
