@@ -59,7 +59,7 @@ tide::OpSchema WithAttrs(tide::OpSchema s) {
 }
 
 // abs of a complex X is its modulus, of X's real type (Paddle's RealAndImagInferMeta; its
-// complex kernel is in complex_ops.cc).
+// complex kernel is in complex_ops.cc, its grad's in complex_grad_kernels.cc).
 void AbsShape(tide::InferShapeContext& c) {
   tide::SameShapeAsInput("X", "Out")(c);
   c.SetOutputDataType("Out", tide::ops::RealTypeOf(c.InputDataType("X")));

@@ -64,10 +64,35 @@ std::mt19937_64 RandomEngine(const KernelContext& ctx);
 // Kernels for float, double and the integer types where the op makes sense.
 #define OPS_MATH_NUMERIC_TYPES float, double, int32_t, int64_t
 // complex64 and complex128 (tide/ops/complex.hpp), for the ops whose arithmetic is numpy's on
-// complex numbers too (never those that compare values: max, min, relu, sort); forward only, the
-// backward pass does not differentiate through complex values.
+// complex numbers too (never those that compare values: max, min, relu, sort). Their grad kernels
+// follow Paddle's and PyTorch's convention: z@GRAD holds dL/dx + i dL/dy for z = x + iy and a real
+// loss L, so a holomorphic Out = f(X) gives X@GRAD = Out@GRAD * conj(f'(X)).
 #define OPS_MATH_COMPLEX_TYPES std::complex<float>, std::complex<double>
 using tide::ops::kIsComplex;
 using tide::ops::RealType;
+
+// conj(v) for a complex T, v itself for a real one: a grad kernel multiplies Out@GRAD by the
+// conjugate of each partial derivative (the real rule unchanged).
+template <typename T>
+T ConjIfComplex(const T& v) {
+  if constexpr (kIsComplex<T>)
+    return std::conj(v);
+  else
+    return v;
+}
+
+// The n values at v conjugated into scratch memory freed when the kernel returns (a complex
+// matrix product's gradient multiplies by the other operand's conjugate); a real v itself.
+template <typename T>
+const T* ConjugatedIfComplex(const KernelContext& ctx, const T* v, int64_t n) {
+  if constexpr (kIsComplex<T>) {
+    if (n == 0) return v;
+    T* c = ctx.TempBuffer<T>(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) c[i] = std::conj(v[i]);
+    return c;
+  } else {
+    return v;
+  }
+}
 
 }  // namespace ops_math

@@ -1,7 +1,7 @@
 // conj_op.cc: Paddle's conj (paddle.conj: the complex conjugate, element-wise). On the real types
 // Paddle's CPU kernel takes (float, double, int32, int64) Out is a copy of X; on complex64 /
-// complex128 the imaginary parts change sign. Its grad is conj of dOut, as Paddle's (conj again);
-// the backward pass does not differentiate through complex values, so only the real one runs.
+// complex128 the imaginary parts change sign. Its grad is conj of dOut, as Paddle's (conj again):
+// with z@GRAD = dL/dx + i dL/dy, conj's X@GRAD is conj(Out@GRAD).
 #include <algorithm>
 #include <complex>
 

@@ -3,7 +3,9 @@
 // its diagonals (a label repeated in it) and sums away the labels used nowhere else, is laid out
 // as [batch, free, contracted], one batched GEMM multiplies the two, and the product is permuted
 // to the output's order. Labels are letters; "..." stands for the leading dims not named, which
-// broadcast numpy-style (right-aligned; a size 1 meets any size, as any label's does).
+// broadcast numpy-style (right-aligned; a size 1 meets any size, as any label's does). Of complex
+// operands, each one's gradient is the real rule's with the other operand conjugated (common.h's
+// convention); the forward conjugates nothing, as numpy and Paddle.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -340,6 +342,17 @@ void MakeMatrix(const EinsumPlan& p, const PairLayout& y, int i, const Tensor& t
   mo->data = mo->copy.data();
 }
 
+// The operand's matrices conjugated, for the other operand's gradient (a copy; a real operand
+// stays as it is). numel: how many values data points at.
+template <typename T>
+void Conjugate(MatrixOperand<T>* mo, int64_t numel) {
+  if constexpr (kIsComplex<T>) {
+    if (mo->copy.empty()) mo->copy.assign(mo->data, mo->data + numel);
+    for (T& v : mo->copy) v = std::conj(v);
+    mo->data = mo->copy.data();
+  }
+}
+
 // ---- kernels ------------------------------------------------------------------------------
 
 EinsumPlan PlanOf(const KernelContext& ctx, const std::vector<Tensor>& ops) {
@@ -409,8 +422,10 @@ void EinsumGradKernel(KernelContext& ctx) {
   }
   const PairLayout y = LayoutOf(p);
   MatrixOperand<T> mat[2];
-  MakeMatrix(p, y, 0, ops[0], &mat[0]);
-  MakeMatrix(p, y, 1, ops[1], &mat[1]);
+  for (int i = 0; i < 2; ++i) {
+    MakeMatrix(p, y, i, ops[i], &mat[i]);
+    Conjugate(&mat[i], ops[i].numel());
+  }
   // Out@GRAD as the product's [batch, free 0, free 1].
   const std::vector<int> prod_labels = Concat({&y.batch, &y.free[0], &y.free[1]});
   std::vector<T> dprod;
@@ -513,6 +528,8 @@ TIDE_REGISTER_OP(tide::OpSchema("einsum_grad")
                      .Attr("equation", std::string(""))
                      .KernelDataTypeFrom("Operands")
                      .InferShape(EinsumGradInferShape));
-// complex64 / complex128: no operand is conjugated, as in Paddle and numpy.
+// complex64 / complex128: no operand is conjugated, as in Paddle and numpy (the grad conjugates
+// the other operand, by the gradient convention).
 TIDE_REGISTER_KERNEL("einsum", "cpu", EinsumKernel, OPS_MATH_FLOAT_TYPES, OPS_MATH_COMPLEX_TYPES);
-TIDE_REGISTER_KERNEL("einsum_grad", "cpu", EinsumGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("einsum_grad", "cpu", EinsumGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);

@@ -4,8 +4,8 @@
 // bitwise_left_shift / bitwise_right_shift (paddle.bitwise_*_shift: is_arithmetic; a shift
 // count below 0 or of at least the type's bits gives 0, or, shifting right arithmetically a
 // negative x, -1, as Paddle's kernels) and angle (paddle.angle: of a real X pi where X < 0, else
-// 0, NaN kept, grad 0; of a complex X atan2(imag, real), real, forward only). x and y broadcast
-// numpy-style.
+// 0, NaN kept, grad 0; of a complex X atan2(imag, real), real, with grad i / conj(X), 0 at 0).
+// x and y broadcast numpy-style.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -144,14 +144,24 @@ void AngleKernel(KernelContext& ctx) {
   }
 }
 
-// A real X's angle is piecewise constant: X@GRAD = 0.
+// A real X's angle is piecewise constant: X@GRAD = 0. A complex X = x + iy's (Out real):
+// d atan2(y, x) is (-y dx + x dy) / |X|^2, so X@GRAD = Out@GRAD * (-y + ix) / |X|^2, which is
+// Out@GRAD * i / conj(X) (std::complex's division keeps a large or tiny X finite); 0 at X = 0.
 template <typename T>
 void AngleGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X");
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", ctx.Input(GradVarName("Out").c_str()).dims(),
-                           x.dims());
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
   T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
-  std::fill(dx, dx + x.numel(), T(0));
+  if constexpr (kIsComplex<T>) {
+    if (x.numel() == 0) return;
+    const T* a = x.data<T>();
+    const RealType<T>* g = dout.data<RealType<T>>();
+    const T i(0, 1);
+    for (int64_t k = 0; k < x.numel(); ++k)
+      dx[k] = a[k] == T(0) ? T(0) : g[k] * (i / std::conj(a[k]));
+  } else {
+    std::fill(dx, dx + x.numel(), T(0));
+  }
 }
 
 void AngleShape(tide::InferShapeContext& ctx) {
@@ -245,4 +255,5 @@ TIDE_REGISTER_KERNEL("nextafter", "cpu", NextafterKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("bitwise_left_shift", "cpu", LeftShiftKernel, OPS_MATH_SHIFT_TYPES);
 TIDE_REGISTER_KERNEL("bitwise_right_shift", "cpu", RightShiftKernel, OPS_MATH_SHIFT_TYPES);
 TIDE_REGISTER_KERNEL("angle", "cpu", AngleKernel, OPS_MATH_FLOAT_TYPES, OPS_MATH_COMPLEX_TYPES);
-TIDE_REGISTER_KERNEL("angle_grad", "cpu", AngleGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("angle_grad", "cpu", AngleGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);

@@ -1,7 +1,9 @@
 // elementwise_ops.cc: elementwise_add/sub/mul/div/max/min/pow/mod/floordiv with Fluid's
 // broadcast rule (Y repeated over X at `axis`, tide/ops/broadcast.hpp), and the grads of the
-// differentiable ones (dY summed over the dims Y is repeated over). The forward CPU kernels are
-// the SDK's header-only tide/kernels/elementwise.hpp (which a compiled model calls directly).
+// differentiable ones (dY summed over the dims Y is repeated over; add / sub / mul / div's of
+// complex values multiply Out@GRAD by the conjugate partials, common.h's convention). The forward
+// CPU kernels are the SDK's header-only tide/kernels/elementwise.hpp (which a compiled model calls
+// directly).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,7 +23,8 @@ using tide::ops::GetNumpyBroadcast;
 using tide::ops::NumpyBroadcast;
 using tide::ops::NumpyPath;
 
-// Per-element partial derivatives: dx = dout * DX(x, y, out), dy = dout * DY(x, y, out).
+// Per-element partial derivatives: dx = dout * DX(x, y, out), dy = dout * DY(x, y, out); of
+// complex values, dout times their conjugates (DX and DY stay the holomorphic derivatives).
 struct AddG {
   template <typename T>
   static T DX(T, T, T) {
@@ -111,10 +114,24 @@ auto RunSum(int64_t n, F&& f) {
   return acc;
 }
 
+// dout times the conjugates of G's partials (for a real T, the partials themselves).
+template <typename G>
+struct Conjugated {
+  template <typename T>
+  static T DX(T x, T y, T o) {
+    return ConjIfComplex(G::DX(x, y, o));
+  }
+  template <typename T>
+  static T DY(T x, T y, T o) {
+    return ConjIfComplex(G::DY(x, y, o));
+  }
+};
+
 // The grads read their inputs through tide/ops/elementwise.hpp; dY is summed into (zeroed first),
 // and dX too on the numpy path.
-template <typename T, typename G>
+template <typename T, typename Partials>
 void ElementwiseGradKernel(KernelContext& ctx) {
+  using G = Conjugated<Partials>;
   const auto g = tide::ops::GetElementwiseGradArgs<T>(ctx);
   if (g.dy) std::fill(g.dy, g.dy + g.y_numel, T(0));
   if (g.numpy) {  // each input's gradient summed over its broadcast dims
@@ -337,7 +354,7 @@ TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_add_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_sub_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_mul_grad"));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_div_grad"));
-// complex64 / complex128: numpy's complex arithmetic, forward only.
+// complex64 / complex128: numpy's complex arithmetic; the grads conjugate the partials.
 TIDE_REGISTER_KERNEL("elementwise_add", "cpu", tide::kernels::ElementwiseAdd,
                      OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_sub", "cpu", tide::kernels::ElementwiseSub,
@@ -346,10 +363,14 @@ TIDE_REGISTER_KERNEL("elementwise_mul", "cpu", tide::kernels::ElementwiseMul,
                      OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_div", "cpu", tide::kernels::ElementwiseDiv,
                      OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_add_grad", "cpu", AddGradKernel, OPS_MATH_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_sub_grad", "cpu", SubGradKernel, OPS_MATH_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_mul_grad", "cpu", MulGradKernel, OPS_MATH_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_div_grad", "cpu", DivGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_add_grad", "cpu", AddGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_sub_grad", "cpu", SubGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_mul_grad", "cpu", MulGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_div_grad", "cpu", DivGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(ElementwiseSchema("elementwise_pow", "X ^ Y", false));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_pow_grad"));

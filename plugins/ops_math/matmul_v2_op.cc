@@ -1,6 +1,7 @@
 // matmul_v2_op.cc: Paddle 2.x's matmul_v2 (numpy's matmul: trans_x / trans_y, batch dims
 // broadcast numpy-style, a 1-D operand is a vector whose unit dim is dropped from Out; no alpha)
-// and its grad (each input's gradient summed over the batch dims it was broadcast along); the
+// and its grad (each input's gradient summed over the batch dims it was broadcast along; of
+// complex values, dX = dOut conj(Y)^T and dY = conj(X)^T dOut, common.h's convention); the
 // forward CPU kernel is the SDK's header-only tide/kernels/matmul_v2.hpp.
 #include <algorithm>
 #include <cstring>
@@ -31,7 +32,8 @@ void MatmulV2InferShape(tide::InferShapeContext& ctx) {
 }
 
 // dX_b += dOut_b op(Y_b)^T (or its transpose when trans_x), dY_b += op(X_b)^T dOut_b (likewise);
-// a broadcast operand's matrices collect the sum over the batches that share them.
+// a broadcast operand's matrices collect the sum over the batches that share them. Complex X and
+// Y enter conjugated (a copy each).
 template <typename T>
 void MatmulV2GradKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetMatmulV2GradArgs<T>(ctx);
@@ -39,9 +41,10 @@ void MatmulV2GradKernel(KernelContext& ctx) {
   const int64_t xs = s.m * s.k, ys = s.k * s.n, gs = s.m * s.n;
   const bool tx = s.tx, ty = s.ty;
   if (a.dx) {
+    const T* y = ConjugatedIfComplex(ctx, a.y, a.y_numel);
     std::fill(a.dx, a.dx + a.x_numel, T(0));
     for (int64_t b = 0; gs > 0 && b < s.batch; ++b) {
-      const T* yb = a.y + s.y_off[b] * ys;
+      const T* yb = y + s.y_off[b] * ys;
       const T* g = a.dout + b * gs;
       T* db = a.dx + s.x_off[b] * xs;
       if (!tx)
@@ -51,9 +54,10 @@ void MatmulV2GradKernel(KernelContext& ctx) {
     }
   }
   if (a.dy) {
+    const T* x = ConjugatedIfComplex(ctx, a.x, a.x_numel);
     std::fill(a.dy, a.dy + a.y_numel, T(0));
     for (int64_t b = 0; gs > 0 && b < s.batch; ++b) {
-      const T* xb = a.x + s.x_off[b] * xs;
+      const T* xb = x + s.x_off[b] * xs;
       const T* g = a.dout + b * gs;
       T* db = a.dy + s.y_off[b] * ys;
       if (!ty)
@@ -120,7 +124,8 @@ TIDE_REGISTER_OP(MatmulV2Attrs(tide::OpSchema("matmul_v2_grad")
                                    .AsDispensable()
                                    .InferShape(GradsLikeXY)));
 // complex64 / complex128: Eigen's product; trans_x / trans_y transpose without conjugating, as
-// Paddle's.
+// Paddle's (the grad conjugates, by the gradient convention).
 TIDE_REGISTER_KERNEL("matmul_v2", "cpu", tide::kernels::MatmulV2, OPS_MATH_FLOAT_TYPES,
                      OPS_MATH_COMPLEX_TYPES);
-TIDE_REGISTER_KERNEL("matmul_v2_grad", "cpu", MatmulV2GradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul_v2_grad", "cpu", MatmulV2GradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);

@@ -300,8 +300,26 @@ template <typename T>
 void AnyKernel(KernelContext& c) {
   ReduceInto<T, bool, AnyR>(c);
 }
+// reduce_sum of a complex X to its real type (out_dtype) sums the real parts: X@GRAD is
+// Out@GRAD + 0i (the imaginary parts do not reach Out).
+template <typename T>
+void RealPartsSumGradKernel(KernelContext& ctx) {
+  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
+  const ReduceShape s = tide::ops::ReduceShapeOf(ctx, x.dims());
+  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), s.out);
+  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
+  if (x.numel() == 0) return;
+  const RealType<T>* g = dout.data<RealType<T>>();
+  const BroadcastIndex index = OutIndex(ctx.op_type(), x.dims(), s);
+  for (int64_t e = 0; e < x.numel(); ++e) dx[e] = T(g[index(e)], 0);
+}
+
 template <typename T>
 void SumGradKernel(KernelContext& c) {
+  if constexpr (kIsComplex<T>) {
+    if (c.Input(GradVarName("Out").c_str()).dtype() != c.Input("X").dtype())
+      return RealPartsSumGradKernel<T>(c);
+  }
   ReduceGradKernel<T, SumG>(c);
 }
 template <typename T>
@@ -441,8 +459,11 @@ TIDE_REGISTER_KERNEL("reduce_amax", "cpu", MaxKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_amin", "cpu", MinKernel, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_all", "cpu", AllKernel, bool, OPS_MATH_NUMERIC_TYPES);
 TIDE_REGISTER_KERNEL("reduce_any", "cpu", AnyKernel, bool, OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("reduce_sum_grad", "cpu", SumGradKernel, OPS_MATH_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("reduce_mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
+// Linear with real factors: of complex values X@GRAD is Out@GRAD broadcast back (/ the count).
+TIDE_REGISTER_KERNEL("reduce_sum_grad", "cpu", SumGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("reduce_mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("reduce_max_grad", "cpu", ExtremeGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_min_grad", "cpu", ExtremeGradKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("reduce_prod_grad", "cpu", ReduceProdGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -135,7 +135,9 @@ TIDE_REGISTER_OP(tide::OpSchema("mean_grad")
                      .Output(GradVarName("X"))
                      .InferShape(tide::SameShapeAsInput("X", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("mean", "cpu", MeanKernel, OPS_MATH_FLOAT_TYPES, OPS_MATH_COMPLEX_TYPES);
-TIDE_REGISTER_KERNEL("mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES);
+// Of complex values too: the mean is linear with a real factor, so X@GRAD = Out@GRAD / n.
+TIDE_REGISTER_KERNEL("mean_grad", "cpu", MeanGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(
     tide::OpSchema("sum")
