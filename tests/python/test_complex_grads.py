@@ -37,9 +37,9 @@ def grad_args(dtype):
 
 def crand(rng, shape, dtype, lo=0.0):
     """Random complex values; with lo > 0, of modulus in [lo, 2] (a divisor, angle's input)."""
-    r = rng.uniform(lo, 2, shape) if lo else None
-    if r is None:
+    if not lo:
         return (rng.uniform(-2, 2, shape) + 1j * rng.uniform(-2, 2, shape)).astype(dtype)
+    r = rng.uniform(lo, 2, shape)
     return (r * np.exp(1j * rng.uniform(-np.pi, np.pi, shape))).astype(dtype)
 
 
@@ -365,53 +365,26 @@ def test_real_loss_through_complex_values_from_real_parameters(rdt, rng):
     m = crand(rng, (3, 3), cdt) * 0.5
 
     def loss(block, v):
-        za = append(
-            block, "cast", {"X": v["a"]}, cdt, {"in_dtype": CODES[rdt], "out_dtype": CODES[cdt]}
-        )
-        zb = append(
-            block, "cast", {"X": v["b"]}, cdt, {"in_dtype": CODES[rdt], "out_dtype": CODES[cdt]}
-        )
-        z = append(
-            block,
-            "elementwise_add",
-            {"X": za, "Y": append(block, "elementwise_mul", {"X": zb, "Y": v["c"]}, cdt)},
-            cdt,
-        )
-        w = append(
-            block, "matmul_v2", {"X": v["m"], "Y": z}, cdt, {"trans_x": False, "trans_y": False}
-        )
-        e = append(block, "exp", {"X": append(block, "scale", {"X": w}, cdt, {"scale": 0.3})}, cdt)
-        term1 = append(block, "mean", {"X": append(block, "abs", {"X": e}, rdt)}, rdt)
-        term2 = append(
-            block,
-            "reduce_mean",
-            {"X": append(block, "angle", {"X": w}, rdt)},
-            rdt,
-            {"dim": [0], "reduce_all": True},
-        )
-        ratio = append(
-            block,
+        def op(kind, ins, dtype=cdt, **attrs):
+            return append(block, kind, ins, dtype, attrs)
+
+        def to_complex(x):
+            return op("cast", {"X": x}, in_dtype=CODES[rdt], out_dtype=CODES[cdt])
+
+        bc = op("elementwise_mul", {"X": to_complex(v["b"]), "Y": v["c"]})
+        z = op("elementwise_add", {"X": to_complex(v["a"]), "Y": bc})
+        w = op("matmul_v2", {"X": v["m"], "Y": z}, trans_x=False, trans_y=False)
+        e = op("exp", {"X": op("scale", {"X": w}, scale=0.3)})
+        term1 = op("mean", {"X": op("abs", {"X": e}, rdt)}, rdt)
+        angles = op("angle", {"X": w}, rdt)
+        term2 = op("reduce_mean", {"X": angles}, rdt, dim=[0], reduce_all=True)
+        ratio = op(
             "elementwise_div",
-            {
-                "X": append(
-                    block,
-                    "elementwise_mul",
-                    {"X": e, "Y": append(block, "conj", {"X": z}, cdt)},
-                    cdt,
-                ),
-                "Y": z,
-            },
-            cdt,
+            {"X": op("elementwise_mul", {"X": e, "Y": op("conj", {"X": z})}), "Y": z},
         )
-        term3 = append(
-            block,
-            "reduce_sum",
-            {"X": ratio},
-            rdt,
-            {"dim": [0], "reduce_all": True, "out_dtype": CODES[rdt]},
-        )
-        s = append(block, "sum", {"X": [term1, term2, term3]}, rdt)
-        return s  # fmt: skip
+        real_sum = dict(dim=[0], reduce_all=True, out_dtype=CODES[rdt])
+        term3 = op("reduce_sum", {"X": ratio}, rdt, **real_sum)
+        return op("sum", {"X": [term1, term2, term3]}, rdt)
 
     delta, rtol = (1e-2, 2e-2) if rdt == "float32" else (1e-6, 1e-6)
     check_program_grads(loss, {"a": a, "b": b, "c": c, "m": m}, ["a", "b"], delta, rtol)
