@@ -1,4 +1,5 @@
-// adam_op.cc: Adam (Kingma & Ba), with a dense or a SelectedRows Grad, lazy or not.
+// adam_op.cc: Adam (Kingma & Ba), with a dense or a SelectedRows Grad, lazy or not; a complex
+// Param as its real view (common.h): the second moment per real and imaginary part.
 #include <cmath>
 
 #include "common.h"
@@ -6,7 +7,7 @@
 namespace ops_optimizers {
 namespace {
 
-// One element's update; reads all of element i before writing any of it (outputs may alias).
+// One real element's update; reads all of element i before writing any of it (outputs may alias).
 template <typename T>
 struct AdamUpdate {
   T beta1, beta2, epsilon_t, lr_t;
@@ -23,38 +24,43 @@ struct AdamUpdate {
   }
 };
 
+// T: Param's storage type; the update runs on its real view, in R (T itself when real).
 template <typename T>
 void AdamKernel(KernelContext &ctx) {
+  using R = RealType<T>;
   Tensor param = ctx.Input("Param");
-  const T lr = ScalarInput<T>(ctx, "LearningRate");
-  const T beta1_pow = ScalarInput<T>(ctx, "Beta1Pow");
-  const T beta2_pow = ScalarInput<T>(ctx, "Beta2Pow");
+  const R lr = ScalarInput<R>(ctx, "LearningRate");
+  const R beta1_pow = ScalarInput<R>(ctx, "Beta1Pow");
+  const R beta2_pow = ScalarInput<R>(ctx, "Beta2Pow");
   tide::ops::CheckBeta1Pow(ctx, beta1_pow);
   DenseGrad<T> grad = ReadGrad<T>(ctx, param);
-  AdamUpdate<T> u;
-  u.beta1 = static_cast<T>(ctx.Attr<double>("beta1"));  // float64 attributes: exact for double
-  u.beta2 = static_cast<T>(ctx.Attr<double>("beta2"));
+  AdamUpdate<R> u;
+  u.beta1 = static_cast<R>(ctx.Attr<double>("beta1"));  // float64 attributes: exact for double
+  u.beta2 = static_cast<R>(ctx.Attr<double>("beta2"));
   // epsilon joins the bias-corrected second moment, as in Paddle 2+ and PyTorch:
   // lr_t * m1 / (sqrt(m2) + epsilon * sqrt(1 - beta2^t)) = lr * m1_hat / (sqrt(m2_hat) + epsilon).
-  u.epsilon_t = static_cast<T>(ctx.Attr<double>("epsilon")) * std::sqrt(T(1) - beta2_pow);
-  u.lr_t = lr * std::sqrt(T(1) - beta2_pow) / (T(1) - beta1_pow);
-  u.g = grad.data;
-  u.m1 = OptimizerStateInput<T>(ctx, "Moment1", param);
-  u.m2 = OptimizerStateInput<T>(ctx, "Moment2", param);
-  u.p = param.data<T>();
+  u.epsilon_t = static_cast<R>(ctx.Attr<double>("epsilon")) * std::sqrt(R(1) - beta2_pow);
+  u.lr_t = lr * std::sqrt(R(1) - beta2_pow) / (R(1) - beta1_pow);
+  u.g = RealView(grad.data);
+  const T *m1 = OptimizerStateInput<T>(ctx, "Moment1", param);
+  const T *m2 = OptimizerStateInput<T>(ctx, "Moment2", param);
+  const T *p = param.data<T>();
+  u.m1 = RealView(m1);
+  u.m2 = RealView(m2);
+  u.p = RealView(p);
   if (grad.sparse && ctx.Attr<bool>("lazy_mode")) {
     // Lazy (Fluid): only the rows the gradient lists are written; an output that is a variable
     // of its own keeps its other rows (one holding no Param-shaped data yet starts as its input).
-    u.m1_out = RowStateOutput<T>(ctx, "Moment1Out", u.m1, param);
-    u.m2_out = RowStateOutput<T>(ctx, "Moment2Out", u.m2, param);
-    u.p_out = RowStateOutput<T>(ctx, "ParamOut", u.p, param);
-    ForEachInRows(ctx, grad.rows, grad.row_size, u);
+    u.m1_out = RealView(RowStateOutput<T>(ctx, "Moment1Out", m1, param));
+    u.m2_out = RealView(RowStateOutput<T>(ctx, "Moment2Out", m2, param));
+    u.p_out = RealView(RowStateOutput<T>(ctx, "ParamOut", p, param));
+    ForEachInRows(ctx, grad.rows, RealCount<T>(grad.row_size), u);
     return;
   }
-  u.m1_out = OptimizerStateOutput<T>(ctx, "Moment1Out", param);
-  u.m2_out = OptimizerStateOutput<T>(ctx, "Moment2Out", param);
-  u.p_out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
-  const int64_t n = param.numel();
+  u.m1_out = RealView(OptimizerStateOutput<T>(ctx, "Moment1Out", param));
+  u.m2_out = RealView(OptimizerStateOutput<T>(ctx, "Moment2Out", param));
+  u.p_out = RealView(OptimizerStateOutput<T>(ctx, "ParamOut", param));
+  const int64_t n = RealCount<T>(param.numel());
   // Dense, or sparse with the rows it does not list at gradient 0 (their moments still decay).
   ForEach(ctx, n, u);
 }
@@ -78,8 +84,12 @@ TIDE_REGISTER_OP(
             "the updates. Outputs are normally their inputs' variables (in place). A "
             "SelectedRows Grad counts as 0 on the rows it does not list (their moments decay and "
             "they move), unless lazy_mode, where only the listed rows of the outputs are written "
-            "(an output that is not its input keeps its other rows).")
-        .Input("Param", "(Tensor) the parameter to update")
+            "(an output that is not its input keeps its other rows). A complex Param is updated "
+            "as its real view (PyTorch's rule): each real and imaginary part is one element, so "
+            "Moment2's real part tracks re(Grad)^2 and its imaginary part im(Grad)^2, not "
+            "|Grad|^2.")
+        .Input("Param",
+               "(Tensor) the parameter to update; float32, float64, complex64 or complex128")
         .Input("Grad", "(Tensor of Param's dims, or SelectedRows) the gradient of the loss")
         .Input("LearningRate", "(Tensor, one element, float32 or float64) the learning rate")
         .Input("Moment1", "(Tensor of Param's dims) the first moment estimate")
@@ -108,5 +118,6 @@ TIDE_REGISTER_OP(
                                       {"Grad", ""},
                                       {"Moment1", "Moment1Out"},
                                       {"Moment2", "Moment2Out"}},
-                                     {"LearningRate", "Beta1Pow", "Beta2Pow"}})));
-TIDE_REGISTER_KERNEL("adam", "cpu", AdamKernel, OPS_OPTIMIZERS_FLOAT_TYPES);
+                                     {"LearningRate", "Beta1Pow", "Beta2Pow"},
+                                     /*complex_params=*/true})));
+TIDE_REGISTER_KERNEL("adam", "cpu", AdamKernel, OPS_OPTIMIZERS_FLOAT_AND_COMPLEX_TYPES);

@@ -1,6 +1,7 @@
 // common.h: what the optimizer kernels share: reads of their inputs (the [1] scalars, the
 // Param-shaped state, a dense or SelectedRows Grad) checked as tide/ops/optimizer.hpp says, an
-// elementwise loop on the CPU pool, and the shape rule every optimizer op follows.
+// elementwise loop on the CPU pool, the real view of a complex parameter, and the shape rule
+// every optimizer op follows.
 //
 // In-place updates: ParamOut is normally the same variable as Param (and MomentOut as Moment...),
 // so an output's buffer may be its input's. Every kernel reads all inputs of element i before it
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <tide/eigen.hpp>
+#include <tide/ops/complex.hpp>
 #include <tide/ops/optimizer.hpp>
 #include <tide/ops/optimizer_update.hpp>
 #include <tide/plugin.hpp>
@@ -26,6 +28,29 @@ using tide::Tensor;
 using tide::ops::OptimizerStateInput;
 using tide::ops::OptimizerStateOutput;
 using tide::ops::ScalarInput;  // Fluid makes the learning rate float32 even for float64 params
+
+// Complex parameters (sgd, momentum, adam) are updated as their real view, PyTorch's rule
+// (torch.view_as_real): each real and each imaginary part is one real element of the update, so
+// Adam's second moment is per part (g_re^2, g_im^2), not |g|^2; for SGD and momentum that is
+// complex arithmetic with a real learning rate. std::complex<R> is laid out as R[2] (the C++
+// standard guarantees it), so a kernel templated on the storage type T reads and writes through
+// RealView and runs the real update over RealCount elements; for a real T both are the identity.
+using tide::ops::RealType;
+
+template <typename T>
+constexpr int64_t RealCount(int64_t n) {
+  return tide::ops::kIsComplex<T> ? 2 * n : n;
+}
+
+template <typename T>
+const RealType<T>* RealView(const T* p) {
+  return reinterpret_cast<const RealType<T>*>(p);
+}
+
+template <typename T>
+RealType<T>* RealView(T* p) {
+  return reinterpret_cast<RealType<T>*>(p);
+}
 
 // Runs f(i) for i in [0, n), on the CPU pool when n is large enough to benefit.
 template <typename F>
@@ -107,10 +132,13 @@ void ForEachInRows(const KernelContext& ctx, const std::vector<int64_t>& rows, i
 // one) is skipped. `scalars` lists the one-element inputs. Checks that the inputs agree with Param
 // (dims and dtype; a SelectedRows Grad is checked by the kernel, against its height), then gives
 // each output its input's dims and dtype. At compile time, -1 dims and unknown shapes match any.
+// `complex_params`: the op has complex64 / complex128 kernels; the others refuse a complex Param
+// by name (rather than failing later to find a kernel).
 struct ShapeRule {
   std::string op;
   std::vector<std::pair<std::string, std::string>> state;
   std::vector<std::string> scalars;
+  bool complex_params = false;
 };
 
 namespace detail {
@@ -137,6 +165,10 @@ inline tide::InferShapeFn OptimizerShapes(ShapeRule rule) {
     };
     const Dims pdims = ctx.InputDims("Param");
     const TideDataType pdt = ctx.InputDataType("Param");
+    TIDE_CHECK(rule.complex_params || !tide::ops::IsComplexType(pdt), "op '", op,
+               "': ", label("Param"), " is ", tide::DataTypeName(pdt), "; ", op,
+               " updates float32 and float64 parameters only (sgd, momentum and adam take "
+               "complex ones)");
     for (const auto& [in, out] : rule.state) {
       if (!ctx.HasInput(in.c_str())) {
         TIDE_CHECK(out.empty() || !ctx.HasOutput(out.c_str()), "op '", op, "': output ", out, " ('",
@@ -173,7 +205,9 @@ inline tide::InferShapeFn OptimizerShapes(ShapeRule rule) {
   };
 }
 
-// Kernels for float and double.
+// Kernels for float and double; those of sgd, momentum and adam for complex64 / complex128 too.
 #define OPS_OPTIMIZERS_FLOAT_TYPES float, double
+#define OPS_OPTIMIZERS_FLOAT_AND_COMPLEX_TYPES \
+  float, double, std::complex<float>, std::complex<double>
 
 }  // namespace ops_optimizers

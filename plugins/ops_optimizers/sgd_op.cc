@@ -1,4 +1,5 @@
-// sgd_op.cc: plain stochastic gradient descent, with a dense or a SelectedRows (sparse) Grad.
+// sgd_op.cc: plain stochastic gradient descent, with a dense or a SelectedRows (sparse) Grad;
+// a complex Param as its real view (common.h).
 #include <string>
 #include <tide/ops/dims.hpp>
 #include <unordered_map>
@@ -14,6 +15,7 @@ namespace {
 // place (ParamOut must be Param). An id Param does not hold is an error.
 template <typename T>
 void SgdOnSelectedRows(KernelContext& ctx) {
+  using R = RealType<T>;
   const std::string pname = ctx.InputName("Param");
   tide::Variable gvar = ctx.InputVar("Grad");
   TIDE_CHECK(gvar && gvar.IsSelectedRows(), "op 'sgd': Param ('", pname,
@@ -21,7 +23,7 @@ void SgdOnSelectedRows(KernelContext& ctx) {
   TIDE_CHECK(ctx.OutputName("ParamOut") == pname, "op 'sgd': Param ('", pname,
              "') is a SelectedRows, updated in place: ParamOut must be the same variable, got '",
              ctx.OutputName("ParamOut"), "'");
-  const T lr = ScalarInput<T>(ctx, "LearningRate");
+  const R lr = ScalarInput<R>(ctx, "LearningRate");
   tide::SelectedRows p = ctx.InputVar("Param").GetSelectedRows(), g = gvar.GetSelectedRows();
   const std::vector<int64_t> grows = g.rows(), prows = p.rows();
   if (grows.empty()) return;  // a trainer sent no rows this step
@@ -36,44 +38,48 @@ void SgdOnSelectedRows(KernelContext& ctx) {
              " rows with value ", tide::ToString(gv.dims()), "; Param's rows have ", pw, " values");
   std::unordered_map<int64_t, int64_t> at;
   for (size_t i = 0; i < prows.size(); ++i) at.emplace(prows[i], static_cast<int64_t>(i));
-  const T* gd = gv.data<T>();
-  T* out = pv.mutable_data<T>(ctx.place());
+  const R* gd = RealView(gv.data<T>());
+  R* out = RealView(pv.mutable_data<T>(ctx.place()));
+  const int64_t row = RealCount<T>(pw);
   for (size_t i = 0; i < grows.size(); ++i) {
     auto it = at.find(grows[i]);
     TIDE_CHECK(it != at.end(), "op 'sgd': Grad ('", ctx.InputName("Grad"), "') has row id ",
                grows[i], ", which Param ('", pname, "', a SelectedRows of ", prows.size(),
                " rows) does not hold");
-    T* dst = out + it->second * pw;
-    const T* src = gd + static_cast<int64_t>(i) * pw;
-    for (int64_t j = 0; j < pw; ++j) dst[j] -= lr * src[j];
+    R* dst = out + it->second * row;
+    const R* src = gd + static_cast<int64_t>(i) * row;
+    for (int64_t j = 0; j < row; ++j) dst[j] -= lr * src[j];
   }
 }
 
 template <typename T>
 void SgdKernel(KernelContext& ctx) {
+  using R = RealType<T>;
   tide::Variable pvar = ctx.InputVar("Param");
   if (pvar && pvar.IsSelectedRows()) return SgdOnSelectedRows<T>(ctx);
   Tensor param = ctx.Input("Param");
-  const T lr = ScalarInput<T>(ctx, "LearningRate");
-  const int64_t n = param.numel();
+  const R lr = ScalarInput<R>(ctx, "LearningRate");
+  const int64_t n = RealCount<T>(param.numel());
   tide::Variable grad = ctx.InputVar("Grad");
   if (grad && grad.IsSelectedRows()) {
     // Only the listed rows move, once per listing (so a repeated row takes the sum of its
     // gradients); the cost is that of the rows, not of Param.
     SparseGrad<T> g = ReadSparseGrad<T>(ctx, param);
-    const T* p = param.data<T>();
-    T* out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
+    const R* p = RealView(param.data<T>());
+    R* out = RealView(OptimizerStateOutput<T>(ctx, "ParamOut", param));
     CopyThrough(p, out, n);
+    const R* values = RealView(g.values);
+    const int64_t row = RealCount<T>(g.row_size);
     for (size_t i = 0; i < g.rows.size(); ++i) {
-      T* dst = out + g.rows[i] * g.row_size;
-      const T* src = g.values + static_cast<int64_t>(i) * g.row_size;
-      for (int64_t j = 0; j < g.row_size; ++j) dst[j] -= lr * src[j];
+      R* dst = out + g.rows[i] * row;
+      const R* src = values + static_cast<int64_t>(i) * row;
+      for (int64_t j = 0; j < row; ++j) dst[j] -= lr * src[j];
     }
     return;
   }
-  const T* g = OptimizerStateInput<T>(ctx, "Grad", param);
-  const T* p = param.data<T>();
-  T* out = OptimizerStateOutput<T>(ctx, "ParamOut", param);
+  const R* g = RealView(OptimizerStateInput<T>(ctx, "Grad", param));
+  const R* p = RealView(param.data<T>());
+  R* out = RealView(OptimizerStateOutput<T>(ctx, "ParamOut", param));
   ForEach(ctx, n, [=](int64_t i) { out[i] = p[i] - lr * g[i]; });
 }
 
@@ -90,7 +96,9 @@ TIDE_REGISTER_OP(
             "updated, a row listed twice twice. ParamOut is normally Param itself (in place). "
             "Param may be a SelectedRows (a parameter server's slice of a table) with a "
             "SelectedRows Grad: each Grad row updates Param's row of the same id, in place.")
-        .Input("Param", "(Tensor) the parameter to update")
+        .Input("Param",
+               "(Tensor) the parameter to update; a complex one is updated as its real view "
+               "(each real and imaginary part one element, PyTorch's rule)")
         .Input("LearningRate", "(Tensor, one element, float32 or float64) the learning rate")
         .Input("Grad",
                "(Tensor of Param's dims, or SelectedRows of height Param.dims[0]) the gradient "
@@ -98,6 +106,8 @@ TIDE_REGISTER_OP(
         .Output("ParamOut", "(Tensor) the updated parameter; normally the same variable as Param")
         .KernelDataTypeFrom("Param")
         .InPlace("Param", "ParamOut")
-        .InferShape(
-            OptimizerShapes({"sgd", {{"Param", "ParamOut"}, {"Grad", ""}}, {"LearningRate"}})));
-TIDE_REGISTER_KERNEL("sgd", "cpu", SgdKernel, OPS_OPTIMIZERS_FLOAT_TYPES);
+        .InferShape(OptimizerShapes({"sgd",
+                                     {{"Param", "ParamOut"}, {"Grad", ""}},
+                                     {"LearningRate"},
+                                     /*complex_params=*/true})));
+TIDE_REGISTER_KERNEL("sgd", "cpu", SgdKernel, OPS_OPTIMIZERS_FLOAT_AND_COMPLEX_TYPES);

@@ -1,4 +1,8 @@
-"""Gradient clipping by value, by norm and by global norm (applied before regularisation)."""
+"""Gradient clipping by value, by norm and by global norm (applied before regularisation).
+
+A complex gradient's norm is that of its real view (sqrt of the sum of re^2 + im^2, PyTorch's
+|g|): clipping by norm and by global norm take it; clipping by value refuses it (a bound on each
+part or on |g| would both be guesses; PyTorch's clamp refuses complex too)."""
 
 from . import unique_name
 from .core import dtype_code
@@ -27,6 +31,11 @@ class GradientClipByValue(BaseGradientClipAttr):
     def _process(self, params_grads):
         out = []
         for p, g in params_grads:
+            if _is_complex(g):
+                raise TypeError(
+                    "GradientClipByValue cannot clip the complex gradient of parameter '%s' "
+                    "(%s); clip complex gradients by norm or by global norm" % (p.name, g.dtype)
+                )
             c = g.block.create_var(
                 name=unique_name.generate(g.name + "@CLIP"),
                 dtype=g.dtype,
@@ -44,7 +53,8 @@ class GradientClipByValue(BaseGradientClipAttr):
 
 
 class GradientClipByNorm(BaseGradientClipAttr):
-    """g = g * clip_norm / max(||g||, clip_norm), per gradient."""
+    """g = g * clip_norm / max(||g||, clip_norm), per gradient; a complex g is clipped as its
+    real view (||g||^2 the sum of re^2 + im^2)."""
 
     def __init__(self, clip_norm):
         self.clip_norm = float(clip_norm)
@@ -52,22 +62,27 @@ class GradientClipByNorm(BaseGradientClipAttr):
     def _process(self, params_grads):
         out = []
         for p, g in params_grads:
-            c = g.block.create_var(
-                name=unique_name.generate(g.name + "@CLIP"), dtype=g.dtype, shape=g.shape
+            block = g.block
+            x = _real_view(block, g) if _is_complex(g) else g
+            c = block.create_var(
+                name=unique_name.generate(g.name + "@CLIP"), dtype=x.dtype, shape=x.shape
             )
-            g.block.append_op(
+            block.append_op(
                 "clip_by_norm",
-                inputs={"X": g},
+                inputs={"X": x},
                 outputs={"Out": c},
                 attrs={"max_norm": self.clip_norm},
             )
+            if x is not g:
+                c = _complex_of(block, c, g)
             out.append((p, c))
         return out
 
 
 class GradientClipByGlobalNorm(BaseGradientClipAttr):
     """All gradients scaled by clip_norm / max(global_norm, clip_norm), where global_norm is the
-    L2 norm of all of them together. A sparse (SelectedRows) gradient counts as Fluid 1.8's
+    L2 norm of all of them together (a complex gradient's squares those of its real and imaginary
+    parts, |g|^2). A sparse (SelectedRows) gradient counts as Fluid 1.8's
     clip.py counts it: its rows merged first (merge_selected_rows: a row listed twice is one row
     holding the sum), its values taken as a tensor (get_tensor_from_selected_rows); it is scaled
     as listed, rows unmerged (Fluid multiplies it by elementwise_mul, Tide by scale with
@@ -81,15 +96,16 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         if not params_grads:
             return params_grads
         block = params_grads[0][1].block
-        dtype = params_grads[0][1].dtype
+        dtype = _real_dtype(params_grads[0][1])  # the norm's: float32 for complex64
         sq = []
         for _, g in params_grads:
             s = block.create_var(
                 name=unique_name.generate("global_norm_sq"), dtype=dtype, shape=[1]
             )
-            block.append_op(
-                "squared_l2_norm", inputs={"X": _dense_values(block, g)}, outputs={"Out": s}
-            )
+            values = _dense_values(block, g)
+            if _is_complex(values):
+                values = _real_view(block, values)
+            block.append_op("squared_l2_norm", inputs={"X": values}, outputs={"Out": s})
             sq.append(s)
         total = block.create_var(
             name=unique_name.generate("global_norm_sum"), dtype=dtype, shape=[1]
@@ -119,12 +135,39 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
                 shape=g.shape,
                 type=g.type,
             )
-            if g.type == "SELECTED_ROWS":  # Out keeps g's rows and height
+            # Out keeps a SelectedRows g's rows and height; scale multiplies a complex g by the
+            # real factor (elementwise_mul takes operands of one type).
+            if g.type == "SELECTED_ROWS" or _is_complex(g):
                 block.append_op("scale", inputs={"X": g, "ScaleTensor": factor}, outputs={"Out": c})
             else:
                 block.append_op("elementwise_mul", inputs={"X": g, "Y": factor}, outputs={"Out": c})
             out.append((p, c))
         return out
+
+
+def _is_complex(var):
+    return var.dtype in ("complex64", "complex128")
+
+
+def _real_dtype(var):
+    return {"complex64": "float32", "complex128": "float64"}.get(var.dtype, var.dtype)
+
+
+def _real_view(block, g):
+    """A complex g's real view (as_real: its dims and 2, the real and imaginary parts)."""
+    shape = list(g.shape) + [2] if g.shape is not None else None
+    view = block.create_var(
+        name=unique_name.generate(g.name + "@REAL_VIEW"), dtype=_real_dtype(g), shape=shape
+    )
+    block.append_op("as_real", inputs={"X": g}, outputs={"Out": view})
+    return view
+
+
+def _complex_of(block, view, like):
+    """The complex tensor of a real view (as_complex), shaped and typed as `like`."""
+    z = block.create_var(name=unique_name.generate(view.name), dtype=like.dtype, shape=like.shape)
+    block.append_op("as_complex", inputs={"X": view}, outputs={"Out": z})
+    return z
 
 
 def _dense_values(block, g):

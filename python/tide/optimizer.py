@@ -1,5 +1,12 @@
 """Optimizers: minimize(loss) appends backward, gradient clipping, regularisation and the
-update ops (from the ops_optimizers plugin), in that order (as in Fluid)."""
+update ops (from the ops_optimizers plugin), in that order (as in Fluid).
+
+SGD, Momentum and Adam train complex64 / complex128 parameters (e.g. a Fourier neural operator's
+spectral weights) by PyTorch's rule: a complex parameter is updated as its real view
+(torch.view_as_real), each real and imaginary part one real element; for Adam the second moment is
+kept per part, not as |g|^2. Their Param-shaped accumulators take the parameter's dtype, the
+one-element ones (Adam's beta powers) its real type. The other optimizers refuse complex
+parameters, naming them."""
 
 import warnings
 
@@ -91,6 +98,11 @@ class Optimizer:
         )
         return scaled
 
+    # The update op's type, and whether it has complex64 / complex128 kernels (which update a
+    # complex parameter as its real view).
+    _update_op = None
+    _trains_complex = False
+
     def _add_accumulator(self, name, param, fill_value=0.0, shape=None, dtype=None):
         block = param.block.program.global_block()
         var = block.create_var(
@@ -121,10 +133,23 @@ class Optimizer:
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         return append_backward(loss, parameter_list, no_grad_set)
 
+    def _check_complex_params(self, params_grads):
+        if self._trains_complex or self._update_op is None:  # None: the op's own check decides
+            return
+        for p, _ in params_grads:
+            if _is_complex(p):
+                raise TypeError(
+                    "%s cannot train the complex parameter '%s' (%s): its update op '%s' updates "
+                    "float32 and float64 parameters only; SGD, Momentum and Adam train complex "
+                    "ones (as their real view)"
+                    % (type(self).__name__, p.name, p.dtype, self._update_op)
+                )
+
     def apply_gradients(self, params_grads):
         """Clip, regularise, then append the update ops; returns the update ops."""
         params_grads = [(p, g) for p, g in params_grads if g is not None]
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
+        self._check_complex_params(params_grads)
         params_grads = append_gradient_clip_ops(params_grads, self.grad_clip)
         params_grads = append_regularization_ops(params_grads, self.regularization)
         if not params_grads:
@@ -150,6 +175,15 @@ class Optimizer:
             ops = self.apply_gradients(params_grads)
         _warn_if_nothing_trains(loss, params_grads, parameter_list, no_grad_set)
         return ops, params_grads
+
+
+def _is_complex(var):
+    return var.dtype in ("complex64", "complex128")
+
+
+def _real_dtype(var):
+    """var's dtype, or for a complex var the type of its parts (float32 for complex64)."""
+    return {"complex64": "float32", "complex128": "float64"}.get(var.dtype, var.dtype)
 
 
 def _where_gradients_stop(block, params, loss):
@@ -227,6 +261,9 @@ def _warn_if_nothing_trains(loss, params_grads, parameter_list=None, no_grad_set
 class SGD(Optimizer):
     """param -= lr * grad."""
 
+    _update_op = "sgd"
+    _trains_complex = True
+
     def _append_optimize_op(self, block, param, grad, lr):
         return block.append_op(
             "sgd",
@@ -237,6 +274,9 @@ class SGD(Optimizer):
 
 class Momentum(Optimizer):
     """v = mu * v + grad; param -= lr * v (or Nesterov)."""
+
+    _update_op = "momentum"
+    _trains_complex = True
 
     def __init__(self, learning_rate, momentum, use_nesterov=False, **kwargs):
         super().__init__(learning_rate, **kwargs)
@@ -261,6 +301,8 @@ class LarsMomentum(Optimizer):
     """Momentum with a layer-wise learning rate (LARS, You et al.): local_lr = lr * lars_coeff *
     ||param|| / (||grad|| + lars_weight_decay * ||param||); v = mu * v + local_lr * (grad +
     lars_weight_decay * param); param -= v."""
+
+    _update_op = "lars_momentum"
 
     def __init__(
         self, learning_rate, momentum, lars_coeff=0.001, lars_weight_decay=0.0005, **kwargs
@@ -291,6 +333,9 @@ class LarsMomentum(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba); beta powers are kept as accumulators and scaled after each step."""
 
+    _update_op = "adam"
+    _trains_complex = True
+
     def __init__(
         self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, lazy_mode=False, **kwargs
     ):
@@ -303,8 +348,9 @@ class Adam(Optimizer):
         for p in params:
             self._add_accumulator("moment1", p)
             self._add_accumulator("moment2", p)
-            self._add_accumulator("beta1_pow_acc", p, fill_value=self._beta1, shape=[1])
-            self._add_accumulator("beta2_pow_acc", p, fill_value=self._beta2, shape=[1])
+            # Real for a complex parameter: the op reads them as its parts' type.
+            for name, beta in (("beta1_pow_acc", self._beta1), ("beta2_pow_acc", self._beta2)):
+                self._add_accumulator(name, p, fill_value=beta, shape=[1], dtype=_real_dtype(p))
 
     def _append_optimize_op(self, block, param, grad, lr):
         acc = lambda n: self._get_accumulator(n, param)  # noqa: E731
@@ -340,6 +386,8 @@ class Adam(Optimizer):
 class Adagrad(Optimizer):
     """m += grad^2; param -= lr * grad / (sqrt(m) + epsilon)."""
 
+    _update_op = "adagrad"
+
     def __init__(self, learning_rate, epsilon=1e-6, **kwargs):
         super().__init__(learning_rate, **kwargs)
         self._epsilon = float(epsilon)
@@ -360,6 +408,8 @@ class Adagrad(Optimizer):
 
 class RMSProp(Optimizer):
     """RMSProp with optional momentum and centering (Fluid's rmsprop op)."""
+
+    _update_op = "rmsprop"
 
     def __init__(
         self, learning_rate, rho=0.95, epsilon=1e-6, momentum=0.0, centered=False, **kwargs

@@ -12,7 +12,7 @@ class WeightDecayRegularizer:
 
 
 class L2Decay(WeightDecayRegularizer):
-    """grad += coeff * param."""
+    """grad += coeff * param (a complex param's real and imaginary parts alike: its real view)."""
 
     def __init__(self, regularization_coeff=0.0):
         self.coeff = float(regularization_coeff)
@@ -26,12 +26,18 @@ class L2Decay(WeightDecayRegularizer):
 
 
 class L1Decay(WeightDecayRegularizer):
-    """grad += coeff * sign(param)."""
+    """grad += coeff * sign(param); refuses a complex param (whose sign would be a guess: z / |z|
+    or each part's)."""
 
     def __init__(self, regularization_coeff=0.0):
         self.coeff = float(regularization_coeff)
 
     def __call__(self, param, grad, block):
+        if param.dtype in ("complex64", "complex128"):
+            raise TypeError(
+                "L1Decay cannot regularize the complex parameter '%s' (%s); L2Decay can (it "
+                "decays the real and imaginary parts alike)" % (param.name, param.dtype)
+            )
         sign = block.create_var(dtype=param.dtype, shape=param.shape)
         block.append_op("sign", inputs={"X": param}, outputs={"Out": sign})
         decay = block.create_var(dtype=param.dtype, shape=param.shape)
