@@ -2,8 +2,11 @@
 
 import math
 
+from . import unique_name
 from .core import dtype_code
 from .framework import default_startup_program
+
+_REAL_OF = {"complex64": "float32", "complex128": "float64"}
 
 
 def _fans(shape):
@@ -41,6 +44,31 @@ class Initializer:
     def _seed(seed):
         return seed or default_startup_program()._next_seed()
 
+    def _random(self, var, block, op_type, attrs):
+        """Appends random op `op_type` filling `var`; a complex parameter gets two draws, its real
+        and its imaginary parts each drawn as a real parameter of its real type would be (the
+        parts of torch.view_as_real), joined by `complex`."""
+        startup, v = self._startup_var(var, block)
+        real = _REAL_OF.get(var.dtype)
+        if real is None:
+            attrs = dict(attrs, dtype=dtype_code(var.dtype), seed=self._seed(self.seed))
+            return startup.append_op(op_type, outputs={"Out": v}, attrs=attrs)
+        parts = []
+        for part in ("real", "imag"):
+            p = startup.create_var(
+                name=unique_name.generate("%s.%s_init" % (var.name, part)),
+                shape=var.shape,
+                dtype=real,
+            )
+            attrs_p = dict(
+                attrs, dtype=dtype_code(real), seed=self._seed(self.seed and self.seed + len(parts))
+            )
+            startup.append_op(op_type, outputs={"Out": p}, attrs=attrs_p)
+            parts.append(p)
+        return startup.append_op(
+            "complex", inputs={"X": parts[0], "Y": parts[1]}, outputs={"Out": v}
+        )
+
 
 class Constant(Initializer):
     """Fills a parameter with one value (ConstantInitializer is the same class).
@@ -63,7 +91,8 @@ class Constant(Initializer):
 
 class Uniform(Initializer):
     """U[low, high); Fluid 1.8's diag_num elements at flat positions k * (diag_step + 1) set to
-    diag_val (an identity-like start)."""
+    diag_val (an identity-like start). Of a complex parameter: its real and imaginary parts each
+    U[low, high)."""
 
     def __init__(self, low=-1.0, high=1.0, seed=0, diag_num=0, diag_step=0, diag_val=1.0):
         if not low < high:
@@ -81,21 +110,15 @@ class Uniform(Initializer):
         )
 
     def __call__(self, var, block):
-        startup, v = self._startup_var(var, block)
-        attrs = {
-            "shape": list(var.shape),
-            "dtype": dtype_code(var.dtype),
-            "min": self.low,
-            "max": self.high,
-            "seed": self._seed(self.seed),
-        }
+        attrs = {"shape": list(var.shape), "min": self.low, "max": self.high}
         if self.diag_num:
             attrs.update(diag_num=self.diag_num, diag_step=self.diag_step, diag_val=self.diag_val)
-        return startup.append_op("uniform_random", outputs={"Out": v}, attrs=attrs)
+        return self._random(var, block, "uniform_random", attrs)
 
 
 class Normal(Initializer):
-    """Fills a parameter with samples of a normal distribution (NormalInitializer is the same class).
+    """Fills a parameter with samples of a normal distribution (NormalInitializer is the same class);
+    of a complex parameter, its real and imaginary parts each.
 
     Args:
         loc (float): the mean.
@@ -107,18 +130,8 @@ class Normal(Initializer):
         self.loc, self.scale, self.seed = float(loc), float(scale), int(seed)
 
     def __call__(self, var, block):
-        startup, v = self._startup_var(var, block)
-        return startup.append_op(
-            "gaussian_random",
-            outputs={"Out": v},
-            attrs={
-                "shape": list(var.shape),
-                "dtype": dtype_code(var.dtype),
-                "mean": self.loc,
-                "std": self.scale,
-                "seed": self._seed(self.seed),
-            },
-        )
+        attrs = {"shape": list(var.shape), "mean": self.loc, "std": self.scale}
+        return self._random(var, block, "gaussian_random", attrs)
 
 
 class Xavier(Initializer):

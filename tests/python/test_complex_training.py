@@ -171,3 +171,26 @@ def test_adam_trains_a_complex_parameter_as_its_real_and_imaginary_parts():
         as_complex = train(True, 150)
     np.testing.assert_allclose(as_complex, as_reals, rtol=2e-4)
     assert as_reals[-1] < as_reals[0] / 100, as_reals[::25]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize(
+    "init, low, high",
+    [
+        (None, -np.sqrt(6 / 7), np.sqrt(6 / 7)),  # the default: Xavier's U(+-sqrt(6 / (3 + 4)))
+        (tide.initializer.Uniform(-0.5, 2.0), -0.5, 2.0),
+        (tide.initializer.Normal(1.0, 0.01), 0.9, 1.1),
+    ],
+)
+def test_initializers_draw_both_parts_of_a_complex_parameter(dtype, init, low, high):
+    """A complex parameter's real and imaginary parts are each drawn as a real parameter's
+    values would be (independently), in the parameter's precision."""
+    w = tide.layers.create_parameter([3, 4], dtype, name="w", default_initializer=init)
+    scope = tide.Scope()
+    tide.Executor(tide.CPUPlace()).run(tide.default_startup_program(), scope=scope)
+    value = np.array(scope.find_var("w").get_tensor())
+    assert value.dtype == np.dtype(dtype) and value.shape == (3, 4) and w.dtype == dtype
+    for part in (value.real, value.imag):
+        assert np.all(part >= low) and np.all(part <= high), part
+        assert len(np.unique(part)) == part.size  # drawn, not filled
+    assert not np.array_equal(value.real, value.imag)
