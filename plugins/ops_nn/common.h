@@ -117,7 +117,9 @@ inline void CheckSameDims(const KernelContext& ctx, const Tensor& a, const Tenso
 // in Paddle's models; images uint8).
 #define OPS_NN_BYTE_TYPES bool, uint8_t, int8_t
 // complex64 and complex128, for the ops that only move values (reshape, slice, join, gather, flip,
-// tile, pad with its real value ...): never those that compare them (top_k, sort, cummax).
+// tile, pad with its real value ...) and their grads, which move Out@GRAD back or sum its repeats
+// (with X@GRAD = dL/dRe(X) + i dL/dIm(X), the real rule is the complex one): never for those that
+// compare values (top_k, sort, cummax).
 #define OPS_NN_COMPLEX_TYPES std::complex<float>, std::complex<double>
 
 }  // namespace ops_nn

@@ -188,6 +188,6 @@ TIDE_REGISTER_OP(tide::OpSchema("roll_grad")
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("flip", "cpu", FlipKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES, bool);
-TIDE_REGISTER_KERNEL("flip_grad", "cpu", FlipGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("flip_grad", "cpu", FlipGradKernel, OPS_NN_FLOAT_TYPES, OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("roll", "cpu", RollKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES, bool);
-TIDE_REGISTER_KERNEL("roll_grad", "cpu", RollGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("roll_grad", "cpu", RollGradKernel, OPS_NN_FLOAT_TYPES, OPS_NN_COMPLEX_TYPES);

@@ -402,7 +402,8 @@ TIDE_REGISTER_OP(tide::OpSchema("gather_grad")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("gather", "cpu", GatherKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      OPS_NN_BYTE_TYPES);
-TIDE_REGISTER_KERNEL("gather_grad", "cpu", GatherGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("gather_grad", "cpu", GatherGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(
     tide::OpSchema("scatter")
@@ -478,7 +479,8 @@ TIDE_REGISTER_OP(tide::OpSchema("gather_nd_grad")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("gather_nd", "cpu", GatherNdKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      OPS_NN_BYTE_TYPES);
-TIDE_REGISTER_KERNEL("gather_nd_grad", "cpu", GatherNdGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("gather_nd_grad", "cpu", GatherNdGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("one_hot")
                      .NoGradient()

@@ -114,4 +114,5 @@ TIDE_REGISTER_OP(tide::OpSchema("index_select_grad")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("index_select", "cpu", IndexSelectKernel, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, bool);
-TIDE_REGISTER_KERNEL("index_select_grad", "cpu", IndexSelectGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("index_select_grad", "cpu", IndexSelectGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);

@@ -213,7 +213,8 @@ TIDE_REGISTER_OP(CopyGradSchema("flatten_contiguous_range_grad", true,
 TIDE_REGISTER_KERNEL("flatten_contiguous_range", "cpu", tide::kernels::FlattenContiguousRange,
                      OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16,
                      tide::bfloat16);
-TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("flatten_contiguous_range_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("reshape", "cpu", tide::kernels::Reshape, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("reshape2", "cpu", tide::kernels::Reshape, OPS_NN_MOVE_TYPES,
@@ -222,7 +223,11 @@ TIDE_REGISTER_KERNEL("flatten", "cpu", tide::kernels::Flatten, OPS_NN_MOVE_TYPES
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("flatten2", "cpu", tide::kernels::Flatten, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("reshape_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("reshape2_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("flatten_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("flatten2_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("reshape_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("reshape2_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("flatten_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("flatten2_grad", "cpu", ReshapeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);

@@ -382,4 +382,5 @@ TIDE_REGISTER_OP(SetValueGradSchema());
 // float16 / bfloat16 get kernels of their own: the op only moves values (as slice).
 TIDE_REGISTER_KERNEL("set_value", "cpu", SetValueKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      bool, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("set_value_grad", "cpu", SetValueGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("set_value_grad", "cpu", SetValueGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);

@@ -336,10 +336,12 @@ TIDE_REGISTER_OP(SliceGradSchema("strided_slice_grad", true));
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("strided_slice", "cpu", SliceKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("strided_slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("strided_slice_grad", "cpu", SliceGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("pad")
                      .Comment("Out = X padded with pad_value: paddings[2i] before and "
@@ -363,7 +365,7 @@ TIDE_REGISTER_OP(tide::OpSchema("pad_grad")
                      .Attr("pad_value", 0.0f)
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("pad", "cpu", PadKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES);
-TIDE_REGISTER_KERNEL("pad_grad", "cpu", PadGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("pad_grad", "cpu", PadGradKernel, OPS_NN_FLOAT_TYPES, OPS_NN_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("expand")
                      .Comment("Out = X repeated expand_times[i] times along dim i. Fluid 1.6+: "
@@ -461,10 +463,12 @@ TIDE_REGISTER_OP(tide::OpSchema("expand_as_v2_grad")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("expand_as_v2", "cpu", ExpandAsV2Kernel, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, bool);
-TIDE_REGISTER_KERNEL("expand_as_v2_grad", "cpu", ExpandAsV2GradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("expand_as_v2_grad", "cpu", ExpandAsV2GradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("expand_v2", "cpu", ExpandV2Kernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      bool);
-TIDE_REGISTER_KERNEL("expand_v2_grad", "cpu", ExpandV2GradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("expand_v2_grad", "cpu", ExpandV2GradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("expand", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);
 TIDE_REGISTER_KERNEL("expand_grad", "cpu", ExpandGradKernel, OPS_NN_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("expand_as", "cpu", ExpandKernel, OPS_NN_MOVE_TYPES);

@@ -112,7 +112,8 @@ TIDE_REGISTER_OP(tide::OpSchema("concat_grad")
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("concat", "cpu", tide::kernels::Concat, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("concat_grad", "cpu", ConcatGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("concat_grad", "cpu", ConcatGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(tide::OpSchema("split")
                      .Comment("Cuts X along `axis` into `num` equal parts or parts of `sections` "

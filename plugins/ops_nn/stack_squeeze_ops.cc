@@ -172,10 +172,12 @@ TIDE_REGISTER_OP(SqueezeGradSchema("unsqueeze2_grad"));
 // copy the bits (every other op runs its float32 kernel on them: docs/data_types.md).
 TIDE_REGISTER_KERNEL("squeeze2", "cpu", tide::kernels::Squeeze, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("squeeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("unsqueeze2", "cpu", tide::kernels::Squeeze, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("unsqueeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("unsqueeze2_grad", "cpu", SqueezeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 
 TIDE_REGISTER_OP(
     tide::OpSchema("stack")
@@ -239,6 +241,7 @@ TIDE_REGISTER_KERNEL("unbind", "cpu", UnbindKernel, OPS_NN_MOVE_TYPES, OPS_NN_CO
                      OPS_NN_BYTE_TYPES);
 TIDE_REGISTER_KERNEL("stack", "cpu", StackKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("stack_grad", "cpu", StackGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("stack_grad", "cpu", StackGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("unstack", "cpu", UnstackKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES,
                      OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);

@@ -130,4 +130,4 @@ TIDE_REGISTER_OP(tide::OpSchema("tile_grad")
                      .KernelDataTypeFrom("X")
                      .InferShape(GradLike({"X"})));
 TIDE_REGISTER_KERNEL("tile", "cpu", TileKernel, OPS_NN_MOVE_TYPES, OPS_NN_COMPLEX_TYPES, bool);
-TIDE_REGISTER_KERNEL("tile_grad", "cpu", TileGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("tile_grad", "cpu", TileGradKernel, OPS_NN_FLOAT_TYPES, OPS_NN_COMPLEX_TYPES);

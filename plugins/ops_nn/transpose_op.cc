@@ -95,5 +95,7 @@ TIDE_REGISTER_KERNEL("transpose", "cpu", tide::kernels::Transpose, OPS_NN_MOVE_T
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
 TIDE_REGISTER_KERNEL("transpose2", "cpu", tide::kernels::Transpose, OPS_NN_MOVE_TYPES,
                      OPS_NN_COMPLEX_TYPES, OPS_NN_BYTE_TYPES, tide::float16, tide::bfloat16);
-TIDE_REGISTER_KERNEL("transpose_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);
-TIDE_REGISTER_KERNEL("transpose2_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("transpose_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("transpose2_grad", "cpu", TransposeGradKernel, OPS_NN_FLOAT_TYPES,
+                     OPS_NN_COMPLEX_TYPES);
