@@ -7,7 +7,9 @@ axes; the output's shape declared at build time and its data type; dims unknown 
 (cropped or padded when the program runs); paddle.fft's hfft2 / hfftn / ihfft2 / ihfftn against
 their numpy compositions; fftfreq / rfftfreq, fftshift / ifftshift (shifts known at build time
 and computed at run time); the complex layers against numpy; bad input's errors, naming the
-argument."""
+argument. Gradients through the API: a real parameter -> rfft2 -> times a complex constant ->
+irfft2 -> mean of squares, and one through fft with padding and fftshift to real / imag, each
+against central differences of a numpy float64 forward of the same function."""
 
 import numpy as np
 import pytest
@@ -459,3 +461,91 @@ def test_bad_input_is_refused_naming_the_argument():
     # n given: one bin is enough
     assert tide.fft.irfft(one_bin, n=1).shape == (4, 1)
     assert tide.fft.hfft(one_bin, n=3).shape == (4, 3)
+
+
+# --- gradients through the API ---------------------------------------------------------------
+
+
+def central_differences(f, w, delta=1e-6):
+    g = np.zeros_like(w)
+    for i in np.ndindex(w.shape):
+        up, down = w.copy(), w.copy()
+        up[i] += delta
+        down[i] -= delta
+        g[i] = (f(up) - f(down)) / (2 * delta)
+    return g
+
+
+def trained_gradient(build, w0):
+    """The gradient of loss = build(w) for parameter w set to w0, through append_backward."""
+    w = layers.create_parameter(
+        shape=list(w0.shape),
+        dtype=str(w0.dtype),
+        name="w",
+        default_initializer=tide.initializer.Constant(0.0),
+    )
+    loss = build(w)
+    pairs = tide.append_backward(loss)
+    assert [p.name for p, _ in pairs] == ["w"]
+    exe = tide.Executor(tide.CPUPlace())
+    exe.run(tide.default_startup_program())
+    tide.global_scope().var("w").get_tensor().set(w0, tide.CPUPlace(), False)
+    loss_value, grad = exe.run(tide.default_main_program(), fetch_list=[loss, "w@GRAD"])
+    return float(np.asarray(loss_value).reshape(-1)[0]), grad
+
+
+def constant(value):
+    v = layers.assign(np.ascontiguousarray(value))
+    v.stop_gradient = True
+    return v
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gradient_through_rfft2_a_complex_filter_and_irfft2(dtype):
+    w0 = RNG.uniform(-1, 1, (4, 6))
+    fre, fim = RNG.uniform(-1, 1, (4, 4)), RNG.uniform(-1, 1, (4, 4))
+
+    def build(w):
+        spectrum = tide.fft.rfft2(w)
+        assert spectrum.shape == (4, 4) and spectrum.dtype == COMPLEX_OF[dtype]
+        filt = layers.complex(constant(fre.astype(dtype)), constant(fim.astype(dtype)))
+        y = tide.fft.irfft2(layers.elementwise_mul(spectrum, filt), s=[4, 6])
+        assert y.shape == (4, 6) and y.dtype == dtype
+        return layers.mean(layers.square(y))
+
+    def numpy_loss(w):
+        y = np.fft.irfft2(np.fft.rfft2(w) * (fre + 1j * fim), s=(4, 6))
+        return np.mean(y**2)
+
+    loss, grad = trained_gradient(build, w0.astype(dtype))
+    want = central_differences(numpy_loss, w0)
+    rtol = 1e-7 if dtype == "float64" else 2e-3
+    np.testing.assert_allclose(loss, numpy_loss(w0), rtol=rtol)
+    np.testing.assert_allclose(grad, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+def test_gradient_through_padded_fft_fftshift_real_and_imag():
+    """w -> fft with n padding (fft_r2c of every bin, pad) -> fftshift (roll) -> real / imag ->
+    a weighted sum of squares; and through ifft of a cropped axis."""
+    w0 = RNG.uniform(-1, 1, (3, 5))
+    a, b = RNG.uniform(0.5, 2, (3, 8)), RNG.uniform(0.5, 2, (2, 5))
+
+    def build(w):
+        z = tide.fft.fftshift(tide.fft.fft(w, n=8, norm="ortho"), axes=[-1])
+        v = tide.fft.ifft(w, n=2, axis=0)
+        first = layers.reduce_sum(
+            layers.elementwise_mul(layers.square(layers.real(z)), constant(a))
+        )
+        second = layers.reduce_sum(layers.elementwise_mul(layers.imag(z), constant(a)))
+        third = layers.reduce_sum(layers.elementwise_mul(layers.imag(v), constant(b)))
+        return layers.sums([first, second, third])
+
+    def numpy_loss(w):
+        z = np.fft.fftshift(np.fft.fft(w, n=8, norm="ortho"), axes=[-1])
+        v = np.fft.ifft(w, n=2, axis=0)
+        return np.sum(z.real**2 * a) + np.sum(z.imag * a) + np.sum(v.imag * b)
+
+    loss, grad = trained_gradient(build, w0)
+    want = central_differences(numpy_loss, w0)
+    np.testing.assert_allclose(loss, numpy_loss(w0), rtol=1e-10)
+    np.testing.assert_allclose(grad, want, rtol=1e-7, atol=1e-8)
