@@ -7,6 +7,8 @@ against central differences of a float64 numpy forward, and Adam training both w
 losses (Adam on a complex parameter is Adam on its real and imaginary parts, PyTorch's rule)
 down to the target."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -194,3 +196,20 @@ def test_initializers_draw_both_parts_of_a_complex_parameter(dtype, init, low, h
         assert np.all(part >= low) and np.all(part <= high), part
         assert len(np.unique(part)) == part.size  # drawn, not filled
     assert not np.array_equal(value.real, value.imag)
+
+
+def test_the_fft_guide_example_trains():
+    """docs/fft.md's first example, run as written, then trained a few Adam steps."""
+    source = os.environ.get("TIDE_SOURCE_DIR") or os.path.join(
+        os.path.dirname(__file__), "..", ".."
+    )
+    text = open(os.path.join(source, "docs", "fft.md")).read()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    scope = {}
+    exec(compile(code, "docs/fft.md", "exec"), scope)
+    exe = tide.Executor(tide.CPUPlace())
+    exe.run(tide.default_startup_program())
+    x = np.random.default_rng(0).standard_normal((2, 3, 64)).astype("float32")
+    losses = [exe.run(feed={"x": x}, fetch_list=[scope["loss"]])[0].item() for _ in range(5)]
+    assert scope["w"].dtype == "complex64" and scope["y"].shape[1:] == (3, 64)
+    assert losses[-1] < losses[0], losses
