@@ -1,8 +1,8 @@
 """Gradient clipping by value, by norm and by global norm (applied before regularisation).
 
 A complex gradient's norm is that of its real view (sqrt of the sum of re^2 + im^2, PyTorch's
-|g|): clipping by norm and by global norm take it; clipping by value refuses it (a bound on each
-part or on |g| would both be guesses; PyTorch's clamp refuses complex too)."""
+abs(g)): clipping by norm and by global norm take it; clipping by value refuses it (a bound on each
+part or on abs(g) would both be guesses; PyTorch's clamp refuses complex too)."""
 
 from . import unique_name
 from .core import dtype_code
@@ -53,8 +53,8 @@ class GradientClipByValue(BaseGradientClipAttr):
 
 
 class GradientClipByNorm(BaseGradientClipAttr):
-    """g = g * clip_norm / max(||g||, clip_norm), per gradient; a complex g is clipped as its
-    real view (||g||^2 the sum of re^2 + im^2)."""
+    """g = g * clip_norm / max(norm(g), clip_norm), per gradient; a complex g is clipped as its
+    real view (norm(g)^2 the sum of re^2 + im^2)."""
 
     def __init__(self, clip_norm):
         self.clip_norm = float(clip_norm)
@@ -82,7 +82,7 @@ class GradientClipByNorm(BaseGradientClipAttr):
 class GradientClipByGlobalNorm(BaseGradientClipAttr):
     """All gradients scaled by clip_norm / max(global_norm, clip_norm), where global_norm is the
     L2 norm of all of them together (a complex gradient's squares those of its real and imaginary
-    parts, |g|^2). A sparse (SelectedRows) gradient counts as Fluid 1.8's
+    parts, abs(g)^2). A sparse (SelectedRows) gradient counts as Fluid 1.8's
     clip.py counts it: its rows merged first (merge_selected_rows: a row listed twice is one row
     holding the sum), its values taken as a tensor (get_tensor_from_selected_rows); it is scaled
     as listed, rows unmerged (Fluid multiplies it by elementwise_mul, Tide by scale with

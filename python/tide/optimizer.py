@@ -4,7 +4,7 @@ update ops (from the ops_optimizers plugin), in that order (as in Fluid).
 SGD, Momentum and Adam train complex64 / complex128 parameters (e.g. a Fourier neural operator's
 spectral weights) by PyTorch's rule: a complex parameter is updated as its real view
 (torch.view_as_real), each real and imaginary part one real element; for Adam the second moment is
-kept per part, not as |g|^2. Their Param-shaped accumulators take the parameter's dtype, the
+kept per part, not as abs(g)^2. Their Param-shaped accumulators take the parameter's dtype, the
 one-element ones (Adam's beta powers) its real type. The other optimizers refuse complex
 parameters, naming them."""
 

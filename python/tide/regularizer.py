@@ -26,7 +26,7 @@ class L2Decay(WeightDecayRegularizer):
 
 
 class L1Decay(WeightDecayRegularizer):
-    """grad += coeff * sign(param); refuses a complex param (whose sign would be a guess: z / |z|
+    """grad += coeff * sign(param); refuses a complex param (whose sign would be a guess: z / abs(z)
     or each part's)."""
 
     def __init__(self, regularization_coeff=0.0):
