@@ -6,7 +6,8 @@
 // the same inputs. Also scale (a linear op with its own grad rule; its CPU kernel is
 // tide/kernels/scale.hpp). silu, mish and erf (Paddle 2.x) are this pack's own functors,
 // paddle_activations.h, and Paddle 2.x's math ops (log1p ... digamma) paddle_math_activations.h,
-// with CPU kernels only.
+// with CPU kernels only. The math ones' complex64 / complex128 kernels (sin ... sigmoid, pow) are
+// complex_math_kernels.cc's, abs and exp's complex_ops.cc's.
 #include <cmath>
 #include <limits>
 #include <tide/kernels/activation.hpp>

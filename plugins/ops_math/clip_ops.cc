@@ -203,6 +203,7 @@ TIDE_REGISTER_OP(tide::OpSchema("sqrt_grad")
                      .Input(GradVarName("Out"))
                      .Output(GradVarName("X"))
                      .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
+// complex64 / complex128 (the principal root, numpy's): complex_math_kernels.cc.
 TIDE_REGISTER_KERNEL("sqrt", "cpu", SqrtKernel, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("sqrt_grad", "cpu", SqrtGradKernel, OPS_MATH_FLOAT_TYPES);
 

@@ -1,9 +1,9 @@
 // elementwise_ops.cc: elementwise_add/sub/mul/div/max/min/pow/mod/floordiv with Fluid's
 // broadcast rule (Y repeated over X at `axis`, tide/ops/broadcast.hpp), and the grads of the
-// differentiable ones (dY summed over the dims Y is repeated over; add / sub / mul / div's of
-// complex values multiply Out@GRAD by the conjugate partials, common.h's convention). The forward
-// CPU kernels are the SDK's header-only tide/kernels/elementwise.hpp (which a compiled model calls
-// directly).
+// differentiable ones (dY summed over the dims Y is repeated over; add / sub / mul / div / pow's
+// of complex values multiply Out@GRAD by the conjugate partials, common.h's convention). The
+// forward CPU kernels are the SDK's header-only tide/kernels/elementwise.hpp (which a compiled
+// model calls directly), complex pow's numpy's power (complex_math.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common.h"
+#include "complex_math.h"
 
 namespace ops_math {
 namespace {
@@ -86,15 +87,22 @@ struct MinG {
     return x < y ? T(0) : T(1);
   }
 };
-// d(x^y)/dx = y x^(y-1), d(x^y)/dy = x^y log(x) (Fluid's PowGradDX/DY).
+// d(x^y)/dx = y x^(y-1), d(x^y)/dy = x^y log(x) (Fluid's PowGradDX/DY); of complex values
+// numpy's power, with complex_math.h's values at x = 0.
 struct PowG {
   template <typename T>
   static T DX(T x, T y, T) {
-    return y * std::pow(x, y - T(1));
+    if constexpr (kIsComplex<T>)
+      return PowDerivBase(x, y);
+    else
+      return y * std::pow(x, y - T(1));
   }
   template <typename T>
   static T DY(T x, T y, T) {
-    return std::pow(x, y) * std::log(x);
+    if constexpr (kIsComplex<T>)
+      return PowDerivExponent(x, y);
+    else
+      return std::pow(x, y) * std::log(x);
   }
 };
 
@@ -225,6 +233,20 @@ void MinGradKernel(KernelContext& c) {
 template <typename T>
 void PowGradKernel(KernelContext& c) {
   ElementwiseGradKernel<T, PowG>(c);
+}
+
+// numpy's z ** w (complex_math.h), where std::pow differs: whole exponents by repeated products,
+// 0 ** w.
+struct ComplexPowF {
+  static constexpr bool kExpr = false;
+  template <typename T>
+  static T Fwd(T x, T y) {
+    return NumpyPow(x, y);
+  }
+};
+template <typename T>
+void ComplexPowKernel(KernelContext& c) {
+  tide::kernels::Elementwise<T, ComplexPowF>(c);
 }
 
 // With unknown (-1) dims at compile time: Out's dims when the operands can only pair
@@ -376,7 +398,9 @@ TIDE_REGISTER_OP(ElementwiseSchema("elementwise_pow", "X ^ Y", false));
 TIDE_REGISTER_OP(ElementwiseGradSchema("elementwise_pow_grad"));
 TIDE_REGISTER_KERNEL("elementwise_pow", "cpu", tide::kernels::ElementwisePow,
                      OPS_MATH_NUMERIC_TYPES);
-TIDE_REGISTER_KERNEL("elementwise_pow_grad", "cpu", PowGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_pow", "cpu", ComplexPowKernel, OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_pow_grad", "cpu", PowGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);
 // Piecewise constant in X and Y: no gradient, as in Fluid.
 TIDE_REGISTER_OP(
     ElementwiseBaseSchema("elementwise_mod", "X mod Y (the sign of Y, Python's %)").NoGradient());

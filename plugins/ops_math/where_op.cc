@@ -1,7 +1,8 @@
 // where_op.cc: Paddle 2.x's where (paddle.where): Out = Condition ? X : Y elementwise, the three
 // operands broadcast numpy-style (Paddle 2.6's layer broadcasts them itself and gives the op equal
 // dims; Paddle 3's op broadcasts), and its grad (Out@GRAD to X where Condition holds, to Y
-// elsewhere, each summed over the dims it was repeated over).
+// elsewhere, each summed over the dims it was repeated over), complex64 / complex128 too (the grad
+// only routes Out@GRAD, so the real rule is the complex convention's).
 #include <tide/ops/elementwise.hpp>
 
 #include "common.h"
@@ -165,5 +166,7 @@ TIDE_REGISTER_OP(tide::OpSchema("where_grad")
                      .AsDispensable()
                      .KernelDataTypeFrom("X")
                      .InferShape(GradsLikeXY));
-TIDE_REGISTER_KERNEL("where", "cpu", WhereKernel, OPS_MATH_NUMERIC_TYPES, bool);
-TIDE_REGISTER_KERNEL("where_grad", "cpu", WhereGradKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("where", "cpu", WhereKernel, OPS_MATH_NUMERIC_TYPES, bool,
+                     OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("where_grad", "cpu", WhereGradKernel, OPS_MATH_FLOAT_TYPES,
+                     OPS_MATH_COMPLEX_TYPES);

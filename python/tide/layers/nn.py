@@ -240,13 +240,19 @@ def _activation(op_type, dtypes=FLOATS):
 
 
 relu = _activation("relu")
-sigmoid = _activation("sigmoid")
-tanh = _activation("tanh")
-square = _activation("square")
+sigmoid = _activation("sigmoid", FLOATS + COMPLEX)
+tanh = _activation("tanh", FLOATS + COMPLEX)
+square = _activation("square", FLOATS + COMPLEX)
 
 
 # The element-wise ops with complex kernels.
-_COMPLEX_ELEMENTWISE = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div")
+_COMPLEX_ELEMENTWISE = (
+    "elementwise_add",
+    "elementwise_sub",
+    "elementwise_mul",
+    "elementwise_div",
+    "elementwise_pow",
+)
 
 
 def _elementwise(op_type, x, y, axis=-1, act=None, name=None):
@@ -1265,19 +1271,19 @@ def _act_with_attrs(op_type, *attr_defaults):
 
 # The attribute-less activations (Fluid's generated layers op(x, name=None)), type-checked.
 exp = _activation("exp", FLOATS + COMPLEX)
-log = _activation("log")
+log = _activation("log", FLOATS + COMPLEX)
 abs = _activation("abs", FLOATS + COMPLEX)  # noqa: A001 (Fluid's name); of complex: real
 ceil = _activation("ceil")
 floor = _activation("floor")
 round = _activation("round")  # noqa: A001 (Fluid's name)
-cos = _activation("cos")
-sin = _activation("sin")
-acos = _activation("acos")
-asin = _activation("asin")
-atan = _activation("atan")
-sqrt = _activation("sqrt")
-rsqrt = _activation("rsqrt")
-reciprocal = _activation("reciprocal")
+cos = _activation("cos", FLOATS + COMPLEX)
+sin = _activation("sin", FLOATS + COMPLEX)
+acos = _activation("acos", FLOATS + COMPLEX)
+asin = _activation("asin", FLOATS + COMPLEX)
+atan = _activation("atan", FLOATS + COMPLEX)
+sqrt = _activation("sqrt", FLOATS + COMPLEX)
+rsqrt = _activation("rsqrt", FLOATS + COMPLEX)
+reciprocal = _activation("reciprocal", FLOATS + COMPLEX)
 logsigmoid = _activation("logsigmoid")
 softplus = _activation("softplus")
 softsign = _activation("softsign")
@@ -1414,8 +1420,8 @@ def angle(x, name=None):
 
 def pow(x, factor=1.0, name=None):  # noqa: A001 (Fluid's name)
     """x ^ factor; `factor` a number or a one-element float32 Variable (the FactorTensor input,
-    Fluid 1.8's)."""
-    check_variable_and_dtype(x, "x", FLOATS + INTS, "pow")
+    Fluid 1.8's). A complex x: numpy's x ** factor (principal branch)."""
+    check_variable_and_dtype(x, "x", FLOATS + INTS + COMPLEX, "pow")
     check_type(factor, "factor", (float, int, Variable), "pow")
     inputs, attrs = {"X": x}, {}
     if isinstance(factor, Variable):
