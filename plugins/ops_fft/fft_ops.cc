@@ -47,19 +47,6 @@ void Scale(T* p, int64_t n, double factor) {
   for (int64_t i = 0; i < n; ++i) p[i] *= f;
 }
 
-// Each line of src (dims sd) along `axis` into dst (dims dd, equal but at axis): its first
-// dd[axis] values, zeros past src's.
-template <typename T>
-void CopyBins(const KernelContext& ctx, const T* src, const Dims& sd, T* dst, const Dims& dd,
-              int axis) {
-  const int64_t ns = sd[axis], nd = dd[axis];
-  ForEachLine(ctx, kCopyCostPerPoint, src, sd, dst, dd, axis, [&] {
-    return [ns, nd](const T* in, T* out) {
-      for (int64_t i = 0; i < nd; ++i) out[i] = i < ns ? in[i] : T(0);
-    };
-  });
-}
-
 struct FftArgs {
   Dims x;
   std::vector<int> axes;  // normalised; the last is the real axis of r2c / c2r
@@ -148,25 +135,43 @@ void FftR2CKernel(KernelContext& ctx) {
   Scale(out, numel, NormFactor(a.norm, a.forward, SignalSize(a.x, a.axes)));
 }
 
-// X real: the adjoint's real part. Out@GRAD zero-padded back to X's length along the last axis
-// (the bins onesided left out), transformed over every axis with the opposite exponent.
+// X real: the adjoint's real part, Re(s * T'(Out@GRAD zero-padded back to X's length along the
+// last axis)), T' the opposite exponent over every axis. Re(z) = Re(conj z), so ihfft's (forward
+// false: T' has exponent -i) is the same with Out@GRAD conjugated and exponent +i. Onesided, the
+// last axis' sum over its n/2+1 bins is the real inverse of them with the bins that stand for two
+// (0 < k, 2k != n) halved: a half-size transform, no complex copy of X's size.
 template <typename R>
 void FftR2CGradKernel(KernelContext& ctx) {
   using C = std::complex<R>;
   const FftArgs a = ReadFftArgs(ctx);
   const int last = a.axes.back();
+  const bool onesided = ctx.Attr<bool>("onesided");
   Dims od = a.x;
-  if (ctx.Attr<bool>("onesided")) od[last] = a.x[last] / 2 + 1;
+  if (onesided) od[last] = a.x[last] / 2 + 1;
   Tensor dout = ctx.Input(GradVarName("Out").c_str());
   tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), od);
   R* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<R>(a.x, ctx.place());
   const int64_t numel = DimsProduct(a.x);
   if (numel == 0) return;
-  std::vector<C> full(static_cast<size_t>(numel));
-  CopyBins(ctx, dout.data<C>(), od, full.data(), a.x, last);
-  ComplexTransforms(ctx, full.data(), a.x, a.axes, !a.forward);
   const double s = NormFactor(a.norm, a.forward, SignalSize(a.x, a.axes));
-  for (int64_t i = 0; i < numel; ++i) dx[i] = static_cast<R>(full[i].real() * s);
+  std::vector<C> g(static_cast<size_t>(DimsProduct(od)));
+  const C* dg = dout.data<C>();
+  for (size_t i = 0; i < g.size(); ++i) g[i] = a.forward ? dg[i] : std::conj(dg[i]);
+  if (!onesided) {
+    ComplexTransforms(ctx, g.data(), a.x, a.axes, false);
+    for (int64_t i = 0; i < numel; ++i) dx[i] = static_cast<R>(g[i].real() * s);
+    return;
+  }
+  ComplexTransforms(ctx, g.data(), od, {a.axes.begin(), a.axes.end() - 1}, false);
+  const int n = FftLength(ctx.op_type(), a.x[last]);
+  ForEachLine(ctx, kFftCostPerPoint, g.data(), od, dx, a.x, last, [&] {
+    std::vector<C> half(n / 2 + 1);
+    return [fft = Fft1D<R>(ctx.op_type()), half, n](const C* in, R* out) mutable {
+      for (int k = 0; k <= n / 2; ++k) half[k] = k > 0 && 2 * k != n ? in[k] * R(0.5) : in[k];
+      fft.RealInverse(half.data(), out, n);
+    };
+  });
+  Scale(dx, numel, s);
 }
 
 template <typename C>
