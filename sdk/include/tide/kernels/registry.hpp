@@ -130,7 +130,10 @@ inline constexpr DirectKernel kDirectKernels[] = {
     TIDE_KERNELS_ACT("stanh", STanhAct),
     TIDE_KERNELS_ACT("swish", SwishAct),
     TIDE_KERNELS_ACT("thresholded_relu", ThresholdedReluAct),
-    TIDE_KERNELS_ACT("gelu", GeluAct),
+    // float32 gelu is ops_math's vectorized kernel (act_simd.cc), which compiled models reach
+    // through the plugin so that they compute the executor's bits.
+    {"gelu", "ops_math", "tide/kernels/activation.hpp",
+     "tide::kernels::Activation<{T}, tide::ops::GeluAct>", DTypeBit(TIDE_FP64), 0},
 };
 #undef TIDE_KERNELS_ACT
 #undef TIDE_KERNELS_ELEMENTWISE
