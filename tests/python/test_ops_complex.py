@@ -627,7 +627,7 @@ def test_training_only_through_complex_values():
 # --- PIR programs (Paddle 3.3.1's format) -----------------------------------------------------
 
 PIR_TYPES = {"float32": "0.t_f32", "float64": "0.t_f64", "complex64": "0.t_c64",
-             "complex128": "0.t_c128", "int64": "0.t_i64"}  # fmt: skip
+             "complex128": "0.t_c128", "int64": "0.t_i64", "bool": "0.t_bool"}  # fmt: skip
 
 
 class Pir:
@@ -729,3 +729,40 @@ def test_pir_set_value_of_a_complex_constant(tmp_path):
     want = (xv + 1j * xv).astype("complex64")
     want[:, 0] = 1 + 2j
     np.testing.assert_array_equal(run_pir(prefix, {"x": xv}), np.stack([want.real, want.imag], -1))
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_pir_complex_math_functions(tmp_path, dtype):
+    """Paddle 3.3.1's unary math on a complex tensor (sin, sqrt, log, tanh, pow, sigmoid, where)
+    through the PIR rows, as numpy computes it."""
+    rdt = REAL_OF[dtype]
+    p = Pir()
+    x = p.data("x0", rdt, [3, 4, 2])
+    c = p.op("as_complex", [x], dtype, [3, 4])
+    s = p.op("sin", [c], dtype, [3, 4])
+    r = p.op(
+        "sqrt", [p.op("log", [p.op("tanh", [s], dtype, [3, 4])], dtype, [3, 4])], dtype, [3, 4]
+    )
+    q = p.op("pow", [r], dtype, [3, 4], y={"#": "0.a_f32", "D": 2.0})
+    g = p.op("sigmoid", [c], dtype, [3, 4])
+    cond = p.op("greater_than", [x, p.full([3, 4, 2], 0.0, rdt)], "bool", [3, 4, 2])
+    first = p.op("slice", [cond, p.int_array([0]), p.int_array([1])], "bool", [3, 4],
+                 axes={"#": "0.a_array", "D": [{"#": "0.a_i64", "D": 2}]},
+                 infer_flags={"#": "0.a_array", "D": [{"#": "0.a_i64", "D": 1}]},
+                 decrease_axis={"#": "0.a_array", "D": [{"#": "0.a_i64", "D": 2}]})  # fmt: skip
+    w = p.op("where", [first, q, g], dtype, [3, 4])
+    out = p.op("as_real", [w], rdt, [3, 4, 2])
+    prefix = p.save(tmp_path / dtype, out, rdt, [3, 4, 2])
+    xv = RNG.uniform(-1.5, 1.5, (3, 4, 2)).astype(rdt)
+    cv = (xv[..., 0] + 1j * xv[..., 1]).astype(np.complex128)
+    want = np.where(
+        xv[..., 0] > 0, np.sqrt(np.log(np.tanh(np.sin(cv)))) ** 2, 1 / (1 + np.exp(-cv))
+    )
+    got = run_pir(prefix, {"x0": xv})
+    assert got.dtype == np.dtype(rdt)
+    np.testing.assert_allclose(
+        got,
+        np.stack([want.real, want.imag], -1),
+        rtol=1e-4 if dtype == "complex64" else 1e-10,
+        atol=1e-5 if dtype == "complex64" else 1e-12,
+    )
