@@ -26,6 +26,7 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
     TIDE_ENFORCE(col != nullptr, "op '", op.type(), "': attribute 'col' must be an int");
     return *col;
   };
+  std::string feed_var = kFeedVarName;  // the variable the program's feed ops read
   for (OpDesc* op : block->AllOps()) {
     const bool feed = op->type() == "feed", fetch = op->type() == "fetch";
     if (!(feed || fetch) || !op->HasAttr("col")) continue;
@@ -34,6 +35,7 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
     TIDE_ENFORCE(args.size() == 1, "op '", op->type(), "' (col ", col_of(*op), ") must have one ",
                  param, " variable, has ", args.size());
     (feed ? have_feed : have_fetch).emplace_back(col_of(*op), args[0]);
+    if (feed && !op->Input("X").empty()) feed_var = op->Input("X")[0];
   }
   auto targets = [](std::vector<std::pair<int, std::string>> v) {
     std::sort(v.begin(), v.end());
@@ -46,19 +48,28 @@ void AddFeedFetchOps(BlockDesc* block, const std::vector<std::string>& feeds,
     auto a = *feed_out, b = feeds;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    if (!b.empty() && a != b) {
-      std::vector<std::string> missing, extra;
-      std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(missing));
-      std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(extra));
+    std::vector<std::string> missing, extra;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(missing));
+    std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(extra));
+    if (!b.empty() && !missing.empty()) {
       auto list = [](const std::vector<std::string>& v) {
         std::string out;
         for (const auto& n : v) out += (out.empty() ? "'" : ", '") + n + "'";
         return out.empty() ? std::string("none") : out;
       };
       TIDE_FAIL(TIDE_INVALID_ARGUMENT, "the program feeds ", list(a),
-                " through its own feed ops (a loaded model's inputs): feed exactly those. "
+                " through its own feed ops (a loaded model's inputs): feed each of those. "
                 "Missing: ",
                 list(missing), "; not its inputs: ", list(extra));
+    }
+    // Variables the caller added to a loaded model (a fine-tuning label) get feed ops of their
+    // own, after the model's, reading the model's feed variable.
+    for (const std::string& name : extra) {
+      OpDesc* op = block->PrependOp();
+      *op = OpDesc("feed", {{"X", {feed_var}}}, {{"Out", {name}}},
+                   {{"col", static_cast<int32_t>(feed_out->size())}});
+      op->set_block(block);
+      feed_out->push_back(name);
     }
   } else if (!feeds.empty()) {
     VarDesc* fv = block->Var(kFeedVarName);

@@ -378,6 +378,26 @@ std::vector<OpDesc> GradOpsWithOutputs(ProgramDesc* program, const OpDesc& fwd,
   return grads;
 }
 
+// Paddle 3.x's PIR programs have no outputs for Fluid's intermediates (reshape2's, squeeze2's,
+// transpose2's XShape), which those ops' grads read: op `i` about to be differentiated gets a
+// variable of its own for each intermediate output it leaves unbound, inferred like its others.
+void BindIntermediateOutputs(BlockDesc* block, size_t i) {
+  OpDesc* op = block->Op(i);
+  const OpInfo& info = Registry::Global().GetOp(op->type());
+  const std::vector<std::string> outs = op->OutputArgumentNames();
+  if (outs.empty()) return;
+  bool bound = false;
+  for (const auto& out : info.proto.outputs()) {
+    if (!out.intermediate() || !op->Output(out.name()).empty()) continue;
+    std::string name = outs[0] + "@" + out.name();
+    while (block->FindVarRecursive(name)) name += "_";
+    block->Var(name)->set_type(TIDE_VAR_LOD_TENSOR);
+    op->SetOutput(out.name(), {name});
+    bound = true;
+  }
+  if (bound) InferShapeAtCompileTime(info, *op, block);
+}
+
 // Ops on a path to the loss, walking back from it (the last first); `wanted` gets the loss and
 // every input of them whose gradient the loss needs.
 std::vector<size_t> OpsOnPathToLoss(const BlockDesc& block, const std::string& loss, size_t loss_op,
@@ -445,6 +465,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
       return produced.count(GradVarName(o)) > 0;
     });
     if (!any) continue;  // no gradient reaches this op
+    BindIntermediateOutputs(block, i);
     std::vector<OpDesc> grads = GradOpsWithOutputs(program, fwd, no_grad_sorted);
     ReadValuesOpSaw(block, i, &grads);
     for (OpDesc& g : grads) {

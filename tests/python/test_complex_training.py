@@ -213,3 +213,63 @@ def test_the_fft_guide_example_trains():
     losses = [exe.run(feed={"x": x}, fetch_list=[scope["loss"]])[0].item() for _ in range(5)]
     assert scope["w"].dtype == "complex64" and scope["y"].shape[1:] == (3, 64)
     assert losses[-1] < losses[0], losses
+
+
+def test_fine_tuning_a_paddle_saved_fourier_layer():
+    """Paddle 3.3.1's FNO layer (fixture pir/spectral_conv: rfft2, a complex einsum with weights
+    made by paddle.complex, set_value into complex zeros, irfft2, a conv, a reshape) loaded from
+    its PIR program and trained further: PIR programs have no XShape outputs, which backward binds
+    for reshape2's grad; the spectral weights' gradients match central differences and SGD lowers
+    the loss."""
+    source = os.environ.get("TIDE_SOURCE_DIR") or os.path.join(
+        os.path.dirname(__file__), "..", ".."
+    )
+    prefix = os.path.join(
+        source, "tests", "fixtures", "paddle", "pir", "spectral_conv", "inference"
+    )
+    exe = tide.Executor(tide.CPUPlace())
+    scope = tide.Scope()
+    with tide.scope_guard(scope):
+        program, feeds, fetches = tide.io.load_inference_model(prefix, exe, optimize=False)
+    x = np.load(os.path.join(os.path.dirname(prefix), "input.npy"))
+    forward = program.clone()
+    startup = tide.Program()
+    with tide.program_guard(program, startup):
+        loss = tide.layers.reduce_mean(tide.layers.square(fetches[0]))
+        _, pairs = tide.optimizer.SGD(learning_rate=0.05).minimize(loss)
+    grads = {p.name: g for p, g in pairs}
+    assert {"spectral_conv_0.w_0", "spectral_conv_0.w_1"} <= set(grads), sorted(grads)
+    exe.run(startup, scope=scope)
+
+    def loss_now():
+        (out,) = exe.run(forward, feed={feeds[0]: x}, fetch_list=[fetches[0].name], scope=scope)
+        return float(np.mean(out.astype(np.float64) ** 2))
+
+    names = ["spectral_conv_0.w_0", "spectral_conv_0.w_1"]
+    tensors = {n: scope.find_var(n).get_tensor() for n in names}
+    start = {n: np.array(t) for n, t in tensors.items()}
+    # No update yet: fetch the gradients from a copy of the program without the sgd ops.
+    no_update = program.clone()
+    block = no_update.global_block()
+    for i in reversed([i for i, op in enumerate(block.ops) if op.type == "sgd"]):
+        block._remove_op(i)
+    got = exe.run(no_update, feed={feeds[0]: x}, fetch_list=[grads[n] for n in names], scope=scope)
+    rng = np.random.default_rng(3)
+    eps = 1e-2
+    for name, g in zip(names, got):
+        for flat in rng.choice(g.size, 4, replace=False):
+            idx = np.unravel_index(flat, g.shape)
+            value = start[name].copy()
+            value[idx] += eps
+            tensors[name].set(value, tide.CPUPlace())
+            hi = loss_now()
+            value[idx] -= 2 * eps
+            tensors[name].set(value, tide.CPUPlace())
+            lo = loss_now()
+            tensors[name].set(start[name], tide.CPUPlace())
+            np.testing.assert_allclose(g[idx], (hi - lo) / (2 * eps), rtol=2e-2, atol=1e-5)
+    losses = [
+        exe.run(program, feed={feeds[0]: x}, fetch_list=[loss], scope=scope)[0].item()
+        for _ in range(4)
+    ]
+    assert losses[-1] < losses[0] * 0.95, losses

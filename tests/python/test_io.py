@@ -63,6 +63,32 @@ def test_inference_model_round_trip(tmp_path, exe, rng):
     assert got.tobytes() == want.tobytes()
 
 
+def test_loaded_model_trains_with_a_label_it_did_not_have(tmp_path, exe, rng):
+    """Fine-tuning a loaded model: a label variable added to its program is fed beside the
+    model's own inputs (it gets a feed op after the model's); the model's inputs must still all
+    be fed."""
+    x = layers.data(name="x", shape=[6])
+    y = layers.fc(input=x, size=2)
+    exe.run(tide.default_startup_program())
+    tide.io.save_inference_model(str(tmp_path), ["x"], [y], exe)
+    with tide.scope_guard(tide.Scope()):
+        program, feeds, fetches = tide.io.load_inference_model(str(tmp_path), exe)
+        startup = tide.Program()
+        with tide.program_guard(program, startup):
+            label = layers.data(name="label", shape=[2])
+            loss = layers.reduce_mean(layers.square(layers.elementwise_sub(fetches[0], label)))
+            tide.optimizer.SGD(learning_rate=0.2).minimize(loss)
+        exe.run(startup)
+        xs, ls = rng.rand(8, 6).astype("float32"), rng.rand(8, 2).astype("float32")
+        losses = [
+            exe.run(program, feed={"x": xs, "label": ls}, fetch_list=[loss])[0].item()
+            for _ in range(5)
+        ]
+        assert losses[-1] < losses[0], losses
+        with pytest.raises(tide.TideError, match="feed each of those.*Missing: 'x'"):
+            exe.run(program, feed={"label": ls}, fetch_list=[loss])
+
+
 def test_loaded_model_fetches_what_is_asked(tmp_path, exe, rng):
     """A loaded model's program has its own fetch ops; a fetch_list that differs (a subset,
     another order, an intermediate) is what the run returns, never the program's own targets in
