@@ -5,7 +5,7 @@ abs(g)): clipping by norm and by global norm take it; clipping by value refuses 
 part or on abs(g) would both be guesses; PyTorch's clamp refuses complex too)."""
 
 from . import unique_name
-from .core import dtype_code
+from .core import dtype_code, is_complex_dtype, real_dtype
 from .framework import default_main_program
 
 
@@ -31,7 +31,7 @@ class GradientClipByValue(BaseGradientClipAttr):
     def _process(self, params_grads):
         out = []
         for p, g in params_grads:
-            if _is_complex(g):
+            if is_complex_dtype(g.dtype):
                 raise TypeError(
                     "GradientClipByValue cannot clip the complex gradient of parameter '%s' "
                     "(%s); clip complex gradients by norm or by global norm" % (p.name, g.dtype)
@@ -63,7 +63,7 @@ class GradientClipByNorm(BaseGradientClipAttr):
         out = []
         for p, g in params_grads:
             block = g.block
-            x = _real_view(block, g) if _is_complex(g) else g
+            x = _real_view(block, g) if is_complex_dtype(g.dtype) else g
             c = block.create_var(
                 name=unique_name.generate(g.name + "@CLIP"), dtype=x.dtype, shape=x.shape
             )
@@ -96,14 +96,14 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         if not params_grads:
             return params_grads
         block = params_grads[0][1].block
-        dtype = _real_dtype(params_grads[0][1])  # the norm's: float32 for complex64
+        dtype = real_dtype(params_grads[0][1].dtype)  # the norm's: float32 for complex64
         sq = []
         for _, g in params_grads:
             s = block.create_var(
                 name=unique_name.generate("global_norm_sq"), dtype=dtype, shape=[1]
             )
             values = _dense_values(block, g)
-            if _is_complex(values):
+            if is_complex_dtype(values.dtype):
                 values = _real_view(block, values)
             block.append_op("squared_l2_norm", inputs={"X": values}, outputs={"Out": s})
             sq.append(s)
@@ -137,7 +137,7 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
             )
             # Out keeps a SelectedRows g's rows and height; scale multiplies a complex g by the
             # real factor (elementwise_mul takes operands of one type).
-            if g.type == "SELECTED_ROWS" or _is_complex(g):
+            if g.type == "SELECTED_ROWS" or is_complex_dtype(g.dtype):
                 block.append_op("scale", inputs={"X": g, "ScaleTensor": factor}, outputs={"Out": c})
             else:
                 block.append_op("elementwise_mul", inputs={"X": g, "Y": factor}, outputs={"Out": c})
@@ -145,19 +145,11 @@ class GradientClipByGlobalNorm(BaseGradientClipAttr):
         return out
 
 
-def _is_complex(var):
-    return var.dtype in ("complex64", "complex128")
-
-
-def _real_dtype(var):
-    return {"complex64": "float32", "complex128": "float64"}.get(var.dtype, var.dtype)
-
-
 def _real_view(block, g):
     """A complex g's real view (as_real: its dims and 2, the real and imaginary parts)."""
     shape = list(g.shape) + [2] if g.shape is not None else None
     view = block.create_var(
-        name=unique_name.generate(g.name + "@REAL_VIEW"), dtype=_real_dtype(g), shape=shape
+        name=unique_name.generate(g.name + "@REAL_VIEW"), dtype=real_dtype(g.dtype), shape=shape
     )
     block.append_op("as_real", inputs={"X": g}, outputs={"Out": view})
     return view

@@ -114,6 +114,50 @@ def is_float_dtype(dtype):
     return convert_dtype(dtype) in ("float16", "bfloat16", "float32", "float64")
 
 
+_REAL_OF_COMPLEX = {"complex64": "float32", "complex128": "float64"}
+_COMPLEX_OF_REAL = {r: c for c, r in _REAL_OF_COMPLEX.items()}
+
+
+def _type_name(dtype):
+    """A name as it is (a variable's dtype, even "undefined"), anything else converted."""
+    return dtype if isinstance(dtype, str) else convert_dtype(dtype)
+
+
+def is_complex_dtype(dtype):
+    """Whether `dtype` is complex64 or complex128.
+
+    Args:
+        dtype (str|np.dtype): the data type.
+    """
+    return _type_name(dtype) in _REAL_OF_COMPLEX
+
+
+def real_dtype(dtype):
+    """The type of a complex type's parts (float32 for complex64, float64 for complex128); any
+    other type itself.
+
+    Args:
+        dtype (str|np.dtype): the data type.
+    """
+    name = _type_name(dtype)
+    return _REAL_OF_COMPLEX.get(name, name)
+
+
+def complex_dtype(dtype):
+    """The complex type whose parts are `dtype` (complex64 for float32, complex128 for float64).
+
+    Args:
+        dtype (str|np.dtype): float32 or float64.
+
+    Raises:
+        ValueError: another type.
+    """
+    name = _type_name(dtype)
+    if name not in _COMPLEX_OF_REAL:
+        raise ValueError("no complex type has %s parts (float32 or float64 only)" % name)
+    return _COMPLEX_OF_REAL[name]
+
+
 # Places: where programs run. A place kind is whatever a device plugin registered.
 Place = _C.Place
 

@@ -32,6 +32,7 @@ grads are the adjoint transforms), so a real parameter can be trained through it
 
 import numpy as np
 
+from .core import complex_dtype, real_dtype
 from .framework import Variable
 from .layer_helper import LayerHelper
 from .layers import nn
@@ -63,8 +64,6 @@ __all__ = [
 ]
 
 _REAL = ("float32", "float64")  # the FFT kernels' real types
-_COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
-_REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
 _NORMS = ("backward", "forward", "ortho")
 
 
@@ -207,7 +206,7 @@ def _c2c(fn, x, axes, sizes, norm, forward, name):
     _check_norm(fn, norm)
     x = _resize(x, axes, sizes)
     if x.dtype in _REAL:
-        out_dtype = _COMPLEX_OF[x.dtype]
+        out_dtype = complex_dtype(x.dtype)
         return _fft_op("fft_r2c", x, axes, norm, forward, out_dtype, name, onesided=False)
     return _fft_op("fft_c2c", x, axes, norm, forward, x.dtype, name)
 
@@ -216,7 +215,7 @@ def _r2c(fn, x, axes, sizes, norm, forward, name):
     """rfft* (forward) and ihfft* (inverse: the conjugate): real x, n//2 + 1 bins on the last axis."""
     _check_norm(fn, norm)
     x = _resize(x, axes, sizes)
-    out_dtype = _COMPLEX_OF[x.dtype]
+    out_dtype = complex_dtype(x.dtype)
     return _fft_op("fft_r2c", x, axes, norm, forward, out_dtype, name, onesided=True)
 
 
@@ -226,7 +225,7 @@ def _c2r(fn, x, axes, sizes, norm, forward, name):
     n//2 + 1 bins itself (zeros past x's), so only the other axes are resized."""
     _check_norm(fn, norm)
     if x.dtype in _REAL:
-        x = nn.cast(x, _COMPLEX_OF[x.dtype])
+        x = nn.cast(x, complex_dtype(x.dtype))
     last, n = axes[-1], sizes[-1]
     if n is None:
         m = x.shape[last]
@@ -238,7 +237,7 @@ def _c2r(fn, x, axes, sizes, norm, forward, name):
             )
         n = 0  # the op's default: 2 * (m - 1), also when m is known only at run time
     x = _resize(x, axes[:-1], sizes[:-1])
-    out_dtype = _REAL_OF[x.dtype]
+    out_dtype = real_dtype(x.dtype)
     return _fft_op("fft_c2r", x, axes, norm, forward, out_dtype, name, last_dim_size=n)
 
 

@@ -3,10 +3,8 @@
 import math
 
 from . import unique_name
-from .core import dtype_code
+from .core import dtype_code, is_complex_dtype, real_dtype
 from .framework import default_startup_program
-
-_REAL_OF = {"complex64": "float32", "complex128": "float64"}
 
 
 def _fans(shape):
@@ -49,11 +47,10 @@ class Initializer:
         and its imaginary parts each drawn as a real parameter of its real type would be (the
         parts of torch.view_as_real), joined by `complex`."""
         startup, v = self._startup_var(var, block)
-        real = _REAL_OF.get(var.dtype)
-        if real is None:
+        if not is_complex_dtype(var.dtype):
             attrs = dict(attrs, dtype=dtype_code(var.dtype), seed=self._seed(self.seed))
             return startup.append_op(op_type, outputs={"Out": v}, attrs=attrs)
-        parts = []
+        real, parts = real_dtype(var.dtype), []
         for part in ("real", "imag"):
             p = startup.create_var(
                 name=unique_name.generate("%s.%s_init" % (var.name, part)),

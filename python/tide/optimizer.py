@@ -13,7 +13,7 @@ import warnings
 from . import _C, unique_name
 from .backward import _names, append_backward
 from .clip import append_gradient_clip_ops
-from .core import dtype_code
+from .core import dtype_code, is_complex_dtype, real_dtype
 from .framework import (
     OP_ROLE_OPTIMIZE,
     Variable,
@@ -137,7 +137,7 @@ class Optimizer:
         if self._trains_complex or self._update_op is None:  # None: the op's own check decides
             return
         for p, _ in params_grads:
-            if _is_complex(p):
+            if is_complex_dtype(p.dtype):
                 raise TypeError(
                     "%s cannot train the complex parameter '%s' (%s): its update op '%s' updates "
                     "float32 and float64 parameters only; SGD, Momentum and Adam train complex "
@@ -175,15 +175,6 @@ class Optimizer:
             ops = self.apply_gradients(params_grads)
         _warn_if_nothing_trains(loss, params_grads, parameter_list, no_grad_set)
         return ops, params_grads
-
-
-def _is_complex(var):
-    return var.dtype in ("complex64", "complex128")
-
-
-def _real_dtype(var):
-    """var's dtype, or for a complex var the type of its parts (float32 for complex64)."""
-    return {"complex64": "float32", "complex128": "float64"}.get(var.dtype, var.dtype)
 
 
 def _where_gradients_stop(block, params, loss):
@@ -350,7 +341,9 @@ class Adam(Optimizer):
             self._add_accumulator("moment2", p)
             # Real for a complex parameter: the op reads them as its parts' type.
             for name, beta in (("beta1_pow_acc", self._beta1), ("beta2_pow_acc", self._beta2)):
-                self._add_accumulator(name, p, fill_value=beta, shape=[1], dtype=_real_dtype(p))
+                self._add_accumulator(
+                    name, p, fill_value=beta, shape=[1], dtype=real_dtype(p.dtype)
+                )
 
     def _append_optimize_op(self, block, param, grad, lr):
         acc = lambda n: self._get_accumulator(n, param)  # noqa: E731

@@ -3,6 +3,8 @@ backward -> clip -> regularisation -> optimisation)."""
 
 import warnings
 
+from .core import is_complex_dtype
+
 
 class WeightDecayRegularizer:
     """The base of regularizers: calling one with (param, grad, block) appends the ops that add its term to the gradient and returns the new gradient."""
@@ -33,7 +35,7 @@ class L1Decay(WeightDecayRegularizer):
         self.coeff = float(regularization_coeff)
 
     def __call__(self, param, grad, block):
-        if param.dtype in ("complex64", "complex128"):
+        if is_complex_dtype(param.dtype):
             raise TypeError(
                 "L1Decay cannot regularize the complex parameter '%s' (%s); L2Decay can (it "
                 "decays the real and imaginary parts alike)" % (param.name, param.dtype)

@@ -4,7 +4,7 @@ Fluid's names and arguments."""
 import numpy as np
 
 from .. import unique_name
-from ..core import LoDTensor, convert_dtype, dtype_code
+from ..core import LoDTensor, complex_dtype, convert_dtype, dtype_code, real_dtype
 from ..framework import Variable
 from ..initializer import Constant, Normal
 from ..layer_helper import LayerHelper
@@ -1297,8 +1297,6 @@ relu6 = _act_with_attrs("relu6", ("threshold", 6.0))
 # --- complex values (paddle.complex, real, imag, as_complex, as_real, conj, angle) ----------
 
 _REAL_FLOATS = ("float32", "float64")  # the real types complex values are made of
-_COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
-_REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
 
 
 def complex(real, imag, name=None):  # noqa: A001 (Paddle's name)
@@ -1320,13 +1318,13 @@ def complex(real, imag, name=None):  # noqa: A001 (Paddle's name)
             % (real.dtype, imag.dtype)
         )
     helper = LayerHelper("complex", name=name)
-    return _single(helper, "complex", {"X": real, "Y": imag}, dtype=_COMPLEX_OF[real.dtype])
+    return _single(helper, "complex", {"X": real, "Y": imag}, dtype=complex_dtype(real.dtype))
 
 
 def _complex_part(op_type, x, name):
     """real / imag / abs-like: a complex x to its real type."""
     check_variable_and_dtype(x, "x", COMPLEX, op_type)
-    return _single(LayerHelper(op_type, name=name), op_type, {"X": x}, dtype=_REAL_OF[x.dtype])
+    return _single(LayerHelper(op_type, name=name), op_type, {"X": x}, dtype=real_dtype(x.dtype))
 
 
 def real(x, name=None):
@@ -1372,7 +1370,7 @@ def as_complex(x, name=None):
             % (list(x.shape),)
         )
     helper = LayerHelper("as_complex", name=name)
-    return _single(helper, "as_complex", {"X": x}, dtype=_COMPLEX_OF[x.dtype])
+    return _single(helper, "as_complex", {"X": x}, dtype=complex_dtype(x.dtype))
 
 
 def as_real(x, name=None):
@@ -1415,7 +1413,7 @@ def angle(x, name=None):
     """
     check_variable_and_dtype(x, "x", _REAL_FLOATS + COMPLEX, "angle")
     helper = LayerHelper("angle", name=name)
-    return _single(helper, "angle", {"X": x}, dtype=_REAL_OF.get(x.dtype, x.dtype))
+    return _single(helper, "angle", {"X": x}, dtype=real_dtype(x.dtype))
 
 
 def pow(x, factor=1.0, name=None):  # noqa: A001 (Fluid's name)
