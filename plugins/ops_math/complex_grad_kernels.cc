@@ -5,25 +5,10 @@
 #include <complex>
 
 #include "common.h"
+#include "element_map.h"
 
 namespace ops_math {
 namespace {
-
-using tide::GradVarName;
-
-// X@GRAD[i] = f(from[i], Out@GRAD[i]), Out@GRAD of type D, X@GRAD of `from`'s type T and dims.
-template <typename T, typename D, typename F>
-void GradMap(KernelContext& ctx, const char* from_param, F f) {
-  Tensor from = ctx.Input(from_param), dout = ctx.Input(GradVarName("Out").c_str());
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), from.dims());
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(from.dims(), ctx.place());
-  if (from.numel() == 0) return;
-  const T* v = from.data<T>();
-  const D* g = dout.data<D>();
-  tide::ParallelFor(ctx, from.numel(), 8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dx[i] = f(v[i], g[i]);
-  });
-}
 
 // X / |X| is the unit vector along X, the direction in which |X| grows; |X| by hypot, so a large
 // or tiny X neither overflows nor underflows on the way.

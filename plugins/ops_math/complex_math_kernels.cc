@@ -13,39 +13,14 @@
 
 #include "common.h"
 #include "complex_math.h"
+#include "element_map.h"
 #include "paddle_math_activations.h"
 
 namespace ops_math {
 namespace {
 
-using tide::GradVarName;
 using tide::ops::ActDep;
 using tide::ops::ActGradFrom;
-
-// Out[i] = f(X[i]); X and Out may share their variable (the ops are in place).
-template <typename T, typename F>
-void MapX(KernelContext& ctx, F f) {
-  Tensor x = ctx.Input("X");
-  const T* xd = x.numel() ? x.data<T>() : nullptr;
-  T* o = ctx.Output("Out").mutable_data<T>(x.dims(), ctx.place());
-  tide::ParallelFor(ctx, x.numel(), 8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o[i] = f(xd[i]);
-  });
-}
-
-// X@GRAD[i] = Out@GRAD[i] * conj(deriv(from[i])), `from` X or Out; X@GRAD takes its dims.
-template <typename T, typename D>
-void ConjugateChainRule(KernelContext& ctx, const char* from_param, D deriv) {
-  Tensor from = ctx.Input(from_param), dout = ctx.Input(GradVarName("Out").c_str());
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), from.dims());
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(from.dims(), ctx.place());
-  if (from.numel() == 0) return;
-  const T* v = from.data<T>();
-  const T* g = dout.data<T>();
-  tide::ParallelFor(ctx, from.numel(), 8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dx[i] = g[i] * std::conj(deriv(v[i]));
-  });
-}
 
 // sqrt is clip_ops.cc's op, not the table's; its grad op reads Out.
 struct SqrtOp {
@@ -107,26 +82,27 @@ OPS_MATH_COMPLEX_FN(ReciprocalC, ops::ReciprocalAct, T(1) / x, -(v* v))
 
 template <typename T, typename F>
 void ComplexFnKernel(KernelContext& ctx) {
-  MapX<T>(ctx, [](const T& x) { return F::template Fwd<T>(x); });
+  MapX<T, T>(ctx, [](const T& x) { return F::template Fwd<T>(x); });
 }
 
 template <typename T, typename F>
 void ComplexFnGradKernel(KernelContext& ctx) {
-  ConjugateChainRule<T>(ctx, ActGradFrom<typename F::Op>(),
-                        [](const T& v) { return F::template Deriv<T>(v); });
+  GradMap<T, T>(ctx, ActGradFrom<typename F::Op>(),
+                [](const T& v, const T& g) { return g * std::conj(F::template Deriv<T>(v)); });
 }
 
 // pow: Out = X ^ factor (FactorTensor or `factor`, a real exponent), numpy's z ** factor.
 template <typename T>
 void PowKernel(KernelContext& ctx) {
   const T w(tide::ops::PowFactor(ctx));
-  MapX<T>(ctx, [w](const T& x) { return NumpyPow(x, w); });
+  MapX<T, T>(ctx, [w](const T& x) { return NumpyPow(x, w); });
 }
 
 template <typename T>
 void PowGradKernel(KernelContext& ctx) {
   const T w(tide::ops::PowFactor(ctx));
-  ConjugateChainRule<T>(ctx, "X", [w](const T& x) { return PowDerivBase(x, w); });
+  GradMap<T, T>(ctx, "X",
+                [w](const T& x, const T& g) { return g * std::conj(PowDerivBase(x, w)); });
 }
 
 template <typename F>

@@ -12,6 +12,7 @@
 #include <tide/ops/grad_outputs.hpp>
 
 #include "common.h"
+#include "element_map.h"
 
 namespace ops_math {
 namespace {
@@ -76,33 +77,22 @@ void ComplexToRealShape(tide::InferShapeContext& ctx) {
   ctx.ShareLoD("X", "Out");
 }
 
-// Out = F(x) for each element of a complex X, Out of type O (X's real type or X's own).
-template <typename T, typename O, typename F>
-void ComplexMap(KernelContext& ctx, F f) {
-  Tensor x = ctx.Input("X");
-  const T* xd = x.numel() ? x.data<T>() : nullptr;
-  O* o = ctx.Output("Out").mutable_data<O>(x.dims(), ctx.place());
-  tide::ParallelFor(ctx, x.numel(), 8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) o[i] = f(xd[i]);
-  });
-}
-
 template <typename T>
 void RealKernel(KernelContext& ctx) {
-  ComplexMap<T, RealType<T>>(ctx, [](const T& z) { return z.real(); });
+  MapX<T, RealType<T>>(ctx, [](const T& z) { return z.real(); });
 }
 template <typename T>
 void ImagKernel(KernelContext& ctx) {
-  ComplexMap<T, RealType<T>>(ctx, [](const T& z) { return z.imag(); });
+  MapX<T, RealType<T>>(ctx, [](const T& z) { return z.imag(); });
 }
 // |z| without overflow or underflow on the way (std::abs is hypot).
 template <typename T>
 void AbsKernel(KernelContext& ctx) {
-  ComplexMap<T, RealType<T>>(ctx, [](const T& z) { return std::abs(z); });
+  MapX<T, RealType<T>>(ctx, [](const T& z) { return std::abs(z); });
 }
 template <typename T>
 void ExpKernel(KernelContext& ctx) {
-  ComplexMap<T, T>(ctx, [](const T& z) { return std::exp(z); });
+  MapX<T, T>(ctx, [](const T& z) { return std::exp(z); });
 }
 
 // as_complex: X [..., 2] real -> Out [...] complex, each last-dim pair (real, imaginary).

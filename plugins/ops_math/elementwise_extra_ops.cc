@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "common.h"
+#include "element_map.h"
 
 namespace ops_math {
 namespace {
@@ -149,17 +150,15 @@ void AngleKernel(KernelContext& ctx) {
 // Out@GRAD * i / conj(X) (std::complex's division keeps a large or tiny X finite); 0 at X = 0.
 template <typename T>
 void AngleGradKernel(KernelContext& ctx) {
-  Tensor x = ctx.Input("X"), dout = ctx.Input(GradVarName("Out").c_str());
-  tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
-  T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
   if constexpr (kIsComplex<T>) {
-    if (x.numel() == 0) return;
-    const T* a = x.data<T>();
-    const RealType<T>* g = dout.data<RealType<T>>();
-    const T i(0, 1);
-    for (int64_t k = 0; k < x.numel(); ++k)
-      dx[k] = a[k] == T(0) ? T(0) : g[k] * (i / std::conj(a[k]));
+    GradMap<T, RealType<T>>(ctx, "X", [](const T& x, RealType<T> g) {
+      return x == T(0) ? T(0) : g * (T(0, 1) / std::conj(x));
+    });
   } else {
+    Tensor x = ctx.Input("X");
+    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD",
+                             ctx.Input(GradVarName("Out").c_str()).dims(), x.dims());
+    T* dx = ctx.Output(GradVarName("X").c_str()).mutable_data<T>(x.dims(), ctx.place());
     std::fill(dx, dx + x.numel(), T(0));
   }
 }
