@@ -11,6 +11,7 @@ Tide's before anything is timed.
     benchmarks/.venv-peers/bin/python benchmarks/fno_train.py [--rounds 3] [--json out.json]
 """
 
+import argparse
 import json
 
 import numpy as np
@@ -196,7 +197,7 @@ def worker(spec, args):
 def main():
     ap = parser(__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per framework")
-    ap.add_argument("--worker", default=None, help=argparse_hidden())
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     set_threads(args.threads)
     setup_paths()
@@ -218,12 +219,6 @@ def main():
     machine = machine_line("%d threads" % args.threads)
     table.print(machine)
     table.dump(args.json, machine)
-
-
-def argparse_hidden():
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 if __name__ == "__main__":
