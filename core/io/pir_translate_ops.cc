@@ -35,12 +35,17 @@ bool Translator::ReadsUntranslated(const Json& op) {
 void Translator::Parameter(const Json& op, const std::string& name) {
   std::string var;
   bool persistable = true;
+  bool stop_gradient = false;
   if (op["#"].Str() == "p") {  // compressed: [is_distributed, is_parameter, need_clip, name]
     const Json a = op["A"];
     var = a[a.size() - 1].Str();
     // Its result's [persistable, stop_gradient, trainable]: a state that is not persistable
-    // (nn.LSTM's dropout state) is not in the parameters file.
+    // (nn.LSTM's dropout state) is not in the parameters file; one that stops gradients or is
+    // not trainable (a layer's buffer, `register_buffer`, saved as a parameter) gets none when
+    // the loaded program is trained further, as in Paddle.
     if (op.Has("OA") && op["OA"].size() > 0) persistable = op["OA"][0].Int() != 0;
+    if (op.Has("OA") && op["OA"].size() > 2)
+      stop_gradient = op["OA"][1].Int() != 0 || op["OA"][2].Int() == 0;
   } else {
     const AttributeMap attrs = AttrsOf(op);
     const char* key = name == "builtin.parameter" ? "parameter_name" : "value";
@@ -55,6 +60,7 @@ void Translator::Parameter(const Json& op, const std::string& name) {
   v.var = var;
   v.made_by = name;
   v.dtype = DeclareResult(result, var, persistable);
+  if (stop_gradient) block_->mutable_vars(block_->vars_size() - 1)->set_stop_gradient(true);
   v.rank = last_rank_;
   values_[result["%"].Int()] = v;
 }
