@@ -1,0 +1,152 @@
+"""Today's large-language-model decoders as PaddleNLP writes LLaMA, Qwen2 and Mistral, small
+(hidden 32, 4 heads over 2 KV heads, 2 layers, vocabulary 64), saved by Paddle 3.3.1 as PIR
+programs (tools/paddle_llm_models.py): hand-written RMSNorm and fused_rms_norm, rotary embeddings
+(rotate_half with cos / sin from paddle.arange; caches gathered at position ids; the interleaved
+form by reshape / stack), grouped-query attention (expand + reshape, repeat_interleave, and
+scaled_dot_product_attention's own), scaled_dot_product_attention (is_causal; an additive 4-D
+mask), the matmul / softmax form under -inf and sliding-window masks, SwiGLU (F.silu, swiglu),
+tied and untied heads; one decode step with a KV cache of dynamic length and a sampling tail
+(argmax, softmax with a temperature, topk, top-k filtering); one over a preallocated cache
+written at a fed position by a slice assignment with tensor bounds. Each matches Paddle's outputs at the
+example's shapes and at other batch sizes and lengths (the prompt's step of the decoder too), on
+the plain kernels and oneDNN, optimized or as saved; and fine-tuning it gives Paddle's gradients
+of sum(logits * R) for every parameter."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import test_paddle_models as fixtures
+
+import tide
+
+# tools/paddle_llm_models.py's LLM_MODELS.
+LLM = ["llm_llama", "llm_qwen2", "llm_mistral", "llm_decode", "llm_static_cache"]
+
+
+def fixture(name):
+    return os.path.join(fixtures.FIXTURES, "pir", name)
+
+
+def expected_outputs(d):
+    if os.path.exists(os.path.join(d, "expected.npy")):
+        return [np.load(os.path.join(d, "expected.npy"))]
+    with np.load(os.path.join(d, "expected.npz")) as f:
+        return [f["out%d" % i] for i in range(len(f.files))]
+
+
+def cases(d):
+    """(feed, Paddle's outputs): the example, then alt.npz's other shapes."""
+    out = [(fixtures.load_feed(d), expected_outputs(d))]
+    with np.load(os.path.join(d, "alt.npz")) as f:
+        n = len({k.split("/")[0] for k in f.files})
+        for i in range(n):
+            feed = {k.split("/")[2]: f[k] for k in f.files if k.startswith("%d/in/" % i)}
+            outs = [
+                f["%d/out/%d" % (i, j)]
+                for j in range(sum(k.startswith("%d/out/" % i) for k in f.files))
+            ]
+            out.append((feed, outs))
+    return out
+
+
+@pytest.mark.parametrize("optimize", [True, False], ids=["optimized", "as_saved"])
+@pytest.mark.parametrize("lib", fixtures.LIBS)
+@pytest.mark.parametrize("name", LLM)
+def test_llm_matches_paddle(name, lib, optimize):
+    d = fixture(name)
+    info = json.load(open(os.path.join(d, "info.json")))
+    assert info["paddle"].startswith("3."), info["paddle"]
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(tide.Scope()):
+        program, feeds, fetches = tide.io.load_inference_model(
+            os.path.join(d, "inference"), exe, optimize=optimize
+        )
+        tide.set_flags({"use_mkldnn": lib == "mkldnn"})
+        try:
+            for feed, expected in cases(d):
+                assert sorted(feeds) == sorted(feed) and len(fetches) == len(expected)
+                outs = exe.run(program, feed=feed, fetch_list=fetches)
+                shapes = {k: v.shape for k, v in feed.items()}
+                for i, (out, want) in enumerate(zip(outs, expected)):
+                    assert out.shape == want.shape and out.dtype == want.dtype, (i, shapes)
+                    finite = np.abs(want[np.isfinite(want)]).max()
+                    np.testing.assert_allclose(
+                        out, want, rtol=1e-4, atol=1e-4 * finite, err_msg="%d %s" % (i, shapes)
+                    )
+        finally:
+            tide.set_flags({"use_mkldnn": False})
+    kernels = [k for _, k in exe.last_run_info()["kernels"]]
+    assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
+
+
+@pytest.mark.parametrize("name", LLM)
+def test_llm_fine_tuning_gradients_match_paddle(name):
+    """Loaded as saved (optimize=False), loss = sum(logits * R), append_backward: every
+    parameter's gradient is Paddle's dygraph one (grads.npz), to 1e-3 of its largest."""
+    d = fixture(name)
+    feed = fixtures.load_feed(d)
+    with np.load(os.path.join(d, "grads.npz")) as f:
+        r = f["R"]
+        want = {k[len("grad/") :]: f[k] for k in f.files if k.startswith("grad/")}
+    exe = tide.Executor(tide.CPUPlace())
+    scope = tide.Scope()
+    with tide.scope_guard(scope):
+        program, feeds, fetches = tide.io.load_inference_model(
+            os.path.join(d, "inference"), exe, optimize=False
+        )
+    with tide.program_guard(program, tide.Program()):
+        rv = tide.layers.data(name="R", shape=list(r.shape), append_batch_size=False)
+        loss = tide.layers.reduce_sum(tide.layers.elementwise_mul(fetches[0], rv))
+        pairs = tide.append_backward(loss)
+    grads = {p.name: g for p, g in pairs}
+    assert sorted(grads) == sorted(want), (sorted(grads), sorted(want))
+    names = sorted(want)
+    got = exe.run(program, feed=dict(feed, R=r), fetch_list=[grads[n] for n in names], scope=scope)
+    for n, g in zip(names, got):
+        np.testing.assert_allclose(
+            g, want[n], rtol=1e-3, atol=1e-4 * np.abs(want[n]).max(), err_msg=n
+        )
+
+
+def test_llm_next_token_fine_tuning_with_adam():
+    """Qwen2 (fused_rms_norm, swiglu, a tied head, rotary caches Paddle saves as parameters of a
+    buffer: stop_gradient, not trained) fine-tuned on next-token prediction of its own example
+    (softmax cross entropy, padding ignored) by Adam: the loss falls, the weights move, the
+    rotary caches stay."""
+    d = fixture("llm_qwen2")
+    feed = fixtures.load_feed(d)
+    ids, mask = feed["input_ids"], feed["attention_mask"]
+    labels = np.where(mask[:, 1:] > 0, ids[:, 1:], -100)
+    labels = np.concatenate([labels, np.full((ids.shape[0], 1), -100)], axis=1)
+    exe = tide.Executor(tide.CPUPlace())
+    scope = tide.Scope()
+    with tide.scope_guard(scope):
+        program, feeds, fetches = tide.io.load_inference_model(
+            os.path.join(d, "inference"), exe, optimize=False
+        )
+    startup = tide.Program()
+    with tide.program_guard(program, startup):
+        label = tide.layers.data(
+            name="labels", shape=[-1, 1], dtype="int64", append_batch_size=False
+        )
+        logits = tide.layers.reshape(fetches[0], [-1, fetches[0].shape[-1]])
+        losses = tide.layers.softmax_with_cross_entropy(logits, label, ignore_index=-100)
+        valid = float((labels != -100).sum())
+        loss = tide.layers.scale(tide.layers.reduce_sum(losses), scale=1.0 / valid)
+        _, pairs = tide.optimizer.Adam(learning_rate=1e-2).minimize(loss)
+    trained = {p.name for p, _ in pairs}
+    buffers = sorted(n for n in scope.local_var_names() if n.startswith("eager_tmp"))
+    assert buffers and not trained & set(buffers), (buffers, sorted(trained))
+    assert "embedding_0.w_0" in trained and "linear_0.b_0" in trained, sorted(trained)
+    exe.run(startup, scope=scope)
+    before = {n: np.array(scope.find_var(n).get_tensor()) for n in buffers + ["embedding_0.w_0"]}
+    run_feed = dict(feed, labels=labels.reshape(-1, 1).astype(np.int64))
+    steps = [
+        exe.run(program, feed=run_feed, fetch_list=[loss], scope=scope)[0].item() for _ in range(10)
+    ]
+    assert steps[-1] < 0.7 * steps[0], steps
+    for n, v in before.items():
+        after = np.array(scope.find_var(n).get_tensor())
+        assert np.array_equal(after, v) == (n in buffers), n
