@@ -350,7 +350,19 @@ void Translator::Translate(const Json& op, const std::string& name, const PirOpR
     PirValue v;
     v.made_by = name;
     if (spec.slot.empty()) {
-      values_[id] = v;  // dropped: reading it is an error
+      // Dropped: reading it is an error. A dropped vector (einsum's InnerCache and XShape) is a
+      // list of such values, which builtin.split may unpack (Paddle does in a while body).
+      if (results[j]["TT"]["#"].Str() == "0.t_vec") {
+        v.is_list = true;
+        for (size_t k = 0; k < results[j]["TT"]["D"].size(); ++k) {
+          PirValue item;
+          item.made_by = name;
+          const int64_t item_id = next_item_id_++;
+          values_[item_id] = item;
+          v.items.push_back(item_id);
+        }
+      }
+      values_[id] = v;
       continue;
     }
     if (results[j]["TT"]["#"].Str() == "0.t_vec") {
