@@ -537,6 +537,68 @@ class LlamaStaticCacheStep(Llm):
         return [ex(rng, batch=1, start=0, new=4), ex(rng, batch=3, start=11, new=1)]
 
 
+NEW_TOKENS = 4
+
+
+class LlamaGreedyGenerate(Llm):
+    """Greedy generation inside the saved program, as a to_static `generate` exports it: the
+    prompt's step (causal mask, KV caches made), then a `while` loop of NEW_TOKENS - 1 decode
+    steps, each feeding back the last paddle.argmax token at the next position and growing the
+    caches by concat (loop-carried values whose length changes every iteration); the tokens
+    concatenated. Outputs: the last step's logits [B, V] and the generated tokens [B, NEW]."""
+
+    inputs = [("input_ids", [None, None], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(VOCAB, HIDDEN)
+        self.layers = nn.LayerList([DecoderLayer(core="matmul") for _ in range(LAYERS)])
+        self.norm = RMSNorm()
+        self.lm_head = nn.Linear(HIDDEN, VOCAB, bias_attr=False)
+
+    def step(self, ids, start, past):
+        """ids [B, S] at positions start .. start + S - 1 after `past` ([k, v] per layer, or
+        None): the last position's logits and the caches."""
+        seq_len = paddle.shape(ids)[1]
+        positions = start + paddle.arange(seq_len, dtype="int64")
+        cos_all, sin_all = rope_tables(MAX_POS)
+        cos = paddle.gather(cos_all, positions)[None, :, None, :]
+        sin = paddle.gather(sin_all, positions)[None, :, None, :]
+        keys = paddle.arange(start + seq_len, dtype="int64")
+        mask = paddle.where(
+            keys[None, :] <= positions[:, None],
+            paddle.zeros([1], "float32"),
+            paddle.full([1], float("-inf"), "float32"),
+        )
+        x = self.embed_tokens(ids)
+        caches = []
+        for i, layer in enumerate(self.layers):
+            x, present = layer(x, cos, sin, mask, None if past is None else past[2 * i : 2 * i + 2])
+            caches += present
+        return self.lm_head(self.norm(x[:, -1, :])), caches
+
+    def forward(self, input_ids):
+        prompt = paddle.shape(input_ids)[1]
+        logits, caches = self.step(input_ids, paddle.zeros([], "int64"), None)
+        token = paddle.argmax(logits, axis=-1, keepdim=True)  # [B, 1]
+        tokens = token
+        i = paddle.zeros([], "int64")
+        while i < NEW_TOKENS - 1:
+            logits, caches = self.step(token, prompt.astype("int64") + i, caches)
+            token = paddle.argmax(logits, axis=-1, keepdim=True)
+            tokens = paddle.concat([tokens, token], axis=1)
+            i = i + 1
+        return logits, tokens
+
+    @staticmethod
+    def example(rng):
+        return {"input_ids": token_ids(rng, 2, 6)}
+
+    @staticmethod
+    def alt_examples(rng):
+        return [{"input_ids": token_ids(rng, 3, 3)}, {"input_ids": token_ids(rng, 1, 9)}]
+
+
 # name: constructor; the LLM fixtures (PIR programs, Paddle 3.x).
 LLM_MODELS = {
     "llm_llama": Llama,
@@ -544,6 +606,7 @@ LLM_MODELS = {
     "llm_mistral": Mistral,
     "llm_decode": LlamaDecodeStep,
     "llm_static_cache": LlamaStaticCacheStep,
+    "llm_generate": LlamaGreedyGenerate,
 }
 
 

@@ -5,7 +5,8 @@ programs (tools/paddle_llm_models.py): hand-written RMSNorm and fused_rms_norm, 
 form by reshape / stack), grouped-query attention (expand + reshape, repeat_interleave, and
 scaled_dot_product_attention's own), scaled_dot_product_attention (is_causal; an additive 4-D
 mask), the matmul / softmax form under -inf and sliding-window masks, SwiGLU (F.silu, swiglu),
-tied and untied heads; one decode step with a KV cache of dynamic length and a sampling tail
+tied and untied heads; greedy generation in a pd_op.while (caches grown by concat in the loop);
+one decode step with a KV cache of dynamic length and a sampling tail
 (argmax, softmax with a temperature, topk, top-k filtering); one over a preallocated cache
 written at a fed position by a slice assignment with tensor bounds. Each matches Paddle's outputs at the
 example's shapes and at other batch sizes and lengths (the prompt's step of the decoder too), on
@@ -22,7 +23,12 @@ import test_paddle_models as fixtures
 import tide
 
 # tools/paddle_llm_models.py's LLM_MODELS.
-LLM = ["llm_llama", "llm_qwen2", "llm_mistral", "llm_decode", "llm_static_cache"]
+LLM = ["llm_llama", "llm_qwen2", "llm_mistral", "llm_decode", "llm_static_cache", "llm_generate"]
+# Fine-tuning through llm_generate's pd_op.while: the loader makes it a while with is_test, whose
+# grad refuses ("keeps no iterations for a backward pass"), as for pir/cond_while_*.
+THROUGH_WHILE = pytest.mark.xfail(
+    reason="a loaded pd_op.while runs with is_test=True: no while_grad", strict=False
+)
 
 
 def fixture(name):
@@ -81,7 +87,9 @@ def test_llm_matches_paddle(name, lib, optimize):
     assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
 
 
-@pytest.mark.parametrize("name", LLM)
+@pytest.mark.parametrize(
+    "name", [n if n != "llm_generate" else pytest.param(n, marks=THROUGH_WHILE) for n in LLM]
+)
 def test_llm_fine_tuning_gradients_match_paddle(name):
     """Loaded as saved (optimize=False), loss = sum(logits * R), append_backward: every
     parameter's gradient is Paddle's dygraph one (grads.npz), to 1e-3 of its largest."""
