@@ -10,7 +10,7 @@ one decode step with a KV cache of dynamic length and a sampling tail
 (argmax, softmax with a temperature, topk, top-k filtering); one over a preallocated cache
 written at a fed position by a slice assignment with tensor bounds. Each matches Paddle's outputs at the
 example's shapes and at other batch sizes and lengths (the prompt's step of the decoder too), on
-the plain kernels and oneDNN, optimized or as saved; and fine-tuning it gives Paddle's gradients
+the plain kernels and oneDNN, optimized or as saved (and in bfloat16); and fine-tuning it gives Paddle's gradients
 of sum(logits * R) for every parameter."""
 
 import json
@@ -19,6 +19,7 @@ import os
 import numpy as np
 import pytest
 import test_paddle_models as fixtures
+from test_bf16_inference import needs_bf16
 
 import tide
 
@@ -158,3 +159,21 @@ def test_llm_next_token_fine_tuning_with_adam():
     for n, v in before.items():
         after = np.array(scope.find_var(n).get_tensor())
         assert np.array_equal(after, v) == (n in buffers), n
+
+
+@needs_bf16
+@pytest.mark.parametrize("name", LLM)
+def test_llm_in_bf16_matches_paddle(name):
+    """precision="bf16": the matmuls run in bfloat16, the scalars of Paddle's `where` (0-D
+    values; oneDNN's kernels take no rank 0) in float32; the logits within 5e-2 of the largest."""
+    d = fixture(name)
+    feed, expected = cases(d)[0]
+    exe = tide.Executor(tide.CPUPlace())
+    with tide.scope_guard(tide.Scope()):
+        program, feeds, fetches = tide.io.load_inference_model(
+            os.path.join(d, "inference"), exe, precision="bf16"
+        )
+        out = exe.run(program, feed=feed, fetch_list=fetches)[0]
+    kernels = exe.last_run_info()["kernels"]
+    assert any("bfloat16" in k for t, k in kernels if t.startswith("matmul")), kernels
+    np.testing.assert_allclose(out, expected[0], rtol=0, atol=5e-2 * np.abs(expected[0]).max())

@@ -82,6 +82,12 @@ class _Rewriter:
     def precision(self, op):
         if self.forced_float32(op):
             return "float32"
+        if self.inference and any(
+            v.desc.zero_dim for v in _float_args(self.block, op.input_arg_names)
+        ):
+            # A 0-D value (the scalars of Paddle's `where`, shape arithmetic) stays float32:
+            # oneDNN's bfloat16 kernels take no rank 0, and a scalar gains nothing in them.
+            return "float32"
         if op.type in self.lists.white_list:
             if _runs_low(op.type, self.dtype, self.kind, self.inference):
                 return self.dtype
