@@ -255,6 +255,49 @@ class CondWhileGru(nn.Layer):
         ]
 
 
+class CondWhileReshape(nn.Layer):
+    """Shape ops inside control flow: `while i < n:` steps h through a linear layer whose output
+    is reshaped to [B, 2, 3], transposed, flattened back and squeezed / unsqueezed, and an `if`
+    after the loop reshapes its state. Paddle 3.x writes these without Fluid's XShape outputs
+    (which the grads of reshape2 / transpose2 / squeeze2 / unsqueeze2 read), inside the regions
+    of pd_op.while and pd_op.if: fine-tuning such a model needs them bound there too."""
+
+    inputs = [("x", [None, 6], "float32"), ("n", [1], "int64")]
+
+    def __init__(self):
+        super().__init__()
+        self.step = nn.Linear(6, 6)
+        self.out = nn.Linear(6, 3)
+
+    def forward(self, x, n):
+        h = x
+        i = paddle.zeros([1], "int64")
+        while i < n:
+            t = paddle.transpose(paddle.reshape(self.step(h), [-1, 2, 3]), [0, 2, 1])
+            h = paddle.tanh(paddle.flatten(t, 1)) + paddle.squeeze(paddle.unsqueeze(h, 1), 1) * 0.5
+            i += 1
+        if h.mean() > 0:
+            h = paddle.reshape(paddle.reshape(h, [-1, 3, 2]).transpose([0, 2, 1]), [-1, 6]) * 2.0
+        else:
+            h = h - 1.0
+        return self.out(h)
+
+    @staticmethod
+    def example(rng):
+        return {"x": rng.standard_normal((2, 6)).astype(np.float32), "n": np.array([3], np.int64)}
+
+    @staticmethod
+    def cases(rng):
+        """No step, one, several, at batch 1 and 3 (both branches of the `if`)."""
+        return [
+            {
+                "x": (rng.standard_normal((b, 6)) + s).astype(np.float32),
+                "n": np.array([n], np.int64),
+            }
+            for b, n, s in [(2, 0, 1.0), (1, 1, -1.0), (3, 4, 0.0), (2, 2, 2.0)]
+        ]
+
+
 def while_swap_program():
     """paddle.static.nn.while_loop carrying (i, a, b) to (i + 1, b, a + b / 2): a loop-carried value
     yielded as another's next value (a swap), no parameters. Returns (program, feeds, fetches) and
@@ -285,6 +328,7 @@ MODELS = {
     "cond_while_swap": None,
     "cond_while_break": CondWhileBreak,
     "cond_while_gru": CondWhileGru,
+    "cond_while_reshape": CondWhileReshape,
 }
 
 
@@ -299,11 +343,65 @@ def paddle_outputs(path, feed):
         return exe.run(prog, feed=feed, fetch_list=fetches)
 
 
+def build_net(export, nn_models, name):
+    """The model `name` with the weights its fixture has (the export's seed and draws), its
+    parameters named from 0 as in a fresh process; and the feeds: the example, then the cases."""
+    rng = np.random.default_rng(export.SEED + sum(map(ord, name)))
+    paddle.disable_static()
+    paddle.seed(export.SEED)
+    with paddle.utils.unique_name.guard():
+        net = MODELS[name]()
+    net.eval()
+    nn_models.randomize(net, rng)
+    return net, [net.example(rng)] + net.cases(rng)
+
+
+def save_grads(export, nn_models, name, out_dir):
+    """grads.npz beside the fixture: for each feed (the example, then the cases), a random R@<i>
+    of the output's shape and, for every parameter p, p@GRAD@<i>: the gradient of sum(out * R)
+    by Paddle's dygraph, the reference for fine-tuning the loaded program."""
+    net, feeds = build_net(export, nn_models, name)
+    expected = np.load(os.path.join(out_dir, "expected.npy"))
+    rng = np.random.default_rng(export.SEED + 1)
+    saved = {}
+    for i, feed in enumerate(feeds):
+        out = net(*[paddle.to_tensor(feed[n]) for n, _, _ in net.inputs])
+        if i == 0:  # the weights are the fixture's
+            assert export.rel_gap(out.numpy(), expected) < 1e-5, name
+        r = rng.standard_normal(out.shape).astype(np.float32)
+        net.clear_gradients()
+        (out * paddle.to_tensor(r)).sum().backward()
+        saved["R@%d" % i] = r
+        for p in net.parameters():
+            g = p.grad  # None where this feed's path misses p (no loop step)
+            saved["%s@GRAD@%d" % (p.name, i)] = (
+                np.zeros(p.shape, "float32") if g is None else g.numpy()
+            )
+    np.savez(os.path.join(out_dir, "grads.npz"), **saved)
+
+
+# Models whose fixtures carry grads.npz. Not cond_while_swap (no parameters), nor cond_while
+# and cond_while_break, whose dygraph forwards differ from their programs (a cast of a Python
+# int, the length of a list; a list of one read at -2, which only the program clamps), and
+# Paddle 3.3.1's to_static backward of cond_while fails ("result and operand type is not equal"
+# on its tensor array).
+GRAD_MODELS = [
+    "cond_if",
+    "cond_nested",
+    "cond_while_gru",
+    "cond_while_reshape",
+]
+
+
 def main():
     import paddle_export as export  # after the flag: it reads FLAGS_enable_pir_api
     import paddle_nn_models as nn_models
 
     out_root = os.path.join(sys.argv[1], "pir")
+    if sys.argv[2:3] == ["--grads"]:  # only grads.npz, beside fixtures made before
+        for name in sys.argv[3:] or GRAD_MODELS:
+            save_grads(export, nn_models, name, os.path.join(out_root, name))
+        return
     for name in sys.argv[2:] or list(MODELS):
         ctor = MODELS[name]
         out_dir = export.fresh_dir(out_root, name)
@@ -318,18 +416,14 @@ def main():
             direct = [exe.run(program, feed=f, fetch_list=fetch_vars)[0] for f in feeds]
             save_cases(export, name, out_dir, path, feeds, direct, STATIC_SAVED_BY)
             continue
-        paddle.disable_static()
-        paddle.seed(export.SEED)
-        net = ctor()
-        net.eval()
-        nn_models.randomize(net, rng)
+        net, feeds = build_net(export, nn_models, name)
         spec = [paddle.static.InputSpec(shape, dtype, n) for n, shape, dtype in net.inputs]
-        path = os.path.join(out_dir, "inference")
         paddle.jit.save(paddle.jit.to_static(net, input_spec=spec, full_graph=True), path)
-        feeds = [ctor.example(rng)] + ctor.cases(rng)
         dygraph = [net(*[paddle.to_tensor(f[n]) for n, _, _ in net.inputs]).numpy() for f in feeds]
         paddle.enable_static()
         save_cases(export, name, out_dir, path, feeds, dygraph)
+        if name in GRAD_MODELS:
+            save_grads(export, nn_models, name, out_dir)
 
 
 STATIC_SAVED_BY = "paddle.static.save_inference_model (PIR program: inference.json)"

@@ -312,6 +312,49 @@ void KeepIncomingArrayGrads(const BlockDesc& body, std::vector<OpDesc>* ops) {
                                      {{"op_role", int32_t(kOpRoleBackward)}}));
 }
 
+// Paddle 3.x's PIR programs have no outputs for Fluid's intermediates (reshape2's, squeeze2's,
+// transpose2's XShape), which those ops' grads read: op `i` gets a variable of its own for each
+// intermediate output it leaves unbound, inferred like its others (in block 0 and in the bodies
+// of control-flow ops alike: a loop iteration's scope holds its own).
+void BindIntermediateOutputs(BlockDesc* block, size_t i) {
+  OpDesc* op = block->Op(i);
+  const OpInfo& info = Registry::Global().GetOp(op->type());
+  const std::vector<std::string> outs = op->OutputArgumentNames();
+  if (outs.empty()) return;
+  bool bound = false;
+  for (const auto& out : info.proto.outputs()) {
+    if (!out.intermediate() || !op->Output(out.name()).empty()) continue;
+    std::string name = outs[0] + "@" + out.name();
+    while (block->FindVarRecursive(name)) name += "_";
+    block->Var(name)->set_type(TIDE_VAR_LOD_TENSOR);
+    op->SetOutput(out.name(), {name});
+    bound = true;
+  }
+  if (bound) InferShapeAtCompileTime(info, *op, block);
+}
+
+// A control-flow op (one with a block attribute) marked is_test promises that no backward reads
+// its iterations (a while then runs them all in one scope and keeps no StepScopes): inference
+// programs are saved so (Fluid's save_inference_model, Tide's PIR loader). Differentiating
+// through it breaks that promise, so it keeps its iterations again. Other ops' is_test (batch
+// norm's statistics, dropout) is the model's mode and stays.
+void KeepIterationsForBackward(OpDesc* op) {
+  if (!op->HasAttr("is_test")) return;
+  const Attribute& is_test = op->GetAttr("is_test");
+  if (AttrTypeOf(is_test) != TIDE_ATTR_BOOLEAN || !std::get<bool>(is_test)) return;
+  for (const auto& [name, value] : op->attrs())
+    if (AttrTypeOf(value) == TIDE_ATTR_BLOCK) {
+      op->SetAttr("is_test", false);
+      return;
+    }
+}
+
+// What differentiating op `i` of `block` needs of the forward op itself.
+void PrepareForGradient(BlockDesc* block, size_t i) {
+  BindIntermediateOutputs(block, i);
+  KeepIterationsForBackward(block->Op(i));
+}
+
 // The gradient block of a control-flow op's body (block `fwd_idx`): the grad ops of all its ops
 // in reverse, repeated grads summed, every gradient variable declared in it, so that each run of
 // it (in a loop iteration's scope) writes its own gradients for the control-flow grad op to
@@ -325,6 +368,7 @@ int32_t BuildGradBlock(ProgramDesc* program, int32_t fwd_idx,
   std::vector<OpDesc> ops;
   std::set<std::string> produced;
   for (size_t i = body->OpSize(); i-- > 0;) {
+    PrepareForGradient(body, i);
     std::vector<OpDesc> grads = GradOpsWithOutputs(program, *body->Op(i), no_grad_sorted);
     ReadValuesOpSaw(body, i, &grads);
     for (OpDesc& g : grads) {
@@ -376,26 +420,6 @@ std::vector<OpDesc> GradOpsWithOutputs(ProgramDesc* program, const OpDesc& fwd,
                              [](const OpDesc& g) { return AllEmpty(g.OutputArgumentNames()); }),
               grads.end());
   return grads;
-}
-
-// Paddle 3.x's PIR programs have no outputs for Fluid's intermediates (reshape2's, squeeze2's,
-// transpose2's XShape), which those ops' grads read: op `i` about to be differentiated gets a
-// variable of its own for each intermediate output it leaves unbound, inferred like its others.
-void BindIntermediateOutputs(BlockDesc* block, size_t i) {
-  OpDesc* op = block->Op(i);
-  const OpInfo& info = Registry::Global().GetOp(op->type());
-  const std::vector<std::string> outs = op->OutputArgumentNames();
-  if (outs.empty()) return;
-  bool bound = false;
-  for (const auto& out : info.proto.outputs()) {
-    if (!out.intermediate() || !op->Output(out.name()).empty()) continue;
-    std::string name = outs[0] + "@" + out.name();
-    while (block->FindVarRecursive(name)) name += "_";
-    block->Var(name)->set_type(TIDE_VAR_LOD_TENSOR);
-    op->SetOutput(out.name(), {name});
-    bound = true;
-  }
-  if (bound) InferShapeAtCompileTime(info, *op, block);
 }
 
 // Ops on a path to the loss, walking back from it (the last first); `wanted` gets the loss and
@@ -465,7 +489,7 @@ std::vector<std::pair<std::string, std::string>> AppendBackward(
       return produced.count(GradVarName(o)) > 0;
     });
     if (!any) continue;  // no gradient reaches this op
-    BindIntermediateOutputs(block, i);
+    PrepareForGradient(block, i);
     std::vector<OpDesc> grads = GradOpsWithOutputs(program, fwd, no_grad_sorted);
     ReadValuesOpSaw(block, i, &grads);
     for (OpDesc& g : grads) {

@@ -197,6 +197,11 @@ void WhileGradRun(tide::OpRunContext& ctx) {
     }
     for (auto& [name, g] : carried)
       step.Var(name + "@GRAD").GetTensor().CopyFrom(g, ctx.place(), ctx.device_context());
+    for (const auto& name : written) {  // only written, overwritten later: no gradient, zeros
+      if (carried.count(name) || std::count(xs.begin(), xs.end(), name)) continue;
+      tide::Variable left = step.FindLocalVar(name + "@STEP_OUTPUT");
+      if (left) ZerosLike(ctx, left.GetTensor(), step.Var(name + "@GRAD").GetTensor());
+    }
     ctx.RunBlock(grad_block, step);
     arrays.Gather(step);
     for (const auto& name : written)  // overwritten by this iteration: nothing earlier reaches it

@@ -59,11 +59,15 @@ void WhileRun(tide::OpRunContext& ctx) {
   }
   steps.Clear();  // the previous run's iterations
   // Loop-carried variables (read and written by the body) are saved as each iteration finds
-  // them: while_grad shows them to the iteration's gradient ops.
+  // them: while_grad shows them to the iteration's gradient ops. Variables the body only writes
+  // are kept as each iteration leaves them (shared, not copied): while_grad gives an iteration
+  // whose value the next one overwrites a zero gradient of that value's shape.
   const auto xs = ctx.Inputs("X"), outs = ctx.Outputs("Out");
-  std::vector<std::string> carried;
+  std::vector<std::string> carried, written_only;
   for (const auto& x : xs)
     if (std::count(outs.begin(), outs.end(), x) && Lookup(ctx, x).IsTensor()) carried.push_back(x);
+  for (const auto& o : outs)
+    if (!std::count(xs.begin(), xs.end(), o)) written_only.push_back(o);
   while (ReadCondition(ctx, cond)) {
     limit.Next();
     tide::Scope step = steps.Push(scope);
@@ -73,6 +77,13 @@ void WhileRun(tide::OpRunContext& ctx) {
         step.Var(x + "@STEP_INPUT").GetTensor().CopyFrom(now, ctx.place(), ctx.device_context());
     }
     ctx.RunBlock(block, step);
+    for (const auto& o : written_only) {
+      tide::Variable v = Lookup(ctx, o);
+      if (!v.IsTensor() || !v.GetTensor().initialized()) continue;
+      tide::Tensor left = step.Var(o + "@STEP_OUTPUT").GetTensor();
+      left.ShareDataWith(v.GetTensor());
+      left.set_lod(v.GetTensor().lod());
+    }
   }
 }
 

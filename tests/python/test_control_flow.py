@@ -346,17 +346,25 @@ def test_while_grad_with_a_read_only_input_sums_over_iterations(exe, rng):
     np.testing.assert_allclose(got_grad, iters * 2 * xs / 4, rtol=1e-12)
 
 
-def test_while_grad_after_an_is_test_loop_is_an_error(exe):
+def test_backward_through_an_is_test_loop_keeps_its_iterations(exe):
+    """An inference program's loop (is_test: one scope for every iteration, none kept) that a user
+    differentiates, as when fine-tuning a loaded model: append_backward turns is_test off on the
+    loop so that it keeps its iterations for while_grad."""
     x = layers.data(name="x", shape=[2], dtype="float32", stop_gradient=False)
     s = layers.fill_constant([1, 2], "float32", 0.0)
-    i, limit, cond, loop = _counter_loop(2, is_test=True)
+    i, limit, cond, loop = _counter_loop(3, is_test=True)
     with loop.block():
-        layers.assign(layers.elementwise_add(s, x), s)
+        layers.assign(layers.elementwise_add(s, layers.elementwise_mul(x, x)), s)
         layers.increment(i, in_place=True)
         layers.less_than(i, limit, cond=cond)
     tide.append_backward(layers.mean(s), parameter_list=["x"])
-    with pytest.raises(tide.InvalidArgumentError, match="while_grad.*is_test"):
-        exe.run(feed={"x": np.ones((1, 2), "float32")}, fetch_list=["x@GRAD"])
+    (while_op,) = [
+        op for op in tide.default_main_program().global_block().ops if op.type == "while"
+    ]
+    assert while_op.attr("is_test") is False
+    xs = np.array([[0.5, -2.0]], "float32")
+    (g,) = exe.run(feed={"x": xs}, fetch_list=["x@GRAD"])
+    np.testing.assert_allclose(g, 3 * 2 * xs / 2, rtol=1e-6)  # s = 3 x^2, mean over 2
 
 
 @pytest.mark.parametrize("flag", [True, False])

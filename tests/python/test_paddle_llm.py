@@ -25,11 +25,6 @@ import tide
 
 # tools/paddle_llm_models.py's LLM_MODELS.
 LLM = ["llm_llama", "llm_qwen2", "llm_mistral", "llm_decode", "llm_static_cache", "llm_generate"]
-# Fine-tuning through llm_generate's pd_op.while: the loader makes it a while with is_test, whose
-# grad refuses ("keeps no iterations for a backward pass"), as for pir/cond_while_*.
-THROUGH_WHILE = pytest.mark.xfail(
-    reason="a loaded pd_op.while runs with is_test=True: no while_grad", strict=False
-)
 
 
 def fixture(name):
@@ -88,9 +83,7 @@ def test_llm_matches_paddle(name, lib, optimize):
     assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
 
 
-@pytest.mark.parametrize(
-    "name", [n if n != "llm_generate" else pytest.param(n, marks=THROUGH_WHILE) for n in LLM]
-)
+@pytest.mark.parametrize("name", LLM)
 def test_llm_fine_tuning_gradients_match_paddle(name):
     """Loaded as saved (optimize=False), loss = sum(logits * R), append_backward: every
     parameter's gradient is Paddle's dygraph one (grads.npz), to 1e-3 of its largest."""

@@ -28,6 +28,7 @@ MODELS = [
     "cond_while_swap",
     "cond_while_break",
     "cond_while_gru",
+    "cond_while_reshape",
 ]
 
 
