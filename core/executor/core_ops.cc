@@ -84,6 +84,11 @@ TideStatus* FetchRun(TideOpRunContext* c, void*) {
                  kMaxFetchColumns, ")");
     const std::string& name = Arg(c->op->FindInput("X"), "fetch", "X");
     Variable* var = Lookup(c, "fetch", name);
+    // An is_sparse lookup's gradient: say so, and where its rows are.
+    TIDE_ENFORCE(!var->IsType<SelectedRows>(), "op 'fetch': variable '", name,
+                 "' holds SelectedRows (a sparse gradient, e.g. an is_sparse lookup's), fetch "
+                 "takes LoDTensors: read it from the scope (a persistable variable's "
+                 "get_selected_rows()) or set the lookup's is_sparse to False");
     TIDE_ENFORCE(var->IsType<LoDTensor>(), "op 'fetch': variable '", name,
                  "' does not hold a LoDTensor");
     const LoDTensor& src = var->Get<LoDTensor>();
