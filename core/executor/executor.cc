@@ -98,6 +98,7 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
     p.local_scope_ = Scope::NewDetached(scope);
     target = p.local_scope_.get();
   }
+  p.arrays_.clear();
   for (const VarDesc* v : p.program_->Block(static_cast<size_t>(p.block_idx_)).AllVars()) {
     // Persistables (parameters) are shared down the scope chain: reuse one an ancestor holds.
     Variable* var = nullptr;
@@ -108,6 +109,7 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
       var = target->Var(v->name());
     }
     if (!var->IsInitialized()) var->InitByType(v->type());
+    if (!v->persistable() && var->IsType<LoDTensorArray>()) p.arrays_.push_back(var);
   }
   for (auto& op : p.ops_) op->Bind(*target);
   p.releases_.assign(p.release_names_.size(), {});
@@ -129,6 +131,10 @@ std::vector<LoDTensor> Executor::Run(PreparedBlock& p, Scope* scope,
                p.feed_names_.size(), " variable(s), given ", feeds.size());
   for (size_t i = 0; i < feeds.size(); ++i) CheckFeed(*p.feed_descs_[i], feeds[i]);
   Scope* local = Bind(p, scope);
+  // Nothing of a run's tensor arrays reaches the next, as in Fluid, whose runs each had a scope
+  // of their own: a gradient array is written element by element (read_from_array's grad), and
+  // the elements an earlier run left (another batch's) would be read as this run's gradients.
+  for (Variable* a : p.arrays_) a->GetMutable<LoDTensorArray>()->clear();
   if (!p.feed_names_.empty()) SetFeedList(scope, feeds);
   try {
     RunOps(p, local);

@@ -80,6 +80,8 @@ class PreparedBlock {
   // Per op: the temporaries released after it (release_plan.h), by name and as bound.
   std::vector<std::vector<std::string>> release_names_;
   std::vector<std::vector<Variable*>> releases_;
+  // The block's tensor arrays that are not persistable, as bound: a run starts them empty.
+  std::vector<Variable*> arrays_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
   // The fetch ops' downloads on a copy-out stream, finished before the run returns its fetches.
   DownloadQueue downloads_;

@@ -299,6 +299,9 @@ void Translator::CreateArray(const Json& op) {
   const std::string none = v.var + ".empty";
   AddVar(none, proto::VarType::LOD_TENSOR_ARRAY, v.dtype < 0 ? proto::VarType::FP32 : v.dtype, {},
          false);
+  // Nothing the loss reaches flows into an empty array: backward stops there (tensor_array_sum,
+  // which makes the array, has no gradient).
+  block_->mutable_vars(block_->vars_size() - 1)->set_stop_gradient(true);
   auto* e = block_->add_ops();
   e->set_type("tensor_array_sum");
   AddArgs(e->add_inputs(), "X", {none});

@@ -5,13 +5,22 @@ fixture: Paddle's dygraph gradients of sum(out * R), written by tools/paddle_con
 --grads) for inputs that take each branch and several trip counts, none included. cond_while_reshape
 reshapes, transposes, flattens and squeezes inside the loop and the `if`: Paddle's PIR writes no
 XShape for them, which backward binds inside the sub-blocks as in block 0. PaddlePaddle itself is
-not needed."""
+not needed. cond_while and cond_while_break (tensor arrays of the states, a break), for which
+Paddle gives no reference, are checked against central differences of test_pir_control_flow's
+numpy forwards in float64."""
 
 import os
 
 import numpy as np
 import pytest
-from test_pir_control_flow import FIXTURES, cases, load
+from test_pir_control_flow import (
+    FIXTURES,
+    cases,
+    cond_while_numpy,
+    load,
+    params,
+    while_break_numpy,
+)
 
 import tide
 
@@ -37,7 +46,8 @@ def test_parameter_gradients_match_paddle(name):
         want = {k: f[k] for k in f.files}
     names = sorted(grads)
     assert names == sorted(k.split("@GRAD@")[0] for k in want if k.endswith("@GRAD@0"))
-    for i, (feed, _) in enumerate(cases(name)):
+    numbered = list(enumerate(cases(name)))
+    for i, (feed, _) in numbered + numbered[::-1]:  # nothing of one run reaches the next
         got = exe.run(
             program,
             feed={**feed, "R": want["R@%d" % i]},
@@ -71,3 +81,37 @@ def test_sgd_lowers_the_loss_through_the_loop():
     for case, _ in cases("cond_while_reshape"):
         (out,) = exe.run(forward, feed=case, fetch_list=[fetches[0].name], scope=scope)
         assert out.shape == (case["x"].shape[0], 3) and np.isfinite(out).all()
+
+
+@pytest.mark.parametrize(
+    "name,reference", [("cond_while", cond_while_numpy), ("cond_while_break", while_break_numpy)]
+)
+def test_gradients_through_tensor_arrays_match_central_differences(name, reference):
+    exe = tide.Executor(tide.CPUPlace())
+    program, feeds, scope, grads = fine_tuning_program(name, exe)
+    p64 = {k: v.astype(np.float64) for k, v in params(scope, program).items()}
+    rng = np.random.default_rng(7)
+    for feed, _ in cases(name) + cases(name)[::-1]:  # another batch, more or fewer iterations
+        args = [feed["x"].astype(np.float64)] + [int(feed["n"][0])]
+        args += [float(feed["budget"][0])] if "budget" in feed else []
+        r = rng.standard_normal(reference(p64, *args)[0].shape)
+        got = exe.run(
+            program,
+            feed={**feed, "R": r.astype(np.float32)},
+            fetch_list=[grads[n] for n in sorted(grads)],
+            scope=scope,
+        )
+        for n, g in zip(sorted(grads), got):
+            want = np.zeros_like(p64[n])
+            for idx in np.ndindex(*want.shape):
+                value = p64[n][idx]
+                p64[n][idx] = value + 1e-6
+                hi = np.sum(reference(p64, *args)[0] * r)
+                p64[n][idx] = value - 1e-6
+                lo = np.sum(reference(p64, *args)[0] * r)
+                p64[n][idx] = value
+                want[idx] = (hi - lo) / 2e-6
+            scale = max(np.abs(want).max(), 1e-3)
+            np.testing.assert_allclose(
+                g, want, rtol=1e-3, atol=1e-4 * scale, err_msg="%s %s" % (n, args[1:])
+            )
