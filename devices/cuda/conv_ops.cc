@@ -408,6 +408,10 @@ void ConvTransposeKernel(KernelContext& ctx) {
   const char* op = ctx.op_type();
   const bool nhwc = ChannelsLastFormat(ctx);
   Tensor x = ctx.Input("Input"), f = ctx.Input("Filter"), out = ctx.Output("Output");
+  if (ctx.HasInput("OutputSize") || ctx.HasInput("OutputSizeTensor"))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+               "': an output size computed at run time (OutputSize / OutputSizeTensor) runs on "
+               "the CPU kernel");
   const ConvGeom geo =
       tide::ops::GetConvTransposeGeom(ctx, op, AsNchwDims(x.dims(), nhwc), f.dims());
   const Dims out_dims = InLayout(tide::ops::ConvTransposeOutDims(geo), nhwc);
@@ -436,6 +440,10 @@ void ConvTransposeGradKernel(KernelContext& ctx) {
   Tensor dout = ctx.Input(GradVarName("Output").c_str());
   Tensor dx = ctx.OptionalOutput(GradVarName("Input").c_str());
   Tensor df = ctx.OptionalOutput(GradVarName("Filter").c_str());
+  if (ctx.HasInput("OutputSize") || ctx.HasInput("OutputSizeTensor"))
+    TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+               "': an output size computed at run time (OutputSize / OutputSizeTensor) runs on "
+               "the CPU kernel");
   const ConvGeom geo =
       tide::ops::GetConvTransposeGeom(ctx, op, AsNchwDims(x.dims(), nhwc), f.dims());
   tide::ops::CheckGradDims(op, "Output@GRAD", dout.dims(),

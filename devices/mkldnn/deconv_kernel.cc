@@ -2,7 +2,8 @@
 // tide/ops/conv_transpose.hpp) on oneDNN's deconvolution: NCHW, strides, paddings, dilations,
 // groups; Paddle's Filter [C, M / groups, kh, kw] is oneDNN's iohw (giohw with groups) over the
 // same bytes. Output stays in the format oneDNN picks. An output that output_padding /
-// output_size enlarges (oneDNN's size has no such term) and NHWC decline to the plain kernel, and
+// output_size enlarges (oneDNN's size has no such term), an output size given at run time
+// (OutputSize / OutputSizeTensor) and NHWC decline to the plain kernel, and
 // so does the grad (no oneDNN kernel: the plain one trains).
 #include <tide/ops/conv_transpose.hpp>
 
@@ -29,6 +30,10 @@ void DeconvKernel(KernelContext& ctx) {
     if (DataFormatNhwc(ctx))
       TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
                  "' (oneDNN kernel): NHWC runs on the plain kernel");
+    if (ctx.HasInput("OutputSize") || ctx.HasInput("OutputSizeTensor"))
+      TIDE_THROW(TIDE_UNIMPLEMENTED, "op '", op,
+                 "' (oneDNN kernel): an output size computed at run time (OutputSize / "
+                 "OutputSizeTensor) runs on the plain kernel");
     const tide::ops::ConvGeom g = tide::ops::GetConvTransposeGeom(ctx, op, x.dims(), f.dims());
     const Dims out_dims = tide::ops::ConvTransposeOutDims(g);
     auto base = [](int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d) {

@@ -4,7 +4,12 @@
 // takes its Output back to its Input, so the plain kernels are conv_gemm.h's, reversed: the
 // forward is that conv's backward (GEMM, then col2im), Input@GRAD that conv's forward of
 // Output@GRAD, Filter@GRAD that conv's Filter gradient with the roles of the images swapped.
+// Paddle 3.x's PIR op takes output_size as an operand, which a model computes at run time when it
+// upsamples to a skip connection's size (`deconv(x, output_size=paddle.shape(skip)[2:])`): the
+// loader binds it to OutputSize (one int tensor: h, w) or OutputSizeTensor (one-element tensors),
+// which replace the attribute; Output's size is then unknown until the kernel runs.
 #include <tide/ops/conv_transpose.hpp>
+#include <tide/ops/int_inputs.hpp>
 
 #include "conv_gemm.h"
 #include "layout.h"
@@ -15,10 +20,44 @@ namespace {
 using tide::ops::ConvGeom;
 using tide::ops::ConvTransposeOutDims;
 
+constexpr const char* kOutputSizeInputs[] = {"OutputSize", "OutputSizeTensor"};
+
 template <typename Ctx>
-ConvGeom GeomOf(const Ctx& ctx, const Dims& x, const Dims& f) {
-  return tide::ops::GetConvTransposeGeom(ctx, ctx.op_type(),
-                                         ChannelLast(ctx) ? NhwcToNchwDims(x) : x, f);
+bool HasRunTimeOutputSize(const Ctx& ctx) {
+  return ctx.HasInput("OutputSize") || ctx.HasInput("OutputSizeTensor");
+}
+
+// The op's context with output_size read from the OutputSize / OutputSizeTensor input (`size`)
+// in place of the attribute, for tide/ops/conv_transpose.hpp's geometry.
+template <typename Ctx>
+struct WithOutputSize {
+  const Ctx& ctx;
+  std::vector<int32_t> size;
+  bool HasAttr(const char* name) const { return ctx.HasAttr(name); }
+  template <typename A>
+  A Attr(const char* name) const {
+    if constexpr (std::is_same_v<A, std::vector<int32_t>>)
+      if (std::string(name) == "output_size") return size;
+    return ctx.template Attr<A>(name);
+  }
+};
+
+// output_size from the run-time input (h, w), checked like the attribute's values.
+std::vector<int32_t> RunTimeOutputSize(const KernelContext& ctx) {
+  const char* param = ctx.HasInput("OutputSize") ? "OutputSize" : "OutputSizeTensor";
+  const std::vector<int64_t> v = ctx.HasInput("OutputSize") ? tide::ops::IntValues(ctx, param)
+                                                            : tide::ops::IntScalars(ctx, param);
+  TIDE_CHECK(v.size() == 2, "op '", ctx.op_type(), "': ", param,
+             " must give the output size (h, w), got ", tide::ToString(v));
+  return tide::ops::AsInt32s(ctx, param, v);
+}
+
+ConvGeom GeomOf(const KernelContext& ctx, const Dims& x, const Dims& f) {
+  const Dims nchw = ChannelLast(ctx) ? NhwcToNchwDims(x) : x;
+  if (HasRunTimeOutputSize(ctx))
+    return tide::ops::GetConvTransposeGeom(
+        WithOutputSize<KernelContext>{ctx, RunTimeOutputSize(ctx)}, ctx.op_type(), nchw, f);
+  return tide::ops::GetConvTransposeGeom(ctx, ctx.op_type(), nchw, f);
 }
 
 template <typename T>
@@ -63,8 +102,16 @@ void ConvTransposeInferShape(tide::InferShapeContext& ctx) {
   const TideDataType xt = ctx.InputDataType("Input"), ft = ctx.InputDataType("Filter");
   TIDE_CHECK(xt == TIDE_UNDEFINED || ft == TIDE_UNDEFINED || xt == ft, "op '", op, "': Input is ",
              tide::DataTypeName(xt), " but Filter is ", tide::DataTypeName(ft));
-  const Dims out =
-      ConvTransposeOutDims(GeomOf(ctx, ctx.InputDims("Input"), ctx.InputDims("Filter")));
+  const Dims x = ctx.InputDims("Input"), nchw = ChannelLast(ctx) ? NhwcToNchwDims(x) : x;
+  const Dims f = ctx.InputDims("Filter");
+  Dims out;
+  if (HasRunTimeOutputSize(ctx)) {  // the rest of the geometry checked here, the size -1
+    out = ConvTransposeOutDims(tide::ops::GetConvTransposeGeom(
+        WithOutputSize<tide::InferShapeContext>{ctx, {}}, op, nchw, f));
+    out[2] = out[3] = -1;
+  } else {
+    out = ConvTransposeOutDims(tide::ops::GetConvTransposeGeom(ctx, op, nchw, f));
+  }
   ctx.SetOutputDims("Output", ChannelLast(ctx) ? NchwToNhwcDims(out) : out);
   ctx.SetOutputDataType("Output", xt);
 }
@@ -82,7 +129,7 @@ tide::OpSchema ConvTransposeAttrs(tide::OpSchema s) {
             "added to the output size (h, w), each below max(stride, dilation)")
       .Attr("output_size", std::vector<int32_t>{},
             "the output size (h, w), at most a stride above the computed one (over "
-            "output_padding)")
+            "output_padding; OutputSize or OutputSizeTensor over this)")
       .Attr("dilations", std::vector<int32_t>{1, 1}, "dilation (h, w) of the filter")
       .Check(IntsCheck("dilations", 2, 0))
       .Attr("groups", int32_t(1), "channel groups")
@@ -108,12 +155,19 @@ tide::OpSchema ConvTransposeSchema(const std::string& type) {
           .Input("Filter", "[C, M / groups, kh, kw]")
           .Input("Bias", "Paddle's oneDNN fusion input: must be absent")
           .AsDispensable()
+          .Input("OutputSize", "output_size (h, w) computed at run time: an int tensor of 2")
+          .AsDispensable()
+          .Input("OutputSizeTensor", "output_size computed at run time: 2 one-element tensors")
+          .AsDuplicable()
+          .AsDispensable()
           .Output("Output", "[N, M, OH, OW] (NHWC: [N, OH, OW, M])")
           .KernelDataTypeFrom("Input")
           .InferShape(ConvTransposeInferShape)
           .Grad([type](tide::GradMaker& g) {
-            g.NewOp(type + "_grad")
-                .Input("Input", g.Input("Input"))
+            auto op = g.NewOp(type + "_grad");
+            for (const char* in : kOutputSizeInputs)
+              if (!g.Input(in).empty()) op.Input(in, g.Input(in));
+            op.Input("Input", g.Input("Input"))
                 .Input("Filter", g.Input("Filter"))
                 .Input(GradVarName("Output"), g.OutputGrad("Output"))
                 .Output(GradVarName("Input"), g.InputGrad("Input"))
@@ -128,6 +182,11 @@ tide::OpSchema ConvTransposeGradSchema(const std::string& type) {
           .Comment("Input@GRAD and Filter@GRAD of " + type.substr(0, type.size() - 5))
           .Input("Input", "the forward input")
           .Input("Filter", "the forward filter")
+          .Input("OutputSize", "the forward's run-time output size")
+          .AsDispensable()
+          .Input("OutputSizeTensor", "the forward's run-time output size")
+          .AsDuplicable()
+          .AsDispensable()
           .Input(GradVarName("Output"), "gradient of Output")
           .Output(GradVarName("Input"), "gradient of Input")
           .AsDispensable()

@@ -104,6 +104,36 @@ def test_conv2d_transpose_nhwc():
     t.check_grad(["Input", "Filter"], "Output", **GRAD)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("form", ["OutputSize", "OutputSizeTensor"])
+def test_conv2d_transpose_run_time_output_size(form, dtype):
+    """Paddle 3.x's PIR conv2d_transpose with output_size computed at run time (a UNet's
+    `deconv(x, output_size=paddle.shape(skip)[2:])`, or a list of the skip's dims): one int
+    tensor (OutputSize) or one-element tensors (OutputSizeTensor) over the attribute; the
+    output and both grads as the attribute gives them."""
+    x, w = RNG.uniform(-1, 1, (2, 4, 3, 4)), RNG.uniform(-1, 1, (4, 3, 3, 2))
+    want = conv_transpose_ref(x, w, [3, 2], [0, 0, 0, 0], [1, 1], 1, [9, 8])
+    if form == "OutputSize":
+        size = np.array([9, 8], dtype=dtype)
+    else:
+        size = [("osize_h", np.array([9], dtype=dtype)), ("osize_w", np.array([8], dtype=dtype))]
+    t = make(
+        "conv2d_transpose",
+        {"Input": x, "Filter": w, form: size},
+        {"Output": want},
+        {"strides": [3, 2], "output_size": [7, 7]},  # the input wins over a stale attribute
+    )
+    t.check_output(rtol=1e-12, atol=1e-12)
+    t.check_grad(["Input", "Filter"], "Output", **GRAD)
+    with pytest.raises(tide.TideError, match=r"output_size\[0\] = 12 must be in \[9, 12\)"):
+        make(
+            "conv2d_transpose",
+            {"Input": x, "Filter": w, "OutputSize": np.array([12, 8], dtype=dtype)},
+            {"Output": np.zeros((2, 3, 12, 8))},
+            {"strides": [3, 2]},
+        ).check_output()
+
+
 def test_conv2d_transpose_refuses_an_output_size_past_a_stride():
     x, w = RNG.uniform(-1, 1, (1, 2, 3, 3)), RNG.uniform(-1, 1, (2, 1, 2, 2))
     with pytest.raises(tide.TideError, match=r"output_size\[0\] = 9 must be in \[6, 8\)"):
