@@ -176,7 +176,9 @@ tide::OpSchema LogicalBinarySchema(const std::string& type, const char* formula)
 
 using namespace ops_control;  // NOLINT: registration macros below
 
-#define OPS_CONTROL_COMPARE_TYPES float, double, int32_t, int64_t
+// bool too, as Paddle's kernels (false < true): a padding mask compared with 0 or False, as
+// PaddleSpeech's attention writes `mask.unsqueeze(1).eq(0)`.
+#define OPS_CONTROL_COMPARE_TYPES float, double, int32_t, int64_t, bool
 TIDE_REGISTER_OP(CompareSchema("less_than", "X < Y"));
 TIDE_REGISTER_OP(CompareSchema("less_equal", "X <= Y"));
 TIDE_REGISTER_OP(CompareSchema("greater_than", "X > Y"));

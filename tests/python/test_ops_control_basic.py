@@ -81,6 +81,16 @@ def test_compare_floats_exactly():
         make(op, {"X": x, "Y": y}, {"Out": fn(x, y)}).check_output()
 
 
+@pytest.mark.parametrize("op", sorted(COMPARE))
+def test_compare_bool_tensors(op, rng):
+    """bool X and Y, as Paddle's kernels compare them (False < True): a padding mask compared
+    with False (PaddleSpeech's attention writes `mask.eq(0)`), Y broadcast both ways as Paddle's
+    [B, 1, 1, T] mask against a [1] zero."""
+    x = rng.rand(2, 1, 3, 4) > 0.5
+    for y in (rng.rand(2, 1, 3, 4) > 0.5, np.zeros((1,), bool), rng.rand(3, 1) > 0.5):
+        make(op, {"X": x, "Y": y}, {"Out": COMPARE[op](x, y)}).check_output()
+
+
 def test_compare_bad_broadcast_is_an_error(rng):
     t = make(
         "less_than",
