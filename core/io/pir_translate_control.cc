@@ -28,7 +28,9 @@ void Translator::FindMutated(const Json& ops) {
 
 int Translator::InPlaceOperand(const std::string& name) {
   if (name.size() < 2 || name.back() != '_' || name.rfind("pd_op.", 0) != 0) return -1;
-  static const std::map<std::string, int> others = {{"pd_op.where_", 1}, {"pd_op.assign_out_", 1}};
+  // share_data_ (Tensor.detach()) writes no operand: its result is a new value.
+  static const std::map<std::string, int> others = {
+      {"pd_op.where_", 1}, {"pd_op.assign_out_", 1}, {"pd_op.share_data_", -1}};
   auto it = others.find(name);
   if (it != others.end()) return it->second;
   const PirOpRule* rule = FindPirOpRule(name);

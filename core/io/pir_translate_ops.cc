@@ -383,6 +383,10 @@ void Translator::Translate(const Json& op, const std::string& name, const PirOpR
       v.var = FreshName(rule.fluid_type, id);
       v.dtype = DeclareResult(results[j], v.var, false);
       v.rank = last_rank_;
+      // Tensor.detach() (pd_op.share_data_, translated as assign): Paddle's backward stops at
+      // its result, so append_backward must too (a stop_gradient variable gets no gradient).
+      if (name == "pd_op.share_data_")
+        block_->mutable_vars(block_->vars_size() - 1)->set_stop_gradient(true);
     }
     std::string out = v.var;
     if (fluid_dtype != PirOpRule::kSameType && fluid_dtype != v.dtype) {

@@ -235,6 +235,17 @@ void PowGradKernel(KernelContext& c) {
   ElementwiseGradKernel<T, PowG>(c);
 }
 
+// Paddle's multiply of bool tensors (RT-DETR's valid mask `(a > lo) * (a < hi)`): a logical
+// and, broadcast as the other types.
+struct AndF {
+  static constexpr bool kExpr = false;
+  static bool Fwd(bool x, bool y) { return x && y; }
+};
+template <typename T>
+void BoolMulKernel(KernelContext& c) {
+  tide::kernels::Elementwise<bool, AndF>(c);
+}
+
 // numpy's z ** w (complex_math.h), where std::pow differs: whole exponents by repeated products,
 // 0 ** w.
 struct ComplexPowF {
@@ -383,6 +394,7 @@ TIDE_REGISTER_KERNEL("elementwise_sub", "cpu", tide::kernels::ElementwiseSub,
                      OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_mul", "cpu", tide::kernels::ElementwiseMul,
                      OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("elementwise_mul", "cpu", BoolMulKernel, bool);
 TIDE_REGISTER_KERNEL("elementwise_div", "cpu", tide::kernels::ElementwiseDiv,
                      OPS_MATH_NUMERIC_TYPES, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("elementwise_add_grad", "cpu", AddGradKernel, OPS_MATH_FLOAT_TYPES,

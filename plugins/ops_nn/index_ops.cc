@@ -286,24 +286,23 @@ void ArgsortGradKernel(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// where_index: the coordinates of Condition's true elements, int64 [count, rank].
-void WhereIndexKernel(KernelContext& ctx) {
+// where_index: the coordinates of Condition's nonzero elements (true, for bool), int64
+// [count, rank]. Paddle's nonzero takes any dense type (paddle.vision.ops.nms calls
+// paddle.where of an int32 mask).
+template <typename T>
+void WhereIndexKernelT(KernelContext& ctx) {
   Tensor c = ctx.Input("Condition");
-  const bool* cd = c.data<bool>();
+  const T* cd = c.data<T>();
   std::vector<int64_t> coords;
   int64_t count = 0;
   ForEachIndex(c.dims(), [&](const std::vector<int64_t>& idx, int64_t i) {
-    if (!cd[i]) return;
+    if (cd[i] == T(0)) return;
     coords.insert(coords.end(), idx.begin(), idx.end());
     ++count;
   });
   int64_t* o =
       ctx.Output("Out").mutable_data<int64_t>({count, static_cast<int64_t>(c.rank())}, ctx.place());
   std::copy(coords.begin(), coords.end(), o);
-}
-template <typename T>
-void WhereIndexKernelT(KernelContext& c) {
-  WhereIndexKernel(c);
 }
 
 // range: [Start, End) by Step (one element each), 1-D (tide/ops/range.hpp).
@@ -572,14 +571,15 @@ TIDE_REGISTER_KERNEL("argsort_grad", "cpu", ArgsortGradKernel, OPS_NN_FLOAT_TYPE
 TIDE_REGISTER_OP(
     tide::OpSchema("where_index")
         .NoGradient()
-        .Comment("Out = the coordinates of Condition's true elements, int64 [count, rank].")
-        .Input("Condition", "bool")
+        .Comment("Out = the coordinates of Condition's nonzero (true) elements, int64 [count, "
+                 "rank].")
+        .Input("Condition", "bool, uint8, int8, int32, int64, float or double")
         .Output("Out", "int64 [count, rank(Condition)]")
         .InferShape([](tide::InferShapeContext& c) {
           c.SetOutputDims("Out", {-1, static_cast<int64_t>(c.InputDims("Condition").size())});
           c.SetOutputDataType("Out", TIDE_INT64);
         }));
-TIDE_REGISTER_KERNEL("where_index", "cpu", WhereIndexKernelT, bool);
+TIDE_REGISTER_KERNEL("where_index", "cpu", WhereIndexKernelT, OPS_NN_BYTE_TYPES, OPS_NN_MOVE_TYPES);
 
 TIDE_REGISTER_OP(
     tide::OpSchema("range")
