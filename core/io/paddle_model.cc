@@ -11,6 +11,7 @@
 
 #include "core/framework/tensor_util.h"
 #include "core/io/pir_program.h"
+#include "core/passes/compile_infer_shape.h"
 #include "core/platform/enforce.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
@@ -466,8 +467,81 @@ ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file
   return CheckPaddleProgram(std::move(p), file);
 }
 
+namespace {
+
+// Paddle 3.x's conv2d_transpose InferMeta adds output_padding to its -1 (an unknown size), so a
+// Conv2DTranspose(output_padding=1) of an input of dynamic height and width (CycleGAN's
+// generator) declares its result [N, C, 0, 0], and the ops after it declare sizes computed from
+// that 0 (a reflect pad's 6 x 6, a 7x7 conv's 0 x 0), which Tide's compile-time shape inference of
+// a fused op refuses ("the output would be empty"). Such a size is redeclared unknown, and the ops
+// reading a redeclared variable have their results' shapes inferred again (in block order, so the
+// correction flows through the chain). A conv2d_transpose with an output_size declares it right.
+void RedeclareConvTransposeSizes(ProgramDesc* program) {
+  std::set<std::string> redone;
+  for (size_t b = 0; b < program->Size(); ++b) {
+    BlockDesc* block = program->MutableBlock(b);
+    for (size_t i = 0; i < block->OpSize(); ++i) {
+      OpDesc* op = block->Op(i);
+      const bool deconv =
+          op->type() == "conv2d_transpose" || op->type() == "depthwise_conv2d_transpose";
+      if (deconv && op->Input("Input").size() == 1 && op->Output("Output").size() == 1) {
+        auto attr_size = [&](const char* name) -> size_t {
+          if (!op->HasAttr(name)) return 0;
+          const auto* v = std::get_if<std::vector<int32_t>>(&op->GetAttr(name));
+          return v ? v->size() : 0;
+        };
+        const bool sized = attr_size("output_size") > 0 || !op->Input("OutputSize").empty() ||
+                           !op->Input("OutputSizeTensor").empty();
+        VarDesc* x = block->FindVarRecursive(op->Input("Input")[0]);
+        VarDesc* out = block->FindVarRecursive(op->Output("Output")[0]);
+        if (sized || attr_size("output_padding") == 0 || !x || !out || x->shape().size() != 4 ||
+            out->shape().size() != 4)
+          continue;
+        const auto* fmt = op->HasAttr("data_format")
+                              ? std::get_if<std::string>(&op->GetAttr("data_format"))
+                              : nullptr;
+        const int first = fmt && *fmt == "NHWC" ? 1 : 2;
+        std::vector<int64_t> dims = out->shape();
+        bool changed = false;
+        for (int a = first; a < first + 2; ++a)
+          if (x->shape()[a] < 0 && dims[a] >= 0) {
+            dims[a] = -1;
+            changed = true;
+          }
+        if (changed) {
+          out->set_shape(dims);
+          redone.insert(out->name());
+        }
+        continue;
+      }
+      if (redone.empty()) continue;
+      const auto ins = op->InputArgumentNames();
+      if (std::none_of(ins.begin(), ins.end(),
+                       [&](const std::string& n) { return redone.count(n); }))
+        continue;
+      const OpInfo* info = Registry::Global().FindOp(op->type());
+      if (!info || !info->infer_shape) continue;
+      const auto outs = op->OutputArgumentNames();
+      try {
+        InferShapeAtCompileTime(*info, *op, block);
+      } catch (const Error&) {
+        // An op whose compile-time inference wants known sizes: its results' sizes unknown
+        // (the rank kept), as the run infers them.
+        for (const auto& n : outs)
+          if (VarDesc* v = block->FindVarRecursive(n); v && !v->shape().empty())
+            v->set_shape(std::vector<int64_t>(v->shape().size(), -1));
+      }
+      redone.insert(outs.begin(), outs.end());
+    }
+  }
+}
+
+}  // namespace
+
 ProgramDesc ParsePirProgram(const std::string& json, const std::string& file) {
-  return CheckPaddleProgram(TranslatePirProgram(json, file), file);
+  ProgramDesc program = CheckPaddleProgram(TranslatePirProgram(json, file), file);
+  RedeclareConvTransposeSizes(&program);
+  return program;
 }
 
 ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file) {
