@@ -179,6 +179,8 @@ const Entry kEntries[] = {
     {"pd_op.shape64", "shape", "Input", "Out", "", {}, "", proto::VarType::INT32},
     {"pd_op.cast", "cast", "X", "Out", "dtype>out_dtype", {}, "in_dtype"},
     {"pd_op.assign", "assign", "X", "Out", ""},
+    // Tensor.detach(): a copy whose variable the loader marks stop_gradient.
+    {"pd_op.share_data_", "assign", "X", "Out", ""},
     // Creating tensors (place: where Paddle puts them; Tide's executor decides).
     {"pd_op.full", "fill_constant", "", "Out", "place>-"},
     {"pd_op.full_like", "fill_any_like", "X =value", "Out", "place>-"},
