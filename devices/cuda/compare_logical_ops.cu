@@ -148,7 +148,8 @@ void LogicalNot(KernelContext& ctx) {
 
 using namespace tide_cuda;  // NOLINT: registration macros below
 
-#define TIDE_CUDA_COMPARE_TYPES float, double, int32_t, int64_t
+// bool too, as the CPU kernels (false < true: a padding mask compared with 0).
+#define TIDE_CUDA_COMPARE_TYPES float, double, int32_t, int64_t, bool
 TIDE_REGISTER_KERNEL("less_than", "gpu", LessThan, TIDE_CUDA_COMPARE_TYPES);
 TIDE_REGISTER_KERNEL("less_equal", "gpu", LessEqual, TIDE_CUDA_COMPARE_TYPES);
 TIDE_REGISTER_KERNEL("greater_than", "gpu", GreaterThan, TIDE_CUDA_COMPARE_TYPES);

@@ -247,6 +247,16 @@ TEST(GpuActReduceCompare, ComparisonsMatchCpu) {
             .Attr("axis", int32_t(bc.axis));
         ExpectGpuMatchesCpu(c, {0, 0});
       }
+  for (const auto& bc : kBroadcasts)  // bool operands (a padding mask compared with False)
+    for (const char* op : ops) {
+      SCOPED_TRACE(std::string(op) + " bool X " + DimsStr(bc.x) + " Y " + DimsStr(bc.y));
+      OpCase c(op);
+      c.In("X", "x", Bools(bc.x, seed++))
+          .In("Y", "y", Bools(bc.y, seed++))
+          .Out("Out", "out")
+          .Attr("axis", int32_t(bc.axis));
+      ExpectGpuMatchesCpu(c, {0, 0});
+    }
 }
 
 TEST(GpuActReduceCompare, LogicalOpsMatchCpu) {
