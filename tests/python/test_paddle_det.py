@@ -30,15 +30,18 @@ import numpy as np
 import pytest
 import test_paddle_models as fixtures
 from op_test import make
+from paddle_fixture_checks import (
+    assert_gradients_match,
+    check_cases,
+    fixture_dir,
+    load_for_training,
+    weighted_output_gradients,
+)
 
 import tide
 
 # tools/paddle_det_models.py's DET_MODELS.
 DET = ["det_ppyoloe", "det_rtdetr", "det_two_stage"]
-
-
-def fixture(name):
-    return os.path.join(fixtures.FIXTURES, "pir", name)
 
 
 def cases(d):
@@ -57,41 +60,10 @@ def cases(d):
 @pytest.mark.parametrize("lib", fixtures.LIBS)
 @pytest.mark.parametrize("name", DET)
 def test_det_matches_paddle(name, lib, optimize):
-    d = fixture(name)
+    d = fixture_dir(name)
     info = json.load(open(os.path.join(d, "info.json")))
     assert info["paddle"].startswith("3."), info["paddle"]
-    exe = tide.Executor(tide.CPUPlace())
-    with tide.scope_guard(tide.Scope()):
-        program, feeds, fetches = tide.io.load_inference_model(
-            os.path.join(d, "inference"), exe, optimize=optimize
-        )
-        tide.set_flags({"use_mkldnn": lib == "mkldnn"})
-        try:
-            for feed, expected in cases(d):
-                assert sorted(feeds) == sorted(feed) and len(fetches) == len(expected)
-                outs = exe.run(program, feed=feed, fetch_list=fetches)
-                shapes = {k: v.shape for k, v in feed.items()}
-                for i, (out, want) in enumerate(zip(outs, expected)):
-                    assert out.shape == want.shape and out.dtype == want.dtype, (i, shapes)
-                    scale = np.abs(want).max() if want.size else 0.0
-                    np.testing.assert_allclose(
-                        out, want, rtol=1e-4, atol=1e-4 * scale, err_msg="%d %s" % (i, shapes)
-                    )
-        finally:
-            tide.set_flags({"use_mkldnn": False})
-    kernels = [k for _, k in exe.last_run_info()["kernels"]]
-    assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
-
-
-def load_for_training(name):
-    d = fixture(name)
-    exe = tide.Executor(tide.CPUPlace())
-    scope = tide.Scope()
-    with tide.scope_guard(scope):
-        program, _, fetches = tide.io.load_inference_model(
-            os.path.join(d, "inference"), exe, optimize=False
-        )
-    return d, exe, scope, program, fetches
+    check_cases(d, cases(d), lib, optimize)
 
 
 @pytest.mark.parametrize("name", DET)
@@ -101,33 +73,23 @@ def test_det_fine_tuning_gradients_match_paddle(name):
     parameters that reach out0 only through a detach (RT-DETR's encoder heads, whose top-k
     selects the queries) get none, and Paddle's are zero; PP-YOLOE's proj_conv (stop_gradient)
     gets none in either."""
-    d, exe, scope, program, fetches = load_for_training(name)
-    feed = fixtures.load_feed(d)
+    d = fixture_dir(name)
     with np.load(os.path.join(d, "grads.npz")) as f:
         r = f["R"]
         want = {k[len("grad/") :]: f[k] for k in f.files if k.startswith("grad/")}
-    with tide.program_guard(program, tide.Program()):
-        rv = tide.layers.data(name="R", shape=list(r.shape), append_batch_size=False)
-        loss = tide.layers.reduce_sum(tide.layers.elementwise_mul(fetches[0], rv))
-        pairs = tide.append_backward(loss)
-    grads = {p.name: g for p, g in pairs}
-    assert set(grads) <= set(want), sorted(set(grads) - set(want))
-    for n in set(want) - set(grads):
+    got, _ = weighted_output_gradients(d, fixtures.load_feed(d), r)
+    assert set(got) <= set(want), sorted(set(got) - set(want))
+    for n in set(want) - set(got):
         assert not want[n].any(), n
-    assert (len(grads) < len(want)) == (name == "det_rtdetr"), sorted(set(want) - set(grads))
-    names = sorted(grads)
-    got = exe.run(program, feed=dict(feed, R=r), fetch_list=[grads[n] for n in names], scope=scope)
-    top = max(np.abs(want[n]).max() for n in names)
-    for n, g in zip(names, got):
-        # Attention key biases have a zero gradient: rounding only, at 1e-8.
-        atol = 1e-4 * max(np.abs(want[n]).max(), 1e-3 * top)
-        np.testing.assert_allclose(g, want[n], rtol=1e-3, atol=atol, err_msg=n)
+    assert (len(got) < len(want)) == (name == "det_rtdetr"), sorted(set(want) - set(got))
+    assert_gradients_match(got, {n: want[n] for n in got}, floor=1e-7)
 
 
 def test_ppyoloe_fine_tuning_with_sgd_keeps_the_fixed_projection():
     """SGD on a squared error of PP-YOLOE's boxes and scores: the loss falls, the convolutions
     move, the distribution focal loss projection (proj_conv, stop_gradient in Paddle) stays."""
-    d, exe, scope, program, fetches = load_for_training("det_ppyoloe")
+    d = fixture_dir("det_ppyoloe")
+    exe, scope, program, _, fetches = load_for_training(d)
     feed = fixtures.load_feed(d)
     with np.load(os.path.join(d, "expected.npz")) as f:
         target = f["out0"] * 0.5

@@ -19,23 +19,20 @@ import os
 import numpy as np
 import pytest
 import test_paddle_models as fixtures
+from paddle_fixture_checks import (
+    assert_gradients_match,
+    check_cases,
+    expected_outputs,
+    fixture_dir,
+    load_for_training,
+    weighted_output_gradients,
+)
 from test_bf16_inference import needs_bf16
 
 import tide
 
 # tools/paddle_llm_models.py's LLM_MODELS.
 LLM = ["llm_llama", "llm_qwen2", "llm_mistral", "llm_decode", "llm_static_cache", "llm_generate"]
-
-
-def fixture(name):
-    return os.path.join(fixtures.FIXTURES, "pir", name)
-
-
-def expected_outputs(d):
-    if os.path.exists(os.path.join(d, "expected.npy")):
-        return [np.load(os.path.join(d, "expected.npy"))]
-    with np.load(os.path.join(d, "expected.npz")) as f:
-        return [f["out%d" % i] for i in range(len(f.files))]
 
 
 def cases(d):
@@ -57,59 +54,22 @@ def cases(d):
 @pytest.mark.parametrize("lib", fixtures.LIBS)
 @pytest.mark.parametrize("name", LLM)
 def test_llm_matches_paddle(name, lib, optimize):
-    d = fixture(name)
+    d = fixture_dir(name)
     info = json.load(open(os.path.join(d, "info.json")))
     assert info["paddle"].startswith("3."), info["paddle"]
-    exe = tide.Executor(tide.CPUPlace())
-    with tide.scope_guard(tide.Scope()):
-        program, feeds, fetches = tide.io.load_inference_model(
-            os.path.join(d, "inference"), exe, optimize=optimize
-        )
-        tide.set_flags({"use_mkldnn": lib == "mkldnn"})
-        try:
-            for feed, expected in cases(d):
-                assert sorted(feeds) == sorted(feed) and len(fetches) == len(expected)
-                outs = exe.run(program, feed=feed, fetch_list=fetches)
-                shapes = {k: v.shape for k, v in feed.items()}
-                for i, (out, want) in enumerate(zip(outs, expected)):
-                    assert out.shape == want.shape and out.dtype == want.dtype, (i, shapes)
-                    finite = np.abs(want[np.isfinite(want)]).max()
-                    np.testing.assert_allclose(
-                        out, want, rtol=1e-4, atol=1e-4 * finite, err_msg="%d %s" % (i, shapes)
-                    )
-        finally:
-            tide.set_flags({"use_mkldnn": False})
-    kernels = [k for _, k in exe.last_run_info()["kernels"]]
-    assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
+    check_cases(d, cases(d), lib, optimize)
 
 
 @pytest.mark.parametrize("name", LLM)
 def test_llm_fine_tuning_gradients_match_paddle(name):
     """Loaded as saved (optimize=False), loss = sum(logits * R), append_backward: every
     parameter's gradient is Paddle's dygraph one (grads.npz), to 1e-3 of its largest."""
-    d = fixture(name)
-    feed = fixtures.load_feed(d)
+    d = fixture_dir(name)
     with np.load(os.path.join(d, "grads.npz")) as f:
         r = f["R"]
         want = {k[len("grad/") :]: f[k] for k in f.files if k.startswith("grad/")}
-    exe = tide.Executor(tide.CPUPlace())
-    scope = tide.Scope()
-    with tide.scope_guard(scope):
-        program, feeds, fetches = tide.io.load_inference_model(
-            os.path.join(d, "inference"), exe, optimize=False
-        )
-    with tide.program_guard(program, tide.Program()):
-        rv = tide.layers.data(name="R", shape=list(r.shape), append_batch_size=False)
-        loss = tide.layers.reduce_sum(tide.layers.elementwise_mul(fetches[0], rv))
-        pairs = tide.append_backward(loss)
-    grads = {p.name: g for p, g in pairs}
-    assert sorted(grads) == sorted(want), (sorted(grads), sorted(want))
-    names = sorted(want)
-    got = exe.run(program, feed=dict(feed, R=r), fetch_list=[grads[n] for n in names], scope=scope)
-    for n, g in zip(names, got):
-        np.testing.assert_allclose(
-            g, want[n], rtol=1e-3, atol=1e-4 * np.abs(want[n]).max(), err_msg=n
-        )
+    got, _ = weighted_output_gradients(d, fixtures.load_feed(d), r)
+    assert_gradients_match(got, want, floor=0.0)
 
 
 def test_llm_next_token_fine_tuning_with_adam():
@@ -117,17 +77,12 @@ def test_llm_next_token_fine_tuning_with_adam():
     buffer: stop_gradient, not trained) fine-tuned on next-token prediction of its own example
     (softmax cross entropy, padding ignored) by Adam: the loss falls, the weights move, the
     rotary caches stay."""
-    d = fixture("llm_qwen2")
+    d = fixture_dir("llm_qwen2")
     feed = fixtures.load_feed(d)
     ids, mask = feed["input_ids"], feed["attention_mask"]
     labels = np.where(mask[:, 1:] > 0, ids[:, 1:], -100)
     labels = np.concatenate([labels, np.full((ids.shape[0], 1), -100)], axis=1)
-    exe = tide.Executor(tide.CPUPlace())
-    scope = tide.Scope()
-    with tide.scope_guard(scope):
-        program, feeds, fetches = tide.io.load_inference_model(
-            os.path.join(d, "inference"), exe, optimize=False
-        )
+    exe, scope, program, feeds, fetches = load_for_training(d)
     startup = tide.Program()
     with tide.program_guard(program, startup):
         label = tide.layers.data(
@@ -159,7 +114,7 @@ def test_llm_next_token_fine_tuning_with_adam():
 def test_llm_in_bf16_matches_paddle(name):
     """precision="bf16": the matmuls run in bfloat16, the scalars of Paddle's `where` (0-D
     values; oneDNN's kernels take no rank 0) in float32; the logits within 5e-2 of the largest."""
-    d = fixture(name)
+    d = fixture_dir(name)
     feed, expected = cases(d)[0]
     exe = tide.Executor(tide.CPUPlace())
     with tide.scope_guard(tide.Scope()):

@@ -20,8 +20,13 @@ import numpy as np
 import pytest
 import test_paddle_models as fixtures
 from kernel_libraries import LIBS
-
-import tide
+from paddle_fixture_checks import (
+    assert_close,
+    assert_gradients_match,
+    check_cases,
+    fixture_dir,
+    weighted_output_gradients,
+)
 
 MODELS = [
     "speech_conformer",
@@ -31,10 +36,6 @@ MODELS = [
     "speech_gru_attn_dyn",
     "speech_lstm_attn",
 ]
-
-
-def fixture_dir(name):
-    return os.path.join(fixtures.FIXTURES, "pir", name)
 
 
 def expected_outputs(d):
@@ -53,15 +54,6 @@ def cases(d, feeds, n_out):
     ]
 
 
-def assert_matches(got, want, what):
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    if want.dtype.kind in "iub":  # lengths, greedy tokens
-        np.testing.assert_array_equal(got, want, err_msg=what)
-    else:
-        scale = np.abs(want).max() if want.size else 1.0
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale, err_msg=what)
-
-
 @pytest.mark.parametrize("optimize", [True, False], ids=["optimized", "as_saved"])
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize("name", MODELS)
@@ -71,24 +63,7 @@ def test_speech_model_matches_paddle(name, lib, optimize):
     assert info["paddle"].startswith("3."), info["paddle"]
     feed, want = fixtures.load_feed(d), expected_outputs(d)
     assert [list(e.shape) for e in want] == info["output_shapes"]
-    exe = tide.Executor(tide.CPUPlace())
-    with tide.scope_guard(tide.Scope()):
-        program, feeds, fetches = tide.io.load_inference_model(
-            os.path.join(d, "inference"), exe, optimize=optimize
-        )
-        assert sorted(feeds) == sorted(feed) and len(fetches) == len(want)
-        tide.set_flags({"use_mkldnn": lib == "mkldnn"})
-        try:
-            runs = [(feed, want)] + cases(d, feeds, len(want))
-            for i, (f, w) in enumerate(runs):
-                outs = exe.run(program, feed=f, fetch_list=fetches)
-                assert len(outs) == len(w)
-                for k, (o, e) in enumerate(zip(outs, w)):
-                    assert_matches(o, e, "%s run %d out%d" % (name, i, k))
-        finally:
-            tide.set_flags({"use_mkldnn": False})
-    kernels = [k for _, k in exe.last_run_info()["kernels"]]
-    assert any("mkldnn" in k for k in kernels) == (lib == "mkldnn"), kernels
+    check_cases(d, [(feed, want)] + cases(d, feed, len(want)), lib, optimize, assert_close)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -100,35 +75,12 @@ def test_speech_model_gradients_match_paddle(name):
     export computed. Attention's key biases have gradient zero up to rounding (softmax is
     shift-invariant), so each parameter is held to the scale of all the gradients too."""
     d = fixture_dir(name)
-    feed = fixtures.load_feed(d)
     with np.load(os.path.join(d, "grads.npz")) as f:
         want = {k: f[k] for k in f.files}
     r = want.pop("loss_weight")
-    exe = tide.Executor(tide.CPUPlace())
-    scope = tide.Scope()
-    with tide.scope_guard(scope):
-        program, _, fetches = tide.io.load_inference_model(
-            os.path.join(d, "inference"), exe, optimize=False
-        )
-    with tide.program_guard(program, tide.Program()):
-        weight = tide.layers.data(
-            name="loss_weight", shape=list(r.shape), dtype="float32", append_batch_size=False
-        )
-        loss = tide.layers.reduce_sum(tide.layers.elementwise_mul(fetches[0], weight))
-        grads = {p.name: g for p, g in tide.append_backward(loss)}
-    assert sorted(grads) == sorted(want)
-    names = sorted(want)
-    got = exe.run(
-        program,
-        feed=dict(feed, loss_weight=r),
-        fetch_list=[loss] + [grads[n] for n in names],
-        scope=scope,
+    got, (loss,) = weighted_output_gradients(
+        d, fixtures.load_feed(d), r, r_name="loss_weight", extra_fetches=["loss"]
     )
     info = json.load(open(os.path.join(d, "info.json")))
-    np.testing.assert_allclose(got[0], info["dygraph_loss"], rtol=1e-5)
-    scale = max(np.abs(w).max() for w in want.values())
-    for n, g in zip(names, got[1:]):
-        w = want[n]
-        np.testing.assert_allclose(
-            g, w, rtol=1e-3, atol=1e-3 * np.abs(w).max() + 1e-5 * scale, err_msg=n
-        )
+    np.testing.assert_allclose(loss, info["dygraph_loss"], rtol=1e-5)
+    assert_gradients_match(got, want, atol=1e-3, floor=1e-5)
