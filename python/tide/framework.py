@@ -488,9 +488,15 @@ class Program:
                 role = op.attr("op_role") if op.has_attr("op_role") else 0
                 if role & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE):
                     block._remove_op(i)
+        self._set_is_test(True)
+
+    def _set_is_test(self, is_test):
+        """Every op's is_test attribute in every block to `is_test`: inference (dropout passes
+        its input, batch norm normalizes by its running statistics) or training."""
+        for block in self.blocks:
             for op in block.ops:
                 if op.has_attr("is_test"):
-                    op._set_attr("is_test", True)
+                    op._set_attr("is_test", bool(is_test))
         self._bump()
 
     def _prune(self, targets):

@@ -504,6 +504,28 @@ def _local_names(scope):
 PRECISIONS = ("float32", "bf16", "int8")  # load_inference_model's `precision`
 
 
+def set_training(program, training=True, freeze_batch_norm=False):
+    """Puts a loaded model's program in training mode, or back (training=False) in inference
+    mode, as the model's own `train()` / `eval()` did before Paddle saved it: every op's is_test
+    becomes `not training`, so dropout drops (a fresh mask each run), an rnn applies its dropout
+    between layers and a loop keeps its iterations; and batch norm normalizes by the batch's
+    statistics and updates its running ones (use_global_stats off), unless `freeze_batch_norm`
+    keeps it on the running statistics, unchanged (a detector's frozen norms). Models are saved
+    in inference mode, so a loaded program fine-tunes as in `model.eval()` until this is called.
+
+    Paddle's own TranslatedLayer.train() does less: it flips is_test only, so a legacy model's
+    batch norms keep their running statistics (Paddle saves use_global_stats on), and a PIR
+    model's train() changes nothing (checked with Paddle 3.3.1). Returns the program."""
+    program._set_is_test(not training)
+    frozen = freeze_batch_norm or not training
+    for block in program.blocks:
+        for op in block.ops:
+            if op.has_attr("use_global_stats"):
+                op._set_attr("use_global_stats", bool(frozen))
+    program._bump()
+    return program
+
+
 def load_inference_model(
     dirname,
     executor=None,
