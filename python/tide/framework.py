@@ -7,7 +7,16 @@ import re
 import numpy as np
 
 from . import _C, unique_name
-from .core import VAR_TYPE_NAMES, VAR_TYPES, bfloat16_dtype, convert_dtype, dtype_code, dtype_name
+from .core import (
+    VAR_TYPE_NAMES,
+    VAR_TYPES,
+    bfloat16_dtype,
+    convert_dtype,
+    dtype_code,
+    dtype_name,
+    is_complex_dtype,
+    is_float_dtype,
+)
 
 # Op roles (the op_role attribute), as the core's backward writes them.
 OP_ROLE_FORWARD = 0
@@ -573,6 +582,23 @@ def _keep_parameters(blocks, src_blocks):
                     "do_model_average",
                 ):
                     setattr(c, attr, getattr(v, attr))
+
+
+def _mark_loaded_parameters(program):
+    """The weights of a loaded inference program (persistable float or complex tensors that no op
+    writes: Paddle's parameters, those Tide saved) become Parameters, trainable unless marked
+    stop_gradient (a layer's buffer, batch norm's statistics), so all_parameters() lists them
+    as it does in the program that saved them."""
+    written = {n for b in program.blocks for op in b.ops for n in op.output_arg_names}
+    for v in list(program.global_block().vars.values()):
+        if isinstance(v, Parameter) or not v.persistable or v.name in written:
+            continue
+        if v.type != "LOD_TENSOR" or not (is_float_dtype(v.dtype) or is_complex_dtype(v.dtype)):
+            continue
+        v.__class__ = Parameter
+        v.trainable = not v.stop_gradient
+        v.optimize_attr = {"learning_rate": 1.0}
+        v.regularizer = v.gradient_clip_attr = v.do_model_average = None
 
 
 _main_program = Program()

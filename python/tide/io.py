@@ -21,7 +21,14 @@ from .contrib.mixed_precision.inference import bf16_inference
 from .core import _C, CPUPlace, LoDTensor
 from .data_loader import DataLoader, PyReader  # noqa: F401  (Fluid's fluid.io.DataLoader, ...)
 from .executor import Executor, global_scope
-from .framework import Parameter, Program, Variable, default_main_program, to_numpy_dtype
+from .framework import (
+    Parameter,
+    Program,
+    Variable,
+    _mark_loaded_parameters,
+    default_main_program,
+    to_numpy_dtype,
+)
 from .transpiler.inference_transpiler import InferenceTranspiler
 
 MAGIC = b"TIDETNSR"
@@ -582,6 +589,7 @@ def load_inference_model(
             _optimize_inference(
                 result[0], executor, scope, created, skip_passes, precision, optimize, calibration
             )
+        _mark_loaded_parameters(result[0])
         return result
     if executor is None:
         executor = Executor(CPUPlace())
@@ -598,6 +606,7 @@ def load_inference_model(
         _optimize_inference(
             program, executor, scope, created, skip_passes, precision, optimize, calibration
         )
+    _mark_loaded_parameters(program)
     block = program.global_block()
     feeds = sorted((op.attr("col"), op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attr("col"), op.input("X")[0]) for op in block.ops if op.type == "fetch")

@@ -102,3 +102,24 @@ def test_frozen_batch_norm_keeps_its_running_statistics():
     )
     np.testing.assert_allclose(frozen_out, out, rtol=1e-6, atol=1e-6)  # no dropout in resnet18
     assert_close(out, np.load(os.path.join(d, "expected.npy")))
+
+
+def test_a_loaded_programs_weights_are_its_parameters():
+    """all_parameters() of a loaded program lists its weights, as in the program that saved
+    them: a layer's buffers (Qwen2's rotary tables, saved by Paddle as stop_gradient parameters)
+    untrainable, batch norm's running statistics (which the program writes) not parameters; an
+    optimizer trains exactly the trainable ones."""
+    d = os.path.join(fixtures.FIXTURES, "pir", "llm_qwen2")
+    exe, scope, program, feeds, fetches = load_for_training(d)
+    params = {p.name: p for p in program.all_parameters()}
+    assert {n for n, p in params.items() if not p.trainable} == {"eager_tmp_0", "eager_tmp_1"}
+    assert all(p.dtype == "float32" and p.persistable for p in params.values())
+    with tide.program_guard(program, tide.Program()):
+        loss = tide.layers.reduce_mean(tide.layers.square(fetches[0]))
+        _, pairs = tide.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    assert sorted(p.name for p, _ in pairs) == sorted(n for n, p in params.items() if p.trainable)
+    d = os.path.join(fixtures.FIXTURES, "resnet18")
+    exe, scope, program, feeds, fetches = load_for_training(d)
+    bn = first_op(program, "batch_norm")
+    names = {p.name for p in program.all_parameters()}
+    assert bn.input("Scale")[0] in names and bn.input("Mean")[0] not in names
