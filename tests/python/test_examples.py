@@ -1,5 +1,6 @@
 """The examples as tests, seeded: fit_a_line within 2% of the least-squares optimum, the digits
-MLP at >= 95% test accuracy, the digits conv net at >= 97% with and without oneDNN. How fast they
+MLP at >= 95% test accuracy, the digits conv net at >= 97% with and without oneDNN, models Paddle
+saved (legacy and PIR) fine-tuned on the digits from chance to >= 90%. How fast they
 train is the benchmarks' business (benchmarks/), not a test's: a slow machine is no failure."""
 
 import os
@@ -17,6 +18,7 @@ sys.path.insert(
     ),
 )
 import control_flow_snippets  # noqa: E402
+import finetune_paddle_model  # noqa: E402
 import fit_a_line  # noqa: E402
 import recognize_digits_conv  # noqa: E402
 import recognize_digits_loop  # noqa: E402
@@ -74,3 +76,16 @@ def test_understand_sentiment_lstm_learns_order():
     assert acc >= 0.9, acc
     baseline = understand_sentiment.train(passes=3, net="bow", verbose=False)
     assert baseline < 0.7, baseline
+
+
+@pytest.mark.parametrize("model", ["resnet18", "pir/vis_convnext"])
+def test_finetune_paddle_model(tmp_path, model):
+    """A ResNet-18 saved by Paddle (legacy, batch norms) and a ConvNeXt saved by Paddle 3.3.1
+    (PIR, layer norms), random weights, fine-tuned on the digits: from chance to >= 90% test
+    accuracy, and the saved fine-tuned model reloads to the same accuracy."""
+    prefix = os.path.join(finetune_paddle_model.FIXTURE, "..", model, "inference")
+    before, after, reloaded = finetune_paddle_model.train(
+        prefix, passes=4, save_dir=str(tmp_path), verbose=False
+    )
+    assert before < 0.3 and after >= 0.9, (before, after)
+    assert reloaded == after
