@@ -2,6 +2,7 @@
 // (slice, strided_slice, pad, expand, stack, cumsum, ...).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <tide/plugin.hpp>
 #include <vector>
@@ -41,6 +42,67 @@ void ForEachRepeat(const tide::Dims& x, const tide::Dims& out, F&& fn) {
     for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] % x[d]) * xs[d];
     fn(i, off);
   });
+}
+
+// o = X repeated to `out` as ForEachRepeat walks it (Out[i] = X[i mod X's dims]: expand, tile),
+// by runs: out's dims split into repeated ones (X's dim 1, or the repeats of a tile) and kept ones
+// (X's own, in X's order), neighbours of one kind merged; the innermost run is then copied whole
+// from X (kept) or filled with one X element (repeated). ForEachRepeat's per-element index and
+// modulo per dim made repeat_kv's expand of a LLaMA KV cache ([1, 257, 4, 1, 64] to 4 heads each)
+// take 3.2 ms for 1 MB.
+template <typename T>
+void RepeatCopy(const T* x, const tide::Dims& xd, const tide::Dims& od, T* o) {
+  int64_t total = 1;
+  for (int64_t d : od) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> dims;  // the merged dims, outermost first
+  std::vector<char> kept;     // whether dims[k] walks X (else repeats it)
+  auto add = [&](int64_t n, bool k) {
+    if (n == 1) return;
+    if (!dims.empty() && static_cast<bool>(kept.back()) == k) {
+      dims.back() *= n;
+    } else {
+      dims.push_back(n);
+      kept.push_back(k);
+    }
+  };
+  for (size_t d = 0; d < od.size(); ++d) {
+    if (xd[d] == od[d]) {
+      add(od[d], true);
+    } else if (xd[d] == 1) {
+      add(od[d], false);
+    } else {  // a tile: od[d] / xd[d] repeats of X's dim
+      add(od[d] / xd[d], false);
+      add(xd[d], true);
+    }
+  }
+  if (dims.empty()) {
+    o[0] = x[0];
+    return;
+  }
+  const int n = static_cast<int>(dims.size());
+  std::vector<int64_t> xs(n, 0);  // X's stride of each merged dim (0: repeated)
+  for (int64_t d = n - 1, s = 1; d >= 0; --d)
+    if (kept[d]) {
+      xs[d] = s;
+      s *= dims[d];
+    }
+  const int64_t inner = dims.back();
+  const bool copy = kept.back();
+  std::vector<int64_t> idx(n, 0);
+  int64_t off = 0;
+  for (int64_t at = 0; at < total; at += inner) {
+    if (copy)
+      std::copy(x + off, x + off + inner, o + at);
+    else
+      std::fill(o + at, o + at + inner, x[off]);
+    for (int d = n - 2; d >= 0; --d) {
+      off += xs[d];
+      if (++idx[d] < dims[d]) break;
+      off -= xs[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
 }
 
 }  // namespace ops_nn

@@ -176,7 +176,7 @@ void PadGradKernel(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// expand / expand_as: Out[i] = X[i mod X's dims] (nd_index.h's ForEachRepeat); the grad sums
+// expand / expand_as: Out[i] = X[i mod X's dims] (nd_index.h's RepeatCopy); the grad sums
 // every repeat.
 
 std::vector<int32_t> ExpandTimes(const KernelContext& ctx, const Dims& x) {
@@ -197,7 +197,7 @@ void ExpandKernel(KernelContext& ctx) {
   const Dims od = tide::ops::ExpandDims(ctx.op_type(), x.dims(), ExpandTimes(ctx, x.dims()));
   const T* xd = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  ForEachRepeat(x.dims(), od, [&](int64_t i, int64_t off) { o[i] = xd[off]; });
+  RepeatCopy(xd, x.dims(), od, o);
 }
 
 template <typename T>
@@ -237,8 +237,7 @@ void ExpandV2Kernel(KernelContext& ctx) {
   const Dims od = ExpandV2OutDims(ctx, x.dims());
   const T* xd = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  ForEachRepeat(tide::ops::ExpandV2XDims(x.dims(), od.size()), od,
-                [&](int64_t i, int64_t off) { o[i] = xd[off]; });
+  RepeatCopy(xd, tide::ops::ExpandV2XDims(x.dims(), od.size()), od, o);
 }
 
 template <typename T>
@@ -278,8 +277,7 @@ void ExpandAsV2Kernel(KernelContext& ctx) {
                                    ctx.Attr<std::vector<int32_t>>("target_shape"));
   const T* xv = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  ForEachRepeat(tide::ops::ExpandV2XDims(x.dims(), od.size()), od,
-                [&](int64_t i, int64_t off) { o[i] = xv[off]; });
+  RepeatCopy(xv, tide::ops::ExpandV2XDims(x.dims(), od.size()), od, o);
 }
 
 template <typename T>

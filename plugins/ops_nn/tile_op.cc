@@ -72,7 +72,7 @@ void TileKernel(KernelContext& ctx) {
   const auto [xd, od] = TileDims(ctx.op_type(), x.dims(), TileTimes(ctx));
   const T* xv = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(od, ctx.place());
-  ForEachRepeat(xd, od, [&](int64_t i, int64_t off) { o[i] = xv[off]; });
+  RepeatCopy(xv, xd, od, o);
 }
 
 template <typename T>
