@@ -1,0 +1,37 @@
+"""device_mkldnn's bfloat16 elementwise_mul / elementwise_add where oneDNN has no jit kernel for
+the broadcast: Y repeated over a middle dim of X (a LLaMA rotary table [1, S, 1, D] times the
+queries [B, S, heads, D]) would run oneDNN's reference implementation (30x slower than the plain
+kernel); the kernel declines it before Out is touched, and the float32 plain kernel runs the
+widened data. The results stay those of the bfloat16 inputs (float64 reference, bfloat16's
+rounding), whichever kernel ran; the broadcasts oneDNN runs itself (test_onednn_bf16) keep it."""
+
+import numpy as np
+import pytest
+from test_onednn_bf16 import BF16, BF16_ISA, close, run
+
+import tide  # noqa: F401  (the kernels' registry, through test_onednn_bf16)
+from tide.contrib.mixed_precision.rewrite import kernel_types
+
+pytestmark = pytest.mark.skipif(
+    "bfloat16" not in kernel_types("mul", "cpu"), reason="no oneDNN bfloat16 kernels loaded"
+)
+
+R = np.random.RandomState(7)
+
+
+@pytest.mark.parametrize("op", ["elementwise_mul", "elementwise_add"])
+@pytest.mark.parametrize(
+    "xs,ys,reference",
+    [
+        ((2, 40, 16, 64), (1, 40, 1, 64), True),  # the rotary table's broadcast
+        ((3, 5, 4, 8), (3, 1, 4, 8), False),  # a middle dim repeated, batch kept: oneDNN's jit
+    ],
+)
+def test_middle_dim_broadcast(op, xs, ys, reference):
+    x, y = R.uniform(-2, 2, xs), R.uniform(-2, 2, ys)
+    outs, _, _, kernels, dtypes, fed = run(op, {"X": x, "Y": y}, {"axis": -1})
+    want = fed["X"] * fed["Y"] if op == "elementwise_mul" else fed["X"] + fed["Y"]
+    assert dtypes["Out"] == BF16
+    close(outs["Out"], want, what=op)
+    if BF16_ISA and reference:  # oneDNN 2.6's binary: only its reference implementation
+        assert all("float32" in k and "plain" in k for k in kernels[op]), kernels
