@@ -34,6 +34,9 @@ int64_t SliceOffset(const SliceGeom& g, const std::vector<int64_t>& xs,
   return off;
 }
 
+// Out row by row (a row: the box's innermost dim), each row's offset in X computed once and its
+// elements copied (a run where the innermost step is 1). Per element, SliceOffset's sum over the
+// dims made a LLaMA's rotate_half (x[..., :32], x[..., 32:] of [1, 128, 16, 64]) 2 ns an element.
 template <typename T>
 void SliceKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("Input");
@@ -41,8 +44,25 @@ void SliceKernel(KernelContext& ctx) {
   const std::vector<int64_t> xs = Strides(x.dims());
   const T* xd = x.data<T>();
   T* o = ctx.Output("Out").mutable_data<T>(g.out, ctx.place());
-  ForEachIndex(g.count, [&](const std::vector<int64_t>& idx, int64_t i) {
-    o[i] = xd[SliceOffset(g, xs, idx)];
+  if (g.count.empty()) {  // a rank-0 input: its one element
+    ForEachIndex(g.count, [&](const std::vector<int64_t>& idx, int64_t i) {
+      o[i] = xd[SliceOffset(g, xs, idx)];
+    });
+    return;
+  }
+  const size_t last = g.count.size() - 1;
+  const int64_t inner = g.count[last], step = g.step[last] * xs[last];
+  const Dims rows(g.count.begin(), g.count.begin() + last);
+  ForEachIndex(rows, [&](const std::vector<int64_t>& idx, int64_t row) {
+    int64_t off = g.start[last] * xs[last];
+    for (size_t d = 0; d < last; ++d) off += (g.start[d] + idx[d] * g.step[d]) * xs[d];
+    const T* src = xd + off;
+    T* dst = o + row * inner;
+    if (step == 1) {
+      std::copy(src, src + inner, dst);
+    } else {
+      for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * step];
+    }
   });
 }
 
