@@ -5,6 +5,8 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -55,6 +57,43 @@ bool IsQuantAnnotation(const std::string& n) {
     if (digits < end && digits > 0) return true;  // a parameter's name, then its index
   }
   return false;
+}
+
+// Attributes Paddle 2.x's dynamic-to-static binds to variables (a VAR / VARS attribute: values
+// known at run time) that Tide's op takes as inputs: (op, attribute) -> the input for one int
+// tensor holding all the values (VAR), the input for one one-element tensor per value (VARS).
+struct VarAttrInputs {
+  const char* var;
+  const char* vars;
+};
+const std::map<std::pair<std::string, std::string>, VarAttrInputs>& VarAttrsAsInputs() {
+  // conv2d_transpose to a skip connection's size: deconv(x, output_size=skip.shape[2:]).
+  static const std::map<std::pair<std::string, std::string>, VarAttrInputs> m = {
+      {{"conv2d_transpose", "output_size"}, {"OutputSize", "OutputSizeTensor"}},
+      {{"depthwise_conv2d_transpose", "output_size"}, {"OutputSize", "OutputSizeTensor"}},
+  };
+  return m;
+}
+
+// An attribute bound to variables that the op takes as an input instead: moved to that input;
+// the others stay, refused by name when the program is built.
+void BindVarAttrsAsInputs(proto::OpDesc* op) {
+  auto* attrs = op->mutable_attrs();
+  for (int i = attrs->size() - 1; i >= 0; --i) {
+    const auto& a = attrs->Get(i);
+    if (a.type() != proto::VAR && a.type() != proto::VARS) continue;
+    auto it = VarAttrsAsInputs().find({op->type(), a.name()});
+    if (it == VarAttrsAsInputs().end()) continue;
+    auto* in = op->add_inputs();
+    if (a.type() == proto::VAR) {
+      in->set_parameter(it->second.var);
+      in->add_arguments(a.var_name());
+    } else {
+      in->set_parameter(it->second.vars);
+      for (const auto& v : a.vars_name()) in->add_arguments(v);
+    }
+    attrs->DeleteSubrange(i, 1);
+  }
 }
 
 bool IsUtf8(const std::string& s) {
@@ -288,6 +327,155 @@ void Store(LoDTensor* host, Scope* scope, const std::string& name, const Place& 
   }
 }
 
+// The names `block` (its ops, and the blocks of theirs) reads before it writes them; `written`:
+// the names written before it starts.
+void CollectOuterReads(const ProgramDesc& program, const BlockDesc& block,
+                       std::set<std::string> written, std::set<std::string>* read) {
+  for (size_t i = 0; i < block.OpSize(); ++i) {
+    const OpDesc* op = block.Op(i);
+    for (const auto& n : op->InputArgumentNames())
+      if (!written.count(n)) read->insert(n);
+    for (const auto& kv : op->attrs()) {
+      if (const auto* b = std::get_if<BlockIndex>(&kv.second))
+        CollectOuterReads(program, program.Block(b->idx), written, read);
+      if (const auto* bs = std::get_if<std::vector<BlockIndex>>(&kv.second))
+        for (const BlockIndex& b : *bs)
+          CollectOuterReads(program, program.Block(b.idx), written, read);
+    }
+    for (const auto& n : op->OutputArgumentNames()) written.insert(n);
+  }
+}
+
+// Paddle 2.x's While (paddle.static.nn.while_loop, the loops of dynamic-to-static) lists every
+// variable its body writes among its X too, read or not; Tide's while reads X as what the body
+// reads (its layers' While writes that): a tensor in X and Out is loop-carried, its gradient
+// carried from each iteration to the one before. A tensor the body only overwrites (a generation
+// loop's last logits) would carry the loss's gradient into every iteration and into the value
+// before the loop. Its X keeps the tensors the body reads before it writes them (and every tensor
+// array, which a body's writes change element by element); inner loops first.
+void ListWhileReads(ProgramDesc* program) {
+  for (size_t b = program->Size(); b-- > 0;) {
+    const BlockDesc& block = program->Block(b);
+    for (size_t i = 0; i < block.OpSize(); ++i) {
+      OpDesc* op = block.Op(i);
+      if (op->type() != "while" || !op->HasAttr("sub_block")) continue;
+      const auto* body = std::get_if<BlockIndex>(&op->GetAttr("sub_block"));
+      if (!body || body->idx < 0 || static_cast<size_t>(body->idx) >= program->Size()) continue;
+      std::set<std::string> read;
+      CollectOuterReads(*program, program->Block(body->idx), {}, &read);
+      std::vector<std::string> xs;
+      for (const auto& x : op->Input("X")) {
+        const VarDesc* v = block.FindVarRecursive(x);
+        if (read.count(x) || !v || v->type() != TIDE_VAR_LOD_TENSOR) xs.push_back(x);
+      }
+      op->SetInput("X", std::move(xs));
+    }
+  }
+}
+
+bool HasSubBlock(const OpDesc& op) {
+  for (const auto& kv : op.attrs())
+    if (std::get_if<BlockIndex>(&kv.second) || std::get_if<std::vector<BlockIndex>>(&kv.second))
+      return true;
+  return false;
+}
+
+// A legacy Paddle program writes some variables twice in a block with no read in between:
+// dynamic-to-static gives two loop variables one name (`h, state = cell(x, state)` of a GRU cell
+// whose results are one tensor: two assigns to the name each step). The first write is never read,
+// so it takes no gradient; the backward pass would sum both writes' gradients. Such a write goes to
+// a fresh variable of its own ("<name>.overwritten_<n>", declared like the name), which nothing
+// reads. Only plain tensors that are not persistable, and only writes of ops without blocks (a
+// loop's or a branch's results may leave the value before it).
+void RenameOverwrittenValues(ProgramDesc* program) {
+  int renamed = 0;
+  for (size_t b = 0; b < program->Size(); ++b) {
+    BlockDesc* block = program->MutableBlock(b);
+    std::map<std::string, size_t> unread;  // variable -> the op whose write no op read yet
+    std::vector<std::pair<size_t, std::string>> dead;
+    for (size_t i = 0; i < block->OpSize(); ++i) {
+      const OpDesc* op = block->Op(i);
+      const bool nested = HasSubBlock(*op);
+      std::set<std::string> read;
+      for (const auto& n : op->InputArgumentNames()) read.insert(n);
+      if (nested) {
+        for (const auto& n : op->OutputArgumentNames()) read.insert(n);
+        for (const auto& kv : op->attrs()) {
+          if (const auto* sb = std::get_if<BlockIndex>(&kv.second))
+            CollectOuterReads(*program, program->Block(sb->idx), {}, &read);
+          if (const auto* bs = std::get_if<std::vector<BlockIndex>>(&kv.second))
+            for (const BlockIndex& x : *bs)
+              CollectOuterReads(*program, program->Block(x.idx), {}, &read);
+        }
+      }
+      for (const auto& n : read) unread.erase(n);
+      if (nested) continue;
+      for (const auto& o : op->OutputArgumentNames()) {
+        auto it = unread.find(o);
+        if (it != unread.end()) dead.emplace_back(it->second, o);
+        const VarDesc* v = block->FindVarRecursive(o);
+        if (v && v->type() == TIDE_VAR_LOD_TENSOR && !v->persistable())
+          unread[o] = i;
+        else
+          unread.erase(o);
+      }
+    }
+    for (const auto& [i, name] : dead) {
+      const VarDesc* from = block->FindVarRecursive(name);
+      std::string fresh;
+      do {
+        fresh = StrCat(name, ".overwritten_", renamed++);
+      } while (block->FindVarRecursive(fresh));
+      VarDesc* v = block->Var(fresh);
+      v->set_type(from->type());
+      v->set_dtype(from->dtype());
+      v->CopyShapeFrom(*from);
+      v->set_lod_level(from->lod_level());
+      v->set_stop_gradient(from->stop_gradient());
+      block->Op(i)->RenameOutput(name, fresh);
+    }
+  }
+}
+
+// Paddle 2.5+ declares a 0-D tensor with no dims, which is also how it leaves an output whose
+// dims its compile-time inference never set (generate_proposals_v2's RpnRoisNum, and the `scale`
+// paddle.jit.save puts before its fetch): read as 0-D, such an output of one image would lose its
+// rank ([1] made []). Where Tide's inference of the op gives an output declared 0-D a rank (other
+// than [1], which Fluid's ops make for Paddle's 0-D results), it is declared so; in block order,
+// so the ops reading it follow.
+void RedeclareUninferredRanks(ProgramDesc* program) {
+  for (size_t b = 0; b < program->Size(); ++b) {
+    BlockDesc* block = program->MutableBlock(b);
+    for (size_t i = 0; i < block->OpSize(); ++i) {
+      const OpDesc* op = block->Op(i);
+      std::vector<std::pair<VarDesc*, VarDesc>> zero_d;  // an output and its declaration
+      for (const auto& n : op->OutputArgumentNames()) {
+        VarDesc* v = block->FindVarRecursive(n);
+        if (v && v->type() == TIDE_VAR_LOD_TENSOR && v->zero_dim() &&
+            std::none_of(zero_d.begin(), zero_d.end(), [&](const auto& z) { return z.first == v; }))
+          zero_d.emplace_back(v, *v);
+      }
+      const OpInfo* info = Registry::Global().FindOp(op->type());
+      if (zero_d.empty() || !info || HasSubBlock(*op)) continue;
+      std::vector<std::pair<VarDesc*, VarDesc>> outs;  // every output's declaration, restored
+      for (const auto& n : op->OutputArgumentNames())
+        if (VarDesc* v = block->FindVarRecursive(n)) outs.emplace_back(v, *v);
+      try {
+        InferShapeAtCompileTime(*info, *op, block);
+      } catch (const Error&) {
+      }
+      std::vector<std::pair<VarDesc*, std::vector<int64_t>>> ranked;
+      for (const auto& [v, before] : zero_d) {
+        const auto& shape = v->shape();
+        if (!v->zero_dim() && !shape.empty() && !(shape.size() == 1 && shape[0] == 1))
+          ranked.emplace_back(v, shape);
+      }
+      for (auto& [v, before] : outs) *v = before;
+      for (auto& [v, shape] : ranked) v->set_shape(shape);
+    }
+  }
+}
+
 }  // namespace
 
 bool IsPirProgramFile(const std::string& model) {
@@ -345,7 +533,13 @@ const std::map<std::string, int>& KnownPaddleOpVersions() {
                                                    // 1-3: steps and the bound lists,
                                                    // decrease_axes, none_axes; 4: the constant
                                                    // in `values` (Scalars)
-                                                   {"set_value", 4}};
+                                                   {"set_value", 4},
+                                                   // 1: RoisNum, MultiLevelRoIsNum; 2: pixel_offset
+                                                   {"distribute_fpn_proposals", 2},
+                                                   // 1: pixel_offset
+                                                   {"generate_proposals_v2", 1},
+                                                   // 1: RpnRoisLod removed; 2: RoisNum; 3: aligned
+                                                   {"roi_align", 3}};
   return known;
 }
 
@@ -464,7 +658,11 @@ ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file
               ": not a complete Paddle ProgramDesc (truncated or "
               "corrupt): missing required fields ",
               p.InitializationErrorString());
-  return CheckPaddleProgram(std::move(p), file);
+  ProgramDesc program = CheckPaddleProgram(std::move(p), file);
+  ListWhileReads(&program);
+  RenameOverwrittenValues(&program);
+  RedeclareUninferredRanks(&program);
+  return program;
 }
 
 namespace {
@@ -549,10 +747,25 @@ ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file) {
   for (auto& b : *p.mutable_blocks())
     for (auto& op : *b.mutable_ops()) {
       const OpInfo* info = Registry::Global().FindOp(op.type());
+      BindVarAttrsAsInputs(&op);
       auto* attrs = op.mutable_attrs();
       for (int i = attrs->size() - 1; i >= 0; --i) {
         const auto& a = attrs->Get(i);
-        const bool declared = info && info->FindAttr(a.name());
+        const AttrSpec* spec = info ? info->FindAttr(a.name()) : nullptr;
+        const bool declared = spec != nullptr;
+        // Paddle 2.x writes some int lists as int64 (reduce_all's dim from Tensor.all(-1)):
+        // the op's ints where every value fits.
+        if (spec && spec->type == TIDE_ATTR_INTS && a.type() == proto::LONGS &&
+            std::all_of(a.longs().begin(), a.longs().end(), [](int64_t v) {
+              return v >= std::numeric_limits<int32_t>::min() &&
+                     v <= std::numeric_limits<int32_t>::max();
+            })) {
+          auto* m = attrs->Mutable(i);
+          std::vector<int64_t> values(m->longs().begin(), m->longs().end());
+          m->clear_longs();
+          m->set_type(proto::INTS);
+          for (int64_t v : values) m->add_ints(static_cast<int32_t>(v));
+        }
         if (PaddleOnlyFrameworkAttrs().count(a.name()) ||
             ((IsNeutralPrecisionHint(a) || IsQuantAnnotation(a.name())) && !declared))
           attrs->DeleteSubrange(i, 1);

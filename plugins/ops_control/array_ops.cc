@@ -93,7 +93,7 @@ void ClearArrayElementRun(tide::OpRunContext& ctx) {
 void ArrayLengthRun(tide::OpRunContext& ctx) {
   const std::string arr_name = OnlyInput(ctx, "X");
   tide::Variable av = Lookup(ctx, arr_name);
-  TIDE_CHECK(av.IsTensorArray(), "op 'array_length': variable '", arr_name,
+  TIDE_CHECK(av.IsTensorArray(), "op '", ctx.op_type(), "': variable '", arr_name,
              "' does not hold a tensor array");
   const ArrayView* view = FindView(av);
   tide::OwnedTensor n;
@@ -180,17 +180,30 @@ TIDE_REGISTER_OP(tide::OpSchema("clear_array_element")
                      .InferShape(ops_control::ArrayOfXShape)
                      .Run(ops_control::ClearArrayElementRun));
 
-TIDE_REGISTER_OP(tide::OpSchema("array_length")
-                     .NoGradient()
-                     .Comment("Out = the number of elements of the tensor array X (int64 [1]).")
-                     .Input("X", "the tensor array")
-                     .Output("Out", "int64 [1]")
-                     .InferShape([](tide::InferShapeContext& ctx) {
-                       if (ctx.IsRuntime()) return;
-                       ctx.SetOutputDims("Out", {1});
-                       ctx.SetOutputDataType("Out", TIDE_INT64);
-                     })
-                     .Run(ops_control::ArrayLengthRun));
+namespace ops_control {
+namespace {
+tide::OpSchema ArrayLengthSchema(const char* type, const char* comment) {
+  return tide::OpSchema(type)
+      .NoGradient()
+      .Comment(comment)
+      .Input("X", "the tensor array")
+      .Output("Out", "int64 [1]")
+      .InferShape([](tide::InferShapeContext& ctx) {
+        if (ctx.IsRuntime()) return;
+        ctx.SetOutputDims("Out", {1});
+        ctx.SetOutputDataType("Out", TIDE_INT64);
+      })
+      .Run(ArrayLengthRun);
+}
+}  // namespace
+}  // namespace ops_control
+
+TIDE_REGISTER_OP(ops_control::ArrayLengthSchema(
+    "array_length", "Out = the number of elements of the tensor array X (int64 [1])."));
+// Fluid's and Paddle 2.x's name of the op (paddle.tensor.array_length, len() of a list in a
+// dynamic-to-static loop); Paddle 3.x's PIR programs write array_length.
+TIDE_REGISTER_OP(ops_control::ArrayLengthSchema(
+    "lod_array_length", "array_length under Fluid's name: the number of elements of X."));
 
 TIDE_REGISTER_OP(tide::OpSchema("tensor_array_sum")
                      .Comment("Out[i] = the sum of X_k[i] over the arrays holding element i.")

@@ -235,6 +235,18 @@ TIDE_REGISTER_OP(
 TIDE_REGISTER_KERNEL("assign", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,
                      tide::float16, tide::bfloat16, OPS_MATH_COMPLEX_TYPES);
 
+// Tensor.detach() in a Paddle 2.x static program (a legacy dynamic-to-static model: RevIN's
+// statistics, RT-DETR's queries): Out holds X's values and takes no gradient (Paddle declares it
+// stop_gradient). Paddle shares X's memory; a copy reads the same.
+TIDE_REGISTER_OP(tide::OpSchema("share_data")
+                     .NoGradient()
+                     .Comment("Out = X's values, detached: no gradient flows back to X.")
+                     .Input("X", "the source")
+                     .Output("Out", "the detached values")
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("share_data", "cpu", Assign, float, double, int32_t, int64_t, bool, uint8_t,
+                     tide::float16, tide::bfloat16, OPS_MATH_COMPLEX_TYPES);
+
 TIDE_REGISTER_OP(tide::OpSchema("assign_value")
                      .NoGradient()
                      .Comment("Out = the values of the attribute of `dtype` (fp32_values, "

@@ -95,9 +95,11 @@ tide::OpSchema NormSchema(const std::string& type, const char* comment) {
       .Output("Y", "the normalised X")
       .Output(mean, "the groups' means")
       .AsIntermediate()
+      .AsDispensable()  // Paddle 2.x's saved instance_norm binds only Y
       .Output(var, IsInstanceNorm(type.c_str()) ? "the groups' 1 / sqrt(var + epsilon)"
                                                 : "the groups' variances")
       .AsIntermediate()
+      .AsDispensable()
       .Attr("epsilon", 1e-5f, "added to the variance")
       .KernelDataTypeFrom("X")
       .InferShape(NormInferShape)

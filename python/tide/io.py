@@ -11,6 +11,7 @@ Tensor file format (little-endian), one record per variable:
 """
 
 import os
+import pickle
 import struct
 import warnings
 import weakref
@@ -441,6 +442,50 @@ def _warn_replaced(scope, before, params, model):
         )
 
 
+class _DataUnpickler(pickle.Unpickler):
+    """Plain data only (dicts, lists, strings, numbers, booleans): a pickle naming any class or
+    function is refused, so reading one runs no code from the file."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("it names %s.%s, not plain data" % (module, name))
+
+
+def _read_params_info(params_file):
+    """`<params file>.info`, which Paddle's paddle.jit.save writes beside a legacy model's
+    .pdiparams (PaddleOCR's, PaddleDetection's and PaddleSeg's release models ship it): per
+    persistable variable {"stop_gradient": bool, "trainable": bool (parameters only),
+    "structured_name": its layer attribute}. {} without one; a file that is not such a pickle of
+    plain data is ignored with a warning."""
+    path = params_file + ".info" if params_file else ""
+    if not path or not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, "rb") as f:
+            info = _DataUnpickler(f).load()
+    except Exception as e:  # noqa: BLE001 (any unreadable file: the model loads without it)
+        warnings.warn(
+            "%s: not read (%s): its variables' stop_gradient are not applied" % (path, e),
+            stacklevel=4,
+        )
+        return {}
+    if not isinstance(info, dict):
+        return {}
+    return {k: v for k, v in info.items() if isinstance(k, str) and isinstance(v, dict)}
+
+
+def _apply_params_info(program, info):
+    """A legacy Paddle program declares its layers' buffers (register_buffer, tensors a forward
+    made once: a Swin's attention mask and relative position index, a blur kernel) persistable
+    as it does their parameters; the .info file tells them apart: they are stop_gradient (and so
+    untrainable Parameters once loaded), as a frozen parameter is."""
+    block = program.global_block()
+    for name, entry in info.items():
+        if block.has_var(name) and (
+            entry.get("stop_gradient") is True or entry.get("trainable") is False
+        ):
+            block.var(name).stop_gradient = True
+
+
 def _load_paddle_inference_model(path, executor, model_filename, params_filename, scope):
     place = executor.place if executor is not None else CPUPlace()
     scope = scope or global_scope()
@@ -453,6 +498,7 @@ def _load_paddle_inference_model(path, executor, model_filename, params_filename
     )
     _warn_replaced(scope, before, params, files["model"])
     program = Program._from_desc(desc)
+    _apply_params_info(program, _read_params_info(files["params"]))
     block = program.global_block()
     return [program, list(feeds), [block.var(n) for n in fetches]]
 
