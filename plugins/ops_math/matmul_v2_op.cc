@@ -2,7 +2,8 @@
 // broadcast numpy-style, a 1-D operand is a vector whose unit dim is dropped from Out; no alpha)
 // and its grad (each input's gradient summed over the batch dims it was broadcast along; of
 // complex values, dX = dOut conj(Y)^T and dY = conj(X)^T dOut, common.h's convention); the
-// forward CPU kernel is the SDK's header-only tide/kernels/matmul_v2.hpp.
+// forward CPU kernel is the SDK's header-only tide/kernels/matmul_v2.hpp (for float / double
+// with one GEMM for a batch of X over one Y: MatmulV2Kernel).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -19,6 +20,21 @@ namespace {
 using tide::GradVarName;
 using tide::ops::GetMatmulV2Shape;
 using tide::ops::MatmulV2Shape;
+
+// The float32 / float64 forward: the SDK's kernel (one GEMM per batch matrix), except that a
+// batch of X's matrices over one Y matrix, untransposed X (a linear layer on [B, S, K]: B
+// matrices of S rows), is one GEMM of B * S rows, so Y is read once: a LLaMA decode step at
+// batch 4 (S = 1) ran 4 GEMVs per projection, each reading the weights again (its LM head's
+// 131 MB four times).
+template <typename T>
+void MatmulV2Kernel(KernelContext& ctx) {
+  const auto a = tide::ops::GetMatmulV2Args<T>(ctx);
+  const MatmulV2Shape& s = a.s;
+  bool rows = s.batch > 1 && !s.tx && s.k > 0;
+  for (int64_t b = 0; rows && b < s.batch; ++b) rows = s.x_off[b] == b && s.y_off[b] == 0;
+  if (!rows) return tide::kernels::MatmulV2<T>(ctx);
+  Gemm<T>(ctx, false, s.ty, s.batch * s.m, s.n, s.k, T(1), a.x, a.y, T(0), a.out);
+}
 
 void MatmulV2InferShape(tide::InferShapeContext& ctx) {
   TideDataType xt = ctx.InputDataType("X"), yt = ctx.InputDataType("Y");
@@ -125,7 +141,7 @@ TIDE_REGISTER_OP(MatmulV2Attrs(tide::OpSchema("matmul_v2_grad")
                                    .InferShape(GradsLikeXY)));
 // complex64 / complex128: Eigen's product; trans_x / trans_y transpose without conjugating, as
 // Paddle's (the grad conjugates, by the gradient convention).
-TIDE_REGISTER_KERNEL("matmul_v2", "cpu", tide::kernels::MatmulV2, OPS_MATH_FLOAT_TYPES,
-                     OPS_MATH_COMPLEX_TYPES);
+TIDE_REGISTER_KERNEL("matmul_v2", "cpu", MatmulV2Kernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("matmul_v2", "cpu", tide::kernels::MatmulV2, OPS_MATH_COMPLEX_TYPES);
 TIDE_REGISTER_KERNEL("matmul_v2_grad", "cpu", MatmulV2GradKernel, OPS_MATH_FLOAT_TYPES,
                      OPS_MATH_COMPLEX_TYPES);
