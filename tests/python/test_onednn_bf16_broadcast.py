@@ -3,7 +3,8 @@ the broadcast: Y repeated over a middle dim of X (a LLaMA rotary table [1, S, 1,
 queries [B, S, heads, D]) would run oneDNN's reference implementation (30x slower than the plain
 kernel); the kernel declines it before Out is touched, and the float32 plain kernel runs the
 widened data. The results stay those of the bfloat16 inputs (float64 reference, bfloat16's
-rounding), whichever kernel ran; the broadcasts oneDNN runs itself (test_onednn_bf16) keep it."""
+rounding), whichever kernel ran; the broadcasts oneDNN runs itself (test_onednn_bf16) keep it.
+And matmul_v2 of a batch of X matrices over one Y, folded into one product of B * S rows."""
 
 import numpy as np
 import pytest
@@ -35,3 +36,24 @@ def test_middle_dim_broadcast(op, xs, ys, reference):
     close(outs["Out"], want, what=op)
     if BF16_ISA and reference:  # oneDNN 2.6's binary: only its reference implementation
         assert all("float32" in k and "plain" in k for k in kernels[op]), kernels
+
+
+@pytest.mark.parametrize(
+    "xs,ys,ty",
+    [
+        ((4, 1, 32), (32, 24), False),  # a decode step's batch of single rows
+        ((2, 3, 5, 16), (16, 9), False),
+        ((3, 5, 16), (9, 16), True),
+    ],
+)
+def test_matmul_v2_batch_over_one_y(xs, ys, ty):
+    """A batch of X over one Y matrix: one [B * S, K] product (matmul_kernels.cc's Forward), the
+    values of float64's matmul of the bfloat16 inputs, Out's dims numpy's."""
+    x, y = R.uniform(-2, 2, xs), R.uniform(-2, 2, ys)
+    outs, _, _, kernels, dtypes, fed = run("matmul_v2", {"X": x, "Y": y}, {"trans_y": ty})
+    b = np.swapaxes(fed["Y"], -1, -2) if ty else fed["Y"]
+    want = np.matmul(fed["X"], b)
+    assert dtypes["Out"] == BF16 and outs["Out"].shape == want.shape
+    close(outs["Out"], want, what="matmul_v2")
+    if BF16_ISA:
+        assert all("bfloat16" in k and "mkldnn" in k for k in kernels["matmul_v2"]), kernels
