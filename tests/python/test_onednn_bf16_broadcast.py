@@ -34,8 +34,9 @@ def test_middle_dim_broadcast(op, xs, ys, reference):
     want = fed["X"] * fed["Y"] if op == "elementwise_mul" else fed["X"] + fed["Y"]
     assert dtypes["Out"] == BF16
     close(outs["Out"], want, what=op)
-    if BF16_ISA and reference:  # oneDNN 2.6's binary: only its reference implementation
-        assert all("float32" in k and "plain" in k for k in kernels[op]), kernels
+    # (e69db3d declined the reference-implementation broadcast to the plain kernel; reverted:
+    # it broke MkldnnChain's blocked-tensor exchange. `reference` marks the slow case.)
+    del reference
 
 
 @pytest.mark.parametrize(
