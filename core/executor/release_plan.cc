@@ -17,13 +17,7 @@ void AddNames(const OpDesc& op, std::set<std::string>* names) {
 // Every variable name the ops of `op`'s sub-blocks (and theirs) read or write.
 void SubBlockNames(const ProgramDesc& program, const OpDesc& op, std::set<int>* seen,
                    std::set<std::string>* names) {
-  std::vector<int32_t> blocks;
-  for (const auto& [name, attr] : op.attrs()) {
-    if (const auto* b = std::get_if<BlockIndex>(&attr)) blocks.push_back(b->idx);
-    if (const auto* bs = std::get_if<std::vector<BlockIndex>>(&attr))
-      for (const BlockIndex& b : *bs) blocks.push_back(b.idx);
-  }
-  for (int32_t idx : blocks) {
+  for (const auto& [attr, idx] : op.SubBlocks()) {
     if (idx < 0 || static_cast<size_t>(idx) >= program.Size() || !seen->insert(idx).second)
       continue;
     const BlockDesc& block = program.Block(static_cast<size_t>(idx));

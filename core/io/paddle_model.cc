@@ -335,13 +335,8 @@ void CollectOuterReads(const ProgramDesc& program, const BlockDesc& block,
     const OpDesc* op = block.Op(i);
     for (const auto& n : op->InputArgumentNames())
       if (!written.count(n)) read->insert(n);
-    for (const auto& kv : op->attrs()) {
-      if (const auto* b = std::get_if<BlockIndex>(&kv.second))
-        CollectOuterReads(program, program.Block(b->idx), written, read);
-      if (const auto* bs = std::get_if<std::vector<BlockIndex>>(&kv.second))
-        for (const BlockIndex& b : *bs)
-          CollectOuterReads(program, program.Block(b.idx), written, read);
-    }
+    for (const auto& [attr, sub] : op->SubBlocks())
+      CollectOuterReads(program, program.Block(sub), written, read);
     for (const auto& n : op->OutputArgumentNames()) written.insert(n);
   }
 }
@@ -373,13 +368,6 @@ void ListWhileReads(ProgramDesc* program) {
   }
 }
 
-bool HasSubBlock(const OpDesc& op) {
-  for (const auto& kv : op.attrs())
-    if (std::get_if<BlockIndex>(&kv.second) || std::get_if<std::vector<BlockIndex>>(&kv.second))
-      return true;
-  return false;
-}
-
 // A legacy Paddle program writes some variables twice in a block with no read in between:
 // dynamic-to-static gives two loop variables one name (`h, state = cell(x, state)` of a GRU cell
 // whose results are one tensor: two assigns to the name each step). The first write is never read,
@@ -395,18 +383,14 @@ void RenameOverwrittenValues(ProgramDesc* program) {
     std::vector<std::pair<size_t, std::string>> dead;
     for (size_t i = 0; i < block->OpSize(); ++i) {
       const OpDesc* op = block->Op(i);
-      const bool nested = HasSubBlock(*op);
+      const auto subs = op->SubBlocks();
+      const bool nested = !subs.empty();
       std::set<std::string> read;
       for (const auto& n : op->InputArgumentNames()) read.insert(n);
       if (nested) {
         for (const auto& n : op->OutputArgumentNames()) read.insert(n);
-        for (const auto& kv : op->attrs()) {
-          if (const auto* sb = std::get_if<BlockIndex>(&kv.second))
-            CollectOuterReads(*program, program->Block(sb->idx), {}, &read);
-          if (const auto* bs = std::get_if<std::vector<BlockIndex>>(&kv.second))
-            for (const BlockIndex& x : *bs)
-              CollectOuterReads(*program, program->Block(x.idx), {}, &read);
-        }
+        for (const auto& [attr, sub] : subs)
+          CollectOuterReads(*program, program->Block(sub), {}, &read);
       }
       for (const auto& n : read) unread.erase(n);
       if (nested) continue;
@@ -456,7 +440,7 @@ void RedeclareUninferredRanks(ProgramDesc* program) {
           zero_d.emplace_back(v, *v);
       }
       const OpInfo* info = Registry::Global().FindOp(op->type());
-      if (zero_d.empty() || !info || HasSubBlock(*op)) continue;
+      if (zero_d.empty() || !info || !op->SubBlocks().empty()) continue;
       std::vector<std::pair<VarDesc*, VarDesc>> outs;  // every output's declaration, restored
       for (const auto& n : op->OutputArgumentNames())
         if (VarDesc* v = block->FindVarRecursive(n)) outs.emplace_back(v, *v);

@@ -50,6 +50,16 @@ const Attribute& OpDesc::GetAttr(const std::string& name) const {
   return it->second;
 }
 
+std::vector<std::pair<std::string, int32_t>> OpDesc::SubBlocks() const {
+  std::vector<std::pair<std::string, int32_t>> refs;
+  for (const auto& kv : attrs_) {
+    if (const auto* b = std::get_if<BlockIndex>(&kv.second)) refs.emplace_back(kv.first, b->idx);
+    if (const auto* bs = std::get_if<std::vector<BlockIndex>>(&kv.second))
+      for (const BlockIndex& b : *bs) refs.emplace_back(kv.first, b.idx);
+  }
+  return refs;
+}
+
 void OpDesc::ToProto(proto::OpDesc* out) const {
   out->Clear();
   out->set_type(type_);

@@ -52,6 +52,9 @@ class OpDesc : public std::enable_shared_from_this<OpDesc> {
   const Attribute& GetAttr(const std::string& name) const;
   void SetAttr(const std::string& name, Attribute value) { attrs_[name] = std::move(value); }
   void RemoveAttr(const std::string& name) { attrs_.erase(name); }
+  // The blocks its BLOCK / BLOCKS attributes name (a control-flow op's bodies), each with the
+  // attribute naming it, in attribute order.
+  std::vector<std::pair<std::string, int32_t>> SubBlocks() const;
 
   bool is_target() const { return is_target_; }
   void set_is_target(bool t) { is_target_ = t; }

@@ -54,23 +54,6 @@ void ProgramDesc::Load(const proto::ProgramDesc& p) {
   CheckSubBlocks();
 }
 
-namespace {
-
-// The blocks an op's BLOCK / BLOCKS attributes name, with the attribute naming each.
-std::vector<std::pair<std::string, int32_t>> SubBlockRefs(const OpDesc& op) {
-  std::vector<std::pair<std::string, int32_t>> refs;
-  for (const auto& kv : op.attrs()) {
-    if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCK)
-      refs.emplace_back(kv.first, std::get<BlockIndex>(kv.second).idx);
-    if (AttrTypeOf(kv.second) == TIDE_ATTR_BLOCKS)
-      for (const auto& x : std::get<std::vector<BlockIndex>>(kv.second))
-        refs.emplace_back(kv.first, x.idx);
-  }
-  return refs;
-}
-
-}  // namespace
-
 // A control-flow op runs its sub-block inside the run of its own block: a sub-block that is that
 // block, or an ancestor of it, or that runs (through its own ops) the block again, would run
 // itself without end, until the stack overflows. Such a program is refused when it is loaded.
@@ -79,12 +62,12 @@ void ProgramDesc::CheckSubBlocks() const {
   std::vector<std::vector<int32_t>> runs(blocks_.size());  // block -> the sub-blocks its ops run
   for (const auto& b : blocks_)
     for (const OpDesc* op : b->AllOps())
-      for (const auto& [attr, r] : SubBlockRefs(*op))
+      for (const auto& [attr, r] : op->SubBlocks())
         TIDE_ENFORCE(r > 0 && r < n, "op '", op->type(), "' in block ", b->idx(), ": attribute '",
                      attr, "' names block ", r, ", but the program has ", n, " block(s)");
   for (const auto& b : blocks_) {
     for (const OpDesc* op : b->AllOps()) {
-      for (const auto& [attr, r] : SubBlockRefs(*op)) {
+      for (const auto& [attr, r] : op->SubBlocks()) {
         for (const BlockDesc* a = b.get(); a; a = a->parent())
           TIDE_ENFORCE(a->idx() != r, "op '", op->type(), "' in block ", b->idx(), ": its ", attr,
                        " is block ", r, ", ",

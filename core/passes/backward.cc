@@ -342,11 +342,7 @@ void KeepIterationsForBackward(OpDesc* op) {
   if (!op->HasAttr("is_test")) return;
   const Attribute& is_test = op->GetAttr("is_test");
   if (AttrTypeOf(is_test) != TIDE_ATTR_BOOLEAN || !std::get<bool>(is_test)) return;
-  for (const auto& [name, value] : op->attrs())
-    if (AttrTypeOf(value) == TIDE_ATTR_BLOCK) {
-      op->SetAttr("is_test", false);
-      return;
-    }
+  if (!op->SubBlocks().empty()) op->SetAttr("is_test", false);
 }
 
 // What differentiating op `i` of `block` needs of the forward op itself.
