@@ -155,9 +155,15 @@ __kernel void softmax_xent_grad(long rows, long k, long post, int soft, long ign
   }
 }
 
-// ParamOut = Param - LearningRate * Grad; the learning rate is float32 whatever T is.
+// ParamOut = Param - LearningRate * Grad; the learning rate float32 (sgd) or of T (sgd_lr_t).
 __kernel void sgd(long n, __global const T* p, __global const T* g, __global const float* lr,
                   __global T* out) {
   const long i = get_global_id(0);
   if (i < n) out[i] = p[i] - (T)lr[0] * g[i];
+}
+
+__kernel void sgd_lr_t(long n, __global const T* p, __global const T* g, __global const T* lr,
+                       __global T* out) {
+  const long i = get_global_id(0);
+  if (i < n) out[i] = p[i] - lr[0] * g[i];
 }

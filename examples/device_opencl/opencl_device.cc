@@ -279,9 +279,14 @@ class OpenClDevice : public tide::Device {
     if (!p)
       TIDE_THROW(TIDE_RESOURCE_EXHAUSTED, "opencl:", device, ": clSVMAlloc of ", size,
                  " bytes failed");
+    Stats& st = stats_[device];
+    const uint64_t now = st.in_use += size;
+    for (uint64_t peak = st.peak; now > peak && !st.peak.compare_exchange_weak(peak, now);) {
+    }
     return p;
   }
-  void Free(int32_t device, void* p, size_t) override {
+  void Free(int32_t device, void* p, size_t size) override {
+    stats_[device].in_use -= size;
     Context* c = live_[device].load();
     // In stream order: after the work queued so far (which may still use the block). Without a
     // context (before the first or after the last), nothing is queued: free at once.
@@ -297,7 +302,9 @@ class OpenClDevice : public tide::Device {
     auto c = std::make_unique<Context>();
     c->device = device;
     cl_int err;
-    c->queue = clCreateCommandQueueWithProperties(info.context, info.id, nullptr, &err);
+    // Profiling on: event timing reads the markers' end times (tide.profiler's per-op times).
+    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    c->queue = clCreateCommandQueueWithProperties(info.context, info.id, props, &err);
     TIDE_CL_CHECK(err, "clCreateCommandQueueWithProperties on ", info.name);
     // The kernels, compiled once per process (PoCL also caches the binaries on disk).
     c->kernels[0] = Kernels(device, 0);
@@ -389,6 +396,21 @@ class OpenClDevice : public tide::Device {
     TIDE_CL_CHECK(err, "event wait");
   }
 
+  // Event timing: the markers' CL_PROFILING_COMMAND_END, in ns on the device's clock.
+  bool HasEventTiming() const override { return true; }
+  float EventElapsedMs(void* start, void* end) override {
+    const cl_ulong a = MarkerEndNs(start, "start"), b = MarkerEndNs(end, "end");
+    TIDE_CHECK(b >= a, "opencl: the end event's marker completed before the start event's");
+    return float(double(b - a) / 1e6);
+  }
+  // The SVM bytes this plugin handed out (no limit: OpenCL reports none).
+  bool HasMemoryStats() const override { return true; }
+  void MemoryStats(int32_t device, TideMemoryStats* s) override {
+    const Stats& st = stats_[device];
+    s->bytes_in_use = s->bytes_reserved = st.in_use.load();
+    s->peak_bytes_in_use = st.peak.load();
+  }
+
   const void* Extension(void* ctx, const char* name) override {
     return std::strcmp(name, kContextExtension) == 0 ? ctx : nullptr;
   }
@@ -403,7 +425,22 @@ class OpenClDevice : public tide::Device {
   }
   static cl_command_queue Queue(void* ctx) { return static_cast<Context*>(ctx)->queue; }
 
+  static cl_ulong MarkerEndNs(void* e, const char* which) {
+    cl_event m = static_cast<Event*>(e)->Get();
+    TIDE_CHECK(m != nullptr, "opencl: the ", which, " event was never recorded");
+    cl_ulong ns = 0;
+    const cl_int err =
+        clGetEventProfilingInfo(m, CL_PROFILING_COMMAND_END, sizeof(ns), &ns, nullptr);
+    clReleaseEvent(m);
+    TIDE_CL_CHECK(err, "the ", which, " event's time");
+    return ns;
+  }
+
+  struct Stats {
+    std::atomic<uint64_t> in_use{0}, peak{0};
+  };
   std::atomic<Context*> live_[kMaxDevices] = {};  // each device's context while it lives
+  Stats stats_[kMaxDevices];
 };
 
 }  // namespace

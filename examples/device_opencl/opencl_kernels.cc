@@ -294,7 +294,7 @@ void SoftmaxXentGrad(KernelContext& ctx) {
              cl_long(a.ignore), a.softmax, hard, soft_label, a.dloss, a.dlogits);
 }
 
-// ParamOut = Param - LearningRate * Grad, all on the device (LearningRate float32).
+// ParamOut = Param - LearningRate * Grad, all on the device (LearningRate float32 or T).
 template <typename T>
 void Sgd(KernelContext& ctx) {
   if (!ctx.InputVar("Grad").IsTensor())
@@ -303,14 +303,19 @@ void Sgd(KernelContext& ctx) {
   Tensor param = ctx.Input("Param"), grad = ctx.Input("Grad"), lr = ctx.Input("LearningRate");
   TIDE_CHECK(grad.numel() == param.numel(), "op 'sgd': Grad has ", grad.numel(),
              " elements, Param ", param.numel());
-  if (lr.dtype() != TIDE_FP32)
+  const bool lr_float = lr.dtype() == TIDE_FP32;
+  if (!lr_float && lr.dtype() != tide::DataTypeOf<T>())
     TIDE_THROW(TIDE_UNIMPLEMENTED, "opencl kernel of 'sgd': LearningRate of ",
-               tide::DataTypeName(lr.dtype()), " (this kernel reads float32)");
+               tide::DataTypeName(lr.dtype()), " with ", tide::DataTypeName(param.dtype()),
+               " parameters");
   const T* p = param.data<T>();
   const T* g = grad.data<T>();
-  const float* rate = lr.data<float>();
   T* o = ctx.Output("ParamOut").mutable_data<T>(param.dims(), ctx.place());
-  Kernel<T>(ctx, c, "sgd").Run1D(param.numel(), cl_long(param.numel()), p, g, rate, o);
+  const cl_long n = param.numel();
+  if (lr_float)
+    Kernel<T>(ctx, c, "sgd").Run1D(n, n, p, g, lr.data<float>(), o);
+  else
+    Kernel<T>(ctx, c, "sgd_lr_t").Run1D(n, n, p, g, lr.data<T>(), o);
 }
 
 }  // namespace
