@@ -84,14 +84,18 @@ def train(build, batches, place, steps, seed=7):
             float(exe.run(main, feed=feed, fetch_list=[loss])[0].reshape(-1)[0])
             for feed in batches(steps)
         ]
-        params = {p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.all_parameters()}
+        params = {
+            p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.all_parameters()
+        }
     return losses, params, (main, startup, loss)
 
 
 def compare(name, build, batches, steps):
     cpu_losses, cpu_params, _ = train(build, batches, tide.CPUPlace(), steps)
     ocl_losses, ocl_params, programs = train(build, batches, tide.Place("opencl", 0), steps)
-    np.testing.assert_allclose(ocl_losses, cpu_losses, rtol=1e-4, atol=1e-6, err_msg=name + " losses")
+    np.testing.assert_allclose(
+        ocl_losses, cpu_losses, rtol=1e-4, atol=1e-6, err_msg=name + " losses"
+    )
     for p, v in cpu_params.items():
         np.testing.assert_allclose(ocl_params[p], v, rtol=1e-4, atol=1e-5, err_msg=f"{name} {p}")
     assert ocl_losses[-1] < 0.5 * ocl_losses[0], f"{name} did not train: {ocl_losses}"
