@@ -3,7 +3,8 @@ and checks that their losses and parameters agree to float32 rounding: fit_a_lin
 error, mean, SGD) and an MLP classifier (fc + relu, fc + tanh, fc, softmax_with_cross_entropy,
 mean, SGD). The plugin has no tanh kernel: that op (and its grad) runs on the CPU, its inputs
 and outputs copied, which is the point of the second model; then the same step with
-strict_kernel_placement must fail naming tanh.
+strict_kernel_placement must fail naming tanh. Three executors then train the MLP at once on
+the place and must get the same losses.
 
     python train_opencl.py [--plugin build/libtide_device_opencl.so] [--steps 40]
 
@@ -105,7 +106,7 @@ def compare(name, build, batches, steps):
         f"{cpu_losses[-1]:.4f} on the CPU (largest relative difference {worst:.1e}); "
         f"{len(cpu_params)} parameters match"
     )
-    return programs
+    return programs, ocl_losses
 
 
 def strict_placement_names_the_op(programs, batches):
@@ -127,6 +128,37 @@ def strict_placement_names_the_op(programs, batches):
             tide.set_flags({"strict_kernel_placement": False})
 
 
+def concurrent_executors(programs, batches, steps, want, threads=3):
+    """Executors training at once on opencl:0 (each with a Scope of its own, as
+    docs/robustness.md asks): kernels of one op type then run concurrently on one command queue,
+    which the plugin's per-kernel locks must keep apart. Each must get the single run's losses."""
+    import threading
+
+    main, startup, loss = programs
+    got, errors = {}, []
+
+    def worker(k):
+        try:
+            exe, scope = tide.Executor(tide.Place("opencl", 0)), tide.Scope()
+            exe.run(startup, scope=scope)
+            got[k] = [
+                float(exe.run(main, feed=f, fetch_list=[loss], scope=scope)[0].reshape(-1)[0])
+                for f in batches(steps)
+            ]
+        except Exception as e:  # reported below, with the thread's number
+            errors.append((k, e))
+
+    pool = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert not errors, errors
+    for k in range(threads):
+        np.testing.assert_allclose(got[k], want, rtol=1e-6, err_msg=f"thread {k}")
+    print(f"{threads} executors training at once on opencl:0: the single run's losses")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -135,7 +167,8 @@ def main():
     args = ap.parse_args()
     load(args.plugin)
     compare("fit_a_line", fit_a_line, fit_a_line_batches, args.steps)
-    programs = compare("mlp", mlp, mlp_batches, args.steps)
+    programs, losses = compare("mlp", mlp, mlp_batches, args.steps)
+    concurrent_executors(programs, mlp_batches, args.steps, losses)
     strict_placement_names_the_op(programs, mlp_batches)
 
 
