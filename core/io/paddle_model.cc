@@ -2,18 +2,18 @@
 #include "core/io/paddle_model.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "core/framework/tensor_util.h"
+#include "core/io/paddle_op_repairs.h"
+#include "core/io/paddle_op_versions.h"
+#include "core/io/paddle_program_repairs.h"
 #include "core/io/pir_program.h"
-#include "core/passes/compile_infer_shape.h"
 #include "core/platform/enforce.h"
 #include "core/registry/op_checks.h"
 #include "core/registry/registry.h"
@@ -22,79 +22,6 @@ namespace tide::core {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Attributes Paddle's framework puts on every op that Tide has no use for; the core's op checks
-// know the others (op_role, op_role_var, op_namescope, op_callstack, op_device, use_*).
-const std::set<std::string>& PaddleOnlyFrameworkAttrs() {
-  static const std::set<std::string> names = {"with_quant_attr"};
-  return names;
-}
-
-// Paddle's backend precision hints (an "<library>_data_type" string on every op of a Paddle 3.x
-// program) that ask for nothing when "" or "float32" (bfloat16 / int8 need Paddle's quantisation
-// passes): dropped where the op does not declare them, so an op that does still checks them. The
-// rule names no library: the core knows none.
-bool IsNeutralPrecisionHint(const proto::OpDesc::Attr& a) {
-  const std::string suffix = "_data_type";
-  const std::string& n = a.name();
-  return n.size() > suffix.size() &&
-         n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-         a.type() == proto::STRING && (a.s().empty() || a.s() == "float32");
-}
-
-// What Paddle's quantization passes write on the ops around their quant ops (with_quant_attr):
-// "<Param><i>_threshold", "<Param><i>_bit_length", "quantization_type", read only by Paddle
-// Lite's and TensorRT's int8 converters; dropped where the op does not declare them (the quant
-// ops themselves carry the scales Tide computes with). "out_threshold" stays: any op may carry
-// it (an output's range, which Tide's int8 rewrite reads).
-bool IsQuantAnnotation(const std::string& n) {
-  if (n == "quantization_type") return true;
-  for (const std::string suffix : {"_threshold", "_bit_length"}) {
-    if (n.size() <= suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix))
-      continue;
-    size_t end = n.size() - suffix.size(), digits = end;
-    while (digits > 0 && std::isdigit(static_cast<unsigned char>(n[digits - 1]))) --digits;
-    if (digits < end && digits > 0) return true;  // a parameter's name, then its index
-  }
-  return false;
-}
-
-// Attributes Paddle 2.x's dynamic-to-static binds to variables (a VAR / VARS attribute: values
-// known at run time) that Tide's op takes as inputs: (op, attribute) -> the input for one int
-// tensor holding all the values (VAR), the input for one one-element tensor per value (VARS).
-struct VarAttrInputs {
-  const char* var;
-  const char* vars;
-};
-const std::map<std::pair<std::string, std::string>, VarAttrInputs>& VarAttrsAsInputs() {
-  // conv2d_transpose to a skip connection's size: deconv(x, output_size=skip.shape[2:]).
-  static const std::map<std::pair<std::string, std::string>, VarAttrInputs> m = {
-      {{"conv2d_transpose", "output_size"}, {"OutputSize", "OutputSizeTensor"}},
-      {{"depthwise_conv2d_transpose", "output_size"}, {"OutputSize", "OutputSizeTensor"}},
-  };
-  return m;
-}
-
-// An attribute bound to variables that the op takes as an input instead: moved to that input;
-// the others stay, refused by name when the program is built.
-void BindVarAttrsAsInputs(proto::OpDesc* op) {
-  auto* attrs = op->mutable_attrs();
-  for (int i = attrs->size() - 1; i >= 0; --i) {
-    const auto& a = attrs->Get(i);
-    if (a.type() != proto::VAR && a.type() != proto::VARS) continue;
-    auto it = VarAttrsAsInputs().find({op->type(), a.name()});
-    if (it == VarAttrsAsInputs().end()) continue;
-    auto* in = op->add_inputs();
-    if (a.type() == proto::VAR) {
-      in->set_parameter(it->second.var);
-      in->add_arguments(a.var_name());
-    } else {
-      in->set_parameter(it->second.vars);
-      for (const auto& v : a.vars_name()) in->add_arguments(v);
-    }
-    attrs->DeleteSubrange(i, 1);
-  }
-}
 
 bool IsUtf8(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
@@ -327,204 +254,10 @@ void Store(LoDTensor* host, Scope* scope, const std::string& name, const Place& 
   }
 }
 
-// The names `block` (its ops, and the blocks of theirs) reads before it writes them; `written`:
-// the names written before it starts.
-void CollectOuterReads(const ProgramDesc& program, const BlockDesc& block,
-                       std::set<std::string> written, std::set<std::string>* read) {
-  for (size_t i = 0; i < block.OpSize(); ++i) {
-    const OpDesc* op = block.Op(i);
-    for (const auto& n : op->InputArgumentNames())
-      if (!written.count(n)) read->insert(n);
-    for (const auto& [attr, sub] : op->SubBlocks())
-      CollectOuterReads(program, program.Block(sub), written, read);
-    for (const auto& n : op->OutputArgumentNames()) written.insert(n);
-  }
-}
-
-// Paddle 2.x's While (paddle.static.nn.while_loop, the loops of dynamic-to-static) lists every
-// variable its body writes among its X too, read or not; Tide's while reads X as what the body
-// reads (its layers' While writes that): a tensor in X and Out is loop-carried, its gradient
-// carried from each iteration to the one before. A tensor the body only overwrites (a generation
-// loop's last logits) would carry the loss's gradient into every iteration and into the value
-// before the loop. Its X keeps the tensors the body reads before it writes them (and every tensor
-// array, which a body's writes change element by element); inner loops first.
-void ListWhileReads(ProgramDesc* program) {
-  for (size_t b = program->Size(); b-- > 0;) {
-    const BlockDesc& block = program->Block(b);
-    for (size_t i = 0; i < block.OpSize(); ++i) {
-      OpDesc* op = block.Op(i);
-      if (op->type() != "while" || !op->HasAttr("sub_block")) continue;
-      const auto* body = std::get_if<BlockIndex>(&op->GetAttr("sub_block"));
-      if (!body || body->idx < 0 || static_cast<size_t>(body->idx) >= program->Size()) continue;
-      std::set<std::string> read;
-      CollectOuterReads(*program, program->Block(body->idx), {}, &read);
-      std::vector<std::string> xs;
-      for (const auto& x : op->Input("X")) {
-        const VarDesc* v = block.FindVarRecursive(x);
-        if (read.count(x) || !v || v->type() != TIDE_VAR_LOD_TENSOR) xs.push_back(x);
-      }
-      op->SetInput("X", std::move(xs));
-    }
-  }
-}
-
-// A legacy Paddle program writes some variables twice in a block with no read in between:
-// dynamic-to-static gives two loop variables one name (`h, state = cell(x, state)` of a GRU cell
-// whose results are one tensor: two assigns to the name each step). The first write is never read,
-// so it takes no gradient; the backward pass would sum both writes' gradients. Such a write goes to
-// a fresh variable of its own ("<name>.overwritten_<n>", declared like the name), which nothing
-// reads. Only plain tensors that are not persistable, and only writes of ops without blocks (a
-// loop's or a branch's results may leave the value before it).
-void RenameOverwrittenValues(ProgramDesc* program) {
-  int renamed = 0;
-  for (size_t b = 0; b < program->Size(); ++b) {
-    BlockDesc* block = program->MutableBlock(b);
-    std::map<std::string, size_t> unread;  // variable -> the op whose write no op read yet
-    std::vector<std::pair<size_t, std::string>> dead;
-    for (size_t i = 0; i < block->OpSize(); ++i) {
-      const OpDesc* op = block->Op(i);
-      const auto subs = op->SubBlocks();
-      const bool nested = !subs.empty();
-      std::set<std::string> read;
-      for (const auto& n : op->InputArgumentNames()) read.insert(n);
-      if (nested) {
-        for (const auto& n : op->OutputArgumentNames()) read.insert(n);
-        for (const auto& [attr, sub] : subs)
-          CollectOuterReads(*program, program->Block(sub), {}, &read);
-      }
-      for (const auto& n : read) unread.erase(n);
-      if (nested) continue;
-      for (const auto& o : op->OutputArgumentNames()) {
-        auto it = unread.find(o);
-        if (it != unread.end()) dead.emplace_back(it->second, o);
-        const VarDesc* v = block->FindVarRecursive(o);
-        if (v && v->type() == TIDE_VAR_LOD_TENSOR && !v->persistable())
-          unread[o] = i;
-        else
-          unread.erase(o);
-      }
-    }
-    for (const auto& [i, name] : dead) {
-      const VarDesc* from = block->FindVarRecursive(name);
-      std::string fresh;
-      do {
-        fresh = StrCat(name, ".overwritten_", renamed++);
-      } while (block->FindVarRecursive(fresh));
-      VarDesc* v = block->Var(fresh);
-      v->set_type(from->type());
-      v->set_dtype(from->dtype());
-      v->CopyShapeFrom(*from);
-      v->set_lod_level(from->lod_level());
-      v->set_stop_gradient(from->stop_gradient());
-      block->Op(i)->RenameOutput(name, fresh);
-    }
-  }
-}
-
-// Paddle 2.5+ declares a 0-D tensor with no dims, which is also how it leaves an output whose
-// dims its compile-time inference never set (generate_proposals_v2's RpnRoisNum, and the `scale`
-// paddle.jit.save puts before its fetch): read as 0-D, such an output of one image would lose its
-// rank ([1] made []). Where Tide's inference of the op gives an output declared 0-D a rank (other
-// than [1], which Fluid's ops make for Paddle's 0-D results), it is declared so; in block order,
-// so the ops reading it follow.
-void RedeclareUninferredRanks(ProgramDesc* program) {
-  for (size_t b = 0; b < program->Size(); ++b) {
-    BlockDesc* block = program->MutableBlock(b);
-    for (size_t i = 0; i < block->OpSize(); ++i) {
-      const OpDesc* op = block->Op(i);
-      std::vector<std::pair<VarDesc*, VarDesc>> zero_d;  // an output and its declaration
-      for (const auto& n : op->OutputArgumentNames()) {
-        VarDesc* v = block->FindVarRecursive(n);
-        if (v && v->type() == TIDE_VAR_LOD_TENSOR && v->zero_dim() &&
-            std::none_of(zero_d.begin(), zero_d.end(), [&](const auto& z) { return z.first == v; }))
-          zero_d.emplace_back(v, *v);
-      }
-      const OpInfo* info = Registry::Global().FindOp(op->type());
-      if (zero_d.empty() || !info || !op->SubBlocks().empty()) continue;
-      std::vector<std::pair<VarDesc*, VarDesc>> outs;  // every output's declaration, restored
-      for (const auto& n : op->OutputArgumentNames())
-        if (VarDesc* v = block->FindVarRecursive(n)) outs.emplace_back(v, *v);
-      try {
-        InferShapeAtCompileTime(*info, *op, block);
-      } catch (const Error&) {
-      }
-      std::vector<std::pair<VarDesc*, std::vector<int64_t>>> ranked;
-      for (const auto& [v, before] : zero_d) {
-        const auto& shape = v->shape();
-        if (!v->zero_dim() && !shape.empty() && !(shape.size() == 1 && shape[0] == 1))
-          ranked.emplace_back(v, shape);
-      }
-      for (auto& [v, before] : outs) *v = before;
-      for (auto& [v, shape] : ranked) v->set_shape(shape);
-    }
-  }
-}
-
 }  // namespace
 
 bool IsPirProgramFile(const std::string& model) {
   return model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0;
-}
-
-const std::map<std::string, int>& KnownPaddleOpVersions() {
-  // Each of these versions added an attribute or an input (or fixed leaky_relu's alpha outside
-  // [0, 1], and mish's softplus above `threshold`, which Tide computes as Paddle now does): a
-  // program that uses what Tide's op lacks is refused by the op's own attribute and input checks.
-  static const std::map<std::string, int> known = {{"conv2d", 1},
-                                                   {"depthwise_conv2d", 1},
-                                                   {"conv3d", 1},
-                                                   {"conv2d_transpose", 2},
-                                                   {"depthwise_conv2d_transpose", 1},
-                                                   // 1: output_padding
-                                                   {"conv3d_transpose", 1},
-                                                   {"elementwise_add", 1},
-                                                   {"elementwise_sub", 1},
-                                                   {"elementwise_mul", 1},
-                                                   {"elementwise_div", 1},
-                                                   {"elementwise_pow", 1},
-                                                   {"fill_constant", 2},
-                                                   {"clip", 1},
-                                                   {"gather", 1},
-                                                   {"matmul", 1},
-                                                   {"leaky_relu", 1},
-                                                   {"softplus", 1},
-                                                   {"equal", 1},
-                                                   {"not_equal", 1},
-                                                   {"less_than", 1},
-                                                   {"less_equal", 1},
-                                                   {"greater_than", 1},
-                                                   {"greater_equal", 1},
-                                                   {"cumsum", 1},
-                                                   {"momentum", 1},
-                                                   {"lookup_table", 1},
-                                                   {"lookup_table_v2", 1},
-                                                   {"linspace", 1},
-                                                   {"argsort", 1},
-                                                   {"p_norm", 1},
-                                                   {"flip", 1},
-                                                   {"roll", 2},
-                                                   {"instance_norm", 1},
-                                                   {"mish", 1},
-                                                   // 1: data_format; 1: axis1 / axis2
-                                                   // (were dim1 / dim2)
-                                                   {"pixel_shuffle", 1},
-                                                   {"trace", 1},
-                                                   // 1: mode; 1: align_corners
-                                                   {"grid_sampler", 1},
-                                                   {"affine_grid", 1},
-                                                   // 1: Weight, density (indexops)
-                                                   {"histogram", 1},
-                                                   // 1-3: steps and the bound lists,
-                                                   // decrease_axes, none_axes; 4: the constant
-                                                   // in `values` (Scalars)
-                                                   {"set_value", 4},
-                                                   // 1: RoisNum, MultiLevelRoIsNum; 2: pixel_offset
-                                                   {"distribute_fpn_proposals", 2},
-                                                   // 1: pixel_offset
-                                                   {"generate_proposals_v2", 1},
-                                                   // 1: RpnRoisLod removed; 2: RoisNum; 3: aligned
-                                                   {"roi_align", 3}};
-  return known;
 }
 
 PaddleModelFiles FindPaddleModelFiles(const std::string& path, const std::string& model_filename,
@@ -643,126 +376,19 @@ ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file
               "corrupt): missing required fields ",
               p.InitializationErrorString());
   ProgramDesc program = CheckPaddleProgram(std::move(p), file);
-  ListWhileReads(&program);
-  RenameOverwrittenValues(&program);
-  RedeclareUninferredRanks(&program);
+  RepairLegacyPaddleProgram(&program);
   return program;
 }
 
-namespace {
-
-// Paddle 3.x's conv2d_transpose InferMeta adds output_padding to its -1 (an unknown size), so a
-// Conv2DTranspose(output_padding=1) of an input of dynamic height and width (CycleGAN's
-// generator) declares its result [N, C, 0, 0], and the ops after it declare sizes computed from
-// that 0 (a reflect pad's 6 x 6, a 7x7 conv's 0 x 0), which Tide's compile-time shape inference of
-// a fused op refuses ("the output would be empty"). Such a size is redeclared unknown, and the ops
-// reading a redeclared variable have their results' shapes inferred again (in block order, so the
-// correction flows through the chain). A conv2d_transpose with an output_size declares it right.
-void RedeclareConvTransposeSizes(ProgramDesc* program) {
-  std::set<std::string> redone;
-  for (size_t b = 0; b < program->Size(); ++b) {
-    BlockDesc* block = program->MutableBlock(b);
-    for (size_t i = 0; i < block->OpSize(); ++i) {
-      OpDesc* op = block->Op(i);
-      const bool deconv =
-          op->type() == "conv2d_transpose" || op->type() == "depthwise_conv2d_transpose";
-      if (deconv && op->Input("Input").size() == 1 && op->Output("Output").size() == 1) {
-        auto attr_size = [&](const char* name) -> size_t {
-          if (!op->HasAttr(name)) return 0;
-          const auto* v = std::get_if<std::vector<int32_t>>(&op->GetAttr(name));
-          return v ? v->size() : 0;
-        };
-        const bool sized = attr_size("output_size") > 0 || !op->Input("OutputSize").empty() ||
-                           !op->Input("OutputSizeTensor").empty();
-        VarDesc* x = block->FindVarRecursive(op->Input("Input")[0]);
-        VarDesc* out = block->FindVarRecursive(op->Output("Output")[0]);
-        if (sized || attr_size("output_padding") == 0 || !x || !out || x->shape().size() != 4 ||
-            out->shape().size() != 4)
-          continue;
-        const auto* fmt = op->HasAttr("data_format")
-                              ? std::get_if<std::string>(&op->GetAttr("data_format"))
-                              : nullptr;
-        const int first = fmt && *fmt == "NHWC" ? 1 : 2;
-        std::vector<int64_t> dims = out->shape();
-        bool changed = false;
-        for (int a = first; a < first + 2; ++a)
-          if (x->shape()[a] < 0 && dims[a] >= 0) {
-            dims[a] = -1;
-            changed = true;
-          }
-        if (changed) {
-          out->set_shape(dims);
-          redone.insert(out->name());
-        }
-        continue;
-      }
-      if (redone.empty()) continue;
-      const auto ins = op->InputArgumentNames();
-      if (std::none_of(ins.begin(), ins.end(),
-                       [&](const std::string& n) { return redone.count(n); }))
-        continue;
-      const OpInfo* info = Registry::Global().FindOp(op->type());
-      if (!info || !info->infer_shape) continue;
-      const auto outs = op->OutputArgumentNames();
-      try {
-        InferShapeAtCompileTime(*info, *op, block);
-      } catch (const Error&) {
-        // An op whose compile-time inference wants known sizes: its results' sizes unknown
-        // (the rank kept), as the run infers them.
-        for (const auto& n : outs)
-          if (VarDesc* v = block->FindVarRecursive(n); v && !v->shape().empty())
-            v->set_shape(std::vector<int64_t>(v->shape().size(), -1));
-      }
-      redone.insert(outs.begin(), outs.end());
-    }
-  }
-}
-
-}  // namespace
-
 ProgramDesc ParsePirProgram(const std::string& json, const std::string& file) {
   ProgramDesc program = CheckPaddleProgram(TranslatePirProgram(json, file), file);
-  RedeclareConvTransposeSizes(&program);
+  RepairPirProgram(&program);
   return program;
 }
 
 ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file) {
   CheckStrings(p, file);
-  for (auto& b : *p.mutable_blocks())
-    for (auto& op : *b.mutable_ops()) {
-      const OpInfo* info = Registry::Global().FindOp(op.type());
-      BindVarAttrsAsInputs(&op);
-      auto* attrs = op.mutable_attrs();
-      for (int i = attrs->size() - 1; i >= 0; --i) {
-        const auto& a = attrs->Get(i);
-        const AttrSpec* spec = info ? info->FindAttr(a.name()) : nullptr;
-        const bool declared = spec != nullptr;
-        // Paddle 2.x writes some int lists as int64 (reduce_all's dim from Tensor.all(-1)):
-        // the op's ints where every value fits.
-        if (spec && spec->type == TIDE_ATTR_INTS && a.type() == proto::LONGS &&
-            std::all_of(a.longs().begin(), a.longs().end(), [](int64_t v) {
-              return v >= std::numeric_limits<int32_t>::min() &&
-                     v <= std::numeric_limits<int32_t>::max();
-            })) {
-          auto* m = attrs->Mutable(i);
-          std::vector<int64_t> values(m->longs().begin(), m->longs().end());
-          m->clear_longs();
-          m->set_type(proto::INTS);
-          for (int64_t v : values) m->add_ints(static_cast<int32_t>(v));
-        }
-        if (PaddleOnlyFrameworkAttrs().count(a.name()) ||
-            ((IsNeutralPrecisionHint(a) || IsQuantAnnotation(a.name())) && !declared))
-          attrs->DeleteSubrange(i, 1);
-      }
-      // A slot binding no variable that the op does not declare: Paddle 3.x writes its newer
-      // dispensable inputs so (scale's empty BiasTensor in a legacy program); it binds nothing.
-      auto* inputs = op.mutable_inputs();
-      for (int i = inputs->size() - 1; i >= 0; --i) {
-        const auto& in = inputs->Get(i);
-        if (info && in.arguments_size() == 0 && !info->FindInput(in.parameter()))
-          inputs->DeleteSubrange(i, 1);
-      }
-    }
+  RepairPaddleOps(&p);
   std::optional<ProgramDesc> program;
   try {
     program.emplace(p);

@@ -10,6 +10,7 @@
 
 #include "core/framework/scope.h"
 #include "core/framework/tensor.h"
+#include "core/io/paddle_op_versions.h"  // KnownPaddleOpVersions
 #include "core/ir/program_desc.h"
 #include "core/platform/place.h"
 
@@ -51,12 +52,13 @@ PaddleInferenceModel LoadPaddleInferenceModel(const std::string& path, Scope* sc
                                               const std::string& model_filename = "",
                                               const std::string& params_filename = "");
 
-// Parses and checks a Paddle ProgramDesc (the steps of LoadPaddleInferenceModel before the
-// parameters); `file` names the source in errors.
+// Parses, checks and repairs (paddle_program_repairs.h) a Paddle ProgramDesc (the steps of
+// LoadPaddleInferenceModel before the parameters); `file` names the source in errors.
 ProgramDesc ParsePaddleProgram(const std::string& bytes, const std::string& file);
 // The same for a PIR program's JSON text (pir_program.h translates it).
 ProgramDesc ParsePirProgram(const std::string& json, const std::string& file);
-// The checks both share: strings, Paddle-only attributes, ops registered, op versions.
+// The checks both share: strings, the op repairs (paddle_op_repairs.h), ops registered, op
+// versions, attributes (their defaults filled).
 ProgramDesc CheckPaddleProgram(proto::ProgramDesc p, const std::string& file);
 // A model file that is a PIR program (`.json`), not a ProgramDesc.
 bool IsPirProgramFile(const std::string& model);
@@ -65,9 +67,5 @@ bool IsPirProgramFile(const std::string& model);
 // level u64 byte size + size_t offsets, then u32 version 0, i32 TensorDesc size, the TensorDesc,
 // the raw data. Into a host tensor; `what` names the variable and file in errors.
 void ReadPaddleTensor(std::istream& in, LoDTensor* out, const std::string& what);
-
-// Paddle op versions (op_version_registry) whose semantics Tide's op packs implement; an op absent
-// here is known at version 0 only.
-const std::map<std::string, int>& KnownPaddleOpVersions();
 
 }  // namespace tide::core
