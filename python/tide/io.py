@@ -569,12 +569,13 @@ def set_training(program, training=True, freeze_batch_norm=False):
     Paddle's own TranslatedLayer.train() does less: it flips is_test only, so a legacy model's
     batch norms keep their running statistics (Paddle saves use_global_stats on), and a PIR
     model's train() changes nothing (checked with Paddle 3.3.1). Returns the program."""
-    program._set_is_test(not training)
-    frozen = freeze_batch_norm or not training
+    is_test, frozen = not training, bool(freeze_batch_norm or not training)
     for block in program.blocks:
         for op in block.ops:
+            if op.has_attr("is_test"):
+                op._set_attr("is_test", is_test)
             if op.has_attr("use_global_stats"):
-                op._set_attr("use_global_stats", bool(frozen))
+                op._set_attr("use_global_stats", frozen)
     program._bump()
     return program
 
