@@ -1,5 +1,7 @@
 // tide/gemm.hpp: C = alpha * op(A) * op(B) + beta * C on row-major matrices for op packs' CPU
-// kernels. float32 goes to oneDNN's sgemm when the pack defines TIDE_GEMM_WITH_DNNL and links
+// kernels. float32 with at most 8 rows of A, untransposed, goes to tide/gemm_skinny.hpp's
+// kernels (a decode step's tokens against a weight: bound by reading B once). Other float32
+// goes to oneDNN's sgemm when the pack defines TIDE_GEMM_WITH_DNNL and links
 // oneDNN (a BLAS with run-time ISA dispatch, as Fluid's CPU kernels call MKL/OpenBLAS); otherwise,
 // and for float64, Eigen's matrix product, split by rows of C over the CPU pool (tide/eigen.hpp)
 // when large. The overload with lda / ldb / ldc takes sub-matrices whose rows are that many
@@ -9,6 +11,7 @@
 
 #include <Eigen/Core>
 #include <tide/eigen.hpp>
+#include <tide/gemm_skinny.hpp>
 #include <tide/plugin.hpp>
 #include <type_traits>
 
@@ -61,9 +64,26 @@ void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, 
   ParallelFor(ctx, m, 2 * n * k, rows);
 }
 
+// tide/gemm_skinny.hpp's kernels over the CPU pool, each thread a range of C's columns.
+inline void SkinnyGemm(const KernelContext& ctx, bool trans_b, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                       float beta, float* c, int64_t ldc) {
+  constexpr int64_t kQ = skinny::kColumnQuantum;
+  ParallelFor(ctx, (n + kQ - 1) / kQ, 2 * m * k * kQ, [&](int64_t q0, int64_t q1) {
+    SkinnyGemmColumns(trans_b, m, q0 * kQ, std::min(n, q1 * kQ), k, alpha, a, lda, b, ldb, beta, c,
+                      ldc);
+  });
+}
+
 template <typename T>
 void Gemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
           T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (!trans_a && m >= 1 && m <= skinny::kMaxRows && n > 0 && k > 0) {
+      SkinnyGemm(ctx, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      return;
+    }
+  }
 #ifdef TIDE_GEMM_WITH_DNNL
   if constexpr (std::is_same_v<T, float>) {
     if (m > 0 && n > 0 && k > 0) {
