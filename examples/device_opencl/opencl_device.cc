@@ -298,24 +298,26 @@ class OpenClDevice : public tide::Device {
     *total = *available = Info(device).global_mem;  // OpenCL says nothing of what is free
   }
   void* CreateContext(int32_t device) override {
-    const DeviceInfo& info = Info(device);
-    auto c = std::make_unique<Context>();
-    c->device = device;
-    cl_int err;
-    // Profiling on: event timing reads the markers' end times (tide.profiler's per-op times).
-    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-    c->queue = clCreateCommandQueueWithProperties(info.context, info.id, props, &err);
-    TIDE_CL_CHECK(err, "clCreateCommandQueueWithProperties on ", info.name);
+    auto c = NewContext(device, TIDE_STREAM_COMPUTE);
     // The kernels, compiled once per process (PoCL also caches the binaries on disk).
     c->kernels[0] = Kernels(device, 0);
     c->kernels[1] = Kernels(device, 1);
     live_[device].store(c.get());
     return c.release();
   }
+  // Copy streams (the core's uploads and fetch downloads): another in-order queue of the device;
+  // the core orders them against the compute queue with events. Priorities are ignored (OpenCL
+  // has them only as cl_khr_priority_hints).
+  bool HasRoleContexts() const override { return true; }
+  void* CreateRoleContext(int32_t device, int32_t role, int32_t) override {
+    TIDE_CHECK(role == TIDE_STREAM_COPY_IN || role == TIDE_STREAM_COPY_OUT, "opencl: role ", role,
+               " is no role context's");
+    return NewContext(device, role).release();
+  }
   void DestroyContext(void* ctx) override {
     auto* c = static_cast<Context*>(ctx);
     clFinish(c->queue);
-    live_[c->device].store(nullptr);
+    if (c->role == TIDE_STREAM_COMPUTE) live_[c->device].store(nullptr);
     clReleaseCommandQueue(c->queue);
     delete c;
   }
@@ -396,6 +398,35 @@ class OpenClDevice : public tide::Device {
     TIDE_CL_CHECK(err, "event wait");
   }
 
+  // Host functions: a marker whose completion callback calls fn, and a barrier on a user event
+  // that the callback completes after fn returns, so that work queued later waits for fn (an
+  // OpenCL callback alone would not hold the queue) and clFinish returns after it.
+  bool HasHostFunc() const override { return true; }
+  void LaunchHostFunc(void* ctx, void (*fn)(void*), void* data) override {
+    const Context& c = *static_cast<Context*>(ctx);
+    cl_int err;
+    cl_event gate = clCreateUserEvent(Info(c.device).context, &err);
+    TIDE_CL_CHECK(err, "host function: clCreateUserEvent");
+    cl_event marker = nullptr;
+    err = clEnqueueMarkerWithWaitList(c.queue, 0, nullptr, &marker);
+    if (err != CL_SUCCESS) {
+      clSetUserEventStatus(gate, CL_COMPLETE);
+      clReleaseEvent(gate);
+      TIDE_CL_CHECK(err, "host function: marker");
+    }
+    auto* call = new HostCall{fn, data, gate};
+    err = clEnqueueBarrierWithWaitList(c.queue, 1, &gate, nullptr);
+    if (err == CL_SUCCESS) err = clSetEventCallback(marker, CL_COMPLETE, RunHostCall, call);
+    clReleaseEvent(marker);
+    if (err != CL_SUCCESS) {  // nothing will call it: open the gate (a barrier may wait on it)
+      clSetUserEventStatus(gate, CL_COMPLETE);
+      clReleaseEvent(gate);
+      delete call;
+      TIDE_CL_CHECK(err, "host function: barrier / callback");
+    }
+    clFlush(c.queue);
+  }
+
   // Event timing: the markers' CL_PROFILING_COMMAND_END, in ns on the device's clock.
   bool HasEventTiming() const override { return true; }
   float EventElapsedMs(void* start, void* end) override {
@@ -424,6 +455,31 @@ class OpenClDevice : public tide::Device {
     return Devices()[device];
   }
   static cl_command_queue Queue(void* ctx) { return static_cast<Context*>(ctx)->queue; }
+
+  struct HostCall {
+    void (*fn)(void*);
+    void* data;
+    cl_event gate;
+  };
+  // On the driver's callback thread. After a fault (status < 0) fn is dropped, as CUDA does, and
+  // the gate fails too, so work waiting behind it reports the fault.
+  static void CL_CALLBACK RunHostCall(cl_event, cl_int status, void* p) {
+    std::unique_ptr<HostCall> call(static_cast<HostCall*>(p));
+    if (status == CL_COMPLETE) call->fn(call->data);
+    clSetUserEventStatus(call->gate, status == CL_COMPLETE ? CL_COMPLETE : status);
+    clReleaseEvent(call->gate);
+  }
+  std::unique_ptr<Context> NewContext(int32_t device, int32_t role) {
+    const DeviceInfo& info = Info(device);
+    auto c = std::make_unique<Context>();
+    c->device = device, c->role = role;
+    // Profiling on: event timing reads the markers' end times (tide.profiler's per-op times).
+    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_int err;
+    c->queue = clCreateCommandQueueWithProperties(info.context, info.id, props, &err);
+    TIDE_CL_CHECK(err, "clCreateCommandQueueWithProperties on ", info.name);
+    return c;
+  }
 
   static cl_ulong MarkerEndNs(void* e, const char* which) {
     cl_event m = static_cast<Event*>(e)->Get();

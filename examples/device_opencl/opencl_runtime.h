@@ -58,6 +58,7 @@ struct KernelSet {
 // What a Tide context of an "opencl" place is: an in-order command queue on its device.
 struct Context {
   int32_t device = 0;
+  int32_t role = 0;  // TideStreamRole: the compute context, or a copy stream's
   cl_command_queue queue = nullptr;
   const KernelSet* kernels[2] = {nullptr, nullptr};  // float, double (null: no fp64)
 };
