@@ -88,12 +88,19 @@ def train(build, batches, place, steps, seed=7):
         params = {
             p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.all_parameters()
         }
-    return losses, params, (main, startup, loss)
+    return losses, params, (main, startup, loss), exe.last_run_info()
 
 
-def compare(name, build, batches, steps):
-    cpu_losses, cpu_params, _ = train(build, batches, tide.CPUPlace(), steps)
-    ocl_losses, ocl_params, programs = train(build, batches, tide.Place("opencl", 0), steps)
+def compare(name, build, batches, steps, on_cpu=()):
+    """Trains on both places; on opencl:0 every op with a kernel but those in `on_cpu` must have
+    run the plugin's kernel, and a step must have converted (copied) nothing else."""
+    cpu_losses, cpu_params, _, _ = train(build, batches, tide.CPUPlace(), steps)
+    ocl_losses, ocl_params, programs, info = train(build, batches, tide.Place("opencl", 0), steps)
+    ran = {op: kernel for op, kernel in info["kernels"] if "runs without a kernel" not in kernel}
+    elsewhere = {op for op, kernel in ran.items() if "on opencl:0" not in kernel}
+    assert elsewhere == set(on_cpu), f"{name}: ops not on opencl:0: {elsewhere}"
+    if not on_cpu:
+        assert info["transforms"]["copies"] == 0, f"{name}: a step copied {info['transforms']}"
     np.testing.assert_allclose(
         ocl_losses, cpu_losses, rtol=1e-4, atol=1e-6, err_msg=name + " losses"
     )
@@ -104,7 +111,8 @@ def compare(name, build, batches, steps):
     print(
         f"{name}: {steps} steps, loss {ocl_losses[0]:.4f} -> {ocl_losses[-1]:.4f} on opencl:0, "
         f"{cpu_losses[-1]:.4f} on the CPU (largest relative difference {worst:.1e}); "
-        f"{len(cpu_params)} parameters match"
+        f"{len(cpu_params)} parameters match; on the CPU: {sorted(elsewhere) or 'nothing'}, "
+        f"copies in the last step: {info['transforms']['copies']}"
     )
     return programs, ocl_losses
 
@@ -167,7 +175,7 @@ def main():
     args = ap.parse_args()
     load(args.plugin)
     compare("fit_a_line", fit_a_line, fit_a_line_batches, args.steps)
-    programs, losses = compare("mlp", mlp, mlp_batches, args.steps)
+    programs, losses = compare("mlp", mlp, mlp_batches, args.steps, on_cpu=("tanh", "tanh_grad"))
     concurrent_executors(programs, mlp_batches, args.steps, losses)
     strict_placement_names_the_op(programs, mlp_batches)
 
