@@ -11,7 +11,10 @@
 // under a batched, untransposed X: dY sums over the batch as one [B*M, K]^T x [B*M, N] product);
 // other batch broadcasts and rank-1 operands decline (the float32 kernel runs them widened).
 #include <cstring>
+#include <tide/eigen.hpp>
+#include <tide/gemm_skinny.hpp>
 #include <tide/ops/dims.hpp>
+#include <vector>
 
 #include "mkldnn_context.h"
 
@@ -110,6 +113,30 @@ void Gemm(Exec& e, const char* op, const Mat& a, const Mat& b, void* out, float 
          {DNNL_ARG_DST, e.View(cmd, c.data)}});
 }
 
+// out [a.rows, N] = alpha * a x op(Y) in bfloat16 for a few rows of a (a decode step's tokens)
+// against one Y matrix, y_storage as stored ([K, N], or [N, K] used transposed with ty):
+// tide/gemm_skinny.hpp reads Y once, in bfloat16, widening it as it goes, with a's rows widened
+// first and the sums in float32, rounded to bfloat16 once. oneDNN's bfloat16 matmul read a LLaMA
+// decode step's weights at batch 4 at under half the rate the float32 skinny kernel reads
+// float32 ones, so that bfloat16 weights, half the bytes, ran slower than float32.
+void SkinnyBf16(const KernelContext& ctx, const Mat& a, const Mat& y_storage, bool ty, void* out,
+                float alpha) {
+  const int64_t m = a.rows, k = a.cols, n = ty ? y_storage.rows : y_storage.cols;
+  const auto* ad = static_cast<const tide::bfloat16*>(a.data);
+  std::vector<float> wide(static_cast<size_t>(m * k)), c(static_cast<size_t>(m * n));
+  for (size_t i = 0; i < wide.size(); ++i) wide[i] = static_cast<float>(ad[i]);
+  const auto* yd = static_cast<const uint16_t*>(y_storage.data);
+  constexpr int64_t kQ = tide::skinny::kColumnQuantum;
+  tide::ParallelFor(ctx, (n + kQ - 1) / kQ, 2 * m * k * kQ, [&](int64_t q0, int64_t q1) {
+    const int64_t n0 = q0 * kQ, n1 = std::min(n, q1 * kQ);
+    tide::SkinnyGemmColumnsBf16(ty, m, n0, n1, k, alpha, wide.data(), k, yd, y_storage.cols, 0.0f,
+                                c.data(), n);
+    auto* od = static_cast<tide::bfloat16*>(out);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = n0; j < n1; ++j) od[i * n + j] = tide::bfloat16(c[i * n + j]);
+  });
+}
+
 // The op's operands in matrix terms: X and Y as stored ([batch, rows, cols]), the transposes the
 // op applies, Out's dims.
 struct Problem {
@@ -199,6 +226,13 @@ void Forward(KernelContext& ctx) {
     // a LLaMA decode step's projections at batch 4 (S = 1) at a third of the float32 GEMM's
     // speed.
     if (!p.tx && p.y.batch == 1 && p.x.batch > 1) a = {a.data, 1, a.batch * a.rows, a.cols};
+    if constexpr (std::is_same_v<T, tide::bfloat16>) {
+      if (!a.trans && a.batch == 1 && p.y.batch == 1 && a.rows <= tide::skinny::kMaxRows) {
+        e.Wait();  // a reorder of a blocked X to plain may still be running
+        SkinnyBf16(ctx, a, p.y, p.ty, od, p.alpha);
+        return;
+      }
+    }
     Gemm(e, op, a, p.ty ? Transposed(p.y) : p.y, od, p.alpha, DnnlTypeOf<T>(), &o.y);
     e.Wait();
   });

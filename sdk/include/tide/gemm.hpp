@@ -64,10 +64,18 @@ void EigenGemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, 
   ParallelFor(ctx, m, 2 * n * k, rows);
 }
 
+// Below this many multiply-adds a skinny product runs on the calling thread: handing a few
+// microseconds of work to the pool costs more than it saves (a decode step's attention, a GEMM
+// per head, spent longer in hand-offs than in products). A batch of them is split over the pool
+// by matrices instead (tide/kernels/matmul_v2.hpp).
+constexpr int64_t kSkinnyPoolMacs = int64_t(1) << 18;
+
 // tide/gemm_skinny.hpp's kernels over the CPU pool, each thread a range of C's columns.
 inline void SkinnyGemm(const KernelContext& ctx, bool trans_b, int64_t m, int64_t n, int64_t k,
                        float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
                        float beta, float* c, int64_t ldc) {
+  if (m * n * k < kSkinnyPoolMacs)
+    return SkinnyGemmColumns(trans_b, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   constexpr int64_t kQ = skinny::kColumnQuantum;
   ParallelFor(ctx, (n + kQ - 1) / kQ, 2 * m * k * kQ, [&](int64_t q0, int64_t q1) {
     SkinnyGemmColumns(trans_b, m, q0 * kQ, std::min(n, q1 * kQ), k, alpha, a, lda, b, ldb, beta, c,

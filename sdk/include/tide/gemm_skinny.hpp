@@ -37,12 +37,35 @@ template <int L>
 struct Lanes {
   typedef float Vec __attribute__((vector_size(L * sizeof(float))));
 };
+template <int L>
+struct Bits {
+  typedef uint16_t Half __attribute__((vector_size(L * sizeof(uint16_t))));
+  typedef uint32_t Word __attribute__((vector_size(L * sizeof(uint32_t))));
+};
 
 // Vectors go by reference, never by value: a function taking or returning one would have an ABI
 // that depends on the ISA (GCC's -Wpsabi).
 template <typename Vec>
 TIDE_SKINNY_INLINE void Load(Vec& v, const float* p) {
   std::memcpy(&v, p, sizeof v);
+}
+
+// B's elements: float32, or bfloat16 as its bits (uint16_t), widened exactly to float32 (the
+// bits are float32's upper half).
+template <typename Vec>
+TIDE_SKINNY_INLINE void Load(Vec& v, const uint16_t* p) {
+  using B = Bits<sizeof(Vec) / sizeof(float)>;
+  typename B::Half h;
+  std::memcpy(&h, p, sizeof h);
+  const typename B::Word w = __builtin_convertvector(h, typename B::Word) << 16;
+  std::memcpy(&v, &w, sizeof v);
+}
+TIDE_SKINNY_INLINE float ToFloat(float x) { return x; }
+TIDE_SKINNY_INLINE float ToFloat(uint16_t h) {
+  const uint32_t w = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &w, sizeof f);
+  return f;
 }
 
 template <typename Vec>
@@ -70,9 +93,9 @@ constexpr int64_t kPanelRows = 16;
 
 // C[0, M)[j, j + NV * lanes) += alpha * A[:, p0, p0 + kp) * B[p0, p0 + kp)[strip], the sums in
 // registers; the first panel (p0 == 0) starts from beta * C (from 0 where beta == 0).
-template <typename Vec, int M, int NV>
+template <typename Vec, int M, int NV, typename TB>
 TIDE_SKINNY_INLINE void StripNN(int64_t p0, int64_t kp, float alpha, const float* a, int64_t lda,
-                                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+                                const TB* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   constexpr int L = sizeof(Vec) / sizeof(float);
   Vec acc[M][NV];
   for (int i = 0; i < M; ++i)
@@ -83,7 +106,7 @@ TIDE_SKINNY_INLINE void StripNN(int64_t p0, int64_t kp, float alpha, const float
       if (p0 == 0 && beta != 0.0f) acc[i][q] *= beta;
     }
   for (int64_t p = p0; p < p0 + kp; ++p) {
-    const float* bp = b + p * ldb;
+    const TB* bp = b + p * ldb;
     Vec bv[NV];
     for (int q = 0; q < NV; ++q) Load(bv[q], bp + q * L);
     for (int i = 0; i < M; ++i) {
@@ -96,12 +119,12 @@ TIDE_SKINNY_INLINE void StripNN(int64_t p0, int64_t kp, float alpha, const float
 }
 
 // The columns left over by the strips (fewer than a strip), one at a time.
-template <int M>
-TIDE_SKINNY_INLINE void ColumnNN(int64_t k, float alpha, const float* a, int64_t lda,
-                                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+template <int M, typename TB>
+TIDE_SKINNY_INLINE void ColumnNN(int64_t k, float alpha, const float* a, int64_t lda, const TB* b,
+                                 int64_t ldb, float beta, float* c, int64_t ldc) {
   float acc[M] = {};
   for (int64_t p = 0; p < k; ++p)
-    for (int i = 0; i < M; ++i) acc[i] += a[i * lda + p] * b[p * ldb];
+    for (int i = 0; i < M; ++i) acc[i] += a[i * lda + p] * ToFloat(b[p * ldb]);
   for (int i = 0; i < M; ++i) Put(c + i * ldc, acc[i], alpha, beta);
 }
 
@@ -114,33 +137,33 @@ constexpr int StripVectors() {
 
 // Strips of NV vectors over columns [n0, n1), then the rest in single vectors, one panel of B's
 // rows after the other; what is left (less than a vector) one column at a time.
-template <typename Vec, int M, int NV>
+template <typename Vec, int M, int NV, typename TB>
 TIDE_SKINNY_INLINE int64_t StripsNN(int64_t n0, int64_t n1, int64_t k, float alpha, const float* a,
-                                    int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                                    int64_t lda, const TB* b, int64_t ldb, float beta, float* c,
                                     int64_t ldc) {
   constexpr int64_t W = NV * int64_t(sizeof(Vec) / sizeof(float));
   const int64_t end = n0 + (n1 - n0) / W * W;
   for (int64_t p0 = 0; p0 < k; p0 += kPanelRows)
     for (int64_t j = n0; j < end; j += W)
-      StripNN<Vec, M, NV>(p0, std::min(kPanelRows, k - p0), alpha, a, lda, b + j, ldb, beta, c + j,
-                          ldc);
+      StripNN<Vec, M, NV, TB>(p0, std::min(kPanelRows, k - p0), alpha, a, lda, b + j, ldb, beta,
+                              c + j, ldc);
   return end;
 }
 
-template <typename Vec, int M>
+template <typename Vec, int M, typename TB>
 TIDE_SKINNY_INLINE void RowsNN(int64_t n0, int64_t n1, int64_t k, float alpha, const float* a,
-                               int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                               int64_t lda, const TB* b, int64_t ldb, float beta, float* c,
                                int64_t ldc) {
   int64_t j =
-      StripsNN<Vec, M, StripVectors<Vec, M>()>(n0, n1, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  j = StripsNN<Vec, M, 1>(j, n1, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  for (; j < n1; ++j) ColumnNN<M>(k, alpha, a, lda, b + j, ldb, beta, c + j, ldc);
+      StripsNN<Vec, M, StripVectors<Vec, M>(), TB>(n0, n1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  j = StripsNN<Vec, M, 1, TB>(j, n1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  for (; j < n1; ++j) ColumnNN<M, TB>(k, alpha, a, lda, b + j, ldb, beta, c + j, ldc);
 }
 
 // C[0, M)[j0, j0 + J) = dot(A[i], B[j]) for J rows of B at a time, each row contiguous: J * M
 // vector sums over k, then one horizontal sum each.
-template <typename Vec, int M, int J>
-TIDE_SKINNY_INLINE void BlockNT(int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+template <typename Vec, int M, int J, typename TB>
+TIDE_SKINNY_INLINE void BlockNT(int64_t k, float alpha, const float* a, int64_t lda, const TB* b,
                                 int64_t ldb, float beta, float* c, int64_t ldc) {
   constexpr int L = sizeof(Vec) / sizeof(float);
   const int64_t kv = k - k % L;
@@ -157,42 +180,45 @@ TIDE_SKINNY_INLINE void BlockNT(int64_t k, float alpha, const float* a, int64_t 
   for (int i = 0; i < M; ++i)
     for (int q = 0; q < J; ++q) {
       float s = Sum(acc[i][q]);
-      for (int64_t p = kv; p < k; ++p) s += a[i * lda + p] * b[q * ldb + p];
+      for (int64_t p = kv; p < k; ++p) s += a[i * lda + p] * ToFloat(b[q * ldb + p]);
       Put(c + i * ldc + q, s, alpha, beta);
     }
 }
 
-template <typename Vec, int M>
+template <typename Vec, int M, typename TB>
 TIDE_SKINNY_INLINE void RowsNT(int64_t n0, int64_t n1, int64_t k, float alpha, const float* a,
-                               int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                               int64_t lda, const TB* b, int64_t ldb, float beta, float* c,
                                int64_t ldc) {
   constexpr int J = sizeof(Vec) == 64 ? (M <= 4 ? 4 : 2) : (M <= 2 ? 4 : M <= 4 ? 2 : 1);
   int64_t j = n0;
   for (; j + J <= n1; j += J)
-    BlockNT<Vec, M, J>(k, alpha, a, lda, b + j * ldb, ldb, beta, c + j, ldc);
-  for (; j < n1; ++j) BlockNT<Vec, M, 1>(k, alpha, a, lda, b + j * ldb, ldb, beta, c + j, ldc);
+    BlockNT<Vec, M, J, TB>(k, alpha, a, lda, b + j * ldb, ldb, beta, c + j, ldc);
+  for (; j < n1; ++j) BlockNT<Vec, M, 1, TB>(k, alpha, a, lda, b + j * ldb, ldb, beta, c + j, ldc);
 }
 
+template <typename TB>
 struct Args {
   int64_t m, n0, n1, k;
   float alpha;
   const float* a;
   int64_t lda;
-  const float* b;
+  const TB* b;
   int64_t ldb;
   float beta;
   float* c;
   int64_t ldc;
 };
 
-template <typename Vec, bool kTransB>
-TIDE_SKINNY_INLINE void Rows(const Args& g) {
-#define TIDE_SKINNY_CASE(M)                                                                        \
-  case M:                                                                                          \
-    if constexpr (kTransB)                                                                         \
-      return RowsNT<Vec, M>(g.n0, g.n1, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc); \
-    else                                                                                           \
-      return RowsNN<Vec, M>(g.n0, g.n1, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
+template <typename Vec, typename TB, bool kTransB>
+TIDE_SKINNY_INLINE void Rows(const Args<TB>& g) {
+#define TIDE_SKINNY_CASE(M)                                                                    \
+  case M:                                                                                      \
+    if constexpr (kTransB)                                                                     \
+      return RowsNT<Vec, M, TB>(g.n0, g.n1, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, \
+                                g.ldc);                                                        \
+    else                                                                                       \
+      return RowsNN<Vec, M, TB>(g.n0, g.n1, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, \
+                                g.ldc);
   switch (g.m) {
     TIDE_SKINNY_CASE(1)
     TIDE_SKINNY_CASE(2)
@@ -208,43 +234,60 @@ TIDE_SKINNY_INLINE void Rows(const Args& g) {
 }
 
 #ifdef TIDE_SKINNY_ISAS
-template <bool kTransB>
-__attribute__((target("avx512f"))) inline void RowsAvx512(const Args& g) {
-  Rows<Lanes<16>::Vec, kTransB>(g);
+template <typename TB, bool kTransB>
+__attribute__((target("avx512f"))) inline void RowsAvx512(const Args<TB>& g) {
+  Rows<Lanes<16>::Vec, TB, kTransB>(g);
 }
-template <bool kTransB>
-__attribute__((target("arch=x86-64-v3"))) inline void RowsAvx2(const Args& g) {
-  Rows<Lanes<8>::Vec, kTransB>(g);
+template <typename TB, bool kTransB>
+__attribute__((target("arch=x86-64-v3"))) inline void RowsAvx2(const Args<TB>& g) {
+  Rows<Lanes<8>::Vec, TB, kTransB>(g);
 }
 #endif
-template <bool kTransB>
-inline void RowsBaseline(const Args& g) {
-  Rows<Lanes<4>::Vec, kTransB>(g);
+template <typename TB, bool kTransB>
+inline void RowsBaseline(const Args<TB>& g) {
+  Rows<Lanes<4>::Vec, TB, kTransB>(g);
 }
 
-using RowsFn = void (*)(const Args&);
+template <typename TB>
+using RowsFn = void (*)(const Args<TB>&);
 
-template <bool kTransB>
-inline RowsFn PickRows() {
+template <typename TB, bool kTransB>
+inline RowsFn<TB> PickRows() {
 #ifdef TIDE_SKINNY_ISAS
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return RowsAvx512<kTransB>;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return RowsAvx2<kTransB>;
+  if (__builtin_cpu_supports("avx512f")) return RowsAvx512<TB, kTransB>;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return RowsAvx2<TB, kTransB>;
 #endif
-  return RowsBaseline<kTransB>;
+  return RowsBaseline<TB, kTransB>;
 }
-
-}  // namespace skinny
 
 // Columns [n0, n1) of C[m, N] (rows ldc apart) = alpha * A[m, k] (rows lda apart) * op(B) + beta *
 // C, C never read where beta == 0. B row-major: [k, N] (rows ldb apart), or with trans_b [N, k].
 // 1 <= m <= skinny::kMaxRows, k >= 1. Single-threaded: the caller splits the columns.
+template <typename TB>
+void SkinnyColumns(bool trans_b, int64_t m, int64_t n0, int64_t n1, int64_t k, float alpha,
+                   const float* a, int64_t lda, const TB* b, int64_t ldb, float beta, float* c,
+                   int64_t ldc) {
+  static const skinny::RowsFn<TB> nn = skinny::PickRows<TB, false>();
+  static const skinny::RowsFn<TB> nt = skinny::PickRows<TB, true>();
+  (trans_b ? nt : nn)(skinny::Args<TB>{m, n0, n1, k, alpha, a, lda, b, ldb, beta, c, ldc});
+}
+
+}  // namespace skinny
+
+// Float32 B.
 inline void SkinnyGemmColumns(bool trans_b, int64_t m, int64_t n0, int64_t n1, int64_t k,
                               float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
                               float beta, float* c, int64_t ldc) {
-  static const skinny::RowsFn nn = skinny::PickRows<false>();
-  static const skinny::RowsFn nt = skinny::PickRows<true>();
-  (trans_b ? nt : nn)(skinny::Args{m, n0, n1, k, alpha, a, lda, b, ldb, beta, c, ldc});
+  skinny::SkinnyColumns<float>(trans_b, m, n0, n1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// B in bfloat16, given as its elements' bits (`b_bits`), widened exactly as it is read: half the
+// bytes of a float32 B to read (a bfloat16 model's weights), the sums in float32.
+inline void SkinnyGemmColumnsBf16(bool trans_b, int64_t m, int64_t n0, int64_t n1, int64_t k,
+                                  float alpha, const float* a, int64_t lda, const uint16_t* b_bits,
+                                  int64_t ldb, float beta, float* c, int64_t ldc) {
+  skinny::SkinnyColumns<uint16_t>(trans_b, m, n0, n1, k, alpha, a, lda, b_bits, ldb, beta, c, ldc);
 }
 
 }  // namespace tide
