@@ -82,6 +82,7 @@ std::unique_ptr<PreparedBlock> Executor::Prepare(const ProgramDesc& program, int
   p->feed_names_ = feeds;
   p->fetch_names_ = fetches;
   p->release_names_ = PlanReleases(*copy, block_idx, fetches);
+  p->moves_ = PlanViewMoves(p->ops_, p->release_names_);
   block = copy->MutableBlock(static_cast<size_t>(block_idx));  // the passes may have made a new one
   for (const auto& name : feeds) p->feed_descs_.push_back(block->FindVarRecursive(name));
   return p;
@@ -200,14 +201,16 @@ void Executor::RunOps(PreparedBlock& p, Scope* local) {
   for (size_t i = 0, n = p.ops_.size(); i < n; ++i) {
     if (i + 1 < n) PrefetchBindings(*p.ops_[i + 1]);
     if (profile) profile->Start(*p.ops_[i], p.counts_.total());
-    RunOp(p, *p.ops_[i], local);
+    std::vector<ViewMove>* moves = ViewMovesOf(p.moves_, i);
+    RunOp(p, *p.ops_[i], local, moves);
     if (p.observe_) p.observe_(i);
+    if (moves) FinishViewMoves(*p.ops_[i], moves);
     ReleaseAfter(p.releases_, i);
     if (profile) profile->Stop(*p.ops_[i], p.counts_.total());
   }
 }
 
-void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
+void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local, std::vector<ViewMove>* moves) {
   const OpInfo& info = op.info();
   if (info.run) {  // an op without kernels (feed, fetch, control flow) runs itself
     TideOpRunContext ctx{&op, local, dctx_, this, &p};
@@ -228,6 +231,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
       InferShapeAtRunTime(op);
     aliased.Separate();
     TransformInputs(op, &p.counts_);
+    if (moves) MoveViewInputs(op, moves);  // the kernel then finds its output holding the bytes
     if (op.kernel_key().layout != TIDE_LAYOUT_OPAQUE) LabelOutputLayouts(op);
     const KernelEntry& k = *op.kernel();
     TideKernelContext ctx{&op, op.kernel_dctx(), &k, {}};
@@ -237,12 +241,14 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local) {
       op.kernel_dctx()->NoteLaunch(&k);  // named if a fault of its queued work surfaces later
       break;
     } catch (const Error& e) {
+      if (moves) UndoViewMoves(op, moves);
       DropUnbackedOutputs(op);
       if (e.code() != TIDE_UNIMPLEMENTED) throw;
       KernelChoice::Decline(op, e, place_);  // throws when no other kernel can run the op
       op.shape_cache().Reset();
       unchanged = false;
     } catch (...) {
+      if (moves) UndoViewMoves(op, moves);
       DropUnbackedOutputs(op);
       throw;
     }

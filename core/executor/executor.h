@@ -19,6 +19,7 @@
 #include "core/executor/device_compile.h"
 #include "core/executor/feed_fetch.h"
 #include "core/executor/op_instance.h"
+#include "core/executor/release_plan.h"
 #include "core/framework/scope.h"
 #include "core/ir/program_desc.h"
 
@@ -57,6 +58,7 @@ class PreparedBlock {
   void KeepTemporaries() {
     release_names_.clear();
     releases_.clear();
+    moves_.clear();
   }
   // Calls `fn` with each op's index right after the op runs, in this block's runs (freezing reads
   // the dims an op leaves in a variable that a later op writes again); empty: no call.
@@ -80,6 +82,8 @@ class PreparedBlock {
   // Per op: the temporaries released after it (release_plan.h), by name and as bound.
   std::vector<std::vector<std::string>> release_names_;
   std::vector<std::vector<Variable*>> releases_;
+  // Per op: the dying inputs whose memory a view output takes (release_plan.h's view moves).
+  std::vector<std::vector<ViewMove>> moves_;
   // The block's tensor arrays that are not persistable, as bound: a run starts them empty.
   std::vector<Variable*> arrays_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
@@ -119,7 +123,8 @@ class Executor {
   Scope* Bind(PreparedBlock& p, Scope* scope);
   // The one run loop.
   void RunOps(PreparedBlock& p, Scope* local);
-  void RunOp(PreparedBlock& p, OpInstance& op, Scope* local);
+  // `moves`: the op's view moves this run (null: none).
+  void RunOp(PreparedBlock& p, OpInstance& op, Scope* local, std::vector<ViewMove>* moves);
 
   Place place_;
   DeviceContext* dctx_;

@@ -1,6 +1,7 @@
 // release_plan.cc: see release_plan.h.
 #include "core/executor/release_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -65,6 +66,76 @@ void ReleaseTemporaries(const std::vector<Variable*>& vars) {
     if (!v->IsType<LoDTensor>()) continue;
     LoDTensor* t = v->GetMutable<LoDTensor>();
     if (t->memory_size() >= kMinReleasedBytes) t->Clear();
+  }
+}
+
+namespace {
+
+bool Names(const std::vector<ArgBinding>& list, const std::string& name) {
+  for (const ArgBinding& b : list)
+    if (std::find(b.names.begin(), b.names.end(), name) != b.names.end()) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::vector<ViewMove>> PlanViewMoves(
+    const std::vector<std::unique_ptr<OpInstance>>& ops,
+    const std::vector<std::vector<std::string>>& releases) {
+  std::vector<std::vector<ViewMove>> moves(ops.size());
+  for (size_t i = 0; i < ops.size() && i < releases.size(); ++i) {
+    const OpInstance& op = *ops[i];
+    if (op.info().run) continue;  // no kernel: it reads and writes its variables by name
+    for (const auto& [in_param, out_param] : op.info().views) {
+      const ArgBinding* in = op.FindInput(in_param.c_str());
+      const ArgBinding* out = op.FindOutput(out_param.c_str());
+      if (!in || !out || in->names.size() != 1 || out->names.size() != 1) continue;
+      const std::string &x = in->names[0], &y = out->names[0];
+      const std::vector<std::string>& dying = releases[i];
+      if (std::find(dying.begin(), dying.end(), x) == dying.end()) continue;
+      if (y == kEmptyVarName || Names(op.outputs(), x) || Names(op.inputs(), y)) continue;
+      ViewMove m;
+      m.in_binding = static_cast<size_t>(in - op.inputs().data());
+      m.out_binding = static_cast<size_t>(out - op.outputs().data());
+      moves[i].push_back(m);
+    }
+  }
+  return moves;
+}
+
+void MoveViewInputs(const OpInstance& op, std::vector<ViewMove>* moves) {
+  for (ViewMove& m : *moves) {
+    m.moved = false;
+    const ArgBinding& in = op.inputs()[m.in_binding];
+    Variable* xv = in.vars[0];
+    Variable* yv = op.outputs()[m.out_binding].vars[0];
+    if (!xv || !yv || !xv->IsType<LoDTensor>() || !yv->IsType<LoDTensor>()) continue;
+    if (in.transforms.empty() || in.transforms[0].result) continue;  // it reads a conversion
+    const LoDTensor& x = xv->Get<LoDTensor>();
+    const AllocationPtr& h = x.holder();
+    if (!h || h.use_count() != 1 || h->content_version() == 0 || h->place() != op.kernel_place())
+      continue;
+    LoDTensor* y = yv->GetMutable<LoDTensor>();
+    y->ResetHolder(h, x.dtype(), y->dims(), x.offset());  // the kernel sizes it
+    m.moved = true;
+  }
+}
+
+void UndoViewMoves(const OpInstance& op, std::vector<ViewMove>* moves) {
+  for (ViewMove& m : *moves) {
+    if (!m.moved) continue;
+    m.moved = false;
+    const LoDTensor& x = op.inputs()[m.in_binding].vars[0]->Get<LoDTensor>();
+    LoDTensor* y = op.outputs()[m.out_binding].vars[0]->GetMutable<LoDTensor>();
+    if (y->holder() == x.holder()) y->Clear();
+  }
+}
+
+void FinishViewMoves(const OpInstance& op, std::vector<ViewMove>* moves) {
+  for (ViewMove& m : *moves) {
+    if (!m.moved) continue;
+    m.moved = false;
+    op.inputs()[m.in_binding].vars[0]->GetMutable<LoDTensor>()->Clear();
   }
 }
 

@@ -3,11 +3,15 @@
 // run then touches a few activation buffers again and again instead of one buffer per activation:
 // ResNet-50 at batch 1 keeps its working set in the caches (Fluid's eager deletion, ONNX Runtime's
 // memory reuse). Nothing a run returns changes: see PlanReleases for what is never released.
+// A temporary released after an op that declares its output a view of it (reshape, squeeze,
+// flatten: OpInfo::views) lets go of its memory into that output instead (the view moves below).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/executor/op_instance.h"
 #include "core/framework/variable.h"
 #include "core/ir/program_desc.h"
 #include "core/platform/flags.h"
@@ -30,6 +34,42 @@ void ReleaseTemporaries(const std::vector<Variable*>& vars);
 inline void ReleaseAfter(const std::vector<std::vector<Variable*>>& releases, size_t op_index) {
   if (FLAGS_free_temporaries && op_index < releases.size() && !releases[op_index].empty())
     ReleaseTemporaries(releases[op_index]);
+}
+
+// A view op's output taking its dying input's memory: op.inputs()[in_binding].vars[0] into
+// op.outputs()[out_binding].vars[0]. The kernel then finds its output holding the input's bytes
+// and copies nothing (PaddlePaddle's reshape shares the buffer; ONNX Runtime's planner reuses a
+// dying input's buffer for Reshape / Squeeze / Unsqueeze).
+struct ViewMove {
+  size_t in_binding = 0, out_binding = 0;
+  bool moved = false;  // this run moved it: the input lets go of the memory after the op
+};
+
+// For each op of a prepared block (`ops`, with `releases` its release plan): its declared view
+// pairs (one variable each side) whose input is released after it (so never a persistable, fetch
+// target, carried-over value or variable a sub-block names) and is none of its outputs, and whose
+// output is none of its inputs.
+std::vector<std::vector<ViewMove>> PlanViewMoves(
+    const std::vector<std::unique_ptr<OpInstance>>& ops,
+    const std::vector<std::vector<std::string>>& releases);
+
+// After the op's input transforms, before its kernel: each planned move whose input the kernel
+// reads as it is (no conversion), on the kernel's place, in memory the core owns (not a fed or
+// numpy / DLPack array: Allocation::content_version() 0) and that variable alone holds (not a
+// feed's shared tensor, nor another variable's): the output takes the memory, keeping its dims.
+void MoveViewInputs(const OpInstance& op, std::vector<ViewMove>* moves);
+// The kernel failed or declined: the outputs given memory let go of it (the inputs keep it).
+void UndoViewMoves(const OpInstance& op, std::vector<ViewMove>* moves);
+// After the op: the moved inputs let go of the memory, whatever its size (a move: the input and
+// the output never share it afterwards).
+void FinishViewMoves(const OpInstance& op, std::vector<ViewMove>* moves);
+
+// The run loop's calls, inline (most ops have no move); off with --free_temporaries.
+inline std::vector<ViewMove>* ViewMovesOf(std::vector<std::vector<ViewMove>>& moves,
+                                          size_t op_index) {
+  return FLAGS_free_temporaries && op_index < moves.size() && !moves[op_index].empty()
+             ? &moves[op_index]
+             : nullptr;
 }
 
 }  // namespace tide::core

@@ -39,8 +39,10 @@ DEFINE_bool(profile_ops, false, "time every op run (tide.profiler / OpProfileRep
 DEFINE_bool(
     free_temporaries, true,
     "a run lets go of each temporary's memory after the op that last uses it (fetch targets "
-    "and what control flow reads are kept), so later tensors reuse it; off: every "
-    "temporary keeps its own memory between runs");
+    "and what control flow reads are kept), so later tensors reuse it, and a view op "
+    "(reshape, squeeze, flatten) whose input dies there moves the input's memory into its "
+    "output instead of copying it; off: every temporary keeps its own memory between runs and "
+    "view ops copy");
 DEFINE_bool(fuse_weight_updates, true,
             "the Python Executor computes each fully connected weight's gradient straight into "
             "its SGD / momentum update on CPU places, where nothing else reads the gradient and "

@@ -45,17 +45,18 @@ void AddArgs(const std::string& op, const TideArgDef* args, size_t n, const char
   }
 }
 
-// TideOpDef.in_place: each pair's input and output must be the op's.
-void AddInPlacePairs(const TideOpDef& def, OpInfo* info) {
-  TIDE_ENFORCE(def.num_in_place == 0 || def.in_place, "op '", info->type, "': num_in_place is ",
-               def.num_in_place, " but in_place is null");
-  for (size_t i = 0; i < def.num_in_place; ++i) {
-    const std::string in = Str(def.in_place[i].input), out = Str(def.in_place[i].output);
-    TIDE_ENFORCE(info->FindInput(in) && info->FindOutput(out), "op '", info->type,
-                 "' declares in-place pair #", i, " (input '", in, "', output '", out,
-                 "'), but the op has no ", info->FindInput(in) ? "output '" + out : "input '" + in,
-                 "'");
-    info->in_place.emplace_back(in, out);
+// TideOpDef.in_place / .views (`what`: "in-place pair", "view pair"): each pair's input and
+// output must be the op's.
+void AddPairs(const OpInfo& info, const TideInPlacePair* pairs, size_t n, const char* field,
+              const char* what, std::vector<std::pair<std::string, std::string>>* out) {
+  TIDE_ENFORCE(n == 0 || pairs, "op '", info.type, "': num_", field, " is ", n, " but ", field,
+               " is null");
+  for (size_t i = 0; i < n; ++i) {
+    const std::string in = Str(pairs[i].input), out_param = Str(pairs[i].output);
+    TIDE_ENFORCE(info.FindInput(in) && info.FindOutput(out_param), "op '", info.type, "' declares ",
+                 what, " #", i, " (input '", in, "', output '", out_param, "'), but the op has no ",
+                 info.FindInput(in) ? "output '" + out_param : "input '" + in, "'");
+    out->emplace_back(in, out_param);
   }
 }
 
@@ -123,7 +124,10 @@ TideStatus* RegistrarAddOp(TideRegistrar* r, const TideOpDef* def) {
     if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, no_gradient))
       info->no_gradient = def->no_gradient != 0;
     if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, num_in_place))
-      AddInPlacePairs(*def, info.get());
+      AddPairs(*info, def->in_place, def->num_in_place, "in_place", "in-place pair",
+               &info->in_place);
+    if (def->struct_size >= TIDE_STRUCT_SIZE(TideOpDef, num_views))
+      AddPairs(*info, def->views, def->num_views, "views", "view pair", &info->views);
     TIDE_ENFORCE(info->run || info->infer_shape, "op '", op,
                  "' has kernels but no shape inference: "
                  "give its schema InferShape(...) (its outputs would have no dims, and the error "

@@ -39,6 +39,9 @@ struct OpInfo {
   bool no_gradient = false;                 // declared: no gradient by design
   // (input, output) parameters its kernels compute in place (TideOpDef.in_place)
   std::vector<std::pair<std::string, std::string>> in_place;
+  // (input, output) parameters whose output is a view of the input (TideOpDef.views): every
+  // kernel writes the input's bytes, copying nothing when the output's data is the input's
+  std::vector<std::pair<std::string, std::string>> views;
   TideOpRunFn run = nullptr;  // set for operators without kernels
   void* run_data = nullptr;
   std::string plugin, plugin_file;  // who registered it

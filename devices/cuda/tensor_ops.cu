@@ -244,7 +244,8 @@ void TransposeGrad(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// reshape / flatten: Out = X's data with new dims (a copy on the stream, unless Out is X).
+// reshape / flatten: Out = X's data with new dims (a copy on the stream, unless Out is X or
+// Out's memory is X's: the executor moved a dying X's memory into Out, TideOpDef.views).
 template <typename T>
 void CopyWithDims(const Gpu& g, Tensor src, Tensor dst, const Dims& dims) {
   if (dst.c() == src.c()) {
@@ -253,7 +254,7 @@ void CopyWithDims(const Gpu& g, Tensor src, Tensor dst, const Dims& dims) {
   }
   const T* s = src.data<T>();
   T* d = dst.mutable_data<T>(dims, g.place());
-  g.CopyD2D(d, s, sizeof(T) * size_t(src.numel()));
+  if (d != s) g.CopyD2D(d, s, sizeof(T) * size_t(src.numel()));
 }
 
 template <typename T>

@@ -2,6 +2,9 @@
 // Shape tensor overrides the attribute at run time) and flatten / flatten2 (to 2-D at `axis`),
 // with grads. The *2 variants output XShape ([0] + X's dims, no data) so their grads need no X.
 // The forward kernels (and flatten_contiguous_range's) are the SDK's tide/kernels/reshape.hpp.
+// Every one of these ops declares Out (X@GRAD for the grads) a view of X (Out@GRAD): where the
+// input dies at the op, the executor moves its memory into the output and the kernel copies
+// nothing (TideOpDef.views; the CUDA plugin's kernels skip the copy too).
 #include <cstring>
 #include <tide/kernels/reshape.hpp>
 #include <tide/low_precision.hpp>
@@ -135,6 +138,7 @@ tide::OpSchema ReshapeSchema(const std::string& type, bool v2) {
   return s
       .Attr("inplace", false, "Fluid's hint that Out may share X's memory (Out == X is supported)")
       .KernelDataTypeFrom("X")
+      .View("X", "Out")
       .InferShape(ReshapeInferShape)
       .Grad(CopyGradMaker(type + "_grad", v2));
 }
@@ -148,6 +152,7 @@ tide::OpSchema FlattenSchema(const std::string& type, bool v2) {
     s.Output("XShape", "[0] + X's dims (no data), for the grad").AsIntermediate().AsDispensable();
   return s
       .Attr("axis", int32_t(1), "dims before it become rows, the rest columns (0 <= axis <= rank)")
+      .View("X", "Out")
       .InferShape(FlattenInferShape)
       .Grad(CopyGradMaker(type + "_grad", v2));
 }
@@ -166,6 +171,7 @@ tide::OpSchema FlattenRangeSchema() {
       .Attr("stop_axis", int32_t(1), "last dim merged (negative: from the end)")
       .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
       .KernelDataTypeFrom("X")
+      .View("X", "Out")
       .InferShape(FlattenRangeInferShape)
       .Grad(CopyGradMaker("flatten_contiguous_range_grad", true));
 }
@@ -179,6 +185,7 @@ tide::OpSchema CopyGradSchema(const std::string& type, bool v2, tide::OpSchema s
       .Input(GradVarName("Out"), "gradient of Out")
       .Output(GradVarName("X"), "gradient of X")
       .KernelDataTypeFrom(GradVarName("Out"))
+      .View(GradVarName("Out"), GradVarName("X"))
       .InferShape(GradInferShape);
 }
 

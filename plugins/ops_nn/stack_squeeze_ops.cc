@@ -1,5 +1,6 @@
 // stack_squeeze_ops.cc: squeeze2 / unsqueeze2 (X's data with dims dropped or added; XShape for
-// the grad, like reshape2; their forward kernel is the SDK's tide/kernels/reshape.hpp) and stack /
+// the grad, like reshape2; their forward kernel is the SDK's tide/kernels/reshape.hpp; Out is
+// declared a view of X, as reshape_ops.cc's) and stack /
 // unstack (a new dim at `axis`, each other's grad; their copies are tide/kernels/concat.hpp's).
 #include <cstring>
 #include <tide/kernels/concat.hpp>
@@ -59,6 +60,7 @@ tide::OpSchema SqueezeSchema(const std::string& type, const char* comment) {
       .AsDispensable()
       .Attr("axes", std::vector<int32_t>{}, "the dims")
       .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
+      .View("X", "Out")
       .InferShape(SqueezeInferShape)
       .Grad([type](tide::GradMaker& g) {
         g.NewOp(type + "_grad")
@@ -77,6 +79,7 @@ tide::OpSchema SqueezeGradSchema(const std::string& type) {
       .Attr("axes", std::vector<int32_t>{})
       .Attr("mkldnn_data_type", std::string("float32"))
       .KernelDataTypeFrom(GradVarName("Out"))
+      .View(GradVarName("Out"), GradVarName("X"))
       .InferShape([](tide::InferShapeContext& c) {
         const Dims xs = c.InputDims("XShape");
         c.SetOutputDims(GradVarName("X").c_str(), Dims(xs.begin() + 1, xs.end()));

@@ -335,6 +335,15 @@ typedef struct TideOpDef {
    * none. */
   const TideInPlacePair* in_place;
   size_t num_in_place;
+  /* Output views: input / output pairs where every kernel of the op, on every device, writes
+   * exactly the input's bytes into the output, only its dims changed (reshape, squeeze,
+   * flatten and their grads), and copies nothing when the output's data already is the input's.
+   * Where the input is a temporary whose last use is this op, and the kernel reads it as it is,
+   * the executor hands the output the input's memory before the kernel runs and has the input
+   * let go of it right after: a move, so no two live variables share the memory. NULL / 0 (or a
+   * struct without the fields): none; the kernels copy. */
+  const TideInPlacePair* views;
+  size_t num_views;
 } TideOpDef;
 
 typedef struct TideKernelDef {

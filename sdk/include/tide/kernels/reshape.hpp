@@ -17,7 +17,8 @@
 namespace tide {
 namespace kernels {
 
-// dst = src's data with new dims (a copy, unless dst is src's own tensor: then only resized).
+// dst = src's data with new dims: a copy, unless dst is src's own tensor (then only resized) or
+// dst's memory is src's (the executor moved a dying src's memory into dst: TideOpDef.views).
 template <typename T>
 void CopyWithDims(KernelContext& ctx, Tensor src, Tensor dst, const Dims& dims) {
   if (dst.c() == src.c()) {
@@ -25,10 +26,11 @@ void CopyWithDims(KernelContext& ctx, Tensor src, Tensor dst, const Dims& dims) 
     return;
   }
   T* d = dst.mutable_data<T>(dims, ctx.place());
-  std::memcpy(d, src.data<T>(), sizeof(T) * src.numel());
+  const T* s = src.data<T>();
+  if (d != s) std::memcpy(d, s, sizeof(T) * src.numel());
 }
 
-// dst = src's data with new dims (a copy, unless dst's memory is src's).
+// dst = src's data with new dims (a copy, unless dst's memory is src's, as above).
 template <typename T>
 void CopyAs(KernelContext& ctx, const Tensor& src, Tensor dst, const Dims& dims) {
   T* d = dst.mutable_data<T>(dims, ctx.place());

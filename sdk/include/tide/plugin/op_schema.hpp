@@ -115,6 +115,14 @@ class OpSchema {
     in_place_.push_back({std::move(input), std::move(output)});
     return *this;
   }
+  // Declares that output `output` is a view of input `input`: every kernel of the op, on every
+  // device, writes exactly `input`'s bytes into `output` with other dims (reshape, squeeze,
+  // flatten) and copies nothing when `output`'s data already is `input`'s. Where the input dies
+  // at the op, the executor moves its memory into the output before the kernel runs.
+  OpSchema& View(std::string input, std::string output) {
+    views_.push_back({std::move(input), std::move(output)});
+    return *this;
+  }
   // Makes this an operator without kernels, run by `fn`.
   OpSchema& Run(OpRunFn fn) {
     run_ = std::move(fn);
@@ -174,7 +182,7 @@ class OpSchema {
   GradMakerFn grad_;
   OpRunFn run_;
   bool no_gradient_ = false;
-  std::vector<std::pair<std::string, std::string>> in_place_;
+  std::vector<std::pair<std::string, std::string>> in_place_, views_;
 };
 
 inline void OpSchema::Register(TideRegistrar* r) const {
@@ -200,7 +208,7 @@ inline void OpSchema::Register(TideRegistrar* r) const {
     attrs.push_back(d);
   }
   TideOpDef def{};
-  def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, num_in_place);
+  def.struct_size = TIDE_STRUCT_SIZE(TideOpDef, num_views);
   def.type = type_.c_str();
   def.comment = comment_.c_str();
   def.inputs = ins.data();
@@ -228,6 +236,10 @@ inline void OpSchema::Register(TideRegistrar* r) const {
   for (const auto& [in, out] : in_place_) pairs.push_back({in.c_str(), out.c_str()});
   def.in_place = pairs.data();
   def.num_in_place = pairs.size();
+  std::vector<TideInPlacePair> views;
+  for (const auto& [in, out] : views_) views.push_back({in.c_str(), out.c_str()});
+  def.views = views.data();
+  def.num_views = views.size();
   ThrowIfError(Host().Registrar_AddOp(r, &def));
 }
 
