@@ -37,7 +37,7 @@ void GradFromXShape(tide::InferShapeContext& ctx) {
 template <typename T>
 void TransposeGradKernel(KernelContext& ctx) {
   const auto a = tide::ops::GetTransposeGradArgs<T>(ctx);
-  tide::kernels::TransposeData(a.dout, a.dout_dims, a.inverse, a.dx);
+  tide::kernels::TransposeData(ctx, a.dout, a.dout_dims, a.inverse, a.dx);
 }
 
 tide::OpSchema TransposeSchema(const std::string& type, bool v2) {

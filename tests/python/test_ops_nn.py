@@ -809,6 +809,34 @@ def test_transpose2_xshape_dims():
     assert o.shape == (4, 2, 3) and xs.shape == (0, 2, 3, 4)
 
 
+# Large enough for the kernel to split the rows over the CPU pool (each range starts its odometer
+# mid-tensor): the last axis kept (a KV cache's [B, S, H, D] -> [B, H, S, D]) and moved, forward
+# and the grad (which permutes back), exactly.
+@pytest.mark.parametrize(
+    "shape,perm",
+    [((4, 67, 4, 64), [0, 2, 1, 3]), ((3, 50, 7, 33), [3, 1, 0, 2]), ((300, 257), [1, 0])],
+)
+def test_transpose_large(shape, perm, rng):
+    x = rand(rng, shape, "float32")
+    make(
+        "transpose2", {"X": x}, {"Out": np.transpose(x, perm), "XShape": None}, {"axis": perm}
+    ).check_output(rtol=0, atol=0)
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        b = main.global_block()
+        xv = b.create_var(name="x", shape=x.shape, dtype="float32", stop_gradient=False)
+        o, xs = b.create_var(name="o", dtype="float32"), b.create_var(name="xs")
+        b.append_op(
+            "transpose2", inputs={"X": xv}, outputs={"Out": o, "XShape": xs}, attrs={"axis": perm}
+        )
+        d = b.create_var(name="d", shape=np.transpose(x, perm).shape, dtype="float32")
+        loss = tide.layers.reduce_sum(tide.layers.elementwise_mul(o, d))
+        tide.append_backward(loss, no_grad_set={"d"})
+    dd = rand(rng, np.transpose(x, perm).shape, "float32")
+    (gx,) = run_program(main, {"x": x, "d": dd}, ["x@GRAD"])
+    np.testing.assert_array_equal(gx, np.transpose(dd, np.argsort(perm)))
+
+
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_transpose_integers(dtype):
     x = np.arange(24, dtype=dtype).reshape(2, 3, 4)
