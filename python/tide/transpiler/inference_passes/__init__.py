@@ -2,6 +2,9 @@
 Graph that rewrites one match and returns True, or returns False when nothing is left):
 
 - delete_dropout: inference dropouts that pass their input through;
+- fold_repeat_kv: grouped-query attention's keys / values repeated per query head (unsqueeze2,
+  expand_v2 or tile, reshape2, transpose2) -> each group of query heads as rows of one product
+  with its key / value head;
 - fuse_fc: matmul_v2 + bias add (+ an activation, gelu in both forms) -> fc;
 - fuse_qkv: fc ops on the same input (Q, K, V projections) -> one fc + split;
 - fuse_attention: reshape / transpose / scale / Q K^T / mask add / softmax / P V / transpose /
@@ -19,10 +22,12 @@ from .fc import fuse_fc
 from .graph import Graph
 from .preln_skip_layernorm import fuse_preln_skip_layernorm
 from .qkv import fuse_qkv
+from .repeat_kv import fold_repeat_kv
 from .skip_layernorm import fuse_skip_layernorm
 
 PASSES = (
     ("delete_dropout", delete_dropout),
+    ("fold_repeat_kv", fold_repeat_kv),
     ("fuse_fc", fuse_fc),
     ("fuse_qkv", fuse_qkv),
     ("fuse_attention", fuse_attention),
