@@ -45,7 +45,8 @@ import numpy as np
 
 from .. import _C, unique_name
 from ..core import CPUPlace
-from ..executor import global_scope
+from ..executor import Executor, global_scope
+from .constant_folding import fold_constants
 from .inference_passes import PASSES, Graph
 from .inference_passes.activation import _ACTIVATIONS, _fused_activation
 
@@ -83,17 +84,19 @@ class InferenceTranspiler:
         in `keep` (or Variables) are read outside the program (fetched later, without a fetch op
         in it) and keep their values. `fuse_ops` (default: whether `place` is a CPU) makes
         fused_conv2d ops and runs the transformer passes (inference_passes.PASSES: fc,
-        fused_multihead_attention, skip_layernorm, preln_skip_layernorm, CPU kernels only); without it batch_norm
-        becomes a bias add. `skip_passes` names transformer passes not to run. Last, with
+        fused_multihead_attention, skip_layernorm, preln_skip_layernorm, CPU kernels only), after
+        folding the ops of constant inputs into parameters (constant_folding.fold_constants,
+        "fold_constants" in `skip_passes`); without it batch_norm becomes a bias add. `skip_passes` names transformer passes not to run. Last, with
         `plugin_passes`, the program passes plugins registered for `place`'s kind (or for
         every place) run, in registration order (TideProgramPassDef; the names they changed
         the program with are in `self.plugin_passes_applied`). Returns the number of ops the
         program lost."""
-        unknown = set(skip_passes) - {name for name, _ in PASSES}
+        names = ["fold_constants"] + [name for name, _ in PASSES]
+        unknown = set(skip_passes) - set(names)
         if unknown:
             raise ValueError(
                 "InferenceTranspiler: no pass named %s (the passes: %s)"
-                % (", ".join(sorted(unknown)), ", ".join(name for name, _ in PASSES))
+                % (", ".join(sorted(unknown)), ", ".join(names))
             )
         self.program = program
         self.keep = [getattr(v, "name", v) for v in keep]
@@ -114,6 +117,10 @@ class InferenceTranspiler:
             else (self._fold_batch_norm,)
         )
         self._created = set()  # persistables _store made
+        if self.fuse and "fold_constants" not in skip_passes:
+            self._created.update(
+                fold_constants(program, self.scope, Executor(self.place), self.keep)
+            )
         for rule in rules:
             while rule():
                 pass
