@@ -202,7 +202,12 @@ void Executor::RunOps(PreparedBlock& p, Scope* local) {
     if (i + 1 < n) PrefetchBindings(*p.ops_[i + 1]);
     if (profile) profile->Start(*p.ops_[i], p.counts_.total());
     std::vector<ViewMove>* moves = ViewMovesOf(p.moves_, i);
-    RunOp(p, *p.ops_[i], local, moves);
+    try {
+      RunOp(p, *p.ops_[i], local, moves);
+    } catch (...) {
+      if (moves) UndoViewMoves(*p.ops_[i], moves);  // a failed op leaves no memory shared
+      throw;
+    }
     if (p.observe_) p.observe_(i);
     if (moves) FinishViewMoves(*p.ops_[i], moves);
     ReleaseAfter(p.releases_, i);
@@ -241,14 +246,13 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local, std::vector
       op.kernel_dctx()->NoteLaunch(&k);  // named if a fault of its queued work surfaces later
       break;
     } catch (const Error& e) {
-      if (moves) UndoViewMoves(op, moves);
+      if (moves) UndoViewMoves(op, moves);  // the next kernel may read X converted
       DropUnbackedOutputs(op);
       if (e.code() != TIDE_UNIMPLEMENTED) throw;
       KernelChoice::Decline(op, e, place_);  // throws when no other kernel can run the op
       op.shape_cache().Reset();
       unchanged = false;
     } catch (...) {
-      if (moves) UndoViewMoves(op, moves);
       DropUnbackedOutputs(op);
       throw;
     }

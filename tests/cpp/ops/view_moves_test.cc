@@ -272,5 +272,49 @@ TEST_F(ViewMovesTest, InPlaceWriteAfterTheMove) {
   }
 }
 
+// A kernel that fails after the move (reshape2's target read from ShapeTensor at run time, here
+// one X's elements cannot fill) leaves no output holding its input's memory; the next run moves.
+TEST_F(ViewMovesTest, AFailedKernelLeavesNothingShared) {
+  ProgramDesc p;
+  BlockDesc* b = p.MutableBlock(0);
+  for (const char* n : {"x", "a", "b", "c", "xs"}) b->Var(n)->set_dtype(TIDE_FP32);
+  for (const char* n : {"s0", "s1"}) b->Var(n)->set_dtype(TIDE_INT32);
+  *b->AppendOp() = OpDesc("scale", {{"X", {"x"}}}, {{"Out", {"a"}}}, {{"scale", 2.0f}});
+  *b->AppendOp() =
+      OpDesc("reshape2", {{"X", {"a"}}, {"ShapeTensor", {"s0", "s1"}}},
+             {{"Out", {"b"}}, {"XShape", {"xs"}}}, {{"shape", std::vector<int32_t>{}}});
+  *b->AppendOp() = OpDesc("scale", {{"X", {"b"}}}, {{"Out", {"c"}}}, {{"bias", 1.0f}});
+  auto prepared = exe.Prepare(p, 0, {"x", "s0", "s1"}, {"c"});
+  size_t view = 0;
+  for (size_t i = 0; i < prepared->num_ops(); ++i)
+    if (prepared->op(i).type() == "reshape2") view = i;
+  const OpInstance& op = prepared->op(view);
+  auto held = [&](const char* param, bool input) -> const AllocationPtr& {
+    const ArgBinding* arg = input ? op.FindInput(param) : op.FindOutput(param);
+    return arg->vars[0]->Get<LoDTensor>().holder();
+  };
+  auto dim = [](int32_t v) {
+    LoDTensor t;
+    t.Resize(DDim({1}));
+    *t.mutable_data<int32_t>(HostPlace()) = v;
+    return t;
+  };
+  bool shared = false;
+  prepared->ObserveOps([&](size_t i) {
+    if (i == view) shared = held("X", true) && held("X", true) == held("Out", false);
+  });
+  Scope scope;
+  auto out = exe.Run(*prepared, &scope, {Host({4, 6}), dim(3), dim(8)});
+  EXPECT_TRUE(shared);
+  ExpectValues(out[0], {3, 8});
+  EXPECT_THROW(exe.Run(*prepared, &scope, {Host({4, 6}), dim(5), dim(5)}), Error);
+  ASSERT_TRUE(held("X", true)) << "the input keeps its memory";
+  EXPECT_NE(held("Out", false), held("X", true)) << "the failed op's output still holds it";
+  shared = false;
+  out = exe.Run(*prepared, &scope, {Host({4, 6}), dim(2), dim(12)});
+  EXPECT_TRUE(shared);
+  ExpectValues(out[0], {2, 12});
+}
+
 }  // namespace
 }  // namespace tide::core
