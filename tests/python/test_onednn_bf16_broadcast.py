@@ -34,9 +34,14 @@ def test_middle_dim_broadcast(op, xs, ys, reference):
     want = fed["X"] * fed["Y"] if op == "elementwise_mul" else fed["X"] + fed["Y"]
     assert dtypes["Out"] == BF16
     close(outs["Out"], want, what=op)
-    # (e69db3d declined the reference-implementation broadcast to the plain kernel; reverted:
-    # it broke MkldnnChain's blocked-tensor exchange. `reference` marks the slow case.)
-    del reference
+    # The reference-implementation broadcast on plain data is declined to the float32 plain
+    # kernel; the jit one stays oneDNN's (blocked data always does: MkldnnChain's exchange).
+    ran = kernels[op]
+    if BF16_ISA:
+        if reference:
+            assert all("plain" in k and "float32" in k for k in ran), ran
+        else:
+            assert all("mkldnn" in k and "bfloat16" in k for k in ran), ran
 
 
 @pytest.mark.parametrize(
