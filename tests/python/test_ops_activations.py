@@ -294,3 +294,18 @@ def test_prelu_wrong_alpha_size_is_an_error():
         make(
             "prelu", {"X": x, "Alpha": np.ones(1, "float32")}, {"Out": x}, {"mode": "rows"}
         ).check_output()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pow_square_is_exact(dtype, rng):
+    """pow with factor 2 (RMSNorm's x^2) takes x * x: the correctly rounded square, as pow's,
+    so bit for bit numpy's square in the same type (negatives, zeros, infinities, NaN too);
+    its grad 2 x g."""
+    x = rng.uniform(-3, 3, (4, 50)).astype(dtype)
+    x.reshape(-1)[:5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    t = make("pow", {"X": x}, {"Out": np.square(x)}, {"factor": 2.0})
+    t.check_output(rtol=0, atol=0)
+    y = rng.uniform(-3, 3, (3, 4)).astype(dtype)
+    make("pow", {"X": y}, {"Out": np.square(y)}, {"factor": 2.0}).check_grad(
+        ["X"], "Out", **grad_args(dtype)
+    )

@@ -264,7 +264,9 @@ struct PowAct {
   TIDE_OPS_HOST_DEVICE explicit PowAct(const float* a) : factor(a[0]) {}
   template <typename T>
   TIDE_OPS_HOST_DEVICE T Fwd(T x) const {
-    return act_math::Pow(x, T(factor));
+    // x * x is pow's correctly rounded square, bit for bit, without a pow call per element
+    // (RMSNorm's x^2: 5% of a LLaMA prefill on the plain kernels).
+    return factor == 2.0f ? x * x : act_math::Pow(x, T(factor));
   }
   template <typename T>
   TIDE_OPS_HOST_DEVICE T Bwd(T x, T g) const {
