@@ -130,3 +130,20 @@ def test_softmax_and_mean(dtype, rng):
     t.setup(dtype)
     t.check_output(rtol=1e-5, atol=1e-6)
     t.check_grad(["X"], "Out", **grad_args(dtype))
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_softmax_large_split_over_threads(axis, rng):
+    """Enough lines for the kernel to split them over the CPU pool (by the dims before the
+    axis): each line against float64 numpy, -inf entries (masked positions) exactly 0."""
+    from op_test import make
+
+    x = rng.uniform(-8, 8, (64, 33, 40)).astype("float32")
+    masked = (slice(None), slice(None), 5) if axis == -1 else (slice(None), 3, slice(None))
+    x[masked] = -np.inf
+    xd = x.astype(np.float64)
+    e = np.exp(xd - xd.max(axis=axis, keepdims=True))
+    want = (e / e.sum(axis=axis, keepdims=True)).astype("float32")
+    t = make("softmax", {"X": x}, {"Out": want}, {"axis": axis})
+    t.check_output(rtol=1e-5, atol=1e-7)
+    assert np.all(t.forward()["Out"][masked] == 0.0)
