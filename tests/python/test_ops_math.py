@@ -147,3 +147,34 @@ def test_softmax_large_split_over_threads(axis, rng):
     t = make("softmax", {"X": x}, {"Out": want}, {"axis": axis})
     t.check_output(rtol=1e-5, atol=1e-7)
     assert np.all(t.forward()["Out"][masked] == 0.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "xs,ys,tx,ty",
+    [
+        ((3, 5), (5, 4), False, False),  # a few rows: tide/gemm_skinny.hpp's kernels
+        ((12, 5), (4, 5), False, True),  # more rows: the BLAS; B transposed
+        ((5, 3), (5, 4), True, False),  # X transposed
+        ((4, 1, 6), (6, 7), False, False),  # a batch of X over one Y (a decode step's rows)
+        ((2, 3, 4, 6), (2, 3, 6, 5), False, False),  # batches of heads
+        ((2, 1, 4, 6), (3, 5, 6), False, True),  # batch dims broadcast
+        ((6,), (6, 3), False, False),  # a vector times a matrix: [3]
+        ((2, 6), (6,), False, False),  # a matrix times a vector: [2]
+        ((4, 0), (0, 3), False, False),  # k = 0: zeros
+    ],
+)
+def test_matmul_v2(dtype, xs, ys, tx, ty, rng):
+    """matmul_v2 in float32 / float64 (numpy's matmul with Paddle's transposes) against float64
+    numpy, and its grads by finite differences: what the conformance kit runs on a device's
+    matmul_v2 kernels."""
+    from op_test import make
+
+    x, y = rand(rng, xs, dtype), rand(rng, ys, dtype)
+    a = np.swapaxes(x, -1, -2) if tx else x
+    b = np.swapaxes(y, -1, -2) if ty else y
+    want = np.matmul(a.astype(np.float64), b).astype(dtype)
+    t = make("matmul_v2", {"X": x, "Y": y}, {"Out": want}, {"trans_x": tx, "trans_y": ty})
+    t.check_output(rtol=1e-5, atol=1e-6)
+    if x.size and y.size:
+        t.check_grad(["X", "Y"], "Out", **grad_args(dtype))
