@@ -28,6 +28,9 @@ class Tensor {
 
   TideDataType dtype() const { return Host().Tensor_DataType(t_); }
   int32_t rank() const { return Host().Tensor_Rank(t_); }
+  // A copy, made at each call: keep it in a variable before taking iterators
+  // (Dims(x.dims().begin(), x.dims().begin() + k) mixes two temporaries' iterators; a vendor's
+  // first kernel crashed so).
   Dims dims() const {
     const int64_t* d = Host().Tensor_Dims(t_);
     return Dims(d, d + rank());
