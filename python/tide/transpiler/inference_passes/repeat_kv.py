@@ -1,6 +1,6 @@
 """fold_repeat_kv: grouped-query attention (LLaMA-2/3, Qwen2, Mistral: H query heads over Hkv
 key / value heads) as PaddleNLP's and Paddle's model code writes it, each K / V head repeated for
-rep = H / Hkv query heads before the products,
+rep = H / Hkv query heads before the products::
 
     K_rep = transpose2(reshape2(expand_v2(unsqueeze2(kv, [-2]), [.., .., Hkv, rep, D]),
                                 [0, 0, H, D]), [0, 2, 1, 3])
@@ -8,7 +8,7 @@ rep = H / Hkv query heads before the products,
              or K_rep = transpose2(repeat_interleave(kv, rep, axis 2), [0, 2, 1, 3]))
     out   = matmul_v2(X, K_rep, trans_y)                          (Q K^T, or P V)
 
-becomes the same products with each group of rep query heads as rows of one matrix:
+becomes the same products with each group of rep query heads as rows of one matrix::
 
     out = reshape2(matmul_v2(reshape2(X, [0, Hkv, -1, 0]), transpose2(kv, [0, 2, 1, 3]),
                              trans_y), [0, H, -1, 0])
