@@ -144,6 +144,14 @@ def test_layers_fc_cannot_take_or_that_others_read_stay():
     assert len(fused) == 2 and op_types(main).count("sigmoid") == 1
 
 
+def test_public_in_tide_transpiler():
+    # docs/memory.md names it tide.transpiler.fuse_fc_bias_act, beside fuse_conv_bias_act
+    assert tide.transpiler.fuse_fc_bias_act is fuse_fc_bias_act
+    assert "fuse_fc_bias_act" in tide.transpiler.__all__
+    main, _, fused = training_fusion.rewrite(tide.transpiler.fuse_fc_bias_act, mlp, ())
+    assert len(fused) == 3 and "mul" not in op_types(main)
+
+
 def test_refuses_what_is_not_a_program():
     with pytest.raises(TypeError, match="fuse_fc_bias_act needs a Program"):
         fuse_fc_bias_act("main")
