@@ -3,6 +3,8 @@
 // oneDNN broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
 // feature maps, stays blocked). Its grad keeps Out@GRAD's format too.
 #include <algorithm>
+#include <cstring>
+#include <tide/eigen.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/elementwise.hpp>
 #include <vector>
@@ -109,13 +111,39 @@ void SumPlain(const T* g, const tide::ops::Broadcast& b, T* dy) {
   for (int64_t j = 0; j < b.n; ++j) dy[j] = static_cast<T>(acc[j]);
 }
 
-// dY[c] = the column sums of [rows, C] channels-last data (nhwc): vectorised row adds.
+inline float Widened(float v) { return v; }
+inline float Widened(tide::bfloat16 v) {  // exact; a shift GCC vectorises (Eigen's cast is not)
+  const uint32_t u = uint32_t(Eigen::numext::bit_cast<uint16_t>(v)) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// dY[c] = the column sums of [rows, C] data (channels-last maps, or an fc's [batch, C] bias grad).
+// Rows go in fixed blocks, each block's partial sums over the CPU pool (by column ranges too
+// where C is wide), then the blocks are added in order: the same sums on any number of threads.
+// An MLP's [128, 1024] bfloat16 bias grad took 78 us in one scalar loop of float conversions.
 template <typename T>
-void SumChannelsLast(const T* g, int64_t rows, int64_t c, T* dy) {
-  std::vector<float> acc(c, 0.0f);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < c; ++j) acc[j] += static_cast<float>(g[r * c + j]);
-  for (int64_t j = 0; j < c; ++j) dy[j] = static_cast<T>(acc[j]);
+void SumColumns(const KernelContext& ctx, const T* g, int64_t rows, int64_t c, T* dy) {
+  constexpr int64_t kRowBlock = 256, kColChunk = 512;
+  const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock,
+                chunks = (c + kColChunk - 1) / kColChunk;
+  std::vector<float> part(blocks * c, 0.0f);
+  tide::ParallelFor(
+      ctx, blocks * chunks, kRowBlock * std::min(c, kColChunk), [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t b = t / chunks, j0 = t % chunks * kColChunk,
+                        j1 = std::min(c, j0 + kColChunk);
+          float* acc = part.data() + b * c;
+          for (int64_t r = b * kRowBlock; r < std::min(rows, (b + 1) * kRowBlock); ++r) {
+            const T* row = g + r * c;
+            for (int64_t j = j0; j < j1; ++j) acc[j] += Widened(row[j]);
+          }
+        }
+      });
+  for (int64_t b = 1; b < blocks; ++b)
+    for (int64_t j = 0; j < c; ++j) part[j] += part[b * c + j];
+  for (int64_t j = 0; j < c; ++j) dy[j] = static_cast<T>(part[j]);
 }
 
 // The grads' broadcast of Y over X: Fluid's rule only (numpy's broadcasting stays with the plain
@@ -151,6 +179,8 @@ void AddGradKernel(KernelContext& ctx) {
     tide::ops::CheckGradDims(op, "Out@GRAD", dout.dims(), xd);
     if (kFloat32Kernel<T> && !IsBlocked(dout) && !b.same)
       DeclinePlainOperands(op, "Out@GRAD of a broadcast add");
+    // Before X@GRAD is written: ToDnnlDims declines ranks oneDNN does not take.
+    const memory::dims dims = dy && !b.same ? ToDnnlDims(xd) : memory::dims();
     if (dx) dx.ShareDataWith(dout);
     if (!dy) return;
     if (b.same) {
@@ -161,18 +191,20 @@ void AddGradKernel(KernelContext& ctx) {
     T* dyd = dy.mutable_data<T>(yd, ctx.place());
     dy.set_layout(TIDE_LAYOUT_ANY);
     dy.set_format(0);
-    const memory::dims dims = ToDnnlDims(xd);
     if (IsBlocked(dout) && xd.size() == 4 && b.axis == 1 && b.n == xd[1]) {  // a channel bias
       memory g =
           e.Convert(e.View(dout, op, "Out@GRAD"), memory::desc(dims, DnnlTypeOf<T>(), Tag::nhwc));
       e.Wait();
-      SumChannelsLast(static_cast<const T*>(g.get_data_handle()), xd[0] * xd[2] * xd[3], xd[1],
-                      dyd);
+      SumColumns(ctx, static_cast<const T*>(g.get_data_handle()), xd[0] * xd[2] * xd[3], xd[1],
+                 dyd);
       return;
     }
     memory g = PlainView(e, dout, op, "Out@GRAD");
     e.Wait();
-    SumPlain(static_cast<const T*>(g.get_data_handle()), b, dyd);
+    if (b.post == 1)  // Y over the last dims ([batch, C] + [C]): its sums are column sums
+      SumColumns(ctx, static_cast<const T*>(g.get_data_handle()), b.pre, b.n, dyd);
+    else
+      SumPlain(static_cast<const T*>(g.get_data_handle()), b, dyd);
   });
 }
 

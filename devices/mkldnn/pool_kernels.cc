@@ -132,14 +132,18 @@ void FinishLoop(Exec& e, const PoolParams& p, Tensor& out, const Dims& d, const 
   e.Wait();
 }
 
-memory::desc ChannelsLast(const Dims& d) { return memory::desc(ToDnnlDims(d), f32, Tag::acdb); }
+template <typename T>
+memory::desc ChannelsLast(const Dims& d) {
+  return memory::desc(ToDnnlDims(d), DnnlTypeOf<T>(), Tag::acdb);
+}
 
-// X holds channels-last float32 data (acdb) and the op is a 2x2 / stride-2 max pooling:
-// pool_channels_last.h's loops run it.
+// X holds channels-last data of the kernel's type (acdb) and the op is a 2x2 / stride-2 max
+// pooling: pool_channels_last.h's loops run it.
+template <typename T>
 bool ChannelsLastMaxPool2x2(const PoolParams& p, const Tensor& x, const char* op) {
   if (p.nhwc || !IsBlocked(x) || !tide::kernels::IsMaxPool2x2(p) || x.dims().size() != 4)
     return false;
-  return DescOf(x, op, "X") == ChannelsLast(x.dims());
+  return DescOf(x, op, "X") == ChannelsLast<T>(x.dims());
 }
 
 struct PoolFwd {
@@ -192,10 +196,10 @@ void PoolKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("X"), out = ctx.Output("Out");
     PoolParams p = GetPoolParams(ctx, x.dims());
     Exec e(ctx);
-    if (kFloat32Kernel<T> && ChannelsLastMaxPool2x2(p, x, op)) {
-      memory dst = TryOutput(e, out, p.out_dims(), ChannelsLast(p.out_dims()), ctx.place());
+    if (ChannelsLastMaxPool2x2<T>(p, x, op)) {
+      memory dst = TryOutput(e, out, p.out_dims(), ChannelsLast<T>(p.out_dims()), ctx.place());
       if (dst) {
-        MaxPool2x2ChannelsLast(ctx, p, x.data<float>(), static_cast<float*>(dst.get_data_handle()));
+        MaxPool2x2ChannelsLast(ctx, p, x.data<T>(), static_cast<T*>(dst.get_data_handle()));
         return;
       }
     }
@@ -262,14 +266,13 @@ void PoolGradKernel(KernelContext& ctx) {
                              p.nhwc ? ToNhwc(p.out_dims()) : p.out_dims());
     const Dims x_nchw = p.nhwc ? ToNchw(x.dims()) : x.dims();
     Exec e(ctx);
-    if (kFloat32Kernel<T> && ChannelsLastMaxPool2x2(p, x, op)) {
-      memory d = TryOutput(e, dx, x.dims(), ChannelsLast(x.dims()), ctx.place());
+    if (ChannelsLastMaxPool2x2<T>(p, x, op)) {
+      memory d = TryOutput(e, dx, x.dims(), ChannelsLast<T>(x.dims()), ctx.place());
       if (d) {
-        memory g = e.Convert(e.View(dout, op, "Out@GRAD"), ChannelsLast(p.out_dims()));
+        memory g = e.Convert(e.View(dout, op, "Out@GRAD"), ChannelsLast<T>(p.out_dims()));
         e.Wait();
-        MaxPool2x2GradChannelsLast(ctx, p, x.data<float>(),
-                                   static_cast<const float*>(g.get_data_handle()),
-                                   static_cast<float*>(d.get_data_handle()));
+        MaxPool2x2GradChannelsLast(ctx, p, x.data<T>(), static_cast<const T*>(g.get_data_handle()),
+                                   static_cast<T*>(d.get_data_handle()));
         return;
       }
     }

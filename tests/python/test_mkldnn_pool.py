@@ -55,3 +55,61 @@ def test_max_pool_of_a_conv_output(core_flags, n, c, h, m, k, pad):
     want_p, first = max_pool_2x2(got_y.astype("float64"))
     np.testing.assert_array_equal(got_p, want_p.astype("float32"))
     np.testing.assert_array_equal(got_dy, route(first, w.astype("float64"), got_y.shape))
+
+
+@pytest.mark.parametrize(
+    "n,c,h,m,k,pad", [(4, 1, 25, 20, 5, 0), (2, 3, 12, 7, 3, 1)], ids=["lenet_odd", "tail_channels"]
+)
+def test_bfloat16_max_pool_of_a_conv_output(n, c, h, m, k, pad):
+    # The same in bfloat16 (AMP's LeNet): with AMX oneDNN's bfloat16 convolution writes acdb,
+    # which the same loops pool through float32 rows; elsewhere other kernels run. Either way
+    # the values are picked and routed, never rounded: exactly the reference's.
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    rng = np.random.RandomState(9)
+    x = rng.standard_normal((n, c, h, h)).astype(bf16)
+    f = (rng.standard_normal((m, c, k, k)) * 0.3).astype(bf16)
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        block = main.global_block()
+
+        def data(name, shape, grad=False):
+            return tide.layers.data(
+                name=name,
+                shape=list(shape),
+                dtype="bfloat16",
+                append_batch_size=False,
+                stop_gradient=not grad,
+            )
+
+        xv, fv = data("x", x.shape, grad=True), data("f", f.shape)
+        y = block.create_var(name="y", dtype="bfloat16")
+        block.append_op(
+            type="conv2d",
+            inputs={"Input": [xv], "Filter": [fv]},
+            outputs={"Output": [y]},
+            attrs={"paddings": [pad, pad], "use_cudnn": False},
+        )
+        p = block.create_var(name="p", dtype="bfloat16")
+        block.append_op(
+            type="pool2d",
+            inputs={"X": [y]},
+            outputs={"Out": [p]},
+            attrs={"pooling_type": "max", "ksize": [2, 2], "strides": [2, 2]},
+        )
+        oh = (h + 2 * pad - k + 1) // 2
+        w = rng.uniform(0.5, 1.5, (n, m, oh, oh)).astype(bf16)
+        wv = data("w", w.shape)
+        tide.append_backward(tide.layers.reduce_sum(tide.layers.elementwise_mul(p, wv)))
+    exe = tide.Executor(tide.CPUPlace())
+    got_y, got_p, got_dy = exe.run(
+        main, feed={"x": x, "f": f, "w": w}, fetch_list=["y", "p", "y@GRAD"]
+    )
+    kernels = dict(exe.last_run_info()["kernels"])
+    assert "pool2d" in kernels and "pool2d_grad" in kernels, kernels
+    assert got_p.dtype == bf16 and got_dy.dtype == bf16
+    want_p, first = max_pool_2x2(got_y.astype("float64"))
+    np.testing.assert_array_equal(got_p.astype("float64"), want_p)
+    np.testing.assert_array_equal(
+        got_dy.astype("float64"), route(first, w.astype("float64"), got_y.shape)
+    )
