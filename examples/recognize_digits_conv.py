@@ -91,7 +91,7 @@ def train(
                 kernels = exe.last_run_info()["kernels"]
                 print(
                     "kernels of the last run:",
-                    ", ".join("%s: %s" % k for k in kernels if k[0] == "conv2d"),
+                    ", ".join("%s: %s" % k for k in kernels if k[0] in ("conv2d", "fused_conv2d")),
                 )
         return float(test_acc[0])
     finally:
