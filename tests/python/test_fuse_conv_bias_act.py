@@ -114,6 +114,53 @@ def test_onednn_kernels_train_alike(core_flags):
     assert_same_training(fused, plain, rtol=1e-4)
 
 
+def amp_net(act2="sigmoid"):
+    """net()'s layers under bfloat16 AMP (decorate_bf16): each conv adds a bfloat16 cast of its
+    float32 bias, a cast the program writes after the conv; the rewrite moves it before the
+    fused op."""
+    from tide.contrib import mixed_precision as amp
+
+    img = layers.data(name="img", shape=[3, 12, 12])
+    h1 = layers.conv2d(img, 6, 3, padding=1, act="relu")
+    h = layers.pool2d(h1, 2, "max", 2)
+    h2 = layers.conv2d(h, 8, 3, padding=1, act=act2)
+    h3 = layers.conv2d(h2, 4, 1)
+    loss = layers.mean(layers.square(h3))
+    amp.decorate_bf16(tide.optimizer.SGD(0.1)).minimize(loss)
+    return loss, {"h3": h3}
+
+
+@pytest.mark.parametrize("use_mkldnn", [False, True])
+def test_bfloat16_amp_convs_fuse_with_their_bias_casts(core_flags, use_mkldnn):
+    if use_mkldnn and not has_mkldnn():
+        pytest.skip(MKLDNN_SKIP_REASON)
+    fused = train(core_flags, True, build=amp_net, use_mkldnn=use_mkldnn)
+    plain = train(core_flags, False, build=amp_net, use_mkldnn=use_mkldnn)
+    assert fused[2].count("fused_conv2d") == 3 and "conv2d" not in fused[2], fused[2]
+    assert "fused_conv2d" not in plain[2]
+    # The fused op adds the bias before rounding the sum to bfloat16 once, the ops as written
+    # round the conv's output first: the same training to bfloat16 rounding (of each step's
+    # values, so a parameter is compared on its own scale).
+    for step_f, step_p in zip(fused[0], plain[0]):
+        np.testing.assert_allclose(step_f[0], step_p[0], rtol=2.0**-6)
+    assert fused[1].keys() == plain[1].keys()
+    for name, want in plain[1].items():
+        tol = 2.0**-6 * np.abs(want).max()
+        np.testing.assert_allclose(fused[1][name], want, rtol=0, atol=tol, err_msg=name)
+
+
+def test_amp_rewrite_moves_the_bias_cast_before_the_fused_conv():
+    main, _, fused = rewrite(build=amp_net)
+    assert len(fused) == 3
+    ops = main.global_block().ops
+    for i, op in enumerate(ops):
+        if op.type != "fused_conv2d":
+            continue
+        bias = op.input("Bias")[0]
+        writers = [j for j, o in enumerate(ops) if bias in o.output_arg_names]
+        assert len(writers) == 1 and ops[writers[0]].type == "cast" and writers[0] < i, bias
+
+
 def test_a_fetched_intermediate_keeps_its_conv_unfused(core_flags):
     fetch = ("h1", "h1_sum", "h2_conv")
     fused = train(core_flags, True, fetch=fetch)

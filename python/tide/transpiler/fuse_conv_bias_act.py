@@ -93,10 +93,29 @@ def _single(op, param, outputs=False):
     return names[0] if len(names) == 1 else None
 
 
+def _cast_of_parameter(uses, name, layer):
+    """The cast op writing `name` from a persistable variable, where it can run before `layer`
+    instead (AMP's bfloat16 copy of a float32 bias, cast after the conv it is added to): `name`
+    is its temporary and nothing between `layer` and it writes the parameter. Else None."""
+    writers = uses.writers.get(name, [])
+    if len(writers) != 1 or writers[0].type != "cast" or not uses.temporary(name, writers[0]):
+        return None
+    cast = writers[0]
+    src = _single(cast, "X")
+    if src is None or src not in uses.vars or not uses.vars[src].persistable:
+        return None
+    if uses.index(cast) > uses.index(layer) and uses.touched_between(
+        [src], layer, cast, writes_only=True
+    ):
+        return None
+    return cast
+
+
 def _bias_add(uses, family, op, out):
-    """(add, add_grad or None, bias) where `out`'s readers are one elementwise_add of a
-    persistable bias the family's op takes (family.bias_fits) and its gradient op (reading `out`
-    as X), else None."""
+    """(add, add_grad or None, bias, cast or None) where `out`'s readers are one elementwise_add
+    of a bias the family's op takes (family.bias_fits) and its gradient op (reading `out` as X),
+    else None. The bias is persistable, or a cast of a persistable one (_cast_of_parameter:
+    mixed precision's), of `out`'s type."""
     adds = [o for o in uses.readers.get(out, []) if o.type == _ADD]
     grads = [o for o in uses.readers.get(out, []) if o.type == _ADD_GRAD]
     if len(adds) != 1 or len(grads) > 1 or len(adds) + len(grads) != len(uses.readers[out]):
@@ -106,14 +125,15 @@ def _bias_add(uses, family, op, out):
     if add.input("X") != [out] or bias is None or bias not in uses.vars:
         return None
     bias_var = uses.vars[bias]
-    if not bias_var.persistable or bias_var.dtype != uses.vars[out].dtype:
+    cast = None if bias_var.persistable else _cast_of_parameter(uses, bias, op)
+    if (cast is None and not bias_var.persistable) or bias_var.dtype != uses.vars[out].dtype:
         return None
     if not family.bias_fits(uses, op, add, list(bias_var.shape)):
         return None
     add_grad = grads[0] if grads else None
     if add_grad is not None and (add_grad.input("X") != [out] or add_grad.input("Y") != [bias]):
         return None
-    return add, add_grad, bias
+    return add, add_grad, bias, cast
 
 
 def _conv_bias_fits(uses, conv, add, bias_dims):
@@ -224,17 +244,17 @@ def _fuse_backward(uses, family, add_grad, out):
 
 def _fuse_one(block, uses, family, layer):
     """Fuses `layer` (a conv or mul) with its bias add and / or activation where it can; returns
-    whether it did."""
+    the fused op, else False."""
     if not family.fits(uses, layer):
         return False
     out = _single(layer, family.out, True)
     if out is None or not uses.temporary(out, layer):
         return False
     found = _bias_add(uses, family, layer, out)
-    add = add_grad = bias = None
+    add = add_grad = bias = cast = None
     last, result = layer, out  # the last op fused, and the name the fused op writes
     if found is not None:
-        add, add_grad, bias = found
+        add, add_grad, bias, cast = found
         result = _single(add, "Out", True)
         if result is None or not uses.written_once(result, add):
             return False
@@ -249,8 +269,9 @@ def _fuse_one(block, uses, family, layer):
     else:
         return False
     # The fused op runs where the layer did: what it reads must not change before the add (the
-    # activation), and what it writes must not be read or written before them.
-    reads = layer.input_arg_names + ([bias] if bias else [])
+    # activation), and what it writes must not be read or written before them. A bias cast
+    # after the layer moves before it (_cast_of_parameter checked its input stays).
+    reads = layer.input_arg_names + ([bias] if bias and cast is None else [])
     if result in reads or uses.touched_between(reads, layer, last, writes_only=True):
         return False
     if uses.touched_between([result], layer, last):
@@ -266,16 +287,24 @@ def _fuse_one(block, uses, family, layer):
         dx = _single(add_grad, "X@GRAD", True)
         if _fuse_backward(uses, family, add_grad, out):
             gone.append(dx)
+    if cast is not None and uses.index(cast) > uses.index(layer):
+        attrs_cast = {n: cast.attr(n) for n in cast.attr_names}
+        io = ({"X": cast.input("X")}, {"Out": cast.output("Out")})
+        block._remove_op(uses.index(cast))
+        block._insert_op(uses.index(layer), "cast", inputs=io[0], outputs=io[1], attrs=attrs_cast)
+        uses.ops = block.ops
     at = uses.index(layer)
     fused_ops = [layer] + ([add] if add else []) + ([act[0]] if act else [])
     for op in sorted(fused_ops, key=uses.index, reverse=True):
         block._remove_op(uses.index(op))
         uses.ops = block.ops
-    block._insert_op(at, family.fused, inputs=inputs, outputs={family.out: [result]}, attrs=attrs)
+    fused_op = block._insert_op(
+        at, family.fused, inputs=inputs, outputs={family.out: [result]}, attrs=attrs
+    )
     for name in gone:
         forget_var(block, name, uses.deleters.get(name, []))
     block.program._bump()
-    return True
+    return fused_op
 
 
 def _fuse_all(program, skip_opt_set, family, what):
@@ -287,8 +316,10 @@ def _fuse_all(program, skip_opt_set, family, what):
     i = 0
     while i < len(block.ops):
         op = block.ops[i]
-        if op.type in family.types and _fuse_one(block, _Uses(program, skip), family, op):
-            fused.append(block.ops[i].output(family.out)[0])
+        fused_op = op.type in family.types and _fuse_one(block, _Uses(program, skip), family, op)
+        if fused_op:  # after the bias cast it moved before the layer, if any
+            fused.append(fused_op.output(family.out)[0])
+            i = next(j for j, o in enumerate(block.ops) if o is fused_op)
         i += 1
     return fused
 
