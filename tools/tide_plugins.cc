@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device/device_context.h"
 #include "core/host/initialize.h"
 #include "core/host/loader.h"
 #include "core/platform/flags.h"
@@ -72,6 +73,11 @@ void PrintRecord(const PluginRecord& r) {
   PrintList("ops", r.ops);
   PrintKernels(r.kernels);
   PrintList("devices", r.devices);
+  for (const auto& kind : r.devices)  // a kind without devices says why (its plugin's reason)
+    if (tide::core::DeviceCount(kind) == 0) {
+      const std::string why = tide::core::DeviceUnavailableReason(kind);
+      std::cout << "  no '" << kind << "' device" << (why.empty() ? "" : ": " + why) << "\n";
+    }
 }
 
 // --timing: one line per file (open + register), slowest first, with its share of the total.

@@ -14,6 +14,15 @@
 #include "core/registry/registry.h"
 
 namespace tide::core {
+namespace {
+// The plugin's reason for reporting no device (TideDeviceDef.unavailable_reason, ABI 1.1; a 1.0
+// table has none: the fields past its struct_size are zero). "" when it gives none.
+std::string PluginsReason(const DeviceInfo& dev) {
+  const TideDeviceDef& d = dev.def;
+  const char* why = d.unavailable_reason ? d.unavailable_reason(d.self) : nullptr;
+  return why ? why : "";
+}
+}  // namespace
 
 const DeviceInfo& CheckedDevice(const Place& place) {
   TIDE_ENFORCE(place.valid(), "invalid place (no kind)");
@@ -30,16 +39,27 @@ const DeviceInfo& CheckedDevice(const Place& place) {
               NotInitializedHint());
   }
   int32_t n = dev->def.device_count(dev->def.self);
-  if (place.device < 0 || place.device >= n)
+  if (place.device < 0 || place.device >= n) {
+    const std::string why = n == 0 ? PluginsReason(*dev) : "";
     TIDE_FAIL(TIDE_UNAVAILABLE, "place ", place.ToString(), " does not exist: the '",
               place.kind_name(), "' device plugin (", dev->plugin_file, ") reports ", n,
-              " device(s)");
+              " device(s)", why.empty() ? "" : ": " + why);
+  }
   return *dev;
 }
 
 int32_t DeviceCount(const std::string& kind) {
   const DeviceInfo* dev = Registry::Global().FindDevice(PlaceKindId(kind));
   return dev ? dev->def.device_count(dev->def.self) : 0;
+}
+
+std::string DeviceUnavailableReason(const std::string& kind) {
+  const DeviceInfo* dev = Registry::Global().FindDevice(PlaceKindId(kind));
+  if (!dev)
+    return StrCat("no loaded device plugin provides kind '", kind,
+                  "' (a plugin that failed to load may provide it: tide.plugins() or "
+                  "tide-plugins says why)");
+  return dev->def.device_count(dev->def.self) == 0 ? PluginsReason(*dev) : "";
 }
 
 DeviceContext::DeviceContext(const DeviceInfo& device, const Place& place)

@@ -157,6 +157,9 @@ bool GetDeviceMemoryStats(const Place& place, TideMemoryStats* stats);
 const DeviceInfo& CheckedDevice(const Place& place);
 // Devices of a kind; 0 when no plugin provides it.
 int32_t DeviceCount(const std::string& kind);
+// Why a kind has no device: its plugin's unavailable_reason (ABI 1.1) when it reports 0 devices,
+// or that no loaded plugin provides the kind; "" when it has devices or gives no reason.
+std::string DeviceUnavailableReason(const std::string& kind);
 
 class DeviceContextPool {
  public:

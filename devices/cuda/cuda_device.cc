@@ -155,6 +155,36 @@ bool IsPinned(const void* p) {
   return a.type == cudaMemoryTypeHost;
 }
 
+// The GPUs the CUDA runtime sees, asked once; with none, why (cudaGetDeviceCount's error: no
+// driver, one older than the runtime, no device, CUDA_VISIBLE_DEVICES hiding them).
+struct Discovery {
+  int32_t count = 0;
+  std::string reason;  // kept for the process: TideDeviceDef.unavailable_reason hands it out
+};
+const Discovery& Discovered() {
+  static const Discovery d = [] {
+    Discovery r;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      r.reason = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + " (" +
+                 cudaGetErrorString(e) + ")";
+      if (e == cudaErrorInsufficientDriver)
+        r.reason += "; is the NVIDIA driver (libcuda.so.1) installed, and as new as this runtime?";
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      if (e == cudaErrorNoDevice && visible)
+        r.reason += std::string("; CUDA_VISIBLE_DEVICES is '") + visible + "'";
+      tide::Log(TIDE_LOG_INFO, kPluginName, "no CUDA device: " + r.reason + "; no gpu places");
+      return r;
+    }
+    r.count = std::min(n, kMaxDevices);
+    if (r.count == 0) r.reason = "cudaGetDeviceCount found no CUDA device";
+    return r;
+  }();
+  return d;
+}
+
 class CudaDevice : public tide::Device {
  public:
   const char* kind() const override { return "gpu"; }
@@ -164,20 +194,12 @@ class CudaDevice : public tide::Device {
   double DefaultMemoryFraction() const override { return 0.92; }
   uint64_t DefaultInitialMemoryMb() const override { return 256; }
 
-  // 0 without a driver or a device: a machine without a GPU has no gpu places, which is no error.
-  int32_t Count() override {
-    static const int32_t count = [] {
-      int n = 0;
-      cudaError_t e = cudaGetDeviceCount(&n);
-      if (e != cudaSuccess) {
-        cudaGetLastError();
-        tide::Log(TIDE_LOG_INFO, kPluginName,
-                  std::string("no CUDA device: ") + cudaGetErrorString(e) + "; no gpu places");
-        return 0;
-      }
-      return std::min(n, kMaxDevices);
-    }();
-    return count;
+  // 0 without a driver or a device: a machine without a GPU has no gpu places, which is no error;
+  // UnavailableReason says why, in the error of a gpu place that does not exist.
+  int32_t Count() override { return Discovered().count; }
+  const char* UnavailableReason() const override {
+    const std::string& why = Discovered().reason;
+    return why.empty() ? nullptr : why.c_str();
   }
 
   void* Alloc(int32_t device, size_t size) override {

@@ -274,6 +274,11 @@ class OpenClDevice : public tide::Device {
   bool host_accessible() const override { return false; }  // coarse SVM: map before touching it
   size_t alignment() const override { return 128; }        // PoCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN
   int32_t Count() override { return static_cast<int32_t>(Devices().size()); }
+  // Discovery's reason (kept for the process), in the error of an opencl place that does not
+  // exist: "no OpenCL platform (...; install an ICD, ...)".
+  const char* UnavailableReason() const override {
+    return Devices().empty() ? NoDeviceReason().c_str() : nullptr;
+  }
   void* Alloc(int32_t device, size_t size) override {
     void* p = clSVMAlloc(Info(device).context, CL_MEM_READ_WRITE, std::max<size_t>(size, 1), 128);
     if (!p)

@@ -98,6 +98,9 @@ void BindTensor(py::module_& m) {
   m.def("parse_place", &ParsePlace);
   m.def("device_count", &DeviceCount, py::arg("kind"),
         "Devices of a place kind (0 when no plugin provides it).");
+  m.def("device_unavailable_reason", &DeviceUnavailableReason, py::arg("kind"),
+        "Why a place kind has no device (its plugin's reason, or that none provides it); \"\" "
+        "when it has devices or its plugin gives no reason.");
   m.def(
       "check_place", [](const Place& p) { CheckedDevice(p); }, "Raises unless the place exists.");
   m.def(

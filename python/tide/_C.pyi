@@ -3,7 +3,7 @@ Tide core bindings (descs, tensors, scopes, executor, plugins)
 """
 from __future__ import annotations
 import typing
-__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'FrozenModel', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'aot_compile', 'aot_freeze', 'append_backward', 'check_device_contracts', 'check_device_entries', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_has_compiler', 'device_kinds', 'device_properties', 'device_trace_clocks', 'device_traces', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'op_timings', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'prepare_flags_version', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'run_program_passes', 'set_flag', 'shutdown', 'start_profile', 'stop_profile']
+__all__: list[str] = ['AlreadyExistsError', 'BlockDesc', 'Executor', 'FrozenModel', 'InternalError', 'InvalidArgumentError', 'LoDTensor', 'NotFoundError', 'OpDesc', 'OutOfRangeError', 'Place', 'PreconditionError', 'PreparedBlock', 'ProgramDesc', 'ResourceExhaustedError', 'Scope', 'SelectedRows', 'TideError', 'UnavailableError', 'UnimplementedError', 'VarDesc', 'Variable', 'aot_compile', 'aot_freeze', 'append_backward', 'check_device_contracts', 'check_device_entries', 'check_place', 'data_types', 'device_contract', 'device_count', 'device_has_compiler', 'device_kinds', 'device_properties', 'device_trace_clocks', 'device_traces', 'device_unavailable_reason', 'find_paddle_model_files', 'from_dlpack', 'get_flag', 'grad_ops', 'grad_var_name', 'has_op', 'initialize', 'load_paddle_inference_model', 'load_plugin', 'memory_empty_cache', 'memory_stats', 'memory_used', 'op_events', 'op_kernels', 'op_profile_report', 'op_profiles', 'op_proto', 'op_timings', 'orphan_kernel_warnings', 'paddle_op_versions', 'parse_place', 'pir_op_table', 'plugin_search_path', 'plugins', 'plugins_json', 'prepare_flags_version', 'program_op_versions', 'registered_ops', 'reset_op_profiles', 'run_program_passes', 'set_flag', 'shutdown', 'start_profile', 'stop_profile']
 class TideError(RuntimeError):
     pass
 class InvalidArgumentError(TideError, ValueError):
@@ -384,6 +384,10 @@ def device_trace_clocks() -> list:
 def device_traces() -> list:
     """
     The device tracers' records of the last profile, on the profile's clock.
+    """
+def device_unavailable_reason(kind: str) -> str:
+    """
+    Why a place kind has no device (its plugin's reason, or that none provides it); "" when it has devices or its plugin gives no reason.
     """
 def find_paddle_model_files(path: str, model_filename: str = '', params_filename: str = '') -> dict:
     ...

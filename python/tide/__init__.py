@@ -105,6 +105,14 @@ def device_count(kind):
     return _C.device_count(kind)
 
 
+def device_unavailable_reason(kind):
+    """Why place kind `kind` has no device, in the words of its device plugin (e.g. "no OpenCL
+    platform (is an ICD installed?)"), or that no loaded plugin provides it; "" when it has
+    devices or its plugin gives no reason. Using a place of such a kind fails with the same
+    reason."""
+    return _C.device_unavailable_reason(kind)
+
+
 def device_properties(place):
     """What the device plugin reports of `place` (a Place or "gpu:0"): a dict of name, vendor,
     driver_version, compute_capability, total_memory (bytes) and multiprocessor_count; strings
@@ -248,6 +256,7 @@ __all__ = [
     "CUDAPlace",
     "places",
     "device_count",
+    "device_unavailable_reason",
     "device_properties",
     "is_compiled_with_cuda",
     # plugins, flags and the runtime

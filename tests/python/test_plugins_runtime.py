@@ -22,7 +22,7 @@ def test_installed_plugins_loaded_on_import():
     assert "cpu" in records["device_cpu"]["devices"]
     assert "mul" in records["ops_math"]["ops"]
     assert any(k.startswith("mul {cpu, float32") for k in records["ops_math"]["kernels"])
-    assert records["ops_math"]["abi"] == "1.0"
+    assert records["ops_math"]["abi"] == "1.1"  # plugin_api.h TIDE_ABI_MAJOR.TIDE_ABI_MINOR
 
 
 def test_op_of_unloaded_plugin_is_a_clear_error():

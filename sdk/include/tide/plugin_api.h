@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #define TIDE_ABI_MAJOR 1
-#define TIDE_ABI_MINOR 0
+#define TIDE_ABI_MINOR 1
 
 /* The layout revision of the tables below (the order of TideHostApi's entries and of the
  * plugin-filled structs' fields), while 1.0 is unreleased: a layout change before the release
@@ -848,6 +848,15 @@ typedef struct TideDeviceDef {
    * after synchronize. The core queues one after each download of a fetched value on the
    * TIDE_STREAM_COPY_OUT context, to move it out of pinned memory as soon as it lands. */
   TideStatus* (*launch_host_func)(void* self, void* ctx, void (*fn)(void* data), void* data);
+
+  /* --- ABI 1.1: why there is no device (after launch_host_func: a 1.0 table ends there) --- */
+  /* Why device_count is 0, in words a user can act on ("no OpenCL platform: is an ICD
+   * installed?", "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime
+   * version"). The core adds it to the error of a place of this kind that does not exist and to
+   * the device listings (tide.device_unavailable_reason, tide-plugins). Returns NULL or "" when
+   * there is nothing to say (devices were found). The string is the plugin's and stays valid
+   * while the process runs. Any thread; cheap, like device_count. Optional; NULL: no reason. */
+  const char* (*unavailable_reason)(void* self);
 } TideDeviceDef;
 
 /* ========================================================================================== */

@@ -1,7 +1,7 @@
 // Tests what Registrar_AddDevice refuses in a device table, naming the device and the entry:
 // entries that only work together (host_alloc/host_free, the six event functions, event timing
 // and the events it times, a tracer's four functions) given in part, and a tracer table older
-// than ABI 1.0's. A table with the required entries only registers.
+// than ABI 1.0's. A table with the required entries only registers, and so does a 1.0-sized one.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -107,6 +107,30 @@ TEST(DeviceRegistration, ATracerTableOlderThanTheAbiIsRefused) {
   d.tracer = &t;
   EXPECT_THAT(Register(d), HasSubstr("TideDeviceTracer.struct_size"));
   EXPECT_THAT(Register(d), HasSubstr("is smaller than ABI 1.0's"));
+}
+
+// ABI 1.1 appended unavailable_reason; a 1.0 plugin's table ends at launch_host_func. It registers,
+// and the core reads no field past its struct_size (what lies there is not the plugin's).
+TEST(DeviceRegistration, AnAbi10TableRegistersAndItsMissingReasonIsNotRead) {
+  TideDeviceDef d = Required();
+  d.unavailable_reason = [](void*) -> const char* { return "no regtest card"; };
+  d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, launch_host_func);
+  TideRegistrar r;
+  r.plugin = "regtest";
+  r.plugin_file = "libregtest.so";
+  std::unique_ptr<TideStatus> s(RegistrarAddDevice(&r, &d));
+  ASSERT_EQ(s, nullptr) << s->message;
+  ASSERT_EQ(r.staged.devices.size(), 1u);
+  EXPECT_EQ(r.staged.devices[0]->def.unavailable_reason, nullptr);
+
+  d.struct_size = sizeof(TideDeviceDef);  // a 1.1 table's reason is kept
+  TideRegistrar r11;
+  r11.plugin = "regtest";
+  r11.plugin_file = "libregtest.so";
+  s.reset(RegistrarAddDevice(&r11, &d));
+  ASSERT_EQ(s, nullptr) << s->message;
+  ASSERT_NE(r11.staged.devices[0]->def.unavailable_reason, nullptr);
+  EXPECT_STREQ(r11.staged.devices[0]->def.unavailable_reason(nullptr), "no regtest card");
 }
 
 }  // namespace

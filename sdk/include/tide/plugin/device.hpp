@@ -45,6 +45,11 @@ class Device {
   virtual bool host_accessible() const { return false; }
   virtual size_t alignment() const { return 64; }
   virtual int32_t Count() = 0;
+  // Why Count() is 0, for the error of a place that does not exist (TideDeviceDef.
+  // unavailable_reason): e.g. "no OpenCL platform (is an ICD installed?)". nullptr or "" when
+  // there is nothing to say. The string is the device's and must stay valid while the process
+  // runs (a member set at discovery); any thread, cheap, like Count().
+  virtual const char* UnavailableReason() const { return nullptr; }
   virtual void* Alloc(int32_t device, size_t size) = 0;  // throw tide::Error on failure
   virtual void Free(int32_t device, void* ptr, size_t size) = 0;
   virtual void MemoryInfo(int32_t device, size_t* total, size_t* available) = 0;
@@ -342,7 +347,7 @@ class Device {
 
   TideDeviceDef def() {
     TideDeviceDef d{};
-    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, launch_host_func);
+    d.struct_size = TIDE_STRUCT_SIZE(TideDeviceDef, unavailable_reason);
     d.contract = Contract();
     d.dlpack_device_type = DLPackDeviceType();
     d.memory_fraction_default = DefaultMemoryFraction();
@@ -354,6 +359,11 @@ class Device {
     d.device_count = [](void* s) -> int32_t {
       auto* dev = static_cast<Device*>(s);
       return detail::Swallowed(dev->kind(), "Count", int32_t{0}, [&] { return dev->Count(); });
+    };
+    d.unavailable_reason = [](void* s) -> const char* {
+      auto* dev = static_cast<Device*>(s);
+      return detail::Swallowed(dev->kind(), "UnavailableReason", static_cast<const char*>(nullptr),
+                               [&] { return dev->UnavailableReason(); });
     };
     d.alloc = [](void* s, int32_t dev, size_t size, void** p) -> TideStatus* {
       *p = nullptr;
