@@ -65,6 +65,7 @@ void RpcClient::Send(Connection& c, Call* call) {
   req.set_version(kProtocolVersion);
   req.set_seq(next_seq_++);
   req.set_round(c.round);
+  c.completed = false;  // talking to it again (a new job on the same endpoint)
   std::vector<zmq::message_t> frames;
   frames.reserve(call->data.size() + 1);
   frames.emplace_back(req.SerializeAsString());
@@ -104,7 +105,10 @@ void RpcClient::DrainEvents(Connection& c) {
       }
       c.ever_connected = true;
     } else if (ev == ZMQ_EVENT_DISCONNECTED) {
-      LogWarning("lost the connection to pserver ", c.endpoint, "; reconnecting");
+      if (c.completed)  // it stopped after the last trainer completed: the job's normal end
+        LogInfo("pserver ", c.endpoint, " closed the connection after this trainer completed");
+      else
+        LogWarning("lost the connection to pserver ", c.endpoint, "; reconnecting");
     } else {
       LogError("pserver ", c.endpoint, ": ", EventName(ev));
     }
@@ -161,6 +165,8 @@ bool RpcClient::Receive(Connection& c, const ClientOptions& opt) {
   } else if (kind == transport::SEND_BARRIER) {
     ++c.round;
     c.round_sends.clear();
+  } else if (kind == transport::COMPLETE) {
+    c.completed = true;
   }
   c.pending.erase(it);
   return true;
@@ -201,11 +207,13 @@ void RpcClient::Run(std::vector<Call>& calls, const ClientOptions& opt, const st
         items.push_back({c->monitor->socket().handle(), 0, ZMQ_POLLIN, 0});
       }
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(remaining));
+      // Answers before events: a pserver that acknowledged COMPLETE and stopped is then known
+      // to have completed when its disconnect is drained.
       for (size_t i = 0; i < used.size(); ++i) {
-        if (items[2 * i + 1].revents) DrainEvents(*used[i]);
         if (items[2 * i].revents)
           while (used[i]->socket->get(zmq::sockopt::events) & ZMQ_POLLIN)
             if (Receive(*used[i], opt)) --left;
+        if (items[2 * i + 1].revents) DrainEvents(*used[i]);
       }
     }
   } catch (...) {

@@ -54,6 +54,8 @@ class RpcClient {
     std::unique_ptr<zmq::socket_t> socket;
     std::unique_ptr<Monitor> monitor;
     bool ever_connected = false;
+    // This pserver acknowledged our COMPLETE: it may stop now, and losing it is no news.
+    bool completed = false;
     int64_t round = 0;  // send barriers this pserver acknowledged
     std::vector<std::vector<zmq::message_t>> round_sends;
     std::vector<Pending> pending;

@@ -77,6 +77,8 @@ def test_pserver_restarts_from_its_checkpoint(procs, tmp_path):
     assert re.search(
         r"resumed from checkpoint .*pserver_127\.0\.0\.1_\d+\.ckpt .*round \d+", out
     ), out[-3000:]
+    # A pserver lost mid-job is news (the clean end of a job is not: test_launcher.py).
+    assert "lost the connection to pserver" in ts[0].output() + ts[1].output()
     assert "reconnected to pserver" in ts[0].output() + ts[1].output()
     # The checkpoints are tide.io tensor files (plus the round).
     import tide.io
