@@ -240,6 +240,7 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local, std::vector
     if (op.kernel_key().layout != TIDE_LAYOUT_OPAQUE) LabelOutputLayouts(op);
     const KernelEntry& k = *op.kernel();
     TideKernelContext ctx{&op, op.kernel_dctx(), &k, {}};
+    const uint64_t writes = TensorWritesSoFar();  // read again only if the kernel declines
     try {
       CallPlugin([&] { return k.compute(&ctx, k.user_data); },
                  [&] { return op.label() + " kernel " + k.key.ToString(); }, k.plugin_file);
@@ -249,7 +250,8 @@ void Executor::RunOp(PreparedBlock& p, OpInstance& op, Scope* local, std::vector
       if (moves) UndoViewMoves(op, moves);  // the next kernel may read X converted
       DropUnbackedOutputs(op);
       if (e.code() != TIDE_UNIMPLEMENTED) throw;
-      KernelChoice::Decline(op, e, place_);  // throws when no other kernel can run the op
+      CheckDeclinedBeforeWriting(op, k, e, writes);  // no fallback onto what it half wrote
+      KernelChoice::Decline(op, e, place_);          // throws when no other kernel can run the op
       op.shape_cache().Reset();
       unchanged = false;
     } catch (...) {

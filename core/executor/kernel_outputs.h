@@ -31,4 +31,27 @@ void DropUnbackedOutputs(const OpInstance& op);
 // be copied to the device again by every op that reads it.
 void ReturnPersistableOutputs(const OpInstance& op, const Place& place, DeviceContext* dctx);
 
+// The tensors plugins gave data to through the host API on this thread (Tensor_MutableData,
+// Tensor_AdoptData, the destination of Tensor_ShareDataWith and Tensor_CopyTo): how many, and the
+// last kRecent of them, so that a kernel that declines after writing an output is caught at the
+// cost of one thread-local store per such call and one read per kernel call. Only pointers are kept
+// (a temp tensor may be gone); they are compared with the op's outputs, never followed.
+struct TensorWrites {
+  static constexpr uint64_t kRecent = 16;
+  uint64_t count = 0;
+  const LoDTensor* recent[kRecent] = {};
+};
+extern thread_local TensorWrites t_tensor_writes;
+inline void NoteTensorWrite(const LoDTensor* t) {
+  TensorWrites& w = t_tensor_writes;
+  w.recent[w.count++ % TensorWrites::kRecent] = t;
+}
+inline uint64_t TensorWritesSoFar() { return t_tensor_writes.count; }
+// After kernel `k` of `op` declined (`why`, UNIMPLEMENTED): a kernel may decline only before it
+// writes an output, since the next kernel would run on what it left. Throws (INTERNAL, naming the
+// op, the kernel key, its plugin file and the output) when, on this thread since
+// `writes_before` (TensorWritesSoFar() before the call), it gave one of the op's outputs data.
+void CheckDeclinedBeforeWriting(const OpInstance& op, const KernelEntry& k, const Error& why,
+                                uint64_t writes_before);
+
 }  // namespace tide::core

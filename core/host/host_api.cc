@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/executor/executor.h"
+#include "core/executor/kernel_outputs.h"
 #include "core/executor/op_instance.h"
 #include "core/framework/tensor_util.h"
 #include "core/memory/memory.h"
@@ -81,15 +82,21 @@ const void* TensorData(const TideTensor* t) { return Unwrap(t)->data(); }
 TideStatus* TensorResize(TideTensor* t, const int64_t* dims, int32_t rank) {
   return StatusGuard([&] { Unwrap(t)->Resize(DDim(dims, rank)); });
 }
+// The entries that give a tensor data (these two, Tensor_CopyTo's destination, Tensor_AdoptData)
+// note it (NoteTensorWrite), so that a kernel that declines after writing an output is caught
+// (kernel_outputs.h).
 TideStatus* TensorMutableData(TideTensor* t, TideDataType dtype, TidePlace place, void** data) {
   *data = nullptr;
+  NoteTensorWrite(Unwrap(t));
   return StatusGuard([&] { *data = Unwrap(t)->mutable_data(Place(place), dtype); });
 }
 TideStatus* TensorShareDataWith(TideTensor* dst, const TideTensor* src) {
+  NoteTensorWrite(Unwrap(dst));
   return StatusGuard([&] { Unwrap(dst)->ShareDataWith(*Unwrap(src)); });
 }
 TideStatus* TensorCopyTo(const TideTensor* src, TidePlace place, TideDeviceContext* ctx,
                          TideTensor* dst) {
+  NoteTensorWrite(Unwrap(dst));
   return StatusGuard([&] { TensorCopySync(*Unwrap(src), Place(place), Unwrap(dst), Unwrap(ctx)); });
 }
 size_t TensorLoDLevels(const TideTensor* t) { return Unwrap(t)->lod().size(); }
@@ -116,6 +123,7 @@ TideStatus* TensorSetLoD(TideTensor* t, const uint64_t* const* offsets, const si
 }
 TideStatus* TensorAdoptData(TideTensor* t, void* data, size_t bytes, TideDataType dtype,
                             TidePlace place, void (*release)(void*), void* arg) {
+  NoteTensorWrite(Unwrap(t));
   return StatusGuard([&] {
     LoDTensor* x = Unwrap(t);
     TIDE_ENFORCE(SizeOf(dtype) > 0, "Tensor_AdoptData: data type ", DataTypeName(dtype),

@@ -401,6 +401,8 @@ void ConvGradKernel(KernelContext& ctx) {
                    " out) to its blocks; the plain kernel "
                    "is faster");
     memory dout_m = ActView(e, p, dout, op, "Output@GRAD");
+    // Viewed before Input@GRAD is written: a view may decline (a layout the kernels do not read).
+    memory x_m = df ? ActView(e, p, x, op, "Input") : memory();
     // Output@GRAD in each pass's format, reordered once when both passes want the same one.
     memory diff_dst_data, diff_dst_weights;
     if (dx) diff_dst_data = e.Convert(dout_m, entry->data_pd.diff_dst_desc());
@@ -426,7 +428,7 @@ void ConvGradKernel(KernelContext& ctx) {
     }
     if (df) {
       const auto& pd = entry->weights_pd;
-      memory src = e.Convert(ActView(e, p, x, op, "Input"), pd.src_desc());
+      memory src = e.Convert(x_m, pd.src_desc());
       memory diff_dst = diff_dst_weights;
       df.Resize(p.f);
       void* fd = df.mutable_data(x.dtype(), ctx.place());

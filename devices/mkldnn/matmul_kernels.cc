@@ -11,6 +11,7 @@
 // under a batched, untransposed X: dY sums over the batch as one [B*M, K]^T x [B*M, N] product);
 // other batch broadcasts and rank-1 operands decline (the float32 kernel runs them widened).
 #include <cstring>
+#include <memory>
 #include <tide/eigen.hpp>
 #include <tide/gemm_skinny.hpp>
 #include <tide/ops/dims.hpp>
@@ -90,12 +91,16 @@ void WidenedGemm(Exec& e, const char* op, const Mat& a, const Mat& b, void* out,
 
 // out[batch, a.rows, b.cols] = alpha * a x b, written row-major to `out` (a's or b's batch of 1
 // broadcast over the other's).
-void Gemm(Exec& e, const char* op, const Mat& a, const Mat& b, void* out, float alpha,
-          memory::data_type dt, const Tensor* b_tensor) {
-  if (WidenedBf16Gemm(dt)) return WidenedGemm(e, op, a, b, out, alpha, b_tensor);
+// The cached oneDNN matmul of alpha * a x b (the matrices' dims and strides, not their data; in
+// float32 where the bfloat16 product is widened), or a decline (UNIMPLEMENTED) where oneDNN would
+// run its reference implementation. A kernel asks for each of its products before it allocates
+// an output, since a kernel may decline only before it writes one.
+std::shared_ptr<Matmul> GemmPrimitive(Exec& e, const char* op, const Mat& a, const Mat& b,
+                                      float alpha, memory::data_type dt) {
+  if (WidenedBf16Gemm(dt)) dt = memory::data_type::f32;
   TIDE_CHECK(a.cols == b.rows, "op '", op, "' (oneDNN kernel): inner dims ", a.cols, " and ",
              b.rows, " differ");
-  const Mat c{out, std::max(a.batch, b.batch), a.rows, b.cols, false};
+  const Mat c{nullptr, std::max(a.batch, b.batch), a.rows, b.cols, false};
   const memory::desc amd = MatDesc(a, dt), bmd = MatDesc(b, dt), cmd = MatDesc(c, dt);
   std::string key = Key(op)(Bits(alpha)).str();
   for (const memory::desc* md : {&amd, &bmd, &cmd})
@@ -107,10 +112,18 @@ void Gemm(Exec& e, const char* op, const Mat& a, const Mat& b, void* out, float 
     return Matmul{pd, dnnl::matmul(pd)};
   });
   DeclineReferenceImpl(op, entry->pd);
+  return entry;
+}
+
+void Gemm(Exec& e, const char* op, const Mat& a, const Mat& b, void* out, float alpha,
+          memory::data_type dt, const Tensor* b_tensor) {
+  if (WidenedBf16Gemm(dt)) return WidenedGemm(e, op, a, b, out, alpha, b_tensor);
+  const std::shared_ptr<Matmul> entry = GemmPrimitive(e, op, a, b, alpha, dt);
+  const Mat c{out, std::max(a.batch, b.batch), a.rows, b.cols, false};
   e.Run(entry->prim, entry->pd,
-        {{DNNL_ARG_SRC, e.View(amd, a.data)},
-         {DNNL_ARG_WEIGHTS, e.View(bmd, b.data)},
-         {DNNL_ARG_DST, e.View(cmd, c.data)}});
+        {{DNNL_ARG_SRC, e.View(MatDesc(a, dt), a.data)},
+         {DNNL_ARG_WEIGHTS, e.View(MatDesc(b, dt), b.data)},
+         {DNNL_ARG_DST, e.View(MatDesc(c, dt), c.data)}});
 }
 
 // out [a.rows, N] = alpha * a x op(Y) in bfloat16 for a few rows of a (a decode step's tokens)
@@ -215,25 +228,28 @@ void Forward(KernelContext& ctx) {
     Problem p = kProblem(ctx, o.x, o.y);
     p.x.data = o.xm.get_data_handle();
     p.y.data = o.ym.get_data_handle();
-    Tensor out = ctx.Output("Out");
-    out.Resize(p.out);
-    void* od = out.mutable_data(tide::DataTypeOf<T>(), ctx.place());
-    out.set_layout(TIDE_LAYOUT_ANY);
-    out.set_format(0);
     Mat a = p.tx ? Transposed(p.x) : p.x;
     // A batch of X's matrices over one Y matrix, X untransposed (a linear layer on [B, S, K]):
     // one [B * S, K] x [K, N] product, as the grads fold it. oneDNN's batch broadcast of Y ran
     // a LLaMA decode step's projections at batch 4 (S = 1) at a third of the float32 GEMM's
     // speed.
     if (!p.tx && p.y.batch == 1 && p.x.batch > 1) a = {a.data, 1, a.batch * a.rows, a.cols};
-    if constexpr (std::is_same_v<T, tide::bfloat16>) {
-      if (!a.trans && a.batch == 1 && p.y.batch == 1 && a.rows <= tide::skinny::kMaxRows) {
-        e.Wait();  // a reorder of a blocked X to plain may still be running
-        SkinnyBf16(ctx, a, p.y, p.ty, od, p.alpha);
-        return;
-      }
+    bool skinny = false;
+    if constexpr (std::is_same_v<T, tide::bfloat16>)
+      skinny = !a.trans && a.batch == 1 && p.y.batch == 1 && a.rows <= tide::skinny::kMaxRows;
+    const Mat b = p.ty ? Transposed(p.y) : p.y;
+    if (!skinny) GemmPrimitive(e, op, a, b, p.alpha, DnnlTypeOf<T>());  // declines before Out
+    Tensor out = ctx.Output("Out");
+    out.Resize(p.out);
+    void* od = out.mutable_data(tide::DataTypeOf<T>(), ctx.place());
+    out.set_layout(TIDE_LAYOUT_ANY);
+    out.set_format(0);
+    if (skinny) {
+      e.Wait();  // a reorder of a blocked X to plain may still be running
+      SkinnyBf16(ctx, a, p.y, p.ty, od, p.alpha);
+      return;
     }
-    Gemm(e, op, a, p.ty ? Transposed(p.y) : p.y, od, p.alpha, DnnlTypeOf<T>(), &o.y);
+    Gemm(e, op, a, b, od, p.alpha, DnnlTypeOf<T>(), &o.y);
     e.Wait();
   });
 }
@@ -272,25 +288,18 @@ void Backward(KernelContext& ctx) {
       t.set_format(0);
       return ptr;
     };
-    if (dx) {
-      void* d = alloc(dx, x.dims());
-      if (p.tx)
-        Gemm(e, op, b, Transposed(g), d, p.alpha, dt);
-      else
-        Gemm(e, op, g, Transposed(b), d, p.alpha, dt, &o.y);
+    // Each grad's product (lhs x rhs), asked of oneDNN before either grad is allocated.
+    Mat dx_l = p.tx ? b : g, dx_r = p.tx ? Transposed(g) : Transposed(b);
+    Mat af = a, gf = g;  // a broadcast Y's grad sums over the batch: [B*M, K]^T x [B*M, N]
+    if (y_broadcast) {
+      af = {a.data, 1, a.batch * a.rows, a.cols};
+      gf = {g.data, 1, g.batch * g.rows, g.cols};
     }
-    if (dy) {
-      void* d = alloc(dy, y.dims());
-      Mat af = a, gf = g;  // a broadcast Y's grad sums over the batch: [B*M, K]^T x [B*M, N]
-      if (y_broadcast) {
-        af = {a.data, 1, a.batch * a.rows, a.cols};
-        gf = {g.data, 1, g.batch * g.rows, g.cols};
-      }
-      if (p.ty)
-        Gemm(e, op, Transposed(gf), af, d, p.alpha, dt);
-      else
-        Gemm(e, op, Transposed(af), gf, d, p.alpha, dt);
-    }
+    Mat dy_l = p.ty ? Transposed(gf) : Transposed(af), dy_r = p.ty ? af : gf;
+    if (dx) GemmPrimitive(e, op, dx_l, dx_r, p.alpha, dt);
+    if (dy) GemmPrimitive(e, op, dy_l, dy_r, p.alpha, dt);
+    if (dx) Gemm(e, op, dx_l, dx_r, alloc(dx, x.dims()), p.alpha, dt, p.tx ? nullptr : &o.y);
+    if (dy) Gemm(e, op, dy_l, dy_r, alloc(dy, y.dims()), p.alpha, dt);
     e.Wait();
   });
 }

@@ -56,12 +56,20 @@ void AttentionKernel(KernelContext& ctx) {
                                      mask ? mask.dims() : Dims{}, ctx.Attr<int32_t>("head_number"));
     const float alpha = ctx.Attr<float>("alpha");
     Exec e(ctx);
-    Tensor out = ctx.Output("Out");
-    out.Resize(s.out);
-    void* od = out.mutable_data(q.dtype(), ctx.place());
-    out.set_layout(TIDE_LAYOUT_ANY);
-    out.set_format(0);
-    if (s.batch * s.sq * s.hidden == 0) return;
+    // Out is allocated only once nothing can decline (a kernel may decline only before it writes
+    // an output): after the primitives are checked and the inputs viewed.
+    auto alloc_out = [&] {
+      Tensor out = ctx.Output("Out");
+      out.Resize(s.out);
+      void* od = out.mutable_data(q.dtype(), ctx.place());
+      out.set_layout(TIDE_LAYOUT_ANY);
+      out.set_format(0);
+      return od;
+    };
+    if (s.batch * s.sq * s.hidden == 0) {
+      alloc_out();
+      return;
+    }
     const memory::desc scores_md({s.batch, s.heads, s.sq, s.sk}, f32, Tag::abcd);
     const memory::desc probs_md({s.batch, s.heads, s.sq, s.sk}, dt, Tag::abcd);  // P V's input
     Key key(op);
@@ -97,6 +105,8 @@ void AttentionKernel(KernelContext& ctx) {
     memory qm = PlainView(e, q, op, qkv ? "QKV" : "Q");
     memory km = qkv ? qm : PlainView(e, k, op, "K");
     memory vm = qkv ? qm : PlainView(e, v, op, "V");
+    memory mask_m = mask ? PlainView(e, mask, op, "Mask") : memory();
+    void* od = alloc_out();
     auto at = [&](const memory& m, int64_t off) {
       return static_cast<T*>(m.get_data_handle()) + off;
     };
@@ -120,7 +130,7 @@ void AttentionKernel(KernelContext& ctx) {
       });
       e.Run(add->prim, add->pd,
             {{DNNL_ARG_SRC_0, scores},
-             {DNNL_ARG_SRC_1, e.View(mask_md, PlainView(e, mask, op, "Mask").get_data_handle())},
+             {DNNL_ARG_SRC_1, e.View(mask_md, mask_m.get_data_handle())},
              {DNNL_ARG_DST, scores}});
     }
     e.Run(entry->sm, entry->sm_pd, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});

@@ -46,16 +46,19 @@ Launch Kernel(const KernelContext& ctx, const Context& c, const char* name) {
   return Launch(ctx, c, kDtype<T>, name);
 }
 
-// Fluid's broadcast of Y over X as [pre, n, post], or a decline: the general pairing (a size-1
-// dim inside Y's range) and numpy's rule (Y bigger than X somewhere) are the CPU kernel's.
-tide::ops::Broadcast FluidBroadcastOrDecline(const KernelContext& ctx, const Dims& x,
-                                             const Dims& y) {
-  const int axis = ctx.Attr<int32_t>("axis");
-  if (tide::ops::NumpyPath(x, y, axis))
+// Fluid's broadcast of Y over X as [pre, n, post], or a decline, from the SDK's check-only reader
+// (GetElementwiseShape, or GetElementwiseGradShape for a grad: Out@GRAD's dims checked too), so
+// that the decline comes before any output is allocated: the general pairing (a size-1 dim inside
+// Y's range) and numpy's rule (Y bigger than X somewhere) are the CPU kernel's.
+tide::ops::Broadcast FluidBroadcastOrDecline(const KernelContext& ctx, bool grad) {
+  const tide::ops::ElementwiseShape s =
+      grad ? tide::ops::GetElementwiseGradShape(ctx) : tide::ops::GetElementwiseShape(ctx);
+  const Dims x = ctx.Input("X").dims(), y = ctx.Input("Y").dims();
+  if (s.numpy)
     TIDE_THROW(TIDE_UNIMPLEMENTED, "opencl kernel of '", ctx.op_type(), "': X ", tide::ToString(x),
                " and Y ", tide::ToString(y),
                " broadcast by numpy's rule, which this kernel does not implement");
-  tide::ops::Broadcast bc = tide::ops::GetBroadcast(ctx.op_type(), x, y, axis, true);
+  tide::ops::Broadcast bc = s.b;
   if (bc.general)
     TIDE_THROW(TIDE_UNIMPLEMENTED, "opencl kernel of '", ctx.op_type(), "': Y ", tide::ToString(y),
                " repeats inside X ", tide::ToString(x),
@@ -70,7 +73,7 @@ struct BinaryKernel {
   static void Run(KernelContext& ctx) {
     const Context& c = Ready<T>(ctx);
     Tensor x = ctx.Input("X"), y = ctx.Input("Y"), out = ctx.Output("Out");
-    const tide::ops::Broadcast bc = FluidBroadcastOrDecline(ctx, x.dims(), y.dims());
+    const tide::ops::Broadcast bc = FluidBroadcastOrDecline(ctx, /*grad=*/false);
     const T* a = x.data<T>();
     const T* b = y.data<T>();
     T* o = out.mutable_data<T>(x.dims(), ctx.place());
@@ -82,8 +85,7 @@ struct BinaryKernel {
   static void Grad(KernelContext& ctx) {
     const Context& c = Ready<T>(ctx);
     Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
-    const tide::ops::Broadcast bc = FluidBroadcastOrDecline(ctx, x.dims(), y.dims());
-    tide::ops::CheckGradDims(ctx.op_type(), "Out@GRAD", dout.dims(), x.dims());
+    const tide::ops::Broadcast bc = FluidBroadcastOrDecline(ctx, /*grad=*/true);
     const T* xd = x.data<T>();
     const T* yd = y.data<T>();
     const T* g = dout.data<T>();

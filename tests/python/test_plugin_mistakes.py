@@ -1,7 +1,7 @@
 """A vendor's mistakes are loud: an op without a gradient that a parameter's gradient must pass,
-a kernel that never writes its output, an op with kernels but no shape inference, an op without a
-vendor prefix, a kernel for an op no plugin defines, a grad maker misspelling a parameter, and two
-ops of one layer name (tests/sdk/sloppy_ops)."""
+a kernel that never writes its output, one that declines after writing it, an op with kernels but
+no shape inference, an op without a vendor prefix, a kernel for an op no plugin defines, a grad
+maker misspelling a parameter, and two ops of one layer name (tests/sdk/sloppy_ops)."""
 
 import os
 import re
@@ -75,6 +75,35 @@ def test_a_kernel_that_never_writes_its_output_is_named(exe):
         r"\(variable 'forgotten'\).*sloppy_ops.so",
     ):
         exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[out])
+
+
+def _run_one(exe, op_type, out_name):
+    x = layers.data(name="x", shape=[3], dtype="float32")
+    block = tide.default_main_program().current_block()
+    out = block.create_var(name=out_name, dtype="float32")
+    block.append_op(op_type, inputs={"X": x}, outputs={"Out": out})
+    xs = np.arange(6, dtype="float32").reshape(2, 3)
+    return xs, lambda: exe.run(feed={"x": xs}, fetch_list=[out])[0]
+
+
+def test_a_kernel_that_declines_after_writing_its_output_is_named(exe):
+    # Its "halfway" library kernel would run next, on the half it wrote: the core fails instead.
+    _, run = _run_one(exe, "sloppy.half_written", "half")
+    with pytest.raises(
+        tide.TideError,
+        match=r"op 'sloppy.half_written' \(block 0, #\d+\) kernel \{cpu, float32, ANY, plain\} "
+        r"\(.*sloppy_ops.so\) declined this run after it gave output 'Out' \('half'\) data; "
+        r"a kernel may decline \(TIDE_UNIMPLEMENTED\) only before it writes an output.*"
+        r"declined after writing half of Out",
+    ):
+        run()
+
+
+def test_a_kernel_that_declines_after_only_a_scratch_tensor_falls_back(exe):
+    xs, run = _run_one(exe, "sloppy.scratch_first", "scratch_out")
+    np.testing.assert_array_equal(run(), 2 * xs)  # the "halfway" library's kernel
+    kernels = [k for op, k in exe.last_run_info()["kernels"] if op == "sloppy.scratch_first"]
+    assert len(kernels) == 1 and "halfway" in kernels[0], kernels
 
 
 def test_an_op_with_kernels_but_no_shape_inference_is_refused_at_load():

@@ -1,7 +1,8 @@
 // sloppy_ops.cc: a vendor's op pack with the mistakes Tide must make loud (tests only): an op
 // with no gradient (and no NoGradient()), a kernel that never writes its output, an op without a
 // vendor prefix, a kernel for an op no plugin defines, and a grad maker asking for the gradient of
-// an output the op does not have (a misspelt parameter), and two ops of one layer name.
+// an output the op does not have (a misspelt parameter), two ops of one layer name, and a kernel
+// that declines after writing its output.
 #include <tide/plugin.hpp>
 
 namespace {
@@ -16,6 +17,25 @@ void Twice(tide::KernelContext& ctx) {
 
 template <typename T>
 void Forgetful(tide::KernelContext&) {}  // never writes Out
+
+// Allocates Out, writes half of it, then declines: the core must fail naming Out instead of
+// running the next kernel (the "halfway" library's Twice) on what it left.
+template <typename T>
+void HalfThenDecline(tide::KernelContext& ctx) {
+  tide::Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  T* o = out.mutable_data<T>(x.dims(), ctx.place());
+  for (int64_t i = 0; i < x.numel() / 2; ++i) o[i] = -1;
+  TIDE_THROW(TIDE_UNIMPLEMENTED, "sloppy.half_written: declined after writing half of Out");
+}
+
+// Declines before it writes anything, as it should, though it made a scratch tensor first.
+template <typename T>
+void ScratchThenDecline(tide::KernelContext& ctx) {
+  tide::Tensor x = ctx.Input("X");
+  tide::OwnedTensor scratch;
+  scratch.mutable_data<T>(x.dims(), ctx.place());
+  TIDE_THROW(TIDE_UNIMPLEMENTED, "sloppy.scratch_first: declined before writing Out");
+}
 
 }  // namespace
 
@@ -105,6 +125,25 @@ TIDE_REGISTER_OP(tide::OpSchema("unprefixed_twice")
                      .NoGradient()
                      .InferShape(tide::SameShapeAsInput("X", "Out")));
 TIDE_REGISTER_KERNEL("unprefixed_twice", "cpu", Twice, float);
+
+// A plain kernel that declines after writing Out (a mistake the core names), and one that declines
+// in time after writing only a scratch tensor; each op's "halfway" library kernel would run next.
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.half_written")
+                     .Comment("Out = 2 X, whose plain kernel writes Out and then declines")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sloppy.half_written", "cpu", HalfThenDecline, float);
+TIDE_REGISTER_KERNEL_EX("sloppy.half_written", "cpu", TIDE_LAYOUT_ANY, "halfway", 0, Twice, float);
+TIDE_REGISTER_OP(tide::OpSchema("sloppy.scratch_first")
+                     .Comment("Out = 2 X, whose plain kernel declines after a scratch tensor")
+                     .Input("X", "input")
+                     .Output("Out", "2 X")
+                     .NoGradient()
+                     .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("sloppy.scratch_first", "cpu", ScratchThenDecline, float);
+TIDE_REGISTER_KERNEL_EX("sloppy.scratch_first", "cpu", TIDE_LAYOUT_ANY, "halfway", 0, Twice, float);
 
 // A kernel whose op type is misspelt: no plugin defines "sloppy.twise".
 TIDE_REGISTER_KERNEL("sloppy.twise", "cpu", Twice, float);

@@ -89,9 +89,44 @@ inline NumpyBroadcast GetNumpyBroadcast(const char* op, const Dims& x, const Dim
   return b;
 }
 
+// How an elementwise op's X and Y broadcast, checked, with nothing allocated: `numpy`, the numpy
+// rule (`nb`), else Fluid's (`b`, a general broadcast allowed). A kernel that implements one rule
+// or broadcast only reads this first and declines before it writes an output.
+struct ElementwiseShape {
+  bool numpy = false;
+  NumpyBroadcast nb;
+  Broadcast b;
+  const Dims& out_dims(const Dims& x) const { return numpy ? nb.out : x; }
+};
+
+inline ElementwiseShape GetElementwiseShape(const char* op, const Dims& x, const Dims& y,
+                                            int axis) {
+  ElementwiseShape s;
+  s.numpy = NumpyPath(x, y, axis);
+  if (s.numpy)
+    s.nb = GetNumpyBroadcast(op, x, y);
+  else
+    s.b = GetBroadcast(op, x, y, axis, true);
+  return s;
+}
+inline ElementwiseShape GetElementwiseShape(const KernelContext& ctx) {
+  return GetElementwiseShape(ctx.op_type(), ctx.Input("X").dims(), ctx.Input("Y").dims(),
+                             ctx.Attr<int32_t>("axis"));
+}
+
+// The check-only half of GetElementwiseGradArgs: the broadcast, and Out@GRAD's dims checked
+// against Out's.
+inline ElementwiseShape GetElementwiseGradShape(const KernelContext& ctx) {
+  const ElementwiseShape s = GetElementwiseShape(ctx);
+  const Dims x = ctx.Input("X").dims();
+  CheckGradDims(ctx.op_type(), "Out@GRAD", ctx.Input(GradVarName("Out").c_str()).dims(),
+                s.out_dims(x));
+  return s;
+}
+
 // An elementwise grad: X, Y, Out@GRAD (Out's dims), Out where the grad op reads it (else null),
-// and X@GRAD / Y@GRAD where wanted. `numpy`: the operands take the numpy rule (`nb`), else
-// Fluid's (`b`, a general broadcast allowed).
+// and X@GRAD / Y@GRAD where wanted, allocated. `numpy`: the operands take the numpy rule (`nb`),
+// else Fluid's (`b`, a general broadcast allowed).
 template <typename T>
 struct ElementwiseGradArgs : BinaryGradData<T> {
   bool numpy;
@@ -100,24 +135,23 @@ struct ElementwiseGradArgs : BinaryGradData<T> {
   const T* out;
 };
 
+// From the shape GetElementwiseGradShape checked (a kernel that may decline reads that first).
 template <typename T>
-ElementwiseGradArgs<T> GetElementwiseGradArgs(const KernelContext& ctx) {
-  const char* op = ctx.op_type();
+ElementwiseGradArgs<T> GetElementwiseGradArgs(const KernelContext& ctx,
+                                              const ElementwiseShape& s) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor out = ctx.OptionalInput("Out");
   ElementwiseGradArgs<T> a;
-  const int axis = ctx.Attr<int32_t>("axis");
-  a.numpy = NumpyPath(x.dims(), y.dims(), axis);
-  if (a.numpy) {
-    a.nb = GetNumpyBroadcast(op, x.dims(), y.dims());
-    CheckGradDims(op, "Out@GRAD", dout.dims(), a.nb.out);
-  } else {
-    a.b = GetBroadcast(op, x.dims(), y.dims(), axis, true);
-    CheckGradDims(op, "Out@GRAD", dout.dims(), x.dims());
-  }
+  a.numpy = s.numpy;
+  a.nb = s.nb;
+  a.b = s.b;
   a.out = out ? out.data<T>() : nullptr;
   static_cast<BinaryGradData<T>&>(a) = GetBinaryGradData<T>(ctx, x, y, dout);
   return a;
+}
+template <typename T>
+ElementwiseGradArgs<T> GetElementwiseGradArgs(const KernelContext& ctx) {
+  return GetElementwiseGradArgs<T>(ctx, GetElementwiseGradShape(ctx));
 }
 
 }  // namespace ops

@@ -109,20 +109,43 @@ void ReadSwceView(const KernelContext& ctx, const Dims& x, const Dims& label, in
   a->ignore = ctx.Attr<int32_t>("ignore_index");
 }
 
+// The check-only half of GetSwceArgs (nothing allocated; a kernel that may decline by shape reads
+// this first): the view of Logits, the class axis, ignore_index and Loss's dims.
+struct SwceShape {
+  ClassView v;
+  int axis = 0;
+  int64_t ignore = 0;
+  Dims loss_dims;
+  int64_t rows() const { return v.pre * v.post; }
+};
+
+inline SwceShape GetSwceShape(const KernelContext& ctx) {
+  const Dims logits = ctx.Input("Logits").dims();
+  SwceShape s;
+  ReadSwceView(ctx, logits, ctx.Input("Label").dims(), &s.axis, &s);
+  TIDE_CHECK(s.v.k > 0 || s.rows() == 0, "op '", ctx.op_type(), "': Logits ", ToString(logits),
+             " has no classes on axis ", s.axis);
+  s.loss_dims = logits;
+  s.loss_dims[s.axis] = 1;
+  return s;
+}
+
 template <typename T>
-SwceArgs<T> GetSwceArgs(const KernelContext& ctx) {
+SwceArgs<T> GetSwceArgs(const KernelContext& ctx, const SwceShape& s) {
   Tensor logits = ctx.Input("Logits"), label = ctx.Input("Label");
   SwceArgs<T> a;
-  ReadSwceView(ctx, logits.dims(), label.dims(), &a.axis, &a);
-  TIDE_CHECK(a.v.k > 0 || a.rows() == 0, "op '", ctx.op_type(), "': Logits ",
-             ToString(logits.dims()), " has no classes on axis ", a.axis);
-  Dims loss_dims = logits.dims();
-  loss_dims[a.axis] = 1;
+  a.v = s.v;
+  a.axis = s.axis;
+  a.ignore = s.ignore;
   a.logits = logits.data<T>();
   a.label = GetLabelData<T>(ctx, label, ctx.Attr<bool>("soft_label"));
   a.softmax = ctx.Output("Softmax").mutable_data<T>(logits.dims(), ctx.place());
-  a.loss = ctx.Output("Loss").mutable_data<T>(loss_dims, ctx.place());
+  a.loss = ctx.Output("Loss").mutable_data<T>(s.loss_dims, ctx.place());
   return a;
+}
+template <typename T>
+SwceArgs<T> GetSwceArgs(const KernelContext& ctx) {
+  return GetSwceArgs<T>(ctx, GetSwceShape(ctx));
 }
 
 // softmax_with_cross_entropy_grad: Softmax, Label, Loss@GRAD (one value per row), and
@@ -138,22 +161,43 @@ struct SwceGradArgs {
   int64_t rows() const { return v.pre * v.post; }
 };
 
+// The check-only half of GetSwceGradArgs: the view of Softmax, ignore_index, and Loss@GRAD checked
+// to hold one value per row.
+struct SwceGradShape {
+  ClassView v;
+  int64_t ignore = 0;
+  int64_t rows() const { return v.pre * v.post; }
+};
+
+inline SwceGradShape GetSwceGradShape(const KernelContext& ctx) {
+  const Dims softmax = ctx.Input("Softmax").dims();
+  Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
+  SwceGradShape s;
+  int axis = 0;
+  ReadSwceView(ctx, softmax, ctx.Input("Label").dims(), &axis, &s);
+  TIDE_CHECK(dloss.numel() == s.rows(), "op '", ctx.op_type(), "': Loss@GRAD ",
+             ToString(dloss.dims()), " does not hold one value per row of Softmax ",
+             ToString(softmax));
+  return s;
+}
+
 template <typename T>
-SwceGradArgs<T> GetSwceGradArgs(const KernelContext& ctx) {
+SwceGradArgs<T> GetSwceGradArgs(const KernelContext& ctx, const SwceGradShape& s) {
   Tensor softmax = ctx.Input("Softmax"), label = ctx.Input("Label");
   Tensor dloss = ctx.Input(GradVarName("Loss").c_str());
   SwceGradArgs<T> a;
-  int axis = 0;
-  ReadSwceView(ctx, softmax.dims(), label.dims(), &axis, &a);
-  TIDE_CHECK(dloss.numel() == a.rows(), "op '", ctx.op_type(), "': Loss@GRAD ",
-             ToString(dloss.dims()), " does not hold one value per row of Softmax ",
-             ToString(softmax.dims()));
+  a.v = s.v;
+  a.ignore = s.ignore;
   a.softmax = softmax.data<T>();
   a.dloss = dloss.data<T>();
   a.dlogits =
       ctx.Output(GradVarName("Logits").c_str()).mutable_data<T>(softmax.dims(), ctx.place());
   a.label = GetLabelData<T>(ctx, label, ctx.Attr<bool>("soft_label"));
   return a;
+}
+template <typename T>
+SwceGradArgs<T> GetSwceGradArgs(const KernelContext& ctx) {
+  return GetSwceGradArgs<T>(ctx, GetSwceGradShape(ctx));
 }
 
 }  // namespace ops
