@@ -6,8 +6,10 @@ divides the gradients by the scale and checks them (check_finite_and_unscale), a
 all finite: an overflowed step changes no parameter and no optimizer state."""
 
 import math
+import warnings
 
 from ... import unique_name
+from ...core import CPUPlace
 from ...framework import (
     OP_ROLE_OPTIMIZE,
     Variable,
@@ -19,7 +21,7 @@ from ...initializer import Constant
 from ...layers.control_flow import ConditionalBlock
 from ...optimizer import _warn_if_nothing_trains
 from .amp_lists import AutoMixedPrecisionLists, AutoMixedPrecisionListsBF16
-from .rewrite import rewrite_program
+from .rewrite import _runs_low, run_rewriter
 
 
 def _persistable(block, name, dtype, value):
@@ -99,13 +101,49 @@ class OptimizerWithMixedPrecision:
     def _scales(self):
         return self._dynamic or self._init_loss_scaling != 1.0
 
-    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
-        """Rewrites the program, scales the loss and appends backward; returns [(param, grad)]."""
+    def _warn_if_nothing_low(self, declined, stacklevel):
+        """A rewrite that puts no op in the low type trains in float32 only: says so (as
+        bf16_inference does), with why and what to do, instead of a log line per op."""
+        place = self._place if self._place is not None else CPUPlace()
+        if declined:
+            why = "its allow-listed ops (%s) have no %s kernels (forward and gradient) there" % (
+                ", ".join(sorted(declined)),
+                self._dtype,
+            )
+            if self._dtype == "float16" and any(
+                _runs_low(t, "bfloat16", place.kind) for t in declined
+            ):
+                todo = "use decorate_bf16(optimizer, place=...) there (bfloat16 kernels)"
+            else:
+                todo = "pass place= a device with %s kernels for them%s" % (
+                    self._dtype,
+                    " (a CUDA GPU, or the CPU with device_mkldnn for bfloat16)"
+                    if self._dtype == "bfloat16"
+                    else " (a CUDA GPU; on the CPU, decorate_bf16)",
+                )
+        else:
+            why = "none of its ops is on the lists' white list (nor a gray op after one)"
+            todo = "put the op types to compute in %s on amp_lists' custom_white_list" % self._dtype
+        warnings.warn(
+            "mixed precision: no op runs in %s on %s: %s; the program trains in float32. To "
+            "compute in a low type, %s." % (self._dtype, place, why, todo),
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+
+    def backward(
+        self, loss, startup_program=None, parameter_list=None, no_grad_set=None, _stacklevel=2
+    ):
+        """Rewrites the program, scales the loss and appends backward; returns [(param, grad)].
+        Warns (RuntimeWarning) when the rewrite puts no op in the low type."""
         if not isinstance(loss, Variable):
             raise TypeError("backward: loss must be a Variable, got %r" % (loss,))
         program = loss.block.program
         block = program.global_block()
-        self.low_precision_ops = rewrite_program(program, self._amp_lists, self._dtype, self._place)
+        rewriter = run_rewriter(program, self._amp_lists, self._dtype, self._place)
+        self.low_precision_ops = rewriter.low_ops
+        if not self.low_precision_ops:
+            self._warn_if_nothing_low(rewriter.declined, _stacklevel + 1)
         if loss.dtype != "float32":
             raise ValueError(
                 "mixed precision: the loss '%s' is %s; it must be float32 (compute it with an op "
@@ -206,7 +244,7 @@ class OptimizerWithMixedPrecision:
         program = loss.block.program
         startup = startup_program or default_startup_program()
         with program_guard(program, startup):
-            params_grads = self.backward(loss, startup, parameter_list, no_grad_set)
+            params_grads = self.backward(loss, startup, parameter_list, no_grad_set, _stacklevel=3)
             ops = self.apply_gradients(params_grads, startup)
         _warn_if_nothing_trains(loss, params_grads, parameter_list, no_grad_set)
         return ops, params_grads
