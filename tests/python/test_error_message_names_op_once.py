@@ -1,5 +1,6 @@
 """An op plugin's error names its op ("op 'X': ..."); the core adds what it knows (block, op
 index, shape inference, the plugin file) without naming the op a second time."""
+
 import re
 
 import numpy as np
