@@ -104,17 +104,17 @@ bool WinogradShape(const ConvParams& p) {
 }
 
 // fused_conv2d's forward is inference's (the InferenceTranspiler's; fuse_conv_bias_act's while
-// training reads no workspace of it), so it may take what oneDNN offers for inference alone. Where oneDNN has AVX-512 kernels, its activations stay in
-// 16-channel blocks (nChw16c: oneDNN's direct AVX-512 kernels and its Winograd both read and
-// write them, so one convolution hands them to the next without a reorder), and 3x3 stride-1
-// convolutions with enough output tiles run Winograd. ResNet-50 on 2 AVX-512 cores: batch 16
-// 476-520 -> 417-428 ms, convolutions at batch 1 34.8 -> 32.0 ms (devices/mkldnn/README.md,
-// "Inference convolutions").
-// Elsewhere (AVX2: oneDNN 2.6 has no float32 Winograd there), or when oneDNN declines these
-// formats, the caller's choice stands: none is returned. So with AMX in bfloat16: its brgemm
-// kernels take channels-last (what oneDNN picks given `any`), nChw16c only AVX-512's direct ones
-// (AMP's ResNet-ish net, 10 training convolutions of 32-64 channels at batch 32: 21.7 ms in
-// nChw16c, 2.5 ms with AMX). fused_conv2d also runs while training (fuse_conv_bias_act).
+// training reads no workspace of it), so it may take what oneDNN offers for inference alone. Where
+// oneDNN has AVX-512 kernels, its activations stay in 16-channel blocks (nChw16c: oneDNN's direct
+// AVX-512 kernels and its Winograd both read and write them, so one convolution hands them to the
+// next without a reorder), and 3x3 stride-1 convolutions with enough output tiles run Winograd.
+// ResNet-50 on 2 AVX-512 cores: batch 16 476-520 -> 417-428 ms, convolutions at batch 1 34.8
+// -> 32.0 ms (devices/mkldnn/README.md, "Inference convolutions"). Elsewhere (AVX2: oneDNN 2.6 has
+// no float32 Winograd there), or when oneDNN declines these formats, the caller's choice stands:
+// none is returned. So with AMX in bfloat16: its brgemm kernels take channels-last (what oneDNN
+// picks given `any`), nChw16c only AVX-512's direct ones (AMP's ResNet-ish net, 10 training
+// convolutions of 32-64 channels at batch 32: 21.7 ms in nChw16c, 2.5 ms with AMX). fused_conv2d
+// also runs while training (fuse_conv_bias_act).
 bool InferenceBlocked(const ConvParams& p) {
   if (p.dt == memory::data_type::bf16 && Bf16Isa() == "AMX") return false;
   return !p.nhwc && p.groups == 1 && p.f[0] % 16 == 0 && HasAvx512();

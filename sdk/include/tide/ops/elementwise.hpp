@@ -137,8 +137,7 @@ struct ElementwiseGradArgs : BinaryGradData<T> {
 
 // From the shape GetElementwiseGradShape checked (a kernel that may decline reads that first).
 template <typename T>
-ElementwiseGradArgs<T> GetElementwiseGradArgs(const KernelContext& ctx,
-                                              const ElementwiseShape& s) {
+ElementwiseGradArgs<T> GetElementwiseGradArgs(const KernelContext& ctx, const ElementwiseShape& s) {
   Tensor x = ctx.Input("X"), y = ctx.Input("Y"), dout = ctx.Input(GradVarName("Out").c_str());
   Tensor out = ctx.OptionalInput("Out");
   ElementwiseGradArgs<T> a;
