@@ -16,8 +16,9 @@
  * devices (TideDeviceDef, with the rule for which device callbacks run concurrently), plugin
  * info, the host table (TideHostApi, in the same sections) and the exported symbols.
  *
- * A plugin exports two symbols (see the end of this file): tide_plugin_info and
- * tide_plugin_register. Most authors never touch this header: tide/plugin.hpp wraps it. */
+ * A plugin exports three symbols (see the end of this file): tide_plugin_abi_layout (called
+ * first), tide_plugin_info and tide_plugin_register, and optionally tide_plugin_finalize. Most
+ * authors never touch this header: tide/plugin.hpp wraps it (TIDE_PLUGIN defines the three). */
 #ifndef TIDE_PLUGIN_API_H_
 #define TIDE_PLUGIN_API_H_
 
