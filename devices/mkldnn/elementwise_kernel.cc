@@ -3,12 +3,12 @@
 // oneDNN broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
 // feature maps, stays blocked). Its grad keeps Out@GRAD's format too.
 #include <algorithm>
-#include <cstring>
 #include <tide/eigen.hpp>
 #include <tide/ops/broadcast.hpp>
 #include <tide/ops/elementwise.hpp>
 #include <vector>
 
+#include "bf16_bits.h"
 #include "mkldnn_context.h"
 
 namespace tide_mkldnn {
@@ -109,14 +109,6 @@ void SumPlain(const T* g, const tide::ops::Broadcast& b, T* dy) {
       acc[j] += sum;
     }
   for (int64_t j = 0; j < b.n; ++j) dy[j] = static_cast<T>(acc[j]);
-}
-
-inline float Widened(float v) { return v; }
-inline float Widened(tide::bfloat16 v) {  // exact; a shift GCC vectorises (Eigen's cast is not)
-  const uint32_t u = uint32_t(Eigen::numext::bit_cast<uint16_t>(v)) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
 }
 
 // dY[c] = the column sums of [rows, C] data (channels-last maps, or an fc's [batch, C] bias grad).

@@ -9,13 +9,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <tide/eigen.hpp>
 #include <tide/kernels/pool.hpp>
-#include <tide/low_precision.hpp>
 #include <tide/ops/pool.hpp>
 #include <type_traits>
 #include <vector>
+
+#include "bf16_bits.h"
 
 namespace tide_mkldnn {
 
@@ -31,24 +31,9 @@ inline void MaxPool2x2RowChannelsLast(const float* x0, int64_t row, int64_t ow, 
   }
 }
 
-// bfloat16 rows widened to float32 and back. Both are exact here: the loops only pick values
-// (forward: one of the window's, or float's lowest(), whose top half is bfloat16's lowest()) and
-// route them (backward: Out@GRAD or 0), so the low halves are always zero.
-inline void WidenBf16(const tide::bfloat16* s, float* d, int64_t n) {
-  const auto* bits = reinterpret_cast<const uint16_t*>(s);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t u = uint32_t(bits[i]) << 16;
-    std::memcpy(d + i, &u, sizeof u);
-  }
-}
-inline void NarrowExactBf16(const float* s, tide::bfloat16* d, int64_t n) {
-  auto* bits = reinterpret_cast<uint16_t*>(d);
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, s + i, sizeof u);
-    bits[i] = uint16_t(u >> 16);
-  }
-}
+// bfloat16 rows go through float32 buffers (bf16_bits.h). Exact both ways here: the loops only
+// pick values (forward: one of the window's, or float's lowest(), whose top half is bfloat16's
+// lowest()) and route them (backward: Out@GRAD or 0), so the low halves are always zero.
 
 // out [n, oh, ow, c] = the max of each 2x2 window of x [n, h, w, c]; T is float or bfloat16 (whose
 // rows go through float32 buffers: oneDNN 2.6's bfloat16 pooling took 0.45 ms on LeNet's
