@@ -4,10 +4,16 @@
 // the primitive's bias and eltwise post-ops, so Out is written once. W is reordered once into the
 // format the primitive picks and kept until its bytes change (ConvertedCache); Input and Out are
 // plain. Activations no oneDNN 2.6 chain computes are declined (the plain kernel runs them).
+// A float32 fc of at most tide/gemm_skinny.hpp's rows (a decode step's tokens) runs the plain
+// kernel's code here (tide/kernels/fc.hpp): the skinny GEMM reads W once, in its own layout,
+// faster than the primitive on these shapes, and a program whose row count varies (prefill,
+// then decode) keeps this kernel for its long runs (a decline would be for good).
 // In bfloat16 Input and Out are bfloat16 and W and Bias float32 (the op declares them
 // AsFloat32Param, as Paddle's bf16 fc): W is reordered into bfloat16 once, with its blocking, and
 // the bias is added in float32 (oneDNN accumulates in float32).
 #include <string>
+#include <tide/gemm_skinny.hpp>
+#include <tide/kernels/fc.hpp>
 #include <tide/ops/fc.hpp>
 
 #include "eltwise.h"
@@ -48,6 +54,8 @@ void FcKernel(KernelContext& ctx) {
     const bool bias = ctx.HasInput("Bias");
     if (bias) tide::ops::CheckFcBias(op, ctx.Input("Bias").dims(), s.n);
     const std::vector<EltwiseAlgo> act = Activation(ctx);
+    if constexpr (std::is_same_v<T, float>)
+      if (s.m <= tide::skinny::kMaxRows) return tide::kernels::Fc<float>(ctx);
     Exec e(ctx);
     Key key(op);
     constexpr auto dt = DnnlTypeOf<T>();

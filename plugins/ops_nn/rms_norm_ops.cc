@@ -32,19 +32,22 @@ struct RmsRows {
   }
 };
 
-// out, and where asked residual_out (s) and inv_var (r per row).
+// out, and where asked residual_out (s) and inv_var (r per row); the rows split over the CPU
+// pool (an LLM's normalisations run on every token of a prefill).
 template <typename T>
-void RmsForward(const RmsRows<T>& a, T* out, T* sum_out, T* inv) {
-  std::vector<T> s(static_cast<size_t>(a.cols));
-  for (int64_t row = 0; row < a.rows; ++row) {
-    a.Sum(row, s.data());
-    const T r = a.InvRms(s.data());
-    T* o = out + row * a.cols;
-    for (int64_t c = 0; c < a.cols; ++c)
-      o[c] = s[c] * r * (a.weight ? a.weight[c] : T(1)) + (a.shift ? a.shift[c] : T(0));
-    if (sum_out) std::copy(s.begin(), s.end(), sum_out + row * a.cols);
-    if (inv) inv[row] = r;
-  }
+void RmsForward(const KernelContext& ctx, const RmsRows<T>& a, T* out, T* sum_out, T* inv) {
+  ParallelFor(ctx, a.rows, 4 * a.cols, [&](int64_t begin, int64_t end) {
+    std::vector<T> s(static_cast<size_t>(a.cols));
+    for (int64_t row = begin; row < end; ++row) {
+      a.Sum(row, s.data());
+      const T r = a.InvRms(s.data());
+      T* o = out + row * a.cols;
+      for (int64_t c = 0; c < a.cols; ++c)
+        o[c] = s[c] * r * (a.weight ? a.weight[c] : T(1)) + (a.shift ? a.shift[c] : T(0));
+      if (sum_out) std::copy(s.begin(), s.end(), sum_out + row * a.cols);
+      if (inv) inv[row] = r;
+    }
+  });
 }
 
 // The grads of one normalisation. dS = r w g - s r^3 mean(s w g) (+ the grad of residual_out)
@@ -117,6 +120,7 @@ void RmsNormShape(tide::InferShapeContext& ctx) {
   const int64_t at = RowsAxis(ctx.op_type(), ctx.InputName("x"), x, shape);
   ctx.SetOutputDims("y", x);
   ctx.SetOutputDataType("y", ctx.InputDataType("x"));
+  if (!ctx.HasOutput("invvar")) return;  // inference: the fused pass drops it
   ctx.SetOutputDims("invvar", Dims(x.begin(), x.begin() + at));
   ctx.SetOutputDataType("invvar", ctx.InputDataType("x"));
 }
@@ -146,7 +150,7 @@ void RmsNormKernel(KernelContext& ctx) {
     const size_t at = d.size() - ctx.Attr<std::vector<int64_t>>("normalized_shape").size();
     inv = ctx.Output("invvar").mutable_data<T>(Dims(d.begin(), d.begin() + at), ctx.place());
   }
-  RmsForward<T>(a, y, nullptr, inv);
+  RmsForward<T>(ctx, a, y, nullptr, inv);
 }
 
 template <typename T>
@@ -230,7 +234,7 @@ void FusedRmsKernel(KernelContext& ctx) {
                : nullptr;
   T* inv = ctx.HasOutput("inv_var") ? ctx.Output("inv_var").mutable_data<T>({a.rows}, ctx.place())
                                     : nullptr;
-  RmsForward<T>(a, out, sum, inv);
+  RmsForward<T>(ctx, a, out, sum, inv);
 }
 
 template <typename T>

@@ -305,7 +305,9 @@ def _prepare(program, scope, place, quantizable_op_type, fetch_list, known=None)
         return None
     if "fc" in quantizable_op_type:  # mul / matmul_v2 + bias (+ activation): fc, int8's op
         keep = _fetched(block, fetch_list)
-        while fuse_fc(Graph(program, scope, place, keep), min_rank=2, op_types=_PRODUCTS):
+        while fuse_fc(
+            Graph(program, scope, place, keep), min_rank=2, op_types=_PRODUCTS, bias_free=False
+        ):
             pass
     ops, skipped = [], []
     for op in block.ops:

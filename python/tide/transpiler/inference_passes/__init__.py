@@ -5,7 +5,9 @@ Graph that rewrites one match and returns True, or returns False when nothing is
 - fold_repeat_kv: grouped-query attention's keys / values repeated per query head (unsqueeze2,
   expand_v2 or tile, reshape2, transpose2) -> each group of query heads as rows of one product
   with its key / value head;
-- fuse_fc: matmul_v2 + bias add (+ an activation, gelu in both forms) -> fc;
+- fuse_rms_norm: RMS normalisation written out (pow, reduce_mean, + eps, rsqrt, the products
+  with x and a weight) -> rms_norm;
+- fuse_fc: matmul_v2 [+ bias add] (+ an activation, gelu in both forms, silu) -> fc;
 - fuse_qkv: fc ops on the same input (Q, K, V projections) -> one fc + split;
 - fuse_attention: reshape / transpose / scale / Q K^T / mask add / softmax / P V / transpose /
   reshape -> fused_multihead_attention; attention_reads_qkv: its Q, K, V from fuse_qkv's split
@@ -23,11 +25,13 @@ from .graph import Graph
 from .preln_skip_layernorm import fuse_preln_skip_layernorm
 from .qkv import fuse_qkv
 from .repeat_kv import fold_repeat_kv
+from .rms_norm import fuse_rms_norm
 from .skip_layernorm import fuse_skip_layernorm
 
 PASSES = (
     ("delete_dropout", delete_dropout),
     ("fold_repeat_kv", fold_repeat_kv),
+    ("fuse_rms_norm", fuse_rms_norm),
     ("fuse_fc", fuse_fc),
     ("fuse_qkv", fuse_qkv),
     ("fuse_attention", fuse_attention),

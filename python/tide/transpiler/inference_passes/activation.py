@@ -2,13 +2,14 @@
 fuse_alpha and fuse_beta."""
 
 # The activation ops fused_conv2d can take (Paddle's conv_activation_mkldnn_fuse_pass fuses
-# these and mish, which Tide has no op for).
+# these and mish, which Tide has no op for; silu is swish with beta 1).
 _ACTIVATIONS = (
     "relu",
     "leaky_relu",
     "relu6",
     "clip",
     "swish",
+    "silu",
     "hard_sigmoid",
     "hard_swish",
     "sigmoid",
@@ -39,6 +40,8 @@ def _fused_activation(act):
         return t, 0.0, attr("threshold", 6.0)
     if t == "swish":
         return t, attr("beta", 1.0), 0.0
+    if t == "silu":  # x * sigmoid(x): swish with beta 1
+        return "swish", 1.0, 0.0
     if t == "hard_sigmoid":
         return t, attr("slope", 0.2), attr("offset", 0.5)
     if t == "hard_swish":
