@@ -156,7 +156,48 @@ def _run_guide_axpy(record):
     t.check_grad(["Y"], "Out", no_grad_set={"x_in"}, **exact)
 
 
-RUNNERS = {"readme_axpb": _run_readme_axpb, "guide_axpy": _run_guide_axpy}
+def _run_guide_npu(record):
+    """The guide's first device: two SGD steps of fc(relu) + mean on npu:0, every op of the step
+    on the device, the loss and weights against numpy in float64."""
+    import tide
+
+    assert record["devices"] == ["npu"], record
+    assert tide.device_count("npu") == 1
+    main, startup = tide.Program(), tide.Program()
+    with tide.program_guard(main, startup):
+        x = tide.layers.data(name="x", shape=[3], dtype="float32")
+        loss = tide.layers.mean(tide.layers.fc(input=x, size=4, act="relu"))
+        tide.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    exe, scope = tide.Executor(tide.Place("npu", 0)), tide.Scope()
+    exe.run(startup, scope=scope)
+    w_name, b_name = (p.name for p in main.all_parameters())
+
+    def param(name):
+        return np.array(scope.find_var(name).get_tensor()).astype("float64")
+
+    w, b = param(w_name), param(b_name)
+    rng = np.random.RandomState(0)
+    for _ in range(2):
+        feed = rng.uniform(-1, 1, (8, 3)).astype("float32")
+        (got,) = exe.run(main, feed={"x": feed}, fetch_list=[loss], scope=scope)
+        h = feed.astype("float64") @ w + b
+        np.testing.assert_allclose(got.reshape(-1)[0], np.maximum(h, 0).mean(), rtol=1e-5)
+        dh = (h > 0) / h.size
+        w, b = w - 0.1 * feed.T.astype("float64") @ dh, b - 0.1 * dh.sum(axis=0)
+        np.testing.assert_allclose(param(w_name), w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(param(b_name), b, rtol=1e-5, atol=1e-6)
+    ran = {
+        op: kernel for op, kernel in exe.last_run_info()["kernels"] if op not in ("feed", "fetch")
+    }
+    assert all("from %s on npu:0" % record["name"] in k for k in ran.values()), ran
+    assert {"mul_grad", "elementwise_add_grad", "relu_grad", "mean_grad", "sgd"} <= set(ran), ran
+
+
+RUNNERS = {
+    "readme_axpb": _run_readme_axpb,
+    "guide_axpy": _run_guide_axpy,
+    "guide_npu": _run_guide_npu,
+}
 
 
 def test_every_plugin_example_has_a_runner():
