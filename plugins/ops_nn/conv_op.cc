@@ -208,6 +208,9 @@ tide::OpSchema FusedConvSchema() {
           .AsDispensable()
           .Output("Output", "the feature maps, [N, M, H_out, W_out] (NHWC: [N, H_out, W_out, M])")
           .KernelDataTypeFrom("Input")
+          // The transpiler's in-place residual writes Output into ResidualData's variable; every
+          // kernel reads the residual where it lies (or copies it first), so the core need not.
+          .InPlace("ResidualData", "Output")
           .InferShape(ConvInferShape),
       true);
 }
