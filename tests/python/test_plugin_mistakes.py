@@ -331,3 +331,17 @@ def test_a_plugin_file_rebuilt_after_it_failed_says_a_new_process_is_needed(tmp_
         r"has changed on disk since;.*start a new one \(restart Python\)",
     ):
         tide.load_plugin(str(copy))
+
+
+def test_python_m_plugins_cli_runs_the_lister():
+    """`python -m tide.utils.plugins_cli` is the tide-plugins script (a build tree has no script
+    on PATH): it lists the search path and the plugins it loaded."""
+    require("TIDE_PLUGINS_TOOL", what="the tide-plugins tool")
+    r = subprocess.run(
+        [sys.executable, "-m", "tide.utils.plugins_cli", "--plugin_path=" + SLOPPY],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "Tide plugin ABI" in r.stdout and "search path:" in r.stdout, r.stdout
+    assert "no loaded plugin defines op 'sloppy.twise'" in r.stderr

@@ -72,3 +72,7 @@ def main(argv=None):
     if not os.access(program, os.X_OK):  # a wheel unpacked without its modes
         os.chmod(program, 0o755)
     os.execve(program, [program] + argv, env)
+
+
+if __name__ == "__main__":  # python -m tide.utils.plugins_cli, as the tide-plugins script
+    main()
