@@ -397,7 +397,8 @@ const Entry kEntries[] = {
     {"pd_op.overlap_add", "overlap_add", "X", "Out", ""},
     // (end of fft's rows)
     // Losses and special functions (lossact: plugins/ops_nn/loss_ops.cc, temporal_shift_op.cc,
-    // rms_norm_ops.cc; plugins/ops_math/bessel_polygamma_ops.cc, swiglu_op.cc): F.cross_entropy is
+    // rms_norm_ops.cc, rotary_embedding_op.cc; plugins/ops_math/bessel_polygamma_ops.cc,
+    // swiglu_op.cc): F.cross_entropy is
     // Fluid's softmax_with_cross_entropy, a reduction 'mean' Fluid's mean; sequence_mask's max_len
     // a constant or a tensor; fused_rms_norm_quant refuses quantisation (quant_scale > 0).
     {"pd_op.cross_entropy_with_softmax", "softmax_with_cross_entropy", "Logits Label",
@@ -420,6 +421,8 @@ const Entry kEntries[] = {
     {"pd_op.rms_norm", "rms_norm", "x scale", "y invvar", ""},
     {"pd_op.fused_rms_norm_quant", "fused_rms_norm_quant", "x bias residual norm_weight norm_bias",
      "out residual_out inv_var", ""},
+    {"pd_op.fused_rotary_position_embedding", "fused_rotary_position_embedding",
+     "q k v sin cos position_ids", "out_q out_k out_v", ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its

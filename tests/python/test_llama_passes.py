@@ -9,6 +9,7 @@ import collections
 
 import numpy as np
 import pytest
+from float64_grad import central_diff_of
 from kernel_libraries import LIBS
 
 import tide
@@ -185,3 +186,218 @@ def test_rms_norm_op_many_rows_matches_numpy(lib, fresh_programs, rng):
     xd = feed["x"].astype(np.float64)
     ms = (xd * xd).mean(axis=(1, 2), keepdims=True)
     np.testing.assert_allclose(got, xd / np.sqrt(ms + 1e-5) * feed["w"], rtol=1e-5, atol=1e-6)
+
+
+# --- fused_rotary_position_embedding and fuse_rotary -------------------------------------------
+
+
+def rope_ref(x, sin, cos, pairs, ids=None, time_major=False):
+    """The rotation in float64 numpy: x [B, S, H, D] ([S, B, H, D]), tables [rows, D]."""
+    x = x.astype(np.float64)
+    if time_major:
+        x = x.transpose(1, 0, 2, 3)
+    b, s, _, d = x.shape
+    rows = ids if ids is not None else np.broadcast_to(np.arange(s), (b, s))
+    c, sn = cos.reshape(-1, d)[rows][:, :, None, :], sin.reshape(-1, d)[rows][:, :, None, :]
+    if pairs:
+        rot = np.empty_like(x)
+        rot[..., 0::2], rot[..., 1::2] = -x[..., 1::2], x[..., 0::2]
+    else:
+        rot = np.concatenate([-x[..., d // 2 :], x[..., : d // 2]], -1)
+    out = x * c + rot * sn
+    return out.transpose(1, 0, 2, 3) if time_major else out
+
+
+def rope_program(main, shape, tables, with_ids, attrs, dtype="float32"):
+    blk = main.global_block()
+    ins = {}
+    for n in ("q", "k", "v"):
+        ins[n] = [tide.layers.data(name=n, shape=shape, dtype=dtype, append_batch_size=False).name]
+    for n, t in tables.items():
+        ins[n] = [
+            tide.layers.data(name=n, shape=list(t.shape), dtype=dtype, append_batch_size=False).name
+        ]
+    if with_ids:
+        ins["position_ids"] = [
+            tide.layers.data(
+                name="ids", shape=[shape[0], shape[1]], dtype="int64", append_batch_size=False
+            ).name
+        ]
+    outs = {o: [blk.create_var(name=o, dtype=dtype).name] for o in ("out_q", "out_k", "out_v")}
+    blk.append_op("fused_rotary_position_embedding", inputs=ins, outputs=outs, attrs=attrs)
+    return [blk.var(o) for o in ("out_q", "out_k", "out_v")]
+
+
+ROPE_CASES = {
+    # id: (pairs, table dims ([S, D] or [1, S, 1, D]), position_ids, time_major, given tables)
+    "rotate_half": (False, "flat", False, False, True),
+    "rotate_half_padded_tables": (False, "padded", False, False, True),
+    "pairs": (True, "flat", False, False, True),
+    "pairs_position_ids": (True, "padded", True, False, True),
+    "rotate_half_time_major": (False, "flat", False, True, True),
+    "pairs_computed_angles": (True, None, True, False, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROPE_CASES))
+def test_fused_rotary_position_embedding_matches_numpy(case, fresh_programs, rng):
+    pairs, form, with_ids, time_major, given = ROPE_CASES[case]
+    main, _ = fresh_programs
+    b, s, h, d, rows = 2, 5, 3, 8, 9
+    shape = [s, b, h, d] if time_major else [b, s, h, d]
+    ids = rng.randint(0, rows, (b, s)).astype(np.int64) if with_ids else None
+    n = rows if with_ids else s
+    if given:
+        angles = rng.uniform(-3, 3, (n, d))
+        table = {"sin": np.sin(angles), "cos": np.cos(angles)}
+    else:  # Paddle's: p / 10000^(2 floor(i / 2) / D)
+        p = np.arange(rows)[:, None]
+        angles = p / 10000.0 ** ((np.arange(d) // 2 * 2) / d)
+        table = {}
+    tables = {
+        k: (v if form == "flat" else v.reshape(1, n, 1, d)).astype("float32")
+        for k, v in table.items()
+    }
+    outs = rope_program(
+        main, shape, tables, with_ids, {"use_neox_rotary_style": pairs, "time_major": time_major}
+    )
+    feed = {k: rng.uniform(-1, 1, shape).astype("float32") for k in ("q", "k", "v")}
+    feed.update(tables)
+    if with_ids:
+        feed["ids"] = ids
+    got = tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=outs)
+    for k, g in zip(("q", "k", "v"), got):
+        want = rope_ref(feed[k], np.sin(angles), np.cos(angles), pairs, ids, time_major)
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5, err_msg=k)
+
+
+@pytest.mark.parametrize("pairs", [False, True], ids=["rotate_half", "pairs"])
+def test_fused_rotary_position_embedding_gradient(pairs, fresh_programs, rng):
+    main, _ = fresh_programs
+    b, s, h, d = 2, 3, 2, 4
+    angles = rng.uniform(-3, 3, (s, d))
+    tables = {"sin": np.sin(angles), "cos": np.cos(angles)}
+    outs = rope_program(
+        main, [b, s, h, d], tables, False, {"use_neox_rotary_style": pairs}, "float64"
+    )
+    for n in ("q", "k"):
+        main.global_block().var(n).stop_gradient = False
+    w = rng.uniform(-1, 1, (b, s, h, d))
+    wv = tide.layers.assign(w)
+    loss = tide.layers.reduce_sum(
+        tide.layers.elementwise_add(
+            tide.layers.elementwise_mul(outs[0], wv), tide.layers.elementwise_mul(outs[1], wv)
+        )
+    )
+    tide.append_backward(loss, parameter_list=["q", "k"])
+    feed = {k: rng.uniform(-1, 1, (b, s, h, d)) for k in ("q", "k", "v")}
+    feed.update(tables)
+    gq, gk = tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=["q@GRAD", "k@GRAD"])
+    for name, got in (("q", gq), ("k", gk)):
+        want = central_diff_of(
+            lambda x: np.sum(rope_ref(x, tables["sin"], tables["cos"], pairs) * w),
+            {"x": feed[name]},
+            "x",
+        )
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+def test_fused_rotary_position_embedding_refuses_bad_input(fresh_programs, rng):
+    main, _ = fresh_programs
+    table = np.zeros((4, 8), "float32")  # 4 rows for S = 5
+    with pytest.raises(Exception, match=r"fused_rotary_position_embedding.*S = 5 rows"):
+        rope_program(main, [1, 5, 2, 8], {"sin": table, "cos": table}, False, {})
+
+
+def test_fused_rotary_position_embedding_checks_tables_at_run_time(fresh_programs):
+    """S unknown when the program is built: the kernel names the mismatch (no read past the
+    table)."""
+    main, _ = fresh_programs
+    table = np.zeros((4, 8), "float32")
+    outs = rope_program(main, [1, -1, 2, 8], {"sin": table, "cos": table}, False, {})
+    feed = {k: np.zeros((1, 5, 2, 8), "float32") for k in ("q", "k", "v")}
+    feed.update(sin=table, cos=table)
+    with pytest.raises(Exception, match=r"fused_rotary_position_embedding.*S = 5 rows.*got 4"):
+        tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=outs)
+
+
+class Rotary:
+    """q * cos + rotate_half(q) * sin as LLaMA-style models export it, on a [B, S, H, D] input;
+    `variant` changes one detail."""
+
+    def __init__(self, variant=None, d=8):
+        self.block = tide.default_main_program().global_block()
+        self.d, h = d, d // 2
+        x = tide.layers.data(
+            name="x", shape=[-1, -1, 2, d], dtype="float32", append_batch_size=False
+        )
+        table_shape = [-1, d]
+        cos = tide.layers.data(
+            name="cos", shape=table_shape, dtype="float32", append_batch_size=False
+        )
+        sin = tide.layers.data(
+            name="sin", shape=table_shape, dtype="float32", append_batch_size=False
+        )
+        cos_u, sin_u = (
+            self.op("unsqueeze2", {"X": [t.name]}, {"axes": [0, 2]}) for t in (cos, sin)
+        )
+        first = self.op("slice", {"Input": [x.name]}, {"axes": [3], "starts": [0], "ends": [h]})
+        second = self.op(
+            "slice", {"Input": [x.name]}, {"axes": [3], "starts": [h], "ends": [2147483647]}
+        )
+        neg = self.op("scale", {"X": [second]}, {"scale": -0.5 if variant == "scaled" else -1.0})
+        halves = [first, neg] if variant == "halves_swapped" else [neg, first]
+        cat = self.op("concat", {"X": halves}, {"axis": -1})
+        if variant == "rotated_fetched":
+            self.fetch_extra = [cat]
+        prod_sin = self.op(
+            "elementwise_mul",
+            {"X": [sin_u], "Y": [cat]} if variant == "swapped" else {"X": [cat], "Y": [sin_u]},
+        )
+        prod_cos = self.op("elementwise_mul", {"X": [x.name], "Y": [cos_u]})
+        self.out = self.op(
+            "elementwise_add",
+            {"X": [prod_sin], "Y": [prod_cos]}
+            if variant == "swapped"
+            else {"X": [prod_cos], "Y": [prod_sin]},
+        )
+
+    fetch_extra = []
+
+    def op(self, t, ins, attrs=None):
+        out = tide.unique_name.generate(t)
+        self.block.create_var(name=out, dtype="float32")
+        outs = {"Out": [out]}
+        if t == "unsqueeze2":
+            xs = tide.unique_name.generate("xshape")
+            self.block.create_var(name=xs, dtype="float32")
+            outs["XShape"] = [xs]
+        self.block.append_op(t, inputs=ins, outputs=outs, attrs=attrs or {})
+        return out
+
+
+@pytest.mark.parametrize(
+    "variant", [None, "swapped", "halves_swapped", "scaled", "rotated_fetched"]
+)
+def test_fuse_rotary_fuses_rotate_half_only(variant, fresh_programs, rng):
+    main, _ = fresh_programs
+    r = Rotary(variant)
+    fetch = [r.out] + r.fetch_extra
+    program = transpiled(main, fetch)
+    fused = counts(program)["fused_rotary_position_embedding"]
+    assert fused == (1 if variant in (None, "swapped") else 0), counts(program)
+    if fused:
+        assert counts(program)["concat"] == 0 and counts(program)["slice"] == 0
+    angles = rng.uniform(-3, 3, (6, 8))
+    feed = {
+        "x": rng.uniform(-1, 1, (2, 6, 2, 8)).astype("float32"),
+        "sin": np.sin(angles).astype("float32"),
+        "cos": np.cos(angles).astype("float32"),
+    }
+    got, _ = run("plain", program, feed, fetch)
+    want, _ = run("plain", main, feed, fetch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    if variant in (None, "swapped"):
+        ref = rope_ref(feed["x"], np.sin(angles), np.cos(angles), pairs=False)
+        np.testing.assert_allclose(got[0], ref, rtol=1e-5, atol=1e-5)

@@ -7,6 +7,8 @@ Graph that rewrites one match and returns True, or returns False when nothing is
   with its key / value head;
 - fuse_rms_norm: RMS normalisation written out (pow, reduce_mean, + eps, rsqrt, the products
   with x and a weight) -> rms_norm;
+- fuse_rotary: rotary position embedding written out with rotate_half (two slices, a negation,
+  a concat, the products with sin and cos, their sum) -> fused_rotary_position_embedding;
 - fuse_fc: matmul_v2 [+ bias add] (+ an activation, gelu in both forms, silu) -> fc;
 - fuse_qkv: fc ops on the same input (Q, K, V projections) -> one fc + split;
 - fuse_attention: reshape / transpose / scale / Q K^T / mask add / softmax / P V / transpose /
@@ -26,12 +28,14 @@ from .preln_skip_layernorm import fuse_preln_skip_layernorm
 from .qkv import fuse_qkv
 from .repeat_kv import fold_repeat_kv
 from .rms_norm import fuse_rms_norm
+from .rotary import fuse_rotary
 from .skip_layernorm import fuse_skip_layernorm
 
 PASSES = (
     ("delete_dropout", delete_dropout),
     ("fold_repeat_kv", fold_repeat_kv),
     ("fuse_rms_norm", fuse_rms_norm),
+    ("fuse_rotary", fuse_rotary),
     ("fuse_fc", fuse_fc),
     ("fuse_qkv", fuse_qkv),
     ("fuse_attention", fuse_attention),

@@ -1,0 +1,290 @@
+// rotary_embedding_op.cc: Paddle's fused_rotary_position_embedding (its
+// incubate.nn.functional.fused_rotary_position_embedding; the GPU kernel in Paddle, none on its
+// CPU) and its grad. q, and k and v where given, are [B, S, H, D] ([S, B, H, D] with time_major);
+// each row of D values at position p is rotated by the angles of row p of sin / cos ([S, D] or
+// [1, S, 1, D]; with position_ids [B, S], p is the id and the tables may hold more rows):
+//   rotate_half (use_neox_rotary_style false): out[i] = x[i] cos[i] - x[i + D/2] sin[i],
+//                                              out[i + D/2] = x[i + D/2] cos[i + D/2] + x[i] sin[i
+//                                              + D/2]
+//   pairs (use_neox_rotary_style true):        out[2i] = x[2i] cos[2i] - x[2i + 1] sin[2i],
+//                                              out[2i + 1] = x[2i + 1] cos[2i + 1] + x[2i] sin[2i +
+//                                              1]
+// Without sin / cos the angles are p / rotary_emb_base^(2 floor(i / 2) / D) (pairs only, as
+// Paddle). The grad applies the transposed rotation. InferenceTranspiler makes the op of a
+// rotate_half written out in ops (python/tide/transpiler/inference_passes/rotary.py).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common.h"
+
+namespace ops_nn {
+namespace {
+
+const char* const kRoped[] = {"q", "k", "v"};
+const char* const kOuts[] = {"out_q", "out_k", "out_v"};
+
+// Dims that agree where both are known.
+bool SameDims(const Dims& a, const Dims& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!DimsCompatible(a[i], b[i])) return false;
+  return true;
+}
+
+struct RopeGeom {
+  int64_t b = 0, s = 0, h = 0, d = 0;
+  bool time_major = false;
+};
+
+RopeGeom GeomOf(const char* op, const std::string& name, const Dims& q, bool time_major) {
+  TIDE_CHECK(q.size() == 4, "op '", op, "': q ('", name, "') must be [B, S, H, D]",
+             time_major ? " ([S, B, H, D] with time_major)" : "", ", got ", tide::ToString(q));
+  RopeGeom g;
+  g.time_major = time_major;
+  g.b = time_major ? q[1] : q[0];
+  g.s = time_major ? q[0] : q[1];
+  g.h = q[2];
+  g.d = q[3];
+  TIDE_CHECK(g.d < 0 || g.d % 2 == 0, "op '", op, "': the head dim D of q ('", name,
+             "') must be even, got ", g.d);
+  return g;
+}
+
+// The rows of a sin / cos table, [rows, D] or [1, rows, 1, D].
+int64_t TableRows(const char* op, const char* slot, const std::string& name, const Dims& t,
+                  int64_t d) {
+  const bool flat = t.size() == 2, padded = t.size() == 4 && t[0] == 1 && t[2] == 1;
+  TIDE_CHECK((flat || padded) && t.back() == d, "op '", op, "': ", slot, " ('", name,
+             "') must be [S, D] or [1, S, 1, D] with q's D = ", d, ", got ", tide::ToString(t));
+  return flat ? t[0] : t[1];
+}
+
+void RopeInferShape(tide::InferShapeContext& ctx) {
+  const char* op = ctx.op_type();
+  const Dims q = ctx.InputDims("q");
+  const RopeGeom g = GeomOf(op, ctx.InputName("q"), q, ctx.Attr<bool>("time_major"));
+  for (int i = 1; i < 3; ++i)
+    if (ctx.HasInput(kRoped[i]))
+      TIDE_CHECK(SameDims(ctx.InputDims(kRoped[i]), q), "op '", op, "': ", kRoped[i], " ('",
+                 ctx.InputName(kRoped[i]), "') must have q's dims ", tide::ToString(q), ", got ",
+                 tide::ToString(ctx.InputDims(kRoped[i])));
+  TIDE_CHECK(ctx.HasInput("sin") == ctx.HasInput("cos"), "op '", op,
+             "': sin and cos come together (or neither: angles from rotary_emb_base)");
+  if (ctx.HasInput("sin")) {
+    const int64_t rows = TableRows(op, "sin", ctx.InputName("sin"), ctx.InputDims("sin"), g.d);
+    TIDE_CHECK(ctx.InputDims("cos") == ctx.InputDims("sin"), "op '", op,
+               "': cos must have sin's dims ", tide::ToString(ctx.InputDims("sin")), ", got ",
+               tide::ToString(ctx.InputDims("cos")));
+    TIDE_CHECK(ctx.HasInput("position_ids") || rows < 0 || g.s < 0 || rows == g.s, "op '", op,
+               "': sin / cos must have q's S = ", g.s, " rows without position_ids, got ", rows);
+  } else {
+    TIDE_CHECK(ctx.Attr<bool>("use_neox_rotary_style"), "op '", op,
+               "': rotate_half (use_neox_rotary_style false) takes sin and cos (Paddle computes "
+               "the angles for the pairs style only)");
+  }
+  if (ctx.HasInput("position_ids"))
+    TIDE_CHECK(SameDims(ctx.InputDims("position_ids"), Dims{g.b, g.s}), "op '", op,
+               "': position_ids must be [B, S] = [", g.b, ", ", g.s, "], got ",
+               tide::ToString(ctx.InputDims("position_ids")));
+  for (int i = 0; i < 3; ++i)
+    if (ctx.HasInput(kRoped[i]) && ctx.HasOutput(kOuts[i])) {
+      ctx.SetOutputDims(kOuts[i], ctx.InputDims(kRoped[i]));
+      ctx.SetOutputDataType(kOuts[i], ctx.InputDataType(kRoped[i]));
+    }
+}
+
+// The angles of each (batch, position) row: sin / cos rows of the tables given, or computed.
+template <typename T>
+class Angles {
+ public:
+  Angles(KernelContext& ctx, const RopeGeom& g) : g_(g) {
+    const char* op = ctx.op_type();
+    if (ctx.HasInput("position_ids")) {
+      Tensor p = ctx.Input("position_ids");
+      TIDE_CHECK(p.dtype() == TIDE_INT64 && p.numel() == g.b * g.s, "op '", op,
+                 "': position_ids must be int64 [B, S] = [", g.b, ", ", g.s, "]");
+      ids_ = p.data<int64_t>();
+    }
+    if (ctx.HasInput("sin")) {
+      Tensor s = ctx.Input("sin"), c = ctx.Input("cos");
+      rows_ = TableRows(op, "sin", ctx.InputName("sin"), s.dims(), g.d);
+      TIDE_CHECK(c.dims() == s.dims(), "op '", op, "': cos must have sin's dims ",
+                 tide::ToString(s.dims()), ", got ", tide::ToString(c.dims()));
+      TIDE_CHECK(ids_ || rows_ == g.s, "op '", op, "': sin / cos must have q's S = ", g.s,
+                 " rows without position_ids, got ", rows_);
+      sin_ = s.data<T>();
+      cos_ = c.data<T>();
+    } else {
+      rows_ = g.s;
+      if (ids_)
+        for (int64_t i = 0; i < g.b * g.s; ++i) rows_ = std::max(rows_, ids_[i] + 1);
+      own_sin_.resize(static_cast<size_t>(rows_ * g.d));
+      own_cos_.resize(own_sin_.size());
+      const double base = ctx.Attr<float>("rotary_emb_base");
+      for (int64_t p = 0; p < rows_; ++p)
+        for (int64_t i = 0; i < g.d; ++i) {
+          const double a = double(p) / std::pow(base, double(i / 2 * 2) / double(g.d));
+          own_sin_[p * g.d + i] = static_cast<T>(std::sin(a));
+          own_cos_[p * g.d + i] = static_cast<T>(std::cos(a));
+        }
+      sin_ = own_sin_.data();
+      cos_ = own_cos_.data();
+    }
+    if (ids_)
+      for (int64_t i = 0; i < g.b * g.s; ++i)
+        TIDE_CHECK(ids_[i] >= 0 && ids_[i] < rows_, "op '", op, "': position id ", ids_[i], " at [",
+                   i / g.s, ", ", i % g.s, "] is outside the ", rows_, " rows of sin / cos");
+  }
+  int64_t Row(int64_t bi, int64_t si) const { return (ids_ ? ids_[bi * g_.s + si] : si) * g_.d; }
+  const T* sin(int64_t bi, int64_t si) const { return sin_ + Row(bi, si); }
+  const T* cos(int64_t bi, int64_t si) const { return cos_ + Row(bi, si); }
+
+ private:
+  RopeGeom g_;
+  const int64_t* ids_ = nullptr;
+  int64_t rows_ = 0;
+  const T *sin_ = nullptr, *cos_ = nullptr;
+  std::vector<T> own_sin_, own_cos_;
+};
+
+// One row of D: the rotation (or, with `transposed`, its transpose: the grad).
+template <typename T>
+void RotateRow(const T* x, const T* c, const T* s, T* o, int64_t d, bool pairs, bool transposed) {
+  const int64_t step = pairs ? 1 : d / 2;  // the partner of i (i + step) in each pair
+  const int64_t n = pairs ? d : d / 2;
+  for (int64_t i = 0; i < n; i += pairs ? 2 : 1) {
+    const int64_t j = i + step;
+    if (!transposed) {
+      o[i] = x[i] * c[i] - x[j] * s[i];
+      o[j] = x[j] * c[j] + x[i] * s[j];
+    } else {
+      o[i] = x[i] * c[i] + x[j] * s[j];
+      o[j] = x[j] * c[j] - x[i] * s[i];
+    }
+  }
+}
+
+// outs[k] = the rotation of ins[k] for the tensors given, rows over the CPU pool.
+template <typename T>
+void Rotate(KernelContext& ctx, const char* const* ins, const char* const* outs, bool transposed) {
+  const char* op = ctx.op_type();
+  const std::string first = ins[0];
+  Tensor q = ctx.Input(ins[0]);
+  const RopeGeom g = GeomOf(op, ctx.InputName(ins[0]), q.dims(), ctx.Attr<bool>("time_major"));
+  const bool pairs = ctx.Attr<bool>("use_neox_rotary_style");
+  if (!ctx.HasInput("sin"))
+    TIDE_CHECK(pairs, "op '", op, "': rotate_half (use_neox_rotary_style false) takes sin and cos");
+  const Angles<T> angles(ctx, g);
+  for (int k = 0; k < 3; ++k) {
+    if (!ctx.HasInput(ins[k]) || !ctx.HasOutput(outs[k])) continue;
+    Tensor x = ctx.Input(ins[k]);
+    TIDE_CHECK(x.dims() == q.dims(), "op '", op, "': ", ins[k], " must have ", first, "'s dims ",
+               tide::ToString(q.dims()), ", got ", tide::ToString(x.dims()));
+    const T* xd = x.data<T>();
+    T* od = ctx.Output(outs[k]).mutable_data<T>(x.dims(), ctx.place());
+    // Rows in memory order: (b, s) or (s, b), then h; each (b, s) has one angle row.
+    ParallelFor(ctx, g.b * g.s, g.h * g.d * 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t bi = g.time_major ? r % g.b : r / g.s, si = g.time_major ? r / g.b : r % g.s;
+        const T *c = angles.cos(bi, si), *s = angles.sin(bi, si);
+        for (int64_t hi = 0; hi < g.h; ++hi) {
+          const int64_t at = (r * g.h + hi) * g.d;
+          RotateRow(xd + at, c, s, od + at, g.d, pairs, transposed);
+        }
+      }
+    });
+  }
+}
+
+template <typename T>
+void RopeKernel(KernelContext& ctx) {
+  Rotate<T>(ctx, kRoped, kOuts, false);
+}
+
+template <typename T>
+void RopeGradKernel(KernelContext& ctx) {
+  static const std::string gi[] = {GradVarName("out_q"), GradVarName("out_k"),
+                                   GradVarName("out_v")};
+  static const std::string go[] = {GradVarName("q"), GradVarName("k"), GradVarName("v")};
+  const char* ins[] = {gi[0].c_str(), gi[1].c_str(), gi[2].c_str()};
+  const char* outs[] = {go[0].c_str(), go[1].c_str(), go[2].c_str()};
+  Rotate<T>(ctx, ins, outs, true);
+}
+
+tide::OpSchema RopeAttrs(tide::OpSchema s) {
+  return s
+      .Attr("use_neox_rotary_style", true,
+            "true: adjacent pairs (2i, 2i + 1); false: rotate_half (i, i + D/2)")
+      .Attr("time_major", false, "q, k, v are [S, B, H, D]")
+      .Attr("rotary_emb_base", 10000.0f, "the angles' base without sin / cos");
+}
+
+}  // namespace
+}  // namespace ops_nn
+
+using namespace ops_nn;  // NOLINT: registration macros below
+
+TIDE_REGISTER_OP(RopeAttrs(
+    tide::OpSchema("fused_rotary_position_embedding")
+        .Comment("Rotary position embedding of q (and k, v where given): each row of D "
+                 "values rotated by the angles of its position (sin / cos, or computed).")
+        .Input("q", "[B, S, H, D] ([S, B, H, D] with time_major), D even")
+        .Input("k", "q's dims (optional)")
+        .AsDispensable()
+        .Input("v", "q's dims (optional)")
+        .AsDispensable()
+        .Input("sin", "[S, D] or [1, S, 1, D] (optional; with position_ids, rows by id)")
+        .AsDispensable()
+        .Input("cos", "sin's dims (optional, with sin)")
+        .AsDispensable()
+        .Input("position_ids", "int64 [B, S]: the row of sin / cos of each token (optional)")
+        .AsDispensable()
+        .Output("out_q", "q rotated")
+        .Output("out_k", "k rotated")
+        .AsDispensable()
+        .Output("out_v", "v rotated")
+        .AsDispensable()
+        .KernelDataTypeFrom("q")
+        .InferShape(RopeInferShape)
+        .Grad([](tide::GradMaker& g) {
+          auto op = g.NewOp("fused_rotary_position_embedding_grad");
+          for (const char* t : {"sin", "cos", "position_ids"}) op.Input(t, g.Input(t));
+          for (int i = 0; i < 3; ++i) {
+            op.Input(GradVarName(kOuts[i]), g.OutputGrad(kOuts[i]));
+            op.Output(GradVarName(kRoped[i]), g.InputGrad(kRoped[i]));
+          }
+          op.CopyAttrs();
+        })));
+TIDE_REGISTER_OP(RopeAttrs(tide::OpSchema("fused_rotary_position_embedding_grad")
+                               .Input("sin")
+                               .AsDispensable()
+                               .Input("cos")
+                               .AsDispensable()
+                               .Input("position_ids")
+                               .AsDispensable()
+                               .Input(GradVarName("out_q"))
+                               .Input(GradVarName("out_k"))
+                               .AsDispensable()
+                               .Input(GradVarName("out_v"))
+                               .AsDispensable()
+                               .Output(GradVarName("q"))
+                               .Output(GradVarName("k"))
+                               .AsDispensable()
+                               .Output(GradVarName("v"))
+                               .AsDispensable()
+                               .KernelDataTypeFrom(GradVarName("out_q"))
+                               .InferShape([](tide::InferShapeContext& ctx) {
+                                 for (int i = 0; i < 3; ++i) {
+                                   const std::string in = GradVarName(kOuts[i]);
+                                   const std::string out = GradVarName(kRoped[i]);
+                                   if (!ctx.HasInput(in.c_str()) || !ctx.HasOutput(out.c_str()))
+                                     continue;
+                                   ctx.SetOutputDims(out.c_str(), ctx.InputDims(in.c_str()));
+                                   ctx.SetOutputDataType(out.c_str(),
+                                                         ctx.InputDataType(in.c_str()));
+                                 }
+                               })));
+TIDE_REGISTER_KERNEL("fused_rotary_position_embedding", "cpu", RopeKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("fused_rotary_position_embedding_grad", "cpu", RopeGradKernel,
+                     OPS_NN_FLOAT_TYPES);
