@@ -5,30 +5,16 @@ the gate's fc as its swish epilogue. Each against a float64 numpy reference, pla
 at a decode step's few rows (the oneDNN fc's skinny path) and at a prefill's many (its packed
 weights); patterns that differ in one detail are left as they are."""
 
-import collections
 
 import numpy as np
 import pytest
 from float64_grad import central_diff_of
 from kernel_libraries import LIBS
+from test_transformer_passes import counts, run, transpiled
 
 import tide
 
 H, FFN, EPS = 16, 40, 1e-6
-
-
-def counts(program):
-    return collections.Counter(op.type for op in program.global_block().ops)
-
-
-def run(lib, program, feed, fetch_list):
-    exe = tide.Executor(tide.CPUPlace())
-    tide.set_flags({"use_mkldnn": lib == "mkldnn"})
-    try:
-        out = exe.run(program, feed=feed, fetch_list=fetch_list)
-        return out, exe.last_run_info()["kernels"]
-    finally:
-        tide.set_flags({"use_mkldnn": False})
 
 
 class Block:
@@ -105,12 +91,6 @@ class Block:
         n1 = norm(h, norm_ws.pop(0))
         g = n1 @ p["wg"]
         return h + (g / (1 + np.exp(-g)) * (n1 @ p["wu"])) @ p["wd"]
-
-
-def transpiled(main, fetch):
-    program = main.clone()
-    tide.transpiler.InferenceTranspiler().transpile(program, keep=fetch)
-    return program
 
 
 @pytest.mark.parametrize("lib", LIBS)
