@@ -5,7 +5,6 @@ the gate's fc as its swish epilogue. Each against a float64 numpy reference, pla
 at a decode step's few rows (the oneDNN fc's skinny path) and at a prefill's many (its packed
 weights); patterns that differ in one detail are left as they are."""
 
-
 import numpy as np
 import pytest
 from float64_grad import central_diff_of
@@ -311,16 +310,7 @@ class Rotary:
         x = tide.layers.data(
             name="x", shape=[-1, -1, 2, d], dtype="float32", append_batch_size=False
         )
-        table_shape = [-1, d]
-        cos = tide.layers.data(
-            name="cos", shape=table_shape, dtype="float32", append_batch_size=False
-        )
-        sin = tide.layers.data(
-            name="sin", shape=table_shape, dtype="float32", append_batch_size=False
-        )
-        cos_u, sin_u = (
-            self.op("unsqueeze2", {"X": [t.name]}, {"axes": [0, 2]}) for t in (cos, sin)
-        )
+        cos_u, sin_u = self.tables(d)
         first = self.op("slice", {"Input": [x.name]}, {"axes": [3], "starts": [0], "ends": [h]})
         second = self.op(
             "slice", {"Input": [x.name]}, {"axes": [3], "starts": [h], "ends": [2147483647]}
@@ -342,13 +332,19 @@ class Rotary:
             else {"X": [prod_cos], "Y": [prod_sin]},
         )
 
+    def tables(self, d):
+        """sin / cos [1, S, 1, D]: unsqueeze2 of [S, D] tables."""
+        cos = tide.layers.data(name="cos", shape=[-1, d], dtype="float32", append_batch_size=False)
+        sin = tide.layers.data(name="sin", shape=[-1, d], dtype="float32", append_batch_size=False)
+        return [self.op("unsqueeze2", {"X": [t.name]}, {"axes": [0, 2]}) for t in (cos, sin)]
+
     fetch_extra = []
 
     def op(self, t, ins, attrs=None):
         out = tide.unique_name.generate(t)
         self.block.create_var(name=out, dtype="float32")
         outs = {"Out": [out]}
-        if t == "unsqueeze2":
+        if t in ("unsqueeze2", "reshape2", "flatten_contiguous_range"):
             xs = tide.unique_name.generate("xshape")
             self.block.create_var(name=xs, dtype="float32")
             outs["XShape"] = [xs]
@@ -381,3 +377,48 @@ def test_fuse_rotary_fuses_rotate_half_only(variant, fresh_programs, rng):
     if variant in (None, "swapped"):
         ref = rope_ref(feed["x"], np.sin(angles), np.cos(angles), pairs=False)
         np.testing.assert_allclose(got[0], ref, rtol=1e-5, atol=1e-5)
+
+
+class GatheredRotary(Rotary):
+    """The decode step's form: sin / cos rows gathered from [rows, D] tables at the flattened
+    position ids [B, S], reshaped to [B, S, 1, D]."""
+
+    def __init__(self, b, s, d=8):
+        self.b, self.s = b, s
+        super().__init__(d=d)
+
+    def tables(self, d):
+        ids = tide.layers.data(
+            name="ids", shape=[self.b, self.s], dtype="int64", append_batch_size=False
+        )
+        flat = self.op(
+            "flatten_contiguous_range", {"X": [ids.name]}, {"start_axis": 0, "stop_axis": -1}
+        )
+        out = []
+        for name in ("cos", "sin"):
+            t = tide.layers.data(name=name, shape=[-1, d], dtype="float32", append_batch_size=False)
+            rows = self.op("gather", {"X": [t.name], "Index": [flat]}, {"axis": 0})
+            out.append(self.op("reshape2", {"X": [rows]}, {"shape": [self.b, self.s, 1, d]}))
+        return out
+
+
+@pytest.mark.parametrize("b,s", [(2, 1), (3, 2)], ids=["decode", "two_tokens"])
+def test_fuse_rotary_reads_gathered_rows_by_position_ids(b, s, fresh_programs, rng):
+    main, _ = fresh_programs
+    r = GatheredRotary(b, s)
+    program = transpiled(main, [r.out])
+    rope = [op for op in program.global_block().ops if op.type == "fused_rotary_position_embedding"]
+    assert len(rope) == 1 and rope[0].input("position_ids") == ["ids"], counts(program)
+    assert rope[0].input("cos") == ["cos"] and rope[0].input("sin") == ["sin"]
+    angles = rng.uniform(-3, 3, (10, 8))
+    feed = {
+        "x": rng.uniform(-1, 1, (b, s, 2, 8)).astype("float32"),
+        "ids": rng.randint(0, 10, (b, s)).astype(np.int64),
+        "sin": np.sin(angles).astype("float32"),
+        "cos": np.cos(angles).astype("float32"),
+    }
+    (got,), _ = run("plain", program, feed, [r.out])
+    (want,), _ = run("plain", main, feed, [r.out])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    ref = rope_ref(feed["x"], np.sin(angles), np.cos(angles), pairs=False, ids=feed["ids"])
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

@@ -7,8 +7,11 @@ export it (PaddleNLP's apply_rotary_pos_emb without its fused kernel):
 product with sin, the sum; either operand order) becomes Paddle's
 fused_rotary_position_embedding(q=x, sin, cos, use_neox_rotary_style=False): one pass over x
 instead of seven ops. Matched for x [B, S, H, D] and sin / cos [1, S, 1, D], or [S, 1, D] made
-by unsqueeze2 of an [S, D] table (the op reads that table); every intermediate must be read by
-the next op only."""
+by unsqueeze2 of an [S, D] table (the op reads that table), or a decode step's [B, S, 1, D]
+rows gathered from a [rows, D] table at the flattened position ids [B, S] and reshaped (the op
+reads the table and the ids: it checks at run time that the ids are [B, S], so the reshape's
+dims are x's B and S wherever the sum keeps x's dims, which a rotation does); every
+intermediate must be read by the next op only."""
 
 
 def _product(g, out):
@@ -50,8 +53,36 @@ def _table(g, name, s):
     return table
 
 
+def _gathered(g, name, d):
+    """(table, position_ids) where `name` is reshape2(gather(table [rows, D], flatten(ids [B, S]),
+    axis 0)) to [B, S, 1, D], or None."""
+    shape, op = g.shape(name), g.writer(name)
+    if shape is None or len(shape) != 4 or shape[2:] != [1, d] or op is None:
+        return None
+    if op.type != "reshape2":
+        return None
+    gather = g.writer(op.input("X")[0])
+    if gather is None or gather.type != "gather" or gather.input("Axis") or gather.attr("axis"):
+        return None
+    table, flat = gather.input("X")[0], gather.input("Index")[0]
+    ts = g.shape(table)
+    flatten = g.writer(flat)
+    if ts is None or len(ts) != 2 or ts[1] != d or flatten is None:
+        return None
+    if flatten.type != "flatten_contiguous_range":
+        return None
+    ids = flatten.input("X")[0]
+    ids_shape = g.shape(ids)
+    if ids_shape is None or len(ids_shape) != 2 or flatten.attr("start_axis") != 0:
+        return None
+    if flatten.attr("stop_axis") not in (-1, 1) or g.block.var(ids).dtype != "int64":
+        return None
+    return table, ids
+
+
 def _match(g, add):
-    """(ops, x, sin, cos) of the rotation whose final sum is `add`, or None."""
+    """(ops, x, sin, cos, position_ids or None) of the rotation whose final sum is `add`, or
+    None."""
     if add.attr("axis") != -1:
         return None
     terms = add.input("X") + add.input("Y")
@@ -88,14 +119,23 @@ def _match(g, add):
             cos = plain_args[1] if plain_args[0] == x else plain_args[0]
             if cos == x:
                 continue
-            cos_t, sin_t = _table(g, cos, xs[1]), _table(g, sin, xs[1])
+            cos_t, sin_t, ids = _table(g, cos, xs[1]), _table(g, sin, xs[1]), None
+            if cos_t is None and sin_t is None:  # a decode step's rows at the position ids
+                cos_g, sin_g = _gathered(g, cos, xs[-1]), _gathered(g, sin, xs[-1])
+                if cos_g is not None and sin_g is not None and cos_g[1] == sin_g[1]:
+                    (cos_t, ids), sin_t = cos_g, sin_g[0]
             if cos_t is None or sin_t is None or g.shape(cos_t) != g.shape(sin_t):
                 continue
+            out_shape = g.shape(add.output("Out")[0])
+            if out_shape is None or len(out_shape) != 4:
+                continue
+            if any(a >= 0 and b >= 0 and a != b for a, b in zip(out_shape, xs)):
+                continue  # the tables broadcast x to other dims: not a rotation
             ops = [plain, first[0], high[0], scale, cat, rot, add]
             inner = [(neg, cat), (low, cat), (cat_name, rot), (rot_out, add), (plain_out, add)]
             inner.append((scale.input("X")[0], scale))
             if all(g.intermediate(n, r) for n, r in inner):
-                return ops, x, sin_t, cos_t
+                return ops, x, sin_t, cos_t, ids
     return None
 
 
@@ -113,8 +153,10 @@ def fuse_rotary(g):
         found = _match(g, add)
         if found is None:
             continue
-        ops, x, sin, cos = found
+        ops, x, sin, cos, ids = found
         inputs = {"q": [x], "sin": [sin], "cos": [cos]}
+        if ids is not None:
+            inputs["position_ids"] = [ids]
         attrs = {"use_neox_rotary_style": False}
         outputs = {"out_q": add.output("Out")}
         if g.replace(ops, "fused_rotary_position_embedding", inputs, outputs, attrs):
