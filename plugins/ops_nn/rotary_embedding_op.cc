@@ -94,7 +94,8 @@ void RopeInferShape(tide::InferShapeContext& ctx) {
     }
 }
 
-// The angles of each (batch, position) row: sin / cos rows of the tables given, or computed.
+// The angles of each (batch, position) row: sin / cos rows of the tables given, or computed
+// for the row's position (no table: position ids may be any size).
 template <typename T>
 class Angles {
  public:
@@ -106,46 +107,47 @@ class Angles {
                  "': position_ids must be int64 [B, S] = [", g.b, ", ", g.s, "]");
       ids_ = p.data<int64_t>();
     }
-    if (ctx.HasInput("sin")) {
-      Tensor s = ctx.Input("sin"), c = ctx.Input("cos");
-      rows_ = TableRows(op, "sin", ctx.InputName("sin"), s.dims(), g.d);
-      TIDE_CHECK(c.dims() == s.dims(), "op '", op, "': cos must have sin's dims ",
-                 tide::ToString(s.dims()), ", got ", tide::ToString(c.dims()));
-      TIDE_CHECK(ids_ || rows_ == g.s, "op '", op, "': sin / cos must have q's S = ", g.s,
-                 " rows without position_ids, got ", rows_);
-      sin_ = s.data<T>();
-      cos_ = c.data<T>();
-    } else {
-      rows_ = g.s;
-      if (ids_)
-        for (int64_t i = 0; i < g.b * g.s; ++i) rows_ = std::max(rows_, ids_[i] + 1);
-      own_sin_.resize(static_cast<size_t>(rows_ * g.d));
-      own_cos_.resize(own_sin_.size());
-      const double base = ctx.Attr<float>("rotary_emb_base");
-      for (int64_t p = 0; p < rows_; ++p)
-        for (int64_t i = 0; i < g.d; ++i) {
-          const double a = double(p) / std::pow(base, double(i / 2 * 2) / double(g.d));
-          own_sin_[p * g.d + i] = static_cast<T>(std::sin(a));
-          own_cos_[p * g.d + i] = static_cast<T>(std::cos(a));
-        }
-      sin_ = own_sin_.data();
-      cos_ = own_cos_.data();
+    if (!ctx.HasInput("sin")) {
+      base_ = ctx.Attr<float>("rotary_emb_base");
+      for (int64_t i = 0; ids_ && i < g.b * g.s; ++i)
+        TIDE_CHECK(ids_[i] >= 0, "op '", op, "': position id ", ids_[i], " at [", i / g.s, ", ",
+                   i % g.s, "] is negative");
+      return;
     }
-    if (ids_)
-      for (int64_t i = 0; i < g.b * g.s; ++i)
-        TIDE_CHECK(ids_[i] >= 0 && ids_[i] < rows_, "op '", op, "': position id ", ids_[i], " at [",
-                   i / g.s, ", ", i % g.s, "] is outside the ", rows_, " rows of sin / cos");
+    Tensor s = ctx.Input("sin"), c = ctx.Input("cos");
+    const int64_t rows = TableRows(op, "sin", ctx.InputName("sin"), s.dims(), g.d);
+    TIDE_CHECK(c.dims() == s.dims(), "op '", op, "': cos must have sin's dims ",
+               tide::ToString(s.dims()), ", got ", tide::ToString(c.dims()));
+    TIDE_CHECK(ids_ || rows == g.s, "op '", op, "': sin / cos must have q's S = ", g.s,
+               " rows without position_ids, got ", rows);
+    for (int64_t i = 0; ids_ && i < g.b * g.s; ++i)
+      TIDE_CHECK(ids_[i] >= 0 && ids_[i] < rows, "op '", op, "': position id ", ids_[i], " at [",
+                 i / g.s, ", ", i % g.s, "] is outside the ", rows, " rows of sin / cos");
+    sin_ = s.data<T>();
+    cos_ = c.data<T>();
   }
-  int64_t Row(int64_t bi, int64_t si) const { return (ids_ ? ids_[bi * g_.s + si] : si) * g_.d; }
-  const T* sin(int64_t bi, int64_t si) const { return sin_ + Row(bi, si); }
-  const T* cos(int64_t bi, int64_t si) const { return cos_ + Row(bi, si); }
+  // The cos and sin rows of token (bi, si): the tables', or computed into c_buf / s_buf (D each).
+  void Row(int64_t bi, int64_t si, T* c_buf, T* s_buf, const T** c, const T** s) const {
+    const int64_t pos = ids_ ? ids_[bi * g_.s + si] : si;
+    if (sin_) {
+      *c = cos_ + pos * g_.d;
+      *s = sin_ + pos * g_.d;
+      return;
+    }
+    for (int64_t i = 0; i < g_.d; ++i) {  // Paddle's: pos / base^(2 floor(i / 2) / D)
+      const double a = double(pos) / std::pow(base_, double(i / 2 * 2) / double(g_.d));
+      c_buf[i] = static_cast<T>(std::cos(a));
+      s_buf[i] = static_cast<T>(std::sin(a));
+    }
+    *c = c_buf;
+    *s = s_buf;
+  }
 
  private:
   RopeGeom g_;
   const int64_t* ids_ = nullptr;
-  int64_t rows_ = 0;
   const T *sin_ = nullptr, *cos_ = nullptr;
-  std::vector<T> own_sin_, own_cos_;
+  double base_ = 0;
 };
 
 // One row of D: the rotation (or, with `transposed`, its transpose: the grad).
@@ -185,9 +187,11 @@ void Rotate(KernelContext& ctx, const char* const* ins, const char* const* outs,
     T* od = ctx.Output(outs[k]).mutable_data<T>(x.dims(), ctx.place());
     // Rows in memory order: (b, s) or (s, b), then h; each (b, s) has one angle row.
     ParallelFor(ctx, g.b * g.s, g.h * g.d * 4, [&](int64_t r0, int64_t r1) {
+      std::vector<T> c_buf(static_cast<size_t>(g.d)), s_buf(c_buf.size());
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t bi = g.time_major ? r % g.b : r / g.s, si = g.time_major ? r / g.b : r % g.s;
-        const T *c = angles.cos(bi, si), *s = angles.sin(bi, si);
+        const T *c = nullptr, *s = nullptr;
+        angles.Row(bi, si, c_buf.data(), s_buf.data(), &c, &s);
         for (int64_t hi = 0; hi < g.h; ++hi) {
           const int64_t at = (r * g.h + hi) * g.d;
           RotateRow(xd + at, c, s, od + at, g.d, pairs, transposed);

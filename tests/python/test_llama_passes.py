@@ -422,3 +422,20 @@ def test_fuse_rotary_reads_gathered_rows_by_position_ids(b, s, fresh_programs, r
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     ref = rope_ref(feed["x"], np.sin(angles), np.cos(angles), pairs=False, ids=feed["ids"])
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_rotary_position_embedding_computes_far_positions(fresh_programs, rng):
+    """Without tables each token's angles are computed for its own position: an id of 10^9 needs
+    no 10^9-row table; a negative id is refused by name."""
+    main, _ = fresh_programs
+    outs = rope_program(main, [1, 2, 1, 4], {}, True, {"use_neox_rotary_style": True})
+    feed = {k: rng.uniform(-1, 1, (1, 2, 1, 4)).astype("float32") for k in ("q", "k", "v")}
+    feed["ids"] = np.array([[10**9, 3]], np.int64)
+    (got, _, _) = tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=outs)
+    p = feed["ids"].reshape(-1, 1).astype(np.float64)
+    angles = p / 10000.0 ** ((np.arange(4) // 2 * 2) / 4)
+    want = rope_ref(feed["q"], np.sin(angles), np.cos(angles), True, np.array([[0, 1]]))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    feed["ids"] = np.array([[0, -1]], np.int64)
+    with pytest.raises(Exception, match=r"position id -1 at \[0, 1\] is negative"):
+        tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=outs)
