@@ -439,3 +439,16 @@ def test_fused_rotary_position_embedding_computes_far_positions(fresh_programs, 
     feed["ids"] = np.array([[0, -1]], np.int64)
     with pytest.raises(Exception, match=r"position id -1 at \[0, 1\] is negative"):
         tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=outs)
+
+
+def test_fuse_fc_keeps_products_of_a_bfloat16_weight(fresh_programs):
+    """fc reads W in float32 (AsFloat32Param): a model saved with bfloat16 weights keeps its
+    matmul_v2, which reads them as they are, rather than have each W widened on every run."""
+    main, _ = fresh_programs
+    block = main.global_block()
+    x = tide.layers.data(name="x", shape=[-1, -1, 8], dtype="bfloat16", append_batch_size=False)
+    w = block.create_var(name="w16", shape=[8, 4], dtype="bfloat16", persistable=True)
+    out = block.create_var(name="out", dtype="bfloat16")
+    block.append_op("matmul_v2", inputs={"X": [x.name], "Y": [w.name]}, outputs={"Out": [out.name]})
+    program = transpiled(main, [out])
+    assert counts(program)["matmul_v2"] == 1 and counts(program)["fc"] == 0, counts(program)

@@ -8,7 +8,8 @@ ResNet's last layer, is left as it is), the bias a persistable [N] added on the 
 nothing else reading the matmul's output (nor the sum, when an activation follows). A
 bias-free layer (LLaMA's projections, `bias_attr=False`) becomes an fc without Bias: the
 oneDNN fc keeps its W packed in the primitive's format (a 128-token prefill's products took
-0.75x-0.9x the time on a plain W), and fuse_qkv then joins the products of one input."""
+0.75x-0.9x the time on a plain W). W must be float32, as fc reads it (a model saved in
+bfloat16 keeps its products: fc would have its W widened on every run)."""
 
 import numpy as np
 
@@ -54,6 +55,8 @@ def fuse_fc(g, min_rank=3, op_types=("matmul_v2",), bias_free=True):
         xs, ws = g.shape(x), g.shape(w)
         if xs is None or len(xs) < min_rank or not g.persistable(w) or ws is None or len(ws) != 2:
             continue
+        if g.block.var(w).dtype != "float32":
+            continue  # fc reads W in float32: a saved bfloat16 W would be widened every run
         cols = _columns(mm, xs)
         if cols is None or (min(xs[cols:]) >= 0 and int(np.prod(xs[cols:])) != ws[0]):
             continue
