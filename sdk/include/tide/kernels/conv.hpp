@@ -106,12 +106,17 @@ void ApplyConvFusion(const ops::ConvGeom& g, const FusedActParams& act, const T*
 // relu applied as it stores (any other activation after, as ApplyConvFusion does). False where
 // neither runs.
 template <typename T>
+bool ConvDirectRuns(const ops::ConvGeom& g) {
+  if constexpr (!std::is_same_v<T, float>) return false;
+  return DirectConvForCpu() && (WinogradFits(g) || DirectConvFits(g));
+}
+
+template <typename T>
 bool ConvDirectIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusion& fu,
                       const Tensor& x, const Tensor& f, Tensor& out) {
+  if (!ConvDirectRuns<T>(g)) return false;
   const DirectConvIsa* isa = DirectConvForCpu();
-  if constexpr (!std::is_same_v<T, float>) return false;
   const bool winograd = WinogradFits(g);
-  if (!isa || !(winograd || DirectConvFits(g))) return false;
   const char* op = ctx.op_type();
   const float* b = nullptr;
   const float* r = nullptr;
@@ -144,12 +149,13 @@ void Conv2d(KernelContext& ctx) {
   const bool nhwc = ChannelLast(ctx);
   ops::ConvGeom g = ops::GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
   ConvFusion fusion = GetConvFusion(ctx);
-  // In place (ResidualData is Output's variable), NCHW, Output keeping its bytes (the core's
-  // memory, the same dims): the direct kernel reads each value before it writes it, the GEMM adds
-  // the conv to the residual where it lies. Otherwise in place needs a copy of the residual.
+  // In place (ResidualData is Output's variable): the direct kernel reads each value before it
+  // writes it; the GEMM path reads a copy of the residual, so the sum is (conv + Bias) +
+  // ResidualData as out of place, bit for bit (a GEMM adding the conv to the residual where it
+  // lies rounds (conv + ResidualData) + Bias: a compiled model, or the program before the
+  // transpiler made the residual in place, would differ in the last bit).
   const bool same = fusion.residual && fusion.residual.raw_data() == out.raw_data();
-  const bool accumulate = same && !nhwc && out.content_version() != 0 && out.dims() == g.out_dims();
-  if (same && !accumulate) {
+  if (same && (nhwc || !ConvDirectRuns<T>(g))) {
     const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
     T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));
     std::copy(rd, rd + fusion.residual.numel(), copy);
@@ -159,16 +165,12 @@ void Conv2d(KernelContext& ctx) {
   const T* b = nullptr;
   const T* r = nullptr;
   std::tie(b, r) = ConvFusionOperands<T>(ctx, fusion, g, nhwc);
-  const void* residual_bytes = r;
-  if (accumulate) r = nullptr;  // already in the output
   const bool epilogue = b || r || fusion.act.act != FusedAct::kNone;
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
-  TIDE_CHECK(!accumulate || od == residual_bytes, "op '", op,
-             "': Output, ResidualData's variable, moved when it was written");
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
   // The epilogue on each chunk's images as they are done (in cache, on the chunk's thread).
-  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate,
+  ConvForwardNchw<T>(ctx, g, xd, fd, od, false,
                      [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
                        if (epilogue) ApplyConvFusion<T>(g, fusion.act, b, r, od, n, m0, m1, p0, p1);
                      });
