@@ -29,10 +29,12 @@ so every fetched value keeps its name and meaning, and never so that a fused op 
 own Input, Filter or Bias (programs that reuse names).
 
 On the CPU the transformer passes of inference_passes/ run next (Paddle's delete_dropout,
-fc_fuse, multihead / self-attention and skip_layernorm fusions): matmul_v2 + bias (+ gelu) into
-fc, the Q / K / V projections into one fc, the attention into fused_multihead_attention, a
-residual add + layer_norm into skip_layernorm (preln_skip_layernorm where later ops read the sum
-too: pre-norm models) (docs/paddle_models.md); `skip_passes` names those not to run.
+fc_fuse, multihead / self-attention and skip_layernorm fusions): grouped-query attention's
+repeated keys / values folded, RMS normalisation written out into rms_norm, rotate_half rotary
+embedding into fused_rotary_position_embedding, matmul_v2 (+ bias) (+ gelu, silu, ...) into fc,
+the Q / K / V projections into one fc, the attention into fused_multihead_attention, a residual
+add + layer_norm into skip_layernorm (preln_skip_layernorm where later ops read the sum too:
+pre-norm models) (docs/paddle_models.md); `skip_passes` names those not to run.
 
     t = tide.transpiler.InferenceTranspiler()
     t.transpile(program, place, scope)       # in place; returns the number of ops removed
