@@ -11,7 +11,8 @@
 // runs (a decline would be for good).
 // In bfloat16 Input and Out are bfloat16 and W and Bias float32 (the op declares them
 // AsFloat32Param, as Paddle's bf16 fc): W is reordered into bfloat16 once, with its blocking, and
-// the bias is added in float32 (oneDNN accumulates in float32).
+// the bias is added in float32 (oneDNN accumulates in float32); with force_fp32_output Out is
+// float32 (bf16 inference's fc writing a fetched value, as Paddle's cpu_bfloat16_pass).
 #include <string>
 #include <tide/gemm_skinny.hpp>
 #include <tide/kernels/fc.hpp>
@@ -60,9 +61,12 @@ void FcKernel(KernelContext& ctx) {
     Exec e(ctx);
     Key key(op);
     constexpr auto dt = DnnlTypeOf<T>();
-    key(s.m)(s.k)(s.n)(int64_t(bias))(int64_t(act.size()))(int64_t(dt));
+    // bfloat16 with force_fp32_output: Out float32, oneDNN's float32 sums written as they are.
+    const bool fp32_out = !std::is_same_v<T, float> && ctx.Attr<bool>("force_fp32_output");
+    const auto out_dt = fp32_out ? memory::data_type::f32 : dt;
+    key(s.m)(s.k)(s.n)(int64_t(bias))(int64_t(act.size()))(int64_t(dt))(int64_t(out_dt));
     for (const EltwiseAlgo& a : act) AddAlgo(key, a);
-    const memory::desc src_md({s.m, s.k}, dt, Tag::ab), dst_md({s.m, s.n}, dt, Tag::ab);
+    const memory::desc src_md({s.m, s.k}, dt, Tag::ab), dst_md({s.m, s.n}, out_dt, Tag::ab);
     const memory::desc w_md({s.k, s.n}, ToDnnlType(w.dtype()), Tag::ab);
     const memory::desc b_md({1, s.n}, memory::data_type::f32, Tag::ab);
     auto entry = e.cache().GetOrCreate<FcPrim>(key.str(), [&] {

@@ -23,7 +23,9 @@ void FcInferShape(tide::InferShapeContext& ctx) {
   if (ctx.HasInput("Bias")) tide::ops::CheckFcBias("fc", ctx.InputDims("Bias"), s.n);
   ctx.SetOutputDims("Out", s.out);
   const TideDataType xt = ctx.InputDataType("Input");
-  ctx.SetOutputDataType("Out", tide::ops::IsInt8Type(xt) ? tide::ops::Int8OutputTypeOf(ctx) : xt);
+  TideDataType out = tide::ops::IsInt8Type(xt) ? tide::ops::Int8OutputTypeOf(ctx) : xt;
+  if (xt == TIDE_BF16 && ctx.Attr<bool>("force_fp32_output")) out = TIDE_FP32;  // bf16 inference
+  ctx.SetOutputDataType("Out", out);
   ctx.ShareLoD("Input", "Out");  // as mul's: the rows keep their sequences (Paddle's fc too)
 }
 
@@ -62,7 +64,9 @@ tide::OpSchema FcSchema() {
       .Attr("use_mkldnn", false, "use oneDNN where available (ignored by the plain kernel)")
       .Attr("mkldnn_data_type", std::string("float32"), "oneDNN precision hint (ignored)")
       // int8 inference (tide/ops/int8.hpp): read by the u8/s8 kernels (Paddle's names).
-      .Attr("force_fp32_output", false, "int8: Out float32 (else u8 / s8 by Scale_out)")
+      .Attr("force_fp32_output", false,
+            "int8: Out float32 (else u8 / s8 by Scale_out); bfloat16: Out float32, the float32 "
+            "sums not rounded (bf16 inference's fc writing a fetched value, as Paddle's)")
       .Attr("Scale_in", 1.0f, "int8: Input's scale (Input = round(x * Scale_in))")
       .Attr("Scale_out", 1.0f, "int8: Out's scale, unless force_fp32_output")
       .Attr("Scale_weights", std::vector<float>{1.0f},

@@ -181,6 +181,57 @@ def test_bf16_inference_on_a_program_the_user_built(fetch_reshaped):
         np.testing.assert_allclose(g, r, atol=2e-2 * np.abs(r).max())
 
 
+@needs_bf16
+def test_an_fc_writing_a_fetched_value_computes_in_bf16_with_a_float32_out(fresh_programs):
+    # An LLM's logits: the fc writing them (the LM head, the largest product of a prefill) runs
+    # the bfloat16 kernel with force_fp32_output, as Paddle's cpu_bfloat16_pass: its inputs in
+    # bfloat16, Out float32 and its float32 sums not rounded to bfloat16.
+    main, _ = fresh_programs
+    block = main.global_block()
+    rng = np.random.RandomState(3)
+    x = tide.layers.data(name="x", shape=[2, 5, 48], dtype="float32", append_batch_size=False)
+    scope = tide.global_scope()
+    names = []
+    for i, shape in enumerate(([48, 64], [64, 300])):
+        w = block.create_var(name="w%d" % i, shape=list(shape), dtype="float32", persistable=True)
+        scope.var(w.name).get_tensor().set(
+            rng.uniform(-0.3, 0.3, shape).astype("float32"), tide.CPUPlace(), False
+        )
+        names.append(w.name)
+    h = block.create_var(name="h", dtype="float32")
+    out = block.create_var(name="logits", dtype="float32")
+    block.append_op(
+        "fc",
+        inputs={"Input": [x.name], "W": [names[0]]},
+        outputs={"Out": [h.name]},
+        attrs={"in_num_col_dims": 2, "fuse_activation": "relu"},
+    )
+    block.append_op(
+        "fc",
+        inputs={"Input": [h.name], "W": [names[1]]},
+        outputs={"Out": [out.name]},
+        attrs={"in_num_col_dims": 2},
+    )
+    feed = {"x": rng.uniform(-1, 1, (2, 5, 48)).astype("float32")}
+    exe = tide.Executor(tide.CPUPlace())
+    (ref,) = exe.run(main, feed=feed, fetch_list=[out])
+    assert bf16_inference(main, tide.CPUPlace(), scope) == ["fc", "fc"]
+    head = [op for op in block.ops if op.type == "fc"][-1]
+    assert head.attr("force_fp32_output") and block.var("logits").dtype == "float32"
+    assert not [op for op in block.ops if op.type == "fc"][0].attr("force_fp32_output")
+    tide.set_flags({"use_mkldnn": True})
+    try:
+        (got,) = exe.run(main, feed=feed, fetch_list=[out])
+        kernels = [k for t, k in exe.last_run_info()["kernels"] if t == "fc"]
+    finally:
+        tide.set_flags({"use_mkldnn": False})
+    assert got.dtype == np.float32 and all("bfloat16" in k for k in kernels), kernels
+    np.testing.assert_allclose(got, ref, atol=2e-2 * np.abs(ref).max())
+    # Not rounded to bfloat16: some values need more than bfloat16's 8 significant bits.
+    as_bf16 = (got.view(np.uint32) & 0xFFFF0000).view(np.float32)
+    assert np.any(as_bf16 != got)
+
+
 # ---- where no op runs in bfloat16 -----------------------------------------------------------------
 
 NO_BF16_SCRIPT = textwrap.dedent("""

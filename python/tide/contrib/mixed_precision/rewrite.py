@@ -79,6 +79,22 @@ class _Rewriter:
             or bool(self.float32_outputs & set(op.output_arg_names))
         )
 
+    def low_with_float32_output(self, op):
+        """Inference's fc writing a value that stays float32 (a fetched one: an LLM's logits):
+        it computes in the low type and writes Out in float32, its float32 sums not rounded
+        (force_fp32_output, as Paddle's cpu_bfloat16_pass), instead of computing in float32."""
+        names = set(op.input_arg_names + op.output_arg_names)
+        return (
+            self.inference
+            and op.type == "fc"
+            and op.has_attr("force_fp32_output")
+            and not op.has_attr("sub_block")
+            and not (self.lists.black_varnames & names)
+            and bool(self.float32_outputs & set(op.output_arg_names))
+            and op.type in self.lists.white_list
+            and _runs_low(op.type, self.dtype, self.kind, True)
+        )
+
     def precision(self, op):
         if self.forced_float32(op):
             return "float32"
@@ -145,7 +161,10 @@ class _Rewriter:
                 self._wrote(op, None)
                 i += 1
                 continue
-            want = self.precision(op)
+            float32_out = self.low_with_float32_output(op)
+            want = self.dtype if float32_out else self.precision(op)
+            if float32_out:
+                op.desc.set_attr("force_fp32_output", True)
             keep = _float32_params(op.type) if self.inference and want != "float32" else ()
             kept = {n for p, names in op.desc.inputs().items() if p in keep for n in names}
             for var in _float_args(self.block, op.input_arg_names):
@@ -155,7 +174,7 @@ class _Rewriter:
             if want != "float32":  # also where an op's shape rule leaves the type as declared
                 self.low_ops.append(op.type)
                 for var in _float_args(self.block, op.output_arg_names):
-                    if not var.persistable:
+                    if not var.persistable and not float32_out:
                         var.desc.dtype = dtype_code(want)
             self._wrote(op, want)
             i += 1
