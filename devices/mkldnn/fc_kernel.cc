@@ -53,11 +53,11 @@ void FcKernel(KernelContext& ctx) {
     Tensor x = ctx.Input("Input"), w = ctx.Input("W");
     const tide::ops::FcShape s =
         tide::ops::GetFcShape(op, x.dims(), w.dims(), ctx.Attr<int32_t>("in_num_col_dims"));
+    if constexpr (std::is_same_v<T, float>)  // it checks Bias and reads the activation itself
+      if (s.m <= tide::skinny::kMaxRows) return tide::kernels::Fc<float>(ctx);
     const bool bias = ctx.HasInput("Bias");
     if (bias) tide::ops::CheckFcBias(op, ctx.Input("Bias").dims(), s.n);
     const std::vector<EltwiseAlgo> act = Activation(ctx);
-    if constexpr (std::is_same_v<T, float>)
-      if (s.m <= tide::skinny::kMaxRows) return tide::kernels::Fc<float>(ctx);
     Exec e(ctx);
     Key key(op);
     constexpr auto dt = DnnlTypeOf<T>();

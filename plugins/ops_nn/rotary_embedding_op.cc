@@ -2,13 +2,10 @@
 // incubate.nn.functional.fused_rotary_position_embedding; the GPU kernel in Paddle, none on its
 // CPU) and its grad. q, and k and v where given, are [B, S, H, D] ([S, B, H, D] with time_major);
 // each row of D values at position p is rotated by the angles of row p of sin / cos ([S, D] or
-// [1, S, 1, D]; with position_ids [B, S], p is the id and the tables may hold more rows):
-//   rotate_half (use_neox_rotary_style false): out[i] = x[i] cos[i] - x[i + D/2] sin[i],
-//                                              out[i + D/2] = x[i + D/2] cos[i + D/2] + x[i] sin[i
-//                                              + D/2]
-//   pairs (use_neox_rotary_style true):        out[2i] = x[2i] cos[2i] - x[2i + 1] sin[2i],
-//                                              out[2i + 1] = x[2i + 1] cos[2i + 1] + x[2i] sin[2i +
-//                                              1]
+// [1, S, 1, D]; with position_ids [B, S], p is the id and the tables may hold more rows), each
+// pair (i, j) of a row as out[i] = x[i] cos[i] - x[j] sin[i], out[j] = x[j] cos[j] + x[i] sin[j]:
+//   rotate_half (use_neox_rotary_style false): j = i + D/2, for i < D/2;
+//   pairs (use_neox_rotary_style true):        j = i + 1, for even i.
 // Without sin / cos the angles are p / rotary_emb_base^(2 floor(i / 2) / D) (pairs only, as
 // Paddle). The grad applies the transposed rotation. InferenceTranspiler makes the op of a
 // rotate_half written out in ops (python/tide/transpiler/inference_passes/rotary.py).
@@ -175,9 +172,7 @@ void Rotate(KernelContext& ctx, const char* const* ins, const char* const* outs,
   Tensor q = ctx.Input(ins[0]);
   const RopeGeom g = GeomOf(op, ctx.InputName(ins[0]), q.dims(), ctx.Attr<bool>("time_major"));
   const bool pairs = ctx.Attr<bool>("use_neox_rotary_style");
-  if (!ctx.HasInput("sin"))
-    TIDE_CHECK(pairs, "op '", op, "': rotate_half (use_neox_rotary_style false) takes sin and cos");
-  const Angles<T> angles(ctx, g);
+  const Angles<T> angles(ctx, g);  // rotate_half comes with tables: RopeInferShape checked it
   for (int k = 0; k < 3; ++k) {
     if (!ctx.HasInput(ins[k]) || !ctx.HasOutput(outs[k])) continue;
     Tensor x = ctx.Input(ins[k]);

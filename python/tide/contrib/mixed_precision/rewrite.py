@@ -71,26 +71,27 @@ class _Rewriter:
         self.declined = set()  # allow-listed op types the device has no low kernel for
         self.made_by = {}  # value -> "black", "low" or "float32": the kind of op that wrote it
 
-    def forced_float32(self, op):
+    def pinned_float32(self, op):
+        """Control flow, and ops reading or writing a black-listed variable: float32 whatever."""
         names = op.input_arg_names + op.output_arg_names
-        return (
-            op.has_attr("sub_block")
-            or bool(self.lists.black_varnames & set(names))
-            or bool(self.float32_outputs & set(op.output_arg_names))
-        )
+        return op.has_attr("sub_block") or bool(self.lists.black_varnames & set(names))
+
+    def writes_float32_output(self, op):
+        return bool(self.float32_outputs & set(op.output_arg_names))
+
+    def forced_float32(self, op):
+        return self.pinned_float32(op) or self.writes_float32_output(op)
 
     def low_with_float32_output(self, op):
         """Inference's fc writing a value that stays float32 (a fetched one: an LLM's logits):
         it computes in the low type and writes Out in float32, its float32 sums not rounded
         (force_fp32_output, as Paddle's cpu_bfloat16_pass), instead of computing in float32."""
-        names = set(op.input_arg_names + op.output_arg_names)
         return (
             self.inference
             and op.type == "fc"
             and op.has_attr("force_fp32_output")
-            and not op.has_attr("sub_block")
-            and not (self.lists.black_varnames & names)
-            and bool(self.float32_outputs & set(op.output_arg_names))
+            and not self.pinned_float32(op)
+            and self.writes_float32_output(op)
             and op.type in self.lists.white_list
             and _runs_low(op.type, self.dtype, self.kind, True)
         )
