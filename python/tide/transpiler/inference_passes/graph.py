@@ -6,6 +6,17 @@ import numpy as np
 from ... import unique_name
 
 
+def other_operand(op, name):
+    """An elementwise op's operand that is not `name` (X or Y: products and sums read either way
+    round), or None unless exactly one of them is `name`."""
+    xs, ys = op.input("X"), op.input("Y")
+    if xs == [name] and ys != [name]:
+        return ys[0]
+    if ys == [name] and xs != [name]:
+        return xs[0]
+    return None
+
+
 class Graph:
     """Readers and writers of each name (ops of sub-blocks count as both: opaque)."""
 

@@ -12,15 +12,7 @@ round."""
 
 import numpy as np
 
-
-def _other(op, name):
-    """The elementwise op's operand that is not `name` (None unless exactly one is)."""
-    xs, ys = op.input("X"), op.input("Y")
-    if xs == [name] and ys != [name]:
-        return ys[0]
-    if ys == [name] and xs != [name]:
-        return xs[0]
-    return None
+from .graph import other_operand
 
 
 def _epsilon(g, op, mean):
@@ -66,7 +58,7 @@ def _chain(g, sq):
         return None
     r = rsqrt.output("Out")[0]
     norm = g.only_reader(r)
-    if norm is None or norm.type != "elementwise_mul" or _other(norm, r) != x:
+    if norm is None or norm.type != "elementwise_mul" or other_operand(norm, r) != x:
         return None
     ops, y = [sq, mean, add, rsqrt, norm], norm.output("Out")[0]
     if norm.attr("axis") != -1 or any(
@@ -74,7 +66,7 @@ def _chain(g, sq):
     ):
         return None
     weight, scale = None, g.only_reader(y)
-    w = _other(scale, y) if scale is not None and scale.type == "elementwise_mul" else None
+    w = other_operand(scale, y) if scale is not None and scale.type == "elementwise_mul" else None
     if (
         w is not None
         and scale.attr("axis") == -1

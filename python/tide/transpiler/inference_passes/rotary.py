@@ -13,6 +13,8 @@ reads the table and the ids: it checks at run time that the ids are [B, S], so t
 dims are x's B and S wherever the sum keeps x's dims, which a rotation does); every
 intermediate must be read by the next op only."""
 
+from .graph import other_operand
+
 
 def _product(g, out):
     """(the op, its operands) where `out` is written by an axis -1 elementwise_mul."""
@@ -88,7 +90,7 @@ def _match(g, add):
     terms = add.input("X") + add.input("Y")
     for rot_out, plain_out in (terms, terms[::-1]):
         rot, rot_args = _product(g, rot_out)
-        plain, plain_args = _product(g, plain_out)
+        plain, _ = _product(g, plain_out)
         if rot is None or plain is None:
             continue
         for cat_name, sin in (rot_args, rot_args[::-1]):
@@ -114,10 +116,8 @@ def _match(g, add):
                 continue
             if cat.attr("axis") not in (-1, 3):
                 continue
-            if x not in plain_args:
-                continue
-            cos = plain_args[1] if plain_args[0] == x else plain_args[0]
-            if cos == x:
+            cos = other_operand(plain, x)
+            if cos is None:
                 continue
             cos_t, sin_t, ids = _table(g, cos, xs[1]), _table(g, sin, xs[1]), None
             if cos_t is None and sin_t is None:  # a decode step's rows at the position ids
