@@ -217,8 +217,9 @@ def test_filter_rewritten_between_runs_is_repacked(size, rng):
 def test_in_place_residual_of_another_conv(k, groups, ic, rng):
     """The transpiler's in-place residual: fused_conv2d writes its Output over ResidualData, a
     tensor another conv made (the core's memory, kept without a copy): the direct kernel and
-    Winograd's read each value before they overwrite it; the GEMM adds the conv to it where it lies (pointwise:
-    straight into the images; grouped, 2 small images per GEMM: through its row layout)."""
+    Winograd's read each value before they overwrite it; the GEMM adds the conv to it where it
+    lies (pointwise: straight into the images; grouped, 2 small images per GEMM: through its row
+    layout)."""
     main = tide.Program()
     with tide.program_guard(main, tide.Program()):
         block = main.global_block()
@@ -260,6 +261,64 @@ def test_in_place_residual_of_another_conv(k, groups, ic, rng):
         for _ in range(2):
             (got,) = tide.Executor(tide.CPUPlace()).run(main, feed=feed, fetch_list=["r"])
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "k,groups,stride,fmt",
+    [(1, 1, 1, "NCHW"), (1, 1, 2, "NCHW"), (3, 2, 1, "NCHW"), (5, 1, 2, "NCHW"), (3, 1, 1, "NHWC")],
+    ids=["pointwise", "strided_pointwise", "grouped", "5x5_s2", "nhwc"],
+)
+def test_in_place_and_apart_residual_agree_bit_for_bit(k, groups, stride, fmt, rng):
+    """fused_conv2d over its ResidualData's own variable (the transpiler's in place) and into a
+    variable apart (a compiled model's plan separates them) round the same sums the same way, so
+    a compiled model reproduces the executor's output exactly."""
+    nhwc = fmt == "NHWC"
+    x_shape = [2, 12, 12, 16] if nhwc else [2, 16, 12, 12]
+    oh = (12 + 2 * (k // 2) - k) // stride + 1
+    r_shape = [2, oh, oh, 32] if nhwc else [2, 32, oh, oh]
+    main = tide.Program()
+    with tide.program_guard(main, tide.Program()):
+        block = main.global_block()
+        for name, shape in (
+            ("x", x_shape),
+            ("f", [32, 16 // groups, k, k]),
+            ("b", [32]),
+            ("r", r_shape),
+        ):
+            tide.layers.data(name=name, shape=shape, dtype="float32", append_batch_size=False)
+        block.create_var(name="apart", dtype="float32")
+        for out in ("apart", "r"):  # apart first: it reads r before the in-place op writes it
+            block.append_op(
+                "fused_conv2d",
+                inputs={"Input": ["x"], "Filter": ["f"], "Bias": ["b"], "ResidualData": ["r"]},
+                outputs={"Output": [out]},
+                attrs={
+                    "paddings": [k // 2, k // 2],
+                    "strides": [stride, stride],
+                    "groups": groups,
+                    "data_format": fmt,
+                    "fuse_activation": "relu",
+                    "fuse_residual_connection": True,
+                },
+            )
+    feed = {n: rng.uniform(-1, 1, block.var(n).shape).astype("float32") for n in "xfbr"}
+    want = conv_ref(
+        feed["x"].transpose(0, 3, 1, 2) if nhwc else feed["x"],
+        feed["f"],
+        [stride, stride],
+        [k // 2] * 4,
+        [1, 1],
+        groups,
+    ) + feed["b"].astype(np.float64).reshape(1, 32, 1, 1)
+    want = np.maximum(want + (feed["r"].transpose(0, 3, 1, 2) if nhwc else feed["r"]), 0)
+    with tide.scope_guard(tide.Scope()):
+        apart, in_place = tide.Executor(tide.CPUPlace()).run(
+            main, feed=feed, fetch_list=["apart", "r"]
+        )
+    np.testing.assert_array_equal(in_place, apart)
+    np.testing.assert_allclose(
+        apart.transpose(0, 3, 1, 2) if nhwc else apart, want, rtol=1e-5, atol=1e-4
+    )
 
 
 WORKER = r"""

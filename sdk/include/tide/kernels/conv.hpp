@@ -33,8 +33,7 @@ namespace kernels {
 struct ConvFusion {
   FusedActParams
       act;  // fuse_activation with fuse_alpha / fuse_beta (tide/kernels/fused_activation.hpp)
-  Tensor bias, residual;                // empty when absent
-  const void* residual_copy = nullptr;  // ResidualData's values when Output overwrites them
+  Tensor bias, residual;  // empty when absent
 };
 
 inline ConvFusion GetConvFusion(const KernelContext& ctx) {
@@ -47,7 +46,7 @@ inline ConvFusion GetConvFusion(const KernelContext& ctx) {
 }
 
 // Bias's and ResidualData's values (null where absent), checked against the conv; ResidualData
-// as NCHW (its copy when Output overwrites it).
+// as NCHW.
 template <typename T>
 std::pair<const T*, const T*> ConvFusionOperands(const KernelContext& ctx, const ConvFusion& fu,
                                                  const ops::ConvGeom& g, bool nhwc) {
@@ -63,8 +62,7 @@ std::pair<const T*, const T*> ConvFusionOperands(const KernelContext& ctx, const
     const Dims want = nhwc ? NchwToNhwcDims(g.out_dims()) : g.out_dims();
     TIDE_CHECK(fu.residual.dims() == want, "op '", op, "': ResidualData must have Output's dims ",
                ToString(want), ", got ", ToString(fu.residual.dims()));
-    r = fu.residual_copy ? static_cast<const T*>(fu.residual_copy)
-                         : AsNchw<T>(ctx, fu.residual, nhwc);
+    r = AsNchw<T>(ctx, fu.residual, nhwc);
   }
   return {b, r};
 }
@@ -121,8 +119,8 @@ bool ConvDirectIfFits(KernelContext& ctx, const ops::ConvGeom& g, const ConvFusi
   const float* b = nullptr;
   const float* r = nullptr;
   std::tie(b, r) = ConvFusionOperands<float>(ctx, fu, g, false);
-  // In place (Conv2d copied the residual where Output does not keep its bytes): the kernel
-  // reads each value before it writes it.
+  // In place (ResidualData is Output's variable): the kernel reads each value before it writes
+  // it.
   const bool in_place = r && r == out.raw_data();
   const bool relu = fu.act.IsRelu();
   const float* filter = winograd ? WinogradFilterFor(ctx, g, f) : PackedFilterFor(ctx, *isa, g, f);
@@ -149,29 +147,26 @@ void Conv2d(KernelContext& ctx) {
   const bool nhwc = ChannelLast(ctx);
   ops::ConvGeom g = ops::GetConvGeom(ctx, op, nhwc ? NhwcToNchwDims(x.dims()) : x.dims(), f.dims());
   ConvFusion fusion = GetConvFusion(ctx);
-  // In place (ResidualData is Output's variable): the direct kernel reads each value before it
-  // writes it; the GEMM path reads a copy of the residual, so the sum is (conv + Bias) +
-  // ResidualData as out of place, bit for bit. A GEMM adding the conv to the residual where it
-  // lies (beta 1) saves the copy (ResNet-50 batch 16 on the plain kernels: 476 ms against 532)
-  // but rounds (conv + ResidualData) + Bias, and a compiled model, whose plan tables do not carry
-  // the op's in-place pairs, gets the residual apart and rounds the other way.
-  const bool same = fusion.residual && fusion.residual.raw_data() == out.raw_data();
-  if (same && (nhwc || !ConvDirectRuns<T>(g))) {
-    const T* rd = AsNchw<T>(ctx, fusion.residual, nhwc);
-    T* copy = ctx.TempBuffer<T>(static_cast<size_t>(fusion.residual.numel()));
-    std::copy(rd, rd + fusion.residual.numel(), copy);
-    fusion.residual_copy = copy;
-  }
   if (!nhwc && ConvDirectIfFits<T>(ctx, g, fusion, x, f, out)) return;
   const T* b = nullptr;
   const T* r = nullptr;
   std::tie(b, r) = ConvFusionOperands<T>(ctx, fusion, g, nhwc);
-  const bool epilogue = b || r || fusion.act.act != FusedAct::kNone;
   T* od = NchwOutput<T>(ctx, out, g.out_dims(), nhwc);
+  // The GEMMs add the conv to the residual in od (beta 1) and the epilogue adds Bias: one
+  // rounding, (conv + ResidualData) + Bias, whether ResidualData is Output's own variable
+  // (InferenceTranspiler's in place: nothing to copy) or apart (a compiled model, whose plan
+  // tables do not carry the op's in-place pairs, gets it apart), so both agree bit for bit.
+  const bool accumulate = r != nullptr;
+  if (accumulate && r != od) {
+    const int64_t numel = fusion.residual.numel();
+    ParallelFor(ctx, numel, 1, [&](int64_t i0, int64_t i1) { std::copy(r + i0, r + i1, od + i0); });
+  }
+  if (accumulate) r = nullptr;
+  const bool epilogue = b || fusion.act.act != FusedAct::kNone;
   const T* xd = AsNchw<T>(ctx, x, nhwc);
   const T* fd = f.data<T>();
   // The epilogue on each chunk's images as they are done (in cache, on the chunk's thread).
-  ConvForwardNchw<T>(ctx, g, xd, fd, od, false,
+  ConvForwardNchw<T>(ctx, g, xd, fd, od, accumulate,
                      [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
                        if (epilogue) ApplyConvFusion<T>(g, fusion.act, b, r, od, n, m0, m1, p0, p1);
                      });
